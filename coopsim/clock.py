@@ -1,0 +1,42 @@
+"""Clocks: the stepper's source of wall time, passed in so tests and benchmarks can swap them."""
+
+from __future__ import annotations
+
+import time
+
+_SPIN = 0.0015  # s: sleep() overshoots by up to ~1 ms here, so the last stretch is spun
+
+
+class WallClock:
+    """The monotonic wall clock with a precise wait (coarse sleep, then a short spin)."""
+
+    def now(self) -> float:
+        """Seconds since an arbitrary fixed point (monotonic)."""
+        return time.perf_counter()
+
+    def sleep_until(self, deadline: float) -> None:
+        """Return at ``deadline`` (as given by :meth:`now`), to within a few microseconds."""
+        remaining = deadline - time.perf_counter()
+        if remaining > _SPIN:
+            time.sleep(remaining - _SPIN)
+        while time.perf_counter() < deadline:
+            pass
+
+
+class ManualClock:
+    """A clock that only moves when told to; ``sleep_until`` jumps to the deadline at once."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.t = start
+
+    def now(self) -> float:
+        """The current manual time, s."""
+        return self.t
+
+    def sleep_until(self, deadline: float) -> None:
+        """Advance the clock to ``deadline`` if it lies ahead."""
+        self.t = max(self.t, deadline)
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock forward."""
+        self.t += seconds

@@ -1,0 +1,64 @@
+"""The immutable per-step state every other thread reads: servers, publishers, the recorder.
+
+A :class:`Snapshot` is built by the stepper after each step and never changed afterwards (its
+arrays are marked read-only), so readers need no lock: they take the current reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from .specs import TargetSpec
+
+
+def frozen(array: np.ndarray) -> np.ndarray:
+    """Return ``array`` marked read-only (a copy is not made)."""
+    array.flags.writeable = False
+    return array
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """World state after step ``step``.
+
+    Attributes:
+        step: Number of steps taken since load or reset.
+        time: Simulated time, s (step * dt, summed).
+        robots: Robot network names; a robot's index here is its row in every array.
+        poses: (N, 3) x, y (m), yaw (rad), world frame.
+        velocities: (N, 3) vx, vy (m/s), yaw rate (rad/s).
+        commands: (N, 2) left, right wheel speeds last commanded, m/s (before limits).
+        readings: Module label -> (N, width) reading array.
+        fields: Module label -> names of its reading's columns.
+        objects: Object names; object_poses: (M, 3) their x, y, yaw.
+        bars: Team names with a bar; bar_poses: (K, 3) bar centre x, y, yaw.
+        targets: Target markers, in the order the target module reports.
+        layout_version: Changes whenever something is inserted, updated or removed.
+    """
+
+    step: int
+    time: float
+    robots: tuple[str, ...]
+    poses: np.ndarray
+    velocities: np.ndarray
+    commands: np.ndarray
+    readings: Mapping[str, np.ndarray]
+    fields: Mapping[str, tuple[str, ...]]
+    objects: tuple[str, ...]
+    object_poses: np.ndarray
+    bars: tuple[str, ...]
+    bar_poses: np.ndarray
+    targets: tuple[TargetSpec, ...]
+    layout_version: int
+    index: Mapping[str, int] = field(default_factory=dict)
+
+    def robot_index(self, name: str) -> int:
+        """Row of robot ``name``; KeyError when it is not in this snapshot."""
+        return self.index[name]
+
+    def reading(self, name: str, module: str) -> np.ndarray:
+        """One robot's reading of one module (a read-only row)."""
+        return self.readings[module][self.index[name]]
