@@ -92,3 +92,24 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
         click.echo("coopsim: the GUI is not available yet; running headless", err=True)
     with Run(scenario, options) as live:
         run_headless(live)
+
+
+@main.group()
+def bench() -> None:
+    """Benchmarks (figures go in docs/performance.md)."""
+
+
+@bench.command("step")
+@click.option("--robots", "counts", default="10,100,500,1000,2000", show_default=True,
+              help="Comma-separated robot counts.")
+@click.option("--steps", default=100, show_default=True, help="Timed steps per count.")
+def bench_step(counts: str, steps: int) -> None:
+    """Step time against robot count (single robots, sonar every step, dt 0.02 s)."""
+    from .bench import bench_steps, format_table
+
+    rows = []
+    for n in (int(c) for c in counts.split(",")):
+        rows.append(bench_steps(n, steps))
+        click.echo(f"{n} robots: median {rows[-1].median:.2f} ms, p95 {rows[-1].p95:.2f} ms",
+                   err=True)
+    click.echo(format_table(rows))

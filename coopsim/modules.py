@@ -164,13 +164,15 @@ class Sonar(Module):
         pose = frame.pose[rows]
         angles = (pose[:, 2:3] + SONAR_ANGLES[None, :]).ravel()
         dirs = np.column_stack((np.cos(angles), np.sin(angles)))
-        edge = np.repeat(frame.radius[rows], 11)[:, None]
-        origins = np.repeat(pose[:, :2], 11, axis=0) + dirs * edge
+        # Cast from the centre (own chassis skipped by group) and subtract the radius: a ray
+        # starting on the chassis edge would begin inside a wall the robot is pressed into.
+        edge = np.repeat(frame.radius[rows], 11)
+        origins = np.repeat(pose[:, :2], 11, axis=0)
         dist = frame.caster.cast(
-            origins, dirs, np.repeat(p["max_range"], 11), frame.circles, frame.segments,
+            origins, dirs, np.repeat(p["max_range"], 11) + edge, frame.circles, frame.segments,
             ray_group=np.repeat(frame.group[rows], 11), circle_group=frame.circle_group,
             segment_group=frame.segment_group)
-        return dist.reshape(n, 11)
+        return (dist - edge).reshape(n, 11)
 
     @classmethod
     def clip(cls, out, p):

@@ -16,10 +16,13 @@ Algorithm (uniform grid, or spatial hash):
    shape index, so ``np.repeat`` turns (ray, cell) entries into candidate (ray, shape) pairs.
    Duplicate pairs (a shape in two of the ray's cells) are harmless: the result is a minimum. A
    ray spanning more than ``_MAX_CELLS`` cells is tested against every shape.
-3. The exact intersection is solved in closed form for all pairs at once: a cheap test (does the
-   shape reach the ray's line?) first drops most pairs, the distance is computed for the rest,
-   the group rule is applied to the hits and ``np.minimum.at`` keeps each ray's nearest one
-   (measured faster here than a sort-based reduction).
+3. A cheap broad test on all pairs (does the circle reach the ray's line? does the segment
+   cross it?) drops most of them; it reads shape data stored in table order, so its gathers run
+   along memory. The survivors get the exact closed-form distance in float64, the group rule is
+   applied, and ``np.minimum.at`` keeps each ray's nearest hit (measured faster here than a
+   sort-based reduction). Rays go through steps 2-3 in blocks of ``_BLOCK``: smaller temporary
+   arrays stay in cache and avoid page faults from the allocator, which costs more than the
+   extra numpy calls.
 
 Static shapes (walls, obstacles) are binned once by :meth:`RayCaster.set_static`; shapes given to
 :meth:`RayCaster.cast` (robots) are binned on every call. The cell size changes the speed, never
@@ -38,8 +41,9 @@ import numpy as np
 
 _MAX_CELLS = 1024  # shapes or rays whose AABB covers more cells are tested exhaustively
 _MAX_TABLE = 1 << 22  # cap on the dense cell table; beyond it, k x k grid cells share an entry
-_BLOCK = 2048  # rays cast together
+_BLOCK = 4096  # rays cast together
 _PAD = 1e-9  # relative padding of ray AABBs, against rounding at cell borders
+_TOL = 1e-9  # m, slack of the broad tests (rounding), the exact test decides
 
 
 class _Shapes:
@@ -83,9 +87,24 @@ def _groups(g, n: int, name: str) -> np.ndarray:
 
 
 def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For int counts (n,), returns the owner and the rank within its owner of each item."""
+    """For int counts (n,), returns the owner and the float rank within its owner of each item."""
     owner = np.repeat(np.arange(len(counts)), counts)
-    return owner, np.arange(len(owner)) - (np.cumsum(counts) - counts)[owner]
+    return owner, np.arange(len(owner), dtype=np.float64) - (np.cumsum(counts) - counts)[owner]
+
+
+def _cells(c0: np.ndarray, span: np.ndarray, row_len):
+    """Enumerates cell blocks: (N, 2) float first cells ``c0`` and spans ``span``.
+
+    Returns:
+        (owner (E,), cell (E,) float): the block of each cell and its key ``x * row_len + y``
+        (``row_len`` None: its (E, 2) indices instead).
+    """
+    owner, local = _expand((span[:, 0] * span[:, 1]).astype(np.int64))
+    ny = span[:, 1][owner]
+    row = np.floor(local / ny)
+    if row_len is None:
+        return owner, np.stack([c0[:, 0][owner] + row, c0[:, 1][owner] + local - row * ny], 1)
+    return owner, (c0[:, 0] * row_len + c0[:, 1])[owner] + local + row * (row_len - ny)
 
 
 def _box_cells(lo: np.ndarray, hi: np.ndarray, cs: float):
@@ -95,15 +114,12 @@ def _box_cells(lo: np.ndarray, hi: np.ndarray, cs: float):
         (owner (E,), cell (E, 2) int64, big (B,)): one entry per (box, cell) for the boxes
         spanning at most ``_MAX_CELLS`` cells, and the indices of the other boxes.
     """
-    c0, c1 = np.floor(lo / cs), np.floor(hi / cs)
-    span = c1 - c0 + 1
-    n = span[:, 0] * span[:, 1]
-    idx = np.flatnonzero(n <= _MAX_CELLS)
-    ny = span[idx, 1].astype(np.int64)
-    owner, local = _expand(n[idx].astype(np.int64))
-    c0 = c0[idx].astype(np.int64)[owner]
-    cell = np.stack([c0[:, 0] + local // ny[owner], c0[:, 1] + local % ny[owner]], axis=1)
-    return idx[owner], cell, np.flatnonzero(n > _MAX_CELLS)
+    c0 = np.floor(lo / cs)
+    span = np.floor(hi / cs) - c0 + 1
+    small = span[:, 0] * span[:, 1] <= _MAX_CELLS
+    idx = np.flatnonzero(small)
+    owner, cell = _cells(c0[idx], span[idx], None)
+    return idx[owner], cell.astype(np.int64), np.flatnonzero(~small)
 
 
 def _bin_circles(circles: np.ndarray, group: np.ndarray, cs: float) -> _Shapes:
@@ -127,11 +143,11 @@ def _bin_segments(segments: np.ndarray, group: np.ndarray, cs: float) -> _Shapes
 
 
 class _Grid:
-    """Dense cell table of one cast: each cell's shapes, per family, in a cell-sorted index.
+    """Dense cell table of one cast: each table entry's shapes, per family, in table order.
 
     Attributes:
-        tables: Per family, (counts, starts, ids): shapes per table entry, first position of
-            each entry in ``ids``, shape indices sorted by entry.
+        tables: Per family, (counts, starts, ids): shapes per entry, first position of each
+            entry in ``ids``, shape indices sorted by entry. None when no shape is binned.
     """
 
     def __init__(self, shapes: tuple[_Shapes, ...], cs: float):
@@ -147,7 +163,8 @@ class _Grid:
 
     def _table(self, shapes: _Shapes, nx: int):
         """Returns (counts, starts, ids) of one shape family."""
-        keys = ((shapes.cell - self.g0) // self.k) @ np.array([self.ny, 1])
+        rel = (shapes.cell - self.g0) // self.k
+        keys = rel[:, 0] * self.ny + rel[:, 1]
         counts = np.bincount(keys, minlength=nx * self.ny)
         return counts, np.cumsum(counts) - counts, shapes.ids[np.argsort(keys, kind="stable")]
 
@@ -158,68 +175,89 @@ class _Grid:
             (ray (M,), key (M,), brute (b,)): ray-entry pairs, and the rays spanning more than
             ``_MAX_CELLS`` entries (to test against every shape).
         """
-        c0 = np.maximum(np.floor(lo / self.cs), self.g0) - self.g0  # float math is faster
-        c1 = np.minimum(np.floor(hi / self.cs), self.g1) - self.g0
+        g0, g1 = self.g0.astype(np.float64), self.g1.astype(np.float64)  # float math is faster
+        c0 = np.maximum(np.floor(lo / self.cs), g0) - g0
+        c1 = np.minimum(np.floor(hi / self.cs), g1) - g0
         if self.k > 1:
             c0, c1 = np.floor(c0 / self.k), np.floor(c1 / self.k)
         span = np.maximum(c1 - c0 + 1, 0)
-        n = span[:, 0] * span[:, 1]
-        brute = np.flatnonzero(n > _MAX_CELLS)
-        n[brute] = 0
-        ray, local = _expand(n.astype(np.int64))
-        ny = span[:, 1][ray]
-        row = np.floor(local / ny)
-        key = (c0[:, 0] * self.ny + c0[:, 1])[ray] + row * self.ny + (local - row * ny)
+        brute = np.flatnonzero(span[:, 0] * span[:, 1] > _MAX_CELLS)
+        span[brute] = 0
+        ray, key = _cells(c0, span, float(self.ny))
         return ray, key.astype(np.int64), brute
 
-    def pairs(self, family: int, rc_ray: np.ndarray, rc_key: np.ndarray):
-        """Candidate (ray, shape) pairs of one family from ray-entry pairs."""
-        counts, starts, ids = self.tables[family]
+    def pairs(self, family: int, rc_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates of one family: (ray-cell entry, position in the table order) pairs."""
+        counts, starts, _ = self.tables[family]
         cnt = counts[rc_key]
         j = np.repeat(np.arange(len(cnt)), cnt)
         pos = (starts[rc_key] - np.cumsum(cnt) + cnt)[j]
         pos += np.arange(len(pos))
-        return rc_ray[j], ids[pos]
+        return j, pos
 
 
-def _hit_circles(ray, circ, pr, pc):
-    """Entry distances of rays into circles.
+def _near_circles(rc, j, pos, tab):
+    """Broad test: pairs whose circle reaches the ray's line.
 
     Args:
-        ray: Per-ray (R,) arrays ``(ox, oy, dx, dy, max_range, cross(o, d))``, world frame, m.
-        circ: (3, C) rows ``x, y, r``, world frame, m.
-        pr, pc: (P,) ray and circle of each candidate pair.
+        rc: Per ray-cell entry ``(d, cross(o, d))``: complex direction ``dx + i dy`` and m.
+        j, pos: (P,) ray-cell entry and table position of each pair.
+        tab: Circles in table order: ``(conj(x + i y), r)``, m.
 
     Returns:
-        (idx, t): the pairs hit within range and their distances, m.
+        (K,) indices of the pairs that pass.
     """
-    ox, oy, dx, dy, mr, cn = ray
-    x, y, r = circ[0][pc], circ[1][pc], circ[2][pc]
-    ddx, ddy = dx[pr], dy[pr]
-    h = cn[pr] - (x * ddy - y * ddx)  # signed distance from the centre to the ray's line
-    idx = np.flatnonzero(np.abs(h) <= r)
-    pr, h, r, ddx, ddy = pr[idx], h[idx], r[idx], ddx[idx], ddy[idx]
-    b = (ox[pr] - x[idx]) * ddx + (oy[pr] - y[idx]) * ddy  # -t of the closest approach
-    root = np.sqrt((r - h) * (r + h))
+    h = (tab[0][pos] * rc[0][j]).imag  # x dy - y dx
+    h -= rc[1][j]
+    return np.flatnonzero(np.abs(h) <= tab[1][pos] + _TOL)
+
+
+def _near_segments(rc, j, pos, tab):
+    """Broad test: pairs whose segment crosses the ray's line; as ``_near_circles`` with
+    ``tab`` the segments in table order, ``(conj(x1 + i y1), conj(e))``, e = end - start, m."""
+    d = rc[0][j]
+    un = (tab[0][pos] * d).imag
+    un -= rc[1][j]
+    q = (tab[1][pos] * d).imag  # the crossing is at -un / q along the segment
+    return np.flatnonzero(np.abs(2 * un + q) <= np.abs(q) + _TOL)
+
+
+def _hit_circles(ray, circles, pr, pc):
+    """Exact entry distances of rays into circles.
+
+    Args:
+        ray: Per-ray (R,) arrays ``(ox, oy, dx, dy, max_range)``, world frame, m.
+        circles: (3, C) rows ``x, y, r``, world frame, m.
+        pr, pc: (P,) ray and circle of each pair.
+
+    Returns:
+        (ok, t): (P,) bool hit within range, and (P,) distances along the rays, m.
+    """
+    ox, oy, dx, dy, mr = ray
+    ddx, ddy, r = dx[pr], dy[pr], circles[2][pc]
+    mx, my = ox[pr] - circles[0][pc], oy[pr] - circles[1][pc]
+    b = mx * ddx + my * ddy  # -t of the closest approach
+    h = mx * ddy - my * ddx  # distance from the centre to the ray's line
+    disc = (r - h) * (r + h)
+    root = np.sqrt(np.maximum(disc, 0.0))
     enter, leave = -b - root, root - b
     t = np.maximum(enter, 0.0)
-    ok = ((leave > 0) | (enter >= 0)) & (t <= mr[pr])
-    return idx[ok], t[ok]
+    return (disc >= 0) & ((leave > 0) | (enter >= 0)) & (t <= mr[pr]), t
 
 
 def _hit_segments(ray, seg, pr, ps):
-    """Crossing distances of rays with segments; as ``_hit_circles`` with ``seg`` the (4, S) rows
-    ``x1, y1, x2 - x1, y2 - y1``, m. A zero determinant (parallel or zero-length) is a miss."""
-    ox, oy, dx, dy, mr, _ = ray
-    ex, ey = seg[2][ps], seg[3][ps]
-    ddx, ddy = dx[pr], dy[pr]
+    """Exact crossing distances; as ``_hit_circles`` with ``seg`` the (4, S) rows
+    ``x1, y1, x2 - x1, y2 - y1``, m. A zero determinant (parallel, zero length) is a miss."""
+    ox, oy, dx, dy, mr = ray
+    ex, ey, ddx, ddy = seg[2][ps], seg[3][ps], dx[pr], dy[pr]
     wx, wy = seg[0][ps] - ox[pr], seg[1][ps] - oy[pr]
     den = ddx * ey - ddy * ex
-    un = wx * ddy - wy * ddx  # the crossing is at un / den along the segment
-    idx = np.flatnonzero((un * den >= 0) & (np.abs(un) <= np.abs(den)) & (den != 0))
-    t = (wx[idx] * ey[idx] - wy[idx] * ex[idx]) / den[idx]
-    ok = (t >= 0) & (t <= mr[pr[idx]])
-    return idx[ok], t[ok]
+    sign = np.where(den < 0, -1.0, 1.0)
+    tn = (wx * ey - wy * ex) * sign  # t = tn / |den| along the ray
+    un = (wx * ddy - wy * ddx) * sign  # u = un / |den| along the segment
+    den *= sign
+    ok = (den > 0) & (tn >= 0) & (un >= 0) & (un <= den) & (tn <= mr[pr] * den)
+    return ok, tn / np.where(ok, den, 1.0)
 
 
 class RayCaster:
@@ -283,39 +321,61 @@ class RayCaster:
         o, d = _array(origins, 2, "origins"), _array(directions, 2, "directions")
         if d.shape != o.shape:
             raise ValueError(f"directions shape {d.shape} differs from origins {o.shape}")
-        norm = np.hypot(d[:, 0], d[:, 1])
+        norm = np.sqrt(d[:, 0] ** 2 + d[:, 1] ** 2)
         d = d / np.where(norm > 0, norm, 1.0)[:, None]
-        (ox, oy), (dx, dy) = o.T.copy(), d.T.copy()
-        mr = np.array(np.broadcast_to(np.asarray(max_range, dtype=np.float64), ox.shape))
+        mr = np.array(np.broadcast_to(np.asarray(max_range, dtype=np.float64), len(o)))
         if not (np.isfinite(mr).all() and (mr >= 0).all()):
             raise ValueError("max_range must be finite and non-negative")
         rg = _groups(ray_group, len(o), "ray_group")
         dyn = self._bin(circles, segments, circle_group, segment_group)
         shapes = (self._static[0] + dyn[0], self._static[1] + dyn[1])
-        ray = (ox, oy, dx, dy, mr, ox * dy - oy * dx)
-        cols = (shapes[0].data.T.copy(), shapes[1].data.T.copy())
-        cols[1][2:] -= cols[1][:2]
-        out = mr.copy()
         grid = _Grid(shapes, self.cell_size)
+        cols = [f.data.T.copy() for f in shapes]
+        cols[1][2:] -= cols[1][:2]
+        ray = (*o.T.copy(), *d.T.copy(), mr)
         end = o + d * mr[:, None]
         lo, hi = np.minimum(o, end), np.maximum(o, end)
         lo -= _PAD * (1 + np.abs(lo))
         hi += _PAD * (1 + np.abs(hi))
-        for b0 in range(0, len(o), _BLOCK):  # blocks keep temporaries small and in cache
-            b1 = min(b0 + _BLOCK, len(o))
-            rc_ray, rc_key, brute = (grid.ray_cells(lo[b0:b1], hi[b0:b1]) if grid.tables
-                                     else (np.zeros(0, dtype=np.int64),) * 3)
-            for i, (fam, col, hit) in enumerate(zip(shapes, cols, (_hit_circles, _hit_segments))):
-                pr, ps = grid.pairs(i, rc_ray + b0, rc_key) if grid.tables else (rc_ray, rc_ray)
-                n = len(fam.data)
-                extra = [(np.repeat(np.arange(b0, b1), len(fam.always)),
-                          np.tile(fam.always, b1 - b0)),
-                         (np.repeat(brute + b0, n), np.tile(np.arange(n), len(brute)))]
-                extra = [p for p in extra if len(p[0])]
-                if extra:
-                    pr, ps = (np.concatenate(a) for a in zip((pr, ps), *extra))
-                idx, t = hit(ray, col, pr, ps)
-                pr, ps = pr[idx], ps[idx]
+        out = mr.copy()
+        for b0 in range(0, len(o), _BLOCK):  # see the module docstring
+            pairs = _candidates(grid, shapes, cols, ray, lo[b0:b0 + _BLOCK], hi[b0:b0 + _BLOCK], b0)
+            for fam, col, hit, (pr, ps) in zip(shapes, cols, (_hit_circles, _hit_segments), pairs):
+                ok, t = hit(ray, col, pr, ps)
+                pr, ps, t = pr[ok], ps[ok], t[ok]
                 keep = (rg[pr] == 0) | (rg[pr] != fam.group[ps])
                 np.minimum.at(out, pr[keep], t[keep])
         return out
+
+
+def _candidates(grid: _Grid, shapes, cols, ray, lo, hi, b0: int):
+    """Candidate (ray (P,), shape (P,)) pairs per family for the rays ``b0 .. b0 + len(lo)``.
+
+    Args:
+        grid: The cast's cell table.
+        shapes: The circle and segment families.
+        cols: Their data as rows: ``x, y, r`` and ``x1, y1, x2 - x1, y2 - y1``, m.
+        ray: Per-ray (R,) arrays ``(ox, oy, dx, dy, max_range)``, world frame, m.
+        lo, hi: (B, 2) AABB corners of the block's rays, m.
+        b0: Index of the block's first ray.
+    """
+    none = np.zeros(0, dtype=np.int64)
+    rays = np.arange(b0, b0 + len(lo))
+    rc_ray, rc_key, brute = grid.ray_cells(lo, hi) if grid.tables else (none,) * 3
+    rc_ray, brute = rc_ray + b0, brute + b0
+    ox, oy, dx, dy = (a[rc_ray] for a in ray[:4])
+    rc = (dx + 1j * dy, ox * dy - oy * dx)
+    result = []
+    for i, (fam, col) in enumerate(zip(shapes, cols)):
+        parts = [(none, none)]
+        if grid.tables:
+            ids = grid.tables[i][2]
+            tab = ((col[0] - 1j * col[1])[ids], (col[2] if i == 0 else col[2] - 1j * col[3])[ids])
+            j, pos = grid.pairs(i, rc_key)
+            near = (_near_circles, _near_segments)[i](rc, j, pos, tab)
+            parts = [(rc_ray[j[near]], ids[pos[near]])]
+        n = len(fam.data)
+        parts += [(np.repeat(rays, len(fam.always)), np.tile(fam.always, len(rays))),
+                  (np.repeat(brute, n), np.tile(np.arange(n), len(brute)))]
+        result.append(tuple(np.concatenate(a) for a in zip(*parts)))
+    return result

@@ -114,6 +114,7 @@ class Sensors:
         prev = {}
         for label, width in widths.items():
             arr = np.zeros((len(names), width))
+            arr[[label not in r.modules for r in world.robots]] = np.nan
             last = self.prev.get(label)
             if last is not None and last.shape[1] == width:
                 for i, name in enumerate(names):

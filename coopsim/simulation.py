@@ -55,6 +55,7 @@ class Simulation:
         self.time = 0.0
         self.table, self.params, self.sensors = BodyTable(), ParamTable(), Sensors()
         self._names: tuple[str, ...] = ()
+        self._index: dict[str, int] = {}
         self.wheel_cmd = np.zeros((0, 2))
         self._sync_layout()
         self.snapshot = self._snapshot(self.table.read(self.world.space), self._zero_readings())

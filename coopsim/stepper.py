@@ -72,6 +72,7 @@ class Stepper:
         self._calls: list[tuple[Callable, tuple, Future]] = []
         self._single_steps = 0
         self._thread: threading.Thread | None = None
+        self._looping = False
         self._stop = threading.Event()
         self._wall = 0.0
         self._mark: float | None = None
@@ -183,12 +184,13 @@ class Stepper:
 
     @property
     def running(self) -> bool:
-        """True while the stepper thread is alive."""
-        return self._thread is not None and self._thread.is_alive()
+        """True while :meth:`run` is looping (in its own thread or the caller's)."""
+        return self._looping
 
     def start(self, duration: float | None = None, max_steps: int | None = None) -> None:
         """Run the loop in a new thread (see :meth:`run`)."""
         self._stop.clear()
+        self._looping = True  # calls queue from now on, even before the thread is scheduled
         self._thread = threading.Thread(target=self.run, args=(duration, max_steps),
                                         name="coopsim-stepper", daemon=True)
         self._thread.start()
@@ -208,6 +210,9 @@ class Stepper:
 
     def run(self, duration: float | None = None, max_steps: int | None = None) -> None:
         """Step until stopped, or until ``duration`` s of sim time or ``max_steps`` steps."""
+        if threading.current_thread() is not self._thread:
+            self._stop.clear()  # a direct call after an earlier stop() runs again
+        self._looping = True
         self._reanchor()
         try:
             while not self._stop.is_set() and not self._done(duration, max_steps):
@@ -216,6 +221,7 @@ class Stepper:
                     self.tick()
         finally:
             self._pause_wall()
+            self._looping = False
             self._run_calls()
             self._stop.set()
             with self.cond:

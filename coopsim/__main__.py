@@ -1,0 +1,5 @@
+"""``python -m coopsim`` is the ``coopsim`` command."""
+
+from .cli import main
+
+main()

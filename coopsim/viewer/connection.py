@@ -1,0 +1,336 @@
+"""The viewer's link to a simulation or replay: name server, ``/sim`` requests, the state stream.
+
+One background thread owns every ZeroMQ socket (sockets are not thread-safe), so the window's
+thread never blocks on the network: it submits requests and gets :class:`Future` objects, and it
+reads the latest state frame, layout and playback figures from attributes the thread replaces
+whole. When the simulation goes away the link says so (``connected`` False) and keeps asking the
+name server until it answers again, then looks every name up afresh (new ports after a restart).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Sequence
+
+import msgpack
+import zmq
+
+from .. import protocol as p
+from ..errors import ProtocolError
+from ..protocol import Message
+from ..statestream import StateFrame, decode_state
+
+REQUEST_TIMEOUT = 3.0  # s for an ordinary request (a load gets LOAD_TIMEOUT)
+LOAD_TIMEOUT = 15.0  # /sim waits up to 10 s for a load itself
+PROBE_TIMEOUT = 0.5  # s for the liveness and reconnection probes
+SILENCE = 1.0  # s without a state frame before the link probes /sim
+RETRY = 0.5  # s between reconnection attempts
+PLAYBACK_POLL = 0.2  # s between /playback status requests
+_POLL_MS = 30  # how long the thread waits on the stream before looking at its queue
+
+
+@dataclass(frozen=True)
+class Playback:
+    """What ``/playback`` status says.
+
+    Attributes:
+        position: Shown time, s.
+        duration: Length of the recording, s.
+        playing: True while playing.
+        speed: Playback speed factor.
+    """
+
+    position: float
+    duration: float
+    playing: bool = False
+    speed: float = 1.0
+
+
+@dataclass
+class _Request:
+    service: str
+    command: int
+    text: str
+    params: tuple[int, ...]
+    data: tuple[float, ...]
+    timeout: float
+    future: Future
+
+
+def unpack_reply(frame: bytes) -> Message:
+    """Decode a reply or stream frame.
+
+    Unlike :meth:`Message.from_wire` there is no size limit: the limit protects servers from
+    large requests, while a layout or a state frame of a large swarm is legitimately larger.
+
+    Raises:
+        ProtocolError: BAD_MESSAGE when the frame is not a five-item message.
+    """
+    try:
+        items = msgpack.unpackb(frame, raw=False)
+        error, text, command, params, data = items
+        return Message(int(error), str(text), int(command), tuple(int(v) for v in params),
+                       tuple(float(v) for v in data))
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise ProtocolError(p.BAD_MESSAGE, f"bad reply ({type(exc).__name__})") from None
+
+
+class Link:
+    """A live connection to whatever serves ``/sim`` behind a name server.
+
+    Args:
+        nameserver: Name server endpoint, e.g. ``tcp://127.0.0.1:10000``.
+
+    Attributes (read from any thread; each is replaced whole by the link's thread):
+        nameserver: The endpoint currently followed.
+        connected: True while the simulation answers.
+        frame: The latest :class:`StateFrame`, or None.
+        layout: The latest ``/sim`` state document (dict), or None.
+        playback: :class:`Playback` when the name server has ``/playback`` (a replay), else None.
+        error: The last connection problem, as a sentence ("" when connected).
+    """
+
+    def __init__(self, nameserver: str) -> None:
+        self.nameserver = nameserver
+        self.connected = False
+        self.frame: StateFrame | None = None
+        self.layout: dict | None = None
+        self.playback: Playback | None = None
+        self.error = "connecting"
+        self.generation = 0  # counts (re)connections, so the window can refit on a new world
+        self._heard = 0.0  # monotonic time the simulation was last heard from
+        self._polled = 0.0  # monotonic time of the last /playback status
+        self._queue: queue.Queue[_Request] = queue.Queue()
+        self._stop = threading.Event()
+        self._switch: str | None = None
+        self._ctx = zmq.Context()
+        self._sockets: dict[str, zmq.Socket] = {}
+        self._endpoints: dict[str, str] = {}
+        self._sub: zmq.Socket | None = None
+        self._thread = threading.Thread(target=self._run, name="coopsim-viewer-link", daemon=True)
+
+    # -- the window's side --------------------------------------------------------------------
+
+    def start(self) -> "Link":
+        """Start the link's thread."""
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop the thread and close every socket."""
+        self._stop.set()
+        self._thread.join(3.0)
+        self._ctx.term()
+
+    def submit(self, service: str, command: int, text: str = "", params: Sequence[int] = (),
+               data: Sequence[float] = (), timeout: float = REQUEST_TIMEOUT) -> Future:
+        """Queue one request to ``service`` (``/sim`` or ``/playback``).
+
+        Returns:
+            A Future resolving to the reply :class:`Message`, or failing with ProtocolError (an
+            error reply, a timeout, or no connection).
+        """
+        future: Future = Future()
+        self._queue.put(_Request(service, command, text, tuple(int(v) for v in params),
+                                 tuple(float(v) for v in data), timeout, future))
+        return future
+
+    def switch(self, nameserver: str) -> None:
+        """Follow another name server (a replay, or back to the live run)."""
+        self._switch = nameserver
+
+    # -- the link's thread --------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                if self._switch is not None:
+                    self.nameserver, self._switch = self._switch, None
+                    self._drop("switching")
+                if not self.connected and not self._connect():
+                    self._fail_queue()
+                    self._stop.wait(RETRY)
+                    continue
+                self._serve_once()
+        finally:
+            self._close_sockets()
+
+    def _serve_once(self) -> None:
+        self._drain_stream()
+        self._serve_queue()
+        frame = self.frame
+        layout = self.layout
+        if frame is not None and (layout is None or
+                                  layout.get("layout_version") != frame.layout_version):
+            self._fetch_layout()
+        if self.playback is not None and time.monotonic() - self._polled >= PLAYBACK_POLL:
+            self._poll_playback()
+        if time.monotonic() - self._heard >= SILENCE:
+            self._probe()
+
+    def _connect(self) -> bool:
+        """Look every name up; True when /sim answers."""
+        self._close_sockets()
+        try:
+            self._request(self.nameserver, 0, params=(p.PROTOCOL_VERSION,),
+                          timeout=PROBE_TIMEOUT)
+            names = self._names()
+            if "/sim" not in names:
+                raise ProtocolError(p.UNKNOWN_NAME, "the name server has no /sim")
+            self._endpoints = names
+            self.layout = json.loads(self._call("/sim", 23, timeout=REQUEST_TIMEOUT).text)
+        except ProtocolError as exc:
+            self._drop(f"disconnected: {exc.text}")
+            return False
+        self._subscribe(names.get("/sim/state"))
+        self.playback = Playback(0.0, 0.0) if "/playback" in names else None
+        self._polled = 0.0
+        self._heard = time.monotonic()
+        self.frame = None
+        self.error = ""
+        self.generation += 1
+        self.connected = True
+        return True
+
+    def _names(self) -> dict[str, str]:
+        text = self._request(self.nameserver, 2, timeout=PROBE_TIMEOUT).text
+        return dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
+
+    def _subscribe(self, endpoint: str | None) -> None:
+        if endpoint is None:
+            return  # no stream: the link polls /sim for state instead (see _probe)
+        sub = self._ctx.socket(zmq.SUB)
+        sub.setsockopt(zmq.LINGER, 0)
+        sub.setsockopt(zmq.RCVHWM, 4)  # the viewer only wants the latest frame
+        sub.setsockopt(zmq.SUBSCRIBE, p.STATE_TOPIC)
+        sub.connect(endpoint)
+        self._sub = sub
+
+    def _drain_stream(self) -> None:
+        if self._sub is None:
+            self._stop.wait(_POLL_MS / 1000)
+            return
+        latest = None
+        if self._sub.poll(_POLL_MS):
+            while True:
+                try:
+                    latest = self._sub.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+        if latest is None or len(latest) != 2:
+            return
+        try:
+            self.frame = decode_state(unpack_reply(latest[1]))
+            self._heard = time.monotonic()
+        except (ProtocolError, ValueError):
+            pass  # a malformed frame is skipped; the next one replaces it
+
+    def _serve_queue(self) -> None:
+        while True:
+            try:
+                req = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if req.future.set_running_or_notify_cancel():
+                try:
+                    reply = self._call(req.service, req.command, req.text, req.params,
+                                       req.data, req.timeout)
+                    req.future.set_result(reply)
+                except ProtocolError as exc:
+                    req.future.set_exception(exc)
+                    if exc.code == p.TIMEOUT:
+                        self._heard = 0.0  # check at once whether the simulation is still there
+            if not self.connected:
+                return
+
+    def _fetch_layout(self) -> None:
+        try:
+            self.layout = json.loads(self._call("/sim", 23).text)
+        except (ProtocolError, ValueError) as exc:
+            self._note_failure(exc)
+
+    def _poll_playback(self) -> None:
+        self._polled = time.monotonic()
+        try:
+            reply = self._call("/playback", 1, timeout=PROBE_TIMEOUT)
+        except ProtocolError as exc:
+            self._note_failure(exc)
+            return
+        self.playback = parse_playback(reply)
+
+    def _probe(self) -> None:
+        """No frame for a while: ask /sim whether it is there (paused runs publish slowly)."""
+        try:
+            self._call("/sim", 1, timeout=PROBE_TIMEOUT)
+        except ProtocolError as exc:
+            self._note_failure(exc)
+            return
+        self._heard = time.monotonic()
+
+    def _note_failure(self, exc: Exception) -> None:
+        if isinstance(exc, ProtocolError) and exc.code == p.TIMEOUT:
+            self._drop(f"disconnected: {exc.text}")
+
+    def _drop(self, why: str) -> None:
+        self.connected = False
+        self.error = why
+        self._close_sockets()
+
+    def _fail_queue(self) -> None:
+        while True:
+            try:
+                req = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            req.future.set_exception(ProtocolError(p.TIMEOUT, f"not connected ({self.error})"))
+
+    # -- sockets ------------------------------------------------------------------------------
+
+    def _call(self, service: str, command: int, text: str = "", params: Sequence[int] = (),
+              data: Sequence[float] = (), timeout: float = REQUEST_TIMEOUT) -> Message:
+        endpoint = self._endpoints.get(service)
+        if endpoint is None:
+            raise ProtocolError(p.UNKNOWN_NAME, f"{self.nameserver} has no {service}")
+        return self._request(endpoint, command, text, params, data, timeout)
+
+    def _request(self, endpoint: str, command: int, text: str = "", params: Sequence[int] = (),
+                 data: Sequence[float] = (), timeout: float = REQUEST_TIMEOUT) -> Message:
+        sock = self._socket(endpoint)
+        sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+        if not sock.poll(int(timeout * 1000)):
+            # a REQ socket whose reply never came is useless: the next request gets a new one
+            self._sockets.pop(endpoint).close(0)
+            raise ProtocolError(p.TIMEOUT, f"no reply from {endpoint} within {timeout:g} s")
+        reply = unpack_reply(sock.recv())
+        if reply.error:
+            raise ProtocolError(reply.error, reply.text)
+        return reply
+
+    def _socket(self, endpoint: str) -> zmq.Socket:
+        sock = self._sockets.get(endpoint)
+        if sock is None:
+            sock = self._ctx.socket(zmq.REQ)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(endpoint)
+            self._sockets[endpoint] = sock
+        return sock
+
+    def _close_sockets(self) -> None:
+        for sock in self._sockets.values():
+            sock.close(0)
+        self._sockets.clear()
+        if self._sub is not None:
+            self._sub.close(0)
+            self._sub = None
+
+
+def parse_playback(reply: Message) -> Playback:
+    """Read a ``/playback`` status reply: data [position, duration, speed?], params [playing?]."""
+    data = list(reply.data) + [0.0, 0.0, 1.0]
+    playing = bool(reply.params[0]) if reply.params else False
+    return Playback(data[0], data[1], playing, data[2] if len(reply.data) > 2 else 1.0)

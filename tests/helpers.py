@@ -1,0 +1,35 @@
+"""Small builders shared by the core tests (specs in code, no files)."""
+
+from __future__ import annotations
+
+from coopsim.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec, ScenarioSpec,
+                           Settings, TargetSpec, WorldSpec)
+
+
+def scenario(robots=(), objects=(), targets=(), floor=(10.0, 10.0), seed=0, dt=0.01,
+             mode="lockstep") -> ScenarioSpec:
+    """A scenario on an empty floor of ``floor`` (length, width) m."""
+    return ScenarioSpec(WorldSpec(FloorSpec(*floor)), targets=tuple(targets),
+                        robots=tuple(robots), objects=tuple(objects),
+                        settings=Settings(dt=dt, mode=mode, seed=seed), name="test")
+
+
+def robot(name="r1", x=0.0, y=0.0, yaw=0.0, type="single", params=()) -> RobotSpec:
+    """A robot spec; params as (module, name, value) triples."""
+    settings = tuple(ParamSetting(m, n, v) for m, n, v in params)
+    return RobotSpec(type, name, (x, y, 0.0), yaw, params=settings)
+
+
+def box(name, x, y, size=(1.0, 1.0), mass=0.0, yaw=0.0) -> ObjectSpec:
+    """A box object."""
+    return ObjectSpec(name, "box", (size[0], size[1], 0.5), (x, y, 0.25), yaw, mass)
+
+
+def cylinder(name, x, y, diameter=0.5, mass=0.0) -> ObjectSpec:
+    """A cylinder object."""
+    return ObjectSpec(name, "cylinder", (diameter, diameter, 0.5), (x, y, 0.25), 0.0, mass)
+
+
+def target(color, x, y) -> TargetSpec:
+    """A target marker."""
+    return TargetSpec(color, (x, y, 0.0))
