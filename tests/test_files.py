@@ -237,38 +237,35 @@ def test_world_errors_through_a_relative_scenario_path(monkeypatch):
 
 # --- robots: validation goes through coopsim.robots -----------------------------------------------
 
-def test_param_errors_are_reported_at_the_param_line(tmp_path, monkeypatch):
-    def validate(spec: RobotSpec) -> None:
-        for p in spec.params:
-            if p.name == "bad":
-                raise ParameterError(f"parameter {p.module}.{p.name} is out of range")
-
-    monkeypatch.setattr(robots, "validate_robot_spec", validate)
+@pytest.mark.parametrize("bad, reason", [
+    ("param sonar.max_range 99", "out of range"),
+    ("param sonar.nonsense 1", "unknown parameter 'nonsense'"),
+    ("param support.noise 1", "has no module 'support'"),
+    ("param motors.efficiency true", "takes a float"),
+])
+def test_param_errors_are_reported_at_the_param_line(tmp_path, bad, reason):
     (tmp_path / "w.world").write_text(FLOOR)
     path = tmp_path / "t.scenario"
-    path.write_text(HEAD + ROBOT + "param motors.good 1\nparam motors.bad 9\nparam x.y true\n")
-    _assert_at(_error(path), path, 8, "parameter motors.bad is out of range")
+    path.write_text(HEAD + ROBOT + "param motors.max_speed 1\n" + bad + "\n")
+    _assert_at(_error(path), path, 8, reason)
 
 
-def test_params_parse_to_typed_values_in_order(tmp_path, monkeypatch):
-    monkeypatch.setattr(robots, "validate_robot_spec", lambda spec: None)
+def test_params_parse_to_typed_values_in_order(tmp_path):
     (tmp_path / "w.world").write_text(FLOOR)
     path = tmp_path / "t.scenario"
-    path.write_text(HEAD + ROBOT + "param motors.max_speed 0.5\nparam sonar.enabled false\n"
-                    "param sonar.rays 11\nparam sonar.noise 1e-2\n")
+    path.write_text(HEAD + ROBOT + "param motors.max_speed 0.5\nparam sonar.max_range 3\n"
+                    "param gps.noise 1e-2\n")
     params = files.load_scenario(path).robots[0].params
     assert [(p.module, p.name, p.value, p.line) for p in params] == [
-        ("motors", "max_speed", 0.5, 7), ("sonar", "enabled", False, 8),
-        ("sonar", "rays", 11, 9), ("sonar", "noise", 0.01, 10)]
-    assert type(params[2].value) is int and type(params[1].value) is bool
+        ("motors", "max_speed", 0.5, 7), ("sonar", "max_range", 3, 8), ("gps", "noise", 0.01, 9)]
+    assert type(params[1].value) is int
 
 
-def test_footprint_comes_from_robots(tmp_path, monkeypatch):
-    monkeypatch.setattr(robots, "footprint_radius", lambda label: 3.5)
+def test_team2_footprint_keeps_the_whole_team_on_the_floor(tmp_path):
     (tmp_path / "w.world").write_text(FLOOR)
     path = tmp_path / "t.scenario"
-    path.write_text(HEAD + ROBOT.replace("0 0 0", "2 0 0"))
-    _assert_at(_error(path), path, 6, "radius 3.5 m")
+    path.write_text(HEAD + ROBOT.replace("single", "team2").replace("0 0 0", "4.5 0 0"))
+    _assert_at(_error(path), path, 6, f"radius {robots.footprint_radius('team2'):g} m")
 
 
 def test_robot_exactly_at_the_edge_fits(tmp_path):

@@ -60,6 +60,7 @@ class _Request:
     data: tuple[float, ...]
     timeout: float
     future: Future
+    refresh: bool
 
 
 def unpack_reply(frame: bytes) -> Message:
@@ -105,6 +106,7 @@ class Link:
         self.generation = 0  # counts (re)connections, so the window can refit on a new world
         self._heard = 0.0  # monotonic time the simulation was last heard from
         self._polled = 0.0  # monotonic time of the last /playback status
+        self._asked_for, self._asked_at = -1, 0.0  # last layout version fetched for, and when
         self._queue: queue.Queue[_Request] = queue.Queue()
         self._stop = threading.Event()
         self._switch: str | None = None
@@ -128,8 +130,13 @@ class Link:
         self._ctx.term()
 
     def submit(self, service: str, command: int, text: str = "", params: Sequence[int] = (),
-               data: Sequence[float] = (), timeout: float = REQUEST_TIMEOUT) -> Future:
+               data: Sequence[float] = (), timeout: float = REQUEST_TIMEOUT,
+               refresh: bool = False) -> Future:
         """Queue one request to ``service`` (``/sim`` or ``/playback``).
+
+        Args:
+            refresh: Fetch the layout again once the request succeeded (after a change to the
+                world, so the window shows it even when no state frame follows).
 
         Returns:
             A Future resolving to the reply :class:`Message`, or failing with ProtocolError (an
@@ -137,7 +144,7 @@ class Link:
         """
         future: Future = Future()
         self._queue.put(_Request(service, command, text, tuple(int(v) for v in params),
-                                 tuple(float(v) for v in data), timeout, future))
+                                 tuple(float(v) for v in data), timeout, future, refresh))
         return future
 
     def switch(self, nameserver: str) -> None:
@@ -163,10 +170,13 @@ class Link:
     def _serve_once(self) -> None:
         self._drain_stream()
         self._serve_queue()
-        frame = self.frame
-        layout = self.layout
-        if frame is not None and (layout is None or
-                                  layout.get("layout_version") != frame.layout_version):
+        frame, layout = self.frame, self.layout
+        stale = frame is not None and (layout is None or
+                                       layout.get("layout_version") != frame.layout_version)
+        # ask once per new version, then at most every RETRY s (a frame may lag the layout)
+        if stale and (frame.layout_version != self._asked_for
+                      or time.monotonic() - self._asked_at >= RETRY):
+            self._asked_for, self._asked_at = frame.layout_version, time.monotonic()
             self._fetch_layout()
         if self.playback is not None and time.monotonic() - self._polled >= PLAYBACK_POLL:
             self._poll_playback()
@@ -240,6 +250,8 @@ class Link:
                 try:
                     reply = self._call(req.service, req.command, req.text, req.params,
                                        req.data, req.timeout)
+                    if req.refresh:
+                        self._fetch_layout()
                     req.future.set_result(reply)
                 except ProtocolError as exc:
                     req.future.set_exception(exc)
