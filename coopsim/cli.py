@@ -77,20 +77,26 @@ def _has_display() -> bool:
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address servers bind.")
 @click.option("--no-controllers", is_flag=True, help="Do not launch the scenario's controllers.")
 @click.option("--controller-logs", type=click.Path(), help="Folder for controllers' output.")
+@click.option("--json-port", type=int,
+              help="Also serve the JSON-lines gateway on this TCP port (0 = any free port).")
 @_friendly
 def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers,
-        controller_logs) -> None:
+        controller_logs, json_port) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo."""
     from .runner import Run, RunOptions, load_scenario_or_world
     from .runview import run_headless
 
     scenario = load_scenario_or_world(file)
     options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,
-                         bind=bind, controllers=not no_controllers, log_dir=controller_logs)
+                         bind=bind, controllers=not no_controllers, log_dir=controller_logs,
+                         json_port=json_port)
     gui = (not headless) if headless is not None else _has_display()
     if gui:
         click.echo("coopsim: the GUI is not available yet; running headless", err=True)
     with Run(scenario, options) as live:
+        if live.gateway is not None:
+            host, gw_port = live.gateway.address
+            click.echo(f"json gateway: {host}:{gw_port}", err=True)
         run_headless(live)
 
 

@@ -43,6 +43,10 @@ class UnknownNameError(SimulationError):
     """A request names a robot, object, target, module or port that does not exist."""
 
 
+class UnknownParameterError(ParameterError, UnknownNameError):
+    """A module parameter name the module does not declare (a name error, not a bad value)."""
+
+
 class NotAllowedError(SimulationError):
     """A request is valid but not allowed in the current mode or state."""
 

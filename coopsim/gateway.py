@@ -37,6 +37,7 @@ MAX_CONNECTIONS = 64  # one more is told so and closed
 FORWARD_TIMEOUT = 10.0  # s to wait for a server's reply before answering error 9
 _SLICE_MS = 100  # how often a waiting connection checks whether the gateway is closing
 _RECV_BYTES = 65536
+_DRAIN_SECONDS, _DRAIN_BYTES = 1.0, 1 << 20  # what is read and dropped after an over-long line
 
 
 def parse_request(line: bytes) -> tuple[str, Message]:
@@ -87,7 +88,10 @@ class Gateway:
         self.nameserver = nameserver
         self.max_connections = max_connections
         self.timeout = timeout
-        self._listener = socket.create_server((bind, port))
+        try:
+            self._listener = socket.create_server((bind, port))
+        except OSError as exc:
+            raise OSError(f"cannot open the JSON gateway on {bind}:{port}: {exc}") from None
         self._listener.settimeout(_SLICE_MS / 1000)  # so the accept loop notices close()
         self.address: tuple[str, int] = self._listener.getsockname()[:2]
         self.ctx = zmq.Context()
@@ -203,6 +207,19 @@ class _Connection(threading.Thread):
     def _too_long(self) -> None:
         self.sock.sendall(format_reply(Message(
             p.BAD_MESSAGE, f"line over {MAX_LINE} bytes; closing the connection", -1)))
+        # Closing with unread input would send a reset that can destroy the error line before
+        # the client reads it: end our side first and drain (boundedly) what is still coming.
+        self.sock.shutdown(socket.SHUT_WR)
+        self.sock.settimeout(_DRAIN_SECONDS)
+        drained = 0
+        try:
+            while drained < _DRAIN_BYTES:
+                chunk = self.sock.recv(_RECV_BYTES)
+                if not chunk:
+                    break
+                drained += len(chunk)
+        except OSError:
+            pass  # timed out or reset: we tried
 
     def _answer(self, line: bytes) -> Message:
         try:

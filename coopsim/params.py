@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Union
 
-from .errors import ParameterError
+from .errors import ParameterError, UnknownParameterError
 
 Value = Union[float, int, bool]
 _TYPES = {"float": float, "int": int, "bool": bool}
@@ -98,7 +98,7 @@ class ParamValues:
             return self.specs[name]
         except KeyError:
             known = ", ".join(self.specs) or "none"
-            raise ParameterError(f"unknown parameter {name!r} (known: {known})") from None
+            raise UnknownParameterError(f"unknown parameter {name!r} (known: {known})") from None
 
     def __getitem__(self, name: str) -> Value:
         return self._values[self.spec(name).name]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .controllers import Controllers, controller_specs
 from .files import load, scenario_from_world
+from .gateway import Gateway
 from .network import Network
 from .simulation import Simulation
 from .specs import ScenarioSpec, Settings, WorldSpec
@@ -36,6 +37,7 @@ class RunOptions:
     controllers: bool = True
     publish_rate: float = 30.0
     log_dir: str | None = None
+    json_port: int | None = None  # JSON-lines gateway port (0 = any free port); None = none
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -74,12 +76,16 @@ class Run:
                                speed=self.settings.speed)
         self.network: Network | None = None
         self.controllers: Controllers | None = None
+        self.gateway: Gateway | None = None
 
     def __enter__(self) -> "Run":
         try:
             if self.options.network:
                 self.network = Network(self.stepper, self.options.bind, self.options.port,
                                        self.options.publish_rate).start()
+            if self.options.json_port is not None and self.network is not None:
+                self.gateway = Gateway(self.network.endpoint, self.options.bind,
+                                       self.options.json_port).start()
             if self.options.controllers and self.network is not None:
                 specs = controller_specs(self.scenario, self.stepper.sim.world.robots)
                 self.controllers = Controllers(specs, self.network.endpoint,
@@ -101,6 +107,9 @@ class Run:
         self.stepper.stop()
         if self.controllers is not None:
             self.controllers.stop()
+        if self.gateway is not None:  # before the servers it forwards to
+            self.gateway.close()
+            self.gateway = None
         if self.network is not None:
             self.network.close()
             self.network = None

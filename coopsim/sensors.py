@@ -41,7 +41,7 @@ class Sensors:
             dt: Step length, s.
             rng: The run's random generator (noise, lost data).
         """
-        frame = self._frame(world, table, state, wheels, dt)
+        frame = self._frame(world, table, params, state, wheels, dt)
         self._remap(world, len(world.targets))
         readings = {}
         for label, module in MODULES.items():
@@ -54,13 +54,19 @@ class Sensors:
         self.prev = readings
         return readings
 
+    def carried(self, world) -> dict[str, np.ndarray]:
+        """The last readings laid out for the world's current robots and targets (no new
+        measurement: inserted robots read zeros until the next step)."""
+        self._remap(world, len(world.targets))
+        return self.prev
+
     def zero(self, label: str, index: int) -> None:
         """Zero robot ``index``'s remembered reading of ``label`` (the next step builds on it)."""
         arr = self.prev[label].copy()
         arr[index] = 0.0
         self.prev = {**self.prev, label: arr}
 
-    def _frame(self, world, table, state, wheels, dt) -> SenseFrame:
+    def _frame(self, world, table, params, state, wheels, dt) -> SenseFrame:
         chassis = state[table.chassis]
         pose, velocity = chassis[:, :3], chassis[:, 3:6]
         circles, cgroup, segments, sgroup = self._geometry(world, table, pose)
@@ -69,7 +75,7 @@ class Sensors:
             dt=dt, pose=pose, velocity=velocity, radius=table.radius, axle=table.axle,
             wheel_cmd=wheels, group=table.group, caster=self.caster, circles=circles,
             circle_group=cgroup, segments=segments, segment_group=sgroup, targets=targets,
-            contacts=self._contacts(world, table, pose), support=_support(world, dt))
+            contacts=self._contacts(world, table, pose), support=_support(world, dt, params))
 
     def _geometry(self, world, table, pose):
         if self._static_version != world.layout_version:
@@ -124,10 +130,11 @@ class Sensors:
         self.prev, self._names = prev, names
 
 
-def _support(world, dt: float) -> np.ndarray:
+def _support(world, dt: float, params: ParamTable) -> np.ndarray:
+    """(N, 2) bar angle from heading and support force, for the robots with a support."""
     out = np.full((len(world.robots), 2), np.nan)
-    for i, robot in enumerate(world.robots):
-        if robot.support is not None:
-            rel = robot.bar.angle - robot.body.angle
-            out[i] = (np.arctan2(np.sin(rel), np.cos(rel)), robot.support.impulse / dt)
+    for i in params.rows["support"]:
+        robot = world.robots[i]
+        rel = robot.bar.angle - robot.body.angle
+        out[i] = (np.arctan2(np.sin(rel), np.cos(rel)), robot.support.impulse / dt)
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import TimeoutError as FutureTimeout
 
 import zmq
 
@@ -82,14 +83,17 @@ class Server:
             return self.handle(msg, command)
         except ProtocolError as exc:
             return msg.fail(exc.code, exc.text)
+        except (UnknownNameError, RegistryError) as exc:  # before ParameterError: an unknown
+            return msg.fail(p.UNKNOWN_NAME, str(exc))  # parameter name is both
         except ParameterError as exc:
             return msg.fail(p.OUT_OF_RANGE, str(exc))
-        except (UnknownNameError, RegistryError) as exc:
-            return msg.fail(p.UNKNOWN_NAME, str(exc))
         except NotAllowedError as exc:
             return msg.fail(p.NOT_ALLOWED, str(exc))
         except CoopsimError as exc:
             return msg.fail(p.FAILED, str(exc))
+        except FutureTimeout:  # the stepper did not get to a queued change in time
+            return msg.fail(p.TIMEOUT, f"{self.name}: the simulation did not carry out command "
+                                       f"{msg.command} in time; it may or may not happen later")
         except Exception as exc:  # noqa: BLE001 -- a server never dies on input
             log.exception("%s: command %s failed", self.name, msg.command)
             return msg.fail(p.INTERNAL, f"internal error: {type(exc).__name__}: {exc}")

@@ -48,7 +48,7 @@ class SimServer(Server):
     def _relayout(self, fn, *args):
         def change():
             result = fn(*args)
-            self.stepper.sim.relayout()
+            self.stepper.relayout()
             self.on_layout()
             return result
         return self._on_stepper(change)
@@ -86,10 +86,16 @@ class SimServer(Server):
         return self._status(msg)
 
     def _set_mode(self, msg: Message) -> Message:
+        if msg.text not in MODES:
+            raise ProtocolError(p.OUT_OF_RANGE, f"mode must be one of {', '.join(MODES)}, "
+                                                f"not {msg.text!r}")
         self._on_stepper(self.stepper.set_mode, msg.text)
         return self._status(msg)
 
     def _set_speed(self, msg: Message) -> Message:
+        if not 0.0 <= msg.data[0] <= 1000.0:
+            raise ProtocolError(p.OUT_OF_RANGE, f"speed must be within 0..1000 (0 = as fast as "
+                                                f"possible), not {msg.data[0]:g}")
         self._on_stepper(self.stepper.set_speed, msg.data[0])
         return self._status(msg)
 

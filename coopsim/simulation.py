@@ -106,8 +106,11 @@ class Simulation:
         self.sensors.zero(module, self.snapshot.robot_index(robot))
 
     def relayout(self) -> None:
-        """Call after inserting or removing anything, before the next step."""
+        """Call after inserting or removing anything: the snapshot then shows the new layout
+        (readings carried over, nothing measured, no random draw) before the next step."""
         self._sync_layout()
+        self.snapshot = self._snapshot(self.table.read(self.world.space),
+                                       self.sensors.carried(self.world))
 
     def _sync_layout(self) -> None:
         self.table.refresh(self.world)

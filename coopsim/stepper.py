@@ -30,6 +30,8 @@ from .specs import MODES
 
 Hook = Callable[[Snapshot], None]
 
+_PACE_SLICE = 0.05  # s: longest pacing wait before queued calls and stop are looked at
+
 
 @dataclass(frozen=True)
 class Stats:
@@ -104,12 +106,12 @@ class Stepper:
         When the stepper thread is not running, ``fn`` runs at once in the caller's thread.
         """
         future: Future = Future()
-        if not self.running:
-            _settle(future, fn, args)
-            return future
-        with self.cond:
-            self._calls.append((fn, args, future))
-            self.cond.notify_all()
+        with self.cond:  # under the lock: run() ends its loop under it too, so none is lost
+            if self.running:
+                self._calls.append((fn, args, future))
+                self.cond.notify_all()
+                return future
+        _settle(future, fn, args)
         return future
 
     def set_mode(self, mode: str) -> None:
@@ -149,6 +151,14 @@ class Stepper:
         self.slots.clear()
         self.missed = 0
         self._reanchor()
+        with self.cond:
+            self.snapshot = self.sim.snapshot
+            self.cond.notify_all()
+        return self.snapshot
+
+    def relayout(self) -> Snapshot:
+        """After an insertion, update or removal: publish a snapshot showing it (no step)."""
+        self.sim.relayout()
         with self.cond:
             self.snapshot = self.sim.snapshot
             self.cond.notify_all()
@@ -221,7 +231,8 @@ class Stepper:
                     self.tick()
         finally:
             self._pause_wall()
-            self._looping = False
+            with self.cond:
+                self._looping = False
             self._run_calls()
             self._stop.set()
             with self.cond:
@@ -260,13 +271,17 @@ class Stepper:
         if self.speed == 0.0:
             return True
         period = self.sim.dt / self.speed
-        self._deadline += period
-        wait = self._deadline - self.clock.now()
-        if wait >= 0:
-            self.clock.sleep_until(self._deadline)
+        due = self._deadline + period
+        now = self.clock.now()
+        if due - now > _PACE_SLICE:  # slow motion: wait in slices so calls and stop get through
+            self.clock.sleep_until(now + _PACE_SLICE)
+            return False
+        self._deadline = due
+        if due >= now:
+            self.clock.sleep_until(due)
         else:
             self.missed += 1
-            if wait < -period:
+            if now - due > period:
                 self._deadline = self.clock.now()
         return True
 

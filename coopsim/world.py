@@ -283,8 +283,9 @@ class World:
     def static_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Static shapes as ray-cast input: circles (C,3), their groups, segments (S,4), groups."""
         circles, segments = [], []
-        for shape in self.space.static_body.shapes | _static_shapes(self.space):
-            _shape_geometry(shape, circles, segments)
+        for shape in self.space.shapes:
+            if shape.body.body_type == pymunk.Body.STATIC:
+                _shape_geometry(shape, circles, segments)
         return _as_geometry(circles, segments)
 
     def moving_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -296,10 +297,6 @@ class World:
         for bar, shape in self.bars.values():
             _shape_geometry(shape, circles, segments)
         return _as_geometry(circles, segments)
-
-
-def _static_shapes(space: pymunk.Space) -> set:
-    return {s for s in space.shapes if s.body.body_type == pymunk.Body.STATIC}
 
 
 def _shape_geometry(shape: pymunk.Shape, circles: list, segments: list) -> None:
