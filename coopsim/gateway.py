@@ -47,9 +47,9 @@ def parse_request(line: bytes) -> tuple[str, Message]:
         ProtocolError: BAD_MESSAGE with a sentence saying what is wrong.
     """
     try:
-        items = json.loads(line)
+        items = json.loads(line.decode("utf-8"))
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        raise ProtocolError(p.BAD_MESSAGE, "not a JSON line; send "
+        raise ProtocolError(p.BAD_MESSAGE, "not a line of UTF-8 JSON; send e.g. "
                             '["/robot1/sonar", 0, "", 200, [], []]') from None
     if not isinstance(items, list) or len(items) != 6:
         raise ProtocolError(p.BAD_MESSAGE, "a line is a JSON array of 6 items: "
@@ -236,8 +236,11 @@ class _Connection(threading.Thread):
 
     def _forward(self, endpoint: str, msg: Message) -> Message:
         """Send ``msg`` to ``endpoint`` and wait for the reply (error 9 after the timeout)."""
-        zsock = self._socket(endpoint)
-        zsock.send(msg.to_wire())
+        try:
+            zsock = self._socket(endpoint)
+            zsock.send(msg.to_wire())
+        except zmq.ZMQError as exc:  # e.g. a malformed endpoint, out of file descriptors
+            return msg.fail(p.FAILED, f"cannot reach {endpoint}: {exc}")
         waited = 0.0
         while not zsock.poll(_SLICE_MS):
             waited += _SLICE_MS / 1000

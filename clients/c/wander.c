@@ -1,0 +1,96 @@
+/* wander.c: drive forward, turn away from whatever the sonar sees (the C twin of
+ * clients/python/wander.py).
+ *
+ * Usage: ./wander [ROBOT] [STEPS]   ROBOT defaults to $COOPSIM_ROBOT or robot1; STEPS to forever.
+ * The name server is $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000. In lockstep every loop
+ * iteration is one simulation step: the motor reply comes after the step that used it.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "coopsim.h"
+
+#define CRUISE 0.35 /* m/s */
+#define SAFE 0.6    /* m: obstacles nearer than this make the robot turn */
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static double min_of(const double *d, int from, int to)
+{
+    double m = d[from];
+    for (int i = from + 1; i < to; i++)
+        m = d[i] < m ? d[i] : m;
+    return m;
+}
+
+static double cap(double x, double hi) { return x < hi ? x : hi; }
+
+/* Wheel speeds from the 11 sonar distances (index 0 = right side, 5 = ahead, 10 = left). */
+static void wander_speeds(const double *d, double speeds[2])
+{
+    double right = min_of(d, 0, 5), left = min_of(d, 6, 11), ahead = min_of(d, 3, 8);
+    if (ahead < SAFE) {
+        double turn = right < left ? 1.0 : -1.0; /* turn towards the more open side */
+        speeds[0] = -0.2 * turn;
+        speeds[1] = 0.2 * turn;
+        return;
+    }
+    double steer = 0.25 * (cap(right, 2.0) - cap(left, 2.0)); /* drift away from near walls */
+    speeds[0] = CRUISE + steer;
+    speeds[1] = CRUISE - steer;
+}
+
+int main(int argc, char **argv)
+{
+    const char *env = getenv("COOPSIM_ROBOT");
+    const char *robot = argc > 1 ? argv[1] : (env && *env ? env : "robot1");
+    long steps = argc > 2 ? atol(argv[2]) : -1;
+    char name[256];
+    coopsim_client c;
+    coopsim_msg r;
+
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (coopsim_open(&c, NULL, 5000) != 0) {
+        perror("wander: cannot open the name server socket");
+        return 1;
+    }
+    snprintf(name, sizeof name, "/%s", robot);
+    void *bot = coopsim_port(&c, name, &r);
+    if (!bot) {
+        fprintf(stderr, "wander: %s: error %d: %s\n", name, r.error, r.text);
+        coopsim_close(&c);
+        return 1;
+    }
+    int status = 0;
+    r.error = 0;
+    for (long i = 0; !stop && (steps < 0 || i < steps); i++) {
+        double speeds[2];
+        if (coopsim_call(&c, bot, 200, "", NULL, 0, NULL, 0, &r) != 0)
+            break; /* sonar read: 11 distances from the last step */
+        if (r.ndata != 11) {
+            fprintf(stderr, "wander: the sonar gave %d distances, not 11\n", r.ndata);
+            status = 1;
+            break;
+        }
+        wander_speeds(r.data, speeds);
+        if (coopsim_call(&c, bot, 100, "", NULL, 0, speeds, 2, &r) != 0)
+            break; /* set_speeds: in lockstep, answered after the step */
+    }
+    if (r.error != 0 && !stop) { /* a signal interrupts the wait: that is no error */
+        fprintf(stderr, "wander: error %d: %s\n", r.error, r.text);
+        status = 1;
+    }
+    coopsim_call(&c, bot, 102, "", NULL, 0, NULL, 0, &r); /* stop the wheels */
+    coopsim_call(&c, bot, 2, "", NULL, 0, NULL, 0, &r);   /* detach: do not stall lockstep */
+    coopsim_close_port(bot);
+    coopsim_close(&c);
+    return status;
+}

@@ -1,0 +1,53 @@
+function wander(robot, steps)
+%WANDER  Drive forward, turn away from whatever the sonar sees (the Octave/MATLAB twin of
+%   clients/python/wander.py).
+%   WANDER(ROBOT, STEPS): ROBOT defaults to $COOPSIM_ROBOT or 'robot1', STEPS to forever
+%   (both may be strings, as in the command syntax `wander robot1 300`). In lockstep every loop
+%   iteration is one simulation step: the motor reply comes after the step that used it.
+  if nargin < 1 || isempty(robot)
+    robot = getenv('COOPSIM_ROBOT');
+  end
+  if isempty(robot)
+    robot = 'robot1';
+  end
+  if nargin < 2
+    steps = Inf;
+  elseif ischar(steps)
+    steps = str2double(steps);
+  end
+  bot = coopsim_port(['/' robot]);
+  done = onCleanup(@() finish(bot));  %#ok<NASGU> runs on return, error or Ctrl-C
+  i = 0;
+  while i < steps
+    sonar = coopsim_request(bot, 200);              % 11 distances, index 1 = right side
+    speeds = wander_speeds(sonar.data);
+    coopsim_request(bot, 100, '', [], speeds);      % lockstep: answered after the step
+    i = i + 1;
+  end
+end
+
+function finish(bot)
+  % Stop the wheels and leave lockstep so the run does not wait for us; an error here only
+  % means the simulation is gone already.
+  try
+    coopsim_request(bot, 102);
+    coopsim_request(bot, 2);
+  catch
+  end
+  coopsim_close(bot);
+end
+
+function speeds = wander_speeds(d)
+  cruise = 0.35;                                      % m/s
+  safe = 0.6;                                         % m: nearer obstacles make it turn
+  right = min(d(1:5));
+  left = min(d(7:11));
+  ahead = min(d(4:8));
+  if ahead < safe
+    turn = 2 * (right < left) - 1;                    % turn towards the more open side
+    speeds = [-0.2 * turn, 0.2 * turn];
+  else
+    steer = 0.25 * (min(right, 2) - min(left, 2));    % drift away from near walls
+    speeds = [cruise + steer, cruise - steer];
+  end
+end
