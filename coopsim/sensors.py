@@ -27,7 +27,6 @@ class Sensors:
         self.prev: dict[str, np.ndarray] = {}
         self._names: tuple[str, ...] = ()
         self._static_version = -1
-        self._static: tuple = ()
         self._arbiters = batch.Buffer()
 
     def sense(self, world, table: BodyTable, params: ParamTable, state: np.ndarray,
@@ -78,14 +77,14 @@ class Sensors:
             contacts=self._contacts(world, table, pose), support=_support(world, dt, params))
 
     def _geometry(self, world, table, pose):
+        """Moving shapes for this step's rays; static ones are binned once per layout."""
         if self._static_version != world.layout_version:
-            self._static = world.static_geometry()
+            sc, scg, ss, ssg = world.static_geometry()
+            self.caster.set_static(sc, ss, scg, ssg)
             self._static_version = world.layout_version
-        sc, scg, ss, ssg = self._static
         mc, mcg, ms, msg = world.moving_geometry()
         robots = np.column_stack((pose[:, :2], table.radius))
-        return (np.concatenate((sc, mc, robots)), np.concatenate((scg, mcg, table.group)),
-                np.concatenate((ss, ms)), np.concatenate((ssg, msg)))
+        return np.concatenate((mc, robots)), np.concatenate((mcg, table.group)), ms, msg
 
     def _contacts(self, world, table, pose) -> np.ndarray:
         """(N, 2) front/rear contact flags from the space's arbiters."""
