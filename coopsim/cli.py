@@ -79,25 +79,148 @@ def _has_display() -> bool:
 @click.option("--controller-logs", type=click.Path(), help="Folder for controllers' output.")
 @click.option("--json-port", type=int,
               help="Also serve the JSON-lines gateway on this TCP port (0 = any free port).")
+@click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
+              help="Viewer frames per second (with the GUI).")
+@click.option("--record", is_flag=False, flag_value="", default=None, metavar="[PATH]",
+              help="Record the run to PATH (default recordings/<scenario>-<UTC time>.mcap).")
+@click.option("--record-every", type=click.IntRange(1), default=1, show_default=True,
+              help="Record every N-th step.")
 @_friendly
 def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers,
-        controller_logs, json_port) -> None:
-    """Run FILE (.scenario or .world); without FILE, the bundled demo."""
+        controller_logs, json_port, fps, record, record_every) -> None:
+    """Run FILE (.scenario or .world); without FILE, the bundled demo.
+
+    With the GUI (the default when there is a display) a viewer window is started as a child
+    process: closing it ends the run; if it crashes, the run goes on.
+    """
     from .runner import Run, RunOptions, load_scenario_or_world
-    from .runview import run_headless
+    from .runview import run_headless, run_with_viewer
 
     scenario = load_scenario_or_world(file)
     options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,
                          bind=bind, controllers=not no_controllers, log_dir=controller_logs,
-                         json_port=json_port)
+                         json_port=json_port, record=record, record_every=record_every)
     gui = (not headless) if headless is not None else _has_display()
-    if gui:
-        click.echo("coopsim: the GUI is not available yet; running headless", err=True)
+    if gui and not _has_display():
+        raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
+                           "or start a viewer elsewhere with 'coopsim view ENDPOINT'")
     with Run(scenario, options) as live:
+        if live.recorder is not None:
+            click.echo(f"recording: {live.recorder.path}", err=True)
         if live.gateway is not None:
             host, gw_port = live.gateway.address
             click.echo(f"json gateway: {host}:{gw_port}", err=True)
-        run_headless(live)
+        if gui and live.network is not None:
+            run_with_viewer(live, fps)
+        else:
+            run_headless(live)
+    if live.recorder is not None:
+        click.echo(live.recorder.summary(), err=True)
+
+
+@main.command()
+@click.argument("endpoint", required=False)
+@click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
+              help="Frames per second (CoopDynSim renders at 10).")
+@_friendly
+def view(endpoint, fps) -> None:
+    """Show a running simulation or replay in a window.
+
+    ENDPOINT is its name server: tcp://HOST:PORT, HOST:PORT or a port on this machine (default
+    $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000). The window keeps trying while the simulation
+    is away and reconnects when it comes back.
+    """
+    from .viewer import ViewerError, nameserver_endpoint, quit_on_signals
+
+    quit_on_signals()
+    endpoint = nameserver_endpoint(endpoint)
+    if not _has_display():
+        raise ViewerError("no display: DISPLAY is not set (run under X, or under Xvfb)")
+    try:
+        from .viewer.app import main as view_main
+    except ImportError as exc:
+        raise ViewerError(f"the viewer cannot load its window libraries: {exc}") from None
+    sys.exit(view_main(endpoint, fps))
+
+
+@main.command()
+@click.argument("endpoint", required=False)
+@click.option("--json-port", type=int, default=0, show_default=True,
+              help="TCP port to serve (0 = any free port).")
+@click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@_friendly
+def gateway(endpoint, json_port, bind) -> None:
+    """Serve the JSON-lines gateway in front of a running simulation or replay.
+
+    ENDPOINT is its name server (default $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000).
+    """
+    import threading
+
+    from .gateway import Gateway
+    from .protocol import DEFAULT_NAMESERVER
+
+    endpoint = endpoint or os.environ.get("COOPSIM_NAMESERVER", DEFAULT_NAMESERVER)
+    server = Gateway(endpoint, bind, json_port).start()
+    host, gw_port = server.address
+    click.echo(f"json gateway: {host}:{gw_port} -> {endpoint}   (Ctrl-C stops)", err=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@_friendly
+def info(file, as_json) -> None:
+    """Describe a recording: duration, steps, robots, size, scenario."""
+    from .recording import Recording, format_info, info_json
+
+    with Recording(file) as rec:
+        facts = rec.info()
+    click.echo(info_json(facts) if as_json else format_info(facts))
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@click.option("--csv", "out", required=True, type=click.Path(),
+              help="Output CSV file ('-' for stdout).")
+@_friendly
+def export(file, out) -> None:
+    """Export a recording: one CSV row per robot per recorded step."""
+    from .recording import Recording, export_csv
+
+    with Recording(file) as rec, click.open_file(out, "w", encoding="utf-8") as stream:
+        rows = export_csv(rec, stream)
+    click.echo(f"{rows} rows written to {out}", err=True)
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@click.option("--headless/--gui", default=None,
+              help="Without a window (default when there is no display) or with the viewer.")
+@click.option("--port", type=int, default=10000, show_default=True,
+              help="Name server port (0 = any free port).")
+@click.option("--bind", default="127.0.0.1", show_default=True, help="Address servers bind.")
+@click.option("--speed", type=float, default=1.0, show_default=True,
+              help="Playback speed factor (negative plays backwards).")
+@click.option("--start", type=float, help="Position to start at, s.")
+@click.option("--paused", is_flag=True, help="Start paused.")
+@click.option("--exit-at-end", is_flag=True, help="Exit when the playback reaches the end.")
+@click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
+              help="Viewer frames per second (with the GUI).")
+@_friendly
+def replay(file, headless, port, bind, speed, start, paused, exit_at_end, fps) -> None:
+    """Play a recording back on the network, as a live run would appear."""
+    from .replay import Replay, run_replay
+
+    gui = (not headless) if headless is not None else _has_display()
+    with Replay(file, bind=bind, port=port, speed=speed, paused=paused,
+                exit_at_end=exit_at_end, start=start) as playback:
+        run_replay(playback, gui, lambda text: click.echo(text, err=True), fps)
 
 
 @main.group()

@@ -87,7 +87,7 @@ class Client:
         sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
         if not sock.poll(int(self.timeout * 1000)):
             raise ProtocolError(p.TIMEOUT, f"no reply from {endpoint} within {self.timeout:g} s")
-        reply = Message.from_wire(sock.recv())
+        reply = Message.from_wire(sock.recv(), max_bytes=None)
         if reply.error:
             raise RemoteError(reply.error, reply.text)
         return reply

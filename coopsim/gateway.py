@@ -248,7 +248,7 @@ class _Connection(threading.Thread):
                 return msg.fail(p.TIMEOUT, f"no reply from {endpoint} within "
                                            f"{self.gateway.timeout:g} s")
         try:
-            return Message.from_wire(zsock.recv())
+            return Message.from_wire(zsock.recv(), max_bytes=None)
         except ProtocolError as exc:  # a server that does not speak the protocol
             return msg.fail(exc.code, f"the server's reply: {exc.text}")
 

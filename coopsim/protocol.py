@@ -69,15 +69,20 @@ class Message:
              [float(x) for x in self.data]], use_bin_type=True)
 
     @classmethod
-    def from_wire(cls, frame: bytes) -> "Message":
+    def from_wire(cls, frame: bytes, max_bytes: int | None = MAX_MESSAGE_BYTES) -> "Message":
         """Unpack and type-check one frame.
+
+        Args:
+            frame: The frame's bytes.
+            max_bytes: Largest frame accepted; servers limit requests, while replies and state
+                frames (a large swarm's layout) are read with None: no limit.
 
         Raises:
             ProtocolError: code BAD_MESSAGE with a sentence saying what is wrong.
         """
-        if len(frame) > MAX_MESSAGE_BYTES:
+        if max_bytes is not None and len(frame) > max_bytes:
             raise ProtocolError(BAD_MESSAGE, f"message of {len(frame)} bytes is over the "
-                                             f"{MAX_MESSAGE_BYTES}-byte limit")
+                                             f"{max_bytes}-byte limit")
         try:
             items = msgpack.unpackb(frame, raw=False, strict_map_key=True)
         except Exception as exc:  # noqa: BLE001 -- msgpack raises many unrelated types

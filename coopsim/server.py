@@ -44,10 +44,14 @@ class Server:
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.MAXMSGSIZE, p.MAX_MESSAGE_BYTES)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 0)
-        if port:
-            self.socket.bind(f"tcp://{bind}:{port}")
-        else:
-            port = self.socket.bind_to_random_port(f"tcp://{bind}")
+        try:
+            if port:
+                self.socket.bind(f"tcp://{bind}:{port}")
+            else:
+                port = self.socket.bind_to_random_port(f"tcp://{bind}")
+        except zmq.ZMQError:
+            self.socket.close(0)  # an open socket would make ctx.term() hang forever
+            raise
         self.endpoint = f"tcp://{bind}:{port}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"coopsim{name}", daemon=True)
@@ -58,9 +62,11 @@ class Server:
         return self
 
     def stop(self, timeout: float = 2.0) -> None:
-        """Stop the thread; the socket is closed by it."""
+        """Stop the thread, which closes the socket; wait for it up to ``timeout`` s (0: not)."""
         self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
+        if self._thread.ident is None:  # never started: nobody else will close the socket
+            self.socket.close(0)
+        elif timeout and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
     def handle(self, msg: Message, command: Command) -> Message:
@@ -138,4 +144,4 @@ def ask(socket: zmq.Socket, request: Message, timeout: float = 2.0) -> Message:
     socket.send(request.to_wire())
     if not socket.poll(int(timeout * 1000)):
         raise ProtocolError(p.TIMEOUT, f"no reply within {timeout:g} s")
-    return Message.from_wire(socket.recv())
+    return Message.from_wire(socket.recv(), max_bytes=None)

@@ -10,6 +10,7 @@ name server until it answers again, then looks every name up afresh (new ports a
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import threading
 import time
@@ -17,7 +18,6 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Sequence
 
-import msgpack
 import zmq
 
 from .. import protocol as p
@@ -25,8 +25,14 @@ from ..errors import ProtocolError
 from ..protocol import Message
 from ..statestream import StateFrame, decode_state
 
+log = logging.getLogger(__name__)
+
+_NAMES = {c.name: c.id for c in p.NAME_COMMANDS.values()}
+_SIM = {c.name: c.id for c in p.SIM_COMMANDS.values()}
+_PLAYBACK = {c.name: c.id for c in p.PLAYBACK_COMMANDS.values()}
+
 REQUEST_TIMEOUT = 3.0  # s for an ordinary request (a load gets LOAD_TIMEOUT)
-LOAD_TIMEOUT = 15.0  # /sim waits up to 10 s for a load itself
+LOAD_TIMEOUT = 15.0  # s for a load or reset: /sim itself waits up to 10 s for the stepper
 PROBE_TIMEOUT = 0.5  # s for the liveness and reconnection probes
 SILENCE = 1.0  # s without a state frame before the link probes /sim
 RETRY = 0.5  # s between reconnection attempts
@@ -36,19 +42,23 @@ _POLL_MS = 30  # how long the thread waits on the stream before looking at its q
 
 @dataclass(frozen=True)
 class Playback:
-    """What ``/playback`` status says.
+    """What ``/playback`` status says (params [playing, frame index, frame count, step], data
+    [position, duration, speed, start, end]; see docs/protocol.md).
 
     Attributes:
-        position: Shown time, s.
+        position: Recording time of the frame shown, s.
         duration: Length of the recording, s.
         playing: True while playing.
-        speed: Playback speed factor.
+        speed: Playback speed factor (negative plays backwards).
+        start, end: Recording times of the first and last frame, s.
     """
 
     position: float
     duration: float
     playing: bool = False
     speed: float = 1.0
+    start: float = 0.0
+    end: float = 0.0
 
 
 @dataclass
@@ -64,21 +74,8 @@ class _Request:
 
 
 def unpack_reply(frame: bytes) -> Message:
-    """Decode a reply or stream frame.
-
-    Unlike :meth:`Message.from_wire` there is no size limit: the limit protects servers from
-    large requests, while a layout or a state frame of a large swarm is legitimately larger.
-
-    Raises:
-        ProtocolError: BAD_MESSAGE when the frame is not a five-item message.
-    """
-    try:
-        items = msgpack.unpackb(frame, raw=False)
-        error, text, command, params, data = items
-        return Message(int(error), str(text), int(command), tuple(int(v) for v in params),
-                       tuple(float(v) for v in data))
-    except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise ProtocolError(p.BAD_MESSAGE, f"bad reply ({type(exc).__name__})") from None
+    """Decode a reply or stream frame (no size limit: a large swarm's layout is large)."""
+    return Message.from_wire(frame, max_bytes=None)
 
 
 class Link:
@@ -156,16 +153,26 @@ class Link:
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
-                if self._switch is not None:
-                    self.nameserver, self._switch = self._switch, None
-                    self._drop("switching")
-                if not self.connected and not self._connect():
-                    self._fail_queue()
+                try:
+                    self._loop_once()
+                except zmq.ContextTerminated:
+                    return  # close() while a request was waiting
+                except Exception:  # noqa: BLE001 -- a bug must not freeze the window
+                    log.exception("viewer link: starting over")
+                    self._drop("internal error (see the log)")
                     self._stop.wait(RETRY)
-                    continue
-                self._serve_once()
         finally:
             self._close_sockets()
+
+    def _loop_once(self) -> None:
+        if self._switch is not None:
+            self.nameserver, self._switch = self._switch, None
+            self._drop("switching")
+        if not self.connected and not self._connect():
+            self._fail_queue()
+            self._stop.wait(RETRY)
+            return
+        self._serve_once()
 
     def _serve_once(self) -> None:
         self._drain_stream()
@@ -187,15 +194,18 @@ class Link:
         """Look every name up; True when /sim answers."""
         self._close_sockets()
         try:
-            self._request(self.nameserver, 0, params=(p.PROTOCOL_VERSION,),
+            self._request(self.nameserver, _NAMES["hello"], params=(p.PROTOCOL_VERSION,),
                           timeout=PROBE_TIMEOUT)
             names = self._names()
             if "/sim" not in names:
                 raise ProtocolError(p.UNKNOWN_NAME, "the name server has no /sim")
             self._endpoints = names
-            self.layout = json.loads(self._call("/sim", 23, timeout=REQUEST_TIMEOUT).text)
+            self.layout = json.loads(self._call("/sim", _SIM["state"]).text)
         except ProtocolError as exc:
-            self._drop(f"disconnected: {exc.text}")
+            self._drop(exc.text)
+            return False
+        except ValueError:
+            self._drop("/sim state is not a JSON document")
             return False
         self._subscribe(names.get("/sim/state"))
         self.playback = Playback(0.0, 0.0) if "/playback" in names else None
@@ -208,12 +218,12 @@ class Link:
         return True
 
     def _names(self) -> dict[str, str]:
-        text = self._request(self.nameserver, 2, timeout=PROBE_TIMEOUT).text
+        text = self._request(self.nameserver, _NAMES["list"], timeout=PROBE_TIMEOUT).text
         return dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
 
     def _subscribe(self, endpoint: str | None) -> None:
         if endpoint is None:
-            return  # no stream: the link polls /sim for state instead (see _probe)
+            return  # no stream: the window shows the layout's poses, fetched after each change
         sub = self._ctx.socket(zmq.SUB)
         sub.setsockopt(zmq.LINGER, 0)
         sub.setsockopt(zmq.RCVHWM, 4)  # the viewer only wants the latest frame
@@ -262,14 +272,14 @@ class Link:
 
     def _fetch_layout(self) -> None:
         try:
-            self.layout = json.loads(self._call("/sim", 23).text)
+            self.layout = json.loads(self._call("/sim", _SIM["state"]).text)
         except (ProtocolError, ValueError) as exc:
             self._note_failure(exc)
 
     def _poll_playback(self) -> None:
         self._polled = time.monotonic()
         try:
-            reply = self._call("/playback", 1, timeout=PROBE_TIMEOUT)
+            reply = self._call("/playback", _PLAYBACK["status"], timeout=PROBE_TIMEOUT)
         except ProtocolError as exc:
             self._note_failure(exc)
             return
@@ -278,7 +288,7 @@ class Link:
     def _probe(self) -> None:
         """No frame for a while: ask /sim whether it is there (paused runs publish slowly)."""
         try:
-            self._call("/sim", 1, timeout=PROBE_TIMEOUT)
+            self._call("/sim", _SIM["status"], timeout=PROBE_TIMEOUT)
         except ProtocolError as exc:
             self._note_failure(exc)
             return
@@ -286,7 +296,7 @@ class Link:
 
     def _note_failure(self, exc: Exception) -> None:
         if isinstance(exc, ProtocolError) and exc.code == p.TIMEOUT:
-            self._drop(f"disconnected: {exc.text}")
+            self._drop(exc.text)
 
     def _drop(self, why: str) -> None:
         self.connected = False
@@ -328,7 +338,11 @@ class Link:
         if sock is None:
             sock = self._ctx.socket(zmq.REQ)
             sock.setsockopt(zmq.LINGER, 0)
-            sock.connect(endpoint)
+            try:
+                sock.connect(endpoint)
+            except zmq.ZMQError as exc:
+                sock.close(0)
+                raise ProtocolError(p.FAILED, f"cannot connect to {endpoint!r}: {exc}") from None
             self._sockets[endpoint] = sock
         return sock
 
@@ -342,7 +356,11 @@ class Link:
 
 
 def parse_playback(reply: Message) -> Playback:
-    """Read a ``/playback`` status reply: data [position, duration, speed?], params [playing?]."""
-    data = list(reply.data) + [0.0, 0.0, 1.0]
+    """Read a ``/playback`` status reply (older servers may send fewer data items)."""
+    position, duration, speed, start, end = (list(reply.data) + [0.0] * 5)[:5]
+    if len(reply.data) < 3:
+        speed = 1.0
+    if len(reply.data) < 5:
+        start, end = 0.0, duration
     playing = bool(reply.params[0]) if reply.params else False
-    return Playback(data[0], data[1], playing, data[2] if len(reply.data) > 2 else 1.0)
+    return Playback(position, duration, playing, speed, start, end)

@@ -1,0 +1,253 @@
+"""The managers (CoopDynSim's Manager menu): objects, robots and targets, inserted, updated and
+removed through ``/sim`` commands.
+
+Each manager is a window with the list of what the world holds (click one to copy it into the
+form), the form, and Insert / Update / Remove buttons. What the user types is checked by
+:mod:`coopsim.viewer.forms` first; the server's answer shows under the form either way.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from imgui_bundle import imgui
+
+from .forms import (ROBOT_TYPES, SHAPES, TARGET_COLORS, FormError, Request, name,
+                    object_request, robot_request, target_request)
+from .ui import DIM_COLOR, Outcome, Ui
+
+_FLAGS = imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_collapse
+_LIST_HEIGHT = 92.0  # px for the list of existing items
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3f}".rstrip("0").rstrip(".") or "0"
+
+
+def _next_name(text: str) -> str:
+    """box1 -> box2: a fresh default after an insertion."""
+    match = re.match(r"^(.*?)(\d+)$", text)
+    return f"{match.group(1)}{int(match.group(2)) + 1}" if match else f"{text}2"
+
+
+class Manager:
+    """A manager window's frame: open flag, placement, list box, outcome line."""
+
+    title = "Manager"
+    key = "manager"
+    column = 0  # 0: along the left edge, 1: along the right edge (so managers do not overlap)
+    top = 60.0  # px from the window's top
+
+    def __init__(self, ui: Ui) -> None:
+        self.ui = ui
+        self.open = False
+        self.outcome = Outcome()
+
+    def draw(self) -> None:
+        """Draw the window when it is open."""
+        if not self.open:
+            return
+        width = imgui.get_io().display_size.x
+        x = 10.0 if self.column == 0 else max(10.0, width - 330.0)
+        imgui.set_next_window_pos(imgui.ImVec2(x, self.top), imgui.Cond_.appearing)
+        expanded, self.open = imgui.begin(self.title, self.open, _FLAGS)
+        if expanded:
+            self._list()
+            self._form()
+            self._buttons()
+            self.outcome.show()
+        imgui.end()
+
+    def _list(self) -> None:
+        imgui.text_colored(DIM_COLOR, "in the world (click to edit):")
+        imgui.begin_child(f"##{self.key}.list", imgui.ImVec2(300.0, _LIST_HEIGHT),
+                          imgui.ChildFlags_.borders)
+        for i, (label, pick) in enumerate(self._items()):
+            if imgui.selectable(f"{label}##{self.key}.{i}", False)[0]:
+                pick()
+            self.ui.mark(f"{self.key}.item.{label.split()[0]}")
+        imgui.end_child()
+
+    def _items(self):
+        return []
+
+    def _form(self) -> None:
+        raise NotImplementedError
+
+    def _buttons(self) -> None:
+        raise NotImplementedError
+
+
+class ObjectManager(Manager):
+    """Boxes, cylinders and spheres: size, position, orientation, mass, colour."""
+
+    title = "Object manager"
+    key = "object"
+    _labels = {"name": "name", "length": "length / diameter (m)", "width": "width (m)",
+               "height": "height (m)", "x": "x (m)", "y": "y (m)", "z": "z (m)",
+               "yaw": "orientation (deg)", "mass": "mass (kg, 0 = static)"}
+
+    def __init__(self, ui: Ui) -> None:
+        super().__init__(ui)
+        self.values = {"name": "box1", "length": "0.3", "width": "0.3", "height": "0.3",
+                       "x": "0", "y": "0", "z": "0.15", "yaw": "0", "mass": "0.5"}
+        self.shape = 0
+        self.color = [0.85, 0.55, 0.2]
+
+    def _items(self):
+        return [(f"{o['name']} ({o['shape']})", lambda o=o: self._pick(o))
+                for o in self.ui.layout["objects"]]
+
+    def _pick(self, obj: dict) -> None:
+        size = obj["size"]
+        self.values.update(name=obj["name"], length=_fmt(size[0]), width=_fmt(size[1]),
+                           height=_fmt(size[2]), x=_fmt(obj["x"]), y=_fmt(obj["y"]),
+                           z=_fmt(obj.get("z", 0.0)), yaw=_fmt(math.degrees(obj["yaw"])),
+                           mass=_fmt(obj["mass"]))
+        self.shape = SHAPES.index(obj["shape"]) if obj["shape"] in SHAPES else 0
+        self.color = [c / 255 for c in obj["color"][:3]]
+
+    def _form(self) -> None:
+        imgui.set_next_item_width(130.0)
+        _, self.shape = imgui.combo("shape##object.shape", self.shape, list(SHAPES))
+        self.ui.mark("object.shape")
+        self.ui.fields("object", self.values, self._labels)
+        _, self.color = imgui.color_edit3("color##object.color", self.color,
+                                          imgui.ColorEditFlags_.no_inputs)
+
+    def _buttons(self) -> None:
+        shape = SHAPES[self.shape]
+        if self.ui.button("Insert##object", "object.insert"):
+            self.ui.submit(lambda: object_request("insert", self.values, shape, self.color),
+                           self.outcome, f"inserted {self.values['name']}", self._inserted)
+        imgui.same_line()
+        if self.ui.button("Update##object", "object.update"):
+            self.ui.submit(lambda: object_request("update", self.values, shape, self.color),
+                           self.outcome, f"updated {self.values['name']}")
+        imgui.same_line()
+        if self.ui.button("Remove##object", "object.remove"):
+            self.ui.submit(lambda: Request("remove_object", name(self.values)), self.outcome,
+                           f"removed {self.values['name']}")
+
+    def _inserted(self, _reply) -> None:
+        self.values["name"] = _next_name(self.values["name"])
+
+
+class RobotManager(Manager):
+    """Robots and teams: type, name, position, orientation, colour."""
+
+    title = "Robot manager"
+    key = "robot"
+    column = 1
+    _labels = {"name": "name", "x": "x (m)", "y": "y (m)", "z": "z (m)",
+               "yaw": "orientation (deg)"}
+
+    def __init__(self, ui: Ui) -> None:
+        super().__init__(ui)
+        self.values = {"name": "robot1", "x": "0", "y": "0", "z": "0", "yaw": "0"}
+        self.type = 0
+        self.color = [0.16, 0.35, 0.9]
+
+    def _types(self) -> list[str]:
+        extra = {s["type"] for s in self.ui.layout.get("sections", [])} - set(ROBOT_TYPES)
+        return list(ROBOT_TYPES) + sorted(extra)
+
+    def _items(self):
+        return [(f"{s['name']} ({s['type']})", lambda s=s: self._pick(s))
+                for s in self.ui.layout.get("sections", [])]
+
+    def _pick(self, section: dict) -> None:
+        lay = self.ui.layout
+        body = next((b for b in lay["bars"] if b["name"] == section["name"]), None)
+        robot = next((r for r in lay["robots"] if r["name"] == section["name"]
+                      or r.get("team") == section["name"]), None)
+        where = body or robot or {"x": 0.0, "y": 0.0, "yaw": 0.0}
+        self.values.update(name=section["name"], x=_fmt(where["x"]), y=_fmt(where["y"]),
+                           z="0", yaw=_fmt(math.degrees(where["yaw"])))
+        types = self._types()
+        self.type = types.index(section["type"]) if section["type"] in types else 0
+        if robot is not None:
+            self.color = [c / 255 for c in robot["color"][:3]]
+
+    def _form(self) -> None:
+        types = self._types()
+        imgui.set_next_item_width(130.0)
+        _, self.type = imgui.combo("type##robot.type", min(self.type, len(types) - 1), types)
+        self.ui.mark("robot.type")
+        self.ui.fields("robot", self.values, self._labels)
+        _, self.color = imgui.color_edit3("color##robot.color", self.color,
+                                          imgui.ColorEditFlags_.no_inputs)
+
+    def _buttons(self) -> None:
+        rtype = self._types()[min(self.type, len(self._types()) - 1)]
+        if self.ui.button("Insert##robot", "robot.insert"):
+            self.ui.submit(lambda: robot_request("insert", self.values, rtype, self.color),
+                           self.outcome, f"inserted {self.values['name']}", self._inserted)
+        imgui.same_line()
+        if self.ui.button("Update##robot", "robot.update"):
+            self.ui.submit(lambda: robot_request("update", self.values, rtype, self.color),
+                           self.outcome, f"updated {self.values['name']}")
+        imgui.same_line()
+        if self.ui.button("Remove##robot", "robot.remove"):
+            self.ui.submit(lambda: Request("remove_robot", name(self.values)), self.outcome,
+                           f"removed {self.values['name']}")
+
+    def _inserted(self, _reply) -> None:
+        self.values["name"] = _next_name(self.values["name"])
+
+
+class TargetManager(Manager):
+    """Coloured target markers: colour and position."""
+
+    title = "Target manager"
+    key = "target"
+    column = 1
+    top = 420.0
+    _labels = {"x": "x (m)", "y": "y (m)", "z": "z (m)"}
+
+    def __init__(self, ui: Ui) -> None:
+        super().__init__(ui)
+        self.values = {"x": "0", "y": "0", "z": "0"}
+        self.color = 0
+        self.index: int | None = None
+
+    def _items(self):
+        return [(f"{t['index']}: {t['color']} ({_fmt(t['x'])}, {_fmt(t['y'])})",
+                 lambda t=t: self._pick(t)) for t in self.ui.layout["targets"]]
+
+    def _pick(self, target: dict) -> None:
+        self.index = int(target["index"])
+        self.values.update(x=_fmt(target["x"]), y=_fmt(target["y"]), z=_fmt(target["z"]))
+        if target["color"] in TARGET_COLORS:
+            self.color = TARGET_COLORS.index(target["color"])
+
+    def _form(self) -> None:
+        imgui.text_colored(DIM_COLOR, "selected: " + ("none" if self.index is None
+                                                      else f"target {self.index}"))
+        imgui.set_next_item_width(130.0)
+        _, self.color = imgui.combo("color##target.color", self.color, list(TARGET_COLORS))
+        self.ui.mark("target.color")
+        self.ui.fields("target", self.values, self._labels)
+
+    def _buttons(self) -> None:
+        color = TARGET_COLORS[self.color]
+        if self.ui.button("Insert##target", "target.insert"):
+            self.ui.submit(lambda: target_request("insert", self.values, color), self.outcome,
+                           f"inserted a {color} target")
+        imgui.same_line()
+        if self.ui.button("Update##target", "target.update"):
+            self.ui.submit(lambda: target_request("update", self.values, color, self.index),
+                           self.outcome, f"updated target {self.index}")
+        imgui.same_line()
+        if self.ui.button("Remove##target", "target.remove"):
+            self.ui.submit(self._remove, self.outcome, f"removed target {self.index}",
+                           self._removed)
+
+    def _remove(self) -> Request:
+        if self.index is None:
+            raise FormError("", "choose the target to remove in the list first")
+        return Request("remove_target", params=(self.index,))
+
+    def _removed(self, _reply) -> None:
+        self.index = None

@@ -1,0 +1,207 @@
+"""What the viewer draws: floor, walls, objects, targets, robots, team bars and sonar rays.
+
+The scene is built from a ``/sim`` layout (names, shapes, sizes, colours) and moved by state
+frames (poses and sonar distances). Everything lives in one pyglet Batch in world metres; the
+camera's matrix maps it to the window. Robot names are not drawn here: the window writes them with
+the widget layer's text, which is far cheaper than one pyglet Label per robot.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyglet
+from pyglet import gl
+
+from ..statestream import StateFrame
+from .geometry import Layer, LayerGroup, LineLayer, disc, nose, program, rgba, ring, shade, square
+
+#: Sonar mounting angles (relative to the heading): 11 sensors, -90..+90 degrees, 18 apart.
+#: The same numbers as coopsim.modules.SONAR_ANGLES, restated so the viewer never imports physics.
+SONAR_ANGLES = np.radians(np.linspace(-90.0, 90.0, 11))
+TARGET_RADIUS = 0.15  # m, how large a target marker is drawn (targets have no body)
+WALL = 0.05  # m, thickness of the drawn floor border
+OUTLINE = 0.02  # m, dark rim around objects and robots
+FLOOR_COLOR = (222, 222, 214)
+BORDER_COLOR = (70, 70, 70)
+GRID_COLOR = (190, 190, 182, 255)
+BAR_COLOR = (150, 110, 60)
+BACKGROUND = (0.16, 0.17, 0.19, 1.0)
+# draw order: a team's bar lies on its robots (it is carried on supports above them)
+_ORDER = ("floor", "grid", "targets", "objects_rim", "objects", "robots_rim", "robots", "bars",
+          "noses", "sonar")
+
+
+class Scene:
+    """The drawable world; call :meth:`set_layout` on every new layout, :meth:`update` per frame."""
+
+    def __init__(self) -> None:
+        self.batch = pyglet.graphics.Batch()
+        self._shader = program()
+        self.groups = {name: LayerGroup(self._shader, i) for i, name in enumerate(_ORDER)}
+        self.layers: dict[str, Layer] = {}
+        self.layout: dict | None = None
+        self.show_sonar = True
+        self.robot_names: list[str] = []
+        self.robot_xy = np.zeros((0, 2))  # latest robot positions, m (for labels and tests)
+        self.robot_radius = np.zeros(0)
+        self.floor = (0.0, 0.0)
+
+    # -- building -----------------------------------------------------------------------------
+
+    def set_layout(self, layout: dict) -> None:
+        """Rebuild every layer for a new layout (only when it is a new document)."""
+        if layout is self.layout:
+            return
+        self.layout = layout
+        for layer in self.layers.values():
+            layer.delete()
+        self.layers.clear()
+        floor = layout.get("floor", {})
+        self.floor = (float(floor.get("length", 0.0)), float(floor.get("width", 0.0)))
+        self._build_floor(*self.floor)
+        self._build_objects(layout.get("objects", []))
+        self._build_targets(layout.get("targets", []))
+        self._build_bars(layout.get("bars", []))
+        self._build_robots(layout.get("robots", []))
+        self.update(None)
+
+    def _add(self, name: str, local: np.ndarray, colors) -> Layer:
+        layer = Layer(self._shader, self.batch, self.groups[name], local,
+                      np.asarray(colors, dtype=np.uint8).reshape(-1, 4))
+        self.layers[name] = layer
+        return layer
+
+    def _build_floor(self, length: float, width: float) -> None:
+        if length <= 0 or width <= 0:
+            return
+        outer = square()[None] * (length + 2 * WALL, width + 2 * WALL)
+        inner = square()[None] * (length, width)
+        floor = np.concatenate((outer, inner))
+        self._add("floor", floor, [rgba(BORDER_COLOR), rgba(FLOOR_COLOR)])
+        self.layers["floor"].update(np.zeros((2, 3)))
+        xs = np.arange(math.ceil(-length / 2), math.floor(length / 2) + 1)
+        ys = np.arange(math.ceil(-width / 2), math.floor(width / 2) + 1)
+        lines = [((x, -width / 2), (x, width / 2)) for x in xs]
+        lines += [((-length / 2, y), (length / 2, y)) for y in ys]
+        grid = LineLayer(self._shader, self.batch, self.groups["grid"], len(lines),
+                         np.tile(GRID_COLOR, (len(lines), 1)))
+        arr = np.asarray(lines, dtype=float).reshape(-1, 2, 2)
+        grid.set_lines(arr[:, 0], arr[:, 1])
+        self.layers["grid"] = grid
+
+    def _build_objects(self, objects: list[dict]) -> None:
+        rims, fills, colors = [], [], []
+        for obj in objects:
+            l, w = float(obj["size"][0]), float(obj["size"][1])
+            if obj["shape"] == "box":
+                rims.append(_padded(square(), 24) * (l + 2 * OUTLINE, w + 2 * OUTLINE))
+                fills.append(_padded(square(), 24) * (l, w))
+            else:
+                rims.append(disc(24) * (l / 2 + OUTLINE))
+                fills.append(disc(24) * (l / 2))
+            # static objects look heavier: a darker rim
+            colors.append(rgba(obj.get("color", (150, 150, 150))))
+        dark = [shade(c, 0.45 if o.get("mass", 0) == 0 else 0.7) for c, o in zip(colors, objects)]
+        self._add("objects_rim", np.array(rims).reshape(-1, 72, 2), dark)
+        self._add("objects", np.array(fills).reshape(-1, 72, 2), colors)
+
+    def _build_targets(self, targets: list[dict]) -> None:
+        local = np.concatenate((ring(0.55, 20), disc(12) * 0.25))[None] * TARGET_RADIUS
+        colors = [rgba(t.get("rgb", (255, 0, 0))) for t in targets]
+        layer = self._add("targets", np.repeat(local, len(targets), axis=0), colors)
+        layer.update(np.array([(t["x"], t["y"], 0.0) for t in targets]).reshape(-1, 3))
+
+    def _build_bars(self, bars: list[dict]) -> None:
+        local = np.array([square() * (b["length"], b["width"]) for b in bars]).reshape(-1, 6, 2)
+        self._add("bars", local, [rgba(BAR_COLOR)] * len(bars))
+
+    def _build_robots(self, robots: list[dict]) -> None:
+        self.robot_names = [r["name"] for r in robots]
+        self.robot_radius = np.array([float(r.get("radius", 0.2)) for r in robots])
+        radius = self.robot_radius[:, None, None]
+        colors = [rgba(r.get("color", (40, 90, 230))) for r in robots]
+        self._add("robots_rim", np.repeat(disc(20)[None], len(robots), 0) * (radius + OUTLINE),
+                  [shade(c, 0.35) for c in colors])
+        self._add("robots", np.repeat(disc(20)[None], len(robots), 0) * radius, colors)
+        self._add("noses", np.repeat(nose()[None], len(robots), 0) * radius,
+                  [(250, 250, 250, 230)] * len(robots))
+        self._sonar_rows = np.array([i for i, r in enumerate(robots)
+                                     if "sonar" in r.get("modules", ["sonar"])], dtype=int)
+        count = len(self._sonar_rows) * len(SONAR_ANGLES)
+        self.layers["sonar"] = LineLayer(self._shader, self.batch, self.groups["sonar"], count,
+                                         np.tile((255, 120, 30, 170), (count, 1)))
+
+    # -- moving -------------------------------------------------------------------------------
+
+    def update(self, frame: StateFrame | None) -> None:
+        """Move bodies to the frame's poses (or the layout's own, when the frame does not fit)."""
+        if self.layout is None:
+            return
+        robots, objects, bars, sonar = self._poses(frame)
+        self.layers["objects_rim"].update(objects)
+        self.layers["objects"].update(objects)
+        self.layers["bars"].update(bars)
+        for name in ("robots_rim", "robots", "noses"):
+            self.layers[name].update(robots)
+        self.robot_xy = robots[:, :2].copy()
+        self._update_sonar(robots, sonar)
+
+    def _poses(self, frame: StateFrame | None):
+        lay = self.layout
+        fits = (frame is not None and frame.layout_version == lay.get("layout_version")
+                and len(frame.robots) == len(lay["robots"])
+                and len(frame.objects) == len(lay["objects"])
+                and len(frame.bars) == len(lay["bars"]))
+        if fits:
+            return frame.robots, frame.objects, frame.bars, frame.sonar
+        pose = lambda items: np.array([(i["x"], i["y"], i.get("yaw", 0.0))  # noqa: E731
+                                       for i in items], dtype=float).reshape(-1, 3)
+        return pose(lay["robots"]), pose(lay["objects"]), pose(lay["bars"]), None
+
+    def _update_sonar(self, robots: np.ndarray, sonar: np.ndarray | None) -> None:
+        layer = self.layers["sonar"]
+        rows = self._sonar_rows
+        if layer.vlist is None:
+            return
+        if not self.show_sonar or sonar is None or len(sonar) != len(robots):
+            far = np.full((layer.count, 2), 1e6)  # off-screen: cheaper than rebuilding the list
+            layer.set_lines(far, far)
+            return
+        angles = (robots[rows, 2:3] + SONAR_ANGLES[None, :]).ravel()
+        dirs = np.stack((np.cos(angles), np.sin(angles)), axis=1)
+        edge = np.repeat(self.robot_radius[rows], len(SONAR_ANGLES))[:, None]
+        origins = np.repeat(robots[rows, :2], len(SONAR_ANGLES), axis=0) + dirs * edge
+        dist = sonar[rows].ravel()[:, None]
+        layer.set_lines(origins, origins + dirs * dist)
+        # near obstacles show strong, far readings faint
+        far = max(2.0, float(dist.max()) if dist.size else 2.0)
+        alpha = (230 - 170 * np.clip(dist[:, 0] / far, 0, 1)).astype(np.uint8)
+        colors = np.empty((layer.count, 4), dtype=np.uint8)
+        colors[:] = (255, 110, 20, 0)
+        colors[:, 3] = alpha
+        layer.recolor(colors)
+
+    def draw(self) -> None:
+        """Draw the batch (the caller has set the window's view matrix)."""
+        gl.glDisable(gl.GL_SCISSOR_TEST)  # the widget layer leaves it on after its own pass
+        gl.glDisable(gl.GL_DEPTH_TEST)
+        gl.glDisable(gl.GL_CULL_FACE)
+        self.batch.draw()
+
+    def robot_at(self, x: float, y: float) -> int | None:
+        """Index of the robot whose chassis covers world point (x, y), or None."""
+        if not len(self.robot_xy):
+            return None
+        d = np.hypot(self.robot_xy[:, 0] - x, self.robot_xy[:, 1] - y)
+        i = int(np.argmin(d))
+        return i if d[i] <= self.robot_radius[i] else None
+
+
+def _padded(tris: np.ndarray, segments: int) -> np.ndarray:
+    """A box's 6 vertices repeated into the 3*segments slots a circle uses, so boxes and circles
+    share one layer (repeated triangles draw nothing new)."""
+    reps = 3 * segments // len(tris)
+    return np.tile(tris, (reps, 1))
+
