@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 
-_SPIN = 0.0015  # s: sleep() overshoots by up to ~1 ms here, so the last stretch is spun
+# s: the last stretch of a wait is spun, since sleep() overshoots (~0.1 ms typically here). Kept
+# short: the spin holds the GIL, so a robot server's reply waits for it (docs/performance.md).
+_SPIN = 0.00025
 
 
 class WallClock:

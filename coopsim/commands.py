@@ -48,6 +48,8 @@ class CommandSlots:
             if attach:
                 self._attached[robot] = self.clock.now()
                 self._committed.add(robot)
+            elif robot in self._attached:  # alive, in realtime: keeps its lease for lockstep
+                self._attached[robot] = self.clock.now()
             self.cond.notify_all()
             return self.generation
 

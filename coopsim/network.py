@@ -64,7 +64,7 @@ class Network:
         current = {r.name: r for r in world.robots}
         with self._lock:
             for name in [n for n in self.robots if n not in current]:
-                self.robots.pop(name).stop()
+                self.robots.pop(name).stop()  # before forget: no motor command comes after
                 self.names.unregister_prefix(f"/{name}")
                 self.stepper.slots.forget([name])
             for name, robot in current.items():
@@ -90,6 +90,8 @@ class Network:
         with self._lock:
             servers = [self.names, self.sim, *self.robots.values()]
             self.robots.clear()
+        for server in servers:  # signal all first: each takes up to a poll period to notice
+            server.stop(timeout=0)
         for server in servers:
             server.stop()
         self.publisher.close()

@@ -16,8 +16,8 @@ from .protocol import Command, Message
 from .server import Server
 
 STEP_WAIT = 0.5  # s a lockstep motor reply waits for its step before answering "not yet"
-CALL_WAIT = 5.0
-SPEED_SANITY = 100.0  # m/s: larger wheel speeds are an error; up to it they saturate at max_speed  # s to wait for the stepper to carry out a queued change
+CALL_WAIT = 5.0  # s to wait for the stepper to carry out a queued change
+SPEED_SANITY = 100.0  # m/s: larger wheel speeds are an error; up to it they saturate at max_speed
 
 
 class RobotServer(Server):
@@ -140,5 +140,8 @@ class RobotServer(Server):
         return msg.reply(text, params=(snap.step,), data=row.tolist())
 
     def _reset(self, msg: Message) -> Message:
-        self.stepper.call(self.stepper.sim.zero_reading, self.robot, "odometry").result(CALL_WAIT)
+        def zero():
+            self.stepper.sim.zero_reading(self.robot, "odometry")
+            self.stepper.refresh()  # a read right after the reset shows the zeros
+        self.stepper.call(zero).result(CALL_WAIT)
         return msg.reply("odometry reset")

@@ -48,7 +48,7 @@ class SimServer(Server):
     def _relayout(self, fn, *args):
         def change():
             result = fn(*args)
-            self.stepper.relayout()
+            self.stepper.refresh()
             self.on_layout()
             return result
         return self._on_stepper(change)
@@ -75,8 +75,10 @@ class SimServer(Server):
         n = msg.params[0] if msg.params else 1
         if not 1 <= n <= 1_000_000:
             raise ProtocolError(p.OUT_OF_RANGE, f"step count must be 1..1000000, not {n}")
-        target = self.stepper.snapshot.step + n
-        self._on_stepper(self.stepper.step, n)
+        def queue():  # on the stepper thread: no step slips in between reading and queueing
+            self.stepper.step(n)
+            return self.stepper.snapshot.step + n
+        target = self._on_stepper(queue)
         if self.stepper.running:  # a long run of steps is answered with its progress so far
             self.stepper.wait_step(target - 1, min(CALL_WAIT, max(1.0, n * 0.01)))
         return self._status(msg)

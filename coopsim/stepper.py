@@ -64,7 +64,10 @@ class Stepper:
         self.sim = sim
         self.clock = clock or WallClock()
         self.slots = slots or CommandSlots(self.clock)
-        self.cond = self.slots.cond  # one condition wakes the loop for commands, calls and stop
+        self.cond = self.slots.cond  # wakes the loop: commands, calls and stop
+        # Wakes threads waiting for a step. Apart from the loop's: in lockstep every motor
+        # command would otherwise wake every robot server waiting for its own step.
+        self.stepped = threading.Condition()
         self.hooks: list[Hook] = []
         self.idle_hooks: list[Hook] = []  # called about every 0.1 s while paused
         self.snapshot = sim.snapshot
@@ -90,10 +93,7 @@ class Stepper:
         wheels = self.sim.actuate()
         self.sim.physics()
         snapshot = self.sim.sense(wheels)
-        with self.cond:
-            self.snapshot = snapshot
-            self.done_generation = self.slots.generation
-            self.cond.notify_all()
+        self._publish(snapshot)
         for hook in self.hooks:
             hook(snapshot)
         return snapshot
@@ -151,24 +151,19 @@ class Stepper:
         self.slots.clear()
         self.missed = 0
         self._reanchor()
-        with self.cond:
-            self.snapshot = self.sim.snapshot
-            self.cond.notify_all()
-        return self.snapshot
+        return self._publish(self.sim.snapshot)
 
-    def relayout(self) -> Snapshot:
-        """After an insertion, update or removal: publish a snapshot showing it (no step)."""
+    def refresh(self) -> Snapshot:
+        """Publish a snapshot of the world as it is now, without a step (after an insertion,
+        update or removal, or a reading zeroed): readers see the change before the next step."""
         self.sim.relayout()
-        with self.cond:
-            self.snapshot = self.sim.snapshot
-            self.cond.notify_all()
-        return self.snapshot
+        return self._publish(self.sim.snapshot)
 
     def wait_step(self, after: int, timeout: float) -> Snapshot | None:
         """Block until a snapshot with step > ``after`` exists; None on timeout."""
-        with self.cond:
-            ok = self.cond.wait_for(lambda: self.snapshot.step > after or self._stop.is_set(),
-                                    timeout)
+        with self.stepped:
+            ok = self.stepped.wait_for(lambda: self.snapshot.step > after or self._stop.is_set(),
+                                       timeout)
             return self.snapshot if ok and self.snapshot.step > after else None
 
     def wait_generation(self, generation: int, timeout: float) -> Snapshot | None:
@@ -177,10 +172,17 @@ class Stepper:
         Returns the snapshot after that step, or None on timeout (paused, or still waiting for
         other lockstep controllers).
         """
-        with self.cond:
-            ok = self.cond.wait_for(
+        with self.stepped:
+            ok = self.stepped.wait_for(
                 lambda: self.done_generation > generation or self._stop.is_set(), timeout)
             return self.snapshot if ok and self.done_generation > generation else None
+
+    def _publish(self, snapshot: Snapshot) -> Snapshot:
+        with self.stepped:
+            self.snapshot = snapshot
+            self.done_generation = self.slots.generation
+            self.stepped.notify_all()
+        return snapshot
 
     def stats(self) -> Stats:
         """Current figures of the run."""
@@ -208,8 +210,7 @@ class Stepper:
     def stop(self, timeout: float = 5.0) -> None:
         """Ask the loop to end and wait for its thread."""
         self._stop.set()
-        with self.cond:
-            self.cond.notify_all()
+        self._wake_all()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
@@ -235,8 +236,12 @@ class Stepper:
                 self._looping = False
             self._run_calls()
             self._stop.set()
-            with self.cond:
-                self.cond.notify_all()
+            self._wake_all()
+
+    def _wake_all(self) -> None:
+        for cond in (self.cond, self.stepped):
+            with cond:
+                cond.notify_all()
 
     def _done(self, duration, max_steps) -> bool:
         snap = self.snapshot

@@ -220,12 +220,14 @@ class World:
             raise UnknownNameError(f"no robot named {name!r}")
         spec = self.robot_specs.pop(name)
         members = set(ROBOT_TYPES.get(spec.type).member_names(name))
+        items: dict = {}  # no repeats: a team's supports are constraints of a robot and the bar
         for robot in [r for r in self.robots if r.name in members]:
-            self.space.remove(robot.body, *robot.body.shapes, robot.control,
-                              *robot.body.constraints)
+            items.update(dict.fromkeys((robot.body, *robot.body.shapes, robot.control,
+                                        *robot.body.constraints)))
         if name in self.bars:
             bar, shape = self.bars.pop(name)
-            self.space.remove(bar, shape, *bar.constraints)
+            items.update(dict.fromkeys((bar, shape, *bar.constraints)))
+        self.space.remove(*items)
         self.robots = [r for r in self.robots if r.name not in members]
         self.layout_version += 1
         return spec

@@ -1,0 +1,153 @@
+"""Helpers of the network tests: a live run on a free port and a raw five-field peer.
+
+The peer speaks the wire protocol with nothing but pyzmq and msgpack, as a client in another
+language would, so the servers are tested through their real sockets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import msgpack
+import zmq
+
+from coopsim.runner import Run, RunOptions
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "scenarios"
+NETDATA = Path(__file__).resolve().parent / "data" / "net"
+REPLY_WAIT = 5.0  # s; generous: a reply that takes this long is a failure, not a slow machine
+
+
+@contextlib.contextmanager
+def live(scenario, start: bool = True, **options):
+    """A Run on a free name-server port without launched controllers (unless asked)."""
+    options = {"port": 0, "controllers": False, **options}
+    with Run(scenario, RunOptions(**options)) as run:
+        if start:
+            run.start()
+        yield run
+
+
+class Peer:
+    """One REQ or DEALER socket connected to one server.
+
+    Args:
+        endpoint: Server endpoint.
+        kind: zmq.REQ or zmq.DEALER.
+        delimiter: For DEALER: send the empty delimiter frame REQ sockets add.
+    """
+
+    def __init__(self, endpoint: str, kind: int = zmq.REQ, delimiter: bool = False) -> None:
+        self.ctx = zmq.Context.instance()
+        self.endpoint, self.kind, self.delimiter = endpoint, kind, delimiter
+        self.sock = self._connect()
+
+    def _connect(self) -> zmq.Socket:
+        sock = self.ctx.socket(self.kind)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.connect(self.endpoint)
+        return sock
+
+    def reconnect(self) -> None:
+        """Start over with a fresh socket (after a dropped connection or a lost reply)."""
+        self.sock.close(0)
+        self.sock = self._connect()
+
+    def send_frames(self, frames: list[bytes]) -> None:
+        """Send raw frames (the delimiter is added for a DEALER that asks for it)."""
+        if self.kind == zmq.DEALER and self.delimiter:
+            frames = [b""] + frames
+        self.sock.send_multipart(frames)
+
+    def receive(self, timeout: float = REPLY_WAIT) -> list:
+        """The next reply, decoded to a plain list; AssertionError when none comes."""
+        assert self.sock.poll(int(timeout * 1000)), f"no reply from {self.endpoint}"
+        frames = self.sock.recv_multipart()
+        if self.kind == zmq.DEALER:
+            assert frames[:-1] in ([], [b""]), frames
+        return msgpack.unpackb(frames[-1], raw=False)
+
+    def raw(self, frame: bytes, timeout: float = REPLY_WAIT) -> list:
+        """Send one raw frame and return the decoded reply."""
+        self.send_frames([frame])
+        return self.receive(timeout)
+
+    def ask(self, command: int, text: str = "", params=(), data=(),
+            timeout: float = REPLY_WAIT) -> list:
+        """Send one request and return the reply [error, text, command, params, data]."""
+        return self.raw(msgpack.packb([0, text, command, list(params), list(data)]), timeout)
+
+    def ok(self, command: int, text: str = "", params=(), data=()) -> list:
+        """Like :meth:`ask`, asserting that the reply is a success."""
+        reply = self.ask(command, text, params, data)
+        assert reply[0] == 0, reply
+        return reply
+
+    def close(self) -> None:
+        """Close the socket."""
+        self.sock.close(0)
+
+
+def lookup(nameserver: str, name: str) -> str:
+    """The endpoint of ``name`` (asserting the name server knows it)."""
+    peer = Peer(nameserver)
+    try:
+        return peer.ok(1, name)[1]
+    finally:
+        peer.close()
+
+
+def wait_until(predicate, timeout: float = REPLY_WAIT, every: float = 0.01):
+    """Poll ``predicate`` until it returns something truthy; return it or fail."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < end, "condition not reached in time"
+        time.sleep(every)
+
+
+def controller(script: str, nameserver: str, robot: str, *args: str) -> subprocess.Popen:
+    """Start tests/data/net/``script`` as a controller process (stdout piped, text mode)."""
+    env = dict(os.environ, COOPSIM_NAMESERVER=nameserver, COOPSIM_ROBOT=robot,
+               PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, str(NETDATA / script), *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+class Lines:
+    """Collects a controller process's stdout lines on a thread (JSON lines decoded)."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        self.items: list = []
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            line = line.strip()
+            self.items.append(json.loads(line) if line.startswith("{") else line)
+
+    def records(self) -> list[dict]:
+        """The JSON records so far."""
+        return [item for item in list(self.items) if isinstance(item, dict)]
+
+    def wait(self, predicate, timeout: float = REPLY_WAIT) -> list[dict]:
+        """Wait until ``predicate(records)`` holds; return the records."""
+        return wait_until(lambda: predicate(self.records()) and self.records(), timeout)
+
+    def finish(self, timeout: float = 15.0) -> tuple[int, str]:
+        """Wait for the process to end; return its exit code and stderr."""
+        code = self.proc.wait(timeout)
+        self._thread.join(timeout)
+        return code, self.proc.stderr.read()
