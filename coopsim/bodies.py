@@ -27,6 +27,7 @@ class BodyTable:
         control: (N,) row of each robot's kinematic control body.
         axle, radius: (N,) per-robot drive geometry, m.
         group: (N,) sensing group per robot.
+        sorted_ids, id_order: chassis body ids in ascending order, and the robot of each.
     """
 
     def __init__(self) -> None:
@@ -48,6 +49,9 @@ class BodyTable:
         self.axle = np.array([r.axle for r in robots], dtype=float)
         self.radius = np.array([r.radius for r in robots], dtype=float)
         self.group = np.array([r.group for r in robots], dtype=np.int64)
+        chassis_ids = np.array([r.body.id for r in robots], dtype=np.uintp)
+        self.id_order = np.argsort(chassis_ids)  # robots by chassis id, to map arbiters
+        self.sorted_ids = chassis_ids[self.id_order]
         self.version = world.layout_version
 
     def read(self, space: pymunk.Space) -> np.ndarray:

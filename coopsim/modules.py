@@ -107,9 +107,11 @@ class Module:
                 prev: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Reading with the module's noise and lost-data parameters applied."""
         out = cls.sense(frame, rows, p, prev)
-        if "noise" in p and out.size:
+        # No draws while a parameter is 0 everywhere: the stream stays the same for the same
+        # parameters (determinism holds) and noiseless runs skip the generator's cost.
+        if "noise" in p and out.size and p["noise"].any():
             out = out + rng.standard_normal(out.shape) * p["noise"][:, None]
-        if "lost" in p and out.size:
+        if "lost" in p and out.size and p["lost"].any():
             lost = rng.random(len(rows)) * 100.0 < p["lost"]
             out[lost] = prev[lost]
         return cls.clip(out, p)
@@ -172,7 +174,8 @@ class Sonar(Module):
             origins, dirs, np.repeat(p["max_range"], 11) + edge, frame.circles, frame.segments,
             ray_group=np.repeat(frame.group[rows], 11), circle_group=frame.circle_group,
             segment_group=frame.segment_group)
-        return (dist - edge).reshape(n, 11)
+        reach = np.repeat(p["max_range"], 11)
+        return np.where(dist >= reach + edge, reach, dist - edge).reshape(n, 11)
 
     @classmethod
     def clip(cls, out, p):

@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 _MAX_CELLS = 1024  # shapes (cells) or rays (columns) spanning more are tested exhaustively
+_ALL_PAIRS = 8192  # up to this many (ray, shape) pairs, testing them all beats building a grid
 _MAX_TABLE = 1 << 22  # cap on the dense cell table; beyond it, k x k grid cells share an entry
 _PAD = 1e-9  # relative padding of the rays' cells, against rounding at cell borders
 _F32 = 1e-5  # float32 broad-test slack per metre of coordinate magnitude (float32 eps: 6e-8)
@@ -296,6 +297,36 @@ def _hit_segments(ray, seg, pr, ps):
     return np.where(ok, t, np.inf)
 
 
+def _all_pairs(ray, rg, static, circles, segments, circle_group, segment_group):
+    """Distances by testing every (ray, shape) pair, or None when there are over ``_ALL_PAIRS``.
+
+    A few robots in a small world cast a few dozen rays: building the grid then costs far more
+    (hundreds of microseconds of numpy calls) than testing every pair in one go.
+    """
+    c, s = _array(circles, 3, "circles"), _array(segments, 4, "segments")
+    if (c[:, 2] < 0).any():
+        raise ValueError("circle radii must be non-negative")
+    n_rays = len(rg)
+    fams = ((np.concatenate([static[0].data, c]), _hit_circles,
+             np.concatenate([static[0].group, _groups(circle_group, len(c), "circle_group")])),
+            (np.concatenate([static[1].data, s]), _hit_segments,
+             np.concatenate([static[1].group, _groups(segment_group, len(s), "segment_group")])))
+    if n_rays * (len(fams[0][0]) + len(fams[1][0])) > _ALL_PAIRS:
+        return None
+    out = ray[4].copy()
+    for data, hit, group in fams:
+        if not len(data):
+            continue
+        col = data.T.copy()
+        if hit is _hit_segments:
+            col[2:] -= col[:2]
+        pr, ps = np.repeat(np.arange(n_rays), len(data)), np.tile(np.arange(len(data)), n_rays)
+        dist = hit(ray, col, pr, ps)
+        dist[(rg[pr] != 0) & (rg[pr] == group[ps])] = np.inf
+        np.minimum(out, dist.reshape(n_rays, len(data)).min(axis=1), out=out)
+    return out
+
+
 class RayCaster:
     """Casts many 2D rays against circles and line segments at once.
 
@@ -350,6 +381,9 @@ class RayCaster:
         """
         ray = _rays(origins, directions, max_range)
         (ox, oy, dx, dy, mr), rg = ray, _groups(ray_group, len(ray[0]), "ray_group")
+        small = _all_pairs(ray, rg, self._static, circles, segments, circle_group, segment_group)
+        if small is not None:
+            return small
         dyn = _bin(circles, segments, circle_group, segment_group, self.cell_size)
         shapes = (self._static[0] + dyn[0], self._static[1] + dyn[1])
         cols = [f.data.T.copy() for f in shapes]

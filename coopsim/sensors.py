@@ -27,6 +27,8 @@ class Sensors:
         self.prev: dict[str, np.ndarray] = {}
         self._names: tuple[str, ...] = ()
         self._static_version = -1
+        self._layout_key: tuple[int, int] = (-1, -1)
+        self._targets = np.zeros((0, 2))
         self._arbiters = batch.Buffer()
 
     def sense(self, world, table: BodyTable, params: ParamTable, state: np.ndarray,
@@ -43,12 +45,15 @@ class Sensors:
         frame = self._frame(world, table, params, state, wheels, dt)
         self._remap(world, len(world.targets))
         readings = {}
+        everyone = len(world.robots)
         for label, module in MODULES.items():
-            rows = params.rows[label]
-            out = self.prev[label].copy()
+            rows, prev = params.rows[label], self.prev[label]
+            if len(rows) == everyone:  # the usual case: no gather, no scatter
+                readings[label] = module.measure(frame, rows, params.values[label], prev, rng)
+                continue
+            out = prev.copy()
             if len(rows):
-                out[rows] = module.measure(frame, rows, params.values[label],
-                                           self.prev[label][rows], rng)
+                out[rows] = module.measure(frame, rows, params.values[label], prev[rows], rng)
             readings[label] = out
         self.prev = readings
         return readings
@@ -69,7 +74,7 @@ class Sensors:
         chassis = state[table.chassis]
         pose, velocity = chassis[:, :3], chassis[:, 3:6]
         circles, cgroup, segments, sgroup = self._geometry(world, table, pose)
-        targets = np.array([t.position[:2] for t in world.targets], dtype=float).reshape(-1, 2)
+        targets = self._targets
         return SenseFrame(
             dt=dt, pose=pose, velocity=velocity, radius=table.radius, axle=table.axle,
             wheel_cmd=wheels, group=table.group, caster=self.caster, circles=circles,
@@ -81,6 +86,8 @@ class Sensors:
         if self._static_version != world.layout_version:
             sc, scg, ss, ssg = world.static_geometry()
             self.caster.set_static(sc, ss, scg, ssg)
+            self._targets = np.array([t.position[:2] for t in world.targets],
+                                     dtype=float).reshape(-1, 2)
             self._static_version = world.layout_version
         mc, mcg, ms, msg = world.moving_geometry()
         robots = np.column_stack((pose[:, :2], table.radius))
@@ -95,11 +102,10 @@ class Sensors:
         if not len(ids) or not len(world.robots):
             return out
         points = np.frombuffer(self._arbiters.float_buf(), dtype=np.float64).reshape(-1, 2)
-        body_ids = np.array([r.body.id for r in world.robots], dtype=np.uintp)
-        order = np.argsort(body_ids)
+        sorted_ids, order = table.sorted_ids, table.id_order
         for column in (0, 1):
-            pos = np.searchsorted(body_ids[order], ids[:, column]).clip(0, len(order) - 1)
-            hit = body_ids[order][pos] == ids[:, column]
+            pos = np.searchsorted(sorted_ids, ids[:, column]).clip(0, len(order) - 1)
+            hit = sorted_ids[pos] == ids[:, column]
             robot = order[pos[hit]]
             rel = points[hit] - pose[robot, :2]
             ahead = rel[:, 0] * np.cos(pose[robot, 2]) + rel[:, 1] * np.sin(pose[robot, 2]) >= 0
@@ -109,6 +115,10 @@ class Sensors:
 
     def _remap(self, world, n_targets: int) -> None:
         """Carry previous readings over a layout change, matched by robot name."""
+        key = (world.layout_version, n_targets)
+        if key == self._layout_key:
+            return
+        self._layout_key = key
         names = tuple(r.name for r in world.robots)
         widths = {label: len(m.field_names(n_targets)) for label, m in MODULES.items()}
         same = names == self._names and all(

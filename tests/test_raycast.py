@@ -15,6 +15,7 @@ import numpy as np
 import pymunk
 import pytest
 
+from coopsim import raycast
 from coopsim.raycast import RayCaster
 
 pytestmark = pytest.mark.filterwarnings("error")  # NaN or division warnings fail the tests
@@ -323,3 +324,9 @@ def test_invalid_input_is_rejected():
         caster.cast(np.zeros((1, 2)), np.ones((1, 2)), 1.0, None, None, ray_group=[1, 2])
     with pytest.raises(ValueError):
         RayCaster(0.0)
+
+
+@pytest.fixture(autouse=True, params=["grid", "all-pairs"])
+def _path(request, monkeypatch):
+    """Run every test through both ways of casting: the grid and testing all pairs."""
+    monkeypatch.setattr(raycast, "_ALL_PAIRS", 0 if request.param == "grid" else 10**9)
