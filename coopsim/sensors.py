@@ -48,7 +48,7 @@ class Sensors:
         everyone = len(world.robots)
         for label, module in MODULES.items():
             rows, prev = params.rows[label], self.prev[label]
-            if len(rows) == everyone:  # the usual case: no gather, no scatter
+            if len(rows) == everyone > 0:  # the usual case: no gather, no scatter
                 readings[label] = module.measure(frame, rows, params.values[label], prev, rng)
                 continue
             out = prev.copy()

@@ -141,6 +141,7 @@ class SimServer(Server):
         st = self.stepper.stats()
         state.update(step=st.steps, time=st.time, dt=self.stepper.sim.dt, mode=st.mode,
                      paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
+                     error=self.stepper.error,
                      attached=list(st.attached), seed=self.stepper.sim.seed,
                      scenario=self.stepper.sim.scenario.path)
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))

@@ -16,6 +16,7 @@ two steps on the stepper thread, and read :attr:`Stepper.snapshot`.
 
 from __future__ import annotations
 
+import logging
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from .snapshot import Snapshot
 from .specs import MODES
 
 Hook = Callable[[Snapshot], None]
+log = logging.getLogger(__name__)
 
 _PACE_SLICE = 0.05  # s: longest pacing wait before queued calls and stop are looked at
 
@@ -72,6 +74,7 @@ class Stepper:
         self.idle_hooks: list[Hook] = []  # called about every 0.1 s while paused
         self.snapshot = sim.snapshot
         self.missed = 0
+        self.error = ""  # why the run paused itself, if it did
         self.done_generation = 0
         self.paused = False
         self._calls: list[tuple[Callable, tuple, Future]] = []
@@ -150,6 +153,7 @@ class Stepper:
         self.sim.reset(scenario)
         self.slots.clear()
         self.missed = 0
+        self.error = ""
         self._reanchor()
         return self._publish(self.sim.snapshot)
 
@@ -229,7 +233,7 @@ class Stepper:
             while not self._stop.is_set() and not self._done(duration, max_steps):
                 self._run_calls()
                 if self._may_step():
-                    self.tick()
+                    self._guarded_tick()
         finally:
             self._pause_wall()
             with self.cond:
@@ -242,6 +246,16 @@ class Stepper:
         for cond in (self.cond, self.stepped):
             with cond:
                 cond.notify_all()
+
+    def _guarded_tick(self) -> None:
+        """Tick; a failing step pauses the run with the error logged and kept in ``error``,
+        instead of ending the thread while the servers wait for steps that never come."""
+        try:
+            self.tick()
+        except Exception as exc:  # noqa: BLE001 -- the loop must outlive a bad step
+            log.exception("step %d failed; the run is paused", self.snapshot.step + 1)
+            self.error = f"step {self.snapshot.step + 1} failed: {type(exc).__name__}: {exc}"
+            self.paused = True
 
     def _done(self, duration, max_steps) -> bool:
         snap = self.snapshot

@@ -111,3 +111,8 @@ def test_sonar_reads_zero_when_pressed_against_a_wall():
     snap = run(scenario([robot()], [box("W", 1.5, 0, size=(1.0, 4.0))]), {"r1": (0.6, 0.6)}, 300)
     assert snap.poses[0][0] > 0.79  # pushed into the face at x = 1.0 by the drive
     assert snap.reading("r1", "sonar")[5] == pytest.approx(0.0, abs=0.01)
+
+
+def test_a_world_without_robots_steps():
+    snap = run(scenario([], [box("W", 1, 1)], [target("red", 2, 2)]), steps=3)
+    assert snap.step == 3 and snap.readings["target"].shape == (0, 2)

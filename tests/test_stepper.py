@@ -154,3 +154,23 @@ def test_reset_restores_the_scenario_and_seed_bit_for_bit():
     first = go()
     stepper.reset()
     assert go() == first
+
+
+def test_a_failing_step_pauses_the_run_instead_of_killing_the_thread():
+    stepper = Stepper(Simulation(scenario([robot()])), speed=0.0)
+
+    def broken(snap):
+        if snap.step == 5:
+            raise ZeroDivisionError("boom")
+    stepper.hooks.append(broken)
+    stepper.start()
+    try:
+        assert stepper.wait_step(4, 2.0) is not None
+        deadline = 50
+        while not stepper.paused and deadline:
+            stepper.wait_step(stepper.snapshot.step, 0.05)
+            deadline -= 1
+        assert stepper.paused and "ZeroDivisionError: boom" in stepper.error
+        assert stepper.running and stepper.call(lambda: "alive").result(2) == "alive"
+    finally:
+        stepper.stop()
