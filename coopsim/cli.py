@@ -194,8 +194,12 @@ def export(file, out) -> None:
     from .recording import Recording, export_csv
 
     with Recording(file) as rec, click.open_file(out, "w", encoding="utf-8") as stream:
-        rows = export_csv(rec, stream)
-    click.echo(f"{rows} rows written to {out}", err=True)
+        try:
+            rows = export_csv(rec, stream)
+        except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return
+    click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
 
 
 @main.command()
@@ -218,6 +222,9 @@ def replay(file, headless, port, bind, speed, start, paused, exit_at_end, fps) -
     from .replay import Replay, run_replay
 
     gui = (not headless) if headless is not None else _has_display()
+    if gui and not _has_display():
+        raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
+                           "or start a viewer elsewhere with 'coopsim view ENDPOINT'")
     with Replay(file, bind=bind, port=port, speed=speed, paused=paused,
                 exit_at_end=exit_at_end, start=start) as playback:
         run_replay(playback, gui, lambda text: click.echo(text, err=True), fps)

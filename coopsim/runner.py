@@ -38,6 +38,8 @@ class RunOptions:
     publish_rate: float = 30.0
     log_dir: str | None = None
     json_port: int | None = None  # JSON-lines gateway port (0 = any free port); None = none
+    record: str | None = None  # recording file; "" = the default name; None = [SETTINGS] record
+    record_every: int = 1  # record every N-th step
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -77,9 +79,11 @@ class Run:
         self.network: Network | None = None
         self.controllers: Controllers | None = None
         self.gateway: Gateway | None = None
+        self.recorder = None
 
     def __enter__(self) -> "Run":
         try:
+            self._start_recorder()
             if self.options.network:
                 self.network = Network(self.stepper, self.options.bind, self.options.port,
                                        self.options.publish_rate).start()
@@ -98,6 +102,18 @@ class Run:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _start_recorder(self) -> None:
+        """Record the run when --record or ``[SETTINGS] record true`` asks for it."""
+        path = self.options.record
+        if path is None and not self.settings.record:
+            return
+        from .recorder import Recorder, default_path
+
+        sim = self.stepper.sim
+        self.recorder = Recorder(path or default_path(self.scenario), self.scenario,
+                                 self.settings, sim.seed, sim.dt, self.options.record_every)
+        self.recorder.attach(self.stepper)
+
     def start(self) -> None:
         """Start stepping (until the duration, or until stopped)."""
         self.stepper.start(duration=self.settings.duration)
@@ -105,6 +121,8 @@ class Run:
     def close(self) -> None:
         """Stop stepping, the controllers and the servers."""
         self.stepper.stop()
+        if self.recorder is not None:  # after the stepper: it writes every queued step
+            self.recorder.close()
         if self.controllers is not None:
             self.controllers.stop()
         if self.gateway is not None:  # before the servers it forwards to

@@ -1,0 +1,112 @@
+"""Helpers of the recording tests: record a real stepper to a real MCAP file, and follow a
+``coopsim`` child process until it prints its name server."""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from coopsim.recorder import Recorder
+from coopsim.simulation import Simulation
+from coopsim.stepper import Stepper
+
+from helpers import box, robot, scenario, target
+
+RECDATA = Path(__file__).resolve().parent / "data" / "recording"
+START_WAIT = 20.0  # s for a child process to print its name server (a failure, not slowness)
+
+
+def small_scenario(robots: int = 3, dt: float = 0.02):
+    """Robots in a row on a 10 x 10 m floor, a movable box and a static one, a red target."""
+    bots = [robot(f"r{i}", x=-3.0 + 1.5 * i, y=-2.0, yaw=0.3 * i) for i in range(robots)]
+    return scenario(bots, objects=[box("crate", 0.0, 2.0, (0.4, 0.4), mass=1.0),
+                                   box("wall", 3.0, 3.0)],
+                    targets=[target("red", 2.0, -3.0)], dt=dt)
+
+
+def record(path: Path, steps: int, spec=None, every: int = 1, keyframe_every: int = 100,
+           events: dict[int, Callable] | None = None, queue_size: int | None = None,
+           seed: int = 3):
+    """Step a simulation ``steps`` times with a recorder attached and random wheel speeds.
+
+    Args:
+        events: Step number -> fn(stepper), called between steps (insertions, resets...).
+
+    Returns:
+        (the Recorder after close, every snapshot from the initial one on).
+    """
+    spec = spec or small_scenario()
+    stepper = Stepper(Simulation(spec), mode="lockstep", speed=0)
+    rec = Recorder(path, spec, spec.settings, stepper.sim.seed, stepper.sim.dt, every=every,
+                   keyframe_every=keyframe_every, queue_size=queue_size).attach(stepper)
+    rng = np.random.default_rng(seed)
+    truth = [stepper.snapshot]
+    for k in range(steps):
+        if events and k in events:
+            events[k](stepper)
+            stepper.sim.relayout()
+        if k % 20 == 0:
+            for name in stepper.snapshot.robots:
+                stepper.slots.put(name, *rng.uniform(-0.3, 0.6, 2), attach=False)
+        truth.append(stepper.tick())
+    rec.close()
+    return rec, truth
+
+
+def coopsim(*args: str) -> list[str]:
+    """The command line of ``coopsim ARGS`` run by this interpreter."""
+    return [sys.executable, "-m", "coopsim", *args]
+
+
+def run_cli(*args: str, cwd=None, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    """Run ``coopsim ARGS`` to its end; text output captured."""
+    return subprocess.run(coopsim(*args), capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "DISPLAY": ""})
+
+
+def start_cli(*args: str, cwd=None) -> subprocess.Popen:
+    """Start ``coopsim ARGS`` in the background, stderr piped."""
+    return subprocess.Popen(coopsim(*args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, cwd=cwd,
+                            env={**os.environ, "DISPLAY": ""})
+
+
+def wait_endpoint(proc: subprocess.Popen, wait: float = START_WAIT) -> str:
+    """Read the child's stderr until it prints ``name server: tcp://...``; return the endpoint."""
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stderr, selectors.EVENT_READ)
+    deadline = time.monotonic() + wait
+    seen = []
+    while time.monotonic() < deadline:
+        if not selector.select(deadline - time.monotonic()):
+            break
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        found = re.search(r"name server: (tcp://\S+)", line)
+        if found:
+            return found.group(1)
+    raise AssertionError(f"no name server line from {proc.args}: {''.join(seen)!r}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a child process started by a test (SIGTERM, then SIGKILL)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    if proc.stderr is not None:
+        proc.stderr.close()
