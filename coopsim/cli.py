@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import signal
 import sys
 
 import click
@@ -28,6 +29,10 @@ def _friendly(fn):
     return wrapper
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 @click.group()
 @click.version_option(package_name="coopsim")
 @click.option("-v", "--verbose", is_flag=True, help="Log warnings and info to stderr.")
@@ -35,6 +40,9 @@ def main(verbose: bool) -> None:
     """coopsim: a networked multi-robot simulator."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="coopsim: %(message)s")
+    # SIGTERM (kill, timeout, a service manager) ends a run like Ctrl-C does: controllers are
+    # stopped and a recording gets its summary and index.
+    signal.signal(signal.SIGTERM, _interrupt)
 
 
 @main.command()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 from mcap.exceptions import McapError
-from mcap.reader import NonSeekingReader
+from mcap.reader import NonSeekingReader, make_reader
 
 from coopsim.errors import RecordingError
 from coopsim.files import load_scenario
@@ -129,3 +129,21 @@ def _wait_for_steps(path, seconds: float) -> int:
             pass
         time.sleep(0.2)
     raise AssertionError(f"{path} did not reach {seconds} s of steps")
+
+
+def test_sigterm_ends_the_run_cleanly_with_a_complete_recording(tmp_path):
+    out = tmp_path / "terminated.mcap"
+    proc = start_cli("run", str(SCENARIO), "--headless", "--port", "0", "--no-controllers",
+                     "--speed", "1", "--record", str(out))
+    try:
+        wait_endpoint(proc)
+        _wait_for_steps(out, 0.5)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+    finally:
+        stop(proc)
+    assert proc.returncode == 0
+    facts = json.loads(run_cli("info", str(out), "--json").stdout)
+    assert facts["complete"] is True
+    with open(out, "rb") as f:
+        assert make_reader(f).get_summary() is not None
