@@ -25,10 +25,11 @@ class Network:
         bind: Address every server binds (127.0.0.1 unless told otherwise).
         port: Name-server port (10000 = YARP's default; 0 = any free port).
         publish_rate: State stream messages per second of wall time (0 = every step).
+        recording: What starts and stops recording on request (see SimServer), or None.
     """
 
     def __init__(self, stepper, bind: str = "127.0.0.1", port: int = 10000,
-                 publish_rate: float = 30.0) -> None:
+                 publish_rate: float = 30.0, recording=None) -> None:
         self.stepper = stepper
         self.bind = bind
         self.ctx = zmq.Context()
@@ -39,7 +40,7 @@ class Network:
         except zmq.ZMQError as exc:
             self.ctx.term()
             raise OSError(f"cannot bind the name server on {bind}:{port}: {exc}") from None
-        self.sim = SimServer(self.ctx, stepper, self.sync_robots, bind)
+        self.sim = SimServer(self.ctx, stepper, self.sync_robots, bind, recording)
         self.publisher = StatePublisher(self.ctx, stepper, bind, publish_rate)
         self.names.register("/sim", self.sim.endpoint)
         self.names.register("/sim/state", self.publisher.endpoint)

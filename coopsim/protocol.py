@@ -221,6 +221,7 @@ SIM_COMMANDS = {c.id: c for c in (
     Command(23, "state"),
     Command(24, "detach", text="req"),
     Command(25, "set_param", data=(1, 1), text="req"),
+    Command(26, "record", params=(0, 1), text="opt"),
 )}
 
 PLAYBACK_COMMANDS = {c.id: c for c in (

@@ -86,7 +86,7 @@ class Run:
             self._start_recorder()
             if self.options.network:
                 self.network = Network(self.stepper, self.options.bind, self.options.port,
-                                       self.options.publish_rate).start()
+                                       self.options.publish_rate, recording=self).start()
             if self.options.json_port is not None and self.network is not None:
                 self.gateway = Gateway(self.network.endpoint, self.options.bind,
                                        self.options.json_port).start()
@@ -104,15 +104,43 @@ class Run:
 
     def _start_recorder(self) -> None:
         """Record the run when --record or ``[SETTINGS] record true`` asks for it."""
-        path = self.options.record
-        if path is None and not self.settings.record:
-            return
+        if self.options.record is not None or self.settings.record:
+            self._new_recorder(self.options.record or "")
+
+    def _new_recorder(self, path: str) -> str:
+        """Start a recorder on ``path`` ("" = the default name); call on the stepper thread."""
         from .recorder import Recorder, default_path
 
         sim = self.stepper.sim
-        self.recorder = Recorder(path or default_path(self.scenario), self.scenario,
+        self.recorder = Recorder(path or default_path(sim.scenario), sim.scenario,
                                  self.settings, sim.seed, sim.dt, self.options.record_every)
         self.recorder.attach(self.stepper)
+        return str(self.recorder.path)
+
+    @property
+    def recording_path(self) -> str:
+        """The file being recorded to, or "" when not recording."""
+        return str(self.recorder.path) if self.recorder is not None else ""
+
+    def start_recording(self, path: str = "") -> str:
+        """Start recording between two steps (no-op when already recording); return the file."""
+        if self.recorder is not None:
+            return self.recording_path
+        return self.stepper.call(self._new_recorder, path).result(10.0)
+
+    def stop_recording(self) -> str:
+        """Stop recording and finish the file; return its path ("" if none was recording)."""
+        recorder = self.recorder
+        if recorder is None:
+            return ""
+        self.stepper.call(self._unhook, recorder).result(10.0)
+        recorder.close()
+        return str(recorder.path)
+
+    def _unhook(self, recorder) -> None:
+        if recorder in self.stepper.hooks:
+            self.stepper.hooks.remove(recorder)
+        self.recorder = None
 
     def start(self) -> None:
         """Start stepping (until the duration, or until stopped)."""

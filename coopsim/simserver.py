@@ -13,7 +13,7 @@ from typing import Callable
 import zmq
 
 from . import protocol as p
-from .errors import CoopsimError, ProtocolError
+from .errors import CoopsimError, NotAllowedError, ProtocolError
 from .files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
@@ -31,13 +31,16 @@ class SimServer(Server):
         on_layout: Called (on the stepper thread) after robots were inserted or removed, so the
             network can start or stop robot servers.
         bind: Address to bind.
+        recording: An object with ``start_recording(path) -> str``, ``stop_recording() -> str``
+            and ``recording_path`` (the Run), or None when recording on demand is not offered.
     """
 
     def __init__(self, ctx: zmq.Context, stepper, on_layout: Callable[[], None] = lambda: None,
-                 bind: str = "127.0.0.1") -> None:
+                 bind: str = "127.0.0.1", recording=None) -> None:
         super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind)
         self.stepper = stepper
         self.on_layout = on_layout
+        self.recording = recording
 
     def handle(self, msg: Message, command: Command) -> Message:
         return getattr(self, f"_{command.name}")(msg)
@@ -142,6 +145,7 @@ class SimServer(Server):
         state.update(step=st.steps, time=st.time, dt=self.stepper.sim.dt, mode=st.mode,
                      paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
                      error=self.stepper.error,
+                     recording=self.recording.recording_path if self.recording else "",
                      attached=list(st.attached), seed=self.stepper.sim.seed,
                      scenario=self.stepper.sim.scenario.path)
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
@@ -200,6 +204,15 @@ class SimServer(Server):
             spec = scenario_from_world(spec)
         self._relayout(self.stepper.reset, spec)
         return self._status(msg)
+
+    def _record(self, msg: Message) -> Message:
+        if self.recording is None:
+            raise NotAllowedError("this simulation cannot record on demand")
+        on = msg.params[0] if msg.params else 1
+        if on not in (0, 1):
+            raise ProtocolError(p.OUT_OF_RANGE, "record takes params [1] (start) or [0] (stop)")
+        path = self.recording.start_recording(msg.text) if on else self.recording.stop_recording()
+        return msg.reply(path, params=(on,))
 
     def _set_param(self, msg: Message) -> Message:
         robot, _, dotted = msg.text.partition(" ")

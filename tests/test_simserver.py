@@ -384,3 +384,22 @@ def test_bad_input_at_sim(sim):
     assert sim.raw(msgpack.packb([0, "", 1, [], [], 0]))[0] == p.BAD_MESSAGE
     assert sim.ask(26)[0] == p.UNKNOWN_COMMAND
     assert sim.ok(1)[0] == 0
+
+
+# --- recording on demand (the viewer's File > Record) ----------------------------------------------
+
+def test_record_starts_and_stops_a_recording_between_steps(run, sim, tmp_path):
+    from coopsim.recording import Recording
+
+    out = tmp_path / "on-demand.mcap"
+    assert json.loads(sim.ok(23)[1])["recording"] == ""
+    assert sim.ok(26, str(out), params=[1])[1:4] == [str(out), 26, [1]]
+    assert json.loads(sim.ok(23)[1])["recording"] == str(out)
+    assert sim.ok(26, "", params=[1])[1] == str(out)  # already recording: same file
+    sim.ok(4, params=[20])
+    assert sim.ok(26, params=[0])[1:4] == [str(out), 26, [0]]
+    assert json.loads(sim.ok(23)[1])["recording"] == ""
+    assert sim.ok(26, params=[0])[1] == ""  # nothing to stop
+    with Recording(out) as rec:
+        assert rec.info().frames >= 20
+    _fails(sim, p.OUT_OF_RANGE, 26, params=[2])
