@@ -6,10 +6,12 @@ whatever happens; :func:`watch` follows it to the end with a progress callback.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from .controllers import Controllers, controller_specs
+from .errors import SimulationError
 from .files import load, scenario_from_world
 from .gateway import Gateway
 from .network import Network
@@ -126,6 +128,9 @@ class Run:
         """Start recording between two steps (no-op when already recording); return the file."""
         if self.recorder is not None:
             return self.recording_path
+        # The request may come from any client: never overwrite a file, never write a non-.mcap.
+        if path and (not path.endswith(".mcap") or os.path.exists(path)):
+            raise SimulationError(f"cannot record to {path!r}: give a new file ending in .mcap")
         return self.stepper.call(self._new_recorder, path).result(10.0)
 
     def stop_recording(self) -> str:

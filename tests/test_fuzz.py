@@ -159,8 +159,9 @@ def _well_spread(codes: dict) -> None:
 
 
 @pytest.fixture()
-def run(caplog):
+def run(caplog, tmp_path, monkeypatch):
     caplog.set_level(logging.ERROR, logger="coopsim")
+    monkeypatch.chdir(tmp_path)  # /sim record (26) may start a recording in recordings/ here
     with live(_world()) as run:
         yield run
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "no internal errors"

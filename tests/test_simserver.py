@@ -382,7 +382,7 @@ def test_bad_input_at_sim(sim):
     error, text, command, *_ = sim.raw(b"\x00\x01")
     assert (error, command) == (p.BAD_MESSAGE, -1) and "msgpack" in text
     assert sim.raw(msgpack.packb([0, "", 1, [], [], 0]))[0] == p.BAD_MESSAGE
-    assert sim.ask(26)[0] == p.UNKNOWN_COMMAND
+    assert sim.ask(99)[0] == p.UNKNOWN_COMMAND
     assert sim.ok(1)[0] == 0
 
 
@@ -403,3 +403,5 @@ def test_record_starts_and_stops_a_recording_between_steps(run, sim, tmp_path):
     with Recording(out) as rec:
         assert rec.info().frames >= 20
     _fails(sim, p.OUT_OF_RANGE, 26, params=[2])
+    assert "new file ending in .mcap" in _fails(sim, p.FAILED, 26, str(out), params=[1])
+    assert "ending in .mcap" in _fails(sim, p.FAILED, 26, str(tmp_path / "x.txt"), params=[1])
