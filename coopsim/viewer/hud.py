@@ -100,6 +100,7 @@ class Timeline:
         self.wanted: float | None = None  # where the user is dragging to
         self._seeking = Outcome()
         self._sent: float | None = None
+        self._landing = None  # (status seen when a seek landed, the time it landed at)
         self.shown = 0.0  # the time the scrub bar shows, s
 
     def draw(self, bottom: float, width: float) -> None:
@@ -140,7 +141,7 @@ class Timeline:
     def _scrub(self, pb) -> None:
         self._seeking.poll()
         end = max(pb.end, pb.start + 1e-6)
-        shown = self.wanted if self.wanted is not None else pb.position
+        shown = self.wanted if self.wanted is not None else self._position(pb)
         imgui.set_next_item_width(-1.0)
         changed, value = imgui.slider_float("##timeline.scrub", float(shown), pb.start, end,
                                             f"%.2f s of {pb.start:.2f}-{pb.end:.2f} s")
@@ -152,7 +153,16 @@ class Timeline:
                 self._seek(self.wanted)
             elif not imgui.is_item_active():
                 self.wanted = None  # the drag is over and its last seek answered
-        self.shown = self.wanted if self.wanted is not None else pb.position
+                self._landing = (pb, self._sent)
+        self.shown = self.wanted if self.wanted is not None else self._position(pb)
+
+    def _position(self, pb) -> float:
+        """Where the replay is: the seek just answered until a status newer than it arrives (the
+        status in hand was polled before the seek and would jump the bar back)."""
+        if self._landing is not None and self._landing[0] is pb:
+            return self._landing[1]
+        self._landing = None
+        return pb.position
 
     def _seek(self, t: float) -> None:
         self._sent = t
