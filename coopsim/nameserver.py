@@ -23,10 +23,17 @@ class NameServer(Server):
         ctx: ZeroMQ context.
         bind: Address to bind.
         port: Port (YARP's 10000 by default; 0 = any free port, for tests).
+
+    Raises:
+        OSError: the address cannot be bound (most often: the port is taken).
     """
 
     def __init__(self, ctx: zmq.Context, bind: str = "127.0.0.1", port: int = 10000) -> None:
-        super().__init__(ctx, "/nameserver", p.NAME_COMMANDS, bind, port)
+        try:
+            super().__init__(ctx, "/nameserver", p.NAME_COMMANDS, bind, port)
+        except zmq.ZMQError as exc:
+            raise OSError(f"cannot bind the name server on {bind}:{port}: {exc} (is another "
+                          "coopsim running? --port picks another port)") from None
         self._names: dict[str, str] = {}
         self._lock = threading.Lock()
         self.register("/nameserver", self.endpoint)

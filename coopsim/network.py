@@ -37,9 +37,9 @@ class Network:
         self.robots: dict[str, RobotServer] = {}
         try:
             self.names = NameServer(self.ctx, bind, port)
-        except zmq.ZMQError as exc:
+        except OSError:
             self.ctx.term()
-            raise OSError(f"cannot bind the name server on {bind}:{port}: {exc}") from None
+            raise
         self.sim = SimServer(self.ctx, stepper, self.sync_robots, bind, recording)
         self.publisher = StatePublisher(self.ctx, stepper, bind, publish_rate)
         self.names.register("/sim", self.sim.endpoint)

@@ -100,7 +100,7 @@ class ReplaySimServer(Server):
         st = self.player.stats()
         rec = self.player.recording
         state.update(step=st.steps, time=st.time, dt=rec.dt, mode=MODE, paused=st.paused,
-                     speed=st.speed, rtf=st.rtf, missed=0, error=self.player.error, attached=[],
+                     speed=st.speed, rtf=st.rtf, missed=0, error=self.player.error, recording="", attached=[],
                      seed=rec.seed, scenario=rec.meta.get("scenario_path"))
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
 
@@ -183,11 +183,7 @@ class Replay:
 
     def _start(self) -> None:
         self.ctx = zmq.Context()
-        try:
-            self.names = NameServer(self.ctx, self._bind, self._port)
-        except zmq.ZMQError as exc:
-            raise OSError(f"cannot bind the name server on {self._bind}:{self._port}: "
-                          f"{exc}") from None
+        self.names = NameServer(self.ctx, self._bind, self._port)
         sim = ReplaySimServer(self.ctx, self.player, self._bind)
         playback = PlaybackServer(self.ctx, self.player, self._bind)
         self.publisher = StatePublisher(self.ctx, self.player, self._bind, self._rate)
