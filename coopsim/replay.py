@@ -100,8 +100,9 @@ class ReplaySimServer(Server):
         st = self.player.stats()
         rec = self.player.recording
         state.update(step=st.steps, time=st.time, dt=rec.dt, mode=MODE, paused=st.paused,
-                     speed=st.speed, rtf=st.rtf, missed=0, error=self.player.error, recording="", attached=[],
-                     seed=rec.seed, scenario=rec.meta.get("scenario_path"))
+                     speed=st.speed, rtf=st.rtf, missed=0, error=self.player.error,
+                     recording="", attached=[], seed=rec.seed,
+                     scenario=rec.meta.get("scenario_path"))
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
 
 
