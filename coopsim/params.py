@@ -68,7 +68,8 @@ def _convert(spec: ParamSpec, value: object) -> Value:
         try:
             value = float(value)
         except ValueError:
-            raise ParameterError(f"parameter {spec.name} takes a {spec.type}, not {value!r}") from None
+            raise ParameterError(
+                f"parameter {spec.name} takes a {spec.type}, not {value!r}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ParameterError(f"parameter {spec.name} takes a {spec.type}, not {value!r}")
     if not math.isfinite(value):
