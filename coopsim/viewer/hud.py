@@ -30,7 +30,7 @@ def status_line(link) -> str:
     paused = "  paused" if frame.paused else ""
     return (f"t = {frame.time:.2f} s   rtf {frame.rtf:.2f}   missed {frame.missed}   "
             f"{frame.mode}{paused}   speed {_speed(frame.speed)}   "
-            f"controllers {frame.attached}   {link.nameserver}")
+            f"attached controllers {frame.attached}   {link.nameserver}")
 
 
 def _speed(speed: float) -> str:
