@@ -27,11 +27,16 @@ REPLY_WAIT = 5.0  # s; generous: a reply that takes this long is a failure, not 
 
 
 @contextlib.contextmanager
-def live(scenario, start: bool = True, **options):
-    """A Run on a free name-server port without launched controllers (unless asked)."""
+def live(scenario, start: bool = True, paused: bool = False, **options):
+    """A Run on a free name-server port without launched controllers (unless asked).
+
+    With ``paused`` the stepper runs but takes no step until a test steps it or resumes it.
+    """
     options = {"port": 0, "controllers": False, **options}
     with Run(scenario, RunOptions(**options)) as run:
-        if start:
+        if paused:
+            run.stepper.pause()
+        if start or paused:
             run.start()
         yield run
 

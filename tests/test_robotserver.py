@@ -30,9 +30,7 @@ def _world():
 @pytest.fixture()
 def run():
     """A paused run: nothing moves unless a test steps it through /sim."""
-    with live(_world(), start=False) as run:
-        run.stepper.pause()
-        run.start()
+    with live(_world(), paused=True) as run:
         yield run
 
 

@@ -28,9 +28,7 @@ def _world(mode="realtime"):
 
 @pytest.fixture()
 def run():
-    with live(_world(), start=False) as run:
-        run.stepper.pause()
-        run.start()
+    with live(_world(), paused=True) as run:
         yield run
 
 
