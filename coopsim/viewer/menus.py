@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 
 from imgui_bundle import imgui
 
+from ..errors import CoopsimError
 from .connection import LOAD_TIMEOUT
 from .forms import SIM_IDS, Request, file_request, recording_path
 from .ui import DIM_COLOR, Outcome, Ui
@@ -115,7 +116,7 @@ class MenuBar:
     def _open_recording(self, path: str, outcome: Outcome) -> None:
         try:
             self.app.open_recording(recording_path(path), outcome)
-        except Exception as exc:  # FormError: shown inline, nothing started
+        except (CoopsimError, OSError) as exc:  # a bad path or a replay that cannot start: inline
             outcome.fail(str(exc))
 
     def draw(self) -> None:
