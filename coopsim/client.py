@@ -57,10 +57,21 @@ class Client:
     def __init__(self, nameserver: str | None = None, timeout: float = 5.0) -> None:
         self.nameserver = nameserver or os.environ.get("COOPSIM_NAMESERVER",
                                                        p.DEFAULT_NAMESERVER)
-        self.timeout = timeout
         self._ctx = zmq.Context()
         self._sockets: dict[str, zmq.Socket] = {}
+        self.timeout = timeout
         self._endpoints: dict[str, str] = {}
+
+    @property
+    def timeout(self) -> float:
+        """Seconds any call waits for its reply."""
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, seconds: float) -> None:
+        self._timeout = float(seconds)
+        for sock in self._sockets.values():
+            sock.setsockopt(zmq.RCVTIMEO, max(1, int(self._timeout * 1000)))
 
     def __enter__(self) -> "Client":
         return self
@@ -85,9 +96,12 @@ class Client:
         """
         sock = self._socket(endpoint)
         sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
-        if not sock.poll(int(self.timeout * 1000)):
-            raise ProtocolError(p.TIMEOUT, f"no reply from {endpoint} within {self.timeout:g} s")
-        reply = Message.from_wire(sock.recv(), max_bytes=None)
+        try:
+            frame = sock.recv()  # the socket's RCVTIMEO is the timeout: one call, no poll
+        except zmq.Again:
+            raise ProtocolError(p.TIMEOUT,
+                                f"no reply from {endpoint} within {self.timeout:g} s") from None
+        reply = Message.from_wire(frame, max_bytes=None)
         if reply.error:
             raise RemoteError(reply.error, reply.text)
         return reply
@@ -124,6 +138,7 @@ class Client:
             sock.setsockopt(zmq.LINGER, 0)
             sock.setsockopt(zmq.REQ_RELAXED, 1)  # a timed-out request does not wedge the socket
             sock.setsockopt(zmq.REQ_CORRELATE, 1)  # ...and its late reply is discarded
+            sock.setsockopt(zmq.RCVTIMEO, max(1, int(self.timeout * 1000)))
             sock.connect(endpoint)
             self._sockets[endpoint] = sock
         return sock

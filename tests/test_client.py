@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 
 import msgpack
 import pytest
@@ -206,3 +207,24 @@ def test_no_server_at_all_times_out():
         with pytest.raises(ProtocolError) as info:
             client.lookup("/sim")
         assert info.value.code == p.TIMEOUT
+
+
+def test_changing_the_timeout_applies_to_open_sockets():
+    silent = _SilentServer()
+    try:
+        with Client(silent.endpoint, timeout=0.2) as client:
+            with pytest.raises(ProtocolError):
+                client.request(silent.endpoint, 0, "first")  # opens the socket: 0.2 s timeout
+            silent.receive()
+            client.timeout = 5.0
+
+            def answer_late():
+                frames = silent.receive()
+                time.sleep(0.6)  # well past the old 0.2 s: only the new timeout lets it through
+                silent.answer(frames, "late but in time")
+            thread = threading.Thread(target=answer_late)
+            thread.start()
+            assert client.request(silent.endpoint, 0, "second").text == "late but in time"
+            thread.join(5)
+    finally:
+        silent.close()
