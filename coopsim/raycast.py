@@ -297,33 +297,43 @@ def _hit_segments(ray, seg, pr, ps):
     return np.where(ok, t, np.inf)
 
 
+_ROWS, _COLS = (slice(None), None), (None, slice(None))  # index views: (R, 1) and (1, N)
+
+
+def _columns(data: np.ndarray, segments: bool) -> np.ndarray:
+    """Shapes as rows of coordinates (x, y, r) or (x1, y1, x2 - x1, y2 - y1), as the hit
+    functions take them."""
+    col = data.T.copy()
+    if segments:
+        col[2:] -= col[:2]
+    return col
+
+
 def _all_pairs(ray, rg, static, circles, segments, circle_group, segment_group):
     """Distances by testing every (ray, shape) pair, or None when there are over ``_ALL_PAIRS``.
 
     A few robots in a small world cast a few dozen rays: building the grid then costs far more
-    (hundreds of microseconds of numpy calls) than testing every pair in one go.
+    (hundreds of microseconds of numpy calls) than testing every pair in one go. The hit
+    functions get index *views* (``_ROWS``, ``_COLS``), so they broadcast to (rays, shapes)
+    without gathering anything.
     """
     c, s = _array(circles, 3, "circles"), _array(segments, 4, "segments")
     if (c[:, 2] < 0).any():
         raise ValueError("circle radii must be non-negative")
     n_rays = len(rg)
-    fams = ((np.concatenate([static[0].data, c]), _hit_circles,
-             np.concatenate([static[0].group, _groups(circle_group, len(c), "circle_group")])),
-            (np.concatenate([static[1].data, s]), _hit_segments,
-             np.concatenate([static[1].group, _groups(segment_group, len(s), "segment_group")])))
-    if n_rays * (len(fams[0][0]) + len(fams[1][0])) > _ALL_PAIRS:
+    if n_rays * (len(static[0].data) + len(c) + len(static[1].data) + len(s)) > _ALL_PAIRS:
         return None
+    fams = ((static[0], c, _groups(circle_group, len(c), "circle_group"), _hit_circles),
+            (static[1], s, _groups(segment_group, len(s), "segment_group"), _hit_segments))
     out = ray[4].copy()
-    for data, hit, group in fams:
-        if not len(data):
+    for fixed, moving, moving_group, hit in fams:
+        if not len(fixed.data) + len(moving):
             continue
-        col = data.T.copy()
-        if hit is _hit_segments:
-            col[2:] -= col[:2]
-        pr, ps = np.repeat(np.arange(n_rays), len(data)), np.tile(np.arange(len(data)), n_rays)
-        dist = hit(ray, col, pr, ps)
-        dist[(rg[pr] != 0) & (rg[pr] == group[ps])] = np.inf
-        np.minimum(out, dist.reshape(n_rays, len(data)).min(axis=1), out=out)
+        col = np.concatenate([fixed.columns, _columns(moving, hit is _hit_segments)], axis=1)
+        group = np.concatenate([fixed.group, moving_group])
+        dist = hit(ray, col, _ROWS, _COLS)
+        dist[(rg[_ROWS] != 0) & (rg[_ROWS] == group[_COLS])] = np.inf
+        np.minimum(out, dist.min(axis=1), out=out)
     return out
 
 
@@ -360,6 +370,8 @@ class RayCaster:
             segment_group: (S,) int groups, 0 = none; None for all 0.
         """
         self._static = _bin(circles, segments, circle_group, segment_group, self.cell_size)
+        for fam, segs in zip(self._static, (False, True)):  # for casts that test all pairs
+            fam.columns = _columns(fam.data, segs)
 
     def cast(self, origins, directions, max_range, circles, segments, ray_group=None,
              circle_group=None, segment_group=None) -> np.ndarray:
