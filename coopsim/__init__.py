@@ -18,7 +18,8 @@ _EXPORTS = {
     "ParamSpec": "params", "ROBOT_TYPES": "registry", "MODULES": "registry",
     "World": "world", "Simulation": "simulation", "Snapshot": "snapshot", "Stepper": "stepper",
     "WallClock": "clock", "ManualClock": "clock", "Network": "network", "Run": "runner",
-    "RunOptions": "runner", "Client": "client",
+    "RunOptions": "runner", "Client": "client", "Recorder": "recorder", "Recording": "recording",
+    "Replay": "replay", "Gateway": "gateway",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
