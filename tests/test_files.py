@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from coopsim import files, robots
-from coopsim.errors import FileFormatError, ParameterError
+from coopsim.errors import FileFormatError
 from coopsim.specs import COLORS, RobotSpec, ScenarioSpec, Settings, WorldSpec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -332,8 +332,7 @@ def test_absolute_world_path(tmp_path):
     assert files.load(path).world.floor.length == 4.0
 
 
-def test_paths_with_spaces_and_hash_inside_words(tmp_path, monkeypatch):
-    monkeypatch.setattr(robots, "validate_robot_spec", lambda spec: None)
+def test_paths_with_spaces_and_hash_inside_words(tmp_path):
     (tmp_path / "my world#1.world").write_text(FLOOR)
     path = tmp_path / "t.scenario"
     path.write_text("[WORLD]\nfile my world#1.world   # comment\n"
