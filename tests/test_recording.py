@@ -18,7 +18,7 @@ from coopsim.errors import RecordingError
 from coopsim.mcapindex import read_chunk, read_index
 from coopsim.recording import CSV_HEADER, Recording, export_csv, format_info
 
-from helpers import box, robot
+from helpers import box
 from rechelpers import record
 
 POSE_TOL = 0.5e-4 + 1e-9  # half the 0.1 mm / 1e-4 rad quantum
