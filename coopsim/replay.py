@@ -22,6 +22,7 @@ from .player import MODE, MODE_INDEX, Player
 from .protocol import Command, Message
 from .recording import Recording
 from .server import Server
+from .simserver import list_objects, list_robots, list_targets
 from .statestream import StatePublisher
 
 
@@ -81,19 +82,13 @@ class ReplaySimServer(Server):
         return self._status(msg)
 
     def _list_robots(self, msg: Message) -> Message:
-        snap = self.player.snapshot
-        return msg.reply("\n".join(snap.robots), params=(len(snap.robots),),
-                         data=snap.poses.ravel().tolist())
+        return list_robots(msg, self.player.snapshot)
 
     def _list_objects(self, msg: Message) -> Message:
-        snap = self.player.snapshot
-        return msg.reply("\n".join(snap.objects), params=(len(snap.objects),),
-                         data=snap.object_poses.ravel().tolist())
+        return list_objects(msg, self.player.snapshot)
 
     def _list_targets(self, msg: Message) -> Message:
-        targets = self.player.snapshot.targets
-        data = [v for t in targets for v in t.position]
-        return msg.reply("\n".join(t.color for t in targets), params=(len(targets),), data=data)
+        return list_targets(msg, self.player.snapshot)
 
     def _state(self, msg: Message) -> Message:
         state = self.player.layout()

@@ -125,19 +125,13 @@ class SimServer(Server):
     # -- listing ------------------------------------------------------------------------------
 
     def _list_robots(self, msg: Message) -> Message:
-        snap = self.stepper.snapshot
-        return msg.reply("\n".join(snap.robots), params=(len(snap.robots),),
-                         data=snap.poses.ravel().tolist())
+        return list_robots(msg, self.stepper.snapshot)
 
     def _list_objects(self, msg: Message) -> Message:
-        snap = self.stepper.snapshot
-        return msg.reply("\n".join(snap.objects), params=(len(snap.objects),),
-                         data=snap.object_poses.ravel().tolist())
+        return list_objects(msg, self.stepper.snapshot)
 
     def _list_targets(self, msg: Message) -> Message:
-        targets = self.stepper.snapshot.targets
-        data = [v for t in targets for v in t.position]
-        return msg.reply("\n".join(t.color for t in targets), params=(len(targets),), data=data)
+        return list_targets(msg, self.stepper.snapshot)
 
     def _state(self, msg: Message) -> Message:
         state = self._on_stepper(self.stepper.sim.world.describe)
@@ -221,6 +215,25 @@ class SimServer(Server):
             raise ProtocolError(p.WRONG_ARITY, "text must be '<robot> <module>.<parameter>'")
         value = self._on_stepper(self.stepper.sim.set_param, robot, module, name, msg.data[0])
         return msg.reply(msg.text, data=(float(value),))
+
+
+def list_robots(msg: Message, snap) -> Message:
+    """Reply to list_robots (10) from a snapshot; the replay's /sim answers with it too."""
+    return msg.reply("\n".join(snap.robots), params=(len(snap.robots),),
+                     data=snap.poses.ravel().tolist())
+
+
+def list_objects(msg: Message, snap) -> Message:
+    """Reply to list_objects (11) from a snapshot."""
+    return msg.reply("\n".join(snap.objects), params=(len(snap.objects),),
+                     data=snap.object_poses.ravel().tolist())
+
+
+def list_targets(msg: Message, snap) -> Message:
+    """Reply to list_targets (12) from a snapshot."""
+    data = [v for t in snap.targets for v in t.position]
+    return msg.reply("\n".join(t.color for t in snap.targets), params=(len(snap.targets),),
+                     data=data)
 
 
 def _color(msg: Message, default) -> tuple[int, int, int]:
