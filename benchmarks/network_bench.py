@@ -238,9 +238,9 @@ def _wait_attached(client, robots: int, timeout: float = 30.0) -> None:
 
 def measure_step(robots: int = 1, steps: int = 500) -> float:
     """Median wall time (s) of one step of the (b) scenario, in this process, no network."""
-    from coopsim.files import load
-    from coopsim.simulation import Simulation
-    from coopsim.stepper import Stepper
+    from coopsim.formats.files import load
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
 
     with tempfile.TemporaryDirectory() as folder:
         stepper = Stepper(Simulation(load(_scenario(robots, "lockstep", folder))),

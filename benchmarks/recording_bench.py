@@ -1,6 +1,6 @@
 """Benchmark: recording overhead, recording size, seek time and replay memory.
 
-1. Overhead: 100 ``single`` robots (``coopsim.bench.swarm_scenario``: driving, new random wheel
+1. Overhead: 100 ``single`` robots (``coopsim.app.bench.swarm_scenario``: driving, new random wheel
    speeds every 50 steps, all sonars cast), dt = 0.02 s, unpaced ``Stepper.tick()`` loop. Blocks
    of steps with and without the recorder alternate; the figure is the ratio of the median
    block means (the recorder's writer thread runs during its blocks and competes for the GIL).
@@ -28,12 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from coopsim.bench import swarm_scenario
+from coopsim.app.bench import swarm_scenario
 from coopsim.client import Client
-from coopsim.recorder import Recorder
-from coopsim.recording import Recording
-from coopsim.simulation import Simulation
-from coopsim.stepper import Stepper
+from coopsim.recording.writer import Recorder
+from coopsim.recording.reader import Recording
+from coopsim.sim.simulation import Simulation
+from coopsim.sim.stepper import Stepper
 
 DT = 0.02
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coopsim.statestream import StateFrame
+from coopsim.net.statestream import StateFrame
 
 WARMUP = 10  # frames before timing starts
 

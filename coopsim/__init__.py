@@ -9,17 +9,17 @@ from importlib import import_module
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "CoopsimError": "errors", "FileFormatError": "errors", "ParameterError": "errors",
-    "ProtocolError": "errors", "SimulationError": "errors", "RecordingError": "errors",
-    "Message": "protocol", "PROTOCOL_VERSION": "protocol",
-    "load": "files", "load_world": "files", "load_scenario": "files", "check": "files",
-    "WorldSpec": "specs", "ScenarioSpec": "specs", "RobotSpec": "specs", "ObjectSpec": "specs",
-    "TargetSpec": "specs", "Settings": "specs",
-    "ParamSpec": "params", "ROBOT_TYPES": "registry", "MODULES": "registry",
-    "World": "world", "Simulation": "simulation", "Snapshot": "snapshot", "Stepper": "stepper",
-    "WallClock": "clock", "ManualClock": "clock", "Network": "network", "Run": "runner",
-    "RunOptions": "runner", "Client": "client", "Recorder": "recorder", "Recording": "recording",
-    "Replay": "replay", "Gateway": "gateway",
+    "CoopsimError": "model.errors", "FileFormatError": "model.errors", "ParameterError": "model.errors",
+    "ProtocolError": "model.errors", "SimulationError": "model.errors", "RecordingError": "model.errors",
+    "Message": "net.protocol", "PROTOCOL_VERSION": "net.protocol",
+    "load": "formats.files", "load_world": "formats.files", "load_scenario": "formats.files", "check": "formats.files",
+    "WorldSpec": "model.specs", "ScenarioSpec": "model.specs", "RobotSpec": "model.specs", "ObjectSpec": "model.specs",
+    "TargetSpec": "model.specs", "Settings": "model.specs",
+    "ParamSpec": "model.params", "ROBOT_TYPES": "model.registry", "MODULES": "model.registry",
+    "World": "sim.world", "Simulation": "sim.simulation", "Snapshot": "model.snapshot", "Stepper": "sim.stepper",
+    "WallClock": "sim.clock", "ManualClock": "sim.clock", "Network": "net.network", "Run": "app.run",
+    "RunOptions": "app.run", "Client": "client", "Recorder": "recording.writer", "Recording": "recording.reader",
+    "Replay": "recording.replay", "Gateway": "net.gateway",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -1,5 +1,5 @@
 """``python -m coopsim`` is the ``coopsim`` command."""
 
-from .cli import main
+from .app.cli import main
 
 main()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coopsim.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec, ScenarioSpec,
+from coopsim.model.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec, ScenarioSpec,
                            Settings, TargetSpec, WorldSpec)
 
 

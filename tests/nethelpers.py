@@ -18,7 +18,7 @@ from pathlib import Path
 import msgpack
 import zmq
 
-from coopsim.runner import Run, RunOptions
+from coopsim.app.run import Run, RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"

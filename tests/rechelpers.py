@@ -14,9 +14,9 @@ from typing import Callable
 
 import numpy as np
 
-from coopsim.recorder import Recorder
-from coopsim.simulation import Simulation
-from coopsim.stepper import Stepper
+from coopsim.recording.writer import Recorder
+from coopsim.sim.simulation import Simulation
+from coopsim.sim.stepper import Stepper
 
 from helpers import box, robot, scenario, target
 

@@ -17,8 +17,8 @@ import subprocess
 import sys
 import threading
 
-from ..errors import CoopsimError
-from ..protocol import DEFAULT_NAMESERVER
+from ..model.errors import CoopsimError
+from ..net.protocol import DEFAULT_NAMESERVER
 
 DEFAULT_FPS = 10.0  # CoopDynSim's render rate
 

@@ -19,13 +19,14 @@ from imgui_bundle.python_backends import pyglet_backend
 from pyglet.math import Mat4
 from pyglet.window import key, mouse
 
-from . import QUIT, ViewerError
+from . import QUIT
+from . import ViewerError
 from .camera import Camera
 from .connection import Link
 from .hud import (Controls, Timeline, draw_disconnected, draw_names, draw_status, status_line)
 from .menus import MenuBar
 from .panels import ObjectManager, RobotManager, TargetManager
-from .recordings import ReplayProcess
+from .replayproc import ReplayProcess
 from .scene import BACKGROUND, Scene
 from .ui import Outcome, Ui
 

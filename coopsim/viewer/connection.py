@@ -20,10 +20,10 @@ from typing import Sequence
 
 import zmq
 
-from .. import protocol as p
-from ..errors import ProtocolError
-from ..protocol import Message
-from ..statestream import StateFrame, decode_state
+from ..net import protocol as p
+from ..model.errors import ProtocolError
+from ..net.protocol import Message
+from ..net.statestream import StateFrame, decode_state
 
 log = logging.getLogger(__name__)
 

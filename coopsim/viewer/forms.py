@@ -13,9 +13,9 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ..errors import CoopsimError
-from ..protocol import PLAYBACK_COMMANDS, SIM_COMMANDS
-from ..specs import COLORS, SHAPES
+from ..model.errors import CoopsimError
+from ..net.protocol import PLAYBACK_COMMANDS, SIM_COMMANDS
+from ..model.specs import COLORS, SHAPES
 
 SIM_IDS = {c.name: c.id for c in SIM_COMMANDS.values()}
 PLAYBACK_IDS = {c.name: c.id for c in PLAYBACK_COMMANDS.values()}

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from imgui_bundle import imgui
 
-from ..errors import CoopsimError
+from ..model.errors import CoopsimError
 from .connection import LOAD_TIMEOUT
 from .forms import SIM_IDS, Request, file_request, recording_path
 from .ui import DIM_COLOR, Outcome, Ui

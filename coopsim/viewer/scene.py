@@ -14,11 +14,11 @@ import numpy as np
 import pyglet
 from pyglet import gl
 
-from ..statestream import StateFrame
+from ..net.statestream import StateFrame
 from .geometry import Layer, LayerGroup, LineLayer, disc, nose, program, rgba, ring, shade, square
 
 #: Sonar mounting angles (relative to the heading): 11 sensors, -90..+90 degrees, 18 apart.
-#: The same numbers as coopsim.modules.SONAR_ANGLES, restated so the viewer never imports physics.
+#: The same numbers as coopsim.plugins.modules.SONAR_ANGLES, restated so the viewer never imports physics.
 SONAR_ANGLES = np.radians(np.linspace(-90.0, 90.0, 11))
 TARGET_RADIUS = 0.15  # m, how large a target marker is drawn (targets have no body)
 WALL = 0.05  # m, thickness of the drawn floor border

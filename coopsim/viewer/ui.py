@@ -13,7 +13,7 @@ from typing import Callable
 
 from imgui_bundle import imgui
 
-from ..errors import ProtocolError
+from ..model.errors import ProtocolError
 from .connection import Link
 from .forms import FormError, Request
 

@@ -1,0 +1,108 @@
+"""What a run shows: the endpoint, a progress bar or status line, a summary; with --gui a viewer."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+
+import click
+
+from .run import Run, format_summary, watch
+
+VIEWER_START_WAIT = 20.0  # s to wait for the viewer's window before stepping without it
+
+
+def run_headless(live: Run) -> None:
+    """Start ``live`` and follow it to its end on the terminal."""
+    if live.network is not None:
+        click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
+    duration = live.settings.duration
+    live.start()
+    if duration:
+        steps = max(1, round(duration / live.settings.dt))
+        with click.progressbar(length=steps, label="simulating", file=click.get_text_stream(
+                "stderr"), show_eta=False, show_percent=True) as bar:
+            done = [0]
+
+            def report(stats):
+                bar.update(stats.steps - done[0])
+                done[0] = stats.steps
+            stats = watch(live.stepper, report)
+    else:
+        stats = watch(live.stepper, _status_line)
+        click.echo("", err=True)
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+
+
+def _status_line(stats) -> None:
+    click.echo(f"\rt = {stats.time:8.2f} s  steps {stats.steps}  rtf {stats.rtf:5.2f}  "
+               f"missed {stats.missed}", nl=False, err=True)
+
+
+def run_with_viewer(live: Run, fps: float = 10.0) -> None:
+    """Start ``live`` with a viewer window in a child process and follow both to the end.
+
+    Closing the window (viewer exit code 0) ends the run. A viewer that crashes or is killed does
+    not: the run goes on headless until its duration or Ctrl-C. When the run reaches its duration
+    first, the servers stay up (so the window still shows the final state) until the window closes.
+    """
+    from ..viewer import start_viewer
+
+    endpoint = live.network.endpoint
+    click.echo(f"name server: {endpoint}   (Ctrl-C stops)", err=True)
+    viewer = start_viewer(endpoint, fps, stderr=subprocess.PIPE)
+    click.echo(f"viewer: pid {viewer.pid} (closing its window ends the run)", err=True)
+    shown = threading.Event()
+    threading.Thread(target=_relay, args=(viewer, shown), daemon=True).start()
+    # step once the window is up, so the user sees the run from its first step
+    deadline = time.monotonic() + VIEWER_START_WAIT
+    while not shown.wait(0.1) and viewer.poll() is None and time.monotonic() < deadline:
+        pass
+    live.start()
+    try:
+        stats = _follow(live, viewer)
+    finally:
+        live.stepper.stop()
+        if viewer.poll() is None:
+            viewer.terminate()
+            try:
+                viewer.wait(5.0)
+            except subprocess.TimeoutExpired:
+                viewer.kill()
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+
+
+def _relay(viewer: subprocess.Popen, shown: threading.Event) -> None:
+    """Copy the viewer's stderr to ours; set ``shown`` when its window is open."""
+    for line in viewer.stderr:
+        click.echo(line.rstrip("\n"), err=True)
+        if line.startswith("viewer: showing"):
+            shown.set()
+
+
+def _follow(live: Run, viewer: subprocess.Popen):
+    """Wait until the window closes, or the run ends without a window; Ctrl-C ends both."""
+    announced = False
+    try:
+        while True:
+            code = viewer.poll() if viewer is not None else None
+            if code == 0:
+                click.echo("viewer closed: ending the run", err=True)
+                break
+            if code is not None:
+                click.echo(f"viewer exited with code {code}; the simulation keeps running "
+                           f"(Ctrl-C stops)", err=True)
+                viewer = None
+            running = live.stepper.running
+            if not running and viewer is None:
+                break
+            if not running and not announced:
+                click.echo("run finished; close the viewer window to quit", err=True)
+                announced = True
+            live.stepper.join(0.2)
+            if not running:
+                time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    return live.stepper.stats()

@@ -1,0 +1,322 @@
+"""The ``.world`` and ``.scenario`` formats (normative spec: ``docs/files.md``).
+
+The grammar is :mod:`coopsim.formats.sections`; this module holds each format's table of sections and
+keys and builds the frozen specs. The parsers are pure, so a bad file loads nothing: the first
+problem raises :class:`~coopsim.model.errors.FileFormatError` (``path:line: reason``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from typing import Iterable
+
+from ..plugins import robots
+from ..model.errors import CoopsimError, FileFormatError
+from .sections import (INT, NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer,
+                       number, pick, read_text, real, rest, split_sections)
+from ..model.specs import (COLORS, MODES, SHAPES, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
+                    ScenarioSpec, Settings, TargetSpec, WorldSpec, yaw_from_degrees)
+
+#: Names the simulator serves itself (``/sim``, ``/playback``); no robot may take them.
+RESERVED_NAMES = ("sim", "playback")
+
+_NETNAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+_PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
+
+# --- value converters of these formats ------------------------------------------------------------
+
+_positive = real("> 0", lambda v: v > 0)
+_nonneg = real(">= 0", lambda v: v >= 0)
+_dt = real("between 0.001 and 0.1 s", lambda v: 0.001 <= v <= 0.1)
+_seed = integer("an integer >= 0", lambda v: 0 <= v < 2**63)
+_byte = integer("an integer 0-255", lambda v: 0 <= v <= 255)
+
+
+def _netname(tok: str) -> str:
+    if not _NETNAME.fullmatch(tok):
+        raise Bad(f"must be letters, digits, '_' or '-', starting with a letter, got {tok!r}")
+    if tok in RESERVED_NAMES:
+        raise Bad(f"must not be {tok!r}, a name the simulator itself uses")
+    return tok
+
+
+def _flat(orientation: tuple) -> None:
+    if orientation[0] != 0 or orientation[1] != 0:
+        raise Bad("orientation phi and psi must be 0 in 2D (only theta, the yaw, is used), "
+                  f"got {orientation[0]:g} {orientation[1]:g}")
+
+
+_RGB = fixed(("R", "G", "B"), _byte)
+
+
+def _color(key: str, tokens: list, rest: str) -> tuple:
+    """``color R G B`` (integers 0-255) or ``color <name>`` (a key of COLORS)."""
+    if len(tokens) == 1 and not NUMBER.fullmatch(tokens[0]):
+        if tokens[0] not in COLORS:
+            raise Bad(f"unknown colour {tokens[0]!r} (use R G B or one of {', '.join(COLORS)})")
+        return COLORS[tokens[0]]
+    return _RGB(key, tokens, rest)
+
+
+def _param(key: str, tokens: list, rest: str) -> ParamSetting:
+    """``param <module>.<name> <value>``; the value is a number or true/false."""
+    if len(tokens) != 2:
+        raise Bad(f"param needs 2 values (module.name value), got {len(tokens)}")
+    match, tok = _PARAM.fullmatch(tokens[0]), tokens[1]
+    if not match:
+        raise Bad(f"param name must look like module.name, got {tokens[0]!r}")
+    if tok.lower() in ("true", "false"):
+        return ParamSetting(match.group(1), match.group(2), tok.lower() == "true")
+    try:
+        value = int(tok) if INT.fullmatch(tok) else number(tok)
+    except Bad:
+        raise Bad(f"param value must be a number or true/false, got {tok!r}") from None
+    return ParamSetting(match.group(1), match.group(2), value)
+
+
+# --- the tables: which sections hold which keys ---------------------------------------------------
+
+_XYZ = ("x", "y", "z")
+_OBJECT_KEYS = {
+    "type": Key(pick("shape", SHAPES), required=True),
+    "size": Key(fixed(("length", "width", "height"), _positive), required=True),
+    "position": Key(fixed(_XYZ, number), required=True),
+    "orientation": Key(fixed(("phi", "psi", "theta"), number, _flat)),
+    "mass": Key(fixed(("kg",), _nonneg)),
+    "color": Key(_color),
+}
+_ROBOT_KEYS = {
+    "type": Key(fixed(("robot type",), str), required=True),
+    "name": Key(fixed(("network name",), _netname), required=True),
+    "position": _OBJECT_KEYS["position"],
+    "orientation": _OBJECT_KEYS["orientation"],
+    "color": _OBJECT_KEYS["color"],
+    "controller": Key(rest("a shell command")),
+    "param": Key(_param, repeat=True),
+}
+_SETTINGS_KEYS = {  # key = field name of specs.Settings
+    "dt": Key(fixed(("s",), _dt)),
+    "mode": Key(pick("mode", MODES)),
+    "duration": Key(fixed(("s",), _positive)),
+    "seed": Key(fixed(("integer",), _seed)),
+    "speed": Key(fixed(("factor",), _nonneg)),
+    "record": Key(fixed(("true/false",), boolean)),
+}
+_FLOOR_SIZE = fixed(("length", "width", "height"), (_positive, _positive, _nonneg))
+_WORLD_RULES = {
+    "FLOOR": Rule({"size": Key(_FLOOR_SIZE, required=True)}),
+    "WALL": Rule(_OBJECT_KEYS, indexed=True),
+}
+_SCENARIO_RULES = {
+    "WORLD": Rule({"file": Key(rest("path to a .world file"), required=True)}),
+    "TARGET": Rule({c: Key(fixed(_XYZ, number), repeat=True) for c in COLORS},
+                    word="target colour"),
+    "ROBOT": Rule(_ROBOT_KEYS, indexed=True),
+    "OBJECT": Rule(_OBJECT_KEYS, indexed=True),
+    "SETTINGS": Rule(_SETTINGS_KEYS),
+}
+
+
+# --- building specs -------------------------------------------------------------------------------
+
+def _floor_text(floor: FloorSpec) -> str:
+    return f"the {floor.length:g} x {floor.width:g} m floor"
+
+
+def _object(section: Section, floor: FloorSpec, path: PathLike) -> ObjectSpec:
+    """Build the ObjectSpec of a [WALL_n] or [OBJECT_n] section; its centre must be on the floor."""
+    shape, size, pos = section.get("type"), section.get("size"), section.get("position")
+    if shape != "box" and (size[1] != size[0] or (shape == "sphere" and size[2] != size[0])):
+        n = 3 if shape == "sphere" else 2
+        dims = "length, width and height" if n == 3 else "length and width"
+        raise FileFormatError(path, section.line_of("size"), f"a {shape}'s {dims} must be equal "
+                              f"(its diameter), got {' '.join(f'{v:g}' for v in size[:n])}")
+    if not floor.contains(pos[0], pos[1]):
+        raise FileFormatError(path, section.line_of("position"), f"centre ({pos[0]:g}, "
+                              f"{pos[1]:g}) of [{section.name}] is off {_floor_text(floor)}")
+    extra = {"color": section.get("color")} if section.get("color") else {}
+    return ObjectSpec(name=section.name, shape=shape, size=size, position=pos,
+                      yaw=yaw_from_degrees(section.get("orientation", (0.0, 0.0, 0.0))[2]),
+                      mass=section.get("mass", 0.0), line=section.line, **extra)
+
+
+def _targets(section: Section, floor: FloorSpec, path: PathLike) -> list:
+    """Build the TargetSpecs of a [TARGET] section; each must lie on the floor."""
+    targets = []
+    for color, pos, lineno in section.entries:
+        if not floor.contains(pos[0], pos[1]):
+            raise FileFormatError(path, lineno, f"{color} target at ({pos[0]:g}, {pos[1]:g}) "
+                                                f"is off {_floor_text(floor)}")
+        targets.append(TargetSpec(color, pos, lineno))
+    return targets
+
+
+def _robot(section: Section, floor: FloorSpec, path: PathLike) -> RobotSpec:
+    """Build and validate the RobotSpec of a [ROBOT_n] section; it must fit on the floor."""
+    params = tuple(replace(p, line=n) for k, p, n in section.entries if k == "param")
+    extra = {"color": section.get("color")} if section.get("color") else {}
+    spec = RobotSpec(type=section.get("type"), name=section.get("name"),
+                     position=section.get("position"),
+                     yaw=yaw_from_degrees(section.get("orientation", (0.0, 0.0, 0.0))[2]),
+                     controller=section.get("controller"), params=params, line=section.line,
+                     **extra)
+    _validate(spec, section.line_of("type"), section.line, path)
+    try:
+        radius = robots.footprint_radius(spec.type)
+    except CoopsimError as exc:
+        raise FileFormatError(path, section.line_of("type"), str(exc)) from None
+    x, y, _ = spec.position
+    if not floor.contains(x, y, radius):
+        raise FileFormatError(path, section.line_of("position"), f"robot {spec.name} "
+                              f"({spec.type}, radius {radius:g} m) at ({x:g}, {y:g}) does not fit "
+                              f"on {_floor_text(floor)}")
+    return spec
+
+
+def _validate(spec: RobotSpec, type_line: int, line: int, path: PathLike) -> None:
+    """Run robots.validate_robot_spec on the type alone, then on each param at its own line.
+
+    With params, the whole spec is validated last and a remaining error reported at ``line``.
+    """
+    parts = [(replace(spec, params=()), type_line)]
+    parts += [(replace(spec, params=(p,)), p.line) for p in spec.params]
+    parts += [(spec, line)] if spec.params else []
+    for part, at in parts:
+        try:
+            robots.validate_robot_spec(part)
+        except CoopsimError as exc:
+            raise FileFormatError(path, at, str(exc)) from None
+
+
+def _world_of(section: Section, path: PathLike) -> WorldSpec:
+    """Load the world a [WORLD] section names, relative to the scenario file's folder."""
+    name, line = section.get("file"), section.line_of("file")
+    where = os.path.normpath(os.path.join(os.path.dirname(os.fspath(path)), name))
+    if not os.path.exists(where):
+        raise FileFormatError(path, line, f"world file {name!r} not found (looked for {where})")
+    if os.path.isdir(where):
+        raise FileFormatError(path, line, f"world file {name!r} is a directory")
+    return load_world(where)
+
+
+def _stem(path: PathLike) -> str:
+    return os.path.splitext(os.path.basename(os.fspath(path)))[0]
+
+
+# --- public API -----------------------------------------------------------------------------------
+
+def parse_world(text: str, path: PathLike = "") -> WorldSpec:
+    """Parse the text of a ``.world`` file.
+
+    Args:
+        text: The whole file.
+        path: Where it came from, for messages and ``WorldSpec.path``.
+
+    Returns:
+        The world: its floor and its ``[WALL_n]`` objects in file order.
+
+    Raises:
+        FileFormatError: At the first problem, as ``path:line: reason``.
+    """
+    sections = split_sections(text, path, _WORLD_RULES, ".world")
+    floors = [s for s in sections if s.kind == "FLOOR"]
+    if not floors:
+        raise FileFormatError(path, 0, "no [FLOOR] section; a world needs one")
+    if sections[0] is not floors[0]:
+        raise FileFormatError(path, floors[0].line, "[FLOOR] must be the first section, "
+                                                    f"before [{sections[0].name}]")
+    floor = FloorSpec(*floors[0].get("size"))
+    objects = tuple(_object(s, floor, path) for s in sections[1:])
+    return WorldSpec(floor=floor, objects=objects, path=os.fspath(path), text=text)
+
+
+def parse_scenario(text: str, path: PathLike = "") -> ScenarioSpec:
+    """Parse the text of a ``.scenario`` file and load the world it names.
+
+    Args:
+        text: The whole file.
+        path: Where it came from: for messages, ``ScenarioSpec.path`` and ``name``, and the
+            folder the ``[WORLD] file`` path is relative to.
+
+    Returns:
+        The scenario with its world loaded; targets, robots and objects in file order.
+
+    Raises:
+        FileFormatError: At the first problem; a problem inside the world file is reported at
+            the world file's own path and line.
+    """
+    sections = split_sections(text, path, _SCENARIO_RULES, ".scenario")
+    worlds = [s for s in sections if s.kind == "WORLD"]
+    if not worlds:
+        raise FileFormatError(path, 0, "no [WORLD] section; a scenario needs one")
+    world = _world_of(worlds[0], path)
+    out: dict[str, list] = {"TARGET": [], "ROBOT": [], "OBJECT": []}
+    names: dict[str, str] = {}
+    for s in sections:
+        if s.kind == "TARGET":
+            out["TARGET"] += _targets(s, world.floor, path)
+        elif s.kind == "OBJECT":
+            out["OBJECT"].append(_object(s, world.floor, path))
+        elif s.kind == "ROBOT":
+            if s.get("name") in names:
+                raise FileFormatError(path, s.line_of("name"), f"robot name {s.get('name')!r} "
+                                      f"is already used by [{names[s.get('name')]}]")
+            names[s.get("name")] = s.name
+            out["ROBOT"].append(_robot(s, world.floor, path))
+    settings = [Settings(**{k: v for k, v, _ in s.entries}) for s in sections
+                if s.kind == "SETTINGS"]
+    return ScenarioSpec(world=world, targets=tuple(out["TARGET"]), robots=tuple(out["ROBOT"]),
+                        objects=tuple(out["OBJECT"]), settings=(settings or [Settings()])[0],
+                        path=os.fspath(path), text=text, name=_stem(path) or "scenario")
+
+
+def load_world(path: PathLike) -> WorldSpec:
+    """Read and parse a ``.world`` file; raise FileFormatError on any problem."""
+    return parse_world(read_text(path), path)
+
+
+def load_scenario(path: PathLike) -> ScenarioSpec:
+    """Read and parse a ``.scenario`` file and its world; raise FileFormatError on any problem."""
+    return parse_scenario(read_text(path), path)
+
+
+def load(path: PathLike) -> WorldSpec | ScenarioSpec:
+    """Load a ``.world`` or a ``.scenario`` file, chosen by its extension.
+
+    Raises:
+        FileFormatError: For any other extension (line 0) or any problem in the file.
+    """
+    ext = os.path.splitext(os.fspath(path))[1]
+    if ext == ".world":
+        return load_world(path)
+    if ext == ".scenario":
+        return load_scenario(path)
+    raise FileFormatError(path, 0, f"unknown file type {ext or '(no extension)'!r}: "
+                                   "expected .world or .scenario")
+
+
+def scenario_from_world(world: WorldSpec) -> ScenarioSpec:
+    """A world run on its own: no robots, no targets, default settings, named after the file."""
+    return ScenarioSpec(world=world, name=_stem(world.path) or "world")
+
+
+def check(paths: Iterable[PathLike]) -> list[str]:
+    """Load every file in ``paths`` and collect the problems.
+
+    Args:
+        paths: ``.world`` and ``.scenario`` files (a single path is accepted too).
+
+    Returns:
+        One ``path:line: reason`` string per bad file, in the order given; empty when all load.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    problems = []
+    for path in paths:
+        try:
+            load(path)
+        except FileFormatError as exc:
+            problems.append(str(exc))
+    return problems

@@ -1,0 +1,212 @@
+"""What a ``.world`` or ``.scenario`` file says, as small frozen dataclasses.
+
+The parser (:mod:`coopsim.formats.files`) turns text into these; the world builder (:mod:`coopsim.sim.world`)
+turns these into pymunk bodies. Nothing here touches physics, so specs can travel in messages and
+recordings.
+
+Frames and units (normative text in ``docs/files.md``):
+    * SI units: metres, kilograms, seconds. Angles in files are degrees; in code, radians.
+    * z is up. The floor's top surface is the plane z = 0, centred on the origin: it spans
+      x in [-length/2, length/2] and y in [-width/2, width/2]; its height is its thickness below 0.
+    * ``orientation phi psi theta``: rotations about x, y and z. coopsim is 2D, so only ``theta``
+      (yaw, counter-clockwise seen from above, 0 = facing +x) is used; phi and psi must be 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+Vec3 = tuple[float, float, float]
+RGB = tuple[int, int, int]
+
+SHAPES = ("box", "cylinder", "sphere")
+MODES = ("realtime", "lockstep")
+
+#: Named colours usable for targets (and robots, where a name is given instead of R G B).
+COLORS: dict[str, RGB] = {
+    "red": (230, 40, 40),
+    "green": (40, 180, 60),
+    "blue": (40, 90, 230),
+    "yellow": (240, 210, 30),
+    "magenta": (220, 40, 200),
+    "cyan": (40, 200, 220),
+    "orange": (250, 140, 20),
+    "purple": (130, 50, 200),
+    "white": (245, 245, 245),
+    "black": (20, 20, 20),
+    "gray": (128, 128, 128),
+    "brown": (140, 90, 40),
+    "pink": (250, 150, 190),
+}
+
+
+@dataclass(frozen=True)
+class FloorSpec:
+    """The floor: a rectangle centred on the origin, walled at its edges.
+
+    Attributes:
+        length: Extent along x, m (> 0).
+        width: Extent along y, m (> 0).
+        height: Thickness below z = 0, m (>= 0); kept for the file, unused by 2D physics.
+    """
+
+    length: float
+    width: float
+    height: float = 0.1
+
+    def contains(self, x: float, y: float, margin: float = 0.0) -> bool:
+        """True when (x, y) lies on the floor at least ``margin`` m from every edge."""
+        return abs(x) <= self.length / 2 - margin and abs(y) <= self.width / 2 - margin
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    """One object of a world (the paper's ``[WALL_n]``) or one movable object of a scenario.
+
+    Attributes:
+        name: Section name it came from (``WALL_3``) or a name given in the scenario.
+        shape: ``box`` (rectangle), ``cylinder`` or ``sphere`` (both circles in 2D).
+        size: (length along the body's x, width along its y, height) in m. A cylinder's diameter is
+            its length; a sphere's diameter is its length.
+        position: (x, y, z) of the centre, m, world frame.
+        yaw: Rotation about z, radians, counter-clockwise.
+        mass: kg; 0 means static (immovable).
+        color: Display colour (R, G, B), 0-255.
+        line: Line of the section header in its file (0 when made in code), for messages.
+    """
+
+    name: str
+    shape: str
+    size: Vec3
+    position: Vec3
+    yaw: float = 0.0
+    mass: float = 0.0
+    color: RGB = (150, 150, 150)
+    line: int = 0
+
+    @property
+    def static(self) -> bool:
+        """True when the object never moves (mass 0)."""
+        return self.mass == 0.0
+
+    @property
+    def radius(self) -> float:
+        """Half the length: the circle radius for cylinders and spheres, m."""
+        return self.size[0] / 2
+
+
+@dataclass(frozen=True)
+class WorldSpec:
+    """A whole ``.world`` file: a floor and its objects."""
+
+    floor: FloorSpec
+    objects: tuple[ObjectSpec, ...] = ()
+    path: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """A coloured marker robots can sense; it does not collide.
+
+    Attributes:
+        color: Colour name (a key of :data:`COLORS`); also what the ``target`` module reports by.
+        position: (x, y, z), m, world frame.
+        line: Line it was declared on.
+    """
+
+    color: str
+    position: Vec3
+    line: int = 0
+
+    @property
+    def rgb(self) -> RGB:
+        """Display colour of the marker."""
+        return COLORS[self.color]
+
+
+@dataclass(frozen=True)
+class ParamSetting:
+    """A module parameter set from a scenario: ``param <module>.<name> <value>``."""
+
+    module: str
+    name: str
+    value: float | int | bool | str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    """One ``[ROBOT_n]`` section.
+
+    Attributes:
+        type: Robot type label (``single``, ``team2`` or a registered plugin type).
+        name: Network name, unique in the scenario (``robot1`` serves ``/robot1/motors``...).
+        position: (x, y, z), m, world frame, of the robot's centre.
+        yaw: Heading, radians, counter-clockwise from +x.
+        color: (R, G, B), 0-255.
+        controller: Shell command the simulator launches for this robot, or None.
+        params: Module parameters set at load time, applied in order.
+        line: Line of the section header.
+    """
+
+    type: str
+    name: str
+    position: Vec3 = (0.0, 0.0, 0.0)
+    yaw: float = 0.0
+    color: RGB = (40, 90, 230)
+    controller: str | None = None
+    params: tuple[ParamSetting, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The optional ``[SETTINGS]`` section; every field has a default.
+
+    Attributes:
+        dt: Physics step, s (0.001-0.1).
+        mode: ``realtime`` or ``lockstep``.
+        duration: Sim time to run, s; None runs until stopped.
+        seed: Seed of the run's random generator (sensor noise, lost data).
+        speed: Real-time speed factor (1 = wall clock; 0 = as fast as possible).
+        record: Whether the run is recorded (see the recorder).
+    """
+
+    dt: float = 0.01
+    mode: str = "realtime"
+    duration: float | None = None
+    seed: int = 0
+    speed: float = 1.0
+    record: bool = False
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """A whole ``.scenario`` file, its world already loaded.
+
+    Attributes:
+        world: The world the ``[WORLD]`` section names.
+        targets: ``[TARGET]`` markers in file order.
+        robots: ``[ROBOT_n]`` sections in file order.
+        objects: Extra (usually movable) objects declared in ``[OBJECT_n]`` sections.
+        settings: ``[SETTINGS]`` (defaults where absent).
+        path: File it was read from ("" when built in code).
+        text: The file's full text (recorded with every run).
+        name: Scenario name (file stem), used for default recording names.
+    """
+
+    world: WorldSpec
+    targets: tuple[TargetSpec, ...] = ()
+    robots: tuple[RobotSpec, ...] = ()
+    objects: tuple[ObjectSpec, ...] = ()
+    settings: Settings = field(default_factory=Settings)
+    path: str = ""
+    text: str = ""
+    name: str = "scenario"
+
+
+def yaw_from_degrees(theta_deg: float) -> float:
+    """Convert a file's theta (degrees) to a yaw in radians."""
+    return math.radians(theta_deg)

@@ -1,0 +1,150 @@
+"""The base of every coopsim server: one ROUTER socket served by one thread.
+
+A ROUTER serves both REQ clients (their frames arrive as [identity, b"", payload]) and DEALER
+clients ([identity, payload], or with the empty delimiter if the client adds one); the reply goes
+back in the same envelope. Whatever arrives, the loop answers or drops the connection, and never
+dies: malformed input gets an error reply with a documented code, and a bug in a handler becomes an
+INTERNAL reply and a log line.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import TimeoutError as FutureTimeout
+
+import zmq
+
+from . import protocol as p
+from ..model.errors import (CoopsimError, NotAllowedError, ParameterError, ProtocolError, RegistryError,
+                     UnknownNameError)
+from .protocol import Command, Message
+
+log = logging.getLogger(__name__)
+
+_POLL_MS = 100  # how often an idle server checks whether it should stop
+
+
+class Server:
+    """A protocol server on its own thread.
+
+    Args:
+        ctx: ZeroMQ context.
+        name: The server's name (answered to hello, e.g. ``/robot1``).
+        commands: Command table (id -> Command) this server accepts.
+        bind: Address to bind (127.0.0.1 unless told otherwise).
+        port: TCP port; 0 picks a free one.
+    """
+
+    def __init__(self, ctx: zmq.Context, name: str, commands: dict[int, Command],
+                 bind: str = "127.0.0.1", port: int = 0) -> None:
+        self.name = name
+        self.commands = commands
+        self.socket = ctx.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, p.MAX_MESSAGE_BYTES)
+        self.socket.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        try:
+            if port:
+                self.socket.bind(f"tcp://{bind}:{port}")
+            else:
+                port = self.socket.bind_to_random_port(f"tcp://{bind}")
+        except zmq.ZMQError:
+            self.socket.close(0)  # an open socket would make ctx.term() hang forever
+            raise
+        self.endpoint = f"tcp://{bind}:{port}"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name=f"coopsim{name}", daemon=True)
+
+    def start(self) -> "Server":
+        """Start serving in the server's thread."""
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the thread, which closes the socket; wait for it up to ``timeout`` s (0: not)."""
+        self._stop.set()
+        if self._thread.ident is None:  # never started: nobody else will close the socket
+            self.socket.close(0)
+        elif timeout and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def handle(self, msg: Message, command: Command) -> Message:
+        """Answer one well-formed request whose arity has been checked (subclasses)."""
+        raise NotImplementedError
+
+    def answer(self, payload: bytes) -> Message:
+        """Decode, validate and handle one request frame; always returns a reply."""
+        try:
+            msg = Message.from_wire(payload)
+        except ProtocolError as exc:
+            return Message(exc.code, exc.text, -1)
+        command = self.commands.get(msg.command)
+        if command is None:
+            return msg.fail(p.UNKNOWN_COMMAND, f"{self.name} has no command {msg.command}")
+        try:
+            command.check(msg)
+            if command.id == 0:
+                return p.hello_reply(msg, self.name)
+            return self.handle(msg, command)
+        except ProtocolError as exc:
+            return msg.fail(exc.code, exc.text)
+        except (UnknownNameError, RegistryError) as exc:  # before ParameterError: an unknown
+            return msg.fail(p.UNKNOWN_NAME, str(exc))  # parameter name is both
+        except ParameterError as exc:
+            return msg.fail(p.OUT_OF_RANGE, str(exc))
+        except NotAllowedError as exc:
+            return msg.fail(p.NOT_ALLOWED, str(exc))
+        except CoopsimError as exc:
+            return msg.fail(p.FAILED, str(exc))
+        except FutureTimeout:  # the stepper did not get to a queued change in time
+            return msg.fail(p.TIMEOUT, f"{self.name}: the simulation did not carry out command "
+                                       f"{msg.command} in time; it may or may not happen later")
+        except Exception as exc:  # noqa: BLE001 -- a server never dies on input
+            log.exception("%s: command %s failed", self.name, msg.command)
+            return msg.fail(p.INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+
+    def _serve(self) -> None:
+        # A blocking receive with a timeout rather than poll + receive: one call into libzmq per
+        # request instead of two, on the path every motor command takes.
+        self.socket.setsockopt(zmq.RCVTIMEO, _POLL_MS)
+        try:
+            while not self._stop.is_set():
+                try:
+                    frames = self.socket.recv_multipart()
+                except zmq.Again:
+                    continue
+                self._serve_one(frames)
+        finally:
+            self.socket.close(0)
+
+    def _serve_one(self, frames: list[bytes]) -> None:
+        envelope, body = _split_envelope(frames)
+        if len(body) != 1:
+            reply = Message(p.BAD_MESSAGE, f"a request is one frame, got {len(body)}", -1)
+        else:
+            reply = self.answer(body[0])
+        try:
+            self.socket.send_multipart(envelope + [reply.to_wire()], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass  # the peer went away: nothing to answer
+
+
+def _split_envelope(frames: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """Split a ROUTER message into its routing envelope and its body.
+
+    REQ peers send [identity, (request id,) b"", body]: the envelope runs up to and including the
+    first empty frame. DEALER peers may send no delimiter at all: [identity, body].
+    """
+    for i in range(1, len(frames)):
+        if frames[i] == b"":
+            return frames[:i + 1], frames[i + 1:]
+    return frames[:1], frames[1:]
+
+
+def ask(socket: zmq.Socket, request: Message, timeout: float = 2.0) -> Message:
+    """Send one request on a REQ/DEALER socket and wait for its reply (helper for servers)."""
+    socket.send(request.to_wire())
+    if not socket.poll(int(timeout * 1000)):
+        raise ProtocolError(p.TIMEOUT, f"no reply within {timeout:g} s")
+    return Message.from_wire(socket.recv(), max_bytes=None)

@@ -1,0 +1,273 @@
+"""``/sim``: the simulation's control server (time, mode, what is in the world).
+
+Every change is queued onto the stepper thread (:meth:`Stepper.call`) and answered when it has been
+carried out, so the reply tells the truth. Poses and sizes on the wire are SI (m, kg) and yaw is in
+radians; colours are params [R, G, B] 0-255. ``state`` answers a JSON document in text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+import zmq
+
+from . import protocol as p
+from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
+from ..formats.files import load, scenario_from_world
+from .protocol import Command, Message
+from .server import Server
+from ..model.specs import COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec
+
+CALL_WAIT = 10.0  # s to wait for the stepper to carry out a change (a load can take a while)
+
+
+class SimServer(Server):
+    """Serves ``/sim`` for one stepper.
+
+    Args:
+        ctx: ZeroMQ context.
+        stepper: The run's Stepper.
+        on_layout: Called (on the stepper thread) after robots were inserted or removed, so the
+            network can start or stop robot servers.
+        bind: Address to bind.
+        recording: An object with ``start_recording(path) -> str``, ``stop_recording() -> str``
+            and ``recording_path`` (the Run), or None when recording on demand is not offered.
+    """
+
+    def __init__(self, ctx: zmq.Context, stepper, on_layout: Callable[[], None] = lambda: None,
+                 bind: str = "127.0.0.1", recording=None) -> None:
+        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind)
+        self.stepper = stepper
+        self.on_layout = on_layout
+        self.recording = recording
+
+    def handle(self, msg: Message, command: Command) -> Message:
+        return getattr(self, f"_{command.name}")(msg)
+
+    def _on_stepper(self, fn, *args):
+        return self.stepper.call(fn, *args).result(CALL_WAIT)
+
+    def _relayout(self, fn, *args):
+        def change():
+            result = fn(*args)
+            self.stepper.refresh()
+            self.on_layout()
+            return result
+        return self._on_stepper(change)
+
+    # -- time ---------------------------------------------------------------------------------
+
+    def _status(self, msg: Message) -> Message:
+        st = self.stepper.stats()
+        params = (st.steps, int(st.paused), MODES.index(st.mode), st.missed,
+                  len(self.stepper.snapshot.robots), len(st.attached))
+        data = (st.time, self.stepper.sim.dt, st.speed, st.rtf, st.wall,
+                self.stepper.slots.lease)
+        return msg.reply(st.mode, params=params, data=data)
+
+    def _pause(self, msg: Message) -> Message:
+        self._on_stepper(self.stepper.pause)
+        return self._status(msg)
+
+    def _resume(self, msg: Message) -> Message:
+        self._on_stepper(self.stepper.resume)
+        return self._status(msg)
+
+    def _step(self, msg: Message) -> Message:
+        n = msg.params[0] if msg.params else 1
+        if not 1 <= n <= 1_000_000:
+            raise ProtocolError(p.OUT_OF_RANGE, f"step count must be 1..1000000, not {n}")
+        def queue():  # on the stepper thread: no step slips in between reading and queueing
+            self.stepper.step(n)
+            return self.stepper.snapshot.step + n
+        target = self._on_stepper(queue)
+        if self.stepper.running:  # a long run of steps is answered with its progress so far
+            self.stepper.wait_step(target - 1, min(CALL_WAIT, max(1.0, n * 0.01)))
+        return self._status(msg)
+
+    def _reset(self, msg: Message) -> Message:
+        self._relayout(self.stepper.reset)
+        return self._status(msg)
+
+    def _set_mode(self, msg: Message) -> Message:
+        if msg.text not in MODES:
+            raise ProtocolError(p.OUT_OF_RANGE, f"mode must be one of {', '.join(MODES)}, "
+                                                f"not {msg.text!r}")
+        self._on_stepper(self.stepper.set_mode, msg.text)
+        return self._status(msg)
+
+    def _set_speed(self, msg: Message) -> Message:
+        if not 0.0 <= msg.data[0] <= 1000.0:
+            raise ProtocolError(p.OUT_OF_RANGE, f"speed must be within 0..1000 (0 = as fast as "
+                                                f"possible), not {msg.data[0]:g}")
+        self._on_stepper(self.stepper.set_speed, msg.data[0])
+        return self._status(msg)
+
+    def _set_dt(self, msg: Message) -> Message:
+        dt = msg.data[0]
+        if not 0.0005 <= dt <= 0.1:
+            raise ProtocolError(p.OUT_OF_RANGE, f"dt must be within 0.0005..0.1 s, not {dt:g}")
+        self._on_stepper(setattr, self.stepper.sim, "dt", dt)
+        return self._status(msg)
+
+    def _set_lease(self, msg: Message) -> Message:
+        lease = msg.data[0]
+        if not 0.05 <= lease <= 3600:
+            raise ProtocolError(p.OUT_OF_RANGE, f"lease must be within 0.05..3600 s, not {lease:g}")
+        self.stepper.slots.lease = lease
+        return self._status(msg)
+
+    def _detach(self, msg: Message) -> Message:
+        was = self.stepper.slots.detach(msg.text)
+        return msg.reply("detached" if was else "was not attached", params=(int(was),))
+
+    # -- listing ------------------------------------------------------------------------------
+
+    def _list_robots(self, msg: Message) -> Message:
+        return list_robots(msg, self.stepper.snapshot)
+
+    def _list_objects(self, msg: Message) -> Message:
+        return list_objects(msg, self.stepper.snapshot)
+
+    def _list_targets(self, msg: Message) -> Message:
+        return list_targets(msg, self.stepper.snapshot)
+
+    def _state(self, msg: Message) -> Message:
+        state = self._on_stepper(self.stepper.sim.world.describe)
+        st = self.stepper.stats()
+        state.update(step=st.steps, time=st.time, dt=self.stepper.sim.dt, mode=st.mode,
+                     paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
+                     error=self.stepper.error,
+                     recording=self.recording.recording_path if self.recording else "",
+                     attached=list(st.attached), seed=self.stepper.sim.seed,
+                     scenario=self.stepper.sim.scenario.path)
+        return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
+
+    # -- insert, update, remove ---------------------------------------------------------------
+
+    def _insert_object(self, msg: Message) -> Message:
+        self._relayout(self.stepper.sim.world.add_object, _object_spec(msg))
+        return self._list_objects(msg)
+
+    def _update_object(self, msg: Message) -> Message:
+        self._relayout(self.stepper.sim.world.update_object, _object_spec(msg))
+        return self._list_objects(msg)
+
+    def _remove_object(self, msg: Message) -> Message:
+        self._relayout(self.stepper.sim.world.remove_object, msg.text)
+        return self._list_objects(msg)
+
+    def _insert_robot(self, msg: Message) -> Message:
+        self._relayout(self.stepper.sim.world.add_robot, _robot_spec(msg))
+        return self._list_robots(msg)
+
+    def _update_robot(self, msg: Message) -> Message:
+        spec = _robot_spec(msg)
+        world = self.stepper.sim.world
+
+        def replace():
+            old = world.remove_robot(spec.name)
+            try:
+                world.add_robot(spec)
+            except CoopsimError:
+                world.add_robot(old)
+                raise
+        self._relayout(replace)
+        return self._list_robots(msg)
+
+    def _remove_robot(self, msg: Message) -> Message:
+        self._relayout(self.stepper.sim.world.remove_robot, msg.text)
+        return self._list_robots(msg)
+
+    def _insert_target(self, msg: Message) -> Message:
+        index = self._relayout(self.stepper.sim.world.add_target, _target_spec(msg))
+        return msg.reply(msg.text, params=(index,))
+
+    def _update_target(self, msg: Message) -> Message:
+        self._relayout(self.stepper.sim.world.update_target, msg.params[0], _target_spec(msg))
+        return self._list_targets(msg)
+
+    def _remove_target(self, msg: Message) -> Message:
+        self._relayout(self.stepper.sim.world.remove_target, msg.params[0])
+        return self._list_targets(msg)
+
+    def _load(self, msg: Message) -> Message:
+        spec = load(msg.text)
+        if isinstance(spec, WorldSpec):
+            spec = scenario_from_world(spec)
+        self._relayout(self.stepper.reset, spec)
+        return self._status(msg)
+
+    def _record(self, msg: Message) -> Message:
+        if self.recording is None:
+            raise NotAllowedError("this simulation cannot record on demand")
+        on = msg.params[0] if msg.params else 1
+        if on not in (0, 1):
+            raise ProtocolError(p.OUT_OF_RANGE, "record takes params [1] (start) or [0] (stop)")
+        path = self.recording.start_recording(msg.text) if on else self.recording.stop_recording()
+        return msg.reply(path, params=(on,))
+
+    def _set_param(self, msg: Message) -> Message:
+        robot, _, dotted = msg.text.partition(" ")
+        module, dot, name = dotted.partition(".")
+        if not dot:
+            raise ProtocolError(p.WRONG_ARITY, "text must be '<robot> <module>.<parameter>'")
+        value = self._on_stepper(self.stepper.sim.set_param, robot, module, name, msg.data[0])
+        return msg.reply(msg.text, data=(float(value),))
+
+
+def list_robots(msg: Message, snap) -> Message:
+    """Reply to list_robots (10) from a snapshot; the replay's /sim answers with it too."""
+    return msg.reply("\n".join(snap.robots), params=(len(snap.robots),),
+                     data=snap.poses.ravel().tolist())
+
+
+def list_objects(msg: Message, snap) -> Message:
+    """Reply to list_objects (11) from a snapshot."""
+    return msg.reply("\n".join(snap.objects), params=(len(snap.objects),),
+                     data=snap.object_poses.ravel().tolist())
+
+
+def list_targets(msg: Message, snap) -> Message:
+    """Reply to list_targets (12) from a snapshot."""
+    data = [v for t in snap.targets for v in t.position]
+    return msg.reply("\n".join(t.color for t in snap.targets), params=(len(snap.targets),),
+                     data=data)
+
+
+def _color(msg: Message, default) -> tuple[int, int, int]:
+    if not msg.params:
+        return default
+    if len(msg.params) != 3 or not all(0 <= c <= 255 for c in msg.params):
+        raise ProtocolError(p.OUT_OF_RANGE, "colour is params [R, G, B], each 0..255")
+    return tuple(msg.params)
+
+
+def _two_words(msg: Message, what: str) -> tuple[str, str]:
+    words = msg.text.split()
+    if len(words) != 2:
+        raise ProtocolError(p.WRONG_ARITY, f"text must be '<name> <{what}>', not {msg.text!r}")
+    return words[0], words[1]
+
+
+def _object_spec(msg: Message) -> ObjectSpec:
+    name, shape = _two_words(msg, "shape")
+    if shape not in SHAPES:
+        raise ProtocolError(p.OUT_OF_RANGE, f"shape must be one of {', '.join(SHAPES)}")
+    l, w, h, x, y, z, yaw, mass = msg.data
+    if min(l, w, h) <= 0 or mass < 0:
+        raise ProtocolError(p.OUT_OF_RANGE, "sizes must be > 0 and mass >= 0")
+    return ObjectSpec(name, shape, (l, w, h), (x, y, z), yaw, mass, _color(msg, (150, 150, 150)))
+
+
+def _robot_spec(msg: Message) -> RobotSpec:
+    name, rtype = _two_words(msg, "type")
+    x, y, z, yaw = msg.data
+    return RobotSpec(rtype, name, (x, y, z), yaw, _color(msg, (40, 90, 230)))
+
+
+def _target_spec(msg: Message) -> TargetSpec:
+    if msg.text not in COLORS:
+        raise ProtocolError(p.OUT_OF_RANGE, f"target colour must be one of {', '.join(COLORS)}")
+    return TargetSpec(msg.text, tuple(msg.data))

@@ -1,0 +1,115 @@
+"""The state stream: a PUB socket publishing every body's pose, for viewers, monitors and replay.
+
+Each message is two frames: the topic ``b"state"`` and one five-field protocol message::
+
+    [0, mode, 1, params, data]
+    params = [step, layout_version, n_robots, n_objects, n_bars, missed, paused, n_attached]
+    data   = [time, rtf, speed, x, y, yaw per robot..., per object..., per bar...,
+              11 sonar distances per robot...]
+
+Names and shapes are not repeated every step: when ``layout_version`` changes, a subscriber asks
+``/sim`` (command 23, state) for the layout. Publishing is rate-limited in wall time (default
+30 Hz) so a fast lockstep run does not flood slow subscribers; 0 publishes every step.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import zmq
+
+from . import protocol as p
+from .protocol import Message
+from ..model.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class StateFrame:
+    """One decoded state message.
+
+    Attributes:
+        step, time, layout_version: As in the snapshot.
+        mode: ``realtime`` or ``lockstep`` (``playback`` for recordings shown in replay).
+        rtf, speed, missed, paused, attached: Run figures.
+        robots, objects, bars: (n, 3) poses x, y, yaw.
+        sonar: (n_robots, 11) distances, m.
+    """
+
+    step: int
+    time: float
+    layout_version: int
+    mode: str
+    rtf: float
+    speed: float
+    missed: int
+    paused: bool
+    attached: int
+    robots: np.ndarray
+    objects: np.ndarray
+    bars: np.ndarray
+    sonar: np.ndarray
+
+
+def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
+                 paused: bool, attached: int) -> Message:
+    """Pack a snapshot into the stream's message."""
+    n, m, k = len(snap.robots), len(snap.objects), len(snap.bars)
+    params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached)
+    sonar = snap.readings.get("sonar", np.zeros((n, 11)))
+    data = np.concatenate(([snap.time, rtf, speed], snap.poses.ravel(),
+                           snap.object_poses.ravel(), snap.bar_poses.ravel(), sonar.ravel()))
+    return Message(0, mode, 1, params, tuple(data.tolist()))
+
+
+def decode_state(msg: Message) -> StateFrame:
+    """Unpack a state message (raises ValueError when the counts do not add up)."""
+    step, layout, n, m, k, missed, paused, attached = msg.params[:8]
+    data = np.asarray(msg.data, dtype=float)
+    if len(data) != 3 + 3 * (n + m + k) + 11 * n:
+        raise ValueError("state message data length does not match its counts")
+    cut = np.cumsum([3, 3 * n, 3 * m, 3 * k])
+    return StateFrame(step, data[0], layout, msg.text, data[1], data[2], missed, bool(paused),
+                      attached, data[cut[0]:cut[1]].reshape(n, 3),
+                      data[cut[1]:cut[2]].reshape(m, 3), data[cut[2]:cut[3]].reshape(k, 3),
+                      data[cut[3]:].reshape(n, 11))
+
+
+class StatePublisher:
+    """A stepper hook that publishes snapshots on a PUB socket.
+
+    Args:
+        ctx: ZeroMQ context.
+        stepper: The stepper whose figures go along with each snapshot.
+        bind: Address to bind.
+        rate: Largest number of messages per second of wall time (0 = every step).
+    """
+
+    def __init__(self, ctx: zmq.Context, stepper, bind: str = "127.0.0.1",
+                 rate: float = 30.0) -> None:
+        self.socket = ctx.socket(zmq.PUB)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.setsockopt(zmq.SNDHWM, 10)
+        port = self.socket.bind_to_random_port(f"tcp://{bind}")
+        self.endpoint = f"tcp://{bind}:{port}"
+        self.stepper = stepper
+        self.period = 1.0 / rate if rate > 0 else 0.0
+        self._last = 0.0
+
+    def __call__(self, snap: Snapshot, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < self.period:
+            return
+        self._last = now
+        st = self.stepper.stats()
+        msg = encode_state(snap, st.mode, st.rtf, st.speed, st.missed, st.paused,
+                           len(st.attached))
+        try:
+            self.socket.send_multipart([p.STATE_TOPIC, msg.to_wire()], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass  # no room for slow subscribers: they get the next one
+
+    def close(self) -> None:
+        """Close the socket."""
+        self.socket.close(0)

@@ -1,0 +1,339 @@
+"""The recording format: what a coopsim MCAP file holds, and the codec of its step frames.
+
+A recording is an MCAP file (profile ``coopsim``, zstd-compressed chunks, msgpack messages):
+
+* Metadata ``coopsim`` (written first, outside any chunk): format version, scenario name and path,
+  seed, dt, settings, record interval, keyframe interval, start time (UTC) and the column tables
+  below, each value a string (JSON for the structured ones).
+* Attachments: the scenario file's and the world file's full text.
+* Channel ``/layout``: ``World.describe()`` whenever ``layout_version`` changes (insertion,
+  update, removal, reset), with the sim step and time. Layout messages are numbered 0, 1, ...
+  in the order written (their *ordinal*).
+* Channel ``/frames``: blocks of consecutive recorded steps of one layout (one block per writer
+  wake-up, so about 1 to 100 steps). A message's ``log_time`` is the *recording time* of its
+  first step in ns: 0 at the first recorded step, then the sim time since, kept increasing across
+  resets. Robots carry the columns of :data:`ROBOT_COLUMNS` (pose, velocity, wheel commands,
+  sonar), objects and bars those of :data:`BODY_COLUMNS`; values are quantized to the column's
+  unit. A block that starts with a *keyframe* holds absolute values for its first step; every
+  other step holds differences (first or second order, per column) from the step before. Every
+  chunk starts with a keyframe, so a seek decodes one chunk. (A chunk's index time range ends at
+  the first step of its last block; the steps' own times are in the blocks.)
+* Metadata ``coopsim.end`` (only when the recorder closed normally): steps written, steps
+  dropped because the disk fell behind, end time.
+
+Units: x/y world frame in metres, yaw in radians (unwrapped: the body's angle), velocities in
+m/s and rad/s (world frame), wheel commands in m/s, sonar distances in metres.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import msgpack
+import numpy as np
+
+from ..model.errors import RecordingError
+
+PROFILE = "coopsim"
+FORMAT_VERSION = 1
+ENCODING = "msgpack"
+FRAMES_TOPIC = "/frames"
+LAYOUT_TOPIC = "/layout"
+META_START = "coopsim"
+META_END = "coopsim.end"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One recorded quantity.
+
+    Attributes:
+        name: Column name (``x``, ``vx``, ``sonar3`` ...).
+        unit: Quantization step in SI units (1e-4 m = 0.1 mm, 1e-4 rad, 1e-3 m/s ...).
+        order: Difference order in non-key steps: 1 (change since the step before) or 2 (change
+            of that change: near 0 for smooth motion).
+    """
+
+    name: str
+    unit: float
+    order: int
+
+
+_POSE = (Column("x", 1e-4, 2), Column("y", 1e-4, 2), Column("yaw", 1e-4, 2))
+#: Per-robot columns, in this order: pose, velocity, last wheel commands, 11 sonar distances.
+ROBOT_COLUMNS = _POSE + (
+    Column("vx", 1e-3, 2), Column("vy", 1e-3, 2), Column("omega", 1e-3, 2),
+    Column("left_cmd", 1e-3, 1), Column("right_cmd", 1e-3, 1),
+) + tuple(Column(f"sonar{i}", 1e-3, 2) for i in range(11))
+#: Per-object and per-bar columns.
+BODY_COLUMNS = _POSE
+
+FRAME_SCHEMA = json.dumps({
+    "title": "coopsim block of recorded steps (msgpack map)",
+    "type": "object",
+    "properties": {
+        "i": {"type": "integer", "description": "index of the block's first step in the file"},
+        "k": {"type": "boolean", "description": "the first step is a keyframe (absolute)"},
+        "L": {"type": "integer", "description": "ordinal of the /layout message in force"},
+        "s": {"type": "array", "description": "simulation step of each step"},
+        "t": {"type": "array", "description": "simulation time of each step, s"},
+        "p": {"type": "array", "description": "recording time of each step, ns"},
+        "r": {"description": "robots: [widths, bytes]: per column (one width digit each, 1, 2, "
+                             "4 or 8 bytes) a (steps, robots) little-endian int array of "
+                             "quantized values or differences"},
+        "b": {"description": "objects then bars: [widths, bytes], the same for x, y, yaw"},
+    },
+})
+LAYOUT_SCHEMA = json.dumps({
+    "title": "coopsim layout (msgpack map)",
+    "type": "object",
+    "properties": {
+        "ordinal": {"type": "integer"}, "step": {"type": "integer"}, "time": {"type": "number"},
+        "layout": {"type": "object", "description": "World.describe(): floor, objects, robots, "
+                                                    "bars, targets, sections"},
+    },
+})
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One recorded step, decoded.
+
+    Attributes:
+        index: 0-based number of the step in the recording.
+        position: Recording time, s (the playback position of this step).
+        step: The simulation's step number.
+        time: The simulation's time, s.
+        layout: Ordinal of the layout in force (see :meth:`Recording.layout`).
+        robots: (N, C) robot values in the recording's robot column order, SI.
+        bodies: (M + K, 3) x, y, yaw of the objects, then the bars.
+    """
+
+    index: int
+    position: float
+    step: int
+    time: float
+    layout: int
+    robots: np.ndarray
+    bodies: np.ndarray
+
+
+def columns_to_json(columns: Sequence[Column]) -> str:
+    """The column table as JSON text (stored in the start metadata)."""
+    return json.dumps([[c.name, c.unit, c.order] for c in columns])
+
+
+def columns_from_json(text: str) -> tuple[Column, ...]:
+    """Parse :func:`columns_to_json` output; raise RecordingError when malformed."""
+    try:
+        cols = tuple(Column(str(n), float(u), int(o)) for n, u, o in json.loads(text))
+    except (ValueError, TypeError) as exc:
+        raise RecordingError(f"bad column table in the recording's metadata ({exc})") from None
+    if not cols or any(c.unit <= 0 or c.order not in (1, 2) for c in cols):
+        raise RecordingError("bad column table in the recording's metadata")
+    return cols
+
+
+def _scale(unit: float) -> float:
+    """1 / unit, exact when it is a whole number: dividing by 10000 gives -3.0351 where
+    multiplying by 1e-4 gives -3.0351000000000004."""
+    inverse = 1.0 / unit
+    return float(round(inverse)) if abs(inverse - round(inverse)) < 1e-6 * inverse else inverse
+
+
+# -- encoding -------------------------------------------------------------------------------------
+
+_DTYPES = ("<i1", "<i2", "<i4", "<i8")
+_WIDTHS = ("1", "2", "4", "8")
+_LIMITS = np.array([2 ** 7, 2 ** 15, 2 ** 31])
+
+
+def _pack(q: np.ndarray) -> list:
+    """[widths, bytes] of (C, F, n) ints: column by column, each column's (F, n) values in the
+    smallest little-endian integer type that holds them (widths: one digit per column, its
+    size in bytes). Column by column compresses better, and a jump in one column (a sonar ray
+    that meets a wall) does not widen the others."""
+    flat = q.reshape(len(q), -1)
+    if flat.shape[1] == 0:
+        return ["1" * len(q), b""]
+    peaks = np.maximum(flat.max(axis=1), -flat.min(axis=1))
+    kinds = np.searchsorted(_LIMITS, peaks, side="right").tolist()
+    parts = [flat[c].astype(_DTYPES[k]).tobytes() for c, k in enumerate(kinds)]
+    return ["".join(_WIDTHS[k] for k in kinds), b"".join(parts)]
+
+
+class _Track:
+    """Quantizer and difference state of one group of columns (robots or bodies)."""
+
+    def __init__(self, columns: Sequence[Column]) -> None:
+        self.scale = np.array([_scale(c.unit) for c in columns])[:, None, None]
+        self.first = np.flatnonzero([c.order == 1 for c in columns])
+        self.wide = False  # int64 arithmetic (values too large for int32 were seen)
+        self.prev: np.ndarray | None = None  # last quantized values, (C, n)
+        self.diff: np.ndarray | None = None  # last first difference, (C, n)
+
+    def shape_changed(self, n: int) -> bool:
+        """True when there is no state yet or it is for another number of bodies than ``n``."""
+        return self.prev is None or self.prev.shape[1] != n
+
+    def encode(self, values: np.ndarray, key: bool) -> list:
+        """Quantize (C, F, n) values of F consecutive steps -- column-major, so every operation
+        runs over contiguous memory -- and pack them: the first step absolute when ``key``,
+        the others as differences."""
+        scaled = values * self.scale
+        peak = max(float(scaled.max()), -float(scaled.min())) if scaled.size else 0.0
+        if not math.isfinite(peak):  # never expected; keeps the int cast defined
+            scaled = np.nan_to_num(scaled, posinf=0.0, neginf=0.0)
+        # int32 halves the memory traffic; second differences of values under 2**29 fit in it
+        self.wide = self.wide or not peak < 2 ** 29
+        q = np.rint(scaled, out=scaled).astype(np.int64 if self.wide else np.int32)
+        if key:
+            self.prev, self.diff = q[:, 0], np.zeros_like(q[:, 0])
+        d1 = np.empty_like(q)  # first differences, step to step
+        np.subtract(q[:, 0], self.prev, out=d1[:, 0])
+        np.subtract(q[:, 1:], q[:, :-1], out=d1[:, 1:])
+        out = d1.copy()  # second differences, then first ones put back where the order is 1
+        out[:, 0] -= self.diff
+        out[:, 1:] -= d1[:, :-1]
+        out[self.first] = d1[self.first]
+        if key:
+            out[:, 0] = q[:, 0]
+        self.prev, self.diff = q[:, -1], d1[:, -1]
+        return _pack(out)
+
+
+class FrameEncoder:
+    """Encodes blocks of recorded steps into ``/frames`` messages, keeping the difference state.
+
+    Args:
+        robot_columns: Columns recorded per robot (default :data:`ROBOT_COLUMNS`).
+        body_columns: Columns recorded per object and bar (default :data:`BODY_COLUMNS`).
+    """
+
+    def __init__(self, robot_columns: Sequence[Column] = ROBOT_COLUMNS,
+                 body_columns: Sequence[Column] = BODY_COLUMNS) -> None:
+        self.robot_columns = tuple(robot_columns)
+        self.body_columns = tuple(body_columns)
+        self._robots = _Track(self.robot_columns)
+        self._bodies = _Track(self.body_columns)
+
+    def encode(self, index: int, steps: Sequence[int], times: Sequence[float],
+               positions: Sequence[int], layout: int, robots: np.ndarray, bodies: np.ndarray,
+               key: bool) -> bytes:
+        """One message for F consecutive steps of one layout.
+
+        Args:
+            index: Recording-wide index of the first step.
+            steps, times: The sim's step numbers and times (s).
+            positions: Recording times, ns.
+            layout: Ordinal of the layout in force.
+            robots: (C, F, N) robot values, SI, column-major (one (F, N) array per column);
+                bodies: (3, F, B) object and bar poses.
+            key: Make the first step a keyframe (also done when the numbers of bodies changed).
+        """
+        key = bool(key or self._robots.shape_changed(robots.shape[2])
+                   or self._bodies.shape_changed(bodies.shape[2]))
+        return msgpack.packb({"i": index, "k": key, "L": layout, "s": list(steps),
+                              "t": list(times), "p": list(positions),
+                              "r": self._robots.encode(robots, key),
+                              "b": self._bodies.encode(bodies, key)}, use_bin_type=True)
+
+
+# -- decoding -------------------------------------------------------------------------------------
+
+def _unpack(item, frames: int, columns: int) -> np.ndarray:
+    """(F, n, C) int64 from a packed [widths, bytes] of F steps and C columns."""
+    try:
+        widths, raw = item
+        sizes = [int(w) for w in widths]
+        per_body = sum(sizes) * frames
+        if len(sizes) != columns or any(w not in (1, 2, 4, 8) for w in sizes) \
+                or len(raw) % per_body:
+            raise ValueError(widths)
+    except (TypeError, ValueError):
+        raise RecordingError("bad array in a recorded block") from None
+    n = len(raw) // per_body
+    out = np.empty((frames, n, columns), dtype=np.int64)
+    offset = 0
+    for c, w in enumerate(sizes):
+        end = offset + w * frames * n
+        out[..., c] = np.frombuffer(raw[offset:end], dtype=_DTYPES[_WIDTHS.index(str(w))]) \
+            .reshape(frames, n)
+        offset = end
+    return out
+
+
+def _undo_differences(q: np.ndarray, columns: Sequence[Column]) -> np.ndarray:
+    """(F, n, C) SI values of one keyframe segment: q[0] absolute, the rest differences."""
+    second = np.array([c.order == 2 for c in columns])
+    diffs = q[1:]
+    diffs[..., second] = np.cumsum(diffs[..., second], axis=0)
+    q[1:] = q[0] + np.cumsum(diffs, axis=0)
+    return q / np.array([_scale(c.unit) for c in columns])
+
+
+def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
+                  body_columns: Sequence[Column] = BODY_COLUMNS) -> list[Frame]:
+    """Decode the ``/frames`` messages of one chunk (which starts with a keyframe), in order."""
+    blocks = [_unpack_block(data) for data in payloads]
+    if blocks and not blocks[0]["k"]:
+        raise RecordingError("bad chunk: it does not start with a keyframe")
+    starts = [i for i, b in enumerate(blocks) if b["k"]] + [len(blocks)]
+    frames: list[Frame] = []
+    for a, b in zip(starts, starts[1:]):
+        segment = blocks[a:b]
+        try:
+            robots = np.concatenate([_unpack(m["r"], len(m["s"]), len(robot_columns))
+                                     for m in segment])
+            bodies = np.concatenate([_unpack(m["b"], len(m["s"]), len(body_columns))
+                                     for m in segment])
+        except ValueError:
+            raise RecordingError("bad chunk: the number of bodies changed without a "
+                                 "keyframe") from None
+        robots = _undo_differences(robots, robot_columns)
+        bodies = _undo_differences(bodies, body_columns)
+        robots.flags.writeable = bodies.flags.writeable = False  # frames share them
+        j = 0
+        for m in segment:
+            for k, (step, time, position) in enumerate(zip(m["s"], m["t"], m["p"])):
+                frames.append(Frame(m["i"] + k, position / 1e9, step, time, m["L"],
+                                    robots[j], bodies[j]))
+                j += 1
+    return frames
+
+
+def first_index(data: bytes) -> int:
+    """The recording-wide index of the first step of a ``/frames`` message."""
+    return int(_unpack_block(data)["i"])
+
+
+def _unpack_block(data: bytes) -> Mapping:
+    try:
+        m = msgpack.unpackb(data, raw=False)
+    except (ValueError, msgpack.UnpackException) as exc:
+        raise RecordingError(f"bad recorded block ({type(exc).__name__})") from None
+    if not isinstance(m, dict) or not {"i", "k", "L", "s", "t", "p", "r", "b"} <= m.keys():
+        raise RecordingError("bad recorded block: fields are missing")
+    if not len(m["s"]) == len(m["t"]) == len(m["p"]) > 0:
+        raise RecordingError("bad recorded block: step lists of different lengths")
+    return m
+
+
+def encode_layout(ordinal: int, step: int, time: float, layout: Mapping) -> bytes:
+    """A ``/layout`` message: the ordinal, the sim step and time, and ``World.describe()``."""
+    return msgpack.packb({"ordinal": ordinal, "step": int(step), "time": float(time),
+                          "layout": layout}, use_bin_type=True)
+
+
+def decode_layout(data: bytes) -> dict:
+    """The ``World.describe()`` dict of a ``/layout`` message (ordinal, step, time added)."""
+    try:
+        m = msgpack.unpackb(data, raw=False)
+        layout = dict(m["layout"])
+        layout.update(ordinal=m["ordinal"], step=m["step"], time=m["time"])
+    except (ValueError, KeyError, TypeError, msgpack.UnpackException) as exc:
+        raise RecordingError(f"bad layout message ({type(exc).__name__})") from None
+    return layout

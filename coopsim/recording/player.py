@@ -1,0 +1,272 @@
+"""The player: a playback position over a recording, moved by the wall clock times a speed.
+
+:class:`Player` shows one recorded step at a time as the :class:`~coopsim.model.snapshot.Snapshot` a
+live run would have had (readings: sonar only), so the servers and the state stream of
+:mod:`coopsim.recording.replay` answer from it exactly as they do from a stepper. Its thread advances the
+position while playing and hands the current snapshot to a publisher (about every 0.01 s while
+playing, every 0.1 s while paused, as a paused live run does). Seeks decode one chunk (see
+:mod:`coopsim.recording.reader`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import numpy as np
+
+from ..net import protocol as p
+from ..model.errors import ProtocolError, RecordingError
+from .reader import Recording
+from ..model.snapshot import Snapshot, frozen
+from ..model.specs import TargetSpec
+from ..sim.stepper import Stats
+
+log = logging.getLogger(__name__)
+
+MODE = "playback"
+MODE_INDEX = 2  # /sim status params[2]: 0 realtime, 1 lockstep, 2 playback
+SPEED_LIMITS = (0.01, 1000.0)  # |speed| bounds of the playback speed factor
+_PLAY_PERIOD = 0.01  # s between position updates while playing
+_IDLE_PERIOD = 0.1  # s between state messages while paused (as a paused live run)
+
+
+class Player:
+    """The playback position over a recording, and the thread that advances it.
+
+    Args:
+        recording: The open recording.
+        speed: Playback speed factor (negative plays backwards).
+        paused: Start paused instead of playing.
+        exit_at_end: Set :attr:`finished` when playing reaches either end.
+    """
+
+    def __init__(self, recording: Recording, speed: float = 1.0, paused: bool = False,
+                 exit_at_end: bool = False) -> None:
+        self.recording = recording
+        self.publish = lambda snap, force=False: None  # set by Replay
+        self.finished = threading.Event()
+        self.exit_at_end = exit_at_end
+        self.error = ""  # why playing stopped by itself (a damaged chunk), as /sim state shows
+        self._lock = threading.RLock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="coopsim-player", daemon=True)
+        self._cols = {c.name: i for i, c in enumerate(recording.robot_columns)}
+        self._layout: tuple[int, dict, tuple] | None = None
+        self.speed = _check_speed(speed)
+        self.playing = not paused
+        self._wall = 0.0  # s of wall time spent playing, up to _wall_mark
+        self._wall_mark = time.monotonic()  # when playing last started
+        self._anchor = (recording.start, time.monotonic())  # (position, wall) of the last change
+        self._show(recording.frame(0))
+
+    # -- state (any thread) ---------------------------------------------------------------------
+
+    @property
+    def position(self) -> float:
+        """Recording time of the frame shown, s."""
+        return self.frame.position
+
+    def stats(self) -> Stats:
+        """Figures in the stepper's form, for the state stream and /sim status."""
+        with self._lock:
+            frame = self.frame
+            return Stats(frame.step, frame.time, self._wall_time(), self.rtf(), 0, MODE,
+                         self.speed, not self.playing, ())
+
+    def rtf(self) -> float:
+        """The playback's real-time factor: the speed while playing, else 0."""
+        return self.speed if self.playing else 0.0
+
+    def play(self) -> str:
+        """Play from the current position (from the other end when already at the end)."""
+        with self._lock:
+            rec, text = self.recording, "playing"
+            if self.speed > 0 and self.frame.index == rec.frame_count - 1:
+                self._show(rec.frame(0))
+                text = "playing from the start"
+            elif self.speed < 0 and self.frame.index == 0:
+                self._show(rec.frame(rec.frame_count - 1))
+                text = "playing backwards from the end"
+            if not self.playing:
+                self._wall_mark = time.monotonic()
+            self.playing = True
+            self._reanchor(self.frame.position)
+        self._wake.set()
+        return text
+
+    def pause(self) -> None:
+        """Stop at the current frame."""
+        with self._lock:
+            if self.playing:
+                self._wall += time.monotonic() - self._wall_mark
+                self._reanchor(self.frame.position)
+            self.playing = False
+        self._wake.set()
+
+    def seek(self, position: float) -> str:
+        """Show the last frame at or before ``position`` s; return a sentence (says if clamped)."""
+        rec = self.recording
+        clamped = min(max(position, rec.start), rec.end)
+        with self._lock:
+            self._show(rec.frame_at(clamped))
+            self._reanchor(clamped)
+        self._wake.set()
+        if clamped != position:
+            return (f"{position:g} s is outside the recording ({rec.start:g} .. {rec.end:g} s); "
+                    f"clamped to {clamped:g} s")
+        return f"at {self.frame.position:g} s"
+
+    def step(self, n: int) -> str:
+        """Pause and move ``n`` recorded steps (negative: back); return a sentence."""
+        self.pause()
+        with self._lock:
+            target = self.frame.index + n
+            last = self.recording.frame_count - 1
+            self._show(self.recording.frame(target))
+            self._reanchor(self.frame.position)
+        self._wake.set()
+        if not 0 <= target <= last:
+            edge = "first" if target < 0 else "last"
+            return f"stepped {n:+d}: clamped at the {edge} recorded step"
+        return f"stepped {n:+d}"
+
+    def set_speed(self, speed: float) -> None:
+        """Change the speed factor (negative plays backwards)."""
+        speed = _check_speed(speed)
+        with self._lock:
+            self._reanchor(self._position_now())  # the time played so far at the old speed
+            self.speed = speed
+        self._wake.set()
+
+    def status(self) -> tuple:
+        """(frame shown, paused, speed, state sentence), taken together."""
+        with self._lock:
+            return self.frame, not self.playing, self.speed, self._state_text()
+
+    def _state_text(self) -> str:
+        if self.playing:
+            return "playing" if self.speed > 0 else "playing backwards"
+        if self.frame.index == self.recording.frame_count - 1:
+            return "at the end"
+        return "at the start" if self.frame.index == 0 else "paused"
+
+    def layout(self) -> dict:
+        """The current layout as ``/sim`` state shows it: poses of the frame shown."""
+        with self._lock:
+            snap, layout = self.snapshot, self._layout[1]
+        return _posed_layout(layout, snap)
+
+    # -- thread ---------------------------------------------------------------------------------
+
+    def start(self) -> "Player":
+        """Start advancing and publishing."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """End the thread."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(2.0)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                if self.playing:
+                    try:
+                        self._advance()
+                    except RecordingError as exc:  # a damaged chunk: stop on the last good step
+                        log.error("playback stopped: %s", exc)
+                        self.error = f"playback stopped: {exc}"
+                        self.pause()
+                snap, playing = self.snapshot, self.playing
+            self.publish(snap, force=not playing)
+            self._wake.wait(_PLAY_PERIOD if playing else _IDLE_PERIOD)
+            self._wake.clear()
+
+    def _advance(self) -> None:
+        rec = self.recording
+        position = self._position_now()
+        if rec.start < position < rec.end:
+            frame = rec.frame_at(position)
+            if frame.index != self.frame.index:
+                self._show(frame)
+            return
+        self._show(rec.frame(rec.frame_count - 1 if position >= rec.end else 0))
+        self.pause()
+        if self.exit_at_end:
+            self.finished.set()
+
+    def _position_now(self) -> float:
+        position, wall = self._anchor
+        if not self.playing:
+            return position
+        return position + (time.monotonic() - wall) * self.speed
+
+    def _reanchor(self, position: float) -> None:
+        self._anchor = (position, time.monotonic())
+
+    def _wall_time(self) -> float:
+        return self._wall + (time.monotonic() - self._wall_mark if self.playing else 0.0)
+
+    def _show(self, frame) -> None:
+        """Make ``frame`` the current one and build its snapshot."""
+        if self._layout is None or self._layout[0] != frame.layout:
+            layout = self.recording.layout(frame.layout)
+            self._layout = (frame.layout, layout, _names(layout))
+        self.frame = frame
+        self.snapshot = _snapshot(frame, self._layout[2], self._cols)
+
+
+def _check_speed(speed: float) -> float:
+    lo, hi = SPEED_LIMITS
+    if not lo <= abs(speed) <= hi:
+        raise ProtocolError(p.OUT_OF_RANGE, f"playback speed must be {lo:g}..{hi:g} in size "
+                                            f"(negative plays backwards), not {speed:g}")
+    return float(speed)
+
+
+def _names(layout: dict) -> tuple:
+    """(robots, objects, bars, targets) of a recorded layout."""
+    targets = tuple(TargetSpec(t["color"], (t["x"], t["y"], t["z"]))
+                    for t in layout.get("targets", ()))
+    return (tuple(r["name"] for r in layout.get("robots", ())),
+            tuple(o["name"] for o in layout.get("objects", ())),
+            tuple(b["name"] for b in layout.get("bars", ())), targets)
+
+
+def _snapshot(frame, names: tuple, cols: dict) -> Snapshot:
+    """The frame as the Snapshot a live run would have had (readings: sonar only)."""
+    robots, objects, bars, targets = names
+    values = frame.robots
+    if len(robots) != len(values) or len(objects) + len(bars) != len(frame.bodies):
+        raise RecordingError(f"recorded step {frame.index} does not match its layout "
+                             f"({len(values)} robots, layout {frame.layout} has {len(robots)})")
+    pick = lambda *keys: frozen(values[:, [cols[k] for k in keys]].copy())  # noqa: E731
+    sonar = [f"sonar{i}" for i in range(11)]
+    readings = {"sonar": pick(*sonar)} if all(k in cols for k in sonar) else {}
+    m = len(objects)
+    return Snapshot(
+        step=frame.step, time=frame.time, robots=robots, poses=pick("x", "y", "yaw"),
+        velocities=pick("vx", "vy", "omega"), commands=pick("left_cmd", "right_cmd"),
+        readings=readings, fields={"sonar": tuple(f"d{i}" for i in range(11))},
+        objects=objects, object_poses=frozen(np.array(frame.bodies[:m])),
+        bars=bars, bar_poses=frozen(np.array(frame.bodies[m:])), targets=targets,
+        layout_version=frame.layout, index={n: i for i, n in enumerate(robots)})
+
+
+def _posed_layout(layout: dict, snap: Snapshot) -> dict:
+    """A recorded layout with every body moved to its pose in ``snap``."""
+    out = {k: v for k, v in layout.items() if k not in ("ordinal", "step", "time")}
+    for key, poses in (("robots", snap.poses), ("objects", snap.object_poses),
+                       ("bars", snap.bar_poses)):
+        bodies = [dict(b) for b in layout.get(key, ())]
+        for body, (x, y, yaw) in zip(bodies, poses.tolist()):
+            body.update(x=x, y=y, yaw=yaw)
+        out[key] = bodies
+    out["layout_version"] = snap.layout_version
+    return out

@@ -1,0 +1,403 @@
+"""Reading recordings: open and check a file, seek to any time or step, info and CSV export.
+
+:class:`Recording` keeps only the index (one small entry per chunk) and a few decoded chunks in
+memory, so a recording of any length opens at once and replays in bounded memory. A seek finds
+the chunk by its time range and decodes it (every chunk starts with a keyframe). Files whose
+writer was killed have no summary: their index is rebuilt by a scan of the record headers (see
+:mod:`coopsim.recording.index`) and they read up to the last chunk that reached the disk.
+
+The format itself is described in :mod:`coopsim.recording.format`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import json
+import math
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import asdict, dataclass
+from typing import IO, Iterator
+
+import numpy as np
+from mcap.records import Message as McapMessage
+
+from . import format as rf
+from ..model.errors import RecordingError
+from .index import ChunkRef, read_attachment, read_chunk, read_index
+
+#: Robot columns every recording has (the sonar columns are optional).
+REQUIRED_COLUMNS = ("x", "y", "yaw", "vx", "vy", "omega", "left_cmd", "right_cmd")
+CACHE_BYTES = 64 << 20  # decoded chunks kept beyond the last one (large swarms keep fewer)
+CSV_HEADER = ("time", "robot", "x", "y", "theta", "vx", "vy", "omega", "left_cmd", "right_cmd")
+
+
+@dataclass(frozen=True)
+class RecordingInfo:
+    """What ``coopsim info`` shows. Times in s, size in bytes.
+
+    Attributes:
+        complete: False when the recorder did not finish (crash): the index was rebuilt.
+        frames: Recorded steps; dropped: steps the recorder had to drop (None if unknown).
+        robots: Robot names at the start; robots_end: at the end.
+    """
+
+    path: str
+    size: int
+    complete: bool
+    scenario: str
+    scenario_path: str
+    started: str
+    seed: int
+    dt: float
+    record_every: int
+    start: float
+    end: float
+    duration: float
+    frames: int
+    chunks: int
+    layouts: int
+    robots: tuple[str, ...]
+    robots_end: tuple[str, ...]
+    dropped: int | None
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+@dataclass
+class _Decoded:
+    frames: list[rf.Frame]
+    layouts: list[dict]
+    times: list[int]  # the frames' recording times, ns
+    nbytes: int  # size of the decoded arrays
+
+
+class Recording:
+    """An open recording; use as a context manager. Thread-safe.
+
+    Args:
+        path: The ``.mcap`` file.
+        cache: Number of decoded chunks kept in memory (fewer when they pass
+            :data:`CACHE_BYTES`).
+
+    Raises:
+        RecordingError: missing, empty, not MCAP, not a coopsim recording, or no complete step.
+    """
+
+    def __init__(self, path: str | os.PathLike, cache: int = 4) -> None:
+        self.path = os.fspath(path)
+        self._lock = threading.RLock()
+        self._cache: OrderedDict[int, _Decoded] = OrderedDict()
+        self._cache_size = max(1, cache)
+        try:
+            self._stream: IO[bytes] = open(self.path, "rb")
+        except FileNotFoundError:
+            raise RecordingError(f"{self.path}: no such file") from None
+        except IsADirectoryError:
+            raise RecordingError(f"{self.path}: is a folder, not a recording") from None
+        try:
+            self._load()
+        except RecordingError as exc:
+            self._stream.close()
+            raise self._located(exc) from None
+
+    def __enter__(self) -> "Recording":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._stream.close()
+
+    # -- opening ------------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        self.size = os.fstat(self._stream.fileno()).st_size
+        if self.size == 0:
+            raise RecordingError("empty file, not a recording")
+        index = read_index(self._stream, self.size)
+        if index.header.profile != rf.PROFILE:
+            raise RecordingError(f"not a coopsim recording (MCAP profile "
+                                 f"{index.header.profile!r}, expected {rf.PROFILE!r})")
+        self.meta = index.metadata.get(rf.META_START)
+        if self.meta is None:
+            raise RecordingError("not a coopsim recording (no 'coopsim' metadata)")
+        self._check_format()
+        self.complete = index.complete
+        self.end_meta = index.metadata.get(rf.META_END)
+        self._attachments = index.attachments
+        topics = {c.topic: cid for cid, c in index.channels.items()}
+        self._frames_id = topics.get(rf.FRAMES_TOPIC)
+        self._layout_id = topics.get(rf.LAYOUT_TOPIC)
+        self._chunks = index.chunks
+        self._count_messages()
+        if self.frame_count == 0:
+            raise RecordingError("holds no recorded step (cut off before its first chunk "
+                                 "reached the disk?)")
+
+    def _check_format(self) -> None:
+        try:
+            version = int(self.meta.get("format", "0"))
+        except ValueError:
+            version = 0
+        if version < 1:
+            raise RecordingError("not a coopsim recording (no format version)")
+        if version > rf.FORMAT_VERSION:
+            raise RecordingError(f"recording format {version} is newer than this coopsim reads "
+                                 f"({rf.FORMAT_VERSION}); update coopsim")
+        self.robot_columns = rf.columns_from_json(self.meta.get("robot_columns", ""))
+        self.body_columns = rf.columns_from_json(self.meta.get("body_columns", ""))
+        names = {c.name for c in self.robot_columns}
+        if not set(REQUIRED_COLUMNS) <= names or len(names) != len(self.robot_columns) \
+                or [c.name for c in self.body_columns] != ["x", "y", "yaw"]:
+            raise RecordingError("bad column table in the recording's metadata")
+
+    def _count_messages(self) -> None:
+        """Which chunks hold steps, layouts per chunk, and the number of steps.
+
+        Message counts come from the index (a chunk is decoded only when its index is missing);
+        a /frames message holds several steps, so the step count is read from the last chunk.
+        """
+        if self._frames_id is None:
+            raise RecordingError("holds no recorded step (no /frames channel)")
+        layouts = []
+        self._with_frames = []
+        for i, ref in enumerate(self._chunks):
+            counts = ref.counts if ref.counts is not None else self._count_chunk(ref)
+            if counts.get(self._frames_id, 0):
+                self._with_frames.append(i)
+            layouts.append(counts.get(self._layout_id, 0))
+        self._first_layout = _cumulative(layouts)
+        self.layout_count = self._first_layout[-1]
+        self._starts = [self._chunks[i].start for i in self._with_frames]
+        self._first_index: dict[int, int] = {}  # chunk -> index of its first step
+        self.frame_count, self._end = 0, 0.0
+        if self._with_frames:
+            last = self._decode(self._with_frames[-1]).frames[-1]
+            self.frame_count, self._end = last.index + 1, last.position
+
+    def _count_chunk(self, ref: ChunkRef) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for record in read_chunk(self._stream, ref):
+            if isinstance(record, McapMessage):
+                counts[record.channel_id] = counts.get(record.channel_id, 0) + 1
+        return counts
+
+    # -- time line ----------------------------------------------------------------------------
+
+    @property
+    def start(self) -> float:
+        """Recording time of the first frame, s."""
+        return self._chunks[self._with_frames[0]].start / 1e9
+
+    @property
+    def end(self) -> float:
+        """Recording time of the last frame, s."""
+        return self._end
+
+    @property
+    def seed(self) -> int:
+        """The run's random seed."""
+        return _number(self.meta.get("seed"), int)
+
+    @property
+    def dt(self) -> float:
+        """The run's physics step, s (0 when the metadata does not say)."""
+        return _number(self.meta.get("dt"), float)
+
+    def frame(self, index: int) -> rf.Frame:
+        """Step number ``index`` (clamped to 0 .. frame_count - 1)."""
+        index = min(max(int(index), 0), self.frame_count - 1)
+        with self._lock:
+            lo, hi = 0, len(self._with_frames) - 1  # the last chunk whose first step <= index
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if self._chunk_first(self._with_frames[mid]) <= index:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            frames = self._decode(self._with_frames[lo]).frames
+            return frames[index - frames[0].index]
+
+    def frame_at(self, position: float) -> rf.Frame:
+        """The last frame at or before ``position`` s (clamped to the first and last frame)."""
+        if not math.isfinite(position) or position <= self.start:
+            return self.frame(0)
+        ns = round(position * 1e9)
+        with self._lock:
+            k = max(bisect.bisect_right(self._starts, ns) - 1, 0)
+            decoded = self._decode(self._with_frames[k])
+            return decoded.frames[max(bisect.bisect_right(decoded.times, ns) - 1, 0)]
+
+    def layout(self, ordinal: int) -> dict:
+        """Layout number ``ordinal`` (``World.describe()`` plus ordinal, step, time)."""
+        ordinal = min(max(int(ordinal), 0), self.layout_count - 1)
+        with self._lock:
+            chunk = bisect.bisect_right(self._first_layout, ordinal) - 1
+            layouts = self._decode(chunk).layouts
+            if not 0 <= ordinal - self._first_layout[chunk] < len(layouts):
+                raise self._located(RecordingError(f"layout {ordinal} is missing (damaged "
+                                                   "index?)"))
+            return layouts[ordinal - self._first_layout[chunk]]
+
+    def iter_frames(self) -> Iterator[rf.Frame]:
+        """Every frame in order, one chunk in memory at a time."""
+        for chunk in self._with_frames:
+            with self._lock:
+                frames = self._decode(chunk).frames
+            yield from frames
+
+    def attachment(self, key: str) -> str:
+        """Text of the attachment the metadata names under ``key`` ("" when absent)."""
+        name = self.meta.get(key, "")
+        if name not in self._attachments:
+            return ""
+        with self._lock:
+            return read_attachment(self._stream, self._attachments[name], self.size).data.decode(
+                "utf-8", "replace")
+
+    def _located(self, exc: RecordingError) -> RecordingError:
+        """``exc`` with this file's path in front (once)."""
+        text = str(exc)
+        return RecordingError(text if text.startswith(self.path) else f"{self.path}: {text}")
+
+    def _chunk_first(self, i: int) -> int:
+        """Index of the first step in chunk ``i`` (reads only its first block's header)."""
+        try:
+            if i not in self._first_index:
+                self._first_index[i] = next(
+                    rf.first_index(record.data) for record in read_chunk(self._stream,
+                                                                         self._chunks[i])
+                    if isinstance(record, McapMessage) and record.channel_id == self._frames_id)
+        except RecordingError as exc:
+            raise self._located(exc) from None
+        except StopIteration:
+            raise self._located(RecordingError(f"chunk {i} holds no steps")) from None
+        return self._first_index[i]
+
+    def _decode(self, i: int) -> _Decoded:
+        """Chunk ``i`` decoded (from the cache when it is there)."""
+        try:
+            return self._decode_chunk(i)
+        except RecordingError as exc:
+            raise self._located(exc) from None
+
+    def _decode_chunk(self, i: int) -> _Decoded:
+        hit = self._cache.get(i)
+        if hit is not None:
+            self._cache.move_to_end(i)
+            return hit
+        payloads, layouts = [], []
+        for record in read_chunk(self._stream, self._chunks[i]):
+            if isinstance(record, McapMessage):
+                if record.channel_id == self._frames_id:
+                    payloads.append(record.data)
+                elif record.channel_id == self._layout_id:
+                    layouts.append(rf.decode_layout(record.data))
+        frames = rf.decode_frames(payloads, self.robot_columns, self.body_columns)
+        if frames:
+            self._first_index[i] = frames[0].index
+        decoded = _Decoded(frames, layouts, [round(f.position * 1e9) for f in frames],
+                           sum(f.robots.nbytes + f.bodies.nbytes for f in frames))
+        self._cache[i] = decoded
+        while len(self._cache) > 1 and (len(self._cache) > self._cache_size or sum(
+                d.nbytes for d in self._cache.values()) > CACHE_BYTES):
+            self._cache.popitem(last=False)
+        return decoded
+
+    # -- summaries ----------------------------------------------------------------------------
+
+    def info(self) -> RecordingInfo:
+        """The facts ``coopsim info`` prints."""
+        names = lambda layout: tuple(r["name"] for r in layout.get("robots", ()))  # noqa: E731
+        dropped = self.end_meta.get("dropped") if self.end_meta else None
+        return RecordingInfo(
+            path=self.path, size=self.size, complete=self.complete,
+            scenario=self.meta.get("scenario", ""), scenario_path=self.meta.get(
+                "scenario_path", ""), started=self.meta.get("started", ""),
+            seed=self.seed, dt=self.dt,
+            record_every=_number(self.meta.get("record_every"), int), start=self.start,
+            end=self.end, duration=self.end - self.start, frames=self.frame_count,
+            chunks=len(self._chunks), layouts=self.layout_count,
+            robots=names(self.layout(0)), robots_end=names(self.layout(self.layout_count - 1)),
+            dropped=None if dropped is None else _number(dropped, int))
+
+
+def _number(text: str | None, kind: type):
+    """A number from the metadata; 0 when it is missing or damaged (it is not CRC-checked)."""
+    try:
+        return kind(text)
+    except (TypeError, ValueError):
+        return kind(0)
+
+
+def _cumulative(counts: list[int]) -> list[int]:
+    out = [0]
+    for n in counts:
+        out.append(out[-1] + n)
+    return out
+
+
+def format_info(info: RecordingInfo) -> str:
+    """``coopsim info`` text: one fact per line."""
+    robots = f"{len(info.robots)}: {', '.join(info.robots)}" if info.robots else "0"
+    if info.robots_end != info.robots:
+        robots += f" (at the end {len(info.robots_end)}: {', '.join(info.robots_end)})"
+    state = "yes" if info.complete else "no: the recorder did not finish; read up to the last " \
+                                        "chunk that reached the disk"
+    dropped = "unknown" if info.dropped is None else str(info.dropped)
+    rows = [("file", info.path), ("size", _size(info.size)),
+            ("scenario", f"{info.scenario} ({info.scenario_path or 'built in code'})"),
+            ("recorded", info.started), ("duration", f"{info.duration:.3f} s "
+                                                     f"({info.start:.3f} .. {info.end:.3f})"),
+            ("steps", f"{info.frames} recorded (every {info.record_every}, dt {info.dt:g} s)"),
+            ("robots", robots), ("layouts", str(info.layouts)), ("seed", str(info.seed)),
+            ("complete", state), ("dropped", dropped)]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def info_json(info: RecordingInfo) -> str:
+    """``coopsim info --json`` text."""
+    return json.dumps(info.to_dict(), indent=2)
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1000
+    return ""
+
+
+def export_csv(recording: Recording, out: IO[str]) -> int:
+    """Write one row per robot per recorded step (CSV_HEADER columns); return the rows written.
+
+    time is the recording time (s); theta is wrapped to (-pi, pi]; the rest is SI as recorded.
+    """
+    cols = [c.name for c in recording.robot_columns]
+    pick = [cols.index(n) for n in REQUIRED_COLUMNS]
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    rows, layout, names = 0, -1, ()
+    for frame in recording.iter_frames():
+        if frame.layout != layout:
+            layout = frame.layout
+            names = tuple(r["name"] for r in recording.layout(layout)["robots"])
+        values = frame.robots[:, pick]
+        values[:, 2] = -((-values[:, 2] + math.pi) % (2 * math.pi) - math.pi)
+        # rounded as printed, + 0.0 turns -0.0 into 0.0 (no "-0.0000" in the file)
+        values[:, :3] = np.round(values[:, :3], 4) + 0.0
+        values[:, 3:] = np.round(values[:, 3:], 3) + 0.0
+        time = f"{frame.position:.6f}"
+        for name, (x, y, th, vx, vy, om, lc, rc) in zip(names, values.tolist()):
+            writer.writerow((time, name, f"{x:.4f}", f"{y:.4f}", f"{th:.4f}", f"{vx:.3f}",
+                             f"{vy:.3f}", f"{om:.3f}", f"{lc:.3f}", f"{rc:.3f}"))
+        rows += len(names)
+    return rows

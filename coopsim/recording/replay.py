@@ -1,0 +1,252 @@
+"""``coopsim replay``: a playback process that looks like a live run on the network.
+
+It serves the same name server, the same state stream on ``/sim/state`` (mode text
+``playback``) and a read-only ``/sim`` that answers status, list and state requests exactly as a
+live one does, so a viewer cannot tell a recording from a run. Commands that would change the
+world are refused with NOT_ALLOWED; pause, resume, step, set_speed and reset on ``/sim`` drive the
+playback (reset rewinds to the start). ``/playback`` adds play, pause, seek, step +-N, speed
+(negative plays backwards) and a status with position and duration. The playback itself is a
+:class:`~coopsim.recording.player.Player`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import zmq
+
+from ..net import protocol as p
+from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
+from ..net.nameserver import NameServer
+from .player import MODE, MODE_INDEX, Player
+from ..net.protocol import Command, Message
+from .reader import Recording
+from ..net.server import Server
+from ..net.simserver import list_objects, list_robots, list_targets
+from ..net.statestream import StatePublisher
+
+
+# -- servers --------------------------------------------------------------------------------------
+
+class ReplaySimServer(Server):
+    """A read-only ``/sim`` over a :class:`Player`: same replies as the live one.
+
+    Args:
+        ctx: ZeroMQ context.
+        player: The playback.
+        bind: Address to bind.
+    """
+
+    #: /sim commands that drive the playback instead of the simulation.
+    _PLAYBACK = ("status", "pause", "resume", "step", "reset", "set_speed", "list_robots",
+                 "list_objects", "list_targets", "state")
+
+    def __init__(self, ctx: zmq.Context, player: Player, bind: str = "127.0.0.1") -> None:
+        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind)
+        self.player = player
+
+    def handle(self, msg: Message, command: Command) -> Message:
+        if command.name not in self._PLAYBACK:
+            raise NotAllowedError(
+                f"{command.name} is not allowed in playback: this is a recording and cannot be "
+                "changed (use /playback to move in time)")
+        return getattr(self, f"_{command.name}")(msg)
+
+    def _status(self, msg: Message) -> Message:
+        st = self.player.stats()
+        params = (st.steps, int(st.paused), MODE_INDEX, 0, len(self.player.snapshot.robots), 0)
+        data = (st.time, self.player.recording.dt, st.speed, st.rtf, st.wall, 0.0)
+        return msg.reply(MODE, params=params, data=data)
+
+    def _pause(self, msg: Message) -> Message:
+        self.player.pause()
+        return self._status(msg)
+
+    def _resume(self, msg: Message) -> Message:
+        self.player.play()
+        return self._status(msg)
+
+    def _step(self, msg: Message) -> Message:
+        n = msg.params[0] if msg.params else 1
+        if not 1 <= n <= 1_000_000:
+            raise ProtocolError(p.OUT_OF_RANGE, f"step count must be 1..1000000, not {n}")
+        self.player.step(n)
+        return self._status(msg)
+
+    def _reset(self, msg: Message) -> Message:
+        self.player.seek(self.player.recording.start)
+        return self._status(msg)
+
+    def _set_speed(self, msg: Message) -> Message:
+        self.player.set_speed(msg.data[0])
+        return self._status(msg)
+
+    def _list_robots(self, msg: Message) -> Message:
+        return list_robots(msg, self.player.snapshot)
+
+    def _list_objects(self, msg: Message) -> Message:
+        return list_objects(msg, self.player.snapshot)
+
+    def _list_targets(self, msg: Message) -> Message:
+        return list_targets(msg, self.player.snapshot)
+
+    def _state(self, msg: Message) -> Message:
+        state = self.player.layout()
+        st = self.player.stats()
+        rec = self.player.recording
+        state.update(step=st.steps, time=st.time, dt=rec.dt, mode=MODE, paused=st.paused,
+                     speed=st.speed, rtf=st.rtf, missed=0, error=self.player.error,
+                     recording="", attached=[], seed=rec.seed,
+                     scenario=rec.meta.get("scenario_path"))
+        return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
+
+
+class PlaybackServer(Server):
+    """``/playback``: play, pause, seek, step, speed and status (see docs/protocol.md).
+
+    Every reply has the status layout: text a sentence, params [playing (1/0), frame index,
+    frame count, sim step], data [position s, duration s, speed, start s, end s].
+    """
+
+    def __init__(self, ctx: zmq.Context, player: Player, bind: str = "127.0.0.1") -> None:
+        super().__init__(ctx, "/playback", p.PLAYBACK_COMMANDS, bind)
+        self.player = player
+
+    def handle(self, msg: Message, command: Command) -> Message:
+        player = self.player
+        text = None
+        if command.name == "play":
+            text = player.play()
+        elif command.name == "pause":
+            player.pause()
+        elif command.name == "seek":
+            text = player.seek(msg.data[0])
+        elif command.name == "step":
+            text = player.step(msg.params[0])
+        elif command.name == "set_speed":
+            player.set_speed(msg.data[0])
+        return self.status(msg, text)
+
+    def status(self, msg: Message, text: str | None = None) -> Message:
+        """The status reply, with ``text`` (or the playback state) in the text field."""
+        rec = self.player.recording
+        frame, paused, speed, state = self.player.status()
+        return msg.reply(text or state,
+                         params=(int(not paused), frame.index, rec.frame_count, frame.step),
+                         data=(frame.position, rec.end - rec.start, speed, rec.start, rec.end))
+
+
+# -- the process ----------------------------------------------------------------------------------
+
+class Replay:
+    """Everything ``coopsim replay`` serves; use as a context manager.
+
+    Args:
+        path: The recording.
+        bind: Address every server binds.
+        port: Name-server port (0 = any free port).
+        speed: Playback speed factor; paused: start paused; exit_at_end: finish at either end.
+        start: Position to start at, s (default: the first frame).
+        publish_rate: State messages per second of wall time (0 = every update).
+    """
+
+    def __init__(self, path: str, bind: str = "127.0.0.1", port: int = 10000,
+                 speed: float = 1.0, paused: bool = False, exit_at_end: bool = False,
+                 start: float | None = None, publish_rate: float = 30.0) -> None:
+        self.recording = Recording(path)
+        try:
+            self.player = Player(self.recording, speed, paused, exit_at_end)
+            if start is not None:
+                self.player.seek(start)
+        except ProtocolError as exc:  # a bad --speed: say it plainly, without the error code
+            self.recording.close()
+            raise CoopsimError(exc.text) from None
+        self._bind, self._port, self._rate = bind, port, publish_rate
+        self.ctx: zmq.Context | None = None
+        self._servers: list[Server] = []
+        self.publisher: StatePublisher | None = None
+
+    def __enter__(self) -> "Replay":
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        self.ctx = zmq.Context()
+        self.names = NameServer(self.ctx, self._bind, self._port)
+        sim = ReplaySimServer(self.ctx, self.player, self._bind)
+        playback = PlaybackServer(self.ctx, self.player, self._bind)
+        self.publisher = StatePublisher(self.ctx, self.player, self._bind, self._rate)
+        self.names.register("/sim", sim.endpoint)
+        self.names.register("/sim/state", self.publisher.endpoint)
+        self.names.register("/playback", playback.endpoint)
+        self._servers = [self.names, sim, playback]
+        for server in self._servers:
+            server.start()
+        self.player.publish = self.publisher
+        self.player.start()
+
+    @property
+    def endpoint(self) -> str:
+        """The name server's endpoint."""
+        return self.names.endpoint
+
+    def close(self) -> None:
+        """Stop the player and the servers; close the file."""
+        self.player.stop()
+        for server in self._servers:
+            server.stop()
+        self._servers = []
+        if self.publisher is not None:
+            self.publisher.close()
+            self.publisher = None
+        if self.ctx is not None:
+            self.ctx.term()
+            self.ctx = None
+        self.recording.close()
+
+
+def run_replay(replay: Replay, gui: bool, echo, fps: float = 10.0) -> None:
+    """Serve ``replay`` until it ends or Ctrl-C; ``echo(text)`` writes a line to stderr.
+
+    With ``gui`` a viewer window runs as a child process (``coopsim.viewer.start_viewer``):
+    closing it ends the replay; if it cannot start or crashes, the replay goes on headless.
+    """
+    rec = replay.recording
+    echo(f"name server: {replay.endpoint}   (Ctrl-C stops)")
+    echo(f"playback: {rec.path}, {rec.end - rec.start:.2f} s, {rec.frame_count} steps; "
+         "control it on /playback")
+    viewer = _start_viewer(replay.endpoint, fps, echo) if gui else None
+    try:
+        while not replay.player.finished.wait(0.2):
+            code = viewer.poll() if viewer is not None else None
+            if code == 0:
+                echo("viewer closed: ending the replay")
+                return
+            if code is not None:
+                echo(f"viewer exited with code {code}; the replay goes on (Ctrl-C stops)")
+                viewer = None
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if viewer is not None and viewer.poll() is None:
+            viewer.terminate()
+
+
+def _start_viewer(endpoint: str, fps: float, echo):
+    try:
+        from ..viewer import start_viewer  # the viewer is optional: guard its import
+    except ImportError:
+        echo("coopsim: the viewer is not available; running headless")
+        return None
+    try:
+        return start_viewer(endpoint, fps)
+    except OSError as exc:
+        echo(f"coopsim: cannot start the viewer ({exc}); running headless")
+        return None

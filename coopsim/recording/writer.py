@@ -1,0 +1,341 @@
+"""The recorder: a stepper hook that hands snapshots to a writer thread, which writes the MCAP file.
+
+The hook runs on the stepper thread after each step and only appends a few array references to
+a bounded queue, so the stepper never waits for the disk: when the queue is full the step is
+dropped and counted. The writer thread wakes every 0.2 s (sooner when the queue is half full),
+encodes what is queued in blocks of steps (see :mod:`coopsim.recording.format`), and finishes a chunk
+and flushes the file every ``keyframe_every`` steps and at least every :data:`FLUSH_INTERVAL` s
+of wall time, so after a crash the file holds everything up to the last second.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import json
+import logging
+import os
+import re
+import threading
+import time
+from dataclasses import asdict
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import numpy as np
+from mcap.writer import CompressionType, IndexType, Writer
+
+from . import format as rf
+from ..model.errors import RecordingError
+from ..model.snapshot import Snapshot
+from ..model.specs import ScenarioSpec, Settings
+
+log = logging.getLogger(__name__)
+
+# s of wall time between flushes at most; with the writer's 0.2 s polling, a step reaches the
+# file within 1 s of being taken
+FLUSH_INTERVAL = 0.75
+KEYFRAME_EVERY = 100  # recorded steps per chunk at most (each chunk starts with a keyframe)
+QUEUE_BYTES = 64 << 20  # snapshot data that may wait for the writer before steps are dropped
+_POLL = 0.2  # s: how often the writer thread drains the queue
+_CHUNK_BYTES = 8 << 20  # finish a chunk before its uncompressed size passes this
+_NEVER = 1 << 62  # chunk size handed to mcap's Writer: chunks are finished here, not there
+
+
+def default_path(scenario: ScenarioSpec, folder: str | os.PathLike = "recordings") -> Path:
+    """``recordings/<scenario>-<UTC time>.mcap``, relative to the current folder."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", scenario.name or "scenario")
+    return Path(folder) / f"{name}-{stamp}.mcap"
+
+
+def _coopsim_version() -> str:
+    try:
+        return version("coopsim")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class Recorder:
+    """Records a run to an MCAP file; attach it to a stepper before the stepper starts.
+
+    Args:
+        path: Output file (its folder is created).
+        scenario: The run's scenario (its text and its world's text are stored).
+        settings: The effective settings of the run.
+        seed: The run's seed; dt: its step, s.
+        every: Record every ``every``-th step (steps that change the layout are always recorded).
+        keyframe_every: Recorded steps per chunk at most.
+        queue_size: Steps that may wait for the writer before steps are dropped (default:
+            as many as :data:`QUEUE_BYTES` of array data hold, at least 256).
+
+    Raises:
+        RecordingError: the file cannot be created.
+    """
+
+    def __init__(self, path: str | os.PathLike, scenario: ScenarioSpec, settings: Settings,
+                 seed: int, dt: float, every: int = 1, keyframe_every: int = KEYFRAME_EVERY,
+                 queue_size: int | None = None) -> None:
+        if every < 1 or keyframe_every < 1:
+            raise RecordingError("record interval and keyframe interval must be at least 1")
+        self.path = Path(path)
+        self.every, self.keyframe_every, self.dt = every, keyframe_every, dt
+        self.dropped = 0
+        self.frames = 0
+        self.error: OSError | None = None
+        self._queue: collections.deque = collections.deque()
+        self._queue_size = queue_size
+        self._wake = threading.Event()  # set by the hook when the queue is half full
+        self._layout_version = -1
+        self._last_step = -1
+        self._stepper = None
+        self._stop = threading.Event()
+        self._file = self._open()
+        self._writer = _start_writer(self._file, scenario, settings, seed, dt, every,
+                                     keyframe_every)
+        self._state = _WriterState(self._writer, keyframe_every, dt)
+        self._thread = threading.Thread(target=self._run, name="coopsim-recorder", daemon=True)
+
+    def _open(self):
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return open(self.path, "wb")
+        except OSError as exc:
+            raise RecordingError(f"cannot create the recording {self.path}: "
+                                 f"{exc.strerror or exc}") from None
+
+    # -- stepper side ---------------------------------------------------------------------------
+
+    def attach(self, stepper) -> "Recorder":
+        """Record ``stepper``'s current state, hook onto its steps and start the writer thread.
+
+        Call before the stepper starts (or from its thread): the layout is read from its World.
+        """
+        self._stepper = stepper
+        self._last_step = stepper.snapshot.step
+        if self._queue_size is None:
+            self._queue_size = _queue_size(stepper.snapshot)
+        self._enqueue(stepper.snapshot, force=True)
+        stepper.hooks.append(self)
+        self._thread.start()
+        return self
+
+    def __call__(self, snap: Snapshot) -> None:
+        """The hook: queue this step if it is recorded (never blocks, never touches the disk)."""
+        reset = snap.step <= self._last_step
+        self._last_step = snap.step
+        if snap.step % self.every and snap.layout_version == self._layout_version and not reset:
+            return
+        self._enqueue(snap, force=reset)
+
+    def _enqueue(self, snap: Snapshot, force: bool) -> None:
+        waiting = len(self._queue)
+        if waiting >= self._queue_size or self.error is not None:
+            self.dropped += 1
+            return
+        if waiting * 2 >= self._queue_size:
+            self._wake.set()
+        layout = None
+        if force or snap.layout_version != self._layout_version:
+            layout = self._stepper.sim.world.describe()  # on the stepper thread: consistent
+            self._layout_version = snap.layout_version
+        sonar = snap.readings.get("sonar")
+        if sonar is None or sonar.shape != (len(snap.robots), 11):
+            sonar = np.zeros((len(snap.robots), 11))
+        robots = (snap.poses, snap.velocities, snap.commands, sonar)
+        bodies = (snap.object_poses, snap.bar_poses)
+        counts = (len(snap.robots), len(snap.objects), len(snap.bars))
+        self._queue.append((snap.step, snap.time, robots, bodies, layout, counts))
+
+    def close(self) -> None:
+        """Stop recording, write what is queued, the end record and the summary; close.
+
+        Closing twice is harmless.
+        """
+        if self._file.closed:
+            return
+        if self._stepper is not None and self in self._stepper.hooks:
+            self._stepper.hooks.remove(self)
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        elif self.error is None:
+            self._drain()
+        if self.error is None:
+            try:
+                self._writer.add_metadata(rf.META_END, {
+                    "frames": str(self._state.frames), "dropped": str(self.dropped),
+                    "ended": _utc_now()})
+                self._writer.finish()
+            except OSError as exc:
+                self.error = exc
+        self._file.close()
+        self.frames = self._state.frames
+        if self.dropped:
+            log.warning("recorder: %d step(s) dropped because the disk fell behind", self.dropped)
+        if self.error is not None:
+            log.error("recorder: writing %s failed: %s", self.path, self.error)
+
+    def summary(self) -> str:
+        """One line: where the recording went, how many steps, how many dropped."""
+        line = f"recording: {self.frames} steps written to {self.path}"
+        if self.dropped:
+            line += f" ({self.dropped} dropped: the disk fell behind)"
+        if self.error is not None:
+            line += f"; writing failed: {self.error}"
+        return line
+
+    # -- writer thread ---------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(_POLL)
+            self._wake.clear()
+            self._drain()
+            if self.error is not None:
+                return
+        self._drain()
+
+    def _drain(self) -> None:
+        try:
+            items = []
+            while self._queue:
+                items.append(self._queue.popleft())
+            self._state.write(items)
+            self._state.flush_if_due()
+        except OSError as exc:  # disk full, file gone: stop recording, keep the run going
+            self.error = exc
+            self._queue.clear()
+
+
+class _WriterState:
+    """Encoder, chunk boundaries and recording time; used by the writer thread only."""
+
+    def __init__(self, writer: Writer, keyframe_every: int, dt: float) -> None:
+        self.writer, self.keyframe_every, self.dt = writer, keyframe_every, dt
+        self.encoder = rf.FrameEncoder()
+        self.frames = 0  # steps written
+        self.blocks = 0  # /frames messages written
+        self.layouts = 0
+        self.in_chunk = 0
+        self.chunk_bytes = 0
+        self.offset = 0.0  # recording time - sim time, s (changes at each reset)
+        self.last_ns = -1
+        self.last_flush = time.monotonic()
+        self.frames_id = writer.register_channel(
+            rf.FRAMES_TOPIC, rf.ENCODING,
+            writer.register_schema("coopsim.Frame", "jsonschema", rf.FRAME_SCHEMA.encode()))
+        self.layout_id = writer.register_channel(
+            rf.LAYOUT_TOPIC, rf.ENCODING,
+            writer.register_schema("coopsim.Layout", "jsonschema", rf.LAYOUT_SCHEMA.encode()))
+
+    def write(self, items: list) -> None:
+        """Encode and add queued steps, in runs of one layout that fit in the current chunk."""
+        i = 0
+        while i < len(items):
+            j = i + 1
+            room = self.keyframe_every - self.in_chunk
+            while j < len(items) and j - i < room and _same_layout(items[i], items[j]):
+                j += 1
+            self._write_run(items[i:j])
+            i = j
+            if self.in_chunk >= self.keyframe_every or self.chunk_bytes >= _CHUNK_BYTES:
+                self.flush()
+
+    def _write_run(self, run: list) -> None:
+        """Steps with the same bodies, as one block; only the first may bring a new layout."""
+        step, sim_time, _, _, layout, _ = run[0]
+        stamps = [self._log_time(item[1]) for item in run]
+        if layout is not None:
+            data = rf.encode_layout(self.layouts, step, sim_time, layout)
+            self.writer.add_message(self.layout_id, stamps[0], data, stamps[0], self.layouts)
+            self.layouts += 1
+            self.chunk_bytes += len(data)
+        robots = _columns([item[2] for item in run])
+        bodies = _columns([item[3] for item in run], 3)
+        data = self.encoder.encode(self.frames, [item[0] for item in run],
+                                   [item[1] for item in run], stamps, self.layouts - 1, robots,
+                                   bodies, key=self.in_chunk == 0 or layout is not None)
+        self.writer.add_message(self.frames_id, stamps[0], data, stamps[0], self.blocks)
+        self.blocks += 1
+        self.frames += len(run)
+        self.in_chunk += len(run)
+        self.chunk_bytes += len(data)
+
+    def _log_time(self, sim_time: float) -> int:
+        """Recording time in ns: 0 at the first frame, then the sim time since, shifted so it
+        keeps growing across resets."""
+        if self.last_ns < 0:
+            self.offset = -sim_time
+        ns = round((sim_time + self.offset) * 1e9)
+        if ns <= self.last_ns:
+            self.offset = self.last_ns / 1e9 + self.dt - sim_time
+            ns = round((sim_time + self.offset) * 1e9)
+        self.last_ns = max(ns, self.last_ns + 1)
+        return self.last_ns
+
+    def flush_if_due(self) -> None:
+        """Finish the chunk when it has waited :data:`FLUSH_INTERVAL` s."""
+        if self.in_chunk and time.monotonic() - self.last_flush >= FLUSH_INTERVAL:
+            self.flush()
+
+    def flush(self) -> None:
+        """Finish the chunk and push it to the file; the next frame is a keyframe."""
+        self.writer.flush()
+        self.in_chunk = self.chunk_bytes = 0
+        self.last_flush = time.monotonic()
+
+
+def _columns(steps: list[tuple], width: int = 0) -> np.ndarray:
+    """(C, F, n) column-major array of F steps, each a tuple of (n, k) arrays put side by side
+    (``width``: k of arrays that may be empty). np.array builds each (F, n, k) group in one C
+    call (np.stack loops in Python); the transposes make the copy column-major."""
+    groups = [np.array([step[g] for step in steps]) for g in range(len(steps[0]))]
+    if width:
+        groups = [g.reshape(len(steps), -1, width) for g in groups]
+        return np.concatenate([g.transpose(2, 0, 1) for g in groups], axis=2)
+    return np.concatenate([g.transpose(2, 0, 1) for g in groups], axis=0)
+
+
+def _queue_size(snap: Snapshot) -> int:
+    """Steps that fit in :data:`QUEUE_BYTES`: the arrays the hook keeps per step, plus some
+    overhead per array."""
+    per_step = 8 * (19 * len(snap.robots) + 3 * (len(snap.objects) + len(snap.bars))) + 800
+    return max(256, QUEUE_BYTES // per_step)
+
+
+def _same_layout(first: tuple, item: tuple) -> bool:
+    """True when ``item`` continues ``first``'s run: no new layout, same numbers of bodies."""
+    return item[4] is None and item[5] == first[5]
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _start_writer(stream, scenario: ScenarioSpec, settings: Settings, seed: int, dt: float,
+                  every: int, keyframe_every: int) -> Writer:
+    """Start the MCAP file: header, start metadata, scenario and world texts (on disk at once)."""
+    writer = Writer(stream, chunk_size=_NEVER, compression=CompressionType.ZSTD,
+                    index_types=IndexType.ALL)
+    writer.start(profile=rf.PROFILE, library=f"coopsim {_coopsim_version()}")
+    world = scenario.world
+    files = {"scenario_file": (scenario.path, scenario.text, f"{scenario.name}.scenario"),
+             "world_file": (world.path, world.text, "world.world")}
+    meta = {"format": str(rf.FORMAT_VERSION), "coopsim": _coopsim_version(),
+            "scenario": scenario.name, "scenario_path": scenario.path, "world_path": world.path,
+            "seed": str(seed), "dt": repr(float(dt)), "settings": json.dumps(asdict(settings)),
+            "record_every": str(every), "keyframe_every": str(keyframe_every),
+            "started": _utc_now(), "robot_columns": rf.columns_to_json(rf.ROBOT_COLUMNS),
+            "body_columns": rf.columns_to_json(rf.BODY_COLUMNS)}
+    for key, (path, text, fallback) in files.items():
+        if text:
+            meta[key] = os.path.basename(path) or fallback
+    writer.add_metadata(rf.META_START, meta)
+    now = time.time_ns()
+    for key, (path, text, fallback) in files.items():
+        if text:
+            writer.add_attachment(now, 0, meta[key], "text/plain", text.encode("utf-8"))
+    stream.flush()
+    return writer

@@ -1,0 +1,335 @@
+"""The stepper: the one thread that owns the physics, and the clock that paces it.
+
+Each step runs :meth:`Stepper.tick`, whose phases always come in the same order: commands,
+actuators, physics, sensors, hooks. Around it, :meth:`Stepper.run` decides *when* to tick:
+
+* ``realtime``: step k is due at t0 + k * dt / speed of wall time. The stepper waits
+  t_w = t_d - t_n (SwarmSimX) with a precise wait; when t_w < 0 it steps at once and counts a missed
+  deadline. A step late by more than a whole period re-anchors the schedule instead of bursting to
+  catch up, so a slow machine runs slower than real time and says so. speed 0 = as fast as possible.
+* ``lockstep``: a step happens once every attached controller has committed its command (see
+  :mod:`coopsim.sim.slots`); with none attached it runs as fast as it can. dt is fixed.
+
+Other threads never touch the World: they queue work with :meth:`Stepper.call`, which runs between
+two steps on the stepper thread, and read :attr:`Stepper.snapshot`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Callable
+
+from .clock import WallClock
+from .slots import CommandSlots
+from ..model.errors import SimulationError
+from .simulation import Simulation
+from ..model.snapshot import Snapshot
+from ..model.specs import MODES
+
+Hook = Callable[[Snapshot], None]
+log = logging.getLogger(__name__)
+
+_PACE_SLICE = 0.05  # s: longest pacing wait before queued calls and stop are looked at
+
+
+@dataclass(frozen=True)
+class Stats:
+    """How a run is going. wall and rtf count only time spent running (not paused)."""
+
+    steps: int
+    time: float
+    wall: float
+    rtf: float
+    missed: int
+    mode: str
+    speed: float
+    paused: bool
+    attached: tuple[str, ...]
+
+
+class Stepper:
+    """Steps a Simulation in real time or lockstep.
+
+    Args:
+        sim: The simulation to step (only this object's thread touches it once running).
+        clock: Wall clock (``now``, ``sleep_until``).
+        mode: ``realtime`` or ``lockstep``.
+        speed: Real-time factor target (1 = wall clock, 2 = twice as fast, 0 = unpaced).
+        slots: Command slots shared with the robot servers.
+    """
+
+    def __init__(self, sim: Simulation, clock=None, mode: str = "realtime", speed: float = 1.0,
+                 slots: CommandSlots | None = None) -> None:
+        self.sim = sim
+        self.clock = clock or WallClock()
+        self.slots = slots or CommandSlots(self.clock)
+        self.cond = self.slots.cond  # wakes the loop: commands, calls and stop
+        # Wakes threads waiting for a step. Apart from the loop's: in lockstep every motor
+        # command would otherwise wake every robot server waiting for its own step.
+        self.stepped = threading.Condition()
+        self.hooks: list[Hook] = []
+        self.idle_hooks: list[Hook] = []  # called about every 0.1 s while paused
+        self.snapshot = sim.snapshot
+        self.missed = 0
+        self.error = ""  # why the run paused itself, if it did
+        self.done_generation = 0
+        self.paused = False
+        self._calls: list[tuple[Callable, tuple, Future]] = []
+        self._single_steps = 0
+        self._thread: threading.Thread | None = None
+        self._looping = False
+        self._stop = threading.Event()
+        self._wall = 0.0
+        self._mark: float | None = None
+        self._deadline = 0.0
+        self.set_mode(mode)
+        self.set_speed(speed)
+
+    # -- one step -----------------------------------------------------------------------------
+
+    def tick(self) -> Snapshot:
+        """Take one step: commands -> actuators -> physics -> sensors -> hooks."""
+        self.sim.command(self.slots.take())
+        wheels = self.sim.actuate()
+        self.sim.physics()
+        snapshot = self.sim.sense(wheels)
+        self._publish(snapshot)
+        for hook in self.hooks:
+            hook(snapshot)
+        return snapshot
+
+    # -- control (any thread) -----------------------------------------------------------------
+
+    def call(self, fn: Callable, *args) -> Future:
+        """Run ``fn(*args)`` on the stepper thread between two steps; return its Future.
+
+        When the stepper thread is not running, ``fn`` runs at once in the caller's thread.
+        """
+        future: Future = Future()
+        with self.cond:  # under the lock: run() ends its loop under it too, so none is lost
+            if self.running:
+                self._calls.append((fn, args, future))
+                self.cond.notify_all()
+                return future
+        _settle(future, fn, args)
+        return future
+
+    def set_mode(self, mode: str) -> None:
+        """Switch between ``realtime`` and ``lockstep`` (takes effect at the next step)."""
+        if mode not in MODES:
+            raise SimulationError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        self.mode = mode
+        self._reanchor()
+
+    def set_speed(self, speed: float) -> None:
+        """Set the real-time speed factor (0 = as fast as possible)."""
+        if not 0.0 <= speed <= 1000.0:
+            raise SimulationError(f"speed must be between 0 and 1000, not {speed}")
+        self.speed = float(speed)
+        self._reanchor()
+
+    def pause(self) -> None:
+        """Stop stepping until resumed (single steps still work)."""
+        self.paused = True
+
+    def resume(self) -> None:
+        """Continue stepping after a pause."""
+        self.paused = False
+        self._single_steps = 0
+        self._reanchor()
+
+    def step(self, n: int = 1) -> None:
+        """While paused, take ``n`` steps at once (no pacing, no lockstep wait)."""
+        if n < 1:
+            raise SimulationError(f"step count must be at least 1, not {n}")
+        self.paused = True
+        self._single_steps += n
+
+    def reset(self, scenario=None) -> Snapshot:
+        """Restore the scenario (or load a new one) and its seed; stays paused if paused."""
+        self.sim.reset(scenario)
+        self.slots.clear()
+        self.missed = 0
+        self.error = ""
+        self._reanchor()
+        return self._publish(self.sim.snapshot)
+
+    def refresh(self) -> Snapshot:
+        """Publish a snapshot of the world as it is now, without a step (after an insertion,
+        update or removal, or a reading zeroed): readers see the change before the next step."""
+        self.sim.relayout()
+        return self._publish(self.sim.snapshot)
+
+    def wait_step(self, after: int, timeout: float) -> Snapshot | None:
+        """Block until a snapshot with step > ``after`` exists; None on timeout."""
+        with self.stepped:
+            ok = self.stepped.wait_for(lambda: self.snapshot.step > after or self._stop.is_set(),
+                                       timeout)
+            return self.snapshot if ok and self.snapshot.step > after else None
+
+    def wait_generation(self, generation: int, timeout: float) -> Snapshot | None:
+        """Block until the step that used commands put in ``generation`` has finished.
+
+        Returns the snapshot after that step, or None on timeout (paused, or still waiting for
+        other lockstep controllers).
+        """
+        with self.stepped:
+            ok = self.stepped.wait_for(
+                lambda: self.done_generation > generation or self._stop.is_set(), timeout)
+            return self.snapshot if ok and self.done_generation > generation else None
+
+    def _publish(self, snapshot: Snapshot) -> Snapshot:
+        with self.stepped:
+            self.snapshot = snapshot
+            self.done_generation = self.slots.generation
+            self.stepped.notify_all()
+        return snapshot
+
+    def stats(self) -> Stats:
+        """Current figures of the run."""
+        wall = self._wall + (self.clock.now() - self._mark if self._mark is not None else 0.0)
+        snap = self.snapshot
+        rtf = snap.time / wall if wall > 0 else 0.0
+        return Stats(snap.step, snap.time, wall, rtf, self.missed, self.mode, self.speed,
+                     self.paused, tuple(self.slots.attached()))
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """True while :meth:`run` is looping (in its own thread or the caller's)."""
+        return self._looping
+
+    def start(self, duration: float | None = None, max_steps: int | None = None) -> None:
+        """Run the loop in a new thread (see :meth:`run`)."""
+        self._stop.clear()
+        self._looping = True  # calls queue from now on, even before the thread is scheduled
+        self._thread = threading.Thread(target=self.run, args=(duration, max_steps),
+                                        name="coopsim-stepper", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Ask the loop to end and wait for its thread."""
+        self._stop.set()
+        self._wake_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the loop thread to end by itself (duration or step limit reached)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def run(self, duration: float | None = None, max_steps: int | None = None) -> None:
+        """Step until stopped, or until ``duration`` s of sim time or ``max_steps`` steps."""
+        if threading.current_thread() is not self._thread:
+            self._stop.clear()  # a direct call after an earlier stop() runs again
+        self._looping = True
+        self._reanchor()
+        try:
+            while not self._stop.is_set() and not self._done(duration, max_steps):
+                self._run_calls()
+                if self._may_step():
+                    self._guarded_tick()
+        finally:
+            self._pause_wall()
+            with self.cond:
+                self._looping = False
+            self._run_calls()
+            self._stop.set()
+            self._wake_all()
+
+    def _wake_all(self) -> None:
+        for cond in (self.cond, self.stepped):
+            with cond:
+                cond.notify_all()
+
+    def _guarded_tick(self) -> None:
+        """Tick; a failing step pauses the run with the error logged and kept in ``error``,
+        instead of ending the thread while the servers wait for steps that never come."""
+        try:
+            self.tick()
+        except Exception as exc:  # noqa: BLE001 -- the loop must outlive a bad step
+            log.exception("step %d failed; the run is paused", self.snapshot.step + 1)
+            self.error = f"step {self.snapshot.step + 1} failed: {type(exc).__name__}: {exc}"
+            self.paused = True
+
+    def _done(self, duration, max_steps) -> bool:
+        snap = self.snapshot
+        if max_steps is not None and snap.step >= max_steps:
+            return True
+        return duration is not None and snap.time >= duration - 1e-9
+
+    def _may_step(self) -> bool:
+        """Wait as the mode asks; True when a step should be taken now."""
+        if self._single_steps:
+            self._single_steps -= 1
+            return True
+        if self.paused:
+            self._pause_wall()
+            self._idle(lambda: not self.paused or self._single_steps > 0, 0.1)
+            for hook in self.idle_hooks:
+                hook(self.snapshot)
+            return False
+        if self._mark is None:
+            self._reanchor()
+        if self.mode == "lockstep":
+            return self._lockstep_ready()
+        return self._pace()
+
+    def _lockstep_ready(self) -> bool:
+        if self._idle(self.slots.ready, 0.05):
+            return True
+        self.slots.expire()
+        return False
+
+    def _pace(self) -> bool:
+        if self.speed == 0.0:
+            return True
+        period = self.sim.dt / self.speed
+        due = self._deadline + period
+        now = self.clock.now()
+        if due - now > _PACE_SLICE:  # slow motion: wait in slices so calls and stop get through
+            self.clock.sleep_until(now + _PACE_SLICE)
+            return False
+        self._deadline = due
+        if due >= now:
+            self.clock.sleep_until(due)
+        else:
+            self.missed += 1
+            if now - due > period:
+                self._deadline = self.clock.now()
+        return True
+
+    def _idle(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``predicate`` holds, a call arrives or stop; return the predicate."""
+        with self.cond:
+            self.cond.wait_for(lambda: predicate() or self._calls or self._stop.is_set(), timeout)
+            return predicate() and not self._calls and not self._stop.is_set()
+
+    def _run_calls(self) -> None:
+        with self.cond:
+            calls, self._calls = self._calls, []
+        for fn, args, future in calls:
+            _settle(future, fn, args)
+
+    def _reanchor(self) -> None:
+        now = self.clock.now()
+        self._deadline = now
+        if self._mark is None and not self.paused and self.running:
+            self._mark = now
+
+    def _pause_wall(self) -> None:
+        if self._mark is not None:
+            self._wall += self.clock.now() - self._mark
+            self._mark = None
+
+
+def _settle(future: Future, fn: Callable, args: tuple) -> None:
+    try:
+        future.set_result(fn(*args))
+    except Exception as exc:  # noqa: BLE001 -- handed to the caller through the Future
+        future.set_exception(exc)

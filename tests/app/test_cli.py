@@ -1,0 +1,85 @@
+"""Every coopsim subcommand of the core, run as a user runs it: a real process."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def coopsim(*args, timeout=120):
+    """Run ``coopsim ARGS`` in a subprocess (the installed console script's module)."""
+    env = dict(os.environ)
+    env.pop("DISPLAY", None)
+    return subprocess.run([sys.executable, "-m", "coopsim", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT, env=env)
+
+
+def test_check_accepts_every_bundled_file():
+    files = sorted(str(p) for p in (ROOT / "worlds").glob("*.world"))
+    files += sorted(str(p) for p in (ROOT / "scenarios").glob("*.scenario"))
+    result = coopsim("check", *files)
+    assert result.returncode == 0, result.stderr
+    assert f"{len(files)} file(s) OK" in result.stdout
+
+
+def test_check_rejects_a_bad_file_with_path_line_and_exit_2(tmp_path):
+    bad = tmp_path / "bad.world"
+    bad.write_text("[FLOOR]\nsize 8 8 0.1\n[WALL_1]\ntype pyramid\nsize 1 1 1\nposition 0 0 0\n")
+    result = coopsim("check", str(bad))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"{bad}:4:")
+    assert "Traceback" not in result.stderr
+
+
+def test_list_prints_robot_types_modules_and_parameters():
+    result = coopsim("list")
+    assert result.returncode == 0
+    for word in ("single", "team2", "sonar", "max_range", "efficiency", "support"):
+        assert word in result.stdout
+
+
+def test_run_headless_prints_a_summary(tmp_path):
+    result = coopsim("run", "scenarios/one_robot.scenario", "--headless", "--duration", "0.5",
+                     "--speed", "0", "--port", "0", "--no-controllers")
+    assert result.returncode == 0, result.stderr
+    assert "name server: tcp://127.0.0.1:" in result.stderr
+    for key in ("steps", "sim time", "wall time", "real-time factor", "deadline misses"):
+        assert key in result.stdout
+    assert "steps             50" in result.stdout
+
+
+def test_run_demo_drives_robots_with_launched_controllers(tmp_path):
+    result = coopsim("run", "--headless", "--duration", "3", "--port", "0",
+                     "--controller-logs", str(tmp_path), timeout=60)
+    assert result.returncode == 0, result.stderr
+    logs = sorted(p.name for p in tmp_path.glob("*.log"))
+    assert logs == ["robot1.log", "robot2.log", "robot3.log", "robot4.log"]
+    for log in tmp_path.glob("*.log"):
+        assert "Traceback" not in log.read_text(), log.read_text()
+
+
+def test_run_a_world_file_and_lockstep_mode():
+    result = coopsim("run", "worlds/maze.world", "--mode", "lockstep", "--duration", "1",
+                     "--port", "0")
+    assert result.returncode == 0, result.stderr
+    assert "lockstep" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "nope.scenario"], "nope.scenario:0:"),
+    (["run", "scenarios/one_robot.scenario", "--dt", "5", "--port", "0"], "dt must be"),
+])
+def test_run_bad_input_is_one_line_and_exit_2(args, message):
+    result = coopsim(*args)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bench_step_prints_a_table():
+    result = coopsim("bench", "step", "--robots", "5,20", "--steps", "5")
+    assert result.returncode == 0, result.stderr
+    assert "| 5 |" in result.stdout and "| 20 |" in result.stdout
