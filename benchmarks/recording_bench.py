@@ -17,7 +17,6 @@ Usage: python benchmarks/recording_bench.py [--robots 100] [--minutes 60] [--out
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import statistics
 import subprocess

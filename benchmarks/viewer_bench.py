@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from coopsim.plugins.modules.sonar import Sonar
+
 from coopsim.net.statestream import StateFrame
 
 WARMUP = 10  # frames before timing starts
@@ -75,7 +77,9 @@ def canned_layout(n: int, seed: int = 1) -> dict:
                for k, (c, rgb) in enumerate((("red", [230, 40, 40]), ("green", [40, 180, 60]),
                                              ("blue", [40, 90, 230])))]
     return {"floor": {"length": side, "width": side}, "objects": objects, "robots": robots,
-            "bars": [], "targets": targets, "sections": [], "layout_version": 1}
+            "parts": [], "targets": targets, "sections": [], "layout_version": 1,
+            "modules": {"sonar": Sonar.describe()},
+            "columns": [c.name for c in Sonar.columns if c.stream]}
 
 
 def canned_frame(layout: dict, k: int, rng) -> StateFrame:
@@ -100,7 +104,7 @@ def bench(n: int, frames: int, sonar: bool, names: bool, zoom: float = 1.0,
     layout = canned_layout(n)
     link = CannedLink(layout)
     viewer = Viewer("canned", fps=1000, link=link, width=1100, height=760)
-    viewer.scene.show_sonar, viewer.show_names = sonar, names
+    viewer.scene.show_rays, viewer.show_names = sonar, names
     viewer.render()  # the first frame fits the world to the window; then zoom in on its centre
     viewer.camera.zoom(viewer.width / 2, viewer.height / 2, math.log(zoom, 1.15))
     rng = np.random.default_rng(2)

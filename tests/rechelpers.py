@@ -55,7 +55,7 @@ def record(path: Path, steps: int, spec=None, every: int = 1, keyframe_every: in
             stepper.sim.relayout()
         if k % 20 == 0:
             for name in stepper.snapshot.robots:
-                stepper.slots.put(name, *rng.uniform(-0.3, 0.6, 2), attach=False)
+                stepper.slots.put(name, "motors", tuple(rng.uniform(-0.3, 0.6, 2)), attach=False)
         truth.append(stepper.tick())
     rec.close()
     return rec, truth

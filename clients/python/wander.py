@@ -1,39 +1,24 @@
 """Wander: drive forward, turn away from whatever the sonar sees (Braitenberg-style).
 
 Usage: python wander.py [ROBOT] [--steps N]   (ROBOT defaults to $COOPSIM_ROBOT)
-Works in real time and in lockstep; the name server is $COOPSIM_NAMESERVER or the default.
+The controller is coopsim's ``wander`` driver (coopsim/plugins/drivers/wander.py): the same code
+runs in-process (``driver wander`` in a scenario) or, here, over the network.
 """
 
 import argparse
 import os
 
-from coopsim.client import Client
-
-CRUISE = 0.35  # m/s
-SAFE = 0.6  # m: obstacles nearer than this make the robot turn
-
-
-def wander_speeds(distances):
-    """Wheel speeds (left, right) in m/s from the 11 sonar distances (index 0 = right side)."""
-    right_side = min(distances[0:5])
-    left_side = min(distances[6:11])
-    ahead = min(distances[3:8])
-    if ahead < SAFE:
-        turn = 1.0 if right_side < left_side else -1.0  # turn towards the more open side
-        return -0.2 * turn, 0.2 * turn
-    steer = 0.25 * (min(right_side, 2.0) - min(left_side, 2.0))  # drift away from near walls
-    return CRUISE + steer, CRUISE - steer
+from coopsim.client import run_controller
+from coopsim.plugins.drivers.wander import Wander
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("robot", nargs="?", default=os.environ.get("COOPSIM_ROBOT", "robot1"))
     parser.add_argument("--steps", type=int, default=None)
+    parser.add_argument("--cruise", type=float, default=0.35, help="forward speed, m/s")
     args = parser.parse_args()
-    with Client() as client:
-        robot = client.robot(args.robot)
-        for _ in robot.loop(args.steps):
-            robot.motors.set_speeds(*wander_speeds(robot.sonar.read()))
+    run_controller(Wander, args.robot, {"cruise": args.cruise}, steps=args.steps)
 
 
 if __name__ == "__main__":

@@ -68,19 +68,20 @@ def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0) -> St
     stepper = Stepper(sim, mode="lockstep")
     rng = np.random.default_rng(seed)
     names = sim.snapshot.robots
-    for name, (l, r) in zip(names, rng.uniform(0.1, 0.5, (n, 2))):
-        stepper.slots.put(name, l, r, attach=False)
+    for name, wheels in zip(names, rng.uniform(0.1, 0.5, (n, 2))):
+        stepper.slots.put(name, "motors", tuple(wheels), attach=False)
     for _ in range(warmup):
         stepper.tick()
     ticks, phases = [], {"actuators": [], "physics": [], "sensors": []}
     for _ in range(steps):
         t0 = time.perf_counter()
         sim.command(stepper.slots.take())
-        wheels = sim.actuate()
+        sim.actuate()
         t1 = time.perf_counter()
         sim.physics()
         t2 = time.perf_counter()
-        sim.sense(wheels)
+        sim.sense()
+        sim.apply_rules()
         t3 = time.perf_counter()
         ticks.append(t3 - t0)
         for key, dt in zip(phases, (t1 - t0, t2 - t1, t3 - t2)):

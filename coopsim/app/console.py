@@ -94,7 +94,7 @@ def _follow(live: Run, viewer: subprocess.Popen):
                 click.echo(f"viewer exited with code {code}; the simulation keeps running "
                            f"(Ctrl-C stops)", err=True)
                 viewer = None
-            running = live.stepper.running
+            running = live.stepper.running and not live.stepper.finished
             if not running and viewer is None:
                 break
             if not running and not announced:

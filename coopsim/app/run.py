@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .controllers import Controllers, controller_specs
 from ..model.errors import SimulationError
-from ..formats.files import load, scenario_from_world
+from ..formats.files import check_engine, load, scenario_from_world
 from ..net.gateway import Gateway
 from ..net.network import Network
 from ..sim.simulation import Simulation
@@ -42,6 +42,7 @@ class RunOptions:
     json_port: int | None = None  # JSON-lines gateway port (0 = any free port); None = none
     record: str | None = None  # recording file; "" = the default name; None = [SETTINGS] record
     record_every: int = 1  # record every N-th step
+    engine: str | None = None  # physics engine label; None = [SETTINGS] engine
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -58,7 +59,8 @@ def effective_settings(scenario: ScenarioSpec, options: RunOptions) -> Settings:
     pick = lambda given, default: default if given is None else given  # noqa: E731
     return Settings(dt=pick(options.dt, s.dt), mode=pick(options.mode, s.mode),
                     duration=pick(options.duration, s.duration), seed=pick(options.seed, s.seed),
-                    speed=pick(options.speed, s.speed), record=s.record)
+                    speed=pick(options.speed, s.speed), record=s.record,
+                    engine=pick(options.engine, s.engine))
 
 
 class Run:
@@ -75,7 +77,10 @@ class Run:
         self.scenario = scenario
         self.options = options
         self.settings = effective_settings(scenario, options)
-        sim = Simulation(scenario, seed=self.settings.seed, dt=self.settings.dt)
+        if options.engine is not None:
+            check_engine(scenario, options.engine)
+        sim = Simulation(scenario, seed=self.settings.seed, dt=self.settings.dt,
+                         engine=self.settings.engine)
         self.stepper = Stepper(sim, clock=clock, mode=self.settings.mode,
                                speed=self.settings.speed)
         self.network: Network | None = None
@@ -167,15 +172,17 @@ class Run:
 
 
 def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
-    """Wait for the stepper thread, calling ``report(stats)`` every ``every`` s of wall time.
+    """Follow a started stepper, calling ``report(stats)`` every ``every`` s of wall time.
 
-    Returns when the run reaches its duration or the stepper stops; Ctrl-C stops it.
+    Returns when the run has finished (duration, or a rule ended it) or the stepper stops, and
+    stops the stepper; Ctrl-C stops it too.
     """
     try:
-        while stepper.running:
-            stepper.join(every)
+        while not stepper.wait_finished(every):
             if report is not None:
                 report(stepper.stats())
+        if report is not None:
+            report(stepper.stats())
     except KeyboardInterrupt:
         pass
     finally:
@@ -191,5 +198,7 @@ def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int) -> str:
             ("mode", f"{stats.mode} (speed {speed})"), ("steps", str(stats.steps)),
             ("sim time", f"{stats.time:.2f} s"), ("wall time", f"{stats.wall:.2f} s"),
             ("real-time factor", f"{stats.rtf:.2f}"), ("deadline misses", missed)]
+    if stats.finished:
+        rows.append(("ended", stats.finished))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)

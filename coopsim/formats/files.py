@@ -12,24 +12,29 @@ import re
 from dataclasses import replace
 from typing import Iterable
 
-from ..plugins import robots
 from ..model.errors import CoopsimError, FileFormatError
+from ..model.plugins import ENGINES, ROBOT_TYPES, RULES
+from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, DriverSetting, FloorSpec, ObjectSpec,
+                           ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings, TargetSpec,
+                           WorldSpec, yaw_from_degrees)
+from ..model.validate import check_robot_spec
 from .sections import (INT, NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer,
                        number, pick, read_text, real, rest, split_sections)
-from ..model.specs import (COLORS, MODES, SHAPES, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
-                    ScenarioSpec, Settings, TargetSpec, WorldSpec, yaw_from_degrees)
 
 #: Names the simulator serves itself (``/sim``, ``/playback``); no robot may take them.
 RESERVED_NAMES = ("sim", "playback")
 
 _NETNAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
+_KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[A-Za-z0-9_.:/+-]{1,200}")
 
 # --- value converters of these formats ------------------------------------------------------------
 
 _positive = real("> 0", lambda v: v > 0)
 _nonneg = real(">= 0", lambda v: v >= 0)
-_dt = real("between 0.001 and 0.1 s", lambda v: 0.001 <= v <= 0.1)
+_dt = real(f"between {DT_RANGE[0]:g} and {DT_RANGE[1]:g} s",
+           lambda v: DT_RANGE[0] <= v <= DT_RANGE[1])
 _seed = integer("an integer >= 0", lambda v: 0 <= v < 2**63)
 _byte = integer("an integer 0-255", lambda v: 0 <= v <= 255)
 
@@ -60,20 +65,65 @@ def _color(key: str, tokens: list, rest: str) -> tuple:
     return _RGB(key, tokens, rest)
 
 
+def _value(tok: str, words: bool = False):
+    """A parameter value: an int, a finite number, true/false, or (``words``) any other word."""
+    if tok.lower() in ("true", "false"):
+        return tok.lower() == "true"
+    try:
+        return int(tok) if INT.fullmatch(tok) else number(tok)
+    except Bad:
+        if words and _WORD.fullmatch(tok) and not NUMBER.match(tok):
+            return tok
+        kinds = "a number, true/false or a word" if words else "a number or true/false"
+        raise Bad(f"value must be {kinds}, got {tok!r}") from None
+
+
 def _param(key: str, tokens: list, rest: str) -> ParamSetting:
     """``param <module>.<name> <value>``; the value is a number or true/false."""
     if len(tokens) != 2:
         raise Bad(f"param needs 2 values (module.name value), got {len(tokens)}")
-    match, tok = _PARAM.fullmatch(tokens[0]), tokens[1]
+    match = _PARAM.fullmatch(tokens[0])
     if not match:
         raise Bad(f"param name must look like module.name, got {tokens[0]!r}")
-    if tok.lower() in ("true", "false"):
-        return ParamSetting(match.group(1), match.group(2), tok.lower() == "true")
     try:
-        value = int(tok) if INT.fullmatch(tok) else number(tok)
-    except Bad:
-        raise Bad(f"param value must be a number or true/false, got {tok!r}") from None
-    return ParamSetting(match.group(1), match.group(2), value)
+        return ParamSetting(match.group(1), match.group(2), _value(tokens[1]))
+    except Bad as exc:
+        raise Bad(f"param {exc}") from None
+
+
+def _pairs(tokens: list, what: str) -> tuple:
+    """``name value`` pairs of a driver or rule line."""
+    if len(tokens) % 2:
+        raise Bad(f"{what} parameters come in 'name value' pairs, got {len(tokens)} words")
+    pairs = []
+    for name, tok in zip(tokens[::2], tokens[1::2]):
+        if not _KEYWORD.fullmatch(name):
+            raise Bad(f"{what} parameter name must be an identifier, got {name!r}")
+        try:
+            pairs.append((name, _value(tok, words=True)))
+        except Bad as exc:
+            raise Bad(f"{what} parameter {name}: {exc}") from None
+    return tuple(pairs)
+
+
+def _driver(key: str, tokens: list, rest: str) -> DriverSetting:
+    """``driver LABEL [for MEMBER] [name value]...``."""
+    if not tokens:
+        raise Bad("driver needs a driver label (coopsim list shows them)")
+    label, tokens = tokens[0], tokens[1:]
+    member = ""
+    if tokens[:1] == ["for"]:
+        if len(tokens) < 2:
+            raise Bad("driver ... for needs a member name")
+        member, tokens = tokens[1], tokens[2:]
+    return DriverSetting(label, _pairs(tokens, "driver"), member)
+
+
+def _rule_param(key: str, tokens: list, rest: str) -> tuple:
+    """``param NAME VALUE`` in a [RULE_n] section."""
+    if len(tokens) != 2:
+        raise Bad(f"param needs 2 values (name value), got {len(tokens)}")
+    return _pairs(tokens, "rule")[0]
 
 
 # --- the tables: which sections hold which keys ---------------------------------------------------
@@ -95,6 +145,7 @@ _ROBOT_KEYS = {
     "color": _OBJECT_KEYS["color"],
     "controller": Key(rest("a shell command")),
     "param": Key(_param, repeat=True),
+    "driver": Key(_driver, repeat=True),
 }
 _SETTINGS_KEYS = {  # key = field name of specs.Settings
     "dt": Key(fixed(("s",), _dt)),
@@ -103,6 +154,11 @@ _SETTINGS_KEYS = {  # key = field name of specs.Settings
     "seed": Key(fixed(("integer",), _seed)),
     "speed": Key(fixed(("factor",), _nonneg)),
     "record": Key(fixed(("true/false",), boolean)),
+    "engine": Key(fixed(("engine label",), str)),
+}
+_RULE_KEYS = {
+    "type": Key(fixed(("rule label",), str), required=True),
+    "param": Key(_rule_param, repeat=True),
 }
 _FLOOR_SIZE = fixed(("length", "width", "height"), (_positive, _positive, _nonneg))
 _WORLD_RULES = {
@@ -116,6 +172,7 @@ _SCENARIO_RULES = {
     "ROBOT": Rule(_ROBOT_KEYS, indexed=True),
     "OBJECT": Rule(_OBJECT_KEYS, indexed=True),
     "SETTINGS": Rule(_SETTINGS_KEYS),
+    "RULE": Rule(_RULE_KEYS, indexed=True),
 }
 
 
@@ -156,17 +213,15 @@ def _targets(section: Section, floor: FloorSpec, path: PathLike) -> list:
 def _robot(section: Section, floor: FloorSpec, path: PathLike) -> RobotSpec:
     """Build and validate the RobotSpec of a [ROBOT_n] section; it must fit on the floor."""
     params = tuple(replace(p, line=n) for k, p, n in section.entries if k == "param")
+    drivers = tuple(replace(d, line=n) for k, d, n in section.entries if k == "driver")
     extra = {"color": section.get("color")} if section.get("color") else {}
     spec = RobotSpec(type=section.get("type"), name=section.get("name"),
                      position=section.get("position"),
                      yaw=yaw_from_degrees(section.get("orientation", (0.0, 0.0, 0.0))[2]),
-                     controller=section.get("controller"), params=params, line=section.line,
-                     **extra)
+                     controller=section.get("controller"), params=params, drivers=drivers,
+                     line=section.line, **extra)
     _validate(spec, section.line_of("type"), section.line, path)
-    try:
-        radius = robots.footprint_radius(spec.type)
-    except CoopsimError as exc:
-        raise FileFormatError(path, section.line_of("type"), str(exc)) from None
+    radius = ROBOT_TYPES.get(spec.type).footprint
     x, y, _ = spec.position
     if not floor.contains(x, y, radius):
         raise FileFormatError(path, section.line_of("position"), f"robot {spec.name} "
@@ -176,18 +231,62 @@ def _robot(section: Section, floor: FloorSpec, path: PathLike) -> RobotSpec:
 
 
 def _validate(spec: RobotSpec, type_line: int, line: int, path: PathLike) -> None:
-    """Run robots.validate_robot_spec on the type alone, then on each param at its own line.
+    """Run check_robot_spec on the type alone, then on each param and driver at its own line.
 
-    With params, the whole spec is validated last and a remaining error reported at ``line``.
+    With params or drivers, the whole spec is validated last and a remaining error reported at
+    ``line``.
     """
-    parts = [(replace(spec, params=()), type_line)]
-    parts += [(replace(spec, params=(p,)), p.line) for p in spec.params]
-    parts += [(spec, line)] if spec.params else []
+    parts = [(replace(spec, params=(), drivers=()), type_line)]
+    parts += [(replace(spec, params=(p,), drivers=()), p.line) for p in spec.params]
+    parts += [(replace(spec, params=(), drivers=(d,)), d.line) for d in spec.drivers]
+    parts += [(spec, line)] if spec.params or spec.drivers else []
     for part, at in parts:
         try:
-            robots.validate_robot_spec(part)
+            check_robot_spec(part)
         except CoopsimError as exc:
             raise FileFormatError(path, at, str(exc)) from None
+
+
+def _rule(section: Section, path: PathLike) -> RuleSetting:
+    """Build the RuleSetting of a [RULE_n] section, checking the label and each value."""
+    label = section.get("type")
+    try:
+        cls = RULES.get(label)
+    except CoopsimError as exc:
+        raise FileFormatError(path, section.line_of("type"), str(exc)) from None
+    settings = []
+    for key, pair, lineno in section.entries:
+        if key == "param":
+            try:
+                cls.values(dict([pair]))
+            except CoopsimError as exc:
+                raise FileFormatError(path, lineno, str(exc)) from None
+            settings.append(pair)
+    return RuleSetting(label, tuple(settings), section.line)
+
+
+def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
+    """Check that the engine (``label``, default the scenario's) can run every robot and
+    object of ``scenario``.
+
+    Raises:
+        FileFormatError: at the line of the first robot or object it refuses (the
+            ``[SETTINGS] engine`` line, or line 0, for an unknown engine).
+    """
+    path = scenario.path or scenario.name
+    try:
+        engine = ENGINES.get(label or scenario.settings.engine)
+    except CoopsimError as exc:
+        raise FileFormatError(path, getattr(scenario.settings, "line", 0), str(exc)) from None
+    for spec in scenario.robots:
+        reason = engine.refuses_assembly(check_robot_spec(spec))
+        if reason:
+            raise FileFormatError(path, spec.line, f"robot {spec.name} ({spec.type}): {reason}")
+    for obj in scenario.world.objects + scenario.objects:
+        reason = engine.refuses_object(obj)
+        if reason:
+            where = scenario.world.path if obj in scenario.world.objects else path
+            raise FileFormatError(where or path, obj.line, reason)
 
 
 def _world_of(section: Section, path: PathLike) -> WorldSpec:
@@ -267,9 +366,30 @@ def parse_scenario(text: str, path: PathLike = "") -> ScenarioSpec:
             out["ROBOT"].append(_robot(s, world.floor, path))
     settings = [Settings(**{k: v for k, v, _ in s.entries}) for s in sections
                 if s.kind == "SETTINGS"]
-    return ScenarioSpec(world=world, targets=tuple(out["TARGET"]), robots=tuple(out["ROBOT"]),
+    rules = tuple(_rule(s, path) for s in sections if s.kind == "RULE")
+    spec = ScenarioSpec(world=world, targets=tuple(out["TARGET"]), robots=tuple(out["ROBOT"]),
                         objects=tuple(out["OBJECT"]), settings=(settings or [Settings()])[0],
-                        path=os.fspath(path), text=text, name=_stem(path) or "scenario")
+                        rules=rules, path=os.fspath(path), text=text,
+                        name=_stem(path) or "scenario")
+    _check_scenario(spec, sections, path)
+    return spec
+
+
+def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
+    """Checks that need the whole scenario: each rule's, and the engine's when one is named."""
+    for setting, section in zip(spec.rules, [s for s in sections if s.kind == "RULE"]):
+        cls = RULES.get(setting.label)
+        try:
+            cls(cls.values(dict(setting.settings))).check(spec)
+        except CoopsimError as exc:
+            raise FileFormatError(path, section.line, str(exc)) from None
+    named = [s for s in sections if s.kind == "SETTINGS" and s.get("engine")]
+    if named:
+        try:
+            check_engine(spec)
+        except FileFormatError as exc:
+            line = exc.line or named[0].line_of("engine")
+            raise FileFormatError(exc.path, line, exc.reason) from None
 
 
 def load_world(path: PathLike) -> WorldSpec:

@@ -13,8 +13,8 @@ from typing import Iterable, Union
 
 from .errors import ParameterError, UnknownParameterError
 
-Value = Union[float, int, bool]
-_TYPES = {"float": float, "int": int, "bool": bool}
+Value = Union[float, int, bool, str]
+TYPES = ("float", "int", "bool", "str")
 
 
 @dataclass(frozen=True)
@@ -23,12 +23,14 @@ class ParamSpec:
 
     Attributes:
         name: Identifier, unique within its module (``noise``, ``max_range``).
-        type: ``float``, ``int`` or ``bool``.
+        type: ``float``, ``int``, ``bool`` or ``str`` (drivers and rules only: modules keep
+            numbers, which travel as floats on the wire).
         description: One sentence, with the unit.
         default: Value at load and after reset.
         min: Smallest accepted value (ignored for bool).
         max: Largest accepted value (ignored for bool).
         unit: Unit symbol for listings ("m", "%", "m/s", "" when dimensionless).
+        choices: For ``str`` parameters, the accepted words (empty: any word).
     """
 
     name: str
@@ -38,6 +40,7 @@ class ParamSpec:
     min: float = -math.inf
     max: float = math.inf
     unit: str = ""
+    choices: tuple[str, ...] = ()
 
     def coerce(self, value: object) -> Value:
         """Return ``value`` converted to this parameter's type, or raise ParameterError.
@@ -46,11 +49,29 @@ class ParamSpec:
         no fractional part is accepted for an int; 0/1 and true/false are accepted for bool.
         """
         value = _convert(self, value)
+        if self.type == "str":
+            if self.choices and value not in self.choices:
+                raise ParameterError(f"parameter {self.name} must be one of "
+                                     f"{', '.join(self.choices)}, not {value!r}")
+            return value
         if self.type != "bool" and not (self.min <= value <= self.max):
             raise ParameterError(
                 f"parameter {self.name} = {value} is out of range [{self.min}, {self.max}]"
             )
         return value
+
+    def validate(self) -> None:
+        """Check the declaration: an identifier, a known type, a default it accepts.
+
+        Raises:
+            ValueError: what is wrong.
+        """
+        if not self.name.isidentifier() or self.type not in TYPES:
+            raise ValueError(f"parameter {self.name!r}: bad name or type {self.type!r}")
+        try:
+            self.coerce(self.default)
+        except ParameterError as exc:
+            raise ValueError(f"parameter {self.name}: its default is not valid ({exc})") from None
 
     def as_row(self) -> tuple[str, str, str, Value, float, float, str]:
         """(name, type, description, default, min, max, unit), for listings and the wire."""
@@ -58,6 +79,10 @@ class ParamSpec:
 
 
 def _convert(spec: ParamSpec, value: object) -> Value:
+    if spec.type == "str":
+        if not isinstance(value, str) or not value or len(value) > 200 or not value.isprintable():
+            raise ParameterError(f"parameter {spec.name} takes a word, not {value!r}")
+        return value
     if spec.type == "bool":
         if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "on", "off"):
             return value.lower() in ("true", "1", "on")

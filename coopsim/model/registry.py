@@ -1,64 +1,191 @@
-"""String-label registries for robot types and modules (the plugin points).
+"""Plugin registries: robot types, modules, drivers, engines and rules, found by entry points.
 
-A plugin registers a class under a label; scenarios and the network name things by that label.
-``coopsim list`` prints what is registered.
+Every plugin -- the built-in ones too -- is a class registered under a string label in one of
+five ``importlib.metadata`` entry-point groups (ARGoS's REGISTER_SENSOR, Gymnasium's registry)::
+
+    [options.entry_points]          # setup.cfg of any installed package
+    coopsim.modules =
+        joints = coopsim_arm.modules:Joints
+
+A registry reads its group on first use. A plugin that fails to import, names a label already
+taken, or whose declaration is invalid is reported in one line naming the plugin and its package
+(:attr:`Registry.problems`, shown by ``coopsim list`` and logged once) and skipped; everything else
+loads. Engines load lazily, one at a time, so commands that never step (``coopsim check``) never
+import a physics library. Classes can also be registered in code with :meth:`Registry.register`.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from dataclasses import dataclass
+from importlib import metadata
 from typing import Callable, Generic, Iterator, TypeVar
 
 from .errors import RegistryError
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+BUILTIN = "coopsim"  # the distribution whose plugins are the built-ins (they load first)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a registered plugin came from: the distribution and the object path."""
+
+    package: str
+    version: str
+    target: str
+
+    def __str__(self) -> str:
+        return f"{self.package} {self.version}".strip()
 
 
 class Registry(Generic[T]):
-    """A mapping from label to class that refuses duplicates and unknown look-ups clearly.
+    """Label -> class for one plugin kind, filled from an entry-point group.
 
     Args:
-        kind: What the registry holds, for messages ("robot type", "module").
+        kind: What it holds, for messages ("robot type", "module").
+        group: The entry-point group (``coopsim.modules``), or "" for a code-only registry.
+        lazy: Import each entry point only when its label is asked for (engines).
+        check: Called with (label, class, registry) before a class is admitted; raises
+            ValueError or TypeError saying what is wrong with the declaration.
     """
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+    def __init__(self, kind: str, group: str = "", lazy: bool = False,
+                 check: Callable | None = None) -> None:
+        self.kind, self.group, self.lazy = kind, group, lazy
+        self._check = check
         self._items: dict[str, T] = {}
+        self._origins: dict[str, Origin] = {}
+        self._pending: dict[str, metadata.EntryPoint] = {}
+        self.problems: list[str] = []
+        self._loaded = not group
+        self._lock = threading.RLock()
 
-    def register(self, label: str) -> Callable[[T], T]:
-        """Class decorator: register the decorated class under ``label``."""
+    # -- filling --------------------------------------------------------------------------------
+
+    def register(self, label: str, origin: Origin | None = None) -> Callable[[T], T]:
+        """Class decorator: register the decorated class under ``label``.
+
+        Raises:
+            RegistryError: the label is taken or the declaration is invalid.
+        """
 
         def _add(item: T) -> T:
-            if label in self._items:
-                raise RegistryError(f"{self.kind} {label!r} is registered twice")
-            self._items[label] = item
+            with self._lock:
+                self._admit(label, item, origin or Origin("(code)", "", _qualname(item)))
             return item
 
         return _add
 
+    def _admit(self, label: str, item: T, origin: Origin) -> None:
+        if label in self._items or label in self._pending:
+            first = self._origins.get(label) or _ep_origin(self._pending[label])
+            raise RegistryError(f"{self.kind} {label!r} is registered twice (first by {first})")
+        try:
+            if getattr(item, "label", label) != label:
+                raise ValueError(f"its label attribute is {item.label!r}")
+            if self._check is not None:
+                self._check(label, item, self)
+        except (ValueError, TypeError) as exc:
+            raise RegistryError(f"{self.kind} {label!r}: invalid declaration: {exc}") from None
+        self._items[label] = item
+        self._origins[label] = origin
+
+    def load(self) -> None:
+        """Read the entry-point group (once); built-ins first, then other packages by name."""
+        with self._lock:
+            if self._loaded:
+                return
+            self._loaded = True
+            eps = sorted(metadata.entry_points(group=self.group),
+                         key=lambda ep: (_dist(ep) != BUILTIN, _dist(ep), ep.name))
+            for ep in eps:
+                if ep.name in self._items or ep.name in self._pending:
+                    self._report(ep, f"duplicate label: {self.kind} {ep.name!r} is already "
+                                     f"registered by {self.origin(ep.name)}")
+                elif self.lazy:
+                    self._pending[ep.name] = ep
+                else:
+                    self._load_one(ep)
+            if not any(_dist(ep) == BUILTIN for ep in eps) and self.group:
+                self.problems.append(f"no built-in {self.kind}s found: coopsim is not "
+                                     "installed (pip install -e .)")
+
+    def _load_one(self, ep: metadata.EntryPoint) -> None:
+        try:
+            item = ep.load()
+        except Exception as exc:  # noqa: BLE001 -- a broken plugin must not stop the others
+            self._report(ep, f"cannot import {ep.value}: {type(exc).__name__}: {exc}")
+            return
+        try:
+            self._admit(ep.name, item, _ep_origin(ep))
+        except RegistryError as exc:
+            self._report(ep, str(exc))
+
+    def _report(self, ep: metadata.EntryPoint, reason: str) -> None:
+        line = f"plugin {self.group}:{ep.name} from {_ep_origin(ep)}: {reason}; skipped"
+        self.problems.append(line)
+        log.warning("%s", line)
+
+    # -- looking up -----------------------------------------------------------------------------
+
     def get(self, label: str) -> T:
-        """Return the item under ``label``.
+        """Return the class under ``label`` (importing it now if it is lazy).
 
         Raises:
-            RegistryError: nothing is registered under that label.
+            RegistryError: nothing (loadable) is registered under that label.
         """
-        try:
-            return self._items[label]
-        except KeyError:
-            known = ", ".join(sorted(self._items)) or "none"
-            raise RegistryError(f"unknown {self.kind} {label!r} (known: {known})") from None
+        self.load()
+        with self._lock:
+            if label in self._pending:
+                self._load_one(self._pending.pop(label))
+            try:
+                return self._items[label]
+            except KeyError:
+                known = ", ".join(self.labels()) or "none"
+                raise RegistryError(f"unknown {self.kind} {label!r} (known: {known})") from None
+
+    def origin(self, label: str) -> Origin:
+        """Where ``label`` came from."""
+        self.load()
+        if label in self._pending:
+            return _ep_origin(self._pending[label])
+        return self._origins[label]
+
+    def labels(self) -> list[str]:
+        """Every label, loaded or not, sorted."""
+        self.load()
+        return sorted({*self._items, *self._pending})
 
     def __contains__(self, label: object) -> bool:
-        return label in self._items
+        self.load()
+        return label in self._items or label in self._pending
 
     def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self._items))
+        return iter(self.labels())
 
     def items(self) -> list[tuple[str, T]]:
-        """(label, item) pairs sorted by label."""
+        """(label, class) pairs sorted by label, importing lazy ones (skipping broken ones)."""
+        for label in self.labels():
+            if label in self._pending:
+                try:
+                    self.get(label)
+                except RegistryError:
+                    pass
         return sorted(self._items.items())
 
 
-#: Robot types: label -> RobotType subclass (see :mod:`coopsim.plugins.robots`).
-ROBOT_TYPES: Registry = Registry("robot type")
-#: Hardware modules: label -> Module subclass (see :mod:`coopsim.plugins.modules`).
-MODULES: Registry = Registry("module")
+def _dist(ep: metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return dist.metadata["Name"] if dist is not None else ""
+
+
+def _ep_origin(ep: metadata.EntryPoint) -> Origin:
+    dist = getattr(ep, "dist", None)
+    return Origin(_dist(ep) or "(unknown package)", dist.version if dist else "", ep.value)
+
+
+def _qualname(item) -> str:
+    return f"{getattr(item, '__module__', '?')}:{getattr(item, '__qualname__', item)}"

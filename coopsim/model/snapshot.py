@@ -7,7 +7,7 @@ arrays are marked read-only), so readers need no lock: they take the current ref
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -30,13 +30,16 @@ class Snapshot:
         robots: Robot network names; a robot's index here is its row in every array.
         poses: (N, 3) x, y (m), yaw (rad), world frame.
         velocities: (N, 3) vx, vy (m/s), yaw rate (rad/s).
-        commands: (N, 2) left, right wheel speeds last commanded, m/s (before limits).
+        commands: Module label -> (N, width) last stored command of each robot (for
+            ``motors``: left, right wheel speeds commanded, m/s, before limits).
         readings: Module label -> (N, width) reading array.
         fields: Module label -> names of its reading's columns.
         objects: Object names; object_poses: (M, 3) their x, y, yaw.
-        bars: Team names with a bar; bar_poses: (K, 3) bar centre x, y, yaw.
+        parts: Part names (``team1.bar``); part_poses: (K, 3) x, y, yaw of each part's body.
         targets: Target markers, in the order the target module reports.
         layout_version: Changes whenever something is inserted, updated or removed.
+        index: Robot name -> row.
+        rules: Rule label -> the JSON-ready fields it reports this step.
     """
 
     step: int
@@ -44,16 +47,17 @@ class Snapshot:
     robots: tuple[str, ...]
     poses: np.ndarray
     velocities: np.ndarray
-    commands: np.ndarray
+    commands: Mapping[str, np.ndarray]
     readings: Mapping[str, np.ndarray]
     fields: Mapping[str, tuple[str, ...]]
     objects: tuple[str, ...]
     object_poses: np.ndarray
-    bars: tuple[str, ...]
-    bar_poses: np.ndarray
+    parts: tuple[str, ...]
+    part_poses: np.ndarray
     targets: tuple[TargetSpec, ...]
     layout_version: int
     index: Mapping[str, int] = field(default_factory=dict)
+    rules: Mapping[str, Any] = field(default_factory=dict)
 
     def robot_index(self, name: str) -> int:
         """Row of robot ``name``; KeyError when it is not in this snapshot."""
@@ -62,3 +66,16 @@ class Snapshot:
     def reading(self, name: str, module: str) -> np.ndarray:
         """One robot's reading of one module (a read-only row)."""
         return self.readings[module][self.index[name]]
+
+
+def column_values(snap: Snapshot, columns) -> np.ndarray:
+    """(N, C) values of per-robot ``columns`` ((module label, Column) pairs) in ``snap``: a
+    reading's field or a stored command's, NaN for robots without that module."""
+    n = len(snap.robots)
+    out = np.full((n, len(columns)), np.nan)
+    for k, (label, col) in enumerate(columns):
+        source = snap.readings if col.source == "reading" else snap.commands
+        values = source.get(label)
+        if values is not None and values.shape[0] == n and col.field < values.shape[1]:
+            out[:, k] = values[:, col.field]
+    return out

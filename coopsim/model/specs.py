@@ -22,6 +22,16 @@ RGB = tuple[int, int, int]
 
 SHAPES = ("box", "cylinder", "sphere")
 MODES = ("realtime", "lockstep")
+DT_RANGE = (0.0005, 0.1)  # s: the one place the physics step's bounds are set
+DEFAULT_ENGINE = "pymunk"
+
+
+def check_dt(dt: float) -> str:
+    """Why ``dt`` (s) is not an acceptable physics step ("" when it is)."""
+    lo, hi = DT_RANGE
+    if not lo <= dt <= hi:
+        return f"dt must be between {lo:g} and {hi:g} s, not {dt:g}"
+    return ""
 
 #: Named colours usable for targets (and robots, where a name is given instead of R G B).
 COLORS: dict[str, RGB] = {
@@ -137,6 +147,33 @@ class ParamSetting:
 
 
 @dataclass(frozen=True)
+class DriverSetting:
+    """An in-process controller for a robot section: ``driver LABEL [for MEMBER] [name value]...``.
+
+    Attributes:
+        label: Registered driver label.
+        settings: (parameter name, value) pairs, in file order.
+        member: Which member robot of the section it drives ("" = every member); a member's
+            full network name or the part after the section name and ``_`` (``leader``).
+        line: Line it was declared on.
+    """
+
+    label: str
+    settings: tuple[tuple[str, object], ...] = ()
+    member: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class RuleSetting:
+    """A ``[RULE_n]`` section: a rule plugin and its parameter values."""
+
+    label: str
+    settings: tuple[tuple[str, object], ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class RobotSpec:
     """One ``[ROBOT_n]`` section.
 
@@ -148,6 +185,7 @@ class RobotSpec:
         color: (R, G, B), 0-255.
         controller: Shell command the simulator launches for this robot, or None.
         params: Module parameters set at load time, applied in order.
+        drivers: In-process controllers (see :class:`DriverSetting`).
         line: Line of the section header.
     """
 
@@ -158,6 +196,7 @@ class RobotSpec:
     color: RGB = (40, 90, 230)
     controller: str | None = None
     params: tuple[ParamSetting, ...] = ()
+    drivers: tuple[DriverSetting, ...] = ()
     line: int = 0
 
 
@@ -166,12 +205,13 @@ class Settings:
     """The optional ``[SETTINGS]`` section; every field has a default.
 
     Attributes:
-        dt: Physics step, s (0.001-0.1).
+        dt: Physics step, s (see :data:`DT_RANGE`).
         mode: ``realtime`` or ``lockstep``.
         duration: Sim time to run, s; None runs until stopped.
         seed: Seed of the run's random generator (sensor noise, lost data).
         speed: Real-time speed factor (1 = wall clock; 0 = as fast as possible).
         record: Whether the run is recorded (see the recorder).
+        engine: Physics engine label (``pymunk``, ``kinematic`` or a plugin's).
     """
 
     dt: float = 0.01
@@ -180,6 +220,7 @@ class Settings:
     seed: int = 0
     speed: float = 1.0
     record: bool = False
+    engine: str = DEFAULT_ENGINE
 
 
 @dataclass(frozen=True)
@@ -192,6 +233,7 @@ class ScenarioSpec:
         robots: ``[ROBOT_n]`` sections in file order.
         objects: Extra (usually movable) objects declared in ``[OBJECT_n]`` sections.
         settings: ``[SETTINGS]`` (defaults where absent).
+        rules: ``[RULE_n]`` sections in file order.
         path: File it was read from ("" when built in code).
         text: The file's full text (recorded with every run).
         name: Scenario name (file stem), used for default recording names.
@@ -202,6 +244,7 @@ class ScenarioSpec:
     robots: tuple[RobotSpec, ...] = ()
     objects: tuple[ObjectSpec, ...] = ()
     settings: Settings = field(default_factory=Settings)
+    rules: tuple[RuleSetting, ...] = ()
     path: str = ""
     text: str = ""
     name: str = "scenario"

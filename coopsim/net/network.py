@@ -73,10 +73,11 @@ class Network:
                 if server is None:
                     self._serve_robot(name, robot)
                 else:  # same name after a reset or update: keep the endpoint clients know
-                    server.modules = robot.modules
+                    server.set_modules(robot.modules, _driver_values(robot))
 
     def _serve_robot(self, name: str, robot) -> None:
-        server = RobotServer(self.ctx, name, robot.modules, self.stepper, self.bind).start()
+        server = RobotServer(self.ctx, name, robot.modules, self.stepper, self.bind,
+                             _driver_values(robot)).start()
         self.robots[name] = server
         self.names.unregister_prefix(f"/{name}")
         self.names.register(f"/{name}", server.endpoint)
@@ -97,3 +98,8 @@ class Network:
             server.stop()
         self.publisher.close()
         self.ctx.term()
+
+
+def _driver_values(robot):
+    """The robot's driver parameters (served as the pseudo-module ``driver``), or None."""
+    return robot.driver[1] if robot.driver is not None else None

@@ -11,37 +11,20 @@ This module imports neither pymunk nor zmq, so clients on a real robot can use i
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
 import msgpack
 
+# The error codes are declared with the commands (coopsim.model.commands); re-exported here.
+from ..model.commands import (BAD_MESSAGE, ERROR_NAMES, FAILED, INTERNAL,  # noqa: F401
+                              NOT_ALLOWED, OK, OUT_OF_RANGE, TIMEOUT, UNKNOWN_COMMAND,
+                              UNKNOWN_NAME, VERSION_MISMATCH, WRONG_ARITY, Command)
 from ..model.errors import ProtocolError
 
 PROTOCOL_VERSION = 1
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000"  # YARP's default port
 MAX_MESSAGE_BYTES = 65536  # larger messages make the server drop the connection
-
-# -- error codes ---------------------------------------------------------------------------------
-OK = 0
-BAD_MESSAGE = 1  # not msgpack, not a 5-array, wrong field types, more than one frame
-UNKNOWN_COMMAND = 2  # the server has no such command id (or the robot lacks that module)
-WRONG_ARITY = 3  # wrong number of params or data
-OUT_OF_RANGE = 4  # a value outside its allowed range (or not finite)
-UNKNOWN_NAME = 5  # no such port, robot, object, module, parameter or target
-NOT_ALLOWED = 6  # valid, but not allowed in the current mode or state
-VERSION_MISMATCH = 7  # the client speaks another protocol version
-FAILED = 8  # valid, but could not be carried out (bad file, object off the floor, ...)
-TIMEOUT = 9  # the simulation did not answer in time (e.g. a step that never came)
-INTERNAL = 10  # a bug in the server; the request changed nothing it could roll back
-
-ERROR_NAMES = {
-    OK: "ok", BAD_MESSAGE: "bad message", UNKNOWN_COMMAND: "unknown command",
-    WRONG_ARITY: "wrong arity", OUT_OF_RANGE: "out of range", UNKNOWN_NAME: "unknown name",
-    NOT_ALLOWED: "not allowed", VERSION_MISMATCH: "version mismatch", FAILED: "failed",
-    TIMEOUT: "timeout", INTERNAL: "internal error",
-}
 
 
 @dataclass(frozen=True)
@@ -126,40 +109,6 @@ def _is_number(value) -> bool:
 
 # -- commands ------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Command:
-    """A command's id and what it takes.
-
-    Attributes:
-        id: Command id, unique within its server (per module on robot servers).
-        name: Short name (for docs, clients and error sentences).
-        module: Module label on robot servers; "" for commands every robot has.
-        params: (min, max) number of integer params.
-        data: (min, max) number of floats.
-        text: Whether the text field is required ("req"), optional ("opt") or ignored ("").
-    """
-
-    id: int
-    name: str
-    module: str = ""
-    params: tuple[int, int] = (0, 0)
-    data: tuple[int, int] = (0, 0)
-    text: str = ""
-
-    def check(self, msg: Message) -> None:
-        """Raise ProtocolError(WRONG_ARITY / OUT_OF_RANGE) when ``msg`` does not fit."""
-        for what, got, (lo, hi) in (("params", msg.params, self.params),
-                                    ("data", msg.data, self.data)):
-            if not lo <= len(got) <= hi:
-                want = str(lo) if lo == hi else f"{lo} to {hi}"
-                raise ProtocolError(WRONG_ARITY, f"{self.name} takes {want} {what}, "
-                                                 f"got {len(got)}")
-        if self.text == "req" and not msg.text:
-            raise ProtocolError(WRONG_ARITY, f"{self.name} needs the text field")
-        if not all(math.isfinite(d) for d in msg.data):
-            raise ProtocolError(OUT_OF_RANGE, f"{self.name}: data must be finite numbers")
-
-
 HELLO = Command(0, "hello", params=(0, 1), text="opt")
 
 NAME_COMMANDS = {c.id: c for c in (
@@ -168,31 +117,27 @@ NAME_COMMANDS = {c.id: c for c in (
     Command(2, "list", text="opt"),
 )}
 
+#: Commands every robot server has; each module adds its own (ids >= 100, declared by the module,
+#: see coopsim.model.module and :func:`robot_commands`).
 ROBOT_COMMANDS = {c.id: c for c in (
     HELLO,
     Command(1, "modules"),
     Command(2, "detach"),
+    Command(3, "commands", text="opt"),
     Command(10, "param_list", text="req"),
     Command(11, "param_info", text="req"),
     Command(12, "param_get", text="req"),
-    Command(13, "param_set", data=(1, 1), text="req"),
-    Command(100, "set_speeds", "motors", data=(2, 2)),
-    Command(101, "set_power", "motors", data=(2, 2)),
-    Command(102, "stop", "motors"),
-    Command(103, "read", "motors"),
-    Command(200, "read", "sonar"),
-    Command(300, "read", "target"),
-    Command(301, "read_color", "target", text="req"),
-    Command(400, "read", "odometry"),
-    Command(401, "reset", "odometry"),
-    Command(500, "read", "gps"),
-    Command(600, "read", "compass"),
-    Command(700, "read", "bumper"),
-    Command(800, "read", "support"),
+    Command(13, "param_set", data=(0, 1), text="req"),
 )}
 
-#: Commands that move the robot: in lockstep they attach it and are answered after the step.
-MOTION_COMMANDS = frozenset((100, 101, 102))
+
+def robot_commands(modules) -> dict[int, Command]:
+    """The command table of a robot carrying ``modules`` (Module classes): the common commands
+    plus every module's, by id."""
+    table = dict(ROBOT_COMMANDS)
+    for module in modules:
+        table.update((c.id, c) for c in module.commands)
+    return table
 
 SIM_COMMANDS = {c.id: c for c in (
     HELLO,
@@ -220,7 +165,7 @@ SIM_COMMANDS = {c.id: c for c in (
     Command(22, "load", text="req"),
     Command(23, "state"),
     Command(24, "detach", text="req"),
-    Command(25, "set_param", data=(1, 1), text="req"),
+    Command(25, "set_param", data=(0, 1), text="req"),
     Command(26, "record", params=(0, 1), text="opt"),
 )}
 

@@ -73,6 +73,10 @@ class Server:
         """Answer one well-formed request whose arity has been checked (subclasses)."""
         raise NotImplementedError
 
+    def unknown(self, msg: Message) -> Message:
+        """The reply to a command id this server does not have."""
+        return msg.fail(p.UNKNOWN_COMMAND, f"{self.name} has no command {msg.command}")
+
     def answer(self, payload: bytes) -> Message:
         """Decode, validate and handle one request frame; always returns a reply."""
         try:
@@ -81,7 +85,7 @@ class Server:
             return Message(exc.code, exc.text, -1)
         command = self.commands.get(msg.command)
         if command is None:
-            return msg.fail(p.UNKNOWN_COMMAND, f"{self.name} has no command {msg.command}")
+            return self.unknown(msg)
         try:
             command.check(msg)
             if command.id == 0:

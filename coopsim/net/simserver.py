@@ -17,7 +17,8 @@ from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
-from ..model.specs import COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec
+from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec,
+                           check_dt)
 
 CALL_WAIT = 10.0  # s to wait for the stepper to carry out a change (a load can take a while)
 
@@ -105,10 +106,10 @@ class SimServer(Server):
         return self._status(msg)
 
     def _set_dt(self, msg: Message) -> Message:
-        dt = msg.data[0]
-        if not 0.0005 <= dt <= 0.1:
-            raise ProtocolError(p.OUT_OF_RANGE, f"dt must be within 0.0005..0.1 s, not {dt:g}")
-        self._on_stepper(setattr, self.stepper.sim, "dt", dt)
+        why = check_dt(msg.data[0])
+        if why:
+            raise ProtocolError(p.OUT_OF_RANGE, why)
+        self._on_stepper(self.stepper.set_dt, msg.data[0])
         return self._status(msg)
 
     def _set_lease(self, msg: Message) -> Message:
@@ -138,10 +139,11 @@ class SimServer(Server):
         st = self.stepper.stats()
         state.update(step=st.steps, time=st.time, dt=self.stepper.sim.dt, mode=st.mode,
                      paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
-                     error=self.stepper.error,
+                     error=self.stepper.error, finished=st.finished,
                      recording=self.recording.recording_path if self.recording else "",
                      attached=list(st.attached), seed=self.stepper.sim.seed,
-                     scenario=self.stepper.sim.scenario.path)
+                     scenario=self.stepper.sim.scenario.path,
+                     rules=dict(self.stepper.snapshot.rules))
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
 
     # -- insert, update, remove ---------------------------------------------------------------
@@ -209,12 +211,17 @@ class SimServer(Server):
         return msg.reply(path, params=(on,))
 
     def _set_param(self, msg: Message) -> Message:
-        robot, _, dotted = msg.text.partition(" ")
+        robot, _, rest = msg.text.partition(" ")
+        dotted, _, word = rest.partition(" ")
         module, dot, name = dotted.partition(".")
-        if not dot:
-            raise ProtocolError(p.WRONG_ARITY, "text must be '<robot> <module>.<parameter>'")
-        value = self._on_stepper(self.stepper.sim.set_param, robot, module, name, msg.data[0])
-        return msg.reply(msg.text, data=(float(value),))
+        if not dot or bool(word) == bool(msg.data):
+            raise ProtocolError(p.WRONG_ARITY, "text must be '<robot> <module>.<parameter>' with "
+                                               "the value in data, or '... <word>' for a word")
+        value = self._on_stepper(self.stepper.sim.set_param, robot, module, name,
+                                 word or msg.data[0])
+        if isinstance(value, str):
+            return msg.reply(f"{robot} {dotted} {value}")
+        return msg.reply(f"{robot} {dotted}", data=(float(value),))
 
 
 def list_robots(msg: Message, snap) -> Message:

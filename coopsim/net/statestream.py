@@ -3,12 +3,14 @@
 Each message is two frames: the topic ``b"state"`` and one five-field protocol message::
 
     [0, mode, 1, params, data]
-    params = [step, layout_version, n_robots, n_objects, n_bars, missed, paused, n_attached]
-    data   = [time, rtf, speed, x, y, yaw per robot..., per object..., per bar...,
-              11 sonar distances per robot...]
+    params = [step, layout_version, n_robots, n_objects, n_parts, missed, paused, n_attached,
+              n_columns]
+    data   = [time, rtf, speed, x, y, yaw per robot..., per object..., per part...,
+              n_columns values per robot...]
 
-Names and shapes are not repeated every step: when ``layout_version`` changes, a subscriber asks
-``/sim`` (command 23, state) for the layout. Publishing is rate-limited in wall time (default
+The per-robot columns are the modules' streamed columns (``columns`` in the layout: with the
+built-in modules, the 11 sonar distances). Names and shapes are not repeated every step: when
+``layout_version`` changes, a subscriber asks ``/sim`` (command 23, state) for the layout. Publishing is rate-limited in wall time (default
 30 Hz) so a fast lockstep run does not flood slow subscribers; 0 publishes every step.
 """
 
@@ -20,9 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 import zmq
 
+from ..model.plugins import module_columns
+from ..model.snapshot import Snapshot, column_values
 from . import protocol as p
 from .protocol import Message
-from ..model.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -33,8 +36,8 @@ class StateFrame:
         step, time, layout_version: As in the snapshot.
         mode: ``realtime`` or ``lockstep`` (``playback`` for recordings shown in replay).
         rtf, speed, missed, paused, attached: Run figures.
-        robots, objects, bars: (n, 3) poses x, y, yaw.
-        sonar: (n_robots, 11) distances, m.
+        robots, objects, parts: (n, 3) poses x, y, yaw.
+        columns: (n_robots, C) the streamed per-robot columns (names in the layout).
     """
 
     step: int
@@ -48,32 +51,37 @@ class StateFrame:
     attached: int
     robots: np.ndarray
     objects: np.ndarray
-    bars: np.ndarray
-    sonar: np.ndarray
+    parts: np.ndarray
+    columns: np.ndarray
 
 
 def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
-                 paused: bool, attached: int) -> Message:
-    """Pack a snapshot into the stream's message."""
-    n, m, k = len(snap.robots), len(snap.objects), len(snap.bars)
-    params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached)
-    sonar = snap.readings.get("sonar", np.zeros((n, 11)))
+                 paused: bool, attached: int, columns: list | None = None) -> Message:
+    """Pack a snapshot into the stream's message (``columns``: default, every module's
+    streamed columns)."""
+    columns = module_columns(stream_only=True) if columns is None else columns
+    n, m, k = len(snap.robots), len(snap.objects), len(snap.parts)
+    params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached,
+              len(columns))
     data = np.concatenate(([snap.time, rtf, speed], snap.poses.ravel(),
-                           snap.object_poses.ravel(), snap.bar_poses.ravel(), sonar.ravel()))
+                           snap.object_poses.ravel(), snap.part_poses.ravel(),
+                           column_values(snap, columns).ravel()))
     return Message(0, mode, 1, params, tuple(data.tolist()))
 
 
 def decode_state(msg: Message) -> StateFrame:
     """Unpack a state message (raises ValueError when the counts do not add up)."""
-    step, layout, n, m, k, missed, paused, attached = msg.params[:8]
+    if len(msg.params) < 9:
+        raise ValueError("a state message has 9 params")
+    step, layout, n, m, k, missed, paused, attached, c = msg.params[:9]
     data = np.asarray(msg.data, dtype=float)
-    if len(data) != 3 + 3 * (n + m + k) + 11 * n:
+    if min(n, m, k, c) < 0 or len(data) != 3 + 3 * (n + m + k) + c * n:
         raise ValueError("state message data length does not match its counts")
     cut = np.cumsum([3, 3 * n, 3 * m, 3 * k])
     return StateFrame(step, data[0], layout, msg.text, data[1], data[2], missed, bool(paused),
                       attached, data[cut[0]:cut[1]].reshape(n, 3),
                       data[cut[1]:cut[2]].reshape(m, 3), data[cut[2]:cut[3]].reshape(k, 3),
-                      data[cut[3]:].reshape(n, 11))
+                      data[cut[3]:].reshape(n, c))
 
 
 class StatePublisher:
@@ -96,6 +104,7 @@ class StatePublisher:
         self.stepper = stepper
         self.period = 1.0 / rate if rate > 0 else 0.0
         self._last = 0.0
+        self._columns = module_columns(stream_only=True)
 
     def __call__(self, snap: Snapshot, force: bool = False) -> None:
         now = time.monotonic()
@@ -104,7 +113,7 @@ class StatePublisher:
         self._last = now
         st = self.stepper.stats()
         msg = encode_state(snap, st.mode, st.rtf, st.speed, st.missed, st.paused,
-                           len(st.attached))
+                           len(st.attached), self._columns)
         try:
             self.socket.send_multipart([p.STATE_TOPIC, msg.to_wire()], zmq.NOBLOCK)
         except zmq.ZMQError:

@@ -12,8 +12,9 @@ A recording is an MCAP file (profile ``coopsim``, zstd-compressed chunks, msgpac
 * Channel ``/frames``: blocks of consecutive recorded steps of one layout (one block per writer
   wake-up, so about 1 to 100 steps). A message's ``log_time`` is the *recording time* of its
   first step in ns: 0 at the first recorded step, then the sim time since, kept increasing across
-  resets. Robots carry the columns of :data:`ROBOT_COLUMNS` (pose, velocity, wheel commands,
-  sonar), objects and bars those of :data:`BODY_COLUMNS`; values are quantized to the column's
+  resets. Robots carry the columns of :func:`robot_columns` (pose, velocity, then every
+  registered module's columns: wheel commands, sonar, a plugin's...), objects and parts those of
+  :data:`BODY_COLUMNS`; values are quantized to the column's
   unit. A block that starts with a *keyframe* holds absolute values for its first step; every
   other step holds differences (first or second order, per column) from the step before. Every
   chunk starts with a keyframe, so a seek decodes one chunk. (A chunk's index time range ends at
@@ -23,19 +24,21 @@ A recording is an MCAP file (profile ``coopsim``, zstd-compressed chunks, msgpac
 
 Units: x/y world frame in metres, yaw in radians (unwrapped: the body's angle), velocities in
 m/s and rad/s (world frame), wheel commands in m/s, sonar distances in metres.
+docs/recording-format.md is the normative description, for readers in other languages.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import msgpack
 import numpy as np
 
 from ..model.errors import RecordingError
+from ..model.module import Column
 
 PROFILE = "coopsim"
 FORMAT_VERSION = 1
@@ -46,30 +49,18 @@ META_START = "coopsim"
 META_END = "coopsim.end"
 
 
-@dataclass(frozen=True)
-class Column:
-    """One recorded quantity.
-
-    Attributes:
-        name: Column name (``x``, ``vx``, ``sonar3`` ...).
-        unit: Quantization step in SI units (1e-4 m = 0.1 mm, 1e-4 rad, 1e-3 m/s ...).
-        order: Difference order in non-key steps: 1 (change since the step before) or 2 (change
-            of that change: near 0 for smooth motion).
-    """
-
-    name: str
-    unit: float
-    order: int
-
-
 _POSE = (Column("x", 1e-4, 2), Column("y", 1e-4, 2), Column("yaw", 1e-4, 2))
-#: Per-robot columns, in this order: pose, velocity, last wheel commands, 11 sonar distances.
-ROBOT_COLUMNS = _POSE + (
-    Column("vx", 1e-3, 2), Column("vy", 1e-3, 2), Column("omega", 1e-3, 2),
-    Column("left_cmd", 1e-3, 1), Column("right_cmd", 1e-3, 1),
-) + tuple(Column(f"sonar{i}", 1e-3, 2) for i in range(11))
-#: Per-object and per-bar columns.
+#: Per-robot columns every recording starts with: pose, then velocity.
+CORE_COLUMNS = _POSE + (Column("vx", 1e-3, 2), Column("vy", 1e-3, 2), Column("omega", 1e-3, 2))
+#: Per-object and per-part columns.
 BODY_COLUMNS = _POSE
+
+
+def robot_columns(module_columns=()) -> tuple[Column, ...]:
+    """The per-robot columns of a new recording: :data:`CORE_COLUMNS` then the modules' (given
+    as (label, Column) pairs, see coopsim.model.plugins.module_columns)."""
+    return CORE_COLUMNS + tuple(Column(c.name, c.unit, c.order) for _, c in module_columns)
+
 
 FRAME_SCHEMA = json.dumps({
     "title": "coopsim block of recorded steps (msgpack map)",
@@ -84,7 +75,9 @@ FRAME_SCHEMA = json.dumps({
         "r": {"description": "robots: [widths, bytes]: per column (one width digit each, 1, 2, "
                              "4 or 8 bytes) a (steps, robots) little-endian int array of "
                              "quantized values or differences"},
-        "b": {"description": "objects then bars: [widths, bytes], the same for x, y, yaw"},
+        "b": {"description": "objects then parts: [widths, bytes], the same for x, y, yaw"},
+        "R": {"type": "array", "description": "per step, the rules' fields (map of rule label "
+                                              "to map); absent when the run has no rules"},
     },
 })
 LAYOUT_SCHEMA = json.dumps({
@@ -93,7 +86,7 @@ LAYOUT_SCHEMA = json.dumps({
     "properties": {
         "ordinal": {"type": "integer"}, "step": {"type": "integer"}, "time": {"type": "number"},
         "layout": {"type": "object", "description": "World.describe(): floor, objects, robots, "
-                                                    "bars, targets, sections"},
+                                                    "parts, targets, sections"},
     },
 })
 
@@ -109,7 +102,8 @@ class Frame:
         time: The simulation's time, s.
         layout: Ordinal of the layout in force (see :meth:`Recording.layout`).
         robots: (N, C) robot values in the recording's robot column order, SI.
-        bodies: (M + K, 3) x, y, yaw of the objects, then the bars.
+        bodies: (M + K, 3) x, y, yaw of the objects, then the parts.
+        rules: Rule label -> its fields at this step (empty when the run had no rules).
     """
 
     index: int
@@ -119,6 +113,7 @@ class Frame:
     layout: int
     robots: np.ndarray
     bodies: np.ndarray
+    rules: Mapping = field(default_factory=dict)
 
 
 def columns_to_json(columns: Sequence[Column]) -> str:
@@ -209,11 +204,11 @@ class FrameEncoder:
     """Encodes blocks of recorded steps into ``/frames`` messages, keeping the difference state.
 
     Args:
-        robot_columns: Columns recorded per robot (default :data:`ROBOT_COLUMNS`).
-        body_columns: Columns recorded per object and bar (default :data:`BODY_COLUMNS`).
+        robot_columns: Columns recorded per robot (see :func:`robot_columns`).
+        body_columns: Columns recorded per object and part (default :data:`BODY_COLUMNS`).
     """
 
-    def __init__(self, robot_columns: Sequence[Column] = ROBOT_COLUMNS,
+    def __init__(self, robot_columns: Sequence[Column],
                  body_columns: Sequence[Column] = BODY_COLUMNS) -> None:
         self.robot_columns = tuple(robot_columns)
         self.body_columns = tuple(body_columns)
@@ -222,7 +217,7 @@ class FrameEncoder:
 
     def encode(self, index: int, steps: Sequence[int], times: Sequence[float],
                positions: Sequence[int], layout: int, robots: np.ndarray, bodies: np.ndarray,
-               key: bool) -> bytes:
+               key: bool, rules: Sequence[Mapping] | None = None) -> bytes:
         """One message for F consecutive steps of one layout.
 
         Args:
@@ -233,13 +228,16 @@ class FrameEncoder:
             robots: (C, F, N) robot values, SI, column-major (one (F, N) array per column);
                 bodies: (3, F, B) object and bar poses.
             key: Make the first step a keyframe (also done when the numbers of bodies changed).
+            rules: Per step, the rules' fields (omitted when no step has any).
         """
         key = bool(key or self._robots.shape_changed(robots.shape[2])
                    or self._bodies.shape_changed(bodies.shape[2]))
-        return msgpack.packb({"i": index, "k": key, "L": layout, "s": list(steps),
-                              "t": list(times), "p": list(positions),
-                              "r": self._robots.encode(robots, key),
-                              "b": self._bodies.encode(bodies, key)}, use_bin_type=True)
+        block = {"i": index, "k": key, "L": layout, "s": list(steps), "t": list(times),
+                 "p": list(positions), "r": self._robots.encode(robots, key),
+                 "b": self._bodies.encode(bodies, key)}
+        if rules and any(rules):
+            block["R"] = [dict(r) for r in rules]
+        return msgpack.packb(block, use_bin_type=True)
 
 
 # -- decoding -------------------------------------------------------------------------------------
@@ -298,9 +296,10 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
         robots.flags.writeable = bodies.flags.writeable = False  # frames share them
         j = 0
         for m in segment:
+            rules = m.get("R") or [{}] * len(m["s"])
             for k, (step, time, position) in enumerate(zip(m["s"], m["t"], m["p"])):
                 frames.append(Frame(m["i"] + k, position / 1e9, step, time, m["L"],
-                                    robots[j], bodies[j]))
+                                    robots[j], bodies[j], rules[k] if k < len(rules) else {}))
                 j += 1
     return frames
 
@@ -336,4 +335,17 @@ def decode_layout(data: bytes) -> dict:
         layout.update(ordinal=m["ordinal"], step=m["step"], time=m["time"])
     except (ValueError, KeyError, TypeError, msgpack.UnpackException) as exc:
         raise RecordingError(f"bad layout message ({type(exc).__name__})") from None
+    return _upgrade(layout)
+
+
+def _upgrade(layout: dict) -> dict:
+    """A layout of an older recording in today's form: its team ``bars`` become ``parts``."""
+    if "parts" not in layout:
+        layout["parts"] = [
+            {"name": b.get("name", ""), "section": b.get("name", ""), "color": [150, 110, 60],
+             "x": b.get("x", 0.0), "y": b.get("y", 0.0), "yaw": b.get("yaw", 0.0),
+             "shapes": [{"kind": "box", "radius": 0.0, "size": [b.get("length", 0.0),
+                                                                b.get("width", 0.0)],
+                         "vertices": [], "offset": [0.0, 0.0]}]}
+            for b in layout.pop("bars", ())]
     return layout

@@ -1,7 +1,7 @@
 """The player: a playback position over a recording, moved by the wall clock times a speed.
 
 :class:`Player` shows one recorded step at a time as the :class:`~coopsim.model.snapshot.Snapshot` a
-live run would have had (readings: sonar only), so the servers and the state stream of
+live run would have had (the readings the recording keeps), so the servers and the state stream of
 :mod:`coopsim.recording.replay` answer from it exactly as they do from a stepper. Its thread advances the
 position while playing and hands the current snapshot to a publisher (about every 0.01 s while
 playing, every 0.1 s while paused, as a paused live run does). Seeks decode one chunk (see
@@ -19,6 +19,7 @@ import numpy as np
 from ..net import protocol as p
 from ..model.errors import ProtocolError, RecordingError
 from .reader import Recording
+from ..model.plugins import MODULES, module_columns
 from ..model.snapshot import Snapshot, frozen
 from ..model.specs import TargetSpec
 from ..sim.stepper import Stats
@@ -231,42 +232,58 @@ def _check_speed(speed: float) -> float:
 
 
 def _names(layout: dict) -> tuple:
-    """(robots, objects, bars, targets) of a recorded layout."""
+    """(robots, objects, parts, targets) of a recorded layout."""
     targets = tuple(TargetSpec(t["color"], (t["x"], t["y"], t["z"]))
                     for t in layout.get("targets", ()))
     return (tuple(r["name"] for r in layout.get("robots", ())),
             tuple(o["name"] for o in layout.get("objects", ())),
-            tuple(b["name"] for b in layout.get("bars", ())), targets)
+            tuple(b["name"] for b in layout.get("parts", ())), targets)
+
+
+def _module_arrays(values: np.ndarray, cols: dict) -> tuple[dict, dict]:
+    """Readings and commands of the modules whose every field the recording has, as the
+    live snapshot holds them (sonar distances, wheel commands...)."""
+    readings, commands = {}, {}
+    for label, module in MODULES.items():
+        for source, names, out in (("reading", module.fields, readings),
+                                   ("command", module.command_fields, commands)):
+            by_field = {c.field: c.name for c in module.columns if c.source == source}
+            if names and all(by_field.get(i) in cols for i in range(len(names))):
+                out[label] = frozen(values[:, [cols[by_field[i]] for i in
+                                               range(len(names))]].copy())
+    return readings, commands
 
 
 def _snapshot(frame, names: tuple, cols: dict) -> Snapshot:
-    """The frame as the Snapshot a live run would have had (readings: sonar only)."""
-    robots, objects, bars, targets = names
+    """The frame as the Snapshot a live run would have had (readings: the recorded ones)."""
+    robots, objects, parts, targets = names
     values = frame.robots
-    if len(robots) != len(values) or len(objects) + len(bars) != len(frame.bodies):
+    if len(robots) != len(values) or len(objects) + len(parts) != len(frame.bodies):
         raise RecordingError(f"recorded step {frame.index} does not match its layout "
                              f"({len(values)} robots, layout {frame.layout} has {len(robots)})")
     pick = lambda *keys: frozen(values[:, [cols[k] for k in keys]].copy())  # noqa: E731
-    sonar = [f"sonar{i}" for i in range(11)]
-    readings = {"sonar": pick(*sonar)} if all(k in cols for k in sonar) else {}
+    readings, commands = _module_arrays(values, cols)
     m = len(objects)
     return Snapshot(
         step=frame.step, time=frame.time, robots=robots, poses=pick("x", "y", "yaw"),
-        velocities=pick("vx", "vy", "omega"), commands=pick("left_cmd", "right_cmd"),
-        readings=readings, fields={"sonar": tuple(f"d{i}" for i in range(11))},
+        velocities=pick("vx", "vy", "omega"), commands=commands, readings=readings,
+        fields={label: MODULES.get(label).fields for label in readings},
         objects=objects, object_poses=frozen(np.array(frame.bodies[:m])),
-        bars=bars, bar_poses=frozen(np.array(frame.bodies[m:])), targets=targets,
-        layout_version=frame.layout, index={n: i for i, n in enumerate(robots)})
+        parts=parts, part_poses=frozen(np.array(frame.bodies[m:])), targets=targets,
+        layout_version=frame.layout, index={n: i for i, n in enumerate(robots)},
+        rules=frame.rules)
 
 
 def _posed_layout(layout: dict, snap: Snapshot) -> dict:
     """A recorded layout with every body moved to its pose in ``snap``."""
     out = {k: v for k, v in layout.items() if k not in ("ordinal", "step", "time")}
     for key, poses in (("robots", snap.poses), ("objects", snap.object_poses),
-                       ("bars", snap.bar_poses)):
+                       ("parts", snap.part_poses)):
         bodies = [dict(b) for b in layout.get(key, ())]
         for body, (x, y, yaw) in zip(bodies, poses.tolist()):
             body.update(x=x, y=y, yaw=yaw)
         out[key] = bodies
     out["layout_version"] = snap.layout_version
+    # the stream this process sends carries its own registry's columns
+    out["columns"] = [c.name for _, c in module_columns(stream_only=True)]
     return out

@@ -28,8 +28,10 @@ from . import format as rf
 from ..model.errors import RecordingError
 from .index import ChunkRef, read_attachment, read_chunk, read_index
 
-#: Robot columns every recording has (the sonar columns are optional).
-REQUIRED_COLUMNS = ("x", "y", "yaw", "vx", "vy", "omega", "left_cmd", "right_cmd")
+#: Robot columns every recording has (the modules' columns, sonar and wheel commands among
+#: them, depend on the modules registered when it was made).
+REQUIRED_COLUMNS = ("x", "y", "yaw", "vx", "vy", "omega")
+_CSV_COLUMNS = REQUIRED_COLUMNS + ("left_cmd", "right_cmd")
 CACHE_BYTES = 64 << 20  # decoded chunks kept beyond the last one (large swarms keep fewer)
 CSV_HEADER = ("time", "robot", "x", "y", "theta", "vx", "vy", "omega", "left_cmd", "right_cmd")
 
@@ -379,10 +381,11 @@ def _size(n: int) -> str:
 def export_csv(recording: Recording, out: IO[str]) -> int:
     """Write one row per robot per recorded step (CSV_HEADER columns); return the rows written.
 
-    time is the recording time (s); theta is wrapped to (-pi, pi]; the rest is SI as recorded.
+    time is the recording time (s); theta is wrapped to (-pi, pi]; the rest is SI as recorded
+    (wheel commands are empty in a recording made without the motors module).
     """
     cols = [c.name for c in recording.robot_columns]
-    pick = [cols.index(n) for n in REQUIRED_COLUMNS]
+    pick = [cols.index(n) if n in cols else -1 for n in _CSV_COLUMNS]
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_HEADER)
     rows, layout, names = 0, -1, ()
@@ -390,14 +393,19 @@ def export_csv(recording: Recording, out: IO[str]) -> int:
         if frame.layout != layout:
             layout = frame.layout
             names = tuple(r["name"] for r in recording.layout(layout)["robots"])
-        values = frame.robots[:, pick]
-        values[:, 2] = -((-values[:, 2] + math.pi) % (2 * math.pi) - math.pi)
+        values = np.where(np.array(pick) >= 0, frame.robots[:, pick], np.nan)
+        values[:, 2] = wrap_yaw(values[:, 2])
         # rounded as printed, + 0.0 turns -0.0 into 0.0 (no "-0.0000" in the file)
         values[:, :3] = np.round(values[:, :3], 4) + 0.0
         values[:, 3:] = np.round(values[:, 3:], 3) + 0.0
         time = f"{frame.position:.6f}"
-        for name, (x, y, th, vx, vy, om, lc, rc) in zip(names, values.tolist()):
-            writer.writerow((time, name, f"{x:.4f}", f"{y:.4f}", f"{th:.4f}", f"{vx:.3f}",
-                             f"{vy:.3f}", f"{om:.3f}", f"{lc:.3f}", f"{rc:.3f}"))
+        for name, row in zip(names, values.tolist()):
+            writer.writerow((time, name, *(f"{v:.4f}" for v in row[:3]),
+                             *("" if math.isnan(v) else f"{v:.3f}" for v in row[3:])))
         rows += len(names)
     return rows
+
+
+def wrap_yaw(yaw: np.ndarray) -> np.ndarray:
+    """Yaw wrapped to (-pi, pi], rad (recordings keep the body's unwrapped angle)."""
+    return -((-yaw + math.pi) % (2 * math.pi) - math.pi)

@@ -96,8 +96,9 @@ class ReplaySimServer(Server):
         rec = self.player.recording
         state.update(step=st.steps, time=st.time, dt=rec.dt, mode=MODE, paused=st.paused,
                      speed=st.speed, rtf=st.rtf, missed=0, error=self.player.error,
-                     recording="", attached=[], seed=rec.seed,
-                     scenario=rec.meta.get("scenario_path"))
+                     finished="", recording="", attached=[], seed=rec.seed,
+                     scenario=rec.meta.get("scenario_path"),
+                     rules=dict(self.player.snapshot.rules))
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
 
 

@@ -27,7 +27,8 @@ from mcap.writer import CompressionType, IndexType, Writer
 
 from . import format as rf
 from ..model.errors import RecordingError
-from ..model.snapshot import Snapshot
+from ..model.plugins import module_columns
+from ..model.snapshot import Snapshot, column_values
 from ..model.specs import ScenarioSpec, Settings
 
 log = logging.getLogger(__name__)
@@ -90,10 +91,12 @@ class Recorder:
         self._last_step = -1
         self._stepper = None
         self._stop = threading.Event()
+        self._module_columns = module_columns()
+        columns = rf.robot_columns(self._module_columns)
         self._file = self._open()
         self._writer = _start_writer(self._file, scenario, settings, seed, dt, every,
-                                     keyframe_every)
-        self._state = _WriterState(self._writer, keyframe_every, dt)
+                                     keyframe_every, columns)
+        self._state = _WriterState(self._writer, keyframe_every, dt, columns)
         self._thread = threading.Thread(target=self._run, name="coopsim-recorder", daemon=True)
 
     def _open(self):
@@ -139,13 +142,10 @@ class Recorder:
         if force or snap.layout_version != self._layout_version:
             layout = self._stepper.sim.world.describe()  # on the stepper thread: consistent
             self._layout_version = snap.layout_version
-        sonar = snap.readings.get("sonar")
-        if sonar is None or sonar.shape != (len(snap.robots), 11):
-            sonar = np.zeros((len(snap.robots), 11))
-        robots = (snap.poses, snap.velocities, snap.commands, sonar)
-        bodies = (snap.object_poses, snap.bar_poses)
-        counts = (len(snap.robots), len(snap.objects), len(snap.bars))
-        self._queue.append((snap.step, snap.time, robots, bodies, layout, counts))
+        robots = (snap.poses, snap.velocities, column_values(snap, self._module_columns))
+        bodies = (snap.object_poses, snap.part_poses)
+        counts = (len(snap.robots), len(snap.objects), len(snap.parts))
+        self._queue.append((snap.step, snap.time, robots, bodies, layout, counts, snap.rules))
 
     def close(self) -> None:
         """Stop recording, write what is queued, the end record and the summary; close.
@@ -212,9 +212,9 @@ class Recorder:
 class _WriterState:
     """Encoder, chunk boundaries and recording time; used by the writer thread only."""
 
-    def __init__(self, writer: Writer, keyframe_every: int, dt: float) -> None:
+    def __init__(self, writer: Writer, keyframe_every: int, dt: float, columns) -> None:
         self.writer, self.keyframe_every, self.dt = writer, keyframe_every, dt
-        self.encoder = rf.FrameEncoder()
+        self.encoder = rf.FrameEncoder(columns)
         self.frames = 0  # steps written
         self.blocks = 0  # /frames messages written
         self.layouts = 0
@@ -245,7 +245,7 @@ class _WriterState:
 
     def _write_run(self, run: list) -> None:
         """Steps with the same bodies, as one block; only the first may bring a new layout."""
-        step, sim_time, _, _, layout, _ = run[0]
+        step, sim_time, _, _, layout, _, _ = run[0]
         stamps = [self._log_time(item[1]) for item in run]
         if layout is not None:
             data = rf.encode_layout(self.layouts, step, sim_time, layout)
@@ -256,7 +256,8 @@ class _WriterState:
         bodies = _columns([item[3] for item in run], 3)
         data = self.encoder.encode(self.frames, [item[0] for item in run],
                                    [item[1] for item in run], stamps, self.layouts - 1, robots,
-                                   bodies, key=self.in_chunk == 0 or layout is not None)
+                                   bodies, key=self.in_chunk == 0 or layout is not None,
+                                   rules=[item[6] for item in run])
         self.writer.add_message(self.frames_id, stamps[0], data, stamps[0], self.blocks)
         self.blocks += 1
         self.frames += len(run)
@@ -301,7 +302,8 @@ def _columns(steps: list[tuple], width: int = 0) -> np.ndarray:
 def _queue_size(snap: Snapshot) -> int:
     """Steps that fit in :data:`QUEUE_BYTES`: the arrays the hook keeps per step, plus some
     overhead per array."""
-    per_step = 8 * (19 * len(snap.robots) + 3 * (len(snap.objects) + len(snap.bars))) + 800
+    width = 6 + len(module_columns())
+    per_step = 8 * (width * len(snap.robots) + 3 * (len(snap.objects) + len(snap.parts))) + 800
     return max(256, QUEUE_BYTES // per_step)
 
 
@@ -315,7 +317,7 @@ def _utc_now() -> str:
 
 
 def _start_writer(stream, scenario: ScenarioSpec, settings: Settings, seed: int, dt: float,
-                  every: int, keyframe_every: int) -> Writer:
+                  every: int, keyframe_every: int, columns) -> Writer:
     """Start the MCAP file: header, start metadata, scenario and world texts (on disk at once)."""
     writer = Writer(stream, chunk_size=_NEVER, compression=CompressionType.ZSTD,
                     index_types=IndexType.ALL)
@@ -327,7 +329,7 @@ def _start_writer(stream, scenario: ScenarioSpec, settings: Settings, seed: int,
             "scenario": scenario.name, "scenario_path": scenario.path, "world_path": world.path,
             "seed": str(seed), "dt": repr(float(dt)), "settings": json.dumps(asdict(settings)),
             "record_every": str(every), "keyframe_every": str(keyframe_every),
-            "started": _utc_now(), "robot_columns": rf.columns_to_json(rf.ROBOT_COLUMNS),
+            "started": _utc_now(), "robot_columns": rf.columns_to_json(columns),
             "body_columns": rf.columns_to_json(rf.BODY_COLUMNS)}
     for key, (path, text, fallback) in files.items():
         if text:

@@ -2,47 +2,148 @@
 
 Readings are numpy arrays, one per module label, shape (N, width) in robot order; robots without
 that module have a row of NaN. The previous step's readings are kept because lost data holds the
-last value and odometry integrates.
+last value and odometry integrates. Modules reach the world only through the :class:`Frame`
+(:mod:`coopsim.model.module`): arrays, a ray-casting :class:`Geometry` and engine access by role.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pymunk.batch as batch
 
-from .bodies import BodyTable, ParamTable
-from ..plugins.modules import SenseFrame
+from ..model.module import Frame
+from ..model.plugins import MODULES
 from .raycast import RayCaster
-from ..model.registry import MODULES
 
-_A = batch.ArbiterFields
-_CONTACT = _A.BODY_A_ID | _A.BODY_B_ID | _A.POINT_A_1
+
+class Geometry:
+    """This step's shapes for ray casting: static ones binned once per layout in the caster,
+    moving ones (objects, parts, every robot's chassis circle) given with each cast.
+
+    Attributes:
+        caster: The ray caster (static shapes set).
+        circles, circle_group, segments, segment_group: Moving shapes, world frame, m.
+        pose, radius, group: Every robot's pose (N, 3), chassis radius (N,) and group (N,).
+    """
+
+    def __init__(self, caster, circles, circle_group, segments, segment_group, pose, radius,
+                 group) -> None:
+        self.caster = caster
+        self.circles, self.circle_group = circles, circle_group
+        self.segments, self.segment_group = segments, segment_group
+        self.pose, self.radius, self.group = pose, radius, group
+
+    def cast(self, origins, directions, max_range, ray_group=None) -> np.ndarray:
+        """Distance to the first shape each ray hits (see RayCaster.cast), m."""
+        return self.caster.cast(origins, directions, max_range, self.circles, self.segments,
+                                ray_group=ray_group, circle_group=self.circle_group,
+                                segment_group=self.segment_group)
+
+    def cast_fan(self, rows: np.ndarray, angles: np.ndarray, reach: np.ndarray) -> np.ndarray:
+        """Distances from the chassis edge along ``angles`` (rad, from each heading) for robots
+        ``rows``, capped at ``reach`` (len(rows),) m; shape (len(rows), len(angles)).
+
+        Rays start at the centre with the robot's own group, so they skip its own assembly,
+        and the radius is subtracted: a ray starting on the edge would begin inside a wall the
+        robot is pressed into.
+        """
+        n, k = len(rows), len(angles)
+        pose = self.pose[rows]
+        theta = (pose[:, 2:3] + angles[None, :]).ravel()
+        dirs = np.column_stack((np.cos(theta), np.sin(theta)))
+        edge = np.repeat(self.radius[rows], k)
+        ray_reach = np.repeat(reach, k)
+        dist = self.cast(np.repeat(pose[:, :2], k, axis=0), dirs, ray_reach + edge,
+                         ray_group=np.repeat(self.group[rows], k))
+        return np.where(dist >= ray_reach + edge, ray_reach, dist - edge).reshape(n, k)
+
+
+class RobotTable:
+    """Per-robot constants as arrays, rebuilt when the layout changes: chassis ``radius`` (m),
+    wheel ``axle`` (m), sensing ``group``, and the row of each ``name``."""
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.names: tuple[str, ...] = ()
+        self.index: dict[str, int] = {}
+        self.radius = self.axle = np.zeros(0)
+        self.group = np.zeros(0, dtype=np.int64)
+
+    def refresh(self, world) -> bool:
+        """Re-gather if the layout changed; return whether it did."""
+        if world.layout_version == self.version:
+            return False
+        robots = world.robots
+        self.names = tuple(r.name for r in robots)
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self.radius = np.array([r.radius for r in robots], dtype=float)
+        self.axle = np.array([r.axle for r in robots], dtype=float)
+        self.group = np.array([r.group for r in robots], dtype=np.int64)
+        self.version = world.layout_version
+        return True
+
+
+class ParamTable:
+    """Per-robot parameter arrays for every module, rebuilt when the layout or a value changes.
+
+    Attributes:
+        rows: Module label -> indices of the robots carrying it.
+        values: Module label -> parameter name -> values aligned with ``rows``.
+    """
+
+    def __init__(self) -> None:
+        self.key: tuple[int, int] = (-1, -1)
+        self.rows: dict[str, np.ndarray] = {}
+        self.values: dict[str, dict[str, np.ndarray]] = {}
+
+    def refresh(self, world) -> None:
+        """Re-gather the arrays if needed (key: layout version, parameter epoch)."""
+        key = (world.layout_version, world.param_epoch)
+        if key == self.key:
+            return
+        self.rows, self.values = {}, {}
+        for label, module in MODULES.items():
+            carriers = [(i, r.modules[label]) for i, r in enumerate(world.robots)
+                        if label in r.modules]
+            self.rows[label] = np.array([i for i, _ in carriers], dtype=np.int64)
+            self.values[label] = {
+                spec.name: np.array([v[spec.name] for _, v in carriers], dtype=float)
+                for spec in module.params}
+        self.key = key
 
 
 class Sensors:
-    """Computes readings each step and remembers them for the next."""
+    """Computes readings each step and remembers them for the next.
 
-    def __init__(self) -> None:
-        self.caster = RayCaster()
+    Args:
+        caster: The ray caster to use (default: a new :class:`RayCaster`).
+    """
+
+    def __init__(self, caster=None) -> None:
+        self.caster = caster if caster is not None else RayCaster()
         self.prev: dict[str, np.ndarray] = {}
         self._names: tuple[str, ...] = ()
         self._static_version = -1
         self._layout_key: tuple[int, int] = (-1, -1)
         self._targets = np.zeros((0, 2))
-        self._arbiters = batch.Buffer()
 
-    def sense(self, world, table: BodyTable, params: ParamTable, state: np.ndarray,
-              wheels: np.ndarray, dt: float, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
+              dt: float, access, contacts: bool = True) -> Frame:
+        """The modules' view of this step (``state``: (N, 6) robot state after physics)."""
+        pose, velocity = state[:, :3], state[:, 3:6]
+        geometry = self._geometry(world, pose, table.radius, table.group)
+        touch = world.engine.contacts(pose) if contacts else np.zeros((len(pose), 2))
+        return Frame(dt, pose, velocity, table.radius, table.axle, table.group, commands,
+                     actuated, self._targets, touch, geometry, access, {})
+
+    def sense(self, world, params: ParamTable, frame: Frame,
+              rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Measure every module of every robot after a physics step.
 
         Args:
-            world: The World (its layout must match ``table`` and ``params``).
-            state: (B, 6) body state read after the step.
-            wheels: (N, 2) wheel speeds driven this step, m/s.
-            dt: Step length, s.
+            world: The World (its layout must match ``params``).
+            frame: This step's :meth:`frame`.
             rng: The run's random generator (noise, lost data).
         """
-        frame = self._frame(world, table, params, state, wheels, dt)
         self._remap(world, len(world.targets))
         readings = {}
         everyone = len(world.robots)
@@ -70,48 +171,18 @@ class Sensors:
         arr[index] = 0.0
         self.prev = {**self.prev, label: arr}
 
-    def _frame(self, world, table, params, state, wheels, dt) -> SenseFrame:
-        chassis = state[table.chassis]
-        pose, velocity = chassis[:, :3], chassis[:, 3:6]
-        circles, cgroup, segments, sgroup = self._geometry(world, table, pose)
-        targets = self._targets
-        return SenseFrame(
-            dt=dt, pose=pose, velocity=velocity, radius=table.radius, axle=table.axle,
-            wheel_cmd=wheels, group=table.group, caster=self.caster, circles=circles,
-            circle_group=cgroup, segments=segments, segment_group=sgroup, targets=targets,
-            contacts=self._contacts(world, table, pose), support=_support(world, dt, params))
-
-    def _geometry(self, world, table, pose):
+    def _geometry(self, world, pose, radius, group) -> Geometry:
         """Moving shapes for this step's rays; static ones are binned once per layout."""
         if self._static_version != world.layout_version:
-            sc, scg, ss, ssg = world.static_geometry()
+            sc, scg, ss, ssg = world.engine.static_geometry()
             self.caster.set_static(sc, ss, scg, ssg)
             self._targets = np.array([t.position[:2] for t in world.targets],
                                      dtype=float).reshape(-1, 2)
             self._static_version = world.layout_version
-        mc, mcg, ms, msg = world.moving_geometry()
-        robots = np.column_stack((pose[:, :2], table.radius))
-        return np.concatenate((mc, robots)), np.concatenate((mcg, table.group)), ms, msg
-
-    def _contacts(self, world, table, pose) -> np.ndarray:
-        """(N, 2) front/rear contact flags from the space's arbiters."""
-        out = np.zeros((len(world.robots), 2))
-        self._arbiters.clear()
-        batch.get_space_arbiters(world.space, _CONTACT, self._arbiters)
-        ids = np.frombuffer(self._arbiters.int_buf(), dtype=np.uintp).reshape(-1, 2)
-        if not len(ids) or not len(world.robots):
-            return out
-        points = np.frombuffer(self._arbiters.float_buf(), dtype=np.float64).reshape(-1, 2)
-        sorted_ids, order = table.sorted_ids, table.id_order
-        for column in (0, 1):
-            pos = np.searchsorted(sorted_ids, ids[:, column]).clip(0, len(order) - 1)
-            hit = sorted_ids[pos] == ids[:, column]
-            robot = order[pos[hit]]
-            rel = points[hit] - pose[robot, :2]
-            ahead = rel[:, 0] * np.cos(pose[robot, 2]) + rel[:, 1] * np.sin(pose[robot, 2]) >= 0
-            out[robot[ahead], 0] = 1.0
-            out[robot[~ahead], 1] = 1.0
-        return out
+        mc, mcg, ms, msg = world.engine.moving_geometry()
+        robots = np.column_stack((pose[:, :2], radius))
+        return Geometry(self.caster, np.concatenate((mc, robots)),
+                        np.concatenate((mcg, group)), ms, msg, pose, radius, group)
 
     def _remap(self, world, n_targets: int) -> None:
         """Carry previous readings over a layout change, matched by robot name."""
@@ -137,13 +208,3 @@ class Sensors:
                         arr[i] = last[old[name]]
             prev[label] = arr
         self.prev, self._names = prev, names
-
-
-def _support(world, dt: float, params: ParamTable) -> np.ndarray:
-    """(N, 2) bar angle from heading and support force, for the robots with a support."""
-    out = np.full((len(world.robots), 2), np.nan)
-    for i in params.rows["support"]:
-        robot = world.robots[i]
-        rel = robot.bar.angle - robot.body.angle
-        out[i] = (np.arctan2(np.sin(rel), np.cos(rel)), robot.support.impulse / dt)
-    return out

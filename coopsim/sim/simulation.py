@@ -1,23 +1,27 @@
-"""A Simulation: one scenario, one seed, its World, the run's random generator and its time.
+"""A Simulation: one scenario, one seed, its World, its drivers and rules, and its time.
 
-It offers the phases the stepper runs in order (actuate, physics, sense) and the operations the
-network asks for between steps (insert, remove, parameters, reset). Only the stepper thread calls
-it. Same scenario + same seed + same commands at the same steps -> the same run, bit for bit.
+It offers the phases the stepper runs in order -- commands, actuators, physics, sensors, rules --
+and the operations the network asks for between steps (insert, remove, parameters, reset). Only
+the stepper thread calls it. Same scenario + same seed + same commands at the same steps -> the
+same run, bit for bit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping
 
 import numpy as np
 
-from .bodies import BodyTable, ParamTable
 from ..model.errors import SimulationError
-from ..model.registry import MODULES
-from ..plugins.robots import drive
-from .sensing import Sensors
+from ..model.module import Frame
+from ..model.plugins import MODULES
 from ..model.snapshot import Snapshot, frozen
-from ..model.specs import ScenarioSpec
+from ..model.specs import ScenarioSpec, check_dt
+from .access import Access
+from .drivers import DriverHost
+from .rules import RuleHost
+from .sensing import ParamTable, RobotTable, Sensors
 from .world import World
 
 
@@ -31,119 +35,174 @@ class Simulation:
 
     Args:
         scenario: What to simulate.
-        seed: Seed for noise and lost data; defaults to the scenario's ``[SETTINGS] seed``.
+        seed: Seed for noise, lost data and drivers; defaults to the scenario's.
         dt: Physics step, s; defaults to the scenario's.
+        engine: Physics engine label; defaults to the scenario's ``[SETTINGS] engine``.
+        caster: Ray caster for the sensing phase (default: the numpy one).
+
+    Attributes:
+        step: Steps taken since load or reset. time: Simulated time, s (summed over steps, so a
+            change of dt does not rewrite the past).
     """
 
     def __init__(self, scenario: ScenarioSpec, seed: int | None = None,
-                 dt: float | None = None) -> None:
+                 dt: float | None = None, engine: str | None = None, caster=None) -> None:
         self.scenario = scenario
         self.seed = scenario.settings.seed if seed is None else seed
+        self.engine = engine or scenario.settings.engine
+        self._caster = caster
         self.dt = scenario.settings.dt if dt is None else dt
-        if not 0.0005 <= self.dt <= 0.1:
-            raise SimulationError(f"dt must be between 0.0005 and 0.1 s, not {self.dt}")
+        self.set_dt(self.dt)
         self.reset()
+
+    def set_dt(self, dt: float) -> None:
+        """Change the physics step from the next step on (the time so far is kept).
+
+        Raises:
+            SimulationError: outside :data:`~coopsim.model.specs.DT_RANGE`.
+        """
+        why = check_dt(dt)
+        if why:
+            raise SimulationError(why)
+        self._t0, self._k0 = getattr(self, "time", 0.0), getattr(self, "step", 0)
+        self.dt = float(dt)
 
     def reset(self, scenario: ScenarioSpec | None = None) -> None:
         """Rebuild from the scenario (or a new one) and re-seed: the run starts over."""
         if scenario is not None:
-            World(scenario)  # validate fully before dropping the current run
+            World(scenario, self.engine)  # validate fully before dropping the current run
+            RuleHost(scenario)
             self.scenario = scenario
-        self.world = World(self.scenario)
+        self.world = World(self.scenario, self.engine)
         self.rng = make_rng(self.seed)
-        self.step = 0
-        self.time = 0.0
-        self.table, self.params, self.sensors = BodyTable(), ParamTable(), Sensors()
-        self._names: tuple[str, ...] = ()
-        self._index: dict[str, int] = {}
-        self.wheel_cmd = np.zeros((0, 2))
+        self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
+        self.robots, self.params = RobotTable(), ParamTable()
+        self.sensors = Sensors(self._caster)
+        self.commands: dict[str, np.ndarray] = {}
+        self.actuated: dict = {}
+        self.rules = RuleHost(self.scenario)
+        self.drivers = DriverHost(self)
         self._sync_layout()
-        self.snapshot = self._snapshot(self.table.read(self.world.space), self._zero_readings())
+        frame = self._frame(self.world.engine.robot_state(), {}, geometry=True)
+        zero = self.sensors.sense(self.world, self.params, frame, make_rng(self.seed))
+        self.snapshot = self._snapshot(frame, zero)
 
-    # -- the phases, in the order the stepper runs them ---------------------------------------
+    # -- the phases, in the order the stepper runs them -------------------------------------------
 
-    def command(self, commands: Mapping[str, tuple[float, float]]) -> None:
-        """Commands phase: store new wheel-speed commands (m/s) by robot name; others persist."""
+    def command(self, taken: Mapping[tuple[str, str], tuple]) -> None:
+        """Commands phase: rules' ``before_step``, the network's new commands (by robot and
+        module; others persist), then the in-process drivers."""
         self._sync_layout()
-        for name, (left, right) in commands.items():
-            i = self._index.get(name)
-            if i is not None:
-                self.wheel_cmd[i] = (left, right)
+        self.rules.before(self)
+        for (robot, module), values in taken.items():
+            i = self.robots.index.get(robot)
+            if i is not None and module in self.commands:
+                self.commands[module][i] = values
+        self.drivers.run(self)
 
-    def actuate(self) -> np.ndarray:
-        """Actuators phase: set the control bodies' velocities; return wheel speeds driven."""
-        space = self.world.space
-        state = self.table.read(space)
-        velocities, wheels = drive(state, self.table, self.wheel_cmd,
-                                   self.params.values["motors"])
-        self.table.write_velocities(space, velocities)
-        return wheels
+    def set_command(self, index: int, module: str, values) -> None:
+        """Store a robot's command for a module (drivers; on the stepper thread)."""
+        self.commands[module][index] = values
+
+    def actuate(self) -> None:
+        """Actuators phase: every module with commands acts on the engine."""
+        frame = self._frame(self.world.engine.robot_state(), {})
+        self.actuated = {}
+        for label, module in self._actuators:
+            rows = self.params.rows[label]
+            if len(rows):
+                self.actuated[label] = module.actuate(frame, rows, self.params.values[label],
+                                                      self.commands[label][rows])
 
     def physics(self) -> None:
-        """Physics phase: advance the space by dt."""
-        self.world.space.step(self.dt)
+        """Physics phase: advance the engine by dt."""
+        self.world.engine.step(self.dt)
         self.step += 1
-        self.time = self.step * self.dt
+        self.time = self._t0 + (self.step - self._k0) * self.dt
 
-    def sense(self, wheels: np.ndarray) -> Snapshot:
+    def sense(self) -> Snapshot:
         """Sensors phase: measure every module and freeze the result as the new snapshot."""
-        state = self.table.read(self.world.space)
-        readings = self.sensors.sense(self.world, self.table, self.params, state, wheels,
-                                      self.dt, self.rng)
-        self.snapshot = self._snapshot(state, readings)
+        frame = self._frame(self.world.engine.robot_state(), self.actuated, geometry=True)
+        readings = self.sensors.sense(self.world, self.params, frame, self.rng)
+        self.snapshot = self._snapshot(frame, readings)
         return self.snapshot
 
-    # -- between steps ------------------------------------------------------------------------
+    def apply_rules(self) -> Snapshot:
+        """Rules phase: every rule's ``after_step``; their fields join the snapshot."""
+        if self.rules.rules:
+            self.rules.after(self, self.snapshot)
+            self.snapshot = dataclasses.replace(self.snapshot, rules=self.rules.fields())
+        return self.snapshot
+
+    @property
+    def ended(self) -> str:
+        """Why a rule ended the run ("" while it goes on)."""
+        return self.rules.ended
+
+    # -- between steps ----------------------------------------------------------------------------
 
     def set_param(self, robot: str, module: str, name: str, value: object):
-        """Set a module parameter (validated); return the stored value."""
+        """Set a module or driver parameter (validated); return the stored value."""
+        if module == "driver":
+            return self.drivers.set_param(robot, name, value)
         stored = self.world.set_param(robot, module, name, value)
         self.params.refresh(self.world)
         return stored
 
     def zero_reading(self, robot: str, module: str) -> None:
-        """Set one robot's last reading of ``module`` to zeros (odometry reset)."""
+        """Set one robot's last reading of ``module`` to zeros (odometry reset); the next step
+        builds on it (:meth:`relayout` shows it at once)."""
         self.sensors.zero(module, self.snapshot.robot_index(robot))
 
     def relayout(self) -> None:
         """Call after inserting or removing anything: the snapshot then shows the new layout
         (readings carried over, nothing measured, no random draw) before the next step."""
         self._sync_layout()
-        self.snapshot = self._snapshot(self.table.read(self.world.space),
-                                       self.sensors.carried(self.world))
+        frame = self._frame(self.world.engine.robot_state(), self.actuated, geometry=False)
+        self.snapshot = self._snapshot(frame, self.sensors.carried(self.world))
 
     def _sync_layout(self) -> None:
-        self.table.refresh(self.world)
+        old = self.robots.index
+        if self.robots.refresh(self.world):
+            names = self.robots.names
+            self.commands = {
+                label: _carry(self.commands.get(label), old, names, len(m.command_fields))
+                for label, m in MODULES.items() if m.command_fields}
+            self._actuators = [(label, MODULES.get(label)) for label in self.commands]
+            self.drivers.sync(self)
         self.params.refresh(self.world)
-        names = tuple(r.name for r in self.world.robots)
-        if names != self._names:
-            old = {n: self.wheel_cmd[i] for i, n in enumerate(self._names)}
-            self.wheel_cmd = np.array([old.get(n, (0.0, 0.0)) for n in names],
-                                      dtype=float).reshape(-1, 2)
-            self._names = names
-            self._index = {n: i for i, n in enumerate(names)}
 
-    def _zero_readings(self) -> dict[str, np.ndarray]:
-        return self.sensors.sense(self.world, self.table, self.params,
-                                  self.table.read(self.world.space),
-                                  np.zeros((len(self._names), 2)), self.dt, make_rng(self.seed))
+    def _frame(self, state: np.ndarray, actuated: dict, geometry: bool = False) -> Frame:
+        access = Access(self.world, self.dt)
+        if geometry:
+            return self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
+                                      self.dt, access)
+        t = self.robots
+        return Frame(self.dt, state[:, :3], state[:, 3:6], t.radius, t.axle, t.group,
+                     self.commands, actuated, np.zeros((0, 2)), np.zeros((len(state), 2)),
+                     None, access, {})
 
-    def _snapshot(self, state: np.ndarray, readings: dict[str, np.ndarray]) -> Snapshot:
+    def _snapshot(self, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         world = self.world
-        chassis = state[self.table.chassis]
-        objects = tuple(world.objects)
-        obj_poses = [(o.body.position.x, o.body.position.y, o.body.angle)
-                     for o in world.objects.values()]
-        bars = tuple(world.bars)
-        bar_poses = [(b.position.x, b.position.y, b.angle) for b, _ in world.bars.values()]
         n_targets = len(world.targets)
         return Snapshot(
-            step=self.step, time=self.time, robots=self._names,
-            poses=frozen(chassis[:, :3].copy()), velocities=frozen(chassis[:, 3:6].copy()),
-            commands=frozen(self.wheel_cmd.copy()),
+            step=self.step, time=self.time, robots=self.robots.names,
+            poses=frozen(frame.pose.copy()), velocities=frozen(frame.velocity.copy()),
+            commands={k: frozen(v.copy()) for k, v in self.commands.items()},
             readings={k: frozen(v) for k, v in readings.items()},
             fields={k: m.field_names(n_targets) for k, m in MODULES.items()},
-            objects=objects, object_poses=frozen(np.array(obj_poses, float).reshape(-1, 3)),
-            bars=bars, bar_poses=frozen(np.array(bar_poses, float).reshape(-1, 3)),
+            objects=tuple(world.objects), object_poses=frozen(world.object_poses()),
+            parts=tuple(p.name for p in world.parts), part_poses=frozen(world.part_poses()),
             targets=tuple(world.targets), layout_version=world.layout_version,
-            index=self._index)
+            index=self.robots.index, rules=self.rules.fields())
+
+
+def _carry(old: np.ndarray | None, old_index: dict, names: tuple, width: int) -> np.ndarray:
+    """Commands laid out for ``names``, kept by name from ``old`` (new robots: zeros)."""
+    out = np.zeros((len(names), width))
+    if old is not None and old.shape[1] == width:
+        for i, name in enumerate(names):
+            j = old_index.get(name)
+            if j is not None and j < len(old):
+                out[i] = old[j]
+    return out

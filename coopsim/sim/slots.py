@@ -1,6 +1,6 @@
-"""Command slots: where robot servers leave motor commands and the stepper picks them up.
+"""Command slots: where robot servers leave motion commands and the stepper picks them up.
 
-Each robot has one slot; the latest command wins. In lockstep mode a robot whose controller has
+Each robot has one slot per module with motion commands; the latest command wins. In lockstep mode a robot whose controller has
 sent a motor command is *attached*: the stepper does not take step k+1 until every attached robot
 has committed a command since step k, or until a controller has been silent longer than its lease
 (then it is detached with a warning, so a dead controller stalls the run for at most the lease).
@@ -30,21 +30,28 @@ class CommandSlots:
         self.clock = clock or WallClock()
         self.lease = lease
         self.cond = threading.Condition()
-        self._pending: dict[str, tuple[float, float]] = {}
+        self._pending: dict[tuple[str, str], tuple[float, ...]] = {}
         self._attached: dict[str, float] = {}  # robot -> wall time of its last command
         self._committed: set[str] = set()
         self.detached_log: list[str] = []
         self.generation = 0  # number of takes so far; a command put now is used by take #gen+1
 
-    def put(self, robot: str, left: float, right: float, attach: bool = True) -> int:
-        """Store a wheel-speed command (m/s); with ``attach`` the robot joins lockstep.
+    def put(self, robot: str, module: str, values: tuple[float, ...],
+            attach: bool = True) -> int:
+        """Store a module's command values for a robot; with ``attach`` the robot joins lockstep.
+
+        Args:
+            robot: Network name.
+            module: Module label (``motors``).
+            values: The module's stored command (e.g. left, right wheel speeds in m/s).
+            attach: Join lockstep (the next step waits for this robot's commands).
 
         Returns:
             The generation the command was put in: it is used by the step whose take makes
             the generation one larger (see :meth:`Stepper.wait_generation`).
         """
         with self.cond:
-            self._pending[robot] = (left, right)
+            self._pending[(robot, module)] = tuple(values)
             if attach:
                 self._attached[robot] = self.clock.now()
                 self._committed.add(robot)
@@ -53,7 +60,7 @@ class CommandSlots:
             self.cond.notify_all()
             return self.generation
 
-    def take(self) -> dict[str, tuple[float, float]]:
+    def take(self) -> dict[tuple[str, str], tuple[float, ...]]:
         """Commands phase: return and clear the commands received since the last take."""
         with self.cond:
             pending, self._pending = self._pending, {}
@@ -102,8 +109,9 @@ class CommandSlots:
     def forget(self, robots) -> None:
         """Drop removed robots entirely."""
         with self.cond:
+            gone = set(robots)
+            self._pending = {k: v for k, v in self._pending.items() if k[0] not in gone}
             for robot in robots:
-                self._pending.pop(robot, None)
                 self._attached.pop(robot, None)
                 self._committed.discard(robot)
             self.cond.notify_all()

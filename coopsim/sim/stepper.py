@@ -1,7 +1,9 @@
 """The stepper: the one thread that owns the physics, and the clock that paces it.
 
-Each step runs :meth:`Stepper.tick`, whose phases always come in the same order: commands,
-actuators, physics, sensors, hooks. Around it, :meth:`Stepper.run` decides *when* to tick:
+Each step runs :meth:`Stepper.tick`, whose phases always come in the same order: commands
+(rules' before-step, network commands, in-process drivers), actuators, physics, sensors, rules;
+then the snapshot is published to the hooks (state stream, recorder). Around it,
+:meth:`Stepper.run` decides *when* to tick:
 
 * ``realtime``: step k is due at t0 + k * dt / speed of wall time. The stepper waits
   t_w = t_d - t_n (SwarmSimX) with a precise wait; when t_w < 0 it steps at once and counts a missed
@@ -11,7 +13,10 @@ actuators, physics, sensors, hooks. Around it, :meth:`Stepper.run` decides *when
   :mod:`coopsim.sim.slots`); with none attached it runs as fast as it can. dt is fixed.
 
 Other threads never touch the World: they queue work with :meth:`Stepper.call`, which runs between
-two steps on the stepper thread, and read :attr:`Stepper.snapshot`.
+two steps on the stepper thread, and read :attr:`Stepper.snapshot`. When a started run reaches
+its duration or a rule ends it, the loop stays up as *finished*: it steps no more but still
+carries out queued calls, so no server thread ever touches the World; after :meth:`Stepper.stop`
+a call is refused.
 """
 
 from __future__ import annotations
@@ -22,12 +27,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Callable
 
-from .clock import WallClock
-from .slots import CommandSlots
-from ..model.errors import SimulationError
-from .simulation import Simulation
+from ..model.errors import NotAllowedError, SimulationError
 from ..model.snapshot import Snapshot
 from ..model.specs import MODES
+from .clock import WallClock
+from .simulation import Simulation
+from .slots import CommandSlots
 
 Hook = Callable[[Snapshot], None]
 log = logging.getLogger(__name__)
@@ -37,7 +42,8 @@ _PACE_SLICE = 0.05  # s: longest pacing wait before queued calls and stop are lo
 
 @dataclass(frozen=True)
 class Stats:
-    """How a run is going. wall and rtf count only time spent running (not paused)."""
+    """How a run is going. wall and rtf count only time spent running (not paused), since the
+    start or the last reset; finished says why the run ended ("" while it goes on)."""
 
     steps: int
     time: float
@@ -48,6 +54,7 @@ class Stats:
     speed: float
     paused: bool
     attached: tuple[str, ...]
+    finished: str = ""
 
 
 class Stepper:
@@ -75,8 +82,10 @@ class Stepper:
         self.snapshot = sim.snapshot
         self.missed = 0
         self.error = ""  # why the run paused itself, if it did
+        self.finished = ""  # why the run ended (duration reached, a rule), if it did
         self.done_generation = 0
         self.paused = False
+        self._closed = False  # a started loop has ended: calls are refused
         self._calls: list[tuple[Callable, tuple, Future]] = []
         self._single_steps = 0
         self._thread: threading.Thread | None = None
@@ -91,11 +100,14 @@ class Stepper:
     # -- one step -----------------------------------------------------------------------------
 
     def tick(self) -> Snapshot:
-        """Take one step: commands -> actuators -> physics -> sensors -> hooks."""
+        """Take one step: commands -> actuators -> physics -> sensors -> rules, then publish."""
         self.sim.command(self.slots.take())
-        wheels = self.sim.actuate()
+        self.sim.actuate()
         self.sim.physics()
-        snapshot = self.sim.sense(wheels)
+        self.sim.sense()
+        snapshot = self.sim.apply_rules()
+        if self.sim.ended and not self.finished:
+            self.finished = self.sim.ended
         self._publish(snapshot)
         for hook in self.hooks:
             hook(snapshot)
@@ -106,7 +118,9 @@ class Stepper:
     def call(self, fn: Callable, *args) -> Future:
         """Run ``fn(*args)`` on the stepper thread between two steps; return its Future.
 
-        When the stepper thread is not running, ``fn`` runs at once in the caller's thread.
+        When the stepper was never started, ``fn`` runs at once in the caller's thread (a
+        simulation driven by hand); once a started loop has ended, the call is refused
+        (NotAllowedError in the Future).
         """
         future: Future = Future()
         with self.cond:  # under the lock: run() ends its loop under it too, so none is lost
@@ -114,7 +128,11 @@ class Stepper:
                 self._calls.append((fn, args, future))
                 self.cond.notify_all()
                 return future
-        _settle(future, fn, args)
+            closed = self._closed
+        if closed:
+            future.set_exception(NotAllowedError("the simulation has stopped"))
+        else:
+            _settle(future, fn, args)
         return future
 
     def set_mode(self, mode: str) -> None:
@@ -136,7 +154,12 @@ class Stepper:
         self.paused = True
 
     def resume(self) -> None:
-        """Continue stepping after a pause."""
+        """Continue stepping after a pause.
+
+        Raises:
+            NotAllowedError: the run has finished (reset starts it over).
+        """
+        self._check_not_finished()
         self.paused = False
         self._single_steps = 0
         self._reanchor()
@@ -145,6 +168,7 @@ class Stepper:
         """While paused, take ``n`` steps at once (no pacing, no lockstep wait)."""
         if n < 1:
             raise SimulationError(f"step count must be at least 1, not {n}")
+        self._check_not_finished()
         self.paused = True
         self._single_steps += n
 
@@ -154,8 +178,21 @@ class Stepper:
         self.slots.clear()
         self.missed = 0
         self.error = ""
+        self.finished = ""
+        self._wall = 0.0  # the real-time factor restarts with the sim time
+        self._mark = None
         self._reanchor()
         return self._publish(self.sim.snapshot)
+
+    def set_dt(self, dt: float) -> None:
+        """Change the physics step from the next step on (the time so far is kept)."""
+        self.sim.set_dt(dt)
+        self._reanchor()
+
+    def _check_not_finished(self) -> None:
+        if self.finished:
+            raise NotAllowedError(f"the run has finished ({self.finished}); reset starts it "
+                                  "over")
 
     def refresh(self) -> Snapshot:
         """Publish a snapshot of the world as it is now, without a step (after an insertion,
@@ -194,7 +231,7 @@ class Stepper:
         snap = self.snapshot
         rtf = snap.time / wall if wall > 0 else 0.0
         return Stats(snap.step, snap.time, wall, rtf, self.missed, self.mode, self.speed,
-                     self.paused, tuple(self.slots.attached()))
+                     self.paused, tuple(self.slots.attached()), self.finished)
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -203,13 +240,21 @@ class Stepper:
         """True while :meth:`run` is looping (in its own thread or the caller's)."""
         return self._looping
 
-    def start(self, duration: float | None = None, max_steps: int | None = None) -> None:
-        """Run the loop in a new thread (see :meth:`run`)."""
+    def start(self, duration: float | None = None, max_steps: int | None = None,
+              linger: bool = True) -> None:
+        """Run the loop in a new thread (see :meth:`run`); by default it lingers when finished,
+        serving calls until :meth:`stop`."""
         self._stop.clear()
         self._looping = True  # calls queue from now on, even before the thread is scheduled
-        self._thread = threading.Thread(target=self.run, args=(duration, max_steps),
+        self._thread = threading.Thread(target=self.run, args=(duration, max_steps, linger),
                                         name="coopsim-stepper", daemon=True)
         self._thread.start()
+
+    def wait_finished(self, timeout: float | None = None) -> bool:
+        """Block until the run has finished (or the loop ended); return whether it has."""
+        with self.stepped:
+            return self.stepped.wait_for(lambda: bool(self.finished) or not self.running,
+                                         timeout)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Ask the loop to end and wait for its thread."""
@@ -223,24 +268,42 @@ class Stepper:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def run(self, duration: float | None = None, max_steps: int | None = None) -> None:
-        """Step until stopped, or until ``duration`` s of sim time or ``max_steps`` steps."""
+    def run(self, duration: float | None = None, max_steps: int | None = None,
+            linger: bool = False) -> None:
+        """Step until stopped, or until ``duration`` s of sim time or ``max_steps`` steps or a
+        rule ends the run. With ``linger`` the loop then stays up, finished, carrying out
+        queued calls (a reset starts it over) until :meth:`stop`."""
         if threading.current_thread() is not self._thread:
             self._stop.clear()  # a direct call after an earlier stop() runs again
-        self._looping = True
+        self._looping, self._closed = True, False
         self._reanchor()
         try:
-            while not self._stop.is_set() and not self._done(duration, max_steps):
+            while not self._stop.is_set():
                 self._run_calls()
-                if self._may_step():
+                if self._done(duration, max_steps):
+                    if not linger:
+                        break
+                    self._finish(duration, max_steps)
+                elif self._may_step():
                     self._guarded_tick()
         finally:
             self._pause_wall()
             with self.cond:
                 self._looping = False
+                self._closed = threading.current_thread() is self._thread
             self._run_calls()
             self._stop.set()
             self._wake_all()
+
+    def _finish(self, duration, max_steps) -> None:
+        """Finished: say why once, then idle serving calls (reset clears it)."""
+        if not self.finished:
+            snap = self.snapshot
+            self.finished = (f"duration {duration:g} s reached" if duration is not None
+                             and snap.time >= duration - 1e-9 else f"{snap.step} steps taken")
+            self._wake_all()
+        self._pause_wall()
+        self._idle(lambda: not self.finished, 0.1)
 
     def _wake_all(self) -> None:
         for cond in (self.cond, self.stepped):
@@ -258,6 +321,8 @@ class Stepper:
             self.paused = True
 
     def _done(self, duration, max_steps) -> bool:
+        if self.finished:
+            return True
         snap = self.snapshot
         if max_steps is not None and snap.step >= max_steps:
             return True

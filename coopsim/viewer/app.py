@@ -3,7 +3,7 @@
 The window renders at ``fps`` frames per second (10 by default, as CoopDynSim); while the user
 is pressing, dragging, scrolling or typing it renders at least 30 times a second so the widgets
 feel immediate, then falls back. Mouse: left drag turns the view, right drag pans, the wheel
-zooms at the cursor. Keys: F fits the world, S toggles sonar rays, N robot names, Space pauses or
+zooms at the cursor. Keys: F fits the world, S toggles sensor rays (sonar), N robot names, Space pauses or
 resumes (the run, or the replay), . takes one step, Ctrl+Q quits.
 """
 
@@ -215,7 +215,7 @@ class Viewer(pyglet.window.Window):
         actions = {key.F: self.fit,
                    key.SPACE: self.timeline.toggle if replay else self.controls.toggle,
                    key.PERIOD: self.controls.step,
-                   key.S: lambda: setattr(self.scene, "show_sonar", not self.scene.show_sonar),
+                   key.S: lambda: setattr(self.scene, "show_rays", not self.scene.show_rays),
                    key.N: lambda: setattr(self, "show_names", not self.show_names)}
         action = actions.get(symbol)
         if action is not None and not (replay and symbol == key.PERIOD):

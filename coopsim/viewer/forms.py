@@ -19,7 +19,6 @@ from ..model.specs import COLORS, SHAPES
 
 SIM_IDS = {c.name: c.id for c in SIM_COMMANDS.values()}
 PLAYBACK_IDS = {c.name: c.id for c in PLAYBACK_COMMANDS.values()}
-ROBOT_TYPES = ("single", "team2")  # the built-in types; a layout may name more (plugins)
 TARGET_COLORS = tuple(COLORS)
 MAX_SPEED_FACTOR = 1000.0  # the stepper's own limit
 

@@ -86,8 +86,28 @@ def square() -> np.ndarray:
 
 
 def nose() -> np.ndarray:
-    """A heading marker for a unit-radius robot: a triangle pointing along +x, (3, 2)."""
-    return np.array([(0.92, 0.0), (0.25, 0.38), (0.25, -0.38)])
+    """A heading arrow for a unit-radius robot, from near its centre to its front edge along +x,
+    (9, 2): a shaft and a head, so it reads the same at any angle (a lone triangle near the
+    centre looks like it points elsewhere at most yaws)."""
+    shaft = [(0.1, -0.09), (0.5, -0.09), (0.5, 0.09), (0.1, -0.09), (0.5, 0.09), (0.1, 0.09)]
+    head = [(0.95, 0.0), (0.45, 0.32), (0.45, -0.32)]
+    return np.array(shaft + head, dtype=float)
+
+
+def polygon(vertices) -> np.ndarray:
+    """A convex polygon (k, 2), counter-clockwise, as a triangle fan, (3*(k-2), 2)."""
+    v = np.asarray(vertices, dtype=float)
+    tris = [(v[0], v[i], v[i + 1]) for i in range(1, len(v) - 1)]
+    return np.array(tris, dtype=float).reshape(-1, 2)
+
+
+def pad(tris: np.ndarray, count: int) -> np.ndarray:
+    """Triangle vertices (3k, 2) padded to ``count`` by repeating the last triangle (repeated
+    triangles draw nothing new), so bodies of different shapes share one layer."""
+    if len(tris) >= count:
+        return tris[:count]
+    extra = np.tile(tris[-3:], ((count - len(tris)) // 3, 1))
+    return np.concatenate((tris, extra))
 
 
 def place(local: np.ndarray, poses: np.ndarray) -> np.ndarray:

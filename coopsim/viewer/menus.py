@@ -180,8 +180,8 @@ class MenuBar:
 
     def _view(self) -> None:
         scene = self.app.scene
-        if self._item("Sonar rays", "sonar", "S", scene.show_sonar):
-            scene.show_sonar = not scene.show_sonar
+        if self._item("Sensor rays", "rays", "S", scene.show_rays):
+            scene.show_rays = not scene.show_rays
         if self._item("Robot names", "names", "N", self.app.show_names):
             self.app.show_names = not self.app.show_names
         if self._item("Fit world to window", "fit", "F"):

@@ -13,7 +13,7 @@ import re
 
 from imgui_bundle import imgui
 
-from .forms import (ROBOT_TYPES, SHAPES, TARGET_COLORS, FormError, Request, name,
+from .forms import (SHAPES, TARGET_COLORS, FormError, Request, name,
                     object_request, robot_request, target_request)
 from .ui import DIM_COLOR, Outcome, Ui
 
@@ -150,8 +150,9 @@ class RobotManager(Manager):
         self.color = [0.16, 0.35, 0.9]
 
     def _types(self) -> list[str]:
-        extra = {s["type"] for s in self.ui.layout.get("sections", [])} - set(ROBOT_TYPES)
-        return list(ROBOT_TYPES) + sorted(extra)
+        """The robot types the simulation reports (its registry: built-ins and plugins)."""
+        lay = self.ui.layout
+        return list(lay.get("types") or sorted({s["type"] for s in lay.get("sections", [])}))
 
     def _items(self):
         return [(f"{s['name']} ({s['type']})", lambda s=s: self._pick(s))
@@ -159,10 +160,12 @@ class RobotManager(Manager):
 
     def _pick(self, section: dict) -> None:
         lay = self.ui.layout
-        body = next((b for b in lay["bars"] if b["name"] == section["name"]), None)
-        robot = next((r for r in lay["robots"] if r["name"] == section["name"]
-                      or r.get("team") == section["name"]), None)
-        where = body or robot or {"x": 0.0, "y": 0.0, "yaw": 0.0}
+        robots = [r for r in lay["robots"] if r.get("section", r["name"]) == section["name"]]
+        parts = [p for p in lay.get("parts", []) if p.get("section") == section["name"]]
+        robot = robots[0] if robots else None
+        # a team's place is its carried part's (the section's centre); one robot's is its own
+        where = (parts[0] if len(robots) > 1 and parts else robot) or {"x": 0.0, "y": 0.0,
+                                                                         "yaw": 0.0}
         self.values.update(name=section["name"], x=_fmt(where["x"]), y=_fmt(where["y"]),
                            z="0", yaw=_fmt(math.degrees(where["yaw"])))
         types = self._types()

@@ -1,7 +1,9 @@
-"""What the viewer draws: floor, walls, objects, targets, robots, team bars and sonar rays.
+"""What the viewer draws: floor, walls, objects, targets, robots, parts and sensor rays.
 
-The scene is built from a ``/sim`` layout (names, shapes, sizes, colours) and moved by state
-frames (poses and sonar distances). Everything lives in one pyglet Batch in world metres; the
+The scene is built from a ``/sim`` layout (names, shapes, sizes, colours, and the robot types'
+and modules' drawing hints) and moved by state frames (poses and the streamed columns, such as
+sonar distances). It knows no robot type or module by name: parts are drawn from their shapes,
+rays from any module whose hint is ``rays``. Everything lives in one pyglet Batch in world metres; the
 camera's matrix maps it to the window. Robot names are not drawn here: the window writes them with
 the widget layer's text, which is far cheaper than one pyglet Label per robot.
 """
@@ -15,22 +17,19 @@ import pyglet
 from pyglet import gl
 
 from ..net.statestream import StateFrame
-from .geometry import Layer, LayerGroup, LineLayer, disc, nose, program, rgba, ring, shade, square
+from .geometry import (Layer, LayerGroup, LineLayer, disc, nose, pad, polygon, program, rgba,
+                       ring, shade, square)
 
-#: Sonar mounting angles (relative to the heading): 11 sensors, -90..+90 degrees, 18 apart.
-#: The same numbers as coopsim.plugins.modules.SONAR_ANGLES, restated so the viewer never imports physics.
-SONAR_ANGLES = np.radians(np.linspace(-90.0, 90.0, 11))
 TARGET_RADIUS = 0.15  # m, how large a target marker is drawn (targets have no body)
 WALL = 0.05  # m, thickness of the drawn floor border
 OUTLINE = 0.02  # m, dark rim around objects and robots
 FLOOR_COLOR = (222, 222, 214)
 BORDER_COLOR = (70, 70, 70)
 GRID_COLOR = (190, 190, 182, 255)
-BAR_COLOR = (150, 110, 60)
 BACKGROUND = (0.16, 0.17, 0.19, 1.0)
-# draw order: a team's bar lies on its robots (it is carried on supports above them)
-_ORDER = ("floor", "grid", "targets", "objects_rim", "objects", "robots_rim", "robots", "bars",
-          "noses", "sonar")
+# draw order: parts (a carried bar) lie on their robots (carried on supports above them)
+_ORDER = ("floor", "grid", "targets", "objects_rim", "objects", "robots_rim", "robots", "parts",
+          "noses", "rays")
 
 
 class Scene:
@@ -42,7 +41,8 @@ class Scene:
         self.groups = {name: LayerGroup(self._shader, i) for i, name in enumerate(_ORDER)}
         self.layers: dict[str, Layer] = {}
         self.layout: dict | None = None
-        self.show_sonar = True
+        self.show_rays = True
+        self._rays: list[tuple] = []  # (rows, angles, column indices) per ray-drawing module
         self.robot_names: list[str] = []
         self.robot_xy = np.zeros((0, 2))  # latest robot positions, m (for labels and tests)
         self.robot_radius = np.zeros(0)
@@ -63,8 +63,9 @@ class Scene:
         self._build_floor(*self.floor)
         self._build_objects(layout.get("objects", []))
         self._build_targets(layout.get("targets", []))
-        self._build_bars(layout.get("bars", []))
+        self._build_parts(layout.get("parts", []))
         self._build_robots(layout.get("robots", []))
+        self._build_rays(layout)
         self.update(None)
 
     def _add(self, name: str, local: np.ndarray, colors) -> Layer:
@@ -96,8 +97,8 @@ class Scene:
         for obj in objects:
             l, w = float(obj["size"][0]), float(obj["size"][1])
             if obj["shape"] == "box":
-                rims.append(_padded(square(), 24) * (l + 2 * OUTLINE, w + 2 * OUTLINE))
-                fills.append(_padded(square(), 24) * (l, w))
+                rims.append(pad(square(), 72) * (l + 2 * OUTLINE, w + 2 * OUTLINE))
+                fills.append(pad(square(), 72) * (l, w))
             else:
                 rims.append(disc(24) * (l / 2 + OUTLINE))
                 fills.append(disc(24) * (l / 2))
@@ -113,25 +114,41 @@ class Scene:
         layer = self._add("targets", np.repeat(local, len(targets), axis=0), colors)
         layer.update(np.array([(t["x"], t["y"], 0.0) for t in targets]).reshape(-1, 3))
 
-    def _build_bars(self, bars: list[dict]) -> None:
-        local = np.array([square() * (b["length"], b["width"]) for b in bars]).reshape(-1, 6, 2)
-        self._add("bars", local, [rgba(BAR_COLOR)] * len(bars))
+    def _build_parts(self, parts: list[dict]) -> None:
+        shapes = [_part_triangles(p.get("shapes", [])) for p in parts]
+        most = max((len(t) for t in shapes), default=3)
+        local = np.array([pad(t, most) for t in shapes]).reshape(-1, most, 2)
+        self._add("parts", local, [rgba(p.get("color", (150, 110, 60))) for p in parts])
 
     def _build_robots(self, robots: list[dict]) -> None:
         self.robot_names = [r["name"] for r in robots]
         self.robot_radius = np.array([float(r.get("radius", 0.2)) for r in robots])
-        radius = self.robot_radius[:, None, None]
+        body = np.array([_robot_triangles(r) for r in robots]).reshape(-1, 60, 2)
+        rim = np.array([_robot_triangles(r, OUTLINE) for r in robots]).reshape(-1, 60, 2)
         colors = [rgba(r.get("color", (40, 90, 230))) for r in robots]
-        self._add("robots_rim", np.repeat(disc(20)[None], len(robots), 0) * (radius + OUTLINE),
-                  [shade(c, 0.35) for c in colors])
-        self._add("robots", np.repeat(disc(20)[None], len(robots), 0) * radius, colors)
-        self._add("noses", np.repeat(nose()[None], len(robots), 0) * radius,
-                  [(250, 250, 250, 230)] * len(robots))
-        self._sonar_rows = np.array([i for i, r in enumerate(robots)
-                                     if "sonar" in r.get("modules", ["sonar"])], dtype=int)
-        count = len(self._sonar_rows) * len(SONAR_ANGLES)
-        self.layers["sonar"] = LineLayer(self._shader, self.batch, self.groups["sonar"], count,
-                                         np.tile((255, 120, 30, 170), (count, 1)))
+        self._add("robots_rim", rim, [shade(c, 0.35) for c in colors])
+        self._add("robots", body, colors)
+        arrows = np.repeat(nose()[None], len(robots), 0) * self.robot_radius[:, None, None]
+        self._add("noses", arrows, [(250, 250, 250, 230 if r.get("draw", {}).get("heading", True)
+                                     else 0) for r in robots])
+
+    def _build_rays(self, layout: dict) -> None:
+        """One group of rays per module whose drawing hint is ``rays`` (sonar, a plugin's)."""
+        columns = layout.get("columns", [])
+        robots = layout.get("robots", [])
+        self._rays, count = [], 0
+        for label, module in sorted(layout.get("modules", {}).items()):
+            hint = module.get("draw") or {}
+            if hint.get("kind") != "rays" or not set(hint["columns"]) <= set(columns):
+                continue
+            rows = np.array([i for i, r in enumerate(robots) if label in r.get("modules", [])],
+                            dtype=int)
+            cols = np.array([columns.index(c) for c in hint["columns"]], dtype=int)
+            self._rays.append((rows, np.asarray(hint["angles"], dtype=float), cols,
+                               tuple(hint.get("color", (255, 110, 20)))))
+            count += len(rows) * len(cols)
+        self.layers["rays"] = LineLayer(self._shader, self.batch, self.groups["rays"], count,
+                                        np.tile((255, 120, 30, 170), (count, 1)))
 
     # -- moving -------------------------------------------------------------------------------
 
@@ -139,49 +156,52 @@ class Scene:
         """Move bodies to the frame's poses (or the layout's own, when the frame does not fit)."""
         if self.layout is None:
             return
-        robots, objects, bars, sonar = self._poses(frame)
+        robots, objects, parts, columns = self._poses(frame)
         self.layers["objects_rim"].update(objects)
         self.layers["objects"].update(objects)
-        self.layers["bars"].update(bars)
+        self.layers["parts"].update(parts)
         for name in ("robots_rim", "robots", "noses"):
             self.layers[name].update(robots)
         self.robot_xy = robots[:, :2].copy()
-        self._update_sonar(robots, sonar)
+        self._update_rays(robots, columns)
 
     def _poses(self, frame: StateFrame | None):
         lay = self.layout
         fits = (frame is not None and frame.layout_version == lay.get("layout_version")
                 and len(frame.robots) == len(lay["robots"])
                 and len(frame.objects) == len(lay["objects"])
-                and len(frame.bars) == len(lay["bars"]))
+                and len(frame.parts) == len(lay["parts"]))
         if fits:
-            return frame.robots, frame.objects, frame.bars, frame.sonar
+            return frame.robots, frame.objects, frame.parts, frame.columns
         pose = lambda items: np.array([(i["x"], i["y"], i.get("yaw", 0.0))  # noqa: E731
                                        for i in items], dtype=float).reshape(-1, 3)
-        return pose(lay["robots"]), pose(lay["objects"]), pose(lay["bars"]), None
+        return pose(lay["robots"]), pose(lay["objects"]), pose(lay["parts"]), None
 
-    def _update_sonar(self, robots: np.ndarray, sonar: np.ndarray | None) -> None:
-        layer = self.layers["sonar"]
-        rows = self._sonar_rows
+    def _update_rays(self, robots: np.ndarray, columns: np.ndarray | None) -> None:
+        layer = self.layers["rays"]
         if layer.vlist is None:
             return
-        if not self.show_sonar or sonar is None or len(sonar) != len(robots):
+        if not self.show_rays or columns is None or len(columns) != len(robots):
             far = np.full((layer.count, 2), 1e6)  # off-screen: cheaper than rebuilding the list
             layer.set_lines(far, far)
             return
-        angles = (robots[rows, 2:3] + SONAR_ANGLES[None, :]).ravel()
-        dirs = np.stack((np.cos(angles), np.sin(angles)), axis=1)
-        edge = np.repeat(self.robot_radius[rows], len(SONAR_ANGLES))[:, None]
-        origins = np.repeat(robots[rows, :2], len(SONAR_ANGLES), axis=0) + dirs * edge
-        dist = sonar[rows].ravel()[:, None]
-        layer.set_lines(origins, origins + dirs * dist)
-        # near obstacles show strong, far readings faint
-        far = max(2.0, float(dist.max()) if dist.size else 2.0)
-        alpha = (230 - 170 * np.clip(dist[:, 0] / far, 0, 1)).astype(np.uint8)
-        colors = np.empty((layer.count, 4), dtype=np.uint8)
-        colors[:] = (255, 110, 20, 0)
-        colors[:, 3] = alpha
-        layer.recolor(colors)
+        starts, ends, colors = [], [], []
+        for rows, angles, cols, color in self._rays:
+            a = (robots[rows, 2:3] + angles[None, :]).ravel()
+            dirs = np.stack((np.cos(a), np.sin(a)), axis=1)
+            edge = np.repeat(self.robot_radius[rows], len(angles))[:, None]
+            origin = np.repeat(robots[rows, :2], len(angles), axis=0) + dirs * edge
+            dist = np.nan_to_num(columns[rows][:, cols].ravel(), nan=0.0)[:, None]
+            starts.append(origin)
+            ends.append(origin + dirs * dist)
+            # near obstacles show strong, far readings faint
+            far = max(2.0, float(dist.max()) if dist.size else 2.0)
+            rgba_ = np.empty((len(dist), 4), dtype=np.uint8)
+            rgba_[:] = (*color[:3], 0)
+            rgba_[:, 3] = (230 - 170 * np.clip(dist[:, 0] / far, 0, 1)).astype(np.uint8)
+            colors.append(rgba_)
+        layer.set_lines(np.concatenate(starts), np.concatenate(ends))
+        layer.recolor(np.concatenate(colors))
 
     def draw(self) -> None:
         """Draw the batch (the caller has set the window's view matrix)."""
@@ -199,9 +219,28 @@ class Scene:
         return i if d[i] <= self.robot_radius[i] else None
 
 
-def _padded(tris: np.ndarray, segments: int) -> np.ndarray:
-    """A box's 6 vertices repeated into the 3*segments slots a circle uses, so boxes and circles
-    share one layer (repeated triangles draw nothing new)."""
-    reps = 3 * segments // len(tris)
-    return np.tile(tris, (reps, 1))
 
+
+
+def _shape_triangles(shape: dict) -> np.ndarray:
+    """One part shape (layout form: kind, radius, size, vertices, offset) as triangles."""
+    off = np.asarray(shape.get("offset", (0.0, 0.0)), dtype=float)
+    if shape["kind"] == "circle":
+        return disc(24) * float(shape["radius"]) + off
+    if shape["kind"] == "box":
+        return square() * np.asarray(shape["size"], dtype=float) + off
+    return polygon(shape["vertices"]) + off
+
+
+def _part_triangles(shapes: list[dict]) -> np.ndarray:
+    tris = [_shape_triangles(s) for s in shapes]
+    return np.concatenate(tris) if tris else np.zeros((3, 2))
+
+
+def _robot_triangles(robot: dict, grow: float = 0.0) -> np.ndarray:
+    """A robot's body (60 vertices): its type's hint, a disc of its radius or a box."""
+    hint = robot.get("draw", {})
+    if hint.get("shape") == "box":
+        size = np.asarray(hint.get("size", (0.4, 0.4)), dtype=float) + 2 * grow
+        return pad(square() * size, 60)
+    return disc(20) * (float(robot.get("radius", 0.2)) + grow)

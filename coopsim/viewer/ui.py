@@ -80,7 +80,7 @@ class Ui:
     @property
     def layout(self) -> dict:
         """The latest layout, or an empty one while none has come."""
-        return self.link.layout or {"objects": [], "robots": [], "targets": [], "bars": [],
+        return self.link.layout or {"objects": [], "robots": [], "targets": [], "parts": [],
                                     "sections": [], "floor": {"length": 0, "width": 0}}
 
     def mark(self, key: str) -> None:

@@ -70,7 +70,7 @@ def test_remote_errors_carry_code_and_sentence(client):
     cases = [(lambda: bot.set_param("sonar", "max_range", 50.0), p.OUT_OF_RANGE),
              (lambda: bot.get_param("sonar", "range"), p.UNKNOWN_NAME),
              (lambda: bot.target.read_color("green"), p.UNKNOWN_NAME),
-             (lambda: bot.support.read(), p.UNKNOWN_COMMAND),
+             (lambda: bot.call(800), p.UNKNOWN_COMMAND),
              (lambda: bot.motors.set_speeds(200.0, 0.0), p.OUT_OF_RANGE),
              (lambda: bot.call(100, data=(1.0,)), p.WRONG_ARITY),
              (lambda: client.sim().set_mode("turbo"), p.OUT_OF_RANGE),
@@ -88,13 +88,15 @@ def test_robot_modules(client, run):
                              "bumper"]
     info = bot.motors.set_speeds(0.3, 0.3)
     assert isinstance(info, StepInfo) and not info.lockstep and info.note == "realtime"
-    assert bot.motors.last is info
+    assert bot.last is info
+    with pytest.raises(AttributeError, match="has no module 'support'"):
+        bot.support.read()
     sim.step(20)
     assert bot.motors.read()[:2] == [0.3, 0.3]
     assert len(bot.sonar.read()) == 11
-    targets = bot.target.read_all()
-    assert list(targets) == ["red", "blue"]
-    assert bot.target.read_color("blue") == pytest.approx(targets["blue"])
+    targets = bot.target.read()
+    assert targets.text.split(",") == ["red", "blue"] and targets.step == sim.status()["step"]
+    assert bot.target.read_color("blue") == pytest.approx(targets[2:4])
     assert bot.odometry.read()[0] > 0.0
     bot.odometry.reset()
     assert bot.odometry.read() == [0.0] * 5

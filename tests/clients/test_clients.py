@@ -8,7 +8,6 @@ CI and fails it in CI (``CI=true``), where ``.ci/run`` installs everything.
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import subprocess
@@ -16,30 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from coopsim.client import Client
 from coopsim.formats.files import load
 from coopsim.app.run import Run, RunOptions
 
-ROOT = Path(__file__).resolve().parents[2]
-CLIENTS = ROOT / "clients"
-STEPS = 300
-START = (-3.0, -3.0)
-SCENARIO = f"""\
-[WORLD]
-file        {ROOT / "worlds" / "arena.world"}
-
-[ROBOT_1]
-type        single
-name        robot1
-position    {START[0]} {START[1]} 0
-orientation 0 0 45
-
-[SETTINGS]
-mode        lockstep
-dt          0.01
-seed        1
-"""
-
+from clienthelpers import CLIENTS, ROOT, SCENARIO, STEPS, assert_wandered  # noqa: F401
 
 @pytest.fixture
 def live(tmp_path):
@@ -71,33 +50,6 @@ def run_controller(live: Run, argv: list, cwd: Path, timeout: float = 60) -> str
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, f"{argv} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}"
     return proc.stderr
-
-
-def assert_wandered(live: Run) -> None:
-    """The robot left its start by > 0.2 m and its chassis is > 0.2 m from every obstacle."""
-    with Client(live.network.endpoint) as client:
-        state = client.sim().state()
-        x, y, _ = client.sim().robots()["robot1"]
-    assert math.dist((x, y), START) > 0.2, f"robot1 did not move: at {x:.2f}, {y:.2f}"
-    robot = next(r for r in state["robots"] if r["name"] == "robot1")
-    gap = clearance(state, x, y) - robot["radius"]
-    assert gap > 0.2, f"robot1 ended {gap:.2f} m from an obstacle at {x:.2f}, {y:.2f}"
-
-
-def clearance(state: dict, x: float, y: float) -> float:
-    """Distance from (x, y) to the nearest floor edge or object outline in a /sim state."""
-    floor = state["floor"]
-    gaps = [floor["length"] / 2 - abs(x), floor["width"] / 2 - abs(y)]
-    for obj in state["objects"]:
-        dx, dy = x - obj["x"], y - obj["y"]
-        if obj["shape"] == "box":  # into the box's frame, then distance to the rectangle
-            c, s = math.cos(obj["yaw"]), math.sin(obj["yaw"])
-            u, v = abs(c * dx + s * dy), abs(-s * dx + c * dy)
-            ou, ov = u - obj["size"][0] / 2, v - obj["size"][1] / 2
-            gaps.append(math.hypot(max(ou, 0), max(ov, 0)) + min(max(ou, ov), 0))
-        else:  # cylinder, sphere: a circle
-            gaps.append(math.hypot(dx, dy) - obj["size"][0] / 2)
-    return min(gaps)
 
 
 # -- C -------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from coopsim.formats import files
-from coopsim.plugins import robots
+from coopsim.model.plugins import ROBOT_TYPES
 from coopsim.model.errors import FileFormatError
 from coopsim.model.specs import COLORS, RobotSpec, ScenarioSpec, Settings, WorldSpec
 
@@ -144,8 +144,8 @@ SCENARIO_ERRORS = [
      "param value must be a number or true/false, got 'lots'"),
     ("param nan", HEAD + ROBOT + "param motors.noise nan\n", 7, "got 'nan'"),
     ("empty controller", HEAD + ROBOT + "controller   # none\n", 7, "controller needs a value"),
-    ("dt too big", HEAD + "[SETTINGS]\ndt 0.5\n", 4, "dt must be between 0.001 and 0.1 s, got 0.5"),
-    ("dt too small", HEAD + "[SETTINGS]\ndt 0.0001\n", 4, "dt must be between 0.001 and 0.1 s"),
+    ("dt too big", HEAD + "[SETTINGS]\ndt 0.5\n", 4, "dt must be between 0.0005 and 0.1 s, got 0.5"),
+    ("dt too small", HEAD + "[SETTINGS]\ndt 0.0001\n", 4, "dt must be between 0.0005 and 0.1 s"),
     ("unknown mode", HEAD + "[SETTINGS]\nmode fast\n", 4, "unknown mode 'fast' (expected realtime"),
     ("negative seed", HEAD + "[SETTINGS]\nseed -1\n", 4, "seed must be an integer >= 0"),
     ("fractional seed", HEAD + "[SETTINGS]\nseed 1.5\n", 4, "seed must be an integer >= 0"),
@@ -236,7 +236,7 @@ def test_world_errors_through_a_relative_scenario_path(monkeypatch):
         os.path.join("files", "broken.world") + ":8: position needs 3 values (x y z), got 2"]
 
 
-# --- robots: validation goes through coopsim.plugins.robots -----------------------------------------------
+# --- robots: validation goes through coopsim.model.validate --------------------------------------
 
 @pytest.mark.parametrize("bad, reason", [
     ("param sonar.max_range 99", "out of range"),
@@ -266,7 +266,7 @@ def test_team2_footprint_keeps_the_whole_team_on_the_floor(tmp_path):
     (tmp_path / "w.world").write_text(FLOOR)
     path = tmp_path / "t.scenario"
     path.write_text(HEAD + ROBOT.replace("single", "team2").replace("0 0 0", "4.5 0 0"))
-    _assert_at(_error(path), path, 6, f"radius {robots.footprint_radius('team2'):g} m")
+    _assert_at(_error(path), path, 6, f"radius {ROBOT_TYPES.get('team2').footprint:g} m")
 
 
 def test_robot_exactly_at_the_edge_fits(tmp_path):

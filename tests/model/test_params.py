@@ -7,7 +7,8 @@ import pytest
 import coopsim
 from coopsim.model.errors import ParameterError, RegistryError
 from coopsim.model.params import ParamSpec, ParamValues
-from coopsim.model.registry import MODULES, ROBOT_TYPES, Registry
+from coopsim.model.plugins import MODULES, ROBOT_TYPES
+from coopsim.model.registry import Registry
 
 SPEED = ParamSpec("max_speed", "float", "largest wheel speed, m/s", 0.6, 0.0, 5.0, "m/s")
 COUNT = ParamSpec("rays", "int", "number of rays", 11, 1, 64)
@@ -54,8 +55,6 @@ def test_registry_refuses_duplicates_and_names_known_labels():
 
 
 def test_builtin_types_and_modules_are_registered():
-    import coopsim.plugins.robots  # noqa: F401 -- registers
-
     assert list(ROBOT_TYPES) == ["single", "team2"]
     assert set(MODULES) >= {"motors", "sonar", "target", "odometry", "gps", "compass", "bumper",
                             "support"}

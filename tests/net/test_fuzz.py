@@ -180,7 +180,7 @@ def test_fuzz_the_name_server(run):
 
 def test_fuzz_a_robot_server(run):
     endpoint = lookup(run.network.endpoint, "/r1")
-    codes = _fuzz(endpoint, p.ROBOT_COMMANDS, SEED + 1)
+    codes = _fuzz(endpoint, run.network.robots["r1"].commands, SEED + 1)
     _well_spread(codes)
     assert {p.OUT_OF_RANGE, p.UNKNOWN_NAME} <= set(codes), codes
     peer = Peer(endpoint)

@@ -15,7 +15,7 @@ import pytest
 from coopsim.formats.files import load
 from coopsim.net.gateway import MAX_LINE, Gateway
 from coopsim.app.run import Run, RunOptions
-from test_clients import SCENARIO, STEPS, assert_wandered  # the clients' scenario and checks
+from clienthelpers import SCENARIO, STEPS, assert_wandered  # the clients' scenario and checks
 
 ROOT = Path(__file__).resolve().parents[2]
 

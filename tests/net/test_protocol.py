@@ -7,6 +7,8 @@ import math
 import msgpack
 import pytest
 
+from coopsim.model.plugins import MODULES
+
 from coopsim.net import protocol as p
 from coopsim.model.errors import ProtocolError
 from coopsim.net.protocol import Command, Message
@@ -124,7 +126,7 @@ def test_message_just_under_the_limit_is_fine():
 
 # --- arity and range checks of a command ----------------------------------------------------------
 
-SET_SPEEDS = p.ROBOT_COMMANDS[100]
+SET_SPEEDS = p.robot_commands(MODULES.get(m) for m in MODULES.labels())[100]
 
 
 def _check_code(command: Command, msg: Message) -> int:
@@ -177,14 +179,26 @@ def test_every_table_is_consistent():
 def test_robot_command_ids_follow_their_modules():
     bases = {"motors": 100, "sonar": 200, "target": 300, "odometry": 400, "gps": 500,
              "compass": 600, "bumper": 700, "support": 800}
-    for command in p.ROBOT_COMMANDS.values():
+    table = p.robot_commands(MODULES.get(label) for label in bases)
+    for command in table.values():
         if command.module:
             assert command.id // 100 * 100 == bases[command.module], command
-    assert {c.name for c in p.ROBOT_COMMANDS.values() if not c.module} >= {
-        "hello", "param_list", "param_info", "param_get", "param_set"}
+            assert command.kind in ("read", "motion", "action")
+    assert all(not c.module for c in p.ROBOT_COMMANDS.values())
+    assert {c.name for c in p.ROBOT_COMMANDS.values()} >= {
+        "hello", "modules", "detach", "commands", "param_list", "param_info", "param_get",
+        "param_set"}
     assert [p.ROBOT_COMMANDS[i].name for i in (10, 11, 12, 13)] == [
         "param_list", "param_info", "param_get", "param_set"]
-    assert p.MOTION_COMMANDS == {100, 101, 102}
+    assert {c.id for c in table.values() if c.kind == "motion"} == {100, 101, 102}
+
+
+def test_command_lines_round_trip():
+    for command in p.robot_commands(MODULES.get(m) for m in MODULES.labels()).values():
+        again = Command.parse(command.describe())
+        assert (again.id, again.name, again.module, again.params, again.data, again.text,
+                again.kind) == (command.id, command.name, command.module, command.params,
+                                command.data, command.text, command.kind)
 
 
 def test_error_codes_are_distinct_and_named():

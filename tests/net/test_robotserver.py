@@ -85,7 +85,7 @@ def test_modules(each_r1, run):
 
 
 def test_unknown_command(each_r1):
-    for command in (3, 99, 104, 900, -5):
+    for command in (4, 99, 104, 900, -5):
         error, text, cmd, *_ = each_r1.ask(command)
         assert (error, cmd) == (p.UNKNOWN_COMMAND, command) and str(command) in text
 

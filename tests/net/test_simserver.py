@@ -369,7 +369,7 @@ def test_state_stream(run, sim, names):
         assert topic == p.STATE_TOPIC
         assert frames[0].step < frames[-1].step
         last = frames[-1]
-        assert (last.mode, last.robots.shape, last.objects.shape, last.sonar.shape) == (
+        assert (last.mode, last.robots.shape, last.objects.shape, last.columns.shape) == (
             "realtime", (2, 3), (1, 3), (2, 11))
         assert last.layout_version == json.loads(sim.ok(23)[1])["layout_version"]
     finally:

@@ -16,7 +16,7 @@ def run(scn, commands=None, steps=1):
     stepper = Stepper(Simulation(scn), mode="lockstep")
     for _ in range(steps):
         for name, (l, r) in (commands or {}).items():
-            stepper.slots.put(name, l, r, attach=False)
+            stepper.slots.put(name, "motors", (l, r), attach=False)
         stepper.tick()
     return stepper.snapshot
 

@@ -9,6 +9,8 @@ import math
 import msgpack
 import numpy as np
 import pytest
+
+from coopsim.model.plugins import module_columns
 from mcap.reader import make_reader
 from mcap.records import Message as McapMessage
 from mcap.writer import Writer
@@ -34,7 +36,8 @@ def plain(tmp_path_factory):
 
 
 def _robot_values(snap):
-    return np.hstack((snap.poses, snap.velocities, snap.commands, snap.readings["sonar"]))
+    return np.hstack((snap.poses, snap.velocities, snap.commands["motors"],
+                      snap.readings["sonar"]))
 
 
 def test_every_step_round_trips_within_its_quantum(plain):
@@ -180,7 +183,7 @@ def test_csv_export_has_a_row_per_robot_per_step(plain):
     assert float(row[4]) == pytest.approx(wrapped, abs=2e-4)
     assert -math.pi < min(float(r[4]) for r in table[1:]) and max(float(r[4]) for r in
                                                                  table[1:]) <= math.pi
-    assert float(row[8]) == pytest.approx(snap.commands[1][0], abs=1e-3)
+    assert float(row[8]) == pytest.approx(snap.commands["motors"][1][0], abs=1e-3)
 
 
 # -- bad files -------------------------------------------------------------------------------------
@@ -273,11 +276,12 @@ def test_a_newer_format_is_refused(tmp_path, monkeypatch):
 
 
 def test_frames_codec_handles_no_robots_and_large_values():
-    enc = rf.FrameEncoder()
-    robots = np.zeros((len(rf.ROBOT_COLUMNS), 3, 0))  # (columns, steps, robots)
+    columns = rf.robot_columns(module_columns())
+    enc = rf.FrameEncoder(columns)
+    robots = np.zeros((len(columns), 3, 0))  # (columns, steps, robots)
     bodies = np.array([[[1e5, -2e5, 123.0]], [[1e5 + 1, -2e5, 124.0]], [[1e5, -2e5, 125.0]]])
     data = enc.encode(0, [1, 2, 3], [0.1, 0.2, 0.3], [0, 100, 200], 0, robots,
                       bodies.transpose(2, 0, 1), True)
-    frames = rf.decode_frames([data], rf.ROBOT_COLUMNS)
-    assert [f.robots.shape for f in frames] == [(0, len(rf.ROBOT_COLUMNS))] * 3
+    frames = rf.decode_frames([data], columns)
+    assert [f.robots.shape for f in frames] == [(0, len(columns))] * 3
     assert np.abs(np.array([f.bodies for f in frames]) - bodies).max() < 1e-6

@@ -142,7 +142,7 @@ def test_state_stream_shows_the_recorded_step(replay, recording):
             expected = r.frame(200)
         assert frame.mode == "playback" and frame.paused
         assert np.allclose(frame.robots, expected.robots[:, :3])
-        assert np.allclose(frame.sonar, expected.robots[:, 8:19])
+        assert np.allclose(frame.columns, expected.robots[:, 8:19])  # the sonar distances
         assert frame.objects.shape == (3, 3)  # the inserted object is there at 4 s
         before = client.request(client.lookup("/playback"), 4, data=(1.0,))
         assert before.params[1] == 50

@@ -53,15 +53,15 @@ def test_lockstep_waits_for_every_attached_controller():
     slots = CommandSlots()
     stepper = Stepper(Simulation(scenario([robot("a"), robot("b", 2, 0)])), mode="lockstep",
                       slots=slots)
-    slots.put("a", 0.1, 0.1)
-    slots.put("b", 0.1, 0.1)
+    slots.put("a", "motors", (0.1, 0.1))
+    slots.put("b", "motors", (0.1, 0.1))
     stepper.start()
     try:
         assert stepper.wait_step(0, 2.0) is not None
         step = stepper.snapshot.step
-        slots.put("a", 0.1, 0.1)  # b has not committed: no further step
+        slots.put("a", "motors", (0.1, 0.1))  # b has not committed: no further step
         assert stepper.wait_step(step, 0.3) is None
-        slots.put("b", 0.1, 0.1)
+        slots.put("b", "motors", (0.1, 0.1))
         assert stepper.wait_step(step, 2.0).step == step + 1
     finally:
         stepper.stop()
@@ -70,7 +70,7 @@ def test_lockstep_waits_for_every_attached_controller():
 def test_a_silent_lockstep_controller_is_detached_after_its_lease():
     slots = CommandSlots(lease=0.2)
     stepper = Stepper(Simulation(scenario([robot("a")])), mode="lockstep", slots=slots)
-    slots.put("a", 0.1, 0.1)
+    slots.put("a", "motors", (0.1, 0.1))
     stepper.start()
     try:
         assert stepper.wait_step(0, 2.0) is not None
@@ -129,7 +129,7 @@ def _scripted_run(seed):
     for k in range(300):
         for name in ("a", "b", "t_leader", "t_helper"):
             if k % 7 == 0:
-                stepper.slots.put(name, *rng.uniform(-0.5, 0.5, 2), attach=False)
+                stepper.slots.put(name, "motors", tuple(rng.uniform(-0.5, 0.5, 2)), attach=False)
         stepper.tick()
     snap = stepper.snapshot
     return np.concatenate([snap.poses.ravel(), snap.object_poses.ravel(),
@@ -148,7 +148,7 @@ def test_reset_restores_the_scenario_and_seed_bit_for_bit():
 
     def go():
         for _ in range(50):
-            stepper.slots.put("r1", 0.3, 0.2, attach=False)
+            stepper.slots.put("r1", "motors", (0.3, 0.2), attach=False)
             stepper.tick()
         return stepper.snapshot.readings["gps"].tobytes(), stepper.snapshot.poses.tobytes()
     first = go()

@@ -17,7 +17,7 @@ def drive(scn, commands, steps):
     stepper = Stepper(Simulation(scn), mode="lockstep")
     for _ in range(steps):
         for name, (l, r) in commands.items():
-            stepper.slots.put(name, l, r, attach=False)
+            stepper.slots.put(name, "motors", (l, r), attach=False)
         stepper.tick()
     return stepper
 
@@ -25,9 +25,10 @@ def drive(scn, commands, steps):
 def test_static_and_movable_objects_and_targets_are_built():
     world = World(scenario([robot()], [box("B", 2, 0), cylinder("C", -2, 0, mass=1.0)],
                            [target("red", 3, 3)]))
-    assert world.objects["B"].body.body_type == world.objects["B"].body.STATIC
-    assert world.objects["C"].body.mass == pytest.approx(1.0)
-    assert len(world.objects["C"].joints) == 2  # floor friction: pivot + gear
+    static, movable = world.objects["B"][1], world.objects["C"][1]  # pymunk engine handles
+    assert static.body.body_type == static.body.STATIC and static.joints == ()
+    assert movable.body.mass == pytest.approx(1.0)
+    assert len(movable.joints) == 2  # floor friction: pivot + gear
     assert [t.color for t in world.targets] == ["red"]
     assert [r.name for r in world.robots] == ["r1"]
 
@@ -36,9 +37,10 @@ def test_team2_builds_two_named_robots_and_a_bar():
     world = World(scenario([robot("t", type="team2")]))
     assert [r.name for r in world.robots] == ["t_leader", "t_helper"]
     leader, helper = world.robots
-    assert leader.body.position.x == pytest.approx(0.6)
-    assert helper.body.position.x == pytest.approx(-0.6)
-    assert "t" in world.bars and leader.support is not None
+    x = world.engine.robot_state()[:, 0]
+    assert x == pytest.approx([0.6, -0.6])
+    assert [p.name for p in world.parts] == ["t.bar"]
+    assert set(leader.refs) == {"support", "bar"} and leader.refs["bar"] is helper.refs["bar"]
 
 
 def test_insert_update_remove_object_and_errors():
@@ -114,5 +116,9 @@ def test_describe_lists_everything_for_a_viewer():
     state = world.describe()
     assert state["floor"] == {"length": 10.0, "width": 10.0}
     assert [r["name"] for r in state["robots"]] == ["r1", "t_leader", "t_helper"]
-    assert state["objects"][0]["shape"] == "box" and state["bars"][0]["name"] == "t"
+    assert state["objects"][0]["shape"] == "box" and state["parts"][0]["name"] == "t.bar"
+    assert state["parts"][0]["shapes"][0]["kind"] == "box" and state["types"] == ["single",
+                                                                                  "team2"]
+    assert state["columns"] == [f"sonar{i}" for i in range(11)]
+    assert state["modules"]["sonar"]["draw"]["kind"] == "rays"
     assert state["targets"][0]["rgb"] and state["layout_version"] == world.layout_version

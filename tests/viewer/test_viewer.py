@@ -348,7 +348,7 @@ def test_mouse_turns_pans_and_zooms_and_keys_fit_and_hide_sonar(sim, viewer_for)
     viewer.dispatch_event("on_mouse_release", *arc[-1], mouse.LEFT, 0)
     viewer.dispatch_event("on_key_press", key.S, 0)
     frame(viewer)
-    assert cam.angle == pytest.approx(math.pi / 2, abs=1e-6) and not viewer.scene.show_sonar
+    assert cam.angle == pytest.approx(math.pi / 2, abs=1e-6) and not viewer.scene.show_rays
     image = screenshot(viewer, "view_turned_zoomed_no_sonar")
     for robot, (rx, ry) in zip(viewer.link.layout["robots"], viewer.scene.robot_xy):
         px, py = cam.to_screen(rx, ry)

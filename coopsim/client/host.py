@@ -1,0 +1,66 @@
+"""The network host of drivers: run a :class:`~coopsim.model.driver.Driver` as a controller
+process talking the protocol, the same class the simulator hosts in-process."""
+
+from __future__ import annotations
+
+import os
+import random
+
+from ..model.driver import Driver
+from .connection import Client
+
+
+class _Rng:
+    """The part of numpy's Generator drivers use, from the standard library (a network
+    controller needs no numpy)."""
+
+    def __init__(self, seed) -> None:
+        self._r = random.Random(seed)
+
+    def random(self) -> float:
+        return self._r.random()
+
+    def uniform(self, low: float = 0.0, high: float = 1.0) -> float:
+        return self._r.uniform(low, high)
+
+    def normal(self, loc: float = 0.0, scale: float = 1.0) -> float:
+        return self._r.gauss(loc, scale)
+
+
+def run_controller(driver, robot: str | None = None, params: dict | None = None,
+                   steps: int | None = None, nameserver: str | None = None,
+                   seed: int | None = None, period: float = 0.05) -> int:
+    """Drive ``robot`` over the network with a driver class (or its registered label).
+
+    Args:
+        driver: A Driver subclass, or a label of the ``coopsim.drivers`` registry.
+        robot: Network name; default $COOPSIM_ROBOT or ``robot1``.
+        params: Driver parameter values (validated as in a scenario).
+        steps: Stop after this many iterations (default: until the run ends).
+        nameserver: Default $COOPSIM_NAMESERVER or the default endpoint.
+        seed: Seed of the driver's random generator.
+        period: Wall-time period of an iteration in real time, s.
+
+    Returns:
+        The number of iterations run. In lockstep one iteration is one simulation step; the
+        driver is called every ``every`` iterations, as in-process.
+    """
+    if isinstance(driver, str):
+        from ..model.plugins import DRIVERS
+
+        driver = DRIVERS.get(driver)
+    if not (isinstance(driver, type) and issubclass(driver, Driver)):
+        raise TypeError(f"{driver!r} is not a Driver class")
+    instance = driver(driver.values(params), _Rng(seed))
+    name = robot or os.environ.get("COOPSIM_ROBOT", "robot1")
+    done = 0
+    with Client(nameserver) as client:
+        bot = client.robot(name)
+        instance.setup(bot)
+        for i in bot.loop(steps, period):
+            if i % instance.p["every"] == 0:
+                instance.step(bot)
+            else:  # between calls the command stays in force, as in-process
+                bot.repeat()
+            done = i + 1
+    return done

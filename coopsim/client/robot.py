@@ -1,0 +1,157 @@
+"""A robot on the network: its modules as attributes, each module's commands as methods.
+
+The attributes are built from the robot's own answer to command 3 (``commands``), so the client
+needs no table of ids: ``bot.motors.set_speeds(0.3, 0.3)`` sends whatever id the robot declares
+for ``motors.set_speeds``. What a method returns depends on the command's kind: a ``read``
+returns a :class:`~coopsim.model.driver.Reading` (a list of floats with ``text`` and ``step``),
+a ``motion`` a :class:`~coopsim.model.driver.StepInfo`, an ``action`` its reply text.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterator, Sequence
+
+from ..model.commands import Command
+from ..model.driver import Reading, StepInfo
+from ..model.errors import ProtocolError
+from ..net.protocol import Message
+
+_COMMANDS, _DETACH, _MODULES = 3, 2, 1
+_PARAM_LIST, _PARAM_GET, _PARAM_SET = 10, 12, 13
+
+
+class ModuleProxy:
+    """One module of a remote robot; every command it declares is a method.
+
+    Positional arguments are the command's data (floats); a string argument, or ``text=``,
+    goes in the text field (``bot.target.read_color("red")``).
+    """
+
+    def __init__(self, robot: "Robot", label: str, commands: list[Command]) -> None:
+        self._robot, self.label = robot, label
+        self._commands = {c.name: c for c in commands}
+
+    def __getattr__(self, name: str):
+        command = self.__dict__.get("_commands", {}).get(name)
+        if command is None:
+            raise AttributeError(f"module {self.label} has no command {name!r}")
+        return lambda *args, text="": self._robot.invoke(command, args, text)
+
+    def __dir__(self):
+        return [*super().__dir__(), *self._commands]
+
+    def commands(self) -> dict[str, Command]:
+        """The module's commands by name."""
+        return dict(self._commands)
+
+
+class Robot:
+    """A robot's modules, each an attribute (``bot.sonar``, ``bot.motors``...).
+
+    Attributes:
+        name: Network name. endpoint: Its server's endpoint.
+        last: What the latest motion command returned (None before the first).
+    """
+
+    def __init__(self, client, name: str, endpoint: str) -> None:
+        self.client, self.name, self.endpoint = client, name, endpoint
+        self.last: StepInfo | None = None
+        self._last_motion: tuple | None = None
+        reply = self.call(_COMMANDS)
+        by_module: dict[str, list[Command]] = {}
+        for line in reply.text.splitlines():
+            command = Command.parse(line)
+            if command.module:
+                by_module.setdefault(command.module, []).append(command)
+        self.module_labels = list(by_module)
+        for label, commands in by_module.items():
+            setattr(self, label, ModuleProxy(self, label, commands))
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name in ("module_labels",):
+            raise AttributeError(name)
+        raise AttributeError(f"robot {self.name!r} has no module {name!r} (it has: "
+                             f"{', '.join(self.module_labels)})")
+
+    @property
+    def time(self) -> float:
+        """Sim time after the latest motion command, s (0 before the first)."""
+        return self.last.time if self.last is not None else 0.0
+
+    def call(self, command: int, text: str = "", params: Sequence[int] = (),
+             data: Sequence[float] = ()) -> Message:
+        """Send any robot command by id (see docs/protocol.md)."""
+        return self.client.request(self.endpoint, command, text, params, data)
+
+    def invoke(self, command: Command, args: tuple, text: str = ""):
+        """Send a declared module command; shape the reply by its kind."""
+        words = [a for a in args if isinstance(a, str)]
+        data = [float(a) for a in args if not isinstance(a, str)]
+        reply = self.call(command.id, words[0] if words else text, data=data)
+        if command.kind == "read":
+            return Reading(reply.data, reply.text, reply.params[0] if reply.params else 0)
+        if command.kind == "motion":
+            self._last_motion = (command, args, text)
+            self.last = StepInfo(reply.params[0], reply.data[0], reply.text)
+            return self.last
+        return reply.text
+
+    def repeat(self) -> StepInfo | None:
+        """Send the latest motion command again (in lockstep: take one more step with it)."""
+        return self.invoke(*self._last_motion) if self._last_motion else None
+
+    def modules(self) -> list[str]:
+        """Labels of the robot's modules."""
+        return self.call(_MODULES).text.split(",")
+
+    def peer(self, name: str) -> "Robot":
+        """Another robot, for reading its modules."""
+        return self.client.robot(name)
+
+    def detach(self) -> None:
+        """Leave lockstep: the simulation stops waiting for this controller."""
+        self.call(_DETACH)
+
+    def get_param(self, module: str, name: str):
+        """Current value of a module (or ``driver``) parameter (a word for text parameters)."""
+        reply = self.call(_PARAM_GET, f"{module}.{name}")
+        return reply.data[0] if reply.data else reply.text.split(" ", 1)[1]
+
+    def set_param(self, module: str, name: str, value):
+        """Set a module (or ``driver``) parameter; returns the stored value (errors if out of
+        [min, max])."""
+        if isinstance(value, str):
+            return self.call(_PARAM_SET, f"{module}.{name} {value}").text.split(" ", 1)[1]
+        return self.call(_PARAM_SET, f"{module}.{name}", data=(value,)).data[0]
+
+    def params(self, module: str) -> dict[str, float]:
+        """Every parameter of a module and its value (NaN for text parameters)."""
+        reply = self.call(_PARAM_LIST, module)
+        return dict(zip(reply.text.splitlines(), reply.data))
+
+    def loop(self, steps: int | None = None, period: float = 0.05) -> Iterator[int]:
+        """Control loop helper: yields 0, 1, 2...; send one motion command per iteration.
+
+        In lockstep each iteration is one simulation step (the motor reply comes after the step).
+        In real time (or on a real robot) iterations are paced to ``period`` s of wall time.
+        On leaving the loop (end, break or exception) the robot is stopped and detached, so the
+        simulation does not wait for a controller that has finished.
+        """
+        i = 0
+        try:
+            while steps is None or i < steps:
+                started = time.monotonic()
+                yield i
+                i += 1
+                if self.last is None or not self.last.lockstep:
+                    time.sleep(max(0.0, period - (time.monotonic() - started)))
+        finally:
+            try:
+                for label in self.module_labels:  # every module that can stop, stops
+                    proxy = getattr(self, label)
+                    if "stop" in proxy.commands():
+                        proxy.stop()
+                self.detach()
+            except ProtocolError:
+                pass  # the simulation is gone or finished; nothing to detach from

@@ -1,0 +1,120 @@
+"""Command declarations and the protocol's error codes: what a server or module accepts.
+
+A :class:`Command` says what one request takes (its id, name, the numbers of integer params and
+floats, whether the text field is needed) and what *kind* of request it is, which is all a robot
+server needs to dispatch it. Modules declare their commands here, so the protocol's tables, the
+robot servers, ``coopsim list`` and every client are built from the modules themselves
+(docs/protocol.md is the normative description). No zmq, no msgpack: this layer is pure data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .errors import ProtocolError
+
+# -- error codes (docs/protocol.md section 3) ------------------------------------------------------
+OK = 0
+BAD_MESSAGE = 1  # not msgpack, not a 5-array, wrong field types, more than one frame, too large
+UNKNOWN_COMMAND = 2  # the server has no such command id (or the robot lacks that module)
+WRONG_ARITY = 3  # wrong number of params or data, or a missing text
+OUT_OF_RANGE = 4  # a value outside its allowed range (or not finite)
+UNKNOWN_NAME = 5  # no such port, robot, object, module, parameter or target
+NOT_ALLOWED = 6  # valid, but not allowed in the current mode or state (or outside the data folders)
+VERSION_MISMATCH = 7  # the client speaks another protocol version
+FAILED = 8  # valid, but could not be carried out (bad file, object off the floor, ...)
+TIMEOUT = 9  # the simulation did not answer in time (e.g. a step that never came)
+INTERNAL = 10  # a bug in the server; the request changed nothing it could roll back
+
+ERROR_NAMES = {
+    OK: "ok", BAD_MESSAGE: "bad message", UNKNOWN_COMMAND: "unknown command",
+    WRONG_ARITY: "wrong arity", OUT_OF_RANGE: "out of range", UNKNOWN_NAME: "unknown name",
+    NOT_ALLOWED: "not allowed", VERSION_MISMATCH: "version mismatch", FAILED: "failed",
+    TIMEOUT: "timeout", INTERNAL: "internal error",
+}
+
+#: Kinds of robot commands: how a robot server dispatches them.
+#: ``read``: answered at once from the last completed step's snapshot;
+#: ``motion``: stored in the robot's command slot (latest wins); in lockstep it attaches the
+#: controller and is answered after the step that used it;
+#: ``action``: carried out on the stepper thread between two steps (odometry reset);
+#: ``""``: a server's own command (hello, param_get ...), handled by the server.
+KINDS = ("", "read", "motion", "action")
+TEXT_RULES = ("", "opt", "req")
+FIRST_MODULE_ID = 100  # robot command ids below this belong to every robot (hello, params ...)
+MAX_COMMAND_ID = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command's id and what it takes.
+
+    Attributes:
+        id: Command id, unique within its server (on robot servers: across all modules).
+        name: Short name (for docs, clients and error sentences); a Python identifier.
+        module: Module label on robot servers; "" for commands every robot has.
+        params: (min, max) number of integer params.
+        data: (min, max) number of floats.
+        text: Whether the text field is required ("req"), optional ("opt") or ignored ("").
+        kind: How a robot server dispatches it (see :data:`KINDS`).
+        doc: One sentence for listings: what it does and what its reply holds, with units.
+    """
+
+    id: int
+    name: str
+    module: str = ""
+    params: tuple[int, int] = (0, 0)
+    data: tuple[int, int] = (0, 0)
+    text: str = ""
+    kind: str = ""
+    doc: str = ""
+
+    def check(self, msg) -> None:
+        """Raise ProtocolError(WRONG_ARITY / OUT_OF_RANGE) when ``msg`` does not fit.
+
+        Args:
+            msg: Anything with ``params``, ``data`` and ``text`` (a protocol Message).
+        """
+        for what, got, (lo, hi) in (("params", msg.params, self.params),
+                                    ("data", msg.data, self.data)):
+            if not lo <= len(got) <= hi:
+                want = str(lo) if lo == hi else f"{lo} to {hi}"
+                raise ProtocolError(WRONG_ARITY, f"{self.name} takes {want} {what}, "
+                                                 f"got {len(got)}")
+        if self.text == "req" and not msg.text:
+            raise ProtocolError(WRONG_ARITY, f"{self.name} needs the text field")
+        if not all(math.isfinite(d) for d in msg.data):
+            raise ProtocolError(OUT_OF_RANGE, f"{self.name}: data must be finite numbers")
+
+    def validate(self) -> None:
+        """Check the declaration itself (used when a plugin registers).
+
+        Raises:
+            ValueError: a field is out of its allowed set or range.
+        """
+        if not 0 <= self.id <= MAX_COMMAND_ID:
+            raise ValueError(f"command id {self.id} is outside 0..{MAX_COMMAND_ID}")
+        if not self.name.isidentifier():
+            raise ValueError(f"command name {self.name!r} is not an identifier")
+        for what, (lo, hi) in (("params", self.params), ("data", self.data)):
+            if not 0 <= lo <= hi <= 4096:
+                raise ValueError(f"command {self.name}: {what} arity {lo}..{hi} is not valid")
+        if self.text not in TEXT_RULES or self.kind not in KINDS:
+            raise ValueError(f"command {self.name}: text {self.text!r} or kind {self.kind!r} "
+                             "is not one of the allowed values")
+
+    def describe(self) -> str:
+        """One line of the robot ``commands`` reply (docs/protocol.md): ``id name module
+        params_min params_max data_min data_max text kind``, with ``-`` for an empty word."""
+        words = (self.id, self.name, self.module or "-", *self.params, *self.data,
+                 self.text or "-", self.kind or "-")
+        return " ".join(str(w) for w in words)
+
+    @classmethod
+    def parse(cls, line: str) -> "Command":
+        """Read a line written by :meth:`describe` (clients use this)."""
+        cid, name, module, p0, p1, d0, d1, text, kind = line.split()
+        blank = lambda w: "" if w == "-" else w  # noqa: E731
+        return cls(int(cid), name, blank(module), (int(p0), int(p1)), (int(d0), int(d1)),
+                   blank(text), blank(kind))

@@ -1,0 +1,234 @@
+"""The hardware-module contract: one class declares everything about one module.
+
+A module (``motors``, ``sonar``, a plugin's ``joints``...) declares
+
+* its **commands** (:class:`~coopsim.model.commands.Command`: id, name, arity, kind), from which the
+  protocol's tables, the robot servers' dispatch, ``coopsim list`` and the clients are built;
+* its typed **parameters** (:class:`~coopsim.model.params.ParamSpec`, after AMSA);
+* the **fields** of its reading, and the **columns** it contributes to the state stream and the
+  recording (:class:`Column`), plus an optional **drawing hint** for the viewer;
+* ``sense`` (a reading for every robot carrying it, from one batched physics frame) and/or
+  ``actuate`` (turning the stored commands of every robot carrying it into engine calls).
+
+Everything works on batches: ``rows`` are indices into the frame's robot arrays, so 10,000 robots
+cost a few numpy calls, not 10,000 Python calls. Frames and units: world frame x/y on the floor,
+z up, metres; yaw in radians counter-clockwise from +x; angles relative to a robot's heading are
+positive to its left. Nothing here imports pymunk or zmq.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from .commands import OUT_OF_RANGE, Command
+from .errors import ProtocolError
+from .params import ParamSpec
+
+
+@dataclass(frozen=True)
+class Column:
+    """One per-robot quantity streamed and/or recorded.
+
+    Attributes:
+        name: Column name, unique across modules (``sonar3``, ``left_cmd``).
+        unit: Quantization step in the recording, SI units (1e-3 m = 1 mm).
+        order: Difference order in the recording's non-key steps: 1 or 2 (see recording format).
+        field: Index of the value in the module's reading (``source`` "reading") or in its
+            stored command (``source`` "command").
+        source: ``reading`` or ``command``.
+        stream: Also sent on the state stream every published step (the viewer draws from it).
+    """
+
+    name: str
+    unit: float
+    order: int
+    field: int = 0
+    source: str = "reading"
+    stream: bool = False
+
+
+@dataclass
+class Frame:
+    """What modules see of one step: every robot's state as arrays indexed by robot.
+
+    Attributes:
+        dt: Step length, s.
+        pose: (N, 3) x, y (m) and yaw (rad), world frame.
+        velocity: (N, 3) vx, vy (m/s) world frame and yaw rate (rad/s).
+        radius: (N,) chassis radius, m.
+        axle: (N,) distance between the wheels, m (0 for robots without wheels).
+        group: (N,) collision/sensing group (a robot's rays ignore its own assembly).
+        commands: Module label -> (N, width) stored commands (latest of each robot).
+        actuated: Module label -> what its ``actuate`` returned this step (e.g. wheel speeds).
+        targets: (T, 2) target positions, m.
+        contacts: (N, 2) 1.0 where the chassis touches something at its front / rear half.
+        geometry: The sensing geometry (ray caster, moving circles and segments); see
+            :class:`coopsim.sim.sensing.Geometry`.
+        engine: Physics queries by robot row (bodies and joints a robot type named: poses,
+            joint angles, forces); see :class:`coopsim.sim.world.Parts`.
+        extra: Per-step values other layers add (zones, radio...), by name.
+    """
+
+    dt: float
+    pose: np.ndarray
+    velocity: np.ndarray
+    radius: np.ndarray
+    axle: np.ndarray
+    group: np.ndarray
+    commands: Mapping[str, np.ndarray]
+    actuated: dict
+    targets: np.ndarray
+    contacts: np.ndarray
+    geometry: Any
+    engine: Any
+    extra: dict
+
+
+class Module:
+    """Base of every hardware module. Subclasses set the class attributes and override
+    :meth:`sense` (sensors), :meth:`actuate` (actuators) or both; all methods are classmethods
+    over batches of robots, so a module holds no per-robot state of its own.
+
+    Class attributes:
+        label: The module's name (``/robot1/<label>``), registered under it.
+        description: One line for ``coopsim list``, with units.
+        params: Typed parameters (noise, range, ...).
+        commands: Commands it serves (ids unique across all modules; plugins pick an unused
+            hundred, ``coopsim list`` shows the taken ones).
+        fields: Names of its reading's values (see :meth:`field_names`).
+        command_fields: Names of its stored command values (modules with motion commands).
+        columns: What it adds to the state stream and the recording.
+        draw: A JSON-ready drawing hint for the viewer, or None (see docs/plugins.md).
+    """
+
+    label: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    params: ClassVar[tuple[ParamSpec, ...]] = ()
+    commands: ClassVar[tuple[Command, ...]] = ()
+    fields: ClassVar[tuple[str, ...]] = ()
+    command_fields: ClassVar[tuple[str, ...]] = ()
+    columns: ClassVar[tuple[Column, ...]] = ()
+    draw: ClassVar[Mapping | None] = None
+
+    # -- readings -------------------------------------------------------------------------------
+
+    @classmethod
+    def field_names(cls, n_targets: int) -> tuple[str, ...]:
+        """Names of the reading's values (a few modules depend on the number of targets)."""
+        return cls.fields
+
+    @classmethod
+    def sense(cls, frame: Frame, rows: np.ndarray, p: dict[str, np.ndarray],
+              prev: np.ndarray) -> np.ndarray:
+        """Noiseless reading of the robots ``rows``, shape (len(rows), width).
+
+        Args:
+            frame: All robots' state this step.
+            rows: Indices (into the frame) of the robots that carry this module.
+            p: Parameter values per robot, each an array aligned with ``rows``.
+            prev: The previous reading of those robots (for integrating sensors).
+        """
+        return np.zeros((len(rows), len(cls.field_names(len(frame.targets)))))
+
+    @classmethod
+    def measure(cls, frame: Frame, rows: np.ndarray, p: dict[str, np.ndarray],
+                prev: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The reading with the ``noise`` and ``lost`` parameters applied, if declared."""
+        out = cls.sense(frame, rows, p, prev)
+        # No draws while a parameter is 0 everywhere: the stream stays the same for the same
+        # parameters (determinism holds) and noiseless runs skip the generator's cost.
+        if "noise" in p and out.size and p["noise"].any():
+            out = out + rng.standard_normal(out.shape) * p["noise"][:, None]
+        if "lost" in p and out.size and p["lost"].any():
+            lost = rng.random(len(rows)) * 100.0 < p["lost"]
+            out[lost] = prev[lost]
+        return cls.clip(out, p)
+
+    @classmethod
+    def clip(cls, out: np.ndarray, p: dict[str, np.ndarray]) -> np.ndarray:
+        """Keep noisy values physically possible (e.g. distances >= 0)."""
+        return out
+
+    @classmethod
+    def answer(cls, command: Command, row: np.ndarray, text: str, snap) -> tuple[str, list]:
+        """Reply (text, data) to a ``read`` command from one robot's reading ``row``.
+
+        The default sends the whole reading; a module overrides it for commands that pick a part
+        (the target module's ``read_color``) or that say something in the text.
+        """
+        return "", row.tolist()
+
+    # -- commands and actuation -----------------------------------------------------------------
+
+    @classmethod
+    def command_row(cls, command: Command, data: tuple, params: Mapping) -> tuple[float, ...]:
+        """Validate a ``motion`` command and turn it into the values stored for the robot.
+
+        Args:
+            command: Which of the module's motion commands.
+            data: The request's floats (arity already checked, all finite).
+            params: The robot's current parameter values of this module (read-only).
+
+        Returns:
+            len(command_fields) floats; the latest stored command of a robot is what
+            :meth:`actuate` sees.
+
+        Raises:
+            ProtocolError: OUT_OF_RANGE with a sentence, for values the module refuses.
+        """
+        raise ProtocolError(OUT_OF_RANGE, f"{cls.label} has no motion command {command.name}")
+
+    @classmethod
+    def actuate(cls, frame: Frame, rows: np.ndarray, p: dict[str, np.ndarray],
+                commands: np.ndarray) -> Any:
+        """Actuator phase for the robots ``rows``: act on the engine (``frame.engine``).
+
+        Args:
+            commands: (len(rows), len(command_fields)) their stored commands.
+
+        Returns:
+            Anything :meth:`sense` wants to see as ``frame.actuated[label]`` (or None).
+        """
+        return None
+
+    @classmethod
+    def act(cls, command: Command, sim, robot: str, msg) -> str:
+        """Carry out an ``action`` command on the stepper thread; return the reply's text."""
+        raise ProtocolError(OUT_OF_RANGE, f"{cls.label} has no action {command.name}")
+
+    # -- declarations ---------------------------------------------------------------------------
+
+    @classmethod
+    def validate(cls) -> None:
+        """Check the declaration (called when the module registers).
+
+        Raises:
+            ValueError: a command outside the module, a column out of its fields, a repeat...
+        """
+        if not cls.label.isidentifier():
+            raise ValueError(f"module label {cls.label!r} is not an identifier")
+        for command in cls.commands:
+            command.validate()
+            if command.module != cls.label or not command.kind:
+                raise ValueError(f"command {command.name} must name module {cls.label!r} and "
+                                 "a kind (read, motion or action)")
+            if command.kind == "motion" and not cls.command_fields:
+                raise ValueError(f"motion command {command.name} needs command_fields")
+        names = [c.name for c in cls.commands]
+        if len(set(names)) != len(names) or len({p.name for p in cls.params}) != len(cls.params):
+            raise ValueError("command or parameter names repeat")
+        for col in cls.columns:
+            width = len(cls.fields if col.source == "reading" else cls.command_fields)
+            if col.source not in ("reading", "command") or not 0 <= col.field < width \
+                    or col.order not in (1, 2) or not col.unit > 0:
+                raise ValueError(f"column {col.name} does not fit the module's fields")
+
+    @classmethod
+    def describe(cls) -> dict:
+        """JSON-ready declaration (the /sim state ``modules`` entry; the viewer reads ``draw``)."""
+        return {"label": cls.label, "description": cls.description,
+                "commands": [c.describe() for c in cls.commands],
+                "fields": list(cls.fields), "draw": cls.draw}

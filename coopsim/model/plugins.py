@@ -1,0 +1,70 @@
+"""The five plugin registries and the checks a plugin's declaration must pass to join one.
+
+``ROBOT_TYPES``, ``MODULES``, ``DRIVERS``, ``ENGINES`` and ``RULES`` read the entry-point groups
+``coopsim.robot_types``, ``coopsim.modules``, ``coopsim.drivers``, ``coopsim.engines`` and
+``coopsim.rules`` (docs/plugins.md). A module's command ids must be new across all modules and
+at least :data:`~coopsim.model.commands.FIRST_MODULE_ID`; its column names new across modules.
+"""
+
+from __future__ import annotations
+
+from .commands import FIRST_MODULE_ID
+from .driver import Driver, Rule
+from .module import Module
+from .registry import Registry
+from .robot_type import RobotType
+
+
+def _subclass(base: type):
+    def check(label, item, registry) -> None:
+        if not (isinstance(item, type) and issubclass(item, base)):
+            raise TypeError(f"{item!r} is not a subclass of {base.__name__}")
+        item.validate()
+        for spec in getattr(item, "params", ()):
+            spec.validate()
+    return check
+
+
+def _check_module(label, item, registry) -> None:
+    _subclass(Module)(label, item, registry)
+    for other_label, other in registry._items.items():
+        taken = {c.id for c in other.commands} & {c.id for c in item.commands}
+        if taken:
+            raise ValueError(f"command id(s) {sorted(taken)} are already used by module "
+                             f"{other_label!r}")
+        cols = {c.name for c in other.columns} & {c.name for c in item.columns}
+        if cols:
+            raise ValueError(f"column(s) {sorted(cols)} are already used by module {other_label!r}")
+    low = [c.id for c in item.commands if c.id < FIRST_MODULE_ID]
+    if low:
+        raise ValueError(f"command ids below {FIRST_MODULE_ID} belong to every robot: {low}")
+
+
+def _check_engine(label, item, registry) -> None:
+    if not (isinstance(item, type) and hasattr(item, "step") and hasattr(item, "features")):
+        raise TypeError(f"{item!r} is not an engine class (see coopsim.physics.engine.Engine)")
+
+
+ROBOT_TYPES: Registry = Registry("robot type", "coopsim.robot_types", check=_subclass(RobotType))
+MODULES: Registry = Registry("module", "coopsim.modules", check=_check_module)
+DRIVERS: Registry = Registry("driver", "coopsim.drivers", check=_subclass(Driver))
+RULES: Registry = Registry("rule", "coopsim.rules", check=_subclass(Rule))
+ENGINES: Registry = Registry("engine", "coopsim.engines", lazy=True, check=_check_engine)
+
+#: Every registry by its plural name, in the order ``coopsim list`` shows them.
+REGISTRIES = {"robot types": ROBOT_TYPES, "modules": MODULES, "drivers": DRIVERS,
+              "engines": ENGINES, "rules": RULES}
+
+
+def problems() -> list[str]:
+    """Every plugin that failed to load, one line each."""
+    for registry in REGISTRIES.values():
+        registry.load()
+    return [line for registry in REGISTRIES.values() for line in registry.problems]
+
+
+def module_columns(stream_only: bool = False) -> list:
+    """(module label, Column) of every registered module's columns, by module label: what the
+    recording keeps per robot, or (``stream_only``) what the state stream carries."""
+    return [(label, c) for label, m in MODULES.items() for c in m.columns
+            if c.stream or not stream_only]

@@ -1,0 +1,226 @@
+"""The robot-type contract: what a ``[ROBOT_n]`` section builds, said without any physics engine.
+
+A robot type turns a :class:`~coopsim.model.specs.RobotSpec` into an :class:`Assembly`: bodies
+(with their shapes), joints between them, the networked robots (*members*) it contains with the
+modules each carries, and the extra *parts* (a carried bar, an arm's links) the viewer draws.
+The engine (:mod:`coopsim.physics`) builds real bodies from it; the same declaration runs on any
+engine that has the features it needs (the ``kinematic`` engine has no joints, so it refuses a
+team carrying a bar with a clear reason).
+
+Frames and units: world frame, metres, kilograms, radians (yaw counter-clockwise from +x). Body
+and joint anchors are in the body's own frame (x forward along its yaw).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Mapping
+
+from .specs import RobotSpec
+
+BODY_KINDS = ("dynamic", "static", "kinematic")
+SHAPE_KINDS = ("circle", "box", "poly")
+JOINT_KINDS = ("pivot", "revolute")
+DRIVES = ("", "differential", "velocity")
+
+
+@dataclass(frozen=True)
+class ShapeSpec:
+    """A collision shape attached to a body, in the body's frame.
+
+    Attributes:
+        kind: ``circle`` (``radius``), ``box`` (``size`` = length along x, width along y) or
+            ``poly`` (``vertices``, convex, counter-clockwise).
+        radius: Circle radius, m.
+        size: Box (length, width), m.
+        vertices: Polygon corners ((x, y), ...), m.
+        offset: Circle centre or box centre in the body's frame, m.
+        friction: Coulomb coefficient against other shapes.
+        elasticity: 0 (no bounce) to 1.
+    """
+
+    kind: str
+    radius: float = 0.0
+    size: tuple[float, float] = (0.0, 0.0)
+    vertices: tuple[tuple[float, float], ...] = ()
+    offset: tuple[float, float] = (0.0, 0.0)
+    friction: float = 0.6
+    elasticity: float = 0.0
+
+    def describe(self) -> dict:
+        """JSON-ready drawing data (the viewer draws parts from it)."""
+        return {"kind": self.kind, "radius": self.radius, "size": list(self.size),
+                "vertices": [list(v) for v in self.vertices], "offset": list(self.offset)}
+
+
+@dataclass(frozen=True)
+class BodySpec:
+    """One rigid body.
+
+    Attributes:
+        key: Name unique within the assembly (joints, members and parts refer to it).
+        kind: ``dynamic`` (moves under forces), ``static`` (fixed) or ``kinematic``.
+        mass: kg (dynamic bodies, > 0).
+        shapes: Its collision shapes.
+        position: (x, y) of its origin, world frame, m.
+        yaw: rad.
+        floor_friction: Coulomb coefficient of sliding on the floor (0 = glides; as movable
+            objects, a force cap mu * m * g opposes sliding and spinning).
+    """
+
+    key: str
+    kind: str
+    mass: float
+    shapes: tuple[ShapeSpec, ...]
+    position: tuple[float, float]
+    yaw: float = 0.0
+    floor_friction: float = 0.0
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """A joint between two bodies of the assembly (``a`` may be "" for the static ground).
+
+    Attributes:
+        key: Name unique within the assembly.
+        kind: ``pivot`` (a free hinge) or ``revolute`` (a hinge with optional limits and motor).
+        a, b: Body keys.
+        anchor_a, anchor_b: The hinge point in each body's frame, m.
+        limits: (min, max) angle of b relative to a, rad, or None.
+        motor: A motor drives the joint's rate (set by modules through the engine).
+        max_torque: Largest torque the motor gives, N m.
+    """
+
+    key: str
+    kind: str
+    a: str
+    b: str
+    anchor_a: tuple[float, float] = (0.0, 0.0)
+    anchor_b: tuple[float, float] = (0.0, 0.0)
+    limits: tuple[float, float] | None = None
+    motor: bool = False
+    max_torque: float = 0.0
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    """One networked robot of an assembly: a chassis body and the modules it carries.
+
+    Attributes:
+        name: Network name (``/name/motors``...).
+        body: Key of the chassis body; its pose is the robot's pose.
+        modules: Module labels it carries, in order.
+        radius: Chassis radius for sensing (rays start at it, others see a circle of it), m.
+        axle: Distance between the driven wheels, m (0: no wheels).
+        drive: ``differential`` (wheel speeds, ARGoS-style control body with capped joints),
+            ``velocity`` (holonomic: a commanded planar velocity) or "" (not driven).
+        max_force, max_torque: Caps of the drive's joints, N and N m.
+        refs: Role -> body or joint key, for modules (``support``: the joint holding a bar,
+            ``bar``: the carried body, ``joint0``...: an arm's motor joints).
+        points: Name -> (body key, (x, y) in that body's frame): points modules report
+            (an arm's ``tip``).
+    """
+
+    name: str
+    body: str
+    modules: tuple[str, ...]
+    radius: float
+    axle: float = 0.0
+    drive: str = ""
+    max_force: float = 0.0
+    max_torque: float = 0.0
+    refs: Mapping[str, str] = field(default_factory=dict)
+    points: Mapping[str, tuple[str, tuple[float, float]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    """A body that is drawn and tracked but is not a robot (a carried bar, an arm's link).
+
+    Attributes:
+        name: Shown name; the world prefixes it with the section name (``team1.bar``).
+        body: Body key.
+        color: (R, G, B) 0-255.
+    """
+
+    name: str
+    body: str
+    color: tuple[int, int, int] = (150, 110, 60)
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """Everything one ``[ROBOT_n]`` section adds to the world."""
+
+    members: tuple[MemberSpec, ...]
+    bodies: tuple[BodySpec, ...]
+    joints: tuple[JointSpec, ...] = ()
+    parts: tuple[PartSpec, ...] = ()
+
+    def body(self, key: str) -> BodySpec:
+        """The body called ``key``."""
+        return next(b for b in self.bodies if b.key == key)
+
+    def validate(self) -> None:
+        """Check keys, kinds and references.
+
+        Raises:
+            ValueError: the declaration is inconsistent.
+        """
+        keys = [b.key for b in self.bodies]
+        joints = [j.key for j in self.joints]
+        if len(set(keys)) != len(keys) or len(set(joints)) != len(joints) or not self.members:
+            raise ValueError("an assembly needs members and unique body and joint keys")
+        for b in self.bodies:
+            if b.kind not in BODY_KINDS or (b.kind == "dynamic" and not b.mass > 0) \
+                    or any(s.kind not in SHAPE_KINDS for s in b.shapes):
+                raise ValueError(f"body {b.key}: bad kind, mass or shape")
+        for j in self.joints:
+            if j.kind not in JOINT_KINDS or j.b not in keys or (j.a and j.a not in keys):
+                raise ValueError(f"joint {j.key}: bad kind or unknown body")
+        for m in self.members:
+            refs = set(m.refs.values()) | {k for k, _ in m.points.values()}
+            if m.body not in keys or m.drive not in DRIVES or not refs <= set(keys) | set(joints):
+                raise ValueError(f"member {m.name}: unknown body, drive or reference")
+        if any(p.body not in keys for p in self.parts):
+            raise ValueError("a part names an unknown body")
+
+
+class RobotType:
+    """Base of robot types. Subclasses register under a label and implement :meth:`build`.
+
+    Class attributes:
+        label: The type's name in scenario files (``type single``).
+        description: One line for ``coopsim list``.
+        modules: Every module label its members carry (for listings and ``param`` checks).
+        footprint: Radius of the smallest circle about the section's position holding the whole
+            assembly, m ("on the floor" checks).
+        draw: Drawing hint for its members (``shape``: ``disc`` or ``box``; ``size``: box
+            (length, width) m; ``heading``: draw the heading arrow).
+    """
+
+    label: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    modules: ClassVar[tuple[str, ...]] = ()
+    footprint: ClassVar[float] = 0.2
+    draw: ClassVar[Mapping] = {"shape": "disc", "heading": True}
+
+    @classmethod
+    def member_names(cls, name: str) -> tuple[str, ...]:
+        """Network names of the robots one section of this type creates."""
+        return (name,)
+
+    @classmethod
+    def build(cls, spec: RobotSpec) -> Assembly:
+        """The assembly for ``spec`` (pose, name and colour from the section)."""
+        raise NotImplementedError
+
+    @classmethod
+    def validate(cls) -> None:
+        """Check the declaration (called when the type registers).
+
+        Raises:
+            ValueError: an empty label or no modules.
+        """
+        if not cls.label.isidentifier() or not cls.footprint > 0:
+            raise ValueError(f"robot type {cls.label!r}: label or footprint is not valid")

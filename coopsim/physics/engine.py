@@ -1,0 +1,189 @@
+"""The physics-engine seam: what the simulation asks of any engine.
+
+An engine holds the bodies of one world and steps them. It is built from engine-neutral specs
+(:class:`~coopsim.model.specs.ObjectSpec`, :class:`~coopsim.model.robot_type.Assembly`), hands
+back opaque handles, and answers batched queries in *robot order*: the order the world last gave
+to :meth:`Engine.set_robots`, which is the row order of every array the simulation uses.
+
+Two engines ship: ``pymunk`` (rigid-body dynamics: pushing, stalling, joints, carried bars) and
+``kinematic`` (numpy integration of wheel commands with overlap resolution, for swarms). A new
+engine implements this class and registers under ``coopsim.engines`` (docs/plugins.md).
+
+Frames and units: world frame, metres, radians, seconds; yaw counter-clockwise from +x.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..model.errors import SimulationError
+from ..model.robot_type import Assembly
+from ..model.specs import FloorSpec, ObjectSpec
+
+#: What an engine may offer. ``joints``: pivot/revolute joints (carried bars, arms);
+#: ``movable_objects``: objects with mass that robots push; ``multi_body``: assemblies of more
+#: than one body per robot; ``differential`` and ``velocity``: the two drives.
+FEATURES = frozenset({"joints", "movable_objects", "multi_body", "differential", "velocity"})
+
+
+@dataclass
+class Handles:
+    """What an engine made for one assembly.
+
+    Attributes:
+        bodies: Body key -> engine handle.
+        joints: Joint key -> engine handle.
+        robots: Member name -> the handle :meth:`Engine.set_robots` takes for it.
+        items: The engine's own bookkeeping (what to remove).
+    """
+
+    bodies: dict[str, Any] = field(default_factory=dict)
+    joints: dict[str, Any] = field(default_factory=dict)
+    robots: dict[str, Any] = field(default_factory=dict)
+    items: list = field(default_factory=list)
+
+
+class Engine(ABC):
+    """Base of physics engines.
+
+    Args:
+        floor: The floor; its edges are walls.
+
+    Class attributes:
+        label: Registered name (``--engine``, ``[SETTINGS] engine``).
+        description: One line for ``coopsim list``.
+        features: The subset of :data:`FEATURES` it offers.
+    """
+
+    label: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    features: ClassVar[frozenset] = frozenset()
+
+    def __init__(self, floor: FloorSpec) -> None:
+        self.floor = floor
+
+    # -- what it can run --------------------------------------------------------------------------
+
+    @classmethod
+    def refuses_assembly(cls, assembly: Assembly) -> str:
+        """Why this engine cannot build ``assembly`` ("" when it can)."""
+        f = cls.features
+        if assembly.joints and "joints" not in f:
+            return f"the {cls.label} engine has no joints"
+        if (len(assembly.bodies) > len(assembly.members) or assembly.parts) \
+                and "multi_body" not in f:
+            return f"the {cls.label} engine runs only one-body robots (no carried parts)"
+        for m in assembly.members:
+            if m.drive and m.drive not in f:
+                return f"the {cls.label} engine has no {m.drive} drive"
+        return ""
+
+    @classmethod
+    def refuses_object(cls, spec: ObjectSpec) -> str:
+        """Why this engine cannot hold ``spec`` ("" when it can)."""
+        if not spec.static and "movable_objects" not in cls.features:
+            return (f"the {cls.label} engine has no movable objects: give {spec.name} mass 0 "
+                    "or use the pymunk engine")
+        return ""
+
+    def check_assembly(self, assembly: Assembly) -> None:
+        """Raise SimulationError when :meth:`refuses_assembly` says why."""
+        reason = self.refuses_assembly(assembly)
+        if reason:
+            raise SimulationError(reason)
+
+    def check_object(self, spec: ObjectSpec) -> None:
+        """Raise SimulationError when :meth:`refuses_object` says why."""
+        reason = self.refuses_object(spec)
+        if reason:
+            raise SimulationError(reason)
+
+    # -- layout (between steps) -------------------------------------------------------------------
+
+    @abstractmethod
+    def add_object(self, spec: ObjectSpec) -> Any:
+        """Build an object; return its handle."""
+
+    @abstractmethod
+    def remove_object(self, handle: Any) -> None:
+        """Remove an object."""
+
+    @abstractmethod
+    def add_assembly(self, assembly: Assembly, group: int) -> Handles:
+        """Build a robot type's assembly; its shapes share collision/sensing ``group``."""
+
+    @abstractmethod
+    def remove_assembly(self, handles: Handles) -> None:
+        """Remove everything one :meth:`add_assembly` made."""
+
+    @abstractmethod
+    def set_robots(self, robots: list, drives: list[str]) -> None:
+        """Fix the robot order: ``Handles.robots`` values and each one's drive, in row order."""
+
+    # -- stepping ---------------------------------------------------------------------------------
+
+    @abstractmethod
+    def step(self, dt: float) -> None:
+        """Advance by ``dt`` seconds."""
+
+    @abstractmethod
+    def robot_state(self) -> np.ndarray:
+        """(N, 6) x, y, yaw, vx, vy, yaw rate of every robot's chassis, robot order."""
+
+    @abstractmethod
+    def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
+        """Differential drive: robots ``rows`` move at ``forward`` m/s along their heading and
+        turn at ``turn`` rad/s (up to the drive's force caps)."""
+
+    def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
+        """Velocity drive: (len(rows), 3) vx, vy (m/s, world frame) and yaw rate (rad/s)."""
+        raise SimulationError(f"the {self.label} engine has no velocity drive")
+
+    @abstractmethod
+    def contacts(self, pose: np.ndarray) -> np.ndarray:
+        """(N, 2) 1.0 where a robot's chassis touches something at its front / rear half."""
+
+    @abstractmethod
+    def poses(self, handles: list) -> np.ndarray:
+        """(K, 3) x, y, yaw of bodies (objects or assembly bodies) by handle."""
+
+    def joint_state(self, handles: list) -> np.ndarray:
+        """(K, 2) angle of b relative to a (rad) and its rate (rad/s) of joints by handle."""
+        return np.zeros((len(handles), 2))
+
+    def joint_force(self, handles: list, dt: float) -> np.ndarray:
+        """(K,) force each joint carried during the last step, N."""
+        return np.zeros(len(handles))
+
+    def set_motor_rates(self, handles: list, rates: np.ndarray) -> None:
+        """Drive motor joints at ``rates`` rad/s (b relative to a), up to their torque caps."""
+        if len(handles):
+            raise SimulationError(f"the {self.label} engine has no joint motors")
+
+    @abstractmethod
+    def static_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Shapes that never move, for ray casting: circles (C, 3) x, y, r; their groups (C,);
+        segments (S, 4) x1, y1, x2, y2; their groups (S,). Floor walls included."""
+
+    @abstractmethod
+    def moving_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Movable objects and assembly bodies other than robot chassis, as above (chassis are
+        added by the sensing phase as circles from :meth:`robot_state`)."""
+
+
+def as_geometry(circles: list, segments: list):
+    """Ray-caster input from lists of (x, y, r, group) and (x1, y1, x2, y2, group) tuples."""
+    c = np.array(circles, dtype=float).reshape(-1, 4)
+    s = np.array(segments, dtype=float).reshape(-1, 5)
+    return c[:, :3], c[:, 3].astype(np.int64), s[:, :4], s[:, 4].astype(np.int64)
+
+
+def box_corners(cx: float, cy: float, yaw: float, length: float, width: float) -> np.ndarray:
+    """(4, 2) corners of a rectangle centred at (cx, cy), turned by yaw, counter-clockwise."""
+    c, s = np.cos(yaw), np.sin(yaw)
+    local = np.array([(-length, -width), (length, -width), (length, width), (-length, width)]) / 2
+    return local @ np.array([[c, s], [-s, c]]) + (cx, cy)

@@ -1,0 +1,396 @@
+"""The ``pymunk`` engine: rigid-body dynamics on Chipmunk, the way ARGoS's 2D engine does it.
+
+* Movable objects and bodies with ``floor_friction`` slide with floor friction: a pivot joint and
+  a gear joint to a static ground body, ``max_bias`` 0 and force/torque capped at mu * m * g, so
+  friction opposes sliding and spinning without pinning the body in place.
+* Differential drive: each chassis is tied to a kinematic *control body* by a pivot joint and a
+  gear joint whose ``max_bias`` is 0 (they correct velocity, never position) and whose force and
+  torque are capped. The motors set the control body's velocity; the joints drag the chassis
+  along up to the caps, so a robot pushes light objects and stalls against a wall instead of
+  passing through it. The velocity drive uses the same control body with a world-frame velocity.
+* Revolute joints are a pivot plus, when asked, a rotary limit and a simple motor.
+
+Batched state goes through ``pymunk.batch`` (one C call copies every body's state), mapped to
+robot rows once per layout.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pymunk
+import pymunk.batch as batch
+
+from ..model.robot_type import Assembly, JointSpec, ShapeSpec
+from ..model.specs import FloorSpec, ObjectSpec
+from .engine import FEATURES, Engine, Handles, as_geometry
+
+GRAVITY = 9.81  # m/s^2
+FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
+WALL_THICKNESS = 1.0  # m, the invisible boundary walls just outside the floor
+ITERATIONS = 10  # solver iterations per step
+
+_F = batch.BodyFields
+_STATE = _F.POSITION | _F.ANGLE | _F.VELOCITY | _F.ANGULAR_VELOCITY
+_VELOCITY = _F.VELOCITY | _F.ANGULAR_VELOCITY
+_A = batch.ArbiterFields
+_CONTACT = _A.BODY_A_ID | _A.BODY_B_ID | _A.POINT_A_1
+
+
+@dataclass(eq=False)
+class _Object:
+    """An object's pymunk parts."""
+
+    body: pymunk.Body
+    shapes: tuple
+    joints: tuple = ()
+    static: bool = True
+
+
+@dataclass(eq=False)
+class _Joint:
+    """A joint's constraints and the rest angle of b relative to a (its zero)."""
+
+    a: pymunk.Body
+    b: pymunk.Body
+    pivot: pymunk.Constraint
+    motor: pymunk.SimpleMotor | None = None
+    rest: float = 0.0
+    extra: list = field(default_factory=list)  # limit and motor constraints
+
+
+@dataclass(eq=False)
+class _Robot:
+    """A robot's chassis and its control body (None when it is not driven)."""
+
+    body: pymunk.Body
+    control: pymunk.Body | None
+
+
+@dataclass
+class _Rows:
+    """Rows of the batch buffers for the current layout (see :meth:`PymunkEngine._rows`)."""
+
+    version: int = -1
+    chassis: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    control: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    sorted_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uintp))
+    id_order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+class PymunkEngine(Engine):
+    """Rigid-body dynamics with pymunk (every feature)."""
+
+    label = "pymunk"
+    description = "rigid-body dynamics (pymunk/Chipmunk): pushing, stalling, joints, carried parts"
+    features = FEATURES
+
+    def __init__(self, floor: FloorSpec) -> None:
+        super().__init__(floor)
+        self.space = pymunk.Space()
+        self.space.iterations = ITERATIONS
+        self.ground = pymunk.Body(body_type=pymunk.Body.STATIC)
+        self.space.add(*_boundary(floor))
+        self._robots: list[_Robot] = []
+        self._version = 0  # bumped on every body added or removed
+        self._rows = _Rows()
+        self._state: np.ndarray | None = None  # every body's state, cached until it changes
+        self._get, self._set, self._arbiters = batch.Buffer(), batch.Buffer(), batch.Buffer()
+        self._moving: tuple[int, list] = (-1, [])  # (version, shapes of moving_geometry)
+
+    # -- layout -----------------------------------------------------------------------------------
+
+    def add_object(self, spec: ObjectSpec) -> _Object:
+        self.check_object(spec)
+        shape_spec = _object_shape(spec)
+        body = _body(spec.mass, (shape_spec,), "static" if spec.static else "dynamic")
+        body.position, body.angle = spec.position[:2], spec.yaw
+        shapes = (_shape(body, shape_spec, 0),)
+        joints = () if spec.static else _floor_joints(self.ground, body, spec.mass,
+                                                       FLOOR_FRICTION, max(spec.size[:2]) / 2)
+        self.space.add(body, *shapes, *joints)
+        self._changed()
+        return _Object(body, shapes, joints, spec.static)
+
+    def remove_object(self, handle: _Object) -> None:
+        self.space.remove(handle.body, *handle.shapes, *handle.joints)
+        self._changed()
+
+    def add_assembly(self, assembly: Assembly, group: int) -> Handles:
+        self.check_assembly(assembly)
+        handles, items = Handles(), []
+        for spec in assembly.bodies:
+            body = _body(spec.mass, spec.shapes, spec.kind)
+            body.position, body.angle = spec.position, spec.yaw
+            items += [body, *(_shape(body, s, group) for s in spec.shapes)]
+            if spec.floor_friction > 0 and spec.kind == "dynamic":
+                reach = max(_reach(s) for s in spec.shapes) if spec.shapes else 0.1
+                items += _floor_joints(self.ground, body, spec.mass, spec.floor_friction, reach)
+            handles.bodies[spec.key] = body
+        for spec in assembly.joints:
+            joint = self._joint(spec, handles.bodies)
+            items += [joint.pivot, *joint.extra]
+            handles.joints[spec.key] = joint
+        for member in assembly.members:
+            robot = _Robot(handles.bodies[member.body], None)
+            if member.drive:
+                robot.control = pymunk.Body(body_type=pymunk.Body.KINEMATIC)
+                robot.control.position, robot.control.angle = robot.body.position, robot.body.angle
+                items += [robot.control, *_drive_joints(robot.control, robot.body, member)]
+            handles.robots[member.name] = robot
+        self.space.add(*items)
+        handles.items = items
+        self._changed()
+        return handles
+
+    def _joint(self, spec: JointSpec, bodies: dict) -> _Joint:
+        a = bodies[spec.a] if spec.a else self.ground
+        b = bodies[spec.b]
+        pivot = pymunk.PivotJoint(a, b, spec.anchor_a, spec.anchor_b)
+        joint = _Joint(a, b, pivot, rest=b.angle - a.angle)
+        if spec.kind == "revolute" and spec.limits is not None:
+            lo, hi = spec.limits
+            joint.extra.append(pymunk.RotaryLimitJoint(a, b, joint.rest + lo, joint.rest + hi))
+        if spec.kind == "revolute" and spec.motor:
+            joint.motor = pymunk.SimpleMotor(a, b, 0.0)
+            joint.motor.max_force = spec.max_torque
+            joint.extra.append(joint.motor)
+        return joint
+
+    def remove_assembly(self, handles: Handles) -> None:
+        self.space.remove(*handles.items)
+        self._changed()
+
+    def set_robots(self, robots: list, drives: list[str]) -> None:
+        self._robots = list(robots)
+        self._changed()
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._state = None
+
+    # -- stepping ---------------------------------------------------------------------------------
+
+    def step(self, dt: float) -> None:
+        self.space.step(dt)
+        self._state = None
+
+    def _read(self) -> np.ndarray:
+        """Every body's state (B, 6): x, y, angle, vx, vy, angular velocity (cached)."""
+        if self._state is None:
+            self._get.clear()
+            batch.get_space_bodies(self.space, _STATE, self._get)
+            self._state = np.frombuffer(self._get.float_buf(), dtype=np.float64).reshape(-1, 6)
+            self._state = self._state.copy()
+        return self._state
+
+    def _table(self) -> _Rows:
+        """Rows of the robots' chassis and control bodies in the batch buffers."""
+        if self._rows.version == self._version:
+            return self._rows
+        self._get.clear()
+        batch.get_space_bodies(self.space, _F.BODY_ID, self._get)
+        ids = np.frombuffer(self._get.int_buf(), dtype=np.uintp)
+        row = {int(i): k for k, i in enumerate(ids)}
+        chassis_ids = np.array([r.body.id for r in self._robots], dtype=np.uintp)
+        order = np.argsort(chassis_ids)  # robots by chassis id, to map arbiters
+        self._rows = _Rows(self._version,
+                           np.array([row[r.body.id] for r in self._robots], dtype=np.int64),
+                           np.array([row[r.control.id] if r.control else -1
+                                     for r in self._robots], dtype=np.int64),
+                           chassis_ids[order], order)
+        self._state = None  # the buffer was reused for the ids
+        return self._rows
+
+    def robot_state(self) -> np.ndarray:
+        rows = self._table()
+        return self._read()[rows.chassis]
+
+    def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
+        table = self._table()
+        state = self._read()
+        yaw = state[table.chassis[rows], 2]
+        velocity = np.column_stack((forward * np.cos(yaw), forward * np.sin(yaw), turn))
+        self._write_controls(table.control[rows], velocity)
+
+    def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
+        self._write_controls(self._table().control[rows], velocity)
+
+    def _write_controls(self, control_rows: np.ndarray, velocity: np.ndarray) -> None:
+        """Set the control bodies' twists; every other body keeps its velocity."""
+        state = self._read()
+        out = state[:, 3:6].copy()
+        keep = control_rows >= 0
+        out[control_rows[keep]] = velocity[keep]
+        # One buffer, reused: a new pymunk.batch.Buffer every step is never freed by pymunk.
+        self._set.set_float_buf(np.ascontiguousarray(out, dtype=np.float64).ravel())
+        batch.set_space_bodies(self.space, _VELOCITY, self._set)
+        state[:, 3:6] = out
+
+    def contacts(self, pose: np.ndarray) -> np.ndarray:
+        table = self._table()
+        out = np.zeros((len(self._robots), 2))
+        self._arbiters.clear()
+        batch.get_space_arbiters(self.space, _CONTACT, self._arbiters)
+        ids = np.frombuffer(self._arbiters.int_buf(), dtype=np.uintp).reshape(-1, 2)
+        if not len(ids) or not len(self._robots):
+            return out
+        points = np.frombuffer(self._arbiters.float_buf(), dtype=np.float64).reshape(-1, 2)
+        sorted_ids, order = table.sorted_ids, table.id_order
+        for column in (0, 1):
+            pos = np.searchsorted(sorted_ids, ids[:, column]).clip(0, len(order) - 1)
+            hit = sorted_ids[pos] == ids[:, column]
+            robot = order[pos[hit]]
+            rel = points[hit] - pose[robot, :2]
+            ahead = rel[:, 0] * np.cos(pose[robot, 2]) + rel[:, 1] * np.sin(pose[robot, 2]) >= 0
+            out[robot[ahead], 0] = 1.0
+            out[robot[~ahead], 1] = 1.0
+        return out
+
+    def poses(self, handles: list) -> np.ndarray:
+        bodies = [h.body if isinstance(h, _Object) else h for h in handles]
+        return np.array([(b.position.x, b.position.y, b.angle) for b in bodies],
+                        dtype=float).reshape(-1, 3)
+
+    def joint_state(self, handles: list) -> np.ndarray:
+        return np.array([(j.b.angle - j.a.angle - j.rest, j.b.angular_velocity
+                          - j.a.angular_velocity) for j in handles], dtype=float).reshape(-1, 2)
+
+    def joint_force(self, handles: list, dt: float) -> np.ndarray:
+        return np.array([j.pivot.impulse / dt for j in handles], dtype=float)
+
+    def set_motor_rates(self, handles: list, rates: np.ndarray) -> None:
+        for joint, rate in zip(handles, rates):
+            # Chipmunk's simple motor holds a.w - b.w at its rate: the minus makes ``rate`` the
+            # rate of b relative to a, as joint_state reports it.
+            joint.motor.rate = -float(rate)
+
+    # -- geometry for sensing -----------------------------------------------------------------------
+
+    def static_geometry(self):
+        circles, segments = [], []
+        for shape in self.space.shapes:
+            if shape.body.body_type == pymunk.Body.STATIC:
+                _shape_geometry(shape, circles, segments)
+        return as_geometry(circles, segments)
+
+    def moving_geometry(self):
+        if self._moving[0] != self._version:  # which shapes, once per layout: a swarm's
+            chassis = {id(r.body) for r in self._robots}  # chassis are many, the rest few
+            self._moving = (self._version, [
+                s for s in self.space.shapes
+                if s.body.body_type == pymunk.Body.DYNAMIC and id(s.body) not in chassis])
+        circles, segments = [], []
+        for shape in self._moving[1]:
+            _shape_geometry(shape, circles, segments)
+        return as_geometry(circles, segments)
+
+
+# -- building -------------------------------------------------------------------------------------
+
+def _object_shape(spec: ObjectSpec) -> ShapeSpec:
+    if spec.shape == "box":
+        return ShapeSpec("box", size=(spec.size[0], spec.size[1]))
+    return ShapeSpec("circle", radius=spec.radius)
+
+
+def _area(s: ShapeSpec) -> float:
+    if s.kind == "circle":
+        return math.pi * s.radius ** 2
+    if s.kind == "box":
+        return s.size[0] * s.size[1]
+    v = np.asarray(s.vertices, dtype=float)
+    return 0.5 * abs(float(np.dot(v[:, 0], np.roll(v[:, 1], 1)) - np.dot(v[:, 1],
+                                                                           np.roll(v[:, 0], 1))))
+
+
+def _reach(s: ShapeSpec) -> float:
+    """Farthest point of a shape from its body's origin, m."""
+    off = math.hypot(*s.offset)
+    if s.kind == "circle":
+        return off + s.radius
+    if s.kind == "box":
+        return off + math.hypot(*s.size) / 2
+    return max(math.hypot(x, y) for x, y in s.vertices)
+
+
+def _moment(mass: float, s: ShapeSpec) -> float:
+    if s.kind == "circle":
+        return pymunk.moment_for_circle(mass, 0, s.radius, s.offset)
+    return pymunk.moment_for_poly(mass, _vertices(s), s.offset)
+
+
+def _vertices(s: ShapeSpec) -> list:
+    if s.kind == "box":
+        hl, hw = s.size[0] / 2, s.size[1] / 2
+        return [(-hl, -hw), (hl, -hw), (hl, hw), (-hl, hw)]
+    return [tuple(v) for v in s.vertices]
+
+
+def _body(mass: float, shapes: tuple, kind: str) -> pymunk.Body:
+    if kind == "static":
+        return pymunk.Body(body_type=pymunk.Body.STATIC)
+    if kind == "kinematic":
+        return pymunk.Body(body_type=pymunk.Body.KINEMATIC)
+    areas = [_area(s) for s in shapes]
+    total = sum(areas) or 1.0
+    moment = sum(_moment(mass * a / total, s) for a, s in zip(areas, shapes))
+    return pymunk.Body(mass, moment)
+
+
+def _shape(body: pymunk.Body, s: ShapeSpec, group: int) -> pymunk.Shape:
+    if s.kind == "circle":
+        shape = pymunk.Circle(body, s.radius, s.offset)
+    elif s.kind == "box" and s.offset == (0.0, 0.0):
+        shape = pymunk.Poly.create_box(body, s.size)
+    else:
+        shape = pymunk.Poly(body, _vertices(s), pymunk.Transform.translation(*s.offset))
+    shape.friction, shape.elasticity = s.friction, s.elasticity
+    if group:
+        shape.filter = pymunk.ShapeFilter(group=group)
+    return shape
+
+
+def _floor_joints(ground: pymunk.Body, body: pymunk.Body, mass: float, mu: float,
+                  reach: float) -> tuple:
+    friction = mu * mass * GRAVITY
+    pivot = pymunk.PivotJoint(ground, body, (0, 0), (0, 0))
+    pivot.max_bias, pivot.max_force = 0.0, friction
+    gear = pymunk.GearJoint(ground, body, 0.0, 1.0)
+    gear.max_bias, gear.max_force = 0.0, friction * reach
+    return pivot, gear
+
+
+def _drive_joints(control: pymunk.Body, body: pymunk.Body, member) -> tuple:
+    pivot = pymunk.PivotJoint(control, body, (0, 0), (0, 0))
+    pivot.max_bias, pivot.max_force = 0.0, member.max_force
+    gear = pymunk.GearJoint(control, body, 0.0, 1.0)
+    gear.max_bias, gear.max_force = 0.0, member.max_torque
+    return pivot, gear
+
+
+def _boundary(floor: FloorSpec) -> list:
+    """Static boxes just outside the floor's four edges; their inner faces are the edges."""
+    body = pymunk.Body(body_type=pymunk.Body.STATIC)
+    hl, hw, t = floor.length / 2, floor.width / 2, WALL_THICKNESS
+    boxes = [
+        (-hl - t, -hw - t, hl + t, -hw), (-hl - t, hw, hl + t, hw + t),
+        (-hl - t, -hw, -hl, hw), (hl, -hw, hl + t, hw),
+    ]
+    shapes = [pymunk.Poly(body, [(l, b), (r, b), (r, t_), (l, t_)]) for l, b, r, t_ in boxes]
+    for shape in shapes:
+        shape.friction = 0.6
+    return [body, *shapes]
+
+
+def _shape_geometry(shape: pymunk.Shape, circles: list, segments: list) -> None:
+    group = shape.filter.group
+    if isinstance(shape, pymunk.Circle):
+        x, y = shape.body.local_to_world(shape.offset)
+        circles.append((x, y, shape.radius, group))
+        return
+    pts = [shape.body.local_to_world(v) for v in shape.get_vertices()]
+    for a, b in zip(pts, pts[1:] + pts[:1]):
+        segments.append((a[0], a[1], b[0], b[1], group))

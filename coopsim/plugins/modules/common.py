@@ -1,0 +1,25 @@
+"""Parameter declarations and helpers several built-in modules share."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.params import ParamSpec
+
+_NOISE = "std of Gaussian noise added to each value"
+_LOST = "chance that a step's reading is lost and the previous one is kept"
+
+
+def noise(unit: str, hi: float) -> ParamSpec:
+    """The ``noise`` parameter (std of additive Gaussian noise, in ``unit``)."""
+    return ParamSpec("noise", "float", f"{_NOISE}, {unit}", 0.0, 0.0, hi, unit)
+
+
+def lost() -> ParamSpec:
+    """The ``lost`` parameter (% of steps whose reading is dropped)."""
+    return ParamSpec("lost", "float", f"{_LOST}, %", 0.0, 0.0, 100.0, "%")
+
+
+def wrap(angle: np.ndarray) -> np.ndarray:
+    """Angles wrapped to (-pi, pi], rad."""
+    return np.arctan2(np.sin(angle), np.cos(angle))

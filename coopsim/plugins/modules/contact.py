@@ -1,0 +1,42 @@
+"""``bumper`` and ``support``: what the chassis touches, and the force on a carried bar."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.commands import Command
+from ...model.module import Module
+from .common import noise, wrap
+
+
+class Bumper(Module):
+    """Contact switches on the front and rear halves of the chassis."""
+
+    label = "bumper"
+    description = "front, rear: 1.0 while the chassis touches something on that half, else 0.0"
+    commands = (Command(700, "read", "bumper", kind="read", doc="front, rear: 1.0 or 0.0"),)
+    fields = ("front", "rear")
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        return frame.contacts[rows].copy()
+
+
+class Support(Module):
+    """The support holding a carried bar: the bar's angle and the force the joint carries.
+
+    Works for any robot type whose members name a ``bar`` body and a ``support`` joint.
+    """
+
+    label = "support"
+    description = "bar angle from the heading (rad) and force in the support joint (N)"
+    params = (noise("rad and N", 100.0),)
+    commands = (Command(800, "read", "support", kind="read",
+                        doc="bar angle from the heading (rad), support force (N)"),)
+    fields = ("angle", "force")
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        bar = frame.engine.poses(rows, "bar")
+        force = frame.engine.joint_force(rows, "support")
+        return np.column_stack((wrap(bar[:, 2] - frame.pose[rows, 2]), force))

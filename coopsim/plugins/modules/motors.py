@@ -1,0 +1,77 @@
+"""``motors``: two driven wheels. Commands set wheel speeds (m/s) or normalized power (%)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.commands import OUT_OF_RANGE, Command
+from ...model.errors import ProtocolError
+from ...model.module import Column, Module
+from ...model.params import ParamSpec
+
+SPEED_SANITY = 100.0  # m/s: larger wheel speeds are an error; up to it they saturate at max_speed
+
+
+class Motors(Module):
+    """Differential drive: the stored command is (left, right) wheel speed, m/s."""
+
+    label = "motors"
+    description = "differential drive: set wheel speeds or power; reads commanded and actual speeds"
+    params = (
+        ParamSpec("max_speed", "float", "largest wheel speed, m/s", 0.6, 0.0, 5.0, "m/s"),
+        ParamSpec("efficiency", "float", "share of the commanded speed the wheels reach, %",
+                  100.0, 0.0, 100.0, "%"),
+    )
+    commands = (
+        Command(100, "set_speeds", "motors", data=(2, 2), kind="motion",
+                doc="left, right wheel speed, m/s (saturates at max_speed)"),
+        Command(101, "set_power", "motors", data=(2, 2), kind="motion",
+                doc="left, right power, -100..100 % of max_speed"),
+        Command(102, "stop", "motors", kind="motion", doc="both wheels to 0"),
+        Command(103, "read", "motors", kind="read",
+                doc="left_cmd, right_cmd (driven, m/s), left, right (actual, m/s)"),
+    )
+    fields = ("left_cmd", "right_cmd", "left", "right")
+    command_fields = ("left", "right")
+    columns = (Column("left_cmd", 1e-3, 1, 0, "command"), Column("right_cmd", 1e-3, 1, 1, "command"))
+
+    @classmethod
+    def command_row(cls, command, data, params):
+        if command.name == "stop":
+            return 0.0, 0.0
+        if command.name == "set_power":
+            if any(abs(v) > 100.0 for v in data):
+                raise ProtocolError(OUT_OF_RANGE, "power must be within -100..100 %, got "
+                                                  f"{data[0]:g}, {data[1]:g}")
+            return data[0] / 100.0 * params["max_speed"], data[1] / 100.0 * params["max_speed"]
+        if any(abs(v) > SPEED_SANITY for v in data):
+            raise ProtocolError(OUT_OF_RANGE,
+                                f"wheel speeds {data[0]:g}, {data[1]:g} m/s are beyond "
+                                f"+-{SPEED_SANITY:g} m/s (speeds over motors.max_speed saturate)")
+        return float(data[0]), float(data[1])
+
+    @classmethod
+    def actuate(cls, frame, rows, p, commands):
+        """Wheel speeds -> the chassis' forward speed (m/s) and yaw rate (rad/s); returns the
+        (len(rows), 2) wheel speeds actually driven (after max_speed and efficiency)."""
+        limit = p["max_speed"][:, None]
+        wheels = np.clip(commands, -limit, limit) * (p["efficiency"][:, None] / 100.0)
+        forward = wheels.mean(axis=1)
+        turn = (wheels[:, 1] - wheels[:, 0]) / frame.axle[rows]
+        frame.engine.drive(rows, forward, turn)
+        return wheels
+
+    @classmethod
+    def wheel_speeds(cls, frame, rows) -> np.ndarray:
+        """(len(rows), 2) actual left, right wheel speeds from the chassis' motion, m/s."""
+        pose, vel = frame.pose[rows], frame.velocity[rows]
+        forward = vel[:, 0] * np.cos(pose[:, 2]) + vel[:, 1] * np.sin(pose[:, 2])
+        half_turn = vel[:, 2] * frame.axle[rows] / 2
+        return np.column_stack((forward - half_turn, forward + half_turn))
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        driven = frame.actuated.get(cls.label)
+        if driven is None or len(driven) != len(rows):
+            driven = np.zeros((len(rows), 2))
+        return np.column_stack((driven, cls.wheel_speeds(frame, rows)))

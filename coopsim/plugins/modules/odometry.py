@@ -1,0 +1,44 @@
+"""``odometry``: dead reckoning from the wheels' motion, from (0, 0, 0) at load and reset."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.commands import Command
+from ...model.module import Module
+from ...model.params import ParamSpec
+from .common import wrap
+from .motors import Motors
+
+
+class Odometry(Module):
+    """x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)."""
+
+    label = "odometry"
+    description = "x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)"
+    params = (
+        ParamSpec("slip", "float", "std of wheel slip, % of each step's wheel travel",
+                  0.0, 0.0, 50.0, "%"),
+    )
+    commands = (
+        Command(400, "read", "odometry", kind="read",
+                doc="x, y (m), yaw (rad), left and right wheel travel (m)"),
+        Command(401, "reset", "odometry", kind="action", doc="restart at (0, 0, 0)"),
+    )
+    fields = ("x", "y", "yaw", "left_travel", "right_travel")
+
+    @classmethod
+    def measure(cls, frame, rows, p, prev, rng):
+        wheels = Motors.wheel_speeds(frame, rows) * frame.dt
+        if wheels.size and p["slip"].any():
+            wheels = wheels * (1.0 + rng.standard_normal(wheels.shape) * p["slip"][:, None] / 100)
+        ds, dyaw = wheels.mean(axis=1), (wheels[:, 1] - wheels[:, 0]) / frame.axle[rows]
+        mid = prev[:, 2] + dyaw / 2
+        return np.column_stack((
+            prev[:, 0] + ds * np.cos(mid), prev[:, 1] + ds * np.sin(mid),
+            wrap(prev[:, 2] + dyaw), prev[:, 3] + wheels[:, 0], prev[:, 4] + wheels[:, 1]))
+
+    @classmethod
+    def act(cls, command, sim, robot, msg):
+        sim.zero_reading(robot, cls.label)
+        return "odometry reset"

@@ -1,0 +1,44 @@
+"""``sonar``: eleven distance sensors on the chassis edge, -90 to +90 degrees, 18 apart."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.commands import Command
+from ...model.module import Column, Module
+from ...model.params import ParamSpec
+from .common import lost, noise
+
+COUNT = 11
+#: Mounting angles relative to the heading, rad: right (-90 deg) to left (+90 deg).
+ANGLES = np.radians(np.linspace(-90.0, 90.0, COUNT))
+
+
+class Sonar(Module):
+    """Ray distances from the chassis edge, cast against everything but the robot's own parts."""
+
+    label = "sonar"
+    description = "11 ray distances (m) from the chassis edge, right (-90 deg) to left (+90 deg)"
+    params = (
+        ParamSpec("max_range", "float", "largest distance measured, m", 2.0, 0.05, 10.0, "m"),
+        noise("m", 1.0),
+        lost(),
+    )
+    commands = (Command(200, "read", "sonar", kind="read",
+                        doc="11 distances, m, right (-90 deg) to left (+90 deg)"),)
+    fields = tuple(f"d{i}" for i in range(COUNT))
+    columns = tuple(Column(f"sonar{i}", 1e-3, 2, i, stream=True) for i in range(COUNT))
+    draw = {"kind": "rays", "angles": ANGLES.tolist(), "columns": [f"sonar{i}" for i in
+                                                                  range(COUNT)],
+            "origin": "edge", "color": [255, 110, 20]}
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        reach = p["max_range"]
+        # Cast from the centre (own chassis skipped by group) and subtract the radius: a ray
+        # starting on the chassis edge would begin inside a wall the robot is pressed into.
+        return frame.geometry.cast_fan(rows, ANGLES, reach)
+
+    @classmethod
+    def clip(cls, out, p):
+        return np.clip(out, 0.0, p["max_range"][:, None])

@@ -1,0 +1,48 @@
+"""``target``: distance and relative angle to every target, in scenario order (a stand-in for
+a colour camera)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.commands import UNKNOWN_NAME, Command
+from ...model.errors import ProtocolError
+from ...model.module import Module
+from .common import lost, noise, wrap
+
+
+class Target(Module):
+    """Per target: distance (m) and angle from the heading (rad, + to the left)."""
+
+    label = "target"
+    description = "per target: distance (m) and angle from the heading (rad, + to the left)"
+    params = (noise("m and rad", 1.0), lost())
+    commands = (
+        Command(300, "read", "target", kind="read",
+                doc="distance (m), angle (rad) per target; text: the targets' colours"),
+        Command(301, "read_color", "target", text="req", kind="read",
+                doc="distance (m), angle (rad) to the first target of the colour in text"),
+    )
+
+    @classmethod
+    def field_names(cls, n_targets):
+        return tuple(f"{k}{i}" for i in range(n_targets) for k in ("distance", "angle"))
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        pose = frame.pose[rows]
+        d = frame.targets[None, :, :] - pose[:, None, :2]
+        dist = np.hypot(d[..., 0], d[..., 1])
+        ang = wrap(np.arctan2(d[..., 1], d[..., 0]) - pose[:, 2:3])
+        return np.stack((dist, ang), axis=2).reshape(len(rows), -1)
+
+    @classmethod
+    def answer(cls, command, row, text, snap):
+        colors = [t.color for t in snap.targets]
+        if command.name == "read":
+            return ",".join(colors), row.tolist()
+        if text not in colors:
+            raise ProtocolError(UNKNOWN_NAME, f"no {text!r} target (targets: "
+                                              f"{', '.join(colors) or 'none'})")
+        i = colors.index(text)
+        return text, row[2 * i:2 * i + 2].tolist()

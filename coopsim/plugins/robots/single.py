@@ -1,0 +1,46 @@
+"""``single``: one cylindrical robot with two driven wheels (after the CoopDynSim platforms).
+
+Sized like a lab robot: chassis 0.40 m across, 10 kg, wheels 0.34 m apart, 0.6 m/s top speed;
+the drive's traction is capped at 150 N and 40 N m, so it pushes light objects and stalls
+against walls and heavy ones.
+"""
+
+from __future__ import annotations
+
+from ...model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
+from ...model.specs import RobotSpec
+
+CHASSIS_RADIUS = 0.20  # m
+CHASSIS_MASS = 10.0  # kg
+AXLE = 0.34  # m, distance between the driven wheels
+DRIVE_FORCE = 150.0  # N, cap of the drive's pivot joint: the wheels' largest traction force
+DRIVE_TORQUE = 40.0  # N m, cap of the drive's gear joint
+MODULES = ("motors", "sonar", "target", "odometry", "gps", "compass", "bumper")
+
+
+def chassis(name: str, key: str, x: float, y: float, yaw: float,
+            modules: tuple[str, ...] = MODULES, refs=None) -> tuple[BodySpec, MemberSpec]:
+    """The body and member of one differential-drive chassis at (x, y, yaw), world frame.
+
+    Other types (``team2``) build their robots from it.
+    """
+    body = BodySpec(key, "dynamic", CHASSIS_MASS, (ShapeSpec("circle", radius=CHASSIS_RADIUS),),
+                    (x, y), yaw)
+    member = MemberSpec(name, key, modules, CHASSIS_RADIUS, AXLE, "differential", DRIVE_FORCE,
+                        DRIVE_TORQUE, refs=refs or {})
+    return body, member
+
+
+class Single(RobotType):
+    """One cylindrical robot, differential drive, 11 sonars and a target finder."""
+
+    label = "single"
+    description = "cylindrical robot, 0.40 m across, differential drive, 11 sonars"
+    modules = MODULES
+    footprint = CHASSIS_RADIUS
+
+    @classmethod
+    def build(cls, spec: RobotSpec) -> Assembly:
+        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
+                               spec.yaw)
+        return Assembly((member,), (body,))

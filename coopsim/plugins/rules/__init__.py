@@ -1,0 +1,1 @@
+"""Built-in rules (ARGoS's loop functions)."""

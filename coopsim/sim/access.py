@@ -1,0 +1,95 @@
+"""What modules reach of the engine: batched queries and commands by robot row and role.
+
+A module knows robots only as rows of the frame's arrays and their parts only by the *roles*
+their robot type gave them (``bar``, ``support``, ``joint0``, ``tip``). :class:`Access` turns
+rows and roles into engine handles, so a module works on any robot type and any engine that
+has the features its robot types need. Rows without the role read NaN and are skipped by
+commands.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Access:
+    """Engine access for one step, in robot order.
+
+    Args:
+        world: The world (its robots' ``refs`` and ``points`` hold the handles).
+        dt: The step, s (joint forces are impulses over it).
+    """
+
+    def __init__(self, world, dt: float) -> None:
+        self.world = world
+        self.engine = world.engine
+        self.dt = dt
+
+    # -- drives -----------------------------------------------------------------------------------
+
+    def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
+        """Differential drive of robots ``rows``: forward speed (m/s) and yaw rate (rad/s)."""
+        self.engine.drive(rows, forward, turn)
+
+    def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
+        """Velocity drive of robots ``rows``: (n, 3) vx, vy (m/s, world frame), yaw rate."""
+        self.engine.set_velocity(rows, velocity)
+
+    # -- by role ----------------------------------------------------------------------------------
+
+    def _handles(self, rows: np.ndarray, role: str) -> tuple[list, np.ndarray]:
+        robots = self.world.robots
+        found = [(i, robots[r].refs[role]) for i, r in enumerate(rows) if role in robots[r].refs]
+        return [h for _, h in found], np.array([i for i, _ in found], dtype=np.int64)
+
+    def poses(self, rows: np.ndarray, role: str) -> np.ndarray:
+        """(len(rows), 3) x, y, yaw of the body each robot names ``role`` (NaN if none)."""
+        out = np.full((len(rows), 3), np.nan)
+        handles, where = self._handles(rows, role)
+        if handles:
+            out[where] = self.engine.poses(handles)
+        return out
+
+    def joint_state(self, rows: np.ndarray, roles: tuple[str, ...]) -> np.ndarray:
+        """(len(rows), len(roles), 2) angle (rad) and rate (rad/s) of each robot's joints."""
+        out = np.full((len(rows), len(roles), 2), np.nan)
+        for k, role in enumerate(roles):
+            handles, where = self._handles(rows, role)
+            if handles:
+                out[where, k] = self.engine.joint_state(handles)
+        return out
+
+    def joint_force(self, rows: np.ndarray, role: str) -> np.ndarray:
+        """(len(rows),) force in each robot's joint ``role`` during the last step, N."""
+        out = np.full(len(rows), np.nan)
+        handles, where = self._handles(rows, role)
+        if handles:
+            out[where] = self.engine.joint_force(handles, self.dt)
+        return out
+
+    def set_motor_rates(self, rows: np.ndarray, roles: tuple[str, ...],
+                        rates: np.ndarray) -> None:
+        """Drive each robot's motor joints ``roles`` at ``rates`` (len(rows), len(roles)),
+        rad/s of the joint's body b relative to a (NaN rates are skipped)."""
+        for k, role in enumerate(roles):
+            handles, where = self._handles(rows, role)
+            keep = [j for j, w in enumerate(where) if np.isfinite(rates[w, k])]
+            if keep:
+                self.engine.set_motor_rates([handles[j] for j in keep], rates[where[keep], k])
+
+    def points(self, rows: np.ndarray, name: str) -> np.ndarray:
+        """(len(rows), 3) world x, y and the carrying body's yaw of each robot's point
+        ``name`` (NaN if none)."""
+        robots = self.world.robots
+        out = np.full((len(rows), 3), np.nan)
+        found = [(i, robots[r].points[name]) for i, r in enumerate(rows)
+                 if name in robots[r].points]
+        if not found:
+            return out
+        poses = self.engine.poses([body for _, (body, _) in found])
+        offsets = np.array([off for _, (_, off) in found], dtype=float)
+        c, s = np.cos(poses[:, 2]), np.sin(poses[:, 2])
+        world = poses[:, :2] + np.column_stack((c * offsets[:, 0] - s * offsets[:, 1],
+                                                s * offsets[:, 0] + c * offsets[:, 1]))
+        out[[i for i, _ in found]] = np.column_stack((world, poses[:, 2]))
+        return out

@@ -1,0 +1,44 @@
+"""``World.describe()``: the world as the JSON layout ``/sim state`` answers and recordings keep.
+
+docs/protocol.md section 5 lists every field. Everything a viewer needs to draw is here: shapes,
+sizes, colours and poses, the robot types' and modules' drawing hints, and the names of the
+per-robot columns the state stream carries.
+"""
+
+from __future__ import annotations
+
+from ..model.plugins import MODULES, ROBOT_TYPES, module_columns
+
+
+def describe_world(world) -> dict:
+    """The layout of ``world`` (SI units, radians, colours as [R, G, B] 0-255)."""
+    state = world.engine.robot_state() if world.robots else None
+    objects = []
+    for name, (spec, handle) in world.objects.items():
+        x, y, yaw = world.engine.poses([handle])[0]
+        objects.append({"name": name, "shape": spec.shape, "size": list(spec.size),
+                        "x": x, "y": y, "z": spec.position[2], "yaw": yaw, "mass": spec.mass,
+                        "color": list(spec.color)})
+    robots = []
+    for i, r in enumerate(world.robots):
+        members = world.sections[r.section].members
+        robots.append({
+            "name": r.name, "type": r.type, "section": r.section,
+            "team": r.section if len(members) > 1 else None, "color": list(r.color),
+            "radius": r.radius, "x": float(state[i, 0]), "y": float(state[i, 1]),
+            "yaw": float(state[i, 2]), "modules": list(r.modules), "controller": r.controller,
+            "driver": r.driver[0] if r.driver else None,
+            "draw": dict(ROBOT_TYPES.get(r.type).draw)})
+    parts = [{"name": p.name, "section": p.section, "color": list(p.color), "x": x, "y": y,
+              "yaw": yaw, "shapes": [s.describe() for s in p.shapes]}
+             for p, (x, y, yaw) in zip(world.parts, world.part_poses().tolist())]
+    targets = [{"index": i, "color": t.color, "rgb": list(t.rgb), "x": t.position[0],
+                "y": t.position[1], "z": t.position[2]} for i, t in enumerate(world.targets)]
+    used = sorted({label for r in world.robots for label in r.modules})
+    return {"floor": {"length": world.floor.length, "width": world.floor.width},
+            "objects": objects, "robots": robots, "parts": parts, "targets": targets,
+            "sections": [{"name": n, "type": s.spec.type} for n, s in world.sections.items()],
+            "layout_version": world.layout_version, "engine": world.engine_label,
+            "types": ROBOT_TYPES.labels(),
+            "modules": {label: MODULES.get(label).describe() for label in used},
+            "columns": [c.name for _, c in module_columns(stream_only=True)]}

@@ -1,0 +1,63 @@
+"""The host of rules (ARGoS's loop functions): built from a scenario's ``[RULE_n]`` sections,
+called before and after every step on the stepper thread."""
+
+from __future__ import annotations
+
+from ..model.errors import CoopsimError, SimulationError
+from ..model.plugins import RULES
+
+
+class RuleError(SimulationError):
+    """A rule raised; the message names the rule."""
+
+
+class RuleHost:
+    """The rules of one run, in section order.
+
+    Args:
+        scenario: Its ``rules`` are built (labels and values validated) and checked against it.
+
+    Raises:
+        RegistryError, ParameterError, SimulationError: an unknown rule, a bad value, or a
+            scenario the rule cannot work with.
+    """
+
+    def __init__(self, scenario) -> None:
+        self.rules = []
+        for setting in scenario.rules:
+            cls = RULES.get(setting.label)
+            rule = cls(cls.values(dict(setting.settings)))
+            rule.check(scenario)
+            self.rules.append(rule)
+        self.ended = ""
+
+    def before(self, sim) -> None:
+        """Every rule's ``before_step``."""
+        for rule in self.rules:
+            _guard(rule, lambda: rule.before_step(sim))
+
+    def after(self, sim, snap) -> None:
+        """Every rule's ``after_step``; the first rule that ends the run gives the reason."""
+        for rule in self.rules:
+            _guard(rule, lambda: rule.after_step(sim, snap))
+            if rule.ended and not self.ended:
+                self.ended = f"{rule.label}: {rule.ended}"
+
+    def fields(self) -> dict:
+        """Rule label -> its fields (a label used twice gets ``#2``, ``#3``...)."""
+        out: dict = {}
+        for rule in self.rules:
+            key, n = rule.label, 2
+            while key in out:
+                key, n = f"{rule.label}#{n}", n + 1
+            out[key] = rule.fields()
+        return out
+
+
+def _guard(rule, call) -> None:
+    try:
+        call()
+    except CoopsimError as exc:
+        raise RuleError(f"rule {rule.label}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 -- a plugin's bug becomes a paused run, not a crash
+        raise RuleError(f"rule {rule.label} raised {type(exc).__name__}: {exc}") from exc
