@@ -56,6 +56,7 @@ _MAX_CELLS = 1024  # a circle's box spanning more cells is tested by every ray i
 _BUF = 4 * _MAX_CELLS  # cells a segment may be binned into (more: tested by every ray)
 _REL = 1e-6  # shape padding per metre of magnitude, >> any rounding it must cover (above)
 _PARALLEL_MIN = 4096  # rays from which the threads pay
+_CHUNK = 512  # rows (robots or rays) a thread takes at a time: as fast as a static split
 _NEVER, _BINNED, _ALWAYS = 0, 1, 2  # what becomes of a shape
 # A grid set is a tuple (geom, cstart, cdata, cgroup, sstart, sdata, sgroup) of one or two grids.
 # geom (G, 10) holds per grid the columns below: corner, cell side, extent, padding (m), cells
@@ -571,15 +572,17 @@ class JitRayCaster:
         grids = _combine(self._static, _grid(_shapes(*moving), self.cell_size,
                                              self._static[0][0]))
         out = np.empty((len(o), k))
-        threads = numba.get_num_threads()
-        if out.size >= _PARALLEL_MIN or threads == 1:
-            _rows(o, d, fan, angles, reach, edge, rg, grids, out)
-            return out
-        numba.set_num_threads(1)  # too few rays to wake the others; this thread's setting
+        threads, many = numba.get_num_threads(), out.size >= _PARALLEL_MIN
+        # Both settings are this thread's own. Too few rays: one thread, waking the others
+        # costs more. Many: rows handed out in chunks, so that when another process holds a
+        # core, the threads still running take over the rows of the one preempted.
+        numba.set_num_threads(threads if many else 1)
+        chunk = numba.set_parallel_chunksize(_CHUNK)
         try:
             _rows(o, d, fan, angles, reach, edge, rg, grids, out)
         finally:
             numba.set_num_threads(threads)
+            numba.set_parallel_chunksize(chunk)
         return out
 
 
