@@ -11,8 +11,9 @@ Frames and layout:
       every side (``(row + 1) * stride + col + 1``), so a neighbour lookup never leaves the array.
 
 Rasterising is exact per cell centre: the signed distance to each box, circle or polygon is
-evaluated with numpy in the shape's bounding window only, so thin walls are never lost between
-cell centres and building a 20 m x 20 m grid at 0.1 m takes a few milliseconds.
+evaluated with numpy in the shape's bounding window only (a 20 m x 20 m grid at 0.1 m builds in
+a few milliseconds). An obstacle thinner than a cell is still caught when the inflation is at
+least half a cell diagonal (``res / sqrt(2)``), as a 0.2 m robot radius is at 0.1 m cells.
 """
 
 from __future__ import annotations
@@ -206,13 +207,17 @@ class Grid:
             label: Only consider cells of this connected region (see :attr:`labels`).
 
         Raises:
-            SwarmError: ``unreachable: ...`` when no such cell lies within ``max_distance``.
+            SwarmError: ``unreachable: ...`` when no such cell lies within ``max_distance``, or
+                (x, y) is free but in another region than ``label``.
         """
         r, c = self.cell_of(x, y)
         if self.inside(r, c) and not self.blocked[r, c]:
             index = self.flat(r, c)
             if label is None or self.labels[index] == label:
                 return index
+            # A free point walled off from the start is not moved out: it is unreachable.
+            raise SwarmError(f"unreachable: ({x:.2f}, {y:.2f}) m is in a region cut off from "
+                             "the start")
         reach = int(math.ceil(max_distance / self.resolution)) + 1
         rows, cols = self.blocked.shape
         r0, r1 = max(0, r - reach), min(rows, r + reach + 1)
@@ -222,8 +227,6 @@ class Grid:
             if found is not None:
                 return found
         where = "inside an obstacle" if self.inside(r, c) else "off the floor"
-        if label is not None and self.inside(r, c) and not self.blocked[r, c]:
-            where = "in a region cut off from the start"
         raise SwarmError(f"unreachable: ({x:.2f}, {y:.2f}) m is {where} and no reachable free "
                          f"cell lies within {max_distance:g} m")
 
