@@ -329,36 +329,54 @@ class Squad:
         of region ``label`` that stay 0.9 spacing away from every other slot.
 
         Raises:
-            SwarmError: ``unreachable: ...`` when no such cell lies anywhere near.
+            SwarmError: ``unreachable: ...`` when no such cell lies anywhere on the floor.
         """
         slots = np.array(slots, dtype=float)
         ok = self.grid.free_at(slots, label)
         if ok.all():
             return slots
         gap = 0.9 * min(formation.spacing, _min_gap(slots))
-        placed = [p for p in slots[ok]]
-        reach = math.hypot(*self.grid.blocked.shape) * self.grid.resolution
+        taken = np.zeros(self.grid.shape, dtype=bool)  # cells too near a slot already placed
+        for p in slots[ok]:
+            self._claim(taken, p, gap)
         for k in np.nonzero(~ok)[0]:
-            slots[k] = self._free_spot(slots[k], placed, gap, reach, label)
-            placed.append(slots[k])
+            slots[k] = self._free_spot(slots[k], taken, gap, label)
+            self._claim(taken, slots[k], gap)
         return slots
 
-    def _free_spot(self, p: np.ndarray, placed: list, gap: float, reach: float,
+    def _claim(self, taken: np.ndarray, p: np.ndarray, gap: float) -> None:
+        """Mark the cells whose centres lie within ``gap`` m of p."""
+        g = self.grid
+        r, c = g.cell_of(p[0], p[1])
+        reach = int(math.ceil(gap / g.resolution)) + 1
+        r0, r1 = max(0, r - reach), min(g.shape[0], r + reach + 1)
+        c0, c1 = max(0, c - reach), min(g.shape[1], c + reach + 1)
+        if r0 >= r1 or c0 >= c1:
+            return
+        rr, cc = np.mgrid[r0:r1, c0:c1]
+        x = g.origin[0] + (cc + 0.5) * g.resolution
+        y = g.origin[1] + (rr + 0.5) * g.resolution
+        taken[r0:r1, c0:c1] |= np.hypot(x - p[0], y - p[1]) < gap
+
+    def _free_spot(self, p: np.ndarray, taken: np.ndarray, gap: float,
                    label: int) -> np.ndarray:
-        """The free cell nearest to p at least ``gap`` m from every placed slot; the search
-        radius doubles from one spacing up to ``reach`` m."""
-        radius = max(gap, self.grid.resolution)
-        others = np.array(placed).reshape(-1, 2)
+        """The free, unclaimed cell of region ``label`` nearest to p (first brought onto the
+        floor); the search radius doubles from one gap until it spans the floor."""
+        g = self.grid
+        lo = np.asarray(g.origin)
+        hi = lo + np.array(g.shape[::-1]) * g.resolution
+        p = np.clip(p, lo, hi)
+        radius, reach = max(gap, g.resolution), float(np.hypot(*(hi - lo)))
         while True:
-            cand = self.grid.free_near(p[0], p[1], radius, label)
-            if len(others) and len(cand):
-                d = np.hypot(cand[:, None, 0] - others[None, :, 0],
-                             cand[:, None, 1] - others[None, :, 1]).min(axis=1)
-                cand = cand[d >= gap]
+            cand = g.free_near(p[0], p[1], radius, label)
+            if len(cand):
+                cols = np.floor((cand[:, 0] - lo[0]) / g.resolution).astype(np.int64)
+                rows = np.floor((cand[:, 1] - lo[1]) / g.resolution).astype(np.int64)
+                cand = cand[~taken[rows, cols]]
             if len(cand):
                 return cand[0]
             if radius >= reach:
-                raise SwarmError(f"unreachable: no free place for a formation slot near "
+                raise SwarmError(f"unreachable: no free place left for a formation slot near "
                                  f"({p[0]:.2f}, {p[1]:.2f}) m")
             radius *= 2
 
