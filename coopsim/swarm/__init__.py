@@ -4,19 +4,27 @@ Imports only numpy, scipy and the standard library (plus :mod:`coopsim.specs` an
 :mod:`coopsim.errors`), and acts on robots only through the robot API (``gps``, ``compass``,
 ``sonar``, ``bumper``, ``motors``), so the same code drives robots in-process or over the network.
 
-Example (in a network controller)::
+Example (a network controller driving three robots of a running scenario)::
 
     from coopsim.client import Client
-    from coopsim.files import load_scenario
-    from coopsim.swarm import Squad, Formation, build_grid
+    from coopsim.files import load_world
+    from coopsim.swarm import AvoidCollision, Formation, RobotController, Squad, build_grid
 
-    spec = load_scenario("scenarios/ctf.scenario")
-    grid = build_grid(spec.world.floor, spec.world.objects, clearance=0.1)
+    world = load_world("worlds/arena.world")
+    grid = build_grid(world.floor, world.objects, resolution=0.1, clearance=0.1)
     with Client() as c:
-        squad = Squad([c.robot(n) for n in ("robot1", "robot2", "robot3")], grid,
-                      Formation("wedge", spacing=0.7))
-        squad.goto(4.0, 8.0)
-        while not squad.arrived(): squad.step()
+        robots = [c.robot(n) for n in ("robot1", "robot2", "robot3")]
+        squad = Squad(robots, grid, Formation("wedge", spacing=0.7),
+                      controllers=[RobotController(r, reflexes=[AvoidCollision()])
+                                   for r in robots])
+        squad.goto(2.5, -3.0)          # raises SwarmError("unreachable: ...") if it cannot
+        squad.step()
+        while not squad.arrived():
+            squad.step()               # one sensor read and one motor command per robot
+
+Layout: :mod:`.formations` (slots, assignment), :mod:`.grid` (occupancy grid), :mod:`.astar`
+(paths, smoothing, re-planning), :mod:`.follower` (wheel speeds), :mod:`.behaviours` and
+:mod:`.arbitrator` (the subsumption stack), :mod:`.squad` (squad commands).
 """
 
 from .arbitrator import Arbitrator, Decision, RobotController

@@ -302,23 +302,24 @@ class Grid:
         """
         a = np.asarray(a, dtype=float).reshape(-1, 2)
         b = np.asarray(b, dtype=float).reshape(-1, 2)
+        m = len(a)
         ua, ub = self._to_cell_units(a), self._to_cell_units(b)
-        seg, rows, cols = [], [], []
-        for k, p in enumerate((ua, ub)):  # the cells holding the two ends
-            for rr, cc in _around(p[:, 1], p[:, 0]):
-                seg.append(np.arange(len(a)))
-                rows.append(rr)
-                cols.append(cc)
-        for axis in (0, 1):  # crossings of the vertical (axis 0) and horizontal (axis 1) borders
-            s, lower, across = _crossings(ua, ub, axis)
-            for other in _around_one(across):
-                for side in (lower, lower + 1):
-                    seg.append(s)
-                    rows.append(other if axis == 0 else side)
-                    cols.append(side if axis == 0 else other)
-        seg_all, r_all, c_all = (np.concatenate(v) for v in (seg, rows, cols))
-        hit = self._blocked_at(r_all, c_all)
-        return np.bincount(seg_all, weights=hit, minlength=len(a)) == 0
+        # Border crossings of both axes in one pass: the y-crossings are the x-crossings of the
+        # segments with their coordinates swapped.
+        seg, lower, across = _crossings(np.vstack([ua, ua[:, ::-1]]),
+                                        np.vstack([ub, ub[:, ::-1]]), 0)
+        vertical = seg < m
+        n0, n1 = _around_one(across)
+        sides = (lower, lower + 1)
+        rows = [np.where(vertical, n, side) for n in (n0, n1) for side in sides]
+        cols = [np.where(vertical, side, n) for n in (n0, n1) for side in sides]
+        ends = np.vstack([ua, ub])  # the cells holding the two ends
+        (r0, r1), (c0, c1) = _around_one(ends[:, 1]), _around_one(ends[:, 0])
+        rows += [r0, r0, r1, r1]
+        cols += [c0, c1, c0, c1]
+        owner = np.concatenate([np.tile(seg % m, 4), np.tile(np.arange(2 * m) % m, 4)])
+        hit = self._blocked_at(np.concatenate(rows), np.concatenate(cols))
+        return np.bincount(owner, weights=hit, minlength=m) == 0
 
     def segment_free(self, a: Sequence[float], b: Sequence[float]) -> bool:
         """True when the segment a -> b (world, m) touches only free cells."""
@@ -336,12 +337,6 @@ class Grid:
 def _around_one(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The cell index of each coordinate v (cell units), taken on both sides when v is a border."""
     return (np.floor(v + 0.5 - _EPS).astype(np.int64), np.floor(v + 0.5 + _EPS).astype(np.int64))
-
-
-def _around(v: np.ndarray, u: np.ndarray):
-    """The up to four cells (rows, cols) holding points (u, v) given in cell units."""
-    rows, cols = _around_one(v), _around_one(u)
-    return [(r, c) for r in rows for c in cols]
 
 
 def _crossings(ua: np.ndarray, ub: np.ndarray, axis: int):
