@@ -1,6 +1,6 @@
 """Benchmark: the numba JitRayCaster against the numpy RayCaster, in the same run.
 
-The load is the simulator's sonar sensing on ``coopsim.bench.swarm_scenario`` geometry: N robots
+The load is the simulator's sonar sensing on ``coopsim.app.bench.swarm_scenario`` geometry: N robots
 (circles of radius 0.2 m, each in its own group) on a 1.5 m grid with jitter, one static
 obstacle per 25 robots (boxes as 4 segments, cylinders as circles) and the arena's boundary
 boxes. Every robot casts the Sonar's 11 rays from its centre, -90 to +90 degrees, 2.2 m long
@@ -24,12 +24,12 @@ import time
 import numba
 import numpy as np
 
-from coopsim.bench import swarm_scenario
-from coopsim.jitcast import JitRayCaster, sonar_distances
-from coopsim.modules import SONAR_ANGLES
-from coopsim.raycast import RayCaster
-from coopsim.robots import CHASSIS_RADIUS
-from coopsim.world import WALL_THICKNESS
+from coopsim.app.bench import swarm_scenario
+from coopsim.sim.jitcast import JitRayCaster, sonar_distances
+from coopsim.plugins.modules.sonar import ANGLES as SONAR_ANGLES
+from coopsim.sim.raycast import RayCaster
+from coopsim.plugins.robots.single import CHASSIS_RADIUS
+from coopsim.physics.pymunk_engine import WALL_THICKNESS
 
 RANGE = 2.0  # m, the Sonar's default max_range
 

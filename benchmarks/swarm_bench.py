@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from coopsim.specs import FloorSpec, ObjectSpec
+from coopsim.model.specs import FloorSpec, ObjectSpec
 from coopsim.swarm import Formation, Squad, SquadGoTo, SwarmError, build_grid
 
 FLAG_B = (1.0, 8.8)  # m, team B's flag, near the top edge

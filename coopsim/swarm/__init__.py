@@ -1,7 +1,7 @@
 """Squad coordination for coopsim robots: formations, grid A*, subsumption, squads.
 
-Imports only numpy, scipy and the standard library (plus :mod:`coopsim.specs` and
-:mod:`coopsim.errors`), and acts on robots only through the robot API (``gps``, ``compass``,
+Imports only numpy, scipy and the standard library (plus :mod:`coopsim.model.specs` and
+:mod:`coopsim.model.errors`), and acts on robots only through the robot API (``gps``, ``compass``,
 ``sonar``, ``bumper``, ``motors``), so the same code drives robots in-process or over the network.
 
 Example (a network controller driving three robots of a running scenario)::

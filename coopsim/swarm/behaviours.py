@@ -24,7 +24,7 @@ from typing import Sequence as Seq
 
 import numpy as np
 
-from coopsim.specs import FloorSpec
+from ..model.specs import FloorSpec
 
 from .errors import SwarmError
 from .follower import Drive, PathFollower, steer, wheel_speeds, wrap

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coopsim.errors import CoopsimError
+from ..model.errors import CoopsimError
 
 
 class SwarmError(CoopsimError):

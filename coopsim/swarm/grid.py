@@ -27,7 +27,7 @@ from scipy import ndimage
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
-from coopsim.specs import FloorSpec, ObjectSpec
+from ..model.specs import FloorSpec, ObjectSpec
 
 from .errors import SwarmError
 

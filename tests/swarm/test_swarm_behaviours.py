@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from coopsim.specs import FloorSpec
+from coopsim.model.specs import FloorSpec
 from coopsim.swarm import (Arbitrator, AvoidCollision, Drive, Drop, GoTo, PathFollower, PickUp,
                            RespectBorders, RobotController, RobotState, Rotate, Sequence, Stop,
                            SwarmError, wheel_speeds)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from coopsim.errors import CoopsimError
+from coopsim.model.errors import CoopsimError
 from coopsim.swarm import SwarmError, assign, formations
 from coopsim.swarm.formations import FORMATIONS, Formation
 

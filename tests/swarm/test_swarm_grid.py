@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from coopsim.specs import FloorSpec, ObjectSpec
+from coopsim.model.specs import FloorSpec, ObjectSpec
 from coopsim.swarm import SwarmError, build_grid
 from coopsim.swarm.grid import Grid
 

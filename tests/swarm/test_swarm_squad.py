@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from coopsim.specs import FloorSpec, ObjectSpec
+from coopsim.model.specs import FloorSpec, ObjectSpec
 from coopsim.swarm import (Attack, Formation, GoTo, Sequence, Squad, SquadGoTo, SwarmError,
                            build_grid)
 

@@ -1,6 +1,6 @@
 """Batched 2D ray casting in numba-compiled loops: :class:`RayCaster`'s results, faster.
 
-Why numba: the numpy caster (:mod:`coopsim.raycast`) spends its time building and filtering
+Why numba: the numpy caster (:mod:`coopsim.sim.raycast`) spends its time building and filtering
 arrays of (ray, shape) candidate pairs, ~35 ms for the 110,000 sonar rays of 10,000 robots.
 Compiled loops need no pair arrays: each ray walks the grid cells it crosses, nearest first,
 tests the shapes there, and stops once the next cell starts beyond its nearest hit.
@@ -19,11 +19,11 @@ tests the shapes there, and stops once the next cell starts beyond its nearest h
    padded by ``pad = _REL x`` the grid's magnitude, far more than either, so the cell reached at
    the hit distance holds the shape. A ray from beyond ~3 grid sizes could need more: it tests
    every shape of the grid (never so in a simulation, whose rays start within its walls).
-3. Hits: :mod:`coopsim.raycast`'s float64 formulas, operation for operation, and a minimum, so
+3. Hits: :mod:`coopsim.sim.raycast`'s float64 formulas, operation for operation, and a minimum, so
    the distances equal the numpy caster's bit for bit (except hits whose rounding error exceeds
    the padding: rays almost parallel to a segment).
 
-Conventions (world frame, metres) are :mod:`coopsim.raycast`'s: a circle is hit where the ray
+Conventions (world frame, metres) are :mod:`coopsim.sim.raycast`'s: a circle is hit where the ray
 enters it, 0 if the origin is strictly inside; a segment where the ray crosses it, endpoints
 included; a segment parallel to the ray or of zero length never; a ray never hits a shape of its
 own non-zero group; nothing hit gives exactly max_range.
@@ -486,7 +486,7 @@ def _grid(shapes: tuple, cell_size: float, like=_NO_GEOM, least: int = 1 << 12) 
 class JitRayCaster:
     """Casts many 2D rays against circles and line segments at once, in compiled loops.
 
-    :class:`coopsim.raycast.RayCaster`'s API and results: static shapes are given once to
+    :class:`coopsim.sim.raycast.RayCaster`'s API and results: static shapes are given once to
     :meth:`set_static`, moving shapes to every :meth:`cast`; both are hit alike.
 
     Attributes:
