@@ -93,9 +93,11 @@ def _has_display() -> bool:
               help="Record the run to PATH (default recordings/<scenario>-<UTC time>.mcap).")
 @click.option("--record-every", type=click.IntRange(1), default=1, show_default=True,
               help="Record every N-th step.")
+@click.option("--engine", help="Physics engine (coopsim list shows them; default: the "
+                               "scenario's [SETTINGS] engine, else pymunk).")
 @_friendly
 def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers,
-        controller_logs, json_port, fps, record, record_every) -> None:
+        controller_logs, json_port, fps, record, record_every, engine) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo.
 
     With the GUI (the default when there is a display) a viewer window is started as a child
@@ -107,7 +109,8 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
     scenario = load_scenario_or_world(file)
     options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,
                          bind=bind, controllers=not no_controllers, log_dir=controller_logs,
-                         json_port=json_port, record=record, record_every=record_every)
+                         json_port=json_port, record=record, record_every=record_every,
+                         engine=engine)
     gui = (not headless) if headless is not None else _has_display()
     if gui and not _has_display():
         raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
@@ -124,6 +127,34 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
             run_headless(live)
     if live.recorder is not None:
         click.echo(live.recorder.summary(), err=True)
+
+
+@main.command()
+@click.argument("driver")
+@click.argument("robot", required=False)
+@click.option("--nameserver", help="Name server endpoint (default $COOPSIM_NAMESERVER or "
+                                   "tcp://127.0.0.1:10000).")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A driver parameter (repeatable); coopsim list shows them.")
+@click.option("--steps", type=click.IntRange(1), help="Stop after N iterations.")
+@click.option("--seed", type=int, help="Seed of the driver's random generator.")
+@_friendly
+def drive(driver, robot, nameserver, params, steps, seed) -> None:
+    """Drive ROBOT over the network with the registered DRIVER.
+
+    The same class a scenario hosts in-process with 'driver DRIVER' runs here as a controller
+    process speaking the protocol. ROBOT defaults to $COOPSIM_ROBOT or robot1.
+    """
+    from ..client import run_controller
+
+    settings = {}
+    for item in params:
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            raise CoopsimError(f"--param takes NAME=VALUE, not {item!r}")
+        settings[name] = value
+    done = run_controller(driver, robot, settings, steps=steps, nameserver=nameserver, seed=seed)
+    click.echo(f"{done} control steps", err=True)
 
 
 @main.command()
@@ -227,7 +258,8 @@ def export(file, out) -> None:
 @_friendly
 def replay(file, headless, port, bind, speed, start, paused, exit_at_end, fps) -> None:
     """Play a recording back on the network, as a live run would appear."""
-    from ..recording.replay import Replay, run_replay
+    from ..recording.replay import Replay
+    from .console import run_replay
 
     gui = (not headless) if headless is not None else _has_display()
     if gui and not _has_display():

@@ -106,3 +106,44 @@ def _follow(live: Run, viewer: subprocess.Popen):
     except KeyboardInterrupt:
         pass
     return live.stepper.stats()
+
+
+def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
+    """Serve ``replay`` (a :class:`~coopsim.recording.replay.Replay`) until it ends or Ctrl-C;
+    ``echo(text)`` writes a line to stderr.
+
+    With ``gui`` a viewer window runs as a child process (``coopsim.viewer.start_viewer``):
+    closing it ends the replay; if it cannot start or crashes, the replay goes on headless.
+    """
+    rec = replay.recording
+    echo(f"name server: {replay.endpoint}   (Ctrl-C stops)")
+    echo(f"playback: {rec.path}, {rec.end - rec.start:.2f} s, {rec.frame_count} steps; "
+         "control it on /playback")
+    viewer = _start_viewer(replay.endpoint, fps, echo) if gui else None
+    try:
+        while not replay.player.finished.wait(0.2):
+            code = viewer.poll() if viewer is not None else None
+            if code == 0:
+                echo("viewer closed: ending the replay")
+                return
+            if code is not None:
+                echo(f"viewer exited with code {code}; the replay goes on (Ctrl-C stops)")
+                viewer = None
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if viewer is not None and viewer.poll() is None:
+            viewer.terminate()
+
+
+def _start_viewer(endpoint: str, fps: float, echo):
+    try:
+        from ..viewer import start_viewer  # the viewer is optional: guard its import
+    except ImportError:
+        echo("coopsim: the viewer is not available; running headless")
+        return None
+    try:
+        return start_viewer(endpoint, fps)
+    except OSError as exc:
+        echo(f"coopsim: cannot start the viewer ({exc}); running headless")
+        return None

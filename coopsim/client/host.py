@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import random
 
+from ..model.commands import NOT_ALLOWED
 from ..model.driver import Driver
-from .connection import Client
+from .connection import Client, RemoteError
 
 
 class _Rng:
@@ -43,7 +44,8 @@ def run_controller(driver, robot: str | None = None, params: dict | None = None,
 
     Returns:
         The number of iterations run. In lockstep one iteration is one simulation step; the
-        driver is called every ``every`` iterations, as in-process.
+        driver is called every ``every`` iterations, as in-process. A run that finishes
+        (its duration, or a rule ended it) ends the loop normally.
     """
     if isinstance(driver, str):
         from ..model.plugins import DRIVERS
@@ -57,10 +59,14 @@ def run_controller(driver, robot: str | None = None, params: dict | None = None,
     with Client(nameserver) as client:
         bot = client.robot(name)
         instance.setup(bot)
-        for i in bot.loop(steps, period):
-            if i % instance.p["every"] == 0:
-                instance.step(bot)
-            else:  # between calls the command stays in force, as in-process
-                bot.repeat()
-            done = i + 1
+        try:
+            for i in bot.loop(steps, period):
+                if i % instance.p["every"] == 0:
+                    instance.step(bot)
+                else:  # between calls the command stays in force, as in-process
+                    bot.repeat()
+                done = i + 1
+        except RemoteError as exc:
+            if exc.code != NOT_ALLOWED or "finished" not in exc.text:
+                raise
     return done

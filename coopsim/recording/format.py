@@ -76,6 +76,7 @@ FRAME_SCHEMA = json.dumps({
                              "4 or 8 bytes) a (steps, robots) little-endian int array of "
                              "quantized values or differences"},
         "b": {"description": "objects then parts: [widths, bytes], the same for x, y, yaw"},
+        "d": {"type": "number", "description": "the physics step of these steps, s"},
         "R": {"type": "array", "description": "per step, the rules' fields (map of rule label "
                                               "to map); absent when the run has no rules"},
     },
@@ -104,6 +105,7 @@ class Frame:
         robots: (N, C) robot values in the recording's robot column order, SI.
         bodies: (M + K, 3) x, y, yaw of the objects, then the parts.
         rules: Rule label -> its fields at this step (empty when the run had no rules).
+        dt: The physics step this step was taken with, s (0 when the recording predates it).
     """
 
     index: int
@@ -114,6 +116,7 @@ class Frame:
     robots: np.ndarray
     bodies: np.ndarray
     rules: Mapping = field(default_factory=dict)
+    dt: float = 0.0
 
 
 def columns_to_json(columns: Sequence[Column]) -> str:
@@ -217,7 +220,7 @@ class FrameEncoder:
 
     def encode(self, index: int, steps: Sequence[int], times: Sequence[float],
                positions: Sequence[int], layout: int, robots: np.ndarray, bodies: np.ndarray,
-               key: bool, rules: Sequence[Mapping] | None = None) -> bytes:
+               key: bool, rules: Sequence[Mapping] | None = None, dt: float = 0.0) -> bytes:
         """One message for F consecutive steps of one layout.
 
         Args:
@@ -229,12 +232,13 @@ class FrameEncoder:
                 bodies: (3, F, B) object and bar poses.
             key: Make the first step a keyframe (also done when the numbers of bodies changed).
             rules: Per step, the rules' fields (omitted when no step has any).
+            dt: The physics step of these steps, s (a dt change starts a new block).
         """
         key = bool(key or self._robots.shape_changed(robots.shape[2])
                    or self._bodies.shape_changed(bodies.shape[2]))
         block = {"i": index, "k": key, "L": layout, "s": list(steps), "t": list(times),
                  "p": list(positions), "r": self._robots.encode(robots, key),
-                 "b": self._bodies.encode(bodies, key)}
+                 "b": self._bodies.encode(bodies, key), "d": float(dt)}
         if rules and any(rules):
             block["R"] = [dict(r) for r in rules]
         return msgpack.packb(block, use_bin_type=True)
@@ -299,7 +303,8 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
             rules = m.get("R") or [{}] * len(m["s"])
             for k, (step, time, position) in enumerate(zip(m["s"], m["t"], m["p"])):
                 frames.append(Frame(m["i"] + k, position / 1e9, step, time, m["L"],
-                                    robots[j], bodies[j], rules[k] if k < len(rules) else {}))
+                                    robots[j], bodies[j], rules[k] if k < len(rules) else {},
+                                    float(m.get("d", 0.0))))
                 j += 1
     return frames
 

@@ -66,6 +66,11 @@ class Player:
     # -- state (any thread) ---------------------------------------------------------------------
 
     @property
+    def dt(self) -> float:
+        """The physics step of the step shown, s (the recording's first dt for old files)."""
+        return self.frame.dt or self.recording.dt
+
+    @property
     def position(self) -> float:
         """Recording time of the frame shown, s."""
         return self.frame.position

@@ -55,7 +55,7 @@ class ReplaySimServer(Server):
     def _status(self, msg: Message) -> Message:
         st = self.player.stats()
         params = (st.steps, int(st.paused), MODE_INDEX, 0, len(self.player.snapshot.robots), 0)
-        data = (st.time, self.player.recording.dt, st.speed, st.rtf, st.wall, 0.0)
+        data = (st.time, self.player.dt, st.speed, st.rtf, st.wall, 0.0)
         return msg.reply(MODE, params=params, data=data)
 
     def _pause(self, msg: Message) -> Message:
@@ -94,7 +94,7 @@ class ReplaySimServer(Server):
         state = self.player.layout()
         st = self.player.stats()
         rec = self.player.recording
-        state.update(step=st.steps, time=st.time, dt=rec.dt, mode=MODE, paused=st.paused,
+        state.update(step=st.steps, time=st.time, dt=self.player.dt, mode=MODE, paused=st.paused,
                      speed=st.speed, rtf=st.rtf, missed=0, error=self.player.error,
                      finished="", recording="", attached=[], seed=rec.seed,
                      scenario=rec.meta.get("scenario_path"),
@@ -211,43 +211,3 @@ class Replay:
             self.ctx.term()
             self.ctx = None
         self.recording.close()
-
-
-def run_replay(replay: Replay, gui: bool, echo, fps: float = 10.0) -> None:
-    """Serve ``replay`` until it ends or Ctrl-C; ``echo(text)`` writes a line to stderr.
-
-    With ``gui`` a viewer window runs as a child process (``coopsim.viewer.start_viewer``):
-    closing it ends the replay; if it cannot start or crashes, the replay goes on headless.
-    """
-    rec = replay.recording
-    echo(f"name server: {replay.endpoint}   (Ctrl-C stops)")
-    echo(f"playback: {rec.path}, {rec.end - rec.start:.2f} s, {rec.frame_count} steps; "
-         "control it on /playback")
-    viewer = _start_viewer(replay.endpoint, fps, echo) if gui else None
-    try:
-        while not replay.player.finished.wait(0.2):
-            code = viewer.poll() if viewer is not None else None
-            if code == 0:
-                echo("viewer closed: ending the replay")
-                return
-            if code is not None:
-                echo(f"viewer exited with code {code}; the replay goes on (Ctrl-C stops)")
-                viewer = None
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if viewer is not None and viewer.poll() is None:
-            viewer.terminate()
-
-
-def _start_viewer(endpoint: str, fps: float, echo):
-    try:
-        from ..viewer import start_viewer  # the viewer is optional: guard its import
-    except ImportError:
-        echo("coopsim: the viewer is not available; running headless")
-        return None
-    try:
-        return start_viewer(endpoint, fps)
-    except OSError as exc:
-        echo(f"coopsim: cannot start the viewer ({exc}); running headless")
-        return None

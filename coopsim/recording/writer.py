@@ -145,7 +145,9 @@ class Recorder:
         robots = (snap.poses, snap.velocities, column_values(snap, self._module_columns))
         bodies = (snap.object_poses, snap.part_poses)
         counts = (len(snap.robots), len(snap.objects), len(snap.parts))
-        self._queue.append((snap.step, snap.time, robots, bodies, layout, counts, snap.rules))
+        dt = self._stepper.sim.dt  # on the stepper thread: the dt this step was taken with
+        self._queue.append((snap.step, snap.time, robots, bodies, layout, counts, snap.rules,
+                            dt))
 
     def close(self) -> None:
         """Stop recording, write what is queued, the end record and the summary; close.
@@ -245,7 +247,7 @@ class _WriterState:
 
     def _write_run(self, run: list) -> None:
         """Steps with the same bodies, as one block; only the first may bring a new layout."""
-        step, sim_time, _, _, layout, _, _ = run[0]
+        step, sim_time, _, _, layout, _, _, dt = run[0]
         stamps = [self._log_time(item[1]) for item in run]
         if layout is not None:
             data = rf.encode_layout(self.layouts, step, sim_time, layout)
@@ -257,7 +259,7 @@ class _WriterState:
         data = self.encoder.encode(self.frames, [item[0] for item in run],
                                    [item[1] for item in run], stamps, self.layouts - 1, robots,
                                    bodies, key=self.in_chunk == 0 or layout is not None,
-                                   rules=[item[6] for item in run])
+                                   rules=[item[6] for item in run], dt=dt)
         self.writer.add_message(self.frames_id, stamps[0], data, stamps[0], self.blocks)
         self.blocks += 1
         self.frames += len(run)
@@ -308,8 +310,9 @@ def _queue_size(snap: Snapshot) -> int:
 
 
 def _same_layout(first: tuple, item: tuple) -> bool:
-    """True when ``item`` continues ``first``'s run: no new layout, same numbers of bodies."""
-    return item[4] is None and item[5] == first[5]
+    """True when ``item`` continues ``first``'s run: no new layout, same numbers of bodies,
+    same dt."""
+    return item[4] is None and item[5] == first[5] and item[7] == first[7]
 
 
 def _utc_now() -> str:

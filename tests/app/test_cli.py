@@ -83,3 +83,55 @@ def test_bench_step_prints_a_table():
     result = coopsim("bench", "step", "--robots", "5,20", "--steps", "5")
     assert result.returncode == 0, result.stderr
     assert "| 5 |" in result.stdout and "| 20 |" in result.stdout
+
+
+# --- engines and drivers (the plugin kinds) -------------------------------------------------------
+
+TEAM = ("[WORLD]\nfile {world}\n[SETTINGS]\n{engine}\n[ROBOT_1]\ntype team2\nname t\n"
+        "position 0 0 0\n")
+
+
+def test_an_engine_that_cannot_run_a_scenario_is_a_file_line_error(tmp_path):
+    world = ROOT / "worlds" / "empty.world"
+    named = tmp_path / "named.scenario"
+    named.write_text(TEAM.format(world=world, engine="engine kinematic"))
+    result = coopsim("check", str(named))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"{named}:5: robot t (team2): the kinematic engine has no "
+                                    "joints"), result.stderr
+    plain = tmp_path / "plain.scenario"
+    plain.write_text(TEAM.format(world=world, engine="seed 1"))
+    assert coopsim("check", str(plain)).returncode == 0
+    result = coopsim("run", str(plain), "--engine", "kinematic", "--headless", "--port", "0")
+    assert result.returncode == 2 and result.stderr.startswith(f"coopsim: {plain}:5: ")
+    result = coopsim("run", str(plain), "--engine", "warp", "--headless", "--port", "0")
+    assert result.returncode == 2 and "unknown engine 'warp'" in result.stderr
+
+
+def test_run_on_the_kinematic_engine(tmp_path):
+    result = coopsim("run", "scenarios/one_robot.scenario", "--engine", "kinematic",
+                     "--headless", "--duration", "0.5", "--speed", "0", "--port", "0",
+                     "--no-controllers", "--mode", "lockstep")
+    assert result.returncode == 0, result.stderr
+    assert "steps             50" in result.stdout and "duration 0.5 s reached" in result.stdout
+
+
+def test_drive_hosts_a_registered_driver_over_the_network():
+    from coopsim.formats.files import load
+    from nethelpers import live
+
+    with live(load(str(ROOT / "scenarios" / "one_robot.scenario")), paused=True,
+              mode="lockstep") as run:
+        run.stepper.resume()
+        start = run.stepper.snapshot.poses[0].copy()
+        result = coopsim("drive", "wander", "robot1", "--nameserver", run.network.endpoint,
+                         "--steps", "60", "-p", "cruise=0.4", timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert "60 control steps" in result.stderr
+        assert abs(run.stepper.snapshot.poses[0][0] - start[0]) + abs(
+            run.stepper.snapshot.poses[0][1] - start[1]) > 0.05
+        bad = coopsim("drive", "wander", "robot1", "--nameserver", run.network.endpoint,
+                      "-p", "cruise=fast", timeout=60)
+        assert bad.returncode == 2 and "cruise takes a float, not 'fast'" in bad.stderr
+    unknown = coopsim("drive", "nope", timeout=60)
+    assert unknown.returncode == 2 and "unknown driver 'nope'" in unknown.stderr

@@ -18,7 +18,7 @@ from helpers import box, robot, scenario
 def test_tick_runs_phases_in_order():
     sim = Simulation(scenario([robot()]))
     calls = []
-    for phase in ("command", "actuate", "physics", "sense"):
+    for phase in ("command", "actuate", "physics", "sense", "apply_rules"):
         original = getattr(sim, phase)
 
         def spy(*args, _original=original, _phase=phase):
@@ -28,7 +28,7 @@ def test_tick_runs_phases_in_order():
     stepper = Stepper(sim)
     stepper.hooks.append(lambda snap: calls.append("hooks"))
     stepper.tick()
-    assert calls == ["command", "actuate", "physics", "sense", "hooks"]
+    assert calls == ["command", "actuate", "physics", "sense", "apply_rules", "hooks"]
 
 
 def test_realtime_paces_to_the_clock_and_counts_missed_deadlines():
