@@ -62,9 +62,10 @@ def swarm_scenario(n: int, seed: int = 0, dt: float = 0.02) -> ScenarioSpec:
                         name=f"swarm{n}")
 
 
-def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0) -> StepRow:
+def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
+                engine: str | None = None) -> StepRow:
     """Median and p95 tick time for ``n`` robots, with a per-phase breakdown (median ms)."""
-    sim = Simulation(swarm_scenario(n, seed))
+    sim = Simulation(swarm_scenario(n, seed), engine=engine)
     stepper = Stepper(sim, mode="lockstep")
     rng = np.random.default_rng(seed)
     names = sim.snapshot.robots

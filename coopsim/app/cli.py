@@ -279,13 +279,15 @@ def bench() -> None:
 @click.option("--robots", "counts", default="10,100,500,1000,2000", show_default=True,
               help="Comma-separated robot counts.")
 @click.option("--steps", default=100, show_default=True, help="Timed steps per count.")
-def bench_step(counts: str, steps: int) -> None:
+@click.option("--engine", default="pymunk", show_default=True, help="Physics engine.")
+@_friendly
+def bench_step(counts: str, steps: int, engine: str) -> None:
     """Step time against robot count (single robots, sonar every step, dt 0.02 s)."""
     from .bench import bench_steps, format_table
 
     rows = []
     for n in (int(c) for c in counts.split(",")):
-        rows.append(bench_steps(n, steps))
+        rows.append(bench_steps(n, steps, engine=engine))
         click.echo(f"{n} robots: median {rows[-1].median:.2f} ms, p95 {rows[-1].p95:.2f} ms",
                    err=True)
     click.echo(format_table(rows))
