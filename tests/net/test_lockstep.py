@@ -110,9 +110,9 @@ def test_mode_switches_with_a_controller_connected(caplog):
     caplog.set_level(logging.WARNING, logger="coopsim.sim.slots")
     with live(_world("realtime")) as run:
         sim = Peer(lookup(run.network.endpoint, "/sim"))
-        sim.ok(9, data=[0.3])  # shorter than the realtime stretch below
+        sim.ok(9, data=[0.4])  # shorter than the realtime stretch below
         out = Lines(controller("drive.py", run.network.endpoint, "r1", "--seconds", "30",
-                               "--period", "0.2"))  # in realtime: 0.2 s between commands
+                               "--period", "0.1"))  # in realtime: 0.1 s between commands
         out.wait(lambda records: len(records) > 3)
         assert _status(sim)["attached"] == 0
         sim.ok(6, "lockstep")
