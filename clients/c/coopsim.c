@@ -12,12 +12,48 @@
 
 #define MAX_MESSAGE 65536 /* the servers drop connections that send more */
 
-static void set_error(coopsim_msg *m, int code, int command, const char *text)
+void coopsim_msg_init(coopsim_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    m->text = m->note; /* "" until the first reply */
+}
+
+void coopsim_msg_free(coopsim_msg *m)
+{
+    free(m->text_buf);
+    free(m->params);
+    free(m->data);
+    coopsim_msg_init(m);
+}
+
+/* A client-side error whose sentence is already in the message's own note (needs no memory). */
+static void fail(coopsim_msg *m, int code, int command)
 {
     m->error = code;
     m->command = command;
     m->nparams = m->ndata = 0;
-    snprintf(m->text, sizeof m->text, "%s", text);
+    m->text = m->note;
+    m->text_len = strlen(m->note);
+}
+
+static void set_error(coopsim_msg *m, int code, int command, const char *text)
+{
+    snprintf(m->note, sizeof m->note, "%s", text);
+    fail(m, code, command);
+}
+
+/* Make room for n items of `size` bytes in *buf (capacity *cap); returns 0, or -1 out of memory.
+ * Buffers only grow, so a loop of calls stops allocating once it has seen its largest reply. */
+static int reserve(void **buf, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap)
+        return 0;
+    void *p = realloc(*buf, n * size);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
 }
 
 /* Pack [0, text, command, params, data]; returns the length, or 0 when it would not fit. */
@@ -64,44 +100,68 @@ static int read_number(const char **p, double *out)
     }
 }
 
-/* Unpack a reply; returns 0, or -1 when it is not a five-item message. Extra items are cut. */
+#define BAD_REPLY (-2)
+
+static int decode_text(const char **p, coopsim_msg *m)
+{
+    uint32_t n;
+    if (mp_typeof(**p) != MP_STR)
+        return BAD_REPLY;
+    const char *s = mp_decode_str(p, &n);
+    if (reserve((void **)&m->text_buf, &m->text_cap, (size_t)n + 1, 1) != 0)
+        return COOPSIM_NO_MEMORY;
+    memcpy(m->text_buf, s, n);
+    m->text_buf[n] = '\0';
+    m->text = m->text_buf;
+    m->text_len = n;
+    return 0;
+}
+
+static int decode_params(const char **p, coopsim_msg *m)
+{
+    if (mp_typeof(**p) != MP_ARRAY)
+        return BAD_REPLY;
+    uint32_t n = mp_decode_array(p);
+    if (reserve((void **)&m->params, &m->params_cap, n, sizeof *m->params) != 0)
+        return COOPSIM_NO_MEMORY;
+    for (m->nparams = 0; m->nparams < n; m->nparams++)
+        if (!read_int(p, &m->params[m->nparams]))
+            return BAD_REPLY;
+    return 0;
+}
+
+static int decode_data(const char **p, coopsim_msg *m)
+{
+    if (mp_typeof(**p) != MP_ARRAY)
+        return BAD_REPLY;
+    uint32_t n = mp_decode_array(p);
+    if (reserve((void **)&m->data, &m->data_cap, n, sizeof *m->data) != 0)
+        return COOPSIM_NO_MEMORY;
+    for (m->ndata = 0; m->ndata < n; m->ndata++)
+        if (!read_number(p, &m->data[m->ndata]))
+            return BAD_REPLY;
+    return 0;
+}
+
+/* Unpack a reply, however large, into m's buffers; returns 0, BAD_REPLY when it is not a
+ * five-item message, or COOPSIM_NO_MEMORY. */
 static int decode(const char *buf, size_t len, coopsim_msg *m)
 {
     const char *p = buf, *check = buf;
-    int64_t v;
-    uint32_t slen, n;
+    int64_t error, command;
+    int rc;
+    m->nparams = m->ndata = 0;
     if (len == 0 || mp_check(&check, buf + len) != 0 || mp_typeof(*p) != MP_ARRAY ||
-        mp_decode_array(&p) != 5 || !read_int(&p, &v))
-        return -1;
-    m->error = (int)v;
-    if (mp_typeof(*p) != MP_STR)
-        return -1;
-    const char *s = mp_decode_str(&p, &slen);
-    size_t keep = slen < COOPSIM_TEXT_MAX - 1 ? slen : COOPSIM_TEXT_MAX - 1;
-    memcpy(m->text, s, keep);
-    m->text[keep] = '\0';
-    if (!read_int(&p, &v) || mp_typeof(*p) != MP_ARRAY)
-        return -1;
-    m->command = (int)v;
-    n = mp_decode_array(&p);
-    m->nparams = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!read_int(&p, &v))
-            return -1;
-        if (i < COOPSIM_PARAMS_MAX)
-            m->params[m->nparams++] = v;
-    }
-    if (mp_typeof(*p) != MP_ARRAY)
-        return -1;
-    n = mp_decode_array(&p);
-    m->ndata = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        double d;
-        if (!read_number(&p, &d))
-            return -1;
-        if (i < COOPSIM_DATA_MAX)
-            m->data[m->ndata++] = d;
-    }
+        mp_decode_array(&p) != 5 || !read_int(&p, &error))
+        return BAD_REPLY;
+    if ((rc = decode_text(&p, m)) != 0)
+        return rc;
+    if (!read_int(&p, &command))
+        return BAD_REPLY;
+    if ((rc = decode_params(&p, m)) != 0 || (rc = decode_data(&p, m)) != 0)
+        return rc;
+    m->error = (int)error;
+    m->command = (int)command;
     return 0;
 }
 
@@ -155,10 +215,15 @@ int coopsim_call(coopsim_client *c, void *sock, int command, const char *text,
     }
     zmq_msg_t msg;
     zmq_msg_init(&msg);
-    int got = zmq_msg_recv(&msg, sock, 0);
-    if (got < 0 || decode(zmq_msg_data(&msg), zmq_msg_size(&msg), reply) != 0)
-        set_error(reply, 1, command, "the reply is not a five-item msgpack message");
+    /* A zmq_msg_t holds the whole frame, whatever its size: nothing is cut. */
+    int rc = BAD_REPLY;
+    if (zmq_msg_recv(&msg, sock, 0) >= 0)
+        rc = decode(zmq_msg_data(&msg), zmq_msg_size(&msg), reply);
     zmq_msg_close(&msg);
+    if (rc == COOPSIM_NO_MEMORY)
+        set_error(reply, rc, command, "out of memory for the reply");
+    else if (rc != 0)
+        set_error(reply, 1, command, "the reply is not a five-item msgpack message");
     return reply->error;
 }
 
@@ -166,12 +231,185 @@ void *coopsim_port(coopsim_client *c, const char *name, coopsim_msg *why)
 {
     coopsim_msg local;
     coopsim_msg *r = why ? why : &local;
-    if (coopsim_call(c, c->names, 1, name, NULL, 0, NULL, 0, r) != 0)
-        return NULL;
-    void *s = connect_req(c->ctx, r->text);
-    if (!s)
-        set_error(r, 8, 1, "cannot connect to the endpoint the name server gave");
+    void *s = NULL;
+    if (!why)
+        coopsim_msg_init(&local);
+    if (coopsim_call(c, c->names, 1, name, NULL, 0, NULL, 0, r) == 0) {
+        s = connect_req(c->ctx, r->text);
+        if (!s)
+            set_error(r, 8, 1, "cannot connect to the endpoint the name server gave");
+    }
+    if (!why)
+        coopsim_msg_free(&local);
     return s;
+}
+
+/* -- a robot's command table ------------------------------------------------------------------ */
+
+/* Cut the next space-separated word out of *p (NUL-terminating it in place); NULL at the end. */
+static char *next_word(char **p)
+{
+    while (**p == ' ')
+        (*p)++;
+    if (**p == '\0')
+        return NULL;
+    char *w = *p;
+    while (**p != ' ' && **p != '\0')
+        (*p)++;
+    if (**p == ' ')
+        *(*p)++ = '\0';
+    return w;
+}
+
+static int to_int(const char *w, int *out)
+{
+    char *end;
+    long v = strtol(w, &end, 10);
+    if (*end != '\0' || v < 0 || v > INT32_MAX)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+/* "-" stands for an empty word in command 3's lines. */
+static const char *unblank(const char *w) { return strcmp(w, "-") == 0 ? "" : w; }
+
+/* One line `id name module params_min params_max data_min data_max text kind`; 0 or -1. */
+static int parse_command(char *line, coopsim_command *cmd)
+{
+    char *w[9];
+    for (int i = 0; i < 9; i++)
+        if (!(w[i] = next_word(&line)))
+            return -1;
+    if (next_word(&line) || !to_int(w[0], &cmd->id) || !to_int(w[3], &cmd->params_min) ||
+        !to_int(w[4], &cmd->params_max) || !to_int(w[5], &cmd->data_min) ||
+        !to_int(w[6], &cmd->data_max))
+        return -1;
+    cmd->name = w[1];
+    cmd->module = unblank(w[2]);
+    cmd->text = unblank(w[7]);
+    cmd->kind = unblank(w[8]);
+    return 0;
+}
+
+/* Split the table's text into bot->commands; 0, BAD_REPLY or COOPSIM_NO_MEMORY. */
+static int parse_table(coopsim_robot *bot, const char *text, size_t len)
+{
+    size_t lines = 1;
+    if (!(bot->words = malloc(len + 1)))
+        return COOPSIM_NO_MEMORY;
+    memcpy(bot->words, text, len + 1); /* the commands' strings point into this copy */
+    for (const char *p = bot->words; *p; p++)
+        lines += *p == '\n';
+    if (!(bot->commands = calloc(lines, sizeof *bot->commands)))
+        return COOPSIM_NO_MEMORY;
+    for (char *line = bot->words; line; ) {
+        char *eol = strchr(line, '\n');
+        if (eol)
+            *eol = '\0';
+        if (*line && parse_command(line, &bot->commands[bot->ncommands++]) != 0)
+            return BAD_REPLY;
+        line = eol ? eol + 1 : NULL;
+    }
+    return 0;
+}
+
+int coopsim_robot_open(coopsim_client *c, coopsim_robot *bot, const char *name,
+                       coopsim_msg *why)
+{
+    memset(bot, 0, sizeof *bot);
+    snprintf(bot->name, sizeof bot->name, "/%s", name);
+    bot->sock = coopsim_port(c, bot->name, why);
+    if (!bot->sock)
+        return why->error;
+    if (coopsim_call(c, bot->sock, COOPSIM_COMMANDS, "", NULL, 0, NULL, 0, why) == 0) {
+        int rc = parse_table(bot, why->text, why->text_len);
+        if (rc == COOPSIM_NO_MEMORY)
+            set_error(why, rc, COOPSIM_COMMANDS, "out of memory for the command table");
+        else if (rc != 0)
+            set_error(why, 1, COOPSIM_COMMANDS, "the robot's command table is malformed");
+    }
+    if (why->error != 0)
+        coopsim_robot_close(bot);
+    return why->error;
+}
+
+/* Append s to the NUL-terminated text in buf (size bytes), cutting it when it does not fit. */
+static void append(char *buf, size_t size, const char *s)
+{
+    size_t used = strlen(buf), n = strlen(s);
+    if (used + 1 >= size)
+        return;
+    if (n > size - used - 1)
+        n = size - used - 1;
+    memcpy(buf + used, s, n);
+    buf[used + n] = '\0';
+}
+
+static int has_module(const coopsim_robot *bot, const char *module, size_t before)
+{
+    for (size_t i = 0; i < before; i++)
+        if (strcmp(bot->commands[i].module, module) == 0)
+            return 1;
+    return 0;
+}
+
+/* The sentence for a name the robot lacks, as the other clients word it:
+ *   /robot1 has no module 'wings' (it has: motors, sonar, ...)
+ *   /robot1 has no command 'motors.fly' (motors has: set_speeds, set_power, stop, read) */
+static void explain_missing(const coopsim_robot *bot, const char *module, const char *name,
+                            coopsim_msg *why)
+{
+    char *s = why->note;
+    size_t size = sizeof why->note;
+    int known = has_module(bot, module, bot->ncommands);
+    if (known)
+        snprintf(s, size, "%s has no command '%s%s%s' (%s has: ", bot->name, module,
+                 *module ? "." : "", name, *module ? module : "it");
+    else
+        snprintf(s, size, "%s has no module '%s' (it has: ", bot->name, module);
+    const char *sep = "";
+    for (size_t i = 0; i < bot->ncommands; i++) {
+        const coopsim_command *cmd = &bot->commands[i];
+        if (known ? strcmp(cmd->module, module) != 0
+                  : !*cmd->module || has_module(bot, cmd->module, i))
+            continue; /* list the module's commands, or each module once */
+        append(s, size, sep);
+        append(s, size, known ? cmd->name : cmd->module);
+        sep = ", ";
+    }
+    append(s, size, ")");
+    fail(why, COOPSIM_UNKNOWN_NAME, -1);
+}
+
+int coopsim_id(const coopsim_robot *bot, const char *module, const char *name,
+               coopsim_msg *why)
+{
+    for (size_t i = 0; i < bot->ncommands; i++)
+        if (strcmp(bot->commands[i].module, module) == 0 &&
+            strcmp(bot->commands[i].name, name) == 0)
+            return bot->commands[i].id;
+    if (why)
+        explain_missing(bot, module, name, why);
+    return -1;
+}
+
+int coopsim_invoke(coopsim_client *c, coopsim_robot *bot, const char *module, const char *name,
+                   const char *text, const int64_t *params, int nparams, const double *data,
+                   int ndata, coopsim_msg *reply)
+{
+    int id = coopsim_id(bot, module, name, reply);
+    if (id < 0)
+        return reply->error;
+    return coopsim_call(c, bot->sock, id, text, params, nparams, data, ndata, reply);
+}
+
+void coopsim_robot_close(coopsim_robot *bot)
+{
+    coopsim_close_port(bot->sock);
+    free(bot->commands);
+    free(bot->words);
+    memset(bot, 0, sizeof *bot);
 }
 
 void coopsim_close_port(void *sock)

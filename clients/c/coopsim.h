@@ -7,24 +7,38 @@
 #ifndef COOPSIM_H
 #define COOPSIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define COOPSIM_PROTOCOL_VERSION 1
 #define COOPSIM_DEFAULT_NAMESERVER "tcp://127.0.0.1:10000"
-#define COOPSIM_TEXT_MAX 8192   /* longer reply texts are cut (a /sim state JSON can be longer) */
-#define COOPSIM_PARAMS_MAX 64
-#define COOPSIM_DATA_MAX 1024
 #define COOPSIM_TIMEOUT 9       /* error code of a request that got no reply in time */
+#define COOPSIM_UNKNOWN_NAME 5  /* error code of a module or command name a robot lacks */
+#define COOPSIM_NO_MEMORY (-1)  /* client-side error: a reply did not fit in memory */
 
-/* One message: a request to send or a reply received. */
+/* Commands every robot server has, at the same ids (docs/protocol.md section 3). The ids of
+ * module commands (motors, sonar, ...) are not fixed: look them up with coopsim_id. */
+#define COOPSIM_MODULES 1
+#define COOPSIM_DETACH 2
+#define COOPSIM_COMMANDS 3
+
+/* One message: a reply received. Initialise it with coopsim_msg_init; every call then grows its
+ * buffers to fit the reply (no reply is cut) and reuses them; coopsim_msg_free releases them.
+ * Pass it by pointer: a copy would share (and then free twice) its buffers. */
 typedef struct {
-    int error;                        /* 0 = ok; otherwise a code from docs/protocol.md section 2 */
-    char text[COOPSIM_TEXT_MAX];
+    int error;          /* 0 = ok; a code from docs/protocol.md section 2; or COOPSIM_NO_MEMORY */
+    char *text;         /* the reply's text, NUL-terminated; text_len bytes */
+    size_t text_len;
     int command;
-    int nparams;
-    int64_t params[COOPSIM_PARAMS_MAX];
-    int ndata;
-    double data[COOPSIM_DATA_MAX];
+    size_t nparams;
+    int64_t *params;
+    size_t ndata;
+    double *data;
+    /* What the message owns (not for callers): the text buffer and the buffers' capacities,
+     * and room for the client's own error sentences. */
+    char *text_buf;
+    size_t text_cap, params_cap, data_cap;
+    char note[512];
 } coopsim_msg;
 
 /* A connection to a simulation: a ZeroMQ context and a socket on the name server. */
@@ -34,20 +48,61 @@ typedef struct {
     int timeout_ms;
 } coopsim_client;
 
+/* One line of a robot's command table (its reply to command 3, `commands`). */
+typedef struct {
+    int id;
+    const char *name;       /* e.g. "set_speeds" */
+    const char *module;     /* e.g. "motors"; "" for the commands every robot has */
+    int params_min, params_max, data_min, data_max;
+    const char *text;       /* "", "opt" or "req": is the text field used, needed */
+    const char *kind;       /* "read", "motion", "action", or "" */
+} coopsim_command;
+
+/* A robot: a socket on its server and its command table, fetched once when it is opened. */
+typedef struct {
+    void *sock;
+    char name[128];         /* "/robot1" */
+    size_t ncommands;
+    coopsim_command *commands;
+    char *words;            /* the table's text, which the commands' strings point into */
+} coopsim_robot;
+
+void coopsim_msg_init(coopsim_msg *m);
+void coopsim_msg_free(coopsim_msg *m);
+
 /* Connect to the name server: `nameserver` NULL means $COOPSIM_NAMESERVER or the default.
  * Returns 0, or -1 with errno set. */
 int coopsim_open(coopsim_client *c, const char *nameserver, int timeout_ms);
 
-/* Look `name` (e.g. "/robot1") up and return a socket connected to it, or NULL; on NULL,
- * `why` (may be NULL) holds the error reply. Close it with coopsim_close_port. */
+/* Look `name` (e.g. "/sim") up and return a socket connected to it, or NULL; on NULL, `why`
+ * (may be NULL) holds the error reply. Close it with coopsim_close_port. */
 void *coopsim_port(coopsim_client *c, const char *name, coopsim_msg *why);
 
 /* Send one request on `sock` and wait for its reply. Returns reply->error: 0 on success, a
- * protocol error code, or COOPSIM_TIMEOUT (9) when nothing came back within the timeout. */
+ * protocol error code, COOPSIM_TIMEOUT (9) when nothing came back within the timeout, or
+ * COOPSIM_NO_MEMORY. */
 int coopsim_call(coopsim_client *c, void *sock, int command, const char *text,
                  const int64_t *params, int nparams, const double *data, int ndata,
                  coopsim_msg *reply);
 
+/* Open robot `name` (e.g. "robot1"): look it up, connect, and read its command table
+ * (command 3). Returns 0, or an error code with the reason in `why` (required; nothing to close
+ * then). Close it with coopsim_robot_close. */
+int coopsim_robot_open(coopsim_client *c, coopsim_robot *bot, const char *name,
+                       coopsim_msg *why);
+
+/* The id of `module`'s command `name` (module "" for the commands every robot has), or -1 when
+ * the robot has no such command: then `why` (may be NULL) holds error 5 and a sentence. */
+int coopsim_id(const coopsim_robot *bot, const char *module, const char *name,
+               coopsim_msg *why);
+
+/* coopsim_call by module and command name: returns 5 (without sending) for a name the robot
+ * lacks, else as coopsim_call. */
+int coopsim_invoke(coopsim_client *c, coopsim_robot *bot, const char *module, const char *name,
+                   const char *text, const int64_t *params, int nparams, const double *data,
+                   int ndata, coopsim_msg *reply);
+
+void coopsim_robot_close(coopsim_robot *bot);
 void coopsim_close_port(void *sock);
 void coopsim_close(coopsim_client *c);
 

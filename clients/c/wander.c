@@ -47,50 +47,65 @@ static void wander_speeds(const double *d, double speeds[2])
     speeds[1] = CRUISE - steer;
 }
 
+/* The id of a command the controller cannot do without; -1 (reported) when the robot lacks it. */
+static int need(const coopsim_robot *bot, const char *module, const char *name, coopsim_msg *r)
+{
+    int id = coopsim_id(bot, module, name, r);
+    if (id < 0)
+        fprintf(stderr, "wander: error %d: %s\n", r->error, r->text);
+    return id;
+}
+
 int main(int argc, char **argv)
 {
     const char *env = getenv("COOPSIM_ROBOT");
     const char *robot = argc > 1 ? argv[1] : (env && *env ? env : "robot1");
     long steps = argc > 2 ? atol(argv[2]) : -1;
-    char name[256];
     coopsim_client c;
+    coopsim_robot bot;
     coopsim_msg r;
 
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    coopsim_msg_init(&r);
     if (coopsim_open(&c, NULL, 5000) != 0) {
         perror("wander: cannot open the name server socket");
         return 1;
     }
-    snprintf(name, sizeof name, "/%s", robot);
-    void *bot = coopsim_port(&c, name, &r);
-    if (!bot) {
-        fprintf(stderr, "wander: %s: error %d: %s\n", name, r.error, r.text);
+    if (coopsim_robot_open(&c, &bot, robot, &r) != 0) {
+        fprintf(stderr, "wander: /%s: error %d: %s\n", robot, r.error, r.text);
+        coopsim_msg_free(&r);
         coopsim_close(&c);
         return 1;
     }
-    int status = 0;
+    /* Ids as this robot declares them (command 3), looked up once, before the loop. */
+    int sonar = need(&bot, "sonar", "read", &r);
+    int set_speeds = need(&bot, "motors", "set_speeds", &r);
+    int stop_motors = need(&bot, "motors", "stop", &r);
+    int status = sonar < 0 || set_speeds < 0 || stop_motors < 0;
     r.error = 0;
-    for (long i = 0; !stop && (steps < 0 || i < steps); i++) {
+    for (long i = 0; !status && !stop && (steps < 0 || i < steps); i++) {
         double speeds[2];
-        if (coopsim_call(&c, bot, 200, "", NULL, 0, NULL, 0, &r) != 0)
-            break; /* sonar read: 11 distances from the last step */
+        if (coopsim_call(&c, bot.sock, sonar, "", NULL, 0, NULL, 0, &r) != 0)
+            break; /* 11 distances from the last step */
         if (r.ndata != 11) {
-            fprintf(stderr, "wander: the sonar gave %d distances, not 11\n", r.ndata);
+            fprintf(stderr, "wander: the sonar gave %zu distances, not 11\n", r.ndata);
             status = 1;
             break;
         }
         wander_speeds(r.data, speeds);
-        if (coopsim_call(&c, bot, 100, "", NULL, 0, speeds, 2, &r) != 0)
-            break; /* set_speeds: in lockstep, answered after the step */
+        if (coopsim_call(&c, bot.sock, set_speeds, "", NULL, 0, speeds, 2, &r) != 0)
+            break; /* in lockstep, answered after the step */
     }
     if (r.error != 0 && !stop) { /* a signal interrupts the wait: that is no error */
         fprintf(stderr, "wander: error %d: %s\n", r.error, r.text);
         status = 1;
     }
-    coopsim_call(&c, bot, 102, "", NULL, 0, NULL, 0, &r); /* stop the wheels */
-    coopsim_call(&c, bot, 2, "", NULL, 0, NULL, 0, &r);   /* detach: do not stall lockstep */
-    coopsim_close_port(bot);
+    if (stop_motors >= 0) /* stop the wheels */
+        coopsim_call(&c, bot.sock, stop_motors, "", NULL, 0, NULL, 0, &r);
+    coopsim_call(&c, bot.sock, COOPSIM_DETACH, "", NULL, 0, NULL, 0, &r); /* do not stall the run */
+    coopsim_robot_close(&bot);
+    coopsim_msg_free(&r);
     coopsim_close(&c);
     return status;
 }

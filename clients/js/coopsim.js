@@ -10,8 +10,10 @@ import * as zmq from "zeromq";
 export const PROTOCOL_VERSION = 1;
 export const DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000";
 export const TIMEOUT = 9; // error code of a request that got no reply in time
+export const UNKNOWN_NAME = 5; // error code of a module or command name a robot lacks
 
-/** A non-zero error code in a reply (see docs/protocol.md section 2). */
+/** A protocol error code (docs/protocol.md section 2) with its sentence: from an error reply,
+ * or the client's own for the same reasons (9: no reply in time; 5: a name the robot lacks). */
 export class RemoteError extends Error {
   constructor(code, text, command) {
     super(`error ${code}: ${text}`);
@@ -79,9 +81,11 @@ export class Client {
     return (await this.request(this.nameserver, 1, name)).text;
   }
 
-  /** A handle on robot `name`: one socket serves all its modules. */
+  /** A handle on robot `name` with its command table (command 3), fetched once. */
   async robot(name) {
-    return new Robot(this, name, await this.lookup(`/${name}`));
+    const endpoint = await this.lookup(`/${name}`);
+    const table = await this.request(endpoint, ROBOT_COMMANDS.commands);
+    return new Robot(this, name, endpoint, parseCommands(table.text));
   }
 
   /** Send any /sim command (see docs/protocol.md section 4). */
@@ -95,32 +99,105 @@ export class Client {
   }
 }
 
-/** A robot's modules; command ids as in docs/protocol.md section 3. */
+/** Commands every robot has, at the same ids (docs/protocol.md section 3). Module commands
+ * (motors, sonar, ...) have the ids each robot declares: look them up by name (Robot.id). */
+export const ROBOT_COMMANDS = { modules: 1, detach: 2, commands: 3 };
+
+/** The key of a command in Robot.commands: "module.name", or "name" for a common command. */
+export function commandKey(module, name) {
+  return module ? `${module}.${name}` : name;
+}
+
+/**
+ * Parse a robot's reply to command 3 (`commands`): one line per command,
+ * `id name module params_min params_max data_min data_max text kind`, "-" for an empty word.
+ * Returns [{id, name, module, params: [min, max], data: [min, max], text, kind}, ...].
+ */
+export function parseCommands(text) {
+  const blank = (w) => (w === "-" ? "" : w);
+  return text.split("\n").filter((line) => line.trim()).map((line) => {
+    const w = line.trim().split(/ +/);
+    const n = w.map(Number);
+    if (w.length !== 9 || ![0, 3, 4, 5, 6].every((i) => Number.isInteger(n[i]))) {
+      throw new RemoteError(1, `malformed line in a command table: '${line}'`,
+                            ROBOT_COMMANDS.commands);
+    }
+    return { id: n[0], name: w[1], module: blank(w[2]), params: [n[3], n[4]],
+             data: [n[5], n[6]], text: blank(w[7]), kind: blank(w[8]) };
+  });
+}
+
+/**
+ * A robot: one socket serves all its modules. Its command table is fetched once (command 3),
+ * and every module command is reached by name, at the id this robot declares for it:
+ *   await robot.call("motors", "set_speeds", { data: [0.3, 0.3] });
+ *   await robot.modules.motors.set_speeds(0.3, 0.3);       // the same, generated
+ * Both resolve with the reply {error, text, command, params, data}. Make one with
+ * Client.robot(name).
+ */
 export class Robot {
-  constructor(client, name, endpoint) {
+  constructor(client, name, endpoint, commands) {
     Object.assign(this, { client, name, endpoint });
+    this.commands = new Map(commands.map((c) => [commandKey(c.module, c.name), c]));
+    this.modules = this.#moduleMethods(commands);
   }
 
-  call(command, text = "", params = [], data = []) {
+  /** The id of `module`'s command `name` (module "" for the common ones); an unknown module or
+   * command throws RemoteError 5 naming what the robot has. */
+  id(module, name) {
+    const command = this.commands.get(commandKey(module, name));
+    if (!command) throw this.#missing(module, name);
+    return command.id;
+  }
+
+  /** Send `module`'s command `name`: text a string, params integers, data numbers. An
+   * unknown name rejects with RemoteError 5. */
+  async call(module, name, { text = "", params = [], data = [] } = {}) {
+    return this.request(this.id(module, name), text, params, data);
+  }
+
+  /** Send a command by id (the common ones are in ROBOT_COMMANDS). */
+  request(command, text = "", params = [], data = []) {
     return this.client.request(this.endpoint, command, text, params, data);
   }
 
-  async read(command) {
-    return (await this.call(command)).data;
-  }
-
-  sonar() { return this.read(200); } // 11 distances, index 0 = right ... 10 = left
-  gps() { return this.read(500); } // [x, y]
-  compass() { return this.read(600); } // [yaw]
-
-  /** Wheel speeds in m/s; in lockstep this resolves after the step that used them. */
-  async setSpeeds(left, right) {
-    const reply = await this.call(100, "", [], [left, right]);
-    return { step: reply.params[0], time: reply.data[0], mode: reply.text };
-  }
-
-  stop() { return this.call(102); }
-
   /** Leave lockstep: the simulation stops waiting for this controller. */
-  detach() { return this.call(2); }
+  detach() { return this.request(ROBOT_COMMANDS.detach); }
+
+  /** robot.modules.<module>.<command>(...args): numbers go in data, a string in text. An
+   * unknown module or command throws RemoteError 5 (test with `"gps" in robot.modules`). */
+  #moduleMethods(commands) {
+    const modules = {};
+    for (const c of commands.filter((c) => c.module)) {
+      modules[c.module] ??= this.#strict({}, (name) => this.#missing(c.module, name));
+      modules[c.module][c.name] = (...args) => this.call(c.module, c.name, {
+        text: args.find((a) => typeof a === "string") ?? "",
+        data: args.filter((a) => typeof a !== "string"),
+      });
+    }
+    return this.#strict(modules, (name) => this.#missing(name, ""));
+  }
+
+  // A typo such as robot.modules.motor.stop() should say what exists, not "undefined is not a
+  // function". `then` stays undefined so that awaiting the object still works.
+  #strict(target, missing) {
+    return new Proxy(target, {
+      get(obj, prop) {
+        if (typeof prop === "symbol" || prop in obj || prop === "then") return obj[prop];
+        throw missing(prop);
+      },
+    });
+  }
+
+  // The sentence the C and Octave clients use too.
+  #missing(module, name) {
+    const all = [...this.commands.values()];
+    const labels = [...new Set(all.filter((c) => c.module).map((c) => c.module))];
+    const text = module && !labels.includes(module)
+      ? `/${this.name} has no module '${module}' (it has: ${labels.join(", ")})`
+      : `/${this.name} has no command '${commandKey(module, name)}' ` +
+        `(${module || "it"} has: ${all.filter((c) => c.module === module).map((c) => c.name)
+          .join(", ")})`;
+    return new RemoteError(UNKNOWN_NAME, text, -1);
+  }
 }

@@ -33,15 +33,17 @@ async function main() {
   const client = new Client();
   try {
     const robot = await client.robot(name);
+    // The robot's own command ids, by name; a robot without sonar or motors fails here, clearly.
+    const { sonar, motors } = robot.modules;
     try {
       for (let i = 0; i < steps && !stop; i++) {
-        const [left, right] = wanderSpeeds(await robot.sonar());
-        await robot.setSpeeds(left, right); // lockstep: resolves after the step
+        const [left, right] = wanderSpeeds((await sonar.read()).data);
+        await motors.set_speeds(left, right); // lockstep: resolves after the step
       }
     } finally {
       // Stop the wheels and leave lockstep, so the run does not wait for us; errors here only
       // mean the simulation is gone already.
-      await robot.stop().catch(() => {});
+      await motors.stop().catch(() => {});
       await robot.detach().catch(() => {});
     }
   } finally {

@@ -1,4 +1,8 @@
-function coopsim_close(sock)
-%COOPSIM_CLOSE  Close a socket made by coopsim_connect or coopsim_port.
-  zmq_close(sock);
+function coopsim_close(target)
+%COOPSIM_CLOSE  Close a socket made by coopsim_connect or coopsim_port, or a robot made by
+%   coopsim_robot.
+  if isstruct(target)
+    target = target.sock;
+  end
+  zmq_close(target);
 end

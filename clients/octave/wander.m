@@ -15,13 +15,13 @@ function wander(robot, steps)
   elseif ischar(steps)
     steps = str2double(steps);
   end
-  bot = coopsim_port(['/' robot]);
+  bot = coopsim_robot(robot);                       % fetches its command table once
   done = onCleanup(@() finish(bot));  %#ok<NASGU> runs on return, error or Ctrl-C
   i = 0;
   while i < steps
-    sonar = coopsim_request(bot, 200);              % 11 distances, index 1 = right side
+    sonar = coopsim_request(bot, 'sonar.read');     % 11 distances, index 1 = right side
     speeds = wander_speeds(sonar.data);
-    coopsim_request(bot, 100, '', [], speeds);      % lockstep: answered after the step
+    coopsim_request(bot, 'motors.set_speeds', '', [], speeds);  % lockstep: after the step
     i = i + 1;
   end
 end
@@ -30,8 +30,8 @@ function finish(bot)
   % Stop the wheels and leave lockstep so the run does not wait for us; an error here only
   % means the simulation is gone already.
   try
-    coopsim_request(bot, 102);
-    coopsim_request(bot, 2);
+    coopsim_request(bot, 'motors.stop');
+    coopsim_request(bot, 'detach');
   catch
   end
   coopsim_close(bot);

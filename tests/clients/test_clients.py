@@ -1,24 +1,43 @@
 """The C, JavaScript and Octave clients drive a live simulator in lockstep.
 
-Each test starts a simulation on free ports, runs the language's example wander controller for a
-fixed number of steps as a real process, and checks through ``/sim`` that the robot moved and
-ended clear of every wall and object. A missing toolchain skips the test with its reason outside
-CI and fails it in CI (``CI=true``), where ``.ci/run`` installs everything.
+Each test starts a simulation on free ports and runs the language's code as a real process. The
+wander tests run the example controller for a fixed number of steps and check through ``/sim``
+that the robot moved and ended clear of every wall and object. The lookup tests check that each
+client finds command ids by module and name in the robot's own table (command 3), the ids the
+server declares, and that a name the robot lacks is a clear error 5. A missing toolchain skips
+the test with its reason outside CI and fails it in CI (``CI=true``), where ``.ci/run`` installs
+everything.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import threading
+from dataclasses import replace
 from pathlib import Path
 
+import msgpack
 import pytest
+import zmq
 
+from coopsim.client import Client
 from coopsim.formats.files import load
 from coopsim.app.run import Run, RunOptions
+from coopsim.model.commands import Command
 
 from clienthelpers import CLIENTS, ROOT, SCENARIO, STEPS, assert_wandered  # noqa: F401
+
+CROWD = 200
+LOOKED_UP = ["motors.set_speeds", "sonar.read", "motors.stop", "detach"]
+# What every client says when a robot lacks a module or a command (error 5, unknown name).
+NO_COMMAND = ("error 5: /robot1 has no command 'motors.fly' "
+              "(motors has: set_speeds, set_power, stop, read)")
+NO_MODULE = ("error 5: /robot1 has no module 'wings' "
+             "(it has: motors, sonar, target, odometry, gps, compass, bumper)")
+
 
 @pytest.fixture
 def live(tmp_path):
@@ -28,6 +47,81 @@ def live(tmp_path):
     with Run(load(str(path)), RunOptions(port=0, controllers=False)) as run:
         run.start()
         yield run
+
+
+@pytest.fixture
+def crowd(tmp_path):
+    """A paused simulation of 200 robots on a 20 x 20 m floor: its /sim state JSON is ~70 KB."""
+    (tmp_path / "big.world").write_text("[FLOOR]\nsize 20 20 0.1\n")
+    robots = [f"[ROBOT_{n}]\ntype single\nname crowd{n}\n"
+              f"position {-9 + (n - 1) % 20 * 0.9:.1f} {-9 + (n - 1) // 20 * 0.9:.1f} 0\n"
+              for n in range(1, CROWD + 1)]
+    path = tmp_path / "crowd.scenario"
+    path.write_text("[WORLD]\nfile big.world\n\n" + "\n".join(robots))
+    with Run(load(str(path)), RunOptions(port=0, controllers=False)) as run:
+        run.stepper.pause()  # 200 robots need not step for their state to be read
+        run.start()
+        yield run
+
+
+@pytest.fixture
+def renumbered(live):
+    """``/renumbered`` in ``live``'s name server: a fake robot whose command table (command 3,
+    all it answers) gives robot1's module commands new ids, as plugin modules may declare: a
+    client that hard-coded the built-in ids would print those. Yields its ids by name."""
+    commands = [replace(c, id=c.id + 4000) if c.module else c for c in robot1_commands(live)]
+    table = "\n".join(c.describe() for c in commands)
+    sock = zmq.Context.instance().socket(zmq.ROUTER)
+    sock.setsockopt(zmq.LINGER, 0)
+    endpoint = f"tcp://127.0.0.1:{sock.bind_to_random_port('tcp://127.0.0.1')}"
+    done = threading.Event()
+    server = threading.Thread(target=serve_table, args=(sock, table, done), daemon=True)
+    server.start()
+    live.network.names.register("/renumbered", endpoint)
+    yield ids_by_name(commands)
+    done.set()
+    server.join(5)
+    sock.close()
+
+
+def serve_table(sock, table: str, done: threading.Event) -> None:
+    """Answer command 3 with ``table`` and anything else with error 2, until ``done``."""
+    while not done.is_set():
+        if not sock.poll(50):
+            continue
+        *route, payload = sock.recv_multipart()
+        command = msgpack.unpackb(payload)[2]
+        reply = [0, table, 3, [table.count("\n") + 1], []] if command == 3 else [
+            2, "this fake robot answers command 3 only", command, [], []]
+        sock.send_multipart([*route, msgpack.packb(reply)])
+
+
+def robot1_commands(live: Run) -> list:
+    """robot1's command table, from its own command 3."""
+    with Client(live.network.endpoint) as client:
+        text = client.robot("robot1").call(3).text
+    return [Command.parse(line) for line in text.splitlines()]
+
+
+def ids_by_name(commands: list) -> dict:
+    """'module.name' (or 'name' for the commands every robot has) -> id."""
+    return {f"{c.module}.{c.name}" if c.module else c.name: c.id for c in commands}
+
+
+def assert_ids(stdout: str, declared: dict) -> None:
+    """``stdout`` is one line `module.name id` per LOOKED_UP name, with the declared ids."""
+    assert stdout.split("\n")[:len(LOOKED_UP)] == [f"{k} {declared[k]}" for k in LOOKED_UP]
+
+
+def assert_finds_ids(live: Run, renumbered: dict, ids) -> None:
+    """``ids(robot)`` (a finished process printing LOOKED_UP's ids) prints the ids robot1
+    declares, and the other ids /renumbered declares."""
+    for robot, declared in (("robot1", ids_by_name(robot1_commands(live))),
+                            ("renumbered", renumbered)):
+        proc = ids(robot)
+        assert proc.returncode == 0, proc.stderr
+        assert_ids(proc.stdout, declared)
+    assert renumbered["sonar.read"] != ids_by_name(robot1_commands(live))["sonar.read"]
 
 
 def require(*tools: str) -> None:
@@ -45,18 +139,30 @@ def _unavailable(reason: str) -> None:
 
 def run_controller(live: Run, argv: list, cwd: Path, timeout: float = 60) -> str:
     """Run a controller process against ``live``; assert it exits 0; return its stderr."""
-    env = dict(os.environ, COOPSIM_NAMESERVER=live.network.endpoint, COOPSIM_ROBOT="robot1")
-    proc = subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    proc = run_process(live, argv, cwd, timeout)
     assert proc.returncode == 0, f"{argv} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}"
     return proc.stderr
+
+
+def run_process(live: Run, argv: list, cwd: Path, timeout: float = 60):
+    """Run a process against ``live`` (its name server and robot1 in the environment)."""
+    env = dict(os.environ, COOPSIM_NAMESERVER=live.network.endpoint, COOPSIM_ROBOT="robot1")
+    return subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def assert_clear_error(proc, *sentences: str) -> None:
+    """The process failed (exit 1) and its stderr says each sentence."""
+    assert proc.returncode == 1, f"exit {proc.returncode}:\n{proc.stdout}{proc.stderr}"
+    for sentence in sentences:
+        assert sentence in proc.stderr, proc.stderr
 
 
 # -- C -------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def c_wander(tmp_path_factory):
-    """The C example built with -Werror in a scratch copy of clients/c."""
+def c_build(tmp_path_factory):
+    """The C examples (wander, ids, simstate) built with -Werror in a scratch copy of clients/c."""
     require("cc", "make")
     build = tmp_path_factory.mktemp("c")
     for f in (CLIENTS / "c").iterdir():
@@ -69,7 +175,12 @@ def c_wander(tmp_path_factory):
     proc = subprocess.run(["make", "CFLAGS=-O2 -Werror"], cwd=build, capture_output=True,
                           text=True)
     assert proc.returncode == 0, f"make failed (warnings are errors here):\n{proc.stderr}"
-    return build / "wander"
+    return build
+
+
+@pytest.fixture(scope="module")
+def c_wander(c_build):
+    return c_build / "wander"
 
 
 def test_c_wander_drives_in_lockstep(live, c_wander):
@@ -83,6 +194,29 @@ def test_c_unknown_robot_is_a_clear_error(live, c_wander):
                           timeout=30)
     assert proc.returncode == 1
     assert "error 5" in proc.stderr and "/robotX" in proc.stderr
+
+
+def test_c_finds_ids_by_module_and_name(live, renumbered, c_build):
+    assert_finds_ids(live, renumbered,
+                     lambda robot: run_process(live, [c_build / "ids", robot, *LOOKED_UP], c_build))
+
+
+def test_c_unknown_module_or_command_is_a_clear_error(live, c_build):
+    assert_clear_error(run_process(live, [c_build / "ids", "robot1", "motors.fly"], c_build),
+                       NO_COMMAND)
+    assert_clear_error(run_process(live, [c_build / "ids", "robot1", "wings.read"], c_build),
+                       NO_MODULE)
+
+
+def test_c_reads_a_large_sim_state_whole(crowd, c_build):
+    """/sim state of 200 robots is far over the old 8 KiB cap (and over 64 KiB): none is cut."""
+    proc = run_process(crowd, [c_build / "simstate"], c_build)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout) > 65536
+    state = json.loads(proc.stdout)
+    with Client(crowd.network.endpoint) as client:
+        assert state == client.sim().state()  # paused: nothing changes between the two reads
+    assert [r["name"] for r in state["robots"]] == [f"crowd{n}" for n in range(1, CROWD + 1)]
 
 
 # -- JavaScript ----------------------------------------------------------------------------------
@@ -100,6 +234,39 @@ def js_dir():
 def test_js_wander_drives_in_lockstep(live, js_dir):
     run_controller(live, ["node", "wander.js", "robot1", STEPS], js_dir)
     assert_wandered(live)
+
+
+# `ids ROBOT KEY...`: prints `module.name id` for each key, looked up in the robot's command
+# table; any error goes to stderr as `ids: <message>` with exit 1 (the twin of the C ids program).
+JS_IDS = """
+import { Client } from "./coopsim.js";
+const client = new Client();
+try {
+  const robot = await client.robot(process.argv[1]);
+  for (const key of process.argv.slice(2)) {
+    const [module, name] = key.includes(".") ? key.split(".") : ["", key];
+    console.log(`${key} ${robot.id(module, name)}`);
+  }
+} catch (err) {
+  console.error(`ids: ${err.message}`);
+  process.exitCode = 1;
+} finally {
+  client.close();
+}
+"""
+
+
+def js_ids(live: Run, js_dir: Path, robot: str, keys: list):
+    return run_process(live, ["node", "--input-type=module", "-e", JS_IDS, robot, *keys], js_dir)
+
+
+def test_js_finds_ids_by_module_and_name(live, renumbered, js_dir):
+    assert_finds_ids(live, renumbered, lambda robot: js_ids(live, js_dir, robot, LOOKED_UP))
+
+
+def test_js_unknown_module_or_command_is_a_clear_error(live, js_dir):
+    assert_clear_error(js_ids(live, js_dir, "robot1", ["motors.fly"]), NO_COMMAND)
+    assert_clear_error(js_ids(live, js_dir, "robot1", ["wings.read"]), NO_MODULE)
 
 
 def test_js_unit_and_live_tests_pass(live, js_dir):
@@ -131,14 +298,37 @@ def test_octave_wander_drives_in_lockstep(live, octave_dir):
 def test_octave_packs_the_documented_bytes_and_raises_error_replies(live, octave_dir):
     script = (
         "disp(sprintf('%02x', coopsim_pack(1, '/robot1/motors')));"
-        "bot = coopsim_port('/robot1');"
-        "try, coopsim_request(bot, 100, '', [], 0.1); catch err, disp(err.message); end;"
-        "r = coopsim_request(bot, 200); disp(numel(r.data)); coopsim_close(bot);")
-    env = dict(os.environ, COOPSIM_NAMESERVER=live.network.endpoint)
-    proc = subprocess.run([*OCTAVE, "--eval", script], cwd=octave_dir, env=env,
-                          capture_output=True, text=True, timeout=60)
+        "bot = coopsim_robot('robot1');"
+        "try, coopsim_request(bot, 'motors.set_speeds', '', [], 0.1); catch err, "
+        "disp(err.message); end;"
+        "r = coopsim_request(bot, 'sonar.read'); disp(numel(r.data)); coopsim_close(bot);")
+    proc = run_process(live, [*OCTAVE, "--eval", script], octave_dir)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.split("\n")
     assert lines[0] == "9500ae2f726f626f74312f6d6f746f7273019090"  # docs/protocol.md, section 1
     assert lines[1].startswith("error 3: set_speeds takes 2 data")
     assert lines[2].strip() == "11"
+
+
+# Prints `module.name id` for each key in the robot's table; an error goes to stderr, exit 1.
+OCTAVE_IDS = (
+    "bot = coopsim_robot('{robot}');"
+    "try, for k = {{{keys}}}, printf('%s %d\\n', k{{1}}, coopsim_id(bot, k{{1}})); end;"
+    "catch err, fprintf(2, 'ids: %s (%s)\\n', err.message, err.identifier); exit(1); end;"
+    "coopsim_close(bot);")
+
+
+def octave_ids(live: Run, octave_dir: Path, robot: str, keys: list):
+    script = OCTAVE_IDS.format(robot=robot, keys=", ".join(f"'{k}'" for k in keys))
+    return run_process(live, [*OCTAVE, "--eval", script], octave_dir)
+
+
+def test_octave_finds_ids_by_module_and_name(live, renumbered, octave_dir):
+    assert_finds_ids(live, renumbered,
+                     lambda robot: octave_ids(live, octave_dir, robot, LOOKED_UP))
+
+
+def test_octave_unknown_module_or_command_is_a_clear_error(live, octave_dir):
+    assert_clear_error(octave_ids(live, octave_dir, "robot1", ["motors.fly"]),
+                       NO_COMMAND, "coopsim:unknownname")
+    assert_clear_error(octave_ids(live, octave_dir, "robot1", ["wings.read"]), NO_MODULE)

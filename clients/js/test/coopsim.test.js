@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Client, pack, RemoteError, TIMEOUT, unpack } from "../coopsim.js";
+import { Client, pack, parseCommands, RemoteError, Robot, ROBOT_COMMANDS, TIMEOUT, UNKNOWN_NAME,
+         unpack } from "../coopsim.js";
 import { wanderSpeeds } from "../wander.js";
 
 const LIVE = process.env.COOPSIM_NAMESERVER;
@@ -44,6 +45,31 @@ test("a request nobody answers fails with error 9", async () => {
   }
 });
 
+// Two lines of a command-3 reply, as docs/protocol.md section 3 writes them, with made-up ids:
+// a client must take the ids from the table, whatever they are.
+const TABLE = "2 detach - 0 0 0 0 - -\n4100 set_speeds motors 0 0 2 2 - motion\n" +
+              "4200 read sonar 0 0 0 0 - read\n";
+
+test("parseCommands reads command 3's lines, '-' as an empty word", () => {
+  assert.deepEqual(parseCommands(TABLE)[1], { id: 4100, name: "set_speeds", module: "motors",
+                                              params: [0, 0], data: [2, 2], text: "",
+                                              kind: "motion" });
+  assert.equal(parseCommands(TABLE)[0].module, "");
+  assert.throws(() => parseCommands("100 set_speeds motors 0 0 2\n"), RemoteError);
+});
+
+test("a robot finds ids by module and name, and names what is missing", () => {
+  const robot = new Robot(null, "robot1", "tcp://x", parseCommands(TABLE));
+  assert.equal(robot.id("motors", "set_speeds"), 4100);
+  assert.equal(robot.id("", "detach"), 2);
+  assert.ok("sonar" in robot.modules && !("gps" in robot.modules));
+  const missing = (pattern) => (err) => err.code === UNKNOWN_NAME && pattern.test(err.message);
+  assert.throws(() => robot.modules.gps, missing(/no module 'gps' \(it has: motors, sonar\)/));
+  assert.throws(() => robot.modules.motors.fly(),
+                missing(/no command 'motors.fly' \(motors has: set_speeds\)/));
+  assert.throws(() => robot.id("wings", "read"), missing(/no module 'wings'/));
+});
+
 test("live: hello, lookup, and an error reply", { skip: NO_SIM }, async () => {
   const client = new Client({ nameserver: LIVE });
   try {
@@ -53,8 +79,25 @@ test("live: hello, lookup, and an error reply", { skip: NO_SIM }, async () => {
     assert.match(await client.lookup("/sim"), /^tcp:\/\//);
     await assert.rejects(client.lookup("/no_such_robot"), (err) => err.code === 5);
     const robot = await client.robot("robot1");
-    assert.equal((await robot.sonar()).length, 11);
-    await assert.rejects(robot.call(100, "", [], [0.1]), (err) => err.code === 3);
+    assert.equal((await robot.modules.sonar.read()).data.length, 11);
+    await assert.rejects(robot.call("motors", "set_speeds", { data: [0.1] }),
+                         (err) => err.code === 3);
+    await assert.rejects(robot.call("motors", "fly"), (err) => err.code === UNKNOWN_NAME);
+  } finally {
+    client.close();
+  }
+});
+
+test("live: every id the robot declares is the one the client sends", { skip: NO_SIM },
+     async () => {
+  const client = new Client({ nameserver: LIVE });
+  try {
+    const robot = await client.robot("robot1");
+    const table = parseCommands((await robot.request(ROBOT_COMMANDS.commands)).text);
+    assert.ok(table.some((c) => c.module === "motors"));
+    for (const c of table) assert.equal(robot.id(c.module, c.name), c.id);
+    const reply = await robot.modules.gps.read();
+    assert.equal(reply.command, robot.id("gps", "read"));
   } finally {
     client.close();
   }
