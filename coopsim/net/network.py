@@ -1,8 +1,9 @@
-"""The simulation on the network: name server, ``/sim``, one server per robot, the state stream.
+"""The simulation on the network: name server, ``/sim``, every robot's endpoint, the state stream.
 
-:class:`Network` starts them for a stepper and keeps the set of robot servers equal to the set of
-robots in the world: after an insertion, removal, load or reset it starts servers for new robots,
-stops those of removed ones and updates the name server.
+:class:`Network` starts them for a stepper and keeps the set of robot endpoints equal to the set
+of robots in the world: after an insertion, removal, load or reset it opens endpoints for new
+robots, closes those of removed ones and updates the name server. The robots' endpoints are all
+served by one :class:`~coopsim.net.robothub.RobotHub` from the stepper's thread.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import threading
 import zmq
 
 from .nameserver import NameServer
-from .robotserver import RobotServer
+from .robothub import RobotHub
 from .simserver import SimServer
 from .statestream import StatePublisher
 
@@ -33,13 +34,14 @@ class Network:
         self.stepper = stepper
         self.bind = bind
         self.ctx = zmq.Context()
+        self.ctx.setsockopt(zmq.LINGER, 0)
         self._lock = threading.Lock()
-        self.robots: dict[str, RobotServer] = {}
         try:
             self.names = NameServer(self.ctx, bind, port)
         except OSError:
             self.ctx.term()
             raise
+        self.hub = RobotHub(self.ctx, stepper, bind)
         self.sim = SimServer(self.ctx, stepper, self.sync_robots, bind, recording)
         self.publisher = StatePublisher(self.ctx, stepper, bind, publish_rate)
         self.names.register("/sim", self.sim.endpoint)
@@ -52,50 +54,51 @@ class Network:
         """The name server's endpoint (what clients start from)."""
         return self.names.endpoint
 
+    @property
+    def robots(self) -> dict:
+        """Robot name -> its port (``endpoint``, ``commands``)."""
+        return self.hub.ports
+
     def start(self) -> "Network":
         """Start every server."""
         self.names.start()
         self.sim.start()
         self.sync_robots()
+        self.hub.start()
         return self
 
     def sync_robots(self) -> None:
-        """Start servers for new robots and stop those of robots no longer in the world."""
+        """Open endpoints for new robots and close those of robots no longer in the world."""
         world = self.stepper.sim.world
         current = {r.name: r for r in world.robots}
         with self._lock:
-            for name in [n for n in self.robots if n not in current]:
-                self.robots.pop(name).stop()  # before forget: no motor command comes after
+            for name in [n for n in self.hub.ports if n not in current]:
+                self.hub.remove(name)  # before forget: no motor command comes after
                 self.names.unregister_prefix(f"/{name}")
                 self.stepper.slots.forget([name])
             for name, robot in current.items():
-                server = self.robots.get(name)
-                if server is None:
-                    self._serve_robot(name, robot)
-                else:  # same name after a reset or update: keep the endpoint clients know
-                    server.set_modules(robot.modules, _driver_values(robot))
+                known = name in self.hub.ports
+                port = self.hub.add(name, robot.modules, _driver_values(robot))
+                if not known:
+                    self._register(name, port.endpoint, robot.modules)
 
-    def _serve_robot(self, name: str, robot) -> None:
-        server = RobotServer(self.ctx, name, robot.modules, self.stepper, self.bind,
-                             _driver_values(robot)).start()
-        self.robots[name] = server
+    def _register(self, name: str, endpoint: str, modules) -> None:
         self.names.unregister_prefix(f"/{name}")
-        self.names.register(f"/{name}", server.endpoint)
-        for module in robot.modules:
-            self.names.register(f"/{name}/{module}", server.endpoint)
+        self.names.register(f"/{name}", endpoint)
+        for module in modules:
+            self.names.register(f"/{name}/{module}", endpoint)
 
     def close(self) -> None:
-        """Stop every server and release the sockets."""
+        """Stop every server and release the sockets (call after the stepper has stopped)."""
         if self.publisher in self.stepper.hooks:
             self.stepper.hooks.remove(self.publisher)
         self.stepper.idle_hooks.clear()
-        with self._lock:
-            servers = [self.names, self.sim, *self.robots.values()]
-            self.robots.clear()
+        servers = [self.names, self.sim]
         for server in servers:  # signal all first: each takes up to a poll period to notice
             server.stop(timeout=0)
         for server in servers:
             server.stop()
+        self.hub.close()
         self.publisher.close()
         self.ctx.term()
 

@@ -79,34 +79,7 @@ class Server:
 
     def answer(self, payload: bytes) -> Message:
         """Decode, validate and handle one request frame; always returns a reply."""
-        try:
-            msg = Message.from_wire(payload)
-        except ProtocolError as exc:
-            return Message(exc.code, exc.text, -1)
-        command = self.commands.get(msg.command)
-        if command is None:
-            return self.unknown(msg)
-        try:
-            command.check(msg)
-            if command.id == 0:
-                return p.hello_reply(msg, self.name)
-            return self.handle(msg, command)
-        except ProtocolError as exc:
-            return msg.fail(exc.code, exc.text)
-        except (UnknownNameError, RegistryError) as exc:  # before ParameterError: an unknown
-            return msg.fail(p.UNKNOWN_NAME, str(exc))  # parameter name is both
-        except ParameterError as exc:
-            return msg.fail(p.OUT_OF_RANGE, str(exc))
-        except NotAllowedError as exc:
-            return msg.fail(p.NOT_ALLOWED, str(exc))
-        except CoopsimError as exc:
-            return msg.fail(p.FAILED, str(exc))
-        except FutureTimeout:  # the stepper did not get to a queued change in time
-            return msg.fail(p.TIMEOUT, f"{self.name}: the simulation did not carry out command "
-                                       f"{msg.command} in time; it may or may not happen later")
-        except Exception as exc:  # noqa: BLE001 -- a server never dies on input
-            log.exception("%s: command %s failed", self.name, msg.command)
-            return msg.fail(p.INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+        return answer_errors(self, payload)
 
     def _serve(self) -> None:
         # A blocking receive with a timeout rather than poll + receive: one call into libzmq per
@@ -123,7 +96,7 @@ class Server:
             self.socket.close(0)
 
     def _serve_one(self, frames: list[bytes]) -> None:
-        envelope, body = _split_envelope(frames)
+        envelope, body = split_envelope(frames)
         if len(body) != 1:
             reply = Message(p.BAD_MESSAGE, f"a request is one frame, got {len(body)}", -1)
         else:
@@ -134,7 +107,41 @@ class Server:
             pass  # the peer went away: nothing to answer
 
 
-def _split_envelope(frames: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+def answer_errors(server, payload: bytes):
+    """Decode, validate and handle one request for ``server`` (anything with ``name``,
+    ``commands``, ``unknown(msg)`` and ``handle(msg, command)``), turning every error into the
+    reply with its documented code: the never-die boundary of every server."""
+    try:
+        msg = Message.from_wire(payload)
+    except ProtocolError as exc:
+        return Message(exc.code, exc.text, -1)
+    command = server.commands.get(msg.command)
+    if command is None:
+        return server.unknown(msg)
+    try:
+        command.check(msg)
+        if command.id == 0:
+            return p.hello_reply(msg, server.name)
+        return server.handle(msg, command)
+    except ProtocolError as exc:
+        return msg.fail(exc.code, exc.text)
+    except (UnknownNameError, RegistryError) as exc:  # before ParameterError: an unknown
+        return msg.fail(p.UNKNOWN_NAME, str(exc))  # parameter name is both
+    except ParameterError as exc:
+        return msg.fail(p.OUT_OF_RANGE, str(exc))
+    except NotAllowedError as exc:
+        return msg.fail(p.NOT_ALLOWED, str(exc))
+    except CoopsimError as exc:
+        return msg.fail(p.FAILED, str(exc))
+    except FutureTimeout:  # the stepper did not get to a queued change in time
+        return msg.fail(p.TIMEOUT, f"{server.name}: the simulation did not carry out command "
+                                   f"{msg.command} in time; it may or may not happen later")
+    except Exception as exc:  # noqa: BLE001 -- a server never dies on input
+        log.exception("%s: command %s failed", server.name, msg.command)
+        return msg.fail(p.INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def split_envelope(frames: list[bytes]) -> tuple[list[bytes], list[bytes]]:
     """Split a ROUTER message into its routing envelope and its body.
 
     REQ peers send [identity, (request id,) b"", body]: the envelope runs up to and including the

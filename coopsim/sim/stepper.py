@@ -33,11 +33,13 @@ from ..model.specs import MODES
 from .clock import WallClock
 from .simulation import Simulation
 from .slots import CommandSlots
+from .waiter import Waiter
 
 Hook = Callable[[Snapshot], None]
 log = logging.getLogger(__name__)
 
 _PACE_SLICE = 0.05  # s: longest pacing wait before queued calls and stop are looked at
+_SERVE_MARGIN = 0.0015  # s before a deadline a serving waiter hands over to the precise wait
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,10 @@ class Stepper:
         self._wall = 0.0
         self._mark: float | None = None
         self._deadline = 0.0
+        self.waiter = Waiter(self.cond)  # the network installs one that serves while waiting
+        # Held by the loop's thread while it runs, and by calls run in place while it does not:
+        # whoever touches the World holds it.
+        self.world_lock = threading.RLock()
         self.set_mode(mode)
         self.set_speed(speed)
 
@@ -124,16 +130,38 @@ class Stepper:
         """
         future: Future = Future()
         with self.cond:  # under the lock: run() ends its loop under it too, so none is lost
-            if self.running:
+            queued = self.running
+            if queued:
                 self._calls.append((fn, args, future))
                 self.cond.notify_all()
-                return future
             closed = self._closed
-        if closed:
+        if queued:
+            self.waiter.wake()
+        elif closed:
             future.set_exception(NotAllowedError("the simulation has stopped"))
         else:
-            _settle(future, fn, args)
+            with self.world_lock:
+                _settle(future, fn, args)
         return future
+
+    def run_now(self, fn: Callable, *args, timeout: float = 5.0):
+        """``fn(*args)`` now when this thread may touch the World (the loop's own thread, or
+        any thread while the loop holds no lock on it), else queued as :meth:`call`; returns
+        its result. The robot hub uses it: it may serve from another thread before the loop
+        has taken over."""
+        if self.owns_world():
+            return fn(*args)
+        if self.world_lock.acquire(blocking=False):
+            try:
+                return fn(*args)
+            finally:
+                self.world_lock.release()
+        return self.call(fn, *args).result(timeout)
+
+    def owns_world(self) -> bool:
+        """True on the stepper's own thread while its loop runs (the one thread that may touch
+        the World then)."""
+        return self.running and self._thread is threading.current_thread()
 
     def set_mode(self, mode: str) -> None:
         """Switch between ``realtime`` and ``lockstep`` (takes effect at the next step)."""
@@ -223,6 +251,7 @@ class Stepper:
             self.snapshot = snapshot
             self.done_generation = self.slots.generation
             self.stepped.notify_all()
+        self.waiter.stepped()
         return snapshot
 
     def stats(self) -> Stats:
@@ -277,8 +306,11 @@ class Stepper:
             self._stop.clear()  # a direct call after an earlier stop() runs again
         self._looping, self._closed = True, False
         self._reanchor()
+        self.waiter.acquire()  # first the network's serving, then the World (the hub's order)
+        self.world_lock.acquire()
         try:
             while not self._stop.is_set():
+                self.waiter.poll()
                 self._run_calls()
                 if self._done(duration, max_steps):
                     if not linger:
@@ -293,7 +325,9 @@ class Stepper:
                 self._closed = threading.current_thread() is self._thread
             self._run_calls()
             self._stop.set()
+            self.world_lock.release()
             self._wake_all()
+            self.waiter.release()
 
     def _finish(self, duration, max_steps) -> None:
         """Finished: say why once, then idle serving calls (reset clears it)."""
@@ -309,6 +343,7 @@ class Stepper:
         for cond in (self.cond, self.stepped):
             with cond:
                 cond.notify_all()
+        self.waiter.wake()
 
     def _guarded_tick(self) -> None:
         """Tick; a failing step pauses the run with the error logged and kept in ``error``,
@@ -358,11 +393,11 @@ class Stepper:
         due = self._deadline + period
         now = self.clock.now()
         if due - now > _PACE_SLICE:  # slow motion: wait in slices so calls and stop get through
-            self.clock.sleep_until(now + _PACE_SLICE)
+            self._sleep_until(now + _PACE_SLICE)
             return False
         self._deadline = due
         if due >= now:
-            self.clock.sleep_until(due)
+            self._sleep_until(due)
         else:
             self.missed += 1
             if now - due > period:
@@ -371,9 +406,18 @@ class Stepper:
 
     def _idle(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``predicate`` holds, a call arrives or stop; return the predicate."""
+        self.waiter.wait(timeout, lambda: predicate() or self._calls or self._stop.is_set())
         with self.cond:
-            self.cond.wait_for(lambda: predicate() or self._calls or self._stop.is_set(), timeout)
             return predicate() and not self._calls and not self._stop.is_set()
+
+    def _sleep_until(self, deadline: float) -> None:
+        """Wait for a pacing deadline; a serving waiter serves requests until just before it,
+        then the clock's precise wait takes the rest."""
+        if not self.waiter.sleeps:
+            left = deadline - self.clock.now() - _SERVE_MARGIN
+            if left > 0:
+                self.waiter.wait(left, lambda: False)
+        self.clock.sleep_until(deadline)
 
     def _run_calls(self) -> None:
         with self.cond:

@@ -145,6 +145,7 @@ def _scripted_run(seed: int) -> list:
         bot, sim = client.robot("r1"), client.sim()
         bot.motors.set_speeds(0.4, 0.4)  # attaches before the first step; answered "queued"
         run.start()
+        assert run.stepper.wait_step(0, 5.0)  # read what step 1 measured, on every run
         for _ in range(200):
             observed.append(bot.sonar.read())
             observed.append(bot.gps.read())

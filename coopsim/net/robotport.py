@@ -1,44 +1,50 @@
-"""A robot on the network: one ROUTER socket serving all of the robot's modules.
+"""One robot's commands: what a request to ``/robotN`` (any of its module names) does.
 
-Every module port of a robot (``/robot1/motors``, ``/robot1/sonar``...) resolves to this one
-socket; command ids are unique across modules, so the id says which module is meant, and the
-command's declared kind says how to answer it (:mod:`coopsim.model.commands`): ``read`` from the
-last completed step's snapshot, ``motion`` into the robot's command slot (in lockstep answered
-after the step that used it), ``action`` on the stepper thread. The server never touches pymunk;
-parameter changes are queued onto the stepper thread too.
+Command ids are unique across modules, so the id says which module is meant, and the command's
+declared kind says how to answer it (:mod:`coopsim.model.commands`): ``read`` from the last
+completed step's snapshot, ``motion`` into the robot's command slot (in lockstep answered after
+the step that used it: see :class:`Reply`), ``action`` between two steps. A port has no socket
+and no thread of its own: the robot hub (:mod:`coopsim.net.robothub`) serves every robot's port
+from the thread that owns the world, so the changes it makes run in place; when something else
+serves, they are queued to the stepper.
 """
 
 from __future__ import annotations
 
-import zmq
+from dataclasses import dataclass
 
 from ..model.errors import NotAllowedError, ProtocolError, UnknownNameError
 from ..model.plugins import MODULES
 from . import protocol as p
 from .protocol import Command, Message, robot_commands
-from .server import Server
 
-STEP_WAIT = 0.5  # s a lockstep motor reply waits for its step before answering "not yet"
 CALL_WAIT = 5.0  # s to wait for the stepper to carry out a queued change
 
 
-class RobotServer(Server):
-    """Serves one robot's modules.
+@dataclass(frozen=True)
+class Reply:
+    """A lockstep motion command's reply, due once the step of ``generation`` has run."""
+
+    msg: Message
+    generation: int
+
+
+class RobotPort:
+    """What one robot answers.
 
     Args:
-        ctx: ZeroMQ context.
         robot: Robot network name (``robot1``).
-        modules: Module label -> the robot's ParamValues (read-only use from this thread).
+        modules: Module label -> the robot's ParamValues.
         stepper: The run's Stepper.
-        bind: Address to bind.
+        endpoint: The endpoint clients connect to.
         driver: The ParamValues of the robot's in-process driver, or None.
     """
 
-    def __init__(self, ctx: zmq.Context, robot: str, modules: dict, stepper,
-                 bind: str = "127.0.0.1", driver=None) -> None:
-        super().__init__(ctx, f"/{robot}", {}, bind)
+    def __init__(self, robot: str, modules: dict, stepper, endpoint: str, driver=None) -> None:
+        self.name = f"/{robot}"
         self.robot = robot
         self.stepper = stepper
+        self.endpoint = endpoint
         self.set_modules(modules, driver)
 
     def set_modules(self, modules: dict, driver=None) -> None:
@@ -53,7 +59,7 @@ class RobotServer(Server):
         owner = next((label for label, m in MODULES.items()
                       if any(c.id == msg.command for c in m.commands)), None)
         if owner is None:
-            return super().unknown(msg)
+            return msg.fail(p.UNKNOWN_COMMAND, f"{self.name} has no command {msg.command}")
         return msg.fail(p.UNKNOWN_COMMAND, f"{self.name} has no {owner} module (command "
                                            f"{msg.command}); it has: {', '.join(self.modules)}")
 
@@ -115,8 +121,7 @@ class RobotServer(Server):
             raise ProtocolError(p.WRONG_ARITY, f"param_set of {dotted} takes {want}")
         module = dotted.split(".", 1)[0]
         value = word if is_str else msg.data[0]
-        stored = self.stepper.call(self.stepper.sim.set_param, self.robot, module, name,
-                                   value).result(CALL_WAIT)
+        stored = self._on_stepper(self.stepper.sim.set_param, self.robot, module, name, value)
         if is_str:
             return msg.reply(f"{dotted} {stored}")
         return msg.reply(dotted, data=(float(stored),))
@@ -149,20 +154,19 @@ class RobotServer(Server):
         text, data = self.classes[command.module].answer(command, row, msg.text, snap)
         return msg.reply(text, params=(snap.step,), data=data)
 
-    def _move(self, msg: Message, command: Command) -> Message:
-        """Motion commands. The reply's text is the mode; in lockstep it comes after the step."""
+    def _move(self, msg: Message, command: Command):
+        """Motion commands. The reply's text is the mode; in lockstep it comes after the step
+        (a :class:`Reply` the hub sends once that step has run)."""
         module = self.classes[command.module]
         values = module.command_row(command, msg.data, self.modules[command.module])
         if self.stepper.finished:
             raise NotAllowedError(f"the run has finished ({self.stepper.finished})")
         lockstep = self.stepper.mode == "lockstep"
         generation = self.stepper.slots.put(self.robot, command.module, values, attach=lockstep)
-        snap = self.stepper.wait_generation(generation, STEP_WAIT) if lockstep else None
-        text = "realtime"
         if lockstep:
-            text = "lockstep" if snap else "lockstep: queued, the step has not run yet"
-        snap = snap or self.stepper.snapshot
-        return msg.reply(text, params=(snap.step,), data=(snap.time,))
+            return Reply(msg, generation)
+        snap = self.stepper.snapshot
+        return msg.reply("realtime", params=(snap.step,), data=(snap.time,))
 
     def _act(self, msg: Message, command: Command) -> Message:
         module, stepper = self.classes[command.module], self.stepper
@@ -171,4 +175,9 @@ class RobotServer(Server):
             text = module.act(command, stepper.sim, self.robot, msg)
             stepper.refresh()  # a read right after the action shows its effect
             return text
-        return msg.reply(stepper.call(act).result(CALL_WAIT))
+        return msg.reply(self._on_stepper(act))
+
+    def _on_stepper(self, fn, *args):
+        """Run ``fn`` where the World may be touched: in place when the hub serves from the
+        stepper's own thread (or before its loop runs); else queued to it."""
+        return self.stepper.run_now(fn, *args, timeout=CALL_WAIT)

@@ -1,0 +1,304 @@
+"""Every robot on the network, served from one ROUTER socket by the thread that owns the world.
+
+Each robot keeps an endpoint of its own (a TCP port; every module name of the robot resolves to
+it), but all of them are bound on one ROUTER socket: 10,000 robots cost 10,000 listening file
+descriptors, not 10,000 sockets with their mailboxes and threads. A request's robot is the local
+port of the connection it came in on (ZeroMQ's SRCFD message property, then getsockname).
+
+The hub is the stepper's :class:`~coopsim.sim.waiter.Waiter`: while the stepper waits between
+steps it polls the socket and answers requests itself. Reads answer at once from the snapshot; a
+lockstep motion command is stored in the robot's slot and answered right after the step that used
+it, by the same thread that took the step, so a lockstep loop costs no thread hand-off; parameter
+changes and actions run in place, between two steps. While the stepper's loop is not running
+(before start, after stop) a fallback thread serves instead; one thread serves at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket as pysocket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import zmq
+
+from ..model.errors import ProtocolError
+from . import protocol as p
+from .protocol import Message
+from .robotport import Reply, RobotPort
+from .server import answer_errors, split_envelope
+
+log = logging.getLogger(__name__)
+
+STEP_WAIT = 0.5  # s a lockstep motor reply waits for its step before answering "not yet"
+_BATCH = 256  # requests served per poll before the stepper gets its thread back
+_FALLBACK_POLL = 0.1  # s
+
+
+@dataclass
+class _Pending:
+    """A lockstep motion reply waiting for its step."""
+
+    envelope: list
+    msg: Message
+    generation: int
+    deadline: float
+
+
+class RobotHub:
+    """The robots' endpoints of one run.
+
+    Args:
+        ctx: ZeroMQ context.
+        stepper: The run's stepper (the hub installs itself as its waiter).
+        bind: Address every robot port binds.
+        advertise: Host written into the endpoints the name server hands out (default: bind).
+        configure: Called with the ROUTER socket before its first bind (CurveZMQ keys...).
+    """
+
+    def __init__(self, ctx: zmq.Context, stepper, bind: str = "127.0.0.1",
+                 advertise: str | None = None, configure: Callable | None = None) -> None:
+        self.stepper, self.bind, self.advertise = stepper, bind, advertise or bind
+        self.socket = ctx.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, p.MAX_MESSAGE_BYTES)
+        self.socket.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        if configure is not None:
+            configure(self.socket)
+        self.ports: dict[str, RobotPort] = {}
+        self._by_port: dict[int, RobotPort] = {}
+        self._gone: dict[int, str] = {}  # ports of removed robots: their connections may linger
+        self._pending: list[_Pending] = []
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._poller = zmq.Poller()
+        self._poller.register(self.socket, zmq.POLLIN)
+        self._poller.register(self._wake_r, zmq.POLLIN)
+        self._owner: int | None = None  # ident of the thread serving now
+        self._lock = threading.Lock()  # held by whoever serves; layout ops from others wait
+        self._fallback: threading.Thread | None = None
+        self._fallback_stop = threading.Event()
+        self._closed = False
+        stepper.waiter = self
+
+    # -- robots (any thread; carried out by the serving thread) ----------------------------------
+
+    def add(self, name: str, modules: dict, driver=None) -> RobotPort:
+        """Give robot ``name`` an endpoint of its own (or keep the one it has)."""
+        return self._as_owner(self._add, name, modules, driver)
+
+    def remove(self, name: str) -> None:
+        """Close robot ``name``'s endpoint (its open connections get 'not in the simulation')."""
+        self._as_owner(self._remove, name)
+
+    def _add(self, name: str, modules: dict, driver) -> RobotPort:
+        port = self.ports.get(name)
+        if port is not None:  # same name after a reset or update: keep the endpoint
+            port.set_modules(modules, driver)
+            return port
+        number = self.socket.bind_to_random_port(f"tcp://{self.bind}")
+        port = RobotPort(name, modules, self.stepper, f"tcp://{self.advertise}:{number}",
+                         driver)
+        port.local = f"tcp://{self.bind}:{number}"
+        self.ports[name] = port
+        self._by_port[number] = port
+        self._gone.pop(number, None)
+        return port
+
+    def _remove(self, name: str) -> None:
+        port = self.ports.pop(name, None)
+        if port is None:
+            return
+        number = int(port.local.rsplit(":", 1)[1])
+        try:
+            self.socket.unbind(port.local)
+        except zmq.ZMQError as exc:
+            log.warning("robot hub: unbinding %s failed: %s", port.local, exc)
+        del self._by_port[number]
+        self._gone[number] = name
+
+    def _as_owner(self, fn, *args):
+        """Run ``fn`` on the serving thread (now, if that is us; else under the serve lock)."""
+        if self._owner == threading.get_ident():
+            return fn(*args)
+        with self._lock:  # the fallback thread releases it between polls; the stepper's
+            return fn(*args)  # layout changes come through stepper.call, on its own thread
+
+    # -- the waiter protocol (the stepper thread) ---------------------------------------------------
+
+    @property
+    def sleeps(self) -> bool:
+        return False
+
+    def wait(self, timeout: float, predicate: Callable[[], bool]) -> None:
+        """Serve requests until ``predicate()`` holds or ``timeout`` s have passed."""
+        deadline = time.perf_counter() + timeout
+        while not predicate():
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return
+            self._poll(left)
+
+    def poll(self) -> None:
+        """Serve what is waiting now."""
+        self._poll(0.0)
+
+    def wake(self) -> None:
+        """Interrupt a wait (any thread): a call was queued, or stop."""
+        try:
+            os.write(self._wake_w, b"w")
+        except (BlockingIOError, OSError):
+            pass  # the pipe is full (it will wake anyway) or closed
+
+    def stepped(self) -> None:
+        """A step was published: answer the motion replies it completes."""
+        if self._owner == threading.get_ident():
+            self._flush()
+        else:
+            self.wake()
+
+    def acquire(self) -> None:
+        """The stepper's loop starts serving: the fallback thread stops first."""
+        self._stop_fallback()
+        self._lock.acquire()
+        self._owner = threading.get_ident()
+
+    def release(self) -> None:
+        """The stepper's loop ended: serve from the fallback thread again (unless closing)."""
+        self._owner = None
+        self._lock.release()
+        if not self._closed:
+            self.start()
+
+    # -- serving ----------------------------------------------------------------------------------
+
+    def _poll(self, timeout: float) -> None:
+        ms = 0 if timeout <= 0 else max(1, int(timeout * 1000))
+        events = dict(self._poller.poll(ms))
+        if self._wake_r in events:
+            try:
+                while os.read(self._wake_r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+        if self.socket in events:
+            self._serve_batch()
+        self._flush()
+
+    def _serve_batch(self) -> None:
+        for _ in range(_BATCH):
+            try:
+                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            self._serve_one(frames)
+
+    def _serve_one(self, frames: list) -> None:
+        port = self._port_of(frames[-1])
+        envelope, body = split_envelope([f.bytes for f in frames])
+        reply = self._answer(port, body)
+        if isinstance(reply, Reply):  # a lockstep motion command: answered after its step
+            self._pending.append(_Pending(envelope, reply.msg, reply.generation,
+                                          time.perf_counter() + STEP_WAIT))
+            return
+        self._send(envelope, reply)
+
+    def _answer(self, port, body: list[bytes]):
+        if len(body) != 1:
+            return Message(p.BAD_MESSAGE, f"a request is one frame, got {len(body)}", -1)
+        if isinstance(port, str):  # a connection to a robot that has been removed
+            msg = _decoded(body[0])
+            return msg if msg.error else msg.fail(
+                p.UNKNOWN_NAME, f"/{port} is not in the simulation any more")
+        if port is None:
+            return Message(p.FAILED, "the connection went away", -1)
+        return answer_errors(port, body[0])
+
+    def _port_of(self, frame) -> RobotPort | str | None:
+        """The robot whose endpoint the frame's connection reached (by its local port)."""
+        try:
+            fd = frame.get(zmq.SRCFD)
+            sock = pysocket.socket(fileno=fd)
+            try:
+                number = sock.getsockname()[1]
+            finally:
+                sock.detach()  # the descriptor is ZeroMQ's: never close it
+        except (OSError, zmq.ZMQError):
+            return None
+        return self._by_port.get(number) or self._gone.get(number)
+
+    def _flush(self) -> None:
+        """Answer motion replies whose step is done, or whose wait ran out."""
+        if not self._pending:
+            return
+        stepper, now = self.stepper, time.perf_counter()
+        done, keep = stepper.done_generation, []
+        for item in self._pending:
+            if done > item.generation:
+                snap = stepper.snapshot
+                self._send(item.envelope, item.msg.reply("lockstep", params=(snap.step,),
+                                                         data=(snap.time,)))
+            elif now >= item.deadline or stepper.finished:
+                snap = stepper.snapshot
+                self._send(item.envelope, item.msg.reply(
+                    "lockstep: queued, the step has not run yet", params=(snap.step,),
+                    data=(snap.time,)))
+            else:
+                keep.append(item)
+        self._pending = keep
+
+    def _send(self, envelope: list, reply: Message) -> None:
+        try:
+            self.socket.send_multipart(envelope + [reply.to_wire()], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass  # the peer went away: nothing to answer
+
+    # -- the fallback thread ----------------------------------------------------------------------
+
+    def start(self) -> "RobotHub":
+        """Serve from a thread of the hub's own until the stepper's loop takes over."""
+        if self._fallback is None and not self._closed:
+            self._fallback_stop.clear()
+            self._fallback = threading.Thread(target=self._serve_fallback,
+                                              name="coopsim-robots", daemon=True)
+            self._fallback.start()
+        return self
+
+    def _serve_fallback(self) -> None:
+        # the stepper's loop takes over as soon as it runs (it waits for this lock first)
+        while not self._fallback_stop.is_set() and not self.stepper.running:
+            with self._lock:
+                self._owner = threading.get_ident()
+                try:
+                    self._poll(_FALLBACK_POLL)
+                except Exception:  # noqa: BLE001 -- the server never dies on input
+                    log.exception("robot hub: serving failed")
+                finally:
+                    self._owner = None
+            time.sleep(0)  # let a waiting layout change or the stepper take the lock
+
+    def _stop_fallback(self) -> None:
+        thread, self._fallback = self._fallback, None
+        if thread is not None and thread is not threading.current_thread():
+            self._fallback_stop.set()
+            self.wake()
+            thread.join(5.0)
+
+    def close(self) -> None:
+        """Stop serving and close the socket (after the stepper has stopped)."""
+        self._closed = True
+        self._stop_fallback()
+        self.socket.close(0)
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
+
+
+def _decoded(frame: bytes) -> Message:
+    try:
+        return Message.from_wire(frame)
+    except ProtocolError as exc:
+        return Message(exc.code, exc.text, -1)
