@@ -110,7 +110,8 @@ def solve(target: Sequence[float], heading: float,
 
 
 def plan(target: Sequence[float], heading: float | None = None,
-         near: Sequence[float] = (0.0, 0.0, 0.0), step: float = math.radians(5)):
+         near: Sequence[float] = (0.0, 0.0, 0.0),
+         step: float = math.radians(5)) -> tuple[float, float, float] | None:
     """Joint angles reaching ``target``, trying tip headings nearest the preferred one first.
 
     Args:
