@@ -18,7 +18,7 @@ positive to its left. Nothing here imports pymunk or zmq.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
@@ -40,6 +40,7 @@ class Column:
             stored command (``source`` "command").
         source: ``reading`` or ``command``.
         stream: Also sent on the state stream every published step (the viewer draws from it).
+        module: The module it belongs to (filled in by the recorder; a module leaves it "").
     """
 
     name: str
@@ -48,6 +49,22 @@ class Column:
     field: int = 0
     source: str = "reading"
     stream: bool = False
+    module: str = ""
+
+
+@dataclass(frozen=True)
+class RobotInfo:
+    """What a module may know of one robot when it checks a command (see
+    :meth:`Module.command_row`).
+
+    Attributes:
+        name: Network name. type: Robot type label.
+        limits: Role -> (min, max) limits of the joint the robot type gave that role, rad.
+    """
+
+    name: str
+    type: str = ""
+    limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -164,13 +181,15 @@ class Module:
     # -- commands and actuation -----------------------------------------------------------------
 
     @classmethod
-    def command_row(cls, command: Command, data: tuple, params: Mapping) -> tuple[float, ...]:
+    def command_row(cls, command: Command, data: tuple, params: Mapping,
+                    robot: RobotInfo) -> tuple[float, ...]:
         """Validate a ``motion`` command and turn it into the values stored for the robot.
 
         Args:
             command: Which of the module's motion commands.
             data: The request's floats (arity already checked, all finite).
             params: The robot's current parameter values of this module (read-only).
+            robot: The robot's name, type and joint limits by role.
 
         Returns:
             len(command_fields) floats; the latest stored command of a robot is what

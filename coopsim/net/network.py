@@ -78,7 +78,7 @@ class Network:
                 self.stepper.slots.forget([name])
             for name, robot in current.items():
                 known = name in self.hub.ports
-                port = self.hub.add(name, robot.modules, _driver_values(robot))
+                port = self.hub.add(name, robot.modules, _driver_values(robot), robot.info)
                 if not known:
                     self._register(name, port.endpoint, robot.modules)
 

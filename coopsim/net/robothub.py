@@ -87,22 +87,22 @@ class RobotHub:
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
 
-    def add(self, name: str, modules: dict, driver=None) -> RobotPort:
+    def add(self, name: str, modules: dict, driver=None, info=None) -> RobotPort:
         """Give robot ``name`` an endpoint of its own (or keep the one it has)."""
-        return self._as_owner(self._add, name, modules, driver)
+        return self._as_owner(self._add, name, modules, driver, info)
 
     def remove(self, name: str) -> None:
         """Close robot ``name``'s endpoint (its open connections get 'not in the simulation')."""
         self._as_owner(self._remove, name)
 
-    def _add(self, name: str, modules: dict, driver) -> RobotPort:
+    def _add(self, name: str, modules: dict, driver, info) -> RobotPort:
         port = self.ports.get(name)
         if port is not None:  # same name after a reset or update: keep the endpoint
-            port.set_modules(modules, driver)
+            port.set_modules(modules, driver, info)
             return port
         number = self.socket.bind_to_random_port(f"tcp://{self.bind}")
         port = RobotPort(name, modules, self.stepper, f"tcp://{self.advertise}:{number}",
-                         driver)
+                         driver, info)
         port.local = f"tcp://{self.bind}:{number}"
         self.ports[name] = port
         self._by_port[number] = port

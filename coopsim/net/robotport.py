@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model.errors import NotAllowedError, ProtocolError, UnknownNameError
+from ..model.module import RobotInfo
 from ..model.plugins import MODULES
 from . import protocol as p
 from .protocol import Command, Message, robot_commands
@@ -40,17 +41,25 @@ class RobotPort:
         driver: The ParamValues of the robot's in-process driver, or None.
     """
 
-    def __init__(self, robot: str, modules: dict, stepper, endpoint: str, driver=None) -> None:
+    def __init__(self, robot: str, modules: dict, stepper, endpoint: str, driver=None,
+                 info=None) -> None:
         self.name = f"/{robot}"
         self.robot = robot
         self.stepper = stepper
         self.endpoint = endpoint
-        self.set_modules(modules, driver)
+        self.set_modules(modules, driver, info)
 
-    def set_modules(self, modules: dict, driver=None) -> None:
-        """Serve these modules from now on (after a reset or an update of the robot)."""
+    def set_modules(self, modules: dict, driver=None, info=None) -> None:
+        """Serve these modules from now on (after a reset or an update of the robot).
+
+        Args:
+            modules: Module label -> the robot's ParamValues.
+            driver: Its driver's ParamValues, or None.
+            info: Its RobotInfo (name, type, joint limits), handed to command checks.
+        """
         self.modules = modules
         self.driver = driver
+        self.info = info or RobotInfo(self.robot)
         self.classes = {label: MODULES.get(label) for label in modules}
         self.commands = robot_commands(self.classes.values())
 
@@ -158,7 +167,7 @@ class RobotPort:
         """Motion commands. The reply's text is the mode; in lockstep it comes after the step
         (a :class:`Reply` the hub sends once that step has run)."""
         module = self.classes[command.module]
-        values = module.command_row(command, msg.data, self.modules[command.module])
+        values = module.command_row(command, msg.data, self.modules[command.module], self.info)
         if self.stepper.finished:
             raise NotAllowedError(f"the run has finished ({self.stepper.finished})")
         lockstep = self.stepper.mode == "lockstep"

@@ -59,7 +59,8 @@ BODY_COLUMNS = _POSE
 def robot_columns(module_columns=()) -> tuple[Column, ...]:
     """The per-robot columns of a new recording: :data:`CORE_COLUMNS` then the modules' (given
     as (label, Column) pairs, see coopsim.model.plugins.module_columns)."""
-    return CORE_COLUMNS + tuple(Column(c.name, c.unit, c.order) for _, c in module_columns)
+    return CORE_COLUMNS + tuple(Column(c.name, c.unit, c.order, module=label)
+                                for label, c in module_columns)
 
 
 FRAME_SCHEMA = json.dumps({
@@ -120,14 +121,17 @@ class Frame:
 
 
 def columns_to_json(columns: Sequence[Column]) -> str:
-    """The column table as JSON text (stored in the start metadata)."""
-    return json.dumps([[c.name, c.unit, c.order] for c in columns])
+    """The column table as JSON text (stored in the start metadata): [name, unit, order,
+    module] per column, module "" for the pose and velocity."""
+    return json.dumps([[c.name, c.unit, c.order, c.module] for c in columns])
 
 
 def columns_from_json(text: str) -> tuple[Column, ...]:
-    """Parse :func:`columns_to_json` output; raise RecordingError when malformed."""
+    """Parse :func:`columns_to_json` output (older files have no module); raise RecordingError
+    when malformed."""
     try:
-        cols = tuple(Column(str(n), float(u), int(o)) for n, u, o in json.loads(text))
+        cols = tuple(Column(str(n), float(u), int(o), module=str(rest[0]) if rest else "")
+                     for n, u, o, *rest in json.loads(text))
     except (ValueError, TypeError) as exc:
         raise RecordingError(f"bad column table in the recording's metadata ({exc})") from None
     if not cols or any(c.unit <= 0 or c.order not in (1, 2) for c in cols):

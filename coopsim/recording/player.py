@@ -225,7 +225,8 @@ class Player:
             layout = self.recording.layout(frame.layout)
             self._layout = (frame.layout, layout, _names(layout))
         self.frame = frame
-        self.snapshot = _snapshot(frame, self._layout[2], self._cols)
+        values = self.recording.robot_values(frame)
+        self.snapshot = _snapshot(frame, values, self._layout[2], self._cols)
 
 
 def _check_speed(speed: float) -> float:
@@ -259,10 +260,10 @@ def _module_arrays(values: np.ndarray, cols: dict) -> tuple[dict, dict]:
     return readings, commands
 
 
-def _snapshot(frame, names: tuple, cols: dict) -> Snapshot:
-    """The frame as the Snapshot a live run would have had (readings: the recorded ones)."""
+def _snapshot(frame, values, names: tuple, cols: dict) -> Snapshot:
+    """The frame as the Snapshot a live run would have had (readings: the recorded ones;
+    ``values`` the frame's robot values, NaN for modules a robot lacks)."""
     robots, objects, parts, targets = names
-    values = frame.robots
     if len(robots) != len(values) or len(objects) + len(parts) != len(frame.bodies):
         raise RecordingError(f"recorded step {frame.index} does not match its layout "
                              f"({len(values)} robots, layout {frame.layout} has {len(robots)})")

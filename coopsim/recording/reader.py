@@ -94,6 +94,7 @@ class Recording:
         self.path = os.fspath(path)
         self._lock = threading.RLock()
         self._cache: OrderedDict[int, _Decoded] = OrderedDict()
+        self._masks: dict[int, np.ndarray] = {}  # layout ordinal -> robots lacking a column
         self._cache_size = max(1, cache)
         try:
             self._stream: IO[bytes] = open(self.path, "rb")
@@ -248,6 +249,20 @@ class Recording:
                                                    "index?)"))
             return layouts[ordinal - self._first_layout[chunk]]
 
+    def robot_values(self, frame: rf.Frame) -> np.ndarray:
+        """(N, C) values of ``frame``'s robots with NaN where a robot does not carry the
+        column's module (a recording stores 0 there)."""
+        mask = self._masks.get(frame.layout)
+        if mask is None:
+            robots = self.layout(frame.layout).get("robots", ())
+            mask = np.array([[bool(c.module) and c.module not in r.get("modules", ())
+                              for c in self.robot_columns] for r in robots],
+                            dtype=bool).reshape(-1, len(self.robot_columns))
+            self._masks[frame.layout] = mask
+        if not mask.any() or mask.shape != frame.robots.shape:
+            return frame.robots
+        return np.where(mask, np.nan, frame.robots)
+
     def iter_frames(self) -> Iterator[rf.Frame]:
         """Every frame in order, one chunk in memory at a time."""
         for chunk in self._with_frames:
@@ -393,7 +408,7 @@ def export_csv(recording: Recording, out: IO[str]) -> int:
         if frame.layout != layout:
             layout = frame.layout
             names = tuple(r["name"] for r in recording.layout(layout)["robots"])
-        values = np.where(np.array(pick) >= 0, frame.robots[:, pick], np.nan)
+        values = np.where(np.array(pick) >= 0, recording.robot_values(frame)[:, pick], np.nan)
         values[:, 2] = wrap_yaw(values[:, 2])
         # rounded as printed, + 0.0 turns -0.0 into 0.0 (no "-0.0000" in the file)
         values[:, :3] = np.round(values[:, :3], 4) + 0.0

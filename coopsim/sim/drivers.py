@@ -104,8 +104,9 @@ class LocalRobot:
         if not self._control:
             raise SimulationError(f"{self.name} is a peer: read its modules, command your own")
         if command.kind == "motion":
-            params = sim.world.robot(self.name).modules[module.label]
-            values = module.command_row(command, tuple(float(d) for d in data), params)
+            robot = sim.world.robot(self.name)
+            values = module.command_row(command, tuple(float(d) for d in data),
+                                        robot.modules[module.label], robot.info)
             sim.set_command(sim.robots.index[self.name], module.label, values)
             return StepInfo(snap.step + 1, snap.time + sim.dt, "driver")
         return module.act(command, sim, self.name, SimpleNamespace(text=text, data=data))

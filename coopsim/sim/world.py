@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..model.errors import SimulationError, UnknownNameError
+from ..model.module import RobotInfo
 from ..model.params import ParamValues
 from ..model.plugins import DRIVERS, ENGINES, MODULES, ROBOT_TYPES
 from ..model.robot_type import ShapeSpec
@@ -36,6 +37,7 @@ class Robot:
             joints its modules use); points: name -> (body handle, (x, y) in the body's frame).
         controller: Command line launched to drive it, or None.
         driver: (label, parameter values) of the in-process driver hosting it, or None.
+        info: What modules may know of it when they check commands (name, type, limits).
     """
 
     name: str
@@ -52,6 +54,7 @@ class Robot:
     points: dict = field(default_factory=dict)
     controller: str | None = None
     driver: tuple | None = None
+    info: RobotInfo | None = None
 
 
 @dataclass(eq=False)
@@ -200,7 +203,7 @@ class World:
         self.engine.check_assembly(assembly)
         group, self._next_group = self._next_group, self._next_group + 1
         handles = self.engine.add_assembly(assembly, group)
-        robots = [self._robot(spec, m, group, handles) for m in assembly.members]
+        robots = [self._robot(spec, m, group, handles, assembly) for m in assembly.members]
         self.robots.extend(robots)
         self.parts += [Part(f"{spec.name}.{p.name}", spec.name, handles.bodies[p.body],
                             assembly.body(p.body).shapes, p.color) for p in assembly.parts]
@@ -208,7 +211,7 @@ class World:
         self._changed()
         return robots
 
-    def _robot(self, spec: RobotSpec, member, group: int, handles) -> Robot:
+    def _robot(self, spec: RobotSpec, member, group: int, handles, assembly) -> Robot:
         refs = {role: handles.bodies.get(key, handles.joints.get(key))
                 for role, key in member.refs.items()}
         points = {name: (handles.bodies[key], off) for name, (key, off) in member.points.items()}
@@ -220,9 +223,13 @@ class World:
                        for d in spec.drivers if d.member in ("", member.name,
                                                              member.name[len(spec.name) + 1:])),
                       None)
+        joints = {j.key: j for j in assembly.joints}
+        limits = {role: joints[key].limits for role, key in member.refs.items()
+                  if key in joints and joints[key].limits is not None}
         return Robot(member.name, spec.type, spec.name, spec.color, group, modules,
                      member.radius, member.axle, member.drive, handles.robots[member.name],
-                     refs, points, spec.controller, driver)
+                     refs, points, spec.controller, driver, RobotInfo(member.name, spec.type,
+                                                                       limits))
 
     def remove_robot(self, name: str) -> RobotSpec:
         """Remove the robot(s) and parts built from the section named ``name``."""

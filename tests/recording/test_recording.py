@@ -297,3 +297,47 @@ def test_frames_codec_handles_no_robots_and_large_values():
     frames = rf.decode_frames([data], columns)
     assert [f.robots.shape for f in frames] == [(0, len(columns))] * 3
     assert np.abs(np.array([f.bodies for f in frames]) - bodies).max() < 1e-6
+
+
+def test_a_robot_without_a_module_reads_nan_in_its_columns(tmp_path):
+    """A robot type without sonar: its sonar columns are stored as 0 but read back as NaN."""
+    import dataclasses
+
+    from coopsim.model.plugins import ROBOT_TYPES
+    from coopsim.model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
+    from coopsim.recording.writer import Recorder
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
+    from helpers import robot, scenario
+
+    class Bare(RobotType):
+        label = "bare_rec_test"
+        modules = ("motors",)
+
+        @classmethod
+        def build(cls, spec):
+            body = BodySpec("c", "dynamic", 5.0, (ShapeSpec("circle", radius=0.2),),
+                            spec.position[:2], spec.yaw)
+            return Assembly((MemberSpec(spec.name, "c", cls.modules, 0.2, 0.3, "differential",
+                                        100.0, 20.0),), (body,))
+
+    if "bare_rec_test" not in ROBOT_TYPES:
+        ROBOT_TYPES.register("bare_rec_test")(Bare)
+    spec = scenario([robot("full", -1, 0), dataclasses.replace(robot("bare", 1, 0),
+                                                               type="bare_rec_test")])
+    stepper = Stepper(Simulation(spec))
+    rec = Recorder(tmp_path / "b.mcap", spec, spec.settings, 0, 0.01).attach(stepper)
+    for _ in range(5):
+        stepper.tick()
+    rec.close()
+    with Recording(tmp_path / "b.mcap") as r:
+        frame = r.frame(3)
+        names = [c.name for c in r.robot_columns]
+        values = r.robot_values(frame)
+        assert {c.module for c in r.robot_columns} >= {"", "motors", "sonar"}
+        sonar = [names.index(f"sonar{i}") for i in range(11)]
+        assert np.isnan(values[1, sonar]).all() and not np.isnan(values[0, sonar]).any()
+        assert frame.robots[1, sonar].tolist() == [0.0] * 11  # what the file holds
+        out = io.StringIO()
+        export_csv(r, out)
+    assert "nan" not in out.getvalue()

@@ -36,7 +36,7 @@ class Motors(Module):
     columns = (Column("left_cmd", 1e-3, 1, 0, "command"), Column("right_cmd", 1e-3, 1, 1, "command"))
 
     @classmethod
-    def command_row(cls, command, data, params):
+    def command_row(cls, command, data, params, robot):
         if command.name == "stop":
             return 0.0, 0.0
         if command.name == "set_power":

@@ -53,12 +53,14 @@ class Joints(Module):
     columns = tuple(Column(f"joint{i}_angle", 1e-4, 2, i) for i in range(3))
 
     @classmethod
-    def command_row(cls, command, data, params):
-        """Check a motion command against the limits and store it as (mode, a0, a1, a2)."""
+    def command_row(cls, command, data, params, robot):
+        """Check a motion command against the robot's joint limits (its type gives them by
+        role) and store it as (mode, a0, a1, a2)."""
         if command.name == "stop":
             return SPEEDS, 0.0, 0.0, 0.0
         if command.name == "set_positions":
-            for i, (angle, (lo, hi)) in enumerate(zip(data, LIMITS)):
+            limits = [robot.limits.get(role, spare) for role, spare in zip(JOINTS, LIMITS)]
+            for i, (angle, (lo, hi)) in enumerate(zip(data, limits)):
                 if not lo <= angle <= hi:
                     raise ProtocolError(OUT_OF_RANGE, f"joint{i} angle {angle:g} rad is outside "
                                                       f"its limits [{lo:.4g}, {hi:.4g}] rad")
