@@ -95,9 +95,12 @@ def _has_display() -> bool:
               help="Record every N-th step.")
 @click.option("--engine", help="Physics engine (coopsim list shows them; default: the "
                                "scenario's [SETTINGS] engine, else pymunk).")
+@click.option("--wait-for", type=click.IntRange(0), metavar="N",
+              help="Lockstep: the first step waits (10 s at most) for N controllers to attach "
+                   "(default: the scenario's wait_for, else every controller the run launches).")
 @_friendly
 def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers,
-        controller_logs, json_port, fps, record, record_every, engine) -> None:
+        controller_logs, json_port, fps, record, record_every, engine, wait_for) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo.
 
     With the GUI (the default when there is a display) a viewer window is started as a child
@@ -110,7 +113,7 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
     options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,
                          bind=bind, controllers=not no_controllers, log_dir=controller_logs,
                          json_port=json_port, record=record, record_every=record_every,
-                         engine=engine)
+                         engine=engine, wait_for=wait_for)
     gui = (not headless) if headless is not None else _has_display()
     if gui and not _has_display():
         raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "

@@ -18,6 +18,7 @@ def run_headless(live: Run) -> None:
     if live.network is not None:
         click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
     duration = live.settings.duration
+    stalls = StallReport()
     live.start()
     if duration:
         steps = max(1, round(duration / live.settings.dt))
@@ -28,11 +29,33 @@ def run_headless(live: Run) -> None:
             def report(stats):
                 bar.update(stats.steps - done[0])
                 done[0] = stats.steps
+                stalls(stats)
             stats = watch(live.stepper, report)
     else:
-        stats = watch(live.stepper, _status_line)
+        stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats)))
         click.echo("", err=True)
     click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+
+
+class StallReport:
+    """Says on stderr, once per stall and every few seconds while it lasts, whom a lockstep
+    run is waiting for."""
+
+    EVERY = 5.0  # s between repeats of the same stall
+
+    def __init__(self) -> None:
+        self._said: tuple = ()
+        self._at = 0.0
+
+    def __call__(self, stats) -> None:
+        if not stats.waiting:
+            self._said = ()
+            return
+        now = time.monotonic()
+        if stats.waiting != self._said or now - self._at >= self.EVERY:
+            self._said, self._at = stats.waiting, now
+            click.echo(f"\nlockstep: no step for {stats.stalled:.1f} s, waiting for "
+                       f"{', '.join(stats.waiting)}", err=True)
 
 
 def _status_line(stats) -> None:

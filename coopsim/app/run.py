@@ -43,6 +43,7 @@ class RunOptions:
     record: str | None = None  # recording file; "" = the default name; None = [SETTINGS] record
     record_every: int = 1  # record every N-th step
     engine: str | None = None  # physics engine label; None = [SETTINGS] engine
+    wait_for: int | None = None  # lockstep: controllers to wait for; None = [SETTINGS] or all
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -60,7 +61,8 @@ def effective_settings(scenario: ScenarioSpec, options: RunOptions) -> Settings:
     return Settings(dt=pick(options.dt, s.dt), mode=pick(options.mode, s.mode),
                     duration=pick(options.duration, s.duration), seed=pick(options.seed, s.seed),
                     speed=pick(options.speed, s.speed), record=s.record,
-                    engine=pick(options.engine, s.engine))
+                    engine=pick(options.engine, s.engine),
+                    wait_for=pick(options.wait_for, s.wait_for))
 
 
 class Run:
@@ -83,10 +85,20 @@ class Run:
                          engine=self.settings.engine)
         self.stepper = Stepper(sim, clock=clock, mode=self.settings.mode,
                                speed=self.settings.speed)
+        self.stepper.wait_for = self._wait_for()
         self.network: Network | None = None
         self.controllers: Controllers | None = None
         self.gateway: Gateway | None = None
         self.recorder = None
+
+    def _wait_for(self) -> int:
+        """Controllers the first lockstep step waits for: as set, else every controller the
+        run launches (so a lockstep run does not race ahead of its own controllers)."""
+        if self.settings.wait_for is not None:
+            return self.settings.wait_for
+        if not (self.options.controllers and self.options.network):
+            return 0
+        return sum(1 for r in self.stepper.sim.world.robots if r.controller)
 
     def __enter__(self) -> "Run":
         try:

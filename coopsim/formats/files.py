@@ -155,6 +155,7 @@ _SETTINGS_KEYS = {  # key = field name of specs.Settings
     "speed": Key(fixed(("factor",), _nonneg)),
     "record": Key(fixed(("true/false",), boolean)),
     "engine": Key(fixed(("engine label",), str)),
+    "wait_for": Key(fixed(("controllers",), integer("an integer >= 0", lambda v: 0 <= v < 10**6))),
 }
 _RULE_KEYS = {
     "type": Key(fixed(("rule label",), str), required=True),

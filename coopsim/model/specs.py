@@ -209,18 +209,22 @@ class Settings:
         mode: ``realtime`` or ``lockstep``.
         duration: Sim time to run, s; None runs until stopped.
         seed: Seed of the run's random generator (sensor noise, lost data).
-        speed: Real-time speed factor (1 = wall clock; 0 = as fast as possible).
+        speed: Real-time speed factor (1 = wall clock; 0 = as fast as possible); None = the
+            mode's own: 1 in realtime, 0 in lockstep (as fast as the controllers go).
         record: Whether the run is recorded (see the recorder).
         engine: Physics engine label (``pymunk``, ``kinematic`` or a plugin's).
+        wait_for: In lockstep, the first step waits for this many controllers to attach
+            (None = as many as the run launches).
     """
 
     dt: float = 0.01
     mode: str = "realtime"
     duration: float | None = None
     seed: int = 0
-    speed: float = 1.0
+    speed: float | None = None
     record: bool = False
     engine: str = DEFAULT_ENGINE
+    wait_for: int | None = None
 
 
 @dataclass(frozen=True)

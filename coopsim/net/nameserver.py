@@ -35,6 +35,7 @@ class NameServer(Server):
             raise OSError(f"cannot bind the name server on {bind}:{port}: {exc} (is another "
                           "coopsim running? --port picks another port)") from None
         self._names: dict[str, str] = {}
+        self._under: dict[str, set[str]] = {}  # "/robot1" -> the names at and below it
         self._lock = threading.Lock()
         self.register("/nameserver", self.endpoint)
 
@@ -42,12 +43,15 @@ class NameServer(Server):
         """Add or replace a name."""
         with self._lock:
             self._names[name] = endpoint
+            self._under.setdefault(_top(name), set()).add(name)
 
     def unregister_prefix(self, prefix: str) -> None:
         """Remove ``prefix`` and every name below it (``/robot1`` takes ``/robot1/motors``)."""
         with self._lock:
-            for name in [n for n in self._names if n == prefix or n.startswith(prefix + "/")]:
+            names = self._under.get(_top(prefix), set())
+            for name in [n for n in names if n == prefix or n.startswith(prefix + "/")]:
                 del self._names[name]
+                names.discard(name)
 
     def lookup(self, name: str) -> str | None:
         """The endpoint of ``name``, or None."""
@@ -64,3 +68,10 @@ class NameServer(Server):
         with self._lock:
             rows = sorted(f"{n} {e}" for n, e in self._names.items() if n.startswith(msg.text))
         return msg.reply("\n".join(rows), params=(len(rows),))
+
+
+def _top(name: str) -> str:
+    """The first component of a port name: ``/robot1/motors`` -> ``/robot1`` (an index, so
+    removing one robot's names does not scan ten thousand robots')."""
+    head, _, _ = name.lstrip("/").partition("/")
+    return "/" + head

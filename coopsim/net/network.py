@@ -13,7 +13,7 @@ import threading
 import zmq
 
 from .nameserver import NameServer
-from .robothub import RobotHub
+from .robothub import RobotHub, raise_fd_limit
 from .simserver import SimServer
 from .statestream import StatePublisher
 
@@ -33,6 +33,7 @@ class Network:
                  publish_rate: float = 30.0, recording=None) -> None:
         self.stepper = stepper
         self.bind = bind
+        raise_fd_limit()
         self.ctx = zmq.Context()
         self.ctx.setsockopt(zmq.LINGER, 0)
         self._lock = threading.Lock()
@@ -60,11 +61,15 @@ class Network:
         return self.hub.ports
 
     def start(self) -> "Network":
-        """Start every server."""
-        self.names.start()
-        self.sim.start()
-        self.sync_robots()
-        self.hub.start()
+        """Start every server; on failure (no descriptors left...) close everything again."""
+        try:
+            self.names.start()
+            self.sim.start()
+            self.sync_robots()
+            self.hub.start()
+        except BaseException:
+            self.close()
+            raise
         return self
 
     def sync_robots(self) -> None:

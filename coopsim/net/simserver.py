@@ -21,6 +21,8 @@ from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetS
                            check_dt)
 
 CALL_WAIT = 10.0  # s to wait for the stepper to carry out a change (a load can take a while)
+MAX_STEPS = 1_000_000  # most steps one step command takes
+STEP_WAIT = 8.0  # s a step command waits for its steps (under the gateway's 10 s timeout)
 
 
 class SimServer(Server):
@@ -77,14 +79,18 @@ class SimServer(Server):
 
     def _step(self, msg: Message) -> Message:
         n = msg.params[0] if msg.params else 1
-        if not 1 <= n <= 1_000_000:
-            raise ProtocolError(p.OUT_OF_RANGE, f"step count must be 1..1000000, not {n}")
+        if not 1 <= n <= MAX_STEPS:
+            raise ProtocolError(p.OUT_OF_RANGE, f"step count must be 1..{MAX_STEPS}, not {n}")
+
         def queue():  # on the stepper thread: no step slips in between reading and queueing
+            if not self.stepper.paused:
+                raise NotAllowedError("step takes steps of a paused run: pause it first "
+                                      "(command 2)")
             self.stepper.step(n)
             return self.stepper.snapshot.step + n
         target = self._on_stepper(queue)
         if self.stepper.running:  # a long run of steps is answered with its progress so far
-            self.stepper.wait_step(target - 1, min(CALL_WAIT, max(1.0, n * 0.01)))
+            self.stepper.wait_step(target - 1, min(STEP_WAIT, max(1.0, n * 0.01)))
         return self._status(msg)
 
     def _reset(self, msg: Message) -> Message:
@@ -140,6 +146,7 @@ class SimServer(Server):
         state.update(step=st.steps, time=st.time, dt=self.stepper.sim.dt, mode=st.mode,
                      paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
                      error=self.stepper.error, finished=st.finished,
+                     waiting_for=list(st.waiting), stalled=st.stalled,
                      recording=self.recording.recording_path if self.recording else "",
                      attached=list(st.attached), seed=self.stepper.sim.seed,
                      scenario=self.stepper.sim.scenario.path,
@@ -161,7 +168,20 @@ class SimServer(Server):
         return self._list_objects(msg)
 
     def _insert_robot(self, msg: Message) -> Message:
-        self._relayout(self.stepper.sim.world.add_robot, _robot_spec(msg))
+        spec = _robot_spec(msg)
+        world = self.stepper.sim.world
+
+        def insert():
+            world.add_robot(spec)
+            try:
+                self.stepper.refresh()
+                self.on_layout()  # its endpoints: may run out of descriptors
+            except CoopsimError:
+                world.remove_robot(spec.name)  # all or nothing: close what was opened
+                self.stepper.refresh()
+                self.on_layout()
+                raise
+        self._relayout(insert)
         return self._list_robots(msg)
 
     def _update_robot(self, msg: Message) -> Message:

@@ -10,7 +10,10 @@ then the snapshot is published to the hooks (state stream, recorder). Around it,
   deadline. A step late by more than a whole period re-anchors the schedule instead of bursting to
   catch up, so a slow machine runs slower than real time and says so. speed 0 = as fast as possible.
 * ``lockstep``: a step happens once every attached controller has committed its command (see
-  :mod:`coopsim.sim.slots`); with none attached it runs as fast as it can. dt is fixed.
+  :mod:`coopsim.sim.slots`); with none attached it runs as fast as it can. dt is fixed. A speed
+  factor, when set, is honoured here too (a step also waits for its deadline); by default
+  lockstep goes as fast as its controllers do. The first step can wait for a number of
+  controllers to attach (``wait_for``, at most ``START_WAIT`` s).
 
 Other threads never touch the World: they queue work with :meth:`Stepper.call`, which runs between
 two steps on the stepper thread, and read :attr:`Stepper.snapshot`. When a started run reaches
@@ -39,13 +42,17 @@ Hook = Callable[[Snapshot], None]
 log = logging.getLogger(__name__)
 
 _PACE_SLICE = 0.05  # s: longest pacing wait before queued calls and stop are looked at
+START_WAIT = 10.0  # s the first lockstep step waits for wait_for controllers to attach, at most
+STALL = 0.5  # s without a step in lockstep before the stepper reports whom it waits for
 _SERVE_MARGIN = 0.0015  # s before a deadline a serving waiter hands over to the precise wait
 
 
 @dataclass(frozen=True)
 class Stats:
     """How a run is going. wall and rtf count only time spent running (not paused), since the
-    start or the last reset; finished says why the run ended ("" while it goes on)."""
+    start or the last reset; finished says why the run ended ("" while it goes on); waiting
+    names the lockstep controllers a step has waited for longer than :data:`STALL` (or says how
+    many are still to attach before the first step), stalled for how long, s."""
 
     steps: int
     time: float
@@ -57,6 +64,8 @@ class Stats:
     paused: bool
     attached: tuple[str, ...]
     finished: str = ""
+    waiting: tuple[str, ...] = ()
+    stalled: float = 0.0
 
 
 class Stepper:
@@ -66,12 +75,15 @@ class Stepper:
         sim: The simulation to step (only this object's thread touches it once running).
         clock: Wall clock (``now``, ``sleep_until``).
         mode: ``realtime`` or ``lockstep``.
-        speed: Real-time factor target (1 = wall clock, 2 = twice as fast, 0 = unpaced).
+        speed: Real-time factor target (1 = wall clock, 2 = twice as fast, 0 = unpaced);
+            None = the mode's own (1 in realtime, 0 in lockstep).
+        wait_for: Controllers the first lockstep step waits for (see :data:`START_WAIT`).
         slots: Command slots shared with the robot servers.
     """
 
-    def __init__(self, sim: Simulation, clock=None, mode: str = "realtime", speed: float = 1.0,
-                 slots: CommandSlots | None = None) -> None:
+    def __init__(self, sim: Simulation, clock=None, mode: str = "realtime",
+                 speed: float | None = None, slots: CommandSlots | None = None,
+                 wait_for: int = 0) -> None:
         self.sim = sim
         self.clock = clock or WallClock()
         self.slots = slots or CommandSlots(self.clock)
@@ -100,13 +112,20 @@ class Stepper:
         # Held by the loop's thread while it runs, and by calls run in place while it does not:
         # whoever touches the World holds it.
         self.world_lock = threading.RLock()
+        self.wait_for = wait_for
+        self.start_wait = START_WAIT  # s the first step waits for them, at most
+        self._last_step_wall = 0.0  # when the latest step was taken (stall reports)
+        self._started_wall: float | None = None  # when the loop (re)started, for wait_for
+        self._speed: float | None = None
         self.set_mode(mode)
-        self.set_speed(speed)
+        if speed is not None:
+            self.set_speed(speed)
 
     # -- one step -----------------------------------------------------------------------------
 
     def tick(self) -> Snapshot:
         """Take one step: commands -> actuators -> physics -> sensors -> rules, then publish."""
+        self._last_step_wall = self.clock.now()
         self.sim.command(self.slots.take())
         self.sim.actuate()
         self.sim.physics()
@@ -170,12 +189,19 @@ class Stepper:
         self.mode = mode
         self._reanchor()
 
-    def set_speed(self, speed: float) -> None:
-        """Set the real-time speed factor (0 = as fast as possible)."""
-        if not 0.0 <= speed <= 1000.0:
+    def set_speed(self, speed: float | None) -> None:
+        """Set the real-time speed factor (0 = as fast as possible; None = the mode's own)."""
+        if speed is not None and not 0.0 <= speed <= 1000.0:
             raise SimulationError(f"speed must be between 0 and 1000, not {speed}")
-        self.speed = float(speed)
+        self._speed = None if speed is None else float(speed)
         self._reanchor()
+
+    @property
+    def speed(self) -> float:
+        """The speed factor in force: the one set, else 1 in realtime and 0 in lockstep."""
+        if self._speed is not None:
+            return self._speed
+        return 1.0 if self.mode == "realtime" else 0.0
 
     def pause(self) -> None:
         """Stop stepping until resumed (single steps still work)."""
@@ -207,6 +233,7 @@ class Stepper:
         self.missed = 0
         self.error = ""
         self.finished = ""
+        self._started_wall = self._last_step_wall = self.clock.now()
         self._wall = 0.0  # the real-time factor restarts with the sim time
         self._mark = None
         self._reanchor()
@@ -259,8 +286,21 @@ class Stepper:
         wall = self._wall + (self.clock.now() - self._mark if self._mark is not None else 0.0)
         snap = self.snapshot
         rtf = snap.time / wall if wall > 0 else 0.0
+        waiting, stalled = self._waiting()
         return Stats(snap.step, snap.time, wall, rtf, self.missed, self.mode, self.speed,
-                     self.paused, tuple(self.slots.attached()), self.finished)
+                     self.paused, tuple(self.slots.attached()), self.finished, waiting, stalled)
+
+    def _waiting(self) -> tuple[tuple[str, ...], float]:
+        """Whom a lockstep step has been waiting for, and how long, s."""
+        if self.mode != "lockstep" or self.paused or self.finished or not self.running:
+            return (), 0.0
+        stalled = self.clock.now() - self._last_step_wall
+        if self._holding_start():
+            missing = self.wait_for - len(self.slots.attached())
+            return (f"{missing} more controller(s) to attach",), stalled
+        if stalled < STALL:
+            return (), stalled
+        return tuple(self.slots.waiting()), stalled
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -305,6 +345,7 @@ class Stepper:
         if threading.current_thread() is not self._thread:
             self._stop.clear()  # a direct call after an earlier stop() runs again
         self._looping, self._closed = True, False
+        self._started_wall = self._last_step_wall = self.clock.now()
         self._reanchor()
         self.waiter.acquire()  # first the network's serving, then the World (the hub's order)
         self.world_lock.acquire()
@@ -381,12 +422,23 @@ class Stepper:
         return self._pace()
 
     def _lockstep_ready(self) -> bool:
-        if self._idle(self.slots.ready, 0.05):
-            return True
-        self.slots.expire()
-        return False
+        if self._holding_start():
+            self._idle(lambda: len(self.slots.attached()) >= self.wait_for, 0.05)
+            return False
+        if not self._idle(self.slots.ready, 0.05):
+            self.slots.expire()
+            return False
+        return self.speed == 0.0 or self._pace(count_missed=False)
 
-    def _pace(self) -> bool:
+    def _holding_start(self) -> bool:
+        """True while the first lockstep step waits for ``wait_for`` controllers to attach."""
+        if not self.wait_for or self.snapshot.step > 0 or self._started_wall is None:
+            return False
+        if self.clock.now() - self._started_wall > self.start_wait:
+            return False
+        return len(self.slots.attached()) < self.wait_for
+
+    def _pace(self, count_missed: bool = True) -> bool:
         if self.speed == 0.0:
             return True
         period = self.sim.dt / self.speed
@@ -399,7 +451,7 @@ class Stepper:
         if due >= now:
             self._sleep_until(due)
         else:
-            self.missed += 1
+            self.missed += count_missed
             if now - due > period:
                 self._deadline = self.clock.now()
         return True

@@ -107,10 +107,14 @@ class World:
         self.layout_version = 0
         self.param_epoch = 0
         self._next_group = 1
+        self._taken: set[str] = set()  # robot and section names
+        self._loading = True  # the engine learns the robot order once, after the scenario
         for spec in scenario.world.objects + scenario.objects:
             self.add_object(spec)
         for rspec in scenario.robots:
             self.add_robot(rspec)
+        self._loading = False
+        self._changed()
 
     # -- objects ----------------------------------------------------------------------------------
 
@@ -194,8 +198,7 @@ class World:
                 engine cannot run the robot type.
         """
         rtype = ROBOT_TYPES.get(spec.type)
-        taken = {r.name for r in self.robots} | set(self.sections)
-        clash = [n for n in (spec.name, *rtype.member_names(spec.name)) if n in taken]
+        clash = [n for n in (spec.name, *rtype.member_names(spec.name)) if n in self._taken]
         if clash:
             raise SimulationError(f"a robot named {clash[0]!r} exists already")
         self._check_on_floor(spec.position, rtype.footprint, f"robot {spec.name!r}")
@@ -208,6 +211,7 @@ class World:
         self.parts += [Part(f"{spec.name}.{p.name}", spec.name, handles.bodies[p.body],
                             assembly.body(p.body).shapes, p.color) for p in assembly.parts]
         self.sections[spec.name] = Section(spec, handles, tuple(r.name for r in robots))
+        self._taken |= {spec.name, *(r.name for r in robots)}
         self._changed()
         return robots
 
@@ -236,6 +240,7 @@ class World:
         if name not in self.sections:
             raise UnknownNameError(f"no robot named {name!r}")
         section = self.sections.pop(name)
+        self._taken -= {name, *section.members}
         self.engine.remove_assembly(section.handles)
         self.robots = [r for r in self.robots if r.section != name]
         self.parts = [p for p in self.parts if p.section != name]
@@ -263,8 +268,10 @@ class World:
         return stored
 
     def _changed(self) -> None:
-        self.engine.set_robots([r.handle for r in self.robots], [r.drive for r in self.robots])
         self.layout_version += 1
+        if not self._loading:  # once per change: it is O(robots)
+            self.engine.set_robots([r.handle for r in self.robots],
+                                   [r.drive for r in self.robots])
 
     def _check_on_floor(self, position, margin: float, what: str) -> None:
         x, y = position[0], position[1]

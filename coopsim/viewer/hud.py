@@ -55,7 +55,7 @@ class Controls:
             self.toggle()
         imgui.same_line()
         if self.ui.button("Step", "controls.step"):
-            self.ui.send(Request("step", params=(1,)), self.outcome, "stepped")
+            self.step()
         imgui.same_line()
         if self.ui.button("Reset", "controls.reset"):
             self.ui.send(Request("reset"), self.outcome, "reset to the scenario and its seed",
@@ -86,8 +86,15 @@ class Controls:
                      "resumed" if paused else "paused")
 
     def step(self) -> None:
-        """One step (pauses first)."""
-        self.ui.send(Request("step", params=(1,)), self.outcome, "stepped")
+        """One step; a running simulation is paused first (/sim step takes steps of a paused
+        run)."""
+        frame = self.ui.link.frame
+        one = Request("step", params=(1,))
+        if frame is not None and frame.paused:
+            self.ui.send(one, self.outcome, "stepped")
+            return
+        self.ui.send(Request("pause"), self.outcome, "paused",
+                     then=lambda _reply: self.ui.send(one, self.outcome, "stepped"))
 
 
 class Timeline:
