@@ -109,14 +109,15 @@ class KinematicEngine(Engine):
         self._robots: list[_Robot] = []
         self._static: tuple | None = None  # static grid, rebuilt lazily after a change
         self._shapes: tuple | None = None  # static shapes for the ray caster
+        self._pending: tuple | None = None  # (robots, drives) of a set_robots not yet applied
         self._allocate(0)
 
     def _allocate(self, n: int) -> None:
         """Arrays for ``n`` robots, robot order (zeros)."""
         self.pos, self._buf = np.zeros((n, 2)), np.zeros((n, 2))
-        self.yaw, self.radius = np.zeros(n), np.zeros(n)
+        self.yaw, self.radius, self._rmin = np.zeros(n), np.zeros(n), 0.0
         self.heading = np.zeros((n, 2))
-        self.vel, self.cmd = np.zeros((n, 3)), np.zeros((n, 3))  # world frame; see _Robot
+        self.cmd = np.zeros((n, 3))  # see _Robot; the velocity is state[:, 3:]
         self.mode = np.zeros(n, np.int64)
         self.driven = np.zeros(n, bool)
         self.contact, self.state = np.zeros((n, 2)), np.zeros((n, 6))
@@ -151,40 +152,60 @@ class KinematicEngine(Engine):
 
     def set_robots(self, robots: list, drives: list[str]) -> None:
         """Fix the robot order. Robots already in the layout keep their pose, velocity and
-        command (matched by handle); robots leaving it keep theirs in their handle."""
+        command (matched by handle); robots leaving it keep theirs in their handle.
+
+        Applied at the next query or step: a world built robot by robot calls this after each
+        insertion, and rebuilding the arrays every time would cost O(N^2).
+        """
+        self._pending = (robots, drives)
+
+    def _sync(self) -> None:
+        """Apply the last :meth:`set_robots`, if not yet done."""
+        if self._pending is not None:
+            robots, drives = self._pending
+            self._pending = None
+            self._relayout(list(robots), list(drives))
+
+    def _relayout(self, robots: list, drives: list[str]) -> None:
+        """See :meth:`set_robots`."""
         staying = {id(r) for r in robots}
         for robot in self._robots:
             if id(robot) not in staying:
                 self._store(robot)
         rows = np.fromiter((r.row for r in robots), np.int64, len(robots))
-        old = (self.pos, self.yaw, self.vel, self.cmd, self.mode)
+        old = (self.pos, self.yaw, self.heading, self.state[:, 3:], self.cmd, self.mode)
         self._allocate(len(robots))
         kept = np.flatnonzero(rows >= 0)
-        for new, was in zip((self.pos, self.yaw, self.vel, self.cmd, self.mode), old):
+        for new, was in zip((self.pos, self.yaw, self.heading, self.state[:, 3:], self.cmd,
+                             self.mode), old):
             new[kept] = was[rows[kept]]
         for k in np.flatnonzero(rows < 0):
             r = robots[k]
             self.pos[k], self.yaw[k] = (r.x, r.y), r.yaw
-            self.vel[k], self.cmd[k], self.mode[k] = r.velocity, r.command, r.mode
+            self.heading[k] = math.cos(r.yaw), math.sin(r.yaw)
+            self.state[k, 3:], self.cmd[k], self.mode[k] = r.velocity, r.command, r.mode
         for k, robot in enumerate(robots):
             robot.row = k
         self._robots = list(robots)
         self.radius = np.array([r.radius for r in robots], dtype=float)
+        positive = self.radius[self.radius > 0]
+        self._rmin = float(positive.min()) if len(positive) else 0.0  # m, sets the substeps
         self.driven = np.array([bool(d) for d in drives], dtype=bool)
-        self.heading = np.column_stack((np.cos(self.yaw), np.sin(self.yaw))).reshape(-1, 2)
-        self.state = np.column_stack((self.pos, self.yaw, self.vel)).reshape(-1, 6)
+        self.state[:, :2], self.state[:, 2] = self.pos, self.yaw
 
     def _store(self, robot: _Robot) -> None:
         """Copy a robot's row into its handle (it leaves the layout)."""
         k = robot.row
         robot.x, robot.y, robot.yaw = float(self.pos[k, 0]), float(self.pos[k, 1]), \
             float(self.yaw[k])
-        robot.velocity, robot.command = tuple(self.vel[k].tolist()), tuple(self.cmd[k].tolist())
+        robot.velocity = tuple(self.state[k, 3:].tolist())
+        robot.command = tuple(self.cmd[k].tolist())
         robot.mode, robot.row = int(self.mode[k]), -1
 
     # -- stepping ---------------------------------------------------------------------------------
 
     def step(self, dt: float) -> None:
+        self._sync()
         n = len(self.pos)
         if not n:
             return
@@ -197,30 +218,26 @@ class KinematicEngine(Engine):
                 self._k.move(self.pos, self.yaw, self.cmd, self.mode, dt / substeps,
                              self.heading)
                 self._resolve(static)
-            self._k.finish(self.pos, start, self.yaw, self.cmd, self.mode, dt, self.vel,
-                           self.state)
+            self._k.finish(self.pos, start, self.yaw, self.cmd, self.mode, dt, self.state)
 
     def _substeps(self, dt: float) -> int:
         """Substeps for this step: the fastest robot moves at most SUBSTEP_REACH of the
         smallest radius in one (|vx| + |vy| bounds the speed: no square roots)."""
-        radius = self.radius[self.radius > 0]
-        if not len(radius):
+        if self._rmin <= 0.0:
             return 1
-        moving = self.mode != NONE
-        speed = float((np.abs(self.cmd[:, 0]) + np.abs(self.cmd[:, 1]))[moving].max(initial=0))
-        reach = speed * dt / (SUBSTEP_REACH * float(radius.min()))
+        reach = self._k.top_speed(self.cmd, self.mode) * dt / (SUBSTEP_REACH * self._rmin)
         return int(min(MAX_SUBSTEPS, max(1, math.ceil(reach))))
 
     def _resolve(self, static: tuple) -> None:
         """Resolution passes over the robots binned where they are now (see the module): the
         first over every robot, the next ones over those near a robot the last one moved."""
-        n, reach = len(self.pos), float(self.radius.max())
+        n, reach = len(self.pos), float(self.radius.max())  # per layout: cheap next to a step
         side = CELL_RADII * reach if reach > 0 else 1.0
-        geom = grid_geometry(*self._k.bounds(self.pos), side, 4 * n + 64)
-        grid = self._k.robot_grid(self.pos, geom)
+        geom = grid_geometry(*self._k.bounds(self.pos), side, n + 64)
+        grid = self._k.robot_grid(self.pos, self.radius, geom)
         args = (self.radius, self.heading, grid, static, self._half, self.contact)
-        rows, new = self._rows, self._buf
-        moved = self._k.resolve_pass(self.pos, rows, new, self._moved, *args)
+        new, rows = self._buf, self._rows
+        moved = self._k.first_pass(self.pos, new, self._moved, *args)
         self.pos, self._buf = new, self.pos  # every robot: swap instead of copying back
         for _ in range(ITERATIONS - 1):
             if not moved:
@@ -231,6 +248,7 @@ class KinematicEngine(Engine):
             self._k.scatter(self.pos, rows, self._buf)
 
     def robot_state(self) -> np.ndarray:
+        self._sync()
         return self.state.copy()
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
@@ -246,6 +264,7 @@ class KinematicEngine(Engine):
     def _driven_rows(self, rows, *values) -> tuple:
         """``rows`` and the values aligned with them, without undriven robots (as pymunk,
         where they have no control body)."""
+        self._sync()
         rows = np.asarray(rows, dtype=np.int64)
         keep = self.driven[rows]
         if keep.all():
@@ -255,9 +274,11 @@ class KinematicEngine(Engine):
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """(N, 2) front / rear contact flags of the last step (``pose`` unused: the headings
         of the step are the ones the flags were taken with)."""
+        self._sync()
         return self.contact.copy()
 
     def poses(self, handles: list) -> np.ndarray:
+        self._sync()
         out = np.empty((len(handles), 3))
         for k, h in enumerate(handles):
             if isinstance(h, _Object):
@@ -311,10 +332,11 @@ def _backend(kind: str):
 def grid_geometry(x0: float, y0: float, x1: float, y1: float, side: float,
                   cap: int) -> np.ndarray:
     """Geometry row (see kinematic_kernels) of a grid of square cells covering the rectangle
-    (x0, y0)-(x1, y1) (m), of side ``side`` m doubled until there are at most ``cap`` cells."""
+    (x0, y0)-(x1, y1) (m), of side ``side`` m or more: at most ``cap`` cells."""
     w, h = max(x1 - x0, 0.0), max(y1 - y0, 0.0)
+    side = max(side, math.sqrt(w * h / cap))
     while (int(w / side) + 1) * (int(h / side) + 1) > cap:
-        side *= 2.0
+        side *= 1.125
     return np.array([x0, y0, 1.0 / side, int(w / side) + 1, int(h / side) + 1], dtype=float)
 
 

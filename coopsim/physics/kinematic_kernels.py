@@ -34,7 +34,11 @@ CIRCLE, BOX = 0, 1  # static shape kinds: (x, y, r, -, -, -) and (x, y, cos, sin
 EPS = 1e-10  # m: overlaps up to this are rounding, not pushed (or they would ping-pong)
 GAP = 1e-6  # m: a robot within this of something touches it (bumper)
 TWO_PI = 2.0 * math.pi
-PARALLEL_MIN = 2048  # robots from which waking the other threads pays
+SMALL = 0.05  # rad: half turns below this take sin and cos from their series
+# Robots from which the threads pay. Not before: on 2 cores shared with other processes, a
+# pass waits for a preempted thread (p95 at 10,000 robots: 2 threads ~6 ms or far worse, 1 thread
+# ~2 ms), while on idle cores they save only ~0.3 ms of ~1 ms there.
+PARALLEL_MIN = 50_000
 CHUNK = 256  # robots a thread takes at a time (a preempted thread's share is taken over)
 # Grid geometry rows (float64): corner x, y (m), 1 / cell side (1/m), cells along x, along y.
 X0, Y0, INV, NX, NY = range(5)
@@ -84,11 +88,24 @@ def _wrap(a):
 
 
 @_inline()
-def _sinc(x):
-    """sin(x) / x, its series near 0 (error < 1e-18)."""
-    if abs(x) < 1e-4:
-        return 1.0 - x * x / 6.0
-    return math.sin(x) / x
+def _half_turn(x):
+    """sin(x) / x and cos(x) of a substep's half turn x (rad): their series below SMALL
+    (error < 1e-19: rounding), libm's above. Spares two libm calls a robot a step."""
+    if abs(x) < SMALL:
+        x2 = x * x
+        sinc = 1.0 - x2 / 6.0 * (1.0 - x2 / 20.0 * (1.0 - x2 / 42.0 * (1.0 - x2 / 72.0)))
+        return sinc, 1.0 - x2 / 2.0 * (1.0 - x2 / 12.0 * (1.0 - x2 / 30.0 * (1.0 - x2 / 56.0)))
+    return math.sin(x) / x, math.cos(x)
+
+
+@_jit()
+def top_speed(cmd, mode):
+    """Largest |c0| + |c1| of the commands of robots that move (m/s): bounds their speeds."""
+    top = 0.0
+    for i in range(len(cmd)):
+        if mode[i] != NONE:
+            top = max(top, abs(cmd[i, 0]) + abs(cmd[i, 1]))
+    return top
 
 
 @_jit(parallel=True)
@@ -97,35 +114,39 @@ def move(pos, yaw, cmd, mode, h, heading):
 
     Differential rows (forward m/s, -, yaw rate rad/s) follow the exact arc: a chord of
     v h sinc(w h / 2) along yaw + w h / 2. Velocity rows (vx, vy m/s world, yaw rate) move
-    straight. ``heading`` (N, 2) receives cos, sin of the new yaw.
+    straight. ``heading`` (N, 2) holds cos and sin of each yaw and is turned with it by the
+    sum formulas, without libm calls (to rounding: ~1e-16 rad a step).
     """
     for i in prange(len(pos)):
-        a, m = yaw[i], mode[i]
+        m = mode[i]
+        if m == NONE:
+            continue
+        turn, c, s = cmd[i, 2] * h, heading[i, 0], heading[i, 1]
+        half = 0.5 * turn
+        sinc, ch = _half_turn(half)
+        sh = sinc * half
         if m == DIFFERENTIAL:
-            half = 0.5 * cmd[i, 2] * h
-            chord = cmd[i, 0] * h * _sinc(half)
-            pos[i, 0] += chord * math.cos(a + half)
-            pos[i, 1] += chord * math.sin(a + half)
-            a = _wrap(a + cmd[i, 2] * h)
-        elif m == VELOCITY:
+            chord = cmd[i, 0] * h * sinc
+            pos[i, 0] += chord * (c * ch - s * sh)
+            pos[i, 1] += chord * (s * ch + c * sh)
+        else:
             pos[i, 0] += cmd[i, 0] * h
             pos[i, 1] += cmd[i, 1] * h
-            a = _wrap(a + cmd[i, 2] * h)
-        yaw[i] = a
-        heading[i, 0] = math.cos(a)
-        heading[i, 1] = math.sin(a)
+        if turn != 0.0:
+            ct, st = ch * ch - sh * sh, 2.0 * sh * ch  # cos and sin of the turn
+            yaw[i] = _wrap(yaw[i] + turn)
+            heading[i, 0], heading[i, 1] = c * ct - s * st, s * ct + c * st
 
 
 @_jit()
-def finish(pos, start, yaw, cmd, mode, dt, vel, state):
-    """Velocity = displacement / ``dt`` (yaw rate: the commanded one); ``state`` (N, 6) gets
-    x, y, yaw, vx, vy, yaw rate."""
+def finish(pos, start, yaw, cmd, mode, dt, state):
+    """``state`` (N, 6) = x, y, yaw, then the velocity: displacement since ``start`` / ``dt``
+    and the commanded yaw rate (0 for robots that were not driven)."""
     for i in range(len(pos)):
-        vel[i, 0] = (pos[i, 0] - start[i, 0]) / dt
-        vel[i, 1] = (pos[i, 1] - start[i, 1]) / dt
-        vel[i, 2] = cmd[i, 2] if mode[i] != NONE else 0.0
         state[i, 0], state[i, 1], state[i, 2] = pos[i, 0], pos[i, 1], yaw[i]
-        state[i, 3], state[i, 4], state[i, 5] = vel[i, 0], vel[i, 1], vel[i, 2]
+        state[i, 3] = (pos[i, 0] - start[i, 0]) / dt
+        state[i, 4] = (pos[i, 1] - start[i, 1]) / dt
+        state[i, 5] = cmd[i, 2] if mode[i] != NONE else 0.0
 
 
 # --- robot grid -----------------------------------------------------------------------------------
@@ -149,9 +170,10 @@ def _cell(x, y, geom):
 
 
 @_jit()
-def bin_robots(pos, geom):
+def bin_robots(pos, radius, geom):
     """Counting sort of the robots into ``geom``'s cells (CSR): returns (cell (N,), start
-    (cells + 1,), order (N,)); cell c holds robots order[start[c]:start[c + 1]], ascending."""
+    (cells + 1,), order (N,), binned (N, 3)); cell c holds robots order[start[c]:start[c + 1]],
+    ascending, and binned[k] is robot order[k]'s x, y, radius (contiguous for the first pass)."""
     n, ny = len(pos), int(geom[NY])
     cells = int(geom[NX]) * ny
     cell = np.empty(n, np.int64)
@@ -164,10 +186,13 @@ def bin_robots(pos, geom):
         start[c + 1] += start[c]
     fill = start[:-1].copy()
     order = np.empty(n, np.int64)
+    binned = np.empty((n, 3))
     for i in range(n):
-        order[fill[cell[i]]] = i
+        k = fill[cell[i]]
+        order[k] = i
+        binned[k, 0], binned[k, 1], binned[k, 2] = pos[i, 0], pos[i, 1], radius[i]
         fill[cell[i]] += 1
-    return cell, start, order
+    return cell, start, order, binned
 
 
 # --- one resolution pass --------------------------------------------------------------------------
@@ -283,7 +308,7 @@ def resolve_pass(pos, rows, new, moved, radius, heading, grid, static, half, con
     floor; ``moved[k]`` = 1 if that changed its position, else 0. ``grid`` = (cell, start,
     order, geom) from :func:`robot_grid`; ``static`` = (shapes, kinds, geom, start, entries).
     Contacts are OR-ed into ``contact`` (N, 2). Returns how many robots moved."""
-    cell, start, order, geom = grid
+    cell, start, order, geom, _ = grid
     shapes, kinds, sgeom, sstart, sentries = static
     count = 0
     for k in prange(len(rows)):
@@ -299,12 +324,69 @@ def resolve_pass(pos, rows, new, moved, radius, heading, grid, static, half, con
     return count
 
 
+@_inline()
+def _near(k, i, binned, start, order, geom, rmax, heading, contact):
+    """As :func:`_pairs` for the first pass, whose positions are the binned ones: only the
+    cells within reach of robot i = order[k] (2 x 2 at most), read from ``binned``. The
+    robots met, and their order, are _pairs', so the sums are too, bit for bit."""
+    x, y, r = binned[k, 0], binned[k, 1], binned[k, 2]
+    span = r + rmax + GAP
+    x0, y0 = _cell(x - span, y - span, geom)
+    x1, y1 = _cell(x + span, y + span, geom)
+    ny = int(geom[NY])
+    ax, ay, hit = 0.0, 0.0, False
+    for gx in range(x0, x1 + 1):
+        for gy in range(y0, y1 + 1):
+            c = gx * ny + gy
+            for e in range(start[c], start[c + 1]):
+                dx, dy = binned[e, 0] - x, binned[e, 1] - y
+                rr = r + binned[e, 2]
+                d2, reach = dx * dx + dy * dy, rr + GAP
+                if e == k or d2 >= reach * reach:
+                    continue
+                d = math.sqrt(d2)
+                if d > 0.0:
+                    ux, uy = dx / d, dy / d
+                else:  # coincident: apart along x, the lower index to -x
+                    ux, uy = (1.0 if i < order[e] else -1.0), 0.0
+                _touch(contact, i, ux, uy, heading[i, 0], heading[i, 1])
+                overlap = rr - d
+                if overlap > EPS:
+                    ax -= 0.5 * overlap * ux
+                    ay -= 0.5 * overlap * uy
+                    hit = True
+    return ax, ay, hit
+
+
+@_jit(parallel=True)
+def first_pass(pos, new, moved, radius, heading, grid, static, half, contact):
+    """:func:`resolve_pass` over every robot right after :func:`robot_grid` (``pos`` as
+    binned), in cell order: neighbours and static cells are then near in memory. Writes
+    ``new[i]`` and ``moved[i]`` by robot index."""
+    cell, start, order, geom, binned = grid
+    shapes, kinds, sgeom, sstart, sentries = static
+    rmax, count = 0.0, 0
+    for i in range(len(radius)):
+        rmax = max(rmax, radius[i])
+    for k in prange(len(order)):
+        i = order[k]
+        ax, ay, pushed = _near(k, i, binned, start, order, geom, rmax, heading, contact)
+        x, y, r = binned[k, 0] + ax, binned[k, 1] + ay, binned[k, 2]
+        x, y, kept_out = _statics(i, x, y, r, heading, shapes, kinds, sgeom, sstart, sentries,
+                                  contact)
+        x, y, clamped = _floor(i, x, y, r, half, heading, contact)
+        new[i, 0], new[i, 1] = x, y
+        moved[i] = 1 if pushed or kept_out or clamped else 0
+        count += moved[i]
+    return count
+
+
 @_jit()
 def activate(rows, moved, grid, flag):
     """The robots the next pass must look at, ascending: those in the 3 x 3 cells around each
     robot rows[k] with ``moved[k]``. The others' neighbours and positions did not change, so
     a pass would leave them (and their contacts) as they are. ``flag`` (N,) uint8 scratch."""
-    cell, start, order, geom = grid
+    cell, start, order, geom, _ = grid
     ny, nxc = int(geom[NY]), int(geom[NX])
     flag[:] = 0
     for k in range(len(rows)):
@@ -324,8 +406,8 @@ def scatter(pos, rows, new):
     for k in range(len(rows)):
         pos[rows[k], 0], pos[rows[k], 1] = new[k, 0], new[k, 1]
 
-def robot_grid(pos, geom) -> tuple:
-    """The robots binned in ``geom``'s cells: (cell, start, order, geom) for
-    :func:`resolve_pass` (see :func:`bin_robots`)."""
-    cell, start, order = bin_robots(pos, geom)
-    return cell, start, order, geom
+def robot_grid(pos, radius, geom) -> tuple:
+    """The robots binned in ``geom``'s cells: (cell, start, order, geom, binned) for the
+    passes (see :func:`bin_robots`)."""
+    cell, start, order, binned = bin_robots(pos, radius, geom)
+    return cell, start, order, geom, binned

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kinematic_kernels import (BOX, CIRCLE, DIFFERENTIAL, EPS, GAP, INV, NONE, NX, NY, TWO_PI,
-                                VELOCITY, X0, Y0)
+from .kinematic_kernels import (BOX, CIRCLE, DIFFERENTIAL, EPS, GAP, INV, NONE, NX, NY, SMALL,
+                                TWO_PI, VELOCITY, X0, Y0)
 
 
 def _wrap(a: np.ndarray) -> np.ndarray:
@@ -24,32 +24,46 @@ def _wrap(a: np.ndarray) -> np.ndarray:
     return np.where(out, a - TWO_PI * np.floor((a + np.pi) / TWO_PI), a)
 
 
-def _sinc(x: np.ndarray) -> np.ndarray:
-    """sin(x) / x, its series near 0."""
-    small = np.abs(x) < 1e-4
-    return np.where(small, 1.0 - x * x / 6.0, np.sin(x) / np.where(small, 1.0, x))
+def _half_turn(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sin(x) / x and cos(x) (kernels._half_turn)."""
+    small = np.abs(x) < SMALL
+    x2 = x * x
+    series = (1.0 - x2 / 6.0 * (1.0 - x2 / 20.0 * (1.0 - x2 / 42.0 * (1.0 - x2 / 72.0))),
+              1.0 - x2 / 2.0 * (1.0 - x2 / 12.0 * (1.0 - x2 / 30.0 * (1.0 - x2 / 56.0))))
+    return (np.where(small, series[0], np.sin(x) / np.where(small, 1.0, x)),
+            np.where(small, series[1], np.cos(x)))
+
+
+def top_speed(cmd, mode) -> float:
+    """See :func:`coopsim.physics.kinematic_kernels.top_speed`."""
+    return float((np.abs(cmd[:, 0]) + np.abs(cmd[:, 1]))[mode != NONE].max(initial=0.0))
 
 
 def move(pos, yaw, cmd, mode, h, heading) -> None:
     """See :func:`coopsim.physics.kinematic_kernels.move`."""
-    diff, vel = mode == DIFFERENTIAL, mode == VELOCITY
-    half = 0.5 * cmd[diff, 2] * h
-    chord = cmd[diff, 0] * h * _sinc(half)
-    a = yaw[diff]
-    pos[diff, 0] += chord * np.cos(a + half)
-    pos[diff, 1] += chord * np.sin(a + half)
-    yaw[diff] = _wrap(a + cmd[diff, 2] * h)
-    pos[vel, 0] += cmd[vel, 0] * h
-    pos[vel, 1] += cmd[vel, 1] * h
-    yaw[vel] = _wrap(yaw[vel] + cmd[vel, 2] * h)
-    heading[:, 0], heading[:, 1] = np.cos(yaw), np.sin(yaw)
+    moving = np.flatnonzero(mode != NONE)
+    diff = mode[moving] == DIFFERENTIAL
+    turn, c, s = cmd[moving, 2] * h, heading[moving, 0], heading[moving, 1]
+    half = 0.5 * turn
+    sinc, ch = _half_turn(half)
+    sh = sinc * half
+    chord = cmd[moving, 0] * h * sinc
+    dx = np.where(diff, chord * (c * ch - s * sh), cmd[moving, 0] * h)
+    dy = np.where(diff, chord * (s * ch + c * sh), cmd[moving, 1] * h)
+    pos[moving, 0] += dx
+    pos[moving, 1] += dy
+    ct, st = ch * ch - sh * sh, 2.0 * sh * ch
+    t = turn != 0.0
+    rows = moving[t]
+    yaw[rows] = _wrap(yaw[rows] + turn[t])
+    heading[rows, 0], heading[rows, 1] = c[t] * ct[t] - s[t] * st[t], s[t] * ct[t] + c[t] * st[t]
 
 
-def finish(pos, start, yaw, cmd, mode, dt, vel, state) -> None:
+def finish(pos, start, yaw, cmd, mode, dt, state) -> None:
     """See :func:`coopsim.physics.kinematic_kernels.finish`."""
-    vel[:, :2] = (pos - start) / dt
-    vel[:, 2] = np.where(mode != NONE, cmd[:, 2], 0.0)
-    state[:, :2], state[:, 2], state[:, 3:] = pos, yaw, vel
+    state[:, :2], state[:, 2] = pos, yaw
+    state[:, 3:5] = (pos - start) / dt
+    state[:, 5] = np.where(mode != NONE, cmd[:, 2], 0.0)
 
 
 def bounds(pos):
@@ -65,7 +79,7 @@ def _cells(x, y, geom):
     return fx.astype(np.int64), fy.astype(np.int64)
 
 
-def robot_grid(pos, geom) -> tuple:
+def robot_grid(pos, radius, geom) -> tuple:
     """The robots binned in ``geom``'s cells, and the candidate pairs (i, j), j != i, of robot
     i's 3 x 3 cells, in the order the kernel visits them (i, then cell, then j ascending)."""
     n, nx, ny = len(pos), int(geom[NX]), int(geom[NY])
@@ -185,6 +199,12 @@ def resolve_pass(pos, rows, new, moved, radius, heading, grid, static, half, con
     new[:len(rows), 0], new[:len(rows), 1] = x[rows], y[rows]
     moved[:len(rows)] = hit[rows]
     return int(hit[rows].sum())
+
+
+def first_pass(pos, new, moved, radius, heading, grid, static, half, contact) -> int:
+    """See :func:`coopsim.physics.kinematic_kernels.first_pass`."""
+    return resolve_pass(pos, np.arange(len(pos)), new, moved, radius, heading, grid, static,
+                        half, contact)
 
 
 def activate(rows, moved, grid, flag):

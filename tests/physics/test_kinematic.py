@@ -48,7 +48,7 @@ def make(poses, objects=(), floor=(10.0, 10.0), kernels="auto", drives=None):
 
 def run(engine, steps, dt, forward=None, turn=None, velocity=None):
     """Step with constant commands for every robot; returns the last robot_state."""
-    rows = np.arange(len(engine.pos))
+    rows = np.arange(len(engine.robot_state()))
     for _ in range(steps):
         if velocity is not None:
             engine.set_velocity(rows, np.broadcast_to(velocity, (len(rows), 3)))
@@ -230,11 +230,12 @@ def test_two_runs_are_bit_identical():
 
 
 @pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")
-def test_one_thread_and_two_threads_are_bit_identical():
+def test_one_thread_and_two_threads_are_bit_identical(monkeypatch):
     numba = kinematic_kernels.numba
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has one thread here")
-    n = 2 * kinematic_kernels.PARALLEL_MIN  # above the threshold: prange on every thread
+    monkeypatch.setattr(kinematic_kernels, "PARALLEL_MIN", 0)  # prange on every thread
+    n = 3000
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
