@@ -115,7 +115,8 @@ class KinematicEngine(Engine):
     def _allocate(self, n: int) -> None:
         """Arrays for ``n`` robots, robot order (zeros)."""
         self.pos, self._buf = np.zeros((n, 2)), np.zeros((n, 2))
-        self.yaw, self.radius, self._rmin = np.zeros(n), np.zeros(n), 0.0
+        self.yaw, self.radius = np.zeros(n), np.zeros(n)
+        self._rmin = self._rmax = 0.0  # smallest positive and largest radius, m
         self.heading = np.zeros((n, 2))
         self.cmd = np.zeros((n, 3))  # see _Robot; the velocity is state[:, 3:]
         self.mode = np.zeros(n, np.int64)
@@ -189,7 +190,8 @@ class KinematicEngine(Engine):
         self._robots = list(robots)
         self.radius = np.array([r.radius for r in robots], dtype=float)
         positive = self.radius[self.radius > 0]
-        self._rmin = float(positive.min()) if len(positive) else 0.0  # m, sets the substeps
+        self._rmin = float(positive.min()) if len(positive) else 0.0
+        self._rmax = float(self.radius.max(initial=0.0))
         self.driven = np.array([bool(d) for d in drives], dtype=bool)
         self.state[:, :2], self.state[:, 2] = self.pos, self.yaw
 
@@ -226,50 +228,56 @@ class KinematicEngine(Engine):
         if self._rmin <= 0.0:
             return 1
         reach = self._k.top_speed(self.cmd, self.mode) * dt / (SUBSTEP_REACH * self._rmin)
-        return int(min(MAX_SUBSTEPS, max(1, math.ceil(reach))))
+        return int(max(1, math.ceil(min(reach, MAX_SUBSTEPS))))
 
     def _resolve(self, static: tuple) -> None:
         """Resolution passes over the robots binned where they are now (see the module): the
         first over every robot, the next ones over those near a robot the last one moved."""
-        n, reach = len(self.pos), float(self.radius.max())  # per layout: cheap next to a step
-        side = CELL_RADII * reach if reach > 0 else 1.0
+        n = len(self.pos)
+        side = CELL_RADII * self._rmax if self._rmax > 0 else 1.0
         geom = grid_geometry(*self._k.bounds(self.pos), side, n + 64)
         grid = self._k.robot_grid(self.pos, self.radius, geom)
         args = (self.radius, self.heading, grid, static, self._half, self.contact)
-        new, rows = self._buf, self._rows
-        moved = self._k.first_pass(self.pos, new, self._moved, *args)
-        self.pos, self._buf = new, self.pos  # every robot: swap instead of copying back
+        moved = self._k.first_pass(self.pos, self._buf, self._moved, *args)
+        self.pos, self._buf = self._buf, self.pos  # every robot: swap instead of copying back
+        rows = self._rows
         for _ in range(ITERATIONS - 1):
             if not moved:
                 break
-            rows = self._k.activate(rows, self._moved, grid, self._flag)
+            rows = self._k.activate(rows, self._moved, self._buf, self.pos, self.radius, grid,
+                                    self._flag)
             with jit.threads(len(rows)):
                 moved = self._k.resolve_pass(self.pos, rows, self._buf, self._moved, *args)
-            self._k.scatter(self.pos, rows, self._buf)
+            self._k.scatter(self.pos, rows, self._buf)  # _buf: positions before the pass
 
     def robot_state(self) -> np.ndarray:
         self._sync()
         return self.state.copy()
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
+        """See :meth:`Engine.drive`; a value that is not a finite number is taken as 0."""
         rows, forward, turn = self._driven_rows(rows, forward, turn)
         self.cmd[rows, 0], self.cmd[rows, 1], self.cmd[rows, 2] = forward, 0.0, turn
         self.mode[rows] = DIFFERENTIAL
 
     def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
+        """See :meth:`Engine.set_velocity`; a value that is not a finite number is taken as 0."""
         rows, velocity = self._driven_rows(rows, velocity)
         self.cmd[rows] = velocity
         self.mode[rows] = VELOCITY
 
     def _driven_rows(self, rows, *values) -> tuple:
-        """``rows`` and the values aligned with them, without undriven robots (as pymunk,
-        where they have no control body)."""
+        """``rows`` and the values aligned with them (non-finite values as 0), without
+        undriven robots (as pymunk, where they have no control body)."""
         self._sync()
         rows = np.asarray(rows, dtype=np.int64)
+        values = [np.asarray(v, dtype=float) for v in values]
+        values = [v if np.isfinite(v).all() else np.where(np.isfinite(v), v, 0.0)
+                  for v in values]
         keep = self.driven[rows]
         if keep.all():
             return (rows, *values)
-        return (rows[keep], *(np.asarray(v)[keep] for v in values))
+        return (rows[keep], *(v[keep] for v in values))
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """(N, 2) front / rear contact flags of the last step (``pose`` unused: the headings
@@ -294,7 +302,7 @@ class KinematicEngine(Engine):
     def _static_grid(self) -> tuple:
         """The static shapes binned for the robots' queries, rebuilt when objects or the
         largest robot radius grew beyond its padding."""
-        pad = float(self.radius.max(initial=0.0)) + GAP + 1e-6
+        pad = self._rmax + GAP + 1e-6  # 1e-6 m: more than any rounding of a cell index
         if self._static is None or self._static[-1] < pad:
             shapes, kinds = static_shapes(self._objects)
             self._static = (*static_grid(shapes, kinds, self._half, pad), pad)

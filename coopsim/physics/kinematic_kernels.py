@@ -163,9 +163,12 @@ def bounds(pos):
 
 @_inline()
 def _cell(x, y, geom):
-    """Column and row of the cell holding (x, y), clamped to the grid."""
-    fx = min(max((x - geom[X0]) * geom[INV], 0.0), geom[NX] - 1.0)
-    fy = min(max((y - geom[Y0]) * geom[INV], 0.0), geom[NY] - 1.0)
+    """Column and row of the cell holding (x, y), clamped to the grid (NaN: cell 0, so that
+    no input can index outside it)."""
+    fx, fy = (x - geom[X0]) * geom[INV], (y - geom[Y0]) * geom[INV]
+    fx, fy = fx if fx > 0.0 else 0.0, fy if fy > 0.0 else 0.0
+    fx = fx if fx < geom[NX] - 1.0 else geom[NX] - 1.0
+    fy = fy if fy < geom[NY] - 1.0 else geom[NY] - 1.0
     return int(fx), int(fy)
 
 
@@ -381,30 +384,53 @@ def first_pass(pos, new, moved, radius, heading, grid, static, half, contact):
     return count
 
 
+@_inline()
+def _within(pos, j, x, y, reach):
+    """Whether robot j's centre is within ``reach`` (m) of (x, y), as _pairs decides it."""
+    dx, dy = pos[j, 0] - x, pos[j, 1] - y
+    return dx * dx + dy * dy < reach * reach
+
+
 @_jit()
-def activate(rows, moved, grid, flag):
-    """The robots the next pass must look at, ascending: those in the 3 x 3 cells around each
-    robot rows[k] with ``moved[k]``. The others' neighbours and positions did not change, so
-    a pass would leave them (and their contacts) as they are. ``flag`` (N,) uint8 scratch."""
+def activate(rows, moved, old, pos, radius, grid, flag):
+    """The robots the next pass must look at, ascending: every robot m = rows[k] the last
+    pass moved (``moved[k]``: from ``old[k]`` to ``pos[m]``) and every robot within contact
+    reach of m before or after. Any other robot would come out of the next pass as it went in,
+    with the same contacts: its neighbours within reach, and their positions, are the last
+    pass's. ``flag`` (N,) uint8 scratch, all 0 (left so)."""
     cell, start, order, geom, _ = grid
     ny, nxc = int(geom[NY]), int(geom[NX])
-    flag[:] = 0
+    out, count = np.empty(len(pos), np.int64), 0
     for k in range(len(rows)):
-        if moved[k]:
-            cx, cy = cell[rows[k]] // ny, cell[rows[k]] % ny
-            for gx in range(max(cx - 1, 0), min(cx + 2, nxc)):
-                for gy in range(max(cy - 1, 0), min(cy + 2, ny)):
-                    c = gx * ny + gy
-                    for e in range(start[c], start[c + 1]):
-                        flag[order[e]] = 1
-    return np.flatnonzero(flag)
+        if not moved[k]:
+            continue
+        m = rows[k]
+        cx, cy = cell[m] // ny, cell[m] % ny
+        for gx in range(max(cx - 1, 0), min(cx + 2, nxc)):
+            for gy in range(max(cy - 1, 0), min(cy + 2, ny)):
+                c = gx * ny + gy
+                for e in range(start[c], start[c + 1]):
+                    j = order[e]
+                    reach = radius[m] + radius[j] + GAP
+                    if flag[j] or not (j == m or _within(pos, j, pos[m, 0], pos[m, 1], reach)
+                                       or _within(pos, j, old[k, 0], old[k, 1], reach)):
+                        continue
+                    flag[j] = 1
+                    out[count] = j
+                    count += 1
+    active = np.sort(out[:count])
+    for j in active:
+        flag[j] = 0
+    return active
 
 
 @_jit()
 def scatter(pos, rows, new):
-    """pos[rows[k]] = new[k]: a pass's results, once every robot of it has read ``pos``."""
+    """Swaps pos[rows[k]] and new[k]: a pass's results in, the positions before it kept for
+    :func:`activate`."""
     for k in range(len(rows)):
-        pos[rows[k], 0], pos[rows[k], 1] = new[k, 0], new[k, 1]
+        i = rows[k]
+        pos[i, 0], pos[i, 1], new[k, 0], new[k, 1] = new[k, 0], new[k, 1], pos[i, 0], pos[i, 1]
 
 def robot_grid(pos, radius, geom) -> tuple:
     """The robots binned in ``geom``'s cells: (cell, start, order, geom, binned) for the

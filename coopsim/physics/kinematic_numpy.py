@@ -73,9 +73,11 @@ def bounds(pos):
 
 
 def _cells(x, y, geom):
-    """Columns and rows of the cells holding the points, clamped to the grid."""
-    fx = np.minimum(np.maximum((x - geom[X0]) * geom[INV], 0.0), geom[NX] - 1.0)
-    fy = np.minimum(np.maximum((y - geom[Y0]) * geom[INV], 0.0), geom[NY] - 1.0)
+    """Columns and rows of the cells holding the points, clamped to the grid (kernels._cell)."""
+    fx, fy = (x - geom[X0]) * geom[INV], (y - geom[Y0]) * geom[INV]
+    fx, fy = np.where(fx > 0.0, fx, 0.0), np.where(fy > 0.0, fy, 0.0)
+    fx = np.where(fx < geom[NX] - 1.0, fx, geom[NX] - 1.0)
+    fy = np.where(fy < geom[NY] - 1.0, fy, geom[NY] - 1.0)
     return fx.astype(np.int64), fy.astype(np.int64)
 
 
@@ -207,11 +209,13 @@ def first_pass(pos, new, moved, radius, heading, grid, static, half, contact) ->
                         half, contact)
 
 
-def activate(rows, moved, grid, flag):
+def activate(rows, moved, old, pos, radius, grid, flag):
     """Every robot when any moved (see kernels.activate: the same positions come out)."""
     return np.arange(len(flag)) if moved[:len(rows)].any() else np.zeros(0, np.int64)
 
 
 def scatter(pos, rows, new) -> None:
-    """pos[rows[k]] = new[k]."""
+    """Swaps pos[rows[k]] and new[k] (kernels.scatter)."""
+    before = pos[rows]
     pos[rows] = new[:len(rows)]
+    new[:len(rows)] = before

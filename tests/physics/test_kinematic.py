@@ -129,6 +129,16 @@ def test_velocity_drive_moves_in_the_world_frame(kernels):
     assert state[0, 3:] == pytest.approx([0.3, -0.2, 0.5])
 
 
+@pytest.mark.parametrize("kernels", KERNELS)
+def test_non_finite_commands_stop_and_huge_ones_stay_on_the_floor(kernels):
+    engine, _ = make([(0.0, 0.0, 0.0), (1.0, 1.0, 0.0)], kernels=kernels)
+    engine.drive(np.arange(2), np.array([np.nan, 1e300]), np.array([np.inf, 0.0]))
+    engine.step(0.1)
+    state = engine.robot_state()
+    assert np.isfinite(state).all() and state[0].tolist() == [0, 0, 0, 0, 0, 0]
+    assert state[1, :2].tolist() == [5 - R, 1.0]
+
+
 def test_undriven_robots_are_not_moved_by_commands():
     body, member = chassis("u", "chassis", 1.0, 1.0, 0.0)
     engine = KinematicEngine(FloorSpec(10, 10))
