@@ -7,8 +7,8 @@ scenario's specs directly (a World inserts robots one by one, O(N^2) at 100,000)
 
 1. Physics phase: wall-clock of ``engine.step(dt)`` + ``engine.robot_state()`` per step, after a
    warm-up (JIT compilation, caches), for kinematic-numba (as shipped; with every pass forced
-   onto all of numba's threads; on 1 thread), kinematic-numpy and pymunk (up to 10,000 robots). ``engine.drive`` runs every step, untimed
-   (it is the actuators phase).
+   onto all of numba's threads; on 1 thread), kinematic-numpy and pymunk (up to 10,000
+   robots). ``engine.drive`` runs every step, untimed (it is the actuators phase).
 2. Whole step at 10,000 robots on the kinematic engine: a ``Simulation`` driven as
    ``coopsim.app.bench.bench_steps`` does (commands + actuators, physics, sensors + rules), with
    the numba ray caster for the sonars.

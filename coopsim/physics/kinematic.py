@@ -19,9 +19,12 @@ One step of ``dt`` seconds:
    the nearest point of its boundary, or its nearest face if the centre is inside); then clamped
    onto the floor (the floor's edges are walls). Passes repeat until none moves a robot by more
    than :data:`~coopsim.physics.kinematic_kernels.EPS`, at most :data:`ITERATIONS` times; what
-   a dense jam leaves over is resolved in the next steps. Robot pairs are found in a uniform
-   grid of cells (side >= 3 robot radii) rebuilt each substep; static shapes in a grid built
-   once per layout.
+   a dense jam leaves over is resolved in the next steps (a few mm at 0.6 m/s and dt 0.02 s).
+   Robots slide along each other and along walls: there is no friction. Robot pairs are found
+   in a uniform grid of cells (side >= 3 robot radii, about one robot a cell) rebuilt each
+   substep; static shapes in a grid built once per layout. A pass after the first recomputes
+   only the robots within reach of one the last pass moved: the others would come out as they
+   went in, so the result is that of full passes.
 3. Reported velocity: the actual displacement / dt (world frame) and the commanded yaw rate
    (a robot's heading is never changed by a push).
 4. Contacts (:meth:`contacts`, the bumper): a robot touches something when it overlaps it or is

@@ -7,10 +7,17 @@ and ``prange`` shares the robots among the cores. :mod:`coopsim.physics.kinemati
 same in numpy (same function signatures, same order of floating-point operations per robot) when
 numba is not importable.
 
-Determinism: every kernel computes robot i from the inputs alone and writes only row i, so which
-thread takes which robot cannot change a bit; the one reduction (the count of robots moved by a
-pass) is over integers. No ``fastmath`` and no SVML: a vectorised and a scalar iteration of a loop
-round alike. Kernels compile on first use and are cached on disk (``cache=True``).
+Layout of a substep: :func:`move`; :func:`robot_grid` bins the robots (counting sort, CSR, with a
+contiguous copy of their positions in cell order); :func:`first_pass` resolves every robot, in
+cell order; then, while a pass moved any, :func:`activate` lists the robots within reach of one
+that moved and :func:`resolve_pass` resolves only those (in a free swarm a few dozen, in a jam
+its members) and :func:`scatter` writes them back. :func:`finish` reports.
+
+Determinism: the parallel kernels compute robot i from the previous pass's positions alone and
+write only robot i's rows, so which thread takes which robot cannot change a bit; the one
+reduction (the count of robots moved by a pass) is over integers; the serial kernels run in a
+fixed order. No ``fastmath`` and no SVML: a vectorised and a scalar iteration of a loop round
+alike. Kernels compile on first use and are cached on disk (``cache=True``).
 
 Frames and units: world frame, metres, radians, seconds.
 """

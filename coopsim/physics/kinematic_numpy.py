@@ -3,9 +3,11 @@
 The functions of :mod:`coopsim.physics.kinematic_kernels`, with the same signatures and, robot by
 robot, the same floating-point operations in the same order: pushes are summed with
 ``np.bincount`` over (robot, neighbour) pairs sorted as the kernels visit them, and a robot's
-static shapes are taken one at a time (the k-th shape of every robot's cell at once). Results
-match the kernels' to rounding (``np.sin``/``np.cos`` may differ from libm's by an ulp). Slower:
-it builds candidate-pair arrays the kernels do without.
+static shapes are taken one at a time (the k-th shape of every robot's cell at once). Every pass
+covers every robot (the kernels skip those that would come out unchanged). Results match the
+kernels' bit for bit in practice; only half turns over ``SMALL`` rad take libm's sin and cos,
+which numpy may round differently by an ulp. About 10 times slower: it builds the candidate
+pair arrays the kernels do without.
 
 Frames and units: world frame, metres, radians, seconds.
 """
@@ -14,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kinematic_kernels import (BOX, CIRCLE, DIFFERENTIAL, EPS, GAP, INV, NONE, NX, NY, SMALL,
-                                TWO_PI, VELOCITY, X0, Y0)
+from .kinematic_kernels import (BOX, DIFFERENTIAL, EPS, GAP, INV, NONE, NX, NY, SMALL, TWO_PI,
+                                X0, Y0)
 
 
 def _wrap(a: np.ndarray) -> np.ndarray:
