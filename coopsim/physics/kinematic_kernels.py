@@ -316,8 +316,8 @@ def _floor(i, x, y, r, half, heading, contact):
 def resolve_pass(pos, rows, new, moved, radius, heading, grid, static, half, contact):
     """One Jacobi pass over robots ``rows``: ``new[k]`` = robot rows[k] pushed by its
     overlapping neighbours (positions ``pos``), then out of the static shapes, then onto the
-    floor; ``moved[k]`` = 1 if that changed its position, else 0. ``grid`` = (cell, start,
-    order, geom) from :func:`robot_grid`; ``static`` = (shapes, kinds, geom, start, entries).
+    floor; ``moved[k]`` = 1 if that changed its position, else 0. ``grid`` is
+    :func:`robot_grid`'s; ``static`` = (shapes, kinds, geom, start, entries).
     Contacts are OR-ed into ``contact`` (N, 2). Returns how many robots moved."""
     cell, start, order, geom, _ = grid
     shapes, kinds, sgeom, sstart, sentries = static
