@@ -20,7 +20,7 @@ from .specs import RobotSpec
 
 BODY_KINDS = ("dynamic", "static", "kinematic")
 SHAPE_KINDS = ("circle", "box", "poly")
-JOINT_KINDS = ("pivot", "revolute")
+JOINT_KINDS = ("pivot", "revolute", "sprung")
 DRIVES = ("", "differential", "velocity")
 
 
@@ -83,12 +83,18 @@ class JointSpec:
 
     Attributes:
         key: Name unique within the assembly.
-        kind: ``pivot`` (a free hinge) or ``revolute`` (a hinge with optional limits and motor).
+        kind: ``pivot`` (a free hinge), ``revolute`` (a hinge with optional limits and motor)
+            or ``sprung`` (a free hinge on a short slide along b's x axis, held at its middle by
+            a spring: the joint's force is the spring's, signed, so it is determinate even when
+            two driven robots hold one body).
         a, b: Body keys.
-        anchor_a, anchor_b: The hinge point in each body's frame, m.
+        anchor_a, anchor_b: The hinge point in each body's frame, m (for ``sprung``: the
+            slide's middle on b).
         limits: (min, max) angle of b relative to a, rad, or None.
         motor: A motor drives the joint's rate (set by modules through the engine).
         max_torque: Largest torque the motor gives, N m.
+        stiffness: ``sprung``: the spring's stiffness, N/m.
+        travel: ``sprung``: how far the hinge may slide each way from the middle, m.
     """
 
     key: str
@@ -100,6 +106,8 @@ class JointSpec:
     limits: tuple[float, float] | None = None
     motor: bool = False
     max_torque: float = 0.0
+    stiffness: float = 0.0
+    travel: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -178,6 +186,8 @@ class Assembly:
         for j in self.joints:
             if j.kind not in JOINT_KINDS or j.b not in keys or (j.a and j.a not in keys):
                 raise ValueError(f"joint {j.key}: bad kind or unknown body")
+            if j.kind == "sprung" and not (j.stiffness > 0 and j.travel > 0):
+                raise ValueError(f"joint {j.key}: a sprung joint needs stiffness and travel")
         for m in self.members:
             refs = set(m.refs.values()) | {k for k, _ in m.points.values()}
             if m.body not in keys or m.drive not in DRIVES or not refs <= set(keys) | set(joints):

@@ -58,7 +58,17 @@ class _Joint:
     pivot: pymunk.Constraint
     motor: pymunk.SimpleMotor | None = None
     rest: float = 0.0
-    extra: list = field(default_factory=list)  # limit and motor constraints
+    extra: list = field(default_factory=list)  # limit, motor and spring constraints
+    spring: pymunk.DampedSpring | None = None  # a sprung joint's spring
+
+    def force(self, dt: float) -> float:
+        """The force the joint carried in the last step, N: a sprung joint's spring force
+        (+ stretched: b pulls a towards the slide's inner end), else the hinge's impulse / dt."""
+        if self.spring is None:
+            return self.pivot.impulse / dt
+        s = self.spring
+        stretch = (s.a.local_to_world(s.anchor_a) - s.b.local_to_world(s.anchor_b)).length
+        return s.stiffness * (stretch - s.rest_length)
 
 
 @dataclass(eq=False)
@@ -148,6 +158,8 @@ class PymunkEngine(Engine):
     def _joint(self, spec: JointSpec, bodies: dict) -> _Joint:
         a = bodies[spec.a] if spec.a else self.ground
         b = bodies[spec.b]
+        if spec.kind == "sprung":
+            return _sprung(a, b, spec)
         pivot = pymunk.PivotJoint(a, b, spec.anchor_a, spec.anchor_b)
         joint = _Joint(a, b, pivot, rest=b.angle - a.angle)
         if spec.kind == "revolute" and spec.limits is not None:
@@ -259,7 +271,7 @@ class PymunkEngine(Engine):
                           - j.a.angular_velocity) for j in handles], dtype=float).reshape(-1, 2)
 
     def joint_force(self, handles: list, dt: float) -> np.ndarray:
-        return np.array([j.pivot.impulse / dt for j in handles], dtype=float)
+        return np.array([j.force(dt) for j in handles], dtype=float)
 
     def set_motor_rates(self, handles: list, rates: np.ndarray) -> None:
         for joint, rate in zip(handles, rates):
@@ -351,6 +363,20 @@ def _shape(body: pymunk.Body, s: ShapeSpec, group: int) -> pymunk.Shape:
     if group:
         shape.filter = pymunk.ShapeFilter(group=group)
     return shape
+
+
+def _sprung(a: pymunk.Body, b: pymunk.Body, spec: JointSpec) -> _Joint:
+    """A hinge at ``spec.anchor_a`` on a that slides along b's x axis, ``spec.travel`` m each
+    way about ``spec.anchor_b``, held at the middle by a spring (critically damped for a's
+    mass). The spring runs from the hinge towards b's origin, so it stretches when a is pulled
+    outwards (the slide's outer end)."""
+    (bx, by), travel = spec.anchor_b, spec.travel
+    inward = -1.0 if bx > 0 else 1.0  # towards b's origin along its x axis
+    groove = pymunk.GrooveJoint(b, a, (bx - travel, by), (bx + travel, by), spec.anchor_a)
+    length = max(abs(bx), 4 * travel)
+    spring = pymunk.DampedSpring(b, a, (bx + inward * length, by), spec.anchor_a, length,
+                                 spec.stiffness, 2.0 * math.sqrt(spec.stiffness * a.mass))
+    return _Joint(a, b, groove, rest=b.angle - a.angle, extra=[spring], spring=spring)
 
 
 def _floor_joints(ground: pymunk.Body, body: pymunk.Body, mass: float, mu: float,

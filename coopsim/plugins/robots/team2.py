@@ -4,6 +4,11 @@ The section's position is the bar's centre and its orientation the bar's (and bo
 heading. The robots are named ``<name>_leader`` (in front) and ``<name>_helper``; each carries
 the ``single`` modules plus ``support`` (the bar's angle and the force in its support joint).
 The bar is a part named ``<name>.bar``.
+
+Each support is a hinge on a short sprung slide along the bar (a ``sprung`` joint): the force it
+reports is the spring's, + when the bar pulls the robot towards the bar's middle (tension), -
+when it pushes it away. Rigid supports would make that force meaningless: two speed-controlled
+robots holding one rigid bar leave the force along it undetermined (the solver lets it drift).
 """
 
 from __future__ import annotations
@@ -19,13 +24,15 @@ BAR_WIDTH = 0.06  # m
 BAR_MASS = 2.0  # kg
 SPACING = 1.2  # m between the two robots' centres
 BAR_COLOR = (150, 110, 60)
+SUPPORT_STIFFNESS = 1000.0  # N/m, the spring of each support's slide
+SUPPORT_TRAVEL = 0.1  # m each way: the spring reads at most +-100 N before the slide ends
 
 
 class Team2(RobotType):
     """A leader and a helper carrying a bar through pivot supports."""
 
     label = "team2"
-    description = "leader + helper robots carrying a 1.6 m bar through supports (pivot joints)"
+    description = "leader + helper robots carrying a 1.6 m bar on sprung supports"
     modules = MODULES + ("support",)
     footprint = SPACING / 2 + CHASSIS_RADIUS + 0.2
 
@@ -42,8 +49,9 @@ class Team2(RobotType):
         half = SPACING / 2
         for name, role, sign in zip(cls.member_names(spec.name), ("leader", "helper"), (1, -1)):
             px, py = x + sign * half * math.cos(yaw), y + sign * half * math.sin(yaw)
-            joint = JointSpec(f"support_{role}", "pivot", role, "bar", (0.0, 0.0),
-                              (sign * half, 0.0))
+            joint = JointSpec(f"support_{role}", "sprung", role, "bar", (0.0, 0.0),
+                              (sign * half, 0.0), stiffness=SUPPORT_STIFFNESS,
+                              travel=SUPPORT_TRAVEL)
             body, member = chassis(name, role, px, py, yaw, cls.modules,
                                    {"support": joint.key, "bar": "bar"})
             bodies.append(body)
