@@ -6,9 +6,10 @@ team's bar and ends the run:
 
 * with success once every bar's centre is inside its goal zone (``radius`` m about its target)
   and has stayed there ``hold`` s, saying how long each team took;
-* with a failure as soon as a bar is *dropped* (a support's spring pulled or pushed past
-  ``drop`` N, or a robot more than ``slack`` m away from its end of the bar) or *jammed* (its
-  centre has come no ``progress`` m nearer its target in the last ``stall`` s).
+* with a failure after ``limit`` s, or as soon as a bar is *dropped* (a support's spring
+  pulled or pushed past ``drop`` N, or a robot more than ``slack`` m away from its end of the
+  bar) or *jammed* (its centre has come no ``progress`` m nearer its target in the last
+  ``stall`` s).
 
 Its fields (``/sim state`` rules, the recording) give, per team, the bar's distance to its goal,
 whether and when it arrived, and the largest support force so far.
@@ -67,6 +68,8 @@ class Transport(Rule):
         _float("drop", "a support force beyond this drops the bar, N", 95.0, 1.0, 10000.0, "N"),
         _float("slack", "a robot this far from its end of the bar has dropped it, m", 0.15,
                0.01, 5.0, "m"),
+        _float("limit", "FAIL when the bars are not delivered this long into the run, s", 300.0,
+               1.0, 86400.0, "s"),
     )
 
     def __init__(self, params) -> None:
@@ -98,6 +101,10 @@ class Transport(Rule):
                for t in self.teams):
             took = ", ".join(f"{t.name} in {t.arrived:.1f} s" for t in self.teams)
             self.end(f"PASS: every bar delivered ({took}); run took {snap.time:.2f} s")
+        elif snap.time >= self.p["limit"]:
+            left = ", ".join(f"{t.name} {t.distance:.2f} m" for t in self.teams)
+            self.end(f"FAIL: bars not delivered after {self.p['limit']:g} s (from their goals: "
+                     f"{left})")
 
     def _follow(self, team: _Team, snap) -> str:
         """Update one team; return why it failed, or ""."""

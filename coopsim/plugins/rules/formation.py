@@ -1,0 +1,100 @@
+"""``formation``: the monitor and referee of a triangle formation (CoopDynSim's Fig. 10).
+
+Every step it measures the *formation error*: for each follower, the distance (m) from its
+centre to its corner of the triangle (side ``spacing``, apex at the leader, the corners behind
+it: :func:`coopsim.plugins.drivers.formation.slot`), and the largest of them. The fields are in
+``/sim state`` and in every recorded step, so a recording holds the error over time.
+
+A *break* is the error rising over ``broken`` m; the formation is *formed* while the error is
+under ``formed`` m. The run ends with PASS once the leader is within ``radius`` of the target
+of ``color`` and the triangle has been formed there for ``hold`` s, saying how often and how
+far it broke on the way; with FAIL if that has not happened ``limit`` s into the run.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...model.driver import Rule
+from ...model.errors import SimulationError
+from ...model.params import ParamSpec
+from ..drivers.formation import slot
+
+
+def _float(name, description, default, lo, hi, unit):
+    return ParamSpec(name, "float", description, default, lo, hi, unit)
+
+
+class FormationMonitor(Rule):
+    """Formation error every step; PASS when the triangle stands formed at the target."""
+
+    label = "formation"
+    description = ("formation error of a triangle (leader + left and right corners) every "
+                   "step; PASS when formed at the target")
+    params = (
+        ParamSpec("leader", "str", "network name of the leader", "lead"),
+        ParamSpec("left", "str", "network name of the left corner's robot", "left"),
+        ParamSpec("right", "str", "network name of the right corner's robot", "right"),
+        ParamSpec("color", "str", "colour of the target the formation goes to", "red"),
+        _float("spacing", "side of the triangle, m", 1.0, 0.3, 10.0, "m"),
+        _float("radius", "the leader this near the target counts as there, m", 0.5, 0.05, 10.0,
+               "m"),
+        _float("formed", "an error under this is the triangle formed, m", 0.15, 0.01, 5.0, "m"),
+        _float("broken", "an error over this is a break of formation, m", 0.25, 0.01, 10.0, "m"),
+        _float("hold", "how long the triangle must stand formed at the target, s", 2.0, 0.0,
+               600.0, "s"),
+        _float("limit", "FAIL when it has not succeeded this long into the run, s", 100.0, 1.0,
+               86400.0, "s"),
+    )
+
+    def __init__(self, params) -> None:
+        super().__init__(params)
+        self.errors = {"left": 0.0, "right": 0.0}
+        self.error = 0.0
+        self.worst = 0.0
+        self.breaks = 0
+        self.broke = False  # the error is over ``broken`` now
+        self.since: float | None = None  # formed at the target since, s
+        self.goal = (0.0, 0.0)
+
+    def check(self, scenario) -> None:
+        names = {r.name for r in scenario.robots}
+        missing = [self.p[k] for k in ("leader", "left", "right") if self.p[k] not in names]
+        if missing:
+            raise SimulationError(f"formation: no robot {', '.join(missing)} in the scenario")
+        goals = [t for t in scenario.targets if t.color == self.p["color"]]
+        if not goals:
+            raise SimulationError(f"formation needs a {self.p['color']} target")
+        self.goal = tuple(goals[0].position[:2])
+
+    def after_step(self, sim, snap) -> None:
+        p = self.p
+        lead = snap.poses[snap.index[p["leader"]]]
+        for role in ("left", "right"):
+            x, y = snap.poses[snap.index[p[role]], :2]
+            sx, sy = slot(lead, p["spacing"], role)
+            self.errors[role] = math.hypot(sx - x, sy - y)
+        self.error = max(self.errors.values())
+        self.worst = max(self.worst, self.error)
+        if self.error > p["broken"] and not self.broke:
+            self.breaks += 1
+        self.broke = self.error > p["broken"] or (self.broke and self.error > p["formed"])
+        there = math.hypot(lead[0] - self.goal[0], lead[1] - self.goal[1]) <= p["radius"]
+        if not (there and self.error < p["formed"]):
+            self.since = None
+        else:
+            self.since = snap.time if self.since is None else self.since
+            if snap.time - self.since >= p["hold"] - 1e-9:
+                self.end(f"PASS: formed at the {p['color']} target at t = {snap.time:.2f} s "
+                         f"(error {self.error:.3f} m); broke formation {self.breaks} time(s) "
+                         f"on the way, {self.worst:.2f} m at most")
+                return
+        if snap.time >= p["limit"]:
+            self.end(f"FAIL: not formed at the {p['color']} target after {p['limit']:g} s "
+                     f"(error {self.error:.2f} m, leader "
+                     f"{math.hypot(lead[0] - self.goal[0], lead[1] - self.goal[1]):.2f} m away)")
+
+    def fields(self) -> dict:
+        return {"error": round(self.error, 4), "left": round(self.errors["left"], 4),
+                "right": round(self.errors["right"], 4), "max_error": round(self.worst, 4),
+                "breaks": self.breaks}
