@@ -84,6 +84,10 @@ def _has_display() -> bool:
               help="Name server port (0 = any free port).")
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address servers bind.")
 @click.option("--no-controllers", is_flag=True, help="Do not launch the scenario's controllers.")
+@click.option("--controller", "controller", multiple=True, metavar="[ROBOT=]COMMAND",
+              help="Drive ROBOT (default: the first robot section) with COMMAND, run from the "
+                   "current folder, instead of its scenario controller or driver; repeatable. "
+                   "A COMMAND starting with a .py file runs under this Python.")
 @click.option("--controller-logs", type=click.Path(), help="Folder for controllers' output.")
 @click.option("--json-port", type=int,
               help="Also serve the JSON-lines gateway on this TCP port (0 = any free port).")
@@ -99,7 +103,7 @@ def _has_display() -> bool:
               help="Lockstep: the first step waits (10 s at most) for N controllers to attach "
                    "(default: the scenario's wait_for, else every controller the run launches).")
 @_friendly
-def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers,
+def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers, controller,
         controller_logs, json_port, fps, record, record_every, engine, wait_for) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo.
 
@@ -108,12 +112,14 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
     """
     from .run import Run, RunOptions, load_scenario_or_world
     from .console import run_headless, run_with_viewer
+    from .controllers import parse_override
 
     scenario = load_scenario_or_world(file)
     options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,
                          bind=bind, controllers=not no_controllers, log_dir=controller_logs,
                          json_port=json_port, record=record, record_every=record_every,
-                         engine=engine, wait_for=wait_for)
+                         engine=engine, wait_for=wait_for,
+                         controller=tuple(parse_override(c) for c in controller))
     gui = (not headless) if headless is not None else _has_display()
     if gui and not _has_display():
         raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
@@ -125,11 +131,13 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
             host, gw_port = live.gateway.address
             click.echo(f"json gateway: {host}:{gw_port}", err=True)
         if gui and live.network is not None:
-            run_with_viewer(live, fps)
+            said = run_with_viewer(live, fps)
         else:
-            run_headless(live)
+            said = run_headless(live)
     if live.recorder is not None:
         click.echo(live.recorder.summary(), err=True)
+    if said.failed:
+        sys.exit(1)  # a rule graded the run FAIL
 
 
 @main.command()

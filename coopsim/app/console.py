@@ -9,12 +9,14 @@ import time
 import click
 
 from .run import Run, format_summary, watch
+from .verdict import Verdict, verdict
 
 VIEWER_START_WAIT = 20.0  # s to wait for the viewer's window before stepping without it
 
 
-def run_headless(live: Run) -> None:
-    """Start ``live`` and follow it to its end on the terminal."""
+def run_headless(live: Run) -> Verdict:
+    """Start ``live`` and follow it to its end on the terminal; return its verdict (printed
+    after the summary)."""
     if live.network is not None:
         click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
     duration = live.settings.duration
@@ -35,6 +37,14 @@ def run_headless(live: Run) -> None:
         stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats)))
         click.echo("", err=True)
     click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    return _say_verdict(stats, live)
+
+
+def _say_verdict(stats, live: Run) -> Verdict:
+    said = verdict(stats.finished or "", live)
+    if said.text():
+        click.echo(said.text())
+    return said
 
 
 class StallReport:
@@ -63,7 +73,7 @@ def _status_line(stats) -> None:
                f"missed {stats.missed}", nl=False, err=True)
 
 
-def run_with_viewer(live: Run, fps: float = 10.0) -> None:
+def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
     """Start ``live`` with a viewer window in a child process and follow both to the end.
 
     Closing the window (viewer exit code 0) ends the run. A viewer that crashes or is killed does
@@ -94,6 +104,7 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> None:
             except subprocess.TimeoutExpired:
                 viewer.kill()
     click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    return _say_verdict(stats, live)
 
 
 def _relay(viewer: subprocess.Popen, shown: threading.Event) -> None:

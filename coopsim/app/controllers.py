@@ -4,20 +4,34 @@ Each command runs as a child process in the scenario file's folder, with the env
 ``COOPSIM_NAMESERVER`` (the name server endpoint) and ``COOPSIM_ROBOT`` (the robot's network name).
 A command starting with ``python`` or ``python3`` runs under the interpreter running coopsim, so
 a virtual environment's packages are there. Children are stopped (SIGTERM, then SIGKILL after
-2 s) when the run ends; one that exits early is logged and the run goes on.
+2 s) when the run ends; one that exits early is logged and the run goes on. The last lines each
+one printed are kept (:meth:`Controllers.tail`) to say why one failed.
+
+``coopsim run --controller [ROBOT=]COMMAND`` gives a robot a controller from the command line
+(:func:`parse_override`, :func:`apply_overrides`): it replaces the scenario's ``controller`` and
+``driver`` lines for that robot and runs in the current folder.
 """
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import logging
 import os
+import re
 import shlex
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.errors import SimulationError
+from ..model.errors import CoopsimError, SimulationError
+from ..model.plugins import ROBOT_TYPES
+from ..model.specs import DriverSetting, ScenarioSpec
+
+TAIL_LINES = 12  # lines of a controller's output kept to show why it failed
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +46,16 @@ class ControllerSpec:
 
 
 def controller_argv(command: str) -> list[str]:
-    """Split a command line; a leading ``python``/``python3`` becomes this interpreter."""
+    """Split a command line; a leading ``python``/``python3`` becomes this interpreter, and a
+    leading ``*.py`` file runs under it."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:
         raise SimulationError(f"controller command {command!r} cannot be split: {exc}") from None
     if argv and argv[0] in ("python", "python3"):
         argv[0] = sys.executable
+    elif argv and argv[0].endswith(".py"):
+        argv.insert(0, sys.executable)
     return argv
 
 
@@ -57,32 +74,73 @@ class Controllers:
         self.nameserver = nameserver
         self.log_dir = log_dir
         self.procs: dict[str, subprocess.Popen] = {}
+        self.failed: dict[str, str] = {}  # robot -> why its controller did not start
+        self._tails: dict[str, collections.deque] = {}
+        self._drains: dict[str, threading.Thread] = {}
+        self._ended: dict[str, float] = {}  # robot -> wall time its controller was seen ended
+        self.started = time.monotonic()
 
     def start(self) -> "Controllers":
         """Launch every controller."""
         for spec in self.specs:
             env = dict(os.environ, COOPSIM_NAMESERVER=self.nameserver, COOPSIM_ROBOT=spec.robot)
-            out = subprocess.DEVNULL
+            out = subprocess.PIPE
             if self.log_dir:
                 Path(self.log_dir).mkdir(parents=True, exist_ok=True)
                 out = open(Path(self.log_dir) / f"{spec.robot}.log", "wb")  # noqa: SIM115
             try:
-                self.procs[spec.robot] = subprocess.Popen(
+                proc = subprocess.Popen(
                     controller_argv(spec.command), cwd=spec.cwd, env=env, stdout=out,
                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            except OSError as exc:
+            except (OSError, SimulationError) as exc:
                 log.warning("controller for %s did not start: %s", spec.robot, exc)
+                self.failed[spec.robot] = f"did not start: {exc}"
+                continue
             finally:
-                if out is not subprocess.DEVNULL:
+                if out is not subprocess.PIPE:
                     out.close()
+            self.procs[spec.robot] = proc
+            if out is subprocess.PIPE:  # keep the last lines, in memory, however much it prints
+                tail = self._tails[spec.robot] = collections.deque(maxlen=TAIL_LINES)
+                drain = self._drains[spec.robot] = threading.Thread(
+                    target=_drain, args=(proc.stdout, tail), daemon=True,
+                    name=f"controller-{spec.robot}")
+                drain.start()
         return self
 
     def exited(self) -> dict[str, int]:
         """Robots whose controller has ended, with its exit code."""
-        return {r: p.returncode for r, p in self.procs.items() if p.poll() is not None}
+        now = time.monotonic()
+        done = {r: p.returncode for r, p in self.procs.items() if p.poll() is not None}
+        for robot in done:
+            self._ended.setdefault(robot, now - self.started)
+        return done
+
+    def ended_after(self, robot: str) -> float | None:
+        """Wall time (s from the launch) by which ``robot``'s controller was seen ended."""
+        self.exited()
+        return self._ended.get(robot)
+
+    def tail(self, robot: str) -> list[str]:
+        """The last lines ``robot``'s controller printed (from its log file with
+        ``log_dir``)."""
+        if self.log_dir:
+            path = Path(self.log_dir) / f"{robot}.log"
+            try:
+                with open(path, "rb") as f:
+                    f.seek(max(0, path.stat().st_size - 4096))
+                    text = f.read().decode("utf-8", "replace")
+            except OSError:
+                return []
+            return text.splitlines()[-TAIL_LINES:]
+        drain = self._drains.get(robot)
+        if drain is not None and robot in self.exited():
+            drain.join(1.0)  # it has ended: let its last lines arrive
+        return list(self._tails.get(robot, ()))
 
     def stop(self, grace: float = 2.0) -> None:
         """Terminate every child still running; kill those that do not end within ``grace``."""
+        self.exited()  # note when the ones already gone ended
         for proc in self.procs.values():
             if proc.poll() is None:
                 proc.terminate()
@@ -94,12 +152,95 @@ class Controllers:
                 proc.wait()
 
 
-def controller_specs(scenario, robots) -> list[ControllerSpec]:
-    """One spec per robot whose scenario section names a controller.
+def _drain(stream, tail: collections.deque) -> None:
+    """Read a controller's output to its end, keeping the last lines."""
+    with stream:
+        for line in stream:
+            tail.append(line.decode("utf-8", "replace").rstrip("\r\n"))
+
+
+def controller_specs(scenario, robots, overrides: dict | None = None,
+                     from_scenario: bool = True) -> list[ControllerSpec]:
+    """One spec per robot whose scenario section names a controller, or given one on the
+    command line.
 
     Args:
         scenario: The ScenarioSpec (its path gives the working folder).
         robots: The world's robots (team members each get the team section's command).
+        overrides: Robot name -> ControllerSpec from ``--controller`` (they win).
+        from_scenario: Launch the scenario's own ``controller`` lines too.
     """
+    overrides = overrides or {}
     cwd = str(Path(scenario.path).resolve().parent) if scenario.path else os.getcwd()
-    return [ControllerSpec(r.name, r.controller, cwd) for r in robots if r.controller]
+    return [overrides[r.name] if r.name in overrides else ControllerSpec(r.name, r.controller,
+                                                                         cwd)
+            for r in robots if r.name in overrides or (from_scenario and r.controller)]
+
+
+_OVERRIDE = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)=(.*)", re.S)
+
+
+def parse_override(text: str) -> tuple[str | None, str]:
+    """``--controller`` text -> (robot or None for the first robot section, command).
+
+    ``ROBOT=COMMAND`` names the robot (``team1_leader='python lead.py'``); anything else is a
+    command for the scenario's first robot section (``'python my.py'``, ``my.py``).
+    """
+    match = _OVERRIDE.fullmatch(text.strip())
+    robot, command = (match.group(1), match.group(2)) if match else (None, text)
+    if not command.strip():
+        raise CoopsimError(f"--controller {text!r}: the command is empty (give "
+                           f"[ROBOT=]COMMAND, e.g. 'python my.py' or robot1='python my.py')")
+    return robot, command.strip()
+
+
+def apply_overrides(scenario: ScenarioSpec, given, cwd: str | None = None
+                    ) -> tuple[ScenarioSpec, dict[str, ControllerSpec]]:
+    """Give robots the ``--controller`` commands: the scenario without the ``driver`` lines
+    (and, for a whole section, the ``controller`` line) of those robots, and robot name ->
+    the ControllerSpec to launch, run in ``cwd`` (default: the current folder).
+
+    Args:
+        scenario: As loaded.
+        given: (robot or None, command) pairs from :func:`parse_override`; the robot is a
+            section's name (every robot it makes) or one member's network name.
+
+    Raises:
+        CoopsimError: no robot of that name, or a scenario without robots.
+    """
+    cwd = cwd or os.getcwd()
+    members = {s.name: ROBOT_TYPES.get(s.type).member_names(s.name) for s in scenario.robots}
+    chosen: dict[str, ControllerSpec] = {}
+    whole: set[str] = set()
+    for robot, command in given:
+        if robot is None:
+            if not scenario.robots:
+                raise CoopsimError("--controller: the scenario has no robot to drive")
+            robot = scenario.robots[0].name
+        names = members.get(robot) or next(([robot] for m in members.values() if robot in m),
+                                           None)
+        if names is None:
+            known = sorted({*members, *(n for m in members.values() for n in m)})
+            raise CoopsimError(f"--controller: no robot {robot!r} in the scenario (robots: "
+                               f"{', '.join(known)})")
+        if robot in members:
+            whole.add(robot)
+        for name in names:
+            chosen[name] = ControllerSpec(name, command, cwd)
+    sections = tuple(_without(s, members[s.name], chosen, s.name in whole)
+                     for s in scenario.robots)
+    return dataclasses.replace(scenario, robots=sections), chosen
+
+
+def _without(section, names, chosen: dict, whole: bool):
+    """``section`` without the drivers of its robots in ``chosen`` (a driver meant for every
+    member is kept for the others, each by name), and without its controller if ``whole``."""
+    if not any(n in chosen for n in names):
+        return section
+    drivers = []
+    for d in section.drivers:
+        for name in names:
+            if name not in chosen and d.member in ("", name, name[len(section.name) + 1:]):
+                drivers.append(dataclasses.replace(d, member=name) if d.member == "" else d)
+    return dataclasses.replace(section, drivers=tuple(dict.fromkeys(drivers)),
+                               controller=None if whole else section.controller)

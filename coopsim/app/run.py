@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .controllers import Controllers, controller_specs
+from .controllers import Controllers, apply_overrides, controller_specs
 from ..model.errors import SimulationError
 from ..formats.files import check_engine, load, scenario_from_world
 from ..net.gateway import Gateway
@@ -44,6 +44,8 @@ class RunOptions:
     record_every: int = 1  # record every N-th step
     engine: str | None = None  # physics engine label; None = [SETTINGS] engine
     wait_for: int | None = None  # lockstep: controllers to wait for; None = [SETTINGS] or all
+    controller: tuple = ()  # --controller: (robot or None, command) pairs; they replace the
+    # scenario's controller and driver lines for those robots and are launched in any case
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -76,6 +78,7 @@ class Run:
 
     def __init__(self, scenario: ScenarioSpec, options: RunOptions = RunOptions(),
                  clock=None) -> None:
+        scenario, self.overrides = apply_overrides(scenario, options.controller)
         self.scenario = scenario
         self.options = options
         self.settings = effective_settings(scenario, options)
@@ -96,9 +99,13 @@ class Run:
         run launches (so a lockstep run does not race ahead of its own controllers)."""
         if self.settings.wait_for is not None:
             return self.settings.wait_for
-        if not (self.options.controllers and self.options.network):
+        if not self.options.network:
             return 0
-        return sum(1 for r in self.stepper.sim.world.robots if r.controller)
+        return len(self._controller_specs())
+
+    def _controller_specs(self) -> list:
+        return controller_specs(self.scenario, self.stepper.sim.world.robots, self.overrides,
+                                from_scenario=self.options.controllers)
 
     def __enter__(self) -> "Run":
         try:
@@ -109,8 +116,8 @@ class Run:
             if self.options.json_port is not None and self.network is not None:
                 self.gateway = Gateway(self.network.endpoint, self.options.bind,
                                        self.options.json_port).start()
-            if self.options.controllers and self.network is not None:
-                specs = controller_specs(self.scenario, self.stepper.sim.world.robots)
+            specs = self._controller_specs()
+            if specs and self.network is not None:
                 self.controllers = Controllers(specs, self.network.endpoint,
                                                self.options.log_dir).start()
         except BaseException:

@@ -212,6 +212,8 @@ class RobotHub:
         port = self._port_of(frames[-1])
         envelope, body = split_envelope([f.bytes for f in frames])
         reply = self._answer(port, body)
+        if isinstance(port, RobotPort) and isinstance(reply, Message) and reply.error:
+            port.note_error(reply)
         if isinstance(reply, Reply):  # a lockstep motion command: answered after its step
             self._pending.append(_Pending(envelope, reply.msg, reply.generation,
                                           time.perf_counter() + STEP_WAIT))

@@ -47,7 +47,14 @@ class RobotPort:
         self.robot = robot
         self.stepper = stepper
         self.endpoint = endpoint
+        self.errors: dict[int, int] = {}  # error code -> error replies sent with it
+        self.last_error = ""  # the latest error reply's text
         self.set_modules(modules, driver, info)
+
+    def note_error(self, reply: Message) -> None:
+        """Count an error reply this robot sent (the CLI says what a failing controller got)."""
+        self.errors[reply.error] = self.errors.get(reply.error, 0) + 1
+        self.last_error = reply.text
 
     def set_modules(self, modules: dict, driver=None, info=None) -> None:
         """Serve these modules from now on (after a reset or an update of the robot).

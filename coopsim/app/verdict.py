@@ -1,0 +1,82 @@
+"""The end of a run, said plainly: a graded run's PASS or FAIL, and what went wrong with its
+controllers (a crash and its last output, a silence that got one detached, error replies).
+
+A rule grades a run by starting its end reason with ``PASS:`` or ``FAIL:`` (the exercises'
+rules, ``transport``, ``formation``); ``coopsim run`` then prints the banner below and exits 1 on
+FAIL. Controller notes are printed for any run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+WIDTH = 78
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a run ended: ``outcome`` is ``PASS``, ``FAIL`` or "" (not graded); ``reason`` the
+    rule's words; ``notes`` what went wrong with controllers, one item per problem (lines)."""
+
+    outcome: str
+    reason: str
+    notes: tuple[tuple[str, ...], ...]
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == "FAIL"
+
+    def text(self) -> str:
+        """The banner (graded runs) or the notes alone; "" when there is nothing to say."""
+        lines = [line for note in self.notes for line in note]
+        if not self.outcome:
+            return "\n".join(lines)
+        head = f" {self.outcome} ".center(WIDTH, "=")
+        return "\n".join(["", head, self.reason, *lines, "=" * WIDTH])
+
+
+def verdict(finished: str, live) -> Verdict:
+    """The verdict of a finished run.
+
+    Args:
+        finished: The stepper's end reason (``rule: PASS: ...``, a duration, or "").
+        live: The :class:`~coopsim.app.run.Run` (its controllers, lockstep book and robot
+            servers are read).
+    """
+    label, _, rest = finished.partition(": ")
+    outcome = next((o for o in ("PASS", "FAIL") if rest.startswith(o + ":")), "")
+    reason = f"{label}: {rest[len(outcome) + 1:].strip()}" if outcome else finished
+    return Verdict(outcome, reason, tuple(controller_notes(live)))
+
+
+def controller_notes(live) -> list[tuple[str, ...]]:
+    """What went wrong with the run's controllers, robot by robot."""
+    notes: list[tuple[str, ...]] = []
+    ctl = live.controllers
+    if ctl is not None:
+        for robot, why in ctl.failed.items():
+            notes.append((f"controller of {robot} {why}",))
+        for robot, code in sorted(ctl.exited().items()):
+            if code != 0:
+                notes.append(_crash(ctl, robot, code))
+    for entry in live.stepper.slots.detached_log:
+        robot, _, why = entry.partition(": ")
+        if why.startswith("silent"):
+            notes.append((f"controller of {robot} went {why} (it hung or stopped sending "
+                          f"commands): detached, the run went on without it",))
+    ports = live.network.hub.ports if live.network is not None else {}
+    for robot, port in sorted(ports.items()):
+        if port.errors:
+            counts = ", ".join(f"error {code} x{n}" for code, n in sorted(port.errors.items()))
+            notes.append((f"{robot} answered {sum(port.errors.values())} request(s) with an "
+                          f"error ({counts}); the last: {port.last_error}",))
+    return notes
+
+
+def _crash(ctl, robot: str, code: int) -> tuple[str, ...]:
+    after = ctl.ended_after(robot)
+    when = f" within {after:.1f} s" if after is not None else ""
+    tail = ctl.tail(robot)
+    head = f"controller of {robot} exited with code {code}{when}" + (
+        "; its last output:" if tail else " (it printed nothing)")
+    return (head, *(f"  | {line}" for line in tail))
