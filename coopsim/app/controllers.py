@@ -103,7 +103,7 @@ class Controllers:
             if out is subprocess.PIPE:  # keep the last lines, in memory, however much it prints
                 tail = self._tails[spec.robot] = collections.deque(maxlen=TAIL_LINES)
                 drain = self._drains[spec.robot] = threading.Thread(
-                    target=_drain, args=(proc.stdout, tail), daemon=True,
+                    target=self._drain, args=(spec.robot, proc.stdout, tail), daemon=True,
                     name=f"controller-{spec.robot}")
                 drain.start()
         return self
@@ -116,8 +116,17 @@ class Controllers:
             self._ended.setdefault(robot, now - self.started)
         return done
 
+    def _drain(self, robot: str, stream, tail: collections.deque) -> None:
+        """Read a controller's output to its end (it has exited then, or closed its output),
+        keeping the last lines and when it ended."""
+        with stream:
+            for line in stream:
+                tail.append(line.decode("utf-8", "replace").rstrip("\r\n"))
+        self._ended.setdefault(robot, time.monotonic() - self.started)
+
     def ended_after(self, robot: str) -> float | None:
-        """Wall time (s from the launch) by which ``robot``'s controller was seen ended."""
+        """Wall time (s from the launch) at which ``robot``'s controller ended (seen ended, when
+        its output goes to a log file)."""
         self.exited()
         return self._ended.get(robot)
 
@@ -150,13 +159,6 @@ class Controllers:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-
-
-def _drain(stream, tail: collections.deque) -> None:
-    """Read a controller's output to its end, keeping the last lines."""
-    with stream:
-        for line in stream:
-            tail.append(line.decode("utf-8", "replace").rstrip("\r\n"))
 
 
 def controller_specs(scenario, robots, overrides: dict | None = None,

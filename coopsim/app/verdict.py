@@ -65,6 +65,13 @@ def controller_notes(live) -> list[tuple[str, ...]]:
             notes.append((f"controller of {robot} went {why} (it hung or stopped sending "
                           f"commands): detached, the run went on without it",))
     ports = live.network.hub.ports if live.network is not None else {}
+    if ctl is not None:
+        ended = ctl.exited()
+        for robot in ctl.procs:
+            port = ports.get(robot)
+            if robot not in ended and port is not None and port.requests == 0:
+                notes.append((f"controller of {robot} never sent {robot} a request (it hung "
+                              f"before it started, or it drives another robot)",))
     for robot, port in sorted(ports.items()):
         if port.errors:
             counts = ", ".join(f"error {code} x{n}" for code, n in sorted(port.errors.items()))

@@ -212,7 +212,10 @@ class RobotHub:
         port = self._port_of(frames[-1])
         envelope, body = split_envelope([f.bytes for f in frames])
         reply = self._answer(port, body)
-        if isinstance(port, RobotPort) and isinstance(reply, Message) and reply.error:
+        if isinstance(port, RobotPort):
+            port.requests += 1
+        if isinstance(port, RobotPort) and isinstance(reply, Message) and reply.error \
+                and not self.stepper.finished:  # after the end, errors are not the client's
             port.note_error(reply)
         if isinstance(reply, Reply):  # a lockstep motion command: answered after its step
             self._pending.append(_Pending(envelope, reply.msg, reply.generation,

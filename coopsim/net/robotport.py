@@ -47,6 +47,7 @@ class RobotPort:
         self.robot = robot
         self.stepper = stepper
         self.endpoint = endpoint
+        self.requests = 0  # requests served (the CLI says when a controller never sent one)
         self.errors: dict[int, int] = {}  # error code -> error replies sent with it
         self.last_error = ""  # the latest error reply's text
         self.set_modules(modules, driver, info)

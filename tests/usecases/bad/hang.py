@@ -1,0 +1,12 @@
+"""A controller that hangs: it drives a few steps, then loops for ever without a command."""
+
+import os
+
+from coopsim.client import Client
+
+with Client() as client:
+    bot = client.robot(os.environ.get("COOPSIM_ROBOT", "robot1"))
+    for i in bot.loop():
+        bot.motors.set_speeds(0.1, 0.1)
+        while i >= 10:  # waits for something that never comes
+            pass
