@@ -32,9 +32,11 @@ def run_headless(live: Run) -> Verdict:
                 bar.update(stats.steps - done[0])
                 done[0] = stats.steps
                 stalls(stats)
+                live.forget_dead_controllers()
             stats = watch(live.stepper, report)
     else:
-        stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats)))
+        stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats),
+                                                   live.forget_dead_controllers()))
         click.echo("", err=True)
     click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
     return _say_verdict(stats, live)
@@ -128,6 +130,7 @@ def _follow(live: Run, viewer: subprocess.Popen):
                 click.echo(f"viewer exited with code {code}; the simulation keeps running "
                            f"(Ctrl-C stops)", err=True)
                 viewer = None
+            live.forget_dead_controllers()
             running = live.stepper.running and not live.stepper.finished
             if not running and viewer is None:
                 break

@@ -103,6 +103,15 @@ class Run:
             return 0
         return len(self._controller_specs())
 
+    def forget_dead_controllers(self) -> None:
+        """Before the first lockstep step: stop waiting for launched controllers that have
+        already ended (one that crashed at its start would hold the run for the whole wait)."""
+        ctl = self.controllers
+        if ctl is None or self.stepper.snapshot.step > 0 or not self.stepper.wait_for:
+            return
+        dead = len(ctl.exited()) + len(ctl.failed)
+        self.stepper.wait_for = max(0, self._wait_for() - dead)
+
     def _controller_specs(self) -> list:
         return controller_specs(self.scenario, self.stepper.sim.world.robots, self.overrides,
                                 from_scenario=self.options.controllers)

@@ -125,3 +125,25 @@ def test_the_team2_support_force_is_the_springs_and_says_pull_or_push():
             assert abs(force).max() < 1.0, force
         else:
             assert (sign * force > 5.0).all(), (helper, force)
+
+
+def test_the_first_step_stops_waiting_for_a_controller_that_has_died(tmp_path):
+    """A controller that crashes before it attaches would hold lockstep's first step for the
+    whole start wait; once it is seen dead, the run waits for the living ones only."""
+    import time
+
+    from coopsim.app.run import Run, RunOptions
+
+    spec = dataclasses.replace(scenario([robot("a"), robot("b", 2, 0)]), path="")
+    (tmp_path / "dies.py").write_text("raise SystemExit(3)\n")
+    (tmp_path / "waits.py").write_text("import time\ntime.sleep(60)\n")
+    options = RunOptions(port=0, controller=(("a", str(tmp_path / "dies.py")),
+                                             ("b", str(tmp_path / "waits.py"))))
+    with Run(spec, options) as run:
+        assert run.stepper.wait_for == 2
+        deadline = time.monotonic() + 30
+        while not run.controllers.exited() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        run.forget_dead_controllers()
+        assert run.controllers.exited() == {"a": 3}
+        assert run.stepper.wait_for == 1
