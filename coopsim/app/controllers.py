@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..model.errors import CoopsimError, SimulationError
 from ..model.plugins import ROBOT_TYPES
-from ..model.specs import DriverSetting, ScenarioSpec
+from ..model.specs import ScenarioSpec
 
 TAIL_LINES = 12  # lines of a controller's output kept to show why it failed
 

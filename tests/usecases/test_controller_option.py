@@ -18,7 +18,7 @@ from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
 from helpers import robot, scenario
-from usecasehelpers import EXERCISES, ROOT, TRANSPORT, coopsim
+from usecasehelpers import EXERCISES, TRANSPORT, coopsim
 
 
 @pytest.mark.parametrize("text, robot_, command", [

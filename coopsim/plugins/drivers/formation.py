@@ -21,6 +21,7 @@ import math
 
 from ...model.driver import Driver
 from ...model.params import ParamSpec
+from ..params import number
 from .attractor import (clearance, obstacle_rate, relax, target_rate, unbalanced,
                         wheel_speeds, wrap)
 
@@ -39,9 +40,6 @@ def slot(leader, spacing: float, role: str) -> tuple[float, float]:
             y + back * math.sin(yaw) + side * math.cos(yaw))
 
 
-def _float(name, description, default, lo, hi, unit=""):
-    return ParamSpec(name, "float", description, default, lo, hi, unit)
-
 
 class Formation(Driver):
     """Lead the triangle to a target, or keep a corner of it behind the leader."""
@@ -54,19 +52,19 @@ class Formation(Driver):
                   choices=("lead", "left", "right")),
         ParamSpec("leader", "str", "network name of the leader (followers)", "robot1"),
         ParamSpec("color", "str", "colour of the target to lead to (leader)", "red"),
-        _float("spacing", "side of the triangle, m", 1.0, 0.3, 10.0, "m"),
-        _float("speed", "leader's cruising speed; followers go up to twice it, m/s", 0.2, 0.0,
+        number("spacing", "side of the triangle, m", 1.0, 0.3, 10.0, "m"),
+        number("speed", "leader's cruising speed; followers go up to twice it, m/s", 0.2, 0.0,
                0.6, "m/s"),
-        _float("arrived", "the leader stops this near the target, m", 0.3, 0.05, 5.0, "m"),
-        _float("attract", "strength of the target's or slot's attractor, 1/s", 2.0, 0.0, 50.0,
+        number("arrived", "the leader stops this near the target, m", 0.3, 0.05, 5.0, "m"),
+        number("attract", "strength of the target's or slot's attractor, 1/s", 2.0, 0.0, 50.0,
                "1/s"),
-        _float("gain", "follower speed per metre it is behind its slot, 1/s", 0.8, 0.0, 20.0,
+        number("gain", "follower speed per metre it is behind its slot, 1/s", 0.8, 0.0, 20.0,
                "1/s"),
-        _float("beta1", "strength of an obstacle's repeller at distance 0, 1/s", 4.0, 0.0, 50.0,
+        number("beta1", "strength of an obstacle's repeller at distance 0, 1/s", 4.0, 0.0, 50.0,
                "1/s"),
-        _float("beta2", "distance over which a repeller weakens by e, m", 0.3, 0.01, 5.0, "m"),
-        _float("radius", "radius the robot avoids obstacles with, m", 0.3, 0.05, 3.0, "m"),
-        _float("contact", "time to contact kept with the nearest obstacle ahead, s", 1.5, 0.1,
+        number("beta2", "distance over which a repeller weakens by e, m", 0.3, 0.01, 5.0, "m"),
+        number("radius", "radius the robot avoids obstacles with, m", 0.3, 0.05, 3.0, "m"),
+        number("contact", "time to contact kept with the nearest obstacle ahead, s", 1.5, 0.1,
                60.0, "s"),
     )
 

@@ -23,6 +23,7 @@ import math
 
 from ...model.driver import Driver
 from ...model.params import ParamSpec
+from ..params import number
 from .attractor import (clearance, obstacle_rate, relax, target_rate, unbalanced,
                         wheel_speeds, wrap)
 
@@ -31,17 +32,14 @@ MAX_WHEEL = 0.6  # m/s, the motors' default max_speed
 SEEN = 1.99  # m: sonar distances from here to its 2 m range mean "nothing there"
 
 
-def _float(name, description, default, lo, hi, unit=""):
-    return ParamSpec(name, "float", description, default, lo, hi, unit)
-
 
 OBSTACLE_PARAMS = (
-    _float("beta1", "strength of an obstacle's repeller at distance 0, 1/s", 4.0, 0.0, 50.0,
+    number("beta1", "strength of an obstacle's repeller at distance 0, 1/s", 4.0, 0.0, 50.0,
            "1/s"),
-    _float("beta2", "distance over which a repeller weakens by e, m", 0.35, 0.01, 5.0, "m"),
-    _float("radius", "radius the robot avoids obstacles with (chassis and load), m", 0.4,
+    number("beta2", "distance over which a repeller weakens by e, m", 0.35, 0.01, 5.0, "m"),
+    number("radius", "radius the robot avoids obstacles with (chassis and load), m", 0.4,
            0.05, 3.0, "m"),
-    _float("max_turn", "largest turn rate, rad/s", 1.2, 0.05, 10.0, "rad/s"),
+    number("max_turn", "largest turn rate, rad/s", 1.2, 0.05, 10.0, "rad/s"),
 )
 
 
@@ -81,15 +79,15 @@ class TransportLeader(_Timed):
                    "(needs target, sonar, support, motors)")
     params = (
         ParamSpec("color", "str", "colour of the target to take the bar to", "red"),
-        _float("speed", "cruising speed, m/s", 0.3, 0.0, 0.6, "m/s"),
-        _float("arrived", "stop when the bar's centre is this near the target, m", 0.15, 0.01,
+        number("speed", "cruising speed, m/s", 0.3, 0.0, 0.6, "m/s"),
+        number("arrived", "stop when the bar's centre is this near the target, m", 0.15, 0.01,
                5.0, "m"),
-        _float("reach", "distance from the leader's support to the bar's centre, m", 0.6, 0.0,
+        number("reach", "distance from the leader's support to the bar's centre, m", 0.6, 0.0,
                5.0, "m"),
-        _float("attract", "strength of the target's attractor, 1/s", 1.5, 0.0, 50.0, "1/s"),
-        _float("contact", "time to contact kept with the nearest obstacle ahead, s", 2.0, 0.1,
+        number("attract", "strength of the target's attractor, 1/s", 1.5, 0.0, 50.0, "1/s"),
+        number("contact", "time to contact kept with the nearest obstacle ahead, s", 2.0, 0.1,
                60.0, "s"),
-        _float("accel", "rate at which the speed relaxes to the desired one, 1/s", 2.0, 0.1,
+        number("accel", "rate at which the speed relaxes to the desired one, 1/s", 2.0, 0.1,
                100.0, "1/s"),
         *OBSTACLE_PARAMS,
     )
@@ -102,7 +100,7 @@ class TransportLeader(_Timed):
     def step(self, bot) -> None:
         dt = self.elapsed(bot)
         distance, bearing = bot.target.read_color(text=self.p["color"])
-        sonar, (bar, _force) = bot.sonar.read(), bot.support.read()
+        sonar, bar = bot.sonar.read(), bot.support.read()[0]
         left = self.left_to_go(distance, bearing, bar)
         final = distance < self.p["reach"]  # on the last stretch: drive on straight
         # Done once the bar's centre is there, or has passed its closest point on the
@@ -136,15 +134,15 @@ class TransportHelper(_Timed):
     description = ("help carry a bar: follow its direction and pull "
                    "(needs support, sonar, motors)")
     params = (
-        _float("speed", "largest forward speed, m/s", 0.5, 0.0, 0.6, "m/s"),
-        _float("follow", "strength of the attractor at the bar's direction, 1/s", 2.5, 0.0,
+        number("speed", "largest forward speed, m/s", 0.5, 0.0, 0.6, "m/s"),
+        number("follow", "strength of the attractor at the bar's direction, 1/s", 2.5, 0.0,
                50.0, "1/s"),
-        _float("comply", "forward speed per newton of pull on the support, m/s/N", 0.015, 0.0,
+        number("comply", "forward speed per newton of pull on the support, m/s/N", 0.015, 0.0,
                1.0, "m/s/N"),
-        _float("deadband", "pulls and pushes weaker than this are ignored, N", 1.0, 0.0, 1000.0,
+        number("deadband", "pulls and pushes weaker than this are ignored, N", 1.0, 0.0, 1000.0,
                "N"),
         *OBSTACLE_PARAMS[:2],
-        _float("radius", "radius the robot avoids obstacles with, m", 0.25, 0.05, 3.0, "m"),
+        number("radius", "radius the robot avoids obstacles with, m", 0.25, 0.05, 3.0, "m"),
         OBSTACLE_PARAMS[3],
     )
 

@@ -18,14 +18,12 @@ import math
 from ...model.driver import Rule
 from ...model.errors import SimulationError
 from ...model.params import ParamSpec
+from ..params import number
 
-
-def _float(name, description, default, lo, hi, unit):
-    return ParamSpec(name, "float", description, default, lo, hi, unit)
 
 
 ROBOT = ParamSpec("robot", "str", "network name of the robot being graded", "robot1")
-LIMIT = _float("limit", "length of the exercise, s of sim time", 60.0, 1.0, 86400.0, "s")
+LIMIT = number("limit", "length of the exercise, s of sim time", 60.0, 1.0, 86400.0, "s")
 
 
 class _Exercise(Rule):
@@ -50,7 +48,7 @@ class ExerciseWander(_Exercise):
     label = "exercise_wander"
     description = "exercise: drive at least a distance in the time, touching nothing"
     params = (ROBOT, LIMIT,
-              _float("distance", "path the robot must drive, m", 5.0, 0.0, 10000.0, "m"))
+              number("distance", "path the robot must drive, m", 5.0, 0.0, 10000.0, "m"))
 
     def __init__(self, params) -> None:
         super().__init__(params)
@@ -85,9 +83,9 @@ class ExerciseTarget(_Exercise):
     description = "exercise: reach the target of a colour and stop there, in time"
     params = (ROBOT, LIMIT,
               ParamSpec("color", "str", "colour of the target to reach", "red"),
-              _float("radius", "how near the target's centre counts as there, m", 0.4, 0.05,
+              number("radius", "how near the target's centre counts as there, m", 0.4, 0.05,
                      10.0, "m"),
-              _float("hold", "how long the robot must stay there, s", 1.0, 0.0, 600.0, "s"))
+              number("hold", "how long the robot must stay there, s", 1.0, 0.0, 600.0, "s"))
 
     def __init__(self, params) -> None:
         super().__init__(params)
@@ -129,12 +127,12 @@ class ExerciseFollow(_Exercise):
     description = "exercise: stay between two distances from a leader, never touching it"
     params = (ROBOT, LIMIT,
               ParamSpec("leader", "str", "network name of the robot to follow", "leader"),
-              _float("near", "the follower must stay at least this far, m (centres)", 0.5, 0.0,
+              number("near", "the follower must stay at least this far, m (centres)", 0.5, 0.0,
                      100.0, "m"),
-              _float("far", "and at most this far, m (centres)", 1.5, 0.1, 100.0, "m"),
-              _float("grace", "time to close in before the distance counts, s", 10.0, 0.0,
+              number("far", "and at most this far, m (centres)", 1.5, 0.1, 100.0, "m"),
+              number("grace", "time to close in before the distance counts, s", 10.0, 0.0,
                      3600.0, "s"),
-              _float("slack", "how long the robot may stay out of range at a time, s", 3.0,
+              number("slack", "how long the robot may stay out of range at a time, s", 3.0,
                      0.0, 3600.0, "s"))
 
     def __init__(self, params) -> None:

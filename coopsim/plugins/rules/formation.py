@@ -18,11 +18,9 @@ import math
 from ...model.driver import Rule
 from ...model.errors import SimulationError
 from ...model.params import ParamSpec
+from ..params import number
 from ..drivers.formation import slot
 
-
-def _float(name, description, default, lo, hi, unit):
-    return ParamSpec(name, "float", description, default, lo, hi, unit)
 
 
 class FormationMonitor(Rule):
@@ -36,14 +34,14 @@ class FormationMonitor(Rule):
         ParamSpec("left", "str", "network name of the left corner's robot", "left"),
         ParamSpec("right", "str", "network name of the right corner's robot", "right"),
         ParamSpec("color", "str", "colour of the target the formation goes to", "red"),
-        _float("spacing", "side of the triangle, m", 1.0, 0.3, 10.0, "m"),
-        _float("radius", "the leader this near the target counts as there, m", 0.5, 0.05, 10.0,
+        number("spacing", "side of the triangle, m", 1.0, 0.3, 10.0, "m"),
+        number("radius", "the leader this near the target counts as there, m", 0.5, 0.05, 10.0,
                "m"),
-        _float("formed", "an error under this is the triangle formed, m", 0.15, 0.01, 5.0, "m"),
-        _float("broken", "an error over this is a break of formation, m", 0.25, 0.01, 10.0, "m"),
-        _float("hold", "how long the triangle must stand formed at the target, s", 2.0, 0.0,
+        number("formed", "an error under this is the triangle formed, m", 0.15, 0.01, 5.0, "m"),
+        number("broken", "an error over this is a break of formation, m", 0.25, 0.01, 10.0, "m"),
+        number("hold", "how long the triangle must stand formed at the target, s", 2.0, 0.0,
                600.0, "s"),
-        _float("limit", "FAIL when it has not succeeded this long into the run, s", 100.0, 1.0,
+        number("limit", "FAIL when it has not succeeded this long into the run, s", 100.0, 1.0,
                86400.0, "s"),
     )
 

@@ -23,13 +23,10 @@ import numpy as np
 
 from ...model.driver import Rule
 from ...model.errors import SimulationError
-from ...model.params import ParamSpec
+from ..params import number
 from ...model.specs import COLORS
 from ..robots.team2 import SPACING, Team2
 
-
-def _float(name, description, default, lo, hi, unit):
-    return ParamSpec(name, "float", description, default, lo, hi, unit)
 
 
 class _Team:
@@ -58,17 +55,17 @@ class Transport(Rule):
     description = ("referee of bar transport: every team2's bar to the target of its colour, "
                    "never dropped or jammed")
     params = (
-        _float("radius", "goal zone: the bar's centre this near its target, m", 0.5, 0.05, 10.0,
+        number("radius", "goal zone: the bar's centre this near its target, m", 0.5, 0.05, 10.0,
                "m"),
-        _float("hold", "how long every bar must stay in its zone, s", 1.0, 0.0, 600.0, "s"),
-        _float("stall", "a bar with no progress for this long is jammed, s", 20.0, 1.0, 3600.0,
+        number("hold", "how long every bar must stay in its zone, s", 1.0, 0.0, 600.0, "s"),
+        number("stall", "a bar with no progress for this long is jammed, s", 20.0, 1.0, 3600.0,
                "s"),
-        _float("progress", "the least approach that counts as progress, m", 0.1, 0.001, 10.0,
+        number("progress", "the least approach that counts as progress, m", 0.1, 0.001, 10.0,
                "m"),
-        _float("drop", "a support force beyond this drops the bar, N", 95.0, 1.0, 10000.0, "N"),
-        _float("slack", "a robot this far from its end of the bar has dropped it, m", 0.15,
+        number("drop", "a support force beyond this drops the bar, N", 95.0, 1.0, 10000.0, "N"),
+        number("slack", "a robot this far from its end of the bar has dropped it, m", 0.15,
                0.01, 5.0, "m"),
-        _float("limit", "FAIL when the bars are not delivered this long into the run, s", 300.0,
+        number("limit", "FAIL when the bars are not delivered this long into the run, s", 300.0,
                1.0, 86400.0, "s"),
     )
 
