@@ -175,7 +175,7 @@ def test_fuzz_the_name_server(run):
     peer = Peer(endpoint)
     assert peer.ok(0) == [0, "/nameserver", 0, [p.PROTOCOL_VERSION], []]
     assert peer.ok(1, "/r1/motors")[1] == run.network.robots["r1"].endpoint
-    assert peer.ok(2, "/sim")[3] == [2]
+    assert peer.ok(2, "/sim")[3] == [3]  # /sim, /sim/state, /sim/state1
 
 
 def test_fuzz_a_robot_server(run):
