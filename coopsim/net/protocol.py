@@ -25,6 +25,9 @@ from ..model.errors import ProtocolError
 PROTOCOL_VERSION = 1
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000"  # YARP's default port
 MAX_MESSAGE_BYTES = 65536  # larger requests are refused (error 1)
+#: The servers' ZeroMQ MAXMSGSIZE, which libzmq applies to each frame: a larger frame drops the
+#: connection before the server sees it (so no reply); up to it, an oversized request gets error 1.
+MAX_FRAME_BYTES = 4 * MAX_MESSAGE_BYTES
 
 #: What a registered name is (docs/protocol.md section 1, the name server): ``rep`` a
 #: request/reply server (a ROUTER: send it requests), ``pub`` a stream (a PUB: subscribe to it).
