@@ -4,9 +4,14 @@ gateway and the Python client refuse a request to a stream at once instead of wa
 from __future__ import annotations
 
 import json
+import re
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import zmq
@@ -163,3 +168,32 @@ def test_a_client_request_to_a_dead_handshake_times_out_every_time(run):
     finally:
         run.network.names.unregister_prefix("/impostor")
         pub.close(0)
+
+
+def test_sigterm_ends_a_run_whose_gateway_got_stream_requests():
+    root = Path(__file__).resolve().parents[2]
+    coopsim = Path(sys.executable).parent / "coopsim"
+    proc = subprocess.Popen(
+        [coopsim, "run", "scenarios/one_robot.scenario", "--headless", "--port", "0",
+         "--no-controllers", "--json-port", "0"], cwd=root, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    socks = []
+    try:
+        seen = [proc.stderr.readline().decode() for _ in range(2)]
+        match = next(filter(None, (re.match(r"json gateway: ([\d.]+):(\d+)", x) for x in seen)),
+                     None)
+        assert match, f"stderr began: {seen}"
+        for _ in range(16):  # each of these used to wedge its connection's thread for good
+            sock = socket.create_connection((match[1], int(match[2])), timeout=GATEWAY_WAIT)
+            sock.sendall(b'["/sim/state", 0, "", 1, [], [5]]\n["/sim/state", 0, "", 23, [], []]\n')
+            socks.append(sock)
+        replies = [json.loads(sock.makefile("rb").readline()) for sock in socks]
+        assert all(r[0] == 0 for r in replies), replies  # subscribed, streaming
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(GATEWAY_WAIT)  # 16 wedged threads used to take 2 s each, then hang in term()
+    finally:
+        for sock in socks:
+            sock.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
