@@ -19,7 +19,7 @@ from coopsim.net import protocol as p
 from coopsim.net.gateway import Gateway
 
 from helpers import robot, scenario
-from nethelpers import live
+from nethelpers import live, run_with_gateway
 
 WAIT = 30.0  # s a test waits for a line: far beyond every timeout in play
 SEED = 20260311
@@ -63,6 +63,12 @@ class Line:
     def closed(self) -> bool:
         """True when the gateway has closed the connection (after any lines still coming)."""
         return self.file.readline() == b""
+
+    def told_and_closed(self, code: int, *words: str) -> bool:
+        """The gateway's last line has ``code`` and every word, then the connection closed."""
+        error, text, *_ = self.reply()
+        assert error == code and all(w in text for w in words), text
+        return self.closed()
 
     def close(self) -> None:
         self.file.close()
@@ -145,9 +151,8 @@ def test_an_idle_connection_is_told_and_closed(run):
     line = Line(gateway.address)
     try:
         assert line.ask(HELLO)[0] == 0
-        error, text, command, *_ = line.reply()  # nothing sent: the gateway speaks first
-        assert (error, command) == (p.TIMEOUT, -1) and "idle" in text and "0.5" in text
-        assert line.closed()
+        # nothing sent: the gateway speaks first
+        assert line.told_and_closed(p.TIMEOUT, "idle", "0.5 s")
     finally:
         line.close()
         gateway.close()
@@ -185,9 +190,7 @@ def test_when_full_the_longest_idle_connection_makes_room(run):
         assert lines[2].ask(HELLO)[0] == 0
         newcomer = Line(gateway.address)
         assert newcomer.ask(HELLO)[:2] == [0, "/sim"]  # admitted, not refused
-        error, text, *_ = lines[0].reply()
-        assert error == p.FAILED and "room" in text and "idle" in text
-        assert lines[0].closed()
+        assert lines[0].told_and_closed(p.FAILED, "room", "idle")
         for line in (lines[1], lines[2], newcomer):
             assert line.ask(HELLO)[0] == 0
         newcomer.close()
@@ -204,9 +207,7 @@ def test_when_full_of_busy_connections_a_newcomer_is_refused(run):
         for line in lines:
             assert line.ask(HELLO)[0] == 0
         extra = Line(gateway.address)
-        error, text, *_ = extra.reply()
-        assert error == p.FAILED and "2 connections" in text
-        assert extra.closed()
+        assert extra.told_and_closed(p.FAILED, "2 connections")
         extra.close()
         for line in lines:
             assert line.ask(HELLO)[0] == 0
@@ -224,9 +225,7 @@ def test_one_address_cannot_take_every_connection(run):
         for line in mine:
             assert line.ask(HELLO)[0] == 0
         third = Line(gateway.address, "127.0.0.1")
-        error, text, *_ = third.reply()
-        assert error == p.FAILED and "127.0.0.1" in text and "2 connections" in text
-        assert third.closed()
+        assert third.told_and_closed(p.FAILED, "127.0.0.1", "2 connections")
         third.close()
         other = Line(gateway.address, "127.0.0.2")  # another address still gets in
         assert other.ask(HELLO)[:2] == [0, "/sim"]
@@ -249,18 +248,13 @@ def test_an_address_at_its_cap_makes_room_from_its_own_idle_connections(run):
         assert mine[1].ask(HELLO)[0] == 0  # mine[0] is now this address's longest idle
         newcomer = Line(gateway.address, "127.0.0.1")
         assert newcomer.ask(HELLO)[0] == 0
-        assert lines_closed_with_room(mine[0])
+        assert mine[0].told_and_closed(p.FAILED, "room")
         assert other.ask(HELLO)[0] == 0  # the other address's idle connection was spared
         newcomer.close()
     finally:
         for line in (other, *mine):
             line.close()
         gateway.close()
-
-
-def lines_closed_with_room(line: Line) -> bool:
-    error, text, *_ = line.reply()
-    return error == p.FAILED and "room" in text and line.closed()
 
 
 def test_coopsim_gateway_idle_timeout_option(run):
@@ -272,7 +266,7 @@ def test_coopsim_gateway_idle_timeout_option(run):
         match = re.match(r"json gateway: ([\d.]+):(\d+)", proc.stderr.readline().decode())
         assert match
         line = Line((match[1], int(match[2])))
-        assert line.reply()[0] == p.TIMEOUT and line.closed()
+        assert line.told_and_closed(p.TIMEOUT, "idle")
         line.close()
     finally:
         proc.terminate()
@@ -280,19 +274,10 @@ def test_coopsim_gateway_idle_timeout_option(run):
 
 
 def test_coopsim_run_json_idle_timeout_option():
-    root = Path(__file__).resolve().parents[2]
-    coopsim = Path(sys.executable).parent / "coopsim"
-    proc = subprocess.Popen(
-        [coopsim, "run", "scenarios/one_robot.scenario", "--headless", "--port", "0",
-         "--no-controllers", "--json-port", "0", "--json-idle-timeout", "0.5"], cwd=root,
-        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    proc, address = run_with_gateway("--json-idle-timeout", "0.5")
     try:
-        seen = [proc.stderr.readline().decode() for _ in range(2)]
-        match = next(filter(None, (re.match(r"json gateway: ([\d.]+):(\d+)", x) for x in seen)),
-                     None)
-        assert match, f"stderr began: {seen}"
-        line = Line((match[1], int(match[2])))
-        assert line.reply()[0] == p.TIMEOUT and line.closed()
+        line = Line(address)
+        assert line.told_and_closed(p.TIMEOUT, "idle")
         line.close()
     finally:
         proc.terminate()

@@ -4,14 +4,10 @@ gateway and the Python client refuse a request to a stream at once instead of wa
 from __future__ import annotations
 
 import json
-import re
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import zmq
@@ -22,7 +18,7 @@ from coopsim.net.gateway import Gateway
 from coopsim.net.nameserver import NameServer
 
 from helpers import robot, scenario
-from nethelpers import Peer, live
+from nethelpers import Peer, live, run_with_gateway
 
 GATEWAY_WAIT = 30.0  # s a test waits for a gateway line: far beyond any timeout in play
 
@@ -171,20 +167,11 @@ def test_a_client_request_to_a_dead_handshake_times_out_every_time(run):
 
 
 def test_sigterm_ends_a_run_whose_gateway_got_stream_requests():
-    root = Path(__file__).resolve().parents[2]
-    coopsim = Path(sys.executable).parent / "coopsim"
-    proc = subprocess.Popen(
-        [coopsim, "run", "scenarios/one_robot.scenario", "--headless", "--port", "0",
-         "--no-controllers", "--json-port", "0"], cwd=root, stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    proc, address = run_with_gateway()
     socks = []
     try:
-        seen = [proc.stderr.readline().decode() for _ in range(2)]
-        match = next(filter(None, (re.match(r"json gateway: ([\d.]+):(\d+)", x) for x in seen)),
-                     None)
-        assert match, f"stderr began: {seen}"
         for _ in range(16):  # each of these used to wedge its connection's thread for good
-            sock = socket.create_connection((match[1], int(match[2])), timeout=GATEWAY_WAIT)
+            sock = socket.create_connection(address, timeout=GATEWAY_WAIT)
             sock.sendall(b'["/sim/state", 0, "", 1, [], [5]]\n["/sim/state", 0, "", 23, [], []]\n')
             socks.append(sock)
         replies = [json.loads(sock.makefile("rb").readline()) for sock in socks]
