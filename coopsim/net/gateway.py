@@ -140,7 +140,8 @@ class Gateway:
     def close(self) -> None:
         """Stop accepting, close every connection and release the ZeroMQ sockets.
 
-        Waits at most about 5 s for the connection threads together; a thread still inside a
+        Waits at most about 5 s for the connection threads together (after up to 2 s for the
+        accept loop); a thread still inside a
         request after that (it cannot be: every wait is sliced) is left to die with the process.
         """
         self.closing.set()
