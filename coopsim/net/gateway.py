@@ -140,9 +140,9 @@ class Gateway:
     def close(self) -> None:
         """Stop accepting, close every connection and release the ZeroMQ sockets.
 
-        Waits at most about 5 s for the connection threads together (after up to 2 s for the
-        accept loop); a thread still inside a
-        request after that (it cannot be: every wait is sliced) is left to die with the process.
+        Waits up to 2 s for the accept loop, then at most 5 s for the connection threads
+        together; a thread still running after that (none should: every wait is sliced) is left
+        to die with the process, and the ZeroMQ context with it.
         """
         self.closing.set()
         if self._thread.is_alive():
