@@ -87,6 +87,8 @@ def _has_display() -> bool:
 @click.option("--controller-logs", type=click.Path(), help="Folder for controllers' output.")
 @click.option("--json-port", type=int,
               help="Also serve the JSON-lines gateway on this TCP port (0 = any free port).")
+@click.option("--json-idle-timeout", type=click.FloatRange(0), default=300.0, show_default=True,
+              help="Close a gateway connection idle this long, s (0 = never).")
 @click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
               help="Viewer frames per second (with the GUI).")
 @click.option("--record", is_flag=False, flag_value="", default=None, metavar="[PATH]",
@@ -100,7 +102,8 @@ def _has_display() -> bool:
                    "(default: the scenario's wait_for, else every controller the run launches).")
 @_friendly
 def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers,
-        controller_logs, json_port, fps, record, record_every, engine, wait_for) -> None:
+        controller_logs, json_port, json_idle_timeout, fps, record, record_every, engine,
+        wait_for) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo.
 
     With the GUI (the default when there is a display) a viewer window is started as a child
@@ -112,7 +115,8 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
     scenario = load_scenario_or_world(file)
     options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,
                          bind=bind, controllers=not no_controllers, log_dir=controller_logs,
-                         json_port=json_port, record=record, record_every=record_every,
+                         json_port=json_port, json_idle_timeout=json_idle_timeout,
+                         record=record, record_every=record_every,
                          engine=engine, wait_for=wait_for)
     gui = (not headless) if headless is not None else _has_display()
     if gui and not _has_display():
@@ -190,8 +194,10 @@ def view(endpoint, fps) -> None:
 @click.option("--json-port", type=int, default=0, show_default=True,
               help="TCP port to serve (0 = any free port).")
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--idle-timeout", type=click.FloatRange(0), default=300.0, show_default=True,
+              help="Close a connection idle this long, s (0 = never).")
 @_friendly
-def gateway(endpoint, json_port, bind) -> None:
+def gateway(endpoint, json_port, bind, idle_timeout) -> None:
     """Serve the JSON-lines gateway in front of a running simulation or replay.
 
     ENDPOINT is its name server (default $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000).
@@ -202,7 +208,7 @@ def gateway(endpoint, json_port, bind) -> None:
     from ..net.protocol import DEFAULT_NAMESERVER
 
     endpoint = endpoint or os.environ.get("COOPSIM_NAMESERVER", DEFAULT_NAMESERVER)
-    server = Gateway(endpoint, bind, json_port).start()
+    server = Gateway(endpoint, bind, json_port, idle_timeout=idle_timeout).start()
     host, gw_port = server.address
     click.echo(f"json gateway: {host}:{gw_port} -> {endpoint}   (Ctrl-C stops)", err=True)
     try:

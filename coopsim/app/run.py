@@ -13,7 +13,7 @@ from pathlib import Path
 from .controllers import Controllers, controller_specs
 from ..model.errors import SimulationError
 from ..formats.files import check_engine, load, scenario_from_world
-from ..net.gateway import Gateway
+from ..net.gateway import IDLE_TIMEOUT, Gateway
 from ..net.network import Network
 from ..sim.simulation import Simulation
 from ..model.specs import ScenarioSpec, Settings, WorldSpec
@@ -40,6 +40,7 @@ class RunOptions:
     publish_rate: float = 30.0
     log_dir: str | None = None
     json_port: int | None = None  # JSON-lines gateway port (0 = any free port); None = none
+    json_idle_timeout: float = IDLE_TIMEOUT  # s an idle gateway connection lives; 0 = never
     record: str | None = None  # recording file; "" = the default name; None = [SETTINGS] record
     record_every: int = 1  # record every N-th step
     engine: str | None = None  # physics engine label; None = [SETTINGS] engine
@@ -108,7 +109,8 @@ class Run:
                                        self.options.publish_rate, recording=self).start()
             if self.options.json_port is not None and self.network is not None:
                 self.gateway = Gateway(self.network.endpoint, self.options.bind,
-                                       self.options.json_port).start()
+                                       self.options.json_port,
+                                       idle_timeout=self.options.json_idle_timeout).start()
             if self.options.controllers and self.network is not None:
                 specs = controller_specs(self.scenario, self.stepper.sim.world.robots)
                 self.controllers = Controllers(specs, self.network.endpoint,

@@ -46,7 +46,7 @@ class Network:
         self.sim = SimServer(self.ctx, stepper, self.sync_robots, bind, recording)
         self.publisher = StatePublisher(self.ctx, stepper, bind, publish_rate)
         self.names.register("/sim", self.sim.endpoint)
-        self.names.register("/sim/state", self.publisher.endpoint)
+        self.publisher.register(self.names)
         stepper.hooks.append(self.publisher)
         stepper.idle_hooks.append(lambda snap: self.publisher(snap, force=True))
 

@@ -24,7 +24,28 @@ from ..model.errors import ProtocolError
 
 PROTOCOL_VERSION = 1
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000"  # YARP's default port
-MAX_MESSAGE_BYTES = 65536  # larger messages make the server drop the connection
+MAX_MESSAGE_BYTES = 65536  # larger requests are refused (error 1)
+#: The servers' ZeroMQ MAXMSGSIZE, which libzmq applies to each frame: a larger frame drops the
+#: connection before the server sees it (so no reply); up to it, an oversized request gets error 1.
+MAX_FRAME_BYTES = 4 * MAX_MESSAGE_BYTES
+
+#: What a registered name is (docs/protocol.md section 1, the name server): ``rep`` a
+#: request/reply server (a ROUTER: send it requests), ``pub`` a stream (a PUB: subscribe to it).
+#: The name server's lookup answers the index in params[0].
+PORT_KINDS = ("rep", "pub")
+
+
+def kind_of(lookup_reply: "Message") -> str:
+    """The kind a lookup reply names (``rep`` when the name server is too old to say)."""
+    index = lookup_reply.params[0] if lookup_reply.params else 0
+    return PORT_KINDS[index] if 0 <= index < len(PORT_KINDS) else "rep"
+
+
+def not_a_server(name: str, kind: str) -> str:
+    """The sentence of the NOT_ALLOWED error for a request sent to a name that is a stream."""
+    return (f"{name} is a {kind} port (a stream), not a request/reply server: it takes no "
+            "requests; subscribe to it (a ZeroMQ SUB socket, or the JSON gateway's subscribe "
+            "line: command 1)")
 
 
 @dataclass(frozen=True)
@@ -114,7 +135,7 @@ HELLO = Command(0, "hello", params=(0, 1), text="opt")
 NAME_COMMANDS = {c.id: c for c in (
     HELLO,
     Command(1, "lookup", text="req"),
-    Command(2, "list", text="opt"),
+    Command(2, "list", params=(0, 1), text="opt"),
 )}
 
 #: Commands every robot server has; each module adds its own (ids >= 100, declared by the module,

@@ -1,6 +1,8 @@
-"""The state stream: a PUB socket publishing every body's pose, for viewers, monitors and replay.
+"""The state stream: PUB sockets publishing every body's pose, for viewers, monitors and replay.
 
-Each message is two frames: the topic ``b"state"`` and one five-field protocol message::
+On ``/sim/state`` each message is two frames: the topic ``b"state"`` and one five-field protocol
+message; ``/sim/state1`` publishes the same message as one frame, with no topic, so a subscriber
+may set ZMQ_CONFLATE (which keeps only the newest message, and takes single frames only)::
 
     [0, mode, 1, params, data]
     params = [step, layout_version, n_robots, n_objects, n_parts, missed, paused, n_attached,
@@ -10,8 +12,9 @@ Each message is two frames: the topic ``b"state"`` and one five-field protocol m
 
 The per-robot columns are the modules' streamed columns (``columns`` in the layout: with the
 built-in modules, the 11 sonar distances). Names and shapes are not repeated every step: when
-``layout_version`` changes, a subscriber asks ``/sim`` (command 23, state) for the layout. Publishing is rate-limited in wall time (default
-30 Hz) so a fast lockstep run does not flood slow subscribers; 0 publishes every step.
+``layout_version`` changes, a subscriber asks ``/sim`` (command 23, state) for the layout.
+Publishing is rate-limited in wall time (default 30 Hz) so a fast lockstep run does not flood
+slow subscribers; 0 publishes every step.
 """
 
 from __future__ import annotations
@@ -85,7 +88,8 @@ def decode_state(msg: Message) -> StateFrame:
 
 
 class StatePublisher:
-    """A stepper hook that publishes snapshots on a PUB socket.
+    """A stepper hook that publishes snapshots on two PUB sockets: ``endpoint`` (``/sim/state``,
+    topic frame + message) and ``latest_endpoint`` (``/sim/state1``, the message alone).
 
     Args:
         ctx: ZeroMQ context.
@@ -96,11 +100,12 @@ class StatePublisher:
 
     def __init__(self, ctx: zmq.Context, stepper, bind: str = "127.0.0.1",
                  rate: float = 30.0) -> None:
-        self.socket = ctx.socket(zmq.PUB)
-        self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.setsockopt(zmq.SNDHWM, 10)
-        port = self.socket.bind_to_random_port(f"tcp://{bind}")
-        self.endpoint = f"tcp://{bind}:{port}"
+        self.socket, self.endpoint = _pub(ctx, bind)
+        try:
+            self.latest, self.latest_endpoint = _pub(ctx, bind)
+        except zmq.ZMQError:
+            self.socket.close(0)  # an open socket would make ctx.term() hang
+            raise
         self.stepper = stepper
         self.period = 1.0 / rate if rate > 0 else 0.0
         self._last = 0.0
@@ -114,11 +119,31 @@ class StatePublisher:
         st = self.stepper.stats()
         msg = encode_state(snap, st.mode, st.rtf, st.speed, st.missed, st.paused,
                            len(st.attached), self._columns)
-        try:
-            self.socket.send_multipart([p.STATE_TOPIC, msg.to_wire()], zmq.NOBLOCK)
-        except zmq.ZMQError:
-            pass  # no room for slow subscribers: they get the next one
+        wire = msg.to_wire()
+        for sock, frames in ((self.socket, [p.STATE_TOPIC, wire]), (self.latest, [wire])):
+            try:
+                sock.send_multipart(frames, zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass  # no room for slow subscribers: they get the next one
+
+    def register(self, names) -> None:
+        """Register both streams at a name server (kind ``pub``)."""
+        names.register("/sim/state", self.endpoint, kind="pub")
+        names.register("/sim/state1", self.latest_endpoint, kind="pub")
 
     def close(self) -> None:
-        """Close the socket."""
+        """Close the sockets."""
         self.socket.close(0)
+        self.latest.close(0)
+
+
+def _pub(ctx: zmq.Context, bind: str) -> tuple[zmq.Socket, str]:
+    sock = ctx.socket(zmq.PUB)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.SNDHWM, 10)
+    try:
+        port = sock.bind_to_random_port(f"tcp://{bind}")
+    except zmq.ZMQError:
+        sock.close(0)
+        raise
+    return sock, f"tcp://{bind}:{port}"

@@ -186,7 +186,7 @@ class Replay:
         playback = PlaybackServer(self.ctx, self.player, self._bind)
         self.publisher = StatePublisher(self.ctx, self.player, self._bind, self._rate)
         self.names.register("/sim", sim.endpoint)
-        self.names.register("/sim/state", self.publisher.endpoint)
+        self.publisher.register(self.names)
         self.names.register("/playback", playback.endpoint)
         self._servers = [self.names, sim, playback]
         for server in self._servers:

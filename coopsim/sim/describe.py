@@ -42,3 +42,20 @@ def describe_world(world) -> dict:
             "types": ROBOT_TYPES.labels(),
             "modules": {label: MODULES.get(label).describe() for label in used},
             "columns": [c.name for _, c in module_columns(stream_only=True)]}
+
+
+def posed_layout(layout: dict, snap) -> dict:
+    """A layout document (live or recorded) with every body moved to its pose in ``snap`` (a
+    Snapshot of that layout): what ``/sim state`` answers, live and in replays, without
+    describing the world again."""
+    out = {k: v for k, v in layout.items() if k not in ("ordinal", "step", "time")}
+    for key, poses in (("robots", snap.poses), ("objects", snap.object_poses),
+                       ("parts", snap.part_poses)):
+        bodies = [dict(b) for b in layout.get(key, ())]
+        for body, (x, y, yaw) in zip(bodies, poses.tolist()):
+            body.update(x=x, y=y, yaw=yaw)
+        out[key] = bodies
+    out["layout_version"] = snap.layout_version
+    # the stream this process sends carries its own registry's columns
+    out["columns"] = [c.name for _, c in module_columns(stream_only=True)]
+    return out

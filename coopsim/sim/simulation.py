@@ -73,7 +73,9 @@ class Simulation:
             World(scenario, self.engine)  # validate fully before dropping the current run
             RuleHost(scenario)
             self.scenario = scenario
-        self.world = World(self.scenario, self.engine)
+        old = getattr(self, "world", None)
+        self.world = World(self.scenario, self.engine,
+                           old.layout_version + 1 if old is not None else 0)
         self.rng = make_rng(self.seed)
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
         self.robots, self.params = RobotTable(), ParamTable()

@@ -83,6 +83,8 @@ class World:
     Args:
         scenario: What to build. Robots' ``param`` lines are applied.
         engine: Engine label; default: the scenario's ``[SETTINGS] engine``.
+        layout_version: Where the layout version starts (a reset or load continues counting, so
+            a new world never repeats an old version number).
 
     Attributes:
         engine: The physics engine.
@@ -95,7 +97,8 @@ class World:
         param_epoch: Bumped on every parameter change.
     """
 
-    def __init__(self, scenario: ScenarioSpec, engine: str | None = None) -> None:
+    def __init__(self, scenario: ScenarioSpec, engine: str | None = None,
+                 layout_version: int = 0) -> None:
         self.engine_label = engine or scenario.settings.engine
         self.engine = ENGINES.get(self.engine_label)(scenario.world.floor)
         self.floor = scenario.world.floor
@@ -104,7 +107,7 @@ class World:
         self.parts: list[Part] = []
         self.sections: dict[str, Section] = {}
         self.targets: list[TargetSpec] = list(scenario.targets)
-        self.layout_version = 0
+        self.layout_version = layout_version
         self.param_epoch = 0
         self._next_group = 1
         self._taken: set[str] = set()  # robot and section names
