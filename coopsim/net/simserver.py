@@ -17,6 +17,7 @@ from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
+from ..model.snapshot import wrapped_poses
 from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec,
                            check_dt)
 
@@ -227,13 +228,13 @@ class SimServer(Server):
 def list_robots(msg: Message, snap) -> Message:
     """Reply to list_robots (10) from a snapshot; the replay's /sim answers with it too."""
     return msg.reply("\n".join(snap.robots), params=(len(snap.robots),),
-                     data=snap.poses.ravel().tolist())
+                     data=wrapped_poses(snap.poses).ravel().tolist())
 
 
 def list_objects(msg: Message, snap) -> Message:
     """Reply to list_objects (11) from a snapshot."""
     return msg.reply("\n".join(snap.objects), params=(len(snap.objects),),
-                     data=snap.object_poses.ravel().tolist())
+                     data=wrapped_poses(snap.object_poses).ravel().tolist())
 
 
 def list_targets(msg: Message, snap) -> Message:

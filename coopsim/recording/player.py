@@ -20,7 +20,7 @@ from ..net import protocol as p
 from ..model.errors import ProtocolError, RecordingError
 from .reader import Recording
 from ..model.plugins import MODULES, module_columns
-from ..model.snapshot import Snapshot, frozen
+from ..model.snapshot import Snapshot, frozen, wrapped_poses
 from ..model.specs import TargetSpec
 from ..sim.stepper import Stats
 
@@ -286,7 +286,7 @@ def _posed_layout(layout: dict, snap: Snapshot) -> dict:
     for key, poses in (("robots", snap.poses), ("objects", snap.object_poses),
                        ("parts", snap.part_poses)):
         bodies = [dict(b) for b in layout.get(key, ())]
-        for body, (x, y, yaw) in zip(bodies, poses.tolist()):
+        for body, (x, y, yaw) in zip(bodies, wrapped_poses(poses).tolist()):
             body.update(x=x, y=y, yaw=yaw)
         out[key] = bodies
     out["layout_version"] = snap.layout_version
