@@ -121,6 +121,9 @@ class SimServer(Server):
         return self._status(msg)
 
     def _detach(self, msg: Message) -> Message:
+        if msg.text not in self.stepper.snapshot.robots:  # error 5, as set_param (25) answers
+            raise ProtocolError(p.UNKNOWN_NAME, f"no robot named {msg.text!r}; command 10 lists "
+                                                "the robots")
         was = self.stepper.slots.detach(msg.text)
         return msg.reply("detached" if was else "was not attached", params=(int(was),))
 
