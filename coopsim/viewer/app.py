@@ -105,6 +105,7 @@ class Viewer(pyglet.window.Window):
             self.scene.set_layout(layout)
             if self._fit_pending:
                 self.fit()
+        self.scene.set_scale(self.camera.scale)
         self.scene.update(link.frame)
         self.status_text = status_line(link)
 
