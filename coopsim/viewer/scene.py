@@ -50,6 +50,7 @@ class Scene:
         self.floor = (0.0, 0.0)
         self.scale = 50.0  # px per m, as the camera shows the scene (picks the arrows' form)
         self._arrows: tuple[np.ndarray, np.ndarray] | None = None  # (fine, bold) per robot
+        self._bold: np.ndarray | None = None  # which robots have the bold arrow now
 
     # -- building -----------------------------------------------------------------------------
 
@@ -135,6 +136,7 @@ class Scene:
         size = self.robot_radius[:, None, None]
         self._arrows = (np.repeat(nose()[None], len(robots), 0) * size,
                         np.repeat(bold_nose()[None], len(robots), 0) * size)
+        self._bold = None
         self._add("noses", self._arrows[0], [(250, 250, 250, 230 if r.get("draw", {}).get(
             "heading", True) else 0) for r in robots])
 
@@ -175,9 +177,12 @@ class Scene:
         """The camera's px per m: robots smaller than :data:`BOLD_ARROW_BELOW` px in radius
         get the bold arrow, whose few pixels still point (call before :meth:`update`)."""
         self.scale = float(scale)
-        if self._arrows is not None and "noses" in self.layers:
-            small = (self.robot_radius * self.scale < BOLD_ARROW_BELOW)[:, None, None]
-            self.layers["noses"].local = np.where(small, self._arrows[1], self._arrows[0])
+        if self._arrows is None or "noses" not in self.layers:
+            return
+        small = self.robot_radius * self.scale < BOLD_ARROW_BELOW
+        if self._bold is None or not np.array_equal(small, self._bold):  # a zoom across it
+            self._bold = small
+            self.layers["noses"].local = np.where(small[:, None, None], *self._arrows[::-1])
 
     def _poses(self, frame: StateFrame | None):
         lay = self.layout
