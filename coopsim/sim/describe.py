@@ -19,8 +19,8 @@ def describe_world(world) -> dict:
     for name, (spec, handle) in world.objects.items():
         x, y, yaw = world.engine.poses([handle])[0]
         objects.append({"name": name, "shape": spec.shape, "size": list(spec.size),
-                        "x": x, "y": y, "z": spec.position[2], "yaw": float(wrap_angle(yaw)), "mass": spec.mass,
-                        "color": list(spec.color)})
+                        "x": x, "y": y, "z": spec.position[2], "yaw": float(wrap_angle(yaw)),
+                        "mass": spec.mass, "color": list(spec.color)})
     robots = []
     for i, r in enumerate(world.robots):
         members = world.sections[r.section].members
@@ -28,7 +28,8 @@ def describe_world(world) -> dict:
             "name": r.name, "type": r.type, "section": r.section,
             "team": r.section if len(members) > 1 else None, "color": list(r.color),
             "radius": r.radius, "x": float(state[i, 0]), "y": float(state[i, 1]),
-            "yaw": float(wrap_angle(state[i, 2])), "modules": list(r.modules), "controller": r.controller,
+            "yaw": float(wrap_angle(state[i, 2])), "modules": list(r.modules),
+            "controller": r.controller,
             "driver": r.driver[0] if r.driver else None,
             "draw": dict(ROBOT_TYPES.get(r.type).draw)})
     parts = [{"name": p.name, "section": p.section, "color": list(p.color), "x": x, "y": y,

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "recordings" / "sample.mcap"
 
 
-# -- the decoder, from docs/recording-format.md -----------------------------------------------------
+# -- the decoder, from docs/recording-format.md ----------------------------------------------------
 
 def _columns(text: str) -> list[tuple[str, float, int, str]]:
     """Section 2: [name, unit, order, module] entries; older files lack the module."""
@@ -143,28 +143,14 @@ def test_the_decoder_uses_nothing_of_coopsim():
 
 def _fresh(tmp_path: Path) -> Path:
     """A recording with every feature of the format."""
-    from coopsim.model.plugins import ROBOT_TYPES
-    from coopsim.model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
     from coopsim.model.specs import RuleSetting
 
     from helpers import box, robot, scenario, target
-    from rechelpers import record
+    from rechelpers import motors_only_type, record
 
-    class Sonarless(RobotType):
-        label = "sonarless_doc_test"
-        modules = ("motors",)
-
-        @classmethod
-        def build(cls, spec):
-            body = BodySpec("c", "dynamic", 5.0, (ShapeSpec("circle", radius=0.2),),
-                            spec.position[:2], spec.yaw)
-            return Assembly((MemberSpec(spec.name, "c", cls.modules, 0.2, 0.3, "differential",
-                                        100.0, 20.0),), (body,))
-
-    if Sonarless.label not in ROBOT_TYPES:
-        ROBOT_TYPES.register(Sonarless.label)(Sonarless)
+    sonarless = motors_only_type("sonarless_doc_test")
     spec = scenario([robot("a", -3.0, -2.0, yaw=3.0), robot("b", -1.0, -2.0),
-                     dataclasses.replace(robot("bare", 1.0, -2.0), type=Sonarless.label),
+                     dataclasses.replace(robot("bare", 1.0, -2.0), type=sonarless),
                      robot("t", 0.0, 2.5, type="team2")],
                     objects=[box("crate", 2.0, 0.0, (0.4, 0.4), mass=1.0)],
                     targets=[target("red", 3.0, 3.0)], dt=0.02)
