@@ -75,11 +75,18 @@ def _has_display() -> bool:
 @click.argument("file", required=False, type=click.Path())
 @click.option("--headless/--gui", default=None,
               help="Without a window (default when there is no display) or with the viewer.")
-@click.option("--mode", type=click.Choice(["realtime", "lockstep"]), help="Stepping mode.")
-@click.option("--dt", type=float, help="Physics step, s.")
-@click.option("--duration", type=float, help="Sim time to run, s (default: until Ctrl-C).")
-@click.option("--seed", type=int, help="Random seed (noise, lost data).")
-@click.option("--speed", type=float, help="Real-time speed factor; 0 = as fast as possible.")
+@click.option("--mode", type=click.Choice(["realtime", "lockstep"]),
+              help="Stepping mode (default: the scenario's [SETTINGS] mode, else realtime).")
+@click.option("--dt", type=float,
+              help="Physics step, s (default: the scenario's [SETTINGS] dt, else 0.01).")
+@click.option("--duration", type=float,
+              help="Sim time to run, s (default: the scenario's [SETTINGS] duration, else "
+                   "until Ctrl-C).")
+@click.option("--seed", type=int, help="Random seed of noise and lost data (default: the "
+                                       "scenario's [SETTINGS] seed, else 0).")
+@click.option("--speed", type=float,
+              help="Real-time speed factor; 0 = as fast as possible (default: the scenario's "
+                   "[SETTINGS] speed, else 1 in realtime and 0 in lockstep).")
 @click.option("--port", type=int, default=10000, show_default=True,
               help="Name server port (0 = any free port).")
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address servers bind.")

@@ -14,27 +14,37 @@ VIEWER_START_WAIT = 20.0  # s to wait for the viewer's window before stepping wi
 
 
 def run_headless(live: Run) -> None:
-    """Start ``live`` and follow it to its end on the terminal."""
-    if live.network is not None:
-        click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
+    """Start ``live`` and follow it to its end on the terminal (Ctrl-C or SIGTERM end it, at
+    any moment, with the summary)."""
+    try:
+        live.start()
+        if live.network is not None:
+            click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
+        stats = _watch_headless(live)
+    except KeyboardInterrupt:  # before watch() took over: stop as it would have
+        live.stepper.stop()
+        stats = live.stepper.stats()
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+
+
+def _watch_headless(live: Run):
+    """Watch the run with a progress bar (with a duration) or a status line (without)."""
     duration = live.settings.duration
     stalls = StallReport()
-    live.start()
-    if duration:
-        steps = max(1, round(duration / live.settings.dt))
-        with click.progressbar(length=steps, label="simulating", file=click.get_text_stream(
-                "stderr"), show_eta=False, show_percent=True) as bar:
-            done = [0]
-
-            def report(stats):
-                bar.update(stats.steps - done[0])
-                done[0] = stats.steps
-                stalls(stats)
-            stats = watch(live.stepper, report)
-    else:
+    if not duration:
         stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats)))
         click.echo("", err=True)
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+        return stats
+    steps = max(1, round(duration / live.settings.dt))
+    with click.progressbar(length=steps, label="simulating", file=click.get_text_stream(
+            "stderr"), show_eta=False, show_percent=True) as bar:
+        done = [0]
+
+        def report(stats):
+            bar.update(stats.steps - done[0])
+            done[0] = stats.steps
+            stalls(stats)
+        return watch(live.stepper, report)
 
 
 class StallReport:

@@ -6,12 +6,31 @@ arrays are marked read-only), so readers need no lock: they take the current ref
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 
 from .specs import TargetSpec
+
+
+def wrap_angle(angle):
+    """Angles wrapped to (-pi, pi], rad: the one convention of every yaw users see (the wire,
+    the state document and stream, replays, exports; docs/protocol.md section 1). The engine
+    and recordings keep a body's continuous angle, which may run past +-pi."""
+    a = np.asarray(angle, dtype=float)
+    wrapped = -((-a + math.pi) % (2 * math.pi) - math.pi)
+    # angles already in range pass unchanged: the modulo would move them by an ulp, and a
+    # compass must read exactly the yaw /sim lists
+    return np.where((a > -math.pi) & (a <= math.pi), a, wrapped)
+
+
+def wrapped_poses(poses: np.ndarray) -> np.ndarray:
+    """A copy of (n, 3) x, y, yaw poses with yaw wrapped to (-pi, pi]."""
+    out = np.array(poses, dtype=float).reshape(-1, 3)
+    out[:, 2] = wrap_angle(out[:, 2])
+    return out
 
 
 def frozen(array: np.ndarray) -> np.ndarray:

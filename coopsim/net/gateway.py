@@ -70,7 +70,10 @@ def parse_request(line: bytes) -> tuple[str, Message]:
     try:
         wire = msgpack.packb(items[1:], use_bin_type=True)
     except (OverflowError, TypeError, ValueError):  # integers beyond 64 bits, and the like
-        raise ProtocolError(p.BAD_MESSAGE, "a number does not fit the protocol's types") from None
+        command = items[3]  # echoed when it is itself a protocol integer (section 2)
+        known = type(command) is int and -2**63 <= command < 2**64
+        raise p.BadMessage("a number does not fit the protocol's types",
+                           command if known else -1) from None
     return port, Message.from_wire(wire)
 
 

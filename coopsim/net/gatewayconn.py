@@ -194,7 +194,7 @@ class Connection(threading.Thread):
         try:
             port, msg = parse_request(line)
         except ProtocolError as exc:
-            return Message(exc.code, exc.text, -1)
+            return p.error_reply(exc)
         endpoint, kind = self.gateway.nameserver, "rep"
         if port != "/nameserver":
             found = self._forward(endpoint, Message(0, port, 1))

@@ -123,7 +123,7 @@ def answer_errors(server, payload: bytes):
     try:
         msg = Message.from_wire(payload)
     except ProtocolError as exc:
-        return Message(exc.code, exc.text, -1)
+        return p.error_reply(exc)
     command = server.commands.get(msg.command)
     if command is None:
         return server.unknown(msg)

@@ -26,7 +26,7 @@ import numpy as np
 import zmq
 
 from ..model.plugins import module_columns
-from ..model.snapshot import Snapshot, column_values
+from ..model.snapshot import Snapshot, column_values, wrapped_poses
 from . import protocol as p
 from .protocol import Message
 
@@ -66,8 +66,9 @@ def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: in
     n, m, k = len(snap.robots), len(snap.objects), len(snap.parts)
     params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached,
               len(columns))
-    data = np.concatenate(([snap.time, rtf, speed], snap.poses.ravel(),
-                           snap.object_poses.ravel(), snap.part_poses.ravel(),
+    data = np.concatenate(([snap.time, rtf, speed], wrapped_poses(snap.poses).ravel(),
+                           wrapped_poses(snap.object_poses).ravel(),
+                           wrapped_poses(snap.part_poses).ravel(),
                            column_values(snap, columns).ravel()))
     return Message(0, mode, 1, params, tuple(data.tolist()))
 

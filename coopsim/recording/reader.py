@@ -26,6 +26,7 @@ from mcap.records import Message as McapMessage
 
 from . import format as rf
 from ..model.errors import RecordingError
+from ..model.snapshot import wrap_angle
 from .index import ChunkRef, read_attachment, read_chunk, read_index
 
 #: Robot columns every recording has (the modules' columns, sonar and wheel commands among
@@ -423,4 +424,4 @@ def export_csv(recording: Recording, out: IO[str]) -> int:
 
 def wrap_yaw(yaw: np.ndarray) -> np.ndarray:
     """Yaw wrapped to (-pi, pi], rad (recordings keep the body's unwrapped angle)."""
-    return -((-yaw + math.pi) % (2 * math.pi) - math.pi)
+    return wrap_angle(yaw)

@@ -23,7 +23,8 @@ from . import QUIT
 from . import ViewerError
 from .camera import Camera
 from .connection import Link
-from .hud import (Controls, Timeline, draw_disconnected, draw_names, draw_status, status_line)
+from .hud import (Controls, Timeline, draw_disconnected, draw_names, draw_status, status_parts,
+                  status_text)
 from .menus import MenuBar
 from .panels import ObjectManager, RobotManager, TargetManager
 from .replayproc import ReplayProcess
@@ -71,6 +72,7 @@ class Viewer(pyglet.window.Window):
         self.replay: ReplayProcess | None = None
         self.show_names = True
         self.status_text = ""
+        self.status_parts: list[tuple[str, str]] = []
         self.fps = max(0.5, float(fps))
         self.frames = 0
         self.closed = False
@@ -105,8 +107,10 @@ class Viewer(pyglet.window.Window):
             self.scene.set_layout(layout)
             if self._fit_pending:
                 self.fit()
+        self.scene.set_scale(self.camera.scale)
         self.scene.update(link.frame)
-        self.status_text = status_line(link)
+        self.status_parts = status_parts(link)
+        self.status_text = status_text(self.status_parts)
 
     def _gui(self) -> None:
         io = imgui.get_io()
@@ -120,9 +124,8 @@ class Viewer(pyglet.window.Window):
             self.controls.draw(top)
         for manager in self.managers.values():
             manager.draw()
-        bottom = self.height - STATUS_HEIGHT
-        self.timeline.draw(bottom, self.width)
-        draw_status(self.status_text, self.link.connected, self.notice, self.width, self.height)
+        status = draw_status(self.status_parts, self.notice, self.width, self.height, self.ui)
+        self.timeline.draw(self.height - max(status, STATUS_HEIGHT), self.width)
         draw_names(self.scene, self.camera, self.show_names)
         draw_disconnected(self.link, self.width, self.height)
         imgui.render()
