@@ -56,7 +56,7 @@ def test_run_help_gives_every_setting_its_default():
     text = " ".join(_help("run").split())  # click wraps lines: compare on one line
     defaults = Settings()
     for option, default in (("--mode", defaults.mode), ("--dt", f"{defaults.dt:g}"),
-                            ("--seed", str(defaults.seed)), ("--speed", "0 in lockstep"),
+                            ("--seed", str(defaults.seed)), ("--speed", "1 in realtime and 0 in lockstep"),
                             ("--duration", "until Ctrl-C"), ("--engine", defaults.engine)):
         entry = text.split(f" {option} ", 1)[1][:200]
         assert "scenario's [SETTINGS]" in entry and f"else {default})" in entry, (option, entry)
