@@ -13,10 +13,15 @@ The gateway looks the port up at the name server and forwards the request over Z
 as a native client would, so it works in front of a live run or a replay alike, and lockstep
 motor replies block only the connection that sent them. Each connection has its own thread and
 its own ZeroMQ sockets. docs/protocol.md section 6 is the normative description.
+
+With a token (needed to listen beyond loopback) the first line of a connection must be the auth
+line ``["/auth", 0, "TOKEN", 0, [], []]``; anything else is answered with error 6 and the
+connection is closed. With CurveZMQ keys the gateway is a Curve client of the servers.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import math
@@ -29,6 +34,7 @@ import zmq
 from . import protocol as p
 from ..model.errors import ProtocolError
 from .protocol import Message
+from .security import ClientKeys, SecurityError, is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +44,9 @@ FORWARD_TIMEOUT = 10.0  # s to wait for a server's reply before answering error 
 _SLICE_MS = 100  # how often a waiting connection checks whether the gateway is closing
 _RECV_BYTES = 65536
 _DRAIN_SECONDS, _DRAIN_BYTES = 1.0, 1 << 20  # what is read and dropped after an over-long line
+AUTH_PORT = "/auth"  # the port name of the auth line
+AUTH_WAIT = 10.0  # s a connection has to send its auth line
+MIN_TOKEN = 16  # characters: a shorter token could be guessed
 
 
 def parse_request(line: bytes) -> tuple[str, Message]:
@@ -80,14 +89,21 @@ class Gateway:
         port: TCP port; 0 picks a free one.
         max_connections: Connections served at once.
         timeout: Seconds to wait for a server's reply.
+        token: The auth line's token (at least 16 characters); required beyond loopback.
+        keys: CurveZMQ client keys to forward with (a run started with ``--keys``).
+
+    Raises:
+        SecurityError: a bind beyond loopback without a token, or a token too short.
     """
 
     def __init__(self, nameserver: str, bind: str = "127.0.0.1", port: int = 0,
                  max_connections: int = MAX_CONNECTIONS,
-                 timeout: float = FORWARD_TIMEOUT) -> None:
+                 timeout: float = FORWARD_TIMEOUT, token: str | None = None,
+                 keys: ClientKeys | None = None) -> None:
         self.nameserver = nameserver
         self.max_connections = max_connections
         self.timeout = timeout
+        self.token, self.keys = check_token(token, bind), keys
         try:
             self._listener = socket.create_server((bind, port))
         except OSError as exc:
@@ -171,7 +187,10 @@ class _Connection(threading.Thread):
 
     def run(self) -> None:
         try:
-            for line in self._lines():
+            lines = self._lines()
+            if self.gateway.token is not None and not self._authenticate(lines):
+                return
+            for line in lines:
                 self.sock.sendall(format_reply(self._answer(line)))
         except OSError:
             pass  # the client went away mid-reply
@@ -207,6 +226,10 @@ class _Connection(threading.Thread):
     def _too_long(self) -> None:
         self.sock.sendall(format_reply(Message(
             p.BAD_MESSAGE, f"line over {MAX_LINE} bytes; closing the connection", -1)))
+        self._wind_down()
+
+    def _wind_down(self) -> None:
+        """Before closing after a last error line: end our side, drain what is still coming."""
         # Closing with unread input would send a reset that can destroy the error line before
         # the client reads it: end our side first and drain (boundedly) what is still coming.
         self.sock.shutdown(socket.SHUT_WR)
@@ -221,11 +244,29 @@ class _Connection(threading.Thread):
         except OSError:
             pass  # timed out or reset: we tried
 
+    def _authenticate(self, lines) -> bool:
+        """Read the first line within AUTH_WAIT s; answer it; True if it carried the token."""
+        self.sock.settimeout(AUTH_WAIT)
+        try:
+            line = next(lines, None)
+        except TimeoutError:
+            line = b""
+        self.sock.settimeout(None)
+        if line is None:
+            return False  # the client left without a word
+        reply = auth_reply(line, self.gateway.token)
+        self.sock.sendall(format_reply(reply))
+        if reply.error:
+            self._wind_down()
+        return reply.error == 0
+
     def _answer(self, line: bytes) -> Message:
         try:
             port, msg = parse_request(line)
         except ProtocolError as exc:
             return Message(exc.code, exc.text, -1)
+        if port == AUTH_PORT:  # authenticated already, or no token needed here
+            return msg.reply("authenticated")
         endpoint = self.gateway.nameserver
         if port != "/nameserver":
             found = self._forward(endpoint, Message(0, port, 1))
@@ -259,9 +300,40 @@ class _Connection(threading.Thread):
             zsock.setsockopt(zmq.LINGER, 0)
             zsock.setsockopt(zmq.REQ_RELAXED, 1)  # a timed-out request does not wedge it
             zsock.setsockopt(zmq.REQ_CORRELATE, 1)  # ...and its late reply is dropped
+            if self.gateway.keys is not None:
+                self.gateway.keys.apply(zsock)
             zsock.connect(endpoint)
             self._zmq[endpoint] = zsock
         return zsock
+
+
+def check_token(token: str | None, bind: str) -> str | None:
+    """The token a gateway on ``bind`` uses (None: no auth line), or SecurityError."""
+    if token is None:
+        if not is_loopback(bind):
+            raise SecurityError(f"the JSON gateway on {bind} would take anyone's commands: give "
+                                "it a token (--json-token-file FILE, or $COOPSIM_JSON_TOKEN)")
+        return None
+    if len(token) < MIN_TOKEN or not token.isprintable():
+        raise SecurityError(f"the JSON gateway's token must be at least {MIN_TOKEN} printable "
+                            "characters")
+    return token
+
+
+def auth_reply(line: bytes, token: str) -> Message:
+    """The answer to a connection's first line: ok if it is the auth line with ``token``."""
+    usage = f'the first line must be ["{AUTH_PORT}", 0, "TOKEN", 0, [], []]'
+    if not line:
+        return Message(p.NOT_ALLOWED, f"no auth line within {AUTH_WAIT:g} s; closing", -1)
+    try:
+        port, msg = parse_request(line)
+    except ProtocolError:
+        return Message(p.NOT_ALLOWED, f"{usage}; closing", -1)
+    if port != AUTH_PORT or msg.command != 0:
+        return msg.fail(p.NOT_ALLOWED, f"{usage}; closing")
+    if not hmac.compare_digest(msg.text.encode(), token.encode()):
+        return msg.fail(p.NOT_ALLOWED, "wrong token; closing")
+    return msg.reply("authenticated")
 
 
 def _send_quietly(sock: socket.socket, line: bytes) -> None:

@@ -92,15 +92,19 @@ class StatePublisher:
         stepper: The stepper whose figures go along with each snapshot.
         bind: Address to bind.
         rate: Largest number of messages per second of wall time (0 = every step).
+        advertise: Host written into :attr:`endpoint` (default: bind).
+        configure: Called with the socket before it binds (CurveZMQ: ``Guard.configure``).
     """
 
     def __init__(self, ctx: zmq.Context, stepper, bind: str = "127.0.0.1",
-                 rate: float = 30.0) -> None:
+                 rate: float = 30.0, advertise: str | None = None, configure=None) -> None:
         self.socket = ctx.socket(zmq.PUB)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.SNDHWM, 10)
+        if configure is not None:
+            configure(self.socket)
         port = self.socket.bind_to_random_port(f"tcp://{bind}")
-        self.endpoint = f"tcp://{bind}:{port}"
+        self.endpoint = f"tcp://{advertise or bind}:{port}"
         self.stepper = stepper
         self.period = 1.0 / rate if rate > 0 else 0.0
         self._last = 0.0

@@ -23,6 +23,7 @@ import zmq
 from ..net import protocol as p
 from ..model.errors import ProtocolError
 from ..net.protocol import Message
+from ..net.security import ClientKeys
 from ..net.statestream import StateFrame, decode_state
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,7 @@ class Link:
 
     Args:
         nameserver: Name server endpoint, e.g. ``tcp://127.0.0.1:10000``.
+        keys: CurveZMQ client keys for a run started with ``--keys`` (None: no Curve).
 
     Attributes (read from any thread; each is replaced whole by the link's thread):
         nameserver: The endpoint currently followed.
@@ -93,8 +95,9 @@ class Link:
         error: The last connection problem, as a sentence ("" when connected).
     """
 
-    def __init__(self, nameserver: str) -> None:
+    def __init__(self, nameserver: str, keys: ClientKeys | None = None) -> None:
         self.nameserver = nameserver
+        self.keys = keys
         self.connected = False
         self.frame: StateFrame | None = None
         self.layout: dict | None = None
@@ -106,7 +109,7 @@ class Link:
         self._asked_for, self._asked_at = -1, 0.0  # last layout version fetched for, and when
         self._queue: queue.Queue[_Request] = queue.Queue()
         self._stop = threading.Event()
-        self._switch: str | None = None
+        self._switch: tuple[str, ClientKeys | None] | None = None
         self._ctx = zmq.Context()
         self._sockets: dict[str, zmq.Socket] = {}
         self._endpoints: dict[str, str] = {}
@@ -144,9 +147,9 @@ class Link:
                                  tuple(float(v) for v in data), timeout, future, refresh))
         return future
 
-    def switch(self, nameserver: str) -> None:
-        """Follow another name server (a replay, or back to the live run)."""
-        self._switch = nameserver
+    def switch(self, nameserver: str, keys: ClientKeys | None = None) -> None:
+        """Follow another name server (a replay, or back to the live run) with its keys."""
+        self._switch = (nameserver, keys)
 
     # -- the link's thread --------------------------------------------------------------------
 
@@ -166,7 +169,7 @@ class Link:
 
     def _loop_once(self) -> None:
         if self._switch is not None:
-            self.nameserver, self._switch = self._switch, None
+            (self.nameserver, self.keys), self._switch = self._switch, None
             self._drop("switching")
         if not self.connected and not self._connect():
             self._fail_queue()
@@ -228,6 +231,8 @@ class Link:
         sub.setsockopt(zmq.LINGER, 0)
         sub.setsockopt(zmq.RCVHWM, 4)  # the viewer only wants the latest frame
         sub.setsockopt(zmq.SUBSCRIBE, p.STATE_TOPIC)
+        if self.keys is not None:
+            self.keys.apply(sub)
         sub.connect(endpoint)
         self._sub = sub
 
@@ -338,6 +343,8 @@ class Link:
         if sock is None:
             sock = self._ctx.socket(zmq.REQ)
             sock.setsockopt(zmq.LINGER, 0)
+            if self.keys is not None:
+                self.keys.apply(sock)
             try:
                 sock.connect(endpoint)
             except zmq.ZMQError as exc:
