@@ -265,12 +265,12 @@ class ClientKeys:
         return cls.from_files(folder / f"{SERVER}.key", folder / f"{CLIENT}.key_secret")
 
     @classmethod
-    def from_files(cls, server: str | Path, client: str | Path) -> "ClientKeys":
-        """From a server certificate (or the server's 40-character Z85 key itself) and a client
-        secret certificate."""
-        raw = os.fsencode(server)
-        if _Z85.fullmatch(raw) and not os.path.exists(server):
-            server_key = raw
+    def from_files(cls, server: str | Path, client: str | Path,
+                   raw: bool = False) -> "ClientKeys":
+        """From a server certificate and a client secret certificate; with ``raw``, a ``server``
+        of 40 Z85 characters that names no file is the server's key itself."""
+        if raw and _Z85.fullmatch(os.fsencode(server)) and not os.path.exists(server):
+            server_key = os.fsencode(server)
         else:
             server_key = read_certificate(server, secret=False)[0]
         public, secret = read_certificate(client, secret=True)
@@ -290,7 +290,7 @@ class ClientKeys:
             missing = SERVER_ENV if not server else CLIENT_ENV
             raise SecurityError(f"{missing} is not set: a Curve client needs both "
                                 f"{SERVER_ENV} and {CLIENT_ENV}")
-        return cls.from_files(server, client)
+        return cls.from_files(server, client, raw=True)
 
     @classmethod
     def resolve(cls, keys) -> "ClientKeys | None":
