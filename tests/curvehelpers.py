@@ -10,6 +10,7 @@ cannot be had it falls back to 127.0.0.2, a second loopback address, with Curve 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
@@ -47,31 +49,54 @@ def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, timeout=20)
 
 
+_LANS = itertools.count()
+
+
 @contextlib.contextmanager
 def lan():
-    """Yield a :class:`Lan`; remove the namespace (and with it the veth pair) afterwards."""
-    pid = os.getpid()
-    ns, host_if, ns_if = f"coopsim-test-{pid}", f"cs{pid}h", f"cs{pid}n"
-    base = (pid % 32768) * 4  # one /30 of 198.18.0.0/15 per test process
+    """Yield a :class:`Lan`; remove the namespace (and with it the veth pair) afterwards.
+
+    Each call gets names and a /30 of its own: the kernel removes a deleted namespace's
+    interfaces in the background, so the previous call's may still be there.
+    """
+    pid, n = os.getpid(), next(_LANS)
+    ns, host_if, ns_if = f"coopsim-test-{pid}-{n}", f"cs{pid}x{n % 100}h", f"cs{pid}x{n % 100}n"
+    base = ((pid * 16 + n) % 32768) * 4  # one /30 of 198.18.0.0/15 per call
     prefix = f"198.{18 + (base >> 16)}.{(base >> 8) & 255}."
     host, peer = f"{prefix}{(base & 255) + 1}", f"{prefix}{(base & 255) + 2}"
+    made = False
     try:
         if os.geteuid() != 0 or shutil.which("ip") is None:
             raise OSError("not root, or no ip command")
         _ip("netns", "add", ns)
-    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
-        yield Lan("127.0.0.2")
-        return
-    try:
+        made = True
         _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if, "netns", ns)
         _ip("addr", "add", f"{host}/30", "dev", host_if)
         _ip("link", "set", host_if, "up")
         for args in (("addr", "add", f"{peer}/30", "dev", ns_if), ("link", "set", ns_if, "up"),
                      ("link", "set", "lo", "up"), ("route", "add", "default", "via", host)):
             _ip("-n", ns, *args)
-        yield Lan(host, ns, peer)
+        address = Lan(host, ns, peer)
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        address = Lan("127.0.0.2")
+    try:
+        yield address
     finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=20)
+        if made:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=20)
+
+
+@pytest.fixture(scope="module")
+def net():
+    """A test module's :class:`Lan` (import this fixture into the module)."""
+    with lan() as address:
+        yield address
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory):
+    """A test module's keys folder (see :func:`make_keys`)."""
+    return make_keys(tmp_path_factory.mktemp("keys"))
 
 
 def make_keys(folder: Path) -> Path:

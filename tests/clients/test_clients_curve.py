@@ -19,19 +19,8 @@ from coopsim.formats.files import load
 from coopsim.app.run import Run, RunOptions
 
 from clienthelpers import CLIENTS, SCENARIO, STEPS, assert_wandered
-from curvehelpers import lan, make_keys
+from curvehelpers import keys, net  # noqa: F401 -- fixtures
 from test_clients import OCTAVE, c_build, js_dir, octave_dir  # noqa: F401 -- fixtures
-
-
-@pytest.fixture(scope="module")
-def net():
-    with lan() as address:
-        yield address
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory):
-    return make_keys(tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture

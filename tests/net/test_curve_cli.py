@@ -13,7 +13,7 @@ import zmq.auth
 
 from coopsim.net.security import ClientKeys, ServerKeys
 
-from curvehelpers import lan
+from curvehelpers import net  # noqa: F401 -- fixture
 from nethelpers import ROOT
 
 ONE = str(ROOT / "scenarios" / "one_robot.scenario")
@@ -33,12 +33,6 @@ def one_line_exit_2(result, *words: str) -> None:
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("coopsim: "), result.stderr
     for word in words:
         assert word in result.stderr, result.stderr
-
-
-@pytest.fixture(scope="module")
-def net():
-    with lan() as address:
-        yield address
 
 
 def test_keys_makes_server_and_client_pairs_as_zeromq_certificates(tmp_path):

@@ -18,23 +18,12 @@ from coopsim.net import gateway as gw
 from coopsim.net.gateway import Gateway
 from coopsim.net.security import ClientKeys, SecurityError
 
-from curvehelpers import lan, make_keys
+from curvehelpers import keys, net  # noqa: F401 -- fixtures
 from nethelpers import SCENARIOS, live
 
 TOKEN = "correct-horse-battery-staple"
 AUTH = ["/auth", 0, TOKEN, 0, [], []]
 STATUS = ["/sim", 0, "", 1, [], []]
-
-
-@pytest.fixture(scope="module")
-def net():
-    with lan() as address:
-        yield address
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory):
-    return make_keys(tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture(scope="module")

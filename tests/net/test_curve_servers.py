@@ -25,22 +25,11 @@ from coopsim.formats.files import load
 from coopsim.net.security import ClientKeys, create_keys
 from coopsim.recording.replay import Replay
 
-from curvehelpers import EXPECTED, handshake, key_cases, lan, make_keys
+from curvehelpers import EXPECTED, handshake, key_cases, keys, net  # noqa: F401 -- fixtures
 from nethelpers import ROOT, SCENARIOS, live
 
 HELLO = msgpack.packb([0, "", 0, [1], []])
 CASES = list(EXPECTED)
-
-
-@pytest.fixture(scope="module")
-def net():
-    with lan() as address:
-        yield address
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory):
-    return make_keys(tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture(scope="module")

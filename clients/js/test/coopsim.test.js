@@ -120,7 +120,8 @@ test("loadKeys reads a client folder's certificates, as coopsim keys writes them
   const env = { COOPSIM_SERVER_KEY: KEY_B, COOPSIM_CLIENT_KEY: join(dir, "client.key_secret") };
   assert.equal(loadKeys(null, env).server, KEY_B); // the key itself may stand in the variable
   assert.equal(loadKeys(null, {}), null);
-  assert.throws(() => loadKeys(null, { COOPSIM_SERVER_KEY: KEY_B }), /COOPSIM_CLIENT_KEY is not set/);
+  assert.throws(() => loadKeys(null, { COOPSIM_SERVER_KEY: KEY_B }),
+                /COOPSIM_CLIENT_KEY is not set/);
   assert.throws(() => loadKeys(join(dir, "nope")), /server.key: no such file/);
   assert.throws(() => loadKeys(null, { ...env, COOPSIM_SERVER_KEY: join(dir, "client.key_secret"),
                                       COOPSIM_CLIENT_KEY: join(dir, "server.key") }),
