@@ -282,6 +282,8 @@ static void *connect_req(coopsim_client *c, const char *endpoint)
     zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(s, ZMQ_REQ_RELAXED, &on, sizeof on);   /* a timed-out request does not wedge */
     zmq_setsockopt(s, ZMQ_REQ_CORRELATE, &on, sizeof on); /* ...and its late reply is dropped */
+    /* A send may wait: a connection refused at the CurveZMQ handshake leaves nowhere to send. */
+    zmq_setsockopt(s, ZMQ_SNDTIMEO, &c->timeout_ms, sizeof c->timeout_ms);
     if ((c->curve && (zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, c->keys.server, COOPSIM_KEY_LEN) ||
                       zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, c->keys.public_key,
                                      COOPSIM_KEY_LEN) ||

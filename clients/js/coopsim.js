@@ -107,8 +107,9 @@ export class Client {
                                   curvePublicKey: this.keys.publicKey,
                                   curveSecretKey: this.keys.secretKey } : {};
       // relaxed + correlate: after a timeout the socket stays usable and a late reply is dropped
+      // sendTimeout: a connection refused at the CurveZMQ handshake leaves nowhere to send
       sock = new zmq.Request({ linger: 0, receiveTimeout: this.timeout, relaxed: true,
-                               correlate: true, ...curve });
+                               correlate: true, sendTimeout: this.timeout, ...curve });
       sock.connect(endpoint);
       this.sockets.set(endpoint, sock);
     }
@@ -118,9 +119,9 @@ export class Client {
   /** Send one request and resolve with the reply; rejects with RemoteError on an error. */
   async request(endpoint, command, text = "", params = [], data = []) {
     const sock = this.socket(endpoint);
-    await sock.send(pack(command, text, params, data));
     let frame;
     try {
+      await sock.send(pack(command, text, params, data));
       [frame] = await sock.receive();
     } catch (err) {
       if (err.code !== "EAGAIN") throw err;

@@ -52,6 +52,7 @@ class Client:
         self._timeout = float(seconds)
         for sock in self._sockets.values():
             sock.setsockopt(zmq.RCVTIMEO, max(1, int(self._timeout * 1000)))
+            sock.setsockopt(zmq.SNDTIMEO, max(1, int(self._timeout * 1000)))
 
     def __enter__(self) -> "Client":
         return self
@@ -75,8 +76,8 @@ class Client:
             ProtocolError: no reply within the timeout (code TIMEOUT).
         """
         sock = self._socket(endpoint)
-        sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
         try:
+            sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
             frame = sock.recv()  # the socket's RCVTIMEO is the timeout: one call, no poll
         except zmq.Again:
             raise ProtocolError(p.TIMEOUT,
@@ -129,6 +130,8 @@ class Client:
             sock.setsockopt(zmq.REQ_RELAXED, 1)  # a timed-out request does not wedge the socket
             sock.setsockopt(zmq.REQ_CORRELATE, 1)  # ...and its late reply is discarded
             sock.setsockopt(zmq.RCVTIMEO, max(1, int(self.timeout * 1000)))
+            # a send may wait too: a connection refused at the CurveZMQ handshake has no pipe
+            sock.setsockopt(zmq.SNDTIMEO, max(1, int(self.timeout * 1000)))
             if self.keys is not None:
                 self.keys.apply(sock)
             sock.connect(endpoint)

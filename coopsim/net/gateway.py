@@ -44,6 +44,7 @@ FORWARD_TIMEOUT = 10.0  # s to wait for a server's reply before answering error 
 _SLICE_MS = 100  # how often a waiting connection checks whether the gateway is closing
 _RECV_BYTES = 65536
 _DRAIN_SECONDS, _DRAIN_BYTES = 1.0, 1 << 20  # what is read and dropped after an over-long line
+_SEND_MS = 1000  # a send waits only when there is no connection at all (refused by Curve)
 AUTH_PORT = "/auth"  # the port name of the auth line
 AUTH_WAIT = 10.0  # s a connection has to send its auth line
 MIN_TOKEN = 16  # characters: a shorter token could be guessed
@@ -280,6 +281,10 @@ class _Connection(threading.Thread):
         try:
             zsock = self._socket(endpoint)
             zsock.send(msg.to_wire())
+        except zmq.Again:  # SNDTIMEO: refused at the CurveZMQ handshake, nowhere to send
+            self._zmq.pop(endpoint).close(0)
+            return msg.fail(p.TIMEOUT, f"no connection to {endpoint} (refused at the CurveZMQ "
+                                       "handshake? see docs/protocol.md section 8)")
         except zmq.ZMQError as exc:  # e.g. a malformed endpoint, out of file descriptors
             return msg.fail(p.FAILED, f"cannot reach {endpoint}: {exc}")
         waited = 0.0
@@ -300,6 +305,7 @@ class _Connection(threading.Thread):
             zsock.setsockopt(zmq.LINGER, 0)
             zsock.setsockopt(zmq.REQ_RELAXED, 1)  # a timed-out request does not wedge it
             zsock.setsockopt(zmq.REQ_CORRELATE, 1)  # ...and its late reply is dropped
+            zsock.setsockopt(zmq.SNDTIMEO, _SEND_MS)
             if self.gateway.keys is not None:
                 self.gateway.keys.apply(zsock)
             zsock.connect(endpoint)

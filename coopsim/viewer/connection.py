@@ -328,7 +328,12 @@ class Link:
     def _request(self, endpoint: str, command: int, text: str = "", params: Sequence[int] = (),
                  data: Sequence[float] = (), timeout: float = REQUEST_TIMEOUT) -> Message:
         sock = self._socket(endpoint)
-        sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+        try:  # SNDTIMEO: a connection refused at the CurveZMQ handshake leaves nowhere to send
+            sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+        except zmq.Again:
+            self._sockets.pop(endpoint).close(0)
+            raise ProtocolError(p.TIMEOUT, f"no connection to {endpoint} (refused at the "
+                                           "CurveZMQ handshake?)") from None
         if not sock.poll(int(timeout * 1000)):
             # a REQ socket whose reply never came is useless: the next request gets a new one
             self._sockets.pop(endpoint).close(0)
@@ -343,6 +348,7 @@ class Link:
         if sock is None:
             sock = self._ctx.socket(zmq.REQ)
             sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.SNDTIMEO, int(PROBE_TIMEOUT * 1000))
             if self.keys is not None:
                 self.keys.apply(sock)
             try:

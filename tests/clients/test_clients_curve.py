@@ -111,7 +111,7 @@ def test_js_takes_a_client_folder_and_gets_nothing_without(live, keys, js_dir):
     assert_ok(folder)
     assert folder.stdout.strip() == "1"  # one robot
     assert_no_reply(run_client(live, ["node", "--input-type=module", "-e", JS_STATUS], js_dir,
-                               None), "error 9: no reply")
+                               None), "error 9: ")
 
 
 # -- Octave --------------------------------------------------------------------------------------
@@ -131,4 +131,4 @@ def test_octave_takes_a_client_folder_and_gets_nothing_without(live, keys, octav
     assert_ok(folder)
     assert folder.stdout.strip() == "11"
     assert_no_reply(run_client(live, [*OCTAVE, "--eval", script.format(keys="")], octave_dir,
-                               None), "error 9: no reply")
+                               None), "error 9: ")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 import zmq
 
 from coopsim.client import Client
+from coopsim.model.errors import ProtocolError
 from coopsim.formats.files import load
 from coopsim.net.security import ClientKeys, create_keys
 from coopsim.recording.replay import Replay
@@ -64,6 +66,25 @@ def test_the_state_stream_publishes_to_listed_keys_only(names, keys, case):
         assert frames[0] == b"state"
     else:
         assert frames is None
+
+
+def test_a_refused_client_times_out_on_every_request_and_never_hangs(run):
+    """After a refused handshake ZeroMQ does not reconnect: the socket has nowhere to send, and
+    a send without a timeout would wait forever. Every request must end in error 9."""
+    codes = []
+
+    def ask_twice():
+        with Client(run.network.endpoint, timeout=1.0, keys=None) as client:
+            for _ in range(2):
+                try:
+                    client.hello()
+                except ProtocolError as exc:
+                    codes.append(exc.code)
+    asker = threading.Thread(target=ask_twice, daemon=True)
+    asker.start()
+    asker.join(30)
+    assert not asker.is_alive(), "a request hung"
+    assert codes == [9, 9]
 
 
 def test_every_endpoint_handed_out_is_on_the_bound_address(run, names, net):
