@@ -345,10 +345,14 @@ class _Authorized:
 
     def callback(self, domain: str, key: bytes) -> bool:
         try:
-            return key in self.own or key in self._current()
+            allowed = key in self.own or key in self._current()
         except Exception:  # noqa: BLE001 -- the ZAP thread must live: fail closed, say why
             log.exception("ZAP: checking a client key failed; the client is refused")
             return False
+        if not allowed:
+            log.info("refused a CurveZMQ client: its key %s is not in %s", key.decode(),
+                     self.folder)
+        return allowed
 
     def _current(self) -> frozenset[bytes]:
         try:
