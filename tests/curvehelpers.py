@@ -143,7 +143,10 @@ def handshake(endpoint: str, keys: ClientKeys | None, kind: int = zmq.REQ,
             sock.subscribe(b"")
         sock.connect(endpoint)
         if request is not None:
-            sock.send(request)
+            try:  # a refused handshake may come first: then there is nowhere to send
+                sock.send(request, zmq.NOBLOCK)
+            except zmq.Again:
+                pass
         outcome = _outcome(monitor)
         wait = HANDSHAKE_WAIT if outcome == "ok" else 0.3
         reply = sock.recv_multipart() if sock.poll(int(wait * 1000)) else None
