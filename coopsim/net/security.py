@@ -170,6 +170,28 @@ def create_keys(folder: str | Path, clients: tuple[str, ...] = ()) -> list[str]:
     """
     folder = Path(folder)
     has_server = (folder / f"{SERVER}.key_secret").exists()
+    clients = _new_clients(folder, clients, has_server)
+    for sub in ("", "authorized", "clients"):
+        (folder / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
+    made = []
+    if not has_server:
+        _write_pair(folder, SERVER)
+        made.append(f"server keys: {folder / 'server.key_secret'} (stays here; serve with "
+                    f"--keys {folder})")
+    read_certificate(folder / f"{SERVER}.key_secret", secret=True)
+    for name in clients:
+        mine = folder / "clients" / name
+        mine.mkdir(mode=0o700, parents=True)
+        public, _ = _write_pair(mine, CLIENT)
+        shutil.copyfile(folder / f"{SERVER}.key", mine / f"{SERVER}.key")
+        shutil.copyfile(public, folder / "authorized" / f"{name}.key")
+        made.append(f"client {name}: {mine} (give this folder to {name}; revoke by deleting "
+                    f"{folder / 'authorized' / (name + '.key')})")
+    return made
+
+
+def _new_clients(folder: Path, clients: tuple[str, ...], has_server: bool) -> tuple[str, ...]:
+    """The client names to make, checked before anything is written."""
     if not clients:
         if has_server:
             raise SecurityError(f"{folder}: has keys already; --client NAME adds a client")
@@ -184,24 +206,7 @@ def create_keys(folder: str | Path, clients: tuple[str, ...] = ()) -> list[str]:
                                 f"{folder / 'clients' / name} and its authorized key to renew it)")
     if not has_server and (folder / f"{SERVER}.key").exists():
         raise SecurityError(f"{folder}: has server.key but no server.key_secret")
-    for sub in ("", "authorized", "clients"):
-        (folder / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
-    made = []
-    if not has_server:
-        _write_pair(folder, SERVER)
-        made.append(f"server keys: {folder / 'server.key_secret'} (stays here; serve with "
-                    f"--keys {folder})")
-    server_public = folder / f"{SERVER}.key"
-    read_certificate(folder / f"{SERVER}.key_secret", secret=True)
-    for name in clients:
-        mine = folder / "clients" / name
-        mine.mkdir(mode=0o700, parents=True)
-        public, _ = _write_pair(mine, CLIENT)
-        shutil.copyfile(server_public, mine / f"{SERVER}.key")
-        shutil.copyfile(public, folder / "authorized" / f"{name}.key")
-        made.append(f"client {name}: {mine} (give this folder to {name}; revoke by deleting "
-                    f"{folder / 'authorized' / (name + '.key')})")
-    return made
+    return clients
 
 
 @dataclass(frozen=True)
@@ -211,13 +216,11 @@ class ServerKeys:
     Attributes:
         public, secret: The servers' Z85 keys.
         authorized: Folder of accepted client public keys (``*.key``).
-        public_file: ``server.key`` (copied into the run's own client folder).
     """
 
     public: bytes
     secret: bytes
     authorized: Path
-    public_file: Path
 
     @classmethod
     def load(cls, folder: str | Path) -> "ServerKeys":
@@ -240,7 +243,7 @@ class ServerKeys:
                                 "accept go there)")
         for path in sorted(authorized.glob("*.key")):
             read_certificate(path, secret=False)
-        return cls(public, secret, authorized, folder / f"{SERVER}.key")
+        return cls(public, secret, authorized)
 
 
 @dataclass(frozen=True)
