@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -68,6 +69,7 @@ def lan():
     try:
         if os.geteuid() != 0 or shutil.which("ip") is None:
             raise OSError("not root, or no ip command")
+        _remove_stale()
         _ip("netns", "add", ns)
         made = True
         _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if, "netns", ns)
@@ -84,6 +86,15 @@ def lan():
     finally:
         if made:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=20)
+
+
+def _remove_stale() -> None:
+    """Delete the namespaces of test processes that were killed before they could."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=20)
+    for line in listed.stdout.splitlines():
+        found = re.match(r"coopsim-test-(\d+)-\d+", line)
+        if found and not Path(f"/proc/{found.group(1)}").exists():
+            subprocess.run(["ip", "netns", "del", found.group(0)], capture_output=True, timeout=20)
 
 
 @pytest.fixture(scope="module")
