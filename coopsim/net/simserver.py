@@ -44,8 +44,10 @@ class SimServer(Server):
     """
 
     def __init__(self, ctx: zmq.Context, stepper, on_layout: Callable[[], None] = lambda: None,
-                 bind: str = "127.0.0.1", recording=None) -> None:
-        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind)
+                 bind: str = "127.0.0.1", recording=None, advertise: str | None = None,
+                 configure: Callable | None = None) -> None:
+        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind, advertise=advertise,
+                         configure=configure)
         self.stepper = stepper
         self.on_layout = on_layout
         self.recording = recording

@@ -97,13 +97,15 @@ class StatePublisher:
         stepper: The stepper whose figures go along with each snapshot.
         bind: Address to bind.
         rate: Largest number of messages per second of wall time (0 = every step).
+        advertise: Host written into :attr:`endpoint` (default: bind).
+        configure: Called with the socket before it binds (CurveZMQ: ``Guard.configure``).
     """
 
     def __init__(self, ctx: zmq.Context, stepper, bind: str = "127.0.0.1",
-                 rate: float = 30.0) -> None:
-        self.socket, self.endpoint = _pub(ctx, bind)
+                 rate: float = 30.0, advertise: str | None = None, configure=None) -> None:
+        self.socket, self.endpoint = _pub(ctx, bind, advertise, configure)
         try:
-            self.latest, self.latest_endpoint = _pub(ctx, bind)
+            self.latest, self.latest_endpoint = _pub(ctx, bind, advertise, configure)
         except zmq.ZMQError:
             self.socket.close(0)  # an open socket would make ctx.term() hang
             raise
@@ -138,13 +140,17 @@ class StatePublisher:
         self.latest.close(0)
 
 
-def _pub(ctx: zmq.Context, bind: str) -> tuple[zmq.Socket, str]:
+def _pub(ctx: zmq.Context, bind: str, advertise: str | None = None,
+         configure=None) -> tuple[zmq.Socket, str]:
+    """A bound PUB socket (configured first: CurveZMQ) and the endpoint it advertises."""
     sock = ctx.socket(zmq.PUB)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.SNDHWM, 10)
     try:
+        if configure is not None:
+            configure(sock)
         port = sock.bind_to_random_port(f"tcp://{bind}")
     except zmq.ZMQError:
         sock.close(0)
         raise
-    return sock, f"tcp://{bind}:{port}"
+    return sock, f"tcp://{advertise or bind}:{port}"
