@@ -230,18 +230,30 @@ def info(file, as_json) -> None:
 @click.argument("file", type=click.Path())
 @click.option("--csv", "out", required=True, type=click.Path(),
               help="Output CSV file ('-' for stdout).")
+@click.option("--metrics-csv", "metrics_out", type=click.Path(),
+              help="The monitors' metrics, one row per step ('-' for stdout; default: beside "
+                   "the CSV as NAME.metrics.csv when the recording has metrics).")
 @_friendly
-def export(file, out) -> None:
-    """Export a recording: one CSV row per robot per recorded step."""
+def export(file, out, metrics_out) -> None:
+    """Export a recording: one CSV row per robot per recorded step (and its metrics)."""
+    from ..recording.metrics import export_metrics_csv, metric_names
     from ..recording.reader import Recording, export_csv
 
-    with Recording(file) as rec, click.open_file(out, "w", encoding="utf-8") as stream:
-        try:
-            rows = export_csv(rec, stream)
-        except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return
-    click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
+    with Recording(file) as rec:
+        with click.open_file(out, "w", encoding="utf-8") as stream:
+            try:
+                rows = export_csv(rec, stream)
+            except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return
+        click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
+        if metrics_out is None and out != "-" and metric_names(rec):
+            metrics_out = os.path.splitext(out)[0] + ".metrics.csv"
+        if metrics_out is not None:
+            with click.open_file(metrics_out, "w", encoding="utf-8") as stream:
+                rows = export_metrics_csv(rec, stream)
+            click.echo(f"{rows} metric rows written to "
+                       f"{'stdout' if metrics_out == '-' else metrics_out}", err=True)
 
 
 @main.command()

@@ -34,7 +34,8 @@ def run_headless(live: Run) -> None:
     else:
         stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats)))
         click.echo("", err=True)
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
+                              live.stepper.snapshot.rules))
 
 
 class StallReport:
@@ -93,7 +94,8 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> None:
                 viewer.wait(5.0)
             except subprocess.TimeoutExpired:
                 viewer.kill()
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
+                              live.stepper.snapshot.rules))
 
 
 def _relay(viewer: subprocess.Popen, shown: threading.Event) -> None:

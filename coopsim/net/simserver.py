@@ -14,6 +14,7 @@ import zmq
 
 from . import protocol as p
 from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
+from ..model.snapshot import rule_metrics
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
@@ -150,7 +151,8 @@ class SimServer(Server):
                      recording=self.recording.recording_path if self.recording else "",
                      attached=list(st.attached), seed=self.stepper.sim.seed,
                      scenario=self.stepper.sim.scenario.path,
-                     rules=dict(self.stepper.snapshot.rules))
+                     rules=dict(self.stepper.snapshot.rules),
+                     metrics=[n for n, _ in rule_metrics(self.stepper.snapshot.rules)])
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
 
     # -- insert, update, remove ---------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from ...model.driver import Rule
+from ...model.errors import SimulationError
 from ...model.validate import check_monitors, python_function
 
 
@@ -124,6 +125,9 @@ class Monitors(Rule):
         self.summary: dict[str, Summary] = {}
 
     def check(self, scenario) -> None:
+        if scenario.monitors is None:
+            raise SimulationError("the monitors rule computes the metrics of a [MONITORS] "
+                                  "section; the scenario has none")
         check_monitors(scenario)
         spec = scenario.monitors
         self.after = spec.after
