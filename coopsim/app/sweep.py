@@ -25,6 +25,7 @@ from .points import PointTask, point_key, resolve, run_point
 
 INSTALL = "pip install 'coopsim[experiments]'   (from a clone: pip install -e '.[experiments]')"
 SAVE_EVERY = 2.0  # s of wall time between rewrites of the table while points come in
+BAR = 24  # characters of the progress bar
 CONNECT_TIMEOUT = 8.0  # s to reach a --scheduler before saying it is unreachable
 
 
@@ -139,7 +140,8 @@ def connect(scheduler: str | None, workers: int | None):
             raise CoopsimError(f"cannot reach the Dask scheduler at {scheduler} within "
                                f"{CONNECT_TIMEOUT:g} s ({type(exc).__name__})") from None
     cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                           processes=True, dashboard_address=":0", silence_logs=logging.ERROR)
+                           processes=True, dashboard_address=":0",
+                           silence_logs=logging.CRITICAL)
     return Client(cluster, set_as_default=False)
 
 
@@ -160,8 +162,10 @@ class Progress:
         left = self.total - self.skipped - self.done
         rate = self.done / max(time.monotonic() - self.start, 1e-9)
         eta = "-" if not self.done else _clock(left / rate)
-        self.echo(f"\rsweep: {self.done + self.skipped}/{self.total} points done "
-                  f"({self.skipped} from before), {self.failed} failed, ETA {eta}   ")
+        filled = round(BAR * (self.done + self.skipped) / max(self.total, 1))
+        self.echo(f"\rsweep [{'#' * filled}{'.' * (BAR - filled)}] {self.done + self.skipped}"
+                  f"/{self.total} points done ({self.skipped} from before), {self.failed} "
+                  f"failed, ETA {eta}   ")
 
 
 def _clock(seconds: float) -> str:

@@ -130,10 +130,13 @@ def grid_figure(table: dict, gains) -> None:
         for (b, eff, lost), cells in table.items():
             if b != behaviour:
                 continue
-            panel.plot(gains, [cells[k][0] for k in gains], "-o", ms=3,
+            style = {0: "-", 10: "--", 30: ":"}.get(lost, "-.")
+            panel.plot(gains, [cells[k][0] for k in gains], style, marker="o", ms=3,
+                       color="tab:orange" if eff < 100 else "tab:blue",
                        label=f"power {eff:g} %, GPS loss {lost:g} %")
         panel.axhline(BOUND, color="tab:red", ls="--", lw=1)
         panel.set_xscale("log")
+        panel.minorticks_off()
         panel.set_xticks(gains, [f"{k:g}" for k in gains])
         panel.set_title(f"leader behaviour {behaviour}")
         panel.set_xlabel("Kv, 1/s")

@@ -125,7 +125,7 @@ def test_a_failing_point_gets_an_error_row_and_the_exit_status_counts(folder):
 
 
 def test_resume_after_ctrl_c_runs_only_what_is_missing(folder):
-    path = write_sweep(folder, seeds="0-5", duration=20, speeds="0")
+    path = write_sweep(folder, seeds="0-7", duration=40, speeds="0")
     env = {**os.environ, "PYTHONPATH": str(folder)}
     proc = subprocess.Popen([sys.executable, "-m", "coopsim", "sweep", str(path),
                              "--workers", "1"], cwd=folder, env=env, stderr=subprocess.PIPE,
@@ -138,12 +138,12 @@ def test_resume_after_ctrl_c_runs_only_what_is_missing(folder):
     err = proc.communicate(timeout=60)[1]
     assert proc.returncode == 130, err
     first = {r["key"]: r for r in rows(table)}
-    assert 0 < len(first) < 6, err
+    assert 0 < len(first) < 8, err
     out = sweep(folder, path, "--workers", 1)
     assert out.returncode == 0, out.stderr
-    assert f"{6 - len(first)} run now" in out.stderr
+    assert f"{8 - len(first)} run now" in out.stderr
     final = {r["key"]: r for r in rows(table)}
-    assert len(final) == 6
+    assert len(final) == 8
     assert all(final[k]["wall_time"] == r["wall_time"] for k, r in first.items())  # kept
 
 
