@@ -26,7 +26,8 @@ from ..model.specs import COLORS, EventAction, EventSpec, MetricSpec, MonitorsSp
 from ..model.validate import METRIC_KINDS
 from .sections import Bad, Key, Section, fixed, number, param_value, real
 
-_DOTTED = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)\.([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
+#: ``ROBOT.MODULE.NAME`` of an event or a sweep axis (MODULE ``driver`` for the driver's).
+DOTTED = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)\.([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 _OBJECT = re.compile(r"[A-Z][A-Z0-9]*_[1-9][0-9]{0,8}")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _nonneg = real(">= 0", lambda v: v >= 0)
@@ -36,7 +37,7 @@ def _param(key: str, tokens: list, rest: str) -> EventAction:
     """``param ROBOT.MODULE.NAME VALUE``."""
     if len(tokens) != 2:
         raise Bad(f"param needs 2 values (robot.module.name value), got {len(tokens)}")
-    match = _DOTTED.fullmatch(tokens[0])
+    match = DOTTED.fullmatch(tokens[0])
     if not match:
         raise Bad(f"param name must look like robot.module.name (module 'driver' for the "
                   f"robot's driver), got {tokens[0]!r}")

@@ -29,6 +29,7 @@ from ..model.errors import CoopsimError, FileFormatError, ParameterError
 from ..model.plugins import DRIVERS, ENGINES, MODULES
 from ..model.specs import DT_RANGE, ScenarioSpec
 from ..model.validate import driver_of, members
+from .events import DOTTED
 from .files import load_scenario
 from .sections import (INT, Bad, Key, Rule, Section, fixed, number, param_value, pick, read_text,
                        real, rest, split_sections)
@@ -36,7 +37,6 @@ from .sections import (INT, Bad, Key, Rule, Section, fixed, number, param_value,
 MODES = ("grid", "zip")
 SETTINGS = ("dt", "duration", "engine")  # the [SETTINGS] keys an axis may sweep
 MAX_POINTS = 1_000_000  # a sweep larger than this is a typo, not an experiment
-_DOTTED = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)\.([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 _SEEDS = re.compile(r"(\d{1,18})(?:-(\d{1,18}))?")
 
 
@@ -174,7 +174,8 @@ def load_sweep(path) -> SweepSpec:
     spec = SweepSpec(os.fspath(path), scenario, axes,
                      head.get("seeds", (scenario.settings.seed,)), float(duration), mode,
                      _metrics(head, scenario, path))
-    count = len(spec.points()) * len(spec.seeds) if mode == "grid" or axes else len(spec.seeds)
+    sizes = [len(a.values) for a in axes]
+    count = (math.prod(sizes) if mode == "grid" else min(sizes, default=1)) * len(spec.seeds)
     if count > MAX_POINTS:
         raise FileFormatError(path, head.line, f"{count} runs; at most {MAX_POINTS}")
     return spec
@@ -212,7 +213,7 @@ def _axis(section: Section, scenario: ScenarioSpec, path) -> Axis:
         return Axis(f"setting.{name}", "setting", "", "", name,
                     tuple(_setting(name, v, path, at) for v in values), section.line)
     dotted, pline = section.get("param"), section.line_of("param")
-    match = _DOTTED.fullmatch(dotted)
+    match = DOTTED.fullmatch(dotted)
     if not match:
         raise FileFormatError(path, pline, "param must look like robot.module.name (module "
                                            f"'driver' for the robot's driver), got {dotted!r}")

@@ -246,3 +246,31 @@ def test_without_the_extra_sweep_names_the_pip_command_and_run_needs_none(folder
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_points_grid_zip_settings_and_keys(folder):
+    from coopsim.app.points import point_key, resolve
+    from coopsim.app.sweep import plan
+
+    extra = "\n[AXIS_3]\nsetting dt\nrange 0.01 0.03 0.01\n"
+    path = write_sweep(folder, speeds="0 0.2 0.4", extra=extra)
+    spec = load_sweep(path)
+    assert len(spec.points()) == 9 and spec.points()[1] == {
+        "r1.motors.max_speed": 0.0, "r2.driver.cruise": 0.1, "setting.dt": 0.02}
+    zipped = path.read_text().replace("seeds       0 1", "seeds 0 1\nmode zip").replace(
+        "values      0.1", "values 0.1 0.2 0.3")
+    path.write_text(zipped)
+    spec = load_sweep(path)
+    assert [p["setting.dt"] for p in spec.points()] == [0.01, 0.02, 0.03]
+    point = spec.points()[2]
+    scenario = resolve(spec.scenario, spec.axes, point)
+    assert scenario.settings.dt == 0.03
+    assert scenario.robots[0].params[-1].value == 0.4
+    assert dict(scenario.robots[1].drivers[0].settings)["cruise"] == 0.3
+    keys = [t.key for t in plan(spec, folder / "a.parquet", False)]
+    assert len(set(keys)) == 6  # 3 points x 2 seeds
+    assert keys == [t.key for t in plan(load_sweep(path), folder / "a.parquet", False)]
+    assert point_key(scenario, 0, 2.0) != point_key(scenario, 0, 3.0)
+    path.write_text(zipped.replace("values 0.1 0.2 0.3", "values 0.1 0.2"))
+    with pytest.raises(FileFormatError, match="mode zip needs axes of one length"):
+        load_sweep(path)
