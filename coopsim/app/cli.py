@@ -289,18 +289,30 @@ def info(file, as_json) -> None:
 @click.argument("file", type=click.Path())
 @click.option("--csv", "out", required=True, type=click.Path(),
               help="Output CSV file ('-' for stdout).")
+@click.option("--metrics-csv", "metrics_out", type=click.Path(),
+              help="The monitors' metrics, one row per step ('-' for stdout; default: beside "
+                   "the CSV as NAME.metrics.csv when the recording has metrics).")
 @_friendly
-def export(file, out) -> None:
-    """Export a recording: one CSV row per robot per recorded step."""
+def export(file, out, metrics_out) -> None:
+    """Export a recording: one CSV row per robot per recorded step (and its metrics)."""
+    from ..recording.metrics import export_metrics_csv, metric_names
     from ..recording.reader import Recording, export_csv
 
-    with Recording(file) as rec, click.open_file(out, "w", encoding="utf-8") as stream:
-        try:
-            rows = export_csv(rec, stream)
-        except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return
-    click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
+    with Recording(file) as rec:
+        with click.open_file(out, "w", encoding="utf-8") as stream:
+            try:
+                rows = export_csv(rec, stream)
+            except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return
+        click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
+        if metrics_out is None and out != "-" and metric_names(rec):
+            metrics_out = os.path.splitext(out)[0] + ".metrics.csv"
+        if metrics_out is not None:
+            with click.open_file(metrics_out, "w", encoding="utf-8") as stream:
+                rows = export_metrics_csv(rec, stream)
+            click.echo(f"{rows} metric rows written to "
+                       f"{'stdout' if metrics_out == '-' else metrics_out}", err=True)
 
 
 @main.command()
@@ -347,6 +359,59 @@ def keys(folder, clients) -> None:
 
     for line in create_keys(folder, tuple(clients)):
         click.echo(line)
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@click.option("--out", type=click.Path(), help="Results table (Parquet; default: FILE with "
+                                               ".parquet beside it). Re-running resumes it.")
+@click.option("--scheduler", metavar="tcp://HOST:PORT",
+              help="Run on this Dask scheduler (default: a LocalCluster on this machine).")
+@click.option("--workers", type=click.IntRange(1), help="LocalCluster worker processes "
+                                                        "(default: one per core).")
+@click.option("--csv", "csv_out", is_flag=False, flag_value="", default=None, metavar="[PATH]",
+              help="Also write the table as CSV (default path: OUT with .csv).")
+@click.option("--record", is_flag=True, help="Keep each point's MCAP recording "
+                                             "(OUT-recordings/).")
+@click.option("--plot", is_flag=True, help="PNG plots of each metric against each axis "
+                                           "(OUT-plots/).")
+@_friendly
+def sweep(file, out, scheduler, workers, csv_out, record, plot) -> None:
+    """Run a .sweep FILE: every point and seed headless, one Dask task each, into a table.
+
+    Exit status: 0 when every point ran, 1 when some failed (the last line says how many;
+    their rows hold the error), 2 for a bad file or an unreachable scheduler, 130 on Ctrl-C
+    (finished points are kept: run again to resume).
+    """
+    from pathlib import Path
+
+    from .sweep import check_dependencies, default_out
+
+    check_dependencies(plot)
+    from ..formats.sweep import load_sweep
+    from .sweep import Table, run_sweep
+
+    spec = load_sweep(file)
+    out = Path(out) if out else default_out(file)
+    echo = lambda text: click.echo(text, err=True, nl=False)  # noqa: E731
+    try:
+        ran, failed = run_sweep(spec, out, scheduler, workers, record, echo)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: finished points are in {out}; run the same command again to "
+                   "resume", err=True)
+        sys.exit(130)
+    table = Table(out)
+    if csv_out is not None:
+        table.write_csv(Path(csv_out) if csv_out else out.with_suffix(".csv"))
+    if plot:
+        from .sweepplot import plot_sweep
+
+        plot_sweep(spec, list(table.rows.values()), out.with_name(out.stem + "-plots"))
+    total = sum(1 for r in table.rows.values() if r.get("status") == "error")
+    click.echo(f"sweep: {ran} run now, {failed} failed; {out} holds {len(table.rows)} rows "
+               f"({total} with status error)", err=True)
+    if failed:
+        sys.exit(1)
 
 
 @main.group()

@@ -24,7 +24,8 @@ def run_headless(live: Run) -> None:
     except KeyboardInterrupt:  # before watch() took over: stop as it would have
         live.stepper.stop()
         stats = live.stepper.stats()
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
+                              live.stepper.snapshot.rules))
 
 
 def _watch_headless(live: Run):
@@ -103,7 +104,8 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> None:
                 viewer.wait(5.0)
             except subprocess.TimeoutExpired:
                 viewer.kill()
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
+                              live.stepper.snapshot.rules))
 
 
 def _relay(viewer: subprocess.Popen, shown: threading.Event) -> None:

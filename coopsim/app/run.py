@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .controllers import Controllers, controller_specs
 from ..model.errors import SimulationError
+from ..model.metrics import format_metrics
 from ..formats.files import check_engine, load, scenario_from_world
 from ..net.gateway import IDLE_TIMEOUT, Gateway
 from ..net.network import Network
@@ -225,8 +226,9 @@ def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
     return stepper.stats()
 
 
-def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int) -> str:
-    """The closing summary of a headless run, one fact per line."""
+def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None) -> str:
+    """The closing summary of a headless run, one fact per line, then the monitors' metrics
+    (``rules``: the last snapshot's rule fields) when the scenario has any."""
     speed = "max" if stats.speed == 0 else f"{stats.speed:g}x"
     missed = str(stats.missed) + ("" if stats.mode == "realtime" else " (realtime only)")
     rows = [("scenario", scenario.path or scenario.name), ("robots", str(robots)),
@@ -236,4 +238,5 @@ def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int) -> str:
     if stats.finished:
         rows.append(("ended", stats.finished))
     width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    metrics = format_metrics(rules or {})
+    return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([metrics] if metrics else []))

@@ -13,14 +13,16 @@ import re
 from dataclasses import replace
 from typing import Iterable
 
-from ..model.errors import CoopsimError, FileFormatError
+from ..model.errors import CoopsimError, FileFormatError, ScenarioError
 from ..model.plugins import ENGINES, ROBOT_TYPES, RULES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, DriverSetting, FloorSpec, ObjectSpec,
                            ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings, TargetSpec,
                            WorldSpec, yaw_from_degrees)
-from ..model.validate import check_robot_spec
-from .sections import (INT, NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer,
-                       number, pick, read_text, real, rest, split_sections)
+from ..model.validate import check_events, check_monitors, check_robot_spec
+from .events import EVENT_KEYS, MONITORS_KEYS, build_events, build_monitors
+from .sections import (NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer, number,
+                       pick, read_text, real, rest, split_sections)
+from .sections import param_value as _value
 
 #: Names the simulator serves itself (``/sim``, ``/playback``); no robot may take them.
 RESERVED_NAMES = ("sim", "playback")
@@ -28,7 +30,6 @@ RESERVED_NAMES = ("sim", "playback")
 _NETNAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_WORD = re.compile(r"[A-Za-z0-9_.:/+-]{1,200}")
 
 # --- value converters of these formats ------------------------------------------------------------
 
@@ -64,19 +65,6 @@ def _color(key: str, tokens: list, rest: str) -> tuple:
             raise Bad(f"unknown colour {tokens[0]!r} (use R G B or one of {', '.join(COLORS)})")
         return COLORS[tokens[0]]
     return _RGB(key, tokens, rest)
-
-
-def _value(tok: str, words: bool = False):
-    """A parameter value: an int, a finite number, true/false, or (``words``) any other word."""
-    if tok.lower() in ("true", "false"):
-        return tok.lower() == "true"
-    try:
-        return int(tok) if INT.fullmatch(tok) else number(tok)
-    except Bad:
-        if words and _WORD.fullmatch(tok) and not NUMBER.match(tok):
-            return tok
-        kinds = "a number, true/false or a word" if words else "a number or true/false"
-        raise Bad(f"value must be {kinds}, got {tok!r}") from None
 
 
 def _param(key: str, tokens: list, rest: str) -> ParamSetting:
@@ -138,6 +126,7 @@ _OBJECT_KEYS = {
     "mass": Key(fixed(("kg",), _nonneg)),
     "color": Key(_color),
 }
+_SCENARIO_OBJECT_KEYS = {**_OBJECT_KEYS, "start": Key(fixed(("true/false",), boolean))}
 _ROBOT_KEYS = {
     "type": Key(fixed(("robot type",), str), required=True),
     "name": Key(fixed(("network name",), _netname), required=True),
@@ -172,9 +161,11 @@ _SCENARIO_RULES = {
     "TARGET": Rule({c: Key(fixed(_XYZ, number), repeat=True) for c in COLORS},
                     word="target colour"),
     "ROBOT": Rule(_ROBOT_KEYS, indexed=True),
-    "OBJECT": Rule(_OBJECT_KEYS, indexed=True),
+    "OBJECT": Rule(_SCENARIO_OBJECT_KEYS, indexed=True),
     "SETTINGS": Rule(_SETTINGS_KEYS),
     "RULE": Rule(_RULE_KEYS, indexed=True),
+    "EVENT": Rule(EVENT_KEYS, indexed=True),
+    "MONITORS": Rule(MONITORS_KEYS),
 }
 
 
@@ -224,7 +215,8 @@ def _object(section: Section, floor: FloorSpec, path: PathLike) -> ObjectSpec:
     extra = {"color": section.get("color")} if section.get("color") else {}
     return ObjectSpec(name=section.name, shape=shape, size=size, position=pos,
                       yaw=yaw_from_degrees(section.get("orientation", (0.0, 0.0, 0.0))[2]),
-                      mass=section.get("mass", 0.0), line=section.line, **extra)
+                      mass=section.get("mass", 0.0), line=section.line,
+                      start=section.get("start", True), **extra)
 
 
 def _targets(section: Section, floor: FloorSpec, path: PathLike) -> list:
@@ -394,13 +386,16 @@ def parse_scenario(text: str, path: PathLike = "") -> ScenarioSpec:
     # without its world the placements cannot be checked, but everything else still is
     floor = world.floor if world is not None else FloorSpec(float("inf"), float("inf"))
     out = _scenario_sections(sections, floor, path, first)
-    first.raise_first()
     settings = [Settings(**{k: v for k, v, _ in s.entries}) for s in sections
                 if s.kind == "SETTINGS"]
+    monitors = [first.attempt(build_monitors, s, path) for s in sections if s.kind == "MONITORS"]
+    events = first.attempt(build_events, [s for s in sections if s.kind == "EVENT"])
+    first.raise_first()
     spec = ScenarioSpec(world=world, targets=tuple(out["TARGET"]), robots=tuple(out["ROBOT"]),
                         objects=tuple(out["OBJECT"]), settings=(settings or [Settings()])[0],
                         rules=tuple(out["RULE"]), path=os.fspath(path), text=text,
-                        name=_stem(path) or "scenario")
+                        name=_stem(path) or "scenario", events=events,
+                        monitors=(monitors or [None])[0])
     _check_scenario(spec, sections, path)
     return spec
 
@@ -432,9 +427,15 @@ def _raise(exc: Exception) -> None:
 
 
 def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
-    """Checks that need the whole scenario, once every section is right on its own: each rule's,
-    and the engine's when one is named; the error on the earliest line is raised."""
+    """Checks that need the whole scenario, once every section is right on its own: events,
+    monitors, each rule's, and the engine's when one is named; the error on the earliest line is
+    raised."""
     first = _FirstError()
+    for check in (check_events, check_monitors):
+        try:
+            check(spec)
+        except ScenarioError as exc:
+            first.attempt(_raise, FileFormatError(path, exc.line, exc.reason), at=exc.line)
     for setting, section in zip(spec.rules, [s for s in sections if s.kind == "RULE"]):
         first.attempt(_check_rule, setting, spec, section.line, path)
     named = [s for s in sections if s.kind == "SETTINGS" and s.get("engine")]

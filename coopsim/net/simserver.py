@@ -20,7 +20,7 @@ from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
-from ..model.snapshot import wrapped_poses
+from ..model.snapshot import rule_metrics, wrapped_poses
 from ..sim.describe import posed_layout
 from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec,
                            check_dt)
@@ -161,7 +161,8 @@ class SimServer(Server):
                        waiting_for=list(st.waiting), stalled=st.stalled,
                        recording=self.recording.recording_path if self.recording else "",
                        attached=list(st.attached), seed=self.stepper.sim.seed,
-                       scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules))
+                       scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules),
+                       metrics=[n for n, _ in rule_metrics(snap.rules)])
         return msg.reply(join_json(body, figures), params=(snap.step, snap.layout_version))
 
     def _posed_json(self) -> tuple:

@@ -17,6 +17,7 @@ import zmq
 
 from ..net import protocol as p
 from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
+from ..model.snapshot import rule_metrics
 from ..net.nameserver import NameServer
 from ..net.security import (ServerKeys, advertised_host, child_env, guarded,
                             require_keys)
@@ -102,7 +103,8 @@ class ReplaySimServer(Server):
                      finished="", waiting_for=[], stalled=0.0, recording="", attached=[],
                      seed=rec.seed,
                      scenario=rec.meta.get("scenario_path"),
-                     rules=dict(self.player.snapshot.rules))
+                     rules=dict(self.player.snapshot.rules),
+                     metrics=[n for n, _ in rule_metrics(self.player.snapshot.rules)])
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
 
 

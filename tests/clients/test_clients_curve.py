@@ -18,7 +18,7 @@ import pytest
 from coopsim.formats.files import load
 from coopsim.app.run import Run, RunOptions
 
-from clienthelpers import CLIENTS, SCENARIO, STEPS, assert_wandered
+from clienthelpers import SCENARIO, STEPS, assert_wandered
 from curvehelpers import keys, net  # noqa: F401 -- fixtures
 from test_clients import OCTAVE, c_build, js_dir, octave_dir  # noqa: F401 -- fixtures
 
