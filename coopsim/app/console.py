@@ -15,30 +15,18 @@ VIEWER_START_WAIT = 20.0  # s to wait for the viewer's window before stepping wi
 
 
 def run_headless(live: Run) -> Verdict:
-    """Start ``live`` and follow it to its end on the terminal; return its verdict (printed
-    after the summary)."""
-    if live.network is not None:
-        click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
-    duration = live.settings.duration
-    stalls = StallReport()
-    live.start()
-    if duration:
-        steps = max(1, round(duration / live.settings.dt))
-        with click.progressbar(length=steps, label="simulating", file=click.get_text_stream(
-                "stderr"), show_eta=False, show_percent=True) as bar:
-            done = [0]
-
-            def report(stats):
-                bar.update(stats.steps - done[0])
-                done[0] = stats.steps
-                stalls(stats)
-                live.forget_dead_controllers()
-            stats = watch(live.stepper, report)
-    else:
-        stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats),
-                                                   live.forget_dead_controllers()))
-        click.echo("", err=True)
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    """Start ``live`` and follow it to its end on the terminal (Ctrl-C or SIGTERM end it, at
+    any moment, with the summary); return its verdict (printed after the summary)."""
+    try:
+        live.start()
+        if live.network is not None:
+            click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
+        stats = _watch_headless(live)
+    except KeyboardInterrupt:  # before watch() took over: stop as it would have
+        live.stepper.stop()
+        stats = live.stepper.stats()
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
+                              live.stepper.snapshot.rules))
     return _say_verdict(stats, live)
 
 
@@ -47,6 +35,29 @@ def _say_verdict(stats, live: Run) -> Verdict:
     if said.text():
         click.echo(said.text())
     return said
+
+
+def _watch_headless(live: Run):
+    """Watch the run with a progress bar (with a duration) or a status line (without); dead
+    controllers are noticed on each report."""
+    duration = live.settings.duration
+    stalls = StallReport()
+    if not duration:
+        stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats),
+                                                   live.forget_dead_controllers()))
+        click.echo("", err=True)
+        return stats
+    steps = max(1, round(duration / live.settings.dt))
+    with click.progressbar(length=steps, label="simulating", file=click.get_text_stream(
+            "stderr"), show_eta=False, show_percent=True) as bar:
+        done = [0]
+
+        def report(stats):
+            bar.update(stats.steps - done[0])
+            done[0] = stats.steps
+            stalls(stats)
+            live.forget_dead_controllers()
+        return watch(live.stepper, report)
 
 
 class StallReport:
@@ -86,7 +97,7 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
 
     endpoint = live.network.endpoint
     click.echo(f"name server: {endpoint}   (Ctrl-C stops)", err=True)
-    viewer = start_viewer(endpoint, fps, stderr=subprocess.PIPE)
+    viewer = start_viewer(endpoint, fps, stderr=subprocess.PIPE, env=live.client_env())
     click.echo(f"viewer: pid {viewer.pid} (closing its window ends the run)", err=True)
     shown = threading.Event()
     threading.Thread(target=_relay, args=(viewer, shown), daemon=True).start()
@@ -105,7 +116,8 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
                 viewer.wait(5.0)
             except subprocess.TimeoutExpired:
                 viewer.kill()
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
+                              live.stepper.snapshot.rules))
     return _say_verdict(stats, live)
 
 
@@ -156,7 +168,7 @@ def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
     echo(f"name server: {replay.endpoint}   (Ctrl-C stops)")
     echo(f"playback: {rec.path}, {rec.end - rec.start:.2f} s, {rec.frame_count} steps; "
          "control it on /playback")
-    viewer = _start_viewer(replay.endpoint, fps, echo) if gui else None
+    viewer = _start_viewer(replay.endpoint, fps, echo, replay.client_env()) if gui else None
     try:
         while not replay.player.finished.wait(0.2):
             code = viewer.poll() if viewer is not None else None
@@ -173,14 +185,14 @@ def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
             viewer.terminate()
 
 
-def _start_viewer(endpoint: str, fps: float, echo):
+def _start_viewer(endpoint: str, fps: float, echo, env: dict[str, str]):
     try:
         from ..viewer import start_viewer  # the viewer is optional: guard its import
     except ImportError:
         echo("coopsim: the viewer is not available; running headless")
         return None
     try:
-        return start_viewer(endpoint, fps)
+        return start_viewer(endpoint, fps, env=env)
     except OSError as exc:
         echo(f"coopsim: cannot start the viewer ({exc}); running headless")
         return None

@@ -30,7 +30,7 @@ from ..model.errors import ProtocolError, SimulationError
 from . import protocol as p
 from .protocol import Message
 from .robotport import Reply, RobotPort
-from .server import answer_errors, split_envelope
+from .server import answer_errors, recv_request, split_request
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class RobotHub:
         self.stepper, self.bind, self.advertise = stepper, bind, advertise or bind
         self.socket = ctx.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.setsockopt(zmq.MAXMSGSIZE, p.MAX_MESSAGE_BYTES)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, p.MAX_FRAME_BYTES)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 0)
         if configure is not None:
             configure(self.socket)
@@ -203,15 +203,15 @@ class RobotHub:
     def _serve_batch(self) -> None:
         for _ in range(_BATCH):
             try:
-                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
+                frames, total = recv_request(self.socket, zmq.NOBLOCK)
             except zmq.Again:
                 return
-            self._serve_one(frames)
+            self._serve_one(frames, total)
 
-    def _serve_one(self, frames: list) -> None:
+    def _serve_one(self, frames: list, total: int) -> None:
         port = self._port_of(frames[-1])
-        envelope, body = split_envelope([f.bytes for f in frames])
-        reply = self._answer(port, body)
+        envelope, payload, count = split_request(frames, total)
+        reply = self._answer(port, payload, count)
         if isinstance(port, RobotPort):
             port.requests += 1
         if isinstance(port, RobotPort) and isinstance(reply, Message) and reply.error \
@@ -223,16 +223,16 @@ class RobotHub:
             return
         self._send(envelope, reply)
 
-    def _answer(self, port, body: list[bytes]):
-        if len(body) != 1:
-            return Message(p.BAD_MESSAGE, f"a request is one frame, got {len(body)}", -1)
+    def _answer(self, port, payload: bytes | None, count: int):
+        if payload is None:
+            return Message(p.BAD_MESSAGE, f"a request is one frame, got {count}", -1)
         if isinstance(port, str):  # a connection to a robot that has been removed
-            msg = _decoded(body[0])
+            msg = _decoded(payload)
             return msg if msg.error else msg.fail(
                 p.UNKNOWN_NAME, f"/{port} is not in the simulation any more")
         if port is None:
             return Message(p.FAILED, "the connection went away", -1)
-        return answer_errors(port, body[0])
+        return answer_errors(port, payload)
 
     def _port_of(self, frame) -> RobotPort | str | None:
         """The robot whose endpoint the frame's connection reached (by its local port)."""
@@ -361,4 +361,4 @@ def _decoded(frame: bytes) -> Message:
     try:
         return Message.from_wire(frame)
     except ProtocolError as exc:
-        return Message(exc.code, exc.text, -1)
+        return p.error_reply(exc)

@@ -1,8 +1,11 @@
 """``/sim``: the simulation's control server (time, mode, what is in the world).
 
 Every change is queued onto the stepper thread (:meth:`Stepper.call`) and answered when it has been
-carried out, so the reply tells the truth. Poses and sizes on the wire are SI (m, kg) and yaw is in
-radians; colours are params [R, G, B] 0-255. ``state`` answers a JSON document in text.
+carried out, so the reply tells the truth. Reads (status, the lists, state) answer from the latest
+snapshot without waiting for the stepper: ``state`` keeps the layout document of the current
+layout (built once per layout, on the stepper thread) and puts each snapshot's poses into it. Poses
+and sizes on the wire are SI (m, kg) and yaw is in radians; colours are params [R, G, B] 0-255.
+``state`` answers a JSON document in text.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
+from ..model.snapshot import rule_metrics, wrapped_poses
+from ..sim.describe import posed_layout
 from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec,
                            check_dt)
 
@@ -39,11 +44,15 @@ class SimServer(Server):
     """
 
     def __init__(self, ctx: zmq.Context, stepper, on_layout: Callable[[], None] = lambda: None,
-                 bind: str = "127.0.0.1", recording=None) -> None:
-        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind)
+                 bind: str = "127.0.0.1", recording=None, advertise: str | None = None,
+                 configure: Callable | None = None) -> None:
+        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind, advertise=advertise,
+                         configure=configure)
         self.stepper = stepper
         self.on_layout = on_layout
         self.recording = recording
+        self._layout: tuple[tuple, dict] | None = None  # (layout key, World.describe())
+        self._posed: tuple | None = None  # (snapshot, layout, its posed JSON without "}")
 
     def handle(self, msg: Message, command: Command) -> Message:
         return getattr(self, f"_{command.name}")(msg)
@@ -126,6 +135,9 @@ class SimServer(Server):
         return self._status(msg)
 
     def _detach(self, msg: Message) -> Message:
+        if msg.text not in self.stepper.snapshot.robots:  # error 5, as set_param (25) answers
+            raise ProtocolError(p.UNKNOWN_NAME, f"no robot named {msg.text!r}; command 10 lists "
+                                                "the robots")
         was = self.stepper.slots.detach(msg.text)
         return msg.reply("detached" if was else "was not attached", params=(int(was),))
 
@@ -141,17 +153,32 @@ class SimServer(Server):
         return list_targets(msg, self.stepper.snapshot)
 
     def _state(self, msg: Message) -> Message:
-        state = self._on_stepper(self.stepper.sim.world.describe)
+        snap, body = self._posed_json()
         st = self.stepper.stats()
-        state.update(step=st.steps, time=st.time, dt=self.stepper.sim.dt, mode=st.mode,
-                     paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
-                     error=self.stepper.error, finished=st.finished,
-                     waiting_for=list(st.waiting), stalled=st.stalled,
-                     recording=self.recording.recording_path if self.recording else "",
-                     attached=list(st.attached), seed=self.stepper.sim.seed,
-                     scenario=self.stepper.sim.scenario.path,
-                     rules=dict(self.stepper.snapshot.rules))
-        return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
+        figures = dict(step=snap.step, time=snap.time, dt=self.stepper.sim.dt, mode=st.mode,
+                       paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
+                       error=self.stepper.error, finished=st.finished,
+                       waiting_for=list(st.waiting), stalled=st.stalled,
+                       recording=self.recording.recording_path if self.recording else "",
+                       attached=list(st.attached), seed=self.stepper.sim.seed,
+                       scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules),
+                       metrics=[n for n, _ in rule_metrics(snap.rules)])
+        return msg.reply(join_json(body, figures), params=(snap.step, snap.layout_version))
+
+    def _posed_json(self) -> tuple:
+        """The latest snapshot and its layout with its poses as JSON (without the closing
+        brace), serialized once per snapshot however many clients ask."""
+        snap, key = self.stepper.view()
+        if self._layout is None or self._layout[0] != key:
+            def build():  # on the stepper thread, where the world and its snapshot agree
+                return self.stepper.view(), self.stepper.sim.world.describe()
+            (snap, key), layout = self._on_stepper(build)
+            self._layout = (key, layout)
+        layout = self._layout[1]
+        posed = self._posed
+        if posed is None or posed[0] is not snap or posed[1] is not layout:
+            posed = self._posed = (snap, layout, json.dumps(posed_layout(layout, snap))[:-1])
+        return snap, posed[2]
 
     # -- insert, update, remove ---------------------------------------------------------------
 
@@ -244,16 +271,23 @@ class SimServer(Server):
         return msg.reply(f"{robot} {dotted}", data=(float(value),))
 
 
+def join_json(body: str, more: dict) -> str:
+    """A JSON object's text without its closing brace, completed with the items of ``more``
+    (keys not in it): one small dump per reply instead of the whole document."""
+    tail = json.dumps(more)
+    return body + (", " + tail[1:] if len(tail) > 2 else "}")
+
+
 def list_robots(msg: Message, snap) -> Message:
     """Reply to list_robots (10) from a snapshot; the replay's /sim answers with it too."""
     return msg.reply("\n".join(snap.robots), params=(len(snap.robots),),
-                     data=snap.poses.ravel().tolist())
+                     data=wrapped_poses(snap.poses).ravel().tolist())
 
 
 def list_objects(msg: Message, snap) -> Message:
     """Reply to list_objects (11) from a snapshot."""
     return msg.reply("\n".join(snap.objects), params=(len(snap.objects),),
-                     data=snap.object_poses.ravel().tolist())
+                     data=wrapped_poses(snap.object_poses).ravel().tolist())
 
 
 def list_targets(msg: Message, snap) -> Message:

@@ -94,6 +94,8 @@ class Stepper:
         self.hooks: list[Hook] = []
         self.idle_hooks: list[Hook] = []  # called about every 0.1 s while paused
         self.snapshot = sim.snapshot
+        self._resets = 0  # a reset builds a new World, whose layout_version may repeat
+        self.layout_key = (0, sim.snapshot.layout_version)  # of self.snapshot; see view()
         self.missed = 0
         self.error = ""  # why the run paused itself, if it did
         self.finished = ""  # why the run ended (duration reached, a rule), if it did
@@ -229,6 +231,7 @@ class Stepper:
     def reset(self, scenario=None) -> Snapshot:
         """Restore the scenario (or load a new one) and its seed; stays paused if paused."""
         self.sim.reset(scenario)
+        self._resets += 1
         self.slots.clear()
         self.missed = 0
         self.error = ""
@@ -273,9 +276,18 @@ class Stepper:
                 lambda: self.done_generation > generation or self._stop.is_set(), timeout)
             return self.snapshot if ok and self.done_generation > generation else None
 
+    def view(self) -> tuple[Snapshot, tuple[int, int]]:
+        """The latest snapshot and the key of its layout, taken together (any thread). Two
+        snapshots with equal keys have the same layout: the same bodies, names, shapes and
+        colours (only poses and readings differ), so a layout document built once serves both.
+        """
+        with self.stepped:
+            return self.snapshot, self.layout_key
+
     def _publish(self, snapshot: Snapshot) -> Snapshot:
         with self.stepped:
             self.snapshot = snapshot
+            self.layout_key = (self._resets, snapshot.layout_version)
             self.done_generation = self.slots.generation
             self.stepped.notify_all()
         self.waiter.stepped()
@@ -330,7 +342,10 @@ class Stepper:
         self._stop.set()
         self._wake_all()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+            try:
+                self._thread.join(timeout)
+            except RuntimeError:  # Ctrl-C or SIGTERM landed inside start(): the thread had not
+                pass  # said it started; it sees the stop flag as soon as it runs
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for the loop thread to end by itself (duration or step limit reached)."""

@@ -83,6 +83,8 @@ class World:
     Args:
         scenario: What to build. Robots' ``param`` lines are applied.
         engine: Engine label; default: the scenario's ``[SETTINGS] engine``.
+        layout_version: Where the layout version starts (a reset or load continues counting, so
+            a new world never repeats an old version number).
 
     Attributes:
         engine: The physics engine.
@@ -95,7 +97,8 @@ class World:
         param_epoch: Bumped on every parameter change.
     """
 
-    def __init__(self, scenario: ScenarioSpec, engine: str | None = None) -> None:
+    def __init__(self, scenario: ScenarioSpec, engine: str | None = None,
+                 layout_version: int = 0) -> None:
         self.engine_label = engine or scenario.settings.engine
         self.engine = ENGINES.get(self.engine_label)(scenario.world.floor)
         self.floor = scenario.world.floor
@@ -104,13 +107,14 @@ class World:
         self.parts: list[Part] = []
         self.sections: dict[str, Section] = {}
         self.targets: list[TargetSpec] = list(scenario.targets)
-        self.layout_version = 0
+        self.layout_version = layout_version
         self.param_epoch = 0
         self._next_group = 1
         self._taken: set[str] = set()  # robot and section names
         self._loading = True  # the engine learns the robot order once, after the scenario
         for spec in scenario.world.objects + scenario.objects:
-            self.add_object(spec)
+            if spec.start:  # the others wait for a timed event to insert them
+                self.add_object(spec)
         for rspec in scenario.robots:
             self.add_robot(rspec)
         self._loading = False
@@ -266,6 +270,24 @@ class World:
         stored = values.set(name, value)
         self.param_epoch += 1
         return stored
+
+    def restore_layout(self, scenario: ScenarioSpec) -> None:
+        """Put every body back as at load, for a timed event's ``reset``: a new engine with the
+        scenario's objects and targets, and each current robot section rebuilt from its spec
+        (pose, velocity 0). The robots keep their parameter values and drivers (the very same
+        objects, which the network serves); the layout version moves on.
+        """
+        specs = tuple(section.spec for section in self.sections.values())
+        fresh = World(replace(scenario, robots=specs), self.engine_label)
+        kept = {r.name: r for r in self.robots}
+        for robot in fresh.robots:
+            robot.modules, robot.driver = kept[robot.name].modules, kept[robot.name].driver
+        version = self.layout_version
+        self.engine, self.objects, self.robots = fresh.engine, fresh.objects, fresh.robots
+        self.parts, self.sections, self.targets = fresh.parts, fresh.sections, fresh.targets
+        self._next_group, self._taken = fresh._next_group, fresh._taken
+        self.layout_version = version + fresh.layout_version + 1
+        self.param_epoch += 1
 
     def _changed(self) -> None:
         self.layout_version += 1
