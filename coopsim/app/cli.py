@@ -48,7 +48,7 @@ def main(verbose: bool) -> None:
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 def check(files: tuple[str, ...]) -> None:
-    """Validate .world and .scenario FILES without running them."""
+    """Validate .world, .scenario and .sweep FILES without running them."""
     from ..formats.files import check as check_files
 
     errors = check_files(files)
