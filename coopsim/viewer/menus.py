@@ -18,6 +18,7 @@ from .forms import SIM_IDS, Request, file_request, recording_path
 from .ui import DIM_COLOR, Outcome, Ui
 
 ROOT = Path(__file__).resolve().parents[2]  # the source tree: worlds/, scenarios/, recordings/
+LIST_ROWS = 14  # bundled files a file dialog shows without scrolling
 RECORD_ID = SIM_IDS.get("record")  # None until the simulation offers recording on demand
 
 
@@ -68,9 +69,14 @@ class PathDialog:
             self.path = self.ui.field(f"path##{self.key}.path", f"{self.key}.path", self.path,
                                       420.0)
             imgui.text_colored(DIM_COLOR, "or pick one:")
-            imgui.begin_child(f"##{self.key}.files", imgui.ImVec2(460.0, 110.0),
+            files = bundled(self.folder, self.suffixes)
+            # tall enough for every bundled file up to LIST_ROWS (more scroll): a file below the
+            # fold is one a first-time user never sees
+            rows = max(3, min(len(files), LIST_ROWS))
+            height = rows * imgui.get_text_line_height_with_spacing() + 12.0
+            imgui.begin_child(f"##{self.key}.files", imgui.ImVec2(460.0, height),
                               imgui.ChildFlags_.borders)
-            for path in bundled(self.folder, self.suffixes):
+            for path in files:
                 if imgui.selectable(f"{path.name}##{self.key}.{path}", str(path) == self.path)[0]:
                     self.path = str(path)
                 self.ui.mark(f"{self.key}.file.{path.name}")
