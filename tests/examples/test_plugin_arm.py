@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from xvfbhelpers import start_xvfb, stop_xvfb
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "examples" / "plugin-arm"
 SCENARIO = PLUGIN / "scenarios" / "arms.scenario"
@@ -232,22 +234,10 @@ def display():
     xvfb = shutil.which("Xvfb")
     if xvfb is None or ctypes.util.find_library("X11") is None:
         pytest.skip("Xvfb or libX11 is not installed (apt-get install xvfb libx11-6)")
-    number = next(n for n in range(400, 700) if not Path(f"/tmp/.X11-unix/X{n}").exists()
-                  and not Path(f"/tmp/.X{n}-lock").exists())
-    proc = subprocess.Popen([xvfb, f":{number}", "-screen", "0", "1280x900x24", "-nolisten",
-                             "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while not Path(f"/tmp/.X11-unix/X{number}").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, "Xvfb did not start"
-        time.sleep(0.05)
+    proc, name = start_xvfb(xvfb)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    yield f":{number}"
-    proc.terminate()
-    try:  # a loaded machine may keep it busy past the grace period
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    yield name
+    stop_xvfb(proc)
 
 
 class _XImage(ctypes.Structure):

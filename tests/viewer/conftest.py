@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
+
+from xvfbhelpers import start_xvfb, stop_xvfb
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
@@ -24,25 +24,13 @@ def display():
     xvfb = shutil.which("Xvfb")
     if xvfb is None:
         pytest.skip("Xvfb is not installed (apt-get install xvfb; .ci/run installs it)")
-    number = next(n for n in range(90, 400) if not Path(f"/tmp/.X11-unix/X{n}").exists()
-                  and not Path(f"/tmp/.X{n}-lock").exists())
-    proc = subprocess.Popen([xvfb, f":{number}", "-screen", "0", "1280x900x24", "-nolisten",
-                             "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while not Path(f"/tmp/.X11-unix/X{number}").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, "Xvfb did not start"
-        time.sleep(0.05)
+    proc, name = start_xvfb(xvfb)
     old = os.environ.get("DISPLAY")
-    os.environ["DISPLAY"] = f":{number}"
+    os.environ["DISPLAY"] = name
     SHOTS.mkdir(parents=True, exist_ok=True)
-    yield f":{number}"
+    yield name
     if old is None:
         os.environ.pop("DISPLAY", None)
     else:
         os.environ["DISPLAY"] = old
-    proc.terminate()
-    try:  # a loaded machine may keep it busy past the grace period
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    stop_xvfb(proc)
