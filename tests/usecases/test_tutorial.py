@@ -6,7 +6,8 @@ Conventions of the tutorial this relies on: a code block whose first line is a c
 file (``# go_straight.py: ...``, ``% my_target.m: ...``) is that file's text; a ``sh`` block is
 run by bash, as in one terminal (the virtual environment activated in step 1 stays active); a
 ``text`` block right after a ``sh`` block is output it must print. The one line not run is the
-virtual environment's creation (the tests run inside it already).
+virtual environment's creation (the tests run inside it already); ``coopsim run`` is given
+``--port 0``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
 NAMED = re.compile(r"^(?:#|%|//|/\*)\s*([\w.]+):")
 LINKED = ("exercises", "clients", "scenarios", "worlds")
 NEEDS = {"octave-cli": "Octave", "cc": "a C compiler", "node": "Node.js"}
+#: The tutorial's runs use the default port (10000); here a port the OS picks, so that this
+#: test and any other run on the machine never meet.
+ANY_PORT = re.compile(r"\bcoopsim run\b")
 
 
 def blocks() -> list[tuple[str, str]]:
@@ -72,6 +76,7 @@ def test_the_tutorial_runs_as_written(tmp_path):
             # one terminal: the environment activated in step 1 stays active
             script = "\n".join([". .venv/bin/activate", *(
                 line for line in body.splitlines() if not line.startswith("python3 -m venv"))])
+            script = ANY_PORT.sub("coopsim run --port 0", script)
             proc = subprocess.run(["bash", "-c", script], cwd=work, env=env, timeout=300,
                                   capture_output=True, text=True, stdin=subprocess.DEVNULL)
             output = proc.stdout + proc.stderr

@@ -18,6 +18,10 @@ TRANSPORT = ROOT / "scenarios" / "transport.scenario"
 FORMATION = ROOT / "scenarios" / "formation.scenario"
 EXERCISES = ROOT / "exercises"
 HERE = Path(__file__).resolve().parent
+#: The showcases cut short for the tests (same arenas and drivers, ~15 s of sim time): the
+#: transport teams start on their last stretch and are graded; the triangle starts before the gate.
+TRANSPORT_SHORT = HERE / "data" / "transport_short.scenario"
+FORMATION_SHORT = HERE / "data" / "formation_short.scenario"
 PY = ROOT / "clients" / "python"
 
 #: --controller options that drive the showcases over the network with the clients/python
