@@ -12,7 +12,8 @@ import numpy as np
 
 from ..model.module import Frame
 from ..model.plugins import MODULES
-from .raycast import RayCaster
+from .casters import AutoCaster
+from .jitcast import sonar_distances
 
 
 class Geometry:
@@ -44,17 +45,13 @@ class Geometry:
 
         Rays start at the centre with the robot's own group, so they skip its own assembly,
         and the radius is subtracted: a ray starting on the edge would begin inside a wall the
-        robot is pressed into.
+        robot is pressed into. One compiled kernel once the caster's kernels are loaded
+        (:func:`coopsim.sim.jitcast.sonar_distances`), numpy before: the same distances.
         """
-        n, k = len(rows), len(angles)
-        pose = self.pose[rows]
-        theta = (pose[:, 2:3] + angles[None, :]).ravel()
-        dirs = np.column_stack((np.cos(theta), np.sin(theta)))
-        edge = np.repeat(self.radius[rows], k)
-        ray_reach = np.repeat(reach, k)
-        dist = self.cast(np.repeat(pose[:, :2], k, axis=0), dirs, ray_reach + edge,
-                         ray_group=np.repeat(self.group[rows], k))
-        return np.where(dist >= ray_reach + edge, ray_reach, dist - edge).reshape(n, k)
+        caster = getattr(self.caster, "active", self.caster)
+        return sonar_distances(caster, self.pose[rows], self.radius[rows], angles, reach,
+                               self.group[rows], self.circles, self.circle_group, self.segments,
+                               self.segment_group)
 
 
 class RobotTable:
@@ -115,11 +112,12 @@ class Sensors:
     """Computes readings each step and remembers them for the next.
 
     Args:
-        caster: The ray caster to use (default: a new :class:`RayCaster`).
+        caster: The ray caster to use (default: a new :class:`~coopsim.sim.casters.AutoCaster`:
+            numpy until the compiled kernels are loaded, then numba).
     """
 
     def __init__(self, caster=None) -> None:
-        self.caster = caster if caster is not None else RayCaster()
+        self.caster = caster if caster is not None else AutoCaster()
         self.prev: dict[str, np.ndarray] = {}
         self._names: tuple[str, ...] = ()
         self._static_version = -1
