@@ -362,22 +362,26 @@ class JitRayCaster:
                          (circles, segments, circle_group, segment_group), 1).reshape(len(o))
 
     def fan(self, poses, heading, fan, max_range, radius, groups, moving) -> np.ndarray:
-        """:func:`sonar_distances` in one kernel, for inputs already checked there: ``heading``
-        (N, 2) and ``fan`` (K, 2) are (cos, sin) of the yaws and of the angles; ``moving`` =
-        (circles, segments, circle_group, segment_group). A few rays in a small world test
-        every pair (:data:`_ALL_PAIRS`), more walk the grid."""
+        """:func:`sonar_distances` in one kernel, for inputs checked by the caller: C-contiguous
+        float64 ``poses`` (N, 3), ``heading`` (N, 2) and ``fan`` (K, 2) the (cos, sin) of the
+        yaws and of the angles, ``max_range`` and ``radius`` (N,), int64 ``groups`` (N,);
+        ``moving`` = (circles (C, 3), segments (S, 4), their int64 groups), as
+        :func:`_shapes` returns them. A few rays in a small world test every pair
+        (:data:`_ALL_PAIRS`), more walk the grid."""
         n, k = len(poses), len(fan)
-        c, s, cg, sg = _shapes(*moving)
-        if n * k * (len(c) + len(s) + len(self._flat[0]) + len(self._flat[2])) <= _ALL_PAIRS:
-            fc, fcg, fs, fsg = self._flat
-            segs = _c(s.copy())
+        c, s, cg, sg = moving
+        fc, fcg, fs, fsg = self._flat
+        if n * k * (len(c) + len(s) + len(fc) + len(fs)) <= _ALL_PAIRS:
+            segs = s.copy()
             segs[:, 2:] -= segs[:, :2]
             out = np.empty((n, k))
             _fan_all_pairs(poses, heading, fan, max_range, radius, groups,
-                           np.concatenate((fc, c)), np.concatenate((fcg, cg)),
-                           np.concatenate((fs, segs)), np.concatenate((fsg, sg)), out)
+                           np.concatenate((fc, c)) if len(c) else fc,
+                           np.concatenate((fcg, cg)) if len(c) else fcg,
+                           np.concatenate((fs, segs)) if len(s) else fs,
+                           np.concatenate((fsg, sg)) if len(s) else fsg, out)
             return out
-        return self._run(poses, heading, True, fan, max_range, radius, groups, (c, s, cg, sg), k)
+        return self._run(poses, heading, True, fan, max_range, radius, groups, moving, k)
 
     def _run(self, o, d, fan, angles, reach, edge, rg, moving, k) -> np.ndarray:
         """Bins the ``moving`` shapes (circles, segments, their groups) on the static grid's
@@ -453,7 +457,7 @@ def sonar_distances(caster, poses, radius, angles, max_range, groups, circles, c
     g = _groups(groups, len(p), "groups")
     moving = (circles, segments, circle_group, segment_group)
     if isinstance(caster, JitRayCaster):
-        return caster.fan(_c(p), heading, fan, _c(reach), _c(rad), _c(g), moving)
+        return caster.fan(_c(p), heading, fan, _c(reach), _c(rad), _c(g), _shapes(*moving))
     k = len(a)
     dirs = np.stack((heading[:, 0:1] * fan[:, 0] - heading[:, 1:2] * fan[:, 1],
                      heading[:, 1:2] * fan[:, 0] + heading[:, 0:1] * fan[:, 1]), axis=2)

@@ -13,7 +13,7 @@ import numpy as np
 from ..model.module import Frame
 from ..model.plugins import MODULES
 from .casters import AutoCaster
-from .jitcast import sonar_distances
+from .jitcast import JitRayCaster, _c, fan_directions, sonar_distances
 
 
 class Geometry:
@@ -24,6 +24,7 @@ class Geometry:
         caster: The ray caster (static shapes set).
         circles, circle_group, segments, segment_group: Moving shapes, world frame, m.
         pose, radius, group: Every robot's pose (N, 3), chassis radius (N,) and group (N,).
+        heading: (N, 2) cos, sin of every robot's yaw (fan casts turn it by each angle).
     """
 
     def __init__(self, caster, circles, circle_group, segments, segment_group, pose, radius,
@@ -32,6 +33,8 @@ class Geometry:
         self.circles, self.circle_group = circles, circle_group
         self.segments, self.segment_group = segments, segment_group
         self.pose, self.radius, self.group = pose, radius, group
+        self.heading = np.column_stack((np.cos(pose[:, 2]), np.sin(pose[:, 2])))
+        self._moving = None  # the moving shapes as the compiled caster takes them
 
     def cast(self, origins, directions, max_range, ray_group=None) -> np.ndarray:
         """Distance to the first shape each ray hits (see RayCaster.cast), m."""
@@ -49,9 +52,31 @@ class Geometry:
         (:func:`coopsim.sim.jitcast.sonar_distances`), numpy before: the same distances.
         """
         caster = getattr(self.caster, "active", self.caster)
-        return sonar_distances(caster, self.pose[rows], self.radius[rows], angles, reach,
-                               self.group[rows], self.circles, self.circle_group, self.segments,
-                               self.segment_group)
+        if not isinstance(caster, JitRayCaster):
+            return sonar_distances(caster, self.pose[rows], self.radius[rows], angles, reach,
+                                   self.group[rows], self.circles, self.circle_group,
+                                   self.segments, self.segment_group)
+        # The compiled caster straight away: these arrays are the simulation's own, valid.
+        if self._moving is None:
+            self._moving = (_c(self.circles), _c(self.segments), _c(self.circle_group),
+                            _c(self.segment_group))
+        every = len(rows) == len(self.pose)
+        pose, heading = (self.pose, self.heading) if every else (self.pose[rows],
+                                                                 self.heading[rows])
+        return caster.fan(_c(pose), _c(heading), _fan(angles), _c(np.asarray(reach, float)),
+                          _c(self.radius if every else self.radius[rows]),
+                          _c(self.group if every else self.group[rows]), self._moving)
+
+
+def _fan(angles: np.ndarray, _cache: dict = {}) -> np.ndarray:  # noqa: B006 -- the cache
+    """(K, 2) cos, sin of ``angles`` (rad), kept for the few fans a world has."""
+    key = angles.tobytes()
+    fan = _cache.get(key)
+    if fan is None:
+        if len(_cache) > 64:
+            _cache.clear()
+        fan = _cache[key] = fan_directions(np.zeros(0), np.asarray(angles, float))[1]
+    return fan
 
 
 class RobotTable:
@@ -102,10 +127,19 @@ class ParamTable:
             carriers = [(i, r.modules[label]) for i, r in enumerate(world.robots)
                         if label in r.modules]
             self.rows[label] = np.array([i for i, _ in carriers], dtype=np.int64)
-            self.values[label] = {
+            self.values[label] = ParamArrays({
                 spec.name: np.array([v[spec.name] for _, v in carriers], dtype=float)
-                for spec in module.params}
+                for spec in module.params})
         self.key = key
+
+
+class ParamArrays(dict):
+    """Parameter name -> values of one module for its robots, and ``zero``: the names whose
+    values are all 0 (:meth:`Module.measure` then skips noise and lost data without looking)."""
+
+    def __init__(self, values: dict) -> None:
+        super().__init__(values)
+        self.zero = frozenset(k for k, v in values.items() if not v.any())
 
 
 class Sensors:
@@ -150,9 +184,11 @@ class Sensors:
             if len(rows) == everyone > 0:  # the usual case: no gather, no scatter
                 readings[label] = module.measure(frame, rows, params.values[label], prev, rng)
                 continue
+            if not len(rows):  # nobody carries it: the last reading (read-only) stays
+                readings[label] = prev
+                continue
             out = prev.copy()
-            if len(rows):
-                out[rows] = module.measure(frame, rows, params.values[label], prev[rows], rng)
+            out[rows] = module.measure(frame, rows, params.values[label], prev[rows], rng)
             readings[label] = out
         self.prev = readings
         return readings

@@ -79,6 +79,7 @@ class Simulation:
         self.rng = make_rng(self.seed)
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
         self.robots, self.params = RobotTable(), ParamTable()
+        self._layout: tuple = (None,)  # what snapshots take from the layout (see _snapshot)
         self.sensors = Sensors(self._caster)
         self.commands: dict[str, np.ndarray] = {}
         self.actuated: dict = {}
@@ -186,17 +187,28 @@ class Simulation:
 
     def _snapshot(self, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         world = self.world
-        n_targets = len(world.targets)
+        key = (world.layout_version, len(world.targets))
+        if self._layout[0] != key:  # names, fields and shapes change only with the layout
+            self._layout = (key, {k: m.field_names(key[1]) for k, m in MODULES.items()},
+                            tuple(world.objects), tuple(p.name for p in world.parts),
+                            tuple(world.targets), [h for _, h in world.objects.values()],
+                            [p.handle for p in world.parts])
+        _, fields, objects, parts, targets, object_handles, part_handles = self._layout
+        engine = world.engine
         return Snapshot(
             step=self.step, time=self.time, robots=self.robots.names,
             poses=frozen(frame.pose.copy()), velocities=frozen(frame.velocity.copy()),
             commands={k: frozen(v.copy()) for k, v in self.commands.items()},
             readings={k: frozen(v) for k, v in readings.items()},
-            fields={k: m.field_names(n_targets) for k, m in MODULES.items()},
-            objects=tuple(world.objects), object_poses=frozen(world.object_poses()),
-            parts=tuple(p.name for p in world.parts), part_poses=frozen(world.part_poses()),
-            targets=tuple(world.targets), layout_version=world.layout_version,
+            fields=fields, objects=objects,
+            object_poses=frozen(engine.poses(object_handles) if object_handles else _NO_POSES),
+            parts=parts,
+            part_poses=frozen(engine.poses(part_handles) if part_handles else _NO_POSES),
+            targets=targets, layout_version=world.layout_version,
             index=self.robots.index, rules=self.rules.fields())
+
+
+_NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
 
 
 def _carry(old: np.ndarray | None, old_index: dict, names: tuple, width: int) -> np.ndarray:
