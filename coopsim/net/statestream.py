@@ -6,7 +6,7 @@ may set ZMQ_CONFLATE (which keeps only the newest message, and takes single fram
 
     [0, mode, 1, params, data]
     params = [step, layout_version, n_robots, n_objects, n_parts, missed, paused, n_attached,
-              n_columns]
+              n_columns, late_permille, recent_rtf_permille]
     data   = [time, rtf, speed, x, y, yaw per robot..., per object..., per part...,
               n_columns values per robot...]
 
@@ -39,6 +39,8 @@ class StateFrame:
         step, time, layout_version: As in the snapshot.
         mode: ``realtime`` or ``lockstep`` (``playback`` for recordings shown in replay).
         rtf, speed, missed, paused, attached: Run figures.
+        late, recent_rtf: Share of the realtime steps of the last second that missed their
+            deadline, and the real-time factor over them (0 when the publisher sends neither).
         robots, objects, parts: (n, 3) poses x, y, yaw.
         columns: (n_robots, C) the streamed per-robot columns (names in the layout).
     """
@@ -56,16 +58,19 @@ class StateFrame:
     objects: np.ndarray
     parts: np.ndarray
     columns: np.ndarray
+    late: float = 0.0
+    recent_rtf: float = 0.0
 
 
 def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
-                 paused: bool, attached: int, columns: list | None = None) -> Message:
+                 paused: bool, attached: int, columns: list | None = None, late: float = 0.0,
+                 recent_rtf: float = 0.0) -> Message:
     """Pack a snapshot into the stream's message (``columns``: default, every module's
-    streamed columns)."""
+    streamed columns; ``late`` and ``recent_rtf``: see :class:`StateFrame`)."""
     columns = module_columns(stream_only=True) if columns is None else columns
     n, m, k = len(snap.robots), len(snap.objects), len(snap.parts)
     params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached,
-              len(columns))
+              len(columns), round(late * 1000), round(min(recent_rtf, 1e9) * 1000))
     data = np.concatenate(([snap.time, rtf, speed], snap.poses.ravel(),
                            snap.object_poses.ravel(), snap.part_poses.ravel(),
                            column_values(snap, columns).ravel()))
@@ -81,10 +86,11 @@ def decode_state(msg: Message) -> StateFrame:
     if min(n, m, k, c) < 0 or len(data) != 3 + 3 * (n + m + k) + c * n:
         raise ValueError("state message data length does not match its counts")
     cut = np.cumsum([3, 3 * n, 3 * m, 3 * k])
+    late, recent = (msg.params[9:11] if len(msg.params) >= 11 else (0, 0))
     return StateFrame(step, data[0], layout, msg.text, data[1], data[2], missed, bool(paused),
                       attached, data[cut[0]:cut[1]].reshape(n, 3),
                       data[cut[1]:cut[2]].reshape(m, 3), data[cut[2]:cut[3]].reshape(k, 3),
-                      data[cut[3]:].reshape(n, c))
+                      data[cut[3]:].reshape(n, c), late / 1000, recent / 1000)
 
 
 class StatePublisher:
@@ -118,7 +124,7 @@ class StatePublisher:
         self._last = now
         st = self.stepper.stats()
         msg = encode_state(snap, st.mode, st.rtf, st.speed, st.missed, st.paused,
-                           len(st.attached), self._columns)
+                           len(st.attached), self._columns, st.late, st.recent_rtf)
         wire = msg.to_wire()
         for sock, frames in ((self.socket, [p.STATE_TOPIC, wire]), (self.latest, [wire])):
             try:

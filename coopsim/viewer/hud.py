@@ -18,6 +18,7 @@ _BAR = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_move
         | imgui.WindowFlags_.no_focus_on_appearing)
 MODES = ("realtime", "lockstep")
 LABEL_MIN_RADIUS = 6.0  # px: names show once a robot is at least this large on screen
+RT_BREAK = 0.05  # share of late steps beyond which real time is broken (sim/pacing.py)
 
 
 def status_line(link) -> str:
@@ -28,6 +29,8 @@ def status_line(link) -> str:
     if frame is None:
         return f"connected to {link.nameserver}; waiting for the state stream"
     paused = "  paused" if frame.paused else ""
+    if frame.late > RT_BREAK:  # real time broken over the last second (docs/protocol.md)
+        paused += f"   REAL TIME BROKEN {frame.recent_rtf:.2f}x, {frame.late:.0%} late"
     return (f"t = {frame.time:.2f} s   rtf {frame.rtf:.2f}   missed {frame.missed}   "
             f"{frame.mode}{paused}   speed {_speed(frame.speed)}   "
             f"attached controllers {frame.attached}   {link.nameserver}")
