@@ -280,6 +280,34 @@ def replay(file, headless, port, bind, speed, start, paused, exit_at_end, fps) -
 
 
 @main.group()
+def analyze() -> None:
+    """Analyses of recordings (docs/experiments/swarmsimx.md)."""
+
+
+@analyze.command("tracking")
+@click.argument("recordings", nargs=-1, required=True, type=click.Path())
+@click.option("--robot", help="Only this robot (default: every robot that tracked).")
+@click.option("--label", "labels", multiple=True,
+              help="A name for each recording in the table and the figure (repeat, in order).")
+@click.option("--plot", type=click.Path(), help="Draw F(d) of all of them into this image "
+                                                "(needs matplotlib: pip install 'coopsim[plot]').")
+@click.option("--title", default="", help="The figure's title.")
+@_friendly
+def analyze_tracking(recordings, robot, labels, plot, title) -> None:
+    """Tracking error of RECORDINGS: statistics and its cumulative distribution F(d)."""
+    from .analyze import format_tracking, plot_tracking, tracking_errors
+
+    if labels and len(labels) != len(recordings):
+        raise CoopsimError(f"--label given {len(labels)} times for {len(recordings)} recordings")
+    rows = [(label, t) for path, label in zip(recordings, labels or recordings)
+            for t in tracking_errors(path, robot)]
+    click.echo(format_tracking(rows))
+    if plot:
+        plot_tracking(rows, plot, title)
+        click.echo(f"figure: {plot}", err=True)
+
+
+@main.group()
 def bench() -> None:
     """Benchmarks (figures go in docs/performance.md)."""
 
