@@ -2,7 +2,9 @@
 
 Step time against robot count: N ``single`` robots spread over a square arena with static
 obstacles, every robot driving and its 11 sonars cast every step, dt = 0.02 s (SwarmSimX's
-setting). Figures are wall-clock per :meth:`Stepper.tick`, one core, after a warm-up.
+setting). Figures are wall-clock per step (commands, actuators, physics, sensors, rules), one
+core, after a warm-up; :func:`plot_steps` draws them as SwarmSimX's study 1 did: box plots of
+the step time against the number of robots, with the step's deadline.
 """
 
 from __future__ import annotations
@@ -10,25 +12,44 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model.errors import CoopsimError
+from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec, Settings, TargetSpec,
+                           WorldSpec)
+from ..sim import casters
+from ..sim.jitcast import JitRayCaster
+from ..sim.raycast import RayCaster
 from ..sim.simulation import Simulation
-from ..model.specs import FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec, Settings, TargetSpec, WorldSpec
 from ..sim.stepper import Stepper
 
 SPACING = 1.5  # m between robot start positions
 
 
+PHASES = ("actuators", "physics", "sensors")  # commands go with actuators, rules with sensors
+
+
 @dataclass(frozen=True)
 class StepRow:
-    """One line of the step-time table (times in ms)."""
+    """One line of the step-time table (times in ms).
+
+    Attributes:
+        robots: N. median, p95: of the whole step. phase_ms: phase -> median.
+        engine: Physics engine label. caster: ``jit`` or ``numpy`` (the sonar's caster).
+        samples: ``step`` and each phase -> every timed step's time, ms.
+        rss_mb: The process's resident memory after the run, MiB (0 where /proc is missing).
+    """
 
     robots: int
     median: float
     p95: float
     phase_ms: dict
+    engine: str = "pymunk"
+    caster: str = "jit"
+    samples: dict = field(default_factory=dict)
+    rss_mb: float = 0.0
 
     @property
     def realtime_factor(self) -> float:
@@ -62,10 +83,26 @@ def swarm_scenario(n: int, seed: int = 0, dt: float = 0.02) -> ScenarioSpec:
                         name=f"swarm{n}")
 
 
+def make_caster(kind: str):
+    """The sonar's caster for a benchmark: ``jit`` (its kernels loaded first) or ``numpy``.
+
+    Raises:
+        CoopsimError: ``jit`` without numba, or a kind that is neither.
+    """
+    if kind == "numpy":
+        return RayCaster()
+    if kind != "jit":
+        raise CoopsimError(f"caster must be jit or numpy, not {kind!r}")
+    if not casters.wait_ready(600):
+        raise CoopsimError("the compiled caster is not available (is numba installed?)")
+    return JitRayCaster()
+
+
 def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
-                engine: str | None = None) -> StepRow:
-    """Median and p95 tick time for ``n`` robots, with a per-phase breakdown (median ms)."""
-    sim = Simulation(swarm_scenario(n, seed), engine=engine)
+                engine: str | None = None, caster: str = "jit") -> StepRow:
+    """Median and p95 step time for ``n`` robots, with a per-phase breakdown (median ms) and
+    every sample."""
+    sim = Simulation(swarm_scenario(n, seed), engine=engine, caster=make_caster(caster))
     stepper = Stepper(sim, mode="lockstep")
     rng = np.random.default_rng(seed)
     names = sim.snapshot.robots
@@ -73,7 +110,7 @@ def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
         stepper.slots.put(name, "motors", tuple(wheels), attach=False)
     for _ in range(warmup):
         stepper.tick()
-    ticks, phases = [], {"actuators": [], "physics": [], "sensors": []}
+    samples = {"step": [], **{k: [] for k in PHASES}}
     for _ in range(steps):
         t0 = time.perf_counter()
         sim.command(stepper.slots.take())
@@ -84,20 +121,74 @@ def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
         sim.sense()
         sim.apply_rules()
         t3 = time.perf_counter()
-        ticks.append(t3 - t0)
-        for key, dt in zip(phases, (t1 - t0, t2 - t1, t3 - t2)):
-            phases[key].append(dt)
-    ms = sorted(t * 1000 for t in ticks)
+        samples["step"].append((t3 - t0) * 1e3)
+        for key, a, b in zip(PHASES, (t0, t1, t2), (t1, t2, t3)):
+            samples[key].append((b - a) * 1e3)
+    ms = sorted(samples["step"])
     return StepRow(n, statistics.median(ms), ms[min(len(ms) - 1, int(0.95 * len(ms)))],
-                   {k: statistics.median(v) * 1000 for k, v in phases.items()})
+                   {k: statistics.median(samples[k]) for k in PHASES},
+                   sim.world.engine.label, caster, samples, rss_mib())
+
+
+def rss_mib() -> float:
+    """Resident memory of this process now, MiB (0 without /proc)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def format_table(rows: list[StepRow]) -> str:
     """Markdown table of the rows."""
-    out = ["| robots | median ms | p95 ms | actuators | physics | sensors | x real time |",
-           "|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| engine | caster | robots | median ms | p95 ms | actuators | physics | sensors "
+           "| x real time | RSS MiB |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         p = r.phase_ms
-        out.append(f"| {r.robots} | {r.median:.2f} | {r.p95:.2f} | {p['actuators']:.2f} | "
-                   f"{p['physics']:.2f} | {p['sensors']:.2f} | {r.realtime_factor:.1f} |")
+        out.append(f"| {r.engine} | {r.caster} | {r.robots} | {r.median:.2f} | {r.p95:.2f} | "
+                   f"{p['actuators']:.2f} | {p['physics']:.2f} | {p['sensors']:.2f} | "
+                   f"{r.realtime_factor:.1f} | {r.rss_mb:.0f} |")
     return "\n".join(out)
+
+
+def plot_steps(rows: list[StepRow], path: str, dt_ms: float = 20.0) -> None:
+    """SwarmSimX's study 1: box plots of the step time against the robot count, one panel per
+    engine and caster; each phase's median as a line; the step's deadline ``dt_ms`` dashed.
+    Boxes: quartiles; whiskers: the farthest samples within 1.5 interquartile ranges; crosses:
+    the samples beyond. Saved at ``path`` (PNG, SVG, PDF by the suffix).
+
+    Raises:
+        CoopsimError: matplotlib is missing (``pip install 'coopsim[plot]'``).
+    """
+    from .analyze import pyplot
+
+    plt = pyplot()
+    panels = list(dict.fromkeys((r.engine, r.caster) for r in rows))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.4), dpi=110,
+                             squeeze=False, sharey=True)
+    for ax, (engine, kind) in zip(axes[0], panels):
+        mine = sorted((r for r in rows if (r.engine, r.caster) == (engine, kind)),
+                      key=lambda r: r.robots)
+        pos = np.arange(1, len(mine) + 1)
+        ax.boxplot([r.samples["step"] for r in mine], positions=pos, widths=0.55,
+                   flierprops={"marker": "x", "markeredgecolor": "red", "markersize": 4},
+                   medianprops={"color": "red"})
+        for phase, style in zip(PHASES, ("s:", "^:", "o:")):
+            ax.plot(pos, [r.phase_ms[phase] for r in mine], style, markersize=4, label=phase)
+        ax.axhline(dt_ms, color="green", linestyle="--", label=f"dt = {dt_ms:g} ms")
+        ax.set_xticks(pos, [f"{r.robots:,}" for r in mine], rotation=30)
+        ax.set_yscale("log")
+        ax.set_xlabel("robots")
+        ax.set_title(f"{engine} engine, {kind} caster", fontsize=10)
+        ax.grid(alpha=0.3, which="both")
+    axes[0][0].set_ylabel("step time, ms (log)")
+    axes[0][-1].legend(fontsize=8, loc="upper left")
+    fig.suptitle("coopsim: time of one step against the number of robots (11-ray sonar each)",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -316,15 +316,31 @@ def bench() -> None:
 @click.option("--robots", "counts", default="10,100,500,1000,2000", show_default=True,
               help="Comma-separated robot counts.")
 @click.option("--steps", default=100, show_default=True, help="Timed steps per count.")
-@click.option("--engine", default="pymunk", show_default=True, help="Physics engine.")
+@click.option("--engine", default="pymunk", show_default=True,
+              help="Physics engine, or several comma-separated (one panel each).")
+@click.option("--caster", default="jit", show_default=True,
+              help="The sonar's ray caster: jit (numba; its kernels load first) or numpy, or "
+                   "both comma-separated.")
+@click.option("--plot", type=click.Path(),
+              help="Draw box plots of the step times into this image (needs matplotlib: pip "
+                   "install 'coopsim[plot]').")
 @_friendly
-def bench_step(counts: str, steps: int, engine: str) -> None:
+def bench_step(counts: str, steps: int, engine: str, caster: str, plot) -> None:
     """Step time against robot count (single robots, sonar every step, dt 0.02 s)."""
-    from .bench import bench_steps, format_table
+    from .bench import bench_steps, format_table, plot_steps
 
+    try:
+        numbers = [int(c) for c in counts.split(",")]
+    except ValueError:
+        raise CoopsimError(f"--robots takes comma-separated counts, not {counts!r}") from None
     rows = []
-    for n in (int(c) for c in counts.split(",")):
-        rows.append(bench_steps(n, steps, engine=engine))
-        click.echo(f"{n} robots: median {rows[-1].median:.2f} ms, p95 {rows[-1].p95:.2f} ms",
-                   err=True)
+    for eng in engine.split(","):
+        for kind in caster.split(","):
+            for n in numbers:
+                rows.append(bench_steps(n, steps, engine=eng, caster=kind))
+                click.echo(f"{eng}, {kind}, {n} robots: median {rows[-1].median:.2f} ms, "
+                           f"p95 {rows[-1].p95:.2f} ms", err=True)
     click.echo(format_table(rows))
+    if plot:
+        plot_steps(rows, plot)
+        click.echo(f"figure: {plot}", err=True)
