@@ -95,11 +95,11 @@ class AutoCaster:
     (same API, same distances).
 
     Args:
-        cell_size: Side of the grid cells, m.
+        cell_size: Side of the numpy caster's grid cells, m (the compiled one takes
+            :data:`coopsim.sim.jitcast.CELL_SIZE`: each is fastest at its own).
     """
 
     def __init__(self, cell_size: float = 2.0) -> None:
-        self.cell_size = cell_size
         self.numpy = RayCaster(cell_size)
         self.jit: jitcast.JitRayCaster | None = None
         self._static: tuple = (None, None, None, None)
@@ -112,7 +112,7 @@ class AutoCaster:
     def active(self):
         """The caster serving now."""
         if self.jit is None and _ready.is_set():
-            self.jit = jitcast.JitRayCaster(self.cell_size)
+            self.jit = jitcast.JitRayCaster()
             self.jit.set_static(*self._static)
         return self.jit if self.jit is not None else self.numpy
 
