@@ -31,6 +31,10 @@ GRAVITY = 9.81  # m/s^2
 FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
 WALL_THICKNESS = 1.0  # m, the invisible boundary walls just outside the floor
 ITERATIONS = 10  # solver iterations per step
+_NO_GEOMETRY = as_geometry([], [])  # no moving shapes (read-only: shared)
+for _empty in _NO_GEOMETRY:
+    _empty.flags.writeable = False
+del _empty
 _FEW = 4  # robots up to which velocities are set body by body instead of in one batch
 
 _F = batch.BodyFields
@@ -296,6 +300,8 @@ class PymunkEngine(Engine):
             self._moving = (self._version, [
                 s for s in self.space.shapes
                 if s.body.body_type == pymunk.Body.DYNAMIC and id(s.body) not in chassis])
+        if not self._moving[1]:
+            return _NO_GEOMETRY
         circles, segments = [], []
         for shape in self._moving[1]:
             _shape_geometry(shape, circles, segments)

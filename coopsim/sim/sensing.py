@@ -33,7 +33,9 @@ class Geometry:
         self.circles, self.circle_group = circles, circle_group
         self.segments, self.segment_group = segments, segment_group
         self.pose, self.radius, self.group = pose, radius, group
-        self.heading = np.column_stack((np.cos(pose[:, 2]), np.sin(pose[:, 2])))
+        self.heading = np.empty((len(pose), 2))  # cheaper than column_stack for a few
+        np.cos(pose[:, 2], out=self.heading[:, 0])
+        np.sin(pose[:, 2], out=self.heading[:, 1])
         self._moving = None  # the moving shapes as the compiled caster takes them
 
     def cast(self, origins, directions, max_range, ray_group=None) -> np.ndarray:
@@ -108,12 +110,14 @@ class ParamTable:
     """Per-robot parameter arrays for every module, rebuilt when the layout or a value changes.
 
     Attributes:
+        modules: (label, module class) of every registered module.
         rows: Module label -> indices of the robots carrying it.
         values: Module label -> parameter name -> values aligned with ``rows``.
     """
 
     def __init__(self) -> None:
         self.key: tuple[int, int] = (-1, -1)
+        self.modules: list = []
         self.rows: dict[str, np.ndarray] = {}
         self.values: dict[str, dict[str, np.ndarray]] = {}
 
@@ -123,7 +127,8 @@ class ParamTable:
         if key == self.key:
             return
         self.rows, self.values = {}, {}
-        for label, module in MODULES.items():
+        self.modules = list(MODULES.items())  # (label, module), as of this layout
+        for label, module in self.modules:
             carriers = [(i, r.modules[label]) for i, r in enumerate(world.robots)
                         if label in r.modules]
             self.rows[label] = np.array([i for i, _ in carriers], dtype=np.int64)
@@ -179,7 +184,7 @@ class Sensors:
         self._remap(world, len(world.targets))
         readings = {}
         everyone = len(world.robots)
-        for label, module in MODULES.items():
+        for label, module in params.modules:
             rows, prev = params.rows[label], self.prev[label]
             if len(rows) == everyone > 0:  # the usual case: no gather, no scatter
                 readings[label] = module.measure(frame, rows, params.values[label], prev, rng)
@@ -214,9 +219,12 @@ class Sensors:
                                      dtype=float).reshape(-1, 2)
             self._static_version = world.layout_version
         mc, mcg, ms, msg = world.engine.moving_geometry()
-        robots = np.column_stack((pose[:, :2], radius))
-        return Geometry(self.caster, np.concatenate((mc, robots)),
-                        np.concatenate((mcg, group)), ms, msg, pose, radius, group)
+        circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]
+        circles[:, :2], circles[:, 2] = pose[:, :2], radius
+        circle_group = group
+        if len(mc):  # movable objects and parts
+            circles, circle_group = np.concatenate((mc, circles)), np.concatenate((mcg, group))
+        return Geometry(self.caster, circles, circle_group, ms, msg, pose, radius, group)
 
     def _remap(self, world, n_targets: int) -> None:
         """Carry previous readings over a layout change, matched by robot name."""

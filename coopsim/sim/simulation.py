@@ -189,19 +189,24 @@ class Simulation:
         world = self.world
         key = (world.layout_version, len(world.targets))
         if self._layout[0] != key:  # names, fields and shapes change only with the layout
+            handles = [h for _, h in world.objects.values()]
+            still = all(spec.static for spec, _ in world.objects.values())
             self._layout = (key, {k: m.field_names(key[1]) for k, m in MODULES.items()},
                             tuple(world.objects), tuple(p.name for p in world.parts),
-                            tuple(world.targets), [h for _, h in world.objects.values()],
+                            tuple(world.targets),
+                            # static objects never move: their poses are read once
+                            frozen(world.engine.poses(handles)) if still else handles,
                             [p.handle for p in world.parts])
-        _, fields, objects, parts, targets, object_handles, part_handles = self._layout
+        _, fields, objects, parts, targets, object_poses, part_handles = self._layout
         engine = world.engine
+        if isinstance(object_poses, list):
+            object_poses = frozen(engine.poses(object_poses))
         return Snapshot(
             step=self.step, time=self.time, robots=self.robots.names,
             poses=frozen(frame.pose.copy()), velocities=frozen(frame.velocity.copy()),
             commands={k: frozen(v.copy()) for k, v in self.commands.items()},
             readings={k: frozen(v) for k, v in readings.items()},
-            fields=fields, objects=objects,
-            object_poses=frozen(engine.poses(object_handles) if object_handles else _NO_POSES),
+            fields=fields, objects=objects, object_poses=object_poses,
             parts=parts,
             part_poses=frozen(engine.poses(part_handles) if part_handles else _NO_POSES),
             targets=targets, layout_version=world.layout_version,

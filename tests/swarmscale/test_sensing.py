@@ -145,6 +145,7 @@ def test_simulation_is_the_same_with_either_caster_and_pymunk_agrees(n):
 
 
 def test_auto_caster_serves_numpy_then_compiled(monkeypatch):
+    assert casters.wait_ready(600)  # no warm-up still running to set the event patched in
     auto = casters.AutoCaster()
     monkeypatch.setattr(casters, "_ready", type(casters._ready)())  # not ready (yet)
     auto.set_static(None, np.array([[-1.0, -1.0, 1.0, -1.0]]))

@@ -65,8 +65,14 @@ class Motors(Module):
     @classmethod
     def wheel_speeds(cls, frame, rows) -> np.ndarray:
         """(len(rows), 2) actual left, right wheel speeds from the chassis' motion, m/s."""
-        yaw, vel = frame.pose[rows, 2], frame.velocity[rows]
-        forward = vel[:, 0] * np.cos(yaw) + vel[:, 1] * np.sin(yaw)
+        vel = frame.velocity[rows]
+        heading = getattr(frame.geometry, "heading", None)  # cos, sin of the yaws, if made
+        if heading is None:
+            yaw = frame.pose[rows, 2]
+            cos, sin = np.cos(yaw), np.sin(yaw)
+        else:
+            cos, sin = heading[rows, 0], heading[rows, 1]
+        forward = vel[:, 0] * cos + vel[:, 1] * sin
         half_turn = vel[:, 2] * frame.axle[rows] / 2
         out = np.empty((len(forward), 2))  # column_stack costs more than the arithmetic here
         np.subtract(forward, half_turn, out=out[:, 0])
