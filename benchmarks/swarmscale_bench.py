@@ -9,8 +9,12 @@ machine spoils a block, not a ratio.
    sensing phase with the compiled caster against the numpy caster (two simulations of the same
    world, alternating); goal >= 8x. Resident memory; goal < 1 GB.
 3. kinematic, 100,000 robots: p50 and p95 reported.
+4. 1,000 ``holonomic`` robots with the batch ``tracking`` driver, pymunk, 11-ray sonar each,
+   stepped in real time at 50 Hz for ``--realtime-seconds``: the share of missed deadlines
+   (goal < 1 %) and the real-time factor.
 
 Usage: python benchmarks/swarmscale_bench.py [--blocks 8] [--per-block 5] [--skip-100k]
+       [--realtime-seconds 20] [--only-realtime]
 """
 
 from __future__ import annotations
@@ -114,15 +118,42 @@ def big(per: int) -> None:
           f"{pct(whole, 95):.1f} ms | reported (RSS {rss_mib():.0f} MiB) |", flush=True)
 
 
+def realtime_goal(seconds: float) -> None:
+    import dataclasses
+    import math
+
+    from coopsim.model.specs import DriverSetting, FloorSpec, RobotSpec, WorldSpec
+
+    side = math.ceil(math.sqrt(1000))
+    drive = DriverSetting("tracking", (("shape", "eight"), ("size", 2.0), ("period", 12.0)))
+    robots = tuple(RobotSpec("holonomic", f"q{k}", (-3 * side + 6.0 * (k % side) + 3,
+                                                    -3 * side + 6.0 * (k // side) + 3, 0.0),
+                             drivers=(drive,)) for k in range(1000))
+    spec = dataclasses.replace(swarm_scenario(1), robots=robots,
+                               world=WorldSpec(FloorSpec(6.0 * side + 6, 6.0 * side + 6)))
+    st = Stepper(Simulation(spec, caster=JitRayCaster()), mode="realtime")
+    st.run(duration=seconds)
+    stats = st.stats()
+    share = stats.missed / max(1, stats.steps)
+    print(f"| 1,000 tracking robots, pymunk, realtime 50 Hz, {seconds:g} s: missed deadlines | "
+          f"{stats.missed} of {stats.steps} = {share:.2%} (real-time factor {stats.rtf:.3f}) | "
+          f"< 1 %: {'met' if share < 0.01 else 'missed'} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blocks", type=int, default=8)
     parser.add_argument("--per-block", type=int, default=5)
     parser.add_argument("--skip-100k", action="store_true")
+    parser.add_argument("--realtime-seconds", type=float, default=20.0)
+    parser.add_argument("--only-realtime", action="store_true")
     args = parser.parse_args()
     if not casters.wait_ready(600):
         raise SystemExit("the compiled caster did not load (numba missing?)")
     print("| measurement | figure | goal |\n|---|---:|---|")
+    realtime_goal(args.realtime_seconds)
+    if args.only_realtime:
+        return
     pymunk_goal(args.blocks, args.per_block)
     kinematic_goal(args.blocks, args.per_block)
     if not args.skip_100k:

@@ -109,8 +109,11 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
     With the GUI (the default when there is a display) a viewer window is started as a child
     process: closing it ends the run; if it crashes, the run goes on.
     """
+    from ..sim.casters import start_warmup
     from .run import Run, RunOptions, load_scenario_or_world
     from .console import run_headless, run_with_viewer
+
+    start_warmup()  # the compiled sensing loads while the run is set up (sim/casters.py)
 
     scenario = load_scenario_or_world(file)
     options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,

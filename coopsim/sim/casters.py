@@ -57,6 +57,7 @@ def _warm() -> None:
         return
     _took[0] = time.perf_counter() - start
     _ready.set()
+    log.info("the compiled ray caster is ready (loaded in %.2f s)", _took[0])
 
 
 def start_warmup() -> None:

@@ -24,6 +24,7 @@ a call is refused.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from concurrent.futures import Future
@@ -340,6 +341,10 @@ class Stepper:
         if threading.current_thread() is not self._thread:
             self._stop.clear()  # a direct call after an earlier stop() runs again
         self._looping, self._closed = True, False
+        # The world built so far lives as long as the run: out of the cyclic collector's way.
+        # A full collection over 1,000 robots' bodies took 50 ms, over two 50 Hz periods;
+        # frozen, 4 ms (docs/performance.md).
+        gc.freeze()
         self._started_wall = self._last_step_wall = self.clock.now()
         self._reanchor()
         self.waiter.acquire()  # first the network's serving, then the World (the hub's order)
