@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from .jitgrid import (BASE, CS, H, INV, NX, NY, PAD, W, X0, Y0, _REL, _jit, _span, build,
-                      combine)
+                      circle_hit, combine, segment_hit)
 from ..model.threads import MIN_THREADS, thread_count
 from .raycast import RayCaster, _array, _groups, _warm_allocator
 
@@ -54,38 +54,10 @@ except ImportError:  # numba missing: the numpy caster serves
 # Grid cell side, m: about 0.7 x the sonar's rays (2.2 m). Measured on the 11,000-robot swarm's
 # sonar (benchmarks/jitcast_bench.py geometry): 1.5 m 6.0 ms, 1 m 7.6 ms, 2 m 8.7 ms, 3 m 9.0 ms.
 CELL_SIZE = 1.5
+GATHER = True  # fans: every robot's rays against the shapes around it (jitfan.py), not walks
 _ALL_PAIRS = 16384  # fan casts with up to this many (ray, shape) pairs test them all
 _PARALLEL_MIN = 4096 if thread_count() >= MIN_THREADS else 1 << 62
 _CHUNK = 512  # rows (robots or rays) a thread takes at a time: as fast as a static split
-
-
-@_jit()
-def _circle_hit(ox, oy, dx, dy, mr, cx, cy, r):
-    """Distance (m) at which the ray from (ox, oy) along unit (dx, dy), of length ``mr``,
-    enters circle (cx, cy, r), 0 from strictly inside; inf for no hit. World frame, m.
-    raycast._hit_circles for one pair. Branch-free (bitwise & and |, a select): whether a
-    candidate is hit is unpredictable, and a mispredicted branch costs more than the sqrt."""
-    mx, my = ox - cx, oy - cy
-    b = mx * dx + my * dy  # -t of the closest approach
-    h = mx * dy - my * dx  # distance from the centre to the ray's line
-    disc = (r - h) * (r + h)
-    enter = -b - math.sqrt(max(disc, 0.0))
-    inside = mx * mx + my * my < r * r  # strictly: starting on the edge going out is no hit
-    ok = ((disc >= 0.0) & (enter >= 0.0) | inside) & (enter <= mr)
-    return max(enter, 0.0) if ok else math.inf
-
-
-@_jit()
-def _segment_hit(ox, oy, dx, dy, mr, x1, y1, ex, ey):
-    """As :func:`_circle_hit` for the segment from (x1, y1) to (x1 + ex, y1 + ey)."""
-    wx, wy = x1 - ox, y1 - oy
-    den = dx * ey - dy * ex
-    if den == 0.0:  # parallel or zero-length: a miss
-        return math.inf
-    t, u = (wx * ey - wy * ex) / den, (wx * dy - wy * dx) / den  # along the ray, the segment
-    if t >= 0.0 and t <= mr and u >= 0.0 and u <= 1.0:
-        return t
-    return math.inf
 
 
 @_jit()
@@ -125,11 +97,11 @@ def _test_cell(grids, cell, ox, oy, dx, dy, mr, rg, best):
     arrays); a ray of non-zero group ``rg`` skips the shapes of that group."""
     _, cstart, cdata, cgroup, sstart, sdata, sgroup = grids
     for e in range(cstart[cell], cstart[cell + 1]):
-        hit = _circle_hit(ox, oy, dx, dy, mr, cdata[e, 0], cdata[e, 1], cdata[e, 2])
+        hit = circle_hit(ox, oy, dx, dy, mr, cdata[e, 0], cdata[e, 1], cdata[e, 2])
         best = min(best, hit if (rg == 0) | (cgroup[e] != rg) else best)  # no branch
     for e in range(sstart[cell], sstart[cell + 1]):
         if rg == 0 or sgroup[e] != rg:
-            best = min(best, _segment_hit(ox, oy, dx, dy, mr, sdata[e, 0], sdata[e, 1],
+            best = min(best, segment_hit(ox, oy, dx, dy, mr, sdata[e, 0], sdata[e, 1],
                                           sdata[e, 2], sdata[e, 3]))
     return best
 
@@ -236,11 +208,11 @@ def _fan_all_pairs(o, d, angles, reach, edge, rg, circles, cgroup, segments, sgr
             best = mr
             for e in range(len(circles)):
                 if g == 0 or cgroup[e] != g:
-                    best = min(best, _circle_hit(o[n, 0], o[n, 1], dx, dy, mr, circles[e, 0],
+                    best = min(best, circle_hit(o[n, 0], o[n, 1], dx, dy, mr, circles[e, 0],
                                                  circles[e, 1], circles[e, 2]))
             for e in range(len(segments)):
                 if g == 0 or sgroup[e] != g:
-                    best = min(best, _segment_hit(o[n, 0], o[n, 1], dx, dy, mr,
+                    best = min(best, segment_hit(o[n, 0], o[n, 1], dx, dy, mr,
                                                   segments[e, 0], segments[e, 1],
                                                   segments[e, 2], segments[e, 3]))
             out[n, k] = rn if best >= mr else best - en
@@ -389,7 +361,8 @@ class JitRayCaster:
     def _run(self, o, d, fan, angles, reach, edge, rg, moving, k) -> np.ndarray:
         """Bins the ``moving`` shapes (circles, segments, their groups) on the static grid's
         geometry if they fit (robots within static walls: one grid to walk), merges the two
-        grids, runs :func:`_rows` (see :func:`_row`); returns (N, k) distances, m."""
+        grids, runs :func:`_rows` (see :func:`_row`), or for a ``fan``
+        :func:`coopsim.sim.jitfan.fan_gather` (the same distances); returns (N, k), m."""
         grids = combine(self._static, _grid(moving if fan else _shapes(*moving),
                                             self.cell_size, self._static[0][0]))
         out = np.empty((len(o), k))
@@ -400,7 +373,12 @@ class JitRayCaster:
         numba.set_num_threads(threads if many else 1)
         chunk = numba.set_parallel_chunksize(_CHUNK)
         try:
-            _rows(o, d, fan, angles, reach, edge, rg, grids, out)
+            if fan and GATHER:
+                from .jitfan import fan_gather  # it builds on this module's kernels
+
+                fan_gather(o, d, angles, reach, edge, rg, grids, out)
+            else:
+                _rows(o, d, fan, angles, reach, edge, rg, grids, out)
         finally:
             numba.set_num_threads(threads)
             numba.set_parallel_chunksize(chunk)

@@ -49,6 +49,35 @@ def _jit(parallel: bool = False, inline: bool = False):
                       inline="always" if inline else "never")
 
 
+@_jit()
+def circle_hit(ox, oy, dx, dy, mr, cx, cy, r):
+    """Distance (m) at which the ray from (ox, oy) along unit (dx, dy), of length ``mr``,
+    enters circle (cx, cy, r), 0 from strictly inside; inf for no hit. World frame, m.
+    raycast._hit_circles for one pair. Branch-free (bitwise & and |, a select): whether a
+    candidate is hit is unpredictable, and a mispredicted branch costs more than the sqrt."""
+    mx, my = ox - cx, oy - cy
+    b = mx * dx + my * dy  # -t of the closest approach
+    h = mx * dy - my * dx  # distance from the centre to the ray's line
+    disc = (r - h) * (r + h)
+    enter = -b - math.sqrt(max(disc, 0.0))
+    inside = mx * mx + my * my < r * r  # strictly: starting on the edge going out is no hit
+    ok = ((disc >= 0.0) & (enter >= 0.0) | inside) & (enter <= mr)
+    return max(enter, 0.0) if ok else math.inf
+
+
+@_jit()
+def segment_hit(ox, oy, dx, dy, mr, x1, y1, ex, ey):
+    """As :func:`circle_hit` for the segment from (x1, y1) to (x1 + ex, y1 + ey)."""
+    wx, wy = x1 - ox, y1 - oy
+    den = dx * ey - dy * ex
+    if den == 0.0:  # parallel or zero-length: a miss
+        return math.inf
+    t, u = (wx * ey - wy * ex) / den, (wx * dy - wy * dx) / den  # along the ray, the segment
+    if t >= 0.0 and t <= mr and u >= 0.0 and u <= 1.0:
+        return t
+    return math.inf
+
+
 @_jit(inline=True)
 def _span(a, b, s, inv, n):
     """First and last index (clipped to 0 .. n - 1) of the cells of side 1 / ``inv`` covering
