@@ -103,11 +103,7 @@ def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
     """Median and p95 step time for ``n`` robots, with a per-phase breakdown (median ms) and
     every sample."""
     sim = Simulation(swarm_scenario(n, seed), engine=engine, caster=make_caster(caster))
-    stepper = Stepper(sim, mode="lockstep")
-    rng = np.random.default_rng(seed)
-    names = sim.snapshot.robots
-    for name, wheels in zip(names, rng.uniform(0.1, 0.5, (n, 2))):
-        stepper.slots.put(name, "motors", tuple(wheels), attach=False)
+    stepper = _driving(sim, "lockstep", seed)
     for _ in range(warmup):
         stepper.tick()
     samples = {"step": [], **{k: [] for k in PHASES}}
@@ -128,6 +124,83 @@ def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
     return StepRow(n, statistics.median(ms), ms[min(len(ms) - 1, int(0.95 * len(ms)))],
                    {k: statistics.median(samples[k]) for k in PHASES},
                    sim.world.engine.label, caster, samples, rss_mib())
+
+
+def _driving(sim: Simulation, mode: str, seed: int) -> Stepper:
+    """A stepper of ``sim`` whose robots all hold a random motor command (0.1-0.5 rad/s)."""
+    stepper = Stepper(sim, mode=mode)
+    rng = np.random.default_rng(seed)
+    names = sim.snapshot.robots
+    for name, wheels in zip(names, rng.uniform(0.1, 0.5, (len(names), 2))):
+        stepper.slots.put(name, "motors", tuple(wheels), attach=False)
+    return stepper
+
+
+@dataclass(frozen=True)
+class RealtimeRow:
+    """One realtime run of the step benchmark's world (``coopsim bench realtime``).
+
+    Attributes:
+        robots, engine, caster: As :class:`StepRow`. seconds: Sim time run, s.
+        steps: Steps taken. missed: Of them, those that started after their deadline.
+        rtf: Sim seconds per wall second over the whole run (1 = real time).
+        step_ms: The step's own time (p50, p95, p99), ms. rss_mb: Resident memory after, MiB.
+    """
+
+    robots: int
+    engine: str
+    caster: str
+    seconds: float
+    steps: int
+    missed: int
+    rtf: float
+    step_ms: tuple[float, float, float]
+    rss_mb: float
+
+    @property
+    def missed_share(self) -> float:
+        """Share of the steps that missed their deadline."""
+        return self.missed / self.steps if self.steps else 0.0
+
+
+def bench_realtime(n: int, seconds: float = 20.0, engine: str | None = None,
+                   caster: str = "jit", seed: int = 0, warmup: int = 5) -> RealtimeRow:
+    """Run ``n`` driving robots with sonar (the step benchmark's world, dt 0.02 s) in real time
+    for ``seconds`` of sim time, paced by the stepper's own realtime loop, after ``warmup``
+    unpaced steps (the first builds the static grids); every paced step counts."""
+    sim = Simulation(swarm_scenario(n, seed), engine=engine, caster=make_caster(caster))
+    stepper = _driving(sim, "realtime", seed)
+    for _ in range(warmup):
+        stepper.tick()
+    times, tick = [], stepper.tick
+
+    def timed_tick():
+        t0 = time.perf_counter()
+        snapshot = tick()
+        times.append((time.perf_counter() - t0) * 1e3)
+        return snapshot
+
+    stepper.tick = timed_tick  # the loop's _guarded_tick calls self.tick()
+    start_step, start_time, t0 = sim.snapshot.step, sim.snapshot.time, time.perf_counter()
+    stepper.run(duration=start_time + seconds)
+    wall, snap = time.perf_counter() - t0, stepper.snapshot
+    p = np.percentile(times, (50, 95, 99)) if times else (0.0, 0.0, 0.0)
+    return RealtimeRow(n, sim.world.engine.label, caster, snap.time - start_time,
+                       snap.step - start_step, stepper.missed, (snap.time - start_time) / wall,
+                       tuple(float(v) for v in p), rss_mib())
+
+
+def format_realtime(rows: list[RealtimeRow]) -> str:
+    """Markdown table of realtime runs."""
+    out = ["| engine | caster | robots | sim s | steps | missed | missed % | x real time "
+           "| step p50 ms | p95 | p99 | RSS MiB |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        p50, p95, p99 = r.step_ms
+        out.append(f"| {r.engine} | {r.caster} | {r.robots} | {r.seconds:.1f} | {r.steps} | "
+                   f"{r.missed} | {100 * r.missed_share:.2f} | {r.rtf:.3f} | {p50:.2f} | "
+                   f"{p95:.2f} | {p99:.2f} | {r.rss_mb:.0f} |")
+    return "\n".join(out)
 
 
 def rss_mib() -> float:

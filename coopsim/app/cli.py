@@ -332,11 +332,7 @@ def bench_step(counts: str, steps: int, engine: str, caster: str, plot) -> None:
     """Step time against robot count (single robots, sonar every step, dt 0.02 s)."""
     from .bench import bench_steps, format_table, plot_steps
 
-    try:
-        numbers = [int(c) for c in counts.split(",")]
-    except ValueError:
-        raise CoopsimError(f"--robots takes comma-separated counts, not {counts!r}") from None
-    rows = []
+    numbers, rows = _counts(counts), []
     for eng in engine.split(","):
         for kind in caster.split(","):
             for n in numbers:
@@ -347,3 +343,35 @@ def bench_step(counts: str, steps: int, engine: str, caster: str, plot) -> None:
     if plot:
         plot_steps(rows, plot)
         click.echo(f"figure: {plot}", err=True)
+
+
+def _counts(counts: str) -> list[int]:
+    """The robot counts of a bench's --robots."""
+    try:
+        return [int(c) for c in counts.split(",")]
+    except ValueError:
+        raise CoopsimError(f"--robots takes comma-separated counts, not {counts!r}") from None
+
+
+@bench.command("realtime")
+@click.option("--robots", "counts", default="10000", show_default=True,
+              help="Comma-separated robot counts (one run each).")
+@click.option("--seconds", default=20.0, show_default=True, type=click.FloatRange(min=0.02),
+              help="Sim time each run lasts, s (as much wall time when real time holds).")
+@click.option("--engine", default="kinematic", show_default=True,
+              help="Physics engine, or several comma-separated.")
+@click.option("--caster", default="jit", show_default=True,
+              help="The sonar's ray caster: jit or numpy, or both comma-separated.")
+@_friendly
+def bench_realtime(counts: str, seconds: float, engine: str, caster: str) -> None:
+    """The step benchmark's world run in real time: missed deadlines and real-time factor."""
+    from .bench import bench_realtime as run, format_realtime
+
+    rows = []
+    for eng in engine.split(","):
+        for kind in caster.split(","):
+            for n in _counts(counts):
+                rows.append(run(n, seconds, engine=eng, caster=kind))
+                click.echo(f"{eng}, {kind}, {n} robots: {rows[-1].missed_share:.2%} missed, "
+                           f"{rows[-1].rtf:.3f}x real time", err=True)
+    click.echo(format_realtime(rows))

@@ -35,3 +35,20 @@ def test_bench_step_bad_input_is_one_line_and_exit_2():
     assert out.returncode == 2 and "--robots takes comma-separated counts" in out.stderr
     out = coopsim("bench", "step", "--robots", "3", "--caster", "gpu")
     assert out.returncode == 2 and "caster must be jit or numpy, not 'gpu'" in out.stderr
+
+
+def test_bench_realtime_counts_paced_steps_and_deadlines():
+    out = coopsim("bench", "realtime", "--robots", "2,30", "--seconds", "0.4", "--engine",
+                  "kinematic", "--caster", "numpy")
+    assert out.returncode == 0, out.stderr
+    rows = [line.strip("| ").split(" | ") for line in out.stdout.splitlines()
+            if line.startswith("| kinematic")]
+    assert [r[:3] for r in rows] == [["kinematic", "numpy", "2"], ["kinematic", "numpy", "30"]]
+    for row in rows:
+        seconds, steps, missed = float(row[3]), int(row[4]), int(row[5])
+        rtf, p50, p99 = float(row[7]), float(row[8]), float(row[10])
+        assert abs(seconds - 0.4) < 1e-6 and steps == 20 and 0 <= missed <= steps
+        assert 0.1 < rtf < 1.05  # paced: never much faster than the wall clock
+        assert 0 < p50 <= p99 < 400
+    out = coopsim("bench", "realtime", "--robots", "x")
+    assert out.returncode == 2 and "--robots takes comma-separated counts" in out.stderr
