@@ -162,7 +162,8 @@ def test_warmup_loads_the_kernels():
     assert casters.ready() and casters.warmup_seconds() > 0
 
 
-@pytest.mark.parametrize("case", ["long_rays", "outside_static", "moving_segments", "dense"])
+@pytest.mark.parametrize("case", ["long_rays", "outside_static", "moving_segments", "dense",
+                                  "all_round"])
 def test_fan_gather_equals_the_walk_and_numpy(case, monkeypatch):
     """The fan kernel (each robot's rays against the shapes around it) against the per-ray
     walk and the numpy caster: the same bits, in the cases that take its other branches."""
@@ -170,8 +171,10 @@ def test_fan_gather_equals_the_walk_and_numpy(case, monkeypatch):
     n, side, cell = 300, 30.0, jitcast.CELL_SIZE
     poses, radius, groups, static_c, static_s = _scene(rng, n, side)
     reach = rng.uniform(0.5, 3.0, n)
-    moving_s = None
-    if case == "long_rays":  # reach over many cells: those robots' rays are walked
+    moving_s, angles = None, ANGLES
+    if case == "all_round":  # rays behind the robot too: no circle behind it may be dropped
+        angles = np.linspace(-math.pi, math.pi, 13)[:-1]
+    elif case == "long_rays":  # reach over many cells: those robots' rays are walked
         reach[::3], cell = 9.0, 0.3
     elif case == "outside_static":  # robots beyond the static grid: two grids
         poses[:, :2] += 25.0
@@ -185,11 +188,11 @@ def test_fan_gather_equals_the_walk_and_numpy(case, monkeypatch):
         monkeypatch.setattr(jitcast, "GATHER", gather)
         caster = JitRayCaster(cell)
         caster.set_static(static_c, static_s)
-        out.append(sonar_distances(caster, poses, radius, ANGLES, reach, groups, robots, groups,
+        out.append(sonar_distances(caster, poses, radius, angles, reach, groups, robots, groups,
                                    moving_s, None))
     caster = RayCaster()
     caster.set_static(static_c, static_s)
-    out.append(sonar_distances(caster, poses, radius, ANGLES, reach, groups, robots, groups,
+    out.append(sonar_distances(caster, poses, radius, angles, reach, groups, robots, groups,
                                moving_s, None))
     assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
     assert (out[0] < reach[:, None]).mean() > 0.05  # the fans do hit things
