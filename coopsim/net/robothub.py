@@ -356,4 +356,4 @@ def _decoded(frame: bytes) -> Message:
     try:
         return Message.from_wire(frame)
     except ProtocolError as exc:
-        return Message(exc.code, exc.text, -1)
+        return p.error_reply(exc)

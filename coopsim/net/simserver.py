@@ -20,6 +20,7 @@ from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
+from ..model.snapshot import rule_metrics, wrapped_poses
 from ..sim.describe import posed_layout
 from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec,
                            check_dt)
@@ -43,8 +44,10 @@ class SimServer(Server):
     """
 
     def __init__(self, ctx: zmq.Context, stepper, on_layout: Callable[[], None] = lambda: None,
-                 bind: str = "127.0.0.1", recording=None) -> None:
-        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind)
+                 bind: str = "127.0.0.1", recording=None, advertise: str | None = None,
+                 configure: Callable | None = None) -> None:
+        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind, advertise=advertise,
+                         configure=configure)
         self.stepper = stepper
         self.on_layout = on_layout
         self.recording = recording
@@ -132,6 +135,9 @@ class SimServer(Server):
         return self._status(msg)
 
     def _detach(self, msg: Message) -> Message:
+        if msg.text not in self.stepper.snapshot.robots:  # error 5, as set_param (25) answers
+            raise ProtocolError(p.UNKNOWN_NAME, f"no robot named {msg.text!r}; command 10 lists "
+                                                "the robots")
         was = self.stepper.slots.detach(msg.text)
         return msg.reply("detached" if was else "was not attached", params=(int(was),))
 
@@ -156,7 +162,8 @@ class SimServer(Server):
                        waiting_for=list(st.waiting), stalled=st.stalled,
                        recording=self.recording.recording_path if self.recording else "",
                        attached=list(st.attached), seed=self.stepper.sim.seed,
-                       scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules))
+                       scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules),
+                       metrics=[n for n, _ in rule_metrics(snap.rules)])
         return msg.reply(join_json(body, figures), params=(snap.step, snap.layout_version))
 
     def _posed_json(self) -> tuple:
@@ -275,13 +282,13 @@ def join_json(body: str, more: dict) -> str:
 def list_robots(msg: Message, snap) -> Message:
     """Reply to list_robots (10) from a snapshot; the replay's /sim answers with it too."""
     return msg.reply("\n".join(snap.robots), params=(len(snap.robots),),
-                     data=snap.poses.ravel().tolist())
+                     data=wrapped_poses(snap.poses).ravel().tolist())
 
 
 def list_objects(msg: Message, snap) -> Message:
     """Reply to list_objects (11) from a snapshot."""
     return msg.reply("\n".join(snap.objects), params=(len(snap.objects),),
-                     data=snap.object_poses.ravel().tolist())
+                     data=wrapped_poses(snap.object_poses).ravel().tolist())
 
 
 def list_targets(msg: Message, snap) -> Message:

@@ -326,7 +326,10 @@ class Stepper:
         self._stop.set()
         self._wake_all()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+            try:
+                self._thread.join(timeout)
+            except RuntimeError:  # Ctrl-C or SIGTERM landed inside start(): the thread had not
+                pass  # said it started; it sees the stop flag as soon as it runs
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for the loop thread to end by itself (duration or step limit reached)."""

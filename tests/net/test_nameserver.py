@@ -126,7 +126,7 @@ def test_unknown_command(peer):
 
 
 def test_bad_messages_get_a_reply(peer):
-    for frame in (b"", b"\xc1", msgpack.packb([0, "", 1]), msgpack.packb([0, 1, 1, [], []]),
+    for frame in (b"", b"\xc1", msgpack.packb([0, "", 1]), msgpack.packb([0, 1, "1", [], []]),
                   msgpack.packb({"command": 1}), b"\xff" * 100):
         error, text, command, params, data = peer.raw(frame)
         assert (error, command, params, data) == (p.BAD_MESSAGE, -1, [], []), text

@@ -52,7 +52,13 @@ def _frame(run):
         assert sub.poll(5000), "no state frame"
         sub.recv()  # possibly from before the window filled
         assert sub.poll(5000), "no state frame"
-        return decode_state(Message.from_wire(sub.recv()))
+        msg = Message.from_wire(sub.recv())
+        frame = decode_state(msg)
+        # on the wire (docs/protocol.md): [..., n_columns, n_metrics, late_permille,
+        # recent_rtf_permille]
+        assert len(msg.params) == 12 and msg.params[9] == len(frame.metrics) == 0
+        assert msg.params[10:] == (round(frame.late * 1000), round(frame.recent_rtf * 1000))
+        return frame
     finally:
         sub.close(0)
 
@@ -67,10 +73,11 @@ def test_late_steps_break_real_time_everywhere():
     assert state["broken"] and state["late"] > 0.5
     assert 0.1 < state["rtf"] < 0.8
     assert frame.late > RT_BREAK and 0.1 < frame.recent_rtf < 0.8
-    from coopsim.viewer.hud import status_line  # the status bar's item
+    from coopsim.viewer.hud import status_parts  # the status bar's items
 
-    line = status_line(SimpleNamespace(connected=True, frame=frame, nameserver="ns"))
-    assert "REAL TIME BROKEN" in line and f"{frame.recent_rtf:.2f}x" in line
+    parts = status_parts(SimpleNamespace(connected=True, frame=frame, nameserver="ns"))
+    broken = [text for text, kind in parts if "REAL TIME BROKEN" in text]
+    assert len(broken) == 1 and f"{frame.recent_rtf:.2f}x" in broken[0]
 
 
 def test_steps_on_time_hold_real_time():
@@ -81,10 +88,10 @@ def test_steps_on_time_hold_real_time():
         frame = _frame(run)
     assert not state["broken"] and state["late"] <= RT_BREAK
     assert state["rtf"] == pytest.approx(1.0, abs=0.2)
-    from coopsim.viewer.hud import status_line
+    from coopsim.viewer.hud import status_parts, status_text
 
-    assert "BROKEN" not in status_line(SimpleNamespace(connected=True, frame=frame,
-                                                       nameserver="ns"))
+    assert "BROKEN" not in status_text(status_parts(SimpleNamespace(connected=True, frame=frame,
+                                                                    nameserver="ns")))
 
 
 def test_lockstep_reports_no_real_time_figures():
