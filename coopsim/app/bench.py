@@ -83,6 +83,20 @@ def swarm_scenario(n: int, seed: int = 0, dt: float = 0.02) -> ScenarioSpec:
                         name=f"swarm{n}")
 
 
+def cases(engines: str, casters_: str, counts: str) -> list[tuple[str, str, int]]:
+    """(engine, caster, robot count) of every run a bench's comma-separated ``--engine``,
+    ``--caster`` and ``--robots`` ask for, engine by engine.
+
+    Raises:
+        CoopsimError: a count that is not an integer.
+    """
+    try:
+        numbers = [int(c) for c in counts.split(",")]
+    except ValueError:
+        raise CoopsimError(f"--robots takes comma-separated counts, not {counts!r}") from None
+    return [(e, k, n) for e in engines.split(",") for k in casters_.split(",") for n in numbers]
+
+
 def make_caster(kind: str):
     """The sonar's caster for a benchmark: ``jit`` (its kernels loaded first) or ``numpy``.
 

@@ -465,27 +465,17 @@ def bench() -> None:
 @_friendly
 def bench_step(counts: str, steps: int, engine: str, caster: str, plot) -> None:
     """Step time against robot count (single robots, sonar every step, dt 0.02 s)."""
-    from .bench import bench_steps, format_table, plot_steps
+    from .bench import bench_steps, cases, format_table, plot_steps
 
-    numbers, rows = _counts(counts), []
-    for eng in engine.split(","):
-        for kind in caster.split(","):
-            for n in numbers:
-                rows.append(bench_steps(n, steps, engine=eng, caster=kind))
-                click.echo(f"{eng}, {kind}, {n} robots: median {rows[-1].median:.2f} ms, "
-                           f"p95 {rows[-1].p95:.2f} ms", err=True)
+    rows = []
+    for eng, kind, n in cases(engine, caster, counts):
+        rows.append(bench_steps(n, steps, engine=eng, caster=kind))
+        click.echo(f"{eng}, {kind}, {n} robots: median {rows[-1].median:.2f} ms, "
+                   f"p95 {rows[-1].p95:.2f} ms", err=True)
     click.echo(format_table(rows))
     if plot:
         plot_steps(rows, plot)
         click.echo(f"figure: {plot}", err=True)
-
-
-def _counts(counts: str) -> list[int]:
-    """The robot counts of a bench's --robots."""
-    try:
-        return [int(c) for c in counts.split(",")]
-    except ValueError:
-        raise CoopsimError(f"--robots takes comma-separated counts, not {counts!r}") from None
 
 
 @bench.command("realtime")
@@ -500,13 +490,11 @@ def _counts(counts: str) -> list[int]:
 @_friendly
 def bench_realtime(counts: str, seconds: float, engine: str, caster: str) -> None:
     """The step benchmark's world run in real time: missed deadlines and real-time factor."""
-    from .bench import bench_realtime as run, format_realtime
+    from .bench import bench_realtime as run, cases, format_realtime
 
     rows = []
-    for eng in engine.split(","):
-        for kind in caster.split(","):
-            for n in _counts(counts):
-                rows.append(run(n, seconds, engine=eng, caster=kind))
-                click.echo(f"{eng}, {kind}, {n} robots: {rows[-1].missed_share:.2%} missed, "
-                           f"{rows[-1].rtf:.3f}x real time", err=True)
+    for eng, kind, n in cases(engine, caster, counts):
+        rows.append(run(n, seconds, engine=eng, caster=kind))
+        click.echo(f"{eng}, {kind}, {n} robots: {rows[-1].missed_share:.2%} missed, "
+                   f"{rows[-1].rtf:.3f}x real time", err=True)
     click.echo(format_realtime(rows))
