@@ -1,9 +1,10 @@
 """The compiled caster's sonar fans: every ray of a robot against the shapes around it.
 
 A fan's rays share their origin and their length, so instead of walking the grid once per ray
-(:func:`coopsim.sim.jitcast._dda`), :func:`fan_gather` visits once per robot the cells within
-reach of its centre (its reach, padded as the shapes are: every shape a ray can hit within its
-length is binned into one of them) and tests each shape found there against the robot's rays:
+(:func:`coopsim.sim.jitcast._dda`), :func:`fan_gather` visits once per robot the cells of the
+box of its rays (the origin and the rays' ends, padded as the shapes are: a hit point lies on a
+ray, so in that box, and on the shape, so in its padded box; the cell holding it is binned with
+the shape and visited) and tests each shape found there against the robot's rays:
 a circle beyond reach of the centre is dropped with one comparison, one wholly behind a fan
 facing forward (the sonar's) with another, a ray whose line misses a
 circle with the same discriminant :func:`~coopsim.sim.jitgrid.circle_hit` computes, so only the
@@ -86,12 +87,16 @@ def _robot(n, o, h, back, grids, rg, mr, dirs, out):
     heading, ``back`` as :func:`_directions` returns it."""
     gm, cstart, cdata, cgroup, sstart, sdata, sgroup = grids
     ox, oy, g, hx, hy = o[n, 0], o[n, 1], rg[n], h[n, 0], h[n, 1]
+    xl = xh = yl = yh = 0.0  # the box of the rays (from the origin), m
+    for k in range(out.shape[1]):
+        ex, ey = mr * dirs[n, k, 0], mr * dirs[n, k, 1]
+        xl, xh, yl, yh = min(xl, ex), max(xh, ex), min(yl, ey), max(yh, ey)
     for gi in range(len(gm)):
         base, nx, ny = int(gm[gi, BASE]), gm[gi, NX], gm[gi, NY]
         inv, pad, ncell = gm[gi, INV], gm[gi, PAD], int(gm[gi, NX] * gm[gi, NY])
         x, y = ox - gm[gi, X0], oy - gm[gi, Y0]
-        c0, c1 = _span(x - mr, x + mr, pad, inv, nx)
-        r0, r1 = _span(y - mr, y + mr, pad, inv, ny)
+        c0, c1 = _span(x + xl, x + xh, pad, inv, nx)  # padded as the shapes: see the module
+        r0, r1 = _span(y + yl, y + yh, pad, inv, ny)
         if ncell == 0 or (c1 - c0 + 1) * (r1 - r0 + 1) > _MAX_BOX:
             for k in range(out.shape[1]):  # long rays: walk them (their always bucket too)
                 dx, dy = dirs[n, k, 0], dirs[n, k, 1]
