@@ -184,10 +184,13 @@ def test_an_unreachable_scheduler_is_one_line_within_10_s(folder):
     path = write_sweep(folder)
     start = time.monotonic()
     out = sweep(folder, path, "--scheduler", f"tcp://127.0.0.1:{free_port()}")
-    assert time.monotonic() - start < 10 + 5  # 10 s, plus starting Python on a busy machine
+    # 10 s to give up, plus starting Python and importing Dask twice over on a loaded machine;
+    # a sweep that hangs on the scheduler never gets here within the bound
+    assert time.monotonic() - start < 10 + 20
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "cannot reach the Dask scheduler" in lines[0], out.stderr
+    assert "within 8 s" in lines[0]  # CONNECT_TIMEOUT: under the 10 s asked
 
 
 @pytest.mark.parametrize("change, needle, message", [
