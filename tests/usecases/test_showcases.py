@@ -63,6 +63,10 @@ def test_formation_breaks_for_the_obstacles_and_forms_again_at_the_target(tmp_pa
     fields = snap.rules["formation"]
     assert fields["error"] < 0.15 and fields["breaks"] >= 2, fields
     assert 0.3 < fields["max_error"] < 1.0, fields
+    # the same error as the scenario's [MONITORS] metric, summarised like any monitor's
+    monitors = snap.rules["monitors"]
+    assert abs(monitors["metrics"]["error"] - fields["error"]) < 1e-4, monitors
+    assert abs(monitors["summary"]["error"]["max"] - fields["max_error"]) < 1e-4, monitors
     # the error over time is in the recording: formed, broken at the obstacles, formed again
     with Recording(tmp_path / "f.mcap") as r:
         series = [(f.time, f.rules["formation"]["error"]) for f in r.iter_frames()]

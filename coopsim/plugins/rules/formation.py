@@ -23,6 +23,33 @@ from ..drivers.formation import slot
 
 
 
+def corner_errors(snap, leader: str, left: str, right: str, spacing: float) -> dict:
+    """Each follower's distance (m) from its corner of the triangle behind ``leader``.
+
+    Args:
+        snap: the step's snapshot.
+        leader, left, right: network names of the apex's and the corners' robots.
+        spacing: side of the triangle, m.
+
+    Returns:
+        ``{"left": m, "right": m}``.
+    """
+    lead = snap.poses[snap.index[leader]]
+    out = {}
+    for role, name in (("left", left), ("right", right)):
+        x, y = snap.poses[snap.index[name], :2]
+        sx, sy = slot(lead, spacing, role)
+        out[role] = math.hypot(sx - x, sy - y)
+    return out
+
+
+def formation_error(snap, leader: str, left: str, right: str, spacing: str) -> float:
+    """The formation error (m, the larger corner error) as a ``[MONITORS]`` ``python`` metric:
+    ``metric error python coopsim.plugins.rules.formation:formation_error LEAD LEFT RIGHT SPACING``
+    (the words of the metric line arrive as strings)."""
+    return max(corner_errors(snap, leader, left, right, float(spacing)).values())
+
+
 class FormationMonitor(Rule):
     """Formation error every step; PASS when the triangle stands formed at the target."""
 
@@ -68,10 +95,7 @@ class FormationMonitor(Rule):
     def after_step(self, sim, snap) -> None:
         p = self.p
         lead = snap.poses[snap.index[p["leader"]]]
-        for role in ("left", "right"):
-            x, y = snap.poses[snap.index[p[role]], :2]
-            sx, sy = slot(lead, p["spacing"], role)
-            self.errors[role] = math.hypot(sx - x, sy - y)
+        self.errors = corner_errors(snap, p["leader"], p["left"], p["right"], p["spacing"])
         self.error = max(self.errors.values())
         self.worst = max(self.worst, self.error)
         if self.error > p["broken"] and not self.broke:
