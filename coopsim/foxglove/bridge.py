@@ -121,8 +121,9 @@ class Bridge:
         return f"ws://{self.host}:{self.port}"
 
     def start(self) -> "Bridge":
-        """Start publishing."""
-        self._thread.start()
+        """Start publishing (once; again is a no-op)."""
+        if self._thread.ident is None:
+            self._thread.start()
         return self
 
     def close(self) -> None:
