@@ -25,3 +25,19 @@ def require_sdk(what: str):
         raise CoopsimError(f"{what} needs the Foxglove SDK, which is not installed: "
                            f"{INSTALL}") from None
     return sdk
+
+
+def make_channel(sdk, context, topic):
+    """An SDK channel for a :class:`~coopsim.foxglove.scene.Topic` in ``context``: protobuf
+    with the SDK's own ``foxglove.*`` schema, or JSON with the topic's JSON schema."""
+    from .scene import json_schema
+
+    if topic.schema:
+        schema = getattr(sdk.messages, topic.schema).get_schema()
+        return sdk.Channel(topic.name, schema=schema, message_encoding="protobuf",
+                           context=context)
+    import json
+
+    schema = sdk.Schema(name=topic.name.strip("/").replace("/", "."), encoding="jsonschema",
+                        data=json.dumps(json_schema(topic)).encode())
+    return sdk.Channel(topic.name, schema=schema, message_encoding="json", context=context)

@@ -18,16 +18,19 @@ import time
 import numpy as np
 
 from ..model.errors import CoopsimError
-from . import require_sdk
+from . import make_channel, require_sdk
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
-                    json_schema, log_message, metric_messages, pose_topic, state_json)
+                    log_message, metric_messages, pose_topic, state_json)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8765
 DEFAULT_RATE = 20.0  # Hz
 WORLD_EVERY = 1.0  # s between repeats of the still scene (for clients that join later)
-BACKLOG = 64  # messages a slow client may have queued before the oldest are dropped
+# Messages a client may have queued before the oldest are dropped (and control messages, such
+# as the advertisements of new channels, before a client that cannot keep up is disconnected).
+# Worst case per stalled client: BACKLOG times the largest message (about 1.5 kB per robot).
+BACKLOG = 128
 
 
 class LiveSource:
@@ -93,8 +96,10 @@ class Bridge:
         self.host = host
         self.published = 0  # publications made (steps shown)
         self.errors = 0
+        self.busy = 0.0  # s the bridge thread spent publishing
         self._channels: dict[str, object] = {}
         self._scene: tuple | None = None  # (layout key, Scene)
+        self._poses: list = []  # the SDK channel of each robot's pose, in the Scene's order
         self._events = EventLog()
         self._world_at = 0.0
         self._stop = threading.Event()
@@ -123,8 +128,18 @@ class Bridge:
     def start(self) -> "Bridge":
         """Start publishing (once; again is a no-op)."""
         if self._thread.ident is None:
+            self._advertise()
             self._thread.start()
         return self
+
+    def _advertise(self) -> None:
+        """Create the current layout's channels up front, so a client that connects gets
+        them in one advertisement rather than one control message per channel."""
+        snap, key, _ = self.source.current()
+        scene = self._scene_for(snap, key)
+        for topic in [SCENE_WORLD, SCENE_BODIES, TF, STATE, EVENTS] + [
+                pose_topic(n) for n in scene.robots] + [t for t, _ in metric_messages(snap)]:
+            self._channel(topic)
 
     def close(self) -> None:
         """Stop publishing and the server."""
@@ -152,7 +167,9 @@ class Bridge:
                 snap, key, ns = self.source.current()
                 if snap is last and time.monotonic() - self._world_at < WORLD_EVERY:
                     continue
+                start = time.perf_counter()
                 self.publish(snap, key, ns)
+                self.busy += time.perf_counter() - start
                 last = snap
             except Exception as exc:  # noqa: BLE001 - the bridge must never take the run down
                 self.errors += 1
@@ -171,9 +188,7 @@ class Bridge:
         values = scene.values(snap)
         self._log(SCENE_BODIES, lambda: scene.scene.fill(values, ns).tobytes(), ns)
         self._log(TF, lambda: scene.tf.fill(values, ns).tobytes(), ns)
-        if any(self._channel(pose_topic(n)).has_sinks() for n in scene.robots):
-            for topic, data in scene.pose_messages(values, ns):
-                self._log(topic, lambda d=data: d, ns)
+        self._log_poses(scene, values, ns)
         self._log(STATE, lambda: state_json(snap), ns)
         for topic, data in metric_messages(snap):
             self._log(topic, lambda d=data: d, ns)
@@ -181,10 +196,22 @@ class Bridge:
             self._log(EVENTS, lambda t=text: log_message(ns, t), ns, always=True)
         self.published += 1
 
+    def _log_poses(self, scene: Scene, values: np.ndarray, ns: int) -> None:
+        """Each robot's PoseInFrame, to the robots someone follows (the SDK's channel
+        objects directly: hundreds of topics per step)."""
+        wanted = [(base, r) for base, r in zip(self._poses, scene.pose_ranges)
+                  if base.has_sinks()]
+        if wanted:
+            data = scene.poses.fill(values, ns).tobytes()
+            for base, (a, b) in wanted:
+                base.log(data[a:b], ns, None)
+
     def _scene_for(self, snap, key) -> Scene:
         if self._scene is None or self._scene[0] != key or not self._scene[1].fits(snap):
             built_key, layout = self.source.layout()
-            self._scene = (built_key, Scene(layout))
+            scene = Scene(layout)
+            self._poses = [self._channel(pose_topic(n)).base for n in scene.robots]
+            self._scene = (built_key, scene)
             self._world_at = 0.0
         return self._scene[1]
 
@@ -198,15 +225,7 @@ class Bridge:
     def _channel(self, topic: Topic):
         channel = self._channels.get(topic.name)
         if channel is None:
-            sdk = self.sdk
-            if topic.schema:
-                schema = getattr(sdk.messages, topic.schema).get_schema()
-                channel = sdk.Channel(topic.name, schema=schema, message_encoding="protobuf",
-                                      context=self.context)
-            else:
-                channel = sdk.Channel(topic.name, schema=json_schema(topic),
-                                      context=self.context)
-            self._channels[topic.name] = channel
+            channel = self._channels[topic.name] = make_channel(self.sdk, self.context, topic)
         return channel
 
 

@@ -2,63 +2,59 @@
 
 Every recorded step becomes the messages the live bridge publishes (:mod:`.scene`), stamped
 with the step's recording time, so ``OUT.mcap`` opens in Foxglove with no setup. The export
-streams: one chunk of the recording decoded and one chunk of the output buffered at a time. It
+streams: one chunk of the recording decoded and one chunk of the output (the SDK's MCAP
+writer) buffered at a time. It
 writes ``OUT.mcap.part`` and renames it when done, so a failed export leaves no half file.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import numpy as np
-from mcap.writer import CompressionType, Writer
 
 from ..model.errors import CoopsimError
 from ..recording.player import recorded_steps
-from . import require_sdk
+from . import make_channel, require_sdk
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
-                    json_schema, log_message, metric_messages, state_json)
-
-CHUNK = 1 << 20  # bytes of output per chunk
+                    log_message, metric_messages, pose_topic, state_json)
 
 
 class _Out:
-    """An MCAP writer that registers each topic's schema and channel on first use."""
+    """The SDK's MCAP writer (Rust: chunks, zstd, indexes) on a private context, with a
+    channel per topic made on first use."""
 
-    def __init__(self, stream, sdk) -> None:
+    def __init__(self, path: Path, sdk) -> None:
         self.sdk = sdk
-        self.writer = Writer(stream, chunk_size=CHUNK, compression=CompressionType.ZSTD)
-        self.writer.start(profile="", library="coopsim")
-        self._schemas: dict[str, int] = {}
-        self._channels: dict[str, int] = {}
+        self.context = sdk.Context()
+        self.writer = sdk.open_mcap(path, allow_overwrite=True, context=self.context)
+        self._channels: dict[str, object] = {}
         self.count = 0
+        self._poses: tuple = (None, [])  # (Scene, the SDK channel of each robot's pose)
 
     def write(self, topic: Topic, data: bytes, ns: int) -> None:
-        channel = self._channels.get(topic.name)
-        if channel is None:
-            channel = self._channels[topic.name] = self._register(topic)
-        self.writer.add_message(channel, log_time=ns, data=data, publish_time=ns)
+        self._channel(topic).log(data, ns, None)
         self.count += 1
 
-    def _register(self, topic: Topic) -> int:
-        key = topic.schema or topic.name
-        schema = self._schemas.get(key)
-        if topic.schema:
-            if schema is None:
-                sdk_schema = getattr(self.sdk.messages, topic.schema).get_schema()
-                schema = self.writer.register_schema(sdk_schema.name, "protobuf",
-                                                     sdk_schema.data)
-            encoding = "protobuf"
-        else:
-            if schema is None:
-                schema = self.writer.register_schema(
-                    topic.name.strip("/").replace("/", "."), "jsonschema",
-                    json.dumps(json_schema(topic)).encode())
-            encoding = "json"
-        self._schemas[key] = schema
-        return self.writer.register_channel(topic.name, encoding, schema)
+    def poses(self, scene: Scene, values, ns: int) -> None:
+        """Each robot's PoseInFrame (hundreds a step: the channels are looked up once)."""
+        if self._poses[0] is not scene:
+            self._poses = (scene, [self._channel(pose_topic(n)) for n in scene.robots])
+        data = scene.poses.fill(values, ns).tobytes()
+        for channel, (a, b) in zip(self._poses[1], scene.pose_ranges):
+            channel.log(data[a:b], ns, None)
+        self.count += len(scene.robots)
+
+    def _channel(self, topic: Topic):
+        channel = self._channels.get(topic.name)
+        if channel is None:
+            channel = self._channels[topic.name] = make_channel(self.sdk, self.context,
+                                                                topic).base
+        return channel
+
+    def close(self) -> None:
+        self.writer.close()
 
 
 def export_foxglove(recording, out: str | os.PathLike) -> tuple[int, int]:
@@ -76,10 +72,11 @@ def export_foxglove(recording, out: str | os.PathLike) -> tuple[int, int]:
     part = out.with_name(out.name + ".part")
     steps = 0
     try:
-        with open(part, "wb") as stream:
-            writer = _Out(stream, sdk)
+        writer = _Out(part, sdk)
+        try:
             steps = _write_steps(recording, writer)
-            writer.writer.finish()
+        finally:
+            writer.close()
         os.replace(part, out)
     except BaseException:
         part.unlink(missing_ok=True)
@@ -98,8 +95,7 @@ def _write_steps(recording, out: _Out) -> int:
         values = scene.values(snap)
         out.write(SCENE_BODIES, scene.scene.fill(values, ns).tobytes(), ns)
         out.write(TF, scene.tf.fill(values, ns).tobytes(), ns)
-        for topic, data in scene.pose_messages(values, ns):
-            out.write(topic, data, ns)
+        out.poses(scene, values, ns)
         out.write(STATE, state_json(snap), ns)
         for topic, data in metric_messages(snap):
             out.write(topic, data, ns)

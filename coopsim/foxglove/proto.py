@@ -5,9 +5,9 @@ Foxglove decodes its well-known schemas (``foxglove.SceneUpdate``...) as protobu
 SDK object per primitive costs tens of microseconds of Python per robot, held under the GIL the
 stepper needs; so a message is encoded once per layout as a template whose moving doubles
 (poses, ray ends) are :class:`Slot` s written as fixed 8-byte fields, and each frame writes all
-the slots' values into a copy of the template with one numpy scatter (:class:`Template`). Every
-field is written even when zero (proto3 decoders accept that), so a template's length never
-depends on its values. Field numbers are those of the schemas the SDK ships
+the slots' values into a copy of the template with one numpy scatter (:class:`Template`). A slot
+is written even when its value is zero (proto3 decoders accept that), so a template's length
+never depends on its values; fixed zeros are left out as proto3 does. Field numbers are those of the schemas the SDK ships
 (``foxglove.messages.X.get_schema()``); the tests decode every message with them.
 """
 
@@ -68,13 +68,14 @@ class Msg:
         return self
 
     def double(self, field: int, value) -> "Msg":
-        """A double field: a number, or a :class:`Slot` filled per frame."""
-        self.data += varint(field << 3 | 1)
+        """A double field: a number (left out when 0, proto3's default), or a :class:`Slot`
+        filled per frame (always written, so the template's length is fixed)."""
         if isinstance(value, Slot):
+            self.data += varint(field << 3 | 1)
             self.slots.append((len(self.data), int(value)))
             self.data += bytes(8)
-        else:
-            self.data += _DOUBLE.pack(float(value))
+        elif float(value) != 0.0:
+            self.data += varint(field << 3 | 1) + _DOUBLE.pack(float(value))
         return self
 
     def uint(self, field: int, value: int) -> "Msg":

@@ -87,7 +87,7 @@ class Scene:
         self.world = Template(_world_update(layout), 0)
         self.scene = Template(b.update, b.slots)
         self.tf = Template(_transforms(self.robots), b.slots)
-        msg, self._ranges = _poses(self.robots)
+        msg, self.pose_ranges = _poses(self.robots)  # byte range of each robot's PoseInFrame
         self.poses = Template(msg, b.slots)
 
     def fits(self, snap) -> bool:
@@ -97,12 +97,6 @@ class Scene:
     def values(self, snap) -> np.ndarray:
         """The slots' values in ``snap``: every pose instance, then every ray end."""
         return self._bodies.values(snap)
-
-    def pose_messages(self, values: np.ndarray, ns: int) -> list[tuple[Topic, bytes]]:
-        """Each robot's PoseInFrame."""
-        data = self.poses.fill(values, ns).tobytes()
-        return [(pose_topic(name), data[a:b]) for name, (a, b) in zip(self.robots,
-                                                                         self._ranges)]
 
 
 class _Bodies:
