@@ -309,8 +309,8 @@ def info(file, as_json) -> None:
                    "the CSV as NAME.metrics.csv when the recording has metrics).")
 @click.option("--foxglove", "fox_out", type=click.Path(), metavar="OUT.mcap",
               help="Write an MCAP with Foxglove's schemas (scene, transforms, poses, state, "
-                   "metrics, events) that opens in Foxglove as is (needs pip install "
-                   "'coopsim[foxglove]').")
+                   "metrics, events) that opens in Foxglove as is, and a Foxglove layout "
+                   "OUT.layout.json (needs pip install 'coopsim[foxglove]').")
 @_friendly
 def export(file, out, metrics_out, fox_out) -> None:
     """Export a recording: one CSV row per robot per recorded step (and its metrics) with
@@ -326,11 +326,11 @@ def export(file, out, metrics_out, fox_out) -> None:
         if out is not None:
             _export_csv(rec, out, metrics_out)
         if fox_out is not None:
-            from ..foxglove.export import export_foxglove
+            from ..foxglove.export import export_foxglove, layout_path
 
             steps, messages = export_foxglove(rec, fox_out)
-            click.echo(f"{steps} steps, {messages} messages written to {fox_out} "
-                       "(open it in Foxglove)", err=True)
+            click.echo(f"{steps} steps, {messages} messages written to {fox_out} (open it in "
+                       f"Foxglove; its layout: {layout_path(fox_out)})", err=True)
 
 
 def _export_csv(rec, out: str, metrics_out: str | None) -> None:

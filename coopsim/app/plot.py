@@ -97,8 +97,13 @@ def _trajectories(plt, series: Series, path: Path) -> Path:
         ax.add_patch(patch)
     for t in layout.get("targets", ()):
         ax.plot(t["x"], t["y"], "*", ms=14, color=np.array(t.get("rgb", (230, 40, 40))) / 255)
-    colors = {r["name"]: np.array(r.get("color", (80, 80, 80))[:3]) / 255
+    colors = {r["name"]: tuple(r.get("color", (80, 80, 80))[:3])
               for r in layout.get("robots", ())}
+    if len(set(colors.values())) < len(colors):  # robots of one colour: tell them apart
+        cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        colors = {name: cycle[k % len(cycle)] for k, name in enumerate(colors)}
+    else:
+        colors = {name: np.array(rgb) / 255 for name, rgb in colors.items()}
     for name, rows in series.robots.items():
         a = np.array(rows)
         ax.plot(a[:, 1], a[:, 2], "-", lw=1.2, color=colors.get(name, "k"), label=name)

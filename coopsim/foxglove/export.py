@@ -17,6 +17,7 @@ import numpy as np
 from ..model.errors import CoopsimError
 from ..recording.player import recorded_steps
 from . import make_channel, require_sdk
+from .layout import layout_json
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
                     log_message, metric_messages, pose_topic, state_json)
 
@@ -32,6 +33,7 @@ class _Out:
         self._channels: dict[str, object] = {}
         self.count = 0
         self._poses: tuple = (None, [])  # (Scene, the SDK channel of each robot's pose)
+        self.metrics: dict[str, None] = {}  # every metric name met, in order
 
     def write(self, topic: Topic, data: bytes, ns: int) -> None:
         self._channel(topic).log(data, ns, None)
@@ -57,9 +59,16 @@ class _Out:
         self.writer.close()
 
 
+def layout_path(out: str | os.PathLike) -> Path:
+    """Where the export's Foxglove layout goes: ``OUT.layout.json`` beside ``OUT.mcap``."""
+    out = Path(out)
+    return out.with_name(out.stem + ".layout.json")
+
+
 def export_foxglove(recording, out: str | os.PathLike) -> tuple[int, int]:
     """Write ``recording`` (an open :class:`~coopsim.recording.reader.Recording`) as a
-    Foxglove MCAP at ``out``; return (steps, messages) written.
+    Foxglove MCAP at ``out``, and its layout (:mod:`.layout`) at :func:`layout_path`; return
+    (steps, messages) written.
 
     Raises:
         CoopsimError: the SDK (its schemas) is missing; ``out`` is the input file.
@@ -77,6 +86,7 @@ def export_foxglove(recording, out: str | os.PathLike) -> tuple[int, int]:
             steps = _write_steps(recording, writer)
         finally:
             writer.close()
+        layout_path(out).write_text(layout_json(list(writer.metrics)), encoding="utf-8")
         os.replace(part, out)
     except BaseException:
         part.unlink(missing_ok=True)
@@ -99,6 +109,7 @@ def _write_steps(recording, out: _Out) -> int:
         out.write(STATE, state_json(snap), ns)
         for topic, data in metric_messages(snap):
             out.write(topic, data, ns)
+            out.metrics.setdefault(topic.name.removeprefix("/metrics/").replace("/", "."))
         for text in events.new(snap.rules):
             out.write(EVENTS, log_message(ns, text), ns)
         steps += 1

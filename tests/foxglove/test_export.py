@@ -177,3 +177,14 @@ def test_missing_extra_says_which_pip_command_to_run(args, recorded, tmp_path):
     assert "pip install 'coopsim[foxglove]'" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "x.mcap").exists()
+
+
+def test_the_export_writes_a_layout_for_its_topics(recorded):
+    out = recorded[1]
+    layout = json.loads(out.with_name(out.stem + ".layout.json").read_text())
+    text = json.dumps(layout)
+    assert layout["version"] == 1
+    for needle in ('"panelType": "ThreeDee"', '"/scene/bodies"', '"followTf": "world"',
+                   '"/metrics/monitors/gap.value"', '"/metrics/monitors/fast.value"',
+                   '"topicToRender": "/events"'):
+        assert needle in text
