@@ -127,7 +127,8 @@ def bridge_overhead(n: int, rate: float, blocks: int, block_steps: int,
         client.kill()
         bridge.close()
     p, b = statistics.median(plain), statistics.median(bridged)
-    return {"robots": n, "rate": rate, "subscribe": subscribe, "plain_ms": p, "bridged_ms": b, "ratio": b / p,
+    return {"robots": n, "rate": rate, "subscribe": subscribe, "plain_ms": p, "bridged_ms": b,
+            "ratio": b / p,
             "published": bridge.published, "errors": bridge.errors,
             "publish_ms": bridge.busy / max(bridge.published, 1) * 1000}
 

@@ -64,7 +64,8 @@ class FoxgloveClient:
         deadline = time.monotonic() + timeout
         while not until(got):
             left = deadline - time.monotonic()
-            assert left > 0, f"timed out; got {{{', '.join(f'{k}: {len(v)}' for k, v in got.items())}}}"
+            counts = ", ".join(f"{k}: {len(v)}" for k, v in got.items())
+            assert left > 0, f"timed out; got {{{counts}}}"
             try:
                 frame = self.ws.recv(timeout=min(left, 1.0))
             except TimeoutError:

@@ -7,8 +7,9 @@ stepper needs; so a message is encoded once per layout as a template whose movin
 (poses, ray ends) are :class:`Slot` s written as fixed 8-byte fields, and each frame writes all
 the slots' values into a copy of the template with one numpy scatter (:class:`Template`). A slot
 is written even when its value is zero (proto3 decoders accept that), so a template's length
-never depends on its values; fixed zeros are left out as proto3 does. Field numbers are those of the schemas the SDK ships
-(``foxglove.messages.X.get_schema()``); the tests decode every message with them.
+never depends on its values; fixed zeros are left out as proto3 does. Field numbers are those
+of the schemas the SDK ships (``foxglove.messages.X.get_schema()``); the tests decode every
+message with them.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class Msg:
         self.stamps: list[int] = []  # offsets of stamped Timestamps' seconds varints
 
     def stamp(self, field: int) -> "Msg":
-        """A google.protobuf.Timestamp field whose time each frame writes (:meth:`Template.fill`)."""
+        """A google.protobuf.Timestamp field whose time each frame fills (:meth:`Template.fill`)."""
         self.data += varint(field << 3 | 2) + varint(2 * (1 + STAMP_WIDTH)) + varint(1 << 3)
         self.stamps.append(len(self.data))
         self.data += bytes(STAMP_WIDTH) + varint(2 << 3) + bytes(STAMP_WIDTH)
