@@ -21,6 +21,12 @@ from .layout import layout_json
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
                     log_message, metric_messages, pose_topic, state_json)
 
+# bytes of messages per chunk. The writer keeps an index entry per chunk, with an offset per
+# channel (a hundred robots: a hundred channels) until the file is finished: the SDK's default
+# 1 MiB chunks made that grow about 1 MB per minute of 100 robots; 8 MiB keep it under 10 MB
+# an hour, for one 8 MiB buffer.
+CHUNK = 8 << 20
+
 
 class _Out:
     """The SDK's MCAP writer (Rust: chunks, zstd, indexes) on a private context, with a
@@ -29,7 +35,9 @@ class _Out:
     def __init__(self, path: Path, sdk) -> None:
         self.sdk = sdk
         self.context = sdk.Context()
-        self.writer = sdk.open_mcap(path, allow_overwrite=True, context=self.context)
+        options = sdk.mcap.MCAPWriteOptions(chunk_size=CHUNK)
+        self.writer = sdk.open_mcap(path, allow_overwrite=True, context=self.context,
+                                    writer_options=options)
         self._channels: dict[str, object] = {}
         self.count = 0
         self._poses: tuple = (None, [])  # (Scene, the SDK channel of each robot's pose)
