@@ -30,6 +30,15 @@ def decoder(encoding: str, schema_name: str, schema: bytes):
     return lambda data: json.loads(data)
 
 
+PLAYING, PAUSED, BUFFERING, ENDED = range(4)
+
+
+def parse_state(data: bytes) -> tuple:
+    """A playback state: (status, current time ns, speed, did seek, request id)."""
+    status, ns, speed, seek, size = struct.unpack_from("<BQfBI", data)
+    return status, ns, speed, bool(seek), data[18:18 + size].decode()
+
+
 class FoxgloveClient:
     """One connection to a Foxglove WebSocket server.
 
@@ -47,6 +56,7 @@ class FoxgloveClient:
         self._subs: dict[int, tuple[str, object]] = {}  # subscription id -> (topic, decode)
         self.times: list[int] = []  # server Time messages, ns
         self.binary_ops: list[int] = []
+        self.states: list[tuple] = []  # playback states (binary opcode 5), parse_state's
 
     def close(self) -> None:
         self._connection.__exit__(None, None, None)
@@ -89,6 +99,8 @@ class FoxgloveClient:
             got.setdefault(topic, []).append((ns, decode(bytes(frame[13:]))))
         elif op == 2:
             self.times.append(struct.unpack_from("<Q", frame, 1)[0])
+        elif op == 5:
+            self.states.append(parse_state(bytes(frame[1:])))
 
     def _subscribe(self, channels: list[dict]) -> None:
         subs = []

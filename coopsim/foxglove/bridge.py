@@ -164,6 +164,8 @@ class Bridge:
         period, last = 1.0 / self.rate, None
         while not self._stop.wait(period):
             try:
+                if self._listener is not None:
+                    self._listener.announce()
                 snap, key, ns = self.source.current()
                 if snap is last and time.monotonic() - self._world_at < WORLD_EVERY:
                     continue
@@ -179,7 +181,7 @@ class Bridge:
     def publish(self, snap, key, ns: int) -> None:
         """Publish one step (on the bridge thread)."""
         scene = self._scene_for(snap, key)
-        if self.source.playback:
+        if self._listener is not None:
             self.server.broadcast_time(ns)
         now = time.monotonic()
         if now - self._world_at >= WORLD_EVERY:
@@ -234,6 +236,7 @@ class _Playback:
 
     def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
+        self.last: tuple | None = None  # (status, speed) last told
 
     def on_playback_control_request(self, request):
         """Seek, set the speed, play or pause; answer with the player's state."""
@@ -252,7 +255,28 @@ class _Playback:
                 player.pause()
         except CoopsimError as exc:  # a speed out of range: keep the state, say why in the log
             log.warning("foxglove playback request refused: %s", exc)
-        status = ws.PlaybackStatus.Playing if player.playing else ws.PlaybackStatus.Paused
-        return ws.PlaybackState(status=status, current_time=round(player.frame.position * 1e9),
+        return self.state(did_seek, request.request_id)
+
+    def state(self, did_seek: bool = False, request_id: str | None = None):
+        """The player's state as the SDK's PlaybackState (Ended at the last step)."""
+        ws = self.bridge.sdk.websocket
+        player = self.bridge.source.player
+        frame = player.frame
+        if player.playing:
+            status = ws.PlaybackStatus.Playing
+        elif frame.index == player.recording.frame_count - 1:
+            status = ws.PlaybackStatus.Ended
+        else:
+            status = ws.PlaybackStatus.Paused
+        self.last = (status, player.speed)
+        return ws.PlaybackState(status=status, current_time=round(frame.position * 1e9),
                                 playback_speed=player.speed, did_seek=did_seek,
-                                request_id=request.request_id)
+                                request_id=request_id)
+
+    def announce(self) -> None:
+        """Tell every client when the player changed by itself (reached the end, /playback
+        paused or played it), so Foxglove's play button follows."""
+        before = self.last
+        state = self.state()
+        if self.last != before:
+            self.bridge.server.broadcast_playback_state(state)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from fxclient import FoxgloveClient
+from fxclient import ENDED, PAUSED, PLAYING, FoxgloveClient
 from rechelpers import RECDATA, run_cli, start_cli, stop
 
 from coopsim.app.run import Run, RunOptions, load_scenario_or_world
@@ -153,9 +153,12 @@ def test_a_replay_plays_pauses_and_seeks_from_foxglove(tmp_path):
                 beta = r.robot_values(frame)[1]
             assert (pose.pose.position.x, pose.pose.position.y) == pytest.approx(
                 (beta[0], beta[1]), abs=1e-9)
+            assert (PAUSED, seek, 1.0, True, "r1") in c.states  # the answer to the seek
             c.playback(play=True, speed=2.0, request="go")
-            later = c.receive(_have("/robots/beta/pose", count=5))["/robots/beta/pose"]
-            assert later[-1][0] > seek  # playing on from the seek
+            later = c.receive(lambda g: any(s[0] == ENDED for s in c.states))
+            assert later["/robots/beta/pose"][-1][0] > seek  # it played on from the seek
+            assert (PLAYING, seek, 2.0, False, "go") in c.states
+            assert c.states[-1][:3] == (ENDED, 2_000_000_000, 2.0)  # told when it ended
     finally:
         stop(proc)
 
