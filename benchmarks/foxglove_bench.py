@@ -130,7 +130,8 @@ def bridge_overhead(n: int, rate: float, blocks: int, block_steps: int,
     return {"robots": n, "rate": rate, "subscribe": subscribe, "plain_ms": p, "bridged_ms": b,
             "ratio": b / p,
             "published": bridge.published, "errors": bridge.errors,
-            "publish_ms": bridge.busy / max(bridge.published, 1) * 1000}
+            "publish_ms": bridge.busy / max(bridge.published, 1) * 1000,
+            "cpu_ms": bridge.cpu / max(bridge.published, 1) * 1000}
 
 
 def record(path: Path, n: int, minutes: float) -> float:
@@ -190,7 +191,8 @@ def main() -> None:
             print(f"bridge: {r['robots']} robots, {r['rate']:g} Hz, client subscribed to "
                   f"{subscribe}: step {r['plain_ms']:.2f} ms without, {r['bridged_ms']:.2f} ms "
                   f"with the bridge publishing: ratio {r['ratio']:.3f} ({r['published']} "
-                  f"publications of {r['publish_ms']:.2f} ms, {r['errors']} errors)", flush=True)
+                  f"publications of {r['publish_ms']:.2f} ms, {r['cpu_ms']:.2f} ms of it CPU; "
+                  f"{r['errors']} errors)", flush=True)
     if args.only == "bridge":
         return
     with tempfile.TemporaryDirectory() as tmp:

@@ -96,7 +96,8 @@ class Bridge:
         self.host = host
         self.published = 0  # publications made (steps shown)
         self.errors = 0
-        self.busy = 0.0  # s the bridge thread spent publishing
+        self.busy = 0.0  # s the bridge thread spent publishing (wall time, GIL waits included)
+        self.cpu = 0.0  # s of CPU the bridge thread used publishing
         self._channels: dict[str, object] = {}
         self._scene: tuple | None = None  # (layout key, Scene)
         self._poses: list = []  # the SDK channel of each robot's pose, in the Scene's order
@@ -169,9 +170,10 @@ class Bridge:
                 snap, key, ns = self.source.current()
                 if snap is last and time.monotonic() - self._world_at < WORLD_EVERY:
                     continue
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.thread_time()
                 self.publish(snap, key, ns)
                 self.busy += time.perf_counter() - start
+                self.cpu += time.thread_time() - cpu
                 last = snap
             except Exception as exc:  # noqa: BLE001 - the bridge must never take the run down
                 self.errors += 1
