@@ -496,17 +496,20 @@ def check(paths: Iterable[PathLike]) -> list[str]:
     """Load every file in ``paths`` and collect the problems.
 
     Args:
-        paths: ``.world`` and ``.scenario`` files (a single path is accepted too).
+        paths: ``.world``, ``.scenario`` and ``.sweep`` files (a single path is accepted too).
 
     Returns:
         One ``path:line: reason`` string per bad file, in the order given; empty when all load.
     """
+    # Imported here, not at the top: the sweep reader builds on this module's loaders.
+    from .sweep import load_sweep
+
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     problems = []
     for path in paths:
         try:
-            load(path)
+            load_sweep(path) if os.fspath(path).endswith(".sweep") else load(path)
         except FileFormatError as exc:
             problems.append(str(exc))
     return problems
