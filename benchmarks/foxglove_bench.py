@@ -47,6 +47,8 @@ import json, sys
 from websockets.sync.client import connect
 subs = 0
 def wanted(topic):
+    if sys.argv[2] == "state":
+        return topic == "/sim/state"
     return sys.argv[2] == "all" or not topic.startswith("/robots/") or topic.endswith("/r0/pose")
 with connect(sys.argv[1], subprotocols=["foxglove.sdk.v1"], max_size=None) as ws:
     print("connected", flush=True)
@@ -181,7 +183,7 @@ def main() -> None:
     parser.add_argument("--export-robots", type=int, default=100)
     parser.add_argument("--minutes", type=float, nargs="+", default=[1.0, 10.0])
     parser.add_argument("--only", choices=["bridge", "export"])
-    parser.add_argument("--subscribe", nargs="+", choices=["layout", "all"],
+    parser.add_argument("--subscribe", nargs="+", choices=["layout", "all", "state"],
                         default=["layout", "all"])
     args = parser.parse_args()
     if args.only != "export":
