@@ -92,6 +92,17 @@ def _token_options(fn):
                              "loopback.")(fn)
 
 
+def _foxglove_options(fn):
+    """--foxglove [PORT] and --foxglove-rate: the Foxglove WebSocket bridge."""
+    fn = click.option("--foxglove-rate", type=float, default=20.0, show_default=True,
+                      metavar="HZ", help="Steps the Foxglove bridge publishes per second.")(fn)
+    return click.option("--foxglove", type=click.IntRange(0, 65535), is_flag=False,
+                        flag_value=8765, default=None, metavar="[PORT]",
+                        help="Serve the run to Foxglove over WebSocket on the --bind address "
+                             "(default port 8765; 0 = any free port; needs pip install "
+                             "'coopsim[foxglove]'; docs/foxglove.md).")(fn)
+
+
 def _client_keys(keys):
     """A client's keys: the folder given, else $COOPSIM_SERVER_KEY/$COOPSIM_CLIENT_KEY."""
     from ..net.security import ClientKeys
@@ -145,10 +156,12 @@ def _has_display() -> bool:
                    "(default: the scenario's wait_for, else every controller the run launches).")
 @_keys_options
 @_token_options
+@_foxglove_options
 @_friendly
 def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers, controller,
         controller_logs, json_port, json_idle_timeout, fps, record, record_every, engine,
-        wait_for, keys, insecure, advertise, json_token, json_token_file) -> None:
+        wait_for, keys, insecure, advertise, json_token, json_token_file, foxglove,
+        foxglove_rate) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo.
 
     With the GUI (the default when there is a display) a viewer window is started as a child
@@ -169,7 +182,8 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
                          record=record, record_every=record_every, engine=engine,
                          wait_for=wait_for, keys=keys, insecure=insecure, advertise=advertise,
                          json_token=load_token(json_token, json_token_file),
-                         controller=tuple(parse_override(c) for c in controller))
+                         controller=tuple(parse_override(c) for c in controller),
+                         foxglove=foxglove, foxglove_rate=foxglove_rate)
     gui = (not headless) if headless is not None else _has_display()
     if gui and not _has_display():
         raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
@@ -180,6 +194,8 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
         if live.gateway is not None:
             host, gw_port = live.gateway.address
             click.echo(f"json gateway: {host}:{gw_port}", err=True)
+        if live.foxglove is not None:
+            click.echo(f"foxglove: {live.foxglove.url}", err=True)
         if gui and live.network is not None:
             said = run_with_viewer(live, fps)
         else:
@@ -298,32 +314,78 @@ def info(file, as_json) -> None:
 
 @main.command()
 @click.argument("file", type=click.Path())
-@click.option("--csv", "out", required=True, type=click.Path(),
-              help="Output CSV file ('-' for stdout).")
+@click.option("--csv", "out", type=click.Path(), help="Output CSV file ('-' for stdout).")
 @click.option("--metrics-csv", "metrics_out", type=click.Path(),
               help="The monitors' metrics, one row per step ('-' for stdout; default: beside "
                    "the CSV as NAME.metrics.csv when the recording has metrics).")
+@click.option("--foxglove", "fox_out", type=click.Path(), metavar="OUT.mcap",
+              help="Write an MCAP with Foxglove's schemas (scene, transforms, poses, state, "
+                   "metrics, events) that opens in Foxglove as is, and a Foxglove layout "
+                   "OUT.layout.json (needs pip install 'coopsim[foxglove]').")
 @_friendly
-def export(file, out, metrics_out) -> None:
-    """Export a recording: one CSV row per robot per recorded step (and its metrics)."""
-    from ..recording.metrics import export_metrics_csv, metric_names
-    from ..recording.reader import Recording, export_csv
+def export(file, out, metrics_out, fox_out) -> None:
+    """Export a recording: one CSV row per robot per recorded step (and its metrics) with
+    --csv; a Foxglove-ready MCAP with --foxglove (both may be given)."""
+    from ..recording.reader import Recording
 
+    if out is None and fox_out is None:
+        raise CoopsimError("export needs --csv OUT or --foxglove OUT.mcap (or both)")
+    if fox_out is not None:
+        from ..foxglove import require_sdk
+        require_sdk("--foxglove")
     with Recording(file) as rec:
-        with click.open_file(out, "w", encoding="utf-8") as stream:
-            try:
-                rows = export_csv(rec, stream)
-            except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                return
-        click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
-        if metrics_out is None and out != "-" and metric_names(rec):
-            metrics_out = os.path.splitext(out)[0] + ".metrics.csv"
-        if metrics_out is not None:
-            with click.open_file(metrics_out, "w", encoding="utf-8") as stream:
-                rows = export_metrics_csv(rec, stream)
-            click.echo(f"{rows} metric rows written to "
-                       f"{'stdout' if metrics_out == '-' else metrics_out}", err=True)
+        if out is not None:
+            _export_csv(rec, out, metrics_out)
+        if fox_out is not None:
+            from ..foxglove.export import export_foxglove, layout_path
+
+            steps, messages = export_foxglove(rec, fox_out)
+            click.echo(f"{steps} steps, {messages} messages written to {fox_out} (open it in "
+                       f"Foxglove; its layout: {layout_path(fox_out)})", err=True)
+
+
+def _export_csv(rec, out: str, metrics_out: str | None) -> None:
+    """The CSV export of an open recording (and its metrics beside it)."""
+    from ..recording.metrics import export_metrics_csv, metric_names
+    from ..recording.reader import export_csv
+
+    with click.open_file(out, "w", encoding="utf-8") as stream:
+        try:
+            rows = export_csv(rec, stream)
+        except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return
+    click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
+    if metrics_out is None and out != "-" and metric_names(rec):
+        metrics_out = os.path.splitext(out)[0] + ".metrics.csv"
+    if metrics_out is not None:
+        with click.open_file(metrics_out, "w", encoding="utf-8") as stream:
+            rows = export_metrics_csv(rec, stream)
+        click.echo(f"{rows} metric rows written to "
+                   f"{'stdout' if metrics_out == '-' else metrics_out}", err=True)
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@click.option("--out", type=click.Path(), help="Folder for the PNGs (default: FILE's name "
+                                               "with -plots, beside it).")
+@click.option("--robot", "robots", multiple=True, metavar="NAME",
+              help="Plot this robot's speed and wheel commands (repeatable; default: the "
+                   "first 12).")
+@_friendly
+def plot(file, out, robots) -> None:
+    """PNGs of a recording: trajectories over the floor plan, speed and wheel commands against
+    time per robot, monitor metrics against time (needs matplotlib)."""
+    from pathlib import Path
+
+    from ..recording.reader import Recording
+    from .plot import plot_recording, pyplot
+
+    pyplot()  # a missing matplotlib is said before the recording is read
+    folder = Path(out) if out else Path(file).with_name(Path(file).stem + "-plots")
+    with Recording(file) as rec:
+        for path in plot_recording(rec, folder, tuple(robots)):
+            click.echo(str(path))
 
 
 @main.command()
@@ -341,12 +403,17 @@ def export(file, out, metrics_out) -> None:
 @click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
               help="Viewer frames per second (with the GUI).")
 @_keys_options
+@_foxglove_options
 @_friendly
 def replay(file, headless, port, bind, speed, start, paused, exit_at_end, fps, keys, insecure,
-           advertise) -> None:
+           advertise, foxglove, foxglove_rate) -> None:
     """Play a recording back on the network, as a live run would appear."""
+    import contextlib
+
+    from ..foxglove.bridge import ReplaySource
     from ..recording.replay import Replay
     from .console import run_replay
+    from .run import start_bridge
 
     gui = (not headless) if headless is not None else _has_display()
     if gui and not _has_display():
@@ -354,7 +421,11 @@ def replay(file, headless, port, bind, speed, start, paused, exit_at_end, fps, k
                            "or start a viewer elsewhere with 'coopsim view ENDPOINT'")
     with Replay(file, bind=bind, port=port, speed=speed, paused=paused,
                 exit_at_end=exit_at_end, start=start, keys=keys, insecure=insecure,
-                advertise=advertise) as playback:
+                advertise=advertise) as playback, contextlib.ExitStack() as stack:
+        if foxglove is not None:
+            bridge = stack.enter_context(start_bridge(ReplaySource(playback.player), bind,
+                                                      foxglove, foxglove_rate, insecure))
+            click.echo(f"foxglove: {bridge.url} (playback control on its timeline)", err=True)
         run_replay(playback, gui, lambda text: click.echo(text, err=True), fps)
 
 

@@ -20,6 +20,7 @@ from ..net.security import ServerKeys, advertised_host, child_env, require_keys
 from ..sim.simulation import Simulation
 from ..model.specs import ScenarioSpec, Settings, WorldSpec
 from ..sim.stepper import Stats, Stepper
+from ..foxglove.bridge import LiveSource
 
 #: The bundled demo, run when ``coopsim run`` is given no file.
 DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.scenario"
@@ -53,6 +54,8 @@ class RunOptions:
     insecure: bool = False  # allow a bind beyond loopback without keys
     advertise: str | None = None  # host in the endpoints the name server hands out
     json_token: str | None = None  # the JSON gateway's auth token (needed beyond loopback)
+    foxglove: int | None = None  # Foxglove WebSocket bridge port (0 = any free port); None = none
+    foxglove_rate: float = 20.0  # Hz the bridge publishes at
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -106,6 +109,7 @@ class Run:
         self.controllers: Controllers | None = None
         self.gateway: Gateway | None = None
         self.recorder = None
+        self.foxglove = None
 
     def _wait_for(self) -> int:
         """Controllers the first lockstep step waits for: as set, else every controller the
@@ -143,6 +147,9 @@ class Run:
                                        idle_timeout=opts.json_idle_timeout,
                                        token=opts.json_token,
                                        keys=self.network.local_keys).start()
+            if opts.foxglove is not None:
+                self.foxglove = start_bridge(LiveSource(self.stepper), opts.bind,
+                                             opts.foxglove, opts.foxglove_rate, opts.insecure)
             specs = self._controller_specs()
             if specs and self.network is not None:
                 self.controllers = Controllers(specs, self.network.endpoint, opts.log_dir,
@@ -215,12 +222,27 @@ class Run:
             self.recorder.close()
         if self.controllers is not None:
             self.controllers.stop()
+        if self.foxglove is not None:
+            self.foxglove.close()
+            self.foxglove = None
         if self.gateway is not None:  # before the servers it forwards to
             self.gateway.close()
             self.gateway = None
         if self.network is not None:
             self.network.close()
             self.network = None
+
+
+def start_bridge(source, bind: str, port: int, rate: float, insecure: bool):
+    """The Foxglove bridge on ``bind``:``port``. Foxglove's WebSocket has no authentication, so
+    beyond loopback it needs ``--insecure`` like an unkeyed server."""
+    from ..foxglove.bridge import Bridge
+    from ..net.security import is_loopback
+
+    if not is_loopback(bind) and not insecure:
+        raise SimulationError(f"--foxglove serves without authentication: binding {bind} "
+                              "needs --insecure (or use an SSH tunnel to 127.0.0.1)")
+    return Bridge(source, bind, port, rate).start()
 
 
 def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:

@@ -279,3 +279,15 @@ def _snapshot(frame, values, names: tuple, cols: dict) -> Snapshot:
         parts=parts, part_poses=frozen(np.array(frame.bodies[m:])), targets=targets,
         layout_version=frame.layout, index={n: i for i, n in enumerate(robots)},
         rules=frame.rules)
+
+
+def recorded_steps(recording: Recording):
+    """Every recorded step in order as (frame, its layout document, the Snapshot a live run
+    would have had), one chunk in memory at a time (the Foxglove export, plots)."""
+    cols = {c.name: i for i, c in enumerate(recording.robot_columns)}
+    current = None
+    for frame in recording.iter_frames():
+        if current is None or current[0] != frame.layout:
+            layout = recording.layout(frame.layout)
+            current = (frame.layout, layout, _names(layout))
+        yield frame, current[1], _snapshot(frame, recording.robot_values(frame), current[2], cols)

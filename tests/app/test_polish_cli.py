@@ -13,7 +13,7 @@ import pytest
 from coopsim.model.specs import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ("run", "replay", "info", "export", "view", "gateway", "check", "list", "drive",
+COMMANDS = ("run", "replay", "info", "export", "plot", "view", "gateway", "check", "list", "drive",
             "bench step")
 
 

@@ -22,9 +22,11 @@ ALLOWED = {
     "plugins": {"model", "swarm", "plugins"},
     "net": {"model", "formats", "sim", "net"},
     "recording": {"model", "sim", "net", "recording"},
+    "foxglove": {"model", "sim", "recording", "foxglove"},
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "viewer"},
-    "app": {"model", "formats", "sim", "net", "recording", "client", "viewer", "app", "plugins"},
+    "app": {"model", "formats", "sim", "net", "recording", "client", "viewer", "app", "plugins",
+            "foxglove"},
 }
 NO_IO = {"model", "formats", "physics", "sim", "swarm", "plugins"}  # no zmq, no windows
 

@@ -1,0 +1,343 @@
+"""What coopsim shows in Foxglove: the topics, their schemas, and the messages of one step.
+
+A :class:`Scene` is built once per layout (a layout document: ``World.describe()`` live, the
+recorded one in a file) and encodes the step's Foxglove messages from a
+:class:`~coopsim.model.snapshot.Snapshot`, so the live bridge, a replay and the MCAP export
+send the same bytes. Frames (docs/foxglove.md): ``world`` is the floor's frame (x, y on the
+floor, z up, m); every robot also has a frame named after it (``/tf``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.plugins import MODULES
+from ..model.snapshot import rule_metrics
+from .proto import Msg, Slot, Template, color, pose, quaternion, vector3, yaw_quaternion
+
+WORLD = "world"  # the root frame
+ROBOT_HEIGHT = 0.1  # m: the drawn height of a robot's body
+TARGET_ZONE = 0.5  # m: radius of the disc drawn around a target (at_target's default radius)
+RAY_COLOR = (255, 120, 30)
+
+
+@dataclass(frozen=True)
+class Topic:
+    """One Foxglove topic: its name and the schema its messages use.
+
+    Attributes:
+        name: Topic name (``/scene/bodies``, ``/robots/robot1/pose``...).
+        schema: A Foxglove schema (``SceneUpdate``, ``PoseInFrame``, ``FrameTransforms``,
+            ``Log``: protobuf, the SDK's ``foxglove.*`` schema) or ``""`` for a JSON topic.
+    """
+
+    name: str
+    schema: str = ""
+
+
+SCENE_WORLD = Topic("/scene/world", "SceneUpdate")  # floor, targets and their zones
+SCENE_BODIES = Topic("/scene/bodies", "SceneUpdate")  # robots, heading, names, rays, objects
+TF = Topic("/tf", "FrameTransforms")  # world -> each robot
+STATE = Topic("/sim/state")  # JSON: step, time, counts, layout version
+EVENTS = Topic("/events", "Log")  # timed events as they happen
+
+
+def pose_topic(robot: str) -> Topic:
+    """The PoseInFrame topic of one robot."""
+    return Topic(f"/robots/{robot}/pose", "PoseInFrame")
+
+
+def metric_topic(name: str) -> Topic:
+    """The JSON topic of one metric (``monitors.distance`` -> ``/metrics/monitors/distance``,
+    its value at ``.value`` for the Plot panel)."""
+    return Topic("/metrics/" + name.replace(".", "/"))
+
+
+JSON_SCHEMAS = {
+    STATE.name: {"type": "object", "properties": {
+        "step": {"type": "integer"}, "time": {"type": "number"},
+        "robots": {"type": "integer"}, "objects": {"type": "integer"},
+        "layout_version": {"type": "integer"}}},
+    "metric": {"type": "object", "properties": {"value": {"type": ["number", "null"]},
+                                                "time": {"type": "number"}}},
+}
+
+
+def json_schema(topic: Topic) -> dict:
+    """The JSON schema of a JSON topic."""
+    return JSON_SCHEMAS.get(topic.name, JSON_SCHEMAS["metric"])
+
+
+class Scene:
+    """One layout's templates: the moving scene, the transforms and the robots' poses.
+
+    Args:
+        layout: The layout document (docs/protocol.md section 5); its robots, objects and
+            parts are in the order of the snapshots it goes with.
+    """
+
+    def __init__(self, layout: dict) -> None:
+        self.robots = [r["name"] for r in layout.get("robots", ())]
+        self._bodies = _Bodies(layout)
+        b = self._bodies
+        self.world = Template(_world_update(layout), 0)
+        self.scene = Template(b.update, b.slots)
+        self.tf = Template(_transforms(self.robots), b.slots)
+        msg, self.pose_ranges = _poses(self.robots)  # byte range of each robot's PoseInFrame
+        self.poses = Template(msg, b.slots)
+
+    def fits(self, snap) -> bool:
+        """Whether ``snap`` has this layout's bodies (else build a new Scene)."""
+        return self._bodies.fits(snap)
+
+    def values(self, snap) -> np.ndarray:
+        """The slots' values in ``snap``: every pose instance, then every ray end."""
+        return self._bodies.values(snap)
+
+
+class _Bodies:
+    """The moving bodies of a layout: pose instances (a body's pose with an offset) and rays."""
+
+    def __init__(self, layout: dict) -> None:
+        robots, objects = layout.get("robots", ()), layout.get("objects", ())
+        parts = layout.get("parts", ())
+        self.counts = (len(robots), len(objects), len(parts))
+        self._inst: list[tuple[int, float, float]] = []  # (body, offset x, offset y), m
+        self._rays: list[tuple] = []  # (module, robot row, angles, radius, first ray slot)
+        self._ray_count = 0
+        entities = [self._robot(i, r, layout) for i, r in enumerate(robots)]
+        entities += [self._object(len(robots) + j, o) for j, o in enumerate(objects)]
+        base = len(robots) + len(objects)
+        entities += [self._part(base + k, p) for k, p in enumerate(parts)]
+        ray_slots = 4 * len(self._inst)
+        update = Msg().sub(1, Msg().uint(2, 1))  # delete ALL of this topic's entities first
+        for entity in entities:
+            update.sub(2, entity)
+        # ray ends were numbered from 0 while the pose count was unknown: move them after
+        update.slots = [(o, s if s >= 0 else ray_slots + (-s - 1)) for o, s in update.slots]
+        self.update = update
+        self.slots = ray_slots + self._ray_count
+        self._group_rays()
+        inst = np.array(self._inst, dtype=float).reshape(-1, 3)
+        self._body, self._off = inst[:, 0].astype(int), inst[:, 1:]
+
+    def _pose_slots(self, body: int, ox: float = 0.0, oy: float = 0.0) -> tuple[Slot, ...]:
+        p = len(self._inst)
+        self._inst.append((body, ox, oy))
+        return tuple(Slot(4 * p + k) for k in range(4))
+
+    def _robot(self, i: int, robot: dict, layout: dict) -> Msg:
+        x, y, qz, qw = self._pose_slots(i)
+        r = float(robot.get("radius", 0.2))
+        rgb = robot.get("color", (200, 200, 200))
+        entity = _entity(f"robot/{robot['name']}")
+        entity.sub(10, Msg().sub(1, pose(x, y, ROBOT_HEIGHT / 2, qz, qw))
+                   .sub(2, vector3(2 * r, 2 * r, ROBOT_HEIGHT)).sub(5, color(rgb)))
+        entity.sub(7, Msg().sub(1, pose(x, y, ROBOT_HEIGHT + 0.01, qz, qw))
+                   .double(2, 0.6 * r).double(3, 0.2 * r).double(4, 0.5 * r)
+                   .double(5, 0.45 * r).sub(6, color((250, 250, 250))))
+        entity.sub(13, Msg().sub(1, pose(x, y, ROBOT_HEIGHT + 0.3, 0.0, 1.0)).uint(2, 1)
+                   .double(3, 14.0).uint(4, 1).sub(5, color((255, 255, 255)))
+                   .string(6, robot["name"]))
+        for label, angles in _ray_modules(layout, robot):
+            entity.sub(11, self._rays_of(i, r, label, angles, (x, y, qz, qw)))
+        return entity
+
+    def _rays_of(self, row: int, radius: float, label: str, angles: np.ndarray, slots) -> Msg:
+        """One LINE_LIST from the rim along each ray; each ray's end is a slot pair, numbered
+        -1, -2... (ray slots go after the pose slots, whose count is known at the end)."""
+        first = self._ray_count
+        self._ray_count += 2 * len(angles)
+        self._rays.append((label, row, angles, radius, first))
+        x, y, qz, qw = slots
+        line = Msg().uint(1, 2).sub(2, pose(x, y, ROBOT_HEIGHT / 2, qz, qw)).double(3, 0.01)
+        for n, a in enumerate(angles):
+            line.sub(5, vector3(radius * math.cos(a), radius * math.sin(a), 0.0))
+            line.sub(5, vector3(Slot(-(first + 2 * n) - 1), Slot(-(first + 2 * n + 1) - 1), 0.0))
+        return line.sub(6, color(RAY_COLOR, 0.7))
+
+    def _group_rays(self) -> None:
+        """Robots' rays grouped by module and angles, for one vectorized pass each: (label,
+        rows, angles, radii, first ray slot of each row)."""
+        groups: dict = {}
+        for label, row, angles, radius, first in self._rays:
+            key = (label, tuple(angles.tolist()))
+            groups.setdefault(key, []).append((row, radius, first))
+        self._groups = [(label, np.array([g[0] for g in rows]), np.array(angles),
+                         np.array([g[1] for g in rows]), np.array([g[2] for g in rows]))
+                        for (label, angles), rows in groups.items()]
+
+    def _object(self, body: int, obj: dict) -> Msg:
+        x, y, qz, qw = self._pose_slots(body)
+        size = list(obj.get("size", (0.5, 0.5, 0.5))) + [0.5] * 3
+        entity = _entity(f"object/{obj['name']}")
+        prim = Msg().sub(1, pose(x, y, float(obj.get("z", size[2] / 2)), qz, qw))
+        prim.sub(2, vector3(*size[:3]))
+        field = 10 if obj.get("shape") == "cylinder" else 8
+        if field == 10:
+            prim.double(3, 1.0).double(4, 1.0).sub(5, color(obj.get("color", (150,) * 3)))
+        else:
+            prim.sub(3, color(obj.get("color", (150, 150, 150))))
+        return entity.sub(field, prim)
+
+    def _part(self, body: int, part: dict) -> Msg:
+        entity = _entity(f"part/{part['name']}")
+        rgb = part.get("color", (150, 150, 150))
+        for shape in part.get("shapes", ()):
+            off = list(shape.get("offset", (0.0, 0.0))) + [0.0, 0.0]
+            x, y, qz, qw = self._pose_slots(body, float(off[0]), float(off[1]))
+            place = pose(x, y, ROBOT_HEIGHT / 2, qz, qw)
+            if shape.get("kind") == "circle":
+                d = 2 * float(shape.get("radius", 0.1))
+                entity.sub(10, Msg().sub(1, place).sub(2, vector3(d, d, ROBOT_HEIGHT))
+                           .double(3, 1.0).double(4, 1.0).sub(5, color(rgb)))
+            elif shape.get("kind") == "box":
+                sx, sy = (list(shape.get("size", (0.1, 0.1))) + [0.1, 0.1])[:2]
+                entity.sub(8, Msg().sub(1, place).sub(2, vector3(sx, sy, ROBOT_HEIGHT))
+                           .sub(3, color(rgb)))
+            else:  # a polygon: its outline
+                line = Msg().uint(1, 1).sub(2, place).double(3, 0.02)
+                for vx, vy, *_ in shape.get("vertices", ()):
+                    line.sub(5, vector3(vx, vy, 0.0))
+                entity.sub(11, line.sub(6, color(rgb)))
+        return entity
+
+    def fits(self, snap) -> bool:
+        return (len(snap.robots), len(snap.objects), len(snap.parts)) == self.counts
+
+    def values(self, snap) -> np.ndarray:
+        bodies = np.concatenate([np.asarray(snap.poses, float).reshape(-1, 3),
+                                 np.asarray(snap.object_poses, float).reshape(-1, 3),
+                                 np.asarray(snap.part_poses, float).reshape(-1, 3)])
+        b = bodies[self._body]
+        c, s = np.cos(b[:, 2]), np.sin(b[:, 2])
+        qz, qw = yaw_quaternion(b[:, 2])
+        ox, oy = self._off[:, 0], self._off[:, 1]
+        out = [np.column_stack((b[:, 0] + c * ox - s * oy, b[:, 1] + s * ox + c * oy, qz,
+                                qw)).ravel()]
+        rays = np.zeros(self._ray_count)
+        for label, rows, angles, radii, first in self._groups:
+            reading = snap.readings.get(label)
+            d = np.zeros((len(rows), len(angles)))
+            if reading is not None and reading.shape[0] == len(snap.robots):
+                d = np.nan_to_num(np.asarray(reading, float)[rows][:, :len(angles)], nan=0.0)
+            reach = radii[:, None] + d
+            at = first[:, None] + 2 * np.arange(len(angles))
+            rays[at], rays[at + 1] = reach * np.cos(angles), reach * np.sin(angles)
+        return np.concatenate(out + [rays])
+
+
+def _entity(ident: str) -> Msg:
+    """A SceneEntity in the world frame, stamped each frame."""
+    return Msg().stamp(1).string(2, WORLD).string(3, ident)
+
+
+def _ray_modules(layout: dict, robot: dict) -> list[tuple[str, np.ndarray]]:
+    """(module label, ray angles) of each module of ``robot`` drawn as rays (a module's
+    ``draw`` hint of kind ``rays``, from the layout or this process's registry)."""
+    out = []
+    described = layout.get("modules") or {}
+    for label in robot.get("modules") or ([] if described else _registered_rays()):
+        hint = (described.get(label) or {}).get("draw")
+        if hint is None and label in MODULES:
+            hint = MODULES.get(label).draw
+        if hint and hint.get("kind") == "rays":
+            out.append((label, np.asarray(hint["angles"], dtype=float)))
+    return out
+
+
+def _registered_rays() -> list[str]:
+    """Labels of registered modules drawn as rays (for layouts that list no modules: the
+    rays are drawn where the snapshot has their readings)."""
+    return [label for label in MODULES.labels()
+            if (MODULES.get(label).draw or {}).get("kind") == "rays"]
+
+
+def _world_update(layout: dict) -> Msg:
+    """The still scene: the floor, and each target with its zone."""
+    floor = layout.get("floor") or {}
+    length, width = float(floor.get("length", 10.0)), float(floor.get("width", 10.0))
+    entity = _entity("floor").sub(8, Msg().sub(1, pose(0.0, 0.0, -0.005, 0.0, 1.0))
+                                  .sub(2, vector3(length, width, 0.01))
+                                  .sub(3, color((70, 70, 75))))
+    update = Msg().sub(1, Msg().uint(2, 1)).sub(2, entity)
+    for t in layout.get("targets", ()):
+        rgb = t.get("rgb", (230, 40, 40))
+        mark = _entity(f"target/{t.get('index', 0)}")
+        for d, h, alpha in ((2 * TARGET_ZONE, 0.004, 0.25), (0.3, 0.02, 1.0)):
+            mark.sub(10, Msg().sub(1, pose(t["x"], t["y"], h / 2, 0.0, 1.0))
+                     .sub(2, vector3(d, d, h)).double(3, 1.0).double(4, 1.0)
+                     .sub(5, color(rgb, alpha)))
+        mark.sub(13, Msg().sub(1, pose(t["x"], t["y"], 0.3, 0.0, 1.0)).uint(2, 1)
+                 .double(3, 12.0).uint(4, 1).sub(5, color(rgb)).string(6, str(t.get("color"))))
+        update.sub(2, mark)
+    return update
+
+
+def _transforms(robots: list[str]) -> Msg:
+    """FrameTransforms: world -> each robot (translation m, rotation about z)."""
+    out = Msg()
+    for i, name in enumerate(robots):
+        x, y, qz, qw = (Slot(4 * i + k) for k in range(4))
+        out.sub(1, Msg().stamp(1).string(2, WORLD).string(3, name).sub(4, vector3(x, y, 0.0))
+                .sub(5, quaternion(qz, qw)))
+    return out
+
+
+def _poses(robots: list[str]) -> tuple[Msg, list[tuple[int, int]]]:
+    """Every robot's PoseInFrame back to back, and the byte range of each."""
+    out, ranges = Msg(), []
+    for i in range(len(robots)):
+        start = len(out.data)
+        x, y, qz, qw = (Slot(4 * i + k) for k in range(4))
+        one = Msg().stamp(1).string(2, WORLD).sub(3, pose(x, y, 0.0, qz, qw))
+        out.data += one.data
+        out.slots += [(start + o, s) for o, s in one.slots]
+        out.stamps += [start + o for o in one.stamps]
+        ranges.append((start, len(out.data)))
+    return out, ranges
+
+
+def state_json(snap) -> bytes:
+    """The ``/sim/state`` message of a step."""
+    return json.dumps({"step": snap.step, "time": snap.time, "robots": len(snap.robots),
+                       "objects": len(snap.objects),
+                       "layout_version": snap.layout_version}).encode()
+
+
+def metric_messages(snap) -> list[tuple[Topic, bytes]]:
+    """One JSON message per metric (``value`` null when it could not be computed)."""
+    return [(metric_topic(name), json.dumps(
+        {"value": None if math.isnan(v) else v, "time": snap.time}).encode())
+        for name, v in rule_metrics(snap.rules)]
+
+
+def log_message(ns: int, text: str, name: str = "coopsim.events") -> bytes:
+    """A foxglove.Log at INFO level."""
+    return bytes(Msg().sub(1, _stamp(ns)).uint(2, 2).string(3, text).string(4, name).data)
+
+
+def _stamp(ns: int) -> Msg:
+    return Msg().uint(1, ns // 1_000_000_000).uint(2, ns % 1_000_000_000)
+
+
+class EventLog:
+    """Turns the ``events`` rule's fields into one Log text per event as it happens."""
+
+    def __init__(self) -> None:
+        self._done: set[tuple[str, float]] = set()
+
+    def new(self, rules) -> list[str]:
+        """Texts of the events done in ``rules`` and not before (a reset forgets them)."""
+        fields = rules.get("events") if hasattr(rules, "get") else None
+        events = (fields or {}).get("events") or []
+        done = {(e.get("name", ""), e.get("at")) for e in events if e.get("done")}
+        texts = [f"event {e.get('name')} (at {e.get('at')} s) applied at step {e.get('step')}, "
+                 f"t = {e.get('time')} s" for e in events
+                 if e.get("done") and (e.get("name", ""), e.get("at")) not in self._done]
+        self._done = done
+        return texts

@@ -1,0 +1,69 @@
+"""coopsim plot: PNGs of the bundled sample recording and of one with metrics; bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rechelpers import RECDATA, run_cli
+
+SAMPLE = Path(__file__).resolve().parents[2] / "recordings" / "sample.mcap"
+
+
+def _image(path: Path) -> np.ndarray:
+    import matplotlib.image
+
+    return matplotlib.image.imread(path)
+
+
+def test_plots_of_the_sample_recording(tmp_path):
+    done = run_cli("plot", str(SAMPLE), "--out", str(tmp_path / "plots"))
+    assert done.returncode == 0, done.stderr
+    written = [Path(line) for line in done.stdout.split()]
+    assert [p.name for p in written] == ["trajectories.png", "robots.png"]  # no metrics there
+    for path in written:
+        image = _image(path)
+        assert image.shape[0] > 300 and image.shape[1] > 300
+        assert image[..., :3].std() > 0.05  # something drawn, not a blank page
+    # the robots' colours are on the trajectory plot: robot1 is red (230, 40, 40)
+    traj = _image(written[0])[..., :3]
+    red = (abs(traj[..., 0] - 230 / 255) < 0.05) & (traj[..., 1] < 0.3) & (traj[..., 2] < 0.3)
+    assert red.sum() > 50
+
+
+def test_metrics_are_plotted_and_robots_can_be_picked(tmp_path):
+    rec = tmp_path / "rec.mcap"
+    done = run_cli("run", str(RECDATA / "foxglove.scenario"), "--headless", "--port", "0",
+                   "--duration", "0.5", "--record", str(rec))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("plot", str(rec), "--robot", "beta")
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "rec-plots"
+    assert sorted(p.name for p in folder.iterdir()) == ["metrics.png", "robots.png",
+                                                         "trajectories.png"]
+    done = run_cli("plot", str(rec), "--robot", "gamma")
+    assert done.returncode == 2 and "no robot named gamma" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_plot_of_a_bad_file_is_exit_2(tmp_path):
+    bad = tmp_path / "x.mcap"
+    bad.write_bytes(b"\x89MCAP0\r\n" + b"\0" * 40)
+    done = run_cli("plot", str(bad), "--out", str(tmp_path / "p"))
+    assert done.returncode == 2 and str(bad) in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "p").exists()
+    done = run_cli("plot", str(tmp_path / "missing.mcap"))
+    assert done.returncode == 2 and "no such file" in done.stderr
+
+
+def test_plot_without_matplotlib_says_which_pip_command_to_run(tmp_path):
+    code = ("import sys\nsys.modules['matplotlib'] = None\nfrom coopsim.app.cli import main\n"
+            "main(sys.argv[1:])\n")
+    done = subprocess.run([sys.executable, "-c", code, "plot", str(SAMPLE), "--out",
+                           str(tmp_path / "p")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "pip install" in done.stderr and "matplotlib" in done.stderr
+    assert "Traceback" not in done.stderr
