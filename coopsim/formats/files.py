@@ -12,7 +12,8 @@ import re
 from dataclasses import replace
 from typing import Iterable
 
-from ..model.errors import CoopsimError, FileFormatError
+from ..model.errors import CoopsimError, FileFormatError, NotAllowedError
+from ..model.limits import field_problem, first_problem, name_problem
 from ..model.plugins import ENGINES, ROBOT_TYPES, RULES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, DriverSetting, FloorSpec, ObjectSpec,
                            ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings, TargetSpec,
@@ -21,10 +22,6 @@ from ..model.validate import check_robot_spec
 from .sections import (INT, NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer,
                        number, pick, read_text, real, rest, split_sections)
 
-#: Names the simulator serves itself (``/sim``, ``/playback``); no robot may take them.
-RESERVED_NAMES = ("sim", "playback")
-
-_NETNAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z0-9_.:/+-]{1,200}")
@@ -36,24 +33,38 @@ _nonneg = real(">= 0", lambda v: v >= 0)
 _dt = real(f"between {DT_RANGE[0]:g} and {DT_RANGE[1]:g} s",
            lambda v: DT_RANGE[0] <= v <= DT_RANGE[1])
 _seed = integer("an integer >= 0", lambda v: 0 <= v < 2**63)
-_byte = integer("an integer 0-255", lambda v: 0 <= v <= 255)
 
 
-def _netname(tok: str) -> str:
-    if not _NETNAME.fullmatch(tok):
-        raise Bad(f"must be letters, digits, '_' or '-', starting with a letter, got {tok!r}")
-    if tok in RESERVED_NAMES:
-        raise Bad(f"must not be {tok!r}, a name the simulator itself uses")
-    return tok
+def _netname(key: str, tokens: list, rest: str) -> str:
+    """``name <network name>``: the model's one rule for robot names (coopsim.model.limits)."""
+    if len(tokens) != 1:
+        raise Bad(f"{key} needs 1 value (network name), got {len(tokens)}")
+    why = name_problem(tokens[0])
+    if why:
+        raise Bad(why)
+    return tokens[0]
+
+
+def _within(*labels: str):
+    """A whole-key check: each value within the range of its field (same sentence as /sim)."""
+    def check(values) -> None:
+        why = first_problem(zip(labels, values if isinstance(values, tuple) else (values,)))
+        if why:
+            raise Bad(why)
+    return check
 
 
 def _flat(orientation: tuple) -> None:
     if orientation[0] != 0 or orientation[1] != 0:
         raise Bad("orientation phi and psi must be 0 in 2D (only theta, the yaw, is used), "
                   f"got {orientation[0]:g} {orientation[1]:g}")
+    why = field_problem("yaw", yaw_from_degrees(orientation[2]))
+    if why:
+        raise Bad(why)
 
 
-_RGB = fixed(("R", "G", "B"), _byte)
+_RGB = fixed(("R", "G", "B"), integer("an integer", lambda v: True), _within(
+    "color R", "color G", "color B"))
 
 
 def _color(key: str, tokens: list, rest: str) -> tuple:
@@ -129,17 +140,19 @@ def _rule_param(key: str, tokens: list, rest: str) -> tuple:
 # --- the tables: which sections hold which keys ---------------------------------------------------
 
 _XYZ = ("x", "y", "z")
+_POSITION = fixed(_XYZ, number, _within("position x", "position y", "position z"))
 _OBJECT_KEYS = {
     "type": Key(pick("shape", SHAPES), required=True),
-    "size": Key(fixed(("length", "width", "height"), _positive), required=True),
-    "position": Key(fixed(_XYZ, number), required=True),
+    "size": Key(fixed(("length", "width", "height"), number,
+                      _within("size length", "size width", "size height")), required=True),
+    "position": Key(_POSITION, required=True),
     "orientation": Key(fixed(("phi", "psi", "theta"), number, _flat)),
-    "mass": Key(fixed(("kg",), _nonneg)),
+    "mass": Key(fixed(("kg",), number, _within("mass"))),
     "color": Key(_color),
 }
 _ROBOT_KEYS = {
     "type": Key(fixed(("robot type",), str), required=True),
-    "name": Key(fixed(("network name",), _netname), required=True),
+    "name": Key(_netname, required=True),
     "position": _OBJECT_KEYS["position"],
     "orientation": _OBJECT_KEYS["orientation"],
     "color": _OBJECT_KEYS["color"],
@@ -160,14 +173,15 @@ _RULE_KEYS = {
     "type": Key(fixed(("rule label",), str), required=True),
     "param": Key(_rule_param, repeat=True),
 }
-_FLOOR_SIZE = fixed(("length", "width", "height"), (_positive, _positive, _nonneg))
+_FLOOR_SIZE = fixed(("length", "width", "height"), number,
+                    _within("floor length", "floor width", "floor height"))
 _WORLD_RULES = {
     "FLOOR": Rule({"size": Key(_FLOOR_SIZE, required=True)}),
     "WALL": Rule(_OBJECT_KEYS, indexed=True),
 }
 _SCENARIO_RULES = {
     "WORLD": Rule({"file": Key(rest("path to a .world file"), required=True)}),
-    "TARGET": Rule({c: Key(fixed(_XYZ, number), repeat=True) for c in COLORS},
+    "TARGET": Rule({c: Key(_POSITION, repeat=True) for c in COLORS},
                     word="target colour"),
     "ROBOT": Rule(_ROBOT_KEYS, indexed=True),
     "OBJECT": Rule(_OBJECT_KEYS, indexed=True),

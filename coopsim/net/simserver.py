@@ -14,6 +14,7 @@ import zmq
 
 from . import protocol as p
 from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
+from ..model.limits import check_object_spec, check_robot_fields, check_target_spec
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
@@ -246,7 +247,7 @@ def list_targets(msg: Message, snap) -> Message:
 def _color(msg: Message, default) -> tuple[int, int, int]:
     if not msg.params:
         return default
-    if len(msg.params) != 3 or not all(0 <= c <= 255 for c in msg.params):
+    if len(msg.params) != 3:
         raise ProtocolError(p.OUT_OF_RANGE, "colour is params [R, G, B], each 0..255")
     return tuple(msg.params)
 
@@ -259,22 +260,31 @@ def _two_words(msg: Message, what: str) -> tuple[str, str]:
 
 
 def _object_spec(msg: Message) -> ObjectSpec:
+    """The object of insert/update_object, checked against the model's limits (the files' rules
+    and sentences): a bad name, size, pose, mass or colour is error 4."""
     name, shape = _two_words(msg, "shape")
     if shape not in SHAPES:
         raise ProtocolError(p.OUT_OF_RANGE, f"shape must be one of {', '.join(SHAPES)}")
     l, w, h, x, y, z, yaw, mass = msg.data
-    if min(l, w, h) <= 0 or mass < 0:
-        raise ProtocolError(p.OUT_OF_RANGE, "sizes must be > 0 and mass >= 0")
-    return ObjectSpec(name, shape, (l, w, h), (x, y, z), yaw, mass, _color(msg, (150, 150, 150)))
+    spec = ObjectSpec(name, shape, (l, w, h), (x, y, z), yaw, mass, _color(msg, (150, 150, 150)))
+    check_object_spec(spec)
+    return spec
 
 
 def _robot_spec(msg: Message) -> RobotSpec:
+    """The robot of insert/update_robot; its name, pose and colour are checked here (the files'
+    rules and sentences, error 4) before anything reaches the stepper, and the names its type
+    derives when the world builds it (check_robot_spec)."""
     name, rtype = _two_words(msg, "type")
     x, y, z, yaw = msg.data
-    return RobotSpec(rtype, name, (x, y, z), yaw, _color(msg, (40, 90, 230)))
+    spec = RobotSpec(rtype, name, (x, y, z), yaw, _color(msg, (40, 90, 230)))
+    check_robot_fields(spec)
+    return spec
 
 
 def _target_spec(msg: Message) -> TargetSpec:
     if msg.text not in COLORS:
         raise ProtocolError(p.OUT_OF_RANGE, f"target colour must be one of {', '.join(COLORS)}")
-    return TargetSpec(msg.text, tuple(msg.data))
+    spec = TargetSpec(msg.text, tuple(msg.data))
+    check_target_spec(spec)
+    return spec
