@@ -95,13 +95,19 @@ def _has_display() -> bool:
               help="Record every N-th step.")
 @click.option("--engine", help="Physics engine (coopsim list shows them; default: the "
                                "scenario's [SETTINGS] engine, else pymunk).")
+@click.option("--data-dir", "data_dirs", multiple=True,
+              type=click.Path(exists=True, file_okay=False),
+              help="Another folder network requests may load from and record into "
+                   "(repeatable; see docs/reliability.md).")
 @_friendly
 def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers,
-        controller_logs, json_port, fps, record, record_every, engine) -> None:
+        controller_logs, json_port, fps, record, record_every, engine, data_dirs) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo.
 
     With the GUI (the default when there is a display) a viewer window is started as a child
-    process: closing it ends the run; if it crashes, the run goes on.
+    process: closing it ends the run; if it crashes, the run goes on. /sim load and record
+    reach only the data folders: FILE's folder, the bundled scenarios/, worlds/, recordings/,
+    ./recordings and each --data-dir. FILE and --record PATH are yours and go anywhere.
     """
     from .run import Run, RunOptions, load_scenario_or_world
     from .console import run_headless, run_with_viewer
@@ -110,7 +116,7 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
     options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,
                          bind=bind, controllers=not no_controllers, log_dir=controller_logs,
                          json_port=json_port, record=record, record_every=record_every,
-                         engine=engine)
+                         engine=engine, data_dirs=data_dirs)
     gui = (not headless) if headless is not None else _has_display()
     if gui and not _has_display():
         raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "

@@ -303,10 +303,16 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
             raise FileFormatError(where or path, obj.line, reason)
 
 
-def _world_of(section: Section, path: PathLike) -> WorldSpec:
-    """Load the world a [WORLD] section names, relative to the scenario file's folder."""
+def _world_of(section: Section, path: PathLike, folders=None) -> WorldSpec:
+    """Load the world a [WORLD] section names, relative to the scenario file's folder (inside
+    ``folders``, a :class:`~coopsim.formats.folders.DataFolders`, when given)."""
     name, line = section.get("file"), section.line_of("file")
     where = os.path.normpath(os.path.join(os.path.dirname(os.fspath(path)), name))
+    if folders is not None:
+        try:
+            where = folders.readable(where, (".world",))
+        except NotAllowedError as exc:
+            raise NotAllowedError(f"{path}:{line}: world file {name!r}: {exc}") from None
     if not os.path.exists(where):
         raise FileFormatError(path, line, f"world file {name!r} not found (looked for {where})")
     if os.path.isdir(where):
@@ -345,13 +351,16 @@ def parse_world(text: str, path: PathLike = "") -> WorldSpec:
     return WorldSpec(floor=floor, objects=objects, path=os.fspath(path), text=text)
 
 
-def parse_scenario(text: str, path: PathLike = "") -> ScenarioSpec:
+def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec:
     """Parse the text of a ``.scenario`` file and load the world it names.
 
     Args:
         text: The whole file.
         path: Where it came from: for messages, ``ScenarioSpec.path`` and ``name``, and the
             folder the ``[WORLD] file`` path is relative to.
+        folders: The data folders the world file must be in (a
+            :class:`~coopsim.formats.folders.DataFolders`), for a file a request named; None
+            (a file the user named) confines nothing.
 
     Returns:
         The scenario with its world loaded; targets, robots and objects in file order.
@@ -359,12 +368,13 @@ def parse_scenario(text: str, path: PathLike = "") -> ScenarioSpec:
     Raises:
         FileFormatError: At the first problem; a problem inside the world file is reported at
             the world file's own path and line.
+        NotAllowedError: the world file is outside ``folders``.
     """
     sections = split_sections(text, path, _SCENARIO_RULES, ".scenario")
     worlds = [s for s in sections if s.kind == "WORLD"]
     if not worlds:
         raise FileFormatError(path, 0, "no [WORLD] section; a scenario needs one")
-    world = _world_of(worlds[0], path)
+    world = _world_of(worlds[0], path, folders)
     out: dict[str, list] = {"TARGET": [], "ROBOT": [], "OBJECT": []}
     names: dict[str, str] = {}
     for s in sections:
@@ -411,22 +421,32 @@ def load_world(path: PathLike) -> WorldSpec:
     return parse_world(read_text(path), path)
 
 
-def load_scenario(path: PathLike) -> ScenarioSpec:
-    """Read and parse a ``.scenario`` file and its world; raise FileFormatError on any problem."""
-    return parse_scenario(read_text(path), path)
+def load_scenario(path: PathLike, folders=None) -> ScenarioSpec:
+    """Read and parse a ``.scenario`` file and its world; raise FileFormatError on any problem
+    (see :func:`parse_scenario` for ``folders``)."""
+    return parse_scenario(read_text(path), path, folders)
 
 
-def load(path: PathLike) -> WorldSpec | ScenarioSpec:
+def load(path: PathLike, folders=None) -> WorldSpec | ScenarioSpec:
     """Load a ``.world`` or a ``.scenario`` file, chosen by its extension.
+
+    Args:
+        path: The file. A file the user named is read wherever it is.
+        folders: For a file a network request named: the run's
+            :class:`~coopsim.formats.folders.DataFolders`; the file (and a scenario's world
+            file) must be inside them. Symbolic links are resolved before the check.
 
     Raises:
         FileFormatError: For any other extension (line 0) or any problem in the file.
+        NotAllowedError: ``path`` or the world file it names is outside ``folders``.
     """
+    if folders is not None:
+        path = folders.readable(path)
     ext = os.path.splitext(os.fspath(path))[1]
     if ext == ".world":
         return load_world(path)
     if ext == ".scenario":
-        return load_scenario(path)
+        return load_scenario(path, folders)
     raise FileFormatError(path, 0, f"unknown file type {ext or '(no extension)'!r}: "
                                    "expected .world or .scenario")
 

@@ -33,8 +33,10 @@ class SimServer(Server):
         on_layout: Called (on the stepper thread) after robots were inserted or removed, so the
             network can start or stop robot servers.
         bind: Address to bind.
-        recording: An object with ``start_recording(path) -> str``, ``stop_recording() -> str``
-            and ``recording_path`` (the Run), or None when recording on demand is not offered.
+        recording: The run (an object with ``start_recording(path) -> str``,
+            ``stop_recording() -> str``, ``recording_path``, ``recording_error`` and
+            ``folders``, the data folders ``load`` may read), or None when neither recording
+            on demand nor loading is offered.
     """
 
     def __init__(self, ctx: zmq.Context, stepper, on_layout: Callable[[], None] = lambda: None,
@@ -142,6 +144,7 @@ class SimServer(Server):
                      paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
                      error=self.stepper.error, finished=st.finished,
                      recording=self.recording.recording_path if self.recording else "",
+                     recording_error=self.recording.recording_error if self.recording else "",
                      attached=list(st.attached), seed=self.stepper.sim.seed,
                      scenario=self.stepper.sim.scenario.path,
                      rules=dict(self.stepper.snapshot.rules))
@@ -196,7 +199,11 @@ class SimServer(Server):
         return self._list_targets(msg)
 
     def _load(self, msg: Message) -> Message:
-        spec = load(msg.text)
+        """Load a file inside the run's data folders (error 6 outside them, with the reason)."""
+        folders = getattr(self.recording, "folders", None)
+        if folders is None:
+            raise NotAllowedError("this simulation loads no files on request")
+        spec = load(msg.text, folders)
         if isinstance(spec, WorldSpec):
             spec = scenario_from_world(spec)
         self._relayout(self.stepper.reset, spec)

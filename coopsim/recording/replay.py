@@ -96,7 +96,8 @@ class ReplaySimServer(Server):
         rec = self.player.recording
         state.update(step=st.steps, time=st.time, dt=self.player.dt, mode=MODE, paused=st.paused,
                      speed=st.speed, rtf=st.rtf, missed=0, error=self.player.error,
-                     finished="", recording="", attached=[], seed=rec.seed,
+                     finished="", recording="", recording_error="", attached=[],
+                     seed=rec.seed,
                      scenario=rec.meta.get("scenario_path"),
                      rules=dict(self.player.snapshot.rules))
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))

@@ -27,8 +27,9 @@ def _world(mode="realtime"):
 
 
 @pytest.fixture()
-def run():
-    with live(_world(), paused=True) as run:
+def run(tmp_path):
+    # load and record reach only the data folders: the test data and this test's folder
+    with live(_world(), paused=True, data_dirs=(str(SMALL.parent), str(tmp_path))) as run:
         yield run
 
 
