@@ -21,16 +21,19 @@ LABEL_MIN_RADIUS = 6.0  # px: names show once a robot is at least this large on 
 
 
 def status_line(link) -> str:
-    """The status bar's text: time, real-time factor, misses, mode, controllers, connection."""
+    """The status bar's text: time, real-time factor, misses, mode, controllers, connection,
+    and why the recording failed, if it did (the state's ``recording_error``)."""
     if not link.connected:
         return f"disconnected from {link.nameserver}: {link.error}; retrying"
     frame = link.frame
     if frame is None:
         return f"connected to {link.nameserver}; waiting for the state stream"
     paused = "  paused" if frame.paused else ""
-    return (f"t = {frame.time:.2f} s   rtf {frame.rtf:.2f}   missed {frame.missed}   "
+    line = (f"t = {frame.time:.2f} s   rtf {frame.rtf:.2f}   missed {frame.missed}   "
             f"{frame.mode}{paused}   speed {_speed(frame.speed)}   "
             f"attached controllers {frame.attached}   {link.nameserver}")
+    failed = (link.layout or {}).get("recording_error")
+    return f"{line}   | {failed}" if failed else line
 
 
 def _speed(speed: float) -> str:
