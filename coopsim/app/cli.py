@@ -227,6 +227,25 @@ def info(file, as_json) -> None:
     with Recording(file) as rec:
         facts = rec.info()
     click.echo(info_json(facts) if as_json else format_info(facts))
+    if not facts.complete:
+        click.echo(f"incomplete: the recorder did not finish (killed?), so indexed MCAP readers "
+                   f"refuse it; 'coopsim repair {file}' writes its summary and index", err=True)
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@click.option("-o", "--output", type=click.Path(),
+              help="Write the repaired recording to this new file (default: replace FILE once "
+                   "the repaired copy is complete).")
+@_friendly
+def repair(file, output) -> None:
+    """Write the summary and index a killed recording lacks, so every MCAP reader opens it.
+
+    Every complete chunk is kept; what the crash cut off is left out.
+    """
+    from ..recording.repair import repair as repair_recording
+
+    click.echo(repair_recording(file, output).describe())
 
 
 @main.command()
