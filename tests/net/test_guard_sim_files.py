@@ -14,7 +14,7 @@ from coopsim.app import run as run_module
 from coopsim.net import protocol as p
 
 from helpers import robot, scenario
-from nethelpers import ROOT, Peer, live, lookup
+from nethelpers import ROOT, Peer, live
 
 WORLD = "[FLOOR]\nsize 10 10 0.1\n"
 SCENARIO = "[WORLD]\nfile {world}\n[ROBOT_1]\ntype single\nname a\nposition 0 0 0\n"
@@ -34,13 +34,6 @@ def folders(tmp_path, monkeypatch):
 def run(folders):
     with live(scenario(robots=[robot("r1")]), paused=True, data_dirs=(str(folders[0]),)) as run:
         yield run
-
-
-@pytest.fixture()
-def sim(run):
-    peer = Peer(lookup(run.network.endpoint, "/sim"))
-    yield peer
-    peer.close()
 
 
 def _refused(sim: Peer, command: int, text: str, params=(), code=p.NOT_ALLOWED) -> str:

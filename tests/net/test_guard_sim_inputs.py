@@ -14,7 +14,7 @@ import pytest
 from coopsim.net import protocol as p
 
 from helpers import robot, scenario
-from nethelpers import Peer, live, lookup
+from nethelpers import Peer, live
 
 
 @pytest.fixture()
@@ -22,20 +22,6 @@ def run():
     with live(scenario(robots=[robot("robot1", -2.0, 0.0)], floor=(10.0, 10.0)),
               paused=True) as run:
         yield run
-
-
-@pytest.fixture()
-def sim(run):
-    peer = Peer(lookup(run.network.endpoint, "/sim"))
-    yield peer
-    peer.close()
-
-
-@pytest.fixture()
-def names(run):
-    peer = Peer(run.network.endpoint)
-    yield peer
-    peer.close()
 
 
 def _refused(sim: Peer, code: int, command: int, text: str, params=(), data=()) -> str:

@@ -33,20 +33,6 @@ def run(tmp_path):
         yield run
 
 
-@pytest.fixture()
-def sim(run):
-    peer = Peer(lookup(run.network.endpoint, "/sim"))
-    yield peer
-    peer.close()
-
-
-@pytest.fixture()
-def names(run):
-    peer = Peer(run.network.endpoint)
-    yield peer
-    peer.close()
-
-
 def _status(sim: Peer) -> dict:
     _, mode, _, params, data = sim.ok(1)
     keys = ("step", "paused", "mode_index", "missed", "robots", "attached",
