@@ -28,6 +28,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
+from mcap.data_stream import RecordBuilder
 from mcap.writer import CompressionType, IndexType, Writer
 
 from . import format as rf
@@ -291,6 +292,7 @@ class _WriterState:
         self.offset = 0.0  # recording time - sim time, s (changes at each reset)
         self.last_ns = -1
         self.last_flush = time.monotonic()
+        self.chunk_indexes = _PackedChunkIndexes()
         self.frames_id = writer.register_channel(
             rf.FRAMES_TOPIC, rf.ENCODING,
             writer.register_schema("coopsim.Frame", "jsonschema", rf.FRAME_SCHEMA.encode()))
@@ -353,8 +355,39 @@ class _WriterState:
         """Finish the chunk and push it to the file; the next frame is a keyframe."""
         self.writer.flush()  # finishes the chunk and flushes the file: a full disk raises here
         self.written = self.frames
+        self.chunk_indexes.take(self.writer)
         self.in_chunk = self.chunk_bytes = 0
         self.last_flush = time.monotonic()
+
+
+class _PackedChunkIndexes:
+    """The chunk index records of the summary, kept serialized.
+
+    mcap's Writer keeps one ChunkIndex object per chunk until it writes the summary: about
+    680 bytes each, some 7 bytes per recorded step for ever. After each chunk this moves the new
+    index into one bytearray (about 90 bytes a chunk) and leaves itself in the Writer's list in
+    its place; ``finish`` calls :meth:`write` on it like on any record. With an mcap version
+    whose Writer keeps its indexes elsewhere, nothing is moved.
+    """
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def take(self, writer: Writer) -> None:
+        """Serialize the indexes the Writer added since the last call; keep self in the list."""
+        indexes = getattr(writer, "_Writer__chunk_indices", None)
+        if not isinstance(indexes, list) or not indexes:
+            return
+        builder = RecordBuilder()
+        for index in indexes:
+            if index is not self:
+                index.write(builder)
+        self.data += builder.end()
+        indexes[:] = [self]
+
+    def write(self, stream: RecordBuilder) -> None:
+        """Write every packed chunk index record (called by the Writer's ``finish``)."""
+        stream.write(bytes(self.data))
 
 
 def _columns(steps: list[tuple], width: int = 0) -> np.ndarray:
