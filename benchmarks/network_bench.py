@@ -115,11 +115,16 @@ def _scenario(robots: int, mode: str, folder: str) -> Path:
     return path
 
 
-def _simulator(robots: int, mode: str, folder: str) -> tuple[subprocess.Popen, str]:
-    """``coopsim run`` on a scenario of ``robots`` robots; return it and its name server."""
+def _simulator(robots: int, mode: str, folder: str,
+               extra: tuple = ()) -> tuple[subprocess.Popen, str]:
+    """``coopsim run`` on a scenario of ``robots`` robots (``extra`` options); return it and its
+    name server."""
+    # COOPSIM_JIT=wait: the compiled sensing from the first step (a run otherwise casts with
+    # numpy for its first second or so, while the kernels load: coopsim/sim/casters.py)
     proc = subprocess.Popen([sys.executable, "-m", "coopsim", "run",
                              str(_scenario(robots, mode, folder)), "--port", "0", "--headless",
-                             "--no-controllers"], cwd=ROOT, text=True,
+                             "--no-controllers", *extra], cwd=ROOT, text=True,
+                            env=dict(os.environ, COOPSIM_JIT="wait"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     for line in proc.stderr:
         found = re.search(r"name server: (\S+)", line)
@@ -140,13 +145,16 @@ def _stop(proc: subprocess.Popen) -> None:
 # --- measurements ---------------------------------------------------------------------------------
 
 class _Prober:
-    """REQ sockets to some endpoints; sends motor commands to them in turn and times each."""
+    """REQ sockets to some endpoints; sends motor commands to them in turn and times each.
+    ``configure`` is called with each socket before it connects (e.g. CurveZMQ keys)."""
 
-    def __init__(self, ctx: zmq.Context, endpoints: list[str]) -> None:
+    def __init__(self, ctx: zmq.Context, endpoints: list[str], configure=None) -> None:
         self.socks = []
         for endpoint in endpoints:
             sock = ctx.socket(zmq.REQ)
             sock.setsockopt(zmq.LINGER, 0)
+            if configure is not None:
+                configure(sock)
             sock.connect(endpoint)
             self.socks.append(sock)
         self.frame, self.blocks, self._i = msgpack.packb(MOTORS), [], 0
@@ -242,6 +250,9 @@ def measure_step(robots: int = 1, steps: int = 500) -> float:
     from coopsim.sim.simulation import Simulation
     from coopsim.sim.stepper import Stepper
 
+    from coopsim.sim import casters
+
+    casters.wait_ready(600)  # the compiled sensing, as the simulator process has it
     with tempfile.TemporaryDirectory() as folder:
         stepper = Stepper(Simulation(load(_scenario(robots, "lockstep", folder))),
                           mode="lockstep")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -156,3 +157,20 @@ class Lines:
         code = self.proc.wait(timeout)
         self._thread.join(timeout)
         return code, self.proc.stderr.read()
+
+
+def run_with_gateway(*args: str) -> tuple[subprocess.Popen, tuple[str, int]]:
+    """``coopsim run scenarios/one_robot.scenario --headless --port 0 --no-controllers
+    --json-port 0 ARGS...`` and the gateway's address it prints (stderr stays piped)."""
+    coopsim = Path(sys.executable).parent / "coopsim"  # the venv's entry point
+    proc = subprocess.Popen(
+        [coopsim, "run", "scenarios/one_robot.scenario", "--headless", "--port", "0",
+         "--no-controllers", "--json-port", "0", *args], cwd=ROOT, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    seen = [proc.stderr.readline().decode() for _ in range(2)]  # before the name server's
+    match = next(filter(None, (re.match(r"json gateway: ([\d.]+):(\d+)", x) for x in seen)), None)
+    if match is None:
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"no gateway address; stderr began: {seen}")
+    return proc, (match[1], int(match[2]))

@@ -110,3 +110,25 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait(10)
     if proc.stderr is not None:
         proc.stderr.close()
+
+
+def motors_only_type(label: str = "bare_rec_test") -> str:
+    """Register (once) a robot type with motors and no sensors, for recordings that mask the
+    columns of modules a robot lacks; return its label."""
+    from coopsim.model.plugins import ROBOT_TYPES
+    from coopsim.model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
+
+    class Bare(RobotType):
+        modules = ("motors",)
+
+        @classmethod
+        def build(cls, spec):
+            body = BodySpec("c", "dynamic", 5.0, (ShapeSpec("circle", radius=0.2),),
+                            spec.position[:2], spec.yaw)
+            return Assembly((MemberSpec(spec.name, "c", cls.modules, 0.2, 0.3, "differential",
+                                        100.0, 20.0),), (body,))
+
+    Bare.label = label
+    if label not in ROBOT_TYPES:
+        ROBOT_TYPES.register(label)(Bare)
+    return label

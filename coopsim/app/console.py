@@ -14,25 +14,84 @@ VIEWER_START_WAIT = 20.0  # s to wait for the viewer's window before stepping wi
 
 
 def run_headless(live: Run) -> None:
-    """Start ``live`` and follow it to its end on the terminal."""
-    if live.network is not None:
-        click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
-    duration = live.settings.duration
-    live.start()
-    if duration:
-        steps = max(1, round(duration / live.settings.dt))
-        with click.progressbar(length=steps, label="simulating", file=click.get_text_stream(
-                "stderr"), show_eta=False, show_percent=True) as bar:
-            done = [0]
+    """Start ``live`` and follow it to its end on the terminal (Ctrl-C or SIGTERM end it, at
+    any moment, with the summary)."""
+    try:
+        live.start()
+        if live.network is not None:
+            click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
+        stats = _watch_headless(live)
+    except KeyboardInterrupt:  # before watch() took over: stop as it would have
+        live.stepper.stop()
+        stats = live.stepper.stats()
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
+                              live.stepper.snapshot.rules))
 
-            def report(stats):
-                bar.update(stats.steps - done[0])
-                done[0] = stats.steps
-            stats = watch(live.stepper, report)
-    else:
-        stats = watch(live.stepper, _status_line)
+
+def _watch_headless(live: Run):
+    """Watch the run with a progress bar (with a duration) or a status line (without)."""
+    duration = live.settings.duration
+    stalls, breaks = StallReport(), RtBreakReport()
+    if not duration:
+        stats = watch(live.stepper,
+                      lambda stats: (_status_line(stats), stalls(stats), breaks(stats)))
         click.echo("", err=True)
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+        return stats
+    steps = max(1, round(duration / live.settings.dt))
+    with click.progressbar(length=steps, label="simulating", file=click.get_text_stream(
+            "stderr"), show_eta=False, show_percent=True) as bar:
+        done = [0]
+
+        def report(stats):
+            bar.update(stats.steps - done[0])
+            done[0] = stats.steps
+            stalls(stats)
+            breaks(stats)
+        return watch(live.stepper, report)
+
+
+class StallReport:
+    """Says on stderr, once per stall and every few seconds while it lasts, whom a lockstep
+    run is waiting for."""
+
+    EVERY = 5.0  # s between repeats of the same stall
+
+    def __init__(self) -> None:
+        self._said: tuple = ()
+        self._at = 0.0
+
+    def __call__(self, stats) -> None:
+        if not stats.waiting:
+            self._said = ()
+            return
+        now = time.monotonic()
+        if stats.waiting != self._said or now - self._at >= self.EVERY:
+            self._said, self._at = stats.waiting, now
+            click.echo(f"\nlockstep: no step for {stats.stalled:.1f} s, waiting for "
+                       f"{', '.join(stats.waiting)}", err=True)
+
+
+class RtBreakReport:
+    """Says on stderr when real time breaks (more than 5 % of the last second's realtime steps
+    missed their deadline: ``Stats.rt_broken``), with the real-time factor achieved; again
+    every few seconds while it lasts, and once when it holds again."""
+
+    EVERY = 5.0  # s between repeats while real time stays broken
+
+    def __init__(self) -> None:
+        self._broken = False
+        self._at = 0.0
+
+    def __call__(self, stats) -> None:
+        now = time.monotonic()
+        if stats.rt_broken and (not self._broken or now - self._at >= self.EVERY):
+            click.echo(f"\nrealtime: broken: {stats.late:.0%} of the last second's steps "
+                       f"missed their deadline; running at {stats.recent_rtf:.2f}x real time "
+                       f"(speed {stats.speed:g}x asked)", err=True)
+            self._broken, self._at = True, now
+        elif self._broken and not stats.rt_broken:
+            click.echo("\nrealtime: holding again", err=True)
+            self._broken = False
 
 
 def _status_line(stats) -> None:
@@ -51,7 +110,7 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> None:
 
     endpoint = live.network.endpoint
     click.echo(f"name server: {endpoint}   (Ctrl-C stops)", err=True)
-    viewer = start_viewer(endpoint, fps, stderr=subprocess.PIPE)
+    viewer = start_viewer(endpoint, fps, stderr=subprocess.PIPE, env=live.client_env())
     click.echo(f"viewer: pid {viewer.pid} (closing its window ends the run)", err=True)
     shown = threading.Event()
     threading.Thread(target=_relay, args=(viewer, shown), daemon=True).start()
@@ -70,7 +129,8 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> None:
                 viewer.wait(5.0)
             except subprocess.TimeoutExpired:
                 viewer.kill()
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
+                              live.stepper.snapshot.rules))
 
 
 def _relay(viewer: subprocess.Popen, shown: threading.Event) -> None:
@@ -119,7 +179,7 @@ def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
     echo(f"name server: {replay.endpoint}   (Ctrl-C stops)")
     echo(f"playback: {rec.path}, {rec.end - rec.start:.2f} s, {rec.frame_count} steps; "
          "control it on /playback")
-    viewer = _start_viewer(replay.endpoint, fps, echo) if gui else None
+    viewer = _start_viewer(replay.endpoint, fps, echo, replay.client_env()) if gui else None
     try:
         while not replay.player.finished.wait(0.2):
             code = viewer.poll() if viewer is not None else None
@@ -136,14 +196,14 @@ def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
             viewer.terminate()
 
 
-def _start_viewer(endpoint: str, fps: float, echo):
+def _start_viewer(endpoint: str, fps: float, echo, env: dict[str, str]):
     try:
         from ..viewer import start_viewer  # the viewer is optional: guard its import
     except ImportError:
         echo("coopsim: the viewer is not available; running headless")
         return None
     try:
-        return start_viewer(endpoint, fps)
+        return start_viewer(endpoint, fps, env=env)
     except OSError as exc:
         echo(f"coopsim: cannot start the viewer ({exc}); running headless")
         return None

@@ -2,7 +2,8 @@
 
 Each command runs as a child process in the scenario file's folder, with the environment variables
 ``COOPSIM_NAMESERVER`` (the name server endpoint), ``COOPSIM_ROBOT`` (the robot's network name)
-and ``COOPSIM_SIM_PID`` (the simulator's process id, so a controller can tell when it is gone).
+and ``COOPSIM_SIM_PID`` (the simulator's process id, so a controller can tell when it is gone),
+and with a run's CurveZMQ keys ``COOPSIM_SERVER_KEY`` and ``COOPSIM_CLIENT_KEY``.
 A command starting with ``python`` or ``python3`` runs under the interpreter running coopsim, so
 a virtual environment's packages are there. Children are stopped (SIGTERM, then SIGKILL after
 2 s) when the run ends; one that exits early is logged and the run goes on.
@@ -57,13 +58,16 @@ class Controllers:
         specs: What to launch.
         nameserver: Endpoint given to the children.
         log_dir: Where each child's output goes (``<robot>.log``); None discards it.
+        env: The children's base environment (default: this process's), e.g. with the run's
+            CurveZMQ key variables.
     """
 
     def __init__(self, specs: list[ControllerSpec], nameserver: str,
-                 log_dir: str | None = None) -> None:
+                 log_dir: str | None = None, env: dict[str, str] | None = None) -> None:
         self.specs = specs
         self.nameserver = nameserver
         self.log_dir = log_dir
+        self.env = env
         self.procs: dict[str, subprocess.Popen] = {}
         self.watchdog: subprocess.Popen | None = None
 
@@ -74,7 +78,8 @@ class Controllers:
                 [sys.executable, "-m", "coopsim.app.watchdog", str(os.getpid())],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
         for spec in self.specs:
-            env = dict(os.environ, COOPSIM_NAMESERVER=self.nameserver, COOPSIM_ROBOT=spec.robot,
+            env = dict(os.environ if self.env is None else self.env,
+                       COOPSIM_NAMESERVER=self.nameserver, COOPSIM_ROBOT=spec.robot,
                        COOPSIM_SIM_PID=str(os.getpid()))
             out = subprocess.DEVNULL
             if self.log_dir:

@@ -14,10 +14,12 @@ from pathlib import Path
 
 from .controllers import Controllers, controller_specs
 from ..model.errors import NotAllowedError
+from ..model.metrics import format_metrics
 from ..formats.files import check_engine, load, scenario_from_world
 from ..formats.folders import DataFolders
-from ..net.gateway import Gateway
+from ..net.gateway import IDLE_TIMEOUT, Gateway
 from ..net.network import Network
+from ..net.security import ServerKeys, advertised_host, child_env, require_keys
 from ..sim.simulation import Simulation
 from ..model.specs import ScenarioSpec, Settings, WorldSpec
 from ..sim.stepper import Stats, Stepper
@@ -47,10 +49,16 @@ class RunOptions:
     publish_rate: float = 30.0
     log_dir: str | None = None
     json_port: int | None = None  # JSON-lines gateway port (0 = any free port); None = none
+    json_idle_timeout: float = IDLE_TIMEOUT  # s an idle gateway connection lives; 0 = never
     record: str | None = None  # recording file; "" = the default name; None = [SETTINGS] record
     record_every: int = 1  # record every N-th step
     engine: str | None = None  # physics engine label; None = [SETTINGS] engine
     data_dirs: tuple[str, ...] = ()  # more folders /sim load and record may use (--data-dir)
+    wait_for: int | None = None  # lockstep: controllers to wait for; None = [SETTINGS] or all
+    keys: str | None = None  # keys folder (coopsim keys): every server is a CurveZMQ server
+    insecure: bool = False  # allow a bind beyond loopback without keys
+    advertise: str | None = None  # host in the endpoints the name server hands out
+    json_token: str | None = None  # the JSON gateway's auth token (needed beyond loopback)
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -68,7 +76,8 @@ def effective_settings(scenario: ScenarioSpec, options: RunOptions) -> Settings:
     return Settings(dt=pick(options.dt, s.dt), mode=pick(options.mode, s.mode),
                     duration=pick(options.duration, s.duration), seed=pick(options.seed, s.seed),
                     speed=pick(options.speed, s.speed), record=s.record,
-                    engine=pick(options.engine, s.engine))
+                    engine=pick(options.engine, s.engine),
+                    wait_for=pick(options.wait_for, s.wait_for))
 
 
 class Run:
@@ -78,12 +87,18 @@ class Run:
         scenario: What to run.
         options: How to run it.
         clock: Wall clock for the stepper (default: the real one).
+
+    Raises:
+        SecurityError: a bind beyond loopback without keys (or --insecure); bad keys.
     """
 
     def __init__(self, scenario: ScenarioSpec, options: RunOptions = RunOptions(),
                  clock=None) -> None:
         self.scenario = scenario
         self.options = options
+        if options.network:
+            require_keys(options.bind, options.keys, options.insecure)
+        self.keys = ServerKeys.load(options.keys) if options.keys else None
         self.settings = effective_settings(scenario, options)
         if options.engine is not None:
             check_engine(scenario, options.engine)
@@ -91,6 +106,7 @@ class Run:
                          engine=self.settings.engine)
         self.stepper = Stepper(sim, clock=clock, mode=self.settings.mode,
                                speed=self.settings.speed)
+        self.stepper.wait_for = self._wait_for()
         self.network: Network | None = None
         self.controllers: Controllers | None = None
         self.gateway: Gateway | None = None
@@ -99,19 +115,33 @@ class Run:
         self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER)
         self._record_starts: collections.deque = collections.deque()
 
+    def _wait_for(self) -> int:
+        """Controllers the first lockstep step waits for: as set, else every controller the
+        run launches (so a lockstep run does not race ahead of its own controllers)."""
+        if self.settings.wait_for is not None:
+            return self.settings.wait_for
+        if not (self.options.controllers and self.options.network):
+            return 0
+        return sum(1 for r in self.stepper.sim.world.robots if r.controller)
+
     def __enter__(self) -> "Run":
         try:
             self._start_recorder()
-            if self.options.network:
-                self.network = Network(self.stepper, self.options.bind, self.options.port,
-                                       self.options.publish_rate, recording=self).start()
-            if self.options.json_port is not None and self.network is not None:
-                self.gateway = Gateway(self.network.endpoint, self.options.bind,
-                                       self.options.json_port).start()
-            if self.options.controllers and self.network is not None:
+            opts = self.options
+            if opts.network:
+                self.network = Network(self.stepper, opts.bind, opts.port, opts.publish_rate,
+                                       recording=self, keys=self.keys,
+                                       advertise=advertised_host(opts.bind, opts.advertise)
+                                       ).start()
+            if opts.json_port is not None and self.network is not None:
+                self.gateway = Gateway(self.network.endpoint, opts.bind, opts.json_port,
+                                       idle_timeout=opts.json_idle_timeout,
+                                       token=opts.json_token,
+                                       keys=self.network.local_keys).start()
+            if opts.controllers and self.network is not None:
                 specs = controller_specs(self.scenario, self.stepper.sim.world.robots)
-                self.controllers = Controllers(specs, self.network.endpoint,
-                                               self.options.log_dir).start()
+                self.controllers = Controllers(specs, self.network.endpoint, opts.log_dir,
+                                               self.client_env()).start()
         except BaseException:
             self.close()
             raise
@@ -119,6 +149,12 @@ class Run:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def client_env(self) -> dict[str, str]:
+        """The environment of a client this run starts (controllers, its viewer): the run's own
+        CurveZMQ keys when it has keys, and no key variables otherwise."""
+        guard = self.network.guard if self.network is not None else None
+        return child_env(guard.local_env() if guard is not None else None)
 
     def _start_recorder(self) -> None:
         """Record the run when --record or ``[SETTINGS] record true`` asks for it."""
@@ -238,8 +274,9 @@ def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
     return stepper.stats()
 
 
-def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int) -> str:
-    """The closing summary of a headless run, one fact per line."""
+def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None) -> str:
+    """The closing summary of a headless run, one fact per line, then the monitors' metrics
+    (``rules``: the last snapshot's rule fields) when the scenario has any."""
     speed = "max" if stats.speed == 0 else f"{stats.speed:g}x"
     missed = str(stats.missed) + ("" if stats.mode == "realtime" else " (realtime only)")
     rows = [("scenario", scenario.path or scenario.name), ("robots", str(robots)),
@@ -249,4 +286,5 @@ def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int) -> str:
     if stats.finished:
         rows.append(("ended", stats.finished))
     width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    metrics = format_metrics(rules or {})
+    return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([metrics] if metrics else []))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import zmq
 
 from ..model.errors import ProtocolError
 from ..net import protocol as p
 from ..net.protocol import Message
+from ..net.security import ClientKeys
 
 
 class RemoteError(ProtocolError):
@@ -22,15 +23,25 @@ class Client:
     Args:
         nameserver: Name server endpoint; defaults to $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000.
         timeout: Seconds to wait for any reply.
+        keys: CurveZMQ keys for a run started with ``--keys``: a client folder (``server.key``
+            and ``client.key_secret``, as ``coopsim keys`` makes in ``DIR/clients/NAME``) or a
+            :class:`~coopsim.net.security.ClientKeys`; default: ``$COOPSIM_SERVER_KEY`` and
+            ``$COOPSIM_CLIENT_KEY`` if set (a run sets them for the controllers it launches).
+
+    Raises:
+        SecurityError: the keys are missing or malformed.
     """
 
-    def __init__(self, nameserver: str | None = None, timeout: float = 5.0) -> None:
+    def __init__(self, nameserver: str | None = None, timeout: float = 5.0,
+                 keys: "ClientKeys | str | os.PathLike | None" = None) -> None:
         self.nameserver = nameserver or os.environ.get("COOPSIM_NAMESERVER",
                                                        p.DEFAULT_NAMESERVER)
+        self.keys = ClientKeys.resolve(keys)
         self._ctx = zmq.Context()
         self._sockets: dict[str, zmq.Socket] = {}
+        self._streams: set[zmq.Socket] = set()  # SUB sockets of open subscribe_state()
         self.timeout = timeout
-        self._endpoints: dict[str, str] = {}
+        self._endpoints: dict[str, tuple[str, str]] = {}  # name -> (endpoint, kind)
 
     @property
     def timeout(self) -> float:
@@ -41,7 +52,7 @@ class Client:
     def timeout(self, seconds: float) -> None:
         self._timeout = float(seconds)
         for sock in self._sockets.values():
-            sock.setsockopt(zmq.RCVTIMEO, max(1, int(self._timeout * 1000)))
+            _set_timeouts(sock, self._timeout)
 
     def __enter__(self) -> "Client":
         return self
@@ -51,9 +62,10 @@ class Client:
 
     def close(self) -> None:
         """Close every socket."""
-        for sock in self._sockets.values():
+        for sock in [*self._sockets.values(), *self._streams]:
             sock.close(0)
         self._sockets.clear()
+        self._streams.clear()
         self._ctx.term()
 
     def request(self, endpoint: str, command: int, text: str = "",
@@ -62,13 +74,16 @@ class Client:
 
         Raises:
             RemoteError: the reply carries a non-zero error code.
-            ProtocolError: no reply within the timeout (code TIMEOUT).
+            ProtocolError: no reply within the timeout (code TIMEOUT); the socket is then
+                replaced, so a server that never completes its handshake (or a lost reply)
+                costs one timeout per request, never a socket that blocks for good.
         """
         sock = self._socket(endpoint)
-        sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
-        try:
-            frame = sock.recv()  # the socket's RCVTIMEO is the timeout: one call, no poll
+        try:  # the socket's SNDTIMEO and RCVTIMEO are the timeout: one call each, no poll
+            sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+            frame = sock.recv()
         except zmq.Again:
+            self._sockets.pop(endpoint).close(0)
             raise ProtocolError(p.TIMEOUT,
                                 f"no reply from {endpoint} within {self.timeout:g} s") from None
         reply = Message.from_wire(frame, max_bytes=None)
@@ -76,11 +91,30 @@ class Client:
             raise RemoteError(reply.error, reply.text)
         return reply
 
-    def lookup(self, name: str) -> str:
-        """The endpoint of a port name such as ``/robot1/motors`` (cached)."""
+    def lookup(self, name: str, kind: str | None = None) -> str:
+        """The endpoint of a port name such as ``/robot1/motors`` (cached).
+
+        Args:
+            name: The port name.
+            kind: When given (``rep``, ``pub``), a name of another kind is refused.
+
+        Raises:
+            RemoteError: no such name (code UNKNOWN_NAME), or not of ``kind`` (NOT_ALLOWED).
+        """
         if name not in self._endpoints:
-            self._endpoints[name] = self.request(self.nameserver, 1, name).text
-        return self._endpoints[name]
+            reply = self.request(self.nameserver, 1, name)
+            self._endpoints[name] = (reply.text, p.kind_of(reply))
+        endpoint, found = self._endpoints[name]
+        if kind is not None and found != kind:
+            if kind == "rep":
+                raise RemoteError(p.NOT_ALLOWED, p.not_a_server(name, found))
+            raise RemoteError(p.NOT_ALLOWED, f"{name} is a {found} port, not a {kind} port")
+        return endpoint
+
+    def kind(self, name: str) -> str:
+        """What ``name`` is: ``rep`` (a request/reply server) or ``pub`` (a stream)."""
+        self.lookup(name)
+        return self._endpoints[name][1]
 
     def names(self, prefix: str = "") -> dict[str, str]:
         """Every registered name (starting with ``prefix``) and its endpoint."""
@@ -89,27 +123,70 @@ class Client:
 
     def hello(self, name: str = "/nameserver") -> tuple[int, str]:
         """(protocol version, server name) of the server behind ``name``."""
-        endpoint = self.nameserver if name == "/nameserver" else self.lookup(name)
+        endpoint = self.nameserver if name == "/nameserver" else self.lookup(name, "rep")
         reply = self.request(endpoint, 0, params=(p.PROTOCOL_VERSION,))
         return reply.params[0], reply.text
+
+    def subscribe_state(self, latest_only: bool = True) -> Iterator:
+        """The state stream's frames, decoded (docs/protocol.md section 5; needs numpy).
+
+        Args:
+            latest_only: Subscribe to the single-frame ``/sim/state1`` with ZMQ_CONFLATE: each
+                frame yielded is the newest one published, none queue up while the caller works
+                (a monitor, a viewer). False: every frame of ``/sim/state`` in order, as far as
+                the socket's queue holds them.
+
+        Returns:
+            An iterator of :class:`~coopsim.net.statestream.StateFrame`; ``close()`` it when
+            done (closing the client closes it too). Waiting longer than the client's timeout
+            for a frame raises ProtocolError (code TIMEOUT).
+
+        Raises:
+            RemoteError: the name server has no such stream (code UNKNOWN_NAME).
+        """
+        name = "/sim/state1" if latest_only else "/sim/state"
+        endpoint = self.lookup(name, "pub")
+        sub = self._ctx.socket(zmq.SUB)
+        sub.setsockopt(zmq.LINGER, 0)
+        if latest_only:
+            sub.setsockopt(zmq.CONFLATE, 1)  # single frames only: hence /sim/state1
+        sub.setsockopt(zmq.SUBSCRIBE, b"" if latest_only else p.STATE_TOPIC)
+        sub.connect(endpoint)
+        self._streams.add(sub)
+        return self._frames(sub, name)
+
+    def _frames(self, sub: zmq.Socket, name: str) -> Iterator:
+        from ..net.statestream import decode_state  # numpy: only for those who subscribe
+
+        try:
+            while True:
+                if not sub.poll(int(self.timeout * 1000)):
+                    raise ProtocolError(p.TIMEOUT, f"no state frame from {name} within "
+                                                   f"{self.timeout:g} s")
+                frame = sub.recv_multipart()[-1]
+                yield decode_state(Message.from_wire(frame, max_bytes=None))
+        finally:
+            if sub in self._streams:
+                self._streams.discard(sub)
+                sub.close(0)
 
     def robot(self, name: str):
         """A handle on robot ``name`` (one socket serves all its modules)."""
         from .robot import Robot
 
-        return Robot(self, name, self.lookup(f"/{name}"))
+        return Robot(self, name, self.lookup(f"/{name}", "rep"))
 
     def sim(self):
         """A handle on ``/sim`` (typed helpers for every command, docs/protocol.md section 4)."""
         from .sim import Sim
 
-        return Sim(self, self.lookup("/sim"))
+        return Sim(self, self.lookup("/sim", "rep"))
 
     def playback(self):
         """A handle on ``/playback`` of a replay (docs/protocol.md section 7)."""
         from .sim import Playback
 
-        return Playback(self, self.lookup("/playback"))
+        return Playback(self, self.lookup("/playback", "rep"))
 
     def _socket(self, endpoint: str) -> zmq.Socket:
         sock = self._sockets.get(endpoint)
@@ -118,7 +195,17 @@ class Client:
             sock.setsockopt(zmq.LINGER, 0)
             sock.setsockopt(zmq.REQ_RELAXED, 1)  # a timed-out request does not wedge the socket
             sock.setsockopt(zmq.REQ_CORRELATE, 1)  # ...and its late reply is discarded
-            sock.setsockopt(zmq.RCVTIMEO, max(1, int(self.timeout * 1000)))
+            _set_timeouts(sock, self.timeout)
+            if self.keys is not None:
+                self.keys.apply(sock)
             sock.connect(endpoint)
             self._sockets[endpoint] = sock
         return sock
+
+
+def _set_timeouts(sock: zmq.Socket, seconds: float) -> None:
+    """Bound both halves of a request: a REQ whose peer never completes the ZeroMQ handshake
+    (a stream, a non-coopsim server) has nowhere to queue and would block its send for good."""
+    ms = max(1, int(seconds * 1000))
+    sock.setsockopt(zmq.RCVTIMEO, ms)
+    sock.setsockopt(zmq.SNDTIMEO, ms)

@@ -1,7 +1,10 @@
 """Typed helpers for ``/sim`` and ``/playback`` (docs/protocol.md sections 4 and 7).
 
-Every command has a method named after it; each returns the reply decoded (a dict for the status
-layouts, name -> pose maps for the lists). ``call(id, ...)`` sends anything else.
+Every command has a method named after it (the list commands also have short names:
+``robots()`` is ``list_robots()``); each returns the reply decoded (a dict for the status
+layouts, name -> pose maps for the lists). ``call(id, ...)`` sends anything else. An error reply
+raises :class:`~coopsim.client.RemoteError` with the protocol's code (``exc.code``) and sentence
+(``exc.text``); no reply within the client's timeout raises ProtocolError with code 9.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from ..net.protocol import Message
+from ..net.protocol import PROTOCOL_VERSION, Message
 
 Pose = tuple[float, float, float]
 
@@ -20,13 +23,24 @@ class _Server:
 
     def call(self, command: int, text: str = "", params: Sequence[int] = (),
              data: Sequence[float] = ()) -> Message:
-        """Send any command of this server by id."""
+        """Send any command of this server by id; returns the reply :class:`Message`."""
         return self.client.request(self.endpoint, command, text, params, data)
+
+    def hello(self) -> tuple[int, str]:
+        """(protocol version, server name), e.g. ``(1, "/sim")`` (command 0); RemoteError code 7
+        when the server speaks another protocol version."""
+        reply = self.call(0, params=(PROTOCOL_VERSION,))
+        return reply.params[0], reply.text
 
 
 def _poses(reply: Message) -> dict[str, Pose]:
     names = reply.text.splitlines()
     return {n: tuple(reply.data[3 * i:3 * i + 3]) for i, n in enumerate(names)}
+
+
+def _targets(reply: Message) -> list[tuple[str, tuple[float, float, float]]]:
+    return [(c, tuple(reply.data[3 * i:3 * i + 3]))
+            for i, c in enumerate(reply.text.splitlines())]
 
 
 def _body(name: str, kind: str, data: Sequence[float], color) -> tuple[str, list, list]:
@@ -37,8 +51,9 @@ class Sim(_Server):
     """``/sim``: time, mode and what is in the world. Poses are (x m, y m, yaw rad)."""
 
     def status(self) -> dict:
-        """step, paused, mode_index, missed, robots, attached, time (s), dt (s), speed, rtf,
-        wall (s), lease (s), mode."""
+        """The run's figures: step, paused (0/1), mode_index (0 realtime, 1 lockstep, 2
+        playback), missed (deadlines), robots, attached (controllers), time (s), dt (s), speed,
+        rtf (real-time factor), wall (s), lease (s), mode (text)."""
         return _status(self.call(1))
 
     def pause(self) -> dict:
@@ -46,11 +61,13 @@ class Sim(_Server):
         return _status(self.call(2))
 
     def resume(self) -> dict:
-        """Resume stepping; returns the status."""
+        """Resume stepping; returns the status. RemoteError code 6 once the run has finished
+        (:meth:`reset` starts it over)."""
         return _status(self.call(3))
 
     def step(self, n: int = 1) -> dict:
-        """Take ``n`` (1..1,000,000) steps while paused; returns the status after them."""
+        """Take ``n`` (1..1,000,000) steps while paused; returns the status after them (after
+        10 s at most). RemoteError code 6 once the run has finished."""
         return _status(self.call(4, params=(n,)))
 
     def reset(self) -> dict:
@@ -66,25 +83,28 @@ class Sim(_Server):
         return _status(self.call(7, data=(factor,)))
 
     def set_dt(self, dt: float) -> dict:
-        """Physics step from the next step on, s; returns the status."""
+        """Physics step from the next step on, 0.0005..0.1 s; returns the status."""
         return _status(self.call(8, data=(dt,)))
 
     def set_lease(self, seconds: float) -> dict:
-        """Lockstep lease, s of wall time; returns the status."""
+        """Lockstep lease, 0.05..3600 s of wall time (a silent controller is detached after
+        it); returns the status."""
         return _status(self.call(9, data=(seconds,)))
 
-    def robots(self) -> dict[str, Pose]:
-        """Robot name -> pose."""
+    def list_robots(self) -> dict[str, Pose]:
+        """Robot name -> pose (x m, y m, yaw rad in (-pi, pi]), in row order (command 10)."""
         return _poses(self.call(10))
 
-    def objects(self) -> dict[str, Pose]:
-        """Object name -> pose."""
+    def list_objects(self) -> dict[str, Pose]:
+        """Object name -> pose (x m, y m, yaw rad in (-pi, pi]) (command 11)."""
         return _poses(self.call(11))
 
-    def targets(self) -> list[tuple[str, tuple[float, float, float]]]:
-        """(colour, (x, y, z)) per target, in the order the target module reports."""
-        r = self.call(12)
-        return [(c, tuple(r.data[3 * i:3 * i + 3])) for i, c in enumerate(r.text.splitlines())]
+    def list_targets(self) -> list[tuple[str, tuple[float, float, float]]]:
+        """(colour, (x, y, z) m) per target, in the order the target module reports (command
+        12)."""
+        return _targets(self.call(12))
+
+    robots, objects, targets = list_robots, list_objects, list_targets  # the short names
 
     def insert_object(self, name: str, shape: str, size: Sequence[float],
                       position: Sequence[float], yaw: float = 0.0, mass: float = 0.0,
@@ -126,35 +146,41 @@ class Sim(_Server):
         return self.call(19, color, data=list(position)).params[0]
 
     def update_target(self, index: int, color: str, position: Sequence[float]) -> list:
-        """Replace target ``index``; returns the targets."""
-        self.call(20, color, params=(index,), data=list(position))
-        return self.targets()
+        """Replace target ``index`` (colour name, (x, y, z) m); returns the targets."""
+        return _targets(self.call(20, color, params=(index,), data=list(position)))
 
     def remove_target(self, index: int) -> list:
         """Remove target ``index``; returns the targets."""
-        self.call(21, params=(index,))
-        return self.targets()
+        return _targets(self.call(21, params=(index,)))
 
     def load(self, path: str) -> dict:
-        """Load a .scenario or .world from the simulator's data folders; returns the status."""
+        """Load a .scenario or .world file on the simulator's machine (relative to its working
+        folder); returns the status. RemoteError code 8 with ``path:line: what is wrong`` for a
+        bad file (nothing changes)."""
         return _status(self.call(22, path))
 
     def state(self) -> dict:
-        """The whole state (layout, poses, figures) as a dict (docs/protocol.md)."""
+        """The state document (layout, poses, run figures, ``finished``, ``recording``...) as
+        a dict (docs/protocol.md section 4, command 23)."""
         return json.loads(self.call(23).text)
 
     def detach(self, robot: str) -> bool:
-        """Detach a robot's controller from lockstep; True if it was attached."""
+        """Detach a robot's controller from lockstep; True if it was attached, False if not.
+        RemoteError code 5 for a name that is no robot."""
         return bool(self.call(24, robot).params[0])
 
     def set_param(self, robot: str, module: str, name: str, value):
-        """Set a module (or ``driver``) parameter of a robot; returns the stored value."""
+        """Set a module (or ``driver``) parameter of a robot to a number or, for a word
+        parameter, a str; returns the stored value. RemoteError code 4 outside its range, 5 for
+        an unknown robot, module or parameter."""
         if isinstance(value, str):
             return self.call(25, f"{robot} {module}.{name} {value}").text.rsplit(" ", 1)[1]
         return self.call(25, f"{robot} {module}.{name}", data=(value,)).data[0]
 
     def record(self, on: bool = True, path: str = "") -> str:
-        """Start (or stop) recording; returns the file."""
+        """Start (``on``) or stop recording; returns the file (``path`` on the simulator's
+        machine, default ``recordings/<scenario>-<UTC time>.mcap``). Starting while recording
+        returns the current file. RemoteError code 6 in a replay."""
         return self.call(26, path, params=(int(on),)).text
 
 
@@ -171,7 +197,7 @@ class Playback(_Server):
     count, step, position (s), duration (s), speed, start (s), end (s)."""
 
     def status(self) -> dict:
-        """Where the playback is."""
+        """Where the playback is (command 1)."""
         return _playback(self.call(1))
 
     def play(self) -> dict:
@@ -191,7 +217,8 @@ class Playback(_Server):
         return _playback(self.call(5, params=(n,)))
 
     def set_speed(self, factor: float) -> dict:
-        """Playback speed, 0.01 <= |factor| <= 1000 (negative plays backwards)."""
+        """Playback speed, 0.01 <= |factor| <= 1000 (negative plays backwards); RemoteError
+        code 4 outside that range."""
         return _playback(self.call(6, data=(factor,)))
 
 

@@ -1,8 +1,9 @@
 """The ``.world`` and ``.scenario`` formats (normative spec: ``docs/files.md``).
 
 The grammar is :mod:`coopsim.formats.sections`; this module holds each format's table of sections and
-keys and builds the frozen specs. The parsers are pure, so a bad file loads nothing: the first
-problem raises :class:`~coopsim.model.errors.FileFormatError` (``path:line: reason``).
+keys and builds the frozen specs. The parsers are pure, so a bad file loads nothing: the problem
+on the earliest line raises :class:`~coopsim.model.errors.FileFormatError` (``path:line:
+reason``), whatever pass found it.
 """
 
 from __future__ import annotations
@@ -12,19 +13,20 @@ import re
 from dataclasses import replace
 from typing import Iterable
 
-from ..model.errors import CoopsimError, FileFormatError, NotAllowedError
+from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
 from ..model.limits import field_problem, first_problem, name_problem
 from ..model.plugins import ENGINES, ROBOT_TYPES, RULES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, DriverSetting, FloorSpec, ObjectSpec,
                            ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings, TargetSpec,
                            WorldSpec, yaw_from_degrees)
-from ..model.validate import check_robot_spec
-from .sections import (INT, NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer,
-                       number, pick, read_text, real, rest, split_sections)
+from ..model.validate import check_events, check_monitors, check_robot_spec
+from .events import EVENT_KEYS, MONITORS_KEYS, build_events, build_monitors
+from .sections import (NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer, number,
+                       pick, read_text, real, rest, split_sections)
+from .sections import param_value as _value
 
 _PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_WORD = re.compile(r"[A-Za-z0-9_.:/+-]{1,200}")
 
 # --- value converters of these formats ------------------------------------------------------------
 
@@ -74,19 +76,6 @@ def _color(key: str, tokens: list, rest: str) -> tuple:
             raise Bad(f"unknown colour {tokens[0]!r} (use R G B or one of {', '.join(COLORS)})")
         return COLORS[tokens[0]]
     return _RGB(key, tokens, rest)
-
-
-def _value(tok: str, words: bool = False):
-    """A parameter value: an int, a finite number, true/false, or (``words``) any other word."""
-    if tok.lower() in ("true", "false"):
-        return tok.lower() == "true"
-    try:
-        return int(tok) if INT.fullmatch(tok) else number(tok)
-    except Bad:
-        if words and _WORD.fullmatch(tok) and not NUMBER.match(tok):
-            return tok
-        kinds = "a number, true/false or a word" if words else "a number or true/false"
-        raise Bad(f"value must be {kinds}, got {tok!r}") from None
 
 
 def _param(key: str, tokens: list, rest: str) -> ParamSetting:
@@ -150,6 +139,7 @@ _OBJECT_KEYS = {
     "mass": Key(fixed(("kg",), number, _within("mass"))),
     "color": Key(_color),
 }
+_SCENARIO_OBJECT_KEYS = {**_OBJECT_KEYS, "start": Key(fixed(("true/false",), boolean))}
 _ROBOT_KEYS = {
     "type": Key(fixed(("robot type",), str), required=True),
     "name": Key(_netname, required=True),
@@ -168,6 +158,7 @@ _SETTINGS_KEYS = {  # key = field name of specs.Settings
     "speed": Key(fixed(("factor",), _nonneg)),
     "record": Key(fixed(("true/false",), boolean)),
     "engine": Key(fixed(("engine label",), str)),
+    "wait_for": Key(fixed(("controllers",), integer("an integer >= 0", lambda v: 0 <= v < 10**6))),
 }
 _RULE_KEYS = {
     "type": Key(fixed(("rule label",), str), required=True),
@@ -184,13 +175,38 @@ _SCENARIO_RULES = {
     "TARGET": Rule({c: Key(_POSITION, repeat=True) for c in COLORS},
                     word="target colour"),
     "ROBOT": Rule(_ROBOT_KEYS, indexed=True),
-    "OBJECT": Rule(_OBJECT_KEYS, indexed=True),
+    "OBJECT": Rule(_SCENARIO_OBJECT_KEYS, indexed=True),
     "SETTINGS": Rule(_SETTINGS_KEYS),
     "RULE": Rule(_RULE_KEYS, indexed=True),
+    "EVENT": Rule(EVENT_KEYS, indexed=True),
+    "MONITORS": Rule(MONITORS_KEYS),
 }
 
 
 # --- building specs -------------------------------------------------------------------------------
+
+class _FirstError:
+    """Collects the errors of checks that do not run in line order (a file is checked in passes:
+    each section on its own, then what needs the whole file) and raises the one on the earliest
+    line, so a file with several problems is reported at its first."""
+
+    def __init__(self) -> None:
+        self._found: list[tuple[int, FileFormatError]] = []
+
+    def attempt(self, check, *args, at: int | None = None):
+        """``check(*args)``, or None after noting its FileFormatError (ordered at line ``at``
+        when given: an error inside another file counts at the line that names that file)."""
+        try:
+            return check(*args)
+        except FileFormatError as exc:
+            self._found.append((exc.line if at is None else at, exc))
+            return None
+
+    def raise_first(self) -> None:
+        """Raise the error on the earliest line (the first noted among equals), if any."""
+        if self._found:
+            raise min(self._found, key=lambda found: found[0])[1]
+
 
 def _floor_text(floor: FloorSpec) -> str:
     return f"the {floor.length:g} x {floor.width:g} m floor"
@@ -199,18 +215,22 @@ def _floor_text(floor: FloorSpec) -> str:
 def _object(section: Section, floor: FloorSpec, path: PathLike) -> ObjectSpec:
     """Build the ObjectSpec of a [WALL_n] or [OBJECT_n] section; its centre must be on the floor."""
     shape, size, pos = section.get("type"), section.get("size"), section.get("position")
+    errors = []
     if shape != "box" and (size[1] != size[0] or (shape == "sphere" and size[2] != size[0])):
         n = 3 if shape == "sphere" else 2
         dims = "length, width and height" if n == 3 else "length and width"
-        raise FileFormatError(path, section.line_of("size"), f"a {shape}'s {dims} must be equal "
-                              f"(its diameter), got {' '.join(f'{v:g}' for v in size[:n])}")
+        errors.append(FileFormatError(path, section.line_of("size"), f"a {shape}'s {dims} must "
+                      f"be equal (its diameter), got {' '.join(f'{v:g}' for v in size[:n])}"))
     if not floor.contains(pos[0], pos[1]):
-        raise FileFormatError(path, section.line_of("position"), f"centre ({pos[0]:g}, "
-                              f"{pos[1]:g}) of [{section.name}] is off {_floor_text(floor)}")
+        errors.append(FileFormatError(path, section.line_of("position"), f"centre ({pos[0]:g}, "
+                      f"{pos[1]:g}) of [{section.name}] is off {_floor_text(floor)}"))
+    if errors:
+        raise min(errors, key=lambda exc: exc.line)
     extra = {"color": section.get("color")} if section.get("color") else {}
     return ObjectSpec(name=section.name, shape=shape, size=size, position=pos,
                       yaw=yaw_from_degrees(section.get("orientation", (0.0, 0.0, 0.0))[2]),
-                      mass=section.get("mass", 0.0), line=section.line, **extra)
+                      mass=section.get("mass", 0.0), line=section.line,
+                      start=section.get("start", True), **extra)
 
 
 def _targets(section: Section, floor: FloorSpec, path: PathLike) -> list:
@@ -234,14 +254,21 @@ def _robot(section: Section, floor: FloorSpec, path: PathLike) -> RobotSpec:
                      yaw=yaw_from_degrees(section.get("orientation", (0.0, 0.0, 0.0))[2]),
                      controller=section.get("controller"), params=params, drivers=drivers,
                      line=section.line, **extra)
-    _validate(spec, section.line_of("type"), section.line, path)
+    first = _FirstError()
+    first.attempt(_validate, spec, section.line_of("type"), section.line, path)
+    if spec.type in ROBOT_TYPES:  # an unknown type has no footprint to fit
+        first.attempt(_fits, spec, floor, section.line_of("position"), path)
+    first.raise_first()
+    return spec
+
+
+def _fits(spec: RobotSpec, floor: FloorSpec, line: int, path: PathLike) -> None:
+    """Raise FileFormatError at ``line`` when the robot's footprint is not all on the floor."""
     radius = ROBOT_TYPES.get(spec.type).footprint
     x, y, _ = spec.position
     if not floor.contains(x, y, radius):
-        raise FileFormatError(path, section.line_of("position"), f"robot {spec.name} "
-                              f"({spec.type}, radius {radius:g} m) at ({x:g}, {y:g}) does not fit "
-                              f"on {_floor_text(floor)}")
-    return spec
+        raise FileFormatError(path, line, f"robot {spec.name} ({spec.type}, radius {radius:g} m) "
+                              f"at ({x:g}, {y:g}) does not fit on {_floor_text(floor)}")
 
 
 def _validate(spec: RobotSpec, type_line: int, line: int, path: PathLike) -> None:
@@ -250,9 +277,10 @@ def _validate(spec: RobotSpec, type_line: int, line: int, path: PathLike) -> Non
     With params or drivers, the whole spec is validated last and a remaining error reported at
     ``line``.
     """
-    parts = [(replace(spec, params=(), drivers=()), type_line)]
-    parts += [(replace(spec, params=(p,), drivers=()), p.line) for p in spec.params]
+    parts = [(replace(spec, params=(p,), drivers=()), p.line) for p in spec.params]
     parts += [(replace(spec, params=(), drivers=(d,)), d.line) for d in spec.drivers]
+    parts.sort(key=lambda part: part[1])  # param and driver lines may interleave
+    parts.insert(0, (replace(spec, params=(), drivers=()), type_line))  # the rest needs the type
     parts += [(spec, line)] if spec.params or spec.drivers else []
     for part, at in parts:
         try:
@@ -285,22 +313,25 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
 
     Raises:
         FileFormatError: at the line of the first robot or object it refuses (the
-            ``[SETTINGS] engine`` line, or line 0, for an unknown engine).
+            world's objects first, then the scenario's by line; the ``[SETTINGS] engine``
+            line, or line 0, for an unknown engine).
     """
     path = scenario.path or scenario.name
     try:
         engine = ENGINES.get(label or scenario.settings.engine)
     except CoopsimError as exc:
         raise FileFormatError(path, getattr(scenario.settings, "line", 0), str(exc)) from None
-    for spec in scenario.robots:
-        reason = engine.refuses_assembly(check_robot_spec(spec))
-        if reason:
-            raise FileFormatError(path, spec.line, f"robot {spec.name} ({spec.type}): {reason}")
-    for obj in scenario.world.objects + scenario.objects:
+    for obj in scenario.world.objects:  # the world file is read first
         reason = engine.refuses_object(obj)
         if reason:
-            where = scenario.world.path if obj in scenario.world.objects else path
-            raise FileFormatError(where or path, obj.line, reason)
+            raise FileFormatError(scenario.world.path or path, obj.line, reason)
+    refused = [(spec.line, f"robot {spec.name} ({spec.type}): {reason}")
+               for spec in scenario.robots
+               for reason in [engine.refuses_assembly(check_robot_spec(spec))] if reason]
+    refused += [(obj.line, reason) for obj in scenario.objects
+                for reason in [engine.refuses_object(obj)] if reason]
+    if refused:
+        raise FileFormatError(path, *min(refused, key=lambda r: r[0]))
 
 
 def _world_of(section: Section, path: PathLike, folders=None) -> WorldSpec:
@@ -374,46 +405,85 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
     worlds = [s for s in sections if s.kind == "WORLD"]
     if not worlds:
         raise FileFormatError(path, 0, "no [WORLD] section; a scenario needs one")
-    world = _world_of(worlds[0], path, folders)
-    out: dict[str, list] = {"TARGET": [], "ROBOT": [], "OBJECT": []}
-    names: dict[str, str] = {}
-    for s in sections:
-        if s.kind == "TARGET":
-            out["TARGET"] += _targets(s, world.floor, path)
-        elif s.kind == "OBJECT":
-            out["OBJECT"].append(_object(s, world.floor, path))
-        elif s.kind == "ROBOT":
-            if s.get("name") in names:
-                raise FileFormatError(path, s.line_of("name"), f"robot name {s.get('name')!r} "
-                                      f"is already used by [{names[s.get('name')]}]")
-            names[s.get("name")] = s.name
-            out["ROBOT"].append(_robot(s, world.floor, path))
+    first = _FirstError()
+    world = first.attempt(_world_of, worlds[0], path, folders, at=worlds[0].line_of("file"))
+    # without its world the placements cannot be checked, but everything else still is
+    floor = world.floor if world is not None else FloorSpec(float("inf"), float("inf"))
+    out = _scenario_sections(sections, floor, path, first)
     settings = [Settings(**{k: v for k, v, _ in s.entries}) for s in sections
                 if s.kind == "SETTINGS"]
-    rules = tuple(_rule(s, path) for s in sections if s.kind == "RULE")
+    monitors = [first.attempt(build_monitors, s, path) for s in sections if s.kind == "MONITORS"]
+    events = first.attempt(build_events, [s for s in sections if s.kind == "EVENT"])
+    first.raise_first()
     spec = ScenarioSpec(world=world, targets=tuple(out["TARGET"]), robots=tuple(out["ROBOT"]),
                         objects=tuple(out["OBJECT"]), settings=(settings or [Settings()])[0],
-                        rules=rules, path=os.fspath(path), text=text,
-                        name=_stem(path) or "scenario")
+                        rules=tuple(out["RULE"]), path=os.fspath(path), text=text,
+                        name=_stem(path) or "scenario", events=events,
+                        monitors=(monitors or [None])[0])
     _check_scenario(spec, sections, path)
     return spec
 
 
+def _scenario_sections(sections: list, floor: FloorSpec, path: PathLike,
+                       first: _FirstError) -> dict[str, list]:
+    """Build every section's specs on its own, in file order, noting errors in ``first``."""
+    out: dict[str, list] = {"TARGET": [], "ROBOT": [], "OBJECT": [], "RULE": []}
+    names: dict[str, str] = {}
+    for s in sections:
+        if s.kind == "TARGET":
+            out["TARGET"] += first.attempt(_targets, s, floor, path) or []
+        elif s.kind == "OBJECT":
+            out["OBJECT"].append(first.attempt(_object, s, floor, path))
+        elif s.kind == "RULE":
+            out["RULE"].append(first.attempt(_rule, s, path))
+        elif s.kind == "ROBOT":
+            if s.get("name") in names:
+                first.attempt(_raise, FileFormatError(
+                    path, s.line_of("name"), f"robot name {s.get('name')!r} is already used by "
+                                             f"[{names[s.get('name')]}]"))
+            names.setdefault(s.get("name"), s.name)
+            out["ROBOT"].append(first.attempt(_robot, s, floor, path))
+    return out
+
+
+def _raise(exc: Exception) -> None:
+    raise exc
+
+
 def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
-    """Checks that need the whole scenario: each rule's, and the engine's when one is named."""
-    for setting, section in zip(spec.rules, [s for s in sections if s.kind == "RULE"]):
-        cls = RULES.get(setting.label)
+    """Checks that need the whole scenario, once every section is right on its own: events,
+    monitors, each rule's, and the engine's when one is named; the error on the earliest line is
+    raised."""
+    first = _FirstError()
+    for check in (check_events, check_monitors):
         try:
-            cls(cls.values(dict(setting.settings))).check(spec)
-        except CoopsimError as exc:
-            raise FileFormatError(path, section.line, str(exc)) from None
+            check(spec)
+        except ScenarioError as exc:
+            first.attempt(_raise, FileFormatError(path, exc.line, exc.reason), at=exc.line)
+    for setting, section in zip(spec.rules, [s for s in sections if s.kind == "RULE"]):
+        first.attempt(_check_rule, setting, spec, section.line, path)
     named = [s for s in sections if s.kind == "SETTINGS" and s.get("engine")]
     if named:
+        line = named[0].line_of("engine")
         try:
             check_engine(spec)
-        except FileFormatError as exc:
-            line = exc.line or named[0].line_of("engine")
-            raise FileFormatError(exc.path, line, exc.reason) from None
+        except FileFormatError as exc:  # in the world file: ordered at the [WORLD] line
+            here = exc.path == os.fspath(path)
+            first.attempt(_raise, FileFormatError(exc.path, exc.line or line, exc.reason),
+                          at=(exc.line or line) if here else _line_of_world(sections))
+    first.raise_first()
+
+
+def _line_of_world(sections: list) -> int:
+    return next(s.line_of("file") for s in sections if s.kind == "WORLD")
+
+
+def _check_rule(setting: RuleSetting, spec: ScenarioSpec, line: int, path: PathLike) -> None:
+    cls = RULES.get(setting.label)
+    try:
+        cls(cls.values(dict(setting.settings))).check(spec)
+    except CoopsimError as exc:
+        raise FileFormatError(path, line, str(exc)) from None
 
 
 def load_world(path: PathLike) -> WorldSpec:
@@ -460,17 +530,20 @@ def check(paths: Iterable[PathLike]) -> list[str]:
     """Load every file in ``paths`` and collect the problems.
 
     Args:
-        paths: ``.world`` and ``.scenario`` files (a single path is accepted too).
+        paths: ``.world``, ``.scenario`` and ``.sweep`` files (a single path is accepted too).
 
     Returns:
         One ``path:line: reason`` string per bad file, in the order given; empty when all load.
     """
+    # Imported here, not at the top: the sweep reader builds on this module's loaders.
+    from .sweep import load_sweep
+
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     problems = []
     for path in paths:
         try:
-            load(path)
+            load_sweep(path) if os.fspath(path).endswith(".sweep") else load(path)
         except FileFormatError as exc:
             problems.append(str(exc))
     return problems

@@ -6,12 +6,31 @@ arrays are marked read-only), so readers need no lock: they take the current ref
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 
 from .specs import TargetSpec
+
+
+def wrap_angle(angle):
+    """Angles wrapped to (-pi, pi], rad: the one convention of every yaw users see (the wire,
+    the state document and stream, replays, exports; docs/protocol.md section 1). The engine
+    and recordings keep a body's continuous angle, which may run past +-pi."""
+    a = np.asarray(angle, dtype=float)
+    wrapped = -((-a + math.pi) % (2 * math.pi) - math.pi)
+    # angles already in range pass unchanged: the modulo would move them by an ulp, and a
+    # compass must read exactly the yaw /sim lists
+    return np.where((a > -math.pi) & (a <= math.pi), a, wrapped)
+
+
+def wrapped_poses(poses: np.ndarray) -> np.ndarray:
+    """A copy of (n, 3) x, y, yaw poses with yaw wrapped to (-pi, pi]."""
+    out = np.array(poses, dtype=float).reshape(-1, 3)
+    out[:, 2] = wrap_angle(out[:, 2])
+    return out
 
 
 def frozen(array: np.ndarray) -> np.ndarray:
@@ -78,4 +97,17 @@ def column_values(snap: Snapshot, columns) -> np.ndarray:
         values = source.get(label)
         if values is not None and values.shape[0] == n and col.field < values.shape[1]:
             out[:, k] = values[:, col.field]
+    return out
+
+
+def rule_metrics(rules: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """(``label.name``, value) of every number in the rules' ``metrics`` fields (the
+    ``monitors`` rule's, a plugin rule's), rules in their order: what the state stream carries
+    after the per-robot columns. Null values read NaN."""
+    out = []
+    for label, fields in rules.items():
+        metrics = fields.get("metrics") if isinstance(fields, Mapping) else None
+        if isinstance(metrics, Mapping):
+            out += [(f"{label}.{name}", float("nan") if v is None else float(v))
+                    for name, v in metrics.items() if v is None or isinstance(v, (int, float))]
     return out

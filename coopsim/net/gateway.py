@@ -11,17 +11,27 @@ and the reply line is the five-item message the server answered::
 
 The gateway looks the port up at the name server and forwards the request over ZeroMQ, exactly
 as a native client would, so it works in front of a live run or a replay alike, and lockstep
-motor replies block only the connection that sent them. Each connection has its own thread and
-its own ZeroMQ sockets. docs/protocol.md section 6 is the normative description.
+motor replies block only the connection that sent them. A stream (``/sim/state``) takes the
+*subscribe* line instead, after which its frames come as lines of their own. Each connection
+has its own thread and ZeroMQ sockets (:mod:`coopsim.net.gatewayconn`); this module decodes
+lines and admits connections: at most ``max_connections`` at once and ``per_address`` from one
+address; when full, the longest-idle connection makes room. docs/protocol.md section 6 is the
+normative description.
+
+With a token (needed to listen beyond loopback) the first line of a connection must be the auth
+line ``["/auth", 0, "TOKEN", 0, [], []]``; anything else is answered with error 6 and the
+connection is closed. With CurveZMQ keys the gateway is a Curve client of the servers.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import math
 import socket
 import threading
+import time
 
 import msgpack
 import zmq
@@ -29,15 +39,21 @@ import zmq
 from . import protocol as p
 from ..model.errors import ProtocolError
 from .protocol import Message
+from .security import ClientKeys, SecurityError, is_loopback
 
 log = logging.getLogger(__name__)
 
 MAX_LINE = p.MAX_MESSAGE_BYTES  # a longer line gets an error line, then the connection closes
-MAX_CONNECTIONS = 64  # one more is told so and closed
+MAX_CONNECTIONS = 64  # connections served at once
+PER_ADDRESS = 48  # connections one peer address may hold: others keep at least 16
+IDLE_TIMEOUT = 300.0  # s without a whole line (or a reply or stream line) before closing
+EVICT_IDLE = 2.0  # s idle before a connection may be closed to make room for a newcomer
 FORWARD_TIMEOUT = 10.0  # s to wait for a server's reply before answering error 9
-_SLICE_MS = 100  # how often a waiting connection checks whether the gateway is closing
-_RECV_BYTES = 65536
-_DRAIN_SECONDS, _DRAIN_BYTES = 1.0, 1 << 20  # what is read and dropped after an over-long line
+SLICE_MS = 100  # how often a waiting thread checks whether the gateway is closing
+_CLOSE_WAIT = 5.0  # s Gateway.close() waits for all connection threads together
+AUTH_PORT = "/auth"  # the port name of the auth line
+AUTH_WAIT = 10.0  # s a connection has to send its auth line
+MIN_TOKEN = 16  # characters: a shorter token could be guessed
 
 
 def parse_request(line: bytes) -> tuple[str, Message]:
@@ -57,18 +73,36 @@ def parse_request(line: bytes) -> tuple[str, Message]:
     port = items[0]
     if not isinstance(port, str) or not port.startswith("/"):
         raise ProtocolError(p.BAD_MESSAGE, 'the first item is a port name such as "/robot1"')
+    if not all(_encodable(s) for s in (port, items[2]) if isinstance(s, str)):
+        raise ProtocolError(p.BAD_MESSAGE, "a string is not valid Unicode (a lone surrogate "
+                                           "such as \\ud800 has no UTF-8 form)")
     try:
         wire = msgpack.packb(items[1:], use_bin_type=True)
     except (OverflowError, TypeError, ValueError):  # integers beyond 64 bits, and the like
-        raise ProtocolError(p.BAD_MESSAGE, "a number does not fit the protocol's types") from None
+        command = items[3]  # echoed when it is itself a protocol integer (section 2)
+        known = type(command) is int and -2**63 <= command < 2**64
+        raise p.BadMessage("a number does not fit the protocol's types",
+                           command if known else -1) from None
     return port, Message.from_wire(wire)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def format_line(items: list) -> bytes:
+    """One line: a JSON array (non-finite numbers in the last item, data, become null)."""
+    items = [*items[:-1], [d if math.isfinite(d) else None for d in items[-1]]]
+    return json.dumps(items, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n"
 
 
 def format_reply(msg: Message) -> bytes:
     """One reply line: the five items as a JSON array (non-finite numbers become null)."""
-    data = [d if math.isfinite(d) else None for d in msg.data]
-    items = [msg.error, msg.text, msg.command, list(msg.params), data]
-    return json.dumps(items, ensure_ascii=False).encode() + b"\n"
+    return format_line([msg.error, msg.text, msg.command, list(msg.params), list(msg.data)])
 
 
 class Gateway:
@@ -80,24 +114,40 @@ class Gateway:
         port: TCP port; 0 picks a free one.
         max_connections: Connections served at once.
         timeout: Seconds to wait for a server's reply.
+        idle_timeout: Seconds a connection may stay idle (no whole line received, no reply or
+            stream line sent) before it is told and closed; 0 = never.
+        per_address: Connections one peer address may hold at once.
+        evict_idle: Seconds a connection must have been idle before it may be closed to make
+            room for a newcomer (when the gateway or the newcomer's address is full).
+        token: The auth line's token (at least 16 characters); required beyond loopback.
+        keys: CurveZMQ client keys to forward with (a run started with ``--keys``).
+
+    Raises:
+        SecurityError: a bind beyond loopback without a token, or a token too short.
     """
 
     def __init__(self, nameserver: str, bind: str = "127.0.0.1", port: int = 0,
-                 max_connections: int = MAX_CONNECTIONS,
-                 timeout: float = FORWARD_TIMEOUT) -> None:
+                 max_connections: int = MAX_CONNECTIONS, timeout: float = FORWARD_TIMEOUT,
+                 idle_timeout: float = IDLE_TIMEOUT, per_address: int = PER_ADDRESS,
+                 evict_idle: float = EVICT_IDLE, token: str | None = None,
+                 keys: ClientKeys | None = None) -> None:
+        self.token, self.keys = check_token(token, bind), keys
         self.nameserver = nameserver
         self.max_connections = max_connections
+        self.per_address = min(per_address, max_connections)
         self.timeout = timeout
+        self.idle_timeout = idle_timeout
+        self.evict_idle = evict_idle
         try:
             self._listener = socket.create_server((bind, port))
         except OSError as exc:
             raise OSError(f"cannot open the JSON gateway on {bind}:{port}: {exc}") from None
-        self._listener.settimeout(_SLICE_MS / 1000)  # so the accept loop notices close()
+        self._listener.settimeout(SLICE_MS / 1000)  # so the accept loop notices close()
         self.address: tuple[str, int] = self._listener.getsockname()[:2]
         self.ctx = zmq.Context()
         self.closing = threading.Event()
         self._lock = threading.Lock()
-        self._connections: set[_Connection] = set()
+        self._connections: set = set()
         self._thread = threading.Thread(target=self._accept_loop, name="coopsim-gateway",
                                         daemon=True)
 
@@ -107,7 +157,12 @@ class Gateway:
         return self
 
     def close(self) -> None:
-        """Stop accepting, close every connection and release the ZeroMQ sockets."""
+        """Stop accepting, close every connection and release the ZeroMQ sockets.
+
+        Waits up to 2 s for the accept loop, then at most 5 s for the connection threads
+        together; a thread still running after that (none should: every wait is sliced) is left
+        to die with the process, and the ZeroMQ context with it.
+        """
         self.closing.set()
         if self._thread.is_alive():
             self._thread.join(2.0)
@@ -116,11 +171,16 @@ class Gateway:
             connections = list(self._connections)
         for conn in connections:
             conn.shut()
+        deadline = time.monotonic() + _CLOSE_WAIT
         for conn in connections:
-            conn.join(2.0)
+            conn.join(max(0.0, deadline - time.monotonic()))
+        stuck = [conn for conn in connections if conn.is_alive()]
+        if stuck:
+            log.warning("gateway: %d connection threads did not end; leaving them", len(stuck))
+            return
         self.ctx.term()
 
-    def forget(self, conn: "_Connection") -> None:
+    def forget(self, conn) -> None:
         """Called by a connection's thread when it ends."""
         with self._lock:
             self._connections.discard(conn)
@@ -128,144 +188,88 @@ class Gateway:
     def _accept_loop(self) -> None:
         while not self.closing.is_set():
             try:
-                sock, _ = self._listener.accept()
+                sock, peer = self._listener.accept()
             except TimeoutError:
                 continue
             except OSError as exc:  # e.g. out of file descriptors: log, breathe, go on
                 log.warning("gateway: accept failed: %s", exc)
-                self.closing.wait(_SLICE_MS / 1000)
+                self.closing.wait(SLICE_MS / 1000)
                 continue
-            self._admit(sock)
+            try:
+                self._admit(sock, peer[0])
+            except Exception:  # noqa: BLE001 -- the accept loop must outlive any one client
+                log.exception("gateway: admitting a connection failed")
+                sock.close()
 
-    def _admit(self, sock: socket.socket) -> None:
-        sock.settimeout(None)
+    def _admit(self, sock: socket.socket, host: str) -> None:
+        from .gatewayconn import Connection
+
         with self._lock:
-            full = len(self._connections) >= self.max_connections
-            if not full:
-                conn = _Connection(self, sock)
+            refusal = self._make_room(host)
+            if refusal is None:
+                conn = Connection(self, sock, host)
                 self._connections.add(conn)
-        if full:
-            _send_quietly(sock, format_reply(Message(
-                p.FAILED, f"the gateway serves at most {self.max_connections} connections; "
-                          "try again later", -1)))
+        if refusal is not None:
+            _send_quietly(sock, format_reply(Message(p.FAILED, refusal, -1)))
             sock.close()
             return
         conn.start()
 
-
-class _Connection(threading.Thread):
-    """One client: reads request lines, forwards each, writes each reply, in order."""
-
-    def __init__(self, gateway: Gateway, sock: socket.socket) -> None:
-        super().__init__(name="coopsim-gateway-conn", daemon=True)
-        self.gateway = gateway
-        self.sock = sock
-        self._zmq: dict[str, zmq.Socket] = {}
-
-    def shut(self) -> None:
-        """Wake the thread from a blocking read so it ends (called by Gateway.close)."""
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass  # already gone
-
-    def run(self) -> None:
-        try:
-            for line in self._lines():
-                self.sock.sendall(format_reply(self._answer(line)))
-        except OSError:
-            pass  # the client went away mid-reply
-        except Exception:  # noqa: BLE001 -- the never-die boundary: one bad client, one log line
-            log.exception("gateway: connection failed")
-        finally:
-            for zsock in self._zmq.values():
-                zsock.close(0)
-            self.sock.close()
-            self.gateway.forget(self)
-
-    def _lines(self):
-        """Yield each non-empty line; after an over-long one send an error line and stop."""
-        buffer = b""
-        while not self.gateway.closing.is_set():
-            chunk = self.sock.recv(_RECV_BYTES)
-            lines = (buffer + chunk).split(b"\n")
-            buffer = lines.pop()
-            if not chunk:  # end of input: an unterminated last line is answered too
-                lines.append(buffer)
-            for line in lines:
-                if len(line) > MAX_LINE:
-                    self._too_long()
-                    return
-                if line.strip():
-                    yield line
-            if len(buffer) > MAX_LINE:
-                self._too_long()
-                return
-            if not chunk:
-                return
-
-    def _too_long(self) -> None:
-        self.sock.sendall(format_reply(Message(
-            p.BAD_MESSAGE, f"line over {MAX_LINE} bytes; closing the connection", -1)))
-        # Closing with unread input would send a reset that can destroy the error line before
-        # the client reads it: end our side first and drain (boundedly) what is still coming.
-        self.sock.shutdown(socket.SHUT_WR)
-        self.sock.settimeout(_DRAIN_SECONDS)
-        drained = 0
-        try:
-            while drained < _DRAIN_BYTES:
-                chunk = self.sock.recv(_RECV_BYTES)
-                if not chunk:
-                    break
-                drained += len(chunk)
-        except OSError:
-            pass  # timed out or reset: we tried
-
-    def _answer(self, line: bytes) -> Message:
-        try:
-            port, msg = parse_request(line)
-        except ProtocolError as exc:
-            return Message(exc.code, exc.text, -1)
-        endpoint = self.gateway.nameserver
-        if port != "/nameserver":
-            found = self._forward(endpoint, Message(0, port, 1))
-            if found.error:
-                return msg.fail(found.error, found.text)
-            endpoint = found.text
-        return self._forward(endpoint, msg)
-
-    def _forward(self, endpoint: str, msg: Message) -> Message:
-        """Send ``msg`` to ``endpoint`` and wait for the reply (error 9 after the timeout)."""
-        try:
-            zsock = self._socket(endpoint)
-            zsock.send(msg.to_wire())
-        except zmq.ZMQError as exc:  # e.g. a malformed endpoint, out of file descriptors
-            return msg.fail(p.FAILED, f"cannot reach {endpoint}: {exc}")
-        waited = 0.0
-        while not zsock.poll(_SLICE_MS):
-            waited += _SLICE_MS / 1000
-            if waited >= self.gateway.timeout or self.gateway.closing.is_set():
-                return msg.fail(p.TIMEOUT, f"no reply from {endpoint} within "
-                                           f"{self.gateway.timeout:g} s")
-        try:
-            return Message.from_wire(zsock.recv(), max_bytes=None)
-        except ProtocolError as exc:  # a server that does not speak the protocol
-            return msg.fail(exc.code, f"the server's reply: {exc.text}")
-
-    def _socket(self, endpoint: str) -> zmq.Socket:
-        zsock = self._zmq.get(endpoint)
-        if zsock is None:
-            zsock = self.gateway.ctx.socket(zmq.REQ)
-            zsock.setsockopt(zmq.LINGER, 0)
-            zsock.setsockopt(zmq.REQ_RELAXED, 1)  # a timed-out request does not wedge it
-            zsock.setsockopt(zmq.REQ_CORRELATE, 1)  # ...and its late reply is dropped
-            zsock.connect(endpoint)
-            self._zmq[endpoint] = zsock
-        return zsock
+    def _make_room(self, host: str) -> str | None:
+        """Under the lock: evict one connection if ``host`` or the gateway is full; return why
+        the newcomer is refused, or None when there is room."""
+        mine = [c for c in self._connections if c.host == host]
+        if len(mine) >= self.per_address:
+            pool, full = mine, (f"{host} already has {self.per_address} connections (the most "
+                                "one address may hold)")
+        elif len(self._connections) >= self.max_connections:
+            pool, full = self._connections, (f"the gateway serves at most "
+                                             f"{self.max_connections} connections")
+        else:
+            return None
+        now = time.monotonic()
+        for conn in sorted(pool, key=lambda c: c.last_active):  # longest idle first
+            idle = now - conn.last_active
+            if idle < self.evict_idle:
+                break
+            if conn.evict(f"closed to make room for a new connection: this one was idle for "
+                          f"{idle:.1f} s and {full}"):
+                self._connections.discard(conn)
+                return None
+        return f"{full}, and none has been idle for {self.evict_idle:g} s; try again later"
 
 
 def _send_quietly(sock: socket.socket, line: bytes) -> None:
     try:
-        sock.sendall(line)
+        sock.send(line, socket.MSG_DONTWAIT)  # never block the accept loop on a slow reader
     except OSError:
-        pass  # a client that left at once needs no explanation
+        pass  # a client that left at once (or does not read) needs no explanation
+
+
+def check_token(token: str | None, bind: str) -> str | None:
+    """The token a gateway on ``bind`` uses (None: no auth line), or SecurityError."""
+    if token is None:
+        if not is_loopback(bind):
+            raise SecurityError(f"the JSON gateway on {bind} would take anyone's commands: give "
+                                "it a token (--json-token-file FILE, or $COOPSIM_JSON_TOKEN)")
+        return None
+    if len(token) < MIN_TOKEN or not token.isprintable():
+        raise SecurityError(f"the JSON gateway's token must be at least {MIN_TOKEN} printable "
+                            "characters")
+    return token
+
+
+def auth_reply(line: bytes, token: str) -> Message:
+    """The answer to a connection's first line: ok if it is the auth line with ``token``."""
+    usage = f'the first line must be ["{AUTH_PORT}", 0, "TOKEN", 0, [], []]'
+    if not line:
+        return Message(p.NOT_ALLOWED, f"no auth line within {AUTH_WAIT:g} s; closing", -1)
+    try:
+        port, msg = parse_request(line)
+    except ProtocolError:
+        return Message(p.NOT_ALLOWED, f"{usage}; closing", -1)
+    if port != AUTH_PORT or msg.command != 0:
+        return msg.fail(p.NOT_ALLOWED, f"{usage}; closing")
+    if not hmac.compare_digest(msg.text.encode(), token.encode()):
+        return msg.fail(p.NOT_ALLOWED, "wrong token; closing")
+    return msg.reply("authenticated")

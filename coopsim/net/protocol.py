@@ -24,7 +24,46 @@ from ..model.errors import ProtocolError
 
 PROTOCOL_VERSION = 1
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000"  # YARP's default port
-MAX_MESSAGE_BYTES = 65536  # larger messages make the server drop the connection
+MAX_MESSAGE_BYTES = 65536  # larger requests are refused (error 1)
+#: The servers' ZeroMQ MAXMSGSIZE, which libzmq applies to each frame: a larger frame drops the
+#: connection before the server sees it (so no reply); up to it, an oversized request gets error 1.
+MAX_FRAME_BYTES = 4 * MAX_MESSAGE_BYTES
+
+#: What a registered name is (docs/protocol.md section 1, the name server): ``rep`` a
+#: request/reply server (a ROUTER: send it requests), ``pub`` a stream (a PUB: subscribe to it).
+#: The name server's lookup answers the index in params[0].
+PORT_KINDS = ("rep", "pub")
+
+
+def kind_of(lookup_reply: "Message") -> str:
+    """The kind a lookup reply names (``rep`` when the name server is too old to say)."""
+    index = lookup_reply.params[0] if lookup_reply.params else 0
+    return PORT_KINDS[index] if 0 <= index < len(PORT_KINDS) else "rep"
+
+
+def not_a_server(name: str, kind: str) -> str:
+    """The sentence of the NOT_ALLOWED error for a request sent to a name that is a stream."""
+    return (f"{name} is a {kind} port (a stream), not a request/reply server: it takes no "
+            "requests; subscribe to it (a ZeroMQ SUB socket, or the JSON gateway's subscribe "
+            "line: command 1)")
+
+
+class BadMessage(ProtocolError):
+    """A request that is not a well-typed five-item message (code BAD_MESSAGE).
+
+    Attributes:
+        command: The request's command id when it could be read, else -1.
+    """
+
+    def __init__(self, text: str, command: int = -1) -> None:
+        super().__init__(BAD_MESSAGE, text)
+        self.command = command
+
+
+def error_reply(exc: ProtocolError) -> "Message":
+    """The reply to a request that failed to decode: the error, its sentence, and the request's
+    command id when it was readable (-1 when not)."""
+    return Message(exc.code, exc.text, getattr(exc, "command", -1))
 
 
 @dataclass(frozen=True)
@@ -61,16 +100,15 @@ class Message:
                 frames (a large swarm's layout) are read with None: no limit.
 
         Raises:
-            ProtocolError: code BAD_MESSAGE with a sentence saying what is wrong.
+            BadMessage: a ProtocolError of code BAD_MESSAGE with a sentence saying what is
+                wrong, and the request's command id when it could be read (else -1).
         """
         if max_bytes is not None and len(frame) > max_bytes:
-            raise ProtocolError(BAD_MESSAGE, f"message of {len(frame)} bytes is over the "
-                                             f"{max_bytes}-byte limit")
+            raise BadMessage(f"message of {len(frame)} bytes is over the {max_bytes}-byte limit")
         try:
             items = msgpack.unpackb(frame, raw=False, strict_map_key=True)
         except Exception as exc:  # noqa: BLE001 -- msgpack raises many unrelated types
-            raise ProtocolError(BAD_MESSAGE, f"not a msgpack message ({type(exc).__name__})") \
-                from None
+            raise BadMessage(f"not a msgpack message ({type(exc).__name__})") from None
         return cls(*_check_fields(items))
 
     def fail(self, code: int, text: str) -> "Message":
@@ -85,17 +123,20 @@ class Message:
 
 def _check_fields(items) -> tuple:
     if not isinstance(items, (list, tuple)) or len(items) != 5:
-        raise ProtocolError(BAD_MESSAGE, "a message is an array of exactly 5 items: "
-                                         "[error_code, text, command, params, data]")
+        raise BadMessage("a message is an array of exactly 5 items: "
+                         "[error_code, text, command, params, data]")
     error, text, command, params, data = items
-    if not _is_int(error) or not _is_int(command):
-        raise ProtocolError(BAD_MESSAGE, "error_code and command must be integers")
+    if not _is_int(command):
+        raise BadMessage("command must be an integer")
+    # from here on the command id is known: the error reply echoes it (docs/protocol.md s. 2)
+    if not _is_int(error):
+        raise BadMessage("error_code must be an integer", command)
     if not isinstance(text, str):
-        raise ProtocolError(BAD_MESSAGE, "text must be a string")
+        raise BadMessage("text must be a string", command)
     if not isinstance(params, (list, tuple)) or not all(_is_int(p) for p in params):
-        raise ProtocolError(BAD_MESSAGE, "params must be an array of integers")
+        raise BadMessage("params must be an array of integers", command)
     if not isinstance(data, (list, tuple)) or not all(_is_number(d) for d in data):
-        raise ProtocolError(BAD_MESSAGE, "data must be an array of numbers")
+        raise BadMessage("data must be an array of numbers", command)
     return error, text, command, tuple(params), tuple(float(d) for d in data)
 
 
@@ -114,7 +155,7 @@ HELLO = Command(0, "hello", params=(0, 1), text="opt")
 NAME_COMMANDS = {c.id: c for c in (
     HELLO,
     Command(1, "lookup", text="req"),
-    Command(2, "list", text="opt"),
+    Command(2, "list", params=(0, 1), text="opt"),
 )}
 
 #: Commands every robot server has; each module adds its own (ids >= 100, declared by the module,

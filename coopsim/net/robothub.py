@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 import socket as pysocket
 import threading
 import time
@@ -25,15 +26,17 @@ from typing import Callable
 
 import zmq
 
-from ..model.errors import ProtocolError
+from ..model.errors import ProtocolError, SimulationError
 from . import protocol as p
 from .protocol import Message
 from .robotport import Reply, RobotPort
-from .server import answer_errors, split_envelope
+from .server import answer_errors, recv_request, split_request
 
 log = logging.getLogger(__name__)
 
 STEP_WAIT = 0.5  # s a lockstep motor reply waits for its step before answering "not yet"
+FD_SPARE = 64  # descriptors kept free for connections, files and libzmq (which aborts without)
+_RECOUNT = 1024  # binds between exact counts of the open descriptors
 _BATCH = 256  # requests served per poll before the stepper gets its thread back
 _FALLBACK_POLL = 0.1  # s
 
@@ -64,7 +67,7 @@ class RobotHub:
         self.stepper, self.bind, self.advertise = stepper, bind, advertise or bind
         self.socket = ctx.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.setsockopt(zmq.MAXMSGSIZE, p.MAX_MESSAGE_BYTES)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, p.MAX_FRAME_BYTES)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 0)
         if configure is not None:
             configure(self.socket)
@@ -83,6 +86,7 @@ class RobotHub:
         self._fallback: threading.Thread | None = None
         self._fallback_stop = threading.Event()
         self._closed = False
+        self._fds = _Descriptors()
         stepper.waiter = self
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
@@ -100,7 +104,14 @@ class RobotHub:
         if port is not None:  # same name after a reset or update: keep the endpoint
             port.set_modules(modules, driver, info)
             return port
-        number = self.socket.bind_to_random_port(f"tcp://{self.bind}")
+        try:
+            self._fds.take()  # libzmq aborts the process if a bind runs out of descriptors
+            number = self.socket.bind_to_random_port(f"tcp://{self.bind}")
+        except (zmq.ZMQError, OSError) as exc:  # out of descriptors or ports: say so
+            raise SimulationError(
+                f"cannot open an endpoint for robot {name!r}: {exc} ({len(self.ports)} robot "
+                f"endpoints open, open-file limit {_fd_limit()}); host robots in-process with "
+                "drivers, or raise the limit (ulimit -n)") from None
         port = RobotPort(name, modules, self.stepper, f"tcp://{self.advertise}:{number}",
                          driver, info)
         port.local = f"tcp://{self.bind}:{number}"
@@ -192,31 +203,31 @@ class RobotHub:
     def _serve_batch(self) -> None:
         for _ in range(_BATCH):
             try:
-                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
+                frames, total = recv_request(self.socket, zmq.NOBLOCK)
             except zmq.Again:
                 return
-            self._serve_one(frames)
+            self._serve_one(frames, total)
 
-    def _serve_one(self, frames: list) -> None:
+    def _serve_one(self, frames: list, total: int) -> None:
         port = self._port_of(frames[-1])
-        envelope, body = split_envelope([f.bytes for f in frames])
-        reply = self._answer(port, body)
+        envelope, payload, count = split_request(frames, total)
+        reply = self._answer(port, payload, count)
         if isinstance(reply, Reply):  # a lockstep motion command: answered after its step
             self._pending.append(_Pending(envelope, reply.msg, reply.generation,
                                           time.perf_counter() + STEP_WAIT))
             return
         self._send(envelope, reply)
 
-    def _answer(self, port, body: list[bytes]):
-        if len(body) != 1:
-            return Message(p.BAD_MESSAGE, f"a request is one frame, got {len(body)}", -1)
+    def _answer(self, port, payload: bytes | None, count: int):
+        if payload is None:
+            return Message(p.BAD_MESSAGE, f"a request is one frame, got {count}", -1)
         if isinstance(port, str):  # a connection to a robot that has been removed
-            msg = _decoded(body[0])
+            msg = _decoded(payload)
             return msg if msg.error else msg.fail(
                 p.UNKNOWN_NAME, f"/{port} is not in the simulation any more")
         if port is None:
             return Message(p.FAILED, "the connection went away", -1)
-        return answer_errors(port, body[0])
+        return answer_errors(port, payload)
 
     def _port_of(self, frame) -> RobotPort | str | None:
         """The robot whose endpoint the frame's connection reached (by its local port)."""
@@ -297,8 +308,52 @@ class RobotHub:
             os.close(fd)
 
 
+class _Descriptors:
+    """An estimate of this process's open descriptors, counted exactly now and then, so a bind
+    is refused before libzmq runs out (it aborts the process when it does)."""
+
+    def __init__(self) -> None:
+        self.open, self.since = _count_fds(), 0
+
+    def take(self) -> None:
+        """Account for one more; raise OSError when fewer than FD_SPARE would stay free."""
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft == resource.RLIM_INFINITY:
+            return
+        if self.since >= _RECOUNT or self.open + self.since + 4 * FD_SPARE > soft:
+            self.open, self.since = _count_fds(), 0
+        if self.open + self.since + FD_SPARE >= soft:
+            raise OSError(f"too many open files (keeping {FD_SPARE} free)")
+        self.since += 1
+
+
+def _count_fds() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 0
+
+
+def _fd_limit() -> str:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return "unlimited" if soft == resource.RLIM_INFINITY else str(soft)
+
+
+def raise_fd_limit() -> int:
+    """Raise the soft open-file limit to the hard one (each robot endpoint holds a listening
+    descriptor); return the limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass  # keep the soft limit; binding past it is reported per robot
+    return soft
+
+
 def _decoded(frame: bytes) -> Message:
     try:
         return Message.from_wire(frame)
     except ProtocolError as exc:
-        return Message(exc.code, exc.text, -1)
+        return p.error_reply(exc)

@@ -5,13 +5,21 @@ clients ([identity, payload], or with the empty delimiter if the client adds one
 back in the same envelope. Whatever arrives, the loop answers or drops the connection, and never
 dies: malformed input gets an error reply with a documented code, and a bug in a handler becomes an
 INTERNAL reply and a log line.
+
+Sizes: libzmq drops a connection whose frame exceeds ``MAX_FRAME_BYTES`` (its MAXMSGSIZE is per
+frame) and hands over only whole multipart messages, so a request of many frames is already in
+memory when it arrives; :func:`recv_request` keeps its first few frames, drops the rest as it reads
+them, and gives the freed memory back to the OS (docs/reliability.md, *Message size*).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import threading
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Callable
 
 import zmq
 
@@ -23,6 +31,8 @@ from .protocol import Command, Message
 log = logging.getLogger(__name__)
 
 _POLL_MS = 100  # how often an idle server checks whether it should stop
+MAX_FRAMES = 4  # kept of one message: identity, REQ_CORRELATE's request id, delimiter, payload
+_TRIM_BYTES = 1 << 20  # dropping this much or more gives the freed heap back to the OS
 
 
 class Server:
@@ -34,17 +44,22 @@ class Server:
         commands: Command table (id -> Command) this server accepts.
         bind: Address to bind (127.0.0.1 unless told otherwise).
         port: TCP port; 0 picks a free one.
+        advertise: Host written into :attr:`endpoint` (default: bind).
+        configure: Called with the socket before it binds (CurveZMQ: ``Guard.configure``).
     """
 
     def __init__(self, ctx: zmq.Context, name: str, commands: dict[int, Command],
-                 bind: str = "127.0.0.1", port: int = 0) -> None:
+                 bind: str = "127.0.0.1", port: int = 0, advertise: str | None = None,
+                 configure: Callable | None = None) -> None:
         self.name = name
         self.commands = commands
         self.socket = ctx.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.setsockopt(zmq.MAXMSGSIZE, p.MAX_MESSAGE_BYTES)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, p.MAX_FRAME_BYTES)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 0)
         try:
+            if configure is not None:
+                configure(self.socket)
             if port:
                 self.socket.bind(f"tcp://{bind}:{port}")
             else:
@@ -52,7 +67,7 @@ class Server:
         except zmq.ZMQError:
             self.socket.close(0)  # an open socket would make ctx.term() hang forever
             raise
-        self.endpoint = f"tcp://{bind}:{port}"
+        self.endpoint = f"tcp://{advertise or bind}:{port}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"coopsim{name}", daemon=True)
 
@@ -88,19 +103,19 @@ class Server:
         try:
             while not self._stop.is_set():
                 try:
-                    frames = self.socket.recv_multipart()
+                    frames, total = recv_request(self.socket)
                 except zmq.Again:
                     continue
-                self._serve_one(frames)
+                self._serve_one(frames, total)
         finally:
             self.socket.close(0)
 
-    def _serve_one(self, frames: list[bytes]) -> None:
-        envelope, body = split_envelope(frames)
-        if len(body) != 1:
-            reply = Message(p.BAD_MESSAGE, f"a request is one frame, got {len(body)}", -1)
+    def _serve_one(self, frames: list, total: int) -> None:
+        envelope, payload, count = split_request(frames, total)
+        if payload is None:
+            reply = Message(p.BAD_MESSAGE, f"a request is one frame, got {count}", -1)
         else:
-            reply = self.answer(body[0])
+            reply = self.answer(payload)
         try:
             self.socket.send_multipart(envelope + [reply.to_wire()], zmq.NOBLOCK)
         except zmq.ZMQError:
@@ -114,7 +129,7 @@ def answer_errors(server, payload: bytes):
     try:
         msg = Message.from_wire(payload)
     except ProtocolError as exc:
-        return Message(exc.code, exc.text, -1)
+        return p.error_reply(exc)
     command = server.commands.get(msg.command)
     if command is None:
         return server.unknown(msg)
@@ -139,6 +154,60 @@ def answer_errors(server, payload: bytes):
     except Exception as exc:  # noqa: BLE001 -- a server never dies on input
         log.exception("%s: command %s failed", server.name, msg.command)
         return msg.fail(p.INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def recv_request(socket: zmq.Socket, flags: int = 0) -> tuple[list, int]:
+    """Receive one message from a ROUTER socket without keeping more of it than a request needs.
+
+    Returns:
+        (its first MAX_FRAMES frames as zmq.Frame, not copied; its frame count). The frames
+        beyond are read and released one by one, and after a large drop the freed heap is given
+        back to the OS, so a flood of small frames leaves no lasting memory behind.
+
+    Raises:
+        zmq.Again: no message (with NOBLOCK, or the socket's RCVTIMEO).
+    """
+    frame = socket.recv(flags, copy=False)
+    kept, total, dropped = [frame], 1, 0
+    while frame.more:  # the rest is here already: libzmq hands over whole messages only
+        frame = socket.recv(copy=False)
+        total += 1
+        if len(kept) < MAX_FRAMES:
+            kept.append(frame)
+        else:
+            dropped += len(frame)
+    if dropped >= _TRIM_BYTES:
+        release_memory()
+    return kept, total
+
+
+def split_request(frames: list, total: int) -> tuple[list[bytes], bytes | None, int]:
+    """(envelope, payload, body frame count) of a message from :func:`recv_request`; the
+    payload is None unless the body is exactly one frame."""
+    envelope, body = split_envelope([f.bytes for f in frames])
+    count = len(body) + total - len(frames)
+    return envelope, (body[0] if count == 1 else None), count
+
+
+def release_memory() -> None:
+    """Give the heap freed so far back to the OS (glibc's malloc_trim; nothing elsewhere):
+    glibc keeps freed small blocks, so without it a flood's memory would stay in the RSS."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def _malloc_trim():
+    global _TRIM
+    if _TRIM is False:
+        try:
+            _TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):  # not glibc
+            _TRIM = None
+    return _TRIM
+
+
+_TRIM = False  # malloc_trim once looked up; None where there is none
 
 
 def split_envelope(frames: list[bytes]) -> tuple[list[bytes], list[bytes]]:

@@ -1,8 +1,11 @@
 """``/sim``: the simulation's control server (time, mode, what is in the world).
 
 Every change is queued onto the stepper thread (:meth:`Stepper.call`) and answered when it has been
-carried out, so the reply tells the truth. Poses and sizes on the wire are SI (m, kg) and yaw is in
-radians; colours are params [R, G, B] 0-255. ``state`` answers a JSON document in text.
+carried out, so the reply tells the truth. Reads (status, the lists, state) answer from the latest
+snapshot without waiting for the stepper: ``state`` keeps the layout document of the current
+layout (built once per layout, on the stepper thread) and puts each snapshot's poses into it. Poses
+and sizes on the wire are SI (m, kg) and yaw is in radians; colours are params [R, G, B] 0-255.
+``state`` answers a JSON document in text.
 """
 
 from __future__ import annotations
@@ -18,10 +21,14 @@ from ..model.limits import check_object_spec, check_robot_fields, check_target_s
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
+from ..model.snapshot import rule_metrics, wrapped_poses
+from ..sim.describe import posed_layout
 from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec,
                            check_dt)
 
 CALL_WAIT = 10.0  # s to wait for the stepper to carry out a change (a load can take a while)
+MAX_STEPS = 1_000_000  # most steps one step command takes
+STEP_WAIT = 8.0  # s a step command waits for its steps (under the gateway's 10 s timeout)
 
 
 class SimServer(Server):
@@ -40,11 +47,15 @@ class SimServer(Server):
     """
 
     def __init__(self, ctx: zmq.Context, stepper, on_layout: Callable[[], None] = lambda: None,
-                 bind: str = "127.0.0.1", recording=None) -> None:
-        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind)
+                 bind: str = "127.0.0.1", recording=None, advertise: str | None = None,
+                 configure: Callable | None = None) -> None:
+        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind, advertise=advertise,
+                         configure=configure)
         self.stepper = stepper
         self.on_layout = on_layout
         self.recording = recording
+        self._layout: tuple[tuple, dict] | None = None  # (layout key, World.describe())
+        self._posed: tuple | None = None  # (snapshot, layout, its posed JSON without "}")
 
     def handle(self, msg: Message, command: Command) -> Message:
         return getattr(self, f"_{command.name}")(msg)
@@ -80,14 +91,18 @@ class SimServer(Server):
 
     def _step(self, msg: Message) -> Message:
         n = msg.params[0] if msg.params else 1
-        if not 1 <= n <= 1_000_000:
-            raise ProtocolError(p.OUT_OF_RANGE, f"step count must be 1..1000000, not {n}")
+        if not 1 <= n <= MAX_STEPS:
+            raise ProtocolError(p.OUT_OF_RANGE, f"step count must be 1..{MAX_STEPS}, not {n}")
+
         def queue():  # on the stepper thread: no step slips in between reading and queueing
+            if not self.stepper.paused:
+                raise NotAllowedError("step takes steps of a paused run: pause it first "
+                                      "(command 2)")
             self.stepper.step(n)
             return self.stepper.snapshot.step + n
         target = self._on_stepper(queue)
         if self.stepper.running:  # a long run of steps is answered with its progress so far
-            self.stepper.wait_step(target - 1, min(CALL_WAIT, max(1.0, n * 0.01)))
+            self.stepper.wait_step(target - 1, min(STEP_WAIT, max(1.0, n * 0.01)))
         return self._status(msg)
 
     def _reset(self, msg: Message) -> Message:
@@ -123,6 +138,9 @@ class SimServer(Server):
         return self._status(msg)
 
     def _detach(self, msg: Message) -> Message:
+        if msg.text not in self.stepper.snapshot.robots:  # error 5, as set_param (25) answers
+            raise ProtocolError(p.UNKNOWN_NAME, f"no robot named {msg.text!r}; command 10 lists "
+                                                "the robots")
         was = self.stepper.slots.detach(msg.text)
         return msg.reply("detached" if was else "was not attached", params=(int(was),))
 
@@ -138,17 +156,34 @@ class SimServer(Server):
         return list_targets(msg, self.stepper.snapshot)
 
     def _state(self, msg: Message) -> Message:
-        state = self._on_stepper(self.stepper.sim.world.describe)
+        snap, body = self._posed_json()
         st = self.stepper.stats()
-        state.update(step=st.steps, time=st.time, dt=self.stepper.sim.dt, mode=st.mode,
-                     paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
-                     error=self.stepper.error, finished=st.finished,
-                     recording=self.recording.recording_path if self.recording else "",
-                     recording_error=self.recording.recording_error if self.recording else "",
-                     attached=list(st.attached), seed=self.stepper.sim.seed,
-                     scenario=self.stepper.sim.scenario.path,
-                     rules=dict(self.stepper.snapshot.rules))
-        return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
+        figures = dict(step=snap.step, time=snap.time, dt=self.stepper.sim.dt, mode=st.mode,
+                       paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
+                       realtime=dict(broken=st.rt_broken, late=st.late, rtf=st.recent_rtf),
+                       error=self.stepper.error, finished=st.finished,
+                       waiting_for=list(st.waiting), stalled=st.stalled,
+                       recording=self.recording.recording_path if self.recording else "",
+                       recording_error=self.recording.recording_error if self.recording else "",
+                       attached=list(st.attached), seed=self.stepper.sim.seed,
+                       scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules),
+                       metrics=[n for n, _ in rule_metrics(snap.rules)])
+        return msg.reply(join_json(body, figures), params=(snap.step, snap.layout_version))
+
+    def _posed_json(self) -> tuple:
+        """The latest snapshot and its layout with its poses as JSON (without the closing
+        brace), serialized once per snapshot however many clients ask."""
+        snap, key = self.stepper.view()
+        if self._layout is None or self._layout[0] != key:
+            def build():  # on the stepper thread, where the world and its snapshot agree
+                return self.stepper.view(), self.stepper.sim.world.describe()
+            (snap, key), layout = self._on_stepper(build)
+            self._layout = (key, layout)
+        layout = self._layout[1]
+        posed = self._posed
+        if posed is None or posed[0] is not snap or posed[1] is not layout:
+            posed = self._posed = (snap, layout, json.dumps(posed_layout(layout, snap))[:-1])
+        return snap, posed[2]
 
     # -- insert, update, remove ---------------------------------------------------------------
 
@@ -165,7 +200,20 @@ class SimServer(Server):
         return self._list_objects(msg)
 
     def _insert_robot(self, msg: Message) -> Message:
-        self._relayout(self.stepper.sim.world.add_robot, _robot_spec(msg))
+        spec = _robot_spec(msg)
+        world = self.stepper.sim.world
+
+        def insert():
+            world.add_robot(spec)
+            try:
+                self.stepper.refresh()
+                self.on_layout()  # its endpoints: may run out of descriptors
+            except CoopsimError:
+                world.remove_robot(spec.name)  # all or nothing: close what was opened
+                self.stepper.refresh()
+                self.on_layout()
+                raise
+        self._relayout(insert)
         return self._list_robots(msg)
 
     def _update_robot(self, msg: Message) -> Message:
@@ -232,16 +280,23 @@ class SimServer(Server):
         return msg.reply(f"{robot} {dotted}", data=(float(value),))
 
 
+def join_json(body: str, more: dict) -> str:
+    """A JSON object's text without its closing brace, completed with the items of ``more``
+    (keys not in it): one small dump per reply instead of the whole document."""
+    tail = json.dumps(more)
+    return body + (", " + tail[1:] if len(tail) > 2 else "}")
+
+
 def list_robots(msg: Message, snap) -> Message:
     """Reply to list_robots (10) from a snapshot; the replay's /sim answers with it too."""
     return msg.reply("\n".join(snap.robots), params=(len(snap.robots),),
-                     data=snap.poses.ravel().tolist())
+                     data=wrapped_poses(snap.poses).ravel().tolist())
 
 
 def list_objects(msg: Message, snap) -> Message:
     """Reply to list_objects (11) from a snapshot."""
     return msg.reply("\n".join(snap.objects), params=(len(snap.objects),),
-                     data=snap.object_poses.ravel().tolist())
+                     data=wrapped_poses(snap.object_poses).ravel().tolist())
 
 
 def list_targets(msg: Message, snap) -> Message:

@@ -1,29 +1,33 @@
-"""The state stream: a PUB socket publishing every body's pose, for viewers, monitors and replay.
+"""The state stream: PUB sockets publishing every body's pose, for viewers, monitors and replay.
 
-Each message is two frames: the topic ``b"state"`` and one five-field protocol message::
+On ``/sim/state`` each message is two frames: the topic ``b"state"`` and one five-field protocol
+message; ``/sim/state1`` publishes the same message as one frame, with no topic, so a subscriber
+may set ZMQ_CONFLATE (which keeps only the newest message, and takes single frames only)::
 
     [0, mode, 1, params, data]
     params = [step, layout_version, n_robots, n_objects, n_parts, missed, paused, n_attached,
-              n_columns]
+              n_columns, n_metrics, late_permille, recent_rtf_permille]
     data   = [time, rtf, speed, x, y, yaw per robot..., per object..., per part...,
-              n_columns values per robot...]
+              n_columns values per robot..., n_metrics values]
 
 The per-robot columns are the modules' streamed columns (``columns`` in the layout: with the
-built-in modules, the 11 sonar distances). Names and shapes are not repeated every step: when
-``layout_version`` changes, a subscriber asks ``/sim`` (command 23, state) for the layout. Publishing is rate-limited in wall time (default
-30 Hz) so a fast lockstep run does not flood slow subscribers; 0 publishes every step.
+built-in modules, the 11 sonar distances); the metrics are the rules' per-run ``metrics``
+(``metrics`` in the state document names them: ``monitors.distance``...). Names and shapes are
+not repeated every step: when ``layout_version`` changes, a subscriber asks ``/sim`` (command 23,
+state) for the layout. Publishing is rate-limited in wall time (default 30 Hz) so a fast lockstep
+run does not flood slow subscribers; 0 publishes every step.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import zmq
 
 from ..model.plugins import module_columns
-from ..model.snapshot import Snapshot, column_values
+from ..model.snapshot import Snapshot, column_values, rule_metrics, wrapped_poses
 from . import protocol as p
 from .protocol import Message
 
@@ -36,8 +40,11 @@ class StateFrame:
         step, time, layout_version: As in the snapshot.
         mode: ``realtime`` or ``lockstep`` (``playback`` for recordings shown in replay).
         rtf, speed, missed, paused, attached: Run figures.
+        late, recent_rtf: Share of the realtime steps of the last second that missed their
+            deadline, and the real-time factor over them (0 when the publisher sends neither).
         robots, objects, parts: (n, 3) poses x, y, yaw.
         columns: (n_robots, C) the streamed per-robot columns (names in the layout).
+        metrics: (K,) the rules' metrics (names in the state document's ``metrics``).
     """
 
     step: int
@@ -53,54 +60,70 @@ class StateFrame:
     objects: np.ndarray
     parts: np.ndarray
     columns: np.ndarray
+    metrics: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    late: float = 0.0
+    recent_rtf: float = 0.0
 
 
 def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
-                 paused: bool, attached: int, columns: list | None = None) -> Message:
+                 paused: bool, attached: int, columns: list | None = None, late: float = 0.0,
+                 recent_rtf: float = 0.0) -> Message:
     """Pack a snapshot into the stream's message (``columns``: default, every module's
-    streamed columns)."""
+    streamed columns; ``late`` and ``recent_rtf``: see :class:`StateFrame`)."""
     columns = module_columns(stream_only=True) if columns is None else columns
     n, m, k = len(snap.robots), len(snap.objects), len(snap.parts)
+    metrics = [v for _, v in rule_metrics(snap.rules)]
     params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached,
-              len(columns))
-    data = np.concatenate(([snap.time, rtf, speed], snap.poses.ravel(),
-                           snap.object_poses.ravel(), snap.part_poses.ravel(),
-                           column_values(snap, columns).ravel()))
+              len(columns), len(metrics), round(late * 1000),
+              round(min(recent_rtf, 1e9) * 1000))
+    data = np.concatenate(([snap.time, rtf, speed], wrapped_poses(snap.poses).ravel(),
+                           wrapped_poses(snap.object_poses).ravel(),
+                           wrapped_poses(snap.part_poses).ravel(),
+                           column_values(snap, columns).ravel(), metrics))
     return Message(0, mode, 1, params, tuple(data.tolist()))
 
 
 def decode_state(msg: Message) -> StateFrame:
-    """Unpack a state message (raises ValueError when the counts do not add up)."""
+    """Unpack a state message (raises ValueError when the counts do not add up; a message
+    with 9 params, from before metrics were streamed, has none; one with fewer than 12, no
+    real-time figures)."""
     if len(msg.params) < 9:
-        raise ValueError("a state message has 9 params")
+        raise ValueError("a state message has 9 to 12 params")
     step, layout, n, m, k, missed, paused, attached, c = msg.params[:9]
+    q = msg.params[9] if len(msg.params) > 9 else 0
     data = np.asarray(msg.data, dtype=float)
-    if min(n, m, k, c) < 0 or len(data) != 3 + 3 * (n + m + k) + c * n:
+    if min(n, m, k, c, q) < 0 or len(data) != 3 + 3 * (n + m + k) + c * n + q:
         raise ValueError("state message data length does not match its counts")
-    cut = np.cumsum([3, 3 * n, 3 * m, 3 * k])
+    cut = np.cumsum([3, 3 * n, 3 * m, 3 * k, c * n])
+    late, recent = (msg.params[10:12] if len(msg.params) >= 12 else (0, 0))
     return StateFrame(step, data[0], layout, msg.text, data[1], data[2], missed, bool(paused),
                       attached, data[cut[0]:cut[1]].reshape(n, 3),
                       data[cut[1]:cut[2]].reshape(m, 3), data[cut[2]:cut[3]].reshape(k, 3),
-                      data[cut[3]:].reshape(n, c))
+                      data[cut[3]:cut[4]].reshape(n, c), data[cut[4]:], late / 1000,
+                      recent / 1000)
 
 
 class StatePublisher:
-    """A stepper hook that publishes snapshots on a PUB socket.
+    """A stepper hook that publishes snapshots on two PUB sockets: ``endpoint`` (``/sim/state``,
+    topic frame + message) and ``latest_endpoint`` (``/sim/state1``, the message alone).
 
     Args:
         ctx: ZeroMQ context.
         stepper: The stepper whose figures go along with each snapshot.
         bind: Address to bind.
         rate: Largest number of messages per second of wall time (0 = every step).
+        advertise: Host written into :attr:`endpoint` (default: bind).
+        configure: Called with the socket before it binds (CurveZMQ: ``Guard.configure``).
     """
 
     def __init__(self, ctx: zmq.Context, stepper, bind: str = "127.0.0.1",
-                 rate: float = 30.0) -> None:
-        self.socket = ctx.socket(zmq.PUB)
-        self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.setsockopt(zmq.SNDHWM, 10)
-        port = self.socket.bind_to_random_port(f"tcp://{bind}")
-        self.endpoint = f"tcp://{bind}:{port}"
+                 rate: float = 30.0, advertise: str | None = None, configure=None) -> None:
+        self.socket, self.endpoint = _pub(ctx, bind, advertise, configure)
+        try:
+            self.latest, self.latest_endpoint = _pub(ctx, bind, advertise, configure)
+        except zmq.ZMQError:
+            self.socket.close(0)  # an open socket would make ctx.term() hang
+            raise
         self.stepper = stepper
         self.period = 1.0 / rate if rate > 0 else 0.0
         self._last = 0.0
@@ -113,12 +136,36 @@ class StatePublisher:
         self._last = now
         st = self.stepper.stats()
         msg = encode_state(snap, st.mode, st.rtf, st.speed, st.missed, st.paused,
-                           len(st.attached), self._columns)
-        try:
-            self.socket.send_multipart([p.STATE_TOPIC, msg.to_wire()], zmq.NOBLOCK)
-        except zmq.ZMQError:
-            pass  # no room for slow subscribers: they get the next one
+                           len(st.attached), self._columns, st.late, st.recent_rtf)
+        wire = msg.to_wire()
+        for sock, frames in ((self.socket, [p.STATE_TOPIC, wire]), (self.latest, [wire])):
+            try:
+                sock.send_multipart(frames, zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass  # no room for slow subscribers: they get the next one
+
+    def register(self, names) -> None:
+        """Register both streams at a name server (kind ``pub``)."""
+        names.register("/sim/state", self.endpoint, kind="pub")
+        names.register("/sim/state1", self.latest_endpoint, kind="pub")
 
     def close(self) -> None:
-        """Close the socket."""
+        """Close the sockets."""
         self.socket.close(0)
+        self.latest.close(0)
+
+
+def _pub(ctx: zmq.Context, bind: str, advertise: str | None = None,
+         configure=None) -> tuple[zmq.Socket, str]:
+    """A bound PUB socket (configured first: CurveZMQ) and the endpoint it advertises."""
+    sock = ctx.socket(zmq.PUB)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.SNDHWM, 10)
+    try:
+        if configure is not None:
+            configure(sock)
+        port = sock.bind_to_random_port(f"tcp://{bind}")
+    except zmq.ZMQError:
+        sock.close(0)
+        raise
+    return sock, f"tcp://{advertise or bind}:{port}"

@@ -6,7 +6,8 @@ back opaque handles, and answers batched queries in *robot order*: the order the
 to :meth:`Engine.set_robots`, which is the row order of every array the simulation uses.
 
 Two engines ship: ``pymunk`` (rigid-body dynamics: pushing, stalling, joints, carried bars) and
-``kinematic`` (numpy integration of wheel commands with overlap resolution, for swarms). A new
+``kinematic`` (commanded motion with overlap resolution in numba kernels, numpy without numba,
+for swarms; :mod:`coopsim.physics.kinematic` states its rules). A new
 engine implements this class and registers under ``coopsim.engines`` (docs/plugins.md).
 
 Frames and units: world frame, metres, radians, seconds; yaw counter-clockwise from +x.

@@ -1,69 +1,147 @@
-"""The ``kinematic`` engine: numpy integration of every robot's commanded motion, for swarms.
+"""The ``kinematic`` engine: every robot moves as commanded, then overlaps are resolved (swarms).
 
-No forces and no joints: each step moves every robot by its commanded twist, then pushes apart
-robots that overlap and pushes robots out of static shapes and back onto the floor. Robots are
-circles; objects must be static. What it cannot run (a team carrying a bar, movable objects) is
-refused with a reason (see :meth:`Engine.refuses_assembly`).
+No forces, no mass, no joints. Robots are circles (their member radius); objects are static
+(cylinders and spheres: circles; boxes: solid oriented rectangles, whose edges the ray caster
+sees). What it cannot run -- joints (``team2``'s carried bar), carried parts, movable objects --
+is refused with a reason by :meth:`Engine.refuses_assembly` / :meth:`Engine.refuses_object`.
+
+One step of ``dt`` seconds:
+
+1. Motion. Each robot moves by its last command: differential drive (:meth:`drive`: forward
+   speed along its heading, yaw rate) along the exact arc; velocity drive (:meth:`set_velocity`:
+   world vx, vy and yaw rate) in a straight line. Undriven robots stay put. When the fastest
+   robot would move more than half the smallest robot radius, the step is split into equal
+   substeps (at most :data:`MAX_SUBSTEPS`), so nothing tunnels through a wall or a robot.
+2. Overlap resolution, in Jacobi passes over the positions after the motion: every robot is
+   pushed by half of each overlap with another robot, along the line of centres, away from it
+   (the pair symmetrically; coincident centres part along x); then out of the static shapes of
+   its cell, one after the other (out of a circle along the centre line, out of a box through
+   the nearest point of its boundary, or its nearest face if the centre is inside); then clamped
+   onto the floor (the floor's edges are walls). Passes repeat until none moves a robot by more
+   than :data:`~coopsim.physics.kinematic_kernels.EPS`, at most :data:`ITERATIONS` times; what
+   a dense jam leaves over is resolved in the next steps (a few mm at 0.6 m/s and dt 0.02 s).
+   Robots slide along each other and along walls: there is no friction. Robot pairs are found
+   in a uniform grid of cells (side >= 3 robot radii, about one robot a cell) rebuilt each
+   substep; static shapes in a grid built once per layout. A pass after the first recomputes
+   only the robots within reach of one the last pass moved: the others would come out as they
+   went in, so the result is that of full passes.
+3. Reported velocity: the actual displacement / dt (world frame) and the commanded yaw rate
+   (a robot's heading is never changed by a push).
+4. Contacts (:meth:`contacts`, the bumper): a robot touches something when it overlaps it or is
+   within :data:`~coopsim.physics.kinematic_kernels.GAP` of it in any pass of the step; the
+   contact is front when the direction from the robot's centre to the contact point is within
+   90 degrees of its heading, else rear (as the pymunk engine reports).
+
+Determinism: the same inputs give bit-identical outputs whatever the number of threads: each
+robot's new position is computed from the previous pass's positions alone, its neighbours and
+shapes visited in a fixed order (see :mod:`coopsim.physics.kinematic_kernels`). The numba kernels
+run when numba imports, else :mod:`coopsim.physics.kinematic_numpy` (same results to rounding).
+numba's threads share the robots from ``kinematic_kernels.PARALLEL_MIN`` robots on (50,000, and
+only when numba has 3 threads or more: on 2 shared cores they cost more than they save).
+
+Frames and units: world frame, metres, radians (yaw counter-clockwise from +x, reported in
+[-pi, pi]), seconds.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
+from . import kinematic_kernels as jit
+from . import kinematic_numpy
 from .engine import Engine, Handles, as_geometry, box_corners
+from .kinematic_kernels import BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY
+
+ITERATIONS = 32  # resolution passes per substep, at most (a jam needs many; free robots 1-2)
+MAX_SUBSTEPS = 16  # substeps per step, at most
+SUBSTEP_REACH = 0.5  # largest move per substep, in smallest robot radii
+CELL_RADII = 3.0  # robot grid cell side, in largest robot radii: a pair of robots that overlap
+# after a pass was found by the binning before it unless one moved more than a radius since
+STATIC_CELLS = 64  # static grid cells per static shape (at least 1,024, at most 2^20)
 
 
 @dataclass(eq=False)
 class _Robot:
-    """A robot's state between layout changes (arrays hold it while the layout stands)."""
+    """A robot's handle: its state while it is out of the layout, its row while in it."""
 
     x: float
     y: float
     yaw: float
     radius: float
     group: int
+    row: int = -1  # row in the engine's arrays, -1 when not in the current layout
+    velocity: tuple = (0.0, 0.0, 0.0)
+    command: tuple = (0.0, 0.0, 0.0)
+    mode: int = NONE
 
 
 @dataclass(eq=False)
 class _Object:
+    """A static object: its spec and pose (x, y, yaw)."""
+
     spec: ObjectSpec
+    pose: tuple
 
 
 class KinematicEngine(Engine):
-    """Kinematic integration with overlap resolution (one-body robots, static objects)."""
+    """Kinematic integration with overlap resolution (one-body robots, static objects).
+
+    Args:
+        floor: The floor; its edges are walls.
+        kernels: ``"numba"``, ``"numpy"`` or ``"auto"`` (numba when it imports); None: the
+            class attribute :attr:`kernels`.
+
+    Raises:
+        ImportError: ``"numba"`` asked for without numba installed.
+    """
 
     label = "kinematic"
-    description = "numpy kinematics for swarms: commanded motion, overlap resolution, no joints"
+    description = "swarm kinematics (numba): commanded motion, overlap resolution, no joints"
     features = frozenset({"differential", "velocity"})
+    kernels = "auto"
 
-    def __init__(self, floor: FloorSpec) -> None:
+    def __init__(self, floor: FloorSpec, kernels: str | None = None) -> None:
         super().__init__(floor)
+        self._k = _backend(kernels or type(self).kernels)
+        self.backend = "numba" if self._k is jit else "numpy"
+        self._half = np.array([floor.length / 2, floor.width / 2])
         self._objects: list[_Object] = []
         self._robots: list[_Robot] = []
-        self.pos = np.zeros((0, 2))
-        self.yaw = np.zeros(0)
-        self.vel = np.zeros((0, 3))  # actual velocity of the last step, world frame
-        self.cmd = np.zeros((0, 3))  # commanded twist for the next step, world frame
-        self.radius = np.zeros(0)
-        self.contact = np.zeros((0, 2))
-        self._static = self._static_shapes()
+        self._static: tuple | None = None  # static grid, rebuilt lazily after a change
+        self._shapes: tuple | None = None  # static shapes for the ray caster
+        self._pending: tuple | None = None  # (robots, drives) of a set_robots not yet applied
+        self._allocate(0)
 
-    # -- layout ------------------------------------------------------------------------------
+    def _allocate(self, n: int) -> None:
+        """Arrays for ``n`` robots, robot order (zeros)."""
+        self.pos, self._buf = np.zeros((n, 2)), np.zeros((n, 2))
+        self.yaw, self.radius = np.zeros(n), np.zeros(n)
+        self._rmin = self._rmax = 0.0  # smallest positive and largest radius, m
+        self.heading = np.zeros((n, 2))
+        self.cmd = np.zeros((n, 3))  # see _Robot; the velocity is state[:, 3:]
+        self.mode = np.zeros(n, np.int64)
+        self.driven = np.zeros(n, bool)
+        self.contact, self.state = np.zeros((n, 2)), np.zeros((n, 6))
+        self._rows = np.arange(n, dtype=np.int64)  # a pass over every robot
+        self._moved, self._flag = np.zeros(n, np.uint8), np.zeros(n, np.uint8)  # pass scratch
+
+    # -- layout -----------------------------------------------------------------------------------
 
     def add_object(self, spec: ObjectSpec) -> _Object:
         self.check_object(spec)
-        obj = _Object(spec)
+        obj = _Object(spec, (spec.position[0], spec.position[1], spec.yaw))
         self._objects.append(obj)
-        self._static = self._static_shapes()
+        self._static = self._shapes = None
         return obj
 
     def remove_object(self, handle: _Object) -> None:
         self._objects.remove(handle)
-        self._static = self._static_shapes()
+        self._static = self._shapes = None
 
     def add_assembly(self, assembly: Assembly, group: int) -> Handles:
         self.check_assembly(assembly)
@@ -79,153 +157,241 @@ class KinematicEngine(Engine):
         """Nothing to free: the robots leave with the next :meth:`set_robots`."""
 
     def set_robots(self, robots: list, drives: list[str]) -> None:
-        self._write_back()
+        """Fix the robot order. Robots already in the layout keep their pose, velocity and
+        command (matched by handle); robots leaving it keep theirs in their handle.
+
+        Applied at the next query or step: a world built robot by robot calls this after each
+        insertion, and rebuilding the arrays every time would cost O(N^2).
+        """
+        self._pending = (robots, drives)
+
+    def _sync(self) -> None:
+        """Apply the last :meth:`set_robots`, if not yet done."""
+        if self._pending is not None:
+            robots, drives = self._pending
+            self._pending = None
+            self._relayout(list(robots), list(drives))
+
+    def _relayout(self, robots: list, drives: list[str]) -> None:
+        """See :meth:`set_robots`."""
+        staying = {id(r) for r in robots}
+        for robot in self._robots:
+            if id(robot) not in staying:
+                self._store(robot)
+        rows = np.fromiter((r.row for r in robots), np.int64, len(robots))
+        old = (self.pos, self.yaw, self.heading, self.state[:, 3:], self.cmd, self.mode)
+        self._allocate(len(robots))
+        kept = np.flatnonzero(rows >= 0)
+        for new, was in zip((self.pos, self.yaw, self.heading, self.state[:, 3:], self.cmd,
+                             self.mode), old):
+            new[kept] = was[rows[kept]]
+        for k in np.flatnonzero(rows < 0):
+            r = robots[k]
+            self.pos[k], self.yaw[k] = (r.x, r.y), r.yaw
+            self.heading[k] = math.cos(r.yaw), math.sin(r.yaw)
+            self.state[k, 3:], self.cmd[k], self.mode[k] = r.velocity, r.command, r.mode
+        for k, robot in enumerate(robots):
+            robot.row = k
         self._robots = list(robots)
-        self.pos = np.array([(r.x, r.y) for r in robots], dtype=float).reshape(-1, 2)
-        self.yaw = np.array([r.yaw for r in robots], dtype=float)
         self.radius = np.array([r.radius for r in robots], dtype=float)
-        self.vel = np.zeros((len(robots), 3))
-        self.cmd = np.zeros((len(robots), 3))
-        self.contact = np.zeros((len(robots), 2))
+        positive = self.radius[self.radius > 0]
+        self._rmin = float(positive.min()) if len(positive) else 0.0
+        self._rmax = float(self.radius.max(initial=0.0))
+        self.driven = np.array([bool(d) for d in drives], dtype=bool)
+        self.state[:, :2], self.state[:, 2] = self.pos, self.yaw
 
-    def _write_back(self) -> None:
-        for robot, (x, y), yaw in zip(self._robots, self.pos.tolist(), self.yaw.tolist()):
-            robot.x, robot.y, robot.yaw = x, y, yaw
+    def _store(self, robot: _Robot) -> None:
+        """Copy a robot's row into its handle (it leaves the layout)."""
+        k = robot.row
+        robot.x, robot.y, robot.yaw = float(self.pos[k, 0]), float(self.pos[k, 1]), \
+            float(self.yaw[k])
+        robot.velocity = tuple(self.state[k, 3:].tolist())
+        robot.command = tuple(self.cmd[k].tolist())
+        robot.mode, robot.row = int(self.mode[k]), -1
 
-    # -- stepping ----------------------------------------------------------------------------
+    # -- stepping ---------------------------------------------------------------------------------
 
     def step(self, dt: float) -> None:
+        self._sync()
+        n = len(self.pos)
+        if not n:
+            return
+        static = self._static_grid()
         start = self.pos.copy()
-        self.pos += self.cmd[:, :2] * dt
-        self.yaw += self.cmd[:, 2] * dt
-        push = np.zeros_like(self.pos)
-        self._separate(push)
-        self._keep_out(push)
-        self.pos += push
-        self._keep_on_floor()
-        self.vel = np.column_stack(((self.pos - start) / dt, self.cmd[:, 2]))
-        self._contacts(push)
+        self.contact[:] = 0.0
+        substeps = self._substeps(dt)
+        with jit.threads(n):
+            for _ in range(substeps):
+                self._k.move(self.pos, self.yaw, self.cmd, self.mode, dt / substeps,
+                             self.heading)
+                self._resolve(static)
+            self._k.finish(self.pos, start, self.yaw, self.cmd, self.mode, dt, self.state)
 
-    def _separate(self, push: np.ndarray) -> None:
-        """Half of each robot-robot overlap to each robot, along the line of centres."""
-        i, j = _near_pairs(self.pos, 2 * float(self.radius.max(initial=0.0)))
-        if not len(i):
-            return
-        d = self.pos[j] - self.pos[i]
-        dist = np.hypot(d[:, 0], d[:, 1])
-        overlap = self.radius[i] + self.radius[j] - dist
-        hit = overlap > 0
-        if not hit.any():
-            return
-        i, j, d, dist, overlap = i[hit], j[hit], d[hit], dist[hit], overlap[hit]
-        n = d / np.where(dist > 0, dist, 1.0)[:, None]
-        n[dist == 0] = (1.0, 0.0)
-        np.add.at(push, i, -0.5 * overlap[:, None] * n)
-        np.add.at(push, j, 0.5 * overlap[:, None] * n)
+    def _substeps(self, dt: float) -> int:
+        """Substeps for this step: the fastest robot moves at most SUBSTEP_REACH of the
+        smallest radius in one (|vx| + |vy| bounds the speed: no square roots)."""
+        if self._rmin <= 0.0:
+            return 1
+        reach = self._k.top_speed(self.cmd, self.mode) * dt / (SUBSTEP_REACH * self._rmin)
+        return int(max(1, math.ceil(min(reach, MAX_SUBSTEPS))))
 
-    def _keep_out(self, push: np.ndarray) -> None:
-        """Push robots out of static circles and segments (objects; the floor is clamped)."""
-        circles, segments = self._static
-        for cx, cy, r in circles:
-            d = self.pos - (cx, cy)
-            dist = np.hypot(d[:, 0], d[:, 1])
-            overlap = self.radius + r - dist
-            hit = overlap > 0
-            if hit.any():
-                push[hit] += d[hit] / np.maximum(dist[hit], 1e-12)[:, None] * overlap[hit, None]
-        for x1, y1, x2, y2 in segments:
-            a, ab = np.array((x1, y1)), np.array((x2 - x1, y2 - y1))
-            t = np.clip(((self.pos - a) @ ab) / max(ab @ ab, 1e-18), 0.0, 1.0)
-            d = self.pos - (a + t[:, None] * ab)
-            dist = np.hypot(d[:, 0], d[:, 1])
-            overlap = self.radius - dist
-            hit = overlap > 0
-            if hit.any():
-                push[hit] += d[hit] / np.maximum(dist[hit], 1e-12)[:, None] * overlap[hit, None]
-
-    def _keep_on_floor(self) -> None:
-        hl, hw = self.floor.length / 2, self.floor.width / 2
-        self.pos[:, 0] = np.clip(self.pos[:, 0], -hl + self.radius, hl - self.radius)
-        self.pos[:, 1] = np.clip(self.pos[:, 1], -hw + self.radius, hw - self.radius)
-
-    def _contacts(self, push: np.ndarray) -> None:
-        """Front/rear contact where a robot was pushed (against its heading: front)."""
-        self.contact = np.zeros((len(self.pos), 2))
-        moved = np.hypot(push[:, 0], push[:, 1]) > 1e-9
-        ahead = push[:, 0] * np.cos(self.yaw) + push[:, 1] * np.sin(self.yaw) < 0
-        self.contact[moved & ahead, 0] = 1.0
-        self.contact[moved & ~ahead, 1] = 1.0
+    def _resolve(self, static: tuple) -> None:
+        """Resolution passes over the robots binned where they are now (see the module): the
+        first over every robot, the next ones over those near a robot the last one moved."""
+        n = len(self.pos)
+        side = CELL_RADII * self._rmax if self._rmax > 0 else 1.0
+        geom = grid_geometry(*self._k.bounds(self.pos), side, n + 64)
+        grid = self._k.robot_grid(self.pos, self.radius, geom)
+        args = (self.radius, self.heading, grid, static, self._half, self.contact)
+        moved = self._k.first_pass(self.pos, self._buf, self._moved, *args)
+        self.pos, self._buf = self._buf, self.pos  # every robot: swap instead of copying back
+        rows = self._rows
+        for _ in range(ITERATIONS - 1):
+            if not moved:
+                break
+            rows = self._k.activate(rows, self._moved, self._buf, self.pos, self.radius, grid,
+                                    self._flag)
+            with jit.threads(len(rows)):
+                moved = self._k.resolve_pass(self.pos, rows, self._buf, self._moved, *args)
+            self._k.scatter(self.pos, rows, self._buf)  # _buf: positions before the pass
 
     def robot_state(self) -> np.ndarray:
-        yaw = np.arctan2(np.sin(self.yaw), np.cos(self.yaw))
-        return np.column_stack((self.pos, yaw, self.vel)).reshape(-1, 6)
+        self._sync()
+        return self.state.copy()
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
-        yaw = self.yaw[rows]
-        self.cmd[rows] = np.column_stack((forward * np.cos(yaw), forward * np.sin(yaw), turn))
+        """See :meth:`Engine.drive`; a value that is not a finite number is taken as 0."""
+        rows, forward, turn = self._driven_rows(rows, forward, turn)
+        self.cmd[rows, 0], self.cmd[rows, 1], self.cmd[rows, 2] = forward, 0.0, turn
+        self.mode[rows] = DIFFERENTIAL
 
     def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
+        """See :meth:`Engine.set_velocity`; a value that is not a finite number is taken as 0."""
+        rows, velocity = self._driven_rows(rows, velocity)
         self.cmd[rows] = velocity
+        self.mode[rows] = VELOCITY
+
+    def _driven_rows(self, rows, *values) -> tuple:
+        """``rows`` and the values aligned with them (non-finite values as 0), without
+        undriven robots (as pymunk, where they have no control body)."""
+        self._sync()
+        rows = np.asarray(rows, dtype=np.int64)
+        values = [np.asarray(v, dtype=float) for v in values]
+        values = [v if np.isfinite(v).all() else np.where(np.isfinite(v), v, 0.0)
+                  for v in values]
+        keep = self.driven[rows]
+        if keep.all():
+            return (rows, *values)
+        return (rows[keep], *(v[keep] for v in values))
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
+        """(N, 2) front / rear contact flags of the last step (``pose`` unused: the headings
+        of the step are the ones the flags were taken with)."""
+        self._sync()
         return self.contact.copy()
 
     def poses(self, handles: list) -> np.ndarray:
-        index = {id(r): k for k, r in enumerate(self._robots)}
-        out = []
-        for h in handles:
+        self._sync()
+        out = np.empty((len(handles), 3))
+        for k, h in enumerate(handles):
             if isinstance(h, _Object):
-                out.append((h.spec.position[0], h.spec.position[1], h.spec.yaw))
+                out[k] = h.pose
+            elif h.row >= 0:
+                out[k] = self.pos[h.row, 0], self.pos[h.row, 1], self.yaw[h.row]
             else:
-                k = index[id(h)]
-                out.append((self.pos[k, 0], self.pos[k, 1], self.yaw[k]))
-        return np.array(out, dtype=float).reshape(-1, 3)
+                out[k] = h.x, h.y, h.yaw
+        return out
 
-    # -- geometry ----------------------------------------------------------------------------
+    # -- geometry ---------------------------------------------------------------------------------
 
-    def _static_shapes(self) -> tuple[list, list]:
-        circles, segments = [], []
-        for obj in self._objects:
-            s = obj.spec
-            if s.shape == "box":
-                c = box_corners(s.position[0], s.position[1], s.yaw, s.size[0], s.size[1])
-                segments += [(*c[k], *c[(k + 1) % 4]) for k in range(4)]
-            else:
-                circles.append((s.position[0], s.position[1], s.radius))
-        return circles, segments
+    def _static_grid(self) -> tuple:
+        """The static shapes binned for the robots' queries, rebuilt when objects or the
+        largest robot radius grew beyond its padding."""
+        pad = self._rmax + GAP + 1e-6  # 1e-6 m: more than any rounding of a cell index
+        if self._static is None or self._static[-1] < pad:
+            shapes, kinds = static_shapes(self._objects)
+            self._static = (*static_grid(shapes, kinds, self._half, pad), pad)
+        return self._static[:-1]
 
     def static_geometry(self):
-        hl, hw = self.floor.length / 2, self.floor.width / 2
-        walls = [(-hl, -hw, hl, -hw), (hl, -hw, hl, hw), (hl, hw, -hl, hw), (-hl, hw, -hl, -hw)]
-        circles, segments = self._static
-        return as_geometry([(*c, 0) for c in circles], [(*s, 0) for s in segments + walls])
+        if self._shapes is None:
+            hl, hw = self._half
+            walls = [(-hl, -hw, hl, -hw), (hl, -hw, hl, hw), (hl, hw, -hl, hw),
+                     (-hl, hw, -hl, -hw)]
+            circles, segments = [], []
+            for obj in self._objects:
+                s = obj.spec
+                if s.shape == "box":
+                    c = box_corners(s.position[0], s.position[1], s.yaw, s.size[0], s.size[1])
+                    segments += [(*c[k], *c[(k + 1) % 4], 0) for k in range(4)]
+                else:
+                    circles.append((s.position[0], s.position[1], s.radius, 0))
+            self._shapes = as_geometry(circles, segments + [(*w, 0) for w in walls])
+        return self._shapes
 
     def moving_geometry(self):
         return as_geometry([], [])
 
 
-def _near_pairs(pos: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (i, j), i != j, of points that may be within ``reach`` m (a uniform grid of
-    cells of side ``reach``: each point against its own cell and four neighbours)."""
-    n = len(pos)
-    if n < 2 or reach <= 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    cell = np.floor(pos / reach).astype(np.int64)
-    cell -= cell.min(axis=0)
-    width = int(cell[:, 1].max()) + 3
-    key = cell[:, 0] * width + cell[:, 1] + 1
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    pairs_i, pairs_j = [], []
-    for dx, dy in ((0, 0), (1, -1), (1, 0), (1, 1), (0, 1)):
-        target = key + dx * width + dy
-        lo = np.searchsorted(sorted_key, target, "left")
-        hi = np.searchsorted(sorted_key, target, "right")
-        count = hi - lo
-        owner = np.repeat(np.arange(n), count)
-        rank = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
-        other = order[np.repeat(lo, count) + rank]
-        keep = other > owner if (dx, dy) == (0, 0) else np.ones(len(other), bool)
-        pairs_i.append(owner[keep])
-        pairs_j.append(other[keep])
-    return np.concatenate(pairs_i), np.concatenate(pairs_j)
+def _backend(kind: str):
+    """The kernels module for ``kind`` ("auto", "numba" or "numpy")."""
+    if kind not in ("auto", "numba", "numpy"):
+        raise ValueError(f"kernels must be 'auto', 'numba' or 'numpy', got {kind!r}")
+    if kind == "numba" and jit.numba is None:
+        raise ImportError("the kinematic engine's numba kernels need numba")
+    return jit if kind != "numpy" and jit.numba is not None else kinematic_numpy
+
+
+def grid_geometry(x0: float, y0: float, x1: float, y1: float, side: float,
+                  cap: int) -> np.ndarray:
+    """Geometry row (see kinematic_kernels) of a grid of square cells covering the rectangle
+    (x0, y0)-(x1, y1) (m), of side ``side`` m or more: at most ``cap`` cells."""
+    w, h = max(x1 - x0, 0.0), max(y1 - y0, 0.0)
+    side = max(side, math.sqrt(w * h / cap))
+    while (int(w / side) + 1) * (int(h / side) + 1) > cap:
+        side *= 1.125
+    return np.array([x0, y0, 1.0 / side, int(w / side) + 1, int(h / side) + 1], dtype=float)
+
+
+def static_shapes(objects: list) -> tuple[np.ndarray, np.ndarray]:
+    """(M, 6) static shape rows and (M,) kinds of ``objects``, in order: circles (x, y, r) and
+    boxes (x, y, cos yaw, sin yaw, half length, half width), world frame, m."""
+    rows, kinds = [], []
+    for obj in objects:
+        s = obj.spec
+        if s.shape == "box":
+            rows.append((s.position[0], s.position[1], math.cos(s.yaw), math.sin(s.yaw),
+                         s.size[0] / 2, s.size[1] / 2))
+            kinds.append(BOX)
+        else:
+            rows.append((s.position[0], s.position[1], s.radius, 0.0, 0.0, 0.0))
+            kinds.append(CIRCLE)
+    return np.array(rows, dtype=float).reshape(-1, 6), np.array(kinds, dtype=np.int64)
+
+
+def static_grid(shapes: np.ndarray, kinds: np.ndarray, half: np.ndarray, pad: float) -> tuple:
+    """The shapes binned over the floor (half extents ``half``, m): each in every cell its
+    bounding box, grown by ``pad`` m, overlaps. Returns (shapes, kinds, geom, start, entries):
+    cell c holds shapes entries[start[c]:start[c + 1]], ascending."""
+    m = len(shapes)
+    cap = min(1 << 20, max(1024, STATIC_CELLS * m))
+    area = 4.0 * half[0] * half[1]
+    side = max(2.0 * pad, math.sqrt(area / cap))
+    geom = grid_geometry(-half[0], -half[1], half[0], half[1], side, cap)
+    box = kinds == BOX
+    ex = np.where(box, np.abs(shapes[:, 2]) * shapes[:, 4] + np.abs(shapes[:, 3]) * shapes[:, 5],
+                  shapes[:, 2]) + pad
+    ey = np.where(box, np.abs(shapes[:, 3]) * shapes[:, 4] + np.abs(shapes[:, 2]) * shapes[:, 5],
+                  shapes[:, 2]) + pad
+    lo_x, lo_y = kinematic_numpy._cells(shapes[:, 0] - ex, shapes[:, 1] - ey, geom)
+    hi_x, hi_y = kinematic_numpy._cells(shapes[:, 0] + ex, shapes[:, 1] + ey, geom)
+    wide, tall = hi_x - lo_x + 1, hi_y - lo_y + 1
+    count = wide * tall
+    sid = np.repeat(np.arange(m), count)
+    local = np.arange(len(sid)) - np.repeat(np.cumsum(count) - count, count)
+    cell = (lo_x[sid] + local // tall[sid]) * int(geom[4]) + lo_y[sid] + local % tall[sid]
+    order = np.argsort(cell, kind="stable")
+    ncell = int(geom[3]) * int(geom[4])
+    start = np.concatenate(([0], np.cumsum(np.bincount(cell, minlength=ncell))))
+    return (np.ascontiguousarray(shapes), kinds, geom, start.astype(np.int64),
+            sid[order].astype(np.int64))

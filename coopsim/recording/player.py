@@ -19,9 +19,10 @@ import numpy as np
 from ..net import protocol as p
 from ..model.errors import ProtocolError, RecordingError
 from .reader import Recording
-from ..model.plugins import MODULES, module_columns
+from ..model.plugins import MODULES
 from ..model.snapshot import Snapshot, frozen
 from ..model.specs import TargetSpec
+from ..sim.describe import posed_layout
 from ..sim.stepper import Stats
 
 log = logging.getLogger(__name__)
@@ -163,7 +164,7 @@ class Player:
         """The current layout as ``/sim`` state shows it: poses of the frame shown."""
         with self._lock:
             snap, layout = self.snapshot, self._layout[1]
-        return _posed_layout(layout, snap)
+        return posed_layout(layout, snap)
 
     # -- thread ---------------------------------------------------------------------------------
 
@@ -278,18 +279,3 @@ def _snapshot(frame, values, names: tuple, cols: dict) -> Snapshot:
         parts=parts, part_poses=frozen(np.array(frame.bodies[m:])), targets=targets,
         layout_version=frame.layout, index={n: i for i, n in enumerate(robots)},
         rules=frame.rules)
-
-
-def _posed_layout(layout: dict, snap: Snapshot) -> dict:
-    """A recorded layout with every body moved to its pose in ``snap``."""
-    out = {k: v for k, v in layout.items() if k not in ("ordinal", "step", "time")}
-    for key, poses in (("robots", snap.poses), ("objects", snap.object_poses),
-                       ("parts", snap.part_poses)):
-        bodies = [dict(b) for b in layout.get(key, ())]
-        for body, (x, y, yaw) in zip(bodies, poses.tolist()):
-            body.update(x=x, y=y, yaw=yaw)
-        out[key] = bodies
-    out["layout_version"] = snap.layout_version
-    # the stream this process sends carries its own registry's columns
-    out["columns"] = [c.name for _, c in module_columns(stream_only=True)]
-    return out

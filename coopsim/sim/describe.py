@@ -8,17 +8,19 @@ per-robot columns the state stream carries.
 from __future__ import annotations
 
 from ..model.plugins import MODULES, ROBOT_TYPES, module_columns
+from ..model.snapshot import wrap_angle, wrapped_poses
 
 
 def describe_world(world) -> dict:
-    """The layout of ``world`` (SI units, radians, colours as [R, G, B] 0-255)."""
+    """The layout of ``world`` (SI units, radians, yaw wrapped to (-pi, pi], colours as
+    [R, G, B] 0-255)."""
     state = world.engine.robot_state() if world.robots else None
     objects = []
     for name, (spec, handle) in world.objects.items():
         x, y, yaw = world.engine.poses([handle])[0]
         objects.append({"name": name, "shape": spec.shape, "size": list(spec.size),
-                        "x": x, "y": y, "z": spec.position[2], "yaw": yaw, "mass": spec.mass,
-                        "color": list(spec.color)})
+                        "x": x, "y": y, "z": spec.position[2], "yaw": float(wrap_angle(yaw)),
+                        "mass": spec.mass, "color": list(spec.color)})
     robots = []
     for i, r in enumerate(world.robots):
         members = world.sections[r.section].members
@@ -26,11 +28,12 @@ def describe_world(world) -> dict:
             "name": r.name, "type": r.type, "section": r.section,
             "team": r.section if len(members) > 1 else None, "color": list(r.color),
             "radius": r.radius, "x": float(state[i, 0]), "y": float(state[i, 1]),
-            "yaw": float(state[i, 2]), "modules": list(r.modules), "controller": r.controller,
+            "yaw": float(wrap_angle(state[i, 2])), "modules": list(r.modules),
+            "controller": r.controller,
             "driver": r.driver[0] if r.driver else None,
             "draw": dict(ROBOT_TYPES.get(r.type).draw)})
     parts = [{"name": p.name, "section": p.section, "color": list(p.color), "x": x, "y": y,
-              "yaw": yaw, "shapes": [s.describe() for s in p.shapes]}
+              "yaw": float(wrap_angle(yaw)), "shapes": [s.describe() for s in p.shapes]}
              for p, (x, y, yaw) in zip(world.parts, world.part_poses().tolist())]
     targets = [{"index": i, "color": t.color, "rgb": list(t.rgb), "x": t.position[0],
                 "y": t.position[1], "z": t.position[2]} for i, t in enumerate(world.targets)]
@@ -42,3 +45,20 @@ def describe_world(world) -> dict:
             "types": ROBOT_TYPES.labels(),
             "modules": {label: MODULES.get(label).describe() for label in used},
             "columns": [c.name for _, c in module_columns(stream_only=True)]}
+
+
+def posed_layout(layout: dict, snap) -> dict:
+    """A layout document (live or recorded) with every body moved to its pose in ``snap`` (a
+    Snapshot of that layout): what ``/sim state`` answers, live and in replays, without
+    describing the world again."""
+    out = {k: v for k, v in layout.items() if k not in ("ordinal", "step", "time")}
+    for key, poses in (("robots", snap.poses), ("objects", snap.object_poses),
+                       ("parts", snap.part_poses)):
+        bodies = [dict(b) for b in layout.get(key, ())]
+        for body, (x, y, yaw) in zip(bodies, wrapped_poses(poses).tolist()):
+            body.update(x=x, y=y, yaw=yaw)
+        out[key] = bodies
+    out["layout_version"] = snap.layout_version
+    # the stream this process sends carries its own registry's columns
+    out["columns"] = [c.name for _, c in module_columns(stream_only=True)]
+    return out

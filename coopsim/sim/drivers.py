@@ -18,6 +18,7 @@ import numpy as np
 from ..model.errors import CoopsimError, SimulationError, UnknownNameError
 from ..model.driver import Reading, StepInfo
 from ..model.plugins import DRIVERS, MODULES
+from ..model.snapshot import wrapped_poses
 
 
 class DriverError(SimulationError):
@@ -133,8 +134,8 @@ class Batch:
         return self.snapshot.readings[module][self.rows]
 
     def poses(self) -> np.ndarray:
-        """(n, 3) x, y, yaw, world frame."""
-        return self.snapshot.poses[self.rows]
+        """(n, 3) x, y (m), yaw (rad, wrapped to (-pi, pi]), world frame."""
+        return wrapped_poses(self.snapshot.poses[self.rows])
 
     def set(self, module: str, values: np.ndarray) -> None:
         """Store (n, width) commands of ``module`` for these robots (already in its stored

@@ -94,6 +94,11 @@ class CommandSlots:
             self.detach(robot, f"silent for more than the {self.lease:g} s lease")
         return late
 
+    def waiting(self) -> list[str]:
+        """Attached robots that have not committed a command for the coming step."""
+        with self.cond:
+            return sorted(set(self._attached) - self._committed)
+
     def attached(self) -> list[str]:
         """Names of the robots attached to lockstep."""
         with self.cond:

@@ -10,7 +10,10 @@ then the snapshot is published to the hooks (state stream, recorder). Around it,
   deadline. A step late by more than a whole period re-anchors the schedule instead of bursting to
   catch up, so a slow machine runs slower than real time and says so. speed 0 = as fast as possible.
 * ``lockstep``: a step happens once every attached controller has committed its command (see
-  :mod:`coopsim.sim.slots`); with none attached it runs as fast as it can. dt is fixed.
+  :mod:`coopsim.sim.slots`); with none attached it runs as fast as it can. dt is fixed. A speed
+  factor, when set, is honoured here too (a step also waits for its deadline); by default
+  lockstep goes as fast as its controllers do. The first step can wait for a number of
+  controllers to attach (``wait_for``, at most ``START_WAIT`` s).
 
 Other threads never touch the World: they queue work with :meth:`Stepper.call`, which runs between
 two steps on the stepper thread, and read :attr:`Stepper.snapshot`. When a started run reaches
@@ -21,16 +24,17 @@ a call is refused.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Callable
 
 from ..model.errors import NotAllowedError, SimulationError
 from ..model.snapshot import Snapshot
 from ..model.specs import MODES
 from .clock import WallClock
+from .pacing import RecentSteps, Stats
 from .simulation import Simulation
 from .slots import CommandSlots
 from .waiter import Waiter
@@ -39,24 +43,9 @@ Hook = Callable[[Snapshot], None]
 log = logging.getLogger(__name__)
 
 _PACE_SLICE = 0.05  # s: longest pacing wait before queued calls and stop are looked at
+START_WAIT = 10.0  # s the first lockstep step waits for wait_for controllers to attach, at most
+STALL = 0.5  # s without a step in lockstep before the stepper reports whom it waits for
 _SERVE_MARGIN = 0.0015  # s before a deadline a serving waiter hands over to the precise wait
-
-
-@dataclass(frozen=True)
-class Stats:
-    """How a run is going. wall and rtf count only time spent running (not paused), since the
-    start or the last reset; finished says why the run ended ("" while it goes on)."""
-
-    steps: int
-    time: float
-    wall: float
-    rtf: float
-    missed: int
-    mode: str
-    speed: float
-    paused: bool
-    attached: tuple[str, ...]
-    finished: str = ""
 
 
 class Stepper:
@@ -66,12 +55,15 @@ class Stepper:
         sim: The simulation to step (only this object's thread touches it once running).
         clock: Wall clock (``now``, ``sleep_until``).
         mode: ``realtime`` or ``lockstep``.
-        speed: Real-time factor target (1 = wall clock, 2 = twice as fast, 0 = unpaced).
+        speed: Real-time factor target (1 = wall clock, 2 = twice as fast, 0 = unpaced);
+            None = the mode's own (1 in realtime, 0 in lockstep).
+        wait_for: Controllers the first lockstep step waits for (see :data:`START_WAIT`).
         slots: Command slots shared with the robot servers.
     """
 
-    def __init__(self, sim: Simulation, clock=None, mode: str = "realtime", speed: float = 1.0,
-                 slots: CommandSlots | None = None) -> None:
+    def __init__(self, sim: Simulation, clock=None, mode: str = "realtime",
+                 speed: float | None = None, slots: CommandSlots | None = None,
+                 wait_for: int = 0) -> None:
         self.sim = sim
         self.clock = clock or WallClock()
         self.slots = slots or CommandSlots(self.clock)
@@ -82,6 +74,8 @@ class Stepper:
         self.hooks: list[Hook] = []
         self.idle_hooks: list[Hook] = []  # called about every 0.1 s while paused
         self.snapshot = sim.snapshot
+        self._resets = 0  # a reset builds a new World, whose layout_version may repeat
+        self.layout_key = (0, sim.snapshot.layout_version)  # of self.snapshot; see view()
         self.missed = 0
         self.error = ""  # why the run paused itself, if it did
         self.finished = ""  # why the run ended (duration reached, a rule), if it did
@@ -100,13 +94,21 @@ class Stepper:
         # Held by the loop's thread while it runs, and by calls run in place while it does not:
         # whoever touches the World holds it.
         self.world_lock = threading.RLock()
+        self.wait_for = wait_for
+        self.start_wait = START_WAIT  # s the first step waits for them, at most
+        self._last_step_wall = 0.0  # when the latest step was taken (stall reports)
+        self._started_wall: float | None = None  # when the loop (re)started, for wait_for
+        self._speed: float | None = None
+        self._recent = RecentSteps()  # the realtime steps of the last RT_WINDOW s
         self.set_mode(mode)
-        self.set_speed(speed)
+        if speed is not None:
+            self.set_speed(speed)
 
     # -- one step -----------------------------------------------------------------------------
 
     def tick(self) -> Snapshot:
         """Take one step: commands -> actuators -> physics -> sensors -> rules, then publish."""
+        self._last_step_wall = self.clock.now()
         self.sim.command(self.slots.take())
         self.sim.actuate()
         self.sim.physics()
@@ -170,12 +172,19 @@ class Stepper:
         self.mode = mode
         self._reanchor()
 
-    def set_speed(self, speed: float) -> None:
-        """Set the real-time speed factor (0 = as fast as possible)."""
-        if not 0.0 <= speed <= 1000.0:
+    def set_speed(self, speed: float | None) -> None:
+        """Set the real-time speed factor (0 = as fast as possible; None = the mode's own)."""
+        if speed is not None and not 0.0 <= speed <= 1000.0:
             raise SimulationError(f"speed must be between 0 and 1000, not {speed}")
-        self.speed = float(speed)
+        self._speed = None if speed is None else float(speed)
         self._reanchor()
+
+    @property
+    def speed(self) -> float:
+        """The speed factor in force: the one set, else 1 in realtime and 0 in lockstep."""
+        if self._speed is not None:
+            return self._speed
+        return 1.0 if self.mode == "realtime" else 0.0
 
     def pause(self) -> None:
         """Stop stepping until resumed (single steps still work)."""
@@ -203,12 +212,15 @@ class Stepper:
     def reset(self, scenario=None) -> Snapshot:
         """Restore the scenario (or load a new one) and its seed; stays paused if paused."""
         self.sim.reset(scenario)
+        self._resets += 1
         self.slots.clear()
         self.missed = 0
         self.error = ""
         self.finished = ""
+        self._started_wall = self._last_step_wall = self.clock.now()
         self._wall = 0.0  # the real-time factor restarts with the sim time
         self._mark = None
+        self._recent.clear()
         self._reanchor()
         return self._publish(self.sim.snapshot)
 
@@ -246,9 +258,18 @@ class Stepper:
                 lambda: self.done_generation > generation or self._stop.is_set(), timeout)
             return self.snapshot if ok and self.done_generation > generation else None
 
+    def view(self) -> tuple[Snapshot, tuple[int, int]]:
+        """The latest snapshot and the key of its layout, taken together (any thread). Two
+        snapshots with equal keys have the same layout: the same bodies, names, shapes and
+        colours (only poses and readings differ), so a layout document built once serves both.
+        """
+        with self.stepped:
+            return self.snapshot, self.layout_key
+
     def _publish(self, snapshot: Snapshot) -> Snapshot:
         with self.stepped:
             self.snapshot = snapshot
+            self.layout_key = (self._resets, snapshot.layout_version)
             self.done_generation = self.slots.generation
             self.stepped.notify_all()
         self.waiter.stepped()
@@ -259,8 +280,23 @@ class Stepper:
         wall = self._wall + (self.clock.now() - self._mark if self._mark is not None else 0.0)
         snap = self.snapshot
         rtf = snap.time / wall if wall > 0 else 0.0
+        waiting, stalled = self._waiting()
+        late, recent = self._recent.figures(self.clock.now())
         return Stats(snap.step, snap.time, wall, rtf, self.missed, self.mode, self.speed,
-                     self.paused, tuple(self.slots.attached()), self.finished)
+                     self.paused, tuple(self.slots.attached()), self.finished, waiting, stalled,
+                     late, recent)
+
+    def _waiting(self) -> tuple[tuple[str, ...], float]:
+        """Whom a lockstep step has been waiting for, and how long, s."""
+        if self.mode != "lockstep" or self.paused or self.finished or not self.running:
+            return (), 0.0
+        stalled = self.clock.now() - self._last_step_wall
+        if self._holding_start():
+            missing = self.wait_for - len(self.slots.attached())
+            return (f"{missing} more controller(s) to attach",), stalled
+        if stalled < STALL:
+            return (), stalled
+        return tuple(self.slots.waiting()), stalled
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -290,7 +326,10 @@ class Stepper:
         self._stop.set()
         self._wake_all()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+            try:
+                self._thread.join(timeout)
+            except RuntimeError:  # Ctrl-C or SIGTERM landed inside start(): the thread had not
+                pass  # said it started; it sees the stop flag as soon as it runs
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for the loop thread to end by itself (duration or step limit reached)."""
@@ -305,6 +344,11 @@ class Stepper:
         if threading.current_thread() is not self._thread:
             self._stop.clear()  # a direct call after an earlier stop() runs again
         self._looping, self._closed = True, False
+        # The world built so far lives as long as the run: out of the cyclic collector's way.
+        # A full collection over 1,000 robots' bodies took 50 ms, over two 50 Hz periods;
+        # frozen, 4 ms (docs/performance.md).
+        gc.freeze()
+        self._started_wall = self._last_step_wall = self.clock.now()
         self._reanchor()
         self.waiter.acquire()  # first the network's serving, then the World (the hub's order)
         self.world_lock.acquire()
@@ -381,12 +425,23 @@ class Stepper:
         return self._pace()
 
     def _lockstep_ready(self) -> bool:
-        if self._idle(self.slots.ready, 0.05):
-            return True
-        self.slots.expire()
-        return False
+        if self._holding_start():
+            self._idle(lambda: len(self.slots.attached()) >= self.wait_for, 0.05)
+            return False
+        if not self._idle(self.slots.ready, 0.05):
+            self.slots.expire()
+            return False
+        return self.speed == 0.0 or self._pace(count_missed=False)
 
-    def _pace(self) -> bool:
+    def _holding_start(self) -> bool:
+        """True while the first lockstep step waits for ``wait_for`` controllers to attach."""
+        if not self.wait_for or self.snapshot.step > 0 or self._started_wall is None:
+            return False
+        if self.clock.now() - self._started_wall > self.start_wait:
+            return False
+        return len(self.slots.attached()) < self.wait_for
+
+    def _pace(self, count_missed: bool = True) -> bool:
         if self.speed == 0.0:
             return True
         period = self.sim.dt / self.speed
@@ -396,10 +451,12 @@ class Stepper:
             self._sleep_until(now + _PACE_SLICE)
             return False
         self._deadline = due
+        if count_missed:
+            self._recent.note(max(now, due), self.snapshot.time, due < now)
         if due >= now:
             self._sleep_until(due)
         else:
-            self.missed += 1
+            self.missed += count_missed
             if now - due > period:
                 self._deadline = self.clock.now()
         return True

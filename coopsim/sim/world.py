@@ -83,6 +83,8 @@ class World:
     Args:
         scenario: What to build. Robots' ``param`` lines are applied.
         engine: Engine label; default: the scenario's ``[SETTINGS] engine``.
+        layout_version: Where the layout version starts (a reset or load continues counting, so
+            a new world never repeats an old version number).
 
     Attributes:
         engine: The physics engine.
@@ -95,7 +97,8 @@ class World:
         param_epoch: Bumped on every parameter change.
     """
 
-    def __init__(self, scenario: ScenarioSpec, engine: str | None = None) -> None:
+    def __init__(self, scenario: ScenarioSpec, engine: str | None = None,
+                 layout_version: int = 0) -> None:
         self.engine_label = engine or scenario.settings.engine
         self.engine = ENGINES.get(self.engine_label)(scenario.world.floor)
         self.floor = scenario.world.floor
@@ -104,13 +107,18 @@ class World:
         self.parts: list[Part] = []
         self.sections: dict[str, Section] = {}
         self.targets: list[TargetSpec] = list(scenario.targets)
-        self.layout_version = 0
+        self.layout_version = layout_version
         self.param_epoch = 0
         self._next_group = 1
+        self._taken: set[str] = set()  # robot and section names
+        self._loading = True  # the engine learns the robot order once, after the scenario
         for spec in scenario.world.objects + scenario.objects:
-            self.add_object(spec)
+            if spec.start:  # the others wait for a timed event to insert them
+                self.add_object(spec)
         for rspec in scenario.robots:
             self.add_robot(rspec)
+        self._loading = False
+        self._changed()
 
     # -- objects ----------------------------------------------------------------------------------
 
@@ -194,8 +202,7 @@ class World:
                 engine cannot run the robot type.
         """
         rtype = ROBOT_TYPES.get(spec.type)
-        taken = {r.name for r in self.robots} | set(self.sections)
-        clash = [n for n in (spec.name, *rtype.member_names(spec.name)) if n in taken]
+        clash = [n for n in (spec.name, *rtype.member_names(spec.name)) if n in self._taken]
         if clash:
             raise SimulationError(f"a robot named {clash[0]!r} exists already")
         self._check_on_floor(spec.position, rtype.footprint, f"robot {spec.name!r}")
@@ -208,6 +215,7 @@ class World:
         self.parts += [Part(f"{spec.name}.{p.name}", spec.name, handles.bodies[p.body],
                             assembly.body(p.body).shapes, p.color) for p in assembly.parts]
         self.sections[spec.name] = Section(spec, handles, tuple(r.name for r in robots))
+        self._taken |= {spec.name, *(r.name for r in robots)}
         self._changed()
         return robots
 
@@ -236,6 +244,7 @@ class World:
         if name not in self.sections:
             raise UnknownNameError(f"no robot named {name!r}")
         section = self.sections.pop(name)
+        self._taken -= {name, *section.members}
         self.engine.remove_assembly(section.handles)
         self.robots = [r for r in self.robots if r.section != name]
         self.parts = [p for p in self.parts if p.section != name]
@@ -262,9 +271,29 @@ class World:
         self.param_epoch += 1
         return stored
 
+    def restore_layout(self, scenario: ScenarioSpec) -> None:
+        """Put every body back as at load, for a timed event's ``reset``: a new engine with the
+        scenario's objects and targets, and each current robot section rebuilt from its spec
+        (pose, velocity 0). The robots keep their parameter values and drivers (the very same
+        objects, which the network serves); the layout version moves on.
+        """
+        specs = tuple(section.spec for section in self.sections.values())
+        fresh = World(replace(scenario, robots=specs), self.engine_label)
+        kept = {r.name: r for r in self.robots}
+        for robot in fresh.robots:
+            robot.modules, robot.driver = kept[robot.name].modules, kept[robot.name].driver
+        version = self.layout_version
+        self.engine, self.objects, self.robots = fresh.engine, fresh.objects, fresh.robots
+        self.parts, self.sections, self.targets = fresh.parts, fresh.sections, fresh.targets
+        self._next_group, self._taken = fresh._next_group, fresh._taken
+        self.layout_version = version + fresh.layout_version + 1
+        self.param_epoch += 1
+
     def _changed(self) -> None:
-        self.engine.set_robots([r.handle for r in self.robots], [r.drive for r in self.robots])
         self.layout_version += 1
+        if not self._loading:  # once per change: it is O(robots)
+            self.engine.set_robots([r.handle for r in self.robots],
+                                   [r.drive for r in self.robots])
 
     def _check_on_floor(self, position, margin: float, what: str) -> None:
         x, y = position[0], position[1]

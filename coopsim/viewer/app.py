@@ -23,7 +23,8 @@ from . import QUIT
 from . import ViewerError
 from .camera import Camera
 from .connection import Link
-from .hud import (Controls, Timeline, draw_disconnected, draw_names, draw_status, status_line)
+from .hud import (Controls, Timeline, draw_disconnected, draw_names, draw_status, status_parts,
+                  status_text)
 from .menus import MenuBar
 from .panels import ObjectManager, RobotManager, TargetManager
 from .replayproc import ReplayProcess
@@ -47,18 +48,20 @@ class Viewer(pyglet.window.Window):
         link: A started link to use instead of a new one (for benchmarks on canned data).
         width, height: Window size, px.
         visible: Whether to map the window (tests and benchmarks may hide it).
+        keys: CurveZMQ client keys for a run started with ``--keys`` (None: no Curve).
     """
 
     def __init__(self, nameserver: str, fps: float = 10.0, link: Link | None = None,
-                 width: int = 1100, height: int = 760, visible: bool = True) -> None:
+                 width: int = 1100, height: int = 760, visible: bool = True,
+                 keys=None) -> None:
         super().__init__(width, height, caption=f"coopsim view - {nameserver}", resizable=True,
                          visible=visible, vsync=False)
         self.set_minimum_size(480, 360)
         imgui.create_context()
         imgui.get_io().set_ini_filename(None)  # no imgui.ini left in the user's folder
         self.gui = pyglet_backend.create_renderer(self)
-        self.link = link or Link(nameserver).start()
-        self.live_endpoint = nameserver
+        self.link = link or Link(nameserver, keys).start()
+        self.live_endpoint, self.live_keys = nameserver, keys
         self.ui = Ui(self.link)
         self.scene = Scene()
         self.camera = Camera(width, height)
@@ -71,6 +74,7 @@ class Viewer(pyglet.window.Window):
         self.replay: ReplayProcess | None = None
         self.show_names = True
         self.status_text = ""
+        self.status_parts: list[tuple[str, str]] = []
         self.fps = max(0.5, float(fps))
         self.frames = 0
         self.closed = False
@@ -105,8 +109,10 @@ class Viewer(pyglet.window.Window):
             self.scene.set_layout(layout)
             if self._fit_pending:
                 self.fit()
+        self.scene.set_scale(self.camera.scale)
         self.scene.update(link.frame)
-        self.status_text = status_line(link)
+        self.status_parts = status_parts(link)
+        self.status_text = status_text(self.status_parts)
 
     def _gui(self) -> None:
         io = imgui.get_io()
@@ -120,9 +126,8 @@ class Viewer(pyglet.window.Window):
             self.controls.draw(top)
         for manager in self.managers.values():
             manager.draw()
-        bottom = self.height - STATUS_HEIGHT
-        self.timeline.draw(bottom, self.width)
-        draw_status(self.status_text, self.link.connected, self.notice, self.width, self.height)
+        status = draw_status(self.status_parts, self.notice, self.width, self.height, self.ui)
+        self.timeline.draw(self.height - max(status, STATUS_HEIGHT), self.width)
         draw_names(self.scene, self.camera, self.show_names)
         draw_disconnected(self.link, self.width, self.height)
         imgui.render()
@@ -154,7 +159,7 @@ class Viewer(pyglet.window.Window):
             if self.replay is not None:
                 self.replay.stop()
             self.replay = proc
-            self.link.switch(endpoint)
+            self.link.switch(endpoint)  # the replay child serves on loopback, without Curve
             self.menu.dialogs["recording"].open = False
             self.notice.text, self.notice.error = f"replaying {Path(path).name}", False
 
@@ -165,7 +170,7 @@ class Viewer(pyglet.window.Window):
         if self.replay is not None:
             self.replay.stop()
             self.replay = None
-        self.link.switch(self.live_endpoint)
+        self.link.switch(self.live_endpoint, self.live_keys)
         self.notice.text, self.notice.error = "back to the live run", False
 
     # -- input ---------------------------------------------------------------------------------
@@ -263,7 +268,7 @@ class Viewer(pyglet.window.Window):
         super().close()
 
 
-def main(nameserver: str, fps: float = 10.0) -> int:
+def main(nameserver: str, fps: float = 10.0, keys=None) -> int:
     """Run the viewer until its window is closed (or SIGTERM / SIGINT ask it to close: install
     :func:`coopsim.viewer.quit_on_signals` first).
 
@@ -271,7 +276,7 @@ def main(nameserver: str, fps: float = 10.0) -> int:
         0: the window was closed on purpose (``coopsim run --gui`` then ends the run).
     """
     try:
-        viewer = Viewer(nameserver, fps)
+        viewer = Viewer(nameserver, fps, keys=keys)
     except (pyglet.window.NoSuchDisplayException, pyglet.gl.ContextException) as exc:
         raise ViewerError(f"cannot open the viewer window: {exc}") from None
     print(f"viewer: showing {nameserver}", file=sys.stderr, flush=True)

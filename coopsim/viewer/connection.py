@@ -23,6 +23,7 @@ import zmq
 from ..net import protocol as p
 from ..model.errors import ProtocolError
 from ..net.protocol import Message
+from ..net.security import ClientKeys
 from ..net.statestream import StateFrame, decode_state
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,15 @@ PROBE_TIMEOUT = 0.5  # s for the liveness and reconnection probes
 SILENCE = 1.0  # s without a state frame before the link probes /sim
 RETRY = 0.5  # s between reconnection attempts
 PLAYBACK_POLL = 0.2  # s between /playback status requests
+RUN_POLL = 1.0  # s between /sim state requests for the run's state (finished, recording...)
+#: State document keys the status bar shows (read when present: newer servers add some).
+RUN_KEYS = ("finished", "error", "recording", "waiting_for", "recorder_error")
+#: The run figures of the state document, for a window with no state frame yet (a stalled or
+#: finished run publishes none): name -> type.
+RUN_FIGURES = {"step": int, "time": float, "mode": str, "paused": bool, "speed": float,
+               "rtf": float, "missed": int}
+#: Where a recorder's failure may be reported (the first one holding a sentence wins).
+_RECORDER_ERROR_KEYS = ("recorder_error", "recording_error", "record_error")
 _POLL_MS = 30  # how long the thread waits on the stream before looking at its queue
 
 
@@ -83,6 +93,7 @@ class Link:
 
     Args:
         nameserver: Name server endpoint, e.g. ``tcp://127.0.0.1:10000``.
+        keys: CurveZMQ client keys for a run started with ``--keys`` (None: no Curve).
 
     Attributes (read from any thread; each is replaced whole by the link's thread):
         nameserver: The endpoint currently followed.
@@ -90,23 +101,29 @@ class Link:
         frame: The latest :class:`StateFrame`, or None.
         layout: The latest ``/sim`` state document (dict), or None.
         playback: :class:`Playback` when the name server has ``/playback`` (a replay), else None.
+        run: The run's state from the latest state document (:func:`run_state`): why it
+            finished, why it stopped, the file it records to, who it waits for, a recorder
+            error; refreshed every :data:`RUN_POLL` s and after every change.
         error: The last connection problem, as a sentence ("" when connected).
     """
 
-    def __init__(self, nameserver: str) -> None:
+    def __init__(self, nameserver: str, keys: ClientKeys | None = None) -> None:
         self.nameserver = nameserver
+        self.keys = keys
         self.connected = False
         self.frame: StateFrame | None = None
         self.layout: dict | None = None
         self.playback: Playback | None = None
+        self.run: dict = {}
         self.error = "connecting"
         self.generation = 0  # counts (re)connections, so the window can refit on a new world
         self._heard = 0.0  # monotonic time the simulation was last heard from
         self._polled = 0.0  # monotonic time of the last /playback status
+        self._run_polled = 0.0  # monotonic time of the last /sim state for the run's state
         self._asked_for, self._asked_at = -1, 0.0  # last layout version fetched for, and when
         self._queue: queue.Queue[_Request] = queue.Queue()
         self._stop = threading.Event()
-        self._switch: str | None = None
+        self._switch: tuple[str, ClientKeys | None] | None = None
         self._ctx = zmq.Context()
         self._sockets: dict[str, zmq.Socket] = {}
         self._endpoints: dict[str, str] = {}
@@ -144,9 +161,9 @@ class Link:
                                  tuple(float(v) for v in data), timeout, future, refresh))
         return future
 
-    def switch(self, nameserver: str) -> None:
-        """Follow another name server (a replay, or back to the live run)."""
-        self._switch = nameserver
+    def switch(self, nameserver: str, keys: ClientKeys | None = None) -> None:
+        """Follow another name server (a replay, or back to the live run) with its keys."""
+        self._switch = (nameserver, keys)
 
     # -- the link's thread --------------------------------------------------------------------
 
@@ -166,7 +183,7 @@ class Link:
 
     def _loop_once(self) -> None:
         if self._switch is not None:
-            self.nameserver, self._switch = self._switch, None
+            (self.nameserver, self.keys), self._switch = self._switch, None
             self._drop("switching")
         if not self.connected and not self._connect():
             self._fail_queue()
@@ -187,6 +204,8 @@ class Link:
             self._fetch_layout()
         if self.playback is not None and time.monotonic() - self._polled >= PLAYBACK_POLL:
             self._poll_playback()
+        if time.monotonic() - self._run_polled >= RUN_POLL:
+            self._fetch_layout(always=False)
         if time.monotonic() - self._heard >= SILENCE:
             self._probe()
 
@@ -200,7 +219,7 @@ class Link:
             if "/sim" not in names:
                 raise ProtocolError(p.UNKNOWN_NAME, "the name server has no /sim")
             self._endpoints = names
-            self.layout = json.loads(self._call("/sim", _SIM["state"]).text)
+            self._take_state(json.loads(self._call("/sim", _SIM["state"]).text), always=True)
         except ProtocolError as exc:
             self._drop(exc.text)
             return False
@@ -228,6 +247,8 @@ class Link:
         sub.setsockopt(zmq.LINGER, 0)
         sub.setsockopt(zmq.RCVHWM, 4)  # the viewer only wants the latest frame
         sub.setsockopt(zmq.SUBSCRIBE, p.STATE_TOPIC)
+        if self.keys is not None:
+            self.keys.apply(sub)
         sub.connect(endpoint)
         self._sub = sub
 
@@ -270,11 +291,21 @@ class Link:
             if not self.connected:
                 return
 
-    def _fetch_layout(self) -> None:
+    def _fetch_layout(self, always: bool = True) -> None:
+        """Ask /sim for its state document; keep the layout only when it is new (``always``:
+        take it anyway), the run's state every time."""
+        self._run_polled = time.monotonic()
         try:
-            self.layout = json.loads(self._call("/sim", _SIM["state"]).text)
+            self._take_state(json.loads(self._call("/sim", _SIM["state"]).text), always)
         except (ProtocolError, ValueError) as exc:
             self._note_failure(exc)
+
+    def _take_state(self, state: dict, always: bool) -> None:
+        self.run = run_state(state)
+        old = self.layout
+        # the same layout version keeps the old document, so the window does not rebuild
+        if always or old is None or old.get("layout_version") != state.get("layout_version"):
+            self.layout = state
 
     def _poll_playback(self) -> None:
         self._polled = time.monotonic()
@@ -323,7 +354,12 @@ class Link:
     def _request(self, endpoint: str, command: int, text: str = "", params: Sequence[int] = (),
                  data: Sequence[float] = (), timeout: float = REQUEST_TIMEOUT) -> Message:
         sock = self._socket(endpoint)
-        sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+        try:  # SNDTIMEO: a connection refused at the CurveZMQ handshake leaves nowhere to send
+            sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+        except zmq.Again:
+            self._sockets.pop(endpoint).close(0)
+            raise ProtocolError(p.TIMEOUT, f"no connection to {endpoint} (refused at the "
+                                           "CurveZMQ handshake?)") from None
         if not sock.poll(int(timeout * 1000)):
             # a REQ socket whose reply never came is useless: the next request gets a new one
             self._sockets.pop(endpoint).close(0)
@@ -338,6 +374,9 @@ class Link:
         if sock is None:
             sock = self._ctx.socket(zmq.REQ)
             sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.SNDTIMEO, int(PROBE_TIMEOUT * 1000))
+            if self.keys is not None:
+                self.keys.apply(sock)
             try:
                 sock.connect(endpoint)
             except zmq.ZMQError as exc:
@@ -353,6 +392,36 @@ class Link:
         if self._sub is not None:
             self._sub.close(0)
             self._sub = None
+
+
+def run_state(state: dict) -> dict:
+    """The run's state in a ``/sim`` state document: :data:`RUN_KEYS` that it holds, each as
+    the document says (``finished``, ``error``, ``recording``, ``recorder_error``: sentences
+    or paths, "" when none; ``waiting_for``: robot names), the :data:`RUN_FIGURES` and the
+    number of ``attached`` controllers. Keys a server does not send are absent, and malformed
+    ones are dropped: the window shows what it can."""
+    out = {}
+    for key in RUN_KEYS:
+        value = state.get(key)
+        if key == "waiting_for":
+            if isinstance(value, list):
+                out[key] = [str(v) for v in value]
+        elif key == "recorder_error":
+            found = [state[k] for k in _RECORDER_ERROR_KEYS if isinstance(state.get(k), str)]
+            if found:
+                out[key] = next((v for v in found if v), "")
+        elif isinstance(value, str):
+            out[key] = value
+    for key, kind in RUN_FIGURES.items():
+        value = state.get(key)
+        if isinstance(value, (int, float, str)) and isinstance(value, bool) == (kind is bool):
+            try:
+                out[key] = kind(value)
+            except ValueError:
+                pass
+    if isinstance(state.get("attached"), list):
+        out["attached"] = len(state["attached"])
+    return out
 
 
 def parse_playback(reply: Message) -> Playback:

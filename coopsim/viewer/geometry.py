@@ -94,6 +94,15 @@ def nose() -> np.ndarray:
     return np.array(shaft + head, dtype=float)
 
 
+def bold_nose() -> np.ndarray:
+    """The heading arrow for robots drawn small (a few pixels across), (9, 2) like
+    :func:`nose`: a thick shaft from behind the centre and a broad head reaching the front
+    edge, so a handful of pixels still make an arrow rather than a dot."""
+    shaft = [(-0.4, -0.2), (0.3, -0.2), (0.3, 0.2), (-0.4, -0.2), (0.3, 0.2), (-0.4, 0.2)]
+    head = [(0.98, 0.0), (0.2, 0.66), (0.2, -0.66)]
+    return np.array(shaft + head, dtype=float)
+
+
 def polygon(vertices) -> np.ndarray:
     """A convex polygon (k, 2), counter-clockwise, as a triangle fan, (3*(k-2), 2)."""
     v = np.asarray(vertices, dtype=float)

@@ -7,6 +7,8 @@ shows depends only on whether the name server has ``/playback``.
 
 from __future__ import annotations
 
+import os
+
 from imgui_bundle import imgui
 
 from .connection import LOAD_TIMEOUT
@@ -18,22 +20,82 @@ _BAR = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_move
         | imgui.WindowFlags_.no_focus_on_appearing)
 MODES = ("realtime", "lockstep")
 LABEL_MIN_RADIUS = 6.0  # px: names show once a robot is at least this large on screen
+RT_BREAK = 0.05  # share of late steps beyond which real time is broken (sim/pacing.py)
+STATE_COLOR = imgui.ImVec4(1.0, 0.76, 0.3, 1.0)  # amber: the run is not simply running
+REC_COLOR = imgui.ImVec4(1.0, 0.45, 0.45, 1.0)
+_COLORS = {"plain": DIM_COLOR, "state": STATE_COLOR, "rec": REC_COLOR, "error": ERROR_COLOR}
+_GAP = "   "
+_NAMES_SHOWN = 3  # robots named in "waiting for ..." before "and N more"
+_GRAB = 6.0  # px: half the scrub bar's grab, where its ends' values sit
 
 
-def status_line(link) -> str:
-    """The status bar's text: time, real-time factor, misses, mode, controllers, connection,
-    and why the recording failed, if it did (the state's ``recording_error``)."""
+def status_parts(link) -> list[tuple[str, str]]:
+    """The status bar's pieces, (text, kind) with kind ``plain``, ``state``, ``rec`` or
+    ``error``: the time, then what state the run is in (see :func:`run_badges`), then the
+    real-time factor, misses, mode, speed, controllers and the name server followed."""
     if not link.connected:
-        return f"disconnected from {link.nameserver}: {link.error}; retrying"
-    frame = link.frame
+        return [(f"disconnected from {link.nameserver}: {link.error}; retrying", "error")]
+    run = getattr(link, "run", None) or {}
+    # the latest state frame, else the state document's figures: a stalled or finished run
+    # publishes no frame, and a window that connects then still shows where it stands
+    frame = link.frame if link.frame is not None else _Figures.of(run)
     if frame is None:
-        return f"connected to {link.nameserver}; waiting for the state stream"
-    paused = "  paused" if frame.paused else ""
-    line = (f"t = {frame.time:.2f} s   rtf {frame.rtf:.2f}   missed {frame.missed}   "
-            f"{frame.mode}{paused}   speed {_speed(frame.speed)}   "
-            f"attached controllers {frame.attached}   {link.nameserver}")
-    failed = (link.layout or {}).get("recording_error")
-    return f"{line}   | {failed}" if failed else line
+        return [(f"connected to {link.nameserver}; waiting for the state stream", "plain")]
+    figures = (f"rtf {frame.rtf:.2f}{_GAP}missed {frame.missed}{_GAP}{frame.mode}{_GAP}"
+               f"speed {_speed(frame.speed)}{_GAP}attached controllers {frame.attached}{_GAP}"
+               f"{link.nameserver}")
+    late = getattr(frame, "late", 0.0)  # the state document's figures have none
+    broken = ([(f"REAL TIME BROKEN {frame.recent_rtf:.2f}x, {late:.0%} late", "error")]
+              if late > RT_BREAK else [])  # over the last second (docs/protocol.md)
+    return [(f"t = {frame.time:.2f} s", "plain"), *run_badges(run, frame.paused), *broken,
+            (figures, "plain")]
+
+
+class _Figures:
+    """A state frame's figures from the state document (see
+    :func:`coopsim.viewer.connection.run_state`)."""
+
+    def __init__(self, run: dict) -> None:
+        self.time, self.rtf, self.speed = run["time"], run["rtf"], run["speed"]
+        self.missed, self.mode, self.paused = run["missed"], run["mode"], run["paused"]
+        self.attached = run.get("attached", 0)
+
+    @classmethod
+    def of(cls, run: dict) -> "_Figures | None":
+        needed = ("time", "rtf", "speed", "missed", "mode", "paused")
+        return cls(run) if all(k in run for k in needed) else None
+
+
+def run_badges(run: dict, paused: bool) -> list[tuple[str, str]]:
+    """What the run is doing besides stepping, from the state document's fields (see
+    :func:`coopsim.viewer.connection.run_state`) and the stream's paused flag: FINISHED and
+    why, PAUSED (with the failing step's reason when it paused itself), STALLED and whom it
+    waits for, REC and the file, RECORDER ERROR."""
+    out = []
+    if run.get("finished"):
+        out.append((f"FINISHED: {run['finished']}", "state"))
+    elif run.get("error"):
+        out.append((f"PAUSED: {run['error']}", "error"))
+    elif paused:
+        out.append(("PAUSED", "state"))
+    elif run.get("waiting_for"):
+        out.append((f"STALLED: waiting for {_names(run['waiting_for'])}", "state"))
+    if run.get("recording"):
+        out.append((f"REC {os.path.basename(run['recording'])}", "rec"))
+    if run.get("recorder_error"):
+        out.append((f"RECORDER ERROR: {run['recorder_error']}", "error"))
+    return out
+
+
+def status_text(parts: list[tuple[str, str]]) -> str:
+    """The status bar's pieces as one string (what :func:`draw_status` shows in colours)."""
+    return _GAP.join(text for text, _ in parts)
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:_NAMES_SHOWN])
+    more = len(names) - _NAMES_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def _speed(speed: float) -> str:
@@ -49,18 +111,25 @@ class Controls:
         self.outcome = Outcome()
 
     def draw(self, top: float) -> None:
-        """Draw the bar just below the menu bar (``top`` px from the window's top)."""
-        frame = self.ui.link.frame
+        """Draw the bar just below the menu bar (``top`` px from the window's top). On a
+        finished run Pause and Step cannot act: they are disabled, and Reset reads "Start
+        over"."""
+        frame = self._figures()
         imgui.set_next_window_pos(imgui.ImVec2(6.0, top + 4.0))
         imgui.begin("##controls", None, _BAR)
         paused = frame.paused if frame is not None else False
-        if self.ui.button("Resume" if paused else "Pause", "controls.play"):
+        finished = self.finished()
+        play = "Finished" if finished else "Resume" if paused else "Pause"
+        if self.ui.button(f"{play}###controls.play", "controls.play", enabled=not finished):
             self.toggle()
+        self._why_disabled(finished)
         imgui.same_line()
-        if self.ui.button("Step", "controls.step"):
-            self.ui.send(Request("step", params=(1,)), self.outcome, "stepped")
+        if self.ui.button("Step###controls.step", "controls.step", enabled=not finished):
+            self.step()
+        self._why_disabled(finished)
         imgui.same_line()
-        if self.ui.button("Reset", "controls.reset"):
+        reset = "Start over" if finished else "Reset"
+        if self.ui.button(f"{reset}###controls.reset", "controls.reset"):
             self.ui.send(Request("reset"), self.outcome, "reset to the scenario and its seed",
                          timeout=LOAD_TIMEOUT)
         imgui.same_line()
@@ -81,16 +150,48 @@ class Controls:
             self.ui.mark(f"controls.{name}")
             imgui.same_line()
 
+    def _figures(self):
+        """The latest state frame, else the state document's figures (no frame comes while a
+        run is stalled or finished)."""
+        link = self.ui.link
+        return link.frame if link.frame is not None else _Figures.of(
+            getattr(link, "run", None) or {})
+
+    def finished(self) -> str:
+        """Why the run finished ("" while it goes on), as the state document says."""
+        return (getattr(self.ui.link, "run", None) or {}).get("finished", "")
+
+    def _why_disabled(self, finished: str) -> None:
+        if finished and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
+            imgui.set_tooltip(f"the run has finished ({finished}); Start over resets it")
+
     def toggle(self) -> None:
-        """Pause a running simulation, resume a paused one."""
-        frame = self.ui.link.frame
+        """Pause a running simulation, resume a paused one (a finished one: say so)."""
+        if self._refuse_finished():
+            return
+        frame = self._figures()
         paused = frame.paused if frame is not None else False
         self.ui.send(Request("resume" if paused else "pause"), self.outcome,
                      "resumed" if paused else "paused")
 
     def step(self) -> None:
-        """One step (pauses first)."""
-        self.ui.send(Request("step", params=(1,)), self.outcome, "stepped")
+        """One step; a running simulation is paused first (/sim step takes steps of a paused
+        run); a finished run: say so."""
+        if self._refuse_finished():
+            return
+        frame = self.ui.link.frame
+        one = Request("step", params=(1,))
+        if frame is not None and frame.paused:
+            self.ui.send(one, self.outcome, "stepped")
+            return
+        self.ui.send(Request("pause"), self.outcome, "paused",
+                     then=lambda _reply: self.ui.send(one, self.outcome, "stepped"))
+
+    def _refuse_finished(self) -> bool:
+        why = self.finished()
+        if why:
+            self.outcome.fail(f"the run has finished ({why}); Start over (Reset) resets it")
+        return bool(why)
 
 
 class Timeline:
@@ -105,6 +206,7 @@ class Timeline:
         self._sent: float | None = None
         self._landing = None  # (status seen when a seek landed, the time it landed at)
         self.shown = 0.0  # the time the scrub bar shows, s
+        self.ticks: list[float] = []  # x (px) of the event ticks drawn last
 
     def draw(self, bottom: float, width: float) -> None:
         """Draw the timeline with its lower edge ``bottom`` px from the window's top."""
@@ -142,22 +244,46 @@ class Timeline:
                          self.outcome, "paused" if pb.playing else "playing")
 
     def _scrub(self, pb) -> None:
+        """The position, the scrub bar, and the recording's span: the times are labels beside
+        the bar, not text inside it, which its handle would cover as it moves."""
         self._seeking.poll()
         end = max(pb.end, pb.start + 1e-6)
         shown = self.wanted if self.wanted is not None else self._position(pb)
-        imgui.set_next_item_width(-1.0)
-        changed, value = imgui.slider_float("##timeline.scrub", float(shown), pb.start, end,
-                                            f"%.2f s of {pb.start:.2f}-{pb.end:.2f} s")
+        here = imgui.get_cursor_pos_x()  # the position label keeps the width of the longest
+        imgui.text(f"{shown:.2f} s")
+        self.ui.mark("timeline.position")
+        imgui.same_line(here + imgui.calc_text_size(f"{max(abs(pb.start), pb.end):.2f} s-").x)
+        span = f"{pb.start:.2f}-{pb.end:.2f} s"
+        gap = imgui.get_style().item_spacing.x
+        imgui.set_next_item_width(-(imgui.calc_text_size(span).x + gap))
+        changed, value = imgui.slider_float("##timeline.scrub", float(shown), pb.start, end, "")
+        dragging = imgui.is_item_active()  # asked now: the next item is the span's text
         self.ui.mark("timeline.scrub")
+        self._event_ticks(pb.start, end)
+        imgui.same_line()
+        imgui.text(span)
+        self.ui.mark("timeline.end")
         if changed:
             self.wanted = min(max(value, pb.start), end)
         if self.wanted is not None and self._seeking.pending is None:
             if self.wanted != self._sent:
                 self._seek(self.wanted)
-            elif not imgui.is_item_active():
+            elif not dragging:
                 self.wanted = None  # the drag is over and its last seek answered
                 self._landing = (pb, self._sent)
         self.shown = self.wanted if self.wanted is not None else self._position(pb)
+
+    def _event_ticks(self, start: float, end: float) -> None:
+        """Small ticks under the scrub bar at the timed events' times (the scenario's
+        [EVENT_n], from the state document's ``rules``)."""
+        low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+        xs = tick_positions(event_times(self.ui.link.layout), start, end, low.x + _GRAB,
+                            high.x - _GRAB)
+        self.ticks = xs
+        draw = imgui.get_window_draw_list()
+        color = imgui.get_color_u32(imgui.ImVec4(1.0, 0.75, 0.2, 1.0))
+        for x in xs:
+            draw.add_line(imgui.ImVec2(x, high.y - 5.0), imgui.ImVec2(x, high.y), color, 2.0)
 
     def _position(self, pb) -> float:
         """Where the replay is: the seek just answered until a status newer than it arrives (the
@@ -173,24 +299,48 @@ class Timeline:
                      f"at {t:.2f} s")
 
 
+def event_times(layout) -> list[float]:
+    """The timed events' times, s, from a ``/sim state`` document (``[]`` without events)."""
+    rules = (layout or {}).get("rules") or {}
+    events = (rules.get("events") or {}).get("events") or []
+    return [float(e["at"]) for e in events if isinstance(e, dict) and "at" in e]
+
+
+def tick_positions(times, start: float, end: float, left: float, right: float) -> list[float]:
+    """x (px) of each time in [start, end] s on a bar from ``left`` to ``right`` px (the
+    replay's position is the sim time when it starts at step 0, as a run's recording does)."""
+    span = max(end - start, 1e-9)
+    return [left + (t - start) / span * (right - left) for t in times if start <= t <= end]
+
+
 def _playback_speed(text: str) -> Request:
     request = speed_request(text)
     return Request("set_speed", data=request.data, service="/playback")
 
 
-def draw_status(text: str, connected: bool, notice: Outcome, width: float,
-                height: float) -> None:
-    """The status bar along the bottom edge, with the latest menu action's outcome."""
+def draw_status(parts: list[tuple[str, str]], notice: Outcome, width: float,
+                height: float, ui: Ui | None = None) -> float:
+    """The status bar along the bottom edge (``parts`` from :func:`status_parts`, each in its
+    kind's colour, on more lines when they do not fit on one; marked ``status.<n>`` in
+    ``ui``), with the latest menu action's outcome. Returns its height, px."""
     imgui.set_next_window_pos(imgui.ImVec2(0.0, height), imgui.Cond_.always,
                               imgui.ImVec2(0.0, 1.0))
     imgui.set_next_window_size(imgui.ImVec2(width, 0.0))
     imgui.begin("##status", None, _BAR & ~imgui.WindowFlags_.always_auto_resize)
-    imgui.text_colored(DIM_COLOR if connected else ERROR_COLOR, text)
     notice.poll()
-    if notice.text:
-        imgui.same_line()
-        imgui.text_colored(ERROR_COLOR if notice.error else DIM_COLOR, "  | " + notice.text)
+    if notice.text:  # the latest menu action's outcome, after the figures
+        parts = [*parts, ("| " + notice.text, "error" if notice.error else "plain")]
+    right = imgui.get_cursor_screen_pos().x + imgui.get_content_region_avail().x
+    gap = imgui.calc_text_size(_GAP).x
+    for i, (text, kind) in enumerate(parts):
+        if i and imgui.get_item_rect_max().x + gap + imgui.calc_text_size(text).x <= right:
+            imgui.same_line(0.0, gap)  # else a new line: long badges push the figures down
+        imgui.text_colored(_COLORS[kind], text)
+        if ui is not None:
+            ui.mark(f"status.{i}")
+    bar = imgui.get_window_height()
     imgui.end()
+    return bar
 
 
 def draw_names(scene, camera, show: bool) -> None:

@@ -151,7 +151,8 @@ class MenuBar:
             self.dialogs["recording"].show()
         if self._item("Back to live run", "back_to_live", enabled=self.app.replay is not None):
             self.app.back_to_live()
-        recording = bool(self.app.ui.layout.get("recording", False))
+        run = getattr(self.app.link, "run", None) or {}  # fresher than the layout
+        recording = bool(run.get("recording", self.app.ui.layout.get("recording", False)))
         if self._item("Record", "record", selected=recording, enabled=RECORD_ID is not None):
             self.app.ui.send(Request("record", params=(0 if recording else 1,)),
                              self.app.notice, "recording stopped" if recording

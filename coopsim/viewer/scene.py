@@ -17,10 +17,11 @@ import pyglet
 from pyglet import gl
 
 from ..net.statestream import StateFrame
-from .geometry import (Layer, LayerGroup, LineLayer, disc, nose, pad, polygon, program, rgba,
-                       ring, shade, square)
+from .geometry import (Layer, LayerGroup, LineLayer, bold_nose, disc, nose, pad, polygon,
+                       program, rgba, ring, shade, square)
 
 TARGET_RADIUS = 0.15  # m, how large a target marker is drawn (targets have no body)
+BOLD_ARROW_BELOW = 10.0  # px: robots drawn with a smaller radius get the bold heading arrow
 WALL = 0.05  # m, thickness of the drawn floor border
 OUTLINE = 0.02  # m, dark rim around objects and robots
 FLOOR_COLOR = (222, 222, 214)
@@ -47,6 +48,9 @@ class Scene:
         self.robot_xy = np.zeros((0, 2))  # latest robot positions, m (for labels and tests)
         self.robot_radius = np.zeros(0)
         self.floor = (0.0, 0.0)
+        self.scale = 50.0  # px per m, as the camera shows the scene (picks the arrows' form)
+        self._arrows: tuple[np.ndarray, np.ndarray] | None = None  # (fine, bold) per robot
+        self._bold: np.ndarray | None = None  # which robots have the bold arrow now
 
     # -- building -----------------------------------------------------------------------------
 
@@ -66,6 +70,7 @@ class Scene:
         self._build_parts(layout.get("parts", []))
         self._build_robots(layout.get("robots", []))
         self._build_rays(layout)
+        self.set_scale(self.scale)
         self.update(None)
 
     def _add(self, name: str, local: np.ndarray, colors) -> Layer:
@@ -128,9 +133,12 @@ class Scene:
         colors = [rgba(r.get("color", (40, 90, 230))) for r in robots]
         self._add("robots_rim", rim, [shade(c, 0.35) for c in colors])
         self._add("robots", body, colors)
-        arrows = np.repeat(nose()[None], len(robots), 0) * self.robot_radius[:, None, None]
-        self._add("noses", arrows, [(250, 250, 250, 230 if r.get("draw", {}).get("heading", True)
-                                     else 0) for r in robots])
+        size = self.robot_radius[:, None, None]
+        self._arrows = (np.repeat(nose()[None], len(robots), 0) * size,
+                        np.repeat(bold_nose()[None], len(robots), 0) * size)
+        self._bold = None
+        self._add("noses", self._arrows[0], [(250, 250, 250, 230 if r.get("draw", {}).get(
+            "heading", True) else 0) for r in robots])
 
     def _build_rays(self, layout: dict) -> None:
         """One group of rays per module whose drawing hint is ``rays`` (sonar, a plugin's)."""
@@ -164,6 +172,17 @@ class Scene:
             self.layers[name].update(robots)
         self.robot_xy = robots[:, :2].copy()
         self._update_rays(robots, columns)
+
+    def set_scale(self, scale: float) -> None:
+        """The camera's px per m: robots smaller than :data:`BOLD_ARROW_BELOW` px in radius
+        get the bold arrow, whose few pixels still point (call before :meth:`update`)."""
+        self.scale = float(scale)
+        if self._arrows is None or "noses" not in self.layers:
+            return
+        small = self.robot_radius * self.scale < BOLD_ARROW_BELOW
+        if self._bold is None or not np.array_equal(small, self._bold):  # a zoom across it
+            self._bold = small
+            self.layers["noses"].local = np.where(small[:, None, None], *self._arrows[::-1])
 
     def _poses(self, frame: StateFrame | None):
         lay = self.layout

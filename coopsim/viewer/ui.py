@@ -76,6 +76,7 @@ class Ui:
     def __init__(self, link: Link) -> None:
         self.link = link
         self.marks: dict[str, tuple[float, float, float, float]] = {}
+        self.enabled: dict[str, bool] = {}  # whether each marked button could be clicked
 
     @property
     def layout(self) -> dict:
@@ -113,6 +114,7 @@ class Ui:
         clicked = imgui.button(label)
         imgui.end_disabled()
         self.mark(key)
+        self.enabled[key] = enabled
         return clicked
 
     def field(self, label: str, key: str, value: str, width: float = FIELD_WIDTH) -> str:

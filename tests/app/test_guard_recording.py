@@ -74,12 +74,15 @@ def _viewer_shows(endpoint: str, error: str) -> None:
     """The viewer's status bar (its link to the run, its status line) shows the failure."""
     pytest.importorskip("imgui_bundle")
     from coopsim.viewer.connection import Link
-    from coopsim.viewer.hud import status_line
+    from coopsim.viewer.hud import status_parts, status_text
 
     link = Link(endpoint).start()
     try:
-        _wait(lambda: link.connected and link.frame is not None and link.layout is not None)
-        assert status_line(link).endswith(f"   | {error}")
+        _wait(lambda: link.connected and link.frame is not None
+              and (link.run or {}).get("recorder_error"))
+        parts = status_parts(link)
+        assert (f"RECORDER ERROR: {error}", "error") in parts
+        assert f"RECORDER ERROR: {error}" in status_text(parts)
     finally:
         link.close()
 

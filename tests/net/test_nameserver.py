@@ -126,7 +126,7 @@ def test_unknown_command(peer):
 
 
 def test_bad_messages_get_a_reply(peer):
-    for frame in (b"", b"\xc1", msgpack.packb([0, "", 1]), msgpack.packb([0, 1, 1, [], []]),
+    for frame in (b"", b"\xc1", msgpack.packb([0, "", 1]), msgpack.packb([0, 1, "1", [], []]),
                   msgpack.packb({"command": 1}), b"\xff" * 100):
         error, text, command, params, data = peer.raw(frame)
         assert (error, command, params, data) == (p.BAD_MESSAGE, -1, [], []), text
@@ -151,8 +151,8 @@ def test_a_req_socket_with_correlation_gets_its_reply(names):
 def test_an_oversized_message_drops_the_connection_only(names):
     big = Peer(names.endpoint, zmq.DEALER)
     other = Peer(names.endpoint)
-    big.send_frames([msgpack.packb([0, "x" * (p.MAX_MESSAGE_BYTES + 1), 1, [], []])])
-    assert not big.sock.poll(300), "an oversized message gets no reply: the peer is dropped"
+    big.send_frames([msgpack.packb([0, "x" * (p.MAX_FRAME_BYTES + 1), 1, [], []])])
+    assert not big.sock.poll(300), "a frame beyond the cap gets no reply: the peer is dropped"
     assert other.ok(1, "/sim")[1] == "tcp://127.0.0.1:3"
     big.reconnect()
     assert big.ok(0)[1] == "/nameserver"

@@ -83,12 +83,12 @@ def test_not_an_array_of_five(items):
 
 
 @pytest.mark.parametrize("items, word", [
-    (["0", "", 1, [], []], "integers"),
-    ([0.0, "", 1, [], []], "integers"),
-    ([False, "", 1, [], []], "integers"),
-    ([0, "", 1.0, [], []], "integers"),
-    ([0, "", True, [], []], "integers"),
-    ([0, "", None, [], []], "integers"),
+    (["0", "", 1, [], []], "integer"),
+    ([0.0, "", 1, [], []], "integer"),
+    ([False, "", 1, [], []], "integer"),
+    ([0, "", 1.0, [], []], "integer"),
+    ([0, "", True, [], []], "integer"),
+    ([0, "", None, [], []], "integer"),
     ([0, b"bytes", 1, [], []], "text"),
     ([0, None, 1, [], []], "text"),
     ([0, 5, 1, [], []], "text"),

@@ -80,12 +80,14 @@ def test_pause_step_resume(sim):
     assert _status(sim)["step"] == paused[3][0], "a pause reply tells where the run stopped"
 
 
-def test_step_pauses_a_running_sim(sim):
+def test_step_takes_steps_of_a_paused_sim_only(sim):
     sim.ok(3)
     wait_until(lambda: _status(sim)["step"] > 2)
+    assert "pause it first" in _fails(sim, p.NOT_ALLOWED, 4, params=[3])
+    assert _status(sim)["paused"] == 0, "a refused step leaves the run running"
+    paused = sim.ok(2)[3][0]
     reply = sim.ok(4, params=[3])
-    assert reply[3][1] == 1
-    assert _status(sim)["step"] == reply[3][0]
+    assert reply[3][1] == 1 and reply[3][0] == paused + 3
 
 
 def test_step_errors(sim):

@@ -303,26 +303,13 @@ def test_a_robot_without_a_module_reads_nan_in_its_columns(tmp_path):
     """A robot type without sonar: its sonar columns are stored as 0 but read back as NaN."""
     import dataclasses
 
-    from coopsim.model.plugins import ROBOT_TYPES
-    from coopsim.model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
     from coopsim.recording.writer import Recorder
     from coopsim.sim.simulation import Simulation
     from coopsim.sim.stepper import Stepper
     from helpers import robot, scenario
+    from rechelpers import motors_only_type
 
-    class Bare(RobotType):
-        label = "bare_rec_test"
-        modules = ("motors",)
-
-        @classmethod
-        def build(cls, spec):
-            body = BodySpec("c", "dynamic", 5.0, (ShapeSpec("circle", radius=0.2),),
-                            spec.position[:2], spec.yaw)
-            return Assembly((MemberSpec(spec.name, "c", cls.modules, 0.2, 0.3, "differential",
-                                        100.0, 20.0),), (body,))
-
-    if "bare_rec_test" not in ROBOT_TYPES:
-        ROBOT_TYPES.register("bare_rec_test")(Bare)
+    motors_only_type("bare_rec_test")
     spec = scenario([robot("full", -1, 0), dataclasses.replace(robot("bare", 1, 0),
                                                                type="bare_rec_test")])
     stepper = Stepper(Simulation(spec))

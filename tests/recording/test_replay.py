@@ -180,7 +180,8 @@ def test_replay_process_plays_to_the_end_and_exits(recording):
     try:
         endpoint = wait_endpoint(proc)
         with Client(endpoint) as client:
-            assert set(client.names()) == {"/nameserver", "/sim", "/sim/state", "/playback"}
+            assert set(client.names()) == {"/nameserver", "/sim", "/sim/state", "/sim/state1",
+                                          "/playback"}
         assert proc.wait(30) == 0
     finally:
         stop(proc)

@@ -122,3 +122,12 @@ def test_describe_lists_everything_for_a_viewer():
     assert state["columns"] == [f"sonar{i}" for i in range(11)]
     assert state["modules"]["sonar"]["draw"]["kind"] == "rays"
     assert state["targets"][0]["rgb"] and state["layout_version"] == world.layout_version
+
+
+def test_a_reset_or_load_never_repeats_a_layout_version():
+    sim = Simulation(scenario([robot()]))
+    before = sim.snapshot.layout_version
+    sim.reset()
+    after_reset = sim.snapshot.layout_version
+    sim.reset(scenario([robot("other")]))  # same number of bodies, another scenario
+    assert before < after_reset < sim.snapshot.layout_version

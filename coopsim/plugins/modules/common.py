@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.params import ParamSpec
+from ...model.snapshot import wrap_angle
 
 _NOISE = "std of Gaussian noise added to each value"
 _LOST = "chance that a step's reading is lost and the previous one is kept"
@@ -21,5 +22,5 @@ def lost() -> ParamSpec:
 
 
 def wrap(angle: np.ndarray) -> np.ndarray:
-    """Angles wrapped to (-pi, pi], rad."""
-    return np.arctan2(np.sin(angle), np.cos(angle))
+    """Angles wrapped to (-pi, pi], rad (the one convention: coopsim.model.snapshot)."""
+    return wrap_angle(angle)

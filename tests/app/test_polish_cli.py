@@ -1,0 +1,62 @@
+"""The README's command table lists every option each command's --help shows, and ``run --help``
+says where the settings come from when not given (the scenario's [SETTINGS], else a default)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coopsim.model.specs import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMANDS = ("run", "replay", "info", "export", "view", "gateway", "check", "list", "drive",
+            "bench step")
+
+
+def _help(command: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "coopsim", *command.split(), "--help"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def _options(help_text: str) -> list[tuple[str, ...]]:
+    """Each option of a --help text as its spellings (("-p", "--param"), ("--headless",
+    "--gui"), ...), without --help."""
+    found = []
+    for line in help_text.split("Options:", 1)[1].splitlines():
+        match = re.match(r"\s+((?:-\w, )?--[\w-]+(?: / --[\w-]+)?)", line)
+        if match and match.group(1) != "--help":
+            found.append(tuple(re.findall(r"--?[\w-]+", match.group(1))))
+    return found
+
+
+def _readme_row(command: str) -> str:
+    rows = [line for line in (ROOT / "README.md").read_text().splitlines()
+            if line.startswith(f"| `coopsim {command}")]
+    assert len(rows) == 1, f"README has {len(rows)} rows for coopsim {command}"
+    return rows[0]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_readme_table_lists_every_option_of_the_command(command):
+    row = _readme_row(command)
+    missing = [spellings for spellings in _options(_help(command))
+               if not any(re.search(rf"`{s}(?![\w-])", row) or re.search(rf"[ /]{s}(?![\w-])",
+                                                                          row)
+                          for s in spellings)]
+    assert not missing, f"README's coopsim {command} row lacks {missing}"
+
+
+def test_run_help_gives_every_setting_its_default():
+    text = " ".join(_help("run").split())  # click wraps lines: compare on one line
+    defaults = Settings()
+    for option, default in (("--mode", defaults.mode), ("--dt", f"{defaults.dt:g}"),
+                            ("--seed", str(defaults.seed)), ("--speed", "1 in realtime and 0 in lockstep"),
+                            ("--duration", "until Ctrl-C"), ("--engine", defaults.engine)):
+        entry = text.split(f" {option} ", 1)[1][:200]
+        assert "scenario's [SETTINGS]" in entry and f"else {default})" in entry, (option, entry)

@@ -1,0 +1,109 @@
+"""Lockstep as a first user expects it: reading a robot never waits, the first step waits for
+the run's own controllers, speed is honoured in every mode, and a stalled run says whom it
+waits for."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from coopsim.client import Client
+
+from helpers import robot, scenario
+from nethelpers import ROOT, live, wait_until
+
+
+def _two():
+    return scenario([robot("r1", -1, 0), robot("r2", 1, 0)], mode="lockstep")
+
+
+def test_reading_a_robot_never_waits_for_its_lockstep_motion_reply():
+    with live(_two()) as run, Client(run.network.endpoint) as a, \
+            Client(run.network.endpoint) as b:
+        leader, follower = a.robot("r1"), b.robot("r2")
+        follower.motors.set_speeds(0.1, 0.1)  # r2 attaches
+        done = threading.Event()
+        threading.Thread(target=lambda: (leader.motors.set_speeds(0.2, 0.2), done.set()),
+                         daemon=True).start()
+        wait_until(lambda: len(run.stepper.slots.attached()) == 2)
+        t0 = time.perf_counter()
+        gps = follower.peer("r1").gps.read()  # r1's own motion reply is still pending
+        assert time.perf_counter() - t0 < 0.25 and len(gps) == 2
+        assert not done.is_set(), "r1's reply waits for the step that r2 holds up"
+        follower.motors.set_speeds(0.1, 0.1)
+        assert done.wait(5.0)
+
+
+def test_the_first_step_waits_for_the_controllers_it_was_told_to():
+    with live(_two(), wait_for=2) as run, Client(run.network.endpoint) as c:
+        r1, r2 = c.robot("r1"), c.robot("r2")
+        r1.motors.set_speeds(0.1, 0.1)
+        time.sleep(0.4)
+        assert run.stepper.snapshot.step == 0, "one of two attached: no step yet"
+        state = c.sim().state()
+        assert state["waiting_for"] == ["1 more controller(s) to attach"]
+        reply = r2.motors.set_speeds(0.1, 0.1)
+        assert reply.step >= 1
+    with live(_two(), wait_for=3) as run:
+        run.stepper.start_wait = 0.3  # nobody comes: it starts anyway, after the wait
+        wait_until(lambda: run.stepper.snapshot.step > 10, timeout=10)
+
+
+def test_speed_is_honoured_in_lockstep_and_lockstep_defaults_to_as_fast_as_possible():
+    with live(_two(), paused=True) as run, Client(run.network.endpoint) as c:
+        sim = c.sim()
+        assert sim.status()["speed"] == 0.0
+        sim.set_speed(1.0)
+        sim.resume()
+        time.sleep(1.0)
+        status = sim.status()
+        assert status["speed"] == 1.0 and 0.5 < status["rtf"] < 1.5, status
+        sim.set_mode("realtime")
+        assert sim.status()["speed"] == 1.0
+
+
+def test_a_stalled_lockstep_run_names_whom_it_waits_for():
+    with live(_two()) as run, Client(run.network.endpoint) as c:
+        c.robot("r1").motors.set_speeds(0.1, 0.1)  # attaches, then falls silent
+        time.sleep(0.8)
+        state = c.sim().state()
+        assert state["waiting_for"] == ["r1"] and state["stalled"] >= 0.5
+
+
+SILENT = ("import time; from coopsim.client import Client\n"
+          "with Client() as c:\n    c.robot('robot1').motors.set_speeds(0.1, 0.1)\n"
+          "    time.sleep(30)\n")
+
+
+def test_the_cli_says_whom_a_stalled_run_waits_for(tmp_path):
+    (tmp_path / "silent.py").write_text(SILENT)
+    (tmp_path / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
+    (tmp_path / "s.scenario").write_text(
+        "[WORLD]\nfile w.world\n[SETTINGS]\nmode lockstep\n[ROBOT_1]\ntype single\n"
+        "name robot1\nposition 0 0 0\ncontroller python silent.py\n")
+    proc = subprocess.Popen([sys.executable, "-m", "coopsim", "run", str(tmp_path / "s.scenario"),
+                             "--headless", "--port", "0", "--duration", "50"], cwd=ROOT,
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        seen = ""
+        deadline = time.monotonic() + 30
+        while "waiting for robot1" not in seen and time.monotonic() < deadline:
+            seen += proc.stderr.readline()
+        assert "lockstep: no step for" in seen and "waiting for robot1" in seen, seen
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.parametrize("mode", ["realtime", "lockstep"])
+def test_the_mode_default_speed_shows_in_the_summary(mode):
+    done = subprocess.run([sys.executable, "-m", "coopsim", "run", "scenarios/one_robot.scenario",
+                           "--headless", "--port", "0", "--no-controllers", "--mode", mode,
+                           "--duration", "0.3"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert ("(speed 1x)" if mode == "realtime" else "(speed max)") in done.stdout
