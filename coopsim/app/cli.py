@@ -154,18 +154,24 @@ def _has_display() -> bool:
 @click.option("--wait-for", type=click.IntRange(0), metavar="N",
               help="Lockstep: the first step waits (10 s at most) for N controllers to attach "
                    "(default: the scenario's wait_for, else every controller the run launches).")
+@click.option("--data-dir", "data_dirs", multiple=True,
+              type=click.Path(exists=True, file_okay=False),
+              help="Another folder network requests may load from and record into "
+                   "(repeatable; see docs/reliability.md).")
 @_keys_options
 @_token_options
 @_foxglove_options
 @_friendly
 def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers, controller,
         controller_logs, json_port, json_idle_timeout, fps, record, record_every, engine,
-        wait_for, keys, insecure, advertise, json_token, json_token_file, foxglove,
+        wait_for, data_dirs, keys, insecure, advertise, json_token, json_token_file, foxglove,
         foxglove_rate) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo.
 
     With the GUI (the default when there is a display) a viewer window is started as a child
-    process: closing it ends the run; if it crashes, the run goes on.
+    process: closing it ends the run; if it crashes, the run goes on. /sim load and record
+    reach only the data folders: FILE's folder, the bundled scenarios/, worlds/, recordings/,
+    ./recordings and each --data-dir. FILE and --record PATH are yours and go anywhere.
     """
     from ..sim.casters import start_warmup
     from .run import Run, RunOptions, load_scenario_or_world
@@ -180,8 +186,8 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
                          bind=bind, controllers=not no_controllers, log_dir=controller_logs,
                          json_port=json_port, json_idle_timeout=json_idle_timeout,
                          record=record, record_every=record_every, engine=engine,
-                         wait_for=wait_for, keys=keys, insecure=insecure, advertise=advertise,
-                         json_token=load_token(json_token, json_token_file),
+                         wait_for=wait_for, data_dirs=data_dirs, keys=keys, insecure=insecure,
+                         advertise=advertise, json_token=load_token(json_token, json_token_file),
                          controller=tuple(parse_override(c) for c in controller),
                          foxglove=foxglove, foxglove_rate=foxglove_rate)
     gui = (not headless) if headless is not None else _has_display()
@@ -310,6 +316,25 @@ def info(file, as_json) -> None:
     with Recording(file) as rec:
         facts = rec.info()
     click.echo(info_json(facts) if as_json else format_info(facts))
+    if not facts.complete:
+        click.echo(f"incomplete: the recorder did not finish (killed?), so indexed MCAP readers "
+                   f"refuse it; 'coopsim repair {file}' writes its summary and index", err=True)
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@click.option("-o", "--output", type=click.Path(),
+              help="Write the repaired recording to this new file (default: replace FILE once "
+                   "the repaired copy is complete).")
+@_friendly
+def repair(file, output) -> None:
+    """Write the summary and index a killed recording lacks, so every MCAP reader opens it.
+
+    Every complete chunk is kept; what the crash cut off is left out.
+    """
+    from ..recording.repair import repair as repair_recording
+
+    click.echo(repair_recording(file, output).describe())
 
 
 @main.command()

@@ -1,16 +1,23 @@
 """Controllers the scenario launches: ``controller <command>`` in a ``[ROBOT_n]`` section.
 
 Each command runs as a child process in the scenario file's folder, with the environment variables
-``COOPSIM_NAMESERVER`` (the name server endpoint) and ``COOPSIM_ROBOT`` (the robot's network name),
-and with a run's CurveZMQ keys ``COOPSIM_SERVER_KEY`` and ``COOPSIM_CLIENT_KEY``. A command
-starting with ``python`` or ``python3`` runs under the interpreter running coopsim, so a virtual
-environment's packages are there. Children are stopped (SIGTERM, then SIGKILL after
-2 s) when the run ends; one that exits early is logged and the run goes on. The last lines each
-one printed are kept (:meth:`Controllers.tail`) to say why one failed.
+``COOPSIM_NAMESERVER`` (the name server endpoint), ``COOPSIM_ROBOT`` (the robot's network name)
+and ``COOPSIM_SIM_PID`` (the simulator's process id, so a controller can tell when it is gone),
+and with a run's CurveZMQ keys ``COOPSIM_SERVER_KEY`` and ``COOPSIM_CLIENT_KEY``.
+A command starting with ``python`` or ``python3`` runs under the interpreter running coopsim, so
+a virtual environment's packages are there. Children are stopped (SIGTERM, then SIGKILL after
+2 s) when the run ends; one that exits early is logged and the run goes on.
+
+Each controller runs in its own process group (its own session), so stopping it stops whatever it
+started too, and a terminal's Ctrl-C reaches only the simulator, which stops them in order. A
+watchdog process (:mod:`coopsim.app.watchdog`) holds the read end of a pipe from the run: when
+the run dies in any way, SIGKILL included, the pipe ends and the watchdog stops every controller
+still running, so none outlives its simulator.
 
 ``coopsim run --controller [ROBOT=]COMMAND`` gives a robot a controller from the command line
 (:func:`parse_override`, :func:`apply_overrides`): it replaces the scenario's ``controller`` and
-``driver`` lines for that robot and runs in the current folder.
+``driver`` lines for that robot and runs in the current folder. The last lines each one printed
+are kept (:meth:`Controllers.tail`) to say why one failed.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import logging
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -83,12 +91,18 @@ class Controllers:
         self._drains: dict[str, threading.Thread] = {}
         self._ended: dict[str, float] = {}  # robot -> wall time its controller was seen ended
         self.started = time.monotonic()
+        self.watchdog: subprocess.Popen | None = None
 
     def start(self) -> "Controllers":
-        """Launch every controller."""
+        """Start the watchdog, then launch every controller in its own process group."""
+        if self.specs:
+            self.watchdog = subprocess.Popen(
+                [sys.executable, "-m", "coopsim.app.watchdog", str(os.getpid())],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
         for spec in self.specs:
             env = dict(os.environ if self.env is None else self.env,
-                       COOPSIM_NAMESERVER=self.nameserver, COOPSIM_ROBOT=spec.robot)
+                       COOPSIM_NAMESERVER=self.nameserver, COOPSIM_ROBOT=spec.robot,
+                       COOPSIM_SIM_PID=str(os.getpid()))
             out = subprocess.PIPE
             if self.log_dir:
                 Path(self.log_dir).mkdir(parents=True, exist_ok=True)
@@ -96,7 +110,7 @@ class Controllers:
             try:
                 proc = subprocess.Popen(
                     controller_argv(spec.command), cwd=spec.cwd, env=env, stdout=out,
-                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
             except (OSError, SimulationError) as exc:
                 log.warning("controller for %s did not start: %s", spec.robot, exc)
                 self.failed[spec.robot] = f"did not start: {exc}"
@@ -105,6 +119,7 @@ class Controllers:
                 if out is not subprocess.PIPE:
                     out.close()
             self.procs[spec.robot] = proc
+            self._tell(f"+{proc.pid}")
             if out is subprocess.PIPE:  # keep the last lines, in memory, however much it prints
                 tail = self._tails[spec.robot] = collections.deque(maxlen=TAIL_LINES)
                 drain = self._drains[spec.robot] = threading.Thread(
@@ -112,6 +127,16 @@ class Controllers:
                     name=f"controller-{spec.robot}")
                 drain.start()
         return self
+
+    def _tell(self, line: str) -> None:
+        """One line to the watchdog (a group to watch, or one stopped)."""
+        if self.watchdog is None or self.watchdog.stdin is None:
+            return
+        try:
+            self.watchdog.stdin.write(f"{line}\n".encode())
+            self.watchdog.stdin.flush()
+        except (BrokenPipeError, ValueError):  # the watchdog is gone: nothing to tell
+            pass
 
     def exited(self) -> dict[str, int]:
         """Robots whose controller has ended, with its exit code."""
@@ -153,17 +178,38 @@ class Controllers:
         return list(self._tails.get(robot, ()))
 
     def stop(self, grace: float = 2.0) -> None:
-        """Terminate every child still running; kill those that do not end within ``grace``."""
+        """Terminate every child's process group; kill those that do not end within ``grace``;
+        then let the watchdog go."""
         self.exited()  # note when the ones already gone ended
         for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.terminate()
+            _signal_group(proc, signal.SIGTERM)
         for proc in self.procs.values():
             try:
                 proc.wait(grace)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                _signal_group(proc, signal.SIGKILL)
                 proc.wait()
+            _signal_group(proc, signal.SIGKILL)  # what the controller started and left behind
+            self._tell(f"-{proc.pid}")
+        if self.watchdog is not None:
+            try:
+                self.watchdog.stdin.close()
+            except BrokenPipeError:
+                pass
+            try:
+                self.watchdog.wait(grace + 3.0)
+            except subprocess.TimeoutExpired:
+                self.watchdog.kill()
+                self.watchdog.wait()
+            self.watchdog = None
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    """Signal the process group a controller leads (it and what it started)."""
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone
 
 
 def controller_specs(scenario, robots, overrides: dict | None = None,

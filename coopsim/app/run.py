@@ -6,14 +6,17 @@ whatever happens; :func:`watch` follows it to the end with a progress callback.
 
 from __future__ import annotations
 
+import collections
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .controllers import Controllers, apply_overrides, controller_specs
-from ..model.errors import SimulationError
+from ..model.errors import NotAllowedError, SimulationError
 from ..model.metrics import format_metrics
 from ..formats.files import check_engine, load, scenario_from_world
+from ..formats.folders import DataFolders
 from ..net.gateway import IDLE_TIMEOUT, Gateway
 from ..net.network import Network
 from ..net.security import ServerKeys, advertised_host, child_env, require_keys
@@ -24,6 +27,10 @@ from ..foxglove.bridge import LiveSource
 
 #: The bundled demo, run when ``coopsim run`` is given no file.
 DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.scenario"
+#: Recordings ``/sim record`` may start per minute (each a new file): a client cannot fill the
+#: disk with empty recordings.
+RECORDINGS_PER_MINUTE = 10
+RECORDINGS_FOLDER = "recordings"  # the run's recordings folder, relative to the current one
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,7 @@ class RunOptions:
     record: str | None = None  # recording file; "" = the default name; None = [SETTINGS] record
     record_every: int = 1  # record every N-th step
     engine: str | None = None  # physics engine label; None = [SETTINGS] engine
+    data_dirs: tuple[str, ...] = ()  # more folders /sim load and record may use (--data-dir)
     wait_for: int | None = None  # lockstep: controllers to wait for; None = [SETTINGS] or all
     controller: tuple = ()  # --controller: (robot or None, command) pairs; they replace the
     # scenario's controller and driver lines for those robots and are launched in any case
@@ -110,6 +118,9 @@ class Run:
         self.gateway: Gateway | None = None
         self.recorder = None
         self.foxglove = None
+        #: Where network requests may read (load) and write (record): see DataFolders.
+        self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER)
+        self._record_starts: collections.deque = collections.deque()
 
     def _wait_for(self) -> int:
         """Controllers the first lockstep step waits for: as set, else every controller the
@@ -173,13 +184,14 @@ class Run:
         if self.options.record is not None or self.settings.record:
             self._new_recorder(self.options.record or "")
 
-    def _new_recorder(self, path: str) -> str:
+    def _new_recorder(self, path: str, exclusive: bool = False) -> str:
         """Start a recorder on ``path`` ("" = the default name); call on the stepper thread."""
         from ..recording.writer import Recorder, default_path
 
         sim = self.stepper.sim
-        self.recorder = Recorder(path or default_path(sim.scenario), sim.scenario,
-                                 self.settings, sim.seed, sim.dt, self.options.record_every)
+        self.recorder = Recorder(path or default_path(sim.scenario, RECORDINGS_FOLDER),
+                                 sim.scenario, self.settings, sim.seed, sim.dt,
+                                 self.options.record_every, exclusive=exclusive)
         self.recorder.attach(self.stepper)
         return str(self.recorder.path)
 
@@ -188,14 +200,50 @@ class Run:
         """The file being recorded to, or "" when not recording."""
         return str(self.recorder.path) if self.recorder is not None else ""
 
+    @property
+    def recording_error(self) -> str:
+        """Why the current recording stopped writing ("" when it writes, or none runs)."""
+        return self.recorder.error_text if self.recorder is not None else ""
+
     def start_recording(self, path: str = "") -> str:
-        """Start recording between two steps (no-op when already recording); return the file."""
-        if self.recorder is not None:
+        """Start recording between two steps on behalf of a network request; return the file.
+
+        Already recording: the current file. The request may come from any client, so the file
+        must be new, end in ``.mcap`` and lie inside the data folders (a relative path is taken
+        in the recordings folder), and at most :data:`RECORDINGS_PER_MINUTE` start a minute.
+        A recording whose writing failed is closed and replaced.
+
+        Raises:
+            NotAllowedError: outside the data folders, or too many starts.
+            SimulationError: a bad or existing file, or a missing folder.
+            RecordingError: the file cannot be created or started (disk full).
+        """
+        if self.recorder is not None and self.recorder.error is None:
             return self.recording_path
-        # The request may come from any client: never overwrite a file, never write a non-.mcap.
-        if path and (not path.endswith(".mcap") or os.path.exists(path)):
-            raise SimulationError(f"cannot record to {path!r}: give a new file ending in .mcap")
-        return self.stepper.call(self._new_recorder, path).result(10.0)
+        target = self.folders.new_recording(path or self._default_name())
+        self._count_start()
+        if self.recorder is not None:
+            self.stop_recording()
+        return self.stepper.call(self._new_recorder, str(target), True).result(10.0)
+
+    def _default_name(self) -> str:
+        """``<scenario>-<UTC time>.mcap``, with ``-2``, ``-3``... when that file exists."""
+        from ..recording.writer import default_path
+
+        stem = default_path(self.stepper.sim.scenario, "").stem
+        names = [f"{stem}.mcap"] + [f"{stem}-{n}.mcap" for n in range(2, 100)]
+        return next((n for n in names if not os.path.lexists(os.path.join(self.folders.records,
+                                                                            n))), names[0])
+
+    def _count_start(self) -> None:
+        now = time.monotonic()
+        while self._record_starts and now - self._record_starts[0] >= 60.0:
+            self._record_starts.popleft()
+        if len(self._record_starts) >= RECORDINGS_PER_MINUTE:
+            wait = 60.0 - (now - self._record_starts[0])
+            raise NotAllowedError(f"{RECORDINGS_PER_MINUTE} recordings were started in the last "
+                                  f"minute, the most allowed; try again in {wait:.0f} s")
+        self._record_starts.append(now)
 
     def stop_recording(self) -> str:
         """Stop recording and finish the file; return its path ("" if none was recording)."""

@@ -5,20 +5,50 @@ needs no table of ids: ``bot.motors.set_speeds(0.3, 0.3)`` sends whatever id the
 for ``motors.set_speeds``. What a method returns depends on the command's kind: a ``read``
 returns a :class:`~coopsim.model.driver.Reading` (a list of floats with ``text`` and ``step``),
 a ``motion`` a :class:`~coopsim.model.driver.StepInfo`, an ``action`` its reply text.
+
+:meth:`Robot.loop` also watches that the simulation is still there, so a controller does not
+outlive it: when ``$COOPSIM_SIM_PID`` (set for the controllers a run launches) names a process
+that is gone, or :data:`MAX_TIMEOUTS` requests in a row timed out and the name server does not
+answer either, the loop ends the program with one line saying so.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Iterator, Sequence
 
-from ..model.commands import Command
+from ..model.commands import TIMEOUT, Command
 from ..model.driver import Reading, StepInfo
 from ..model.errors import ProtocolError
 from ..net.protocol import Message
 
 _COMMANDS, _DETACH, _MODULES = 3, 2, 1
 _PARAM_LIST, _PARAM_GET, _PARAM_SET = 10, 12, 13
+SIM_PID_ENV = "COOPSIM_SIM_PID"
+MAX_TIMEOUTS = 3  # requests in a row without a reply before the loop asks the name server
+PROBE_TIMEOUT = 1.0  # s the name server has to answer that probe
+
+
+class SimulationGone(SystemExit):
+    """The simulation a control loop drives is gone; ends the program with its sentence."""
+
+
+def _process_gone(pid: int) -> bool:
+    """True when process ``pid`` has ended (or is a zombie nobody reaped yet)."""
+    if os.getppid() == pid:
+        return False  # it is still our parent
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
 
 
 class ModuleProxy:
@@ -58,6 +88,7 @@ class Robot:
         self.client, self.name, self.endpoint = client, name, endpoint
         self.last: StepInfo | None = None
         self._last_motion: tuple | None = None
+        self._timeouts = 0  # requests in a row that got no reply
         reply = self.call(_COMMANDS)
         by_module: dict[str, list[Command]] = {}
         for line in reply.text.splitlines():
@@ -82,7 +113,13 @@ class Robot:
     def call(self, command: int, text: str = "", params: Sequence[int] = (),
              data: Sequence[float] = ()) -> Message:
         """Send any robot command by id (see docs/protocol.md)."""
-        return self.client.request(self.endpoint, command, text, params, data)
+        try:
+            reply = self.client.request(self.endpoint, command, text, params, data)
+        except ProtocolError as exc:
+            self._timeouts = self._timeouts + 1 if exc.code == TIMEOUT else 0
+            raise
+        self._timeouts = 0
+        return reply
 
     def invoke(self, command: Command, args: tuple, text: str = ""):
         """Send a declared module command; shape the reply by its kind."""
@@ -108,6 +145,33 @@ class Robot:
     def peer(self, name: str) -> "Robot":
         """Another robot, for reading its modules."""
         return self.client.robot(name)
+
+    _gone = False
+
+    def _check_alive(self) -> None:
+        """Raise SimulationGone when the simulator's process ended, or it stopped answering."""
+        pid = os.environ.get(SIM_PID_ENV, "")
+        if pid.isdigit() and _process_gone(int(pid)):
+            self._gone = True
+            raise SimulationGone(f"coopsim: the simulation (pid {pid}) is gone; the controller "
+                                 f"of {self.name} stops")
+        if self._timeouts >= MAX_TIMEOUTS and not self._nameserver_answers():
+            self._gone = True
+            raise SimulationGone(f"coopsim: the simulation at {self.client.nameserver} is gone "
+                                 f"({self._timeouts} requests in a row got no reply and the "
+                                 f"name server does not answer); the controller of {self.name} "
+                                 "stops")
+
+    def _nameserver_answers(self) -> bool:
+        timeout = self.client.timeout
+        self.client.timeout = min(timeout, PROBE_TIMEOUT)
+        try:
+            self.client.hello()
+            return True
+        except ProtocolError:
+            return False
+        finally:
+            self.client.timeout = timeout
 
     def detach(self) -> None:
         """Leave lockstep: the simulation stops waiting for this controller."""
@@ -137,21 +201,30 @@ class Robot:
         In real time (or on a real robot) iterations are paced to ``period`` s of wall time.
         On leaving the loop (end, break or exception) the robot is stopped and detached, so the
         simulation does not wait for a controller that has finished.
+
+        Raises:
+            SimulationGone: the simulation is gone (see the module's docstring); the program
+                ends with one line, without a traceback.
         """
         i = 0
         try:
             while steps is None or i < steps:
+                self._check_alive()
                 started = time.monotonic()
                 yield i
                 i += 1
                 if self.last is None or not self.last.lockstep:
                     time.sleep(max(0.0, period - (time.monotonic() - started)))
         finally:
-            try:
-                for label in self.module_labels:  # every module that can stop, stops
-                    proxy = getattr(self, label)
-                    if "stop" in proxy.commands():
-                        proxy.stop()
-                self.detach()
-            except ProtocolError:
-                pass  # the simulation is gone or finished; nothing to detach from
+            if not self._gone:  # a gone simulation has nothing to stop or detach from
+                self._stop_and_detach()
+
+    def _stop_and_detach(self) -> None:
+        try:
+            for label in self.module_labels:  # every module that can stop, stops
+                proxy = getattr(self, label)
+                if "stop" in proxy.commands():
+                    proxy.stop()
+            self.detach()
+        except ProtocolError:
+            pass  # the simulation is gone or finished; nothing to detach from

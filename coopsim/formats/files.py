@@ -13,7 +13,8 @@ import re
 from dataclasses import replace
 from typing import Iterable
 
-from ..model.errors import CoopsimError, FileFormatError, ScenarioError
+from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
+from ..model.limits import field_problem, first_problem, name_problem
 from ..model.plugins import ENGINES, ROBOT_TYPES, RULES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, DriverSetting, FloorSpec, ObjectSpec,
                            ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings, TargetSpec,
@@ -24,10 +25,6 @@ from .sections import (NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed
                        pick, read_text, real, rest, split_sections)
 from .sections import param_value as _value
 
-#: Names the simulator serves itself (``/sim``, ``/playback``); no robot may take them.
-RESERVED_NAMES = ("sim", "playback")
-
-_NETNAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -38,24 +35,38 @@ _nonneg = real(">= 0", lambda v: v >= 0)
 _dt = real(f"between {DT_RANGE[0]:g} and {DT_RANGE[1]:g} s",
            lambda v: DT_RANGE[0] <= v <= DT_RANGE[1])
 _seed = integer("an integer >= 0", lambda v: 0 <= v < 2**63)
-_byte = integer("an integer 0-255", lambda v: 0 <= v <= 255)
 
 
-def _netname(tok: str) -> str:
-    if not _NETNAME.fullmatch(tok):
-        raise Bad(f"must be letters, digits, '_' or '-', starting with a letter, got {tok!r}")
-    if tok in RESERVED_NAMES:
-        raise Bad(f"must not be {tok!r}, a name the simulator itself uses")
-    return tok
+def _netname(key: str, tokens: list, rest: str) -> str:
+    """``name <network name>``: the model's one rule for robot names (coopsim.model.limits)."""
+    if len(tokens) != 1:
+        raise Bad(f"{key} needs 1 value (network name), got {len(tokens)}")
+    why = name_problem(tokens[0])
+    if why:
+        raise Bad(why)
+    return tokens[0]
+
+
+def _within(*labels: str):
+    """A whole-key check: each value within the range of its field (same sentence as /sim)."""
+    def check(values) -> None:
+        why = first_problem(zip(labels, values if isinstance(values, tuple) else (values,)))
+        if why:
+            raise Bad(why)
+    return check
 
 
 def _flat(orientation: tuple) -> None:
     if orientation[0] != 0 or orientation[1] != 0:
         raise Bad("orientation phi and psi must be 0 in 2D (only theta, the yaw, is used), "
                   f"got {orientation[0]:g} {orientation[1]:g}")
+    why = field_problem("yaw", yaw_from_degrees(orientation[2]))
+    if why:
+        raise Bad(why)
 
 
-_RGB = fixed(("R", "G", "B"), _byte)
+_RGB = fixed(("R", "G", "B"), integer("an integer", lambda v: True), _within(
+    "color R", "color G", "color B"))
 
 
 def _color(key: str, tokens: list, rest: str) -> tuple:
@@ -118,18 +129,20 @@ def _rule_param(key: str, tokens: list, rest: str) -> tuple:
 # --- the tables: which sections hold which keys ---------------------------------------------------
 
 _XYZ = ("x", "y", "z")
+_POSITION = fixed(_XYZ, number, _within("position x", "position y", "position z"))
 _OBJECT_KEYS = {
     "type": Key(pick("shape", SHAPES), required=True),
-    "size": Key(fixed(("length", "width", "height"), _positive), required=True),
-    "position": Key(fixed(_XYZ, number), required=True),
+    "size": Key(fixed(("length", "width", "height"), number,
+                      _within("size length", "size width", "size height")), required=True),
+    "position": Key(_POSITION, required=True),
     "orientation": Key(fixed(("phi", "psi", "theta"), number, _flat)),
-    "mass": Key(fixed(("kg",), _nonneg)),
+    "mass": Key(fixed(("kg",), number, _within("mass"))),
     "color": Key(_color),
 }
 _SCENARIO_OBJECT_KEYS = {**_OBJECT_KEYS, "start": Key(fixed(("true/false",), boolean))}
 _ROBOT_KEYS = {
     "type": Key(fixed(("robot type",), str), required=True),
-    "name": Key(fixed(("network name",), _netname), required=True),
+    "name": Key(_netname, required=True),
     "position": _OBJECT_KEYS["position"],
     "orientation": _OBJECT_KEYS["orientation"],
     "color": _OBJECT_KEYS["color"],
@@ -151,14 +164,15 @@ _RULE_KEYS = {
     "type": Key(fixed(("rule label",), str), required=True),
     "param": Key(_rule_param, repeat=True),
 }
-_FLOOR_SIZE = fixed(("length", "width", "height"), (_positive, _positive, _nonneg))
+_FLOOR_SIZE = fixed(("length", "width", "height"), number,
+                    _within("floor length", "floor width", "floor height"))
 _WORLD_RULES = {
     "FLOOR": Rule({"size": Key(_FLOOR_SIZE, required=True)}),
     "WALL": Rule(_OBJECT_KEYS, indexed=True),
 }
 _SCENARIO_RULES = {
     "WORLD": Rule({"file": Key(rest("path to a .world file"), required=True)}),
-    "TARGET": Rule({c: Key(fixed(_XYZ, number), repeat=True) for c in COLORS},
+    "TARGET": Rule({c: Key(_POSITION, repeat=True) for c in COLORS},
                     word="target colour"),
     "ROBOT": Rule(_ROBOT_KEYS, indexed=True),
     "OBJECT": Rule(_SCENARIO_OBJECT_KEYS, indexed=True),
@@ -320,10 +334,16 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
         raise FileFormatError(path, *min(refused, key=lambda r: r[0]))
 
 
-def _world_of(section: Section, path: PathLike) -> WorldSpec:
-    """Load the world a [WORLD] section names, relative to the scenario file's folder."""
+def _world_of(section: Section, path: PathLike, folders=None) -> WorldSpec:
+    """Load the world a [WORLD] section names, relative to the scenario file's folder (inside
+    ``folders``, a :class:`~coopsim.formats.folders.DataFolders`, when given)."""
     name, line = section.get("file"), section.line_of("file")
     where = os.path.normpath(os.path.join(os.path.dirname(os.fspath(path)), name))
+    if folders is not None:
+        try:
+            where = folders.readable(where, (".world",))
+        except NotAllowedError as exc:
+            raise NotAllowedError(f"{path}:{line}: world file {name!r}: {exc}") from None
     if not os.path.exists(where):
         raise FileFormatError(path, line, f"world file {name!r} not found (looked for {where})")
     if os.path.isdir(where):
@@ -362,13 +382,16 @@ def parse_world(text: str, path: PathLike = "") -> WorldSpec:
     return WorldSpec(floor=floor, objects=objects, path=os.fspath(path), text=text)
 
 
-def parse_scenario(text: str, path: PathLike = "") -> ScenarioSpec:
+def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec:
     """Parse the text of a ``.scenario`` file and load the world it names.
 
     Args:
         text: The whole file.
         path: Where it came from: for messages, ``ScenarioSpec.path`` and ``name``, and the
             folder the ``[WORLD] file`` path is relative to.
+        folders: The data folders the world file must be in (a
+            :class:`~coopsim.formats.folders.DataFolders`), for a file a request named; None
+            (a file the user named) confines nothing.
 
     Returns:
         The scenario with its world loaded; targets, robots and objects in file order.
@@ -376,13 +399,14 @@ def parse_scenario(text: str, path: PathLike = "") -> ScenarioSpec:
     Raises:
         FileFormatError: At the first problem; a problem inside the world file is reported at
             the world file's own path and line.
+        NotAllowedError: the world file is outside ``folders``.
     """
     sections = split_sections(text, path, _SCENARIO_RULES, ".scenario")
     worlds = [s for s in sections if s.kind == "WORLD"]
     if not worlds:
         raise FileFormatError(path, 0, "no [WORLD] section; a scenario needs one")
     first = _FirstError()
-    world = first.attempt(_world_of, worlds[0], path, at=worlds[0].line_of("file"))
+    world = first.attempt(_world_of, worlds[0], path, folders, at=worlds[0].line_of("file"))
     # without its world the placements cannot be checked, but everything else still is
     floor = world.floor if world is not None else FloorSpec(float("inf"), float("inf"))
     out = _scenario_sections(sections, floor, path, first)
@@ -467,22 +491,32 @@ def load_world(path: PathLike) -> WorldSpec:
     return parse_world(read_text(path), path)
 
 
-def load_scenario(path: PathLike) -> ScenarioSpec:
-    """Read and parse a ``.scenario`` file and its world; raise FileFormatError on any problem."""
-    return parse_scenario(read_text(path), path)
+def load_scenario(path: PathLike, folders=None) -> ScenarioSpec:
+    """Read and parse a ``.scenario`` file and its world; raise FileFormatError on any problem
+    (see :func:`parse_scenario` for ``folders``)."""
+    return parse_scenario(read_text(path), path, folders)
 
 
-def load(path: PathLike) -> WorldSpec | ScenarioSpec:
+def load(path: PathLike, folders=None) -> WorldSpec | ScenarioSpec:
     """Load a ``.world`` or a ``.scenario`` file, chosen by its extension.
+
+    Args:
+        path: The file. A file the user named is read wherever it is.
+        folders: For a file a network request named: the run's
+            :class:`~coopsim.formats.folders.DataFolders`; the file (and a scenario's world
+            file) must be inside them. Symbolic links are resolved before the check.
 
     Raises:
         FileFormatError: For any other extension (line 0) or any problem in the file.
+        NotAllowedError: ``path`` or the world file it names is outside ``folders``.
     """
+    if folders is not None:
+        path = folders.readable(path)
     ext = os.path.splitext(os.fspath(path))[1]
     if ext == ".world":
         return load_world(path)
     if ext == ".scenario":
-        return load_scenario(path)
+        return load_scenario(path, folders)
     raise FileFormatError(path, 0, f"unknown file type {ext or '(no extension)'!r}: "
                                    "expected .world or .scenario")
 

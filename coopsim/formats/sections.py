@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Union
 
@@ -182,16 +183,26 @@ class Section:
 
 
 def read_text(path: PathLike) -> str:
-    """Return the text of ``path``, or raise FileFormatError (missing, unreadable, binary)."""
+    """Return the text of ``path``, or raise FileFormatError (missing, unreadable, binary, or
+    not a regular file: a FIFO or device is refused without blocking on it)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise FileFormatError(path, 0, "no such file") from None
     except IsADirectoryError:
         raise FileFormatError(path, 0, "is a directory, not a file") from None
     except OSError as exc:
         raise FileFormatError(path, 0, f"cannot read file: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise FileFormatError(path, 0, "is a directory, not a file" if stat.S_ISDIR(mode) else
+                              "not a regular file (a FIFO, device or socket)")
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            data = fh.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise FileFormatError(path, 0, f"cannot read file: {exc.strerror or exc}") from None
     if len(data) > MAX_FILE_BYTES:
         raise FileFormatError(path, 0, f"file too large (over {MAX_FILE_BYTES} bytes)")
     if b"\x00" in data:

@@ -1,12 +1,14 @@
-"""Checks of a robot section against the registries: the one place files, ``/sim`` inserts and
-the world validate a :class:`~coopsim.model.specs.RobotSpec`, so all give the same messages;
-and the checks of timed events and monitors against their scenario (files and rules share them)."""
+"""Checks of a robot section against the registries and the limits: the one place files, ``/sim``
+inserts and the world validate a :class:`~coopsim.model.specs.RobotSpec`, so all give the same
+messages (names and numeric ranges come from :mod:`coopsim.model.limits`); and the checks of
+timed events and monitors against their scenario (files and rules share them)."""
 
 from __future__ import annotations
 
 import importlib
 
 from .errors import CoopsimError, ParameterError, ScenarioError, SimulationError
+from .limits import check_robot_fields, name_problem
 from .params import ParamValues
 from .plugins import DRIVERS, MODULES, ROBOT_TYPES
 from .robot_type import Assembly
@@ -14,15 +16,20 @@ from .specs import RobotSpec
 
 
 def check_robot_spec(spec: RobotSpec) -> Assembly:
-    """Build the section's assembly and check its params and drivers; return the assembly.
+    """Build the section's assembly and check its name, pose, colour, params and drivers;
+    return the assembly.
 
     Raises:
         RegistryError: unknown robot type or driver.
-        ParameterError: unknown module or parameter, wrong type, or value out of range.
+        ParameterError: a bad or reserved name (the section's or one the type derives from it);
+            a position, yaw or colour outside its range (coopsim.model.limits); unknown module
+            or parameter, wrong type, or value out of range.
         SimulationError: the type built an inconsistent assembly, or a driver names no member.
     """
+    check_robot_fields(spec)
     rtype = ROBOT_TYPES.get(spec.type)
     assembly = rtype.build(spec)
+    _check_member_names(spec, [m.name for m in assembly.members])
     try:
         assembly.validate()
     except ValueError as exc:
@@ -36,6 +43,15 @@ def check_robot_spec(spec: RobotSpec) -> Assembly:
         ParamValues(MODULES.get(setting.module).params).set(setting.name, setting.value)
     _check_drivers(spec, [m.name for m in assembly.members])
     return assembly
+
+
+def _check_member_names(spec: RobotSpec, names: list[str]) -> None:
+    """The names a robot type derives (``t_leader``) follow the same rule as the section's."""
+    for name in names:
+        why = name_problem(name)
+        if why and name != spec.name:
+            raise ParameterError(f"robot type {spec.type!r} names a robot {name!r} after "
+                                 f"{spec.name!r}: {why}")
 
 
 def _check_drivers(spec: RobotSpec, names: list[str]) -> None:

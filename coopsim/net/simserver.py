@@ -17,6 +17,7 @@ import zmq
 
 from . import protocol as p
 from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
+from ..model.limits import check_object_spec, check_robot_fields, check_target_spec
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
@@ -39,8 +40,10 @@ class SimServer(Server):
         on_layout: Called (on the stepper thread) after robots were inserted or removed, so the
             network can start or stop robot servers.
         bind: Address to bind.
-        recording: An object with ``start_recording(path) -> str``, ``stop_recording() -> str``
-            and ``recording_path`` (the Run), or None when recording on demand is not offered.
+        recording: The run (an object with ``start_recording(path) -> str``,
+            ``stop_recording() -> str``, ``recording_path``, ``recording_error`` and
+            ``folders``, the data folders ``load`` may read), or None when neither recording
+            on demand nor loading is offered.
     """
 
     def __init__(self, ctx: zmq.Context, stepper, on_layout: Callable[[], None] = lambda: None,
@@ -161,6 +164,7 @@ class SimServer(Server):
                        error=self.stepper.error, finished=st.finished,
                        waiting_for=list(st.waiting), stalled=st.stalled,
                        recording=self.recording.recording_path if self.recording else "",
+                       recording_error=self.recording.recording_error if self.recording else "",
                        attached=list(st.attached), seed=self.stepper.sim.seed,
                        scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules),
                        metrics=[n for n, _ in rule_metrics(snap.rules)])
@@ -243,7 +247,11 @@ class SimServer(Server):
         return self._list_targets(msg)
 
     def _load(self, msg: Message) -> Message:
-        spec = load(msg.text)
+        """Load a file inside the run's data folders (error 6 outside them, with the reason)."""
+        folders = getattr(self.recording, "folders", None)
+        if folders is None:
+            raise NotAllowedError("this simulation loads no files on request")
+        spec = load(msg.text, folders)
         if isinstance(spec, WorldSpec):
             spec = scenario_from_world(spec)
         self._relayout(self.stepper.reset, spec)
@@ -301,7 +309,7 @@ def list_targets(msg: Message, snap) -> Message:
 def _color(msg: Message, default) -> tuple[int, int, int]:
     if not msg.params:
         return default
-    if len(msg.params) != 3 or not all(0 <= c <= 255 for c in msg.params):
+    if len(msg.params) != 3:
         raise ProtocolError(p.OUT_OF_RANGE, "colour is params [R, G, B], each 0..255")
     return tuple(msg.params)
 
@@ -314,22 +322,31 @@ def _two_words(msg: Message, what: str) -> tuple[str, str]:
 
 
 def _object_spec(msg: Message) -> ObjectSpec:
+    """The object of insert/update_object, checked against the model's limits (the files' rules
+    and sentences): a bad name, size, pose, mass or colour is error 4."""
     name, shape = _two_words(msg, "shape")
     if shape not in SHAPES:
         raise ProtocolError(p.OUT_OF_RANGE, f"shape must be one of {', '.join(SHAPES)}")
     l, w, h, x, y, z, yaw, mass = msg.data
-    if min(l, w, h) <= 0 or mass < 0:
-        raise ProtocolError(p.OUT_OF_RANGE, "sizes must be > 0 and mass >= 0")
-    return ObjectSpec(name, shape, (l, w, h), (x, y, z), yaw, mass, _color(msg, (150, 150, 150)))
+    spec = ObjectSpec(name, shape, (l, w, h), (x, y, z), yaw, mass, _color(msg, (150, 150, 150)))
+    check_object_spec(spec)
+    return spec
 
 
 def _robot_spec(msg: Message) -> RobotSpec:
+    """The robot of insert/update_robot; its name, pose and colour are checked here (the files'
+    rules and sentences, error 4) before anything reaches the stepper, and the names its type
+    derives when the world builds it (check_robot_spec)."""
     name, rtype = _two_words(msg, "type")
     x, y, z, yaw = msg.data
-    return RobotSpec(rtype, name, (x, y, z), yaw, _color(msg, (40, 90, 230)))
+    spec = RobotSpec(rtype, name, (x, y, z), yaw, _color(msg, (40, 90, 230)))
+    check_robot_fields(spec)
+    return spec
 
 
 def _target_spec(msg: Message) -> TargetSpec:
     if msg.text not in COLORS:
         raise ProtocolError(p.OUT_OF_RANGE, f"target colour must be one of {', '.join(COLORS)}")
-    return TargetSpec(msg.text, tuple(msg.data))
+    spec = TargetSpec(msg.text, tuple(msg.data))
+    check_target_spec(spec)
+    return spec

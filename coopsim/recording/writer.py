@@ -6,6 +6,11 @@ dropped and counted. The writer thread wakes every 0.2 s (sooner when the queue 
 encodes what is queued in blocks of steps (see :mod:`coopsim.recording.format`), and finishes a chunk
 and flushes the file every ``keyframe_every`` steps and at least every :data:`FLUSH_INTERVAL` s
 of wall time, so after a crash the file holds everything up to the last second.
+
+A write that fails (disk full, file size limit, file gone) stops the recording at once and is
+said at once (one error line in the log, :attr:`Recorder.error_text` for ``/sim state``); the run
+goes on. The counts stay exact: steps *written* (in chunks that reached the file), *dropped*
+(the queue was full: the disk fell behind) and *lost* (queued or taken after the failure).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
+from mcap.data_stream import RecordBuilder
 from mcap.writer import CompressionType, IndexType, Writer
 
 from . import format as rf
@@ -61,7 +67,9 @@ class Recorder:
     """Records a run to an MCAP file; attach it to a stepper before the stepper starts.
 
     Args:
-        path: Output file (its folder is created).
+        path: Output file. Its folder is created and an existing file replaced, unless
+            ``exclusive``: then the file must be new (created with O_EXCL, never through a
+            symbolic link) and its folder must exist (a path a network request named).
         scenario: The run's scenario (its text and its world's text are stored).
         settings: The effective settings of the run.
         seed: The run's seed; dt: its step, s.
@@ -71,19 +79,22 @@ class Recorder:
             as many as :data:`QUEUE_BYTES` of array data hold, at least 256).
 
     Raises:
-        RecordingError: the file cannot be created.
+        RecordingError: the file cannot be created, or its start (header, scenario) cannot be
+            written (disk full): then no file is left behind.
     """
 
     def __init__(self, path: str | os.PathLike, scenario: ScenarioSpec, settings: Settings,
                  seed: int, dt: float, every: int = 1, keyframe_every: int = KEYFRAME_EVERY,
-                 queue_size: int | None = None) -> None:
+                 queue_size: int | None = None, exclusive: bool = False) -> None:
         if every < 1 or keyframe_every < 1:
             raise RecordingError("record interval and keyframe interval must be at least 1")
         self.path = Path(path)
         self.every, self.keyframe_every, self.dt = every, keyframe_every, dt
-        self.dropped = 0
-        self.frames = 0
+        self.dropped = 0  # steps the full queue refused (the disk fell behind)
+        self.frames = 0  # steps written, once closed
         self.error: OSError | None = None
+        self._accepted = 0  # steps queued for the writer
+        self._after_error = 0  # steps taken after a write failed
         self._queue: collections.deque = collections.deque()
         self._queue_size = queue_size
         self._wake = threading.Event()  # set by the hook when the queue is half full
@@ -93,19 +104,59 @@ class Recorder:
         self._stop = threading.Event()
         self._module_columns = module_columns()
         columns = rf.robot_columns(self._module_columns)
-        self._file = self._open()
-        self._writer = _start_writer(self._file, scenario, settings, seed, dt, every,
-                                     keyframe_every, columns)
+        self._file, self._created = self._open(exclusive)
+        try:
+            self._writer = _start_writer(self._file, scenario, settings, seed, dt, every,
+                                         keyframe_every, columns)
+        except OSError as exc:
+            self._discard()
+            raise RecordingError(f"cannot record to {self.path}: {exc.strerror or exc} "
+                                 "(nothing was recorded; the file was removed)") from None
         self._state = _WriterState(self._writer, keyframe_every, dt, columns)
         self._thread = threading.Thread(target=self._run, name="coopsim-recorder", daemon=True)
 
-    def _open(self):
+    def _open(self, exclusive: bool):
+        """The open file and whether this recorder created it."""
         try:
+            if exclusive:
+                flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0))
+                return os.fdopen(os.open(self.path, flags, 0o644), "wb"), True
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            return open(self.path, "wb")
+            created = not self.path.exists()
+            return open(self.path, "wb"), created
         except OSError as exc:
             raise RecordingError(f"cannot create the recording {self.path}: "
                                  f"{exc.strerror or exc}") from None
+
+    def _discard(self) -> None:
+        """Close the file and remove it, if this recorder created it and it is a regular file."""
+        try:
+            self._file.close()
+        except OSError:
+            pass  # the same full disk: the buffered bytes are lost with the file
+        if self._created and self.path.is_file() and not self.path.is_symlink():
+            self.path.unlink()
+
+    @property
+    def written(self) -> int:
+        """Steps in chunks that reached the file."""
+        return self._state.written
+
+    @property
+    def lost(self) -> int:
+        """Steps lost to a write failure: queued but not written, or taken after it."""
+        if self.error is None:
+            return 0
+        return self._accepted - self._state.written + self._after_error
+
+    @property
+    def error_text(self) -> str:
+        """Why the recording stopped, one sentence ("" while it goes on)."""
+        if self.error is None:
+            return ""
+        return (f"recording to {self.path} failed after {self._state.written} steps written: "
+                f"{self.error.strerror or self.error}; the run goes on without recording")
 
     # -- stepper side ---------------------------------------------------------------------------
 
@@ -132,8 +183,11 @@ class Recorder:
         self._enqueue(snap, force=reset)
 
     def _enqueue(self, snap: Snapshot, force: bool) -> None:
+        if self.error is not None:
+            self._after_error += 1
+            return
         waiting = len(self._queue)
-        if waiting >= self._queue_size or self.error is not None:
+        if waiting >= self._queue_size:
             self.dropped += 1
             return
         if waiting * 2 >= self._queue_size:
@@ -148,6 +202,7 @@ class Recorder:
         dt = self._stepper.sim.dt  # on the stepper thread: the dt this step was taken with
         self._queue.append((snap.step, snap.time, robots, bodies, layout, counts, snap.rules,
                             dt))
+        self._accepted += 1
 
     def close(self) -> None:
         """Stop recording, write what is queued, the end record and the summary; close.
@@ -170,23 +225,35 @@ class Recorder:
                     "frames": str(self._state.frames), "dropped": str(self.dropped),
                     "ended": _utc_now()})
                 self._writer.finish()
+                self._file.flush()
+                self._state.written = self._state.frames
             except OSError as exc:
-                self.error = exc
-        self._file.close()
-        self.frames = self._state.frames
+                self._failed(exc)
+        try:
+            self._file.close()
+        except OSError as exc:  # the last buffered bytes did not fit either
+            if self.error is None:
+                self._failed(exc)
+        self.frames = self._state.written
         if self.dropped:
             log.warning("recorder: %d step(s) dropped because the disk fell behind", self.dropped)
-        if self.error is not None:
-            log.error("recorder: writing %s failed: %s", self.path, self.error)
 
     def summary(self) -> str:
-        """One line: where the recording went, how many steps, how many dropped."""
+        """One line: where the recording went, steps written, dropped and lost to a failure."""
         line = f"recording: {self.frames} steps written to {self.path}"
         if self.dropped:
-            line += f" ({self.dropped} dropped: the disk fell behind)"
+            line += f"; {self.dropped} dropped (the disk fell behind)"
         if self.error is not None:
-            line += f"; writing failed: {self.error}"
+            line += f"; {self.lost} lost when writing failed: {self.error.strerror or self.error}"
+            if self.frames:
+                line += f" ('coopsim repair {self.path}' indexes the steps written)"
         return line
+
+    def _failed(self, exc: OSError) -> None:
+        """Stop recording on a write failure and say so at once (the run goes on)."""
+        self.error = exc
+        self._queue.clear()
+        log.error("%s", self.error_text)
 
     # -- writer thread ---------------------------------------------------------------------------
 
@@ -207,8 +274,7 @@ class Recorder:
             self._state.write(items)
             self._state.flush_if_due()
         except OSError as exc:  # disk full, file gone: stop recording, keep the run going
-            self.error = exc
-            self._queue.clear()
+            self._failed(exc)
 
 
 class _WriterState:
@@ -217,7 +283,8 @@ class _WriterState:
     def __init__(self, writer: Writer, keyframe_every: int, dt: float, columns) -> None:
         self.writer, self.keyframe_every, self.dt = writer, keyframe_every, dt
         self.encoder = rf.FrameEncoder(columns)
-        self.frames = 0  # steps written
+        self.frames = 0  # steps handed to the MCAP writer
+        self.written = 0  # steps in chunks that reached the file
         self.blocks = 0  # /frames messages written
         self.layouts = 0
         self.in_chunk = 0
@@ -225,6 +292,7 @@ class _WriterState:
         self.offset = 0.0  # recording time - sim time, s (changes at each reset)
         self.last_ns = -1
         self.last_flush = time.monotonic()
+        self.chunk_indexes = _PackedChunkIndexes()
         self.frames_id = writer.register_channel(
             rf.FRAMES_TOPIC, rf.ENCODING,
             writer.register_schema("coopsim.Frame", "jsonschema", rf.FRAME_SCHEMA.encode()))
@@ -285,9 +353,41 @@ class _WriterState:
 
     def flush(self) -> None:
         """Finish the chunk and push it to the file; the next frame is a keyframe."""
-        self.writer.flush()
+        self.writer.flush()  # finishes the chunk and flushes the file: a full disk raises here
+        self.written = self.frames
+        self.chunk_indexes.take(self.writer)
         self.in_chunk = self.chunk_bytes = 0
         self.last_flush = time.monotonic()
+
+
+class _PackedChunkIndexes:
+    """The chunk index records of the summary, kept serialized.
+
+    mcap's Writer keeps one ChunkIndex object per chunk until it writes the summary: about
+    680 bytes each, some 7 bytes per recorded step for ever. After each chunk this moves the new
+    index into one bytearray (about 90 bytes a chunk) and leaves itself in the Writer's list in
+    its place; ``finish`` calls :meth:`write` on it like on any record. With an mcap version
+    whose Writer keeps its indexes elsewhere, nothing is moved.
+    """
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def take(self, writer: Writer) -> None:
+        """Serialize the indexes the Writer added since the last call; keep self in the list."""
+        indexes = getattr(writer, "_Writer__chunk_indices", None)
+        if not isinstance(indexes, list) or not indexes:
+            return
+        builder = RecordBuilder()
+        for index in indexes:
+            if index is not self:
+                index.write(builder)
+        self.data += builder.end()
+        indexes[:] = [self]
+
+    def write(self, stream: RecordBuilder) -> None:
+        """Write every packed chunk index record (called by the Writer's ``finish``)."""
+        stream.write(bytes(self.data))
 
 
 def _columns(steps: list[tuple], width: int = 0) -> np.ndarray:

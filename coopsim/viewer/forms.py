@@ -2,8 +2,9 @@
 
 Nothing here draws or sends. A form that does not check out raises :class:`FormError` with a
 sentence the panel shows next to the form, and nothing goes to the simulation. The rules are the
-server's own (sizes > 0, mass >= 0, colours 0-255, one-word names), checked here so the user
-hears about a typo at once; the server still has the last word (e.g. "off the floor").
+server's own, from the same table (:mod:`coopsim.model.limits`: names, sizes, masses, poses,
+colours), checked here so the user hears about a typo at once, in the server's words; the server
+still has the last word (e.g. "off the floor").
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..model.errors import CoopsimError
+from ..model.limits import field_problem, name_problem
 from ..net.protocol import PLAYBACK_COMMANDS, SIM_COMMANDS
 from ..model.specs import COLORS, SHAPES
 
@@ -99,6 +101,34 @@ def name(values: Mapping[str, str], key: str = "name") -> str:
     return text
 
 
+def limited(values: Mapping[str, str], key: str, label: str, scale: float = 1.0) -> float:
+    """The float in field ``key`` times ``scale``, within the range of the model's field
+    ``label`` (the message is the server's).
+
+    Raises:
+        FormError: not a finite number, or outside the range.
+    """
+    value = number(values, key) * scale
+    why = field_problem(label, value)
+    if why:
+        raise FormError(key, why)
+    return value
+
+
+def network_name(values: Mapping[str, str], what: str = "robot name") -> str:
+    """A robot's (or, with ``what`` "object name", an object's) name by the model's one rule:
+    the pattern, the length and, for robots, the reserved names.
+
+    Raises:
+        FormError: it breaks the rule.
+    """
+    text = name(values)
+    why = name_problem(text, what, reserved=what == "robot name")
+    if why:
+        raise FormError("name", why)
+    return text
+
+
 def color255(rgb: Sequence[float]) -> tuple[int, int, int]:
     """A colour picker's 0..1 floats as 0..255 ints."""
     if len(rgb) < 3 or not all(math.isfinite(v) and 0 <= v <= 1 for v in rgb[:3]):
@@ -117,14 +147,15 @@ def object_request(action: str, values: Mapping[str, str], shape: str,
                    rgb: Sequence[float]) -> Request:
     """``insert_object`` or ``update_object`` from the Object manager's fields.
 
-    Fields: name, length, width, height (m, > 0), x, y, z (m), yaw (degrees), mass (kg, >= 0).
+    Fields: name, length, width, height (m), x, y, z (m), yaw (degrees), mass (kg; 0 = static),
+    each within coopsim.model.limits.
     """
-    obj = name(values)
+    obj = network_name(values, "object name")
     choice(shape, SHAPES, "shape")
-    size = [number(values, k, 0.0, 100.0, above=True) for k in ("length", "width", "height")]
-    pos = [number(values, k, -1e4, 1e4) for k in ("x", "y", "z")]
-    yaw = math.radians(number(values, "yaw", -360.0, 360.0))
-    mass = number(values, "mass", 0.0, 1e4)
+    size = [limited(values, k, f"size {k}") for k in ("length", "width", "height")]
+    pos = [limited(values, k, f"position {k}") for k in ("x", "y", "z")]
+    yaw = limited(values, "yaw", "yaw", math.pi / 180)
+    mass = limited(values, "mass", "mass")
     return Request(f"{action}_object", f"{obj} {shape}", color255(rgb),
                    (*size, *pos, yaw, mass))
 
@@ -133,13 +164,13 @@ def robot_request(action: str, values: Mapping[str, str], rtype: str,
                   rgb: Sequence[float]) -> Request:
     """``insert_robot`` or ``update_robot`` from the Robot manager's fields.
 
-    Fields: name, x, y, z (m), yaw (degrees).
+    Fields: name (the model's rule for robot names), x, y, z (m), yaw (degrees).
     """
-    robot = name(values)
+    robot = network_name(values)
     if not rtype.strip() or any(ch.isspace() for ch in rtype.strip()):
         raise FormError("type", "type: choose a robot type")
-    pos = [number(values, k, -1e4, 1e4) for k in ("x", "y", "z")]
-    yaw = math.radians(number(values, "yaw", -360.0, 360.0))
+    pos = [limited(values, k, f"position {k}") for k in ("x", "y", "z")]
+    yaw = limited(values, "yaw", "yaw", math.pi / 180)
     return Request(f"{action}_robot", f"{robot} {rtype.strip()}", color255(rgb), (*pos, yaw))
 
 
@@ -147,7 +178,7 @@ def target_request(action: str, values: Mapping[str, str], color: str,
                    index: int | None = None) -> Request:
     """``insert_target`` or ``update_target`` (of target ``index``) from the Target manager."""
     choice(color, TARGET_COLORS, "color")
-    pos = tuple(number(values, k, -1e4, 1e4) for k in ("x", "y", "z"))
+    pos = tuple(limited(values, k, f"position {k}") for k in ("x", "y", "z"))
     if action == "update":
         if index is None:
             raise FormError("", "choose the target to update in the list first")

@@ -113,7 +113,9 @@ def _robots_and_files(sim: Sim, tmp_path: Path) -> None:
 
 
 def test_every_sim_helper_against_a_live_run(tmp_path):
-    with live(_spec(), paused=True) as run, _Counting(run.network.endpoint) as client:
+    # record() goes to tmp_path: a data folder of the run (/sim record is confined to them)
+    with live(_spec(), paused=True, data_dirs=(str(tmp_path),)) as run, \
+            _Counting(run.network.endpoint) as client:
         sim = client.sim()
         _time_and_mode(sim)
         _world_changes(sim)

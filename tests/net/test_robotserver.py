@@ -50,13 +50,6 @@ def r1(run):
     peer.close()
 
 
-@pytest.fixture()
-def sim(run):
-    peer = Peer(lookup(run.network.endpoint, "/sim"))
-    yield peer
-    peer.close()
-
-
 def _peer(run, name: str) -> Peer:
     return Peer(lookup(run.network.endpoint, name))
 

@@ -27,23 +27,10 @@ def _world(mode="realtime"):
 
 
 @pytest.fixture()
-def run():
-    with live(_world(), paused=True) as run:
+def run(tmp_path):
+    # load and record reach only the data folders: the test data and this test's folder
+    with live(_world(), paused=True, data_dirs=(str(SMALL.parent), str(tmp_path))) as run:
         yield run
-
-
-@pytest.fixture()
-def sim(run):
-    peer = Peer(lookup(run.network.endpoint, "/sim"))
-    yield peer
-    peer.close()
-
-
-@pytest.fixture()
-def names(run):
-    peer = Peer(run.network.endpoint)
-    yield peer
-    peer.close()
 
 
 def _status(sim: Peer) -> dict:

@@ -239,7 +239,8 @@ def test_a_bad_value_shows_inline_and_sends_nothing(sim, viewer_for):
     type_into(viewer, "object.length", "0.3")
     type_into(viewer, "object.mass", "-2")
     click(viewer, "object.insert")
-    assert manager.outcome.text == "mass: must be >= 0 and <= 10000, not -2"
+    assert manager.outcome.text == ("mass must be 0 (static) or between 0.001 and 10000 kg, "
+                                    "got -2 kg")
     screenshot(viewer, "object_manager_bad_value")
     with Client(sim.endpoint) as client:
         assert client.sim().objects() == before
