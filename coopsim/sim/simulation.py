@@ -47,7 +47,8 @@ class Simulation:
             (the radio's queues), touched on the stepper thread only, and handed to modules as
             ``Frame.extra``. Each snapshot carries the entries whose names do not start with
             ``_`` (``Snapshot.extra``): those values must be immutable. The simulation keeps
-            ``map`` (a :class:`~coopsim.model.specs.MapSpec`) up to date with the layout.
+            ``map`` (a :class:`~coopsim.model.specs.MapSpec`) and ``squads`` (the scenario's
+            SquadSpecs) up to date with the layout.
     """
 
     def __init__(self, scenario: ScenarioSpec, seed: int | None = None,
@@ -173,6 +174,7 @@ class Simulation:
         old = self.robots.index
         if self.extra.get("map") is None or self.extra["map"].version != self.world.layout_version:
             self.extra["map"] = self.world.map_spec()
+            self.extra["squads"] = self.world.squads
         if self.robots.refresh(self.world):
             names = self.robots.names
             self.commands = {

@@ -183,7 +183,11 @@ class Squad:
             SwarmError: the command cannot be carried out (``unreachable: ...``); the squad then
                 keeps its previous command and the robots theirs.
         """
-        plan = self.plan(cmd, positions)
+        return self.adopt(cmd, self.plan(cmd, positions))
+
+    def adopt(self, cmd, plan: Plan) -> tuple:
+        """Make ``cmd``, decomposed into ``plan`` (by :meth:`plan`, possibly amended), the
+        squad's command and give each robot its order; returns the orders."""
         self.current, self.last_plan, self.heading = cmd, plan, plan.heading
         for controller, order in zip(self.controllers, plan.orders):
             controller.give(order)
