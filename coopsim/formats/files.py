@@ -184,6 +184,7 @@ _SQUAD_KEYS = {
     "robots": Key(_robot_names, required=True),
     "formation": Key(pick("formation", FORMATION_NAMES)),
     "spacing": Key(fixed(("m",), _positive)),
+    "team": Key(fixed(("team name",), _netname)),
 }
 _FLOOR_SIZE = fixed(("length", "width", "height"), (_positive, _positive, _nonneg))
 _WORLD_RULES = {

@@ -129,7 +129,8 @@ def _segments_meet(p1, p2, q1, q2) -> bool:
 def squad(section: Section) -> SquadSpec:
     """The SquadSpec of a ``[SQUAD_n]`` section (its robots are checked by :func:`check_squads`)."""
     return SquadSpec(section.get("name"), tuple(section.get("robots")),
-                     section.get("formation", "wedge"), section.get("spacing", 0.6), section.line)
+                     section.get("formation", "wedge"), section.get("spacing", 0.6),
+                     section.get("team", ""), section.line)
 
 
 def check_squads(squads, sections, robots, path: PathLike) -> None:

@@ -238,6 +238,7 @@ class SquadSpec:
         robots: Network names of its robots, in file order.
         formation: Default formation (a name of ``coopsim.model.orders.FORMATION_NAMES``).
         spacing: Distance between neighbours in the formation, m.
+        team: The side it plays for in a game ("" when the scenario says none).
         line: Line of the section header.
     """
 
@@ -245,6 +246,7 @@ class SquadSpec:
     robots: tuple[str, ...]
     formation: str = "wedge"
     spacing: float = 0.6
+    team: str = ""
     line: int = 0
 
 

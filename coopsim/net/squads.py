@@ -13,7 +13,8 @@ gives it the next sequence number and then
   read it at the next step.
 
 An order that fails a check is answered with its error code and reason and published nowhere:
-the squad holds its previous order. The counts appear in ``/sim state`` under ``squads``.
+the squad holds its previous order. The counts appear in ``/sim state`` under
+``squad_orders``.
 """
 
 from __future__ import annotations
@@ -85,12 +86,12 @@ class SquadServer(Server):
         return getattr(self, f"_{command.name}")(msg)
 
     def state(self) -> dict:
-        """The ``squads`` entry of ``/sim state``: the channel's counts (``published``,
+        """The ``squad_orders`` entry of ``/sim state``: the channel's counts (``published``,
         ``unknown``: dropped for naming no squad, ``refused``: failed a check) and each squad's
         latest order."""
         orders = self.stepper.snapshot.extra.get("orders", {})
         with self._lock:
-            return {"squads": {**self.counts,
+            return {"squad_orders": {**self.counts,
                                "orders": {k: o.describe() for k, o in orders.items()}}}
 
     # -- commands -----------------------------------------------------------------------------

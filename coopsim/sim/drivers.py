@@ -143,6 +143,13 @@ class Batch:
         """(n, 3) x, y (m), yaw (rad, wrapped to (-pi, pi]), world frame."""
         return wrapped_poses(self.snapshot.poses[self.rows])
 
+    def robot(self, name: str) -> LocalRobot:
+        """The full robot API of one of these robots (actions and per-robot reads such as the
+        radio's, which arrays do not carry)."""
+        if name not in self.names:
+            raise UnknownNameError(f"{name!r} is not one of this driver's robots")
+        return LocalRobot(self._sim, name)
+
     def set(self, module: str, values: np.ndarray) -> None:
         """Store (n, width) commands of ``module`` for these robots (already in its stored
         form, e.g. wheel speeds in m/s; clipped by the module's actuator as any command)."""
