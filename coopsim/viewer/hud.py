@@ -13,6 +13,7 @@ from imgui_bundle import imgui
 
 from .connection import LOAD_TIMEOUT
 from .forms import Request, speed_request
+from .game import game_parts
 from .ui import DIM_COLOR, ERROR_COLOR, Outcome, Ui
 
 _BAR = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_move
@@ -43,7 +44,7 @@ def status_parts(link) -> list[tuple[str, str]]:
                f"speed {_speed(frame.speed)}{_GAP}attached controllers {frame.attached}{_GAP}"
                f"{link.nameserver}")
     return [(f"t = {frame.time:.2f} s", "plain"), *run_badges(run, frame.paused),
-            (figures, "plain")]
+            *game_parts(run), (figures, "plain")]
 
 
 class _Figures:
