@@ -90,6 +90,7 @@ class SquadRunner:
         self.order: SquadOrder | None = None
         self.members: tuple[str, ...] = ()  # the robots the current order went to
         self.home: set[str] = set()  # tagged robots driving home alone
+        self.rejoined = False  # a freed robot waits for the next order
         self.heading = 0.0
         self.error = ""
         self.last_ms = 0.0  # wall time of the last decomposition, ms
@@ -120,6 +121,7 @@ class SquadRunner:
             self.last_ms = (time.perf_counter() - started) * 1e3
         self.order, self.members, self.heading, self.error = order, tuple(members), \
             squad.heading, ""
+        self.rejoined = False
         return True
 
     def send_home(self, robot: str, position, base) -> None:
@@ -138,6 +140,7 @@ class SquadRunner:
     def rejoin(self, robot: str) -> None:
         """A freed robot stands still until the squad's next order."""
         self.home.discard(robot)
+        self.rejoined = True
         self.controllers[robot].give(Stop())
 
     @property
@@ -280,8 +283,7 @@ class TeamPlayer:
                 if robot in view.tagged and robot not in run.home and robot in positions:
                     run.send_home(robot, positions[robot], base)
                 elif robot not in view.tagged and robot in run.home:
-                    run.rejoin(robot)
-                    run.order = None  # the strategy re-plans with it
+                    run.rejoin(robot)  # the strategy re-plans with it
 
     def _strategy(self, time: float, view: CtfView, positions: dict) -> None:
         enemies = {n: (x, y) for n, (x, y, _) in self.heard.items()}
@@ -292,7 +294,8 @@ class TeamPlayer:
             if time < until:
                 continue
             want = self.ai.want(squad, view, enemies)
-            retry = run.finished and run.order is not None and run.order.verb == "capture"
+            retry = run.rejoined or (run.finished and run.order is not None
+                                     and run.order.verb == "capture")
             if want is not None and (retry or not _same(run.order, want, 1.0)):
                 if not run.apply(want, positions):
                     self.log.append(f"{squad}: {want.text}: {run.error}")
