@@ -9,8 +9,8 @@ gives it the next sequence number and then
 * publishes it on ``/squads/events`` (a PUB socket; two frames: the squad's name as topic, and
   the five-item message ``[0, "<squad> <verb> [<formation>]", 2, [seq, step], data]``), where
   network controllers subscribe to their squads' topics;
-* posts it on the simulation's board (``Snapshot.extra["orders"]``), where in-process drivers
-  read it at the next step.
+* posts it on the simulation's board (``Snapshot.extra["orders"]``) between two steps (the
+  reply does not wait for that), where in-process drivers read it from the snapshot after.
 
 An order that fails a check is answered with its error code and reason and published nowhere:
 the squad holds its previous order. The counts appear in ``/sim state`` under
@@ -38,7 +38,6 @@ SQUAD_COMMANDS = {c.id: c for c in (
     Command(2, "send", data=(0, 3), text="req"),
     Command(3, "status", text="opt"),
 )}
-CALL_WAIT = 5.0  # s to wait for the stepper to post an order on the board
 
 
 class SquadServer(Server):
@@ -64,6 +63,10 @@ class SquadServer(Server):
         self.counts = {"published": 0, "unknown": 0, "refused": 0}
         self._lock = threading.Lock()  # counts are read by /sim's thread
         self._grid: tuple | None = None  # (MapSpec, its planning grid)
+        # each squad's latest accepted order, as answered (the board follows between two
+        # steps), and the stepper's reset count it belongs to: a reset empties both
+        self._latest: dict[str, SquadOrder] = {}
+        self._epoch = 0
 
     def register(self, names) -> None:
         """Register ``/squads`` (rep) and ``/squads/events`` (pub) at a name server."""
@@ -89,10 +92,9 @@ class SquadServer(Server):
         """The ``squad_orders`` entry of ``/sim state``: the channel's counts (``published``,
         ``unknown``: dropped for naming no squad, ``refused``: failed a check) and each squad's
         latest order."""
-        orders = self.stepper.snapshot.extra.get("orders", {})
         with self._lock:
-            return {"squad_orders": {**self.counts,
-                               "orders": {k: o.describe() for k, o in orders.items()}}}
+            return {"squad_orders": {**self.counts, "orders": {
+                k: o.describe() for k, o in self._current().items()}}}
 
     # -- commands -----------------------------------------------------------------------------
 
@@ -106,7 +108,8 @@ class SquadServer(Server):
             with self._lock:
                 counts = (self.counts["published"], self.counts["unknown"], self.counts["refused"])
             return msg.reply("published unknown refused", params=counts)
-        order = self.stepper.snapshot.extra.get("orders", {}).get(msg.text)
+        with self._lock:
+            order = self._current().get(msg.text)
         if order is None:
             self._squad(msg.text)  # an unknown name is error 5; a known one has no order yet
             return msg.reply("", params=(0,))
@@ -123,7 +126,10 @@ class SquadServer(Server):
         with self._lock:
             self.seq += 1
             order = replace(order, seq=self.seq)
-        step = self.stepper.call(_post, self.stepper.sim, order).result(CALL_WAIT)
+            self._current()[order.squad] = order
+        step = self.stepper.snapshot.step
+        # not awaited: a network subscriber should not wait for the stepper's next pause
+        self.stepper.call(_post, self.stepper, order)
         wire = Message(0, order.text, 2, (order.seq, step), order.data).to_wire()
         try:
             self.events.send_multipart([order.squad.encode(), wire], zmq.NOBLOCK)
@@ -131,6 +137,13 @@ class SquadServer(Server):
             pass  # no room for a slow subscriber: the board and /squads status still have it
         self._count("published")
         return msg.reply(order.text, params=(order.seq, step), data=order.data)
+
+    def _current(self) -> dict[str, SquadOrder]:
+        """The latest orders since the run's last reset (call under the lock)."""
+        epoch = self.stepper.layout_key[0]
+        if epoch != self._epoch:
+            self._latest, self._epoch = {}, epoch
+        return self._latest
 
     def _count(self, what: str) -> None:
         with self._lock:
@@ -166,10 +179,12 @@ class SquadServer(Server):
                                           "order") from None
 
 
-def _post(sim, order: SquadOrder) -> int:
+def _post(stepper, order: SquadOrder) -> int:
     """On the stepper thread: make ``order`` its squad's latest on the board (a new immutable
     mapping: snapshots keep theirs); return the step it was posted after."""
+    sim = stepper.sim
     orders = dict(sim.extra.get("orders", {}))
     orders[order.squad] = order
     sim.extra["orders"] = MappingProxyType(orders)
+    stepper.refresh()  # readers (a paused run's /sim state too) see it before the next step
     return sim.step

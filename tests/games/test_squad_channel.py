@@ -117,3 +117,20 @@ def test_in_process_squad_drivers_carry_out_a_published_order():
             time.sleep(0.2)
         assert math.dist(centre, (-5.0, -4.0)) < 0.3, centre
         assert where["b1"] == pytest.approx((9.0, 0.0), abs=0.01)  # B has no driver
+
+
+def test_status_answers_an_accepted_order_while_the_stepper_is_busy_and_a_reset_clears_it():
+    with live(load(SCENARIO)) as run, Client(run.network.endpoint) as client:
+        squads = Squads(client)
+        busy = run.stepper.call(time.sleep, 3.0)  # a long step: the board waits for it
+        time.sleep(0.2)
+        sent = squads.send("A", "goto", (-5.0, -4.0), "wedge")
+        reply = client.request(squads.endpoint, 3, "A")
+        assert (reply.text, reply.params[0], reply.data) == ("A goto wedge", sent.seq,
+                                                              (-5.0, -4.0))
+        assert client.sim().state()["squad_orders"]["orders"]["A"]["seq"] == sent.seq
+        busy.result(WAIT)
+        client.sim().reset()
+        reply = client.request(squads.endpoint, 3, "A")
+        assert (reply.text, reply.params[0]) == ("", 0)
+        assert client.sim().state()["squad_orders"]["orders"] == {}
