@@ -115,11 +115,13 @@ def _scenario(robots: int, mode: str, folder: str) -> Path:
     return path
 
 
-def _simulator(robots: int, mode: str, folder: str) -> tuple[subprocess.Popen, str]:
-    """``coopsim run`` on a scenario of ``robots`` robots; return it and its name server."""
+def _simulator(robots: int, mode: str, folder: str,
+               extra: tuple = ()) -> tuple[subprocess.Popen, str]:
+    """``coopsim run`` on a scenario of ``robots`` robots (``extra`` options); return it and its
+    name server."""
     proc = subprocess.Popen([sys.executable, "-m", "coopsim", "run",
                              str(_scenario(robots, mode, folder)), "--port", "0", "--headless",
-                             "--no-controllers"], cwd=ROOT, text=True,
+                             "--no-controllers", *extra], cwd=ROOT, text=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     for line in proc.stderr:
         found = re.search(r"name server: (\S+)", line)
@@ -140,13 +142,16 @@ def _stop(proc: subprocess.Popen) -> None:
 # --- measurements ---------------------------------------------------------------------------------
 
 class _Prober:
-    """REQ sockets to some endpoints; sends motor commands to them in turn and times each."""
+    """REQ sockets to some endpoints; sends motor commands to them in turn and times each.
+    ``configure`` is called with each socket before it connects (e.g. CurveZMQ keys)."""
 
-    def __init__(self, ctx: zmq.Context, endpoints: list[str]) -> None:
+    def __init__(self, ctx: zmq.Context, endpoints: list[str], configure=None) -> None:
         self.socks = []
         for endpoint in endpoints:
             sock = ctx.socket(zmq.REQ)
             sock.setsockopt(zmq.LINGER, 0)
+            if configure is not None:
+                configure(sock)
             sock.connect(endpoint)
             self.socks.append(sock)
         self.frame, self.blocks, self._i = msgpack.packb(MOTORS), [], 0

@@ -31,7 +31,7 @@ seed        1
 
 def assert_wandered(live: Run) -> None:
     """The robot left its start by > 0.2 m and its chassis is > 0.2 m from every obstacle."""
-    with Client(live.network.endpoint) as client:
+    with Client(live.network.endpoint, keys=live.network.local_keys) as client:
         state = client.sim().state()
         x, y, _ = client.sim().robots()["robot1"]
     assert math.dist((x, y), START) > 0.2, f"robot1 did not move: at {x:.2f}, {y:.2f}"

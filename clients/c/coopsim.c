@@ -165,37 +165,164 @@ static int decode(const char *buf, size_t len, coopsim_msg *m)
     return 0;
 }
 
-static void *connect_req(void *ctx, const char *endpoint)
+/* -- CurveZMQ keys ------------------------------------------------------------------------- */
+
+static const char Z85[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                          ".-:+=^!/*?&<>()[]{}@%$#";
+
+/* 1 when s starts with a 40-character Z85 key that decodes, followed by end, a quote or a space. */
+static int is_key(const char *s)
 {
-    void *s = zmq_socket(ctx, ZMQ_REQ);
+    uint8_t raw[32];
+    char key[COOPSIM_KEY_LEN + 1];
+    if (strspn(s, Z85) != COOPSIM_KEY_LEN || strchr("\"' \t\r\n", s[COOPSIM_KEY_LEN]) == NULL)
+        return 0;
+    memcpy(key, s, COOPSIM_KEY_LEN);
+    key[COOPSIM_KEY_LEN] = '\0';
+    return zmq_z85_decode(raw, key) != NULL;
+}
+
+static const char *next_line(const char *s)
+{
+    const char *nl = strchr(s, '\n');
+    return nl ? nl + 1 : NULL;
+}
+
+static int exists(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+/* Copy the key of `field` ("public-key" or "secret-key") out of certificate text: a line
+ * `    field = "KEY"` (ZeroMQ's certificate format). 1 found, 0 absent, -1 malformed. */
+static int cert_key(const char *text, const char *field, char out[COOPSIM_KEY_LEN + 1])
+{
+    size_t n = strlen(field);
+    for (const char *line = text; line; line = next_line(line)) {
+        const char *p = line + strspn(line, " \t");
+        if (strncmp(p, field, n) != 0)
+            continue;
+        p += n;
+        p += strspn(p, " \t");
+        if (*p++ != '=')
+            return -1;
+        p += strspn(p, " \t\"'");
+        if (!is_key(p))
+            return -1;
+        memcpy(out, p, COOPSIM_KEY_LEN);
+        out[COOPSIM_KEY_LEN] = '\0';
+        return 1;
+    }
+    return 0;
+}
+
+/* Read certificate `path` into its public (and, if `secret` is not NULL, secret) key. */
+static int read_cert(const char *path, char *public_key, char *secret, char *why, size_t size)
+{
+    char text[8192];
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, size, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    if (cert_key(text, "public-key", public_key) != 1) {
+        snprintf(why, size, "%s: no well-formed public-key line (not a ZeroMQ certificate?)",
+                 path);
+        return -1;
+    }
+    if (secret && cert_key(text, "secret-key", secret) != 1) {
+        snprintf(why, size, "%s: no well-formed secret-key line (give the .key_secret file)",
+                 path);
+        return -1;
+    }
+    return 0;
+}
+
+int coopsim_keys_load(coopsim_keys *k, const char *dir, char *why, size_t why_size)
+{
+    char server[4096], client[4096];
+    if (dir) {
+        snprintf(server, sizeof server, "%s/server.key", dir);
+        snprintf(client, sizeof client, "%s/client.key_secret", dir);
+    } else {
+        const char *s = getenv("COOPSIM_SERVER_KEY"), *c = getenv("COOPSIM_CLIENT_KEY");
+        if ((!s || !*s) && (!c || !*c))
+            return 0;
+        if (!s || !*s || !c || !*c) {
+            snprintf(why, why_size, "%s is not set: a Curve client needs both "
+                     "COOPSIM_SERVER_KEY and COOPSIM_CLIENT_KEY",
+                     !s || !*s ? "COOPSIM_SERVER_KEY" : "COOPSIM_CLIENT_KEY");
+            return -1;
+        }
+        if (strlen(s) == COOPSIM_KEY_LEN && is_key(s) && !exists(s)) {
+            memcpy(k->server, s, COOPSIM_KEY_LEN + 1); /* the key itself */
+            return read_cert(c, k->public_key, k->secret_key, why, why_size) == 0 ? 1 : -1;
+        }
+        snprintf(server, sizeof server, "%s", s);
+        snprintf(client, sizeof client, "%s", c);
+    }
+    if (read_cert(server, k->server, NULL, why, why_size) != 0 ||
+        read_cert(client, k->public_key, k->secret_key, why, why_size) != 0)
+        return -1;
+    return 1;
+}
+
+static void *connect_req(coopsim_client *c, const char *endpoint)
+{
+    void *s = zmq_socket(c->ctx, ZMQ_REQ);
     int on = 1, zero = 0;
     if (!s)
         return NULL;
     zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(s, ZMQ_REQ_RELAXED, &on, sizeof on);   /* a timed-out request does not wedge */
     zmq_setsockopt(s, ZMQ_REQ_CORRELATE, &on, sizeof on); /* ...and its late reply is dropped */
-    if (zmq_connect(s, endpoint) != 0) {
+    /* A send may wait: a connection refused at the CurveZMQ handshake leaves nowhere to send. */
+    zmq_setsockopt(s, ZMQ_SNDTIMEO, &c->timeout_ms, sizeof c->timeout_ms);
+    if ((c->curve && (zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, c->keys.server, COOPSIM_KEY_LEN) ||
+                      zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, c->keys.public_key,
+                                     COOPSIM_KEY_LEN) ||
+                      zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, c->keys.secret_key,
+                                     COOPSIM_KEY_LEN))) ||
+        zmq_connect(s, endpoint) != 0) {
         zmq_close(s);
         return NULL;
     }
     return s;
 }
 
-int coopsim_open(coopsim_client *c, const char *nameserver, int timeout_ms)
+int coopsim_open_keys(coopsim_client *c, const char *nameserver, int timeout_ms,
+                      const char *keys_dir)
 {
+    memset(c, 0, sizeof *c);
     if (!nameserver)
         nameserver = getenv("COOPSIM_NAMESERVER");
     if (!nameserver || !*nameserver)
         nameserver = COOPSIM_DEFAULT_NAMESERVER;
     c->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
+    c->curve = coopsim_keys_load(&c->keys, keys_dir, c->error, sizeof c->error);
+    if (c->curve < 0)
+        return -1;
     c->ctx = zmq_ctx_new();
-    c->names = c->ctx ? connect_req(c->ctx, nameserver) : NULL;
+    c->names = c->ctx ? connect_req(c, nameserver) : NULL;
     if (!c->names) {
+        snprintf(c->error, sizeof c->error, "cannot connect to the name server %s: %s",
+                 nameserver, zmq_strerror(zmq_errno()));
         if (c->ctx)
             zmq_ctx_term(c->ctx);
         return -1;
     }
     return 0;
+}
+
+int coopsim_open(coopsim_client *c, const char *nameserver, int timeout_ms)
+{
+    return coopsim_open_keys(c, nameserver, timeout_ms, NULL);
 }
 
 int coopsim_call(coopsim_client *c, void *sock, int command, const char *text,
@@ -235,7 +362,7 @@ void *coopsim_port(coopsim_client *c, const char *name, coopsim_msg *why)
     if (!why)
         coopsim_msg_init(&local);
     if (coopsim_call(c, c->names, 1, name, NULL, 0, NULL, 0, r) == 0) {
-        s = connect_req(c->ctx, r->text);
+        s = connect_req(c, r->text);
         if (!s)
             set_error(r, 8, 1, "cannot connect to the endpoint the name server gave");
     }

@@ -15,6 +15,7 @@
 #define COOPSIM_TIMEOUT 9       /* error code of a request that got no reply in time */
 #define COOPSIM_UNKNOWN_NAME 5  /* error code of a module or command name a robot lacks */
 #define COOPSIM_NO_MEMORY (-1)  /* client-side error: a reply did not fit in memory */
+#define COOPSIM_KEY_LEN 40      /* a CurveZMQ key as Z85 text */
 
 /* Commands every robot server has, at the same ids (docs/protocol.md section 3). The ids of
  * module commands (motors, sonar, ...) are not fixed: look them up with coopsim_id. */
@@ -41,11 +42,22 @@ typedef struct {
     char note[512];
 } coopsim_msg;
 
+/* CurveZMQ keys for a simulation started with --keys (docs/protocol.md, "Authentication"):
+ * the servers' public key and this client's key pair, each 40 Z85 characters and a NUL. */
+typedef struct {
+    char server[COOPSIM_KEY_LEN + 1];
+    char public_key[COOPSIM_KEY_LEN + 1];
+    char secret_key[COOPSIM_KEY_LEN + 1];
+} coopsim_keys;
+
 /* A connection to a simulation: a ZeroMQ context and a socket on the name server. */
 typedef struct {
     void *ctx;
     void *names;
     int timeout_ms;
+    int curve;              /* 1: every socket is a CurveZMQ client with `keys` */
+    coopsim_keys keys;
+    char error[512];        /* why coopsim_open failed */
 } coopsim_client;
 
 /* One line of a robot's command table (its reply to command 3, `commands`). */
@@ -70,9 +82,22 @@ typedef struct {
 void coopsim_msg_init(coopsim_msg *m);
 void coopsim_msg_free(coopsim_msg *m);
 
-/* Connect to the name server: `nameserver` NULL means $COOPSIM_NAMESERVER or the default.
- * Returns 0, or -1 with errno set. */
+/* Connect to the name server: `nameserver` NULL means $COOPSIM_NAMESERVER or the default. With
+ * $COOPSIM_SERVER_KEY and $COOPSIM_CLIENT_KEY set (a run sets them for the controllers it
+ * launches) every socket is a CurveZMQ client with those keys. Returns 0, or -1 with a sentence
+ * in c->error (then there is nothing to close). */
 int coopsim_open(coopsim_client *c, const char *nameserver, int timeout_ms);
+
+/* coopsim_open with the keys of client folder `keys_dir` (server.key and client.key_secret, as
+ * `coopsim keys` makes in DIR/clients/NAME); NULL reads the environment as coopsim_open does. */
+int coopsim_open_keys(coopsim_client *c, const char *nameserver, int timeout_ms,
+                      const char *keys_dir);
+
+/* Read keys from client folder `dir`, or with `dir` NULL from $COOPSIM_SERVER_KEY (a certificate
+ * file, or the 40-character key itself) and $COOPSIM_CLIENT_KEY (a secret certificate file).
+ * Returns 1 when keys were read, 0 when `dir` is NULL and neither variable is set, -1 on an error
+ * with a sentence in `why` (`why_size` bytes). */
+int coopsim_keys_load(coopsim_keys *k, const char *dir, char *why, size_t why_size);
 
 /* Look `name` (e.g. "/sim") up and return a socket connected to it, or NULL; on NULL, `why`
  * (may be NULL) holds the error reply. Close it with coopsim_close_port. */

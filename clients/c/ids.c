@@ -39,7 +39,7 @@ int main(int argc, char **argv)
     }
     coopsim_msg_init(&r);
     if (coopsim_open(&c, NULL, 5000) != 0) {
-        perror("ids: cannot open the name server socket");
+        fprintf(stderr, "ids: %s\n", c.error);
         return 1;
     }
     if (coopsim_robot_open(&c, &bot, argv[1], &r) != 0) {

@@ -1,6 +1,8 @@
 /* simstate.c: print the simulation's state, the JSON of /sim command 23 (`state`), on stdout.
  *
- * Usage: ./simstate   The name server is $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000.
+ * Usage: ./simstate [KEYS]   The name server is $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000;
+ * KEYS is a CurveZMQ client folder for a simulation started with --keys (default: the keys of
+ * $COOPSIM_SERVER_KEY and $COOPSIM_CLIENT_KEY, if set).
  * The JSON grows with every robot and object (about 360 bytes a robot) and is printed whole:
  * the client sizes its reply buffers from each reply.
  */
@@ -10,15 +12,15 @@
 
 #define STATE 23 /* /sim's ids are fixed by docs/protocol.md section 4 */
 
-int main(void)
+int main(int argc, char **argv)
 {
     coopsim_client c;
     coopsim_msg r;
     int status = 1;
 
     coopsim_msg_init(&r);
-    if (coopsim_open(&c, NULL, 5000) != 0) {
-        perror("simstate: cannot open the name server socket");
+    if (coopsim_open_keys(&c, NULL, 5000, argc > 1 ? argv[1] : NULL) != 0) {
+        fprintf(stderr, "simstate: %s\n", c.error);
         return 1;
     }
     void *sim = coopsim_port(&c, "/sim", &r);

@@ -69,7 +69,7 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     coopsim_msg_init(&r);
     if (coopsim_open(&c, NULL, 5000) != 0) {
-        perror("wander: cannot open the name server socket");
+        fprintf(stderr, "wander: %s\n", c.error);
         return 1;
     }
     if (coopsim_robot_open(&c, &bot, robot, &r) != 0) {

@@ -3,7 +3,11 @@
 // A message is one ZeroMQ frame holding a msgpack array of five items:
 //   [error_code, text, command, params (integers), data (numbers)]
 // Requests go out on ZeroMQ REQ sockets (one per endpoint); every call has a timeout and every
-// error reply rejects with a RemoteError carrying the protocol's error code.
+// error reply rejects with a RemoteError carrying the protocol's error code. For a simulation
+// started with --keys every socket is a CurveZMQ client (loadKeys).
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
 import { decode, encode } from "@msgpack/msgpack";
 import * as zmq from "zeromq";
 
@@ -39,20 +43,73 @@ export function unpack(frame) {
   return { error, text, command, params, data };
 }
 
+const Z85_KEY = /^[0-9a-zA-Z.\-:+=^!/*?&<>()[\]{}@%$#]{40}$/;
+
+/** The Z85 key on the `field` line ("public-key" or "secret-key") of a ZeroMQ certificate file
+ * (the format `coopsim keys` writes); throws an Error naming the file when it is not there. */
+export function certificateKey(path, field) {
+  let text;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new Error(`${path}: ${err.code === "ENOENT" ? "no such file" : err.message}`);
+  }
+  for (const line of text.split("\n")) {
+    const m = line.trim().match(/^([a-z-]+)\s*=\s*["']?([^"'\s]*)["']?$/);
+    if (m && m[1] === field) {
+      if (!Z85_KEY.test(m[2])) throw new Error(`${path}: its ${field} is not 40 Z85 characters`);
+      return m[2];
+    }
+  }
+  throw new Error(`${path}: no ${field} line (not a ZeroMQ certificate?)`);
+}
+
+/**
+ * CurveZMQ keys for a simulation started with --keys: { server, publicKey, secretKey } (Z85).
+ * `keys` is a client folder (server.key and client.key_secret, as `coopsim keys` makes in
+ * DIR/clients/NAME), or such an object; without it $COOPSIM_SERVER_KEY (a certificate file, or
+ * the 40-character key) and $COOPSIM_CLIENT_KEY (a secret certificate file) are read, as a run
+ * sets them for the controllers it launches. Returns null when none are given or set.
+ */
+export function loadKeys(keys = null, env = process.env) {
+  if (keys && typeof keys === "object") return keys;
+  let server = env.COOPSIM_SERVER_KEY;
+  let client = env.COOPSIM_CLIENT_KEY;
+  if (typeof keys === "string") {
+    [server, client] = [join(keys, "server.key"), join(keys, "client.key_secret")];
+  } else if (!server && !client) {
+    return null;
+  } else if (!server || !client) {
+    const missing = server ? "COOPSIM_CLIENT_KEY" : "COOPSIM_SERVER_KEY";
+    throw new Error(`${missing} is not set: a Curve client needs both COOPSIM_SERVER_KEY ` +
+                    "and COOPSIM_CLIENT_KEY");
+  }
+  // Only the variable may hold the key itself: a 40-character value naming no file.
+  const raw = typeof keys !== "string" && Z85_KEY.test(server) && !existsSync(server);
+  const serverKey = raw ? server : certificateKey(server, "public-key");
+  return { server: serverKey, publicKey: certificateKey(client, "public-key"),
+           secretKey: certificateKey(client, "secret-key") };
+}
+
 /** A connection to a simulation (or to robots) through its name server. */
 export class Client {
-  constructor({ nameserver, timeout = 5000 } = {}) {
+  constructor({ nameserver, timeout = 5000, keys = null } = {}) {
     this.nameserver = nameserver || process.env.COOPSIM_NAMESERVER || DEFAULT_NAMESERVER;
     this.timeout = timeout;
+    this.keys = loadKeys(keys);
     this.sockets = new Map();
   }
 
   socket(endpoint) {
     let sock = this.sockets.get(endpoint);
     if (!sock) {
+      const curve = this.keys ? { curveServerKey: this.keys.server,
+                                  curvePublicKey: this.keys.publicKey,
+                                  curveSecretKey: this.keys.secretKey } : {};
       // relaxed + correlate: after a timeout the socket stays usable and a late reply is dropped
+      // sendTimeout: a connection refused at the CurveZMQ handshake leaves nowhere to send
       sock = new zmq.Request({ linger: 0, receiveTimeout: this.timeout, relaxed: true,
-                               correlate: true });
+                               correlate: true, sendTimeout: this.timeout, ...curve });
       sock.connect(endpoint);
       this.sockets.set(endpoint, sock);
     }
@@ -62,9 +119,9 @@ export class Client {
   /** Send one request and resolve with the reply; rejects with RemoteError on an error. */
   async request(endpoint, command, text = "", params = [], data = []) {
     const sock = this.socket(endpoint);
-    await sock.send(pack(command, text, params, data));
     let frame;
     try {
+      await sock.send(pack(command, text, params, data));
       [frame] = await sock.receive();
     } catch (err) {
       if (err.code !== "EAGAIN") throw err;

@@ -11,7 +11,12 @@ function reply = coopsim_request(target, command, text, params, data, timeout_ms
   if nargin < 5, data = []; end
   if nargin < 6, timeout_ms = 5000; end
   [sock, command] = resolve(target, command);
-  zmq_send(sock, coopsim_pack(command, text, params, data));
+  % Without waiting: a socket whose connection was refused at the CurveZMQ handshake (no keys,
+  % keys the server does not list) has nowhere to send, and a blocking send would wait forever.
+  if zmq_send(sock, coopsim_pack(command, text, params, data), ZMQ_DONTWAIT) < 0
+    error('coopsim:timeout', ['error 9: no connection to the server (refused at the CurveZMQ ' ...
+          'handshake? see docs/protocol.md section 8)']);
+  end
   if ~zmq_poll(sock, timeout_ms)
     error('coopsim:timeout', 'error 9: no reply within %d ms', timeout_ms);
   end

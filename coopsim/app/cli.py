@@ -48,7 +48,7 @@ def main(verbose: bool) -> None:
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 def check(files: tuple[str, ...]) -> None:
-    """Validate .world and .scenario FILES without running them."""
+    """Validate .world, .scenario and .sweep FILES without running them."""
     from ..formats.files import check as check_files
 
     errors = check_files(files)
@@ -65,6 +65,38 @@ def list_() -> None:
     from .listing import describe_registries
 
     click.echo(describe_registries())
+
+
+def _keys_options(fn):
+    """--keys, --insecure and --advertise: who may reach the servers, and where."""
+    fn = click.option("--advertise", metavar="HOST",
+                      help="Host the name server writes into the endpoints it hands out "
+                           "(default: the bind address; for 0.0.0.0 this machine's "
+                           "primary address).")(fn)
+    fn = click.option("--insecure", is_flag=True,
+                      help="Serve beyond loopback WITHOUT authentication: anyone who reaches "
+                           "the machine can drive the run (trusted networks only).")(fn)
+    return click.option("--keys", type=click.Path(), metavar="DIR",
+                        help="CurveZMQ keys folder (coopsim keys DIR): every server accepts "
+                             "only the clients in DIR/authorized. Needed for a --bind beyond "
+                             "loopback.")(fn)
+
+
+def _token_options(fn):
+    """--json-token and --json-token-file: the JSON gateway's auth line."""
+    fn = click.option("--json-token-file", type=click.Path(), metavar="FILE",
+                      help="Read the JSON gateway's token from FILE's first line.")(fn)
+    return click.option("--json-token", envvar="COOPSIM_JSON_TOKEN", metavar="TOKEN",
+                        help="The JSON gateway's token (16+ characters; default "
+                             "$COOPSIM_JSON_TOKEN): clients send it first. Needed beyond "
+                             "loopback.")(fn)
+
+
+def _client_keys(keys):
+    """A client's keys: the folder given, else $COOPSIM_SERVER_KEY/$COOPSIM_CLIENT_KEY."""
+    from ..net.security import ClientKeys
+
+    return ClientKeys.resolve(keys)
 
 
 def _has_display() -> bool:
@@ -107,10 +139,12 @@ def _has_display() -> bool:
 @click.option("--wait-for", type=click.IntRange(0), metavar="N",
               help="Lockstep: the first step waits (10 s at most) for N controllers to attach "
                    "(default: the scenario's wait_for, else every controller the run launches).")
+@_keys_options
+@_token_options
 @_friendly
 def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers,
         controller_logs, json_port, json_idle_timeout, fps, record, record_every, engine,
-        wait_for) -> None:
+        wait_for, keys, insecure, advertise, json_token, json_token_file) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo.
 
     With the GUI (the default when there is a display) a viewer window is started as a child
@@ -118,13 +152,15 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
     """
     from .run import Run, RunOptions, load_scenario_or_world
     from .console import run_headless, run_with_viewer
+    from ..net.security import load_token
 
     scenario = load_scenario_or_world(file)
     options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,
                          bind=bind, controllers=not no_controllers, log_dir=controller_logs,
                          json_port=json_port, json_idle_timeout=json_idle_timeout,
-                         record=record, record_every=record_every,
-                         engine=engine, wait_for=wait_for)
+                         record=record, record_every=record_every, engine=engine,
+                         wait_for=wait_for, keys=keys, insecure=insecure, advertise=advertise,
+                         json_token=load_token(json_token, json_token_file))
     gui = (not headless) if headless is not None else _has_display()
     if gui and not _has_display():
         raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
@@ -175,8 +211,11 @@ def drive(driver, robot, nameserver, params, steps, seed) -> None:
 @click.argument("endpoint", required=False)
 @click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
               help="Frames per second (CoopDynSim renders at 10).")
+@click.option("--keys", type=click.Path(), metavar="DIR",
+              help="CurveZMQ client folder (server.key, client.key_secret) for a run started "
+                   "with --keys (default: $COOPSIM_SERVER_KEY and $COOPSIM_CLIENT_KEY).")
 @_friendly
-def view(endpoint, fps) -> None:
+def view(endpoint, fps, keys) -> None:
     """Show a running simulation or replay in a window.
 
     ENDPOINT is its name server: tcp://HOST:PORT, HOST:PORT or a port on this machine (default
@@ -187,13 +226,14 @@ def view(endpoint, fps) -> None:
 
     quit_on_signals()
     endpoint = nameserver_endpoint(endpoint)
+    client_keys = _client_keys(keys)
     if not _has_display():
         raise ViewerError("no display: DISPLAY is not set (run under X, or under Xvfb)")
     try:
         from ..viewer.app import main as view_main
     except ImportError as exc:
         raise ViewerError(f"the viewer cannot load its window libraries: {exc}") from None
-    sys.exit(view_main(endpoint, fps))
+    sys.exit(view_main(endpoint, fps, client_keys))
 
 
 @main.command()
@@ -203,8 +243,12 @@ def view(endpoint, fps) -> None:
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--idle-timeout", type=click.FloatRange(0), default=300.0, show_default=True,
               help="Close a connection idle this long, s (0 = never).")
+@click.option("--keys", type=click.Path(), metavar="DIR",
+              help="CurveZMQ client folder to forward with, for a run started with --keys "
+                   "(default: $COOPSIM_SERVER_KEY and $COOPSIM_CLIENT_KEY).")
+@_token_options
 @_friendly
-def gateway(endpoint, json_port, bind, idle_timeout) -> None:
+def gateway(endpoint, json_port, bind, idle_timeout, keys, json_token, json_token_file) -> None:
     """Serve the JSON-lines gateway in front of a running simulation or replay.
 
     ENDPOINT is its name server (default $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000).
@@ -213,9 +257,11 @@ def gateway(endpoint, json_port, bind, idle_timeout) -> None:
 
     from ..net.gateway import Gateway
     from ..net.protocol import DEFAULT_NAMESERVER
+    from ..net.security import load_token
 
     endpoint = endpoint or os.environ.get("COOPSIM_NAMESERVER", DEFAULT_NAMESERVER)
-    server = Gateway(endpoint, bind, json_port, idle_timeout=idle_timeout).start()
+    server = Gateway(endpoint, bind, json_port, idle_timeout=idle_timeout,
+                     token=load_token(json_token, json_token_file), keys=_client_keys(keys)).start()
     host, gw_port = server.address
     click.echo(f"json gateway: {host}:{gw_port} -> {endpoint}   (Ctrl-C stops)", err=True)
     try:
@@ -243,18 +289,30 @@ def info(file, as_json) -> None:
 @click.argument("file", type=click.Path())
 @click.option("--csv", "out", required=True, type=click.Path(),
               help="Output CSV file ('-' for stdout).")
+@click.option("--metrics-csv", "metrics_out", type=click.Path(),
+              help="The monitors' metrics, one row per step ('-' for stdout; default: beside "
+                   "the CSV as NAME.metrics.csv when the recording has metrics).")
 @_friendly
-def export(file, out) -> None:
-    """Export a recording: one CSV row per robot per recorded step."""
+def export(file, out, metrics_out) -> None:
+    """Export a recording: one CSV row per robot per recorded step (and its metrics)."""
+    from ..recording.metrics import export_metrics_csv, metric_names
     from ..recording.reader import Recording, export_csv
 
-    with Recording(file) as rec, click.open_file(out, "w", encoding="utf-8") as stream:
-        try:
-            rows = export_csv(rec, stream)
-        except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return
-    click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
+    with Recording(file) as rec:
+        with click.open_file(out, "w", encoding="utf-8") as stream:
+            try:
+                rows = export_csv(rec, stream)
+            except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return
+        click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
+        if metrics_out is None and out != "-" and metric_names(rec):
+            metrics_out = os.path.splitext(out)[0] + ".metrics.csv"
+        if metrics_out is not None:
+            with click.open_file(metrics_out, "w", encoding="utf-8") as stream:
+                rows = export_metrics_csv(rec, stream)
+            click.echo(f"{rows} metric rows written to "
+                       f"{'stdout' if metrics_out == '-' else metrics_out}", err=True)
 
 
 @main.command()
@@ -271,8 +329,10 @@ def export(file, out) -> None:
 @click.option("--exit-at-end", is_flag=True, help="Exit when the playback reaches the end.")
 @click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
               help="Viewer frames per second (with the GUI).")
+@_keys_options
 @_friendly
-def replay(file, headless, port, bind, speed, start, paused, exit_at_end, fps) -> None:
+def replay(file, headless, port, bind, speed, start, paused, exit_at_end, fps, keys, insecure,
+           advertise) -> None:
     """Play a recording back on the network, as a live run would appear."""
     from ..recording.replay import Replay
     from .console import run_replay
@@ -282,8 +342,76 @@ def replay(file, headless, port, bind, speed, start, paused, exit_at_end, fps) -
         raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
                            "or start a viewer elsewhere with 'coopsim view ENDPOINT'")
     with Replay(file, bind=bind, port=port, speed=speed, paused=paused,
-                exit_at_end=exit_at_end, start=start) as playback:
+                exit_at_end=exit_at_end, start=start, keys=keys, insecure=insecure,
+                advertise=advertise) as playback:
         run_replay(playback, gui, lambda text: click.echo(text, err=True), fps)
+
+
+@main.command()
+@click.argument("folder", required=False, default="coopsim-keys", type=click.Path())
+@click.option("--client", "clients", multiple=True, metavar="NAME",
+              help="Add a client key pair NAME (repeatable; default for a new folder: client).")
+@_friendly
+def keys(folder, clients) -> None:
+    """Make CurveZMQ keys in FOLDER (default ./coopsim-keys): the servers' key pair and client
+    key pairs. Serve with --keys FOLDER; give FOLDER/clients/NAME to client NAME."""
+    from ..net.security import create_keys
+
+    for line in create_keys(folder, tuple(clients)):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@click.option("--out", type=click.Path(), help="Results table (Parquet; default: FILE with "
+                                               ".parquet beside it). Re-running resumes it.")
+@click.option("--scheduler", metavar="tcp://HOST:PORT",
+              help="Run on this Dask scheduler (default: a LocalCluster on this machine).")
+@click.option("--workers", type=click.IntRange(1), help="LocalCluster worker processes "
+                                                        "(default: one per core).")
+@click.option("--csv", "csv_out", is_flag=False, flag_value="", default=None, metavar="[PATH]",
+              help="Also write the table as CSV (default path: OUT with .csv).")
+@click.option("--record", is_flag=True, help="Keep each point's MCAP recording "
+                                             "(OUT-recordings/).")
+@click.option("--plot", is_flag=True, help="PNG plots of each metric against each axis "
+                                           "(OUT-plots/).")
+@_friendly
+def sweep(file, out, scheduler, workers, csv_out, record, plot) -> None:
+    """Run a .sweep FILE: every point and seed headless, one Dask task each, into a table.
+
+    Exit status: 0 when every point ran, 1 when some failed (the last line says how many;
+    their rows hold the error), 2 for a bad file or an unreachable scheduler, 130 on Ctrl-C
+    (finished points are kept: run again to resume).
+    """
+    from pathlib import Path
+
+    from .sweep import check_dependencies, default_out
+
+    check_dependencies(plot)
+    from ..formats.sweep import load_sweep
+    from .sweep import Table, run_sweep
+
+    spec = load_sweep(file)
+    out = Path(out) if out else default_out(file)
+    echo = lambda text: click.echo(text, err=True, nl=False)  # noqa: E731
+    try:
+        ran, failed = run_sweep(spec, out, scheduler, workers, record, echo)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: finished points are in {out}; run the same command again to "
+                   "resume", err=True)
+        sys.exit(130)
+    table = Table(out)
+    if csv_out is not None:
+        table.write_csv(Path(csv_out) if csv_out else out.with_suffix(".csv"))
+    if plot:
+        from .sweepplot import plot_sweep
+
+        plot_sweep(spec, list(table.rows.values()), out.with_name(out.stem + "-plots"))
+    total = sum(1 for r in table.rows.values() if r.get("status") == "error")
+    click.echo(f"sweep: {ran} run now, {failed} failed; {out} holds {len(table.rows)} rows "
+               f"({total} with status error)", err=True)
+    if failed:
+        sys.exit(1)
 
 
 @main.group()

@@ -24,7 +24,8 @@ def run_headless(live: Run) -> None:
     except KeyboardInterrupt:  # before watch() took over: stop as it would have
         live.stepper.stop()
         stats = live.stepper.stats()
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
+                              live.stepper.snapshot.rules))
 
 
 def _watch_headless(live: Run):
@@ -84,7 +85,7 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> None:
 
     endpoint = live.network.endpoint
     click.echo(f"name server: {endpoint}   (Ctrl-C stops)", err=True)
-    viewer = start_viewer(endpoint, fps, stderr=subprocess.PIPE)
+    viewer = start_viewer(endpoint, fps, stderr=subprocess.PIPE, env=live.client_env())
     click.echo(f"viewer: pid {viewer.pid} (closing its window ends the run)", err=True)
     shown = threading.Event()
     threading.Thread(target=_relay, args=(viewer, shown), daemon=True).start()
@@ -103,7 +104,8 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> None:
                 viewer.wait(5.0)
             except subprocess.TimeoutExpired:
                 viewer.kill()
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots)))
+    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
+                              live.stepper.snapshot.rules))
 
 
 def _relay(viewer: subprocess.Popen, shown: threading.Event) -> None:
@@ -152,7 +154,7 @@ def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
     echo(f"name server: {replay.endpoint}   (Ctrl-C stops)")
     echo(f"playback: {rec.path}, {rec.end - rec.start:.2f} s, {rec.frame_count} steps; "
          "control it on /playback")
-    viewer = _start_viewer(replay.endpoint, fps, echo) if gui else None
+    viewer = _start_viewer(replay.endpoint, fps, echo, replay.client_env()) if gui else None
     try:
         while not replay.player.finished.wait(0.2):
             code = viewer.poll() if viewer is not None else None
@@ -169,14 +171,14 @@ def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
             viewer.terminate()
 
 
-def _start_viewer(endpoint: str, fps: float, echo):
+def _start_viewer(endpoint: str, fps: float, echo, env: dict[str, str]):
     try:
         from ..viewer import start_viewer  # the viewer is optional: guard its import
     except ImportError:
         echo("coopsim: the viewer is not available; running headless")
         return None
     try:
-        return start_viewer(endpoint, fps)
+        return start_viewer(endpoint, fps, env=env)
     except OSError as exc:
         echo(f"coopsim: cannot start the viewer ({exc}); running headless")
         return None

@@ -1,8 +1,8 @@
 """Controllers the scenario launches: ``controller <command>`` in a ``[ROBOT_n]`` section.
 
 Each command runs as a child process in the scenario file's folder, with the environment variables
-``COOPSIM_NAMESERVER`` (the name server endpoint) and ``COOPSIM_ROBOT`` (the robot's network name).
-A command starting with ``python`` or ``python3`` runs under the interpreter running coopsim, so
+``COOPSIM_NAMESERVER`` (the name server endpoint) and ``COOPSIM_ROBOT`` (the robot's network name),
+and with a run's CurveZMQ keys ``COOPSIM_SERVER_KEY`` and ``COOPSIM_CLIENT_KEY``. A command starting with ``python`` or ``python3`` runs under the interpreter running coopsim, so
 a virtual environment's packages are there. Children are stopped (SIGTERM, then SIGKILL after
 2 s) when the run ends; one that exits early is logged and the run goes on.
 """
@@ -49,19 +49,23 @@ class Controllers:
         specs: What to launch.
         nameserver: Endpoint given to the children.
         log_dir: Where each child's output goes (``<robot>.log``); None discards it.
+        env: The children's base environment (default: this process's), e.g. with the run's
+            CurveZMQ key variables.
     """
 
     def __init__(self, specs: list[ControllerSpec], nameserver: str,
-                 log_dir: str | None = None) -> None:
+                 log_dir: str | None = None, env: dict[str, str] | None = None) -> None:
         self.specs = specs
         self.nameserver = nameserver
         self.log_dir = log_dir
+        self.env = env
         self.procs: dict[str, subprocess.Popen] = {}
 
     def start(self) -> "Controllers":
         """Launch every controller."""
         for spec in self.specs:
-            env = dict(os.environ, COOPSIM_NAMESERVER=self.nameserver, COOPSIM_ROBOT=spec.robot)
+            env = dict(os.environ if self.env is None else self.env,
+                       COOPSIM_NAMESERVER=self.nameserver, COOPSIM_ROBOT=spec.robot)
             out = subprocess.DEVNULL
             if self.log_dir:
                 Path(self.log_dir).mkdir(parents=True, exist_ok=True)

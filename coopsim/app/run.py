@@ -12,9 +12,11 @@ from pathlib import Path
 
 from .controllers import Controllers, controller_specs
 from ..model.errors import SimulationError
+from ..model.metrics import format_metrics
 from ..formats.files import check_engine, load, scenario_from_world
 from ..net.gateway import IDLE_TIMEOUT, Gateway
 from ..net.network import Network
+from ..net.security import ServerKeys, advertised_host, child_env, require_keys
 from ..sim.simulation import Simulation
 from ..model.specs import ScenarioSpec, Settings, WorldSpec
 from ..sim.stepper import Stats, Stepper
@@ -45,6 +47,10 @@ class RunOptions:
     record_every: int = 1  # record every N-th step
     engine: str | None = None  # physics engine label; None = [SETTINGS] engine
     wait_for: int | None = None  # lockstep: controllers to wait for; None = [SETTINGS] or all
+    keys: str | None = None  # keys folder (coopsim keys): every server is a CurveZMQ server
+    insecure: bool = False  # allow a bind beyond loopback without keys
+    advertise: str | None = None  # host in the endpoints the name server hands out
+    json_token: str | None = None  # the JSON gateway's auth token (needed beyond loopback)
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -73,12 +79,18 @@ class Run:
         scenario: What to run.
         options: How to run it.
         clock: Wall clock for the stepper (default: the real one).
+
+    Raises:
+        SecurityError: a bind beyond loopback without keys (or --insecure); bad keys.
     """
 
     def __init__(self, scenario: ScenarioSpec, options: RunOptions = RunOptions(),
                  clock=None) -> None:
         self.scenario = scenario
         self.options = options
+        if options.network:
+            require_keys(options.bind, options.keys, options.insecure)
+        self.keys = ServerKeys.load(options.keys) if options.keys else None
         self.settings = effective_settings(scenario, options)
         if options.engine is not None:
             check_engine(scenario, options.engine)
@@ -104,17 +116,21 @@ class Run:
     def __enter__(self) -> "Run":
         try:
             self._start_recorder()
-            if self.options.network:
-                self.network = Network(self.stepper, self.options.bind, self.options.port,
-                                       self.options.publish_rate, recording=self).start()
-            if self.options.json_port is not None and self.network is not None:
-                self.gateway = Gateway(self.network.endpoint, self.options.bind,
-                                       self.options.json_port,
-                                       idle_timeout=self.options.json_idle_timeout).start()
-            if self.options.controllers and self.network is not None:
+            opts = self.options
+            if opts.network:
+                self.network = Network(self.stepper, opts.bind, opts.port, opts.publish_rate,
+                                       recording=self, keys=self.keys,
+                                       advertise=advertised_host(opts.bind, opts.advertise)
+                                       ).start()
+            if opts.json_port is not None and self.network is not None:
+                self.gateway = Gateway(self.network.endpoint, opts.bind, opts.json_port,
+                                       idle_timeout=opts.json_idle_timeout,
+                                       token=opts.json_token,
+                                       keys=self.network.local_keys).start()
+            if opts.controllers and self.network is not None:
                 specs = controller_specs(self.scenario, self.stepper.sim.world.robots)
-                self.controllers = Controllers(specs, self.network.endpoint,
-                                               self.options.log_dir).start()
+                self.controllers = Controllers(specs, self.network.endpoint, opts.log_dir,
+                                               self.client_env()).start()
         except BaseException:
             self.close()
             raise
@@ -122,6 +138,12 @@ class Run:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def client_env(self) -> dict[str, str]:
+        """The environment of a client this run starts (controllers, its viewer): the run's own
+        CurveZMQ keys when it has keys, and no key variables otherwise."""
+        guard = self.network.guard if self.network is not None else None
+        return child_env(guard.local_env() if guard is not None else None)
 
     def _start_recorder(self) -> None:
         """Record the run when --record or ``[SETTINGS] record true`` asks for it."""
@@ -204,8 +226,9 @@ def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
     return stepper.stats()
 
 
-def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int) -> str:
-    """The closing summary of a headless run, one fact per line."""
+def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None) -> str:
+    """The closing summary of a headless run, one fact per line, then the monitors' metrics
+    (``rules``: the last snapshot's rule fields) when the scenario has any."""
     speed = "max" if stats.speed == 0 else f"{stats.speed:g}x"
     missed = str(stats.missed) + ("" if stats.mode == "realtime" else " (realtime only)")
     rows = [("scenario", scenario.path or scenario.name), ("robots", str(robots)),
@@ -215,4 +238,5 @@ def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int) -> str:
     if stats.finished:
         rows.append(("ended", stats.finished))
     width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    metrics = format_metrics(rules or {})
+    return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([metrics] if metrics else []))

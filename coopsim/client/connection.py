@@ -10,6 +10,7 @@ import zmq
 from ..model.errors import ProtocolError
 from ..net import protocol as p
 from ..net.protocol import Message
+from ..net.security import ClientKeys
 
 
 class RemoteError(ProtocolError):
@@ -22,11 +23,20 @@ class Client:
     Args:
         nameserver: Name server endpoint; defaults to $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000.
         timeout: Seconds to wait for any reply.
+        keys: CurveZMQ keys for a run started with ``--keys``: a client folder (``server.key``
+            and ``client.key_secret``, as ``coopsim keys`` makes in ``DIR/clients/NAME``) or a
+            :class:`~coopsim.net.security.ClientKeys`; default: ``$COOPSIM_SERVER_KEY`` and
+            ``$COOPSIM_CLIENT_KEY`` if set (a run sets them for the controllers it launches).
+
+    Raises:
+        SecurityError: the keys are missing or malformed.
     """
 
-    def __init__(self, nameserver: str | None = None, timeout: float = 5.0) -> None:
+    def __init__(self, nameserver: str | None = None, timeout: float = 5.0,
+                 keys: "ClientKeys | str | os.PathLike | None" = None) -> None:
         self.nameserver = nameserver or os.environ.get("COOPSIM_NAMESERVER",
                                                        p.DEFAULT_NAMESERVER)
+        self.keys = ClientKeys.resolve(keys)
         self._ctx = zmq.Context()
         self._sockets: dict[str, zmq.Socket] = {}
         self._streams: set[zmq.Socket] = set()  # SUB sockets of open subscribe_state()
@@ -178,6 +188,8 @@ class Client:
         if latest_only:
             sub.setsockopt(zmq.CONFLATE, 1)  # single frames only: hence /sim/state1
         sub.setsockopt(zmq.SUBSCRIBE, b"" if latest_only else p.STATE_TOPIC)
+        if self.keys is not None:
+            self.keys.apply(sub)  # a run with --keys serves Curve clients only
         sub.connect(endpoint)
         self._streams.add(sub)
         return self._frames(sub, name)
@@ -223,6 +235,8 @@ class Client:
             sock.setsockopt(zmq.REQ_RELAXED, 1)  # a timed-out request does not wedge the socket
             sock.setsockopt(zmq.REQ_CORRELATE, 1)  # ...and its late reply is discarded
             _set_timeouts(sock, self.timeout)
+            if self.keys is not None:
+                self.keys.apply(sock)
             sock.connect(endpoint)
             self._sockets[endpoint] = sock
         return sock

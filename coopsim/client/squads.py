@@ -1,5 +1,5 @@
 """The squad event channel from a client: send orders to ``/squads``, subscribe to
-``/squads/events`` (docs/protocol.md section 8)."""
+``/squads/events`` (docs/protocol.md section 9)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,8 @@ class Subscription:
         self.socket.setsockopt(zmq.LINGER, 0)
         for name in self.squads or {""}:
             self.socket.setsockopt(zmq.SUBSCRIBE, name.encode())
+        if client.keys is not None:
+            client.keys.apply(self.socket)  # a run with --keys: a Curve client, as every socket
         self.socket.connect(client.lookup("/squads/events", "pub"))
 
     def poll(self, timeout: float = 0.0) -> list[SquadOrder]:

@@ -13,16 +13,18 @@ import re
 from dataclasses import replace
 from typing import Iterable
 
-from ..model.errors import CoopsimError, FileFormatError
+from ..model.errors import CoopsimError, FileFormatError, ScenarioError
 from ..model.plugins import ENGINES, ROBOT_TYPES, RULES
 from ..model.orders import FORMATION_NAMES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting, FloorSpec,
                            ObjectSpec, ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings,
                            TargetSpec, WorldSpec, yaw_from_degrees)
-from ..model.validate import check_robot_spec
+from ..model.validate import check_events, check_monitors, check_robot_spec
 from . import games
-from .sections import (INT, NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer,
-                       number, pick, read_text, real, rest, split_sections)
+from .events import EVENT_KEYS, MONITORS_KEYS, build_events, build_monitors
+from .sections import (NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer, number,
+                       pick, read_text, real, rest, split_sections)
+from .sections import param_value as _value
 
 #: Names the simulator serves itself (``/sim``, ``/playback``); no robot may take them.
 RESERVED_NAMES = ("sim", "playback")
@@ -30,7 +32,6 @@ RESERVED_NAMES = ("sim", "playback")
 _NETNAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_WORD = re.compile(r"[A-Za-z0-9_.:/+-]{1,200}")
 
 # --- value converters of these formats ------------------------------------------------------------
 
@@ -66,19 +67,6 @@ def _color(key: str, tokens: list, rest: str) -> tuple:
             raise Bad(f"unknown colour {tokens[0]!r} (use R G B or one of {', '.join(COLORS)})")
         return COLORS[tokens[0]]
     return _RGB(key, tokens, rest)
-
-
-def _value(tok: str, words: bool = False):
-    """A parameter value: an int, a finite number, true/false, or (``words``) any other word."""
-    if tok.lower() in ("true", "false"):
-        return tok.lower() == "true"
-    try:
-        return int(tok) if INT.fullmatch(tok) else number(tok)
-    except Bad:
-        if words and _WORD.fullmatch(tok) and not NUMBER.match(tok):
-            return tok
-        kinds = "a number, true/false or a word" if words else "a number or true/false"
-        raise Bad(f"value must be {kinds}, got {tok!r}") from None
 
 
 def _param(key: str, tokens: list, rest: str) -> ParamSetting:
@@ -140,6 +128,7 @@ _OBJECT_KEYS = {
     "mass": Key(fixed(("kg",), _nonneg)),
     "color": Key(_color),
 }
+_SCENARIO_OBJECT_KEYS = {**_OBJECT_KEYS, "start": Key(fixed(("true/false",), boolean))}
 _ROBOT_KEYS = {
     "type": Key(fixed(("robot type",), str), required=True),
     "name": Key(fixed(("network name",), _netname), required=True),
@@ -196,11 +185,13 @@ _SCENARIO_RULES = {
     "TARGET": Rule({c: Key(fixed(_XYZ, number), repeat=True) for c in COLORS},
                     word="target colour"),
     "ROBOT": Rule(_ROBOT_KEYS, indexed=True),
-    "OBJECT": Rule(_OBJECT_KEYS, indexed=True),
+    "OBJECT": Rule(_SCENARIO_OBJECT_KEYS, indexed=True),
     "SETTINGS": Rule(_SETTINGS_KEYS),
     "RULE": Rule(_RULE_KEYS, indexed=True),
     "ZONE": Rule(_ZONE_KEYS, indexed=True),
     "SQUAD": Rule(_SQUAD_KEYS, indexed=True),
+    "EVENT": Rule(EVENT_KEYS, indexed=True),
+    "MONITORS": Rule(MONITORS_KEYS),
 }
 
 
@@ -250,7 +241,8 @@ def _object(section: Section, floor: FloorSpec, path: PathLike) -> ObjectSpec:
     extra = {"color": section.get("color")} if section.get("color") else {}
     return ObjectSpec(name=section.name, shape=shape, size=size, position=pos,
                       yaw=yaw_from_degrees(section.get("orientation", (0.0, 0.0, 0.0))[2]),
-                      mass=section.get("mass", 0.0), line=section.line, **extra)
+                      mass=section.get("mass", 0.0), line=section.line,
+                      start=section.get("start", True), **extra)
 
 
 def _targets(section: Section, floor: FloorSpec, path: PathLike) -> list:
@@ -422,14 +414,17 @@ def parse_scenario(text: str, path: PathLike = "") -> ScenarioSpec:
     out = _scenario_sections(sections, floor, path, first)
     first.attempt(games.check_squads, out["SQUAD"], [s for s in sections if s.kind == "SQUAD"],
                   [r for r in out["ROBOT"] if r is not None], path)
-    first.raise_first()
     settings = [Settings(**{k: v for k, v, _ in s.entries}) for s in sections
                 if s.kind == "SETTINGS"]
+    monitors = [first.attempt(build_monitors, s, path) for s in sections if s.kind == "MONITORS"]
+    events = first.attempt(build_events, [s for s in sections if s.kind == "EVENT"])
+    first.raise_first()
     spec = ScenarioSpec(world=world, targets=tuple(out["TARGET"]), robots=tuple(out["ROBOT"]),
                         objects=tuple(out["OBJECT"]), settings=(settings or [Settings()])[0],
                         rules=tuple(out["RULE"]), zones=tuple(out["ZONE"]),
                         squads=tuple(out["SQUAD"]), path=os.fspath(path), text=text,
-                        name=_stem(path) or "scenario")
+                        name=_stem(path) or "scenario", events=events,
+                        monitors=(monitors or [None])[0])
     _check_scenario(spec, sections, path)
     return spec
 
@@ -466,9 +461,15 @@ def _raise(exc: Exception) -> None:
 
 
 def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
-    """Checks that need the whole scenario, once every section is right on its own: each rule's,
-    and the engine's when one is named; the error on the earliest line is raised."""
+    """Checks that need the whole scenario, once every section is right on its own: events,
+    monitors, each rule's, and the engine's when one is named; the error on the earliest line is
+    raised."""
     first = _FirstError()
+    for check in (check_events, check_monitors):
+        try:
+            check(spec)
+        except ScenarioError as exc:
+            first.attempt(_raise, FileFormatError(path, exc.line, exc.reason), at=exc.line)
     for setting, section in zip(spec.rules, [s for s in sections if s.kind == "RULE"]):
         first.attempt(_check_rule, setting, spec, section.line, path)
     named = [s for s in sections if s.kind == "SETTINGS" and s.get("engine")]
@@ -529,17 +530,20 @@ def check(paths: Iterable[PathLike]) -> list[str]:
     """Load every file in ``paths`` and collect the problems.
 
     Args:
-        paths: ``.world`` and ``.scenario`` files (a single path is accepted too).
+        paths: ``.world``, ``.scenario`` and ``.sweep`` files (a single path is accepted too).
 
     Returns:
         One ``path:line: reason`` string per bad file, in the order given; empty when all load.
     """
+    # Imported here, not at the top: the sweep reader builds on this module's loaders.
+    from .sweep import load_sweep
+
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     problems = []
     for path in paths:
         try:
-            load(path)
+            load_sweep(path) if os.fspath(path).endswith(".sweep") else load(path)
         except FileFormatError as exc:
             problems.append(str(exc))
     return problems

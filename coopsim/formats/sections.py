@@ -30,6 +30,7 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HEADER = re.compile(r"\[([^\]]*)\](.*)")
 _INDEX = re.compile(r"[1-9][0-9]{0,8}", re.ASCII)
 _COMMENT = re.compile(r"(^|\s)#.*")
+_WORD = re.compile(r"[A-Za-z0-9_.:/+-]{1,200}")
 
 
 
@@ -66,6 +67,19 @@ def integer(text: str, ok: Callable[[int], bool]) -> Callable[[str], int]:
             raise Bad(f"must be {text}, got {tok!r}")
         return int(tok)
     return conv
+
+
+def param_value(tok: str, words: bool = False):
+    """A parameter value: an int, a finite number, true/false, or (``words``) any other word."""
+    if tok.lower() in ("true", "false"):
+        return tok.lower() == "true"
+    try:
+        return int(tok) if INT.fullmatch(tok) else number(tok)
+    except Bad:
+        if words and _WORD.fullmatch(tok) and not NUMBER.match(tok):
+            return tok
+        kinds = "a number, true/false or a word" if words else "a number or true/false"
+        raise Bad(f"value must be {kinds}, got {tok!r}") from None
 
 
 def boolean(tok: str) -> bool:

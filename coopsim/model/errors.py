@@ -67,3 +67,17 @@ class ProtocolError(CoopsimError):
 
 class RecordingError(CoopsimError):
     """A recording file is missing, not MCAP, not a coopsim recording, or unreadable."""
+
+
+class ScenarioError(SimulationError):
+    """A part of a scenario (a timed event, a metric) that cannot work with the rest of it.
+
+    Attributes:
+        line: Line of the scenario file it is on (0 when made in code).
+        reason: What is wrong, one sentence.
+    """
+
+    def __init__(self, line: int, reason: str) -> None:
+        self.line = line
+        self.reason = reason
+        super().__init__(reason)

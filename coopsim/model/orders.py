@@ -1,7 +1,7 @@
 """Squad orders: what a player (or a squad server) tells a squad, as data and on the wire.
 
 An order names a squad, a verb and the verb's arguments. On the wire (``/squads`` command 2 and
-the ``/squads/events`` stream, docs/protocol.md section 8) it travels in the five-item message::
+the ``/squads/events`` stream, docs/protocol.md section 9) it travels in the five-item message::
 
     text = "<squad> <verb> [<word>]"     data = the verb's numbers
 

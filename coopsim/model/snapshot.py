@@ -102,3 +102,16 @@ def column_values(snap: Snapshot, columns) -> np.ndarray:
         if values is not None and values.shape[0] == n and col.field < values.shape[1]:
             out[:, k] = values[:, col.field]
     return out
+
+
+def rule_metrics(rules: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """(``label.name``, value) of every number in the rules' ``metrics`` fields (the
+    ``monitors`` rule's, a plugin rule's), rules in their order: what the state stream carries
+    after the per-robot columns. Null values read NaN."""
+    out = []
+    for label, fields in rules.items():
+        metrics = fields.get("metrics") if isinstance(fields, Mapping) else None
+        if isinstance(metrics, Mapping):
+            out += [(f"{label}.{name}", float("nan") if v is None else float(v))
+                    for name, v in metrics.items() if v is None or isinstance(v, (int, float))]
+    return out

@@ -84,6 +84,8 @@ class ObjectSpec:
         mass: kg; 0 means static (immovable).
         color: Display colour (R, G, B), 0-255.
         line: Line of the section header in its file (0 when made in code), for messages.
+        start: False for an ``[OBJECT_n]`` marked ``start false``: not in the world at load,
+            inserted later by a timed event (``insert OBJECT_n``).
     """
 
     name: str
@@ -94,6 +96,7 @@ class ObjectSpec:
     mass: float = 0.0
     color: RGB = (150, 150, 150)
     line: int = 0
+    start: bool = True
 
     @property
     def static(self) -> bool:
@@ -170,6 +173,80 @@ class RuleSetting:
 
     label: str
     settings: tuple[tuple[str, object], ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class EventAction:
+    """One line of an ``[EVENT_n]`` section.
+
+    Attributes:
+        kind: ``param``, ``reset``, ``insert`` or ``remove``.
+        robot, module, name, value: ``param ROBOT.MODULE.NAME VALUE`` (module ``driver`` for
+            the robot's in-process driver).
+        name: For ``insert``/``remove`` of an object, the object's name (its section name).
+        target: For ``insert target COLOR x y z``, the target; for ``remove target COLOR
+            [x y]``, the colour and, when given, the position (z 0) to match.
+        exact: For ``remove target``: True when a position was given.
+        line: Line it was written on.
+    """
+
+    kind: str
+    robot: str = ""
+    module: str = ""
+    name: str = ""
+    value: float | int | bool | str | None = None
+    target: TargetSpec | None = None
+    exact: bool = False
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    """A timed event (``[EVENT_n]``): what happens between two steps at sim time ``time``.
+
+    Attributes:
+        name: Section name (``EVENT_2``).
+        time: Sim time, s (>= 0).
+        actions: Its lines in file order (a ``reset`` is carried out first whatever its place).
+        line: Line of the section header.
+    """
+
+    name: str
+    time: float
+    actions: tuple[EventAction, ...] = ()
+    line: int = 0
+
+    @property
+    def resets(self) -> bool:
+        """True when the event puts the bodies back to the initial layout."""
+        return any(a.kind == "reset" for a in self.actions)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One ``metric NAME KIND ARGS...`` line of ``[MONITORS]``.
+
+    Attributes:
+        name: The metric's name (an identifier, unique).
+        kind: ``distance``, ``speed``, ``at_target``, ``min_sonar`` or ``python``.
+        args: Its arguments as written (robot or object names, numbers, ``module:function``).
+        line: Line it was written on.
+    """
+
+    name: str
+    kind: str
+    args: tuple[str, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class MonitorsSpec:
+    """The ``[MONITORS]`` section: metrics computed every step, and the time after which
+    ``max_after`` counts (the paper's "apart from the beginning"), s."""
+
+    metrics: tuple[MetricSpec, ...] = ()
+    after: float = 0.0
     line: int = 0
 
 
@@ -302,6 +379,8 @@ class ScenarioSpec:
         rules: ``[RULE_n]`` sections in file order.
         zones: ``[ZONE_n]`` no-go zones in file order.
         squads: ``[SQUAD_n]`` squads in file order.
+        events: ``[EVENT_n]`` sections, in time order (file order among equal times).
+        monitors: The ``[MONITORS]`` section, or None.
         path: File it was read from ("" when built in code).
         text: The file's full text (recorded with every run).
         name: Scenario name (file stem), used for default recording names.
@@ -318,6 +397,8 @@ class ScenarioSpec:
     path: str = ""
     text: str = ""
     name: str = "scenario"
+    events: tuple[EventSpec, ...] = ()
+    monitors: MonitorsSpec | None = None
 
 
 def yaw_from_degrees(theta_deg: float) -> float:

@@ -1,9 +1,12 @@
 """Checks of a robot section against the registries: the one place files, ``/sim`` inserts and
-the world validate a :class:`~coopsim.model.specs.RobotSpec`, so all give the same messages."""
+the world validate a :class:`~coopsim.model.specs.RobotSpec`, so all give the same messages;
+and the checks of timed events and monitors against their scenario (files and rules share them)."""
 
 from __future__ import annotations
 
-from .errors import ParameterError, SimulationError
+import importlib
+
+from .errors import CoopsimError, ParameterError, ScenarioError, SimulationError
 from .params import ParamValues
 from .plugins import DRIVERS, MODULES, ROBOT_TYPES
 from .robot_type import Assembly
@@ -50,3 +53,155 @@ def _check_drivers(spec: RobotSpec, names: list[str]) -> None:
                     raise SimulationError(f"{name} already has driver {driven[name]}; a robot "
                                           "has at most one")
                 driven[name] = driver.label
+
+
+# -- timed events and monitors --------------------------------------------------------------------
+
+#: Metric kinds of ``[MONITORS]`` and how many arguments each takes (min, max).
+METRIC_KINDS = {"distance": (2, 2), "speed": (1, 1), "at_target": (1, 3), "min_sonar": (1, 1),
+                "python": (1, 8)}
+
+
+def members(scenario) -> dict:
+    """Network name -> (its RobotSpec, its MemberSpec) for every robot the scenario creates."""
+    out = {}
+    for spec in scenario.robots:
+        for member in check_robot_spec(spec).members:
+            out[member.name] = (spec, member)
+    return out
+
+
+def check_events(scenario) -> None:
+    """Check every timed event against the scenario: robots, modules, parameters and values,
+    times within the duration, objects and targets present when inserted or removed.
+
+    Raises:
+        ScenarioError: at the line of the first problem.
+    """
+    robots = members(scenario)
+    objects = {o.name: o for o in scenario.world.objects + scenario.objects}
+    start = ({n for n, o in objects.items() if o.start}, list(scenario.targets))
+    present, targets = set(start[0]), list(start[1])
+    duration = scenario.settings.duration
+    for event in scenario.events:
+        if duration is not None and event.time >= duration:
+            raise ScenarioError(event.line, f"[{event.name}] at {event.time:g} s is not before "
+                                f"the end of the run (duration {duration:g} s): it would never "
+                                "happen")
+        if event.resets:
+            present, targets = set(start[0]), list(start[1])
+        for action in event.actions:
+            if action.kind == "param":
+                _check_param(action, robots)
+            elif action.kind in ("insert", "remove") and action.target is None:
+                _check_object(action, objects, present)
+            elif action.kind == "insert":
+                targets.append(action.target)
+            elif action.kind == "remove":
+                hits = matching_targets(targets, action.target, action.exact)
+                if not hits:
+                    raise ScenarioError(action.line, f"no {_target_text(action)} to remove at "
+                                        f"{event.time:g} s")
+                targets = [t for i, t in enumerate(targets) if i not in hits]
+
+
+def matching_targets(targets, want, exact: bool) -> list[int]:
+    """Indices of ``targets`` of ``want``'s colour (and, when ``exact``, within 1 mm of its
+    x, y)."""
+    return [i for i, t in enumerate(targets) if t.color == want.color and (
+        not exact or max(abs(t.position[0] - want.position[0]),
+                         abs(t.position[1] - want.position[1])) <= 1e-3)]
+
+
+def _target_text(action) -> str:
+    t = action.target
+    where = f" at ({t.position[0]:g}, {t.position[1]:g})" if action.exact else ""
+    return f"{t.color} target{where}"
+
+
+def _check_param(action, robots: dict) -> None:
+    entry = robots.get(action.robot)
+    if entry is None:
+        raise ScenarioError(action.line, f"no robot named {action.robot!r} (robots: "
+                                         f"{', '.join(robots) or 'none'})")
+    spec, member = entry
+    try:
+        if action.module == "driver":
+            driver = driver_of(spec, member.name)
+            if driver is None:
+                raise ScenarioError(action.line, f"robot {action.robot} has no driver")
+            DRIVERS.get(driver.label).values({**dict(driver.settings), action.name: action.value})
+        elif action.module not in member.modules:
+            raise ScenarioError(action.line, f"robot {action.robot} has no module "
+                                f"{action.module!r} (it has: {', '.join(member.modules)})")
+        else:
+            ParamValues(MODULES.get(action.module).params).set(action.name, action.value)
+    except ParameterError as exc:
+        raise ScenarioError(action.line, f"{action.robot}.{action.module}: {exc}") from None
+
+
+def driver_of(spec: RobotSpec, member: str):
+    """The DriverSetting of ``spec`` that drives member ``member``, or None."""
+    suffix = member[len(spec.name) + 1:]
+    return next((d for d in spec.drivers if d.member in ("", member, suffix)), None)
+
+
+def _check_object(action, objects: dict, present: set) -> None:
+    name = action.name
+    if name not in objects:
+        raise ScenarioError(action.line, f"no object named {name!r} (objects: "
+                                         f"{', '.join(objects) or 'none'})")
+    if action.kind == "insert" and name in present:
+        raise ScenarioError(action.line, f"{name} is already in the world then (an object to "
+                                         "insert later is marked 'start false')")
+    if action.kind == "remove" and name not in present:
+        raise ScenarioError(action.line, f"{name} is not in the world then")
+    (present.add if action.kind == "insert" else present.discard)(name)
+
+
+def check_monitors(scenario) -> None:
+    """Check every metric of ``[MONITORS]``: robots and objects exist, modules are carried,
+    ``python`` functions import.
+
+    Raises:
+        ScenarioError: at the line of the first problem.
+    """
+    if scenario.monitors is None:
+        return
+    robots = members(scenario)
+    objects = {o.name for o in scenario.world.objects + scenario.objects}
+    for metric in scenario.monitors.metrics:
+        kind, args = metric.kind, metric.args
+        if kind == "python":
+            try:
+                python_function(args[0])
+            except CoopsimError as exc:
+                raise ScenarioError(metric.line, str(exc)) from None
+            continue
+        names = args if kind == "distance" else args[:1]
+        for name in names:
+            if name not in robots and (kind != "distance" or name not in objects):
+                what = "robot or object" if kind == "distance" else "robot"
+                raise ScenarioError(metric.line, f"metric {metric.name}: no {what} named "
+                                                 f"{name!r}")
+        if kind == "min_sonar" and "sonar" not in robots[args[0]][1].modules:
+            raise ScenarioError(metric.line, f"metric {metric.name}: robot {args[0]} has no "
+                                             "sonar")
+
+
+def python_function(target: str):
+    """The callable ``module:function`` names (imported now).
+
+    Raises:
+        CoopsimError: it does not import or is not callable.
+    """
+    module, colon, name = target.partition(":")
+    if not colon or not module or not name:
+        raise CoopsimError(f"python metric needs module:function, got {target!r}")
+    try:
+        fn = getattr(importlib.import_module(module), name)
+    except Exception as exc:  # noqa: BLE001 -- any import failure is the user's file's problem
+        raise CoopsimError(f"cannot import {target}: {type(exc).__name__}: {exc}") from None
+    if not callable(fn):
+        raise CoopsimError(f"{target} is not callable")
+    return fn

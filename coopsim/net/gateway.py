@@ -17,10 +17,15 @@ has its own thread and ZeroMQ sockets (:mod:`coopsim.net.gatewayconn`); this mod
 lines and admits connections: at most ``max_connections`` at once and ``per_address`` from one
 address; when full, the longest-idle connection makes room. docs/protocol.md section 6 is the
 normative description.
+
+With a token (needed to listen beyond loopback) the first line of a connection must be the auth
+line ``["/auth", 0, "TOKEN", 0, [], []]``; anything else is answered with error 6 and the
+connection is closed. With CurveZMQ keys the gateway is a Curve client of the servers.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import math
@@ -34,6 +39,7 @@ import zmq
 from . import protocol as p
 from ..model.errors import ProtocolError
 from .protocol import Message
+from .security import ClientKeys, SecurityError, is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +51,9 @@ EVICT_IDLE = 2.0  # s idle before a connection may be closed to make room for a 
 FORWARD_TIMEOUT = 10.0  # s to wait for a server's reply before answering error 9
 SLICE_MS = 100  # how often a waiting thread checks whether the gateway is closing
 _CLOSE_WAIT = 5.0  # s Gateway.close() waits for all connection threads together
+AUTH_PORT = "/auth"  # the port name of the auth line
+AUTH_WAIT = 10.0  # s a connection has to send its auth line
+MIN_TOKEN = 16  # characters: a shorter token could be guessed
 
 
 def parse_request(line: bytes) -> tuple[str, Message]:
@@ -110,12 +119,19 @@ class Gateway:
         per_address: Connections one peer address may hold at once.
         evict_idle: Seconds a connection must have been idle before it may be closed to make
             room for a newcomer (when the gateway or the newcomer's address is full).
+        token: The auth line's token (at least 16 characters); required beyond loopback.
+        keys: CurveZMQ client keys to forward with (a run started with ``--keys``).
+
+    Raises:
+        SecurityError: a bind beyond loopback without a token, or a token too short.
     """
 
     def __init__(self, nameserver: str, bind: str = "127.0.0.1", port: int = 0,
                  max_connections: int = MAX_CONNECTIONS, timeout: float = FORWARD_TIMEOUT,
                  idle_timeout: float = IDLE_TIMEOUT, per_address: int = PER_ADDRESS,
-                 evict_idle: float = EVICT_IDLE) -> None:
+                 evict_idle: float = EVICT_IDLE, token: str | None = None,
+                 keys: ClientKeys | None = None) -> None:
+        self.token, self.keys = check_token(token, bind), keys
         self.nameserver = nameserver
         self.max_connections = max_connections
         self.per_address = min(per_address, max_connections)
@@ -228,3 +244,32 @@ def _send_quietly(sock: socket.socket, line: bytes) -> None:
         sock.send(line, socket.MSG_DONTWAIT)  # never block the accept loop on a slow reader
     except OSError:
         pass  # a client that left at once (or does not read) needs no explanation
+
+
+def check_token(token: str | None, bind: str) -> str | None:
+    """The token a gateway on ``bind`` uses (None: no auth line), or SecurityError."""
+    if token is None:
+        if not is_loopback(bind):
+            raise SecurityError(f"the JSON gateway on {bind} would take anyone's commands: give "
+                                "it a token (--json-token-file FILE, or $COOPSIM_JSON_TOKEN)")
+        return None
+    if len(token) < MIN_TOKEN or not token.isprintable():
+        raise SecurityError(f"the JSON gateway's token must be at least {MIN_TOKEN} printable "
+                            "characters")
+    return token
+
+
+def auth_reply(line: bytes, token: str) -> Message:
+    """The answer to a connection's first line: ok if it is the auth line with ``token``."""
+    usage = f'the first line must be ["{AUTH_PORT}", 0, "TOKEN", 0, [], []]'
+    if not line:
+        return Message(p.NOT_ALLOWED, f"no auth line within {AUTH_WAIT:g} s; closing", -1)
+    try:
+        port, msg = parse_request(line)
+    except ProtocolError:
+        return Message(p.NOT_ALLOWED, f"{usage}; closing", -1)
+    if port != AUTH_PORT or msg.command != 0:
+        return msg.fail(p.NOT_ALLOWED, f"{usage}; closing")
+    if not hmac.compare_digest(msg.text.encode(), token.encode()):
+        return msg.fail(p.NOT_ALLOWED, "wrong token; closing")
+    return msg.reply("authenticated")

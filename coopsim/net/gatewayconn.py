@@ -19,7 +19,9 @@ import zmq
 
 from . import protocol as p
 from ..model.errors import ProtocolError
-from .gateway import MAX_LINE, SLICE_MS, format_line, format_reply, parse_request
+from . import gateway as _gateway  # AUTH_WAIT looked up when used (tests shorten it)
+from .gateway import (AUTH_PORT, MAX_LINE, SLICE_MS, auth_reply, format_line, format_reply,
+                      parse_request)
 from .protocol import Message
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,8 @@ class Connection(threading.Thread):
         self._zmq: dict[str, zmq.Socket] = {}
         self._stream: _Stream | None = None
         self._buffer = b""
+        self._authenticated = gateway.token is None  # with a token, the first line must carry it
+        self._opened = time.monotonic()
         sock.settimeout(WRITE_TIMEOUT)  # reads only follow a poll; this bounds the writes
 
     # -- called by the gateway's threads ----------------------------------------------------------
@@ -128,6 +132,10 @@ class Connection(threading.Thread):
         return max(0, min(SLICE_MS, int(due * 1000)))
 
     def _check_idle(self) -> None:
+        wait = _gateway.AUTH_WAIT
+        if not self._authenticated and time.monotonic() - self._opened >= wait:
+            raise _Closing(format_reply(Message(
+                p.NOT_ALLOWED, f"no auth line within {wait:g} s; closing", -1)))
         limit = self.gateway.idle_timeout
         if limit and time.monotonic() - self.last_active >= limit:
             raise _Closing(format_reply(Message(
@@ -157,6 +165,13 @@ class Connection(threading.Thread):
             if self._evicted:
                 raise _Closing()
             self.last_active = time.monotonic()
+            if not self._authenticated:
+                reply = auth_reply(line, self.gateway.token)
+                if reply.error:
+                    raise _Closing(format_reply(reply))
+                self._authenticated = True
+                self.sock.sendall(format_reply(reply))
+                return
             try:
                 reply = self._answer(line)
             except Exception as exc:  # noqa: BLE001 -- a bug answers error 10, the session lives
@@ -195,6 +210,8 @@ class Connection(threading.Thread):
             port, msg = parse_request(line)
         except ProtocolError as exc:
             return p.error_reply(exc)
+        if port == AUTH_PORT:  # authenticated already, or no token needed here
+            return msg.reply("authenticated")
         endpoint, kind = self.gateway.nameserver, "rep"
         if port != "/nameserver":
             found = self._forward(endpoint, Message(0, port, 1))
@@ -233,6 +250,8 @@ class Connection(threading.Thread):
             zsock = self.gateway.ctx.socket(zmq.REQ)
             zsock.setsockopt(zmq.LINGER, 0)
             zsock.setsockopt(zmq.SNDTIMEO, SLICE_MS)  # sends are sliced like the waits
+            if self.gateway.keys is not None:
+                self.gateway.keys.apply(zsock)
             zsock.connect(endpoint)
             self._zmq[endpoint] = zsock
         return zsock
@@ -265,7 +284,7 @@ class Connection(threading.Thread):
                                             f"second, not {rate:g}")
         if self._stream is not None:
             self._stream.close()
-        self._stream = _Stream(self.gateway.ctx, port, endpoint, rate)
+        self._stream = _Stream(self.gateway.ctx, port, endpoint, rate, self.gateway.keys)
         return msg.reply(f"subscribed to {port}: the latest frame, at most {rate:g} lines per "
                          "second", data=(rate,))
 
@@ -273,12 +292,15 @@ class Connection(threading.Thread):
 class _Stream:
     """A subscription: the latest frame of a PUB endpoint, written at most ``rate`` a second."""
 
-    def __init__(self, ctx: zmq.Context, port: str, endpoint: str, rate: float) -> None:
+    def __init__(self, ctx: zmq.Context, port: str, endpoint: str, rate: float,
+                 keys=None) -> None:
         self.port, self.period = port, 1.0 / rate
         self.sub = ctx.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
         self.sub.setsockopt(zmq.RCVHWM, 4)  # only the latest frame is wanted
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")  # any topic: the last frame is the message
+        if keys is not None:
+            keys.apply(self.sub)
         self.sub.connect(endpoint)
         self._latest: bytes | None = None
         self._next = 0.0

@@ -25,14 +25,17 @@ class NameServer(Server):
         ctx: ZeroMQ context.
         bind: Address to bind.
         port: Port (YARP's 10000 by default; 0 = any free port, for tests).
+        advertise, configure: As for :class:`~coopsim.net.server.Server`.
 
     Raises:
         OSError: the address cannot be bound (most often: the port is taken).
     """
 
-    def __init__(self, ctx: zmq.Context, bind: str = "127.0.0.1", port: int = 10000) -> None:
+    def __init__(self, ctx: zmq.Context, bind: str = "127.0.0.1", port: int = 10000,
+                 advertise: str | None = None, configure=None) -> None:
         try:
-            super().__init__(ctx, "/nameserver", p.NAME_COMMANDS, bind, port)
+            super().__init__(ctx, "/nameserver", p.NAME_COMMANDS, bind, port, advertise,
+                             configure)
         except zmq.ZMQError as exc:
             raise OSError(f"cannot bind the name server on {bind}:{port}: {exc} (is another "
                           "coopsim running? --port picks another port)") from None

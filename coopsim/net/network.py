@@ -3,7 +3,8 @@
 :class:`Network` starts them for a stepper and keeps the set of robot endpoints equal to the set
 of robots in the world: after an insertion, removal, load or reset it opens endpoints for new
 robots, closes those of removed ones and updates the name server. The robots' endpoints are all
-served by one :class:`~coopsim.net.robothub.RobotHub` from the stepper's thread.
+served by one :class:`~coopsim.net.robothub.RobotHub` from the stepper's thread. Given keys,
+every one of those sockets is a CurveZMQ server (:mod:`coopsim.net.security`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import zmq
 
 from .nameserver import NameServer
 from .robothub import RobotHub, raise_fd_limit
+from .security import ClientKeys, ServerKeys, guarded
 from .simserver import SimServer
 from .squads import SquadServer
 from .statestream import StatePublisher
@@ -28,25 +30,32 @@ class Network:
         port: Name-server port (10000 = YARP's default; 0 = any free port).
         publish_rate: State stream messages per second of wall time (0 = every step).
         recording: What starts and stops recording on request (see SimServer), or None.
+        keys: With keys every server is a Curve server that accepts only authorized clients.
+        advertise: Host in the endpoints the name server hands out (default: bind).
     """
 
     def __init__(self, stepper, bind: str = "127.0.0.1", port: int = 10000,
-                 publish_rate: float = 30.0, recording=None) -> None:
+                 publish_rate: float = 30.0, recording=None, keys: ServerKeys | None = None,
+                 advertise: str | None = None) -> None:
         self.stepper = stepper
         self.bind = bind
         raise_fd_limit()
         self.ctx = zmq.Context()
         self.ctx.setsockopt(zmq.LINGER, 0)
         self._lock = threading.Lock()
+        self.guard = guarded(self.ctx, keys)  # before the first bind
+        on = {"advertise": advertise, "configure": self.guard and self.guard.configure}
         try:
-            self.names = NameServer(self.ctx, bind, port)
+            self.names = NameServer(self.ctx, bind, port, **on)
         except OSError:
+            if self.guard is not None:
+                self.guard.close()
             self.ctx.term()
             raise
-        self.hub = RobotHub(self.ctx, stepper, bind)
-        self.sim = SimServer(self.ctx, stepper, self.sync_robots, bind, recording)
-        self.publisher = StatePublisher(self.ctx, stepper, bind, publish_rate)
-        self.squads = SquadServer(self.ctx, stepper, bind)
+        self.hub = RobotHub(self.ctx, stepper, bind, **on)
+        self.sim = SimServer(self.ctx, stepper, self.sync_robots, bind, recording, **on)
+        self.publisher = StatePublisher(self.ctx, stepper, bind, publish_rate, **on)
+        self.squads = SquadServer(self.ctx, stepper, bind, **on)
         self.names.register("/sim", self.sim.endpoint)
         self.publisher.register(self.names)
         self.squads.register(self.names)
@@ -58,6 +67,11 @@ class Network:
     def endpoint(self) -> str:
         """The name server's endpoint (what clients start from)."""
         return self.names.endpoint
+
+    @property
+    def local_keys(self) -> ClientKeys | None:
+        """The run's own client keys (for the clients it starts itself), or None without Curve."""
+        return self.guard.local if self.guard is not None else None
 
     @property
     def robots(self) -> dict:
@@ -110,6 +124,8 @@ class Network:
             server.stop()
         self.hub.close()
         self.publisher.close()
+        if self.guard is not None:  # after every Curve server has closed
+            self.guard.close()
         self.ctx.term()
 
 

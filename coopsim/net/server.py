@@ -19,6 +19,7 @@ import ctypes.util
 import logging
 import threading
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Callable
 
 import zmq
 
@@ -43,10 +44,13 @@ class Server:
         commands: Command table (id -> Command) this server accepts.
         bind: Address to bind (127.0.0.1 unless told otherwise).
         port: TCP port; 0 picks a free one.
+        advertise: Host written into :attr:`endpoint` (default: bind).
+        configure: Called with the socket before it binds (CurveZMQ: ``Guard.configure``).
     """
 
     def __init__(self, ctx: zmq.Context, name: str, commands: dict[int, Command],
-                 bind: str = "127.0.0.1", port: int = 0) -> None:
+                 bind: str = "127.0.0.1", port: int = 0, advertise: str | None = None,
+                 configure: Callable | None = None) -> None:
         self.name = name
         self.commands = commands
         self.socket = ctx.socket(zmq.ROUTER)
@@ -54,6 +58,8 @@ class Server:
         self.socket.setsockopt(zmq.MAXMSGSIZE, p.MAX_FRAME_BYTES)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 0)
         try:
+            if configure is not None:
+                configure(self.socket)
             if port:
                 self.socket.bind(f"tcp://{bind}:{port}")
             else:
@@ -61,7 +67,7 @@ class Server:
         except zmq.ZMQError:
             self.socket.close(0)  # an open socket would make ctx.term() hang forever
             raise
-        self.endpoint = f"tcp://{bind}:{port}"
+        self.endpoint = f"tcp://{advertise or bind}:{port}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"coopsim{name}", daemon=True)
 

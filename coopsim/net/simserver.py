@@ -20,7 +20,7 @@ from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server
-from ..model.snapshot import wrapped_poses
+from ..model.snapshot import rule_metrics, wrapped_poses
 from ..sim.describe import posed_layout
 from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec,
                            check_dt)
@@ -44,8 +44,10 @@ class SimServer(Server):
     """
 
     def __init__(self, ctx: zmq.Context, stepper, on_layout: Callable[[], None] = lambda: None,
-                 bind: str = "127.0.0.1", recording=None) -> None:
-        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind)
+                 bind: str = "127.0.0.1", recording=None, advertise: str | None = None,
+                 configure: Callable | None = None) -> None:
+        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind, advertise=advertise,
+                         configure=configure)
         self.stepper = stepper
         self.on_layout = on_layout
         self.recording = recording
@@ -160,7 +162,8 @@ class SimServer(Server):
                        waiting_for=list(st.waiting), stalled=st.stalled,
                        recording=self.recording.recording_path if self.recording else "",
                        attached=list(st.attached), seed=self.stepper.sim.seed,
-                       scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules))
+                       scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules),
+                       metrics=[n for n, _ in rule_metrics(snap.rules)])
         for more in self.more_state:
             figures.update(more())
         return msg.reply(join_json(body, figures), params=(snap.step, snap.layout_version))

@@ -43,22 +43,32 @@ SQUAD_COMMANDS = {c.id: c for c in (
 class SquadServer(Server):
     """Serves ``/squads`` and publishes ``/squads/events`` for one stepper.
 
+    Both sockets follow the run's security like every other (docs/reliability.md): with keys,
+    ``configure`` makes each a CurveZMQ server before it binds, so only listed clients may send
+    orders or subscribe to them.
+
     Args:
         ctx: ZeroMQ context. stepper: The run's Stepper. bind: Address to bind.
+        advertise: Host written into the endpoints (default: bind).
+        configure: Called with each socket before it binds (CurveZMQ: ``Guard.configure``).
     """
 
-    def __init__(self, ctx: zmq.Context, stepper, bind: str = "127.0.0.1") -> None:
-        super().__init__(ctx, "/squads", SQUAD_COMMANDS, bind)
+    def __init__(self, ctx: zmq.Context, stepper, bind: str = "127.0.0.1",
+                 advertise: str | None = None, configure=None) -> None:
+        super().__init__(ctx, "/squads", SQUAD_COMMANDS, bind, advertise=advertise,
+                         configure=configure)
         self.stepper = stepper
         self.events = ctx.socket(zmq.PUB)  # used by this server's thread only
         self.events.setsockopt(zmq.LINGER, 0)
         try:
+            if configure is not None:
+                configure(self.events)
             port = self.events.bind_to_random_port(f"tcp://{bind}")
         except zmq.ZMQError:
             self.events.close(0)
             self.socket.close(0)
             raise
-        self.events_endpoint = f"tcp://{bind}:{port}"
+        self.events_endpoint = f"tcp://{advertise or bind}:{port}"
         self.seq = 0
         self.counts = {"published": 0, "unknown": 0, "refused": 0}
         self._lock = threading.Lock()  # counts are read by /sim's thread

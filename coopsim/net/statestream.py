@@ -6,27 +6,28 @@ may set ZMQ_CONFLATE (which keeps only the newest message, and takes single fram
 
     [0, mode, 1, params, data]
     params = [step, layout_version, n_robots, n_objects, n_parts, missed, paused, n_attached,
-              n_columns]
+              n_columns, n_metrics]
     data   = [time, rtf, speed, x, y, yaw per robot..., per object..., per part...,
-              n_columns values per robot...]
+              n_columns values per robot..., n_metrics values]
 
 The per-robot columns are the modules' streamed columns (``columns`` in the layout: with the
-built-in modules, the 11 sonar distances). Names and shapes are not repeated every step: when
-``layout_version`` changes, a subscriber asks ``/sim`` (command 23, state) for the layout.
-Publishing is rate-limited in wall time (default 30 Hz) so a fast lockstep run does not flood
-slow subscribers; 0 publishes every step.
+built-in modules, the 11 sonar distances); the metrics are the rules' per-run ``metrics``
+(``metrics`` in the state document names them: ``monitors.distance``...). Names and shapes are
+not repeated every step: when ``layout_version`` changes, a subscriber asks ``/sim`` (command 23,
+state) for the layout. Publishing is rate-limited in wall time (default 30 Hz) so a fast lockstep
+run does not flood slow subscribers; 0 publishes every step.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import zmq
 
 from ..model.plugins import module_columns
-from ..model.snapshot import Snapshot, column_values, wrapped_poses
+from ..model.snapshot import Snapshot, column_values, rule_metrics, wrapped_poses
 from . import protocol as p
 from .protocol import Message
 
@@ -41,6 +42,7 @@ class StateFrame:
         rtf, speed, missed, paused, attached: Run figures.
         robots, objects, parts: (n, 3) poses x, y, yaw.
         columns: (n_robots, C) the streamed per-robot columns (names in the layout).
+        metrics: (K,) the rules' metrics (names in the state document's ``metrics``).
     """
 
     step: int
@@ -56,6 +58,7 @@ class StateFrame:
     objects: np.ndarray
     parts: np.ndarray
     columns: np.ndarray
+    metrics: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
@@ -64,28 +67,31 @@ def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: in
     streamed columns)."""
     columns = module_columns(stream_only=True) if columns is None else columns
     n, m, k = len(snap.robots), len(snap.objects), len(snap.parts)
+    metrics = [v for _, v in rule_metrics(snap.rules)]
     params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached,
-              len(columns))
+              len(columns), len(metrics))
     data = np.concatenate(([snap.time, rtf, speed], wrapped_poses(snap.poses).ravel(),
                            wrapped_poses(snap.object_poses).ravel(),
                            wrapped_poses(snap.part_poses).ravel(),
-                           column_values(snap, columns).ravel()))
+                           column_values(snap, columns).ravel(), metrics))
     return Message(0, mode, 1, params, tuple(data.tolist()))
 
 
 def decode_state(msg: Message) -> StateFrame:
-    """Unpack a state message (raises ValueError when the counts do not add up)."""
+    """Unpack a state message (raises ValueError when the counts do not add up; a message
+    with 9 params, from before metrics were streamed, has none)."""
     if len(msg.params) < 9:
-        raise ValueError("a state message has 9 params")
+        raise ValueError("a state message has 9 or 10 params")
     step, layout, n, m, k, missed, paused, attached, c = msg.params[:9]
+    q = msg.params[9] if len(msg.params) > 9 else 0
     data = np.asarray(msg.data, dtype=float)
-    if min(n, m, k, c) < 0 or len(data) != 3 + 3 * (n + m + k) + c * n:
+    if min(n, m, k, c, q) < 0 or len(data) != 3 + 3 * (n + m + k) + c * n + q:
         raise ValueError("state message data length does not match its counts")
-    cut = np.cumsum([3, 3 * n, 3 * m, 3 * k])
+    cut = np.cumsum([3, 3 * n, 3 * m, 3 * k, c * n])
     return StateFrame(step, data[0], layout, msg.text, data[1], data[2], missed, bool(paused),
                       attached, data[cut[0]:cut[1]].reshape(n, 3),
                       data[cut[1]:cut[2]].reshape(m, 3), data[cut[2]:cut[3]].reshape(k, 3),
-                      data[cut[3]:].reshape(n, c))
+                      data[cut[3]:cut[4]].reshape(n, c), data[cut[4]:])
 
 
 class StatePublisher:
@@ -97,13 +103,15 @@ class StatePublisher:
         stepper: The stepper whose figures go along with each snapshot.
         bind: Address to bind.
         rate: Largest number of messages per second of wall time (0 = every step).
+        advertise: Host written into :attr:`endpoint` (default: bind).
+        configure: Called with the socket before it binds (CurveZMQ: ``Guard.configure``).
     """
 
     def __init__(self, ctx: zmq.Context, stepper, bind: str = "127.0.0.1",
-                 rate: float = 30.0) -> None:
-        self.socket, self.endpoint = _pub(ctx, bind)
+                 rate: float = 30.0, advertise: str | None = None, configure=None) -> None:
+        self.socket, self.endpoint = _pub(ctx, bind, advertise, configure)
         try:
-            self.latest, self.latest_endpoint = _pub(ctx, bind)
+            self.latest, self.latest_endpoint = _pub(ctx, bind, advertise, configure)
         except zmq.ZMQError:
             self.socket.close(0)  # an open socket would make ctx.term() hang
             raise
@@ -138,13 +146,17 @@ class StatePublisher:
         self.latest.close(0)
 
 
-def _pub(ctx: zmq.Context, bind: str) -> tuple[zmq.Socket, str]:
+def _pub(ctx: zmq.Context, bind: str, advertise: str | None = None,
+         configure=None) -> tuple[zmq.Socket, str]:
+    """A bound PUB socket (configured first: CurveZMQ) and the endpoint it advertises."""
     sock = ctx.socket(zmq.PUB)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.SNDHWM, 10)
     try:
+        if configure is not None:
+            configure(sock)
         port = sock.bind_to_random_port(f"tcp://{bind}")
     except zmq.ZMQError:
         sock.close(0)
         raise
-    return sock, f"tcp://{bind}:{port}"
+    return sock, f"tcp://{advertise or bind}:{port}"

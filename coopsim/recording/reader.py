@@ -18,7 +18,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import IO, Iterator
 
 import numpy as np
@@ -26,6 +26,7 @@ from mcap.records import Message as McapMessage
 
 from . import format as rf
 from ..model.errors import RecordingError
+from ..model.metrics import format_metrics, monitor_summary
 from ..model.snapshot import wrap_angle
 from .index import ChunkRef, read_attachment, read_chunk, read_index
 
@@ -45,6 +46,8 @@ class RecordingInfo:
         complete: False when the recorder did not finish (crash): the index was rebuilt.
         frames: Recorded steps; dropped: steps the recorder had to drop (None if unknown).
         robots: Robot names at the start; robots_end: at the end.
+        metrics: The monitors' summary at the last recorded step (metric -> {max, mean,
+            final, max_after}; empty without monitors); metrics_after: its ``after``, s.
     """
 
     path: str
@@ -65,6 +68,8 @@ class RecordingInfo:
     robots: tuple[str, ...]
     robots_end: tuple[str, ...]
     dropped: int | None
+    metrics: dict = field(default_factory=dict)
+    metrics_after: float = 0.0
 
     def to_dict(self) -> dict:
         """JSON-ready dict."""
@@ -335,6 +340,8 @@ class Recording:
         """The facts ``coopsim info`` prints."""
         names = lambda layout: tuple(r["name"] for r in layout.get("robots", ()))  # noqa: E731
         dropped = self.end_meta.get("dropped") if self.end_meta else None
+        last = self.frame(self.frame_count - 1).rules if self.frame_count else {}
+        metrics, after = monitor_summary(last)
         return RecordingInfo(
             path=self.path, size=self.size, complete=self.complete,
             scenario=self.meta.get("scenario", ""), scenario_path=self.meta.get(
@@ -344,7 +351,8 @@ class Recording:
             end=self.end, duration=self.end - self.start, frames=self.frame_count,
             chunks=len(self._chunks), layouts=self.layout_count,
             robots=names(self.layout(0)), robots_end=names(self.layout(self.layout_count - 1)),
-            dropped=None if dropped is None else _number(dropped, int))
+            dropped=None if dropped is None else _number(dropped, int), metrics=metrics,
+            metrics_after=after)
 
 
 def _number(text: str | None, kind: type):
@@ -378,7 +386,8 @@ def format_info(info: RecordingInfo) -> str:
             ("robots", robots), ("layouts", str(info.layouts)), ("seed", str(info.seed)),
             ("complete", state), ("dropped", dropped)]
     width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    table = format_metrics({"monitors": {"summary": info.metrics, "after": info.metrics_after}})
+    return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([table] if table else []))
 
 
 def info_json(info: RecordingInfo) -> str:

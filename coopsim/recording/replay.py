@@ -17,7 +17,10 @@ import zmq
 
 from ..net import protocol as p
 from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
+from ..model.snapshot import rule_metrics
 from ..net.nameserver import NameServer
+from ..net.security import (ServerKeys, advertised_host, child_env, guarded,
+                            require_keys)
 from .player import MODE, MODE_INDEX, Player
 from ..net.protocol import Command, Message
 from .reader import Recording
@@ -41,8 +44,9 @@ class ReplaySimServer(Server):
     _PLAYBACK = ("status", "pause", "resume", "step", "reset", "set_speed", "list_robots",
                  "list_objects", "list_targets", "state")
 
-    def __init__(self, ctx: zmq.Context, player: Player, bind: str = "127.0.0.1") -> None:
-        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind)
+    def __init__(self, ctx: zmq.Context, player: Player, bind: str = "127.0.0.1",
+                 **on) -> None:
+        super().__init__(ctx, "/sim", p.SIM_COMMANDS, bind, **on)
         self.player = player
 
     def handle(self, msg: Message, command: Command) -> Message:
@@ -99,7 +103,8 @@ class ReplaySimServer(Server):
                      finished="", waiting_for=[], stalled=0.0, recording="", attached=[],
                      seed=rec.seed,
                      scenario=rec.meta.get("scenario_path"),
-                     rules=dict(self.player.snapshot.rules))
+                     rules=dict(self.player.snapshot.rules),
+                     metrics=[n for n, _ in rule_metrics(self.player.snapshot.rules)])
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
 
 
@@ -110,8 +115,9 @@ class PlaybackServer(Server):
     frame count, sim step], data [position s, duration s, speed, start s, end s].
     """
 
-    def __init__(self, ctx: zmq.Context, player: Player, bind: str = "127.0.0.1") -> None:
-        super().__init__(ctx, "/playback", p.PLAYBACK_COMMANDS, bind)
+    def __init__(self, ctx: zmq.Context, player: Player, bind: str = "127.0.0.1",
+                 **on) -> None:
+        super().__init__(ctx, "/playback", p.PLAYBACK_COMMANDS, bind, **on)
         self.player = player
 
     def handle(self, msg: Message, command: Command) -> Message:
@@ -150,11 +156,22 @@ class Replay:
         speed: Playback speed factor; paused: start paused; exit_at_end: finish at either end.
         start: Position to start at, s (default: the first frame).
         publish_rate: State messages per second of wall time (0 = every update).
+        keys: Keys folder (``coopsim keys``): every server is a CurveZMQ server.
+        insecure: Allow a bind beyond loopback without keys.
+        advertise: Host in the endpoints the name server hands out (default: bind).
+
+    Raises:
+        SecurityError: a bind beyond loopback without keys (or insecure); bad keys.
     """
 
     def __init__(self, path: str, bind: str = "127.0.0.1", port: int = 10000,
                  speed: float = 1.0, paused: bool = False, exit_at_end: bool = False,
-                 start: float | None = None, publish_rate: float = 30.0) -> None:
+                 start: float | None = None, publish_rate: float = 30.0,
+                 keys: str | None = None, insecure: bool = False,
+                 advertise: str | None = None) -> None:
+        require_keys(bind, keys, insecure)
+        self._keys = ServerKeys.load(keys) if keys else None
+        self._advertise = advertised_host(bind, advertise)
         self.recording = Recording(path)
         try:
             self.player = Player(self.recording, speed, paused, exit_at_end)
@@ -165,6 +182,7 @@ class Replay:
             raise CoopsimError(exc.text) from None
         self._bind, self._port, self._rate = bind, port, publish_rate
         self.ctx: zmq.Context | None = None
+        self.guard = None
         self._servers: list[Server] = []
         self.publisher: StatePublisher | None = None
 
@@ -181,10 +199,13 @@ class Replay:
 
     def _start(self) -> None:
         self.ctx = zmq.Context()
-        self.names = NameServer(self.ctx, self._bind, self._port)
-        sim = ReplaySimServer(self.ctx, self.player, self._bind)
-        playback = PlaybackServer(self.ctx, self.player, self._bind)
-        self.publisher = StatePublisher(self.ctx, self.player, self._bind, self._rate)
+        self.guard = guarded(self.ctx, self._keys)  # before the first bind
+        on = {"advertise": self._advertise,
+              "configure": self.guard.configure if self.guard else None}
+        self.names = NameServer(self.ctx, self._bind, self._port, **on)
+        sim = ReplaySimServer(self.ctx, self.player, self._bind, **on)
+        playback = PlaybackServer(self.ctx, self.player, self._bind, **on)
+        self.publisher = StatePublisher(self.ctx, self.player, self._bind, self._rate, **on)
         self.names.register("/sim", sim.endpoint)
         self.publisher.register(self.names)
         self.names.register("/playback", playback.endpoint)
@@ -199,6 +220,11 @@ class Replay:
         """The name server's endpoint."""
         return self.names.endpoint
 
+    def client_env(self) -> dict[str, str]:
+        """The environment of a client this process starts (its viewer): the replay's own
+        CurveZMQ keys when it has keys, and no key variables otherwise."""
+        return child_env(self.guard.local_env() if self.guard is not None else None)
+
     def close(self) -> None:
         """Stop the player and the servers; close the file."""
         self.player.stop()
@@ -208,6 +234,9 @@ class Replay:
         if self.publisher is not None:
             self.publisher.close()
             self.publisher = None
+        if self.guard is not None:  # after every Curve server has closed
+            self.guard.close()
+            self.guard = None
         if self.ctx is not None:
             self.ctx.term()
             self.ctx = None

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from ..model.errors import CoopsimError, SimulationError
 from ..model.plugins import RULES
+from ..model.specs import RuleSetting
+
+#: Scenario attributes that bring their rule with them: (attribute, rule label).
+AUTO_RULES = (("events", "events"), ("monitors", "monitors"))
 
 
 class RuleError(SimulationError):
@@ -24,7 +28,11 @@ class RuleHost:
 
     def __init__(self, scenario) -> None:
         self.rules = []
-        for setting in scenario.rules:
+        labels = {s.label for s in scenario.rules}
+        # Scenario sections that are rules of their own: [EVENT_n] and [MONITORS].
+        auto = tuple(RuleSetting(label) for attr, label in AUTO_RULES
+                     if getattr(scenario, attr, None) and label not in labels)
+        for setting in scenario.rules + auto:
             cls = RULES.get(setting.label)
             rule = cls(cls.values(dict(setting.settings)))
             rule.check(scenario)

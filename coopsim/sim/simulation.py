@@ -96,6 +96,24 @@ class Simulation:
         zero = self.sensors.sense(self.world, self.params, frame, make_rng(self.seed))
         self.snapshot = self._snapshot(frame, zero)
 
+    def restore_layout(self) -> None:
+        """Bodies back to the scenario's initial layout while the clock goes on (a timed
+        event's ``reset``; :meth:`reset` starts the whole run over instead).
+
+        Robots, objects and targets are as at load; commands are zeroed and readings measured
+        afresh (odometry restarts at 0); drivers start over (new instances with their current
+        parameter values, ``setup`` again, generators seeded as at load); module and driver
+        parameters keep their values; the run's generator, the rules, step and time go on.
+        """
+        self.world.restore_layout(self.scenario)
+        self.sensors = Sensors(self._caster)
+        self.robots, self.commands, self.actuated = RobotTable(), {}, {}
+        self.drivers = DriverHost(self)
+        self._sync_layout()
+        frame = self._frame(self.world.engine.robot_state(), {}, geometry=True)
+        self.snapshot = self._snapshot(frame, self.sensors.sense(self.world, self.params, frame,
+                                                                 self.rng))
+
     # -- the phases, in the order the stepper runs them -------------------------------------------
 
     def command(self, taken: Mapping[tuple[str, str], tuple]) -> None:

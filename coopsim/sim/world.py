@@ -116,7 +116,8 @@ class World:
         self._taken: set[str] = set()  # robot and section names
         self._loading = True  # the engine learns the robot order once, after the scenario
         for spec in scenario.world.objects + scenario.objects:
-            self.add_object(spec)
+            if spec.start:  # the others wait for a timed event to insert them
+                self.add_object(spec)
         for rspec in scenario.robots:
             self.add_robot(rspec)
         self._loading = False
@@ -272,6 +273,24 @@ class World:
         stored = values.set(name, value)
         self.param_epoch += 1
         return stored
+
+    def restore_layout(self, scenario: ScenarioSpec) -> None:
+        """Put every body back as at load, for a timed event's ``reset``: a new engine with the
+        scenario's objects and targets, and each current robot section rebuilt from its spec
+        (pose, velocity 0). The robots keep their parameter values and drivers (the very same
+        objects, which the network serves); the layout version moves on.
+        """
+        specs = tuple(section.spec for section in self.sections.values())
+        fresh = World(replace(scenario, robots=specs), self.engine_label)
+        kept = {r.name: r for r in self.robots}
+        for robot in fresh.robots:
+            robot.modules, robot.driver = kept[robot.name].modules, kept[robot.name].driver
+        version = self.layout_version
+        self.engine, self.objects, self.robots = fresh.engine, fresh.objects, fresh.robots
+        self.parts, self.sections, self.targets = fresh.parts, fresh.sections, fresh.targets
+        self._next_group, self._taken = fresh._next_group, fresh._taken
+        self.layout_version = version + fresh.layout_version + 1
+        self.param_epoch += 1
 
     def _changed(self) -> None:
         self.layout_version += 1

@@ -56,19 +56,21 @@ def viewer_command(nameserver_endpoint: str = DEFAULT_NAMESERVER,
 
 
 def start_viewer(nameserver_endpoint: str = DEFAULT_NAMESERVER, fps: float = DEFAULT_FPS,
-                 stderr=None) -> subprocess.Popen:
+                 stderr=None, env: dict[str, str] | None = None) -> subprocess.Popen:
     """Start ``coopsim view`` as a child process following ``nameserver_endpoint``.
 
     The child exits 0 when its window is closed (or it gets SIGTERM / SIGINT), and non-zero when it
     fails. Its stdin is closed. Its stderr is inherited (so the user sees why it failed) unless
     ``stderr`` says otherwise; once the window is open it writes ``viewer: showing ENDPOINT``.
+    ``env`` is its environment (default: this process's), e.g. with a run's CurveZMQ keys.
 
     Returns:
         The child process; the caller decides what its end means (``coopsim run --gui`` ends the
         run on exit code 0 and carries on otherwise).
     """
     return subprocess.Popen(viewer_command(nameserver_endpoint, fps), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=stderr, env=dict(os.environ),
+                            stdout=subprocess.DEVNULL, stderr=stderr,
+                            env=dict(os.environ if env is None else env),
                             text=stderr is not None)
 
 

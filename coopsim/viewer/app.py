@@ -50,18 +50,20 @@ class Viewer(pyglet.window.Window):
         link: A started link to use instead of a new one (for benchmarks on canned data).
         width, height: Window size, px.
         visible: Whether to map the window (tests and benchmarks may hide it).
+        keys: CurveZMQ client keys for a run started with ``--keys`` (None: no Curve).
     """
 
     def __init__(self, nameserver: str, fps: float = 10.0, link: Link | None = None,
-                 width: int = 1100, height: int = 760, visible: bool = True) -> None:
+                 width: int = 1100, height: int = 760, visible: bool = True,
+                 keys=None) -> None:
         super().__init__(width, height, caption=f"coopsim view - {nameserver}", resizable=True,
                          visible=visible, vsync=False)
         self.set_minimum_size(480, 360)
         imgui.create_context()
         imgui.get_io().set_ini_filename(None)  # no imgui.ini left in the user's folder
         self.gui = pyglet_backend.create_renderer(self)
-        self.link = link or Link(nameserver).start()
-        self.live_endpoint = nameserver
+        self.link = link or Link(nameserver, keys).start()
+        self.live_endpoint, self.live_keys = nameserver, keys
         self.ui = Ui(self.link)
         self.scene = Scene()
         self.camera = Camera(width, height)
@@ -163,7 +165,7 @@ class Viewer(pyglet.window.Window):
             if self.replay is not None:
                 self.replay.stop()
             self.replay = proc
-            self.link.switch(endpoint)
+            self.link.switch(endpoint)  # the replay child serves on loopback, without Curve
             self.menu.dialogs["recording"].open = False
             self.notice.text, self.notice.error = f"replaying {Path(path).name}", False
 
@@ -174,7 +176,7 @@ class Viewer(pyglet.window.Window):
         if self.replay is not None:
             self.replay.stop()
             self.replay = None
-        self.link.switch(self.live_endpoint)
+        self.link.switch(self.live_endpoint, self.live_keys)
         self.notice.text, self.notice.error = "back to the live run", False
 
     # -- input ---------------------------------------------------------------------------------
@@ -277,7 +279,7 @@ class Viewer(pyglet.window.Window):
         super().close()
 
 
-def main(nameserver: str, fps: float = 10.0) -> int:
+def main(nameserver: str, fps: float = 10.0, keys=None) -> int:
     """Run the viewer until its window is closed (or SIGTERM / SIGINT ask it to close: install
     :func:`coopsim.viewer.quit_on_signals` first).
 
@@ -285,7 +287,7 @@ def main(nameserver: str, fps: float = 10.0) -> int:
         0: the window was closed on purpose (``coopsim run --gui`` then ends the run).
     """
     try:
-        viewer = Viewer(nameserver, fps)
+        viewer = Viewer(nameserver, fps, keys=keys)
     except (pyglet.window.NoSuchDisplayException, pyglet.gl.ContextException) as exc:
         raise ViewerError(f"cannot open the viewer window: {exc}") from None
     print(f"viewer: showing {nameserver}", file=sys.stderr, flush=True)

@@ -23,6 +23,7 @@ import zmq
 from ..net import protocol as p
 from ..model.errors import ProtocolError
 from ..net.protocol import Message
+from ..net.security import ClientKeys
 from ..net.statestream import StateFrame, decode_state
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,7 @@ class Link:
 
     Args:
         nameserver: Name server endpoint, e.g. ``tcp://127.0.0.1:10000``.
+        keys: CurveZMQ client keys for a run started with ``--keys`` (None: no Curve).
 
     Attributes (read from any thread; each is replaced whole by the link's thread):
         nameserver: The endpoint currently followed.
@@ -105,8 +107,9 @@ class Link:
         error: The last connection problem, as a sentence ("" when connected).
     """
 
-    def __init__(self, nameserver: str) -> None:
+    def __init__(self, nameserver: str, keys: ClientKeys | None = None) -> None:
         self.nameserver = nameserver
+        self.keys = keys
         self.connected = False
         self.frame: StateFrame | None = None
         self.layout: dict | None = None
@@ -120,7 +123,7 @@ class Link:
         self._asked_for, self._asked_at = -1, 0.0  # last layout version fetched for, and when
         self._queue: queue.Queue[_Request] = queue.Queue()
         self._stop = threading.Event()
-        self._switch: str | None = None
+        self._switch: tuple[str, ClientKeys | None] | None = None
         self._ctx = zmq.Context()
         self._sockets: dict[str, zmq.Socket] = {}
         self._endpoints: dict[str, str] = {}
@@ -158,9 +161,9 @@ class Link:
                                  tuple(float(v) for v in data), timeout, future, refresh))
         return future
 
-    def switch(self, nameserver: str) -> None:
-        """Follow another name server (a replay, or back to the live run)."""
-        self._switch = nameserver
+    def switch(self, nameserver: str, keys: ClientKeys | None = None) -> None:
+        """Follow another name server (a replay, or back to the live run) with its keys."""
+        self._switch = (nameserver, keys)
 
     # -- the link's thread --------------------------------------------------------------------
 
@@ -180,7 +183,7 @@ class Link:
 
     def _loop_once(self) -> None:
         if self._switch is not None:
-            self.nameserver, self._switch = self._switch, None
+            (self.nameserver, self.keys), self._switch = self._switch, None
             self._drop("switching")
         if not self.connected and not self._connect():
             self._fail_queue()
@@ -244,6 +247,8 @@ class Link:
         sub.setsockopt(zmq.LINGER, 0)
         sub.setsockopt(zmq.RCVHWM, 4)  # the viewer only wants the latest frame
         sub.setsockopt(zmq.SUBSCRIBE, p.STATE_TOPIC)
+        if self.keys is not None:
+            self.keys.apply(sub)
         sub.connect(endpoint)
         self._sub = sub
 
@@ -349,7 +354,12 @@ class Link:
     def _request(self, endpoint: str, command: int, text: str = "", params: Sequence[int] = (),
                  data: Sequence[float] = (), timeout: float = REQUEST_TIMEOUT) -> Message:
         sock = self._socket(endpoint)
-        sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+        try:  # SNDTIMEO: a connection refused at the CurveZMQ handshake leaves nowhere to send
+            sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+        except zmq.Again:
+            self._sockets.pop(endpoint).close(0)
+            raise ProtocolError(p.TIMEOUT, f"no connection to {endpoint} (refused at the "
+                                           "CurveZMQ handshake?)") from None
         if not sock.poll(int(timeout * 1000)):
             # a REQ socket whose reply never came is useless: the next request gets a new one
             self._sockets.pop(endpoint).close(0)
@@ -364,6 +374,9 @@ class Link:
         if sock is None:
             sock = self._ctx.socket(zmq.REQ)
             sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.SNDTIMEO, int(PROBE_TIMEOUT * 1000))
+            if self.keys is not None:
+                self.keys.apply(sock)
             try:
                 sock.connect(endpoint)
             except zmq.ZMQError as exc:

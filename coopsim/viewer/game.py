@@ -2,7 +2,7 @@
 capture-the-flag rule's bases, flags and score.
 
 A right-click (a press and release of the right button that did not drag) on the floor sends
-the selected squad an order on ``/squads`` (docs/protocol.md section 8), which publishes it on
+the selected squad an order on ``/squads`` (docs/protocol.md section 9), which publishes it on
 ``/squads/events``: on a flag of the squad's own team, ``defend`` it; on the enemy's flag,
 ``capture`` it; anywhere else, ``goto`` there in the formation chosen in the panel. The server's
 answer (the order's number, or why it was refused) shows in the panel.

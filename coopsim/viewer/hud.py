@@ -26,6 +26,7 @@ REC_COLOR = imgui.ImVec4(1.0, 0.45, 0.45, 1.0)
 _COLORS = {"plain": DIM_COLOR, "state": STATE_COLOR, "rec": REC_COLOR, "error": ERROR_COLOR}
 _GAP = "   "
 _NAMES_SHOWN = 3  # robots named in "waiting for ..." before "and N more"
+_GRAB = 6.0  # px: half the scrub bar's grab, where its ends' values sit
 
 
 def status_parts(link) -> list[tuple[str, str]]:
@@ -202,6 +203,7 @@ class Timeline:
         self._sent: float | None = None
         self._landing = None  # (status seen when a seek landed, the time it landed at)
         self.shown = 0.0  # the time the scrub bar shows, s
+        self.ticks: list[float] = []  # x (px) of the event ticks drawn last
 
     def draw(self, bottom: float, width: float) -> None:
         """Draw the timeline with its lower edge ``bottom`` px from the window's top."""
@@ -252,7 +254,9 @@ class Timeline:
         gap = imgui.get_style().item_spacing.x
         imgui.set_next_item_width(-(imgui.calc_text_size(span).x + gap))
         changed, value = imgui.slider_float("##timeline.scrub", float(shown), pb.start, end, "")
+        dragging = imgui.is_item_active()  # asked now: the next item is the span's text
         self.ui.mark("timeline.scrub")
+        self._event_ticks(pb.start, end)
         imgui.same_line()
         imgui.text(span)
         self.ui.mark("timeline.end")
@@ -261,10 +265,22 @@ class Timeline:
         if self.wanted is not None and self._seeking.pending is None:
             if self.wanted != self._sent:
                 self._seek(self.wanted)
-            elif not imgui.is_item_active():
+            elif not dragging:
                 self.wanted = None  # the drag is over and its last seek answered
                 self._landing = (pb, self._sent)
         self.shown = self.wanted if self.wanted is not None else self._position(pb)
+
+    def _event_ticks(self, start: float, end: float) -> None:
+        """Small ticks under the scrub bar at the timed events' times (the scenario's
+        [EVENT_n], from the state document's ``rules``)."""
+        low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+        xs = tick_positions(event_times(self.ui.link.layout), start, end, low.x + _GRAB,
+                            high.x - _GRAB)
+        self.ticks = xs
+        draw = imgui.get_window_draw_list()
+        color = imgui.get_color_u32(imgui.ImVec4(1.0, 0.75, 0.2, 1.0))
+        for x in xs:
+            draw.add_line(imgui.ImVec2(x, high.y - 5.0), imgui.ImVec2(x, high.y), color, 2.0)
 
     def _position(self, pb) -> float:
         """Where the replay is: the seek just answered until a status newer than it arrives (the
@@ -278,6 +294,20 @@ class Timeline:
         self._sent = t
         self.ui.send(Request("seek", data=(t,), service="/playback"), self._seeking,
                      f"at {t:.2f} s")
+
+
+def event_times(layout) -> list[float]:
+    """The timed events' times, s, from a ``/sim state`` document (``[]`` without events)."""
+    rules = (layout or {}).get("rules") or {}
+    events = (rules.get("events") or {}).get("events") or []
+    return [float(e["at"]) for e in events if isinstance(e, dict) and "at" in e]
+
+
+def tick_positions(times, start: float, end: float, left: float, right: float) -> list[float]:
+    """x (px) of each time in [start, end] s on a bar from ``left`` to ``right`` px (the
+    replay's position is the sim time when it starts at step 0, as a run's recording does)."""
+    span = max(end - start, 1e-9)
+    return [left + (t - start) / span * (right - left) for t in times if start <= t <= end]
 
 
 def _playback_speed(text: str) -> Request:

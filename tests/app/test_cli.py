@@ -21,6 +21,7 @@ def coopsim(*args, timeout=120):
 def test_check_accepts_every_bundled_file():
     files = sorted(str(p) for p in (ROOT / "worlds").glob("*.world"))
     files += sorted(str(p) for p in (ROOT / "scenarios").glob("*.scenario"))
+    files += sorted(str(p) for p in (ROOT / "sweeps").glob("*.sweep"))
     result = coopsim("check", *files)
     assert result.returncode == 0, result.stderr
     assert f"{len(files)} file(s) OK" in result.stdout
@@ -32,6 +33,16 @@ def test_check_rejects_a_bad_file_with_path_line_and_exit_2(tmp_path):
     result = coopsim("check", str(bad))
     assert result.returncode == 2
     assert result.stderr.startswith(f"{bad}:4:")
+    assert "Traceback" not in result.stderr
+
+
+def test_check_rejects_a_bad_sweep_at_its_line(tmp_path):
+    bad = tmp_path / "bad.sweep"
+    bad.write_text(f"[SWEEP]\nscenario {ROOT / 'scenarios' / 'amsa_follow.scenario'}\n"
+                   "[AXIS_1]\nparam nobody.motors.efficiency\nvalues 50 100\n")
+    result = coopsim("check", str(bad))
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.startswith(f"{bad}:4:"), result.stderr
     assert "Traceback" not in result.stderr
 
 

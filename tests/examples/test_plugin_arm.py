@@ -243,7 +243,11 @@ def display():
     SHOTS.mkdir(parents=True, exist_ok=True)
     yield f":{number}"
     proc.terminate()
-    proc.wait(5)
+    try:  # a loaded machine may keep it busy past the grace period
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class _XImage(ctypes.Structure):

@@ -41,4 +41,8 @@ def display():
     else:
         os.environ["DISPLAY"] = old
     proc.terminate()
-    proc.wait(5)
+    try:  # a loaded machine may keep it busy past the grace period
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

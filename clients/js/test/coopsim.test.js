@@ -1,10 +1,13 @@
 // Tests of the JavaScript client: `npm test` (node --test). The live tests need a simulator:
 // COOPSIM_NAMESERVER=tcp://127.0.0.1:PORT npm test   (tests/test_clients.py does this).
 import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 
-import { Client, pack, parseCommands, RemoteError, Robot, ROBOT_COMMANDS, TIMEOUT, UNKNOWN_NAME,
-         unpack } from "../coopsim.js";
+import { Client, loadKeys, pack, parseCommands, RemoteError, Robot, ROBOT_COMMANDS, TIMEOUT,
+         UNKNOWN_NAME, unpack } from "../coopsim.js";
 import { wanderSpeeds } from "../wander.js";
 
 const LIVE = process.env.COOPSIM_NAMESERVER;
@@ -101,6 +104,28 @@ test("live: every id the robot declares is the one the client sends", { skip: NO
   } finally {
     client.close();
   }
+});
+
+// Two made-up Z85 keys (any 40 characters of the alphabet will do for reading files).
+const KEY_A = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+const KEY_B = "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6";
+
+test("loadKeys reads a client folder's certificates, as coopsim keys writes them", () => {
+  const dir = mkdtempSync(join(tmpdir(), "coopsim-keys-"));
+  writeFileSync(join(dir, "server.key"), `#   ZeroMQ CURVE Public Certificate\n\nmetadata\n` +
+                `curve\n    public-key = "${KEY_A}"\n`);
+  writeFileSync(join(dir, "client.key_secret"), `metadata\ncurve\n    public-key = "${KEY_B}"\n` +
+                `    secret-key = "${KEY_A}"\n`);
+  assert.deepEqual(loadKeys(dir), { server: KEY_A, publicKey: KEY_B, secretKey: KEY_A });
+  const env = { COOPSIM_SERVER_KEY: KEY_B, COOPSIM_CLIENT_KEY: join(dir, "client.key_secret") };
+  assert.equal(loadKeys(null, env).server, KEY_B); // the key itself may stand in the variable
+  assert.equal(loadKeys(null, {}), null);
+  assert.throws(() => loadKeys(null, { COOPSIM_SERVER_KEY: KEY_B }),
+                /COOPSIM_CLIENT_KEY is not set/);
+  assert.throws(() => loadKeys(join(dir, "nope")), /server.key: no such file/);
+  assert.throws(() => loadKeys(null, { ...env, COOPSIM_SERVER_KEY: join(dir, "client.key_secret"),
+                                      COOPSIM_CLIENT_KEY: join(dir, "server.key") }),
+                /server.key: no secret-key line/);
 });
 
 function doubleBE(x) {

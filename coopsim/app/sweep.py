@@ -1,0 +1,221 @@
+"""``coopsim sweep``: run every point of a ``.sweep`` file as one Dask task, into a Parquet
+table (docs/sweeps.md).
+
+Points run on a ``distributed.LocalCluster`` sized to the machine, or on an existing cluster
+(``--scheduler tcp://HOST:PORT``). Each finished point is one row; the table is rewritten
+(atomically) every few seconds and at the end, so a sweep stopped by Ctrl-C or a lost worker
+resumes: a point whose key (a hash of its resolved scenario, seed and duration) already has a
+row with status ``ok`` is not run again.
+
+Dask, pyarrow and matplotlib are an optional extra (``pip install 'coopsim[experiments]'``):
+nothing else in coopsim imports this module.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..model.errors import CoopsimError
+from .points import PointTask, point_key, resolve, run_point
+
+INSTALL = "pip install 'coopsim[experiments]'   (from a clone: pip install -e '.[experiments]')"
+SAVE_EVERY = 2.0  # s of wall time between rewrites of the table while points come in
+BAR = 24  # characters of the progress bar
+CONNECT_TIMEOUT = 8.0  # s to reach a --scheduler before saying it is unreachable
+
+
+def check_dependencies(plot: bool = False) -> None:
+    """Raise CoopsimError naming the pip command when Dask or pyarrow (or, with ``plot``,
+    matplotlib) is missing."""
+    names = ["dask", "distributed", "pyarrow"] + (["matplotlib"] if plot else [])
+    missing = []
+    for name in names:
+        try:
+            __import__(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise CoopsimError(f"coopsim sweep needs {', '.join(missing)}: {INSTALL}")
+
+
+def default_out(sweep_path: str) -> Path:
+    """``name.parquet`` beside ``name.sweep``."""
+    return Path(sweep_path).with_suffix(".parquet")
+
+
+def plan(spec, out: Path, record: bool) -> list[PointTask]:
+    """Every (point, seed) of the sweep as a task, in order."""
+    tasks = []
+    folder = out.with_name(out.stem + "-recordings")
+    for values in spec.points():
+        scenario = resolve(spec.scenario, spec.axes, values)
+        duration = float(values.get("setting.duration", spec.duration))
+        for seed in spec.seeds:
+            key = point_key(scenario, seed, duration)
+            path = str(folder / f"{key[:12]}-seed{seed}.mcap") if record else ""
+            tasks.append(PointTask(key, values, scenario, seed, duration, spec.metrics, path))
+    return tasks
+
+
+class Table:
+    """The results: rows by key, read from and written to one Parquet file."""
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow.parquet as pq
+
+        self.path = path
+        self.rows: dict[str, dict] = {}
+        if path.exists():
+            try:
+                rows = pq.read_table(path).to_pylist()
+            except Exception as exc:  # noqa: BLE001 -- a damaged table must not be overwritten
+                raise CoopsimError(f"{path}: cannot read the results table ({exc}); move it "
+                                   "away to start over") from None
+            self.rows = {r["key"]: r for r in rows}
+        self._saved = time.monotonic()
+
+    def done(self, key: str) -> bool:
+        """True when ``key`` has a row with status ok."""
+        return self.rows.get(key, {}).get("status") == "ok"
+
+    def add(self, row: dict) -> None:
+        """Keep ``row`` (replacing an earlier one of its key) and save when it is time."""
+        self.rows[row["key"]] = row
+        if time.monotonic() - self._saved >= SAVE_EVERY:
+            self.save()
+
+    def columns(self) -> list[str]:
+        """Every column, in the order first seen."""
+        names: dict[str, None] = {}
+        for row in self.rows.values():
+            names.update(dict.fromkeys(row))
+        return list(names)
+
+    def save(self) -> None:
+        """Write the table atomically (a temporary file renamed over the old one)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        names = self.columns()
+        table = pa.Table.from_pylist([{n: r.get(n) for n in names} for r in self.rows.values()])
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        pq.write_table(table, tmp)
+        os.replace(tmp, self.path)
+        self._saved = time.monotonic()
+
+    def write_csv(self, path: Path) -> None:
+        """The same rows as CSV (one header line)."""
+        import csv
+
+        names = self.columns()
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(names)
+            for row in self.rows.values():
+                writer.writerow(["" if _missing(row.get(n)) else row.get(n) for n in names])
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def connect(scheduler: str | None, workers: int | None):
+    """A Dask client: on the scheduler at ``scheduler``, or on a new LocalCluster of
+    ``workers`` single-threaded worker processes (default: one per core)."""
+    from distributed import Client, LocalCluster
+
+    if not logging.getLogger().isEnabledFor(logging.INFO):  # coopsim -v shows Dask's chatter
+        for name in ("distributed", "dask", "tornado", "bokeh"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+    if scheduler:
+        try:
+            return Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise CoopsimError(f"cannot reach the Dask scheduler at {scheduler} within "
+                               f"{CONNECT_TIMEOUT:g} s ({type(exc).__name__})") from None
+    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                           processes=True, dashboard_address=":0",
+                           silence_logs=logging.CRITICAL)
+    return Client(cluster, set_as_default=False)
+
+
+class Progress:
+    """The progress line on stderr: points done, failed, skipped, and the ETA."""
+
+    def __init__(self, total: int, skipped: int, echo: Callable[[str], None]) -> None:
+        self.total, self.skipped, self.echo = total, skipped, echo
+        self.done = self.failed = 0
+        self.start = time.monotonic()
+
+    def update(self, ok: bool) -> None:
+        self.done += 1
+        self.failed += not ok
+        self.show()
+
+    def show(self) -> None:
+        left = self.total - self.skipped - self.done
+        rate = self.done / max(time.monotonic() - self.start, 1e-9)
+        eta = "-" if not self.done else _clock(left / rate)
+        filled = round(BAR * (self.done + self.skipped) / max(self.total, 1))
+        self.echo(f"\rsweep [{'#' * filled}{'.' * (BAR - filled)}] {self.done + self.skipped}"
+                  f"/{self.total} points done ({self.skipped} from before), {self.failed} "
+                  f"failed, ETA {eta}   ")
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def run_sweep(spec, out: Path, scheduler: str | None = None, workers: int | None = None,
+              record: bool = False, echo: Callable[[str], None] = print) -> tuple[int, int]:
+    """Run every point of ``spec`` not already done in ``out``; return (run, failed).
+
+    Raises:
+        CoopsimError: the scheduler cannot be reached, or the table cannot be read.
+        KeyboardInterrupt: after saving every finished point.
+    """
+    table = Table(out)
+    tasks = plan(spec, out, record)
+    todo = [t for t in tasks if not table.done(t.key)]
+    progress = Progress(len(tasks), len(tasks) - len(todo), echo)
+    if not todo:
+        progress.show()
+        return 0, 0
+    if record:
+        out.with_name(out.stem + "-recordings").mkdir(parents=True, exist_ok=True)
+    client = connect(scheduler, workers)
+    try:
+        progress.show()
+        _gather(client, todo, table, progress)
+    finally:
+        table.save()
+        cluster = client.cluster
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        echo("\n")
+    return progress.done, progress.failed
+
+
+def _gather(client, todo: list[PointTask], table: Table, progress: Progress) -> None:
+    """Submit every task and keep each row as it comes (a lost task becomes a failed row)."""
+    from distributed import as_completed
+
+    futures = {client.submit(run_point, task, pure=False,
+                             key=f"point-{task.key}-{time.time_ns()}"): task for task in todo}
+    for future in as_completed(list(futures), loop=client.loop):
+        task = futures[future]
+        try:
+            row = future.result()
+        except Exception as exc:  # noqa: BLE001 -- a worker lost for good, a bad pickle
+            row = {"key": task.key, **task.values, "seed": task.seed, "status": "error",
+                   "error": f"{type(exc).__name__}: {exc}"}
+        table.add(row)
+        progress.update(row["status"] == "ok")
