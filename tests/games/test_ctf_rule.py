@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from coopsim.formats.files import parse_scenario
@@ -57,6 +58,20 @@ def test_touching_the_enemy_flag_picks_it_up_and_it_moves_with_the_carrier():
     x = sim.snapshot.poses[0, 0]
     assert fields(sim)["teams"]["B"]["flag"] == pytest.approx([x, 0.0], abs=1e-6)
     assert x < 0.9
+
+
+def test_the_game_is_on_the_state_stream_as_metrics():
+    from coopsim.model.snapshot import rule_metrics
+    from coopsim.net.statestream import decode_state, encode_state
+
+    sim = game({"b1": (3, 3, 0), "a1": (1.1, 0, 180)})  # a1 is row 1
+    step(sim)
+    frame = decode_state(encode_state(sim.snapshot, "lockstep", 1.0, 0.0, 0, False, 0))
+    named = dict(zip([n for n, _ in rule_metrics(sim.snapshot.rules)], frame.metrics))
+    assert named["ctf.B.carrier"] == 1 and np.isnan(named["ctf.A.carrier"])
+    assert (named["ctf.A.score"], named["ctf.A.flag_x"], named["ctf.A.flag_y"]) == (0, -1.5, 0)
+    assert named["ctf.B.flag_x"] == pytest.approx(sim.snapshot.poses[1, 0])
+    assert named["ctf.clock"] == pytest.approx(0.05) and named["ctf.tagged"] == 0
 
 
 def test_a_carrier_home_scores_and_the_flag_goes_back():

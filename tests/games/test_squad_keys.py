@@ -1,7 +1,7 @@
 """The squad channel of a run started with keys: /squads and /squads/events are CurveZMQ servers
 like every other socket of the run (docs/protocol.md section 8). A listed client sends an order and
 gets it on its subscription (the Python client's Subscription and subscribe_state set the keys on
-their SUB sockets); clients without keys or with an unlisted key fail the handshake on both."""
+their SUB sockets, and the stream carries the game's metrics); clients without keys or with an unlisted key fail the handshake on both."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import msgpack
+import numpy as np
 import pytest
 import zmq
 
@@ -48,6 +49,9 @@ def test_a_listed_client_orders_a_squad_and_hears_it_and_the_state(run, keys):
             [("A", "goto", (-5.0, -4.0), sent.seq)]
         frame = next(client.subscribe_state())  # the state stream, with the same keys
         assert frame.robots.shape == (10, 3)
+        game = dict(zip(client.sim().state()["metrics"], frame.metrics))  # the ctf rule's
+        assert (game["ctf.A.flag_x"], game["ctf.B.flag_x"], game["ctf.B.score"]) == (-8, 8, 0)
+        assert np.isnan(game["ctf.A.carrier"]) and game["ctf.tagged"] == 0
 
 
 @pytest.mark.parametrize("case", ["no keys", "unlisted key"])

@@ -16,7 +16,11 @@ two teams' halves. Every step, in this order:
 The game ends when a team reaches ``score_limit`` or the clock reaches ``time_limit`` (the
 higher score wins; equal scores are a draw): the rule ends the run, saying the result. Fields
 (``/sim state`` ``rules.ctf``, recorded every step): per team its score, base, flag position and
-carrier, the tagged robots, the clock, the limits and the result.
+carrier, the tagged robots, the clock, the limits and the result. Its ``metrics`` field puts the
+game's numbers on the state stream too (docs/protocol.md section 5): per team ``T.score``,
+``T.flag_x``, ``T.flag_y`` (m) and ``T.carrier`` (the row, in the stream's robot order, of the
+robot carrying T's flag; null, NaN on the stream, when nobody does), then ``clock`` (s) and
+``tagged`` (how many robots are tagged).
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ class CaptureTheFlag(Rule):
         self.clock = 0.0
         self.result = ""
         self.last_event = ""
+        self._rows: dict = {}  # robot name -> its row in the last snapshot (the stream's order)
 
     def check(self, scenario) -> None:
         names = (self.p["team_a"], self.p["team_b"])
@@ -94,6 +99,7 @@ class CaptureTheFlag(Rule):
         if self.result or len(self.teams) != 2:
             return
         self.clock = snap.time
+        self._rows = snap.index
         where = self._positions(sim, snap)
         self._tag(where, snap.time)
         self._free(where)
@@ -198,5 +204,17 @@ class CaptureTheFlag(Rule):
                 "tagged": sorted(self.tagged), "clock": self.clock,
                 "time_limit": self.p["time_limit"], "score_limit": self.p["score_limit"],
                 "base_radius": self.p["base_radius"], "flag_radius": FLAG_RADIUS,
-                "result": self.result, "last_event": self.last_event}
+                "result": self.result, "last_event": self.last_event,
+                "metrics": self._metrics()}
+
+    def _metrics(self) -> dict:
+        """The game as numbers, for the state stream (carrier: a row, or None)."""
+        out: dict = {}
+        for name, team in self.teams.items():
+            row = self._rows.get(team.carrier) if team.carrier is not None else None
+            out.update({f"{name}.score": team.score, f"{name}.flag_x": float(team.flag[0]),
+                        f"{name}.flag_y": float(team.flag[1]),
+                        f"{name}.carrier": None if row is None else int(row)})
+        out.update({"clock": self.clock, "tagged": len(self.tagged)})
+        return out
 
