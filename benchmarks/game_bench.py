@@ -7,7 +7,7 @@
    the game goes. The ``Simulation`` is stepped by hand (commands, actuators, physics, sensors,
    rules) for ``--seconds`` of sim time at dt = 0.05 s. Baseline in the same run: the same
    world and robots with no driver (the simulation alone).
-2. Over the network, 5 vs 5: ``coopsim run scenarios/ctf.scenario --headless`` as shipped
+2. Over the network, 5 vs 5: ``coopsim run scenarios/ctf.scenario --headless --speed 0`` as shipped
    (team B a launched controller process, every robot read and commanded over the protocol
    each step); the real-time factor is the run's own summary line.
 
@@ -80,7 +80,7 @@ def play(spec, seconds: float) -> tuple[float, float, str]:
 def network_game() -> str:
     """The shipped 5 vs 5 scenario over the network: the run's summary figures."""
     done = subprocess.run([sys.executable, "-m", "coopsim", "run", str(CTF), "--headless",
-                           "--port", "0"], capture_output=True, text=True, timeout=900,
+                           "--speed", "0", "--port", "0"], capture_output=True, text=True, timeout=900,
                           cwd=ROOT)
     out = done.stdout + done.stderr
     rtf = re.search(r"real-time factor\s+([\d.]+)", out)

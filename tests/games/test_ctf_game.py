@@ -32,7 +32,7 @@ def test_a_headless_game_plays_to_a_result_with_both_teams_moving(tmp_path):
     recording = tmp_path / "game.mcap"
     done = subprocess.run(
         [sys.executable, "-m", "coopsim", "run", str(short_game(tmp_path, 45)), "--headless",
-         "--port", "0", "--record", str(recording), "--controller-logs", str(tmp_path)],
+         "--speed", "0", "--port", "0", "--record", str(recording), "--controller-logs", str(tmp_path)],
         capture_output=True, text=True, timeout=180, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     output = done.stdout + done.stderr  # the summary is on stdout
