@@ -253,7 +253,23 @@ class Idle:
 
 
 # --- reflexes --------------------------------------------------------------------------------
-class AvoidCollision:
+class _TurnAway:
+    """The reflexes' manoeuvre: turn on the spot to ``_target_yaw`` (phase ``turn``), then go
+    forward at half speed (phase ``advance``); subclasses decide when each phase starts and
+    ends (``active``)."""
+
+    phase: str | None
+    _target_yaw: float
+    drive: Drive
+
+    def act(self, s: RobotState) -> tuple[float, float]:
+        if self.phase == "turn":
+            error = wrap(self._target_yaw - s.yaw)
+            return wheel_speeds(0.0, self.drive.k_heading * error, self.drive)
+        return wheel_speeds(0.5 * self.drive.max_speed, 0.0, self.drive)
+
+
+class AvoidCollision(_TurnAway):
     """Reflex: after a bump, or an echo nearer than ``d_crit`` m within ``half_angle`` rad of the
     nose, turn 90 degrees away from it, then go forward ``d_crit * tan(half_angle)`` m (the
     paper's manoeuvre). A rear bump just drives forward that far.
@@ -293,14 +309,9 @@ class AvoidCollision:
                 self.phase = None
         return self.phase is not None
 
-    def act(self, s: RobotState) -> tuple[float, float]:
-        if self.phase == "turn":
-            error = wrap(self._target_yaw - s.yaw)
-            return wheel_speeds(0.0, self.drive.k_heading * error, self.drive)
-        return wheel_speeds(0.5 * self.drive.max_speed, 0.0, self.drive)
 
 
-class AvoidLines:
+class AvoidLines(_TurnAway):
     """Reflex: when a front floor sensor (``line``) sees a zone's outline (water, a border),
     turn 90 degrees away from it -- to the right when the left sensor sees it, to the left for
     the right one, to the right for both -- then go forward ``advance`` m (the paper's
@@ -327,11 +338,6 @@ class AvoidLines:
             self.phase = None
         return self.phase is not None
 
-    def act(self, s: RobotState) -> tuple[float, float]:
-        if self.phase == "turn":
-            error = wrap(self._target_yaw - s.yaw)
-            return wheel_speeds(0.0, self.drive.k_heading * error, self.drive)
-        return wheel_speeds(0.5 * self.drive.max_speed, 0.0, self.drive)
 
 
 class RespectBorders:

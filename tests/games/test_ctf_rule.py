@@ -13,6 +13,8 @@ from coopsim.model.errors import FileFormatError
 from coopsim.sim.drivers import LocalRobot
 from coopsim.sim.simulation import Simulation
 
+from helpers import step_by_hand
+
 WORLD = Path(__file__).resolve().parents[2] / "worlds" / "empty.world"  # 10 x 10 m
 
 
@@ -33,16 +35,10 @@ def game(robots: dict, time_limit=60, score_limit=2, squads=None) -> Simulation:
 
 
 def step(sim, n=1, drive=None):
-    for _ in range(n):
+    def wheels():
         for name, (left, right) in (drive or {}).items():
             LocalRobot(sim, name).motors.set_speeds(left, right)
-        sim.command({})
-        sim.actuate()
-        sim.physics()
-        sim.sense()
-        sim.apply_rules()
-        if sim.ended:
-            return
+    step_by_hand(sim, n, wheels)
 
 
 def fields(sim):

@@ -19,7 +19,7 @@ from coopsim.sim.drivers import LocalRobot
 from coopsim.sim.simulation import Simulation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from helpers import robot, scenario  # noqa: E402
+from helpers import robot, scenario, step_by_hand  # noqa: E402
 from nethelpers import live  # noqa: E402
 
 
@@ -29,12 +29,7 @@ def radio_sim(robots, seed=0, params=()):
 
 
 def step(sim, n=1):
-    for _ in range(n):
-        sim.command({})
-        sim.actuate()
-        sim.physics()
-        sim.sense()
-        sim.apply_rules()
+    step_by_hand(sim, n)
 
 
 def test_a_broadcast_reaches_robots_in_range_with_range_and_bearing():

@@ -18,6 +18,8 @@ from coopsim.sim.simulation import Simulation
 from coopsim.swarm import find_path, smooth
 from coopsim.swarm.game import map_of_layout, planning_grid
 
+from helpers import step_by_hand
+
 ROOT = Path(__file__).resolve().parents[2]
 WORLD = ROOT / "worlds" / "empty.world"  # 10 x 10 m
 HEAD = f"[WORLD]\nfile {WORLD}\n"
@@ -85,11 +87,7 @@ def test_coopsim_check_reports_a_self_intersecting_polygon_as_file_line(tmp_path
 
 
 def step(sim, n=1):
-    for _ in range(n):
-        sim.command({})
-        sim.actuate()
-        sim.physics()
-        sim.sense()
+    step_by_hand(sim, n)
 
 
 def test_zones_are_in_the_layout_and_the_map_and_do_not_collide(tmp_path):
