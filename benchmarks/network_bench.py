@@ -119,9 +119,12 @@ def _simulator(robots: int, mode: str, folder: str,
                extra: tuple = ()) -> tuple[subprocess.Popen, str]:
     """``coopsim run`` on a scenario of ``robots`` robots (``extra`` options); return it and its
     name server."""
+    # COOPSIM_JIT=wait: the compiled sensing from the first step (a run otherwise casts with
+    # numpy for its first second or so, while the kernels load: coopsim/sim/casters.py)
     proc = subprocess.Popen([sys.executable, "-m", "coopsim", "run",
                              str(_scenario(robots, mode, folder)), "--port", "0", "--headless",
                              "--no-controllers", *extra], cwd=ROOT, text=True,
+                            env=dict(os.environ, COOPSIM_JIT="wait"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     for line in proc.stderr:
         found = re.search(r"name server: (\S+)", line)
@@ -247,6 +250,9 @@ def measure_step(robots: int = 1, steps: int = 500) -> float:
     from coopsim.sim.simulation import Simulation
     from coopsim.sim.stepper import Stepper
 
+    from coopsim.sim import casters
+
+    casters.wait_ready(600)  # the compiled sensing, as the simulator process has it
     with tempfile.TemporaryDirectory() as folder:
         stepper = Stepper(Simulation(load(_scenario(robots, "lockstep", folder))),
                           mode="lockstep")

@@ -47,9 +47,10 @@ def bench_table(python: str, counts: str, steps: int) -> dict[int, float]:
     out = subprocess.run([python, "-m", "coopsim", "bench", "step", "--robots", counts,
                           "--steps", str(steps)], capture_output=True, text=True, check=True,
                          cwd=ROOT).stdout
-    rows = [line.split("|") for line in out.splitlines() if line.startswith("| ") and
-            line.split("|")[1].strip().isdigit()]
-    return {int(r[1]): float(r[2]) for r in rows}
+    lines = [[c.strip() for c in line.split("|")] for line in out.splitlines()
+             if line.startswith("| ")]
+    k = lines[0].index("robots")  # older trees print no engine and caster columns
+    return {int(r[k]): float(r[k + 1]) for r in lines[1:] if r[k].isdigit()}
 
 
 def regression(baseline: Path, runs: int, steps: int) -> None:
@@ -82,6 +83,9 @@ def driver_rate(steps: int) -> float:
 
     if "bench_loop" not in DRIVERS:
         DRIVERS.register("bench_loop")(Loop)
+    from coopsim.sim import casters
+
+    casters.wait_ready(600)  # the compiled sensing, as a run has it after its first second
     stepper = Stepper(Simulation(_one(DriverSetting("bench_loop"))), mode="lockstep")
     for _ in range(50):
         stepper.tick()

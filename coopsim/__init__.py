@@ -6,6 +6,10 @@ neither pymunk nor pyglet: a controller can run on a robot without the simulator
 
 from importlib import import_module
 
+from .model.threads import configure as _configure_threads
+
+_configure_threads()  # before anything imports numba: idle OpenMP threads sleep (model/threads.py)
+
 __version__ = "0.1.0"
 
 _EXPORTS = {

@@ -2,7 +2,9 @@
 
 Step time against robot count: N ``single`` robots spread over a square arena with static
 obstacles, every robot driving and its 11 sonars cast every step, dt = 0.02 s (SwarmSimX's
-setting). Figures are wall-clock per :meth:`Stepper.tick`, one core, after a warm-up.
+setting). Figures are wall-clock per step (commands, actuators, physics, sensors, rules), one
+core, after a warm-up; :func:`plot_steps` draws them as SwarmSimX's study 1 did: box plots of
+the step time against the number of robots, with the step's deadline.
 """
 
 from __future__ import annotations
@@ -10,25 +12,44 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model.errors import CoopsimError
+from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec, Settings, TargetSpec,
+                           WorldSpec)
+from ..sim import casters
+from ..sim.jitcast import JitRayCaster
+from ..sim.raycast import RayCaster
 from ..sim.simulation import Simulation
-from ..model.specs import FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec, Settings, TargetSpec, WorldSpec
 from ..sim.stepper import Stepper
 
 SPACING = 1.5  # m between robot start positions
 
 
+PHASES = ("actuators", "physics", "sensors")  # commands go with actuators, rules with sensors
+
+
 @dataclass(frozen=True)
 class StepRow:
-    """One line of the step-time table (times in ms)."""
+    """One line of the step-time table (times in ms).
+
+    Attributes:
+        robots: N. median, p95: of the whole step. phase_ms: phase -> median.
+        engine: Physics engine label. caster: ``jit`` or ``numpy`` (the sonar's caster).
+        samples: ``step`` and each phase -> every timed step's time, ms.
+        rss_mb: The process's resident memory after the run, MiB (0 where /proc is missing).
+    """
 
     robots: int
     median: float
     p95: float
     phase_ms: dict
+    engine: str = "pymunk"
+    caster: str = "jit"
+    samples: dict = field(default_factory=dict)
+    rss_mb: float = 0.0
 
     @property
     def realtime_factor(self) -> float:
@@ -62,18 +83,44 @@ def swarm_scenario(n: int, seed: int = 0, dt: float = 0.02) -> ScenarioSpec:
                         name=f"swarm{n}")
 
 
+def cases(engines: str, casters_: str, counts: str) -> list[tuple[str, str, int]]:
+    """(engine, caster, robot count) of every run a bench's comma-separated ``--engine``,
+    ``--caster`` and ``--robots`` ask for, engine by engine.
+
+    Raises:
+        CoopsimError: a count that is not an integer.
+    """
+    try:
+        numbers = [int(c) for c in counts.split(",")]
+    except ValueError:
+        raise CoopsimError(f"--robots takes comma-separated counts, not {counts!r}") from None
+    return [(e, k, n) for e in engines.split(",") for k in casters_.split(",") for n in numbers]
+
+
+def make_caster(kind: str):
+    """The sonar's caster for a benchmark: ``jit`` (its kernels loaded first) or ``numpy``.
+
+    Raises:
+        CoopsimError: ``jit`` without numba, or a kind that is neither.
+    """
+    if kind == "numpy":
+        return RayCaster()
+    if kind != "jit":
+        raise CoopsimError(f"caster must be jit or numpy, not {kind!r}")
+    if not casters.wait_ready(600):
+        raise CoopsimError("the compiled caster is not available (is numba installed?)")
+    return JitRayCaster()
+
+
 def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
-                engine: str | None = None) -> StepRow:
-    """Median and p95 tick time for ``n`` robots, with a per-phase breakdown (median ms)."""
-    sim = Simulation(swarm_scenario(n, seed), engine=engine)
-    stepper = Stepper(sim, mode="lockstep")
-    rng = np.random.default_rng(seed)
-    names = sim.snapshot.robots
-    for name, wheels in zip(names, rng.uniform(0.1, 0.5, (n, 2))):
-        stepper.slots.put(name, "motors", tuple(wheels), attach=False)
+                engine: str | None = None, caster: str = "jit") -> StepRow:
+    """Median and p95 step time for ``n`` robots, with a per-phase breakdown (median ms) and
+    every sample."""
+    sim = Simulation(swarm_scenario(n, seed), engine=engine, caster=make_caster(caster))
+    stepper = _driving(sim, "lockstep", seed)
     for _ in range(warmup):
         stepper.tick()
-    ticks, phases = [], {"actuators": [], "physics": [], "sensors": []}
+    samples = {"step": [], **{k: [] for k in PHASES}}
     for _ in range(steps):
         t0 = time.perf_counter()
         sim.command(stepper.slots.take())
@@ -84,20 +131,157 @@ def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
         sim.sense()
         sim.apply_rules()
         t3 = time.perf_counter()
-        ticks.append(t3 - t0)
-        for key, dt in zip(phases, (t1 - t0, t2 - t1, t3 - t2)):
-            phases[key].append(dt)
-    ms = sorted(t * 1000 for t in ticks)
+        samples["step"].append((t3 - t0) * 1e3)
+        for key, a, b in zip(PHASES, (t0, t1, t2), (t1, t2, t3)):
+            samples[key].append((b - a) * 1e3)
+    ms = sorted(samples["step"])
     return StepRow(n, statistics.median(ms), ms[min(len(ms) - 1, int(0.95 * len(ms)))],
-                   {k: statistics.median(v) * 1000 for k, v in phases.items()})
+                   {k: statistics.median(samples[k]) for k in PHASES},
+                   sim.world.engine.label, caster, samples, rss_mib())
+
+
+def _driving(sim: Simulation, mode: str, seed: int) -> Stepper:
+    """A stepper of ``sim`` whose robots all hold a random motor command (0.1-0.5 rad/s)."""
+    stepper = Stepper(sim, mode=mode)
+    rng = np.random.default_rng(seed)
+    names = sim.snapshot.robots
+    for name, wheels in zip(names, rng.uniform(0.1, 0.5, (len(names), 2))):
+        stepper.slots.put(name, "motors", tuple(wheels), attach=False)
+    return stepper
+
+
+@dataclass(frozen=True)
+class RealtimeRow:
+    """One realtime run of the step benchmark's world (``coopsim bench realtime``).
+
+    Attributes:
+        robots, engine, caster: As :class:`StepRow`. seconds: Sim time run, s.
+        steps: Steps taken. missed: Of them, those that started after their deadline.
+        rtf: Sim seconds per wall second over the whole run (1 = real time).
+        step_ms: The step's own time (p50, p95, p99), ms. rss_mb: Resident memory after, MiB.
+        cpu_ms: The CPU time the stepper's thread spent in a step (p50, p95), ms: the step's
+            cost without the time other processes took the core from it.
+    """
+
+    robots: int
+    engine: str
+    caster: str
+    seconds: float
+    steps: int
+    missed: int
+    rtf: float
+    step_ms: tuple[float, float, float]
+    rss_mb: float
+    cpu_ms: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def missed_share(self) -> float:
+        """Share of the steps that missed their deadline."""
+        return self.missed / self.steps if self.steps else 0.0
+
+
+def bench_realtime(n: int, seconds: float = 20.0, engine: str | None = None,
+                   caster: str = "jit", seed: int = 0, warmup: int = 5) -> RealtimeRow:
+    """Run ``n`` driving robots with sonar (the step benchmark's world, dt 0.02 s) in real time
+    for ``seconds`` of sim time, paced by the stepper's own realtime loop, after ``warmup``
+    unpaced steps (the first builds the static grids); every paced step counts."""
+    sim = Simulation(swarm_scenario(n, seed), engine=engine, caster=make_caster(caster))
+    stepper = _driving(sim, "realtime", seed)
+    for _ in range(warmup):
+        stepper.tick()
+    times, cpu, tick = [], [], stepper.tick
+
+    def timed_tick():
+        t0, c0 = time.perf_counter(), time.thread_time()
+        snapshot = tick()
+        times.append((time.perf_counter() - t0) * 1e3)
+        cpu.append((time.thread_time() - c0) * 1e3)
+        return snapshot
+
+    stepper.tick = timed_tick  # the loop's _guarded_tick calls self.tick()
+    start_step, start_time, t0 = sim.snapshot.step, sim.snapshot.time, time.perf_counter()
+    stepper.run(duration=start_time + seconds)
+    wall, snap = time.perf_counter() - t0, stepper.snapshot
+    p = np.percentile(times, (50, 95, 99)) if times else (0.0, 0.0, 0.0)
+    c = np.percentile(cpu, (50, 95)) if cpu else (0.0, 0.0)
+    return RealtimeRow(n, sim.world.engine.label, caster, snap.time - start_time,
+                       snap.step - start_step, stepper.missed, (snap.time - start_time) / wall,
+                       tuple(float(v) for v in p), rss_mib(), tuple(float(v) for v in c))
+
+
+def format_realtime(rows: list[RealtimeRow]) -> str:
+    """Markdown table of realtime runs."""
+    out = ["| engine | caster | robots | sim s | steps | missed | missed % | x real time "
+           "| step p50 ms | p95 | p99 | CPU p50 ms | p95 | RSS MiB |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        p50, p95, p99 = r.step_ms
+        out.append(f"| {r.engine} | {r.caster} | {r.robots} | {r.seconds:.1f} | {r.steps} | "
+                   f"{r.missed} | {100 * r.missed_share:.2f} | {r.rtf:.3f} | {p50:.2f} | "
+                   f"{p95:.2f} | {p99:.2f} | {r.cpu_ms[0]:.2f} | {r.cpu_ms[1]:.2f} | "
+                   f"{r.rss_mb:.0f} |")
+    return "\n".join(out)
+
+
+def rss_mib() -> float:
+    """Resident memory of this process now, MiB (0 without /proc)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def format_table(rows: list[StepRow]) -> str:
     """Markdown table of the rows."""
-    out = ["| robots | median ms | p95 ms | actuators | physics | sensors | x real time |",
-           "|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| engine | caster | robots | median ms | p95 ms | actuators | physics | sensors "
+           "| x real time | RSS MiB |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         p = r.phase_ms
-        out.append(f"| {r.robots} | {r.median:.2f} | {r.p95:.2f} | {p['actuators']:.2f} | "
-                   f"{p['physics']:.2f} | {p['sensors']:.2f} | {r.realtime_factor:.1f} |")
+        out.append(f"| {r.engine} | {r.caster} | {r.robots} | {r.median:.2f} | {r.p95:.2f} | "
+                   f"{p['actuators']:.2f} | {p['physics']:.2f} | {p['sensors']:.2f} | "
+                   f"{r.realtime_factor:.1f} | {r.rss_mb:.0f} |")
     return "\n".join(out)
+
+
+def plot_steps(rows: list[StepRow], path: str, dt_ms: float = 20.0) -> None:
+    """SwarmSimX's study 1: box plots of the step time against the robot count, one panel per
+    engine and caster; each phase's median as a line; the step's deadline ``dt_ms`` dashed.
+    Boxes: quartiles; whiskers: the farthest samples within 1.5 interquartile ranges; crosses:
+    the samples beyond. Saved at ``path`` (PNG, SVG, PDF by the suffix).
+
+    Raises:
+        CoopsimError: matplotlib is missing (``pip install 'coopsim[plot]'``).
+    """
+    from .analyze import pyplot
+
+    plt = pyplot()
+    panels = list(dict.fromkeys((r.engine, r.caster) for r in rows))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.4), dpi=110,
+                             squeeze=False, sharey=True)
+    for ax, (engine, kind) in zip(axes[0], panels):
+        mine = sorted((r for r in rows if (r.engine, r.caster) == (engine, kind)),
+                      key=lambda r: r.robots)
+        pos = np.arange(1, len(mine) + 1)
+        ax.boxplot([r.samples["step"] for r in mine], positions=pos, widths=0.55,
+                   flierprops={"marker": "x", "markeredgecolor": "red", "markersize": 4},
+                   medianprops={"color": "red"})
+        for phase, style in zip(PHASES, ("s:", "^:", "o:")):
+            ax.plot(pos, [r.phase_ms[phase] for r in mine], style, markersize=4, label=phase)
+        ax.axhline(dt_ms, color="green", linestyle="--", label=f"dt = {dt_ms:g} ms")
+        ax.set_xticks(pos, [f"{r.robots:,}" for r in mine], rotation=30)
+        ax.set_yscale("log")
+        ax.set_xlabel("robots")
+        ax.set_title(f"{engine} engine, {kind} caster", fontsize=10)
+        ax.grid(alpha=0.3, which="both")
+    axes[0][0].set_ylabel("step time, ms (log)")
+    axes[0][-1].legend(fontsize=8, loc="upper left")
+    fig.suptitle("coopsim: time of one step against the number of robots (11-ray sonar each)",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -150,9 +150,12 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
     With the GUI (the default when there is a display) a viewer window is started as a child
     process: closing it ends the run; if it crashes, the run goes on.
     """
+    from ..sim.casters import start_warmup
     from .run import Run, RunOptions, load_scenario_or_world
     from .console import run_headless, run_with_viewer
     from ..net.security import load_token
+
+    start_warmup()  # the compiled sensing loads while the run is set up (sim/casters.py)
 
     scenario = load_scenario_or_world(file)
     options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,
@@ -415,6 +418,34 @@ def sweep(file, out, scheduler, workers, csv_out, record, plot) -> None:
 
 
 @main.group()
+def analyze() -> None:
+    """Analyses of recordings (docs/experiments/swarmsimx.md)."""
+
+
+@analyze.command("tracking")
+@click.argument("recordings", nargs=-1, required=True, type=click.Path())
+@click.option("--robot", help="Only this robot (default: every robot that tracked).")
+@click.option("--label", "labels", multiple=True,
+              help="A name for each recording in the table and the figure (repeat, in order).")
+@click.option("--plot", type=click.Path(), help="Draw F(d) of all of them into this image "
+                                                "(needs matplotlib: pip install 'coopsim[plot]').")
+@click.option("--title", default="", help="The figure's title.")
+@_friendly
+def analyze_tracking(recordings, robot, labels, plot, title) -> None:
+    """Tracking error of RECORDINGS: statistics and its cumulative distribution F(d)."""
+    from .analyze import format_tracking, plot_tracking, tracking_errors
+
+    if labels and len(labels) != len(recordings):
+        raise CoopsimError(f"--label given {len(labels)} times for {len(recordings)} recordings")
+    rows = [(label, t) for path, label in zip(recordings, labels or recordings)
+            for t in tracking_errors(path, robot)]
+    click.echo(format_tracking(rows))
+    if plot:
+        plot_tracking(rows, plot, title)
+        click.echo(f"figure: {plot}", err=True)
+
+
+@main.group()
 def bench() -> None:
     """Benchmarks (figures go in docs/performance.md)."""
 
@@ -423,15 +454,47 @@ def bench() -> None:
 @click.option("--robots", "counts", default="10,100,500,1000,2000", show_default=True,
               help="Comma-separated robot counts.")
 @click.option("--steps", default=100, show_default=True, help="Timed steps per count.")
-@click.option("--engine", default="pymunk", show_default=True, help="Physics engine.")
+@click.option("--engine", default="pymunk", show_default=True,
+              help="Physics engine, or several comma-separated (one panel each).")
+@click.option("--caster", default="jit", show_default=True,
+              help="The sonar's ray caster: jit (numba; its kernels load first) or numpy, or "
+                   "both comma-separated.")
+@click.option("--plot", type=click.Path(),
+              help="Draw box plots of the step times into this image (needs matplotlib: pip "
+                   "install 'coopsim[plot]').")
 @_friendly
-def bench_step(counts: str, steps: int, engine: str) -> None:
+def bench_step(counts: str, steps: int, engine: str, caster: str, plot) -> None:
     """Step time against robot count (single robots, sonar every step, dt 0.02 s)."""
-    from .bench import bench_steps, format_table
+    from .bench import bench_steps, cases, format_table, plot_steps
 
     rows = []
-    for n in (int(c) for c in counts.split(",")):
-        rows.append(bench_steps(n, steps, engine=engine))
-        click.echo(f"{n} robots: median {rows[-1].median:.2f} ms, p95 {rows[-1].p95:.2f} ms",
-                   err=True)
+    for eng, kind, n in cases(engine, caster, counts):
+        rows.append(bench_steps(n, steps, engine=eng, caster=kind))
+        click.echo(f"{eng}, {kind}, {n} robots: median {rows[-1].median:.2f} ms, "
+                   f"p95 {rows[-1].p95:.2f} ms", err=True)
     click.echo(format_table(rows))
+    if plot:
+        plot_steps(rows, plot)
+        click.echo(f"figure: {plot}", err=True)
+
+
+@bench.command("realtime")
+@click.option("--robots", "counts", default="10000", show_default=True,
+              help="Comma-separated robot counts (one run each).")
+@click.option("--seconds", default=20.0, show_default=True, type=click.FloatRange(min=0.02),
+              help="Sim time each run lasts, s (as much wall time when real time holds).")
+@click.option("--engine", default="kinematic", show_default=True,
+              help="Physics engine, or several comma-separated.")
+@click.option("--caster", default="jit", show_default=True,
+              help="The sonar's ray caster: jit or numpy, or both comma-separated.")
+@_friendly
+def bench_realtime(counts: str, seconds: float, engine: str, caster: str) -> None:
+    """The step benchmark's world run in real time: missed deadlines and real-time factor."""
+    from .bench import bench_realtime as run, cases, format_realtime
+
+    rows = []
+    for eng, kind, n in cases(engine, caster, counts):
+        rows.append(run(n, seconds, engine=eng, caster=kind))
+        click.echo(f"{eng}, {kind}, {n} robots: {rows[-1].missed_share:.2%} missed, "
+                   f"{rows[-1].rtf:.3f}x real time", err=True)
+    click.echo(format_realtime(rows))

@@ -31,9 +31,10 @@ def run_headless(live: Run) -> None:
 def _watch_headless(live: Run):
     """Watch the run with a progress bar (with a duration) or a status line (without)."""
     duration = live.settings.duration
-    stalls = StallReport()
+    stalls, breaks = StallReport(), RtBreakReport()
     if not duration:
-        stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats)))
+        stats = watch(live.stepper,
+                      lambda stats: (_status_line(stats), stalls(stats), breaks(stats)))
         click.echo("", err=True)
         return stats
     steps = max(1, round(duration / live.settings.dt))
@@ -45,6 +46,7 @@ def _watch_headless(live: Run):
             bar.update(stats.steps - done[0])
             done[0] = stats.steps
             stalls(stats)
+            breaks(stats)
         return watch(live.stepper, report)
 
 
@@ -67,6 +69,29 @@ class StallReport:
             self._said, self._at = stats.waiting, now
             click.echo(f"\nlockstep: no step for {stats.stalled:.1f} s, waiting for "
                        f"{', '.join(stats.waiting)}", err=True)
+
+
+class RtBreakReport:
+    """Says on stderr when real time breaks (more than 5 % of the last second's realtime steps
+    missed their deadline: ``Stats.rt_broken``), with the real-time factor achieved; again
+    every few seconds while it lasts, and once when it holds again."""
+
+    EVERY = 5.0  # s between repeats while real time stays broken
+
+    def __init__(self) -> None:
+        self._broken = False
+        self._at = 0.0
+
+    def __call__(self, stats) -> None:
+        now = time.monotonic()
+        if stats.rt_broken and (not self._broken or now - self._at >= self.EVERY):
+            click.echo(f"\nrealtime: broken: {stats.late:.0%} of the last second's steps "
+                       f"missed their deadline; running at {stats.recent_rtf:.2f}x real time "
+                       f"(speed {stats.speed:g}x asked)", err=True)
+            self._broken, self._at = True, now
+        elif self._broken and not stats.rt_broken:
+            click.echo("\nrealtime: holding again", err=True)
+            self._broken = False
 
 
 def _status_line(stats) -> None:

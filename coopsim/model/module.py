@@ -110,6 +110,15 @@ class Frame:
     names: tuple = ()
 
 
+def _some(p: Mapping, name: str) -> bool:
+    """Whether parameter ``name`` is declared and non-zero for some robot; the simulation's
+    parameter arrays say which are all zero (``p.zero``), a plain dict is looked at."""
+    if name not in p:
+        return False
+    zero = getattr(p, "zero", None)
+    return name not in zero if zero is not None else bool(p[name].any())
+
+
 class Module:
     """Base of every hardware module. Subclasses set the class attributes and override
     :meth:`sense` (sensors), :meth:`actuate` (actuators) or both; all methods are classmethods
@@ -163,9 +172,9 @@ class Module:
         out = cls.sense(frame, rows, p, prev)
         # No draws while a parameter is 0 everywhere: the stream stays the same for the same
         # parameters (determinism holds) and noiseless runs skip the generator's cost.
-        if "noise" in p and out.size and p["noise"].any():
+        if _some(p, "noise") and out.size:
             out = out + rng.standard_normal(out.shape) * p["noise"][:, None]
-        if "lost" in p and out.size and p["lost"].any():
+        if _some(p, "lost") and out.size:
             lost = rng.random(len(rows)) * 100.0 < p["lost"]
             out[lost] = prev[lost]
         return cls.clip(out, p)

@@ -158,6 +158,7 @@ class SimServer(Server):
         st = self.stepper.stats()
         figures = dict(step=snap.step, time=snap.time, dt=self.stepper.sim.dt, mode=st.mode,
                        paused=st.paused, speed=st.speed, rtf=st.rtf, missed=st.missed,
+                       realtime=dict(broken=st.rt_broken, late=st.late, rtf=st.recent_rtf),
                        error=self.stepper.error, finished=st.finished,
                        waiting_for=list(st.waiting), stalled=st.stalled,
                        recording=self.recording.recording_path if self.recording else "",

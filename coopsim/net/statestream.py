@@ -6,7 +6,7 @@ may set ZMQ_CONFLATE (which keeps only the newest message, and takes single fram
 
     [0, mode, 1, params, data]
     params = [step, layout_version, n_robots, n_objects, n_parts, missed, paused, n_attached,
-              n_columns, n_metrics]
+              n_columns, n_metrics, late_permille, recent_rtf_permille]
     data   = [time, rtf, speed, x, y, yaw per robot..., per object..., per part...,
               n_columns values per robot..., n_metrics values]
 
@@ -40,6 +40,8 @@ class StateFrame:
         step, time, layout_version: As in the snapshot.
         mode: ``realtime`` or ``lockstep`` (``playback`` for recordings shown in replay).
         rtf, speed, missed, paused, attached: Run figures.
+        late, recent_rtf: Share of the realtime steps of the last second that missed their
+            deadline, and the real-time factor over them (0 when the publisher sends neither).
         robots, objects, parts: (n, 3) poses x, y, yaw.
         columns: (n_robots, C) the streamed per-robot columns (names in the layout).
         metrics: (K,) the rules' metrics (names in the state document's ``metrics``).
@@ -59,17 +61,21 @@ class StateFrame:
     parts: np.ndarray
     columns: np.ndarray
     metrics: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    late: float = 0.0
+    recent_rtf: float = 0.0
 
 
 def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
-                 paused: bool, attached: int, columns: list | None = None) -> Message:
+                 paused: bool, attached: int, columns: list | None = None, late: float = 0.0,
+                 recent_rtf: float = 0.0) -> Message:
     """Pack a snapshot into the stream's message (``columns``: default, every module's
-    streamed columns)."""
+    streamed columns; ``late`` and ``recent_rtf``: see :class:`StateFrame`)."""
     columns = module_columns(stream_only=True) if columns is None else columns
     n, m, k = len(snap.robots), len(snap.objects), len(snap.parts)
     metrics = [v for _, v in rule_metrics(snap.rules)]
     params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached,
-              len(columns), len(metrics))
+              len(columns), len(metrics), round(late * 1000),
+              round(min(recent_rtf, 1e9) * 1000))
     data = np.concatenate(([snap.time, rtf, speed], wrapped_poses(snap.poses).ravel(),
                            wrapped_poses(snap.object_poses).ravel(),
                            wrapped_poses(snap.part_poses).ravel(),
@@ -79,19 +85,22 @@ def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: in
 
 def decode_state(msg: Message) -> StateFrame:
     """Unpack a state message (raises ValueError when the counts do not add up; a message
-    with 9 params, from before metrics were streamed, has none)."""
+    with 9 params, from before metrics were streamed, has none; one with fewer than 12, no
+    real-time figures)."""
     if len(msg.params) < 9:
-        raise ValueError("a state message has 9 or 10 params")
+        raise ValueError("a state message has 9 to 12 params")
     step, layout, n, m, k, missed, paused, attached, c = msg.params[:9]
     q = msg.params[9] if len(msg.params) > 9 else 0
     data = np.asarray(msg.data, dtype=float)
     if min(n, m, k, c, q) < 0 or len(data) != 3 + 3 * (n + m + k) + c * n + q:
         raise ValueError("state message data length does not match its counts")
     cut = np.cumsum([3, 3 * n, 3 * m, 3 * k, c * n])
+    late, recent = (msg.params[10:12] if len(msg.params) >= 12 else (0, 0))
     return StateFrame(step, data[0], layout, msg.text, data[1], data[2], missed, bool(paused),
                       attached, data[cut[0]:cut[1]].reshape(n, 3),
                       data[cut[1]:cut[2]].reshape(m, 3), data[cut[2]:cut[3]].reshape(k, 3),
-                      data[cut[3]:cut[4]].reshape(n, c), data[cut[4]:])
+                      data[cut[3]:cut[4]].reshape(n, c), data[cut[4]:], late / 1000,
+                      recent / 1000)
 
 
 class StatePublisher:
@@ -127,7 +136,7 @@ class StatePublisher:
         self._last = now
         st = self.stepper.stats()
         msg = encode_state(snap, st.mode, st.rtf, st.speed, st.missed, st.paused,
-                           len(st.attached), self._columns)
+                           len(st.attached), self._columns, st.late, st.recent_rtf)
         wire = msg.to_wire()
         for sock, frames in ((self.socket, [p.STATE_TOPIC, wire]), (self.latest, [wire])):
             try:

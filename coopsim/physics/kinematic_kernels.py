@@ -29,6 +29,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..model.threads import MIN_THREADS, thread_count
+
 try:
     import numba
     from numba import prange
@@ -42,11 +44,12 @@ EPS = 1e-10  # m: overlaps up to this are rounding, not pushed (or they would pi
 GAP = 1e-6  # m: a robot within this of something touches it (bumper)
 TWO_PI = 2.0 * math.pi
 SMALL = 0.05  # rad: half turns below this take sin and cos from their series
-# Robots from which numba's threads run the passes: only with 3 threads or more. On 2 cores
+# Robots from which numba's threads run the passes: only with 3 threads or more (the project's
+# policy, coopsim.model.threads). On 2 cores
 # shared with other processes a pass waits for a preempted thread: measured under load here,
 # 2 threads were 2-20 times slower than 1 at 10,000 and 100,000 robots (p95 up to 100 times),
 # and on idle cores only ~25 % faster at 100,000. Tests and benchmarks set it to force threads.
-PARALLEL_MIN = 50_000 if numba is not None and numba.config.NUMBA_NUM_THREADS > 2 else 1 << 62
+PARALLEL_MIN = 50_000 if numba is not None and thread_count() >= MIN_THREADS else 1 << 62
 CHUNK = 256  # robots a thread takes at a time (a preempted thread's share is taken over)
 # Grid geometry rows (float64): corner x, y (m), 1 / cell side (1/m), cells along x, along y.
 X0, Y0, INV, NX, NY = range(5)

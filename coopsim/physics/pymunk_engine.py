@@ -31,6 +31,11 @@ GRAVITY = 9.81  # m/s^2
 FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
 WALL_THICKNESS = 1.0  # m, the invisible boundary walls just outside the floor
 ITERATIONS = 10  # solver iterations per step
+_NO_GEOMETRY = as_geometry([], [])  # no moving shapes (read-only: shared)
+for _empty in _NO_GEOMETRY:
+    _empty.flags.writeable = False
+del _empty
+_FEW = 4  # robots up to which velocities are set body by body instead of in one batch
 
 _F = batch.BodyFields
 _STATE = _F.POSITION | _F.ANGLE | _F.VELOCITY | _F.ANGULAR_VELOCITY
@@ -96,6 +101,7 @@ class PymunkEngine(Engine):
         self._robots: list[_Robot] = []
         self._version = 0  # bumped on every body added or removed
         self._rows = _Rows()
+        self._bodies: list = []  # the bodies in batch row order (see _table)
         self._state: np.ndarray | None = None  # every body's state, cached until it changes
         self._get, self._set, self._arbiters = batch.Buffer(), batch.Buffer(), batch.Buffer()
         self._moving: tuple[int, list] = (-1, [])  # (version, shapes of moving_geometry)
@@ -194,6 +200,8 @@ class PymunkEngine(Engine):
         batch.get_space_bodies(self.space, _F.BODY_ID, self._get)
         ids = np.frombuffer(self._get.int_buf(), dtype=np.uintp)
         row = {int(i): k for k, i in enumerate(ids)}
+        by_id = {b.id: b for b in self.space.bodies}
+        self._bodies = [by_id[int(i)] for i in ids]  # batch row -> body
         chassis_ids = np.array([r.body.id for r in self._robots], dtype=np.uintp)
         order = np.argsort(chassis_ids)  # robots by chassis id, to map arbiters
         self._rows = _Rows(self._version,
@@ -212,7 +220,10 @@ class PymunkEngine(Engine):
         table = self._table()
         state = self._read()
         yaw = state[table.chassis[rows], 2]
-        velocity = np.column_stack((forward * np.cos(yaw), forward * np.sin(yaw), turn))
+        velocity = np.empty((len(yaw), 3))
+        np.multiply(forward, np.cos(yaw), out=velocity[:, 0])
+        np.multiply(forward, np.sin(yaw), out=velocity[:, 1])
+        velocity[:, 2] = turn
         self._write_controls(table.control[rows], velocity)
 
     def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
@@ -221,6 +232,13 @@ class PymunkEngine(Engine):
     def _write_controls(self, control_rows: np.ndarray, velocity: np.ndarray) -> None:
         """Set the control bodies' twists; every other body keeps its velocity."""
         state = self._read()
+        if len(control_rows) <= _FEW:  # a few robots: body by body beats the batch copy
+            for row, (vx, vy, w) in zip(control_rows.tolist(), velocity.tolist()):
+                if row >= 0:
+                    body = self._bodies[row]
+                    body.velocity, body.angular_velocity = (vx, vy), w
+                    state[row, 3:6] = vx, vy, w
+            return
         out = state[:, 3:6].copy()
         keep = control_rows >= 0
         out[control_rows[keep]] = velocity[keep]
@@ -282,6 +300,8 @@ class PymunkEngine(Engine):
             self._moving = (self._version, [
                 s for s in self.space.shapes
                 if s.body.body_type == pymunk.Body.DYNAMIC and id(s.body) not in chassis])
+        if not self._moving[1]:
+            return _NO_GEOMETRY
         circles, segments = [], []
         for shape in self._moving[1]:
             _shape_geometry(shape, circles, segments)

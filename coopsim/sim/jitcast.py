@@ -5,14 +5,10 @@ arrays of (ray, shape) candidate pairs, ~35 ms for the 110,000 sonar rays of 10,
 Compiled loops need no pair arrays: each ray walks the grid cells it crosses, nearest first,
 tests the shapes there, and stops once the next cell starts beyond its nearest hit.
 
-1. Grid: square cells (side ``cell_size``, doubled while there would be too many) over the
-   shapes' bounding box, in CSR layout: ``start[c] .. start[c + 1]`` are cell c's entries, copies
-   of its shapes' coordinates and groups (no indirection in the inner loop). A circle is binned
-   into the cells of its box, a segment into those along it, both padded by ``pad`` (below);
-   shapes spanning too many cells go to an *always* bucket that every ray tests; zero-length
-   segments nowhere. Static shapes are binned once (:meth:`JitRayCaster.set_static`), moving
-   ones every cast, on the static grid's geometry if they fit in it: the two grids are then
-   merged cell by cell and a ray walks one.
+1. Grid (:mod:`coopsim.sim.jitgrid`): the shapes binned into square cells, in CSR layout;
+   static shapes once (:meth:`JitRayCaster.set_static`), moving ones every cast, on the static
+   grid's geometry if they fit in it: the two grids are then merged cell by cell and a ray
+   walks one.
 2. Walk: an Amanatides-Woo DDA from the ray's origin until the next cell starts beyond the best
    hit so far. Rounding may make it skip a cell the ray grazes, or put a computed hit slightly
    off its shape (~1e-8 x the coordinates' magnitude for a near-tangent circle): every shape is
@@ -29,9 +25,8 @@ included; a segment parallel to the ray or of zero length never; a ray never hit
 own non-zero group; nothing hit gives exactly max_range.
 
 Threads: one ``prange`` kernel on numba's default threading layer, with
-``numba.get_num_threads()`` threads: the ``NUMBA_NUM_THREADS`` environment variable, which
-defaults to the CPU count; ``numba.set_num_threads(n)`` lowers it at run time. Casts of fewer
-than ``_PARALLEL_MIN`` rays run it on the calling thread alone. Kernels compile on first use
+``numba.get_num_threads()`` threads, as the project's policy allows (:mod:`coopsim.model.threads`:
+none with fewer than 3; casts of fewer than ``_PARALLEL_MIN`` rays run on the calling thread). Kernels compile on first use
 and are cached on disk (``cache=True``: ``__pycache__`` or ``NUMBA_CACHE_DIR``), so only a process
 without the cache compiles. Without numba this module still imports: :func:`make_caster` then
 returns the numpy :class:`RayCaster` and :func:`sonar_distances` computes with numpy.
@@ -43,6 +38,9 @@ import math
 
 import numpy as np
 
+from .jitgrid import (BASE, CS, H, INV, NX, NY, PAD, W, X0, Y0, _REL, _jit, _span, build,
+                      circle_hit, combine, segment_hit)
+from ..model.threads import MIN_THREADS, thread_count
 from .raycast import RayCaster, _array, _groups, _warm_allocator
 
 try:
@@ -52,79 +50,14 @@ except ImportError:  # numba missing: the numpy caster serves
     numba = None
     prange = range
 
-_MAX_CELLS = 1024  # a circle's box spanning more cells is tested by every ray instead
-_BUF = 4 * _MAX_CELLS  # cells a segment may be binned into (more: tested by every ray)
-_REL = 1e-6  # shape padding per metre of magnitude, >> any rounding it must cover (above)
-_PARALLEL_MIN = 4096  # rays from which the threads pay
+# Rays from which the threads pay, with 3 threads or more (the policy: coopsim.model.threads)
+# Grid cell side, m: about 0.7 x the sonar's rays (2.2 m). Measured on the 11,000-robot swarm's
+# sonar (benchmarks/jitcast_bench.py geometry): 1.5 m 6.0 ms, 1 m 7.6 ms, 2 m 8.7 ms, 3 m 9.0 ms.
+CELL_SIZE = 1.5
+GATHER = True  # fans: every robot's rays against the shapes around it (jitfan.py), not walks
+_ALL_PAIRS = 16384  # fan casts with up to this many (ray, shape) pairs test them all
+_PARALLEL_MIN = 4096 if thread_count() >= MIN_THREADS else 1 << 62
 _CHUNK = 512  # rows (robots or rays) a thread takes at a time: as fast as a static split
-_NEVER, _BINNED, _ALWAYS = 0, 1, 2  # what becomes of a shape
-# A grid set is a tuple (geom, cstart, cdata, cgroup, sstart, sdata, sgroup) of one or two grids.
-# geom (G, 10) holds per grid the columns below: corner, cell side, extent, padding (m), cells
-# per axis, and its first offset in the start arrays. Grid g's cell (column c, row r) is base +
-# c * ny + r, its always bucket base + nx * ny; the start arrays hold nx * ny + 2 offsets per
-# grid into the entries: circles (x, y, r), segments (x1, y1, x2 - x1, y2 - y1), and groups.
-X0, Y0, CS, INV, W, H, NX, NY, PAD, BASE = range(10)
-
-
-def _jit(parallel: bool = False, inline: bool = False):
-    """numba's ``njit``, cached, without Python's division checks (divisors are checked or
-    non-zero); the identity without numba, so that the module imports.
-
-    ``inline`` inlines in numba's IR. The per-ray functions need it: a call passing arrays
-    increfs and decrefs each (atomic operations, contended by the threads, costlier than the
-    ray), and LLVM inlines only small functions. Each is inlined at one place (compile time).
-    """
-    if numba is None:
-        return lambda f: f
-    return numba.njit(cache=True, parallel=parallel, error_model="numpy",
-                      inline="always" if inline else "never")
-
-
-@_jit()
-def _circle_hit(ox, oy, dx, dy, mr, cx, cy, r):
-    """Distance (m) at which the ray from (ox, oy) along unit (dx, dy), of length ``mr``,
-    enters circle (cx, cy, r), 0 from strictly inside; inf for no hit. World frame, m.
-    raycast._hit_circles for one pair. Branch-free (bitwise & and |, a select): whether a
-    candidate is hit is unpredictable, and a mispredicted branch costs more than the sqrt."""
-    mx, my = ox - cx, oy - cy
-    b = mx * dx + my * dy  # -t of the closest approach
-    h = mx * dy - my * dx  # distance from the centre to the ray's line
-    disc = (r - h) * (r + h)
-    enter = -b - math.sqrt(max(disc, 0.0))
-    inside = mx * mx + my * my < r * r  # strictly: starting on the edge going out is no hit
-    ok = ((disc >= 0.0) & (enter >= 0.0) | inside) & (enter <= mr)
-    return max(enter, 0.0) if ok else math.inf
-
-
-@_jit()
-def _segment_hit(ox, oy, dx, dy, mr, x1, y1, ex, ey):
-    """As :func:`_circle_hit` for the segment from (x1, y1) to (x1 + ex, y1 + ey)."""
-    wx, wy = x1 - ox, y1 - oy
-    den = dx * ey - dy * ex
-    if den == 0.0:  # parallel or zero-length: a miss
-        return math.inf
-    t, u = (wx * ey - wy * ex) / den, (wx * dy - wy * dx) / den  # along the ray, the segment
-    if t >= 0.0 and t <= mr and u >= 0.0 and u <= 1.0:
-        return t
-    return math.inf
-
-
-@_jit(inline=True)
-def _span(a, b, s, inv, n):
-    """First and last index (clipped to 0 .. n - 1) of the cells of side 1 / ``inv`` covering
-    [min(a, b) - s, max(a, b) + s], coordinates relative to the grid's corner (m)."""
-    lo, hi = math.floor((min(a, b) - s) * inv), math.floor((max(a, b) + s) * inv)
-    return int(min(max(lo, 0.0), n - 1.0)), int(min(max(hi, 0.0), n - 1.0))
-
-
-@_jit()
-def _slab(p, d, size, s, lo, hi):
-    """Narrows the parameter interval [lo, hi] to where p + d * t lies in [-s, size + s] (one
-    axis of a cell, padded by s; m); empty if lo > hi."""
-    if d == 0.0:
-        return (lo, hi) if -s <= p <= size + s else (1.0, 0.0)
-    ta, tb = (-s - p) / d, (size + s - p) / d
-    return max(lo, min(ta, tb)), min(hi, max(ta, tb))
 
 
 @_jit()
@@ -155,200 +88,6 @@ def _entry(x, y, ix, iy, w, h, pad, mr):
     return lo if lo <= hi else math.inf
 
 
-# --- grid building --------------------------------------------------------------------------
-
-
-@_jit()
-def _boxes(circles, segments, cs):
-    """Bounding boxes (n, 4) [x0, y0, x1, y1] (m) of the circles then the segments, and each
-    shape's fate (_NEVER, _BINNED, _ALWAYS) for cells of side ``cs`` (m)."""
-    nc = len(circles)
-    box, fate = np.empty((nc + len(segments), 4)), np.full(nc + len(segments), _BINNED)
-    for k in range(nc):
-        x, y, r = circles[k, 0], circles[k, 1], circles[k, 2]
-        box[k, 0], box[k, 1], box[k, 2], box[k, 3] = x - r, y - r, x + r, y + r
-        fate[k] = _ALWAYS if (2.0 * r / cs + 3.0) ** 2 > _MAX_CELLS else _BINNED
-    for j in range(len(segments)):
-        x1, y1, x2, y2 = segments[j, 0], segments[j, 1], segments[j, 2], segments[j, 3]
-        box[nc + j, 0], box[nc + j, 1] = min(x1, x2), min(y1, y2)
-        box[nc + j, 2], box[nc + j, 3] = max(x1, x2), max(y1, y2)
-        if x1 == x2 and y1 == y2:
-            fate[nc + j] = _NEVER
-        elif 3.0 * ((abs(x2 - x1) + abs(y2 - y1)) / cs + 8.0) > _BUF:
-            fate[nc + j] = _ALWAYS
-    return box, fate
-
-
-@_jit()
-def _geometry(box, fate, cs, cap):
-    """geom row of a grid over the binned boxes, cells of side ``cs`` (m) doubled until at most
-    ``cap``; no cells if none is binned. Shapes beyond float range become _ALWAYS."""
-    x0, y0, x1, y1 = math.inf, math.inf, -math.inf, -math.inf
-    for k in range(len(box)):
-        if fate[k] == _BINNED:
-            x0, y0 = min(x0, box[k, 0]), min(y0, box[k, 1])
-            x1, y1 = max(x1, box[k, 2]), max(y1, box[k, 3])
-    pad = _REL * (1.0 + 4.0 * (abs(x0) + abs(y0) + (x1 - x0) + (y1 - y0)))
-    w, h = x1 - x0 + 2.0 * pad, y1 - y0 + 2.0 * pad
-    if not (0.0 <= w < 1e300 and 0.0 <= h < 1e300):  # nothing binned, or beyond float range
-        for k in range(len(box)):
-            fate[k] = _ALWAYS if fate[k] == _BINNED else fate[k]
-        return np.array([0.0, 0.0, cs, 1.0 / cs, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    while (w / cs + 1.0) * (h / cs + 1.0) > cap:
-        cs *= 2.0  # the cell size changes the speed, never the result
-    return np.array([x0 - pad, y0 - pad, cs, 1.0 / cs, w, h, math.floor(w / cs) + 1.0,
-                     math.floor(h / cs) + 1.0, pad, 0.0])
-
-
-@_jit()
-def _fits(box, fate, geom):
-    """Whether the grid of geom row ``geom`` holds all binned boxes, padded as its shapes."""
-    x0, y0, pad = geom[X0], geom[Y0], geom[PAD]
-    for k in range(len(box)):
-        if fate[k] == _BINNED and not (box[k, 0] - pad >= x0 and box[k, 1] - pad >= y0 and
-                                       box[k, 2] + pad <= x0 + geom[W] and
-                                       box[k, 3] + pad <= y0 + geom[H]):
-            return False
-    return geom[NX] > 0.0
-
-
-@_jit()
-def _segment_cells(x1, y1, x2, y2, geom, buf):
-    """Writes into ``buf`` the cells within geom's pad of the segment (m), column by column;
-    returns their count, or -1 if ``buf`` cannot hold them (then tested by every ray)."""
-    x0, y0, cs, inv, nx, ny, s = geom[X0], geom[Y0], geom[CS], geom[INV], geom[NX], geom[NY], \
-        geom[PAD]
-    px, py, ex, ey, n = x1 - x0, y1 - y0, x2 - x1, y2 - y1, 0
-    c0, c1 = _span(px, px + ex, s, inv, nx)
-    for c in range(c0, c1 + 1):
-        u0, u1 = _slab(px - c * cs, ex, cs, s, 0.0, 1.0)  # the part of it in column c
-        r0, r1 = _span(py + ey * u0, py + ey * u1, s, inv, ny)
-        if u0 <= u1 and n + r1 - r0 + 1 > len(buf):
-            return -1
-        for r in range(r0, r1 + 1 if u0 <= u1 else r0):
-            buf[n], n = c * int(ny) + r, n + 1
-    return n
-
-
-@_jit()
-def _offsets(count, ncell):
-    """CSR start offsets from per-cell counts kept at [cell + 1], and the write positions."""
-    for c in range(ncell + 1):
-        count[c + 1] += count[c]
-    return count, count[:-1].copy(), np.empty(count[-1], np.int64)
-
-
-@_jit(inline=True)
-def _box_span(box, k, geom):
-    """First and last column and row (c0, c1, r0, r1) of the cells of box k, padded by geom's
-    pad; the always bucket (nx * ny, nx * ny, 0, 0) if they are too many."""
-    x0, y0, inv, nx, ny, s = geom[X0], geom[Y0], geom[INV], geom[NX], geom[NY], geom[PAD]
-    c0, c1 = _span(box[k, 0] - x0, box[k, 2] - x0, s, inv, nx)
-    r0, r1 = _span(box[k, 1] - y0, box[k, 3] - y0, s, inv, ny)
-    if (c1 - c0 + 1) * (r1 - r0 + 1) > _MAX_CELLS:
-        return int(nx * ny), int(nx * ny), 0, 0
-    return c0, c1, r0, r1
-
-
-@_jit()
-def _circle_csr(box, fate, geom):
-    """CSR start offsets (cells + 2) and ids of the circles of boxes ``box`` (n, 4), m: count
-    the entries per cell, then place them (inline loops: robots are most of a grid)."""
-    ncell, ny = int(geom[NX] * geom[NY]), int(geom[NY])
-    start = pos = ids = np.zeros(ncell + 2, np.int64)
-    for fill in range(2):
-        if fill:
-            start, pos, ids = _offsets(start, ncell)
-        for k in range(len(box)):
-            c0, c1, r0, r1 = _box_span(box, k, geom) if fate[k] == _BINNED else (
-                ncell, ncell, 0, 0)
-            for c in range(c0, c1 + 1):
-                for r in range(r0, r1 + 1):
-                    cell = c * ny + r if c < ncell else ncell
-                    if fill:
-                        ids[pos[cell]], pos[cell] = k, pos[cell] + 1
-                    else:
-                        start[cell + 1] += 1
-    return start, ids
-
-
-@_jit()
-def _segment_csr(segments, fate, geom):
-    """CSR start offsets (cells + 2) and ids of segments (n, 4) [x1, y1, x2, y2], m."""
-    ncell = int(geom[NX] * geom[NY])
-    start = pos = ids = np.zeros(ncell + 2, np.int64)
-    buf = np.empty(_BUF, np.int64)
-    for fill in range(2):
-        if fill:
-            start, pos, ids = _offsets(start, ncell)
-        for k in range(len(segments)):
-            n = 0 if fate[k] == _NEVER else -1 if fate[k] == _ALWAYS else _segment_cells(
-                segments[k, 0], segments[k, 1], segments[k, 2], segments[k, 3], geom, buf)
-            if n < 0:
-                buf[0], n = ncell, 1
-            for j in range(n):
-                if fill:
-                    ids[pos[buf[j]]], pos[buf[j]] = k, pos[buf[j]] + 1
-                else:
-                    start[buf[j] + 1] += 1
-    return start, ids
-
-
-@_jit()
-def _build(circles, cgroup, segments, sgroup, cell_size, cap, like):
-    """The one-grid set of circles (C, 3) [x, y, r] and segments (S, 4) [x1, y1, x2, y2]
-    (world frame, m) with their int64 groups: on geom row ``like`` if it holds them all, else
-    with cells of ``cell_size`` m or coarser, at most ``cap`` of them."""
-    nc = len(circles)
-    box, fate = _boxes(circles, segments, cell_size)
-    geom = like.copy() if _fits(box, fate, like) else _geometry(box, fate, cell_size, cap)
-    cstart, cids = _circle_csr(box[:nc], fate[:nc], geom)
-    sstart, sids = _segment_csr(segments, fate[nc:], geom)
-    sdata = segments[sids]
-    sdata[:, 2] -= sdata[:, 0]  # x2 - x1, y2 - y1 as raycast._columns has them
-    sdata[:, 3] -= sdata[:, 1]
-    return (geom.reshape(1, 10), cstart, circles[cids], cgroup[cids], sstart, sdata,
-            sgroup[sids])
-
-
-@_jit()
-def _merge(fs, fd, fg, ms, md, mg, shared):
-    """One family's start offsets, entries and groups of two grids: cell by cell if they share
-    their geometry (the first's entries, then the second's), else one after the other."""
-    data = np.empty((len(fd) + len(md), fd.shape[1]))
-    group = np.empty(len(fd) + len(md), np.int64)
-    if not shared:
-        data[:len(fd)], data[len(fd):], group[:len(fd)], group[len(fd):] = fd, md, fg, mg
-        return np.concatenate((fs, ms + len(fd))), data, group
-    start = fs + ms
-    for c in range(len(fs) - 1):  # element by element: a row slice costs 3 x (refcounts)
-        p = start[c]
-        for e in range(fs[c], fs[c + 1]):
-            for q in range(fd.shape[1]):
-                data[p, q] = fd[e, q]
-            group[p], p = fg[e], p + 1
-        for e in range(ms[c], ms[c + 1]):
-            for q in range(fd.shape[1]):
-                data[p, q] = md[e, q]
-            group[p], p = mg[e], p + 1
-    return start, data, group
-
-
-@_jit()
-def _combine(fixed, moving):
-    """The grid set of a cast from the one-grid sets of the static and the moving shapes."""
-    fg, mg = fixed[0], moving[0]
-    shared = fg[0, NX] > 0.0 and (fg[0, :PAD] == mg[0, :PAD]).all()
-    cstart, cdata, cgroup = _merge(fixed[1], fixed[2], fixed[3], moving[1], moving[2],
-                                   moving[3], shared)
-    sstart, sdata, sgroup = _merge(fixed[4], fixed[5], fixed[6], moving[4], moving[5],
-                                   moving[6], shared)
-    geom = fg.copy() if shared else np.concatenate((fg, mg))
-    if not shared:
-        geom[1, BASE] = len(fixed[1])
-    return geom, cstart, cdata, cgroup, sstart, sdata, sgroup
-
-
 # --- traversal: inlined (see _jit), each function at one place -------------------------------
 
 
@@ -358,11 +97,11 @@ def _test_cell(grids, cell, ox, oy, dx, dy, mr, rg, best):
     arrays); a ray of non-zero group ``rg`` skips the shapes of that group."""
     _, cstart, cdata, cgroup, sstart, sdata, sgroup = grids
     for e in range(cstart[cell], cstart[cell + 1]):
-        hit = _circle_hit(ox, oy, dx, dy, mr, cdata[e, 0], cdata[e, 1], cdata[e, 2])
+        hit = circle_hit(ox, oy, dx, dy, mr, cdata[e, 0], cdata[e, 1], cdata[e, 2])
         best = min(best, hit if (rg == 0) | (cgroup[e] != rg) else best)  # no branch
     for e in range(sstart[cell], sstart[cell + 1]):
         if rg == 0 or sgroup[e] != rg:
-            best = min(best, _segment_hit(ox, oy, dx, dy, mr, sdata[e, 0], sdata[e, 1],
+            best = min(best, segment_hit(ox, oy, dx, dy, mr, sdata[e, 0], sdata[e, 1],
                                           sdata[e, 2], sdata[e, 3]))
     return best
 
@@ -429,20 +168,54 @@ def _one_ray(ox, oy, dx, dy, mr, rg, grids):
 
 
 @_jit(inline=True)
+def _fan_dir(d, n, angles, k, fan):
+    """Direction (dx, dy) of ray k of row n: d[n] itself, or for a ``fan`` the heading's unit
+    direction d[n] = (cos, sin) rotated by the angle of angles[k] = (cos, sin), as
+    :func:`fan_directions` computes it in numpy (same operations: same bits)."""
+    if not fan:
+        return d[n, 0], d[n, 1]
+    ch, sh, ca, sa = d[n, 0], d[n, 1], angles[k, 0], angles[k, 1]
+    return ch * ca - sh * sa, sh * ca + ch * sa
+
+
+@_jit(inline=True)
 def _row(n, o, d, fan, angles, reach, edge, rg, grids, out):
     """Fills row n of ``out`` (N, K): rays from o[n] (world frame, m) along d[n] (K = 1), or
-    for a ``fan`` at heading d[n, 2] + the angles of (cos, sin) ``angles`` (K, 2), reach
-    reach[n] + edge[n] and give min(reach[n], distance - edge[n]) (m): a Sonar reading from
-    the chassis edge; edge 0: the distance. ``reach``, ``edge`` (1,): alike for all rows."""
+    for a ``fan`` along the heading d[n] = (cos, sin) turned by the angles of (cos, sin)
+    ``angles`` (K, 2), reach reach[n] + edge[n] and give min(reach[n], distance - edge[n])
+    (m): a Sonar reading from the chassis edge; edge 0: the distance. ``reach``, ``edge``
+    (1,): alike for all rows."""
     rn, en = reach[n if len(reach) > 1 else 0], edge[n if len(edge) > 1 else 0]
     mr = rn + en
-    ch, sh = (math.cos(d[n, 2]), math.sin(d[n, 2])) if fan else (1.0, 0.0)
     for k in range(out.shape[1]):
-        dx, dy = d[n, 0], d[n, 1]
-        if fan:  # the heading's direction rotated by the angle: two libm calls a robot
-            dx, dy = ch * angles[k, 0] - sh * angles[k, 1], sh * angles[k, 0] + ch * angles[k, 1]
+        dx, dy = _fan_dir(d, n, angles, k, fan)
         dist = _one_ray(o[n, 0], o[n, 1], dx, dy, mr, rg[n], grids)
         out[n, k] = rn if dist >= mr else dist - en
+
+
+@_jit()
+def _fan_all_pairs(o, d, angles, reach, edge, rg, circles, cgroup, segments, sgroup, out):
+    """:func:`_rows` for a ``fan`` by testing every (ray, shape) pair: for a few robots in a
+    small world, cheaper than building and merging grids. ``circles`` (C, 3) and ``segments``
+    (S, 4) [x1, y1, x2 - x1, y2 - y1] hold the static and moving shapes, world frame, m."""
+    for n in range(len(out)):
+        rn, en, g = reach[n], edge[n], rg[n]
+        mr = rn + en
+        for k in range(out.shape[1]):
+            dx, dy = _fan_dir(d, n, angles, k, True)
+            norm = math.sqrt(dx * dx + dy * dy)  # as _one_ray: unit, zero stays zero
+            dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
+            best = mr
+            for e in range(len(circles)):
+                if g == 0 or cgroup[e] != g:
+                    best = min(best, circle_hit(o[n, 0], o[n, 1], dx, dy, mr, circles[e, 0],
+                                                 circles[e, 1], circles[e, 2]))
+            for e in range(len(segments)):
+                if g == 0 or sgroup[e] != g:
+                    best = min(best, segment_hit(o[n, 0], o[n, 1], dx, dy, mr,
+                                                  segments[e, 0], segments[e, 1],
+                                                  segments[e, 2], segments[e, 3]))
+            out[n, k] = rn if best >= mr else best - en
 
 
 @_jit(parallel=True)
@@ -475,12 +248,21 @@ def _shapes(circles, segments, circle_group, segment_group) -> tuple:
             _c(_groups(segment_group, len(s), "segment_group")))
 
 
+def _flat(shapes: tuple) -> tuple:
+    """Shapes for :func:`_fan_all_pairs`: circles, their groups, segments as [x1, y1, x2 - x1,
+    y2 - y1] and their groups (all C-contiguous)."""
+    c, s, cg, sg = shapes
+    segs = s.copy()
+    segs[:, 2:] -= segs[:, :2]
+    return c, cg, _c(segs), sg
+
+
 def _grid(shapes: tuple, cell_size: float, like=_NO_GEOM, least: int = 1 << 12) -> tuple:
     """The one-grid set of ``_shapes``' output, on geom row ``like`` if it holds them. A cap of
     ``least`` cells, or 64 per shape, keeps the build linear in the shape count."""
     c, s, cg, sg = shapes
     cap = max(least, min(1 << 20, 64 * (len(c) + len(s))))
-    return _build(c, cg, s, sg, cell_size, float(cap), like)
+    return build(c, cg, s, sg, cell_size, float(cap), like)
 
 
 class JitRayCaster:
@@ -493,11 +275,11 @@ class JitRayCaster:
         cell_size: Side of the grid cells, m.
     """
 
-    def __init__(self, cell_size: float = 2.0) -> None:
+    def __init__(self, cell_size: float = CELL_SIZE) -> None:
         """Creates a caster with no static shapes.
 
         Args:
-            cell_size: Side of the grid cells, m. Changes the speed only.
+            cell_size: Side of the grid cells, m. Changes the speed only (see CELL_SIZE).
 
         Raises:
             ImportError: numba is not installed (:func:`make_caster` falls back to numpy).
@@ -522,8 +304,9 @@ class JitRayCaster:
         """
         # Up to 65,536 cells, more than a moving grid's cap: moving shapes within are binned
         # on this geometry, so a few walls must not set the cell size for 10,000 robots.
-        self._static = _grid(_shapes(circles, segments, circle_group, segment_group),
-                             self.cell_size, least=1 << 16)
+        shapes = _shapes(circles, segments, circle_group, segment_group)
+        self._static = _grid(shapes, self.cell_size, least=1 << 16)
+        self._flat = _flat(shapes)
 
     def cast(self, origins, directions, max_range, circles, segments, ray_group=None,
              circle_group=None, segment_group=None) -> np.ndarray:
@@ -553,24 +336,35 @@ class JitRayCaster:
         return self._run(_c(o), _c(d), False, _NO_ANGLES, mr, _NO_EDGE, rg,
                          (circles, segments, circle_group, segment_group), 1).reshape(len(o))
 
-    def _sonar(self, poses, radius, angles, max_range, groups, moving) -> np.ndarray:
-        """:func:`sonar_distances` in one kernel; ``moving`` = (circles, segments, groups)."""
-        p, rad = _array(poses, 3, "poses"), _array(np.reshape(radius, (-1, 1)), 1, "radius")
-        reach = _array(np.reshape(max_range, (-1, 1)), 1, "max_range")
-        a = _array(np.reshape(angles, (-1, 1)), 1, "angles")[:, 0]
-        if not len(p) == len(rad) == len(reach) or ((reach + rad) < 0).any():
-            raise ValueError("poses, radius and max_range must have as many rows, and "
-                             "max_range + radius must be non-negative")
-        fan = np.column_stack((np.cos(a), np.sin(a)))
-        return self._run(_c(p), _c(p), True, fan, _c(reach[:, 0]), _c(rad[:, 0]),
-                         _c(_groups(groups, len(p), "groups")), moving, len(a))
+    def fan(self, poses, heading, fan, max_range, radius, groups, moving) -> np.ndarray:
+        """:func:`sonar_distances` in one kernel, for inputs checked by the caller: C-contiguous
+        float64 ``poses`` (N, 3), ``heading`` (N, 2) and ``fan`` (K, 2) the (cos, sin) of the
+        yaws and of the angles, ``max_range`` and ``radius`` (N,), int64 ``groups`` (N,);
+        ``moving`` = (circles (C, 3), segments (S, 4), their int64 groups), as
+        :func:`_shapes` returns them. A few rays in a small world test every pair
+        (:data:`_ALL_PAIRS`), more walk the grid."""
+        n, k = len(poses), len(fan)
+        c, s, cg, sg = moving
+        fc, fcg, fs, fsg = self._flat
+        if n * k * (len(c) + len(s) + len(fc) + len(fs)) <= _ALL_PAIRS:
+            segs = s.copy()
+            segs[:, 2:] -= segs[:, :2]
+            out = np.empty((n, k))
+            _fan_all_pairs(poses, heading, fan, max_range, radius, groups,
+                           np.concatenate((fc, c)) if len(c) else fc,
+                           np.concatenate((fcg, cg)) if len(c) else fcg,
+                           np.concatenate((fs, segs)) if len(s) else fs,
+                           np.concatenate((fsg, sg)) if len(s) else fsg, out)
+            return out
+        return self._run(poses, heading, True, fan, max_range, radius, groups, moving, k)
 
     def _run(self, o, d, fan, angles, reach, edge, rg, moving, k) -> np.ndarray:
         """Bins the ``moving`` shapes (circles, segments, their groups) on the static grid's
         geometry if they fit (robots within static walls: one grid to walk), merges the two
-        grids, runs :func:`_rows` (see :func:`_row`); returns (N, k) distances, m."""
-        grids = _combine(self._static, _grid(_shapes(*moving), self.cell_size,
-                                             self._static[0][0]))
+        grids, runs :func:`_rows` (see :func:`_row`), or for a ``fan``
+        :func:`coopsim.sim.jitfan.fan_gather` (the same distances); returns (N, k), m."""
+        grids = combine(self._static, _grid(moving if fan else _shapes(*moving),
+                                            self.cell_size, self._static[0][0]))
         out = np.empty((len(o), k))
         threads, many = numba.get_num_threads(), out.size >= _PARALLEL_MIN
         # Both settings are this thread's own. Too few rays: one thread, waking the others
@@ -579,14 +373,19 @@ class JitRayCaster:
         numba.set_num_threads(threads if many else 1)
         chunk = numba.set_parallel_chunksize(_CHUNK)
         try:
-            _rows(o, d, fan, angles, reach, edge, rg, grids, out)
+            if fan and GATHER:
+                from .jitfan import fan_gather  # it builds on this module's kernels
+
+                fan_gather(o, d, angles, reach, edge, rg, grids, out)
+            else:
+                _rows(o, d, fan, angles, reach, edge, rg, grids, out)
         finally:
             numba.set_num_threads(threads)
             numba.set_parallel_chunksize(chunk)
         return out
 
 
-def make_caster(kind: str = "auto", cell_size: float = 2.0):
+def make_caster(kind: str = "auto", cell_size: float = CELL_SIZE):
     """A ray caster: ``"jit"`` a :class:`JitRayCaster` (needs numba), ``"numpy"`` a
     :class:`RayCaster`, ``"auto"`` the first if numba imports, else the second.
 
@@ -599,6 +398,15 @@ def make_caster(kind: str = "auto", cell_size: float = 2.0):
     if kind == "jit" or (kind == "auto" and numba is not None):
         return JitRayCaster(cell_size)
     return RayCaster(cell_size)
+
+
+def fan_directions(yaw: np.ndarray, angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cos, sin) columns of ``yaw`` (N,) and of ``angles`` (K,), rad: the inputs of a fan cast.
+
+    Both casters turn the heading (cos, sin) by each angle's (cos, sin) with the same four
+    products, so their rays, and so their distances, are the same bits."""
+    return (np.column_stack((np.cos(yaw), np.sin(yaw))),
+            np.column_stack((np.cos(angles), np.sin(angles))))
 
 
 def sonar_distances(caster, poses, radius, angles, max_range, groups, circles, circle_group,
@@ -617,17 +425,24 @@ def sonar_distances(caster, poses, radius, angles, max_range, groups, circles, c
         circles, circle_group, segments, segment_group: Moving shapes, as for ``cast``.
 
     Returns:
-        (N, K) float64 distances, m (within 1e-12 m of the numpy path's: the jit rotates the
-        heading's direction by each angle instead of taking cos and sin of their sum).
+        (N, K) float64 distances, m: the same from either caster (the ray directions are built
+        alike, :func:`fan_directions`, and the casters' distances are equal).
     """
+    p, rad = _array(poses, 3, "poses"), _array(np.reshape(radius, (-1, 1)), 1, "radius")[:, 0]
+    reach = _array(np.reshape(max_range, (-1, 1)), 1, "max_range")[:, 0]
+    a = _array(np.reshape(angles, (-1, 1)), 1, "angles")[:, 0]
+    if not len(p) == len(rad) == len(reach) or ((reach + rad) < 0).any():
+        raise ValueError("poses, radius and max_range must have as many rows, and "
+                         "max_range + radius must be non-negative")
+    heading, fan = fan_directions(p[:, 2], a)
+    g = _groups(groups, len(p), "groups")
+    moving = (circles, segments, circle_group, segment_group)
     if isinstance(caster, JitRayCaster):
-        return caster._sonar(poses, radius, angles, max_range, groups,
-                             (circles, segments, circle_group, segment_group))
-    poses, angles = np.asarray(poses, dtype=np.float64), np.ravel(angles)
-    k = len(angles)
-    ray_angles = (poses[:, 2:3] + angles[None, :]).ravel()
-    edge, reach = np.repeat(radius, k), np.repeat(max_range, k)
-    dist = caster.cast(np.repeat(poses[:, :2], k, axis=0),
-                       np.column_stack((np.cos(ray_angles), np.sin(ray_angles))), reach + edge,
-                       circles, segments, np.repeat(groups, k), circle_group, segment_group)
-    return np.where(dist >= reach + edge, reach, dist - edge).reshape(len(poses), k)
+        return caster.fan(_c(p), heading, fan, _c(reach), _c(rad), _c(g), _shapes(*moving))
+    k = len(a)
+    dirs = np.stack((heading[:, 0:1] * fan[:, 0] - heading[:, 1:2] * fan[:, 1],
+                     heading[:, 1:2] * fan[:, 0] + heading[:, 0:1] * fan[:, 1]), axis=2)
+    edge, ray_reach = np.repeat(rad, k), np.repeat(reach, k)
+    dist = caster.cast(np.repeat(p[:, :2], k, axis=0), dirs.reshape(-1, 2), ray_reach + edge,
+                       circles, segments, np.repeat(g, k), circle_group, segment_group)
+    return np.where(dist >= ray_reach + edge, ray_reach, dist - edge).reshape(len(p), k)

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..model.module import Frame
 from ..model.plugins import MODULES
-from .raycast import RayCaster
+from .casters import AutoCaster
+from .jitcast import JitRayCaster, _c, fan_directions, sonar_distances
 
 
 class Geometry:
@@ -23,6 +24,7 @@ class Geometry:
         caster: The ray caster (static shapes set).
         circles, circle_group, segments, segment_group: Moving shapes, world frame, m.
         pose, radius, group: Every robot's pose (N, 3), chassis radius (N,) and group (N,).
+        heading: (N, 2) cos, sin of every robot's yaw (fan casts turn it by each angle).
     """
 
     def __init__(self, caster, circles, circle_group, segments, segment_group, pose, radius,
@@ -31,6 +33,10 @@ class Geometry:
         self.circles, self.circle_group = circles, circle_group
         self.segments, self.segment_group = segments, segment_group
         self.pose, self.radius, self.group = pose, radius, group
+        self.heading = np.empty((len(pose), 2))  # cheaper than column_stack for a few
+        np.cos(pose[:, 2], out=self.heading[:, 0])
+        np.sin(pose[:, 2], out=self.heading[:, 1])
+        self._moving = None  # the moving shapes as the compiled caster takes them
 
     def cast(self, origins, directions, max_range, ray_group=None) -> np.ndarray:
         """Distance to the first shape each ray hits (see RayCaster.cast), m."""
@@ -44,17 +50,35 @@ class Geometry:
 
         Rays start at the centre with the robot's own group, so they skip its own assembly,
         and the radius is subtracted: a ray starting on the edge would begin inside a wall the
-        robot is pressed into.
+        robot is pressed into. One compiled kernel once the caster's kernels are loaded
+        (:func:`coopsim.sim.jitcast.sonar_distances`), numpy before: the same distances.
         """
-        n, k = len(rows), len(angles)
-        pose = self.pose[rows]
-        theta = (pose[:, 2:3] + angles[None, :]).ravel()
-        dirs = np.column_stack((np.cos(theta), np.sin(theta)))
-        edge = np.repeat(self.radius[rows], k)
-        ray_reach = np.repeat(reach, k)
-        dist = self.cast(np.repeat(pose[:, :2], k, axis=0), dirs, ray_reach + edge,
-                         ray_group=np.repeat(self.group[rows], k))
-        return np.where(dist >= ray_reach + edge, ray_reach, dist - edge).reshape(n, k)
+        caster = getattr(self.caster, "active", self.caster)
+        if not isinstance(caster, JitRayCaster):
+            return sonar_distances(caster, self.pose[rows], self.radius[rows], angles, reach,
+                                   self.group[rows], self.circles, self.circle_group,
+                                   self.segments, self.segment_group)
+        # The compiled caster straight away: these arrays are the simulation's own, valid.
+        if self._moving is None:
+            self._moving = (_c(self.circles), _c(self.segments), _c(self.circle_group),
+                            _c(self.segment_group))
+        every = len(rows) == len(self.pose)
+        pose, heading = (self.pose, self.heading) if every else (self.pose[rows],
+                                                                 self.heading[rows])
+        return caster.fan(_c(pose), _c(heading), _fan(angles), _c(np.asarray(reach, float)),
+                          _c(self.radius if every else self.radius[rows]),
+                          _c(self.group if every else self.group[rows]), self._moving)
+
+
+def _fan(angles: np.ndarray, _cache: dict = {}) -> np.ndarray:  # noqa: B006 -- the cache
+    """(K, 2) cos, sin of ``angles`` (rad), kept for the few fans a world has."""
+    key = angles.tobytes()
+    fan = _cache.get(key)
+    if fan is None:
+        if len(_cache) > 64:
+            _cache.clear()
+        fan = _cache[key] = fan_directions(np.zeros(0), np.asarray(angles, float))[1]
+    return fan
 
 
 class RobotTable:
@@ -86,12 +110,14 @@ class ParamTable:
     """Per-robot parameter arrays for every module, rebuilt when the layout or a value changes.
 
     Attributes:
+        modules: (label, module class) of every registered module.
         rows: Module label -> indices of the robots carrying it.
         values: Module label -> parameter name -> values aligned with ``rows``.
     """
 
     def __init__(self) -> None:
         self.key: tuple[int, int] = (-1, -1)
+        self.modules: list = []
         self.rows: dict[str, np.ndarray] = {}
         self.values: dict[str, dict[str, np.ndarray]] = {}
 
@@ -101,25 +127,36 @@ class ParamTable:
         if key == self.key:
             return
         self.rows, self.values = {}, {}
-        for label, module in MODULES.items():
+        self.modules = list(MODULES.items())  # (label, module), as of this layout
+        for label, module in self.modules:
             carriers = [(i, r.modules[label]) for i, r in enumerate(world.robots)
                         if label in r.modules]
             self.rows[label] = np.array([i for i, _ in carriers], dtype=np.int64)
-            self.values[label] = {
+            self.values[label] = ParamArrays({
                 spec.name: np.array([v[spec.name] for _, v in carriers], dtype=float)
-                for spec in module.params}
+                for spec in module.params})
         self.key = key
+
+
+class ParamArrays(dict):
+    """Parameter name -> values of one module for its robots, and ``zero``: the names whose
+    values are all 0 (:meth:`Module.measure` then skips noise and lost data without looking)."""
+
+    def __init__(self, values: dict) -> None:
+        super().__init__(values)
+        self.zero = frozenset(k for k, v in values.items() if not v.any())
 
 
 class Sensors:
     """Computes readings each step and remembers them for the next.
 
     Args:
-        caster: The ray caster to use (default: a new :class:`RayCaster`).
+        caster: The ray caster to use (default: a new :class:`~coopsim.sim.casters.AutoCaster`:
+            numpy until the compiled kernels are loaded, then numba).
     """
 
     def __init__(self, caster=None) -> None:
-        self.caster = caster if caster is not None else RayCaster()
+        self.caster = caster if caster is not None else AutoCaster()
         self.prev: dict[str, np.ndarray] = {}
         self._names: tuple[str, ...] = ()
         self._static_version = -1
@@ -150,14 +187,16 @@ class Sensors:
         self._remap(world, len(world.targets))
         readings = {}
         everyone = len(world.robots)
-        for label, module in MODULES.items():
+        for label, module in params.modules:
             rows, prev = params.rows[label], self.prev[label]
             if len(rows) == everyone > 0:  # the usual case: no gather, no scatter
                 readings[label] = module.measure(frame, rows, params.values[label], prev, rng)
                 continue
+            if not len(rows):  # nobody carries it: the last reading (read-only) stays
+                readings[label] = prev
+                continue
             out = prev.copy()
-            if len(rows):
-                out[rows] = module.measure(frame, rows, params.values[label], prev[rows], rng)
+            out[rows] = module.measure(frame, rows, params.values[label], prev[rows], rng)
             readings[label] = out
         self.prev = readings
         return readings
@@ -183,9 +222,12 @@ class Sensors:
                                      dtype=float).reshape(-1, 2)
             self._static_version = world.layout_version
         mc, mcg, ms, msg = world.engine.moving_geometry()
-        robots = np.column_stack((pose[:, :2], radius))
-        return Geometry(self.caster, np.concatenate((mc, robots)),
-                        np.concatenate((mcg, group)), ms, msg, pose, radius, group)
+        circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]
+        circles[:, :2], circles[:, 2] = pose[:, :2], radius
+        circle_group = group
+        if len(mc):  # movable objects and parts
+            circles, circle_group = np.concatenate((mc, circles)), np.concatenate((mcg, group))
+        return Geometry(self.caster, circles, circle_group, ms, msg, pose, radius, group)
 
     def _remap(self, world, n_targets: int) -> None:
         """Carry previous readings over a layout change, matched by robot name."""

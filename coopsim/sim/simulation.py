@@ -38,7 +38,7 @@ class Simulation:
         seed: Seed for noise, lost data and drivers; defaults to the scenario's.
         dt: Physics step, s; defaults to the scenario's.
         engine: Physics engine label; defaults to the scenario's ``[SETTINGS] engine``.
-        caster: Ray caster for the sensing phase (default: the numpy one).
+        caster: Ray caster for the sensing phase (default: :class:`~coopsim.sim.casters.AutoCaster`).
 
     Attributes:
         step: Steps taken since load or reset. time: Simulated time, s (summed over steps, so a
@@ -85,6 +85,7 @@ class Simulation:
         self.rng = make_rng(self.seed)
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
         self.robots, self.params = RobotTable(), ParamTable()
+        self._layout: tuple = (None,)  # what snapshots take from the layout (see _snapshot)
         self.sensors = Sensors(self._caster)
         self.commands: dict[str, np.ndarray] = {}
         self.actuated: dict = {}
@@ -214,18 +215,34 @@ class Simulation:
 
     def _snapshot(self, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         world = self.world
-        n_targets = len(world.targets)
+        key = (world.layout_version, len(world.targets))
+        if self._layout[0] != key:  # names, fields and shapes change only with the layout
+            handles = [h for _, h in world.objects.values()]
+            still = all(spec.static for spec, _ in world.objects.values())
+            self._layout = (key, {k: m.field_names(key[1]) for k, m in MODULES.items()},
+                            tuple(world.objects), tuple(p.name for p in world.parts),
+                            tuple(world.targets),
+                            # static objects never move: their poses are read once
+                            frozen(world.engine.poses(handles)) if still else handles,
+                            [p.handle for p in world.parts])
+        _, fields, objects, parts, targets, object_poses, part_handles = self._layout
+        engine = world.engine
+        if isinstance(object_poses, list):
+            object_poses = frozen(engine.poses(object_poses))
         return Snapshot(
             step=self.step, time=self.time, robots=self.robots.names,
             poses=frozen(frame.pose.copy()), velocities=frozen(frame.velocity.copy()),
             commands={k: frozen(v.copy()) for k, v in self.commands.items()},
             readings={k: frozen(v) for k, v in readings.items()},
-            fields={k: m.field_names(n_targets) for k, m in MODULES.items()},
-            objects=tuple(world.objects), object_poses=frozen(world.object_poses()),
-            parts=tuple(p.name for p in world.parts), part_poses=frozen(world.part_poses()),
-            targets=tuple(world.targets), layout_version=world.layout_version,
+            fields=fields, objects=objects, object_poses=object_poses,
+            parts=parts,
+            part_poses=frozen(engine.poses(part_handles) if part_handles else _NO_POSES),
+            targets=targets, layout_version=world.layout_version,
             index=self.robots.index, rules=self.rules.fields(),
             extra={k: v for k, v in self.extra.items() if not k.startswith("_")})
+
+
+_NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
 
 
 def _carry(old: np.ndarray | None, old_index: dict, names: tuple, width: int) -> np.ndarray:

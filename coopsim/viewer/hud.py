@@ -21,6 +21,7 @@ _BAR = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_move
         | imgui.WindowFlags_.no_focus_on_appearing)
 MODES = ("realtime", "lockstep")
 LABEL_MIN_RADIUS = 6.0  # px: names show once a robot is at least this large on screen
+RT_BREAK = 0.05  # share of late steps beyond which real time is broken (sim/pacing.py)
 STATE_COLOR = imgui.ImVec4(1.0, 0.76, 0.3, 1.0)  # amber: the run is not simply running
 REC_COLOR = imgui.ImVec4(1.0, 0.45, 0.45, 1.0)
 _COLORS = {"plain": DIM_COLOR, "state": STATE_COLOR, "rec": REC_COLOR, "error": ERROR_COLOR}
@@ -44,7 +45,10 @@ def status_parts(link) -> list[tuple[str, str]]:
     figures = (f"rtf {frame.rtf:.2f}{_GAP}missed {frame.missed}{_GAP}{frame.mode}{_GAP}"
                f"speed {_speed(frame.speed)}{_GAP}attached controllers {frame.attached}{_GAP}"
                f"{link.nameserver}")
-    return [(f"t = {frame.time:.2f} s", "plain"), *run_badges(run, frame.paused),
+    late = getattr(frame, "late", 0.0)  # the state document's figures have none
+    broken = ([(f"REAL TIME BROKEN {frame.recent_rtf:.2f}x, {late:.0%} late", "error")]
+              if late > RT_BREAK else [])  # over the last second (docs/protocol.md)
+    return [(f"t = {frame.time:.2f} s", "plain"), *run_badges(run, frame.paused), *broken,
             *game_parts(run), (figures, "plain")]
 
 

@@ -40,7 +40,7 @@ def _run(spec, tmp_path, **options):
     options = {"network": False, "controllers": False, "speed": 0, "duration": 0.4, **options}
     with Run(spec, RunOptions(**options)) as live:
         live.start()
-        live.stepper.join(30)
+        assert live.stepper.wait_finished(30)  # finished runs linger: wait, then leave
     return live
 
 

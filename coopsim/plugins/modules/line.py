@@ -30,7 +30,7 @@ class Line(Module):
         ParamSpec("width", "float", "width of a zone's outline on the floor, m", 0.05, 0.0,
                   1.0, "m"),
     )
-    commands = (Command(900, "read", "line", kind="read",
+    commands = (Command(920, "read", "line", kind="read",
                         doc="left, right (1.0 on a zone's outline or inside it, else 0.0), "
                             "kind of the zone seen (0 none, 1 water, 2 border, 3 nogo)"),)
     fields = ("left", "right", "kind")

@@ -63,10 +63,10 @@ class Radio(Module):
                   "steps"),
     )
     commands = (
-        Command(910, "send", "radio", text="req", kind="action",
+        Command(930, "send", "radio", text="req", kind="action",
                 doc="queue a payload (text: base64) for broadcast at the next step; text: "
                     "'queued N bytes (K waiting)'"),
-        Command(911, "read", "radio", text="opt", kind="read",
+        Command(931, "read", "radio", text="opt", kind="read",
                 doc="messages delivered after the step in text (none: the latest step only): "
                     "text lines '<sender> <base64>', data: range (m), bearing (rad), step "
                     "per message"),

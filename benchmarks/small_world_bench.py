@@ -1,0 +1,100 @@
+"""Benchmark: the cost of one step in a small world (``Stepper.tick``, one ``single`` robot).
+
+One robot of the built-in ``single`` type (7 modules: motors, sonar, target, odometry, gps,
+compass, bumper) in ``coopsim bench step``'s arena, driving, its 11 sonar rays cast every step,
+dt = 0.02 s. Times whole ticks (commands, actuators, physics, sensors, rules, publish) in
+blocks that alternate between the compiled caster and the numpy one (same run, same world), and
+reports the median of the block medians and the best block, in microseconds, with a per-phase
+breakdown of the compiled path. Goal: <= 60 us a step.
+
+Usage: python benchmarks/small_world_bench.py [--robots 1] [--engine pymunk] [--blocks 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from coopsim.app.bench import swarm_scenario
+from coopsim.sim import casters
+from coopsim.sim.jitcast import JitRayCaster
+from coopsim.sim.raycast import RayCaster
+from coopsim.sim.simulation import Simulation
+from coopsim.sim.stepper import Stepper
+
+
+def stepper(n: int, engine: str, caster) -> Stepper:
+    """A lockstep stepper over ``n`` driving robots, warmed up."""
+    sim = Simulation(swarm_scenario(n), engine=engine, caster=caster)
+    st = Stepper(sim, mode="lockstep")
+    for name in sim.snapshot.robots:
+        st.slots.put(name, "motors", (0.3, 0.25), attach=False)
+    for _ in range(50):
+        st.tick()
+    return st
+
+
+def block(st: Stepper, ticks: int) -> float:
+    """Median tick time of ``ticks`` ticks, us."""
+    out = []
+    for _ in range(ticks):
+        t0 = time.perf_counter()
+        st.tick()
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out) * 1e6
+
+
+def phases(st: Stepper, ticks: int) -> dict:
+    """Median time of each phase, us."""
+    sim, out = st.sim, {k: [] for k in ("commands", "actuators", "physics", "sensors",
+                                         "rules+publish")}
+    for _ in range(ticks):
+        t = [time.perf_counter()]
+        sim.command(st.slots.take())
+        t.append(time.perf_counter())
+        sim.actuate()
+        t.append(time.perf_counter())
+        sim.physics()
+        t.append(time.perf_counter())
+        sim.sense()
+        t.append(time.perf_counter())
+        st._publish(sim.apply_rules())
+        t.append(time.perf_counter())
+        for k, a, b in zip(out, t, t[1:]):
+            out[k].append(b - a)
+    return {k: statistics.median(v) * 1e6 for k, v in out.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--robots", type=int, default=1)
+    parser.add_argument("--engine", default="pymunk")
+    parser.add_argument("--blocks", type=int, default=20)
+    parser.add_argument("--ticks", type=int, default=500, help="ticks per block")
+    args = parser.parse_args()
+    if not casters.wait_ready(600):
+        raise SystemExit("the compiled caster did not load (numba missing?)")
+    runs = {"compiled": stepper(args.robots, args.engine, JitRayCaster()),
+            "numpy caster": stepper(args.robots, args.engine, RayCaster())}
+    medians = {k: [] for k in runs}
+    for _ in range(args.blocks):
+        for name, st in runs.items():
+            medians[name].append(block(st, args.ticks))
+    print(f"{args.robots} robot(s), {args.engine}, {args.blocks} blocks of {args.ticks} ticks")
+    print("| caster | median of blocks, us | best block, us | steps/s |")
+    print("|---|---:|---:|---:|")
+    for name, m in medians.items():
+        med = statistics.median(m)
+        print(f"| {name} | {med:.1f} | {min(m):.1f} | {1e6 / med:,.0f} |")
+    ratio = statistics.median(medians["numpy caster"]) / statistics.median(medians["compiled"])
+    print(f"\nnumpy caster / compiled: {ratio:.2f}x")
+    print("phases (compiled), us: " + ", ".join(
+        f"{k} {v:.1f}" for k, v in phases(runs["compiled"], 2000).items()))
+    np.set_printoptions()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""``velocity``: a holonomic drive (a quadrotor seen from above), commanded by velocity or by a
+reference to track.
+
+Each step the commanded planar velocity ``v_c`` (world frame) is reached through a first-order
+lag of time constant ``tau`` and an acceleration limit: from the body's velocity ``v`` (as the
+engine reports it after the last step) the velocity driven next is
+
+    v' = v + clip((1 - exp(-dt / tau)) (v_c - v), max_accel dt)
+
+(the clip limits the change's length), and its length is capped at ``max_speed``; the yaw rate
+follows the same lag, capped at ``max_yaw_rate``. ``track`` sends a reference instead: position
+(x, y) and feed-forward velocity; the module's outer loop commands ``v_c = v_ff + gain (p_ref -
+p)``, as a quadrotor's position controller does above its attitude loop (SwarmSimX's tracking
+study). The stored command keeps the reference, so a recording holds it (columns ``ref_x``,
+``ref_y``, ``tracking``) and ``coopsim analyze tracking`` recovers the tracking error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.commands import OUT_OF_RANGE, Command
+from ...model.errors import ProtocolError
+from ...model.module import Column, Module
+from ...model.params import ParamSpec
+
+SANITY = 1000.0  # m/s, m: larger velocities or references are refused (up to it they saturate)
+
+
+class Velocity(Module):
+    """Holonomic velocity drive with lag, acceleration limit and an optional position loop."""
+
+    label = "velocity"
+    description = ("holonomic drive: world-frame velocity (m/s) and yaw rate (rad/s) through a "
+                   "first-order lag and an acceleration limit, or a position reference to track")
+    params = (
+        ParamSpec("max_speed", "float", "largest planar speed, m/s", 2.0, 0.0, 50.0, "m/s"),
+        ParamSpec("max_accel", "float", "largest planar acceleration, m/s^2", 4.0, 0.01, 100.0,
+                  "m/s^2"),
+        ParamSpec("tau", "float", "time constant of the first-order lag, s (0: none)", 0.15, 0.0,
+                  10.0, "s"),
+        ParamSpec("max_yaw_rate", "float", "largest yaw rate, rad/s", 2.0, 0.0, 20.0, "rad/s"),
+        ParamSpec("gain", "float", "position-loop gain of track, 1/s", 2.0, 0.0, 50.0, "1/s"),
+    )
+    commands = (
+        Command(900, "set_velocity", "velocity", data=(3, 3), kind="motion",
+                doc="vx, vy (m/s, world frame), yaw rate (rad/s); saturate at the limits"),
+        Command(901, "track", "velocity", data=(4, 5), kind="motion",
+                doc="x, y (m), vx, vy (m/s, feed-forward) [, yaw rate]: a reference to track"),
+        Command(902, "stop", "velocity", kind="motion", doc="velocity and yaw rate to 0"),
+        Command(903, "read", "velocity", kind="read",
+                doc="vx_cmd, vy_cmd, yaw_rate_cmd (driven this step), vx, vy, yaw_rate (actual)"),
+    )
+    fields = ("vx_cmd", "vy_cmd", "yaw_rate_cmd", "vx", "vy", "yaw_rate")
+    command_fields = ("vx", "vy", "yaw_rate", "ref_x", "ref_y", "tracking")
+    columns = (Column("ref_x", 1e-4, 2, 3, "command"), Column("ref_y", 1e-4, 2, 4, "command"),
+               Column("tracking", 1.0, 1, 5, "command"))
+
+    @classmethod
+    def command_row(cls, command, data, params, robot):
+        if any(abs(v) > SANITY for v in data):
+            raise ProtocolError(OUT_OF_RANGE, f"{command.name} values must be within "
+                                              f"+-{SANITY:g} (m, m/s, rad/s)")
+        if command.name == "stop":
+            return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        if command.name == "track":
+            yaw_rate = data[4] if len(data) > 4 else 0.0
+            return float(data[2]), float(data[3]), float(yaw_rate), float(data[0]), \
+                float(data[1]), 1.0
+        return float(data[0]), float(data[1]), float(data[2]), 0.0, 0.0, 0.0
+
+    @classmethod
+    def actuate(cls, frame, rows, p, commands):
+        """The velocity driven this step (len(rows), 3): the command (or the position loop's)
+        through the lag, the acceleration limit and the caps; world frame, m/s and rad/s."""
+        pose, now = frame.pose[rows], frame.velocity[rows]
+        want = commands[:, :3].copy()
+        track = commands[:, 5] > 0.5
+        if track.any():
+            want[track, :2] += p["gain"][track, None] * (commands[track, 3:5] - pose[track, :2])
+        want[:, :2] = _cap(want[:, :2], p["max_speed"])
+        tau = p["tau"]
+        alpha = np.where(tau > 0, -np.expm1(-frame.dt / np.where(tau > 0, tau, 1.0)), 1.0)
+        change = alpha[:, None] * (want - now)
+        change[:, :2] = _cap(change[:, :2], p["max_accel"] * frame.dt)
+        out = now + change
+        out[:, :2] = _cap(out[:, :2], p["max_speed"])
+        out[:, 2] = np.clip(out[:, 2], -p["max_yaw_rate"], p["max_yaw_rate"])
+        frame.engine.set_velocity(rows, out)
+        return out
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        driven = frame.actuated.get(cls.label)
+        out = np.zeros((len(rows), 6))
+        if driven is not None and len(driven) == len(rows):
+            out[:, :3] = driven
+        out[:, 3:] = frame.velocity[rows]
+        return out
+
+
+def _cap(v: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """(n, 2) vectors shortened to at most ``limit`` (n,) long."""
+    length = np.hypot(v[:, 0], v[:, 1])
+    scale = np.minimum(1.0, limit / np.maximum(length, 1e-300))
+    return v * scale[:, None]
+

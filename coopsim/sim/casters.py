@@ -1,0 +1,130 @@
+"""The sensing phase's ray caster: numpy at once, the compiled one as soon as it is loaded.
+
+Why: numba compiles the caster's kernels on first use (~11 s on an idle core, ~35 s on a busy
+one, once per checkout: ``cache=True`` keeps them in ``__pycache__``), and even loading them
+from that cache costs about 1 s. A run must not wait for either before its first step. So a
+background thread (:func:`start_warmup`, once per process) loads or compiles the kernels by
+casting a few rays, and :class:`AutoCaster` serves with the numpy :class:`RayCaster` until they
+are ready, then with :class:`JitRayCaster`. The two give the same distances (same formulas, same
+ray directions: :func:`coopsim.sim.jitcast.fan_directions`; tests/swarmscale), so which one
+served a step does not change the run.
+
+``COOPSIM_JIT`` chooses: ``auto`` (default, as above), ``numpy`` (never compile), ``wait`` (load
+the kernels before the first cast: benchmarks). Without numba it is always numpy.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+
+import numpy as np
+
+from . import jitcast
+from .raycast import RayCaster
+
+log = logging.getLogger(__name__)
+
+_ready = threading.Event()
+_lock = threading.Lock()
+_thread: threading.Thread | None = None
+_took = [0.0]  # s the warm-up took (docs/performance.md)
+
+
+def _policy() -> str:
+    mode = os.environ.get("COOPSIM_JIT", "auto").strip().lower() or "auto"
+    return mode if mode in ("auto", "numpy", "wait") and jitcast.numba is not None else "numpy"
+
+
+def _warm() -> None:
+    """Cast a few rays through every kernel (loads them from the cache, or compiles them)."""
+    start = time.perf_counter()
+    try:
+        caster = jitcast.JitRayCaster()
+        caster.set_static(np.array([[3.0, 0.0, 0.5]]), np.array([[-5.0, -5.0, 5.0, -5.0]]))
+        caster.cast(np.zeros((2, 2)), np.array([[1.0, 0.0], [0.0, 1.0]]), 2.0,
+                    np.array([[0.0, 1.0, 0.2]]), None, np.array([1, 2]), np.array([1]))
+        for n in (1, 200):  # all pairs, then the grid
+            poses = np.column_stack((np.linspace(-4, 4, n), np.zeros(n), np.zeros(n)))
+            circles = np.column_stack((poses[:, :2], np.full(n, 0.2)))
+            jitcast.sonar_distances(caster, poses, np.full(n, 0.2), np.linspace(-1.5, 1.5, 11),
+                                    np.full(n, 2.0), np.arange(1, n + 1), circles,
+                                    np.arange(1, n + 1), None, None)
+    except Exception:  # noqa: BLE001 -- a failed compile leaves sensing on numpy, said once
+        log.exception("the compiled ray caster failed to load; sensing stays on numpy")
+        return
+    _took[0] = time.perf_counter() - start
+    _ready.set()
+    log.info("the compiled ray caster is ready (loaded in %.2f s)", _took[0])
+
+
+def start_warmup() -> None:
+    """Start loading the compiled kernels in a background thread (once per process; nothing
+    when the policy is ``numpy``)."""
+    global _thread
+    if _policy() == "numpy":
+        return
+    with _lock:
+        if _thread is None:
+            _thread = threading.Thread(target=_warm, name="coopsim-jit-warmup", daemon=True)
+            _thread.start()
+
+
+def ready() -> bool:
+    """True once the compiled kernels are loaded."""
+    return _ready.is_set()
+
+
+def wait_ready(timeout: float | None = None) -> bool:
+    """Start the warm-up if needed and wait for it; False without numba, on timeout or error."""
+    start_warmup()
+    if _thread is None:
+        return False
+    _thread.join(timeout)
+    return ready()
+
+
+def warmup_seconds() -> float:
+    """How long the warm-up took (0 until it is done), s."""
+    return _took[0]
+
+
+class AutoCaster:
+    """A :class:`RayCaster` until the compiled kernels are ready, a :class:`JitRayCaster` after
+    (same API, same distances).
+
+    Args:
+        cell_size: Side of the numpy caster's grid cells, m (the compiled one takes
+            :data:`coopsim.sim.jitcast.CELL_SIZE`: each is fastest at its own).
+    """
+
+    def __init__(self, cell_size: float = 2.0) -> None:
+        self.numpy = RayCaster(cell_size)
+        self.jit: jitcast.JitRayCaster | None = None
+        self._static: tuple = (None, None, None, None)
+        if _policy() == "wait":
+            wait_ready()
+        else:
+            start_warmup()
+
+    @property
+    def active(self):
+        """The caster serving now."""
+        if self.jit is None and _ready.is_set():
+            self.jit = jitcast.JitRayCaster()
+            self.jit.set_static(*self._static)
+        return self.jit if self.jit is not None else self.numpy
+
+    def set_static(self, circles=None, segments=None, circle_group=None,
+                   segment_group=None) -> None:
+        """See :meth:`RayCaster.set_static`."""
+        self._static = (circles, segments, circle_group, segment_group)
+        self.numpy.set_static(*self._static)
+        if self.jit is not None:
+            self.jit.set_static(*self._static)
+
+    def cast(self, *args, **kwargs) -> np.ndarray:
+        """See :meth:`RayCaster.cast`."""
+        return self.active.cast(*args, **kwargs)

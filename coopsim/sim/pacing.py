@@ -1,0 +1,81 @@
+"""What the stepper reports of its pacing: :class:`Stats`, and the recent steps that tell
+whether real time is holding (SwarmSimX warns when a step misses t_w = t_d - t_n; coopsim says so
+when misses become a trend).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+#: Real time is *broken* when more than this share of the realtime steps paced over the last
+#: :data:`RT_WINDOW` seconds of wall time missed their deadline (SwarmSimX warns on every miss;
+#: one late step in twenty is a trend, not a hiccup). The CLI says so, ``/sim state`` carries it.
+RT_BREAK = 0.05
+RT_WINDOW = 1.0  # s of wall time the share and the recent real-time factor are taken over
+
+
+@dataclass(frozen=True)
+class Stats:
+    """How a run is going. wall and rtf count only time spent running (not paused), since the
+    start or the last reset; finished says why the run ended ("" while it goes on); waiting
+    names the lockstep controllers a step has waited for longer than :data:`STALL` (or says how
+    many are still to attach before the first step), stalled for how long, s. late is the share
+    of the realtime steps of the last :data:`RT_WINDOW` s that missed their deadline and
+    recent_rtf the real-time factor over them (both 0 without such steps)."""
+
+    steps: int
+    time: float
+    wall: float
+    rtf: float
+    missed: int
+    mode: str
+    speed: float
+    paused: bool
+    attached: tuple[str, ...]
+    finished: str = ""
+    waiting: tuple[str, ...] = ()
+    stalled: float = 0.0
+    late: float = 0.0
+    recent_rtf: float = 0.0
+
+    @property
+    def rt_broken(self) -> bool:
+        """True when more than :data:`RT_BREAK` of the realtime steps of the last
+        :data:`RT_WINDOW` s missed their deadline (``late``; ``recent_rtf``: sim s per wall s
+        over those steps)."""
+        return self.late > RT_BREAK
+
+
+class RecentSteps:
+    """The realtime steps of the last :data:`RT_WINDOW` s of wall time: when each was taken,
+    the sim time it started from and whether it was late. The stepper thread notes; any thread
+    asks for the figures."""
+
+    def __init__(self) -> None:
+        self._steps: deque = deque()  # (wall s, sim time s, late)
+        self._lock = threading.Lock()
+
+    def note(self, wall: float, time: float, late: bool) -> None:
+        """Remember a paced step (wall and sim time, s), forgetting those out of the window."""
+        with self._lock:
+            self._steps.append((wall, time, late))
+            while self._steps[0][0] < wall - RT_WINDOW:
+                self._steps.popleft()
+
+    def clear(self) -> None:
+        """Forget every step (a reset)."""
+        with self._lock:
+            self._steps.clear()
+
+    def figures(self, now: float) -> tuple[float, float]:
+        """(share of late steps, real-time factor: sim s per wall s) over the steps of the
+        window ending at ``now`` (wall, s); (0, 0) without any."""
+        with self._lock:
+            recent = [r for r in self._steps if r[0] >= now - RT_WINDOW]
+        if not recent:
+            return 0.0, 0.0
+        late = sum(r[2] for r in recent) / len(recent)
+        span = recent[-1][0] - recent[0][0]
+        return late, ((recent[-1][1] - recent[0][1]) / span if span > 0 else 0.0)
