@@ -68,9 +68,13 @@ class PathDialog:
             self.path = self.ui.field(f"path##{self.key}.path", f"{self.key}.path", self.path,
                                       420.0)
             imgui.text_colored(DIM_COLOR, "or pick one:")
-            imgui.begin_child(f"##{self.key}.files", imgui.ImVec2(460.0, 110.0),
+            files = bundled(self.folder, self.suffixes)
+            # tall enough for 12 files: a file below the list's edge could not be clicked unseen
+            rows = min(max(len(files), 6), 12)
+            height = rows * imgui.get_text_line_height_with_spacing() + 8.0
+            imgui.begin_child(f"##{self.key}.files", imgui.ImVec2(460.0, height),
                               imgui.ChildFlags_.borders)
-            for path in bundled(self.folder, self.suffixes):
+            for path in files:
                 if imgui.selectable(f"{path.name}##{self.key}.{path}", str(path) == self.path)[0]:
                     self.path = str(path)
                 self.ui.mark(f"{self.key}.file.{path.name}")
