@@ -9,7 +9,12 @@ assignment, the squad's A* path, smoothing, slot fitting, every robot's leg chec
 and handing the orders over -- no driving. Each size runs 20 times after one untimed warm-up
 (which also builds the grid's landmark tables, timed separately as "prepare").
 
-Usage: python benchmarks/swarm_bench.py [--repeat 20] [--sizes 3 10 50 200]
+Compiled against Python: the figures are the shipped path (numba kernels for the searches,
+line of sight, smoothing and slot fitting: coopsim.swarm.kernels); up to ``--python-max`` robots
+the same commands are also timed with the kernels switched off (pure Python A*, scipy's
+Dijkstra, numpy), the baseline of the ratio column.
+
+Usage: python benchmarks/swarm_bench.py [--repeat 20] [--sizes 3 10 50 200] [--python-max 50]
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import time
 import numpy as np
 
 from coopsim.model.specs import FloorSpec, ObjectSpec
-from coopsim.swarm import Formation, Squad, SquadGoTo, SwarmError, build_grid
+from coopsim.swarm import Formation, Squad, SquadGoTo, SwarmError, build_grid, kernels
 
 FLAG_B = (1.0, 8.8)  # m, team B's flag, near the top edge
 WATER = [  # three pools across y = 0, leaving gaps around x = -6.3 and x = 3.7
@@ -86,6 +91,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--sizes", type=int, nargs="+", default=[3, 10, 50, 200])
     ap.add_argument("--formations", nargs="+", default=["wedge", "block"])
+    ap.add_argument("--python-max", type=int, default=50)
     args = ap.parse_args()
     t0 = time.perf_counter()
     grid = build_grid(FloorSpec(20.0, 20.0), OBSTACLES, WATER, resolution=0.1,
@@ -95,17 +101,26 @@ def main() -> None:
     t2 = time.perf_counter()
     print(f"grid {grid.shape[1]} x {grid.shape[0]} cells, {grid.blocked.mean():.0%} blocked: "
           f"build {1e3 * (t1 - t0):.1f} ms, prepare (landmarks) {1e3 * (t2 - t1):.1f} ms\n")
-    print("| robots | formation | mean ms | σ ms | min ms | max ms |")
-    print("|---:|---|---:|---:|---:|---:|")
+    print("| robots | formation | mean ms | σ ms | min ms | max ms | Python mean ms | "
+          "Python / compiled |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for formation in args.formations:
         for n in args.sizes:
             try:
                 ms = time_command(grid, n, formation, args.repeat)
             except SwarmError as exc:
-                print(f"| {n} | {formation} | {exc} | | | |")
+                print(f"| {n} | {formation} | {exc} | | | | | |")
                 continue
+            slow = ""
+            if n <= args.python_max and kernels.COMPILED:
+                kernels.COMPILED = False
+                try:
+                    py = statistics.mean(time_command(grid, n, formation, args.repeat))
+                finally:
+                    kernels.COMPILED = True
+                slow = f"{py:.1f} | {py / statistics.mean(ms):.1f}"
             print(f"| {n} | {formation} | {statistics.mean(ms):.1f} | {statistics.stdev(ms):.1f}"
-                  f" | {min(ms):.1f} | {max(ms):.1f} |", flush=True)
+                  f" | {min(ms):.1f} | {max(ms):.1f} | {slow or '- | -'} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -33,3 +33,18 @@ def cylinder(name, x, y, diameter=0.5, mass=0.0) -> ObjectSpec:
 def target(color, x, y) -> TargetSpec:
     """A target marker."""
     return TargetSpec(color, (x, y, 0.0))
+
+
+def step_by_hand(sim, n: int = 1, before=None) -> None:
+    """Step a Simulation ``n`` times through its phases (no stepper), calling ``before()``
+    first each time (set commands there); stops early once a rule has ended the run."""
+    for _ in range(n):
+        if before is not None:
+            before()
+        sim.command({})
+        sim.actuate()
+        sim.physics()
+        sim.sense()
+        sim.apply_rules()
+        if sim.ended:
+            return

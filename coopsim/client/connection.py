@@ -91,6 +91,43 @@ class Client:
             raise RemoteError(reply.error, reply.text)
         return reply
 
+    def request_many(self, calls) -> list[Message]:
+        """Send several requests, each to its own endpoint, before awaiting any reply; return
+        the replies in order (those with an error code too: they are not raised). One process
+        driving several robots in lockstep needs this: no motion reply comes before every
+        attached robot has sent its command for the step.
+
+        Args:
+            calls: (endpoint, command, text, params, data) tuples, no endpoint twice.
+
+        Raises:
+            ValueError: an endpoint appears twice.
+            ProtocolError: a reply did not come within the timeout (code TIMEOUT); that
+                endpoint's socket is replaced, as in :meth:`request`.
+        """
+        calls = list(calls)
+        if len({c[0] for c in calls}) != len(calls):
+            raise ValueError("request_many sends one request per endpoint")
+        sent = []
+        for endpoint, command, text, params, data in calls:
+            sock = self._socket(endpoint)
+            try:
+                sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+            except zmq.Again:
+                self._sockets.pop(endpoint).close(0)
+                raise ProtocolError(p.TIMEOUT, f"{endpoint} took no request within "
+                                               f"{self.timeout:g} s") from None
+            sent.append((endpoint, sock))
+        replies = []
+        for endpoint, sock in sent:
+            try:
+                replies.append(Message.from_wire(sock.recv(), max_bytes=None))
+            except zmq.Again:
+                self._sockets.pop(endpoint).close(0)
+                raise ProtocolError(p.TIMEOUT, f"no reply from {endpoint} within "
+                                               f"{self.timeout:g} s") from None
+        return replies
+
     def lookup(self, name: str, kind: str | None = None) -> str:
         """The endpoint of a port name such as ``/robot1/motors`` (cached).
 
@@ -151,6 +188,8 @@ class Client:
         if latest_only:
             sub.setsockopt(zmq.CONFLATE, 1)  # single frames only: hence /sim/state1
         sub.setsockopt(zmq.SUBSCRIBE, b"" if latest_only else p.STATE_TOPIC)
+        if self.keys is not None:
+            self.keys.apply(sub)  # a run with --keys serves Curve clients only
         sub.connect(endpoint)
         self._streams.add(sub)
         return self._frames(sub, name)

@@ -16,10 +16,12 @@ from typing import Iterable
 from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
 from ..model.limits import field_problem, first_problem, name_problem
 from ..model.plugins import ENGINES, ROBOT_TYPES, RULES
-from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, DriverSetting, FloorSpec, ObjectSpec,
-                           ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings, TargetSpec,
-                           WorldSpec, yaw_from_degrees)
+from ..model.orders import FORMATION_NAMES
+from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting, FloorSpec,
+                           ObjectSpec, ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings,
+                           TargetSpec, WorldSpec, yaw_from_degrees)
 from ..model.validate import check_events, check_monitors, check_robot_spec
+from . import games
 from .events import EVENT_KEYS, MONITORS_KEYS, build_events, build_monitors
 from .sections import (NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer, number,
                        pick, read_text, real, rest, split_sections)
@@ -164,6 +166,32 @@ _RULE_KEYS = {
     "type": Key(fixed(("rule label",), str), required=True),
     "param": Key(_rule_param, repeat=True),
 }
+
+
+def _robot_names(key: str, tokens: list, rest: str) -> tuple:
+    """``robots NAME...``: one or more robot network names."""
+    if not tokens:
+        raise Bad("robots needs at least one robot name")
+    for token in tokens:
+        why = name_problem(token)
+        if why:
+            raise Bad(why)
+    return tuple(tokens)
+
+
+_ZONE_KEYS = {
+    "kind": Key(pick("zone kind", ZONE_KINDS), required=True),
+    "polygon": Key(games.polygon),
+    "box": Key(games.box),
+    "color": Key(_color),
+}
+_SQUAD_KEYS = {
+    "name": Key(_netname, required=True),
+    "robots": Key(_robot_names, required=True),
+    "formation": Key(pick("formation", FORMATION_NAMES)),
+    "spacing": Key(fixed(("m",), _positive)),
+    "team": Key(_netname),
+}
 _FLOOR_SIZE = fixed(("length", "width", "height"), number,
                     _within("floor length", "floor width", "floor height"))
 _WORLD_RULES = {
@@ -178,6 +206,8 @@ _SCENARIO_RULES = {
     "OBJECT": Rule(_SCENARIO_OBJECT_KEYS, indexed=True),
     "SETTINGS": Rule(_SETTINGS_KEYS),
     "RULE": Rule(_RULE_KEYS, indexed=True),
+    "ZONE": Rule(_ZONE_KEYS, indexed=True),
+    "SQUAD": Rule(_SQUAD_KEYS, indexed=True),
     "EVENT": Rule(EVENT_KEYS, indexed=True),
     "MONITORS": Rule(MONITORS_KEYS),
 }
@@ -410,6 +440,8 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
     # without its world the placements cannot be checked, but everything else still is
     floor = world.floor if world is not None else FloorSpec(float("inf"), float("inf"))
     out = _scenario_sections(sections, floor, path, first)
+    first.attempt(games.check_squads, out["SQUAD"], [s for s in sections if s.kind == "SQUAD"],
+                  [r for r in out["ROBOT"] if r is not None], path)
     settings = [Settings(**{k: v for k, v, _ in s.entries}) for s in sections
                 if s.kind == "SETTINGS"]
     monitors = [first.attempt(build_monitors, s, path) for s in sections if s.kind == "MONITORS"]
@@ -417,7 +449,8 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
     first.raise_first()
     spec = ScenarioSpec(world=world, targets=tuple(out["TARGET"]), robots=tuple(out["ROBOT"]),
                         objects=tuple(out["OBJECT"]), settings=(settings or [Settings()])[0],
-                        rules=tuple(out["RULE"]), path=os.fspath(path), text=text,
+                        rules=tuple(out["RULE"]), zones=tuple(out["ZONE"]),
+                        squads=tuple(out["SQUAD"]), path=os.fspath(path), text=text,
                         name=_stem(path) or "scenario", events=events,
                         monitors=(monitors or [None])[0])
     _check_scenario(spec, sections, path)
@@ -427,7 +460,8 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
 def _scenario_sections(sections: list, floor: FloorSpec, path: PathLike,
                        first: _FirstError) -> dict[str, list]:
     """Build every section's specs on its own, in file order, noting errors in ``first``."""
-    out: dict[str, list] = {"TARGET": [], "ROBOT": [], "OBJECT": [], "RULE": []}
+    out: dict[str, list] = {"TARGET": [], "ROBOT": [], "OBJECT": [], "RULE": [], "ZONE": [],
+                            "SQUAD": []}
     names: dict[str, str] = {}
     for s in sections:
         if s.kind == "TARGET":
@@ -436,6 +470,10 @@ def _scenario_sections(sections: list, floor: FloorSpec, path: PathLike,
             out["OBJECT"].append(first.attempt(_object, s, floor, path))
         elif s.kind == "RULE":
             out["RULE"].append(first.attempt(_rule, s, path))
+        elif s.kind == "ZONE":
+            out["ZONE"].append(first.attempt(games.zone, s, floor, path))
+        elif s.kind == "SQUAD":
+            out["SQUAD"].append(games.squad(s))
         elif s.kind == "ROBOT":
             if s.get("name") in names:
                 first.attempt(_raise, FileFormatError(

@@ -86,7 +86,11 @@ class Frame:
             :class:`coopsim.sim.sensing.Geometry`.
         engine: Physics queries by robot row (bodies and joints a robot type named: poses,
             joint angles, forces); see :class:`coopsim.sim.world.Parts`.
-        extra: Per-step values other layers add (zones, radio...), by name.
+        extra: The simulation's board (``Simulation.extra``): ``map`` (the floor, static
+            obstacles and zones), and the per-run state of modules that keep some (the
+            radio's queues); changed on the stepper thread only.
+        step: The number of the step being measured (the snapshot's ``step``).
+        names: Every robot's network name, by row.
     """
 
     dt: float
@@ -102,6 +106,8 @@ class Frame:
     geometry: Any
     engine: Any
     extra: dict
+    step: int = 0
+    names: tuple = ()
 
 
 def _some(p: Mapping, name: str) -> bool:
@@ -186,6 +192,17 @@ class Module:
         (the target module's ``read_color``) or that say something in the text.
         """
         return "", row.tolist()
+
+    @classmethod
+    def answer_robot(cls, command: Command, robot: str, row: np.ndarray, text: str,
+                     snap) -> tuple[str, list]:
+        """Reply (text, data) to a ``read`` command from robot ``robot`` (its network name).
+
+        Both hosts call this; the default is :meth:`answer`. A module whose reply holds more
+        than the robot's reading row (the radio's messages, kept in ``snap.extra``) overrides
+        it to find what is this robot's.
+        """
+        return cls.answer(command, row, text, snap)
 
     # -- commands and actuation -----------------------------------------------------------------
 

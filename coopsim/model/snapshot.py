@@ -59,6 +59,9 @@ class Snapshot:
         layout_version: Changes whenever something is inserted, updated or removed.
         index: Robot name -> row.
         rules: Rule label -> the JSON-ready fields it reports this step.
+        extra: What plugins publish for readers on other threads (immutable values): ``map``
+            (a MapSpec for planners), ``radio`` (the radio's recent deliveries), ``squads``
+            (the squads' latest orders); see :attr:`coopsim.sim.simulation.Simulation.extra`.
     """
 
     step: int
@@ -77,6 +80,7 @@ class Snapshot:
     layout_version: int
     index: Mapping[str, int] = field(default_factory=dict)
     rules: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def robot_index(self, name: str) -> int:
         """Row of robot ``name``; KeyError when it is not in this snapshot."""

@@ -277,6 +277,68 @@ class RobotSpec:
     line: int = 0
 
 
+#: Kinds of no-go zones (``[ZONE_n] kind``): all are kept out of planned paths and seen by the
+#: ``line`` floor sensor; the kind sets the default colour and what the line sensor reports.
+ZONE_KINDS = ("water", "border", "nogo")
+#: Default display colour of each zone kind.
+ZONE_COLORS: dict[str, RGB] = {"water": (60, 120, 220), "border": (30, 30, 30),
+                               "nogo": (200, 60, 60)}
+
+
+@dataclass(frozen=True)
+class ZoneSpec:
+    """A no-go zone of a scenario (``[ZONE_n]``): a simple polygon on the floor that does not
+    collide, that path planners keep out of and that the ``line`` floor sensor detects.
+
+    Attributes:
+        name: Section name (``ZONE_1``).
+        kind: One of :data:`ZONE_KINDS`.
+        polygon: Its vertices ((x, y), ...), m, world frame, in file order (either winding),
+            at least 3, not self-intersecting.
+        color: Display colour (R, G, B) 0-255.
+        line: Line of the section header.
+    """
+
+    name: str
+    kind: str
+    polygon: tuple[tuple[float, float], ...]
+    color: RGB = (60, 120, 220)
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class SquadSpec:
+    """A squad of a scenario (``[SQUAD_n]``): robots commanded as one over ``/squads``.
+
+    Attributes:
+        name: Squad name (the topic of its commands on ``/squads/events``).
+        robots: Network names of its robots, in file order.
+        formation: Default formation (a name of ``coopsim.model.orders.FORMATION_NAMES``).
+        spacing: Distance between neighbours in the formation, m.
+        team: The side it plays for in a game ("" when the scenario says none).
+        line: Line of the section header.
+    """
+
+    name: str
+    robots: tuple[str, ...]
+    formation: str = "wedge"
+    spacing: float = 0.6
+    team: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class MapSpec:
+    """What path planners need of a world: the floor, the static obstacles (objects of mass 0,
+    at their current poses) and the no-go zones; ``version`` is the layout version it was made
+    at (a planner rebuilds its grid when it changes)."""
+
+    floor: FloorSpec
+    obstacles: tuple[ObjectSpec, ...] = ()
+    zones: tuple[ZoneSpec, ...] = ()
+    version: int = 0
+
+
 @dataclass(frozen=True)
 class Settings:
     """The optional ``[SETTINGS]`` section; every field has a default.
@@ -315,6 +377,8 @@ class ScenarioSpec:
         objects: Extra (usually movable) objects declared in ``[OBJECT_n]`` sections.
         settings: ``[SETTINGS]`` (defaults where absent).
         rules: ``[RULE_n]`` sections in file order.
+        zones: ``[ZONE_n]`` no-go zones in file order.
+        squads: ``[SQUAD_n]`` squads in file order.
         events: ``[EVENT_n]`` sections, in time order (file order among equal times).
         monitors: The ``[MONITORS]`` section, or None.
         path: File it was read from ("" when built in code).
@@ -328,6 +392,8 @@ class ScenarioSpec:
     objects: tuple[ObjectSpec, ...] = ()
     settings: Settings = field(default_factory=Settings)
     rules: tuple[RuleSetting, ...] = ()
+    zones: tuple[ZoneSpec, ...] = ()
+    squads: tuple[SquadSpec, ...] = ()
     path: str = ""
     text: str = ""
     name: str = "scenario"

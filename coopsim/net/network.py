@@ -17,6 +17,7 @@ from .nameserver import NameServer
 from .robothub import RobotHub, raise_fd_limit
 from .security import ClientKeys, ServerKeys, guarded
 from .simserver import SimServer
+from .squads import SquadServer
 from .statestream import StatePublisher
 
 
@@ -54,8 +55,11 @@ class Network:
         self.hub = RobotHub(self.ctx, stepper, bind, **on)
         self.sim = SimServer(self.ctx, stepper, self.sync_robots, bind, recording, **on)
         self.publisher = StatePublisher(self.ctx, stepper, bind, publish_rate, **on)
+        self.squads = SquadServer(self.ctx, stepper, bind, **on)
         self.names.register("/sim", self.sim.endpoint)
         self.publisher.register(self.names)
+        self.squads.register(self.names)
+        self.sim.more_state.append(self.squads.state)
         stepper.hooks.append(self.publisher)
         stepper.idle_hooks.append(lambda snap: self.publisher(snap, force=True))
 
@@ -79,6 +83,7 @@ class Network:
         try:
             self.names.start()
             self.sim.start()
+            self.squads.start()
             self.sync_robots()
             self.hub.start()
         except BaseException:
@@ -112,7 +117,7 @@ class Network:
         if self.publisher in self.stepper.hooks:
             self.stepper.hooks.remove(self.publisher)
         self.stepper.idle_hooks.clear()
-        servers = [self.names, self.sim]
+        servers = [self.names, self.sim, self.squads]
         for server in servers:  # signal all first: each takes up to a poll period to notice
             server.stop(timeout=0)
         for server in servers:

@@ -168,7 +168,8 @@ class RobotPort:
         if self.robot not in snap.index:
             raise UnknownNameError(f"{self.name} is not in the simulation any more")
         row = snap.reading(self.robot, command.module)
-        text, data = self.classes[command.module].answer(command, row, msg.text, snap)
+        text, data = self.classes[command.module].answer_robot(command, self.robot, row,
+                                                               msg.text, snap)
         return msg.reply(text, params=(snap.step,), data=data)
 
     def _move(self, msg: Message, command: Command):

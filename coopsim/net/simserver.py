@@ -56,6 +56,7 @@ class SimServer(Server):
         self.recording = recording
         self._layout: tuple[tuple, dict] | None = None  # (layout key, World.describe())
         self._posed: tuple | None = None  # (snapshot, layout, its posed JSON without "}")
+        self.more_state: list[Callable[[], dict]] = []  # other servers' /sim state entries
 
     def handle(self, msg: Message, command: Command) -> Message:
         return getattr(self, f"_{command.name}")(msg)
@@ -168,6 +169,8 @@ class SimServer(Server):
                        attached=list(st.attached), seed=self.stepper.sim.seed,
                        scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules),
                        metrics=[n for n, _ in rule_metrics(snap.rules)])
+        for more in self.more_state:
+            figures.update(more())
         return msg.reply(join_json(body, figures), params=(snap.step, snap.layout_version))
 
     def _posed_json(self) -> tuple:

@@ -37,9 +37,14 @@ def describe_world(world) -> dict:
              for p, (x, y, yaw) in zip(world.parts, world.part_poses().tolist())]
     targets = [{"index": i, "color": t.color, "rgb": list(t.rgb), "x": t.position[0],
                 "y": t.position[1], "z": t.position[2]} for i, t in enumerate(world.targets)]
+    zones = [{"name": z.name, "kind": z.kind, "polygon": [list(v) for v in z.polygon],
+              "color": list(z.color)} for z in world.zones]
+    squads = [{"name": q.name, "robots": list(q.robots), "formation": q.formation,
+               "spacing": q.spacing, "team": q.team} for q in world.squads]
     used = sorted({label for r in world.robots for label in r.modules})
     return {"floor": {"length": world.floor.length, "width": world.floor.width},
             "objects": objects, "robots": robots, "parts": parts, "targets": targets,
+            "zones": zones, "squads": squads,
             "sections": [{"name": n, "type": s.spec.type} for n, s in world.sections.items()],
             "layout_version": world.layout_version, "engine": world.engine_label,
             "types": ROBOT_TYPES.labels(),

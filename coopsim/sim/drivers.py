@@ -26,7 +26,9 @@ class DriverError(SimulationError):
 
 
 class LocalModule:
-    """One module of one robot, in-process: every declared command is a method."""
+    """One module of one robot, in-process: every declared command is a method. As on the
+    network (:class:`coopsim.client.robot.ModuleProxy`), numbers are the data and a string
+    argument, or ``text=``, the text field."""
 
     def __init__(self, bot: "LocalRobot", label: str) -> None:
         self._bot, self._module = bot, MODULES.get(label)
@@ -36,7 +38,11 @@ class LocalModule:
         command = self.__dict__.get("_commands", {}).get(name)
         if command is None:
             raise AttributeError(f"module {self._module.label} has no command {name!r}")
-        return lambda *data, text="": self._bot.call(self._module, command, data, text)
+        def call(*args, text=""):
+            words = [a for a in args if isinstance(a, str)]
+            data = tuple(a for a in args if not isinstance(a, str))
+            return self._bot.call(self._module, command, data, words[0] if words else text)
+        return call
 
     def __dir__(self):
         return [*super().__dir__(), *self._commands]
@@ -100,7 +106,7 @@ class LocalRobot:
         sim, snap = self._sim, self._sim.snapshot
         if command.kind == "read":
             row = snap.reading(self.name, module.label)
-            reply_text, values = module.answer(command, row, text, snap)
+            reply_text, values = module.answer_robot(command, self.name, row, text, snap)
             return Reading(values, reply_text, snap.step)
         if not self._control:
             raise SimulationError(f"{self.name} is a peer: read its modules, command your own")
@@ -136,6 +142,13 @@ class Batch:
     def poses(self) -> np.ndarray:
         """(n, 3) x, y (m), yaw (rad, wrapped to (-pi, pi]), world frame."""
         return wrapped_poses(self.snapshot.poses[self.rows])
+
+    def robot(self, name: str) -> LocalRobot:
+        """The full robot API of one of these robots (actions and per-robot reads such as the
+        radio's, which arrays do not carry)."""
+        if name not in self.names:
+            raise UnknownNameError(f"{name!r} is not one of this driver's robots")
+        return LocalRobot(self._sim, name)
 
     def set(self, module: str, values: np.ndarray) -> None:
         """Store (n, width) commands of ``module`` for these robots (already in its stored

@@ -164,13 +164,16 @@ class Sensors:
         self._targets = np.zeros((0, 2))
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
-              dt: float, access, contacts: bool = True) -> Frame:
-        """The modules' view of this step (``state``: (N, 6) robot state after physics)."""
+              dt: float, access, contacts: bool = True, extra: dict | None = None,
+              step: int = 0) -> Frame:
+        """The modules' view of this step (``state``: (N, 6) robot state after physics;
+        ``extra``: the simulation's board, see ``Simulation.extra``)."""
         pose, velocity = state[:, :3], state[:, 3:6]
         geometry = self._geometry(world, pose, table.radius, table.group)
         touch = world.engine.contacts(pose) if contacts else np.zeros((len(pose), 2))
         return Frame(dt, pose, velocity, table.radius, table.axle, table.group, commands,
-                     actuated, self._targets, touch, geometry, access, {})
+                     actuated, self._targets, touch, geometry, access,
+                     {} if extra is None else extra, step, table.names)
 
     def sense(self, world, params: ParamTable, frame: Frame,
               rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -43,6 +43,12 @@ class Simulation:
     Attributes:
         step: Steps taken since load or reset. time: Simulated time, s (summed over steps, so a
             change of dt does not rewrite the past).
+        extra: The run's board, emptied by a reset: per-run state of plugins that need some
+            (the radio's queues), touched on the stepper thread only, and handed to modules as
+            ``Frame.extra``. Each snapshot carries the entries whose names do not start with
+            ``_`` (``Snapshot.extra``): those values must be immutable. The simulation keeps
+            ``map`` (a :class:`~coopsim.model.specs.MapSpec`) and ``squads`` (the scenario's
+            SquadSpecs) up to date with the layout.
     """
 
     def __init__(self, scenario: ScenarioSpec, seed: int | None = None,
@@ -83,6 +89,7 @@ class Simulation:
         self.sensors = Sensors(self._caster)
         self.commands: dict[str, np.ndarray] = {}
         self.actuated: dict = {}
+        self.extra: dict = {}
         self.rules = RuleHost(self.scenario)
         self.drivers = DriverHost(self)
         self._sync_layout()
@@ -184,6 +191,9 @@ class Simulation:
 
     def _sync_layout(self) -> None:
         old = self.robots.index
+        if self.extra.get("map") is None or self.extra["map"].version != self.world.layout_version:
+            self.extra["map"] = self.world.map_spec()
+            self.extra["squads"] = self.world.squads
         if self.robots.refresh(self.world):
             names = self.robots.names
             self.commands = {
@@ -197,11 +207,11 @@ class Simulation:
         access = Access(self.world, self.dt)
         if geometry:
             return self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
-                                      self.dt, access)
+                                      self.dt, access, extra=self.extra, step=self.step)
         t = self.robots
         return Frame(self.dt, state[:, :3], state[:, 3:6], t.radius, t.axle, t.group,
                      self.commands, actuated, np.zeros((0, 2)), np.zeros((len(state), 2)),
-                     None, access, {})
+                     None, access, self.extra, self.step, t.names)
 
     def _snapshot(self, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         world = self.world
@@ -228,7 +238,8 @@ class Simulation:
             parts=parts,
             part_poses=frozen(engine.poses(part_handles) if part_handles else _NO_POSES),
             targets=targets, layout_version=world.layout_version,
-            index=self.robots.index, rules=self.rules.fields())
+            index=self.robots.index, rules=self.rules.fields(),
+            extra={k: v for k, v in self.extra.items() if not k.startswith("_")})
 
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared

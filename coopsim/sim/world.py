@@ -18,7 +18,7 @@ from ..model.module import RobotInfo
 from ..model.params import ParamValues
 from ..model.plugins import DRIVERS, ENGINES, MODULES, ROBOT_TYPES
 from ..model.robot_type import ShapeSpec
-from ..model.specs import ObjectSpec, RobotSpec, ScenarioSpec, TargetSpec
+from ..model.specs import MapSpec, ObjectSpec, RobotSpec, ScenarioSpec, TargetSpec
 from ..model.validate import check_robot_spec
 
 
@@ -93,6 +93,7 @@ class World:
         robots: Robots in insertion order; a robot's index here is its row in every array.
         parts: Parts in insertion order.
         targets: Target markers (they do not collide).
+        zones: No-go zones (they do not collide); squads: the scenario's squads.
         layout_version: Bumped on every insertion, update or removal.
         param_epoch: Bumped on every parameter change.
     """
@@ -107,6 +108,8 @@ class World:
         self.parts: list[Part] = []
         self.sections: dict[str, Section] = {}
         self.targets: list[TargetSpec] = list(scenario.targets)
+        self.zones = tuple(scenario.zones)
+        self.squads = tuple(scenario.squads)
         self.layout_version = layout_version
         self.param_epoch = 0
         self._next_group = 1
@@ -311,6 +314,12 @@ class World:
     def object_poses(self) -> np.ndarray:
         """(M, 3) x, y, yaw of every object, world frame."""
         return self.engine.poses([h for _, h in self.objects.values()])
+
+    def map_spec(self) -> MapSpec:
+        """What path planners need: the floor, the static objects where they stand, the zones."""
+        return MapSpec(self.floor, tuple(self.object_spec(name) for name, (spec, _) in
+                                         self.objects.items() if spec.static),
+                       self.zones, self.layout_version)
 
     def describe(self) -> dict:
         """Everything a viewer needs to draw the world, as JSON-ready data (SI, radians)."""

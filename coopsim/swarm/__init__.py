@@ -29,7 +29,7 @@ Layout: :mod:`.formations` (slots, assignment), :mod:`.grid` (occupancy grid), :
 
 from .arbitrator import Arbitrator, Decision, RobotController
 from .astar import Path, find_path, replan, search, smooth
-from .behaviours import (AvoidCollision, Drop, GoTo, Hold, Idle, PickUp, RespectBorders,
+from .behaviours import (AvoidCollision, AvoidLines, Drop, GoTo, Hold, Idle, PickUp, RespectBorders,
                          RobotState, Rotate, Sequence, Stop)
 from .errors import SwarmError
 from .follower import Drive, PathFollower, steer, wheel_speeds
@@ -39,7 +39,7 @@ from .grid import Grid, build_grid
 from .squad import Attack, Defend, Gather, Plan, Squad, SquadGoTo
 
 __all__ = [
-    "Arbitrator", "Attack", "AvoidCollision", "Decision", "Defend", "Drive", "Drop",
+    "Arbitrator", "Attack", "AvoidCollision", "AvoidLines", "Decision", "Defend", "Drive", "Drop",
     "FORMATIONS", "Formation", "Gather", "GoTo", "Grid", "Hold", "Idle", "Path", "PathFollower",
     "PickUp", "Plan", "RespectBorders", "RobotController", "RobotState", "Rotate", "Sequence",
     "Squad", "SquadGoTo", "Stop", "SwarmError", "assign", "block", "build_grid", "find_path",

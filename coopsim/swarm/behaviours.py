@@ -4,8 +4,9 @@ A behaviour is any object with ``active(state) -> bool`` and ``act(state) -> (le
 (wheel speeds, m/s); an :class:`~coopsim.swarm.arbitrator.Arbitrator` runs the highest-priority
 active one. The layers, highest priority first:
 
-1. reflexes: :class:`AvoidCollision` (bumpers, near sonar echoes), :class:`RespectBorders` (floor
-   edges, no-go polygons such as water);
+1. reflexes: :class:`AvoidCollision` (bumpers, near sonar echoes), :class:`AvoidLines` (zone
+   outlines seen by the front floor sensors), :class:`RespectBorders` (floor edges, no-go
+   polygons such as water, from the map);
 2. commands: :class:`CommandLayer` runs one :class:`GoTo`, :class:`Rotate`, :class:`Stop`,
    :class:`PickUp` or :class:`Drop`;
 3. sequence commands: :class:`SequenceLayer` runs a :class:`Sequence` of commands in order;
@@ -44,6 +45,8 @@ class RobotState:
         sonar: 11 distances from the chassis edge, m, right (-90 deg) to left (+90 deg).
         bumper: (front, rear), 1 when pressed.
         time: When it was read, s (the caller's clock; only differences matter).
+        line: (left, right) front floor sensors, 1 where one sees a zone (the ``line``
+            module; (0, 0) for robots without it).
     """
 
     x: float
@@ -52,14 +55,17 @@ class RobotState:
     sonar: tuple[float, ...] = (SONAR_RANGE,) * 11
     bumper: tuple[int, int] = (0, 0)
     time: float = 0.0
+    line: tuple[int, int] = (0, 0)
 
     @classmethod
     def read(cls, robot, time: float = 0.0) -> "RobotState":
-        """Read gps, compass, sonar and bumper once each."""
+        """Read gps, compass, sonar and bumper once each (and line, if the robot has it)."""
         x, y = robot.gps.read()[:2]
+        line = tuple(int(v) for v in robot.line.read()[:2]) if hasattr(robot, "line") \
+            else (0, 0)
         return cls(float(x), float(y), float(robot.compass.read()[0]),
                    tuple(float(d) for d in robot.sonar.read()),
-                   tuple(int(b) for b in robot.bumper.read()[:2]), float(time))
+                   tuple(int(b) for b in robot.bumper.read()[:2]), float(time), line)
 
 
 # --- commands --------------------------------------------------------------------------------
@@ -247,7 +253,23 @@ class Idle:
 
 
 # --- reflexes --------------------------------------------------------------------------------
-class AvoidCollision:
+class _TurnAway:
+    """The reflexes' manoeuvre: turn on the spot to ``_target_yaw`` (phase ``turn``), then go
+    forward at half speed (phase ``advance``); subclasses decide when each phase starts and
+    ends (``active``)."""
+
+    phase: str | None
+    _target_yaw: float
+    drive: Drive
+
+    def act(self, s: RobotState) -> tuple[float, float]:
+        if self.phase == "turn":
+            error = wrap(self._target_yaw - s.yaw)
+            return wheel_speeds(0.0, self.drive.k_heading * error, self.drive)
+        return wheel_speeds(0.5 * self.drive.max_speed, 0.0, self.drive)
+
+
+class AvoidCollision(_TurnAway):
     """Reflex: after a bump, or an echo nearer than ``d_crit`` m within ``half_angle`` rad of the
     nose, turn 90 degrees away from it, then go forward ``d_crit * tan(half_angle)`` m (the
     paper's manoeuvre). A rear bump just drives forward that far.
@@ -287,11 +309,35 @@ class AvoidCollision:
                 self.phase = None
         return self.phase is not None
 
-    def act(self, s: RobotState) -> tuple[float, float]:
-        if self.phase == "turn":
-            error = wrap(self._target_yaw - s.yaw)
-            return wheel_speeds(0.0, self.drive.k_heading * error, self.drive)
-        return wheel_speeds(0.5 * self.drive.max_speed, 0.0, self.drive)
+
+
+class AvoidLines(_TurnAway):
+    """Reflex: when a front floor sensor (``line``) sees a zone's outline (water, a border),
+    turn 90 degrees away from it -- to the right when the left sensor sees it, to the left for
+    the right one, to the right for both -- then go forward ``advance`` m (the paper's
+    respect-border behaviour, on the infrared floor sensor). Latched like
+    :class:`AvoidCollision`; a new sighting while going forward restarts the turn."""
+
+    name = "lines"
+
+    def __init__(self, advance: float = 0.1, drive: Drive = Drive()) -> None:
+        self.advance, self.drive = advance, drive
+        self.phase: str | None = None
+        self._target_yaw = 0.0
+        self._origin = (0.0, 0.0)
+
+    def active(self, s: RobotState) -> bool:
+        left, right = s.line[0], s.line[1]
+        if (left or right) and self.phase != "turn":
+            away = 1.0 if right and not left else -1.0
+            self.phase, self._target_yaw = "turn", s.yaw + away * math.pi / 2
+        if self.phase == "turn" and abs(wrap(self._target_yaw - s.yaw)) < 0.1:
+            self.phase, self._origin = "advance", (s.x, s.y)
+        if self.phase == "advance" and \
+                math.hypot(s.x - self._origin[0], s.y - self._origin[1]) >= self.advance:
+            self.phase = None
+        return self.phase is not None
+
 
 
 class RespectBorders:
@@ -310,6 +356,10 @@ class RespectBorders:
                  drive: Drive = Drive()) -> None:
         self.floor, self.margin, self.drive = floor, margin, drive
         self.polygons = [np.asarray(p, dtype=float).reshape(-1, 2) for p in no_go]
+        # Bounding boxes grown by the margin: a robot outside one is neither near nor inside
+        # its polygon, and most robots are far from every polygon most of the time.
+        self._boxes = [(*(p.min(axis=0) - margin), *(p.max(axis=0) + margin))
+                       for p in self.polygons]
         self._outward = (0.0, 0.0)
         self._inside = False
 
@@ -339,7 +389,9 @@ class RespectBorders:
                 normal = [0.0, 0.0]
                 normal[axis] = math.copysign(1.0, value)
                 best = (gap, tuple(normal), False)
-        for poly in self.polygons:
+        for poly, (x0, y0, x1, y1) in zip(self.polygons, self._boxes):
+            if not (x0 <= x <= x1 and y0 <= y <= y1):
+                continue
             gap, toward, inside = _polygon_gap(poly, x, y)
             if (inside or gap < self.margin) and (best is None or inside or gap < best[0]):
                 best = (gap, toward, inside)

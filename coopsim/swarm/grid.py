@@ -19,6 +19,7 @@ least half a cell diagonal (``res / sqrt(2)``), as a 0.2 m robot radius is at 0.
 from __future__ import annotations
 
 import math
+import threading
 from array import array
 from typing import Iterable, Sequence
 
@@ -72,6 +73,7 @@ class Grid:
         self.labels = labels.ravel()
         self._landmarks: list[tuple[int, array]] | None = None
         self._csr: csr_matrix | None = None
+        self._work: Workspace | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -114,6 +116,13 @@ class Grid:
         """True when world point (x, y), m, lies in a free cell."""
         r, c = self.cell_of(x, y)
         return self.inside(r, c) and not self.blocked[r, c]
+
+    def workspace(self) -> "Workspace":
+        """The arrays the compiled search works in (built once per grid; see
+        :mod:`coopsim.swarm.kernels`)."""
+        if self._work is None:
+            self._work = Workspace(self)
+        return self._work
 
     # --- landmarks ---------------------------------------------------------------------------
     def landmark_bounds(self, start: int, goal: int, count: int = 2,
@@ -258,6 +267,10 @@ class Grid:
         order = np.argsort(d, kind="stable")
         return pts[order[d[order] <= radius]]
 
+    def region(self, label: int) -> np.ndarray:
+        """(rows, cols) bool: the free cells of connected region ``label``."""
+        return self.labels.reshape(self._padded_blocked.shape)[1:-1, 1:-1] == label
+
     def free_at(self, points: np.ndarray, label: int | None = None) -> np.ndarray:
         """(k,) bool: which world points (k, 2), m, lie in free cells (of region ``label``)."""
         pts = np.asarray(points, dtype=float).reshape(-1, 2)
@@ -332,6 +345,33 @@ class Grid:
     def _blocked_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         h, w = self._padded_blocked.shape
         return self._padded_blocked[np.clip(rows + 1, 0, h - 1), np.clip(cols + 1, 0, w - 1)]
+
+
+class Workspace:
+    """A grid's views and work arrays for the compiled kernels: the free map and the padded
+    blocked map as numpy arrays (no copies), landmark tables as int64 arrays, and the search's
+    per-cell arrays, reused by every search under a lock (a grid shared by two threads stays
+    correct; each search takes a new mark, so nothing is cleared between searches)."""
+
+    def __init__(self, grid: Grid) -> None:
+        n = len(grid.free)
+        self.free = np.frombuffer(grid.free, dtype=np.uint8)
+        self.padded = grid._padded_blocked.view(np.uint8)
+        self.g = np.zeros(n, dtype=np.int64)
+        self.parent = np.zeros(n, dtype=np.int64)
+        self.seen = np.zeros(n, dtype=np.int64)
+        self.closed = np.zeros(n, dtype=np.int64)
+        self.zero = np.zeros(n, dtype=np.int64)  # a landmark table that bounds nothing
+        self.mark = 0
+        self.lock = threading.Lock()
+        self._views: dict[int, np.ndarray] = {}
+
+    def table(self, table: array) -> np.ndarray:
+        """A landmark table (``array('q')``) as an int64 array sharing its memory."""
+        view = self._views.get(id(table))
+        if view is None:
+            view = self._views[id(table)] = np.frombuffer(table, dtype=np.int64)
+        return view
 
 
 def _around_one(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ from typing import Sequence as Seq
 
 import numpy as np
 
+from . import kernels
 from .arbitrator import Decision, RobotController
 from .astar import SNAP_DISTANCE, Path, find_path, replan, smooth
 from .behaviours import GoTo, Hold, Sequence
@@ -182,7 +183,11 @@ class Squad:
             SwarmError: the command cannot be carried out (``unreachable: ...``); the squad then
                 keeps its previous command and the robots theirs.
         """
-        plan = self.plan(cmd, positions)
+        return self.adopt(cmd, self.plan(cmd, positions))
+
+    def adopt(self, cmd, plan: Plan) -> tuple:
+        """Make ``cmd``, decomposed into ``plan`` (by :meth:`plan`, possibly amended), the
+        squad's command and give each robot its order; returns the orders."""
         self.current, self.last_plan, self.heading = cmd, plan, plan.heading
         for controller, order in zip(self.controllers, plan.orders):
             controller.give(order)
@@ -336,12 +341,34 @@ class Squad:
         if ok.all():
             return slots
         gap = 0.9 * min(formation.spacing, _min_gap(slots))
+        if kernels.COMPILED:
+            return self._fit_compiled(slots, ok, gap, label)
         taken = np.zeros(self.grid.shape, dtype=bool)  # cells too near a slot already placed
         for p in slots[ok]:
             self._claim(taken, p, gap)
         for k in np.nonzero(~ok)[0]:
             slots[k] = self._free_spot(slots[k], taken, gap, label)
             self._claim(taken, slots[k], gap)
+        return slots
+
+    def _fit_compiled(self, slots: np.ndarray, ok: np.ndarray, gap: float,
+                      label: int) -> np.ndarray:
+        """:meth:`_fit`'s moves by the compiled ring scan (:func:`kernels.nearest_open`)."""
+        g = self.grid
+        lo = np.asarray(g.origin)
+        hi = lo + np.array(g.shape[::-1]) * g.resolution
+        open_cells = g.region(label).astype(np.uint8)  # cleared as slots claim their cells
+        args = (g.origin[0], g.origin[1], g.resolution)
+        for p in slots[ok]:
+            kernels.claim(open_cells, *args, p[0], p[1], gap)
+        for k in np.nonzero(~ok)[0]:
+            p = np.clip(slots[k], lo, hi)
+            x, y = kernels.nearest_open(open_cells, *args, p[0], p[1])
+            if math.isnan(x):
+                raise SwarmError(f"unreachable: no free place left for a formation slot near "
+                                 f"({p[0]:.2f}, {p[1]:.2f}) m")
+            slots[k] = (x, y)
+            kernels.claim(open_cells, *args, x, y, gap)
         return slots
 
     def _claim(self, taken: np.ndarray, p: np.ndarray, gap: float) -> None:

@@ -3,7 +3,8 @@
 The window renders at ``fps`` frames per second (10 by default, as CoopDynSim); while the user
 is pressing, dragging, scrolling or typing it renders at least 30 times a second so the widgets
 feel immediate, then falls back. Mouse: left drag turns the view, right drag pans, the wheel
-zooms at the cursor. Keys: F fits the world, S toggles sensor rays (sonar), N robot names, Space pauses or
+zooms at the cursor; a right click (no drag) orders the squad selected in the Squads panel
+there (viewer/game.py). Keys: F fits the world, S toggles sensor rays (sonar), N robot names, Space pauses or
 resumes (the run, or the replay), . takes one step, Ctrl+Q quits.
 """
 
@@ -23,6 +24,7 @@ from . import QUIT
 from . import ViewerError
 from .camera import Camera
 from .connection import Link
+from .game import CLICK_SLOP, SquadPanel, draw_game
 from .hud import (Controls, Timeline, draw_disconnected, draw_names, draw_status, status_parts,
                   status_text)
 from .menus import MenuBar
@@ -68,6 +70,7 @@ class Viewer(pyglet.window.Window):
         self.managers = {"object": ObjectManager(self.ui), "robot": RobotManager(self.ui),
                          "target": TargetManager(self.ui)}
         self.controls = Controls(self.ui)
+        self.squads = SquadPanel(self.ui)
         self.timeline = Timeline(self.ui)
         self.notice = Outcome()
         self.menu = MenuBar(self)
@@ -81,6 +84,7 @@ class Viewer(pyglet.window.Window):
         self._fit_pending = True
         self._generation = -1
         self._ui_drag = False
+        self._right_press: tuple[float, float] | None = None  # where a right click began
         self._busy_until = 0.0
         self._last_frame = 0.0
         self._last_gui = time.monotonic()
@@ -126,6 +130,8 @@ class Viewer(pyglet.window.Window):
             self.controls.draw(top)
         for manager in self.managers.values():
             manager.draw()
+        self.squads.draw(top)
+        draw_game(self.scene, self.camera, self.link.run, self.link.layout)
         status = draw_status(self.status_parts, self.notice, self.width, self.height, self.ui)
         self.timeline.draw(self.height - max(status, STATUS_HEIGHT), self.width)
         draw_names(self.scene, self.camera, self.show_names)
@@ -186,10 +192,15 @@ class Viewer(pyglet.window.Window):
 
     def on_mouse_press(self, x, y, button, modifiers):
         self._ui_drag = self._ui_wants_mouse()
+        self._right_press = (x, y) if button == mouse.RIGHT and not self._ui_drag else None
         self._poke()
 
     def on_mouse_release(self, x, y, button, modifiers):
         self._ui_drag = False
+        start, self._right_press = self._right_press, None
+        if button == mouse.RIGHT and start is not None and \
+                max(abs(x - start[0]), abs(y - start[1])) <= CLICK_SLOP:
+            self.squads.right_click(*self.camera.to_world(x, y), self.link.run)
         self._poke()
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):

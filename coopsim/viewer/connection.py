@@ -398,8 +398,8 @@ def run_state(state: dict) -> dict:
     """The run's state in a ``/sim`` state document: :data:`RUN_KEYS` that it holds, each as
     the document says (``finished``, ``error``, ``recording``, ``recorder_error``: sentences
     or paths, "" when none; ``waiting_for``: robot names), the :data:`RUN_FIGURES` and the
-    number of ``attached`` controllers. Keys a server does not send are absent, and malformed
-    ones are dropped: the window shows what it can."""
+    number of ``attached`` controllers, and the rules' fields (``rules``). Keys a server does
+    not send are absent, and malformed ones are dropped: the window shows what it can."""
     out = {}
     for key in RUN_KEYS:
         value = state.get(key)
@@ -421,6 +421,8 @@ def run_state(state: dict) -> dict:
                 pass
     if isinstance(state.get("attached"), list):
         out["attached"] = len(state["attached"])
+    if isinstance(state.get("rules"), dict):
+        out["rules"] = state["rules"]  # games draw from them (flags, score): viewer/game.py
     return out
 
 

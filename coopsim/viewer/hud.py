@@ -13,6 +13,7 @@ from imgui_bundle import imgui
 
 from .connection import LOAD_TIMEOUT
 from .forms import Request, speed_request
+from .game import game_parts
 from .ui import DIM_COLOR, ERROR_COLOR, Outcome, Ui
 
 _BAR = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_move
@@ -48,7 +49,7 @@ def status_parts(link) -> list[tuple[str, str]]:
     broken = ([(f"REAL TIME BROKEN {frame.recent_rtf:.2f}x, {late:.0%} late", "error")]
               if late > RT_BREAK else [])  # over the last second (docs/protocol.md)
     return [(f"t = {frame.time:.2f} s", "plain"), *run_badges(run, frame.paused), *broken,
-            (figures, "plain")]
+            *game_parts(run), (figures, "plain")]
 
 
 class _Figures:

@@ -18,7 +18,7 @@ from pyglet import gl
 
 from ..net.statestream import StateFrame
 from .geometry import (Layer, LayerGroup, LineLayer, bold_nose, disc, nose, pad, polygon,
-                       program, rgba, ring, shade, square)
+                       program, rgba, ring, shade, square, triangulate)
 
 TARGET_RADIUS = 0.15  # m, how large a target marker is drawn (targets have no body)
 BOLD_ARROW_BELOW = 10.0  # px: robots drawn with a smaller radius get the bold heading arrow
@@ -29,7 +29,7 @@ BORDER_COLOR = (70, 70, 70)
 GRID_COLOR = (190, 190, 182, 255)
 BACKGROUND = (0.16, 0.17, 0.19, 1.0)
 # draw order: parts (a carried bar) lie on their robots (carried on supports above them)
-_ORDER = ("floor", "grid", "targets", "objects_rim", "objects", "robots_rim", "robots", "parts",
+_ORDER = ("floor", "grid", "zones", "zone_lines", "targets", "objects_rim", "objects", "robots_rim", "robots", "parts",
           "noses", "rays")
 
 
@@ -65,6 +65,7 @@ class Scene:
         floor = layout.get("floor", {})
         self.floor = (float(floor.get("length", 0.0)), float(floor.get("width", 0.0)))
         self._build_floor(*self.floor)
+        self._build_zones(layout.get("zones", []))
         self._build_objects(layout.get("objects", []))
         self._build_targets(layout.get("targets", []))
         self._build_parts(layout.get("parts", []))
@@ -96,6 +97,28 @@ class Scene:
         arr = np.asarray(lines, dtype=float).reshape(-1, 2, 2)
         grid.set_lines(arr[:, 0], arr[:, 1])
         self.layers["grid"] = grid
+
+    def _build_zones(self, zones: list[dict]) -> None:
+        """No-go zones (water, borders) on the floor: filled in their colour, outlined darker
+        (the line a robot's floor sensors see); they do not move."""
+        if not zones:
+            return
+        tris = [triangulate(z["polygon"]) for z in zones]
+        most = max(len(t) for t in tris)
+        # padded with degenerate triangles: a repeated one would blend its colour in again
+        tris = [np.concatenate((t, np.repeat(t[-1:], most - len(t), axis=0))) for t in tris]
+        fill = self._add("zones", np.array(tris).reshape(-1, most, 2),
+                         [rgba(z.get("color", (60, 120, 220)), 200) for z in zones])
+        fill.update(np.zeros((len(zones), 3)))
+        starts = np.vstack([np.asarray(z["polygon"], dtype=float) for z in zones])
+        ends = np.vstack([np.roll(np.asarray(z["polygon"], dtype=float), -1, axis=0)
+                          for z in zones])
+        colors = [shade(rgba(z.get("color", (60, 120, 220))), 0.5) for z in zones
+                  for _ in z["polygon"]]
+        lines = LineLayer(self._shader, self.batch, self.groups["zone_lines"], len(starts),
+                          np.array(colors))
+        lines.set_lines(starts, ends)
+        self.layers["zone_lines"] = lines
 
     def _build_objects(self, objects: list[dict]) -> None:
         rims, fills, colors = [], [], []

@@ -20,7 +20,7 @@ ALLOWED = {
     "sim": {"model", "sim"},
     "swarm": {"model", "swarm"},
     "plugins": {"model", "swarm", "plugins"},
-    "net": {"model", "formats", "sim", "net"},
+    "net": {"model", "formats", "sim", "swarm", "net"},
     "recording": {"model", "sim", "net", "recording"},
     "foxglove": {"model", "sim", "recording", "foxglove"},
     "client": {"model", "net", "client"},

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from coopsim.swarm import SwarmError, find_path, replan, search, smooth
-from coopsim.swarm.astar import _dijkstra
+from coopsim.swarm.astar import _dijkstra, compiled_search
 from coopsim.swarm.grid import Grid
 
 RES = 0.1
@@ -67,10 +67,10 @@ def free_cells(grid: Grid):
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("method", ["octile", "landmarks", "dijkstra"])
+@pytest.mark.parametrize("method", ["octile", "landmarks", "dijkstra", "compiled"])
 def test_search_is_optimal_against_brute_force(seed, method):
     grid = random_grid(seed)
-    if method == "landmarks":
+    if method in ("landmarks", "compiled"):
         grid.prepare(per_region=4, min_cells=10)
     cells = free_cells(grid)
     rng = np.random.default_rng(100 + seed)
@@ -81,6 +81,8 @@ def test_search_is_optimal_against_brute_force(seed, method):
             s, g = grid.flat(*start), grid.flat(*goal)
             if method == "dijkstra":
                 found = _dijkstra(grid, s, g)
+            elif method == "compiled":
+                found = compiled_search(grid, s, g)
             else:
                 found = search(grid, s, g, landmarks=method == "landmarks")
             if goal not in truth:

@@ -44,3 +44,18 @@ class Single(RobotType):
         body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
                                spec.yaw)
         return Assembly((member,), (body,))
+
+
+class SwarmBot(Single):
+    """``single``'s chassis with a radio and front floor sensors: a robot for squads and games
+    (the swarm-gaming robots talked over a radio and saw water and borders on the floor)."""
+
+    label = "swarmbot"
+    description = "single's 0.40 m robot plus radio and line (floor) sensors, for squads"
+    modules = MODULES + ("radio", "line")
+
+    @classmethod
+    def build(cls, spec: RobotSpec) -> Assembly:
+        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
+                               spec.yaw, cls.modules)
+        return Assembly((member,), (body,))

@@ -1,0 +1,89 @@
+"""The squad event channel from a client: send orders to ``/squads``, subscribe to
+``/squads/events`` (docs/protocol.md section 9)."""
+
+from __future__ import annotations
+
+import zmq
+
+from ..model.errors import ProtocolError
+from ..model.orders import SquadOrder, parse_order
+from ..net.protocol import Message
+from .connection import Client
+
+
+class Squads:
+    """``/squads`` of a run.
+
+    Args:
+        client: The connection.
+    """
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.endpoint = client.lookup("/squads", "rep")
+
+    def send(self, squad: str, verb: str, point=None, formation: str = "",
+             radius: float | None = None) -> SquadOrder:
+        """Send an order; returns it with the sequence number the server gave it.
+
+        Raises:
+            RemoteError: 5 no such squad (dropped), 3/4/5 a malformed order, 8 unreachable
+                (the squad holds its previous order).
+        """
+        order = SquadOrder(squad, verb, tuple(point) if point is not None else None, formation,
+                           radius)
+        reply = self.client.request(self.endpoint, 2, order.text, data=order.data)
+        return SquadOrder(squad, verb, order.point, formation, radius, reply.params[0])
+
+    def list(self) -> dict[str, dict]:
+        """Squad name -> {robots, formation, spacing}."""
+        out = {}
+        for line in self.client.request(self.endpoint, 1).text.splitlines():
+            name, robots, formation, spacing = line.split()
+            out[name] = {"robots": robots.split(","), "formation": formation,
+                         "spacing": float(spacing)}
+        return out
+
+    def counts(self) -> dict[str, int]:
+        """{published, unknown, refused}: the channel's counts so far."""
+        reply = self.client.request(self.endpoint, 3)
+        return dict(zip(("published", "unknown", "refused"), reply.params))
+
+
+class Subscription:
+    """Orders published on ``/squads/events`` for some squads, as SquadOrders.
+
+    Args:
+        client: The connection. squads: The squads' names (all orders: empty).
+    """
+
+    def __init__(self, client: Client, squads=()) -> None:
+        self.squads = set(squads)
+        self.socket = client._ctx.socket(zmq.SUB)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        for name in self.squads or {""}:
+            self.socket.setsockopt(zmq.SUBSCRIBE, name.encode())
+        if client.keys is not None:
+            client.keys.apply(self.socket)  # a run with --keys: a Curve client, as every socket
+        self.socket.connect(client.lookup("/squads/events", "pub"))
+
+    def poll(self, timeout: float = 0.0) -> list[SquadOrder]:
+        """The orders received so far (waiting up to ``timeout`` s for the first)."""
+        out = []
+        while self.socket.poll(int(timeout * 1000)):
+            timeout = 0.0
+            topic, frame = self.socket.recv_multipart()[:2]
+            if self.squads and topic.decode(errors="replace") not in self.squads:
+                continue  # a longer name sharing a subscribed prefix
+            msg = Message.from_wire(frame, max_bytes=None)
+            try:
+                out.append(parse_order(msg.text, msg.data, msg.params[0] if msg.params else 0))
+            except ProtocolError:
+                continue
+        return out
+
+    def close(self) -> None:
+        self.socket.close(0)
+
+
+__all__ = ["Squads", "Subscription"]

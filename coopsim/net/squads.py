@@ -1,0 +1,200 @@
+"""``/squads`` and ``/squads/events``: the squad event channel of a run (docs/protocol.md s. 8).
+
+A player (the viewer, a script, a squad server) sends an order to ``/squads`` (a request/reply
+server); the server checks it -- its grammar (:mod:`coopsim.model.orders`), that the squad
+exists (unknown names are dropped and counted), and that its point is reachable for the squad
+where it stands, on the same planning grid the controllers use (:mod:`coopsim.swarm.game`) --
+gives it the next sequence number and then
+
+* publishes it on ``/squads/events`` (a PUB socket; two frames: the squad's name as topic, and
+  the five-item message ``[0, "<squad> <verb> [<formation>]", 2, [seq, step], data]``), where
+  network controllers subscribe to their squads' topics;
+* posts it on the simulation's board (``Snapshot.extra["orders"]``) between two steps (the
+  reply does not wait for that), where in-process drivers read it from the snapshot after.
+
+An order that fails a check is answered with its error code and reason and published nowhere:
+the squad holds its previous order. The counts appear in ``/sim state`` under
+``squad_orders``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from types import MappingProxyType
+
+import numpy as np
+import zmq
+
+from . import protocol as p
+from ..model.errors import ProtocolError
+from ..model.orders import SquadOrder, parse_order
+from .protocol import HELLO, Command, Message
+from .server import Server
+
+SQUAD_COMMANDS = {c.id: c for c in (
+    HELLO,
+    Command(1, "list"),
+    Command(2, "send", data=(0, 3), text="req"),
+    Command(3, "status", text="opt"),
+)}
+
+
+class SquadServer(Server):
+    """Serves ``/squads`` and publishes ``/squads/events`` for one stepper.
+
+    Both sockets follow the run's security like every other (docs/reliability.md): with keys,
+    ``configure`` makes each a CurveZMQ server before it binds, so only listed clients may send
+    orders or subscribe to them.
+
+    Args:
+        ctx: ZeroMQ context. stepper: The run's Stepper. bind: Address to bind.
+        advertise: Host written into the endpoints (default: bind).
+        configure: Called with each socket before it binds (CurveZMQ: ``Guard.configure``).
+    """
+
+    def __init__(self, ctx: zmq.Context, stepper, bind: str = "127.0.0.1",
+                 advertise: str | None = None, configure=None) -> None:
+        super().__init__(ctx, "/squads", SQUAD_COMMANDS, bind, advertise=advertise,
+                         configure=configure)
+        self.stepper = stepper
+        self.events = ctx.socket(zmq.PUB)  # used by this server's thread only
+        self.events.setsockopt(zmq.LINGER, 0)
+        try:
+            if configure is not None:
+                configure(self.events)
+            port = self.events.bind_to_random_port(f"tcp://{bind}")
+        except zmq.ZMQError:
+            self.events.close(0)
+            self.socket.close(0)
+            raise
+        self.events_endpoint = f"tcp://{advertise or bind}:{port}"
+        self.seq = 0
+        self.counts = {"published": 0, "unknown": 0, "refused": 0}
+        self._lock = threading.Lock()  # counts are read by /sim's thread
+        self._grid: tuple | None = None  # (MapSpec, its planning grid)
+        # each squad's latest accepted order, as answered (the board follows between two
+        # steps), and the stepper's reset count it belongs to: a reset empties both
+        self._latest: dict[str, SquadOrder] = {}
+        self._epoch = 0
+
+    def register(self, names) -> None:
+        """Register ``/squads`` (rep) and ``/squads/events`` (pub) at a name server."""
+        names.register("/squads", self.endpoint)
+        names.register("/squads/events", self.events_endpoint, kind="pub")
+
+    def stop(self, timeout: float = 2.0) -> None:
+        never_started = self._thread.ident is None
+        super().stop(timeout)
+        if never_started:
+            self.events.close(0)
+
+    def _serve(self) -> None:
+        try:
+            super()._serve()
+        finally:
+            self.events.close(0)  # on the thread that used it
+
+    def handle(self, msg: Message, command: Command) -> Message:
+        return getattr(self, f"_{command.name}")(msg)
+
+    def state(self) -> dict:
+        """The ``squad_orders`` entry of ``/sim state``: the channel's counts (``published``,
+        ``unknown``: dropped for naming no squad, ``refused``: failed a check) and each squad's
+        latest order."""
+        with self._lock:
+            return {"squad_orders": {**self.counts, "orders": {
+                k: o.describe() for k, o in self._current().items()}}}
+
+    # -- commands -----------------------------------------------------------------------------
+
+    def _list(self, msg: Message) -> Message:
+        squads = self.stepper.snapshot.extra.get("squads", ())
+        rows = [f"{s.name} {','.join(s.robots)} {s.formation} {s.spacing:g}" for s in squads]
+        return msg.reply("\n".join(rows), params=(len(rows),))
+
+    def _status(self, msg: Message) -> Message:
+        if not msg.text:
+            with self._lock:
+                counts = (self.counts["published"], self.counts["unknown"], self.counts["refused"])
+            return msg.reply("published unknown refused", params=counts)
+        with self._lock:
+            order = self._current().get(msg.text)
+        if order is None:
+            self._squad(msg.text)  # an unknown name is error 5; a known one has no order yet
+            return msg.reply("", params=(0,))
+        return msg.reply(order.text, params=(order.seq,), data=order.data)
+
+    def _send(self, msg: Message) -> Message:
+        order = parse_order(msg.text, msg.data)
+        try:
+            spec = self._squad(order.squad)
+            self._check(order, spec)
+        except ProtocolError as exc:
+            self._count("unknown" if exc.code == p.UNKNOWN_NAME else "refused")
+            raise
+        with self._lock:
+            self.seq += 1
+            order = replace(order, seq=self.seq)
+            self._current()[order.squad] = order
+        step = self.stepper.snapshot.step
+        # not awaited: a network subscriber should not wait for the stepper's next pause
+        self.stepper.call(_post, self.stepper, order)
+        wire = Message(0, order.text, 2, (order.seq, step), order.data).to_wire()
+        try:
+            self.events.send_multipart([order.squad.encode(), wire], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass  # no room for a slow subscriber: the board and /squads status still have it
+        self._count("published")
+        return msg.reply(order.text, params=(order.seq, step), data=order.data)
+
+    def _current(self) -> dict[str, SquadOrder]:
+        """The latest orders since the run's last reset (call under the lock)."""
+        epoch = self.stepper.layout_key[0]
+        if epoch != self._epoch:
+            self._latest, self._epoch = {}, epoch
+        return self._latest
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            self.counts[what] += 1
+
+    def _squad(self, name: str):
+        squads = self.stepper.snapshot.extra.get("squads", ())
+        for spec in squads:
+            if spec.name == name:
+                return spec
+        known = ", ".join(s.name for s in squads) or "none"
+        raise ProtocolError(p.UNKNOWN_NAME, f"no squad named {name[:40]!r} (squads: {known}); "
+                                            "the order was dropped")
+
+    def _check(self, order: SquadOrder, spec) -> None:
+        """FAILED (8) with the reason when the squad cannot reach the order's point."""
+        if order.point is None:
+            return
+        from ..swarm import game  # scipy and the planner: only for a run that gets orders
+        from ..swarm.errors import SwarmError
+
+        snap = self.stepper.snapshot
+        rows = [snap.index[r] for r in spec.robots if r in snap.index]
+        if not rows:
+            raise ProtocolError(p.FAILED, f"squad {spec.name} has no robot in the run")
+        spec_map = snap.extra.get("map")
+        if self._grid is None or self._grid[0] is not spec_map:
+            self._grid = (spec_map, game.planning_grid(spec_map))
+        try:
+            game.check_order(self._grid[1], order, np.asarray(snap.poses)[rows, :2])
+        except SwarmError as exc:
+            raise ProtocolError(p.FAILED, f"{exc}; squad {spec.name} holds its previous "
+                                          "order") from None
+
+
+def _post(stepper, order: SquadOrder) -> int:
+    """On the stepper thread: make ``order`` its squad's latest on the board (a new immutable
+    mapping: snapshots keep theirs); return the step it was posted after."""
+    sim = stepper.sim
+    orders = dict(sim.extra.get("orders", {}))
+    orders[order.squad] = order
+    sim.extra["orders"] = MappingProxyType(orders)
+    stepper.refresh()  # readers (a paused run's /sim state too) see it before the next step
+    return sim.step

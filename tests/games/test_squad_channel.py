@@ -1,0 +1,136 @@
+"""The squad event channel on real sockets: /squads checks and numbers orders and publishes them
+on /squads/events (topic = squad); unknown squads are dropped and counted in /sim state; an
+unreachable point is refused with its reason and the squad holds; in-process squad drivers get
+the orders through the snapshot's board and move."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import zmq
+
+from coopsim.client import Client, RemoteError
+from coopsim.client.squads import Squads, Subscription
+from coopsim.formats.files import load
+from coopsim.model.specs import DriverSetting
+from coopsim.net.protocol import Message
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from nethelpers import live  # noqa: E402
+
+SCENARIO = Path(__file__).resolve().parent / "data" / "ctf_view.scenario"
+WAIT = 10.0
+
+
+def raw_subscriber(client: Client, prefix: bytes) -> zmq.Socket:
+    sub = client._ctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, prefix)
+    sub.connect(client.lookup("/squads/events", "pub"))
+    time.sleep(0.3)  # let the subscription reach the publisher (PUB drops until it has)
+    return sub
+
+
+def test_orders_are_numbered_published_by_squad_topic_and_counted():
+    with live(load(SCENARIO)) as run, Client(run.network.endpoint) as client:
+        squads = Squads(client)
+        assert set(squads.list()) == {"A", "Ad", "B", "Bd"}
+        assert squads.list()["Ad"] == {"robots": ["a4", "a5"], "formation": "line",
+                                        "spacing": 0.6}
+        sub = raw_subscriber(client, b"A")  # a prefix: A and Ad
+        exact = Subscription(client, ["A"])
+        time.sleep(0.3)
+        first = squads.send("A", "goto", (-5.0, -4.0), "wedge")
+        second = squads.send("Ad", "defend", (-8.0, 0.0), radius=1.5)
+        assert second.seq == first.seq + 1
+        frames = [sub.recv_multipart() for _ in range(2)] if sub.poll(int(WAIT * 1000)) else []
+        topics = [f[0] for f in frames]
+        msgs = [Message.from_wire(f[1]) for f in frames]
+        assert topics == [b"A", b"Ad"]
+        assert (msgs[0].text, msgs[0].command, msgs[0].params[0], msgs[0].data) == \
+            ("A goto wedge", 2, first.seq, (-5.0, -4.0))
+        assert msgs[1].text == "Ad defend" and msgs[1].data == (-8.0, 0.0, 1.5)
+        got = exact.poll(WAIT)  # the exact subscription drops Ad's
+        assert [(o.squad, o.verb, o.seq) for o in got] == [("A", "goto", first.seq)]
+
+        with pytest.raises(RemoteError) as err:
+            squads.send("Z", "goto", (0.0, 0.0))
+        assert err.value.code == 5 and "no squad named 'Z'" in err.value.text
+        assert not sub.poll(500)  # dropped: nothing published
+        state = client.sim().state()["squad_orders"]
+        assert (state["published"], state["unknown"], state["refused"]) == (2, 1, 0)
+        assert state["orders"]["A"]["point"] == [-5.0, -4.0]
+        assert squads.counts() == {"published": 2, "unknown": 1, "refused": 0}
+        sub.close(0)
+        exact.close()
+
+
+@pytest.mark.parametrize("point", [(0.0, 0.2), (40.0, 0.0)])
+def test_an_unreachable_point_is_refused_with_the_reason_and_the_squad_holds(point):
+    with live(load(SCENARIO)) as run, Client(run.network.endpoint) as client:
+        squads = Squads(client)
+        held = squads.send("B", "goto", (5.0, 4.0))
+        sub = raw_subscriber(client, b"B")
+        with pytest.raises(RemoteError) as err:
+            squads.send("B", "goto", point)  # the middle of the river; off the floor
+        assert err.value.code == 8
+        assert err.value.text.startswith("unreachable: ") and "holds its previous" in \
+            err.value.text
+        assert not sub.poll(500)
+        reply = client.request(squads.endpoint, 3, "B")
+        assert (reply.text, reply.params[0]) == ("B goto", held.seq)
+        assert client.sim().state()["squad_orders"]["refused"] == 1
+        sub.close(0)
+
+
+@pytest.mark.parametrize("text, data, code", [
+    ("A fly", (), 5), ("A goto", (1.0,), 3), ("A goto star", (1.0, 1.0), 5),
+    ("A defend", (1.0, 1.0, -2.0), 4), ("A", (), 3), ("A hold wedge", (), 3),
+])
+def test_malformed_orders_get_their_error_code(text, data, code):
+    with live(load(SCENARIO)) as run, Client(run.network.endpoint) as client:
+        with pytest.raises(RemoteError) as err:
+            client.request(client.lookup("/squads"), 2, text, data=data)
+        assert err.value.code == code
+
+
+def test_in_process_squad_drivers_carry_out_a_published_order():
+    spec = load(SCENARIO)
+    driven = DriverSetting("squad", (("role", "none"),))
+    robots = tuple(replace(r, drivers=(driven,)) if r.name in ("a1", "a2", "a3") else r
+                   for r in spec.robots)
+    with live(replace(spec, robots=robots), speed=0.0) as run, \
+            Client(run.network.endpoint) as client:
+        Squads(client).send("A", "goto", (-5.0, -4.0), "line")
+        deadline = time.monotonic() + 60.0
+        while time.monotonic() < deadline:
+            state = client.sim().state()
+            where = {r["name"]: (r["x"], r["y"]) for r in state["robots"]}
+            centre = [sum(where[n][k] for n in ("a1", "a2", "a3")) / 3 for k in (0, 1)]
+            if math.dist(centre, (-5.0, -4.0)) < 0.3:
+                break
+            time.sleep(0.2)
+        assert math.dist(centre, (-5.0, -4.0)) < 0.3, centre
+        assert where["b1"] == pytest.approx((9.0, 0.0), abs=0.01)  # B has no driver
+
+
+def test_status_answers_an_accepted_order_while_the_stepper_is_busy_and_a_reset_clears_it():
+    with live(load(SCENARIO)) as run, Client(run.network.endpoint) as client:
+        squads = Squads(client)
+        busy = run.stepper.call(time.sleep, 3.0)  # a long step: the board waits for it
+        time.sleep(0.2)
+        sent = squads.send("A", "goto", (-5.0, -4.0), "wedge")
+        reply = client.request(squads.endpoint, 3, "A")
+        assert (reply.text, reply.params[0], reply.data) == ("A goto wedge", sent.seq,
+                                                              (-5.0, -4.0))
+        assert client.sim().state()["squad_orders"]["orders"]["A"]["seq"] == sent.seq
+        busy.result(WAIT)
+        client.sim().reset()
+        reply = client.request(squads.endpoint, 3, "A")
+        assert (reply.text, reply.params[0]) == ("", 0)
+        assert client.sim().state()["squad_orders"]["orders"] == {}
