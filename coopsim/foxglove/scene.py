@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.plugins import MODULES
+from ..model.polygons import ear_indices
 from ..model.snapshot import rule_metrics
 from .proto import Msg, Slot, Template, color, pose, quaternion, vector3, yaw_quaternion
 
@@ -297,39 +298,11 @@ def _zone(zone: dict) -> Msg:
         fill.sub(2, vector3(x, y, 0.0))
     fill.sub(3, color(rgb, ZONE_ALPHA))
     # indices are a packed `repeated fixed32`: little-endian 4-byte words in one field
-    entity.sub(12, fill.raw(5, np.asarray(_ear_indices(vertices), "<u4").tobytes()))
+    entity.sub(12, fill.raw(5, np.asarray(ear_indices(vertices), "<u4").tobytes()))
     line = Msg().uint(1, 1).sub(2, pose(0.0, 0.0, 0.004, 0.0, 1.0)).double(3, ZONE_LINE)
     for x, y in vertices:
         line.sub(5, vector3(x, y, 0.0))
     return entity.sub(11, line.sub(6, color([c // 2 for c in rgb[:3]])))
-
-
-def _ear_indices(vertices: list[tuple[float, float]]) -> list[int]:
-    """Vertex indices, three per triangle, that fill a simple polygon (either winding,
-    convex or not): ears cut off one by one, O(k^2) for k vertices."""
-    xy = np.asarray(vertices, dtype=float)
-    x, y = xy[:, 0], xy[:, 1]
-    turn = 1.0 if np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y) > 0 else -1.0
-    left, out = list(range(len(xy))), []
-
-    def area2(a: int, b: int, c: int) -> float:  # > 0 when a, b, c turn the polygon's way
-        return turn * ((x[b] - x[a]) * (y[c] - y[a]) - (y[b] - y[a]) * (x[c] - x[a]))
-
-    while len(left) > 3:
-        n = len(left)
-        for k in range(n):
-            a, b, c = left[k - 1], left[k], left[(k + 1) % n]
-            others = [i for i in left if i not in (a, b, c)]
-            if area2(a, b, c) > 1e-12 and not any(
-                    area2(a, b, i) >= 0 and area2(b, c, i) >= 0 and area2(c, a, i) >= 0
-                    for i in others):
-                out += [a, b, c]
-                left.pop(k)
-                break
-        else:  # numerically degenerate: a fan of the rest instead of looping for ever
-            out += [v for j in range(1, len(left) - 1) for v in (left[0], left[j], left[j + 1])]
-            return out
-    return out + left
 
 
 def _transforms(robots: list[str]) -> Msg:

@@ -31,6 +31,16 @@ def test_recent_steps_share_and_rate():
     assert recent.figures(99 * 0.02) == (0.0, 0.0)
 
 
+def test_a_late_start_is_not_a_broken_run():
+    recent = RecentSteps()
+    for k in range(4):  # the first of four steps late (start-up): not a trend yet
+        recent.note(10.0 + k * 0.05, k * 0.05, k == 0)
+    assert recent.figures(10.15)[0] == 0.0
+    for k in range(4, 40):  # a whole window later, lateness counts
+        recent.note(10.0 + k * 0.05, k * 0.05, True)
+    assert recent.figures(10.0 + 39 * 0.05)[0] > 0.9
+
+
 def _slow(run, seconds: float) -> None:
     """Make every physics step take ``seconds`` longer (on the stepper thread)."""
     physics = run.stepper.sim.physics
