@@ -69,8 +69,10 @@ def test_after_the_duration_no_other_thread_touches_the_world():
     assert thread == "coopsim-stepper"  # served by the lingering stepper, not the caller
     with pytest.raises(NotAllowedError, match="finished"):
         stepper.call(stepper.resume).result(2)
-    stepper.call(stepper.reset).result(2)  # a reset starts it over
-    assert not stepper.finished and stepper.wait_finished(10)
+    # a reset starts it over: read on the stepper's thread in the same call, since the 20 steps
+    # of the new run may all be done before this thread looks again
+    assert stepper.call(lambda: (stepper.reset(), stepper.finished)[1]).result(2) == ""
+    assert stepper.wait_finished(10) and stepper.finished == "duration 0.2 s reached"
     stepper.stop()
     with pytest.raises(NotAllowedError, match="stopped"):
         stepper.call(lambda: None).result(2)
