@@ -16,13 +16,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.plugins import MODULES
+from ..model.polygons import ear_indices
 from ..model.snapshot import rule_metrics
 from .proto import Msg, Slot, Template, color, pose, quaternion, vector3, yaw_quaternion
 
 WORLD = "world"  # the root frame
 ROBOT_HEIGHT = 0.1  # m: the drawn height of a robot's body
-TARGET_ZONE = 0.5  # m: radius of the disc drawn around a target (at_target's default radius)
+TARGET_REACH = 0.5  # m: radius of the disc drawn around a target (at_target's default radius)
 RAY_COLOR = (255, 120, 30)
+ZONE_ALPHA = 200 / 255  # a zone's fill, as the viewer draws it: the floor shows through a little
+ZONE_LINE = 0.03  # m: width of a zone's outline (drawn in its colour at half the brightness)
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class Topic:
     schema: str = ""
 
 
-SCENE_WORLD = Topic("/scene/world", "SceneUpdate")  # floor, targets and their zones
+SCENE_WORLD = Topic("/scene/world", "SceneUpdate")  # floor, zones, targets
 SCENE_BODIES = Topic("/scene/bodies", "SceneUpdate")  # robots, heading, names, rays, objects
 TF = Topic("/tf", "FrameTransforms")  # world -> each robot
 STATE = Topic("/sim/state")  # JSON: step, time, counts, layout version
@@ -258,17 +261,19 @@ def _registered_rays() -> list[str]:
 
 
 def _world_update(layout: dict) -> Msg:
-    """The still scene: the floor, and each target with its zone."""
+    """The still scene: the floor, the zones (``[ZONE_n]``), and each target."""
     floor = layout.get("floor") or {}
     length, width = float(floor.get("length", 10.0)), float(floor.get("width", 10.0))
     entity = _entity("floor").sub(8, Msg().sub(1, pose(0.0, 0.0, -0.005, 0.0, 1.0))
                                   .sub(2, vector3(length, width, 0.01))
                                   .sub(3, color((70, 70, 75))))
     update = Msg().sub(1, Msg().uint(2, 1)).sub(2, entity)
+    for zone in layout.get("zones", ()):
+        update.sub(2, _zone(zone))
     for t in layout.get("targets", ()):
         rgb = t.get("rgb", (230, 40, 40))
         mark = _entity(f"target/{t.get('index', 0)}")
-        for d, h, alpha in ((2 * TARGET_ZONE, 0.004, 0.25), (0.3, 0.02, 1.0)):
+        for d, h, alpha in ((2 * TARGET_REACH, 0.004, 0.25), (0.3, 0.02, 1.0)):
             mark.sub(10, Msg().sub(1, pose(t["x"], t["y"], h / 2, 0.0, 1.0))
                      .sub(2, vector3(d, d, h)).double(3, 1.0).double(4, 1.0)
                      .sub(5, color(rgb, alpha)))
@@ -276,6 +281,28 @@ def _world_update(layout: dict) -> Msg:
                  .double(3, 12.0).uint(4, 1).sub(5, color(rgb)).string(6, str(t.get("color"))))
         update.sub(2, mark)
     return update
+
+
+def _zone(zone: dict) -> Msg:
+    """A zone as the viewer draws it: its polygon filled in its colour (a TriangleList over
+    its vertices) and outlined at half the brightness (a LINE_LOOP), just above the floor;
+    ``kind`` in the entity's metadata."""
+    rgb = zone.get("color", (60, 120, 220))
+    vertices = [(float(v[0]), float(v[1])) for v in zone.get("polygon", ())]
+    entity = _entity(f"zone/{zone.get('name', '')}")
+    entity.sub(6, Msg().string(1, "kind").string(2, str(zone.get("kind", ""))))
+    if len(vertices) < 3:
+        return entity
+    fill = Msg().sub(1, pose(0.0, 0.0, 0.002, 0.0, 1.0))
+    for x, y in vertices:
+        fill.sub(2, vector3(x, y, 0.0))
+    fill.sub(3, color(rgb, ZONE_ALPHA))
+    # indices are a packed `repeated fixed32`: little-endian 4-byte words in one field
+    entity.sub(12, fill.raw(5, np.asarray(ear_indices(vertices), "<u4").tobytes()))
+    line = Msg().uint(1, 1).sub(2, pose(0.0, 0.0, 0.004, 0.0, 1.0)).double(3, ZONE_LINE)
+    for x, y in vertices:
+        line.sub(5, vector3(x, y, 0.0))
+    return entity.sub(11, line.sub(6, color([c // 2 for c in rgb[:3]])))
 
 
 def _transforms(robots: list[str]) -> Msg:

@@ -55,11 +55,13 @@ class RecentSteps:
 
     def __init__(self) -> None:
         self._steps: deque = deque()  # (wall s, sim time s, late)
+        self._first: float | None = None  # wall s of the first step noted since a clear
         self._lock = threading.Lock()
 
     def note(self, wall: float, time: float, late: bool) -> None:
         """Remember a paced step (wall and sim time, s), forgetting those out of the window."""
         with self._lock:
+            self._first = wall if self._first is None else self._first
             self._steps.append((wall, time, late))
             while self._steps[0][0] < wall - RT_WINDOW:
                 self._steps.popleft()
@@ -68,14 +70,18 @@ class RecentSteps:
         """Forget every step (a reset)."""
         with self._lock:
             self._steps.clear()
+            self._first = None
 
     def figures(self, now: float) -> tuple[float, float]:
         """(share of late steps, real-time factor: sim s per wall s) over the steps of the
-        window ending at ``now`` (wall, s); (0, 0) without any."""
+        window ending at ``now`` (wall, s); (0, 0) without any. The share stays 0 until a whole
+        window has passed since the first step: a late first step or two (start-up, the compiled
+        kernels loading) among a handful is not a trend."""
         with self._lock:
             recent = [r for r in self._steps if r[0] >= now - RT_WINDOW]
+            settled = self._first is not None and now - self._first >= RT_WINDOW
         if not recent:
             return 0.0, 0.0
-        late = sum(r[2] for r in recent) / len(recent)
+        late = sum(r[2] for r in recent) / len(recent) if settled else 0.0
         span = recent[-1][0] - recent[0][0]
         return late, ((recent[-1][1] - recent[0][1]) / span if span > 0 else 0.0)

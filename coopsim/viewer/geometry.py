@@ -13,6 +13,8 @@ import numpy as np
 import pyglet
 from pyglet import gl
 
+from ..model.polygons import ear_indices
+
 _VERTEX = """#version 150 core
 in vec2 position;
 in vec4 colors;
@@ -111,35 +113,10 @@ def polygon(vertices) -> np.ndarray:
 
 
 def triangulate(vertices) -> np.ndarray:
-    """A simple polygon (k, 2), either winding, convex or not, as triangles (3*(k-2), 2), by
-    ear clipping (O(k^2): zones have tens of vertices)."""
-    v = [tuple(map(float, p)) for p in vertices]
-    area = sum(a[0] * b[1] - b[0] * a[1] for a, b in zip(v, v[1:] + v[:1]))
-    if area < 0:
-        v.reverse()  # counter-clockwise from here on
-    idx, tris = list(range(len(v))), []
-    while len(idx) > 3:
-        for k in range(len(idx)):
-            a, b, c = (v[idx[(k + j) % len(idx)]] for j in (-1, 0, 1))
-            if _cross(a, b, c) > 1e-12 and not any(
-                    _inside(v[i], a, b, c) for i in idx if v[i] not in (a, b, c)):
-                tris.append((a, b, c))
-                del idx[k]
-                break
-        else:  # numerically degenerate: fan the rest rather than loop
-            tris += [(v[idx[0]], v[idx[i]], v[idx[i + 1]]) for i in range(1, len(idx) - 1)]
-            idx = idx[:3]
-            break
-    tris.append(tuple(v[i] for i in idx))
-    return np.array(tris, dtype=float).reshape(-1, 2)
-
-
-def _cross(a, b, c) -> float:
-    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
-
-
-def _inside(p, a, b, c) -> bool:
-    return _cross(a, b, p) >= 0 and _cross(b, c, p) >= 0 and _cross(c, a, p) >= 0
+    """A simple polygon (k, 2), either winding, convex or not, as triangles (3*(k-2), 2)
+    (:func:`coopsim.model.polygons.ear_indices`)."""
+    v = np.asarray(vertices, dtype=float)
+    return v[ear_indices(v)]
 
 
 def pad(tris: np.ndarray, count: int) -> np.ndarray:

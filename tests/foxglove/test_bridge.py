@@ -47,7 +47,10 @@ def test_channels_and_decoded_messages_of_a_live_run(live):
     assert schemas["/robots/alpha/pose"] == "foxglove.PoseInFrame"
     assert schemas["/events"] == "foxglove.Log"
     world = got["/scene/world"][-1][1]
-    assert {e.id for e in world.entities} >= {"floor", "target/0"}
+    assert {e.id for e in world.entities} >= {"floor", "target/0", "zone/ZONE_1", "zone/ZONE_2"}
+    pond = next(e for e in world.entities if e.id == "zone/ZONE_1")
+    assert [(p.x, p.y) for p in pond.triangles[0].points][:2] == [(-2.5, -2.5), (-1.5, -2.5)]
+    assert len(pond.triangles[0].indices) == 3 * 4 and len(pond.lines[0].points) == 6
     state = got["/sim/state"][-1][1]
     assert state["robots"] == 2 and state["step"] > 0
     assert got["/metrics/monitors/gap"][-1][1]["value"] > 0

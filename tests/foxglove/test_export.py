@@ -134,6 +134,40 @@ def test_metrics_state_and_events(recorded):
     assert [sum(e.id.startswith("target/") for e in w.entities) for w in worlds] == [2, 1]
 
 
+def _area(points) -> float:
+    """|area| of a polygon (k, 2), m^2 (shoelace)."""
+    x, y = np.asarray(points, float).T
+    return abs(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y)) / 2
+
+
+def test_zones_are_drawn_filled_and_outlined_in_every_world_scene(recorded):
+    """The scenario's [ZONE_n] (a non-convex pond, a turned border box) are in /scene/world,
+    first and after the event changed the layout: their vertices, triangles exactly tiling
+    each polygon, an outline through the vertices, the kind, the viewer's colours."""
+    rec_path, out = recorded
+    worlds = [m for t, _, _, m in read_back(out) if t == "/scene/world"]
+    with Recording(rec_path) as rec:
+        zones = rec.layout(0)["zones"]
+    assert [z["kind"] for z in zones] == ["water", "border"] and len(worlds) == 2
+    for world in worlds:
+        entities = {e.id: e for e in world.entities}
+        for zone in zones:
+            entity = entities[f"zone/{zone['name']}"]
+            assert {m.key: m.value for m in entity.metadata} == {"kind": zone["kind"]}
+            fill, outline = entity.triangles[0], entity.lines[0]
+            assert [(p.x, p.y) for p in fill.points] == [tuple(v) for v in zone["polygon"]]
+            assert [(p.x, p.y) for p in outline.points] == [tuple(v) for v in zone["polygon"]]
+            assert outline.type == 1  # LINE_LOOP: closed
+            corners = np.asarray(zone["polygon"])[list(fill.indices)].reshape(-1, 3, 2)
+            assert len(corners) == len(zone["polygon"]) - 2
+            assert sum(_area(t) for t in corners) == pytest.approx(_area(zone["polygon"]))
+            rgb = np.array(zone["color"]) / 255
+            assert (fill.color.r, fill.color.g, fill.color.b) == pytest.approx(tuple(rgb))
+            assert fill.color.a == pytest.approx(200 / 255)  # the viewer's zone fill
+            assert (outline.color.r, outline.color.g, outline.color.b) == pytest.approx(
+                tuple((np.array(zone["color"]) // 2) / 255))
+
+
 def test_export_of_a_file_that_is_not_a_recording_says_so(tmp_path):
     bad = tmp_path / "notes.mcap"
     bad.write_text("not a recording\n")
