@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import click
 import numpy as np
 
 from ..model.errors import CoopsimError
@@ -142,3 +143,16 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def tracking_command(recordings: tuple[str, ...], robot: str | None, labels: tuple[str, ...],
+                     plot: str | None, title: str) -> None:
+    """``coopsim analyze tracking``: the table of RECORDINGS, and their F(d) figure if asked."""
+    if labels and len(labels) != len(recordings):
+        raise CoopsimError(f"--label given {len(labels)} times for {len(recordings)} recordings")
+    rows = [(label, t) for path, label in zip(recordings, labels or recordings)
+            for t in tracking_errors(path, robot)]
+    click.echo(format_tracking(rows))
+    if plot:
+        plot_tracking(rows, plot, title)
+        click.echo(f"figure: {plot}", err=True)

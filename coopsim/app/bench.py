@@ -14,6 +14,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+import click
 import numpy as np
 
 from ..model.errors import CoopsimError
@@ -285,3 +286,32 @@ def plot_steps(rows: list[StepRow], path: str, dt_ms: float = 20.0) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def _measure_cases(engine: str, caster: str, counts: str, measure, say) -> list:
+    """``measure(n, engine, caster)`` of every case, each said on stderr as ``say(row)``."""
+    rows = []
+    for eng, kind, n in cases(engine, caster, counts):
+        rows.append(measure(n, eng, kind))
+        click.echo(f"{eng}, {kind}, {n} robots: {say(rows[-1])}", err=True)
+    return rows
+
+
+def bench_step_command(counts: str, steps: int, engine: str, caster: str, plot) -> None:
+    """``coopsim bench step``: time every case, say each on stderr, print the table."""
+    rows = _measure_cases(engine, caster, counts,
+                          lambda n, eng, kind: bench_steps(n, steps, engine=eng, caster=kind),
+                          lambda row: f"median {row.median:.2f} ms, p95 {row.p95:.2f} ms")
+    click.echo(format_table(rows))
+    if plot:
+        plot_steps(rows, plot)
+        click.echo(f"figure: {plot}", err=True)
+
+
+def bench_realtime_command(counts: str, seconds: float, engine: str, caster: str) -> None:
+    """``coopsim bench realtime``: run every case in real time, print the table."""
+    rows = _measure_cases(engine, caster, counts,
+                          lambda n, eng, kind: bench_realtime(n, seconds, engine=eng,
+                                                              caster=kind),
+                          lambda row: f"{row.missed_share:.2%} missed, {row.rtf:.3f}x real time")
+    click.echo(format_realtime(rows))

@@ -1,32 +1,18 @@
-"""The ``coopsim`` command: parse arguments, call the library, turn known errors into exit 2."""
+"""The ``coopsim`` command: parse arguments, call the library, turn known errors into exit 2.
+
+Each command here holds its options and help; its body is a call into an app module
+(live.py, recordings.py, sweep.py, bench.py, analyze.py), so this file stays a thin table.
+"""
 
 from __future__ import annotations
 
-import functools
 import logging
-import os
 import signal
 import sys
 
 import click
 
-from ..model.errors import CoopsimError
-
-EXIT_BAD_INPUT = 2
-
-
-def _friendly(fn):
-    """Print a CoopsimError or OSError as one line on stderr and exit 2 (no traceback)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (CoopsimError, OSError) as exc:
-            click.echo(f"coopsim: {exc}", err=True)
-            sys.exit(EXIT_BAD_INPUT)
-
-    return wrapper
+from .options import EXIT_BAD_INPUT, foxglove_options, friendly, keys_options, token_options
 
 
 def _interrupt(signum, frame) -> None:
@@ -65,53 +51,6 @@ def list_() -> None:
     from .listing import describe_registries
 
     click.echo(describe_registries())
-
-
-def _keys_options(fn):
-    """--keys, --insecure and --advertise: who may reach the servers, and where."""
-    fn = click.option("--advertise", metavar="HOST",
-                      help="Host the name server writes into the endpoints it hands out "
-                           "(default: the bind address; for 0.0.0.0 this machine's "
-                           "primary address).")(fn)
-    fn = click.option("--insecure", is_flag=True,
-                      help="Serve beyond loopback WITHOUT authentication: anyone who reaches "
-                           "the machine can drive the run (trusted networks only).")(fn)
-    return click.option("--keys", type=click.Path(), metavar="DIR",
-                        help="CurveZMQ keys folder (coopsim keys DIR): every server accepts "
-                             "only the clients in DIR/authorized. Needed for a --bind beyond "
-                             "loopback.")(fn)
-
-
-def _token_options(fn):
-    """--json-token and --json-token-file: the JSON gateway's auth line."""
-    fn = click.option("--json-token-file", type=click.Path(), metavar="FILE",
-                      help="Read the JSON gateway's token from FILE's first line.")(fn)
-    return click.option("--json-token", envvar="COOPSIM_JSON_TOKEN", metavar="TOKEN",
-                        help="The JSON gateway's token (16+ characters; default "
-                             "$COOPSIM_JSON_TOKEN): clients send it first. Needed beyond "
-                             "loopback.")(fn)
-
-
-def _foxglove_options(fn):
-    """--foxglove [PORT] and --foxglove-rate: the Foxglove WebSocket bridge."""
-    fn = click.option("--foxglove-rate", type=float, default=20.0, show_default=True,
-                      metavar="HZ", help="Steps the Foxglove bridge publishes per second.")(fn)
-    return click.option("--foxglove", type=click.IntRange(0, 65535), is_flag=False,
-                        flag_value=8765, default=None, metavar="[PORT]",
-                        help="Serve the run to Foxglove over WebSocket on the --bind address "
-                             "(default port 8765; 0 = any free port; needs pip install "
-                             "'coopsim[foxglove]'; docs/foxglove.md).")(fn)
-
-
-def _client_keys(keys):
-    """A client's keys: the folder given, else $COOPSIM_SERVER_KEY/$COOPSIM_CLIENT_KEY."""
-    from ..net.security import ClientKeys
-
-    return ClientKeys.resolve(keys)
-
-
-def _has_display() -> bool:
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 @main.command()
@@ -158,14 +97,11 @@ def _has_display() -> bool:
               type=click.Path(exists=True, file_okay=False),
               help="Another folder network requests may load from and record into "
                    "(repeatable; see docs/reliability.md).")
-@_keys_options
-@_token_options
-@_foxglove_options
-@_friendly
-def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controllers, controller,
-        controller_logs, json_port, json_idle_timeout, fps, record, record_every, engine,
-        wait_for, data_dirs, keys, insecure, advertise, json_token, json_token_file, foxglove,
-        foxglove_rate) -> None:
+@keys_options
+@token_options
+@foxglove_options
+@friendly
+def run(file, **flags) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo.
 
     With the GUI (the default when there is a display) a viewer window is started as a child
@@ -173,43 +109,9 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
     reach only the data folders: FILE's folder, the bundled scenarios/, worlds/, recordings/,
     ./recordings and each --data-dir. FILE and --record PATH are yours and go anywhere.
     """
-    from ..sim.casters import start_warmup
-    from .run import Run, RunOptions, load_scenario_or_world
-    from .console import run_headless, run_with_viewer
-    from .controllers import parse_override
-    from ..net.security import load_token
+    from .live import run_command
 
-    start_warmup()  # the compiled sensing loads while the run is set up (sim/casters.py)
-
-    scenario = load_scenario_or_world(file)
-    options = RunOptions(mode=mode, dt=dt, duration=duration, seed=seed, speed=speed, port=port,
-                         bind=bind, controllers=not no_controllers, log_dir=controller_logs,
-                         json_port=json_port, json_idle_timeout=json_idle_timeout,
-                         record=record, record_every=record_every, engine=engine,
-                         wait_for=wait_for, data_dirs=data_dirs, keys=keys, insecure=insecure,
-                         advertise=advertise, json_token=load_token(json_token, json_token_file),
-                         controller=tuple(parse_override(c) for c in controller),
-                         foxglove=foxglove, foxglove_rate=foxglove_rate)
-    gui = (not headless) if headless is not None else _has_display()
-    if gui and not _has_display():
-        raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
-                           "or start a viewer elsewhere with 'coopsim view ENDPOINT'")
-    with Run(scenario, options) as live:
-        if live.recorder is not None:
-            click.echo(f"recording: {live.recorder.path}", err=True)
-        if live.gateway is not None:
-            host, gw_port = live.gateway.address
-            click.echo(f"json gateway: {host}:{gw_port}", err=True)
-        if live.foxglove is not None:
-            click.echo(f"foxglove: {live.foxglove.url}", err=True)
-        if gui and live.network is not None:
-            said = run_with_viewer(live, fps)
-        else:
-            said = run_headless(live)
-    if live.recorder is not None:
-        click.echo(live.recorder.summary(), err=True)
-    if said.failed:
-        sys.exit(1)  # a rule graded the run FAIL
+    run_command(file, **flags)
 
 
 @main.command()
@@ -221,23 +123,16 @@ def run(file, headless, mode, dt, duration, seed, speed, port, bind, no_controll
               help="A driver parameter (repeatable); coopsim list shows them.")
 @click.option("--steps", type=click.IntRange(1), help="Stop after N iterations.")
 @click.option("--seed", type=int, help="Seed of the driver's random generator.")
-@_friendly
+@friendly
 def drive(driver, robot, nameserver, params, steps, seed) -> None:
     """Drive ROBOT over the network with the registered DRIVER.
 
     The same class a scenario hosts in-process with 'driver DRIVER' runs here as a controller
     process speaking the protocol. ROBOT defaults to $COOPSIM_ROBOT or robot1.
     """
-    from ..client import run_controller
+    from .live import drive_command
 
-    settings = {}
-    for item in params:
-        name, eq, value = item.partition("=")
-        if not eq or not name:
-            raise CoopsimError(f"--param takes NAME=VALUE, not {item!r}")
-        settings[name] = value
-    done = run_controller(driver, robot, settings, steps=steps, nameserver=nameserver, seed=seed)
-    click.echo(f"{done} control steps", err=True)
+    drive_command(driver, robot, nameserver, params, steps, seed)
 
 
 @main.command()
@@ -247,7 +142,7 @@ def drive(driver, robot, nameserver, params, steps, seed) -> None:
 @click.option("--keys", type=click.Path(), metavar="DIR",
               help="CurveZMQ client folder (server.key, client.key_secret) for a run started "
                    "with --keys (default: $COOPSIM_SERVER_KEY and $COOPSIM_CLIENT_KEY).")
-@_friendly
+@friendly
 def view(endpoint, fps, keys) -> None:
     """Show a running simulation or replay in a window.
 
@@ -255,18 +150,9 @@ def view(endpoint, fps, keys) -> None:
     $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000). The window keeps trying while the simulation
     is away and reconnects when it comes back.
     """
-    from ..viewer import ViewerError, nameserver_endpoint, quit_on_signals
+    from .live import view_command
 
-    quit_on_signals()
-    endpoint = nameserver_endpoint(endpoint)
-    client_keys = _client_keys(keys)
-    if not _has_display():
-        raise ViewerError("no display: DISPLAY is not set (run under X, or under Xvfb)")
-    try:
-        from ..viewer.app import main as view_main
-    except ImportError as exc:
-        raise ViewerError(f"the viewer cannot load its window libraries: {exc}") from None
-    sys.exit(view_main(endpoint, fps, client_keys))
+    view_command(endpoint, fps, keys)
 
 
 @main.command()
@@ -279,46 +165,27 @@ def view(endpoint, fps, keys) -> None:
 @click.option("--keys", type=click.Path(), metavar="DIR",
               help="CurveZMQ client folder to forward with, for a run started with --keys "
                    "(default: $COOPSIM_SERVER_KEY and $COOPSIM_CLIENT_KEY).")
-@_token_options
-@_friendly
+@token_options
+@friendly
 def gateway(endpoint, json_port, bind, idle_timeout, keys, json_token, json_token_file) -> None:
     """Serve the JSON-lines gateway in front of a running simulation or replay.
 
     ENDPOINT is its name server (default $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000).
     """
-    import threading
+    from .live import gateway_command
 
-    from ..net.gateway import Gateway
-    from ..net.protocol import DEFAULT_NAMESERVER
-    from ..net.security import load_token
-
-    endpoint = endpoint or os.environ.get("COOPSIM_NAMESERVER", DEFAULT_NAMESERVER)
-    server = Gateway(endpoint, bind, json_port, idle_timeout=idle_timeout,
-                     token=load_token(json_token, json_token_file), keys=_client_keys(keys)).start()
-    host, gw_port = server.address
-    click.echo(f"json gateway: {host}:{gw_port} -> {endpoint}   (Ctrl-C stops)", err=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.close()
+    gateway_command(endpoint, json_port, bind, idle_timeout, keys, json_token, json_token_file)
 
 
 @main.command()
 @click.argument("file", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-@_friendly
+@friendly
 def info(file, as_json) -> None:
     """Describe a recording: duration, steps, robots, size, scenario."""
-    from ..recording.reader import Recording, format_info, info_json
+    from .recordings import info_command
 
-    with Recording(file) as rec:
-        facts = rec.info()
-    click.echo(info_json(facts) if as_json else format_info(facts))
-    if not facts.complete:
-        click.echo(f"incomplete: the recorder did not finish (killed?), so indexed MCAP readers "
-                   f"refuse it; 'coopsim repair {file}' writes its summary and index", err=True)
+    info_command(file, as_json)
 
 
 @main.command()
@@ -326,15 +193,15 @@ def info(file, as_json) -> None:
 @click.option("-o", "--output", type=click.Path(),
               help="Write the repaired recording to this new file (default: replace FILE once "
                    "the repaired copy is complete).")
-@_friendly
+@friendly
 def repair(file, output) -> None:
     """Write the summary and index a killed recording lacks, so every MCAP reader opens it.
 
     Every complete chunk is kept; what the crash cut off is left out.
     """
-    from ..recording.repair import repair as repair_recording
+    from .recordings import repair_command
 
-    click.echo(repair_recording(file, output).describe())
+    repair_command(file, output)
 
 
 @main.command()
@@ -347,47 +214,13 @@ def repair(file, output) -> None:
               help="Write an MCAP with Foxglove's schemas (scene, transforms, poses, state, "
                    "metrics, events) that opens in Foxglove as is, and a Foxglove layout "
                    "OUT.layout.json (needs pip install 'coopsim[foxglove]').")
-@_friendly
+@friendly
 def export(file, out, metrics_out, fox_out) -> None:
     """Export a recording: one CSV row per robot per recorded step (and its metrics) with
     --csv; a Foxglove-ready MCAP with --foxglove (both may be given)."""
-    from ..recording.reader import Recording
+    from .recordings import export_command
 
-    if out is None and fox_out is None:
-        raise CoopsimError("export needs --csv OUT or --foxglove OUT.mcap (or both)")
-    if fox_out is not None:
-        from ..foxglove import require_sdk
-        require_sdk("--foxglove")
-    with Recording(file) as rec:
-        if out is not None:
-            _export_csv(rec, out, metrics_out)
-        if fox_out is not None:
-            from ..foxglove.export import export_foxglove, layout_path
-
-            steps, messages = export_foxglove(rec, fox_out)
-            click.echo(f"{steps} steps, {messages} messages written to {fox_out} (open it in "
-                       f"Foxglove; its layout: {layout_path(fox_out)})", err=True)
-
-
-def _export_csv(rec, out: str, metrics_out: str | None) -> None:
-    """The CSV export of an open recording (and its metrics beside it)."""
-    from ..recording.metrics import export_metrics_csv, metric_names
-    from ..recording.reader import export_csv
-
-    with click.open_file(out, "w", encoding="utf-8") as stream:
-        try:
-            rows = export_csv(rec, stream)
-        except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return
-    click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
-    if metrics_out is None and out != "-" and metric_names(rec):
-        metrics_out = os.path.splitext(out)[0] + ".metrics.csv"
-    if metrics_out is not None:
-        with click.open_file(metrics_out, "w", encoding="utf-8") as stream:
-            rows = export_metrics_csv(rec, stream)
-        click.echo(f"{rows} metric rows written to "
-                   f"{'stdout' if metrics_out == '-' else metrics_out}", err=True)
+    export_command(file, out, metrics_out, fox_out)
 
 
 @main.command()
@@ -397,20 +230,13 @@ def _export_csv(rec, out: str, metrics_out: str | None) -> None:
 @click.option("--robot", "robots", multiple=True, metavar="NAME",
               help="Plot this robot's speed and wheel commands (repeatable; default: the "
                    "first 12).")
-@_friendly
+@friendly
 def plot(file, out, robots) -> None:
     """PNGs of a recording: trajectories over the floor plan, speed and wheel commands against
     time per robot, monitor metrics against time (needs matplotlib)."""
-    from pathlib import Path
+    from .recordings import plot_command
 
-    from ..recording.reader import Recording
-    from .plot import plot_recording, pyplot
-
-    pyplot()  # a missing matplotlib is said before the recording is read
-    folder = Path(out) if out else Path(file).with_name(Path(file).stem + "-plots")
-    with Recording(file) as rec:
-        for path in plot_recording(rec, folder, tuple(robots)):
-            click.echo(str(path))
+    plot_command(file, out, robots)
 
 
 @main.command()
@@ -427,38 +253,21 @@ def plot(file, out, robots) -> None:
 @click.option("--exit-at-end", is_flag=True, help="Exit when the playback reaches the end.")
 @click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
               help="Viewer frames per second (with the GUI).")
-@_keys_options
-@_foxglove_options
-@_friendly
-def replay(file, headless, port, bind, speed, start, paused, exit_at_end, fps, keys, insecure,
-           advertise, foxglove, foxglove_rate) -> None:
+@keys_options
+@foxglove_options
+@friendly
+def replay(file, headless, fps, foxglove, foxglove_rate, **settings) -> None:
     """Play a recording back on the network, as a live run would appear."""
-    import contextlib
+    from .live import replay_command
 
-    from ..foxglove.bridge import ReplaySource
-    from ..recording.replay import Replay
-    from .console import run_replay
-    from .run import start_bridge
-
-    gui = (not headless) if headless is not None else _has_display()
-    if gui and not _has_display():
-        raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
-                           "or start a viewer elsewhere with 'coopsim view ENDPOINT'")
-    with Replay(file, bind=bind, port=port, speed=speed, paused=paused,
-                exit_at_end=exit_at_end, start=start, keys=keys, insecure=insecure,
-                advertise=advertise) as playback, contextlib.ExitStack() as stack:
-        if foxglove is not None:
-            bridge = stack.enter_context(start_bridge(ReplaySource(playback.player), bind,
-                                                      foxglove, foxglove_rate, insecure))
-            click.echo(f"foxglove: {bridge.url} (playback control on its timeline)", err=True)
-        run_replay(playback, gui, lambda text: click.echo(text, err=True), fps)
+    replay_command(file, headless, fps, foxglove, foxglove_rate, **settings)
 
 
 @main.command()
 @click.argument("folder", required=False, default="coopsim-keys", type=click.Path())
 @click.option("--client", "clients", multiple=True, metavar="NAME",
               help="Add a client key pair NAME (repeatable; default for a new folder: client).")
-@_friendly
+@friendly
 def keys(folder, clients) -> None:
     """Make CurveZMQ keys in FOLDER (default ./coopsim-keys): the servers' key pair and client
     key pairs. Serve with --keys FOLDER; give FOLDER/clients/NAME to client NAME."""
@@ -482,7 +291,7 @@ def keys(folder, clients) -> None:
                                              "(OUT-recordings/).")
 @click.option("--plot", is_flag=True, help="PNG plots of each metric against each axis "
                                            "(OUT-plots/).")
-@_friendly
+@friendly
 def sweep(file, out, scheduler, workers, csv_out, record, plot) -> None:
     """Run a .sweep FILE: every point and seed headless, one Dask task each, into a table.
 
@@ -490,35 +299,9 @@ def sweep(file, out, scheduler, workers, csv_out, record, plot) -> None:
     their rows hold the error), 2 for a bad file or an unreachable scheduler, 130 on Ctrl-C
     (finished points are kept: run again to resume).
     """
-    from pathlib import Path
+    from .sweep import sweep_command
 
-    from .sweep import check_dependencies, default_out
-
-    check_dependencies(plot)
-    from ..formats.sweep import load_sweep
-    from .sweep import Table, run_sweep
-
-    spec = load_sweep(file)
-    out = Path(out) if out else default_out(file)
-    echo = lambda text: click.echo(text, err=True, nl=False)  # noqa: E731
-    try:
-        ran, failed = run_sweep(spec, out, scheduler, workers, record, echo)
-    except KeyboardInterrupt:
-        click.echo(f"interrupted: finished points are in {out}; run the same command again to "
-                   "resume", err=True)
-        sys.exit(130)
-    table = Table(out)
-    if csv_out is not None:
-        table.write_csv(Path(csv_out) if csv_out else out.with_suffix(".csv"))
-    if plot:
-        from .sweepplot import plot_sweep
-
-        plot_sweep(spec, list(table.rows.values()), out.with_name(out.stem + "-plots"))
-    total = sum(1 for r in table.rows.values() if r.get("status") == "error")
-    click.echo(f"sweep: {ran} run now, {failed} failed; {out} holds {len(table.rows)} rows "
-               f"({total} with status error)", err=True)
-    if failed:
-        sys.exit(1)
+    sweep_command(file, out, scheduler, workers, csv_out, record, plot)
 
 
 @main.group()
@@ -534,19 +317,12 @@ def analyze() -> None:
 @click.option("--plot", type=click.Path(), help="Draw F(d) of all of them into this image "
                                                 "(needs matplotlib: pip install 'coopsim[plot]').")
 @click.option("--title", default="", help="The figure's title.")
-@_friendly
+@friendly
 def analyze_tracking(recordings, robot, labels, plot, title) -> None:
     """Tracking error of RECORDINGS: statistics and its cumulative distribution F(d)."""
-    from .analyze import format_tracking, plot_tracking, tracking_errors
+    from .analyze import tracking_command
 
-    if labels and len(labels) != len(recordings):
-        raise CoopsimError(f"--label given {len(labels)} times for {len(recordings)} recordings")
-    rows = [(label, t) for path, label in zip(recordings, labels or recordings)
-            for t in tracking_errors(path, robot)]
-    click.echo(format_tracking(rows))
-    if plot:
-        plot_tracking(rows, plot, title)
-        click.echo(f"figure: {plot}", err=True)
+    tracking_command(recordings, robot, labels, plot, title)
 
 
 @main.group()
@@ -566,20 +342,12 @@ def bench() -> None:
 @click.option("--plot", type=click.Path(),
               help="Draw box plots of the step times into this image (needs matplotlib: pip "
                    "install 'coopsim[plot]').")
-@_friendly
+@friendly
 def bench_step(counts: str, steps: int, engine: str, caster: str, plot) -> None:
     """Step time against robot count (single robots, sonar every step, dt 0.02 s)."""
-    from .bench import bench_steps, cases, format_table, plot_steps
+    from .bench import bench_step_command
 
-    rows = []
-    for eng, kind, n in cases(engine, caster, counts):
-        rows.append(bench_steps(n, steps, engine=eng, caster=kind))
-        click.echo(f"{eng}, {kind}, {n} robots: median {rows[-1].median:.2f} ms, "
-                   f"p95 {rows[-1].p95:.2f} ms", err=True)
-    click.echo(format_table(rows))
-    if plot:
-        plot_steps(rows, plot)
-        click.echo(f"figure: {plot}", err=True)
+    bench_step_command(counts, steps, engine, caster, plot)
 
 
 @bench.command("realtime")
@@ -591,14 +359,9 @@ def bench_step(counts: str, steps: int, engine: str, caster: str, plot) -> None:
               help="Physics engine, or several comma-separated.")
 @click.option("--caster", default="jit", show_default=True,
               help="The sonar's ray caster: jit or numpy, or both comma-separated.")
-@_friendly
+@friendly
 def bench_realtime(counts: str, seconds: float, engine: str, caster: str) -> None:
     """The step benchmark's world run in real time: missed deadlines and real-time factor."""
-    from .bench import bench_realtime as run, cases, format_realtime
+    from .bench import bench_realtime_command
 
-    rows = []
-    for eng, kind, n in cases(engine, caster, counts):
-        rows.append(run(n, seconds, engine=eng, caster=kind))
-        click.echo(f"{eng}, {kind}, {n} robots: {rows[-1].missed_share:.2%} missed, "
-                   f"{rows[-1].rtf:.3f}x real time", err=True)
-    click.echo(format_realtime(rows))
+    bench_realtime_command(counts, seconds, engine, caster)

@@ -16,9 +16,12 @@ from __future__ import annotations
 import logging
 import math
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Callable
+
+import click
 
 from ..model.errors import CoopsimError
 from .points import PointTask, point_key, resolve, run_point
@@ -219,3 +222,35 @@ def _gather(client, todo: list[PointTask], table: Table, progress: Progress) -> 
                    "error": f"{type(exc).__name__}: {exc}"}
         table.add(row)
         progress.update(row["status"] == "ok")
+
+
+def sweep_command(file: str, out: str | None, scheduler: str | None, workers: int | None,
+                  csv_out: str | None, record: bool, plot: bool) -> None:
+    """``coopsim sweep``: run FILE into its table, then its CSV and plots when asked.
+
+    Exits 1 when some point failed, 130 on Ctrl-C (finished points kept).
+    """
+    check_dependencies(plot)
+    from ..formats.sweep import load_sweep
+
+    spec = load_sweep(file)
+    out = Path(out) if out else default_out(file)
+    echo = lambda text: click.echo(text, err=True, nl=False)  # noqa: E731
+    try:
+        ran, failed = run_sweep(spec, out, scheduler, workers, record, echo)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: finished points are in {out}; run the same command again to "
+                   "resume", err=True)
+        sys.exit(130)
+    table = Table(out)
+    if csv_out is not None:
+        table.write_csv(Path(csv_out) if csv_out else out.with_suffix(".csv"))
+    if plot:
+        from .sweepplot import plot_sweep
+
+        plot_sweep(spec, list(table.rows.values()), out.with_name(out.stem + "-plots"))
+    total = sum(1 for r in table.rows.values() if r.get("status") == "error")
+    click.echo(f"sweep: {ran} run now, {failed} failed; {out} holds {len(table.rows)} rows "
+               f"({total} with status error)", err=True)
+    if failed:
+        sys.exit(1)

@@ -1,0 +1,86 @@
+"""Option groups several ``coopsim`` commands share, and the wrapper that turns known errors
+into exit 2; kept apart so ``cli`` stays a thin table of commands."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import click
+
+from ..model.errors import CoopsimError
+
+EXIT_BAD_INPUT = 2
+
+
+def friendly(fn):
+    """Print a CoopsimError or OSError as one line on stderr and exit 2 (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (CoopsimError, OSError) as exc:
+            click.echo(f"coopsim: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+
+    return wrapper
+
+
+def keys_options(fn):
+    """--keys, --insecure and --advertise: who may reach the servers, and where."""
+    fn = click.option("--advertise", metavar="HOST",
+                      help="Host the name server writes into the endpoints it hands out "
+                           "(default: the bind address; for 0.0.0.0 this machine's "
+                           "primary address).")(fn)
+    fn = click.option("--insecure", is_flag=True,
+                      help="Serve beyond loopback WITHOUT authentication: anyone who reaches "
+                           "the machine can drive the run (trusted networks only).")(fn)
+    return click.option("--keys", type=click.Path(), metavar="DIR",
+                        help="CurveZMQ keys folder (coopsim keys DIR): every server accepts "
+                             "only the clients in DIR/authorized. Needed for a --bind beyond "
+                             "loopback.")(fn)
+
+
+def token_options(fn):
+    """--json-token and --json-token-file: the JSON gateway's auth line."""
+    fn = click.option("--json-token-file", type=click.Path(), metavar="FILE",
+                      help="Read the JSON gateway's token from FILE's first line.")(fn)
+    return click.option("--json-token", envvar="COOPSIM_JSON_TOKEN", metavar="TOKEN",
+                        help="The JSON gateway's token (16+ characters; default "
+                             "$COOPSIM_JSON_TOKEN): clients send it first. Needed beyond "
+                             "loopback.")(fn)
+
+
+def foxglove_options(fn):
+    """--foxglove [PORT] and --foxglove-rate: the Foxglove WebSocket bridge."""
+    fn = click.option("--foxglove-rate", type=float, default=20.0, show_default=True,
+                      metavar="HZ", help="Steps the Foxglove bridge publishes per second.")(fn)
+    return click.option("--foxglove", type=click.IntRange(0, 65535), is_flag=False,
+                        flag_value=8765, default=None, metavar="[PORT]",
+                        help="Serve the run to Foxglove over WebSocket on the --bind address "
+                             "(default port 8765; 0 = any free port; needs pip install "
+                             "'coopsim[foxglove]'; docs/foxglove.md).")(fn)
+
+
+def client_keys(keys):
+    """A client's keys: the folder given, else $COOPSIM_SERVER_KEY/$COOPSIM_CLIENT_KEY."""
+    from ..net.security import ClientKeys
+
+    return ClientKeys.resolve(keys)
+
+
+def has_display() -> bool:
+    """Whether a window can open here (X11 or Wayland)."""
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def wants_gui(headless: bool | None) -> bool:
+    """--headless/--gui resolved: the GUI by default when there is a display; --gui without
+    one is a CoopsimError."""
+    gui = (not headless) if headless is not None else has_display()
+    if gui and not has_display():
+        raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
+                           "or start a viewer elsewhere with 'coopsim view ENDPOINT'")
+    return gui

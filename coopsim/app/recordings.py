@@ -1,0 +1,86 @@
+"""Bodies of the ``coopsim`` commands on recording files: info, repair, export and plot
+(``cli`` holds only their options)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ..model.errors import CoopsimError
+
+
+def info_command(file, as_json: bool) -> None:
+    """``coopsim info``: describe FILE; say on stderr when it lacks its summary and index."""
+    from ..recording.reader import Recording, format_info, info_json
+
+    with Recording(file) as rec:
+        facts = rec.info()
+    click.echo(info_json(facts) if as_json else format_info(facts))
+    if not facts.complete:
+        click.echo(f"incomplete: the recorder did not finish (killed?), so indexed MCAP readers "
+                   f"refuse it; 'coopsim repair {file}' writes its summary and index", err=True)
+
+
+def repair_command(file, output) -> None:
+    """``coopsim repair``: write FILE's summary and index (into ``output`` when given)."""
+    from ..recording.repair import repair as repair_recording
+
+    click.echo(repair_recording(file, output).describe())
+
+
+def export_command(file, out, metrics_out, fox_out) -> None:
+    """``coopsim export``: FILE as CSV (``out``, and its metrics) and/or a Foxglove MCAP."""
+    from ..recording.reader import Recording
+
+    if out is None and fox_out is None:
+        raise CoopsimError("export needs --csv OUT or --foxglove OUT.mcap (or both)")
+    if fox_out is not None:
+        from ..foxglove import require_sdk
+        require_sdk("--foxglove")
+    with Recording(file) as rec:
+        if out is not None:
+            _export_csv(rec, out, metrics_out)
+        if fox_out is not None:
+            from ..foxglove.export import export_foxglove, layout_path
+
+            steps, messages = export_foxglove(rec, fox_out)
+            click.echo(f"{steps} steps, {messages} messages written to {fox_out} (open it in "
+                       f"Foxglove; its layout: {layout_path(fox_out)})", err=True)
+
+
+def _export_csv(rec, out: str, metrics_out: str | None) -> None:
+    """The CSV export of an open recording (and its metrics beside it)."""
+    from ..recording.metrics import export_metrics_csv, metric_names
+    from ..recording.reader import export_csv
+
+    with click.open_file(out, "w", encoding="utf-8") as stream:
+        try:
+            rows = export_csv(rec, stream)
+        except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return
+    click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
+    if metrics_out is None and out != "-" and metric_names(rec):
+        metrics_out = os.path.splitext(out)[0] + ".metrics.csv"
+    if metrics_out is not None:
+        with click.open_file(metrics_out, "w", encoding="utf-8") as stream:
+            rows = export_metrics_csv(rec, stream)
+        click.echo(f"{rows} metric rows written to "
+                   f"{'stdout' if metrics_out == '-' else metrics_out}", err=True)
+
+
+def plot_command(file, out, robots) -> None:
+    """``coopsim plot``: PNGs of FILE into ``out`` (default FILE's name with -plots, beside
+    it), one path printed per image."""
+    from pathlib import Path
+
+    from ..recording.reader import Recording
+    from .plot import plot_recording, pyplot
+
+    pyplot()  # a missing matplotlib is said before the recording is read
+    folder = Path(out) if out else Path(file).with_name(Path(file).stem + "-plots")
+    with Recording(file) as rec:
+        for path in plot_recording(rec, folder, tuple(robots)):
+            click.echo(str(path))
