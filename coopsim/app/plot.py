@@ -1,7 +1,7 @@
 """``coopsim plot FILE``: PNG figures of a recording (matplotlib, drawn off-screen).
 
-``trajectories.png``: every robot's path over the floor plan (floor, objects, targets of the
-first layout). ``robots.png``: ground speed (m/s) and wheel commands (m/s) against recording
+``trajectories.png``: every robot's path over the floor plan (floor, zones, objects, targets
+of the first layout). ``robots.png``: ground speed (m/s) and wheel commands (m/s) against recording
 time (s), a row per robot. ``metrics.png``: each monitor metric against time, when the
 recording has any. Long recordings are read once, in order, keeping at most :data:`POINTS`
 samples per series.
@@ -89,6 +89,9 @@ def _trajectories(plt, series: Series, path: Path) -> Path:
     length, width = float(floor.get("length", 10)), float(floor.get("width", 10))
     fig, ax = plt.subplots(figsize=(7, 7 * width / max(length, 1e-9) + 0.6))
     ax.add_patch(plt.Rectangle((-length / 2, -width / 2), length, width, color="0.93"))
+    for zone in layout.get("zones", ()):  # [ZONE_n] on the floor, in the viewer's colours
+        rgb = np.array(zone.get("color", (60, 120, 220))[:3]) / 255
+        ax.add_patch(plt.Polygon(zone["polygon"], closed=True, color=rgb, lw=0))
     for obj in layout.get("objects", ()):
         sx, sy = (list(obj.get("size", (0.5, 0.5))) + [0.5, 0.5])[:2]
         rgb = np.array(obj.get("color", (150, 150, 150))[:3]) / 255

@@ -45,6 +45,16 @@ def test_metrics_are_plotted_and_robots_can_be_picked(tmp_path):
     folder = tmp_path / "rec-plots"
     assert sorted(p.name for p in folder.iterdir()) == ["metrics.png", "robots.png",
                                                          "trajectories.png"]
+    # the zones lie on the floor plan in their colours (the pond and the border box)
+    from coopsim.recording.player import recorded_steps
+    from coopsim.recording.reader import Recording
+
+    with Recording(rec) as recording:
+        zones = next(iter(recorded_steps(recording)))[1]["zones"]
+    traj = _image(folder / "trajectories.png")[..., :3]
+    for zone in zones:
+        rgb = np.array(zone["color"][:3]) / 255
+        assert (np.abs(traj - rgb).max(axis=-1) < 0.02).sum() > 100, zone["name"]
     done = run_cli("plot", str(rec), "--robot", "gamma")
     assert done.returncode == 2 and "no robot named gamma" in done.stderr
     assert "Traceback" not in done.stderr
