@@ -14,6 +14,9 @@ from dataclasses import dataclass
 #: one late step in twenty is a trend, not a hiccup). The CLI says so, ``/sim state`` carries it.
 RT_BREAK = 0.05
 RT_WINDOW = 1.0  # s of wall time the share and the recent real-time factor are taken over
+#: Fewer steps than this in the run so far, within its first :data:`RT_WINDOW`, make no share:
+#: one late start-up step among a handful is not a trend.
+RT_MIN_STEPS = 20
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,13 @@ class RecentSteps:
     def figures(self, now: float) -> tuple[float, float]:
         """(share of late steps, real-time factor: sim s per wall s) over the steps of the
         window ending at ``now`` (wall, s); (0, 0) without any. The share stays 0 until a whole
-        window has passed since the first step: a late first step or two (start-up, the compiled
-        kernels loading) among a handful is not a trend."""
+        window has passed since the first step or :data:`RT_MIN_STEPS` steps were taken: a late
+        first step or two (start-up, the compiled kernels loading) among a handful is not a
+        trend."""
         with self._lock:
             recent = [r for r in self._steps if r[0] >= now - RT_WINDOW]
-            settled = self._first is not None and now - self._first >= RT_WINDOW
+            settled = self._first is not None and (now - self._first >= RT_WINDOW
+                                                   or len(self._steps) >= RT_MIN_STEPS)
         if not recent:
             return 0.0, 0.0
         late = sum(r[2] for r in recent) / len(recent) if settled else 0.0
