@@ -8,6 +8,7 @@ has committed a command since step k, or until a controller has been silent long
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 
@@ -16,6 +17,7 @@ from .clock import WallClock
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE = 3.0  # s of wall time a lockstep controller may stay silent before it is detached
+DETACHED_KEPT = 256  # latest detaches kept in CommandSlots.detached_log
 
 
 class CommandSlots:
@@ -33,7 +35,9 @@ class CommandSlots:
         self._pending: dict[tuple[str, str], tuple[float, ...]] = {}
         self._attached: dict[str, float] = {}  # robot -> wall time of its last command
         self._committed: set[str] = set()
-        self.detached_log: list[str] = []
+        # the latest detaches, "robot: why" (bounded: a long run whose controllers come and go
+        # would otherwise grow it for ever)
+        self.detached_log: collections.deque[str] = collections.deque(maxlen=DETACHED_KEPT)
         self.generation = 0  # number of takes so far; a command put now is used by take #gen+1
 
     def put(self, robot: str, module: str, values: tuple[float, ...],

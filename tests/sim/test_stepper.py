@@ -174,3 +174,14 @@ def test_a_failing_step_pauses_the_run_instead_of_killing_the_thread():
         assert stepper.running and stepper.call(lambda: "alive").result(2) == "alive"
     finally:
         stepper.stop()
+
+
+def test_the_detach_log_keeps_only_the_latest():
+    from coopsim.sim.slots import DETACHED_KEPT, CommandSlots
+
+    slots = CommandSlots()
+    for k in range(DETACHED_KEPT + 500):  # controllers that come and go for a long run
+        slots.put(f"r{k}", "motors", (0.1, 0.1))
+        assert slots.detach(f"r{k}", "asked to")
+    assert len(slots.detached_log) == DETACHED_KEPT
+    assert slots.detached_log[-1] == f"r{DETACHED_KEPT + 499}: asked to"
