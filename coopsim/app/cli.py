@@ -12,7 +12,8 @@ import sys
 
 import click
 
-from .options import EXIT_BAD_INPUT, foxglove_options, friendly, keys_options, token_options
+from .options import (EXIT_BAD_INPUT, foxglove_options, friendly, keys_options, recording_path,
+                      token_options)
 
 
 def _interrupt(signum, frame) -> None:
@@ -85,6 +86,7 @@ def list_() -> None:
 @click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
               help="Viewer frames per second (with the GUI).")
 @click.option("--record", is_flag=False, flag_value="", default=None, metavar="[PATH]",
+              callback=recording_path,
               help="Record the run to PATH (default recordings/<scenario>-<UTC time>.mcap).")
 @click.option("--record-every", type=click.IntRange(1), default=1, show_default=True,
               help="Record every N-th step.")

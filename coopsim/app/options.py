@@ -84,3 +84,14 @@ def wants_gui(headless: bool | None) -> bool:
         raise CoopsimError("--gui needs a display (DISPLAY is not set); use --headless, "
                            "or start a viewer elsewhere with 'coopsim view ENDPOINT'")
     return gui
+
+
+def recording_path(ctx, param, value: str | None) -> str | None:
+    """``--record [PATH]``: PATH must end in ``.mcap``. The value is optional, so
+    ``coopsim run --record my.scenario`` takes the scenario for PATH; without this check the
+    recording would overwrite the scenario file."""
+    if value and not value.endswith(".mcap"):
+        raise click.BadParameter(
+            f"{value!r} does not end in .mcap (to record a scenario, put the file first: "
+            f"coopsim run {value} --record)", ctx=ctx, param=param)
+    return value

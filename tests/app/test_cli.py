@@ -146,3 +146,16 @@ def test_drive_hosts_a_registered_driver_over_the_network():
         assert bad.returncode == 2 and "cruise takes a float, not 'fast'" in bad.stderr
     unknown = coopsim("drive", "nope", timeout=60)
     assert unknown.returncode == 2 and "unknown driver 'nope'" in unknown.stderr
+
+
+def test_record_refuses_a_path_that_is_not_mcap_and_leaves_the_file_alone(tmp_path):
+    # --record takes an optional value, so "--record FILE.scenario" would otherwise record the
+    # demo over the scenario file
+    scenario = tmp_path / "mine.scenario"
+    scenario.write_text((ROOT / "scenarios" / "one_robot.scenario").read_text())
+    before = scenario.read_bytes()
+    result = coopsim("run", "--record", str(scenario), "--headless", "--duration", "0.2",
+                     "--port", "0")
+    assert result.returncode == 2
+    assert "does not end in .mcap" in result.stderr and "Traceback" not in result.stderr
+    assert scenario.read_bytes() == before
