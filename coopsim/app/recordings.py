@@ -30,12 +30,22 @@ def repair_command(file, output) -> None:
     click.echo(repair_recording(file, output).describe())
 
 
+def _not_the_input(file, *outputs) -> None:
+    """Refuse an output that is the recording being read: opening it for writing would empty
+    the recording before a byte of it is read."""
+    source = os.path.realpath(file)
+    for out in outputs:
+        if out and out != "-" and os.path.exists(out) and os.path.realpath(out) == source:
+            raise CoopsimError(f"{out}: the export would overwrite the recording it reads")
+
+
 def export_command(file, out, metrics_out, fox_out) -> None:
     """``coopsim export``: FILE as CSV (``out``, and its metrics) and/or a Foxglove MCAP."""
     from ..recording.reader import Recording
 
     if out is None and fox_out is None:
         raise CoopsimError("export needs --csv OUT or --foxglove OUT.mcap (or both)")
+    _not_the_input(file, out, metrics_out, fox_out)
     if fox_out is not None:
         from ..foxglove import require_sdk
         require_sdk("--foxglove")

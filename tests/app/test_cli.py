@@ -159,3 +159,14 @@ def test_record_refuses_a_path_that_is_not_mcap_and_leaves_the_file_alone(tmp_pa
     assert result.returncode == 2
     assert "does not end in .mcap" in result.stderr and "Traceback" not in result.stderr
     assert scenario.read_bytes() == before
+
+
+@pytest.mark.parametrize("option", ["--csv", "--metrics-csv"])
+def test_export_refuses_to_write_over_the_recording_it_reads(tmp_path, option):
+    rec = tmp_path / "run.mcap"
+    rec.write_bytes((ROOT / "recordings" / "sample.mcap").read_bytes())
+    before = rec.read_bytes()
+    extra = () if option == "--csv" else ("--csv", str(tmp_path / "out.csv"))
+    result = coopsim("export", str(rec), *extra, option, str(tmp_path / "." / "run.mcap"))
+    assert result.returncode == 2 and "would overwrite the recording it reads" in result.stderr
+    assert "Traceback" not in result.stderr and rec.read_bytes() == before
