@@ -17,10 +17,10 @@ Example::
 """
 
 from ..model.driver import Reading, StepInfo
-from .connection import Client, RemoteError
+from .connection import Client, RemoteError, RunFinished
 from .host import run_controller
 from .robot import Robot
 from .sim import Playback, Sim
 
-__all__ = ["Client", "RemoteError", "Robot", "Sim", "Playback", "Reading", "StepInfo",
+__all__ = ["Client", "RemoteError", "RunFinished", "Robot", "Sim", "Playback", "Reading", "StepInfo",
            "run_controller"]

@@ -17,6 +17,12 @@ class RemoteError(ProtocolError):
     """The server answered with a non-zero error code (see docs/protocol.md)."""
 
 
+class RunFinished(RemoteError):
+    """The run has finished (its duration, or a rule such as an exercise's verdict, ended it):
+    error 6 with "finished" in the text. Leaving a ``with Client()`` block on it is a normal end,
+    so :meth:`Client.__exit__` swallows it and the controller exits with status 0."""
+
+
 class Client:
     """A connection to a simulation (or robots) through its name server.
 
@@ -57,8 +63,9 @@ class Client:
     def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, value, tb) -> bool:
         self.close()
+        return kind is not None and issubclass(kind, RunFinished)  # the run ended: not an error
 
     def close(self) -> None:
         """Close every socket."""
@@ -88,7 +95,8 @@ class Client:
                                 f"no reply from {endpoint} within {self.timeout:g} s") from None
         reply = Message.from_wire(frame, max_bytes=None)
         if reply.error:
-            raise RemoteError(reply.error, reply.text)
+            finished = reply.error == p.NOT_ALLOWED and "finished" in reply.text
+            raise (RunFinished if finished else RemoteError)(reply.error, reply.text)
         return reply
 
     def request_many(self, calls) -> list[Message]:
