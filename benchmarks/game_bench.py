@@ -28,6 +28,7 @@ from pathlib import Path
 from coopsim.formats.files import load
 from coopsim.model.specs import DriverSetting, RobotSpec, SquadSpec
 from coopsim.sim.simulation import Simulation
+from coopsim.sim.stepper import Stepper
 
 ROOT = Path(__file__).resolve().parents[1]
 CTF = ROOT / "scenarios" / "ctf.scenario"
@@ -59,16 +60,14 @@ def game(n: int, drivers: bool):
 
 
 def play(spec, seconds: float) -> tuple[float, float, str]:
-    """(sim time, wall time, the game's state at the end) of stepping ``spec`` by hand."""
+    """(sim time, wall time, the game's state at the end) of ``spec`` stepped by the stepper's
+    own tick (lockstep, as fast as it goes)."""
     sim = Simulation(spec)
+    stepper = Stepper(sim, mode="lockstep", speed=0)
     steps = int(round(seconds / sim.dt))
     started = time.perf_counter()
     for _ in range(steps):
-        sim.command({})
-        sim.actuate()
-        sim.physics()
-        sim.sense()
-        sim.apply_rules()
+        stepper.tick()
         if sim.ended:
             break
     wall = time.perf_counter() - started
