@@ -449,7 +449,9 @@ int coopsim_robot_open(coopsim_client *c, coopsim_robot *bot, const char *name,
     bot->sock = coopsim_port(c, bot->name, why);
     if (!bot->sock)
         return why->error;
-    if (coopsim_call(c, bot->sock, COOPSIM_COMMANDS, "", NULL, 0, NULL, 0, why) == 0) {
+    const int64_t version = COOPSIM_PROTOCOL_VERSION;
+    if (coopsim_call(c, bot->sock, COOPSIM_HELLO, "", &version, 1, NULL, 0, why) == 0 &&
+        coopsim_call(c, bot->sock, COOPSIM_COMMANDS, "", NULL, 0, NULL, 0, why) == 0) {
         int rc = parse_table(bot, why->text, why->text_len);
         if (rc == COOPSIM_NO_MEMORY)
             set_error(why, rc, COOPSIM_COMMANDS, "out of memory for the command table");

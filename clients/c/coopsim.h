@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define COOPSIM_PROTOCOL_VERSION 1
+#define COOPSIM_PROTOCOL_VERSION 2  /* sent in every hello (docs/protocol.md, Changelog) */
 #define COOPSIM_DEFAULT_NAMESERVER "tcp://127.0.0.1:10000"
 #define COOPSIM_TIMEOUT 9       /* error code of a request that got no reply in time */
 #define COOPSIM_UNKNOWN_NAME 5  /* error code of a module or command name a robot lacks */
@@ -19,6 +19,7 @@
 
 /* Commands every robot server has, at the same ids (docs/protocol.md section 3). The ids of
  * module commands (motors, sonar, ...) are not fixed: look them up with coopsim_id. */
+#define COOPSIM_HELLO 0
 #define COOPSIM_MODULES 1
 #define COOPSIM_DETACH 2
 #define COOPSIM_COMMANDS 3
@@ -110,8 +111,9 @@ int coopsim_call(coopsim_client *c, void *sock, int command, const char *text,
                  const int64_t *params, int nparams, const double *data, int ndata,
                  coopsim_msg *reply);
 
-/* Open robot `name` (e.g. "robot1"): look it up, connect, and read its command table
- * (command 3). Returns 0, or an error code with the reason in `why` (required; nothing to close
+/* Open robot `name` (e.g. "robot1"): look it up, connect, say hello with
+ * COOPSIM_PROTOCOL_VERSION (a server of another version answers error 7 naming both), and read
+ * its command table (command 3). Returns 0, or an error code with the reason in `why` (required; nothing to close
  * then). Close it with coopsim_robot_close. */
 int coopsim_robot_open(coopsim_client *c, coopsim_robot *bot, const char *name,
                        coopsim_msg *why);

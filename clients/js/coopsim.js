@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { decode, encode } from "@msgpack/msgpack";
 import * as zmq from "zeromq";
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2; // sent in every hello (docs/protocol.md, Changelog)
 export const DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000";
 export const TIMEOUT = 9; // error code of a request that got no reply in time
 export const UNKNOWN_NAME = 5; // error code of a module or command name a robot lacks
@@ -138,9 +138,11 @@ export class Client {
     return (await this.request(this.nameserver, 1, name)).text;
   }
 
-  /** A handle on robot `name` with its command table (command 3), fetched once. */
+  /** A handle on robot `name` with its command table (command 3), fetched once, after a
+   * hello with PROTOCOL_VERSION (a server of another version rejects with error 7). */
   async robot(name) {
     const endpoint = await this.lookup(`/${name}`);
+    await this.request(endpoint, 0, "", [PROTOCOL_VERSION]);
     const table = await this.request(endpoint, ROBOT_COMMANDS.commands);
     return new Robot(this, name, endpoint, parseCommands(table.text));
   }

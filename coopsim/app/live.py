@@ -101,7 +101,9 @@ def gateway_command(endpoint, json_port, bind, idle_timeout, keys, json_token,
 
     endpoint = endpoint or os.environ.get("COOPSIM_NAMESERVER", DEFAULT_NAMESERVER)
     server = Gateway(endpoint, bind, json_port, idle_timeout=idle_timeout,
-                     token=load_token(json_token, json_token_file), keys=client_keys(keys)).start()
+                     token=load_token(json_token, json_token_file), keys=client_keys(keys))
+    _check_version(server, endpoint)
+    server.start()
     host, gw_port = server.address
     click.echo(f"json gateway: {host}:{gw_port} -> {endpoint}   (Ctrl-C stops)", err=True)
     try:
@@ -110,6 +112,20 @@ def gateway_command(endpoint, json_port, bind, idle_timeout, keys, json_token,
         pass
     finally:
         server.close()
+
+
+def _check_version(server, endpoint: str) -> None:
+    """Refuse (exit 2) to forward to a name server of another protocol version; warn when none
+    answers yet (the gateway then forwards to whatever starts there)."""
+    from ..model.errors import ProtocolError
+    from ..net.protocol import VERSION_MISMATCH
+
+    reply = server.hello()
+    if reply is None:
+        click.echo(f"warning: no name server answers at {endpoint} yet", err=True)
+    elif reply.error == VERSION_MISMATCH:
+        server.close()
+        raise ProtocolError(VERSION_MISMATCH, f"{endpoint}: {reply.text}")
 
 
 def replay_command(file, headless, fps, foxglove, foxglove_rate, **settings) -> None:

@@ -21,7 +21,7 @@ from typing import Iterator, Sequence
 from ..model.commands import TIMEOUT, Command
 from ..model.driver import Reading, StepInfo
 from ..model.errors import ProtocolError
-from ..net.protocol import Message
+from ..net.protocol import PROTOCOL_VERSION, Message
 
 _COMMANDS, _DETACH, _MODULES = 3, 2, 1
 _PARAM_LIST, _PARAM_GET, _PARAM_SET = 10, 12, 13
@@ -89,6 +89,7 @@ class Robot:
         self.last: StepInfo | None = None
         self._last_motion: tuple | None = None
         self._timeouts = 0  # requests in a row that got no reply
+        self.call(0, params=(PROTOCOL_VERSION,))  # hello: a server of another version says so
         reply = self.call(_COMMANDS)
         by_module: dict[str, list[Command]] = {}
         for line in reply.text.splitlines():

@@ -151,6 +151,29 @@ class Gateway:
         self._thread = threading.Thread(target=self._accept_loop, name="coopsim-gateway",
                                         daemon=True)
 
+    def hello(self, timeout: float = 2.0) -> Message | None:
+        """Say hello to the name server with this coopsim's protocol version.
+
+        Returns:
+            The name server's reply (error VERSION_MISMATCH with a sentence naming both
+            versions when it speaks another), or None when nothing answered within ``timeout``.
+        """
+        zsock = self.ctx.socket(zmq.REQ)
+        zsock.setsockopt(zmq.LINGER, 0)
+        zsock.setsockopt(zmq.SNDTIMEO, int(timeout * 1000))
+        if self.keys is not None:
+            self.keys.apply(zsock)
+        try:
+            zsock.connect(self.nameserver)
+            zsock.send(Message(0, "", 0, (p.PROTOCOL_VERSION,)).to_wire())
+            if not zsock.poll(int(timeout * 1000)):
+                return None
+            return Message.from_wire(zsock.recv(), max_bytes=None)
+        except (zmq.ZMQError, ProtocolError):
+            return None
+        finally:
+            zsock.close(0)
+
     def start(self) -> "Gateway":
         """Start accepting connections."""
         self._thread.start()

@@ -22,7 +22,12 @@ from ..model.commands import (BAD_MESSAGE, ERROR_NAMES, FAILED, INTERNAL,  # noq
                               UNKNOWN_NAME, VERSION_MISMATCH, WRONG_ARITY, Command)
 from ..model.errors import ProtocolError
 
-PROTOCOL_VERSION = 1
+#: The wire's version, answered by every server's hello (command 0). A change to a message, a
+#: command, an error code or the state stream bumps it in the same commit, with an entry in the
+#: changelog that opens docs/protocol.md.
+PROTOCOL_VERSION = 2
+#: Where a client of another version reads what changed (quoted in the version-mismatch error).
+CHANGELOG = "docs/protocol.md, 'Changelog'"
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000"  # YARP's default port
 MAX_MESSAGE_BYTES = 65536  # larger requests are refused (error 1)
 #: The servers' ZeroMQ MAXMSGSIZE, which libzmq applies to each frame: a larger frame drops the
@@ -227,10 +232,16 @@ STATE_TOPIC = b"state"
 def hello_reply(request: Message, server_name: str) -> Message:
     """Answer a hello: the protocol version in params, the server's name in text.
 
-    A client may send its own version as params[0]; another major version is refused.
+    A client may send its own version as params[0]; any other version than this server's is
+    refused with VERSION_MISMATCH and a sentence naming both versions and the changelog.
     """
     if request.params and request.params[0] != PROTOCOL_VERSION:
-        return request.fail(VERSION_MISMATCH,
-                            f"this server speaks protocol {PROTOCOL_VERSION}, "
-                            f"the client {request.params[0]}")
+        return request.fail(VERSION_MISMATCH, version_mismatch(request.params[0]))
     return request.reply(server_name, params=(PROTOCOL_VERSION,))
+
+
+def version_mismatch(client_version: int) -> str:
+    """The sentence of the VERSION_MISMATCH error for a client of ``client_version``."""
+    return (f"this server speaks coopsim protocol {PROTOCOL_VERSION}, the client "
+            f"protocol {client_version}; what changed between them is listed in {CHANGELOG} "
+            "(update the client)")

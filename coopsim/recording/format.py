@@ -41,7 +41,11 @@ from ..model.errors import RecordingError
 from ..model.module import Column
 
 PROFILE = "coopsim"
-FORMAT_VERSION = 1
+#: The version written into a new recording's metadata (``format``). Readers read every version
+#: up to it (format 1 files: module-less column entries, team ``bars`` instead of ``parts``, no
+#: per-block dt or rules); a change to what is written bumps it, with an entry in the changelog
+#: that opens docs/recording-format.md.
+FORMAT_VERSION = 2
 ENCODING = "msgpack"
 FRAMES_TOPIC = "/frames"
 LAYOUT_TOPIC = "/layout"

@@ -84,15 +84,24 @@ def renumbered(live):
     sock.close()
 
 
+#: The params of every hello /renumbered received: each client says its version when it opens a
+#: robot (docs/protocol.md, Changelog).
+HELLOS: list = []
+
+
 def serve_table(sock, table: str, done: threading.Event) -> None:
-    """Answer command 3 with ``table`` and anything else with error 2, until ``done``."""
+    """Answer hello (noting its params in HELLOS) and command 3 with ``table``, anything else
+    with error 2, until ``done``."""
     while not done.is_set():
         if not sock.poll(50):
             continue
         *route, payload = sock.recv_multipart()
-        command = msgpack.unpackb(payload)[2]
+        _, _, command, params, _ = msgpack.unpackb(payload)
+        if command == 0:
+            HELLOS.append(params)
         reply = [0, table, 3, [table.count("\n") + 1], []] if command == 3 else [
-            2, "this fake robot answers command 3 only", command, [], []]
+            0, "/renumbered", 0, [2], []] if command == 0 else [
+            2, "this fake robot answers hello and command 3 only", command, [], []]
         sock.send_multipart([*route, msgpack.packb(reply)])
 
 
@@ -115,13 +124,15 @@ def assert_ids(stdout: str, declared: dict) -> None:
 
 def assert_finds_ids(live: Run, renumbered: dict, ids) -> None:
     """``ids(robot)`` (a finished process printing LOOKED_UP's ids) prints the ids robot1
-    declares, and the other ids /renumbered declares."""
+    declares, and the other ids /renumbered declares; it said hello with protocol 2 first."""
+    HELLOS.clear()
     for robot, declared in (("robot1", ids_by_name(robot1_commands(live))),
                             ("renumbered", renumbered)):
         proc = ids(robot)
         assert proc.returncode == 0, proc.stderr
         assert_ids(proc.stdout, declared)
     assert renumbered["sonar.read"] != ids_by_name(robot1_commands(live))["sonar.read"]
+    assert HELLOS == [[2]]
 
 
 def require(*tools: str) -> None:

@@ -63,7 +63,7 @@ def session(live):
 
 
 def test_netcat_session_drives_a_robot(live, session):
-    assert session.ask(["/nameserver", 0, "", 0, [1], []]) == [0, "/nameserver", 0, [1], []]
+    assert session.ask(["/nameserver", 0, "", 0, [2], []]) == [0, "/nameserver", 0, [2], []]
     endpoint = session.ask(["/nameserver", 0, "/robot1", 1, [], []])[1]
     assert endpoint.startswith("tcp://127.0.0.1:")
     for _ in range(STEPS):  # a simple avoid rule, in plain JSON over a plain socket
@@ -91,7 +91,7 @@ def test_netcat_session_drives_a_robot(live, session):
     (b'["/robot1", 0, "", 101, [], [500, 0]]', 4, 101),             # out of range
     (b'["/robot1", 0, "", 100, [], [NaN, 0]]', 4, 100),             # not finite
     (b'["/robot1", 0, "", 999, [], []]', 2, 999),                  # unknown command
-    (b'["/sim", 0, "", 0, [2], []]', 7, 0),                        # version mismatch
+    (b'["/sim", 0, "", 0, [1], []]', 7, 0),                        # version mismatch
 ])
 def test_a_bad_line_gets_an_error_line_and_the_session_goes_on(session, line, code, command):
     reply = session.ask(line)
@@ -162,7 +162,7 @@ def test_coopsim_run_json_port_serves_the_gateway():
                      None)
         assert match, f"stderr began: {seen}"
         s = Session((match[1], int(match[2])))
-        assert s.ask(["/robot1", 0, "", 0, [], []]) == [0, "/robot1", 0, [1], []]
+        assert s.ask(["/robot1", 0, "", 0, [], []]) == [0, "/robot1", 0, [2], []]
         s.close()
     finally:
         proc.terminate()

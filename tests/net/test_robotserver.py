@@ -62,7 +62,7 @@ def _step(sim: Peer, n: int = 1) -> int:
 
 def test_hello(each_r1):
     assert each_r1.ok(0, params=[p.PROTOCOL_VERSION]) == [0, "/r1", 0, [p.PROTOCOL_VERSION], []]
-    assert each_r1.ask(0, params=[2])[0] == p.VERSION_MISMATCH
+    assert each_r1.ask(0, params=[1])[0] == p.VERSION_MISMATCH
 
 
 def test_every_module_name_resolves_to_the_robots_one_socket(run):

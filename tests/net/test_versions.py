@@ -1,0 +1,111 @@
+"""Versions that mean something (issue #22): hello says protocol 2 and a version-1 client is told
+clearly; new recordings say format 2 and format-1 recordings still play; both docs open with
+their changelog; the gateway refuses a name server of another version."""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import pytest
+import zmq
+from mcap.reader import make_reader
+
+from coopsim.net import protocol as p
+from coopsim.net.protocol import Message
+from coopsim.recording import format as rf
+from coopsim.recording.reader import Recording
+
+from rechelpers import record, run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_hello_says_protocol_2():
+    assert p.PROTOCOL_VERSION == 2
+    reply = p.hello_reply(Message(0, "", 0, (2,)), "/sim")
+    assert (reply.error, reply.params) == (0, (2,))
+
+
+def test_a_version_1_client_is_told_both_versions_and_where_the_changelog_is():
+    reply = p.hello_reply(Message(0, "", 0, (1,)), "/robot1")
+    assert reply.error == p.VERSION_MISMATCH == 7
+    assert "speaks coopsim protocol 2" in reply.text and "client protocol 1" in reply.text
+    assert "docs/protocol.md, 'Changelog'" in reply.text
+
+
+@pytest.mark.parametrize("doc, version, entry", [
+    ("docs/protocol.md", p.PROTOCOL_VERSION, "### Version {}"),
+    ("docs/recording-format.md", rf.FORMAT_VERSION, "**Format {}**")])
+def test_each_doc_opens_with_its_version_and_a_changelog_entry_for_every_version(doc, version,
+                                                                                   entry):
+    text = (ROOT / doc).read_text()
+    title, _, changelog_heading = text.splitlines()[:3]
+    assert title.endswith(f"(version {version})")
+    assert changelog_heading == "## Changelog"  # the changelog comes first
+    for v in range(1, version + 1):
+        assert entry.format(v) in text
+
+
+def test_the_protocol_changelog_names_the_changes_clients_of_version_1_tripped_on():
+    changelog = (ROOT / "docs/protocol.md").read_text().split("### Version 1")[0]
+    for change in ("`bars`", "`parts`", "8 to 12", "echoes the request's `command`",
+                   "48 from one address", "docs/recording-format.md", "**11 `owned`**",
+                   "**4 `claim`**", "**5 `release`**", "0.05..60 s"):
+        assert change in changelog, change
+
+
+def test_a_new_recording_says_format_2_and_a_format_1_recording_still_plays(tmp_path):
+    record(tmp_path / "new.mcap", 5)
+    with open(tmp_path / "new.mcap", "rb") as f:
+        meta = {m.name: m.metadata for m in make_reader(f).iter_metadata()}
+    assert meta["coopsim"]["format"] == "2"
+    with Recording(tmp_path / "new.mcap") as new:
+        assert new.frame(4).step > 0
+    for old in sorted((ROOT / "recordings").glob("*.mcap")):
+        with open(old, "rb") as f:
+            assert {m.name: m.metadata for m in make_reader(f).iter_metadata()}[
+                "coopsim"]["format"] == "1"
+        with Recording(old) as rec:
+            info = rec.info()
+            last = rec.frame(info.frames - 1)
+            assert info.frames > 100 and last.robots.shape[0] > 0
+            assert "parts" in rec.layout(0) and "bars" not in rec.layout(0)
+
+
+def test_coopsim_info_reads_a_format_1_recording():
+    result = run_cli("info", str(ROOT / "recordings/sample.mcap"))
+    assert result.returncode == 0, result.stderr
+    assert "demo" in result.stdout
+
+
+def _old_nameserver(ctx: zmq.Context, stop: threading.Event) -> tuple[str, threading.Thread]:
+    """A REP socket answering hellos as a protocol-1 name server did."""
+    sock = ctx.socket(zmq.REP)
+    port = sock.bind_to_random_port("tcp://127.0.0.1")
+
+    def serve() -> None:
+        while not stop.is_set():
+            if sock.poll(50):
+                msg = Message.from_wire(sock.recv())
+                sock.send(msg.fail(7, f"this server speaks protocol 1, the client "
+                                      f"{msg.params[0]}").to_wire())
+        sock.close(0)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return f"tcp://127.0.0.1:{port}", thread
+
+
+def test_the_gateway_refuses_a_name_server_of_another_version():
+    ctx, stop = zmq.Context(), threading.Event()
+    endpoint, thread = _old_nameserver(ctx, stop)
+    try:
+        result = run_cli("gateway", endpoint, "--json-port", "0")
+    finally:
+        stop.set()
+        thread.join()
+        ctx.term()
+    assert result.returncode == 2
+    assert re.search(r"error 7: .*speaks protocol 1, the client 2", result.stderr)
