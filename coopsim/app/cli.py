@@ -266,6 +266,34 @@ def replay(file, headless, fps, foxglove, foxglove_rate, **settings) -> None:
 
 
 @main.command()
+@click.argument("nameserver", required=False)
+@click.option("--gateway", metavar="HOST:PORT",
+              help="Send the transcripts through this JSON-lines gateway instead.")
+@click.option("--client", metavar="CMD",
+              help="Send them through this client's transcript runner (a command reading "
+                   "request lines on stdin, docs/protocol.md section 10).")
+@click.option("--only", multiple=True, metavar="NAME",
+              help="Run only this transcript (e.g. 02_robot; repeatable).")
+@click.option("--keys", type=click.Path(), metavar="DIR",
+              help="CurveZMQ client folder, for a server started with --keys.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list the steps skipped, and why.")
+@click.option("--timeout", type=click.FloatRange(0.1), default=30.0, show_default=True,
+              help="Seconds a reply may take before its step fails.")
+@click.option("--scenario", is_flag=True,
+              help="Print the path of the conformance scenario to run the server on, and exit.")
+@friendly
+def conformance(nameserver, gateway, client, only, keys, verbose, timeout, scenario) -> None:
+    """Check a running server against the protocol's conformance transcripts.
+
+    NAMESERVER is its name server (default $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000).
+    Exit 0: all passed; 1: failures (listed); 2: cannot connect.
+    """
+    from .conformance import conformance_command
+
+    conformance_command(nameserver, gateway, client, only, keys, verbose, scenario, timeout)
+
+
+@main.command()
 @click.argument("folder", required=False, default="coopsim-keys", type=click.Path())
 @click.option("--client", "clients", multiple=True, metavar="NAME",
               help="Add a client key pair NAME (repeatable; default for a new folder: client).")

@@ -25,8 +25,9 @@ ALLOWED = {
     "foxglove": {"model", "sim", "recording", "foxglove"},
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "viewer"},
+    "conformance": {"model", "net", "client", "conformance"},
     "app": {"model", "formats", "sim", "net", "recording", "client", "viewer", "app", "plugins",
-            "foxglove"},
+            "foxglove", "conformance"},
 }
 NO_IO = {"model", "formats", "physics", "sim", "swarm", "plugins"}  # no zmq, no windows
 

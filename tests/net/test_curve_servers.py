@@ -29,7 +29,7 @@ from coopsim.recording.replay import Replay
 from curvehelpers import EXPECTED, handshake, key_cases, keys, net  # noqa: F401 -- fixtures
 from nethelpers import ROOT, SCENARIOS, live
 
-HELLO = msgpack.packb([0, "", 0, [1], []])
+HELLO = msgpack.packb([0, "", 0, [2], []])
 CASES = list(EXPECTED)
 
 
@@ -52,7 +52,7 @@ def test_a_request_server_answers_listed_keys_only(names, keys, server, case):
     outcome, reply = handshake(names[server], key_cases(keys)[case], request=HELLO)
     assert outcome in EXPECTED[case]
     if case == "listed key":
-        assert msgpack.unpackb(reply[0]) == [0, server, 0, [1], []]
+        assert msgpack.unpackb(reply[0]) == [0, server, 0, [2], []]
     else:
         assert reply is None
 
