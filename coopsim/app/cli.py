@@ -274,6 +274,11 @@ def replay(file, headless, fps, foxglove, foxglove_rate, **settings) -> None:
                    "request lines on stdin, docs/protocol.md section 10).")
 @click.option("--only", multiple=True, metavar="NAME",
               help="Run only this transcript (e.g. 02_robot; repeatable).")
+@click.option("--transcripts", type=click.Path(exists=True, file_okay=False), metavar="DIR",
+              help="Run the transcripts of DIR instead of the bundled ones.")
+@click.option("--offer", multiple=True, metavar="FEATURE",
+              help="Declare what the server offers beyond what is probed (idle_timeout: a "
+                   "gateway started with --idle-timeout 1).")
 @click.option("--keys", type=click.Path(), metavar="DIR",
               help="CurveZMQ client folder, for a server started with --keys.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the steps skipped, and why.")
@@ -282,7 +287,8 @@ def replay(file, headless, fps, foxglove, foxglove_rate, **settings) -> None:
 @click.option("--scenario", is_flag=True,
               help="Print the path of the conformance scenario to run the server on, and exit.")
 @friendly
-def conformance(nameserver, gateway, client, only, keys, verbose, timeout, scenario) -> None:
+def conformance(nameserver, gateway, client, only, transcripts, offer, keys, verbose, timeout,
+                scenario) -> None:
     """Check a running server against the protocol's conformance transcripts.
 
     NAMESERVER is its name server (default $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000).
@@ -290,7 +296,8 @@ def conformance(nameserver, gateway, client, only, keys, verbose, timeout, scena
     """
     from .conformance import conformance_command
 
-    conformance_command(nameserver, gateway, client, only, keys, verbose, scenario, timeout)
+    conformance_command(nameserver, gateway, client, only, keys, verbose, scenario, timeout,
+                        transcripts, offer)
 
 
 @main.command()

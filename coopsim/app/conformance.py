@@ -26,20 +26,21 @@ EXIT_FAILED = 1
 
 def conformance_command(nameserver: str | None, gateway: str | None, client: str | None,
                         only: tuple[str, ...], keys, verbose: bool, scenario: bool,
-                        timeout: float = runner.WAIT) -> None:
+                        timeout: float = runner.WAIT, folder=None,
+                        offer: tuple[str, ...] = ()) -> None:
     """Run the transcripts (or print the scenario's path); exits 0, 1 or 2 as the module says."""
     if scenario:
         click.echo(str(SCENARIO))
         return
     nameserver = nameserver or os.environ.get("COOPSIM_NAMESERVER", DEFAULT_NAMESERVER)
-    transcripts = load_all(TRANSCRIPTS)
+    transcripts = load_all(folder or TRANSCRIPTS)
     unknown = set(only) - set(transcripts)
     if unknown:
         raise click.BadParameter(f"no transcript {', '.join(sorted(unknown))} "
                                  f"(there are: {', '.join(transcripts)})", param_hint="--only")
     transport = _transport(nameserver, gateway, client, keys, timeout)
     try:
-        report = runner.run(transport, transcripts, only)
+        report = runner.run(transport, transcripts, only, offer)
     except runner.Unreachable as exc:
         click.echo(f"coopsim: {nameserver}: {exc.text}", err=True)
         sys.exit(EXIT_BAD_INPUT)

@@ -223,14 +223,15 @@ def features(transport) -> set[str]:
 
 
 def run(transport, transcripts: dict[str, list[Step]] | None = None,
-        only: tuple[str, ...] = ()) -> Report:
-    """Run every transcript (or those named in ``only``) through ``transport``, in order.
+        only: tuple[str, ...] = (), offer: tuple[str, ...] = ()) -> Report:
+    """Run every transcript (or those named in ``only``) through ``transport``, in order;
+    ``offer`` adds features the probe cannot see (``idle_timeout``).
 
     Raises:
         Unreachable: the name server does not answer.
     """
     transcripts = load_all() if transcripts is None else transcripts
-    offered = features(transport)
+    offered = features(transport) | set(offer)
     report = Report()
     for name, steps in transcripts.items():
         if only and name not in only:
