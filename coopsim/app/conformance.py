@@ -42,7 +42,8 @@ def conformance_command(nameserver: str | None, gateway: str | None, client: str
     try:
         report = runner.run(transport, transcripts, only, offer)
     except runner.Unreachable as exc:
-        click.echo(f"coopsim: {nameserver}: {exc.text}", err=True)
+        where = f"the JSON gateway at {gateway}" if gateway else nameserver
+        click.echo(f"coopsim: {where}: {exc.text}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     finally:
         transport.close()
@@ -56,9 +57,9 @@ def _transport(nameserver: str, gateway: str | None, client: str | None, keys,
     if gateway:
         try:
             return runner.GatewayTransport(gateway, timeout)
-        except OSError as exc:
-            click.echo(f"coopsim: cannot reach the JSON gateway at {gateway}: {exc}", err=True)
-            sys.exit(EXIT_BAD_INPUT)
+        except ValueError:
+            raise click.BadParameter(f"{gateway!r} is not HOST:PORT",
+                                     param_hint="--gateway") from None
     if client:
         env = dict(os.environ, COOPSIM_NAMESERVER=nameserver)
         return runner.ProcessTransport(shlex.split(client), env=env, timeout=timeout)
