@@ -57,6 +57,7 @@ class FoxgloveClient:
         self.times: list[int] = []  # server Time messages, ns
         self.binary_ops: list[int] = []
         self.states: list[tuple] = []  # playback states (binary opcode 5), parse_state's
+        self.statuses: list[dict] = []  # status messages: {level, message, id}
 
     def close(self) -> None:
         self._connection.__exit__(None, None, None)
@@ -90,6 +91,8 @@ class FoxgloveClient:
                 self.server_info = msg
             elif msg["op"] == "advertise":
                 self._subscribe(msg["channels"])
+            elif msg["op"] == "status":
+                self.statuses.append(msg)
             return
         op = frame[0]
         self.binary_ops.append(op)

@@ -27,7 +27,7 @@ class _Server:
         return self.client.request(self.endpoint, command, text, params, data)
 
     def hello(self) -> tuple[int, str]:
-        """(protocol version, server name), e.g. ``(1, "/sim")`` (command 0); RemoteError code 7
+        """(protocol version, server name), e.g. ``(2, "/sim")`` (command 0); RemoteError code 7
         when the server speaks another protocol version."""
         reply = self.call(0, params=(PROTOCOL_VERSION,))
         return reply.params[0], reply.text

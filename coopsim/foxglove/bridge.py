@@ -31,6 +31,7 @@ WORLD_EVERY = 1.0  # s between repeats of the still scene (for clients that join
 # as the advertisements of new channels, before a client that cannot keep up is disconnected).
 # Worst case per stalled client: BACKLOG times the largest message (about 1.5 kB per robot).
 BACKLOG = 128
+STATUS_ID = "coopsim.playback"  # the id of the bridge's status messages (a refused speed)
 
 
 class LiveSource:
@@ -234,30 +235,41 @@ class Bridge:
 
 
 class _Playback:
-    """Foxglove's playback controls moving a replay's player (SDK ``ServerListener``)."""
+    """Foxglove's playback controls moving a replay's player (SDK ``ServerListener``), and the
+    player's own changes told to every client: a seek or step made through ``/playback`` (or
+    the viewer) is announced as a seek, as one made on Foxglove's timeline is."""
 
     def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
         self.last: tuple | None = None  # (status, speed) last told
+        self.jumps = bridge.source.player.jumps  # the player's jumps already told
+        self._lock = threading.Lock()  # requests come on the SDK's thread, announce on ours
 
     def on_playback_control_request(self, request):
-        """Seek, set the speed, play or pause; answer with the player's state."""
+        """Seek, set the speed, play or pause; answer with the player's state. A refused speed
+        keeps the state and says why in a status message (Foxglove shows it)."""
         ws = self.bridge.sdk.websocket
         player = self.bridge.source.player
         did_seek = request.seek_time is not None
-        try:
-            if did_seek:
-                player.seek(request.seek_time / 1e9)
-                self.bridge.resend_world()
-            if request.playback_speed and request.playback_speed != player.speed:
-                player.set_speed(request.playback_speed)
-            if request.playback_command == ws.PlaybackCommand.Play:
-                player.play()
-            else:
-                player.pause()
-        except CoopsimError as exc:  # a speed out of range: keep the state, say why in the log
-            log.warning("foxglove playback request refused: %s", exc)
-        return self.state(did_seek, request.request_id)
+        with self._lock:
+            try:
+                if did_seek:
+                    player.seek(request.seek_time / 1e9)
+                    self.bridge.resend_world()
+                if request.playback_speed and request.playback_speed != player.speed:
+                    player.set_speed(request.playback_speed)
+                if request.playback_command == ws.PlaybackCommand.Play:
+                    player.play()
+                else:
+                    player.pause()
+            except CoopsimError as exc:  # a speed out of range: keep the state, say why
+                log.warning("foxglove playback request refused: %s", exc)
+                self.bridge.server.publish_status(
+                    f"playback speed {request.playback_speed:g} refused: "
+                    f"{getattr(exc, 'text', exc)}; the replay "
+                    f"keeps {player.speed:g}x", ws.StatusLevel.Warning, STATUS_ID)
+            self.jumps = player.jumps  # this request's own seek is answered, not re-announced
+            return self.state(did_seek, request.request_id)
 
     def state(self, did_seek: bool = False, request_id: str | None = None):
         """The player's state as the SDK's PlaybackState (Ended at the last step)."""
@@ -277,8 +289,13 @@ class _Playback:
 
     def announce(self) -> None:
         """Tell every client when the player changed by itself (reached the end, /playback
-        paused or played it), so Foxglove's play button follows."""
-        before = self.last
-        state = self.state()
-        if self.last != before:
-            self.bridge.server.broadcast_playback_state(state)
+        paused or played it), so Foxglove's play button follows; a jump made elsewhere (a
+        /playback seek or step) goes out with did_seek, so Foxglove drops what it buffered."""
+        with self._lock:
+            before, jumps = self.last, self.bridge.source.player.jumps
+            jumped, self.jumps = jumps != self.jumps, jumps
+            state = self.state(did_seek=jumped)
+            if jumped:
+                self.bridge.resend_world()
+            if jumped or self.last != before:
+                self.bridge.server.broadcast_playback_state(state)

@@ -59,6 +59,7 @@ class Player:
         self._layout: tuple[int, dict, tuple] | None = None
         self.speed = _check_speed(speed)
         self.playing = not paused
+        self.jumps = 0  # seeks, steps and restarts so far: the Foxglove bridge announces them
         self._wall = 0.0  # s of wall time spent playing, up to _wall_mark
         self._wall_mark = time.monotonic()  # when playing last started
         self._anchor = (recording.start, time.monotonic())  # (position, wall) of the last change
@@ -93,9 +94,11 @@ class Player:
             rec, text = self.recording, "playing"
             if self.speed > 0 and self.frame.index == rec.frame_count - 1:
                 self._show(rec.frame(0))
+                self.jumps += 1
                 text = "playing from the start"
             elif self.speed < 0 and self.frame.index == 0:
                 self._show(rec.frame(rec.frame_count - 1))
+                self.jumps += 1
                 text = "playing backwards from the end"
             if not self.playing:
                 self._wall_mark = time.monotonic()
@@ -120,6 +123,7 @@ class Player:
         with self._lock:
             self._show(rec.frame_at(clamped))
             self._reanchor(clamped)
+            self.jumps += 1
         self._wake.set()
         if clamped != position:
             return (f"{position:g} s is outside the recording ({rec.start:g} .. {rec.end:g} s); "
@@ -134,6 +138,7 @@ class Player:
             last = self.recording.frame_count - 1
             self._show(self.recording.frame(target))
             self._reanchor(self.frame.position)
+            self.jumps += 1
         self._wake.set()
         if not 0 <= target <= last:
             edge = "first" if target < 0 else "last"
