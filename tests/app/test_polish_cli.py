@@ -13,8 +13,8 @@ import pytest
 from coopsim.model.specs import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ("run", "replay", "info", "export", "plot", "view", "gateway", "check", "list", "drive",
-            "bench step")
+COMMANDS = ("run", "replay", "info", "export", "plot", "view", "gateway", "conformance", "check",
+            "list", "drive", "bench step")
 
 
 def _help(command: str) -> str:
