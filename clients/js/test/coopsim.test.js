@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import { Client, loadKeys, pack, parseCommands, RemoteError, Robot, ROBOT_COMMANDS, TIMEOUT,
-         UNKNOWN_NAME, unpack } from "../coopsim.js";
+         UNKNOWN_NAME, unpack, PROTOCOL_VERSION } from "../coopsim.js";
 import { wanderSpeeds } from "../wander.js";
 
 const LIVE = process.env.COOPSIM_NAMESERVER;
@@ -76,8 +76,8 @@ test("a robot finds ids by module and name, and names what is missing", () => {
 test("live: hello, lookup, and an error reply", { skip: NO_SIM }, async () => {
   const client = new Client({ nameserver: LIVE });
   try {
-    const hello = await client.request(client.nameserver, 0, "", [1]);
-    assert.deepEqual(hello.params, [1]);
+    const hello = await client.request(client.nameserver, 0, "", [PROTOCOL_VERSION]);
+    assert.deepEqual(hello.params, [PROTOCOL_VERSION]);
     assert.equal(hello.text, "/nameserver");
     assert.match(await client.lookup("/sim"), /^tcp:\/\//);
     await assert.rejects(client.lookup("/no_such_robot"), (err) => err.code === 5);
