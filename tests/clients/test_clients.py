@@ -135,6 +135,13 @@ def assert_finds_ids(live: Run, renumbered: dict, ids) -> None:
     assert HELLOS == [[2]]
 
 
+def test_python_says_protocol_2_when_it_opens_a_robot(live, renumbered):
+    HELLOS.clear()
+    with Client(live.network.endpoint) as client:
+        bot = client.robot("renumbered")
+    assert HELLOS == [[2]] and "motors" in bot.module_labels
+
+
 def require(*tools: str) -> None:
     """Skip (or, in CI, fail) unless every tool is on PATH."""
     missing = [t for t in tools if shutil.which(t) is None]
