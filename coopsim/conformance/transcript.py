@@ -11,7 +11,8 @@ text line for the JSON gateway only). ``expect`` is the reply, each item a patte
 (:func:`match`). ``requires`` lists what the server must offer for the step to run (``live``,
 ``replay``, ``ownership``, ``gateway``, ``raw``, ``idle_timeout``); a runner skips the others
 and says why. A line holding only ``{"requires": [...]}`` gives every later step of its file
-those requirements. ``conn`` 2 sends a step on the runner's second connection (another client). No import of zmq here: this module is shared by every runner.
+those requirements. ``conn`` 2 sends a step on the runner's second connection (another client).
+No import of zmq here: this module is shared by every runner.
 """
 
 from __future__ import annotations

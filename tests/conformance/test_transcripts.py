@@ -5,7 +5,6 @@ error code a request can provoke, and docs/protocol.md's command tables are the 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
