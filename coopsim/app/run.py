@@ -16,7 +16,8 @@ from .controllers import Controllers, apply_overrides, controller_specs
 from ..model.errors import NotAllowedError, SimulationError
 from ..model.metrics import format_metrics
 from ..formats.files import check_engine, load, scenario_from_world
-from ..formats.folders import DataFolders
+from ..formats.folders import BUNDLED, DataFolders
+from ..model.bundled import resolve
 from ..net.gateway import IDLE_TIMEOUT, Gateway
 from ..net.network import Network
 from ..net.security import ServerKeys, advertised_host, child_env, require_keys
@@ -26,7 +27,7 @@ from ..sim.stepper import Stats, Stepper
 from ..foxglove.bridge import LiveSource
 
 #: The bundled demo, run when ``coopsim run`` is given no file.
-DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.scenario"
+DEMO = BUNDLED / "scenarios" / "demo.scenario"
 #: Recordings ``/sim record`` may start per minute (each a new file): a client cannot fill the
 #: disk with empty recordings.
 RECORDINGS_PER_MINUTE = 10
@@ -68,7 +69,7 @@ class RunOptions:
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
     """Load a ``.scenario``, or a ``.world`` wrapped as a robot-less scenario, or the demo."""
-    spec = load(str(path or DEMO))
+    spec = load(resolve(str(path)) if path else str(DEMO))
     if isinstance(spec, WorldSpec):
         return scenario_from_world(spec)
     return spec
