@@ -33,3 +33,18 @@ def resolve(path: str) -> str:
         return path
     candidate = BUNDLED / given
     return str(candidate) if candidate.is_file() else path
+
+
+def from_clone() -> bool:
+    """True when this coopsim runs from a clone (an editable install or the source tree), not
+    from an installed wheel."""
+    return not (_PACKAGE / "_bundled").is_dir() and (_PACKAGE.parent / "setup.cfg").is_file()
+
+
+def install_hint(extra: str) -> str:
+    """The pip command that installs the optional ``extra`` for this coopsim: from a clone the
+    editable form run in the clone (``pip install 'coopsim[...]'`` would fetch another coopsim),
+    else the installed package's extra."""
+    if from_clone():
+        return f"pip install -e '.[{extra}]'  (in the clone, {_PACKAGE.parent})"
+    return f"pip install 'coopsim[{extra}]'"
