@@ -313,17 +313,19 @@ def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
     return stepper.stats()
 
 
-def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None) -> str:
+def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None,
+                   ended: str | None = None) -> str:
     """The closing summary of a headless run, one fact per line, then the monitors' metrics
-    (``rules``: the last snapshot's rule fields) when the scenario has any."""
+    (``rules``: the last snapshot's rule fields) when the scenario has any; ``ended`` replaces
+    the end reason (a forfeit added to it)."""
     speed = "max" if stats.speed == 0 else f"{stats.speed:g}x"
     missed = str(stats.missed) + ("" if stats.mode == "realtime" else " (realtime only)")
     rows = [("scenario", scenario.path or scenario.name), ("robots", str(robots)),
             ("mode", f"{stats.mode} (speed {speed})"), ("steps", str(stats.steps)),
             ("sim time", f"{stats.time:.2f} s"), ("wall time", f"{stats.wall:.2f} s"),
             ("real-time factor", f"{stats.rtf:.2f}"), ("deadline misses", missed)]
-    if stats.finished:
-        rows.append(("ended", stats.finished))
+    if ended or stats.finished:
+        rows.append(("ended", ended or stats.finished))
     width = max(len(k) for k, _ in rows)
     metrics = format_metrics(rules or {})
     return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([metrics] if metrics else []))
