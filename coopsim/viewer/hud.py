@@ -387,11 +387,38 @@ def draw_names(scene, camera, show: bool) -> None:
     draw = imgui.get_background_draw_list()
     color = imgui.get_color_u32(imgui.ImVec4(0.05, 0.05, 0.05, 1.0))
     height = camera.height
+    labels = []
     for name, (x, y), r in zip(scene.robot_names, scene.robot_xy, scene.robot_radius):
         px, py = camera.to_screen(x, y)
         size = imgui.calc_text_size(name)
-        top = height - py + camera.scale * r + 2.0  # below the chassis (ImGui y goes down)
-        draw.add_text(imgui.ImVec2(px - size.x / 2, top), color, name)
+        labels.append(((px, height - py), camera.scale * r, (size.x, size.y)))  # ImGui y down
+    for name, (left, top) in zip(scene.robot_names, place_labels(labels)):
+        draw.add_text(imgui.ImVec2(left, top), color, name)
+
+
+def place_labels(labels) -> list[tuple[float, float]]:
+    """Where each robot's name goes: below its chassis, else above, right or left of it,
+    whichever first overlaps no name placed before (close robots' names do not print over
+    each other); below when every place is taken.
+
+    Args:
+        labels: ((x, y) the robot's centre, its radius, (width, height) of its name), px, y
+            down.
+
+    Returns:
+        The top-left corner of each name, px, y down.
+    """
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for (x, y), r, (w, h) in labels:
+        spots = [(x - w / 2, y + r + 2.0), (x - w / 2, y - r - 2.0 - h),
+                 (x + r + 3.0, y - h / 2), (x - r - 3.0 - w, y - h / 2)]
+        free = [s for s in spots if not any(s[0] < b[2] and b[0] < s[0] + w and
+                                            s[1] < b[3] and b[1] < s[1] + h for b in placed)]
+        left, top = (free or spots)[0]
+        placed.append((left, top, left + w, top + h))
+        out.append((left, top))
+    return out
 
 
 def draw_disconnected(link, width: float, height: float) -> None:

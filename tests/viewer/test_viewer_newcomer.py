@@ -90,3 +90,20 @@ def test_heading_arrows_read_at_the_default_zoom(yawed, viewer_for, scale):  # n
         # most of the disc: from behind the centre nearly to the rim, and a sizeable area
         assert np.ptp(along) >= 1.0 * r, f"{name}: {robot['name']} arrow {np.ptp(along):.1f} px"
         assert len(pixels) >= 0.12 * math.pi * r * r, f"{name}: {len(pixels)} px"
+
+
+def test_names_of_close_robots_do_not_overlap():
+    from coopsim.viewer.hud import place_labels
+
+    size = (96.0, 13.0)  # "team1_helper" in the default font
+    # transport at 22 s: team1_helper and team2_leader side by side, 43 px apart
+    labels = [((540.0, 447.0), 11.0, size), ((583.0, 449.0), 11.0, size),
+              ((592.0, 405.0), 11.0, size), ((617.0, 503.0), 11.0, size)]
+    spots = place_labels(labels)
+    boxes = [(x, y, x + size[0], y + size[1]) for x, y in spots]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+    assert spots[0] == (540.0 - 48.0, 447.0 + 13.0)  # the first name: below, as before
+    lone = place_labels([((100.0, 100.0), 10.0, size)])
+    assert lone == [(52.0, 112.0)]
