@@ -90,12 +90,12 @@ def square() -> np.ndarray:
 def nose() -> np.ndarray:
     """A heading arrow for a unit-radius robot, from near its centre to its front edge along +x,
     (9, 2): a shaft and a head, so it reads the same at any angle (a lone triangle near the
-    centre looks like it points elsewhere at most yaws). It spans most of the disc (from behind
-    the centre to the rim, the head 0.9 radius wide): at the default zoom a robot is a disc of
-    a dozen pixels, and an arrow a third of it did not read."""
-    shaft = [(-0.35, -0.13), (0.4, -0.13), (0.4, 0.13), (-0.35, -0.13), (0.4, 0.13),
-             (-0.35, 0.13)]
-    head = [(0.95, 0.0), (0.3, 0.45), (0.3, -0.45)]
+    centre looks like it points elsewhere at most yaws). Its head is a radius wide and its
+    shaft thick (at the default zoom a robot is a disc of a dozen pixels, and a thinner arrow
+    did not read); it starts just ahead of the centre, which keeps the robot's colour."""
+    shaft = [(0.15, -0.14), (0.45, -0.14), (0.45, 0.14), (0.15, -0.14), (0.45, 0.14),
+             (0.15, 0.14)]
+    head = [(0.97, 0.0), (0.35, 0.5), (0.35, -0.5)]
     return np.array(shaft + head, dtype=float)
 
 

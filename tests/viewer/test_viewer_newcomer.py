@@ -86,10 +86,14 @@ def test_heading_arrows_read_at_the_default_zoom(yawed, viewer_for, scale):  # n
     for robot, (x, y) in zip(viewer.link.layout["robots"], viewer.scene.robot_xy):
         r = scale * robot["radius"]
         pixels = _arrow_pixels(rgb, viewer.camera, x, y, robot["radius"])
-        along = pixels @ np.array((math.cos(robot["yaw"]), math.sin(robot["yaw"])))
-        # most of the disc: from behind the centre nearly to the rim, and a sizeable area
-        assert np.ptp(along) >= 1.0 * r, f"{name}: {robot['name']} arrow {np.ptp(along):.1f} px"
-        assert len(pixels) >= 0.12 * math.pi * r * r, f"{name}: {len(pixels)} px"
+        ahead = np.array((math.cos(robot["yaw"]), math.sin(robot["yaw"])))
+        along, across = pixels @ ahead, pixels @ np.array((-ahead[1], ahead[0]))
+        # a head about a radius wide (0.75 of it in fully white pixels), a tenth of the disc
+        # (the arrow that did not read: a head 0.64 radius wide, 7 % of the disc)
+        where = f"{name}: {robot['name']}"
+        assert np.ptp(along) >= 0.6 * r, f"{where}: {np.ptp(along):.1f} px long"
+        assert np.ptp(across) >= 0.75 * r, f"{where}: {np.ptp(across):.1f} px wide"
+        assert len(pixels) >= 0.1 * math.pi * r * r, f"{where}: {len(pixels)} px"
 
 
 def test_names_of_close_robots_do_not_overlap():
