@@ -9,6 +9,7 @@ second download), and gets coopsim only from the wheel (``pip install --no-deps`
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -20,6 +21,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 600  # s: a build and a run on a loaded machine; a hang still ends
+#: What a copy of the clone leaves out: environments, build products, caches, results.
+LEFT_OUT = shutil.ignore_patterns(".venv", "venv", ".git", "test-artifacts", "node_modules",
+                                  "build", "dist", "*.egg-info", "__pycache__", "*.parquet",
+                                  "*-recordings", "*-plots", ".pytest_cache")
+RECORDINGS = {"README.md", "sample.mcap", "transport.mcap", "formation.mcap"}  # committed ones
 
 
 def _run(argv, cwd, env=None):
@@ -35,11 +41,23 @@ def dist(tmp_path_factory):
     this environment's setuptools and wheel instead of downloading them)."""
     pytest.importorskip("build")
     out = tmp_path_factory.mktemp("dist")
-    _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
+    # built from a copy: the sdist step rewrites SOURCES.txt and entry_points.txt in the
+    # tree's coopsim.egg-info, which tests running beside this one read plugins from
+    source = tmp_path_factory.mktemp("source") / "coopsim"
+    shutil.copytree(ROOT, source, ignore=_left_out)
+    _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(source)],
          cwd=out)
     wheels, sdists = list(out.glob("coopsim-*.whl")), list(out.glob("coopsim-*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, os.listdir(out)
     return wheels[0], sdists[0]
+
+
+def _left_out(folder: str, names: list[str]) -> set[str]:
+    """Names shutil.copytree leaves out of a copy of the clone (recordings: the committed)."""
+    out = set(LEFT_OUT(folder, names))
+    if Path(folder) == ROOT / "recordings":
+        out |= {n for n in names if n not in RECORDINGS}
+    return out
 
 
 def _links_to_dependencies(folder: Path) -> Path:
