@@ -105,7 +105,9 @@ def list_() -> None:
 @foxglove_options
 @friendly
 def run(file, **flags) -> None:
-    """Run FILE (.scenario or .world); without FILE, the bundled demo.
+    """Run FILE (.scenario or .world); without FILE, the bundled demo. A relative FILE that is
+    not in the current folder is looked for among the bundled files (scenarios/ctf.scenario
+    works from any folder, also from an installed wheel).
 
     With the GUI (the default when there is a display) a viewer window is started as a child
     process: closing it ends the run; if it crashes, the run goes on. /sim load and record
