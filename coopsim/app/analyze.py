@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import click
 import numpy as np
 
+from ..model.bundled import install_hint
 from ..model.errors import CoopsimError
 
 REFERENCE_COLUMNS = ("x", "y", "ref_x", "ref_y", "tracking")
@@ -138,7 +139,7 @@ def pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise CoopsimError("plotting needs matplotlib: pip install 'coopsim[plot]'") from None
+        raise CoopsimError(f"plotting needs matplotlib: {install_hint('plot')}") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from .. import __version__
 from .options import (EXIT_BAD_INPUT, foxglove_options, friendly, keys_options, recording_path,
                       token_options)
 
@@ -21,7 +22,7 @@ def _interrupt(signum, frame) -> None:
 
 
 @click.group()
-@click.version_option(package_name="coopsim")
+@click.version_option(version=__version__, prog_name="coopsim")  # coopsim/__init__.py
 @click.option("-v", "--verbose", is_flag=True, help="Log warnings and info to stderr.")
 def main(verbose: bool) -> None:
     """coopsim: a networked multi-robot simulator."""
@@ -104,7 +105,9 @@ def list_() -> None:
 @foxglove_options
 @friendly
 def run(file, **flags) -> None:
-    """Run FILE (.scenario or .world); without FILE, the bundled demo.
+    """Run FILE (.scenario or .world); without FILE, the bundled demo. A relative FILE that is
+    not in the current folder is looked for among the bundled files (scenarios/ctf.scenario
+    works from any folder, also from an installed wheel).
 
     With the GUI (the default when there is a display) a viewer window is started as a child
     process: closing it ends the run; if it crashes, the run goes on. /sim load and record

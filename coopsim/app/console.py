@@ -9,7 +9,7 @@ import time
 import click
 
 from .run import Run, format_summary, watch
-from .verdict import Verdict, verdict
+from .verdict import Verdict, ended_line, verdict
 
 VIEWER_START_WAIT = 20.0  # s to wait for the viewer's window before stepping without it
 
@@ -26,7 +26,7 @@ def run_headless(live: Run) -> Verdict:
         live.stepper.stop()
         stats = live.stepper.stats()
     click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
-                              live.stepper.snapshot.rules))
+                              live.stepper.snapshot.rules, ended_line(stats.finished, live)))
     return _say_verdict(stats, live)
 
 
@@ -141,7 +141,7 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
             except subprocess.TimeoutExpired:
                 viewer.kill()
     click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
-                              live.stepper.snapshot.rules))
+                              live.stepper.snapshot.rules, ended_line(stats.finished, live)))
     return _say_verdict(stats, live)
 
 

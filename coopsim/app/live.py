@@ -138,8 +138,10 @@ def replay_command(file, headless, fps, foxglove, foxglove_rate, **settings) -> 
     from .console import run_replay
     from .run import start_bridge
 
+    from ..model.bundled import resolve
+
     gui = wants_gui(headless)
-    with Replay(file, **settings) as playback, contextlib.ExitStack() as stack:
+    with Replay(resolve(file), **settings) as playback, contextlib.ExitStack() as stack:
         if foxglove is not None:
             bridge = stack.enter_context(start_bridge(ReplaySource(playback.player),
                                                       settings["bind"], foxglove, foxglove_rate,

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..model.bundled import install_hint
 from ..model.errors import CoopsimError
 from ..model.snapshot import rule_metrics
 from ..recording.player import recorded_steps
 
 POINTS = 4000  # samples kept per series
 MAX_ROBOTS = 12  # rows of robots.png when no robot is named
-INSTALL = "pip install 'coopsim[foxglove]'  (or: pip install matplotlib)"
+INSTALL = install_hint("plot") + "  (or: pip install matplotlib)"
 
 
 def pyplot():

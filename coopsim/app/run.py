@@ -16,7 +16,8 @@ from .controllers import Controllers, apply_overrides, controller_specs
 from ..model.errors import NotAllowedError, SimulationError
 from ..model.metrics import format_metrics
 from ..formats.files import check_engine, load, scenario_from_world
-from ..formats.folders import DataFolders
+from ..formats.folders import BUNDLED, DataFolders
+from ..model.bundled import resolve
 from ..net.gateway import IDLE_TIMEOUT, Gateway
 from ..net.network import Network
 from ..net.security import ServerKeys, advertised_host, child_env, require_keys
@@ -26,7 +27,7 @@ from ..sim.stepper import Stats, Stepper
 from ..foxglove.bridge import LiveSource
 
 #: The bundled demo, run when ``coopsim run`` is given no file.
-DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.scenario"
+DEMO = BUNDLED / "scenarios" / "demo.scenario"
 #: Recordings ``/sim record`` may start per minute (each a new file): a client cannot fill the
 #: disk with empty recordings.
 RECORDINGS_PER_MINUTE = 10
@@ -68,7 +69,7 @@ class RunOptions:
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
     """Load a ``.scenario``, or a ``.world`` wrapped as a robot-less scenario, or the demo."""
-    spec = load(str(path or DEMO))
+    spec = load(resolve(str(path)) if path else str(DEMO))
     if isinstance(spec, WorldSpec):
         return scenario_from_world(spec)
     return spec
@@ -312,17 +313,19 @@ def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
     return stepper.stats()
 
 
-def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None) -> str:
+def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None,
+                   ended: str | None = None) -> str:
     """The closing summary of a headless run, one fact per line, then the monitors' metrics
-    (``rules``: the last snapshot's rule fields) when the scenario has any."""
+    (``rules``: the last snapshot's rule fields) when the scenario has any; ``ended`` replaces
+    the end reason (a forfeit added to it)."""
     speed = "max" if stats.speed == 0 else f"{stats.speed:g}x"
     missed = str(stats.missed) + ("" if stats.mode == "realtime" else " (realtime only)")
     rows = [("scenario", scenario.path or scenario.name), ("robots", str(robots)),
             ("mode", f"{stats.mode} (speed {speed})"), ("steps", str(stats.steps)),
             ("sim time", f"{stats.time:.2f} s"), ("wall time", f"{stats.wall:.2f} s"),
             ("real-time factor", f"{stats.rtf:.2f}"), ("deadline misses", missed)]
-    if stats.finished:
-        rows.append(("ended", stats.finished))
+    if ended or stats.finished:
+        rows.append(("ended", ended or stats.finished))
     width = max(len(k) for k, _ in rows)
     metrics = format_metrics(rules or {})
     return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([metrics] if metrics else []))

@@ -23,10 +23,11 @@ from typing import Callable
 
 import click
 
+from ..model.bundled import install_hint
 from ..model.errors import CoopsimError
 from .points import PointTask, point_key, resolve, run_point
 
-INSTALL = "pip install 'coopsim[experiments]'   (from a clone: pip install -e '.[experiments]')"
+INSTALL = install_hint("experiments")
 SAVE_EVERY = 2.0  # s of wall time between rewrites of the table while points come in
 BAR = 24  # characters of the progress bar
 CONNECT_TIMEOUT = 8.0  # s to reach a --scheduler before saying it is unreachable

@@ -3,7 +3,9 @@ controllers (a crash and its last output, a silence that got one detached, error
 
 A rule grades a run by starting its end reason with ``PASS:`` or ``FAIL:`` (the exercises'
 rules, ``transport``, ``formation``); ``coopsim run`` then prints the banner below and exits 1 on
-FAIL. Controller notes are printed for any run.
+FAIL. Controller notes are printed for any run. A crash is said first, above the rule's reason:
+it is the cause, what the rule saw ("did not reach the target") only its consequence. A game
+team whose controllers all crashed forfeited, and the summary's ``ended`` line says so.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ class Verdict:
     outcome: str
     reason: str
     notes: tuple[tuple[str, ...], ...]
+    crashes: tuple[tuple[str, ...], ...] = ()  # controllers that crashed or never started
 
     @property
     def failed(self) -> bool:
@@ -28,11 +31,13 @@ class Verdict:
 
     def text(self) -> str:
         """The banner (graded runs) or the notes alone; "" when there is nothing to say."""
+        crashed = [line for note in self.crashes for line in note]
         lines = [line for note in self.notes for line in note]
         if not self.outcome:
-            return "\n".join(lines)
+            return "\n".join(crashed + lines)
         head = f" {self.outcome} ".center(WIDTH, "=")
-        return "\n".join(["", head, self.reason, *lines, "=" * WIDTH])
+        reason = f"then {self.reason}" if crashed else self.reason
+        return "\n".join(["", head, *crashed, reason, *lines, "=" * WIDTH])
 
 
 def verdict(finished: str, live) -> Verdict:
@@ -46,11 +51,11 @@ def verdict(finished: str, live) -> Verdict:
     label, _, rest = finished.partition(": ")
     outcome = next((o for o in ("PASS", "FAIL") if rest.startswith(o + ":")), "")
     reason = f"{label}: {rest[len(outcome) + 1:].strip()}" if outcome else finished
-    return Verdict(outcome, reason, tuple(controller_notes(live)))
+    return Verdict(outcome, reason, tuple(controller_notes(live)), tuple(crash_notes(live)))
 
 
-def controller_notes(live) -> list[tuple[str, ...]]:
-    """What went wrong with the run's controllers, robot by robot."""
+def crash_notes(live) -> list[tuple[str, ...]]:
+    """The run's controllers that did not start or exited with an error, robot by robot."""
     notes: list[tuple[str, ...]] = []
     ctl = live.controllers
     if ctl is not None:
@@ -59,6 +64,46 @@ def controller_notes(live) -> list[tuple[str, ...]]:
         for robot, code in sorted(ctl.exited().items()):
             if code != 0:
                 notes.append(_crash(ctl, robot, code))
+    return notes
+
+
+def _crashed(live) -> set[str]:
+    """Robots whose controller did not start or exited with an error."""
+    ctl = live.controllers
+    if ctl is None:
+        return set()
+    return set(ctl.failed) | {r for r, code in ctl.exited().items() if code != 0}
+
+
+def forfeits(live) -> list[str]:
+    """Game teams (``[SQUAD_n] team``) that forfeited: every controller process launched for
+    their robots crashed or never started (a team played in-process never forfeits)."""
+    ctl = live.controllers
+    if ctl is None:
+        return []
+    launched = set(ctl.procs) | set(ctl.failed)
+    crashed = _crashed(live)
+    teams: dict[str, set[str]] = {}
+    for squad in live.scenario.squads:
+        if squad.team:
+            teams.setdefault(squad.team, set()).update(squad.robots)
+    return [team for team, robots in teams.items()
+            if robots & launched and robots & launched <= crashed]
+
+
+def ended_line(finished: str, live) -> str:
+    """The summary's ``ended`` value: the end reason, and which team forfeited, if any."""
+    gone = forfeits(live)
+    if not gone:
+        return finished
+    said = "; ".join(f"team {team} forfeited (its controllers crashed)" for team in gone)
+    return f"{finished}; {said}" if finished else said
+
+
+def controller_notes(live) -> list[tuple[str, ...]]:
+    """What else went wrong with the run's controllers (crashes are :func:`crash_notes`)."""
+    notes: list[tuple[str, ...]] = []
+    ctl = live.controllers
     for entry in live.stepper.slots.detached_log:
         robot, _, why = entry.partition(": ")
         if why.startswith("silent"):

@@ -499,7 +499,7 @@ def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
         except ScenarioError as exc:
             first.attempt(_raise, FileFormatError(path, exc.line, exc.reason), at=exc.line)
     for setting, section in zip(spec.rules, [s for s in sections if s.kind == "RULE"]):
-        first.attempt(_check_rule, setting, spec, section.line, path)
+        first.attempt(_check_rule, setting, spec, section, path)
     named = [s for s in sections if s.kind == "SETTINGS" and s.get("engine")]
     if named:
         line = named[0].line_of("engine")
@@ -516,12 +516,17 @@ def _line_of_world(sections: list) -> int:
     return next(s.line_of("file") for s in sections if s.kind == "WORLD")
 
 
-def _check_rule(setting: RuleSetting, spec: ScenarioSpec, line: int, path: PathLike) -> None:
+def _check_rule(setting: RuleSetting, spec: ScenarioSpec, section: Section,
+                path: PathLike) -> None:
+    """The rule's own check of the whole scenario; an error about its parameters is reported
+    at the first ``param`` line setting one of them, any other at the section's line."""
     cls = RULES.get(setting.label)
     try:
         cls(cls.values(dict(setting.settings))).check(spec)
     except CoopsimError as exc:
-        raise FileFormatError(path, line, str(exc)) from None
+        at_fault = getattr(exc, "params", ())
+        lines = [n for k, pair, n in section.entries if k == "param" and pair[0] in at_fault]
+        raise FileFormatError(path, min(lines, default=section.line), str(exc)) from None
 
 
 def load_world(path: PathLike) -> WorldSpec:

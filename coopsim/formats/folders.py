@@ -13,11 +13,11 @@ import os
 from pathlib import Path
 from typing import Iterable
 
+from ..model.bundled import BUNDLED
 from ..model.errors import NotAllowedError, SimulationError
 from .sections import PathLike
 
-#: The source tree's bundled content (scenarios/, worlds/, recordings/).
-BUNDLED = Path(__file__).resolve().parents[2]
+
 LOADABLE = (".scenario", ".world")
 RECORDING_SUFFIX = ".mcap"
 

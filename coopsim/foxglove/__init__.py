@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import importlib
 
+from ..model.bundled import install_hint
 from ..model.errors import CoopsimError
 
-INSTALL = "pip install 'coopsim[foxglove]'  (or: pip install foxglove-sdk)"
+INSTALL = install_hint("foxglove") + "  (or: pip install foxglove-sdk)"
 
 
 def require_sdk(what: str):

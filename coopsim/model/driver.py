@@ -29,12 +29,32 @@ EVERY = ParamSpec("every", "int", "call the driver every N steps", 1, 1, 100000,
 class Reading(list):
     """A module's reading as returned by ``bot.<module>.read()`` on either host: a list of
     floats (units in the module's description) that also carries the reply's ``text`` and the
-    ``step`` it was measured at."""
+    ``step`` it was measured at.
+
+    A one-value reading (``compass``: the heading, rad) is still a list of one float, so that
+    ``reading[0]`` and ``(yaw,) = reading`` work alike for every module; ``reading.value`` and
+    ``float(reading)`` give that float itself.
+    """
 
     def __init__(self, values=(), text: str = "", step: int = 0) -> None:
         super().__init__(values)
         self.text = text
         self.step = step
+
+    @property
+    def value(self) -> float:
+        """The one value of a one-value reading.
+
+        Raises:
+            ValueError: the reading has no value or more than one (use indexing).
+        """
+        if len(self) != 1:
+            raise ValueError(f"this reading has {len(self)} values, not one: index it "
+                             f"(reading[0] ... reading[{max(len(self) - 1, 0)}])")
+        return float(self[0])
+
+    def __float__(self) -> float:
+        return self.value
 
 
 @dataclass(frozen=True)

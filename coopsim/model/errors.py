@@ -81,3 +81,17 @@ class ScenarioError(SimulationError):
         self.line = line
         self.reason = reason
         super().__init__(reason)
+
+
+class RuleParameterError(SimulationError):
+    """A rule's parameter value that does not fit the scenario (a robot it names is missing, a
+    target colour no target has).
+
+    Attributes:
+        params: The names of the parameters at fault, so that a file check reports the line of
+            the ``param`` line that set one (the section's line when they kept their defaults).
+    """
+
+    def __init__(self, params, reason: str) -> None:
+        self.params = tuple(params)
+        super().__init__(reason)

@@ -24,7 +24,7 @@ from . import QUIT
 from . import ViewerError
 from .camera import Camera
 from .connection import Link
-from .game import CLICK_SLOP, SquadPanel, draw_game
+from .game import CLICK_SLOP, SQUADS_WIDTH, SquadPanel, draw_game
 from .hud import (Controls, Timeline, draw_disconnected, draw_names, draw_status, status_parts,
                   status_text)
 from .menus import MenuBar
@@ -147,8 +147,9 @@ class Viewer(pyglet.window.Window):
         bottom = STATUS_HEIGHT + (TIMELINE_HEIGHT if self.link.playback is not None else 0)
         self.camera.resize(self.width, self.height)
         menu = self.menu.height or MENU_HEIGHT  # not measured before the first frame
+        right = SQUADS_WIDTH if self.squads.squads() else 0.0  # the panel's band stays clear
         self.camera.fit(length, width, top=int(menu + CONTROLS_HEIGHT),
-                        bottom=int(bottom))
+                        bottom=int(bottom), right=int(right))
         self._fit_pending = False
 
     def fit_soon(self) -> None:

@@ -31,21 +31,23 @@ class Camera:
         self.width, self.height = max(1, width), max(1, height)
 
     def fit(self, length: float, width: float, margin: float = 0.08,
-            top: int = 0, bottom: int = 0) -> None:
+            top: int = 0, bottom: int = 0, right: int = 0) -> None:
         """Centre a ``length`` x ``width`` m world (centred on the origin) and fill the window.
 
         Args:
             length, width: The floor's extent along x and y, m.
             margin: Fraction of the window left free on every side.
             top, bottom: Pixels covered by bars at the top and bottom of the window.
+            right: Pixels covered by a panel along the right edge (the Squads panel).
         """
         usable_h = max(1, self.height - top - bottom)
-        sx = self.width * (1 - 2 * margin) / max(length, 1e-3)
+        usable_w = max(1, self.width - right)
+        sx = usable_w * (1 - 2 * margin) / max(length, 1e-3)
         sy = usable_h * (1 - 2 * margin) / max(width, 1e-3)
         self.scale = _clamp(min(sx, sy), MIN_SCALE, MAX_SCALE)
         self.angle = 0.0
         # shift the centre so the world sits in the middle of the free band between the bars
-        self.cx = 0.0
+        self.cx = right / 2 / self.scale  # ... and of the band left of a right-hand panel
         self.cy = (top - bottom) / 2 / self.scale
 
     def to_screen(self, x: float, y: float) -> tuple[float, float]:

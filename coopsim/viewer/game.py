@@ -93,6 +93,9 @@ def draw_game(scene, camera, run: dict, layout: dict | None) -> None:
                                  imgui.ImVec2(fx, fy - 1.8 * flag_r), col)
 
 
+#: px the Squads panel takes along the window's right edge; the view fits the arena left of it
+SQUADS_WIDTH = 250.0
+
 class SquadPanel:
     """The Squads window: which squad a right-click orders, and in what formation."""
 
@@ -113,7 +116,7 @@ class SquadPanel:
         if not squads:
             return
         width = imgui.get_io().display_size.x
-        imgui.set_next_window_pos(imgui.ImVec2(max(10.0, width - 250.0), top + 40.0),
+        imgui.set_next_window_pos(imgui.ImVec2(max(10.0, width - SQUADS_WIDTH), top + 40.0),
                                   imgui.Cond_.appearing)
         imgui.begin("Squads", None, _FLAGS)
         for squad in squads:

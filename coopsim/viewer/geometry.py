@@ -90,9 +90,12 @@ def square() -> np.ndarray:
 def nose() -> np.ndarray:
     """A heading arrow for a unit-radius robot, from near its centre to its front edge along +x,
     (9, 2): a shaft and a head, so it reads the same at any angle (a lone triangle near the
-    centre looks like it points elsewhere at most yaws)."""
-    shaft = [(0.1, -0.09), (0.5, -0.09), (0.5, 0.09), (0.1, -0.09), (0.5, 0.09), (0.1, 0.09)]
-    head = [(0.95, 0.0), (0.45, 0.32), (0.45, -0.32)]
+    centre looks like it points elsewhere at most yaws). Its head is a radius wide and its
+    shaft thick (at the default zoom a robot is a disc of a dozen pixels, and a thinner arrow
+    did not read); it starts just ahead of the centre, which keeps the robot's colour."""
+    shaft = [(0.15, -0.14), (0.45, -0.14), (0.45, 0.14), (0.15, -0.14), (0.45, 0.14),
+             (0.15, 0.14)]
+    head = [(0.97, 0.0), (0.35, 0.5), (0.35, -0.5)]
     return np.array(shaft + head, dtype=float)
 
 

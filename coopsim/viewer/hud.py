@@ -46,8 +46,11 @@ def status_parts(link) -> list[tuple[str, str]]:
                f"speed {_speed(frame.speed)}{_GAP}attached controllers {frame.attached}{_GAP}"
                f"{link.nameserver}")
     late = getattr(frame, "late", 0.0)  # the state document's figures have none
+    # over the last second of stepping (docs/protocol.md): a paused or finished run is not
+    # stepping, and its last figures would say a broken real time long after the run stopped
+    stepping = not frame.paused and not run.get("finished")
     broken = ([(f"REAL TIME BROKEN {frame.recent_rtf:.2f}x, {late:.0%} late", "error")]
-              if late > RT_BREAK else [])  # over the last second (docs/protocol.md)
+              if late > RT_BREAK and stepping else [])
     return [(f"t = {frame.time:.2f} s", "plain"), *run_badges(run, frame.paused), *broken,
             *game_parts(run), (figures, "plain")]
 
@@ -103,13 +106,40 @@ def _speed(speed: float) -> str:
     return "max" if speed == 0 else f"{speed:g}x"
 
 
+class SpeedField:
+    """The text of a speed field, following the run's speed (``--speed 2``, another client's
+    ``set_speed``) unless the user has typed something else and not set it yet."""
+
+    def __init__(self) -> None:
+        self.text = "1"
+        self._synced = "1"  # the run's speed as last shown
+
+    def follow(self, speed: float | None) -> None:
+        """Show the run's ``speed`` (a factor, 0 = as fast as possible) when it changed."""
+        if speed is None:
+            return
+        shown = f"{speed:g}"
+        if shown != self._synced and self.text.strip() == self._synced:
+            self.text = shown
+        self._synced = shown
+
+
 class Controls:
     """Play/pause, single step, reset, realtime/lockstep and the speed factor (``/sim``)."""
 
     def __init__(self, ui: Ui) -> None:
         self.ui = ui
-        self.speed = "1"
+        self._speed = SpeedField()
         self.outcome = Outcome()
+
+    @property
+    def speed(self) -> str:
+        """The speed field's text."""
+        return self._speed.text
+
+    @speed.setter
+    def speed(self, text: str) -> None:
+        self._speed.text = text
 
     def draw(self, top: float) -> None:
         """Draw the bar just below the menu bar (``top`` px from the window's top). On a
@@ -136,6 +166,7 @@ class Controls:
         imgui.same_line()
         self._mode(frame.mode if frame is not None else "")
         imgui.same_line()
+        self._speed.follow(frame.speed if frame is not None else None)
         self.speed = self.ui.field("##controls.speed", "controls.speed", self.speed, 60.0)
         imgui.same_line()
         if self.ui.button("Set speed", "controls.set_speed"):
@@ -198,9 +229,11 @@ class Controls:
 class Timeline:
     """A replay's play/pause, step, speed and scrub bar (``/playback``)."""
 
+    speed = Controls.speed
+
     def __init__(self, ui: Ui) -> None:
         self.ui = ui
-        self.speed = "1"
+        self._speed = SpeedField()
         self.outcome = Outcome()
         self.wanted: float | None = None  # where the user is dragging to
         self._seeking = Outcome()
@@ -227,6 +260,7 @@ class Timeline:
                 self.ui.send(Request("step", params=(n,), service="/playback"), self.outcome,
                              "stepped back" if n < 0 else "stepped")
         imgui.same_line()
+        self._speed.follow(pb.speed)
         self.speed = self.ui.field("##timeline.speed", "timeline.speed", self.speed, 50.0)
         imgui.same_line()
         if self.ui.button("Set speed", "timeline.set_speed"):
@@ -353,11 +387,38 @@ def draw_names(scene, camera, show: bool) -> None:
     draw = imgui.get_background_draw_list()
     color = imgui.get_color_u32(imgui.ImVec4(0.05, 0.05, 0.05, 1.0))
     height = camera.height
+    labels = []
     for name, (x, y), r in zip(scene.robot_names, scene.robot_xy, scene.robot_radius):
         px, py = camera.to_screen(x, y)
         size = imgui.calc_text_size(name)
-        top = height - py + camera.scale * r + 2.0  # below the chassis (ImGui y goes down)
-        draw.add_text(imgui.ImVec2(px - size.x / 2, top), color, name)
+        labels.append(((px, height - py), camera.scale * r, (size.x, size.y)))  # ImGui y down
+    for name, (left, top) in zip(scene.robot_names, place_labels(labels)):
+        draw.add_text(imgui.ImVec2(left, top), color, name)
+
+
+def place_labels(labels) -> list[tuple[float, float]]:
+    """Where each robot's name goes: below its chassis, else above, right or left of it,
+    whichever first overlaps no name placed before (close robots' names do not print over
+    each other); below when every place is taken.
+
+    Args:
+        labels: ((x, y) the robot's centre, its radius, (width, height) of its name), px, y
+            down.
+
+    Returns:
+        The top-left corner of each name, px, y down.
+    """
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for (x, y), r, (w, h) in labels:
+        spots = [(x - w / 2, y + r + 2.0), (x - w / 2, y - r - 2.0 - h),
+                 (x + r + 3.0, y - h / 2), (x - r - 3.0 - w, y - h / 2)]
+        free = [s for s in spots if not any(s[0] < b[2] and b[0] < s[0] + w and
+                                            s[1] < b[3] and b[1] < s[1] + h for b in placed)]
+        left, top = (free or spots)[0]
+        placed.append((left, top, left + w, top + h))
+        out.append((left, top))
+    return out
 
 
 def draw_disconnected(link, width: float, height: float) -> None:

@@ -12,12 +12,13 @@ from typing import Callable, Sequence
 
 from imgui_bundle import imgui
 
+from ..model.bundled import BUNDLED
 from ..model.errors import CoopsimError
 from .connection import LOAD_TIMEOUT
 from .forms import SIM_IDS, Request, file_request, recording_path
 from .ui import DIM_COLOR, Outcome, Ui
 
-ROOT = Path(__file__).resolve().parents[2]  # the source tree: worlds/, scenarios/, recordings/
+ROOT = BUNDLED  # worlds/, scenarios/, recordings/: the clone's, or the installed package's
 LIST_ROWS = 14  # bundled files a file dialog shows without scrolling
 RECORD_ID = SIM_IDS.get("record")  # None until the simulation offers recording on demand
 

@@ -101,10 +101,22 @@ the three GPS losses (solid, dashed, dotted) lie on top of each other.
 TAIL = """\
 ## Where ours differs, and why
 
-- **The paper's conclusion holds.** In scenario 2, Kv 0.35 keeps the follower closer than Kv 0.05
-  ({kv35_mean} m against {kv05_mean} m on average over 10 seeds), its peaks stay under the
-  paper's 2.2 m ({kv35_max} m at most) and Kv 0.05 settles well above the reference
-  ({kv05_mean} m; the paper: "practically stable at 18" units, 1.8 m).
+- **Only half of the paper's conclusion holds, and not by the paper's own measure.** By the
+  mean distance, Kv 0.35 is the better gain in scenario 2, as in the paper ({kv35_mean} m against
+  {kv05_mean} m over 10 seeds). But the paper judges a gain by the maximal distance between the
+  rovers, and by that measure the order is reversed: in the paper, Kv 0.35's peaks reach about
+  22 units (2.2 m) and Kv 0.05 stays near 18 (1.8 m), so Kv 0.05 has the smaller maximal
+  distance; in ours, Kv 0.35's largest distance is {kv35_max} m and Kv 0.05's {kv05_max} m.
+  Our Kv 0.35 never comes near the paper's 2.2 m peaks.
+- **Our Fig. 6 drifts where the paper's oscillates.** The distance rises and falls slowly with
+  the random leader's turns (legs of 10 s on average): with Kv 0.35 it crosses a band of
+  0.1 m either side of its mean about 0.5 times per 100 s (1.2 times with Kv 0.05;
+  `python docs/experiments/amsa_variant.py`), while the paper describes oscillation around the
+  reference with local peaks. Our follower's law sets the wheel speeds, which the robot takes
+  from one step to the next: the loop is first order, it cannot overshoot, and a higher gain
+  only holds the follower closer. Oscillation and peaks that grow with the gain need dynamics
+  between the command and the motion (motor lag, inertia) or a delayed leader position (a GPS
+  slower than the control loop); the paper gives neither, and our `single` robot has neither.
 - **Kv 0.35 does not oscillate around 1.5 m as the paper's does: it sits {kv35_offset} m above.**
   With 60 % of the power, the leader's speed fed forward gets the follower only 60 % of the way;
   the proportional term must make up the rest, which needs a standing error of
@@ -114,6 +126,13 @@ TAIL = """\
 - **Kv 0.05 is not as steady as the paper's.** Its largest distance reaches {kv05_max} m and
   {kv05_over} seeds pass 2.2 m for a while: with a gain that low, each turn of the random
   leader opens a gap that takes 1 / Kv = 20 s to close. The paper shows one run; we show ten.
+- **One variant tried: a slower leader.** The paper does not give its leader's speed; ours is
+  0.05 m/s. At 0.025 m/s (10 seeds, `python docs/experiments/amsa_variant.py`), Kv 0.35 keeps
+  1.56 m on average (largest 1.63 m) and Kv 0.05 1.68 m (largest 1.84 m): the levels come to
+  the paper's (around 1.5 m, and near 1.8 m), but the distance still drifts without
+  oscillating (0.0 and 0.1 crossings per 100 s) and Kv 0.35's maximal distance stays below Kv
+  0.05's. The leader's speed explains the levels, not the peaks nor the order; follower
+  dynamics (above) are the likelier cause, not tried here.
 - **GPS loss hardly matters in ours.** The paper lists it as a context parameter; our grid
   finds no effect of 0, 10 or 30 % loss. A lost fix here repeats the previous one, taken one
   step (0.05 s) earlier, when the leader was 2.5 mm behind; the follower estimates the leader's

@@ -87,3 +87,19 @@ def test_check_command_prints_the_first_error(folder):
     assert result.returncode == 2
     assert result.stderr.startswith(f"{path}:5: unknown rule 'nosuchrule'")
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("rule, line", [
+    # the robot named on a param line: that line (it was the [RULE_1] header, line 5)
+    ("[RULE_1]\ntype exercise_follow\nparam robot r1\nparam leader nobody\n", 8),
+    ("[RULE_1]\ntype formation\nparam leader r1\nparam left nobody\nparam right r1\n", 8),
+    # a default that names no robot: no param line to point at, so the header
+    ("[RULE_1]\ntype exercise_follow\nparam robot r1\n", 5),
+])
+def test_a_rule_parameter_naming_no_robot_is_reported_at_its_param_line(folder, rule, line):
+    path = folder / "rule.scenario"
+    path.write_text(WORLD + "[TARGET]\nred 1 1 0\n" + rule + ROBOT.replace("ROBOT_1", "ROBOT_2"))
+    done = subprocess.run([sys.executable, "-m", "coopsim", "check", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith(f"{path}:{line}: "), done.stderr
+    assert "no " in done.stderr and "Traceback" not in done.stderr

@@ -76,4 +76,6 @@ def test_plot_without_matplotlib_says_which_pip_command_to_run(tmp_path):
     done = subprocess.run([sys.executable, "-c", code, "plot", str(SAMPLE), "--out",
                            str(tmp_path / "p")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "pip install" in done.stderr and "matplotlib" in done.stderr
+    # the plot extra, in the clone's editable form (this suite runs from a clone)
+    assert "pip install -e '.[plot]'" in done.stderr and "foxglove" not in done.stderr
     assert "Traceback" not in done.stderr

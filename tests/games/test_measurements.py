@@ -46,3 +46,15 @@ def test_the_game_benchmark_plays_and_compares_with_its_baseline():
     rtf, ratio = numbers(game.split("|")[4])[0], numbers(game.split("|")[5])[0]
     assert rtf > 0 and ratio > 0
     assert re.search(r"A \d : B \d, \d+ tagged", game), game
+
+
+def test_the_swarm_game_doc_gives_table_5_and_why_it_is_not_comparable():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "experiments" /
+           "swarm_game.md").read_text()
+    section = doc[doc.index("## Table 5"):]
+    section = section[:section.index("\n## ", 3)]
+    # the paper's figures, row by row (seed 004, Table 5)
+    for row in ("| 5 | 1007 | 1014 | 1293 | 1388 |", "| 10 | 1034 | 1162 | 1516 | 1640 |",
+                "| 15 | 1176 | 1324 | 1732 | 1898 |", "| 20 | 1326 | 1607 | 2042 | 2240 |"):
+        assert row in section
+    assert "benchmarks/network_bench.py" in section and "not comparable" in section

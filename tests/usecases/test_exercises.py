@@ -104,5 +104,10 @@ def test_a_crashing_controller_fails_with_its_last_output():
     assert code == 1
     assert banner.strip().startswith(" FAIL ".center(78, "="))
     assert "controller of robot1 exited with code 1 within" in banner
+    # the crash first, under the banner; what the rule saw (its consequence) after it
+    lines = banner.strip().splitlines()
+    assert lines[1].startswith("controller of robot1 exited with code 1"), banner
+    reason = next(i for i, line in enumerate(lines) if "exercise_wander:" in line)
+    assert lines[reason].startswith("then exercise_wander: ") and reason > 1, banner
     assert "| ZeroDivisionError: float division by zero" in banner
     assert "| about to divide by the number of walls seen" in banner

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.driver import Rule
-from ...model.errors import SimulationError
+from ...model.errors import RuleParameterError
 from ...model.params import ParamSpec
 
 
@@ -31,8 +31,9 @@ class StopWhenAllAtTarget(Rule):
         colors = {t.color for t in scenario.targets}
         want = self.p["color"]
         if not scenario.targets or (want != "any" and want not in colors):
-            raise SimulationError(f"stop_when_all_at_target needs a {want} target; the scenario "
-                                  f"has {', '.join(sorted(colors)) or 'none'}")
+            raise RuleParameterError(["color"], f"stop_when_all_at_target needs a {want} target; "
+                                                f"the scenario has "
+                                                f"{', '.join(sorted(colors)) or 'none'}")
 
     def after_step(self, sim, snap) -> None:
         want = self.p["color"]

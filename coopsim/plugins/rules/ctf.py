@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 
 from ...model.driver import Rule
-from ...model.errors import SimulationError
+from ...model.errors import RuleParameterError, SimulationError
 from ...model.params import ParamSpec
 
 FLAG_RADIUS = 0.15  # m: the flag's disc, for touching and drawing
@@ -88,11 +88,13 @@ class CaptureTheFlag(Rule):
         for team, key in zip(names, ("flag_a", "flag_b")):
             robots = tuple(r for s in scenario.squads if s.team == team for r in s.robots)
             if not robots:
-                raise SimulationError(f"ctf: no [SQUAD_n] section has 'team {team}' (with "
-                                      "robots)")
+                raise RuleParameterError([("team_a", "team_b")[names.index(team)]],
+                                         f"ctf: no [SQUAD_n] section has 'team {team}' (with "
+                                         "robots)")
             x, y = self.p[f"{key}_x"], self.p[f"{key}_y"]
             if not scenario.world.floor.contains(x, y):
-                raise SimulationError(f"ctf: {key} ({x:g}, {y:g}) is off the floor")
+                raise RuleParameterError([f"{key}_x", f"{key}_y"],
+                                         f"ctf: {key} ({x:g}, {y:g}) is off the floor")
             self.teams[team] = Team(team, robots, (x, y))
 
     def after_step(self, sim, snap) -> None:

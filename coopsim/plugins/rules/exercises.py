@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ...model.driver import Rule
-from ...model.errors import SimulationError
+from ...model.errors import RuleParameterError
 from ...model.params import ParamSpec
 from ..params import number
 
@@ -31,7 +31,8 @@ class _Exercise(Rule):
 
     def check(self, scenario) -> None:
         if self.p["robot"] not in {r.name for r in scenario.robots}:
-            raise SimulationError(f"{self.label}: no robot {self.p['robot']!r} in the scenario")
+            raise RuleParameterError(["robot"], f"{self.label}: no robot {self.p['robot']!r} in "
+                                                "the scenario")
 
     def pose(self, snap, name: str | None = None):
         """(x, y, yaw) of the graded robot (or ``name``)."""
@@ -97,7 +98,8 @@ class ExerciseTarget(_Exercise):
         super().check(scenario)
         goals = [t for t in scenario.targets if t.color == self.p["color"]]
         if not goals:
-            raise SimulationError(f"exercise_target needs a {self.p['color']} target")
+            raise RuleParameterError(["color"], f"exercise_target needs a {self.p['color']} "
+                                                "target")
         self.goal = tuple(goals[0].position[:2])
 
     def after_step(self, sim, snap) -> None:
@@ -143,7 +145,8 @@ class ExerciseFollow(_Exercise):
     def check(self, scenario) -> None:
         super().check(scenario)
         if self.p["leader"] not in {r.name for r in scenario.robots}:
-            raise SimulationError(f"exercise_follow: no leader {self.p['leader']!r}")
+            raise RuleParameterError(["leader"], f"exercise_follow: no leader "
+                                                 f"{self.p['leader']!r}")
 
     def after_step(self, sim, snap) -> None:
         x, y, _ = self.pose(snap)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ...model.driver import Rule
-from ...model.errors import SimulationError
+from ...model.errors import RuleParameterError
 from ...model.params import ParamSpec
 from ..params import number
 from ..drivers.formation import slot
@@ -84,12 +84,14 @@ class FormationMonitor(Rule):
 
     def check(self, scenario) -> None:
         names = {r.name for r in scenario.robots}
-        missing = [self.p[k] for k in ("leader", "left", "right") if self.p[k] not in names]
+        missing = [k for k in ("leader", "left", "right") if self.p[k] not in names]
         if missing:
-            raise SimulationError(f"formation: no robot {', '.join(missing)} in the scenario")
+            raise RuleParameterError(missing, f"formation: no robot "
+                                              f"{', '.join(self.p[k] for k in missing)} in the "
+                                              "scenario")
         goals = [t for t in scenario.targets if t.color == self.p["color"]]
         if not goals:
-            raise SimulationError(f"formation needs a {self.p['color']} target")
+            raise RuleParameterError(["color"], f"formation needs a {self.p['color']} target")
         self.goal = tuple(goals[0].position[:2])
 
     def after_step(self, sim, snap) -> None:

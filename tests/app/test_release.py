@@ -1,0 +1,151 @@
+"""The release: ``python -m build`` makes an sdist and a wheel, and the wheel installed into a
+fresh virtual environment, away from the clone, runs the bundled demo and lists the plugins.
+
+The fresh environment reaches the dependencies already installed here through a folder of
+links to this environment's site-packages, coopsim's own entries left out (no network, no
+second download), and gets coopsim only from the wheel (``pip install --no-deps``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 600  # s: a build and a run on a loaded machine; a hang still ends
+#: What a copy of the clone leaves out: environments, build products, caches, results.
+LEFT_OUT = shutil.ignore_patterns(".venv", "venv", ".git", "test-artifacts", "node_modules",
+                                  "build", "dist", "*.egg-info", "__pycache__", "*.parquet",
+                                  "*-recordings", "*-plots", ".pytest_cache")
+RECORDINGS = {"README.md", "sample.mcap", "transport.mcap", "formation.mcap"}  # committed ones
+
+
+def _run(argv, cwd, env=None):
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert done.returncode == 0, f"{argv}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory):
+    """The sdist and the wheel ``python -m build`` makes of the clone (offline: the build uses
+    this environment's setuptools and wheel instead of downloading them)."""
+    pytest.importorskip("build")
+    out = tmp_path_factory.mktemp("dist")
+    # built from a copy: the sdist step rewrites SOURCES.txt and entry_points.txt in the
+    # tree's coopsim.egg-info, which tests running beside this one read plugins from
+    source = tmp_path_factory.mktemp("source") / "coopsim"
+    shutil.copytree(ROOT, source, ignore=_left_out)
+    _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(source)],
+         cwd=out)
+    wheels, sdists = list(out.glob("coopsim-*.whl")), list(out.glob("coopsim-*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1, os.listdir(out)
+    return wheels[0], sdists[0]
+
+
+def _left_out(folder: str, names: list[str]) -> set[str]:
+    """Names shutil.copytree leaves out of a copy of the clone (recordings: the committed)."""
+    out = set(LEFT_OUT(folder, names))
+    if Path(folder) == ROOT / "recordings":
+        out |= {n for n in names if n not in RECORDINGS}
+    return out
+
+
+def _links_to_dependencies(folder: Path) -> Path:
+    """A folder of links to everything in this environment's site-packages but coopsim."""
+    folder.mkdir()
+    site = Path(sysconfig.get_paths()["purelib"])
+    for entry in site.iterdir():
+        name = entry.name.lower()
+        if name.startswith(("coopsim", "__editable__")) or name.endswith(".pth"):
+            continue  # the clone's editable install must not be seen
+        (folder / entry.name).symlink_to(entry)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def installed(dist, tmp_path_factory):
+    """A fresh venv with the wheel installed: (its bin folder, an environment, a bare folder)."""
+    wheel, _ = dist
+    base = tmp_path_factory.mktemp("release")
+    env_dir = base / "venv"
+    venv.create(env_dir, with_pip=False, symlinks=True)
+    python = env_dir / "bin" / "python"
+    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                      "['purelib'])"], cwd=base).stdout.strip())
+    deps = _links_to_dependencies(base / "deps")
+    (site / "zz_coopsim_test_deps.pth").write_text(f"{deps}\n")
+    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+          "--no-index", "--quiet", str(wheel)], cwd=base)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "PYTHONPATH", "VIRTUAL_ENV", "COOPSIM_NAMESERVER")}
+    env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    elsewhere = base / "elsewhere"
+    elsewhere.mkdir()
+    return env_dir / "bin", env, elsewhere
+
+
+def test_the_wheel_carries_the_bundled_content_and_the_sdist_its_sources(dist):
+    wheel, sdist = dist
+    names = zipfile.ZipFile(wheel).namelist()
+    for needed in ("coopsim/_bundled/scenarios/demo.scenario",
+                   "coopsim/_bundled/worlds/arena.world",
+                   "coopsim/_bundled/recordings/sample.mcap",
+                   "coopsim/_bundled/clients/python/wander.py",
+                   "coopsim/_bundled/exercises/02_target.scenario"):
+        assert needed in names
+    assert any(n.endswith("/LICENSE") for n in names)
+    listing = subprocess.run(["tar", "tzf", str(sdist)], capture_output=True, text=True).stdout
+    for needed in ("setup.py", "LICENSE", "CHANGELOG.md", "scenarios/demo.scenario"):
+        assert f"/{needed}" in listing
+
+
+def test_the_installed_wheel_runs_from_its_own_files_away_from_the_clone(installed):
+    bin_dir, env, elsewhere = installed
+    where = _run([str(bin_dir / "python"), "-c", "import coopsim, coopsim.model.bundled as b; "
+                  "print(coopsim.__file__); print(b.BUNDLED)"], cwd=elsewhere, env=env)
+    package, bundled = where.stdout.split()
+    assert str(ROOT) not in package and str(ROOT) not in bundled
+    assert bundled.endswith(os.path.join("coopsim", "_bundled"))
+
+
+def test_the_installed_coopsim_says_its_version(installed):
+    import coopsim
+
+    bin_dir, env, elsewhere = installed
+    done = _run([str(bin_dir / "coopsim"), "--version"], cwd=elsewhere, env=env)
+    assert coopsim.__version__ in done.stdout
+
+
+def test_the_installed_coopsim_lists_its_plugins(installed):
+    bin_dir, env, elsewhere = installed
+    done = _run([str(bin_dir / "coopsim"), "list"], cwd=elsewhere, env=env)
+    for name in ("wander", "pymunk", "sonar", "ctf"):
+        assert name in done.stdout
+
+
+def test_the_installed_coopsim_runs_the_bundled_demo_headless(installed):
+    bin_dir, env, elsewhere = installed
+    # lockstep: the first step waits for the four controller processes (bundled scripts run by
+    # the venv's Python), so they must start from the wheel's files for the run to go on
+    done = _run([str(bin_dir / "coopsim"), "run", "--headless", "--duration", "1", "--port", "0",
+                 "--mode", "lockstep"], cwd=elsewhere, env=env)
+    text = done.stdout + done.stderr
+    assert "steps" in text and "Traceback" not in text
+    assert "crash" not in text and "exited" not in text, text
+
+
+def test_the_installed_coopsim_finds_a_bundled_scenario_by_its_clone_path(installed):
+    bin_dir, env, elsewhere = installed
+    done = _run([str(bin_dir / "coopsim"), "run", "scenarios/one_robot.scenario", "--headless",
+                 "--duration", "0.5", "--port", "0", "--no-controllers"], cwd=elsewhere, env=env)
+    assert "Traceback" not in done.stderr
