@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import importlib
 
-from .errors import CoopsimError, ParameterError, ScenarioError, SimulationError
+from .errors import (CoopsimError, ParameterError, RegistryError, ScenarioError,
+                     SimulationError)
 from .limits import check_robot_fields, name_problem
 from .params import ParamValues
 from .plugins import DRIVERS, MODULES, ROBOT_TYPES
@@ -20,7 +21,8 @@ def check_robot_spec(spec: RobotSpec) -> Assembly:
     return the assembly.
 
     Raises:
-        RegistryError: unknown robot type or driver.
+        RegistryError: unknown robot type or driver; the type carries a module that did not
+            load (the line says why).
         ParameterError: a bad or reserved name (the section's or one the type derives from it);
             a position, yaw or colour outside its range (coopsim.model.limits); unknown module
             or parameter, wrong type, or value out of range.
@@ -36,6 +38,11 @@ def check_robot_spec(spec: RobotSpec) -> Assembly:
         raise SimulationError(f"robot type {spec.type!r} built an invalid assembly: {exc}") \
             from None
     carried = {label for m in assembly.members for label in m.modules}
+    for label in sorted(carried):
+        if label not in MODULES:
+            why = MODULES.failure(label) or "no installed package registers it"
+            raise RegistryError(f"robot type {spec.type!r} carries module {label!r}, which is "
+                                f"not loaded: {why}")
     for setting in spec.params:
         if setting.module not in carried:
             raise ParameterError(f"robot type {spec.type!r} has no module {setting.module!r} "
