@@ -16,10 +16,10 @@ from typing import Any, Mapping
 STATS = ("max", "mean", "final", "max_after")
 
 
-def monitor_summary(rules: Mapping[str, Any], label: str = "monitors") -> tuple[dict, float]:
-    """One rule's summary (metric -> {max, mean, final, max_after}, by its own names) and its
-    ``after`` time, s, from a snapshot's or a recorded frame's rule fields ({} and 0 when the
-    rule is not there or reports no summary). The sweep keeps the ``[MONITORS]`` metrics."""
+def monitor_summary(rules: Mapping[str, Any], label: str) -> tuple[dict, float]:
+    """Rule ``label``'s summary (metric -> {max, mean, final, max_after}, by its own names) and
+    its ``after`` time, s, from a snapshot's or a recorded frame's rule fields ({} and 0 when
+    the rule is not there or reports no summary). The sweep keeps the ``[MONITORS]`` metrics."""
     fields = rules.get(label) if isinstance(rules, Mapping) else None
     if not isinstance(fields, Mapping):
         return {}, 0.0

@@ -1,8 +1,9 @@
-"""The five plugin registries and the checks a plugin's declaration must pass to join one.
+"""The six plugin registries and the checks a plugin's declaration must pass to join one.
 
-``ROBOT_TYPES``, ``MODULES``, ``DRIVERS``, ``ENGINES`` and ``RULES`` read the entry-point groups
-``coopsim.robot_types``, ``coopsim.modules``, ``coopsim.drivers``, ``coopsim.engines`` and
-``coopsim.rules`` (docs/plugins.md). A module's command ids must be new across all modules and
+``ROBOT_TYPES``, ``MODULES``, ``DRIVERS``, ``ENGINES``, ``RULES`` and ``METRICS`` (metric kinds
+of ``[MONITORS]``) read the entry-point groups ``coopsim.robot_types``, ``coopsim.modules``,
+``coopsim.drivers``, ``coopsim.engines``, ``coopsim.rules`` and ``coopsim.metrics``
+(docs/plugins.md). A module's command ids must be new across all modules and
 at least :data:`~coopsim.model.commands.FIRST_MODULE_ID`; its column names new across modules.
 """
 
@@ -13,6 +14,7 @@ import traceback
 
 from .commands import FIRST_MODULE_ID
 from .driver import Driver, Rule
+from .metric_kind import MetricKind
 from .module import Module
 from .registry import BUILTIN, Registry
 from .robot_type import RobotType
@@ -53,10 +55,11 @@ MODULES: Registry = Registry("module", "coopsim.modules", check=_check_module)
 DRIVERS: Registry = Registry("driver", "coopsim.drivers", check=_subclass(Driver))
 RULES: Registry = Registry("rule", "coopsim.rules", check=_subclass(Rule))
 ENGINES: Registry = Registry("engine", "coopsim.engines", lazy=True, check=_check_engine)
+METRICS: Registry = Registry("metric kind", "coopsim.metrics", check=_subclass(MetricKind))
 
 #: Every registry by its plural name, in the order ``coopsim list`` shows them.
 REGISTRIES = {"robot types": ROBOT_TYPES, "modules": MODULES, "drivers": DRIVERS,
-              "engines": ENGINES, "rules": RULES}
+              "engines": ENGINES, "rules": RULES, "metric kinds": METRICS}
 
 
 def blame(exc: BaseException) -> str:
