@@ -221,11 +221,12 @@ class Simulation:
             still = all(spec.static for spec, _ in world.objects.values())
             self._layout = (key, {k: m.field_names(key[1]) for k, m in MODULES.items()},
                             tuple(world.objects), tuple(p.name for p in world.parts),
-                            tuple(world.targets),
+                            (tuple(world.targets),
+                             tuple(spec for spec, _ in world.objects.values())),
                             # static objects never move: their poses are read once
                             frozen(world.engine.poses(handles)) if still else handles,
                             [p.handle for p in world.parts])
-        _, fields, objects, parts, targets, object_poses, part_handles = self._layout
+        _, fields, objects, parts, (targets, specs), object_poses, part_handles = self._layout
         engine = world.engine
         if isinstance(object_poses, list):
             object_poses = frozen(engine.poses(object_poses))
@@ -239,7 +240,8 @@ class Simulation:
             part_poses=frozen(engine.poses(part_handles) if part_handles else _NO_POSES),
             targets=targets, layout_version=world.layout_version,
             index=self.robots.index, rules=self.rules.fields(),
-            extra={k: v for k, v in self.extra.items() if not k.startswith("_")})
+            extra={k: v for k, v in self.extra.items() if not k.startswith("_")},
+            object_specs=specs)
 
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
