@@ -401,14 +401,18 @@ static int to_int(const char *w, int *out)
 /* "-" stands for an empty word in command 3's lines. */
 static const char *unblank(const char *w) { return strcmp(w, "-") == 0 ? "" : w; }
 
-/* One line `id name module params_min params_max data_min data_max text kind`; 0 or -1. */
+/* One line `id name module params_min params_max data_min data_max text kind doc`, where doc
+ * is the rest of the line (protocol 1 had no doc); 0 or -1. */
 static int parse_command(char *line, coopsim_command *cmd)
 {
     char *w[9];
     for (int i = 0; i < 9; i++)
         if (!(w[i] = next_word(&line)))
             return -1;
-    if (next_word(&line) || !to_int(w[0], &cmd->id) || !to_int(w[3], &cmd->params_min) ||
+    while (*line == ' ')
+        line++;
+    cmd->doc = unblank(line);
+    if (!to_int(w[0], &cmd->id) || !to_int(w[3], &cmd->params_min) ||
         !to_int(w[4], &cmd->params_max) || !to_int(w[5], &cmd->data_min) ||
         !to_int(w[6], &cmd->data_max))
         return -1;

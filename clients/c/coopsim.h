@@ -69,6 +69,7 @@ typedef struct {
     int params_min, params_max, data_min, data_max;
     const char *text;       /* "", "opt" or "req": is the text field used, needed */
     const char *kind;       /* "read", "motion", "action", or "" */
+    const char *doc;        /* one sentence: what it does, what its reply holds; "" if none */
 } coopsim_command;
 
 /* A robot: a socket on its server and its command table, fetched once when it is opened. */

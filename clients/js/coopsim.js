@@ -169,20 +169,24 @@ export function commandKey(module, name) {
 
 /**
  * Parse a robot's reply to command 3 (`commands`): one line per command,
- * `id name module params_min params_max data_min data_max text kind`, "-" for an empty word.
- * Returns [{id, name, module, params: [min, max], data: [min, max], text, kind}, ...].
+ * `id name module params_min params_max data_min data_max text kind doc`, "-" for an empty
+ * word; doc, one sentence, is the rest of the line.
+ * Returns [{id, name, module, params: [min, max], data: [min, max], text, kind, doc}, ...].
  */
 export function parseCommands(text) {
   const blank = (w) => (w === "-" ? "" : w);
   return text.split("\n").filter((line) => line.trim()).map((line) => {
-    const w = line.trim().split(/ +/);
+    const all = line.trim().split(/ +/);
+    const w = all.slice(0, 9);
     const n = w.map(Number);
     if (w.length !== 9 || ![0, 3, 4, 5, 6].every((i) => Number.isInteger(n[i]))) {
       throw new RemoteError(1, `malformed line in a command table: '${line}'`,
                             ROBOT_COMMANDS.commands);
     }
+    // the doc is the rest of the line (it holds spaces); protocol 1 lines have none
     return { id: n[0], name: w[1], module: blank(w[2]), params: [n[3], n[4]],
-             data: [n[5], n[6]], text: blank(w[7]), kind: blank(w[8]) };
+             data: [n[5], n[6]], text: blank(w[7]), kind: blank(w[8]),
+             doc: blank(all.slice(9).join(" ")) };
   });
 }
 

@@ -4,13 +4,14 @@ function [ids, rows] = coopsim_commands(target, module)
 %   coopsim_port) or a robot from coopsim_robot; MODULE (optional) keeps one module's commands.
 %   IDS is a containers.Map from 'module.name' (just 'name' for the commands every robot has,
 %   such as 'detach') to the command id. ROWS is a struct array with fields id, name, module,
-%   params ([min max]), data ([min max]), text and kind, one element per line of the reply
-%   `id name module params_min params_max data_min data_max text kind` ('-' = empty word).
+%   params ([min max]), data ([min max]), text, kind and doc, one element per line of the
+%   reply `id name module params_min params_max data_min data_max text kind doc` ('-' = empty
+%   word; doc, one sentence, is the rest of the line).
 %   Plain MATLAB/Octave apart from the request itself.
   if nargin < 2, module = ''; end
   reply = coopsim_request(target, 3, module);
   rows = struct('id', {}, 'name', {}, 'module', {}, 'params', {}, 'data', {}, ...
-                 'text', {}, 'kind', {});
+                 'text', {}, 'kind', {}, 'doc', {});
   lines = strsplit(reply.text, sprintf('\n'));
   for k = 1:numel(lines)
     if ~isempty(strtrim(lines{k}))
@@ -24,13 +25,16 @@ function [ids, rows] = coopsim_commands(target, module)
 end
 
 function c = parse_line(line)
-  w = strsplit(strtrim(line), ' ');
+  words = strsplit(strtrim(line), ' ');
+  w = words(1:min(9, end));
   n = str2double(w);
   if numel(w) ~= 9 || any(isnan(n([1 4 5 6 7])))
     error('coopsim:badreply', 'malformed line in a command table: ''%s''', line);
   end
+  % the doc is the rest of the line (it holds spaces); protocol 1 lines have none
   c = struct('id', n(1), 'name', w{2}, 'module', blank(w{3}), 'params', n(4:5), ...
-             'data', n(6:7), 'text', blank(w{8}), 'kind', blank(w{9}));
+             'data', n(6:7), 'text', blank(w{8}), 'kind', blank(w{9}), ...
+             'doc', blank(strjoin(words(10:end), ' ')));
 end
 
 function w = blank(w)

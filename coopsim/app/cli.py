@@ -238,7 +238,7 @@ def export(file, out, metrics_out, fox_out) -> None:
 @friendly
 def plot(file, out, robots) -> None:
     """PNGs of a recording: trajectories over the floor plan, speed and wheel commands against
-    time per robot, monitor metrics against time (needs matplotlib)."""
+    time per robot, every rule's metrics against time (needs matplotlib)."""
     from .recordings import plot_command
 
     plot_command(file, out, robots)

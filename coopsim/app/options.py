@@ -24,6 +24,14 @@ def friendly(fn):
         except (CoopsimError, OSError) as exc:
             click.echo(f"coopsim: {exc}", err=True)
             sys.exit(EXIT_BAD_INPUT)
+        except Exception as exc:  # a plugin from another package raised: name it, in one line
+            from ..model.plugins import blame
+
+            line = blame(exc)
+            if not line:
+                raise  # coopsim's own bug: the traceback is the report
+            click.echo(f"coopsim: {line}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
 
     return wrapper
 

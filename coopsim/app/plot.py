@@ -1,9 +1,10 @@
 """``coopsim plot FILE``: PNG figures of a recording (matplotlib, drawn off-screen).
 
 ``trajectories.png``: every robot's path over the floor plan (floor, zones, objects, targets
-of the first layout). ``robots.png``: ground speed (m/s) and wheel commands (m/s) against recording
-time (s), a row per robot. ``metrics.png``: each monitor metric against time, when the
-recording has any. Long recordings are read once, in order, keeping at most :data:`POINTS`
+of the first layout). ``robots.png``: ground speed (m/s) and the stored commands of every module
+the robot carries (``motors.left``...: each module's ``command_fields``, in its units) against
+recording time (s), a row per robot. ``metrics.png``: every rule's metrics against time, when
+the recording has any. Long recordings are read once, in order, keeping at most :data:`POINTS`
 samples per series.
 """
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..model.bundled import install_hint
 from ..model.errors import CoopsimError
+from ..model.plugins import MODULES
 from ..model.snapshot import rule_metrics
 from ..recording.player import recorded_steps
 
@@ -43,7 +45,8 @@ class Series:
         self.stride = max(1, math.ceil(recording.frame_count / POINTS))
         self.layout: dict = {}
         self.time: list[float] = []
-        self.robots: dict[str, list] = {}  # name -> [(t, x, y, speed, left, right)]
+        self.robots: dict[str, list] = {}  # name -> [(t, x, y, speed)]
+        self.commands: dict[str, dict] = {}  # name -> {module.field: [(t, value)]}
         self.metrics: dict[str, list] = {}  # name -> [(t, value)]
         self._wanted = set(robots)
         for k, (frame, layout, snap) in enumerate(recorded_steps(recording)):
@@ -53,16 +56,27 @@ class Series:
                 self._take(frame.position, snap)
 
     def _take(self, t: float, snap) -> None:
-        cmds = snap.commands.get("motors")
         speed = np.hypot(snap.velocities[:, 0], snap.velocities[:, 1])
+        columns = [(f"{label}.{field}", values[:, k]) for label, values in snap.commands.items()
+                   for k, field in enumerate(command_fields(label, values.shape[1]))]
         for i, name in enumerate(snap.robots):
             if self._wanted and name not in self._wanted:
                 continue
-            left, right = (cmds[i, 0], cmds[i, 1]) if cmds is not None else (math.nan,) * 2
             self.robots.setdefault(name, []).append(
-                (t, snap.poses[i, 0], snap.poses[i, 1], speed[i], left, right))
+                (t, snap.poses[i, 0], snap.poses[i, 1], speed[i]))
+            mine = self.commands.setdefault(name, {})
+            for key, values in columns:
+                if not math.isnan(values[i]) or key in mine:
+                    mine.setdefault(key, []).append((t, values[i]))
         for name, value in rule_metrics(snap.rules):
             self.metrics.setdefault(name, []).append((t, value))
+
+
+def command_fields(label: str, width: int) -> tuple[str, ...]:
+    """The names of module ``label``'s stored command values (its ``command_fields``), or
+    ``c0``, ``c1``... for a module not installed here."""
+    declared = MODULES.get(label).command_fields if label in MODULES else ()
+    return tuple(declared[:width]) + tuple(f"c{k}" for k in range(len(declared), width))
 
 
 def plot_recording(recording, folder: Path, robots: tuple[str, ...] = ()) -> list[Path]:
@@ -132,17 +146,19 @@ def _robot_rows(plt, series: Series, path: Path, named: tuple[str, ...]) -> Path
         a = np.array(series.robots[name])
         row[0].plot(a[:, 0], a[:, 3], color="tab:blue")
         row[0].set_ylabel(f"{name}\nspeed (m/s)", fontsize=8)
-        row[1].plot(a[:, 0], a[:, 4], label="left", color="tab:orange")
-        row[1].plot(a[:, 0], a[:, 5], label="right", color="tab:green")
-        row[1].set_ylabel("wheel cmd (m/s)", fontsize=8)
+        for key, samples in series.commands.get(name, {}).items():
+            c = np.array(samples)
+            row[1].plot(c[:, 0], c[:, 1], label=key)
+        row[1].set_ylabel("commands", fontsize=8)
+        if series.commands.get(name):
+            row[1].legend(fontsize=7, loc="upper right")
         for ax in row:
             ax.grid(alpha=0.3)
-    axes[0][1].legend(fontsize=7, loc="upper right")
     for ax in axes[-1]:
         ax.set_xlabel("time (s)")
     shown = "" if len(names) == len(series.robots) else \
         f" (first {len(names)} of {len(series.robots)}; --robot NAME picks)"
-    fig.suptitle("speed and wheel commands" + shown)
+    fig.suptitle("speed and stored commands" + shown)
     return _save(plt, fig, path)
 
 
@@ -156,7 +172,7 @@ def _metrics(plt, series: Series, path: Path) -> Path:
         ax.set_ylabel(name, fontsize=8)
         ax.grid(alpha=0.3)
     axes[-1][0].set_xlabel("time (s)")
-    fig.suptitle("monitor metrics")
+    fig.suptitle("rule metrics")
     return _save(plt, fig, path)
 
 

@@ -112,7 +112,7 @@ def run_point(task: PointTask) -> dict:
             stepper.tick()
         snap = stepper.snapshot
         row.update(steps=snap.step, sim_time=snap.time, ended=sim.ended)
-        summary, _ = monitor_summary(snap.rules)
+        summary, _ = monitor_summary(snap.rules, _monitors_rule())
         for m in task.metrics:
             for s in STATS:
                 value = summary.get(m, {}).get(s)
@@ -133,3 +133,10 @@ def _recorder(task: PointTask, sim, stepper):
     settings = replace(task.scenario.settings, seed=task.seed, duration=task.duration,
                        mode="lockstep")
     return Recorder(task.record, task.scenario, settings, task.seed, sim.dt).attach(stepper)
+
+
+def _monitors_rule() -> str:
+    """The label of the rule a ``[MONITORS]`` section brings (Rule.section), "" for none."""
+    from ..model.plugins import RULES
+
+    return next((label for label, cls in RULES.items() if cls.section == "monitors"), "")

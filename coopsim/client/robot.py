@@ -66,13 +66,18 @@ class ModuleProxy:
         command = self.__dict__.get("_commands", {}).get(name)
         if command is None:
             raise AttributeError(f"module {self.label} has no command {name!r}")
-        return lambda *args, text="": self._robot.invoke(command, args, text)
+
+        def call(*args, text=""):
+            return self._robot.invoke(command, args, text)
+        call.__name__ = call.__qualname__ = name
+        call.__doc__ = command.doc  # the server's listing carries it: help(bot.motors.stop)
+        return call
 
     def __dir__(self):
         return [*super().__dir__(), *self._commands]
 
     def commands(self) -> dict[str, Command]:
-        """The module's commands by name."""
+        """The module's commands by name, as the robot lists them (id, arity, kind, ``doc``)."""
         return dict(self._commands)
 
 

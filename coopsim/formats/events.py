@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from ..model.errors import FileFormatError
 from ..model.specs import COLORS, EventAction, EventSpec, MetricSpec, MonitorsSpec, TargetSpec
-from ..model.validate import METRIC_KINDS
+from ..model.plugins import METRICS
 from .sections import Bad, Key, Section, fixed, number, param_value, real
 
 #: ``ROBOT.MODULE.NAME`` of an event or a sweep axis (MODULE ``driver`` for the driver's).
@@ -78,35 +78,26 @@ def _target(key: str, tokens: list) -> EventAction:
 
 
 def _metric(key: str, tokens: list, rest: str) -> MetricSpec:
-    """``metric NAME KIND ARGS...``."""
+    """``metric NAME KIND ARGS...``; KIND is a metric kind registered under
+    ``coopsim.metrics``, which counts and parses its arguments."""
     if len(tokens) < 2:
-        raise Bad(f"metric needs a name and a kind ({', '.join(METRIC_KINDS)}), "
+        raise Bad(f"metric needs a name and a kind ({', '.join(METRICS.labels())}), "
                   f"got {len(tokens)} values")
     name, kind, args = tokens[0], tokens[1], tuple(tokens[2:])
     if not _IDENT.fullmatch(name):
         raise Bad(f"metric name must be an identifier, got {name!r}")
-    if kind not in METRIC_KINDS:
-        raise Bad(f"unknown metric kind {kind!r} (expected {', '.join(METRIC_KINDS)})")
-    low, high = METRIC_KINDS[kind]
+    if kind not in METRICS:
+        raise Bad(f"unknown metric kind {kind!r} (expected {', '.join(METRICS.labels())})")
+    declared = METRICS.get(kind)
+    low, high = declared.args
     if not low <= len(args) <= high:
         count = str(low) if low == high else f"{low} to {high}"
         raise Bad(f"metric {kind} takes {count} arguments, got {len(args)}")
-    if kind == "at_target":
-        _at_target_args(args)
+    try:
+        declared.parse(args)
+    except ValueError as exc:
+        raise Bad(str(exc)) from None
     return MetricSpec(name, kind, args)
-
-
-def _at_target_args(args: tuple) -> None:
-    """``at_target ROBOT [RADIUS] [COLOR]``: radius > 0 m, colour a target colour or any."""
-    if len(args) > 1:
-        try:
-            radius = number(args[1])
-        except Bad as exc:
-            raise Bad(f"at_target radius {exc}") from None
-        if radius <= 0:
-            raise Bad(f"at_target radius must be > 0, got {args[1]}")
-    if len(args) > 2 and args[2] not in (*COLORS, "any"):
-        raise Bad(f"at_target colour must be a target colour or any, got {args[2]!r}")
 
 
 EVENT_KEYS = {

@@ -15,7 +15,7 @@ from typing import Iterable
 
 from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
 from ..model.limits import field_problem, first_problem, name_problem
-from ..model.plugins import ENGINES, ROBOT_TYPES, RULES
+from ..model.plugins import ENGINES, ROBOT_TYPES, RULES, blame
 from ..model.orders import FORMATION_NAMES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting, FloorSpec,
                            ObjectSpec, ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings,
@@ -527,6 +527,10 @@ def _check_rule(setting: RuleSetting, spec: ScenarioSpec, section: Section,
         at_fault = getattr(exc, "params", ())
         lines = [n for k, pair, n in section.entries if k == "param" and pair[0] in at_fault]
         raise FileFormatError(path, min(lines, default=section.line), str(exc)) from None
+    except Exception as exc:  # a plugin rule's own bug: one line naming it, not a traceback
+        if not blame(exc):
+            raise
+        raise FileFormatError(path, section.line, blame(exc)) from None
 
 
 def load_world(path: PathLike) -> WorldSpec:

@@ -106,15 +106,20 @@ class Command:
 
     def describe(self) -> str:
         """One line of the robot ``commands`` reply (docs/protocol.md): ``id name module
-        params_min params_max data_min data_max text kind``, with ``-`` for an empty word."""
+        params_min params_max data_min data_max text kind doc``, with ``-`` for an empty word;
+        ``doc``, the last field, is the rest of the line (it holds spaces)."""
+        doc = " ".join(self.doc.split())  # one line, whatever the declaration held
         words = (self.id, self.name, self.module or "-", *self.params, *self.data,
-                 self.text or "-", self.kind or "-")
+                 self.text or "-", self.kind or "-", doc or "-")
         return " ".join(str(w) for w in words)
 
     @classmethod
     def parse(cls, line: str) -> "Command":
-        """Read a line written by :meth:`describe` (clients use this)."""
-        cid, name, module, p0, p1, d0, d1, text, kind = line.split()
+        """Read a line written by :meth:`describe` (clients use this); a line of protocol
+        version 1 (nine words, no doc) reads with an empty doc."""
+        words = line.split(None, 9)
+        cid, name, module, p0, p1, d0, d1, text, kind = words[:9]
         blank = lambda w: "" if w == "-" else w  # noqa: E731
+        doc = blank(words[9].strip()) if len(words) > 9 else ""
         return cls(int(cid), name, blank(module), (int(p0), int(p1)), (int(d0), int(d1)),
-                   blank(text), blank(kind))
+                   blank(text), blank(kind), doc)

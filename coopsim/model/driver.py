@@ -149,6 +149,13 @@ class Rule:
         label: Registered name (``[RULE_n] type LABEL``).
         description: One line for ``coopsim list``.
         params: Typed parameters (``param NAME VALUE`` lines of the section).
+        section: The :class:`~coopsim.model.specs.ScenarioSpec` attribute (a scenario file
+            section, e.g. ``monitors`` for ``[MONITORS]``) whose presence brings this rule
+            into a run without a ``[RULE_n]``; "" for none.
+        overlay: What the viewer draws from this rule's fields, or "" for nothing: ``teams``
+            (fields ``teams``: name -> ``{base: [x, y], flag: [x, y], carrier, score,
+            robots}``, plus ``base_radius``, ``flag_radius`` m, ``clock``, ``time_limit`` s,
+            ``result``; docs/plugins.md). The rule's fields carry it as ``overlay``.
 
     Args:
         params: Current parameter values.
@@ -160,6 +167,8 @@ class Rule:
     label: ClassVar[str] = ""
     description: ClassVar[str] = ""
     params: ClassVar[tuple[ParamSpec, ...]] = ()
+    section: ClassVar[str] = ""
+    overlay: ClassVar[str] = ""
 
     def __init__(self, params: ParamValues) -> None:
         self.p = params

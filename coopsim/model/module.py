@@ -91,6 +91,11 @@ class Frame:
             radio's queues); changed on the stepper thread only.
         step: The number of the step being measured (the snapshot's ``step``).
         names: Every robot's network name, by row.
+        target_colors: The colour name of each target, in the order of ``targets``.
+        objects: Every object in the world as an :class:`~coopsim.model.specs.ObjectSpec`
+            (name, ``shape`` box/cylinder/sphere, size m, ``mass`` kg with 0 = static,
+            ``color`` RGB), in insertion order; its position is where it was inserted (the
+            snapshot's ``object_poses`` say where it is now).
     """
 
     dt: float
@@ -108,6 +113,8 @@ class Frame:
     extra: dict
     step: int = 0
     names: tuple = ()
+    target_colors: tuple = ()
+    objects: tuple = ()
 
 
 def _some(p: Mapping, name: str) -> bool:

@@ -1,17 +1,22 @@
-"""The five plugin registries and the checks a plugin's declaration must pass to join one.
+"""The six plugin registries and the checks a plugin's declaration must pass to join one.
 
-``ROBOT_TYPES``, ``MODULES``, ``DRIVERS``, ``ENGINES`` and ``RULES`` read the entry-point groups
-``coopsim.robot_types``, ``coopsim.modules``, ``coopsim.drivers``, ``coopsim.engines`` and
-``coopsim.rules`` (docs/plugins.md). A module's command ids must be new across all modules and
+``ROBOT_TYPES``, ``MODULES``, ``DRIVERS``, ``ENGINES``, ``RULES`` and ``METRICS`` (metric kinds
+of ``[MONITORS]``) read the entry-point groups ``coopsim.robot_types``, ``coopsim.modules``,
+``coopsim.drivers``, ``coopsim.engines``, ``coopsim.rules`` and ``coopsim.metrics``
+(docs/plugins.md). A module's command ids must be new across all modules and
 at least :data:`~coopsim.model.commands.FIRST_MODULE_ID`; its column names new across modules.
 """
 
 from __future__ import annotations
 
+import os
+import traceback
+
 from .commands import FIRST_MODULE_ID
 from .driver import Driver, Rule
+from .metric_kind import MetricKind
 from .module import Module
-from .registry import Registry
+from .registry import BUILTIN, Registry
 from .robot_type import RobotType
 
 
@@ -50,10 +55,34 @@ MODULES: Registry = Registry("module", "coopsim.modules", check=_check_module)
 DRIVERS: Registry = Registry("driver", "coopsim.drivers", check=_subclass(Driver))
 RULES: Registry = Registry("rule", "coopsim.rules", check=_subclass(Rule))
 ENGINES: Registry = Registry("engine", "coopsim.engines", lazy=True, check=_check_engine)
+METRICS: Registry = Registry("metric kind", "coopsim.metrics", check=_subclass(MetricKind))
 
 #: Every registry by its plural name, in the order ``coopsim list`` shows them.
 REGISTRIES = {"robot types": ROBOT_TYPES, "modules": MODULES, "drivers": DRIVERS,
-              "engines": ENGINES, "rules": RULES}
+              "engines": ENGINES, "rules": RULES, "metric kinds": METRICS}
+
+
+def blame(exc: BaseException) -> str:
+    """One line naming the plugin from another package whose code raised ``exc``, its package
+    and where (``plugin coopsim.modules:lamp from coopsim-lamp 0.2 raised ValueError: ...``);
+    "" when no such plugin's code is on the traceback (a coopsim bug keeps its traceback).
+
+    The innermost frame of a plugin's package decides; its ``self``/``cls`` names the plugin
+    when several come from one package."""
+    outside = [(registry.group, label, item, origin) for registry in REGISTRIES.values()
+               for label, item, origin in registry.loaded() if origin.package != BUILTIN]
+    for frame, lineno in reversed(list(traceback.walk_tb(exc.__traceback__))):
+        top = str(frame.f_globals.get("__name__", "")).split(".")[0]
+        ours = [p for p in outside if p[3].target.split(":")[0].split(".")[0] == top]
+        if not ours:
+            continue
+        me = frame.f_locals.get("cls", type(frame.f_locals.get("self")))
+        group, label, _, origin = next((p for p in ours if isinstance(me, type)
+                                        and issubclass(me, p[2])), ours[0])
+        where = f"{os.path.basename(frame.f_code.co_filename)}:{lineno}, in {frame.f_code.co_name}"
+        return (f"plugin {group}:{label} from {origin} raised {type(exc).__name__}: {exc} "
+                f"({where})")
+    return ""
 
 
 def problems() -> list[str]:

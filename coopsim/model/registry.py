@@ -60,6 +60,7 @@ class Registry(Generic[T]):
         self._origins: dict[str, Origin] = {}
         self._pending: dict[str, metadata.EntryPoint] = {}
         self.problems: list[str] = []
+        self._failed: dict[str, str] = {}  # label -> why its plugin was skipped
         self._loaded = not group
         self._lock = threading.RLock()
 
@@ -127,6 +128,7 @@ class Registry(Generic[T]):
     def _report(self, ep: metadata.EntryPoint, reason: str) -> None:
         line = f"plugin {self.group}:{ep.name} from {_ep_origin(ep)}: {reason}; skipped"
         self.problems.append(line)
+        self._failed.setdefault(ep.name, line)
         log.warning("%s", line)
 
     # -- looking up -----------------------------------------------------------------------------
@@ -153,6 +155,19 @@ class Registry(Generic[T]):
         if label in self._pending:
             return _ep_origin(self._pending[label])
         return self._origins[label]
+
+    def failure(self, label: str) -> str:
+        """Why the plugin registered under ``label`` did not load (its line of
+        :attr:`problems`), or "" when it loaded or nothing claimed the label."""
+        self.load()
+        return "" if label in self else self._failed.get(label, "")
+
+    def loaded(self) -> list[tuple[str, T, Origin]]:
+        """(label, class, origin) of every plugin imported so far (lazy ones not asked for
+        are left out)."""
+        self.load()
+        with self._lock:
+            return [(label, item, self._origins[label]) for label, item in self._items.items()]
 
     def labels(self) -> list[str]:
         """Every label, loaded or not, sorted."""

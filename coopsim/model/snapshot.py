@@ -54,8 +54,12 @@ class Snapshot:
         readings: Module label -> (N, width) reading array.
         fields: Module label -> names of its reading's columns.
         objects: Object names; object_poses: (M, 3) their x, y, yaw.
+        object_specs: Each object's :class:`~coopsim.model.specs.ObjectSpec` as inserted or
+            updated, in the order of ``objects``: ``shape`` (its kind: box, cylinder, sphere),
+            ``size`` m, ``mass`` kg (0 = static), ``color`` RGB (a replay leaves it empty).
         parts: Part names (``team1.bar``); part_poses: (K, 3) x, y, yaw of each part's body.
-        targets: Target markers, in the order the target module reports.
+        targets: Target markers (:class:`~coopsim.model.specs.TargetSpec`: ``color`` name,
+            ``position`` m, ``rgb``), in the order the target module reports.
         layout_version: Changes whenever something is inserted, updated or removed.
         index: Robot name -> row.
         rules: Rule label -> the JSON-ready fields it reports this step.
@@ -81,10 +85,18 @@ class Snapshot:
     index: Mapping[str, int] = field(default_factory=dict)
     rules: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    object_specs: tuple = ()
 
     def robot_index(self, name: str) -> int:
         """Row of robot ``name``; KeyError when it is not in this snapshot."""
         return self.index[name]
+
+    def object_spec(self, name: str):
+        """Object ``name``'s ObjectSpec (mass, shape, colour); KeyError when it is not here."""
+        try:
+            return self.object_specs[self.objects.index(name)]
+        except (ValueError, IndexError):
+            raise KeyError(name) from None
 
     def reading(self, name: str, module: str) -> np.ndarray:
         """One robot's reading of one module (a read-only row)."""

@@ -229,7 +229,7 @@ class MetricSpec:
 
     Attributes:
         name: The metric's name (an identifier, unique).
-        kind: ``distance``, ``speed``, ``at_target``, ``min_sonar`` or ``python``.
+        kind: A metric kind registered under ``coopsim.metrics`` (``coopsim list``).
         args: Its arguments as written (robot or object names, numbers, ``module:function``).
         line: Line it was written on.
     """

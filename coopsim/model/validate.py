@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import importlib
 
-from .errors import CoopsimError, ParameterError, ScenarioError, SimulationError
+from .errors import (CoopsimError, ParameterError, RegistryError, ScenarioError,
+                     SimulationError)
 from .limits import check_robot_fields, name_problem
 from .params import ParamValues
-from .plugins import DRIVERS, MODULES, ROBOT_TYPES
+from .plugins import DRIVERS, METRICS, MODULES, ROBOT_TYPES
 from .robot_type import Assembly
 from .specs import RobotSpec
 
@@ -20,7 +21,8 @@ def check_robot_spec(spec: RobotSpec) -> Assembly:
     return the assembly.
 
     Raises:
-        RegistryError: unknown robot type or driver.
+        RegistryError: unknown robot type or driver; the type carries a module that did not
+            load (the line says why).
         ParameterError: a bad or reserved name (the section's or one the type derives from it);
             a position, yaw or colour outside its range (coopsim.model.limits); unknown module
             or parameter, wrong type, or value out of range.
@@ -36,6 +38,11 @@ def check_robot_spec(spec: RobotSpec) -> Assembly:
         raise SimulationError(f"robot type {spec.type!r} built an invalid assembly: {exc}") \
             from None
     carried = {label for m in assembly.members for label in m.modules}
+    for label in sorted(carried):
+        if label not in MODULES:
+            why = MODULES.failure(label) or "no installed package registers it"
+            raise RegistryError(f"robot type {spec.type!r} carries module {label!r}, which is "
+                                f"not loaded: {why}")
     for setting in spec.params:
         if setting.module not in carried:
             raise ParameterError(f"robot type {spec.type!r} has no module {setting.module!r} "
@@ -72,11 +79,6 @@ def _check_drivers(spec: RobotSpec, names: list[str]) -> None:
 
 
 # -- timed events and monitors --------------------------------------------------------------------
-
-#: Metric kinds of ``[MONITORS]`` and how many arguments each takes (min, max).
-METRIC_KINDS = {"distance": (2, 2), "speed": (1, 1), "at_target": (1, 3), "min_sonar": (1, 1),
-                "python": (1, 8)}
-
 
 def members(scenario) -> dict:
     """Network name -> (its RobotSpec, its MemberSpec) for every robot the scenario creates."""
@@ -176,33 +178,23 @@ def _check_object(action, objects: dict, present: set) -> None:
 
 
 def check_monitors(scenario) -> None:
-    """Check every metric of ``[MONITORS]``: robots and objects exist, modules are carried,
-    ``python`` functions import.
+    """Check every metric of ``[MONITORS]`` against the scenario through its kind (registered
+    under ``coopsim.metrics``): robots and objects exist, modules are carried, ``python``
+    functions import.
 
     Raises:
         ScenarioError: at the line of the first problem.
     """
     if scenario.monitors is None:
         return
-    robots = members(scenario)
-    objects = {o.name for o in scenario.world.objects + scenario.objects}
+    robots = {name: tuple(member.modules) for name, (_, member) in members(scenario).items()}
+    objects = frozenset(o.name for o in scenario.world.objects + scenario.objects)
     for metric in scenario.monitors.metrics:
-        kind, args = metric.kind, metric.args
-        if kind == "python":
-            try:
-                python_function(args[0])
-            except CoopsimError as exc:
-                raise ScenarioError(metric.line, str(exc)) from None
-            continue
-        names = args if kind == "distance" else args[:1]
-        for name in names:
-            if name not in robots and (kind != "distance" or name not in objects):
-                what = "robot or object" if kind == "distance" else "robot"
-                raise ScenarioError(metric.line, f"metric {metric.name}: no {what} named "
-                                                 f"{name!r}")
-        if kind == "min_sonar" and "sonar" not in robots[args[0]][1].modules:
-            raise ScenarioError(metric.line, f"metric {metric.name}: robot {args[0]} has no "
-                                             "sonar")
+        try:
+            kind = METRICS.get(metric.kind)
+            kind.check(metric.args, robots, objects)
+        except (ValueError, CoopsimError) as exc:
+            raise ScenarioError(metric.line, f"metric {metric.name}: {exc}") from None
 
 
 def python_function(target: str):

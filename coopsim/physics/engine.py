@@ -26,9 +26,15 @@ from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 
 #: What an engine may offer. ``joints``: pivot/revolute joints (carried bars, arms);
-#: ``movable_objects``: objects with mass that robots push; ``multi_body``: assemblies of more
-#: than one body per robot; ``differential`` and ``velocity``: the two drives.
-FEATURES = frozenset({"joints", "movable_objects", "multi_body", "differential", "velocity"})
+#: ``movable_objects``: objects with mass (pymunk: robots push them; kinematic: they stand still
+#: until attached); ``multi_body``: assemblies of more than one body per robot; ``differential``
+#: and ``velocity``: the two drives; ``attach``: run-time constraints between two bodies
+#: (:meth:`Engine.attach`, a gripper's hold).
+FEATURES = frozenset({"joints", "movable_objects", "multi_body", "differential", "velocity",
+                      "attach"})
+#: Kinds of :meth:`Engine.attach`: ``pin`` (a pivot at a point: b may turn about it) and
+#: ``weld`` (b keeps its pose relative to a).
+ATTACH_KINDS = ("pin", "weld")
 
 
 @dataclass
@@ -164,6 +170,27 @@ class Engine(ABC):
         """Drive motor joints at ``rates`` rad/s (b relative to a), up to their torque caps."""
         if len(handles):
             raise SimulationError(f"the {self.label} engine has no joint motors")
+
+    def attach(self, a: Any, b: Any, kind: str, anchor: tuple[float, float]) -> Any:
+        """Constrain body ``b`` to body ``a`` from the next step on; return a handle for
+        :meth:`detach`. Called between steps (a gripper's grab).
+
+        Args:
+            a, b: Body handles: a robot's (``Handles.robots`` value), an assembly body's
+                (``Handles.bodies`` value) or an object's (what :meth:`add_object` returned).
+            kind: ``pin`` (a pivot at ``anchor``: b may turn about it) or ``weld`` (b keeps its
+                pose relative to a). An engine without joints holds both rigidly.
+            anchor: The pivot, (x, y) m, world frame.
+
+        Raises:
+            SimulationError: the engine has no run-time constraints, or cannot tie these two.
+        """
+        raise SimulationError(f"the {self.label} engine has no run-time constraints")
+
+    def detach(self, handle: Any) -> None:
+        """Remove a constraint :meth:`attach` made (b stays where it is, at rest relative to
+        a)."""
+        raise SimulationError(f"the {self.label} engine has no run-time constraints")
 
     @abstractmethod
     def static_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -1,9 +1,11 @@
 """The ``kinematic`` engine: every robot moves as commanded, then overlaps are resolved (swarms).
 
-No forces, no mass, no joints. Robots are circles (their member radius); objects are static
+No forces, no mass, no joints. Robots are circles (their member radius); objects stand still
 (cylinders and spheres: circles; boxes: solid oriented rectangles, whose edges the ray caster
-sees). What it cannot run -- joints (``team2``'s carried bar), carried parts, movable objects --
-is refused with a reason by :meth:`Engine.refuses_assembly` / :meth:`Engine.refuses_object`.
+sees): an object with mass is not pushed, but it can be *attached* to a robot (:meth:`attach`,
+a gripper's hold), and then moves rigidly with it (pin and weld alike), colliding with nothing
+while carried, until it is detached where it is. What it cannot run -- joints (``team2``'s
+carried bar), carried parts -- is refused with a reason by :meth:`Engine.refuses_assembly`.
 
 One step of ``dt`` seconds:
 
@@ -46,10 +48,11 @@ Frames and units: world frame, metres, radians (yaw counter-clockwise from +x, r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..model.errors import SimulationError
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import kinematic_kernels as jit
@@ -57,6 +60,10 @@ from . import kinematic_numpy
 from .engine import Engine, Handles, as_geometry, box_corners
 from .kinematic_kernels import BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY
 
+_NONE_MOVING = as_geometry([], [])  # moving_geometry without carried objects (read-only)
+for _empty in _NONE_MOVING:
+    _empty.flags.writeable = False
+del _empty
 ITERATIONS = 32  # resolution passes per substep, at most (a jam needs many; free robots 1-2)
 MAX_SUBSTEPS = 16  # substeps per step, at most
 SUBSTEP_REACH = 0.5  # largest move per substep, in smallest robot radii
@@ -82,10 +89,12 @@ class _Robot:
 
 @dataclass(eq=False)
 class _Object:
-    """A static object: its spec and pose (x, y, yaw)."""
+    """An object: its spec (its position: where it stands when not carried) and pose (x, y,
+    yaw); ``carrier``: (the robot carrying it, its pose in the robot's frame) or None."""
 
     spec: ObjectSpec
     pose: tuple
+    carrier: tuple | None = None
 
 
 class KinematicEngine(Engine):
@@ -102,7 +111,7 @@ class KinematicEngine(Engine):
 
     label = "kinematic"
     description = "swarm kinematics (numba): commanded motion, overlap resolution, no joints"
-    features = frozenset({"differential", "velocity"})
+    features = frozenset({"differential", "velocity", "movable_objects", "attach"})
     kernels = "auto"
 
     def __init__(self, floor: FloorSpec, kernels: str | None = None) -> None:
@@ -111,6 +120,7 @@ class KinematicEngine(Engine):
         self.backend = "numba" if self._k is jit else "numpy"
         self._half = np.array([floor.length / 2, floor.width / 2])
         self._objects: list[_Object] = []
+        self._carried = 0  # objects attached now (none: nothing to move, no moving shapes)
         self._robots: list[_Robot] = []
         self._static: tuple | None = None  # static grid, rebuilt lazily after a change
         self._shapes: tuple | None = None  # static shapes for the ray caster
@@ -140,8 +150,48 @@ class KinematicEngine(Engine):
         return obj
 
     def remove_object(self, handle: _Object) -> None:
+        if handle.carrier is not None:
+            self.detach(handle)
         self._objects.remove(handle)
         self._static = self._shapes = None
+
+    def attach(self, a, b, kind: str, anchor: tuple[float, float]) -> _Object:
+        """A rigid attachment of object ``b`` to robot ``a`` (``kind`` and ``anchor`` do not
+        matter: there are no joints); the object leaves the static shapes while carried."""
+        if not (isinstance(a, _Robot) and isinstance(b, _Object)):
+            raise SimulationError("the kinematic engine attaches an object to a robot only")
+        if b.carrier is not None:
+            raise SimulationError(f"{b.spec.name} is attached already")
+        x, y, yaw = self.poses([a])[0]
+        dx, dy = b.pose[0] - x, b.pose[1] - y
+        c, s = math.cos(yaw), math.sin(yaw)
+        b.carrier = (a, (c * dx + s * dy, -s * dx + c * dy, b.pose[2] - yaw))
+        self._carried += 1
+        self._static = self._shapes = None
+        return b
+
+    def detach(self, handle: _Object) -> None:
+        """Put the object down where it is: a standing object again."""
+        x, y, yaw = handle.pose
+        handle.spec = replace(handle.spec, position=(x, y, handle.spec.position[2]), yaw=yaw)
+        if handle.carrier is not None:
+            self._carried -= 1
+        handle.carrier = None
+        self._static = self._shapes = None
+
+    def _carry(self) -> None:
+        """Move every carried object with its robot (after the robots moved)."""
+        for obj in self._objects if self._carried else ():
+            if obj.carrier is None:
+                continue
+            robot, (u, v, turn) = obj.carrier
+            x, y, yaw = self.poses([robot])[0]
+            c, s = math.cos(yaw), math.sin(yaw)
+            obj.pose = (x + c * u - s * v, y + s * u + c * v, yaw + turn)
+
+    def _standing(self) -> list:
+        """The objects not carried: the static shapes."""
+        return [o for o in self._objects if o.carrier is None]
 
     def add_assembly(self, assembly: Assembly, group: int) -> Handles:
         self.check_assembly(assembly)
@@ -226,6 +276,7 @@ class KinematicEngine(Engine):
                              self.heading)
                 self._resolve(static)
             self._k.finish(self.pos, start, self.yaw, self.cmd, self.mode, dt, self.state)
+        self._carry()
 
     def _substeps(self, dt: float) -> int:
         """Substeps for this step: the fastest robot moves at most SUBSTEP_REACH of the
@@ -309,7 +360,7 @@ class KinematicEngine(Engine):
         largest robot radius grew beyond its padding."""
         pad = self._rmax + GAP + 1e-6  # 1e-6 m: more than any rounding of a cell index
         if self._static is None or self._static[-1] < pad:
-            shapes, kinds = static_shapes(self._objects)
+            shapes, kinds = static_shapes(self._standing())
             self._static = (*static_grid(shapes, kinds, self._half, pad), pad)
         return self._static[:-1]
 
@@ -319,7 +370,7 @@ class KinematicEngine(Engine):
             walls = [(-hl, -hw, hl, -hw), (hl, -hw, hl, hw), (hl, hw, -hl, hw),
                      (-hl, hw, -hl, -hw)]
             circles, segments = [], []
-            for obj in self._objects:
+            for obj in self._standing():
                 s = obj.spec
                 if s.shape == "box":
                     c = box_corners(s.position[0], s.position[1], s.yaw, s.size[0], s.size[1])
@@ -330,7 +381,20 @@ class KinematicEngine(Engine):
         return self._shapes
 
     def moving_geometry(self):
-        return as_geometry([], [])
+        """The carried objects where they are now (none: no moving shapes)."""
+        if not self._carried:
+            return _NONE_MOVING
+        circles, segments = [], []
+        for obj in self._objects:
+            if obj.carrier is not None:
+                x, y, yaw = obj.pose
+                s = obj.spec
+                if s.shape == "box":
+                    c = box_corners(x, y, yaw, s.size[0], s.size[1])
+                    segments += [(*c[k], *c[(k + 1) % 4], 0) for k in range(4)]
+                else:
+                    circles.append((x, y, s.radius, 0))
+        return as_geometry(circles, segments)
 
 
 def _backend(kind: str):

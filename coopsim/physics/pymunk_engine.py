@@ -25,7 +25,8 @@ import pymunk.batch as batch
 
 from ..model.robot_type import Assembly, JointSpec, ShapeSpec
 from ..model.specs import FloorSpec, ObjectSpec
-from .engine import FEATURES, Engine, Handles, as_geometry
+from ..model.errors import SimulationError
+from .engine import ATTACH_KINDS, FEATURES, Engine, Handles, as_geometry
 
 GRAVITY = 9.81  # m/s^2
 FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
@@ -74,6 +75,13 @@ class _Joint:
         s = self.spring
         stretch = (s.a.local_to_world(s.anchor_a) - s.b.local_to_world(s.anchor_b)).length
         return s.stiffness * (stretch - s.rest_length)
+
+
+@dataclass(eq=False)
+class _Attachment:
+    """The constraints of one :meth:`PymunkEngine.attach`."""
+
+    constraints: tuple
 
 
 @dataclass(eq=False)
@@ -188,6 +196,27 @@ class PymunkEngine(Engine):
     def _changed(self) -> None:
         self._version += 1
         self._state = None
+
+    # -- run-time constraints ----------------------------------------------------------------------
+
+    def attach(self, a, b, kind: str, anchor: tuple[float, float]) -> _Attachment:
+        """A pivot joint at ``anchor`` (world, m), plus for ``weld`` a gear joint holding the
+        relative angle: real constraints the solver keeps, so a held object still collides
+        and drags on the floor. The two bodies no longer collide with each other."""
+        if kind not in ATTACH_KINDS:
+            raise SimulationError(f"attach kind must be one of {', '.join(ATTACH_KINDS)}")
+        ba, bb = _body_of(a), _body_of(b)
+        pin = pymunk.PivotJoint(ba, bb, tuple(anchor))
+        constraints = [pin]
+        if kind == "weld":
+            constraints.append(pymunk.GearJoint(ba, bb, bb.angle - ba.angle, 1.0))
+        for c in constraints:
+            c.collide_bodies = False
+        self.space.add(*constraints)
+        return _Attachment(tuple(constraints))
+
+    def detach(self, handle: _Attachment) -> None:
+        self.space.remove(*handle.constraints)
 
     # -- stepping ---------------------------------------------------------------------------------
 
@@ -440,3 +469,8 @@ def _shape_geometry(shape: pymunk.Shape, circles: list, segments: list) -> None:
     pts = [shape.body.local_to_world(v) for v in shape.get_vertices()]
     for a, b in zip(pts, pts[1:] + pts[:1]):
         segments.append((a[0], a[1], b[0], b[1], group))
+
+
+def _body_of(handle) -> pymunk.Body:
+    """The pymunk body behind an object, robot or assembly-body handle."""
+    return handle if isinstance(handle, pymunk.Body) else handle.body

@@ -26,7 +26,7 @@ from mcap.records import Message as McapMessage
 
 from . import format as rf
 from ..model.errors import RecordingError
-from ..model.metrics import format_metrics, monitor_summary
+from ..model.metrics import format_summary, rule_summaries
 from ..model.snapshot import wrap_angle
 from .index import ChunkRef, read_attachment, read_chunk, read_index
 
@@ -46,8 +46,9 @@ class RecordingInfo:
         complete: False when the recorder did not finish (crash): the index was rebuilt.
         frames: Recorded steps; dropped: steps the recorder had to drop (None if unknown).
         robots: Robot names at the start; robots_end: at the end.
-        metrics: The monitors' summary at the last recorded step (metric -> {max, mean,
-            final, max_after}; empty without monitors); metrics_after: its ``after``, s.
+        metrics: Every rule's metrics at the last recorded step, ``rule.name`` -> {max,
+            mean, final, max_after} (a rule's own summary, else only ``final``; empty when no
+            rule reports metrics); metrics_after: the summaries' ``after``, s.
     """
 
     path: str
@@ -341,7 +342,7 @@ class Recording:
         names = lambda layout: tuple(r["name"] for r in layout.get("robots", ()))  # noqa: E731
         dropped = self.end_meta.get("dropped") if self.end_meta else None
         last = self.frame(self.frame_count - 1).rules if self.frame_count else {}
-        metrics, after = monitor_summary(last)
+        metrics, after = rule_summaries(last)
         return RecordingInfo(
             path=self.path, size=self.size, complete=self.complete,
             scenario=self.meta.get("scenario", ""), scenario_path=self.meta.get(
@@ -386,7 +387,7 @@ def format_info(info: RecordingInfo) -> str:
             ("robots", robots), ("layouts", str(info.layouts)), ("seed", str(info.seed)),
             ("complete", state), ("dropped", dropped)]
     width = max(len(k) for k, _ in rows)
-    table = format_metrics({"monitors": {"summary": info.metrics, "after": info.metrics_after}})
+    table = format_summary(info.metrics, info.metrics_after)
     return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([table] if table else []))
 
 

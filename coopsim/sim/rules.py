@@ -7,10 +7,6 @@ from ..model.errors import CoopsimError, SimulationError
 from ..model.plugins import RULES
 from ..model.specs import RuleSetting
 
-#: Scenario attributes that bring their rule with them: (attribute, rule label).
-AUTO_RULES = (("events", "events"), ("monitors", "monitors"))
-
-
 class RuleError(SimulationError):
     """A rule raised; the message names the rule."""
 
@@ -29,9 +25,11 @@ class RuleHost:
     def __init__(self, scenario) -> None:
         self.rules = []
         labels = {s.label for s in scenario.rules}
-        # Scenario sections that are rules of their own: [EVENT_n] and [MONITORS].
-        auto = tuple(RuleSetting(label) for attr, label in AUTO_RULES
-                     if getattr(scenario, attr, None) and label not in labels)
+        # Scenario sections that bring their rule ([EVENT_n], [MONITORS]): each rule says
+        # which (Rule.section), so the host names none of them
+        auto = tuple(RuleSetting(label) for label, cls in RULES.items()
+                     if cls.section and getattr(scenario, cls.section, None)
+                     and label not in labels)
         for setting in scenario.rules + auto:
             cls = RULES.get(setting.label)
             rule = cls(cls.values(dict(setting.settings)))
@@ -52,13 +50,15 @@ class RuleHost:
                 self.ended = f"{rule.label}: {rule.ended}"
 
     def fields(self) -> dict:
-        """Rule label -> its fields (a label used twice gets ``#2``, ``#3``...)."""
+        """Rule label -> its fields (a label used twice gets ``#2``, ``#3``...); a rule that
+        declares an :attr:`~coopsim.model.driver.Rule.overlay` has it as field ``overlay``."""
         out: dict = {}
         for rule in self.rules:
             key, n = rule.label, 2
             while key in out:
                 key, n = f"{rule.label}#{n}", n + 1
-            out[key] = rule.fields()
+            fields = rule.fields()
+            out[key] = {"overlay": rule.overlay, **fields} if rule.overlay else fields
         return out
 
 

@@ -9,6 +9,7 @@ same run, bit for bit.
 from __future__ import annotations
 
 import dataclasses
+from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
@@ -47,8 +48,9 @@ class Simulation:
             (the radio's queues), touched on the stepper thread only, and handed to modules as
             ``Frame.extra``. Each snapshot carries the entries whose names do not start with
             ``_`` (``Snapshot.extra``): those values must be immutable. The simulation keeps
-            ``map`` (a :class:`~coopsim.model.specs.MapSpec`) and ``squads`` (the scenario's
-            SquadSpecs) up to date with the layout.
+            ``map`` (a :class:`~coopsim.model.specs.MapSpec`), ``squads`` (the scenario's
+            SquadSpecs) and ``held`` (robot -> the object it holds, :meth:`attach`) up to date
+            with the layout.
     """
 
     def __init__(self, scenario: ScenarioSpec, seed: int | None = None,
@@ -177,6 +179,24 @@ class Simulation:
         self.params.refresh(self.world)
         return stored
 
+    def attach(self, robot: str, obj: str, kind: str = "weld") -> None:
+        """Hold object ``obj`` on robot ``robot``'s chassis from the next step on (``pin``: it
+        may turn about the contact point; ``weld``: rigidly), in either engine; the snapshot
+        shows it at once (``extra["held"]``). Call between steps (a module's ``act``).
+
+        Raises:
+            SimulationError: see :meth:`coopsim.sim.world.World.attach`.
+        """
+        self.world.attach(robot, obj, kind)
+        self.relayout()
+
+    def detach(self, robot: str) -> str:
+        """Let go of what ``robot`` holds; return the object's name ("" when nothing)."""
+        obj = self.world.detach(robot)
+        if obj:
+            self.relayout()
+        return obj
+
     def zero_reading(self, robot: str, module: str) -> None:
         """Set one robot's last reading of ``module`` to zeros (odometry reset); the next step
         builds on it (:meth:`relayout` shows it at once)."""
@@ -194,6 +214,7 @@ class Simulation:
         if self.extra.get("map") is None or self.extra["map"].version != self.world.layout_version:
             self.extra["map"] = self.world.map_spec()
             self.extra["squads"] = self.world.squads
+            self.extra["held"] = MappingProxyType({r: o for r, (o, _) in self.world.held.items()})
         if self.robots.refresh(self.world):
             names = self.robots.names
             self.commands = {
@@ -221,11 +242,12 @@ class Simulation:
             still = all(spec.static for spec, _ in world.objects.values())
             self._layout = (key, {k: m.field_names(key[1]) for k, m in MODULES.items()},
                             tuple(world.objects), tuple(p.name for p in world.parts),
-                            tuple(world.targets),
+                            (tuple(world.targets),
+                             tuple(spec for spec, _ in world.objects.values())),
                             # static objects never move: their poses are read once
                             frozen(world.engine.poses(handles)) if still else handles,
                             [p.handle for p in world.parts])
-        _, fields, objects, parts, targets, object_poses, part_handles = self._layout
+        _, fields, objects, parts, (targets, specs), object_poses, part_handles = self._layout
         engine = world.engine
         if isinstance(object_poses, list):
             object_poses = frozen(engine.poses(object_poses))
@@ -239,7 +261,8 @@ class Simulation:
             part_poses=frozen(engine.poses(part_handles) if part_handles else _NO_POSES),
             targets=targets, layout_version=world.layout_version,
             index=self.robots.index, rules=self.rules.fields(),
-            extra={k: v for k, v in self.extra.items() if not k.startswith("_")})
+            extra={k: v for k, v in self.extra.items() if not k.startswith("_")},
+            object_specs=specs)
 
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared

@@ -114,6 +114,7 @@ class World:
         self.param_epoch = 0
         self._next_group = 1
         self._taken: set[str] = set()  # robot and section names
+        self.held: dict[str, tuple[str, object]] = {}  # robot -> (object, engine handle)
         self._loading = True  # the engine learns the robot order once, after the scenario
         for spec in scenario.world.objects + scenario.objects:
             if spec.start:  # the others wait for a timed event to insert them
@@ -138,8 +139,11 @@ class World:
         self.layout_version += 1
 
     def remove_object(self, name: str) -> ObjectSpec:
-        """Remove an object by name and return its spec."""
+        """Remove an object by name and return its spec (a robot holding it lets go)."""
         spec, handle = self._object(name)
+        for robot, (held, _) in list(self.held.items()):
+            if held == name:
+                self.detach(robot)
         self.engine.remove_object(handle)
         del self.objects[name]
         self.layout_version += 1
@@ -246,6 +250,8 @@ class World:
         """Remove the robot(s) and parts built from the section named ``name``."""
         if name not in self.sections:
             raise UnknownNameError(f"no robot named {name!r}")
+        for member in self.sections[name].members:
+            self.detach(member)
         section = self.sections.pop(name)
         self._taken -= {name, *section.members}
         self.engine.remove_assembly(section.handles)
@@ -288,9 +294,46 @@ class World:
         version = self.layout_version
         self.engine, self.objects, self.robots = fresh.engine, fresh.objects, fresh.robots
         self.parts, self.sections, self.targets = fresh.parts, fresh.sections, fresh.targets
+        self.held = {}  # the new engine holds nothing
         self._next_group, self._taken = fresh._next_group, fresh._taken
         self.layout_version = version + fresh.layout_version + 1
         self.param_epoch += 1
+
+    # -- attachments (a gripper's hold) -----------------------------------------------------------
+
+    def attach(self, robot: str, obj: str, kind: str = "weld") -> None:
+        """Constrain object ``obj`` to robot ``robot``'s chassis (``pin`` or ``weld``, see
+        :meth:`coopsim.physics.engine.Engine.attach`), pivoting where the chassis edge faces
+        the object's centre.
+
+        Raises:
+            SimulationError: no such robot or object, a static object, an object or a robot
+                already holding or held, or an engine without run-time constraints.
+        """
+        who = self.robot(robot)
+        spec, handle = self._object(obj)
+        if spec.static:
+            raise SimulationError(f"{obj} is static (mass 0): it cannot be held")
+        if robot in self.held:
+            raise SimulationError(f"{robot} holds {self.held[robot][0]} already")
+        other = next((r for r, (o, _) in self.held.items() if o == obj), None)
+        if other is not None:
+            raise SimulationError(f"{obj} is held by {other}")
+        x, y = self.engine.robot_state()[self.robots.index(who), :2]
+        ox, oy, _ = self.engine.poses([handle])[0]
+        d = math.hypot(ox - x, oy - y) or 1.0
+        anchor = (x + (ox - x) * who.radius / d, y + (oy - y) * who.radius / d)
+        self.held[robot] = (obj, self.engine.attach(who.handle, handle, kind, anchor))
+        self.layout_version += 1
+
+    def detach(self, robot: str) -> str:
+        """Let go of what ``robot`` holds; return its name ("" when it held nothing)."""
+        if robot not in self.held:
+            return ""
+        obj, handle = self.held.pop(robot)
+        self.engine.detach(handle)
+        self.layout_version += 1
+        return obj
 
     def _changed(self) -> None:
         self.layout_version += 1

@@ -1,5 +1,5 @@
 """Games in the viewer: the Squads panel (pick a squad, right-click to order it) and the
-capture-the-flag rule's bases, flags and score.
+bases, flags and score of a rule that declares the ``teams`` overlay (capture the flag does).
 
 A right-click (a press and release of the right button that did not drag) on the floor sends
 the selected squad an order on ``/squads`` (docs/protocol.md section 9), which publishes it on
@@ -7,8 +7,9 @@ the selected squad an order on ``/squads`` (docs/protocol.md section 9), which p
 ``capture`` it; anywhere else, ``goto`` there in the formation chosen in the panel. The server's
 answer (the order's number, or why it was refused) shows in the panel.
 
-Flags and bases are drawn from the ``ctf`` rule's fields (the state document's ``rules``,
-refreshed every second); a carried flag is drawn on its carrier as the stream moves it. The
+Flags and bases are drawn from the fields of the first rule whose ``overlay`` field is
+``teams`` (:attr:`coopsim.model.driver.Rule.overlay`; the state document's ``rules``, refreshed
+every second), whatever its label; a carried flag is drawn on its carrier as the stream moves it. The
 score and clock join the status bar (:func:`game_parts`).
 """
 
@@ -27,15 +28,21 @@ CLICK_SLOP = 4.0  # px a right press may move and still be a click, not a pan
 _FALLBACK = ((230, 40, 40), (40, 90, 230))  # team colours when a team has no robot
 
 
-def ctf_fields(run: dict) -> dict | None:
-    """The ``ctf`` rule's fields in the run's state, or None."""
-    fields = (run.get("rules") or {}).get("ctf")
-    return fields if isinstance(fields, dict) and "teams" in fields else None
+OVERLAY = "teams"  # the overlay kind this module draws (Rule.overlay)
+
+
+def team_fields(run: dict) -> dict | None:
+    """The fields of the first rule in the run's state that declares the ``teams`` overlay,
+    or None."""
+    for fields in (run.get("rules") or {}).values():
+        if isinstance(fields, dict) and fields.get("overlay") == OVERLAY and "teams" in fields:
+            return fields
+    return None
 
 
 def game_parts(run: dict) -> list[tuple[str, str]]:
     """The status bar's game pieces: the score, the clock, the result (kind ``state``)."""
-    fields = ctf_fields(run)
+    fields = team_fields(run)
     if fields is None:
         return []
     teams = list(fields["teams"].items())
@@ -70,7 +77,7 @@ def flag_positions(fields: dict, scene) -> dict[str, tuple[float, float]]:
 
 def draw_game(scene, camera, run: dict, layout: dict | None) -> None:
     """Bases (rings) and flags (poles with pennants) in the teams' colours."""
-    fields = ctf_fields(run)
+    fields = team_fields(run)
     if fields is None or layout is None:
         return
     draw = imgui.get_background_draw_list()
@@ -141,7 +148,7 @@ class SquadPanel:
         """The order a right-click at world (x, y), m, means for the selected squad."""
         if self.selected is None:
             return None
-        fields = ctf_fields(run)
+        fields = team_fields(run)
         if fields is not None:
             team = next((s.get("team") for s in self.squads() if s["name"] == self.selected), "")
             for name, side in fields["teams"].items():

@@ -143,24 +143,27 @@ def test_cli_summary_info_and_export(spec_path, tmp_path):
     table = out.stdout[out.stdout.index("metric "):].splitlines()
     assert table[0].split()[:4] == ["metric", "max", "mean", "final"]
     assert "max after 0.5 s" in table[0]
-    assert [row.split()[0] for row in table[1:]] == ["gap", "to_box", "v", "home", "near",
-                                                     "custom"]
+    assert [row.split()[0] for row in table[1:]] == [
+        f"monitors.{m}" for m in ("gap", "to_box", "v", "home", "near", "custom")]
     info = subprocess.run([sys.executable, "-m", "coopsim", "info", str(rec), "--json"],
                           capture_output=True, text=True, timeout=60)
     facts = json.loads(info.stdout)
-    assert facts["metrics_after"] == 0.5 and set(facts["metrics"]) >= {"gap", "v"}
+    assert facts["metrics_after"] == 0.5 and set(facts["metrics"]) >= {"monitors.gap",
+                                                                        "monitors.v"}
     text = subprocess.run([sys.executable, "-m", "coopsim", "info", str(rec)],
                           capture_output=True, text=True, timeout=60).stdout
-    assert "max after 0.5 s" in text and "\ngap " in text
+    assert "max after 0.5 s" in text and "\nmonitors.gap " in text
     csv_out = tmp_path / "m.csv"
     done = subprocess.run([sys.executable, "-m", "coopsim", "export", str(rec), "--csv",
                            str(csv_out)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     rows = list(csv.DictReader(open(tmp_path / "m.metrics.csv")))
-    assert len(rows) == 101 and rows[0].keys() >= {"time", "step", "sim_time", "gap", "custom"}
+    assert len(rows) == 101 and rows[0].keys() >= {"time", "step", "sim_time", "monitors.gap",
+                                                   "monitors.custom"}
     last = rows[-1]
-    assert float(last["gap"]) == pytest.approx(facts["metrics"]["gap"]["final"], rel=1e-9)
-    assert last["step"] == "100" and rows[1]["to_box"] != ""
+    assert float(last["monitors.gap"]) == pytest.approx(
+        facts["metrics"]["monitors.gap"]["final"], rel=1e-9)
+    assert last["step"] == "100" and rows[1]["monitors.to_box"] != ""
 
 
 def test_metrics_in_sim_state_and_on_the_state_stream(spec_path):

@@ -77,7 +77,8 @@ BUILTINS = {"robot types": {"single", "team2"}, "engines": {"pymunk", "kinematic
             "modules": {"motors", "sonar", "target", "odometry", "gps", "compass", "bumper",
                         "support"},
             "drivers": {"wander", "goto_target", "follow_leader"},
-            "rules": {"stop_when_all_at_target"}}
+            "rules": {"stop_when_all_at_target"},
+            "metric kinds": {"distance", "speed", "at_target", "python", "min_sonar"}}
 
 
 def test_builtins_come_from_the_coopsim_distribution():
@@ -105,7 +106,8 @@ def test_coopsim_list_names_every_plugin_and_its_package(plugin_path):
                           text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    for heading in ("Robot types:", "Modules:", "Drivers:", "Engines:", "Rules:"):
+    for heading in ("Robot types:", "Modules:", "Drivers:", "Engines:", "Rules:",
+                    "Metric kinds:"):
         assert heading in out
     assert "good" in out and "[fakeplug 1.2]" in out and "[coopsim " in out
     assert "5100 read" in out and "features: differential" in out

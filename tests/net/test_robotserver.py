@@ -79,7 +79,7 @@ def test_modules(each_r1, run):
 
 def test_commands_lists_what_the_robot_serves_with_ids_arities_and_kinds(each_r1, run):
     error, text, command, params, data = each_r1.ok(3)
-    lines = text.splitlines()
+    lines = [" ".join(line.split()[:9]) for line in text.splitlines()]  # the doc is tested apart
     assert (error, command, params) == (0, 3, [len(lines)])
     assert "100 set_speeds motors 0 0 2 2 - motion" in lines
     assert "200 read sonar 0 0 0 0 - read" in lines
@@ -87,9 +87,9 @@ def test_commands_lists_what_the_robot_serves_with_ids_arities_and_kinds(each_r1
     assert "401 reset odometry 0 0 0 0 - action" in lines
     assert "13 param_set - 0 0 0 1 req -" in lines
     assert not any(" support " in line for line in lines)  # r1 carries no support
-    assert each_r1.ok(3, "sonar")[1] == "200 read sonar 0 0 0 0 - read"
+    assert each_r1.ok(3, "sonar")[1].startswith("200 read sonar 0 0 0 0 - read ")
     leader = _peer(run, "/t_leader")
-    assert leader.ok(3, "support")[1] == "800 read support 0 0 0 0 - read"
+    assert leader.ok(3, "support")[1].startswith("800 read support 0 0 0 0 - read ")
     error, text, *_ = each_r1.ask(3, "wings")
     assert error == p.UNKNOWN_NAME and "no module 'wings'" in text
 

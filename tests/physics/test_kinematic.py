@@ -329,14 +329,16 @@ def test_static_objects_added_and_removed_at_run_time():
 
 # --- refusals -------------------------------------------------------------------------------------
 
-def test_team2_and_movable_objects_are_refused_with_a_reason():
+def test_team2_is_refused_with_a_reason_and_movable_objects_stand_still():
     engine = KinematicEngine(FloorSpec(10, 10))
     team = Team2.build(RobotSpec("team2", "t", (0.0, 0.0, 0.0), 0.0))
     assert KinematicEngine.refuses_assembly(team) == "the kinematic engine has no joints"
     with pytest.raises(SimulationError, match="no joints"):
         engine.add_assembly(team, 1)
-    with pytest.raises(SimulationError, match="no movable objects: give B mass 0"):
-        engine.add_object(box("B", 1, 1, mass=2.0))
+    world = World(scenario([robot("r", 0.0, 0.0)], [box("B", 1.0, 0.0, mass=2.0)]), "kinematic")
+    run(world.engine, 50, 0.1, forward=0.6)  # into the crate: it is not pushed
+    assert world.object_poses().tolist() == [[1.0, 0.0, 0.0]]
+    assert world.engine.robot_state()[0, 0] == pytest.approx(1.0 - 0.5 - 0.2, abs=0.02)
     with pytest.raises(SimulationError, match="no joints"):
         World(scenario([robot("t", type="team2")]), "kinematic")
 
@@ -344,8 +346,6 @@ def test_team2_and_movable_objects_are_refused_with_a_reason():
 @pytest.mark.parametrize("section, line, reason", [
     ("[ROBOT_1]\ntype team2\nname t\nposition 0 0 0\n", 5,
      "robot t (team2): the kinematic engine has no joints"),
-    ("[OBJECT_1]\ntype box\nsize 1 1 1\nposition 2 2 0.5\nmass 3\n", 5,
-     "the kinematic engine has no movable objects"),
 ])
 def test_cli_run_refuses_with_file_and_line(tmp_path, section, line, reason):
     (tmp_path / "w.world").write_text("[FLOOR]\nsize 10 10 0.1\n")

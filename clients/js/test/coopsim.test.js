@@ -50,14 +50,17 @@ test("a request nobody answers fails with error 9", async () => {
 
 // Two lines of a command-3 reply, as docs/protocol.md section 3 writes them, with made-up ids:
 // a client must take the ids from the table, whatever they are.
-const TABLE = "2 detach - 0 0 0 0 - -\n4100 set_speeds motors 0 0 2 2 - motion\n" +
-              "4200 read sonar 0 0 0 0 - read\n";
+const TABLE = "2 detach - 0 0 0 0 - - Stop driving the robot.\n" +
+              "4100 set_speeds motors 0 0 2 2 - motion Set the wheel speeds, m/s.\n" +
+              "4200 read sonar 0 0 0 0 - read -\n";
 
 test("parseCommands reads command 3's lines, '-' as an empty word", () => {
   assert.deepEqual(parseCommands(TABLE)[1], { id: 4100, name: "set_speeds", module: "motors",
                                               params: [0, 0], data: [2, 2], text: "",
-                                              kind: "motion" });
+                                              kind: "motion", doc: "Set the wheel speeds, m/s." });
   assert.equal(parseCommands(TABLE)[0].module, "");
+  assert.equal(parseCommands(TABLE)[2].doc, "");
+  assert.equal(parseCommands("2 detach - 0 0 0 0 - -")[0].doc, "");  // protocol 1: no doc
   assert.throws(() => parseCommands("100 set_speeds motors 0 0 2\n"), RemoteError);
 });
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.commands import Command
+from ...model.metric_kind import MetricKind, need_robot, robot_row
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from .common import lost, noise
@@ -42,3 +43,23 @@ class Sonar(Module):
     @classmethod
     def clip(cls, out, p):
         return np.clip(out, 0.0, p["max_range"][:, None])
+
+
+class MinSonar(MetricKind):
+    """``metric NAME min_sonar ROBOT``: the robot's nearest sonar distance, m (a ``[MONITORS]``
+    metric kind, declared here beside the module it reads)."""
+
+    label = "min_sonar"
+    description = "min_sonar ROBOT: the robot's nearest sonar distance, m"
+    args = (1, 1)
+
+    @classmethod
+    def check(cls, args, robots, objects) -> None:
+        need_robot(args[0], robots)
+        if Sonar.label not in robots[args[0]]:
+            raise ValueError(f"robot {args[0]} has no {Sonar.label}")
+
+    @classmethod
+    def build(cls, robot: str):
+        label = Sonar.label
+        return lambda snap: robot_row(snap, robot, lambda i: snap.readings[label][i].min())

@@ -59,3 +59,18 @@ class SwarmBot(Single):
         body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
                                spec.yaw, cls.modules)
         return Assembly((member,), (body,))
+
+
+class GripperBot(Single):
+    """``single``'s chassis with a gripper: it grabs the movable object it touches and carries
+    it (in either engine: the gripper holds through the engine's run-time constraints)."""
+
+    label = "gripperbot"
+    description = "single's 0.40 m robot plus a gripper that holds the movable object it touches"
+    modules = MODULES + ("gripper",)
+
+    @classmethod
+    def build(cls, spec: RobotSpec) -> Assembly:
+        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
+                               spec.yaw, cls.modules)
+        return Assembly((member,), (body,))

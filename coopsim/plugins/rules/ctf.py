@@ -56,6 +56,7 @@ class CaptureTheFlag(Rule):
     """Two teams, a flag and a base each; tag, capture, score; time and score limits."""
 
     label = "ctf"
+    overlay = "teams"  # the viewer draws bases, flags, score and clock from the fields
     description = "capture the flag between the squads of two teams (needs [SQUAD_n] team)"
     params = (
         ParamSpec("team_a", "str", "first team: the team word of its [SQUAD_n] sections", "A"),

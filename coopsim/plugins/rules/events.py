@@ -27,6 +27,7 @@ class Events(Rule):
     """
 
     label = "events"
+    section = "events"  # a scenario with [EVENT_n] sections brings this rule
     description = "timed events of the scenario ([EVENT_n]: parameters, reset, insert, remove)"
 
     def __init__(self, params) -> None:

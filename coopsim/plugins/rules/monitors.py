@@ -1,11 +1,13 @@
 """``monitors``: named metrics computed from every step's snapshot (``[MONITORS]``), with their
 running summary.
 
-Kinds (SI units): ``distance A B`` (m, between the centres of two robots or objects),
-``speed A`` (m/s, the robot's ground speed), ``at_target A [RADIUS] [COLOR]`` (1 when the
-robot's centre is within RADIUS m, default 0.5, of a target of COLOR, default any; else 0),
-``min_sonar A`` (m, the robot's nearest sonar distance) and ``python module:function [ARG...]``
-(``function(snapshot, *args)`` returns a number; the module must import where the run runs).
+Each metric's kind is a plugin registered under ``coopsim.metrics`` (``coopsim list`` shows
+them); the built-in kinds declared here (SI units): ``distance A B`` (m, between the centres of
+two robots or objects), ``speed A`` (m/s, the robot's ground speed), ``at_target A [RADIUS]
+[COLOR]`` (1 when the robot's centre is within RADIUS m, default 0.5, of a target of COLOR,
+default any; else 0) and ``python module:function [ARG...]`` (``function(snapshot, *args)``
+returns a number; the module must import where the run runs). The sonar module declares
+``min_sonar``.
 
 A value that cannot be computed this step (an object not in the world) is NaN, reported as
 null, and left out of the summary. The simulation hosts this rule by itself whenever the
@@ -20,7 +22,10 @@ from typing import Callable
 import numpy as np
 
 from ...model.driver import Rule
-from ...model.errors import SimulationError
+from ...model.errors import CoopsimError, SimulationError
+from ...model.metric_kind import MetricKind, robot_row
+from ...model.plugins import METRICS
+from ...model.specs import COLORS
 from ...model.validate import check_monitors, python_function
 
 
@@ -64,45 +69,92 @@ def _position(snap, name: str):
     return None
 
 
-def _distance(a: str, b: str):
-    def metric(snap) -> float:
-        pa, pb = _position(snap, a), _position(snap, b)
-        return math.nan if pa is None or pb is None else float(np.hypot(*(pa - pb)))
-    return metric
+class Distance(MetricKind):
+    """``distance A B``: m between the centres of two robots or objects."""
+
+    label = "distance"
+    description = "distance A B: m between the centres of two robots or objects"
+    args = (2, 2)
+
+    @classmethod
+    def check(cls, args, robots, objects) -> None:
+        for name in args:
+            if name not in robots and name not in objects:
+                raise ValueError(f"no robot or object named {name!r}")
+
+    @classmethod
+    def build(cls, a: str, b: str):
+        def metric(snap) -> float:
+            pa, pb = _position(snap, a), _position(snap, b)
+            return math.nan if pa is None or pb is None else float(np.hypot(*(pa - pb)))
+        return metric
 
 
-def _robot_row(snap, name: str, fn: Callable) -> float:
-    i = snap.index.get(name)
-    return math.nan if i is None else float(fn(i))
+class Speed(MetricKind):
+    """``speed A``: the robot's ground speed, m/s."""
+
+    label = "speed"
+    description = "speed ROBOT: the robot's ground speed, m/s"
+
+    @classmethod
+    def build(cls, a: str):
+        return lambda snap: robot_row(snap, a, lambda i: np.hypot(*snap.velocities[i, :2]))
 
 
-def _speed(a: str):
-    return lambda snap: _robot_row(snap, a, lambda i: np.hypot(*snap.velocities[i, :2]))
+class AtTarget(MetricKind):
+    """``at_target A [RADIUS] [COLOR]``: 1 when the robot's centre is within RADIUS m (default
+    0.5) of a target of COLOR (default any), else 0."""
+
+    label = "at_target"
+    description = "at_target ROBOT [RADIUS] [COLOR]: 1 within RADIUS m (0.5) of a target, else 0"
+    args = (1, 3)
+
+    @classmethod
+    def parse(cls, args) -> None:
+        if len(args) > 1:
+            try:
+                radius = float(args[1])
+            except ValueError:
+                raise ValueError(f"at_target radius must be a number, got {args[1]!r}") \
+                    from None
+            if not radius > 0 or not math.isfinite(radius):
+                raise ValueError(f"at_target radius must be > 0, got {args[1]}")
+        if len(args) > 2 and args[2] not in (*COLORS, "any"):
+            raise ValueError(f"at_target colour must be a target colour or any, got "
+                             f"{args[2]!r}")
+
+    @classmethod
+    def build(cls, a: str, radius: str = "0.5", color: str = "any"):
+        reach = float(radius)
+
+        def near(snap, i) -> float:
+            spots = [t.position[:2] for t in snap.targets if color in ("any", t.color)]
+            if not spots:
+                return 0.0
+            d = np.hypot(*(np.array(spots) - snap.poses[i, :2]).T)
+            return float(d.min() <= reach)
+        return lambda snap: robot_row(snap, a, lambda i: near(snap, i))
 
 
-def _min_sonar(a: str):
-    return lambda snap: _robot_row(snap, a, lambda i: snap.readings["sonar"][i].min())
+class Python(MetricKind):
+    """``python module:function [ARG...]``: ``function(snapshot, *args)`` returns a number (the
+    module must import where the run runs)."""
 
+    label = "python"
+    description = "python MODULE:FUNCTION [ARG...]: function(snapshot, *args), a number"
+    args = (1, 8)
 
-def _at_target(a: str, radius: str = "0.5", color: str = "any"):
-    reach = float(radius)
+    @classmethod
+    def check(cls, args, robots, objects) -> None:
+        try:
+            python_function(args[0])
+        except CoopsimError as exc:
+            raise ValueError(str(exc)) from None
 
-    def near(snap, i) -> float:
-        spots = [t.position[:2] for t in snap.targets if color in ("any", t.color)]
-        if not spots:
-            return 0.0
-        d = np.hypot(*(np.array(spots) - snap.poses[i, :2]).T)
-        return float(d.min() <= reach)
-    return lambda snap: _robot_row(snap, a, lambda i: near(snap, i))
-
-
-def _python(target: str, *args: str):
-    fn = python_function(target)
-    return lambda snap: float(fn(snap, *args))
-
-
-KINDS = {"distance": _distance, "speed": _speed, "at_target": _at_target,
-         "min_sonar": _min_sonar, "python": _python}
+    @classmethod
+    def build(cls, target: str, *args: str):
+        fn = python_function(target)
+        return lambda snap: float(fn(snap, *args))
 
 
 class Monitors(Rule):
@@ -114,8 +166,9 @@ class Monitors(Rule):
     """
 
     label = "monitors"
-    description = "named metrics every step ([MONITORS]: distance, speed, at_target, " \
-                  "min_sonar, python) with max, mean, final and max_after"
+    section = "monitors"  # a scenario with [MONITORS] brings this rule
+    description = "named metrics every step ([MONITORS], any registered metric kind) with " \
+                  "max, mean, final and max_after"
 
     def __init__(self, params) -> None:
         super().__init__(params)
@@ -131,7 +184,8 @@ class Monitors(Rule):
         check_monitors(scenario)
         spec = scenario.monitors
         self.after = spec.after
-        self.metrics = [(m.name, KINDS[m.kind](*m.args)) for m in spec.metrics]
+        self.metrics = [(m.name, METRICS.get(m.kind).build(*m.args))
+                        for m in spec.metrics]
         self.summary = {name: Summary(self.after) for name, _ in self.metrics}
         self.values = {name: math.nan for name, _ in self.metrics}
 

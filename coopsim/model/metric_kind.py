@@ -1,0 +1,83 @@
+"""The metric-kind contract: one class declares one kind of ``[MONITORS]`` metric.
+
+A ``[MONITORS]`` line ``metric NAME KIND ARGS...`` names a kind registered under
+``coopsim.metrics`` (the built-ins too: ``distance``, ``speed``, ``at_target``, ``python`` beside
+the monitors rule, ``min_sonar`` beside the sonar module that it reads). The kind says how many
+arguments it takes and what they mean, checks them against the file (:meth:`MetricKind.parse`)
+and against the scenario's robots and objects (:meth:`MetricKind.check`), and builds the function
+the ``monitors`` rule calls with every step's snapshot (:meth:`MetricKind.build`). Nothing here
+imports pymunk or zmq.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, ClassVar, Mapping
+
+
+class MetricKind:
+    """Base of metric kinds; subclasses set the class attributes and override :meth:`build`
+    (and :meth:`parse` / :meth:`check` when their arguments need more than a count).
+
+    Class attributes:
+        label: The kind's name in ``metric NAME KIND ...``, registered under it.
+        description: One line for ``coopsim list``: the arguments and the unit of the value.
+        args: (min, max) number of arguments.
+    """
+
+    label: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    args: ClassVar[tuple[int, int]] = (1, 1)
+
+    @classmethod
+    def parse(cls, args: tuple[str, ...]) -> None:
+        """Check the arguments' own syntax (numbers, words) as the file is read.
+
+        Raises:
+            ValueError: a sentence saying which argument is wrong (reported at the line).
+        """
+
+    @classmethod
+    def check(cls, args: tuple[str, ...], robots: Mapping[str, tuple[str, ...]],
+              objects: frozenset) -> None:
+        """Check the arguments against the scenario; the default wants ``args[0]`` a robot.
+
+        Args:
+            robots: Every robot's network name -> the module labels it carries.
+            objects: Every object name in the world and scenario.
+
+        Raises:
+            ValueError: a sentence saying what is missing (reported at the line).
+        """
+        need_robot(args[0], robots)
+
+    @classmethod
+    def build(cls, *args: str) -> Callable:
+        """The function of one snapshot (:class:`~coopsim.model.snapshot.Snapshot`) that
+        gives the metric's value this step: a float in SI units, NaN when it cannot be computed
+        (a robot or object not in the world then)."""
+        raise NotImplementedError
+
+    @classmethod
+    def validate(cls) -> None:
+        """Check the declaration (called when the kind registers).
+
+        Raises:
+            ValueError: a label that is no identifier, or an impossible argument count.
+        """
+        if not cls.label.isidentifier():
+            raise ValueError(f"metric kind label {cls.label!r} is not an identifier")
+        low, high = cls.args
+        if not 0 <= low <= high:
+            raise ValueError(f"metric kind {cls.label}: args {cls.args} is not a (min, max)")
+
+
+def need_robot(name: str, robots: Mapping) -> None:
+    """Raise ValueError unless ``name`` is a robot of the scenario."""
+    if name not in robots:
+        raise ValueError(f"no robot named {name!r}")
+
+
+def robot_row(snap, name: str, fn: Callable) -> float:
+    """``fn(row)`` for robot ``name``'s row in ``snap``, or NaN when it is not there."""
+    i = snap.index.get(name)
+    return float("nan") if i is None else float(fn(i))

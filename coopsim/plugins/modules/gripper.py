@@ -1,0 +1,111 @@
+"""``gripper``: grab the movable object the chassis touches, hold it, release it.
+
+A grab looks for the nearest object with mass whose outline is within ``reach`` m of the
+chassis edge and holds it through the engine's run-time constraints
+(:meth:`coopsim.sim.simulation.Simulation.attach`): a weld (``weld`` 1, the default: the object
+keeps its pose relative to the robot) or a pin (``weld`` 0: it may turn about the contact
+point). The pymunk engine holds it with real joints (it still collides and drags on the floor);
+the kinematic engine carries it rigidly. Frames and units: world frame, metres, kilograms.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...model.commands import FAILED, Command
+from ...model.errors import ProtocolError, SimulationError
+from ...model.module import Module
+from ...model.params import ParamSpec
+
+
+class Gripper(Module):
+    """Holds one movable object: grab the touched one, release it, read what is held."""
+
+    label = "gripper"
+    description = "grab the touched movable object (within reach m), hold it, release it"
+    params = (
+        ParamSpec("reach", "float", "largest gap between chassis edge and object to grab, m",
+                  0.05, 0.0, 0.5, "m"),
+        ParamSpec("weld", "bool", "1: hold rigidly; 0: a pin (the object may turn)", True),
+    )
+    commands = (
+        Command(1000, "grab", "gripper", kind="action",
+                doc="hold the nearest movable object within reach; text: its name"),
+        Command(1001, "release", "gripper", kind="action",
+                doc="let go; text: the object released, or 'nothing held'"),
+        Command(1002, "read", "gripper", kind="read",
+                doc="[held (1 or 0), its mass kg]; text: its name ('' when none)"),
+    )
+    fields = ("held", "mass")
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        held = frame.extra.get("held") or {}
+        mass = {o.name: o.mass for o in frame.objects}
+        out = np.zeros((len(rows), 2))
+        for k, row in enumerate(rows):
+            name = held.get(frame.names[row]) if row < len(frame.names) else None
+            if name is not None:
+                out[k] = 1.0, mass.get(name, math.nan)
+        return out
+
+    @classmethod
+    def answer_robot(cls, command, robot, row, text, snap):
+        """From the snapshot's ``held`` board, so a read right after a grab or release shows
+        it (the reading row is measured only at the next step)."""
+        name = (snap.extra.get("held") or {}).get(robot, "")
+        try:
+            mass = snap.object_spec(name).mass if name else 0.0
+        except KeyError:  # a replay keeps no object specs
+            mass = math.nan
+        return name, [1.0 if name else 0.0, mass]
+
+    @classmethod
+    def act(cls, command, sim, robot, msg):
+        if command.name == "release":
+            return sim.detach(robot) or "nothing held"
+        holding = (sim.snapshot.extra.get("held") or {}).get(robot)
+        if holding:
+            raise ProtocolError(FAILED, f"gripper grab: {robot} holds {holding} already; "
+                                        "release it first")
+        params = sim.world.robot(robot).modules[cls.label]
+        target = touched(sim, robot, float(params["reach"]))
+        if target is None:
+            raise ProtocolError(FAILED, f"gripper grab: no movable object within "
+                                        f"{float(params['reach']):g} m of {robot}'s chassis")
+        try:
+            sim.attach(robot, target, "weld" if params["weld"] else "pin")
+        except SimulationError as exc:
+            raise ProtocolError(FAILED, f"gripper grab: {exc}") from None
+        return target
+
+
+def touched(sim, robot: str, reach: float) -> str | None:
+    """The movable object whose outline is nearest ``robot``'s chassis edge, if within
+    ``reach`` m (objects another robot holds are left out)."""
+    snap = sim.snapshot
+    i = snap.robot_index(robot)
+    x, y = snap.poses[i, :2]
+    radius = sim.world.robot(robot).radius
+    taken = set((snap.extra.get("held") or {}).values())
+    best, gap = None, reach
+    for spec, pose in zip(snap.object_specs, snap.object_poses):
+        if spec.static or spec.name in taken:
+            continue
+        d = outline_distance(spec, pose, x, y) - radius
+        if d <= gap:
+            best, gap = spec.name, d
+    return best
+
+
+def outline_distance(spec, pose, x: float, y: float) -> float:
+    """Distance from (x, y) to the object's outline, m (negative inside a circle; 0 inside a
+    box)."""
+    dx, dy = x - pose[0], y - pose[1]
+    if spec.shape != "box":
+        return math.hypot(dx, dy) - spec.radius
+    c, s = math.cos(pose[2]), math.sin(pose[2])
+    u, v = c * dx + s * dy, -s * dx + c * dy  # in the box's frame
+    return math.hypot(max(abs(u) - spec.size[0] / 2, 0.0), max(abs(v) - spec.size[1] / 2, 0.0))

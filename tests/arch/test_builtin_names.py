@@ -1,0 +1,84 @@
+"""No built-in plugin is named in the core: the layers below and above ``plugins/`` reach robot
+types, modules, drivers, rules and metric kinds through their registries and declarations,
+never by a label written in the code. The test reads every string constant of the core's
+source and fails on one that is a built-in plugin's label, except the few listed below, each
+with the reason it is not that plugin (or the debt it still is)."""
+
+from __future__ import annotations
+
+import ast
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "coopsim"
+PLUGIN_GROUPS = ("coopsim.robot_types", "coopsim.modules", "coopsim.drivers", "coopsim.rules",
+                 "coopsim.metrics")
+NOT_CORE = ("plugins", "swarm")  # the built-in plugins and the library they are built on
+
+#: (file, label): why this string is not the plugin of that name.
+ALLOWED = {
+    ("app/analyze.py", "tracking"): "the `coopsim analyze tracking` subcommand's name",
+    ("app/cli.py", "tracking"): "the `coopsim analyze tracking` subcommand's name",
+    ("app/points.py", "monitors"): "the scenario attribute [MONITORS] fills (Rule.section)",
+    ("app/controllers.py", "python"): "the interpreter a controller's command line starts",
+    ("app/bench.py", "single"): "DEBT: the step benchmark's world is defined with single robots",
+    ("app/bench.py", "motors"): "DEBT: the step benchmark drives them through their motors",
+    ("client/sim.py", "speed"): "the /sim speed factor",
+    ("client/squads.py", "formation"): "a squad order's formation word",
+    ("formats/events.py", "target"): "the `insert target` event word",
+    ("formats/files.py", "speed"): "the [SETTINGS] speed key",
+    ("formats/files.py", "formation"): "a squad's formation key",
+    ("formats/files.py", "line"): "a section's line, in an error",
+    ("formats/games.py", "formation"): "a squad's formation key",
+    ("foxglove/layout.py", "events"): "the Foxglove log panel's title",
+    ("foxglove/scene.py", "events"): "DEBT: the Foxglove event log reads the events rule",
+    ("model/orders.py", "line"): "a squad order's line formation",
+    ("model/orders.py", "squad"): "the squad order's word",
+    ("model/orders.py", "formation"): "a squad order's formation",
+    ("model/robot_type.py", "velocity"): "the velocity drive kind",
+    ("physics/engine.py", "velocity"): "the velocity drive feature",
+    ("physics/kinematic.py", "velocity"): "the velocity drive kind",
+    ("sim/describe.py", "formation"): "a squad's formation in the layout",
+    ("viewer/app.py", "target"): "the Target panel's key",
+    ("viewer/connection.py", "speed"): "the /sim speed factor",
+    ("viewer/forms.py", "speed"): "the /sim speed factor",
+    ("viewer/hud.py", "speed"): "the /sim speed factor",
+    ("viewer/hud.py", "events"): "DEBT: the event timeline reads the events rule",
+    ("viewer/panels.py", "target"): "the Target panel's key",
+}
+
+
+def builtin_labels() -> dict[str, str]:
+    """Label -> entry-point group of every plugin the coopsim distribution registers."""
+    out: dict[str, str] = {}
+    for group in PLUGIN_GROUPS:
+        for ep in metadata.entry_points(group=group):
+            if ep.dist is not None and ep.dist.metadata["Name"] == "coopsim":
+                out.setdefault(ep.name, group)
+    return out
+
+
+def named_in_core() -> set[tuple[str, str, int]]:
+    labels = builtin_labels()
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] in NOT_CORE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and node.value in labels:
+                found.add((rel.as_posix(), node.value, node.lineno))
+    return found
+
+
+def test_the_core_names_no_builtin_plugin():
+    assert {"single", "sonar", "motors", "ctf", "monitors", "min_sonar"} <= set(builtin_labels())
+    named = sorted(f"coopsim/{f}:{line}: {label!r}" for f, label, line in named_in_core()
+                   if (f, label) not in ALLOWED)
+    assert named == [], "built-in plugins named in the core:\n" + "\n".join(named)
+
+
+def test_every_allowance_is_still_needed():
+    used = {(f, label) for f, label, _ in named_in_core()}
+    assert sorted(set(ALLOWED) - used) == []
