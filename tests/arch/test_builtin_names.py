@@ -30,6 +30,7 @@ ALLOWED = {
     ("formats/files.py", "speed"): "the [SETTINGS] speed key",
     ("formats/files.py", "formation"): "a squad's formation key",
     ("formats/files.py", "line"): "a section's line, in an error",
+    ("conformance/transcript.py", "line"): "a transcript step's gateway line (JSON key)",
     ("formats/games.py", "formation"): "a squad's formation key",
     ("foxglove/layout.py", "events"): "the Foxglove log panel's title",
     ("foxglove/scene.py", "events"): "DEBT: the Foxglove event log reads the events rule",

@@ -62,7 +62,10 @@ def _sent(steps, ports) -> set[int]:
 def test_the_transcripts_send_every_command_of_every_server():
     steps = [s for file in load_all().values() for s in file]
     tables = doctables.servers()
-    robots = [["bot"], ["quad"], ["team_leader"], ["team_helper"]]
+    servers = {"nameserver", "sim", "playback", "squads", ""}
+    robots = sorted({tuple(s.port.split("/")[1:2]) for s in steps} - {(n,) for n in servers}
+                    - {()})
+    robots = [list(r) for r in robots]  # every robot of conformance.scenario a step reaches
     sent = {"nameserver": _sent(steps, [["nameserver"]]),
             "robot": set().union(*(_sent(steps, [r]) for r in robots)),
             "sim": _sent([s for s in steps if "replay" not in s.requires], [["sim"]]),
