@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from test_raycast import box_edges, random_scene, reference, unit
 
-from coopsim.sim.jitcast import JitRayCaster, make_caster, sonar_distances
+from coopsim.raycast.jitcast import JitRayCaster, make_caster, sonar_distances
 from coopsim.plugins.modules.sonar import ANGLES as SONAR_ANGLES
-from coopsim.sim.raycast import RayCaster
+from coopsim.raycast.numpycast import RayCaster
 
 pytestmark = pytest.mark.filterwarnings("error")  # NaN or division warnings fail the tests
 TOL = 1e-9  # m, against pymunk
@@ -249,8 +249,8 @@ def test_without_numba_the_numpy_caster_serves():
         import sys
         sys.modules["numba"] = None  # makes "import numba" raise ImportError
         import numpy as np
-        from coopsim.sim.jitcast import JitRayCaster, make_caster, sonar_distances
-        from coopsim.sim.raycast import RayCaster
+        from coopsim.raycast.jitcast import JitRayCaster, make_caster, sonar_distances
+        from coopsim.raycast.numpycast import RayCaster
         caster = make_caster()
         assert type(caster) is RayCaster, caster
         out = sonar_distances(caster, np.zeros((1, 3)), [0.2], [0.0], [2.0], [1],
