@@ -26,7 +26,7 @@ _EXPORTS = {
     "World": "sim.world", "Simulation": "sim.simulation", "Snapshot": "model.snapshot", "Stepper": "sim.stepper",
     "WallClock": "sim.clock", "ManualClock": "sim.clock", "Network": "net.network", "Run": "app.run",
     "RunOptions": "app.run", "Client": "client", "Recorder": "recording.writer", "Recording": "recording.reader",
-    "Replay": "recording.replay", "Gateway": "net.gateway",
+    "Replay": "replay.servers", "Gateway": "net.gateway",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

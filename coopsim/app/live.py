@@ -118,7 +118,7 @@ def replay_command(file, headless, fps, foxglove, foxglove_rate, **settings) -> 
     import contextlib
 
     from ..foxglove.bridge import ReplaySource
-    from ..recording.replay import Replay
+    from ..replay.servers import Replay
     from .console import run_replay
     from .run import start_bridge
 

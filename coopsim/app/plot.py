@@ -16,7 +16,7 @@ import numpy as np
 
 from ..model.errors import CoopsimError
 from ..model.snapshot import rule_metrics
-from ..recording.player import recorded_steps
+from ..replay.player import recorded_steps
 
 POINTS = 4000  # samples kept per series
 MAX_ROBOTS = 12  # rows of robots.png when no robot is named

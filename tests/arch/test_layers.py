@@ -22,12 +22,13 @@ ALLOWED = {
     "swarm": {"model", "swarm"},
     "plugins": {"model", "swarm", "plugins"},
     "net": {"model", "formats", "sim", "swarm", "net"},
-    "recording": {"model", "sim", "net", "recording"},
-    "foxglove": {"model", "sim", "recording", "foxglove"},
+    "recording": {"model", "recording"},
+    "replay": {"model", "sim", "net", "recording", "replay"},
+    "foxglove": {"model", "sim", "recording", "replay", "foxglove"},
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "viewer"},
-    "app": {"model", "formats", "raycast", "sim", "net", "recording", "client", "viewer", "app",
-            "plugins", "foxglove"},
+    "app": {"model", "formats", "raycast", "sim", "net", "recording", "replay", "client",
+            "viewer", "app", "plugins", "foxglove"},
 }
 NO_IO = {"model", "formats", "physics", "raycast", "sim", "swarm", "plugins"}  # no zmq, no windows
 
