@@ -16,7 +16,7 @@ _EXPORTS = {
     "CoopsimError": "model.errors", "FileFormatError": "model.errors", "ParameterError": "model.errors",
     "ProtocolError": "model.errors", "SimulationError": "model.errors", "RecordingError": "model.errors",
     "Message": "net.protocol", "PROTOCOL_VERSION": "net.protocol",
-    "load": "formats.files", "load_world": "formats.files", "load_scenario": "formats.files", "check": "formats.files",
+    "load": "formats.files", "load_world": "formats.files", "load_scenario": "formats.files", "check": "formats.check",
     "WorldSpec": "model.specs", "ScenarioSpec": "model.specs", "RobotSpec": "model.specs", "ObjectSpec": "model.specs",
     "TargetSpec": "model.specs", "Settings": "model.specs",
     "ParamSpec": "model.params", "ROBOT_TYPES": "model.plugins", "MODULES": "model.plugins",
