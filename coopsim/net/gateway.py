@@ -14,8 +14,9 @@ as a native client would, so it works in front of a live run or a replay alike, 
 motor replies block only the connection that sent them. A stream (``/sim/state``) takes the
 *subscribe* line instead, after which its frames come as lines of their own. Each connection
 has its own thread and ZeroMQ sockets (:mod:`coopsim.net.gatewayconn`), lines are decoded and
-written by :mod:`coopsim.net.gatewaylines`; this module admits connections: at most ``max_connections`` at once and ``per_address`` from one
-address; when full, the longest-idle connection makes room. docs/protocol.md section 6 is the
+written by :mod:`coopsim.net.gatewaylines`; this module admits connections: at most
+``max_connections`` at once and ``per_address`` from one address; when full, the longest-idle
+connection makes room. docs/protocol.md section 6 is the
 normative description.
 
 With a token (needed to listen beyond loopback) the first line of a connection must be the auth

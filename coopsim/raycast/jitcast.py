@@ -1,35 +1,37 @@
 """Batched 2D ray casting in numba-compiled loops: :class:`RayCaster`'s results, faster.
 
-Why numba: the numpy caster (:mod:`coopsim.raycast.numpycast`) spends its time building and filtering
-arrays of (ray, shape) candidate pairs, ~35 ms for the 110,000 sonar rays of 10,000 robots.
-Compiled loops need no pair arrays: each ray walks the grid cells it crosses, nearest first,
-tests the shapes there, and stops once the next cell starts beyond its nearest hit.
+Why numba: the numpy caster (:mod:`coopsim.raycast.numpycast`) spends its time building and
+filtering arrays of (ray, shape) candidate pairs, ~35 ms for the 110,000 sonar rays of 10,000
+robots. Compiled loops need no pair arrays: each ray walks the grid cells it crosses, nearest
+first, tests the shapes there, and stops once the next cell starts beyond its nearest hit.
 
 1. Grid (:mod:`coopsim.raycast.jitgrid`): the shapes binned into square cells, in CSR layout;
    static shapes once (:meth:`JitRayCaster.set_static`), moving ones every cast, on the static
    grid's geometry if they fit in it: the two grids are then merged cell by cell and a ray
    walks one.
-2. Walk: an Amanatides-Woo DDA from the ray's origin until the next cell starts beyond the best
-   hit so far. Rounding may make it skip a cell the ray grazes, or put a computed hit slightly
-   off its shape (~1e-8 x the coordinates' magnitude for a near-tangent circle): every shape is
-   padded by ``pad = jitgrid.REL x`` the grid's magnitude, far more than either, so the cell reached at
-   the hit distance holds the shape. A ray from beyond ~3 grid sizes could need more: it tests
-   every shape of the grid (never so in a simulation, whose rays start within its walls).
-3. Hits: :mod:`coopsim.raycast.numpycast`'s float64 formulas, operation for operation, and a minimum, so
-   the distances equal the numpy caster's bit for bit (except hits whose rounding error exceeds
-   the padding: rays almost parallel to a segment).
+2. Walk (:mod:`coopsim.raycast.jitwalk`): an Amanatides-Woo DDA from the ray's origin until the
+   next cell starts beyond the best hit so far. Rounding may make it skip a cell the ray grazes,
+   or put a computed hit slightly off its shape (~1e-8 x the coordinates' magnitude for a
+   near-tangent circle): every shape is padded by ``pad = jitgrid.REL x`` the grid's magnitude,
+   far more than either, so the cell reached at the hit distance holds the shape. A ray from
+   beyond ~3 grid sizes could need more: it tests every shape of the grid (never so in a
+   simulation, whose rays start within its walls).
+3. Hits: :mod:`coopsim.raycast.numpycast`'s float64 formulas, operation for operation, and a
+   minimum, so the distances equal the numpy caster's bit for bit (except hits whose rounding
+   error exceeds the padding: rays almost parallel to a segment).
 
-Conventions (world frame, metres) are :mod:`coopsim.raycast.numpycast`'s: a circle is hit where the ray
-enters it, 0 if the origin is strictly inside; a segment where the ray crosses it, endpoints
-included; a segment parallel to the ray or of zero length never; a ray never hits a shape of its
-own non-zero group; nothing hit gives exactly max_range.
+Conventions (world frame, metres) are :mod:`coopsim.raycast.numpycast`'s: a circle is hit where
+the ray enters it, 0 if the origin is strictly inside; a segment where the ray crosses it,
+endpoints included; a segment parallel to the ray or of zero length never; a ray never hits a
+shape of its own non-zero group; nothing hit gives exactly max_range.
 
 Threads: one ``prange`` kernel on numba's default threading layer, with
 ``numba.get_num_threads()`` threads, as the project's policy allows (:mod:`coopsim.model.threads`:
-none with fewer than 3; casts of fewer than ``_PARALLEL_MIN`` rays run on the calling thread). Kernels compile on first use
-and are cached on disk (``cache=True``: ``__pycache__`` or ``NUMBA_CACHE_DIR``), so only a process
-without the cache compiles. Without numba this module still imports: :func:`make_caster` then
-returns the numpy :class:`RayCaster` and :func:`sonar_distances` computes with numpy.
+none with fewer than 3; casts of fewer than ``_PARALLEL_MIN`` rays run on the calling thread).
+Kernels compile on first use and are cached on disk (``cache=True``: ``__pycache__`` or
+``NUMBA_CACHE_DIR``), so only a process without the cache compiles. Without numba this module
+still imports: :func:`make_caster` then returns the numpy :class:`RayCaster` and
+:func:`sonar_distances` computes with numpy.
 """
 
 from __future__ import annotations
@@ -138,7 +140,8 @@ def _shapes(circles, segments, circle_group, segment_group) -> tuple:
     c, s = as_array(circles, 3, "circles"), as_array(segments, 4, "segments")
     if (c[:, 2] < 0).any():
         raise ValueError("circle radii must be non-negative")
-    return (contiguous(c), contiguous(s), contiguous(as_groups(circle_group, len(c), "circle_group")),
+    return (contiguous(c), contiguous(s),
+            contiguous(as_groups(circle_group, len(c), "circle_group")),
             contiguous(as_groups(segment_group, len(s), "segment_group")))
 
 
@@ -330,7 +333,8 @@ def sonar_distances(caster, poses, radius, angles, max_range, groups, circles, c
     g = as_groups(groups, len(p), "groups")
     moving = (circles, segments, circle_group, segment_group)
     if isinstance(caster, JitRayCaster):
-        return caster.fan(contiguous(p), heading, fan, contiguous(reach), contiguous(rad), contiguous(g), _shapes(*moving))
+        return caster.fan(contiguous(p), heading, fan, contiguous(reach), contiguous(rad),
+                          contiguous(g), _shapes(*moving))
     k = len(a)
     dirs = np.stack((heading[:, 0:1] * fan[:, 0] - heading[:, 1:2] * fan[:, 1],
                      heading[:, 1:2] * fan[:, 0] + heading[:, 0:1] * fan[:, 1]), axis=2)

@@ -112,7 +112,8 @@ def trace(grids, g, ox, oy, dx, dy, ix, iy, mr, rg, best):
 def fan_dir(d, n, angles, k, fan):
     """Direction (dx, dy) of ray k of row n: d[n] itself, or for a ``fan`` the heading's unit
     direction d[n] = (cos, sin) rotated by the angle of angles[k] = (cos, sin), as
-    :func:`coopsim.raycast.jitcast.fan_directions` computes it in numpy (same operations: same bits)."""
+    :func:`coopsim.raycast.jitcast.fan_directions` computes it in numpy (same operations: same
+    bits)."""
     if not fan:
         return d[n, 0], d[n, 1]
     ch, sh, ca, sa = d[n, 0], d[n, 1], angles[k, 0], angles[k, 1]

@@ -55,7 +55,7 @@ class Stepper(WorldOwner):
         speed: Real-time factor target (1 = wall clock, 2 = twice as fast, 0 = unpaced);
             None = the mode's own (1 in realtime, 0 in lockstep).
         wait_for: Controllers the first lockstep step waits for (see :data:`START_WAIT`).
-        slots: Command slots shared with the robot servers.
+        slots: Command slots shared with the robot hub.
     """
 
     def __init__(self, sim: Simulation, clock=None, mode: str = "realtime",
@@ -67,7 +67,7 @@ class Stepper(WorldOwner):
         super().__init__(self.slots.cond)  # the call queue and the locks (sim/ownership.py)
         self.pacer = Pacer(self.clock)  # the real-time schedule (sim/pacing.py)
         # Wakes threads waiting for a step. Apart from the loop's: in lockstep every motor
-        # command would otherwise wake every robot server waiting for its own step.
+        # command would otherwise wake every thread waiting for its own step.
         self.stepped = threading.Condition()
         self.hooks: list[Hook] = []
         self.idle_hooks: list[Hook] = []  # called about every 0.1 s while paused
@@ -191,17 +191,6 @@ class Stepper(WorldOwner):
             ok = self.stepped.wait_for(lambda: self.snapshot.step > after or self._stop.is_set(),
                                        timeout)
             return self.snapshot if ok and self.snapshot.step > after else None
-
-    def wait_generation(self, generation: int, timeout: float) -> Snapshot | None:
-        """Block until the step that used commands put in ``generation`` has finished.
-
-        Returns the snapshot after that step, or None on timeout (paused, or still waiting for
-        other lockstep controllers).
-        """
-        with self.stepped:
-            ok = self.stepped.wait_for(
-                lambda: self.done_generation > generation or self._stop.is_set(), timeout)
-            return self.snapshot if ok and self.done_generation > generation else None
 
     def view(self) -> tuple[Snapshot, tuple[int, int]]:
         """The latest snapshot and the key of its layout, taken together (any thread). Two
