@@ -5,7 +5,8 @@ relative to the package), dotted names (``coopsim.raycast.AutoCaster``) and memb
 backticks (```Stepper.call```, ```CommandSlots.put(...)```). Each is looked up in the source
 itself (the AST, nothing imported): a file must exist, a dotted name must resolve to a module
 and the names defined in it, a member must be defined on a class of that name in coopsim (its
-body, an attribute set in a method, or a base class's).
+body, an attribute set in a method, or a base class's). And the other way round: every file of
+a layer is named in that layer's row of docs/architecture.md's table.
 """
 
 from __future__ import annotations
@@ -167,3 +168,24 @@ def test_the_map_sees_what_it_checks():
     assert _resolve("coopsim.sim.stepper.Stepper.call") is None  # inherited: WorldOwner
     assert _resolve("coopsim.sim.stepper.Stepper.no_such") is not None
     assert _resolve("coopsim.raycast.no_such") is not None
+
+
+def _layer_rows() -> dict[str, str]:
+    """Layer -> its row of the table in docs/architecture.md."""
+    rows = {}
+    for line in _text(ROOT / "docs" / "architecture.md").splitlines():
+        m = re.match(r"\| `(\w+)/` \|", line)
+        if m:
+            rows[m.group(1)] = line
+    return rows
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_the_map_names_every_file_of_every_layer(layer):
+    """The other way round: a file added to a layer is named in that layer's row of the map
+    (so a newcomer finds it from docs/architecture.md alone)."""
+    row = _layer_rows().get(layer)
+    assert row is not None, f"docs/architecture.md has no table row for {layer}/"
+    missing = sorted(str(p.relative_to(PACKAGE / layer)) for p in (PACKAGE / layer).rglob("*.py")
+                     if p.name != "__init__.py" and f"`{p.name}`" not in row)
+    assert not missing, f"docs/architecture.md's row for {layer}/ does not name {missing}"
