@@ -31,7 +31,7 @@ import numpy as np
 from coopsim.app.bench import swarm_scenario
 from coopsim.foxglove.bridge import Bridge, LiveSource
 from coopsim.foxglove.export import export_foxglove
-from coopsim.recording.player import recorded_steps
+from coopsim.replay.player import recorded_steps
 from coopsim.recording.reader import Recording
 from coopsim.recording.writer import Recorder
 from coopsim.sim.simulation import Simulation

@@ -25,9 +25,9 @@ import numba
 import numpy as np
 
 from coopsim.app.bench import swarm_scenario
-from coopsim.sim.jitcast import JitRayCaster, sonar_distances
+from coopsim.raycast.jitcast import JitRayCaster, sonar_distances
 from coopsim.plugins.modules.sonar import ANGLES as SONAR_ANGLES
-from coopsim.sim.raycast import RayCaster
+from coopsim.raycast.numpycast import RayCaster
 from coopsim.plugins.robots.single import CHASSIS_RADIUS
 from coopsim.physics.pymunk_engine import WALL_THICKNESS
 

@@ -33,7 +33,7 @@ from coopsim.model.plugins import ROBOT_TYPES
 from coopsim.physics import kinematic_kernels as jit_kernels
 from coopsim.physics.kinematic import KinematicEngine
 from coopsim.physics.pymunk_engine import PymunkEngine
-from coopsim.sim.jitcast import make_caster
+from coopsim.raycast.jitcast import make_caster
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 

@@ -30,7 +30,7 @@ import network_bench as nb
 
 from coopsim.app.run import Run, RunOptions
 from coopsim.formats.files import load
-from coopsim.sim import casters
+from coopsim.raycast import auto as casters
 
 PHASES = ("command", "actuate", "physics", "sense", "apply_rules")
 

@@ -120,7 +120,7 @@ def _simulator(robots: int, mode: str, folder: str,
     """``coopsim run`` on a scenario of ``robots`` robots (``extra`` options); return it and its
     name server."""
     # COOPSIM_JIT=wait: the compiled sensing from the first step (a run otherwise casts with
-    # numpy for its first second or so, while the kernels load: coopsim/sim/casters.py)
+    # numpy for its first second or so, while the kernels load: coopsim/raycast/auto.py)
     proc = subprocess.Popen([sys.executable, "-m", "coopsim", "run",
                              str(_scenario(robots, mode, folder)), "--port", "0", "--headless",
                              "--no-controllers", *extra], cwd=ROOT, text=True,
@@ -250,7 +250,7 @@ def measure_step(robots: int = 1, steps: int = 500) -> float:
     from coopsim.sim.simulation import Simulation
     from coopsim.sim.stepper import Stepper
 
-    from coopsim.sim import casters
+    from coopsim.raycast import auto as casters
 
     casters.wait_ready(600)  # the compiled sensing, as the simulator process has it
     with tempfile.TemporaryDirectory() as folder:

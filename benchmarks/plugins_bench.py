@@ -83,7 +83,7 @@ def driver_rate(steps: int) -> float:
 
     if "bench_loop" not in DRIVERS:
         DRIVERS.register("bench_loop")(Loop)
-    from coopsim.sim import casters
+    from coopsim.raycast import auto as casters
 
     casters.wait_ready(600)  # the compiled sensing, as a run has it after its first second
     stepper = Stepper(Simulation(_one(DriverSetting("bench_loop"))), mode="lockstep")

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pymunk
 
-from coopsim.sim.raycast import RayCaster
+from coopsim.raycast.numpycast import RayCaster
 
 RADIUS = 0.2  # m, robot chassis
 RANGE = 2.0  # m, sensor range

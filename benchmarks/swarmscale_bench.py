@@ -26,9 +26,9 @@ import time
 import numpy as np
 
 from coopsim.app.bench import rss_mib, swarm_scenario
-from coopsim.sim import casters
-from coopsim.sim.jitcast import JitRayCaster
-from coopsim.sim.raycast import RayCaster
+from coopsim.raycast import auto as casters
+from coopsim.raycast.jitcast import JitRayCaster
+from coopsim.raycast.numpycast import RayCaster
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 

@@ -21,8 +21,8 @@ CHILD = """
 import json, sys, time
 import numba, numpy as np
 from coopsim.app.bench import swarm_scenario
-from coopsim.sim import casters, jitcast
-from coopsim.sim.jitcast import JitRayCaster
+from coopsim.raycast import auto as casters, jitcast
+from coopsim.raycast.jitcast import JitRayCaster
 from coopsim.sim.simulation import Simulation
 from coopsim.plugins.modules.sonar import ANGLES
 casters.wait_ready(600)

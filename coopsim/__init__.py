@@ -16,7 +16,7 @@ _EXPORTS = {
     "CoopsimError": "model.errors", "FileFormatError": "model.errors", "ParameterError": "model.errors",
     "ProtocolError": "model.errors", "SimulationError": "model.errors", "RecordingError": "model.errors",
     "Message": "net.protocol", "PROTOCOL_VERSION": "net.protocol",
-    "load": "formats.files", "load_world": "formats.files", "load_scenario": "formats.files", "check": "formats.files",
+    "load": "formats.files", "load_world": "formats.files", "load_scenario": "formats.files", "check": "formats.check",
     "WorldSpec": "model.specs", "ScenarioSpec": "model.specs", "RobotSpec": "model.specs", "ObjectSpec": "model.specs",
     "TargetSpec": "model.specs", "Settings": "model.specs",
     "ParamSpec": "model.params", "ROBOT_TYPES": "model.plugins", "MODULES": "model.plugins",
@@ -26,7 +26,7 @@ _EXPORTS = {
     "World": "sim.world", "Simulation": "sim.simulation", "Snapshot": "model.snapshot", "Stepper": "sim.stepper",
     "WallClock": "sim.clock", "ManualClock": "sim.clock", "Network": "net.network", "Run": "app.run",
     "RunOptions": "app.run", "Client": "client", "Recorder": "recording.writer", "Recording": "recording.reader",
-    "Replay": "recording.replay", "Gateway": "net.gateway",
+    "Replay": "replay.servers", "Gateway": "net.gateway",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

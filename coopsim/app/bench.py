@@ -20,9 +20,7 @@ import numpy as np
 from ..model.errors import CoopsimError
 from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec, Settings, TargetSpec,
                            WorldSpec)
-from ..sim import casters
-from ..sim.jitcast import JitRayCaster
-from ..sim.raycast import RayCaster
+from ..raycast import JitRayCaster, RayCaster, wait_ready
 from ..sim.simulation import Simulation
 from ..sim.stepper import Stepper
 
@@ -108,7 +106,7 @@ def make_caster(kind: str):
         return RayCaster()
     if kind != "jit":
         raise CoopsimError(f"caster must be jit or numpy, not {kind!r}")
-    if not casters.wait_ready(600):
+    if not wait_ready(600):
         raise CoopsimError("the compiled caster is not available (is numba installed?)")
     return JitRayCaster()
 

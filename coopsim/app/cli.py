@@ -37,7 +37,7 @@ def main(verbose: bool) -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 def check(files: tuple[str, ...]) -> None:
     """Validate .world, .scenario and .sweep FILES without running them."""
-    from ..formats.files import check as check_files
+    from ..formats.check import check as check_files
 
     errors = check_files(files)
     for line in errors:

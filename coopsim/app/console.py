@@ -182,7 +182,7 @@ def _follow(live: Run, viewer: subprocess.Popen):
 
 
 def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
-    """Serve ``replay`` (a :class:`~coopsim.recording.replay.Replay`) until it ends or Ctrl-C;
+    """Serve ``replay`` (a :class:`~coopsim.replay.servers.Replay`) until it ends or Ctrl-C;
     ``echo(text)`` writes a line to stderr.
 
     With ``gui`` a viewer window runs as a child process (``coopsim.viewer.start_viewer``):

@@ -28,11 +28,11 @@ def run_options(no_controllers: bool, controller: tuple[str, ...], controller_lo
 def run_command(file, headless, fps, **flags) -> None:
     """``coopsim run``: load FILE, serve it, watch it headless or with the viewer; exit 1 when a
     rule graded the run FAIL."""
-    from ..sim.casters import start_warmup
+    from ..raycast import start_warmup
     from .run import Run, load_scenario_or_world
     from .console import run_headless, run_with_viewer
 
-    start_warmup()  # the compiled sensing loads while the run is set up (sim/casters.py)
+    start_warmup()  # the compiled sensing loads while the run is set up (raycast/auto.py)
 
     scenario = load_scenario_or_world(file)
     options = run_options(**flags)
@@ -134,7 +134,7 @@ def replay_command(file, headless, fps, foxglove, foxglove_rate, **settings) -> 
     import contextlib
 
     from ..foxglove.bridge import ReplaySource
-    from ..recording.replay import Replay
+    from ..replay.servers import Replay
     from .console import run_replay
     from .run import start_bridge
 

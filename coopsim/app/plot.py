@@ -19,7 +19,7 @@ from ..model.bundled import install_hint
 from ..model.errors import CoopsimError
 from ..model.plugins import MODULES
 from ..model.snapshot import rule_metrics
-from ..recording.player import recorded_steps
+from ..replay.player import recorded_steps
 
 POINTS = 4000  # samples kept per series
 MAX_ROBOTS = 12  # rows of robots.png when no robot is named

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-from typing import Iterable
 
 from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
 from ..model.limits import field_problem, first_problem, name_problem
@@ -571,26 +570,3 @@ def load(path: PathLike, folders=None) -> WorldSpec | ScenarioSpec:
 def scenario_from_world(world: WorldSpec) -> ScenarioSpec:
     """A world run on its own: no robots, no targets, default settings, named after the file."""
     return ScenarioSpec(world=world, name=_stem(world.path) or "world")
-
-
-def check(paths: Iterable[PathLike]) -> list[str]:
-    """Load every file in ``paths`` and collect the problems.
-
-    Args:
-        paths: ``.world``, ``.scenario`` and ``.sweep`` files (a single path is accepted too).
-
-    Returns:
-        One ``path:line: reason`` string per bad file, in the order given; empty when all load.
-    """
-    # Imported here, not at the top: the sweep reader builds on this module's loaders.
-    from .sweep import load_sweep
-
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    problems = []
-    for path in paths:
-        try:
-            load_sweep(path) if os.fspath(path).endswith(".sweep") else load(path)
-        except FileFormatError as exc:
-            problems.append(str(exc))
-    return problems

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model.errors import CoopsimError
-from ..recording.player import recorded_steps
+from ..replay.player import recorded_steps
 from . import make_channel, require_sdk
 from .layout import layout_json
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,

@@ -3,7 +3,7 @@
 A :class:`Command` says what one request takes (its id, name, the numbers of integer params and
 floats, whether the text field is needed) and what *kind* of request it is, which is all a robot
 server needs to dispatch it. Modules declare their commands here, so the protocol's tables, the
-robot servers, ``coopsim list`` and every client are built from the modules themselves
+robot endpoints, ``coopsim list`` and every client are built from the modules themselves
 (docs/protocol.md is the normative description). No zmq, no msgpack: this layer is pure data.
 """
 
@@ -34,7 +34,7 @@ ERROR_NAMES = {
     TIMEOUT: "timeout", INTERNAL: "internal error",
 }
 
-#: Kinds of robot commands: how a robot server dispatches them.
+#: Kinds of robot commands: how a robot's endpoint dispatches them.
 #: ``read``: answered at once from the last completed step's snapshot;
 #: ``motion``: stored in the robot's command slot (latest wins); in lockstep it attaches the
 #: controller and is answered after the step that used it;
@@ -51,13 +51,13 @@ class Command:
     """A command's id and what it takes.
 
     Attributes:
-        id: Command id, unique within its server (on robot servers: across all modules).
+        id: Command id, unique within its server (on robot endpoints: across all modules).
         name: Short name (for docs, clients and error sentences); a Python identifier.
-        module: Module label on robot servers; "" for commands every robot has.
+        module: Module label on robot endpoints; "" for commands every robot has.
         params: (min, max) number of integer params.
         data: (min, max) number of floats.
         text: Whether the text field is required ("req"), optional ("opt") or ignored ("").
-        kind: How a robot server dispatches it (see :data:`KINDS`).
+        kind: How a robot's endpoint dispatches it (see :data:`KINDS`).
         doc: One sentence for listings: what it does and what its reply holds, with units.
     """
 

@@ -3,7 +3,7 @@
 A module (``motors``, ``sonar``, a plugin's ``joints``...) declares
 
 * its **commands** (:class:`~coopsim.model.commands.Command`: id, name, arity, kind), from which the
-  protocol's tables, the robot servers' dispatch, ``coopsim list`` and the clients are built;
+  protocol's tables, the robot endpoints' dispatch, ``coopsim list`` and the clients are built;
 * its typed **parameters** (:class:`~coopsim.model.params.ParamSpec`, after AMSA);
 * the **fields** of its reading, and the **columns** it contributes to the state stream and the
   recording (:class:`Column`), plus an optional **drawing hint** for the viewer;
@@ -18,8 +18,9 @@ positive to its left. Nothing here imports pymunk or zmq.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Protocol
 
 import numpy as np
 
@@ -67,6 +68,38 @@ class RobotInfo:
     limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
+class PhysicsAccess(Protocol):
+    """What a module reaches of the physics engine, for one step, in robot order: the bodies
+    and joints a robot type named, by robot row and part *role* (``bar``, ``joint0``, ``tip``).
+    Rows without the role read NaN and are skipped by commands. Implemented by
+    :class:`coopsim.sim.access.Access` over any engine; world frame, SI units.
+    """
+
+    def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
+        """Differential drive of robots ``rows``: forward speed (m/s) and yaw rate (rad/s)."""
+
+    def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
+        """Velocity drive of robots ``rows``: (n, 3) vx, vy (m/s, world frame), yaw rate."""
+
+    def poses(self, rows: np.ndarray, role: str) -> np.ndarray:
+        """(len(rows), 3) x, y (m) and yaw (rad) of the body each robot names ``role``."""
+
+    def joint_state(self, rows: np.ndarray, roles: tuple[str, ...]) -> np.ndarray:
+        """(len(rows), len(roles), 2) angle (rad) and rate (rad/s) of each robot's joints."""
+
+    def joint_force(self, rows: np.ndarray, role: str) -> np.ndarray:
+        """(len(rows),) force in each robot's joint ``role`` during the last step, N."""
+
+    def set_motor_rates(self, rows: np.ndarray, roles: tuple[str, ...],
+                        rates: np.ndarray) -> None:
+        """Drive each robot's motor joints ``roles`` at ``rates`` (len(rows), len(roles)),
+        rad/s."""
+
+    def points(self, rows: np.ndarray, name: str) -> np.ndarray:
+        """(len(rows), 3) world x, y (m) and the carrying body's yaw of each robot's point
+        ``name``."""
+
+
 @dataclass
 class Frame:
     """What modules see of one step: every robot's state as arrays indexed by robot.
@@ -84,8 +117,10 @@ class Frame:
         contacts: (N, 2) 1.0 where the chassis touches something at its front / rear half.
         geometry: The sensing geometry (ray caster, moving circles and segments); see
             :class:`coopsim.sim.sensing.Geometry`.
-        engine: Physics queries by robot row (bodies and joints a robot type named: poses,
-            joint angles, forces); see :class:`coopsim.sim.world.Parts`.
+        physics: Physics queries and commands by robot row and part role (drives, poses,
+            joint angles and forces, points): a :class:`PhysicsAccess`
+            (:class:`coopsim.sim.access.Access`). ``frame.engine`` is its old name, kept
+            working (deprecated).
         extra: The simulation's board (``Simulation.extra``): ``map`` (the floor, static
             obstacles and zones), and the per-run state of modules that keep some (the
             radio's queues); changed on the stepper thread only.
@@ -109,12 +144,19 @@ class Frame:
     targets: np.ndarray
     contacts: np.ndarray
     geometry: Any
-    engine: Any
+    physics: PhysicsAccess
     extra: dict
     step: int = 0
     names: tuple = ()
     target_colors: tuple = ()
     objects: tuple = ()
+
+    @property
+    def engine(self) -> PhysicsAccess:
+        """Deprecated name of :attr:`physics` (plugins written before it still work)."""
+        warnings.warn("Frame.engine is deprecated: use Frame.physics", DeprecationWarning,
+                      stacklevel=2)
+        return self.physics
 
 
 def _some(p: Mapping, name: str) -> bool:
@@ -236,7 +278,7 @@ class Module:
     @classmethod
     def actuate(cls, frame: Frame, rows: np.ndarray, p: dict[str, np.ndarray],
                 commands: np.ndarray) -> Any:
-        """Actuator phase for the robots ``rows``: act on the engine (``frame.engine``).
+        """Actuator phase for the robots ``rows``: act on the engine (``frame.physics``).
 
         Args:
             commands: (len(rows), len(command_fields)) their stored commands.

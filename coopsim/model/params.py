@@ -73,10 +73,6 @@ class ParamSpec:
         except ParameterError as exc:
             raise ValueError(f"parameter {self.name}: its default is not valid ({exc})") from None
 
-    def as_row(self) -> tuple[str, str, str, Value, float, float, str]:
-        """(name, type, description, default, min, max, unit), for listings and the wire."""
-        return (self.name, self.type, self.description, self.default, self.min, self.max, self.unit)
-
 
 def _convert(spec: ParamSpec, value: object) -> Value:
     if spec.type == "str":

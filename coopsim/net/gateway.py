@@ -13,9 +13,10 @@ The gateway looks the port up at the name server and forwards the request over Z
 as a native client would, so it works in front of a live run or a replay alike, and lockstep
 motor replies block only the connection that sent them. A stream (``/sim/state``) takes the
 *subscribe* line instead, after which its frames come as lines of their own. Each connection
-has its own thread and ZeroMQ sockets (:mod:`coopsim.net.gatewayconn`); this module decodes
-lines and admits connections: at most ``max_connections`` at once and ``per_address`` from one
-address; when full, the longest-idle connection makes room. docs/protocol.md section 6 is the
+has its own thread and ZeroMQ sockets (:mod:`coopsim.net.gatewayconn`), lines are decoded and
+written by :mod:`coopsim.net.gatewaylines`; this module admits connections: at most
+``max_connections`` at once and ``per_address`` from one address; when full, the longest-idle
+connection makes room. docs/protocol.md section 6 is the
 normative description.
 
 With a token (needed to listen beyond loopback) the first line of a connection must be the auth
@@ -25,84 +26,28 @@ connection is closed. With CurveZMQ keys the gateway is a Curve client of the se
 
 from __future__ import annotations
 
-import hmac
-import json
 import logging
-import math
 import socket
 import threading
 import time
 
-import msgpack
 import zmq
 
 from . import protocol as p
-from ..model.errors import ProtocolError
+from .gatewayconn import Connection
+from .gatewaylines import SLICE_MS, format_reply
 from .protocol import Message
 from .security import ClientKeys, SecurityError, is_loopback
 
 log = logging.getLogger(__name__)
 
-MAX_LINE = p.MAX_MESSAGE_BYTES  # a longer line gets an error line, then the connection closes
 MAX_CONNECTIONS = 64  # connections served at once
 PER_ADDRESS = 48  # connections one peer address may hold: others keep at least 16
 IDLE_TIMEOUT = 300.0  # s without a whole line (or a reply or stream line) before closing
 EVICT_IDLE = 2.0  # s idle before a connection may be closed to make room for a newcomer
 FORWARD_TIMEOUT = 10.0  # s to wait for a server's reply before answering error 9
-SLICE_MS = 100  # how often a waiting thread checks whether the gateway is closing
 _CLOSE_WAIT = 5.0  # s Gateway.close() waits for all connection threads together
-AUTH_PORT = "/auth"  # the port name of the auth line
-AUTH_WAIT = 10.0  # s a connection has to send its auth line
 MIN_TOKEN = 16  # characters: a shorter token could be guessed
-
-
-def parse_request(line: bytes) -> tuple[str, Message]:
-    """Decode one request line into its port name and message.
-
-    Raises:
-        ProtocolError: BAD_MESSAGE with a sentence saying what is wrong.
-    """
-    try:
-        items = json.loads(line.decode("utf-8"))
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        raise ProtocolError(p.BAD_MESSAGE, "not a line of UTF-8 JSON; send e.g. "
-                            '["/robot1/sonar", 0, "", 200, [], []]') from None
-    if not isinstance(items, list) or len(items) != 6:
-        raise ProtocolError(p.BAD_MESSAGE, "a line is a JSON array of 6 items: "
-                                           "[port, error_code, text, command, params, data]")
-    port = items[0]
-    if not isinstance(port, str) or not port.startswith("/"):
-        raise ProtocolError(p.BAD_MESSAGE, 'the first item is a port name such as "/robot1"')
-    if not all(_encodable(s) for s in (port, items[2]) if isinstance(s, str)):
-        raise ProtocolError(p.BAD_MESSAGE, "a string is not valid Unicode (a lone surrogate "
-                                           "such as \\ud800 has no UTF-8 form)")
-    try:
-        wire = msgpack.packb(items[1:], use_bin_type=True)
-    except (OverflowError, TypeError, ValueError):  # integers beyond 64 bits, and the like
-        command = items[3]  # echoed when it is itself a protocol integer (section 2)
-        known = type(command) is int and -2**63 <= command < 2**64
-        raise p.BadMessage("a number does not fit the protocol's types",
-                           command if known else -1) from None
-    return port, Message.from_wire(wire)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def format_line(items: list) -> bytes:
-    """One line: a JSON array (non-finite numbers in the last item, data, become null)."""
-    items = [*items[:-1], [d if math.isfinite(d) else None for d in items[-1]]]
-    return json.dumps(items, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n"
-
-
-def format_reply(msg: Message) -> bytes:
-    """One reply line: the five items as a JSON array (non-finite numbers become null)."""
-    return format_line([msg.error, msg.text, msg.command, list(msg.params), list(msg.data)])
 
 
 class Gateway:
@@ -225,8 +170,6 @@ class Gateway:
                 sock.close()
 
     def _admit(self, sock: socket.socket, host: str) -> None:
-        from .gatewayconn import Connection
-
         with self._lock:
             refusal = self._make_room(host)
             if refusal is None:
@@ -280,19 +223,3 @@ def check_token(token: str | None, bind: str) -> str | None:
         raise SecurityError(f"the JSON gateway's token must be at least {MIN_TOKEN} printable "
                             "characters")
     return token
-
-
-def auth_reply(line: bytes, token: str) -> Message:
-    """The answer to a connection's first line: ok if it is the auth line with ``token``."""
-    usage = f'the first line must be ["{AUTH_PORT}", 0, "TOKEN", 0, [], []]'
-    if not line:
-        return Message(p.NOT_ALLOWED, f"no auth line within {AUTH_WAIT:g} s; closing", -1)
-    try:
-        port, msg = parse_request(line)
-    except ProtocolError:
-        return Message(p.NOT_ALLOWED, f"{usage}; closing", -1)
-    if port != AUTH_PORT or msg.command != 0:
-        return msg.fail(p.NOT_ALLOWED, f"{usage}; closing")
-    if not hmac.compare_digest(msg.text.encode(), token.encode()):
-        return msg.fail(p.NOT_ALLOWED, "wrong token; closing")
-    return msg.reply("authenticated")

@@ -2,7 +2,7 @@
 
 The thread waits on the client's TCP socket (and, once subscribed, a SUB socket) in slices, so it
 notices the gateway closing, an eviction and its own idle timeout. Each whole line is answered
-in order: decoded (:func:`~coopsim.net.gateway.parse_request`), the port looked up, the request
+in order: decoded (:func:`~coopsim.net.gatewaylines.parse_request`), the port looked up, the request
 forwarded over a REQ socket and the reply written back. A line to a stream (a ``pub`` name) is a
 subscribe or unsubscribe, or else refused at once. Every wait is bounded: a server that never
 answers costs one timeout per request, a client that does not read its replies is closed.
@@ -19,9 +19,9 @@ import zmq
 
 from . import protocol as p
 from ..model.errors import ProtocolError
-from . import gateway as _gateway  # AUTH_WAIT looked up when used (tests shorten it)
-from .gateway import (AUTH_PORT, MAX_LINE, SLICE_MS, auth_reply, format_line, format_reply,
-                      parse_request)
+from . import gatewaylines as _lines  # AUTH_WAIT looked up when used (tests shorten it)
+from .gatewaylines import (AUTH_PORT, MAX_LINE, SLICE_MS, auth_reply, format_line, format_reply,
+                           parse_request)
 from .protocol import Message
 
 log = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ class Connection(threading.Thread):
         return max(0, min(SLICE_MS, int(due * 1000)))
 
     def _check_idle(self) -> None:
-        wait = _gateway.AUTH_WAIT
+        wait = _lines.AUTH_WAIT
         if not self._authenticated and time.monotonic() - self._opened >= wait:
             raise _Closing(format_reply(Message(
                 p.NOT_ALLOWED, f"no auth line within {wait:g} s; closing", -1)))

@@ -163,7 +163,7 @@ NAME_COMMANDS = {c.id: c for c in (
     Command(2, "list", params=(0, 1), text="opt"),
 )}
 
-#: Commands every robot server has; each module adds its own (ids >= 100, declared by the module,
+#: Commands every robot endpoint has; each module adds its own (ids >= 100, declared by the module,
 #: see coopsim.model.module and :func:`robot_commands`).
 ROBOT_COMMANDS = {c.id: c for c in (
     HELLO,

@@ -38,7 +38,7 @@ class SimServer(Server):
         ctx: ZeroMQ context.
         stepper: The run's Stepper.
         on_layout: Called (on the stepper thread) after robots were inserted or removed, so the
-            network can start or stop robot servers.
+            network can open or close robot endpoints.
         bind: Address to bind.
         recording: The run (an object with ``start_recording(path) -> str``,
             ``stop_recording() -> str``, ``recording_path``, ``recording_error`` and

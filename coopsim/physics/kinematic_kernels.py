@@ -29,14 +29,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..model.compiled import jit, numba, prange
 from ..model.threads import MIN_THREADS, thread_count
-
-try:
-    import numba
-    from numba import prange
-except ImportError:  # the numpy path serves (kinematic_numpy)
-    numba = None
-    prange = range
 
 NONE, DIFFERENTIAL, VELOCITY = 0, 1, 2  # how a robot's command row reads (``mode``)
 CIRCLE, BOX = 0, 1  # static shape kinds: (x, y, r, -, -, -) and (x, y, cos, sin, hl, hw)
@@ -55,20 +49,13 @@ CHUNK = 256  # robots a thread takes at a time (a preempted thread's share is ta
 X0, Y0, INV, NX, NY = range(5)
 
 
-def _jit(parallel: bool = False):
-    """numba's ``njit``, cached, without Python's division checks (divisors are checked); the
-    identity without numba, so that the module imports."""
-    if numba is None:
-        return lambda f: f
-    return numba.njit(cache=True, parallel=parallel, error_model="numpy")
+_jit = jit  # kernels: coopsim.model.compiled.jit (numba optional, cached, no division checks)
 
 
 def _inline():
     """``njit`` inlined at the IR level: a call passing arrays would incref and decref each,
-    atomics the threads contend for (see coopsim.sim.jitcast)."""
-    if numba is None:
-        return lambda f: f
-    return numba.njit(cache=True, error_model="numpy", inline="always")
+    atomics the threads contend for (see coopsim.raycast.jitwalk)."""
+    return jit(inline=True)
 
 
 @contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 # s: the last stretch of a wait is spun, since sleep() overshoots (~0.1 ms typically here). Kept
-# short: the spin holds the GIL, so a robot server's reply waits for it (docs/performance.md).
+# short: the spin holds the GIL, so a robot's reply waits for it (docs/performance.md).
 _SPIN = 0.00025
 
 

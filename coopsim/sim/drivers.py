@@ -3,7 +3,7 @@
 A driver (:class:`~coopsim.model.driver.Driver`) sees a :class:`LocalRobot` whose attributes are
 its modules (``bot.sonar.read()``, ``bot.motors.set_speeds(l, r)``): reads come from the last
 snapshot, motion commands go straight into the robot's stored command, all checked by the same
-module code the robot servers use, so a driver behaves the same in-process and over the network.
+module code the robot endpoints use, so a driver behaves the same in-process and over the network.
 Drivers run in the commands phase on the stepper thread, every ``every`` steps; one that raises
 stops the step with an error naming the driver and the robot (the stepper pauses the run).
 """

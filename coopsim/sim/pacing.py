@@ -1,6 +1,13 @@
-"""What the stepper reports of its pacing: :class:`Stats`, and the recent steps that tell
-whether real time is holding (SwarmSimX warns when a step misses t_w = t_d - t_n; coopsim says so
-when misses become a trend).
+"""The stepper's pacing: when the next step is due in wall time, and what it reports of it.
+
+:class:`Pacer` keeps the real-time schedule. Step k is due at t0 + k * dt / speed of wall time.
+The stepper waits t_w = t_d - t_n (SwarmSimX) with a precise wait; when t_w < 0 it steps at once
+and counts a missed deadline. A step late by more than a whole period re-anchors the schedule
+instead of bursting to catch up, so a slow machine runs slower than real time and says so.
+speed 0 = as fast as possible. It also counts the run's wall time (running, not paused) for the
+real-time factor. :class:`RecentSteps` keeps the steps that tell whether real time is holding
+(SwarmSimX warns when a step misses its deadline; coopsim says so when misses become a trend),
+and :class:`Stats` is what the stepper reports.
 """
 
 from __future__ import annotations
@@ -8,6 +15,9 @@ from __future__ import annotations
 import threading
 from collections import deque
 from dataclasses import dataclass
+from typing import Callable
+
+PACE_SLICE = 0.05  # s: longest pacing wait before queued calls and stop are looked at
 
 #: Real time is *broken* when more than this share of the realtime steps paced over the last
 #: :data:`RT_WINDOW` seconds of wall time missed their deadline (SwarmSimX warns on every miss;
@@ -90,3 +100,76 @@ class RecentSteps:
         late = sum(r[2] for r in recent) / len(recent) if settled else 0.0
         span = recent[-1][0] - recent[0][0]
         return late, ((recent[-1][1] - recent[0][1]) / span if span > 0 else 0.0)
+
+
+class Pacer:
+    """The real-time schedule of one stepper, and its wall time (the stepper thread's).
+
+    Args:
+        clock: Wall clock (``now``).
+
+    Attributes:
+        missed: Realtime steps taken after their deadline since the start or the last reset.
+        recent: The realtime steps of the last :data:`RT_WINDOW` s.
+    """
+
+    def __init__(self, clock) -> None:
+        self.clock = clock
+        self.missed = 0
+        self.recent = RecentSteps()
+        self._deadline = 0.0  # wall s the latest step was due at
+        self._wall = 0.0  # wall s run before the current mark
+        self._mark: float | None = None  # wall s the current stretch of running started
+
+    @property
+    def anchored(self) -> bool:
+        """True while wall time is being counted (running, not paused)."""
+        return self._mark is not None
+
+    def reanchor(self, counting: bool) -> None:
+        """Start the schedule over from now (mode, speed or dt changed, resumed); start
+        counting wall time if ``counting`` (running, not paused) and not counting yet."""
+        now = self.clock.now()
+        self._deadline = now
+        if self._mark is None and counting:
+            self._mark = now
+
+    def pause_wall(self) -> None:
+        """Stop counting wall time (paused, finished, loop ended)."""
+        if self._mark is not None:
+            self._wall += self.clock.now() - self._mark
+            self._mark = None
+
+    def restart(self) -> None:
+        """A reset: no step missed, no wall time, no recent step."""
+        self.missed = 0
+        self._wall = 0.0  # the real-time factor restarts with the sim time
+        self._mark = None
+        self.recent.clear()
+
+    def wall(self) -> float:
+        """Wall time spent running since the start or the last reset, s."""
+        return self._wall + (self.clock.now() - self._mark if self._mark is not None else 0.0)
+
+    def pace(self, period: float, sim_time: float, sleep_until: Callable[[float], None],
+             count_missed: bool = True) -> bool:
+        """Wait for the next step's deadline, ``period`` s of wall time after the last one;
+        True when the step should be taken now, False after a slice of a longer wait (calls
+        and stop are looked at in between). ``sim_time``: the time the step starts from, s;
+        ``count_missed``: a late step counts as missed (realtime; lockstep with a speed does
+        not count)."""
+        due = self._deadline + period
+        now = self.clock.now()
+        if due - now > PACE_SLICE:  # slow motion: wait in slices so calls and stop get through
+            sleep_until(now + PACE_SLICE)
+            return False
+        self._deadline = due
+        if count_missed:
+            self.recent.note(max(now, due), sim_time, due < now)
+        if due >= now:
+            sleep_until(due)
+        else:
+            self.missed += count_missed
+            if now - due > period:
+                self._deadline = self.clock.now()
+        return True

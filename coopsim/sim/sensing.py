@@ -12,8 +12,8 @@ import numpy as np
 
 from ..model.module import Frame
 from ..model.plugins import MODULES
-from .casters import AutoCaster
-from .jitcast import JitRayCaster, _c, fan_directions, sonar_distances
+from ..raycast import AutoCaster, JitRayCaster, fan_directions, sonar_distances
+from ..raycast import contiguous as _c
 
 
 class Geometry:
@@ -51,7 +51,7 @@ class Geometry:
         Rays start at the centre with the robot's own group, so they skip its own assembly,
         and the radius is subtracted: a ray starting on the edge would begin inside a wall the
         robot is pressed into. One compiled kernel once the caster's kernels are loaded
-        (:func:`coopsim.sim.jitcast.sonar_distances`), numpy before: the same distances.
+        (:func:`coopsim.raycast.sonar_distances`), numpy before: the same distances.
         """
         caster = getattr(self.caster, "active", self.caster)
         if not isinstance(caster, JitRayCaster):
@@ -151,7 +151,7 @@ class Sensors:
     """Computes readings each step and remembers them for the next.
 
     Args:
-        caster: The ray caster to use (default: a new :class:`~coopsim.sim.casters.AutoCaster`:
+        caster: The ray caster to use (default: a new :class:`~coopsim.raycast.AutoCaster`:
             numpy until the compiled kernels are loaded, then numba).
     """
 

@@ -39,7 +39,7 @@ class Simulation:
         seed: Seed for noise, lost data and drivers; defaults to the scenario's.
         dt: Physics step, s; defaults to the scenario's.
         engine: Physics engine label; defaults to the scenario's ``[SETTINGS] engine``.
-        caster: Ray caster for the sensing phase (default: :class:`~coopsim.sim.casters.AutoCaster`).
+        caster: Ray caster for the sensing phase (default: :class:`~coopsim.raycast.AutoCaster`).
 
     Attributes:
         step: Steps taken since load or reset. time: Simulated time, s (summed over steps, so a

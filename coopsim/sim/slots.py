@@ -1,4 +1,4 @@
-"""Command slots: where robot servers leave motion commands and the stepper picks them up.
+"""Command slots: where the robot hub leaves motion commands and the stepper picks them up.
 
 Each robot has one slot per module with motion commands; the latest command wins. In lockstep mode a robot whose controller has
 sent a motor command is *attached*: the stepper does not take step k+1 until every attached robot
@@ -52,7 +52,8 @@ class CommandSlots:
 
         Returns:
             The generation the command was put in: it is used by the step whose take makes
-            the generation one larger (see :meth:`Stepper.wait_generation`).
+            the generation one larger (the robot hub answers a lockstep reply once the
+            stepper's ``done_generation`` has passed it).
         """
         with self.cond:
             self._pending[(robot, module)] = tuple(values)

@@ -1,14 +1,12 @@
-"""The stepper: the one thread that owns the physics, and the clock that paces it.
+"""The stepper: the one thread that owns the physics, and the loop that steps it.
 
 Each step runs :meth:`Stepper.tick`, whose phases always come in the same order: commands
 (rules' before-step, network commands, in-process drivers), actuators, physics, sensors, rules;
 then the snapshot is published to the hooks (state stream, recorder). Around it,
 :meth:`Stepper.run` decides *when* to tick:
 
-* ``realtime``: step k is due at t0 + k * dt / speed of wall time. The stepper waits
-  t_w = t_d - t_n (SwarmSimX) with a precise wait; when t_w < 0 it steps at once and counts a missed
-  deadline. A step late by more than a whole period re-anchors the schedule instead of bursting to
-  catch up, so a slow machine runs slower than real time and says so. speed 0 = as fast as possible.
+* ``realtime``: each step waits for its deadline in wall time (:class:`~coopsim.sim.pacing.Pacer`
+  keeps the schedule and counts missed deadlines). speed 0 = as fast as possible.
 * ``lockstep``: a step happens once every attached controller has committed its command (see
   :mod:`coopsim.sim.slots`); with none attached it runs as fast as it can. dt is fixed. A speed
   factor, when set, is honoured here too (a step also waits for its deadline); by default
@@ -16,10 +14,11 @@ then the snapshot is published to the hooks (state stream, recorder). Around it,
   controllers to attach (``wait_for``, at most ``START_WAIT`` s).
 
 Other threads never touch the World: they queue work with :meth:`Stepper.call`, which runs between
-two steps on the stepper thread, and read :attr:`Stepper.snapshot`. When a started run reaches
-its duration or a rule ends it, the loop stays up as *finished*: it steps no more but still
-carries out queued calls, so no server thread ever touches the World; after :meth:`Stepper.stop`
-a call is refused.
+two steps on the stepper thread, and read :attr:`Stepper.snapshot` (the call queue, ``run_now``,
+the robot hub's hand-over and the lock order: :mod:`coopsim.sim.ownership`). When a started run
+reaches its duration or a rule ends it, the loop stays up as *finished*: it steps no more but
+still carries out queued calls, so no server thread ever touches the World; after
+:meth:`Stepper.stop` a call is refused.
 """
 
 from __future__ import annotations
@@ -27,29 +26,27 @@ from __future__ import annotations
 import gc
 import logging
 import threading
-from concurrent.futures import Future
 from typing import Callable
 
 from ..model.errors import NotAllowedError, SimulationError
 from ..model.snapshot import Snapshot
 from ..model.specs import MODES
 from .clock import WallClock
-from .pacing import RecentSteps, Stats
+from .ownership import WorldOwner
+from .pacing import Pacer, Stats
 from .simulation import Simulation
 from .slots import CommandSlots
-from .waiter import Waiter
 
 Hook = Callable[[Snapshot], None]
 log = logging.getLogger(__name__)
 
-_PACE_SLICE = 0.05  # s: longest pacing wait before queued calls and stop are looked at
 START_WAIT = 10.0  # s the first lockstep step waits for wait_for controllers to attach, at most
 STALL = 0.5  # s without a step in lockstep before the stepper reports whom it waits for
 _SERVE_MARGIN = 0.0015  # s before a deadline a serving waiter hands over to the precise wait
 
 
-class Stepper:
-    """Steps a Simulation in real time or lockstep.
+class Stepper(WorldOwner):
+    """Steps a Simulation in real time or lockstep, on the thread that owns its World.
 
     Args:
         sim: The simulation to step (only this object's thread touches it once running).
@@ -58,7 +55,7 @@ class Stepper:
         speed: Real-time factor target (1 = wall clock, 2 = twice as fast, 0 = unpaced);
             None = the mode's own (1 in realtime, 0 in lockstep).
         wait_for: Controllers the first lockstep step waits for (see :data:`START_WAIT`).
-        slots: Command slots shared with the robot servers.
+        slots: Command slots shared with the robot hub.
     """
 
     def __init__(self, sim: Simulation, clock=None, mode: str = "realtime",
@@ -67,39 +64,27 @@ class Stepper:
         self.sim = sim
         self.clock = clock or WallClock()
         self.slots = slots or CommandSlots(self.clock)
-        self.cond = self.slots.cond  # wakes the loop: commands, calls and stop
+        super().__init__(self.slots.cond)  # the call queue and the locks (sim/ownership.py)
+        self.pacer = Pacer(self.clock)  # the real-time schedule (sim/pacing.py)
         # Wakes threads waiting for a step. Apart from the loop's: in lockstep every motor
-        # command would otherwise wake every robot server waiting for its own step.
+        # command would otherwise wake every thread waiting for its own step.
         self.stepped = threading.Condition()
         self.hooks: list[Hook] = []
         self.idle_hooks: list[Hook] = []  # called about every 0.1 s while paused
         self.snapshot = sim.snapshot
         self._resets = 0  # a reset builds a new World, whose layout_version may repeat
         self.layout_key = (0, sim.snapshot.layout_version)  # of self.snapshot; see view()
-        self.missed = 0
         self.error = ""  # why the run paused itself, if it did
         self.finished = ""  # why the run ended (duration reached, a rule), if it did
         self.done_generation = 0
         self.paused = False
-        self._closed = False  # a started loop has ended: calls are refused
-        self._calls: list[tuple[Callable, tuple, Future]] = []
         self._single_steps = 0
-        self._thread: threading.Thread | None = None
-        self._looping = False
         self._stop = threading.Event()
-        self._wall = 0.0
-        self._mark: float | None = None
-        self._deadline = 0.0
-        self.waiter = Waiter(self.cond)  # the network installs one that serves while waiting
-        # Held by the loop's thread while it runs, and by calls run in place while it does not:
-        # whoever touches the World holds it.
-        self.world_lock = threading.RLock()
         self.wait_for = wait_for
         self.start_wait = START_WAIT  # s the first step waits for them, at most
         self._last_step_wall = 0.0  # when the latest step was taken (stall reports)
         self._started_wall: float | None = None  # when the loop (re)started, for wait_for
         self._speed: float | None = None
-        self._recent = RecentSteps()  # the realtime steps of the last RT_WINDOW s
         self.set_mode(mode)
         if speed is not None:
             self.set_speed(speed)
@@ -121,49 +106,12 @@ class Stepper:
             hook(snapshot)
         return snapshot
 
-    # -- control (any thread) -----------------------------------------------------------------
+    # -- control (any thread; call, run_now: sim/ownership.py) ------------------------------
 
-    def call(self, fn: Callable, *args) -> Future:
-        """Run ``fn(*args)`` on the stepper thread between two steps; return its Future.
-
-        When the stepper was never started, ``fn`` runs at once in the caller's thread (a
-        simulation driven by hand); once a started loop has ended, the call is refused
-        (NotAllowedError in the Future).
-        """
-        future: Future = Future()
-        with self.cond:  # under the lock: run() ends its loop under it too, so none is lost
-            queued = self.running
-            if queued:
-                self._calls.append((fn, args, future))
-                self.cond.notify_all()
-            closed = self._closed
-        if queued:
-            self.waiter.wake()
-        elif closed:
-            future.set_exception(NotAllowedError("the simulation has stopped"))
-        else:
-            with self.world_lock:
-                _settle(future, fn, args)
-        return future
-
-    def run_now(self, fn: Callable, *args, timeout: float = 5.0):
-        """``fn(*args)`` now when this thread may touch the World (the loop's own thread, or
-        any thread while the loop holds no lock on it), else queued as :meth:`call`; returns
-        its result. The robot hub uses it: it may serve from another thread before the loop
-        has taken over."""
-        if self.owns_world():
-            return fn(*args)
-        if self.world_lock.acquire(blocking=False):
-            try:
-                return fn(*args)
-            finally:
-                self.world_lock.release()
-        return self.call(fn, *args).result(timeout)
-
-    def owns_world(self) -> bool:
-        """True on the stepper's own thread while its loop runs (the one thread that may touch
-        the World then)."""
-        return self.running and self._thread is threading.current_thread()
+    @property
+    def missed(self) -> int:
+        """Realtime steps taken after their deadline since the start or the last reset."""
+        return self.pacer.missed
 
     def set_mode(self, mode: str) -> None:
         """Switch between ``realtime`` and ``lockstep`` (takes effect at the next step)."""
@@ -214,13 +162,10 @@ class Stepper:
         self.sim.reset(scenario)
         self._resets += 1
         self.slots.clear()
-        self.missed = 0
+        self.pacer.restart()
         self.error = ""
         self.finished = ""
         self._started_wall = self._last_step_wall = self.clock.now()
-        self._wall = 0.0  # the real-time factor restarts with the sim time
-        self._mark = None
-        self._recent.clear()
         self._reanchor()
         return self._publish(self.sim.snapshot)
 
@@ -247,17 +192,6 @@ class Stepper:
                                        timeout)
             return self.snapshot if ok and self.snapshot.step > after else None
 
-    def wait_generation(self, generation: int, timeout: float) -> Snapshot | None:
-        """Block until the step that used commands put in ``generation`` has finished.
-
-        Returns the snapshot after that step, or None on timeout (paused, or still waiting for
-        other lockstep controllers).
-        """
-        with self.stepped:
-            ok = self.stepped.wait_for(
-                lambda: self.done_generation > generation or self._stop.is_set(), timeout)
-            return self.snapshot if ok and self.done_generation > generation else None
-
     def view(self) -> tuple[Snapshot, tuple[int, int]]:
         """The latest snapshot and the key of its layout, taken together (any thread). Two
         snapshots with equal keys have the same layout: the same bodies, names, shapes and
@@ -277,11 +211,11 @@ class Stepper:
 
     def stats(self) -> Stats:
         """Current figures of the run."""
-        wall = self._wall + (self.clock.now() - self._mark if self._mark is not None else 0.0)
+        wall = self.pacer.wall()
         snap = self.snapshot
         rtf = snap.time / wall if wall > 0 else 0.0
         waiting, stalled = self._waiting()
-        late, recent = self._recent.figures(self.clock.now())
+        late, recent = self.pacer.recent.figures(self.clock.now())
         return Stats(snap.step, snap.time, wall, rtf, self.missed, self.mode, self.speed,
                      self.paused, tuple(self.slots.attached()), self.finished, waiting, stalled,
                      late, recent)
@@ -299,11 +233,6 @@ class Stepper:
         return tuple(self.slots.waiting()), stalled
 
     # -- the loop -----------------------------------------------------------------------------
-
-    @property
-    def running(self) -> bool:
-        """True while :meth:`run` is looping (in its own thread or the caller's)."""
-        return self._looping
 
     def start(self, duration: float | None = None, max_steps: int | None = None,
               linger: bool = True) -> None:
@@ -350,8 +279,7 @@ class Stepper:
         gc.freeze()
         self._started_wall = self._last_step_wall = self.clock.now()
         self._reanchor()
-        self.waiter.acquire()  # first the network's serving, then the World (the hub's order)
-        self.world_lock.acquire()
+        self._take_world()  # the waiter (the hub's serving), then the World: sim/ownership.py
         try:
             while not self._stop.is_set():
                 self.waiter.poll()
@@ -418,7 +346,7 @@ class Stepper:
             for hook in self.idle_hooks:
                 hook(self.snapshot)
             return False
-        if self._mark is None:
+        if not self.pacer.anchored:
             self._reanchor()
         if self.mode == "lockstep":
             return self._lockstep_ready()
@@ -444,22 +372,8 @@ class Stepper:
     def _pace(self, count_missed: bool = True) -> bool:
         if self.speed == 0.0:
             return True
-        period = self.sim.dt / self.speed
-        due = self._deadline + period
-        now = self.clock.now()
-        if due - now > _PACE_SLICE:  # slow motion: wait in slices so calls and stop get through
-            self._sleep_until(now + _PACE_SLICE)
-            return False
-        self._deadline = due
-        if count_missed:
-            self._recent.note(max(now, due), self.snapshot.time, due < now)
-        if due >= now:
-            self._sleep_until(due)
-        else:
-            self.missed += count_missed
-            if now - due > period:
-                self._deadline = self.clock.now()
-        return True
+        return self.pacer.pace(self.sim.dt / self.speed, self.snapshot.time, self._sleep_until,
+                               count_missed)
 
     def _idle(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``predicate`` holds, a call arrives or stop; return the predicate."""
@@ -476,26 +390,8 @@ class Stepper:
                 self.waiter.wait(left, lambda: False)
         self.clock.sleep_until(deadline)
 
-    def _run_calls(self) -> None:
-        with self.cond:
-            calls, self._calls = self._calls, []
-        for fn, args, future in calls:
-            _settle(future, fn, args)
-
     def _reanchor(self) -> None:
-        now = self.clock.now()
-        self._deadline = now
-        if self._mark is None and not self.paused and self.running:
-            self._mark = now
+        self.pacer.reanchor(counting=not self.paused and self.running)
 
     def _pause_wall(self) -> None:
-        if self._mark is not None:
-            self._wall += self.clock.now() - self._mark
-            self._mark = None
-
-
-def _settle(future: Future, fn: Callable, args: tuple) -> None:
-    try:
-        future.set_result(fn(*args))
-    except Exception as exc:  # noqa: BLE001 -- handed to the caller through the Future
-        future.set_exception(exc)
+        self.pacer.pause_wall()

@@ -29,21 +29,12 @@ import math
 
 import numpy as np
 
-try:
-    import numba
-except ImportError:  # numba missing: the Python search and scipy's Dijkstra serve
-    numba = None
+from ..model.compiled import COMPILED, jit  # numba missing: Python and scipy's Dijkstra serve
 
-#: True when the kernels are compiled (numba imported).
-COMPILED = numba is not None
 _EPS = 1e-9  # cells: as grid._EPS, a segment this close to a border touches both sides
 
 
-def _jit(f):
-    """numba's njit, cached, with numpy's division semantics; the identity without numba."""
-    if numba is None:
-        return f
-    return numba.njit(cache=True, error_model="numpy")(f)
+_jit = jit()  # numba's njit, cached, numpy's division semantics; the identity without numba
 
 
 # --- A* --------------------------------------------------------------------------------------------

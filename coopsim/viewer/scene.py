@@ -252,17 +252,6 @@ class Scene:
         gl.glDisable(gl.GL_CULL_FACE)
         self.batch.draw()
 
-    def robot_at(self, x: float, y: float) -> int | None:
-        """Index of the robot whose chassis covers world point (x, y), or None."""
-        if not len(self.robot_xy):
-            return None
-        d = np.hypot(self.robot_xy[:, 0] - x, self.robot_xy[:, 1] - y)
-        i = int(np.argmin(d))
-        return i if d[i] <= self.robot_radius[i] else None
-
-
-
-
 
 def _shape_triangles(shape: dict) -> np.ndarray:
     """One part shape (layout form: kind, radius, size, vertices, offset) as triangles."""

@@ -17,19 +17,21 @@ ALLOWED = {
     "model": {"model"},
     "formats": {"model", "formats"},
     "physics": {"model", "physics"},
-    "sim": {"model", "sim"},
+    "raycast": {"model", "raycast"},
+    "sim": {"model", "raycast", "sim"},
     "swarm": {"model", "swarm"},
     "plugins": {"model", "swarm", "plugins"},
     "net": {"model", "formats", "sim", "swarm", "net"},
-    "recording": {"model", "sim", "net", "recording"},
-    "foxglove": {"model", "sim", "recording", "foxglove"},
+    "recording": {"model", "recording"},
+    "replay": {"model", "sim", "net", "recording", "replay"},
+    "foxglove": {"model", "sim", "recording", "replay", "foxglove"},
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "viewer"},
     "conformance": {"model", "net", "client", "conformance"},
-    "app": {"model", "formats", "sim", "net", "recording", "client", "viewer", "app", "plugins",
-            "foxglove", "conformance"},
+    "app": {"model", "formats", "raycast", "sim", "net", "recording", "replay", "client",
+            "viewer", "app", "plugins", "foxglove", "conformance"},
 }
-NO_IO = {"model", "formats", "physics", "sim", "swarm", "plugins"}  # no zmq, no windows
+NO_IO = {"model", "formats", "physics", "raycast", "sim", "swarm", "plugins"}  # no zmq, no windows
 
 
 def _imports(path: Path) -> list[str]:
@@ -87,3 +89,53 @@ def test_the_client_imports_no_simulator():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _file_graph() -> dict[str, set[str]]:
+    """module -> the coopsim modules it imports (anywhere in it), package imports resolved to
+    the submodules named (``from . import x``) or else to the package's ``__init__``."""
+    names = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in names.items():
+        out = set()
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        package = list(rel.parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                out |= {a.name for a in node.names if a.name in names}
+            elif isinstance(node, ast.ImportFrom):
+                base = (".".join(package[:len(package) - node.level + 1] +
+                                 ([node.module] if node.module else []))
+                        if node.level else node.module or "")
+                subs = {f"{base}.{a.name}" for a in node.names} & names.keys()
+                out |= subs or ({base} & names.keys())
+        graph[name] = out - {name}
+    return graph
+
+
+def test_no_import_cycle_between_files():
+    """A file's imports never lead back to it (a cycle means two files are one unit, or a
+    third file is missing): depth-first search for a back edge."""
+    graph, state, cycles = _file_graph(), {}, []
+
+    def visit(node, stack):
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if nxt.endswith("__init__") or nxt == node.rpartition(".")[0]:
+                continue  # a package importing its own face is not a cycle between files
+            if state.get(nxt) == "open":
+                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not cycles, "import cycles between files:\n" + "\n".join(cycles)

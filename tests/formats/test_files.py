@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from coopsim.formats import files
+from coopsim.formats.check import check as check_files
 from coopsim.model.plugins import ROBOT_TYPES
 from coopsim.model.errors import FileFormatError
 from coopsim.model.specs import COLORS, RobotSpec, ScenarioSpec, Settings, WorldSpec
@@ -104,7 +105,7 @@ def test_world_errors(tmp_path, text, line, fragment):
     path = tmp_path / "t.world"
     path.write_text(text)
     _assert_at(_error(path), path, line, fragment)
-    assert files.check([path]) == [str(_error(path))]
+    assert check_files([path]) == [str(_error(path))]
 
 
 SCENARIO_ERRORS = [
@@ -232,7 +233,7 @@ def test_missing_world_points_at_the_file_line():
 
 def test_world_errors_through_a_relative_scenario_path(monkeypatch):
     monkeypatch.chdir(DATA.parent)
-    assert files.check(["files/uses_broken.scenario"]) == [
+    assert check_files(["files/uses_broken.scenario"]) == [
         os.path.join("files", "broken.world") + ":8: position needs 3 values (x y z), got 2"]
 
 
@@ -392,10 +393,10 @@ def test_check_reports_one_line_per_bad_file_in_order(tmp_path):
     good = DATA / "small.scenario"
     bad = tmp_path / "b.world"
     bad.write_text("[FLOOR]\nsize 1 1\n")
-    problems = files.check([good, bad, DATA / "uses_broken.scenario", DATA / "small.world"])
+    problems = check_files([good, bad, DATA / "uses_broken.scenario", DATA / "small.world"])
     assert problems == [f"{bad}:2: size needs 3 values (length width height), got 2",
                         f"{DATA / 'broken.world'}:8: position needs 3 values (x y z), got 2"]
-    assert files.check([]) == [] and files.check(str(good)) == []
+    assert check_files([]) == [] and check_files(str(good)) == []
 
 
 def test_mangled_files_only_ever_raise_file_format_errors(tmp_path):
@@ -433,7 +434,7 @@ def test_shipped_files_are_all_there():
 
 @pytest.mark.parametrize("path", WORLDS + SCENARIOS, ids=lambda p: p.name)
 def test_shipped_file_loads(path):
-    assert files.check([path]) == []
+    assert check_files([path]) == []
     if "paper_template" not in path.name:
         assert path.read_text().startswith("# "), "every shipped file starts with a comment"
 
@@ -469,7 +470,7 @@ def test_paper_templates_use_only_the_paper_style(name):
         assert lines[0].startswith("[WORLD]") and lines[0].split()[1] == "file"
         assert all(ln.split("]")[0].strip("[") in ("WORLD", "TARGET") or ln.startswith("[ROBOT_")
                    for ln in lines if ln.startswith("["))
-    assert files.check([ROOT / folder / name]) == []
+    assert check_files([ROOT / folder / name]) == []
 
 
 def test_paper_template_scenario_contents():

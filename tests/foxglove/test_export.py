@@ -17,7 +17,7 @@ from fxclient import protobuf_class
 from rechelpers import RECDATA, run_cli
 
 from coopsim.model.snapshot import rule_metrics, wrap_angle
-from coopsim.recording.player import recorded_steps
+from coopsim.replay.player import recorded_steps
 from coopsim.recording.reader import Recording
 
 SCENARIO = RECDATA / "foxglove.scenario"

@@ -46,7 +46,7 @@ def test_metrics_are_plotted_and_robots_can_be_picked(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == ["metrics.png", "robots.png",
                                                          "trajectories.png"]
     # the zones lie on the floor plan in their colours (the pond and the border box)
-    from coopsim.recording.player import recorded_steps
+    from coopsim.replay.player import recorded_steps
     from coopsim.recording.reader import Recording
 
     with Recording(rec) as recording:

@@ -14,7 +14,7 @@ import socket
 import pytest
 
 from coopsim.formats.files import load
-from coopsim.net import gateway as gw
+from coopsim.net import gatewaylines as gw
 from coopsim.net.gateway import Gateway
 from coopsim.net.security import ClientKeys, SecurityError
 

@@ -24,7 +24,7 @@ from coopsim.client import Client
 from coopsim.model.errors import ProtocolError
 from coopsim.formats.files import load
 from coopsim.net.security import ClientKeys, create_keys
-from coopsim.recording.replay import Replay
+from coopsim.replay.servers import Replay
 
 from curvehelpers import EXPECTED, handshake, key_cases, keys, net  # noqa: F401 -- fixtures
 from nethelpers import ROOT, SCENARIOS, live

@@ -145,7 +145,7 @@ def _fuzz(endpoint: str, table: dict, seed: int, tame=lambda request: request) -
 
 def _oversized(peer: Peer) -> None:
     """Beyond the transport cap: the connection is dropped, no reply; a new connection is
-    served (over MAX_MESSAGE_BYTES but within the cap is error 1: test_hardening_messages)."""
+    served (over MAX_MESSAGE_BYTES but within the cap is error 1: test_message_cap)."""
     for size in (p.MAX_FRAME_BYTES + 1, 10 * p.MAX_FRAME_BYTES):
         peer.send_frames([msgpack.packb([0, "x" * size, 1, [], []])])
         assert not peer.sock.poll(200)

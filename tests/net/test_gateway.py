@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from coopsim.formats.files import load
-from coopsim.net.gateway import MAX_LINE, Gateway
+from coopsim.net.gateway import Gateway
+from coopsim.net.gatewaylines import MAX_LINE
 from coopsim.app.run import Run, RunOptions
 from clienthelpers import SCENARIO, STEPS, assert_wandered  # the clients' scenario and checks
 

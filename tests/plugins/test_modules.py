@@ -116,3 +116,16 @@ def test_sonar_reads_zero_when_pressed_against_a_wall():
 def test_a_world_without_robots_steps():
     snap = run(scenario([], [box("W", 1, 1)], [target("red", 2, 2)]), steps=3)
     assert snap.step == 3 and snap.readings["target"].shape == (0, 2)
+
+
+def test_frame_physics_reaches_the_engine_and_engine_is_its_deprecated_alias():
+    from coopsim.model.module import PhysicsAccess
+    from coopsim.sim.access import Access
+
+    sim = Simulation(scenario([robot()]))
+    frame = sim._frame(sim.world.engine.robot_state(), {})
+    assert isinstance(frame.physics, Access)
+    with pytest.warns(DeprecationWarning, match="use Frame.physics"):
+        assert frame.engine is frame.physics  # plugins written against the old name work
+    declared = {n for n in vars(PhysicsAccess) if not n.startswith("_")}
+    assert declared and declared <= set(vars(Access)), declared - set(vars(Access))

@@ -12,7 +12,7 @@ from coopsim.net import protocol as p
 from coopsim.client import Client, RemoteError
 from coopsim.net.protocol import Message
 from coopsim.recording.reader import Recording
-from coopsim.recording.replay import MODE_INDEX, Replay
+from coopsim.replay.servers import MODE_INDEX, Replay
 from coopsim.app.run import Run, RunOptions
 from coopsim.net.statestream import decode_state
 

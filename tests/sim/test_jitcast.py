@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from test_raycast import box_edges, random_scene, reference, unit
 
-from coopsim.sim.jitcast import JitRayCaster, make_caster, sonar_distances
+from coopsim.raycast.jitcast import JitRayCaster, make_caster, sonar_distances
 from coopsim.plugins.modules.sonar import ANGLES as SONAR_ANGLES
-from coopsim.sim.raycast import RayCaster
+from coopsim.raycast.numpycast import RayCaster
 
 pytestmark = pytest.mark.filterwarnings("error")  # NaN or division warnings fail the tests
 TOL = 1e-9  # m, against pymunk
@@ -249,8 +249,8 @@ def test_without_numba_the_numpy_caster_serves():
         import sys
         sys.modules["numba"] = None  # makes "import numba" raise ImportError
         import numpy as np
-        from coopsim.sim.jitcast import JitRayCaster, make_caster, sonar_distances
-        from coopsim.sim.raycast import RayCaster
+        from coopsim.raycast.jitcast import JitRayCaster, make_caster, sonar_distances
+        from coopsim.raycast.numpycast import RayCaster
         caster = make_caster()
         assert type(caster) is RayCaster, caster
         out = sonar_distances(caster, np.zeros((1, 3)), [0.2], [0.0], [2.0], [1],
@@ -299,3 +299,23 @@ def test_invalid_input_raises_the_same_errors(method, args, kwargs):
 def test_invalid_cell_size(cell_size):
     with pytest.raises(ValueError, match="cell_size"):
         JitRayCaster(cell_size)
+
+
+def test_the_public_face_casts_a_fan_alike_from_either_caster():
+    """coopsim.raycast: make a caster, give it the walls, cast a fan (sonar-style readings from
+    the chassis edge); the numpy and the compiled caster give the same bits."""
+    import coopsim.raycast as rc
+
+    walls = np.array([[1.5, -5.0, 1.5, 5.0], [-5.0, 2.0, 5.0, 2.0]])  # x = 1.5 and y = 2 (m)
+    poses = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, math.pi / 2]])
+    angles = np.array([-0.5, 0.0, 0.5])
+    out = []
+    for kind in ("numpy", "jit"):
+        caster = rc.make_caster(kind)
+        caster.set_static(segments=walls)
+        out.append(rc.cast_fan(caster, poses, np.full(2, 0.2), angles, np.full(2, 3.0),
+                               np.array([1, 2]), None, None, None, None))
+    assert np.array_equal(out[0], out[1])
+    assert out[0][0, 1] == pytest.approx(1.5 - 0.2) and out[0][1, 1] == pytest.approx(2.0 - 0.2)
+    assert out[0][0, 0] == pytest.approx(1.5 / math.cos(0.5) - 0.2)
+    assert set(rc.__all__) <= set(dir(rc))

@@ -15,8 +15,8 @@ import numpy as np
 import pymunk
 import pytest
 
-from coopsim.sim import raycast
-from coopsim.sim.raycast import RayCaster
+from coopsim.raycast import numpycast as raycast
+from coopsim.raycast.numpycast import RayCaster
 
 pytestmark = pytest.mark.filterwarnings("error")  # NaN or division warnings fail the tests
 TOL = 1e-6  # m

@@ -17,9 +17,9 @@ import pytest
 
 from coopsim.app.bench import swarm_scenario
 from coopsim.plugins.modules.sonar import ANGLES
-from coopsim.sim import casters, jitcast
-from coopsim.sim.jitcast import JitRayCaster, sonar_distances
-from coopsim.sim.raycast import RayCaster
+from coopsim.raycast import auto as casters, jitcast
+from coopsim.raycast.jitcast import JitRayCaster, sonar_distances
+from coopsim.raycast.numpycast import RayCaster
 from coopsim.sim.simulation import Simulation
 
 TOL = 1e-9  # m, against pymunk

@@ -12,7 +12,7 @@ import pytest
 
 from coopsim.formats.files import load
 from coopsim.net.security import ClientKeys
-from coopsim.recording.replay import Replay
+from coopsim.replay.servers import Replay
 from coopsim.viewer.connection import Link
 
 from curvehelpers import keys, net  # noqa: F401 -- fixtures

@@ -37,6 +37,6 @@ class Support(Module):
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        bar = frame.engine.poses(rows, "bar")
-        force = frame.engine.joint_force(rows, "support")
+        bar = frame.physics.poses(rows, "bar")
+        force = frame.physics.joint_force(rows, "support")
         return np.column_stack((wrap(bar[:, 2] - frame.pose[rows, 2]), force))

@@ -59,7 +59,7 @@ class Motors(Module):
         left, right = wheels[:, 0], wheels[:, 1]
         forward = (left + right) * 0.5  # the mean of two, bit for bit, without its overhead
         turn = (right - left) / frame.axle[rows]
-        frame.engine.drive(rows, forward, turn)
+        frame.physics.drive(rows, forward, turn)
         return wheels
 
     @classmethod

@@ -86,7 +86,7 @@ class Velocity(Module):
         out = now + change
         out[:, :2] = _cap(out[:, :2], p["max_speed"])
         out[:, 2] = np.clip(out[:, 2], -p["max_yaw_rate"], p["max_yaw_rate"])
-        frame.engine.set_velocity(rows, out)
+        frame.physics.set_velocity(rows, out)
         return out
 
     @classmethod

@@ -1,6 +1,6 @@
 """The arm's two hardware modules: ``joints`` (motor commands and encoders) and ``effector``.
 
-Both work over batches of robot rows and reach the physics only through ``frame.engine`` by the
+Both work over batches of robot rows and reach the physics only through ``frame.physics`` by the
 roles the ``arm`` type names (``joint0``..``joint2``, the point ``tip``), so they hold no state of
 their own and run the same for one arm or a hundred. Command ids: ``joints`` 1100-1199,
 ``effector`` 1200-1299 (``coopsim list`` shows the hundreds taken).
@@ -84,15 +84,15 @@ class Joints(Module):
         top = p["max_speed"][:, None]
         wanted = commands[:, 1:]
         servo = commands[:, :1] == POSITIONS
-        angles = frame.engine.joint_state(rows, JOINTS)[:, :, 0]
+        angles = frame.physics.joint_state(rows, JOINTS)[:, :, 0]
         rates = np.where(servo, p["gain"][:, None] * (wanted - angles), wanted)
         rates = np.clip(rates, -top, top)
-        frame.engine.set_motor_rates(rows, JOINTS, rates)
+        frame.physics.set_motor_rates(rows, JOINTS, rates)
         return rates
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        state = frame.engine.joint_state(rows, JOINTS)
+        state = frame.physics.joint_state(rows, JOINTS)
         return np.column_stack((state[:, :, 0], state[:, :, 1]))
 
     @classmethod
@@ -119,7 +119,7 @@ class Effector(Module):
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        return frame.engine.points(rows, "tip")
+        return frame.physics.points(rows, "tip")
 
     @classmethod
     def clip(cls, out, p):

@@ -1,15 +1,15 @@
-"""Grids of the numba ray caster (:mod:`coopsim.sim.jitcast`): shapes binned into cells, in CSR.
+"""Grids of the numba ray caster (:mod:`coopsim.raycast.jitcast`): shapes binned into cells, in CSR.
 
 Square cells (side ``cell_size``, doubled while there would be too many) over the shapes'
 bounding box: ``start[c] .. start[c + 1]`` are cell c's entries, copies of its shapes'
 coordinates and groups (no indirection in the casting loop). A circle is binned into the cells of
-its box, a segment into those along it, both padded by ``pad`` (:mod:`coopsim.sim.jitcast` says
+its box, a segment into those along it, both padded by ``pad`` (:mod:`coopsim.raycast.jitcast` says
 why); shapes spanning too many cells go to an *always* bucket every ray tests; zero-length
 segments nowhere. Static shapes are binned once, moving ones every cast on the static grid's
 geometry when they fit in it, and :func:`combine` merges the two grids cell by cell.
 
 Frames and units: world frame, metres. Without numba the functions are plain Python (never
-called: :func:`coopsim.sim.jitcast.make_caster` then returns the numpy caster).
+called: :func:`coopsim.raycast.jitcast.make_caster` then returns the numpy caster).
 """
 
 from __future__ import annotations
@@ -18,14 +18,11 @@ import math
 
 import numpy as np
 
-try:
-    import numba
-except ImportError:  # numba missing: the numpy caster serves
-    numba = None
+from ..model.compiled import jit as _jit
 
 _MAX_CELLS = 1024  # a circle's box spanning more cells is tested by every ray instead
 _BUF = 4 * _MAX_CELLS  # cells a segment may be binned into (more: tested by every ray)
-_REL = 1e-6  # shape padding per metre of magnitude, >> any rounding it must cover (above)
+REL = 1e-6  # shape padding per metre of magnitude, >> any rounding it must cover (above)
 _NEVER, _BINNED, _ALWAYS = 0, 1, 2  # what becomes of a shape
 # A grid set is a tuple (geom, cstart, cdata, cgroup, sstart, sdata, sgroup) of one or two grids.
 # geom (G, 10) holds per grid the columns below: corner, cell side, extent, padding (m), cells
@@ -35,25 +32,11 @@ _NEVER, _BINNED, _ALWAYS = 0, 1, 2  # what becomes of a shape
 X0, Y0, CS, INV, W, H, NX, NY, PAD, BASE = range(10)
 
 
-def _jit(parallel: bool = False, inline: bool = False):
-    """numba's ``njit``, cached, without Python's division checks (divisors are checked or
-    non-zero); the identity without numba, so that the module imports.
-
-    ``inline`` inlines in numba's IR. The per-ray functions need it: a call passing arrays
-    increfs and decrefs each (atomic operations, contended by the threads, costlier than the
-    ray), and LLVM inlines only small functions. Each is inlined at one place (compile time).
-    """
-    if numba is None:
-        return lambda f: f
-    return numba.njit(cache=True, parallel=parallel, error_model="numpy",
-                      inline="always" if inline else "never")
-
-
 @_jit()
 def circle_hit(ox, oy, dx, dy, mr, cx, cy, r):
     """Distance (m) at which the ray from (ox, oy) along unit (dx, dy), of length ``mr``,
     enters circle (cx, cy, r), 0 from strictly inside; inf for no hit. World frame, m.
-    raycast._hit_circles for one pair. Branch-free (bitwise & and |, a select): whether a
+    numpycast._hit_circles for one pair. Branch-free (bitwise & and |, a select): whether a
     candidate is hit is unpredictable, and a mispredicted branch costs more than the sqrt."""
     mx, my = ox - cx, oy - cy
     b = mx * dx + my * dy  # -t of the closest approach
@@ -79,7 +62,7 @@ def segment_hit(ox, oy, dx, dy, mr, x1, y1, ex, ey):
 
 
 @_jit(inline=True)
-def _span(a, b, s, inv, n):
+def cell_span(a, b, s, inv, n):
     """First and last index (clipped to 0 .. n - 1) of the cells of side 1 / ``inv`` covering
     [min(a, b) - s, max(a, b) + s], coordinates relative to the grid's corner (m)."""
     lo, hi = math.floor((min(a, b) - s) * inv), math.floor((max(a, b) + s) * inv)
@@ -128,7 +111,7 @@ def _geometry(box, fate, cs, cap):
         if fate[k] == _BINNED:
             x0, y0 = min(x0, box[k, 0]), min(y0, box[k, 1])
             x1, y1 = max(x1, box[k, 2]), max(y1, box[k, 3])
-    pad = _REL * (1.0 + 4.0 * (abs(x0) + abs(y0) + (x1 - x0) + (y1 - y0)))
+    pad = REL * (1.0 + 4.0 * (abs(x0) + abs(y0) + (x1 - x0) + (y1 - y0)))
     w, h = x1 - x0 + 2.0 * pad, y1 - y0 + 2.0 * pad
     if not (0.0 <= w < 1e300 and 0.0 <= h < 1e300):  # nothing binned, or beyond float range
         for k in range(len(box)):
@@ -159,10 +142,10 @@ def _segment_cells(x1, y1, x2, y2, geom, buf):
     x0, y0, cs, inv, nx, ny, s = geom[X0], geom[Y0], geom[CS], geom[INV], geom[NX], geom[NY], \
         geom[PAD]
     px, py, ex, ey, n = x1 - x0, y1 - y0, x2 - x1, y2 - y1, 0
-    c0, c1 = _span(px, px + ex, s, inv, nx)
+    c0, c1 = cell_span(px, px + ex, s, inv, nx)
     for c in range(c0, c1 + 1):
         u0, u1 = _slab(px - c * cs, ex, cs, s, 0.0, 1.0)  # the part of it in column c
-        r0, r1 = _span(py + ey * u0, py + ey * u1, s, inv, ny)
+        r0, r1 = cell_span(py + ey * u0, py + ey * u1, s, inv, ny)
         if u0 <= u1 and n + r1 - r0 + 1 > len(buf):
             return -1
         for r in range(r0, r1 + 1 if u0 <= u1 else r0):
@@ -183,8 +166,8 @@ def _box_span(box, k, geom):
     """First and last column and row (c0, c1, r0, r1) of the cells of box k, padded by geom's
     pad; the always bucket (nx * ny, nx * ny, 0, 0) if they are too many."""
     x0, y0, inv, nx, ny, s = geom[X0], geom[Y0], geom[INV], geom[NX], geom[NY], geom[PAD]
-    c0, c1 = _span(box[k, 0] - x0, box[k, 2] - x0, s, inv, nx)
-    r0, r1 = _span(box[k, 1] - y0, box[k, 3] - y0, s, inv, ny)
+    c0, c1 = cell_span(box[k, 0] - x0, box[k, 2] - x0, s, inv, nx)
+    r0, r1 = cell_span(box[k, 1] - y0, box[k, 3] - y0, s, inv, ny)
     if (c1 - c0 + 1) * (r1 - r0 + 1) > _MAX_CELLS:
         return int(nx * ny), int(nx * ny), 0, 0
     return c0, c1, r0, r1
@@ -245,7 +228,7 @@ def build(circles, cgroup, segments, sgroup, cell_size, cap, like):
     cstart, cids = _circle_csr(box[:nc], fate[:nc], geom)
     sstart, sids = _segment_csr(segments, fate[nc:], geom)
     sdata = segments[sids]
-    sdata[:, 2] -= sdata[:, 0]  # x2 - x1, y2 - y1 as raycast._columns has them
+    sdata[:, 2] -= sdata[:, 0]  # x2 - x1, y2 - y1 as numpycast._columns has them
     sdata[:, 3] -= sdata[:, 1]
     return (geom.reshape(1, 10), cstart, circles[cids], cgroup[cids], sstart, sdata,
             sgroup[sids])

@@ -2,7 +2,7 @@
 
 :class:`Player` shows one recorded step at a time as the :class:`~coopsim.model.snapshot.Snapshot` a
 live run would have had (the readings the recording keeps), so the servers and the state stream of
-:mod:`coopsim.recording.replay` answer from it exactly as they do from a stepper. Its thread advances the
+:mod:`coopsim.replay.servers` answer from it exactly as they do from a stepper. Its thread advances the
 position while playing and hands the current snapshot to a publisher (about every 0.01 s while
 playing, every 0.1 s while paused, as a paused live run does). Seeks decode one chunk (see
 :mod:`coopsim.recording.reader`).
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..net import protocol as p
 from ..model.errors import ProtocolError, RecordingError
-from .reader import Recording
+from ..recording.reader import Recording
 from ..model.plugins import MODULES
 from ..model.snapshot import Snapshot, frozen
 from ..model.specs import TargetSpec

@@ -23,7 +23,7 @@ import pytest
 import zmq
 
 from coopsim.net import protocol as p
-from coopsim.recording.replay import Replay
+from coopsim.replay.servers import Replay
 
 from helpers import robot, scenario, target
 from nethelpers import Peer, live

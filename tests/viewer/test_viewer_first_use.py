@@ -274,7 +274,7 @@ def _grab_columns(region: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("where", ["start", "middle", "end"])
 def test_the_scrub_handle_leaves_the_times_readable(display, viewer_for, tmp_path, where):
-    from coopsim.recording.replay import Replay
+    from coopsim.replay.servers import Replay
 
     from rechelpers import record
 

@@ -2,7 +2,7 @@
 server's port, and numbers the engine would accept and then fail every step on.
 
 Every refusal is the model's sentence (coopsim.model.limits), the one a file gets for the same
-value (tests/formats/test_guard_files.py checks that side), and it changes nothing.
+value (tests/formats/test_file_limits.py checks that side), and it changes nothing.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from coopsim.net import protocol as p
 from coopsim.net.protocol import Message
 from coopsim.net.statestream import decode_state
 from coopsim.recording.reader import Recording, export_csv
-from coopsim.recording.replay import Replay
+from coopsim.replay.servers import Replay
 
 from helpers import box, robot, scenario
 from nethelpers import live

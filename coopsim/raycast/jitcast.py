@@ -1,35 +1,37 @@
 """Batched 2D ray casting in numba-compiled loops: :class:`RayCaster`'s results, faster.
 
-Why numba: the numpy caster (:mod:`coopsim.sim.raycast`) spends its time building and filtering
-arrays of (ray, shape) candidate pairs, ~35 ms for the 110,000 sonar rays of 10,000 robots.
-Compiled loops need no pair arrays: each ray walks the grid cells it crosses, nearest first,
-tests the shapes there, and stops once the next cell starts beyond its nearest hit.
+Why numba: the numpy caster (:mod:`coopsim.raycast.numpycast`) spends its time building and
+filtering arrays of (ray, shape) candidate pairs, ~35 ms for the 110,000 sonar rays of 10,000
+robots. Compiled loops need no pair arrays: each ray walks the grid cells it crosses, nearest
+first, tests the shapes there, and stops once the next cell starts beyond its nearest hit.
 
-1. Grid (:mod:`coopsim.sim.jitgrid`): the shapes binned into square cells, in CSR layout;
+1. Grid (:mod:`coopsim.raycast.jitgrid`): the shapes binned into square cells, in CSR layout;
    static shapes once (:meth:`JitRayCaster.set_static`), moving ones every cast, on the static
    grid's geometry if they fit in it: the two grids are then merged cell by cell and a ray
    walks one.
-2. Walk: an Amanatides-Woo DDA from the ray's origin until the next cell starts beyond the best
-   hit so far. Rounding may make it skip a cell the ray grazes, or put a computed hit slightly
-   off its shape (~1e-8 x the coordinates' magnitude for a near-tangent circle): every shape is
-   padded by ``pad = _REL x`` the grid's magnitude, far more than either, so the cell reached at
-   the hit distance holds the shape. A ray from beyond ~3 grid sizes could need more: it tests
-   every shape of the grid (never so in a simulation, whose rays start within its walls).
-3. Hits: :mod:`coopsim.sim.raycast`'s float64 formulas, operation for operation, and a minimum, so
-   the distances equal the numpy caster's bit for bit (except hits whose rounding error exceeds
-   the padding: rays almost parallel to a segment).
+2. Walk (:mod:`coopsim.raycast.jitwalk`): an Amanatides-Woo DDA from the ray's origin until the
+   next cell starts beyond the best hit so far. Rounding may make it skip a cell the ray grazes,
+   or put a computed hit slightly off its shape (~1e-8 x the coordinates' magnitude for a
+   near-tangent circle): every shape is padded by ``pad = jitgrid.REL x`` the grid's magnitude,
+   far more than either, so the cell reached at the hit distance holds the shape. A ray from
+   beyond ~3 grid sizes could need more: it tests every shape of the grid (never so in a
+   simulation, whose rays start within its walls).
+3. Hits: :mod:`coopsim.raycast.numpycast`'s float64 formulas, operation for operation, and a
+   minimum, so the distances equal the numpy caster's bit for bit (except hits whose rounding
+   error exceeds the padding: rays almost parallel to a segment).
 
-Conventions (world frame, metres) are :mod:`coopsim.sim.raycast`'s: a circle is hit where the ray
-enters it, 0 if the origin is strictly inside; a segment where the ray crosses it, endpoints
-included; a segment parallel to the ray or of zero length never; a ray never hits a shape of its
-own non-zero group; nothing hit gives exactly max_range.
+Conventions (world frame, metres) are :mod:`coopsim.raycast.numpycast`'s: a circle is hit where
+the ray enters it, 0 if the origin is strictly inside; a segment where the ray crosses it,
+endpoints included; a segment parallel to the ray or of zero length never; a ray never hits a
+shape of its own non-zero group; nothing hit gives exactly max_range.
 
 Threads: one ``prange`` kernel on numba's default threading layer, with
 ``numba.get_num_threads()`` threads, as the project's policy allows (:mod:`coopsim.model.threads`:
-none with fewer than 3; casts of fewer than ``_PARALLEL_MIN`` rays run on the calling thread). Kernels compile on first use
-and are cached on disk (``cache=True``: ``__pycache__`` or ``NUMBA_CACHE_DIR``), so only a process
-without the cache compiles. Without numba this module still imports: :func:`make_caster` then
-returns the numpy :class:`RayCaster` and :func:`sonar_distances` computes with numpy.
+none with fewer than 3; casts of fewer than ``_PARALLEL_MIN`` rays run on the calling thread).
+Kernels compile on first use and are cached on disk (``cache=True``: ``__pycache__`` or
+``NUMBA_CACHE_DIR``), so only a process without the cache compiles. Without numba this module
+still imports: :func:`make_caster` then returns the numpy :class:`RayCaster` and
+:func:`sonar_distances` computes with numpy.
 """
 
 from __future__ import annotations
@@ -38,17 +40,13 @@ import math
 
 import numpy as np
 
-from .jitgrid import (BASE, CS, H, INV, NX, NY, PAD, W, X0, Y0, _REL, _jit, _span, build,
-                      circle_hit, combine, segment_hit)
+from ..model.compiled import jit as _jit
+from ..model.compiled import numba, prange
 from ..model.threads import MIN_THREADS, thread_count
-from .raycast import RayCaster, _array, _groups, _warm_allocator
-
-try:
-    import numba
-    from numba import prange
-except ImportError:  # numba missing: the numpy caster serves
-    numba = None
-    prange = range
+from .jitfan import fan_gather
+from .jitgrid import build, circle_hit, combine, segment_hit
+from .jitwalk import fan_dir, trace
+from .numpycast import RayCaster, as_array, as_groups, warm_allocator
 
 # Rays from which the threads pay, with 3 threads or more (the policy: coopsim.model.threads)
 # Grid cell side, m: about 0.7 x the sonar's rays (2.2 m). Measured on the 11,000-robot swarm's
@@ -60,122 +58,20 @@ _PARALLEL_MIN = 4096 if thread_count() >= MIN_THREADS else 1 << 62
 _CHUNK = 512  # rows (robots or rays) a thread takes at a time: as fast as a static split
 
 
-@_jit()
-def _axis(p, inv_d, i, cs):
-    """DDA along one axis from coordinate ``p`` in cell ``i`` (m, grid-relative), 1 / the
-    direction component ``inv_d`` (0: no motion): (step, parameter of the next cell border,
-    parameter per cell). Multiplies by the inverse: a division costs as much as a cell."""
-    if inv_d > 0.0:
-        return 1, ((i + 1) * cs - p) * inv_d, cs * inv_d
-    if inv_d < 0.0:
-        return -1, (i * cs - p) * inv_d, -cs * inv_d
-    return 0, math.inf, math.inf
-
-
-@_jit()
-def _entry(x, y, ix, iy, w, h, pad, mr):
-    """Parameter (m) at which a ray from (x, y) (grid-relative, m), of inverse direction (ix,
-    iy) (0: no motion) and length mr, enters [0, w] x [0, h] padded by ``pad``; inf: never."""
-    if 0.0 <= x <= w and 0.0 <= y <= h:
-        return 0.0
-    lo, hi = 0.0, mr
-    for p, inv_d, size in ((x, ix, w), (y, iy, h)):
-        if inv_d == 0.0 and not -pad <= p <= size + pad:
-            return math.inf
-        if inv_d != 0.0:
-            ta, tb = (-pad - p) * inv_d, (size + pad - p) * inv_d
-            lo, hi = max(lo, min(ta, tb)), min(hi, max(ta, tb))
-    return lo if lo <= hi else math.inf
-
-
-# --- traversal: inlined (see _jit), each function at one place -------------------------------
-
-
-@_jit(inline=True)
-def _test_cell(grids, cell, ox, oy, dx, dy, mr, rg, best):
-    """Nearest hit (m) among ``best`` and the shapes of ``cell`` (an index into the start
-    arrays); a ray of non-zero group ``rg`` skips the shapes of that group."""
-    _, cstart, cdata, cgroup, sstart, sdata, sgroup = grids
-    for e in range(cstart[cell], cstart[cell + 1]):
-        hit = circle_hit(ox, oy, dx, dy, mr, cdata[e, 0], cdata[e, 1], cdata[e, 2])
-        best = min(best, hit if (rg == 0) | (cgroup[e] != rg) else best)  # no branch
-    for e in range(sstart[cell], sstart[cell + 1]):
-        if rg == 0 or sgroup[e] != rg:
-            best = min(best, segment_hit(ox, oy, dx, dy, mr, sdata[e, 0], sdata[e, 1],
-                                          sdata[e, 2], sdata[e, 3]))
-    return best
-
-
-@_jit(inline=True)
-def _dda(grids, g, ox, oy, dx, dy, ix, iy, mr, rg, best):
-    """Amanatides-Woo walk of the ray (world frame, unit direction (dx, dy) of inverses (ix,
-    iy), length mr; m) through grid g's cells, nearest first, until the next one starts beyond
-    ``best`` (<= mr) or is off the grid: the nearest hit (m)."""
-    gm = grids[0]
-    x, y, cs, inv = ox - gm[g, X0], oy - gm[g, Y0], gm[g, CS], gm[g, INV]
-    nx, ny, base = int(gm[g, NX]), int(gm[g, NY]), int(gm[g, BASE])
-    t0 = _entry(x, y, ix, iy, gm[g, W], gm[g, H], gm[g, PAD], mr)
-    if t0 > best:
-        return best
-    i, _ = _span(x + dx * t0, x + dx * t0, 0.0, inv, nx)
-    j, _ = _span(y + dy * t0, y + dy * t0, 0.0, inv, ny)
-    (si, ti, di), (sj, tj, dj) = _axis(x, ix, i, cs), _axis(y, iy, j, cs)
-    while True:
-        best = _test_cell(grids, base + i * ny + j, ox, oy, dx, dy, mr, rg, best)
-        if ti < tj:
-            if ti > best:
-                return best
-            i, ti = i + si, ti + di
-        else:
-            if tj > best:
-                return best
-            j, tj = j + sj, tj + dj
-        if i < 0 or i >= nx or j < 0 or j >= ny:
-            return best
-
-
-@_jit(inline=True)
-def _trace(grids, g, ox, oy, dx, dy, ix, iy, mr, rg, best):
-    """Nearest hit (m), from ``best``, of the ray in grid g: its always bucket and the DDA, or
-    for a ray whose slack ``s`` (a bound on its computed hits' error, 1e-8 x the coordinates'
-    magnitude, with a wide margin) exceeds the shapes' padding, every cell."""
-    gm = grids[0]
-    base, ncell = int(gm[g, BASE]), int(gm[g, NX] * gm[g, NY])
-    s = _REL * (1.0 + abs(ox) + abs(oy) + mr + abs(gm[g, X0]) + abs(gm[g, Y0]) + gm[g, W] +
-                gm[g, H])
-    if ncell == 0 or s > gm[g, PAD]:
-        for cell in range(base, base + ncell + 1):
-            best = _test_cell(grids, cell, ox, oy, dx, dy, mr, rg, best)
-        return best
-    best = _test_cell(grids, base + ncell, ox, oy, dx, dy, mr, rg, best)
-    return _dda(grids, g, ox, oy, dx, dy, ix, iy, mr, rg, best)
-
-
 @_jit(inline=True)
 def _one_ray(ox, oy, dx, dy, mr, rg, grids):
     """Distance (m) to the first shape of the grid set hit by the ray from (ox, oy) along
-    (dx, dy) (made unit here, as raycast._rays does; zero stays zero), of length ``mr``."""
+    (dx, dy) (made unit here, as numpycast._rays does; zero stays zero), of length ``mr``."""
     norm = math.sqrt(dx * dx + dy * dy)
     dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
     # Inverse components for the walk; one below 1e-150 moves the ray by far less than the
-    # padding over any length the DDA serves (see _trace), so it counts as none.
+    # padding over any length the DDA serves (see jitwalk.trace), so it counts as none.
     ix = 1.0 / dx if abs(dx) >= 1e-150 else 0.0
     iy = 1.0 / dy if abs(dy) >= 1e-150 else 0.0
     best = mr
     for g in range(len(grids[0])):
-        best = _trace(grids, g, ox, oy, dx, dy, ix, iy, mr, rg, best)
+        best = trace(grids, g, ox, oy, dx, dy, ix, iy, mr, rg, best)
     return best
-
-
-@_jit(inline=True)
-def _fan_dir(d, n, angles, k, fan):
-    """Direction (dx, dy) of ray k of row n: d[n] itself, or for a ``fan`` the heading's unit
-    direction d[n] = (cos, sin) rotated by the angle of angles[k] = (cos, sin), as
-    :func:`fan_directions` computes it in numpy (same operations: same bits)."""
-    if not fan:
-        return d[n, 0], d[n, 1]
-    ch, sh, ca, sa = d[n, 0], d[n, 1], angles[k, 0], angles[k, 1]
-    return ch * ca - sh * sa, sh * ca + ch * sa
 
 
 @_jit(inline=True)
@@ -188,7 +84,7 @@ def _row(n, o, d, fan, angles, reach, edge, rg, grids, out):
     rn, en = reach[n if len(reach) > 1 else 0], edge[n if len(edge) > 1 else 0]
     mr = rn + en
     for k in range(out.shape[1]):
-        dx, dy = _fan_dir(d, n, angles, k, fan)
+        dx, dy = fan_dir(d, n, angles, k, fan)
         dist = _one_ray(o[n, 0], o[n, 1], dx, dy, mr, rg[n], grids)
         out[n, k] = rn if dist >= mr else dist - en
 
@@ -202,7 +98,7 @@ def _fan_all_pairs(o, d, angles, reach, edge, rg, circles, cgroup, segments, sgr
         rn, en, g = reach[n], edge[n], rg[n]
         mr = rn + en
         for k in range(out.shape[1]):
-            dx, dy = _fan_dir(d, n, angles, k, True)
+            dx, dy = fan_dir(d, n, angles, k, True)
             norm = math.sqrt(dx * dx + dy * dy)  # as _one_ray: unit, zero stays zero
             dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
             best = mr
@@ -234,18 +130,19 @@ _NO_ANGLES = np.zeros((1, 2))  # the fan angles of a plain cast (unused)
 _NO_EDGE = np.zeros(1)  # a plain cast's rays start at their origin
 
 
-def _c(a: np.ndarray) -> np.ndarray:
+def contiguous(a: np.ndarray) -> np.ndarray:
     """``a`` as a C-contiguous writable array: the one layout the kernels are compiled for."""
     return a if a.flags.c_contiguous and a.flags.writeable else np.array(a, order="C")
 
 
 def _shapes(circles, segments, circle_group, segment_group) -> tuple:
-    """Validated circles (C, 3), segments (S, 4) and their int64 groups, as raycast._bin."""
-    c, s = _array(circles, 3, "circles"), _array(segments, 4, "segments")
+    """Validated circles (C, 3), segments (S, 4) and their int64 groups, as numpycast._bin."""
+    c, s = as_array(circles, 3, "circles"), as_array(segments, 4, "segments")
     if (c[:, 2] < 0).any():
         raise ValueError("circle radii must be non-negative")
-    return (_c(c), _c(s), _c(_groups(circle_group, len(c), "circle_group")),
-            _c(_groups(segment_group, len(s), "segment_group")))
+    return (contiguous(c), contiguous(s),
+            contiguous(as_groups(circle_group, len(c), "circle_group")),
+            contiguous(as_groups(segment_group, len(s), "segment_group")))
 
 
 def _flat(shapes: tuple) -> tuple:
@@ -254,7 +151,7 @@ def _flat(shapes: tuple) -> tuple:
     c, s, cg, sg = shapes
     segs = s.copy()
     segs[:, 2:] -= segs[:, :2]
-    return c, cg, _c(segs), sg
+    return c, cg, contiguous(segs), sg
 
 
 def _grid(shapes: tuple, cell_size: float, like=_NO_GEOM, least: int = 1 << 12) -> tuple:
@@ -268,7 +165,7 @@ def _grid(shapes: tuple, cell_size: float, like=_NO_GEOM, least: int = 1 << 12) 
 class JitRayCaster:
     """Casts many 2D rays against circles and line segments at once, in compiled loops.
 
-    :class:`coopsim.sim.raycast.RayCaster`'s API and results: static shapes are given once to
+    :class:`coopsim.raycast.numpycast.RayCaster`'s API and results: static shapes are given once to
     :meth:`set_static`, moving shapes to every :meth:`cast`; both are hit alike.
 
     Attributes:
@@ -290,7 +187,7 @@ class JitRayCaster:
             raise ValueError(f"cell_size must be a positive number of metres, got {cell_size}")
         self.cell_size = float(cell_size)
         self.set_static()
-        _warm_allocator()  # a large cast's output then reuses heap pages
+        warm_allocator()  # a large cast's output then reuses heap pages
 
     def set_static(self, circles=None, segments=None, circle_group=None,
                    segment_group=None) -> None:
@@ -325,15 +222,15 @@ class JitRayCaster:
         Returns:
             (R,) float64 distances in [0, max_range], m; exactly max_range when nothing is hit.
         """
-        o, d = _array(origins, 2, "origins"), _array(directions, 2, "directions")
+        o, d = as_array(origins, 2, "origins"), as_array(directions, 2, "directions")
         if d.shape != o.shape:
             raise ValueError(f"directions shape {d.shape} differs from origins {o.shape}")
         mr = np.asarray(max_range, dtype=np.float64)  # a scalar stays one value: (1,)
         mr = np.array(mr.reshape(1) if mr.ndim == 0 else np.broadcast_to(mr, len(o)))
         if not (np.isfinite(mr).all() and (mr >= 0).all()):
             raise ValueError("max_range must be finite and non-negative")
-        rg = _c(_groups(ray_group, len(o), "ray_group"))
-        return self._run(_c(o), _c(d), False, _NO_ANGLES, mr, _NO_EDGE, rg,
+        rg = contiguous(as_groups(ray_group, len(o), "ray_group"))
+        return self._run(contiguous(o), contiguous(d), False, _NO_ANGLES, mr, _NO_EDGE, rg,
                          (circles, segments, circle_group, segment_group), 1).reshape(len(o))
 
     def fan(self, poses, heading, fan, max_range, radius, groups, moving) -> np.ndarray:
@@ -362,7 +259,7 @@ class JitRayCaster:
         """Bins the ``moving`` shapes (circles, segments, their groups) on the static grid's
         geometry if they fit (robots within static walls: one grid to walk), merges the two
         grids, runs :func:`_rows` (see :func:`_row`), or for a ``fan``
-        :func:`coopsim.sim.jitfan.fan_gather` (the same distances); returns (N, k), m."""
+        :func:`coopsim.raycast.jitfan.fan_gather` (the same distances); returns (N, k), m."""
         grids = combine(self._static, _grid(moving if fan else _shapes(*moving),
                                             self.cell_size, self._static[0][0]))
         out = np.empty((len(o), k))
@@ -374,8 +271,6 @@ class JitRayCaster:
         chunk = numba.set_parallel_chunksize(_CHUNK)
         try:
             if fan and GATHER:
-                from .jitfan import fan_gather  # it builds on this module's kernels
-
                 fan_gather(o, d, angles, reach, edge, rg, grids, out)
             else:
                 _rows(o, d, fan, angles, reach, edge, rg, grids, out)
@@ -428,17 +323,18 @@ def sonar_distances(caster, poses, radius, angles, max_range, groups, circles, c
         (N, K) float64 distances, m: the same from either caster (the ray directions are built
         alike, :func:`fan_directions`, and the casters' distances are equal).
     """
-    p, rad = _array(poses, 3, "poses"), _array(np.reshape(radius, (-1, 1)), 1, "radius")[:, 0]
-    reach = _array(np.reshape(max_range, (-1, 1)), 1, "max_range")[:, 0]
-    a = _array(np.reshape(angles, (-1, 1)), 1, "angles")[:, 0]
+    p, rad = as_array(poses, 3, "poses"), as_array(np.reshape(radius, (-1, 1)), 1, "radius")[:, 0]
+    reach = as_array(np.reshape(max_range, (-1, 1)), 1, "max_range")[:, 0]
+    a = as_array(np.reshape(angles, (-1, 1)), 1, "angles")[:, 0]
     if not len(p) == len(rad) == len(reach) or ((reach + rad) < 0).any():
         raise ValueError("poses, radius and max_range must have as many rows, and "
                          "max_range + radius must be non-negative")
     heading, fan = fan_directions(p[:, 2], a)
-    g = _groups(groups, len(p), "groups")
+    g = as_groups(groups, len(p), "groups")
     moving = (circles, segments, circle_group, segment_group)
     if isinstance(caster, JitRayCaster):
-        return caster.fan(_c(p), heading, fan, _c(reach), _c(rad), _c(g), _shapes(*moving))
+        return caster.fan(contiguous(p), heading, fan, contiguous(reach), contiguous(rad),
+                          contiguous(g), _shapes(*moving))
     k = len(a)
     dirs = np.stack((heading[:, 0:1] * fan[:, 0] - heading[:, 1:2] * fan[:, 1],
                      heading[:, 1:2] * fan[:, 0] + heading[:, 0:1] * fan[:, 1]), axis=2)

@@ -41,7 +41,7 @@ _PAD = 1e-9  # relative padding of the rays' cells, against rounding at cell bor
 _F32 = 1e-5  # float32 broad-test slack per metre of coordinate magnitude (float32 eps: 6e-8)
 
 
-def _warm_allocator() -> None:
+def warm_allocator() -> None:
     """Frees an 8 MB block: glibc malloc then raises its mmap and trim thresholds, so a cast's
     temporaries reuse heap pages instead of page-faulting afresh (~1 ms a cast in our VM)."""
     np.empty(1 << 20)
@@ -64,7 +64,7 @@ class _Shapes:
                        np.concatenate([self.always, other.always + n]))
 
 
-def _array(a, cols: int, name: str) -> np.ndarray:
+def as_array(a, cols: int, name: str) -> np.ndarray:
     """Returns ``a`` as a finite float64 (N, cols) array; None gives (0, cols)."""
     out = np.zeros((0, cols)) if a is None else np.asarray(a, dtype=np.float64)
     out = out.reshape(0, cols) if out.size == 0 else out
@@ -73,7 +73,7 @@ def _array(a, cols: int, name: str) -> np.ndarray:
     return out
 
 
-def _groups(g, n: int, name: str) -> np.ndarray:
+def as_groups(g, n: int, name: str) -> np.ndarray:
     """Returns the (n,) int64 group array, zeros (no group) when ``g`` is None."""
     out = np.zeros(n, dtype=np.int64) if g is None else np.asarray(g, dtype=np.int64).ravel()
     if out.shape != (n,):
@@ -84,7 +84,7 @@ def _groups(g, n: int, name: str) -> np.ndarray:
 def _rays(origins, directions, max_range):
     """Validates rays; returns (ox, oy, dx, dy, max_range), each (R,), world frame, m, with the
     directions made unit (a zero direction stays zero)."""
-    o, d = _array(origins, 2, "origins"), _array(directions, 2, "directions")
+    o, d = as_array(origins, 2, "origins"), as_array(directions, 2, "directions")
     if d.shape != o.shape:
         raise ValueError(f"directions shape {d.shape} differs from origins {o.shape}")
     (ox, oy), (dx, dy) = o.T.copy(), d.T.copy()
@@ -125,12 +125,12 @@ def _box_cells(x0, y0, x1, y1, cs: float):
 
 def _bin(circles, segments, circle_group, segment_group, cs: float) -> tuple[_Shapes, _Shapes]:
     """Validates and bins circles ``[x, y, r]`` and segments (m) into cells of side ``cs``."""
-    c, s = _array(circles, 3, "circles"), _array(segments, 4, "segments")
+    c, s = as_array(circles, 3, "circles"), as_array(segments, 4, "segments")
     x, y, r = c.T
     if (r < 0).any():
         raise ValueError("circle radii must be non-negative")
     ids, cell, always = _box_cells(x - r, y - r, x + r, y + r, cs)
-    circ = _Shapes(c, _groups(circle_group, len(c), "circle_group"), cell, ids, always)
+    circ = _Shapes(c, as_groups(circle_group, len(c), "circle_group"), cell, ids, always)
     x1, y1, x2, y2 = s.T
     ex, ey = x2 - x1, y2 - y1
     length = np.hypot(ex, ey)
@@ -140,7 +140,7 @@ def _bin(circles, segments, circle_group, segment_group, cs: float) -> tuple[_Sh
     ids = keep[ids]
     wx, wy = (cell[0] + 0.5) * cs - x1[ids], (cell[1] + 0.5) * cs - y1[ids]
     near = np.abs(ex[ids] * wy - ey[ids] * wx) <= length[ids] * cs * 0.7072  # half a diagonal
-    return circ, _Shapes(s, _groups(segment_group, len(s), "segment_group"), cell[:, near],
+    return circ, _Shapes(s, as_groups(segment_group, len(s), "segment_group"), cell[:, near],
                          ids[near], keep[always])
 
 
@@ -317,14 +317,14 @@ def _all_pairs(ray, rg, static, circles, segments, circle_group, segment_group):
     functions get index *views* (``_ROWS``, ``_COLS``), so they broadcast to (rays, shapes)
     without gathering anything.
     """
-    c, s = _array(circles, 3, "circles"), _array(segments, 4, "segments")
+    c, s = as_array(circles, 3, "circles"), as_array(segments, 4, "segments")
     if (c[:, 2] < 0).any():
         raise ValueError("circle radii must be non-negative")
     n_rays = len(rg)
     if n_rays * (len(static[0].data) + len(c) + len(static[1].data) + len(s)) > _ALL_PAIRS:
         return None
-    fams = ((static[0], c, _groups(circle_group, len(c), "circle_group"), _hit_circles),
-            (static[1], s, _groups(segment_group, len(s), "segment_group"), _hit_segments))
+    fams = ((static[0], c, as_groups(circle_group, len(c), "circle_group"), _hit_circles),
+            (static[1], s, as_groups(segment_group, len(s), "segment_group"), _hit_segments))
     out = ray[4].copy()
     for fixed, moving, moving_group, hit in fams:
         if not len(fixed.data) + len(moving):
@@ -357,7 +357,7 @@ class RayCaster:
             raise ValueError(f"cell_size must be a positive number of metres, got {cell_size}")
         self.cell_size = float(cell_size)
         self.set_static()
-        _warm_allocator()
+        warm_allocator()
 
     def set_static(self, circles=None, segments=None, circle_group=None,
                    segment_group=None) -> None:
@@ -392,7 +392,7 @@ class RayCaster:
             (R,) float64 distances in [0, max_range], m; exactly max_range when nothing is hit.
         """
         ray = _rays(origins, directions, max_range)
-        (ox, oy, dx, dy, mr), rg = ray, _groups(ray_group, len(ray[0]), "ray_group")
+        (ox, oy, dx, dy, mr), rg = ray, as_groups(ray_group, len(ray[0]), "ray_group")
         small = _all_pairs(ray, rg, self._static, circles, segments, circle_group, segment_group)
         if small is not None:
             return small

@@ -18,7 +18,7 @@ from coopsim.net.gateway import Gateway
 from coopsim.net.nameserver import NameServer
 from coopsim.net.protocol import Message
 from coopsim.net.statestream import StateFrame, decode_state
-from coopsim.recording.replay import Replay
+from coopsim.replay.servers import Replay
 
 from helpers import box, robot, scenario
 from nethelpers import live

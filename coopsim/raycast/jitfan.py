@@ -1,13 +1,13 @@
 """The compiled caster's sonar fans: every ray of a robot against the shapes around it.
 
 A fan's rays share their origin and their length, so instead of walking the grid once per ray
-(:func:`coopsim.sim.jitcast._dda`), :func:`fan_gather` visits once per robot the cells of the
+(:func:`coopsim.raycast.jitwalk.trace`), :func:`fan_gather` visits once per robot the cells of the
 box of its rays (the origin and the rays' ends, padded as the shapes are: a hit point lies on a
 ray, so in that box, and on the shape, so in its padded box; the cell holding it is binned with
 the shape and visited) and tests each shape found there against the robot's rays:
 a circle beyond reach of the centre is dropped with one comparison, one wholly behind a fan
 facing forward (the sonar's) with another, a ray whose line misses a
-circle with the same discriminant :func:`~coopsim.sim.jitgrid.circle_hit` computes, so only the
+circle with the same discriminant :func:`~coopsim.raycast.jitgrid.circle_hit` computes, so only the
 few pairs that may hit pay the square root. The hits are the same functions' and the result a
 minimum: the distances are the same bits as the walk's (tests/swarmscale/test_sensing.py).
 
@@ -21,13 +21,10 @@ import math
 
 import numpy as np
 
-from .jitcast import _fan_dir, _trace
-from .jitgrid import BASE, INV, NX, NY, PAD, X0, Y0, _jit, _span, circle_hit, segment_hit
-
-try:
-    from numba import prange
-except ImportError:  # without numba nothing here is called (make_caster gives numpy)
-    prange = range
+from ..model.compiled import jit as _jit
+from ..model.compiled import prange
+from .jitgrid import BASE, INV, NX, NY, PAD, X0, Y0, cell_span, circle_hit, segment_hit
+from .jitwalk import fan_dir, trace
 
 _MAX_BOX = 64  # cells a robot's reach may cover before its rays are walked one by one
 
@@ -40,7 +37,7 @@ def _directions(n, d, angles, dirs, reach, edge, out):
     forward, as the sonar's -90 to +90 degrees)."""
     rn, en, front = reach[n], edge[n], 1.0
     for k in range(out.shape[1]):
-        dx, dy = _fan_dir(d, n, angles, k, True)
+        dx, dy = fan_dir(d, n, angles, k, True)
         norm = math.sqrt(dx * dx + dy * dy)
         dirs[n, k, 0], dirs[n, k, 1] = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
         front = min(front, dirs[n, k, 0] * d[n, 0] + dirs[n, k, 1] * d[n, 1])
@@ -95,14 +92,14 @@ def _robot(n, o, h, back, grids, rg, mr, dirs, out):
         base, nx, ny = int(gm[gi, BASE]), gm[gi, NX], gm[gi, NY]
         inv, pad, ncell = gm[gi, INV], gm[gi, PAD], int(gm[gi, NX] * gm[gi, NY])
         x, y = ox - gm[gi, X0], oy - gm[gi, Y0]
-        c0, c1 = _span(x + xl, x + xh, pad, inv, nx)  # padded as the shapes: see the module
-        r0, r1 = _span(y + yl, y + yh, pad, inv, ny)
+        c0, c1 = cell_span(x + xl, x + xh, pad, inv, nx)  # padded as the shapes: see the module
+        r0, r1 = cell_span(y + yl, y + yh, pad, inv, ny)
         if ncell == 0 or (c1 - c0 + 1) * (r1 - r0 + 1) > _MAX_BOX:
             for k in range(out.shape[1]):  # long rays: walk them (their always bucket too)
                 dx, dy = dirs[n, k, 0], dirs[n, k, 1]
                 ix = 1.0 / dx if abs(dx) >= 1e-150 else 0.0
                 iy = 1.0 / dy if abs(dy) >= 1e-150 else 0.0
-                out[n, k] = _trace(grids, gi, ox, oy, dx, dy, ix, iy, mr, g, out[n, k])
+                out[n, k] = trace(grids, gi, ox, oy, dx, dy, ix, iy, mr, g, out[n, k])
             continue
         a = base + ncell  # the always bucket, then the cells around the robot
         _circles(n, ox, oy, mr, g, cstart[a], cstart[a + 1], cdata, cgroup, dirs, out, hx, hy,
@@ -118,7 +115,7 @@ def _robot(n, o, h, back, grids, rg, mr, dirs, out):
 
 @_jit(parallel=True)
 def fan_gather(o, d, angles, reach, edge, rg, grids, out):
-    """Every robot's fan (see :func:`coopsim.sim.jitcast._row`): rays from o[n] along the
+    """Every robot's fan (see :func:`coopsim.raycast.jitcast._row`): rays from o[n] along the
     heading d[n] = (cos, sin) turned by each of ``angles`` (K, 2) = (cos, sin), of length
     reach[n] + edge[n]; out[n, k] = min(reach[n], distance - edge[n]), m."""
     dirs = np.empty((len(out), out.shape[1], 2))

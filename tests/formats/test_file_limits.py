@@ -1,5 +1,5 @@
 """Names and numbers in files: the model's one rule and one table (coopsim.model.limits), with the
-sentences ``/sim`` answers for the same values (tests/net/test_guard_sim_inputs.py)."""
+sentences ``/sim`` answers for the same values (tests/net/test_sim_hostile_inputs.py)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from that cache costs about 1 s. A run must not wait for either before its first
 background thread (:func:`start_warmup`, once per process) loads or compiles the kernels by
 casting a few rays, and :class:`AutoCaster` serves with the numpy :class:`RayCaster` until they
 are ready, then with :class:`JitRayCaster`. The two give the same distances (same formulas, same
-ray directions: :func:`coopsim.sim.jitcast.fan_directions`; tests/swarmscale), so which one
+ray directions: :func:`coopsim.raycast.jitcast.fan_directions`; tests/swarmscale), so which one
 served a step does not change the run.
 
 ``COOPSIM_JIT`` chooses: ``auto`` (default, as above), ``numpy`` (never compile), ``wait`` (load
@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from . import jitcast
-from .raycast import RayCaster
+from .numpycast import RayCaster
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class AutoCaster:
 
     Args:
         cell_size: Side of the numpy caster's grid cells, m (the compiled one takes
-            :data:`coopsim.sim.jitcast.CELL_SIZE`: each is fastest at its own).
+            :data:`coopsim.raycast.jitcast.CELL_SIZE`: each is fastest at its own).
     """
 
     def __init__(self, cell_size: float = 2.0) -> None:

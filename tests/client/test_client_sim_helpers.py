@@ -12,7 +12,7 @@ import pytest
 from coopsim.client import Client, Playback, RemoteError, Sim
 from coopsim.model.errors import ProtocolError
 from coopsim.net import protocol as p
-from coopsim.recording.replay import Replay
+from coopsim.replay.servers import Replay
 
 from helpers import box, robot, scenario, target
 from nethelpers import live

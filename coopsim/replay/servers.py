@@ -6,7 +6,7 @@ live one does, so a viewer cannot tell a recording from a run. Commands that wou
 world are refused with NOT_ALLOWED; pause, resume, step, set_speed and reset on ``/sim`` drive the
 playback (reset rewinds to the start). ``/playback`` adds play, pause, seek, step +-N, speed
 (negative plays backwards) and a status with position and duration. The playback itself is a
-:class:`~coopsim.recording.player.Player`.
+:class:`~coopsim.replay.player.Player`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..net.security import (ServerKeys, advertised_host, child_env, guarded,
                             require_keys)
 from .player import MODE, MODE_INDEX, Player
 from ..net.protocol import Command, Message
-from .reader import Recording
+from ..recording.reader import Recording
 from ..net.server import Server
 from ..net.simserver import list_objects, list_robots, list_targets
 from ..net.statestream import StatePublisher
