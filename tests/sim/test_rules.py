@@ -95,8 +95,8 @@ HEAD = "[WORLD]\nfile w.world\n[TARGET]\nred 2 2 0\n"
     (HEAD + "[RULE_1]\ntype nope\n", 6, "unknown rule 'nope'"),
     (HEAD + "[RULE_1]\nparam radius 1\n", 5, "missing the required key 'type'"),
     (HEAD + "[RULE_1]\ntype stop_when_all_at_target\nparam radius -1\n", 7, "out of range"),
-    (HEAD + "[RULE_1]\ntype stop_when_all_at_target\nparam color blue\n", 5,
-     "needs a blue target"),
+    (HEAD + "[RULE_1]\ntype stop_when_all_at_target\nparam color blue\n", 7,
+     "needs a blue target"),  # at the param line that names the colour
     (HEAD + "[RULE_1]\ntype stop_when_all_at_target\nparam radius\n", 7, "needs 2 values"),
 ])
 def test_rule_sections_are_checked_at_their_line(tmp_path, text, line, fragment):
