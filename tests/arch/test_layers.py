@@ -25,8 +25,11 @@ ALLOWED = {
     "foxglove": {"model", "sim", "recording", "foxglove"},
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "viewer"},
+    # learning environments: in-process runs (sim, formats); "human" rendering serves the run
+    # (net) and starts the viewer's process (viewer/__init__, no window code)
+    "env": {"model", "formats", "sim", "net", "viewer", "env"},
     "app": {"model", "formats", "sim", "net", "recording", "client", "viewer", "app", "plugins",
-            "foxglove"},
+            "foxglove", "env"},
 }
 NO_IO = {"model", "formats", "physics", "sim", "swarm", "plugins"}  # no zmq, no windows
 
