@@ -38,3 +38,15 @@ def forward_speed(snap, robot: str) -> float:
         return math.nan
     yaw = snap.poses[i, 2]
     return float(snap.velocities[i, 0] * math.cos(yaw) + snap.velocities[i, 1] * math.sin(yaw))
+
+
+def spread(snap, *robots: str) -> float:
+    """Mean distance from each of ``robots`` to its nearest other one, m (a cooperative
+    coverage score: robots spread over the floor score high); NaN with fewer than two."""
+    rows = [snap.index[r] for r in robots if r in snap.index]
+    if len(rows) < 2:
+        return math.nan
+    p = snap.poses[rows, :2]
+    d = np.hypot(*(p[:, None, :] - p[None, :, :]).transpose(2, 0, 1))
+    np.fill_diagonal(d, np.inf)
+    return float(d.min(axis=1).mean())

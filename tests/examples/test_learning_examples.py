@@ -76,3 +76,18 @@ def _in_process(champion: Path, steps: int) -> float:
         speeds.append(info["metrics"]["fwd1"])
     assert max(speeds) > 0.01  # it drove
     return sum(speeds) / steps
+
+
+def test_the_pettingzoo_coverage_example_trains_a_shared_policy(tmp_path):
+    out = tmp_path / "cov"
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE / "coverage_team.py"), "--generations", "2", "--popsize",
+         "3", "--steps", "15", "--out", str(out)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "6/6" in done.stderr
+    rows = (out / "returns.csv").read_text().splitlines()
+    best = max(float(r.split(",")[1]) for r in rows[1:])
+    policy = json.loads((out / "policy.json").read_text())
+    assert policy["team_return"] == best > 0.0  # the spread is positive every step
+    assert (out / "final.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
