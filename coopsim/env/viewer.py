@@ -21,7 +21,7 @@ class HumanView:
         from ..viewer import start_viewer
 
         self.stepper = stepper
-        self.network = Network(stepper, port=0, publish_rate=fps)
+        self.network = Network(stepper, port=0, publish_rate=fps).start()
         self.process = start_viewer(self.network.endpoint, fps)
         self._last = time.perf_counter()
 
