@@ -172,3 +172,17 @@ def test_the_core_imports_neither_gymnasium_nor_pettingzoo():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_holonomic_robot_takes_velocity_actions_within_its_limits(tmp_path):
+    path = write(tmp_path, "[ROBOT_1]\ntype holonomic\nname h\nposition 0 0 0\n"
+                           "param velocity.max_yaw_rate 1.5\n\n[SETTINGS]\ndt 0.05\n")
+    env = gymnasium.make(ID, scenario=str(path)).unwrapped
+    assert env.action_space.low.tolist() == [-2.0, -2.0, -1.5]  # max_speed, max_yaw_rate
+    assert "motors" not in env.observation_space.spaces
+    check_env(env, skip_render_check=True)
+    obs, _ = env.reset(seed=0)
+    for _ in range(40):
+        obs, *_ = env.step(np.array([0.0, 0.5, 0.0]))  # +y, world frame
+    assert obs["gps"][1] > 0.5 and abs(obs["gps"][0]) < 1e-6
+    assert obs["velocity"][:3].tolist() == pytest.approx([0.0, 0.5, 0.0], abs=1e-4)  # lag
