@@ -38,7 +38,8 @@ class CoopsimVectorEnv(VectorEnv):
         scenario: Path or ScenarioSpec. robot: One agent (a name) or several (a list) per copy;
             default: every robot. observe, flat: As for the single environment.
         task: See :class:`~coopsim.env.batch.BatchWorld` (a vectorized callable), default the
-            scenario's ``[TASK]``. gap: Distance between copies, m.
+            scenario's ``[TASK]``. gap: Distance between copies, m. lean: Robots carry only
+            the observed and motion modules (see BatchWorld).
         engine: Must be ``kinematic`` (or None): the batch runs on it.
     """
 
@@ -46,14 +47,14 @@ class CoopsimVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int, scenario, robot=None, observe=None, flat: bool = False,
                  task=None, gap: float | None = None, engine: str | None = None,
-                 render_mode: str | None = None, **ignored) -> None:
+                 render_mode: str | None = None, lean: bool = False, **ignored) -> None:
         from .mapping import LearningError
 
         if engine not in (None, "kinematic"):
             raise LearningError(f"batched worlds run on the kinematic engine, not {engine!r}")
         if render_mode is not None:
             raise LearningError("batched worlds do not render; render one copy with make()")
-        self.batch = BatchWorld(scenario, num_envs, robot, observe, task, gap)
+        self.batch = BatchWorld(scenario, num_envs, robot, observe, task, gap, lean=lean)
         self.num_envs = num_envs
         self.flat = flat
         self.many = len(self.batch.agents) > 1

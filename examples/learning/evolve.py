@@ -50,7 +50,7 @@ def evaluate(candidates, scenario: str, agents, steps: int, hidden: int, seed: i
     candidates = np.atleast_2d(candidates)
     env = gymnasium.make_vec("coopsim/Scenario-v0", num_envs=len(candidates),
                              scenario=scenario, robot=list(agents), observe=["sonar"],
-                             task=_no_task)
+                             task=_no_task, lean=True)  # only sonar and motors sensed
     high = env.single_action_space.high.reshape(-1, 2)[0]
     nets = [Net(w, hidden, float(env.single_observation_space["sonar"].high.max()), high[0])
             for w in candidates]

@@ -149,3 +149,20 @@ def test_bad_actions_and_bad_makes():
         _vec(2, robot="zed")
     with pytest.raises(LearningError, match="has rules"):
         _vec(2, scenario=str(ROOT / "scenarios" / "formation.scenario"))
+
+
+def test_lean_copies_carry_only_what_is_observed_and_see_the_same():
+    full = _vec(3, robot=AGENTS, observe=["sonar"])
+    lean = _vec(3, robot=AGENTS, observe=["sonar"], lean=True)
+    assert set(lean.batch.sim.world.robots[0].modules) == {"motors", "sonar"}
+    rows = lean.batch.sim.params.rows  # the robots each module senses
+    assert {m for m, r in rows.items() if len(r)} == {"motors", "sonar"}
+    a, _ = full.reset(seed=0)
+    b, _ = lean.reset(seed=0)
+    act = np.tile([0.5, 0.2], (3, 4, 1))
+    for _ in range(30):
+        a, *_ = full.step(act)
+        b, *_ = lean.step(act)
+    assert np.array_equal(a["sonar"], b["sonar"])
+    with pytest.raises(LearningError, match="lean batched worlds need observe"):
+        _vec(2, lean=True)
