@@ -21,13 +21,13 @@ SCENARIO_ID = "coopsim/Scenario-v0"
 def register_envs() -> None:
     """Register ``coopsim/Scenario-v0`` (its ``make_vec`` gives the batched worlds) with
     Gymnasium; a second call does nothing."""
-    import gymnasium
+    # from the registration module: an entry-point plugin runs while gymnasium is importing
+    from gymnasium.envs.registration import register, registry
 
-    if SCENARIO_ID in gymnasium.registry:
+    if SCENARIO_ID in registry:
         return
-    gymnasium.register(id=SCENARIO_ID, entry_point="coopsim.env.gym:CoopsimEnv",
-                       vector_entry_point="coopsim.env.vector:CoopsimVectorEnv",
-                       disable_env_checker=False)
+    register(id=SCENARIO_ID, entry_point="coopsim.env.gym:CoopsimEnv",
+             vector_entry_point="coopsim.env.vector:CoopsimVectorEnv")
 
 
 try:  # registering needs Gymnasium; without it the package still imports
