@@ -18,11 +18,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..model.plugins import ROBOT_TYPES
 from ..model.specs import MetricSpec, MonitorsSpec, ObjectSpec, ScenarioSpec
 from ..model.task import TaskSpec
 from ..model.validate import members, python_function
 from .episode import load, resolve_task
+from .lean import lean as lean_scenario
 from .mapping import ACTIONS, ActionError, LearningError, agent_map
 
 WALL = 0.1  # m: thickness of the walls around each copy's floor
@@ -92,37 +92,6 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
     return out, offsets, names
 
 
-def lean_type(label: str, keep) -> str:
-    """The label of a robot type like ``label`` whose robots carry only the modules ``keep``
-    (registered in this process on first use, as ``LABEL__lean__MODULES``)."""
-    base = ROBOT_TYPES.get(label)
-    kept = tuple(m for m in base.modules if m in keep)
-    name = f"{label}__lean__{'_'.join(kept)}"
-    if name in ROBOT_TYPES:
-        return name
-
-    def build(cls, spec):
-        assembly = super(lean, cls).build(spec)
-        return replace(assembly, members=tuple(
-            replace(m, modules=tuple(x for x in m.modules if x in kept))
-            for m in assembly.members))
-
-    lean = type(base)(f"Lean{base.__name__}", (base,), {
-        "label": name, "modules": kept, "build": classmethod(build),
-        "description": f"{label} carrying only {', '.join(kept)} (batched learning)"})
-    ROBOT_TYPES.register(name)(lean)
-    return name
-
-
-def _lean(scenario: ScenarioSpec, keep) -> ScenarioSpec:
-    """Every robot of ``scenario`` with only the modules ``keep`` (parameters of the others
-    dropped)."""
-    robots = tuple(replace(r, type=lean_type(r.type, keep),
-                           params=tuple(p for p in r.params if p.module in keep))
-                   for r in scenario.robots)
-    return replace(scenario, robots=robots)
-
-
 def _walls(k: int, dx: float, dy: float, floor) -> list[ObjectSpec]:
     """Four static boxes just outside copy ``k``'s floor edges."""
     hx, hy, t = floor.length / 2, floor.width / 2, WALL
@@ -168,7 +137,7 @@ class BatchWorld:
         if lean:
             if observe is None:
                 raise LearningError("lean batched worlds need observe: the modules to keep")
-            base = _lean(base, set(observe) | {"motors", "velocity"})
+            base = lean_scenario(base, observe)
         self.base, self.copies = base, copies
         self.task = task if callable(task) else (python_function(task) if task else
                                                  resolve_task(base, None))

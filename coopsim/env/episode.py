@@ -18,6 +18,7 @@ import numpy as np
 from ..model.specs import ScenarioSpec
 from ..model.task import TaskSpec
 from ..model.validate import members, python_function
+from .lean import lean as lean_scenario
 from .mapping import ACTIONS, AgentMap, LearningError, agent_map
 
 #: A task given in Python: (snapshot, agent) -> (reward, terminated, truncated).
@@ -81,14 +82,23 @@ class Episode:
         task: See :func:`resolve_task`.
         engine: Physics engine label (None: the scenario's).
         seed: Default seed (None: the scenario's).
+        lean: The agents' robots carry only the observed modules and their motion module
+            (nothing else is sensed for them); needs ``observe``.
     """
 
     def __init__(self, scenario, agents: Sequence[str], observe=None, task=None,
-                 engine: str | None = None, seed: int | None = None) -> None:
+                 engine: str | None = None, seed: int | None = None,
+                 lean: bool = False) -> None:
         from ..sim.simulation import Simulation
         from ..sim.stepper import Stepper
 
         self.scenario = load(scenario)
+        if lean:
+            if observe is None:
+                raise LearningError("lean environments need observe: the modules to keep")
+            sections = {spec.name for name, (spec, _) in members(self.scenario).items()
+                        if name in agents}
+            self.scenario = lean_scenario(self.scenario, observe, sections)
         self.task = resolve_task(self.scenario, task)
         self.sim = Simulation(self.scenario, seed=seed, engine=engine)
         self.stepper = Stepper(self.sim, mode="lockstep", speed=0)

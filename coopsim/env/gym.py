@@ -44,6 +44,8 @@ class CoopsimEnv(gymnasium.Env):
         engine: Physics engine label (default: the scenario's).
         render_mode: ``rgb_array`` (a top-down image, headless) or ``human`` (the viewer).
         size: Side of the rgb_array image, pixels.
+        lean: The robot carries only the observed modules and its motion module (nothing
+            else is sensed for it; faster); needs ``observe``.
 
     Every other robot of the scenario keeps whatever drives it there (its driver, or
     nothing). Same seed, same actions -> the same observations, bit for bit.
@@ -53,10 +55,10 @@ class CoopsimEnv(gymnasium.Env):
 
     def __init__(self, scenario, robot: str | None = None, observe=None, flat: bool = False,
                  task=None, engine: str | None = None, render_mode: str | None = None,
-                 size: int = 256) -> None:
+                 size: int = 256, lean: bool = False) -> None:
         spec = load(scenario)
         self.robot = select_agents(spec, robot)[0]
-        self.episode = Episode(spec, (self.robot,), observe, task, engine)
+        self.episode = Episode(spec, (self.robot,), observe, task, engine, lean=lean)
         self.amap = self.episode.maps[self.robot]
         self.flat = flat
         self.observation_space = observation_space(self.amap, flat)

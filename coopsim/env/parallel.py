@@ -19,7 +19,7 @@ class CoopsimParallelEnv(ParallelEnv):
         scenario: Path to a ``.scenario`` file, or a ScenarioSpec.
         robots: Network names of the agents (default: every robot, or ``team``'s).
         team: A squad name or a ``team`` of the scenario's ``[SQUAD_n]`` sections.
-        observe, flat, task, engine, render_mode, size: As for
+        observe, flat, task, engine, render_mode, size, lean: As for
             :class:`~coopsim.env.gym.CoopsimEnv` (``task`` gets each agent's name).
 
     An agent whose episode ended (terminated or truncated) leaves ``agents``; its robot stays
@@ -31,10 +31,11 @@ class CoopsimParallelEnv(ParallelEnv):
 
     def __init__(self, scenario, robots=None, team: str | None = None, observe=None,
                  flat: bool = False, task=None, engine: str | None = None,
-                 render_mode: str | None = None, size: int = 256) -> None:
+                 render_mode: str | None = None, size: int = 256,
+                 lean: bool = False) -> None:
         spec = load(scenario)
         self.possible_agents = list(select_agents(spec, robots, team))
-        self.episode = Episode(spec, self.possible_agents, observe, task, engine)
+        self.episode = Episode(spec, self.possible_agents, observe, task, engine, lean=lean)
         self.flat = flat
         maps = self.episode.maps
         self.observation_spaces = {a: observation_space(maps[a], flat) for a in maps}

@@ -186,3 +186,22 @@ def test_a_holonomic_robot_takes_velocity_actions_within_its_limits(tmp_path):
         obs, *_ = env.step(np.array([0.0, 0.5, 0.0]))  # +y, world frame
     assert obs["gps"][1] > 0.5 and abs(obs["gps"][0]) < 1e-6
     assert obs["velocity"][:3].tolist() == pytest.approx([0.0, 0.5, 0.0], abs=1e-4)  # lag
+
+
+def test_a_lean_robot_senses_only_what_is_observed_and_sees_the_same(tmp_path):
+    path = str(write(tmp_path, TWO))
+    full = gymnasium.make(ID, scenario=path, robot="a", observe=["sonar", "gps"]).unwrapped
+    lean = gymnasium.make(ID, scenario=path, robot="a", observe=["sonar", "gps"],
+                          lean=True).unwrapped
+    world = lean.episode.sim.world
+    assert set(world.robot("a").modules) == {"motors", "sonar", "gps"}
+    assert "odometry" in world.robot("b").modules  # not an agent: left as it was
+    a, _ = full.reset(seed=4)
+    b, _ = lean.reset(seed=4)
+    for k in range(40):
+        a, *_ = full.step(np.array([0.4, 0.2 + 0.005 * k]))
+        b, *_ = lean.step(np.array([0.4, 0.2 + 0.005 * k]))
+    assert a["gps"].tobytes() == b["gps"].tobytes()
+    assert a["sonar"].tobytes() == b["sonar"].tobytes()  # the same noise draws, too
+    with pytest.raises(LearningError, match="lean environments need observe"):
+        gymnasium.make(ID, scenario=path, lean=True)
