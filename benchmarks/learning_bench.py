@@ -116,7 +116,8 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|")
     for engine, lean in (("pymunk", False), ("kinematic", False), ("pymunk", True)):
         r = single(engine, args.steps * 5, lean)
-        print(f"| {engine}{', lean' if lean else ''} | {r['env']:,.0f} | {r['tick']:,.0f} | {r['env'] / r['tick']:.2f} "
+        name = f"{engine}, lean" if lean else engine
+        print(f"| {name} | {r['env']:,.0f} | {r['tick']:,.0f} | {r['env'] / r['tick']:.2f} "
               f"| {r['reset_ms']:.2f} |")
     r = batched(args.copies, args.robots, args.steps)
     print(f"\n{args.copies} copies x {args.robots} robots, kinematic, sonar observed")
