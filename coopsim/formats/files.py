@@ -22,6 +22,7 @@ from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSe
 from ..model.validate import check_events, check_monitors, check_robot_spec
 from . import games
 from .events import EVENT_KEYS, MONITORS_KEYS, build_events, build_monitors
+from .task import TASK_KEYS, build_task, check_task
 from .sections import (NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer, number,
                        pick, read_text, real, rest, split_sections)
 from .sections import param_value as _value
@@ -209,6 +210,7 @@ _SCENARIO_RULES = {
     "SQUAD": Rule(_SQUAD_KEYS, indexed=True),
     "EVENT": Rule(EVENT_KEYS, indexed=True),
     "MONITORS": Rule(MONITORS_KEYS),
+    "TASK": Rule(TASK_KEYS),
 }
 
 
@@ -445,13 +447,14 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
                 if s.kind == "SETTINGS"]
     monitors = [first.attempt(build_monitors, s, path) for s in sections if s.kind == "MONITORS"]
     events = first.attempt(build_events, [s for s in sections if s.kind == "EVENT"])
+    tasks = [first.attempt(build_task, s, path) for s in sections if s.kind == "TASK"]
     first.raise_first()
     spec = ScenarioSpec(world=world, targets=tuple(out["TARGET"]), robots=tuple(out["ROBOT"]),
                         objects=tuple(out["OBJECT"]), settings=(settings or [Settings()])[0],
                         rules=tuple(out["RULE"]), zones=tuple(out["ZONE"]),
                         squads=tuple(out["SQUAD"]), path=os.fspath(path), text=text,
                         name=_stem(path) or "scenario", events=events,
-                        monitors=(monitors or [None])[0])
+                        monitors=(monitors or [None])[0], task=(tasks or [None])[0])
     _check_scenario(spec, sections, path)
     return spec
 
@@ -492,7 +495,7 @@ def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
     monitors, each rule's, and the engine's when one is named; the error on the earliest line is
     raised."""
     first = _FirstError()
-    for check in (check_events, check_monitors):
+    for check in (check_events, check_monitors, check_task):
         try:
             check(spec)
         except ScenarioError as exc:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .task import TaskSpec  # noqa: F401 -- the type of ScenarioSpec.task
+
 Vec3 = tuple[float, float, float]
 RGB = tuple[int, int, int]
 
@@ -381,6 +383,7 @@ class ScenarioSpec:
         squads: ``[SQUAD_n]`` squads in file order.
         events: ``[EVENT_n]`` sections, in time order (file order among equal times).
         monitors: The ``[MONITORS]`` section, or None.
+        task: The ``[TASK]`` section (:class:`~coopsim.model.task.TaskSpec`), or None.
         path: File it was read from ("" when built in code).
         text: The file's full text (recorded with every run).
         name: Scenario name (file stem), used for default recording names.
@@ -399,6 +402,7 @@ class ScenarioSpec:
     name: str = "scenario"
     events: tuple[EventSpec, ...] = ()
     monitors: MonitorsSpec | None = None
+    task: TaskSpec | None = None
 
 
 def yaw_from_degrees(theta_deg: float) -> float:

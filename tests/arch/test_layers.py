@@ -28,8 +28,11 @@ ALLOWED = {
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "viewer"},
     "conformance": {"model", "net", "client", "conformance"},
+    # learning environments: in-process runs (sim, formats); "human" rendering serves the run
+    # (net) and starts the viewer's process (viewer/__init__, no window code)
+    "env": {"model", "formats", "sim", "net", "viewer", "env"},
     "app": {"model", "formats", "raycast", "sim", "net", "recording", "replay", "client",
-            "viewer", "app", "plugins", "foxglove", "conformance"},
+            "viewer", "app", "plugins", "foxglove", "conformance", "env"},
 }
 NO_IO = {"model", "formats", "physics", "raycast", "sim", "swarm", "plugins"}  # no zmq, no windows
 

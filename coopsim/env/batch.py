@@ -1,0 +1,293 @@
+"""K isolated copies of a scenario in one world, stepped as one batch with arrays
+(docs/learning.md, "Batched worlds"). No Gymnasium here: :mod:`coopsim.env.vector` wraps it.
+
+The copies are laid out on a grid in one big floor, each walled at its own floor's edges and
+``gap`` metres (more than any sensor reaches) from its neighbours, so nothing one copy does is
+seen or felt in another. One tick of the one simulation then runs the physics and the compiled
+sensing over every robot of every copy at once: K copies cost one world of K times the robots,
+not K worlds. Each copy has its own episode: a copy that ends is put back to its initial layout
+(its robots moved back, their commands and remembered readings zeroed) while the others go on.
+That reset moves the robots in the engine directly, which the ``kinematic`` engine allows; it
+is the batch's engine.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from ..model.specs import MetricSpec, MonitorsSpec, ObjectSpec, ScenarioSpec
+from ..model.task import TaskSpec
+from ..model.validate import members, python_function
+from .episode import load, resolve_task
+from .lean import lean as lean_scenario
+from .mapping import ACTIONS, ActionError, LearningError, agent_map
+
+WALL = 0.1  # m: thickness of the walls around each copy's floor
+ENGINES = ("kinematic",)
+
+
+def _reach(scenario: ScenarioSpec) -> float:
+    """The farthest any robot senses, m (the ``max_range`` / ``range`` parameters)."""
+    reach = 2.0  # sonar default
+    for spec in scenario.robots:
+        for p in spec.params:
+            if p.name in ("max_range", "range") and isinstance(p.value, (int, float)):
+                reach = max(reach, float(p.value))
+    return reach
+
+
+def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
+              monitors: bool = True):
+    """One scenario holding ``copies`` copies of ``scenario`` on a grid.
+
+    Args:
+        monitors: Copy the ``[MONITORS]`` metrics (``NAME__cK`` for copy K); without them the
+            batch has no rule at all.
+
+    Returns:
+        (scenario, offsets (K, 2) m, names: per copy, original robot name -> its name there).
+
+    Raises:
+        LearningError: the scenario has rules, events, zones or squads (they are not copied).
+    """
+    for what in ("rules", "events", "zones"):
+        if getattr(scenario, what):
+            raise LearningError(f"batched worlds copy robots, objects, targets and monitors; "
+                                f"scenario {scenario.name} has {what}")
+    floor = scenario.world.floor
+    gap = 2 * _reach(scenario) + 1.0 if gap is None else float(gap)
+    cols = math.ceil(math.sqrt(copies))
+    rows = math.ceil(copies / cols)
+    cell = np.array([floor.length + gap, floor.width + gap])
+    size = cell * (cols, rows)
+    offsets = np.array([((k % cols + 0.5) * cell[0] - size[0] / 2,
+                         (k // cols + 0.5) * cell[1] - size[1] / 2) for k in range(copies)])
+    objects, robots, targets, metrics, names = [], [], [], [], []
+    originals = members(scenario)
+    for k, (dx, dy) in enumerate(offsets):
+        rename = {n: f"c{k}_{n}" for n in originals}
+        names.append(rename)
+        moved = lambda p: (p[0] + dx, p[1] + dy, p[2])  # noqa: E731
+        objects += [replace(o, name=f"c{k}_{o.name}", position=moved(o.position))
+                    for o in scenario.world.objects + scenario.objects]
+        objects += _walls(k, dx, dy, floor)
+        robots += [replace(r, name=f"c{k}_{r.name}", position=moved(r.position))
+                   for r in scenario.robots]
+        targets += [replace(t, position=moved(t.position)) for t in scenario.targets]
+        if scenario.monitors is not None and monitors:
+            metrics += [MetricSpec(f"{m.name}__c{k}", m.kind,
+                                   tuple(rename.get(a, a) for a in m.args), m.line)
+                        for m in scenario.monitors.metrics]
+    world = replace(scenario.world, floor=replace(floor, length=float(size[0]),
+                                                  width=float(size[1])),
+                    objects=tuple(o for o in objects if o.start))
+    monitors = None if scenario.monitors is None or not monitors else MonitorsSpec(
+        tuple(metrics), scenario.monitors.after, scenario.monitors.line)
+    out = replace(scenario, world=world, robots=tuple(robots), targets=tuple(targets),
+                  objects=tuple(o for o in objects if not o.start), squads=(),
+                  monitors=monitors, settings=replace(scenario.settings, engine="kinematic"))
+    return out, offsets, names
+
+
+def _walls(k: int, dx: float, dy: float, floor) -> list[ObjectSpec]:
+    """Four static boxes just outside copy ``k``'s floor edges."""
+    hx, hy, t = floor.length / 2, floor.width / 2, WALL
+    boxes = ((0, hy + t / 2, floor.length + 2 * t, t), (0, -hy - t / 2, floor.length + 2 * t, t),
+             (hx + t / 2, 0, t, floor.width), (-hx - t / 2, 0, t, floor.width))
+    return [ObjectSpec(f"c{k}_EDGE_{i}", "box", (sx, sy, 0.5), (dx + x, dy + y, 0.25),
+                       color=(90, 90, 90)) for i, (x, y, sx, sy) in enumerate(boxes)]
+
+
+class BatchWorld:
+    """K copies of a scenario's agents, stepped together.
+
+    Args:
+        scenario: A path or ScenarioSpec. copies: K.
+        robots: The agents of each copy (original names; default: every robot).
+        observe: Module labels observed (as for the single environment).
+        task: A vectorized callable ``(snapshot, rows) -> (reward, terminated)`` (``rows``:
+            (K, A) robot indices into the snapshot's arrays; reward (K, A) or (K,),
+            terminated (K,) bools), or ``"module:function"``; default the scenario's
+            ``[TASK]`` (its metrics computed per copy).
+        gap: Distance between copies, m (default 2 x the farthest sensor reach + 1).
+        seed: Default seed (None: the scenario's).
+        lean: Robots carry only the observed modules and their motion module (nothing else
+            is sensed: faster); needs ``observe``, and a task that reads nothing else.
+    """
+
+    def __init__(self, scenario, copies: int, robots=None, observe=None, task=None,
+                 gap: float | None = None, seed: int | None = None,
+                 lean: bool = False) -> None:
+        from ..sim.simulation import Simulation
+        from ..sim.stepper import Stepper
+
+        if copies < 1:
+            raise LearningError(f"copies must be at least 1, got {copies}")
+        base = load(scenario)
+        everyone = tuple(members(base))
+        self.agents = tuple(everyone if robots is None else
+                            ((robots,) if isinstance(robots, str) else robots))
+        for name in self.agents:
+            if name not in everyone:
+                raise LearningError(f"scenario {base.name} has no robot {name!r} "
+                                    f"(robots: {', '.join(everyone) or 'none'})")
+        if lean:
+            if observe is None:
+                raise LearningError("lean batched worlds need observe: the modules to keep")
+            base = lean_scenario(base, observe)
+        self.base, self.copies = base, copies
+        self.task = task if callable(task) else (python_function(task) if task else
+                                                 resolve_task(base, None))
+        spec, self.offsets, self.names = replicate(base, copies, gap,
+                                                   monitors=isinstance(self.task, TaskSpec))
+        self.sim = Simulation(spec, seed=seed, engine="kinematic")
+        self.stepper = Stepper(self.sim, mode="lockstep", speed=0)
+        world = self.sim.world
+        self.maps = [agent_map(world, self.names[0][a], observe) for a in self.agents]
+        for a in self.agents:
+            if world.robot(self.names[0][a]).driver:
+                raise LearningError(f"robot {a} has a driver in the scenario; an agent is "
+                                    "driven by actions only")
+        self.motion = self.maps[0].motion
+        if any(m.motion != self.motion for m in self.maps):
+            raise LearningError("batched agents must share one motion module")
+        self.action_low = np.stack([m.action_low for m in self.maps])
+        self.action_high = np.stack([m.action_high for m in self.maps])
+        self.n_targets = len(base.targets)
+        self.truncate_at = self._truncate_at()
+        self.reset()
+
+    def _truncate_at(self) -> float | None:
+        if isinstance(self.task, TaskSpec):
+            return self.task.truncate if self.task.truncate is not None \
+                else self.base.settings.duration
+        return self.base.settings.duration
+
+    # -- episodes -----------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None):
+        """Every copy starts over (``seed``: the run's generator seeded with it)."""
+        if seed is not None:
+            self.sim.seed = int(seed)
+        snap = self.stepper.reset()
+        index = self.sim.robots.index
+        self.rows = np.array([[index[self.names[k][a]] for a in self.agents]
+                              for k in range(self.copies)], dtype=np.int64)
+        every = [index[n] for k in range(self.copies) for n in self.names[k].values()]
+        self.copy_rows = np.array(every, dtype=np.int64).reshape(self.copies, -1)
+        self.initial = self.sim.world.engine.robot_state()  # poses at load, velocity 0
+        self.steps = np.zeros(self.copies, dtype=np.int64)
+        self._metric_keys = self._keys()
+        return snap
+
+    def _keys(self) -> dict:
+        if not isinstance(self.task, TaskSpec):
+            return {}
+        names = {t.metric for t in self.task.rewards + self.task.ends if t.metric}
+        return {m: [f"{m}__c{k}" for k in range(self.copies)] for m in names}
+
+    def reset_copies(self, which: np.ndarray) -> None:
+        """Put the copies ``which`` (a (K,) bool mask) back to their initial layout: robots at
+        their initial poses, at rest, commands and remembered readings zeroed."""
+        rows = self.copy_rows[which].ravel()
+        if not len(rows):
+            return
+        engine = self.sim.world.engine
+        engine._sync()
+        engine.pos[rows] = self.initial[rows, :2]
+        engine.yaw[rows] = self.initial[rows, 2]
+        engine.heading[rows, 0] = np.cos(self.initial[rows, 2])
+        engine.heading[rows, 1] = np.sin(self.initial[rows, 2])
+        engine.state[rows] = self.initial[rows]
+        engine.state[rows, 3:] = 0.0
+        engine.cmd[rows] = 0.0
+        for label in self.sim.commands:
+            self.sim.commands[label][rows] = 0.0
+        sensors = self.sim.sensors
+        prev = {}
+        for label, arr in sensors.prev.items():
+            arr = arr.copy()
+            arr[rows] = 0.0
+            prev[label] = arr
+        sensors.prev = prev
+        self.steps[which] = 0
+
+    # -- stepping -----------------------------------------------------------------------------
+
+    def act(self, actions) -> None:
+        """Check and store the (K, A, d) actions (``(K, d)`` when A is 1).
+
+        Raises:
+            ActionError: wrong shape or a value outside its bound (names copy, agent, bound).
+        """
+        a = np.asarray(actions, dtype=np.float64)
+        want = (self.copies, len(self.agents), self.action_low.shape[1])
+        if a.shape == (want[0], want[2]) and want[1] == 1:
+            a = a[:, None, :]
+        if a.shape != want:
+            raise ActionError(f"batched actions have shape {np.shape(actions)}, the space has "
+                              f"shape {want if want[1] > 1 else (want[0], want[2])}")
+        bad = ~((a >= self.action_low) & (a <= self.action_high))
+        if bad.any():
+            k, j, i = (int(v) for v in np.argwhere(bad)[0])
+            field = ACTIONS[self.motion].fields[i]
+            raise ActionError(f"copy {k} {self.agents[j]}: action {field} = {float(a[k, j, i])!r}"
+                              f" is outside the {self.motion} bound [{self.action_low[j, i]:g}, "
+                              f"{self.action_high[j, i]:g}]")
+        commands = self.sim.commands[self.motion]
+        flat = self.rows.ravel()
+        commands[flat, :want[2]] = a.reshape(-1, want[2])
+        commands[flat, want[2]:] = 0.0
+
+    def tick(self):
+        """One step of every copy; the snapshot."""
+        snap = self.stepper.tick()
+        self.steps += 1
+        return snap
+
+    def observation(self, snap) -> dict:
+        """Module label -> (K, A, width) readings of every copy's agents (own targets only)."""
+        out = {}
+        for j, label in enumerate(self.maps[0].observe):
+            reading = snap.readings[label]
+            if label == "target":  # the copy's own targets: columns 2T k .. 2T (k+1)
+                w = 2 * self.n_targets
+                cols = w * np.arange(self.copies)[:, None] + np.arange(w)
+                out[label] = reading[self.rows[:, :, None], cols[:, None, :]]
+            else:
+                out[label] = reading[self.rows]
+        return out
+
+    def outcome(self, snap) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rewards (K, A), terminated (K,), truncated (K,)) after the step of ``snap``."""
+        shape = self.rows.shape
+        if callable(self.task):
+            reward, terminated = self.task(snap, self.rows)
+            reward = np.broadcast_to(np.asarray(reward, dtype=np.float64).reshape(
+                shape[0], -1), shape).copy()
+            terminated = np.asarray(terminated, dtype=bool).reshape(shape[0])
+        else:
+            reward, terminated = self._task_terms(snap, shape)
+        if self.truncate_at is not None:
+            truncated = ~terminated & (self.steps * self.sim.dt >= self.truncate_at - 1e-9)
+        else:
+            truncated = np.zeros(shape[0], dtype=bool)
+        return reward, terminated, truncated
+
+    def _task_terms(self, snap, shape) -> tuple[np.ndarray, np.ndarray]:
+        values = snap.rules.get("monitors", {}).get("metrics", {}) if self._metric_keys else {}
+        per = {m: np.array([np.nan if values.get(k) is None else values[k] for k in keys])
+               for m, keys in self._metric_keys.items()}
+        reward = np.zeros(shape)
+        for term in self.task.rewards:
+            v = np.nan_to_num(per[term.metric], nan=0.0) * term.weight
+            cols = [j for j, a in enumerate(self.agents) if term.robot in ("", a)]
+            reward[:, cols] += v[:, None]
+        terminated = np.zeros(shape[0], dtype=bool)
+        for end in self.task.ends:
+            if end.metric:
+                terminated |= np.array([end.holds(v, "") for v in per[end.metric]])
+        return reward, terminated

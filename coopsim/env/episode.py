@@ -1,0 +1,185 @@
+"""An episode over one scenario, in-process: the engine under the Gymnasium and PettingZoo
+environments (no Gymnasium or PettingZoo imported here).
+
+It owns a :class:`~coopsim.sim.simulation.Simulation` and a lockstep
+:class:`~coopsim.sim.stepper.Stepper` that is never started: every step is ``Stepper.tick()``
+on the caller's thread, exactly as ``coopsim sweep`` runs a point. Actions are written straight
+into the simulation's command arrays (what a network ``set_speeds`` stores, checked against the
+action space first), so a step costs one tick plus a few array reads.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..model.specs import ScenarioSpec
+from ..model.task import TaskSpec
+from ..model.validate import members, python_function
+from .lean import lean as lean_scenario
+from .mapping import ACTIONS, AgentMap, LearningError, agent_map
+
+#: A task given in Python: (snapshot, agent) -> (reward, terminated, truncated).
+TaskFn = Callable[[object, str], tuple]
+
+
+def load(scenario) -> ScenarioSpec:
+    """A ScenarioSpec from a spec or a path (a bad file raises FileFormatError)."""
+    if isinstance(scenario, ScenarioSpec):
+        return scenario
+    from ..formats.files import load_scenario
+
+    return load_scenario(scenario)
+
+
+def select_agents(scenario: ScenarioSpec, robot=None, team=None) -> tuple[str, ...]:
+    """The agents' network names: ``robot`` (a name or a list), the robots of squad or team
+    ``team``, or every robot of the scenario.
+
+    Raises:
+        LearningError: a robot or team the scenario does not have.
+    """
+    everyone = tuple(members(scenario))
+    if robot is not None:
+        names = (robot,) if isinstance(robot, str) else tuple(robot)
+        for name in names:
+            if name not in everyone:
+                raise LearningError(f"scenario {scenario.name} has no robot {name!r} "
+                                    f"(robots: {', '.join(everyone) or 'none'})")
+        return names
+    if team is not None:
+        squads = [s for s in scenario.squads if team in (s.name, s.team)]
+        if not squads:
+            known = sorted({s.name for s in scenario.squads} | {s.team for s in scenario.squads
+                                                              if s.team})
+            raise LearningError(f"scenario {scenario.name} has no team or squad {team!r} "
+                                f"(known: {', '.join(known) or 'none'})")
+        return tuple(dict.fromkeys(r for s in squads for r in s.robots))
+    return everyone
+
+
+def resolve_task(scenario: ScenarioSpec, task) -> TaskSpec | TaskFn:
+    """The episode's task: ``task`` (a callable, or ``"module:function"``), else the
+    scenario's ``[TASK]``, else an empty task (reward 0; ends with the run or its duration)."""
+    if callable(task):
+        return task
+    if isinstance(task, str):
+        return python_function(task)
+    if task is not None:
+        raise LearningError(f"task must be a callable or 'module:function', got {task!r}")
+    return scenario.task if scenario.task is not None else TaskSpec()
+
+
+class Episode:
+    """One scenario stepped by actions.
+
+    Args:
+        scenario: A ScenarioSpec or a path to a ``.scenario`` file.
+        agents: Network names of the robots driven by actions.
+        observe: Module labels each agent observes (None: all with readings).
+        task: See :func:`resolve_task`.
+        engine: Physics engine label (None: the scenario's).
+        seed: Default seed (None: the scenario's).
+        lean: The agents' robots carry only the observed modules and their motion module
+            (nothing else is sensed for them); needs ``observe``.
+    """
+
+    def __init__(self, scenario, agents: Sequence[str], observe=None, task=None,
+                 engine: str | None = None, seed: int | None = None,
+                 lean: bool = False) -> None:
+        from ..sim.simulation import Simulation
+        from ..sim.stepper import Stepper
+
+        self.scenario = load(scenario)
+        if lean:
+            if observe is None:
+                raise LearningError("lean environments need observe: the modules to keep")
+            sections = {spec.name for name, (spec, _) in members(self.scenario).items()
+                        if name in agents}
+            self.scenario = lean_scenario(self.scenario, observe, sections)
+        self.task = resolve_task(self.scenario, task)
+        self.sim = Simulation(self.scenario, seed=seed, engine=engine)
+        self.stepper = Stepper(self.sim, mode="lockstep", speed=0)
+        self.agents = tuple(agents)
+        self.maps: dict[str, AgentMap] = {a: agent_map(self.sim.world, a, observe)
+                                          for a in self.agents}
+        driven = [a for a in self.agents if self.sim.world.robot(a).driver]
+        if driven:
+            raise LearningError(f"robot {driven[0]} has a driver in the scenario; an agent is "
+                                "driven by actions only (remove its 'driver' line)")
+        if isinstance(self.task, TaskSpec):
+            self._metrics = {t.metric for t in self.task.rewards + self.task.ends if t.metric}
+        self.truncate_at = self._truncate_at()
+
+    def _truncate_at(self) -> float | None:
+        if isinstance(self.task, TaskSpec) and self.task.truncate is not None:
+            return self.task.truncate
+        return None if callable(self.task) else self.scenario.settings.duration
+
+    # -- episode ----------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None):
+        """Start over with ``seed`` (None: the current seed); return the first snapshot."""
+        if seed is not None:
+            self.sim.seed = int(seed)
+        with self.stepper.world_lock:
+            return self.stepper.reset()
+
+    def act(self, actions: Mapping[str, object]) -> None:
+        """Check and store every agent's action (an agent left out keeps its last command).
+
+        Raises:
+            ActionError: an action outside its agent's space or of the wrong shape.
+            LearningError: an agent this episode does not drive.
+        """
+        rows = []
+        for name, action in actions.items():
+            amap = self.maps.get(name)
+            if amap is None:
+                raise LearningError(f"{name!r} is not an agent of this environment (agents: "
+                                    f"{', '.join(self.agents)})")
+            rows.append((name, amap.motion, ACTIONS[amap.motion].command(
+                amap.check_action(action))))
+        index, commands = self.sim.robots.index, self.sim.commands
+        for name, motion, row in rows:
+            commands[motion][index[name]] = row
+
+    def tick(self):
+        """One step of the simulation (``Stepper.tick``); its snapshot. The world lock is
+        held as a started stepper's loop holds it (servers of a ``human`` view run their calls
+        under it)."""
+        with self.stepper.world_lock:
+            return self.stepper.tick()
+
+    # -- reading the snapshot ---------------------------------------------------------------------
+
+    def observation(self, snap, agent: str) -> dict[str, np.ndarray]:
+        """The agent's observation: module label -> a copy of its reading (float64)."""
+        i = snap.index[agent]
+        return {label: np.array(snap.readings[label][i], dtype=np.float64)
+                for label in self.maps[agent].observe}
+
+    def outcome(self, snap, agent: str) -> tuple[float, bool, bool]:
+        """(reward, terminated, truncated) of ``agent`` after the step that made ``snap``."""
+        ended = self.sim.ended
+        if callable(self.task):
+            reward, terminated, truncated = self.task(snap, agent)
+            return float(reward), bool(terminated) or bool(ended), bool(truncated)
+        values = snap.rules.get("monitors", {}).get("metrics", {}) if self._metrics else {}
+        reward = 0.0
+        for term in self.task.rewards:
+            if term.robot in ("", agent):
+                v = _value(values, term.metric)
+                reward += 0.0 if math.isnan(v) else term.weight * v
+        terminated = bool(ended) or any(t.holds(_value(values, t.metric), ended)
+                                        for t in self.task.ends)
+        truncated = (not terminated and self.truncate_at is not None
+                     and snap.time >= self.truncate_at - 1e-9)
+        return reward, terminated, truncated
+
+
+def _value(values: Mapping, name: str) -> float:
+    v = values.get(name) if name else None
+    return math.nan if v is None else float(v)

@@ -1,0 +1,115 @@
+"""``coopsim/Scenario-v0``: one robot of any scenario as a Gymnasium environment
+(docs/learning.md). Gymnasium is imported here only; ``import coopsim`` never imports it."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .episode import Episode, load, select_agents
+from .mapping import AgentMap
+from .render import Raster
+
+
+def observation_space(amap: AgentMap, flat: bool) -> spaces.Space:
+    """The agent's observation space: a Dict of one Box per module, or one flat Box."""
+    if flat:
+        return spaces.Box(np.concatenate(amap.low), np.concatenate(amap.high),
+                          dtype=np.float64)
+    return spaces.Dict({label: spaces.Box(low, high, dtype=np.float64)
+                        for label, low, high in zip(amap.observe, amap.low, amap.high)})
+
+
+def action_space(amap: AgentMap) -> spaces.Box:
+    """The agent's action space: its motion module's real limits."""
+    return spaces.Box(amap.action_low, amap.action_high, dtype=np.float64)
+
+
+def flatten(obs: dict, amap: AgentMap) -> np.ndarray:
+    """A Dict observation as the flat Box's vector (modules in ``amap.observe`` order)."""
+    return np.concatenate([obs[label] for label in amap.observe])
+
+
+class CoopsimEnv(gymnasium.Env):
+    """One robot of a scenario, stepped in-process.
+
+    Args:
+        scenario: Path to a ``.scenario`` file, or a ScenarioSpec.
+        robot: The robot's network name (default: the scenario's first robot).
+        observe: Module labels to observe (default: all the robot's modules with readings).
+        flat: One flat Box observation instead of a Dict.
+        task: A callable ``(snapshot, robot) -> (reward, terminated, truncated)`` or
+            ``"module:function"``; default: the scenario's ``[TASK]``.
+        engine: Physics engine label (default: the scenario's).
+        render_mode: ``rgb_array`` (a top-down image, headless) or ``human`` (the viewer).
+        size: Side of the rgb_array image, pixels.
+        lean: The robot carries only the observed modules and its motion module (nothing
+            else is sensed for it; faster); needs ``observe``.
+
+    Every other robot of the scenario keeps whatever drives it there (its driver, or
+    nothing). Same seed, same actions -> the same observations, bit for bit.
+    """
+
+    metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 30}
+
+    def __init__(self, scenario, robot: str | None = None, observe=None, flat: bool = False,
+                 task=None, engine: str | None = None, render_mode: str | None = None,
+                 size: int = 256, lean: bool = False) -> None:
+        spec = load(scenario)
+        self.robot = select_agents(spec, robot)[0]
+        self.episode = Episode(spec, (self.robot,), observe, task, engine, lean=lean)
+        self.amap = self.episode.maps[self.robot]
+        self.flat = flat
+        self.observation_space = observation_space(self.amap, flat)
+        self.action_space = action_space(self.amap)
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, "
+                             f"got {render_mode!r}")
+        self.render_mode = render_mode
+        self.metadata = {**self.metadata, "render_fps": round(1.0 / self.episode.sim.dt)}
+        self._raster = Raster(spec, size)
+        self._viewer = None
+
+    def _obs(self, snap):
+        obs = self.episode.observation(snap, self.robot)
+        return flatten(obs, self.amap) if self.flat else obs
+
+    def _info(self, snap) -> dict:
+        return {"time": snap.time, "step": snap.step,
+                "metrics": dict(snap.rules.get("monitors", {}).get("metrics", {}))}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start the scenario over (with ``seed``: the run's generator seeded with it)."""
+        super().reset(seed=seed)
+        snap = self.episode.reset(seed)
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(snap), self._info(snap)
+
+    def step(self, action):
+        """Store the action as the motion command, take one simulation step."""
+        self.episode.act({self.robot: action})
+        snap = self.episode.tick()
+        reward, terminated, truncated = self.episode.outcome(snap, self.robot)
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(snap), reward, terminated, truncated, self._info(snap)
+
+    def render(self):
+        """``rgb_array``: an (H, W, 3) uint8 top-down image; ``human``: the viewer shows
+        the run (opened at the first call)."""
+        if self.render_mode == "rgb_array":
+            return self._raster.draw(self.episode.stepper.snapshot, self.episode.sim.world)
+        if self.render_mode == "human":
+            if self._viewer is None:
+                from .viewer import HumanView
+
+                self._viewer = HumanView(self.episode.stepper)
+            self._viewer.show()
+        return None
+
+    def close(self) -> None:
+        if self._viewer is not None:
+            self._viewer.close()
+            self._viewer = None

@@ -1,0 +1,52 @@
+"""Metric functions for ``[MONITORS]`` ``python`` lines that learning tasks often need
+(``metric dist python coopsim.env.metrics:target_distance robot1 red``). Each takes the step's
+snapshot and text arguments and returns a number (NaN when it cannot be computed); none imports
+Gymnasium."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def target_distance(snap, robot: str, color: str = "any") -> float:
+    """Distance from ``robot``'s centre to the nearest target of ``color`` (any colour by
+    default), m; NaN without such a robot or target."""
+    i = snap.index.get(robot)
+    spots = [t.position[:2] for t in snap.targets if color in ("any", t.color)]
+    if i is None or not spots:
+        return math.nan
+    d = np.asarray(spots) - snap.poses[i, :2]
+    return float(np.hypot(d[:, 0], d[:, 1]).min())
+
+
+def collisions(snap, robot: str) -> float:
+    """1 when ``robot``'s bumper touches something this step (front or rear), else 0; NaN
+    without such a robot or bumper."""
+    i = snap.index.get(robot)
+    bumper = snap.readings.get("bumper")
+    if i is None or bumper is None:
+        return math.nan
+    return float(bumper[i].max() > 0.5)
+
+
+def forward_speed(snap, robot: str) -> float:
+    """``robot``'s speed along its heading, m/s (negative backwards); NaN without it."""
+    i = snap.index.get(robot)
+    if i is None:
+        return math.nan
+    yaw = snap.poses[i, 2]
+    return float(snap.velocities[i, 0] * math.cos(yaw) + snap.velocities[i, 1] * math.sin(yaw))
+
+
+def spread(snap, *robots: str) -> float:
+    """Mean distance from each of ``robots`` to its nearest other one, m (a cooperative
+    coverage score: robots spread over the floor score high); NaN with fewer than two."""
+    rows = [snap.index[r] for r in robots if r in snap.index]
+    if len(rows) < 2:
+        return math.nan
+    p = snap.poses[rows, :2]
+    d = np.hypot(*(p[:, None, :] - p[None, :, :]).transpose(2, 0, 1))
+    np.fill_diagonal(d, np.inf)
+    return float(d.min(axis=1).mean())

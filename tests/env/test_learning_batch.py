@@ -1,0 +1,168 @@
+"""Batched worlds: K isolated copies of a scenario stepped in one call through Gymnasium's
+vector API, with autoreset per copy (docs/learning.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium")
+
+import coopsim.env  # noqa: E402,F401 -- registers coopsim/Scenario-v0
+from coopsim.env.mapping import ActionError, LearningError  # noqa: E402
+from learnhelpers import ROOT, write  # noqa: E402
+
+AVOID = str(ROOT / "scenarios" / "learn_avoid.scenario")
+ID = "coopsim/Scenario-v0"
+AGENTS = ["r1", "r2", "r3", "r4"]
+
+QUIET = """
+[ROBOT_1]
+type        single
+name        a
+position    -3 -3 0
+orientation 0 0 45
+
+[ROBOT_2]
+type        single
+name        b
+position    3 3 0
+
+[SETTINGS]
+dt          0.05
+engine      kinematic
+"""
+
+
+def _vec(k, **kw):
+    return gymnasium.make_vec(ID, num_envs=k, scenario=kw.pop("scenario", AVOID), **kw)
+
+
+def test_make_vec_gives_a_vector_env_with_batched_spaces():
+    env = _vec(3, robot=AGENTS, observe=["sonar", "bumper"])
+    assert isinstance(env, gymnasium.vector.VectorEnv) and env.num_envs == 3
+    assert env.single_action_space.shape == (4, 2)
+    assert env.action_space.shape == (3, 4, 2)
+    obs, info = env.reset(seed=0)
+    assert obs["sonar"].shape == (3, 4, 11) and obs["bumper"].shape == (3, 4, 2)
+    assert env.observation_space.contains(obs)
+    one = _vec(2, robot="r1", flat=True, observe=["sonar", "gps"])
+    obs, _ = one.reset(seed=0)
+    assert obs.shape == (2, 13) and one.single_action_space.shape == (2,)
+
+
+def test_copies_see_what_a_single_environment_sees():
+    """Every copy starts like the scenario itself, and with the same actions goes on like it
+    (to rounding: the copies sit at other coordinates)."""
+    env = _vec(4, robot=AGENTS, observe=["sonar", "odometry"])
+    single = gymnasium.make(ID, scenario=AVOID, robot="r3", observe=["sonar", "odometry"],
+                            engine="kinematic").unwrapped
+    obs, _ = env.reset(seed=0)
+    ref, _ = single.reset(seed=0)
+    for _ in range(40):
+        act = np.tile([0.5, 0.3], (4, 4, 1))
+        obs, *_ = env.step(act)
+        ref, *_ = single.step(np.array([0.5, 0.3]))
+    for k in range(4):
+        assert np.allclose(obs["sonar"][k, 2], ref["sonar"], atol=1e-9)
+        assert np.allclose(obs["odometry"][k, 2], ref["odometry"], atol=1e-9)
+    assert ref["sonar"].min() < 2.0  # it saw a wall: the copies saw their own
+
+
+def test_copies_are_isolated_from_each_other(tmp_path):
+    quiet = write(tmp_path, QUIET)
+    env = _vec(4, robot=["a", "b"], scenario=str(quiet), observe=["sonar", "gps"])
+    obs0, _ = env.reset(seed=0)
+    act = np.zeros((4, 2, 2))
+    act[0] = 0.6  # only copy 0 moves, for long enough to reach its walls
+    for _ in range(200):
+        obs, *_ = env.step(act)
+    assert not np.array_equal(obs["gps"][0], obs0["gps"][0])
+    for k in range(1, 4):
+        assert np.array_equal(obs["sonar"][k], obs0["sonar"][k])
+        assert np.array_equal(obs["gps"][k], obs0["gps"][k])
+    # copy 0's robots drove into the walls of their own floor: still on it
+    assert np.abs(obs["gps"][0] - env.batch.offsets[0]).max() <= 5.0
+
+
+def test_same_seed_same_batch_trajectory_bit_for_bit():
+    def run(seed):
+        env = _vec(3, robot=AGENTS, observe=["sonar"])
+        env.reset(seed=seed)
+        env.action_space.seed(seed)
+        out = []
+        for _ in range(30):
+            obs, rew, *_ = env.step(env.action_space.sample())
+            out += [obs["sonar"], rew]
+        return np.concatenate([np.ravel(x) for x in out]).tobytes()
+
+    assert run(1) == run(1) != run(2)
+
+
+def test_autoreset_next_step_per_copy():
+    def task(snap, rows):  # copy 1 ends at its 5th step, the others never
+        terminated = np.zeros(rows.shape[0], bool)
+        terminated[1] = bool(snap.step % 5 == 0)
+        return np.ones(rows.shape), terminated
+
+    env = _vec(3, robot="r1", observe=["odometry"], task=task)
+    obs0, _ = env.reset(seed=0)
+    act = np.full((3, 2), 0.5)
+    for step in range(1, 6):
+        obs, rew, term, trunc, info = env.step(act)
+    assert term.tolist() == [False, True, False] and rew.tolist() == [1.0, 1.0, 1.0]
+    moved = obs["odometry"][1, 0]
+    assert moved > 0.05
+    obs, rew, term, trunc, info = env.step(act)  # copy 1 starts over, the others go on
+    assert rew.tolist() == [1.0, 0.0, 1.0] and not term.any()
+    assert obs["odometry"][1, 0] == 0.0  # at rest at its start: odometry from zero
+    assert obs["odometry"][0, 0] > moved
+    assert info["episode_time"].tolist() == pytest.approx([0.3, 0.05, 0.3])
+
+
+def test_the_task_section_and_truncation_per_copy(tmp_path):
+    env = _vec(2, robot=AGENTS)  # learn_avoid: reward = r1's forward speed, truncate 20 s
+    env.reset(seed=0)
+    act = np.zeros((2, 4, 2))
+    act[:, 0] = 0.4
+    for _ in range(400):
+        obs, rew, term, trunc, info = env.step(act)
+        if trunc.any():
+            break
+    assert trunc.tolist() == [True, True] and info["episode_time"][0] == pytest.approx(20.0)
+    assert rew[:, 1:].tolist() == [[0.0] * 3] * 2  # the terms name r1 only
+
+
+def test_bad_actions_and_bad_makes():
+    env = _vec(2, robot=AGENTS)
+    env.reset(seed=0)
+    act = np.zeros((2, 4, 2))
+    act[1, 2, 0] = 0.7
+    with pytest.raises(ActionError, match=r"copy 1 r3: action left m/s = 0\.7 is outside the "
+                                          r"motors bound \[-0\.6, 0\.6\]"):
+        env.step(act)
+    with pytest.raises(ActionError, match=r"shape \(2, 2\), the space has shape \(2, 4, 2\)"):
+        env.step(np.zeros((2, 2)))
+    with pytest.raises(LearningError, match="kinematic engine, not 'pymunk'"):
+        _vec(2, engine="pymunk")
+    with pytest.raises(LearningError, match="no robot 'zed'"):
+        _vec(2, robot="zed")
+    with pytest.raises(LearningError, match="has rules"):
+        _vec(2, scenario=str(ROOT / "scenarios" / "formation.scenario"))
+
+
+def test_lean_copies_carry_only_what_is_observed_and_see_the_same():
+    full = _vec(3, robot=AGENTS, observe=["sonar"])
+    lean = _vec(3, robot=AGENTS, observe=["sonar"], lean=True)
+    assert set(lean.batch.sim.world.robots[0].modules) == {"motors", "sonar"}
+    rows = lean.batch.sim.params.rows  # the robots each module senses
+    assert {m for m, r in rows.items() if len(r)} == {"motors", "sonar"}
+    a, _ = full.reset(seed=0)
+    b, _ = lean.reset(seed=0)
+    act = np.tile([0.5, 0.2], (3, 4, 1))
+    for _ in range(30):
+        a, *_ = full.step(act)
+        b, *_ = lean.step(act)
+    assert np.array_equal(a["sonar"], b["sonar"])
+    with pytest.raises(LearningError, match="lean batched worlds need observe"):
+        _vec(2, lean=True)
