@@ -55,6 +55,7 @@ class RunOptions:
     record_every: int = 1  # record every N-th step
     engine: str | None = None  # physics engine label; None = [SETTINGS] engine
     data_dirs: tuple[str, ...] = ()  # more folders /sim load and record may use (--data-dir)
+    allow_python: bool = False  # /sim load may load files naming Python code (--allow-python)
     wait_for: int | None = None  # lockstep: controllers to wait for; None = [SETTINGS] or all
     controller: tuple = ()  # --controller: (robot or None, command) pairs; they replace the
     # scenario's controller and driver lines for those robots and are launched in any case
@@ -119,7 +120,8 @@ class Run:
         self.recorder = None
         self.foxglove = None
         #: Where network requests may read (load) and write (record): see DataFolders.
-        self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER)
+        self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER,
+                                            options.allow_python)
         self._record_starts: collections.deque = collections.deque()
 
     def _wait_for(self) -> int:

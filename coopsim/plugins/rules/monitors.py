@@ -98,7 +98,15 @@ def _at_target(a: str, radius: str = "0.5", color: str = "any"):
 
 def _python(target: str, *args: str):
     fn = python_function(target)
-    return lambda snap: float(fn(snap, *args))
+
+    def metric(snap) -> float:
+        try:
+            return float(fn(snap, *args))
+        except BaseException as exc:  # noqa: BLE001 -- SystemExit or KeyboardInterrupt raised
+            # by the user's function must not end the simulator: the step fails (run paused)
+            raise SimulationError(f"python metric {target} raised {type(exc).__name__}: "
+                                  f"{exc}") from None
+    return metric
 
 
 KINDS = {"distance": _distance, "speed": _speed, "at_target": _at_target,
