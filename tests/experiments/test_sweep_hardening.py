@@ -87,3 +87,35 @@ def test_ctrl_c_at_the_terminal_prints_only_the_friendly_message(folder):
     assert text[-1] == (f"interrupted: finished points are in {table}; run the same command "
                         "again to resume")
     assert all(line.startswith("sweep [") for line in text[:-1]), err
+
+
+EVENT = "[EVENT_1]\nat 3\nparam r1.motors.max_speed 0\n"
+
+
+@pytest.mark.parametrize("duration, axis, needle, value", [
+    (2, "", "duration    2", 2),
+    (5, "\n[AXIS_3]\nsetting duration\nvalues 4 3\n", "values 4 3", 3),
+    (5, "\n[AXIS_3]\nsetting duration\nrange 1 5 1\n", "range 1 5 1", 1),
+])
+def test_a_duration_ending_before_an_event_is_file_line_in_sweep_and_check(folder, duration,
+                                                                          axis, needle, value):
+    scenario = folder / "s.scenario"
+    text = scenario.read_text().replace("duration    2", "duration    10")
+    scenario.write_text(text + EVENT)
+    event_line = len(text.splitlines()) + 1
+    path = write_sweep(folder, duration=duration, extra=axis)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if needle in t)
+    expected = (f"{path}:{line}: duration {value} s ends before [EVENT_1] at 3 s "
+                f"({scenario}:{event_line}): it would never happen")
+    checked = CliRunner().invoke(main, ["check", str(path)])
+    assert checked.exit_code == 2 and expected in checked.output, checked.output
+    out = sweep(folder, path)
+    assert out.returncode == 2 and out.stderr.strip() == f"coopsim: {expected}", out.stderr
+    assert not (folder / "a.parquet").exists()
+
+
+def test_durations_after_every_event_load(folder):
+    scenario = folder / "s.scenario"
+    scenario.write_text(scenario.read_text().replace("duration    2", "duration    10") + EVENT)
+    path = write_sweep(folder, duration=5, extra="\n[AXIS_3]\nsetting duration\nvalues 4 6\n")
+    assert CliRunner().invoke(main, ["check", str(path)]).exit_code == 0
