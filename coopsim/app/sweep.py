@@ -4,8 +4,9 @@ table (docs/sweeps.md).
 Points run on a ``distributed.LocalCluster`` sized to the machine, or on an existing cluster
 (``--scheduler tcp://HOST:PORT``). Each finished point is one row; the table is rewritten
 (atomically) every few seconds and at the end, so a sweep stopped by Ctrl-C or a lost worker
-resumes: a point whose key (a hash of its resolved scenario, seed and duration) already has a
-row with status ``ok`` is not run again.
+resumes: a point whose key (a hash of its canonical description: the scenario's and world's
+text, the axis values, seed and duration; docs/sweeps.md) already has a row with status ``ok``
+is not run again.
 
 Dask, pyarrow and matplotlib are an optional extra (``pip install 'coopsim[experiments]'``):
 nothing else in coopsim imports this module.
@@ -61,7 +62,7 @@ def plan(spec, out: Path, record: bool) -> list[PointTask]:
         scenario = resolve(spec.scenario, spec.axes, values)
         duration = float(values.get("setting.duration", spec.duration))
         for seed in spec.seeds:
-            key = point_key(scenario, seed, duration)
+            key = point_key(spec.scenario, seed, duration, values)
             path = str(folder / f"{key[:12]}-seed{seed}.mcap") if record else ""
             tasks.append(PointTask(key, values, scenario, seed, duration, spec.metrics, path))
     return tasks

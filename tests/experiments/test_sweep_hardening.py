@@ -4,6 +4,8 @@ group, workers included) on a real LocalCluster."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import http.server
 import os
 import signal
@@ -12,12 +14,15 @@ import sys
 import threading
 import time
 
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
 from coopsim.app import sweep as sweep_module
 from coopsim.app.cli import main
+from coopsim.formats.sweep import load_sweep
 
+from prochelpers import ROOT
 from test_sweep import folder, rows, sweep, write_sweep  # noqa: F401 -- fixture
 
 
@@ -119,3 +124,82 @@ def test_durations_after_every_event_load(folder):
     scenario.write_text(scenario.read_text().replace("duration    2", "duration    10") + EVENT)
     path = write_sweep(folder, duration=5, extra="\n[AXIS_3]\nsetting duration\nvalues 4 6\n")
     assert CliRunner().invoke(main, ["check", str(path)]).exit_code == 0
+
+
+# --- keys -------------------------------------------------------------------------------------
+
+
+def _extended(obj, **extra):
+    """``obj`` as an instance of a subclass of its dataclass with more fields (what adding a
+    field to a spec in a later coopsim does)."""
+    cls = type(obj)
+    fields = [(name, type(value), dataclasses.field(default=value))
+              for name, value in extra.items()]
+    bigger = dataclasses.make_dataclass(cls.__name__, fields, bases=(cls,), frozen=True)
+    return bigger(**{f.name: getattr(obj, f.name) for f in dataclasses.fields(cls)})
+
+
+def test_adding_a_field_to_a_spec_leaves_every_key_unchanged(folder):
+    from coopsim.app.sweep import plan
+
+    spec = load_sweep(write_sweep(folder))
+    before = [t.key for t in plan(spec, folder / "a.parquet", False)]
+    robots = tuple(_extended(r, wheels=4) for r in spec.scenario.robots)
+    world = _extended(spec.scenario.world, gravity=9.81)
+    scenario = dataclasses.replace(spec.scenario, robots=robots, world=world,
+                                   settings=_extended(spec.scenario.settings, turbo=True))
+    scenario = _extended(scenario, weather="fair")
+    assert scenario.weather == "fair" and scenario.settings.turbo
+    assert scenario.world.gravity == 9.81 and scenario.robots[0].wheels == 4
+    after = [t.key for t in plan(dataclasses.replace(spec, scenario=scenario),
+                                 folder / "a.parquet", False)]
+    assert after == before and len(set(before)) == 4
+
+
+def test_the_key_hashes_the_documented_description(folder):
+    from coopsim.app.points import point_description, point_key
+
+    spec = load_sweep(write_sweep(folder))
+    point = spec.points()[1]
+    text = point_description(spec.scenario, 1, 2.0, point)
+    assert text == (
+        "coopsim point key 1\nscenario:\n[WORLD]\n[ROBOT_1]\ntype single\nname r1\n"
+        "position -3 0 0\ndriver wander cruise 0.3\n[ROBOT_2]\ntype single\nname r2\n"
+        "position -3 2 0\ndriver wander cruise 0\n[MONITORS]\nmetric gap distance r1 r2\n"
+        "metric probe python sweep_probe:probe r1\nafter 0.5\n[SETTINGS]\ndt 0.02\n"
+        "duration 2\nworld:\n[FLOOR]\nsize 10 10 0.1\naxes:\nr1.motors.max_speed = 0.2\n"
+        "r2.driver.cruise = 0.1\nseed: 1\nduration: 2.0\n")
+    assert point_key(spec.scenario, 1, 2.0, point) == \
+        hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def test_keys_survive_comments_spacing_and_moved_files_but_not_a_real_change(folder):
+    from coopsim.app.sweep import plan
+
+    def keys():
+        return [t.key for t in plan(load_sweep(folder / "a.sweep"), folder / "a.parquet",
+                                    False)]
+    write_sweep(folder)
+    first = keys()
+    scenario = folder / "s.scenario"
+    text = scenario.read_text()
+    scenario.write_text("# a comment\n\n" + text.replace("name        r1", "name r1   # me")
+                        .replace(f"file {folder / 'w.world'}", "file w.world"))
+    assert keys() == first
+    scenario.write_text(text.replace("position    -3 2 0", "position    -3 2.5 0"))
+    assert not set(keys()) & set(first)
+
+
+def test_the_committed_amsa_table_has_one_row_per_point_of_its_sweep():
+    """docs/experiments/amsa.py resumes it: every point of sweeps/amsa_grid.sweep has exactly
+    one row (so nothing reruns and no cell pools duplicates)."""
+    from coopsim.app.sweep import Table, plan
+
+    table = ROOT / "docs" / "experiments" / "amsa_grid.parquet"
+    tasks = plan(load_sweep(ROOT / "sweeps" / "amsa_grid.sweep"), table, False)
+    rows = pq.read_table(table).to_pylist()
+    assert len(tasks) == 720 and len({t.key for t in tasks}) == 720
+    assert sorted(r["key"] for r in rows) == sorted(t.key for t in tasks)
+    assert all(Table(table).done(t.key) for t in tasks)
+    axes = [a for a in rows[0] if a.count(".") >= 2 or a == "seed"]
+    assert len({tuple(r[a] for a in axes) for r in rows}) == 720
