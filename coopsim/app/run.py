@@ -114,6 +114,7 @@ class Run:
         self.stepper = Stepper(sim, clock=clock, mode=self.settings.mode,
                                speed=self.settings.speed)
         self.stepper.wait_for = self._wait_for()
+        self.stepper.start_hold = self._controllers_coming
         self.network: Network | None = None
         self.controllers: Controllers | None = None
         self.gateway: Gateway | None = None
@@ -132,6 +133,16 @@ class Run:
         if not self.options.network:
             return 0
         return len(self._controller_specs())
+
+    def _controllers_coming(self) -> bool:
+        """True while a controller this run launched is alive and its robot not attached yet:
+        the first lockstep step keeps waiting for it past the usual 10 s (a loaded machine can
+        take longer to start Python), instead of running ahead without it."""
+        ctl = self.controllers
+        if ctl is None:
+            return False
+        attached = set(self.stepper.slots.attached())
+        return any(p.poll() is None and robot not in attached for robot, p in ctl.procs.items())
 
     def forget_dead_controllers(self) -> None:
         """Before the first lockstep step: stop waiting for launched controllers that have
