@@ -104,8 +104,10 @@ def _python(target: str, *args: str):
             return float(fn(snap, *args))
         except BaseException as exc:  # noqa: BLE001 -- SystemExit or KeyboardInterrupt raised
             # by the user's function must not end the simulator: the step fails (run paused)
+            said = str(exc)  # sys:exit says whatever it was given: the whole snapshot
+            said = said if len(said) <= 200 else said[:200] + "..."
             raise SimulationError(f"python metric {target} raised {type(exc).__name__}: "
-                                  f"{exc}") from None
+                                  f"{said}") from None
     return metric
 
 
