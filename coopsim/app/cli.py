@@ -100,6 +100,9 @@ def list_() -> None:
               type=click.Path(exists=True, file_okay=False),
               help="Another folder network requests may load from and record into "
                    "(repeatable; see docs/reliability.md).")
+@click.option("--allow-python", is_flag=True,
+              help="Let /sim load load files naming Python code ([MONITORS] python metrics); "
+                   "without it such a file is refused (see docs/reliability.md).")
 @keys_options
 @token_options
 @foxglove_options

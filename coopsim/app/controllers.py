@@ -3,7 +3,9 @@
 Each command runs as a child process in the scenario file's folder, with the environment variables
 ``COOPSIM_NAMESERVER`` (the name server endpoint), ``COOPSIM_ROBOT`` (the robot's network name)
 and ``COOPSIM_SIM_PID`` (the simulator's process id, so a controller can tell when it is gone),
-and with a run's CurveZMQ keys ``COOPSIM_SERVER_KEY`` and ``COOPSIM_CLIENT_KEY``.
+and with a run's CurveZMQ keys ``COOPSIM_SERVER_KEY`` and ``COOPSIM_CLIENT_KEY``; Python's output is
+unbuffered (``PYTHONUNBUFFERED=1`` unless set), so a controller's log holds every line it printed
+even when the run's end stops it.
 A command starting with ``python`` or ``python3`` runs under the interpreter running coopsim, so
 a virtual environment's packages are there. Children are stopped (SIGTERM, then SIGKILL after
 2 s) when the run ends; one that exits early is logged and the run goes on.
@@ -103,6 +105,9 @@ class Controllers:
             env = dict(os.environ if self.env is None else self.env,
                        COOPSIM_NAMESERVER=self.nameserver, COOPSIM_ROBOT=spec.robot,
                        COOPSIM_SIM_PID=str(os.getpid()))
+            # a Python controller's lines reach its log as printed: buffered, what it printed
+            # last was lost when the run's end stopped it (SIGTERM) before it exited by itself
+            env.setdefault("PYTHONUNBUFFERED", "1")
             out = subprocess.PIPE
             if self.log_dir:
                 Path(self.log_dir).mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import time
 import traceback
 from dataclasses import dataclass, replace
@@ -71,14 +72,60 @@ def _with(driver: DriverSetting, name: str, value, member: str, section: str) ->
     return replace(driver, settings=driver.settings + ((name, value),))
 
 
-def point_key(scenario: ScenarioSpec, seed: int, duration: float) -> str:
-    """A hash of the point's full resolved scenario (everything that makes its run: world,
-    robots, parameters, drivers, events, monitors, settings), seed and duration; file paths,
-    names and texts are left out, so moving or renaming a file keeps the key."""
-    world = replace(scenario.world, path="", text="")
-    bare = replace(scenario, world=world, path="", text="", name="")
-    data = repr((_plain(bare), int(seed), float(duration)))
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:24]
+#: The version of :func:`point_description`'s text: raised only when what makes a run changes
+#: meaning (so that old rows must not count as done), never for a change of coopsim's code.
+KEY_FORMAT = 1
+_COMMENT = re.compile(r"(^|\s)#.*")  # as the file grammar's (formats/sections.py)
+
+
+def point_key(scenario: ScenarioSpec, seed: int, duration: float, values: dict | None = None
+              ) -> str:
+    """The point's key: the first 24 hex digits of the SHA-256 of
+    :func:`point_description` (UTF-8)."""
+    text = point_description(scenario, seed, duration, values)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def point_description(scenario: ScenarioSpec, seed: int, duration: float,
+                      values: dict | None = None) -> str:
+    """The canonical text a point's key hashes (docs/sweeps.md, *Keys*): the key format, the
+    base scenario's and its world's texts normalized (comments, blank lines and runs of white
+    space dropped; the ``[WORLD] file`` path left out, so moving files keeps keys), each axis
+    value as ``NAME = VALUE`` in the sweep's order, the seed and the duration (s). Python
+    objects are never printed into it: a field added to a spec does not change any key."""
+    lines = [f"coopsim point key {KEY_FORMAT}", "scenario:"]
+    if scenario.text:
+        lines += _normalized(scenario.text)
+    else:  # a scenario built in code has no text: its fields are all there is
+        lines.append(repr(_plain(replace(scenario, path="", name=""))))
+    lines += ["world:", *_normalized(scenario.world.text)]
+    lines += ["axes:", *(f"{name} = {_value(v)}" for name, v in (values or {}).items())]
+    lines += [f"seed: {int(seed)}", f"duration: {float(duration)!r}"]
+    return "\n".join(lines) + "\n"
+
+
+def _normalized(text: str) -> list[str]:
+    """The lines of a file that mean something: no comments, no blank lines, one space
+    between words, and no ``file`` line in ``[WORLD]`` (a path)."""
+    out, section = [], ""
+    for raw in text.splitlines():
+        line = " ".join(_COMMENT.sub("", raw).split())
+        if line.startswith("["):
+            section, _, line = line[1:].partition("]")
+            out.append(f"[{section}]")
+            line = line.strip()
+        if line and not (section == "WORLD" and line.split()[0] == "file"):
+            out.append(line)
+    return out
+
+
+def _value(value) -> str:
+    """An axis value in the description: true/false, an integer, a float's shortest repr."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
 
 
 def _plain(obj):

@@ -56,6 +56,7 @@ class RunOptions:
     record_every: int = 1  # record every N-th step
     engine: str | None = None  # physics engine label; None = [SETTINGS] engine
     data_dirs: tuple[str, ...] = ()  # more folders /sim load and record may use (--data-dir)
+    allow_python: bool = False  # /sim load may load files naming Python code (--allow-python)
     wait_for: int | None = None  # lockstep: controllers to wait for; None = [SETTINGS] or all
     controller: tuple = ()  # --controller: (robot or None, command) pairs; they replace the
     # scenario's controller and driver lines for those robots and are launched in any case
@@ -114,13 +115,15 @@ class Run:
         self.stepper = Stepper(sim, clock=clock, mode=self.settings.mode,
                                speed=self.settings.speed)
         self.stepper.wait_for = self._wait_for()
+        self.stepper.start_hold = self._controllers_coming
         self.network: Network | None = None
         self.controllers: Controllers | None = None
         self.gateway: Gateway | None = None
         self.recorder = None
         self.foxglove = None
         #: Where network requests may read (load) and write (record): see DataFolders.
-        self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER)
+        self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER,
+                                            options.allow_python)
         self._record_starts: collections.deque = collections.deque()
 
     def _wait_for(self) -> int:
@@ -131,6 +134,16 @@ class Run:
         if not self.options.network:
             return 0
         return len(self._controller_specs())
+
+    def _controllers_coming(self) -> bool:
+        """True while a controller this run launched is alive and its robot not attached yet:
+        the first lockstep step keeps waiting for it past the usual 10 s (a loaded machine can
+        take longer to start Python), instead of running ahead without it."""
+        ctl = self.controllers
+        if ctl is None:
+            return False
+        attached = set(self.stepper.slots.attached())
+        return any(p.poll() is None and robot not in attached for robot, p in ctl.procs.items())
 
     def forget_dead_controllers(self) -> None:
         """Before the first lockstep step: stop waiting for launched controllers that have

@@ -4,8 +4,9 @@ table (docs/sweeps.md).
 Points run on a ``distributed.LocalCluster`` sized to the machine, or on an existing cluster
 (``--scheduler tcp://HOST:PORT``). Each finished point is one row; the table is rewritten
 (atomically) every few seconds and at the end, so a sweep stopped by Ctrl-C or a lost worker
-resumes: a point whose key (a hash of its resolved scenario, seed and duration) already has a
-row with status ``ok`` is not run again.
+resumes: a point whose key (a hash of its canonical description: the scenario's and world's
+text, the axis values, seed and duration; docs/sweeps.md) already has a row with status ``ok``
+is not run again.
 
 Dask, pyarrow and matplotlib are an optional extra (``pip install 'coopsim[experiments]'``):
 nothing else in coopsim imports this module.
@@ -16,6 +17,8 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -30,7 +33,7 @@ from .points import PointTask, point_key, resolve, run_point
 INSTALL = install_hint("experiments")
 SAVE_EVERY = 2.0  # s of wall time between rewrites of the table while points come in
 BAR = 24  # characters of the progress bar
-CONNECT_TIMEOUT = 8.0  # s to reach a --scheduler before saying it is unreachable
+CONNECT_TIMEOUT = 6.0  # s to reach a --scheduler and hear it answer before saying it is unreachable
 
 
 def check_dependencies(plot: bool = False) -> None:
@@ -60,7 +63,7 @@ def plan(spec, out: Path, record: bool) -> list[PointTask]:
         scenario = resolve(spec.scenario, spec.axes, values)
         duration = float(values.get("setting.duration", spec.duration))
         for seed in spec.seeds:
-            key = point_key(scenario, seed, duration)
+            key = point_key(spec.scenario, seed, duration, values)
             path = str(folder / f"{key[:12]}-seed{seed}.mcap") if record else ""
             tasks.append(PointTask(key, values, scenario, seed, duration, spec.metrics, path))
     return tasks
@@ -129,23 +132,81 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def check_scheduler(scheduler: str | None) -> None:
+    """Refuse at once a ``--scheduler`` that is not ``[tcp://|tls://]HOST:PORT``.
+
+    Raises:
+        CoopsimError: one line saying what is wrong.
+    """
+    if scheduler is None:
+        return
+    match = _ADDRESS.fullmatch(scheduler)
+    if match is None or not 0 < int(match.group("port")) < 65536:
+        raise CoopsimError(f"--scheduler {scheduler!r} is not a Dask scheduler address: give "
+                           "tcp://HOST:PORT (PORT a number from 1 to 65535)")
+
+
+_ADDRESS = re.compile(r"(?:(?:tcp|tls)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)"
+                      r":(?P<port>[0-9]{1,5})")
+
+
+def _probe(scheduler: str) -> None:
+    """Say hello to ``scheduler`` and check a Dask scheduler answers, all within
+    ``CONNECT_TIMEOUT`` s (Dask's own client waits forever on a server that accepts the
+    connection but never answers its handshake, such as an HTTP server).
+
+    Raises:
+        CoopsimError: nothing answered in time, or something that is not a scheduler did.
+    """
+    import asyncio
+
+    from distributed.comm import connect as dask_connect
+
+    async def hello():
+        comm = await dask_connect(scheduler, timeout=CONNECT_TIMEOUT)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    try:
+        reply = asyncio.run(asyncio.wait_for(hello(), CONNECT_TIMEOUT))
+    except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
+        raise CoopsimError(f"cannot reach the Dask scheduler at {scheduler} within "
+                           f"{CONNECT_TIMEOUT:g} s ({type(exc).__name__})") from None
+    except Exception as exc:  # noqa: BLE001 -- whatever a stranger answers with
+        reply = exc
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        raise CoopsimError(f"{scheduler} is not a Dask scheduler (it did not answer as one); "
+                           "start one with 'dask scheduler'")
+
+
 def connect(scheduler: str | None, workers: int | None):
     """A Dask client: on the scheduler at ``scheduler``, or on a new LocalCluster of
     ``workers`` single-threaded worker processes (default: one per core)."""
     from distributed import Client, LocalCluster
 
     if not logging.getLogger().isEnabledFor(logging.INFO):  # coopsim -v shows Dask's chatter
-        for name in ("distributed", "dask", "tornado", "bokeh"):
-            logging.getLogger(name).setLevel(logging.ERROR)
+        for name in ("distributed", "dask", "tornado", "bokeh", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     if scheduler:
+        _probe(scheduler)
         try:
             return Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise CoopsimError(f"cannot reach the Dask scheduler at {scheduler} within "
                                f"{CONNECT_TIMEOUT:g} s ({type(exc).__name__})") from None
-    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                           processes=True, dashboard_address=":0",
-                           silence_logs=logging.CRITICAL)
+    # the workers start with SIGINT ignored (an ignored signal stays ignored in a child): a
+    # Ctrl-C at the terminal reaches the whole process group, and the workers would each print
+    # a KeyboardInterrupt traceback under the friendly message; this process stops them itself
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                               processes=True, dashboard_address=":0",
+                               silence_logs=logging.CRITICAL)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     return Client(cluster, set_as_default=False)
 
 
@@ -231,6 +292,7 @@ def sweep_command(file: str, out: str | None, scheduler: str | None, workers: in
 
     Exits 1 when some point failed, 130 on Ctrl-C (finished points kept).
     """
+    check_scheduler(scheduler)
     check_dependencies(plot)
     from ..formats.sweep import load_sweep
 

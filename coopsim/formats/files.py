@@ -430,7 +430,8 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
     Raises:
         FileFormatError: At the first problem; a problem inside the world file is reported at
             the world file's own path and line.
-        NotAllowedError: the world file is outside ``folders``.
+        NotAllowedError: the world file is outside ``folders``, or a ``python`` metric names
+            code the folders do not allow (see ``DataFolders.check_code``).
     """
     sections = split_sections(text, path, _SCENARIO_RULES, ".scenario")
     worlds = [s for s in sections if s.kind == "WORLD"]
@@ -449,6 +450,10 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
     events = first.attempt(build_events, [s for s in sections if s.kind == "EVENT"])
     tasks = [first.attempt(build_task, s, path) for s in sections if s.kind == "TASK"]
     first.raise_first()
+    if folders is not None:  # before check_monitors imports anything
+        for metric in (monitors[0].metrics if monitors else ()):
+            if metric.kind == "python":
+                folders.check_code(path, metric.line, metric.args[0])
     spec = ScenarioSpec(world=world, targets=tuple(out["TARGET"]), robots=tuple(out["ROBOT"]),
                         objects=tuple(out["OBJECT"]), settings=(settings or [Settings()])[0],
                         rules=tuple(out["RULE"]), zones=tuple(out["ZONE"]),

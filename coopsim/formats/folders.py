@@ -5,6 +5,10 @@ files, only inside these folders: the scenario's folder, the bundled ``scenarios
 and ``recordings/``, the run's recordings folder and every ``coopsim run --data-dir``. Paths are
 resolved (symbolic links and ``..`` included) before they are checked, so no link leads out.
 Files named on the command line are the user's own and are not confined.
+
+A file a request loads names no Python code either (a ``[MONITORS]`` ``python`` metric imports
+a module and calls it) unless the run was started with ``coopsim run --allow-python``: anyone
+who reaches ``/sim`` could otherwise run any installed callable in the simulator's process.
 """
 
 from __future__ import annotations
@@ -29,20 +33,34 @@ class DataFolders:
         folders: Folders requests may read from and record into (need not exist).
         records: The run's recordings folder: relative recording paths and the default name go
             there; it is a data folder too, and the only one created on request.
+        allow_python: Whether a loaded file may name Python code (``--allow-python``).
     """
 
-    def __init__(self, folders: Iterable[PathLike], records: PathLike = "recordings") -> None:
+    def __init__(self, folders: Iterable[PathLike], records: PathLike = "recordings",
+                 allow_python: bool = False) -> None:
+        self.allow_python = allow_python
         self.records = os.path.realpath(records)
         real = [os.path.realpath(f) for f in folders] + [self.records]
         self.folders = tuple(dict.fromkeys(real))
 
     @classmethod
     def for_run(cls, scenario_path: str, extra: Iterable[PathLike] = (),
-                records: PathLike = "recordings") -> "DataFolders":
+                records: PathLike = "recordings", allow_python: bool = False) -> "DataFolders":
         """The folders of a run of ``scenario_path`` ("" for a scenario built in code)."""
         own = [os.path.dirname(os.path.abspath(scenario_path))] if scenario_path else []
         bundled = [BUNDLED / name for name in ("scenarios", "worlds", "recordings")]
-        return cls([*own, *bundled, *extra], records)
+        return cls([*own, *bundled, *extra], records, allow_python)
+
+    def check_code(self, path: PathLike, line: int, target: str) -> None:
+        """Refuse a loaded file's line naming Python code ``target`` unless the run allows it.
+
+        Raises:
+            NotAllowedError: ``path:line:`` and why (the run lacks ``--allow-python``).
+        """
+        if not self.allow_python:
+            raise NotAllowedError(f"{os.fspath(path)}:{line}: python {target} names Python "
+                                  "code, which a file loaded over the network may not run; "
+                                  "start the run with 'coopsim run --allow-python' to allow it")
 
     def describe(self) -> str:
         """The folders, for messages."""

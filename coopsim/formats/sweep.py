@@ -15,7 +15,8 @@ Same section grammar as scenarios::
 
 Everything is checked against the base scenario at load (``path:line``): an unknown
 parameter, an empty axis, a value out of the parameter's range, a base scenario that does not
-load.
+load, a duration (``[SWEEP] duration`` or a ``setting duration`` value) that ends before one of
+the scenario's events.
 """
 
 from __future__ import annotations
@@ -165,6 +166,8 @@ def load_sweep(path) -> SweepSpec:
     if duration is None:
         raise FileFormatError(path, head.line, "no duration: give one in [SWEEP] (duration S) "
                                                "or in the scenario's [SETTINGS]")
+    if "duration" in {k for k, _, _ in head.entries}:
+        _events_before(scenario, float(duration), path, head.line_of("duration"))
     axes = tuple(_axis(s, scenario, path) for s in sections if s.kind == "AXIS")
     _unique(axes, path)
     mode = head.get("mode", "grid")
@@ -210,8 +213,11 @@ def _axis(section: Section, scenario: ScenarioSpec, path) -> Axis:
     at = section.line_of("values" if "values" in keys else "range")
     if "setting" in keys:
         name = section.get("setting")
-        return Axis(f"setting.{name}", "setting", "", "", name,
-                    tuple(_setting(name, v, path, at) for v in values), section.line)
+        checked = tuple(_setting(name, v, path, at) for v in values)
+        if name == "duration":
+            for value in checked:
+                _events_before(scenario, value, path, at)
+        return Axis(f"setting.{name}", "setting", "", "", name, checked, section.line)
     dotted, pline = section.get("param"), section.line_of("param")
     match = DOTTED.fullmatch(dotted)
     if not match:
@@ -272,6 +278,17 @@ def _setting(name: str, value, path, line):
         return value
     except CoopsimError as exc:
         raise FileFormatError(path, line, str(exc)) from None
+
+
+def _events_before(scenario: ScenarioSpec, duration: float, path, line: int) -> None:
+    """Refuse a run ``duration`` s long that ends before one of the scenario's events: the
+    event would never happen (``path:line``: the sweep line that sets the duration)."""
+    late = [e for e in scenario.events if e.time >= duration]
+    if late:
+        event = late[0]
+        raise FileFormatError(path, line, f"duration {duration:g} s ends before "
+                              f"[{event.name}] at {event.time:g} s ({scenario.path}:"
+                              f"{event.line}): it would never happen")
 
 
 def _unique(axes, path) -> None:

@@ -64,11 +64,12 @@ class Gateway:
         per_address: Connections one peer address may hold at once.
         evict_idle: Seconds a connection must have been idle before it may be closed to make
             room for a newcomer (when the gateway or the newcomer's address is full).
-        token: The auth line's token (at least 16 characters); required beyond loopback.
+        token: The auth line's token (at least 16 characters); required beyond loopback and
+            whenever ``keys`` are given.
         keys: CurveZMQ client keys to forward with (a run started with ``--keys``).
 
     Raises:
-        SecurityError: a bind beyond loopback without a token, or a token too short.
+        SecurityError: a bind beyond loopback, or keys, without a token; a token too short.
     """
 
     def __init__(self, nameserver: str, bind: str = "127.0.0.1", port: int = 0,
@@ -76,7 +77,7 @@ class Gateway:
                  idle_timeout: float = IDLE_TIMEOUT, per_address: int = PER_ADDRESS,
                  evict_idle: float = EVICT_IDLE, token: str | None = None,
                  keys: ClientKeys | None = None) -> None:
-        self.token, self.keys = check_token(token, bind), keys
+        self.token, self.keys = check_token(token, bind, keys is not None), keys
         self.nameserver = nameserver
         self.max_connections = max_connections
         self.per_address = min(per_address, max_connections)
@@ -212,9 +213,17 @@ def _send_quietly(sock: socket.socket, line: bytes) -> None:
         pass  # a client that left at once (or does not read) needs no explanation
 
 
-def check_token(token: str | None, bind: str) -> str | None:
-    """The token a gateway on ``bind`` uses (None: no auth line), or SecurityError."""
+def check_token(token: str | None, bind: str, keys: bool = False) -> str | None:
+    """The token a gateway on ``bind`` uses (None: no auth line), or SecurityError.
+
+    A gateway forwarding with CurveZMQ ``keys`` needs a token even on loopback: without one,
+    any local user's connection would reach the Curve-protected run with the run's own keys.
+    """
     if token is None:
+        if keys:
+            raise SecurityError("the JSON gateway would forward anyone's commands with the "
+                                "run's CurveZMQ keys: give it a token (--json-token-file "
+                                "FILE, or $COOPSIM_JSON_TOKEN)")
         if not is_loopback(bind):
             raise SecurityError(f"the JSON gateway on {bind} would take anyone's commands: give "
                                 "it a token (--json-token-file FILE, or $COOPSIM_JSON_TOKEN)")

@@ -84,7 +84,13 @@ def read_index(stream: IO[bytes], size: int) -> McapIndex:
     stream.seek(0)
     if stream.read(MAGIC_SIZE) != MAGIC:
         raise RecordingError("not an MCAP file (its first bytes are not the MCAP magic)")
-    header = _read_record_at(stream, MAGIC_SIZE, size)
+    # the first record must be a header of a plausible length: look at its 9 bytes before any
+    # parser walks on (the magic and megabytes of zeros would be millions of empty records)
+    head = stream.read(_RECORD_HEAD)
+    opcode, length = struct.unpack("<BQ", head) if len(head) == _RECORD_HEAD else (0, 0)
+    if opcode != Opcode.HEADER or MAGIC_SIZE + _RECORD_HEAD + length > size:
+        raise RecordingError("not an MCAP file (no header record after the magic)")
+    header = _read_record_at(stream, MAGIC_SIZE, MAGIC_SIZE + _RECORD_HEAD + length)
     if not isinstance(header, Header):
         raise RecordingError("not an MCAP file (no header record after the magic)")
     if size >= 2 * MAGIC_SIZE + _RECORD_HEAD and _ends_with_magic(stream, size):
@@ -108,14 +114,69 @@ def read_chunk(stream: IO[bytes], ref: ChunkRef) -> list:
         if len(body) != length or not body:
             raise ValueError("bad chunk record")
         chunk = Chunk.read(ReadDataStream(io.BytesIO(body)))
-        if chunk.uncompressed_size > MAX_CHUNK_BYTES:  # the decompressor would allocate it
-            raise ValueError("implausible uncompressed size")
-        return breakup_chunk(chunk, validate_crc=True)
+        return breakup_chunk(inflated(chunk), validate_crc=True)
+    except ChunkSizeError as exc:
+        raise RecordingError(f"the chunk at byte {ref.offset} {exc}") from None
     # MemoryError too: a damaged zstd frame header can claim a content size of terabytes,
     # which the decompressor tries to allocate before it reads any data
-    except (*DECODE_ERRORS, OSError, MemoryError, _zstd_error()) as exc:
+    except (*DECODE_ERRORS, OSError, MemoryError, _zstd_error(), _lz4_error()) as exc:
         raise RecordingError(f"the chunk at byte {ref.offset} is damaged "
                              f"({type(exc).__name__})") from None
+
+
+class ChunkSizeError(ValueError):
+    """A chunk declares an implausible uncompressed size, or its data inflates beyond it."""
+
+
+def inflated(chunk: Chunk) -> Chunk:
+    """The chunk with its data decompressed, never more than the size it declares.
+
+    Every chunk read goes through here (info, export, replay, repair): lz4 and zstd frames are
+    inflated by bounded decompressors that stop one byte past ``uncompressed_size``, so a small
+    chunk of gigabytes of zeros declaring a kilobyte (a decompression bomb) costs a kilobyte.
+
+    Raises:
+        ChunkSizeError: the declared size is over :data:`MAX_CHUNK_BYTES`, or the data inflates
+            to more (or less) than it.
+    """
+    size = chunk.uncompressed_size
+    if size > MAX_CHUNK_BYTES:  # the decompressor would allocate it
+        raise ChunkSizeError(f"declares {size} bytes uncompressed, over the "
+                             f"{MAX_CHUNK_BYTES}-byte limit")
+    if chunk.compression == "lz4":
+        data = _bounded_lz4(chunk.data, size + 1)
+    elif chunk.compression == "zstd":
+        data = _bounded_zstd(chunk.data, size + 1)
+    else:
+        return chunk  # uncompressed (or unknown: breakup_chunk refuses it)
+    if len(data) != size:
+        more = "beyond" if len(data) > size else "to less than"
+        raise ChunkSizeError(f"inflates {more} the {size} bytes it declares (a damaged or "
+                             "hostile file); nothing past them is read")
+    return replace(chunk, compression="", data=data)
+
+
+def _bounded_lz4(data: bytes, cap: int) -> bytes:
+    import lz4.frame
+
+    return lz4.frame.LZ4FrameDecompressor().decompress(data, max_length=cap)
+
+
+def _bounded_zstd(data: bytes, cap: int) -> bytes:
+    import zstandard
+
+    out = bytearray()
+    with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True) as reader:
+        while len(out) < cap:
+            piece = reader.read(cap - len(out))
+            if not piece:
+                break
+            out += piece
+    return bytes(out)
+
+
+def _lz4_error() -> type:
+    return RuntimeError  # what lz4.frame raises on a bad frame
 
 
 def read_attachment(stream: IO[bytes], offset: int, size: int) -> Attachment:

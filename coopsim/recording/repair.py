@@ -31,7 +31,8 @@ from mcap.records import (Attachment, AttachmentIndex, Channel, Chunk, ChunkInde
 from mcap.stream_reader import get_chunk_data_stream
 
 from ..model.errors import RecordingError
-from .index import DECODE_ERRORS, MAGIC, MAX_CHUNK_BYTES, _zstd_error, read_index
+from .index import (DECODE_ERRORS, MAGIC, MAX_CHUNK_BYTES, _lz4_error, _zstd_error, inflated,
+                    read_index)
 
 _HEAD = 9  # opcode (1) + length (8)
 MAX_RECORD_BYTES = 4 * MAX_CHUNK_BYTES  # a longer record is damage, not data
@@ -89,6 +90,13 @@ def repair(path: str | os.PathLike, out: str | os.PathLike | None = None) -> Rep
         raise RecordingError(f"{target} exists; give a new file to write the repaired "
                              "recording to")
     size = source.stat().st_size
+    try:
+        return _repair(source, target, size)
+    except RecordingError as exc:
+        raise RecordingError(f"{source}: {exc}") from None
+
+
+def _repair(source: Path, target: Path, size: int) -> RepairReport:
     with open(source, "rb") as src:
         if read_index(src, size).complete:
             return RepairReport(str(source), "", True)
@@ -137,7 +145,12 @@ class _Rewriter:
             body = src.read(length)
             if len(body) != length:
                 break
-            self._record(opcode, body)
+            try:
+                self._record(opcode, body)
+            except DECODE_ERRORS as exc:  # complete but unreadable: damage, not a crash's cut
+                raise RecordingError(f"the record at byte {pos} (opcode {opcode:#04x}) is "
+                                     f"damaged ({type(exc).__name__}); nothing was "
+                                     "written") from None
             pos += _HEAD + length
         return pos
 
@@ -175,11 +188,9 @@ class _Rewriter:
         """Keep a chunk whose data checks; index its messages by channel."""
         try:
             chunk = Chunk.read(ReadDataStream(io.BytesIO(body)))
-            if chunk.uncompressed_size > MAX_CHUNK_BYTES:
-                raise ValueError("implausible uncompressed size")
-            data, end = get_chunk_data_stream(chunk, validate_crc=True)
+            data, end = get_chunk_data_stream(inflated(chunk), validate_crc=True)
             entries = self._scan_chunk(data, end)
-        except (*DECODE_ERRORS, MemoryError, _zstd_error()):
+        except (*DECODE_ERRORS, MemoryError, _zstd_error(), _lz4_error()):
             self.damaged += 1
             return
         start = self.dst.tell()

@@ -41,6 +41,9 @@ Hook = Callable[[Snapshot], None]
 log = logging.getLogger(__name__)
 
 START_WAIT = 10.0  # s the first lockstep step waits for wait_for controllers to attach, at most
+#: s it waits, at most, while ``start_hold`` says the awaited controllers are still coming (a
+#: run's own controller processes, alive but slow to start on a loaded machine)
+HOLD_WAIT = 300.0
 STALL = 0.5  # s without a step in lockstep before the stepper reports whom it waits for
 _SERVE_MARGIN = 0.0015  # s before a deadline a serving waiter hands over to the precise wait
 
@@ -82,6 +85,9 @@ class Stepper(WorldOwner):
         self._stop = threading.Event()
         self.wait_for = wait_for
         self.start_wait = START_WAIT  # s the first step waits for them, at most
+        #: Called past ``start_wait``: True while the controllers are known to be coming (the
+        #: run launched them and they are alive), so the wait goes on up to HOLD_WAIT s.
+        self.start_hold: Callable[[], bool] | None = None
         self._last_step_wall = 0.0  # when the latest step was taken (stall reports)
         self._started_wall: float | None = None  # when the loop (re)started, for wait_for
         self._speed: float | None = None
@@ -365,7 +371,9 @@ class Stepper(WorldOwner):
         """True while the first lockstep step waits for ``wait_for`` controllers to attach."""
         if not self.wait_for or self.snapshot.step > 0 or self._started_wall is None:
             return False
-        if self.clock.now() - self._started_wall > self.start_wait:
+        waited = self.clock.now() - self._started_wall
+        if waited > self.start_wait and not (waited <= HOLD_WAIT and self.start_hold is not None
+                                             and self.start_hold()):
             return False
         return len(self.slots.attached()) < self.wait_for
 

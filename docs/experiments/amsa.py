@@ -26,7 +26,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from coopsim.app.sweep import run_sweep  # noqa: E402
+from coopsim.app.sweep import plan, run_sweep  # noqa: E402
 from coopsim.formats.files import load_scenario  # noqa: E402
 from coopsim.formats.sweep import load_sweep  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402
@@ -160,7 +160,9 @@ def main() -> None:
     run_sweep(spec, out, echo=lambda text: print(text, end="", file=sys.stderr))
     import pyarrow.parquet as pq
 
-    rows = pq.read_table(out).to_pylist()
+    # only this sweep's points: rows of an older grid kept in the table are not pooled in
+    keys = {t.key for t in plan(spec, out, False)}
+    rows = [r for r in pq.read_table(out).to_pylist() if r["key"] in keys]
     gains = spec.axes[0].values
     table = grid(spec, rows)
     grid_figure(table, gains)

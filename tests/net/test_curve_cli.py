@@ -104,6 +104,14 @@ def test_a_half_given_key_environment_is_one_line_and_exit_2(tmp_path):
     one_line_exit_2(coopsim("gateway", env=env), "COOPSIM_CLIENT_KEY is not set")
 
 
+def test_with_keys_the_json_gateway_needs_a_token_on_loopback_too(tmp_path):
+    coopsim("keys", tmp_path / "k")
+    run = coopsim("run", ONE, *BRIEF, "--keys", tmp_path / "k", "--json-port", "0")
+    one_line_exit_2(run, "CurveZMQ keys: give it a token")
+    mine = tmp_path / "k" / "clients" / "client"
+    one_line_exit_2(coopsim("gateway", "--keys", mine), "CurveZMQ keys: give it a token")
+
+
 def test_the_json_gateway_beyond_loopback_needs_a_token(net, tmp_path):
     coopsim("keys", tmp_path / "k")
     base = ["run", ONE, *BRIEF, "--bind", net.host, "--keys", tmp_path / "k", "--json-port", "0"]

@@ -92,13 +92,21 @@ def test_beyond_loopback_the_gateway_needs_a_long_enough_token(net):
         Gateway("tcp://127.0.0.1:9", bind="127.0.0.1", token="short")
 
 
-def test_on_loopback_no_token_is_needed_and_an_auth_line_is_answered(run, keys):
+def test_with_keys_a_token_is_needed_even_on_loopback(run, keys):
+    """Without one, any local user would reach the Curve-protected run with its keys."""
     alice = ClientKeys.load(keys / "clients" / "alice")
-    gateway = Gateway(run.network.endpoint, keys=alice).start()
-    try:
-        replies = session(gateway.address, STATUS, AUTH, STATUS)
-    finally:
-        gateway.close()
+    with pytest.raises(SecurityError, match="forward anyone's commands with the run's CurveZMQ "
+                                            "keys: give it a token"):
+        Gateway(run.network.endpoint, bind="127.0.0.1", keys=alice)
+
+
+def test_on_loopback_without_keys_no_token_is_needed_and_an_auth_line_is_answered():
+    with live(load(str(SCENARIOS / "one_robot.scenario"))) as plain:
+        gateway = Gateway(plain.network.endpoint).start()
+        try:
+            replies = session(gateway.address, STATUS, AUTH, STATUS)
+        finally:
+            gateway.close()
     assert replies[0][0] == 0 and replies[2][0] == 0
     assert replies[1] == [0, "authenticated", 0, [], []]
 

@@ -30,12 +30,11 @@ def test_reading_a_robot_never_waits_for_its_lockstep_motion_reply():
         threading.Thread(target=lambda: (leader.motors.set_speeds(0.2, 0.2), done.set()),
                          daemon=True).start()
         wait_until(lambda: len(run.stepper.slots.attached()) == 2)
-        t0 = time.perf_counter()
         gps = follower.peer("r1").gps.read()  # r1's own motion reply is still pending
-        assert time.perf_counter() - t0 < 0.25 and len(gps) == 2
+        assert len(gps) == 2  # answered while the motion reply waits: no wall-clock bound
         assert not done.is_set(), "r1's reply waits for the step that r2 holds up"
         follower.motors.set_speeds(0.1, 0.1)
-        assert done.wait(5.0)
+        assert done.wait(60.0)
 
 
 def test_the_first_step_waits_for_the_controllers_it_was_told_to():

@@ -52,7 +52,7 @@ LOW_LIMIT = textwrap.dedent("""
         print("refused:", exc)
     with Run(swarm(100), RunOptions(port=0, controllers=False)) as run:
         run.start()
-        with Client(run.network.endpoint) as c:
+        with Client(run.network.endpoint, timeout=60) as c:  # a loaded machine: no 5 s bound
             sim = c.sim()
             added = 0
             try:

@@ -175,14 +175,17 @@ def test_play_runs_forward_and_sim_pause_stops_it(replay):
 
 
 def test_replay_process_plays_to_the_end_and_exits(recording):
+    # paused until the test has looked: a replay playing at once could reach its end and exit
+    # while a slow (loaded) test is still asking for the names (it got error 9, no reply)
     proc = start_cli("replay", str(recording), "--headless", "--port", "0", "--exit-at-end",
-                     "--speed", "20", "--start", "3")
+                     "--speed", "20", "--start", "3", "--paused")
     try:
         endpoint = wait_endpoint(proc)
         with Client(endpoint) as client:
             assert set(client.names()) == {"/nameserver", "/sim", "/sim/state", "/sim/state1",
                                           "/playback"}
-        assert proc.wait(30) == 0
+            assert client.request(client.lookup("/playback"), 2).params[0] == 1  # playing
+        assert proc.wait(120) == 0
     finally:
         stop(proc)
 

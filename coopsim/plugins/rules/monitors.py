@@ -154,7 +154,18 @@ class Python(MetricKind):
     @classmethod
     def build(cls, target: str, *args: str):
         fn = python_function(target)
-        return lambda snap: float(fn(snap, *args))
+
+        def metric(snap) -> float:
+            try:
+                return float(fn(snap, *args))
+            except BaseException as exc:  # noqa: BLE001 -- SystemExit or KeyboardInterrupt
+                # raised by the user's function must not end the simulator: the step fails
+                # (the run pauses with the reason)
+                said = str(exc)  # sys:exit says whatever it was given: the whole snapshot
+                said = said if len(said) <= 200 else said[:200] + "..."
+                raise SimulationError(f"python metric {target} raised "
+                                      f"{type(exc).__name__}: {said}") from None
+        return metric
 
 
 class Monitors(Rule):
