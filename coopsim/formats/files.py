@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
 from ..model.limits import field_problem, first_problem, name_problem
-from ..model.plugins import ENGINES, ROBOT_TYPES, RULES, blame
+from ..model.plugins import ENGINES, METRICS, ROBOT_TYPES, RULES, blame
 from ..model.orders import FORMATION_NAMES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting, FloorSpec,
                            ObjectSpec, ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings,
@@ -452,7 +452,7 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
     first.raise_first()
     if folders is not None:  # before check_monitors imports anything
         for metric in (monitors[0].metrics if monitors else ()):
-            if metric.kind == "python":
+            if metric.kind in METRICS and METRICS.get(metric.kind).runs_code:
                 folders.check_code(path, metric.line, metric.args[0])
     spec = ScenarioSpec(world=world, targets=tuple(out["TARGET"]), robots=tuple(out["ROBOT"]),
                         objects=tuple(out["OBJECT"]), settings=(settings or [Settings()])[0],

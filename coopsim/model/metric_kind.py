@@ -22,11 +22,15 @@ class MetricKind:
         label: The kind's name in ``metric NAME KIND ...``, registered under it.
         description: One line for ``coopsim list``: the arguments and the unit of the value.
         args: (min, max) number of arguments.
+        runs_code: True when its first argument names code to import and run
+            (``MODULE:FUNCTION``): such a metric runs only from a file given on the command
+            line, or with ``--allow-python`` (docs/reliability.md).
     """
 
     label: ClassVar[str] = ""
     description: ClassVar[str] = ""
     args: ClassVar[tuple[int, int]] = (1, 1)
+    runs_code: ClassVar[bool] = False
 
     @classmethod
     def parse(cls, args: tuple[str, ...]) -> None:

@@ -89,7 +89,7 @@ def test_the_generated_command_tables_are_the_registrys():
 
 
 @pytest.mark.parametrize("heading, server", [
-    ("### Bootstrap: the name server", "nameserver"), ("## 3. Robot servers", "robot"),
+    ("### Bootstrap: the name server", "nameserver"), ("## 3. Robot endpoints", "robot"),
     ("## 4. `/sim`", "sim"), ("## 7. Replays", "playback")])
 def test_the_hand_written_tables_have_the_registrys_ids_names_and_modules(heading, server):
     documented = doctables.prose_rows(DOC, heading)

@@ -143,6 +143,7 @@ class Python(MetricKind):
     label = "python"
     description = "python MODULE:FUNCTION [ARG...]: function(snapshot, *args), a number"
     args = (1, 8)
+    runs_code = True
 
     @classmethod
     def check(cls, args, robots, objects) -> None:
