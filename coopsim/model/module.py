@@ -91,6 +91,7 @@ class Frame:
             radio's queues); changed on the stepper thread only.
         step: The number of the step being measured (the snapshot's ``step``).
         names: Every robot's network name, by row.
+        time: The simulated time of the step being measured, s (the snapshot's ``time``).
     """
 
     dt: float
@@ -108,6 +109,7 @@ class Frame:
     extra: dict
     step: int = 0
     names: tuple = ()
+    time: float = 0.0
 
 
 def _some(p: Mapping, name: str) -> bool:

@@ -207,11 +207,12 @@ class Simulation:
         access = Access(self.world, self.dt)
         if geometry:
             return self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
-                                      self.dt, access, extra=self.extra, step=self.step)
+                                      self.dt, access, extra=self.extra, step=self.step,
+                                      time=self.time)
         t = self.robots
         return Frame(self.dt, state[:, :3], state[:, 3:6], t.radius, t.axle, t.group,
                      self.commands, actuated, np.zeros((0, 2)), np.zeros((len(state), 2)),
-                     None, access, self.extra, self.step, t.names)
+                     None, access, self.extra, self.step, t.names, self.time)
 
     def _snapshot(self, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         world = self.world
