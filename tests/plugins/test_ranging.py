@@ -118,14 +118,14 @@ def test_ir_intensity_rises_as_the_obstacle_nears_and_saturates():
 
 def test_epuck_proximity_sensors_see_a_wall_at_their_mounting_angles():
     # the e-puck (radius 0.035) 0.02 m from the wall, facing it: IR0 (-17 deg) and IR7
-    # (+17 deg) see it, the side and rear ones do not
+    # (+17 deg) see it, the others do not
     bot = robot("e", 1.0 - 0.035 - 0.02, 0.0, type="epuck")
     snap = run(scenario([bot], [WALL])).snapshot
     ir = snap.reading("e", "proximity")
     d = (0.02 + 0.035 * (1 - math.cos(math.radians(17)))) / math.cos(math.radians(17))
-    assert ir[0] == pytest.approx(intensity(d, 0.07, 0.01, 4095.0), rel=1e-9)
+    assert ir[0] == pytest.approx(intensity(d, 0.04, 0.01, 4095.0), rel=1e-9)  # 4 cm range
     assert ir[7] == pytest.approx(ir[0], rel=1e-9)
-    assert ir[1] > 0 and ir[2] == ir[3] == ir[4] == ir[5] == 0.0
+    assert not ir[1:7].any()  # IR1 at -49 deg: 4.9 cm to the wall, beyond its 4 cm
     far = run(scenario([robot("e", 0.0, 0.0, type="epuck")], [WALL])).snapshot
     assert not far.reading("e", "proximity").any()
 

@@ -44,6 +44,7 @@ class Epuck(_Disc):
     force, torque = 2.0, 0.05
     footprint = radius
     defaults = {"motors": {"max_speed": 0.13},
+                "proximity": {"range": 0.04},
                 "line": {"ahead": 0.03, "spread": 0.01}}
 
 
@@ -78,12 +79,12 @@ class Thymio(_Disc):
     """Mobsya Thymio II: 5 front and 2 rear IR proximity sensors, 2 ground sensors, LEDs."""
 
     label = "thymio"
-    description = "Thymio II: 0.20 m/s, 5 front and 2 rear IR proximity sensors, 2 floor sensors"
+    description = "Thymio II: 0.14 m/s, 5 front and 2 rear IR proximity sensors, 2 floor sensors"
     modules = _BASE + ("proximity", "line")
     radius, mass, axle = 0.056, 0.27, 0.095
     force, torque = 5.0, 0.2
     footprint = radius
-    defaults = {"motors": {"max_speed": 0.20},
+    defaults = {"motors": {"max_speed": 0.14},
                 "proximity": {"count": 7, "range": 0.10, "saturation": 4500.0,
                               "angle0": 40.0, "angle1": 20.0, "angle2": 0.0,
                               "angle3": -20.0, "angle4": -40.0, "angle5": 170.0,
