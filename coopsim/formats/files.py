@@ -20,7 +20,7 @@ from ..model.orders import FORMATION_NAMES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting, FloorSpec,
                            ObjectSpec, ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings,
                            TargetSpec, WorldSpec, yaw_from_degrees)
-from ..model.validate import check_events, check_monitors, check_robot_spec
+from ..model.validate import check_events, check_monitors, check_rates, check_robot_spec
 from . import games
 from .events import EVENT_KEYS, MONITORS_KEYS, build_events, build_monitors
 from .sections import (NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer, number,
@@ -493,7 +493,7 @@ def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
     monitors, each rule's, and the engine's when one is named; the error on the earliest line is
     raised."""
     first = _FirstError()
-    for check in (check_events, check_monitors):
+    for check in (check_events, check_monitors, check_rates):
         try:
             check(spec)
         except ScenarioError as exc:

@@ -13,6 +13,7 @@ import numpy as np
 from ..model.module import Frame
 from ..model.plugins import MODULES
 from .casters import AutoCaster
+from .rates import Rates
 from .jitcast import JitRayCaster, _c, fan_directions, sonar_distances
 
 
@@ -187,6 +188,7 @@ class Sensors:
         self._static_version = -1
         self._layout_key: tuple[int, int] = (-1, -1)
         self._targets = np.zeros((0, 2))
+        self.rates = Rates()
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
               dt: float, access, contacts: bool = True, extra: dict | None = None,
@@ -213,17 +215,24 @@ class Sensors:
         readings = {}
         everyone = len(world.robots)
         for label, module in params.modules:
-            rows, prev = params.rows[label], self.prev[label]
+            rows, prev, values = params.rows[label], self.prev[label], params.values[label]
+            due = self.rates.due(label, values, rows, frame.step, frame.dt)
+            if due is not None:  # some robots hold their reading (coopsim.sim.rates)
+                rows, values = rows[due], ParamArrays({k: v[due] for k, v in values.items()})
+            self.rates.mark(label, rows, frame.step, frame.time)
             if len(rows) == everyone > 0:  # the usual case: no gather, no scatter
-                readings[label] = module.measure(frame, rows, params.values[label], prev, rng)
+                readings[label] = module.measure(frame, rows, values, prev, rng)
                 continue
-            if not len(rows):  # nobody carries it: the last reading (read-only) stays
+            if not len(rows):  # nobody carries it (or is due): the last reading stays
                 readings[label] = prev
                 continue
             out = prev.copy()
-            out[rows] = module.measure(frame, rows, params.values[label], prev[rows], rng)
+            out[rows] = module.measure(frame, rows, values, prev[rows], rng)
             readings[label] = out
         self.prev = readings
+        taken = self.rates.published()
+        if taken is not None:
+            frame.extra["taken"] = taken
         return readings
 
     def carried(self, world) -> dict[str, np.ndarray]:
@@ -278,3 +287,4 @@ class Sensors:
                         arr[i] = last[old[name]]
             prev[label] = arr
         self.prev, self._names = prev, names
+        self.rates.remap(names)

@@ -63,3 +63,17 @@ def test_the_python_client_reads_the_new_modules_by_name(run):
         with pytest.raises(RemoteError) as caught:
             ep.set_param("proximity", "count", 9)
         assert "out of range" in str(caught.value)
+
+
+def test_a_held_reading_says_the_step_it_was_taken_at(run):
+    peer = Peer(lookup(run.network.endpoint, "/tb/lidar"))
+    try:
+        assert len(peer.ok(1100)[3]) == 1  # no rate: params [step] as before
+        peer.ok(13, "lidar.rate", data=[5.0])  # dt 0.01 in these runs: every 20 steps
+        assert peer.ask(13, "lidar.rate", data=[101.0])[0] == 4  # above 1/dt
+        _step(run, 3)
+        step, taken = peer.ok(1100)[3]
+        assert taken <= step < taken + 20
+        assert peer.ok(1101)[4][5] == pytest.approx(taken * 0.01)  # info's time: the same
+    finally:
+        peer.close()

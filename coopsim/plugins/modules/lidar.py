@@ -25,6 +25,7 @@ from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
 from . import ranging
+from .common import rate
 
 MAX_BEAMS = 4096
 
@@ -73,6 +74,7 @@ class Lidar(Module):
                   "m"),
         ParamSpec("yaw", "float", "direction of the sensor's axis from the heading, degrees",
                   0.0, -180.0, 180.0, "deg"),
+        rate(),
     )
     commands = (
         Command(1100, "read", "lidar", kind="read",
@@ -95,9 +97,7 @@ class Lidar(Module):
             ranges[group, :int(beams)] = scan
             out[group] = _summary(scan, int(beams), math.radians(fov), math.radians(yaw),
                                   frame.time)
-        ranges.flags.writeable = False
-        frame.extra["lidar"] = Scans(MappingProxyType(
-            {frame.names[r]: i for i, r in enumerate(rows.tolist())}), ranges)
+        frame.extra["lidar"] = _merged(frame, rows, ranges)
         return out
 
     @classmethod
@@ -107,6 +107,25 @@ class Lidar(Module):
         scans = snap.extra.get("lidar")
         scan = scans.of(robot) if scans is not None else None
         return "", [] if scan is None else scan.tolist()
+
+
+def _merged(frame, rows, ranges) -> Scans:
+    """The board's scans with those of robots ``rows`` replaced by ``ranges``; robots holding
+    their scan (a ``rate``) keep the one they took, robots gone from the world are dropped."""
+    names = [frame.names[r] for r in rows.tolist()]
+    old = frame.extra.get("lidar")
+    held = []
+    if old is not None:
+        fresh, alive = set(names), set(frame.names)
+        held = [(n, i) for n, i in old.index.items() if n not in fresh and n in alive]
+    if held:
+        width = max(ranges.shape[1], old.ranges.shape[1])
+        merged = np.full((len(names) + len(held), width), np.nan)
+        merged[:len(names), :ranges.shape[1]] = ranges
+        merged[len(names):, :old.ranges.shape[1]] = old.ranges[[i for _, i in held]]
+        names, ranges = names + [n for n, _ in held], merged
+    ranges.flags.writeable = False
+    return Scans(MappingProxyType({n: i for i, n in enumerate(names)}), ranges)
 
 
 def _scan(frame, rows, p, beams, fov, yaw, rng) -> np.ndarray:

@@ -23,7 +23,7 @@ from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
 from . import ranging
-from .common import lost, noise
+from .common import lost, noise, rate
 
 SLOTS = 8
 #: The e-puck's eight sensors, degrees from the heading (+ = left): IR0 front right round the
@@ -53,6 +53,7 @@ class Proximity(Module):
         ParamSpec("saturation", "float", "reading at contact", 4095.0, 1.0, 1e6),
         noise("", 1e5),
         lost(),
+        rate(),
     ) + _angles()
     commands = (Command(1200, "read", "proximity", kind="read",
                         doc="8 intensities, sensor 0 to 7: 0 nothing within range .. "

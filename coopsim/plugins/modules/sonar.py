@@ -13,7 +13,7 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
-from .common import lost, noise
+from .common import lost, noise, rate
 from .ranging import beam_angles
 
 COUNT = 11
@@ -31,6 +31,7 @@ class Sonar(Module):
         ParamSpec("max_range", "float", "largest distance measured, m", 2.0, 0.05, 10.0, "m"),
         noise("m", 1.0),
         lost(),
+        rate(),
     )
     commands = (Command(200, "read", "sonar", kind="read",
                         doc="11 distances, m, right (-90 deg) to left (+90 deg)"),)
