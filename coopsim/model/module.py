@@ -206,6 +206,14 @@ class Module:
         """
         return cls.answer(command, row, text, snap)
 
+    @classmethod
+    def record(cls, snap, after: int) -> Any:
+        """What a recording keeps of this module beyond its columns at this recorded step:
+        msgpack-ready data, or None for nothing (the default). ``after`` is the step of the
+        previous recorded step (-1 at the start): a module updating at its own rate returns
+        only what was taken since (the lidar's scans; docs/recording-format.md)."""
+        return None
+
     # -- commands and actuation -----------------------------------------------------------------
 
     @classmethod

@@ -101,6 +101,30 @@ class Lidar(Module):
         return out
 
     @classmethod
+    def record(cls, snap, after):
+        """The scans taken after step ``after``: ``{"robots": [name...], "steps": [step
+        taken...], "beams": [count...], "mm": bytes}``, the ranges of every scan one after the
+        other as little-endian int32 millimetres (docs/recording-format.md); None if none."""
+        scans = snap.extra.get("lidar")
+        if scans is None or not scans.index:
+            return None
+        taken = snap.extra.get("taken")
+        steps = taken.steps.get("lidar") if taken is not None else None
+        names, when = [], []
+        for name in scans.index:
+            row = snap.index.get(name)
+            step = snap.step if steps is None or row is None else int(steps[row])
+            if step > after:
+                names.append(name)
+                when.append(step)
+        if not names:
+            return None
+        parts = [scans.of(n) for n in names]
+        mm = np.rint(np.concatenate(parts) * 1000.0).astype("<i4")
+        return {"robots": names, "steps": when, "beams": [len(p) for p in parts],
+                "mm": mm.tobytes()}
+
+    @classmethod
     def answer_robot(cls, command, robot, row, text, snap):
         if command.name == "info":
             return "", row.tolist()
