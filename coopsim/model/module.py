@@ -92,6 +92,7 @@ class Frame:
         step: The number of the step being measured (the snapshot's ``step``).
         names: Every robot's network name, by row.
         time: The simulated time of the step being measured, s (the snapshot's ``time``).
+        target_colors: The colour name of each target, aligned with ``targets``.
     """
 
     dt: float
@@ -110,6 +111,7 @@ class Frame:
     step: int = 0
     names: tuple = ()
     time: float = 0.0
+    target_colors: tuple = ()
 
 
 def _some(p: Mapping, name: str) -> bool:

@@ -188,6 +188,7 @@ class Sensors:
         self._static_version = -1
         self._layout_key: tuple[int, int] = (-1, -1)
         self._targets = np.zeros((0, 2))
+        self._target_colors: tuple[str, ...] = ()
         self.rates = Rates()
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
@@ -200,7 +201,8 @@ class Sensors:
         touch = world.engine.contacts(pose) if contacts else np.zeros((len(pose), 2))
         return Frame(dt, pose, velocity, table.radius, table.axle, table.group, commands,
                      actuated, self._targets, touch, geometry, access,
-                     {} if extra is None else extra, step, table.names, time)
+                     {} if extra is None else extra, step, table.names, time,
+                     self._target_colors)
 
     def sense(self, world, params: ParamTable, frame: Frame,
               rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -254,6 +256,7 @@ class Sensors:
             self.caster.set_static(sc, ss, scg, ssg)
             self._targets = np.array([t.position[:2] for t in world.targets],
                                      dtype=float).reshape(-1, 2)
+            self._target_colors = tuple(t.color for t in world.targets)
             self._static_version = world.layout_version
         mc, mcg, ms, msg = world.engine.moving_geometry()
         circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]

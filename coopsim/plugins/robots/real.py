@@ -38,13 +38,15 @@ class Epuck(_Disc):
     """GCtronic / EPFL e-puck: 70 mm, 8 IR proximity sensors, ground sensors, 0.13 m/s."""
 
     label = "epuck"
-    description = "e-puck: 70 mm disc, 0.13 m/s, 8 IR proximity sensors, floor sensors"
-    modules = _BASE + ("proximity", "line")
+    description = ("e-puck: 70 mm disc, 0.13 m/s, 8 IR proximity sensors, floor sensors, "
+                   "LED ring, front camera")
+    modules = _BASE + ("proximity", "line", "leds", "camera")
     radius, mass, axle = 0.035, 0.15, 0.053
     force, torque = 2.0, 0.05
     footprint = radius
     defaults = {"motors": {"max_speed": 0.13},
                 "proximity": {"range": 0.04},
+                "camera": {"fov": 48.0, "range": 1.0},
                 "line": {"ahead": 0.03, "spread": 0.01}}
 
 
@@ -53,12 +55,13 @@ class Kilobot(_Disc):
 
     label = "kilobot"
     description = "Kilobot: 33 mm disc, 1 cm/s, IR messaging within 10 cm (radio module)"
-    modules = _BASE + ("radio",)
+    modules = _BASE + ("radio", "leds")
     radius, mass, axle = 0.0165, 0.016, 0.025
     force, torque = 0.2, 0.005
     footprint = radius
     defaults = {"motors": {"max_speed": 0.01},
-                "radio": {"range": 0.10, "max_bytes": 9, "bandwidth": 9}}
+                "radio": {"range": 0.10, "max_bytes": 9, "bandwidth": 9},
+                "leds": {"count": 1}}
 
 
 class Turtlebot3(_Disc):
@@ -80,7 +83,7 @@ class Thymio(_Disc):
 
     label = "thymio"
     description = "Thymio II: 0.14 m/s, 5 front and 2 rear IR proximity sensors, 2 floor sensors"
-    modules = _BASE + ("proximity", "line")
+    modules = _BASE + ("proximity", "line", "leds")
     radius, mass, axle = 0.056, 0.27, 0.095
     force, torque = 5.0, 0.2
     footprint = radius
