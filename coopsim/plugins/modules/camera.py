@@ -75,9 +75,9 @@ class Camera(Module):
         out = np.zeros((len(rows), 3))
         old = frame.extra.get("camera")
         seen = dict(old.seen) if old is not None else {}
-        cand = _candidates(frame)
+        views = _views(frame, rows, _candidates(frame), p, rng)
         for i, r in enumerate(rows.tolist()):
-            blobs = _view(frame, r, cand, {k: v[i] for k, v in p.items()}, rng)
+            blobs = views[i]
             seen[frame.names[r]] = blobs
             out[i, 0] = len(blobs)
             if len(blobs):
@@ -123,37 +123,53 @@ def _candidates(frame) -> tuple:
     return np.array(xy, float), np.array(rad, float), np.array(rgb, float), np.array(owner)
 
 
-def _view(frame, r, cand, p, rng) -> np.ndarray:
-    """Robot ``r``'s blobs, (k, 6), nearest first."""
+def _views(frame, rows, cand, p, rng) -> list[np.ndarray]:
+    """Every camera's blobs, (k, 6) each, nearest first, for robots ``rows`` at once: the
+    candidates within range found with a k-d tree, filtered by field of view, and one batched
+    ray cast for the occlusion test of every (camera, candidate) pair left."""
+    from scipy.spatial import cKDTree
+
+    empty = np.zeros((0, 6))
     xy, rad, rgb, owner = cand
-    keep = owner != r
-    if not keep.any():
-        return np.zeros((0, 6))
-    xy, rad, rgb, owner = xy[keep], rad[keep], rgb[keep], owner[keep]
-    x, y, yaw = frame.pose[r]
-    d = np.hypot(xy[:, 0] - x, xy[:, 1] - y)
-    bearing = wrap(np.arctan2(xy[:, 1] - y, xy[:, 0] - x) - yaw)
-    ok = (d <= p["range"]) & (d > 1e-9)
-    if p["fov"] < 360.0:
-        ok &= np.abs(bearing) <= math.radians(p["fov"]) / 2
-    if not ok.any():
-        return np.zeros((0, 6))
-    xy, rad, rgb, owner, d, bearing = (a[ok] for a in (xy, rad, rgb, owner, d, bearing))
-    # occlusion: the first thing on the line to the blob must be the blob's own body (a robot
-    # or an object: its surface, d - radius) or, for a target (no body), nothing before it
-    dirs = (xy - frame.pose[r, :2]) / d[:, None]
-    hit = frame.geometry.cast(np.repeat(frame.pose[r:r + 1, :2], len(d), axis=0), dirs, d,
-                              ray_group=np.full(len(d), frame.group[r]))
-    surface = np.where(owner == -1, d, d - rad)
+    if not len(xy) or not len(rows):
+        return [empty] * len(rows)
+    pose = frame.pose[rows]
+    pairs = cKDTree(xy).query_ball_point(pose[:, :2], p["range"])
+    cam = np.repeat(np.arange(len(rows)), [len(q) for q in pairs])
+    if not len(cam):
+        return [empty] * len(rows)
+    obj = np.concatenate([np.asarray(q, dtype=np.int64) for q in pairs])
+    dx, dy = xy[obj, 0] - pose[cam, 0], xy[obj, 1] - pose[cam, 1]
+    d = np.hypot(dx, dy)
+    bearing = wrap(np.arctan2(dy, dx) - pose[cam, 2])
+    ok = (owner[obj] != rows[cam]) & (d > 1e-9) \
+        & (np.abs(bearing) <= np.radians(p["fov"][cam]) / 2 + (p["fov"][cam] >= 360.0) * 10)
+    cam, obj, d, bearing = cam[ok], obj[ok], d[ok], bearing[ok]
+    if not len(cam):
+        return [empty] * len(rows)
+    # occlusion: the first thing on the line to the blob must be its own body (a robot or an
+    # object: its surface, d - radius) or, for a target (no body), nothing before it
+    dirs = np.column_stack(((xy[obj, 0] - pose[cam, 0]) / d, (xy[obj, 1] - pose[cam, 1]) / d))
+    hit = frame.geometry.cast(pose[cam, :2], dirs, d, ray_group=frame.group[rows][cam])
+    surface = np.where(owner[obj] == -1, d, d - rad[obj])
     ok = hit >= surface - 1e-6
-    size = 2.0 * np.arctan2(rad, d)
-    blobs = np.column_stack((rgb, d, bearing, size))[ok]
-    if p["lost"] > 0 and len(blobs):
-        blobs = blobs[rng.random(len(blobs)) * 100.0 >= p["lost"]]
-    if p["noise"] > 0 and len(blobs):
-        blobs[:, 3:5] += rng.standard_normal((len(blobs), 2)) * p["noise"]
+    blobs = np.column_stack((rgb[obj], d, bearing, 2.0 * np.arctan2(rad[obj], d)))[ok]
+    cam = cam[ok]
+    lost = p["lost"][cam]
+    if lost.any():
+        keep = rng.random(len(blobs)) * 100.0 >= lost
+        blobs, cam = blobs[keep], cam[keep]
+    noise = p["noise"][cam]
+    if noise.any():
+        blobs[:, 3:5] += rng.standard_normal((len(blobs), 2)) * noise[:, None]
         blobs[:, 3] = np.maximum(blobs[:, 3], 0.0)
         blobs[:, 4] = wrap(blobs[:, 4])
-    blobs = blobs[np.argsort(blobs[:, 3], kind="stable")]
-    blobs.flags.writeable = False
-    return blobs
+    order = np.lexsort((blobs[:, 3], cam))  # by camera, then nearest first
+    blobs, cam = blobs[order], cam[order]
+    cut = np.searchsorted(cam, np.arange(len(rows) + 1))
+    out = []
+    for i in range(len(rows)):
+        b = blobs[cut[i]:cut[i + 1]]
+        b.flags.writeable = False
+        out.append(b)
+    return out
