@@ -99,13 +99,14 @@ def _candidates(frame) -> tuple:
     see this step."""
     xy, rad, rgb, owner = [], [], [], []
     leds = frame.commands.get("leds")
-    if leds is not None and len(leds):
-        for r in np.nonzero((leds > 0).any(axis=1))[0].tolist():
-            for colour in np.unique(leds[r][leds[r] > 0]):
-                xy.append(frame.pose[r, :2])
-                rad.append(frame.radius[r])
-                rgb.append(unpack(colour))
-                owner.append(r)
+    if leds is not None and len(leds) and (leds > 0).any():
+        r, k = np.nonzero(leds > 0)  # each (robot, distinct colour) once
+        key = np.unique(r.astype(np.int64) * (1 << 24) + leds[r, k].astype(np.int64))
+        r, colour = key >> 24, key & ((1 << 24) - 1)
+        xy += list(frame.pose[r, :2])
+        rad += list(frame.radius[r])
+        rgb += list(unpack(colour))
+        owner += list(r)
     for position, color in zip(frame.targets, frame.target_colors):
         xy.append(np.asarray(position, float))
         rad.append(TARGET_RADIUS)
