@@ -36,10 +36,10 @@ def test_lidar_read_and_info_through_the_robot_server(run):
     _step(run)
     peer = Peer(lookup(run.network.endpoint, "/tb/lidar"))
     try:
-        scan = peer.ok(1100)[4]
+        scan = peer.ok(2100)[4]
         assert len(scan) == 360
         assert scan[180] == pytest.approx(1.032, abs=1e-9)  # ahead: mounted 32 mm behind
-        nearest, bearing, beams, angle_min, inc, time = peer.ok(1101)[4]
+        nearest, bearing, beams, angle_min, inc, time = peer.ok(2101)[4]
         assert beams == 360 and nearest == pytest.approx(1.032, abs=1e-9) and bearing == 0.0
         assert time > 0.0
         refused = peer.ask(13, "lidar.beams", data=[5000])
@@ -47,8 +47,8 @@ def test_lidar_read_and_info_through_the_robot_server(run):
         assert peer.ok(12, "lidar.beams")[4] == [360.0]  # nothing changed
         peer.ok(13, "lidar.beams", data=[720])
         _step(run)
-        assert len(peer.ok(1100)[4]) == 720
-        assert peer.ask(1200)[0] == 2  # a turtlebot3 has no proximity module
+        assert len(peer.ok(2100)[4]) == 720
+        assert peer.ask(2200)[0] == 2  # a turtlebot3 has no proximity module
     finally:
         peer.close()
 
@@ -68,12 +68,12 @@ def test_the_python_client_reads_the_new_modules_by_name(run):
 def test_a_held_reading_says_the_step_it_was_taken_at(run):
     peer = Peer(lookup(run.network.endpoint, "/tb/lidar"))
     try:
-        assert len(peer.ok(1100)[3]) == 1  # no rate: params [step] as before
+        assert len(peer.ok(2100)[3]) == 1  # no rate: params [step] as before
         peer.ok(13, "lidar.rate", data=[5.0])  # dt 0.01 in these runs: every 20 steps
         assert peer.ask(13, "lidar.rate", data=[101.0])[0] == 4  # above 1/dt
         _step(run, 3)
-        step, taken = peer.ok(1100)[3]
+        step, taken = peer.ok(2100)[3]
         assert taken <= step < taken + 20
-        assert peer.ok(1101)[4][5] == pytest.approx(taken * 0.01)  # info's time: the same
+        assert peer.ok(2101)[4][5] == pytest.approx(taken * 0.01)  # info's time: the same
     finally:
         peer.close()

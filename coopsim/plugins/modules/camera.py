@@ -65,7 +65,7 @@ class Camera(Module):
         lost(),
         rate(),
     )
-    commands = (Command(1300, "read", "camera", kind="read",
+    commands = (Command(2300, "read", "camera", kind="read",
                         doc="6 numbers per blob, nearest first: R, G, B (0..255), distance (m), "
                             "bearing (rad, + = left), apparent size (rad)"),)
     fields = ("blobs", "nearest", "bearing")

@@ -56,11 +56,11 @@ class Leds(Module):
     params = (ParamSpec("count", "int", "LEDs in use (the first count; the others stay off)",
                         SLOTS, 1, SLOTS),)
     commands = (
-        Command(1400, "set", "leds", data=(3, 3), kind="action",
+        Command(2400, "set", "leds", data=(3, 3), kind="action",
                 doc="R, G, B (0..255) for every LED"),
-        Command(1401, "set_each", "leds", data=(3, 3 * SLOTS), kind="action",
+        Command(2401, "set_each", "leds", data=(3, 3 * SLOTS), kind="action",
                 doc="R, G, B per LED from LED 0 on; LEDs not given are switched off"),
-        Command(1402, "read", "leds", kind="read",
+        Command(2402, "read", "leds", kind="read",
                 doc="8 colours, each R * 65536 + G * 256 + B (0 = off)"),
     )
     fields = tuple(f"led{i}" for i in range(SLOTS))

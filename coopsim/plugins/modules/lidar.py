@@ -77,10 +77,10 @@ class Lidar(Module):
         rate(),
     )
     commands = (
-        Command(1100, "read", "lidar", kind="read",
+        Command(2100, "read", "lidar", kind="read",
                 doc="the scan: beams distances, m, from angle_min by increment (right to "
                     "left); 0 = no return, max_range = nothing within it"),
-        Command(1101, "info", "lidar", kind="read",
+        Command(2101, "info", "lidar", kind="read",
                 doc="nearest (m), its bearing (rad), beams, angle_min (rad), increment (rad), "
                     "time the scan was taken (s)"),
     )

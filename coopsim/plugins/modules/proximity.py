@@ -55,7 +55,7 @@ class Proximity(Module):
         lost(),
         rate(),
     ) + _angles()
-    commands = (Command(1200, "read", "proximity", kind="read",
+    commands = (Command(2200, "read", "proximity", kind="read",
                         doc="8 intensities, sensor 0 to 7: 0 nothing within range .. "
                             "saturation touching"),)
     fields = tuple(f"ir{i}" for i in range(SLOTS))
