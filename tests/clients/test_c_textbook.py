@@ -8,7 +8,6 @@ import math
 import os
 import subprocess
 
-import pytest
 
 from coopsim.app.run import Run, RunOptions
 from coopsim.formats.files import load_scenario

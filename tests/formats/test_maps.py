@@ -2,10 +2,8 @@
 become few static rectangles that both engines, the sensors and the planner use; bad map files
 are reported at the scenario's ``map`` line and load nothing."""
 
-import math
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np

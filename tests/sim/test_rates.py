@@ -1,7 +1,6 @@
 """Sensor update rates: readings held between updates with the step and time they were taken,
 robots staggered, and rates above 1/dt refused in files (file:line) and over the network."""
 
-import math
 import subprocess
 import sys
 

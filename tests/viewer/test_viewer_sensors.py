@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import math
 
-import pytest
 
 from coopsim.client import Client
 
-from test_viewer import ROOT, SHOTS, Sim, close, connected, pixel, pump, screenshot, viewer_for  # noqa: F401
+from test_viewer import SHOTS, Sim, close, connected, pixel, pump, screenshot, viewer_for  # noqa: F401
 
 
 def test_the_office_map_is_drawn_as_walls(display, viewer_for):  # noqa: F811

@@ -50,7 +50,8 @@ class Braitenberg(Driver):
     """Braitenberg obstacle avoidance on IR proximity sensors (the e-puck's classic)."""
 
     label = "braitenberg"
-    description = "Braitenberg obstacle avoidance on the IR proximity sensors (needs proximity, motors)"
+    description = ("Braitenberg obstacle avoidance on the IR proximity sensors (needs "
+                   "proximity, motors)")
     params = (
         ParamSpec("cruise", "float", "forward wheel speed, m/s", 0.1, 0.0, 5.0, "m/s"),
         ParamSpec("gain", "float", "how hard a reading at saturation steers (x cruise)", 2.0,

@@ -2,9 +2,8 @@
 
 Up to eight LEDs; a robot uses the first ``count``. Their colours are set over the network
 (``set``: one colour for every LED; ``set_each``: a colour per LED, those not given off) and
-kept until set again
-(actions carried out between two steps: the colour shows from the next step on). A colour is R, G, B, each an integer 0..255; off
-is 0, 0, 0. Other robots' ``camera`` modules see lit LEDs; the viewer and Foxglove draw them.
+kept until set again (actions carried out between two steps: the colour shows from the next
+step on). A colour is R, G, B, each an integer 0..255; off is 0, 0, 0. Other robots' ``camera`` modules see lit LEDs; the viewer and Foxglove draw them.
 
 Each LED's colour is stored and read as one number, ``R * 65536 + G * 256 + B`` (the reading's
 ``led0`` .. ``led7``, and the streamed and recorded columns of the same names).
