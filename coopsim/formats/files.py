@@ -19,8 +19,8 @@ from ..model.orders import FORMATION_NAMES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting, FloorSpec,
                            ObjectSpec, ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings,
                            TargetSpec, WorldSpec, yaw_from_degrees)
-from ..model.validate import check_events, check_monitors, check_robot_spec
-from . import games
+from ..model.validate import check_events, check_monitors, check_rates, check_robot_spec
+from . import games, maps
 from .events import EVENT_KEYS, MONITORS_KEYS, build_events, build_monitors
 from .task import TASK_KEYS, build_task, check_task
 from .sections import (NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer, number,
@@ -199,7 +199,8 @@ _WORLD_RULES = {
     "WALL": Rule(_OBJECT_KEYS, indexed=True),
 }
 _SCENARIO_RULES = {
-    "WORLD": Rule({"file": Key(rest("path to a .world file"), required=True)}),
+    "WORLD": Rule({"file": Key(rest("path to a .world file"), required=True),
+                   "map": Key(rest("path to a map image (.png, .pgm) or ROS map .yaml"))}),
     "TARGET": Rule({c: Key(_POSITION, repeat=True) for c in COLORS},
                     word="target colour"),
     "ROBOT": Rule(_ROBOT_KEYS, indexed=True),
@@ -382,6 +383,23 @@ def _world_of(section: Section, path: PathLike, folders=None) -> WorldSpec:
     return load_world(where)
 
 
+def _with_map(world: WorldSpec, section: Section, path: PathLike, folders=None) -> WorldSpec:
+    """``world`` with the static walls of the map the [WORLD] section names (coopsim.formats.maps),
+    relative to the scenario file's folder (inside ``folders`` when given)."""
+    name, line = section.get("map"), section.line_of("map")
+    where = os.path.normpath(os.path.join(os.path.dirname(os.fspath(path)), name))
+    if folders is not None:
+        try:
+            where = folders.readable(where, maps.SUFFIXES)
+        except NotAllowedError as exc:
+            raise NotAllowedError(f"{path}:{line}: map file {name!r}: {exc}") from None
+    try:
+        walls = maps.load_map(where, world.floor, confine=folders is not None)
+    except maps.MapError as exc:
+        raise FileFormatError(path, line, str(exc)) from None
+    return replace(world, objects=world.objects + walls)
+
+
 def _stem(path: PathLike) -> str:
     return os.path.splitext(os.path.basename(os.fspath(path)))[0]
 
@@ -439,6 +457,8 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
         raise FileFormatError(path, 0, "no [WORLD] section; a scenario needs one")
     first = _FirstError()
     world = first.attempt(_world_of, worlds[0], path, folders, at=worlds[0].line_of("file"))
+    if world is not None and worlds[0].get("map"):
+        world = first.attempt(_with_map, world, worlds[0], path, folders)
     # without its world the placements cannot be checked, but everything else still is
     floor = world.floor if world is not None else FloorSpec(float("inf"), float("inf"))
     out = _scenario_sections(sections, floor, path, first)
@@ -500,7 +520,7 @@ def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
     monitors, each rule's, and the engine's when one is named; the error on the earliest line is
     raised."""
     first = _FirstError()
-    for check in (check_events, check_monitors, check_task):
+    for check in (check_events, check_monitors, check_task, check_rates):
         try:
             check(spec)
         except ScenarioError as exc:

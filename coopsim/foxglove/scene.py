@@ -111,6 +111,7 @@ class _Bodies:
         self.counts = (len(robots), len(objects), len(parts))
         self._inst: list[tuple[int, float, float]] = []  # (body, offset x, offset y), m
         self._rays: list[tuple] = []  # (module, robot row, angles, radius, first ray slot)
+        self._leds: list[tuple] = []  # (module, robot row, LED index, first colour slot)
         self._ray_count = 0
         entities = [self._robot(i, r, layout) for i, r in enumerate(robots)]
         entities += [self._object(len(robots) + j, o) for j, o in enumerate(objects)]
@@ -148,7 +149,26 @@ class _Bodies:
                    .string(6, robot["name"]))
         for label, angles in _ray_modules(layout, robot):
             entity.sub(11, self._rays_of(i, r, label, angles, (x, y, qz, qw)))
+        for label, count in _led_modules(layout, robot):
+            for k in range(count):
+                entity.sub(9, self._led(i, r, label, k, count))
         return entity
+
+    def _led(self, row: int, radius: float, label: str, k: int, count: int) -> Msg:
+        """A sphere on the robot's ring for LED ``k`` of ``count``, its colour four slots
+        (R, G, B, alpha; alpha 0 while the LED is off) numbered like the rays' ends."""
+        a = 2 * math.pi * k / count
+        x, y, qz, qw = self._pose_slots(row, 0.68 * radius * math.cos(a),
+                                        0.68 * radius * math.sin(a))
+        first = self._ray_count
+        self._ray_count += 4
+        self._leds.append((label, row, k, first))
+        d = 0.44 * radius
+        rgba = Msg()
+        for n in range(4):
+            rgba.double(n + 1, Slot(-(first + n) - 1))
+        return Msg().sub(1, pose(x, y, ROBOT_HEIGHT + 0.005, qz, qw)).sub(2, vector3(d, d, d)) \
+            .sub(3, rgba)
 
     def _rays_of(self, row: int, radius: float, label: str, angles: np.ndarray, slots) -> Msg:
         """One LINE_LIST from the rim along each ray; each ray's end is a slot pair, numbered
@@ -231,6 +251,12 @@ class _Bodies:
             reach = radii[:, None] + d
             at = first[:, None] + 2 * np.arange(len(angles))
             rays[at], rays[at + 1] = reach * np.cos(angles), reach * np.sin(angles)
+        for label, row, k, first in self._leds:  # LED colours: packed R * 65536 + G * 256 + B
+            reading = snap.readings.get(label)
+            if reading is not None and reading.shape[0] == len(snap.robots):
+                v = int(np.nan_to_num(reading[row, k], nan=0.0))
+                rays[first:first + 4] = ((v >> 16 & 255) / 255, (v >> 8 & 255) / 255,
+                                         (v & 255) / 255, 1.0 if v > 0 else 0.0)
         return np.concatenate(out + [rays])
 
 
@@ -250,6 +276,20 @@ def _ray_modules(layout: dict, robot: dict) -> list[tuple[str, np.ndarray]]:
             hint = MODULES.get(label).draw
         if hint and hint.get("kind") == "rays":
             out.append((label, np.asarray(hint["angles"], dtype=float)))
+    return out
+
+
+def _led_modules(layout: dict, robot: dict) -> list[tuple[str, int]]:
+    """(module label, number of LEDs) of each module of ``robot`` drawn as LEDs (a ``draw``
+    hint of kind ``leds``: one sphere per column on the robot's ring)."""
+    out = []
+    described = layout.get("modules") or {}
+    for label in robot.get("modules") or ():
+        hint = (described.get(label) or {}).get("draw")
+        if hint is None and label in MODULES:
+            hint = MODULES.get(label).draw
+        if hint and hint.get("kind") == "leds":
+            out.append((label, len(hint["columns"])))
     return out
 
 

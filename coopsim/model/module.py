@@ -131,6 +131,7 @@ class Frame:
             (name, ``shape`` box/cylinder/sphere, size m, ``mass`` kg with 0 = static,
             ``color`` RGB), in insertion order; its position is where it was inserted (the
             snapshot's ``object_poses`` say where it is now).
+        time: The simulated time of the step being measured, s (the snapshot's ``time``).
     """
 
     dt: float
@@ -150,6 +151,7 @@ class Frame:
     names: tuple = ()
     target_colors: tuple = ()
     objects: tuple = ()
+    time: float = 0.0
 
     @property
     def engine(self) -> PhysicsAccess:
@@ -252,6 +254,14 @@ class Module:
         it to find what is this robot's.
         """
         return cls.answer(command, row, text, snap)
+
+    @classmethod
+    def record(cls, snap, after: int) -> Any:
+        """What a recording keeps of this module beyond its columns at this recorded step:
+        msgpack-ready data, or None for nothing (the default). ``after`` is the step of the
+        previous recorded step (-1 at the start): a module updating at its own rate returns
+        only what was taken since (the lidar's scans; docs/recording-format.md)."""
+        return None
 
     # -- commands and actuation -----------------------------------------------------------------
 

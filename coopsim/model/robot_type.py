@@ -207,6 +207,9 @@ class RobotType:
             assembly, m ("on the floor" checks).
         draw: Drawing hint for its members (``shape``: ``disc`` or ``box``; ``size``: box
             (length, width) m; ``heading``: draw the heading arrow).
+        defaults: Module label -> parameter name -> the value this type starts with instead
+            of the module's default (a datasheet's top speed, a lidar's beam count); a
+            scenario's ``param`` lines still override them.
     """
 
     label: ClassVar[str] = ""
@@ -214,6 +217,7 @@ class RobotType:
     modules: ClassVar[tuple[str, ...]] = ()
     footprint: ClassVar[float] = 0.2
     draw: ClassVar[Mapping] = {"shape": "disc", "heading": True}
+    defaults: ClassVar[Mapping[str, Mapping[str, object]]] = {}
 
     @classmethod
     def member_names(cls, name: str) -> tuple[str, ...]:

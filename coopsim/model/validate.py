@@ -214,3 +214,30 @@ def python_function(target: str):
     if not callable(fn):
         raise CoopsimError(f"{target} is not callable")
     return fn
+
+
+def rate_problem(value, dt: float) -> str | None:
+    """Why a sensor ``rate`` (Hz) cannot run at step ``dt`` (s), or None: a sensor cannot update
+    more often than the simulation steps (coopsim.sim.rates)."""
+    try:
+        rate = float(value)
+    except (TypeError, ValueError):
+        return None  # not a number: the parameter's own check says so
+    if rate > 1.0 / dt * (1 + 1e-9):
+        return (f"parameter rate = {rate:g} is out of range [0, {1.0 / dt:g}] Hz: a sensor "
+                f"cannot update more often than once a step (1/dt, dt = {dt:g} s)")
+    return None
+
+
+def check_rates(scenario) -> None:
+    """Check every robot's ``param <module>.rate`` lines against the scenario's dt.
+
+    Raises:
+        ScenarioError: at the line of the first rate above 1/dt.
+    """
+    for spec in scenario.robots:
+        for setting in spec.params:
+            if setting.name == "rate":
+                problem = rate_problem(setting.value, scenario.settings.dt)
+                if problem:
+                    raise ScenarioError(getattr(setting, "line", 0), problem)

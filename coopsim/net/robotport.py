@@ -170,7 +170,7 @@ class RobotPort:
         row = snap.reading(self.robot, command.module)
         text, data = self.classes[command.module].answer_robot(command, self.robot, row,
                                                                msg.text, snap)
-        return msg.reply(text, params=(snap.step,), data=data)
+        return msg.reply(text, params=_stamp(snap, self.robot, command.module), data=data)
 
     def _move(self, msg: Message, command: Command):
         """Motion commands. The reply's text is the mode; in lockstep it comes after the step
@@ -199,3 +199,14 @@ class RobotPort:
         """Run ``fn`` where the World may be touched: in place when the hub serves from the
         stepper's own thread (or before its loop runs); else queued to it."""
         return self.stepper.run_now(fn, *args, timeout=CALL_WAIT)
+
+
+def _stamp(snap, robot: str, module: str) -> tuple[int, ...]:
+    """A read reply's params: ``(step,)``, or ``(step, taken)`` when the module updates at its
+    own rate (coopsim.sim.rates): the step its held reading was taken at."""
+    taken = snap.extra.get("taken")
+    steps = taken.steps.get(module) if taken is not None else None
+    row = snap.index[robot]
+    if steps is None or row >= len(steps):
+        return (snap.step,)
+    return (snap.step, int(steps[row]))

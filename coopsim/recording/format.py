@@ -111,6 +111,8 @@ class Frame:
         bodies: (M + K, 3) x, y, yaw of the objects, then the parts.
         rules: Rule label -> its fields at this step (empty when the run had no rules).
         dt: The physics step this step was taken with, s (0 when the recording predates it).
+        modules: Module label -> what the module recorded at this step beyond its columns
+            (``Module.record``: the lidar's scans taken since the previous recorded step).
     """
 
     index: int
@@ -122,6 +124,7 @@ class Frame:
     bodies: np.ndarray
     rules: Mapping = field(default_factory=dict)
     dt: float = 0.0
+    modules: Mapping = field(default_factory=dict)
 
 
 def columns_to_json(columns: Sequence[Column]) -> str:
@@ -228,7 +231,8 @@ class FrameEncoder:
 
     def encode(self, index: int, steps: Sequence[int], times: Sequence[float],
                positions: Sequence[int], layout: int, robots: np.ndarray, bodies: np.ndarray,
-               key: bool, rules: Sequence[Mapping] | None = None, dt: float = 0.0) -> bytes:
+               key: bool, rules: Sequence[Mapping] | None = None, dt: float = 0.0,
+               modules: Sequence[Mapping] | None = None) -> bytes:
         """One message for F consecutive steps of one layout.
 
         Args:
@@ -241,6 +245,7 @@ class FrameEncoder:
             key: Make the first step a keyframe (also done when the numbers of bodies changed).
             rules: Per step, the rules' fields (omitted when no step has any).
             dt: The physics step of these steps, s (a dt change starts a new block).
+            modules: Per step, module label -> what it recorded (omitted when nothing).
         """
         key = bool(key or self._robots.shape_changed(robots.shape[2])
                    or self._bodies.shape_changed(bodies.shape[2]))
@@ -249,6 +254,8 @@ class FrameEncoder:
                  "b": self._bodies.encode(bodies, key), "d": float(dt)}
         if rules and any(rules):
             block["R"] = [dict(r) for r in rules]
+        if modules and any(modules):
+            block["X"] = [dict(m) for m in modules]
         return msgpack.packb(block, use_bin_type=True)
 
 
@@ -309,10 +316,12 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
         j = 0
         for m in segment:
             rules = m.get("R") or [{}] * len(m["s"])
+            extra = m.get("X") or [{}] * len(m["s"])
             for k, (step, time, position) in enumerate(zip(m["s"], m["t"], m["p"])):
                 frames.append(Frame(m["i"] + k, position / 1e9, step, time, m["L"],
                                     robots[j], bodies[j], rules[k] if k < len(rules) else {},
-                                    float(m.get("d", 0.0))))
+                                    float(m.get("d", 0.0)),
+                                    extra[k] if k < len(extra) else {}))
                 j += 1
     return frames
 

@@ -33,7 +33,8 @@ from mcap.writer import CompressionType, IndexType, Writer
 
 from . import format as rf
 from ..model.errors import RecordingError
-from ..model.plugins import module_columns
+from ..model.module import Module
+from ..model.plugins import MODULES, module_columns
 from ..model.snapshot import Snapshot, column_values
 from ..model.specs import ScenarioSpec, Settings
 
@@ -103,6 +104,9 @@ class Recorder:
         self._stepper = None
         self._stop = threading.Event()
         self._module_columns = module_columns()
+        self._recorders = [(label, m) for label, m in MODULES.items()
+                           if m.record.__func__ is not Module.record.__func__]
+        self._recorded_step = -1  # the last step queued (modules record what came since)
         columns = rf.robot_columns(self._module_columns)
         self._file, self._created = self._open(exclusive)
         try:
@@ -200,8 +204,15 @@ class Recorder:
         bodies = (snap.object_poses, snap.part_poses)
         counts = (len(snap.robots), len(snap.objects), len(snap.parts))
         dt = self._stepper.sim.dt  # on the stepper thread: the dt this step was taken with
+        extra = {}
+        after = self._recorded_step if snap.step > self._recorded_step else -1  # reset: anew
+        for label, module in self._recorders:  # readings at their own rate (format 2)
+            value = module.record(snap, after)
+            if value is not None:
+                extra[label] = value
+        self._recorded_step = snap.step
         self._queue.append((snap.step, snap.time, robots, bodies, layout, counts, snap.rules,
-                            dt))
+                            dt, extra))
         self._accepted += 1
 
     def close(self) -> None:
@@ -315,7 +326,7 @@ class _WriterState:
 
     def _write_run(self, run: list) -> None:
         """Steps with the same bodies, as one block; only the first may bring a new layout."""
-        step, sim_time, _, _, layout, _, _, dt = run[0]
+        step, sim_time, _, _, layout, _, _, dt, _ = run[0]
         stamps = [self._log_time(item[1]) for item in run]
         if layout is not None:
             data = rf.encode_layout(self.layouts, step, sim_time, layout)
@@ -327,7 +338,8 @@ class _WriterState:
         data = self.encoder.encode(self.frames, [item[0] for item in run],
                                    [item[1] for item in run], stamps, self.layouts - 1, robots,
                                    bodies, key=self.in_chunk == 0 or layout is not None,
-                                   rules=[item[6] for item in run], dt=dt)
+                                   rules=[item[6] for item in run], dt=dt,
+                                   modules=[item[8] for item in run])
         self.writer.add_message(self.frames_id, stamps[0], data, stamps[0], self.blocks)
         self.blocks += 1
         self.frames += len(run)

@@ -14,6 +14,7 @@ from ..model.module import Frame
 from ..model.plugins import MODULES
 from ..raycast import AutoCaster, JitRayCaster, fan_directions, sonar_distances
 from ..raycast import contiguous as _c
+from .rates import Rates
 
 
 class Geometry:
@@ -44,9 +45,14 @@ class Geometry:
                                 ray_group=ray_group, circle_group=self.circle_group,
                                 segment_group=self.segment_group)
 
-    def cast_fan(self, rows: np.ndarray, angles: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    def cast_fan(self, rows: np.ndarray, angles: np.ndarray, reach: np.ndarray,
+                 origins: np.ndarray | None = None, edge: np.ndarray | None = None) -> np.ndarray:
         """Distances from the chassis edge along ``angles`` (rad, from each heading) for robots
         ``rows``, capped at ``reach`` (len(rows),) m; shape (len(rows), len(angles)).
+
+        ``origins`` (len(rows), 2) world-frame points, m, cast from instead of the centres (a
+        sensor mounted off-centre), and ``edge`` (len(rows),) m subtracted instead of the radius
+        (0: distances from the origin, a lidar's): any number of angles, the same kernels.
 
         Rays start at the centre with the robot's own group, so they skip its own assembly,
         and the radius is subtracted: a ray starting on the edge would begin inside a wall the
@@ -54,6 +60,8 @@ class Geometry:
         (:func:`coopsim.raycast.sonar_distances`), numpy before: the same distances.
         """
         caster = getattr(self.caster, "active", self.caster)
+        if origins is not None or edge is not None:
+            return self._cast_mounted(caster, rows, angles, reach, origins, edge)
         if not isinstance(caster, JitRayCaster):
             return sonar_distances(caster, self.pose[rows], self.radius[rows], angles, reach,
                                    self.group[rows], self.circles, self.circle_group,
@@ -68,6 +76,24 @@ class Geometry:
         return caster.fan(_c(pose), _c(heading), _fan(angles), _c(np.asarray(reach, float)),
                           _c(self.radius if every else self.radius[rows]),
                           _c(self.group if every else self.group[rows]), self._moving)
+
+
+    def _cast_mounted(self, caster, rows, angles, reach, origins, edge) -> np.ndarray:
+        """:meth:`cast_fan` from ``origins`` (or the centres) less ``edge`` (or the radius)."""
+        pose = self.pose[rows].copy()
+        if origins is not None:
+            pose[:, :2] = origins
+        edge = self.radius[rows] if edge is None else np.asarray(edge, float)
+        if not isinstance(caster, JitRayCaster):
+            return sonar_distances(caster, pose, edge, angles, reach, self.group[rows],
+                                   self.circles, self.circle_group, self.segments,
+                                   self.segment_group)
+        if self._moving is None:
+            self._moving = (_c(self.circles), _c(self.segments), _c(self.circle_group),
+                            _c(self.segment_group))
+        return caster.fan(_c(pose), _c(self.heading[rows]), _fan(angles),
+                          _c(np.asarray(reach, float)), _c(edge), _c(self.group[rows]),
+                          self._moving)
 
 
 def _fan(angles: np.ndarray, _cache: dict = {}) -> np.ndarray:  # noqa: B006 -- the cache
@@ -164,19 +190,20 @@ class Sensors:
         self._targets = np.zeros((0, 2))
         self._target_colors: tuple[str, ...] = ()
         self._objects: tuple = ()
+        self.rates = Rates()
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
               dt: float, access, contacts: bool = True, extra: dict | None = None,
-              step: int = 0) -> Frame:
+              step: int = 0, time: float = 0.0) -> Frame:
         """The modules' view of this step (``state``: (N, 6) robot state after physics;
-        ``extra``: the simulation's board, see ``Simulation.extra``)."""
+        ``extra``: the simulation's board, see ``Simulation.extra``; ``time``: s)."""
         pose, velocity = state[:, :3], state[:, 3:6]
         geometry = self._geometry(world, pose, table.radius, table.group)
         touch = world.engine.contacts(pose) if contacts else np.zeros((len(pose), 2))
         return Frame(dt, pose, velocity, table.radius, table.axle, table.group, commands,
                      actuated, self._targets, touch, geometry, access,
                      {} if extra is None else extra, step, table.names,
-                     self._target_colors, self._objects)
+                     self._target_colors, self._objects, time)
 
     def sense(self, world, params: ParamTable, frame: Frame,
               rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -191,17 +218,24 @@ class Sensors:
         readings = {}
         everyone = len(world.robots)
         for label, module in params.modules:
-            rows, prev = params.rows[label], self.prev[label]
+            rows, prev, values = params.rows[label], self.prev[label], params.values[label]
+            due = self.rates.due(label, values, rows, frame.step, frame.dt)
+            if due is not None:  # some robots hold their reading (coopsim.sim.rates)
+                rows, values = rows[due], ParamArrays({k: v[due] for k, v in values.items()})
+            self.rates.mark(label, rows, frame.step, frame.time)
             if len(rows) == everyone > 0:  # the usual case: no gather, no scatter
-                readings[label] = module.measure(frame, rows, params.values[label], prev, rng)
+                readings[label] = module.measure(frame, rows, values, prev, rng)
                 continue
-            if not len(rows):  # nobody carries it: the last reading (read-only) stays
+            if not len(rows):  # nobody carries it (or is due): the last reading stays
                 readings[label] = prev
                 continue
             out = prev.copy()
-            out[rows] = module.measure(frame, rows, params.values[label], prev[rows], rng)
+            out[rows] = module.measure(frame, rows, values, prev[rows], rng)
             readings[label] = out
         self.prev = readings
+        taken = self.rates.published()
+        if taken is not None:
+            frame.extra["taken"] = taken
         return readings
 
     def carried(self, world) -> dict[str, np.ndarray]:
@@ -258,3 +292,4 @@ class Sensors:
                         arr[i] = last[old[name]]
             prev[label] = arr
         self.prev, self._names = prev, names
+        self.rates.remap(names)

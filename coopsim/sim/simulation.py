@@ -14,11 +14,12 @@ from typing import Mapping
 
 import numpy as np
 
-from ..model.errors import SimulationError
+from ..model.errors import ParameterError, SimulationError
 from ..model.module import Frame
 from ..model.plugins import MODULES
 from ..model.snapshot import Snapshot, frozen
 from ..model.specs import ScenarioSpec, check_dt
+from ..model.validate import rate_problem
 from .access import Access
 from .drivers import DriverHost
 from .rules import RuleHost
@@ -175,6 +176,9 @@ class Simulation:
         """Set a module or driver parameter (validated); return the stored value."""
         if module == "driver":
             return self.drivers.set_param(robot, name, value)
+        problem = rate_problem(value, self.dt) if name == "rate" else None
+        if problem:
+            raise ParameterError(problem)
         stored = self.world.set_param(robot, module, name, value)
         self.params.refresh(self.world)
         return stored
@@ -207,7 +211,10 @@ class Simulation:
         (readings carried over, nothing measured, no random draw) before the next step."""
         self._sync_layout()
         frame = self._frame(self.world.engine.robot_state(), self.actuated, geometry=False)
-        self.snapshot = self._snapshot(frame, self.sensors.carried(self.world))
+        carried = self.sensors.carried(self.world)
+        if "taken" in self.extra:  # laid out for the new robots too (coopsim.sim.rates)
+            self.extra["taken"] = self.sensors.rates.published()
+        self.snapshot = self._snapshot(frame, carried)
 
     def _sync_layout(self) -> None:
         old = self.robots.index
@@ -228,11 +235,12 @@ class Simulation:
         access = Access(self.world, self.dt)
         if geometry:
             return self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
-                                      self.dt, access, extra=self.extra, step=self.step)
+                                      self.dt, access, extra=self.extra, step=self.step,
+                                      time=self.time)
         t = self.robots
         return Frame(self.dt, state[:, :3], state[:, 3:6], t.radius, t.axle, t.group,
                      self.commands, actuated, np.zeros((0, 2)), np.zeros((len(state), 2)),
-                     None, access, self.extra, self.step, t.names)
+                     None, access, self.extra, self.step, t.names, self.time)
 
     def _snapshot(self, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         world = self.world

@@ -231,6 +231,10 @@ class World:
                 for role, key in member.refs.items()}
         points = {name: (handles.bodies[key], off) for name, (key, off) in member.points.items()}
         modules = {label: ParamValues(MODULES.get(label).params) for label in member.modules}
+        for label, values in ROBOT_TYPES.get(spec.type).defaults.items():
+            for name, value in values.items():
+                if label in modules:
+                    modules[label].set(name, value)
         for setting in spec.params:
             if setting.module in modules:
                 modules[setting.module].set(setting.name, setting.value)

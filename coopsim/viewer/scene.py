@@ -30,7 +30,7 @@ GRID_COLOR = (190, 190, 182, 255)
 BACKGROUND = (0.16, 0.17, 0.19, 1.0)
 # draw order: parts (a carried bar) lie on their robots (carried on supports above them)
 _ORDER = ("floor", "grid", "zones", "zone_lines", "targets", "objects_rim", "objects", "robots_rim", "robots", "parts",
-          "noses", "rays")
+          "noses", "leds", "rays")
 
 
 class Scene:
@@ -44,6 +44,7 @@ class Scene:
         self.layout: dict | None = None
         self.show_rays = True
         self._rays: list[tuple] = []  # (rows, angles, column indices) per ray-drawing module
+        self._leds: tuple | None = None  # (rows, column indices) of the LED-drawing modules
         self.robot_names: list[str] = []
         self.robot_xy = np.zeros((0, 2))  # latest robot positions, m (for labels and tests)
         self.robot_radius = np.zeros(0)
@@ -71,6 +72,7 @@ class Scene:
         self._build_parts(layout.get("parts", []))
         self._build_robots(layout.get("robots", []))
         self._build_rays(layout)
+        self._build_leds(layout)
         self.set_scale(self.scale)
         self.update(None)
 
@@ -181,6 +183,48 @@ class Scene:
         self.layers["rays"] = LineLayer(self._shader, self.batch, self.groups["rays"], count,
                                         np.tile((255, 120, 30, 170), (count, 1)))
 
+    def _build_leds(self, layout: dict) -> None:
+        """A ring of dots on each robot carrying a module whose drawing hint is ``leds``: K
+        LEDs at K even angles from the heading, coloured by the streamed packed colours
+        (R * 65536 + G * 256 + B; 0 = off, not drawn)."""
+        columns = layout.get("columns", [])
+        robots = layout.get("robots", [])
+        rows, cols = [], []
+        for label, module in sorted(layout.get("modules", {}).items()):
+            hint = module.get("draw") or {}
+            if hint.get("kind") != "leds" or not set(hint["columns"]) <= set(columns):
+                continue
+            for i, r in enumerate(robots):
+                if label in r.get("modules", []):
+                    rows += [i] * len(hint["columns"])
+                    cols += [columns.index(c) for c in hint["columns"]]
+        self._leds = None
+        if not rows:
+            return
+        rows_, cols_ = np.array(rows, dtype=int), np.array(cols, dtype=int)
+        per = np.bincount(rows_, minlength=len(robots))[rows_]  # LEDs on that robot
+        k = np.concatenate([np.arange(n) for n in np.bincount(rows_) if n])
+        angle = 2 * np.pi * k / per
+        radius = self.robot_radius[rows_]
+        dot = disc(8)[None] * (0.22 * radius)[:, None, None]
+        local = dot + (0.68 * radius[:, None, None]
+                       * np.stack((np.cos(angle), np.sin(angle)), axis=1)[:, None, :])
+        self._add("leds", local, np.zeros((len(rows_), 4)))
+        self._leds = (rows_, cols_)
+
+    def _update_leds(self, robots: np.ndarray, columns: np.ndarray | None) -> None:
+        if self._leds is None:
+            return
+        rows, cols = self._leds
+        layer = self.layers["leds"]
+        layer.update(robots[rows])
+        if columns is None or len(columns) != len(robots):
+            return
+        packed = np.nan_to_num(columns[rows, cols], nan=0.0).astype(np.int64)
+        rgba_ = np.stack(((packed >> 16) & 255, (packed >> 8) & 255, packed & 255,
+                          np.where(packed > 0, 255, 0)), axis=1)
+        layer.recolor(rgba_)
+
     # -- moving -------------------------------------------------------------------------------
 
     def update(self, frame: StateFrame | None) -> None:
@@ -195,6 +239,7 @@ class Scene:
             self.layers[name].update(robots)
         self.robot_xy = robots[:, :2].copy()
         self._update_rays(robots, columns)
+        self._update_leds(robots, columns)
 
     def set_scale(self, scale: float) -> None:
         """The camera's px per m: robots smaller than :data:`BOLD_ARROW_BELOW` px in radius

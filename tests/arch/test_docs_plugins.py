@@ -19,7 +19,7 @@ from coopsim.sim.stepper import Stepper
 sys.path.insert(0, "tests")
 from helpers import box, robot, scenario
 
-MODULES.register("proximity")(Proximity)
+MODULES.register("nearest")(Nearest)
 ROBOT_TYPES.register("scout")(Scout)
 DRIVERS.register("keep_away")(KeepAway)
 RULES.register("stop_after_bumps")(StopAfterBumps)
@@ -30,7 +30,7 @@ b = robot("b", 0.8, 0.0, type="scout")
 spec = dataclasses.replace(scenario([a, b], [box("W", -1.0, 0, size=(0.3, 4))]),
                            rules=(RuleSetting("stop_after_bumps", (("limit", 1),)),))
 stepper = Stepper(Simulation(spec), mode="lockstep")
-d0 = stepper.snapshot.reading("a", "proximity")[0]
+d0 = stepper.snapshot.reading("a", "nearest")[0]
 assert abs(d0 - 0.8) < 1e-9, d0
 stepper.start(max_steps=4000)
 assert stepper.wait_finished(60)
@@ -38,7 +38,7 @@ snap = stepper.snapshot
 stepper.stop()
 assert "bumps at t =" in stepper.finished, stepper.finished
 assert snap.rules["stop_after_bumps"]["bumps"] >= 1
-assert snap.reading("a", "proximity")[0] > d0   # it backed away from b before the wall
+assert snap.reading("a", "nearest")[0] > d0   # it backed away from b before the wall
 print("ok", stepper.finished)
 '''
 

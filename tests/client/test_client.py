@@ -109,7 +109,7 @@ def test_robot_modules(client, run):
 
 def test_robot_parameters(client):
     bot = client.robot("r1")
-    assert bot.params("sonar") == {"max_range": 2.0, "noise": 0.0, "lost": 0.0}
+    assert bot.params("sonar") == {"max_range": 2.0, "noise": 0.0, "lost": 0.0, "rate": 0.0}
     assert bot.set_param("sonar", "noise", 0.05) == 0.05
     assert bot.get_param("sonar", "noise") == 0.05
 

@@ -43,3 +43,28 @@ def test_every_zone_shape_is_tiled_by_its_triangles():
         corners = np.asarray(shape, float)[list(fill.indices)].reshape(-1, 3, 2)
         assert len(corners) == len(shape) - 2, name
         assert sum(_area(t) for t in corners) == pytest.approx(_area(shape)), name
+
+
+def test_leds_are_spheres_on_the_robots_ring_in_their_colours():
+    from types import SimpleNamespace
+
+    from coopsim.model.plugins import MODULES
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
+
+    from helpers import robot, scenario
+
+    st = Stepper(Simulation(scenario([robot("ep", 1.0, 0.0, type="epuck")])), mode="lockstep")
+    leds = MODULES.get("leds")
+    leds.act(leds.commands[1], st.sim, "ep", SimpleNamespace(text="", data=(255, 0, 0)))
+    st.tick()
+    scene = Scene(st.sim.world.describe())
+    schema = sdk.messages.SceneUpdate.get_schema()
+    update = protobuf_class(schema.name, schema.data).FromString(
+        scene.scene.fill(scene.values(st.snapshot), 0).tobytes())
+    spheres = {e.id: e for e in update.entities}["robot/ep"].spheres
+    assert len(spheres) == 8
+    first = spheres[0]  # LED 0: red, straight ahead on the ring
+    assert (first.color.r, first.color.g, first.color.b, first.color.a) == (1.0, 0.0, 0.0, 1.0)
+    assert first.pose.position.x == pytest.approx(1.0 + 0.68 * 0.035)
+    assert all(s.color.a == 0.0 for s in spheres[1:])  # set_each gave LED 0 only: others off

@@ -113,8 +113,8 @@ def test_detach_when_not_attached(r1):
 
 def test_param_list(r1):
     error, text, _, _, data = r1.ok(10, "sonar")
-    assert text.splitlines() == ["max_range", "noise", "lost"]
-    assert data == [2.0, 0.0, 0.0]
+    assert text.splitlines() == ["max_range", "noise", "lost", "rate"]
+    assert data == [2.0, 0.0, 0.0, 0.0]
 
 
 def test_param_info(r1):

@@ -21,6 +21,13 @@ def lost() -> ParamSpec:
     return ParamSpec("lost", "float", f"{_LOST}, %", 0.0, 0.0, 100.0, "%")
 
 
+def rate() -> ParamSpec:
+    """The ``rate`` parameter every sensor module has (coopsim.sim.rates): updates per second,
+    Hz; 0 = every step. A reading is held between updates; robots are staggered."""
+    return ParamSpec("rate", "float", "updates per second (0: every step); the reading is held "
+                     "in between", 0.0, 0.0, 10000.0, "Hz")
+
+
 def wrap(angle: np.ndarray) -> np.ndarray:
     """Angles wrapped to (-pi, pi], rad (the one convention: coopsim.model.snapshot)."""
     return wrap_angle(angle)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...model.commands import Command
 from ...model.module import Module
-from .common import noise, wrap
+from .common import noise, rate, wrap
 
 
 class Bumper(Module):
@@ -14,6 +14,7 @@ class Bumper(Module):
 
     label = "bumper"
     description = "front, rear: 1.0 while the chassis touches something on that half, else 0.0"
+    params = (rate(),)
     commands = (Command(700, "read", "bumper", kind="read", doc="front, rear: 1.0 or 0.0"),)
     fields = ("front", "rear")
 
@@ -30,7 +31,7 @@ class Support(Module):
 
     label = "support"
     description = "bar angle from the heading (rad) and force in the support joint (N)"
-    params = (noise("rad and N", 100.0),)
+    params = (noise("rad and N", 100.0), rate())
     commands = (Command(800, "read", "support", kind="read",
                         doc="bar angle from the heading (rad), support force (N)"),)
     fields = ("angle", "force")

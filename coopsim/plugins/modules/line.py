@@ -14,6 +14,7 @@ from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
 from ...model.specs import ZONE_KINDS
+from .common import rate
 
 
 class Line(Module):
@@ -29,6 +30,7 @@ class Line(Module):
                   "axis, m", 0.08, 0.0, 1.0, "m"),
         ParamSpec("width", "float", "width of a zone's outline on the floor, m", 0.05, 0.0,
                   1.0, "m"),
+        rate(),
     )
     commands = (Command(920, "read", "line", kind="read",
                         doc="left, right (1.0 on a zone's outline or inside it, else 0.0), "

@@ -6,7 +6,7 @@ import math
 
 from ...model.commands import Command
 from ...model.module import Module
-from .common import lost, noise, wrap
+from .common import lost, noise, rate, wrap
 
 
 class Gps(Module):
@@ -14,7 +14,7 @@ class Gps(Module):
 
     label = "gps"
     description = "x, y in the world frame, m"
-    params = (noise("m", 10.0), lost())
+    params = (noise("m", 10.0), lost(), rate())
     commands = (Command(500, "read", "gps", kind="read", doc="x, y, m, world frame"),)
     fields = ("x", "y")
 
@@ -28,7 +28,7 @@ class Compass(Module):
 
     label = "compass"
     description = "yaw in the world frame, rad, counter-clockwise from +x, in (-pi, pi]"
-    params = (noise("rad", math.pi), lost())
+    params = (noise("rad", math.pi), lost(), rate())
     commands = (Command(600, "read", "compass", kind="read",
                         doc="yaw, rad, counter-clockwise from +x, in (-pi, pi]"),)
     fields = ("yaw",)

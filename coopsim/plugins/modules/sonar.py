@@ -1,4 +1,10 @@
-"""``sonar``: eleven distance sensors on the chassis edge, -90 to +90 degrees, 18 apart."""
+"""``sonar``: eleven distance sensors on the chassis edge, -90 to +90 degrees, 18 apart.
+
+The sonar is one configuration of the range-sensing machinery (:mod:`.ranging`) the ``lidar``
+uses too: 11 beams over a 180-degree field of view, cast from the chassis centre and measured
+from the chassis edge. Its reading keeps the paper's 11 fixed columns (every client, scenario
+and recording reads them unchanged); for other beam counts use ``lidar``.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,13 @@ from ...model.commands import Command
 from ...model.metric_kind import MetricKind, need_robot, robot_row
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
-from .common import lost, noise
+from .common import lost, noise, rate
+from .ranging import beam_angles
 
 COUNT = 11
 #: Mounting angles relative to the heading, rad: right (-90 deg) to left (+90 deg).
-ANGLES = np.radians(np.linspace(-90.0, 90.0, COUNT))
+#: The same bits as np.radians(np.linspace(-90, 90, 11)), the angles before the lidar came.
+ANGLES = beam_angles(COUNT, np.pi)
 
 
 class Sonar(Module):
@@ -24,6 +32,7 @@ class Sonar(Module):
         ParamSpec("max_range", "float", "largest distance measured, m", 2.0, 0.05, 10.0, "m"),
         noise("m", 1.0),
         lost(),
+        rate(),
     )
     commands = (Command(200, "read", "sonar", kind="read",
                         doc="11 distances, m, right (-90 deg) to left (+90 deg)"),)

@@ -8,7 +8,7 @@ import numpy as np
 from ...model.commands import UNKNOWN_NAME, Command
 from ...model.errors import ProtocolError
 from ...model.module import Module
-from .common import lost, noise, wrap
+from .common import lost, noise, rate, wrap
 
 
 class Target(Module):
@@ -16,7 +16,7 @@ class Target(Module):
 
     label = "target"
     description = "per target: distance (m) and angle from the heading (rad, + to the left)"
-    params = (noise("m and rad", 1.0), lost())
+    params = (noise("m and rad", 1.0), lost(), rate())
     commands = (
         Command(300, "read", "target", kind="read",
                 doc="distance (m), angle (rad) per target; text: the targets' colours"),

@@ -1,0 +1,240 @@
+"""Maps from images: ``[WORLD] map FILE`` turns an occupancy image into static walls.
+
+Two kinds of file:
+
+* a **ROS map_server YAML** file (``image``, ``resolution``, ``origin``, ``negate``,
+  ``occupied_thresh``, ``free_thresh``; ``mode`` trinary or scale) naming a PGM or PNG image:
+  the image's lower-left pixel sits at ``origin`` (x, y in m, world frame; the yaw must be 0)
+  and each pixel is ``resolution`` m square;
+* a **PNG or PGM image** on its own (Stage's bitmap worlds): stretched over the whole floor,
+  with ROS's default thresholds (occupied above 0.65, dark = occupied).
+
+A pixel of value v (0..255, grey; colour images are averaged) is occupied when
+``p = (255 - v) / 255`` (``v / 255`` with ``negate 1``) exceeds ``occupied_thresh``; an
+image's alpha channel, where present, makes transparent pixels free. Occupied pixels are merged
+into few axis-aligned rectangles (runs along each row, then equal runs of neighbouring rows
+stacked), which become static ``box`` objects named ``MAP_1``, ``MAP_2``... of the world: both
+engines collide with them, every sensor sees them, the swarm planner plans around them, and
+the viewer, plots and Foxglove draw them as they draw every wall.
+
+PGM (P2 and P5, 8 and 16 bit) is read here with numpy; PNG needs Pillow (the ``maps`` extra,
+already installed with matplotlib): a well-kept decoder, where PNG's per-row filters would make
+a hand-written one in numpy slow for a 4,000 x 4,000 map.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+from ..model.specs import FloorSpec, ObjectSpec
+
+MAP_COLOR = (90, 90, 90)
+HEIGHT = 0.5  # m, the walls' height (2D physics ignores it)
+MAX_PIXELS = 100_000_000  # a larger image is refused (memory), not loaded
+SUFFIXES = (".png", ".pgm", ".yaml", ".yml")
+
+
+class MapError(ValueError):
+    """A map file that cannot be used; the message says why (the caller adds file:line)."""
+
+
+def load_map(path: str, floor: FloorSpec, confine: bool = False) -> tuple[ObjectSpec, ...]:
+    """The static walls of the map file ``path`` on ``floor``; with ``confine`` a YAML's image
+    must lie in the YAML's own folder (a map a network request named).
+
+    Raises:
+        MapError: missing file, not an image, bad YAML values, a map off the floor.
+    """
+    if not os.path.isfile(path):
+        raise MapError(f"map file {path!r} not found")
+    if path.lower().endswith((".yaml", ".yml")):
+        meta = read_yaml(path)
+        folder = os.path.dirname(os.path.realpath(path))
+        image = os.path.realpath(os.path.join(folder, meta["image"]))
+        if confine and os.path.commonpath([folder, image]) != folder:
+            raise MapError(f"map image {meta['image']!r} is outside the map file's folder")
+        occupied = occupancy(read_image(image), meta["negate"], meta["occupied_thresh"])
+        res = meta["resolution"]
+        x0, y0 = meta["origin"][0], meta["origin"][1]
+        rows, cols = occupied.shape
+        _on_floor(floor, x0, y0, cols * res, rows * res)
+        return walls(occupied, res, res, x0, y0)
+    occupied = occupancy(read_image(path), False, 0.65)
+    rows, cols = occupied.shape
+    return walls(occupied, floor.length / cols, floor.width / rows, -floor.length / 2,
+                 -floor.width / 2)
+
+
+def _on_floor(floor: FloorSpec, x0: float, y0: float, w: float, h: float) -> None:
+    eps = 1e-9
+    if x0 < -floor.length / 2 - eps or y0 < -floor.width / 2 - eps \
+            or x0 + w > floor.length / 2 + eps or y0 + h > floor.width / 2 + eps:
+        raise MapError(f"the map ({w:g} x {h:g} m from ({x0:g}, {y0:g})) does not fit on the "
+                       f"{floor.length:g} x {floor.width:g} m floor centred on the origin")
+
+
+# -- reading --------------------------------------------------------------------------------------
+
+_YAML_KEYS = ("image", "resolution", "origin", "negate", "occupied_thresh", "free_thresh", "mode")
+
+
+def read_yaml(path: str) -> dict:
+    """The keys of a ROS map_server YAML file (a flat ``key: value`` file), checked.
+
+    Raises:
+        MapError: a missing ``image`` or ``resolution``, a value out of its range.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MapError(f"map file {path!r} cannot be read: {exc}") from None
+    raw = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, colon, value = line.partition(":")
+        if not colon or key.strip() not in _YAML_KEYS:
+            raise MapError(f"{path}:{n}: not a map_server key ({', '.join(_YAML_KEYS)}): "
+                           f"{line[:40]!r}")
+        raw[key.strip()] = value.strip().strip("'\"")
+    return _meta(raw, path)
+
+
+def _meta(raw: dict, path: str) -> dict:
+    for key in ("image", "resolution"):
+        if key not in raw:
+            raise MapError(f"map file {path!r} has no {key}")
+    try:
+        meta = {"image": raw["image"], "resolution": float(raw["resolution"]),
+                "origin": [float(v) for v in re.findall(r"[-+0-9.eE]+",
+                                                         raw.get("origin", "[0, 0, 0]"))],
+                "negate": raw.get("negate", "0") in ("1", "true", "True"),
+                "occupied_thresh": float(raw.get("occupied_thresh", 0.65)),
+                "free_thresh": float(raw.get("free_thresh", 0.196))}
+    except ValueError as exc:
+        raise MapError(f"map file {path!r}: a number is not a number ({exc})") from None
+    if not 0.0 < meta["resolution"] <= 1000.0 or not np.isfinite(meta["resolution"]):
+        raise MapError(f"map resolution = {raw['resolution']} must be above 0 (m per pixel)")
+    if len(meta["origin"]) != 3 or meta["origin"][2] != 0.0:
+        raise MapError("map origin must be [x, y, 0]: coopsim places maps unrotated")
+    if not 0.0 <= meta["free_thresh"] <= meta["occupied_thresh"] <= 1.0:
+        raise MapError("map thresholds must satisfy 0 <= free_thresh <= occupied_thresh <= 1")
+    return meta
+
+
+def read_image(path: str) -> np.ndarray:
+    """The image at ``path`` as (rows, cols) grey values 0..255 (float), row 0 at the top; an
+    alpha channel turns transparent pixels white (free).
+
+    Raises:
+        MapError: missing, not a PGM or PNG image, or too large.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        raise MapError(f"map image {path!r} cannot be read: {exc.strerror or exc}") from None
+    if head[:2] in (b"P5", b"P2"):
+        return _pgm(path)
+    if head == b"\x89PNG\r\n\x1a\n":
+        return _png(path)
+    raise MapError(f"map image {path!r} is not an image (PNG or PGM)")
+
+
+def _pgm(path: str) -> np.ndarray:
+    with open(path, "rb") as fh:
+        data = fh.read()
+    tokens, at = [], 0
+    while len(tokens) < 4:  # magic, width, height, maxval, with comments between
+        m = re.compile(rb"\s*(#[^\n]*\n\s*)*([^\s#]+)").match(data, at)
+        if m is None:
+            raise MapError(f"map image {path!r} is not a valid PGM file")
+        tokens.append(m.group(2))
+        at = m.end()
+    try:
+        w, h, top = int(tokens[1]), int(tokens[2]), int(tokens[3])
+    except ValueError:
+        raise MapError(f"map image {path!r} is not a valid PGM file") from None
+    if not (w > 0 and h > 0 and 0 < top < 65536) or w * h > MAX_PIXELS:
+        raise MapError(f"map image {path!r}: size {w} x {h} or maximum {top} is not usable")
+    if tokens[0] == b"P2":
+        values = np.array(data[at:].split()[:w * h], dtype=float)
+    else:
+        dtype = np.uint8 if top < 256 else np.dtype(">u2")
+        values = np.frombuffer(data, dtype=dtype, count=w * h, offset=at + 1).astype(float) \
+            if len(data) >= at + 1 + w * h * np.dtype(dtype).itemsize else np.zeros(0)
+    if values.size != w * h:
+        raise MapError(f"map image {path!r} is cut short ({values.size} of {w * h} pixels)")
+    return values.reshape(h, w) * (255.0 / top)
+
+
+def _png(path: str) -> np.ndarray:
+    try:
+        from PIL import Image
+    except ImportError:
+        raise MapError("reading a PNG map needs Pillow: pip install 'coopsim[maps]' (or give "
+                       "the map as PGM)") from None
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+    try:
+        with Image.open(path) as img:
+            img = img.convert("LA")
+            grey_alpha = np.asarray(img, dtype=float)
+    except Exception as exc:  # noqa: BLE001 -- Pillow raises many kinds for bad files
+        raise MapError(f"map image {path!r} is not a readable PNG ({exc})") from None
+    grey, alpha = grey_alpha[..., 0], grey_alpha[..., 1]
+    return np.where(alpha < 128, 255.0, grey)
+
+
+def occupancy(grey: np.ndarray, negate: bool, occupied_thresh: float) -> np.ndarray:
+    """(rows, cols) bool: occupied pixels (ROS map_server's rule, see the module)."""
+    p = grey / 255.0 if negate else (255.0 - grey) / 255.0
+    return p > occupied_thresh
+
+
+# -- merging --------------------------------------------------------------------------------------
+
+def rectangles(occupied: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Occupied pixels merged into rectangles (col, row, width, height), pixel units, row 0 at
+    the top: the runs of each row, stacked while the next row has the very same run."""
+    rows = occupied.shape[0]
+    padded = np.zeros((rows, occupied.shape[1] + 2), dtype=np.int8)
+    padded[:, 1:-1] = occupied
+    edges = np.diff(padded, axis=1)
+    r_start, c_start = np.nonzero(edges == 1)
+    _, c_end = np.nonzero(edges == -1)  # same order: row-major, one end per start
+    cut = np.searchsorted(r_start, np.arange(rows + 1))
+    starts, ends = c_start.tolist(), c_end.tolist()
+    open_: dict[tuple[int, int], int] = {}  # run (c0, c1) -> its first row
+    out, previous = [], ()
+    for r in range(rows + 1):
+        here = tuple(zip(starts[cut[r]:cut[r + 1]], ends[cut[r]:cut[r + 1]])) if r < rows else ()
+        if here == previous:  # most rows of a map repeat the one above: nothing to do
+            continue
+        now = set(here)
+        for key in [k for k in open_ if k not in now]:
+            r0 = open_.pop(key)
+            out.append((key[0], r0, key[1] - key[0], r - r0))
+        for key in here:
+            open_.setdefault(key, r)
+        previous = here
+    out.sort(key=lambda t: (t[1], t[0]))
+    return out
+
+
+def walls(occupied: np.ndarray, res_x: float, res_y: float, x0: float,
+          y0: float) -> tuple[ObjectSpec, ...]:
+    """Static boxes for the occupied pixels of an image whose lower-left corner is at (x0, y0)
+    m with pixels res_x by res_y m (row 0 is the image's top row)."""
+    rows = occupied.shape[0]
+    out = []
+    for k, (c, r, w, h) in enumerate(rectangles(occupied), 1):
+        cx = x0 + (c + w / 2) * res_x
+        cy = y0 + (rows - r - h / 2) * res_y
+        out.append(ObjectSpec(f"MAP_{k}", "box", (w * res_x, h * res_y, HEIGHT),
+                              (cx, cy, HEIGHT / 2), 0.0, 0.0, MAP_COLOR))
+    return tuple(out)

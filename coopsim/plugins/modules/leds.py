@@ -1,0 +1,93 @@
+"""``leds``: coloured LEDs on the robot (the e-puck's ring, the Kilobot's RGB LED, ARGoS's LEDs).
+
+Up to eight LEDs; a robot uses the first ``count``. Their colours are set over the network
+(``set``: one colour for every LED; ``set_each``: a colour per LED, those not given off) and
+kept until set again (actions carried out between two steps: the colour shows from the next
+step on). A colour is R, G, B, each an integer 0..255; off is 0, 0, 0. Other robots' ``camera`` modules see lit LEDs; the viewer and Foxglove draw them.
+
+Each LED's colour is stored and read as one number, ``R * 65536 + G * 256 + B`` (the reading's
+``led0`` .. ``led7``, and the streamed and recorded columns of the same names).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.commands import OUT_OF_RANGE, Command
+from ...model.errors import ProtocolError
+from ...model.module import Column, Module
+from ...model.params import ParamSpec
+
+SLOTS = 8
+
+
+def pack(r: float, g: float, b: float) -> float:
+    """One colour as a number, R * 65536 + G * 256 + B."""
+    return float(int(r) * 65536 + int(g) * 256 + int(b))
+
+
+def unpack(value) -> np.ndarray:
+    """(…, 3) R, G, B (0..255) of packed colours ``value``."""
+    v = np.asarray(value, dtype=np.int64)
+    return np.stack(((v >> 16) & 255, (v >> 8) & 255, v & 255), axis=-1)
+
+
+def _colours(data, what: str) -> list[float]:
+    """Packed colours of R, G, B triplets ``data``; error 4 for what is no colour."""
+    if len(data) % 3:
+        raise ProtocolError(OUT_OF_RANGE, f"leds {what}: colours come as R, G, B triplets, got "
+                                          f"{len(data)} numbers")
+    out = []
+    for i in range(0, len(data), 3):
+        rgb = data[i:i + 3]
+        if any(not 0 <= c <= 255 or c != int(c) for c in rgb):
+            raise ProtocolError(OUT_OF_RANGE, f"leds {what}: {list(rgb)} is not a colour (R, G, "
+                                              "B must be integers in [0, 255]); nothing changed")
+        out.append(pack(*rgb))
+    return out
+
+
+class Leds(Module):
+    """Up to eight coloured LEDs whose colours a controller sets."""
+
+    label = "leds"
+    description = "coloured LEDs: set every LED's colour or each one's (R, G, B 0..255); read back"
+    params = (ParamSpec("count", "int", "LEDs in use (the first count; the others stay off)",
+                        SLOTS, 1, SLOTS),)
+    commands = (
+        Command(2400, "set", "leds", data=(3, 3), kind="action",
+                doc="R, G, B (0..255) for every LED"),
+        Command(2401, "set_each", "leds", data=(3, 3 * SLOTS), kind="action",
+                doc="R, G, B per LED from LED 0 on; LEDs not given are switched off"),
+        Command(2402, "read", "leds", kind="read",
+                doc="8 colours, each R * 65536 + G * 256 + B (0 = off)"),
+    )
+    fields = tuple(f"led{i}" for i in range(SLOTS))
+    command_fields = tuple(f"led{i}" for i in range(SLOTS))
+    columns = tuple(Column(f"led{i}", 1.0, 1, i, stream=True) for i in range(SLOTS))
+    draw = {"kind": "leds", "columns": [f"led{i}" for i in range(SLOTS)]}
+
+    @classmethod
+    def act(cls, command, sim, robot, msg):
+        row = cls.colours_row(command, tuple(msg.data), sim.world.robot(robot).modules["leds"])
+        sim.commands["leds"][sim.robots.index[robot]] = row
+        return f"{sum(1 for c in row if c)} LEDs lit"
+
+    @classmethod
+    def colours_row(cls, command, data, params) -> tuple[float, ...]:
+        """The stored colours (8) a ``set`` or ``set_each`` asks for; error 4 for what is no
+        colour or more colours than LEDs."""
+        count = int(params["count"])
+        if command.name == "set":
+            return tuple(_colours(data, "set") * count + [0.0] * (SLOTS - count))
+        colours = _colours(data, "set_each")
+        if len(colours) > count:
+            raise ProtocolError(OUT_OF_RANGE, f"leds set_each: {len(colours)} colours for "
+                                              f"{count} LEDs (leds.count); nothing changed")
+        return tuple(colours + [0.0] * (SLOTS - len(colours)))
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        out = frame.commands["leds"][rows].copy()
+        out[np.arange(SLOTS)[None, :] >= p["count"][:, None]] = 0.0
+        return out

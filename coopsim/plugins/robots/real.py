@@ -1,0 +1,95 @@
+"""Robot types modelled on real robots: ``epuck``, ``kilobot``, ``turtlebot3``, ``thymio``.
+
+Dimensions, masses, top speeds and sensor placements come from the robots' public datasheets
+(cited in docs/robots.md). Every one is a differential-drive disc (the Kilobot's vibration
+motors are modelled as two wheels that turn it on the spot at its datasheet speed); the
+sensors are the built-in modules configured by parameters (:attr:`RobotType.defaults`), so a
+scenario changes them with ``param`` lines like any other.
+"""
+
+from __future__ import annotations
+
+from ...model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
+from ...model.specs import RobotSpec
+
+_BASE = ("motors", "odometry", "gps", "compass", "bumper")
+
+
+class _Disc(RobotType):
+    """A differential-drive disc: subclasses set the constants below."""
+
+    radius = 0.1  # m
+    mass = 1.0  # kg
+    axle = 0.1  # m, between the wheels
+    force = 10.0  # N, cap of the drive's traction
+    torque = 1.0  # N m
+
+    @classmethod
+    def build(cls, spec: RobotSpec) -> Assembly:
+        body = BodySpec("chassis", "dynamic", cls.mass,
+                        (ShapeSpec("circle", radius=cls.radius),),
+                        (spec.position[0], spec.position[1]), spec.yaw)
+        member = MemberSpec(spec.name, "chassis", cls.modules, cls.radius, cls.axle,
+                            "differential", cls.force, cls.torque)
+        return Assembly((member,), (body,))
+
+
+class Epuck(_Disc):
+    """GCtronic / EPFL e-puck: 70 mm, 8 IR proximity sensors, ground sensors, 0.13 m/s."""
+
+    label = "epuck"
+    description = ("e-puck: 70 mm disc, 0.13 m/s, 8 IR proximity sensors, floor sensors, "
+                   "LED ring, front camera")
+    modules = _BASE + ("proximity", "line", "leds", "camera")
+    radius, mass, axle = 0.035, 0.15, 0.053
+    force, torque = 2.0, 0.05
+    footprint = radius
+    defaults = {"motors": {"max_speed": 0.13},
+                "proximity": {"range": 0.04},
+                "camera": {"fov": 48.0, "range": 1.0},
+                "line": {"ahead": 0.03, "spread": 0.01}}
+
+
+class Kilobot(_Disc):
+    """Harvard K-Team Kilobot: 33 mm, ~1 cm/s, IR messaging to ~10 cm as a short radio."""
+
+    label = "kilobot"
+    description = "Kilobot: 33 mm disc, 1 cm/s, IR messaging within 10 cm (radio module)"
+    modules = _BASE + ("radio", "leds")
+    radius, mass, axle = 0.0165, 0.016, 0.025
+    force, torque = 0.2, 0.005
+    footprint = radius
+    defaults = {"motors": {"max_speed": 0.01},
+                "radio": {"range": 0.10, "max_bytes": 9, "bandwidth": 9},
+                "leds": {"count": 1}}
+
+
+class Turtlebot3(_Disc):
+    """ROBOTIS TurtleBot3 Burger: 360-beam LDS (0.12-3.5 m, 5 Hz), 0.22 m/s, 2.84 rad/s."""
+
+    label = "turtlebot3"
+    description = "TurtleBot3 Burger: 0.22 m/s, 360-beam lidar 0.12-3.5 m"
+    modules = _BASE + ("lidar",)
+    radius, mass, axle = 0.089, 1.0, 0.160
+    force, torque = 20.0, 2.0
+    footprint = 0.105
+    defaults = {"motors": {"max_speed": 0.22},
+                "lidar": {"beams": 360, "fov": 360.0, "min_range": 0.12, "max_range": 3.5,
+                          "x": -0.032}}
+
+
+class Thymio(_Disc):
+    """Mobsya Thymio II: 5 front and 2 rear IR proximity sensors, 2 ground sensors, LEDs."""
+
+    label = "thymio"
+    description = "Thymio II: 0.14 m/s, 5 front and 2 rear IR proximity sensors, 2 floor sensors"
+    modules = _BASE + ("proximity", "line", "leds")
+    radius, mass, axle = 0.056, 0.27, 0.095
+    force, torque = 5.0, 0.2
+    footprint = radius
+    defaults = {"motors": {"max_speed": 0.14},
+                "proximity": {"count": 7, "range": 0.10, "saturation": 4500.0,
+                              "angle0": 40.0, "angle1": 20.0, "angle2": 0.0,
+                              "angle3": -20.0, "angle4": -40.0, "angle5": 170.0,
+                              "angle6": -170.0, "angle7": 0.0},
+                "line": {"ahead": 0.07, "spread": 0.011}}
