@@ -23,10 +23,11 @@ ALLOWED = {
     "net": {"model", "formats", "sim", "swarm", "net"},
     "recording": {"model", "sim", "net", "recording"},
     "foxglove": {"model", "sim", "recording", "foxglove"},
+    "ros2": {"model", "sim", "recording", "ros2"},
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "viewer"},
     "app": {"model", "formats", "sim", "net", "recording", "client", "viewer", "app", "plugins",
-            "foxglove"},
+            "foxglove", "ros2"},
 }
 NO_IO = {"model", "formats", "physics", "sim", "swarm", "plugins"}  # no zmq, no windows
 
