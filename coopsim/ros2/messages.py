@@ -123,6 +123,39 @@ class OdomTemplate:
         return bytes(buf)
 
 
+class OdomBatch:
+    """nav_msgs/Odometry of many robots at once: their templates back to back in one buffer,
+    filled with a few numpy writes per step instead of a few per robot."""
+
+    def __init__(self, frames) -> None:
+        parts = [OdomTemplate(frame, child) for frame, child in frames]
+        self.data = np.frombuffer(b"".join(bytes(p.data) for p in parts), np.uint8).copy()
+        starts = np.cumsum([0] + [len(p.data) for p in parts])
+        self.bounds = list(zip(starts[:-1].tolist(), starts[1:].tolist()))
+        self._stamp = np.array([a + p._stamp for a, p in zip(starts, parts)], dtype=np.intp)
+        self._pose = np.array([a + p._pose for a, p in zip(starts, parts)], dtype=np.intp)
+        self._twist = np.array([a + p._twist for a, p in zip(starts, parts)], dtype=np.intp)
+
+    def fill(self, ns: int, x, y, yaw, forward, side, turn) -> list[bytes]:
+        """Every robot's message at ``ns`` (arrays in the order of the frames: pose in the
+        odometry frame, m and rad; velocity in the base frame, m/s and rad/s)."""
+        n = len(self.bounds)
+        sec, nsec = divmod(int(ns), 1_000_000_000)
+        stamp = np.empty(n, dtype=[("sec", "<i4"), ("nsec", "<u4")])
+        stamp["sec"], stamp["nsec"] = sec, nsec
+        half = np.asarray(yaw, dtype=float) / 2.0
+        zero = np.zeros(n)
+        pose = np.stack([x, y, zero, zero, zero, np.sin(half), np.cos(half)], 1).astype("<f8")
+        twist = np.stack([forward, side, zero, zero, zero, turn], 1).astype("<f8")
+        buf = self.data.copy()
+        for at, values in ((self._stamp, stamp.view(np.uint8).reshape(n, 8)),
+                           (self._pose, pose.view(np.uint8).reshape(n, 56)),
+                           (self._twist, twist.view(np.uint8).reshape(n, 48))):
+            buf[at[:, None] + np.arange(values.shape[1])] = values
+        raw = buf.tobytes()
+        return [raw[a:b] for a, b in self.bounds]
+
+
 @dataclass(frozen=True)
 class ScanGeometry:
     """A LaserScan's fixed fields: angles (rad, counter-clockwise from the laser's x axis),
@@ -155,6 +188,33 @@ class ScanTemplate:
         _stamp(buf, self._stamp, ns)
         a = self._ranges
         buf[a:a + 4 * self.count] = np.asarray(ranges, dtype="<f4").tobytes()
+        return bytes(buf)
+
+
+class TfTemplate:
+    """tf2_msgs/TFMessage of a fixed list of (parent, child) frame pairs."""
+
+    def __init__(self, pairs) -> None:
+        w = Writer()
+        w.seq(len(pairs))
+        self._at = []
+        for parent, child in pairs:
+            stamp = w.header(0, parent)
+            w.string(child)
+            self._at.append((stamp, w.f64(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)))
+        self.data = w.buf
+
+    def fill(self, ns: int, x, y, yaw) -> bytes:
+        """The message at ``ns`` with planar transforms (arrays of x, y in m, yaw in rad, in
+        the order of the pairs)."""
+        buf = bytearray(self.data)
+        sec, nsec = divmod(int(ns), 1_000_000_000)
+        half = np.asarray(yaw, dtype=float) / 2.0
+        qz, qw = np.sin(half).tolist(), np.cos(half).tolist()
+        for (stamp, at), xi, yi, z, w in zip(self._at, np.asarray(x).tolist(),
+                                             np.asarray(y).tolist(), qz, qw):
+            struct.pack_into("<iI", buf, stamp, sec, nsec)
+            struct.pack_into("<7d", buf, at, xi, yi, 0.0, 0.0, 0.0, z, w)
         return bytes(buf)
 
 

@@ -9,7 +9,6 @@ the exact motion since the start (the simulator knows the truth), in ``R/odom``.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -51,7 +50,6 @@ class RosRobot:
     ns: str
     row: int
     origin: tuple[float, float, float]
-    odom: m.OdomTemplate
     scans: list[Scan]
 
 
@@ -82,35 +80,43 @@ class RosScene:
             ns = ros_robot(name)
             self.robots.append(RosRobot(
                 name, ns, row, self.origins[name],
-                m.OdomTemplate(f"{ns}/odom", f"{ns}/base_link"),
                 _scans(ns, robot, layout, params.get(name, {}))))
         self.occupancy = Occupancy.of_layout(layout)
+        self._rows = np.array([r.row for r in self.robots], dtype=int)
+        self._origins = np.array([r.origin for r in self.robots], dtype=float).reshape(-1, 3)
+        self._topics = [f"/{r.ns}/odom" for r in self.robots]
+        frames = [(f"{r.ns}/odom", f"{r.ns}/base_link") for r in self.robots]
+        self._tf = m.TfTemplate(frames)
+        self._odom = m.OdomBatch(frames)
 
     def fits(self, snap) -> bool:
         return snap.robots == self.key
 
     # -- messages -------------------------------------------------------------------------------
 
+    def _motion(self, snap) -> tuple:
+        """Every robot's pose in its odometry frame (x, y, yaw arrays) and velocity in its
+        base frame (forward, sideways m/s; yaw rate rad/s)."""
+        pose = snap.poses[self._rows]
+        o = self._origins
+        dx, dy = pose[:, 0] - o[:, 0], pose[:, 1] - o[:, 1]
+        c, s = np.cos(o[:, 2]), np.sin(o[:, 2])
+        yaw = wrap_angle(pose[:, 2] - o[:, 2])
+        vel = snap.velocities[self._rows]
+        ch, sh = np.cos(pose[:, 2]), np.sin(pose[:, 2])
+        return (dx * c + dy * s, -dx * s + dy * c, yaw, vel[:, 0] * ch + vel[:, 1] * sh,
+                -vel[:, 0] * sh + vel[:, 1] * ch, vel[:, 2])
+
     def odometry(self, snap, ns: int) -> list[tuple[str, bytes]]:
         """(topic, nav_msgs/Odometry) of every robot at ``snap``."""
-        out = []
-        poses, vel = snap.poses, snap.velocities
-        for r in self.robots:
-            x, y, yaw = _relative(r.origin, poses[r.row])
-            heading = float(poses[r.row, 2])
-            c, s = math.cos(heading), math.sin(heading)
-            vx, vy, wz = (float(v) for v in vel[r.row])
-            out.append((f"/{r.ns}/odom", r.odom.fill(ns, x, y, yaw, vx * c + vy * s,
-                                                     -vx * s + vy * c, wz)))
-        return out
+        if not self.robots:
+            return []
+        return list(zip(self._topics, self._odom.fill(ns, *self._motion(snap))))
 
     def transforms(self, snap, ns: int) -> bytes:
         """tf2_msgs/TFMessage: every robot's ``R/odom`` -> ``R/base_link``."""
-        items = []
-        for r in self.robots:
-            x, y, yaw = _relative(r.origin, snap.poses[r.row])
-            items.append((ns, f"{r.ns}/odom", f"{r.ns}/base_link", x, y, yaw))
-        return m.transforms(items)
+        x, y, yaw = self._motion(snap)[:3]
+        return self._tf.fill(ns, x, y, yaw)
 
     def static_transforms(self, ns: int) -> bytes:
         """tf2_msgs/TFMessage for ``/tf_static``: ``map`` -> each ``R/odom`` (its start pose)
@@ -149,14 +155,6 @@ class RosScene:
             out.append((f"/{r.ns}/odom", m.ODOMETRY))
             out += [(s.topic, m.SCAN) for s in r.scans]
         return out
-
-
-def _relative(origin, pose) -> tuple[float, float, float]:
-    """``pose`` (world x, y, yaw) in the frame at ``origin``."""
-    x0, y0, th0 = origin
-    dx, dy = float(pose[0]) - x0, float(pose[1]) - y0
-    c, s = math.cos(th0), math.sin(th0)
-    return dx * c + dy * s, -dx * s + dy * c, float(wrap_angle(float(pose[2]) - th0))
 
 
 def _scans(ns: str, robot: dict, layout: dict, params: dict) -> list[Scan]:

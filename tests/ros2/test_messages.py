@@ -104,3 +104,14 @@ def test_alignment_counts_from_after_the_header():
     w.u32(1)
     w.f64(2.0)  # 4 bytes of padding: the double starts at body offset 8
     assert len(w.bytes()) == 4 + 16
+
+
+def test_a_batch_of_odometry_is_each_robots_own_template():
+    frames = [("a/odom", "a/base_link"), ("robot10/odom", "robot10/base_link")]
+    batch = m.OdomBatch(frames).fill(7, [1.0, -2.0], [0.5, 3.0], [0.1, -2.0], [0.2, 0.0],
+                                     [0.0, 0.1], [0.3, -0.4])
+    for k, (frame, child) in enumerate(frames):
+        one = m.OdomTemplate(frame, child).fill(7, [1.0, -2.0][k], [0.5, 3.0][k],
+                                                [0.1, -2.0][k], [0.2, 0.0][k], [0.0, 0.1][k],
+                                                [0.3, -0.4][k])
+        assert batch[k] == one
