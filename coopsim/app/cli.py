@@ -14,7 +14,7 @@ import click
 
 from .. import __version__
 from .options import (EXIT_BAD_INPUT, foxglove_options, friendly, keys_options, recording_path,
-                      token_options)
+                      ros2_options, token_options)
 
 
 def _interrupt(signum, frame) -> None:
@@ -106,6 +106,7 @@ def list_() -> None:
 @keys_options
 @token_options
 @foxglove_options
+@ros2_options
 @friendly
 def run(file, **flags) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo. A relative FILE that is
@@ -222,13 +223,18 @@ def repair(file, output) -> None:
               help="Write an MCAP with Foxglove's schemas (scene, transforms, poses, state, "
                    "metrics, events) that opens in Foxglove as is, and a Foxglove layout "
                    "OUT.layout.json (needs pip install 'coopsim[foxglove]').")
+@click.option("--ros2", "ros2_out", type=click.Path(), metavar="OUT",
+              help="Write a ROS 2 bag: the folder OUT with OUT_0.mcap (ros2msg schemas, CDR) "
+                   "and metadata.yaml, topics as coopsim run --ros2 publishes them, in sim "
+                   "time (docs/ros2.md).")
 @friendly
-def export(file, out, metrics_out, fox_out) -> None:
+def export(file, out, metrics_out, fox_out, ros2_out) -> None:
     """Export a recording: one CSV row per robot per recorded step (and its metrics) with
-    --csv; a Foxglove-ready MCAP with --foxglove (both may be given)."""
+    --csv; a Foxglove-ready MCAP with --foxglove; a ROS 2 bag with --ros2 (any of them
+    together)."""
     from .recordings import export_command
 
-    export_command(file, out, metrics_out, fox_out)
+    export_command(file, out, metrics_out, fox_out, ros2_out)
 
 
 @main.command()

@@ -58,6 +58,9 @@ def _announce(live) -> None:
         click.echo(f"json gateway: {host}:{gw_port}", err=True)
     if live.foxglove is not None:
         click.echo(f"foxglove: {live.foxglove.url}", err=True)
+    if live.ros2 is not None:
+        where = "loopback only" if live.ros2.loopback else "every interface"
+        click.echo(f"ros2: DDS domain {live.ros2.domain} ({where})", err=True)
 
 
 def drive_command(driver, robot, nameserver, params, steps, seed) -> None:

@@ -72,6 +72,21 @@ def foxglove_options(fn):
                              "'coopsim[foxglove]'; docs/foxglove.md).")(fn)
 
 
+def ros2_options(fn):
+    """--ros2, --ros2-domain and --ros2-rate: the robots as ROS 2 topics over DDS."""
+    fn = click.option("--ros2-rate", type=click.FloatRange(min=0.0, min_open=True),
+                      default=50.0, show_default=True, metavar="HZ",
+                      help="Odometry, /tf and /clock per second of sim time in realtime mode "
+                           "(lockstep: every step).")(fn)
+    fn = click.option("--ros2-domain", type=click.IntRange(0, 232), default=0,
+                      envvar="ROS_DOMAIN_ID", show_default=True, metavar="N",
+                      help="DDS domain id (default $ROS_DOMAIN_ID, else 0).")(fn)
+    return click.option("--ros2", is_flag=True,
+                        help="Publish every robot as a ROS 2 robot over DDS (odom, scan, tf, "
+                             "map, clock; cmd_vel drives it), on loopback unless --bind says "
+                             "otherwise; needs pip install 'coopsim[ros2]'; docs/ros2.md.")(fn)
+
+
 def client_keys(keys):
     """A client's keys: the folder given, else $COOPSIM_SERVER_KEY/$COOPSIM_CLIENT_KEY."""
     from ..net.security import ClientKeys

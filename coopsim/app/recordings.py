@@ -39,13 +39,16 @@ def _not_the_input(file, *outputs) -> None:
             raise CoopsimError(f"{out}: the export would overwrite the recording it reads")
 
 
-def export_command(file, out, metrics_out, fox_out) -> None:
-    """``coopsim export``: FILE as CSV (``out``, and its metrics) and/or a Foxglove MCAP."""
+def export_command(file, out, metrics_out, fox_out, ros2_out=None) -> None:
+    """``coopsim export``: FILE as CSV (``out``, and its metrics), a Foxglove MCAP and/or a
+    ROS 2 bag folder."""
     from ..recording.reader import Recording
 
-    if out is None and fox_out is None:
-        raise CoopsimError("export needs --csv OUT or --foxglove OUT.mcap (or both)")
-    _not_the_input(file, out, metrics_out, fox_out)
+    if out is None and fox_out is None and ros2_out is None:
+        raise CoopsimError("export needs --csv OUT, --foxglove OUT.mcap or --ros2 OUT")
+    _not_the_input(file, out, metrics_out, fox_out, ros2_out)
+    if ros2_out is not None and os.path.exists(ros2_out):
+        raise CoopsimError(f"{ros2_out}: already exists (a bag folder is never overwritten)")
     if fox_out is not None:
         from ..foxglove import require_sdk
         require_sdk("--foxglove")
@@ -58,6 +61,12 @@ def export_command(file, out, metrics_out, fox_out) -> None:
             steps, messages = export_foxglove(rec, fox_out)
             click.echo(f"{steps} steps, {messages} messages written to {fox_out} (open it in "
                        f"Foxglove; its layout: {layout_path(fox_out)})", err=True)
+        if ros2_out is not None:
+            from ..ros2.bag import export_ros2
+
+            steps, messages = export_ros2(rec, ros2_out)
+            click.echo(f"{steps} steps, {messages} messages written to the ROS 2 bag "
+                       f"{ros2_out}/ (ros2 bag info {ros2_out})", err=True)
 
 
 def _export_csv(rec, out: str, metrics_out: str | None) -> None:

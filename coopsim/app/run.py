@@ -66,6 +66,9 @@ class RunOptions:
     json_token: str | None = None  # the JSON gateway's auth token (needed beyond loopback)
     foxglove: int | None = None  # Foxglove WebSocket bridge port (0 = any free port); None = none
     foxglove_rate: float = 20.0  # Hz the bridge publishes at
+    ros2: bool = False  # publish the robots as ROS 2 topics over DDS (docs/ros2.md)
+    ros2_domain: int = 0  # DDS domain id (ROS_DOMAIN_ID)
+    ros2_rate: float = 50.0  # Hz of sim time: odometry, /tf, /clock in realtime mode
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -121,6 +124,7 @@ class Run:
         self.gateway: Gateway | None = None
         self.recorder = None
         self.foxglove = None
+        self.ros2 = None
         #: Where network requests may read (load) and write (record): see DataFolders.
         self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER,
                                             options.allow_python)
@@ -175,6 +179,10 @@ class Run:
             if opts.foxglove is not None:
                 self.foxglove = start_bridge(LiveSource(self.stepper), opts.bind,
                                              opts.foxglove, opts.foxglove_rate, opts.insecure)
+            if opts.ros2:
+                self.ros2 = start_ros2(self.stepper, opts)
+                if self.network is not None:
+                    self.network.sim.more_state.append(self.ros2.state)
             specs = self._controller_specs()
             if specs and self.network is not None:
                 self.controllers = Controllers(specs, self.network.endpoint, opts.log_dir,
@@ -287,6 +295,9 @@ class Run:
         if self.foxglove is not None:
             self.foxglove.close()
             self.foxglove = None
+        if self.ros2 is not None:
+            self.ros2.close()
+            self.ros2 = None
         if self.gateway is not None:  # before the servers it forwards to
             self.gateway.close()
             self.gateway = None
@@ -305,6 +316,19 @@ def start_bridge(source, bind: str, port: int, rate: float, insecure: bool):
         raise SimulationError(f"--foxglove serves without authentication: binding {bind} "
                               "needs --insecure (or use an SSH tunnel to 127.0.0.1)")
     return Bridge(source, bind, port, rate).start()
+
+
+def start_ros2(stepper: Stepper, opts: RunOptions):
+    """The ROS 2 bridge (docs/ros2.md): DDS on loopback unless ``--bind`` reaches beyond it,
+    which needs ``--insecure`` (DDS as coopsim runs it has no authentication)."""
+    from ..net.security import is_loopback
+    from ..ros2.bridge import RosBridge
+
+    loopback = is_loopback(opts.bind)
+    if not loopback and not opts.insecure:
+        raise SimulationError(f"--ros2 publishes without authentication: binding {opts.bind} "
+                              "needs --insecure (else DDS stays on 127.0.0.1)")
+    return RosBridge(stepper, opts.ros2_domain, loopback, opts.ros2_rate).start()
 
 
 def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:

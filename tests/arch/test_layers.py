@@ -25,6 +25,7 @@ ALLOWED = {
     "recording": {"model", "recording"},
     "replay": {"model", "sim", "net", "recording", "replay"},
     "foxglove": {"model", "sim", "recording", "replay", "foxglove"},
+    "ros2": {"model", "sim", "recording", "replay", "ros2"},
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "viewer"},
     "conformance": {"model", "net", "client", "conformance"},
@@ -32,7 +33,7 @@ ALLOWED = {
     # (net) and starts the viewer's process (viewer/__init__, no window code)
     "env": {"model", "formats", "sim", "net", "viewer", "env"},
     "app": {"model", "formats", "raycast", "sim", "net", "recording", "replay", "client",
-            "viewer", "app", "plugins", "foxglove", "conformance", "env"},
+            "viewer", "app", "plugins", "foxglove", "conformance", "env", "ros2"},
 }
 NO_IO = {"model", "formats", "physics", "raycast", "sim", "swarm", "plugins"}  # no zmq, no windows
 

@@ -1,0 +1,213 @@
+"""The live bridge: a run's robots as ROS 2 topics over DDS (``coopsim run --ros2``).
+
+A hook on the stepper hands each new snapshot to the bridge's thread (never blocking the step);
+the thread publishes from the latest one: ``/clock``, ``/tf`` and every robot's odometry at
+``rate`` Hz of sim time (every step in lockstep, where ROS controllers answer each step), scans
+at their module's rate, ``/map`` and ``/tf_static`` (transient local) whenever the layout
+changes. ``/R/cmd_vel`` Twists arrive on Cyclone's listener thread and go into the robot's
+command slot as a network client's motion command would (:mod:`.drive`), so leases, lockstep
+attachment and the motion module's limits are the same for ROS nodes as for ZeroMQ clients.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+
+from ..model.errors import CoopsimError
+from . import messages as m
+from .dds import LATCHED, Participant
+from .drive import TwistRefused, drive_of
+from .scene import RosScene
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RATE = 50.0  # Hz of sim time: /clock, /tf and odometry in realtime mode
+WAKE = 0.1  # s the thread sleeps at most between two looks at the run (stop, layout)
+
+
+@dataclass
+class Counts:
+    """What the bridge did, for ``/sim state``'s ``ros2`` entry."""
+
+    published: int = 0  # messages written
+    received: int = 0  # cmd_vel messages taken
+    applied: int = 0  # of them, stored as the robot's command
+    refused: int = 0  # not finite, or beyond the motion module's limits
+    malformed: int = 0  # could not be read as a Twist
+    errors: int = 0  # publications that failed (the first is logged)
+    last_refusal: str = ""
+    by_robot: dict = field(default_factory=dict)  # robot -> cmd_vel applied
+
+
+class RosBridge:
+    """Publish a live run to a ROS 2 graph and take ``cmd_vel`` from it.
+
+    Args:
+        stepper: The run's Stepper.
+        domain: DDS domain id (ROS_DOMAIN_ID).
+        loopback: Keep DDS on 127.0.0.1 (the default; docs/ros2.md).
+        rate: Hz of sim time at which odometry, /tf and /clock go out in realtime mode.
+
+    Raises:
+        CoopsimError: cyclonedds is missing, the domain is out of range or cannot be joined,
+            or ``rate`` is not positive.
+    """
+
+    def __init__(self, stepper, domain: int = 0, loopback: bool = True,
+                 rate: float = DEFAULT_RATE) -> None:
+        if not rate > 0:
+            raise CoopsimError(f"--ros2-rate must be > 0 Hz, not {rate:g}")
+        self.stepper, self.rate = stepper, float(rate)
+        self.dds = Participant(domain, loopback)
+        self.domain, self.loopback = self.dds.domain_id, loopback
+        self.counts = Counts()
+        self._writers: dict[str, object] = {}
+        self._readers: dict[str, object] = {}
+        self._drives: dict[str, object] = {}
+        self._scene: tuple | None = None  # (layout key, RosScene)
+        self._origins: dict = {}
+        self._next_odom = 0.0
+        self._latest = None
+        self._new = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="coopsim-ros2", daemon=True)
+
+    # -- life -----------------------------------------------------------------------------------
+
+    def start(self) -> "RosBridge":
+        """Publish the current layout, hook onto the steps, start the thread (once)."""
+        if self._thread.ident is None:
+            snap, key = self.stepper.view()
+            self._publish(snap, key)
+            self.stepper.hooks.append(self)
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop publishing and leave the DDS domain."""
+        self._stop.set()
+        self._new.set()
+        if self in self.stepper.hooks:
+            self.stepper.hooks.remove(self)
+        if self._thread.is_alive():
+            self._thread.join(5.0)
+        self._readers.clear()
+        self._writers.clear()
+        self.dds.close()
+
+    def __call__(self, snap) -> None:
+        """The stepper's hook: note the newest snapshot (on the stepper thread; no work)."""
+        self._latest = snap
+        self._new.set()
+
+    def state(self) -> dict:
+        """The ``ros2`` entry of ``/sim state``."""
+        c = self.counts
+        return {"ros2": {"domain": self.domain, "loopback": self.loopback,
+                         "published": c.published, "errors": c.errors,
+                         "cmd_vel": {"received": c.received, "applied": c.applied,
+                                     "refused": c.refused, "malformed": c.malformed,
+                                     "last_refusal": c.last_refusal,
+                                     "by_robot": dict(c.by_robot)}}}
+
+    # -- publishing (the bridge's thread) ---------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._new.wait(WAKE)
+            self._new.clear()
+            if self._stop.is_set() or self._latest is None:
+                continue
+            try:
+                snap, key = self.stepper.view()
+                self._publish(snap, key)
+            except Exception as exc:  # noqa: BLE001 - the bridge must never take the run down
+                self.counts.errors += 1
+                if self.counts.errors == 1:
+                    log.warning("ros2 bridge: %s", exc)
+
+    def _publish(self, snap, key) -> None:
+        """Publish what is due at ``snap``."""
+        scene = self._scene_for(snap, key)
+        ns = round(snap.time * 1e9)
+        if self.stepper.mode == "lockstep" or snap.time + 1e-9 >= self._next_odom:
+            self._next_odom = snap.time + 1.0 / self.rate
+            self._write("/clock", m.CLOCK, m.clock(ns))
+            self._write("/tf", m.TF, scene.transforms(snap, ns))
+            for topic, data in scene.odometry(snap, ns):
+                self._write(topic, m.ODOMETRY, data)
+        for topic, data in scene.scans(snap, ns):
+            self._write(topic, m.SCAN, data)
+
+    def _write(self, topic: str, short: str, data: bytes, qos=None) -> None:
+        writer = self._writers.get(topic)
+        if writer is None:
+            writer = self._writers[topic] = (self.dds.writer(topic, short, qos) if qos
+                                             else self.dds.writer(topic, short))
+        writer.write(data)
+        self.counts.published += 1
+
+    def _scene_for(self, snap, key) -> RosScene:
+        if self._scene is not None and self._scene[0] == key and self._scene[1].fits(snap):
+            return self._scene[1]
+        (snap, key), layout, params, drives = self.stepper.call(self._describe).result(10.0)
+        scene = RosScene(layout, snap, params, self._origins)
+        self._origins = scene.origins
+        self._scene = (key, scene)
+        self._drives = drives
+        ns = round(snap.time * 1e9)
+        self._write("/map", m.GRID, scene.grid(ns), LATCHED)
+        self._write("/tf_static", m.TF, scene.static_transforms(ns), LATCHED)
+        for r in scene.robots:
+            if r.name in drives and r.name not in self._readers:
+                self._readers[r.name] = self.dds.reader(f"/{r.ns}/cmd_vel", m.TWIST,
+                                                        self._on_twist(r.name))
+        return scene
+
+    def _describe(self):
+        """On the stepper thread: the snapshot and layout together, each robot's module
+        parameters (ranges, rates) and how a Twist drives it."""
+        world = self.stepper.sim.world
+        params = {r.name: {label: values.as_dict() for label, values in r.modules.items()}
+                  for r in world.robots}
+        drives = {}
+        for r in world.robots:
+            drive = drive_of(r, params[r.name])
+            if drive is not None:
+                drives[r.name] = drive
+        return self.stepper.view(), world.describe(), params, drives
+
+    # -- cmd_vel (Cyclone's listener thread) ------------------------------------------------------
+
+    def _on_twist(self, robot: str):
+        def on_data(reader) -> None:
+            try:
+                samples = reader.take(16)
+            except Exception:  # noqa: BLE001 - a payload the binding cannot read
+                self.counts.malformed += 1
+                return
+            for sample in samples:
+                self._apply(robot, sample)
+        return on_data
+
+    def _apply(self, robot: str, sample) -> None:
+        """One Twist into ``robot``'s command slot (lockstep: attaching it)."""
+        c = self.counts
+        c.received += 1
+        drive, stepper = self._drives.get(robot), self.stepper
+        snap = stepper.snapshot
+        if drive is None or robot not in snap.index or stepper.finished:
+            return
+        try:
+            lin, ang = sample.linear, sample.angular
+            yaw = float(snap.poses[snap.index[robot], 2])
+            values = drive.command((lin.x, lin.y, lin.z), (ang.x, ang.y, ang.z), yaw)
+        except (TwistRefused, AttributeError, TypeError) as exc:
+            c.refused += 1
+            c.last_refusal = f"{robot}: {exc}"
+            return
+        stepper.slots.put(robot, drive.module, values, attach=stepper.mode == "lockstep")
+        c.applied += 1
+        c.by_robot[robot] = c.by_robot.get(robot, 0) + 1

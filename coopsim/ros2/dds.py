@@ -1,0 +1,202 @@
+"""DDS through Eclipse Cyclone DDS's Python binding (``cyclonedds``, the optional ``ros2``
+extra): the participant, its loopback-only configuration, writers of ready-made CDR payloads
+and readers with a callback.
+
+ROS 2 maps a topic ``/robot1/odom`` of type ``nav_msgs/msg/Odometry`` to the DDS topic
+``rt/robot1/odom`` of type ``nav_msgs::msg::dds_::Odometry_``; the IDL structs below mirror the
+ROS 2 definitions field for field, so the type information Cyclone sends in discovery is the one
+a ROS 2 node's rmw layer expects. Payloads are written as coopsim encodes them
+(:mod:`.messages`), not built as Python objects first.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from dataclasses import dataclass
+
+from ..model.errors import CoopsimError
+
+DOMAIN_MAX = 232  # the largest domain id whose RTPS ports fit under 65535 (ROS 2's limit too)
+
+# Discovery by unicast on loopback only: no multicast, peers probed on 127.0.0.1 at the
+# participant indices 0..MaxAutoParticipantIndex (the RTPS well-known ports), so every DDS
+# participant on this machine that looks on loopback finds the run and nothing beyond does.
+LOOPBACK_CONFIG = """<CycloneDDS><Domain id="any"><General>
+<Interfaces><NetworkInterface address="127.0.0.1"/></Interfaces>
+<AllowMulticast>false</AllowMulticast></General>
+<Discovery><ParticipantIndex>auto</ParticipantIndex>
+<MaxAutoParticipantIndex>{peers}</MaxAutoParticipantIndex>
+<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>"""
+LOOPBACK_PEERS = 32
+
+
+def require_dds(what: str = "--ros2"):
+    """Import cyclonedds or say how to install it."""
+    try:
+        import cyclonedds.domain  # noqa: F401
+    except ImportError:
+        raise CoopsimError(f"{what} needs the Cyclone DDS binding: "
+                           "pip install 'coopsim[ros2]'") from None
+    import cyclonedds
+    return cyclonedds
+
+
+def check_domain(domain: int) -> int:
+    """The domain id, or an error naming its range."""
+    if not 0 <= int(domain) <= DOMAIN_MAX:
+        raise CoopsimError(f"--ros2-domain must be within 0..{DOMAIN_MAX}, not {domain}")
+    return int(domain)
+
+
+def loopback_config(peers: int = LOOPBACK_PEERS) -> str:
+    """The Cyclone DDS configuration that keeps discovery and data on 127.0.0.1."""
+    return LOOPBACK_CONFIG.format(peers=peers)
+
+
+@functools.lru_cache(maxsize=None)
+def idl_types() -> dict:
+    """The IDL structs of every type coopsim publishes or reads, by short name
+    (``nav_msgs/Odometry``), declared under their DDS type names."""
+    require_dds()
+    from cyclonedds.idl import IdlStruct
+    from cyclonedds.idl import types as t
+
+    def struct(short: str, fields: dict):
+        pkg, name = short.split("/")
+        cls = types.new_class(name, (IdlStruct,), {"typename": f"{pkg}::msg::dds_::{name}_"},
+                              lambda ns: ns.update(__annotations__=fields))
+        return dataclass(cls)
+
+    out = {}
+    out["builtin_interfaces/Time"] = T = struct("builtin_interfaces/Time",
+                                                {"sec": t.int32, "nanosec": t.uint32})
+    H = struct("std_msgs/Header", {"stamp": T, "frame_id": str})
+    V = struct("geometry_msgs/Vector3", {"x": t.float64, "y": t.float64, "z": t.float64})
+    P = struct("geometry_msgs/Point", {"x": t.float64, "y": t.float64, "z": t.float64})
+    Q = struct("geometry_msgs/Quaternion", {"x": t.float64, "y": t.float64, "z": t.float64,
+                                            "w": t.float64})
+    pose = struct("geometry_msgs/Pose", {"position": P, "orientation": Q})
+    twist = struct("geometry_msgs/Twist", {"linear": V, "angular": V})
+    cov = t.array[t.float64, 36]
+    pwc = struct("geometry_msgs/PoseWithCovariance", {"pose": pose, "covariance": cov})
+    twc = struct("geometry_msgs/TwistWithCovariance", {"twist": twist, "covariance": cov})
+    tf = struct("geometry_msgs/Transform", {"translation": V, "rotation": Q})
+    tfs = struct("geometry_msgs/TransformStamped", {"header": H, "child_frame_id": str,
+                                                    "transform": tf})
+    meta = struct("nav_msgs/MapMetaData", {"map_load_time": T, "resolution": t.float32,
+                                           "width": t.uint32, "height": t.uint32,
+                                           "origin": pose})
+    out.update({
+        "std_msgs/Header": H, "geometry_msgs/Twist": twist,
+        "nav_msgs/Odometry": struct("nav_msgs/Odometry", {
+            "header": H, "child_frame_id": str, "pose": pwc, "twist": twc}),
+        "sensor_msgs/LaserScan": struct("sensor_msgs/LaserScan", {
+            "header": H, "angle_min": t.float32, "angle_max": t.float32,
+            "angle_increment": t.float32, "time_increment": t.float32,
+            "scan_time": t.float32, "range_min": t.float32, "range_max": t.float32,
+            "ranges": t.sequence[t.float32], "intensities": t.sequence[t.float32]}),
+        "tf2_msgs/TFMessage": struct("tf2_msgs/TFMessage",
+                                     {"transforms": t.sequence[tfs]}),
+        "nav_msgs/OccupancyGrid": struct("nav_msgs/OccupancyGrid", {
+            "header": H, "info": meta, "data": t.sequence[t.int8]}),
+        "rosgraph_msgs/Clock": struct("rosgraph_msgs/Clock", {"clock": T}),
+    })
+    return out
+
+
+@dataclass(frozen=True)
+class Qos:
+    """The QoS of one topic, in ROS 2's words.
+
+    Attributes:
+        reliable: Reliable (else best effort). A reliable writer serves best-effort readers
+            too; a best-effort reader accepts both kinds of writer.
+        latched: Transient local durability (late joiners get the last ``depth`` samples).
+        depth: Keep-last history depth.
+    """
+
+    reliable: bool = True
+    latched: bool = False
+    depth: int = 10
+
+    def policies(self):
+        from cyclonedds.core import Policy
+        from cyclonedds.qos import Qos as CQos
+        from cyclonedds.util import duration
+        rel = (Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=100))
+               if self.reliable else Policy.Reliability.BestEffort)
+        dur = Policy.Durability.TransientLocal if self.latched else Policy.Durability.Volatile
+        return CQos(rel, dur, Policy.History.KeepLast(self.depth))
+
+
+STREAM = Qos()  # odometry, scans, tf, clock
+LATCHED = Qos(latched=True, depth=1)  # /map, /tf_static
+COMMANDS = Qos(reliable=False)  # cmd_vel: best effort reads every publisher's
+
+
+class Participant:
+    """One DDS participant on a domain, loopback-only unless told otherwise.
+
+    Args:
+        domain: DDS domain id (ROS_DOMAIN_ID), 0..232.
+        loopback: Keep discovery and data on 127.0.0.1 (:data:`LOOPBACK_CONFIG`); else
+            Cyclone's defaults (every interface, multicast discovery).
+    """
+
+    def __init__(self, domain: int = 0, loopback: bool = True) -> None:
+        require_dds()
+        from cyclonedds.domain import Domain, DomainParticipant
+        self.domain_id = check_domain(domain)
+        try:
+            self._domain = Domain(self.domain_id, loopback_config()) if loopback else None
+            self.participant = DomainParticipant(self.domain_id)
+        except Exception as exc:  # noqa: BLE001 - Cyclone's DDSException, said as a sentence
+            raise CoopsimError(f"cannot join DDS domain {self.domain_id}: {exc}") from None
+        self._topics: dict[str, object] = {}
+
+    def topic(self, name: str, short: str):
+        """The DDS topic of ROS topic ``name`` (``/robot1/odom`` -> ``rt/robot1/odom``)."""
+        from cyclonedds.topic import Topic
+        topic = self._topics.get(name)
+        if topic is None:
+            topic = self._topics[name] = Topic(self.participant, "rt" + name,
+                                               idl_types()[short])
+        return topic
+
+    def writer(self, name: str, short: str, qos: Qos = STREAM) -> "RawWriter":
+        from cyclonedds.pub import DataWriter
+        return RawWriter(DataWriter(self.participant, self.topic(name, short),
+                                    qos=qos.policies()))
+
+    def reader(self, name: str, short: str, on_data, qos: Qos = COMMANDS):
+        """A reader whose ``on_data(reader)`` is called on Cyclone's thread as data comes."""
+        from cyclonedds.core import Listener
+        from cyclonedds.sub import DataReader
+        listener = Listener(on_data_available=on_data)
+        return DataReader(self.participant, self.topic(name, short), qos=qos.policies(),
+                          listener=listener)
+
+    def close(self) -> None:
+        """Leave the domain (every writer and reader of this participant goes with it)."""
+        self._topics.clear()
+        self.participant = None
+        self._domain = None
+
+
+class RawWriter:
+    """A DataWriter fed payloads already in CDR (the header included)."""
+
+    def __init__(self, writer) -> None:
+        from cyclonedds._clayer import ddspy_write  # the binding's own write of bytes
+        self.writer, self._write = writer, ddspy_write
+
+    def write(self, payload: bytes) -> None:
+        pad = -len(payload) % 4  # the binding pads to whole words too
+        ret = self._write(self.writer._ref, payload + b"\x00" * pad if pad else payload)
+        if ret < 0:
+            raise CoopsimError(f"DDS write failed ({ret}) on {self.writer.topic.name}")
+
+    def matched(self) -> int:
+        """How many readers this writer has found."""
+        return len(self.writer.get_matched_subscriptions())

@@ -1,0 +1,195 @@
+"""A run's robots as ROS 2 sees them: topic names, frames and each message, from a layout and
+its snapshots. The live bridge (:mod:`.bridge`) and the bag export (:mod:`.bag`) share it.
+
+Frames (REP 103/105; x forward, y left, z up, metres, radians), per robot ``R``:
+``map`` (the world) -> ``R/odom`` (where the robot started; static) -> ``R/base_link`` (the
+chassis centre; moves) -> ``R/laser`` (the scan's origin; static, at the centre). Odometry is
+the exact motion since the start (the simulator knows the truth), in ``R/odom``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.plugins import MODULES
+from ..model.snapshot import wrap_angle
+from . import messages as m
+from .occupancy import Occupancy
+
+SCAN_RATE = 10.0  # Hz a ranging module without a rate of its own is published at
+PREFERRED_SCAN = ("lidar", "ranger")  # the module behind /R/scan when a robot has several
+
+
+def ros_robot(name: str) -> str:
+    """A robot name as a ROS name component (ROS names take no ``-``)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+@dataclass
+class Scan:
+    """One ranging module of one robot, as a LaserScan topic."""
+
+    label: str
+    topic: str
+    frame: str
+    template: m.ScanTemplate
+    offset: float  # m added to each reading (a reading from the chassis edge, not the centre)
+    reach: float  # m: readings at or past it are "no return" (+inf, REP 117)
+    period: float  # s between two scans
+    due: float = 0.0  # sim time of the next scan, s
+
+
+@dataclass
+class RosRobot:
+    """One robot's topics, frames and odometry origin (x, y, yaw in the world)."""
+
+    name: str
+    ns: str
+    row: int
+    origin: tuple[float, float, float]
+    scans: list[Scan]
+
+
+class RosScene:
+    """Everything of one layout that ROS 2 topics need.
+
+    Args:
+        layout: A layout document (``World.describe()``, live or recorded).
+        snap: A snapshot of that layout (odometry origins of robots not seen before).
+        params: Robot name -> module label -> {param: value} (ranges, rates); missing ones
+            take the module's defaults.
+        origins: Odometry origins of robots already seen (kept across layouts).
+    """
+
+    def __init__(self, layout: dict, snap, params: dict | None = None,
+                 origins: dict | None = None) -> None:
+        self.layout = layout
+        self.key = snap.robots
+        self.origins = dict(origins or {})
+        params = params or {}
+        self.robots: list[RosRobot] = []
+        for robot in layout.get("robots", ()):
+            name = robot["name"]
+            row = snap.index[name]
+            if name not in self.origins:
+                x, y, yaw = (float(v) for v in snap.poses[row])
+                self.origins[name] = (x, y, float(wrap_angle(yaw)))
+            ns = ros_robot(name)
+            self.robots.append(RosRobot(
+                name, ns, row, self.origins[name],
+                _scans(ns, robot, layout, params.get(name, {}))))
+        self.occupancy = Occupancy.of_layout(layout)
+        self._rows = np.array([r.row for r in self.robots], dtype=int)
+        self._origins = np.array([r.origin for r in self.robots], dtype=float).reshape(-1, 3)
+        self._topics = [f"/{r.ns}/odom" for r in self.robots]
+        frames = [(f"{r.ns}/odom", f"{r.ns}/base_link") for r in self.robots]
+        self._tf = m.TfTemplate(frames)
+        self._odom = m.OdomBatch(frames)
+
+    def fits(self, snap) -> bool:
+        return snap.robots == self.key
+
+    # -- messages -------------------------------------------------------------------------------
+
+    def _motion(self, snap) -> tuple:
+        """Every robot's pose in its odometry frame (x, y, yaw arrays) and velocity in its
+        base frame (forward, sideways m/s; yaw rate rad/s)."""
+        pose = snap.poses[self._rows]
+        o = self._origins
+        dx, dy = pose[:, 0] - o[:, 0], pose[:, 1] - o[:, 1]
+        c, s = np.cos(o[:, 2]), np.sin(o[:, 2])
+        yaw = wrap_angle(pose[:, 2] - o[:, 2])
+        vel = snap.velocities[self._rows]
+        ch, sh = np.cos(pose[:, 2]), np.sin(pose[:, 2])
+        return (dx * c + dy * s, -dx * s + dy * c, yaw, vel[:, 0] * ch + vel[:, 1] * sh,
+                -vel[:, 0] * sh + vel[:, 1] * ch, vel[:, 2])
+
+    def odometry(self, snap, ns: int) -> list[tuple[str, bytes]]:
+        """(topic, nav_msgs/Odometry) of every robot at ``snap``."""
+        if not self.robots:
+            return []
+        return list(zip(self._topics, self._odom.fill(ns, *self._motion(snap))))
+
+    def transforms(self, snap, ns: int) -> bytes:
+        """tf2_msgs/TFMessage: every robot's ``R/odom`` -> ``R/base_link``."""
+        x, y, yaw = self._motion(snap)[:3]
+        return self._tf.fill(ns, x, y, yaw)
+
+    def static_transforms(self, ns: int) -> bytes:
+        """tf2_msgs/TFMessage for ``/tf_static``: ``map`` -> each ``R/odom`` (its start pose)
+        and ``R/base_link`` -> each scan frame."""
+        items = []
+        for r in self.robots:
+            items.append((ns, "map", f"{r.ns}/odom", *r.origin))
+            items += [(ns, f"{r.ns}/base_link", s.frame, 0.0, 0.0, 0.0) for s in r.scans]
+        return m.transforms(items)
+
+    def scans(self, snap, ns: int, every: bool = False) -> list[tuple[str, bytes]]:
+        """(topic, sensor_msgs/LaserScan) of the scans due at ``snap`` (all with ``every``)."""
+        out = []
+        for r in self.robots:
+            for s in r.scans:
+                if not every and snap.time + 1e-9 < s.due:
+                    continue
+                s.due = snap.time + s.period
+                values = snap.readings.get(s.label)
+                if values is None or values.shape[0] <= r.row:
+                    continue
+                ranges = np.asarray(values[r.row], dtype=float) + s.offset
+                ranges[values[r.row] >= s.reach - 1e-9] = np.inf
+                out.append((s.topic, s.template.fill(ns, ranges)))
+        return out
+
+    def grid(self, ns: int) -> bytes:
+        """nav_msgs/OccupancyGrid of the world's static geometry in ``map``."""
+        o = self.occupancy
+        return m.occupancy_grid(ns, "map", o.resolution, o.origin, o.cells)
+
+    def topics(self) -> list[tuple[str, str]]:
+        """(ROS topic, short type) of every topic this scene publishes."""
+        out = [("/clock", m.CLOCK), ("/tf", m.TF), ("/tf_static", m.TF), ("/map", m.GRID)]
+        for r in self.robots:
+            out.append((f"/{r.ns}/odom", m.ODOMETRY))
+            out += [(s.topic, m.SCAN) for s in r.scans]
+        return out
+
+
+def _scans(ns: str, robot: dict, layout: dict, params: dict) -> list[Scan]:
+    """The robot's ranging modules with evenly spaced rays (module ``draw`` hint ``rays``),
+    the preferred one (a lidar, else the first) on ``/R/scan``, others on ``/R/scan_LABEL``."""
+    found = []
+    described = layout.get("modules") or {}
+    for label in robot.get("modules") or ():
+        hint = (described.get(label) or {}).get("draw")
+        if hint is None and label in MODULES:
+            hint = MODULES.get(label).draw
+        if not hint or hint.get("kind") != "rays":
+            continue
+        angles = np.asarray(hint["angles"], dtype=float)
+        if len(angles) < 2 or np.ptp(np.diff(angles)) > 1e-9:
+            continue  # not a fan a LaserScan can describe
+        found.append((label, angles, hint))
+    found.sort(key=lambda f: f[0] not in PREFERRED_SCAN)
+    out = []
+    for k, (label, angles, hint) in enumerate(found):
+        p = {**_defaults(label), **params.get(label, {})}
+        reach = float(p.get("max_range", np.inf))
+        offset = float(robot.get("radius", 0.0)) if hint.get("origin") == "edge" else 0.0
+        rate = float(p.get("rate") or 0.0) or SCAN_RATE
+        frame = f"{ns}/laser" if k == 0 else f"{ns}/{label}"
+        topic = f"/{ns}/scan" if k == 0 else f"/{ns}/scan_{label}"
+        geometry = m.ScanGeometry(float(angles[0]), float(angles[-1]),
+                                  float(angles[1] - angles[0]), offset,
+                                  reach + offset, 1.0 / rate, len(angles))
+        out.append(Scan(label, topic, frame, m.ScanTemplate(frame, geometry), offset, reach,
+                        1.0 / rate))
+    return out
+
+
+def _defaults(label: str) -> dict:
+    if label not in MODULES:
+        return {}
+    return {spec.name: spec.default for spec in MODULES.get(label).params}
