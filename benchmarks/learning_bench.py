@@ -24,7 +24,7 @@ import numpy as np
 
 import coopsim.env  # noqa: F401 -- registers coopsim/Scenario-v0
 from coopsim.env.episode import Episode
-from coopsim.sim import casters
+from coopsim import raycast as casters
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL = str(ROOT / "scenarios" / "learn_goal.scenario")

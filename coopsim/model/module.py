@@ -170,6 +170,25 @@ def _some(p: Mapping, name: str) -> bool:
     return name not in zero if zero is not None else bool(p[name].any())
 
 
+@dataclass(frozen=True)
+class LaserScan:
+    """One planar scan of a range finder, as ROS 2's ``sensor_msgs/LaserScan`` holds it.
+
+    Attributes:
+        angle_min: Angle of the first beam, rad, counter-clockwise from the sensor's axis.
+        increment: Angle between beams, rad.
+        ranges: (beams,) distances from the sensor's mounting point, m: +inf for nothing seen,
+            anything below ``range_min`` for no return.
+        range_min, range_max: The distances it measures, m.
+    """
+
+    angle_min: float
+    increment: float
+    ranges: np.ndarray
+    range_min: float
+    range_max: float
+
+
 class Module:
     """Base of every hardware module. Subclasses set the class attributes and override
     :meth:`sense` (sensors), :meth:`actuate` (actuators) or both; all methods are classmethods
@@ -261,6 +280,42 @@ class Module:
         msgpack-ready data, or None for nothing (the default). ``after`` is the step of the
         previous recorded step (-1 at the start): a module updating at its own rate returns
         only what was taken since (the lidar's scans; docs/recording-format.md)."""
+        return None
+
+    # -- as other robot software sees it (ROS 2, docs/ros2.md) --------------------------------
+
+    #: Which of a robot's range finders is its main scan (``/R/scan``): the highest rank.
+    laser_rank: ClassVar[int] = 0
+
+    @classmethod
+    def laser_scan(cls, snap, robot: str, params: Mapping, radius: float) -> "LaserScan | None":
+        """This module's latest reading of ``robot`` as a planar laser scan (ROS 2's
+        ``sensor_msgs/LaserScan``), or None: the module is no range finder (the default), or
+        has no reading of that robot.
+
+        Args:
+            snap: The snapshot. robot: Its network name. params: Its values of the module's
+                parameters. radius: The robot's chassis radius, m.
+        """
+        return None
+
+    @classmethod
+    def laser_mount(cls, params: Mapping) -> tuple[float, float, float]:
+        """Where a range finder's beams start: (x ahead, y left, m; yaw, rad) in the robot's
+        frame (the chassis centre by default)."""
+        return 0.0, 0.0, 0.0
+
+    @classmethod
+    def from_twist(cls, forward: float, left: float, turn: float, yaw: float, axle: float,
+                   params: Mapping) -> tuple[float, ...] | None:
+        """The stored command for a body velocity (ROS 2's ``cmd_vel``: ``forward`` and
+        ``left`` m/s and ``turn`` rad/s in the robot's frame; ``yaw`` its heading, rad, world
+        frame; ``axle`` m), checked by the module's own rules; None when the module is not
+        driven so (the default).
+
+        Raises:
+            ProtocolError: the values are beyond what the module takes.
+        """
         return None
 
     # -- commands and actuation -----------------------------------------------------------------

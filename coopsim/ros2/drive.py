@@ -1,14 +1,8 @@
 """``cmd_vel`` to a robot's motion module: a geometry_msgs/Twist (base frame: linear.x forward,
 linear.y left, m/s; angular.z yaw rate, rad/s) becomes the command a network client would send,
-checked by the module's own rules.
-
-=========== ============================================= ===================================
-module      command                                       from the Twist
-=========== ============================================= ===================================
-motors      set_speeds (left, right wheel speed, m/s)     v -+ w * axle / 2 (saturate at
-                                                          ``motors.max_speed``)
-velocity    set_velocity (vx, vy world frame, yaw rate)   (x, y) turned by the robot's yaw
-=========== ============================================= ===================================
+checked by the module's own rules. The module says how (``Module.from_twist``): ``motors``
+turns it into wheel speeds, ``velocity`` into a world-frame velocity; a plugin's motion module
+does the same by overriding that hook.
 """
 
 from __future__ import annotations
@@ -17,9 +11,8 @@ import math
 from dataclasses import dataclass
 
 from ..model.errors import CoopsimError
+from ..model.module import Module
 from ..model.plugins import MODULES
-
-MOTION = ("motors", "velocity")  # modules a Twist drives, in the order a robot's is chosen
 
 
 class TwistRefused(CoopsimError):
@@ -41,27 +34,25 @@ class Drive:
         Raises:
             TwistRefused: a component is not finite, or the module refuses the values.
         """
-        values = (*linear, *angular)
-        if not all(math.isfinite(v) for v in values):
+        if not all(math.isfinite(v) for v in (*linear, *angular)):
             raise TwistRefused("a cmd_vel component is not finite")
-        cls = MODULES.get(self.module)
-        if self.module == "motors":
-            half = angular[2] * self.axle / 2.0
-            name, data = "set_speeds", (linear[0] - half, linear[0] + half)
-        else:
-            c, s = math.cos(yaw), math.sin(yaw)
-            name = "set_velocity"
-            data = (linear[0] * c - linear[1] * s, linear[0] * s + linear[1] * c, angular[2])
-        command = next(c for c in cls.commands if c.name == name)
         try:
-            return tuple(cls.command_row(command, data, self.params, None))
+            return tuple(MODULES.get(self.module).from_twist(
+                float(linear[0]), float(linear[1]), float(angular[2]), yaw, self.axle,
+                self.params))
         except CoopsimError as exc:
             raise TwistRefused(str(exc)) from None
 
 
+def twist_driven(label: str) -> bool:
+    """True when module ``label`` takes body velocities (it overrides ``from_twist``)."""
+    cls = MODULES.get(label) if label in MODULES else None
+    return cls is not None and cls.from_twist.__func__ is not Module.from_twist.__func__
+
+
 def drive_of(robot, params: dict) -> Drive | None:
-    """The :class:`Drive` of a World robot (None when it has no module a Twist drives)."""
-    for label in MOTION:
-        if label in robot.modules:
+    """The :class:`Drive` of a World robot: its first module a Twist drives (None: none)."""
+    for label in robot.modules:
+        if twist_driven(label):
             return Drive(robot.name, label, float(robot.axle or 0.0), dict(params[label]))
     return None

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.module import Module
 from ..model.plugins import MODULES
 from ..model.snapshot import wrap_angle
 from . import messages as m
 from .occupancy import Occupancy
 
-SCAN_RATE = 10.0  # Hz a ranging module without a rate of its own is published at
-PREFERRED_SCAN = ("lidar", "ranger")  # the module behind /R/scan when a robot has several
+SCAN_RATE = 10.0  # Hz a range finder without a rate of its own is published at
 
 
 def ros_robot(name: str) -> str:
@@ -30,16 +30,16 @@ def ros_robot(name: str) -> str:
 
 @dataclass
 class Scan:
-    """One ranging module of one robot, as a LaserScan topic."""
+    """One range finder of one robot, as a LaserScan topic (``Module.laser_scan``)."""
 
     label: str
     topic: str
     frame: str
-    template: m.ScanTemplate
-    offset: float  # m added to each reading (a reading from the chassis edge, not the centre)
-    reach: float  # m: readings at or past it are "no return" (+inf, REP 117)
+    params: dict
+    mount: tuple[float, float, float]  # x, y (m), yaw (rad) in the robot's frame
     period: float  # s between two scans
     due: float = 0.0  # sim time of the next scan, s
+    template: tuple | None = None  # (geometry key, ScanTemplate)
 
 
 @dataclass
@@ -50,6 +50,7 @@ class RosRobot:
     ns: str
     row: int
     origin: tuple[float, float, float]
+    radius: float
     scans: list[Scan]
 
 
@@ -80,7 +81,7 @@ class RosScene:
             ns = ros_robot(name)
             self.robots.append(RosRobot(
                 name, ns, row, self.origins[name],
-                _scans(ns, robot, layout, params.get(name, {}))))
+                float(robot.get("radius", 0.0)), _scans(ns, robot, params.get(name, {}))))
         self.occupancy = Occupancy.of_layout(layout)
         self._rows = np.array([r.row for r in self.robots], dtype=int)
         self._origins = np.array([r.origin for r in self.robots], dtype=float).reshape(-1, 3)
@@ -124,7 +125,7 @@ class RosScene:
         items = []
         for r in self.robots:
             items.append((ns, "map", f"{r.ns}/odom", *r.origin))
-            items += [(ns, f"{r.ns}/base_link", s.frame, 0.0, 0.0, 0.0) for s in r.scans]
+            items += [(ns, f"{r.ns}/base_link", s.frame, *s.mount) for s in r.scans]
         return m.transforms(items)
 
     def scans(self, snap, ns: int, every: bool = False) -> list[tuple[str, bytes]]:
@@ -135,12 +136,9 @@ class RosScene:
                 if not every and snap.time + 1e-9 < s.due:
                     continue
                 s.due = snap.time + s.period
-                values = snap.readings.get(s.label)
-                if values is None or values.shape[0] <= r.row:
-                    continue
-                ranges = np.asarray(values[r.row], dtype=float) + s.offset
-                ranges[values[r.row] >= s.reach - 1e-9] = np.inf
-                out.append((s.topic, s.template.fill(ns, ranges)))
+                scan = MODULES.get(s.label).laser_scan(snap, r.name, s.params, r.radius)
+                if scan is not None:
+                    out.append((s.topic, _template(s, scan).fill(ns, scan.ranges)))
         return out
 
     def grid(self, ns: int) -> bytes:
@@ -157,36 +155,33 @@ class RosScene:
         return out
 
 
-def _scans(ns: str, robot: dict, layout: dict, params: dict) -> list[Scan]:
-    """The robot's ranging modules with evenly spaced rays (module ``draw`` hint ``rays``),
-    the preferred one (a lidar, else the first) on ``/R/scan``, others on ``/R/scan_LABEL``."""
-    found = []
-    described = layout.get("modules") or {}
-    for label in robot.get("modules") or ():
-        hint = (described.get(label) or {}).get("draw")
-        if hint is None and label in MODULES:
-            hint = MODULES.get(label).draw
-        if not hint or hint.get("kind") != "rays":
-            continue
-        angles = np.asarray(hint["angles"], dtype=float)
-        if len(angles) < 2 or np.ptp(np.diff(angles)) > 1e-9:
-            continue  # not a fan a LaserScan can describe
-        found.append((label, angles, hint))
-    found.sort(key=lambda f: f[0] not in PREFERRED_SCAN)
+def _scans(ns: str, robot: dict, params: dict) -> list[Scan]:
+    """The robot's range finders (modules answering ``laser_scan``), the highest
+    ``laser_rank`` (a lidar before a sonar) on ``/R/scan`` in frame ``R/laser``, the others on
+    ``/R/scan_LABEL`` in frame ``R/LABEL``."""
+    found = [label for label in robot.get("modules") or () if label in MODULES and
+             MODULES.get(label).laser_scan.__func__ is not Module.laser_scan.__func__]
+    found.sort(key=lambda label: -MODULES.get(label).laser_rank)
     out = []
-    for k, (label, angles, hint) in enumerate(found):
+    for k, label in enumerate(found):
         p = {**_defaults(label), **params.get(label, {})}
-        reach = float(p.get("max_range", np.inf))
-        offset = float(robot.get("radius", 0.0)) if hint.get("origin") == "edge" else 0.0
         rate = float(p.get("rate") or 0.0) or SCAN_RATE
         frame = f"{ns}/laser" if k == 0 else f"{ns}/{label}"
         topic = f"/{ns}/scan" if k == 0 else f"/{ns}/scan_{label}"
-        geometry = m.ScanGeometry(float(angles[0]), float(angles[-1]),
-                                  float(angles[1] - angles[0]), offset,
-                                  reach + offset, 1.0 / rate, len(angles))
-        out.append(Scan(label, topic, frame, m.ScanTemplate(frame, geometry), offset, reach,
-                        1.0 / rate))
+        out.append(Scan(label, topic, frame, p, MODULES.get(label).laser_mount(p), 1.0 / rate))
     return out
+
+
+def _template(scan: Scan, data) -> m.ScanTemplate:
+    """The scan's CDR template for this geometry (made again when the geometry changes)."""
+    key = (len(data.ranges), data.angle_min, data.increment, data.range_min, data.range_max)
+    if scan.template is None or scan.template[0] != key:
+        n = len(data.ranges)
+        geometry = m.ScanGeometry(data.angle_min, data.angle_min + data.increment * (n - 1),
+                                  data.increment, data.range_min, data.range_max,
+                                  scan.period, n)
+        scan.template = (key, m.ScanTemplate(scan.frame, geometry))
+    return scan.template[1]
 
 
 def _defaults(label: str) -> dict:

@@ -152,8 +152,8 @@ def test_numpy_and_compiled_casters_give_the_same_scans_and_intensities():
     """The mounted fan goes through the same kernels as the sonar's: the same bits either way
     (a run does not change with the caster that served it)."""
     pytest.importorskip("numba")
-    from coopsim.sim.jitcast import JitRayCaster
-    from coopsim.sim.raycast import RayCaster
+    from coopsim.raycast import JitRayCaster
+    from coopsim.raycast import RayCaster
 
     rng = np.random.default_rng(5)
     bots = [robot(f"t{i}", *rng.uniform(-4, 4, 2), rng.uniform(-3, 3), type="turtlebot3",

@@ -99,6 +99,7 @@ def test_twists_drive_the_robot_one_lockstep_step_each(bridged):
 
 def test_odometry_at_the_paused_step_is_the_sim_state_pose(bridged):
     run, peer, _ = bridged
+    peer("topics", expect=["rt/robot2/odom"], follow=["robot2"])
     run.stepper.pause()
     with Client(run.network.endpoint) as client:
         state = client.sim().state()
@@ -131,6 +132,9 @@ def test_bad_twists_are_refused_and_counted(bridged):
 
 def test_scans_and_odometry_match_the_recording(bridged):
     run, peer, record = bridged
+    peer("topics", expect=["rt/robot1/odom", "rt/robot1/scan"], follow=["robot1"])
+    run.stepper.resume()
+    peer("drive", robot="robot1", linear=0.2, angular=0.0, steps=30)
     odoms = peer("odoms", robot="robot1")["odoms"]
     scans = peer("scans", robot="robot1")["scans"]
     origin = next(t for t in peer("tf_static")["transforms"] if t["child"] == "robot1/odom")

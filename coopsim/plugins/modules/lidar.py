@@ -22,7 +22,7 @@ from typing import Mapping
 import numpy as np
 
 from ...model.commands import Command
-from ...model.module import Module
+from ...model.module import LaserScan, Module
 from ...model.params import ParamSpec
 from . import ranging
 from .common import rate
@@ -123,6 +123,26 @@ class Lidar(Module):
         mm = np.rint(np.concatenate(parts) * 1000.0).astype("<i4")
         return {"robots": names, "steps": when, "beams": [len(p) for p in parts],
                 "mm": mm.tobytes()}
+
+    laser_rank = 1  # a robot's lidar, not its sonar, is its /R/scan
+
+    @classmethod
+    def laser_scan(cls, snap, robot, params, radius):
+        """The latest scan from the mounting point; nothing seen (max_range) is +inf, no return
+        (0) stays below range_min."""
+        scans = snap.extra.get(cls.label)
+        scan = scans.of(robot) if scans is not None else None
+        if scan is None or not len(scan):
+            return None
+        angles = ranging.beam_angles(len(scan), math.radians(float(params["fov"])))
+        reach = float(params["max_range"])
+        ranges = np.where(scan >= reach - 1e-9, np.inf, scan)
+        step = float(angles[1] - angles[0]) if len(angles) > 1 else 0.0
+        return LaserScan(float(angles[0]), step, ranges, float(params["min_range"]), reach)
+
+    @classmethod
+    def laser_mount(cls, params):
+        return float(params["x"]), float(params["y"]), math.radians(float(params["yaw"]))
 
     @classmethod
     def answer_robot(cls, command, robot, row, text, snap):

@@ -51,6 +51,14 @@ class Motors(Module):
         return float(data[0]), float(data[1])
 
     @classmethod
+    def from_twist(cls, forward, left, turn, yaw, axle, params):
+        """Wheel speeds for a forward speed and a turn rate (``left`` is ignored: no sideways
+        wheels); beyond the sanity limit refused, over max_speed saturating as any command."""
+        half = turn * axle / 2.0
+        speeds = next(c for c in cls.commands if c.name == "set_speeds")
+        return cls.command_row(speeds, (forward - half, forward + half), params, None)
+
+    @classmethod
     def actuate(cls, frame, rows, p, commands):
         """Wheel speeds -> the chassis' forward speed (m/s) and yaw rate (rad/s); returns the
         (len(rows), 2) wheel speeds actually driven (after max_speed and efficiency)."""

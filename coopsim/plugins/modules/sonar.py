@@ -12,7 +12,7 @@ import numpy as np
 
 from ...model.commands import Command
 from ...model.metric_kind import MetricKind, need_robot, robot_row
-from ...model.module import Column, Module
+from ...model.module import Column, LaserScan, Module
 from ...model.params import ParamSpec
 from .common import lost, noise, rate
 from .ranging import beam_angles
@@ -52,6 +52,19 @@ class Sonar(Module):
     @classmethod
     def clip(cls, out, p):
         return np.clip(out, 0.0, p["max_range"][:, None])
+
+    @classmethod
+    def laser_scan(cls, snap, robot, params, radius):
+        """From the centre: each reading plus the radius; nothing seen (max_range) is +inf."""
+        values = snap.readings.get(cls.label)
+        row = snap.index.get(robot)
+        if values is None or row is None or row >= len(values):
+            return None
+        reach = float(params.get("max_range", 2.0))
+        reading = np.asarray(values[row], dtype=float)
+        ranges = np.where(reading >= reach - 1e-9, np.inf, reading + radius)
+        return LaserScan(float(ANGLES[0]), float(ANGLES[1] - ANGLES[0]), ranges, radius,
+                         reach + radius)
 
 
 class MinSonar(MetricKind):

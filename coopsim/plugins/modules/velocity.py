@@ -17,6 +17,8 @@ study). The stored command keeps the reference, so a recording holds it (columns
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...model.commands import OUT_OF_RANGE, Command
@@ -55,6 +57,14 @@ class Velocity(Module):
     command_fields = ("vx", "vy", "yaw_rate", "ref_x", "ref_y", "tracking")
     columns = (Column("ref_x", 1e-4, 2, 3, "command"), Column("ref_y", 1e-4, 2, 4, "command"),
                Column("tracking", 1.0, 1, 5, "command"))
+
+    @classmethod
+    def from_twist(cls, forward, left, turn, yaw, axle, params):
+        """The body velocity turned by the heading into the world frame, and the turn rate."""
+        c, s = math.cos(yaw), math.sin(yaw)
+        command = next(k for k in cls.commands if k.name == "set_velocity")
+        return cls.command_row(command, (forward * c - left * s, forward * s + left * c, turn),
+                               params, None)
 
     @classmethod
     def command_row(cls, command, data, params, robot):
