@@ -101,6 +101,7 @@ class VirtualStructure:
         self.start_heading = first if heading is None else float(heading)
         last = float(self._dirs[-1]) if len(self._dirs) else self.start_heading
         self.final_heading = last if final_heading is None else float(final_heading)
+        self._knots = self._heading_knots()
         self.s = 0.0  # where the slowest member is, m along the path
         self.progress = np.full(len(self.offsets), np.nan)  # each robot's projection, m
         self.states: dict[int, object] = {}
@@ -126,25 +127,41 @@ class VirtualStructure:
         off = self.offsets * (self.fractions[:, None] if pulled else 1.0)
         return centre + off @ np.array([[c, si], [-si, c]])
 
-    def heading_at(self, s: float) -> float:
-        """The structure's heading at arc length ``s``: the path's direction, turned linearly
-        over ``blend`` m either side of each corner, and to the ordered heading over the last
-        ``blend`` m."""
+    def heading_at(self, s):
+        """The structure's heading at arc length ``s`` (a number or an array): the path's
+        direction, turned linearly over ``blend`` m either side of each corner, and to the
+        ordered heading over the last ``blend`` m (rad, wrapped)."""
+        h = np.interp(s, *self._knots)
+        return wrap(float(h)) if np.ndim(h) == 0 else (h + np.pi) % (2 * np.pi) - np.pi
+
+    def _heading_knots(self) -> tuple[np.ndarray, np.ndarray]:
+        """(arc lengths, unwrapped headings) between which the heading is interpolated."""
         dirs = list(self._dirs) or [self.start_heading]
-        marks = list(self._cum[1:-1])  # the corners
-        if self.length > 0:
-            dirs.append(self.final_heading)
-            marks.append(self.length - 1e-9)
-        heading = dirs[0] if self.length > 0 else self.final_heading
+        dirs.append(self.final_heading)
+        for k in range(1, len(dirs)):  # unwrapped: each turn the short way round
+            dirs[k] = dirs[k - 1] + wrap(dirs[k] - dirs[k - 1])
+        if self.length == 0.0:
+            return np.array([0.0, 1.0]), np.array([dirs[-1], dirs[-1]])
         b = self.gains.blend
-        for corner, before, after in zip(marks, dirs[:-1], dirs[1:]):
-            lo = corner - b if corner < self.length - 1e-6 else corner - 2 * b
-            hi = corner + b if corner < self.length - 1e-6 else corner
-            if s >= hi:
-                heading = after
-            elif s > lo:
-                heading = before + wrap(after - before) * (s - lo) / (hi - lo)
-        return wrap(heading)
+        corners = list(self._cum[1:-1]) + [self.length]
+        bounds = [0.0] + [(a + c) / 2 for a, c in zip(corners[:-1], corners[1:])] + [self.length]
+        xs, hs = [0.0], [dirs[0]]
+        for j, corner in enumerate(corners):
+            last = j == len(corners) - 1
+            lo = max(bounds[j], corner - (2 * b if last else b), xs[-1])
+            hi = corner if last else min(bounds[j + 1], corner + b)
+            xs += [lo, max(hi, lo + 1e-9)]
+            hs += [dirs[j], dirs[j + 1]]
+        return np.array(xs), np.array(hs)
+
+    def _slot(self, index: int, s: float, pulled: bool = True) -> tuple[float, float]:
+        """One slot's position at arc length ``s``, m."""
+        x, y = self._point(s)
+        h = self.heading_at(s)
+        f = self.fractions[index] if pulled else 1.0
+        ox, oy = self.offsets[index] * f
+        c, si = math.cos(h), math.sin(h)
+        return x + ox * c - oy * si, y + ox * si + oy * c
 
     # -- reports and progress -------------------------------------------------------------------
     def report(self, index: int, state) -> None:
@@ -160,13 +177,14 @@ class VirtualStructure:
         """Arc length at which robot ``index`` stands in its slot, near the structure, m."""
         if self.length == 0.0:
             return 0.0
-        best, best_d = self.s, math.inf
-        for s in np.arange(max(0.0, self.s - 0.5), min(self.length, self.s + 2.0) + 1e-9, 0.05):
-            slot = self.slots(float(s), pulled=False)[index]
-            d = math.hypot(state.x - slot[0], state.y - slot[1])
-            if d < best_d:
-                best, best_d = float(s), d
-        return best
+        s = np.arange(max(0.0, self.s - 0.5), min(self.length, self.s + 2.0) + 1e-9, 0.05)
+        x = np.interp(s, self._cum, self.path[:, 0])
+        y = np.interp(s, self._cum, self.path[:, 1])
+        h = np.interp(s, *self._knots)
+        ox, oy = self.offsets[index]
+        c, si = np.cos(h), np.sin(h)
+        d = np.hypot(x + ox * c - oy * si - state.x, y + ox * si + oy * c - state.y)
+        return float(s[int(np.argmin(d))])
 
     def _pull_in(self) -> None:
         """Narrow the slots that fall in blocked cells; count breaks and re-formations."""
@@ -209,8 +227,8 @@ class VirtualStructure:
         """Wheel speeds (m/s) taking robot ``index`` (at ``state``) to its slot."""
         self.report(index, state)
         g, drive = self.gains, self.drive
-        slot = self.slots()[index]
-        ex, ey = slot[0] - state.x, slot[1] - state.y
+        sx, sy = self._slot(index, self.target)
+        ex, ey = sx - state.x, sy - state.y
         dist = math.hypot(ex, ey)
         at_end = self.target >= self.length
         if dist < g.tolerance * 0.5 or (at_end and dist < g.tolerance):
