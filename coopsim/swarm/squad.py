@@ -330,7 +330,8 @@ class Squad:
         final = float(head[-1] if heading is None else heading)
         structure = VirtualStructure(
             turns, offsets, float(head[0]), final, gains=self.gains,
-            free=lambda pts: self.grid.free_at(pts, label))
+            free=lambda pts: self.grid.free_at(pts, label),
+            clear=self.grid.segment_free)
         c, s = math.cos(final), math.sin(final)
         ends = turns[-1] + offsets @ np.array([[c, s], [-s, c]])
         chains = [(np.vstack([pos[k], starts[slot_of[k]]]), np.full((2, 2), np.nan))

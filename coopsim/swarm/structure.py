@@ -81,11 +81,14 @@ class VirtualStructure:
         gains: :class:`KeepGains`.
         free: Optional ``free(points (m, 2)) -> (m,) bool`` of the planning grid: where slots
             may stand.
+        clear: Optional ``clear(a, b) -> bool`` of the planning grid: whether a robot at ``a``
+            may drive straight to ``b``; when it may not reach its slot so, it follows the
+            path itself (in file behind the others) until it may.
     """
 
     def __init__(self, path, offsets, heading: float | None = None,
                  final_heading: float | None = None, drive: Drive = Drive(),
-                 gains: KeepGains = KeepGains(), free=None) -> None:
+                 gains: KeepGains = KeepGains(), free=None, clear=None) -> None:
         path = np.asarray(path, dtype=float).reshape(-1, 2)
         keep = np.ones(len(path), dtype=bool)
         keep[1:] = np.hypot(*np.diff(path, axis=0).T) > 1e-9
@@ -96,7 +99,7 @@ class VirtualStructure:
         self._cum = np.concatenate([[0.0], np.cumsum(self._lengths)])
         self._dirs = np.arctan2(seg[:, 1], seg[:, 0]) if len(seg) else np.zeros(0)
         self.length = float(self._cum[-1])
-        self.drive, self.gains, self.free = drive, gains, free
+        self.drive, self.gains, self.free, self.clear = drive, gains, free, clear
         first = float(self._dirs[0]) if len(self._dirs) else float(heading or 0.0)
         self.start_heading = first if heading is None else float(heading)
         last = float(self._dirs[-1]) if len(self._dirs) else self.start_heading
@@ -107,6 +110,8 @@ class VirtualStructure:
         self.states: dict[int, object] = {}
         self.stats = KeepStats()
         self.fractions = np.ones(len(self.offsets))
+        self.behind = np.zeros(len(self.offsets))  # m behind the rear, on the path (in file)
+        self.spacing = _spacing(self.offsets)
         self.arrived = False
 
     # -- the structure's pose -------------------------------------------------------------------
@@ -155,7 +160,9 @@ class VirtualStructure:
         return np.array(xs), np.array(hs)
 
     def _slot(self, index: int, s: float, pulled: bool = True) -> tuple[float, float]:
-        """One slot's position at arc length ``s``, m."""
+        """One slot's position at arc length ``s``, m (in file: on the path behind)."""
+        if pulled and self.behind[index] > 0.0:
+            return tuple(self._point(max(0.0, s - self.behind[index])))
         x, y = self._point(s)
         h = self.heading_at(s)
         f = self.fractions[index] if pulled else 1.0
@@ -177,17 +184,23 @@ class VirtualStructure:
         """Arc length at which robot ``index`` stands in its slot, near the structure, m."""
         if self.length == 0.0:
             return 0.0
-        s = np.arange(max(0.0, self.s - 0.5), min(self.length, self.s + 2.0) + 1e-9, 0.05)
+        lo = max(0.0, self.s - 0.5 - float(self.behind[index]))
+        s = np.arange(lo, min(self.length, self.s + 2.0) + 1e-9, 0.05)
         x = np.interp(s, self._cum, self.path[:, 0])
         y = np.interp(s, self._cum, self.path[:, 1])
         h = np.interp(s, *self._knots)
-        ox, oy = self.offsets[index]
+        if self.behind[index] > 0.0:  # in file: where on the path, plus the distance behind
+            d = np.hypot(x - state.x, y - state.y)
+            return float(s[int(np.argmin(d))]) + float(self.behind[index])
+        ox, oy = self.offsets[index] * self.fractions[index]  # the slot as narrowed now
         c, si = np.cos(h), np.sin(h)
         d = np.hypot(x + ox * c - oy * si - state.x, y + ox * si + oy * c - state.y)
         return float(s[int(np.argmin(d))])
 
     def _pull_in(self) -> None:
-        """Narrow the slots that fall in blocked cells; count breaks and re-formations."""
+        """Narrow the slots that fall in blocked cells (keeping the spacing from the other
+        slots), put those that still do not fit in file on the path behind the formation;
+        count breaks and re-formations."""
         if self.free is None or not len(self.offsets):
             return
         centre, heading = self.pose(self.target)
@@ -195,8 +208,22 @@ class VirtualStructure:
         world = self.offsets @ np.array([[c, s], [-s, c]])
         tries = centre[None, None, :] + np.array(PULL_IN)[None, :, None] * world[:, None, :]
         ok = np.asarray(self.free(tries.reshape(-1, 2)), dtype=bool).reshape(len(world), -1)
-        ok[:, -1] = True
-        self.fractions = np.array(PULL_IN)[np.argmax(ok, axis=1)]
+        fractions, behind = np.ones(len(world)), np.zeros(len(world))
+        placed = [tries[i, 0] for i in range(len(world)) if ok[i, 0]]
+        rear = float(-self.offsets[:, 0].min()) if len(self.offsets) else 0.0
+        in_file = 0
+        for i in np.nonzero(~ok[:, 0])[0]:
+            for k in range(1, len(PULL_IN) - 1):
+                p = tries[i, k]
+                if ok[i, k] and all(math.dist(p, q) >= 0.9 * self.spacing for q in placed):
+                    fractions[i] = PULL_IN[k]
+                    placed.append(p)
+                    break
+            else:
+                in_file += 1
+                fractions[i] = 0.0
+                behind[i] = rear + in_file * self.spacing
+        self.fractions, self.behind = fractions, behind
         narrowed = set(np.nonzero(self.fractions < 1.0)[0].tolist())
         self.stats.breaks += len(narrowed - self.stats.narrowed)
         self.stats.reforms += len(self.stats.narrowed - narrowed)
@@ -228,6 +255,9 @@ class VirtualStructure:
         self.report(index, state)
         g, drive = self.gains, self.drive
         sx, sy = self._slot(index, self.target)
+        if self.clear is not None and not self.clear((state.x, state.y), (sx, sy)):
+            # an obstacle between the robot and its slot: along the path, in file, instead
+            sx, sy = self._point(min(self.length, self.target + g.lead))
         ex, ey = sx - state.x, sy - state.y
         dist = math.hypot(ex, ey)
         at_end = self.target >= self.length
@@ -252,6 +282,15 @@ class VirtualStructure:
                         len(self._lengths) - 1))
         t = min(max((s - self._cum[j]) / self._lengths[j], 0.0), 1.0)
         return self.path[j] + t * (self.path[j + 1] - self.path[j])
+
+
+def _spacing(offsets: np.ndarray) -> float:
+    """The smallest distance between two slots, m (1 m for a squad of one)."""
+    if len(offsets) < 2:
+        return 1.0
+    d = np.hypot(offsets[:, None, 0] - offsets[None, :, 0], offsets[:, None, 1] - offsets[None, :, 1])
+    d[np.diag_indices(len(offsets))] = np.inf
+    return float(d.min())
 
 
 @dataclass(frozen=True, eq=False)
