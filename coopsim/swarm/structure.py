@@ -20,9 +20,10 @@ time source and repeats bit for bit in lockstep:
   the formation narrows (a *break*, counted) and widens again once there is room (a
   *re-formation*, counted); the robots' reflexes (sonar, bumpers) come first in any case.
 
-Over the last ``blend`` metres the heading turns to the ordered one, and the squad has *arrived*
-when every robot is within ``tolerance`` of its slot at the goal and faces the ordered heading
-within ``yaw_tolerance``; the robots then stand still.
+At the end of the path the structure takes the ordered heading (the robots go to their slots of
+the shape turned so), and the squad has *arrived* when every robot is within ``tolerance`` of its
+slot at the goal and faces the ordered heading within ``yaw_tolerance``; the robots then stand
+still.
 """
 
 from __future__ import annotations
@@ -134,29 +135,33 @@ class VirtualStructure:
 
     def heading_at(self, s):
         """The structure's heading at arc length ``s`` (a number or an array): the path's
-        direction, turned linearly over ``blend`` m either side of each corner, and to the
-        ordered heading over the last ``blend`` m (rad, wrapped)."""
+        direction, turned linearly over ``blend`` m (or more) either side of each corner; at
+        the end of the path, the ordered heading (rad, wrapped)."""
         h = np.interp(s, *self._knots)
+        h = np.where(np.asarray(s) >= self.length - 1e-9, self.final_heading, h)
         return wrap(float(h)) if np.ndim(h) == 0 else (h + np.pi) % (2 * np.pi) - np.pi
 
     def _heading_knots(self) -> tuple[np.ndarray, np.ndarray]:
-        """(arc lengths, unwrapped headings) between which the heading is interpolated."""
+        """(arc lengths, unwrapped headings) between which the heading is interpolated. A
+        corner's turn is spread over at least ``blend`` m either side, and more for a wide
+        formation (its inner slots must not move backwards: turn * reach <= travel)."""
         dirs = list(self._dirs) or [self.start_heading]
-        dirs.append(self.final_heading)
         for k in range(1, len(dirs)):  # unwrapped: each turn the short way round
             dirs[k] = dirs[k - 1] + wrap(dirs[k] - dirs[k - 1])
-        if self.length == 0.0:
-            return np.array([0.0, 1.0]), np.array([dirs[-1], dirs[-1]])
-        b = self.gains.blend
-        corners = list(self._cum[1:-1]) + [self.length]
+        if self.length == 0.0 or len(dirs) == 1:
+            return np.array([0.0, max(self.length, 1.0)]), np.array([dirs[0], dirs[0]])
+        reach = float(np.hypot(*self.offsets.T).max()) if len(self.offsets) else 0.0
+        corners = list(self._cum[1:-1])
         bounds = [0.0] + [(a + c) / 2 for a, c in zip(corners[:-1], corners[1:])] + [self.length]
         xs, hs = [0.0], [dirs[0]]
         for j, corner in enumerate(corners):
-            last = j == len(corners) - 1
-            lo = max(bounds[j], corner - (2 * b if last else b), xs[-1])
-            hi = corner if last else min(bounds[j + 1], corner + b)
+            half = max(self.gains.blend, 0.6 * abs(dirs[j + 1] - dirs[j]) * reach)
+            lo = max(bounds[j], corner - half, xs[-1])
+            hi = min(bounds[j + 1], corner + half)
             xs += [lo, max(hi, lo + 1e-9)]
             hs += [dirs[j], dirs[j + 1]]
+        xs.append(max(self.length, xs[-1] + 1e-9))
+        hs.append(dirs[-1])
         return np.array(xs), np.array(hs)
 
     def _slot(self, index: int, s: float, pulled: bool = True) -> tuple[float, float]:
@@ -188,7 +193,7 @@ class VirtualStructure:
         s = np.arange(lo, min(self.length, self.s + 2.0) + 1e-9, 0.05)
         x = np.interp(s, self._cum, self.path[:, 0])
         y = np.interp(s, self._cum, self.path[:, 1])
-        h = np.interp(s, *self._knots)
+        h = np.interp(s, *self._knots)  # the path's heading: a robot's progress, not the end's
         if self.behind[index] > 0.0:  # in file: where on the path, plus the distance behind
             d = np.hypot(x - state.x, y - state.y)
             return float(s[int(np.argmin(d))]) + float(self.behind[index])

@@ -30,12 +30,23 @@ from ..params import number
 
 def shape_error(positions: np.ndarray, offsets: np.ndarray, heading: float) -> np.ndarray:
     """Each robot's distance (m) from its slot when the formation (``offsets``, (n, 2) slots
-    in its own frame) is fitted to ``positions`` ((n, 2), m) as a rigid shape: starting from
-    ``heading`` (rad), robots are matched to slots (least total distance), then the turn and
-    shift that fit best are taken (twice, so a match made at a poor start heading is redone)."""
+    in its own frame) is fitted to ``positions`` ((n, 2), m) as a rigid shape: from each of
+    eight start headings (``heading`` rad and every 45 degrees round), robots are matched to
+    slots (least total distance) and the turn and shift that fit best are taken, twice; the
+    best fit wins."""
     p = positions - positions.mean(axis=0)
     f = offsets - offsets.mean(axis=0)
-    theta = heading
+    best = None
+    for k in range(8):
+        err = _fit(p, f, heading + k * math.pi / 4)
+        if best is None or float(np.square(err).sum()) < float(np.square(best).sum()):
+            best = err
+    return best
+
+
+def _fit(p: np.ndarray, f: np.ndarray, theta: float) -> np.ndarray:
+    """The errors of one fit of centred slots ``f`` to centred positions ``p`` from a start
+    heading ``theta`` (rad)."""
     for _ in range(2):
         c, s = math.cos(theta), math.sin(theta)
         placed = f @ np.array([[c, s], [-s, c]])
