@@ -8,7 +8,8 @@ active one. The layers, highest priority first:
    outlines seen by the front floor sensors), :class:`RespectBorders` (floor edges, no-go
    polygons such as water, from the map);
 2. commands: :class:`CommandLayer` runs one :class:`GoTo`, :class:`Rotate`, :class:`Stop`,
-   :class:`PickUp` or :class:`Drop`;
+   :class:`PickUp`, :class:`Drop` or :class:`~coopsim.swarm.structure.Track` (keep a slot of a
+   squad's moving formation);
 3. sequence commands: :class:`SequenceLayer` runs a :class:`Sequence` of commands in order;
 4. squad behaviours: anything a squad installs (e.g. :class:`Hold`), then :class:`Idle`.
 
@@ -29,6 +30,7 @@ from ..model.specs import FloorSpec
 
 from .errors import SwarmError
 from .follower import Drive, PathFollower, steer, wheel_speeds, wrap
+from .structure import Track
 
 #: Bearing of each sonar beam relative to the nose, rad: right (-90 deg) to left (+90 deg).
 SONAR_ANGLES = tuple(math.radians(-90.0 + 18.0 * i) for i in range(11))
@@ -115,7 +117,7 @@ class Sequence:
                 raise SwarmError(f"a Sequence holds simple commands, not {type(c).__name__}")
 
 
-SIMPLE_COMMANDS = (GoTo, Rotate, Stop, PickUp, Drop)
+SIMPLE_COMMANDS = (GoTo, Rotate, Stop, PickUp, Drop, Track)
 
 
 @dataclass
@@ -140,6 +142,8 @@ class _Run:
 
     def finished(self, s: RobotState) -> bool:
         c = self.command
+        if isinstance(c, Track):
+            return c.structure.arrived
         if self.follower is not None:
             return self.follower.done(s.x, s.y)
         if isinstance(c, Rotate):
@@ -151,6 +155,8 @@ class _Run:
         return False  # Stop lasts until replaced
 
     def act(self, s: RobotState) -> tuple[float, float]:
+        if isinstance(self.command, Track):
+            return self.command.structure.control(self.command.index, s)
         if self.follower is not None:
             return self.follower.speeds(s.x, s.y, s.yaw)
         if isinstance(self.command, Rotate):

@@ -130,7 +130,8 @@ def _with_pickup(squad: Squad, plan: Plan, flag) -> Plan:
     steps.append(GoTo(float(way[-1][0]), float(way[-1][1]), squad.tolerance))
     orders = list(plan.orders)
     orders[k] = Sequence(tuple(orders[k].commands) + tuple(steps) + (PickUp("flag"),))
-    return Plan(tuple(orders), plan.path, plan.turns, plan.slot_of, plan.heading)
+    return Plan(tuple(orders), plan.path, plan.turns, plan.slot_of, plan.heading,
+                plan.structure)
 
 
 def wrap(angle: float) -> float:

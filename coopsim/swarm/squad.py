@@ -35,6 +35,7 @@ from .behaviours import GoTo, Hold, Sequence
 from .errors import SwarmError
 from .formations import Formation, assign
 from .grid import Grid
+from .structure import KeepGains, Track, VirtualStructure
 
 
 # --- squad commands ----------------------------------------------------------------------------
@@ -50,11 +51,13 @@ class Gather:
 
 @dataclass(frozen=True)
 class SquadGoTo:
-    """Move the squad, in ``formation``, so that its formation is centred on (x, y), m."""
+    """Move the squad, in ``formation``, so that its formation is centred on (x, y), m, facing
+    ``heading`` (rad; None: the direction of the path's last leg) on arrival."""
 
     x: float
     y: float
     formation: Formation | None = None
+    heading: float | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,8 @@ class Plan:
         turns: (m, 2) turn points of the smoothed squad path, m, world.
         slot_of: Travel-formation slot of each robot.
         heading: Formation heading at the end, rad.
+        structure: The moving formation the robots keep (a GoTo with formation keeping), or
+            None.
     """
 
     orders: tuple
@@ -90,6 +95,7 @@ class Plan:
     turns: np.ndarray
     slot_of: np.ndarray
     heading: float
+    structure: VirtualStructure | None = None
 
 
 def _rotate(offsets: np.ndarray, headings: np.ndarray) -> np.ndarray:
@@ -145,12 +151,17 @@ class Squad:
         tolerance: Reach tolerance of each robot's final GoTo, m.
         pass_tolerance: Reach tolerance of the GoTos on the way, m.
         replan_radius: An Attack whose target moved less than this (m) re-uses the last path.
+        keep: Travel a GoTo as one shape (:mod:`coopsim.swarm.structure`): the robots gather
+            in their slots, then keep them along the path and arrive in formation; False
+            sends each robot through its slots at the turns on its own.
+        gains: The formation keeping's pace and tracking gains.
     """
 
     def __init__(self, robots: Seq, grid: Grid, formation: Formation = Formation(),
                  controllers: Seq[RobotController] | None = None, snap: float = SNAP_DISTANCE,
                  tolerance: float = 0.1, pass_tolerance: float = 0.25,
-                 replan_radius: float = 3.0) -> None:
+                 replan_radius: float = 3.0, keep: bool = True,
+                 gains: KeepGains = KeepGains()) -> None:
         self.robots = list(robots)
         self.grid, self.formation, self.snap = grid, formation, snap
         self.controllers = list(controllers) if controllers is not None else [
@@ -159,6 +170,8 @@ class Squad:
             raise SwarmError(f"{len(self.robots)} robots but {len(self.controllers)} controllers")
         self.tolerance, self.pass_tolerance = tolerance, pass_tolerance
         self.replan_radius = replan_radius
+        self.keep, self.gains = keep, gains
+        self.structure: VirtualStructure | None = None  # the formation of the current GoTo
         self.current = None  # the last squad command carried out
         self.last_plan: Plan | None = None
         self.heading = 0.0  # formation heading at the end of the last command, rad
@@ -189,6 +202,7 @@ class Squad:
         """Make ``cmd``, decomposed into ``plan`` (by :meth:`plan`, possibly amended), the
         squad's command and give each robot its order; returns the orders."""
         self.current, self.last_plan, self.heading = cmd, plan, plan.heading
+        self.structure = plan.structure
         for controller, order in zip(self.controllers, plan.orders):
             controller.give(order)
             # Defenders go back to their post when pushed off it; other commands end idle.
@@ -234,7 +248,8 @@ class Squad:
         if isinstance(cmd, Gather):
             return self._plan_gather(pos, cmd)
         if isinstance(cmd, SquadGoTo):
-            return self._plan_route(pos, (cmd.x, cmd.y), cmd.formation or self.formation)
+            return self._plan_route(pos, (cmd.x, cmd.y), cmd.formation or self.formation,
+                                    keep=self.keep, heading=cmd.heading)
         if isinstance(cmd, Defend):
             final = Formation("circle", self.formation.spacing, cmd.radius)
             return self._plan_route(pos, cmd.position, self.formation, final)
@@ -267,7 +282,8 @@ class Squad:
                     float(heading))
 
     def _plan_route(self, pos: np.ndarray, goal, formation: Formation,
-                    final: Formation | None = None, previous: Plan | None = None) -> Plan:
+                    final: Formation | None = None, previous: Plan | None = None,
+                    keep: bool = False, heading: float | None = None) -> Plan:
         centroid = pos.mean(axis=0)
         spread = float(np.hypot(*(pos - centroid).T).max())
         # The goal may be the defended object itself, blocked: let it snap out to the ring.
@@ -292,6 +308,9 @@ class Squad:
             first = 0
         else:
             slot_of, first = previous.slot_of, 1  # no gathering again on the way
+        if keep:
+            return self._plan_keep(pos, path, turns, ways[:, 0], slot_of, offsets, head,
+                                   heading, label)
         middle = ways[slot_of, first:-1]
         if final is None:
             ways[:, -1] = self._fit(ways[:, -1], formation, label)
@@ -302,6 +321,28 @@ class Squad:
             ends = ring[assign(before, ring)]
         chains = self._chains(pos, middle, turns[first:-1], ends, turns[-1], label)
         return Plan(self._orders(self._connect(chains)), path, turns, slot_of, float(head[-1]))
+
+    def _plan_keep(self, pos, path, turns, starts, slot_of, offsets, head, heading,
+                   label) -> Plan:
+        """A GoTo travelled as one shape: each robot gathers in its slot at the path's start
+        (legs around obstacles as any plan's), then tracks it on a :class:`VirtualStructure`
+        along the smoothed path, turning to ``heading`` at the goal."""
+        final = float(head[-1] if heading is None else heading)
+        structure = VirtualStructure(
+            turns, offsets, float(head[0]), final, gains=self.gains,
+            free=lambda pts: self.grid.free_at(pts, label),
+            clear=self.grid.segment_free)
+        c, s = math.cos(final), math.sin(final)
+        ends = turns[-1] + offsets @ np.array([[c, s], [-s, c]])
+        chains = [(np.vstack([pos[k], starts[slot_of[k]]]), np.full((2, 2), np.nan))
+                  for k in range(len(pos))]
+        orders = []
+        for k, chain in enumerate(self._connect(chains)):
+            gather = [GoTo(float(x), float(y), self.pass_tolerance) for x, y in chain[1:]]
+            end = ends[slot_of[k]]
+            orders.append(Sequence((*gather, Track(structure, int(slot_of[k]), float(end[0]),
+                                                   float(end[1]), self.tolerance))))
+        return Plan(tuple(orders), path, turns, slot_of, final, structure)
 
     def _chains(self, pos, middle, centre, ends, last, label) -> list[tuple]:
         """Each robot's points (itself, its slots on the way, its end slot) and their anchors on

@@ -11,6 +11,7 @@ import pytest
 from coopsim.model.specs import FloorSpec, ObjectSpec
 from coopsim.swarm import (Attack, Formation, GoTo, Sequence, Squad, SquadGoTo, SwarmError,
                            build_grid)
+from coopsim.swarm.structure import Track
 
 from swarm_sim import KinematicRobot, run
 
@@ -25,9 +26,9 @@ def grid():
     return build_grid(FLOOR, [PILLAR, WALL], resolution=0.1, robot_radius=0.2, clearance=0.1)
 
 
-def squad_of(grid, starts, formation="wedge"):
+def squad_of(grid, starts, formation="wedge", keep=True):
     robots = [KinematicRobot(x, y, 0.0) for x, y in starts]
-    return Squad(robots, grid, Formation(formation, SPACING)), robots
+    return Squad(robots, grid, Formation(formation, SPACING), keep=keep), robots
 
 
 def positions(robots):
@@ -39,8 +40,8 @@ def legs_clear(grid, start, order: Sequence) -> bool:
     return bool(grid.segments_free(pts[:-1], pts[1:]).all())
 
 
-def test_command_returns_one_clear_goto_sequence_per_robot(grid):
-    squad, robots = squad_of(grid, [(-4.0, 1.0), (-4.0, 0.0), (-4.0, -1.0)])
+def test_without_keeping_a_command_is_one_clear_goto_sequence_per_robot(grid):
+    squad, robots = squad_of(grid, [(-4.0, 1.0), (-4.0, 0.0), (-4.0, -1.0)], keep=False)
     orders = squad.command(SquadGoTo(4.0, 1.0))
     assert len(orders) == 3 and all(isinstance(o, Sequence) for o in orders)
     assert all(isinstance(c, GoTo) for o in orders for c in o.commands)
@@ -51,6 +52,21 @@ def test_command_returns_one_clear_goto_sequence_per_robot(grid):
     assert [c.command for c in squad.controllers] == list(orders)
     ends = np.array([(o.commands[-1].x, o.commands[-1].y) for o in orders])
     assert np.allclose(ends.mean(axis=0), (4.0, 1.0), atol=0.05)  # formation centred on goal
+
+
+def test_keeping_gathers_clear_then_tracks_a_slot_ending_on_the_goal(grid):
+    squad, robots = squad_of(grid, [(-4.0, 1.0), (-4.0, 0.0), (-4.0, -1.0)])
+    orders = squad.command(SquadGoTo(4.0, 1.0))
+    assert len(orders) == 3 and all(isinstance(o, Sequence) for o in orders)
+    for robot, order in zip(robots, orders):
+        *gather, track = order.commands
+        assert all(isinstance(c, GoTo) for c in gather) and isinstance(track, Track)
+        assert track.structure is squad.structure
+        pts = np.vstack([(robot.x, robot.y)] + [(c.x, c.y) for c in gather])
+        assert bool(grid.segments_free(pts[:-1], pts[1:]).all())
+    ends = np.array([(o.commands[-1].x, o.commands[-1].y) for o in orders])
+    assert np.allclose(ends.mean(axis=0), (4.0, 1.0), atol=0.05)  # formation centred on goal
+    assert sorted(t.index for t in (o.commands[-1] for o in orders)) == [0, 1, 2]
 
 
 def test_unreachable_goal_raises_and_the_squad_keeps_its_command(grid):

@@ -1,0 +1,114 @@
+"""``squad_follow``: squads travel, in formation, to a target, and follow it when it moves
+(CoopDynSim's Fig. 4: five robots in an inverted V after a red target).
+
+A batch driver: the robots hosting it with the same parameters, grouped by the scenario's
+squads (``[SQUAD_n]``: robots, formation, spacing); a robot in no squad stands still. For each
+squad, each time the target of ``color`` has moved more
+than ``replan`` m from where the squad was sent, the squad is sent again (a
+:class:`~coopsim.swarm.squad.SquadGoTo` planned on the run's map, :mod:`coopsim.swarm.structure`
+keeping the shape on the way); the robots' reflexes (near sonar echoes, bumpers) come first.
+What the squad's structure sees is in the driver's ``state`` (breaks, re-formations, arrival).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...model.driver import Driver
+from ...model.params import ParamSpec
+from ...swarm.arbitrator import RobotController
+from ...swarm.behaviours import AvoidCollision, RobotState
+from ...swarm.errors import SwarmError
+from ...swarm.formations import Formation
+from ...swarm.game import planning_grid
+from ...swarm.squad import Squad, SquadGoTo
+
+
+class SquadFollow(Driver):
+    """One squad in formation after a target (see the module docstring)."""
+
+    label = "squad_follow"
+    description = ("travel as one squad in formation to the target of a colour and follow it "
+                   "when it moves (needs gps, compass, sonar, bumper, motors)")
+    batch = True
+    params = (
+        ParamSpec("color", "str", "colour of the target to follow", "red"),
+        ParamSpec("replan", "float", "send the squad again when the target moved this far, m",
+                  0.5, 0.05, 100.0, "m"),
+        ParamSpec("heading", "float", "heading ordered at the target, deg (-999: the "
+                  "direction of the last leg)", -999.0, -999.0, 360.0, "deg"),
+    )
+
+    def __init__(self, params, rng) -> None:
+        super().__init__(params, rng)
+        self.squads: list[_Follower] | None = None
+
+    def step_batch(self, bots) -> None:
+        snap = bots.snapshot
+        if self.squads is None:
+            self.squads = self._squads(bots)
+        goal = next(((t.position[0], t.position[1]) for t in snap.targets
+                     if t.color == self.p["color"]), None)
+        heading = None if self.p["heading"] == -999.0 else math.radians(self.p["heading"])
+        poses = bots.poses()
+        sonar, bumper = bots.read("sonar"), bots.read("bumper")
+        out = np.zeros((len(bots.names), 2))
+        for follower in self.squads:
+            rows = follower.rows
+            if goal is not None:
+                follower.follow(goal, poses[rows, :2], self.p["replan"], heading)
+            for k, controller in zip(rows, follower.squad.controllers):
+                state = RobotState(float(poses[k, 0]), float(poses[k, 1]), float(poses[k, 2]),
+                                   tuple(sonar[k].tolist()),
+                                   (int(bumper[k, 0]), int(bumper[k, 1])), bots.time)
+                d = controller.decide(state)
+                out[k] = (d.left, d.right)
+        bots.set("motors", out)
+
+    def _squads(self, bots) -> list:
+        """A follower per scenario squad holding these robots."""
+        grid = planning_grid(bots.snapshot.extra["map"])
+        row = {name: k for k, name in enumerate(bots.names)}
+        out = []
+        for spec in bots.snapshot.extra.get("squads", ()):
+            rows = [row[r] for r in spec.robots if r in row]
+            if rows:
+                out.append(_Follower(spec.name, rows, grid,
+                                     Formation(spec.formation, spec.spacing)))
+        return out
+
+    def state(self) -> dict:
+        """Each squad's formation keeping: arrived, breaks, re-formations, last error."""
+        return {f.name: f.state() for f in self.squads or ()}
+
+
+class _Follower:
+    """One squad after the target."""
+
+    def __init__(self, name: str, rows: list[int], grid, formation: Formation) -> None:
+        self.name, self.rows = name, rows
+        controllers = [RobotController(None, reflexes=[AvoidCollision(d_crit=0.12)])
+                       for _ in rows]
+        self.squad = Squad([None] * len(rows), grid, formation, controllers=controllers)
+        self.sent: tuple[float, float] | None = None
+        self.error = ""
+
+    def follow(self, goal, positions, replan: float, heading) -> None:
+        """Send the squad to ``goal`` when it has moved ``replan`` m from where it was sent."""
+        if self.sent is not None and math.dist(goal, self.sent) <= replan:
+            return
+        try:
+            self.squad.command(SquadGoTo(goal[0], goal[1], heading=heading), positions)
+        except SwarmError as exc:
+            self.error = str(exc)  # unreachable: keep going where it was sent before
+            return
+        self.sent, self.error = goal, ""
+
+    def state(self) -> dict:
+        s = self.squad.structure
+        if s is None:
+            return {"arrived": False, "breaks": 0, "reforms": 0, "error": self.error}
+        return {"arrived": bool(s.arrived), "breaks": s.stats.breaks,
+                "reforms": s.stats.reforms, "error": self.error}

@@ -1,0 +1,310 @@
+"""Formation keeping: a squad travels as one rigid shape (a virtual structure) along its path.
+
+The structure is a pose moving along the squad's planned path (A*, smoothed): a point on the
+path at arc length ``s`` and a heading that turns with the path, the formation's slots fixed in
+its frame. Its progress is set by its members, not by a clock, so it works the same under any
+time source and repeats bit for bit in lockstep:
+
+* each robot's report (:meth:`VirtualStructure.control`) says where along the path the robot
+  stands as seen from its slot (its projection); the structure stands where its *slowest*
+  member is (the least projection, never going back), and every robot steers to its slot
+  ``lead`` metres further on. The slowest member's slot is then ``lead`` ahead of it and it
+  drives at ``k_slot * lead``; the others are at most that far from theirs, and one that got
+  ahead waits (it stops and faces the structure's heading rather than turning back). So the
+  squad moves at the pace of its slowest member and its shape holds;
+* the heading turns with the path: within ``blend`` metres of a corner it goes linearly from the
+  incoming to the outgoing direction, so at a corner the outer robots (which have further to
+  go) hold the structure back while the inner ones wait for them;
+* where a slot falls in a blocked cell (a narrow passage, an obstacle beside the path), that
+  robot's slot is pulled in towards the path (3/4, 1/2, 1/4 of its offset, or the path itself):
+  the formation narrows (a *break*, counted) and widens again once there is room (a
+  *re-formation*, counted); the robots' reflexes (sonar, bumpers) come first in any case.
+
+At the end of the path the structure takes the ordered heading (the robots go to their slots of
+the shape turned so), and the squad has *arrived* when every robot is within ``tolerance`` of its
+slot at the goal and faces the ordered heading within ``yaw_tolerance``; the robots then stand
+still.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .follower import Drive, wheel_speeds, wrap
+
+PULL_IN = (1.0, 0.75, 0.5, 0.25, 0.0)  # fractions of a slot's offset tried where it is blocked
+BEHIND = math.radians(100.0)  # a slot further off the nose than this is behind: wait, no U-turn
+
+
+@dataclass(frozen=True)
+class KeepGains:
+    """How a structure paces itself and how robots track their slots.
+
+    Attributes:
+        k_slot: Speed per m of distance to the slot, 1/s (cruise speed = k_slot * lead).
+        lead: How far ahead of the slowest member the slots are placed, m.
+        k_heading: Turn rate per rad of heading error, 1/s.
+        blend: Distance before and after a corner over which the heading turns, m.
+        tolerance: Slot error of an arrived robot, m.
+        yaw_tolerance: Heading error of an arrived robot, rad.
+    """
+
+    k_slot: float = 1.5
+    lead: float = 0.2
+    k_heading: float = 3.0
+    blend: float = 0.6
+    tolerance: float = 0.06
+    yaw_tolerance: float = math.radians(8.0)
+
+
+@dataclass
+class KeepStats:
+    """What the structure saw: breaks (slots pulled in) and re-formations."""
+
+    breaks: int = 0
+    reforms: int = 0
+    narrowed: set = field(default_factory=set)  # slots pulled in now
+
+
+class VirtualStructure:
+    """One squad's formation moving along one path (see the module docstring).
+
+    Args:
+        path: (k, 2) points of the squad path, m, world frame (k >= 1).
+        offsets: (n, 2) each slot's (forward, left) offset in the structure's frame, m, in the
+            order of the slot indices.
+        heading: Heading of the structure at the start, rad (None: along the first segment).
+        final_heading: Heading ordered at the goal, rad (None: along the last segment).
+        drive: The robots' drive (limits and the turn-in-place angle).
+        gains: :class:`KeepGains`.
+        free: Optional ``free(points (m, 2)) -> (m,) bool`` of the planning grid: where slots
+            may stand.
+        clear: Optional ``clear(a, b) -> bool`` of the planning grid: whether a robot at ``a``
+            may drive straight to ``b``; when it may not reach its slot so, it follows the
+            path itself (in file behind the others) until it may.
+    """
+
+    def __init__(self, path, offsets, heading: float | None = None,
+                 final_heading: float | None = None, drive: Drive = Drive(),
+                 gains: KeepGains = KeepGains(), free=None, clear=None) -> None:
+        path = np.asarray(path, dtype=float).reshape(-1, 2)
+        keep = np.ones(len(path), dtype=bool)
+        keep[1:] = np.hypot(*np.diff(path, axis=0).T) > 1e-9
+        self.path = path[keep]
+        self.offsets = np.asarray(offsets, dtype=float).reshape(-1, 2)
+        seg = np.diff(self.path, axis=0)
+        self._lengths = np.hypot(seg[:, 0], seg[:, 1])
+        self._cum = np.concatenate([[0.0], np.cumsum(self._lengths)])
+        self._dirs = np.arctan2(seg[:, 1], seg[:, 0]) if len(seg) else np.zeros(0)
+        self.length = float(self._cum[-1])
+        self.drive, self.gains, self.free, self.clear = drive, gains, free, clear
+        first = float(self._dirs[0]) if len(self._dirs) else float(heading or 0.0)
+        self.start_heading = first if heading is None else float(heading)
+        last = float(self._dirs[-1]) if len(self._dirs) else self.start_heading
+        self.final_heading = last if final_heading is None else float(final_heading)
+        self._knots = self._heading_knots()
+        self.s = 0.0  # where the slowest member is, m along the path
+        self.progress = np.full(len(self.offsets), np.nan)  # each robot's projection, m
+        self.states: dict[int, object] = {}
+        self.stats = KeepStats()
+        self.fractions = np.ones(len(self.offsets))
+        self.behind = np.zeros(len(self.offsets))  # m behind the rear, on the path (in file)
+        self.spacing = _spacing(self.offsets)
+        self.arrived = False
+
+    # -- the structure's pose -------------------------------------------------------------------
+    @property
+    def target(self) -> float:
+        """Arc length of the slots the robots steer to, m."""
+        return min(self.length, self.s + self.gains.lead)
+
+    def pose(self, s: float) -> tuple[np.ndarray, float]:
+        """(point, heading) of the structure at arc length ``s``."""
+        return self._point(s), self.heading_at(s)
+
+    def slots(self, s: float | None = None, pulled: bool = True) -> np.ndarray:
+        """(n, 2) slot positions at arc length ``s`` (default: the target), m; ``pulled``: as
+        narrowed where blocked."""
+        centre, heading = self.pose(self.target if s is None else s)
+        c, si = math.cos(heading), math.sin(heading)
+        off = self.offsets * (self.fractions[:, None] if pulled else 1.0)
+        return centre + off @ np.array([[c, si], [-si, c]])
+
+    def heading_at(self, s):
+        """The structure's heading at arc length ``s`` (a number or an array): the path's
+        direction, turned linearly over ``blend`` m (or more) either side of each corner; at
+        the end of the path, the ordered heading (rad, wrapped)."""
+        h = np.interp(s, *self._knots)
+        h = np.where(np.asarray(s) >= self.length - 1e-9, self.final_heading, h)
+        return wrap(float(h)) if np.ndim(h) == 0 else (h + np.pi) % (2 * np.pi) - np.pi
+
+    def _heading_knots(self) -> tuple[np.ndarray, np.ndarray]:
+        """(arc lengths, unwrapped headings) between which the heading is interpolated. A
+        corner's turn is spread over at least ``blend`` m either side, and more for a wide
+        formation (its inner slots must not move backwards: turn * reach <= travel)."""
+        dirs = list(self._dirs) or [self.start_heading]
+        for k in range(1, len(dirs)):  # unwrapped: each turn the short way round
+            dirs[k] = dirs[k - 1] + wrap(dirs[k] - dirs[k - 1])
+        if self.length == 0.0 or len(dirs) == 1:
+            return np.array([0.0, max(self.length, 1.0)]), np.array([dirs[0], dirs[0]])
+        reach = float(np.hypot(*self.offsets.T).max()) if len(self.offsets) else 0.0
+        corners = list(self._cum[1:-1])
+        bounds = [0.0] + [(a + c) / 2 for a, c in zip(corners[:-1], corners[1:])] + [self.length]
+        xs, hs = [0.0], [dirs[0]]
+        for j, corner in enumerate(corners):
+            half = max(self.gains.blend, 0.6 * abs(dirs[j + 1] - dirs[j]) * reach)
+            lo = max(bounds[j], corner - half, xs[-1])
+            hi = min(bounds[j + 1], corner + half)
+            xs += [lo, max(hi, lo + 1e-9)]
+            hs += [dirs[j], dirs[j + 1]]
+        xs.append(max(self.length, xs[-1] + 1e-9))
+        hs.append(dirs[-1])
+        return np.array(xs), np.array(hs)
+
+    def _slot(self, index: int, s: float, pulled: bool = True) -> tuple[float, float]:
+        """One slot's position at arc length ``s``, m (in file: on the path behind)."""
+        if pulled and self.behind[index] > 0.0:
+            return tuple(self._point(max(0.0, s - self.behind[index])))
+        x, y = self._point(s)
+        h = self.heading_at(s)
+        f = self.fractions[index] if pulled else 1.0
+        ox, oy = self.offsets[index] * f
+        c, si = math.cos(h), math.sin(h)
+        return x + ox * c - oy * si, y + ox * si + oy * c
+
+    # -- reports and progress -------------------------------------------------------------------
+    def report(self, index: int, state) -> None:
+        """Note robot ``index``'s state and move the structure to its slowest member."""
+        self.states[index] = state
+        self.progress[index] = self._project(index, state)
+        if not np.isnan(self.progress).any():
+            self.s = max(self.s, min(self.length, float(self.progress.min())))
+            self._pull_in()
+            self._check_arrival()
+
+    def _project(self, index: int, state) -> float:
+        """Arc length at which robot ``index`` stands in its slot, near the structure, m."""
+        if self.length == 0.0:
+            return 0.0
+        lo = max(0.0, self.s - 0.5 - float(self.behind[index]))
+        s = np.arange(lo, min(self.length, self.s + 2.0) + 1e-9, 0.05)
+        x = np.interp(s, self._cum, self.path[:, 0])
+        y = np.interp(s, self._cum, self.path[:, 1])
+        h = np.interp(s, *self._knots)  # the path's heading: a robot's progress, not the end's
+        if self.behind[index] > 0.0:  # in file: where on the path, plus the distance behind
+            d = np.hypot(x - state.x, y - state.y)
+            return float(s[int(np.argmin(d))]) + float(self.behind[index])
+        ox, oy = self.offsets[index] * self.fractions[index]  # the slot as narrowed now
+        c, si = np.cos(h), np.sin(h)
+        d = np.hypot(x + ox * c - oy * si - state.x, y + ox * si + oy * c - state.y)
+        return float(s[int(np.argmin(d))])
+
+    def _pull_in(self) -> None:
+        """Narrow the slots that fall in blocked cells (keeping the spacing from the other
+        slots), put those that still do not fit in file on the path behind the formation;
+        count breaks and re-formations."""
+        if self.free is None or not len(self.offsets):
+            return
+        centre, heading = self.pose(self.target)
+        c, s = math.cos(heading), math.sin(heading)
+        world = self.offsets @ np.array([[c, s], [-s, c]])
+        tries = centre[None, None, :] + np.array(PULL_IN)[None, :, None] * world[:, None, :]
+        ok = np.asarray(self.free(tries.reshape(-1, 2)), dtype=bool).reshape(len(world), -1)
+        fractions, behind = np.ones(len(world)), np.zeros(len(world))
+        placed = [tries[i, 0] for i in range(len(world)) if ok[i, 0]]
+        rear = float(-self.offsets[:, 0].min()) if len(self.offsets) else 0.0
+        in_file = 0
+        for i in np.nonzero(~ok[:, 0])[0]:
+            for k in range(1, len(PULL_IN) - 1):
+                p = tries[i, k]
+                if ok[i, k] and all(math.dist(p, q) >= 0.9 * self.spacing for q in placed):
+                    fractions[i] = PULL_IN[k]
+                    placed.append(p)
+                    break
+            else:
+                in_file += 1
+                fractions[i] = 0.0
+                behind[i] = rear + in_file * self.spacing
+        self.fractions, self.behind = fractions, behind
+        narrowed = set(np.nonzero(self.fractions < 1.0)[0].tolist())
+        self.stats.breaks += len(narrowed - self.stats.narrowed)
+        self.stats.reforms += len(self.stats.narrowed - narrowed)
+        self.stats.narrowed = narrowed
+
+    def _check_arrival(self) -> None:
+        g = self.gains
+        if self.target < self.length or self.arrived:
+            return
+        slots = self.slots()
+        self.arrived = all(
+            math.hypot(st.x - slots[i, 0], st.y - slots[i, 1]) <= g.tolerance
+            and abs(wrap(self.final_heading - st.yaw)) <= g.yaw_tolerance
+            for i, st in self.states.items())
+
+    def errors(self) -> np.ndarray:
+        """(n,) each robot's distance from its slot in the formation fitted where the squad
+        is (the mean of the members' projections, full offsets), m: the shape's error,
+        without the lead."""
+        if np.isnan(self.progress).any():
+            return np.full(len(self.offsets), np.nan)
+        slots = self.slots(float(np.mean(self.progress)), pulled=False)
+        return np.array([math.hypot(st.x - slots[i, 0], st.y - slots[i, 1])
+                         for i, st in sorted(self.states.items())])
+
+    # -- a robot --------------------------------------------------------------------------------
+    def control(self, index: int, state) -> tuple[float, float]:
+        """Wheel speeds (m/s) taking robot ``index`` (at ``state``) to its slot."""
+        self.report(index, state)
+        g, drive = self.gains, self.drive
+        sx, sy = self._slot(index, self.target)
+        if self.clear is not None and not self.clear((state.x, state.y), (sx, sy)):
+            # an obstacle between the robot and its slot: along the path, in file, instead
+            sx, sy = self._point(min(self.length, self.target + g.lead))
+        ex, ey = sx - state.x, sy - state.y
+        dist = math.hypot(ex, ey)
+        at_end = self.target >= self.length
+        if dist < g.tolerance * 0.5 or (at_end and dist < g.tolerance):
+            heading = self.final_heading if at_end else self.heading_at(self.target)
+            return wheel_speeds(0.0, g.k_heading * wrap(heading - state.yaw), drive)
+        error = wrap(math.atan2(ey, ex) - state.yaw)
+        if abs(error) > BEHIND and not at_end and dist < 2 * g.lead:
+            # ahead of its slot: wait for the others, facing the way the squad goes
+            return wheel_speeds(0.0, g.k_heading * wrap(self.heading_at(self.target)
+                                                        - state.yaw), drive)
+        if abs(error) > drive.turn_in_place:
+            return wheel_speeds(0.0, g.k_heading * error, drive)
+        return wheel_speeds(min(drive.max_speed, g.k_slot * dist) * math.cos(error),
+                            g.k_heading * error, drive)
+
+    # -- the path -------------------------------------------------------------------------------
+    def _point(self, s: float) -> np.ndarray:
+        if self.length == 0.0:
+            return self.path[-1].copy()
+        j = int(np.clip(np.searchsorted(self._cum, s, side="right") - 1, 0,
+                        len(self._lengths) - 1))
+        t = min(max((s - self._cum[j]) / self._lengths[j], 0.0), 1.0)
+        return self.path[j] + t * (self.path[j + 1] - self.path[j])
+
+
+def _spacing(offsets: np.ndarray) -> float:
+    """The smallest distance between two slots, m (1 m for a squad of one)."""
+    if len(offsets) < 2:
+        return 1.0
+    d = np.hypot(offsets[:, None, 0] - offsets[None, :, 0], offsets[:, None, 1] - offsets[None, :, 1])
+    d[np.diag_indices(len(offsets))] = np.inf
+    return float(d.min())
+
+
+@dataclass(frozen=True, eq=False)
+class Track:
+    """A robot's command: keep slot ``index`` of ``structure`` until the squad has arrived.
+    ``x``, ``y``: the slot at the goal (where the robot ends), m, world frame."""
+
+    structure: VirtualStructure
+    index: int
+    x: float = 0.0
+    y: float = 0.0
+    tolerance: float = 0.1

@@ -1,0 +1,104 @@
+"""Formation keeping (coopsim/swarm/structure.py) in the unicycle simulation of
+tests/swarm/swarm_sim.py: the shape holds on the way, the squad paces on its slowest member,
+it arrives formed facing the ordered heading; and the squad_shape rule's rigid fit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from coopsim.model.specs import FloorSpec, ObjectSpec
+from coopsim.plugins.rules.squad_shape import shape_error
+from coopsim.swarm import Formation, Squad, SquadGoTo, build_grid
+from coopsim.swarm.structure import VirtualStructure
+
+from swarm_sim import KinematicRobot, run
+
+FLOOR = FloorSpec(16.0, 10.0)
+
+
+@pytest.fixture(scope="module")
+def grid():
+    return build_grid(FLOOR, [], resolution=0.1, robot_radius=0.2, clearance=0.1)
+
+
+def _rms_shape(robots, offsets) -> float:
+    pos = np.array([(r.x, r.y) for r in robots])
+    heading = math.atan2(sum(math.sin(r.yaw) for r in robots),
+                         sum(math.cos(r.yaw) for r in robots))
+    return float(np.sqrt(np.mean(shape_error(pos, offsets, heading) ** 2)))
+
+
+@pytest.mark.parametrize("formation", ["line", "column", "wedge", "inverse_wedge", "circle",
+                                       "half_circle"])
+def test_a_squad_keeps_its_shape_on_the_way_and_arrives_formed(grid, formation):
+    robots = [KinematicRobot(-6.0, y, 0.0) for y in (-1.6, -0.8, 0.0, 0.8, 1.6)]
+    # circles with neighbours about a spacing apart (the paper's n * d radius is 4 m here)
+    shape = Formation(formation, 0.8, 1.0 if "circle" in formation else None)
+    squad = Squad(robots, grid, shape)
+    squad.command(SquadGoTo(4.0, 1.0, heading=math.pi / 2))
+    offsets = shape.offsets(len(robots))
+    errors = []
+
+    def step():
+        squad.step()
+        if squad.structure.s > 0.5 and squad.structure.target < squad.structure.length - 0.5:
+            errors.append(_rms_shape(robots, offsets))
+    t = run(robots, step, squad.arrived, dt=0.05, max_time=150)
+    assert squad.arrived(), f"not there after {t:.0f} s"
+    assert errors and float(np.sqrt(np.mean(np.square(errors)))) < 0.1
+    slots = squad.structure.slots()
+    got = np.array([(r.x, r.y) for r in robots])
+    want = slots[squad.last_plan.slot_of]
+    assert np.hypot(*(got - want).T).max() <= squad.structure.gains.tolerance + 1e-9
+    assert all(abs(math.remainder(r.yaw - math.pi / 2, 2 * math.pi)) < math.radians(8)
+               for r in robots)
+
+
+def test_the_structure_waits_for_a_robot_that_falls_behind(grid):
+    robots = [KinematicRobot(-6.0, y, 0.0) for y in (-0.8, 0.0, 0.8)]
+    squad = Squad(robots, grid, Formation("line", 0.8))
+    squad.command(SquadGoTo(4.0, 0.0))
+    run(robots, squad.step, lambda: squad.structure.s > 2.0, dt=0.05, max_time=60)
+    slow = robots[0]
+    stuck_at = (slow.x, slow.y)
+    before = squad.structure.s
+    for _ in range(100):  # 5 s with robot 0 held in place
+        squad.step()
+        for r in robots[1:]:
+            r.integrate(0.05)
+        slow.x, slow.y = stuck_at
+    assert squad.structure.s - before < 0.3  # it did not leave robot 0 behind
+    others = np.array([(r.x, r.y) for r in robots[1:]])
+    assert np.hypot(*(others - np.asarray(stuck_at)).T).max() < 2.0
+
+
+def test_slots_narrow_in_a_gap_and_widen_after_it():
+    path = np.array([(-5.0, 0.0), (5.0, 0.0)])
+    offsets = Formation("line", 1.0).offsets(3)  # side by side, 1 m apart
+
+    def free(points):
+        points = np.asarray(points)
+        in_gap = (np.abs(points[:, 0]) < 1.0) & (np.abs(points[:, 1]) > 0.6)
+        return ~in_gap
+    vs = VirtualStructure(path, offsets, free=free)
+    vs.s = 4.8  # the slots' target at 5.0 m along: x = 0, in the gap
+    vs._pull_in()
+    assert vs.stats.breaks == 2 and sorted(np.nonzero(vs.fractions < 1)[0]) != []
+    vs.s = 7.5  # past the gap
+    vs._pull_in()
+    assert vs.stats.reforms == 2 and (vs.fractions == 1).all()
+
+
+def test_shape_error_is_zero_for_the_formation_turned_and_moved_and_says_a_displacement():
+    offsets = Formation("wedge", 0.8).offsets(5)
+    c, s = math.cos(1.0), math.sin(1.0)
+    placed = offsets @ np.array([[c, s], [-s, c]]) + (3.0, -2.0)
+    shuffled = placed[[3, 0, 4, 1, 2]]
+    assert shape_error(shuffled, offsets, heading=0.0).max() < 1e-9
+    moved = shuffled.copy()
+    moved[0] += (0.5, 0.0)
+    err = shape_error(moved, offsets, heading=1.0)
+    assert 0.2 < err.max() < 0.5 and np.sqrt(np.mean(err ** 2)) < 0.25
