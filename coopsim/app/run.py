@@ -121,6 +121,7 @@ class Run:
         #: Where network requests may read (load) and write (record): see DataFolders.
         self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER)
         self._record_starts: collections.deque = collections.deque()
+        self._start_cpu = 0.0  # launched controllers' CPU time at the last look, s
 
     def _wait_for(self) -> int:
         """Controllers the first lockstep step waits for: as set, else every controller the
@@ -139,6 +140,13 @@ class Run:
             return
         dead = len(ctl.exited()) + len(ctl.failed)
         self.stepper.wait_for = max(0, self._wait_for() - dead)
+        # A controller still busy starting (imports, compiling: seconds on a loaded machine)
+        # is not late: its own CPU time moving holds the first step's wait open, so the game
+        # starts with every launched controller whatever the machine does.
+        cpu = ctl.cpu_seconds()
+        if cpu > self._start_cpu:
+            self._start_cpu = cpu
+            self.stepper.hold_start()
 
     def _controller_specs(self) -> list:
         return controller_specs(self.scenario, self.stepper.sim.world.robots, self.overrides,

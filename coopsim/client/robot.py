@@ -22,33 +22,16 @@ from ..model.commands import TIMEOUT, Command
 from ..model.driver import Reading, StepInfo
 from ..model.errors import ProtocolError
 from ..net.protocol import Message
+from .connection import SIM_PID_ENV, _process_gone
 
 _COMMANDS, _DETACH, _MODULES = 3, 2, 1
 _PARAM_LIST, _PARAM_GET, _PARAM_SET = 10, 12, 13
-SIM_PID_ENV = "COOPSIM_SIM_PID"
 MAX_TIMEOUTS = 3  # requests in a row without a reply before the loop asks the name server
 PROBE_TIMEOUT = 1.0  # s the name server has to answer that probe
 
 
 class SimulationGone(SystemExit):
     """The simulation a control loop drives is gone; ends the program with its sentence."""
-
-
-def _process_gone(pid: int) -> bool:
-    """True when process ``pid`` has ended (or is a zombie nobody reaped yet)."""
-    if os.getppid() == pid:
-        return False  # it is still our parent
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
-    except (OSError, IndexError):
-        return False
 
 
 class ModuleProxy:
@@ -163,15 +146,15 @@ class Robot:
                                  "stops")
 
     def _nameserver_answers(self) -> bool:
-        timeout = self.client.timeout
-        self.client.timeout = min(timeout, PROBE_TIMEOUT)
+        timeout, patient = self.client.timeout, self.client.patient
+        self.client.timeout, self.client.patient = min(timeout, PROBE_TIMEOUT), False
         try:
             self.client.hello()
             return True
         except ProtocolError:
             return False
         finally:
-            self.client.timeout = timeout
+            self.client.timeout, self.client.patient = timeout, patient
 
     def detach(self) -> None:
         """Leave lockstep: the simulation stops waiting for this controller."""

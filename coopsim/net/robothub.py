@@ -38,6 +38,7 @@ from .server import answer_errors, recv_request, split_request
 log = logging.getLogger(__name__)
 
 STEP_WAIT = 0.5  # s a lockstep motor reply waits, while the run is paused, before "not yet"
+START_STEP_WAIT = 2.0  # s it waits while the first step waits for controllers (see _answer_early)
 FD_SPARE = 64  # descriptors kept free for connections, files and libzmq (which aborts without)
 _RECOUNT = 1024  # binds between exact counts of the open descriptors
 _BATCH = 256  # requests served per poll before the stepper gets its thread back
@@ -281,7 +282,8 @@ class RobotHub:
                 snap = stepper.snapshot
                 self._send(item.envelope, item.msg.reply("lockstep", params=(snap.step,),
                                                          data=(snap.time,)))
-            elif stepper.finished or (now >= item.deadline and not _stepping(stepper)):
+            elif stepper.finished or (now >= item.deadline
+                                      and _answer_early(stepper, now - item.deadline)):
                 snap = stepper.snapshot
                 self._send(item.envelope, item.msg.reply(
                     "lockstep: queued, the step has not run yet", params=(snap.step,),
@@ -341,11 +343,15 @@ class RobotHub:
             os.close(fd)
 
 
-def _stepping(stepper) -> bool:
-    """True while the run is taking steps: a lockstep reply then waits for its step, however
-    long the machine or the other controllers take (a paused or stopped run answers "not yet"
-    after STEP_WAIT, so its controllers do not hang on it)."""
-    return stepper.running and not stepper.paused and stepper.mode == "lockstep"
+def _answer_early(stepper, late: float) -> bool:
+    """Whether a lockstep reply STEP_WAIT + ``late`` s old is answered "not yet" now. While the
+    run takes steps it never is: it waits for its step however long the machine or the other
+    controllers take. A paused or stopped run answers after STEP_WAIT, so its controllers do not
+    hang on it; one whose first step still waits for its controllers to attach after
+    START_STEP_WAIT (one process may attach its robots in turn, each waiting for its reply)."""
+    if not stepper.running or stepper.paused:
+        return True
+    return stepper.starting and late >= START_STEP_WAIT - STEP_WAIT
 
 
 def identify(caller) -> Owner:

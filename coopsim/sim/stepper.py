@@ -433,6 +433,16 @@ class Stepper:
             return False
         return self.speed == 0.0 or self._pace(count_missed=False)
 
+    @property
+    def starting(self) -> bool:
+        """True while the first lockstep step waits for ``wait_for`` controllers to attach."""
+        return self.mode == "lockstep" and self._holding_start()
+
+    def hold_start(self) -> None:
+        """Restart the first lockstep step's wait for ``wait_for`` controllers (any thread):
+        the run sees them busy starting (their own activity), so the wait is not yet over."""
+        self._started_wall = self.clock.now()
+
     def _holding_start(self) -> bool:
         """True while the first lockstep step waits for ``wait_for`` controllers to attach."""
         if not self.wait_for or self.snapshot.step > 0 or self._started_wall is None:

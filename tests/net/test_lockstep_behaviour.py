@@ -91,9 +91,10 @@ def test_the_cli_says_whom_a_stalled_run_waits_for(tmp_path):
     try:
         seen = ""
         deadline = time.monotonic() + 30
-        while "waiting for robot1" not in seen and time.monotonic() < deadline:
+        while "controller(s) of robot1" not in seen and time.monotonic() < deadline:
             seen += proc.stderr.readline()
-        assert "lockstep: no step for" in seen and "waiting for robot1" in seen, seen
+        assert "lockstep: no step for" in seen, seen
+        assert "waiting for a command from the controller(s) of robot1" in seen, seen
     finally:
         proc.terminate()
         proc.wait(10)
@@ -107,3 +108,32 @@ def test_the_mode_default_speed_shows_in_the_summary(mode):
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert ("(speed 1x)" if mode == "realtime" else "(speed max)") in done.stdout
+
+
+def test_stall_lines_are_rate_limited_and_count_what_they_skip(capsys, monkeypatch):
+    """Under load a run stalls briefly many times: one line per EVERY s, short stalls none."""
+    from types import SimpleNamespace
+
+    from coopsim.app import console
+
+    now = [100.0]
+    monkeypatch.setattr(console.time, "monotonic", lambda: now[0])
+    report = console.StallReport()
+
+    def stall(seconds):
+        report(SimpleNamespace(waiting=("robot1",), stalled=seconds))
+
+    stall(0.8)  # short: not worth a line
+    assert capsys.readouterr().err == ""
+    stall(2.5)
+    assert capsys.readouterr().err.count("no step for 2.5 s") == 1
+    for _ in range(7):  # seven stalls within the next seconds: no line each
+        report(SimpleNamespace(waiting=(), stalled=0.0))
+        now[0] += 0.5
+        stall(2.1)
+    assert capsys.readouterr().err == ""
+    now[0] += 5.0
+    stall(3.0)
+    line = capsys.readouterr().err
+    assert "waiting for a command from the controller(s) of robot1" in line
+    assert "(7 more stall(s) since the last line)" in line, line
