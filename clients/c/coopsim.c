@@ -550,3 +550,16 @@ void coopsim_close(coopsim_client *c)
     coopsim_close_port(c->names);
     zmq_ctx_term(c->ctx);
 }
+
+/* -- ownership ----------------------------------------------------------------------------------- */
+
+int coopsim_claim(coopsim_client *c, coopsim_robot *bot, int force, coopsim_msg *reply)
+{
+    int64_t params[1] = {force ? 1 : 0};
+    return coopsim_call(c, bot->sock, COOPSIM_CLAIM, "", params, 1, NULL, 0, reply);
+}
+
+int coopsim_release(coopsim_client *c, coopsim_robot *bot, coopsim_msg *reply)
+{
+    return coopsim_call(c, bot->sock, COOPSIM_RELEASE, "", NULL, 0, NULL, 0, reply);
+}

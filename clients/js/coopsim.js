@@ -14,6 +14,9 @@ import * as zmq from "zeromq";
 export const PROTOCOL_VERSION = 1;
 export const DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000";
 export const TIMEOUT = 9; // error code of a request that got no reply in time
+// error code of a motion command to a robot another connection owns; its text names the owner
+// (docs/protocol.md section 3, "Ownership")
+export const OWNED = 11;
 export const UNKNOWN_NAME = 5; // error code of a module or command name a robot lacks
 
 /** A protocol error code (docs/protocol.md section 2) with its sentence: from an error reply,
@@ -158,7 +161,7 @@ export class Client {
 
 /** Commands every robot has, at the same ids (docs/protocol.md section 3). Module commands
  * (motors, sonar, ...) have the ids each robot declares: look them up by name (Robot.id). */
-export const ROBOT_COMMANDS = { modules: 1, detach: 2, commands: 3 };
+export const ROBOT_COMMANDS = { modules: 1, detach: 2, commands: 3, claim: 4, release: 5 };
 
 /** The key of a command in Robot.commands: "module.name", or "name" for a common command. */
 export function commandKey(module, name) {
@@ -218,8 +221,17 @@ export class Robot {
     return this.client.request(this.endpoint, command, text, params, data);
   }
 
-  /** Leave lockstep: the simulation stops waiting for this controller. */
+  /** Leave lockstep: the simulation stops waiting for this controller (and the robot is
+   * released). */
   detach() { return this.request(ROBOT_COMMANDS.detach); }
+
+  /** Own the robot: its motion commands are this connection's alone until release(); with
+   * `force` take it from another owner (operators). Rejects with RemoteError 11 (OWNED), whose
+   * text names the owner, when another connection owns it. */
+  claim({ force = false } = {}) { return this.request(ROBOT_COMMANDS.claim, "", [force ? 1 : 0]); }
+
+  /** Give the robot up (it also leaves lockstep). */
+  release() { return this.request(ROBOT_COMMANDS.release); }
 
   /** robot.modules.<module>.<command>(...args): numbers go in data, a string in text. An
    * unknown module or command throws RemoteError 5 (test with `"gps" in robot.modules`). */

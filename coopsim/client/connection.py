@@ -18,6 +18,11 @@ class RemoteError(ProtocolError):
     """The server answered with a non-zero error code (see docs/protocol.md)."""
 
 
+class RobotOwned(RemoteError):
+    """Error 11: another connection owns the robot (docs/protocol.md section 3, *Ownership*);
+    the text names the owner. Reads still work; :meth:`Robot.claim` with ``force`` takes it."""
+
+
 class RunFinished(RemoteError):
     """The run has finished (its duration, or a rule such as an exercise's verdict, ended it):
     error 6 with "finished" in the text. Leaving a ``with Client()`` block on it is a normal end,
@@ -108,7 +113,9 @@ class Client:
         reply = Message.from_wire(frame, max_bytes=None)
         if reply.error:
             finished = reply.error == p.NOT_ALLOWED and "finished" in reply.text
-            raise (RunFinished if finished else RemoteError)(reply.error, reply.text)
+            kind = RunFinished if finished else RobotOwned if reply.error == p.OWNED \
+                else RemoteError
+            raise kind(reply.error, reply.text)
         return reply
 
     def request_many(self, calls) -> list[Message]:

@@ -94,6 +94,7 @@ class RobotHub:
         self._fallback_stop = threading.Event()
         self._closed = False
         self._fds = _Descriptors()
+        self._callers: dict[bytes, Owner] = {}  # routing id -> who, for motion commands
         stepper.waiter = self
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
@@ -121,7 +122,7 @@ class RobotHub:
                 "drivers, or raise the limit (ulimit -n)") from None
         port = RobotPort(name, modules, self.stepper, f"tcp://{self.advertise}:{number}",
                          driver, info)
-        port.identify = identify
+        port.identify = self._identify
         port.local = f"tcp://{self.bind}:{number}"
         self.ports[name] = port
         self._by_port[number] = port
@@ -218,7 +219,16 @@ class RobotHub:
             except zmq.Again:
                 return
             if event["event"] == zmq.EVENT_DISCONNECTED:
-                self.stepper.slots.disconnected(event["value"])
+                fd = event["value"]
+                self._callers = {r: o for r, o in self._callers.items() if o.link != fd}
+                self.stepper.slots.disconnected(fd)
+
+    def _identify(self, caller) -> Owner:
+        """Who sent a request (see :func:`identify`), worked out once per connection."""
+        owner = self._callers.get(caller[0])
+        if owner is None or owner.link != caller[2]:
+            owner = self._callers[caller[0]] = identify(caller)
+        return owner
 
     def _serve_batch(self) -> None:
         for _ in range(_BATCH):
@@ -370,7 +380,7 @@ def identify(caller) -> Owner:
     address = _peer(fd)
     if user and user != RUN_USER:
         return Owner(("key", user), f"client key {user!r} ({address})", fd)
-    return Owner(("connection", bytes(route)), f"the connection from {address}", fd)
+    return Owner(("connection", route), f"the connection from {address}", fd)
 
 
 def _peer(fd: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+
 import pytest
 
 from coopsim.net import protocol as p
@@ -149,3 +150,21 @@ def test_ownership_follows_a_reset_and_reads_never_wait(kind):
         Peer(lookup(run.network.endpoint, "/sim")).ok(5)  # reset: the owner keeps its robot
         assert second.ask(SPEEDS, data=[0.1, 0.1])[0] == 11
         assert second.ask(500)[0] == 0
+
+
+def test_the_python_client_claims_releases_and_raises_robot_owned():
+    from coopsim.client import Client, RobotOwned
+
+    with live(_world()) as run, Client(run.network.endpoint) as a, \
+            Client(run.network.endpoint) as b:
+        mine, theirs = a.robot("r1"), b.robot("r1")
+        assert mine.claim().startswith("claimed by the connection from 127.0.0.1:")
+        with pytest.raises(RobotOwned) as info:
+            theirs.motors.set_speeds(0.1, 0.1)
+        assert info.value.code == 11 and "r1 is owned by" in info.value.text
+        assert len(theirs.gps.read()) == 2  # reads stay open
+        assert "taken from" in theirs.claim(force=True)
+        with pytest.raises(RobotOwned):
+            mine.motors.stop()
+        assert theirs.release() is True and theirs.release() is False
+        mine.motors.stop()
