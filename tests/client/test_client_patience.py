@@ -1,0 +1,99 @@
+"""The Python client waits for a reply as long as the simulator is there: through a simulator
+process stopped for longer than the client's timeout (SIGSTOP, as a debugger or a suspended
+laptop does) a lockstep step and a read simply come late; a simulator that died fails the
+request at once with error 9 saying so."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from coopsim.client import Client
+from coopsim.model.errors import ProtocolError
+from coopsim.net import protocol as p
+
+from nethelpers import ROOT, SCENARIOS
+
+TIMEOUT = 0.3  # s: the client's timeout, far below the stop
+STOPPED = 2.0  # s the simulator stays stopped
+
+
+@pytest.fixture
+def simulator():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coopsim", "run", str(SCENARIOS / "one_robot.scenario"),
+         "--headless", "--mode", "lockstep", "--no-controllers", "--port", "0"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stderr:
+            if "name server:" in line:
+                break
+        yield proc, re.search(r"tcp://\S+", line)[0]
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
+            proc.kill()
+        proc.wait()
+
+
+def _stop_for(proc, seconds: float, continued: threading.Event) -> threading.Thread:
+    os.kill(proc.pid, signal.SIGSTOP)
+
+    def resume():
+        threading.Event().wait(seconds)
+        continued.set()
+        os.kill(proc.pid, signal.SIGCONT)
+    thread = threading.Thread(target=resume)
+    thread.start()
+    return thread
+
+
+def test_requests_wait_through_a_stopped_simulator(simulator):
+    proc, endpoint = simulator
+    with Client(endpoint, timeout=TIMEOUT) as client:
+        bot = client.robot("robot1")
+        first = bot.motors.set_speeds(0.1, 0.1).step
+        continued = threading.Event()
+        thread = _stop_for(proc, STOPPED, continued)
+        step = bot.motors.set_speeds(0.1, 0.1).step  # waits for the step, not for the timeout
+        assert continued.is_set(), "the reply came from a stopped process?"
+        assert step == first + 1
+        thread.join()
+        continued = threading.Event()
+        thread = _stop_for(proc, STOPPED, continued)
+        assert len(bot.gps.read()) == 2 and continued.is_set()
+        thread.join()
+
+
+def test_a_dead_simulator_fails_the_request_at_once_with_error_9(simulator):
+    proc, endpoint = simulator
+    with Client(endpoint, timeout=TIMEOUT) as client:
+        bot = client.robot("robot1")
+        bot.motors.set_speeds(0.1, 0.1)
+        os.kill(proc.pid, signal.SIGSTOP)
+        killer = threading.Timer(1.0, proc.kill)  # dies while the request waits
+        killer.start()
+        with pytest.raises(ProtocolError) as info:
+            bot.motors.set_speeds(0.1, 0.1)
+        killer.join()
+        assert info.value.code == p.TIMEOUT
+        assert "its connection closed (the server stopped or crashed)" in info.value.text
+
+
+def test_an_impatient_client_keeps_its_fixed_deadline(simulator):
+    proc, endpoint = simulator
+    with Client(endpoint, timeout=TIMEOUT, patient=False) as client:
+        bot = client.robot("robot1")
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(ProtocolError) as info:
+                bot.gps.read()
+            assert info.value.code == p.TIMEOUT and f"within {TIMEOUT:g} s" in info.value.text
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
