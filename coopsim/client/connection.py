@@ -6,10 +6,10 @@ import os
 from typing import Iterator, Sequence
 
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
 from ..model.errors import ProtocolError
 from ..net import protocol as p
+from ..net.liveness import Link
 from ..net.protocol import Message
 from ..net.security import ClientKeys
 
@@ -289,48 +289,15 @@ class Client:
         return sock
 
 
-class _Link:
-    """Whether a request socket's server is still there, from the socket's monitor events
-    (read only when a reply is late): its connection must have completed the ZeroMQ handshake
-    and not closed since. A server process that is stopped (SIGSTOP, a debugger) keeps its TCP
-    connections: it is waited for; one that crashed or ended closes them."""
-
-    EVENTS = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | zmq.EVENT_CLOSED
-              | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-              | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
-
-    def __init__(self, sock: zmq.Socket) -> None:
-        self.sock = sock
-        self.monitor = sock.get_monitor_socket(self.EVENTS)
-        self.up = False
-        self.lost = False
+class _Link(Link):
+    """:class:`~coopsim.net.liveness.Link`, and the simulator's process when a run launched
+    this controller (``$COOPSIM_SIM_PID``)."""
 
     def gone(self) -> str:
-        """Why the server is not there (""  while it is)."""
-        while True:
-            try:
-                event = parse_monitor_message(self.monitor.recv_multipart(zmq.NOBLOCK))["event"]
-            except zmq.Again:
-                break
-            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-                self.up = True
-            elif self.up:  # a request sent before a disconnect is lost with the connection
-                self.lost, self.up = True, False
         pid = os.environ.get(SIM_PID_ENV, "")
         if pid.isdigit() and _process_gone(int(pid)):
             return f"the simulation (pid {pid}) is gone"
-        if self.lost:
-            return "its connection closed (the server stopped or crashed)"
-        if not self.up:
-            return "no connection to it (nothing listens there, or it refused the handshake)"
-        return ""
-
-    def close(self) -> None:
-        try:
-            self.sock.disable_monitor()
-        except zmq.ZMQError:
-            pass
-        self.monitor.close(0)
+        return super().gone()
 
 
 SIM_PID_ENV = "COOPSIM_SIM_PID"
