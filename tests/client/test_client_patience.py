@@ -97,3 +97,32 @@ def test_an_impatient_client_keeps_its_fixed_deadline(simulator):
             assert info.value.code == p.TIMEOUT and f"within {TIMEOUT:g} s" in info.value.text
         finally:
             os.kill(proc.pid, signal.SIGCONT)
+
+
+def test_the_gateway_waits_through_a_stopped_simulator_too(simulator):
+    import json
+    import socket
+
+    from coopsim.net.gateway import Gateway
+
+    proc, endpoint = simulator
+    gateway = Gateway(endpoint, timeout=TIMEOUT).start()
+    try:
+        with socket.create_connection(gateway.address, timeout=60) as sock:
+            lines = sock.makefile("rb")
+
+            def ask(line):
+                sock.sendall(json.dumps(line).encode() + b"\n")
+                return json.loads(lines.readline())
+            assert ask(["/robot1/motors", 0, "", 100, [], [0.1, 0.1]])[1] == "lockstep"
+            continued = threading.Event()
+            thread = _stop_for(proc, STOPPED, continued)
+            reply = ask(["/robot1/motors", 0, "", 100, [], [0.1, 0.1]])
+            assert reply[:2] == [0, "lockstep"] and continued.is_set(), reply
+            thread.join()
+            os.kill(proc.pid, signal.SIGSTOP)
+            threading.Timer(1.0, proc.kill).start()
+            error, text, *_ = ask(["/robot1/motors", 0, "", 100, [], [0.1, 0.1]])
+            assert error == p.TIMEOUT and "its connection closed" in text, text
+    finally:
+        gateway.close()
