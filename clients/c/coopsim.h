@@ -107,9 +107,12 @@ int coopsim_keys_load(coopsim_keys *k, const char *dir, char *why, size_t why_si
  * (may be NULL) holds the error reply. Close it with coopsim_close_port. */
 void *coopsim_port(coopsim_client *c, const char *name, coopsim_msg *why);
 
-/* Send one request on `sock` and wait for its reply. Returns reply->error: 0 on success, a
- * protocol error code, COOPSIM_TIMEOUT (9) when nothing came back within the timeout, or
- * COOPSIM_NO_MEMORY. */
+/* Send one request on `sock` and wait for its reply. When none has come within the timeout,
+ * the call looks at the socket's connection (its ZeroMQ monitor) and waits on while it is up: a
+ * lockstep step, a busy machine or a simulator stopped in a debugger only make a reply late.
+ * Returns reply->error: 0 on success, a protocol error code, COOPSIM_TIMEOUT (9) when the
+ * connection never came up or closed (reply->text says which), or COOPSIM_NO_MEMORY. A socket
+ * not from coopsim_port / coopsim_robot_open keeps a fixed deadline. */
 int coopsim_call(coopsim_client *c, void *sock, int command, const char *text,
                  const int64_t *params, int nparams, const double *data, int ndata,
                  coopsim_msg *reply);

@@ -14,9 +14,11 @@ from __future__ import annotations
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
-EVENTS = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | zmq.EVENT_CLOSED
-          | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-          | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+EVENTS = (zmq.EVENT_CONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+          | zmq.EVENT_CLOSED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+          | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+_FAILED = (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+           | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
 
 
 class Link:
@@ -29,25 +31,38 @@ class Link:
     def __init__(self, sock: zmq.Socket) -> None:
         self.sock = sock
         self.monitor = sock.get_monitor_socket(EVENTS)
-        self.up = False
-        self.lost = False
+        self.connected = False  # TCP connected (the ZeroMQ handshake may still be going on)
+        self.up = False  # the handshake succeeded
+        self.failed = False  # a handshake failed (keys refused, not a ZeroMQ peer of this kind)
+        self.lost = False  # closed after it was up: a request sent before is lost with it
 
     def gone(self) -> str:
-        """Why the server is not there ("" while it is)."""
+        """Why the server is not there ("" while it is, or while its handshake goes on: a
+        starved server may take long; ZeroMQ gives a handshake 30 s)."""
         while True:
             try:
                 event = parse_monitor_message(self.monitor.recv_multipart(zmq.NOBLOCK))["event"]
             except zmq.Again:
                 break
-            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-                self.up = True
-            elif self.up:  # a request sent before a disconnect is lost with the connection
-                self.lost, self.up = True, False
+            self._note(event)
         if self.lost:
             return "its connection closed (the server stopped or crashed)"
-        if not self.up:
-            return "no connection to it (nothing listens there, or it refused the handshake)"
-        return ""
+        if self.up or (self.connected and not self.failed):
+            return ""
+        if self.failed:
+            return "it refused the handshake (keys it does not accept, or not a request server)"
+        return "no connection to it (nothing listens there)"
+
+    def _note(self, event: int) -> None:
+        if event == zmq.EVENT_CONNECTED:
+            self.connected = True
+        elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+            self.up = True
+        elif event & _FAILED:
+            self.failed = True
+        else:  # disconnected, closed
+            self.lost = self.lost or self.up
+            self.up = self.connected = False
 
     def close(self) -> None:
         """Stop monitoring (before the socket closes)."""

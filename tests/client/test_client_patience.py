@@ -6,10 +6,7 @@ request at once with error 9 saying so."""
 from __future__ import annotations
 
 import os
-import re
 import signal
-import subprocess
-import sys
 import threading
 
 import pytest
@@ -18,7 +15,7 @@ from coopsim.client import Client
 from coopsim.model.errors import ProtocolError
 from coopsim.net import protocol as p
 
-from nethelpers import ROOT, SCENARIOS
+from nethelpers import simulator_process
 
 TIMEOUT = 0.3  # s: the client's timeout, far below the stop
 STOPPED = 2.0  # s the simulator stays stopped
@@ -26,20 +23,8 @@ STOPPED = 2.0  # s the simulator stays stopped
 
 @pytest.fixture
 def simulator():
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "coopsim", "run", str(SCENARIOS / "one_robot.scenario"),
-         "--headless", "--mode", "lockstep", "--no-controllers", "--port", "0"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        for line in proc.stderr:
-            if "name server:" in line:
-                break
-        yield proc, re.search(r"tcp://\S+", line)[0]
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGCONT)
-            proc.kill()
-        proc.wait()
+    with simulator_process() as running:
+        yield running
 
 
 def _stop_for(proc, seconds: float, continued: threading.Event) -> threading.Thread:
