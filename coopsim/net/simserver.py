@@ -169,7 +169,8 @@ class SimServer(Server):
                        waiting_for=list(st.waiting), stalled=st.stalled,
                        recording=self.recording.recording_path if self.recording else "",
                        recording_error=self.recording.recording_error if self.recording else "",
-                       attached=list(st.attached), seed=self.stepper.sim.seed,
+                       attached=list(st.attached), owners=self.stepper.slots.owners(),
+                       seed=self.stepper.sim.seed,
                        scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules),
                        metrics=[n for n, _ in rule_metrics(snap.rules)])
         for more in self.more_state:

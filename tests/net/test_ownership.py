@@ -167,3 +167,14 @@ def test_the_python_client_claims_releases_and_raises_robot_owned():
             mine.motors.stop()
         assert theirs.release() is True and theirs.release() is False
         mine.motors.stop()
+
+
+def test_the_state_document_names_every_owner():
+    from coopsim.client import Client
+
+    with live(_world(robots=("r1", "r2"))) as run, Client(run.network.endpoint) as client:
+        sim = client.sim()
+        assert sim.state()["owners"] == {}
+        client.robot("r2").claim()
+        owners = sim.state()["owners"]
+        assert list(owners) == ["r2"] and owners["r2"].startswith("the connection from 127.")
