@@ -31,7 +31,8 @@ STOP_AT = 30  # the step after which the simulator is stopped
 STOPPED = 15.0  # s the simulator stays stopped
 RUN_WAIT = 600.0  # s a run may take on a loaded machine before the test gives up
 BURN_FOR = 900  # s a burner runs at most, should the test die without killing it
-BURNER = f"import time\nend = time.monotonic() + {BURN_FOR}\nwhile time.monotonic() < end:\n    pass\n"
+BURNER = (f"import time\nend = time.monotonic() + {BURN_FOR}\n"
+          "while time.monotonic() < end:\n    pass\n")
 
 
 def _start(record: Path) -> tuple[subprocess.Popen, str, threading.Thread, list]:
