@@ -108,10 +108,11 @@ class RobotPort:
 
     def _detach(self, msg: Message) -> Message:
         slots, owner = self.stepper.slots, self._owner()
-        held = slots.owner(self.robot)
-        if owner is not None and held and slots.release(self.robot, owner.key):
-            return msg.reply("detached", params=(1,))  # released: it also left lockstep
-        was = slots.detach(self.robot)
+        was = self.robot in slots.attached()
+        if owner is not None and slots.owner(self.robot):
+            slots.release(self.robot, owner.key)  # error 11 when another owns it; detaches too
+        else:
+            slots.detach(self.robot)
         return msg.reply("detached" if was else "was not attached", params=(int(was),))
 
     def _claim(self, msg: Message) -> Message:
