@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -175,3 +176,31 @@ def run_with_gateway(*args: str) -> tuple[subprocess.Popen, tuple[str, int]]:
         proc.wait()
         raise AssertionError(f"no gateway address; stderr began: {seen}")
     return proc, (match[1], int(match[2]))
+
+
+@contextlib.contextmanager
+def simulator_process(scenario: Path | None = None, *args: str):
+    """``coopsim run SCENARIO --headless --port 0 ARGS`` as a process of its own (to be stopped,
+    continued or killed); yields (process, name server endpoint). Default: one robot in
+    lockstep, no controllers."""
+    scenario = scenario or SCENARIOS / "one_robot.scenario"
+    args = args or ("--mode", "lockstep", "--no-controllers")
+    proc = subprocess.Popen([sys.executable, "-m", "coopsim", "run", str(scenario),
+                             "--headless", "--port", "0", *args],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        endpoint = None
+        for line in proc.stderr:
+            match = re.search(r"name server: (tcp://\S+)", line)
+            if match:
+                endpoint = match[1]
+                break
+        assert endpoint, "the simulator did not start"
+        threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep it drained
+        yield proc, endpoint
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
+            proc.kill()
+        proc.wait()

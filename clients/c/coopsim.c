@@ -273,6 +273,108 @@ int coopsim_keys_load(coopsim_keys *k, const char *dir, char *why, size_t why_si
     return 1;
 }
 
+/* -- is the server still there? ----------------------------------------------------------------
+ * A lockstep reply comes after its step, however long that takes (other controllers, a busy
+ * machine, a simulator stopped in a debugger): a call that gives up after a fixed time changes
+ * the run. So a call waits its timeout, then looks at the socket's ZeroMQ monitor and, while the
+ * connection is up (handshake done, not closed since), waits on (docs/protocol.md section 3). */
+
+#define MAX_LINKS 256
+static struct link {
+    void *sock, *monitor;
+    int connected, up, failed, lost;
+} links[MAX_LINKS];
+
+static struct link *find_link(void *sock)
+{
+    for (int i = 0; i < MAX_LINKS; i++)
+        if (links[i].sock == sock)
+            return &links[i];
+    return NULL;
+}
+
+/* Start watching `sock` (before it connects); without a free slot it keeps a fixed deadline. */
+static void watch(void *ctx, void *sock)
+{
+    struct link *l = find_link(NULL);
+    char addr[64];
+    if (!l)
+        return;
+    snprintf(addr, sizeof addr, "inproc://coopsim-link-%p", sock);
+    if (zmq_socket_monitor(sock, addr, ZMQ_EVENT_CONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                           ZMQ_EVENT_DISCONNECTED |
+                           ZMQ_EVENT_CLOSED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                           ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0)
+        return;
+    void *m = zmq_socket(ctx, ZMQ_PAIR);
+    int zero = 0;
+    if (!m || zmq_setsockopt(m, ZMQ_LINGER, &zero, sizeof zero) || zmq_connect(m, addr)) {
+        if (m)
+            zmq_close(m);
+        zmq_socket_monitor(sock, NULL, 0);
+        return;
+    }
+    l->sock = sock;
+    l->monitor = m;
+    l->connected = l->up = l->failed = l->lost = 0;
+}
+
+static void unwatch(void *sock)
+{
+    struct link *l = sock ? find_link(sock) : NULL;
+    if (!l)
+        return;
+    zmq_socket_monitor(sock, NULL, 0);
+    zmq_close(l->monitor);
+    memset(l, 0, sizeof *l);
+}
+
+/* Why the server behind `sock` is not there, or NULL while it is. */
+static const char *gone(void *sock)
+{
+    struct link *l = find_link(sock);
+    if (!l)
+        return "no reply within the timeout";
+    for (;;) {
+        zmq_msg_t f;
+        uint16_t event = 0;
+        zmq_msg_init(&f);
+        if (zmq_msg_recv(&f, l->monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&f);
+            break;
+        }
+        if (zmq_msg_size(&f) >= sizeof event)
+            memcpy(&event, zmq_msg_data(&f), sizeof event);
+        int more = zmq_msg_more(&f);
+        zmq_msg_close(&f);
+        if (more) { /* the endpoint's address */
+            zmq_msg_init(&f);
+            zmq_msg_recv(&f, l->monitor, 0);
+            zmq_msg_close(&f);
+        }
+        if (event == ZMQ_EVENT_CONNECTED)
+            l->connected = 1;
+        else if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+            l->up = 1;
+        else if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                          ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH))
+            l->failed = 1;
+        else { /* closed: a request sent before is lost with the connection */
+            l->lost = l->lost || l->up;
+            l->up = l->connected = 0;
+        }
+    }
+    if (l->lost)
+        return "no reply: its connection closed (the server stopped or crashed)";
+    if (l->up || (l->connected && !l->failed))
+        return NULL; /* there, or its handshake goes on (ZeroMQ gives it 30 s) */
+    if (l->failed)
+        return "no reply: it refused the handshake (keys it does not accept, or not a request "
+               "server)";
+    return "no reply: no connection to it (nothing listens there)";
+}
+
 static void *connect_req(coopsim_client *c, const char *endpoint)
 {
     void *s = zmq_socket(c->ctx, ZMQ_REQ);
@@ -289,7 +391,8 @@ static void *connect_req(coopsim_client *c, const char *endpoint)
                                      COOPSIM_KEY_LEN) ||
                       zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, c->keys.secret_key,
                                      COOPSIM_KEY_LEN))) ||
-        zmq_connect(s, endpoint) != 0) {
+        (watch(c->ctx, s), zmq_connect(s, endpoint) != 0)) {
+        unwatch(s);
         zmq_close(s);
         return NULL;
     }
@@ -336,9 +439,19 @@ int coopsim_call(coopsim_client *c, void *sock, int command, const char *text,
         return reply->error;
     }
     zmq_pollitem_t item = {sock, 0, ZMQ_POLLIN, 0};
-    if (zmq_send(sock, buf, len, 0) < 0 || zmq_poll(&item, 1, c->timeout_ms) <= 0) {
+    if (zmq_send(sock, buf, len, 0) < 0) {
         set_error(reply, COOPSIM_TIMEOUT, command, "no reply within the timeout");
         return reply->error;
+    }
+    for (;;) { /* late: wait on while the server is there */
+        int rc = zmq_poll(&item, 1, c->timeout_ms);
+        const char *why = rc < 0 && zmq_errno() != EINTR ? "no reply: the socket failed" : NULL;
+        if (rc > 0)
+            break;
+        if (why || (rc == 0 && (why = gone(sock)) != NULL)) {
+            set_error(reply, COOPSIM_TIMEOUT, command, why);
+            return reply->error;
+        }
     }
     zmq_msg_t msg;
     zmq_msg_init(&msg);
@@ -547,12 +660,27 @@ void coopsim_robot_close(coopsim_robot *bot)
 
 void coopsim_close_port(void *sock)
 {
-    if (sock)
+    if (sock) {
+        unwatch(sock);
         zmq_close(sock);
+    }
 }
 
 void coopsim_close(coopsim_client *c)
 {
     coopsim_close_port(c->names);
     zmq_ctx_term(c->ctx);
+}
+
+/* -- ownership ----------------------------------------------------------------------------------- */
+
+int coopsim_claim(coopsim_client *c, coopsim_robot *bot, int force, coopsim_msg *reply)
+{
+    int64_t params[1] = {force ? 1 : 0};
+    return coopsim_call(c, bot->sock, COOPSIM_CLAIM, "", params, 1, NULL, 0, reply);
+}
+
+int coopsim_release(coopsim_client *c, coopsim_robot *bot, coopsim_msg *reply)
+{
+    return coopsim_call(c, bot->sock, COOPSIM_RELEASE, "", NULL, 0, NULL, 0, reply);
 }

@@ -14,6 +14,8 @@
 #define COOPSIM_DEFAULT_NAMESERVER "tcp://127.0.0.1:10000"
 #define COOPSIM_TIMEOUT 9       /* error code of a request that got no reply in time */
 #define COOPSIM_UNKNOWN_NAME 5  /* error code of a module or command name a robot lacks */
+#define COOPSIM_OWNED 11        /* error code of a motion command to a robot another connection
+                                 * owns; the reply's text names the owner */
 #define COOPSIM_NO_MEMORY (-1)  /* client-side error: a reply did not fit in memory */
 #define COOPSIM_KEY_LEN 40      /* a CurveZMQ key as Z85 text */
 
@@ -23,6 +25,8 @@
 #define COOPSIM_MODULES 1
 #define COOPSIM_DETACH 2
 #define COOPSIM_COMMANDS 3
+#define COOPSIM_CLAIM 4         /* own the robot (params [1]: take it from its owner) */
+#define COOPSIM_RELEASE 5       /* give it up */
 
 /* One message: a reply received. Initialise it with coopsim_msg_init; every call then grows its
  * buffers to fit the reply (no reply is cut) and reuses them; coopsim_msg_free releases them.
@@ -105,9 +109,12 @@ int coopsim_keys_load(coopsim_keys *k, const char *dir, char *why, size_t why_si
  * (may be NULL) holds the error reply. Close it with coopsim_close_port. */
 void *coopsim_port(coopsim_client *c, const char *name, coopsim_msg *why);
 
-/* Send one request on `sock` and wait for its reply. Returns reply->error: 0 on success, a
- * protocol error code, COOPSIM_TIMEOUT (9) when nothing came back within the timeout, or
- * COOPSIM_NO_MEMORY. */
+/* Send one request on `sock` and wait for its reply. When none has come within the timeout,
+ * the call looks at the socket's connection (its ZeroMQ monitor) and waits on while it is up: a
+ * lockstep step, a busy machine or a simulator stopped in a debugger only make a reply late.
+ * Returns reply->error: 0 on success, a protocol error code, COOPSIM_TIMEOUT (9) when the
+ * connection never came up or closed (reply->text says which), or COOPSIM_NO_MEMORY. A socket
+ * not from coopsim_port / coopsim_robot_open keeps a fixed deadline. */
 int coopsim_call(coopsim_client *c, void *sock, int command, const char *text,
                  const int64_t *params, int nparams, const double *data, int ndata,
                  coopsim_msg *reply);
@@ -129,6 +136,15 @@ int coopsim_id(const coopsim_robot *bot, const char *module, const char *name,
 int coopsim_invoke(coopsim_client *c, coopsim_robot *bot, const char *module, const char *name,
                    const char *text, const int64_t *params, int nparams, const double *data,
                    int ndata, coopsim_msg *reply);
+
+/* Own robot `bot` (docs/protocol.md section 3, "Ownership"): from now on its motion commands
+ * are this connection's alone. `force` 1 takes it from another owner (for operators). Returns 0,
+ * or COOPSIM_OWNED (11) with the owner named in reply->text, or another error code. */
+int coopsim_claim(coopsim_client *c, coopsim_robot *bot, int force, coopsim_msg *reply);
+
+/* Give robot `bot` up (it also leaves lockstep): 0 (reply->params[0] is 1 when it was owned),
+ * or COOPSIM_OWNED when another connection owns it. */
+int coopsim_release(coopsim_client *c, coopsim_robot *bot, coopsim_msg *reply);
 
 void coopsim_robot_close(coopsim_robot *bot);
 void coopsim_close_port(void *sock);

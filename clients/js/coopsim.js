@@ -14,6 +14,9 @@ import * as zmq from "zeromq";
 export const PROTOCOL_VERSION = 2; // sent in every hello (docs/protocol.md, Changelog)
 export const DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000";
 export const TIMEOUT = 9; // error code of a request that got no reply in time
+// error code of a motion command to a robot another connection owns; its text names the owner
+// (docs/protocol.md section 3, "Ownership")
+export const OWNED = 11;
 export const UNKNOWN_NAME = 5; // error code of a module or command name a robot lacks
 
 /** A protocol error code (docs/protocol.md section 2) with its sentence: from an error reply,
@@ -91,6 +94,17 @@ export function loadKeys(keys = null, env = process.env) {
            secretKey: certificateKey(client, "secret-key") };
 }
 
+/** Why a request socket's server is not there ("" while it is, or while its handshake goes
+ * on: a starved server may take long; ZeroMQ gives a handshake 30 s). */
+function gone(link) {
+  if (link.lost) return "its connection closed (the server stopped or crashed)";
+  if (link.up || (link.connected && !link.failed)) return "";
+  if (link.failed) {
+    return "it refused the handshake (keys it does not accept, or not a request server)";
+  }
+  return "no connection to it (nothing listens there)";
+}
+
 /** A connection to a simulation (or to robots) through its name server. */
 export class Client {
   constructor({ nameserver, timeout = 5000, keys = null } = {}) {
@@ -98,6 +112,7 @@ export class Client {
     this.timeout = timeout;
     this.keys = loadKeys(keys);
     this.sockets = new Map();
+    this.links = new WeakMap(); // socket -> { up, lost }: is its server still there?
   }
 
   socket(endpoint) {
@@ -110,23 +125,56 @@ export class Client {
       // sendTimeout: a connection refused at the CurveZMQ handshake leaves nowhere to send
       sock = new zmq.Request({ linger: 0, receiveTimeout: this.timeout, relaxed: true,
                                correlate: true, sendTimeout: this.timeout, ...curve });
+      // Is the server still there? (see request): the connection's handshake and closing
+      const link = { connected: false, up: false, failed: false, lost: false };
+      sock.events.on("connect", () => { link.connected = true; });
+      sock.events.on("handshake", () => { link.up = true; });
+      for (const type of ["handshake:error:protocol", "handshake:error:auth",
+                          "handshake:error:other"]) {
+        sock.events.on(type, () => { link.failed = true; });
+      }
+      for (const type of ["disconnect", "close"]) {
+        sock.events.on(type, () => {
+          Object.assign(link, { lost: link.lost || link.up, up: false, connected: false });
+        });
+      }
+      this.links.set(sock, link);
       sock.connect(endpoint);
       this.sockets.set(endpoint, sock);
     }
     return sock;
   }
 
-  /** Send one request and resolve with the reply; rejects with RemoteError on an error. */
+  /**
+   * Send one request and resolve with the reply; rejects with RemoteError on an error. A reply
+   * later than the timeout is waited for while the server's connection is up (a lockstep step,
+   * a busy machine, a simulator stopped in a debugger); error 9 when the connection never came
+   * up or closed (docs/protocol.md section 3).
+   */
   async request(endpoint, command, text = "", params = [], data = []) {
     const sock = this.socket(endpoint);
     let frame;
     try {
       await sock.send(pack(command, text, params, data));
-      [frame] = await sock.receive();
     } catch (err) {
       if (err.code !== "EAGAIN") throw err;
+      this.#drop(endpoint);
       throw new RemoteError(TIMEOUT, `no reply from ${endpoint} within ${this.timeout} ms`,
                             command);
+    }
+    while (frame === undefined) {
+      try {
+        [frame] = await sock.receive();
+      } catch (err) {
+        if (err.code !== "EAGAIN") throw err;
+        // the socket's events come through the same event loop: let those pending arrive
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        const why = gone(this.links.get(sock));
+        if (why) {
+          this.#drop(endpoint);
+          throw new RemoteError(TIMEOUT, `no reply from ${endpoint}: ${why}`, command);
+        }
+      }
     }
     const reply = unpack(frame);
     if (reply.error) throw new RemoteError(reply.error, reply.text, reply.command);
@@ -156,11 +204,16 @@ export class Client {
     for (const sock of this.sockets.values()) sock.close();
     this.sockets.clear();
   }
+
+  #drop(endpoint) {
+    this.sockets.get(endpoint)?.close();
+    this.sockets.delete(endpoint);
+  }
 }
 
 /** Commands every robot has, at the same ids (docs/protocol.md section 3). Module commands
  * (motors, sonar, ...) have the ids each robot declares: look them up by name (Robot.id). */
-export const ROBOT_COMMANDS = { modules: 1, detach: 2, commands: 3 };
+export const ROBOT_COMMANDS = { modules: 1, detach: 2, commands: 3, claim: 4, release: 5 };
 
 /** The key of a command in Robot.commands: "module.name", or "name" for a common command. */
 export function commandKey(module, name) {
@@ -224,8 +277,17 @@ export class Robot {
     return this.client.request(this.endpoint, command, text, params, data);
   }
 
-  /** Leave lockstep: the simulation stops waiting for this controller. */
+  /** Leave lockstep: the simulation stops waiting for this controller (and the robot is
+   * released). */
   detach() { return this.request(ROBOT_COMMANDS.detach); }
+
+  /** Own the robot: its motion commands are this connection's alone until release(); with
+   * `force` take it from another owner (operators). Rejects with RemoteError 11 (OWNED), whose
+   * text names the owner, when another connection owns it. */
+  claim({ force = false } = {}) { return this.request(ROBOT_COMMANDS.claim, "", [force ? 1 : 0]); }
+
+  /** Give the robot up (it also leaves lockstep). */
+  release() { return this.request(ROBOT_COMMANDS.release); }
 
   /** robot.modules.<module>.<command>(...args): numbers go in data, a string in text. An
    * unknown module or command throws RemoteError 5 (test with `"gps" in robot.modules`). */

@@ -3,7 +3,8 @@ function reply = coopsim_request(target, command, text, params, data, timeout_ms
 %   REPLY = COOPSIM_REQUEST(TARGET, COMMAND, TEXT, PARAMS, DATA, TIMEOUT_MS); all but TARGET and
 %   COMMAND may be omitted (timeout 5000 ms). TARGET is a robot from coopsim_robot, with COMMAND
 %   a name such as 'motors.set_speeds' (see coopsim_id) or an id; or a socket from coopsim_port,
-%   with COMMAND an id. An error reply raises error 'coopsim:remote' with the code and sentence;
+%   with COMMAND an id. An error reply raises error 'coopsim:remote' with the code and sentence
+%   ('coopsim:owned' for error 11: another connection owns the robot; see coopsim_claim);
 %   no reply in time raises 'coopsim:timeout', after which the socket is no longer usable (a REQ
 %   socket waits for its reply): close it and open a new one.
   if nargin < 3, text = ''; end
@@ -21,7 +22,9 @@ function reply = coopsim_request(target, command, text, params, data, timeout_ms
     error('coopsim:timeout', 'error 9: no reply within %d ms', timeout_ms);
   end
   reply = coopsim_unpack(zmq_recv(sock, 1048576));   % replies are far below 1 MiB
-  if reply.error ~= 0
+  if reply.error == 11   % another connection owns the robot; the text names it
+    error('coopsim:owned', 'error %d: %s', reply.error, reply.text);
+  elseif reply.error ~= 0
     error('coopsim:remote', 'error %d: %s', reply.error, reply.text);
   end
 end

@@ -94,8 +94,9 @@ def list_() -> None:
 @click.option("--engine", help="Physics engine (coopsim list shows them; default: the "
                                "scenario's [SETTINGS] engine, else pymunk).")
 @click.option("--wait-for", type=click.IntRange(0), metavar="N",
-              help="Lockstep: the first step waits (10 s at most) for N controllers to attach "
-                   "(default: the scenario's wait_for, else every controller the run launches).")
+              help="Lockstep: the first step waits for N controllers to attach, until 10 s "
+                   "after the launched controllers last used CPU (default: the scenario's "
+                   "wait_for, else every controller the run launches).")
 @click.option("--data-dir", "data_dirs", multiple=True,
               type=click.Path(exists=True, file_okay=False),
               help="Another folder network requests may load from and record into "

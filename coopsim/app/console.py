@@ -62,24 +62,34 @@ def _watch_headless(live: Run):
 
 
 class StallReport:
-    """Says on stderr, once per stall and every few seconds while it lasts, whom a lockstep
-    run is waiting for."""
+    """Says on stderr whom a lockstep run is waiting for, when a step has waited at least
+    :data:`AFTER` s; at most one line every :data:`EVERY` s however often stalls come and go
+    (a loaded machine makes many short ones), counting the ones it did not print."""
 
-    EVERY = 5.0  # s between repeats of the same stall
+    AFTER = 2.0  # s a step must have waited before it is worth a line
+    EVERY = 5.0  # s between two lines
 
     def __init__(self) -> None:
-        self._said: tuple = ()
-        self._at = 0.0
+        self._at: float | None = None
+        self._quiet = 0  # stalls seen since the last line and not printed
+        self._current = False  # inside a stall already counted
 
     def __call__(self, stats) -> None:
-        if not stats.waiting:
-            self._said = ()
+        if not stats.waiting or stats.stalled < self.AFTER:
+            self._current = self._current and bool(stats.waiting)
             return
         now = time.monotonic()
-        if stats.waiting != self._said or now - self._at >= self.EVERY:
-            self._said, self._at = stats.waiting, now
-            click.echo(f"\nlockstep: no step for {stats.stalled:.1f} s, waiting for "
-                       f"{', '.join(stats.waiting)}", err=True)
+        if self._at is not None and now - self._at < self.EVERY:
+            self._quiet += not self._current
+            self._current = True
+            return
+        more = f" ({self._quiet} more stall(s) since the last line)" if self._quiet else ""
+        who = ", ".join(stats.waiting)
+        if not who.endswith("to attach"):
+            who = f"a command from the controller(s) of {who}"
+        click.echo(f"\nlockstep: no step for {stats.stalled:.1f} s, waiting for {who}{more}",
+                   err=True)
+        self._at, self._quiet, self._current = now, 0, True
 
 
 class RtBreakReport:

@@ -151,6 +151,21 @@ class Controllers:
             self._ended.setdefault(robot, now - self.started)
         return done
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system, s) the running controllers have used so far: grows while
+        they are busy starting (imports, compiling) even before they send anything."""
+        total = 0.0
+        for proc in self.procs.values():
+            if proc.returncode is not None:
+                continue
+            try:
+                with open(f"/proc/{proc.pid}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / _TICKS
+            except (OSError, IndexError, ValueError):
+                pass  # ended meanwhile, or no /proc: counts nothing
+        return total
+
     def _drain(self, robot: str, stream, tail: collections.deque) -> None:
         """Read a controller's output to its end (it has exited then, or closed its output),
         keeping the last lines and when it ended."""
@@ -207,6 +222,12 @@ class Controllers:
                 self.watchdog.kill()
                 self.watchdog.wait()
             self.watchdog = None
+
+
+try:
+    _TICKS = os.sysconf("SC_CLK_TCK")  # /proc/PID/stat counts CPU time in these
+except (ValueError, OSError, AttributeError):
+    _TICKS = 100
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:

@@ -118,7 +118,6 @@ class Run:
         self.stepper = Stepper(sim, clock=clock, mode=self.settings.mode,
                                speed=self.settings.speed)
         self.stepper.wait_for = self._wait_for()
-        self.stepper.start_hold = self._controllers_coming
         self.network: Network | None = None
         self.controllers: Controllers | None = None
         self.gateway: Gateway | None = None
@@ -129,6 +128,7 @@ class Run:
         self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER,
                                             options.allow_python)
         self._record_starts: collections.deque = collections.deque()
+        self._start_cpu = 0.0  # launched controllers' CPU time at the last look, s
 
     def _wait_for(self) -> int:
         """Controllers the first lockstep step waits for: as set, else every controller the
@@ -139,16 +139,6 @@ class Run:
             return 0
         return len(self._controller_specs())
 
-    def _controllers_coming(self) -> bool:
-        """True while a controller this run launched is alive and its robot not attached yet:
-        the first lockstep step keeps waiting for it past the usual 10 s (a loaded machine can
-        take longer to start Python), instead of running ahead without it."""
-        ctl = self.controllers
-        if ctl is None:
-            return False
-        attached = set(self.stepper.slots.attached())
-        return any(p.poll() is None and robot not in attached for robot, p in ctl.procs.items())
-
     def forget_dead_controllers(self) -> None:
         """Before the first lockstep step: stop waiting for launched controllers that have
         already ended (one that crashed at its start would hold the run for the whole wait)."""
@@ -157,6 +147,13 @@ class Run:
             return
         dead = len(ctl.exited()) + len(ctl.failed)
         self.stepper.wait_for = max(0, self._wait_for() - dead)
+        # A controller still busy starting (imports, compiling: seconds on a loaded machine)
+        # is not late: its own CPU time moving holds the first step's wait open, so the game
+        # starts with every launched controller whatever the machine does.
+        cpu = ctl.cpu_seconds()
+        if cpu > self._start_cpu:
+            self._start_cpu = cpu
+            self.stepper.hold_start()
 
     def _controller_specs(self) -> list:
         return controller_specs(self.scenario, self.stepper.sim.world.robots, self.overrides,

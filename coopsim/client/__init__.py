@@ -1,8 +1,10 @@
 """The Python client: drive a coopsim robot (or a real one speaking the same protocol).
 
 Needs only pyzmq and msgpack -- no pymunk, no pyglet -- so the same controller runs on a robot's
-own computer. Every call has a timeout; every error reply raises :class:`RemoteError` carrying the
-protocol's error code and sentence. A robot's module attributes (``bot.sonar``, ``bot.motors``,
+own computer. A call waits for its reply as long as the server is there (see
+:class:`Client`: ``timeout``, ``patient``); every error reply raises :class:`RemoteError` carrying
+the protocol's error code and sentence (:class:`RobotOwned` for error 11: another connection owns
+the robot). A robot's module attributes (``bot.sonar``, ``bot.motors``,
 a plugin's ``bot.joints``) and their methods come from the robot itself (command 3), so modules
 added by plugins work with no change here.
 
@@ -17,10 +19,10 @@ Example::
 """
 
 from ..model.driver import Reading, StepInfo
-from .connection import Client, RemoteError, RunFinished
+from .connection import Client, RemoteError, RobotOwned, RunFinished
 from .host import run_controller
 from .robot import Robot
 from .sim import Playback, Sim
 
-__all__ = ["Client", "RemoteError", "RunFinished", "Robot", "Sim", "Playback", "Reading", "StepInfo",
-           "run_controller"]
+__all__ = ["Client", "RemoteError", "RobotOwned", "RunFinished", "Robot", "Sim", "Playback",
+           "Reading", "StepInfo", "run_controller"]

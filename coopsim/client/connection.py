@@ -9,12 +9,18 @@ import zmq
 
 from ..model.errors import ProtocolError
 from ..net import protocol as p
+from ..net.liveness import Link
 from ..net.protocol import Message
 from ..net.security import ClientKeys
 
 
 class RemoteError(ProtocolError):
     """The server answered with a non-zero error code (see docs/protocol.md)."""
+
+
+class RobotOwned(RemoteError):
+    """Error 11: another connection owns the robot (docs/protocol.md section 3, *Ownership*);
+    the text names the owner. Reads still work; :meth:`Robot.claim` with ``force`` takes it."""
 
 
 class RunFinished(RemoteError):
@@ -28,7 +34,14 @@ class Client:
 
     Args:
         nameserver: Name server endpoint; defaults to $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000.
-        timeout: Seconds to wait for any reply.
+        timeout: Seconds to wait for a reply before looking whether the server is still there.
+            With ``patient`` (the default) a request whose server's connection is up (its
+            process alive, though busy, starved, stopped by a debugger or waiting for a
+            lockstep step) goes on waiting, in slices of this length; it fails with error 9 only
+            when the connection never came up, or closed (the server stopped or crashed), or
+            ``$COOPSIM_SIM_PID`` names a process that is gone. ``patient=False``: error 9 after
+            ``timeout`` whatever the server's state.
+        patient: Wait for replies as long as the server is alive (see ``timeout``).
         keys: CurveZMQ keys for a run started with ``--keys``: a client folder (``server.key``
             and ``client.key_secret``, as ``coopsim keys`` makes in ``DIR/clients/NAME``) or a
             :class:`~coopsim.net.security.ClientKeys`; default: ``$COOPSIM_SERVER_KEY`` and
@@ -39,12 +52,15 @@ class Client:
     """
 
     def __init__(self, nameserver: str | None = None, timeout: float = 5.0,
-                 keys: "ClientKeys | str | os.PathLike | None" = None) -> None:
+                 keys: "ClientKeys | str | os.PathLike | None" = None,
+                 patient: bool = True) -> None:
         self.nameserver = nameserver or os.environ.get("COOPSIM_NAMESERVER",
                                                        p.DEFAULT_NAMESERVER)
         self.keys = ClientKeys.resolve(keys)
         self._ctx = zmq.Context()
         self._sockets: dict[str, zmq.Socket] = {}
+        self._links: dict[str, _Link] = {}  # endpoint -> its socket's connection state
+        self.patient = patient
         self._streams: set[zmq.Socket] = set()  # SUB sockets of open subscribe_state()
         self.timeout = timeout
         self._endpoints: dict[str, tuple[str, str]] = {}  # name -> (endpoint, kind)
@@ -69,8 +85,11 @@ class Client:
 
     def close(self) -> None:
         """Close every socket."""
+        for link in self._links.values():
+            link.close()
         for sock in [*self._sockets.values(), *self._streams]:
             sock.close(0)
+        self._links.clear()
         self._sockets.clear()
         self._streams.clear()
         self._ctx.term()
@@ -90,13 +109,13 @@ class Client:
             sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
             frame = sock.recv()
         except zmq.Again:
-            self._sockets.pop(endpoint).close(0)
-            raise ProtocolError(p.TIMEOUT,
-                                f"no reply from {endpoint} within {self.timeout:g} s") from None
+            frame = self._await(endpoint, sock)
         reply = Message.from_wire(frame, max_bytes=None)
         if reply.error:
             finished = reply.error == p.NOT_ALLOWED and "finished" in reply.text
-            raise (RunFinished if finished else RemoteError)(reply.error, reply.text)
+            kind = RunFinished if finished else RobotOwned if reply.error == p.OWNED \
+                else RemoteError
+            raise kind(reply.error, reply.text)
         return reply
 
     def request_many(self, calls) -> list[Message]:
@@ -122,19 +141,38 @@ class Client:
             try:
                 sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
             except zmq.Again:
-                self._sockets.pop(endpoint).close(0)
+                self._drop(endpoint)
                 raise ProtocolError(p.TIMEOUT, f"{endpoint} took no request within "
                                                f"{self.timeout:g} s") from None
             sent.append((endpoint, sock))
         replies = []
         for endpoint, sock in sent:
             try:
-                replies.append(Message.from_wire(sock.recv(), max_bytes=None))
+                frame = sock.recv()
             except zmq.Again:
-                self._sockets.pop(endpoint).close(0)
-                raise ProtocolError(p.TIMEOUT, f"no reply from {endpoint} within "
-                                               f"{self.timeout:g} s") from None
+                frame = self._await(endpoint, sock)
+            replies.append(Message.from_wire(frame, max_bytes=None))
         return replies
+
+    def _await(self, endpoint: str, sock: zmq.Socket) -> bytes:
+        """A reply that did not come within the timeout: go on waiting while the server is
+        alive (``patient``), else drop the socket and raise error 9."""
+        link = self._links.get(endpoint)
+        while self.patient and link is not None:
+            gone = link.gone()
+            if gone:
+                self._drop(endpoint)
+                raise ProtocolError(p.TIMEOUT, f"no reply from {endpoint}: {gone}")
+            if sock.poll(int(self.timeout * 1000)):
+                return sock.recv()
+        self._drop(endpoint)
+        raise ProtocolError(p.TIMEOUT, f"no reply from {endpoint} within {self.timeout:g} s")
+
+    def _drop(self, endpoint: str) -> None:
+        link = self._links.pop(endpoint, None)
+        if link is not None:
+            link.close()
+        self._sockets.pop(endpoint).close(0)
 
     def lookup(self, name: str, kind: str | None = None) -> str:
         """The endpoint of a port name such as ``/robot1/motors`` (cached).
@@ -245,9 +283,41 @@ class Client:
             _set_timeouts(sock, self.timeout)
             if self.keys is not None:
                 self.keys.apply(sock)
+            self._links[endpoint] = _Link(sock)
             sock.connect(endpoint)
             self._sockets[endpoint] = sock
         return sock
+
+
+class _Link(Link):
+    """:class:`~coopsim.net.liveness.Link`, and the simulator's process when a run launched
+    this controller (``$COOPSIM_SIM_PID``)."""
+
+    def gone(self) -> str:
+        pid = os.environ.get(SIM_PID_ENV, "")
+        if pid.isdigit() and _process_gone(int(pid)):
+            return f"the simulation (pid {pid}) is gone"
+        return super().gone()
+
+
+SIM_PID_ENV = "COOPSIM_SIM_PID"
+
+
+def _process_gone(pid: int) -> bool:
+    """True when process ``pid`` has ended (or is a zombie nobody reaped yet)."""
+    if os.getppid() == pid:
+        return False  # it is still our parent
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
 
 
 def _set_timeouts(sock: zmq.Socket, seconds: float) -> None:

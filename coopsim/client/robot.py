@@ -22,33 +22,16 @@ from ..model.commands import TIMEOUT, Command
 from ..model.driver import Reading, StepInfo
 from ..model.errors import ProtocolError
 from ..net.protocol import PROTOCOL_VERSION, Message
+from .connection import SIM_PID_ENV, _process_gone
 
-_COMMANDS, _DETACH, _MODULES = 3, 2, 1
+_COMMANDS, _DETACH, _MODULES, _CLAIM, _RELEASE = 3, 2, 1, 4, 5
 _PARAM_LIST, _PARAM_GET, _PARAM_SET = 10, 12, 13
-SIM_PID_ENV = "COOPSIM_SIM_PID"
 MAX_TIMEOUTS = 3  # requests in a row without a reply before the loop asks the name server
 PROBE_TIMEOUT = 1.0  # s the name server has to answer that probe
 
 
 class SimulationGone(SystemExit):
     """The simulation a control loop drives is gone; ends the program with its sentence."""
-
-
-def _process_gone(pid: int) -> bool:
-    """True when process ``pid`` has ended (or is a zombie nobody reaped yet)."""
-    if os.getppid() == pid:
-        return False  # it is still our parent
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
-    except (OSError, IndexError):
-        return False
 
 
 class ModuleProxy:
@@ -169,19 +152,43 @@ class Robot:
                                  "stops")
 
     def _nameserver_answers(self) -> bool:
-        timeout = self.client.timeout
-        self.client.timeout = min(timeout, PROBE_TIMEOUT)
+        timeout, patient = self.client.timeout, self.client.patient
+        self.client.timeout, self.client.patient = min(timeout, PROBE_TIMEOUT), False
         try:
             self.client.hello()
             return True
         except ProtocolError:
             return False
         finally:
-            self.client.timeout = timeout
+            self.client.timeout, self.client.patient = timeout, patient
 
     def detach(self) -> None:
-        """Leave lockstep: the simulation stops waiting for this controller."""
+        """Leave lockstep: the simulation stops waiting for this controller (and the robot is
+        released, when this connection owned it)."""
         self.call(_DETACH)
+
+    def claim(self, force: bool = False) -> str:
+        """Own the robot: its motion commands are this connection's alone until :meth:`release`
+        (docs/protocol.md section 3, *Ownership*); the first motion command claims it too.
+
+        Args:
+            force: Take it from another owner (for operators).
+
+        Returns:
+            The server's sentence, ``claimed by <how it names this connection>``.
+
+        Raises:
+            RobotOwned: another connection owns it (error 11; the text names the owner).
+        """
+        return self.call(_CLAIM, params=(int(bool(force)),)).text
+
+    def release(self) -> bool:
+        """Give the robot up (it also leaves lockstep); True when this connection owned it.
+
+        Raises:
+            RobotOwned: another connection owns it.
+        """
+        return bool(self.call(_RELEASE).params[0])
 
     def get_param(self, module: str, name: str):
         """Current value of a module (or ``driver``) parameter (a word for text parameters)."""

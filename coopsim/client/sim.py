@@ -87,7 +87,7 @@ class Sim(_Server):
         return _status(self.call(8, data=(dt,)))
 
     def set_lease(self, seconds: float) -> dict:
-        """Lockstep lease, 0.05..3600 s of wall time (a silent controller is detached after
+        """Lockstep lease, 0.05..60 s (a silent controller is detached, and loses its robot, after
         it); returns the status."""
         return _status(self.call(9, data=(seconds,)))
 

@@ -51,6 +51,18 @@ class NotAllowedError(SimulationError):
     """A request is valid but not allowed in the current mode or state."""
 
 
+class OwnedError(NotAllowedError):
+    """A motion command (or a claim) for a robot another connection owns (wire error 11).
+
+    Attributes:
+        owner: How the owner is named (its Curve key's name, or its connection's address).
+    """
+
+    def __init__(self, text: str, owner: str = "") -> None:
+        self.owner = owner
+        super().__init__(text)
+
+
 class ProtocolError(CoopsimError):
     """A wire message is malformed or a server answered with an error.
 

@@ -22,6 +22,7 @@ from ..model.errors import ProtocolError
 from . import gatewaylines as _lines  # AUTH_WAIT looked up when used (tests shorten it)
 from .gatewaylines import (AUTH_PORT, MAX_LINE, SLICE_MS, auth_reply, format_line, format_reply,
                            parse_request)
+from .liveness import Link
 from .protocol import Message
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class Connection(threading.Thread):
         self._lock = threading.Lock()  # held while answering a line or writing: not evictable
         self._evicted = False
         self._zmq: dict[str, zmq.Socket] = {}
+        self._links: dict[str, Link] = {}  # endpoint -> whether its server is there
         self._stream: _Stream | None = None
         self._buffer = b""
         self._authenticated = gateway.token is None  # with a token, the first line must carry it
@@ -104,6 +106,8 @@ class Connection(threading.Thread):
         finally:
             if self._stream is not None:
                 self._stream.close()
+            for link in self._links.values():
+                link.close()
             for zsock in self._zmq.values():
                 zsock.close(0)
             self.sock.close()
@@ -223,26 +227,35 @@ class Connection(threading.Thread):
         return self._forward(endpoint, msg)
 
     def _forward(self, endpoint: str, msg: Message) -> Message:
-        """Send ``msg`` to ``endpoint`` and wait for the reply (error 9 after the timeout).
+        """Send ``msg`` to ``endpoint`` and wait for the reply: after the timeout, on while the
+        server's connection is up (a lockstep step, a busy or stopped simulator), error 9 when
+        it never came up or closed (see :mod:`coopsim.net.liveness`).
 
         After a timeout the REQ socket is dropped: a server that never completes the ZeroMQ
         handshake leaves a REQ with nowhere to queue, whose next send would block for good.
         """
         gateway = self.gateway
         deadline = time.monotonic() + gateway.timeout
+        why = ""
         try:
             zsock = self._socket(endpoint)
             sent = _wait(lambda: _try_send(zsock, msg.to_wire()), deadline, gateway.closing)
-            if sent and _wait(lambda: zsock.poll(SLICE_MS), deadline, gateway.closing):
-                try:
-                    return Message.from_wire(zsock.recv(), max_bytes=None)
-                except ProtocolError as exc:  # a server that does not speak the protocol
-                    return msg.fail(exc.code, f"the server's reply: {exc.text}")
+            while sent and not gateway.closing.is_set():
+                if _wait(lambda: zsock.poll(SLICE_MS), deadline, gateway.closing):
+                    try:
+                        return Message.from_wire(zsock.recv(), max_bytes=None)
+                    except ProtocolError as exc:  # a server that does not speak the protocol
+                        return msg.fail(exc.code, f"the server's reply: {exc.text}")
+                why = self._links[endpoint].gone()  # late: wait on while it is there
+                if why:
+                    break
+                deadline = time.monotonic() + gateway.timeout
         except zmq.ZMQError as exc:  # e.g. a malformed endpoint, out of file descriptors
             self._drop(endpoint)
             return msg.fail(p.FAILED, f"cannot reach {endpoint}: {exc}")
         self._drop(endpoint)
-        return msg.fail(p.TIMEOUT, f"no reply from {endpoint} within {gateway.timeout:g} s")
+        return msg.fail(p.TIMEOUT, f"no reply from {endpoint}: {why}" if why else
+                        f"no reply from {endpoint} within {gateway.timeout:g} s")
 
     def _socket(self, endpoint: str) -> zmq.Socket:
         zsock = self._zmq.get(endpoint)
@@ -252,11 +265,15 @@ class Connection(threading.Thread):
             zsock.setsockopt(zmq.SNDTIMEO, SLICE_MS)  # sends are sliced like the waits
             if self.gateway.keys is not None:
                 self.gateway.keys.apply(zsock)
+            self._links[endpoint] = Link(zsock)
             zsock.connect(endpoint)
             self._zmq[endpoint] = zsock
         return zsock
 
     def _drop(self, endpoint: str) -> None:
+        link = self._links.pop(endpoint, None)
+        if link is not None:
+            link.close()
         zsock = self._zmq.pop(endpoint, None)
         if zsock is not None:
             zsock.close(0)

@@ -18,7 +18,7 @@ import msgpack
 
 # The error codes are declared with the commands (coopsim.model.commands); re-exported here.
 from ..model.commands import (BAD_MESSAGE, ERROR_NAMES, FAILED, INTERNAL,  # noqa: F401
-                              NOT_ALLOWED, OK, OUT_OF_RANGE, TIMEOUT, UNKNOWN_COMMAND,
+                              NOT_ALLOWED, OK, OUT_OF_RANGE, OWNED, TIMEOUT, UNKNOWN_COMMAND,
                               UNKNOWN_NAME, VERSION_MISMATCH, WRONG_ARITY, Command)
 from ..model.errors import ProtocolError
 
@@ -170,6 +170,8 @@ ROBOT_COMMANDS = {c.id: c for c in (
     Command(1, "modules"),
     Command(2, "detach"),
     Command(3, "commands", text="opt"),
+    Command(4, "claim", params=(0, 1)),
+    Command(5, "release"),
     Command(10, "param_list", text="req"),
     Command(11, "param_info", text="req"),
     Command(12, "param_get", text="req"),

@@ -25,16 +25,20 @@ from dataclasses import dataclass
 from typing import Callable
 
 import zmq
+from zmq.utils.monitor import parse_monitor_message
 
 from ..model.errors import ProtocolError, SimulationError
+from ..sim.slots import Owner
 from . import protocol as p
 from .protocol import Message
 from .robotport import Reply, RobotPort
+from .security import RUN_USER
 from .server import answer_errors, recv_request, split_request
 
 log = logging.getLogger(__name__)
 
-STEP_WAIT = 0.5  # s a lockstep motor reply waits for its step before answering "not yet"
+STEP_WAIT = 0.5  # s a lockstep motor reply waits, while the run is paused, before "not yet"
+START_STEP_WAIT = 2.0  # s it waits while the first step waits for controllers (see _answer_early)
 FD_SPARE = 64  # descriptors kept free for connections, files and libzmq (which aborts without)
 _RECOUNT = 1024  # binds between exact counts of the open descriptors
 _BATCH = 256  # requests served per poll before the stepper gets its thread back
@@ -81,12 +85,16 @@ class RobotHub:
         self._poller = zmq.Poller()
         self._poller.register(self.socket, zmq.POLLIN)
         self._poller.register(self._wake_r, zmq.POLLIN)
+        # closed connections free the robots they owned (and leave lockstep) at once
+        self._monitor = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self._poller.register(self._monitor, zmq.POLLIN)
         self._owner: int | None = None  # ident of the thread serving now
         self._lock = threading.Lock()  # held by whoever serves; layout ops from others wait
         self._fallback: threading.Thread | None = None
         self._fallback_stop = threading.Event()
         self._closed = False
         self._fds = _Descriptors()
+        self._callers: dict[bytes, Owner] = {}  # routing id -> who, for motion commands
         stepper.waiter = self
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
@@ -114,6 +122,7 @@ class RobotHub:
                 "drivers, or raise the limit (ulimit -n)") from None
         port = RobotPort(name, modules, self.stepper, f"tcp://{self.advertise}:{number}",
                          driver, info)
+        port.identify = self._identify
         port.local = f"tcp://{self.bind}:{number}"
         self.ports[name] = port
         self._by_port[number] = port
@@ -196,9 +205,30 @@ class RobotHub:
                     pass
             except BlockingIOError:
                 pass
+        if self._monitor in events:
+            self._disconnected()
         if self.socket in events:
             self._serve_batch()
         self._flush()
+
+    def _disconnected(self) -> None:
+        """Connections that closed: the robots they owned are free and leave lockstep."""
+        while True:
+            try:
+                event = parse_monitor_message(self._monitor.recv_multipart(zmq.NOBLOCK))
+            except zmq.Again:
+                return
+            if event["event"] == zmq.EVENT_DISCONNECTED:
+                fd = event["value"]
+                self._callers = {r: o for r, o in self._callers.items() if o.link != fd}
+                self.stepper.slots.disconnected(fd)
+
+    def _identify(self, caller) -> Owner:
+        """Who sent a request (see :func:`identify`), worked out once per connection."""
+        owner = self._callers.get(caller[0])
+        if owner is None or owner.link != caller[2]:
+            owner = self._callers[caller[0]] = identify(caller)
+        return owner
 
     def _serve_batch(self) -> None:
         for _ in range(_BATCH):
@@ -209,10 +239,13 @@ class RobotHub:
             self._serve_one(frames, total)
 
     def _serve_one(self, frames: list, total: int) -> None:
-        port = self._port_of(frames[-1])
+        port, fd = self._port_of(frames[-1])
         envelope, payload, count = split_request(frames, total)
+        if isinstance(port, RobotPort):
+            port.caller = (envelope[0], frames[-1], fd)
         reply = self._answer(port, payload, count)
         if isinstance(port, RobotPort):
+            port.caller = None
             port.requests += 1
         if isinstance(port, RobotPort) and isinstance(reply, Message) and reply.error \
                 and not self.stepper.finished:  # after the end, errors are not the client's
@@ -234,8 +267,9 @@ class RobotHub:
             return Message(p.FAILED, "the connection went away", -1)
         return answer_errors(port, payload)
 
-    def _port_of(self, frame) -> RobotPort | str | None:
-        """The robot whose endpoint the frame's connection reached (by its local port)."""
+    def _port_of(self, frame) -> tuple[RobotPort | str | None, int]:
+        """The robot whose endpoint the frame's connection reached (by its local port), and
+        the connection's descriptor."""
         try:
             fd = frame.get(zmq.SRCFD)
             sock = pysocket.socket(fileno=fd)
@@ -244,8 +278,8 @@ class RobotHub:
             finally:
                 sock.detach()  # the descriptor is ZeroMQ's: never close it
         except (OSError, zmq.ZMQError):
-            return None
-        return self._by_port.get(number) or self._gone.get(number)
+            return None, -1
+        return self._by_port.get(number) or self._gone.get(number), fd
 
     def _flush(self) -> None:
         """Answer motion replies whose step is done, or whose wait ran out."""
@@ -258,7 +292,8 @@ class RobotHub:
                 snap = stepper.snapshot
                 self._send(item.envelope, item.msg.reply("lockstep", params=(snap.step,),
                                                          data=(snap.time,)))
-            elif now >= item.deadline or stepper.finished:
+            elif stepper.finished or (now >= item.deadline
+                                      and _answer_early(stepper, now - item.deadline)):
                 snap = stepper.snapshot
                 self._send(item.envelope, item.msg.reply(
                     "lockstep: queued, the step has not run yet", params=(snap.step,),
@@ -308,9 +343,56 @@ class RobotHub:
         """Stop serving and close the socket (after the stepper has stopped)."""
         self._closed = True
         self._stop_fallback()
+        try:
+            self.socket.disable_monitor()
+        except zmq.ZMQError:
+            pass
+        self._monitor.close(0)
         self.socket.close(0)
         for fd in (self._wake_r, self._wake_w):
             os.close(fd)
+
+
+def _answer_early(stepper, late: float) -> bool:
+    """Whether a lockstep reply STEP_WAIT + ``late`` s old is answered "not yet" now. While the
+    run takes steps it never is: it waits for its step however long the machine or the other
+    controllers take. A paused or stopped run answers after STEP_WAIT, so its controllers do not
+    hang on it; one whose first step still waits for its controllers to attach after
+    START_STEP_WAIT (one process may attach its robots in turn, each waiting for its reply)."""
+    if not stepper.running or stepper.paused:
+        return True
+    return stepper.starting and late >= START_STEP_WAIT - STEP_WAIT
+
+
+def identify(caller) -> Owner:
+    """Who sent a request: ``caller`` is (routing id, frame, descriptor) of its connection.
+
+    Where CurveZMQ keys are in use, a listed client key is the identity (its name, from the ZAP
+    handler's User-Id: two connections with one key are one owner); otherwise, and for the run's
+    own key pair, the connection is (its routing id). The label names the key and the peer's
+    address.
+    """
+    route, frame, fd = caller
+    try:
+        user = frame.get("User-Id")
+    except (zmq.ZMQError, KeyError, UnicodeDecodeError):
+        user = ""
+    address = _peer(fd)
+    if user and user != RUN_USER:
+        return Owner(("key", user), f"client key {user!r} ({address})", fd)
+    return Owner(("connection", route), f"the connection from {address}", fd)
+
+
+def _peer(fd: int) -> str:
+    try:
+        sock = pysocket.socket(fileno=fd)
+        try:
+            host, port = sock.getpeername()[:2]
+        finally:
+            sock.detach()
+        return f"{host}:{port}"
+    except (OSError, ValueError, TypeError):
+        return "an unknown address"
 
 
 class _Descriptors:

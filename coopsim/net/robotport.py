@@ -50,6 +50,10 @@ class RobotPort:
         self.requests = 0  # requests served (the CLI says when a controller never sent one)
         self.errors: dict[int, int] = {}  # error code -> error replies sent with it
         self.last_error = ""  # the latest error reply's text
+        # Who sent the request being served: the hub sets it before each request (it serves one
+        # at a time) and turns it into an Owner only when a command needs one (motion, claim).
+        self.caller = None
+        self.identify = None  # the hub's caller -> Owner
         self.set_modules(modules, driver, info)
 
     def note_error(self, reply: Message) -> None:
@@ -103,8 +107,33 @@ class RobotPort:
         return msg.reply("\n".join(rows), params=(len(rows),))
 
     def _detach(self, msg: Message) -> Message:
-        was = self.stepper.slots.detach(self.robot)
+        slots, owner = self.stepper.slots, self._owner()
+        was = self.robot in slots.attached()
+        if owner is not None and slots.owner(self.robot):
+            slots.release(self.robot, owner.key)  # error 11 when another owns it; detaches too
+        else:
+            slots.detach(self.robot)
         return msg.reply("detached" if was else "was not attached", params=(int(was),))
+
+    def _claim(self, msg: Message) -> Message:
+        owner = self._owner()
+        if owner is None:
+            raise NotAllowedError("claim needs a network connection")
+        force = bool(msg.params and msg.params[0])
+        taken = self.stepper.slots.claim(self.robot, owner, force=force)
+        text = f"claimed by {owner.label}" + (f" (taken from {taken})" if taken else "")
+        return msg.reply(text, params=(int(bool(taken)),))
+
+    def _release(self, msg: Message) -> Message:
+        owner = self._owner()
+        was = self.stepper.slots.release(self.robot, owner.key if owner else None)
+        return msg.reply("released" if was else "was not owned", params=(int(was),))
+
+    def _owner(self):
+        """The Owner the request being served comes from (None: not from the network)."""
+        if self.caller is None or self.identify is None:
+            return None
+        return self.identify(self.caller)
 
     def _param_list(self, msg: Message) -> Message:
         values = self._values(msg.text)
@@ -180,7 +209,8 @@ class RobotPort:
         if self.stepper.finished:
             raise NotAllowedError(f"the run has finished ({self.stepper.finished})")
         lockstep = self.stepper.mode == "lockstep"
-        generation = self.stepper.slots.put(self.robot, command.module, values, attach=lockstep)
+        generation = self.stepper.slots.put(self.robot, command.module, values, attach=lockstep,
+                                            owner=self._owner())
         if lockstep:
             return Reply(msg, generation)
         snap = self.stepper.snapshot

@@ -37,6 +37,7 @@ from typing import Mapping
 
 import zmq
 import zmq.auth
+from zmq.utils import z85 as _z85
 
 from ..model.errors import CoopsimError
 
@@ -334,6 +335,9 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 # -- the server side -------------------------------------------------------------------------------
 
+RUN_USER = "coopsim-run"  # the User-Id of the run's own key pair (its controllers, viewer, gateway)
+
+
 class _Authorized:
     """The ZAP credentials check: the key is the run's own, or a file in the authorized folder.
 
@@ -345,6 +349,16 @@ class _Authorized:
         self.folder, self.own = folder, own
         self._stamp: tuple | None = None
         self._keys: frozenset[bytes] = frozenset()
+        self._names: dict[bytes, str] = {}  # listed key -> its file's name (alice.key: alice)
+
+    def user_id(self, key: bytes) -> str:
+        """The User-Id a connection with this (binary) key carries: the run's own pair is
+        ``coopsim-run``, a listed key its file's name; the robots' owner is named by it."""
+        z85 = _z85.encode(key)
+        if z85 in self.own:
+            return RUN_USER
+        self._current()
+        return self._names.get(z85, z85.decode("ascii"))
 
     def callback(self, domain: str, key: bytes) -> bool:
         try:
@@ -364,13 +378,13 @@ class _Authorized:
         except OSError:
             return frozenset()  # the folder is gone: nobody but the run's own
         if stamp != self._stamp:
-            keys = set()
+            names = {}
             for path in files:
                 try:
-                    keys.add(read_certificate(path, secret=False)[0])
+                    names[read_certificate(path, secret=False)[0]] = path.stem
                 except SecurityError as exc:
                     log.warning("ignoring %s", exc)
-            self._keys, self._stamp = frozenset(keys), stamp
+            self._keys, self._names, self._stamp = frozenset(names), names, stamp
         return self._keys
 
 
@@ -398,7 +412,9 @@ class Guard:
         self.local = ClientKeys(keys.public, public, secret)
         self._auth = ThreadAuthenticator(ctx, log=logging.getLogger("coopsim.zap"))
         self._auth.start()
-        self._auth.configure_curve_callback(ZAP_DOMAIN, _Authorized(keys.authorized, {public}))
+        authorized = _Authorized(keys.authorized, {public})
+        self._auth.configure_curve_callback(ZAP_DOMAIN, authorized)
+        self._auth.curve_user_id = authorized.user_id  # the owner's name (docs/protocol.md)
         self._folder: str | None = None
 
     def configure(self, sock: zmq.Socket) -> None:

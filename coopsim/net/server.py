@@ -24,8 +24,8 @@ from typing import Callable
 import zmq
 
 from . import protocol as p
-from ..model.errors import (CoopsimError, NotAllowedError, ParameterError, ProtocolError, RegistryError,
-                     UnknownNameError)
+from ..model.errors import (CoopsimError, NotAllowedError, OwnedError, ParameterError,
+                             ProtocolError, RegistryError, UnknownNameError)
 from .protocol import Command, Message
 
 log = logging.getLogger(__name__)
@@ -144,6 +144,8 @@ def answer_errors(server, payload: bytes):
         return msg.fail(p.UNKNOWN_NAME, str(exc))  # parameter name is both
     except ParameterError as exc:
         return msg.fail(p.OUT_OF_RANGE, str(exc))
+    except OwnedError as exc:  # before NotAllowedError, which it is
+        return msg.fail(p.OWNED, str(exc))
     except NotAllowedError as exc:
         return msg.fail(p.NOT_ALLOWED, str(exc))
     except CoopsimError as exc:

@@ -23,6 +23,7 @@ from .protocol import Command, Message
 from .server import Server
 from ..model.snapshot import rule_metrics, wrapped_poses
 from ..sim.describe import posed_layout
+from ..sim.slots import LEASE_MAX
 from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec,
                            check_dt)
 
@@ -133,8 +134,9 @@ class SimServer(Server):
 
     def _set_lease(self, msg: Message) -> Message:
         lease = msg.data[0]
-        if not 0.05 <= lease <= 3600:
-            raise ProtocolError(p.OUT_OF_RANGE, f"lease must be within 0.05..3600 s, not {lease:g}")
+        if not 0.05 <= lease <= LEASE_MAX:  # capped: a lease is how long a hung controller
+            raise ProtocolError(p.OUT_OF_RANGE,  # may hold the run (and its robot)
+                                f"lease must be within 0.05..{LEASE_MAX:g} s, not {lease:g}")
         self.stepper.slots.lease = lease
         return self._status(msg)
 
@@ -143,6 +145,7 @@ class SimServer(Server):
             raise ProtocolError(p.UNKNOWN_NAME, f"no robot named {msg.text!r}; command 10 lists "
                                                 "the robots")
         was = self.stepper.slots.detach(msg.text)
+        self.stepper.slots.release(msg.text)  # an operator's detach frees it from its owner too
         return msg.reply("detached" if was else "was not attached", params=(int(was),))
 
     # -- listing ------------------------------------------------------------------------------
@@ -166,7 +169,8 @@ class SimServer(Server):
                        waiting_for=list(st.waiting), stalled=st.stalled,
                        recording=self.recording.recording_path if self.recording else "",
                        recording_error=self.recording.recording_error if self.recording else "",
-                       attached=list(st.attached), seed=self.stepper.sim.seed,
+                       attached=list(st.attached), owners=self.stepper.slots.owners(),
+                       seed=self.stepper.sim.seed,
                        scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules),
                        metrics=[n for n, _ in rule_metrics(snap.rules)])
         for more in self.more_state:

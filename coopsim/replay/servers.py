@@ -101,7 +101,7 @@ class ReplaySimServer(Server):
         state.update(step=st.steps, time=st.time, dt=self.player.dt, mode=MODE, paused=st.paused,
                      speed=st.speed, rtf=st.rtf, missed=0, error=self.player.error,
                      finished="", waiting_for=[], stalled=0.0, recording="", recording_error="",
-                     attached=[], realtime=dict(broken=False, late=0.0, rtf=0.0),
+                     attached=[], owners={}, realtime=dict(broken=False, late=0.0, rtf=0.0),
                      seed=rec.seed,
                      scenario=rec.meta.get("scenario_path"),
                      rules=dict(self.player.snapshot.rules),

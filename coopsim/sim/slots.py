@@ -1,9 +1,21 @@
 """Command slots: where the robot hub leaves motion commands and the stepper picks them up.
 
-Each robot has one slot per module with motion commands; the latest command wins. In lockstep mode a robot whose controller has
-sent a motor command is *attached*: the stepper does not take step k+1 until every attached robot
-has committed a command since step k, or until a controller has been silent longer than its lease
-(then it is detached with a warning, so a dead controller stalls the run for at most the lease).
+Each robot has one slot per module with motion commands; the latest command wins. In lockstep
+mode a robot whose controller has sent a motor command is *attached*: the stepper does not take
+step k+1 until every attached robot has committed a command since step k, or until a controller
+has been silent longer than its lease (then it is detached with a warning, so a hung controller
+stalls the run for at most the lease; a controller whose connection closes is detached at once).
+
+**Ownership.** A connection that commands a robot's motion owns it (explicitly by a claim, or by
+its first motion command); motion commands from anyone else are refused (:class:`OwnedError`)
+until the owner releases it, detaches, disconnects, or stays silent longer than the lease.
+Owners are opaque to this layer: a hashable key (who) and a link (which connection, so a closed
+connection drops what it owned) given by the network.
+
+**Silence is measured on the run's active time**, not on the wall clock: time advances by the
+wall time between two looks of the stepper, but by at most :data:`ACTIVE_GAP` per look, so a
+simulator that was stopped (SIGSTOP, a debugger, a suspended laptop) or starved by the machine
+does not count that time against its controllers.
 """
 
 from __future__ import annotations
@@ -11,20 +23,40 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+from dataclasses import dataclass
+from typing import Hashable
 
+from ..model.errors import OwnedError
 from .clock import WallClock
 
 log = logging.getLogger(__name__)
 
-DEFAULT_LEASE = 3.0  # s of wall time a lockstep controller may stay silent before it is detached
+DEFAULT_LEASE = 3.0  # s of active time a controller may stay silent before it is detached
+LEASE_MAX = 60.0  # s: the longest lease /sim set_lease accepts
+ACTIVE_GAP = 0.25  # s: the most one gap between two looks of the stepper adds to active time
 DETACHED_KEPT = 256  # latest detaches kept in CommandSlots.detached_log
 
 
+@dataclass(frozen=True)
+class Owner:
+    """Who owns a robot.
+
+    Attributes:
+        key: Identity (the same key from two connections is the same owner).
+        label: How it is named in messages (a Curve key's name, a peer address).
+        link: The connection it last spoke through (closing it releases the robot).
+    """
+
+    key: Hashable
+    label: str
+    link: Hashable = None
+
+
 class CommandSlots:
-    """Thread-safe latest-command slots plus the lockstep attachment book.
+    """Thread-safe latest-command slots, the lockstep attachment book and robot ownership.
 
     Args:
-        clock: Wall clock used for leases.
+        clock: Wall clock (its ``now`` feeds the active time that leases are measured in).
         lease: Default lease, s.
     """
 
@@ -33,15 +65,25 @@ class CommandSlots:
         self.lease = lease
         self.cond = threading.Condition()
         self._pending: dict[tuple[str, str], tuple[float, ...]] = {}
-        self._attached: dict[str, float] = {}  # robot -> wall time of its last command
+        self._attached: dict[str, float] = {}  # robot -> active time since when it is awaited
         self._committed: set[str] = set()
+        self._owners: dict[str, tuple[Owner, float]] = {}  # robot -> (owner, last active)
+        self._seen = self.clock.now()
+        self._active = 0.0  # s of active time so far (see the module docstring)
         # the latest detaches, "robot: why" (bounded: a long run whose controllers come and go
         # would otherwise grow it for ever)
         self.detached_log: collections.deque[str] = collections.deque(maxlen=DETACHED_KEPT)
         self.generation = 0  # number of takes so far; a command put now is used by take #gen+1
 
+    def _now(self) -> float:
+        """Active time, s (call under the lock): gaps longer than ACTIVE_GAP count as that."""
+        wall = self.clock.now()
+        self._active += min(max(0.0, wall - self._seen), ACTIVE_GAP)
+        self._seen = wall
+        return self._active
+
     def put(self, robot: str, module: str, values: tuple[float, ...],
-            attach: bool = True) -> int:
+            attach: bool = True, owner: Owner | None = None) -> int:
         """Store a module's command values for a robot; with ``attach`` the robot joins lockstep.
 
         Args:
@@ -49,25 +91,110 @@ class CommandSlots:
             module: Module label (``motors``).
             values: The module's stored command (e.g. left, right wheel speeds in m/s).
             attach: Join lockstep (the next step waits for this robot's commands).
+            owner: The connection commanding it: it owns the robot from now on (None: an
+                in-process caller, which neither owns nor is refused).
 
         Returns:
             The generation the command was put in: it is used by the step whose take makes
             the generation one larger (the robot hub answers a lockstep reply once the
             stepper's ``done_generation`` has passed it).
+
+        Raises:
+            OwnedError: another owner holds the robot.
         """
         with self.cond:
+            now = self._now()
+            if owner is not None:
+                self._take_ownership(robot, owner, now, force=False)
             self._pending[(robot, module)] = tuple(values)
             if attach:
-                self._attached[robot] = self.clock.now()
+                self._attached[robot] = now
                 self._committed.add(robot)
             elif robot in self._attached:  # alive, in realtime: keeps its lease for lockstep
-                self._attached[robot] = self.clock.now()
+                self._attached[robot] = now
             self.cond.notify_all()
             return self.generation
+
+    # -- ownership --------------------------------------------------------------------------------
+
+    def claim(self, robot: str, owner: Owner, force: bool = False) -> str:
+        """Make ``owner`` the robot's owner; return the label of the owner it took it from
+        ("" when it was free or already its own).
+
+        Raises:
+            OwnedError: another owner holds it and ``force`` is not set.
+        """
+        with self.cond:
+            return self._take_ownership(robot, owner, self._now(), force)
+
+    def _take_ownership(self, robot: str, owner: Owner, now: float, force: bool) -> str:
+        held = self._owners.get(robot)
+        if held is None or held[0].key == owner.key:
+            self._owners[robot] = (owner, now)
+            return ""
+        current, since = held
+        if robot not in self._attached and now - since > self.lease:  # (attached: expire())
+            self._log_detach(robot, f"lease of {current.label} lapsed (silent for more than "
+                                    f"{self.lease:g} s); now owned by {owner.label}")
+        elif not force:
+            raise OwnedError(
+                f"{robot} is owned by {current.label}: motion commands from other connections "
+                f"are refused until it releases it (command 5), detaches, disconnects or stays "
+                f"silent for the {self.lease:g} s lease; claim with params [1] forces it",
+                current.label)
+        if robot in self._attached and current.key != owner.key:
+            self._attached.pop(robot, None)  # the old owner's commitment is not the new one's
+            self._committed.discard(robot)
+        self._owners[robot] = (owner, now)
+        return current.label
+
+    def release(self, robot: str, key: Hashable | None = None) -> bool:
+        """Give the robot up (``key`` None: whoever owns it, for operators); it also leaves
+        lockstep. Return whether it was owned (by ``key``).
+
+        Raises:
+            OwnedError: ``key`` is given and another owner holds the robot.
+        """
+        with self.cond:
+            held = self._owners.get(robot)
+            if held is not None and key is not None and held[0].key != key:
+                raise OwnedError(f"{robot} is owned by {held[0].label}, not by this connection; "
+                                 "only its owner releases it (claim with params [1] forces it)",
+                                 held[0].label)
+            self._owners.pop(robot, None)
+        self.detach(robot, "released")
+        return held is not None
+
+    def owner(self, robot: str) -> str:
+        """The label of the robot's owner, or "" when it is free."""
+        with self.cond:
+            held = self._owners.get(robot)
+            return held[0].label if held else ""
+
+    def owners(self) -> dict[str, str]:
+        """Robot -> its owner's label, for every owned robot."""
+        with self.cond:
+            return {robot: held[0].label for robot, held in sorted(self._owners.items())}
+
+    def disconnected(self, link: Hashable) -> list[str]:
+        """A connection closed: every robot it owned is free and leaves lockstep; return them."""
+        with self.cond:
+            gone = [r for r, (owner, _) in self._owners.items() if owner.link == link]
+            for robot in gone:
+                del self._owners[robot]
+        for robot in gone:
+            if self.detach(robot, "its controller's connection closed"):
+                log.info("lockstep: %s: its controller's connection closed; detached", robot)
+        return gone
+
+    # -- lockstep ---------------------------------------------------------------------------------
 
     def take(self) -> dict[tuple[str, str], tuple[float, ...]]:
         """Commands phase: return and clear the commands received since the last take."""
         with self.cond:
+            now = self._now()
+            for robot in self._attached:  # its silence starts when its reply is due: now
+                self._attached[robot] = now
             pending, self._pending = self._pending, {}
             self._committed.clear()
             self.generation += 1
@@ -84,18 +211,25 @@ class CommandSlots:
             found = self._attached.pop(robot, None) is not None
             self._committed.discard(robot)
             if found:
-                self.detached_log.append(f"{robot}: {why}")
+                self._log_detach(robot, why)
             self.cond.notify_all()
             return found
 
+    def _log_detach(self, robot: str, why: str) -> None:
+        self.detached_log.append(f"{robot}: {why}")
+
     def expire(self) -> list[str]:
-        """Detach every attached robot silent for longer than the lease; return their names."""
-        now = self.clock.now()
+        """Detach every attached robot the coming step has waited for longer than the lease
+        (in active time); it also loses its owner. Return their names."""
         with self.cond:
+            now = self._now()
             late = [r for r, t in self._attached.items()
                     if now - t > self.lease and r not in self._committed]
+            for robot in late:
+                self._owners.pop(robot, None)
         for robot in late:
-            log.warning("lockstep: %s sent nothing for %.1f s; detached", robot, self.lease)
+            log.warning("lockstep: %s: its controller sent no command for %.1f s while the "
+                        "run was waiting for it (the lease); detached", robot, self.lease)
             self.detach(robot, f"silent for more than the {self.lease:g} s lease")
         return late
 
@@ -110,18 +244,19 @@ class CommandSlots:
             return sorted(self._attached)
 
     def clear(self) -> None:
-        """Forget pending commands and commitments (reset); attachments stay."""
+        """Forget pending commands and commitments (reset); attachments and owners stay."""
         with self.cond:
             self._pending.clear()
             self._committed.clear()
             self.cond.notify_all()
 
     def forget(self, robots) -> None:
-        """Drop removed robots entirely."""
+        """Drop removed robots entirely (their owners too)."""
         with self.cond:
             gone = set(robots)
             self._pending = {k: v for k, v in self._pending.items() if k[0] not in gone}
             for robot in robots:
                 self._attached.pop(robot, None)
                 self._committed.discard(robot)
+                self._owners.pop(robot, None)
             self.cond.notify_all()

@@ -41,9 +41,6 @@ Hook = Callable[[Snapshot], None]
 log = logging.getLogger(__name__)
 
 START_WAIT = 10.0  # s the first lockstep step waits for wait_for controllers to attach, at most
-#: s it waits, at most, while ``start_hold`` says the awaited controllers are still coming (a
-#: run's own controller processes, alive but slow to start on a loaded machine)
-HOLD_WAIT = 300.0
 STALL = 0.5  # s without a step in lockstep before the stepper reports whom it waits for
 _SERVE_MARGIN = 0.0015  # s before a deadline a serving waiter hands over to the precise wait
 
@@ -85,9 +82,6 @@ class Stepper(WorldOwner):
         self._stop = threading.Event()
         self.wait_for = wait_for
         self.start_wait = START_WAIT  # s the first step waits for them, at most
-        #: Called past ``start_wait``: True while the controllers are known to be coming (the
-        #: run launched them and they are alive), so the wait goes on up to HOLD_WAIT s.
-        self.start_hold: Callable[[], bool] | None = None
         self._last_step_wall = 0.0  # when the latest step was taken (stall reports)
         self._started_wall: float | None = None  # when the loop (re)started, for wait_for
         self._speed: float | None = None
@@ -367,13 +361,22 @@ class Stepper(WorldOwner):
             return False
         return self.speed == 0.0 or self._pace(count_missed=False)
 
+    @property
+    def starting(self) -> bool:
+        """True while the first lockstep step waits for ``wait_for`` controllers to attach."""
+        return self.mode == "lockstep" and self._holding_start()
+
+    def hold_start(self) -> None:
+        """Restart the first lockstep step's wait for ``wait_for`` controllers (any thread):
+        the run sees them busy starting (their own activity), so the wait is not yet over."""
+        self._started_wall = self.clock.now()
+
     def _holding_start(self) -> bool:
         """True while the first lockstep step waits for ``wait_for`` controllers to attach."""
         if not self.wait_for or self.snapshot.step > 0 or self._started_wall is None:
             return False
         waited = self.clock.now() - self._started_wall
-        if waited > self.start_wait and not (waited <= HOLD_WAIT and self.start_hold is not None
-                                             and self.start_hold()):
+        if waited > self.start_wait:
             return False
         return len(self.slots.attached()) < self.wait_for
 

@@ -175,7 +175,7 @@ class _SilentServer:
 def test_timeout_is_a_protocol_error_not_a_remote_error():
     silent = _SilentServer()
     try:
-        with Client(silent.endpoint, timeout=0.2) as client:
+        with Client(silent.endpoint, timeout=0.2, patient=False) as client:
             with pytest.raises(ProtocolError) as info:
                 client.hello()
             assert info.value.code == p.TIMEOUT and not isinstance(info.value, RemoteError)
@@ -187,7 +187,7 @@ def test_timeout_is_a_protocol_error_not_a_remote_error():
 def test_a_late_reply_is_discarded_and_the_socket_stays_usable():
     silent = _SilentServer()
     try:
-        with Client(silent.endpoint, timeout=0.3) as client:
+        with Client(silent.endpoint, timeout=0.3, patient=False) as client:
             with pytest.raises(ProtocolError):
                 client.request(silent.endpoint, 0, "first")
             first = silent.receive()
@@ -214,7 +214,7 @@ def test_no_server_at_all_times_out():
 def test_changing_the_timeout_applies_to_open_sockets():
     silent = _SilentServer()
     try:
-        with Client(silent.endpoint, timeout=0.2) as client:
+        with Client(silent.endpoint, timeout=0.2, patient=False) as client:
             with pytest.raises(ProtocolError):
                 client.request(silent.endpoint, 0, "first")  # opens the socket: 0.2 s timeout
             silent.receive()

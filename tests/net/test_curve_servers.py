@@ -192,3 +192,28 @@ def test_a_client_in_another_namespace_reaches_the_run_with_env_keys(run, net, k
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"
+
+
+def test_a_listed_key_is_its_owners_identity(run, keys, tmp_path):
+    """With keys, the Curve key names the owner: alice's second connection drives her robot,
+    carol is refused with error 11 naming alice's key, the run's own pair is per connection."""
+    from coopsim.client import RobotOwned
+
+    create_keys(keys, ("carol",))
+    with Client(run.network.endpoint, keys=keys / "clients" / "alice") as alice, \
+            Client(run.network.endpoint, keys=keys / "clients" / "alice") as alice2, \
+            Client(run.network.endpoint, keys=keys / "clients" / "carol") as carol:
+        assert alice.robot("robot1").claim().startswith("claimed by client key 'alice' (")
+        alice2.robot("robot1").motors.stop()  # the same key: the same owner
+        with pytest.raises(RobotOwned) as info:
+            carol.robot("robot1").motors.stop()
+        assert info.value.text.startswith("robot1 is owned by client key 'alice' ("), info.value
+        with Client(run.network.endpoint, keys=run.network.local_keys) as own:
+            with pytest.raises(RobotOwned):
+                own.robot("robot1").motors.stop()
+            assert "(taken from client key 'alice'" in own.robot("robot1").claim(force=True)
+            with Client(run.network.endpoint, keys=run.network.local_keys) as own2:
+                with pytest.raises(RobotOwned) as info:  # the run's pair: one owner per connection
+                    own2.robot("robot1").motors.stop()
+                assert "the connection from" in info.value.text
+            assert own.robot("robot1").release()

@@ -23,7 +23,7 @@ from nethelpers import ROOT, Peer, live, lookup
 
 COUNT = 10_000
 SEED = 20261121
-GOOD_CODES = set(range(p.TIMEOUT))  # 0..8: everything but TIMEOUT and INTERNAL
+GOOD_CODES = set(range(p.TIMEOUT)) | {p.OWNED}  # 0..8 and 11: all but TIMEOUT and INTERNAL
 FILES = [str(ROOT / "scenarios" / "one_robot.scenario"), str(ROOT / "worlds" / "empty.world"),
          str(ROOT / "tests" / "data" / "files" / "broken.world"), "/nowhere/x.scenario",
          "relative.world", ""]

@@ -184,3 +184,21 @@ def test_coopsim_gateway_serves_a_running_simulation(live):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_each_gateway_connection_is_its_own_owner(live):
+    """Two netcat sessions through the gateway: the first to drive robot1 owns it; the second
+    gets error 11 naming the owner, reads freely, and claims it once the first released it."""
+    first, second = Session(live.gateway.address), Session(live.gateway.address)
+    try:
+        assert first.ask(["/robot1", 0, "", 4, [], []])[0] == 0  # claim
+        error, text, command, *_ = second.ask(["/robot1/motors", 0, "", 100, [], [0.1, 0.1]])
+        assert (error, command) == (11, 100)
+        assert text.startswith("robot1 is owned by the connection from 127.0.0.1:"), text
+        assert second.ask(["/robot1/gps", 0, "", 500, [], []])[0] == 0
+        assert first.ask(["/robot1", 0, "", 5, [], []])[:2] == [0, "released"]
+        assert second.ask(["/robot1", 0, "", 4, [], []])[0] == 0
+        assert first.ask(["/robot1/motors", 0, "", 102, [], []])[0] == 11
+    finally:
+        first.close()
+        second.close()

@@ -90,9 +90,10 @@ def test_the_cli_says_whom_a_stalled_run_waits_for(tmp_path):
     try:
         seen = ""
         deadline = time.monotonic() + 30
-        while "waiting for robot1" not in seen and time.monotonic() < deadline:
+        while "controller(s) of robot1" not in seen and time.monotonic() < deadline:
             seen += proc.stderr.readline()
-        assert "lockstep: no step for" in seen and "waiting for robot1" in seen, seen
+        assert "lockstep: no step for" in seen, seen
+        assert "waiting for a command from the controller(s) of robot1" in seen, seen
     finally:
         proc.terminate()
         proc.wait(10)
@@ -106,3 +107,61 @@ def test_the_mode_default_speed_shows_in_the_summary(mode):
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert ("(speed 1x)" if mode == "realtime" else "(speed max)") in done.stdout
+
+
+def test_stall_lines_are_rate_limited_and_count_what_they_skip(capsys, monkeypatch):
+    """Under load a run stalls briefly many times: one line per EVERY s, short stalls none."""
+    from types import SimpleNamespace
+
+    from coopsim.app import console
+
+    now = [100.0]
+    monkeypatch.setattr(console.time, "monotonic", lambda: now[0])
+    report = console.StallReport()
+
+    def stall(seconds):
+        report(SimpleNamespace(waiting=("robot1",), stalled=seconds))
+
+    stall(0.8)  # short: not worth a line
+    assert capsys.readouterr().err == ""
+    stall(2.5)
+    assert capsys.readouterr().err.count("no step for 2.5 s") == 1
+    for _ in range(7):  # seven stalls within the next seconds: no line each
+        report(SimpleNamespace(waiting=(), stalled=0.0))
+        now[0] += 0.5
+        stall(2.1)
+    assert capsys.readouterr().err == ""
+    now[0] += 5.0
+    stall(3.0)
+    line = capsys.readouterr().err
+    assert "waiting for a command from the controller(s) of robot1" in line
+    assert "(7 more stall(s) since the last line)" in line, line
+
+
+BUSY_START = ("import time\nend = time.process_time() + {seconds}\n"
+              "while time.process_time() < end:\n    pass  # starting: imports, compiling\n"
+              "from coopsim.client import Client\n"
+              "with Client() as c:\n    print(c.robot('robot1').motors.set_speeds(0.1, 0.1).step,"
+              " flush=True)\n")
+
+
+def test_the_first_step_waits_for_a_launched_controller_busy_starting(tmp_path):
+    """A controller that takes longer than the start wait to start, all of it busy (on a
+    loaded machine: imports and compiling), still gets the run's first step: its own CPU time
+    holds the wait open."""
+    from coopsim.app.run import Run, RunOptions
+    from coopsim.formats.files import load
+
+    (tmp_path / "busy.py").write_text(BUSY_START.format(seconds=1.5))
+    (tmp_path / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
+    (tmp_path / "s.scenario").write_text(
+        "[WORLD]\nfile w.world\n[SETTINGS]\nmode lockstep\n[ROBOT_1]\ntype single\n"
+        "name robot1\nposition 0 0 0\ncontroller python busy.py\n")
+    with Run(load(str(tmp_path / "s.scenario")), RunOptions(port=0, log_dir=str(tmp_path))) as run:
+        run.stepper.start_wait = 0.5  # far shorter than the controller's start
+        run.start()
+        while run.controllers.exited() == {}:  # what the console does while it watches
+            run.forget_dead_controllers()
+            time.sleep(0.05)
+        assert run.controllers.exited() == {"robot1": 0}
+    assert (tmp_path / "robot1.log").read_text().split() == ["1"], "it got the first step"

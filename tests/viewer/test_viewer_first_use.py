@@ -229,7 +229,7 @@ def test_stalled_recording_recorder_error_and_paused_show_in_the_status_bar(disp
     with live(_spec(mode="lockstep"), controllers=False, record=str(path)) as run, Client(
             run.network.endpoint) as client:
         _until_fields_land(run, failure)
-        client.sim().set_lease(600.0)
+        client.sim().set_lease(60.0)  # the longest lease (docs/protocol.md)
         silent = Peer(client.lookup("/r2"))
         silent.ok(100, data=[0.0, 0.0])  # attaches r2, which then says nothing more
         viewer = viewer_for(run.network.endpoint)
