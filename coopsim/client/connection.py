@@ -12,6 +12,7 @@ from ..net import protocol as p
 from ..net.liveness import Link
 from ..net.protocol import Message
 from ..net.security import ClientKeys
+from .process import SIM_PID_ENV, _process_gone
 
 
 class RemoteError(ProtocolError):
@@ -298,26 +299,6 @@ class _Link(Link):
         if pid.isdigit() and _process_gone(int(pid)):
             return f"the simulation (pid {pid}) is gone"
         return super().gone()
-
-
-SIM_PID_ENV = "COOPSIM_SIM_PID"
-
-
-def _process_gone(pid: int) -> bool:
-    """True when process ``pid`` has ended (or is a zombie nobody reaped yet)."""
-    if os.getppid() == pid:
-        return False  # it is still our parent
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
-    except (OSError, IndexError):
-        return False
 
 
 def _set_timeouts(sock: zmq.Socket, seconds: float) -> None:

@@ -22,7 +22,7 @@ from ..model.commands import TIMEOUT, Command
 from ..model.driver import Reading, StepInfo
 from ..model.errors import ProtocolError
 from ..net.protocol import PROTOCOL_VERSION, Message
-from .connection import SIM_PID_ENV, _process_gone
+from .process import SIM_PID_ENV, _process_gone
 
 _COMMANDS, _DETACH, _MODULES, _CLAIM, _RELEASE = 3, 2, 1, 4, 5
 _PARAM_LIST, _PARAM_GET, _PARAM_SET = 10, 12, 13
