@@ -152,18 +152,26 @@ class Controllers:
         return done
 
     def cpu_seconds(self) -> float:
-        """CPU time (user + system, s) the running controllers have used so far: grows while
-        they are busy starting (imports, compiling) even before they send anything."""
+        """CPU time (user + system, s) the running controllers have used so far, each with
+        every process of its process group (a controller may run under a watchdog or a shell):
+        grows while they are busy starting (imports, compiling) even before they send
+        anything. 0 where there is no /proc."""
+        groups = {proc.pid for proc in self.procs.values() if proc.returncode is None}
+        if not groups:
+            return 0.0
         total = 0.0
-        for proc in self.procs.values():
-            if proc.returncode is not None:
-                continue
+        try:
+            entries = [e for e in os.listdir("/proc") if e.isdigit()]
+        except OSError:
+            return 0.0
+        for entry in entries:
             try:
-                with open(f"/proc/{proc.pid}/stat", "rb") as stat:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
                     fields = stat.read().rsplit(b")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / _TICKS
+                if int(fields[2]) in groups:  # its process group
+                    total += (int(fields[11]) + int(fields[12])) / _TICKS
             except (OSError, IndexError, ValueError):
-                pass  # ended meanwhile, or no /proc: counts nothing
+                pass  # ended meanwhile: counts nothing
         return total
 
     def _drain(self, robot: str, stream, tail: collections.deque) -> None:

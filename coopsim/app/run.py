@@ -118,6 +118,7 @@ class Run:
         self.stepper = Stepper(sim, clock=clock, mode=self.settings.mode,
                                speed=self.settings.speed)
         self.stepper.wait_for = self._wait_for()
+        self.stepper.start_hold = self._controllers_busy
         self.network: Network | None = None
         self.controllers: Controllers | None = None
         self.gateway: Gateway | None = None
@@ -147,13 +148,20 @@ class Run:
             return
         dead = len(ctl.exited()) + len(ctl.failed)
         self.stepper.wait_for = max(0, self._wait_for() - dead)
-        # A controller still busy starting (imports, compiling: seconds on a loaded machine)
-        # is not late: its own CPU time moving holds the first step's wait open, so the game
-        # starts with every launched controller whatever the machine does.
+
+    def _controllers_busy(self) -> bool:
+        """True when the controllers this run launched used CPU time since the last ask (the
+        stepper asks while its first lockstep step waits for them): one still busy starting
+        (imports, compiling: seconds on a loaded machine) is not late, so the game starts with
+        every launched controller whatever the machine does, while one that hangs before
+        sending anything is not waited for beyond the start wait."""
+        ctl = self.controllers
+        if ctl is None:
+            return False
         cpu = ctl.cpu_seconds()
-        if cpu > self._start_cpu:
-            self._start_cpu = cpu
-            self.stepper.hold_start()
+        busy = cpu > self._start_cpu
+        self._start_cpu = max(cpu, self._start_cpu)
+        return busy
 
     def _controller_specs(self) -> list:
         return controller_specs(self.scenario, self.stepper.sim.world.robots, self.overrides,

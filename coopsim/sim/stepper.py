@@ -82,6 +82,9 @@ class Stepper(WorldOwner):
         self._stop = threading.Event()
         self.wait_for = wait_for
         self.start_wait = START_WAIT  # s the first step waits for them, at most
+        #: Asked while the first step waits: True when the awaited controllers were busy
+        #: (used CPU time) since the last ask; the wait then starts again from now.
+        self.start_hold: Callable[[], bool] | None = None
         self._last_step_wall = 0.0  # when the latest step was taken (stall reports)
         self._started_wall: float | None = None  # when the loop (re)started, for wait_for
         self._speed: float | None = None
@@ -375,6 +378,8 @@ class Stepper(WorldOwner):
         """True while the first lockstep step waits for ``wait_for`` controllers to attach."""
         if not self.wait_for or self.snapshot.step > 0 or self._started_wall is None:
             return False
+        if self.start_hold is not None and self.start_hold():
+            self.hold_start()
         waited = self.clock.now() - self._started_wall
         if waited > self.start_wait:
             return False
