@@ -191,7 +191,7 @@ def test_export_into_a_missing_folder_and_onto_itself(recorded, tmp_path):
     done = run_cli("export", str(rec), "--foxglove", str(rec))
     assert done.returncode == 2 and "overwrite the recording" in done.stderr
     done = run_cli("export", str(rec))
-    assert done.returncode == 2 and "--csv OUT or --foxglove" in done.stderr
+    assert done.returncode == 2 and "needs --csv OUT, --foxglove OUT.mcap or --ros2 OUT" in done.stderr
 
 
 NO_SDK = ("import sys\nsys.modules['foxglove'] = None\nfrom coopsim.app.cli import main\n"

@@ -16,7 +16,7 @@ from coopsim.viewer.hud import RT_BREAK, status_parts
 
 from test_viewer import Sim, connected, frame, pump, screenshot, viewer_for  # noqa: F401
 from test_viewer_game import SCENARIO
-from test_viewer_polish import _arrow_pixels, _check_arrows, _pixels, _zoom_to, yawed  # noqa: F401
+from test_viewer_first_use import _arrow_pixels, _check_arrows, _pixels, _zoom_to, yawed  # noqa: F401
 
 
 def test_the_speed_field_shows_the_runs_speed(display, viewer_for):
