@@ -19,7 +19,7 @@ from .forms import SIM_IDS, Request, file_request, recording_path
 from .ui import DIM_COLOR, Outcome, Ui
 
 ROOT = BUNDLED  # worlds/, scenarios/, recordings/: the clone's, or the installed package's
-LIST_ROWS = 14  # bundled files a file dialog shows without scrolling
+LIST_ROWS = 24  # bundled files a file dialog shows without scrolling (every bundled scenario)
 RECORD_ID = SIM_IDS.get("record")  # None until the simulation offers recording on demand
 
 

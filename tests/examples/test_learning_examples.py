@@ -53,7 +53,7 @@ def test_evolve_then_deploy_the_champion_over_the_network(tmp_path):
         capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "duration 1 s reached" in run.stdout + run.stderr
-    mean = re.search(r"^fwd1\s+\S+\s+(\S+)", run.stdout + run.stderr, re.M)
+    mean = re.search(r"^monitors\.fwd1\s+\S+\s+(\S+)", run.stdout + run.stderr, re.M)
     assert mean is not None, run.stdout
     # the same network in the Gymnasium environment drives r1 the same way, step for step
     assert float(mean.group(1)) == pytest.approx(_in_process(out / "champion.json", 20),
