@@ -159,7 +159,7 @@ def cost(squads: int = 20, size: int = 10, steps: int = 200) -> dict:
     for _ in range(5):
         stepper.tick()  # the first decomposition (planning) is not control
     drivers = sim.drivers
-    original = drivers.step
+    original = drivers.run
     spent = []
 
     def timed(*args, **kwargs):
@@ -167,7 +167,7 @@ def cost(squads: int = 20, size: int = 10, steps: int = 200) -> dict:
         out = original(*args, **kwargs)
         spent.append(time.perf_counter() - t0)
         return out
-    drivers.step = timed
+    drivers.run = timed
     t0 = time.perf_counter()
     for _ in range(steps):
         stepper.tick()

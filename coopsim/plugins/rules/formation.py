@@ -78,6 +78,7 @@ class FormationMonitor(Rule):
         self.error = 0.0
         self.worst = 0.0
         self.breaks = 0
+        self.reforms = 0  # back under ``formed`` after a break
         self.broke = False  # the error is over ``broken`` now
         self.since: float | None = None  # formed at the target since, s
         self.goal = (0.0, 0.0)
@@ -102,7 +103,10 @@ class FormationMonitor(Rule):
         self.worst = max(self.worst, self.error)
         if self.error > p["broken"] and not self.broke:
             self.breaks += 1
+        was = self.broke
         self.broke = self.error > p["broken"] or (self.broke and self.error > p["formed"])
+        if was and not self.broke:
+            self.reforms += 1
         there = math.hypot(lead[0] - self.goal[0], lead[1] - self.goal[1]) <= p["radius"]
         if not (there and self.error < p["formed"]):
             self.since = None
@@ -111,7 +115,8 @@ class FormationMonitor(Rule):
             if snap.time - self.since >= p["hold"] - 1e-9:
                 self.end(f"PASS: formed at the {p['color']} target at t = {snap.time:.2f} s "
                          f"(error {self.error:.3f} m); broke formation {self.breaks} time(s) "
-                         f"on the way, {self.worst:.2f} m at most")
+                         f"on the way, {self.worst:.2f} m at most, and formed again "
+                         f"{self.reforms} time(s)")
                 return
         if snap.time >= p["limit"]:
             self.end(f"FAIL: not formed at the {p['color']} target after {p['limit']:g} s "
@@ -121,4 +126,4 @@ class FormationMonitor(Rule):
     def fields(self) -> dict:
         return {"error": round(self.error, 4), "left": round(self.errors["left"], 4),
                 "right": round(self.errors["right"], 4), "max_error": round(self.worst, 4),
-                "breaks": self.breaks}
+                "breaks": self.breaks, "reforms": self.reforms}
