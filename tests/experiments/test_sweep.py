@@ -66,6 +66,12 @@ values      0.1
 """
 
 
+def _sigint_default() -> None:
+    """In the child: Ctrl-C's default, as a terminal's foreground job has it (a suite started
+    in the background, `cmd &`, hands its children SIGINT ignored, and Python keeps that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))  # the probe metric imports in this process too
@@ -129,7 +135,7 @@ def test_resume_after_ctrl_c_runs_only_what_is_missing(folder):
     env = {**os.environ, "PYTHONPATH": str(folder)}
     proc = subprocess.Popen([sys.executable, "-m", "coopsim", "sweep", str(path),
                              "--workers", "1"], cwd=folder, env=env, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=_sigint_default)
     table = folder / "a.parquet"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and not (table.exists() and rows(table)):

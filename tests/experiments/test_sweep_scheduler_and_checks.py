@@ -26,6 +26,12 @@ from prochelpers import ROOT
 from test_sweep import folder, rows, sweep, write_sweep  # noqa: F401 -- fixture
 
 
+def _sigint_default() -> None:
+    """In the child: Ctrl-C's default, as a terminal's foreground job has it (a suite started
+    in the background, `cmd &`, hands its children SIGINT ignored, and Python keeps that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def http_server():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
@@ -74,7 +80,7 @@ def test_ctrl_c_at_the_terminal_prints_only_the_friendly_message(folder):
     env = {**os.environ, "PYTHONPATH": str(folder)}
     proc = subprocess.Popen([sys.executable, "-m", "coopsim", "sweep", str(path),
                              "--workers", "2"], cwd=folder, env=env, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=_sigint_default)
     try:
         table = folder / "a.parquet"
         deadline = time.monotonic() + 120
