@@ -282,6 +282,14 @@ class Module:
         only what was taken since (the lidar's scans; docs/recording-format.md)."""
         return None
 
+    @classmethod
+    def replay(cls, data: Any, board: Any, robots: tuple) -> Any:
+        """What a recorded step's :meth:`record` data puts back on the snapshot's board
+        (``snap.extra[label]``) when a recording is read step by step (exports), given the
+        board of the previous step (None at first) and the step's robot names; the default
+        keeps nothing."""
+        return None
+
     # -- as other robot software sees it (ROS 2, docs/ros2.md) --------------------------------
 
     #: Which of a robot's range finders is its main scan (``/R/scan``): the highest rank.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -291,8 +292,17 @@ def recorded_steps(recording: Recording):
     would have had), one chunk in memory at a time (the Foxglove export, plots)."""
     cols = {c.name: i for i, c in enumerate(recording.robot_columns)}
     current = None
+    boards: dict = {}  # module label -> its board as the recorded steps rebuild it
     for frame in recording.iter_frames():
         if current is None or current[0] != frame.layout:
             layout = recording.layout(frame.layout)
             current = (frame.layout, layout, _names(layout))
-        yield frame, current[1], _snapshot(frame, recording.robot_values(frame), current[2], cols)
+        snap = _snapshot(frame, recording.robot_values(frame), current[2], cols)
+        for label in set(frame.modules) | set(boards):
+            if label in MODULES:
+                boards[label] = MODULES.get(label).replay(frame.modules.get(label), boards.get(
+                    label), snap.robots)
+        if any(b is not None for b in boards.values()):
+            snap = replace(snap, extra={**snap.extra, **{k: v for k, v in boards.items()
+                                                        if v is not None}})
+        yield frame, current[1], snap

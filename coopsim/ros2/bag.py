@@ -147,12 +147,28 @@ def export_ros2(recording, out: str | os.PathLike) -> tuple[int, int]:
     return steps, sum(bag.counts.values())
 
 
+def recorded_params(recording) -> dict:
+    """Robot name -> module label -> parameter values, from the scenario the recording names
+    when that file still loads (its robots' ranges and rates), else {} (the modules'
+    defaults). A recording keeps readings, not parameters."""
+    from ..formats.files import load
+    from ..sim.world import World
+    try:
+        spec = load(recording.info().scenario_path)
+        world = World(spec)
+    except Exception:  # noqa: BLE001 - moved, edited or unloadable: the defaults serve
+        return {}
+    return {r.name: {label: values.as_dict() for label, values in r.modules.items()}
+            for r in world.robots}
+
+
 def _write_steps(recording, bag: _Bag) -> int:
     scene, key, origins, steps = None, None, {}, 0
+    params = recorded_params(recording)
     for frame, layout, snap in recorded_steps(recording):
         ns = round(frame.position * 1e9)
         if scene is None or key != frame.layout or not scene.fits(snap):
-            scene, key = RosScene(layout, snap, origins=origins), frame.layout
+            scene, key = RosScene(layout, snap, params, origins), frame.layout
             origins = scene.origins
             bag.write("/map", m.GRID, scene.grid(ns), ns)
             bag.write("/tf_static", m.TF, scene.static_transforms(ns), ns)

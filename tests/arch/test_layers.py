@@ -25,7 +25,7 @@ ALLOWED = {
     "recording": {"model", "recording"},
     "replay": {"model", "sim", "net", "recording", "replay"},
     "foxglove": {"model", "sim", "recording", "replay", "foxglove"},
-    "ros2": {"model", "sim", "recording", "replay", "ros2"},
+    "ros2": {"model", "formats", "sim", "recording", "replay", "ros2"},
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "viewer"},
     "conformance": {"model", "net", "client", "conformance"},

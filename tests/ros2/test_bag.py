@@ -117,3 +117,26 @@ def test_an_existing_folder_is_never_overwritten(bag, tmp_path):
     assert done.returncode == 2 and "already exists" in done.stderr
     assert "Traceback" not in done.stderr
     assert (target / "keep.txt").read_text() == "mine"
+
+
+def test_a_turtlebots_recorded_lidar_scans_are_its_bag_scans(tmp_path):
+    """The lidar records each scan once (its own block); the export rebuilds them step by step
+    (Module.replay) and writes them as /tb3/scan at the lidar's rate."""
+    rec = tmp_path / "tb3.mcap"
+    done = run_cli("run", str(ROOT / "scenarios" / "turtlebot3_wall_follow.scenario"),
+                   "--headless", "--mode", "lockstep", "--duration", "1.2", "--record",
+                   str(rec), cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "bag"
+    done = run_cli("export", str(rec), "--ros2", str(out), cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    scans = read_bag(out)["/tb3/scan"]
+    assert 5 <= len(scans) <= 8  # 5 Hz over 1.2 s
+    with Recording(rec) as recording:
+        taken = {round(f.position * 1e9): s.extra["lidar"].of("tb3")
+                 for f, _, s in recorded_steps(recording) if "lidar" in s.extra}
+    for ns, msg in scans:
+        want = taken[ns]
+        assert len(msg.ranges) == len(want) == 360
+        finite = np.isfinite(msg.ranges)
+        assert np.allclose(msg.ranges[finite], want[finite], atol=1e-3)

@@ -145,6 +145,28 @@ class Lidar(Module):
         return float(params["x"]), float(params["y"]), math.radians(float(params["yaw"]))
 
     @classmethod
+    def replay(cls, data, board, robots):
+        """The scans a recorded step carries (its ``record``: robots, beams, int32 mm), merged
+        over the previous step's (robots that took none keep theirs)."""
+        scans: dict[str, np.ndarray] = {}
+        if board is not None:
+            scans = {n: board.of(n) for n in board.index if n in robots}
+        if data:
+            mm = np.frombuffer(data["mm"], dtype="<i4") / 1000.0
+            at = 0
+            for name, beams in zip(data["robots"], data["beams"]):
+                scans[name] = mm[at:at + beams]
+                at += beams
+        if not scans:
+            return board
+        names = list(scans)
+        ranges = np.full((len(names), max(len(v) for v in scans.values())), np.nan)
+        for k, name in enumerate(names):
+            ranges[k, :len(scans[name])] = scans[name]
+        ranges.flags.writeable = False
+        return Scans(MappingProxyType({n: i for i, n in enumerate(names)}), ranges)
+
+    @classmethod
     def answer_robot(cls, command, robot, row, text, snap):
         if command.name == "info":
             return "", row.tolist()
