@@ -8,27 +8,8 @@ The controller is coopsim's ``wall_follow`` driver (coopsim/plugins/drivers/text
 code runs in-process (``driver wall_follow`` in a scenario) or, here, over the network.
 """
 
-import argparse
-import os
-
-from coopsim.client import run_controller
+from coopsim.client import controller_main
 from coopsim.plugins.drivers.textbook import WallFollow
 
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("robot", nargs="?", default=os.environ.get("COOPSIM_ROBOT", "tb3"))
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="a driver parameter (coopsim list shows them)")
-    args = parser.parse_args()
-    params = {}
-    for item in args.set:
-        name, _, value = item.partition("=")
-        params[name] = value if not value.replace(".", "", 1).lstrip("-").isdigit() \
-            else float(value)
-    run_controller(WallFollow, args.robot, params, steps=args.steps)
-
-
 if __name__ == "__main__":
-    main()
+    controller_main(WallFollow, "tb3", __doc__)

@@ -20,9 +20,9 @@ Example::
 
 from ..model.driver import Reading, StepInfo
 from .connection import Client, RemoteError, RobotOwned, RunFinished
-from .host import run_controller
+from .host import controller_main, run_controller
 from .robot import Robot
 from .sim import Playback, Sim
 
 __all__ = ["Client", "RemoteError", "RobotOwned", "RunFinished", "Robot", "Sim", "Playback",
-           "Reading", "StepInfo", "run_controller"]
+           "Reading", "StepInfo", "controller_main", "run_controller"]

@@ -70,3 +70,27 @@ def run_controller(driver, robot: str | None = None, params: dict | None = None,
             if exc.code != NOT_ALLOWED or "finished" not in exc.text:
                 raise
     return done
+
+
+def controller_main(driver, default_robot: str, doc: str | None = None,
+                    argv: list[str] | None = None) -> int:
+    """The command line of a driver run as a controller: ``[ROBOT] [--steps N] [--set
+    NAME=VALUE ...]`` (ROBOT defaults to ``$COOPSIM_ROBOT``, else ``default_robot``); what
+    ``clients/python``'s textbook controllers are. Returns the control steps taken."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("robot", nargs="?",
+                        default=os.environ.get("COOPSIM_ROBOT", default_robot))
+    parser.add_argument("--steps", type=int, default=None)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a driver parameter (coopsim list shows them)")
+    args = parser.parse_args(argv)
+    params: dict = {}
+    for item in args.set:
+        name, _, value = item.partition("=")
+        try:
+            params[name] = float(value)
+        except ValueError:
+            params[name] = value
+    return run_controller(driver, args.robot, params, steps=args.steps)
