@@ -15,7 +15,8 @@ import logging
 import threading
 from dataclasses import dataclass, field
 
-from ..model.errors import CoopsimError
+from ..model.errors import CoopsimError, OwnedError
+from ..sim.slots import Owner
 from . import messages as m
 from .dds import LATCHED, Participant
 from .drive import TwistRefused, drive_of
@@ -62,6 +63,10 @@ class RosBridge:
         self.stepper, self.rate = stepper, float(rate)
         self.dds = Participant(domain, loopback)
         self.domain, self.loopback = self.dds.domain_id, loopback
+        #: The owner of the robots ROS drives: one for the whole graph (DDS does not say which
+        #: node published a Twist), so a ZeroMQ client cannot take a robot ROS drives, nor ROS
+        #: one a client owns (error 11's rules, docs/protocol.md section 3).
+        self.owner = Owner(("ros2", self.domain), f"ROS 2 (DDS domain {self.domain})")
         self.counts = Counts()
         self._writers: dict[str, object] = {}
         self._readers: dict[str, object] = {}
@@ -208,6 +213,12 @@ class RosBridge:
             c.refused += 1
             c.last_refusal = f"{robot}: {exc}"
             return
-        stepper.slots.put(robot, drive.module, values, attach=stepper.mode == "lockstep")
+        try:
+            stepper.slots.put(robot, drive.module, values, attach=stepper.mode == "lockstep",
+                              owner=self.owner)
+        except OwnedError as exc:
+            c.refused += 1
+            c.last_refusal = f"{robot}: {exc}"
+            return
         c.applied += 1
         c.by_robot[robot] = c.by_robot.get(robot, 0) + 1

@@ -130,6 +130,25 @@ def test_bad_twists_are_refused_and_counted(bridged):
     assert run.stepper.error in ("", None)
 
 
+def test_a_robot_a_client_owns_refuses_twists_and_ros_owns_what_it_drives(bridged):
+    run, peer, _ = bridged
+    run.stepper.resume()
+    with Client(run.network.endpoint) as client:
+        bot = client.robot("robot4")
+        bot.claim()
+        before = run.network.sim.more_state[-1]()["ros2"]["cmd_vel"]["refused"]
+        peer("twist", robot="robot4", linear=0.1, angular=0.0)
+        from tests.nethelpers import wait_until
+        wait_until(lambda: run.network.sim.more_state[-1]()["ros2"]["cmd_vel"]["refused"]
+                   > before, timeout=60)
+        said = run.network.sim.more_state[-1]()["ros2"]["cmd_vel"]["last_refusal"]
+        assert said.startswith("robot4:") and "owned" in said
+        bot.release()
+        peer("twist", robot="robot2", linear=0.05, angular=0.0)  # ROS now owns robot2
+        wait_until(lambda: "ROS 2" in client.sim().state()["owners"].get("robot2", ""),
+                   timeout=60)
+
+
 def test_scans_and_odometry_match_the_recording(bridged):
     run, peer, record = bridged
     peer("topics", expect=["rt/robot1/odom", "rt/robot1/scan"], follow=["robot1"])
