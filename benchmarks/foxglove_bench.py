@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coopsim.app.bench import swarm_scenario
+from coopsim.app.bench import swarm_scenario, timed_block
 from coopsim.foxglove.bridge import Bridge, LiveSource
 from coopsim.foxglove.export import export_foxglove
 from coopsim.replay.player import recorded_steps
@@ -92,22 +92,11 @@ def _stepper(n: int, seed: int = 0):
     return stepper, np.random.default_rng(seed)
 
 
-def _run_block(stepper, rng, steps: int) -> float:
-    """Mean tick time of ``steps`` ticks, ms."""
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        if stepper.snapshot.step % 50 == 0:
-            for name in stepper.snapshot.robots:
-                stepper.slots.put(name, "motors", tuple(rng.uniform(-0.2, 0.5, 2)),
-                                  attach=False)
-        stepper.tick()
-    return (time.perf_counter() - t0) / steps * 1000
-
 
 def bridge_overhead(n: int, rate: float, blocks: int, block_steps: int,
                     subscribe: str = "layout") -> dict:
     stepper, rng = _stepper(n)
-    _run_block(stepper, rng, 30)
+    timed_block(stepper, rng, 30)
     source = GatedSource(stepper)
     bridge = Bridge(source, "127.0.0.1", 0, rate).start()
     client = subprocess.Popen([sys.executable, "-c", CLIENT, bridge.url, subscribe],
@@ -115,14 +104,14 @@ def bridge_overhead(n: int, rate: float, blocks: int, block_steps: int,
     try:
         client.stdout.readline()
         source.on = True
-        _run_block(stepper, rng, 50)  # channels advertised and subscribed
+        timed_block(stepper, rng, 50)  # channels advertised and subscribed
         plain, bridged = [], []
         for _ in range(blocks):
             source.on = False
-            plain.append(_run_block(stepper, rng, block_steps))
+            plain.append(timed_block(stepper, rng, block_steps))
             source.on = True
             published = bridge.published
-            bridged.append(_run_block(stepper, rng, block_steps))
+            bridged.append(timed_block(stepper, rng, block_steps))
             assert bridge.published > published, "the bridge published nothing"
         assert client.poll() is None, "the client died"
     finally:
@@ -143,7 +132,7 @@ def record(path: Path, n: int, minutes: float) -> float:
     rec = Recorder(path, sim.scenario, sim.scenario.settings, sim.seed, sim.dt).attach(stepper)
     steps = round(minutes * 60 / DT)
     for k in range(0, steps, 500):
-        _run_block(stepper, rng, min(500, steps - k))
+        timed_block(stepper, rng, min(500, steps - k))
     rec.close()
     return steps * DT
 

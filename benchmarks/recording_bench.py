@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coopsim.app.bench import swarm_scenario
+from coopsim.app.bench import swarm_scenario, timed_block
 from coopsim.client import Client
 from coopsim.recording.writer import Recorder
 from coopsim.recording.reader import Recording
@@ -42,20 +42,6 @@ def _stepper(n: int, seed: int = 0) -> tuple[Stepper, np.random.Generator]:
     return Stepper(Simulation(scenario), mode="lockstep", speed=0), np.random.default_rng(seed)
 
 
-def _drive(stepper: Stepper, rng: np.random.Generator) -> None:
-    """New random wheel speeds for every robot (m/s)."""
-    for name in stepper.snapshot.robots:
-        stepper.slots.put(name, *rng.uniform(-0.2, 0.5, 2), attach=False)
-
-
-def _run_block(stepper: Stepper, rng, steps: int) -> float:
-    """Mean tick time of ``steps`` ticks, ms."""
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        if stepper.snapshot.step % 50 == 0:
-            _drive(stepper, rng)
-        stepper.tick()
-    return (time.perf_counter() - t0) / steps * 1000
 
 
 def overhead(n: int, blocks: int, block_steps: int, folder: Path) -> dict:
@@ -67,17 +53,17 @@ def overhead(n: int, blocks: int, block_steps: int, folder: Path) -> dict:
     work lands in its own blocks.
     """
     stepper, rng = _stepper(n)
-    _run_block(stepper, rng, 50)  # warm-up
+    timed_block(stepper, rng, 50)  # warm-up
     sim = stepper.sim
     path = folder / "overhead.mcap"
     rec = Recorder(path, sim.scenario, sim.scenario.settings, sim.seed, sim.dt).attach(stepper)
     stepper.hooks.remove(rec)
     plain, recorded = [], []
     for _ in range(blocks):
-        plain.append(_run_block(stepper, rng, block_steps))
+        plain.append(timed_block(stepper, rng, block_steps))
         time.sleep(0.2)
         stepper.hooks.append(rec)
-        recorded.append(_run_block(stepper, rng, block_steps))
+        recorded.append(timed_block(stepper, rng, block_steps))
         stepper.hooks.remove(rec)
         time.sleep(0.3)  # let the writer drain outside the timed blocks
     rec.close()
@@ -96,12 +82,9 @@ def make_long(path: Path, n: int, minutes: float) -> dict:
     rec = Recorder(path, sim.scenario, sim.scenario.settings, sim.seed, sim.dt).attach(stepper)
     steps = round(minutes * 60 / DT)
     t0 = time.perf_counter()
-    for k in range(steps):
-        if k % 50 == 0:
-            _drive(stepper, rng)
-        stepper.tick()
-        if k % 15000 == 0:
-            print(f"  {k}/{steps} steps", file=sys.stderr)
+    for k in range(0, steps, 15000):
+        print(f"  {k}/{steps} steps", file=sys.stderr)
+        timed_block(stepper, rng, min(15000, steps - k))
     rec.close()
     wall = time.perf_counter() - t0
     return {"steps": steps, "wall_s": wall, "dropped": rec.dropped,

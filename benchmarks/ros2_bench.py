@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coopsim.app.bench import swarm_scenario
+from coopsim.app.bench import swarm_scenario, timed_block
 from coopsim.replay.player import recorded_steps
 from coopsim.recording.reader import Recording
 from coopsim.recording.writer import Recorder
@@ -95,35 +95,24 @@ def _stepper(n: int, seed: int = 0, mode: str = "realtime"):
     return stepper, np.random.default_rng(seed)
 
 
-def _run_block(stepper, rng, steps: int) -> float:
-    """Mean tick time of ``steps`` ticks, ms."""
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        if stepper.snapshot.step % 50 == 0:
-            for name in stepper.snapshot.robots:
-                stepper.slots.put(name, "motors", tuple(rng.uniform(-0.2, 0.5, 2)),
-                                  attach=False)
-        stepper.tick()
-    return (time.perf_counter() - t0) / steps * 1000
-
 
 def overhead(n: int, blocks: int, block_steps: int) -> dict:
     stepper, rng = _stepper(n)
-    _run_block(stepper, rng, 30)
+    timed_block(stepper, rng, 30)
     bridge = RosBridge(stepper, DOMAIN).start()
     reader = subprocess.Popen([sys.executable, "-c", READER, str(DOMAIN), str(n)],
                               stdout=subprocess.PIPE, text=True)
     try:
         reader.stdout.readline()
-        _run_block(stepper, rng, 100)  # discovery, matching
+        timed_block(stepper, rng, 100)  # discovery, matching
         plain, bridged = [], []
         for _ in range(blocks):
             stepper.hooks.remove(bridge)
             time.sleep(0.05)  # the bridge's thread drains what it had
-            plain.append(_run_block(stepper, rng, block_steps))
+            plain.append(timed_block(stepper, rng, block_steps))
             stepper.hooks.append(bridge)
             published = bridge.counts.published
-            bridged.append(_run_block(stepper, rng, block_steps))
+            bridged.append(timed_block(stepper, rng, block_steps))
             assert bridge.counts.published > published, "the bridge published nothing"
         assert reader.poll() is None, "the reader died"
     finally:
@@ -173,7 +162,7 @@ def export(n: int, minutes: float) -> dict:
         rec.attach(stepper)
         steps = round(minutes * 60 / DT)
         for k in range(0, steps, 500):
-            _run_block(stepper, rng, min(500, steps - k))
+            timed_block(stepper, rng, min(500, steps - k))
         rec.close()
         with Recording(path) as r:
             length = r.end - r.start

@@ -82,6 +82,20 @@ def swarm_scenario(n: int, seed: int = 0, dt: float = 0.02) -> ScenarioSpec:
                         name=f"swarm{n}")
 
 
+def timed_block(stepper: Stepper, rng: np.random.Generator, steps: int) -> float:
+    """Mean time (ms) of ``steps`` ticks of a :func:`swarm_scenario` run, new random wheel
+    speeds (-0.2..0.5 m/s) for every robot each 50 steps: the block the overhead benchmarks
+    (recording, Foxglove, ROS 2) alternate with and without what they measure."""
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        if stepper.snapshot.step % 50 == 0:
+            for name in stepper.snapshot.robots:
+                stepper.slots.put(name, "motors", tuple(rng.uniform(-0.2, 0.5, 2)),
+                                  attach=False)
+        stepper.tick()
+    return (time.perf_counter() - t0) / steps * 1000
+
+
 def cases(engines: str, casters_: str, counts: str) -> list[tuple[str, str, int]]:
     """(engine, caster, robot count) of every run a bench's comma-separated ``--engine``,
     ``--caster`` and ``--robots`` ask for, engine by engine.
