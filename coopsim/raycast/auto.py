@@ -15,6 +15,7 @@ the kernels before the first cast: benchmarks). Without numba it is always numpy
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -70,6 +71,18 @@ def start_warmup() -> None:
         if _thread is None:
             _thread = threading.Thread(target=_warm, name="coopsim-jit-warmup", daemon=True)
             _thread.start()
+            atexit.register(_finish_warmup)
+
+
+EXIT_WAIT = 120.0  # s the process waits at exit for a warm-up still compiling, at most
+
+
+def _finish_warmup() -> None:
+    """At exit: let a warm-up still compiling finish. The interpreter tearing down while
+    numba's LLVM works in the thread (a run shorter than the first compile) crashed the
+    process with SIGSEGV after its summary; the cache it writes makes the next start quick."""
+    if _thread is not None and _thread.is_alive():
+        _thread.join(EXIT_WAIT)
 
 
 def ready() -> bool:
