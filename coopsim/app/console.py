@@ -17,6 +17,7 @@ VIEWER_START_WAIT = 20.0  # s to wait for the viewer's window before stepping wi
 def run_headless(live: Run) -> Verdict:
     """Start ``live`` and follow it to its end on the terminal (Ctrl-C or SIGTERM end it, at
     any moment, with the summary); return its verdict (printed after the summary)."""
+    live.stepper.end_on_error = True  # nobody is there to look at a paused run and resume it
     try:
         live.start()
         if live.network is not None:

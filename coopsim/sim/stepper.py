@@ -75,6 +75,9 @@ class Stepper(WorldOwner):
         self._resets = 0  # a reset builds a new World, whose layout_version may repeat
         self.layout_key = (0, sim.snapshot.layout_version)  # of self.snapshot; see view()
         self.error = ""  # why the run paused itself, if it did
+        #: A failed step ends the run (``finished`` reads ``step N: FAIL: ...``) instead of
+        #: pausing it: for runs nobody can resume (headless, batch).
+        self.end_on_error = False
         self.finished = ""  # why the run ended (duration reached, a rule), if it did
         self.done_generation = 0
         self.paused = False
@@ -321,14 +324,22 @@ class Stepper(WorldOwner):
         self.waiter.wake()
 
     def _guarded_tick(self) -> None:
-        """Tick; a failing step pauses the run with the error logged and kept in ``error``,
-        instead of ending the thread while the servers wait for steps that never come."""
+        """Tick; a failing step pauses the run (or ends it, with ``end_on_error``) with the
+        error logged in one line and kept in ``error``, instead of ending the thread while the
+        servers wait for steps that never come."""
         try:
             self.tick()
         except Exception as exc:  # noqa: BLE001 -- the loop must outlive a bad step
-            log.exception("step %d failed; the run is paused", self.snapshot.step + 1)
-            self.error = f"step {self.snapshot.step + 1} failed: {type(exc).__name__}: {exc}"
-            self.paused = True
+            step = self.snapshot.step + 1
+            self.error = f"step {step} failed: {type(exc).__name__}: {exc}"
+            log.debug("step %d failed", step, exc_info=True)  # the traceback, for debugging
+            if self.end_on_error:
+                log.error("%s; the run ends", self.error)
+                self.finished = f"step {step}: FAIL: {type(exc).__name__}: {exc}"
+                self._wake_all()
+            else:
+                log.error("%s; the run is paused", self.error)
+                self.paused = True
 
     def _done(self, duration, max_steps) -> bool:
         if self.finished:

@@ -63,6 +63,28 @@ def test_run_headless_prints_a_summary(tmp_path):
     assert "steps             50" in result.stdout
 
 
+def test_a_headless_run_whose_step_fails_ends_with_one_line_and_exit_1(tmp_path):
+    (tmp_path / "boom_metric.py").write_text(
+        "def bad(snapshot):\n    if snapshot.step > 3:\n        raise ValueError('boom')\n"
+        "    return 1.0\n")
+    scenario = tmp_path / "boom.scenario"
+    scenario.write_text((ROOT / "scenarios" / "one_robot.scenario").read_text().replace(
+        "../worlds/", f"{ROOT / 'worlds'}/") + "\n[MONITORS]\nmetric m python boom_metric:bad\n")
+    env_path = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = f"{tmp_path}{os.pathsep}{env_path}"
+    try:
+        result = coopsim("run", str(scenario), "--headless", "--duration", "5", "--speed", "0",
+                         "--port", "0", "--no-controllers")
+    finally:
+        os.environ["PYTHONPATH"] = env_path
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "step 4 failed: RuleError: rule monitors: python metric boom_metric:bad raised " \
+        "ValueError: boom; the run ends" in result.stderr
+    assert "ended             step 4: FAIL: RuleError" in result.stdout
+    assert "steps             3" in result.stdout
+
+
 def test_run_demo_drives_robots_with_launched_controllers(tmp_path):
     result = coopsim("run", "--headless", "--duration", "3", "--port", "0",
                      "--controller-logs", str(tmp_path), timeout=60)
