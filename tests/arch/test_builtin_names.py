@@ -51,16 +51,6 @@ ALLOWED = {
     ("viewer/scene.py", "leds"): "the `leds` drawing-hint kind and its layer",
     ("model/validate.py", "line"): "a parameter setting's file line",
     ("env/batch.py", "events"): "the scenario attribute [EVENT_n] fills (batched worlds refuse it)",
-    ("env/batch.py", "target"): "DEBT: a copy's own targets are picked out of the target reading",
-    ("env/batch.py", "monitors"): "DEBT: task terms read the monitors rule's metrics",
-    ("env/episode.py", "monitors"): "DEBT: task terms read the monitors rule's metrics",
-    ("env/gym.py", "monitors"): "DEBT: task terms read the monitors rule's metrics",
-    ("env/parallel.py", "monitors"): "DEBT: task terms read the monitors rule's metrics",
-    ("env/mapping.py", "sonar"): "DEBT: observation bounds belong on the module (Module hook)",
-    ("env/mapping.py", "bumper"): "DEBT: observation bounds belong on the module (Module hook)",
-    ("env/mapping.py", "motors"): "DEBT: action maps belong on the motion module",
-    ("env/mapping.py", "velocity"): "DEBT: action maps belong on the motion module",
-    ("env/metrics.py", "bumper"): "DEBT: the collisions metric reads the bumper",
 }
 
 
