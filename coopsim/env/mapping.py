@@ -20,7 +20,7 @@ import numpy as np
 
 from ..model.errors import CoopsimError
 from ..model.module import Module
-from ..model.plugins import MODULES
+from ..model.plugins import MODULES, motion_module
 
 
 class LearningError(CoopsimError):
@@ -108,37 +108,38 @@ def agent_map(world, name: str, observe=None) -> AgentMap:
         raise LearningError(f"no robot named {name!r} (robots: {', '.join(robots) or 'none'})")
     robot = robots[name]
     n_targets = len(world.targets)
-    carried = [m for m, params in robot.modules.items()
-               if MODULES.get(m).observation_space(params, n_targets) is not None]
-    observe = tuple(carried if observe is None else observe)
-    for label in observe:
-        if label not in robot.modules:
-            raise LearningError(f"robot {name} has no module {label!r} to observe (it has: "
-                                f"{', '.join(robot.modules)})")
-    widths, lows, highs = [], [], []
-    for label in observe:
-        low, high = observation_bounds(label, robot.modules[label], n_targets, name)
-        widths.append(len(low))
-        lows.append(low)
-        highs.append(high)
-    motion = [m for m in robot.modules if drivable(m)]
-    if not motion:
+    observe, lows, highs = _observed(robot, observe, n_targets)
+    motion = motion_module(robot.modules)
+    if motion is None:
         raise LearningError(f"robot {name} has no motion module a learner can drive (a module "
                             "declaring action_fields; it has: "
                             f"{', '.join(robot.modules)})")
-    module, params = MODULES.get(motion[0]), robot.modules[motion[0]]
-    alow, ahigh = _pair(module.action_space(params), len(module.action_fields), motion[0],
+    module, params = MODULES.get(motion), robot.modules[motion]
+    alow, ahigh = _pair(module.action_space(params), len(module.action_fields), motion,
                         "action_space")
-    return AgentMap(name, observe, tuple(widths), tuple(lows), tuple(highs), motion[0], alow,
+    return AgentMap(name, observe, tuple(len(low) for low in lows), lows, highs, motion, alow,
                     ahigh, tuple(module.action_fields),
                     lambda a: module.from_action(a, params),
                     tuple(MODULES.get(label).per_target for label in observe))
 
 
-def drivable(label: str) -> bool:
-    """Whether module ``label`` can be a learner's motion module (it declares
-    ``action_fields``)."""
-    return bool(MODULES.get(label).action_fields)
+def _observed(robot, observe, n_targets: int) -> tuple[tuple, tuple, tuple]:
+    """(labels, lows, highs) of what ``robot`` observes: ``observe``, or every module of it
+    that can be observed.
+
+    Raises:
+        LearningError: a module it lacks or that cannot be observed.
+    """
+    if observe is None:
+        observe = [m for m, params in robot.modules.items()
+                   if MODULES.get(m).observation_space(params, n_targets) is not None]
+    for label in observe:
+        if label not in robot.modules:
+            raise LearningError(f"robot {robot.name} has no module {label!r} to observe (it "
+                                f"has: {', '.join(robot.modules)})")
+    bounds = [observation_bounds(label, robot.modules[label], n_targets, robot.name)
+              for label in observe]
+    return tuple(observe), tuple(b[0] for b in bounds), tuple(b[1] for b in bounds)
 
 
 def plain_actions(label: str) -> bool:
