@@ -26,13 +26,14 @@ def target_distance(snap, robot: str, color: str = "any") -> float:
 
 def collisions(snap, robot: str) -> float:
     """1 when one of ``robot``'s contact sensors (the modules declaring ``contact``, such as
-    the bumper) touches something this step, else 0; NaN without such a robot or sensor in
-    the run."""
+    the bumper) touches something this step, else 0; NaN without such a robot or sensor."""
     i = snap.index.get(robot)
-    touch = [reading for label, reading in snap.readings.items() if _contact(label)]
-    if i is None or not touch:
+    if i is None:
         return math.nan
-    return float(max(reading[i].max() for reading in touch) > 0.5)
+    touch = [reading[i] for label, reading in snap.readings.items() if _contact(label)]
+    values = np.concatenate(touch) if touch else np.empty(0)
+    values = values[~np.isnan(values)]  # NaN: a module the robot does not carry
+    return float(values.max() > 0.5) if values.size else math.nan
 
 
 def _contact(label: str) -> bool:

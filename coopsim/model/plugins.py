@@ -118,14 +118,15 @@ def timed_events(rules: Mapping[str, Any] | None) -> list[Mapping]:
 
 
 def reference_type() -> str:
-    """The label of the reference robot type (``RobotType.reference``): the built-ins' first
-    (by label), else another package's first.
+    """The label of the reference robot type (``RobotType.reference``, set on the class
+    itself: a type built on it does not inherit it): the built-ins' first (by label), else
+    another package's first.
 
     Raises:
         RegistryError: no registered type declares it.
     """
     found = sorted((origin.package != BUILTIN, label) for label, cls, origin
-                   in ROBOT_TYPES.loaded() if cls.reference)
+                   in ROBOT_TYPES.loaded() if vars(cls).get("reference"))
     if not found:
         raise RegistryError("no robot type declares itself the reference (RobotType.reference)")
     return found[0][1]

@@ -212,7 +212,8 @@ class RobotType:
             scenario's ``param`` lines still override them.
         reference: Whether this is the reference robot: the type coopsim's own benchmarks
             (``coopsim bench step``, benchmarks/) build their worlds of when none is named
-            (:func:`coopsim.model.plugins.reference_type`; the built-in ``single`` is).
+            (:func:`coopsim.model.plugins.reference_type`; the built-in ``single`` is). Set on
+            the class itself: a type derived from it is not the reference.
     """
 
     label: ClassVar[str] = ""
