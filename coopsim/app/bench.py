@@ -149,10 +149,12 @@ def make_caster(kind: str):
 
 
 def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
-                engine: str | None = None, caster: str = "jit") -> StepRow:
-    """Median and p95 step time for ``n`` robots, with a per-phase breakdown (median ms) and
-    every sample."""
-    sim = Simulation(swarm_scenario(n, seed), engine=engine, caster=make_caster(caster))
+                engine: str | None = None, caster: str = "jit",
+                robot_type: str | None = None) -> StepRow:
+    """Median and p95 step time for ``n`` robots (of ``robot_type``, default the reference
+    type), with a per-phase breakdown (median ms) and every sample."""
+    sim = Simulation(swarm_scenario(n, seed, robot_type=robot_type), engine=engine,
+                     caster=make_caster(caster))
     stepper = _driving(sim, "lockstep", seed)
     for _ in range(warmup):
         stepper.tick()
@@ -220,11 +222,14 @@ class RealtimeRow:
 
 
 def bench_realtime(n: int, seconds: float = 20.0, engine: str | None = None,
-                   caster: str = "jit", seed: int = 0, warmup: int = 5) -> RealtimeRow:
+                   caster: str = "jit", seed: int = 0, warmup: int = 5,
+                   robot_type: str | None = None) -> RealtimeRow:
     """Run ``n`` driving robots with sonar (the step benchmark's world, dt 0.02 s) in real time
     for ``seconds`` of sim time, paced by the stepper's own realtime loop, after ``warmup``
-    unpaced steps (the first builds the static grids); every paced step counts."""
-    sim = Simulation(swarm_scenario(n, seed), engine=engine, caster=make_caster(caster))
+    unpaced steps (the first builds the static grids); every paced step counts. Robots of
+    ``robot_type`` (default: the reference type)."""
+    sim = Simulation(swarm_scenario(n, seed, robot_type=robot_type), engine=engine,
+                     caster=make_caster(caster))
     stepper = _driving(sim, "realtime", seed)
     for _ in range(warmup):
         stepper.tick()
@@ -335,10 +340,12 @@ def _measure_cases(engine: str, caster: str, counts: str, measure, say) -> list:
     return rows
 
 
-def bench_step_command(counts: str, steps: int, engine: str, caster: str, plot) -> None:
+def bench_step_command(counts: str, steps: int, engine: str, caster: str, plot,
+                       robot_type: str | None = None) -> None:
     """``coopsim bench step``: time every case, say each on stderr, print the table."""
     rows = _measure_cases(engine, caster, counts,
-                          lambda n, eng, kind: bench_steps(n, steps, engine=eng, caster=kind),
+                          lambda n, eng, kind: bench_steps(n, steps, engine=eng, caster=kind,
+                                                           robot_type=robot_type),
                           lambda row: f"median {row.median:.2f} ms, p95 {row.p95:.2f} ms")
     click.echo(format_table(rows))
     if plot:
@@ -346,10 +353,12 @@ def bench_step_command(counts: str, steps: int, engine: str, caster: str, plot) 
         click.echo(f"figure: {plot}", err=True)
 
 
-def bench_realtime_command(counts: str, seconds: float, engine: str, caster: str) -> None:
+def bench_realtime_command(counts: str, seconds: float, engine: str, caster: str,
+                           robot_type: str | None = None) -> None:
     """``coopsim bench realtime``: run every case in real time, print the table."""
     rows = _measure_cases(engine, caster, counts,
                           lambda n, eng, kind: bench_realtime(n, seconds, engine=eng,
-                                                              caster=kind),
+                                                              caster=kind,
+                                                              robot_type=robot_type),
                           lambda row: f"{row.missed_share:.2%} missed, {row.rtf:.3f}x real time")
     click.echo(format_realtime(rows))
