@@ -433,6 +433,11 @@ class Module:
         names = [c.name for c in cls.commands]
         if len(set(names)) != len(names) or len({p.name for p in cls.params}) != len(cls.params):
             raise ValueError("command or parameter names repeat")
+        if len(cls.action_fields) > len(cls.command_fields):
+            raise ValueError(f"action_fields {cls.action_fields} need as many command_fields "
+                             "at least (an action becomes a stored command)")
+        if not (isinstance(cls.per_target, int) and cls.per_target >= 0):
+            raise ValueError(f"per_target must be a count, not {cls.per_target!r}")
         for col in cls.columns:
             width = len(cls.fields if col.source == "reading" else cls.command_fields)
             if col.source not in ("reading", "command") or not 0 <= col.field < width \

@@ -15,6 +15,7 @@ from coopsim.env.episode import Episode
 from coopsim.env.mapping import ActionError, LearningError
 from coopsim.env.metrics import collisions
 from coopsim.model.commands import Command
+from coopsim.model.errors import RegistryError
 from coopsim.model.module import Module
 from coopsim.model.params import ParamSpec
 from coopsim.model.plugins import MODULES, ROBOT_TYPES, motion_module
@@ -167,3 +168,18 @@ def test_collisions_read_every_module_that_declares_contact():
     free = Simulation(scenario([robot("r1", type=Lamp.label),
                                 robot("r2", 3.0, type=Lamp.label)]))
     assert collisions(free.snapshot, "r1") == 0.0
+
+
+def test_a_module_whose_actions_cannot_become_its_commands_is_refused_at_registration():
+    class Lever(Module):
+        label = "lever_hooks_test"
+        action_fields = ("pull N",)  # and no command_fields to store it in
+
+    class Odd(Module):
+        label = "odd_hooks_test"
+        per_target = -1
+
+    for cls, words in ((Lever, "need as many command_fields"), (Odd, "per_target must be")):
+        with pytest.raises(RegistryError, match=f"invalid declaration: .*{words}"):
+            MODULES.register(cls.label)(cls)
+        assert cls.label not in MODULES
