@@ -1,8 +1,9 @@
 """Benchmarks of the simulation core (``coopsim bench step``).
 
-Step time against robot count: N ``single`` robots spread over a square arena with static
-obstacles, every robot driving and its 11 sonars cast every step, dt = 0.02 s (SwarmSimX's
-setting). Figures are wall-clock per step (commands, actuators, physics, sensors, rules), one
+Step time against robot count: N robots of the reference type (``RobotType.reference``: the
+built-in ``single``, 11 sonars) spread over a square arena with static obstacles, every robot
+driving and its sonars cast every step, dt = 0.02 s (SwarmSimX's setting). Robots drive through
+their motion module as a learner's action would (``Module.from_action``). Figures are wall-clock per step (commands, actuators, physics, sensors, rules), one
 core, after a warm-up; :func:`plot_steps` draws them as SwarmSimX's study 1 did: box plots of
 the step time against the number of robots, with the step's deadline.
 """
@@ -18,6 +19,7 @@ import click
 import numpy as np
 
 from ..model.errors import CoopsimError
+from ..model.plugins import MODULES, motion_module, reference_type
 from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec, Settings, TargetSpec,
                            WorldSpec)
 from ..raycast import JitRayCaster, RayCaster, wait_ready
@@ -56,8 +58,11 @@ class StepRow:
         return 20.0 / self.median
 
 
-def swarm_scenario(n: int, seed: int = 0, dt: float = 0.02) -> ScenarioSpec:
-    """N single robots on a grid with jitter, in an arena with one obstacle per 25 robots."""
+def swarm_scenario(n: int, seed: int = 0, dt: float = 0.02,
+                   robot_type: str | None = None) -> ScenarioSpec:
+    """N robots of ``robot_type`` (default: the reference type) on a grid with jitter, in an
+    arena with one obstacle per 25 robots."""
+    robot_type = robot_type or reference_type()
     rng = np.random.default_rng(seed)
     side = math.ceil(math.sqrt(n))
     size = side * SPACING + 2.0
@@ -75,7 +80,8 @@ def swarm_scenario(n: int, seed: int = 0, dt: float = 0.02) -> ScenarioSpec:
     for i in range(n):
         x = -half + 1.0 + (i % side) * SPACING + rng.uniform(-0.2, 0.2)
         y = -half + 1.0 + (i // side) * SPACING + rng.uniform(-0.2, 0.2)
-        robots.append(RobotSpec("single", f"r{i}", (x, y, 0.0), rng.uniform(-math.pi, math.pi)))
+        robots.append(RobotSpec(robot_type, f"r{i}", (x, y, 0.0),
+                                rng.uniform(-math.pi, math.pi)))
     world = WorldSpec(FloorSpec(size, size), tuple(obstacles))
     return ScenarioSpec(world, targets=(TargetSpec("red", (0.0, 0.0, 0.0)),),
                         robots=tuple(robots), settings=Settings(dt=dt, mode="lockstep", seed=seed),
@@ -83,17 +89,34 @@ def swarm_scenario(n: int, seed: int = 0, dt: float = 0.02) -> ScenarioSpec:
 
 
 def timed_block(stepper: Stepper, rng: np.random.Generator, steps: int) -> float:
-    """Mean time (ms) of ``steps`` ticks of a :func:`swarm_scenario` run, new random wheel
-    speeds (-0.2..0.5 m/s) for every robot each 50 steps: the block the overhead benchmarks
-    (recording, Foxglove, ROS 2) alternate with and without what they measure."""
+    """Mean time (ms) of ``steps`` ticks of a :func:`swarm_scenario` run, a new random action
+    (each value uniform in -0.2..0.5: wheel speeds, m/s, for the reference robot) for every
+    robot each 50 steps: the block the overhead benchmarks (recording, Foxglove, ROS 2)
+    alternate with and without what they measure."""
+    motions = motion_plan(stepper)
     t0 = time.perf_counter()
     for _ in range(steps):
         if stepper.snapshot.step % 50 == 0:
-            for name in stepper.snapshot.robots:
-                stepper.slots.put(name, "motors", tuple(rng.uniform(-0.2, 0.5, 2)),
+            for name, label, module, params in motions:
+                action = rng.uniform(-0.2, 0.5, len(module.action_fields))
+                stepper.slots.put(name, label, module.from_action(action, params),
                                   attach=False)
         stepper.tick()
     return (time.perf_counter() - t0) / steps * 1000
+
+
+def motion_plan(stepper: Stepper) -> list[tuple]:
+    """(robot, motion module label, its class, the robot's values of its parameters) of every
+    robot of the run that has a motion module (``Module.action_fields``), in snapshot order:
+    how the benchmarks drive a robot, as a learner's action does (``Module.from_action``)."""
+    robots = {r.name: r for r in stepper.sim.world.robots}
+    out = []
+    for name in stepper.snapshot.robots:
+        modules = robots[name].modules
+        label = motion_module(modules)
+        if label is not None:
+            out.append((name, label, MODULES.get(label), modules[label]))
+    return out
 
 
 def cases(engines: str, casters_: str, counts: str) -> list[tuple[str, str, int]]:
@@ -126,10 +149,12 @@ def make_caster(kind: str):
 
 
 def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
-                engine: str | None = None, caster: str = "jit") -> StepRow:
-    """Median and p95 step time for ``n`` robots, with a per-phase breakdown (median ms) and
-    every sample."""
-    sim = Simulation(swarm_scenario(n, seed), engine=engine, caster=make_caster(caster))
+                engine: str | None = None, caster: str = "jit",
+                robot_type: str | None = None) -> StepRow:
+    """Median and p95 step time for ``n`` robots (of ``robot_type``, default the reference
+    type), with a per-phase breakdown (median ms) and every sample."""
+    sim = Simulation(swarm_scenario(n, seed, robot_type=robot_type), engine=engine,
+                     caster=make_caster(caster))
     stepper = _driving(sim, "lockstep", seed)
     for _ in range(warmup):
         stepper.tick()
@@ -154,12 +179,15 @@ def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
 
 
 def _driving(sim: Simulation, mode: str, seed: int) -> Stepper:
-    """A stepper of ``sim`` whose robots all hold a random motor command (0.1-0.5 rad/s)."""
+    """A stepper of ``sim`` whose robots all hold a random action, each value uniform in
+    0.1..0.5 (wheel speeds, m/s, for the reference robot)."""
     stepper = Stepper(sim, mode=mode)
     rng = np.random.default_rng(seed)
-    names = sim.snapshot.robots
-    for name, wheels in zip(names, rng.uniform(0.1, 0.5, (len(names), 2))):
-        stepper.slots.put(name, "motors", tuple(wheels), attach=False)
+    motions = motion_plan(stepper)
+    width = len(motions[0][2].action_fields) if motions else 0
+    for (name, label, module, params), action in zip(motions, rng.uniform(
+            0.1, 0.5, (len(motions), width))):
+        stepper.slots.put(name, label, module.from_action(action, params), attach=False)
     return stepper
 
 
@@ -194,11 +222,14 @@ class RealtimeRow:
 
 
 def bench_realtime(n: int, seconds: float = 20.0, engine: str | None = None,
-                   caster: str = "jit", seed: int = 0, warmup: int = 5) -> RealtimeRow:
+                   caster: str = "jit", seed: int = 0, warmup: int = 5,
+                   robot_type: str | None = None) -> RealtimeRow:
     """Run ``n`` driving robots with sonar (the step benchmark's world, dt 0.02 s) in real time
     for ``seconds`` of sim time, paced by the stepper's own realtime loop, after ``warmup``
-    unpaced steps (the first builds the static grids); every paced step counts."""
-    sim = Simulation(swarm_scenario(n, seed), engine=engine, caster=make_caster(caster))
+    unpaced steps (the first builds the static grids); every paced step counts. Robots of
+    ``robot_type`` (default: the reference type)."""
+    sim = Simulation(swarm_scenario(n, seed, robot_type=robot_type), engine=engine,
+                     caster=make_caster(caster))
     stepper = _driving(sim, "realtime", seed)
     for _ in range(warmup):
         stepper.tick()
@@ -309,10 +340,12 @@ def _measure_cases(engine: str, caster: str, counts: str, measure, say) -> list:
     return rows
 
 
-def bench_step_command(counts: str, steps: int, engine: str, caster: str, plot) -> None:
+def bench_step_command(counts: str, steps: int, engine: str, caster: str, plot,
+                       robot_type: str | None = None) -> None:
     """``coopsim bench step``: time every case, say each on stderr, print the table."""
     rows = _measure_cases(engine, caster, counts,
-                          lambda n, eng, kind: bench_steps(n, steps, engine=eng, caster=kind),
+                          lambda n, eng, kind: bench_steps(n, steps, engine=eng, caster=kind,
+                                                           robot_type=robot_type),
                           lambda row: f"median {row.median:.2f} ms, p95 {row.p95:.2f} ms")
     click.echo(format_table(rows))
     if plot:
@@ -320,10 +353,12 @@ def bench_step_command(counts: str, steps: int, engine: str, caster: str, plot) 
         click.echo(f"figure: {plot}", err=True)
 
 
-def bench_realtime_command(counts: str, seconds: float, engine: str, caster: str) -> None:
+def bench_realtime_command(counts: str, seconds: float, engine: str, caster: str,
+                           robot_type: str | None = None) -> None:
     """``coopsim bench realtime``: run every case in real time, print the table."""
     rows = _measure_cases(engine, caster, counts,
                           lambda n, eng, kind: bench_realtime(n, seconds, engine=eng,
-                                                              caster=kind),
+                                                              caster=kind,
+                                                              robot_type=robot_type),
                           lambda row: f"{row.missed_share:.2%} missed, {row.rtf:.3f}x real time")
     click.echo(format_realtime(rows))

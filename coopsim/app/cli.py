@@ -392,12 +392,15 @@ def bench() -> None:
 @click.option("--plot", type=click.Path(),
               help="Draw box plots of the step times into this image (needs matplotlib: pip "
                    "install 'coopsim[plot]').")
+@click.option("--robot-type", metavar="TYPE",
+              help="Robot type of the world's robots (default: the reference type, the one "
+                   "declaring RobotType.reference).")
 @friendly
-def bench_step(counts: str, steps: int, engine: str, caster: str, plot) -> None:
-    """Step time against robot count (single robots, sonar every step, dt 0.02 s)."""
+def bench_step(counts: str, steps: int, engine: str, caster: str, plot, robot_type) -> None:
+    """Step time against robot count (the reference robots, sonar every step, dt 0.02 s)."""
     from .bench import bench_step_command
 
-    bench_step_command(counts, steps, engine, caster, plot)
+    bench_step_command(counts, steps, engine, caster, plot, robot_type)
 
 
 @bench.command("realtime")
@@ -409,9 +412,12 @@ def bench_step(counts: str, steps: int, engine: str, caster: str, plot) -> None:
               help="Physics engine, or several comma-separated.")
 @click.option("--caster", default="jit", show_default=True,
               help="The sonar's ray caster: jit or numpy, or both comma-separated.")
+@click.option("--robot-type", metavar="TYPE",
+              help="Robot type of the world's robots (default: the reference type, the one "
+                   "declaring RobotType.reference).")
 @friendly
-def bench_realtime(counts: str, seconds: float, engine: str, caster: str) -> None:
+def bench_realtime(counts: str, seconds: float, engine: str, caster: str, robot_type) -> None:
     """The step benchmark's world run in real time: missed deadlines and real-time factor."""
     from .bench import bench_realtime_command
 
-    bench_realtime_command(counts, seconds, engine, caster)
+    bench_realtime_command(counts, seconds, engine, caster, robot_type)

@@ -18,12 +18,13 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..model.snapshot import metric_values
 from ..model.specs import MetricSpec, MonitorsSpec, ObjectSpec, ScenarioSpec
 from ..model.task import TaskSpec
 from ..model.validate import members, python_function
 from .episode import load, resolve_task
 from .lean import lean as lean_scenario
-from .mapping import ACTIONS, ActionError, LearningError, agent_map
+from .mapping import ActionError, LearningError, agent_map, plain_actions
 
 WALL = 0.1  # m: thickness of the walls around each copy's floor
 ENGINES = ("kinematic",)
@@ -154,6 +155,9 @@ class BatchWorld:
         self.motion = self.maps[0].motion
         if any(m.motion != self.motion for m in self.maps):
             raise LearningError("batched agents must share one motion module")
+        if not plain_actions(self.motion):
+            raise LearningError(f"batched worlds store actions as they are; {self.motion} "
+                                "turns them into commands of its own (from_action)")
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])
         self.n_targets = len(base.targets)
@@ -233,7 +237,7 @@ class BatchWorld:
         bad = ~((a >= self.action_low) & (a <= self.action_high))
         if bad.any():
             k, j, i = (int(v) for v in np.argwhere(bad)[0])
-            field = ACTIONS[self.motion].fields[i]
+            field = self.maps[j].action_fields[i]
             raise ActionError(f"copy {k} {self.agents[j]}: action {field} = {float(a[k, j, i])!r}"
                               f" is outside the {self.motion} bound [{self.action_low[j, i]:g}, "
                               f"{self.action_high[j, i]:g}]")
@@ -253,8 +257,8 @@ class BatchWorld:
         out = {}
         for j, label in enumerate(self.maps[0].observe):
             reading = snap.readings[label]
-            if label == "target":  # the copy's own targets: columns 2T k .. 2T (k+1)
-                w = 2 * self.n_targets
+            w = self.maps[0].per_target[j] * self.n_targets
+            if w:  # a reading per target: the copy's own targets, columns w k .. w (k+1)
                 cols = w * np.arange(self.copies)[:, None] + np.arange(w)
                 out[label] = reading[self.rows[:, :, None], cols[:, None, :]]
             else:
@@ -278,7 +282,7 @@ class BatchWorld:
         return reward, terminated, truncated
 
     def _task_terms(self, snap, shape) -> tuple[np.ndarray, np.ndarray]:
-        values = snap.rules.get("monitors", {}).get("metrics", {}) if self._metric_keys else {}
+        values = metric_values(snap.rules) if self._metric_keys else {}
         per = {m: np.array([np.nan if values.get(k) is None else values[k] for k in keys])
                for m, keys in self._metric_keys.items()}
         reward = np.zeros(shape)

@@ -15,11 +15,12 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..model.snapshot import metric_values
 from ..model.specs import ScenarioSpec
 from ..model.task import TaskSpec
 from ..model.validate import members, python_function
 from .lean import lean as lean_scenario
-from .mapping import ACTIONS, AgentMap, LearningError, agent_map
+from .mapping import AgentMap, LearningError, agent_map
 
 #: A task given in Python: (snapshot, agent) -> (reward, terminated, truncated).
 TaskFn = Callable[[object, str], tuple]
@@ -140,8 +141,7 @@ class Episode:
             if amap is None:
                 raise LearningError(f"{name!r} is not an agent of this environment (agents: "
                                     f"{', '.join(self.agents)})")
-            rows.append((name, amap.motion, ACTIONS[amap.motion].command(
-                amap.check_action(action))))
+            rows.append((name, amap.motion, amap.command(action)))
         index, commands = self.sim.robots.index, self.sim.commands
         for name, motion, row in rows:
             commands[motion][index[name]] = row
@@ -167,7 +167,7 @@ class Episode:
         if callable(self.task):
             reward, terminated, truncated = self.task(snap, agent)
             return float(reward), bool(terminated) or bool(ended), bool(truncated)
-        values = snap.rules.get("monitors", {}).get("metrics", {}) if self._metrics else {}
+        values = metric_values(snap.rules) if self._metrics else {}
         reward = 0.0
         for term in self.task.rewards:
             if term.robot in ("", agent):

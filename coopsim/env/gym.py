@@ -7,6 +7,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from ..model.snapshot import metric_values
 from .episode import Episode, load, select_agents
 from .mapping import AgentMap
 from .render import Raster
@@ -77,7 +78,7 @@ class CoopsimEnv(gymnasium.Env):
 
     def _info(self, snap) -> dict:
         return {"time": snap.time, "step": snap.step,
-                "metrics": dict(snap.rules.get("monitors", {}).get("metrics", {}))}
+                "metrics": metric_values(snap.rules)}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start the scenario over (with ``seed``: the run's generator seeded with it)."""

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.plugins import ROBOT_TYPES
+from ..model.plugins import MODULES, ROBOT_TYPES
 from ..model.specs import ScenarioSpec
-from .mapping import ACTIONS
 
 
 def lean_type(label: str, keep) -> str:
@@ -35,9 +34,9 @@ def lean_type(label: str, keep) -> str:
 
 def lean(scenario: ScenarioSpec, observe, robots=None) -> ScenarioSpec:
     """``scenario`` with its robot sections named in ``robots`` (default: all) carrying only
-    the modules in ``observe`` and the motion modules with an action mapping (parameters of
+    the modules in ``observe`` and the motion modules a learner can drive (parameters of
     the others dropped)."""
-    keep = set(observe) | set(ACTIONS)
+    keep = set(observe) | {label for label, m in MODULES.items() if m.action_fields}
     out = tuple(replace(r, type=lean_type(r.type, keep),
                         params=tuple(p for p in r.params if p.module in keep))
                 if robots is None or r.name in robots else r for r in scenario.robots)

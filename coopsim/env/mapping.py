@@ -1,11 +1,12 @@
 """How a robot's modules become a learner's observation and action (docs/learning.md).
 
-Observations: every module of the robot that has reading fields gives one entry, its reading
-as float64 (the snapshot's own values, bit for bit). Bounds come from :data:`OBSERVATION_BOUNDS`
-where a module guarantees them (the sonar clips to ``[0, max_range]``); elsewhere they are
-unbounded. Actions go to the robot's motion module through :data:`ACTIONS`: the Box holds the
-module's real limits (its parameters), and a valid action is stored as the module's command
-exactly as the network's ``set_speeds``/``set_velocity`` would store it.
+Each module says it itself, on the plugin contract (:class:`~coopsim.model.module.Module`):
+observations: every module of the robot with a reading gives one entry, its reading as float64
+(the snapshot's own values, bit for bit), bounded as the module's ``observation_space`` declares
+(the sonar's ``[0, max_range]``; unbounded by default). Actions go to the robot's motion module,
+the first of its modules that declares ``action_fields``: the Box holds the module's real limits
+(``action_space``, from its parameters), and a valid action is stored as the module's command
+(``from_action``) exactly as the network's ``set_speeds``/``set_velocity`` would store it.
 
 This module imports no Gymnasium: it returns plain ``(low, high)`` arrays.
 """
@@ -18,7 +19,8 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..model.errors import CoopsimError
-from ..model.plugins import MODULES
+from ..model.module import Module
+from ..model.plugins import MODULES, motion_module
 
 
 class LearningError(CoopsimError):
@@ -30,45 +32,6 @@ class ActionError(LearningError, ValueError):
     the bound."""
 
 
-Bounds = Callable[[Mapping[str, float], int], tuple]
-
-#: module label -> (robot's parameter values, width) -> (low, high) of its reading.
-OBSERVATION_BOUNDS: dict[str, Bounds] = {
-    "sonar": lambda p, n: (np.zeros(n), np.full(n, float(p["max_range"]))),
-    "bumper": lambda p, n: (np.zeros(n), np.ones(n)),
-}
-
-
-@dataclass(frozen=True)
-class ActionMap:
-    """How one motion module takes actions.
-
-    Attributes:
-        fields: Names of the action's values, with units (for messages).
-        bounds: Robot's parameter values -> (low, high) arrays.
-        command: Action array -> the module's stored command row.
-    """
-
-    fields: tuple[str, ...]
-    bounds: Callable[[Mapping[str, float]], tuple]
-    command: Callable[[np.ndarray], tuple]
-
-
-def _symmetric(*limits: str):
-    return lambda p: (-np.array([float(p[k]) for k in limits]),
-                      np.array([float(p[k]) for k in limits]))
-
-
-#: motion module label -> its ActionMap (a plugin's motion module adds a row here).
-ACTIONS: dict[str, ActionMap] = {
-    "motors": ActionMap(("left m/s", "right m/s"), _symmetric("max_speed", "max_speed"),
-                        lambda a: (float(a[0]), float(a[1]))),
-    "velocity": ActionMap(("vx m/s", "vy m/s", "yaw_rate rad/s"),
-                          _symmetric("max_speed", "max_speed", "max_yaw_rate"),
-                          lambda a: (float(a[0]), float(a[1]), float(a[2]), 0.0, 0.0, 0.0)),
-}
-
-
 @dataclass(frozen=True)
 class AgentMap:
     """One agent's mapping, fixed at make.
@@ -78,6 +41,10 @@ class AgentMap:
         observe: Module labels observed, in order. widths: Width of each.
         low, high: Observation bounds per module (arrays).
         motion: The motion module label. action_low, action_high: The action Box bounds.
+        action_fields: The action's value names, with units (for messages).
+        to_command: A checked action -> the motion module's stored command row
+            (``Module.from_action`` with the robot's parameter values).
+        per_target: Per observed module, its values per target (``Module.per_target``).
     """
 
     name: str
@@ -88,6 +55,17 @@ class AgentMap:
     motion: str
     action_low: np.ndarray
     action_high: np.ndarray
+    action_fields: tuple[str, ...] = ()
+    to_command: Callable[[np.ndarray], tuple] | None = None
+    per_target: tuple[int, ...] = ()
+
+    def command(self, action) -> tuple:
+        """The motion module's command row for ``action``, checked first (:meth:`check_action`).
+
+        Raises:
+            ActionError: as :meth:`check_action`.
+        """
+        return self.to_command(self.check_action(action))
 
     def check_action(self, action) -> np.ndarray:
         """``action`` as a float64 array, checked against the space.
@@ -96,7 +74,7 @@ class AgentMap:
             ActionError: wrong shape, not finite, or outside the bounds (names the agent,
                 the value and the bound).
         """
-        fields = ACTIONS[self.motion].fields
+        fields = self.action_fields
         try:
             a = np.asarray(action, dtype=np.float64)
         except (TypeError, ValueError):
@@ -118,36 +96,80 @@ def agent_map(world, name: str, observe=None) -> AgentMap:
     """The mapping of robot ``name`` of a :class:`~coopsim.sim.world.World`.
 
     Args:
-        observe: Module labels to observe (None: every module of the robot with a reading,
-            in the robot type's order).
+        observe: Module labels to observe (None: every module of the robot that can be
+            observed, in the robot type's order).
 
     Raises:
-        LearningError: no such robot, a module it lacks, no motion module with a mapping.
+        LearningError: no such robot, a module it lacks or that cannot be observed, no motion
+            module a learner can drive.
     """
     robots = {r.name: r for r in world.robots}
     if name not in robots:
         raise LearningError(f"no robot named {name!r} (robots: {', '.join(robots) or 'none'})")
     robot = robots[name]
     n_targets = len(world.targets)
-    carried = [m for m in robot.modules if MODULES.get(m).field_names(n_targets)]
-    observe = tuple(carried if observe is None else observe)
+    observe, lows, highs = _observed(robot, observe, n_targets)
+    motion = motion_module(robot.modules)
+    if motion is None:
+        raise LearningError(f"robot {name} has no motion module a learner can drive (a module "
+                            "declaring action_fields; it has: "
+                            f"{', '.join(robot.modules)})")
+    module, params = MODULES.get(motion), robot.modules[motion]
+    alow, ahigh = _pair(module.action_space(params), len(module.action_fields), motion,
+                        "action_space")
+    return AgentMap(name, observe, tuple(len(low) for low in lows), lows, highs, motion, alow,
+                    ahigh, tuple(module.action_fields),
+                    lambda a: module.from_action(a, params),
+                    tuple(MODULES.get(label).per_target for label in observe))
+
+
+def _observed(robot, observe, n_targets: int) -> tuple[tuple, tuple, tuple]:
+    """(labels, lows, highs) of what ``robot`` observes: ``observe``, or every module of it
+    that can be observed.
+
+    Raises:
+        LearningError: a module it lacks or that cannot be observed.
+    """
+    if observe is None:
+        observe = [m for m, params in robot.modules.items()
+                   if MODULES.get(m).observation_space(params, n_targets) is not None]
     for label in observe:
         if label not in robot.modules:
-            raise LearningError(f"robot {name} has no module {label!r} to observe (it has: "
-                                f"{', '.join(robot.modules)})")
-    widths, lows, highs = [], [], []
-    for label in observe:
-        n = len(MODULES.get(label).field_names(n_targets))
-        params = robot.modules[label]
-        low, high = OBSERVATION_BOUNDS.get(label, lambda p, n: (np.full(n, -np.inf),
-                                                                np.full(n, np.inf)))(params, n)
-        widths.append(n)
-        lows.append(np.asarray(low, dtype=np.float64))
-        highs.append(np.asarray(high, dtype=np.float64))
-    motion = [m for m in robot.modules if m in ACTIONS]
-    if not motion:
-        raise LearningError(f"robot {name} has no motion module with an action mapping "
-                            f"(known: {', '.join(ACTIONS)})")
-    alow, ahigh = ACTIONS[motion[0]].bounds(robot.modules[motion[0]])
-    return AgentMap(name, observe, tuple(widths), tuple(lows), tuple(highs), motion[0],
-                    np.asarray(alow, dtype=np.float64), np.asarray(ahigh, dtype=np.float64))
+            raise LearningError(f"robot {robot.name} has no module {label!r} to observe (it "
+                                f"has: {', '.join(robot.modules)})")
+    bounds = [observation_bounds(label, robot.modules[label], n_targets, robot.name)
+              for label in observe]
+    return tuple(observe), tuple(b[0] for b in bounds), tuple(b[1] for b in bounds)
+
+
+def plain_actions(label: str) -> bool:
+    """Whether module ``label`` stores an action as it is, zero-padded (it keeps
+    ``Module.from_action``'s default): what batched worlds store, for every copy at once."""
+    return MODULES.get(label).from_action.__func__ is Module.from_action.__func__
+
+
+def observation_bounds(label: str, params, n_targets: int, robot: str) -> tuple:
+    """(low, high) float64 arrays of module ``label``'s reading as ``robot`` observes it.
+
+    Raises:
+        LearningError: the module has no reading, or declares bounds of the wrong width.
+    """
+    module = MODULES.get(label)
+    bounds = module.observation_space(params, n_targets)
+    if bounds is None:
+        raise LearningError(f"robot {robot}: module {label} cannot be observed (it has no "
+                            "reading; Module.observation_space says None)")
+    return _pair(bounds, len(module.field_names(n_targets)), label, "observation_space")
+
+
+def _pair(bounds, width: int, label: str, hook: str) -> tuple[np.ndarray, np.ndarray]:
+    """A module's ``(low, high)`` declaration as float64 arrays of ``width`` values each."""
+    try:
+        low, high = (np.asarray(b, dtype=np.float64).reshape(-1) for b in bounds)
+    except (TypeError, ValueError):
+        raise LearningError(f"module {label}: {hook} must return (low, high) arrays, "
+                            f"got {bounds!r}") from None
+    if low.shape != (width,) or high.shape != (width,):
+        raise LearningError(f"module {label}: {hook} gives {low.size} and {high.size} bounds "
+                            f"for {width} values")
+    return low, high

@@ -9,6 +9,9 @@ import math
 
 import numpy as np
 
+from ..model.errors import CoopsimError
+from ..model.plugins import MODULES
+
 
 def target_distance(snap, robot: str, color: str = "any") -> float:
     """Distance from ``robot``'s centre to the nearest target of ``color`` (any colour by
@@ -22,13 +25,23 @@ def target_distance(snap, robot: str, color: str = "any") -> float:
 
 
 def collisions(snap, robot: str) -> float:
-    """1 when ``robot``'s bumper touches something this step (front or rear), else 0; NaN
-    without such a robot or bumper."""
+    """1 when one of ``robot``'s contact sensors (the modules declaring ``contact``, such as
+    the bumper) touches something this step, else 0; NaN without such a robot or sensor."""
     i = snap.index.get(robot)
-    bumper = snap.readings.get("bumper")
-    if i is None or bumper is None:
+    if i is None:
         return math.nan
-    return float(bumper[i].max() > 0.5)
+    touch = [reading[i] for label, reading in snap.readings.items() if _contact(label)]
+    values = np.concatenate(touch) if touch else np.empty(0)
+    values = values[~np.isnan(values)]  # NaN: a module the robot does not carry
+    return float(values.max() > 0.5) if values.size else math.nan
+
+
+def _contact(label: str) -> bool:
+    """Whether module ``label`` declares its reading contact switches (unknown: no)."""
+    try:
+        return MODULES.get(label).contact
+    except CoopsimError:
+        return False
 
 
 def forward_speed(snap, robot: str) -> float:

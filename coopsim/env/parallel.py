@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from pettingzoo import ParallelEnv
 
+from ..model.snapshot import metric_values
 from .episode import Episode, load, select_agents
 from .gym import action_space, flatten, observation_space
 from .render import Raster
@@ -72,7 +73,7 @@ class CoopsimParallelEnv(ParallelEnv):
         self.episode.act(actions)
         snap = self.episode.tick()
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
-        metrics = dict(snap.rules.get("monitors", {}).get("metrics", {}))
+        metrics = metric_values(snap.rules)
         for a in self.agents:
             obs[a] = self._obs(snap, a)
             rewards[a], terms[a], truncs[a] = self.episode.outcome(snap, a)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.plugins import MODULES
+from ..model.plugins import MODULES, timed_events
 from ..model.polygons import ear_indices
 from ..model.snapshot import rule_metrics
 from .proto import Msg, Slot, Template, color, pose, quaternion, vector3, yaw_quaternion
@@ -393,15 +393,15 @@ def _stamp(ns: int) -> Msg:
 
 
 class EventLog:
-    """Turns the ``events`` rule's fields into one Log text per event as it happens."""
+    """Turns the timed events of the rules that declare a timeline (``Rule.timeline``: the
+    scenario's ``[EVENT_n]``) into one Log text per event as it happens."""
 
     def __init__(self) -> None:
         self._done: set[tuple[str, float]] = set()
 
     def new(self, rules) -> list[str]:
         """Texts of the events done in ``rules`` and not before (a reset forgets them)."""
-        fields = rules.get("events") if hasattr(rules, "get") else None
-        events = (fields or {}).get("events") or []
+        events = timed_events(rules) if hasattr(rules, "items") else []
         done = {(e.get("name", ""), e.get("at")) for e in events if e.get("done")}
         texts = [f"event {e.get('name')} (at {e.get('at')} s) applied at step {e.get('step')}, "
                  f"t = {e.get('time')} s" for e in events

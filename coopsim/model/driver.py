@@ -156,6 +156,11 @@ class Rule:
             (fields ``teams``: name -> ``{base: [x, y], flag: [x, y], carrier, score,
             robots}``, plus ``base_radius``, ``flag_radius`` m, ``clock``, ``time_limit`` s,
             ``result``; docs/plugins.md). The rule's fields carry it as ``overlay``.
+        timeline: The name of the field in which this rule reports its timed events, or "" for
+            none: a list of ``{name, at, done, step, time}`` (``at``: when due, s; ``done``:
+            whether it happened; ``step``, ``time``: when it did, s; null before). The
+            viewer's replay bar marks them and the Foxglove bridge and export log each as it
+            happens (:func:`coopsim.model.plugins.timed_events` finds them).
 
     Args:
         params: Current parameter values.
@@ -169,6 +174,7 @@ class Rule:
     params: ClassVar[tuple[ParamSpec, ...]] = ()
     section: ClassVar[str] = ""
     overlay: ClassVar[str] = ""
+    timeline: ClassVar[str] = ""
 
     def __init__(self, params: ParamValues) -> None:
         self.p = params

@@ -326,6 +326,52 @@ class Module:
         """
         return None
 
+    # -- as a learner sees it (coopsim.env, docs/learning.md) ---------------------------------
+
+    #: Whether the reading is contact switches: a value above 0.5 means touching something
+    #: (the ``collisions`` metric of :mod:`coopsim.env.metrics` reads every such module).
+    contact: ClassVar[bool] = False
+
+    #: Values per target when the reading holds one block for every target of the world, in
+    #: file order (the target finder's distance and angle: 2), else 0; :meth:`field_names`
+    #: then depends on the number of targets. Batched worlds keep each copy's own block.
+    per_target: ClassVar[int] = 0
+
+    #: Names of the values of a learner's action, with units (``"left m/s"``); () when a
+    #: learner cannot drive this module (the default), else it is a robot's motion module.
+    action_fields: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def observation_space(cls, params: Mapping[str, float],
+                          n_targets: int) -> tuple[Any, Any] | None:
+        """Bounds of this module's reading as a learner's observation: ``(low, high)``, each
+        ``len(field_names(n_targets))`` floats (-inf/inf for unbounded; the values are the
+        snapshot's float64 reading). Default: unbounded; None when the module has no reading
+        (it cannot be observed).
+
+        Args:
+            params: The robot's values of the module's parameters. n_targets: Targets in the
+                world.
+        """
+        n = len(cls.field_names(n_targets))
+        return (np.full(n, -np.inf), np.full(n, np.inf)) if n else None
+
+    @classmethod
+    def action_space(cls, params: Mapping[str, float]) -> tuple[Any, Any]:
+        """Bounds of a learner's action, ``(low, high)``, each ``len(action_fields)`` floats,
+        from the robot's parameter values (its real limits). Default: unbounded."""
+        n = len(cls.action_fields)
+        return np.full(n, -np.inf), np.full(n, np.inf)
+
+    @classmethod
+    def from_action(cls, action: np.ndarray, params: Mapping[str, float]) -> tuple[float, ...]:
+        """The stored command for a learner's action (float64, already checked against
+        :meth:`action_space`), as :meth:`command_row` would return it. Default: the action's
+        values, then zeros up to ``len(command_fields)``; batched worlds store every copy's
+        action so, and refuse a module that overrides this."""
+        values = tuple(float(v) for v in action)
+        return values + (0.0,) * (len(cls.command_fields) - len(values))
+
     # -- commands and actuation -----------------------------------------------------------------
 
     @classmethod
@@ -387,6 +433,11 @@ class Module:
         names = [c.name for c in cls.commands]
         if len(set(names)) != len(names) or len({p.name for p in cls.params}) != len(cls.params):
             raise ValueError("command or parameter names repeat")
+        if len(cls.action_fields) > len(cls.command_fields):
+            raise ValueError(f"action_fields {cls.action_fields} need as many command_fields "
+                             "at least (an action becomes a stored command)")
+        if not (isinstance(cls.per_target, int) and cls.per_target >= 0):
+            raise ValueError(f"per_target must be a count, not {cls.per_target!r}")
         for col in cls.columns:
             width = len(cls.fields if col.source == "reading" else cls.command_fields)
             if col.source not in ("reading", "command") or not 0 <= col.field < width \

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 import traceback
+from typing import Any, Iterable, Mapping
 
 from .commands import FIRST_MODULE_ID
 from .driver import Driver, Rule
 from .metric_kind import MetricKind
 from .module import Module
+from .errors import RegistryError
 from .registry import BUILTIN, Registry
 from .robot_type import RobotType
 
@@ -97,3 +99,40 @@ def module_columns(stream_only: bool = False) -> list:
     recording keeps per robot, or (``stream_only``) what the state stream carries."""
     return [(label, c) for label, m in MODULES.items() for c in m.columns
             if c.stream or not stream_only]
+
+
+def timed_events(rules: Mapping[str, Any] | None) -> list[Mapping]:
+    """The timed events in a run's rule fields (a snapshot's ``rules``, ``/sim state``'s):
+    the entries of the field each rule declares as its ``Rule.timeline``, rules in their
+    order. A rule not installed in this process (a remote run's plugin) is passed over."""
+    out: list[Mapping] = []
+    for key, fields in (rules or {}).items():
+        try:
+            field = RULES.get(str(key).split("#")[0]).timeline  # label#2: a second one
+        except RegistryError:
+            continue
+        entries = fields.get(field) if field and isinstance(fields, Mapping) else None
+        if isinstance(entries, list):
+            out += [e for e in entries if isinstance(e, Mapping)]
+    return out
+
+
+def reference_type() -> str:
+    """The label of the reference robot type (``RobotType.reference``, set on the class
+    itself: a type built on it does not inherit it): the built-ins' first (by label), else
+    another package's first.
+
+    Raises:
+        RegistryError: no registered type declares it.
+    """
+    found = sorted((origin.package != BUILTIN, label) for label, cls, origin
+                   in ROBOT_TYPES.loaded() if vars(cls).get("reference"))
+    if not found:
+        raise RegistryError("no robot type declares itself the reference (RobotType.reference)")
+    return found[0][1]
+
+
+def motion_module(labels: Iterable[str]) -> str | None:
+    """The first of the module ``labels`` (a robot's) that can be driven by an action (it
+    declares ``Module.action_fields``): the robot's motion module; None when none can."""
+    return next((label for label in labels if MODULES.get(label).action_fields), None)

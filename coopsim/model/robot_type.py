@@ -210,6 +210,10 @@ class RobotType:
         defaults: Module label -> parameter name -> the value this type starts with instead
             of the module's default (a datasheet's top speed, a lidar's beam count); a
             scenario's ``param`` lines still override them.
+        reference: Whether this is the reference robot: the type coopsim's own benchmarks
+            (``coopsim bench step``, benchmarks/) build their worlds of when none is named
+            (:func:`coopsim.model.plugins.reference_type`; the built-in ``single`` is). Set on
+            the class itself: a type derived from it is not the reference.
     """
 
     label: ClassVar[str] = ""
@@ -218,6 +222,7 @@ class RobotType:
     footprint: ClassVar[float] = 0.2
     draw: ClassVar[Mapping] = {"shape": "disc", "heading": True}
     defaults: ClassVar[Mapping[str, Mapping[str, object]]] = {}
+    reference: ClassVar[bool] = False
 
     @classmethod
     def member_names(cls, name: str) -> tuple[str, ...]:

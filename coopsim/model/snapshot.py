@@ -127,3 +127,16 @@ def rule_metrics(rules: Mapping[str, Any]) -> list[tuple[str, float]]:
             out += [(f"{label}.{name}", float("nan") if v is None else float(v))
                     for name, v in metrics.items() if v is None or isinstance(v, (int, float))]
     return out
+
+
+def metric_values(rules: Mapping[str, Any]) -> dict[str, Any]:
+    """Metric name -> this step's value (None when it could not be computed), from every
+    rule's ``metrics`` field: the names a ``[TASK]`` term and a learner's ``info`` use. A name
+    two rules report reads the later rule's (the rules a scenario section brings, such as
+    ``[MONITORS]``'s, come after the ``[RULE_n]`` ones)."""
+    out: dict[str, Any] = {}
+    for fields in rules.values():
+        metrics = fields.get("metrics") if isinstance(fields, Mapping) else None
+        if isinstance(metrics, Mapping):
+            out.update(metrics)
+    return out

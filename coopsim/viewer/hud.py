@@ -11,6 +11,7 @@ import os
 
 from imgui_bundle import imgui
 
+from ..model.plugins import timed_events
 from .connection import LOAD_TIMEOUT
 from .forms import Request, speed_request
 from .game import game_parts
@@ -335,10 +336,10 @@ class Timeline:
 
 
 def event_times(layout) -> list[float]:
-    """The timed events' times, s, from a ``/sim state`` document (``[]`` without events)."""
-    rules = (layout or {}).get("rules") or {}
-    events = (rules.get("events") or {}).get("events") or []
-    return [float(e["at"]) for e in events if isinstance(e, dict) and "at" in e]
+    """The timed events' times, s, from a ``/sim state`` document (``[]`` without events):
+    the fields of the rules that declare a timeline (``Rule.timeline``)."""
+    return [float(e["at"]) for e in timed_events((layout or {}).get("rules"))
+            if e.get("at") is not None]
 
 
 def tick_positions(times, start: float, end: float, left: float, right: float) -> list[float]:

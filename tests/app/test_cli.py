@@ -118,6 +118,17 @@ def test_bench_step_prints_a_table():
     assert "| 5 |" in result.stdout and "| 20 |" in result.stdout
 
 
+def test_bench_step_builds_its_world_of_the_robot_type_asked_for():
+    result = coopsim("bench", "step", "--robots", "3", "--steps", "2", "--caster", "numpy",
+                     "--robot-type", "holonomic")
+    assert result.returncode == 0, result.stderr
+    assert "| 3 |" in result.stdout
+    result = coopsim("bench", "step", "--robots", "3", "--steps", "2", "--caster", "numpy",
+                     "--robot-type", "nope")
+    assert result.returncode == 2 and "unknown robot type 'nope'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 # --- engines and drivers (the plugin kinds) -------------------------------------------------------
 
 TEAM = ("[WORLD]\nfile {world}\n[SETTINGS]\n{engine}\n[ROBOT_1]\ntype team2\nname t\n"

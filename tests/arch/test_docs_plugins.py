@@ -1,5 +1,6 @@
 """The code in docs/plugins.md works: its module, robot type, driver and rule are registered in
-a fresh process and run in a simulation together (a doc that disagrees with the code is a bug)."""
+a fresh process and run in a simulation together, and the module's observation space reaches a
+learner (a doc that disagrees with the code is a bug)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ b = robot("b", 0.8, 0.0, type="scout")
 spec = dataclasses.replace(scenario([a, b], [box("W", -1.0, 0, size=(0.3, 4))]),
                            rules=(RuleSetting("stop_after_bumps", (("limit", 1),)),))
 stepper = Stepper(Simulation(spec), mode="lockstep")
+from coopsim.env.mapping import agent_map
+amap = agent_map(stepper.sim.world, "a", ("nearest",))   # a learner's view: the module's hooks
+assert amap.high[0].tolist() == [3.0, 3.141592653589793] and amap.motion == "motors", amap
 d0 = stepper.snapshot.reading("a", "nearest")[0]
 assert abs(d0 - 0.8) < 1e-9, d0
 stepper.start(max_steps=4000)

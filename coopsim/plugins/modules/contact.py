@@ -17,10 +17,16 @@ class Bumper(Module):
     params = (rate(),)
     commands = (Command(700, "read", "bumper", kind="read", doc="front, rear: 1.0 or 0.0"),)
     fields = ("front", "rear")
+    contact = True
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
         return frame.contacts[rows].copy()
+
+    @classmethod
+    def observation_space(cls, params, n_targets):
+        """Both switches 0 or 1."""
+        return np.zeros(2), np.ones(2)
 
 
 class Support(Module):

@@ -33,6 +33,7 @@ class Motors(Module):
     )
     fields = ("left_cmd", "right_cmd", "left", "right")
     command_fields = ("left", "right")
+    action_fields = ("left m/s", "right m/s")  # a learner's action: stored as set_speeds
     columns = (Column("left_cmd", 1e-3, 1, 0, "command"), Column("right_cmd", 1e-3, 1, 1, "command"))
 
     @classmethod
@@ -57,6 +58,12 @@ class Motors(Module):
         half = turn * axle / 2.0
         speeds = next(c for c in cls.commands if c.name == "set_speeds")
         return cls.command_row(speeds, (forward - half, forward + half), params, None)
+
+    @classmethod
+    def action_space(cls, params):
+        """Each wheel within +-max_speed m/s."""
+        limit = float(params["max_speed"])
+        return np.full(2, -limit), np.full(2, limit)
 
     @classmethod
     def actuate(cls, frame, rows, p, commands):

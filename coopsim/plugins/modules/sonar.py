@@ -54,6 +54,11 @@ class Sonar(Module):
         return np.clip(out, 0.0, p["max_range"][:, None])
 
     @classmethod
+    def observation_space(cls, params, n_targets):
+        """Every distance within [0, max_range] m (``clip`` keeps noisy ones there)."""
+        return np.zeros(COUNT), np.full(COUNT, float(params["max_range"]))
+
+    @classmethod
     def laser_scan(cls, snap, robot, params, radius):
         """From the centre: each reading plus the radius; nothing seen (max_range) is +inf."""
         values = snap.readings.get(cls.label)

@@ -24,6 +24,8 @@ class Target(Module):
                 doc="distance (m), angle (rad) to the first target of the colour in text"),
     )
 
+    per_target = 2  # distance, angle
+
     @classmethod
     def field_names(cls, n_targets):
         return tuple(f"{k}{i}" for i in range(n_targets) for k in ("distance", "angle"))

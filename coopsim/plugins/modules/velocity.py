@@ -57,6 +57,8 @@ class Velocity(Module):
     command_fields = ("vx", "vy", "yaw_rate", "ref_x", "ref_y", "tracking")
     columns = (Column("ref_x", 1e-4, 2, 3, "command"), Column("ref_y", 1e-4, 2, 4, "command"),
                Column("tracking", 1.0, 1, 5, "command"))
+    # a learner's action: stored as set_velocity (the reference's three values zero)
+    action_fields = ("vx m/s", "vy m/s", "yaw_rate rad/s")
 
     @classmethod
     def from_twist(cls, forward, left, turn, yaw, axle, params):
@@ -65,6 +67,13 @@ class Velocity(Module):
         command = next(k for k in cls.commands if k.name == "set_velocity")
         return cls.command_row(command, (forward * c - left * s, forward * s + left * c, turn),
                                params, None)
+
+    @classmethod
+    def action_space(cls, params):
+        """vx, vy within +-max_speed m/s, the yaw rate within +-max_yaw_rate rad/s."""
+        limit = np.array([params["max_speed"], params["max_speed"], params["max_yaw_rate"]],
+                         dtype=float)
+        return -limit, limit
 
     @classmethod
     def command_row(cls, command, data, params, robot):

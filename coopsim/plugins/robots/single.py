@@ -38,6 +38,7 @@ class Single(RobotType):
     description = "cylindrical robot, 0.40 m across, differential drive, 11 sonars"
     modules = MODULES
     footprint = CHASSIS_RADIUS
+    reference = True  # the step benchmark's robot (coopsim bench step)
 
     @classmethod
     def build(cls, spec: RobotSpec) -> Assembly:

@@ -28,6 +28,7 @@ class Events(Rule):
 
     label = "events"
     section = "events"  # a scenario with [EVENT_n] sections brings this rule
+    timeline = "events"  # the field the viewer's replay bar and the Foxglove log read
     description = "timed events of the scenario ([EVENT_n]: parameters, reset, insert, remove)"
 
     def __init__(self, params) -> None:
