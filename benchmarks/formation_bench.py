@@ -46,6 +46,20 @@ GOAL = (5.0, 0.0)
 SPACING = 0.8
 DT = 0.05
 LIMIT = 150.0  # s of sim time a run may take
+ARC = {"circle": 2 * math.pi, "half_circle": 1.5 * math.pi}  # circle, the paper's 270 deg arc
+
+
+def radius_of(formation: str, n: int) -> float | None:
+    """The ``[SQUAD_n] radius`` of a circle or half circle: neighbours 1.25 x SPACING apart on
+    it (the paper's n x spacing, 9.6 m for 12 robots, does not fit the 10 m floor); None for
+    the other formations."""
+    if formation not in ARC or n < 2:
+        return None
+    return round(1.25 * SPACING / (2 * math.sin(ARC[formation] / (2 * n))), 3)
+
+
+def formation_of(formation: str, n: int) -> Formation:
+    return Formation(formation, SPACING, radius_of(formation, n))
 
 
 def scenario_text(formation: str, n: int, layout: str, folder: Path) -> Path:
@@ -59,10 +73,12 @@ def scenario_text(formation: str, n: int, layout: str, folder: Path) -> Path:
         rows.append(f"[ROBOT_{k + 1}]\ntype single\nname r{k + 1}\n"
                     f"position {-6.5 - 0.9 * col:.2f} {y:.2f} 0\ndriver squad_follow color red\n")
     names = " ".join(f"r{k + 1}" for k in range(n))
+    radius = radius_of(formation, n)
+    radius_line = "" if radius is None else f"radius {radius}\n"
     text = (f"[WORLD]\nfile bench.world\n\n[TARGET]\nred {GOAL[0]} {GOAL[1]} 0\n\n"
             + "\n".join(rows) +
             f"\n[SQUAD_1]\nname S\nrobots {names}\nformation {formation}\nspacing {SPACING}\n"
-            f"\n[SETTINGS]\nmode lockstep\ndt {DT}\nseed 1\n")
+            f"{radius_line}\n[SETTINGS]\nmode lockstep\ndt {DT}\nseed 1\n")
     path = folder / "bench.scenario"
     path.write_text(text)
     return path
@@ -73,7 +89,7 @@ def run_case(formation: str, n: int, layout: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         spec = load(str(scenario_text(formation, n, layout, Path(tmp))))
     stepper = Stepper(Simulation(spec), mode="lockstep")
-    offsets = Formation(formation, SPACING).offsets(n)
+    offsets = formation_of(formation, n).offsets(n)
     start = None
     travel, errors, collisions, breaks, broke = 0.0, [], 0, 0, False
     passed_at, reform_travel, arrived_at, last = None, None, None, None

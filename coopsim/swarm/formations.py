@@ -191,6 +191,11 @@ class Formation:
         if not self.spacing > 0:
             raise SwarmError(f"formation spacing must be > 0 m, got {self.spacing}")
 
+    @classmethod
+    def of(cls, spec) -> "Formation":
+        """The formation of a scenario's squad (a ``SquadSpec``: formation, spacing, radius)."""
+        return cls(spec.formation, spec.spacing, spec.radius)
+
     def slots(self, n: int, anchor: Sequence[float] = (0.0, 0.0),
               heading: float = 0.0) -> np.ndarray:
         """(n, 2) slot positions, m, world frame (see the module docstring for anchors)."""

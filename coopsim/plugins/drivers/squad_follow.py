@@ -76,7 +76,7 @@ class SquadFollow(Driver):
             rows = [row[r] for r in spec.robots if r in row]
             if rows:
                 out.append(_Follower(spec.name, rows, grid,
-                                     Formation(spec.formation, spec.spacing)))
+                                     Formation.of(spec)))
         return out
 
     def state(self) -> dict:

@@ -26,6 +26,7 @@ from ...model.errors import SimulationError
 from ...model.params import ParamSpec
 from ...swarm.formations import Formation
 from ..params import number
+from .formation import Referee
 
 
 def shape_error(positions: np.ndarray, offsets: np.ndarray, heading: float) -> np.ndarray:
@@ -92,10 +93,8 @@ class SquadShape(Rule):
         super().__init__(params)
         self.names: list[str] = []
         self.offsets = np.zeros((0, 2))
-        self.error = self.worst = self.sum_sq = 0.0
-        self.count = self.breaks = self.reforms = 0
-        self.broke = False
-        self.since: float | None = None
+        self.error = 0.0
+        self.referee = Referee(self.p["formed"], self.p["broken"], self.p["hold"])
         self.goal: tuple[float, float] | None = None
 
     def check(self, scenario) -> None:
@@ -104,7 +103,7 @@ class SquadShape(Rule):
             raise SimulationError(f"squad_shape: no squad {self.p['squad']!r} in the scenario "
                                   "(a [SQUAD_n] section names it)")
         self.names = list(spec.robots)
-        self.offsets = Formation(spec.formation, spec.spacing).offsets(len(self.names))
+        self.offsets = Formation.of(spec).offsets(len(self.names))
 
     def after_step(self, sim, snap) -> None:
         p = self.p
@@ -113,42 +112,24 @@ class SquadShape(Rule):
         heading = math.atan2(float(np.sin(snap.poses[rows, 2]).sum()),
                              float(np.cos(snap.poses[rows, 2]).sum()))
         self.error = float(np.sqrt(np.mean(shape_error(pos, self.offsets, heading) ** 2)))
+        ref = self.referee
         if snap.time >= p["after"]:
-            self._count(snap.time)
+            ref.note(self.error)
         goal = next(((t.position[0], t.position[1]) for t in snap.targets
                      if t.color == p["color"]), None)
         there = goal is not None and math.dist(pos.mean(axis=0), goal) <= p["radius"]
-        if not (there and self.error < p["formed"] and snap.time >= p["pass_after"]):
-            self.since = None
-        else:
-            self.since = snap.time if self.since is None else self.since
-            if snap.time - self.since >= p["hold"] - 1e-9:
-                self.end(f"PASS: formed at the {p['color']} target at t = {snap.time:.2f} s "
-                         f"(error {self.error:.3f} m); on the way RMS {self.rms:.3f} m, "
-                         f"{self.worst:.2f} m at most, {self.breaks} break(s), "
-                         f"{self.reforms} re-formation(s)")
-                return
+        if ref.held(snap.time, there and snap.time >= p["pass_after"], self.error):
+            self.end(f"PASS: formed at the {p['color']} target at t = {snap.time:.2f} s "
+                     f"(error {self.error:.3f} m); on the way RMS {ref.rms:.3f} m, "
+                     f"{ref.worst:.2f} m at most, {ref.breaks} break(s), "
+                     f"{ref.reforms} re-formation(s)")
+            return
         if snap.time >= p["limit"]:
             self.end(f"FAIL: not formed at the {p['color']} target after {p['limit']:g} s "
                      f"(error {self.error:.2f} m)")
 
-    def _count(self, time: float) -> None:
-        self.worst = max(self.worst, self.error)
-        self.sum_sq += self.error ** 2
-        self.count += 1
-        if self.error > self.p["broken"] and not self.broke:
-            self.breaks += 1
-            self.broke = True
-        elif self.broke and self.error < self.p["formed"]:
-            self.reforms += 1
-            self.broke = False
-
-    @property
-    def rms(self) -> float:
-        """RMS formation error since ``after``, m."""
-        return math.sqrt(self.sum_sq / self.count) if self.count else 0.0
-
     def fields(self) -> dict:
-        return {"error": round(self.error, 4), "rms": round(self.rms, 4),
-                "max_error": round(self.worst, 4), "breaks": self.breaks,
-                "reforms": self.reforms, "metrics": {"error": round(self.error, 4)}}
+        ref = self.referee
+        return {"error": round(self.error, 4), "rms": round(ref.rms, 4),
+                "max_error": round(ref.worst, 4), "breaks": ref.breaks,
+                "reforms": ref.reforms, "metrics": {"error": round(self.error, 4)}}
