@@ -233,3 +233,37 @@ def assign(positions: np.ndarray, slots: np.ndarray) -> np.ndarray:
     out = np.empty(len(positions), dtype=int)
     out[rows] = cols
     return out
+
+
+def shape_error(positions: np.ndarray, offsets: np.ndarray, heading: float) -> np.ndarray:
+    """Each robot's distance (m) from its slot when the formation (``offsets``, (n, 2) slots
+    in its own frame) is fitted to ``positions`` ((n, 2), m) as a rigid shape: from each of
+    eight start headings (``heading`` rad and every 45 degrees round), robots are matched to
+    slots (least total distance) and the turn and shift that fit best are taken, twice; the
+    best fit wins."""
+    p = positions - positions.mean(axis=0)
+    f = offsets - offsets.mean(axis=0)
+    best = None
+    for k in range(8):
+        err = _fit(p, f, heading + k * math.pi / 4)
+        if best is None or float(np.square(err).sum()) < float(np.square(best).sum()):
+            best = err
+    return best
+
+
+def _fit(p: np.ndarray, f: np.ndarray, theta: float) -> np.ndarray:
+    """The errors of one fit of centred slots ``f`` to centred positions ``p`` from a start
+    heading ``theta`` (rad)."""
+    for _ in range(2):
+        c, s = math.cos(theta), math.sin(theta)
+        placed = f @ np.array([[c, s], [-s, c]])
+        cost = np.hypot(p[:, None, 0] - placed[None, :, 0], p[:, None, 1] - placed[None, :, 1])
+        rows, cols = linear_sum_assignment(cost)
+        a, b = f[cols], p[rows]
+        theta = math.atan2(float((a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]).sum()),
+                           float((a * b).sum()))
+    c, s = math.cos(theta), math.sin(theta)
+    fitted = f[cols] @ np.array([[c, s], [-s, c]])
+    out = np.empty(len(p))
+    out[rows] = np.hypot(*(p[rows] - fitted).T)
+    return out
