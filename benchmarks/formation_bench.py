@@ -43,6 +43,7 @@ LAYOUTS = {
                  "[WALL_2]\ntype box\nsize 3.0 3.5 0.5\nposition 0 -2.85 0.25\n"),
 }  # the corridor: 2.2 m wide between x = -1.5 and 1.5
 GOAL = (5.0, 0.0)
+FLOOR = 24.0  # m long (10 m wide): a column of 12, 8.8 m long, fits at the start and the goal
 SPACING = 0.8
 DT = 0.05
 LIMIT = 150.0  # s of sim time a run may take
@@ -64,14 +65,15 @@ def formation_of(formation: str, n: int) -> Formation:
 
 def scenario_text(formation: str, n: int, layout: str, folder: Path) -> Path:
     """Write the world and scenario of one run into ``folder``; return the scenario."""
-    (folder / "bench.world").write_text(f"[FLOOR]\nsize 18 10 0.1\n{LAYOUTS[layout]}")
+    (folder / "bench.world").write_text(f"[FLOOR]\nsize {FLOOR} 10 0.1\n{LAYOUTS[layout]}")
     rows = []
     per_column = 6
     for k in range(n):
         col, row = divmod(k, per_column)
         y = (row - (min(n, per_column) - 1) / 2) * 0.9
         rows.append(f"[ROBOT_{k + 1}]\ntype single\nname r{k + 1}\n"
-                    f"position {-6.5 - 0.9 * col:.2f} {y:.2f} 0\ndriver squad_follow color red\n")
+                    f"position {-6.5 - 0.9 * col:.2f} {y:.2f} 0\n"
+                    "driver squad_follow color red heading 0\n")
     names = " ".join(f"r{k + 1}" for k in range(n))
     radius = radius_of(formation, n)
     radius_line = "" if radius is None else f"radius {radius}\n"
@@ -163,7 +165,7 @@ def cost(squads: int = 20, size: int = 10, steps: int = 200) -> dict:
                 names.append(name)
                 rows.append(f"[ROBOT_{len(rows) + 1}]\ntype single\nname {name}\n"
                             f"position {-25 + 0.9 * k:.2f} {y0:.2f} 0\n"
-                            "driver squad_follow color red\n")
+                            "driver squad_follow color red heading 0\n")
             squads_text.append(f"[SQUAD_{q + 1}]\nname S{q}\nrobots {' '.join(names)}\n"
                                f"formation wedge\nspacing 0.8\n")
         text = ("[WORLD]\nfile big.world\n\n[TARGET]\nred 20 0 0\n\n" + "\n".join(rows)
