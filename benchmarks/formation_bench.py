@@ -2,8 +2,9 @@
 
 1. Shape: every formation of the library x squad sizes x layouts (open floor, one obstacle on
    the way, a corridor narrower than the wide formations). A squad of ``single`` robots (pymunk,
-   lockstep, dt 0.05 s) starts in a loose column at x = -6.5 and is sent by the
-   ``squad_follow`` driver to a red target at (5, 0). Per run: the RMS formation error while
+   lockstep, dt 0.05 s) starts in a loose column at x = -6.5 on a 24 x 10 m floor and is sent
+   by the ``squad_follow`` driver to a red target at (5, 0), ordered to face +x there (circles
+   and half circles with a ``[SQUAD_n] radius`` that fits: :func:`radius_of`). Per run: the RMS formation error while
    travelling (the squad_shape rule's error: RMS distance to the best-fitting formation, every
    step from the first 0.3 m of the centroid's travel until it is within 1 m of the goal), the
    RMS distance to the ordered slots at arrival, the time to arrive (every robot within 0.1 m
@@ -30,10 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from coopsim.formats.files import load
-from coopsim.plugins.rules.squad_shape import shape_error
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
-from coopsim.swarm.formations import Formation
+from coopsim.swarm.formations import Formation, shape_error
 
 FORMATIONS = ("line", "column", "wedge", "inverse_wedge", "circle", "half_circle")
 LAYOUTS = {
