@@ -79,7 +79,7 @@ class SquadServer(Server):
         self._latest: dict[str, SquadOrder] = {}
         self._arrivals: dict[str, dict] = {}  # squad -> its arrival at its latest order's end
         self._epoch = 0
-        self._last = None  # (time, {robot: (x, y)}) of the step observed before
+        self._last = None  # the snapshot of the step observed before
         self._outbox: deque = deque()  # arrival events for this server's thread to publish
 
     def register(self, names) -> None:
@@ -119,12 +119,11 @@ class SquadServer(Server):
         """A stepper hook (on the stepper's thread): note each squad that has arrived at the
         end of its latest order (:func:`coopsim.swarm.game.arrived`, from the robots' poses and
         their speeds since the step before) for ``squad_orders`` and ``/squads/events``."""
-        last = self._last
-        self._last = (snap.time, {n: snap.poses[k, :2] for n, k in snap.index.items()})
+        last, self._last = self._last, snap  # snapshots are immutable: kept, not copied
         with self._lock:
             pending = {k: o for k, o in self._current().items()
                        if self._arrivals.get(k, {}).get("seq") != o.seq}
-        if not pending or last is None or snap.time <= last[0]:
+        if not pending or last is None or snap.time <= last.time:
             return
         from ..swarm import game  # scipy and the planner: only for a run that gets orders
         from ..swarm.formations import Formation
@@ -132,12 +131,12 @@ class SquadServer(Server):
         specs = {q.name: q for q in snap.extra.get("squads", ())}
         for name, order in pending.items():
             robots = [r for r in getattr(specs.get(name), "robots", ()) if r in snap.index
-                      and r in last[1]]
+                      and r in last.index]
             if order.verb not in game.ARRIVING or not robots:
                 continue
             pos = np.array([snap.poses[snap.index[r], :2] for r in robots])
-            speeds = np.hypot(*(pos - np.array([last[1][r] for r in robots])).T) \
-                / (snap.time - last[0])
+            before = np.array([last.poses[last.index[r], :2] for r in robots])
+            speeds = np.hypot(*(pos - before).T) / (snap.time - last.time)
             if game.arrived(order, Formation.of(specs[name]), pos, speeds):
                 self._arrive(order, snap, pos.mean(axis=0))
 
