@@ -96,7 +96,7 @@ class SquadFollow(Driver):
 
 
 D_CRIT = 0.12  # m: the members' AvoidCollision reflex
-BEAMS = AvoidCollision(D_CRIT)._beams  # the sonar beams it watches
+BEAMS = AvoidCollision(D_CRIT).beams  # the sonar beams it watches
 
 
 class _Follower:
@@ -130,16 +130,15 @@ class _Follower:
             return []
         out = []
         for m, c in enumerate(self.squad.controllers):
-            run = c.sequences._run
+            now = c.sequences.running
             if calm[m] and c.commands.command is None and c.reflexes[0].phase is None and \
-                    run is not None and isinstance(run.command, Track) and \
-                    run.command.structure is structure:
+                    isinstance(now, Track) and now.structure is structure:
                 out.append(m)
         return out
 
     def slot_of(self, member: int) -> int:
         """The slot index member ``member`` tracks."""
-        return self.squad.controllers[member].sequences._run.command.index
+        return self.squad.controllers[member].sequences.running.index
 
     def state(self) -> dict:
         s = self.squad.structure
