@@ -2,8 +2,9 @@
 
 1. Shape: every formation of the library x squad sizes x layouts (open floor, one obstacle on
    the way, a corridor narrower than the wide formations). A squad of ``single`` robots (pymunk,
-   lockstep, dt 0.05 s) starts in a loose column at x = -6.5 and is sent by the
-   ``squad_follow`` driver to a red target at (5, 0). Per run: the RMS formation error while
+   lockstep, dt 0.05 s) starts in a loose column at x = -6.5 on a 24 x 10 m floor and is sent
+   by the ``squad_follow`` driver to a red target at (5, 0), ordered to face +x there (circles
+   and half circles with a ``[SQUAD_n] radius`` that fits: :func:`radius_of`). Per run: the RMS formation error while
    travelling (the squad_shape rule's error: RMS distance to the best-fitting formation, every
    step from the first 0.3 m of the centroid's travel until it is within 1 m of the goal), the
    RMS distance to the ordered slots at arrival, the time to arrive (every robot within 0.1 m
@@ -30,10 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from coopsim.formats.files import load
-from coopsim.plugins.rules.squad_shape import shape_error
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
-from coopsim.swarm.formations import Formation
+from coopsim.swarm.formations import Formation, shape_error
 
 FORMATIONS = ("line", "column", "wedge", "inverse_wedge", "circle", "half_circle")
 LAYOUTS = {
@@ -43,26 +43,44 @@ LAYOUTS = {
                  "[WALL_2]\ntype box\nsize 3.0 3.5 0.5\nposition 0 -2.85 0.25\n"),
 }  # the corridor: 2.2 m wide between x = -1.5 and 1.5
 GOAL = (5.0, 0.0)
+FLOOR = 24.0  # m long (10 m wide): a column of 12, 8.8 m long, fits at the start and the goal
 SPACING = 0.8
 DT = 0.05
 LIMIT = 150.0  # s of sim time a run may take
+ARC = {"circle": 2 * math.pi, "half_circle": 1.5 * math.pi}  # circle, the paper's 270 deg arc
+
+
+def radius_of(formation: str, n: int) -> float | None:
+    """The ``[SQUAD_n] radius`` of a circle or half circle: neighbours 1.25 x SPACING apart on
+    it (the paper's n x spacing, 9.6 m for 12 robots, does not fit the 10 m floor); None for
+    the other formations."""
+    if formation not in ARC or n < 2:
+        return None
+    return round(1.25 * SPACING / (2 * math.sin(ARC[formation] / (2 * n))), 3)
+
+
+def formation_of(formation: str, n: int) -> Formation:
+    return Formation(formation, SPACING, radius_of(formation, n))
 
 
 def scenario_text(formation: str, n: int, layout: str, folder: Path) -> Path:
     """Write the world and scenario of one run into ``folder``; return the scenario."""
-    (folder / "bench.world").write_text(f"[FLOOR]\nsize 18 10 0.1\n{LAYOUTS[layout]}")
+    (folder / "bench.world").write_text(f"[FLOOR]\nsize {FLOOR} 10 0.1\n{LAYOUTS[layout]}")
     rows = []
     per_column = 6
     for k in range(n):
         col, row = divmod(k, per_column)
         y = (row - (min(n, per_column) - 1) / 2) * 0.9
         rows.append(f"[ROBOT_{k + 1}]\ntype single\nname r{k + 1}\n"
-                    f"position {-6.5 - 0.9 * col:.2f} {y:.2f} 0\ndriver squad_follow color red\n")
+                    f"position {-6.5 - 0.9 * col:.2f} {y:.2f} 0\n"
+                    "driver squad_follow color red heading 0\n")
     names = " ".join(f"r{k + 1}" for k in range(n))
+    radius = radius_of(formation, n)
+    radius_line = "" if radius is None else f"radius {radius}\n"
     text = (f"[WORLD]\nfile bench.world\n\n[TARGET]\nred {GOAL[0]} {GOAL[1]} 0\n\n"
             + "\n".join(rows) +
             f"\n[SQUAD_1]\nname S\nrobots {names}\nformation {formation}\nspacing {SPACING}\n"
-            f"\n[SETTINGS]\nmode lockstep\ndt {DT}\nseed 1\n")
+            f"{radius_line}\n[SETTINGS]\nmode lockstep\ndt {DT}\nseed 1\n")
     path = folder / "bench.scenario"
     path.write_text(text)
     return path
@@ -73,7 +91,7 @@ def run_case(formation: str, n: int, layout: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         spec = load(str(scenario_text(formation, n, layout, Path(tmp))))
     stepper = Stepper(Simulation(spec), mode="lockstep")
-    offsets = Formation(formation, SPACING).offsets(n)
+    offsets = formation_of(formation, n).offsets(n)
     start = None
     travel, errors, collisions, breaks, broke = 0.0, [], 0, 0, False
     passed_at, reform_travel, arrived_at, last = None, None, None, None
@@ -147,7 +165,7 @@ def cost(squads: int = 20, size: int = 10, steps: int = 200) -> dict:
                 names.append(name)
                 rows.append(f"[ROBOT_{len(rows) + 1}]\ntype single\nname {name}\n"
                             f"position {-25 + 0.9 * k:.2f} {y0:.2f} 0\n"
-                            "driver squad_follow color red\n")
+                            "driver squad_follow color red heading 0\n")
             squads_text.append(f"[SQUAD_{q + 1}]\nname S{q}\nrobots {' '.join(names)}\n"
                                f"formation wedge\nspacing 0.8\n")
         text = ("[WORLD]\nfile big.world\n\n[TARGET]\nred 20 0 0\n\n" + "\n".join(rows)

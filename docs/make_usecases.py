@@ -1,9 +1,11 @@
 """Make the recordings and pictures of docs/usecases.md.
 
     .venv/bin/python docs/make_usecases.py [--no-record] [--no-shots] [--no-plot]
+                                           [--only transport formation ctf]
 
-1. Records the two showcases, every 10th step, to ``recordings/transport.mcap`` and
-   ``recordings/formation.mcap`` (``coopsim run --record``).
+1. Records the showcases, every 10th step, to ``recordings/transport.mcap``,
+   ``recordings/formation.mcap`` and ``recordings/ctf.mcap`` (``coopsim run --record``; capture
+   the flag's first 30 s, lockstep at once, team B's network controller launched as usual).
 2. Screenshots: replays each recording (``coopsim replay --paused --start T``) and draws it
    with the real viewer in a window, under a private Xvfb server when there is no display,
    into ``docs/images/<showcase>_<T>s.png``.
@@ -28,7 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "images"
 RECORDINGS = ROOT / "recordings"
 EVERY = 10  # record every 10th step: 0.1 s of sim time apart
-SHOTS = {"transport": (22.0, 40.0, 62.0), "formation": (24.0, 41.0, 59.0)}  # s into each run
+SHOTS = {"transport": (22.0, 40.0, 62.0), "formation": (24.0, 41.0, 59.0),  # s into each run
+         "ctf": (26.0,)}  # capture the flag: both attacking squads on their way, in wedges
+#: A showcase's own run options: the game runs lockstep at once, its first 30 s
+RUN = {"ctf": ["--speed", "0", "--duration", "30"]}
 
 
 def record(name: str) -> Path:
@@ -38,7 +43,7 @@ def record(name: str) -> Path:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     subprocess.run([sys.executable, "-m", "coopsim", "run", f"scenarios/{name}.scenario",
                     "--headless", "--port", "0", "--record", str(out), "--record-every",
-                    str(EVERY)], cwd=ROOT, env=env, check=True, stdin=subprocess.DEVNULL)
+                    str(EVERY), *RUN.get(name, [])], cwd=ROOT, env=env, check=True, stdin=subprocess.DEVNULL)
     return out
 
 
@@ -151,18 +156,20 @@ def main() -> None:
     parser.add_argument("--no-record", action="store_true", help="use the recordings there are")
     parser.add_argument("--no-shots", action="store_true", help="take no screenshots")
     parser.add_argument("--no-plot", action="store_true", help="draw no plot")
+    parser.add_argument("--only", nargs="+", choices=sorted(SHOTS), default=sorted(SHOTS),
+                        help="these showcases only")
     args = parser.parse_args()
     IMAGES.mkdir(parents=True, exist_ok=True)
-    for name in SHOTS:
+    for name in args.only:
         if not args.no_record:
             print("recorded", record(name))
     if not args.no_shots:
         with _Display():
-            for name, times in SHOTS.items():
-                for at in times:
+            for name in args.only:
+                for at in SHOTS[name]:
                     out = IMAGES / f"{name}_{at:g}s.png"
                     print("drew", screenshot(RECORDINGS / f"{name}.mcap", at, out))
-    if not args.no_plot:
+    if not args.no_plot and "formation" in args.only:
         out = plot_formation_error(RECORDINGS / "formation.mcap")
         if out:
             print("plotted", out)

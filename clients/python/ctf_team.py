@@ -29,7 +29,8 @@ from coopsim.swarm.game import map_of_layout
 
 def team_squads(layout: dict, team: str) -> list[SquadSpec]:
     """The team's squads in a layout document."""
-    return [SquadSpec(s["name"], tuple(s["robots"]), s["formation"], s["spacing"], s["team"])
+    return [SquadSpec(s["name"], tuple(s["robots"]), s["formation"], s["spacing"], s["team"],
+                      radius=s.get("radius"))
             for s in layout.get("squads", ()) if (s.get("team") or s["name"]) == team]
 
 

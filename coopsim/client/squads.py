@@ -51,14 +51,21 @@ class Squads:
 
 
 class Subscription:
-    """Orders published on ``/squads/events`` for some squads, as SquadOrders.
+    """Orders published on ``/squads/events`` for some squads, as SquadOrders, and the
+    squads' arrivals (docs/protocol.md section 9).
 
     Args:
         client: The connection. squads: The squads' names (all orders: empty).
+
+    Attributes:
+        arrivals: Every arrival event received by :meth:`poll`, oldest first: ``{squad, seq,
+            step, x, y}`` (the order's sequence number, the step it was seen at, the squad's
+            centre there, m).
     """
 
     def __init__(self, client: Client, squads=()) -> None:
         self.squads = set(squads)
+        self.arrivals: list[dict] = []
         self.socket = client._ctx.socket(zmq.SUB)
         self.socket.setsockopt(zmq.LINGER, 0)
         for name in self.squads or {""}:
@@ -76,6 +83,13 @@ class Subscription:
             if self.squads and topic.decode(errors="replace") not in self.squads:
                 continue  # a longer name sharing a subscribed prefix
             msg = Message.from_wire(frame, max_bytes=None)
+            words = msg.text.split()
+            if len(words) == 2 and words[1] == "arrived" and len(msg.params) == 2 and \
+                    len(msg.data) == 2:
+                self.arrivals.append(dict(squad=words[0], seq=int(msg.params[0]),
+                                          step=int(msg.params[1]), x=msg.data[0],
+                                          y=msg.data[1]))
+                continue
             try:
                 out.append(parse_order(msg.text, msg.data, msg.params[0] if msg.params else 0))
             except ProtocolError:

@@ -190,6 +190,7 @@ _SQUAD_KEYS = {
     "robots": Key(_robot_names, required=True),
     "formation": Key(pick("formation", FORMATION_NAMES)),
     "spacing": Key(fixed(("m",), _positive)),
+    "radius": Key(fixed(("m",), _positive)),
     "team": Key(_netname),
 }
 _FLOOR_SIZE = fixed(("length", "width", "height"), number,

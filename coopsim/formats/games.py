@@ -130,7 +130,7 @@ def squad(section: Section) -> SquadSpec:
     """The SquadSpec of a ``[SQUAD_n]`` section (its robots are checked by :func:`check_squads`)."""
     return SquadSpec(section.get("name"), tuple(section.get("robots")),
                      section.get("formation", "wedge"), section.get("spacing", 0.6),
-                     section.get("team", ""), section.line)
+                     section.get("team", ""), section.line, section.get("radius"))
 
 
 def check_squads(squads, sections, robots, path: PathLike) -> None:
@@ -162,3 +162,26 @@ def check_squads(squads, sections, robots, path: PathLike) -> None:
                 raise FileFormatError(path, section.line_of("robots"), f"[{section.name}]: "
                                       f"robot {robot!r} is already in [{taken[robot]}]")
             taken[robot] = section.name
+        _check_radius(spec, section, path)
+
+
+#: Angle between neighbours on a circle formation of n robots, rad (the half circle's arc is
+#: 270 degrees: coopsim.swarm.formations.HALF_CIRCLE_ARC, which the formats layer cannot import).
+_ARC = {"circle": 2 * math.pi, "half_circle": 1.5 * math.pi}
+
+
+def _check_radius(spec, section, path: PathLike) -> None:
+    """A ``radius`` is for a circle or half circle, and keeps neighbours ``spacing`` apart."""
+    if spec.radius is None:
+        return
+    line = section.line_of("radius")
+    if spec.formation not in _ARC:
+        raise FileFormatError(path, line, f"[{section.name}]: radius is for a circle or "
+                              f"half_circle formation, not {spec.formation}")
+    n = len(spec.robots)
+    chord = 2 * spec.radius * math.sin(_ARC[spec.formation] / (2 * n)) if n > 1 else math.inf
+    if chord < spec.spacing - 1e-9:
+        least = spec.spacing / (2 * math.sin(_ARC[spec.formation] / (2 * n)))
+        raise FileFormatError(path, line, f"[{section.name}]: radius {spec.radius:g} m puts "
+                              f"neighbours {chord:.2f} m apart, less than the spacing "
+                              f"{spec.spacing:g} m (at least {least:.2f} m for {n} robots)")

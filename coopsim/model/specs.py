@@ -319,6 +319,8 @@ class SquadSpec:
         spacing: Distance between neighbours in the formation, m.
         team: The side it plays for in a game ("" when the scenario says none).
         line: Line of the section header.
+        radius: Radius of a ``circle`` or ``half_circle`` formation, m (None: the swarm
+            library's rule, n x spacing).
     """
 
     name: str
@@ -327,6 +329,7 @@ class SquadSpec:
     spacing: float = 0.6
     team: str = ""
     line: int = 0
+    radius: float | None = None
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ class Network:
         self.squads.register(self.names)
         self.sim.more_state.append(self.squads.state)
         stepper.hooks.append(self.publisher)
+        stepper.hooks.append(self.squads.observe)
         stepper.idle_hooks.append(lambda snap: self.publisher(snap, force=True))
 
     @property

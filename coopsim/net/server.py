@@ -92,6 +92,12 @@ class Server:
         """The reply to a command id this server does not have."""
         return msg.fail(p.UNKNOWN_COMMAND, f"{self.name} has no command {msg.command}")
 
+    #: How long the server thread waits for a request before :meth:`idle`, ms.
+    poll_ms = _POLL_MS
+
+    def idle(self) -> None:
+        """Called on the server's thread when no request came for ``poll_ms`` (subclasses)."""
+
     def answer(self, payload: bytes) -> Message:
         """Decode, validate and handle one request frame; always returns a reply."""
         return answer_errors(self, payload)
@@ -99,12 +105,13 @@ class Server:
     def _serve(self) -> None:
         # A blocking receive with a timeout rather than poll + receive: one call into libzmq per
         # request instead of two, on the path every motor command takes.
-        self.socket.setsockopt(zmq.RCVTIMEO, _POLL_MS)
+        self.socket.setsockopt(zmq.RCVTIMEO, self.poll_ms)
         try:
             while not self._stop.is_set():
                 try:
                     frames, total = recv_request(self.socket)
                 except zmq.Again:
+                    self.idle()
                     continue
                 self._serve_one(frames, total)
         finally:

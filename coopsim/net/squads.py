@@ -20,6 +20,7 @@ the squad holds its previous order. The counts appear in ``/sim state`` under
 from __future__ import annotations
 
 import threading
+from collections import deque
 from dataclasses import replace
 from types import MappingProxyType
 
@@ -76,7 +77,10 @@ class SquadServer(Server):
         # each squad's latest accepted order, as answered (the board follows between two
         # steps), and the stepper's reset count it belongs to: a reset empties both
         self._latest: dict[str, SquadOrder] = {}
+        self._arrivals: dict[str, dict] = {}  # squad -> its arrival at its latest order's end
         self._epoch = 0
+        self._last = None  # the snapshot of the step observed before
+        self._outbox: deque = deque()  # arrival events for this server's thread to publish
 
     def register(self, names) -> None:
         """Register ``/squads`` (rep) and ``/squads/events`` (pub) at a name server."""
@@ -95,16 +99,66 @@ class SquadServer(Server):
         finally:
             self.events.close(0)  # on the thread that used it
 
+    #: Arrival events wait at most this long for the server's thread, ms.
+    poll_ms = 20
+
     def handle(self, msg: Message, command: Command) -> Message:
+        self.idle()
         return getattr(self, f"_{command.name}")(msg)
+
+    def idle(self) -> None:
+        """Publish the arrival events noted since (on this server's thread)."""
+        while self._outbox:
+            squad, wire = self._outbox.popleft()
+            try:
+                self.events.send_multipart([squad.encode(), wire], zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass  # no room for a slow subscriber: /sim state squad_orders still has it
+
+    def observe(self, snap) -> None:
+        """A stepper hook (on the stepper's thread): note each squad that has arrived at the
+        end of its latest order (:func:`coopsim.swarm.game.arrived`, from the robots' poses and
+        their speeds since the step before) for ``squad_orders`` and ``/squads/events``."""
+        last, self._last = self._last, snap  # snapshots are immutable: kept, not copied
+        with self._lock:
+            pending = {k: o for k, o in self._current().items()
+                       if self._arrivals.get(k, {}).get("seq") != o.seq}
+        if not pending or last is None or snap.time <= last.time:
+            return
+        from ..swarm import game  # scipy and the planner: only for a run that gets orders
+        from ..swarm.formations import Formation
+
+        specs = {q.name: q for q in snap.extra.get("squads", ())}
+        for name, order in pending.items():
+            robots = [r for r in getattr(specs.get(name), "robots", ()) if r in snap.index
+                      and r in last.index]
+            if order.verb not in game.ARRIVING or not robots:
+                continue
+            pos = np.array([snap.poses[snap.index[r], :2] for r in robots])
+            before = np.array([last.poses[last.index[r], :2] for r in robots])
+            speeds = np.hypot(*(pos - before).T) / (snap.time - last.time)
+            if game.arrived(order, Formation.of(specs[name]), pos, speeds):
+                self._arrive(order, snap, pos.mean(axis=0))
+
+    def _arrive(self, order: SquadOrder, snap, centre) -> None:
+        """Note ``order``'s squad as arrived at step ``snap`` and queue its event."""
+        x, y = round(float(centre[0]), 4), round(float(centre[1]), 4)
+        with self._lock:
+            if self._current().get(order.squad) is not order:
+                return  # a newer order came meanwhile
+            self._arrivals[order.squad] = {"seq": order.seq, "step": snap.step,
+                                           "time": round(snap.time, 6), "x": x, "y": y}
+        wire = Message(0, f"{order.squad} arrived", 2, (order.seq, snap.step), (x, y)).to_wire()
+        self._outbox.append((order.squad, wire))
 
     def state(self) -> dict:
         """The ``squad_orders`` entry of ``/sim state``: the channel's counts (``published``,
         ``unknown``: dropped for naming no squad, ``refused``: failed a check) and each squad's
         latest order."""
         with self._lock:
+            orders = self._current()
             return {"squad_orders": {**self.counts, "orders": {
-                k: o.describe() for k, o in self._current().items()}}}
+                k: o.describe() for k, o in orders.items()}, "arrived": dict(self._arrivals)}}
 
     # -- commands -----------------------------------------------------------------------------
 
@@ -152,7 +206,7 @@ class SquadServer(Server):
         """The latest orders since the run's last reset (call under the lock)."""
         epoch = self.stepper.layout_key[0]
         if epoch != self._epoch:
-            self._latest, self._epoch = {}, epoch
+            self._latest, self._arrivals, self._epoch = {}, {}, epoch
         return self._latest
 
     def _count(self, what: str) -> None:

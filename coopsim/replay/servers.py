@@ -107,7 +107,8 @@ class ReplaySimServer(Server):
                      rules=dict(self.player.snapshot.rules),
                      metrics=[n for n, _ in rule_metrics(self.player.snapshot.rules)],
                      # a replay serves no /squads: it takes no squad order
-                     squad_orders=dict(published=0, unknown=0, refused=0, orders={}))
+                     squad_orders=dict(published=0, unknown=0, refused=0, orders={},
+                                       arrived={}))
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
 
 

@@ -40,7 +40,7 @@ def describe_world(world) -> dict:
     zones = [{"name": z.name, "kind": z.kind, "polygon": [list(v) for v in z.polygon],
               "color": list(z.color)} for z in world.zones]
     squads = [{"name": q.name, "robots": list(q.robots), "formation": q.formation,
-               "spacing": q.spacing, "team": q.team} for q in world.squads]
+               "spacing": q.spacing, "team": q.team, "radius": q.radius} for q in world.squads]
     used = sorted({label for r in world.robots for label in r.modules})
     return {"floor": {"length": world.floor.length, "width": world.floor.width},
             "objects": objects, "robots": robots, "parts": parts, "targets": targets,

@@ -218,6 +218,12 @@ class SequenceLayer:
             self._run = None
         return False
 
+    @property
+    def running(self):
+        """The simple command being carried out now (the first of a run of GoTos), or None
+        before the sequence's next command has started."""
+        return None if self._run is None else self._run.command
+
     def _start(self) -> None:
         rest = self.command.commands[self.index:]
         n = 1
@@ -289,14 +295,15 @@ class AvoidCollision(_TurnAway):
     def __init__(self, d_crit: float = 0.15, half_angle: float = math.radians(36.0),
                  drive: Drive = Drive()) -> None:
         self.d_crit, self.half_angle, self.drive = d_crit, half_angle, drive
-        self._beams = [i for i, a in enumerate(SONAR_ANGLES) if abs(a) <= half_angle + 1e-9]
+        #: the sonar beams it watches (indices into RobotState.sonar)
+        self.beams = [i for i, a in enumerate(SONAR_ANGLES) if abs(a) <= half_angle + 1e-9]
         self.phase: str | None = None  # None, "turn" or "advance"
         self._target_yaw = 0.0
         self._origin = (0.0, 0.0)
 
     def _blocked_side(self, s: RobotState) -> float | None:
         """Bearing of the nearest echo inside the critical cone, rad, or None."""
-        near = [(s.sonar[i], SONAR_ANGLES[i]) for i in self._beams if s.sonar[i] < self.d_crit]
+        near = [(s.sonar[i], SONAR_ANGLES[i]) for i in self.beams if s.sonar[i] < self.d_crit]
         return min(near)[1] if near else None
 
     def active(self, s: RobotState) -> bool:

@@ -82,7 +82,7 @@ class SquadRunner:
 
     def __init__(self, spec: SquadSpec, grid, spec_map: MapSpec) -> None:
         self.name, self.robots, self.grid = spec.name, tuple(spec.robots), grid
-        self.formation = Formation(spec.formation, spec.spacing)
+        self.formation = Formation.of(spec)
         zones = [np.asarray(z.polygon, dtype=float) for z in spec_map.zones]
         self.controllers = {r: RobotController(None, reflexes=[
             AvoidCollision(d_crit=0.12), AvoidLines(),

@@ -191,6 +191,11 @@ class Formation:
         if not self.spacing > 0:
             raise SwarmError(f"formation spacing must be > 0 m, got {self.spacing}")
 
+    @classmethod
+    def of(cls, spec) -> "Formation":
+        """The formation of a scenario's squad (a ``SquadSpec``: formation, spacing, radius)."""
+        return cls(spec.formation, spec.spacing, spec.radius)
+
     def slots(self, n: int, anchor: Sequence[float] = (0.0, 0.0),
               heading: float = 0.0) -> np.ndarray:
         """(n, 2) slot positions, m, world frame (see the module docstring for anchors)."""
@@ -204,8 +209,13 @@ class Formation:
         return self.slots(n)
 
 
-def assign(positions: np.ndarray, slots: np.ndarray) -> np.ndarray:
+def assign(positions: np.ndarray, slots: np.ndarray, squared: bool = False) -> np.ndarray:
     """Give each robot a slot so that the total straight-line distance is minimal.
+
+    With ``squared`` the total of the squared distances is minimal instead: the long trips
+    are shortened at the cost of the short ones, and robots driving to their slots at once
+    cross each other's way less (CAPT, Turpin et al. 2014: collision free when they arrive
+    together and starts and slots are far enough apart).
 
     Args:
         positions: (n, 2) robot positions, m.
@@ -224,7 +234,41 @@ def assign(positions: np.ndarray, slots: np.ndarray) -> np.ndarray:
     if len(slots) < len(positions):
         raise SwarmError(f"{len(positions)} robots but only {len(slots)} slots")
     cost = np.linalg.norm(positions[:, None, :] - slots[None, :, :], axis=2)
-    rows, cols = linear_sum_assignment(cost)
+    rows, cols = linear_sum_assignment(cost ** 2 if squared else cost)
     out = np.empty(len(positions), dtype=int)
     out[rows] = cols
+    return out
+
+
+def shape_error(positions: np.ndarray, offsets: np.ndarray, heading: float) -> np.ndarray:
+    """Each robot's distance (m) from its slot when the formation (``offsets``, (n, 2) slots
+    in its own frame) is fitted to ``positions`` ((n, 2), m) as a rigid shape: from each of
+    eight start headings (``heading`` rad and every 45 degrees round), robots are matched to
+    slots (least total distance) and the turn and shift that fit best are taken, twice; the
+    best fit wins."""
+    p = positions - positions.mean(axis=0)
+    f = offsets - offsets.mean(axis=0)
+    best = None
+    for k in range(8):
+        err = _fit(p, f, heading + k * math.pi / 4)
+        if best is None or float(np.square(err).sum()) < float(np.square(best).sum()):
+            best = err
+    return best
+
+
+def _fit(p: np.ndarray, f: np.ndarray, theta: float) -> np.ndarray:
+    """The errors of one fit of centred slots ``f`` to centred positions ``p`` from a start
+    heading ``theta`` (rad)."""
+    for _ in range(2):
+        c, s = math.cos(theta), math.sin(theta)
+        placed = f @ np.array([[c, s], [-s, c]])
+        cost = np.hypot(p[:, None, 0] - placed[None, :, 0], p[:, None, 1] - placed[None, :, 1])
+        rows, cols = linear_sum_assignment(cost)
+        a, b = f[cols], p[rows]
+        theta = math.atan2(float((a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]).sum()),
+                           float((a * b).sum()))
+    c, s = math.cos(theta), math.sin(theta)
+    fitted = f[cols] @ np.array([[c, s], [-s, c]])
+    out = np.empty(len(p))
+    out[rows] = np.hypot(*(p[rows] - fitted).T)
     return out

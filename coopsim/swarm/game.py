@@ -19,7 +19,7 @@ from ..model.specs import FloorSpec, MapSpec, ObjectSpec, ZoneSpec
 from .astar import SNAP_DISTANCE, find_path, smooth
 from .behaviours import GoTo, PickUp, Sequence, Stop
 from .errors import SwarmError
-from .formations import Formation
+from .formations import Formation, shape_error
 from .grid import Grid, build_grid
 from .squad import Attack, Defend, Gather, Plan, Squad, SquadGoTo
 
@@ -27,6 +27,11 @@ from .squad import Attack, Defend, Gather, Plan, Squad, SquadGoTo
 RESOLUTION = 0.1  # m per cell
 ROBOT_RADIUS = 0.2  # m: coopsim's chassis
 CLEARANCE = 0.1  # m kept from obstacles and zones
+#: When a squad has arrived (:func:`arrived`): formation error (RMS, m), how far the
+#: formation's anchor may be from the order's point (m), how fast a robot may still move (m/s).
+ARRIVED_RMS, ARRIVED_ANCHOR, ARRIVED_SPEED = 0.1, 0.3, 0.02
+#: The verbs a squad arrives at the end of (capture ends with a robot on the flag, hold at once).
+ARRIVING = ("goto", "gather", "defend", "attack")
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,45 @@ def check_order(grid: Grid, order: SquadOrder, positions: np.ndarray,
     start = grid.snap(centre[0], centre[1], max(snap, spread))
     reach = snap + (order.radius or 0.0) if order.verb in ("defend", "attack") else snap
     grid.snap(order.point[0], order.point[1], reach, label=int(grid.labels[start]))
+
+
+def order_formation(order: SquadOrder, formation: Formation) -> Formation:
+    """The formation a squad whose own is ``formation`` stands in at the end of ``order``."""
+    if order.verb == "defend":
+        return Formation("circle", formation.spacing, order.radius)
+    if order.verb == "attack":
+        return Formation("half_circle", formation.spacing, order.radius)
+    if order.formation:
+        return Formation(order.formation, formation.spacing)
+    return formation
+
+
+def arrived(order: SquadOrder, formation: Formation, positions: np.ndarray,
+            speeds: np.ndarray) -> bool:
+    """Whether a squad (own formation ``formation``) has arrived at the end of ``order``,
+    judged from where its robots are, whoever drives them: every robot slower than
+    ``ARRIVED_SPEED`` (``speeds``, (n,) m/s), the robots in the order's formation
+    (:func:`order_formation`) within ``ARRIVED_RMS`` (RMS of
+    :func:`~coopsim.swarm.formations.shape_error`, m) and, for an order with a point, the
+    formation's anchor there within ``ARRIVED_ANCHOR`` m (rotation free: the distance of
+    the robots' centroid from the point is that of the slots' centroid from the anchor).
+    False for the verbs a squad does not arrive at the end of (not in ``ARRIVING``).
+
+    Args:
+        positions: (n, 2) the squad's robots, m, world frame.
+    """
+    positions = np.asarray(positions, dtype=float).reshape(-1, 2)
+    if order.verb not in ARRIVING or not len(positions) or \
+            float(np.max(speeds)) > ARRIVED_SPEED:
+        return False
+    offsets = order_formation(order, formation).offsets(len(positions))
+    rms = float(np.sqrt(np.mean(shape_error(positions, offsets, 0.0) ** 2)))
+    if rms > ARRIVED_RMS:
+        return False
+    if order.point is None:
+        return True
+    away = math.dist(positions.mean(axis=0), order.point)
+    return abs(away - float(np.hypot(*offsets.mean(axis=0)))) <= ARRIVED_ANCHOR
 
 
 def execute(squad: Squad, command, positions: np.ndarray) -> tuple:

@@ -304,7 +304,7 @@ class Squad:
         ways = turns[None, :, :] + _rotate(offsets, head)  # (slot, turn, xy)
         if previous is None:
             ways[:, 0] = self._fit(ways[:, 0], formation, label)
-            slot_of = assign(pos, ways[:, 0])
+            slot_of = assign(pos, ways[:, 0], squared=keep)  # keep: all gather at once
             first = 0
         else:
             slot_of, first = previous.slot_of, 1  # no gathering again on the way

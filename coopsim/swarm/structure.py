@@ -29,14 +29,22 @@ still.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .follower import Drive, wheel_speeds, wrap
+from .follower import Drive, wrap
 
 PULL_IN = (1.0, 0.75, 0.5, 0.25, 0.0)  # fractions of a slot's offset tried where it is blocked
+PULL_EVERY = 0.05  # m: the slots are narrowed again each time the structure moved this far
 BEHIND = math.radians(100.0)  # a slot further off the nose than this is behind: wait, no U-turn
+# A slot nearer than this is not checked for an obstacle in between: the robot and its slot
+# both stand in free cells (0.3 m from any obstacle), so anything between them is further apart
+NEAR = 0.45  # m
+
+#: What the structure keeps of a robot's report: position (m), heading (rad), time (s).
+Pose = namedtuple("Pose", "x y yaw time")
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,9 @@ class KeepGains:
         blend: Distance before and after a corner over which the heading turns, m.
         tolerance: Slot error of an arrived robot, m.
         yaw_tolerance: Heading error of an arrived robot, rad.
+        stall: A member holding the structure back that has not moved ``stall_distance`` m for
+            this long is *blocked* (an obstacle, a jam): the structure goes on without it, s.
+        stall_distance: See ``stall``, m.
     """
 
     k_slot: float = 1.5
@@ -58,15 +69,20 @@ class KeepGains:
     blend: float = 0.6
     tolerance: float = 0.06
     yaw_tolerance: float = math.radians(8.0)
+    stall: float = 3.0
+    stall_distance: float = 0.05
 
 
 @dataclass
 class KeepStats:
-    """What the structure saw: breaks (slots pulled in) and re-formations."""
+    """What the structure saw: breaks (slots pulled in) and re-formations; members left
+    behind (blocked) and rejoined."""
 
     breaks: int = 0
     reforms: int = 0
     narrowed: set = field(default_factory=set)  # slots pulled in now
+    left: int = 0
+    rejoined: int = 0
 
 
 class VirtualStructure:
@@ -114,6 +130,10 @@ class VirtualStructure:
         self.behind = np.zeros(len(self.offsets))  # m behind the rear, on the path (in file)
         self.spacing = _spacing(self.offsets)
         self.arrived = False
+        self.moved: dict[int, tuple[float, float, float]] = {}  # robot -> (time, x, y) it last
+        # moved stall_distance from
+        self.blocked: set[int] = set()  # members the structure goes on without
+        self._pulled_at = -math.inf  # the target the slots were last narrowed for, m
 
     # -- the structure's pose -------------------------------------------------------------------
     @property
@@ -164,43 +184,70 @@ class VirtualStructure:
         hs.append(dirs[-1])
         return np.array(xs), np.array(hs)
 
-    def _slot(self, index: int, s: float, pulled: bool = True) -> tuple[float, float]:
-        """One slot's position at arc length ``s``, m (in file: on the path behind)."""
-        if pulled and self.behind[index] > 0.0:
-            return tuple(self._point(max(0.0, s - self.behind[index])))
-        x, y = self._point(s)
-        h = self.heading_at(s)
-        f = self.fractions[index] if pulled else 1.0
-        ox, oy = self.offsets[index] * f
-        c, si = math.cos(h), math.sin(h)
-        return x + ox * c - oy * si, y + ox * si + oy * c
-
     # -- reports and progress -------------------------------------------------------------------
     def report(self, index: int, state) -> None:
         """Note robot ``index``'s state and move the structure to its slowest member."""
-        self.states[index] = state
-        self.progress[index] = self._project(index, state)
-        if not np.isnan(self.progress).any():
-            self.s = max(self.s, min(self.length, float(self.progress.min())))
-            self._pull_in()
+        self.report_all([index], [state.x], [state.y], [state.yaw], state.time)
+
+    def report_all(self, indices, x, y, yaw, time: float) -> None:
+        """Note the poses of robots ``indices`` (x, y m; yaw rad; at ``time`` s) and move the
+        structure to its slowest member (members left behind aside)."""
+        idx = np.asarray(indices, dtype=int)
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        for k, i in enumerate(idx.tolist()):
+            self.states[i] = Pose(float(x[k]), float(y[k]), float(yaw[k]), time)
+        self.progress[idx] = self._project(idx, x, y)
+        if not np.isnan(self.progress).any():  # every member tracks its slot now
+            for i in idx.tolist():
+                self._watch(i, self.states[i])
+            pace = [p for i, p in enumerate(self.progress) if i not in self.blocked]
+            self.s = max(self.s, min(self.length, float(min(pace, default=self.s))))
+            if abs(self.target - self._pulled_at) >= PULL_EVERY:
+                self._pull_in()
+                self._pulled_at = self.target
             self._check_arrival()
 
-    def _project(self, index: int, state) -> float:
-        """Arc length at which robot ``index`` stands in its slot, near the structure, m."""
+    def _watch(self, index: int, state) -> None:
+        """Leave robot ``index`` behind when it has held the structure back without moving for
+        ``stall`` s (blocked); take it back once it has caught up with the structure."""
+        g = self.gains
+        t, x, y = self.moved.get(index, (state.time, state.x, state.y))
+        if math.hypot(state.x - x, state.y - y) >= g.stall_distance or index not in self.moved:
+            t, x, y = state.time, state.x, state.y
+            self.moved[index] = (t, x, y)
+        holding = self.progress[index] < self.s + 0.5 * g.lead
+        if index in self.blocked:
+            if self.progress[index] >= self.s - 0.5 * g.lead or self.s >= self.length:
+                self.blocked.discard(index)  # caught up (or the squad is at the goal)
+                self.moved[index] = (state.time, state.x, state.y)
+                self.stats.rejoined += 1
+        elif holding and state.time - t >= g.stall and self.s < self.length and \
+                len(self.blocked) + 1 < len(self.offsets):
+            self.blocked.add(index)
+            self.stats.left += 1
+
+    def _project(self, idx: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """(k,) arc lengths at which robots ``idx`` (at x, y, m) stand in their slots, searched
+        every 5 cm from 0.5 m behind the structure (or a robot left behind) to 2 m ahead, m."""
         if self.length == 0.0:
-            return 0.0
-        lo = max(0.0, self.s - 0.5 - float(self.behind[index]))
-        s = np.arange(lo, min(self.length, self.s + 2.0) + 1e-9, 0.05)
-        x = np.interp(s, self._cum, self.path[:, 0])
-        y = np.interp(s, self._cum, self.path[:, 1])
+            return np.zeros(len(idx))
+        last = self.progress[idx]
+        left = np.array([i in self.blocked for i in idx.tolist()], dtype=bool) & ~np.isnan(last)
+        start = np.where(left, np.minimum(self.s, np.nan_to_num(last)), self.s)
+        lo = np.maximum(0.0, start - 0.5 - self.behind[idx])
+        s = np.arange(float(lo.min()), min(self.length, self.s + 2.0) + 1e-9, 0.05)
+        px = np.interp(s, self._cum, self.path[:, 0])
+        py = np.interp(s, self._cum, self.path[:, 1])
         h = np.interp(s, *self._knots)  # the path's heading: a robot's progress, not the end's
-        if self.behind[index] > 0.0:  # in file: where on the path, plus the distance behind
-            d = np.hypot(x - state.x, y - state.y)
-            return float(s[int(np.argmin(d))]) + float(self.behind[index])
-        ox, oy = self.offsets[index] * self.fractions[index]  # the slot as narrowed now
         c, si = np.cos(h), np.sin(h)
-        d = np.hypot(x + ox * c - oy * si - state.x, y + ox * si + oy * c - state.y)
-        return float(s[int(np.argmin(d))])
+        off = self.offsets[idx] * self.fractions[idx, None]  # the slots as narrowed now
+        in_file = self.behind[idx] > 0.0  # in file: where on the path, plus the distance behind
+        off[in_file] = 0.0
+        sx = px[None, :] + off[:, :1] * c[None, :] - off[:, 1:] * si[None, :]
+        sy = py[None, :] + off[:, :1] * si[None, :] + off[:, 1:] * c[None, :]
+        d = np.hypot(sx - x[:, None], sy - y[:, None])
+        d[s[None, :] < lo[:, None] - 1e-9] = np.inf
+        return s[np.argmin(d, axis=1)] + np.where(in_file, self.behind[idx], 0.0)
 
     def _pull_in(self) -> None:
         """Narrow the slots that fall in blocked cells (keeping the spacing from the other
@@ -254,30 +301,58 @@ class VirtualStructure:
         return np.array([math.hypot(st.x - slots[i, 0], st.y - slots[i, 1])
                          for i, st in sorted(self.states.items())])
 
-    # -- a robot --------------------------------------------------------------------------------
+    # -- the robots ------------------------------------------------------------------------------
     def control(self, index: int, state) -> tuple[float, float]:
         """Wheel speeds (m/s) taking robot ``index`` (at ``state``) to its slot."""
-        self.report(index, state)
+        left, right = self.control_all([index], [state.x], [state.y], [state.yaw], state.time)[0]
+        return float(left), float(right)
+
+    def control_all(self, indices, x, y, yaw, time: float) -> np.ndarray:
+        """(k, 2) wheel speeds (m/s) taking robots ``indices`` (at x, y m, facing yaw rad, at
+        ``time`` s) to their slots, in one report (:meth:`report_all`)."""
         g, drive = self.gains, self.drive
-        sx, sy = self._slot(index, self.target)
-        if self.clear is not None and not self.clear((state.x, state.y), (sx, sy)):
-            # an obstacle between the robot and its slot: along the path, in file, instead
-            sx, sy = self._point(min(self.length, self.target + g.lead))
-        ex, ey = sx - state.x, sy - state.y
-        dist = math.hypot(ex, ey)
+        self.report_all(indices, x, y, yaw, time)
+        idx = np.asarray(indices, dtype=int)
+        x, y, yaw = (np.asarray(v, dtype=float) for v in (x, y, yaw))
+        sx, sy = self._slots_of(idx, self.target)
+        for k in np.nonzero(np.hypot(sx - x, sy - y) >= NEAR)[0] if self.clear else ():
+            if not self.clear((x[k], y[k]), (sx[k], sy[k])):
+                # an obstacle between the robot and its slot: along the path, in file, instead
+                # (a robot left behind: from where it is on the path)
+                i = int(idx[k])
+                ahead = self.progress[i] if i in self.blocked else self.target
+                sx[k], sy[k] = self._point(min(self.length, ahead + g.lead))
+        ex, ey = sx - x, sy - y
+        dist = np.hypot(ex, ey)
         at_end = self.target >= self.length
-        if dist < g.tolerance * 0.5 or (at_end and dist < g.tolerance):
-            heading = self.final_heading if at_end else self.heading_at(self.target)
-            return wheel_speeds(0.0, g.k_heading * wrap(heading - state.yaw), drive)
-        error = wrap(math.atan2(ey, ex) - state.yaw)
-        if abs(error) > BEHIND and not at_end and dist < 2 * g.lead:
-            # ahead of its slot: wait for the others, facing the way the squad goes
-            return wheel_speeds(0.0, g.k_heading * wrap(self.heading_at(self.target)
-                                                        - state.yaw), drive)
-        if abs(error) > drive.turn_in_place:
-            return wheel_speeds(0.0, g.k_heading * error, drive)
-        return wheel_speeds(min(drive.max_speed, g.k_slot * dist) * math.cos(error),
-                            g.k_heading * error, drive)
+        heading = self.final_heading if at_end else self.heading_at(self.target)
+        error = _wrap(np.arctan2(ey, ex) - yaw)
+        v = np.minimum(drive.max_speed, g.k_slot * dist) * np.cos(error)
+        w = g.k_heading * error
+        turn = np.abs(error) > drive.turn_in_place
+        v[turn] = 0.0
+        # there, or ahead of its slot (wait for the others): face the way the squad goes
+        face = (dist < g.tolerance * 0.5) | (at_end & (dist < g.tolerance)) | \
+            ((np.abs(error) > BEHIND) & (not at_end) & (dist < 2 * g.lead))
+        v[face] = 0.0
+        w[face] = g.k_heading * _wrap(heading - yaw[face])
+        return _wheels(v, w, drive)
+
+    def _slots_of(self, idx: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
+        """x, y (m) of the slots of robots ``idx`` at arc length ``s``, as narrowed (in file:
+        on the path behind)."""
+        px, py = self._point(s)
+        h = self.heading_at(s)
+        c, si = math.cos(h), math.sin(h)
+        off = self.offsets[idx] * self.fractions[idx, None]
+        sx = px + off[:, 0] * c - off[:, 1] * si
+        sy = py + off[:, 0] * si + off[:, 1] * c
+        in_file = np.nonzero(self.behind[idx] > 0.0)[0]
+        if len(in_file):
+            back = np.maximum(0.0, s - self.behind[idx[in_file]])
+            sx[in_file] = np.interp(back, self._cum, self.path[:, 0])
+            sy[in_file] = np.interp(back, self._cum, self.path[:, 1])
+        return sx, sy
 
     # -- the path -------------------------------------------------------------------------------
     def _point(self, s: float) -> np.ndarray:
@@ -287,6 +362,21 @@ class VirtualStructure:
                         len(self._lengths) - 1))
         t = min(max((s - self._cum[j]) / self._lengths[j], 0.0), 1.0)
         return self.path[j] + t * (self.path[j + 1] - self.path[j])
+
+
+def _wrap(angle: np.ndarray) -> np.ndarray:
+    """Angles brought into [-pi, pi), rad."""
+    return (angle + np.pi) % (2 * np.pi) - np.pi
+
+
+def _wheels(v: np.ndarray, w: np.ndarray, drive: Drive) -> np.ndarray:
+    """(k, 2) wheel speeds for body speeds ``v`` (m/s) and turn rates ``w`` (rad/s), scaled
+    down together where a wheel would exceed the top speed (:func:`wheel_speeds`, in arrays)."""
+    out = np.column_stack([v - w * drive.axle / 2, v + w * drive.axle / 2])
+    top = np.abs(out).max(axis=1)
+    over = top > drive.max_speed
+    out[over] *= (drive.max_speed / top[over])[:, None]
+    return out
 
 
 def _spacing(offsets: np.ndarray) -> float:

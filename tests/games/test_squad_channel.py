@@ -134,3 +134,38 @@ def test_status_answers_an_accepted_order_while_the_stepper_is_busy_and_a_reset_
         reply = client.request(squads.endpoint, 3, "A")
         assert (reply.text, reply.params[0]) == ("", 0)
         assert client.sim().state()["squad_orders"]["orders"] == {}
+
+
+def test_a_squad_that_arrives_in_formation_is_reported_on_the_channel_and_in_sim_state():
+    """End to end: a real run, in-process squad drivers, a real subscriber and /sim state."""
+    import numpy as np
+
+    from coopsim.swarm.formations import Formation, shape_error
+
+    spec = load(SCENARIO)
+    driven = DriverSetting("squad", (("role", "none"),))
+    robots = tuple(replace(r, drivers=(driven,)) if r.name in ("a1", "a2", "a3") else r
+                   for r in spec.robots)
+    with live(replace(spec, robots=robots), speed=0.0) as run, \
+            Client(run.network.endpoint) as client:
+        events = Subscription(client, ["A"])
+        time.sleep(0.3)  # let the subscription reach the publisher (PUB drops until it has)
+        sent = Squads(client).send("A", "goto", (-5.0, -4.0), "line")
+        assert client.sim().state()["squad_orders"]["arrived"] == {}
+        while not events.arrivals:
+            events.poll(0.5)
+            state = client.sim().state()
+            assert state["time"] < 200.0, ("no arrival reported", state["squad_orders"])
+        event = events.arrivals[0]
+        assert (event["squad"], event["seq"]) == ("A", sent.seq)
+        arrived = client.sim().state()["squad_orders"]["arrived"]["A"]
+        assert {k: arrived[k] for k in ("seq", "step", "x", "y")} == \
+            {k: event[k] for k in ("seq", "step", "x", "y")}
+        assert math.dist((event["x"], event["y"]), (-5.0, -4.0)) < 0.3
+        # the report is true: the line stands formed where the event was seen
+        frame = run.stepper.snapshot
+        pos = np.array([frame.poses[frame.index[n], :2] for n in ("a1", "a2", "a3")])
+        rms = float(np.sqrt(np.mean(shape_error(pos, Formation("line", 0.6).offsets(3),
+                                                0.0) ** 2)))
+        assert rms <= 0.1 and frame.step >= event["step"]
+        events.close()

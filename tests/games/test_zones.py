@@ -75,6 +75,40 @@ def test_a_bad_squad_is_a_file_line_error(squad, words):
     assert words in str(err.value) and err.value.line > 10
 
 
+def test_a_circle_squad_takes_its_radius_from_the_file():
+    from coopsim.swarm.formations import Formation
+    text = scenario_text(robot("a1", -2, 0), robot("a2", 2, 0),
+                         "[SQUAD_1]\nname A\nrobots a1 a2\nformation circle\nspacing 0.5\n"
+                         "radius 1.5\n")
+    spec = parse_scenario(text, "t.scenario").squads[0]
+    assert spec.radius == 1.5
+    slots = Formation.of(spec).slots(2)
+    assert np.allclose(np.hypot(*slots.T), 1.5)  # not the default n x spacing = 1.0 m
+    plain = parse_scenario(text.replace("radius 1.5\n", ""), "t.scenario").squads[0]
+    assert plain.radius is None and np.allclose(np.hypot(*Formation.of(plain).slots(2).T), 1.0)
+
+
+@pytest.mark.parametrize("tail, words", [
+    ("formation wedge\nradius 1\n", "[SQUAD_1]: radius is for a circle or half_circle "
+                                     "formation, not wedge"),
+    ("formation circle\nspacing 0.8\nradius 0.3\n", "[SQUAD_1]: radius 0.3 m puts neighbours "
+                                                      "0.60 m apart, less than the spacing 0.8 m "
+                                                      "(at least 0.40 m for 2 robots)"),
+    ("formation half_circle\nradius -1\n", "radius must be > 0, got -1"),
+])
+def test_a_bad_squad_radius_is_an_error_at_its_line(tmp_path, tail, words):
+    bad = tmp_path / "r.scenario"
+    bad.write_text(scenario_text(robot("a1", -2, 0), robot("a2", 2, 0),
+                                 "[SQUAD_1]\nname A\nrobots a1 a2\n" + tail))
+    line = 1 + bad.read_text().splitlines().index(next(
+        x for x in bad.read_text().splitlines() if x.startswith("radius")))
+    done = subprocess.run([sys.executable, "-m", "coopsim", "check", str(bad)],
+                          capture_output=True, text=True, timeout=60)
+    out = done.stdout.strip() + done.stderr.strip()
+    assert done.returncode == 2, out
+    assert out.startswith(f"{bad}:{line}: ") and words in out and "Traceback" not in out
+
+
 def test_coopsim_check_reports_a_self_intersecting_polygon_as_file_line(tmp_path):
     bad = tmp_path / "bowtie.scenario"
     bad.write_text(scenario_text("[ZONE_1]\nkind water\npolygon 0 0  1 1  1 0  0 1\n"))

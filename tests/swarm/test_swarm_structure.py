@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from coopsim.model.specs import FloorSpec, ObjectSpec
-from coopsim.plugins.rules.squad_shape import shape_error
+from coopsim.swarm.formations import shape_error
 from coopsim.swarm import Formation, Squad, SquadGoTo, build_grid
 from coopsim.swarm.structure import VirtualStructure
 
@@ -57,22 +57,69 @@ def test_a_squad_keeps_its_shape_on_the_way_and_arrives_formed(grid, formation):
                for r in robots)
 
 
-def test_the_structure_waits_for_a_robot_that_falls_behind(grid):
+class _Clock:
+    """Sim time for the robots' states (the stall of a blocked member is measured in it)."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _line_of_three(grid):
+    from coopsim.swarm.arbitrator import RobotController
+    clock = _Clock()
     robots = [KinematicRobot(-6.0, y, 0.0) for y in (-0.8, 0.0, 0.8)]
-    squad = Squad(robots, grid, Formation("line", 0.8))
+    squad = Squad(robots, grid, Formation("line", 0.8),
+                  controllers=[RobotController(r, clock=clock) for r in robots])
     squad.command(SquadGoTo(4.0, 0.0))
-    run(robots, squad.step, lambda: squad.structure.s > 2.0, dt=0.05, max_time=60)
+
+    def step():
+        squad.step()
+        clock.t += 0.05
+    run(robots, step, lambda: squad.structure.s > 2.0, dt=0.05, max_time=60)
+    return robots, squad, clock
+
+
+def _hold(robots, squad, clock, steps: int) -> None:
+    """``steps`` steps of 0.05 s with robot 0 held where it is (blocked)."""
     slow = robots[0]
     stuck_at = (slow.x, slow.y)
-    before = squad.structure.s
-    for _ in range(100):  # 5 s with robot 0 held in place
+    for _ in range(steps):
         squad.step()
+        clock.t += 0.05
         for r in robots[1:]:
             r.integrate(0.05)
         slow.x, slow.y = stuck_at
+
+
+def test_the_structure_waits_for_a_robot_that_falls_behind(grid):
+    robots, squad, clock = _line_of_three(grid)
+    before = squad.structure.s
+    _hold(robots, squad, clock, 50)  # 2.5 s: slow, not yet blocked (stall: 3 s)
     assert squad.structure.s - before < 0.3  # it did not leave robot 0 behind
     others = np.array([(r.x, r.y) for r in robots[1:]])
-    assert np.hypot(*(others - np.asarray(stuck_at)).T).max() < 2.0
+    assert np.hypot(*(others - np.array([robots[0].x, robots[0].y])).T).max() < 2.0
+    assert squad.structure.stats.left == 0
+
+
+def test_a_blocked_member_is_left_behind_and_rejoins(grid):
+    robots, squad, clock = _line_of_three(grid)
+    before = squad.structure.s
+    _hold(robots, squad, clock, 200)  # 10 s held: blocked after 3 s
+    s = squad.structure
+    assert s.stats.left == 1 and 0 in s.blocked
+    assert s.s - before > 1.0  # the others went on
+
+    def step():
+        squad.step()
+        clock.t += 0.05
+    run(robots, step, squad.arrived, dt=0.05, max_time=150)
+    assert squad.arrived() and s.stats.rejoined == 1 and not s.blocked
+    got = np.array([(r.x, r.y) for r in robots])
+    want = s.slots()[squad.last_plan.slot_of]
+    assert np.hypot(*(got - want).T).max() <= s.gains.tolerance + 1e-9
 
 
 def test_slots_narrow_in_a_gap_and_widen_after_it():
@@ -102,3 +149,33 @@ def test_shape_error_is_zero_for_the_formation_turned_and_moved_and_says_a_displ
     moved[0] += (0.5, 0.0)
     err = shape_error(moved, offsets, heading=1.0)
     assert 0.2 < err.max() < 0.5 and np.sqrt(np.mean(err ** 2)) < 0.25
+
+
+def test_control_all_drives_every_member_as_control_does_one_by_one(grid):
+    """The squad_follow driver's batch (one call per squad) and the robots' own stacks (one
+    call per robot) agree, for every member, wherever they stand about their slots."""
+    import copy
+
+    robots = [KinematicRobot(-6.0, y, 0.0) for y in (-1.6, -0.8, 0.0, 0.8, 1.6)]
+    squad = Squad(robots, grid, Formation("wedge", 0.8))
+    squad.command(SquadGoTo(4.0, 1.0))
+    run(robots, squad.step, lambda: squad.structure.s > 1.0, dt=0.05, max_time=60)
+    rng = np.random.default_rng(3)
+    for r in robots:  # off their slots, some ahead, some behind, turned
+        r.x, r.y = r.x + rng.normal(0, 0.3), r.y + rng.normal(0, 0.3)
+        r.yaw += rng.normal(0, 1.0)
+    slots = [int(k) for k in squad.last_plan.slot_of]
+    x, y, yaw = ([getattr(r, a) for r in robots] for a in ("x", "y", "yaw"))
+    one = squad.structure
+    many = copy.copy(one)  # its own mutable state; the path, grid and gains shared
+    for name in ("progress", "fractions", "behind"):
+        setattr(many, name, getattr(one, name).copy())
+    many.states, many.moved, many.blocked = dict(one.states), dict(one.moved), set(one.blocked)
+    many.stats = copy.deepcopy(one.stats)
+    one.report_all(slots, x, y, yaw, 10.0)
+    many.report_all(slots, x, y, yaw, 10.0)
+    from coopsim.swarm.behaviours import RobotState
+    each = np.array([one.control(k, RobotState(r.x, r.y, r.yaw, time=10.0))
+                     for k, r in zip(slots, robots)])
+    assert np.array_equal(each, many.control_all(slots, x, y, yaw, 10.0))
+    assert np.abs(each).max() > 0.05  # they do move

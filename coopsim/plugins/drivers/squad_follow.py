@@ -24,6 +24,7 @@ from ...swarm.errors import SwarmError
 from ...swarm.formations import Formation
 from ...swarm.game import planning_grid
 from ...swarm.squad import Squad, SquadGoTo
+from ...swarm.structure import Track
 
 
 class SquadFollow(Driver):
@@ -54,12 +55,22 @@ class SquadFollow(Driver):
         heading = None if self.p["heading"] == -999.0 else math.radians(self.p["heading"])
         poses = bots.poses()
         sonar, bumper = bots.read("sonar"), bots.read("bumper")
+        # no reflex due: nothing near ahead, no bumper pressed (AvoidCollision's trigger)
+        calm = (sonar[:, BEAMS] >= D_CRIT).all(axis=1) & (bumper == 0).all(axis=1)
         out = np.zeros((len(bots.names), 2))
         for follower in self.squads:
             rows = follower.rows
             if goal is not None:
                 follower.follow(goal, poses[rows, :2], self.p["replan"], heading)
-            for k, controller in zip(rows, follower.squad.controllers):
+            tracking = follower.tracking(calm[rows])
+            if tracking:  # slot tracking of all calm members in one call (the common case)
+                ks = [rows[m] for m in tracking]
+                slots = [follower.slot_of(m) for m in tracking]
+                out[ks] = follower.squad.structure.control_all(
+                    slots, poses[ks, 0], poses[ks, 1], poses[ks, 2], bots.time)
+            for m, (k, controller) in enumerate(zip(rows, follower.squad.controllers)):
+                if m in tracking:
+                    continue
                 state = RobotState(float(poses[k, 0]), float(poses[k, 1]), float(poses[k, 2]),
                                    tuple(sonar[k].tolist()),
                                    (int(bumper[k, 0]), int(bumper[k, 1])), bots.time)
@@ -76,7 +87,7 @@ class SquadFollow(Driver):
             rows = [row[r] for r in spec.robots if r in row]
             if rows:
                 out.append(_Follower(spec.name, rows, grid,
-                                     Formation(spec.formation, spec.spacing)))
+                                     Formation.of(spec)))
         return out
 
     def state(self) -> dict:
@@ -84,12 +95,16 @@ class SquadFollow(Driver):
         return {f.name: f.state() for f in self.squads or ()}
 
 
+D_CRIT = 0.12  # m: the members' AvoidCollision reflex
+BEAMS = AvoidCollision(D_CRIT).beams  # the sonar beams it watches
+
+
 class _Follower:
     """One squad after the target."""
 
     def __init__(self, name: str, rows: list[int], grid, formation: Formation) -> None:
         self.name, self.rows = name, rows
-        controllers = [RobotController(None, reflexes=[AvoidCollision(d_crit=0.12)])
+        controllers = [RobotController(None, reflexes=[AvoidCollision(d_crit=D_CRIT)])
                        for _ in rows]
         self.squad = Squad([None] * len(rows), grid, formation, controllers=controllers)
         self.sent: tuple[float, float] | None = None
@@ -105,6 +120,25 @@ class _Follower:
             self.error = str(exc)  # unreachable: keep going where it was sent before
             return
         self.sent, self.error = goal, ""
+
+    def tracking(self, calm) -> list[int]:
+        """The members (positions in the squad) whose stack would only track their slot this
+        step: ``calm`` (no reflex due, none running) and at the Track of an unfinished
+        structure; the structure's :meth:`control_all` drives them as their stacks would."""
+        structure = self.squad.structure
+        if structure is None or structure.arrived:
+            return []
+        out = []
+        for m, c in enumerate(self.squad.controllers):
+            now = c.sequences.running
+            if calm[m] and c.commands.command is None and c.reflexes[0].phase is None and \
+                    isinstance(now, Track) and now.structure is structure:
+                out.append(m)
+        return out
+
+    def slot_of(self, member: int) -> int:
+        """The slot index member ``member`` tracks."""
+        return self.squad.controllers[member].sequences.running.index
 
     def state(self) -> dict:
         s = self.squad.structure

@@ -22,6 +22,52 @@ from ..params import number
 from ..drivers.formation import slot
 
 
+class Referee:
+    """What the formation rules share: breaks and re-formations of a formation error, and its
+    staying formed at the target for ``hold`` s.
+
+    A *break* is the error rising over ``broken`` m; a *re-formation* its falling back under
+    ``formed`` m after one (between the two, the formation stays as it was: broken or not).
+
+    Args:
+        formed: An error under this is the formation formed, m.
+        broken: An error over this is a break, m.
+        hold: How long the formation must stand formed at the target, s.
+    """
+
+    def __init__(self, formed: float, broken: float, hold: float) -> None:
+        self.formed, self.broken, self.hold = formed, broken, hold
+        self.worst = self.sum_sq = 0.0
+        self.count = self.breaks = self.reforms = 0
+        self.broke = False  # broken now
+        self.since: float | None = None  # formed at the target since, s
+
+    def note(self, error: float) -> None:
+        """Count one step's formation ``error`` (m): the largest, the RMS, breaks, re-formations."""
+        self.worst = max(self.worst, error)
+        self.sum_sq += error ** 2
+        self.count += 1
+        if error > self.broken and not self.broke:
+            self.breaks += 1
+            self.broke = True
+        elif self.broke and error < self.formed:
+            self.reforms += 1
+            self.broke = False
+
+    def held(self, time: float, there: bool, error: float) -> bool:
+        """True once the formation has been formed (``error`` under ``formed``) while ``there``
+        (at the target) for ``hold`` s up to ``time`` (s)."""
+        if not (there and error < self.formed):
+            self.since = None
+            return False
+        self.since = time if self.since is None else self.since
+        return time - self.since >= self.hold - 1e-9
+
+    @property
+    def rms(self) -> float:
+        """RMS of the errors noted, m (0 before any)."""
+        return math.sqrt(self.sum_sq / self.count) if self.count else 0.0
+
 
 def corner_errors(snap, leader: str, left: str, right: str, spacing: float) -> dict:
     """Each follower's distance (m) from its corner of the triangle behind ``leader``.
@@ -76,11 +122,7 @@ class FormationMonitor(Rule):
         super().__init__(params)
         self.errors = {"left": 0.0, "right": 0.0}
         self.error = 0.0
-        self.worst = 0.0
-        self.breaks = 0
-        self.reforms = 0  # back under ``formed`` after a break
-        self.broke = False  # the error is over ``broken`` now
-        self.since: float | None = None  # formed at the target since, s
+        self.referee = Referee(self.p["formed"], self.p["broken"], self.p["hold"])
         self.goal = (0.0, 0.0)
 
     def check(self, scenario) -> None:
@@ -100,24 +142,15 @@ class FormationMonitor(Rule):
         lead = snap.poses[snap.index[p["leader"]]]
         self.errors = corner_errors(snap, p["leader"], p["left"], p["right"], p["spacing"])
         self.error = max(self.errors.values())
-        self.worst = max(self.worst, self.error)
-        if self.error > p["broken"] and not self.broke:
-            self.breaks += 1
-        was = self.broke
-        self.broke = self.error > p["broken"] or (self.broke and self.error > p["formed"])
-        if was and not self.broke:
-            self.reforms += 1
+        ref = self.referee
+        ref.note(self.error)
         there = math.hypot(lead[0] - self.goal[0], lead[1] - self.goal[1]) <= p["radius"]
-        if not (there and self.error < p["formed"]):
-            self.since = None
-        else:
-            self.since = snap.time if self.since is None else self.since
-            if snap.time - self.since >= p["hold"] - 1e-9:
-                self.end(f"PASS: formed at the {p['color']} target at t = {snap.time:.2f} s "
-                         f"(error {self.error:.3f} m); broke formation {self.breaks} time(s) "
-                         f"on the way, {self.worst:.2f} m at most, and formed again "
-                         f"{self.reforms} time(s)")
-                return
+        if ref.held(snap.time, there, self.error):
+            self.end(f"PASS: formed at the {p['color']} target at t = {snap.time:.2f} s "
+                     f"(error {self.error:.3f} m); broke formation {ref.breaks} time(s) "
+                     f"on the way, {ref.worst:.2f} m at most, and formed again "
+                     f"{ref.reforms} time(s)")
+            return
         if snap.time >= p["limit"]:
             self.end(f"FAIL: not formed at the {p['color']} target after {p['limit']:g} s "
                      f"(error {self.error:.2f} m, leader "
@@ -125,5 +158,6 @@ class FormationMonitor(Rule):
 
     def fields(self) -> dict:
         return {"error": round(self.error, 4), "left": round(self.errors["left"], 4),
-                "right": round(self.errors["right"], 4), "max_error": round(self.worst, 4),
-                "breaks": self.breaks, "reforms": self.reforms}
+                "right": round(self.errors["right"], 4),
+                "max_error": round(self.referee.worst, 4), "breaks": self.referee.breaks,
+                "reforms": self.referee.reforms}

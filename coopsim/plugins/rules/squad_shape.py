@@ -2,7 +2,8 @@
 
 Every step it fits the formation (its slots for the squad's size and spacing,
 :class:`coopsim.swarm.formations.Formation`) to where the robots are, as a rigid shape: the
-best turn and shift, each robot to its nearest slot (:func:`shape_error`). The squad's
+best turn and shift, each robot to its nearest slot
+(:func:`coopsim.swarm.formations.shape_error`). The squad's
 *formation error* is the RMS distance of the robots from their fitted slots (m): the shape's
 error, wherever the squad is. A *break* is the error rising over ``broken``; a *re-formation*
 its falling back under ``formed`` afterwards. Counted from ``after`` s into the run (the
@@ -19,47 +20,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ...model.driver import Rule
 from ...model.errors import SimulationError
 from ...model.params import ParamSpec
-from ...swarm.formations import Formation
+from ...swarm.formations import Formation, shape_error
 from ..params import number
-
-
-def shape_error(positions: np.ndarray, offsets: np.ndarray, heading: float) -> np.ndarray:
-    """Each robot's distance (m) from its slot when the formation (``offsets``, (n, 2) slots
-    in its own frame) is fitted to ``positions`` ((n, 2), m) as a rigid shape: from each of
-    eight start headings (``heading`` rad and every 45 degrees round), robots are matched to
-    slots (least total distance) and the turn and shift that fit best are taken, twice; the
-    best fit wins."""
-    p = positions - positions.mean(axis=0)
-    f = offsets - offsets.mean(axis=0)
-    best = None
-    for k in range(8):
-        err = _fit(p, f, heading + k * math.pi / 4)
-        if best is None or float(np.square(err).sum()) < float(np.square(best).sum()):
-            best = err
-    return best
-
-
-def _fit(p: np.ndarray, f: np.ndarray, theta: float) -> np.ndarray:
-    """The errors of one fit of centred slots ``f`` to centred positions ``p`` from a start
-    heading ``theta`` (rad)."""
-    for _ in range(2):
-        c, s = math.cos(theta), math.sin(theta)
-        placed = f @ np.array([[c, s], [-s, c]])
-        cost = np.hypot(p[:, None, 0] - placed[None, :, 0], p[:, None, 1] - placed[None, :, 1])
-        rows, cols = linear_sum_assignment(cost)
-        a, b = f[cols], p[rows]
-        theta = math.atan2(float((a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]).sum()),
-                           float((a * b).sum()))
-    c, s = math.cos(theta), math.sin(theta)
-    fitted = f[cols] @ np.array([[c, s], [-s, c]])
-    out = np.empty(len(p))
-    out[rows] = np.hypot(*(p[rows] - fitted).T)
-    return out
+from .formation import Referee
 
 
 class SquadShape(Rule):
@@ -92,10 +59,8 @@ class SquadShape(Rule):
         super().__init__(params)
         self.names: list[str] = []
         self.offsets = np.zeros((0, 2))
-        self.error = self.worst = self.sum_sq = 0.0
-        self.count = self.breaks = self.reforms = 0
-        self.broke = False
-        self.since: float | None = None
+        self.error = 0.0
+        self.referee = Referee(self.p["formed"], self.p["broken"], self.p["hold"])
         self.goal: tuple[float, float] | None = None
 
     def check(self, scenario) -> None:
@@ -104,7 +69,7 @@ class SquadShape(Rule):
             raise SimulationError(f"squad_shape: no squad {self.p['squad']!r} in the scenario "
                                   "(a [SQUAD_n] section names it)")
         self.names = list(spec.robots)
-        self.offsets = Formation(spec.formation, spec.spacing).offsets(len(self.names))
+        self.offsets = Formation.of(spec).offsets(len(self.names))
 
     def after_step(self, sim, snap) -> None:
         p = self.p
@@ -113,42 +78,24 @@ class SquadShape(Rule):
         heading = math.atan2(float(np.sin(snap.poses[rows, 2]).sum()),
                              float(np.cos(snap.poses[rows, 2]).sum()))
         self.error = float(np.sqrt(np.mean(shape_error(pos, self.offsets, heading) ** 2)))
+        ref = self.referee
         if snap.time >= p["after"]:
-            self._count(snap.time)
+            ref.note(self.error)
         goal = next(((t.position[0], t.position[1]) for t in snap.targets
                      if t.color == p["color"]), None)
         there = goal is not None and math.dist(pos.mean(axis=0), goal) <= p["radius"]
-        if not (there and self.error < p["formed"] and snap.time >= p["pass_after"]):
-            self.since = None
-        else:
-            self.since = snap.time if self.since is None else self.since
-            if snap.time - self.since >= p["hold"] - 1e-9:
-                self.end(f"PASS: formed at the {p['color']} target at t = {snap.time:.2f} s "
-                         f"(error {self.error:.3f} m); on the way RMS {self.rms:.3f} m, "
-                         f"{self.worst:.2f} m at most, {self.breaks} break(s), "
-                         f"{self.reforms} re-formation(s)")
-                return
+        if ref.held(snap.time, there and snap.time >= p["pass_after"], self.error):
+            self.end(f"PASS: formed at the {p['color']} target at t = {snap.time:.2f} s "
+                     f"(error {self.error:.3f} m); on the way RMS {ref.rms:.3f} m, "
+                     f"{ref.worst:.2f} m at most, {ref.breaks} break(s), "
+                     f"{ref.reforms} re-formation(s)")
+            return
         if snap.time >= p["limit"]:
             self.end(f"FAIL: not formed at the {p['color']} target after {p['limit']:g} s "
                      f"(error {self.error:.2f} m)")
 
-    def _count(self, time: float) -> None:
-        self.worst = max(self.worst, self.error)
-        self.sum_sq += self.error ** 2
-        self.count += 1
-        if self.error > self.p["broken"] and not self.broke:
-            self.breaks += 1
-            self.broke = True
-        elif self.broke and self.error < self.p["formed"]:
-            self.reforms += 1
-            self.broke = False
-
-    @property
-    def rms(self) -> float:
-        """RMS formation error since ``after``, m."""
-        return math.sqrt(self.sum_sq / self.count) if self.count else 0.0
-
     def fields(self) -> dict:
-        return {"error": round(self.error, 4), "rms": round(self.rms, 4),
-                "max_error": round(self.worst, 4), "breaks": self.breaks,
-                "reforms": self.reforms, "metrics": {"error": round(self.error, 4)}}
+        ref = self.referee
+        return {"error": round(self.error, 4), "rms": round(ref.rms, 4),
+                "max_error": round(ref.worst, 4), "breaks": ref.breaks,
+                "reforms": ref.reforms, "metrics": {"error": round(self.error, 4)}}
