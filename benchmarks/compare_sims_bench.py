@@ -27,8 +27,12 @@ A simulator that takes longer than ``--budget`` seconds for a block is measured 
 steps (at least one block of ``--min-steps``); N above ``--max-n`` of one simulator is skipped
 and said so. Results: steps/s and robot-steps/s (N x steps/s), median of the blocks.
 
+A second table: K copies of the 4-robot task batched (``--batched K``, default 256): coopsim's
+``BatchWorld`` (the ``make_vec`` engine) against VMAS with ``num_envs=K``, VMAS's own way to
+scale (its tensors run over the environments).
+
 Usage: COOPSIM_JIT=wait python benchmarks/compare_sims_bench.py [--n 1 10 100 1000]
-       [--blocks 3] [--steps 50] [--budget 20] [--only coopsim irsim vmas]
+       [--blocks 3] [--steps 50] [--budget 20] [--only coopsim irsim vmas] [--batched 256]
 """
 
 from __future__ import annotations
@@ -72,22 +76,28 @@ def control(poses: np.ndarray, goals: np.ndarray) -> np.ndarray:
 
 # -- coopsim ----------------------------------------------------------------------------------
 
+def _coopsim_spec(n: int, engine: str):
+    """The task as a coopsim scenario (``single`` robots; no walls: the floor is open)."""
+    from coopsim.model.specs import FloorSpec, RobotSpec, ScenarioSpec, Settings, WorldSpec
+
+    starts, _, size = layout(n)
+    robots = tuple(RobotSpec("single", f"r{i}", (x, y, 0.0), yaw)
+                   for i, (x, y, yaw) in enumerate(starts))
+    return ScenarioSpec(WorldSpec(FloorSpec(size, size), ()), robots=robots,
+                        settings=Settings(dt=DT, mode="lockstep", engine=engine),
+                        name=f"compare{n}")
+
+
 def coopsim_runner(n: int, engine: str):
     """A step function of coopsim on the task, and its check (the scans' shape)."""
     from coopsim.env.lean import lean
-    from coopsim.model.specs import FloorSpec, RobotSpec, ScenarioSpec, Settings, WorldSpec
     from coopsim.sim.simulation import Simulation
     from coopsim.sim.stepper import Stepper
 
-    starts, goals, size = layout(n)
-    robots = tuple(RobotSpec("single", f"r{i}", (x, y, 0.0), yaw)
-                   for i, (x, y, yaw) in enumerate(starts))
-    spec = ScenarioSpec(WorldSpec(FloorSpec(size, size), ()), robots=robots,
-                        settings=Settings(dt=DT, mode="lockstep", engine=engine),
-                        name=f"compare{n}")
-    sim = Simulation(lean(spec, ["sonar"]), engine=engine)
+    _, goals, _ = layout(n)
+    sim = Simulation(lean(_coopsim_spec(n, engine), ["sonar"]), engine=engine)
     stepper = Stepper(sim, mode="lockstep", speed=0)
-    half = sim.robots.axle / 2 if hasattr(sim.robots, "axle") else 0.17
+    half = sim.robots.axle / 2
     commands = sim.commands["motors"]
     snap = stepper.tick()
 
@@ -149,7 +159,7 @@ def irsim_runner(n: int):
 
 # -- VMAS -------------------------------------------------------------------------------------
 
-def vmas_runner(n: int):
+def vmas_runner(n: int, envs: int = 1):
     import torch
     from vmas import make_env
     from vmas.simulator.core import Agent, Landmark, Sphere, World
@@ -174,11 +184,14 @@ def vmas_runner(n: int):
             return world
 
         def reset_world_at(self, env_index=None):
+            rows = 1 if env_index is not None else envs
             for i, agent in enumerate(self.world.agents):
-                agent.set_pos(torch.tensor(starts[i:i + 1, :2], dtype=torch.float32),
-                              batch_index=env_index)
-                agent.set_rot(torch.tensor(starts[i:i + 1, 2:3], dtype=torch.float32),
-                              batch_index=env_index)
+                pose = torch.tensor(np.repeat(starts[i:i + 1], rows, axis=0),
+                                    dtype=torch.float32)
+                if env_index is not None:
+                    pose = pose[0]
+                agent.set_pos(pose[..., :2], batch_index=env_index)
+                agent.set_rot(pose[..., 2:3], batch_index=env_index)
 
         def observation(self, agent):
             return agent.sensors[0].measure()
@@ -187,21 +200,49 @@ def vmas_runner(n: int):
             return torch.zeros(self.world.batch_dim)
 
     torch.set_num_threads(2)
-    env = make_env(Task(), num_envs=1, device="cpu", continuous_actions=True, seed=0)
+    env = make_env(Task(), num_envs=envs, device="cpu", continuous_actions=True, seed=0)
     env.reset()
     agents = env.agents
     last = {}
+    goal = np.tile(goals, (envs, 1))  # env-major rows: (envs x n, 2)
 
-    def poses():
-        return np.array([[*a.state.pos[0].tolist(), float(a.state.rot[0, 0])] for a in agents])
+    def poses():  # (envs x n, 3)
+        pos = torch.stack([a.state.pos for a in agents], dim=1)
+        rot = torch.stack([a.state.rot for a in agents], dim=1)
+        return torch.cat((pos, rot), dim=2).reshape(-1, 3).double().numpy()
 
     def step():
-        vw = torch.tensor(control(poses(), goals), dtype=torch.float32)
-        last["obs"] = env.step([vw[i:i + 1] for i in range(n)])[0]
+        vw = torch.tensor(control(poses(), goal), dtype=torch.float32).reshape(envs, n, 2)
+        last["obs"] = env.step([vw[:, i] for i in range(n)])[0]
 
     def check():
-        return len(last["obs"]) == n and tuple(last["obs"][0].shape) == (1, BEAMS)
-    return step, check, lambda: np.hypot(*(poses()[:, :2] - goals).T).mean()
+        return len(last["obs"]) == n and tuple(last["obs"][0].shape) == (envs, BEAMS)
+    return step, check, lambda: np.hypot(*(poses()[:, :2] - goal).T).mean()
+
+
+def coopsim_batch_runner(n: int, copies: int):
+    """``copies`` copies of the n-robot task in one coopsim batch (``BatchWorld``, lean)."""
+    from coopsim.env.batch import BatchWorld
+
+    starts, goals, _ = layout(n)
+    batch = BatchWorld(_coopsim_spec(n, "kinematic"), copies, observe=["sonar"], lean=True,
+                       task=lambda snap, rows: (np.zeros(rows.shape), np.zeros(len(rows), bool)))
+    goal = (goals[None] + batch.offsets[:, None]).reshape(-1, 2)
+    half = batch.sim.robots.axle[batch.rows].reshape(-1) / 2
+    snap = batch.tick()
+
+    def step():
+        nonlocal snap
+        vw = control(snap.poses[batch.rows].reshape(-1, 3), goal)
+        wheels = np.column_stack([vw[:, 0] - vw[:, 1] * half, vw[:, 0] + vw[:, 1] * half])
+        batch.act(np.clip(wheels, -0.6, 0.6).reshape(copies, n, 2))
+        snap = batch.tick()
+        batch.observation(snap)
+
+    def check():
+        return batch.observation(snap)["sonar"].shape == (copies, n, BEAMS)
+    return step, check, lambda: np.hypot(*(snap.poses[batch.rows].reshape(-1, 3)[:, :2]
+                                            - goal).T).mean()
 
 
 # -- measuring --------------------------------------------------------------------------------
@@ -216,6 +257,9 @@ def measure(make, blocks: int, steps: int, budget: float) -> dict:
     step()
     first = time.perf_counter() - t0
     per = max(1, min(steps, int(budget / max(first, 1e-6))))
+    if first < 1.0:  # a cheap step: a few more untimed, past lazy compilation and caches
+        for _ in range(3):
+            step()
     rates = []
     for _ in range(blocks):
         t0 = time.perf_counter()
@@ -241,6 +285,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50, help="steps per block (at most)")
     parser.add_argument("--budget", type=float, default=20.0, help="s a block may take")
     parser.add_argument("--only", nargs="+", default=["coopsim", "irsim", "vmas"])
+    parser.add_argument("--batched", type=int, default=256, metavar="K",
+                        help="copies of the 4-robot task batched (0: skip)")
     args = parser.parse_args()
     if "coopsim" in args.only:
         from coopsim.raycast import auto
@@ -265,7 +311,25 @@ def main() -> None:
             r = measure(lambda: make(n), args.blocks, args.steps, args.budget)
             print(f"| {name} | {n:,} | {r['rate']:,.1f} | {r['rate'] * n:,.0f} | "
                   f"{r['steps']} | {r['build']:.2f} | {r['closer']:.2f} |", flush=True)
+    if args.batched:
+        batched_table(args)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+def batched_table(args) -> None:
+    """K copies of the 4-robot task: coopsim's batch against VMAS's ``num_envs`` (VMAS's own
+    way to scale: its tensors run over environments)."""
+    k, n = args.batched, 4
+    print(f"\n{k} copies x {n} robots of the task, batched")
+    print("| simulator | copies x robots | batch steps/s | robot-steps/s | steps per block |")
+    print("|---|---:|---:|---:|---:|")
+    sims = [("coopsim kinematic, BatchWorld (lean)", lambda: coopsim_batch_runner(n, k))]
+    if "vmas" in args.only and version("vmas"):
+        sims.append((f"VMAS {version('vmas')}, num_envs={k}", lambda: vmas_runner(n, k)))
+    for name, make in sims:
+        r = measure(make, args.blocks, args.steps, args.budget)
+        print(f"| {name} | {k} x {n} | {r['rate']:,.1f} | {r['rate'] * k * n:,.0f} | "
+              f"{r['steps']} |", flush=True)
 
 
 if __name__ == "__main__":
