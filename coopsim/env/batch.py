@@ -266,8 +266,9 @@ class BatchWorld:
         shape = self.rows.shape
         if callable(self.task):
             reward, terminated = self.task(snap, self.rows)
-            reward = np.broadcast_to(np.asarray(reward, dtype=np.float64).reshape(
-                shape[0], -1), shape).copy()
+            reward = np.asarray(reward, dtype=np.float64)
+            reward = reward.copy() if reward.shape == shape else np.broadcast_to(
+                reward.reshape(shape[0], -1), shape).copy()  # (K,) or (K, 1): every agent
             terminated = np.asarray(terminated, dtype=bool).reshape(shape[0])
         else:
             reward, terminated = self._task_terms(snap, shape)
