@@ -8,7 +8,10 @@ the same run.
 2. K copies x A robots (``scenarios/learn_avoid.scenario``: 4 robots in the maze, sonar
    observed, kinematic engine), batched in one ``VectorEnv`` step: agent-steps/s against the
    same K copies as K separate environments (K ``Episode``\\ s, each one ``Stepper.tick``; the
-   engine of ``make_vec(..., vectorization_mode="sync")``), stepped in a loop.
+   engine of ``make_vec(..., vectorization_mode="sync")``), stepped in a loop. Also the lean
+   batch per CPU-second of this process (``time.process_time``: what the load of other
+   processes on a shared machine changes least; with ``NUMBA_NUM_THREADS=1`` it is the work
+   of one core, with more it counts the worker threads' time too).
 
 Usage: python benchmarks/learning_bench.py [--copies 256] [--robots 4] [--steps 200]
 """
@@ -96,10 +99,12 @@ def batched(copies: int, robots: int, steps: int) -> dict:
             for a in agents:
                 ep.observation(snap, a)
     separate()
-    blocks = {"batched": [], "lean": [], "separate": []}
+    blocks = {"batched": [], "lean": [], "separate": [], "lean_cpu": []}
     for _ in range(5):  # interleaved blocks: the machine's load changes alike for all three
         blocks["batched"].append(_rate(lambda: vecs[False].step(actions), steps, 1))
+        cpu = time.process_time()
         blocks["lean"].append(_rate(lambda: vecs[True].step(actions), steps, 1))
+        blocks["lean_cpu"].append(steps / (time.process_time() - cpu))
         blocks["separate"].append(_rate(separate, max(2, steps // 20), 1))
     out = {k: statistics.median(v) * copies * robots for k, v in blocks.items()}
     out["lean_best"] = max(blocks["lean"]) * copies * robots  # the least disturbed block
@@ -132,6 +137,12 @@ def single_table(steps: int) -> None:
               f"| {r['reset_ms']:.2f} |")
 
 
+def threads() -> int:
+    """numba's thread count (the compiled kernels' parallel loops)."""
+    import numba
+    return numba.get_num_threads()
+
+
 def batched_table(copies: int, robots: int, steps: int) -> None:
     """Part 2's table."""
     r = batched(copies, robots, steps)
@@ -140,6 +151,8 @@ def batched_table(copies: int, robots: int, steps: int) -> None:
     print(f"| batched (one VectorEnv step) | {r['batched']:,.0f} |")
     print(f"| batched, lean (only sonar and motors sensed) | {r['lean']:,.0f} |")
     print(f"| batched, lean, best block | {r['lean_best']:,.0f} |")
+    print(f"| batched, lean, per CPU-second of this process (NUMBA_NUM_THREADS={threads()}) "
+          f"| {r['lean_cpu']:,.0f} |")
     print(f"| {copies} separate worlds | {r['separate']:,.0f} |")
     print(f"\nbatched / separate: {r['batched'] / r['separate']:.1f}x; "
           f"lean / separate: {r['lean'] / r['separate']:.1f}x")
