@@ -14,11 +14,13 @@ and the scan of every robot).
 - coopsim: one ``Simulation`` on the ``kinematic`` engine (and ``pymunk`` at N <= 100), robots
   of the ``single`` type made lean (``coopsim.env.lean``: only motors and sonar carried);
   speeds to wheel speeds with the robot's axle; stepped by ``Stepper.tick``.
-- IR-SIM (``pip install ir-sim``, benchmark only, not a coopsim dependency): a world written
+- IR-SIM (``pip install -e '.[bench]'``: the ``bench`` extra, benchmark only): a world written
   as its YAML, robots of ``kinematics: diff`` with a ``lidar2d`` sensor (number 11,
   angle_range pi, range_max 2), ``headless=True`` (no figure: matplotlib is never drawn);
   actions ``[v, w]`` per robot to ``env.step(actions, action_id=...)``.
-- VMAS (``pip install torch==2.13.0 vmas``, CPU): one environment (``num_envs=1``) of N agents
+- VMAS (``pip install torch==2.13.0 vmas``, then ``pip install 'pyglet>=2,<3'`` again: vmas
+  pins pyglet<=1.5.27, which coopsim's viewer cannot use; VMAS steps without rendering, so it
+  runs beside pyglet 2), CPU: one environment (``num_envs=1``) of N agents
   with ``DiffDrive`` dynamics (Euler) and an 11-ray ``Lidar`` of agents, one substep,
   collisions on; ``env.step`` with one (1, 2) tensor per agent (it computes every agent's
   observation, that is its lidar scan, each step). Skipped when not installed.
