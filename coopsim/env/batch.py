@@ -92,6 +92,21 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
     return out, offsets, names
 
 
+def _caster(base: ScenarioSpec, offsets: np.ndarray, gap: float | None):
+    """The batch's :class:`~coopsim.env.batchcast.CopyCaster` (None without numba: the
+    simulation's own caster then)."""
+    from ..model.compiled import numba
+
+    if numba is None:
+        return None
+    from .batchcast import CopyCaster
+
+    floor = base.world.floor
+    gap = 2 * _reach(base) + 1.0 if gap is None else float(gap)
+    half = (floor.length / 2 + WALL + gap / 4, floor.width / 2 + WALL + gap / 4)
+    return CopyCaster(offsets, half)
+
+
 def _walls(k: int, dx: float, dy: float, floor) -> list[ObjectSpec]:
     """Four static boxes just outside copy ``k``'s floor edges."""
     hx, hy, t = floor.length / 2, floor.width / 2, WALL
@@ -143,7 +158,8 @@ class BatchWorld:
                                                  resolve_task(base, None))
         spec, self.offsets, self.names = replicate(base, copies, gap,
                                                    monitors=isinstance(self.task, TaskSpec))
-        self.sim = Simulation(spec, seed=seed, engine="kinematic")
+        self.caster = _caster(base, self.offsets, gap)
+        self.sim = Simulation(spec, seed=seed, engine="kinematic", caster=self.caster)
         self.stepper = Stepper(self.sim, mode="lockstep", speed=0)
         world = self.sim.world
         self.maps = [agent_map(world, self.names[0][a], observe) for a in self.agents]
@@ -178,6 +194,8 @@ class BatchWorld:
                               for k in range(self.copies)], dtype=np.int64)
         every = [index[n] for k in range(self.copies) for n in self.names[k].values()]
         self.copy_rows = np.array(every, dtype=np.int64).reshape(self.copies, -1)
+        if self.caster is not None:
+            self.caster.set_copies(self.copy_rows)
         self.initial = self.sim.world.engine.robot_state()  # poses at load, velocity 0
         self.steps = np.zeros(self.copies, dtype=np.int64)
         self._metric_keys = self._keys()
