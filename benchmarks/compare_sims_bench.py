@@ -25,9 +25,9 @@ and the scan of every robot).
   collisions on; ``env.step`` with one (1, 2) tensor per agent (it computes every agent's
   observation, that is its lidar scan, each step). Skipped when not installed.
 
-A simulator that takes longer than ``--budget`` seconds for a block is measured on fewer
-steps (at least one block of ``--min-steps``); N above ``--max-n`` of one simulator is skipped
-and said so. Results: steps/s and robot-steps/s (N x steps/s), median of the blocks.
+A block is ``--steps`` steps, fewer for a simulator whose first step shows that they would
+take longer than ``--budget`` seconds (at least one). Results: steps/s and robot-steps/s
+(N x steps/s), the median of ``--blocks`` blocks; a simulator not installed is left out.
 
 A second table: K copies of the 4-robot task batched (``--batched K``, default 256): coopsim's
 ``BatchWorld`` (the ``make_vec`` engine) against VMAS with ``num_envs=K``, VMAS's own way to
@@ -296,20 +296,19 @@ def main() -> None:
             raise SystemExit("the compiled caster did not load (numba missing?)")
     sims = []
     if "coopsim" in args.only:
-        sims += [("coopsim kinematic", lambda n: coopsim_runner(n, "kinematic"), 10**9),
-                 ("coopsim pymunk", lambda n: coopsim_runner(n, "pymunk"), 10**9)]
+        sims += [("coopsim kinematic", lambda n: coopsim_runner(n, "kinematic")),
+                 ("coopsim pymunk", lambda n: coopsim_runner(n, "pymunk"))]
     if "irsim" in args.only and version("ir-sim"):
-        sims.append((f"IR-SIM {version('ir-sim')}", irsim_runner, 10**9))
+        sims.append((f"IR-SIM {version('ir-sim')}", irsim_runner))
     if "vmas" in args.only and version("vmas"):
-        sims.append((f"VMAS {version('vmas')} (torch {version('torch')}, CPU)", vmas_runner,
-                     10**9))
+        sims.append((f"VMAS {version('vmas')} (torch {version('torch')}, CPU)", vmas_runner))
     print(f"coopsim {version('coopsim')}, numpy {version('numpy')}, numba {version('numba')}; "
           f"load average {os.getloadavg()[0]:.1f}")
     print("| simulator | N | steps/s | robot-steps/s | steps per block | build, s | "
           "closer to goals, m |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for n in args.n:
-        for name, make, _ in sims:
+        for name, make in sims:
             r = measure(lambda: make(n), args.blocks, args.steps, args.budget)
             print(f"| {name} | {n:,} | {r['rate']:,.1f} | {r['rate'] * n:,.0f} | "
                   f"{r['steps']} | {r['build']:.2f} | {r['closer']:.2f} |", flush=True)
