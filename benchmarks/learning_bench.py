@@ -14,6 +14,7 @@ the same run.
    of one core, with more it counts the worker threads' time too).
 
 Usage: python benchmarks/learning_bench.py [--copies 256] [--robots 4] [--steps 200]
+       [--only single|batched]
 """
 
 from __future__ import annotations
