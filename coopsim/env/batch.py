@@ -93,18 +93,14 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
 
 
 def _caster(base: ScenarioSpec, offsets: np.ndarray, gap: float | None):
-    """The batch's :class:`~coopsim.env.batchcast.CopyCaster` (None without numba: the
-    simulation's own caster then)."""
-    from ..model.compiled import numba
-
-    if numba is None:
-        return None
-    from .batchcast import CopyCaster
+    """The batch's :class:`~coopsim.env.batchcast.BatchCaster` (its copies' extent: the
+    floor, its walls and a quarter of the gap)."""
+    from .batchcast import BatchCaster
 
     floor = base.world.floor
     gap = 2 * _reach(base) + 1.0 if gap is None else float(gap)
     half = (floor.length / 2 + WALL + gap / 4, floor.width / 2 + WALL + gap / 4)
-    return CopyCaster(offsets, half)
+    return BatchCaster(offsets, half)
 
 
 def _walls(k: int, dx: float, dy: float, floor) -> list[ObjectSpec]:
@@ -194,8 +190,7 @@ class BatchWorld:
                               for k in range(self.copies)], dtype=np.int64)
         every = [index[n] for k in range(self.copies) for n in self.names[k].values()]
         self.copy_rows = np.array(every, dtype=np.int64).reshape(self.copies, -1)
-        if self.caster is not None:
-            self.caster.set_copies(self.copy_rows)
+        self.caster.set_copies(self.copy_rows)
         self.initial = self.sim.world.engine.robot_state()  # poses at load, velocity 0
         self.steps = np.zeros(self.copies, dtype=np.int64)
         self._metric_keys = self._keys()

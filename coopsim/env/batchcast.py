@@ -15,15 +15,21 @@ run, and nothing from another copy can be hit at all.
 
 Whenever its preconditions do not hold (moving segments or objects, a robot outside the copy
 map, static shapes that are not K alike copies), it casts as :class:`JitRayCaster` does.
-Frames and units: world frame unless said, metres.
+:class:`BatchCaster` serves it the way :class:`~coopsim.raycast.AutoCaster` serves the compiled
+caster (``COOPSIM_JIT``): numpy until the kernels, and this module's own, are loaded in the
+background; never compiled with ``COOPSIM_JIT=numpy``. Frames and units: world frame unless
+said, metres.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
 from ..model.compiled import jit as _jit
 from ..model.compiled import numba, prange
+from ..raycast import auto
 from ..raycast.jitcast import CELL_SIZE, JitRayCaster, _grid, _shapes, contiguous
 from ..raycast.jitfan import _circles, _directions, _robot
 
@@ -127,3 +133,75 @@ class CopyCaster(JitRayCaster):
         finally:
             numba.set_num_threads(threads)
         return out
+
+
+_ready = threading.Event()
+_lock = threading.Lock()
+_thread: list = []
+
+
+def _warm() -> None:
+    """Load or compile :func:`copy_fan` (after the caster's own kernels) with a tiny batch."""
+    if not auto.wait_ready():
+        return
+    caster = CopyCaster(np.array([[0.0, 0.0], [10.0, 0.0]]), (4.0, 4.0))
+    caster.set_static(None, np.array([[-3.0, -3.0, 3.0, -3.0], [7.0, -3.0, 13.0, -3.0]]))
+    caster.set_copies(np.array([[0], [1]]))
+    poses = np.array([[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]])
+    heading = np.array([[1.0, 0.0], [1.0, 0.0]])
+    fan = np.array([[1.0, 0.0], [0.0, -1.0]])
+    groups, radius = np.array([1, 2]), np.full(2, 0.2)
+    moving = (np.column_stack((poses[:, :2], radius)), np.zeros((0, 4)), groups,
+              np.zeros(0, np.int64))
+    caster.fan(poses, heading, fan, np.full(2, 2.0), radius, groups, moving)
+    _ready.set()
+
+
+def _start() -> None:
+    """Start :func:`_warm` once per process (nothing with ``COOPSIM_JIT=numpy``)."""
+    if auto._policy() == "numpy":
+        return
+    with _lock:
+        if not _thread:
+            _thread.append(threading.Thread(target=_warm, name="coopsim-batch-warmup",
+                                            daemon=True))
+            _thread[0].start()
+
+
+def wait_ready(timeout: float | None = None) -> bool:
+    """Start loading this module's kernel (and the caster's) and wait; False with
+    ``COOPSIM_JIT=numpy``, without numba, on timeout or error."""
+    _start()
+    if not _thread:
+        return False
+    _thread[0].join(timeout)
+    return _ready.is_set()
+
+
+class BatchCaster(auto.AutoCaster):
+    """:class:`~coopsim.raycast.AutoCaster` serving a :class:`CopyCaster` once its kernels are
+    loaded (the numpy caster before; see the module). Args as :class:`CopyCaster`'s."""
+
+    def __init__(self, offsets: np.ndarray, half) -> None:
+        self.offsets, self.half, self.members = offsets, half, None
+        super().__init__()
+        if auto._policy() == "wait":
+            wait_ready()
+        else:
+            _start()
+
+    @property
+    def active(self):
+        """The caster serving now."""
+        if self.jit is None and _ready.is_set():
+            self.jit = CopyCaster(self.offsets, self.half)
+            self.jit.set_static(*self._static)
+            if self.members is not None:
+                self.jit.set_copies(self.members)
+        return self.jit if self.jit is not None else self.numpy
+
+    def set_copies(self, members: np.ndarray) -> None:
+        """See :meth:`CopyCaster.set_copies`."""
+        self.members = members
+        if self.jit is not None:
+            self.jit.set_copies(members)
