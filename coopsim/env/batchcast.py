@@ -23,6 +23,7 @@ said, metres.
 
 from __future__ import annotations
 
+import atexit
 import threading
 
 import numpy as np
@@ -166,6 +167,15 @@ def _start() -> None:
             _thread.append(threading.Thread(target=_warm, name="coopsim-batch-warmup",
                                             daemon=True))
             _thread[0].start()
+            atexit.register(_finish)
+
+
+def _finish() -> None:
+    """At exit: let a compile still running finish (bounded), as the caster's own warm-up does
+    (:func:`coopsim.raycast.auto._finish_warmup`: numba's LLVM under a tearing-down
+    interpreter crashed a short run)."""
+    if _thread and _thread[0].is_alive():
+        _thread[0].join(auto.EXIT_WAIT)
 
 
 def wait_ready(timeout: float | None = None) -> bool:
