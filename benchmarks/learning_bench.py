@@ -8,9 +8,13 @@ the same run.
 2. K copies x A robots (``scenarios/learn_avoid.scenario``: 4 robots in the maze, sonar
    observed, kinematic engine), batched in one ``VectorEnv`` step: agent-steps/s against the
    same K copies as K separate environments (K ``Episode``\\ s, each one ``Stepper.tick``; the
-   engine of ``make_vec(..., vectorization_mode="sync")``), stepped in a loop.
+   engine of ``make_vec(..., vectorization_mode="sync")``), stepped in a loop. Also the lean
+   batch per CPU-second of this process (``time.process_time``: what the load of other
+   processes on a shared machine changes least; with ``NUMBA_NUM_THREADS=1`` it is the work
+   of one core, with more it counts the worker threads' time too).
 
 Usage: python benchmarks/learning_bench.py [--copies 256] [--robots 4] [--steps 200]
+       [--only single|batched]
 """
 
 from __future__ import annotations
@@ -96,12 +100,16 @@ def batched(copies: int, robots: int, steps: int) -> dict:
             for a in agents:
                 ep.observation(snap, a)
     separate()
-    blocks = {"batched": [], "lean": [], "separate": []}
-    for _ in range(3):  # interleaved blocks: the machine's load changes alike for all three
+    blocks = {"batched": [], "lean": [], "separate": [], "lean_cpu": []}
+    for _ in range(5):  # interleaved blocks: the machine's load changes alike for all three
         blocks["batched"].append(_rate(lambda: vecs[False].step(actions), steps, 1))
+        cpu = time.process_time()
         blocks["lean"].append(_rate(lambda: vecs[True].step(actions), steps, 1))
+        blocks["lean_cpu"].append(steps / (time.process_time() - cpu))
         blocks["separate"].append(_rate(separate, max(2, steps // 20), 1))
-    return {k: statistics.median(v) * copies * robots for k, v in blocks.items()}
+    out = {k: statistics.median(v) * copies * robots for k, v in blocks.items()}
+    out["lean_best"] = max(blocks["lean"]) * copies * robots  # the least disturbed block
+    return out
 
 
 def main() -> None:
@@ -109,22 +117,44 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=256)
     parser.add_argument("--robots", type=int, default=4)
     parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--only", choices=("single", "batched"), help="one part only")
     args = parser.parse_args()
     if not casters.wait_ready(600):
         raise SystemExit("the compiled caster did not load (numba missing?)")
+    if args.only != "batched":
+        single_table(args.steps)
+    if args.only != "single":
+        batched_table(args.copies, args.robots, args.steps)
+
+
+def single_table(steps: int) -> None:
+    """Part 1's table."""
     print("| one robot with sonar | env steps/s | bare ticks/s | env / tick | reset, ms |")
     print("|---|---:|---:|---:|---:|")
     for engine, lean in (("pymunk", False), ("kinematic", False), ("pymunk", True)):
-        r = single(engine, args.steps * 5, lean)
+        r = single(engine, steps * 5, lean)
         name = f"{engine}, lean" if lean else engine
         print(f"| {name} | {r['env']:,.0f} | {r['tick']:,.0f} | {r['env'] / r['tick']:.2f} "
               f"| {r['reset_ms']:.2f} |")
-    r = batched(args.copies, args.robots, args.steps)
-    print(f"\n{args.copies} copies x {args.robots} robots, kinematic, sonar observed")
+
+
+def threads() -> int:
+    """numba's thread count (the compiled kernels' parallel loops)."""
+    import numba
+    return numba.get_num_threads()
+
+
+def batched_table(copies: int, robots: int, steps: int) -> None:
+    """Part 2's table."""
+    r = batched(copies, robots, steps)
+    print(f"\n{copies} copies x {robots} robots, kinematic, sonar observed")
     print("| how | agent-steps/s |\n|---|---:|")
     print(f"| batched (one VectorEnv step) | {r['batched']:,.0f} |")
     print(f"| batched, lean (only sonar and motors sensed) | {r['lean']:,.0f} |")
-    print(f"| {args.copies} separate worlds | {r['separate']:,.0f} |")
+    print(f"| batched, lean, best block | {r['lean_best']:,.0f} |")
+    print(f"| batched, lean, per CPU-second of this process (NUMBA_NUM_THREADS={threads()}) "
+          f"| {r['lean_cpu']:,.0f} |")
+    print(f"| {copies} separate worlds | {r['separate']:,.0f} |")
     print(f"\nbatched / separate: {r['batched'] / r['separate']:.1f}x; "
           f"lean / separate: {r['lean'] / r['separate']:.1f}x")
 

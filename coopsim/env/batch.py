@@ -93,6 +93,17 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
     return out, offsets, names
 
 
+def _caster(base: ScenarioSpec, offsets: np.ndarray, gap: float | None):
+    """The batch's :class:`~coopsim.env.batchcast.BatchCaster` (its copies' extent: the
+    floor, its walls and a quarter of the gap)."""
+    from .batchcast import BatchCaster
+
+    floor = base.world.floor
+    gap = 2 * _reach(base) + 1.0 if gap is None else float(gap)
+    half = (floor.length / 2 + WALL + gap / 4, floor.width / 2 + WALL + gap / 4)
+    return BatchCaster(offsets, half)
+
+
 def _walls(k: int, dx: float, dy: float, floor) -> list[ObjectSpec]:
     """Four static boxes just outside copy ``k``'s floor edges."""
     hx, hy, t = floor.length / 2, floor.width / 2, WALL
@@ -144,7 +155,8 @@ class BatchWorld:
                                                  resolve_task(base, None))
         spec, self.offsets, self.names = replicate(base, copies, gap,
                                                    monitors=isinstance(self.task, TaskSpec))
-        self.sim = Simulation(spec, seed=seed, engine="kinematic")
+        self.caster = _caster(base, self.offsets, gap)
+        self.sim = Simulation(spec, seed=seed, engine="kinematic", caster=self.caster)
         self.stepper = Stepper(self.sim, mode="lockstep", speed=0)
         world = self.sim.world
         self.maps = [agent_map(world, self.names[0][a], observe) for a in self.agents]
@@ -182,6 +194,7 @@ class BatchWorld:
                               for k in range(self.copies)], dtype=np.int64)
         every = [index[n] for k in range(self.copies) for n in self.names[k].values()]
         self.copy_rows = np.array(every, dtype=np.int64).reshape(self.copies, -1)
+        self.caster.set_copies(self.copy_rows)
         self.initial = self.sim.world.engine.robot_state()  # poses at load, velocity 0
         self.steps = np.zeros(self.copies, dtype=np.int64)
         self._metric_keys = self._keys()
@@ -270,8 +283,9 @@ class BatchWorld:
         shape = self.rows.shape
         if callable(self.task):
             reward, terminated = self.task(snap, self.rows)
-            reward = np.broadcast_to(np.asarray(reward, dtype=np.float64).reshape(
-                shape[0], -1), shape).copy()
+            reward = np.asarray(reward, dtype=np.float64)
+            reward = reward.copy() if reward.shape == shape else np.broadcast_to(
+                reward.reshape(shape[0], -1), shape).copy()  # (K,) or (K, 1): every agent
             terminated = np.asarray(terminated, dtype=bool).reshape(shape[0])
         else:
             reward, terminated = self._task_terms(snap, shape)

@@ -67,15 +67,29 @@ def _circles(n, ox, oy, mr, g, lo, hi, cdata, cgroup, dirs, out, hx, hy, back):
 
 
 @_jit(inline=True)
-def _segments(n, ox, oy, mr, g, lo, hi, sdata, sgroup, dirs, out):
-    """Robot n's best hits (out[n]) against the segment entries lo .. hi - 1."""
+def _segments(n, ox, oy, mr, g, lo, hi, sdata, sgroup, dirs, out, box):
+    """Robot n's best hits (out[n]) against the segment entries lo .. hi - 1; ``box`` (x0,
+    x1, y0, y1), m: the box of its rays, padded (a segment wholly outside is dropped with four
+    comparisons: a hit point lies on a ray and on the segment, so in both boxes). A ray the
+    segment is behind or beside is dropped by the signs and sizes of segment_hit's numerators
+    before its divisions (a product that underflows to 0 and the 1e-9 margin keep a pair in
+    doubt: segment_hit then decides it, so the distances are its bits)."""
+    x0, x1, y0, y1 = box
     for e in range(lo, hi):
         if g != 0 and sgroup[e] == g:
             continue
+        sx, sy, ex, ey = sdata[e, 0], sdata[e, 1], sdata[e, 2], sdata[e, 3]
+        if min(sx, sx + ex) > x1 or max(sx, sx + ex) < x0 or \
+                min(sy, sy + ey) > y1 or max(sy, sy + ey) < y0:
+            continue
+        wx, wy = sx - ox, sy - oy
         for k in range(out.shape[1]):
-            out[n, k] = min(out[n, k], segment_hit(ox, oy, dirs[n, k, 0], dirs[n, k, 1], mr,
-                                                   sdata[e, 0], sdata[e, 1], sdata[e, 2],
-                                                   sdata[e, 3]))
+            dx, dy = dirs[n, k, 0], dirs[n, k, 1]
+            den = dx * ey - dy * ex  # segment_hit's terms: t = nt / den, u = nu / den
+            nt, nu = wx * ey - wy * ex, wx * dy - wy * dx
+            if nt * den < 0.0 or nu * den < 0.0 or abs(nu) > abs(den) * (1.0 + 1e-9):
+                continue  # t < 0, u < 0 or u > 1 without dividing (segment_hit's miss)
+            out[n, k] = min(out[n, k], segment_hit(ox, oy, dx, dy, mr, sx, sy, ex, ey))
 
 
 @_jit(inline=True)
@@ -88,6 +102,8 @@ def _robot(n, o, h, back, grids, rg, mr, dirs, out):
     for k in range(out.shape[1]):
         ex, ey = mr * dirs[n, k, 0], mr * dirs[n, k, 1]
         xl, xh, yl, yh = min(xl, ex), max(xh, ex), min(yl, ey), max(yh, ey)
+    pad = 1e-9 * (1.0 + abs(ox) + abs(oy) + mr)  # >> the rounding of a hit point, m
+    box = (ox + xl - pad, ox + xh + pad, oy + yl - pad, oy + yh + pad)
     for gi in range(len(gm)):
         base, nx, ny = int(gm[gi, BASE]), gm[gi, NX], gm[gi, NY]
         inv, pad, ncell = gm[gi, INV], gm[gi, PAD], int(gm[gi, NX] * gm[gi, NY])
@@ -104,13 +120,13 @@ def _robot(n, o, h, back, grids, rg, mr, dirs, out):
         a = base + ncell  # the always bucket, then the cells around the robot
         _circles(n, ox, oy, mr, g, cstart[a], cstart[a + 1], cdata, cgroup, dirs, out, hx, hy,
                  back)
-        _segments(n, ox, oy, mr, g, sstart[a], sstart[a + 1], sdata, sgroup, dirs, out)
+        _segments(n, ox, oy, mr, g, sstart[a], sstart[a + 1], sdata, sgroup, dirs, out, box)
         for c in range(c0, c1 + 1):
             first = base + c * int(ny)
             lo, hi = first + r0, first + r1 + 1  # a column's cells are contiguous
             _circles(n, ox, oy, mr, g, cstart[lo], cstart[hi], cdata, cgroup, dirs, out, hx,
                      hy, back)
-            _segments(n, ox, oy, mr, g, sstart[lo], sstart[hi], sdata, sgroup, dirs, out)
+            _segments(n, ox, oy, mr, g, sstart[lo], sstart[hi], sdata, sgroup, dirs, out, box)
 
 
 @_jit(parallel=True)

@@ -238,6 +238,10 @@ def build(circles, cgroup, segments, sgroup, cell_size, cap, like):
 def _merge(fs, fd, fg, ms, md, mg, shared):
     """One family's start offsets, entries and groups of two grids: cell by cell if they share
     their geometry (the first's entries, then the second's), else one after the other."""
+    if shared and len(md) == 0:  # nothing moving of this family (walls only): no copy
+        return fs, fd, fg
+    if shared and len(fd) == 0:  # nothing static of it (robots among walls): no copy
+        return ms, md, mg
     data = np.empty((len(fd) + len(md), fd.shape[1]))
     group = np.empty(len(fd) + len(md), np.int64)
     if not shared:

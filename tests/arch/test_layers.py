@@ -30,8 +30,9 @@ ALLOWED = {
     "viewer": {"model", "net", "viewer"},
     "conformance": {"model", "net", "client", "conformance"},
     # learning environments: in-process runs (sim, formats); "human" rendering serves the run
-    # (net) and starts the viewer's process (viewer/__init__, no window code)
-    "env": {"model", "formats", "sim", "net", "viewer", "env"},
+    # (net) and starts the viewer's process (viewer/__init__, no window code); batched worlds
+    # cast their copies' fans with the compiled caster's kernels (raycast, below sim)
+    "env": {"model", "formats", "raycast", "sim", "net", "viewer", "env"},
     "app": {"model", "formats", "raycast", "sim", "net", "recording", "replay", "client",
             "viewer", "app", "plugins", "foxglove", "conformance", "env", "ros2"},
 }

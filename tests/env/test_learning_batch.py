@@ -166,3 +166,37 @@ def test_lean_copies_carry_only_what_is_observed_and_see_the_same():
     assert np.array_equal(a["sonar"], b["sonar"])
     with pytest.raises(LearningError, match="lean batched worlds need observe"):
         _vec(2, lean=True)
+
+
+def test_the_batch_casts_each_copy_in_its_own_frame_as_the_world_caster_would():
+    """The batch's CopyCaster (one copy's walls in the copy's frame, its own copy's robots)
+    gives the generic caster's distances over the whole world, to rounding of the offsets."""
+    from coopsim.env import batchcast
+    from coopsim.plugins.modules.sonar import ANGLES
+    from coopsim.raycast.jitcast import JitRayCaster, fan_directions
+
+    env = _vec(9, robot=AGENTS, observe=["sonar"], lean=True)
+    if not batchcast.wait_ready(600):  # compiled (or loaded) in the background
+        pytest.skip("compiled casting is off here (COOPSIM_JIT=numpy or no numba)")
+    caster = env.batch.caster.active
+    assert isinstance(caster, batchcast.CopyCaster)
+    assert caster._copy is not None and len(caster._copy[5]) < 200  # one copy's walls only
+    env.reset(seed=0)
+    act = np.tile([0.5, 0.3], (9, 4, 1))
+    act[:, 1] = [0.2, 0.55]  # r2 turns: rays meet walls and robots at many angles
+    sim = env.batch.sim
+    radius, group = np.ascontiguousarray(sim.robots.radius), sim.robots.group.astype(np.int64)
+    for step in range(120):
+        obs, *_ = env.step(act)
+        if step % 20:
+            continue
+        pose = np.ascontiguousarray(sim.snapshot.poses)
+        heading, fan = fan_directions(pose[:, 2], ANGLES)
+        moving = (np.ascontiguousarray(np.column_stack([pose[:, :2], radius])),
+                  np.zeros((0, 4)), group, np.zeros(0, np.int64))
+        reach = np.full(len(pose), 2.0)
+        mine = caster.fan(pose, heading, fan, reach, radius, group, moving)
+        world = JitRayCaster.fan(caster, pose, heading, fan, reach, radius, group, moving)
+        assert np.allclose(mine, world, rtol=0, atol=1e-9)
+        assert (mine < 2.0).mean() > 0.3  # the rays do hit walls
+        assert np.allclose(obs["sonar"], np.clip(mine, 0, 2.0)[env.batch.rows], atol=1e-9)

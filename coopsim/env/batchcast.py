@@ -1,0 +1,217 @@
+"""The batch's ray caster: every copy's sonar fans cast in the copy's own frame, against one
+copy's walls and the robots of the same copy only (docs/learning.md, "Batched worlds").
+
+K copies of a scenario are laid out in one world (:mod:`coopsim.env.batch`), so the generic
+caster bins K times the walls and every robot of every copy into its grids each step, and a
+robot's rays walk cells full of data from a world K times larger than the one it can see. But
+copies are isolated and alike: what a robot of copy k sees are copy k's walls, the same as copy
+0's moved by the copies' offset, and copy k's robots. :class:`CopyCaster` therefore keeps the
+static shapes of one copy in its own frame (a grid of a few cells, binned once), and each step
+moves each robot's ray origin into its copy's frame (pose - offset), casts against that grid with
+the compiled fan kernel's own functions (:mod:`coopsim.raycast.jitfan`), and tests the few
+chassis of its copy directly. Results: the generic caster's distances to rounding (the frame
+differs by the offset: about 1e-12 m; tests/env/test_learning_batch.py), the same bits run to
+run, and nothing from another copy can be hit at all.
+
+Whenever its preconditions do not hold (moving segments or objects, a robot outside the copy
+map, static shapes that are not K alike copies), it casts as :class:`JitRayCaster` does.
+:class:`BatchCaster` serves it the way :class:`~coopsim.raycast.AutoCaster` serves the compiled
+caster (``COOPSIM_JIT``): numpy until the kernels, and this module's own, are loaded in the
+background; never compiled with ``COOPSIM_JIT=numpy``. Frames and units: world frame unless
+said, metres.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+
+import numpy as np
+
+from ..model.compiled import jit as _jit
+from ..model.compiled import numba, prange
+from ..raycast import auto
+from ..raycast.jitcast import CELL_SIZE, JitRayCaster, _grid, _shapes, contiguous
+from ..raycast.jitfan import _circles, _directions, _robot
+
+_PARALLEL_MIN = 4096  # rays below which one thread casts (waking the others costs more)
+
+
+@_jit(parallel=True)
+def copy_fan(o, d, angles, reach, edge, rg, grids, copy_of, width, cdata, cgroup, out):
+    """Every robot's fan in its copy's frame: o (N, 2) origins in the copy frame, d (N, 2)
+    headings (cos, sin), ``angles`` (K, 2) (cos, sin), reach/edge (N,), rg (N,) groups,
+    ``grids`` one copy's static grid set (copy frame), copy_of (N,) each robot's copy; cdata
+    (C x width, 3) and cgroup the chassis circles (copy frame) and groups, copy c's at rows
+    c x width ..; out (N, K) as :func:`coopsim.raycast.jitfan.fan_gather` fills it, m."""
+    dirs = np.empty((len(out), out.shape[1], 2))
+    for j in prange(len(out)):
+        n = np.int64(j)  # prange's index is unsigned
+        mr, rn, en, back = _directions(n, d, angles, dirs, reach, edge, out)
+        _robot(n, o, d, back, grids, rg, mr, dirs, out)
+        lo = copy_of[n] * width  # the chassis of its own copy (its own skipped by group)
+        _circles(n, o[n, 0], o[n, 1], mr, rg[n], lo, lo + width, cdata, cgroup, dirs, out,
+                 d[n, 0], d[n, 1], back)
+        for k in range(out.shape[1]):
+            out[n, k] = rn if out[n, k] >= mr else out[n, k] - en
+
+
+def _local(shapes: np.ndarray, centre: np.ndarray, offsets: np.ndarray, half: np.ndarray):
+    """Each shape's copy (nearest offset) and whether it lies in that copy's cell (centre (S,
+    2), m; ``half``: half a copy's extent, m); -1 for shapes of no copy (the big floor's edges)."""
+    if not len(shapes):
+        return np.zeros(0, np.int64)
+    dist = np.abs(centre[:, None, :] - offsets[None, :, :])
+    copy = np.argmin(dist.max(axis=2), axis=1)
+    inside = (np.abs(centre - offsets[copy]) <= half).all(axis=1)
+    return np.where(inside, copy, -1)
+
+
+class CopyCaster(JitRayCaster):
+    """A :class:`JitRayCaster` that casts the fans of K isolated, alike copies in their own
+    frames (see the module).
+
+    Args:
+        offsets: (K, 2) each copy's offset in the world, m. half: (2,) half a copy's extent
+            (floor and walls), m: static shapes beyond it belong to no copy.
+    """
+
+    def __init__(self, offsets: np.ndarray, half, cell_size: float = CELL_SIZE) -> None:
+        self.offsets = np.ascontiguousarray(offsets, dtype=np.float64)
+        self.half = np.asarray(half, dtype=np.float64)
+        self.copy_of = None  # (N,) each robot's copy, set by the batch once the rows are known
+        self.members = None
+        self._copy = None
+        super().__init__(cell_size)
+
+    def set_copies(self, members: np.ndarray) -> None:
+        """(K, A) the robot rows of each copy (every robot of the world, each once)."""
+        members = np.ascontiguousarray(members, dtype=np.int64)
+        copy_of = np.full(members.size, -1, np.int64)
+        copy_of[members.ravel()] = np.repeat(np.arange(len(members)), members.shape[1])
+        self.members, self.copy_of = members, copy_of
+
+    def set_static(self, circles=None, segments=None, circle_group=None,
+                   segment_group=None) -> None:
+        super().set_static(circles, segments, circle_group, segment_group)
+        self._copy = self._one_copy(*_shapes(circles, segments, circle_group, segment_group))
+
+    def _one_copy(self, c, s, cg, sg):
+        """Copy 0's static grid set in its own frame, or None if the copies are not alike."""
+        k = len(self.offsets)
+        cc = _local(c, c[:, :2], self.offsets, self.half)
+        sc = _local(s, (s[:, :2] + s[:, 2:]) / 2, self.offsets, self.half)
+        count = np.bincount(cc[cc >= 0], minlength=k), np.bincount(sc[sc >= 0], minlength=k)
+        if any(len(x) != k or (x != x[0]).any() for x in count):
+            return None
+        if (cc < 0).any() or (sc < 0).sum() > 4:  # beyond every copy: the big floor's 4 edges
+            return None
+        mine = [(c[cc == i] - [*self.offsets[i], 0.0], s[sc == i] - np.tile(self.offsets[i], 2))
+                for i in (0, k - 1)]
+        if not all(np.allclose(a, b, rtol=0, atol=1e-9) for a, b in zip(*mine)):
+            return None  # the first and last copies differ: not a batch of alike copies
+        return _grid((contiguous(mine[0][0]), contiguous(mine[0][1]), cg[cc == 0].copy(),
+                      sg[sc == 0].copy()), self.cell_size, least=1 << 12)
+
+    def fan(self, poses, heading, fan, max_range, radius, groups, moving) -> np.ndarray:
+        """:meth:`JitRayCaster.fan`, in the copies' frames when every robot is cast and the
+        only moving shapes are their chassis (in row order)."""
+        c, s = moving[0], moving[1]
+        n = len(poses)
+        if (self._copy is None or self.copy_of is None or n != len(self.copy_of) or len(s)
+                or len(c) != n or (self.copy_of < 0).any()):
+            return super().fan(poses, heading, fan, max_range, radius, groups, moving)
+        local = np.ascontiguousarray(poses[:, :2] - self.offsets[self.copy_of])
+        order = self.members.ravel()
+        cdata = np.empty((n, 3))
+        cdata[:, :2], cdata[:, 2] = local[order], c[order, 2]
+        out = np.empty((n, len(fan)))
+        threads = numba.get_num_threads()
+        numba.set_num_threads(threads if out.size >= _PARALLEL_MIN else 1)
+        try:
+            copy_fan(local, heading, fan, max_range, radius, groups, self._copy, self.copy_of,
+                     self.members.shape[1], cdata, contiguous(groups[order]), out)
+        finally:
+            numba.set_num_threads(threads)
+        return out
+
+
+_ready = threading.Event()
+_lock = threading.Lock()
+_thread: list = []
+
+
+def _warm() -> None:
+    """Load or compile :func:`copy_fan` (after the caster's own kernels) with a tiny batch."""
+    if not auto.wait_ready():
+        return
+    caster = CopyCaster(np.array([[0.0, 0.0], [10.0, 0.0]]), (4.0, 4.0))
+    caster.set_static(None, np.array([[-3.0, -3.0, 3.0, -3.0], [7.0, -3.0, 13.0, -3.0]]))
+    caster.set_copies(np.array([[0], [1]]))
+    poses = np.array([[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]])
+    heading = np.array([[1.0, 0.0], [1.0, 0.0]])
+    fan = np.array([[1.0, 0.0], [0.0, -1.0]])
+    groups, radius = np.array([1, 2]), np.full(2, 0.2)
+    moving = (np.column_stack((poses[:, :2], radius)), np.zeros((0, 4)), groups,
+              np.zeros(0, np.int64))
+    caster.fan(poses, heading, fan, np.full(2, 2.0), radius, groups, moving)
+    _ready.set()
+
+
+def _start() -> None:
+    """Start :func:`_warm` once per process (nothing with ``COOPSIM_JIT=numpy``)."""
+    if auto._policy() == "numpy":
+        return
+    with _lock:
+        if not _thread:
+            _thread.append(threading.Thread(target=_warm, name="coopsim-batch-warmup",
+                                            daemon=True))
+            _thread[0].start()
+            atexit.register(_finish)
+
+
+def _finish() -> None:
+    """At exit: let a compile still running finish (bounded), as the caster's own warm-up does
+    (:func:`coopsim.raycast.auto._finish_warmup`: numba's LLVM under a tearing-down
+    interpreter crashed a short run)."""
+    if _thread and _thread[0].is_alive():
+        _thread[0].join(auto.EXIT_WAIT)
+
+
+def wait_ready(timeout: float | None = None) -> bool:
+    """Start loading this module's kernel (and the caster's) and wait; False with
+    ``COOPSIM_JIT=numpy``, without numba, on timeout or error."""
+    _start()
+    if not _thread:
+        return False
+    _thread[0].join(timeout)
+    return _ready.is_set()
+
+
+class BatchCaster(auto.AutoCaster):
+    """:class:`~coopsim.raycast.AutoCaster` serving a :class:`CopyCaster` once its kernels are
+    loaded (the numpy caster before; see the module). Args as :class:`CopyCaster`'s."""
+
+    def __init__(self, offsets: np.ndarray, half) -> None:
+        self.offsets, self.half, self.members = offsets, half, None
+        super().__init__()
+        if auto._policy() == "wait":
+            wait_ready()
+        else:
+            _start()
+
+    @property
+    def active(self):
+        """The caster serving now."""
+        if self.jit is None and _ready.is_set():
+            self.jit = CopyCaster(self.offsets, self.half)
+            self.jit.set_static(*self._static)
+            if self.members is not None:
+                self.jit.set_copies(self.members)
+        return self.jit if self.jit is not None else self.numpy
+
+    def set_copies(self, members: np.ndarray) -> None:
+        """See :meth:`CopyCaster.set_copies`."""
+        self.members = members
+        if self.jit is not None:
+            self.jit.set_copies(members)
