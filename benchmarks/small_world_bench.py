@@ -5,16 +5,26 @@ compass, bumper) in ``coopsim bench step``'s arena, driving, its 11 sonar rays c
 dt = 0.02 s. Times whole ticks (commands, actuators, physics, sensors, rules, publish) in
 blocks that alternate between the compiled caster and the numpy one (same run, same world), and
 reports the median of the block medians and the best block, in microseconds, with a per-phase
-breakdown of the compiled path. Goal: <= 60 us a step.
+breakdown of the compiled path. Goal (issue 25): <= 20 us a step.
+
+With ``--source DIR`` (e.g. ``git archive`` of the commit before a change, unpacked), the tick
+of this checkout and of DIR's are timed instead, each in its own worker process, in blocks that
+alternate between the two (same run, same world, the compiled caster): load from elsewhere on
+the machine spoils single blocks, not the comparison.
 
 Usage: python benchmarks/small_world_bench.py [--robots 1] [--engine pymunk] [--blocks 20]
+       [--source DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -68,13 +78,63 @@ def phases(st: Stepper, ticks: int) -> dict:
     return {k: statistics.median(v) * 1e6 for k, v in out.items()}
 
 
+def worker(args) -> None:
+    """Serve ``--worker``: one stepper; a line on stdin -> one block's median tick, us."""
+    if not casters.wait_ready(600):
+        raise SystemExit("the compiled caster did not load (numba missing?)")
+    st = stepper(args.robots, args.engine, JitRayCaster())
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        print(f"{block(st, args.ticks):.3f}", flush=True)
+
+
+def ab(args) -> None:
+    """This checkout's tick against ``--source``'s, alternating blocks (see the module)."""
+    here = Path(__file__).resolve()
+    sides = {"this checkout": here.parents[1], "--source": args.source.resolve()}
+    procs = {}
+    for name, root in sides.items():
+        env = dict(os.environ, PYTHONPATH=str(root), COOPSIM_JIT="wait")
+        procs[name] = subprocess.Popen(
+            [sys.executable, str(here), "--worker", "--robots", str(args.robots), "--engine",
+             args.engine, "--ticks", str(args.ticks)], cwd=root, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    for proc in procs.values():
+        if proc.stdout.readline().strip() != "ready":
+            raise SystemExit("a worker did not start")
+    medians = {name: [] for name in procs}
+    for _ in range(args.blocks):
+        for name, proc in procs.items():
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            medians[name].append(float(proc.stdout.readline()))
+    for proc in procs.values():
+        proc.stdin.close()
+        proc.wait()
+    print(f"{args.robots} robot(s), {args.engine}, {args.blocks} blocks of {args.ticks} "
+          f"ticks, --source {args.source}")
+    print("| checkout | median of blocks, us | best block, us | ticks/s |")
+    print("|---|---:|---:|---:|")
+    for name, m in medians.items():
+        med = statistics.median(m)
+        print(f"| {name} | {med:.1f} | {min(m):.1f} | {1e6 / med:,.0f} |")
+    ratio = statistics.median(medians["--source"]) / statistics.median(medians["this checkout"])
+    print(f"\n--source / this checkout: {ratio:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots", type=int, default=1)
     parser.add_argument("--engine", default="pymunk")
     parser.add_argument("--blocks", type=int, default=20)
     parser.add_argument("--ticks", type=int, default=500, help="ticks per block")
+    parser.add_argument("--source", type=Path, help="the other checkout (A/B mode)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        return worker(args)
+    if args.source is not None:
+        return ab(args)
     if not casters.wait_ready(600):
         raise SystemExit("the compiled caster did not load (numba missing?)")
     runs = {"compiled": stepper(args.robots, args.engine, JitRayCaster()),
