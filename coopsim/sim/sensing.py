@@ -162,7 +162,7 @@ class ParamTable:
             self.rows[label] = np.array([i for i, _ in carriers], dtype=np.int64)
             self.values[label] = ParamArrays({
                 spec.name: np.array([v[spec.name] for _, v in carriers], dtype=float)
-                for spec in module.params})
+                for spec in module.params}, bool(carriers))
         self.key = key
 
 
@@ -170,21 +170,29 @@ class ParamArrays(dict):
     """Parameter name -> values of one module for its robots, and ``zero``: the names whose
     values are all 0 (:meth:`Module.measure` then skips noise and lost data without looking)."""
 
-    def __init__(self, values: dict) -> None:
-        super().__init__(values)
-        self.zero = frozenset(k for k, v in values.items() if not v.any())
+    def __init__(self, values: dict, some: bool = True) -> None:
+        super().__init__(values)  # some=False: the arrays are empty (nobody carries it)
+        self.zero = frozenset(k for k, v in values.items() if not some or not v.any())
 
 
 class Sensors:
     """Computes readings each step and remembers them for the next.
 
     Args:
-        caster: The ray caster to use (default: a new :class:`~coopsim.raycast.AutoCaster`:
-            numpy until the compiled kernels are loaded, then numba).
+        caster: The ray caster to use (default: ``previous``'s, else a new
+            :class:`~coopsim.raycast.AutoCaster`: numpy until the compiled kernels are loaded,
+            then numba).
+        previous: The sensors this one replaces (a reset, a restored layout).
     """
 
-    def __init__(self, caster=None) -> None:
+    def __init__(self, caster=None, previous: "Sensors | None" = None) -> None:
+        if caster is None and previous is not None:
+            caster = previous.caster
         self.caster = caster if caster is not None else AutoCaster()
+        # The static shapes binned in the caster, as bytes (see _geometry): after a reset to
+        # the same walls nothing is binned again. A caster serves one simulation.
+        self._static: tuple = (previous._static if previous is not None
+                               and previous.caster is self.caster else ())
         self.prev: dict[str, np.ndarray] = {}
         self._names: tuple[str, ...] = ()
         self._static_version = -1
@@ -297,7 +305,11 @@ class Sensors:
         """Moving shapes for this step's rays; static ones are binned once per layout."""
         if self._static_version != world.layout_version:
             sc, scg, ss, ssg = world.engine.static_geometry()
-            self.caster.set_static(sc, ss, scg, ssg)
+            static = tuple((a.dtype.str, a.shape, a.tobytes())
+                           for a in map(np.asarray, (sc, scg, ss, ssg)))
+            if static != self._static:  # the very same shapes: already binned, bit for bit
+                self.caster.set_static(sc, ss, scg, ssg)
+                self._static = static
             self._targets = np.array([t.position[:2] for t in world.targets],
                                      dtype=float).reshape(-1, 2)
             self._target_colors = tuple(t.color for t in world.targets)

@@ -89,7 +89,9 @@ class Simulation:
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
         self.robots, self.params = RobotTable(), ParamTable()
         self._layout: tuple = (None,)  # what snapshots take from the layout (see _snapshot)
-        self.sensors = Sensors(self._caster)
+        # The caster (its static shapes binned) lives as long as the simulation: a reset to
+        # the same walls bins nothing again.
+        self.sensors = Sensors(self._caster, getattr(self, "sensors", None))
         self.commands: dict[str, np.ndarray] = {}
         self.actuated: dict = {}
         self.extra: dict = {}
@@ -110,7 +112,7 @@ class Simulation:
         parameters keep their values; the run's generator, the rules, step and time go on.
         """
         self.world.restore_layout(self.scenario)
-        self.sensors = Sensors(self._caster)
+        self.sensors = Sensors(self._caster, self.sensors)
         self.robots, self.commands, self.actuated = RobotTable(), {}, {}
         self.drivers = DriverHost(self)
         self._sync_layout()
