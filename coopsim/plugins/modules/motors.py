@@ -74,8 +74,11 @@ class Motors(Module):
 
     @classmethod
     def wheel_speeds(cls, frame, rows) -> np.ndarray:
-        """(len(rows), 2) actual left, right wheel speeds from the chassis' motion, m/s."""
+        """(len(rows), 2) actual left, right wheel speeds from the chassis' motion, m/s
+        (read-only when every robot's: computed once per frame, ``frame.memo``)."""
         every = len(rows) == len(frame.pose)  # rows are 0..N-1: no gathers (a small world)
+        if every and "motors.wheel_speeds" in frame.memo:  # odometry after motors, or before
+            return frame.memo["motors.wheel_speeds"]
         vel = frame.velocity if every else frame.velocity[rows]
         heading = getattr(frame.geometry, "heading", None)  # cos, sin of the yaws, if made
         if heading is None:
@@ -89,6 +92,9 @@ class Motors(Module):
         out = np.empty((len(forward), 2))  # column_stack costs more than the arithmetic here
         np.subtract(forward, half_turn, out=out[:, 0])
         np.add(forward, half_turn, out=out[:, 1])
+        if every:
+            out.flags.writeable = False
+            frame.memo["motors.wheel_speeds"] = out
         return out
 
     @classmethod
