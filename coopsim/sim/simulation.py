@@ -264,7 +264,7 @@ class Simulation:
         engine = world.engine
         if isinstance(object_poses, list):
             object_poses = frozen(engine.poses(object_poses))
-        return Snapshot(
+        return _new_snapshot(
             step=self.step, time=self.time, robots=self.robots.names,
             poses=frozen(frame.pose.copy()), velocities=frozen(frame.velocity.copy()),
             commands={k: frozen(v.copy()) for k, v in self.commands.items()},
@@ -281,13 +281,17 @@ class Simulation:
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
 
 
-def _with_rules(snapshot: Snapshot, rules: dict) -> Snapshot:
-    """``dataclasses.replace(snapshot, rules=rules)``, without its per-field overhead: the
-    same frozen Snapshot (it has no ``__post_init__``), built every step."""
+def _new_snapshot(**fields) -> Snapshot:
+    """``Snapshot(**fields)`` (every field given) without the frozen dataclass's per-field
+    ``object.__setattr__``: the same object (it has no ``__post_init__``), built every step."""
     out = object.__new__(Snapshot)
-    out.__dict__.update(snapshot.__dict__)
-    out.__dict__["rules"] = rules
+    out.__dict__.update(fields)
     return out
+
+
+def _with_rules(snapshot: Snapshot, rules: dict) -> Snapshot:
+    """``dataclasses.replace(snapshot, rules=rules)`` as :func:`_new_snapshot` builds it."""
+    return _new_snapshot(**{**snapshot.__dict__, "rules": rules})
 
 
 def _carry(old: np.ndarray | None, old_index: dict, names: tuple, width: int) -> np.ndarray:
