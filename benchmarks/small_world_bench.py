@@ -12,8 +12,13 @@ of this checkout and of DIR's are timed instead, each in its own worker process,
 alternate between the two (same run, same world, the compiled caster): load from elsewhere on
 the machine spoils single blocks, not the comparison.
 
+With ``--env`` (and ``--source``), the Gymnasium environment over
+``scenarios/learn_goal.scenario`` (one ``single`` robot, sonar noise on, its task's monitors)
+is timed instead: env steps per second (a block of ``--ticks`` steps, reset at truncation) and
+reset time (``--resets`` resets with new seeds, median), the two checkouts alternating.
+
 Usage: python benchmarks/small_world_bench.py [--robots 1] [--engine pymunk] [--blocks 20]
-       [--source DIR]
+       [--source DIR [--env]]
 """
 
 from __future__ import annotations
@@ -78,14 +83,48 @@ def phases(st: Stepper, ticks: int) -> dict:
     return {k: statistics.median(v) * 1e6 for k, v in out.items()}
 
 
+def env_block(args):
+    """A Gymnasium environment over learn_goal; returns a function timing one block:
+    (median env step, median reset), us."""
+    import gymnasium
+
+    import coopsim.env  # noqa: F401 -- registers coopsim/Scenario-v0
+
+    goal = str(Path(__file__).resolve().parents[1] / "scenarios" / "learn_goal.scenario")
+    env = gymnasium.make("coopsim/Scenario-v0", scenario=goal, engine=args.engine).unwrapped
+    env.reset(seed=0)
+    action = np.array([0.3, 0.28])
+    seeds = iter(range(1, 10**9))
+
+    def timed() -> tuple[float, float]:
+        steps, resets = [], []
+        for _ in range(args.ticks):
+            t0 = time.perf_counter()
+            if env.step(action)[3]:  # truncated after 20 s: keep going from the start
+                env.reset()
+            steps.append(time.perf_counter() - t0)
+        for _ in range(args.resets):
+            t0 = time.perf_counter()
+            env.reset(seed=next(seeds))
+            resets.append(time.perf_counter() - t0)
+        return statistics.median(steps) * 1e6, statistics.median(resets) * 1e6
+    timed()
+    return timed
+
+
 def worker(args) -> None:
-    """Serve ``--worker``: one stepper; a line on stdin -> one block's median tick, us."""
+    """Serve ``--worker``: a line on stdin -> one block: the median tick, us (``--env``: the
+    median env step and reset, us)."""
     if not casters.wait_ready(600):
         raise SystemExit("the compiled caster did not load (numba missing?)")
-    st = stepper(args.robots, args.engine, JitRayCaster())
+    if args.env:
+        timed = env_block(args)
+    else:
+        st = stepper(args.robots, args.engine, JitRayCaster())
+        timed = lambda: (block(st, args.ticks),)  # noqa: E731
     print("ready", flush=True)
     for _ in sys.stdin:
-        print(f"{block(st, args.ticks):.3f}", flush=True)
+        print(" ".join(f"{v:.3f}" for v in timed()), flush=True)
 
 
 def ab(args) -> None:
@@ -97,29 +136,36 @@ def ab(args) -> None:
         env = dict(os.environ, PYTHONPATH=str(root), COOPSIM_JIT="wait")
         procs[name] = subprocess.Popen(
             [sys.executable, str(here), "--worker", "--robots", str(args.robots), "--engine",
-             args.engine, "--ticks", str(args.ticks)], cwd=root, env=env,
+             args.engine, "--ticks", str(args.ticks), "--resets", str(args.resets),
+             *(["--env"] if args.env else [])], cwd=root, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     for proc in procs.values():
         if proc.stdout.readline().strip() != "ready":
             raise SystemExit("a worker did not start")
-    medians = {name: [] for name in procs}
+    blocks = {name: [] for name in procs}
     for _ in range(args.blocks):
         for name, proc in procs.items():
             proc.stdin.write("go\n")
             proc.stdin.flush()
-            medians[name].append(float(proc.stdout.readline()))
+            blocks[name].append([float(v) for v in proc.stdout.readline().split()])
     for proc in procs.values():
         proc.stdin.close()
         proc.wait()
-    print(f"{args.robots} robot(s), {args.engine}, {args.blocks} blocks of {args.ticks} "
-          f"ticks, --source {args.source}")
-    print("| checkout | median of blocks, us | best block, us | ticks/s |")
-    print("|---|---:|---:|---:|")
-    for name, m in medians.items():
-        med = statistics.median(m)
-        print(f"| {name} | {med:.1f} | {min(m):.1f} | {1e6 / med:,.0f} |")
-    ratio = statistics.median(medians["--source"]) / statistics.median(medians["this checkout"])
-    print(f"\n--source / this checkout: {ratio:.2f}x")
+    what = "env steps (learn_goal)" if args.env else f"{args.robots} robot(s)"
+    print(f"{what}, {args.engine}, {args.blocks} blocks of {args.ticks} steps, "
+          f"--source {args.source}")
+    print("| checkout | median of blocks, us | best block, us | steps/s |"
+          + (" reset, ms (median) |" if args.env else ""))
+    print("|---|---:|---:|---:|" + ("---:|" if args.env else ""))
+    med = {}
+    for name, b in blocks.items():
+        med[name] = [statistics.median(col) for col in zip(*b)]
+        best = min(row[0] for row in b)
+        reset = f" {med[name][1] / 1e3:.2f} |" if args.env else ""
+        print(f"| {name} | {med[name][0]:.1f} | {best:.1f} | {1e6 / med[name][0]:,.0f} |{reset}")
+    print(f"\n--source / this checkout: {med['--source'][0] / med['this checkout'][0]:.2f}x"
+          + (f" (steps), {med['--source'][1] / med['this checkout'][1]:.2f}x (reset)"
+             if args.env else ""))
 
 
 def main() -> None:
@@ -129,6 +175,9 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=20)
     parser.add_argument("--ticks", type=int, default=500, help="ticks per block")
     parser.add_argument("--source", type=Path, help="the other checkout (A/B mode)")
+    parser.add_argument("--env", action="store_true",
+                        help="with --source: the Gymnasium environment's steps and resets")
+    parser.add_argument("--resets", type=int, default=20, help="resets per block (--env)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
