@@ -232,7 +232,8 @@ class Module:
 
         Args:
             frame: All robots' state this step.
-            rows: Indices (into the frame) of the robots that carry this module.
+            rows: Indices (into the frame), ascending, of the robots that carry this module
+                (every robot: 0..N-1, which modules may use to skip gathers).
             p: Parameter values per robot, each an array aligned with ``rows``.
             prev: The previous reading of those robots (for integrating sensors).
         """

@@ -188,6 +188,7 @@ class Monitors(Rule):
         self.metrics: list[tuple[str, Callable]] = []
         self.values: dict[str, float] = {}
         self.summary: dict[str, Summary] = {}
+        self._fields: dict | None = None  # as of the last after_step (asked twice a step)
 
     def check(self, scenario) -> None:
         if scenario.monitors is None:
@@ -202,12 +203,17 @@ class Monitors(Rule):
         self.values = {name: math.nan for name, _ in self.metrics}
 
     def after_step(self, sim, snap) -> None:
+        self._fields = None
         for name, metric in self.metrics:
             value = metric(snap)
             self.values[name] = value
             self.summary[name].add(value, snap.time)
 
     def fields(self) -> dict:
-        return {"metrics": {k: _json(v) for k, v in self.values.items()},
-                "summary": {k: s.as_dict() for k, s in self.summary.items()},
-                "after": self.after}
+        """The fields as of the last step; the same dict until the next step (snapshots
+        share it, read-only like everything they hold)."""
+        if self._fields is None:
+            self._fields = {"metrics": {k: _json(v) for k, v in self.values.items()},
+                            "summary": {k: s.as_dict() for k, s in self.summary.items()},
+                            "after": self.after}
+        return self._fields
