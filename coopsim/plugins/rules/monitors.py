@@ -126,12 +126,15 @@ class AtTarget(MetricKind):
     @classmethod
     def build(cls, a: str, radius: str = "0.5", color: str = "any"):
         reach = float(radius)
+        known: list = [None, None]  # the snapshot's targets tuple and its spots, (T, 2) m
 
         def near(snap, i) -> float:
-            spots = [t.position[:2] for t in snap.targets if color in ("any", t.color)]
-            if not spots:
+            if known[0] is not snap.targets:  # the same tuple until the layout changes
+                spots = [t.position[:2] for t in snap.targets if color in ("any", t.color)]
+                known[:] = snap.targets, np.array(spots) if spots else None
+            if known[1] is None:
                 return 0.0
-            d = np.hypot(*(np.array(spots) - snap.poses[i, :2]).T)
+            d = np.hypot(*(known[1] - snap.poses[i, :2]).T)
             return float(d.min() <= reach)
         return lambda snap: robot_row(snap, a, lambda i: near(snap, i))
 
