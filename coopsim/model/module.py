@@ -132,6 +132,8 @@ class Frame:
             ``color`` RGB), in insertion order; its position is where it was inserted (the
             snapshot's ``object_poses`` say where it is now).
         time: The simulated time of the step being measured, s (the snapshot's ``time``).
+        memo: Results modules share within this frame (a new dict each frame), by a key their
+            module names: e.g. the wheel speeds two modules derive from the same motion.
     """
 
     dt: float
@@ -152,6 +154,7 @@ class Frame:
     target_colors: tuple = ()
     objects: tuple = ()
     time: float = 0.0
+    memo: dict = field(default_factory=dict)
 
     @property
     def engine(self) -> PhysicsAccess:
@@ -229,7 +232,8 @@ class Module:
 
         Args:
             frame: All robots' state this step.
-            rows: Indices (into the frame) of the robots that carry this module.
+            rows: Indices (into the frame), ascending, of the robots that carry this module
+                (every robot: 0..N-1, which modules may use to skip gathers).
             p: Parameter values per robot, each an array aligned with ``rows``.
             prev: The previous reading of those robots (for integrating sensors).
         """

@@ -66,7 +66,16 @@ def threads(n: int):
         yield
         return
     count = numba.get_num_threads()
-    numba.set_num_threads(count if n >= PARALLEL_MIN else 1)
+    if n < PARALLEL_MIN:  # one thread: the chunk size cannot matter (each call costs ~2 us,
+        if count == 1:  # as much as a small world's kernels)
+            yield
+            return
+        numba.set_num_threads(1)
+        try:
+            yield
+        finally:
+            numba.set_num_threads(count)
+        return
     chunk = numba.set_parallel_chunksize(CHUNK)
     try:
         yield

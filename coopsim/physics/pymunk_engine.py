@@ -299,11 +299,15 @@ class PymunkEngine(Engine):
         points = np.frombuffer(self._arbiters.float_buf(), dtype=np.float64).reshape(-1, 2)
         sorted_ids, order = table.sorted_ids, table.id_order
         for column in (0, 1):
-            pos = np.searchsorted(sorted_ids, ids[:, column]).clip(0, len(order) - 1)
+            # searchsorted gives >= 0: the upper bound is all clip(0, n - 1) did
+            pos = np.minimum(np.searchsorted(sorted_ids, ids[:, column]), len(order) - 1)
             hit = sorted_ids[pos] == ids[:, column]
+            if not hit.any():  # no robot on this side of any pair (a robot against a wall)
+                continue
             robot = order[pos[hit]]
             rel = points[hit] - pose[robot, :2]
-            ahead = rel[:, 0] * np.cos(pose[robot, 2]) + rel[:, 1] * np.sin(pose[robot, 2]) >= 0
+            yaw = pose[robot, 2]
+            ahead = rel[:, 0] * np.cos(yaw) + rel[:, 1] * np.sin(yaw) >= 0
             out[robot[ahead], 0] = 1.0
             out[robot[~ahead], 1] = 1.0
         return out

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.module import Frame
+from ..model.module import Frame, Module
 from ..model.plugins import MODULES
 from ..raycast import AutoCaster, JitRayCaster, fan_directions, sonar_distances
 from ..raycast import contiguous as _c
 from .rates import Rates
+
+_BASE_MEASURE = Module.measure.__func__  # modules that keep it: see Sensors._plan
 
 
 class Geometry:
@@ -160,7 +162,7 @@ class ParamTable:
             self.rows[label] = np.array([i for i, _ in carriers], dtype=np.int64)
             self.values[label] = ParamArrays({
                 spec.name: np.array([v[spec.name] for _, v in carriers], dtype=float)
-                for spec in module.params})
+                for spec in module.params}, bool(carriers))
         self.key = key
 
 
@@ -168,21 +170,29 @@ class ParamArrays(dict):
     """Parameter name -> values of one module for its robots, and ``zero``: the names whose
     values are all 0 (:meth:`Module.measure` then skips noise and lost data without looking)."""
 
-    def __init__(self, values: dict) -> None:
-        super().__init__(values)
-        self.zero = frozenset(k for k, v in values.items() if not v.any())
+    def __init__(self, values: dict, some: bool = True) -> None:
+        super().__init__(values)  # some=False: the arrays are empty (nobody carries it)
+        self.zero = frozenset(k for k, v in values.items() if not some or not v.any())
 
 
 class Sensors:
     """Computes readings each step and remembers them for the next.
 
     Args:
-        caster: The ray caster to use (default: a new :class:`~coopsim.raycast.AutoCaster`:
-            numpy until the compiled kernels are loaded, then numba).
+        caster: The ray caster to use (default: ``previous``'s, else a new
+            :class:`~coopsim.raycast.AutoCaster`: numpy until the compiled kernels are loaded,
+            then numba).
+        previous: The sensors this one replaces (a reset, a restored layout).
     """
 
-    def __init__(self, caster=None) -> None:
+    def __init__(self, caster=None, previous: "Sensors | None" = None) -> None:
+        if caster is None and previous is not None:
+            caster = previous.caster
         self.caster = caster if caster is not None else AutoCaster()
+        # The static shapes binned in the caster, as bytes (see _geometry): after a reset to
+        # the same walls nothing is binned again. A caster serves one simulation.
+        self._static: tuple = (previous._static if previous is not None
+                               and previous.caster is self.caster else ())
         self.prev: dict[str, np.ndarray] = {}
         self._names: tuple[str, ...] = ()
         self._static_version = -1
@@ -191,6 +201,9 @@ class Sensors:
         self._target_colors: tuple[str, ...] = ()
         self._objects: tuple = ()
         self.rates = Rates()
+        self._sealed: dict | None = None  # self.prev when all its arrays are read-only
+        self._plan_key: tuple = ()
+        self._planned: list[tuple] = []
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
               dt: float, access, contacts: bool = True, extra: dict | None = None,
@@ -209,39 +222,77 @@ class Sensors:
               rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Measure every module of every robot after a physics step.
 
+        Only the modules some robot carries are visited (:meth:`_plan`); the others keep their
+        last reading. Every reading returned is read-only (snapshots share them).
+
         Args:
             world: The World (its layout must match ``params``).
             frame: This step's :meth:`frame`.
             rng: The run's random generator (noise, lost data).
         """
         self._remap(world, len(world.targets))
-        readings = {}
-        everyone = len(world.robots)
-        for label, module in params.modules:
-            rows, prev, values = params.rows[label], self.prev[label], params.values[label]
-            due = self.rates.due(label, values, rows, frame.step, frame.dt)
-            if due is not None:  # some robots hold their reading (coopsim.sim.rates)
-                rows, values = rows[due], ParamArrays({k: v[due] for k, v in values.items()})
-            self.rates.mark(label, rows, frame.step, frame.time)
-            if len(rows) == everyone > 0:  # the usual case: no gather, no scatter
-                readings[label] = module.measure(frame, rows, values, prev, rng)
+        readings = self.prev.copy() if self.prev is self._sealed else self._seal(self.prev)
+        for label, module, rows, values, timed, plain, every in self._plan(params, world):
+            prev = readings[label]
+            if timed:
+                due = self.rates.due(label, values, rows, frame.step, frame.dt)
+                if due is not None:  # some robots hold their reading (coopsim.sim.rates)
+                    rows, values = rows[due], ParamArrays({k: v[due] for k, v in values.items()})
+                    every = len(rows) == len(prev)
+                self.rates.mark(label, rows, frame.step, frame.time)
+            if every:  # the usual case: no gather, no scatter
+                out = (module.clip(module.sense(frame, rows, values, prev), values) if plain
+                       else module.measure(frame, rows, values, prev, rng))
+            elif not len(rows):  # nobody due: the last reading stays
                 continue
-            if not len(rows):  # nobody carries it (or is due): the last reading stays
-                readings[label] = prev
-                continue
-            out = prev.copy()
-            out[rows] = module.measure(frame, rows, values, prev[rows], rng)
+            else:
+                out = prev.copy()
+                out[rows] = module.measure(frame, rows, values, prev[rows], rng)
+            out.flags.writeable = False
             readings[label] = out
-        self.prev = readings
+        self.prev = self._sealed = readings
         taken = self.rates.published()
         if taken is not None:
             frame.extra["taken"] = taken
         return readings
 
+    def _plan(self, params: ParamTable, world) -> list[tuple]:
+        """The modules some robot carries, as (label, module, rows, values, timed, plain,
+        every), rebuilt when the parameter table is: ``timed`` when a robot has a ``rate``
+        (:mod:`coopsim.sim.rates`), ``plain`` when ``measure`` is the base one with no noise or
+        lost data (``sense`` then ``clip`` gives the same reading, with no draw), ``every``
+        when every robot carries it. A small world skips the modules nobody carries."""
+        key = (id(params), params.key, len(world.robots))
+        if self._plan_key == key:
+            return self._planned
+        plan = []
+        for label, module in params.modules:
+            rows, values = params.rows[label], params.values[label]
+            if not len(rows):
+                continue
+            timed = label in self.rates.steps or ("rate" in values
+                                                  and "rate" not in values.zero)
+            plain = (getattr(module.measure, "__func__", None) is _BASE_MEASURE
+                     and all(k not in values or k in values.zero for k in ("noise", "lost")))
+            plan.append((label, module, rows, values, timed, plain,
+                         len(rows) == len(world.robots)))
+        self._plan_key, self._planned = key, plan
+        return plan
+
+    @staticmethod
+    def _seal(readings: dict) -> dict:
+        """A copy of ``readings`` with every array read-only (readings laid out or zeroed
+        here, or set from outside, as the snapshots share them)."""
+        for arr in readings.values():
+            arr.flags.writeable = False
+        return dict(readings)
+
     def carried(self, world) -> dict[str, np.ndarray]:
         """The last readings laid out for the world's current robots and targets (no new
         measurement: inserted robots read zeros until the next step)."""
         self._remap(world, len(world.targets))
+        if self.prev is not self._sealed:
+            self.prev = self._sealed = self._seal(self.prev)
         return self.prev
 
     def zero(self, label: str, index: int) -> None:
@@ -254,7 +305,11 @@ class Sensors:
         """Moving shapes for this step's rays; static ones are binned once per layout."""
         if self._static_version != world.layout_version:
             sc, scg, ss, ssg = world.engine.static_geometry()
-            self.caster.set_static(sc, ss, scg, ssg)
+            static = tuple((a.dtype.str, a.shape, a.tobytes())
+                           for a in map(np.asarray, (sc, scg, ss, ssg)))
+            if static != self._static:  # the very same shapes: already binned, bit for bit
+                self.caster.set_static(sc, ss, scg, ssg)
+                self._static = static
             self._targets = np.array([t.position[:2] for t in world.targets],
                                      dtype=float).reshape(-1, 2)
             self._target_colors = tuple(t.color for t in world.targets)

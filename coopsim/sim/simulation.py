@@ -8,7 +8,6 @@ same run, bit for bit.
 
 from __future__ import annotations
 
-import dataclasses
 from types import MappingProxyType
 from typing import Mapping
 
@@ -86,10 +85,13 @@ class Simulation:
         self.world = World(self.scenario, self.engine,
                            old.layout_version + 1 if old is not None else 0)
         self.rng = make_rng(self.seed)
+        self._access = Access(self.world, self.dt)  # stateless: one per world, engine and dt
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
         self.robots, self.params = RobotTable(), ParamTable()
         self._layout: tuple = (None,)  # what snapshots take from the layout (see _snapshot)
-        self.sensors = Sensors(self._caster)
+        # The caster (its static shapes binned) lives as long as the simulation: a reset to
+        # the same walls bins nothing again.
+        self.sensors = Sensors(self._caster, getattr(self, "sensors", None))
         self.commands: dict[str, np.ndarray] = {}
         self.actuated: dict = {}
         self.extra: dict = {}
@@ -110,7 +112,7 @@ class Simulation:
         parameters keep their values; the run's generator, the rules, step and time go on.
         """
         self.world.restore_layout(self.scenario)
-        self.sensors = Sensors(self._caster)
+        self.sensors = Sensors(self._caster, self.sensors)
         self.robots, self.commands, self.actuated = RobotTable(), {}, {}
         self.drivers = DriverHost(self)
         self._sync_layout()
@@ -162,7 +164,7 @@ class Simulation:
         """Rules phase: every rule's ``after_step``; their fields join the snapshot."""
         if self.rules.rules:
             self.rules.after(self, self.snapshot)
-            self.snapshot = dataclasses.replace(self.snapshot, rules=self.rules.fields())
+            self.snapshot = _with_rules(self.snapshot, self.rules.fields())
         return self.snapshot
 
     @property
@@ -232,7 +234,10 @@ class Simulation:
         self.params.refresh(self.world)
 
     def _frame(self, state: np.ndarray, actuated: dict, geometry: bool = False) -> Frame:
-        access = Access(self.world, self.dt)
+        access = self._access
+        if access.world is not self.world or access.engine is not self.world.engine \
+                or access.dt != self.dt:  # a reset, a restored layout, a new dt
+            access = self._access = Access(self.world, self.dt)
         if geometry:
             return self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
                                       self.dt, access, extra=self.extra, step=self.step,
@@ -259,11 +264,11 @@ class Simulation:
         engine = world.engine
         if isinstance(object_poses, list):
             object_poses = frozen(engine.poses(object_poses))
-        return Snapshot(
+        return _new_snapshot(
             step=self.step, time=self.time, robots=self.robots.names,
             poses=frozen(frame.pose.copy()), velocities=frozen(frame.velocity.copy()),
             commands={k: frozen(v.copy()) for k, v in self.commands.items()},
-            readings={k: frozen(v) for k, v in readings.items()},
+            readings=dict(readings),  # read-only arrays (Sensors.sense, Sensors.carried)
             fields=fields, objects=objects, object_poses=object_poses,
             parts=parts,
             part_poses=frozen(engine.poses(part_handles) if part_handles else _NO_POSES),
@@ -274,6 +279,19 @@ class Simulation:
 
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
+
+
+def _new_snapshot(**fields) -> Snapshot:
+    """``Snapshot(**fields)`` (every field given) without the frozen dataclass's per-field
+    ``object.__setattr__``: the same object (it has no ``__post_init__``), built every step."""
+    out = object.__new__(Snapshot)
+    out.__dict__.update(fields)
+    return out
+
+
+def _with_rules(snapshot: Snapshot, rules: dict) -> Snapshot:
+    """``dataclasses.replace(snapshot, rules=rules)`` as :func:`_new_snapshot` builds it."""
+    return _new_snapshot(**{**snapshot.__dict__, "rules": rules})
 
 
 def _carry(old: np.ndarray | None, old_index: dict, names: tuple, width: int) -> np.ndarray:

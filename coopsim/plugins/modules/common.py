@@ -7,6 +7,11 @@ import numpy as np
 from ...model.params import ParamSpec
 from ...model.snapshot import wrap_angle
 
+try:  # the ufunc np.clip ends in for float bounds: the same values without its Python wrapper
+    from numpy._core.umath import clip  # numpy >= 2
+except ImportError:  # pragma: no cover -- numpy 1.x
+    from numpy.core.umath import clip  # noqa: F401
+
 _NOISE = "std of Gaussian noise added to each value"
 _LOST = "chance that a step's reading is lost and the previous one is kept"
 

@@ -8,6 +8,7 @@ from ...model.commands import OUT_OF_RANGE, Command
 from ...model.errors import ProtocolError
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
+from .common import clip
 
 SPEED_SANITY = 100.0  # m/s: larger wheel speeds are an error; up to it they saturate at max_speed
 
@@ -70,28 +71,37 @@ class Motors(Module):
         """Wheel speeds -> the chassis' forward speed (m/s) and yaw rate (rad/s); returns the
         (len(rows), 2) wheel speeds actually driven (after max_speed and efficiency)."""
         limit = p["max_speed"][:, None]
-        wheels = np.clip(commands, -limit, limit) * (p["efficiency"][:, None] / 100.0)
+        wheels = clip(commands, -limit, limit) * (p["efficiency"][:, None] / 100.0)
         left, right = wheels[:, 0], wheels[:, 1]
         forward = (left + right) * 0.5  # the mean of two, bit for bit, without its overhead
-        turn = (right - left) / frame.axle[rows]
+        turn = (right - left) / (frame.axle if len(rows) == len(frame.axle) else
+                                 frame.axle[rows])
         frame.physics.drive(rows, forward, turn)
         return wheels
 
     @classmethod
     def wheel_speeds(cls, frame, rows) -> np.ndarray:
-        """(len(rows), 2) actual left, right wheel speeds from the chassis' motion, m/s."""
-        vel = frame.velocity[rows]
+        """(len(rows), 2) actual left, right wheel speeds from the chassis' motion, m/s
+        (read-only when every robot's: computed once per frame, ``frame.memo``)."""
+        every = len(rows) == len(frame.pose)  # rows are 0..N-1: no gathers (a small world)
+        if every and "motors.wheel_speeds" in frame.memo:  # odometry after motors, or before
+            return frame.memo["motors.wheel_speeds"]
+        vel = frame.velocity if every else frame.velocity[rows]
         heading = getattr(frame.geometry, "heading", None)  # cos, sin of the yaws, if made
         if heading is None:
-            yaw = frame.pose[rows, 2]
+            yaw = frame.pose[:, 2] if every else frame.pose[rows, 2]
             cos, sin = np.cos(yaw), np.sin(yaw)
         else:
-            cos, sin = heading[rows, 0], heading[rows, 1]
+            cos, sin = (heading[:, 0], heading[:, 1]) if every else (heading[rows, 0],
+                                                                     heading[rows, 1])
         forward = vel[:, 0] * cos + vel[:, 1] * sin
-        half_turn = vel[:, 2] * frame.axle[rows] / 2
+        half_turn = vel[:, 2] * (frame.axle if every else frame.axle[rows]) / 2
         out = np.empty((len(forward), 2))  # column_stack costs more than the arithmetic here
         np.subtract(forward, half_turn, out=out[:, 0])
         np.add(forward, half_turn, out=out[:, 1])
+        if every:
+            out.flags.writeable = False
+            frame.memo["motors.wheel_speeds"] = out
         return out
 
     @classmethod

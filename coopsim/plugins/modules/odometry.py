@@ -30,10 +30,11 @@ class Odometry(Module):
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
         wheels = Motors.wheel_speeds(frame, rows) * frame.dt
-        if wheels.size and p["slip"].any():
+        if wheels.size and "slip" not in getattr(p, "zero", ()) and p["slip"].any():
             wheels = wheels * (1.0 + rng.standard_normal(wheels.shape) * p["slip"][:, None] / 100)
         left, right = wheels[:, 0], wheels[:, 1]
-        ds, dyaw = (left + right) * 0.5, (right - left) / frame.axle[rows]  # 0.5 *: the mean
+        ds, dyaw = (left + right) * 0.5, (right - left) / (
+            frame.axle if len(rows) == len(frame.axle) else frame.axle[rows])  # 0.5 *: the mean
         mid = prev[:, 2] + dyaw / 2
         out = np.empty((len(rows), 5))  # filled column by column: cheaper than column_stack
         out[:, 0] = prev[:, 0] + ds * np.cos(mid)

@@ -20,7 +20,9 @@ class Gps(Module):
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        return frame.pose[rows, :2].copy()
+        # a gather copies already; every robot's (rows 0..N-1): one copy of the columns
+        every = len(rows) == len(frame.pose)
+        return frame.pose[:, :2].copy() if every else frame.pose[rows, :2]
 
 
 class Compass(Module):
@@ -35,7 +37,9 @@ class Compass(Module):
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        return frame.pose[rows, 2:3].copy()
+        # a gather copies already; every robot's (rows 0..N-1): one copy of the column
+        every = len(rows) == len(frame.pose)
+        return frame.pose[:, 2:3].copy() if every else frame.pose[rows, 2:3]
 
     @classmethod
     def clip(cls, out, p):

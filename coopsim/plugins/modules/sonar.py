@@ -14,7 +14,7 @@ from ...model.commands import Command
 from ...model.metric_kind import MetricKind, need_robot, robot_row
 from ...model.module import Column, LaserScan, Module
 from ...model.params import ParamSpec
-from .common import lost, noise, rate
+from .common import clip, lost, noise, rate
 from .ranging import beam_angles
 
 COUNT = 11
@@ -51,7 +51,7 @@ class Sonar(Module):
 
     @classmethod
     def clip(cls, out, p):
-        return np.clip(out, 0.0, p["max_range"][:, None])
+        return clip(out, 0.0, p["max_range"][:, None])
 
     @classmethod
     def observation_space(cls, params, n_targets):

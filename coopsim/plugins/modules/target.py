@@ -32,11 +32,12 @@ class Target(Module):
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        pose = frame.pose[rows]
+        pose = frame.pose if len(rows) == len(frame.pose) else frame.pose[rows]
         d = frame.targets[None, :, :] - pose[:, None, :2]
-        dist = np.hypot(d[..., 0], d[..., 1])
-        ang = wrap(np.arctan2(d[..., 1], d[..., 0]) - pose[:, 2:3])
-        return np.stack((dist, ang), axis=2).reshape(len(rows), -1)
+        out = np.empty((len(rows), len(frame.targets), 2))  # cheaper than np.stack
+        np.hypot(d[..., 0], d[..., 1], out=out[..., 0])
+        out[..., 1] = wrap(np.arctan2(d[..., 1], d[..., 0]) - pose[:, 2:3])
+        return out.reshape(len(rows), -1)
 
     @classmethod
     def answer(cls, command, row, text, snap):

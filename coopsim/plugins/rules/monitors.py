@@ -126,12 +126,15 @@ class AtTarget(MetricKind):
     @classmethod
     def build(cls, a: str, radius: str = "0.5", color: str = "any"):
         reach = float(radius)
+        known: list = [None, None]  # the snapshot's targets tuple and its spots, (T, 2) m
 
         def near(snap, i) -> float:
-            spots = [t.position[:2] for t in snap.targets if color in ("any", t.color)]
-            if not spots:
+            if known[0] is not snap.targets:  # the same tuple until the layout changes
+                spots = [t.position[:2] for t in snap.targets if color in ("any", t.color)]
+                known[:] = snap.targets, np.array(spots) if spots else None
+            if known[1] is None:
                 return 0.0
-            d = np.hypot(*(np.array(spots) - snap.poses[i, :2]).T)
+            d = np.hypot(*(known[1] - snap.poses[i, :2]).T)
             return float(d.min() <= reach)
         return lambda snap: robot_row(snap, a, lambda i: near(snap, i))
 
@@ -188,6 +191,7 @@ class Monitors(Rule):
         self.metrics: list[tuple[str, Callable]] = []
         self.values: dict[str, float] = {}
         self.summary: dict[str, Summary] = {}
+        self._fields: dict | None = None  # as of the last after_step (asked twice a step)
 
     def check(self, scenario) -> None:
         if scenario.monitors is None:
@@ -202,12 +206,17 @@ class Monitors(Rule):
         self.values = {name: math.nan for name, _ in self.metrics}
 
     def after_step(self, sim, snap) -> None:
+        self._fields = None
         for name, metric in self.metrics:
             value = metric(snap)
             self.values[name] = value
             self.summary[name].add(value, snap.time)
 
     def fields(self) -> dict:
-        return {"metrics": {k: _json(v) for k, v in self.values.items()},
-                "summary": {k: s.as_dict() for k, s in self.summary.items()},
-                "after": self.after}
+        """The fields as of the last step; the same dict until the next step (snapshots
+        share it, read-only like everything they hold)."""
+        if self._fields is None:
+            self._fields = {"metrics": {k: _json(v) for k, v in self.values.items()},
+                            "summary": {k: s.as_dict() for k, s in self.summary.items()},
+                            "after": self.after}
+        return self._fields
