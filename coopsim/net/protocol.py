@@ -25,7 +25,10 @@ from ..model.errors import ProtocolError
 #: The wire's version, answered by every server's hello (command 0). A change to a message, a
 #: command, an error code or the state stream bumps it in the same commit, with an entry in the
 #: changelog that opens docs/protocol.md.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
+#: Client versions a server serves: version 3 only added to version 2 (docs/protocol.md,
+#: Changelog), so a version-2 client is served as before and its hello answered with 2.
+SERVED_VERSIONS = (2, 3)
 #: Where a client of another version reads what changed (quoted in the version-mismatch error).
 CHANGELOG = "docs/protocol.md, 'Changelog'"
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000"  # YARP's default port
@@ -234,12 +237,16 @@ STATE_TOPIC = b"state"
 def hello_reply(request: Message, server_name: str) -> Message:
     """Answer a hello: the protocol version in params, the server's name in text.
 
-    A client may send its own version as params[0]; any other version than this server's is
-    refused with VERSION_MISMATCH and a sentence naming both versions and the changelog.
+    A client may send its own version as params[0]: one of :data:`SERVED_VERSIONS` is answered
+    with that version (the version the connection speaks); any other is refused with
+    VERSION_MISMATCH and a sentence naming both versions and the changelog. Without a version
+    the answer is this server's.
     """
-    if request.params and request.params[0] != PROTOCOL_VERSION:
+    if not request.params:
+        return request.reply(server_name, params=(PROTOCOL_VERSION,))
+    if request.params[0] not in SERVED_VERSIONS:
         return request.fail(VERSION_MISMATCH, version_mismatch(request.params[0]))
-    return request.reply(server_name, params=(PROTOCOL_VERSION,))
+    return request.reply(server_name, params=(request.params[0],))
 
 
 def version_mismatch(client_version: int) -> str:
