@@ -50,7 +50,7 @@ def test_colours_that_are_not_colours_are_refused_and_nothing_changes(command, d
     with pytest.raises(ProtocolError) as caught:
         _set(st, "a", command, *data)
     assert caught.value.code == 4
-    assert st.sim.commands["leds"][0].tolist() == [pack(10, 20, 30)] * 8
+    assert st.sim.commands["leds"][0, :8].tolist() == [pack(10, 20, 30)] * 8
 
 
 def test_the_camera_sees_lit_leds_targets_and_coloured_objects():

@@ -141,10 +141,10 @@ def _candidates(frame) -> tuple:
     """(xy (k, 2), radius (k,), rgb (k, 3), owner row or -1 (k,)) of everything a camera could
     see this step."""
     xy, rad, rgb, owner = [], [], [], []
-    leds = frame.commands.get("leds")
-    if leds is not None and len(leds) and (leds > 0).any():
-        r, k = np.nonzero(leds > 0)  # each (robot, distinct colour) once
-        key = np.unique(r.astype(np.int64) * (1 << 24) + leds[r, k].astype(np.int64))
+    lit = frame.actuated.get("leds")  # (rows, their LEDs' colours) as shown this step
+    if lit is not None and len(lit[0]) and (lit[1] > 0).any():
+        i, k = np.nonzero(lit[1] > 0)  # each (robot, distinct colour) once
+        key = np.unique(lit[0][i].astype(np.int64) * (1 << 24) + lit[1][i, k].astype(np.int64))
         r, colour = key >> 24, key & ((1 << 24) - 1)
         xy += list(frame.pose[r, :2])
         rad += list(frame.radius[r])
