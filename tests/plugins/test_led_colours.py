@@ -85,6 +85,14 @@ def test_a_bad_colour_in_a_file_is_its_line_and_exit_2(tmp_path, color, what):
     assert f"{path}:8: " in done.stderr and what in done.stderr, done.stderr
 
 
+def test_run_refuses_a_bad_colour_the_same_way_and_loads_nothing(tmp_path):
+    path = _write(tmp_path, "16777216")
+    done = run_cli("run", str(path), "--headless", "--port", "0", "--duration", "0.1")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{path}:8: parameter color = 16777216 is out of range" in done.stderr
+    assert "name server" not in done.stderr  # nothing started
+
+
 def test_a_bad_colour_over_the_network_is_error_4_with_the_range(tmp_path):
     spec = load(_write(tmp_path))
     from dataclasses import replace
