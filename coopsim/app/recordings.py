@@ -57,8 +57,9 @@ def export_command(file, out, metrics_out, fox_out, ros2_out=None) -> None:
             _export_csv(rec, out, metrics_out)
         if fox_out is not None:
             from ..foxglove.export import export_foxglove, layout_path
+            from ..ros2.bag import recorded_params  # the scans' beam layouts and rates
 
-            steps, messages = export_foxglove(rec, fox_out)
+            steps, messages = export_foxglove(rec, fox_out, recorded_params(rec))
             click.echo(f"{steps} steps, {messages} messages written to {fox_out} (open it in "
                        f"Foxglove; its layout: {layout_path(fox_out)})", err=True)
         if ros2_out is not None:

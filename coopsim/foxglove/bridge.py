@@ -19,6 +19,7 @@ import numpy as np
 
 from ..model.errors import CoopsimError
 from . import make_channel, require_sdk
+from .scans import Scans
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
                     log_message, metric_messages, pose_topic, state_json)
 
@@ -48,9 +49,13 @@ class LiveSource:
         return snap, key, time.time_ns()
 
     def layout(self) -> tuple:
-        """(layout key, layout document), taken together on the stepper thread."""
+        """(layout key, layout document, robot name -> module label -> parameter values),
+        taken together on the stepper thread."""
         def build():
-            return self.stepper.view()[1], self.stepper.sim.world.describe()
+            world = self.stepper.sim.world
+            params = {r.name: {label: dict(values.as_dict()) for label, values in
+                               r.modules.items()} for r in world.robots}
+            return self.stepper.view()[1], world.describe(), params
         return self.stepper.call(build).result(10.0)
 
 
@@ -67,8 +72,10 @@ class ReplaySource:
         return snap, snap.layout_version, round(frame.position * 1e9)
 
     def layout(self) -> tuple:
+        """(layout key, layout document, {}): a replay serves no scans (its snapshots hold
+        the recorded columns; exports rebuild the scans)."""
         snap = self.player.snapshot
-        return snap.layout_version, self.player.layout()
+        return snap.layout_version, self.player.layout(), {}
 
 
 class Bridge:
@@ -102,6 +109,7 @@ class Bridge:
         self._channels: dict[str, object] = {}
         self._scene: tuple | None = None  # (layout key, Scene)
         self._poses: list = []  # the SDK channel of each robot's pose, in the Scene's order
+        self._scans = Scans({})  # the robots' range finders (foxglove.LaserScan), per layout
         self._events = EventLog()
         self._world_at = 0.0
         self._stop = threading.Event()
@@ -140,7 +148,8 @@ class Bridge:
         snap, key, _ = self.source.current()
         scene = self._scene_for(snap, key)
         for topic in [SCENE_WORLD, SCENE_BODIES, TF, STATE, EVENTS] + [
-                pose_topic(n) for n in scene.robots] + [t for t, _ in metric_messages(snap)]:
+                pose_topic(n) for n in scene.robots] + self._scans.topics() + [
+                t for t, _ in metric_messages(snap)]:
             self._channel(topic)
 
     def close(self) -> None:
@@ -195,6 +204,9 @@ class Bridge:
         self._log(TF, lambda: scene.tf.fill(values, ns).tobytes(), ns)
         self._log_poses(scene, values, ns)
         self._log(STATE, lambda: state_json(snap), ns)
+        for topic, data in self._scans.messages(
+                snap, ns, lambda t: self._channel(t).has_sinks()):  # scans cost: only if wanted
+            self._log(topic, lambda d=data: d, ns)
         for topic, data in metric_messages(snap):
             self._log(topic, lambda d=data: d, ns)
         for text in self._events.new(snap.rules):
@@ -213,8 +225,9 @@ class Bridge:
 
     def _scene_for(self, snap, key) -> Scene:
         if self._scene is None or self._scene[0] != key or not self._scene[1].fits(snap):
-            built_key, layout = self.source.layout()
+            built_key, layout, params = self.source.layout()
             scene = Scene(layout)
+            self._scans = Scans(layout, params)
             self._poses = [self._channel(pose_topic(n)).base for n in scene.robots]
             self._scene = (built_key, scene)
             self._world_at = 0.0

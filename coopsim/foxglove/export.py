@@ -18,6 +18,7 @@ from ..model.errors import CoopsimError
 from ..replay.player import recorded_steps
 from . import make_channel, require_sdk
 from .layout import layout_json
+from .scans import Scans
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
                     log_message, metric_messages, pose_topic, state_json)
 
@@ -73,10 +74,13 @@ def layout_path(out: str | os.PathLike) -> Path:
     return out.with_name(out.stem + ".layout.json")
 
 
-def export_foxglove(recording, out: str | os.PathLike) -> tuple[int, int]:
+def export_foxglove(recording, out: str | os.PathLike,
+                    params: dict | None = None) -> tuple[int, int]:
     """Write ``recording`` (an open :class:`~coopsim.recording.reader.Recording`) as a
     Foxglove MCAP at ``out``, and its layout (:mod:`.layout`) at :func:`layout_path`; return
-    (steps, messages) written.
+    (steps, messages) written. ``params`` (robot name -> module label -> values) are the
+    robots' module parameters, for the range finders' scans (:mod:`.scans`): a recording
+    keeps readings, not parameters; missing ones take the modules' defaults.
 
     Raises:
         CoopsimError: the SDK (its schemas) is missing; ``out`` is the input file.
@@ -91,7 +95,7 @@ def export_foxglove(recording, out: str | os.PathLike) -> tuple[int, int]:
     try:
         writer = _Out(part, sdk)
         try:
-            steps = _write_steps(recording, writer)
+            steps = _write_steps(recording, writer, params or {})
         finally:
             writer.close()
         layout_path(out).write_text(layout_json(list(writer.metrics)), encoding="utf-8")
@@ -102,19 +106,21 @@ def export_foxglove(recording, out: str | os.PathLike) -> tuple[int, int]:
     return steps, writer.count
 
 
-def _write_steps(recording, out: _Out) -> int:
+def _write_steps(recording, out: _Out, params: dict) -> int:
     """Every recorded step's messages; return the steps written."""
     scene, key, events, steps = None, None, EventLog(), 0
     for frame, layout, snap in recorded_steps(recording):
         ns = round(frame.position * 1e9)
         if scene is None or key != frame.layout or not scene.fits(snap):
-            scene, key = Scene(layout), frame.layout
+            scene, key, scans = Scene(layout), frame.layout, Scans(layout, params)
             out.write(SCENE_WORLD, scene.world.fill(np.zeros(0), ns).tobytes(), ns)
         values = scene.values(snap)
         out.write(SCENE_BODIES, scene.scene.fill(values, ns).tobytes(), ns)
         out.write(TF, scene.tf.fill(values, ns).tobytes(), ns)
         out.poses(scene, values, ns)
         out.write(STATE, state_json(snap), ns)
+        for topic, data in scans.messages(snap, ns):
+            out.write(topic, data, ns)
         for topic, data in metric_messages(snap):
             out.write(topic, data, ns)
             out.metrics.setdefault(topic.name.removeprefix("/metrics/").replace("/", "."))

@@ -99,6 +99,10 @@ class PhysicsAccess(Protocol):
         """(len(rows), 3) world x, y (m) and the carrying body's yaw of each robot's point
         ``name``."""
 
+    def object_poses(self, which: np.ndarray) -> np.ndarray:
+        """(len(which), 3) x, y (m) and yaw (rad) now of the objects at indices ``which`` of
+        the frame's ``objects``, world frame (movable ones move)."""
+
 
 @dataclass
 class Frame:

@@ -43,9 +43,9 @@ from ..model.module import Column
 PROFILE = "coopsim"
 #: The version written into a new recording's metadata (``format``). Readers read every version
 #: up to it (format 1 files: module-less column entries, team ``bars`` instead of ``parts``, no
-#: per-block dt or rules); a change to what is written bumps it, with an entry in the changelog
+#: per-block dt or rules; format 2 files: no camera blobs); a change to what is written bumps it, with an entry in the changelog
 #: that opens docs/recording-format.md.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 ENCODING = "msgpack"
 FRAMES_TOPIC = "/frames"
 LAYOUT_TOPIC = "/layout"

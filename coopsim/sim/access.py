@@ -77,6 +77,14 @@ class Access:
             if keep:
                 self.engine.set_motor_rates([handles[j] for j in keep], rates[where[keep], k])
 
+    def object_poses(self, which: np.ndarray) -> np.ndarray:
+        """(len(which), 3) x, y (m), yaw (rad) now of the objects at indices ``which`` of the
+        frame's ``objects`` (the world's insertion order), world frame."""
+        handles = [h for _, h in self.world.objects.values()]
+        if not len(which):
+            return np.zeros((0, 3))
+        return np.asarray(self.engine.poses([handles[i] for i in which]), float).reshape(-1, 3)
+
     def points(self, rows: np.ndarray, name: str) -> np.ndarray:
         """(len(rows), 3) world x, y and the carrying body's yaw of each robot's point
         ``name`` (NaN if none)."""

@@ -59,3 +59,4 @@ def test_c_kilobot_messages_and_walks(c_build):  # noqa: F811
     x, y, _ = snap.poses[snap.index["kb1"]]
     start = load_scenario(ROOT / "scenarios" / "kilobot_aggregation.scenario").robots[0].position
     assert math.hypot(x - start[0], y - start[1]) > 0.005  # 1 cm/s, 10 s: it walked alone
+    assert snap.reading("kb1", "leds")[0] == 200 * 65536  # its LED shows it walking: red

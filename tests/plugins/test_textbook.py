@@ -97,6 +97,10 @@ def test_kilobots_aggregate_by_messages():
     start = (_neighbours(np.array([r.position for r in spec.robots])) >= 2).mean()
     snap = _run(spec, 1500)
     assert (_neighbours(snap.poses) >= 2).mean() > start + 0.2
+    led = snap.readings["leds"][:, 0]  # each shows its state: green resting, red walking
+    assert set(led.tolist()) == {200 * 256.0, 200 * 65536.0}
+    walking = np.hypot(snap.velocities[:, 0], snap.velocities[:, 1]) > 0.005
+    assert (led[walking] == 200 * 65536).mean() > 0.9
 
 
 def test_kilobots_disperse_by_messages():

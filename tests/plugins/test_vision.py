@@ -50,7 +50,7 @@ def test_colours_that_are_not_colours_are_refused_and_nothing_changes(command, d
     with pytest.raises(ProtocolError) as caught:
         _set(st, "a", command, *data)
     assert caught.value.code == 4
-    assert st.sim.commands["leds"][0].tolist() == [pack(10, 20, 30)] * 8
+    assert st.sim.commands["leds"][0, :8].tolist() == [pack(10, 20, 30)] * 8
 
 
 def test_the_camera_sees_lit_leds_targets_and_coloured_objects():
@@ -99,3 +99,28 @@ def test_the_camera_over_the_network_reads_six_numbers_per_blob():
     text, data = CAMERA.answer_robot(cmd, "a", st.snapshot.reading("a", "camera"), "",
                                      st.snapshot)
     assert len(data) == 6 and data[:3] == [0, 255, 0]
+
+
+def _coloured(obj, rgb):
+    return obj.__class__(**{**obj.__dict__, "color": rgb})
+
+
+def test_the_camera_sees_movable_coloured_objects_where_they_are_now():
+    from helpers import cylinder
+
+    crate = _coloured(box("crate", 1.0, 0.0, size=(0.2, 0.2), mass=0.5), (200, 0, 200))
+    ball = _coloured(cylinder("ball", -1.0, 0.0, diameter=0.2, mass=0.5), (0, 200, 200))
+    hider = box("hider", 0.0, -0.6, size=(0.3, 0.1), mass=0.5)  # grey: unseen, but in the way
+    spec = scenario([_omni("a", 0)], [crate, ball, hider], targets=[target("green", 0.0, -1.0)])
+    st = Stepper(Simulation(spec), mode="lockstep")
+    st.tick()
+    blobs = st.snapshot.extra["camera"].seen["a"]
+    assert sorted(b[0] for b in blobs) == [0, 200]  # the crate and the ball; target hidden
+    ball_blob = next(b for b in blobs if b[0] == 0)
+    assert ball_blob[3] == pytest.approx(1.0, abs=1e-3)
+    assert ball_blob[5] == pytest.approx(2 * math.atan2(0.1, 1.0), abs=1e-3)  # its radius
+    st.sim.world.objects["crate"][1].body.position = (0.0, 2.0)  # the crate is carried off
+    st.tick()
+    purple = next(b for b in st.snapshot.extra["camera"].seen["a"] if b[0] == 200)
+    assert purple[3] == pytest.approx(2.0, abs=1e-2)
+    assert purple[4] == pytest.approx(math.pi / 2, abs=1e-2)

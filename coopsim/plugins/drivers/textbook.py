@@ -9,7 +9,8 @@ in-process (``driver braitenberg`` in a scenario) or over the network
   link). Every robot broadcasts a tiny message each step and counts who it heard (with only
   the distance, as a Kilobot knows it). Aggregation: a random walk (straight runs, tumbles on
   the spot) that stops while at least ``quorum`` neighbours are heard; dispersion: walk while
-  anyone is nearer than ``spacing``, rest otherwise.
+  anyone is nearer than ``spacing``, rest otherwise. Its RGB LED shows the state: green at
+  rest, red walking.
 * ``wall_follow`` (TurtleBot3): right-hand wall following with the 360-beam lidar: hold
   ``gap`` m to the wall on the right (a proportional law on the beams at -90 and -60 degrees),
   turn left in place when something is ahead, curve right when the wall ends.
@@ -86,6 +87,7 @@ class KilobotSwarm(Driver):
     def setup(self, bot) -> None:
         self.left = 0  # steps left in the current run or tumble
         self.turning = 0.0  # -1, 0 (running) or +1
+        self.showing = None  # the state its LED shows (set on a change only: an action)
 
     def step(self, bot) -> None:
         bot.radio.send(pack(1))  # "I am here": one byte-sized message a step
@@ -95,6 +97,9 @@ class KilobotSwarm(Driver):
             rest = len(distances) >= self.p["quorum"]
         else:
             rest = not any(d < self.p["spacing"] for d in distances)
+        if rest != self.showing and hasattr(bot, "leds"):  # as Kilobot demos do: state on LED
+            bot.leds.set(*((0, 200, 0) if rest else (200, 0, 0)))
+            self.showing = rest
         if rest:
             bot.motors.stop()
             return

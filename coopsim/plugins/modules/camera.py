@@ -6,8 +6,9 @@ each with its colour, distance, bearing and apparent size:
 * other robots' lit LEDs (the ``leds`` module): one blob per robot and colour, at the robot's
   centre, as large as its chassis;
 * targets, at their position (a 0.1 m marker), in their colour;
-* static objects whose colour is not the default grey (150, 150, 150) nor a map's walls, at
-  their centre, as large as their footprint.
+* objects, static or movable, whose colour is not the default grey (150, 150, 150) nor a
+  map's walls (90, 90, 90), at their centre where they are now, as large as their footprint
+  (a box: half its diagonal; a cylinder or sphere: its radius).
 
 A blob is seen when it lies within ``range`` m and, for a camera with ``fov`` below 360 degrees,
 within ``fov`` / 2 of the heading, and when the straight line to it meets no wall, object or
@@ -30,7 +31,7 @@ from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
 from ...model.specs import COLORS
-from .common import lost, rate, wrap
+from .common import lost, rate, taken_since, wrap
 from .leds import unpack
 
 TARGET_RADIUS = 0.05  # m, a target marker's apparent radius
@@ -88,6 +89,48 @@ class Camera(Module):
         return out
 
     @classmethod
+    def record(cls, snap, after):
+        """The blobs seen by cameras updated after step ``after``: ``{"robots": [name...],
+        "steps": [step taken...], "counts": [blobs...], "blobs": bytes}``, every listed
+        camera's blobs one after the other, each 4 little-endian int32: colour R * 65536 +
+        G * 256 + B, distance mm, bearing and apparent size in 1e-4 rad
+        (docs/recording-format.md); None if none."""
+        board = snap.extra.get("camera")
+        if board is None or not board.seen:
+            return None
+        names, when = taken_since(snap, "camera", board.seen, after)
+        if not names:
+            return None
+        parts = [board.seen[n] for n in names]
+        rows = np.concatenate(parts) if any(len(b) for b in parts) else np.zeros((0, 6))
+        packed = np.empty((len(rows), 4), dtype="<i4")
+        packed[:, 0] = rows[:, 0].astype(np.int64) * 65536 + rows[:, 1].astype(np.int64) * 256 \
+            + rows[:, 2].astype(np.int64)
+        packed[:, 1] = np.rint(rows[:, 3] * 1000.0)
+        packed[:, 2:] = np.rint(rows[:, 4:6] * 1e4)
+        return {"robots": names, "steps": when, "counts": [len(b) for b in parts],
+                "blobs": packed.tobytes()}
+
+    @classmethod
+    def replay(cls, data, board, robots):
+        """The blobs a recorded step carries (its ``record``), merged over the previous step's
+        (cameras that took none keep theirs; robots gone are dropped)."""
+        alive = set(robots)
+        seen = {n: b for n, b in board.seen.items() if n in alive} if board is not None else {}
+        if data:
+            packed = np.frombuffer(data["blobs"], dtype="<i4").reshape(-1, 4).astype(float)
+            rows = np.column_stack((unpack(packed[:, 0]), packed[:, 1] / 1000.0,
+                                    packed[:, 2:] / 1e4))
+            cut = np.concatenate(([0], np.cumsum(data["counts"])))
+            for k, name in enumerate(data["robots"]):
+                blobs = rows[cut[k]:cut[k + 1]].copy()
+                blobs.flags.writeable = False
+                seen[name] = blobs
+        if not seen:
+            return board
+        return Blobs(MappingProxyType(seen))
+
+    @classmethod
     def answer_robot(cls, command, robot, row, text, snap):
         blobs = snap.extra.get("camera")
         mine = blobs.seen.get(robot) if blobs is not None else None
@@ -98,10 +141,10 @@ def _candidates(frame) -> tuple:
     """(xy (k, 2), radius (k,), rgb (k, 3), owner row or -1 (k,)) of everything a camera could
     see this step."""
     xy, rad, rgb, owner = [], [], [], []
-    leds = frame.commands.get("leds")
-    if leds is not None and len(leds) and (leds > 0).any():
-        r, k = np.nonzero(leds > 0)  # each (robot, distinct colour) once
-        key = np.unique(r.astype(np.int64) * (1 << 24) + leds[r, k].astype(np.int64))
+    lit = frame.actuated.get("leds")  # (rows, their LEDs' colours) as shown this step
+    if lit is not None and len(lit[0]) and (lit[1] > 0).any():
+        i, k = np.nonzero(lit[1] > 0)  # each (robot, distinct colour) once
+        key = np.unique(lit[0][i].astype(np.int64) * (1 << 24) + lit[1][i, k].astype(np.int64))
         r, colour = key >> 24, key & ((1 << 24) - 1)
         xy += list(frame.pose[r, :2])
         rad += list(frame.radius[r])
@@ -112,16 +155,30 @@ def _candidates(frame) -> tuple:
         rad.append(TARGET_RADIUS)
         rgb.append(np.asarray(COLORS.get(color, (255, 255, 255))))
         owner.append(-1)
-    spec_map = frame.extra.get("map")
-    for obj in (spec_map.obstacles if spec_map is not None else ()):
-        if tuple(obj.color) not in (GREY, MAP_GREY):
-            xy.append(np.asarray(obj.position[:2], float))
-            rad.append(0.5 * math.hypot(obj.size[0], obj.size[1]))
-            rgb.append(np.asarray(obj.color))
-            owner.append(-2)
+    coloured, radius = _coloured(frame)
+    if len(coloured):  # where they are now: movable objects move, static ones stay
+        xy += list(frame.physics.object_poses(coloured)[:, :2])
+        rad += list(radius)
+        rgb += [np.asarray(frame.objects[i].color) for i in coloured.tolist()]
+        owner += [-2] * len(coloured)
     if not xy:
         return np.zeros((0, 2)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, np.int64)
     return np.array(xy, float), np.array(rad, float), np.array(rgb, float), np.array(owner)
+
+
+def _coloured(frame) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (into ``frame.objects``) of the objects a camera sees, and their apparent radii
+    (m): those not coloured grey nor a map's walls. Worked out once per layout (kept on the
+    board under a private key, never published)."""
+    cached = frame.extra.get("_camera_objects")
+    if cached is not None and cached[0] is frame.objects:
+        return cached[1], cached[2]
+    which = [i for i, o in enumerate(frame.objects) if tuple(o.color) not in (GREY, MAP_GREY)]
+    radius = [0.5 * (math.hypot(o.size[0], o.size[1]) if o.shape == "box" else o.size[0])
+              for o in (frame.objects[i] for i in which)]
+    out = (frame.objects, np.array(which, dtype=np.int64), np.array(radius, float))
+    frame.extra["_camera_objects"] = out
+    return out[1], out[2]
 
 
 def _views(frame, rows, cand, p, rng) -> list[np.ndarray]:

@@ -36,3 +36,20 @@ def rate() -> ParamSpec:
 def wrap(angle: np.ndarray) -> np.ndarray:
     """Angles wrapped to (-pi, pi], rad (the one convention: coopsim.model.snapshot)."""
     return wrap_angle(angle)
+
+
+def taken_since(snap, label: str, names, after: int) -> tuple[list[str], list[int]]:
+    """Of robots ``names`` (those holding a reading of module ``label``), the ones whose
+    reading was taken after step ``after``, and the step each was taken at (the snapshot's
+    ``taken`` board, coopsim.sim.rates; without it every reading is this step's). What a
+    module updating at its own rate records (``Module.record``)."""
+    taken = snap.extra.get("taken")
+    steps = taken.steps.get(label) if taken is not None else None
+    out, when = [], []
+    for name in names:
+        row = snap.index.get(name)
+        step = snap.step if steps is None or row is None else int(steps[row])
+        if step > after:
+            out.append(name)
+            when.append(step)
+    return out, when

@@ -3,7 +3,14 @@
 Up to eight LEDs; a robot uses the first ``count``. Their colours are set over the network
 (``set``: one colour for every LED; ``set_each``: a colour per LED, those not given off) and
 kept until set again (actions carried out between two steps: the colour shows from the next
-step on). A colour is R, G, B, each an integer 0..255; off is 0, 0, 0. Other robots' ``camera`` modules see lit LEDs; the viewer and Foxglove draw them.
+step on). A colour is R, G, B, each an integer 0..255; off is 0, 0, 0. Other robots' ``camera``
+modules see lit LEDs; the viewer and Foxglove draw them.
+
+Until a controller sets them, the LEDs show the colours of the module's parameters: ``color``
+for every LED and ``color0`` .. ``color7`` for one (-1: as ``color``), each packed as below, so
+a scenario lights them with ``param leds.color 16711680`` (red) at load, at a reset and when an
+event or ``param_set`` changes them; a bad colour is refused at its ``param`` line (exit 2) or
+with error 4 and the range. The first ``set`` or ``set_each`` takes over until the next reset.
 
 Each LED's colour is stored and read as one number, ``R * 65536 + G * 256 + B`` (the reading's
 ``led0`` .. ``led7``, and the streamed and recorded columns of the same names).
@@ -19,6 +26,8 @@ from ...model.module import Column, Module
 from ...model.params import ParamSpec
 
 SLOTS = 8
+WHITE = 255 * 65536 + 255 * 256 + 255  # the largest packed colour
+SET = SLOTS  # index of the stored command's flag: 1 once a controller set the colours
 
 
 def pack(r: float, g: float, b: float) -> float:
@@ -53,7 +62,11 @@ class Leds(Module):
     label = "leds"
     description = "coloured LEDs: set every LED's colour or each one's (R, G, B 0..255); read back"
     params = (ParamSpec("count", "int", "LEDs in use (the first count; the others stay off)",
-                        SLOTS, 1, SLOTS),)
+                        SLOTS, 1, SLOTS),
+              ParamSpec("color", "int", "every LED's colour until a controller sets them, "
+                        "R * 65536 + G * 256 + B (0 = off)", 0, 0, WHITE)) + tuple(
+        ParamSpec(f"color{i}", "int", f"LED {i}'s colour until a controller sets them, "
+                  "R * 65536 + G * 256 + B (-1: as color)", -1, -1, WHITE) for i in range(SLOTS))
     commands = (
         Command(2400, "set", "leds", data=(3, 3), kind="action",
                 doc="R, G, B (0..255) for every LED"),
@@ -63,7 +76,7 @@ class Leds(Module):
                 doc="8 colours, each R * 65536 + G * 256 + B (0 = off)"),
     )
     fields = tuple(f"led{i}" for i in range(SLOTS))
-    command_fields = tuple(f"led{i}" for i in range(SLOTS))
+    command_fields = tuple(f"led{i}" for i in range(SLOTS)) + ("set",)
     columns = tuple(Column(f"led{i}", 1.0, 1, i, stream=True) for i in range(SLOTS))
     draw = {"kind": "leds", "columns": [f"led{i}" for i in range(SLOTS)]}
 
@@ -71,7 +84,7 @@ class Leds(Module):
     def act(cls, command, sim, robot, msg):
         row = cls.colours_row(command, tuple(msg.data), sim.world.robot(robot).modules["leds"])
         sim.commands["leds"][sim.robots.index[robot]] = row
-        return f"{sum(1 for c in row if c)} LEDs lit"
+        return f"{sum(1 for c in row[:SLOTS] if c)} LEDs lit"
 
     @classmethod
     def colours_row(cls, command, data, params) -> tuple[float, ...]:
@@ -79,15 +92,33 @@ class Leds(Module):
         colour or more colours than LEDs."""
         count = int(params["count"])
         if command.name == "set":
-            return tuple(_colours(data, "set") * count + [0.0] * (SLOTS - count))
+            return tuple(_colours(data, "set") * count + [0.0] * (SLOTS - count) + [1.0])
         colours = _colours(data, "set_each")
         if len(colours) > count:
             raise ProtocolError(OUT_OF_RANGE, f"leds set_each: {len(colours)} colours for "
                                               f"{count} LEDs (leds.count); nothing changed")
-        return tuple(colours + [0.0] * (SLOTS - len(colours)))
+        return tuple(colours + [0.0] * (SLOTS - len(colours)) + [1.0])
+
+    @classmethod
+    def actuate(cls, frame, rows, p, commands):
+        """The colours the LEDs of robots ``rows`` show this step, (rows, (len(rows), 8)) packed
+        (``frame.actuated["leds"]``: what the reading and other robots' cameras see)."""
+        return rows, shown(commands, p)
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        out = frame.commands["leds"][rows].copy()
-        out[np.arange(SLOTS)[None, :] >= p["count"][:, None]] = 0.0
-        return out
+        lit = frame.actuated.get("leds")
+        if lit is not None and np.array_equal(lit[0], rows):
+            return lit[1].copy()
+        return shown(frame.commands["leds"][rows], p)  # before the first step's actuation
+
+
+def shown(commands: np.ndarray, p) -> np.ndarray:
+    """(n, 8) packed colours shown by LEDs whose stored commands are ``commands`` (n, 9) and
+    parameters ``p``: a controller's once it set them, else the parameters'; LEDs past
+    ``count`` off."""
+    params = np.column_stack([np.where(p[f"color{i}"] >= 0, p[f"color{i}"], p["color"])
+                              for i in range(SLOTS)]).reshape(len(commands), SLOTS)
+    out = np.where(commands[:, SET:SET + 1] > 0, commands[:, :SLOTS], params).astype(float)
+    out[np.arange(SLOTS)[None, :] >= p["count"][:, None]] = 0.0
+    return out

@@ -25,7 +25,7 @@ from ...model.commands import Command
 from ...model.module import LaserScan, Module
 from ...model.params import ParamSpec
 from . import ranging
-from .common import rate
+from .common import rate, taken_since
 
 MAX_BEAMS = 4096
 
@@ -108,15 +108,7 @@ class Lidar(Module):
         scans = snap.extra.get("lidar")
         if scans is None or not scans.index:
             return None
-        taken = snap.extra.get("taken")
-        steps = taken.steps.get("lidar") if taken is not None else None
-        names, when = [], []
-        for name in scans.index:
-            row = snap.index.get(name)
-            step = snap.step if steps is None or row is None else int(steps[row])
-            if step > after:
-                names.append(name)
-                when.append(step)
+        names, when = taken_since(snap, "lidar", scans.index, after)
         if not names:
             return None
         parts = [scans.of(n) for n in names]

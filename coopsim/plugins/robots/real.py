@@ -51,17 +51,20 @@ class Epuck(_Disc):
 
 
 class Kilobot(_Disc):
-    """Harvard K-Team Kilobot: 33 mm, ~1 cm/s, IR messaging to ~10 cm as a short radio."""
+    """Harvard K-Team Kilobot: 33 mm, ~1 cm/s, IR messaging to ~10 cm as a short radio, an
+    ambient-light sensor (10-bit, 0..1023), an RGB LED."""
 
     label = "kilobot"
-    description = "Kilobot: 33 mm disc, 1 cm/s, IR messaging within 10 cm (radio module)"
-    modules = _BASE + ("radio", "leds")
+    description = ("Kilobot: 33 mm disc, 1 cm/s, IR messaging within 10 cm (radio module), "
+                   "ambient light sensor, RGB LED")
+    modules = _BASE + ("radio", "leds", "light")
     radius, mass, axle = 0.0165, 0.016, 0.025
     force, torque = 0.2, 0.005
     footprint = radius
     defaults = {"motors": {"max_speed": 0.01},
                 "radio": {"range": 0.10, "max_bytes": 9, "bandwidth": 9},
-                "leds": {"count": 1}}
+                "leds": {"count": 1},
+                "light": {"x": -0.0155}}
 
 
 class Turtlebot3(_Disc):
