@@ -23,7 +23,7 @@ import numpy as np
 
 from ..model.compiled import jit as _jit
 from ..model.compiled import prange
-from .jitgrid import BASE, INV, NX, NY, PAD, X0, Y0, cell_span, circle_hit, segment_hit
+from .jitgrid import BASE, CS, INV, NX, NY, PAD, X0, Y0, cell_span, circle_hit, segment_hit
 from .jitwalk import fan_dir, trace
 
 _MAX_BOX = 64  # cells a robot's reach may cover before its rays are walked one by one
@@ -67,15 +67,37 @@ def _circles(n, ox, oy, mr, g, lo, hi, cdata, cgroup, dirs, out, hx, hy, back):
 
 
 @_jit(inline=True)
-def _segments(n, ox, oy, mr, g, lo, hi, sdata, sgroup, dirs, out):
-    """Robot n's best hits (out[n]) against the segment entries lo .. hi - 1."""
+def _segments(n, ox, oy, mr, g, lo, hi, sdata, sgroup, dirs, out, box, xcut, ycut):
+    """Robot n's best hits (out[n]) against the segment entries lo .. hi - 1; ``box`` (x0, y0,
+    x1, y1): the box of the robot's rays, world frame, m, padded (see :func:`_ray_box`).
+
+    The entries are one cell's; ``xcut`` (``ycut``) is its left (lower) side, m, when the
+    robot visited the cells to the left (below) before, else -inf. An axis-aligned segment
+    (a map's walls) reaching past that side is binned there too (by more than the grid's
+    padding, far above rounding): its copy was tested, so this one is skipped (the result is
+    a minimum; the same bits either way)."""
     for e in range(lo, hi):
         if g != 0 and sgroup[e] == g:
             continue
+        x1, y1, ex, ey = sdata[e, 0], sdata[e, 1], sdata[e, 2], sdata[e, 3]
+        if (min(x1, x1 + ex) > box[2] or max(x1, x1 + ex) < box[0] or
+                min(y1, y1 + ey) > box[3] or max(y1, y1 + ey) < box[1]):
+            continue  # its box misses the rays' box: no ray can cross it (a map's walls)
+        if (ey == 0.0 and min(x1, x1 + ex) < xcut) or (ex == 0.0 and min(y1, y1 + ey) < ycut):
+            continue  # a copy in the cell to the left (below) was tested
         for k in range(out.shape[1]):
             out[n, k] = min(out[n, k], segment_hit(ox, oy, dirs[n, k, 0], dirs[n, k, 1], mr,
                                                    sdata[e, 0], sdata[e, 1], sdata[e, 2],
                                                    sdata[e, 3]))
+
+
+@_jit(inline=True)
+def _ray_box(ox, oy, xl, xh, yl, yh, mr):
+    """The world-frame box (x0, y0, x1, y1), m, of rays from (ox, oy) whose ends span [xl, xh]
+    x [yl, yh] about it, padded by far more than the rounding of a hit point: a segment a ray
+    crosses within its length has a point in it, so a segment whose box misses it is no hit."""
+    s = 1e-6 * (1.0 + mr + abs(ox) + abs(oy))
+    return ox + xl - s, oy + yl - s, ox + xh + s, oy + yh + s
 
 
 @_jit(inline=True)
@@ -88,6 +110,7 @@ def _robot(n, o, h, back, grids, rg, mr, dirs, out):
     for k in range(out.shape[1]):
         ex, ey = mr * dirs[n, k, 0], mr * dirs[n, k, 1]
         xl, xh, yl, yh = min(xl, ex), max(xh, ex), min(yl, ey), max(yh, ey)
+    box = _ray_box(ox, oy, xl, xh, yl, yh, mr)
     for gi in range(len(gm)):
         base, nx, ny = int(gm[gi, BASE]), gm[gi, NX], gm[gi, NY]
         inv, pad, ncell = gm[gi, INV], gm[gi, PAD], int(gm[gi, NX] * gm[gi, NY])
@@ -104,13 +127,18 @@ def _robot(n, o, h, back, grids, rg, mr, dirs, out):
         a = base + ncell  # the always bucket, then the cells around the robot
         _circles(n, ox, oy, mr, g, cstart[a], cstart[a + 1], cdata, cgroup, dirs, out, hx, hy,
                  back)
-        _segments(n, ox, oy, mr, g, sstart[a], sstart[a + 1], sdata, sgroup, dirs, out)
+        _segments(n, ox, oy, mr, g, sstart[a], sstart[a + 1], sdata, sgroup, dirs, out, box,
+                  -math.inf, -math.inf)
+        gx, gy, cs = gm[gi, X0], gm[gi, Y0], gm[gi, CS]
         for c in range(c0, c1 + 1):
             first = base + c * int(ny)
             lo, hi = first + r0, first + r1 + 1  # a column's cells are contiguous
             _circles(n, ox, oy, mr, g, cstart[lo], cstart[hi], cdata, cgroup, dirs, out, hx,
                      hy, back)
-            _segments(n, ox, oy, mr, g, sstart[lo], sstart[hi], sdata, sgroup, dirs, out)
+            xcut = gx + c * cs if c > c0 else -math.inf
+            for r in range(r0, r1 + 1):
+                _segments(n, ox, oy, mr, g, sstart[first + r], sstart[first + r + 1], sdata,
+                          sgroup, dirs, out, box, xcut, gy + r * cs if r > r0 else -math.inf)
 
 
 @_jit(parallel=True)
