@@ -85,10 +85,15 @@ def _segments(n, ox, oy, mr, g, lo, hi, sdata, sgroup, dirs, out, box, xcut, ycu
             continue  # its box misses the rays' box: no ray can cross it (a map's walls)
         if (ey == 0.0 and min(x1, x1 + ex) < xcut) or (ex == 0.0 and min(y1, y1 + ey) < ycut):
             continue  # a copy in the cell to the left (below) was tested
+        wx, wy = x1 - ox, y1 - oy
         for k in range(out.shape[1]):
-            out[n, k] = min(out[n, k], segment_hit(ox, oy, dirs[n, k, 0], dirs[n, k, 1], mr,
-                                                   sdata[e, 0], sdata[e, 1], sdata[e, 2],
-                                                   sdata[e, 3]))
+            # segment_hit's formulas without its branches (den 0 gives an inf or NaN that
+            # fails the test as its early return did): the rays' loop then runs straight
+            dx, dy = dirs[n, k, 0], dirs[n, k, 1]
+            den = dx * ey - dy * ex
+            t, u = (wx * ey - wy * ex) / den, (wx * dy - wy * dx) / den
+            ok = (t >= 0.0) & (t <= mr) & (u >= 0.0) & (u <= 1.0)
+            out[n, k] = min(out[n, k], t if ok else math.inf)
 
 
 @_jit(inline=True)
