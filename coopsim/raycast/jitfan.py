@@ -31,7 +31,9 @@ _MAX_BOX = 64  # cells a robot's reach may cover before its rays are walked one 
 
 @_jit(inline=True)
 def _directions(n, d, angles, dirs, reach, edge, out):
-    """Unit directions of robot n's rays into dirs[n] (as _one_ray makes them), its best hits
+    """Unit directions of robot n's rays into dirs[n] (as _one_ray makes them; (2, K): the
+    x components, then the y ones, so that a shape's test over the rays reads them in lanes
+    and compiles to vector instructions: 1.6 x faster in a map than (K, 2)), its best hits
     (out[n]) at the rays' length; returns (length, reach, edge, back), m: no point of the rays
     lies more than ``back`` behind the robot along its heading d[n] (0 for a fan facing
     forward, as the sonar's -90 to +90 degrees)."""
@@ -39,8 +41,8 @@ def _directions(n, d, angles, dirs, reach, edge, out):
     for k in range(out.shape[1]):
         dx, dy = fan_dir(d, n, angles, k, True)
         norm = math.sqrt(dx * dx + dy * dy)
-        dirs[n, k, 0], dirs[n, k, 1] = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
-        front = min(front, dirs[n, k, 0] * d[n, 0] + dirs[n, k, 1] * d[n, 1])
+        dirs[n, 0, k], dirs[n, 1, k] = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
+        front = min(front, dirs[n, 0, k] * d[n, 0] + dirs[n, 1, k] * d[n, 1])
         out[n, k] = rn + en
     return rn + en, rn, en, (rn + en) * max(0.0, -front)
 
@@ -59,7 +61,7 @@ def _circles(n, ox, oy, mr, g, lo, hi, cdata, cgroup, dirs, out, hx, hy, back):
             continue  # wholly behind the rays: further than r behind them along the heading
         inside = mx * mx + my * my < r * r
         for k in range(out.shape[1]):
-            dx, dy = dirs[n, k, 0], dirs[n, k, 1]
+            dx, dy = dirs[n, 0, k], dirs[n, 1, k]
             h = mx * dy - my * dx
             if (r - h) * (r + h) < 0.0 and not inside:  # circle_hit's miss, without the sqrt
                 continue
@@ -89,7 +91,7 @@ def _segments(n, ox, oy, mr, g, lo, hi, sdata, sgroup, dirs, out, box, xcut, ycu
         for k in range(out.shape[1]):
             # segment_hit's formulas without its branches (den 0 gives an inf or NaN that
             # fails the test as its early return did): the rays' loop then runs straight
-            dx, dy = dirs[n, k, 0], dirs[n, k, 1]
+            dx, dy = dirs[n, 0, k], dirs[n, 1, k]
             den = dx * ey - dy * ex
             t, u = (wx * ey - wy * ex) / den, (wx * dy - wy * dx) / den
             ok = (t >= 0.0) & (t <= mr) & (u >= 0.0) & (u <= 1.0)
@@ -113,7 +115,7 @@ def _robot(n, o, h, back, grids, rg, mr, dirs, out):
     ox, oy, g, hx, hy = o[n, 0], o[n, 1], rg[n], h[n, 0], h[n, 1]
     xl = xh = yl = yh = 0.0  # the box of the rays (from the origin), m
     for k in range(out.shape[1]):
-        ex, ey = mr * dirs[n, k, 0], mr * dirs[n, k, 1]
+        ex, ey = mr * dirs[n, 0, k], mr * dirs[n, 1, k]
         xl, xh, yl, yh = min(xl, ex), max(xh, ex), min(yl, ey), max(yh, ey)
     box = _ray_box(ox, oy, xl, xh, yl, yh, mr)
     for gi in range(len(gm)):
@@ -124,7 +126,7 @@ def _robot(n, o, h, back, grids, rg, mr, dirs, out):
         r0, r1 = cell_span(y + yl, y + yh, pad, inv, ny)
         if ncell == 0 or (c1 - c0 + 1) * (r1 - r0 + 1) > _MAX_BOX:
             for k in range(out.shape[1]):  # long rays: walk them (their always bucket too)
-                dx, dy = dirs[n, k, 0], dirs[n, k, 1]
+                dx, dy = dirs[n, 0, k], dirs[n, 1, k]
                 ix = 1.0 / dx if abs(dx) >= 1e-150 else 0.0
                 iy = 1.0 / dy if abs(dy) >= 1e-150 else 0.0
                 out[n, k] = trace(grids, gi, ox, oy, dx, dy, ix, iy, mr, g, out[n, k])
@@ -151,7 +153,7 @@ def fan_gather(o, d, angles, reach, edge, rg, grids, out):
     """Every robot's fan (see :func:`coopsim.raycast.jitcast._row`): rays from o[n] along the
     heading d[n] = (cos, sin) turned by each of ``angles`` (K, 2) = (cos, sin), of length
     reach[n] + edge[n]; out[n, k] = min(reach[n], distance - edge[n]), m."""
-    dirs = np.empty((len(out), out.shape[1], 2))
+    dirs = np.empty((len(out), 2, out.shape[1]))
     for j in prange(len(out)):
         n = np.int64(j)  # prange's index is unsigned
         mr, rn, en, back = _directions(n, d, angles, dirs, reach, edge, out)
