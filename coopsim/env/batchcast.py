@@ -44,7 +44,7 @@ def copy_fan(o, d, angles, reach, edge, rg, grids, copy_of, width, cdata, cgroup
     ``grids`` one copy's static grid set (copy frame), copy_of (N,) each robot's copy; cdata
     (C x width, 3) and cgroup the chassis circles (copy frame) and groups, copy c's at rows
     c x width ..; out (N, K) as :func:`coopsim.raycast.jitfan.fan_gather` fills it, m."""
-    dirs = np.empty((len(out), out.shape[1], 2))
+    dirs = np.empty((len(out), 2, out.shape[1]))  # jitfan._directions's layout
     for j in prange(len(out)):
         n = np.int64(j)  # prange's index is unsigned
         mr, rn, en, back = _directions(n, d, angles, dirs, reach, edge, out)

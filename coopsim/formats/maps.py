@@ -56,13 +56,13 @@ def load_map(path: str, floor: FloorSpec, confine: bool = False) -> tuple[Object
         image = os.path.realpath(os.path.join(folder, meta["image"]))
         if confine and os.path.commonpath([folder, image]) != folder:
             raise MapError(f"map image {meta['image']!r} is outside the map file's folder")
-        occupied = occupancy(read_image(image), meta["negate"], meta["occupied_thresh"])
+        occupied = read_occupancy(image, meta["negate"], meta["occupied_thresh"])
         res = meta["resolution"]
         x0, y0 = meta["origin"][0], meta["origin"][1]
         rows, cols = occupied.shape
         _on_floor(floor, x0, y0, cols * res, rows * res)
         return walls(occupied, res, res, x0, y0)
-    occupied = occupancy(read_image(path), False, 0.65)
+    occupied = read_occupancy(path, False, 0.65)
     rows, cols = occupied.shape
     return walls(occupied, floor.length / cols, floor.width / rows, -floor.length / 2,
                  -floor.width / 2)
@@ -146,7 +146,57 @@ def read_image(path: str) -> np.ndarray:
     raise MapError(f"map image {path!r} is not an image (PNG or PGM)")
 
 
-def _pgm(path: str) -> np.ndarray:
+def read_occupancy(path: str, negate: bool, occupied_thresh: float) -> np.ndarray:
+    """``occupancy(read_image(path), negate, occupied_thresh)``, the same booleans, without a
+    float per pixel: every pixel's value is an integer (8 or 16 bit), so the grey value and the
+    threshold rule are worked out once per possible value and looked up (a 4,000 x 4,000 map
+    no longer passes 128 MB arrays of floats through five operations)."""
+    raw = _raw(path)
+    if raw is None:  # a plain (P2) PGM: text, read as before
+        return occupancy(read_image(path), negate, occupied_thresh)
+    values, top, alpha = raw
+    grey = np.arange(256 if values.dtype.itemsize == 1 else 65536, dtype=float)  # any value
+    grey = grey * (255.0 / top) if alpha is None else grey  # as _pgm and _png make them
+    table = occupancy(grey, negate, occupied_thresh)
+    occupied = _look_up(table, values)
+    if alpha is not None:  # transparent pixels read as white (255), as _png has them
+        occupied[alpha < 128] = table[255]
+    return occupied
+
+
+def _look_up(table: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``table[values]``; one comparison when the table is a threshold (the rule is monotonic
+    in the value, and so are its rounded float operations), cheaper than a gather."""
+    k = int(np.argmin(table)) if table[0] else int(np.argmax(table))
+    if table[0] and not table[k:].any():
+        return values < k  # occupied below k (dark, negate 0)
+    if not table[0] and table[k:].all():
+        return values >= k  # occupied from k on (bright, negate 1)
+    return table[values]
+
+
+def _raw(path: str):
+    """(integer pixel values, their maximum, alpha or None) of a P5 PGM or a PNG; None for
+    a P2 PGM. Raises MapError as :func:`read_image`."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        raise MapError(f"map image {path!r} cannot be read: {exc.strerror or exc}") from None
+    if head[:2] == b"P5":
+        values, top = _pgm(path, raw=True)
+        return values, top, None
+    if head == b"\x89PNG\r\n\x1a\n":
+        grey_alpha = _png(path, raw=True)
+        return grey_alpha[..., 0], 255, grey_alpha[..., 1]
+    if head[:2] == b"P2":
+        return None
+    return read_image(path)  # raises the right MapError
+
+
+def _pgm(path: str, raw: bool = False):
+    """A PGM's grey values (0..255 floats, rows x cols); with ``raw`` (its integer values,
+    maxval) instead."""
     with open(path, "rb") as fh:
         data = fh.read()
     tokens, at = [], 0
@@ -166,14 +216,18 @@ def _pgm(path: str) -> np.ndarray:
         values = np.array(data[at:].split()[:w * h], dtype=float)
     else:
         dtype = np.uint8 if top < 256 else np.dtype(">u2")
-        values = np.frombuffer(data, dtype=dtype, count=w * h, offset=at + 1).astype(float) \
+        values = np.frombuffer(data, dtype=dtype, count=w * h, offset=at + 1) \
             if len(data) >= at + 1 + w * h * np.dtype(dtype).itemsize else np.zeros(0)
     if values.size != w * h:
         raise MapError(f"map image {path!r} is cut short ({values.size} of {w * h} pixels)")
-    return values.reshape(h, w) * (255.0 / top)
+    if raw:
+        return values.reshape(h, w), top
+    return values.reshape(h, w).astype(float) * (255.0 / top)
 
 
-def _png(path: str) -> np.ndarray:
+def _png(path: str, raw: bool = False) -> np.ndarray:
+    """A PNG's grey values (0..255 floats, transparent pixels 255); with ``raw`` its (rows,
+    cols, 2) uint8 grey and alpha instead."""
     try:
         from PIL import Image
     except ImportError:
@@ -183,9 +237,11 @@ def _png(path: str) -> np.ndarray:
     try:
         with Image.open(path) as img:
             img = img.convert("LA")
-            grey_alpha = np.asarray(img, dtype=float)
+            grey_alpha = np.asarray(img, dtype=np.uint8 if raw else float)
     except Exception as exc:  # noqa: BLE001 -- Pillow raises many kinds for bad files
         raise MapError(f"map image {path!r} is not a readable PNG ({exc})") from None
+    if raw:
+        return grey_alpha
     grey, alpha = grey_alpha[..., 0], grey_alpha[..., 1]
     return np.where(alpha < 128, 255.0, grey)
 
@@ -202,18 +258,22 @@ def rectangles(occupied: np.ndarray) -> list[tuple[int, int, int, int]]:
     """Occupied pixels merged into rectangles (col, row, width, height), pixel units, row 0 at
     the top: the runs of each row, stacked while the next row has the very same run."""
     rows = occupied.shape[0]
-    padded = np.zeros((rows, occupied.shape[1] + 2), dtype=np.int8)
-    padded[:, 1:-1] = occupied
+    # Most rows of a map repeat the one above: runs are found only in the rows that differ
+    changed = np.ones(rows, dtype=bool)
+    changed[1:] = (occupied[1:] != occupied[:-1]).any(axis=1)
+    keys = np.nonzero(changed)[0]
+    padded = np.zeros((len(keys), occupied.shape[1] + 2), dtype=np.int8)
+    padded[:, 1:-1] = occupied[keys]
     edges = np.diff(padded, axis=1)
     r_start, c_start = np.nonzero(edges == 1)
     _, c_end = np.nonzero(edges == -1)  # same order: row-major, one end per start
-    cut = np.searchsorted(r_start, np.arange(rows + 1))
+    cut = np.searchsorted(r_start, np.arange(len(keys) + 1))
     starts, ends = c_start.tolist(), c_end.tolist()
     open_: dict[tuple[int, int], int] = {}  # run (c0, c1) -> its first row
     out, previous = [], ()
-    for r in range(rows + 1):
-        here = tuple(zip(starts[cut[r]:cut[r + 1]], ends[cut[r]:cut[r + 1]])) if r < rows else ()
-        if here == previous:  # most rows of a map repeat the one above: nothing to do
+    for j, r in enumerate(keys.tolist() + [rows]):
+        here = tuple(zip(starts[cut[j]:cut[j + 1]], ends[cut[j]:cut[j + 1]])) if r < rows else ()
+        if here == previous:  # the first row when empty, the end after an empty row
             continue
         now = set(here)
         for key in [k for k in open_ if k not in now]:

@@ -49,6 +49,8 @@ class Rates:
         self.steps: dict[str, np.ndarray] = {}
         self.times: dict[str, np.ndarray] = {}
         self._names: tuple[str, ...] = ()
+        self._periods: dict[str, tuple] = {}  # label -> (rate array, dt, periods, uniform k)
+        self._fresh: set[str] = set()  # labels some robot of which may never have measured
 
     def remap(self, names: tuple[str, ...]) -> None:
         """Lay the records out for the robots ``names`` (kept by name over a layout change)."""
@@ -61,23 +63,41 @@ class Rates:
             have = keep >= 0
             steps[have], times[have] = self.steps[label][keep[have]], self.times[label][keep[have]]
             self.steps[label], self.times[label] = steps, times
+        self._fresh.update(self.steps)
         self._names = names
 
     def due(self, label: str, values: Mapping, rows: np.ndarray, step: int,
-            dt: float) -> np.ndarray | None:
-        """Mask over ``rows`` of the robots measuring ``label`` this step, or None when all of
-        them do (no ``rate``, or every rate 0: the usual case costs nothing)."""
+            dt: float) -> np.ndarray | slice | None:
+        """Which of ``rows`` measure ``label`` this step: None when all of them do (no
+        ``rate``, or every rate 0: the usual case costs nothing), else a mask over ``rows``
+        or, when they share one period k and all have measured before, the slice of every
+        k-th from ``(-step) % k`` on (the same robots as the mask, found without looking at
+        the others: a swarm's 10 Hz sonars cost nothing per robot not due)."""
         rate = values.get("rate")
         zero = getattr(values, "zero", ())
         if rate is None or "rate" in zero or not rate.any():
             return None
-        k = period(rate, dt)
+        k, uniform = self._period(label, rate, dt)
         steps = self.steps.get(label)
         if steps is None:
             steps = self.steps[label] = np.full(len(self._names), -1, np.int64)
             self.times[label] = np.zeros(len(self._names))
+            self._fresh.add(label)
+        if uniform and label not in self._fresh:
+            return slice((-step) % uniform, None, uniform)
         mask = ((step + np.arange(len(rows))) % k == 0) | (steps[rows] < 0)
+        self._fresh.discard(label)  # every robot that never measured does now (mark)
         return mask
+
+    def _period(self, label: str, rate: np.ndarray, dt: float) -> tuple[np.ndarray, int]:
+        """(periods of ``rate`` at ``dt``, their common value or 0), kept while the parameter
+        arrays (rebuilt on every change, never written) and dt stay."""
+        kept = self._periods.get(label)
+        if kept is None or kept[0] is not rate or kept[1] != dt:
+            k = period(rate, dt)
+            uniform = int(k[0]) if len(k) and (k == k[0]).all() else 0
+            kept = self._periods[label] = (rate, dt, k, uniform)
+        return kept[2], kept[3]
 
     def mark(self, label: str, rows: np.ndarray, step: int, time: float) -> None:
         """Note that robots ``rows`` measured ``label`` at ``step`` (``time`` s)."""

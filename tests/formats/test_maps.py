@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from coopsim.formats.files import load_scenario
-from coopsim.formats.maps import load_map, read_image, rectangles
+from coopsim.formats.maps import load_map, occupancy, read_image, read_occupancy, rectangles
 from coopsim.model.errors import FileFormatError
 from coopsim.model.specs import FloorSpec
 from coopsim.sim.simulation import Simulation
@@ -140,3 +140,25 @@ def test_a_4000_pixel_square_map_loads_quickly(tmp_path):
     walls = load_map(str(tmp_path / "big.yaml"), FloorSpec(40, 40))
     assert len(walls) == 4 + 10
     assert read_image(str(tmp_path / "big.pgm")).shape == (4000, 4000)
+
+
+@pytest.mark.parametrize("negate", [False, True])
+@pytest.mark.parametrize("thresh", [0.65, 0.5, 0.0, 0.999])
+def test_occupancy_by_lookup_is_the_float_rule_pixel_for_pixel(tmp_path, negate, thresh):
+    """The loader looks each integer pixel value up instead of computing with floats: the same
+    booleans as the rule on read_image's grey values, for 8- and 16-bit PGMs (maxval not 255,
+    values above it) and PNGs with transparent pixels."""
+    from PIL import Image
+    rng = np.random.default_rng(7)
+    grey = rng.integers(0, 256, (37, 53), dtype=np.uint8)
+    cases = [tmp_path / "a.pgm", tmp_path / "b.pgm", tmp_path / "c.pgm", tmp_path / "d.png"]
+    write_pgm(cases[0], grey)
+    cases[1].write_bytes(b"P5\n53 37\n200\n" + grey.tobytes())  # values above maxval too
+    wide = rng.integers(0, 1001, (37, 53)).astype(">u2")
+    cases[2].write_bytes(b"P5\n53 37\n1000\n" + wide.tobytes())
+    la = np.stack((grey, rng.integers(0, 256, grey.shape, dtype=np.uint8)), axis=2)
+    Image.fromarray(la, "LA").save(cases[3])
+    for path in cases:
+        want = occupancy(read_image(str(path)), negate, thresh)
+        got = read_occupancy(str(path), negate, thresh)
+        assert got.dtype == bool and np.array_equal(got, want), path.name

@@ -91,3 +91,27 @@ def test_a_rate_above_one_over_dt_in_a_file_is_reported_at_its_line(tmp_path):
     assert done.returncode == 2, done
     assert f"{path}:8: parameter rate = 100 is out of range [0, 50]" in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_the_robots_due_are_the_staggered_ones_after_a_robot_is_inserted():
+    # 12 sonars at 10 Hz, dt 0.02 (every 5 steps): robot i of the carriers measures at the
+    # steps where (step + i) % 5 == 0, and a robot inserted mid-run measures at once, then
+    # joins the stagger at its place in the robot order
+    from coopsim.model.specs import RobotSpec, ParamSetting
+    bots = [robot(f"s{i}", -3 + 0.5 * i, 0.0, params=[("sonar", "rate", 10.0)])
+            for i in range(12)]
+    st = _stepper(bots)
+    for _ in range(3):
+        st.tick()
+    st.sim.world.add_robot(RobotSpec("single", "new", (0.0, 2.0, 0.0), 0.0,
+                                     params=(ParamSetting("sonar", "rate", 10.0),)))
+    st.sim.relayout()
+    for n in range(12):
+        st.tick()
+        snap = st.snapshot
+        taken = snap.extra["taken"].steps["sonar"]
+        fired = set(np.nonzero(taken == snap.step)[0].tolist())
+        expect = {i for i in range(len(taken)) if (snap.step + i) % 5 == 0}
+        if n == 0:
+            expect.add(snap.robot_index("new"))
+        assert fired == expect, (snap.step, fired, expect)

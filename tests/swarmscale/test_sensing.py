@@ -163,7 +163,7 @@ def test_warmup_loads_the_kernels():
 
 
 @pytest.mark.parametrize("case", ["long_rays", "outside_static", "moving_segments", "dense",
-                                  "all_round"])
+                                  "all_round", "map_walls"])
 def test_fan_gather_equals_the_walk_and_numpy(case, monkeypatch):
     """The fan kernel (each robot's rays against the shapes around it) against the per-ray
     walk and the numpy caster: the same bits, in the cases that take its other branches."""
@@ -178,6 +178,13 @@ def test_fan_gather_equals_the_walk_and_numpy(case, monkeypatch):
         reach[::3], cell = 9.0, 0.3
     elif case == "outside_static":  # robots beyond the static grid: two grids
         poses[:, :2] += 25.0
+    elif case == "map_walls":  # a map's axis-aligned walls, long across many cells, some
+        # on cell sides: each is tested in one cell only, which must not change a bit
+        ticks = np.concatenate((rng.uniform(0, side, 12), np.arange(0.0, side, cell)[:8]))
+        starts, ends = rng.uniform(0, side / 2, len(ticks)), rng.uniform(side / 2, side,
+                                                                          len(ticks))
+        static_s = np.vstack((static_s[:4], np.column_stack((ticks, starts, ticks, ends)),
+                              np.column_stack((starts, ticks, ends, ticks))))
     elif case == "moving_segments":
         moving_s = np.column_stack((rng.uniform(0, side, (40, 2)), rng.uniform(0, side, (40, 2))))
     else:  # robots overlapping each other and the walls
