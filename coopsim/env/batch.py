@@ -159,7 +159,9 @@ class BatchWorld:
         self.sim = Simulation(spec, seed=seed, engine="kinematic", caster=self.caster)
         self.stepper = Stepper(self.sim, mode="lockstep", speed=0)
         world = self.sim.world
-        self.maps = [agent_map(world, self.names[0][a], observe) for a in self.agents]
+        self.n_targets = len(base.targets)  # each copy's own: its agents see only those
+        self.maps = [agent_map(world, self.names[0][a], observe, self.n_targets)
+                     for a in self.agents]
         for a in self.agents:
             if world.robot(self.names[0][a]).driver:
                 raise LearningError(f"robot {a} has a driver in the scenario; an agent is "
@@ -172,7 +174,6 @@ class BatchWorld:
                                 "turns them into commands of its own (from_action)")
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])
-        self.n_targets = len(base.targets)
         self.truncate_at = self._truncate_at()
         self.reset()
 

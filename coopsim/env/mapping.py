@@ -92,12 +92,14 @@ class AgentMap:
         return a
 
 
-def agent_map(world, name: str, observe=None) -> AgentMap:
+def agent_map(world, name: str, observe=None, n_targets: int | None = None) -> AgentMap:
     """The mapping of robot ``name`` of a :class:`~coopsim.sim.world.World`.
 
     Args:
         observe: Module labels to observe (None: every module of the robot that can be
             observed, in the robot type's order).
+        n_targets: The targets an agent sees (None: the world's; a batched world's copy sees
+            its own, not every copy's).
 
     Raises:
         LearningError: no such robot, a module it lacks or that cannot be observed, no motion
@@ -107,7 +109,7 @@ def agent_map(world, name: str, observe=None) -> AgentMap:
     if name not in robots:
         raise LearningError(f"no robot named {name!r} (robots: {', '.join(robots) or 'none'})")
     robot = robots[name]
-    n_targets = len(world.targets)
+    n_targets = len(world.targets) if n_targets is None else n_targets
     observe, lows, highs = _observed(robot, observe, n_targets)
     motion = motion_module(robot.modules)
     if motion is None:

@@ -51,6 +51,23 @@ def test_make_vec_gives_a_vector_env_with_batched_spaces():
     assert obs.shape == (2, 13) and one.single_action_space.shape == (2,)
 
 
+def test_a_copy_observes_its_own_targets_and_its_space_says_so():
+    """A target reading holds each copy's own targets (two numbers each), and the space's
+    width is that too, not every copy's targets (a bug once: 2 x K x T columns declared)."""
+    goal = str(ROOT / "scenarios" / "learn_goal.scenario")
+    env = _vec(3, scenario=goal, observe=["target"])
+    obs, _ = env.reset(seed=0)
+    width = obs["target"].shape[-1]
+    assert width == 2 * _targets(goal)
+    assert env.single_observation_space["target"].shape[-1] == width
+    assert env.observation_space.contains(obs)
+
+
+def _targets(path: str) -> int:
+    from coopsim.formats.files import load
+    return len(load(path).targets)
+
+
 def test_copies_see_what_a_single_environment_sees():
     """Every copy starts like the scenario itself, and with the same actions goes on like it
     (to rounding: the copies sit at other coordinates)."""
