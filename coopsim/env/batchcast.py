@@ -38,14 +38,26 @@ _PARALLEL_MIN = 4096  # rays below which one thread casts (waking the others cos
 
 
 @_jit(parallel=True)
-def copy_fan(o, d, angles, reach, edge, rg, grids, copy_of, width, cdata, cgroup, out):
-    """Every robot's fan in its copy's frame: o (N, 2) origins in the copy frame, d (N, 2)
-    headings (cos, sin), ``angles`` (K, 2) (cos, sin), reach/edge (N,), rg (N,) groups,
-    ``grids`` one copy's static grid set (copy frame), copy_of (N,) each robot's copy; cdata
-    (C x width, 3) and cgroup the chassis circles (copy frame) and groups, copy c's at rows
-    c x width ..; out (N, K) as :func:`coopsim.raycast.jitfan.fan_gather` fills it, m."""
-    dirs = np.empty((len(out), 2, out.shape[1]))  # jitfan._directions's layout
-    for j in prange(len(out)):
+def copy_fan(poses, shift, d, angles, reach, edge, rg, grids, copy_of, width, order, circles,
+             out):
+    """Every robot's fan in its copy's frame: poses (N, 3) world frame, shift (N, 2) each
+    robot's copy offset (its origin is pose - shift), d (N, 2) headings (cos, sin), ``angles``
+    (K, 2) (cos, sin), reach/edge (N,), rg (N,) groups, ``grids`` one copy's static grid set
+    (copy frame), copy_of (N,) each robot's copy; ``order`` (N,) the robot rows copy by copy
+    (copy c's ``width`` rows from c x width) and ``circles`` (N, 3) their chassis (world frame,
+    row order): the chassis are tested in the copy frame in ``order``; out (N, K) as
+    :func:`coopsim.raycast.jitfan.fan_gather` fills it, m. The frame change and the gathers
+    are this kernel's (one dispatch a step instead of numpy's dozen)."""
+    n_all = len(out)
+    o = np.empty((n_all, 2))
+    for i in range(n_all):
+        o[i, 0], o[i, 1] = poses[i, 0] - shift[i, 0], poses[i, 1] - shift[i, 1]
+    cdata, cgroup = np.empty((n_all, 3)), np.empty(n_all, np.int64)
+    for j in range(n_all):
+        m = order[j]
+        cdata[j, 0], cdata[j, 1], cdata[j, 2], cgroup[j] = o[m, 0], o[m, 1], circles[m, 2], rg[m]
+    dirs = np.empty((n_all, 2, out.shape[1]))  # jitfan._directions's layout
+    for j in prange(n_all):
         n = np.int64(j)  # prange's index is unsigned
         mr, rn, en, back = _directions(n, d, angles, dirs, reach, edge, out)
         _robot(n, o, d, back, grids, rg, mr, dirs, out)
@@ -90,6 +102,9 @@ class CopyCaster(JitRayCaster):
         copy_of = np.full(members.size, -1, np.int64)
         copy_of[members.ravel()] = np.repeat(np.arange(len(members)), members.shape[1])
         self.members, self.copy_of = members, copy_of
+        self._order = np.ascontiguousarray(members.ravel())
+        self._shift = np.ascontiguousarray(self.offsets[np.maximum(copy_of, 0)])
+        self._whole = bool((copy_of >= 0).all())
 
     def set_static(self, circles=None, segments=None, circle_group=None,
                    segment_group=None) -> None:
@@ -119,20 +134,19 @@ class CopyCaster(JitRayCaster):
         c, s = moving[0], moving[1]
         n = len(poses)
         if (self._copy is None or self.copy_of is None or n != len(self.copy_of) or len(s)
-                or len(c) != n or (self.copy_of < 0).any()):
+                or len(c) != n or not self._whole):
             return super().fan(poses, heading, fan, max_range, radius, groups, moving)
-        local = np.ascontiguousarray(poses[:, :2] - self.offsets[self.copy_of])
-        order = self.members.ravel()
-        cdata = np.empty((n, 3))
-        cdata[:, :2], cdata[:, 2] = local[order], c[order, 2]
         out = np.empty((n, len(fan)))
         threads = numba.get_num_threads()
-        numba.set_num_threads(threads if out.size >= _PARALLEL_MIN else 1)
+        want = threads if out.size >= _PARALLEL_MIN else 1
+        if want != threads:
+            numba.set_num_threads(want)
         try:
-            copy_fan(local, heading, fan, max_range, radius, groups, self._copy, self.copy_of,
-                     self.members.shape[1], cdata, contiguous(groups[order]), out)
+            copy_fan(poses, self._shift, heading, fan, max_range, radius, groups, self._copy,
+                     self.copy_of, self.members.shape[1], self._order, c, out)
         finally:
-            numba.set_num_threads(threads)
+            if want != threads:
+                numba.set_num_threads(threads)
         return out
 
 
