@@ -310,10 +310,19 @@ class VirtualStructure:
     def control_all(self, indices, x, y, yaw, time: float) -> np.ndarray:
         """(k, 2) wheel speeds (m/s) taking robots ``indices`` (at x, y m, facing yaw rad, at
         ``time`` s) to their slots, in one report (:meth:`report_all`)."""
-        g, drive = self.gains, self.drive
+        sx, sy, heading, at_end = self.aim(indices, x, y, yaw, time)
+        x, y, yaw = (np.asarray(v, dtype=float).reshape(-1) for v in (x, y, yaw))
+        return _law(x, y, yaw, sx, sy, np.full(len(sx), heading), np.full(len(sx), at_end),
+                    self.gains, self.drive)
+
+    def aim(self, indices, x, y, yaw, time: float) -> tuple[np.ndarray, np.ndarray, float, bool]:
+        """Report robots ``indices`` (:meth:`report_all`) and say where each steers: (slot x,
+        slot y (m), the heading to face there (rad), whether the structure is at the goal). A
+        slot behind an obstacle is replaced by a point on the path ``lead`` m ahead (in file)."""
+        g = self.gains
         self.report_all(indices, x, y, yaw, time)
         idx = np.asarray(indices, dtype=int)
-        x, y, yaw = (np.asarray(v, dtype=float) for v in (x, y, yaw))
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
         sx, sy = self._slots_of(idx, self.target)
         for k in np.nonzero(np.hypot(sx - x, sy - y) >= NEAR)[0] if self.clear else ():
             if not self.clear((x[k], y[k]), (sx[k], sy[k])):
@@ -322,21 +331,9 @@ class VirtualStructure:
                 i = int(idx[k])
                 ahead = self.progress[i] if i in self.blocked else self.target
                 sx[k], sy[k] = self._point(min(self.length, ahead + g.lead))
-        ex, ey = sx - x, sy - y
-        dist = np.hypot(ex, ey)
         at_end = self.target >= self.length
         heading = self.final_heading if at_end else self.heading_at(self.target)
-        error = _wrap(np.arctan2(ey, ex) - yaw)
-        v = np.minimum(drive.max_speed, g.k_slot * dist) * np.cos(error)
-        w = g.k_heading * error
-        turn = np.abs(error) > drive.turn_in_place
-        v[turn] = 0.0
-        # there, or ahead of its slot (wait for the others): face the way the squad goes
-        face = (dist < g.tolerance * 0.5) | (at_end & (dist < g.tolerance)) | \
-            ((np.abs(error) > BEHIND) & (not at_end) & (dist < 2 * g.lead))
-        v[face] = 0.0
-        w[face] = g.k_heading * _wrap(heading - yaw[face])
-        return _wheels(v, w, drive)
+        return sx, sy, heading, at_end
 
     def _slots_of(self, idx: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
         """x, y (m) of the slots of robots ``idx`` at arc length ``s``, as narrowed (in file:
@@ -362,6 +359,59 @@ class VirtualStructure:
                         len(self._lengths) - 1))
         t = min(max((s - self._cum[j]) / self._lengths[j], 0.0), 1.0)
         return self.path[j] + t * (self.path[j + 1] - self.path[j])
+
+
+def control_squads(groups, time: float) -> np.ndarray:
+    """Wheel speeds (m/s) of the tracking members of several structures in one array call.
+
+    Args:
+        groups: ``(structure, indices, x, y, yaw)`` per structure: its robots' slot indices and
+            poses (m, rad), each group reported to its structure (:meth:`VirtualStructure.aim`)
+            in the order given.
+        time: When the poses were read, s.
+
+    Returns:
+        (k, 2) wheel speeds, the groups' robots one after the other, exactly as each
+        structure's :meth:`~VirtualStructure.control_all` would give them.
+    """
+    if not groups:
+        return np.zeros((0, 2))
+    aims = [st.aim(idx, x, y, yaw, time) for st, idx, x, y, yaw in groups]
+    x, y, yaw = (np.concatenate([np.asarray(g[c], dtype=float).reshape(-1) for g in groups])
+                 for c in (2, 3, 4))
+    sizes = [len(a[0]) for a in aims]
+    heading = np.repeat([a[2] for a in aims], sizes)
+    at_end = np.repeat([a[3] for a in aims], sizes).astype(bool)
+    sx, sy = np.concatenate([a[0] for a in aims]), np.concatenate([a[1] for a in aims])
+    first = groups[0][0]
+    if all(st.gains == first.gains and st.drive == first.drive for st, *_ in groups[1:]):
+        return _law(x, y, yaw, sx, sy, heading, at_end, first.gains, first.drive)
+    out, k = [], 0  # structures with their own gains: one law each
+    for (st, *_), n in zip(groups, sizes):
+        sl = slice(k, k + n)
+        out.append(_law(x[sl], y[sl], yaw[sl], sx[sl], sy[sl], heading[sl], at_end[sl],
+                        st.gains, st.drive))
+        k += n
+    return np.vstack(out)
+
+
+def _law(x, y, yaw, sx, sy, heading, at_end, g: KeepGains, drive: Drive) -> np.ndarray:
+    """(k, 2) wheel speeds (m/s) taking robots at x, y (m) facing ``yaw`` (rad) to slots
+    ``sx``, ``sy`` (m); there (or ahead of the slot: waiting) they face ``heading`` (rad);
+    ``at_end``: the structure is at the goal. All arrays of k."""
+    ex, ey = sx - x, sy - y
+    dist = np.hypot(ex, ey)
+    error = _wrap(np.arctan2(ey, ex) - yaw)
+    v = np.minimum(drive.max_speed, g.k_slot * dist) * np.cos(error)
+    w = g.k_heading * error
+    turn = np.abs(error) > drive.turn_in_place
+    v[turn] = 0.0
+    # there, or ahead of its slot (wait for the others): face the way the squad goes
+    face = (dist < g.tolerance * 0.5) | (at_end & (dist < g.tolerance)) | \
+        ((np.abs(error) > BEHIND) & ~at_end & (dist < 2 * g.lead))
+    v[face] = 0.0
+    w[face] = g.k_heading * _wrap(heading[face] - yaw[face])
+    return _wheels(v, w, drive)
 
 
 def _wrap(angle: np.ndarray) -> np.ndarray:
