@@ -157,6 +157,10 @@ class VirtualStructure:
         """The structure's heading at arc length ``s`` (a number or an array): the path's
         direction, turned linearly over ``blend`` m (or more) either side of each corner; at
         the end of the path, the ordered heading (rad, wrapped)."""
+        if isinstance(s, (float, int)):  # one arc length: no arrays to build
+            if s >= self.length - 1e-9:
+                return wrap(self.final_heading)
+            return wrap(float(np.interp(s, *self._knots)))
         h = np.interp(s, *self._knots)
         h = np.where(np.asarray(s) >= self.length - 1e-9, self.final_heading, h)
         return wrap(float(h)) if np.ndim(h) == 0 else (h + np.pi) % (2 * np.pi) - np.pi
@@ -232,8 +236,12 @@ class VirtualStructure:
         if self.length == 0.0:
             return np.zeros(len(idx))
         last = self.progress[idx]
-        left = np.array([i in self.blocked for i in idx.tolist()], dtype=bool) & ~np.isnan(last)
-        start = np.where(left, np.minimum(self.s, np.nan_to_num(last)), self.s)
+        if self.blocked:
+            left = np.array([i in self.blocked for i in idx.tolist()], dtype=bool) & \
+                ~np.isnan(last)
+            start = np.where(left, np.minimum(self.s, np.nan_to_num(last)), self.s)
+        else:  # nobody left behind (the common case): every search starts at the structure
+            start = np.full(len(idx), self.s)
         lo = np.maximum(0.0, start - 0.5 - self.behind[idx])
         s = np.arange(float(lo.min()), min(self.length, self.s + 2.0) + 1e-9, 0.05)
         px = np.interp(s, self._cum, self.path[:, 0])
@@ -355,8 +363,8 @@ class VirtualStructure:
     def _point(self, s: float) -> np.ndarray:
         if self.length == 0.0:
             return self.path[-1].copy()
-        j = int(np.clip(np.searchsorted(self._cum, s, side="right") - 1, 0,
-                        len(self._lengths) - 1))
+        j = min(max(int(np.searchsorted(self._cum, s, side="right")) - 1, 0),
+                len(self._lengths) - 1)
         t = min(max((s - self._cum[j]) / self._lengths[j], 0.0), 1.0)
         return self.path[j] + t * (self.path[j + 1] - self.path[j])
 

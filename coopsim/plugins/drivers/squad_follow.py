@@ -21,6 +21,7 @@ from ...model.params import ParamSpec
 from ...swarm.arbitrator import Decision, RobotController
 from ...swarm.behaviours import AvoidCollision, RobotState
 from ...swarm.errors import SwarmError
+from ...swarm.follower import steer_all
 from ...swarm.formations import Formation
 from ...swarm.game import planning_grid
 from ...swarm.squad import Squad, SquadGoTo
@@ -72,11 +73,18 @@ class SquadFollow(Driver):
             rest.append((follower, others))
         if tracked:  # slot tracking of every calm member of every squad in one call
             out[rows_tracked] = control_squads(tracked, bots.time)
+        going = []  # quiet members on their way to a waypoint: steered in one call below
         for follower, others in rest:
-            for m, calm_one in others:
+            for m, quiet in others:
                 k = follower.rows[m]
-                out[k] = follower.decide(m, calm_one, xs[k], ys[k], yaws[k], sonar[k],
-                                         bumper[k], bots.time)
+                way = follower.waypoint(m, xs[k], ys[k]) if quiet else None
+                if way is not None:
+                    going.append((k, follower.squad.controllers[m], *way))
+                else:
+                    out[k] = follower.decide(m, quiet, xs[k], ys[k], yaws[k], sonar[k],
+                                             bumper[k], bots.time)
+        if going:
+            _steer(going, poses, out)
         bots.set("motors", out)
 
     def _squads(self, bots) -> list:
@@ -94,6 +102,20 @@ class SquadFollow(Driver):
     def state(self) -> dict:
         """Each squad's formation keeping: arrived, breaks, re-formations, last error."""
         return {f.name: f.state() for f in self.squads or ()}
+
+
+def _steer(going, poses, out) -> None:
+    """Set ``out``'s rows of the members in ``going`` ((row, controller, waypoint x, y (m),
+    distance (m), last, drive) each) to what their sequence layers' :func:`steer` would give,
+    in one array call per drive, and note the decisions on their controllers."""
+    for drive in dict.fromkeys(g[6] for g in going):
+        group = [g for g in going if g[6] == drive]
+        k = [g[0] for g in group]
+        x, y, d, last = (np.array([g[c] for g in group]) for c in (2, 3, 4, 5))
+        wheels = steer_all(poses[k, 0], poses[k, 1], poses[k, 2], x, y, d, last, drive)
+        out[k] = wheels
+        for (_, c, *_), (left, right) in zip(group, wheels.tolist()):
+            c.last = Decision("sequence", left, right, len(c.reflexes) + 1)
 
 
 D_CRIT = 0.12  # m: the members' AvoidCollision reflex
@@ -144,6 +166,17 @@ class _Follower:
             else:
                 others.append((m, quiet))
         return members, slots, others
+
+    def waypoint(self, member: int, x: float, y: float):
+        """(x, y (m), distance (m), last) of the waypoint member ``member`` (at x, y m) steers
+        to this step when its sequence is following GoTos and that waypoint is not reached
+        yet (its stack would steer there, nothing else changing), else None."""
+        follower = self.squad.controllers[member].sequences.follower
+        if follower is None or follower.index >= len(follower.waypoints):
+            return None
+        wx, wy, tolerance, last = follower.aim()
+        d = math.hypot(wx - x, wy - y)
+        return None if d <= tolerance else (wx, wy, d, last, follower.drive)
 
     def decide(self, member: int, quiet: bool, x: float, y: float, yaw: float, sonar, bumper,
                time: float) -> tuple[float, float]:
