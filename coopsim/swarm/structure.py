@@ -204,8 +204,12 @@ class VirtualStructure:
         if not np.isnan(self.progress).any():  # every member tracks its slot now
             for i in idx.tolist():
                 self._watch(i, self.states[i])
-            pace = [p for i, p in enumerate(self.progress) if i not in self.blocked]
-            self.s = max(self.s, min(self.length, float(min(pace, default=self.s))))
+            if self.blocked:
+                pace = [p for i, p in enumerate(self.progress) if i not in self.blocked]
+                slowest = float(min(pace, default=self.s))
+            else:
+                slowest = float(self.progress.min()) if len(self.progress) else self.s
+            self.s = max(self.s, min(self.length, slowest))
             if abs(self.target - self._pulled_at) >= PULL_EVERY:
                 self._pull_in()
                 self._pulled_at = self.target
