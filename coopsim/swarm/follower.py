@@ -72,11 +72,13 @@ def steer(x: float, y: float, yaw: float, target: Sequence[float], drive: Drive,
     return wheel_speeds(v * math.cos(error), omega, drive)
 
 
-def steer_all(x, y, yaw, tx, ty, dist, slow, drive: Drive) -> np.ndarray:
-    """:func:`steer` for k robots in arrays, the same numbers: (k, 2) wheel speeds (m/s) taking
-    robots at ``x``, ``y`` (m) facing ``yaw`` (rad) towards ``tx``, ``ty`` (m), ``dist`` (m)
-    away from them; ``slow``: slow down as the target nears (bool array)."""
-    error = (np.arctan2(ty - y, tx - x) - yaw + math.pi) % (2 * math.pi) - math.pi
+def steer_all(yaw, bearing, dist, slow, drive: Drive) -> np.ndarray:
+    """:func:`steer` for k robots in arrays, the same numbers: (k, 2) wheel speeds (m/s) for
+    robots facing ``yaw`` (rad) whose target lies at ``bearing`` (rad, world frame) and
+    ``dist`` (m) from them; ``slow``: slow down as the target nears (bool array). The caller
+    takes ``bearing`` and ``dist`` from ``math.atan2`` and ``math.hypot`` of the offset, as
+    :func:`steer` does (numpy's ``arctan2`` and ``hypot`` can differ in the last bit)."""
+    error = (bearing - yaw + math.pi) % (2 * math.pi) - math.pi
     omega = drive.k_heading * error
     v = np.where(slow, np.minimum(drive.max_speed, drive.k_distance * dist), drive.max_speed)
     v = np.where(np.abs(error) > drive.turn_in_place, 0.0, v * np.cos(error))

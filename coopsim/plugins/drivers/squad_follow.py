@@ -105,14 +105,15 @@ class SquadFollow(Driver):
 
 
 def _steer(going, poses, out) -> None:
-    """Set ``out``'s rows of the members in ``going`` ((row, controller, waypoint x, y (m),
-    distance (m), last, drive) each) to what their sequence layers' :func:`steer` would give,
-    in one array call per drive, and note the decisions on their controllers."""
-    for drive in dict.fromkeys(g[6] for g in going):
-        group = [g for g in going if g[6] == drive]
+    """Set ``out``'s rows of the members in ``going`` ((row, controller, bearing (rad) and
+    distance (m) of its waypoint, last, drive) each) to what their sequence layers'
+    :func:`steer` would give, in one array call per drive; note the decisions on their
+    controllers."""
+    for drive in dict.fromkeys(g[5] for g in going):
+        group = [g for g in going if g[5] == drive]
         k = [g[0] for g in group]
-        x, y, d, last = (np.array([g[c] for g in group]) for c in (2, 3, 4, 5))
-        wheels = steer_all(poses[k, 0], poses[k, 1], poses[k, 2], x, y, d, last, drive)
+        bearing, d, last = (np.array([g[c] for g in group]) for c in (2, 3, 4))
+        wheels = steer_all(poses[k, 2], bearing, d, last, drive)
         out[k] = wheels
         for (_, c, *_), (left, right) in zip(group, wheels.tolist()):
             c.last = Decision("sequence", left, right, len(c.reflexes) + 1)
@@ -168,15 +169,17 @@ class _Follower:
         return members, slots, others
 
     def waypoint(self, member: int, x: float, y: float):
-        """(x, y (m), distance (m), last) of the waypoint member ``member`` (at x, y m) steers
-        to this step when its sequence is following GoTos and that waypoint is not reached
+        """(bearing (rad), distance (m), last, drive) of the waypoint member ``member`` (at x, y
+        m) steers to this step when its sequence is following GoTos and that waypoint is not reached
         yet (its stack would steer there, nothing else changing), else None."""
         follower = self.squad.controllers[member].sequences.follower
         if follower is None or follower.index >= len(follower.waypoints):
             return None
         wx, wy, tolerance, last = follower.aim()
         d = math.hypot(wx - x, wy - y)
-        return None if d <= tolerance else (wx, wy, d, last, follower.drive)
+        if d <= tolerance:
+            return None
+        return math.atan2(wy - y, wx - x), d, last, follower.drive
 
     def decide(self, member: int, quiet: bool, x: float, y: float, yaw: float, sonar, bumper,
                time: float) -> tuple[float, float]:
