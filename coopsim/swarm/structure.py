@@ -134,6 +134,7 @@ class VirtualStructure:
         # moved stall_distance from
         self.blocked: set[int] = set()  # members the structure goes on without
         self._pulled_at = -math.inf  # the target the slots were last narrowed for, m
+        self._samples = None  # the path sampled for the last projection (_project_formed)
 
     # -- the structure's pose -------------------------------------------------------------------
     @property
@@ -239,6 +240,8 @@ class VirtualStructure:
         every 5 cm from 0.5 m behind the structure (or a robot left behind) to 2 m ahead, m."""
         if self.length == 0.0:
             return np.zeros(len(idx))
+        if not self.blocked and not self.behind[idx].any():
+            return self._project_formed(idx, x, y)
         last = self.progress[idx]
         if self.blocked:
             left = np.array([i in self.blocked for i in idx.tolist()], dtype=bool) & \
@@ -260,6 +263,24 @@ class VirtualStructure:
         d = np.hypot(sx - x[:, None], sy - y[:, None])
         d[s[None, :] < lo[:, None] - 1e-9] = np.inf
         return s[np.argmin(d, axis=1)] + np.where(in_file, self.behind[idx], 0.0)
+
+    def _project_formed(self, idx: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """:meth:`_project` when nobody is left behind or in file (the common case): every
+        search starts 0.5 m behind the structure, the path sampled once for all (and kept
+        while the structure stands), m."""
+        lo = max(0.0, self.s - 0.5)
+        key = (lo, min(self.length, self.s + 2.0))
+        if self._samples is None or self._samples[0] != key:
+            s = np.arange(lo, key[1] + 1e-9, 0.05)
+            h = np.interp(s, *self._knots)  # the path's heading, as in _project
+            self._samples = (key, s, np.interp(s, self._cum, self.path[:, 0]),
+                             np.interp(s, self._cum, self.path[:, 1]), np.cos(h), np.sin(h))
+        _, s, px, py, c, si = self._samples
+        off = self.offsets[idx] * self.fractions[idx, None]
+        sx = px[None, :] + off[:, :1] * c[None, :] - off[:, 1:] * si[None, :]
+        sy = py[None, :] + off[:, :1] * si[None, :] + off[:, 1:] * c[None, :]
+        d = np.hypot(sx - x[:, None], sy - y[:, None])
+        return s[np.argmin(d, axis=1)]
 
     def _pull_in(self) -> None:
         """Narrow the slots that fall in blocked cells (keeping the spacing from the other
