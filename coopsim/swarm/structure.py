@@ -356,7 +356,9 @@ class VirtualStructure:
         self.report_all(indices, x, y, yaw, time)
         idx = np.asarray(indices, dtype=int)
         x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-        sx, sy = self._slots_of(idx, self.target)
+        target = self.target
+        heading = self.heading_at(target)
+        sx, sy = self._slots_of(idx, target, heading)
         for k in np.nonzero(np.hypot(sx - x, sy - y) >= NEAR)[0] if self.clear else ():
             if not self.clear((x[k], y[k]), (sx[k], sy[k])):
                 # an obstacle between the robot and its slot: along the path, in file, instead
@@ -364,20 +366,24 @@ class VirtualStructure:
                 i = int(idx[k])
                 ahead = self.progress[i] if i in self.blocked else self.target
                 sx[k], sy[k] = self._point(min(self.length, ahead + g.lead))
-        at_end = self.target >= self.length
-        heading = self.final_heading if at_end else self.heading_at(self.target)
-        return sx, sy, heading, at_end
+        at_end = target >= self.length
+        return sx, sy, self.final_heading if at_end else heading, at_end
 
-    def _slots_of(self, idx: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
-        """x, y (m) of the slots of robots ``idx`` at arc length ``s``, as narrowed (in file:
-        on the path behind)."""
+    def _slots_of(self, idx: np.ndarray, s: float,
+                  h: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """x, y (m) of the slots of robots ``idx`` at arc length ``s`` (where the structure's
+        heading is ``h`` rad, None: :meth:`heading_at`), as narrowed (in file: on the path
+        behind)."""
         px, py = self._point(s)
-        h = self.heading_at(s)
+        h = self.heading_at(s) if h is None else h
         c, si = math.cos(h), math.sin(h)
         off = self.offsets[idx] * self.fractions[idx, None]
         sx = px + off[:, 0] * c - off[:, 1] * si
         sy = py + off[:, 0] * si + off[:, 1] * c
-        in_file = np.nonzero(self.behind[idx] > 0.0)[0]
+        behind = self.behind[idx]
+        if not behind.any():
+            return sx, sy
+        in_file = np.nonzero(behind > 0.0)[0]
         if len(in_file):
             back = np.maximum(0.0, s - self.behind[idx[in_file]])
             sx[in_file] = np.interp(back, self._cum, self.path[:, 0])
