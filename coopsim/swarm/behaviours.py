@@ -224,6 +224,12 @@ class SequenceLayer:
         before the sequence's next command has started."""
         return None if self._run is None else self._run.command
 
+    @property
+    def follower(self):
+        """The PathFollower of the GoTo run being carried out, or None (another command, or
+        none started)."""
+        return None if self._run is None else self._run.follower
+
     def _start(self) -> None:
         rest = self.command.commands[self.index:]
         n = 1

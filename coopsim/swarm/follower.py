@@ -72,6 +72,23 @@ def steer(x: float, y: float, yaw: float, target: Sequence[float], drive: Drive,
     return wheel_speeds(v * math.cos(error), omega, drive)
 
 
+def steer_all(yaw, bearing, dist, slow, drive: Drive) -> np.ndarray:
+    """:func:`steer` for k robots in arrays, the same numbers: (k, 2) wheel speeds (m/s) for
+    robots facing ``yaw`` (rad) whose target lies at ``bearing`` (rad, world frame) and
+    ``dist`` (m) from them; ``slow``: slow down as the target nears (bool array). The caller
+    takes ``bearing`` and ``dist`` from ``math.atan2`` and ``math.hypot`` of the offset, as
+    :func:`steer` does (numpy's ``arctan2`` and ``hypot`` can differ in the last bit)."""
+    error = (bearing - yaw + math.pi) % (2 * math.pi) - math.pi
+    omega = drive.k_heading * error
+    v = np.where(slow, np.minimum(drive.max_speed, drive.k_distance * dist), drive.max_speed)
+    v = np.where(np.abs(error) > drive.turn_in_place, 0.0, v * np.cos(error))
+    out = np.column_stack([v - omega * drive.axle / 2, v + omega * drive.axle / 2])
+    top = np.abs(out).max(axis=1)
+    over = top > drive.max_speed
+    out[over] = out[over] * drive.max_speed / top[over, None]  # as wheel_speeds rounds
+    return out
+
+
 class PathFollower:
     """Follow waypoints in order with :func:`steer` (see the module docstring).
 
@@ -99,6 +116,13 @@ class PathFollower:
                 return False
             self.index += 1
         return True
+
+    def aim(self) -> tuple[float, float, float, bool]:
+        """(x, y (m), tolerance (m), whether it is the last) of the waypoint steered to now;
+        call after :meth:`done` said False."""
+        wx, wy = self.waypoints[self.index]
+        return float(wx), float(wy), float(self.tolerance[self.index]), \
+            self.index == len(self.waypoints) - 1
 
     def speeds(self, x: float, y: float, yaw: float) -> tuple[float, float]:
         """Wheel speeds (m/s) for the robot at (x, y) m facing ``yaw`` rad; (0, 0) when done."""

@@ -134,6 +134,7 @@ class VirtualStructure:
         # moved stall_distance from
         self.blocked: set[int] = set()  # members the structure goes on without
         self._pulled_at = -math.inf  # the target the slots were last narrowed for, m
+        self._samples = None  # the path sampled for the last projection (_project_formed)
 
     # -- the structure's pose -------------------------------------------------------------------
     @property
@@ -157,6 +158,10 @@ class VirtualStructure:
         """The structure's heading at arc length ``s`` (a number or an array): the path's
         direction, turned linearly over ``blend`` m (or more) either side of each corner; at
         the end of the path, the ordered heading (rad, wrapped)."""
+        if isinstance(s, (float, int)):  # one arc length: no arrays to build
+            if s >= self.length - 1e-9:
+                return wrap(self.final_heading)
+            return wrap(float(np.interp(s, *self._knots)))
         h = np.interp(s, *self._knots)
         h = np.where(np.asarray(s) >= self.length - 1e-9, self.final_heading, h)
         return wrap(float(h)) if np.ndim(h) == 0 else (h + np.pi) % (2 * np.pi) - np.pi
@@ -200,8 +205,12 @@ class VirtualStructure:
         if not np.isnan(self.progress).any():  # every member tracks its slot now
             for i in idx.tolist():
                 self._watch(i, self.states[i])
-            pace = [p for i, p in enumerate(self.progress) if i not in self.blocked]
-            self.s = max(self.s, min(self.length, float(min(pace, default=self.s))))
+            if self.blocked:
+                pace = [p for i, p in enumerate(self.progress) if i not in self.blocked]
+                slowest = float(min(pace, default=self.s))
+            else:
+                slowest = float(self.progress.min()) if len(self.progress) else self.s
+            self.s = max(self.s, min(self.length, slowest))
             if abs(self.target - self._pulled_at) >= PULL_EVERY:
                 self._pull_in()
                 self._pulled_at = self.target
@@ -231,9 +240,15 @@ class VirtualStructure:
         every 5 cm from 0.5 m behind the structure (or a robot left behind) to 2 m ahead, m."""
         if self.length == 0.0:
             return np.zeros(len(idx))
+        if not self.blocked and not self.behind[idx].any():
+            return self._project_formed(idx, x, y)
         last = self.progress[idx]
-        left = np.array([i in self.blocked for i in idx.tolist()], dtype=bool) & ~np.isnan(last)
-        start = np.where(left, np.minimum(self.s, np.nan_to_num(last)), self.s)
+        if self.blocked:
+            left = np.array([i in self.blocked for i in idx.tolist()], dtype=bool) & \
+                ~np.isnan(last)
+            start = np.where(left, np.minimum(self.s, np.nan_to_num(last)), self.s)
+        else:  # nobody left behind (the common case): every search starts at the structure
+            start = np.full(len(idx), self.s)
         lo = np.maximum(0.0, start - 0.5 - self.behind[idx])
         s = np.arange(float(lo.min()), min(self.length, self.s + 2.0) + 1e-9, 0.05)
         px = np.interp(s, self._cum, self.path[:, 0])
@@ -248,6 +263,24 @@ class VirtualStructure:
         d = np.hypot(sx - x[:, None], sy - y[:, None])
         d[s[None, :] < lo[:, None] - 1e-9] = np.inf
         return s[np.argmin(d, axis=1)] + np.where(in_file, self.behind[idx], 0.0)
+
+    def _project_formed(self, idx: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """:meth:`_project` when nobody is left behind or in file (the common case): every
+        search starts 0.5 m behind the structure, the path sampled once for all (and kept
+        while the structure stands), m."""
+        lo = max(0.0, self.s - 0.5)
+        key = (lo, min(self.length, self.s + 2.0))
+        if self._samples is None or self._samples[0] != key:
+            s = np.arange(lo, key[1] + 1e-9, 0.05)
+            h = np.interp(s, *self._knots)  # the path's heading, as in _project
+            self._samples = (key, s, np.interp(s, self._cum, self.path[:, 0]),
+                             np.interp(s, self._cum, self.path[:, 1]), np.cos(h), np.sin(h))
+        _, s, px, py, c, si = self._samples
+        off = self.offsets[idx] * self.fractions[idx, None]
+        sx = px[None, :] + off[:, :1] * c[None, :] - off[:, 1:] * si[None, :]
+        sy = py[None, :] + off[:, :1] * si[None, :] + off[:, 1:] * c[None, :]
+        d = np.hypot(sx - x[:, None], sy - y[:, None])
+        return s[np.argmin(d, axis=1)]
 
     def _pull_in(self) -> None:
         """Narrow the slots that fall in blocked cells (keeping the spacing from the other
@@ -310,11 +343,22 @@ class VirtualStructure:
     def control_all(self, indices, x, y, yaw, time: float) -> np.ndarray:
         """(k, 2) wheel speeds (m/s) taking robots ``indices`` (at x, y m, facing yaw rad, at
         ``time`` s) to their slots, in one report (:meth:`report_all`)."""
-        g, drive = self.gains, self.drive
+        sx, sy, heading, at_end = self.aim(indices, x, y, yaw, time)
+        x, y, yaw = (np.asarray(v, dtype=float).reshape(-1) for v in (x, y, yaw))
+        return _law(x, y, yaw, sx, sy, np.full(len(sx), heading), np.full(len(sx), at_end),
+                    self.gains, self.drive)
+
+    def aim(self, indices, x, y, yaw, time: float) -> tuple[np.ndarray, np.ndarray, float, bool]:
+        """Report robots ``indices`` (:meth:`report_all`) and say where each steers: (slot x,
+        slot y (m), the heading to face there (rad), whether the structure is at the goal). A
+        slot behind an obstacle is replaced by a point on the path ``lead`` m ahead (in file)."""
+        g = self.gains
         self.report_all(indices, x, y, yaw, time)
         idx = np.asarray(indices, dtype=int)
-        x, y, yaw = (np.asarray(v, dtype=float) for v in (x, y, yaw))
-        sx, sy = self._slots_of(idx, self.target)
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        target = self.target
+        heading = self.heading_at(target)
+        sx, sy = self._slots_of(idx, target, heading)
         for k in np.nonzero(np.hypot(sx - x, sy - y) >= NEAR)[0] if self.clear else ():
             if not self.clear((x[k], y[k]), (sx[k], sy[k])):
                 # an obstacle between the robot and its slot: along the path, in file, instead
@@ -322,32 +366,24 @@ class VirtualStructure:
                 i = int(idx[k])
                 ahead = self.progress[i] if i in self.blocked else self.target
                 sx[k], sy[k] = self._point(min(self.length, ahead + g.lead))
-        ex, ey = sx - x, sy - y
-        dist = np.hypot(ex, ey)
-        at_end = self.target >= self.length
-        heading = self.final_heading if at_end else self.heading_at(self.target)
-        error = _wrap(np.arctan2(ey, ex) - yaw)
-        v = np.minimum(drive.max_speed, g.k_slot * dist) * np.cos(error)
-        w = g.k_heading * error
-        turn = np.abs(error) > drive.turn_in_place
-        v[turn] = 0.0
-        # there, or ahead of its slot (wait for the others): face the way the squad goes
-        face = (dist < g.tolerance * 0.5) | (at_end & (dist < g.tolerance)) | \
-            ((np.abs(error) > BEHIND) & (not at_end) & (dist < 2 * g.lead))
-        v[face] = 0.0
-        w[face] = g.k_heading * _wrap(heading - yaw[face])
-        return _wheels(v, w, drive)
+        at_end = target >= self.length
+        return sx, sy, self.final_heading if at_end else heading, at_end
 
-    def _slots_of(self, idx: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
-        """x, y (m) of the slots of robots ``idx`` at arc length ``s``, as narrowed (in file:
-        on the path behind)."""
+    def _slots_of(self, idx: np.ndarray, s: float,
+                  h: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """x, y (m) of the slots of robots ``idx`` at arc length ``s`` (where the structure's
+        heading is ``h`` rad, None: :meth:`heading_at`), as narrowed (in file: on the path
+        behind)."""
         px, py = self._point(s)
-        h = self.heading_at(s)
+        h = self.heading_at(s) if h is None else h
         c, si = math.cos(h), math.sin(h)
         off = self.offsets[idx] * self.fractions[idx, None]
         sx = px + off[:, 0] * c - off[:, 1] * si
         sy = py + off[:, 0] * si + off[:, 1] * c
-        in_file = np.nonzero(self.behind[idx] > 0.0)[0]
+        behind = self.behind[idx]
+        if not behind.any():
+            return sx, sy
+        in_file = np.nonzero(behind > 0.0)[0]
         if len(in_file):
             back = np.maximum(0.0, s - self.behind[idx[in_file]])
             sx[in_file] = np.interp(back, self._cum, self.path[:, 0])
@@ -358,10 +394,63 @@ class VirtualStructure:
     def _point(self, s: float) -> np.ndarray:
         if self.length == 0.0:
             return self.path[-1].copy()
-        j = int(np.clip(np.searchsorted(self._cum, s, side="right") - 1, 0,
-                        len(self._lengths) - 1))
+        j = min(max(int(np.searchsorted(self._cum, s, side="right")) - 1, 0),
+                len(self._lengths) - 1)
         t = min(max((s - self._cum[j]) / self._lengths[j], 0.0), 1.0)
         return self.path[j] + t * (self.path[j + 1] - self.path[j])
+
+
+def control_squads(groups, time: float) -> np.ndarray:
+    """Wheel speeds (m/s) of the tracking members of several structures in one array call.
+
+    Args:
+        groups: ``(structure, indices, x, y, yaw)`` per structure: its robots' slot indices and
+            poses (m, rad), each group reported to its structure (:meth:`VirtualStructure.aim`)
+            in the order given.
+        time: When the poses were read, s.
+
+    Returns:
+        (k, 2) wheel speeds, the groups' robots one after the other, exactly as each
+        structure's :meth:`~VirtualStructure.control_all` would give them.
+    """
+    if not groups:
+        return np.zeros((0, 2))
+    aims = [st.aim(idx, x, y, yaw, time) for st, idx, x, y, yaw in groups]
+    x, y, yaw = (np.concatenate([np.asarray(g[c], dtype=float).reshape(-1) for g in groups])
+                 for c in (2, 3, 4))
+    sizes = [len(a[0]) for a in aims]
+    heading = np.repeat([a[2] for a in aims], sizes)
+    at_end = np.repeat([a[3] for a in aims], sizes).astype(bool)
+    sx, sy = np.concatenate([a[0] for a in aims]), np.concatenate([a[1] for a in aims])
+    first = groups[0][0]
+    if all(st.gains == first.gains and st.drive == first.drive for st, *_ in groups[1:]):
+        return _law(x, y, yaw, sx, sy, heading, at_end, first.gains, first.drive)
+    out, k = [], 0  # structures with their own gains: one law each
+    for (st, *_), n in zip(groups, sizes):
+        sl = slice(k, k + n)
+        out.append(_law(x[sl], y[sl], yaw[sl], sx[sl], sy[sl], heading[sl], at_end[sl],
+                        st.gains, st.drive))
+        k += n
+    return np.vstack(out)
+
+
+def _law(x, y, yaw, sx, sy, heading, at_end, g: KeepGains, drive: Drive) -> np.ndarray:
+    """(k, 2) wheel speeds (m/s) taking robots at x, y (m) facing ``yaw`` (rad) to slots
+    ``sx``, ``sy`` (m); there (or ahead of the slot: waiting) they face ``heading`` (rad);
+    ``at_end``: the structure is at the goal. All arrays of k."""
+    ex, ey = sx - x, sy - y
+    dist = np.hypot(ex, ey)
+    error = _wrap(np.arctan2(ey, ex) - yaw)
+    v = np.minimum(drive.max_speed, g.k_slot * dist) * np.cos(error)
+    w = g.k_heading * error
+    turn = np.abs(error) > drive.turn_in_place
+    v[turn] = 0.0
+    # there, or ahead of its slot (wait for the others): face the way the squad goes
+    face = (dist < g.tolerance * 0.5) | (at_end & (dist < g.tolerance)) | \
+        ((np.abs(error) > BEHIND) & ~at_end & (dist < 2 * g.lead))
+    v[face] = 0.0
+    w[face] = g.k_heading * _wrap(heading[face] - yaw[face])
+    return _wheels(v, w, drive)
 
 
 def _wrap(angle: np.ndarray) -> np.ndarray:

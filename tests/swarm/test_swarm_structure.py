@@ -179,3 +179,60 @@ def test_control_all_drives_every_member_as_control_does_one_by_one(grid):
                      for k, r in zip(slots, robots)])
     assert np.array_equal(each, many.control_all(slots, x, y, yaw, 10.0))
     assert np.abs(each).max() > 0.05  # they do move
+
+
+def _copy_structure(one):
+    """A structure with its own mutable state (path, grid and gains shared)."""
+    import copy
+
+    many = copy.copy(one)
+    for name in ("progress", "fractions", "behind"):
+        setattr(many, name, getattr(one, name).copy())
+    many.states, many.moved, many.blocked = dict(one.states), dict(one.moved), set(one.blocked)
+    many.stats = copy.deepcopy(one.stats)
+    return many
+
+
+def test_control_squads_drives_every_squad_as_each_squads_control_all(grid):
+    """The squad_follow driver's one call for all squads gives each squad's members the wheel
+    speeds of that squad's own call, and moves each structure as that call does."""
+    from coopsim.swarm.structure import control_squads
+
+    squads, groups = [], []
+    rng = np.random.default_rng(5)
+    for y0, shape in ((-2.5, "wedge"), (2.5, "line")):
+        robots = [KinematicRobot(-6.0, y0 + y, 0.0) for y in (-0.8, 0.0, 0.8)]
+        squad = Squad(robots, grid, Formation(shape, 0.8))
+        squad.command(SquadGoTo(4.0, y0))
+        run(robots, squad.step, lambda s=squad: s.structure.s > 0.8, dt=0.05, max_time=60)
+        for r in robots:
+            r.x, r.y, r.yaw = r.x + rng.normal(0, 0.3), r.y + rng.normal(0, 0.3), \
+                r.yaw + rng.normal(0, 1.0)
+        slots = [int(k) for k in squad.last_plan.slot_of]
+        pose = [np.array([getattr(r, a) for r in robots]) for a in ("x", "y", "yaw")]
+        squads.append((squad.structure, _copy_structure(squad.structure), slots, pose))
+    each = np.vstack([one.control_all(slots, *pose, 12.0) for one, _, slots, pose in squads])
+    together = control_squads([(many, slots, *pose) for _, many, slots, pose in squads], 12.0)
+    assert np.array_equal(each, together)
+    assert np.abs(together).max() > 0.05  # they do move
+    for one, many, _, _ in squads:
+        assert one.s == many.s and np.array_equal(one.progress, many.progress)
+
+
+def test_steer_all_gives_steers_numbers_for_every_robot():
+    """Gathering members of all squads are steered in one call: the same wheel speeds as
+    steer() one by one, turning on the spot, slowing near the last waypoint, capped."""
+    from coopsim.swarm.follower import Drive, steer, steer_all
+
+    rng = np.random.default_rng(7)
+    n = 400
+    x, y, yaw = rng.uniform(-5, 5, n), rng.uniform(-5, 5, n), rng.uniform(-4, 4, n)
+    tx, ty = x + rng.normal(0, 1.0, n), y + rng.normal(0, 1.0, n)
+    slow = rng.random(n) < 0.5
+    drive = Drive()
+    dist = np.array([math.hypot(a - b, c - d) for a, b, c, d in zip(tx, x, ty, y)])
+    bearing = np.array([math.atan2(c - d, a - b) for a, b, c, d in zip(tx, x, ty, y)])
+    each = np.array([steer(x[k], y[k], yaw[k], (tx[k], ty[k]), drive, slow=bool(slow[k]))
+                     for k in range(n)])
+    assert np.array_equal(each, steer_all(yaw, bearing, dist, slow, drive))
+    assert (each[:, 0] == -each[:, 1]).any() and (np.abs(each) >= 0.6 - 1e-12).any()

@@ -18,13 +18,14 @@ import numpy as np
 
 from ...model.driver import Driver
 from ...model.params import ParamSpec
-from ...swarm.arbitrator import RobotController
+from ...swarm.arbitrator import Decision, RobotController
 from ...swarm.behaviours import AvoidCollision, RobotState
 from ...swarm.errors import SwarmError
+from ...swarm.follower import steer_all
 from ...swarm.formations import Formation
 from ...swarm.game import planning_grid
 from ...swarm.squad import Squad, SquadGoTo
-from ...swarm.structure import Track
+from ...swarm.structure import Track, control_squads
 
 
 class SquadFollow(Driver):
@@ -58,24 +59,32 @@ class SquadFollow(Driver):
         # no reflex due: nothing near ahead, no bumper pressed (AvoidCollision's trigger)
         calm = (sonar[:, BEAMS] >= D_CRIT).all(axis=1) & (bumper == 0).all(axis=1)
         out = np.zeros((len(bots.names), 2))
+        xs, ys, yaws = (poses[:, c].tolist() for c in range(3))
+        tracked, rows_tracked, rest = [], [], []
         for follower in self.squads:
-            rows = follower.rows
             if goal is not None:
-                follower.follow(goal, poses[rows, :2], self.p["replan"], heading)
-            tracking = follower.tracking(calm[rows])
-            if tracking:  # slot tracking of all calm members in one call (the common case)
-                ks = [rows[m] for m in tracking]
-                slots = [follower.slot_of(m) for m in tracking]
-                out[ks] = follower.squad.structure.control_all(
-                    slots, poses[ks, 0], poses[ks, 1], poses[ks, 2], bots.time)
-            for m, (k, controller) in enumerate(zip(rows, follower.squad.controllers)):
-                if m in tracking:
-                    continue
-                state = RobotState(float(poses[k, 0]), float(poses[k, 1]), float(poses[k, 2]),
-                                   tuple(sonar[k].tolist()),
-                                   (int(bumper[k, 0]), int(bumper[k, 1])), bots.time)
-                d = controller.decide(state)
-                out[k] = (d.left, d.right)
+                follower.follow(goal, poses[follower.rows, :2], self.p["replan"], heading)
+            members, slots, others = follower.split(calm)
+            if members:
+                ks = [follower.rows[m] for m in members]
+                rows_tracked += ks
+                tracked.append((follower.squad.structure, slots, poses[ks, 0], poses[ks, 1],
+                                poses[ks, 2]))
+            rest.append((follower, others))
+        if tracked:  # slot tracking of every calm member of every squad in one call
+            out[rows_tracked] = control_squads(tracked, bots.time)
+        going = []  # quiet members on their way to a waypoint: steered in one call below
+        for follower, others in rest:
+            for m, quiet in others:
+                k = follower.rows[m]
+                way = follower.waypoint(m, xs[k], ys[k]) if quiet else None
+                if way is not None:
+                    going.append((k, follower.squad.controllers[m], *way))
+                else:
+                    out[k] = follower.decide(m, quiet, xs[k], ys[k], yaws[k], sonar[k],
+                                             bumper[k], bots.time)
+        if going:
+            _steer(going, poses, out)
         bots.set("motors", out)
 
     def _squads(self, bots) -> list:
@@ -93,6 +102,21 @@ class SquadFollow(Driver):
     def state(self) -> dict:
         """Each squad's formation keeping: arrived, breaks, re-formations, last error."""
         return {f.name: f.state() for f in self.squads or ()}
+
+
+def _steer(going, poses, out) -> None:
+    """Set ``out``'s rows of the members in ``going`` ((row, controller, bearing (rad) and
+    distance (m) of its waypoint, last, drive) each) to what their sequence layers'
+    :func:`steer` would give, in one array call per drive; note the decisions on their
+    controllers."""
+    for drive in dict.fromkeys(g[5] for g in going):
+        group = [g for g in going if g[5] == drive]
+        k = [g[0] for g in group]
+        bearing, d, last = (np.array([g[c] for g in group]) for c in (2, 3, 4))
+        wheels = steer_all(poses[k, 2], bearing, d, last, drive)
+        out[k] = wheels
+        for (_, c, *_), (left, right) in zip(group, wheels.tolist()):
+            c.last = Decision("sequence", left, right, len(c.reflexes) + 1)
 
 
 D_CRIT = 0.12  # m: the members' AvoidCollision reflex
@@ -121,24 +145,60 @@ class _Follower:
             return
         self.sent, self.error = goal, ""
 
-    def tracking(self, calm) -> list[int]:
-        """The members (positions in the squad) whose stack would only track their slot this
-        step: ``calm`` (no reflex due, none running) and at the Track of an unfinished
-        structure; the structure's :meth:`control_all` drives them as their stacks would."""
-        structure = self.squad.structure
-        if structure is None or structure.arrived:
-            return []
-        out = []
-        for m, c in enumerate(self.squad.controllers):
-            now = c.sequences.running
-            if calm[m] and c.commands.command is None and c.reflexes[0].phase is None and \
-                    isinstance(now, Track) and now.structure is structure:
-                out.append(m)
-        return out
+    def split(self, calm) -> tuple[list[int], list[int], list[tuple[int, bool]]]:
+        """Sort the members (positions in the squad) for this step: those whose stack would
+        only track their slot (``calm``: no reflex due, none running; at the Track of an
+        unfinished structure), which the structure's :func:`control_squads` drives as their
+        stacks would, with their slot indices; and the others, each with whether it is calm.
 
-    def slot_of(self, member: int) -> int:
-        """The slot index member ``member`` tracks."""
-        return self.squad.controllers[member].sequences.running.index
+        Args:
+            calm: (robots,) no reflex due, by the batch's row.
+        """
+        structure = self.squad.structure
+        live = structure is not None and not structure.arrived
+        members, slots, others = [], [], []
+        for m, (k, c) in enumerate(zip(self.rows, self.squad.controllers)):
+            quiet = bool(calm[k]) and c.commands.command is None and \
+                c.reflexes[0].phase is None and not c.squad_behaviours
+            now = c.sequences.running
+            if live and quiet and isinstance(now, Track) and now.structure is structure:
+                members.append(m)
+                slots.append(now.index)
+            else:
+                others.append((m, quiet))
+        return members, slots, others
+
+    def waypoint(self, member: int, x: float, y: float):
+        """(bearing (rad), distance (m), last, drive) of the waypoint member ``member`` (at x, y
+        m) steers to this step when its sequence is following GoTos and that waypoint is not reached
+        yet (its stack would steer there, nothing else changing), else None."""
+        follower = self.squad.controllers[member].sequences.follower
+        if follower is None or follower.index >= len(follower.waypoints):
+            return None
+        wx, wy, tolerance, last = follower.aim()
+        d = math.hypot(wx - x, wy - y)
+        if d <= tolerance:
+            return None
+        return math.atan2(wy - y, wx - x), d, last, follower.drive
+
+    def decide(self, member: int, quiet: bool, x: float, y: float, yaw: float, sonar, bumper,
+               time: float) -> tuple[float, float]:
+        """Wheel speeds (m/s) of member ``member`` from its stack. ``quiet`` (no reflex due or
+        running, no simple command): the reflex and command layers would pass, so its sequence
+        layer (or Idle) decides straight away, without the sonar (as the stack would)."""
+        c = self.squad.controllers[member]
+        if not quiet:
+            d = c.decide(RobotState(x, y, yaw, tuple(sonar.tolist()),
+                                    (int(bumper[0]), int(bumper[1])), time))
+            return d.left, d.right
+        state = RobotState(x, y, yaw, time=time)
+        base = len(c.reflexes) + 1  # the sequence layer's place in the stack
+        if c.sequences.active(state):
+            left, right = c.sequences.act(state)
+            c.last = Decision("sequence", float(left), float(right), base)
+        else:
+            c.last = Decision("idle", 0.0, 0.0, base + 1 + len(c.squad_behaviours))
+        return c.last.left, c.last.right
 
     def state(self) -> dict:
         s = self.squad.structure
