@@ -58,7 +58,8 @@ from ..model.specs import FloorSpec, ObjectSpec
 from . import kinematic_kernels as jit
 from . import kinematic_numpy
 from .engine import Engine, Handles, as_geometry, box_corners
-from .kinematic_kernels import BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY
+from .kinematic_kernels import (BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY,
+                                grid_geometry)
 
 _NONE_MOVING = as_geometry([], [])  # moving_geometry without carried objects (read-only)
 for _empty in _NONE_MOVING:
@@ -69,6 +70,7 @@ MAX_SUBSTEPS = 16  # substeps per step, at most
 SUBSTEP_REACH = 0.5  # largest move per substep, in smallest robot radii
 CELL_RADII = 3.0  # robot grid cell side, in largest robot radii: a pair of robots that overlap
 # after a pass was found by the binning before it unless one moved more than a radius since
+SMALL_N = 64  # robots up to which a step is one compiled call (jit.step_small)
 STATIC_CELLS = 64  # static grid cells per static shape (at least 1,024, at most 2^20)
 
 
@@ -249,6 +251,8 @@ class KinematicEngine(Engine):
         self._rmax = float(self.radius.max(initial=0.0))
         self.driven = np.array([bool(d) for d in drives], dtype=bool)
         self.state[:, :2], self.state[:, 2] = self.pos, self.yaw
+        self._limits = (self._rmin, self._rmax, SUBSTEP_REACH, float(MAX_SUBSTEPS), CELL_RADII,
+                        float(ITERATIONS))  # step_small's
 
     def _store(self, robot: _Robot) -> None:
         """Copy a robot's row into its handle (it leaves the layout)."""
@@ -267,15 +271,20 @@ class KinematicEngine(Engine):
         if not n:
             return
         static = self._static_grid()
-        start = self.pos.copy()
-        self.contact[:] = 0.0
-        substeps = self._substeps(dt)
-        with jit.threads(n):
-            for _ in range(substeps):
-                self._k.move(self.pos, self.yaw, self.cmd, self.mode, dt / substeps,
-                             self.heading)
-                self._resolve(static)
-            self._k.finish(self.pos, start, self.yaw, self.cmd, self.mode, dt, self.state)
+        if n <= SMALL_N and self._k is jit:  # one compiled call: the same bits, no dispatches
+            jit.step_small(self.pos, self._buf, self.yaw, self.cmd, self.mode, self.heading,
+                           self.radius, self.state, self.contact, self._moved, self._flag,
+                           self._rows, static, self._half, dt, self._limits)
+        else:
+            start = self.pos.copy()
+            self.contact[:] = 0.0
+            substeps = self._substeps(dt)
+            with jit.threads(n):
+                for _ in range(substeps):
+                    self._k.move(self.pos, self.yaw, self.cmd, self.mode, dt / substeps,
+                                 self.heading)
+                    self._resolve(static)
+                self._k.finish(self.pos, start, self.yaw, self.cmd, self.mode, dt, self.state)
         self._carry()
 
     def _substeps(self, dt: float) -> int:
@@ -404,17 +413,6 @@ def _backend(kind: str):
     if kind == "numba" and jit.numba is None:
         raise ImportError("the kinematic engine's numba kernels need numba")
     return jit if kind != "numpy" and jit.numba is not None else kinematic_numpy
-
-
-def grid_geometry(x0: float, y0: float, x1: float, y1: float, side: float,
-                  cap: int) -> np.ndarray:
-    """Geometry row (see kinematic_kernels) of a grid of square cells covering the rectangle
-    (x0, y0)-(x1, y1) (m), of side ``side`` m or more: at most ``cap`` cells."""
-    w, h = max(x1 - x0, 0.0), max(y1 - y0, 0.0)
-    side = max(side, math.sqrt(w * h / cap))
-    while (int(w / side) + 1) * (int(h / side) + 1) > cap:
-        side *= 1.125
-    return np.array([x0, y0, 1.0 / side, int(w / side) + 1, int(h / side) + 1], dtype=float)
 
 
 def static_shapes(objects: list) -> tuple[np.ndarray, np.ndarray]:

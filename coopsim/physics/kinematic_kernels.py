@@ -125,24 +125,30 @@ def move(pos, yaw, cmd, mode, h, heading):
     sum formulas, without libm calls (to rounding: ~1e-16 rad a step).
     """
     for i in prange(len(pos)):
-        m = mode[i]
-        if m == NONE:
-            continue
-        turn, c, s = cmd[i, 2] * h, heading[i, 0], heading[i, 1]
-        half = 0.5 * turn
-        sinc, ch = _half_turn(half)
-        sh = sinc * half
-        if m == DIFFERENTIAL:
-            chord = cmd[i, 0] * h * sinc
-            pos[i, 0] += chord * (c * ch - s * sh)
-            pos[i, 1] += chord * (s * ch + c * sh)
-        else:
-            pos[i, 0] += cmd[i, 0] * h
-            pos[i, 1] += cmd[i, 1] * h
-        if turn != 0.0:
-            ct, st = ch * ch - sh * sh, 2.0 * sh * ch  # cos and sin of the turn
-            yaw[i] = _wrap(yaw[i] + turn)
-            heading[i, 0], heading[i, 1] = c * ct - s * st, s * ct + c * st
+        _move_robot(i, pos, yaw, cmd, mode, h, heading)
+
+
+@_inline()
+def _move_robot(i, pos, yaw, cmd, mode, h, heading):
+    """:func:`move` of robot i (shared with :func:`step_small`)."""
+    m = mode[i]
+    if m == NONE:
+        return
+    turn, c, s = cmd[i, 2] * h, heading[i, 0], heading[i, 1]
+    half = 0.5 * turn
+    sinc, ch = _half_turn(half)
+    sh = sinc * half
+    if m == DIFFERENTIAL:
+        chord = cmd[i, 0] * h * sinc
+        pos[i, 0] += chord * (c * ch - s * sh)
+        pos[i, 1] += chord * (s * ch + c * sh)
+    else:
+        pos[i, 0] += cmd[i, 0] * h
+        pos[i, 1] += cmd[i, 1] * h
+    if turn != 0.0:
+        ct, st = ch * ch - sh * sh, 2.0 * sh * ch  # cos and sin of the turn
+        yaw[i] = _wrap(yaw[i] + turn)
+        heading[i, 0], heading[i, 1] = c * ct - s * st, s * ct + c * st
 
 
 @_jit()
@@ -318,20 +324,27 @@ def resolve_pass(pos, rows, new, moved, radius, heading, grid, static, half, con
     floor; ``moved[k]`` = 1 if that changed its position, else 0. ``grid`` is
     :func:`robot_grid`'s; ``static`` = (shapes, kinds, geom, start, entries).
     Contacts are OR-ed into ``contact`` (N, 2). Returns how many robots moved."""
-    cell, start, order, geom, _ = grid
-    shapes, kinds, sgeom, sstart, sentries = static
     count = 0
     for k in prange(len(rows)):
-        i = rows[k]
-        ax, ay, pushed = _pairs(i, pos, radius, heading, cell, start, order, geom, contact)
-        x, y = pos[i, 0] + ax, pos[i, 1] + ay
-        x, y, kept_out = _statics(i, x, y, radius[i], heading, shapes, kinds, sgeom, sstart,
-                                  sentries, contact)
-        x, y, clamped = _floor(i, x, y, radius[i], half, heading, contact)
-        new[k, 0], new[k, 1] = x, y
-        moved[k] = 1 if pushed or kept_out or clamped else 0
-        count += moved[k]
+        count += _resolve_robot(k, pos, rows, new, moved, radius, heading, grid, static, half,
+                                contact)
     return count
+
+
+@_inline()
+def _resolve_robot(k, pos, rows, new, moved, radius, heading, grid, static, half, contact):
+    """:func:`resolve_pass` of robot rows[k]; returns moved[k]."""
+    cell, start, order, geom, _ = grid
+    shapes, kinds, sgeom, sstart, sentries = static
+    i = rows[k]
+    ax, ay, pushed = _pairs(i, pos, radius, heading, cell, start, order, geom, contact)
+    x, y = pos[i, 0] + ax, pos[i, 1] + ay
+    x, y, kept_out = _statics(i, x, y, radius[i], heading, shapes, kinds, sgeom, sstart,
+                              sentries, contact)
+    x, y, clamped = _floor(i, x, y, radius[i], half, heading, contact)
+    new[k, 0], new[k, 1] = x, y
+    moved[k] = 1 if pushed or kept_out or clamped else 0
+    return moved[k]
 
 
 @_inline()
@@ -373,22 +386,28 @@ def first_pass(pos, new, moved, radius, heading, grid, static, half, contact):
     """:func:`resolve_pass` over every robot right after :func:`robot_grid` (``pos`` as
     binned), in cell order: neighbours and static cells are then near in memory. Writes
     ``new[i]`` and ``moved[i]`` by robot index."""
-    cell, start, order, geom, binned = grid
-    shapes, kinds, sgeom, sstart, sentries = static
     rmax, count = 0.0, 0
     for i in range(len(radius)):
         rmax = max(rmax, radius[i])
-    for k in prange(len(order)):
-        i = order[k]
-        ax, ay, pushed = _near(k, i, binned, start, order, geom, rmax, heading, contact)
-        x, y, r = binned[k, 0] + ax, binned[k, 1] + ay, binned[k, 2]
-        x, y, kept_out = _statics(i, x, y, r, heading, shapes, kinds, sgeom, sstart, sentries,
-                                  contact)
-        x, y, clamped = _floor(i, x, y, r, half, heading, contact)
-        new[i, 0], new[i, 1] = x, y
-        moved[i] = 1 if pushed or kept_out or clamped else 0
-        count += moved[i]
+    for k in prange(len(grid[2])):
+        count += _first_robot(k, new, moved, rmax, heading, grid, static, half, contact)
     return count
+
+
+@_inline()
+def _first_robot(k, new, moved, rmax, heading, grid, static, half, contact):
+    """:func:`first_pass` of robot order[k]; returns moved[order[k]]."""
+    cell, start, order, geom, binned = grid
+    shapes, kinds, sgeom, sstart, sentries = static
+    i = order[k]
+    ax, ay, pushed = _near(k, i, binned, start, order, geom, rmax, heading, contact)
+    x, y, r = binned[k, 0] + ax, binned[k, 1] + ay, binned[k, 2]
+    x, y, kept_out = _statics(i, x, y, r, heading, shapes, kinds, sgeom, sstart, sentries,
+                              contact)
+    x, y, clamped = _floor(i, x, y, r, half, heading, contact)
+    new[i, 0], new[i, 1] = x, y
+    moved[i] = 1 if pushed or kept_out or clamped else 0
+    return moved[i]
 
 
 @_inline()
@@ -444,3 +463,62 @@ def robot_grid(pos, radius, geom) -> tuple:
     passes (see :func:`bin_robots`)."""
     cell, start, order, binned = bin_robots(pos, radius, geom)
     return cell, start, order, geom, binned
+
+
+# --- a small world's whole step -------------------------------------------------------------------
+
+@_jit()
+def grid_geometry(x0, y0, x1, y1, side, cap):
+    """Geometry row (see the module) of a grid of square cells covering the rectangle
+    (x0, y0)-(x1, y1) (m), of side ``side`` m or more: at most ``cap`` cells."""
+    w, h = max(x1 - x0, 0.0), max(y1 - y0, 0.0)
+    side = max(side, math.sqrt(w * h / cap))
+    while (int(w / side) + 1) * (int(h / side) + 1) > cap:
+        side *= 1.125
+    return np.array([x0, y0, 1.0 / side, float(int(w / side) + 1), float(int(h / side) + 1)])
+
+
+@_jit()
+def step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, rows,
+               static, half, dt, limits):
+    """One whole engine step (motion, substeps, resolution passes, report) in one call: what
+    ``KinematicEngine.step`` does with the kernels above, in the same order on one thread, so
+    the same bits; for small worlds, where each kernel call's dispatch (~1-2 us) costs more
+    than its work. ``limits`` = (smallest positive radius, largest radius, SUBSTEP_REACH,
+    MAX_SUBSTEPS, CELL_RADII, ITERATIONS). ``pos`` ends holding the positions, ``buf`` those
+    before the last pass (the engine swaps the two arrays instead)."""
+    rmin, rmax, reach_radii, max_substeps, cell_radii, iterations = limits
+    start = pos.copy()
+    contact[:] = 0.0
+    substeps = 1
+    if rmin > 0.0:
+        reach = top_speed(cmd, mode) * dt / (reach_radii * rmin)
+        substeps = max(1, math.ceil(min(reach, max_substeps)))
+    h = dt / substeps
+    side = cell_radii * rmax if rmax > 0 else 1.0
+    for _ in range(substeps):
+        for i in range(len(pos)):
+            _move_robot(i, pos, yaw, cmd, mode, h, heading)
+        x0, y0, x1, y1 = bounds(pos)
+        geom = grid_geometry(x0, y0, x1, y1, side, len(pos) + 64)
+        cell, gstart, order, binned = bin_robots(pos, radius, geom)
+        grid = (cell, gstart, order, geom, binned)
+        count, widest = 0, 0.0
+        for i in range(len(radius)):  # first_pass, on this thread
+            widest = max(widest, radius[i])
+        for k in range(len(order)):
+            count += _first_robot(k, buf, moved, widest, heading, grid, static, half, contact)
+        for i in range(len(pos)):  # the new positions in, the old ones kept in buf
+            pos[i, 0], pos[i, 1], buf[i, 0], buf[i, 1] = buf[i, 0], buf[i, 1], pos[i, 0], \
+                pos[i, 1]
+        active = rows
+        for _ in range(int(iterations) - 1):
+            if not count:
+                break
+            active = activate(active, moved, buf, pos, radius, grid, flag)
+            count = 0
+            for k in range(len(active)):
+                count += _resolve_robot(k, pos, active, buf, moved, radius, heading, grid,
+                                        static, half, contact)
+            scatter(pos, active, buf)
+    finish(pos, start, yaw, cmd, mode, dt, state)
