@@ -38,7 +38,10 @@ Determinism: the same inputs give bit-identical outputs whatever the number of t
 robot's new position is computed from the previous pass's positions alone, its neighbours and
 shapes visited in a fixed order (see :mod:`coopsim.physics.kinematic_kernels`). The numba kernels
 run when numba imports, else :mod:`coopsim.physics.kinematic_numpy` (same results to rounding).
-numba's threads share the robots from ``kinematic_kernels.PARALLEL_MIN`` robots on (50,000, and
+Up to :data:`SMALL_N` robots the whole step is one compiled call (``step_small``: the same
+kernels' per-robot bodies in the same order, so the same bits; a kernel call's dispatch costs
+more than a small world's work). numba's threads share the robots from
+``kinematic_kernels.PARALLEL_MIN`` robots on (50,000, and
 only when numba has 3 threads or more: on 2 shared cores they cost more than they save).
 
 Frames and units: world frame, metres, radians (yaw counter-clockwise from +x, reported in

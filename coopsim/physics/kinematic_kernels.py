@@ -11,7 +11,8 @@ Layout of a substep: :func:`move`; :func:`robot_grid` bins the robots (counting 
 contiguous copy of their positions in cell order); :func:`first_pass` resolves every robot, in
 cell order; then, while a pass moved any, :func:`activate` lists the robots within reach of one
 that moved and :func:`resolve_pass` resolves only those (in a free swarm a few dozen, in a jam
-its members) and :func:`scatter` writes them back. :func:`finish` reports.
+its members) and :func:`scatter` writes them back. :func:`finish` reports. :func:`step_small`
+runs all of a step in one call for small worlds (the per-robot bodies are shared inline helpers).
 
 Determinism: the parallel kernels compute robot i from the previous pass's positions alone and
 write only robot i's rows, so which thread takes which robot cannot change a bit; the one
@@ -473,9 +474,12 @@ def grid_geometry(x0, y0, x1, y1, side, cap):
     (x0, y0)-(x1, y1) (m), of side ``side`` m or more: at most ``cap`` cells."""
     w, h = max(x1 - x0, 0.0), max(y1 - y0, 0.0)
     side = max(side, math.sqrt(w * h / cap))
-    while (int(w / side) + 1) * (int(h / side) + 1) > cap:
+    # Cell counts as floats: a robot flung ~1e299 m (a huge command, before the floor clamps
+    # it) would overflow an int64; the counts that fit ``cap`` are small, so exact either way.
+    while (np.floor(w / side) + 1.0) * (np.floor(h / side) + 1.0) > cap:
         side *= 1.125
-    return np.array([x0, y0, 1.0 / side, float(int(w / side) + 1), float(int(h / side) + 1)])
+    return np.array([x0, y0, 1.0 / side, np.floor(w / side) + 1.0,
+                     np.floor(h / side) + 1.0])
 
 
 @_jit()
