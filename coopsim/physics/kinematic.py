@@ -324,6 +324,14 @@ class KinematicEngine(Engine):
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         """See :meth:`Engine.drive`; a value that is not a finite number is taken as 0."""
+        if self._k is jit and len(self.pos) <= SMALL_N:  # one call, as _driven_rows would
+            self._sync()
+            rows = np.asarray(rows, dtype=np.int64)
+            forward, turn = np.asarray(forward, dtype=float), np.asarray(turn, dtype=float)
+            if rows.ndim == forward.ndim == turn.ndim == 1 and \
+                    len(rows) == len(forward) == len(turn):
+                jit.drive_small(self.cmd, self.mode, self.driven, rows, forward, turn)
+                return
         rows, forward, turn = self._driven_rows(rows, forward, turn)
         self.cmd[rows, 0], self.cmd[rows, 1], self.cmd[rows, 2] = forward, 0.0, turn
         self.mode[rows] = DIFFERENTIAL

@@ -526,3 +526,21 @@ def step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved,
                                         static, half, contact)
             scatter(pos, active, buf)
     finish(pos, start, yaw, cmd, mode, dt, state)
+
+
+@_jit()
+def drive_small(cmd, mode, driven, rows, forward, turn):
+    """``KinematicEngine.drive`` in one call: robots ``rows`` that are driven get (forward
+    m/s, 0, turn rad/s), a value that is not finite taken as 0, and the differential mode."""
+    n = len(cmd)
+    for k in range(len(rows)):
+        if rows[k] < -n or rows[k] >= n:  # as numpy's indexing would refuse it
+            raise IndexError("robot row out of range")
+    for k in range(len(rows)):
+        i = rows[k] if rows[k] >= 0 else rows[k] + n
+        if driven[i]:
+            f, t = forward[k], turn[k]
+            cmd[i, 0] = f if math.isfinite(f) else 0.0
+            cmd[i, 1] = 0.0
+            cmd[i, 2] = t if math.isfinite(t) else 0.0
+            mode[i] = DIFFERENTIAL

@@ -286,6 +286,17 @@ def test_a_small_worlds_one_call_step_equals_the_kernel_by_kernel_step(n, monkey
 
 
 @pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")
+@pytest.mark.parametrize("small_n", [kinematic.SMALL_N, 0])
+def test_a_robot_row_out_of_range_is_refused_by_either_drive(small_n, monkeypatch):
+    monkeypatch.setattr(kinematic, "SMALL_N", small_n)
+    engine, _ = make([(0.0, 0.0, 0.0)], kernels="numba")
+    with pytest.raises(IndexError):
+        engine.drive(np.array([1]), np.array([0.3]), np.array([0.0]))
+    engine.drive(np.array([-1]), np.array([0.3]), np.array([np.nan]))  # numpy's last row
+    assert engine.cmd.tolist() == [[0.3, 0.0, 0.0]]
+
+
+@pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")
 def test_numba_path_equals_numpy_path():
     fast, slow = swarm(900, "numba"), swarm(900, "numpy")
     for (sf, cf), (ss, cs) in zip(fast, slow):
