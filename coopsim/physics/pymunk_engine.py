@@ -37,6 +37,7 @@ for _empty in _NO_GEOMETRY:
     _empty.flags.writeable = False
 del _empty
 _FEW = 4  # robots up to which velocities are set body by body instead of in one batch
+_FEW_PAIRS = 8  # contact pairs up to which contacts() maps them to robots in Python
 
 _F = batch.BodyFields
 _STATE = _F.POSITION | _F.ANGLE | _F.VELOCITY | _F.ANGULAR_VELOCITY
@@ -101,6 +102,7 @@ class _Rows:
     control: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     sorted_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uintp))
     id_order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    robot_of: dict = field(default_factory=dict)  # chassis body id -> robot row
 
 
 class PymunkEngine(Engine):
@@ -249,7 +251,8 @@ class PymunkEngine(Engine):
                            np.array([row[r.body.id] for r in self._robots], dtype=np.int64),
                            np.array([row[r.control.id] if r.control else -1
                                      for r in self._robots], dtype=np.int64),
-                           chassis_ids[order], order)
+                           chassis_ids[order], order,
+                           {int(i): k for k, i in enumerate(chassis_ids)})
         self._state = None  # the buffer was reused for the ids
         return self._rows
 
@@ -298,13 +301,17 @@ class PymunkEngine(Engine):
             return out
         points = np.frombuffer(self._arbiters.float_buf(), dtype=np.float64).reshape(-1, 2)
         sorted_ids, order = table.sorted_ids, table.id_order
+        few = len(ids) <= _FEW_PAIRS and ids.tolist()
         for column in (0, 1):
-            # searchsorted gives >= 0: the upper bound is all clip(0, n - 1) did
-            pos = np.minimum(np.searchsorted(sorted_ids, ids[:, column]), len(order) - 1)
-            hit = sorted_ids[pos] == ids[:, column]
-            if not hit.any():  # no robot on this side of any pair (a robot against a wall)
+            if few:  # a small world's few pairs: robots looked up by id in Python
+                hit = [k for k, pair in enumerate(few) if pair[column] in table.robot_of]
+                robot = np.array([table.robot_of[few[k][column]] for k in hit], dtype=np.int64)
+            else:  # searchsorted gives >= 0: the upper bound is all clip(0, n - 1) did
+                pos = np.minimum(np.searchsorted(sorted_ids, ids[:, column]), len(order) - 1)
+                hit = sorted_ids[pos] == ids[:, column]
+                robot = order[pos[hit]]
+            if not len(robot):  # no robot on this side of any pair (a robot against a wall)
                 continue
-            robot = order[pos[hit]]
             rel = points[hit] - pose[robot, :2]
             yaw = pose[robot, 2]
             ahead = rel[:, 0] * np.cos(yaw) + rel[:, 1] * np.sin(yaw) >= 0
