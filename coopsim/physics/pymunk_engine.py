@@ -300,18 +300,16 @@ class PymunkEngine(Engine):
         if not len(ids) or not len(self._robots):
             return out
         points = np.frombuffer(self._arbiters.float_buf(), dtype=np.float64).reshape(-1, 2)
+        if len(ids) <= _FEW_PAIRS:
+            return _few_contacts(ids.tolist(), points.tolist(), table.robot_of, pose, out)
         sorted_ids, order = table.sorted_ids, table.id_order
-        few = len(ids) <= _FEW_PAIRS and ids.tolist()
         for column in (0, 1):
-            if few:  # a small world's few pairs: robots looked up by id in Python
-                hit = [k for k, pair in enumerate(few) if pair[column] in table.robot_of]
-                robot = np.array([table.robot_of[few[k][column]] for k in hit], dtype=np.int64)
-            else:  # searchsorted gives >= 0: the upper bound is all clip(0, n - 1) did
-                pos = np.minimum(np.searchsorted(sorted_ids, ids[:, column]), len(order) - 1)
-                hit = sorted_ids[pos] == ids[:, column]
-                robot = order[pos[hit]]
-            if not len(robot):  # no robot on this side of any pair (a robot against a wall)
+            # searchsorted gives >= 0: the upper bound is all clip(0, n - 1) did
+            pos = np.minimum(np.searchsorted(sorted_ids, ids[:, column]), len(order) - 1)
+            hit = sorted_ids[pos] == ids[:, column]
+            if not hit.any():  # no robot on this side of any pair (a robot against a wall)
                 continue
+            robot = order[pos[hit]]
             rel = points[hit] - pose[robot, :2]
             yaw = pose[robot, 2]
             ahead = rel[:, 0] * np.cos(yaw) + rel[:, 1] * np.sin(yaw) >= 0
@@ -485,3 +483,22 @@ def _shape_geometry(shape: pymunk.Shape, circles: list, segments: list) -> None:
 def _body_of(handle) -> pymunk.Body:
     """The pymunk body behind an object, robot or assembly-body handle."""
     return handle if isinstance(handle, pymunk.Body) else handle.body
+
+
+def _few_contacts(ids: list, points: list, robot_of: dict, pose: np.ndarray,
+                  out: np.ndarray) -> np.ndarray:
+    """:meth:`PymunkEngine.contacts` for a few pairs (``ids``: body ids a, b; ``points``: the
+    contact point on a, m), with Python floats: the same subtractions, products and sum as
+    the arrays', so the same bits, and the cosines and sines from numpy as there."""
+    for column in (0, 1):
+        hits = [(robot_of[pair[column]], points[k]) for k, pair in enumerate(ids)
+                if pair[column] in robot_of]
+        if not hits:  # no robot on this side of any pair (a robot against a wall)
+            continue
+        rows = [r for r, _ in hits]
+        yaw = pose[rows, 2]
+        at = pose[rows, :2].tolist()
+        for (r, (px, py)), (x, y), c, s in zip(hits, at, np.cos(yaw).tolist(),
+                                               np.sin(yaw).tolist()):
+            out[r, 0 if (px - x) * c + (py - y) * s >= 0 else 1] = 1.0
+    return out
