@@ -59,6 +59,7 @@ from ..model.errors import SimulationError
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import kinematic_kernels as jit
+from . import kinematic_small as small
 from . import kinematic_numpy
 from .engine import Engine, Handles, as_geometry, box_corners
 from .kinematic_kernels import (BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY,
@@ -73,7 +74,7 @@ MAX_SUBSTEPS = 16  # substeps per step, at most
 SUBSTEP_REACH = 0.5  # largest move per substep, in smallest robot radii
 CELL_RADII = 3.0  # robot grid cell side, in largest robot radii: a pair of robots that overlap
 # after a pass was found by the binning before it unless one moved more than a radius since
-SMALL_N = 64  # robots up to which a step is one compiled call (jit.step_small)
+SMALL_N = 64  # robots up to which a step is one compiled call (kinematic_small.step_small)
 STATIC_CELLS = 64  # static grid cells per static shape (at least 1,024, at most 2^20)
 
 
@@ -275,7 +276,7 @@ class KinematicEngine(Engine):
             return
         static = self._static_grid()
         if n <= SMALL_N and self._k is jit:  # one compiled call: the same bits, no dispatches
-            jit.step_small(self.pos, self._buf, self.yaw, self.cmd, self.mode, self.heading,
+            small.step_small(self.pos, self._buf, self.yaw, self.cmd, self.mode, self.heading,
                            self.radius, self.state, self.contact, self._moved, self._flag,
                            self._rows, static, self._half, dt, self._limits)
         else:
@@ -330,7 +331,7 @@ class KinematicEngine(Engine):
             forward, turn = np.asarray(forward, dtype=float), np.asarray(turn, dtype=float)
             if rows.ndim == forward.ndim == turn.ndim == 1 and \
                     len(rows) == len(forward) == len(turn):
-                jit.drive_small(self.cmd, self.mode, self.driven, rows, forward, turn)
+                small.drive_small(self.cmd, self.mode, self.driven, rows, forward, turn)
                 return
         rows, forward, turn = self._driven_rows(rows, forward, turn)
         self.cmd[rows, 0], self.cmd[rows, 1], self.cmd[rows, 2] = forward, 0.0, turn

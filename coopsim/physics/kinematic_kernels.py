@@ -11,7 +11,7 @@ Layout of a substep: :func:`move`; :func:`robot_grid` bins the robots (counting 
 contiguous copy of their positions in cell order); :func:`first_pass` resolves every robot, in
 cell order; then, while a pass moved any, :func:`activate` lists the robots within reach of one
 that moved and :func:`resolve_pass` resolves only those (in a free swarm a few dozen, in a jam
-its members) and :func:`scatter` writes them back. :func:`finish` reports. :func:`step_small`
+its members) and :func:`scatter` writes them back. :func:`finish` reports. :mod:`coopsim.physics.kinematic_small`
 runs all of a step in one call for small worlds (the per-robot bodies are shared inline helpers).
 
 Determinism: the parallel kernels compute robot i from the previous pass's positions alone and
@@ -131,7 +131,7 @@ def move(pos, yaw, cmd, mode, h, heading):
 
 @_inline()
 def _move_robot(i, pos, yaw, cmd, mode, h, heading):
-    """:func:`move` of robot i (shared with :func:`step_small`)."""
+    """:func:`move` of robot i (shared with kinematic_small.step_small)."""
     m = mode[i]
     if m == NONE:
         return
@@ -466,7 +466,7 @@ def robot_grid(pos, radius, geom) -> tuple:
     return cell, start, order, geom, binned
 
 
-# --- a small world's whole step -------------------------------------------------------------------
+# --- grids ---------------------------------------------------------------------------------------
 
 @_jit()
 def grid_geometry(x0, y0, x1, y1, side, cap):
@@ -480,67 +480,3 @@ def grid_geometry(x0, y0, x1, y1, side, cap):
         side *= 1.125
     return np.array([x0, y0, 1.0 / side, np.floor(w / side) + 1.0,
                      np.floor(h / side) + 1.0])
-
-
-@_jit()
-def step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, rows,
-               static, half, dt, limits):
-    """One whole engine step (motion, substeps, resolution passes, report) in one call: what
-    ``KinematicEngine.step`` does with the kernels above, in the same order on one thread, so
-    the same bits; for small worlds, where each kernel call's dispatch (~1-2 us) costs more
-    than its work. ``limits`` = (smallest positive radius, largest radius, SUBSTEP_REACH,
-    MAX_SUBSTEPS, CELL_RADII, ITERATIONS). ``pos`` ends holding the positions, ``buf`` those
-    before the last pass (the engine swaps the two arrays instead)."""
-    rmin, rmax, reach_radii, max_substeps, cell_radii, iterations = limits
-    start = pos.copy()
-    contact[:] = 0.0
-    substeps = 1
-    if rmin > 0.0:
-        reach = top_speed(cmd, mode) * dt / (reach_radii * rmin)
-        substeps = max(1, math.ceil(min(reach, max_substeps)))
-    h = dt / substeps
-    side = cell_radii * rmax if rmax > 0 else 1.0
-    for _ in range(substeps):
-        for i in range(len(pos)):
-            _move_robot(i, pos, yaw, cmd, mode, h, heading)
-        x0, y0, x1, y1 = bounds(pos)
-        geom = grid_geometry(x0, y0, x1, y1, side, len(pos) + 64)
-        cell, gstart, order, binned = bin_robots(pos, radius, geom)
-        grid = (cell, gstart, order, geom, binned)
-        count, widest = 0, 0.0
-        for i in range(len(radius)):  # first_pass, on this thread
-            widest = max(widest, radius[i])
-        for k in range(len(order)):
-            count += _first_robot(k, buf, moved, widest, heading, grid, static, half, contact)
-        for i in range(len(pos)):  # the new positions in, the old ones kept in buf
-            pos[i, 0], pos[i, 1], buf[i, 0], buf[i, 1] = buf[i, 0], buf[i, 1], pos[i, 0], \
-                pos[i, 1]
-        active = rows
-        for _ in range(int(iterations) - 1):
-            if not count:
-                break
-            active = activate(active, moved, buf, pos, radius, grid, flag)
-            count = 0
-            for k in range(len(active)):
-                count += _resolve_robot(k, pos, active, buf, moved, radius, heading, grid,
-                                        static, half, contact)
-            scatter(pos, active, buf)
-    finish(pos, start, yaw, cmd, mode, dt, state)
-
-
-@_jit()
-def drive_small(cmd, mode, driven, rows, forward, turn):
-    """``KinematicEngine.drive`` in one call: robots ``rows`` that are driven get (forward
-    m/s, 0, turn rad/s), a value that is not finite taken as 0, and the differential mode."""
-    n = len(cmd)
-    for k in range(len(rows)):
-        if rows[k] < -n or rows[k] >= n:  # as numpy's indexing would refuse it
-            raise IndexError("robot row out of range")
-    for k in range(len(rows)):
-        i = rows[k] if rows[k] >= 0 else rows[k] + n
-        if driven[i]:
-            f, t = forward[k], turn[k]
-            cmd[i, 0] = f if math.isfinite(f) else 0.0
-            cmd[i, 1] = 0.0
-            cmd[i, 2] = t if math.isfinite(t) else 0.0
-            mode[i] = DIFFERENTIAL

@@ -277,7 +277,7 @@ def test_a_small_worlds_one_call_step_equals_the_kernel_by_kernel_step(n, monkey
             out.append((engine.robot_state(), engine.contacts(None)))
         return out
 
-    small = steps()  # n <= SMALL_N: jit.step_small
+    small = steps()  # n <= SMALL_N: kinematic_small.step_small
     monkeypatch.setattr(kinematic, "SMALL_N", 0)
     general = steps()
     assert any(c.any() for _, c in small)  # robots, walls or the box pushed
