@@ -15,14 +15,22 @@ import numpy as np
 from .specs import TargetSpec
 
 
+_FEW_ANGLES = 8  # up to this many, wrap_angle tests the range in Python (cheaper)
+
+
 def wrap_angle(angle):
     """Angles wrapped to (-pi, pi], rad: the one convention of every yaw users see (the wire,
     the state document and stream, replays, exports; docs/protocol.md section 1). The engine
     and recordings keep a body's continuous angle, which may run past +-pi."""
     a = np.asarray(angle, dtype=float)
-    inside = (a > -math.pi) & (a <= math.pi)
-    if inside.all():  # the usual case: four numpy calls fewer (small worlds)
-        return a.copy()
+    if a.size <= _FEW_ANGLES:  # a small world's few angles: tested in Python, no numpy calls
+        if all(-math.pi < v <= math.pi for v in a.ravel().tolist()):  # NaN: not inside
+            return a.copy()
+        inside = (a > -math.pi) & (a <= math.pi)
+    else:
+        inside = (a > -math.pi) & (a <= math.pi)
+        if inside.all():  # the usual case: four numpy calls fewer
+            return a.copy()
     wrapped = -((-a + math.pi) % (2 * math.pi) - math.pi)
     # angles already in range pass unchanged: the modulo would move them by an ulp, and a
     # compass must read exactly the yaw /sim lists

@@ -38,7 +38,10 @@ Determinism: the same inputs give bit-identical outputs whatever the number of t
 robot's new position is computed from the previous pass's positions alone, its neighbours and
 shapes visited in a fixed order (see :mod:`coopsim.physics.kinematic_kernels`). The numba kernels
 run when numba imports, else :mod:`coopsim.physics.kinematic_numpy` (same results to rounding).
-numba's threads share the robots from ``kinematic_kernels.PARALLEL_MIN`` robots on (50,000, and
+Up to :data:`SMALL_N` robots the whole step is one compiled call (``step_small``: the same
+kernels' per-robot bodies in the same order, so the same bits; a kernel call's dispatch costs
+more than a small world's work). numba's threads share the robots from
+``kinematic_kernels.PARALLEL_MIN`` robots on (50,000, and
 only when numba has 3 threads or more: on 2 shared cores they cost more than they save).
 
 Frames and units: world frame, metres, radians (yaw counter-clockwise from +x, reported in
@@ -56,9 +59,11 @@ from ..model.errors import SimulationError
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import kinematic_kernels as jit
+from . import kinematic_small as small
 from . import kinematic_numpy
 from .engine import Engine, Handles, as_geometry, box_corners
-from .kinematic_kernels import BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY
+from .kinematic_kernels import (BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY,
+                                grid_geometry)
 
 _NONE_MOVING = as_geometry([], [])  # moving_geometry without carried objects (read-only)
 for _empty in _NONE_MOVING:
@@ -69,6 +74,7 @@ MAX_SUBSTEPS = 16  # substeps per step, at most
 SUBSTEP_REACH = 0.5  # largest move per substep, in smallest robot radii
 CELL_RADII = 3.0  # robot grid cell side, in largest robot radii: a pair of robots that overlap
 # after a pass was found by the binning before it unless one moved more than a radius since
+SMALL_N = 64  # robots up to which a step is one compiled call (kinematic_small.step_small)
 STATIC_CELLS = 64  # static grid cells per static shape (at least 1,024, at most 2^20)
 
 
@@ -249,6 +255,8 @@ class KinematicEngine(Engine):
         self._rmax = float(self.radius.max(initial=0.0))
         self.driven = np.array([bool(d) for d in drives], dtype=bool)
         self.state[:, :2], self.state[:, 2] = self.pos, self.yaw
+        self._limits = (self._rmin, self._rmax, SUBSTEP_REACH, float(MAX_SUBSTEPS), CELL_RADII,
+                        float(ITERATIONS))  # step_small's
 
     def _store(self, robot: _Robot) -> None:
         """Copy a robot's row into its handle (it leaves the layout)."""
@@ -267,15 +275,20 @@ class KinematicEngine(Engine):
         if not n:
             return
         static = self._static_grid()
-        start = self.pos.copy()
-        self.contact[:] = 0.0
-        substeps = self._substeps(dt)
-        with jit.threads(n):
-            for _ in range(substeps):
-                self._k.move(self.pos, self.yaw, self.cmd, self.mode, dt / substeps,
-                             self.heading)
-                self._resolve(static)
-            self._k.finish(self.pos, start, self.yaw, self.cmd, self.mode, dt, self.state)
+        if n <= SMALL_N and self._k is jit:  # one compiled call: the same bits, no dispatches
+            small.step_small(self.pos, self._buf, self.yaw, self.cmd, self.mode, self.heading,
+                           self.radius, self.state, self.contact, self._moved, self._flag,
+                           self._rows, static, self._half, dt, self._limits)
+        else:
+            start = self.pos.copy()
+            self.contact[:] = 0.0
+            substeps = self._substeps(dt)
+            with jit.threads(n):
+                for _ in range(substeps):
+                    self._k.move(self.pos, self.yaw, self.cmd, self.mode, dt / substeps,
+                                 self.heading)
+                    self._resolve(static)
+                self._k.finish(self.pos, start, self.yaw, self.cmd, self.mode, dt, self.state)
         self._carry()
 
     def _substeps(self, dt: float) -> int:
@@ -312,6 +325,14 @@ class KinematicEngine(Engine):
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         """See :meth:`Engine.drive`; a value that is not a finite number is taken as 0."""
+        if self._k is jit and len(self.pos) <= SMALL_N:  # one call, as _driven_rows would
+            self._sync()
+            rows = np.asarray(rows, dtype=np.int64)
+            forward, turn = np.asarray(forward, dtype=float), np.asarray(turn, dtype=float)
+            if rows.ndim == forward.ndim == turn.ndim == 1 and \
+                    len(rows) == len(forward) == len(turn):
+                small.drive_small(self.cmd, self.mode, self.driven, rows, forward, turn)
+                return
         rows, forward, turn = self._driven_rows(rows, forward, turn)
         self.cmd[rows, 0], self.cmd[rows, 1], self.cmd[rows, 2] = forward, 0.0, turn
         self.mode[rows] = DIFFERENTIAL
@@ -404,17 +425,6 @@ def _backend(kind: str):
     if kind == "numba" and jit.numba is None:
         raise ImportError("the kinematic engine's numba kernels need numba")
     return jit if kind != "numpy" and jit.numba is not None else kinematic_numpy
-
-
-def grid_geometry(x0: float, y0: float, x1: float, y1: float, side: float,
-                  cap: int) -> np.ndarray:
-    """Geometry row (see kinematic_kernels) of a grid of square cells covering the rectangle
-    (x0, y0)-(x1, y1) (m), of side ``side`` m or more: at most ``cap`` cells."""
-    w, h = max(x1 - x0, 0.0), max(y1 - y0, 0.0)
-    side = max(side, math.sqrt(w * h / cap))
-    while (int(w / side) + 1) * (int(h / side) + 1) > cap:
-        side *= 1.125
-    return np.array([x0, y0, 1.0 / side, int(w / side) + 1, int(h / side) + 1], dtype=float)
 
 
 def static_shapes(objects: list) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,8 @@ Layout of a substep: :func:`move`; :func:`robot_grid` bins the robots (counting 
 contiguous copy of their positions in cell order); :func:`first_pass` resolves every robot, in
 cell order; then, while a pass moved any, :func:`activate` lists the robots within reach of one
 that moved and :func:`resolve_pass` resolves only those (in a free swarm a few dozen, in a jam
-its members) and :func:`scatter` writes them back. :func:`finish` reports.
+its members) and :func:`scatter` writes them back. :func:`finish` reports. :mod:`coopsim.physics.kinematic_small`
+runs all of a step in one call for small worlds (the per-robot bodies are shared inline helpers).
 
 Determinism: the parallel kernels compute robot i from the previous pass's positions alone and
 write only robot i's rows, so which thread takes which robot cannot change a bit; the one
@@ -125,24 +126,30 @@ def move(pos, yaw, cmd, mode, h, heading):
     sum formulas, without libm calls (to rounding: ~1e-16 rad a step).
     """
     for i in prange(len(pos)):
-        m = mode[i]
-        if m == NONE:
-            continue
-        turn, c, s = cmd[i, 2] * h, heading[i, 0], heading[i, 1]
-        half = 0.5 * turn
-        sinc, ch = _half_turn(half)
-        sh = sinc * half
-        if m == DIFFERENTIAL:
-            chord = cmd[i, 0] * h * sinc
-            pos[i, 0] += chord * (c * ch - s * sh)
-            pos[i, 1] += chord * (s * ch + c * sh)
-        else:
-            pos[i, 0] += cmd[i, 0] * h
-            pos[i, 1] += cmd[i, 1] * h
-        if turn != 0.0:
-            ct, st = ch * ch - sh * sh, 2.0 * sh * ch  # cos and sin of the turn
-            yaw[i] = _wrap(yaw[i] + turn)
-            heading[i, 0], heading[i, 1] = c * ct - s * st, s * ct + c * st
+        _move_robot(i, pos, yaw, cmd, mode, h, heading)
+
+
+@_inline()
+def _move_robot(i, pos, yaw, cmd, mode, h, heading):
+    """:func:`move` of robot i (shared with kinematic_small.step_small)."""
+    m = mode[i]
+    if m == NONE:
+        return
+    turn, c, s = cmd[i, 2] * h, heading[i, 0], heading[i, 1]
+    half = 0.5 * turn
+    sinc, ch = _half_turn(half)
+    sh = sinc * half
+    if m == DIFFERENTIAL:
+        chord = cmd[i, 0] * h * sinc
+        pos[i, 0] += chord * (c * ch - s * sh)
+        pos[i, 1] += chord * (s * ch + c * sh)
+    else:
+        pos[i, 0] += cmd[i, 0] * h
+        pos[i, 1] += cmd[i, 1] * h
+    if turn != 0.0:
+        ct, st = ch * ch - sh * sh, 2.0 * sh * ch  # cos and sin of the turn
+        yaw[i] = _wrap(yaw[i] + turn)
+        heading[i, 0], heading[i, 1] = c * ct - s * st, s * ct + c * st
 
 
 @_jit()
@@ -318,20 +325,27 @@ def resolve_pass(pos, rows, new, moved, radius, heading, grid, static, half, con
     floor; ``moved[k]`` = 1 if that changed its position, else 0. ``grid`` is
     :func:`robot_grid`'s; ``static`` = (shapes, kinds, geom, start, entries).
     Contacts are OR-ed into ``contact`` (N, 2). Returns how many robots moved."""
-    cell, start, order, geom, _ = grid
-    shapes, kinds, sgeom, sstart, sentries = static
     count = 0
     for k in prange(len(rows)):
-        i = rows[k]
-        ax, ay, pushed = _pairs(i, pos, radius, heading, cell, start, order, geom, contact)
-        x, y = pos[i, 0] + ax, pos[i, 1] + ay
-        x, y, kept_out = _statics(i, x, y, radius[i], heading, shapes, kinds, sgeom, sstart,
-                                  sentries, contact)
-        x, y, clamped = _floor(i, x, y, radius[i], half, heading, contact)
-        new[k, 0], new[k, 1] = x, y
-        moved[k] = 1 if pushed or kept_out or clamped else 0
-        count += moved[k]
+        count += _resolve_robot(k, pos, rows, new, moved, radius, heading, grid, static, half,
+                                contact)
     return count
+
+
+@_inline()
+def _resolve_robot(k, pos, rows, new, moved, radius, heading, grid, static, half, contact):
+    """:func:`resolve_pass` of robot rows[k]; returns moved[k]."""
+    cell, start, order, geom, _ = grid
+    shapes, kinds, sgeom, sstart, sentries = static
+    i = rows[k]
+    ax, ay, pushed = _pairs(i, pos, radius, heading, cell, start, order, geom, contact)
+    x, y = pos[i, 0] + ax, pos[i, 1] + ay
+    x, y, kept_out = _statics(i, x, y, radius[i], heading, shapes, kinds, sgeom, sstart,
+                              sentries, contact)
+    x, y, clamped = _floor(i, x, y, radius[i], half, heading, contact)
+    new[k, 0], new[k, 1] = x, y
+    moved[k] = 1 if pushed or kept_out or clamped else 0
+    return moved[k]
 
 
 @_inline()
@@ -373,22 +387,28 @@ def first_pass(pos, new, moved, radius, heading, grid, static, half, contact):
     """:func:`resolve_pass` over every robot right after :func:`robot_grid` (``pos`` as
     binned), in cell order: neighbours and static cells are then near in memory. Writes
     ``new[i]`` and ``moved[i]`` by robot index."""
-    cell, start, order, geom, binned = grid
-    shapes, kinds, sgeom, sstart, sentries = static
     rmax, count = 0.0, 0
     for i in range(len(radius)):
         rmax = max(rmax, radius[i])
-    for k in prange(len(order)):
-        i = order[k]
-        ax, ay, pushed = _near(k, i, binned, start, order, geom, rmax, heading, contact)
-        x, y, r = binned[k, 0] + ax, binned[k, 1] + ay, binned[k, 2]
-        x, y, kept_out = _statics(i, x, y, r, heading, shapes, kinds, sgeom, sstart, sentries,
-                                  contact)
-        x, y, clamped = _floor(i, x, y, r, half, heading, contact)
-        new[i, 0], new[i, 1] = x, y
-        moved[i] = 1 if pushed or kept_out or clamped else 0
-        count += moved[i]
+    for k in prange(len(grid[2])):
+        count += _first_robot(k, new, moved, rmax, heading, grid, static, half, contact)
     return count
+
+
+@_inline()
+def _first_robot(k, new, moved, rmax, heading, grid, static, half, contact):
+    """:func:`first_pass` of robot order[k]; returns moved[order[k]]."""
+    cell, start, order, geom, binned = grid
+    shapes, kinds, sgeom, sstart, sentries = static
+    i = order[k]
+    ax, ay, pushed = _near(k, i, binned, start, order, geom, rmax, heading, contact)
+    x, y, r = binned[k, 0] + ax, binned[k, 1] + ay, binned[k, 2]
+    x, y, kept_out = _statics(i, x, y, r, heading, shapes, kinds, sgeom, sstart, sentries,
+                              contact)
+    x, y, clamped = _floor(i, x, y, r, half, heading, contact)
+    new[i, 0], new[i, 1] = x, y
+    moved[i] = 1 if pushed or kept_out or clamped else 0
+    return moved[i]
 
 
 @_inline()
@@ -444,3 +464,19 @@ def robot_grid(pos, radius, geom) -> tuple:
     passes (see :func:`bin_robots`)."""
     cell, start, order, binned = bin_robots(pos, radius, geom)
     return cell, start, order, geom, binned
+
+
+# --- grids ---------------------------------------------------------------------------------------
+
+@_jit()
+def grid_geometry(x0, y0, x1, y1, side, cap):
+    """Geometry row (see the module) of a grid of square cells covering the rectangle
+    (x0, y0)-(x1, y1) (m), of side ``side`` m or more: at most ``cap`` cells."""
+    w, h = max(x1 - x0, 0.0), max(y1 - y0, 0.0)
+    side = max(side, math.sqrt(w * h / cap))
+    # Cell counts as floats: a robot flung ~1e299 m (a huge command, before the floor clamps
+    # it) would overflow an int64; the counts that fit ``cap`` are small, so exact either way.
+    while (np.floor(w / side) + 1.0) * (np.floor(h / side) + 1.0) > cap:
+        side *= 1.125
+    return np.array([x0, y0, 1.0 / side, np.floor(w / side) + 1.0,
+                     np.floor(h / side) + 1.0])

@@ -37,6 +37,7 @@ for _empty in _NO_GEOMETRY:
     _empty.flags.writeable = False
 del _empty
 _FEW = 4  # robots up to which velocities are set body by body instead of in one batch
+_FEW_PAIRS = 8  # contact pairs up to which contacts() maps them to robots in Python
 
 _F = batch.BodyFields
 _STATE = _F.POSITION | _F.ANGLE | _F.VELOCITY | _F.ANGULAR_VELOCITY
@@ -101,6 +102,7 @@ class _Rows:
     control: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     sorted_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uintp))
     id_order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    robot_of: dict = field(default_factory=dict)  # chassis body id -> robot row
 
 
 class PymunkEngine(Engine):
@@ -249,7 +251,8 @@ class PymunkEngine(Engine):
                            np.array([row[r.body.id] for r in self._robots], dtype=np.int64),
                            np.array([row[r.control.id] if r.control else -1
                                      for r in self._robots], dtype=np.int64),
-                           chassis_ids[order], order)
+                           chassis_ids[order], order,
+                           {int(i): k for k, i in enumerate(chassis_ids)})
         self._state = None  # the buffer was reused for the ids
         return self._rows
 
@@ -297,6 +300,8 @@ class PymunkEngine(Engine):
         if not len(ids) or not len(self._robots):
             return out
         points = np.frombuffer(self._arbiters.float_buf(), dtype=np.float64).reshape(-1, 2)
+        if len(ids) <= _FEW_PAIRS:
+            return _few_contacts(ids.tolist(), points.tolist(), table.robot_of, pose, out)
         sorted_ids, order = table.sorted_ids, table.id_order
         for column in (0, 1):
             # searchsorted gives >= 0: the upper bound is all clip(0, n - 1) did
@@ -478,3 +483,22 @@ def _shape_geometry(shape: pymunk.Shape, circles: list, segments: list) -> None:
 def _body_of(handle) -> pymunk.Body:
     """The pymunk body behind an object, robot or assembly-body handle."""
     return handle if isinstance(handle, pymunk.Body) else handle.body
+
+
+def _few_contacts(ids: list, points: list, robot_of: dict, pose: np.ndarray,
+                  out: np.ndarray) -> np.ndarray:
+    """:meth:`PymunkEngine.contacts` for a few pairs (``ids``: body ids a, b; ``points``: the
+    contact point on a, m), with Python floats: the same subtractions, products and sum as
+    the arrays', so the same bits, and the cosines and sines from numpy as there."""
+    for column in (0, 1):
+        hits = [(robot_of[pair[column]], points[k]) for k, pair in enumerate(ids)
+                if pair[column] in robot_of]
+        if not hits:  # no robot on this side of any pair (a robot against a wall)
+            continue
+        rows = [r for r, _ in hits]
+        yaw = pose[rows, 2]
+        at = pose[rows, :2].tolist()
+        for (r, (px, py)), (x, y), c, s in zip(hits, at, np.cos(yaw).tolist(),
+                                               np.sin(yaw).tolist()):
+            out[r, 0 if (px - x) * c + (py - y) * s >= 0 else 1] = 1.0
+    return out

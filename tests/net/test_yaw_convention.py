@@ -14,6 +14,7 @@ import json
 import math
 import time
 
+import numpy as np
 import pytest
 import zmq
 
@@ -107,6 +108,14 @@ def test_yaw_is_wrapped_on_the_wire_in_replays_and_exports_and_continuous_in_the
 def test_wrap_angle_is_half_open_at_minus_pi(angle, wrapped):
     assert float(wrap_angle(angle)) == pytest.approx(wrapped, abs=1e-12)
     assert -math.pi < float(wrap_angle(angle)) <= math.pi
+
+
+def test_wrap_angle_of_a_few_angles_is_that_of_many_bit_for_bit():
+    rng = np.random.default_rng(3)
+    many = np.concatenate((rng.uniform(-12.0, 12.0, 400), [math.pi, -math.pi, np.nan, 0.0]))
+    whole = wrap_angle(many)  # more than _FEW_ANGLES: the numpy test of the range
+    for k in range(0, len(many), 4):  # a few at a time: the Python test
+        assert wrap_angle(many[k:k + 4]).tobytes() == whole[k:k + 4].tobytes()
 
 
 def test_state_document_json_has_no_unwrapped_yaw(tmp_path):

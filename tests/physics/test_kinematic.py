@@ -20,7 +20,7 @@ import pytest
 from coopsim.model.errors import SimulationError
 from coopsim.model.robot_type import Assembly
 from coopsim.model.specs import FloorSpec, RobotSpec
-from coopsim.physics import kinematic_kernels
+from coopsim.physics import kinematic, kinematic_kernels
 from coopsim.physics.kinematic import KinematicEngine
 from coopsim.plugins.robots.single import CHASSIS_RADIUS as R, Single, chassis
 from coopsim.plugins.robots.team2 import Team2
@@ -260,6 +260,40 @@ def test_one_thread_and_two_threads_are_bit_identical(monkeypatch):
     assert any(c.any() for _, c in one)  # they did collide
     for (s1, c1), (s2, c2) in zip(one, two):
         assert np.array_equal(s1, s2) and np.array_equal(c1, c2)
+
+
+@pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")
+@pytest.mark.parametrize("n", [1, 2, 40])
+def test_a_small_worlds_one_call_step_equals_the_kernel_by_kernel_step(n, monkeypatch):
+    def steps():
+        if n > 1:
+            return swarm(n, "numba", steps=40)
+        engine, _ = make([(0.0, 0.0, 0.3)], [box("B", 1.0, 0.0, size=(0.2, 2.0))], (3.0, 3.0),
+                         "numba")  # into the box, then along it and into the floor's edge
+        out = []
+        for _ in range(60):
+            engine.drive(np.arange(1), np.array([0.5]), np.array([0.4]))
+            engine.step(0.05)
+            out.append((engine.robot_state(), engine.contacts(None)))
+        return out
+
+    small = steps()  # n <= SMALL_N: kinematic_small.step_small
+    monkeypatch.setattr(kinematic, "SMALL_N", 0)
+    general = steps()
+    assert any(c.any() for _, c in small)  # robots, walls or the box pushed
+    for (s1, c1), (s2, c2) in zip(small, general, strict=True):
+        assert np.array_equal(s1, s2) and np.array_equal(c1, c2)
+
+
+@pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")
+@pytest.mark.parametrize("small_n", [kinematic.SMALL_N, 0])
+def test_a_robot_row_out_of_range_is_refused_by_either_drive(small_n, monkeypatch):
+    monkeypatch.setattr(kinematic, "SMALL_N", small_n)
+    engine, _ = make([(0.0, 0.0, 0.0)], kernels="numba")
+    with pytest.raises(IndexError):
+        engine.drive(np.array([1]), np.array([0.3]), np.array([0.0]))
+    engine.drive(np.array([-1]), np.array([0.3]), np.array([np.nan]))  # numpy's last row
+    assert engine.cmd.tolist() == [[0.3, 0.0, 0.0]]
 
 
 @pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")

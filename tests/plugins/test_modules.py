@@ -84,6 +84,24 @@ def test_bumper_front_and_rear():
     assert tuple(rear.reading("r1", "bumper")) == (0.0, 1.0)
 
 
+def test_a_few_contact_pairs_map_to_bumpers_as_many_do(monkeypatch):
+    from coopsim.physics import pymunk_engine
+
+    def bumpers():
+        spec = scenario([robot("r1"), robot("r2", 0.45, 0.0), robot("r3", -1.0, 1.0)],
+                        [box("W", 0.9, 0, size=(0.6, 2)), box("V", -1.6, 1.0, size=(0.6, 2))])
+        st = Stepper(Simulation(spec), mode="lockstep")
+        for name, wheels in (("r1", (0.5, 0.45)), ("r2", (-0.3, 0.3)), ("r3", (-0.5, -0.4))):
+            st.slots.put(name, "motors", wheels, attach=False)
+        return [st.tick().readings["bumper"].tobytes() for _ in range(80)]
+
+    few = bumpers()  # at most _FEW_PAIRS pairs: looked up in Python
+    monkeypatch.setattr(pymunk_engine, "_FEW_PAIRS", -1)
+    many = bumpers()
+    assert len(set(few)) > 1  # robots touched walls and each other, front and rear
+    assert few == many
+
+
 def test_support_reports_bar_angle_and_force_for_team2_only():
     snap = run(scenario([robot("t", type="team2"), robot("s", 0, 3)]),
                {"t_leader": (0.4, 0.4), "t_helper": (0.0, 0.0)}, steps=50)
