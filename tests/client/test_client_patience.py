@@ -27,8 +27,18 @@ def simulator():
         yield running
 
 
-def _stop_for(proc, seconds: float, continued: threading.Event) -> threading.Thread:
+def _stop(proc) -> None:
+    """SIGSTOP ``proc`` and wait until the kernel shows it stopped (state T): the signal is
+    delivered asynchronously, and on a loaded machine a just-continued process may otherwise
+    still answer a request sent right after the kill."""
     os.kill(proc.pid, signal.SIGSTOP)
+    stat = f"/proc/{proc.pid}/stat"
+    while open(stat).read().rpartition(")")[2].split()[0] not in ("T", "t"):
+        threading.Event().wait(0.01)
+
+
+def _stop_for(proc, seconds: float, continued: threading.Event) -> threading.Thread:
+    _stop(proc)
 
     def resume():
         threading.Event().wait(seconds)
@@ -105,7 +115,7 @@ def test_the_gateway_waits_through_a_stopped_simulator_too(simulator):
             reply = ask(["/robot1/motors", 0, "", 100, [], [0.1, 0.1]])
             assert reply[:2] == [0, "lockstep"] and continued.is_set(), reply
             thread.join()
-            os.kill(proc.pid, signal.SIGSTOP)
+            _stop(proc)
             threading.Timer(1.0, proc.kill).start()
             error, text, *_ = ask(["/robot1/motors", 0, "", 100, [], [0.1, 0.1]])
             assert error == p.TIMEOUT and "its connection closed" in text, text
