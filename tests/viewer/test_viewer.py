@@ -160,8 +160,12 @@ def screenshot(viewer, name: str):
 
 
 def pixel(image, x: float, y: float) -> tuple[int, int, int]:
-    """RGB of window pixel (x, y), pyglet coordinates (y up)."""
-    data = image.get_data("RGB", image.width * 3)
+    """RGB of window pixel (x, y), pyglet coordinates (y up). The image's RGB bytes are
+    converted once and kept on it (a screenshot does not change; converting the whole window
+    for every pixel read cost minutes in tests that read hundreds)."""
+    data = getattr(image, "_rgb_bytes", None)
+    if data is None:
+        data = image._rgb_bytes = image.get_data("RGB", image.width * 3)
     i = (int(y) * image.width + int(x)) * 3
     return tuple(data[i:i + 3])
 
