@@ -10,7 +10,7 @@ from gymnasium import spaces
 from ..model.snapshot import metric_values
 from .episode import Episode, load, select_agents
 from .mapping import AgentMap
-from .render import Raster
+from .render import Drawing
 
 
 def observation_space(amap: AgentMap, flat: bool) -> spaces.Space:
@@ -69,8 +69,7 @@ class CoopsimEnv(gymnasium.Env):
                              f"got {render_mode!r}")
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.episode.sim.dt)}
-        self._raster = Raster(spec, size)
-        self._viewer = None
+        self._drawing = Drawing(spec, size)
 
     def _obs(self, snap):
         obs = self.episode.observation(snap, self.robot)
@@ -100,17 +99,7 @@ class CoopsimEnv(gymnasium.Env):
     def render(self):
         """``rgb_array``: an (H, W, 3) uint8 top-down image; ``human``: the viewer shows
         the run (opened at the first call)."""
-        if self.render_mode == "rgb_array":
-            return self._raster.draw(self.episode.stepper.snapshot, self.episode.sim.world)
-        if self.render_mode == "human":
-            if self._viewer is None:
-                from .viewer import HumanView
-
-                self._viewer = HumanView(self.episode.stepper)
-            self._viewer.show()
-        return None
+        return self._drawing.render(self.render_mode, self.episode)
 
     def close(self) -> None:
-        if self._viewer is not None:
-            self._viewer.close()
-            self._viewer = None
+        self._drawing.close()

@@ -10,7 +10,7 @@ from pettingzoo import ParallelEnv
 from ..model.snapshot import metric_values
 from .episode import Episode, load, select_agents
 from .gym import action_space, flatten, observation_space
-from .render import Raster
+from .render import Drawing
 
 
 class CoopsimParallelEnv(ParallelEnv):
@@ -46,8 +46,7 @@ class CoopsimParallelEnv(ParallelEnv):
                              f"got {render_mode!r}")
         self.render_mode = render_mode
         self.agents: list[str] = []
-        self._raster = Raster(spec, size)
-        self._viewer = None
+        self._drawing = Drawing(spec, size)
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -88,20 +87,10 @@ class CoopsimParallelEnv(ParallelEnv):
 
     def render(self):
         """``rgb_array``: a top-down (H, W, 3) uint8 image; ``human``: the viewer."""
-        if self.render_mode == "rgb_array":
-            return self._raster.draw(self.episode.stepper.snapshot, self.episode.sim.world)
-        if self.render_mode == "human":
-            if self._viewer is None:
-                from .viewer import HumanView
-
-                self._viewer = HumanView(self.episode.stepper)
-            self._viewer.show()
-        return None
+        return self._drawing.render(self.render_mode, self.episode)
 
     def close(self) -> None:
-        if self._viewer is not None:
-            self._viewer.close()
-            self._viewer = None
+        self._drawing.close()
 
 
 def parallel_env(scenario, **kwargs) -> CoopsimParallelEnv:

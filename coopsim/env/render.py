@@ -96,3 +96,31 @@ class Raster:
             tip = pose[:2] + robot.radius * np.array([np.cos(pose[2]), np.sin(pose[2])])
             self._disc(img, tip[0], tip[1], robot.radius * 0.3, EDGE)
         return img
+
+
+class Drawing:
+    """What an environment's ``render`` and ``close`` do, for the Gymnasium and the PettingZoo
+    environment alike: ``rgb_array`` draws a :class:`Raster`; ``human`` serves the run and
+    opens the viewer at the first call (:class:`~coopsim.env.viewer.HumanView`)."""
+
+    def __init__(self, spec, size) -> None:
+        self.raster = Raster(spec, size)
+        self.viewer = None  # the HumanView, once ``human`` rendering started
+
+    def render(self, mode: str | None, episode):
+        """The image (``rgb_array``) or None; ``episode``: the environment's Episode."""
+        if mode == "rgb_array":
+            return self.raster.draw(episode.stepper.snapshot, episode.sim.world)
+        if mode == "human":
+            if self.viewer is None:
+                from .viewer import HumanView
+
+                self.viewer = HumanView(episode.stepper)
+            self.viewer.show()
+        return None
+
+    def close(self) -> None:
+        """Close the viewer if it was opened."""
+        if self.viewer is not None:
+            self.viewer.close()
+            self.viewer = None

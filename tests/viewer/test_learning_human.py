@@ -22,7 +22,7 @@ def test_human_mode_serves_the_run_and_starts_the_viewer(display):
         env.reset(seed=0)
         for _ in range(5):
             obs, *_ = env.step(np.array([0.3, 0.3]))
-        view = env.unwrapped._viewer
+        view = env.unwrapped._drawing.viewer
         assert view.process.poll() is None  # the window process is up
         with Client(view.network.endpoint) as client:
             poses = client.sim().list_robots()  # /sim answers from the env's stepper
