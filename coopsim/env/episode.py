@@ -113,6 +113,7 @@ class Episode:
         if isinstance(self.task, TaskSpec):
             self._metrics = {t.metric for t in self.task.rewards + self.task.ends if t.metric}
         self.truncate_at = self._truncate_at()
+        self._values: tuple = (None, {})  # (the rules' fields, their metric values)
 
     def _truncate_at(self) -> float | None:
         if isinstance(self.task, TaskSpec) and self.task.truncate is not None:
@@ -161,13 +162,20 @@ class Episode:
         return {label: np.array(snap.readings[label][i], dtype=np.float64)
                 for label in self.maps[agent].observe}
 
+    def metrics(self, snap) -> dict:
+        """Metric name -> value in ``snap`` (:func:`~coopsim.model.snapshot.metric_values`),
+        gathered once per step: the reward, the ending and ``info`` all read them."""
+        if self._values[0] is not snap.rules:
+            self._values = (snap.rules, metric_values(snap.rules))
+        return self._values[1]
+
     def outcome(self, snap, agent: str) -> tuple[float, bool, bool]:
         """(reward, terminated, truncated) of ``agent`` after the step that made ``snap``."""
         ended = self.sim.ended
         if callable(self.task):
             reward, terminated, truncated = self.task(snap, agent)
             return float(reward), bool(terminated) or bool(ended), bool(truncated)
-        values = metric_values(snap.rules) if self._metrics else {}
+        values = self.metrics(snap) if self._metrics else {}
         reward = 0.0
         for term in self.task.rewards:
             if term.robot in ("", agent):

@@ -7,7 +7,6 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from ..model.snapshot import metric_values
 from .episode import Episode, load, select_agents
 from .mapping import AgentMap
 from .render import Drawing
@@ -77,7 +76,7 @@ class CoopsimEnv(gymnasium.Env):
 
     def _info(self, snap) -> dict:
         return {"time": snap.time, "step": snap.step,
-                "metrics": metric_values(snap.rules)}
+                "metrics": dict(self.episode.metrics(snap))}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start the scenario over (with ``seed``: the run's generator seeded with it)."""

@@ -83,9 +83,11 @@ class AgentMap:
         if a.shape != self.action_low.shape:
             raise ActionError(f"{self.name}: action has shape {a.shape}, the {self.motion} "
                               f"space has shape {self.action_low.shape} ({', '.join(fields)})")
-        bad = ~((a >= self.action_low) & (a <= self.action_high))  # NaN is outside too
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+        # a few numbers: compared as Python floats (cheaper than four numpy calls)
+        values, lows, highs = (x.ravel().tolist() for x in (a, self.action_low, self.action_high))
+        for i, (v, low, high) in enumerate(zip(values, lows, highs)):
+            if low <= v <= high:  # NaN is outside too
+                continue
             raise ActionError(f"{self.name}: action {fields[i]} = {float(a[i])!r} is outside the "
                               f"{self.motion} bound [{self.action_low[i]:g}, "
                               f"{self.action_high[i]:g}]")

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ..model.errors import CoopsimError
+from ..model.metric_kind import nearest_target
 from ..model.plugins import MODULES
 
 
@@ -17,11 +18,7 @@ def target_distance(snap, robot: str, color: str = "any") -> float:
     """Distance from ``robot``'s centre to the nearest target of ``color`` (any colour by
     default), m; NaN without such a robot or target."""
     i = snap.index.get(robot)
-    spots = [t.position[:2] for t in snap.targets if color in ("any", t.color)]
-    if i is None or not spots:
-        return math.nan
-    d = np.asarray(spots) - snap.poses[i, :2]
-    return float(np.hypot(d[:, 0], d[:, 1]).min())
+    return math.nan if i is None else nearest_target(snap, i, color)
 
 
 def collisions(snap, robot: str) -> float:

@@ -7,10 +7,21 @@ then serve their numpy paths). So the kernels are decorated with :func:`jit`, wh
 ``range`` without numba. Callers test :data:`COMPILED` before calling a kernel that only pays
 compiled. The thread policy for the kernels is :mod:`coopsim.model.threads`.
 
+Kernels a step can do without until they are loaded (a module's small-world kernels) are
+*warmed* off the stepper thread: :func:`warmer` registers a function that calls them once, and
+the background warm-up of :mod:`coopsim.raycast.auto` runs every registered one after the ray
+caster's kernels; :meth:`Warm.ready` then says the kernels are loaded and the caller switches
+from its numpy path (which must give the same bits).
+
 Importing this module imports numba (when installed); nothing in the client does.
 """
 
 from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from typing import Callable
 
 try:
     import numba
@@ -43,3 +54,70 @@ def jit(parallel: bool = False, inline: bool = False):
         return lambda f: f
     return numba.njit(cache=True, parallel=parallel, error_model="numpy",
                       inline="always" if inline else "never")
+
+
+log = logging.getLogger(__name__)
+
+
+class Warm:
+    """Kernels loaded in the background: :attr:`ready` once :attr:`load` has run (never
+    without numba, or when it raised: the caller's numpy path then serves for good)."""
+
+    def __init__(self, load: Callable[[], None]) -> None:
+        self.load = load
+        self.ready = False
+
+
+_WARMERS: list[Warm] = []
+_LOCK = threading.Lock()
+_LATE: list[threading.Thread] = []  # warm-ups of warmers registered after the first one ran
+_STARTED = threading.Event()
+
+
+def warmer(load: Callable[[], None]) -> Warm:
+    """Register ``load`` (no arguments: it calls some kernels once, which compiles them or
+    loads them from numba's cache) for the background warm-up; returns its :class:`Warm`.
+    Registered after the warm-up ran (a plugin imported late), it is loaded in a thread of
+    its own at once."""
+    warm = Warm(load)
+    with _LOCK:
+        _WARMERS.append(warm)
+        if _STARTED.is_set() and numba is not None:
+            thread = threading.Thread(target=warm_all, name="coopsim-jit-late", daemon=True)
+            _LATE.append(thread)
+            thread.start()
+    return warm
+
+
+@atexit.register
+def _finish() -> None:
+    """At exit: let a late warm-up finish (numba compiling while the interpreter tears down
+    crashed the process; see coopsim.raycast.auto)."""
+    for thread in _LATE:
+        thread.join(120.0)
+
+
+def wait_late(timeout: float | None = None) -> None:
+    """Wait for the warm-ups of warmers registered late (``COOPSIM_JIT=wait``: benchmarks)."""
+    for thread in list(_LATE):
+        thread.join(timeout)
+
+
+def warm_all() -> None:
+    """Run every registered warmer not yet run (the warm-up thread of
+    :mod:`coopsim.raycast.auto`); one that fails is logged and its kernels stay unused."""
+    _STARTED.set()
+    if numba is None:
+        return
+    for warm in list(_WARMERS):
+        with _LOCK:  # two warm-ups never load the same kernels at once
+            if warm.ready or warm.load is None:
+                continue
+            load, warm.load = warm.load, None
+        try:
+            load()
+        except Exception:  # noqa: BLE001 -- a failed compile: the numpy path serves, said once
+            log.exception("compiled kernels failed to load (%s); numpy serves",
+                          getattr(load, "__qualname__", load))
+            continue
+        warm.ready = True

@@ -11,7 +11,10 @@ imports pymunk or zmq.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, ClassVar, Mapping
+
+import numpy as np
 
 
 class MetricKind:
@@ -85,3 +88,24 @@ def robot_row(snap, name: str, fn: Callable) -> float:
     """``fn(row)`` for robot ``name``'s row in ``snap``, or NaN when it is not there."""
     i = snap.index.get(name)
     return float("nan") if i is None else float(fn(i))
+
+
+_SPOTS: dict[str, tuple] = {}  # colour -> (the targets tuple, its spots of that colour)
+
+
+def nearest_target(snap, row: int, color: str = "any") -> float:
+    """Distance from robot ``row``'s centre in ``snap`` to the nearest target of ``color``
+    (``any``: every target), m; NaN without such a target.
+
+    Each distance is numpy's ``hypot`` of the differences, as an array of them would give
+    (a few targets: one scalar call each, cheaper). The spots of a colour are kept until the
+    snapshot's ``targets`` tuple changes (it changes with the layout only).
+    """
+    known = _SPOTS.get(color)
+    if known is None or known[0] is not snap.targets:
+        known = _SPOTS[color] = (snap.targets, [t.position[:2] for t in snap.targets
+                                                if color in ("any", t.color)])
+    if not known[1]:
+        return math.nan
+    x, y = snap.poses[row, :2].tolist()
+    return float(min(np.hypot(tx - x, ty - y) for tx, ty in known[1]))

@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from ..model import compiled
 from . import jitcast
 from .numpycast import RayCaster
 
@@ -56,6 +57,7 @@ def _warm() -> None:
     except Exception:  # noqa: BLE001 -- a failed compile leaves sensing on numpy, said once
         log.exception("the compiled ray caster failed to load; sensing stays on numpy")
         return
+    compiled.warm_all()  # the modules' small-world kernels (coopsim.model.compiled.warmer)
     _took[0] = time.perf_counter() - start
     _ready.set()
     log.info("the compiled ray caster is ready (loaded in %.2f s)", _took[0])
@@ -96,6 +98,7 @@ def wait_ready(timeout: float | None = None) -> bool:
     if _thread is None:
         return False
     _thread.join(timeout)
+    compiled.wait_late(timeout)
     return ready()
 
 

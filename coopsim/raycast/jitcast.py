@@ -89,28 +89,53 @@ def _row(n, o, d, fan, angles, reach, edge, rg, grids, out):
         out[n, k] = rn if dist >= mr else dist - en
 
 
+@_jit(inline=True)
+def _nearest_circle(best, x, y, dx, dy, mr, g, circles, groups):
+    """``best`` lowered to the nearest hit of ``circles`` (C, 3) not of group ``g``, m."""
+    for e in range(len(circles)):
+        if g == 0 or groups[e] != g:
+            best = min(best, circle_hit(x, y, dx, dy, mr, circles[e, 0], circles[e, 1],
+                                        circles[e, 2]))
+    return best
+
+
+@_jit(inline=True)
+def _nearest_segment(best, x, y, dx, dy, mr, g, segments, groups, ends):
+    """``best`` lowered to the nearest hit of ``segments`` (S, 4) not of group ``g``, m: rows
+    [x1, y1, x2 - x1, y2 - y1], or [x1, y1, x2, y2] when ``ends`` (the difference taken here,
+    the same subtraction :func:`_flat` makes)."""
+    for e in range(len(segments)):
+        if g == 0 or groups[e] != g:
+            ex, ey = segments[e, 2], segments[e, 3]
+            if ends:
+                ex, ey = ex - segments[e, 0], ey - segments[e, 1]
+            best = min(best, segment_hit(x, y, dx, dy, mr, segments[e, 0], segments[e, 1],
+                                         ex, ey))
+    return best
+
+
 @_jit()
-def _fan_all_pairs(o, d, angles, reach, edge, rg, circles, cgroup, segments, sgroup, out):
+def _fan_all_pairs(o, d, angles, reach, edge, rg, fixed, moving, out):
     """:func:`_rows` for a ``fan`` by testing every (ray, shape) pair: for a few robots in a
-    small world, cheaper than building and merging grids. ``circles`` (C, 3) and ``segments``
-    (S, 4) [x1, y1, x2 - x1, y2 - y1] hold the static and moving shapes, world frame, m."""
+    small world, cheaper than building and merging grids. ``fixed`` = the static shapes as
+    :func:`_flat` keeps them (circles (C, 3), their groups, segments (S, 4) [x1, y1, x2 - x1,
+    y2 - y1], their groups), ``moving`` = this cast's (segments as [x1, y1, x2, y2]); world
+    frame, m. Static circles, moving ones, static segments, moving ones: the order of the
+    minimum over one concatenated set, so the same bits."""
+    fc, fcg, fs, fsg = fixed
+    mc, ms, mcg, msg = moving
     for n in range(len(out)):
         rn, en, g = reach[n], edge[n], rg[n]
         mr = rn + en
+        x, y = o[n, 0], o[n, 1]
         for k in range(out.shape[1]):
             dx, dy = fan_dir(d, n, angles, k, True)
             norm = math.sqrt(dx * dx + dy * dy)  # as _one_ray: unit, zero stays zero
             dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
-            best = mr
-            for e in range(len(circles)):
-                if g == 0 or cgroup[e] != g:
-                    best = min(best, circle_hit(o[n, 0], o[n, 1], dx, dy, mr, circles[e, 0],
-                                                 circles[e, 1], circles[e, 2]))
-            for e in range(len(segments)):
-                if g == 0 or sgroup[e] != g:
-                    best = min(best, segment_hit(o[n, 0], o[n, 1], dx, dy, mr,
-                                                  segments[e, 0], segments[e, 1],
-                                                  segments[e, 2], segments[e, 3]))
+            best = _nearest_circle(mr, x, y, dx, dy, mr, g, fc, fcg)
+            best = _nearest_circle(best, x, y, dx, dy, mr, g, mc, mcg)
+            best = _nearest_segment(best, x, y, dx, dy, mr, g, fs, fsg, False)
+            best = _nearest_segment(best, x, y, dx, dy, mr, g, ms, msg, True)
             out[n, k] = rn if best >= mr else best - en
 
 
@@ -241,17 +266,11 @@ class JitRayCaster:
         :func:`_shapes` returns them. A few rays in a small world test every pair
         (:data:`_ALL_PAIRS`), more walk the grid."""
         n, k = len(poses), len(fan)
-        c, s, cg, sg = moving
-        fc, fcg, fs, fsg = self._flat
-        if n * k * (len(c) + len(s) + len(fc) + len(fs)) <= _ALL_PAIRS:
-            segs = s.copy()
-            segs[:, 2:] -= segs[:, :2]
+        shapes = len(moving[0]) + len(moving[1]) + len(self._flat[0]) + len(self._flat[2])
+        if n * k * shapes <= _ALL_PAIRS:
             out = np.empty((n, k))
-            _fan_all_pairs(poses, heading, fan, max_range, radius, groups,
-                           np.concatenate((fc, c)) if len(c) else fc,
-                           np.concatenate((fcg, cg)) if len(c) else fcg,
-                           np.concatenate((fs, segs)) if len(s) else fs,
-                           np.concatenate((fsg, sg)) if len(s) else fsg, out)
+            _fan_all_pairs(poses, heading, fan, max_range, radius, groups, self._flat, moving,
+                           out)
             return out
         return self._run(poses, heading, True, fan, max_range, radius, groups, moving, k)
 

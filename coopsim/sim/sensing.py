@@ -248,7 +248,7 @@ class Sensors:
             else:
                 out = prev.copy()
                 out[rows] = module.measure(frame, rows, values, prev[rows], rng)
-            out.flags.writeable = False
+            out.setflags(write=False)
             readings[label] = out
         self.prev = self._sealed = readings
         taken = self.rates.published()
@@ -284,7 +284,7 @@ class Sensors:
         """A copy of ``readings`` with every array read-only (readings laid out or zeroed
         here, or set from outside, as the snapshots share them)."""
         for arr in readings.values():
-            arr.flags.writeable = False
+            arr.setflags(write=False)
         return dict(readings)
 
     def carried(self, world) -> dict[str, np.ndarray]:

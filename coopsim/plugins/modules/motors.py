@@ -8,6 +8,7 @@ from ...model.commands import OUT_OF_RANGE, Command
 from ...model.errors import ProtocolError
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
+from . import kernels
 from .common import clip
 
 SPEED_SANITY = 100.0  # m/s: larger wheel speeds are an error; up to it they saturate at max_speed
@@ -70,13 +71,17 @@ class Motors(Module):
     def actuate(cls, frame, rows, p, commands):
         """Wheel speeds -> the chassis' forward speed (m/s) and yaw rate (rad/s); returns the
         (len(rows), 2) wheel speeds actually driven (after max_speed and efficiency)."""
+        axle = frame.axle if len(rows) == len(frame.axle) else frame.axle[rows]
+        if kernels.WARM.ready:  # one compiled call, the same bits (plugins/modules/kernels.py)
+            wheels, twist = np.empty((len(rows), 2)), np.empty((len(rows), 2))
+            kernels.drive(commands, p["max_speed"], p["efficiency"], axle, wheels, twist)
+            frame.physics.drive(rows, twist[:, 0], twist[:, 1])
+            return wheels
         limit = p["max_speed"][:, None]
         wheels = clip(commands, -limit, limit) * (p["efficiency"][:, None] / 100.0)
         left, right = wheels[:, 0], wheels[:, 1]
         forward = (left + right) * 0.5  # the mean of two, bit for bit, without its overhead
-        turn = (right - left) / (frame.axle if len(rows) == len(frame.axle) else
-                                 frame.axle[rows])
-        frame.physics.drive(rows, forward, turn)
+        frame.physics.drive(rows, forward, (right - left) / axle)
         return wheels
 
     @classmethod
@@ -86,21 +91,14 @@ class Motors(Module):
         every = len(rows) == len(frame.pose)  # rows are 0..N-1: no gathers (a small world)
         if every and "motors.wheel_speeds" in frame.memo:  # odometry after motors, or before
             return frame.memo["motors.wheel_speeds"]
-        vel = frame.velocity if every else frame.velocity[rows]
         heading = getattr(frame.geometry, "heading", None)  # cos, sin of the yaws, if made
-        if heading is None:
-            yaw = frame.pose[:, 2] if every else frame.pose[rows, 2]
-            cos, sin = np.cos(yaw), np.sin(yaw)
+        if every and heading is not None and kernels.WARM.ready:  # one call, the same bits
+            out = np.empty((len(rows), 2))
+            kernels.wheel_speeds(frame.velocity, heading, frame.axle, out)
         else:
-            cos, sin = (heading[:, 0], heading[:, 1]) if every else (heading[rows, 0],
-                                                                     heading[rows, 1])
-        forward = vel[:, 0] * cos + vel[:, 1] * sin
-        half_turn = vel[:, 2] * (frame.axle if every else frame.axle[rows]) / 2
-        out = np.empty((len(forward), 2))  # column_stack costs more than the arithmetic here
-        np.subtract(forward, half_turn, out=out[:, 0])
-        np.add(forward, half_turn, out=out[:, 1])
+            out = _wheel_speeds(frame, rows, every, heading)
         if every:
-            out.flags.writeable = False
+            out.setflags(write=False)
             frame.memo["motors.wheel_speeds"] = out
         return out
 
@@ -112,3 +110,20 @@ class Motors(Module):
             out[:, :2] = driven
         out[:, 2:] = cls.wheel_speeds(frame, rows)
         return out
+
+
+def _wheel_speeds(frame, rows, every: bool, heading) -> np.ndarray:
+    """:meth:`Motors.wheel_speeds` in numpy (before the kernels load; some robots' rows)."""
+    vel = frame.velocity if every else frame.velocity[rows]
+    if heading is None:
+        yaw = frame.pose[:, 2] if every else frame.pose[rows, 2]
+        cos, sin = np.cos(yaw), np.sin(yaw)
+    else:
+        cos, sin = (heading[:, 0], heading[:, 1]) if every else (heading[rows, 0],
+                                                                 heading[rows, 1])
+    forward = vel[:, 0] * cos + vel[:, 1] * sin
+    half_turn = vel[:, 2] * (frame.axle if every else frame.axle[rows]) / 2
+    out = np.empty((len(forward), 2))  # column_stack costs more than the arithmetic here
+    np.subtract(forward, half_turn, out=out[:, 0])
+    np.add(forward, half_turn, out=out[:, 1])
+    return out

@@ -7,6 +7,7 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
+from . import kernels
 from .common import wrap
 from .motors import Motors
 
@@ -29,12 +30,18 @@ class Odometry(Module):
 
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
-        wheels = Motors.wheel_speeds(frame, rows) * frame.dt
-        if wheels.size and "slip" not in getattr(p, "zero", ()) and p["slip"].any():
+        speeds = Motors.wheel_speeds(frame, rows)
+        axle = frame.axle if len(rows) == len(frame.axle) else frame.axle[rows]
+        slip = speeds.size and "slip" not in getattr(p, "zero", ()) and p["slip"].any()
+        if not slip and kernels.WARM.ready:  # one compiled call, the same bits
+            out = np.empty((len(rows), 5))
+            kernels.odometry(speeds, axle, frame.dt, prev, out)
+            return out
+        wheels = speeds * frame.dt
+        if slip:
             wheels = wheels * (1.0 + rng.standard_normal(wheels.shape) * p["slip"][:, None] / 100)
         left, right = wheels[:, 0], wheels[:, 1]
-        ds, dyaw = (left + right) * 0.5, (right - left) / (
-            frame.axle if len(rows) == len(frame.axle) else frame.axle[rows])  # 0.5 *: the mean
+        ds, dyaw = (left + right) * 0.5, (right - left) / axle  # 0.5 *: the mean, bit for bit
         mid = prev[:, 2] + dyaw / 2
         out = np.empty((len(rows), 5))  # filled column by column: cheaper than column_stack
         out[:, 0] = prev[:, 0] + ds * np.cos(mid)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ...model.driver import Rule
 from ...model.errors import CoopsimError, SimulationError
-from ...model.metric_kind import MetricKind, robot_row
+from ...model.metric_kind import MetricKind, nearest_target, robot_row
 from ...model.plugins import METRICS
 from ...model.specs import COLORS
 from ...model.validate import check_monitors, python_function
@@ -50,9 +50,9 @@ class Summary:
 
     def as_dict(self) -> dict:
         """``{max, mean, final, max_after}``, null where there is no value."""
-        mean = self.total / self.count if self.count else math.nan
-        return {k: _json(v) for k, v in (("max", self.max), ("mean", mean),
-                                          ("final", self.final), ("max_after", self.max_after))}
+        mean = _json(self.total / self.count) if self.count else None
+        return {"max": _json(self.max), "mean": mean, "final": _json(self.final),
+                "max_after": _json(self.max_after)}  # built every step: no loop
 
 
 def _json(value: float):
@@ -126,16 +126,10 @@ class AtTarget(MetricKind):
     @classmethod
     def build(cls, a: str, radius: str = "0.5", color: str = "any"):
         reach = float(radius)
-        known: list = [None, None]  # the snapshot's targets tuple and its spots, (T, 2) m
 
         def near(snap, i) -> float:
-            if known[0] is not snap.targets:  # the same tuple until the layout changes
-                spots = [t.position[:2] for t in snap.targets if color in ("any", t.color)]
-                known[:] = snap.targets, np.array(spots) if spots else None
-            if known[1] is None:
-                return 0.0
-            d = np.hypot(*(known[1] - snap.poses[i, :2]).T)
-            return float(d.min() <= reach)
+            d = nearest_target(snap, i, color)
+            return 0.0 if math.isnan(d) else float(d <= reach)
         return lambda snap: robot_row(snap, a, lambda i: near(snap, i))
 
 

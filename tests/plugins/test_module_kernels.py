@@ -1,0 +1,135 @@
+"""The wheel and target modules' compiled kernels (plugins/modules/kernels.py) give their numpy
+code's bits: random and edge inputs (yaws past +-pi, NaN, infinities, signed zeros, commands
+beyond the limits, a zero axle), every robot's rows and a gather of some, through the modules'
+own methods on a real simulation's frame, once with the kernels and once without. (A NaN may
+come out with the other sign bit: still NaN.)"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from coopsim.app.bench import swarm_scenario
+from coopsim.model import compiled
+from coopsim.plugins.modules import kernels
+from coopsim.plugins.modules.motors import Motors
+from coopsim.plugins.modules.odometry import Odometry
+from coopsim.plugins.modules.target import Target
+from coopsim.sim.sensing import ParamArrays
+from coopsim.sim.simulation import Simulation
+
+pytestmark = pytest.mark.skipif(not compiled.COMPILED, reason="the kernels need numba")
+
+N = 64
+EDGES = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, np.pi, -np.pi, 3 * np.pi, -3 * np.pi,
+         1e300, -1e300, np.nextafter(np.pi, 4.0), np.nextafter(-np.pi, -4.0)]
+
+
+@pytest.fixture(scope="module")
+def sim():
+    kernels._load()  # compiles the kernels, or loads them from numba's cache
+    return Simulation(swarm_scenario(N, seed=3), engine="kinematic")
+
+
+def values(rng, n: int, scale: float) -> np.ndarray:
+    """``n`` random numbers of about ``scale``, the edge values among them."""
+    out = rng.normal(0.0, scale, n)
+    out[:len(EDGES)] = EDGES
+    return rng.permutation(out)
+
+
+def frame(sim, rng, geometry: bool = True):
+    """The simulation's own frame over a random state (poses, yaws and velocities with edges)."""
+    state = np.column_stack([values(rng, N, s) for s in (3.0, 3.0, 10.0, 1.0, 1.0, 4.0)])
+    return sim._frame(state, {"motors": values(rng, 2 * N, 0.5).reshape(N, 2)}, geometry)
+
+
+def both(monkeypatch, call):
+    """``call()`` with the kernels off, then on: the two results."""
+    out = []
+    for ready in (False, True):
+        monkeypatch.setattr(kernels.WARM, "ready", ready)
+        out.append(call())
+    return out
+
+
+def same(a, b) -> None:
+    """The same numbers, bit for bit (signed zeros too); NaN where the other has NaN (its
+    sign bit may differ: x86's arithmetic makes NaNs of either sign, numpy's loops and the
+    kernels' order of operations differ there)."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape and a.dtype == b.dtype
+    nan = np.isnan(a)
+    assert (np.isnan(b) == nan).all()
+    assert a[~nan].tobytes() == b[~nan].tobytes()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_odometry_and_wheel_speeds_are_numpys_bit_for_bit(sim, monkeypatch, seed):
+    rng = np.random.default_rng(seed)
+    fr = frame(sim, rng)
+    fr = dataclasses.replace(fr, axle=np.where(rng.random(N) < 0.1, 0.0, fr.axle))
+    prev = np.column_stack([values(rng, N, s) for s in (2.0, 2.0, 5.0, 3.0, 3.0)])
+    prev.setflags(write=False)  # as the sealed readings are
+    p = ParamArrays({"slip": np.zeros(N)})
+    rows = np.arange(N)
+    for rows in (np.arange(N), np.sort(rng.choice(N, 9, replace=False))):
+        def measure(rows=rows):
+            fresh = dataclasses.replace(fr, memo={})
+            return (Motors.wheel_speeds(fresh, rows),
+                    Odometry.measure(fresh, rows, p, prev[rows] if len(rows) < N else prev,
+                                     None))
+        (speeds0, odo0), (speeds1, odo1) = both(monkeypatch, measure)
+        same(speeds0, speeds1)
+        same(odo0, odo1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_motors_drive_is_numpys_bit_for_bit(sim, monkeypatch, seed):
+    rng = np.random.default_rng(seed)
+    fr = frame(sim, rng, geometry=False)
+    commands = values(rng, 2 * N, 2.0).reshape(N, 2)
+    p = {"max_speed": np.abs(values(rng, N, 1.0)), "efficiency": rng.uniform(0, 100, N)}
+    p["max_speed"][:4] = 0.0  # +-0 bounds and +-0 commands: np.clip's signed zeros
+    commands[:4] = [(0.0, -0.0), (-0.0, 0.0), (0.0, 0.0), (-0.0, -0.0)]
+    engine = sim.world.engine
+
+    def drive():
+        wheels = Motors.actuate(fr, np.arange(N), p, commands)
+        return wheels, engine.cmd.copy()
+    (wheels0, cmd0), (wheels1, cmd1) = both(monkeypatch, drive)
+    same(wheels0, wheels1)
+    same(cmd0, cmd1)  # the forward speeds and turn rates the engine got
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_target_reading_is_numpys_bit_for_bit(sim, monkeypatch, seed):
+    rng = np.random.default_rng(seed)
+    fr = frame(sim, rng)
+    fr = dataclasses.replace(fr, targets=rng.normal(0.0, 4.0, (3, 2)))
+    for rows in (np.arange(N), np.sort(rng.choice(N, 5, replace=False))):
+        a, b = both(monkeypatch, lambda rows=rows: Target.sense(fr, rows, {}, None))
+        same(a, b)
+        assert a.shape == (len(rows), 6)
+
+
+def test_the_kernels_load_in_the_background_and_no_step_compiles_another(sim):
+    """The warm-up compiles every version of the kernels a step passes (read-only or not,
+    strided or not): a step never waits for numba."""
+    assert compiled.Warm in type(kernels.WARM).__mro__
+    before = {k: len(getattr(kernels, k).signatures) for k in
+              ("wheel_speeds", "odometry", "drive", "target_offsets", "target_bearings")}
+    assert all(before.values())
+    from coopsim.sim.stepper import Stepper
+    for n in (1, 3):
+        for engine in ("kinematic", "pymunk"):
+            st = Stepper(Simulation(swarm_scenario(n), engine=engine), mode="lockstep")
+            for name in st.sim.snapshot.robots:
+                st.slots.put(name, "motors", (0.3, 0.25), attach=False)
+            if kernels.WARM.ready:
+                for _ in range(20):
+                    st.tick()
+    after = {k: len(getattr(kernels, k).signatures) for k in before}
+    assert after == before
