@@ -91,6 +91,7 @@ def robot_row(snap, name: str, fn: Callable) -> float:
 
 
 _SPOTS: dict[str, tuple] = {}  # colour -> (the targets tuple, its spots of that colour)
+_LAST: list[tuple] = [(None, -1, "", 0.0)]  # the last (snapshot, row, colour, distance)
 
 
 def nearest_target(snap, row: int, color: str = "any") -> float:
@@ -99,8 +100,12 @@ def nearest_target(snap, row: int, color: str = "any") -> float:
 
     Each distance is numpy's ``hypot`` of the differences, as an array of them would give
     (a few targets: one scalar call each, cheaper). The spots of a colour are kept until the
-    snapshot's ``targets`` tuple changes (it changes with the layout only).
+    snapshot's ``targets`` tuple changes (it changes with the layout only), and the last
+    answer for the same snapshot (snapshots never change).
     """
+    last = _LAST[0]  # two metrics of one step often ask the same (at_target, a distance)
+    if last[0] is snap and last[1] == row and last[2] == color:
+        return last[3]
     known = _SPOTS.get(color)
     if known is None or known[0] is not snap.targets:
         known = _SPOTS[color] = (snap.targets, [t.position[:2] for t in snap.targets
@@ -108,4 +113,6 @@ def nearest_target(snap, row: int, color: str = "any") -> float:
     if not known[1]:
         return math.nan
     x, y = snap.poses[row, :2].tolist()
-    return float(min(np.hypot(tx - x, ty - y) for tx, ty in known[1]))
+    value = float(min(np.hypot(tx - x, ty - y) for tx, ty in known[1]))
+    _LAST[0] = (snap, row, color, value)
+    return value

@@ -377,7 +377,7 @@ class Module:
         :meth:`action_space`), as :meth:`command_row` would return it. Default: the action's
         values, then zeros up to ``len(command_fields)``; batched worlds store every copy's
         action so, and refuse a module that overrides this."""
-        values = tuple(float(v) for v in action)
+        values = tuple(np.asarray(action, dtype=float).ravel().tolist())  # Python floats
         return values + (0.0,) * (len(cls.command_fields) - len(values))
 
     # -- commands and actuation -----------------------------------------------------------------

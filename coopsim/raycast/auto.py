@@ -48,6 +48,9 @@ def _warm() -> None:
         caster.set_static(np.array([[3.0, 0.0, 0.5]]), np.array([[-5.0, -5.0, 5.0, -5.0]]))
         caster.cast(np.zeros((2, 2)), np.array([[1.0, 0.0], [0.0, 1.0]]), 2.0,
                     np.array([[0.0, 1.0, 0.2]]), None, np.array([1, 2]), np.array([1]))
+        for n in (1, 2):  # a robot's pose row is contiguous, several robots' a strided view
+            jitcast.robot_shapes(np.zeros((n, 6))[:, :3], np.ones(n), np.empty((n, 3)),
+                                 np.empty((n, 2)))
         for n in (1, 200):  # all pairs, then the grid
             poses = np.column_stack((np.linspace(-4, 4, n), np.zeros(n), np.zeros(n)))
             circles = np.column_stack((poses[:, :2], np.full(n, 0.2)))

@@ -314,6 +314,16 @@ def make_caster(kind: str = "auto", cell_size: float = CELL_SIZE):
     return RayCaster(cell_size)
 
 
+@_jit()
+def robot_shapes(pose, radius, circles, heading):
+    """For every robot's ``pose`` (N, 3) x, y (m), yaw (rad) and ``radius`` (N,) m:
+    ``circles`` (N, 3) = its chassis circle [x, y, r] and ``heading`` (N, 2) = cos, sin of its
+    yaw (numba's are numpy's, bit for bit): a sensing step's robot shapes in one call."""
+    for i in range(len(pose)):
+        circles[i, 0], circles[i, 1], circles[i, 2] = pose[i, 0], pose[i, 1], radius[i]
+        heading[i, 0], heading[i, 1] = math.cos(pose[i, 2]), math.sin(pose[i, 2])
+
+
 def fan_directions(yaw: np.ndarray, angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(cos, sin) columns of ``yaw`` (N,) and of ``angles`` (K,), rad: the inputs of a fan cast.
 

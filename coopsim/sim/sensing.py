@@ -13,6 +13,7 @@ import numpy as np
 from ..model.module import Frame, Module
 from ..model.plugins import MODULES
 from ..raycast import AutoCaster, JitRayCaster, fan_directions, sonar_distances
+from ..raycast.jitcast import robot_shapes
 from ..raycast import contiguous as _c
 from .rates import Rates
 
@@ -31,14 +32,16 @@ class Geometry:
     """
 
     def __init__(self, caster, circles, circle_group, segments, segment_group, pose, radius,
-                 group) -> None:
+                 group, heading: np.ndarray | None = None) -> None:
         self.caster = caster
         self.circles, self.circle_group = circles, circle_group
         self.segments, self.segment_group = segments, segment_group
         self.pose, self.radius, self.group = pose, radius, group
-        self.heading = np.empty((len(pose), 2))  # cheaper than column_stack for a few
-        np.cos(pose[:, 2], out=self.heading[:, 0])
-        np.sin(pose[:, 2], out=self.heading[:, 1])
+        if heading is None:
+            heading = np.empty((len(pose), 2))  # cheaper than column_stack for a few
+            np.cos(pose[:, 2], out=heading[:, 0])
+            np.sin(pose[:, 2], out=heading[:, 1])
+        self.heading = heading
         self._moving = None  # the moving shapes as the compiled caster takes them
 
     def cast(self, origins, directions, max_range, ray_group=None) -> np.ndarray:
@@ -317,11 +320,17 @@ class Sensors:
             self._static_version = world.layout_version
         mc, mcg, ms, msg = world.engine.moving_geometry()
         circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]
-        circles[:, :2], circles[:, 2] = pose[:, :2], radius
+        heading = None
+        if isinstance(getattr(self.caster, "active", self.caster), JitRayCaster):
+            heading = np.empty((len(pose), 2))  # one compiled call, numpy's bits
+            robot_shapes(pose, radius, circles, heading)
+        else:
+            circles[:, :2], circles[:, 2] = pose[:, :2], radius
         circle_group = group
         if len(mc):  # movable objects and parts
             circles, circle_group = np.concatenate((mc, circles)), np.concatenate((mcg, group))
-        return Geometry(self.caster, circles, circle_group, ms, msg, pose, radius, group)
+        return Geometry(self.caster, circles, circle_group, ms, msg, pose, radius, group,
+                        heading)
 
     def _remap(self, world, n_targets: int) -> None:
         """Carry previous readings over a layout change, matched by robot name."""

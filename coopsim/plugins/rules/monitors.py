@@ -38,21 +38,27 @@ class Summary:
         self.max = self.final = self.max_after = math.nan
 
     def add(self, value: float, time: float) -> None:
-        """Take one step's value (``time``: its sim time, s)."""
+        """Take one step's value (``time``: its sim time, s). Called every step: plain
+        comparisons (``x != x``: NaN), no calls; ``max``'s choices, ties keeping the old."""
         self.final = value
-        if math.isnan(value):
+        if value != value:
             return
         self.count += 1
         self.total += value
-        self.max = value if math.isnan(self.max) else max(self.max, value)
+        top = self.max
+        self.max = value if top != top or value > top else top
         if time >= self.after - 1e-9:
-            self.max_after = value if math.isnan(self.max_after) else max(self.max_after, value)
+            top = self.max_after
+            self.max_after = value if top != top or value > top else top
 
     def as_dict(self) -> dict:
-        """``{max, mean, final, max_after}``, null where there is no value."""
-        mean = _json(self.total / self.count) if self.count else None
-        return {"max": _json(self.max), "mean": mean, "final": _json(self.final),
-                "max_after": _json(self.max_after)}  # built every step: no loop
+        """``{max, mean, final, max_after}``, null where there is no value (built every
+        step: no loop, no calls)."""
+        mean = self.total / self.count if self.count else math.nan
+        top, final, after = self.max, self.final, self.max_after
+        return {"max": None if top != top else top, "mean": None if mean != mean else mean,
+                "final": None if final != final else final,
+                "max_after": None if after != after else after}
 
 
 def _json(value: float):
