@@ -52,8 +52,22 @@ def stepper(n: int, engine: str, caster) -> Stepper:
     return st
 
 
+WARM_UP = 0.1  # s of untimed steps before each block (see warm_up)
+
+
+def warm_up(step) -> None:
+    """Call ``step`` for :data:`WARM_UP` s untimed. On this machine's virtual CPUs a process
+    that has just slept (the other worker's turn) runs 1.5-1.8x slower for some 10 ms: numba's
+    calls and numpy's alike (docs/performance.md, *Small worlds*); a block timed at once would
+    measure that instead of the step."""
+    end = time.perf_counter() + WARM_UP
+    while time.perf_counter() < end:
+        step()
+
+
 def block(st: Stepper, ticks: int) -> float:
-    """Median tick time of ``ticks`` ticks, us."""
+    """Median tick time of ``ticks`` ticks (after :func:`warm_up`), us."""
+    warm_up(st.tick)
     out = []
     for _ in range(ticks):
         t0 = time.perf_counter()
@@ -98,6 +112,7 @@ def env_block(args):
 
     def timed() -> tuple[float, float]:
         steps, resets = [], []
+        warm_up(lambda: env.step(action)[3] and env.reset())
         for _ in range(args.ticks):
             t0 = time.perf_counter()
             if env.step(action)[3]:  # truncated after 20 s: keep going from the start
@@ -122,6 +137,7 @@ def worker(args) -> None:
     else:
         st = stepper(args.robots, args.engine, JitRayCaster())
         timed = lambda: (block(st, args.ticks),)  # noqa: E731
+    casters.wait_ready(600)  # kernels of plugins imported by the load (their warm-up) too
     print("ready", flush=True)
     for _ in sys.stdin:
         print(" ".join(f"{v:.3f}" for v in timed()), flush=True)
@@ -188,6 +204,7 @@ def main() -> None:
         raise SystemExit("the compiled caster did not load (numba missing?)")
     runs = {"compiled": stepper(args.robots, args.engine, JitRayCaster()),
             "numpy caster": stepper(args.robots, args.engine, RayCaster())}
+    casters.wait_ready(600)  # kernels of plugins imported by the load (their warm-up) too
     medians = {k: [] for k in runs}
     for _ in range(args.blocks):
         for name, st in runs.items():

@@ -159,7 +159,7 @@ class Episode:
     def observation(self, snap, agent: str) -> dict[str, np.ndarray]:
         """The agent's observation: module label -> a copy of its reading (float64)."""
         i = snap.index[agent]
-        return {label: np.array(snap.readings[label][i], dtype=np.float64)
+        return {label: snap.readings[label][i].astype(np.float64)  # a copy, as np.array's
                 for label in self.maps[agent].observe}
 
     def metrics(self, snap) -> dict:

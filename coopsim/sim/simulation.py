@@ -285,13 +285,15 @@ def _new_snapshot(**fields) -> Snapshot:
     """``Snapshot(**fields)`` (every field given) without the frozen dataclass's per-field
     ``object.__setattr__``: the same object (it has no ``__post_init__``), built every step."""
     out = object.__new__(Snapshot)
-    out.__dict__.update(fields)
+    object.__setattr__(out, "__dict__", fields)  # the keywords' own new dict: no one else's
     return out
 
 
 def _with_rules(snapshot: Snapshot, rules: dict) -> Snapshot:
     """``dataclasses.replace(snapshot, rules=rules)`` as :func:`_new_snapshot` builds it."""
-    return _new_snapshot(**{**snapshot.__dict__, "rules": rules})
+    out = object.__new__(Snapshot)
+    object.__setattr__(out, "__dict__", {**snapshot.__dict__, "rules": rules})
+    return out
 
 
 def _carry(old: np.ndarray | None, old_index: dict, names: tuple, width: int) -> np.ndarray:
