@@ -1,7 +1,8 @@
 """The ``.world`` and ``.scenario`` formats (normative spec: ``docs/files.md``).
 
-The grammar is :mod:`coopsim.formats.sections`; this module holds each format's table of sections and
-keys and builds the frozen specs. The parsers are pure, so a bad file loads nothing: the problem
+The grammar is :mod:`coopsim.formats.sections` and each format's table of sections and keys
+:mod:`coopsim.formats.keys`; this module builds the frozen specs from them and checks what
+needs the whole file. The parsers are pure, so a bad file loads nothing: the problem
 on the earliest line raises :class:`~coopsim.model.errors.FileFormatError` (``path:line:
 reason``), whatever pass found it.
 """
@@ -9,211 +10,18 @@ reason``), whatever pass found it.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import replace
 
 from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
-from ..model.limits import field_problem, first_problem, name_problem
 from ..model.plugins import ENGINES, METRICS, ROBOT_TYPES, RULES, blame
-from ..model.orders import FORMATION_NAMES
-from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting, FloorSpec,
-                           ObjectSpec, ParamSetting, RobotSpec, RuleSetting, ScenarioSpec, Settings,
+from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, RuleSetting, ScenarioSpec, Settings,
                            TargetSpec, WorldSpec, yaw_from_degrees)
 from ..model.validate import check_events, check_monitors, check_rates, check_robot_spec
 from . import games, maps
-from .events import EVENT_KEYS, MONITORS_KEYS, build_events, build_monitors
-from .task import TASK_KEYS, build_task, check_task
-from .sections import (NUMBER, Bad, Key, PathLike, Rule, Section, boolean, fixed, integer, number,
-                       pick, read_text, real, rest, split_sections)
-from .sections import param_value as _value
-
-_PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
-_KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-# --- value converters of these formats ------------------------------------------------------------
-
-_positive = real("> 0", lambda v: v > 0)
-_nonneg = real(">= 0", lambda v: v >= 0)
-_dt = real(f"between {DT_RANGE[0]:g} and {DT_RANGE[1]:g} s",
-           lambda v: DT_RANGE[0] <= v <= DT_RANGE[1])
-_seed = integer("an integer >= 0", lambda v: 0 <= v < 2**63)
-
-
-def _netname(key: str, tokens: list, rest: str) -> str:
-    """``name <network name>``: the model's one rule for robot names (coopsim.model.limits)."""
-    if len(tokens) != 1:
-        raise Bad(f"{key} needs 1 value (network name), got {len(tokens)}")
-    why = name_problem(tokens[0])
-    if why:
-        raise Bad(why)
-    return tokens[0]
-
-
-def _within(*labels: str):
-    """A whole-key check: each value within the range of its field (same sentence as /sim)."""
-    def check(values) -> None:
-        why = first_problem(zip(labels, values if isinstance(values, tuple) else (values,)))
-        if why:
-            raise Bad(why)
-    return check
-
-
-def _flat(orientation: tuple) -> None:
-    if orientation[0] != 0 or orientation[1] != 0:
-        raise Bad("orientation phi and psi must be 0 in 2D (only theta, the yaw, is used), "
-                  f"got {orientation[0]:g} {orientation[1]:g}")
-    why = field_problem("yaw", yaw_from_degrees(orientation[2]))
-    if why:
-        raise Bad(why)
-
-
-_RGB = fixed(("R", "G", "B"), integer("an integer", lambda v: True), _within(
-    "color R", "color G", "color B"))
-
-
-def _color(key: str, tokens: list, rest: str) -> tuple:
-    """``color R G B`` (integers 0-255) or ``color <name>`` (a key of COLORS)."""
-    if len(tokens) == 1 and not NUMBER.fullmatch(tokens[0]):
-        if tokens[0] not in COLORS:
-            raise Bad(f"unknown colour {tokens[0]!r} (use R G B or one of {', '.join(COLORS)})")
-        return COLORS[tokens[0]]
-    return _RGB(key, tokens, rest)
-
-
-def _param(key: str, tokens: list, rest: str) -> ParamSetting:
-    """``param <module>.<name> <value>``; the value is a number or true/false."""
-    if len(tokens) != 2:
-        raise Bad(f"param needs 2 values (module.name value), got {len(tokens)}")
-    match = _PARAM.fullmatch(tokens[0])
-    if not match:
-        raise Bad(f"param name must look like module.name, got {tokens[0]!r}")
-    try:
-        return ParamSetting(match.group(1), match.group(2), _value(tokens[1]))
-    except Bad as exc:
-        raise Bad(f"param {exc}") from None
-
-
-def _pairs(tokens: list, what: str) -> tuple:
-    """``name value`` pairs of a driver or rule line."""
-    if len(tokens) % 2:
-        raise Bad(f"{what} parameters come in 'name value' pairs, got {len(tokens)} words")
-    pairs = []
-    for name, tok in zip(tokens[::2], tokens[1::2]):
-        if not _KEYWORD.fullmatch(name):
-            raise Bad(f"{what} parameter name must be an identifier, got {name!r}")
-        try:
-            pairs.append((name, _value(tok, words=True)))
-        except Bad as exc:
-            raise Bad(f"{what} parameter {name}: {exc}") from None
-    return tuple(pairs)
-
-
-def _driver(key: str, tokens: list, rest: str) -> DriverSetting:
-    """``driver LABEL [for MEMBER] [name value]...``."""
-    if not tokens:
-        raise Bad("driver needs a driver label (coopsim list shows them)")
-    label, tokens = tokens[0], tokens[1:]
-    member = ""
-    if tokens[:1] == ["for"]:
-        if len(tokens) < 2:
-            raise Bad("driver ... for needs a member name")
-        member, tokens = tokens[1], tokens[2:]
-    return DriverSetting(label, _pairs(tokens, "driver"), member)
-
-
-def _rule_param(key: str, tokens: list, rest: str) -> tuple:
-    """``param NAME VALUE`` in a [RULE_n] section."""
-    if len(tokens) != 2:
-        raise Bad(f"param needs 2 values (name value), got {len(tokens)}")
-    return _pairs(tokens, "rule")[0]
-
-
-# --- the tables: which sections hold which keys ---------------------------------------------------
-
-_XYZ = ("x", "y", "z")
-_POSITION = fixed(_XYZ, number, _within("position x", "position y", "position z"))
-_OBJECT_KEYS = {
-    "type": Key(pick("shape", SHAPES), required=True),
-    "size": Key(fixed(("length", "width", "height"), number,
-                      _within("size length", "size width", "size height")), required=True),
-    "position": Key(_POSITION, required=True),
-    "orientation": Key(fixed(("phi", "psi", "theta"), number, _flat)),
-    "mass": Key(fixed(("kg",), number, _within("mass"))),
-    "color": Key(_color),
-}
-_SCENARIO_OBJECT_KEYS = {**_OBJECT_KEYS, "start": Key(fixed(("true/false",), boolean))}
-_ROBOT_KEYS = {
-    "type": Key(fixed(("robot type",), str), required=True),
-    "name": Key(_netname, required=True),
-    "position": _OBJECT_KEYS["position"],
-    "orientation": _OBJECT_KEYS["orientation"],
-    "color": _OBJECT_KEYS["color"],
-    "controller": Key(rest("a shell command")),
-    "param": Key(_param, repeat=True),
-    "driver": Key(_driver, repeat=True),
-}
-_SETTINGS_KEYS = {  # key = field name of specs.Settings
-    "dt": Key(fixed(("s",), _dt)),
-    "mode": Key(pick("mode", MODES)),
-    "duration": Key(fixed(("s",), _positive)),
-    "seed": Key(fixed(("integer",), _seed)),
-    "speed": Key(fixed(("factor",), _nonneg)),
-    "record": Key(fixed(("true/false",), boolean)),
-    "engine": Key(fixed(("engine label",), str)),
-    "wait_for": Key(fixed(("controllers",), integer("an integer >= 0", lambda v: 0 <= v < 10**6))),
-}
-_RULE_KEYS = {
-    "type": Key(fixed(("rule label",), str), required=True),
-    "param": Key(_rule_param, repeat=True),
-}
-
-
-def _robot_names(key: str, tokens: list, rest: str) -> tuple:
-    """``robots NAME...``: one or more robot network names."""
-    if not tokens:
-        raise Bad("robots needs at least one robot name")
-    for token in tokens:
-        why = name_problem(token)
-        if why:
-            raise Bad(why)
-    return tuple(tokens)
-
-
-_ZONE_KEYS = {
-    "kind": Key(pick("zone kind", ZONE_KINDS), required=True),
-    "polygon": Key(games.polygon),
-    "box": Key(games.box),
-    "color": Key(_color),
-}
-_SQUAD_KEYS = {
-    "name": Key(_netname, required=True),
-    "robots": Key(_robot_names, required=True),
-    "formation": Key(pick("formation", FORMATION_NAMES)),
-    "spacing": Key(fixed(("m",), _positive)),
-    "radius": Key(fixed(("m",), _positive)),
-    "team": Key(_netname),
-}
-_FLOOR_SIZE = fixed(("length", "width", "height"), number,
-                    _within("floor length", "floor width", "floor height"))
-_WORLD_RULES = {
-    "FLOOR": Rule({"size": Key(_FLOOR_SIZE, required=True)}),
-    "WALL": Rule(_OBJECT_KEYS, indexed=True),
-}
-_SCENARIO_RULES = {
-    "WORLD": Rule({"file": Key(rest("path to a .world file"), required=True),
-                   "map": Key(rest("path to a map image (.png, .pgm) or ROS map .yaml"))}),
-    "TARGET": Rule({c: Key(_POSITION, repeat=True) for c in COLORS},
-                    word="target colour"),
-    "ROBOT": Rule(_ROBOT_KEYS, indexed=True),
-    "OBJECT": Rule(_SCENARIO_OBJECT_KEYS, indexed=True),
-    "SETTINGS": Rule(_SETTINGS_KEYS),
-    "RULE": Rule(_RULE_KEYS, indexed=True),
-    "ZONE": Rule(_ZONE_KEYS, indexed=True),
-    "SQUAD": Rule(_SQUAD_KEYS, indexed=True),
-    "EVENT": Rule(EVENT_KEYS, indexed=True),
-    "MONITORS": Rule(MONITORS_KEYS),
-    "TASK": Rule(TASK_KEYS),
-}
+from .events import build_events, build_monitors
+from .keys import SCENARIO_RULES, WORLD_RULES
+from .sections import PathLike, Section, read_text, split_sections
+from .task import build_task, check_task
 
 
 # --- building specs -------------------------------------------------------------------------------
@@ -420,7 +228,7 @@ def parse_world(text: str, path: PathLike = "") -> WorldSpec:
     Raises:
         FileFormatError: At the first problem, as ``path:line: reason``.
     """
-    sections = split_sections(text, path, _WORLD_RULES, ".world")
+    sections = split_sections(text, path, WORLD_RULES, ".world")
     floors = [s for s in sections if s.kind == "FLOOR"]
     if not floors:
         raise FileFormatError(path, 0, "no [FLOOR] section; a world needs one")
@@ -452,7 +260,7 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
         NotAllowedError: the world file is outside ``folders``, or a ``python`` metric names
             code the folders do not allow (see ``DataFolders.check_code``).
     """
-    sections = split_sections(text, path, _SCENARIO_RULES, ".scenario")
+    sections = split_sections(text, path, SCENARIO_RULES, ".scenario")
     worlds = [s for s in sections if s.kind == "WORLD"]
     if not worlds:
         raise FileFormatError(path, 0, "no [WORLD] section; a scenario needs one")

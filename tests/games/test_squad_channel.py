@@ -107,15 +107,14 @@ def test_in_process_squad_drivers_carry_out_a_published_order():
     with live(replace(spec, robots=robots), speed=0.0) as run, \
             Client(run.network.endpoint) as client:
         Squads(client).send("A", "goto", (-5.0, -4.0), "line")
-        deadline = time.monotonic() + 60.0
-        while time.monotonic() < deadline:
+        while True:  # bounded by simulated time, not the wall clock (a loaded machine is slow)
             state = client.sim().state()
             where = {r["name"]: (r["x"], r["y"]) for r in state["robots"]}
             centre = [sum(where[n][k] for n in ("a1", "a2", "a3")) / 3 for k in (0, 1)]
             if math.dist(centre, (-5.0, -4.0)) < 0.3:
                 break
+            assert state["time"] < 200.0, ("the squad did not get there", centre)
             time.sleep(0.2)
-        assert math.dist(centre, (-5.0, -4.0)) < 0.3, centre
         assert where["b1"] == pytest.approx((9.0, 0.0), abs=0.01)  # B has no driver
 
 
