@@ -20,7 +20,8 @@ from coopsim.plugins.modules.target import Target
 from coopsim.sim.sensing import ParamArrays
 from coopsim.sim.simulation import Simulation
 
-pytestmark = pytest.mark.skipif(not compiled.COMPILED, reason="the kernels need numba")
+pytestmark = [pytest.mark.skipif(not compiled.COMPILED, reason="the kernels need numba"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]  # NaN and inf on purpose
 
 N = 64
 EDGES = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, np.pi, -np.pi, 3 * np.pi, -3 * np.pi,

@@ -70,11 +70,12 @@ def test_why_coopsim_names_the_alternatives_and_quotes_measured_figures():
     # each figure the section quotes is one docs/performance.md measured
     for figure in ("0 of 1,000 steps late, 0.999x", "p95 14.4 ms", "242 MiB (kinematic) and "
                    "376 MiB", "| 40 µs |", "| 1294 |", "2,113 steps/s", "8.6 bytes",
-                   "131 µs median", "149 µs median", "1.8-3.1x", "44.6 % of steps late",
+                   "37.9 µs (best block 37.0)", "57.6 µs (53.3)", "14,474 / 14,576 steps/s",
+                   "11,934 / 11,992 steps/s", "**6.3x / 5.7x**", "44.6 % of steps late",
                    "0.12x real time"):
         assert figure in performance, figure
     for quoted in ("0.999x", "14.4 ms", "242-376 MiB", "40 µs", "1,300-2,100", "9 bytes",
-                   "114-149 µs", "1.8-3.1x", "44.6 %", "0.12x"):
+                   "37.9 µs", "57.6 µs", "11,900-14,600", "5.7-6.3x", "44.6 %", "0.12x"):
         assert quoted in section, quoted
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert "the coopsim authors" in (ROOT / "LICENSE").read_text()
