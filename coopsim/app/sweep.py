@@ -260,12 +260,12 @@ def run_sweep(spec, out: Path, scheduler: str | None = None, workers: int | None
         progress.show()
         _gather(client, todo, table, progress)
     finally:
+        echo("\n")  # first: a Ctrl-C while the cluster closes must not print on the bar's line
         table.save()
         cluster = client.cluster
         client.close()
         if cluster is not None:
             cluster.close()
-        echo("\n")
     return progress.done, progress.failed
 
 
