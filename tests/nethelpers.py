@@ -204,3 +204,41 @@ def simulator_process(scenario: Path | None = None, *args: str):
             os.kill(proc.pid, signal.SIGCONT)
             proc.kill()
         proc.wait()
+
+
+def until_heard(squads, *subscribers, squad: str = "A") -> int:
+    """Send ``hold`` orders to ``squad`` until every subscriber (a raw SUB socket on
+    ``/squads/events`` or a :class:`coopsim.client.squads.Subscription`) has heard one, then
+    take from each everything up to the last: ZeroMQ's PUB drops what it publishes before a
+    subscription has reached it (the slow joiner), so a test waits on hearing, not on a sleep.
+    Returns the number of orders sent (the channel counts them as published)."""
+    heard: list[set] = [set() for _ in subscribers]
+    sent = last = 0
+    while not all(heard):
+        last = squads.send(squad, "hold").seq
+        sent += 1
+        for sub, got in zip(subscribers, heard):
+            if not got:
+                got.update(_heard(sub, 0.2))
+    for sub, got in zip(subscribers, heard):  # all connected: each gets the last, none after
+        for _ in range(100):
+            if last in got:
+                break
+            got.update(_heard(sub, 5.0))
+        else:
+            raise AssertionError(f"a subscriber never got order {last}")
+    return sent
+
+
+def _heard(sub, timeout: float) -> list[int]:
+    """The sequence numbers of the orders ``sub`` received (waiting up to ``timeout`` s for the
+    first)."""
+    if isinstance(sub, zmq.Socket):
+        from coopsim.net.protocol import Message
+
+        out = []
+        while sub.poll(int(timeout * 1000)):
+            timeout = 0.0
+            out.append(int(Message.from_wire(sub.recv_multipart()[1]).params[0]))
+        return out
+    return [order.seq for order in sub.poll(timeout)]

@@ -5,7 +5,6 @@ their SUB sockets, and the stream carries the game's metrics); clients without k
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import msgpack
@@ -18,7 +17,7 @@ from coopsim.client.squads import Squads, Subscription
 from coopsim.formats.files import load
 
 from curvehelpers import EXPECTED, handshake, key_cases, keys  # noqa: F401 -- fixture
-from nethelpers import live
+from nethelpers import live, until_heard
 
 SCENARIO = Path(__file__).resolve().parent / "data" / "ctf_view.scenario"
 HELLO = msgpack.packb([0, "", 0, [2], []])
@@ -40,7 +39,7 @@ def test_a_listed_client_orders_a_squad_and_hears_it_and_the_state(run, keys):
     with Client(run.network.endpoint, timeout=10, keys=keys / "clients" / "alice") as client:
         sub = Subscription(client, ["A"])
         try:
-            time.sleep(0.3)  # the subscription reaches the publisher
+            until_heard(Squads(client), sub)  # the subscription reaches the publisher
             sent = Squads(client).send("A", "goto", (-5.0, -4.0), "wedge")
             got = sub.poll(10.0)
         finally:

@@ -8,15 +8,16 @@ window test shares this folder's Xvfb.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import zmq
 
 from coopsim.client import Client
+from coopsim.client.squads import Squads
 from coopsim.model.orders import parse_order
 from coopsim.net.protocol import Message
 
+from nethelpers import until_heard
 from test_viewer import (Sim, click, close, connected, frame, pixel, pump, screenshot,  # noqa: F401
                          viewer_for)
 
@@ -65,7 +66,7 @@ def test_zones_flags_score_and_a_right_click_order(display, viewer_for):
             sub = client._ctx.socket(zmq.SUB)
             sub.setsockopt(zmq.SUBSCRIBE, b"A")
             sub.connect(client.lookup("/squads/events", "pub"))
-            time.sleep(0.3)  # the subscription reaches the publisher
+            until_heard(Squads(client), sub)  # the subscription reaches the publisher
             click(viewer, "squads.A")
             right_click(viewer, -5.0, -4.0)
             topic, order = published(sub)
