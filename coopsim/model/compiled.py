@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import atexit
 import logging
+import sys
 import threading
+from contextlib import contextmanager
 from typing import Callable
 
 try:
@@ -83,7 +85,7 @@ def warmer(load: Callable[[], None]) -> Warm:
     with _LOCK:
         _WARMERS.append(warm)
         if _STARTED.is_set() and numba is not None:
-            thread = threading.Thread(target=warm_all, name="coopsim-jit-late", daemon=True)
+            thread = threading.Thread(target=_warm_late, name="coopsim-jit-late", daemon=True)
             _LATE.append(thread)
             thread.start()
     return warm
@@ -97,10 +99,47 @@ def _finish() -> None:
         thread.join(120.0)
 
 
+#: s between GIL hand-overs while kernels compile in the background (Python's default: 5 ms)
+POLITE_SWITCH = 1e-4
+_POLITE_LOCK = threading.Lock()
+_POLITE: list = [0, 0.005]  # warm-ups under way, the switch interval to restore after them
+
+
+@contextmanager
+def polite():
+    """Within: the interpreter hands the GIL between threads every :data:`POLITE_SWITCH` s.
+
+    Why: numba's compiler is Python code that holds the GIL. A realtime stepper thread gives
+    the GIL away at every sleep and socket call and then waits up to the switch interval to
+    get it back, several times a step: with the default 5 ms, the first run after an install
+    (the kernels compiling for some 11-37 s) ran the demo at 0.57x real time with 383 of its
+    2,000 steps late; with 0.1 ms, at 0.93x with 27 late (docs/performance.md, *Start-up*).
+    The setting is the process's: the one found when the first of overlapping warm-ups began
+    is restored when the last ends.
+    """
+    with _POLITE_LOCK:
+        if not _POLITE[0]:
+            _POLITE[1] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_POLITE[1], POLITE_SWITCH))
+        _POLITE[0] += 1
+    try:
+        yield
+    finally:
+        with _POLITE_LOCK:
+            _POLITE[0] -= 1
+            if not _POLITE[0]:
+                sys.setswitchinterval(_POLITE[1])
+
+
 def wait_late(timeout: float | None = None) -> None:
     """Wait for the warm-ups of warmers registered late (``COOPSIM_JIT=wait``: benchmarks)."""
     for thread in list(_LATE):
         thread.join(timeout)
+
+
+def _warm_late() -> None:
+    with polite():
+        warm_all()
 
 
 def warm_all() -> None:

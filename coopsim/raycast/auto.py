@@ -41,7 +41,14 @@ def _policy() -> str:
 
 
 def _warm() -> None:
-    """Cast a few rays through every kernel (loads them from the cache, or compiles them)."""
+    """Cast a few rays through every kernel (loads them from the cache, or compiles them),
+    then load the modules' kernels (:func:`coopsim.model.compiled.warm_all`), handing the GIL
+    over often meanwhile (:func:`coopsim.model.compiled.polite`)."""
+    with compiled.polite():
+        _load_all()
+
+
+def _load_all() -> None:
     start = time.perf_counter()
     try:
         caster = jitcast.JitRayCaster()
