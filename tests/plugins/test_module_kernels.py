@@ -134,3 +134,28 @@ def test_the_kernels_load_in_the_background_and_no_step_compiles_another(sim):
                     st.tick()
     after = {k: len(getattr(kernels, k).signatures) for k in before}
     assert after == before
+
+
+def test_a_warm_up_hands_the_gil_over_often_and_restores_the_interval_after_the_last():
+    """compiled.polite: overlapping warm-ups (the caster's thread, a late plugin's) lower the
+    interpreter's switch interval while any runs; the one found before is back after both."""
+    import sys
+    import threading
+
+    before = sys.getswitchinterval()
+    second, done = threading.Event(), threading.Event()
+
+    def late() -> None:
+        with compiled.polite():
+            second.set()
+            done.wait(10)
+
+    with compiled.polite():
+        assert sys.getswitchinterval() == pytest.approx(compiled.POLITE_SWITCH)
+        thread = threading.Thread(target=late)
+        thread.start()
+        assert second.wait(10)
+    assert sys.getswitchinterval() == pytest.approx(compiled.POLITE_SWITCH)  # the late one runs
+    done.set()
+    thread.join(10)
+    assert sys.getswitchinterval() == before
