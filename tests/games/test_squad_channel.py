@@ -100,13 +100,16 @@ def test_malformed_orders_get_their_error_code(text, data, code):
         assert err.value.code == code
 
 
-def test_in_process_squad_drivers_carry_out_a_published_order():
+def squad_a_driven():
+    """The scenario with squad A's robots (a1-a3) driven in process by the squad driver."""
     spec = load(SCENARIO)
     driven = DriverSetting("squad", (("role", "none"),))
-    robots = tuple(replace(r, drivers=(driven,)) if r.name in ("a1", "a2", "a3") else r
-                   for r in spec.robots)
-    with live(replace(spec, robots=robots), speed=0.0) as run, \
-            Client(run.network.endpoint) as client:
+    return replace(spec, robots=tuple(replace(r, drivers=(driven,)) if r.name in
+                                      ("a1", "a2", "a3") else r for r in spec.robots))
+
+
+def test_in_process_squad_drivers_carry_out_a_published_order():
+    with live(squad_a_driven(), speed=0.0) as run, Client(run.network.endpoint) as client:
         Squads(client).send("A", "goto", (-5.0, -4.0), "line")
         while True:  # bounded by simulated time, not the wall clock (a loaded machine is slow)
             state = client.sim().state()
@@ -142,12 +145,7 @@ def test_a_squad_that_arrives_in_formation_is_reported_on_the_channel_and_in_sim
 
     from coopsim.swarm.formations import Formation, shape_error
 
-    spec = load(SCENARIO)
-    driven = DriverSetting("squad", (("role", "none"),))
-    robots = tuple(replace(r, drivers=(driven,)) if r.name in ("a1", "a2", "a3") else r
-                   for r in spec.robots)
-    with live(replace(spec, robots=robots), speed=0.0) as run, \
-            Client(run.network.endpoint) as client:
+    with live(squad_a_driven(), speed=0.0) as run, Client(run.network.endpoint) as client:
         events = Subscription(client, ["A"])
         until_heard(Squads(client), events)  # holds: no arrival to report
         sent = Squads(client).send("A", "goto", (-5.0, -4.0), "line")
