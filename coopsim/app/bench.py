@@ -19,7 +19,8 @@ import click
 import numpy as np
 
 from ..model.errors import CoopsimError
-from ..model.plugins import MODULES, motion_module, reference_type
+from ..model.plugins import (MODULES, default_engine, engine_with, motion_module,
+                             reference_type)
 from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec, Settings, TargetSpec,
                            WorldSpec)
 from ..raycast import JitRayCaster, RayCaster, wait_ready
@@ -47,7 +48,7 @@ class StepRow:
     median: float
     p95: float
     phase_ms: dict
-    engine: str = "pymunk"
+    engine: str = ""
     caster: str = "jit"
     samples: dict = field(default_factory=dict)
     rss_mb: float = 0.0
@@ -340,10 +341,11 @@ def _measure_cases(engine: str, caster: str, counts: str, measure, say) -> list:
     return rows
 
 
-def bench_step_command(counts: str, steps: int, engine: str, caster: str, plot,
+def bench_step_command(counts: str, steps: int, engine: str | None, caster: str, plot,
                        robot_type: str | None = None) -> None:
-    """``coopsim bench step``: time every case, say each on stderr, print the table."""
-    rows = _measure_cases(engine, caster, counts,
+    """``coopsim bench step``: time every case, say each on stderr, print the table (``engine``
+    None: the default engine)."""
+    rows = _measure_cases(engine or default_engine(), caster, counts,
                           lambda n, eng, kind: bench_steps(n, steps, engine=eng, caster=kind,
                                                            robot_type=robot_type),
                           lambda row: f"median {row.median:.2f} ms, p95 {row.p95:.2f} ms")
@@ -353,10 +355,11 @@ def bench_step_command(counts: str, steps: int, engine: str, caster: str, plot,
         click.echo(f"figure: {plot}", err=True)
 
 
-def bench_realtime_command(counts: str, seconds: float, engine: str, caster: str,
+def bench_realtime_command(counts: str, seconds: float, engine: str | None, caster: str,
                            robot_type: str | None = None) -> None:
-    """``coopsim bench realtime``: run every case in real time, print the table."""
-    rows = _measure_cases(engine, caster, counts,
+    """``coopsim bench realtime``: run every case in real time, print the table (``engine``
+    None: the first engine built for swarms, ``Engine.features`` ``swarm``)."""
+    rows = _measure_cases(engine or engine_with("swarm"), caster, counts,
                           lambda n, eng, kind: bench_realtime(n, seconds, engine=eng,
                                                               caster=kind,
                                                               robot_type=robot_type),

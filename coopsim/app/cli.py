@@ -384,8 +384,8 @@ def bench() -> None:
 @click.option("--robots", "counts", default="10,100,500,1000,2000", show_default=True,
               help="Comma-separated robot counts.")
 @click.option("--steps", default=100, show_default=True, help="Timed steps per count.")
-@click.option("--engine", default="pymunk", show_default=True,
-              help="Physics engine, or several comma-separated (one panel each).")
+@click.option("--engine", help="Physics engine, or several comma-separated (one panel "
+                                "each); default: the default engine (pymunk: Engine.default).")
 @click.option("--caster", default="jit", show_default=True,
               help="The sonar's ray caster: jit (numba; its kernels load first) or numpy, or "
                    "both comma-separated.")
@@ -408,8 +408,8 @@ def bench_step(counts: str, steps: int, engine: str, caster: str, plot, robot_ty
               help="Comma-separated robot counts (one run each).")
 @click.option("--seconds", default=20.0, show_default=True, type=click.FloatRange(min=0.02),
               help="Sim time each run lasts, s (as much wall time when real time holds).")
-@click.option("--engine", default="kinematic", show_default=True,
-              help="Physics engine, or several comma-separated.")
+@click.option("--engine", help="Physics engine, or several comma-separated; default: the swarm "
+                                "engine (kinematic: the first with the swarm feature).")
 @click.option("--caster", default="jit", show_default=True,
               help="The sonar's ray caster: jit or numpy, or both comma-separated.")
 @click.option("--robot-type", metavar="TYPE",

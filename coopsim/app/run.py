@@ -15,6 +15,7 @@ from pathlib import Path
 from .controllers import Controllers, apply_overrides, controller_specs
 from ..model.errors import NotAllowedError, SimulationError
 from ..model.metrics import format_metrics
+from ..model.plugins import default_engine
 from ..formats.files import check_engine, load, scenario_from_world
 from ..formats.folders import BUNDLED, DataFolders
 from ..model.bundled import resolve
@@ -80,13 +81,14 @@ def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
 
 
 def effective_settings(scenario: ScenarioSpec, options: RunOptions) -> Settings:
-    """The scenario's settings with every given option applied on top."""
+    """The scenario's settings with every given option applied on top (the engine resolved:
+    the default engine where neither names one)."""
     s = scenario.settings
     pick = lambda given, default: default if given is None else given  # noqa: E731
     return Settings(dt=pick(options.dt, s.dt), mode=pick(options.mode, s.mode),
                     duration=pick(options.duration, s.duration), seed=pick(options.seed, s.seed),
                     speed=pick(options.speed, s.speed), record=s.record,
-                    engine=pick(options.engine, s.engine),
+                    engine=pick(options.engine, s.engine) or default_engine(),
                     wait_for=pick(options.wait_for, s.wait_for))
 
 

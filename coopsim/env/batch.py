@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..model.plugins import engine_with
 from ..model.snapshot import metric_values
 from ..model.specs import MetricSpec, MonitorsSpec, ObjectSpec, ScenarioSpec
 from ..model.task import TaskSpec
@@ -27,7 +28,6 @@ from .lean import lean as lean_scenario
 from .mapping import ActionError, LearningError, agent_map, plain_actions
 
 WALL = 0.1  # m: thickness of the walls around each copy's floor
-ENGINES = ("kinematic",)
 
 
 def _reach(scenario: ScenarioSpec) -> float:
@@ -89,7 +89,8 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
         tuple(metrics), scenario.monitors.after, scenario.monitors.line)
     out = replace(scenario, world=world, robots=tuple(robots), targets=tuple(targets),
                   objects=tuple(o for o in objects if not o.start), squads=(),
-                  monitors=monitors, settings=replace(scenario.settings, engine="kinematic"))
+                  monitors=monitors,
+                  settings=replace(scenario.settings, engine=engine_with("batch")))
     return out, offsets, names
 
 
@@ -156,7 +157,7 @@ class BatchWorld:
         spec, self.offsets, self.names = replicate(base, copies, gap,
                                                    monitors=isinstance(self.task, TaskSpec))
         self.caster = _caster(base, self.offsets, gap)
-        self.sim = Simulation(spec, seed=seed, engine="kinematic", caster=self.caster)
+        self.sim = Simulation(spec, seed=seed, engine=spec.settings.engine, caster=self.caster)
         self.stepper = Stepper(self.sim, mode="lockstep", speed=0)
         world = self.sim.world
         self.n_targets = len(base.targets)  # each copy's own: its agents see only those

@@ -10,6 +10,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ..model.plugins import engine_with
 from .batch import BatchWorld
 
 
@@ -40,7 +41,8 @@ class CoopsimVectorEnv(VectorEnv):
         task: See :class:`~coopsim.env.batch.BatchWorld` (a vectorized callable), default the
             scenario's ``[TASK]``. gap: Distance between copies, m. lean: Robots carry only
             the observed and motion modules (see BatchWorld).
-        engine: Must be ``kinematic`` (or None): the batch runs on it.
+        engine: Must be the batch's engine (or None): the first engine with the ``batch``
+            feature (``kinematic``).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -50,8 +52,9 @@ class CoopsimVectorEnv(VectorEnv):
                  render_mode: str | None = None, lean: bool = False, **ignored) -> None:
         from .mapping import LearningError
 
-        if engine not in (None, "kinematic"):
-            raise LearningError(f"batched worlds run on the kinematic engine, not {engine!r}")
+        batch = engine_with("batch")
+        if engine not in (None, batch):
+            raise LearningError(f"batched worlds run on the {batch} engine, not {engine!r}")
         if render_mode is not None:
             raise LearningError("batched worlds do not render; render one copy with make()")
         self.batch = BatchWorld(scenario, num_envs, robot, observe, task, gap, lean=lean)

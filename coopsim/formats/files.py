@@ -13,7 +13,7 @@ import os
 from dataclasses import replace
 
 from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
-from ..model.plugins import ENGINES, METRICS, ROBOT_TYPES, RULES, blame
+from ..model.plugins import ENGINES, METRICS, ROBOT_TYPES, RULES, blame, default_engine
 from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, RuleSetting, ScenarioSpec, Settings,
                            TargetSpec, WorldSpec, yaw_from_degrees)
 from ..model.validate import check_events, check_monitors, check_rates, check_robot_spec
@@ -159,7 +159,7 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
     """
     path = scenario.path or scenario.name
     try:
-        engine = ENGINES.get(label or scenario.settings.engine)
+        engine = ENGINES.get(label or scenario.settings.engine or default_engine())
     except CoopsimError as exc:
         raise FileFormatError(path, getattr(scenario.settings, "line", 0), str(exc)) from None
     for obj in scenario.world.objects:  # the world file is read first

@@ -132,6 +132,42 @@ def reference_type() -> str:
     return found[0][1]
 
 
+def default_engine() -> str:
+    """The label of the default engine (``Engine.default``, set on the class itself): the one a
+    scenario runs on when neither ``[SETTINGS] engine`` nor ``--engine`` names one.
+
+    Raises:
+        RegistryError: no loadable engine declares it.
+    """
+    return _first_engine(lambda cls: vars(cls).get("default"), "itself the default "
+                                                               "(Engine.default)")
+
+
+def engine_with(feature: str) -> str:
+    """The label of the first engine offering ``feature`` (one of ``Engine.features``; the
+    batched learning worlds ask for ``batch``, the real-time benchmark for ``swarm``).
+
+    Raises:
+        RegistryError: no loadable engine offers it.
+    """
+    return _first_engine(lambda cls: feature in cls.features, f"the feature {feature!r}")
+
+
+def _first_engine(wanted, what: str) -> str:
+    """The first engine, built-ins first (by label), whose class ``wanted`` accepts. Engines
+    load lazily: only those looked at until one is found are imported."""
+    order = sorted(ENGINES.labels(), key=lambda label: (ENGINES.origin(label).package != BUILTIN,
+                                                        label))
+    for label in order:
+        try:
+            cls = ENGINES.get(label)
+        except RegistryError:  # a broken engine plugin: reported in ENGINES.problems
+            continue
+        if wanted(cls):
+            return label
+    raise RegistryError(f"no engine declares {what}")
+
+
 def motion_module(labels: Iterable[str]) -> str | None:
     """The first of the module ``labels`` (a robot's) that can be driven by an action (it
     declares ``Module.action_fields``): the robot's motion module; None when none can."""

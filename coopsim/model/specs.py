@@ -25,7 +25,6 @@ RGB = tuple[int, int, int]
 SHAPES = ("box", "cylinder", "sphere")
 MODES = ("realtime", "lockstep")
 DT_RANGE = (0.0005, 0.1)  # s: the one place the physics step's bounds are set
-DEFAULT_ENGINE = "pymunk"
 
 
 def check_dt(dt: float) -> str:
@@ -356,7 +355,9 @@ class Settings:
         speed: Real-time speed factor (1 = wall clock; 0 = as fast as possible); None = the
             mode's own: 1 in realtime, 0 in lockstep (as fast as the controllers go).
         record: Whether the run is recorded (see the recorder).
-        engine: Physics engine label (``pymunk``, ``kinematic`` or a plugin's).
+        engine: Physics engine label (``pymunk``, ``kinematic`` or a plugin's); "" = the
+            default engine, the one declaring ``Engine.default`` (found when the world is built:
+            :func:`coopsim.model.plugins.default_engine`).
         wait_for: In lockstep, the first step waits for this many controllers to attach
             (None = as many as the run launches).
     """
@@ -367,7 +368,7 @@ class Settings:
     seed: int = 0
     speed: float | None = None
     record: bool = False
-    engine: str = DEFAULT_ENGINE
+    engine: str = ""
     wait_for: int | None = None
 
 

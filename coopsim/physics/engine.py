@@ -29,9 +29,12 @@ from ..model.specs import FloorSpec, ObjectSpec
 #: ``movable_objects``: objects with mass (pymunk: robots push them; kinematic: they stand still
 #: until attached); ``multi_body``: assemblies of more than one body per robot; ``differential``
 #: and ``velocity``: the two drives; ``attach``: run-time constraints between two bodies
-#: (:meth:`Engine.attach`, a gripper's hold).
+#: (:meth:`Engine.attach`, a gripper's hold); ``swarm``: built for thousands of robots a step
+#: (what ``coopsim bench realtime`` runs by default); ``batch``: the engine batched learning
+#: worlds run on (:mod:`coopsim.env.batch`: K copies side by side, rows reset between steps).
+#: The core finds an engine by these and by :attr:`Engine.default`, never by its label.
 FEATURES = frozenset({"joints", "movable_objects", "multi_body", "differential", "velocity",
-                      "attach"})
+                      "attach", "swarm", "batch"})
 #: Kinds of :meth:`Engine.attach`: ``pin`` (a pivot at a point: b may turn about it) and
 #: ``weld`` (b keeps its pose relative to a).
 ATTACH_KINDS = ("pin", "weld")
@@ -64,11 +67,15 @@ class Engine(ABC):
         label: Registered name (``--engine``, ``[SETTINGS] engine``).
         description: One line for ``coopsim list``.
         features: The subset of :data:`FEATURES` it offers.
+        default: The engine a scenario runs on when neither ``[SETTINGS] engine`` nor
+            ``--engine`` names one (:func:`coopsim.model.plugins.default_engine`); read on the
+            class itself, so an engine built on the default one is not the default.
     """
 
     label: ClassVar[str] = ""
     description: ClassVar[str] = ""
     features: ClassVar[frozenset] = frozenset()
+    default: ClassVar[bool] = False
 
     def __init__(self, floor: FloorSpec) -> None:
         self.floor = floor

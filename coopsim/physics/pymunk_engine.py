@@ -106,11 +106,12 @@ class _Rows:
 
 
 class PymunkEngine(Engine):
-    """Rigid-body dynamics with pymunk (every feature)."""
+    """Rigid-body dynamics with pymunk (every feature but the swarm's): the default engine."""
 
     label = "pymunk"
     description = "rigid-body dynamics (pymunk/Chipmunk): pushing, stalling, joints, carried parts"
-    features = FEATURES
+    features = FEATURES - {"swarm", "batch"}
+    default = True
 
     def __init__(self, floor: FloorSpec) -> None:
         super().__init__(floor)

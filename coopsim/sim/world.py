@@ -16,7 +16,7 @@ import numpy as np
 from ..model.errors import SimulationError, UnknownNameError
 from ..model.module import RobotInfo
 from ..model.params import ParamValues
-from ..model.plugins import DRIVERS, ENGINES, MODULES, ROBOT_TYPES
+from ..model.plugins import DRIVERS, ENGINES, MODULES, ROBOT_TYPES, default_engine
 from ..model.robot_type import ShapeSpec
 from ..model.specs import MapSpec, ObjectSpec, RobotSpec, ScenarioSpec, TargetSpec
 from ..model.validate import check_robot_spec
@@ -82,7 +82,8 @@ class World:
 
     Args:
         scenario: What to build. Robots' ``param`` lines are applied.
-        engine: Engine label; default: the scenario's ``[SETTINGS] engine``.
+        engine: Engine label; default: the scenario's ``[SETTINGS] engine``, else the default
+            engine (``Engine.default``).
         layout_version: Where the layout version starts (a reset or load continues counting, so
             a new world never repeats an old version number).
 
@@ -100,7 +101,7 @@ class World:
 
     def __init__(self, scenario: ScenarioSpec, engine: str | None = None,
                  layout_version: int = 0) -> None:
-        self.engine_label = engine or scenario.settings.engine
+        self.engine_label = engine or scenario.settings.engine or default_engine()
         self.engine = ENGINES.get(self.engine_label)(scenario.world.floor)
         self.floor = scenario.world.floor
         self.objects: dict[str, tuple[ObjectSpec, object]] = {}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from coopsim.model.plugins import default_engine
 from coopsim.model.specs import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,6 +58,7 @@ def test_run_help_gives_every_setting_its_default():
     defaults = Settings()
     for option, default in (("--mode", defaults.mode), ("--dt", f"{defaults.dt:g}"),
                             ("--seed", str(defaults.seed)), ("--speed", "1 in realtime and 0 in lockstep"),
-                            ("--duration", "until Ctrl-C"), ("--engine", defaults.engine)):
+                            ("--duration", "until Ctrl-C"),
+                            ("--engine", defaults.engine or default_engine())):
         entry = text.split(f" {option} ", 1)[1][:200]
         assert "scenario's [SETTINGS]" in entry and f"else {default})" in entry, (option, entry)

@@ -1,5 +1,7 @@
 """No built-in plugin is named in the core: the layers below and above ``plugins/`` reach robot
-types, modules, drivers, rules and metric kinds through their registries and declarations,
+types, modules, drivers, engines, rules and metric kinds through their registries and declarations
+(the default engine is the one declaring ``Engine.default``, the batch's the one with the
+``batch`` feature),
 never by a label written in the code. The test reads every string constant of the core's
 source and fails on one that is a built-in plugin's label, except the few listed below, each
 with the reason it is not that plugin: a word that happens to be a label, never a back door
@@ -13,8 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "coopsim"
-PLUGIN_GROUPS = ("coopsim.robot_types", "coopsim.modules", "coopsim.drivers", "coopsim.rules",
-                 "coopsim.metrics")
+PLUGIN_GROUPS = ("coopsim.robot_types", "coopsim.modules", "coopsim.drivers", "coopsim.engines",
+                 "coopsim.rules", "coopsim.metrics")
 NOT_CORE = ("plugins", "swarm")  # the built-in plugins and the library they are built on
 
 #: (file, label): why this string is not the plugin of that name.
@@ -36,8 +38,8 @@ ALLOWED = {
     ("model/orders.py", "squad"): "the squad order's word",
     ("model/orders.py", "formation"): "a squad order's formation",
     ("model/robot_type.py", "velocity"): "the velocity drive kind",
+    ("model/robot_type.py", "kinematic"): "the kinematic body kind (moved, never pushed)",
     ("physics/engine.py", "velocity"): "the velocity drive feature",
-    ("physics/kinematic.py", "velocity"): "the velocity drive kind",
     ("sim/describe.py", "formation"): "a squad's formation in the layout",
     ("viewer/app.py", "target"): "the Target panel's key",
     ("viewer/connection.py", "speed"): "the /sim speed factor",
@@ -61,12 +63,21 @@ def builtin_labels() -> dict[str, str]:
     return out
 
 
+def plugin_files() -> set[Path]:
+    """The files the built-ins' entry points name outside ``plugins/``: the engines in
+    ``physics/`` (an engine's module is the plugin, as a module's file is)."""
+    return {PACKAGE.parent.joinpath(*ep.value.split(":")[0].split(".")).with_suffix(".py")
+            for group in PLUGIN_GROUPS for ep in metadata.entry_points(group=group)
+            if ep.dist is not None and ep.dist.metadata["Name"] == "coopsim"}
+
+
 def named_in_core() -> set[tuple[str, str, int]]:
     labels = builtin_labels()
+    plugins = plugin_files()
     found = set()
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE)
-        if rel.parts[0] in NOT_CORE:
+        if rel.parts[0] in NOT_CORE or path in plugins:
             continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Constant) and node.value in labels:
@@ -75,7 +86,9 @@ def named_in_core() -> set[tuple[str, str, int]]:
 
 
 def test_the_core_names_no_builtin_plugin():
-    assert {"single", "sonar", "motors", "ctf", "monitors", "min_sonar"} <= set(builtin_labels())
+    assert {"single", "sonar", "motors", "ctf", "monitors", "min_sonar", "pymunk",
+            "kinematic"} <= set(builtin_labels())
+    assert PACKAGE / "physics" / "pymunk_engine.py" in plugin_files()
     named = sorted(f"coopsim/{f}:{line}: {label!r}" for f, label, line in named_in_core()
                    if (f, label) not in ALLOWED)
     assert named == [], "built-in plugins named in the core:\n" + "\n".join(named)

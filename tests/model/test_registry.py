@@ -122,3 +122,27 @@ def test_registering_twice_in_code_is_refused():
     reg.register("a")(int)
     with pytest.raises(Exception, match="registered twice"):
         reg.register("a")(float)
+
+
+def test_the_default_and_the_batch_engine_are_found_by_declaration(monkeypatch):
+    """``Engine.default`` and ``Engine.features`` pick the engines the core runs without naming
+    one: swap the declarations and the choice follows them, not the labels."""
+    from coopsim.model.errors import RegistryError
+    from coopsim.model.plugins import default_engine, engine_with
+    from coopsim.sim.world import World
+    from helpers import robot, scenario
+
+    assert (default_engine(), engine_with("batch"), engine_with("swarm")) == \
+        ("pymunk", "kinematic", "kinematic")
+    spec = scenario([robot("r1", 0, 0)])
+    assert spec.settings.engine == "" and World(spec).engine_label == "pymunk"
+    pymunk, kinematic = ENGINES.get("pymunk"), ENGINES.get("kinematic")
+    monkeypatch.setattr(pymunk, "default", False)
+    monkeypatch.setattr(kinematic, "default", True)
+    monkeypatch.setattr(kinematic, "features", kinematic.features - {"batch"})
+    monkeypatch.setattr(pymunk, "features", pymunk.features | {"batch"})
+    assert (default_engine(), engine_with("batch")) == ("kinematic", "pymunk")
+    assert World(spec).engine_label == "kinematic"
+    with pytest.raises(RegistryError, match="no engine declares the feature 'wings'"):
+        engine_with("wings")
+
