@@ -21,8 +21,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "coopsim"
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-LAYERS = ("model", "formats", "physics", "raycast", "sim", "swarm", "plugins", "net",
-          "recording", "replay", "foxglove", "client", "viewer", "app")
+#: Every sub-package of coopsim: each is a layer (tests/arch/test_layers.py), with its row.
+LAYERS = tuple(sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()))
 
 _PATH = re.compile(r"(?<![\w/.-])((?:coopsim/)?(?:%s)/[\w/]*?\w+\.py)\b" % "|".join(LAYERS))
 _ROOT_PATH = re.compile(r"(?<![\w/.-])((?:coopsim|tests|benchmarks)/[\w/]*?\w+\.py)\b")
@@ -164,6 +164,7 @@ def test_the_map_sees_what_it_checks():
     """The patterns find the names they are for (or the tests above would pass on nothing)."""
     arch = _text(ROOT / "docs" / "architecture.md")
     assert len(_PATH.findall(arch)) >= 20 and len(_MEMBER.findall(arch)) >= 10
+    assert {"model", "sim", "env", "ros2", "conformance", "app"} <= set(LAYERS)
     assert _resolve("coopsim.sim.stepper.Stepper.tick") is None
     assert _resolve("coopsim.sim.stepper.Stepper.call") is None  # inherited: WorldOwner
     assert _resolve("coopsim.sim.stepper.Stepper.no_such") is not None

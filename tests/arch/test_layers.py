@@ -1,9 +1,12 @@
 """The package's layers (docs/architecture.md): each sub-package imports only from the layers
-below it, physics code never imports zmq or pyglet, and only the viewer imports pyglet."""
+below it, physics code never imports zmq or pyglet, and only the viewer imports pyglet. The map
+is exact both ways: a layer is allowed only the layers it does import, the doc's table says the
+same, and its diagram draws every layer above all that it imports."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +14,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "coopsim"
+DOC = PACKAGE.parent / "docs" / "architecture.md"
 
 #: layer -> the layers it may import from (itself included). The map docs/architecture.md draws.
 ALLOWED = {
@@ -24,8 +28,8 @@ ALLOWED = {
     "net": {"model", "formats", "sim", "swarm", "net"},
     "recording": {"model", "recording"},
     "replay": {"model", "sim", "net", "recording", "replay"},
-    "foxglove": {"model", "sim", "recording", "replay", "foxglove"},
-    "ros2": {"model", "formats", "sim", "recording", "replay", "ros2"},
+    "foxglove": {"model", "replay", "foxglove"},
+    "ros2": {"model", "formats", "sim", "replay", "ros2"},
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "viewer"},
     "conformance": {"model", "net", "client", "conformance"},
@@ -33,9 +37,13 @@ ALLOWED = {
     # (net) and starts the viewer's process (viewer/__init__, no window code); batched worlds
     # cast their copies' fans with the compiled caster's kernels (raycast, below sim)
     "env": {"model", "formats", "raycast", "sim", "net", "viewer", "env"},
+    # the command: every front end, never the built-in plugins (they come by entry point)
     "app": {"model", "formats", "raycast", "sim", "net", "recording", "replay", "client",
-            "viewer", "app", "plugins", "foxglove", "conformance", "env", "ros2"},
+            "viewer", "app", "foxglove", "conformance", "ros2"},
 }
+#: The modules of net/ the Python client uses: the wire, the connection's liveness, the client's
+#: keys and the state stream's decoder; never a server (docs/architecture.md, the client row).
+CLIENT_NET = {"protocol", "liveness", "security", "statestream"}
 NO_IO = {"model", "formats", "physics", "raycast", "sim", "swarm", "plugins"}  # no zmq, no windows
 
 
@@ -50,9 +58,11 @@ def _imports(path: Path) -> list[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[:len(package) - node.level + 1]
-                out.append(".".join(base + ([node.module] if node.module else [])))
+                name = ".".join(base + ([node.module] if node.module else []))
             else:
-                out.append(node.module or "")
+                name = node.module or ""
+            # ``from .. import sim``: the names imported from the package are its layers
+            out += [f"{name}.{a.name}" for a in node.names] if name == "coopsim" else [name]
     return out
 
 
@@ -144,3 +154,65 @@ def test_no_import_cycle_between_files():
         if name not in state:
             visit(name, [name])
     assert not cycles, "import cycles between files:\n" + "\n".join(cycles)
+
+
+def _layers_imported() -> dict[str, set[str]]:
+    """Layer -> the layers its files import (itself included)."""
+    used = {layer: {layer} for layer in ALLOWED}
+    for layer, path in _modules():
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "coopsim" and len(parts) > 1 and parts[1] in ALLOWED:
+                used.setdefault(layer, {layer}).add(parts[1])
+    return used
+
+
+def test_every_layer_is_on_the_map_and_allowed_only_what_it_imports():
+    """ALLOWED is no wish list: a layer allowed one it never imports draws a false map."""
+    layers = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert layers == set(ALLOWED)
+    unused = {layer: sorted(ALLOWED[layer] - used) for layer, used in _layers_imported().items()
+              if ALLOWED[layer] - used}
+    assert unused == {}, f"allowed but never imported (take them off ALLOWED and the doc): {unused}"
+
+
+def _doc_table() -> dict[str, set[str]]:
+    """Layer -> its "may import" cell in docs/architecture.md (parenthesized notes left out;
+    "everything" is refused: the cell names the layers)."""
+    rows = {}
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\| `(\w+)/` \|.*\| ([^|]+) \|$", line)
+        if m:
+            cell = re.sub(r"\([^)]*\)", "", m.group(2))
+            rows[m.group(1)] = {w.strip(" `/") for w in cell.split(",")} | {m.group(1)}
+    return rows
+
+
+def test_the_doc_table_is_the_allowed_table():
+    assert _doc_table() == ALLOWED
+
+
+def test_the_diagram_draws_each_layer_above_what_it_imports():
+    """In the drawing of docs/architecture.md a layer imports only layers drawn on lower lines,
+    or to its right on its own line (``plugins/ ──► swarm/``)."""
+    block = DOC.read_text(encoding="utf-8").split("## The layers", 1)[1].split("```")[1]
+    where = {}
+    for row, line in enumerate(block.splitlines()):
+        for m in re.finditer(r"(?:^|\s\s)(\w+)/", line):  # not "(imports only model/)"
+            where.setdefault(m.group(1), (row, m.start()))
+    assert set(where) == set(ALLOWED), "the diagram draws every layer, once"
+    upward = sorted(f"{layer}/ imports {other}/" for layer, used in _layers_imported().items()
+                    for other in used - {layer}
+                    if not (where[other][0] > where[layer][0] or
+                            (where[other][0] == where[layer][0] and
+                             where[other][1] > where[layer][1])))
+    assert upward == [], "drawn below what imports it:\n" + "\n".join(upward)
+
+
+def test_the_client_uses_only_the_client_side_of_net():
+    used = {name.split(".")[2] for path in (PACKAGE / "client").rglob("*.py")
+            for name in _imports(path) if name.startswith("coopsim.net.")}
+    assert used and used <= CLIENT_NET, sorted(used - CLIENT_NET)
+    row = next(line for line in DOC.read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `client/` |"))
+    assert all(f"`{name}.py`" in row for name in CLIENT_NET), "the client row names them"
