@@ -178,7 +178,7 @@ def _recorder(task: PointTask, sim, stepper):
     from ..recording.writer import Recorder
 
     settings = replace(task.scenario.settings, seed=task.seed, duration=task.duration,
-                       mode="lockstep")
+                       mode="lockstep", engine=sim.engine)  # the engine it ran on, by label
     return Recorder(task.record, task.scenario, settings, task.seed, sim.dt).attach(stepper)
 
 

@@ -52,6 +52,21 @@ def check_robot_spec(spec: RobotSpec) -> Assembly:
     return assembly
 
 
+def module_values(spec: RobotSpec, modules) -> dict[str, ParamValues]:
+    """The parameter values one member of the section ``spec`` carries for its ``modules``
+    (labels): each module's defaults, then its robot type's, then the section's ``param``
+    lines (values already checked by :func:`check_robot_spec`)."""
+    out = {label: ParamValues(MODULES.get(label).params) for label in modules}
+    for label, values in ROBOT_TYPES.get(spec.type).defaults.items():
+        for name, value in values.items():
+            if label in out:
+                out[label].set(name, value)
+    for setting in spec.params:
+        if setting.module in out:
+            out[setting.module].set(setting.name, setting.value)
+    return out
+
+
 def _check_member_names(spec: RobotSpec, names: list[str]) -> None:
     """The names a robot type derives (``t_leader``) follow the same rule as the section's."""
     for name in names:

@@ -38,10 +38,16 @@ class Simulation:
         scenario: What to simulate.
         seed: Seed for noise, lost data and drivers; defaults to the scenario's.
         dt: Physics step, s; defaults to the scenario's.
-        engine: Physics engine label; defaults to the scenario's ``[SETTINGS] engine``.
+        engine: Physics engine label; defaults to the scenario's ``[SETTINGS] engine``, else
+            the default engine (``Engine.default``).
         caster: Ray caster for the sensing phase (default: :class:`~coopsim.raycast.AutoCaster`).
 
+    Raises:
+        SimulationError, ParameterError, RegistryError: the scenario cannot be built (see
+            :class:`~coopsim.sim.world.World`) or ``dt`` is outside the accepted range.
+
     Attributes:
+        engine: The label of the engine it runs on.
         step: Steps taken since load or reset. time: Simulated time, s (summed over steps, so a
             change of dt does not rewrite the past).
         extra: The run's board, emptied by a reset: per-run state of plugins that need some
@@ -55,13 +61,14 @@ class Simulation:
 
     def __init__(self, scenario: ScenarioSpec, seed: int | None = None,
                  dt: float | None = None, engine: str | None = None, caster=None) -> None:
+        # In two steps, each once: the world built from the scenario, then the run started
+        # on it (the start a reset makes too).
         self.scenario = scenario
         self.seed = scenario.settings.seed if seed is None else seed
-        self.engine = engine or scenario.settings.engine
         self._caster = caster
-        self.dt = scenario.settings.dt if dt is None else dt
-        self.set_dt(self.dt)
-        self.reset()
+        self.sensors: Sensors | None = None  # made at the start; it outlives resets
+        world = World(scenario, engine)
+        self._start(world, _checked_dt(scenario.settings.dt if dt is None else dt))
 
     def set_dt(self, dt: float) -> None:
         """Change the physics step from the next step on (the time so far is kept).
@@ -69,11 +76,9 @@ class Simulation:
         Raises:
             SimulationError: outside :data:`~coopsim.model.specs.DT_RANGE`.
         """
-        why = check_dt(dt)
-        if why:
-            raise SimulationError(why)
-        self._t0, self._k0 = getattr(self, "time", 0.0), getattr(self, "step", 0)
-        self.dt = float(dt)
+        self.dt = _checked_dt(dt)
+        self._t0, self._k0 = self.time, self.step
+        self._access = Access(self.world, self.dt)
 
     def reset(self, scenario: ScenarioSpec | None = None) -> None:
         """Rebuild from the scenario (or a new one) and re-seed: the run starts over."""
@@ -81,25 +86,30 @@ class Simulation:
             World(scenario, self.engine)  # validate fully before dropping the current run
             RuleHost(scenario)
             self.scenario = scenario
-        old = getattr(self, "world", None)
-        self.world = World(self.scenario, self.engine,
-                           old.layout_version + 1 if old is not None else 0)
+        self._start(World(self.scenario, self.engine, self.world.layout_version + 1), self.dt)
+
+    def _start(self, world: World, dt: float) -> None:
+        """Start the run on a newly built ``world``: time 0, the seed's generator, the
+        scenario's rules and drivers, the tables laid out, readings measured afresh (with a
+        generator of their own, so the run's draws start at the step) into the first
+        snapshot."""
+        self.world, self.engine, self.dt = world, world.engine_label, dt
         self.rng = make_rng(self.seed)
-        self._access = Access(self.world, self.dt)  # stateless: one per world, engine and dt
+        self._access = Access(world, dt)  # stateless: one per world, engine and dt
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
         self.robots, self.params = RobotTable(), ParamTable()
         self._layout: tuple = (None,)  # what snapshots take from the layout (see _snapshot)
         # The caster (its static shapes binned) lives as long as the simulation: a reset to
         # the same walls bins nothing again.
-        self.sensors = Sensors(self._caster, getattr(self, "sensors", None))
+        self.sensors = Sensors(self._caster, self.sensors)
         self.commands: dict[str, np.ndarray] = {}
         self.actuated: dict = {}
         self.extra: dict = {}
         self.rules = RuleHost(self.scenario)
         self.drivers = DriverHost(self)
         self._sync_layout()
-        frame = self._frame(self.world.engine.robot_state(), {}, geometry=True)
-        zero = self.sensors.sense(self.world, self.params, frame, make_rng(self.seed))
+        frame = self._frame(world.engine.robot_state(), {}, geometry=True)
+        zero = self.sensors.sense(world, self.params, frame, make_rng(self.seed))
         self.snapshot = self._snapshot(frame, zero)
 
     def restore_layout(self) -> None:
@@ -112,6 +122,7 @@ class Simulation:
         parameters keep their values; the run's generator, the rules, step and time go on.
         """
         self.world.restore_layout(self.scenario)
+        self._access = Access(self.world, self.dt)  # the world has a new engine
         self.sensors = Sensors(self._caster, self.sensors)
         self.robots, self.commands, self.actuated = RobotTable(), {}, {}
         self.drivers = DriverHost(self)
@@ -234,10 +245,7 @@ class Simulation:
         self.params.refresh(self.world)
 
     def _frame(self, state: np.ndarray, actuated: dict, geometry: bool = False) -> Frame:
-        access = self._access
-        if access.world is not self.world or access.engine is not self.world.engine \
-                or access.dt != self.dt:  # a reset, a restored layout, a new dt
-            access = self._access = Access(self.world, self.dt)
+        access = self._access  # made anew with each world, engine and dt (_start, set_dt...)
         if geometry:
             return self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
                                       self.dt, access, extra=self.extra, step=self.step,
@@ -279,6 +287,18 @@ class Simulation:
 
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
+
+
+def _checked_dt(dt: float) -> float:
+    """``dt`` (s) as a float.
+
+    Raises:
+        SimulationError: it is no acceptable physics step (DT_RANGE).
+    """
+    why = check_dt(dt)
+    if why:
+        raise SimulationError(why)
+    return float(dt)
 
 
 def _new_snapshot(**fields) -> Snapshot:

@@ -16,10 +16,10 @@ import numpy as np
 from ..model.errors import SimulationError, UnknownNameError
 from ..model.module import RobotInfo
 from ..model.params import ParamValues
-from ..model.plugins import DRIVERS, ENGINES, MODULES, ROBOT_TYPES, default_engine
+from ..model.plugins import DRIVERS, ENGINES, ROBOT_TYPES, default_engine
 from ..model.robot_type import ShapeSpec
 from ..model.specs import MapSpec, ObjectSpec, RobotSpec, ScenarioSpec, TargetSpec
-from ..model.validate import check_robot_spec
+from ..model.validate import check_robot_spec, module_values
 
 
 @dataclass(eq=False)
@@ -214,31 +214,28 @@ class World:
         if clash:
             raise SimulationError(f"a robot named {clash[0]!r} exists already")
         self._check_on_floor(spec.position, rtype.footprint, f"robot {spec.name!r}")
+        # What the section is, from the model (checked, nothing built yet); then built.
         assembly = check_robot_spec(spec)
+        values = {m.name: module_values(spec, m.modules) for m in assembly.members}
+        shapes = [assembly.body(p.body).shapes for p in assembly.parts]
         self.engine.check_assembly(assembly)
         group, self._next_group = self._next_group, self._next_group + 1
         handles = self.engine.add_assembly(assembly, group)
-        robots = [self._robot(spec, m, group, handles, assembly) for m in assembly.members]
+        robots = [self._robot(spec, m, group, handles, assembly, values[m.name])
+                  for m in assembly.members]
         self.robots.extend(robots)
-        self.parts += [Part(f"{spec.name}.{p.name}", spec.name, handles.bodies[p.body],
-                            assembly.body(p.body).shapes, p.color) for p in assembly.parts]
+        self.parts += [Part(f"{spec.name}.{p.name}", spec.name, handles.bodies[p.body], s, p.color)
+                       for p, s in zip(assembly.parts, shapes)]
         self.sections[spec.name] = Section(spec, handles, tuple(r.name for r in robots))
         self._taken |= {spec.name, *(r.name for r in robots)}
         self._changed()
         return robots
 
-    def _robot(self, spec: RobotSpec, member, group: int, handles, assembly) -> Robot:
+    def _robot(self, spec: RobotSpec, member, group: int, handles, assembly,
+               modules: dict[str, ParamValues]) -> Robot:
         refs = {role: handles.bodies.get(key, handles.joints.get(key))
                 for role, key in member.refs.items()}
         points = {name: (handles.bodies[key], off) for name, (key, off) in member.points.items()}
-        modules = {label: ParamValues(MODULES.get(label).params) for label in member.modules}
-        for label, values in ROBOT_TYPES.get(spec.type).defaults.items():
-            for name, value in values.items():
-                if label in modules:
-                    modules[label].set(name, value)
-        for setting in spec.params:
-            if setting.module in modules:
-                modules[setting.module].set(setting.name, setting.value)
         driver = next(((d.label, DRIVERS.get(d.label).values(dict(d.settings)))
                        for d in spec.drivers if d.member in ("", member.name,
                                                              member.name[len(spec.name) + 1:])),

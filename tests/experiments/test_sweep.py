@@ -4,6 +4,7 @@ extra. Kept small: a few points of a few seconds of sim time."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -17,6 +18,7 @@ import pytest
 
 from coopsim.formats.sweep import load_sweep
 from coopsim.model.errors import FileFormatError
+from coopsim.recording.reader import Recording
 
 DASK = str(Path(sys.executable).parent / "dask")
 
@@ -116,6 +118,8 @@ def test_a_localcluster_sweep_writes_rows_csv_plots_and_recordings(folder):
     assert (folder / "a-plots" / plots[0]).read_bytes()[:4] == b"\x89PNG"
     recordings = list((folder / "a-recordings").glob("*.mcap"))
     assert len(recordings) == 4 and all(Path(r["recording"]).exists() for r in table)
+    with Recording(recordings[0]) as rec:  # the engine it ran on, the scenario naming none
+        assert json.loads(rec.meta["settings"])["engine"] == "pymunk"
     again = sweep(folder, path, "--workers", 1)  # every point done: nothing runs
     assert again.returncode == 0 and "0 run now" in again.stderr
 
