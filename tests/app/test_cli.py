@@ -116,6 +116,7 @@ def test_bench_step_prints_a_table():
     result = coopsim("bench", "step", "--robots", "5,20", "--steps", "5")
     assert result.returncode == 0, result.stderr
     assert "| 5 |" in result.stdout and "| 20 |" in result.stdout
+    assert "| pymunk |" in result.stdout  # no --engine: the default engine (Engine.default)
 
 
 def test_bench_step_builds_its_world_of_the_robot_type_asked_for():

@@ -38,8 +38,8 @@ def test_bench_step_bad_input_is_one_line_and_exit_2():
 
 
 def test_bench_realtime_counts_paced_steps_and_deadlines():
-    out = coopsim("bench", "realtime", "--robots", "2,30", "--seconds", "0.4", "--engine",
-                  "kinematic", "--caster", "numpy")
+    out = coopsim("bench", "realtime", "--robots", "2,30", "--seconds", "0.4", "--caster",
+                  "numpy")  # no --engine: the first with the swarm feature, kinematic
     assert out.returncode == 0, out.stderr
     rows = [line.strip("| ").split(" | ") for line in out.stdout.splitlines()
             if line.startswith("| kinematic")]
