@@ -146,6 +146,11 @@ int coopsim_claim(coopsim_client *c, coopsim_robot *bot, int force, coopsim_msg 
  * or COOPSIM_OWNED when another connection owns it. */
 int coopsim_release(coopsim_client *c, coopsim_robot *bot, coopsim_msg *reply);
 
+/* The seed of ROBOT's random stream in the run that launched this controller: $COOPSIM_ROBOT_SEED,
+ * else the CRC-32 of "<$COOPSIM_SEED>/<robot>", else `fallback` (started by hand without a
+ * seed). Same scenario and seed, same choices: docs/protocol.md, "Launched controllers". */
+unsigned long coopsim_seed(const char *robot, unsigned long fallback);
+
 void coopsim_robot_close(coopsim_robot *bot);
 void coopsim_close_port(void *sock);
 void coopsim_close(coopsim_client *c);
