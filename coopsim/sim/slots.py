@@ -212,6 +212,8 @@ class CommandSlots:
                                  "only its owner releases it (claim with params [1] forces it)",
                                  held[0].label)
             self._owners.pop(robot, None)
+            if key is None:  # an operator's release (/sim detach) lifts a patience detach too
+                self._benched.pop(robot, None)
         self.detach(robot, "released")
         return held is not None
 
@@ -283,14 +285,10 @@ class CommandSlots:
             window = self._held.setdefault(robot, collections.deque(maxlen=PATIENCE_WINDOW))
             window.append((max(0.0, t - others), max(0.0, others - self._took)))
 
-    def patience(self, robot: str) -> tuple[float, float]:
-        """(held, patience), s of active time: how long the robot's last shared steps waited
-        for it alone (the current step's wait included), and how long they may."""
-        with self.cond:
-            self._now()
-            return self._patience(robot, self._steady)
-
     def _patience(self, robot: str, now: float) -> tuple[float, float]:
+        """(held, patience), s of steady time (under the lock): how long the robot's last
+        shared steps waited for it alone (the current step's wait included, ``now`` being the
+        steady time), and how long they may."""
         window = self._held.get(robot, ())
         held = sum(h for h, _ in window)
         others = [t for r, t in self._commits.items() if r != robot and r in self._attached]
@@ -301,14 +299,15 @@ class CommandSlots:
         median = waits[len(waits) // 2] if waits else 0.0
         return held, max(self.lease, PATIENCE_FACTOR * PATIENCE_WINDOW * median)
 
-    def _impatient(self, now: float) -> list[tuple[str, str]]:
+    def _impatient(self, now: float, late: list[str]) -> list[tuple[str, str]]:
         """Attached robots with a network owner whose held time passed their patience, and
-        why (under the lock); they are benched and lose their owner."""
+        why (under the lock; those in ``late`` are detached for their lease already); they are
+        benched and lose their owner."""
         out = []
         for robot in list(self._attached):
             held, patience = self._patience(robot, now)
             owner = self._owners.get(robot)
-            if held <= patience or owner is None:
+            if held <= patience or owner is None or robot in late:
                 continue
             why = (f"{robot} was detached from lockstep: its controller made the run's steps "
                    f"wait for it alone {held:.1f} s in its last {PATIENCE_WINDOW} steps "
@@ -330,7 +329,7 @@ class CommandSlots:
                     if now - t > self.lease and r not in self._committed]
             for robot in late:
                 self._owners.pop(robot, None)
-            slow = self._impatient(self._steady)
+            slow = self._impatient(self._steady, late)
         for robot, why in slow:
             log.warning("lockstep: %s", why)
             self.detach(robot, why)
@@ -355,6 +354,7 @@ class CommandSlots:
         with self.cond:
             self._pending.clear()
             self._committed.clear()
+            self._commits.clear()
             self.cond.notify_all()
 
     def forget(self, robots) -> None:

@@ -101,3 +101,15 @@ def test_time_the_simulator_lost_is_not_held_against_anyone():
         slots.put("slow", "motors", (0.1, 0.1), owner=SLOW)
         assert slots.expire() == []
     assert slots.attached() == ["fast", "slow"]
+
+
+def test_an_operators_release_lifts_the_detach():
+    clock = ManualClock()
+    slots = CommandSlots(clock, lease=3.0)
+    slots.put("fast", "motors", (0, 0), owner=FAST)
+    slots.put("slow", "motors", (0, 0), owner=SLOW)
+    while "slow" in slots.attached():
+        _step(slots, clock, 2.5)
+    slots.release("slow")  # /sim detach: an operator's, for any owner (a DDS publisher too)
+    slots.put("slow", "motors", (0.1, 0.1), owner=SLOW)
+    assert slots.attached() == ["fast", "slow"]
