@@ -684,3 +684,27 @@ int coopsim_release(coopsim_client *c, coopsim_robot *bot, coopsim_msg *reply)
 {
     return coopsim_call(c, bot->sock, COOPSIM_RELEASE, "", NULL, 0, NULL, 0, reply);
 }
+
+/* CRC-32 as zlib computes it (reflected, polynomial 0xEDB88320). */
+static unsigned long crc32_text(const char *text)
+{
+    unsigned long crc = 0xFFFFFFFFul;
+    for (; *text; text++) {
+        crc ^= (unsigned char)*text;
+        for (int k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0xEDB88320ul & (0ul - (crc & 1ul)));
+    }
+    return crc ^ 0xFFFFFFFFul;
+}
+
+unsigned long coopsim_seed(const char *robot, unsigned long fallback)
+{
+    const char *own = getenv("COOPSIM_ROBOT_SEED"), *run = getenv("COOPSIM_SEED");
+    char text[320];
+    if (own && *own)
+        return strtoul(own, NULL, 10);
+    if (!run || !*run)
+        return fallback;
+    snprintf(text, sizeof text, "%s/%s", run, robot ? robot : "");
+    return crc32_text(text);
+}

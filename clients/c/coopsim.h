@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define COOPSIM_PROTOCOL_VERSION 3  /* sent in every hello (docs/protocol.md, Changelog) */
+#define COOPSIM_PROTOCOL_VERSION 4  /* sent in every hello (docs/protocol.md, Changelog) */
 #define COOPSIM_DEFAULT_NAMESERVER "tcp://127.0.0.1:10000"
 #define COOPSIM_TIMEOUT 9       /* error code of a request that got no reply in time */
 #define COOPSIM_UNKNOWN_NAME 5  /* error code of a module or command name a robot lacks */
@@ -145,6 +145,11 @@ int coopsim_claim(coopsim_client *c, coopsim_robot *bot, int force, coopsim_msg 
 /* Give robot `bot` up (it also leaves lockstep): 0 (reply->params[0] is 1 when it was owned),
  * or COOPSIM_OWNED when another connection owns it. */
 int coopsim_release(coopsim_client *c, coopsim_robot *bot, coopsim_msg *reply);
+
+/* The seed of ROBOT's random stream in the run that launched this controller: $COOPSIM_ROBOT_SEED,
+ * else the CRC-32 of "<$COOPSIM_SEED>/<robot>", else `fallback` (started by hand without a
+ * seed). Same scenario and seed, same choices: docs/protocol.md, "Launched controllers". */
+unsigned long coopsim_seed(const char *robot, unsigned long fallback);
 
 void coopsim_robot_close(coopsim_robot *bot);
 void coopsim_close_port(void *sock);

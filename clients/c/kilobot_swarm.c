@@ -25,7 +25,7 @@ static int setup(coopsim_robot *bot, coopsim_msg *r)
     radio_send = need(bot, "radio", "send", r);
     radio_read = need(bot, "radio", "read", r);
     leds_set = need(bot, "leds", "set", r);
-    srand(12345u);
+    srand((unsigned)coopsim_seed(bot->name + (bot->name[0] == '/'), 12345u)); /* the run's stream for this robot */
     return radio_send < 0 || radio_read < 0 || leds_set < 0;
 }
 

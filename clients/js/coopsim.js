@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { decode, encode } from "@msgpack/msgpack";
 import * as zmq from "zeromq";
 
-export const PROTOCOL_VERSION = 3; // sent in every hello (docs/protocol.md, Changelog)
+export const PROTOCOL_VERSION = 4; // sent in every hello (docs/protocol.md, Changelog)
 export const DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000";
 export const TIMEOUT = 9; // error code of a request that got no reply in time
 // error code of a motion command to a robot another connection owns; its text names the owner
@@ -21,6 +21,26 @@ export const UNKNOWN_NAME = 5; // error code of a module or command name a robot
 
 /** A protocol error code (docs/protocol.md section 2) with its sentence: from an error reply,
  * or the client's own for the same reasons (9: no reply in time; 5: a name the robot lacks). */
+/** CRC-32 of a text's UTF-8 bytes, as zlib computes it. */
+function crc32(text) {
+  let crc = 0xffffffff;
+  for (const byte of new TextEncoder().encode(text)) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+/** The seed of `robot`'s random stream in the run that launched this controller:
+ * $COOPSIM_ROBOT_SEED, else the CRC-32 of "<$COOPSIM_SEED>/<robot>", else `fallback` (started by
+ * hand without a seed). Same scenario and seed, same choices (docs/protocol.md, "Launched
+ * controllers"). */
+export function robotSeed(robot, fallback = null, env = process.env) {
+  if (env.COOPSIM_ROBOT_SEED) return Number.parseInt(env.COOPSIM_ROBOT_SEED, 10);
+  if (!env.COOPSIM_SEED) return fallback;
+  return crc32(`${env.COOPSIM_SEED}/${robot}`);
+}
+
 export class RemoteError extends Error {
   constructor(code, text, command) {
     super(`error ${code}: ${text}`);

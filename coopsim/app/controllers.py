@@ -1,8 +1,10 @@
 """Controllers the scenario launches: ``controller <command>`` in a ``[ROBOT_n]`` section.
 
 Each command runs as a child process in the scenario file's folder, with the environment variables
-``COOPSIM_NAMESERVER`` (the name server endpoint), ``COOPSIM_ROBOT`` (the robot's network name)
-and ``COOPSIM_SIM_PID`` (the simulator's process id, so a controller can tell when it is gone),
+``COOPSIM_NAMESERVER`` (the name server endpoint), ``COOPSIM_ROBOT`` (the robot's network name),
+``COOPSIM_SIM_PID`` (the simulator's process id, so a controller can tell when it is gone),
+``COOPSIM_SEED`` (the run's seed) and ``COOPSIM_ROBOT_SEED`` (its robot's own random stream,
+:func:`~coopsim.model.driver.robot_seed`: same scenario and seed, same controllers' choices),
 and with a run's CurveZMQ keys ``COOPSIM_SERVER_KEY`` and ``COOPSIM_CLIENT_KEY``; Python's output is
 unbuffered (``PYTHONUNBUFFERED=1`` unless set), so a controller's log holds every line it printed
 even when the run's end stops it.
@@ -38,6 +40,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..model.driver import ROBOT_SEED_VARIABLE, SEED_VARIABLE, robot_seed
 from ..model.errors import CoopsimError, SimulationError
 from ..model.plugins import ROBOT_TYPES
 from ..model.specs import ScenarioSpec
@@ -79,11 +82,14 @@ class Controllers:
         log_dir: Where each child's output goes (``<robot>.log``); None discards it.
         env: The children's base environment (default: this process's), e.g. with the run's
             CurveZMQ key variables.
+        seed: The run's seed (each child gets it and its robot's stream); None: none given.
     """
 
     def __init__(self, specs: list[ControllerSpec], nameserver: str,
-                 log_dir: str | None = None, env: dict[str, str] | None = None) -> None:
+                 log_dir: str | None = None, env: dict[str, str] | None = None,
+                 seed: int | None = None) -> None:
         self.specs = specs
+        self.seed = seed
         self.nameserver = nameserver
         self.log_dir = log_dir
         self.env = env
@@ -105,6 +111,9 @@ class Controllers:
             env = dict(os.environ if self.env is None else self.env,
                        COOPSIM_NAMESERVER=self.nameserver, COOPSIM_ROBOT=spec.robot,
                        COOPSIM_SIM_PID=str(os.getpid()))
+            if self.seed is not None:
+                env[SEED_VARIABLE] = str(self.seed)
+                env[ROBOT_SEED_VARIABLE] = str(robot_seed(self.seed, spec.robot))
             # a Python controller's lines reach its log as printed: buffered, what it printed
             # last was lost when the run's end stopped it (SIGTERM) before it exited by itself
             env.setdefault("PYTHONUNBUFFERED", "1")

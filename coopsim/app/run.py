@@ -193,7 +193,8 @@ class Run:
             specs = self._controller_specs()
             if specs and self.network is not None:
                 self.controllers = Controllers(specs, self.network.endpoint, opts.log_dir,
-                                               self.client_env()).start()
+                                               self.client_env(),
+                                               seed=self.stepper.sim.seed).start()
         except BaseException:
             self.close()
             raise

@@ -7,7 +7,8 @@ import os
 import random
 
 from ..model.commands import NOT_ALLOWED
-from ..model.driver import Driver
+from ..model.errors import CoopsimError
+from ..model.driver import ROBOT_SEED_VARIABLE, SEED_VARIABLE, Driver, robot_seed
 from .connection import Client, RemoteError
 
 
@@ -39,7 +40,8 @@ def run_controller(driver, robot: str | None = None, params: dict | None = None,
         params: Driver parameter values (validated as in a scenario).
         steps: Stop after this many iterations (default: until the run ends).
         nameserver: Default $COOPSIM_NAMESERVER or the default endpoint.
-        seed: Seed of the driver's random generator.
+        seed: Seed of the driver's random generator; None: the run's (:func:`run_seed`), so
+            the same scenario and seed give the same run with network controllers too.
         period: Wall-time period of an iteration in real time, s.
 
     Returns:
@@ -53,10 +55,12 @@ def run_controller(driver, robot: str | None = None, params: dict | None = None,
         driver = DRIVERS.get(driver)
     if not (isinstance(driver, type) and issubclass(driver, Driver)):
         raise TypeError(f"{driver!r} is not a Driver class")
-    instance = driver(driver.values(params), _Rng(seed))
     name = robot or os.environ.get("COOPSIM_ROBOT", "robot1")
     done = 0
     with Client(nameserver) as client:
+        if seed is None:
+            seed = run_seed(name, client)
+        instance = driver(driver.values(params), _Rng(seed))
         bot = client.robot(name)
         instance.setup(bot)
         try:
@@ -70,6 +74,28 @@ def run_controller(driver, robot: str | None = None, params: dict | None = None,
             if exc.code != NOT_ALLOWED or "finished" not in exc.text:
                 raise
     return done
+
+
+def run_seed(robot: str, client: Client | None = None) -> int | None:
+    """The seed of ``robot``'s random stream in the run it belongs to: ``$COOPSIM_ROBOT_SEED``
+    (a launched controller's), else :func:`~coopsim.model.driver.robot_seed` of
+    ``$COOPSIM_SEED``, else of the seed the run's ``/sim state`` names (a controller started by
+    hand), else None (the operating system's randomness: the run cannot be repeated)."""
+    for variable in (ROBOT_SEED_VARIABLE, SEED_VARIABLE):
+        text = os.environ.get(variable, "").strip()
+        if text:
+            try:
+                value = int(text)
+            except ValueError:
+                raise ValueError(f"${variable} must be an integer, not {text!r}") from None
+            return value if variable == ROBOT_SEED_VARIABLE else robot_seed(value, robot)
+    if client is None:
+        return None
+    try:
+        seed = client.sim().state().get("seed")
+    except (CoopsimError, OSError, ValueError):  # no /sim to ask (a replay, keys it lacks)
+        return None
+    return robot_seed(seed, robot) if isinstance(seed, int) else None
 
 
 def controller_main(driver, default_robot: str, doc: str | None = None,

@@ -15,6 +15,7 @@ Both declare typed parameters like modules do, and are built with their current 
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,6 +25,17 @@ if TYPE_CHECKING:  # the network host imports this module without numpy at run t
     import numpy as np
 
 EVERY = ParamSpec("every", "int", "call the driver every N steps", 1, 1, 100000, "steps")
+
+
+SEED_VARIABLE = "COOPSIM_SEED"  # the run's seed, in a launched controller's environment
+ROBOT_SEED_VARIABLE = "COOPSIM_ROBOT_SEED"  # its robot's own stream: robot_seed(seed, robot)
+
+
+def robot_seed(seed: int, robot: str) -> int:
+    """The seed of one robot's random stream in a run of ``seed``: the CRC-32 (zlib's, as
+    every language has it) of the text ``"<seed>/<robot>"``, 0..2**32-1. A launched controller
+    finds it in ``$COOPSIM_ROBOT_SEED`` (docs/protocol.md, *Launched controllers*)."""
+    return zlib.crc32(f"{int(seed)}/{robot}".encode())
 
 
 class Reading(list):

@@ -167,6 +167,7 @@ class RobotPort:
             raise ProtocolError(p.WRONG_ARITY, f"param_set of {dotted} takes {want}")
         module = dotted.split(".", 1)[0]
         value = word if is_str else msg.data[0]
+        self.stepper.slots.check_writer(self.robot, self._owner())  # error 11: not the owner's
         stored = self._on_stepper(self.stepper.sim.set_param, self.robot, module, name, value)
         if is_str:
             return msg.reply(f"{dotted} {stored}")

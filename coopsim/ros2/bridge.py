@@ -15,7 +15,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 
-from ..model.errors import CoopsimError, OwnedError
+from ..model.errors import CoopsimError, NotAllowedError
 from ..sim.slots import Owner
 from . import messages as m
 from .dds import LATCHED, Participant
@@ -216,7 +216,7 @@ class RosBridge:
         try:
             stepper.slots.put(robot, drive.module, values, attach=stepper.mode == "lockstep",
                               owner=self.owner)
-        except OwnedError as exc:
+        except NotAllowedError as exc:  # owned by another, or detached for holding the run
             c.refused += 1
             c.last_refusal = f"{robot}: {exc}"
             return

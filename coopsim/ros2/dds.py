@@ -12,6 +12,8 @@ a ROS 2 node's rmw layer expects. Payloads are written as coopsim encodes them
 from __future__ import annotations
 
 import functools
+import os
+import socket
 import types
 from dataclasses import dataclass
 
@@ -148,11 +150,14 @@ class Participant:
         require_dds()
         from cyclonedds.domain import Domain, DomainParticipant
         self.domain_id = check_domain(domain)
+        before, self.tied = _socket_fds(), 0
         try:
             self._domain = Domain(self.domain_id, loopback_config()) if loopback else None
             self.participant = DomainParticipant(self.domain_id)
         except Exception as exc:  # noqa: BLE001 - Cyclone's DDSException, said as a sentence
             raise CoopsimError(f"cannot join DDS domain {self.domain_id}: {exc}") from None
+        if loopback:
+            self.tied = tie_to_loopback(_socket_fds() - before)
         self._topics: dict[str, object] = {}
 
     def topic(self, name: str, short: str):
@@ -182,6 +187,56 @@ class Participant:
         self._topics.clear()
         self.participant = None
         self._domain = None
+
+
+def _socket_fds() -> set[int]:
+    """This process's open socket descriptors (empty where /proc is not there)."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return set()
+    fds = set()
+    for name in names:
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                fds.add(int(name))
+        except OSError:  # closed meanwhile
+            continue
+    return fds
+
+
+def tie_to_loopback(fds) -> int:
+    """Tie each UDP socket among ``fds`` bound to the wildcard address to the loopback device
+    (SO_BINDTODEVICE ``lo``); return how many. Cyclone DDS binds its receiving sockets to
+    0.0.0.0 whatever its interface setting says (its transmit socket takes the interface's
+    address), so without this a participant configured for 127.0.0.1 still accepts datagrams
+    from every network; tied, the kernel delivers it only what arrives on loopback (``ss -uanp``
+    shows ``0.0.0.0%lo:7410``). Linux; elsewhere nothing is tied.
+
+    Raises:
+        CoopsimError: a socket could not be tied (DDS would listen beyond loopback).
+    """
+    device = getattr(socket, "SO_BINDTODEVICE", None)
+    tied = 0
+    for fd in sorted(fds):
+        try:
+            sock = socket.socket(fileno=os.dup(fd))  # a duplicate: closing it keeps Cyclone's
+        except OSError:
+            continue
+        with sock:
+            if sock.type != socket.SOCK_DGRAM or sock.getsockname()[0] not in ("0.0.0.0", "::"):
+                continue
+            if device is None:
+                continue
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, device, b"lo\0")
+            except OSError as exc:
+                raise CoopsimError(
+                    f"cannot keep DDS on loopback: tying its socket {sock.getsockname()} to "
+                    f"'lo' failed ({exc.strerror}); --bind ADDRESS --insecure serves DDS "
+                    "beyond loopback knowingly") from None
+            tied += 1
+    return tied
 
 
 class RawWriter:

@@ -12,6 +12,17 @@ until the owner releases it, detaches, disconnects, or stays silent longer than 
 Owners are opaque to this layer: a hashable key (who) and a link (which connection, so a closed
 connection drops what it owned) given by the network.
 
+**Patience.** A controller that is alive but slow (one command every 2.5 s under a 3 s lease)
+would hold every other controller's lockstep run at its pace for ever. So the book counts, per
+controller, how long each step waited for it alone once every other attached controller had
+sent its command (*held* time, in active time), over its last :data:`PATIENCE_WINDOW` steps
+shared with others. When that total passes its *patience*, max(the lease,
+:data:`PATIENCE_FACTOR` x :data:`PATIENCE_WINDOW` x the median time those steps waited for the
+others), it is detached, loses its owner, the run's log says why, and its connection's next
+motion command is refused (not allowed, error 6, saying why) until it claims the robot again
+(command 4). A controller alone in lockstep is never held against itself: the run is as fast
+as it is.
+
 **Silence is measured on the run's active time**, not on the wall clock: time advances by the
 wall time between two looks of the stepper, but by at most :data:`ACTIVE_GAP` per look, so a
 simulator that was stopped (SIGSTOP, a debugger, a suspended laptop) or starved by the machine
@@ -26,7 +37,7 @@ import threading
 from dataclasses import dataclass
 from typing import Hashable
 
-from ..model.errors import OwnedError
+from ..model.errors import NotAllowedError, OwnedError
 from .clock import WallClock
 
 log = logging.getLogger(__name__)
@@ -35,6 +46,8 @@ DEFAULT_LEASE = 3.0  # s of active time a controller may stay silent before it i
 LEASE_MAX = 60.0  # s: the longest lease /sim set_lease accepts
 ACTIVE_GAP = 0.25  # s: the most one gap between two looks of the stepper adds to active time
 DETACHED_KEPT = 256  # latest detaches kept in CommandSlots.detached_log
+PATIENCE_WINDOW = 20  # steps shared with other controllers over which held time is summed
+PATIENCE_FACTOR = 10.0  # patience: this many times the others' median wait per window step
 
 
 @dataclass(frozen=True)
@@ -67,18 +80,29 @@ class CommandSlots:
         self._pending: dict[tuple[str, str], tuple[float, ...]] = {}
         self._attached: dict[str, float] = {}  # robot -> active time since when it is awaited
         self._committed: set[str] = set()
+        self._commits: dict[str, float] = {}  # robot -> active time of its commit this step
+        self._took = 0.0  # active time of the latest take
+        # robot -> its last PATIENCE_WINDOW shared steps: (held alone, the others' wait), s
+        self._held: dict[str, collections.deque] = {}
+        # robot -> (owner key, its link, why) of a controller detached for holding the run
+        self._benched: dict[str, tuple[Hashable, Hashable, str]] = {}
         self._owners: dict[str, tuple[Owner, float]] = {}  # robot -> (owner, last active)
         self._seen = self.clock.now()
         self._active = 0.0  # s of active time so far (see the module docstring)
+        self._steady = 0.0  # s of active time in gaps no longer than ACTIVE_GAP (patience)
         # the latest detaches, "robot: why" (bounded: a long run whose controllers come and go
         # would otherwise grow it for ever)
         self.detached_log: collections.deque[str] = collections.deque(maxlen=DETACHED_KEPT)
         self.generation = 0  # number of takes so far; a command put now is used by take #gen+1
 
     def _now(self) -> float:
-        """Active time, s (call under the lock): gaps longer than ACTIVE_GAP count as that."""
+        """Active time, s (call under the lock): gaps longer than ACTIVE_GAP count as that.
+        Steady time (:attr:`_steady`, what held time is measured in) counts them as nothing:
+        a step is held against a controller only for time the simulator kept looking."""
         wall = self.clock.now()
-        self._active += min(max(0.0, wall - self._seen), ACTIVE_GAP)
+        gap = max(0.0, wall - self._seen)
+        self._active += min(gap, ACTIVE_GAP)
+        self._steady += gap if gap <= ACTIVE_GAP else 0.0
         self._seen = wall
         return self._active
 
@@ -106,9 +130,13 @@ class CommandSlots:
             now = self._now()
             if owner is not None:
                 self._take_ownership(robot, owner, now, force=False)
+                if attach and self._benched.get(robot, (None,))[0] == owner.key:
+                    raise NotAllowedError(self._benched[robot][2])
             self._pending[(robot, module)] = tuple(values)
             if attach:
                 self._attached[robot] = now
+                if robot not in self._committed:
+                    self._commits[robot] = self._steady
                 self._committed.add(robot)
             elif robot in self._attached:  # alive, in realtime: keeps its lease for lockstep
                 self._attached[robot] = now
@@ -125,7 +153,10 @@ class CommandSlots:
             OwnedError: another owner holds it and ``force`` is not set.
         """
         with self.cond:
-            return self._take_ownership(robot, owner, self._now(), force)
+            taken = self._take_ownership(robot, owner, self._now(), force)
+            if self._benched.get(robot, (None,))[0] == owner.key:
+                del self._benched[robot]  # claimed again, knowingly: it may attach again
+            return taken
 
     def _take_ownership(self, robot: str, owner: Owner, now: float, force: bool) -> str:
         held = self._owners.get(robot)
@@ -148,6 +179,25 @@ class CommandSlots:
         self._owners[robot] = (owner, now)
         return current.label
 
+    def check_writer(self, robot: str, owner: Owner | None) -> None:
+        """Refuse a parameter write to a robot another connection owns (its owner, an
+        in-process caller with ``owner`` None, and anyone once the owner's lease lapsed may).
+
+        Raises:
+            OwnedError: another owner holds the robot.
+        """
+        with self.cond:
+            held = self._owners.get(robot)
+            if owner is None or held is None or held[0].key == owner.key:
+                return
+            if robot not in self._attached and self._now() - held[1] > self.lease:
+                return  # lapsed, as for a motion command; writing does not take the robot
+            raise OwnedError(
+                f"{robot} is owned by {held[0].label}: parameter writes from other "
+                f"connections are refused as motion commands are, until it releases it "
+                f"(command 5), detaches, disconnects or stays silent for the {self.lease:g} s "
+                f"lease; claim with params [1] forces it", held[0].label)
+
     def release(self, robot: str, key: Hashable | None = None) -> bool:
         """Give the robot up (``key`` None: whoever owns it, for operators); it also leaves
         lockstep. Return whether it was owned (by ``key``).
@@ -162,6 +212,8 @@ class CommandSlots:
                                  "only its owner releases it (claim with params [1] forces it)",
                                  held[0].label)
             self._owners.pop(robot, None)
+            if key is None:  # an operator's release (/sim detach) lifts a patience detach too
+                self._benched.pop(robot, None)
         self.detach(robot, "released")
         return held is not None
 
@@ -182,6 +234,7 @@ class CommandSlots:
             gone = [r for r, (owner, _) in self._owners.items() if owner.link == link]
             for robot in gone:
                 del self._owners[robot]
+            self._benched = {r: b for r, b in self._benched.items() if b[1] != link}
         for robot in gone:
             if self.detach(robot, "its controller's connection closed"):
                 log.info("lockstep: %s: its controller's connection closed; detached", robot)
@@ -193,10 +246,13 @@ class CommandSlots:
         """Commands phase: return and clear the commands received since the last take."""
         with self.cond:
             now = self._now()
+            self._count_held()
             for robot in self._attached:  # its silence starts when its reply is due: now
                 self._attached[robot] = now
             pending, self._pending = self._pending, {}
             self._committed.clear()
+            self._commits.clear()
+            self._took = self._steady
             self.generation += 1
             return pending
 
@@ -218,6 +274,52 @@ class CommandSlots:
     def _log_detach(self, robot: str, why: str) -> None:
         self.detached_log.append(f"{robot}: {why}")
 
+    def _count_held(self) -> None:
+        """The step goes: add it to the window of every controller it shared with others
+        (under the lock)."""
+        commits = {r: t for r, t in self._commits.items() if r in self._attached}
+        if len(commits) < 2:
+            return
+        for robot, t in commits.items():
+            others = max(c for r, c in commits.items() if r != robot)
+            window = self._held.setdefault(robot, collections.deque(maxlen=PATIENCE_WINDOW))
+            window.append((max(0.0, t - others), max(0.0, others - self._took)))
+
+    def _patience(self, robot: str, now: float) -> tuple[float, float]:
+        """(held, patience), s of steady time (under the lock): how long the robot's last
+        shared steps waited for it alone (the current step's wait included, ``now`` being the
+        steady time), and how long they may."""
+        window = self._held.get(robot, ())
+        held = sum(h for h, _ in window)
+        others = [t for r, t in self._commits.items() if r != robot and r in self._attached]
+        if (robot in self._attached and robot not in self._committed and others
+                and len(others) >= len(self._attached) - 1):
+            held += now - max(others)  # every other controller is in: the step waits for it
+        waits = sorted(w for _, w in window)
+        median = waits[len(waits) // 2] if waits else 0.0
+        return held, max(self.lease, PATIENCE_FACTOR * PATIENCE_WINDOW * median)
+
+    def _impatient(self, now: float, late: list[str]) -> list[tuple[str, str]]:
+        """Attached robots with a network owner whose held time passed their patience, and
+        why (under the lock; those in ``late`` are detached for their lease already); they are
+        benched and lose their owner."""
+        out = []
+        for robot in list(self._attached):
+            held, patience = self._patience(robot, now)
+            owner = self._owners.get(robot)
+            if held <= patience or owner is None or robot in late:
+                continue
+            why = (f"{robot} was detached from lockstep: its controller made the run's steps "
+                   f"wait for it alone {held:.1f} s in its last {PATIENCE_WINDOW} steps "
+                   f"(patience {patience:.1f} s: the lease, or {PATIENCE_FACTOR:g} x "
+                   f"{PATIENCE_WINDOW} x the other controllers' median wait); its lockstep "
+                   f"commands are refused until it claims the robot again (command 4)")
+            self._benched[robot] = (owner[0].key, owner[0].link, why)
+            self._owners.pop(robot, None)
+            self._held.pop(robot, None)
+            out.append((robot, why))
+        return out
+
     def expire(self) -> list[str]:
         """Detach every attached robot the coming step has waited for longer than the lease
         (in active time); it also loses its owner. Return their names."""
@@ -227,11 +329,15 @@ class CommandSlots:
                     if now - t > self.lease and r not in self._committed]
             for robot in late:
                 self._owners.pop(robot, None)
+            slow = self._impatient(self._steady, late)
+        for robot, why in slow:
+            log.warning("lockstep: %s", why)
+            self.detach(robot, why)
         for robot in late:
             log.warning("lockstep: %s: its controller sent no command for %.1f s while the "
                         "run was waiting for it (the lease); detached", robot, self.lease)
             self.detach(robot, f"silent for more than the {self.lease:g} s lease")
-        return late
+        return late + [robot for robot, _ in slow]
 
     def waiting(self) -> list[str]:
         """Attached robots that have not committed a command for the coming step."""
@@ -248,6 +354,7 @@ class CommandSlots:
         with self.cond:
             self._pending.clear()
             self._committed.clear()
+            self._commits.clear()
             self.cond.notify_all()
 
     def forget(self, robots) -> None:
@@ -259,4 +366,6 @@ class CommandSlots:
                 self._attached.pop(robot, None)
                 self._committed.discard(robot)
                 self._owners.pop(robot, None)
+                self._held.pop(robot, None)
+                self._benched.pop(robot, None)
             self.cond.notify_all()

@@ -1,4 +1,4 @@
-"""Versions that mean something (issue #22): hello says protocol 3 (serving version-2 clients) and a version-1 client is told
+"""Versions that mean something (issue #22): hello says protocol 4 (serving version-2 and -3 clients) and a version-1 client is told
 clearly; new recordings say format 2 and format-1 recordings still play; both docs open with
 their changelog; the gateway refuses a name server of another version."""
 
@@ -22,18 +22,18 @@ from rechelpers import record, run_cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_hello_says_protocol_3_and_serves_version_2_clients_as_version_2():
-    assert p.PROTOCOL_VERSION == 3
-    for sent, answered in (((3,), (3,)), ((), (3,)), ((2,), (2,))):
+def test_hello_says_protocol_4_and_serves_version_2_and_3_clients_as_themselves():
+    assert p.PROTOCOL_VERSION == 4
+    for sent, answered in (((4,), (4,)), ((), (4,)), ((3,), (3,)), ((2,), (2,))):
         reply = p.hello_reply(Message(0, "", 0, sent), "/sim")
         assert (reply.error, reply.params) == (0, answered)
-    assert p.hello_reply(Message(0, "", 0, (4,)), "/sim").error == p.VERSION_MISMATCH
+    assert p.hello_reply(Message(0, "", 0, (5,)), "/sim").error == p.VERSION_MISMATCH
 
 
 def test_a_version_1_client_is_told_both_versions_and_where_the_changelog_is():
     reply = p.hello_reply(Message(0, "", 0, (1,)), "/robot1")
     assert reply.error == p.VERSION_MISMATCH == 7
-    assert "speaks coopsim protocol 3" in reply.text and "client protocol 1" in reply.text
+    assert "speaks coopsim protocol 4" in reply.text and "client protocol 1" in reply.text
     assert "docs/protocol.md, 'Changelog'" in reply.text
 
 
@@ -110,4 +110,4 @@ def test_the_gateway_refuses_a_name_server_of_another_version():
         thread.join()
         ctx.term()
     assert result.returncode == 2
-    assert re.search(r"error 7: .*speaks protocol 1, the client 3", result.stderr)
+    assert re.search(r"error 7: .*speaks protocol 1, the client 4", result.stderr)

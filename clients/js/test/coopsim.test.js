@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import { Client, loadKeys, pack, parseCommands, RemoteError, Robot, ROBOT_COMMANDS, TIMEOUT,
-         UNKNOWN_NAME, unpack, PROTOCOL_VERSION } from "../coopsim.js";
+         UNKNOWN_NAME, unpack, PROTOCOL_VERSION, robotSeed } from "../coopsim.js";
 import { wanderSpeeds } from "../wander.js";
 
 const LIVE = process.env.COOPSIM_NAMESERVER;
@@ -136,3 +136,9 @@ function doubleBE(x) {
   buf.writeDoubleBE(x);
   return [...buf];
 }
+
+test("robotSeed: the launcher's stream, else the CRC-32 of '<seed>/<robot>', else the fallback", () => {
+  assert.equal(robotSeed("robot1", null, { COOPSIM_ROBOT_SEED: "1234" }), 1234);
+  assert.equal(robotSeed("robot1", null, { COOPSIM_SEED: "7" }), 1182699379); // zlib.crc32(b"7/robot1")
+  assert.equal(robotSeed("robot1", 5, {}), 5);
+});
