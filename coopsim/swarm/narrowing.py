@@ -63,10 +63,10 @@ def fit(offsets: np.ndarray, centre: np.ndarray, heading: float, free, spacing: 
     options = np.array([0.0]) if at_goal else slides(offsets, spacing)
     shifted = centre[None, None, :] + options[:, None, None] * side + world[None, :, :]
     counts = np.asarray(free(shifted.reshape(-1, 2)), dtype=bool).reshape(len(options), n).sum(1)
-    best = int(np.argmax(counts))
+    best = int(np.argmax(counts))  # the smallest of the best slides
     now = np.nonzero(np.isclose(options, slide))[0]
-    if len(now) and counts[now[0]] >= counts[best]:
-        best = int(now[0])  # keep the slide in use while none frees more slots
+    if best != 0 and len(now) and counts[now[0]] >= counts[best]:
+        best = int(now[0])  # keep the slide in use while no other frees more slots
     slide = float(options[best])
     anchor = centre + slide * side
     tries = anchor[None, None, :] + np.array(PULL_IN)[None, :, None] * world[:, None, :]

@@ -371,13 +371,16 @@ class VirtualStructure:
         ``time`` s) to their slots, in one report (:meth:`report_all`)."""
         sx, sy, heading, at_end = self.aim(indices, x, y, yaw, time)
         x, y, yaw = (np.asarray(v, dtype=float).reshape(-1) for v in (x, y, yaw))
-        return _law(x, y, yaw, sx, sy, np.full(len(sx), heading), np.full(len(sx), at_end),
+        return _law(x, y, yaw, sx, sy, np.full(len(sx), heading), at_end,
                     self.gains, self.drive)
 
-    def aim(self, indices, x, y, yaw, time: float) -> tuple[np.ndarray, np.ndarray, float, bool]:
+    def aim(self, indices, x, y, yaw, time: float) -> tuple[np.ndarray, np.ndarray, float,
+                                                             np.ndarray]:
         """Report robots ``indices`` (:meth:`report_all`) and say where each steers: (slot x,
-        slot y (m), the heading to face there (rad), whether the structure is at the goal). A
-        slot behind an obstacle is replaced by a point on the path ``lead`` m ahead (in file)."""
+        slot y (m), the heading to face there (rad), (k,) whether each goes to its slot even
+        if it lies behind it: the structure is at the goal, or the robot is the one holding
+        it back). A slot behind an obstacle is replaced by a point on the path ``lead`` m
+        ahead (in file); at the goal, by the robot's own way round."""
         g = self.gains
         self.report_all(indices, x, y, yaw, time)
         idx = np.asarray(indices, dtype=int)
@@ -397,15 +400,22 @@ class VirtualStructure:
                 if at_end and self.route is not None:
                     sx[k], sy[k] = self._routed(i, x[k], y[k], sx[k], sy[k])
                     continue
-                ahead = self._along(i, x[k], y[k]) if i in self.blocked else self.target
-                sx[k], sy[k] = self._point(min(self.length, ahead + g.lead))
-        return sx, sy, self.final_heading if at_end else heading, at_end
+                ahead = self._along(i, x[k], y[k]) + g.lead
+                if i not in self.blocked:  # no further than its own place (in file: behind)
+                    ahead = min(ahead, target - self.behind[i])
+                sx[k], sy[k] = self._point(min(self.length, ahead))
+            else:
+                self.along.pop(int(idx[k]), None)
+        # the member holding the structure back never waits for it (its slot may lie just
+        # behind it where the path bends; waiting there, everybody would wait for ever)
+        settle = np.full(len(idx), at_end) | (self.progress[idx] <= self.s + 1e-9)
+        return sx, sy, self.final_heading if at_end else heading, settle
 
     def _along(self, index: int, x: float, y: float) -> float:
-        """Where a left-behind robot at (x, y) itself is on the path, m: the nearest path point
-        from 0.5 m behind where it was last (so a jostle cannot send it back) to 2 m ahead of
-        the structure."""
-        last = self.along.get(index, self.progress[index])
+        """Where a robot at (x, y) out of sight of its slot itself is on the path, m: the
+        nearest path point from 0.5 m behind where it was last (so a jostle cannot send it
+        back) to 2 m ahead of the structure."""
+        last = self.along.get(index, self.progress[index] - self.behind[index])
         lo = max(0.0, min(self.s, last) - 0.5)
         s = np.arange(lo, min(self.length, self.s + 2.0) + 1e-9, 0.05)
         d = np.hypot(np.interp(s, self._cum, self.path[:, 0]) - x,
@@ -496,7 +506,7 @@ def control_squads(groups, time: float) -> np.ndarray:
                  for c in (2, 3, 4))
     sizes = [len(a[0]) for a in aims]
     heading = np.repeat([a[2] for a in aims], sizes)
-    at_end = np.repeat([a[3] for a in aims], sizes).astype(bool)
+    at_end = np.concatenate([a[3] for a in aims]).astype(bool)
     sx, sy = np.concatenate([a[0] for a in aims]), np.concatenate([a[1] for a in aims])
     first = groups[0][0]
     if all(st.gains == first.gains and st.drive == first.drive for st, *_ in groups[1:]):
@@ -513,7 +523,8 @@ def control_squads(groups, time: float) -> np.ndarray:
 def _law(x, y, yaw, sx, sy, heading, at_end, g: KeepGains, drive: Drive) -> np.ndarray:
     """(k, 2) wheel speeds (m/s) taking robots at x, y (m) facing ``yaw`` (rad) to slots
     ``sx``, ``sy`` (m); there (or ahead of the slot: waiting) they face ``heading`` (rad);
-    ``at_end``: the structure is at the goal. All arrays of k."""
+    ``at_end``: the robot settles on its slot even behind it (at the goal, or it holds the
+    structure back). All arrays of k."""
     ex, ey = sx - x, sy - y
     dist = np.hypot(ex, ey)
     error = _wrap(np.arctan2(ey, ex) - yaw)
