@@ -67,6 +67,8 @@ class KeepGains:
         jam: A structure short of the goal that has not moved ``stall_distance`` m for this
             long is jammed: every robot goes in file for ``file_for`` m of path, s.
         file_for: See ``jam``, m.
+        join: The structure waits this long after its first member has reached its starting
+            slot for the others, then goes on without those still on their way, s.
     """
 
     k_slot: float = 1.5
@@ -80,6 +82,7 @@ class KeepGains:
     report: float = 10.0
     jam: float = 12.0
     file_for: float = 3.0
+    join: float = 20.0
 
 
 @dataclass
@@ -144,6 +147,7 @@ class VirtualStructure:
         self.slide = 0.0  # m the shape is shifted to its left, off the path (narrowing.py)
         self.file_until = -1.0  # arc length up to which every robot goes in file (a jam), m
         self._mark: tuple[float, float] | None = None  # (time, s) the structure last moved
+        self._joined: float | None = None  # when the first member began tracking, s
         self.spacing = _spacing(self.offsets)
         self.arrived = False
         self.moved: dict[int, tuple[float, float, float]] = {}  # robot -> (time, x, y) it last
@@ -229,7 +233,7 @@ class VirtualStructure:
         for k, i in enumerate(idx.tolist()):
             self.states[i] = Pose(float(x[k]), float(y[k]), float(yaw[k]), time)
         self.progress[idx] = self._project(idx, x, y)
-        if not np.isnan(self.progress).any():  # every member tracks its slot now
+        if self._all_in(time):  # every member tracks its slot now (or is left behind)
             for i in idx.tolist():
                 self._watch(i, self.states[i])
             if self.blocked:
@@ -244,6 +248,26 @@ class VirtualStructure:
                 self._pull_in()
                 self._pulled_at = self.target
             self._check_arrival()
+
+    def _all_in(self, time: float) -> bool:
+        """Whether the structure may move: every member tracks its slot, or ``join`` s have
+        passed since the first did -- those not there yet (a member that cannot reach its
+        starting slot) are then left behind, named in :attr:`stuck`, and rejoin when they
+        have caught up."""
+        missing = np.nonzero(np.isnan(self.progress))[0].tolist()
+        if not missing:
+            return True
+        if self._joined is None:
+            self._joined = time
+        if time - self._joined < self.gains.join or len(missing) == len(self.progress):
+            return False
+        for i in missing:
+            if i not in self.blocked:
+                self.blocked.add(i)
+                self.stats.left += 1
+            self.stuck[i] = (f"has not reached its starting slot (the others were there "
+                             f"from t = {self._joined:.1f} s)")
+        return True
 
     def _watch_jam(self, time: float) -> None:
         """Break a jam: short of the goal and not moved ``stall_distance`` m for ``jam`` s,
@@ -342,8 +366,8 @@ class VirtualStructure:
 
     def _check_arrival(self) -> None:
         g = self.gains
-        if self.target < self.length or self.arrived:
-            return
+        if self.target < self.length or self.arrived or len(self.states) < len(self.offsets):
+            return  # not at the goal, or a member has not even started
         slots = self.slots()
         self.arrived = all(
             math.hypot(st.x - slots[i, 0], st.y - slots[i, 1]) <= g.tolerance
@@ -452,8 +476,8 @@ class VirtualStructure:
                 self.stuck.pop(i, None)
             elif not self.stuck.get(i, "").startswith("no way"):
                 left = " (left behind)" if i in self.blocked else ""
-                self.stuck[i] = (f"has not moved for {time - t:.0f} s at ({x[k]:.2f}, "
-                                 f"{y[k]:.2f}) m, {off:.2f} m from its slot{left}")
+                self.stuck[i] = (f"has not moved since t = {t:.1f} s, at ({x[k]:.1f}, "
+                                 f"{y[k]:.1f}) m, {off:.1f} m from its slot{left}")
 
     def _slots_of(self, idx: np.ndarray, s: float,
                   h: float | None = None) -> tuple[np.ndarray, np.ndarray]:
