@@ -153,12 +153,15 @@ class SquadServer(Server):
 
     def state(self) -> dict:
         """The ``squad_orders`` entry of ``/sim state``: the channel's counts (``published``,
-        ``unknown``: dropped for naming no squad, ``refused``: failed a check) and each squad's
-        latest order."""
+        ``unknown``: dropped for naming no squad, ``refused``: failed a check), each squad's
+        latest order, its arrival, and the members its in-process drivers say it waits for
+        (``blocked``: squad -> {robot: why})."""
         with self._lock:
             orders = self._current()
+            blocked = self.stepper.snapshot.extra.get("squad_blocked", {})
             return {"squad_orders": {**self.counts, "orders": {
-                k: o.describe() for k, o in orders.items()}, "arrived": dict(self._arrivals)}}
+                k: o.describe() for k, o in orders.items()}, "arrived": dict(self._arrivals),
+                "blocked": {k: dict(v) for k, v in blocked.items() if k in orders}}}
 
     # -- commands -----------------------------------------------------------------------------
 

@@ -150,6 +150,12 @@ class Batch:
             raise UnknownNameError(f"{name!r} is not one of this driver's robots")
         return LocalRobot(self._sim, name)
 
+    def post(self, key: str, value) -> None:
+        """Put ``value`` (immutable: snapshots share it) on the run's board under ``key``
+        (a word not starting with ``_``): readers find it in ``Snapshot.extra`` from the next
+        snapshot on (the ``squad`` driver's ``squad_blocked``, read by ``/sim state``)."""
+        self._sim.extra[key] = value
+
     def set(self, module: str, values: np.ndarray) -> None:
         """Store (n, width) commands of ``module`` for these robots (already in its stored
         form, e.g. wheel speeds in m/s; clipped by the module's actuator as any command)."""

@@ -94,6 +94,8 @@ class SquadRunner:
         self.heading = 0.0
         self.error = ""
         self.last_ms = 0.0  # wall time of the last decomposition, ms
+        self.structure = None  # the formation the current order travels as (or None)
+        self.slot_robot: dict[int, str] = {}  # the structure's slots' robots
 
     def apply(self, order: SquadOrder, positions: dict) -> bool:
         """Give the squad ``order`` (its free robots at ``positions``: name -> (x, y), m).
@@ -121,6 +123,8 @@ class SquadRunner:
             self.last_ms = (time.perf_counter() - started) * 1e3
         self.order, self.members, self.heading, self.error = order, tuple(members), \
             squad.heading, ""
+        self.structure = squad.structure
+        self.slot_robot = {int(k): r for r, k in zip(members, squad.last_plan.slot_of)}
         self.rejoined = False
         return True
 
@@ -142,6 +146,15 @@ class SquadRunner:
         self.home.discard(robot)
         self.rejoined = True
         self.controllers[robot].give(Stop())
+
+    def holding_up(self) -> dict:
+        """Robot name -> why it holds the squad's arrival up (the structure's ``stuck``:
+        away from its slot, not moving; or no way there); empty while all goes well."""
+        st = self.structure
+        if st is None or st.arrived:
+            return {}
+        return {self.slot_robot[i]: why for i, why in sorted(st.stuck.items())
+                if self.slot_robot.get(i) in self.members}
 
     @property
     def finished(self) -> bool:
@@ -252,6 +265,12 @@ class TeamPlayer:
         for run in self.runners.values():
             wheels.update(run.decide(states))
         return wheels
+
+    def holding_up(self) -> dict:
+        """Squad name -> {robot: why it holds the squad's arrival up}, for the squads that
+        wait for a member (:meth:`SquadRunner.holding_up`)."""
+        out = {name: run.holding_up() for name, run in self.runners.items()}
+        return {name: robots for name, robots in out.items() if robots}
 
     def beacons(self, time: float) -> dict:
         """Robot name -> payload to broadcast now (every ``beat`` s: the team's name)."""

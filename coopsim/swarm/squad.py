@@ -331,7 +331,7 @@ class Squad:
         structure = VirtualStructure(
             turns, offsets, float(head[0]), final, gains=self.gains,
             free=lambda pts: self.grid.free_at(pts, label),
-            clear=self.grid.segment_free)
+            clear=self.grid.segment_free, route=self._route)
         c, s = math.cos(final), math.sin(final)
         ends = turns[-1] + offsets @ np.array([[c, s], [-s, c]])
         chains = [(np.vstack([pos[k], starts[slot_of[k]]]), np.full((2, 2), np.nan))
@@ -495,6 +495,11 @@ class Squad:
         clear = self.grid.segments_free(a, b).astype(float)
         owner = np.repeat(np.arange(len(vias)), [len(v) - 1 for v in vias])
         return np.bincount(owner, weights=1.0 - clear, minlength=len(vias)) == 0
+
+    def _route(self, a, b) -> np.ndarray:
+        """(k, 2) points of a smoothed A* path from a to b, m (a structure's way round to an
+        end slot); raises SwarmError when there is none."""
+        return smooth(self.grid, find_path(self.grid, a, b, self.snap).points)
 
     def _detour(self, robot: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         try:

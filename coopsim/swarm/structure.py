@@ -34,43 +34,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import SwarmError
 from .follower import Drive, wrap
+from .narrowing import fit
+from .slotlaw import KeepGains, control_squads, law  # noqa: F401 -- their home was here
 
-PULL_IN = (1.0, 0.75, 0.5, 0.25, 0.0)  # fractions of a slot's offset tried where it is blocked
 PULL_EVERY = 0.05  # m: the slots are narrowed again each time the structure moved this far
-BEHIND = math.radians(100.0)  # a slot further off the nose than this is behind: wait, no U-turn
 # A slot nearer than this is not checked for an obstacle in between: the robot and its slot
 # both stand in free cells (0.3 m from any obstacle), so anything between them is further apart
 NEAR = 0.45  # m
 
 #: What the structure keeps of a robot's report: position (m), heading (rad), time (s).
 Pose = namedtuple("Pose", "x y yaw time")
-
-
-@dataclass(frozen=True)
-class KeepGains:
-    """How a structure paces itself and how robots track their slots.
-
-    Attributes:
-        k_slot: Speed per m of distance to the slot, 1/s (cruise speed = k_slot * lead).
-        lead: How far ahead of the slowest member the slots are placed, m.
-        k_heading: Turn rate per rad of heading error, 1/s.
-        blend: Distance before and after a corner over which the heading turns, m.
-        tolerance: Slot error of an arrived robot, m.
-        yaw_tolerance: Heading error of an arrived robot, rad.
-        stall: A member holding the structure back that has not moved ``stall_distance`` m for
-            this long is *blocked* (an obstacle, a jam): the structure goes on without it, s.
-        stall_distance: See ``stall``, m.
-    """
-
-    k_slot: float = 1.5
-    lead: float = 0.2
-    k_heading: float = 3.0
-    blend: float = 0.6
-    tolerance: float = 0.06
-    yaw_tolerance: float = math.radians(8.0)
-    stall: float = 3.0
-    stall_distance: float = 0.05
 
 
 @dataclass
@@ -83,6 +58,7 @@ class KeepStats:
     narrowed: set = field(default_factory=set)  # slots pulled in now
     left: int = 0
     rejoined: int = 0
+    jams: int = 0
 
 
 class VirtualStructure:
@@ -101,11 +77,13 @@ class VirtualStructure:
         clear: Optional ``clear(a, b) -> bool`` of the planning grid: whether a robot at ``a``
             may drive straight to ``b``; when it may not reach its slot so, it follows the
             path itself (in file behind the others) until it may.
+        route: Optional ``route(a, b) -> (k, 2) points`` (m; raises SwarmError when there is
+            no way): at the goal a robot whose end slot is not in sight goes there by it.
     """
 
     def __init__(self, path, offsets, heading: float | None = None,
                  final_heading: float | None = None, drive: Drive = Drive(),
-                 gains: KeepGains = KeepGains(), free=None, clear=None) -> None:
+                 gains: KeepGains = KeepGains(), free=None, clear=None, route=None) -> None:
         path = np.asarray(path, dtype=float).reshape(-1, 2)
         keep = np.ones(len(path), dtype=bool)
         keep[1:] = np.hypot(*np.diff(path, axis=0).T) > 1e-9
@@ -117,6 +95,7 @@ class VirtualStructure:
         self._dirs = np.arctan2(seg[:, 1], seg[:, 0]) if len(seg) else np.zeros(0)
         self.length = float(self._cum[-1])
         self.drive, self.gains, self.free, self.clear = drive, gains, free, clear
+        self.route = route
         first = float(self._dirs[0]) if len(self._dirs) else float(heading or 0.0)
         self.start_heading = first if heading is None else float(heading)
         last = float(self._dirs[-1]) if len(self._dirs) else self.start_heading
@@ -128,11 +107,18 @@ class VirtualStructure:
         self.stats = KeepStats()
         self.fractions = np.ones(len(self.offsets))
         self.behind = np.zeros(len(self.offsets))  # m behind the rear, on the path (in file)
+        self.slide = 0.0  # m the shape is shifted to its left, off the path (narrowing.py)
+        self.file_until = -1.0  # arc length up to which every robot goes in file (a jam), m
+        self._mark: tuple[float, float] | None = None  # (time, s) the structure last moved
+        self._joined: float | None = None  # when the first member began tracking, s
         self.spacing = _spacing(self.offsets)
         self.arrived = False
         self.moved: dict[int, tuple[float, float, float]] = {}  # robot -> (time, x, y) it last
         # moved stall_distance from
         self.blocked: set[int] = set()  # members the structure goes on without
+        self.along: dict[int, float] = {}  # a left-behind member's own place on the path, m
+        self.routes: dict[int, list] = {}  # robot -> [points to its end slot, next point]
+        self.stuck: dict[int, str] = {}  # robot -> why it holds the squad up (see report)
         self._pulled_at = -math.inf  # the target the slots were last narrowed for, m
         self._samples = None  # the path sampled for the last projection (_project_formed)
 
@@ -151,8 +137,16 @@ class VirtualStructure:
         narrowed where blocked."""
         centre, heading = self.pose(self.target if s is None else s)
         c, si = math.cos(heading), math.sin(heading)
-        off = self.offsets * (self.fractions[:, None] if pulled else 1.0)
+        off = self._narrowed() if pulled else self.offsets
         return centre + off @ np.array([[c, si], [-si, c]])
+
+    def _narrowed(self, idx=None) -> np.ndarray:
+        """The offsets (forward, left) of slots ``idx`` (None: all) as narrowed and slid now,
+        m, structure frame."""
+        idx = slice(None) if idx is None else idx
+        off = self.offsets[idx] * self.fractions[idx, None]
+        off[:, 1] += self.slide
+        return off
 
     def heading_at(self, s):
         """The structure's heading at arc length ``s`` (a number or an array): the path's
@@ -202,7 +196,7 @@ class VirtualStructure:
         for k, i in enumerate(idx.tolist()):
             self.states[i] = Pose(float(x[k]), float(y[k]), float(yaw[k]), time)
         self.progress[idx] = self._project(idx, x, y)
-        if not np.isnan(self.progress).any():  # every member tracks its slot now
+        if self._all_in(time):  # every member tracks its slot now (or is left behind)
             for i in idx.tolist():
                 self._watch(i, self.states[i])
             if self.blocked:
@@ -211,10 +205,44 @@ class VirtualStructure:
             else:
                 slowest = float(self.progress.min()) if len(self.progress) else self.s
             self.s = max(self.s, min(self.length, slowest))
-            if abs(self.target - self._pulled_at) >= PULL_EVERY:
+            self._watch_jam(time)
+            if abs(self.target - self._pulled_at) >= PULL_EVERY or \
+                    (self.target >= self.length > self._pulled_at):  # at the goal: no slide
                 self._pull_in()
                 self._pulled_at = self.target
             self._check_arrival()
+
+    def _all_in(self, time: float) -> bool:
+        """Whether the structure may move: every member tracks its slot, or ``join`` s have
+        passed since the first did -- those not there yet (a member that cannot reach its
+        starting slot) are then left behind, named in :attr:`stuck`, and rejoin when they
+        have caught up."""
+        missing = np.nonzero(np.isnan(self.progress))[0].tolist()
+        if not missing:
+            return True
+        if self._joined is None:
+            self._joined = time
+        if time - self._joined < self.gains.join or len(missing) == len(self.progress):
+            return False
+        for i in missing:
+            if i not in self.blocked:
+                self.blocked.add(i)
+                self.stats.left += 1
+            self.stuck[i] = (f"has not reached its starting slot (the others were there "
+                             f"from t = {self._joined:.1f} s)")
+        return True
+
+    def _watch_jam(self, time: float) -> None:
+        """Break a jam: short of the goal and not moved ``stall_distance`` m for ``jam`` s,
+        every robot goes in file for the next ``file_for`` m (then the shape re-forms)."""
+        g = self.gains
+        if self._mark is None or self.s - self._mark[1] >= g.stall_distance:
+            self._mark = (time, self.s)
+        elif time - self._mark[0] >= g.jam and self.target < self.length:
+            self.file_until = self.s + g.file_for
+            self.stats.jams += 1
+            self._mark = (time, self.s)
+            self._pulled_at = -math.inf  # now
 
     def _watch(self, index: int, state) -> None:
         """Leave robot ``index`` behind when it has held the structure back without moving for
@@ -226,11 +254,12 @@ class VirtualStructure:
             self.moved[index] = (t, x, y)
         holding = self.progress[index] < self.s + 0.5 * g.lead
         if index in self.blocked:
-            if self.progress[index] >= self.s - 0.5 * g.lead or self.s >= self.length:
+            if self.progress[index] >= self.s - 0.5 * g.lead or self.target >= self.length:
                 self.blocked.discard(index)  # caught up (or the squad is at the goal)
+                self.along.pop(index, None)
                 self.moved[index] = (state.time, state.x, state.y)
                 self.stats.rejoined += 1
-        elif holding and state.time - t >= g.stall and self.s < self.length and \
+        elif holding and state.time - t >= g.stall and self.target < self.length and \
                 len(self.blocked) + 1 < len(self.offsets):
             self.blocked.add(index)
             self.stats.left += 1
@@ -255,7 +284,7 @@ class VirtualStructure:
         py = np.interp(s, self._cum, self.path[:, 1])
         h = np.interp(s, *self._knots)  # the path's heading: a robot's progress, not the end's
         c, si = np.cos(h), np.sin(h)
-        off = self.offsets[idx] * self.fractions[idx, None]  # the slots as narrowed now
+        off = self._narrowed(idx)  # the slots as narrowed now
         in_file = self.behind[idx] > 0.0  # in file: where on the path, plus the distance behind
         off[in_file] = 0.0
         sx = px[None, :] + off[:, :1] * c[None, :] - off[:, 1:] * si[None, :]
@@ -276,39 +305,25 @@ class VirtualStructure:
             self._samples = (key, s, np.interp(s, self._cum, self.path[:, 0]),
                              np.interp(s, self._cum, self.path[:, 1]), np.cos(h), np.sin(h))
         _, s, px, py, c, si = self._samples
-        off = self.offsets[idx] * self.fractions[idx, None]
+        off = self._narrowed(idx)
         sx = px[None, :] + off[:, :1] * c[None, :] - off[:, 1:] * si[None, :]
         sy = py[None, :] + off[:, :1] * si[None, :] + off[:, 1:] * c[None, :]
         d = np.hypot(sx - x[:, None], sy - y[:, None])
         return s[np.argmin(d, axis=1)]
 
     def _pull_in(self) -> None:
-        """Narrow the slots that fall in blocked cells (keeping the spacing from the other
-        slots), put those that still do not fit in file on the path behind the formation;
-        count breaks and re-formations."""
+        """Slide the shape, narrow the slots that still fall in blocked cells, put those that
+        do not fit in file behind (:func:`coopsim.swarm.narrowing.fit`); count breaks and
+        re-formations."""
         if self.free is None or not len(self.offsets):
             return
         centre, heading = self.pose(self.target)
-        c, s = math.cos(heading), math.sin(heading)
-        world = self.offsets @ np.array([[c, s], [-s, c]])
-        tries = centre[None, None, :] + np.array(PULL_IN)[None, :, None] * world[:, None, :]
-        ok = np.asarray(self.free(tries.reshape(-1, 2)), dtype=bool).reshape(len(world), -1)
-        fractions, behind = np.ones(len(world)), np.zeros(len(world))
-        placed = [tries[i, 0] for i in range(len(world)) if ok[i, 0]]
-        rear = float(-self.offsets[:, 0].min()) if len(self.offsets) else 0.0
-        in_file = 0
-        for i in np.nonzero(~ok[:, 0])[0]:
-            for k in range(1, len(PULL_IN) - 1):
-                p = tries[i, k]
-                if ok[i, k] and all(math.dist(p, q) >= 0.9 * self.spacing for q in placed):
-                    fractions[i] = PULL_IN[k]
-                    placed.append(p)
-                    break
-            else:
-                in_file += 1
-                fractions[i] = 0.0
-                behind[i] = rear + in_file * self.spacing
-        self.fractions, self.behind = fractions, behind
+        along = self.progress - self.behind  # where each robot itself is along the path
+        at_goal = self.target >= self.length
+        jammed = self.s < self.file_until and not at_goal
+        self.fractions, self.behind, self.slide = fit(
+            self.offsets, centre, heading, self.free, self.spacing, self.slide, at_goal, along,
+            jammed)
         narrowed = set(np.nonzero(self.fractions < 1.0)[0].tolist())
         self.stats.breaks += len(narrowed - self.stats.narrowed)
         self.stats.reforms += len(self.stats.narrowed - narrowed)
@@ -316,8 +331,8 @@ class VirtualStructure:
 
     def _check_arrival(self) -> None:
         g = self.gains
-        if self.target < self.length or self.arrived:
-            return
+        if self.target < self.length or self.arrived or len(self.states) < len(self.offsets):
+            return  # not at the goal, or a member has not even started
         slots = self.slots()
         self.arrived = all(
             math.hypot(st.x - slots[i, 0], st.y - slots[i, 1]) <= g.tolerance
@@ -345,13 +360,16 @@ class VirtualStructure:
         ``time`` s) to their slots, in one report (:meth:`report_all`)."""
         sx, sy, heading, at_end = self.aim(indices, x, y, yaw, time)
         x, y, yaw = (np.asarray(v, dtype=float).reshape(-1) for v in (x, y, yaw))
-        return _law(x, y, yaw, sx, sy, np.full(len(sx), heading), np.full(len(sx), at_end),
+        return law(x, y, yaw, sx, sy, np.full(len(sx), heading), at_end,
                     self.gains, self.drive)
 
-    def aim(self, indices, x, y, yaw, time: float) -> tuple[np.ndarray, np.ndarray, float, bool]:
+    def aim(self, indices, x, y, yaw, time: float) -> tuple[np.ndarray, np.ndarray, float,
+                                                             np.ndarray]:
         """Report robots ``indices`` (:meth:`report_all`) and say where each steers: (slot x,
-        slot y (m), the heading to face there (rad), whether the structure is at the goal). A
-        slot behind an obstacle is replaced by a point on the path ``lead`` m ahead (in file)."""
+        slot y (m), the heading to face there (rad), (k,) whether each goes to its slot even
+        if it lies behind it: the structure is at the goal, or the robot is the one holding
+        it back). A slot behind an obstacle is replaced by a point on the path ``lead`` m
+        ahead (in file); at the goal, by the robot's own way round."""
         g = self.gains
         self.report_all(indices, x, y, yaw, time)
         idx = np.asarray(indices, dtype=int)
@@ -359,15 +377,72 @@ class VirtualStructure:
         target = self.target
         heading = self.heading_at(target)
         sx, sy = self._slots_of(idx, target, heading)
+        at_end = target >= self.length
+        self._note_stuck(idx, x, y, sx, sy, time)
         for k in np.nonzero(np.hypot(sx - x, sy - y) >= NEAR)[0] if self.clear else ():
             if not self.clear((x[k], y[k]), (sx[k], sy[k])):
-                # an obstacle between the robot and its slot: along the path, in file, instead
-                # (a robot left behind: from where it is on the path)
+                # an obstacle between the robot and its slot: at the goal, round it (its own
+                # way); on the way, along the path, in file (a robot left behind: from where
+                # it itself is on the path, never from its slot's place, which may lie ahead
+                # of it: aiming behind itself, it would back away all the way to the start)
                 i = int(idx[k])
-                ahead = self.progress[i] if i in self.blocked else self.target
-                sx[k], sy[k] = self._point(min(self.length, ahead + g.lead))
-        at_end = target >= self.length
-        return sx, sy, self.final_heading if at_end else heading, at_end
+                if at_end and self.route is not None:
+                    sx[k], sy[k] = self._routed(i, x[k], y[k], sx[k], sy[k])
+                    continue
+                ahead = self._along(i, x[k], y[k]) + g.lead
+                if i not in self.blocked:  # no further than its own place (in file: behind)
+                    ahead = min(ahead, target - self.behind[i])
+                sx[k], sy[k] = self._point(min(self.length, ahead))
+            else:
+                self.along.pop(int(idx[k]), None)
+        # the member holding the structure back never waits for it (its slot may lie just
+        # behind it where the path bends; waiting there, everybody would wait for ever)
+        settle = np.full(len(idx), at_end) | (self.progress[idx] <= self.s + 1e-9)
+        return sx, sy, self.final_heading if at_end else heading, settle
+
+    def _along(self, index: int, x: float, y: float) -> float:
+        """Where a robot at (x, y) out of sight of its slot itself is on the path, m: the
+        nearest path point from 0.5 m behind where it was last (so a jostle cannot send it
+        back) to 2 m ahead of the structure."""
+        last = self.along.get(index, self.progress[index] - self.behind[index])
+        lo = max(0.0, min(self.s, last) - 0.5)
+        s = np.arange(lo, min(self.length, self.s + 2.0) + 1e-9, 0.05)
+        d = np.hypot(np.interp(s, self._cum, self.path[:, 0]) - x,
+                     np.interp(s, self._cum, self.path[:, 1]) - y)
+        self.along[index] = max(last, float(s[np.argmin(d)]) if len(s) else last)
+        return self.along[index]
+
+    def _routed(self, index: int, x: float, y: float, sx: float, sy: float):
+        """The next point of robot ``index``'s own way (``route``) to its end slot (sx, sy),
+        m; where it is if there is none (:attr:`stuck` says why)."""
+        way = self.routes.get(index)
+        if way is None or math.dist(way[0][-1], (sx, sy)) > 0.05:
+            try:
+                way = self.routes[index] = [np.asarray(self.route((x, y), (sx, sy))), 1]
+            except SwarmError as exc:
+                self.stuck[index] = (f"no way from ({x:.2f}, {y:.2f}) to its slot "
+                                     f"({sx:.2f}, {sy:.2f}) m: {exc}")
+                return x, y
+        points, j = way
+        while j < len(points) - 1 and math.dist(points[j], (x, y)) < 0.25:
+            j += 1
+        way[1] = min(j, len(points) - 1)
+        return float(points[way[1]][0]), float(points[way[1]][1])
+
+    def _note_stuck(self, idx, x, y, sx, sy, time: float) -> None:
+        """Name in :attr:`stuck` each robot away from its slot that has not moved for
+        ``report`` s (the squad waits for it), with where it is and how far off; forget it
+        once it moves or the squad has arrived."""
+        g = self.gains
+        for k, i in enumerate(idx.tolist()):
+            t = self.moved.get(i, (time,))[0]
+            off = math.hypot(sx[k] - x[k], sy[k] - y[k])
+            if self.arrived or time - t < g.report or off <= g.tolerance:
+                self.stuck.pop(i, None)
+            elif not self.stuck.get(i, "").startswith("no way"):
+                left = " (left behind)" if i in self.blocked else ""
+                self.stuck[i] = (f"has not moved since t = {t:.1f} s, at ({x[k]:.1f}, "
+                                 f"{y[k]:.1f}) m, {off:.1f} m from its slot{left}")
 
     def _slots_of(self, idx: np.ndarray, s: float,
                   h: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -377,7 +452,7 @@ class VirtualStructure:
         px, py = self._point(s)
         h = self.heading_at(s) if h is None else h
         c, si = math.cos(h), math.sin(h)
-        off = self.offsets[idx] * self.fractions[idx, None]
+        off = self._narrowed(idx)
         sx = px + off[:, 0] * c - off[:, 1] * si
         sy = py + off[:, 0] * si + off[:, 1] * c
         behind = self.behind[idx]
@@ -398,74 +473,6 @@ class VirtualStructure:
                 len(self._lengths) - 1)
         t = min(max((s - self._cum[j]) / self._lengths[j], 0.0), 1.0)
         return self.path[j] + t * (self.path[j + 1] - self.path[j])
-
-
-def control_squads(groups, time: float) -> np.ndarray:
-    """Wheel speeds (m/s) of the tracking members of several structures in one array call.
-
-    Args:
-        groups: ``(structure, indices, x, y, yaw)`` per structure: its robots' slot indices and
-            poses (m, rad), each group reported to its structure (:meth:`VirtualStructure.aim`)
-            in the order given.
-        time: When the poses were read, s.
-
-    Returns:
-        (k, 2) wheel speeds, the groups' robots one after the other, exactly as each
-        structure's :meth:`~VirtualStructure.control_all` would give them.
-    """
-    if not groups:
-        return np.zeros((0, 2))
-    aims = [st.aim(idx, x, y, yaw, time) for st, idx, x, y, yaw in groups]
-    x, y, yaw = (np.concatenate([np.asarray(g[c], dtype=float).reshape(-1) for g in groups])
-                 for c in (2, 3, 4))
-    sizes = [len(a[0]) for a in aims]
-    heading = np.repeat([a[2] for a in aims], sizes)
-    at_end = np.repeat([a[3] for a in aims], sizes).astype(bool)
-    sx, sy = np.concatenate([a[0] for a in aims]), np.concatenate([a[1] for a in aims])
-    first = groups[0][0]
-    if all(st.gains == first.gains and st.drive == first.drive for st, *_ in groups[1:]):
-        return _law(x, y, yaw, sx, sy, heading, at_end, first.gains, first.drive)
-    out, k = [], 0  # structures with their own gains: one law each
-    for (st, *_), n in zip(groups, sizes):
-        sl = slice(k, k + n)
-        out.append(_law(x[sl], y[sl], yaw[sl], sx[sl], sy[sl], heading[sl], at_end[sl],
-                        st.gains, st.drive))
-        k += n
-    return np.vstack(out)
-
-
-def _law(x, y, yaw, sx, sy, heading, at_end, g: KeepGains, drive: Drive) -> np.ndarray:
-    """(k, 2) wheel speeds (m/s) taking robots at x, y (m) facing ``yaw`` (rad) to slots
-    ``sx``, ``sy`` (m); there (or ahead of the slot: waiting) they face ``heading`` (rad);
-    ``at_end``: the structure is at the goal. All arrays of k."""
-    ex, ey = sx - x, sy - y
-    dist = np.hypot(ex, ey)
-    error = _wrap(np.arctan2(ey, ex) - yaw)
-    v = np.minimum(drive.max_speed, g.k_slot * dist) * np.cos(error)
-    w = g.k_heading * error
-    turn = np.abs(error) > drive.turn_in_place
-    v[turn] = 0.0
-    # there, or ahead of its slot (wait for the others): face the way the squad goes
-    face = (dist < g.tolerance * 0.5) | (at_end & (dist < g.tolerance)) | \
-        ((np.abs(error) > BEHIND) & ~at_end & (dist < 2 * g.lead))
-    v[face] = 0.0
-    w[face] = g.k_heading * _wrap(heading[face] - yaw[face])
-    return _wheels(v, w, drive)
-
-
-def _wrap(angle: np.ndarray) -> np.ndarray:
-    """Angles brought into [-pi, pi), rad."""
-    return (angle + np.pi) % (2 * np.pi) - np.pi
-
-
-def _wheels(v: np.ndarray, w: np.ndarray, drive: Drive) -> np.ndarray:
-    """(k, 2) wheel speeds for body speeds ``v`` (m/s) and turn rates ``w`` (rad/s), scaled
-    down together where a wheel would exceed the top speed (:func:`wheel_speeds`, in arrays)."""
-    out = np.column_stack([v - w * drive.axle / 2, v + w * drive.axle / 2])
-    top = np.abs(out).max(axis=1)
-    over = top > drive.max_speed
-    out[over] *= (drive.max_speed / top[over])[:, None]
-    return out
 
 
 def _spacing(offsets: np.ndarray) -> float:

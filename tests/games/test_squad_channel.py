@@ -167,3 +167,24 @@ def test_a_squad_that_arrives_in_formation_is_reported_on_the_channel_and_in_sim
                                                 0.0) ** 2)))
         assert rms <= 0.1 and frame.step >= event["step"]
         events.close()
+
+
+def test_sim_state_names_the_member_a_squad_waits_for_and_why():
+    """Issue 35, item 10: a member that cannot move (its motors give nothing) is named in
+    /sim state squad_orders blocked, with why; the squad goes on without it."""
+    with live(squad_a_driven(), speed=0.0, paused=True) as run, \
+            Client(run.network.endpoint) as client:
+        client.sim().set_param("a2", "motors", "max_speed", 0.0)
+        Squads(client).send("A", "goto", (-5.0, -4.0), "line")
+        client.sim().resume()
+        while True:  # bounded by simulated time, not the wall clock
+            state = client.sim().state()
+            blocked = state["squad_orders"]["blocked"]
+            if blocked:
+                break
+            assert state["time"] < 120.0, ("nobody named", state["squad_orders"])
+            time.sleep(0.2)
+        assert list(blocked) == ["A"] and list(blocked["A"]) == ["a2"]
+        why = blocked["A"]["a2"]  # where it stands, how far from its slot, since when
+        assert why.startswith("has not ") and "slot" in why
+        assert "A" not in state["squad_orders"]["arrived"]

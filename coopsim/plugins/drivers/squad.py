@@ -14,6 +14,9 @@ when the robots have them (the ``swarmbot`` type does).
 
 from __future__ import annotations
 
+import logging
+from types import MappingProxyType
+
 import numpy as np
 
 from ...model.driver import Driver
@@ -22,6 +25,8 @@ from ...model.params import ParamSpec
 from ...model.radio import messages, pack
 from ...swarm.behaviours import RobotState
 from ...swarm.ctf import CtfView, TeamPlayer
+
+log = logging.getLogger(__name__)
 
 
 class SquadDriver(Driver):
@@ -48,6 +53,7 @@ class SquadDriver(Driver):
         self.teams: dict[str, TeamPlayer] | None = None
         self.seen: dict[str, int] = {}  # squad -> sequence number of the last order taken
         self.heard_after: dict[str, int] = {}  # robot -> radio deliveries read up to this step
+        self.holding: dict[str, dict] = {}  # squad -> {robot: why it holds the squad up}
 
     def step_batch(self, bots) -> None:
         snap = bots.snapshot
@@ -64,10 +70,32 @@ class SquadDriver(Driver):
         wheels = {}
         for team in self.teams.values():
             wheels.update(team.step(snap.time, states, view, heard))
+        self._holding_up(bots)
         out = np.zeros((len(bots.names), 2))
         for k, name in enumerate(bots.names):
             out[k] = wheels.get(name, (0.0, 0.0))
         bots.set("motors", out)
+
+    def _holding_up(self, bots) -> None:
+        """Say which members a squad waits for, and why: on the board (``squad_blocked``:
+        squad -> {robot: why}, in ``/sim state`` ``squad_orders``) and in the log, once as
+        each starts and stops holding its squad up."""
+        now = {}
+        for team in self.teams.values():
+            now.update(team.holding_up())
+        if now == self.holding:
+            return
+        for squad, robots in now.items():
+            for robot, why in robots.items():
+                if robot not in self.holding.get(squad, {}):
+                    log.warning("squad %s waits for %s: it %s", squad, robot, why)
+        for squad, robots in self.holding.items():
+            for robot in robots:
+                if robot not in now.get(squad, {}):
+                    log.info("squad %s: %s no longer holds it up", squad, robot)
+        self.holding = now
+        bots.post("squad_blocked", MappingProxyType(
+            {k: MappingProxyType(dict(v)) for k, v in now.items()}))
 
     def _teams(self, bots) -> dict:
         """One TeamPlayer per team among the squads holding these robots."""
