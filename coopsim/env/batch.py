@@ -175,7 +175,7 @@ class BatchWorld:
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])
         self.truncate_at = self._truncate_at()
-        self.reset()
+        self._start(self.stepper.snapshot)  # just built: a reset would build it all again
 
     def _truncate_at(self) -> float | None:
         if isinstance(self.task, TaskSpec):
@@ -189,7 +189,10 @@ class BatchWorld:
         """Every copy starts over (``seed``: the run's generator seeded with it)."""
         if seed is not None:
             self.sim.seed = int(seed)
-        snap = self.stepper.reset()
+        return self._start(self.stepper.reset())
+
+    def _start(self, snap):
+        """The copies' rows and initial state in the simulation as built; ``snap``."""
         index = self.sim.robots.index
         self.rows = np.array([[index[self.names[k][a]] for a in self.agents]
                               for k in range(self.copies)], dtype=np.int64)
