@@ -22,6 +22,8 @@ the same run.
    seconds per lean batch step after 20, seconds of a ``reset`` (it rebuilds the world; the
    constructor used to build it twice: once, then again in its reset), and the process's peak
    RSS (``ru_maxrss``) after all three.
+4. ``--only threads``: the lean batch of K copies stepped on 1 numba thread and on all of
+   them (``numba.set_num_threads``), in interleaved blocks of one process: the speed-up.
 
 Usage: python benchmarks/learning_bench.py [--copies 256] [--robots 4] [--steps 200]
        [--only single|batched|build]
@@ -132,13 +134,15 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=256)
     parser.add_argument("--robots", type=int, default=4)
     parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--only", choices=("single", "batched", "build"), help="one part only")
+    parser.add_argument("--only", choices=("single", "batched", "build", "threads"), help="one part only")
     args = parser.parse_args()
     if not casters.wait_ready(600):
         raise SystemExit("the compiled caster did not load (numba missing?)")
     print(machine())
     if args.only == "build":
         build(args.copies, args.steps)
+    if args.only == "threads":
+        thread_speedup(args.copies, args.steps)
     if args.only in (None, "single"):
         single_table(args.steps)
     if args.only in (None, "batched"):
@@ -208,6 +212,34 @@ def build(copies: int, steps: int) -> None:
           f"peak RSS, GiB |\n|---:|---:|---:|---:|---:|---:|\n| {copies:,} x "
           f"{len(batch.agents)} | {built:.2f} | {rebuilt:.2f} | {step * 1e3:.2f} | "
           f"{copies * len(batch.agents) / step:,.0f} | {rss:.2f} |")
+
+
+def thread_speedup(copies: int, steps: int) -> None:
+    """Part 4: lean batch steps/s on 1 thread and on numba's all, interleaved blocks."""
+    import numba
+
+    from coopsim.env.batch import BatchWorld
+    from coopsim.env.batchcast import wait_ready
+
+    wait_ready(600)
+    most = numba.config.NUMBA_NUM_THREADS
+    batch = BatchWorld(AVOID, copies, observe=["sonar"], lean=True,
+                       task=lambda snap, rows: (np.zeros(rows.shape),
+                                                np.zeros(rows.shape[0], bool)))
+    actions = np.tile([0.3, 0.28], (copies, len(batch.agents), 1))
+
+    def step():
+        batch.act(actions)
+        batch.observation(batch.tick())
+    rates: dict = {1: [], most: []}
+    for _ in range(5):
+        for n in rates:
+            numba.set_num_threads(n)
+            rates[n].append(_rate(step, steps, 1) * copies * len(batch.agents))
+    one, all_ = statistics.median(rates[1]), statistics.median(rates[most])
+    print(f"| {copies:,} x {len(batch.agents)} lean | 1 thread | {most} threads | speed-up |\n"
+          f"|---|---:|---:|---:|\n| agent-steps/s | {one:,.0f} | {all_:,.0f} | "
+          f"{all_ / one:.2f}x |")
 
 
 def threads() -> int:
