@@ -7,8 +7,8 @@ seen or felt in another. One tick of the one simulation then runs the physics an
 sensing over every robot of every copy at once: K copies cost one world of K times the robots,
 not K worlds. Each copy has its own episode: a copy that ends is put back to its initial layout
 (its robots moved back, their commands and remembered readings zeroed) while the others go on.
-That reset moves the robots in the engine directly, which the ``kinematic`` engine allows; it
-is the batch's engine.
+That reset moves the robots through the engine's public
+:meth:`~coopsim.physics.engine.Engine.reset_rows`; the batch runs on the ``kinematic`` engine.
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ class BatchWorld:
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])
         self.truncate_at = self._truncate_at()
-        self.reset()
+        self._start(self.stepper.snapshot)  # just built: a reset would build it all again
 
     def _truncate_at(self) -> float | None:
         if isinstance(self.task, TaskSpec):
@@ -190,7 +190,10 @@ class BatchWorld:
         """Every copy starts over (``seed``: the run's generator seeded with it)."""
         if seed is not None:
             self.sim.seed = int(seed)
-        snap = self.stepper.reset()
+        return self._start(self.stepper.reset())
+
+    def _start(self, snap):
+        """The copies' rows and initial state in the simulation as built; ``snap``."""
         index = self.sim.robots.index
         self.rows = np.array([[index[self.names[k][a]] for a in self.agents]
                               for k in range(self.copies)], dtype=np.int64)
@@ -214,15 +217,9 @@ class BatchWorld:
         rows = self.copy_rows[which].ravel()
         if not len(rows):
             return
-        engine = self.sim.world.engine
-        engine._sync()
-        engine.pos[rows] = self.initial[rows, :2]
-        engine.yaw[rows] = self.initial[rows, 2]
-        engine.heading[rows, 0] = np.cos(self.initial[rows, 2])
-        engine.heading[rows, 1] = np.sin(self.initial[rows, 2])
-        engine.state[rows] = self.initial[rows]
-        engine.state[rows, 3:] = 0.0
-        engine.cmd[rows] = 0.0
+        state = self.initial[rows].copy()
+        state[:, 3:] = 0.0
+        self.sim.world.engine.reset_rows(rows, state)
         for label in self.sim.commands:
             self.sim.commands[label][rows] = 0.0
         sensors = self.sim.sensors

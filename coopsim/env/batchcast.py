@@ -73,8 +73,13 @@ def _local(shapes: np.ndarray, centre: np.ndarray, offsets: np.ndarray, half: np
     2), m; ``half``: half a copy's extent, m); -1 for shapes of no copy (the big floor's edges)."""
     if not len(shapes):
         return np.zeros(0, np.int64)
-    dist = np.abs(centre[:, None, :] - offsets[None, :, :])
-    copy = np.argmin(dist.max(axis=2), axis=1)
+    from scipy.spatial import cKDTree
+
+    # Nearest offset by the max-norm, from a k-d tree: O(S log K) where the (S, K) distance
+    # table cost O(S K) time and memory (3.4 s of a 512-copy build, 6.5 GB at 4,096 copies).
+    # A shape equally near two copies lies outside both (half < half a cell), so how the
+    # tree breaks ties changes nothing.
+    copy = cKDTree(offsets).query(centre, p=np.inf)[1].astype(np.int64)
     inside = (np.abs(centre - offsets[copy]) <= half).all(axis=1)
     return np.where(inside, copy, -1)
 

@@ -157,6 +157,17 @@ class Engine(ABC):
         """Velocity drive: (len(rows), 3) vx, vy (m/s, world frame) and yaw rate (rad/s)."""
         raise SimulationError(f"the {self.label} engine has no velocity drive")
 
+    def reset_rows(self, rows: np.ndarray, state: np.ndarray) -> None:
+        """Put robots ``rows`` back between steps: each chassis at ``state`` (len(rows), 6) x,
+        y, yaw, vx, vy, yaw rate (m, rad, m/s, rad/s; world frame), its drive command dropped
+        (it stands still until driven again). The only way for code outside the engine to
+        move robots (a batched world's episode reset, :mod:`coopsim.env.batch`).
+
+        Raises:
+            SimulationError: the engine cannot (the default: an engine from before this call).
+        """
+        raise SimulationError(f"the {self.label} engine cannot reset robots in place")
+
     @abstractmethod
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """(N, 2) 1.0 where a robot's chassis touches something at its front / rear half."""

@@ -344,6 +344,19 @@ class KinematicEngine(Engine):
         self.cmd[rows] = velocity
         self.mode[rows] = VELOCITY
 
+    def reset_rows(self, rows: np.ndarray, state: np.ndarray) -> None:
+        """See :meth:`Engine.reset_rows`: the rows' pose, heading, velocity and command are
+        written in place (the contact flags stay those of the last step)."""
+        self._sync()
+        rows = np.asarray(rows, dtype=np.int64)
+        state = np.asarray(state, dtype=np.float64).reshape(len(rows), 6)
+        self.pos[rows] = state[:, :2]
+        self.yaw[rows] = state[:, 2]
+        self.heading[rows, 0] = np.cos(state[:, 2])
+        self.heading[rows, 1] = np.sin(state[:, 2])
+        self.state[rows] = state
+        self.cmd[rows] = 0.0
+
     def _driven_rows(self, rows, *values) -> tuple:
         """``rows`` and the values aligned with them (non-finite values as 0), without
         undriven robots (as pymunk, where they have no control body)."""

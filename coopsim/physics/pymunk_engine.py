@@ -292,6 +292,20 @@ class PymunkEngine(Engine):
         batch.set_space_bodies(self.space, _VELOCITY, self._set)
         state[:, 3:6] = out
 
+    def reset_rows(self, rows: np.ndarray, state: np.ndarray) -> None:
+        """See :meth:`Engine.reset_rows`: the chassis is moved and given the velocity, its
+        control body put on it at rest (bodies of other parts are not moved)."""
+        state = np.asarray(state, dtype=np.float64).reshape(len(rows), 6)
+        for k, (x, y, yaw, vx, vy, w) in zip(np.asarray(rows).tolist(), state.tolist()):
+            robot = self._robots[k]
+            robot.body.position, robot.body.angle = (x, y), yaw
+            robot.body.velocity, robot.body.angular_velocity = (vx, vy), w
+            if robot.control is not None:
+                robot.control.position, robot.control.angle = (x, y), yaw
+                robot.control.velocity, robot.control.angular_velocity = (0.0, 0.0), 0.0
+            self.space.reindex_shapes_for_body(robot.body)
+        self._state = None
+
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         table = self._table()
         out = np.zeros((len(self._robots), 2))

@@ -217,3 +217,28 @@ def test_the_batch_casts_each_copy_in_its_own_frame_as_the_world_caster_would():
         assert np.allclose(mine, world, rtol=0, atol=1e-9)
         assert (mine < 2.0).mean() > 0.3  # the rays do hit walls
         assert np.allclose(obs["sonar"], np.clip(mine, 0, 2.0)[env.batch.rows], atol=1e-9)
+
+
+def _digest_in_process(threads: int, copies: int, steps: int) -> str:
+    """benchmarks/batch_digest.py's digest in a fresh process with ``threads`` numba threads
+    (the compiled casters waited for: the copies' fans are cast by the parallel kernel)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), COOPSIM_JIT="wait")
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "batch_digest.py"),
+                          "--copies", str(copies), "--steps", str(steps)],
+                         capture_output=True, text=True, env=env, check=True)
+    return out.stdout.split()[-1]
+
+
+def test_a_batch_runs_the_same_bits_on_one_and_two_threads():
+    """128 copies x 4 robots x 11 sonar rays: 5,632 rays a step, above the copies' fan
+    kernel's parallel threshold (4,096), so the second process splits them over 2 threads;
+    copies end and reset on the way."""
+    from coopsim.env.batchcast import _PARALLEL_MIN
+
+    assert 128 * 4 * 11 >= _PARALLEL_MIN
+    one, two = (_digest_in_process(t, 128, 30) for t in (1, 2))
+    assert len(one) == 64 and one == two
