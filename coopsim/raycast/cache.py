@@ -85,8 +85,8 @@ def fill() -> None:
     importlib.import_module("coopsim.plugins.modules.kernels")  # its warmer registers
     ok = auto.wait_ready()
     if ok and importlib.util.find_spec("gymnasium") is not None:
-        from ..env import batchcast  # the batched environments' kernel (coopsim[learning])
-        ok = batchcast.wait_ready()
+        # the batched environments' kernel (coopsim[learning]), by name: env is a layer above
+        ok = importlib.import_module("coopsim.env.batchcast").wait_ready()
     if not ok:
         sys.exit(1)
     path = stamp_path()
