@@ -19,6 +19,8 @@ the kernels before the first cast: benchmarks). Without numba it is always numpy
 from __future__ import annotations
 
 import atexit
+import importlib
+import importlib.util
 import logging
 import os
 import sys
@@ -166,6 +168,20 @@ def wait_ready(timeout: float | None = None) -> bool:
                              f"{compiling[0].pid}; once after an install, about 10-40 s)\n")
     compiled.wait_late(timeout)
     return ready()
+
+
+def fill_cache() -> None:
+    """In the compiling process (:mod:`coopsim.raycast.cache`): load, so compile, every kernel
+    a run or an environment loads, then write the cache's stamp; exit 1 when a kernel failed.
+    Modules of the layers above are imported by name, in this process only."""
+    importlib.import_module("coopsim.plugins.modules.kernels")  # its warmer registers
+    ok = wait_ready()
+    if ok and importlib.util.find_spec("gymnasium") is not None:
+        # the batched environments' kernel (coopsim[learning])
+        ok = importlib.import_module("coopsim.env.batchcast").wait_ready()
+    if not ok:
+        sys.exit(1)
+    cache.stamp()
 
 
 def warmup_seconds() -> float:

@@ -3,11 +3,11 @@
 Why: the first run after an install (or an update of a kernel's source) compiles every kernel,
 10-40 s of numba's compiler, which holds the GIL and cannot be interrupted. Done in the run's
 process, the run stepped late meanwhile, and a run shorter than the compile stayed alive in
-silence after its summary (the interpreter cannot tear down under LLVM) and ignored SIGTERM. So
-:func:`start_filling` starts ``python -c 'coopsim.raycast.cache.fill()'``, which compiles the
-kernels a run loads (``cache=True``: into ``__pycache__`` or ``NUMBA_CACHE_DIR``) and then writes
-a *stamp*; the run's process serves with numpy meanwhile and, once the process is done, loads the
-kernels from the cache (about 1 s). A later run finds the stamp and loads at once.
+silence after its summary (the interpreter cannot tear down under LLVM) and ignored SIGTERM.
+So :func:`start_filling` starts a process running :func:`coopsim.raycast.auto.fill_cache`,
+which compiles the kernels a run loads (``cache=True``: into ``__pycache__`` or
+``NUMBA_CACHE_DIR``) and then writes a *stamp*; the run's process serves with numpy meanwhile
+and, once the process is done, loads the kernels from the cache (about 1 s). A later run finds the stamp and loads at once.
 
 The stamp's name is a digest of what numba's cache depends on: numba's and Python's versions
 and the size and modification time of every kernel's source file (numba itself reuses a cached
@@ -19,7 +19,6 @@ written, no stamp is kept and each run starts the (then quick) process again.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import subprocess
 import sys
@@ -55,13 +54,13 @@ def filled() -> bool:
 
 
 def start_filling(child_env: str) -> subprocess.Popen:
-    """Start the process that fills the cache (:func:`fill`), in a session of its own (a
-    Ctrl-C at the run's terminal does not stop it: it finishes for the next runs), its stderr
-    kept in a temporary file for :func:`failure`."""
+    """Start the process that fills the cache (:func:`coopsim.raycast.auto.fill_cache`), in a
+    session of its own (a Ctrl-C at the run's terminal does not stop it: it finishes for the
+    next runs), its stderr kept in a temporary file for :func:`failure`."""
     log = tempfile.TemporaryFile()
     env = dict(os.environ, **{child_env: "1", "COOPSIM_JIT": "wait"})
-    proc = subprocess.Popen([sys.executable, "-c", "from coopsim.raycast import cache; "
-                             "cache.fill()"], env=env, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen([sys.executable, "-c", "from coopsim.raycast import auto; "
+                             "auto.fill_cache()"], env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
                             cwd=os.path.dirname(_PACKAGE))
     proc.log = log  # type: ignore[attr-defined]
@@ -78,21 +77,12 @@ def failure(proc: subprocess.Popen) -> str:
     return f", {lines[-1]}" if lines else ""
 
 
-def fill() -> None:
-    """In the compiling process: load (compile) every kernel a run or an environment loads,
-    then write the stamp; exit 1 when a kernel failed."""
-    from . import auto
-    importlib.import_module("coopsim.plugins.modules.kernels")  # its warmer registers
-    ok = auto.wait_ready()
-    if ok and importlib.util.find_spec("gymnasium") is not None:
-        # the batched environments' kernel (coopsim[learning]), by name: env is a layer above
-        ok = importlib.import_module("coopsim.env.batchcast").wait_ready()
-    if not ok:
-        sys.exit(1)
+def stamp() -> None:
+    """Write the stamp: the cache holds the current kernels (in the compiling process)."""
     path = stamp_path()
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write("numba's cache holds coopsim's kernels for these sources\n")
     except OSError:
-        pass  # a folder not ours to write: each run starts this process again (quick then)
+        pass  # a folder not ours to write: each run starts the process again (quick then)
