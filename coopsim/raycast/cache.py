@@ -7,7 +7,8 @@ silence after its summary (the interpreter cannot tear down under LLVM) and igno
 So :func:`start_filling` starts a process running :func:`coopsim.raycast.auto.fill_cache`,
 which compiles the kernels a run loads (``cache=True``: into ``__pycache__`` or
 ``NUMBA_CACHE_DIR``) and then writes a *stamp*; the run's process serves with numpy meanwhile
-and, once the process is done, loads the kernels from the cache (about 1 s). A later run finds the stamp and loads at once.
+and, once the process is done, loads the kernels from the cache (about 1 s). A later run
+finds the stamp and loads at once.
 
 The stamp's name is a digest of what numba's cache depends on: numba's and Python's versions
 and the size and modification time of every kernel's source file (numba itself reuses a cached
