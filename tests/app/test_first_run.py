@@ -80,3 +80,27 @@ def test_sigterm_during_the_cold_warm_up_ends_the_run_cleanly(tmp_path):
     assert "wall time" in out and "deadline misses" in out, out  # the summary
     assert STILL.search(out), out
     assert "Traceback" not in out and "Aborted!" not in out and "KeyboardInterrupt" not in out
+
+
+WAIT = """
+from coopsim.raycast import auto
+auto.PROGRESS_EVERY = 0.2
+print("ready" if auto.wait_ready() else "numpy", flush=True)
+"""
+
+
+def test_a_caller_that_must_wait_is_told_what_it_waits_for(tmp_path):
+    """``COOPSIM_JIT=wait`` (benchmarks, batched environments) waits for the compile: it says
+    so, naming the compiling process, instead of waiting in silence."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), COOPSIM_JIT="wait")
+    proc = subprocess.Popen([sys.executable, "-c", WAIT], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = _lines_until(proc, "waiting for the kernels to compile")
+    proc.kill()
+    out = _finish(proc, lines)
+    said = re.search(r"waiting for the kernels to compile \(process (\d+);", out)
+    assert said, out
+    try:
+        os.kill(int(said.group(1)), signal.SIGKILL)  # the compiling process, ours to stop
+    except ProcessLookupError:
+        pass
