@@ -193,6 +193,7 @@ def _finish() -> None:
     """At exit: let a compile still running finish (bounded), as the caster's own warm-up does
     (:func:`coopsim.raycast.auto._finish_warmup`: numba's LLVM under a tearing-down
     interpreter crashed a short run)."""
+    auto.stop()  # before the caster's own exit handler: this thread may wait on it
     if _thread and _thread[0].is_alive():
         _thread[0].join(auto.EXIT_WAIT)
 

@@ -30,10 +30,13 @@ import re
 import numpy as np
 
 from ..model.specs import FloorSpec, ObjectSpec
+from .sections import open_regular
 
 MAP_COLOR = (90, 90, 90)
 HEIGHT = 0.5  # m, the walls' height (2D physics ignores it)
 MAX_PIXELS = 100_000_000  # a larger image is refused (memory), not loaded
+#: Walls a map may make (each a static box of the world): see docs/reliability.md, *Maps*
+MAX_WALLS = 20_000
 SUFFIXES = (".png", ".pgm", ".yaml", ".yml")
 
 
@@ -48,8 +51,9 @@ def load_map(path: str, floor: FloorSpec, confine: bool = False) -> tuple[Object
     Raises:
         MapError: missing file, not an image, bad YAML values, a map off the floor.
     """
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise MapError(f"map file {path!r} not found")
+    _open(path, "map file").close()  # a FIFO or a device is refused, never read
     if path.lower().endswith((".yaml", ".yml")):
         meta = read_yaml(path)
         folder = os.path.dirname(os.path.realpath(path))
@@ -78,6 +82,18 @@ def _on_floor(floor: FloorSpec, x0: float, y0: float, w: float, h: float) -> Non
 
 # -- reading --------------------------------------------------------------------------------------
 
+def _open(path: str, what: str):
+    """``path`` opened for reading bytes if it is a regular file (never blocking on a FIFO:
+    :func:`coopsim.formats.sections.open_regular`).
+
+    Raises:
+        MapError: missing, unreadable, or not a regular file (the sentence says which).
+    """
+    try:
+        return open_regular(path)
+    except OSError as exc:
+        raise MapError(f"{what} {path!r} cannot be read: {exc.strerror or exc}") from None
+
 _YAML_KEYS = ("image", "resolution", "origin", "negate", "occupied_thresh", "free_thresh", "mode")
 
 
@@ -88,8 +104,8 @@ def read_yaml(path: str) -> dict:
         MapError: a missing ``image`` or ``resolution``, a value out of its range.
     """
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with _open(path, "map file") as fh:
+            text = fh.read().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise MapError(f"map file {path!r} cannot be read: {exc}") from None
     raw = {}
@@ -134,11 +150,8 @@ def read_image(path: str) -> np.ndarray:
     Raises:
         MapError: missing, not a PGM or PNG image, or too large.
     """
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-    except OSError as exc:
-        raise MapError(f"map image {path!r} cannot be read: {exc.strerror or exc}") from None
+    with _open(path, "map image") as fh:
+        head = fh.read(8)
     if head[:2] in (b"P5", b"P2"):
         return _pgm(path)
     if head == b"\x89PNG\r\n\x1a\n":
@@ -178,11 +191,8 @@ def _look_up(table: np.ndarray, values: np.ndarray) -> np.ndarray:
 def _raw(path: str):
     """(integer pixel values, their maximum, alpha or None) of a P5 PGM or a PNG; None for
     a P2 PGM. Raises MapError as :func:`read_image`."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-    except OSError as exc:
-        raise MapError(f"map image {path!r} cannot be read: {exc.strerror or exc}") from None
+    with _open(path, "map image") as fh:
+        head = fh.read(8)
     if head[:2] == b"P5":
         values, top = _pgm(path, raw=True)
         return values, top, None
@@ -197,7 +207,7 @@ def _raw(path: str):
 def _pgm(path: str, raw: bool = False):
     """A PGM's grey values (0..255 floats, rows x cols); with ``raw`` (its integer values,
     maxval) instead."""
-    with open(path, "rb") as fh:
+    with _open(path, "map image") as fh:
         data = fh.read()
     tokens, at = [], 0
     while len(tokens) < 4:  # magic, width, height, maxval, with comments between
@@ -235,7 +245,7 @@ def _png(path: str, raw: bool = False) -> np.ndarray:
                        "the map as PGM)") from None
     Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     try:
-        with Image.open(path) as img:
+        with _open(path, "map image") as fh, Image.open(fh) as img:
             img = img.convert("LA")
             grey_alpha = np.asarray(img, dtype=np.uint8 if raw else float)
     except Exception as exc:  # noqa: BLE001 -- Pillow raises many kinds for bad files
@@ -256,43 +266,85 @@ def occupancy(grey: np.ndarray, negate: bool, occupied_thresh: float) -> np.ndar
 
 def rectangles(occupied: np.ndarray) -> list[tuple[int, int, int, int]]:
     """Occupied pixels merged into rectangles (col, row, width, height), pixel units, row 0 at
-    the top: the runs of each row, stacked while the next row has the very same run."""
-    rows = occupied.shape[0]
-    # Most rows of a map repeat the one above: runs are found only in the rows that differ
-    changed = np.ones(rows, dtype=bool)
+    the top, ordered by row then column: the runs of each row, stacked while the next row has
+    the very same run."""
+    return [tuple(r) for r in _merge(occupied).tolist()]
+
+
+def count_walls(occupied: np.ndarray) -> int:
+    """How many rectangles :func:`rectangles` makes of ``occupied``, counted a block of rows at
+    a time (memory bounded by the block, not by the count: a checkerboard of 16 million pixels
+    is counted, and refused, without making its 8 million rectangles)."""
+    keys = _changed_rows(occupied)
+    step = max(1, _BLOCK_PIXELS // max(1, occupied.shape[1]))
+    total = 0
+    for a in range(0, len(keys), step):
+        lo = max(0, a - 1)  # the key row before the block: whether its first row's runs go on
+        k, _, _, goes_on = _runs(occupied[keys[lo:a + step]])
+        total += int(np.count_nonzero(~goes_on[k >= a - lo]))
+    return total
+
+
+_BLOCK_PIXELS = 1 << 22  # pixels of one block of rows that count_walls works on at once
+
+
+def _changed_rows(occupied: np.ndarray) -> np.ndarray:
+    """Indices of the rows that differ from the row above (row 0 always): most rows of a map
+    repeat the one above, and runs need finding only in the others."""
+    changed = np.ones(occupied.shape[0], dtype=bool)
     changed[1:] = (occupied[1:] != occupied[:-1]).any(axis=1)
-    keys = np.nonzero(changed)[0]
-    padded = np.zeros((len(keys), occupied.shape[1] + 2), dtype=np.int8)
-    padded[:, 1:-1] = occupied[keys]
+    return np.nonzero(changed)[0]
+
+
+def _runs(rows: np.ndarray):
+    """The runs of occupied pixels of ``rows`` (each row different from the one before):
+    (row index, first column, end column, whether the row before has the very same run), in
+    row-major order, as arrays (numpy, no Python loop over pixels or runs)."""
+    cols = rows.shape[1]
+    padded = np.zeros((rows.shape[0], cols + 2), dtype=np.int8)
+    padded[:, 1:-1] = rows
     edges = np.diff(padded, axis=1)
-    r_start, c_start = np.nonzero(edges == 1)
-    _, c_end = np.nonzero(edges == -1)  # same order: row-major, one end per start
-    cut = np.searchsorted(r_start, np.arange(len(keys) + 1))
-    starts, ends = c_start.tolist(), c_end.tolist()
-    open_: dict[tuple[int, int], int] = {}  # run (c0, c1) -> its first row
-    out, previous = [], ()
-    for j, r in enumerate(keys.tolist() + [rows]):
-        here = tuple(zip(starts[cut[j]:cut[j + 1]], ends[cut[j]:cut[j + 1]])) if r < rows else ()
-        if here == previous:  # the first row when empty, the end after an empty row
-            continue
-        now = set(here)
-        for key in [k for k in open_ if k not in now]:
-            r0 = open_.pop(key)
-            out.append((key[0], r0, key[1] - key[0], r - r0))
-        for key in here:
-            open_.setdefault(key, r)
-        previous = here
-    out.sort(key=lambda t: (t[1], t[0]))
-    return out
+    k, c0 = np.nonzero(edges == 1)
+    _, c1 = np.nonzero(edges == -1)  # same order: row-major, one end per start
+    span = np.int64(cols + 1)
+    code = (k.astype(np.int64) * span + c0) * span + c1  # sorted, as the runs are
+    above = code - span * span  # the same run one row up
+    at = np.minimum(np.searchsorted(code, above), max(len(code) - 1, 0))
+    goes_on = code[at] == above if len(code) else np.zeros(0, dtype=bool)
+    return k, c0, c1, goes_on
+
+
+def _merge(occupied: np.ndarray) -> np.ndarray:
+    """(n, 4) int64 rectangles (col, row, width, height) ordered by row then column."""
+    keys = _changed_rows(occupied)
+    k, c0, c1, goes_on = _runs(occupied[keys])
+    order = np.lexsort((k, c1, c0))  # a rectangle's runs: same columns, consecutive key rows
+    first = ~goes_on[order]
+    begin = np.nonzero(first)[0]
+    last = np.append(begin[1:], len(order))[:len(begin)] - 1
+    ends = np.append(keys, occupied.shape[0])
+    top = keys[k[order[begin]]]
+    bottom = ends[k[order[last]] + 1]
+    left = c0[order[begin]]
+    out = np.column_stack((left, top, c1[order[begin]] - left, bottom - top)).astype(np.int64)
+    return out[np.lexsort((out[:, 0], out[:, 1]))]
 
 
 def walls(occupied: np.ndarray, res_x: float, res_y: float, x0: float,
           y0: float) -> tuple[ObjectSpec, ...]:
     """Static boxes for the occupied pixels of an image whose lower-left corner is at (x0, y0)
-    m with pixels res_x by res_y m (row 0 is the image's top row)."""
+    m with pixels res_x by res_y m (row 0 is the image's top row).
+
+    Raises:
+        MapError: the map would make more than :data:`MAX_WALLS` walls (counted first).
+    """
+    n = count_walls(occupied)
+    if n > MAX_WALLS:
+        raise MapError(f"map makes {n} walls, at most {MAX_WALLS} (merge its occupied pixels "
+                       "into larger areas, or lower its resolution)")
     rows = occupied.shape[0]
     out = []
-    for k, (c, r, w, h) in enumerate(rectangles(occupied), 1):
+    for k, (c, r, w, h) in enumerate(_merge(occupied).tolist(), 1):
         cx = x0 + (c + w / 2) * res_x
         cy = y0 + (rows - r - h / 2) * res_y
         out.append(ObjectSpec(f"MAP_{k}", "box", (w * res_x, h * res_y, HEIGHT),

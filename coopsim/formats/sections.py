@@ -10,12 +10,13 @@ a key is adding a row. :func:`split_sections` raises :class:`~coopsim.model.erro
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Union
+from typing import BinaryIO, Callable, Iterable, Mapping, Union
 
 from ..model.errors import CoopsimError, FileFormatError
 
@@ -182,23 +183,41 @@ class Section:
         return next((n for k, _, n in self.entries if k == key), self.line)
 
 
+def open_regular(path: PathLike) -> BinaryIO:
+    """``path`` opened for reading bytes, if it is a regular file.
+
+    Why: reading a FIFO waits for a writer, forever (and SIGTERM cannot interrupt the open),
+    and a device may never end. So the file is opened without blocking (``O_NONBLOCK``: a FIFO
+    opens at once) and what was opened is checked (fstat: a file swapped for a FIFO after a
+    check is still caught).
+
+    Raises:
+        OSError: missing or unreadable; IsADirectoryError for a directory; OSError(ENXIO,
+            "not a regular file (a FIFO, device or socket)") for anything else.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory, not a file")
+        raise OSError(errno.ENXIO, "not a regular file (a FIFO, device or socket)")
+    return os.fdopen(fd, "rb")
+
+
 def read_text(path: PathLike) -> str:
     """Return the text of ``path``, or raise FileFormatError (missing, unreadable, binary, or
     not a regular file: a FIFO or device is refused without blocking on it)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fh = open_regular(path)
     except FileNotFoundError:
         raise FileFormatError(path, 0, "no such file") from None
     except IsADirectoryError:
         raise FileFormatError(path, 0, "is a directory, not a file") from None
     except OSError as exc:
-        raise FileFormatError(path, 0, f"cannot read file: {exc.strerror or exc}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        raise FileFormatError(path, 0, "is a directory, not a file" if stat.S_ISDIR(mode) else
-                              "not a regular file (a FIFO, device or socket)")
-    with os.fdopen(fd, "rb") as fh:
+        raise FileFormatError(path, 0, exc.strerror if exc.errno == errno.ENXIO else
+                              f"cannot read file: {exc.strerror or exc}") from None
+    with fh:
         try:
             data = fh.read(MAX_FILE_BYTES + 1)
         except OSError as exc:

@@ -96,7 +96,12 @@ def _finish() -> None:
     """At exit: let a late warm-up finish (numba compiling while the interpreter tears down
     crashed the process; see coopsim.raycast.auto)."""
     for thread in _LATE:
-        thread.join(120.0)
+        while thread.is_alive():
+            try:
+                thread.join(120.0)
+                break
+            except KeyboardInterrupt:  # SIGTERM at exit: no traceback, the load is short
+                continue
 
 
 #: s between GIL hand-overs while kernels compile in the background (Python's default: 5 ms)

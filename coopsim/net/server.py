@@ -123,6 +123,8 @@ class Server:
             reply = Message(p.BAD_MESSAGE, f"a request is one frame, got {count}", -1)
         else:
             reply = self.answer(payload)
+        if reply is None:  # answered later, by the subclass (SimServer's load)
+            return
         try:
             self.socket.send_multipart(envelope + [reply.to_wire()], zmq.NOBLOCK)
         except zmq.ZMQError:

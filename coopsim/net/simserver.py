@@ -11,6 +11,8 @@ and sizes on the wire are SI (m, kg) and yaw is in radians; colours are params [
 from __future__ import annotations
 
 import json
+import threading
+from collections import deque
 from typing import Callable
 
 import zmq
@@ -20,7 +22,7 @@ from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
 from ..model.limits import check_object_spec, check_robot_fields, check_target_spec
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
-from .server import Server
+from .server import Server, answer_errors, split_request
 from ..model.snapshot import rule_metrics, wrapped_poses
 from ..sim.describe import posed_layout
 from ..sim.slots import LEASE_MAX
@@ -58,6 +60,9 @@ class SimServer(Server):
         self._layout: tuple[tuple, dict] | None = None  # (layout key, World.describe())
         self._posed: tuple | None = None  # (snapshot, layout, its posed JSON without "}")
         self.more_state: list[Callable[[], dict]] = []  # other servers' /sim state entries
+        self._request: tuple = ([], b"")  # (envelope, payload) of the request being answered
+        self._loading: threading.Thread | None = None  # the load under way (_load)
+        self._done: deque = deque()  # (envelope, reply) of loads done, for the server thread
 
     def handle(self, msg: Message, command: Command) -> Message:
         return getattr(self, f"_{command.name}")(msg)
@@ -253,16 +258,46 @@ class SimServer(Server):
         self._relayout(self.stepper.sim.world.remove_target, msg.params[0])
         return self._list_targets(msg)
 
-    def _load(self, msg: Message) -> Message:
-        """Load a file inside the run's data folders (error 6 outside them, with the reason)."""
+    def _load(self, msg: Message) -> Message | None:
+        """Load a file inside the run's data folders (error 6 outside them, with the reason).
+
+        Reading the file and building its world (seconds for a large map) happen on a thread of
+        their own: /sim goes on answering meanwhile, the stepper stepping, and the reply comes
+        when the new scenario has replaced the old one (one load at a time: error 6 while
+        another is under way)."""
         folders = getattr(self.recording, "folders", None)
         if folders is None:
             raise NotAllowedError("this simulation loads no files on request")
+        if threading.current_thread() is self._thread:  # the request: answered later
+            if self._loading is not None and self._loading.is_alive():
+                raise NotAllowedError("another load is under way: wait for its reply")
+            request = self._request
+            self._loading = threading.Thread(target=lambda: self._done.append(
+                (request[0], answer_errors(self, request[1]))), name="coopsim/sim-load",
+                daemon=True)
+            self._loading.start()
+            return None
         spec = load(msg.text, folders)
         if isinstance(spec, WorldSpec):
             spec = scenario_from_world(spec)
-        self._relayout(self.stepper.reset, spec)
+        world = self.stepper.sim.build(spec)
+        self._relayout(self.stepper.reset, spec, world)
         return self._status(msg)
+
+    def _serve_one(self, frames: list, total: int) -> None:
+        envelope, payload, _ = split_request(frames, total)
+        self._request = (envelope, payload)  # for a request answered later (_load)
+        super()._serve_one(frames, total)
+        self.idle()
+
+    def idle(self) -> None:
+        """Send the replies of loads done since (on the server's thread, the socket's)."""
+        while self._done:
+            envelope, reply = self._done.popleft()
+            try:
+                self.socket.send_multipart(envelope + [reply.to_wire()], zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass  # the peer went away: nothing to answer
 
     def _record(self, msg: Message) -> Message:
         if self.recording is None:

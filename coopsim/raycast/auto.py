@@ -2,9 +2,12 @@
 
 Why: numba compiles the caster's kernels on first use (~11 s on an idle core, ~35 s on a busy
 one, once per checkout: ``cache=True`` keeps them in ``__pycache__``), and even loading them
-from that cache costs about 1 s. A run must not wait for either before its first step. So a
-background thread (:func:`start_warmup`, once per process) loads or compiles the kernels by
-casting a few rays, and :class:`AutoCaster` serves with the numpy :class:`RayCaster` until they
+from that cache costs about 1 s. A run must not wait for either before its first step, nor
+hold numba's compiler (which keeps the GIL for seconds and cannot be interrupted: a run could
+not end while it worked). So a background thread (:func:`start_warmup`, once per process) has a
+process of its own compile the kernels into numba's cache when the cache is not stamped as
+filled (:mod:`coopsim.raycast.cache`), then loads them from it by casting a few rays, and
+:class:`AutoCaster` serves with the numpy :class:`RayCaster` until they
 are ready, then with :class:`JitRayCaster`. The two give the same distances (same formulas, same
 ray directions: :func:`coopsim.raycast.jitcast.fan_directions`; tests/swarmscale), so which one
 served a step does not change the run.
@@ -16,15 +19,18 @@ the kernels before the first cast: benchmarks). Without numba it is always numpy
 from __future__ import annotations
 
 import atexit
+import importlib
+import importlib.util
 import logging
 import os
+import sys
 import threading
 import time
 
 import numpy as np
 
 from ..model import compiled
-from . import jitcast
+from . import cache, jitcast
 from .numpycast import RayCaster
 
 log = logging.getLogger(__name__)
@@ -33,6 +39,10 @@ _ready = threading.Event()
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _took = [0.0]  # s the warm-up took (docs/performance.md)
+_stop = threading.Event()  # set at exit: stop waiting for the compiling process
+_child: list = []  # the compiling process, when one was started
+#: Set in the compiling process's environment: it compiles in its own warm-up thread
+CHILD_ENV = "COOPSIM_JIT_COMPILING"
 
 
 def _policy() -> str:
@@ -41,11 +51,31 @@ def _policy() -> str:
 
 
 def _warm() -> None:
-    """Cast a few rays through every kernel (loads them from the cache, or compiles them),
-    then load the modules' kernels (:func:`coopsim.model.compiled.warm_all`), handing the GIL
-    over often meanwhile (:func:`coopsim.model.compiled.polite`)."""
+    """Have the kernels compiled into numba's on-disk cache by a process of its own (unless the
+    cache is stamped as filled already), then load them from the cache here (about 1 s), handing
+    the GIL over often meanwhile (:func:`coopsim.model.compiled.polite`). Without a filled cache
+    (the compiling process failed, or the run ended first) sensing stays on numpy."""
+    if not os.environ.get(CHILD_ENV) and not cache.filled() and not _compile_elsewhere():
+        return
     with compiled.polite():
         _load_all()
+
+
+def _compile_elsewhere() -> bool:
+    """Start the compiling process (:func:`coopsim.raycast.cache.fill`) and wait for it (or for
+    :func:`stop`); True once it filled the cache. Why a process: numba's compiler holds the GIL
+    for tens of seconds and LLVM cannot be interrupted, so a run that compiled in a thread
+    stepped late meanwhile and could not end (SIGTERM ignored, a 120 s wait at exit)."""
+    proc = cache.start_filling(CHILD_ENV)
+    _child.append(proc)
+    while proc.poll() is None:
+        if _stop.wait(0.1):
+            return False
+    if proc.returncode != 0:
+        log.warning("compiling the kernels failed (process %d, exit %s%s); sensing stays on "
+                    "numpy", proc.pid, proc.returncode, cache.failure(proc))
+        return False
+    return True
 
 
 def _load_all() -> None:
@@ -86,15 +116,32 @@ def start_warmup() -> None:
             atexit.register(_finish_warmup)
 
 
-EXIT_WAIT = 120.0  # s the process waits at exit for a warm-up still compiling, at most
+EXIT_WAIT = 120.0  # s the process waits at exit for kernels still loading, at most
+PROGRESS_EVERY = 10.0  # s between the lines a waiting caller prints while kernels compile
+
+
+def stop() -> None:
+    """Stop waiting for the compiling process (at exit): that process goes on filling the
+    cache for later runs, this one stays on numpy."""
+    _stop.set()
 
 
 def _finish_warmup() -> None:
-    """At exit: let a warm-up still compiling finish. The interpreter tearing down while
-    numba's LLVM works in the thread (a run shorter than the first compile) crashed the
-    process with SIGSEGV after its summary; the cache it writes makes the next start quick."""
-    if _thread is not None and _thread.is_alive():
-        _thread.join(EXIT_WAIT)
+    """At exit: stop waiting for the compiling process and let a load from the cache finish
+    (numba's LLVM working while the interpreter tears down crashed the process with SIGSEGV;
+    a load takes about 1 s). A Ctrl-C or SIGTERM meanwhile does not interrupt it (no
+    traceback); a compiling process still at work is named, as it goes on alone."""
+    stop()
+    while _thread is not None and _thread.is_alive():
+        try:
+            _thread.join(EXIT_WAIT)
+            break
+        except KeyboardInterrupt:  # SIGTERM arrives as one (coopsim.app.cli)
+            continue
+    for proc in _child:
+        if proc.poll() is None:
+            sys.stderr.write(f"coopsim: the compiled kernels are still being built (process "
+                             f"{proc.pid}) for the next runs; this run used numpy\n")
 
 
 def ready() -> bool:
@@ -103,13 +150,38 @@ def ready() -> bool:
 
 
 def wait_ready(timeout: float | None = None) -> bool:
-    """Start the warm-up if needed and wait for it; False without numba, on timeout or error."""
+    """Start the warm-up if needed and wait for it, saying on stderr every
+    :data:`PROGRESS_EVERY` s that kernels are compiling (a first run after an install); False
+    without numba, on timeout or error."""
     start_warmup()
     if _thread is None:
         return False
-    _thread.join(timeout)
+    end = None if timeout is None else time.monotonic() + timeout
+    while _thread.is_alive():
+        left = PROGRESS_EVERY if end is None else min(PROGRESS_EVERY, end - time.monotonic())
+        if left <= 0:
+            break
+        _thread.join(left)
+        compiling = [p for p in _child if p.poll() is None]
+        if _thread.is_alive() and compiling:
+            sys.stderr.write(f"coopsim: waiting for the kernels to compile (process "
+                             f"{compiling[0].pid}; once after an install, about 10-40 s)\n")
     compiled.wait_late(timeout)
     return ready()
+
+
+def fill_cache() -> None:
+    """In the compiling process (:mod:`coopsim.raycast.cache`): load, so compile, every kernel
+    a run or an environment loads, then write the cache's stamp; exit 1 when a kernel failed.
+    Modules of the layers above are imported by name, in this process only."""
+    importlib.import_module("coopsim.plugins.modules.kernels")  # its warmer registers
+    ok = wait_ready()
+    if ok and importlib.util.find_spec("gymnasium") is not None:
+        # the batched environments' kernel (coopsim[learning])
+        ok = importlib.import_module("coopsim.env.batchcast").wait_ready()
+    if not ok:
+        sys.exit(1)
+    cache.stamp()
 
 
 def warmup_seconds() -> float:

@@ -80,13 +80,24 @@ class Simulation:
         self._t0, self._k0 = self.time, self.step
         self._access = Access(self.world, self.dt)
 
-    def reset(self, scenario: ScenarioSpec | None = None) -> None:
-        """Rebuild from the scenario (or a new one) and re-seed: the run starts over."""
+    def reset(self, scenario: ScenarioSpec | None = None, world: World | None = None) -> None:
+        """Rebuild from the scenario (or a new one) and re-seed: the run starts over.
+
+        Args:
+            scenario: A new scenario to load (else the current one starts over).
+            world: ``scenario``'s world from :meth:`build`, built beforehand on another thread
+                (a large map's walls take seconds to build: a load must not stop the stepper
+                for them).
+        """
+        if scenario is not None and world is None:
+            world = self.build(scenario)  # validate fully before dropping the current run
         if scenario is not None:
-            World(scenario, self.engine)  # validate fully before dropping the current run
-            RuleHost(scenario)
             self.scenario = scenario
-        self._start(World(self.scenario, self.engine, self.world.layout_version + 1), self.dt)
+        version = self.world.layout_version + 1
+        if world is None:
+            world = World(self.scenario, self.engine, version)
+        world.layout_version = version
+        self._start(world, self.dt)
 
     def _start(self, world: World, dt: float) -> None:
         """Start the run on a newly built ``world``: time 0, the seed's generator, the
@@ -111,6 +122,17 @@ class Simulation:
         frame = self._frame(world.engine.robot_state(), {}, geometry=True)
         zero = self.sensors.sense(world, self.params, frame, make_rng(self.seed))
         self.snapshot = self._snapshot(frame, zero)
+
+    def build(self, scenario: ScenarioSpec) -> World:
+        """``scenario``'s world for this simulation's engine, its rules checked: what
+        :meth:`reset` takes; touches nothing of the running simulation (any thread).
+
+        Raises:
+            CoopsimError: the scenario cannot be built.
+        """
+        world = World(scenario, self.engine)
+        RuleHost(scenario)
+        return world
 
     def restore_layout(self) -> None:
         """Bodies back to the scenario's initial layout while the clock goes on (a timed

@@ -163,9 +163,10 @@ class Stepper(WorldOwner):
         self.paused = True
         self._single_steps += n
 
-    def reset(self, scenario=None) -> Snapshot:
-        """Restore the scenario (or load a new one) and its seed; stays paused if paused."""
-        self.sim.reset(scenario)
+    def reset(self, scenario=None, world=None) -> Snapshot:
+        """Restore the scenario (or load a new one, its world built beforehand when given:
+        :meth:`Simulation.reset`) and its seed; stays paused if paused."""
+        self.sim.reset(scenario, world)
         self._resets += 1
         self.slots.clear()
         self.pacer.restart()
