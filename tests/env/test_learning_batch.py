@@ -217,3 +217,24 @@ def test_the_batch_casts_each_copy_in_its_own_frame_as_the_world_caster_would():
         assert np.allclose(mine, world, rtol=0, atol=1e-9)
         assert (mine < 2.0).mean() > 0.3  # the rays do hit walls
         assert np.allclose(obs["sonar"], np.clip(mine, 0, 2.0)[env.batch.rows], atol=1e-9)
+
+
+@pytest.mark.parametrize("robot", [AGENTS, "r1"])
+def test_observation_keys_come_in_the_observation_spaces_order(robot):
+    env = _vec(2, robot=robot, observe=["sonar", "gps", "bumper"])
+    order = list(env.single_observation_space.spaces)
+    assert order == list(env.observation_space.spaces)
+    obs, _ = env.reset(seed=0)
+    assert list(obs) == order
+    obs, *_ = env.step(env.action_space.sample())
+    assert list(obs) == order
+
+
+def test_step_and_reset_after_close_raise():
+    env = _vec(2, robot="r1")
+    env.reset(seed=0)
+    env.close()
+    with pytest.raises(gymnasium.error.ClosedEnvironmentError, match=r"step\(\) after close"):
+        env.step(env.action_space.sample())
+    with pytest.raises(LearningError, match=r"reset\(\) after close"):
+        env.reset(seed=0)
