@@ -213,6 +213,9 @@ def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
             if code is not None:
                 echo(f"viewer exited with code {code}; the replay goes on (Ctrl-C stops)")
                 viewer = None
+        frame = replay.player.frame  # --exit-at-end: say why the process ends
+        echo(f"replay ended: reached the recording's {'end' if frame.index else 'start'} at "
+             f"{frame.position:.2f} s (step {frame.index + 1} of {rec.frame_count})")
     except KeyboardInterrupt:
         pass
     finally:
