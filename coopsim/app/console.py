@@ -42,7 +42,7 @@ def _watch_headless(live: Run):
     """Watch the run with a progress bar (with a duration) or a status line (without); dead
     controllers are noticed on each report."""
     duration = live.settings.duration
-    stalls, breaks = StallReport(), RtBreakReport()
+    stalls, breaks = StallReport(live.stepper.start_wait_left), RtBreakReport()
     if not duration:
         stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats),
                                                    breaks(stats), live.forget_dead_controllers()))
@@ -70,7 +70,8 @@ class StallReport:
     AFTER = 2.0  # s a step must have waited before it is worth a line
     EVERY = 5.0  # s between two lines
 
-    def __init__(self) -> None:
+    def __init__(self, start_left=lambda: None) -> None:
+        self._start_left = start_left  # () -> s the first step still waits for attaching, or None
         self._at: float | None = None
         self._quiet = 0  # stalls seen since the last line and not printed
         self._current = False  # inside a stall already counted
@@ -86,11 +87,21 @@ class StallReport:
             return
         more = f" ({self._quiet} more stall(s) since the last line)" if self._quiet else ""
         who = ", ".join(stats.waiting)
-        if not who.endswith("to attach"):
-            who = f"a command from the controller(s) of {who}"
-        click.echo(f"\nlockstep: no step for {stats.stalled:.1f} s, waiting for {who}{more}",
-                   err=True)
+        if who.endswith("to attach"):
+            click.echo(f"\nlockstep: the first step has waited {stats.stalled:.1f} s for {who}"
+                       f"{self._starts_in()}{more}", err=True)
+        else:
+            click.echo(f"\nlockstep: no step for {stats.stalled:.1f} s, waiting for a command "
+                       f"from the controller(s) of {who}{more}", err=True)
         self._at, self._quiet, self._current = now, 0, True
+
+
+    def _starts_in(self) -> str:
+        left = self._start_left()
+        if left is None:
+            return ""
+        return (f"; it starts without them in {left:.1f} s (the wait restarts while a launched "
+                "controller is still busy starting)")
 
 
 class RtBreakReport:
