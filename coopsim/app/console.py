@@ -8,6 +8,7 @@ import time
 
 import click
 
+from ..model.snapshot import realtime_words
 from .run import Run, format_summary, watch
 from .verdict import Verdict, ended_line, verdict
 
@@ -118,9 +119,8 @@ class RtBreakReport:
     def __call__(self, stats) -> None:
         now = time.monotonic()
         if stats.rt_broken and (not self._broken or now - self._at >= self.EVERY):
-            click.echo(f"\nrealtime: broken: {stats.late:.0%} of the last second's steps "
-                       f"missed their deadline; running at {stats.recent_rtf:.2f}x real time "
-                       f"(speed {stats.speed:g}x asked)", err=True)
+            click.echo(f"\nrealtime: {realtime_words(stats.late, stats.recent_rtf, stats.speed)}",
+                       err=True)
             self._broken, self._at = True, now
         elif self._broken and not stats.rt_broken:
             click.echo("\nrealtime: holding again", err=True)
