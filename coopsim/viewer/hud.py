@@ -44,7 +44,7 @@ def status_parts(link) -> list[tuple[str, str]]:
     if frame is None:
         return [(f"connected to {link.nameserver}; waiting for the state stream", "plain")]
     figures = (f"rtf {frame.rtf:.2f} (whole run){_GAP}missed {frame.missed}{_GAP}{frame.mode}{_GAP}"
-               f"speed {_speed(frame.speed)}{_GAP}attached controllers {frame.attached}{_GAP}"
+               f"speed {_speed(frame.speed)}{_GAP}{_controllers(frame, run)}{_GAP}"
                f"{link.nameserver}")
     late = getattr(frame, "late", 0.0)  # the state document's figures have none
     # over the last second of stepping (docs/protocol.md): a paused or finished run is not
@@ -56,6 +56,16 @@ def status_parts(link) -> list[tuple[str, str]]:
               if realtime_broken(late, rtf, frame.speed) and stepping else [])
     return [(f"t = {frame.time:.2f} s", "plain"), *run_badges(run, frame.paused), *broken,
             *game_parts(run), (figures, "plain")]
+
+
+def _controllers(frame, run: dict) -> str:
+    """How many robots controllers drive (they own them: any mode), and in lockstep how many
+    controllers the steps wait for (attached); a realtime run attaches none."""
+    driven = run.get("driven")
+    if driven is None:  # an older server: the attached count only
+        return f"attached controllers {frame.attached}"
+    text = f"controllers drive {driven} robot(s)"
+    return text + (f", {frame.attached} attached (lockstep)" if frame.mode == "lockstep" else "")
 
 
 class _Figures:

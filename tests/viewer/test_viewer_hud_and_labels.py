@@ -139,3 +139,28 @@ def test_the_cli_state_and_viewer_say_one_thing_about_real_time(capsys, late, re
     assert badges[0] == line.removeprefix("realtime: ").replace("real time broken",
                                                                 "REAL TIME BROKEN")
     assert "rtf 0.97 (whole run)" in " ".join(t for t, _ in status_parts(link))
+
+
+def test_controllers_driving_a_realtime_run_are_counted_not_shown_as_zero_attached():
+    """A realtime run attaches no controller; the status bar counts the robots controllers
+    drive (own) instead of saying 'attached controllers 0'."""
+    import json
+
+    from coopsim.viewer.connection import run_state
+    from nethelpers import live
+    from helpers import robot, scenario
+
+    with live(scenario(robots=[robot("r1"), robot("r2")]), mode="realtime") as run, \
+            Client(run.network.endpoint) as c:
+        c.robot("r1").motors.set_speeds(0.1, 0.1)
+        c.robot("r2").motors.set_speeds(0.1, 0.1)
+        state = json.loads(c.sim().call(23).text)
+    link = _link(False)
+    link.run = run_state(state)
+    link.frame.mode, link.frame.attached = "realtime", len(state["attached"])
+    text = " ".join(t for t, _ in status_parts(link))
+    assert state["attached"] == [] and "controllers drive 2 robot(s)" in text, text
+    assert "attached" not in text
+    link.frame.mode = "lockstep"
+    assert "controllers drive 2 robot(s), 0 attached (lockstep)" in " ".join(
+        t for t, _ in status_parts(link))
