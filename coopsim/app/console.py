@@ -8,6 +8,7 @@ import time
 
 import click
 
+from ..model.snapshot import realtime_words
 from .run import Run, format_summary, watch
 from .verdict import Verdict, ended_line, verdict
 
@@ -42,7 +43,7 @@ def _watch_headless(live: Run):
     """Watch the run with a progress bar (with a duration) or a status line (without); dead
     controllers are noticed on each report."""
     duration = live.settings.duration
-    stalls, breaks = StallReport(), RtBreakReport()
+    stalls, breaks = StallReport(live.stepper.start_wait_left), RtBreakReport()
     if not duration:
         stats = watch(live.stepper, lambda stats: (_status_line(stats), stalls(stats),
                                                    breaks(stats), live.forget_dead_controllers()))
@@ -70,7 +71,8 @@ class StallReport:
     AFTER = 2.0  # s a step must have waited before it is worth a line
     EVERY = 5.0  # s between two lines
 
-    def __init__(self) -> None:
+    def __init__(self, start_left=lambda: None) -> None:
+        self._start_left = start_left  # () -> s the first step still waits for attaching, or None
         self._at: float | None = None
         self._quiet = 0  # stalls seen since the last line and not printed
         self._current = False  # inside a stall already counted
@@ -86,11 +88,21 @@ class StallReport:
             return
         more = f" ({self._quiet} more stall(s) since the last line)" if self._quiet else ""
         who = ", ".join(stats.waiting)
-        if not who.endswith("to attach"):
-            who = f"a command from the controller(s) of {who}"
-        click.echo(f"\nlockstep: no step for {stats.stalled:.1f} s, waiting for {who}{more}",
-                   err=True)
+        if who.endswith("to attach"):
+            click.echo(f"\nlockstep: the first step has waited {stats.stalled:.1f} s for {who}"
+                       f"{self._starts_in()}{more}", err=True)
+        else:
+            click.echo(f"\nlockstep: no step for {stats.stalled:.1f} s, waiting for a command "
+                       f"from the controller(s) of {who}{more}", err=True)
         self._at, self._quiet, self._current = now, 0, True
+
+
+    def _starts_in(self) -> str:
+        left = self._start_left()
+        if left is None:
+            return ""
+        return (f"; it starts without them in {left:.1f} s (the wait restarts while a launched "
+                "controller is still busy starting)")
 
 
 class RtBreakReport:
@@ -107,9 +119,8 @@ class RtBreakReport:
     def __call__(self, stats) -> None:
         now = time.monotonic()
         if stats.rt_broken and (not self._broken or now - self._at >= self.EVERY):
-            click.echo(f"\nrealtime: broken: {stats.late:.0%} of the last second's steps "
-                       f"missed their deadline; running at {stats.recent_rtf:.2f}x real time "
-                       f"(speed {stats.speed:g}x asked)", err=True)
+            click.echo(f"\nrealtime: {realtime_words(stats.late, stats.recent_rtf, stats.speed)}",
+                       err=True)
             self._broken, self._at = True, now
         elif self._broken and not stats.rt_broken:
             click.echo("\nrealtime: holding again", err=True)
@@ -213,6 +224,9 @@ def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
             if code is not None:
                 echo(f"viewer exited with code {code}; the replay goes on (Ctrl-C stops)")
                 viewer = None
+        frame = replay.player.frame  # --exit-at-end: say why the process ends
+        echo(f"replay ended: reached the recording's {'end' if frame.index else 'start'} at "
+             f"{frame.position:.2f} s (step {frame.index + 1} of {rec.frame_count})")
     except KeyboardInterrupt:
         pass
     finally:

@@ -28,14 +28,17 @@ def run_options(no_controllers: bool, controller: tuple[str, ...], controller_lo
 def run_command(file, headless, fps, **flags) -> None:
     """``coopsim run``: load FILE, serve it, watch it headless or with the viewer; exit 1 when a
     rule graded the run FAIL."""
+    from ..net.nameserver import check_port
     from ..raycast import start_warmup
     from .run import Run, load_scenario_or_world
     from .console import run_headless, run_with_viewer
 
+    options = run_options(**flags)
+    if options.network:
+        check_port(options.bind, options.port)  # a taken port ends the run now, not in minutes
     start_warmup()  # the compiled sensing loads while the run is set up (raycast/auto.py)
 
     scenario = load_scenario_or_world(file)
-    options = run_options(**flags)
     gui = wants_gui(headless)
     with Run(scenario, options) as live:
         _announce(live)

@@ -173,11 +173,15 @@ class Run:
         try:
             self._start_recorder()
             opts = self.options
+            if opts.ros2:  # before /sim answers, so its state has "ros2" from the first answer
+                self.ros2 = start_ros2(self.stepper, opts)
             if opts.network:
-                self.network = Network(self.stepper, opts.bind, opts.port, opts.publish_rate,
-                                       recording=self, keys=self.keys,
-                                       advertise=advertised_host(opts.bind, opts.advertise)
-                                       ).start()
+                network = Network(self.stepper, opts.bind, opts.port, opts.publish_rate,
+                                  recording=self, keys=self.keys,
+                                  advertise=advertised_host(opts.bind, opts.advertise))
+                if self.ros2 is not None:
+                    network.sim.more_state.append(self.ros2.state)
+                self.network = network.start()
             if opts.json_port is not None and self.network is not None:
                 self.gateway = Gateway(self.network.endpoint, opts.bind, opts.json_port,
                                        idle_timeout=opts.json_idle_timeout,
@@ -186,10 +190,6 @@ class Run:
             if opts.foxglove is not None:
                 self.foxglove = start_bridge(LiveSource(self.stepper), opts.bind,
                                              opts.foxglove, opts.foxglove_rate, opts.insecure)
-            if opts.ros2:
-                self.ros2 = start_ros2(self.stepper, opts)
-                if self.network is not None:
-                    self.network.sim.more_state.append(self.ros2.state)
             specs = self._controller_specs()
             if specs and self.network is not None:
                 self.controllers = Controllers(specs, self.network.endpoint, opts.log_dir,

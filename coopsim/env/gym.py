@@ -8,7 +8,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .episode import Episode, load, select_agents
-from .mapping import AgentMap
+from .mapping import AgentMap, LearningError
 from .render import Drawing
 
 
@@ -19,6 +19,17 @@ def observation_space(amap: AgentMap, flat: bool) -> spaces.Space:
                           dtype=np.float64)
     return spaces.Dict({label: spaces.Box(low, high, dtype=np.float64)
                         for label, low, high in zip(amap.observe, amap.low, amap.high)})
+
+
+class ClosedEnvError(LearningError, gymnasium.error.ClosedEnvironmentError):
+    """``step`` or ``reset`` of an environment after its ``close``."""
+
+
+def refuse_closed(env, call: str) -> None:
+    """Raise :class:`ClosedEnvError` when ``env`` was closed (its ``closed`` is true)."""
+    if getattr(env, "closed", False):
+        raise ClosedEnvError(f"{type(env).__name__}.{call}() after close(): the environment "
+                             "is closed; make a new one")
 
 
 def action_space(amap: AgentMap) -> spaces.Box:
@@ -72,7 +83,9 @@ class CoopsimEnv(gymnasium.Env):
 
     def _obs(self, snap):
         obs = self.episode.observation(snap, self.robot)
-        return flatten(obs, self.amap) if self.flat else obs
+        if self.flat:
+            return flatten(obs, self.amap)
+        return {label: obs[label] for label in self.observation_space.spaces}  # its order
 
     def _info(self, snap) -> dict:
         return {"time": snap.time, "step": snap.step,
@@ -80,6 +93,7 @@ class CoopsimEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start the scenario over (with ``seed``: the run's generator seeded with it)."""
+        refuse_closed(self, "reset")
         super().reset(seed=seed)
         snap = self.episode.reset(seed)
         if self.render_mode == "human":
@@ -88,6 +102,7 @@ class CoopsimEnv(gymnasium.Env):
 
     def step(self, action):
         """Store the action as the motion command, take one simulation step."""
+        refuse_closed(self, "step")
         self.episode.act({self.robot: action})
         snap = self.episode.tick()
         reward, terminated, truncated = self.episode.outcome(snap, self.robot)
@@ -102,3 +117,4 @@ class CoopsimEnv(gymnasium.Env):
 
     def close(self) -> None:
         self._drawing.close()
+        self.closed = True  # step and reset refuse from now on, as Gymnasium's own envs do

@@ -9,7 +9,7 @@ from pettingzoo import ParallelEnv
 
 from ..model.snapshot import metric_values
 from .episode import Episode, load, select_agents
-from .gym import action_space, flatten, observation_space
+from .gym import action_space, flatten, observation_space, refuse_closed
 from .render import Drawing
 
 
@@ -56,10 +56,13 @@ class CoopsimParallelEnv(ParallelEnv):
 
     def _obs(self, snap, agent):
         obs = self.episode.observation(snap, agent)
-        return flatten(obs, self.episode.maps[agent]) if self.flat else obs
+        if self.flat:
+            return flatten(obs, self.episode.maps[agent])
+        return {label: obs[label] for label in self.observation_spaces[agent].spaces}
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start over (with ``seed``: the run's generator seeded with it)."""
+        refuse_closed(self, "reset")
         snap = self.episode.reset(seed)
         self.agents = list(self.possible_agents)
         if self.render_mode == "human":
@@ -69,6 +72,7 @@ class CoopsimParallelEnv(ParallelEnv):
 
     def step(self, actions: dict):
         """Every live agent's action stored as its motion command, then one step."""
+        refuse_closed(self, "step")
         self.episode.act(actions)
         snap = self.episode.tick()
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
@@ -91,6 +95,7 @@ class CoopsimParallelEnv(ParallelEnv):
 
     def close(self) -> None:
         self._drawing.close()
+        self.closed = True  # step and reset refuse from now on
 
 
 def parallel_env(scenario, **kwargs) -> CoopsimParallelEnv:

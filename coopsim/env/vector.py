@@ -12,6 +12,7 @@ from gymnasium.vector.utils import batch_space
 
 from ..model.plugins import engine_with
 from .batch import BatchWorld
+from .gym import refuse_closed
 
 
 def _single_spaces(batch: BatchWorld, flat: bool):
@@ -73,7 +74,9 @@ class CoopsimVectorEnv(VectorEnv):
         if self.flat:
             out = np.concatenate([obs[label] for label in self.batch.maps[0].observe], axis=2)
             return out if self.many else out[:, 0]
-        return obs if self.many else {k: v[:, 0] for k, v in obs.items()}
+        # in the observation space's order (a Dict space sorts its keys)
+        return {k: obs[k] if self.many else obs[k][:, 0]
+                for k in self.single_observation_space.spaces}
 
     def _info(self, snap) -> dict:
         return {"time": np.full(self.num_envs, snap.time),
@@ -81,6 +84,7 @@ class CoopsimVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Every copy starts over (``seed`` seeds the one run's generator)."""
+        refuse_closed(self, "reset")
         super().reset(seed=seed)
         snap = self.batch.reset(seed)
         self._done[:] = False
@@ -89,6 +93,7 @@ class CoopsimVectorEnv(VectorEnv):
     def step(self, actions):
         """Store the (K, ...) actions, step every copy once; copies that ended at the previous
         step start over now (their actions ignored, reward 0)."""
+        refuse_closed(self, "step")
         self.batch.act(actions)
         resetting = self._done.copy()
         if resetting.any():

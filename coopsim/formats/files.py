@@ -192,9 +192,9 @@ def _world_of(section: Section, path: PathLike, folders=None) -> WorldSpec:
     return load_world(where)
 
 
-def _with_map(world: WorldSpec, section: Section, path: PathLike, folders=None) -> WorldSpec:
-    """``world`` with the static walls of the map the [WORLD] section names (coopsim.formats.maps),
-    relative to the scenario file's folder (inside ``folders`` when given)."""
+def _map_path(section: Section, path: PathLike, folders=None) -> str:
+    """The map file the [WORLD] section names, relative to the scenario file's folder (inside
+    ``folders`` when given)."""
     name, line = section.get("map"), section.line_of("map")
     where = os.path.normpath(os.path.join(os.path.dirname(os.fspath(path)), name))
     if folders is not None:
@@ -202,6 +202,28 @@ def _with_map(world: WorldSpec, section: Section, path: PathLike, folders=None) 
             where = folders.readable(where, maps.SUFFIXES)
         except NotAllowedError as exc:
             raise NotAllowedError(f"{path}:{line}: map file {name!r}: {exc}") from None
+    return where
+
+
+def _map_world(section: Section, path: PathLike, folders=None) -> WorldSpec:
+    """The world of a [WORLD] with a map and no world file: the map's floor (its walls are
+    added as for any map)."""
+    if section.get("map") is None:
+        raise FileFormatError(path, section.line, "[WORLD] is missing the required key 'file' "
+                                                  "(a .world file; or 'map' naming a ROS "
+                                                  "map_server .yaml, whose extent is the floor)")
+    try:
+        floor = maps.floor_of(_map_path(section, path, folders), confine=folders is not None)
+    except maps.MapError as exc:
+        raise FileFormatError(path, section.line_of("map"), str(exc)) from None
+    return WorldSpec(floor=floor)
+
+
+def _with_map(world: WorldSpec, section: Section, path: PathLike, folders=None) -> WorldSpec:
+    """``world`` with the static walls of the map the [WORLD] section names (coopsim.formats.maps),
+    relative to the scenario file's folder (inside ``folders`` when given)."""
+    line = section.line_of("map")
+    where = _map_path(section, path, folders)
     try:
         walls = maps.load_map(where, world.floor, confine=folders is not None)
     except maps.MapError as exc:
@@ -265,7 +287,10 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
     if not worlds:
         raise FileFormatError(path, 0, "no [WORLD] section; a scenario needs one")
     first = _FirstError()
-    world = first.attempt(_world_of, worlds[0], path, folders, at=worlds[0].line_of("file"))
+    if worlds[0].get("file") is None:  # a map_server YAML alone: its extent is the floor
+        world = first.attempt(_map_world, worlds[0], path, folders, at=worlds[0].line)
+    else:
+        world = first.attempt(_world_of, worlds[0], path, folders, at=worlds[0].line_of("file"))
     if world is not None and worlds[0].get("map"):
         world = first.attempt(_with_map, world, worlds[0], path, folders)
     # without its world the placements cannot be checked, but everything else still is

@@ -75,6 +75,12 @@ class DataFolders:
                                f"folders ({self.describe()}); 'coopsim run --data-dir DIR' "
                                "adds one")
 
+    @staticmethod
+    def _no_nul(verb: str, text: str) -> None:
+        """Refuse a path holding a NUL byte (the OS cannot name such a file)."""
+        if "\0" in text:
+            raise NotAllowedError(f"cannot {verb} {text!r}: a path may not hold a NUL byte")
+
     def readable(self, path: PathLike, suffixes=LOADABLE) -> str:
         """The resolved path of a file a request may read.
 
@@ -82,9 +88,10 @@ class DataFolders:
         first that exists inside the folders wins.
 
         Raises:
-            NotAllowedError: another suffix, or no candidate inside the folders.
+            NotAllowedError: a NUL byte, another suffix, or no candidate inside the folders.
         """
         text = os.fspath(path)
+        self._no_nul("load", text)
         if not text.endswith(tuple(suffixes)):
             raise NotAllowedError(f"cannot load {text!r}: only {' and '.join(suffixes)} files "
                                   "are loaded on request")
@@ -102,10 +109,11 @@ class DataFolders:
         the recordings folder itself is created) and the file must not.
 
         Raises:
-            NotAllowedError: outside the folders.
+            NotAllowedError: a NUL byte, or outside the folders.
             SimulationError: not ``.mcap``, the folder is missing, or the file exists.
         """
         text = os.fspath(path)
+        self._no_nul("record to", text)
         if not text.endswith(RECORDING_SUFFIX) or text.endswith("/" + RECORDING_SUFFIX):
             raise SimulationError(f"cannot record to {text!r}: give a new file ending in "
                                   f"{RECORDING_SUFFIX}")

@@ -194,7 +194,7 @@ WORLD_RULES = {
     "WALL": Rule(_OBJECT_KEYS, indexed=True),
 }
 SCENARIO_RULES = {
-    "WORLD": Rule({"file": Key(rest("path to a .world file"), required=True),
+    "WORLD": Rule({"file": Key(rest("path to a .world file")),  # or a map .yaml alone
                    "map": Key(rest("path to a map image (.png, .pgm) or ROS map .yaml"))}),
     "TARGET": Rule({c: Key(_POSITION, repeat=True) for c in COLORS},
                     word="target colour"),

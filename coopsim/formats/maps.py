@@ -55,11 +55,7 @@ def load_map(path: str, floor: FloorSpec, confine: bool = False) -> tuple[Object
         raise MapError(f"map file {path!r} not found")
     _open(path, "map file").close()  # a FIFO or a device is refused, never read
     if path.lower().endswith((".yaml", ".yml")):
-        meta = read_yaml(path)
-        folder = os.path.dirname(os.path.realpath(path))
-        image = os.path.realpath(os.path.join(folder, meta["image"]))
-        if confine and os.path.commonpath([folder, image]) != folder:
-            raise MapError(f"map image {meta['image']!r} is outside the map file's folder")
+        meta, image = _yaml_image(path, confine)
         occupied = read_occupancy(image, meta["negate"], meta["occupied_thresh"])
         res = meta["resolution"]
         x0, y0 = meta["origin"][0], meta["origin"][1]
@@ -70,6 +66,37 @@ def load_map(path: str, floor: FloorSpec, confine: bool = False) -> tuple[Object
     rows, cols = occupied.shape
     return walls(occupied, floor.length / cols, floor.width / rows, -floor.length / 2,
                  -floor.width / 2)
+
+
+def _yaml_image(path: str, confine: bool) -> tuple[dict, str]:
+    """(the YAML's keys, its image's resolved path); with ``confine`` the image must lie in
+    the YAML's own folder."""
+    meta = read_yaml(path)
+    folder = os.path.dirname(os.path.realpath(path))
+    image = os.path.realpath(os.path.join(folder, meta["image"]))
+    if confine and os.path.commonpath([folder, image]) != folder:
+        raise MapError(f"map image {meta['image']!r} is outside the map file's folder")
+    return meta, image
+
+
+def floor_of(path: str, confine: bool = False, height: float = 0.1) -> FloorSpec:
+    """The floor of a scenario whose ``[WORLD]`` names a ROS map_server YAML and no world
+    file: the map's extent, as map_server users expect, as the smallest floor centred on the
+    origin that holds the whole map (exactly the map when its origin is minus half its size).
+
+    Raises:
+        MapError: an image alone (it has no size in metres), or a map load_map refuses.
+    """
+    if not path.lower().endswith((".yaml", ".yml")):
+        raise MapError("a map image alone has no size in metres: name a world file too "
+                       "('file', for the floor), or use a ROS map_server .yaml")
+    if not os.path.isfile(path):
+        raise MapError(f"map file {path!r} not found")
+    meta, image = _yaml_image(path, confine)
+    rows, cols = read_image(image).shape[:2]
+    res, (x0, y0, _) = meta["resolution"], meta["origin"]
+    return FloorSpec(2 * max(abs(x0), abs(x0 + cols * res)),
+                     2 * max(abs(y0), abs(y0 + rows * res)), height)
 
 
 def _on_floor(floor: FloorSpec, x0: float, y0: float, w: float, h: float) -> None:

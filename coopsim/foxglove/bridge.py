@@ -98,7 +98,7 @@ class Bridge:
         self.sdk = require_sdk("--foxglove")
         self.source, self.rate = source, float(rate)
         self.context = self.sdk.Context()
-        self._listener = _Playback(self) if source.playback else None
+        self._listener = _playback(self) if source.playback else None
         self.server = self._serve(host, port)
         self.port = self.server.port
         self.host = host
@@ -245,6 +245,13 @@ class Bridge:
         if channel is None:
             channel = self._channels[topic.name] = make_channel(self.sdk, self.context, topic)
         return channel
+
+
+def _playback(bridge: Bridge) -> "_Playback":
+    """The replay's listener, with the SDK's ``ServerListener`` defaults (no-ops) for every
+    callback it does not handle (subscribe, unsubscribe, ...): the SDK calls them all."""
+    listener = type("_PlaybackListener", (_Playback, bridge.sdk.websocket.ServerListener), {})
+    return listener(bridge)
 
 
 class _Playback:

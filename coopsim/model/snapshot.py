@@ -168,3 +168,26 @@ def metric_values(rules: Mapping[str, Any]) -> dict[str, Any]:
         if _is_mapping(metrics):
             out.update(metrics)
     return out
+
+
+#: Real time is broken when more than this share of the last second's realtime steps missed
+#: their deadline AND those steps ran slower than (1 - this) x the speed asked. Late steps the
+#: schedule caught up with (the run kept its speed) are jitter, not a broken real time.
+RT_BREAK = 0.05
+
+
+def realtime_broken(late: float, recent_rtf: float, speed: float) -> bool:
+    """The one definition of a broken real time (the CLI, ``/sim state`` and the viewer).
+
+    Args:
+        late: Share of the last second's realtime steps that missed their deadline, 0..1.
+        recent_rtf: Real-time factor of those steps, sim s per wall s.
+        speed: Speed factor asked (0: as fast as possible, which has no deadlines).
+    """
+    return late > RT_BREAK and recent_rtf < (1.0 - RT_BREAK) * speed
+
+
+def realtime_words(late: float, recent_rtf: float, speed: float) -> str:
+    """The one wording of a broken real time, with its figures (see :func:`realtime_broken`)."""
+    return (f"real time broken: {recent_rtf:.2f}x real time over the last second, "
+            f"{speed:g}x asked ({late:.0%} of its steps late)")

@@ -18,6 +18,31 @@ from .protocol import PORT_KINDS, Command, Message
 from .server import Server
 
 
+def _bind_error(bind: str, port: int, exc: Exception) -> OSError:
+    return OSError(f"cannot bind the name server on {bind}:{port}: {exc} (is another coopsim "
+                   "running? --port picks another port)")
+
+
+def check_port(bind: str, port: int) -> None:
+    """Raise at once when the name server could not bind ``bind:port`` now (a run checks
+    before its slow set-up, so a taken port ends it in a moment, not after the world is
+    built). Port 0 (any free port) always binds.
+
+    Raises:
+        OSError: the address cannot be bound, with the sentence the name server would give.
+    """
+    if not port:
+        return
+    sock = zmq.Context.instance().socket(zmq.ROUTER)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        sock.bind(f"tcp://{bind}:{port}")
+    except zmq.ZMQError as exc:
+        raise _bind_error(bind, port, exc) from None
+    finally:
+        sock.close(0)
+
+
 class NameServer(Server):
     """Registry of port names, served on the bootstrap endpoint.
 
@@ -37,8 +62,7 @@ class NameServer(Server):
             super().__init__(ctx, "/nameserver", p.NAME_COMMANDS, bind, port, advertise,
                              configure)
         except zmq.ZMQError as exc:
-            raise OSError(f"cannot bind the name server on {bind}:{port}: {exc} (is another "
-                          "coopsim running? --port picks another port)") from None
+            raise _bind_error(bind, port, exc) from None
         self._names: dict[str, tuple[str, str]] = {}  # name -> (endpoint, kind)
         self._under: dict[str, set[str]] = {}  # "/robot1" -> the names at and below it
         self._lock = threading.Lock()

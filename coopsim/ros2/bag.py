@@ -23,14 +23,30 @@ from . import messages as m
 from .scene import RosScene
 
 METADATA_VERSION = 5
-# /map and /tf_static are offered transient-local, as a live map server and tf2 offer them, so
-# `ros2 bag play` re-offers them latched; the other topics take the player's defaults.
-_LATCHED_QOS = ("- history: 3\n  depth: 0\n  reliability: 1\n  durability: 1\n"
-                "  deadline:\n    sec: 2147483647\n    nsec: 4294967295\n"
-                "  lifespan:\n    sec: 2147483647\n    nsec: 4294967295\n"
-                "  liveliness: 1\n  liveliness_lease_duration:\n    sec: 2147483647\n"
-                "    nsec: 4294967295\n  avoid_ros_namespace_conventions: false\n")
+# The QoS each topic is offered with, as rosbag2 records it (a YAML list of one profile in
+# rmw's enum numbers: history 3 "unknown" as rosbag2 writes an offered profile, reliability 1
+# reliable, durability 1 transient local or 2 volatile, liveliness 1 automatic). /map and
+# /tf_static are offered transient-local, as a live map server and tf2 offer them, so
+# `ros2 bag play` re-offers them latched; the other topics are reliable and volatile, as the
+# live bridge offers them (coopsim.ros2.dds.STREAM).
+_NEVER = "    sec: 2147483647\n    nsec: 4294967295\n"
+
+
+def _qos_profile(durability: int) -> str:
+    return (f"- history: 3\n  depth: 0\n  reliability: 1\n  durability: {durability}\n"
+            f"  deadline:\n{_NEVER}  lifespan:\n{_NEVER}"
+            f"  liveliness: 1\n  liveliness_lease_duration:\n{_NEVER}"
+            "  avoid_ros_namespace_conventions: false\n")
+
+
+_LATCHED_QOS, _STREAM_QOS = _qos_profile(1), _qos_profile(2)
 _LATCHED = ("/map", "/tf_static")
+
+
+def offered_qos(topic: str) -> str:
+    """The ``offered_qos_profiles`` YAML text of ``topic`` (never empty: rosbag2 players read
+    it as a list of profiles)."""
+    return _LATCHED_QOS if topic in _LATCHED else _STREAM_QOS
 
 
 class _Bag:
@@ -52,7 +68,7 @@ class _Bag:
     def write(self, topic: str, short: str, data: bytes, ns: int) -> None:
         channel = self.channels.get(topic)
         if channel is None:
-            qos = _LATCHED_QOS if topic in _LATCHED else ""
+            qos = offered_qos(topic)
             channel = self.channels[topic] = (self._out.channel(topic, short, qos), short)
             self.counts[topic] = 0
         count = self.counts[topic]
@@ -192,7 +208,7 @@ def metadata_yaml(bag: _Bag, filename: str) -> str:
              "  starting_time:", f"    nanoseconds_since_epoch: {first}",
              f"  message_count: {total}", "  topics_with_message_count:"]
     for topic, (_, short) in bag.channels.items():
-        qos = _LATCHED_QOS if topic in _LATCHED else ""
+        qos = offered_qos(topic)
         lines += ["    - topic_metadata:", f"        name: {topic}",
                   f"        type: {m.ros_name(short)}", "        serialization_format: cdr",
                   f"        offered_qos_profiles: {_yaml_string(qos)}",

@@ -17,12 +17,14 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
+from ..model.snapshot import RT_BREAK, realtime_broken  # noqa: F401 -- RT_BREAK: its old home
+
 PACE_SLICE = 0.05  # s: longest pacing wait before queued calls and stop are looked at
 
-#: Real time is *broken* when more than this share of the realtime steps paced over the last
-#: :data:`RT_WINDOW` seconds of wall time missed their deadline (SwarmSimX warns on every miss;
-#: one late step in twenty is a trend, not a hiccup). The CLI says so, ``/sim state`` carries it.
-RT_BREAK = 0.05
+# Real time is *broken* (model.snapshot.realtime_broken, the one definition the CLI, /sim state
+# and the viewer share) when more than RT_BREAK of the realtime steps paced over the last
+# RT_WINDOW seconds missed their deadline (SwarmSimX warns on every miss; one late step in twenty
+# is a trend, not a hiccup) and those steps fell behind the speed asked.
 RT_WINDOW = 1.0  # s of wall time the share and the recent real-time factor are taken over
 #: Fewer steps than this in the run so far, within its first :data:`RT_WINDOW`, make no share:
 #: one late start-up step among a handful is not a trend.
@@ -55,10 +57,11 @@ class Stats:
 
     @property
     def rt_broken(self) -> bool:
-        """True when more than :data:`RT_BREAK` of the realtime steps of the last
-        :data:`RT_WINDOW` s missed their deadline (``late``; ``recent_rtf``: sim s per wall s
-        over those steps)."""
-        return self.late > RT_BREAK
+        """True when more than ``RT_BREAK`` of the realtime steps of the last
+        :data:`RT_WINDOW` s missed their deadline (``late``) and they fell behind the speed
+        asked (``recent_rtf``: sim s per wall s over those steps; see
+        :func:`~coopsim.model.snapshot.realtime_broken`)."""
+        return realtime_broken(self.late, self.recent_rtf, self.speed)
 
 
 class RecentSteps:

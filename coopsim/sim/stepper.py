@@ -386,6 +386,14 @@ class Stepper(WorldOwner):
         the run sees them busy starting (their own activity), so the wait is not yet over."""
         self._started_wall = self.clock.now()
 
+    def start_wait_left(self) -> float | None:
+        """s the first lockstep step still waits for ``wait_for`` controllers before it starts
+        without them (restarted while the launched ones are busy starting), or None when it
+        does not wait."""
+        if not self.starting or self._started_wall is None:
+            return None
+        return max(0.0, self.start_wait - (self.clock.now() - self._started_wall))
+
     def _holding_start(self) -> bool:
         """True while the first lockstep step waits for ``wait_for`` controllers to attach."""
         if not self.wait_for or self.snapshot.step > 0 or self._started_wall is None:

@@ -421,6 +421,8 @@ def run_state(state: dict) -> dict:
                 pass
     if isinstance(state.get("attached"), list):
         out["attached"] = len(state["attached"])
+    if isinstance(state.get("owners"), dict):  # robots a controller drives, in either mode
+        out["driven"] = len(state["owners"])
     if isinstance(state.get("rules"), dict):
         out["rules"] = state["rules"]  # games draw from them (flags, score): viewer/game.py
     return out

@@ -12,6 +12,7 @@ import os
 from imgui_bundle import imgui
 
 from ..model.plugins import timed_events
+from ..model.snapshot import RT_BREAK, realtime_broken, realtime_words  # noqa: F401
 from .connection import LOAD_TIMEOUT
 from .forms import Request, speed_request
 from .game import game_parts
@@ -22,7 +23,6 @@ _BAR = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_move
         | imgui.WindowFlags_.no_focus_on_appearing)
 MODES = ("realtime", "lockstep")
 LABEL_MIN_RADIUS = 6.0  # px: names show once a robot is at least this large on screen
-RT_BREAK = 0.05  # share of late steps beyond which real time is broken (sim/pacing.py)
 STATE_COLOR = imgui.ImVec4(1.0, 0.76, 0.3, 1.0)  # amber: the run is not simply running
 REC_COLOR = imgui.ImVec4(1.0, 0.45, 0.45, 1.0)
 _COLORS = {"plain": DIM_COLOR, "state": STATE_COLOR, "rec": REC_COLOR, "error": ERROR_COLOR}
@@ -43,17 +43,29 @@ def status_parts(link) -> list[tuple[str, str]]:
     frame = link.frame if link.frame is not None else _Figures.of(run)
     if frame is None:
         return [(f"connected to {link.nameserver}; waiting for the state stream", "plain")]
-    figures = (f"rtf {frame.rtf:.2f}{_GAP}missed {frame.missed}{_GAP}{frame.mode}{_GAP}"
-               f"speed {_speed(frame.speed)}{_GAP}attached controllers {frame.attached}{_GAP}"
+    figures = (f"rtf {frame.rtf:.2f} (whole run){_GAP}missed {frame.missed}{_GAP}{frame.mode}{_GAP}"
+               f"speed {_speed(frame.speed)}{_GAP}{_controllers(frame, run)}{_GAP}"
                f"{link.nameserver}")
     late = getattr(frame, "late", 0.0)  # the state document's figures have none
     # over the last second of stepping (docs/protocol.md): a paused or finished run is not
     # stepping, and its last figures would say a broken real time long after the run stopped
     stepping = not frame.paused and not run.get("finished")
-    broken = ([(f"REAL TIME BROKEN {frame.recent_rtf:.2f}x, {late:.0%} late", "error")]
-              if late > RT_BREAK and stepping else [])
+    rtf = getattr(frame, "recent_rtf", 0.0)
+    words = realtime_words(late, rtf, frame.speed)  # the CLI's, its head in capitals
+    broken = ([(words.replace("real time broken", "REAL TIME BROKEN", 1), "error")]
+              if realtime_broken(late, rtf, frame.speed) and stepping else [])
     return [(f"t = {frame.time:.2f} s", "plain"), *run_badges(run, frame.paused), *broken,
             *game_parts(run), (figures, "plain")]
+
+
+def _controllers(frame, run: dict) -> str:
+    """How many robots controllers drive (they own them: any mode), and in lockstep how many
+    controllers the steps wait for (attached); a realtime run attaches none."""
+    driven = run.get("driven")
+    if driven is None:  # an older server: the attached count only
+        return f"attached controllers {frame.attached}"
+    text = f"controllers drive {driven} robot(s)"
+    return text + (f", {frame.attached} attached (lockstep)" if frame.mode == "lockstep" else "")
 
 
 class _Figures:

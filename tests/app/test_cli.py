@@ -204,3 +204,22 @@ def test_export_refuses_to_write_over_the_recording_it_reads(tmp_path, option):
     result = coopsim("export", str(rec), *extra, option, str(tmp_path / "." / "run.mcap"))
     assert result.returncode == 2 and "would overwrite the recording it reads" in result.stderr
     assert "Traceback" not in result.stderr and rec.read_bytes() == before
+
+
+def test_a_taken_port_ends_run_before_anything_is_loaded_or_recorded(tmp_path):
+    """The port is checked first: a missing scenario is not even read (it would be the error
+    otherwise) and no recording is started."""
+    import zmq
+    taken = zmq.Context.instance().socket(zmq.ROUTER)
+    port = taken.bind_to_random_port("tcp://127.0.0.1")
+    try:
+        result = coopsim("run", str(tmp_path / "missing.scenario"), "--headless",
+                         "--port", str(port), "--record", str(tmp_path / "r.mcap"))
+    finally:
+        taken.close(0)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"coopsim: cannot bind the name server on 127.0.0.1:{port}: Address already in use "
+        f"(addr='tcp://127.0.0.1:{port}') (is another coopsim running? --port picks another "
+        "port)"]
+    assert list(tmp_path.iterdir()) == []

@@ -62,3 +62,29 @@ def test_run_help_gives_every_setting_its_default():
                             ("--engine", defaults.engine or default_engine())):
         entry = text.split(f" {option} ", 1)[1][:200]
         assert "scenario's [SETTINGS]" in entry and f"else {default})" in entry, (option, entry)
+
+
+def test_readme_names_the_extra_plot_needs():
+    """``coopsim plot`` without matplotlib names the ``plot`` extra; the table says so first."""
+    from coopsim.app.plot import INSTALL
+    extra = re.search(r"\[(\w+)\]", INSTALL)[1]
+    row = _readme_row("plot")
+    assert f"'.[{extra}]'" in row and f"'coopsim[{extra}]'" in row
+
+
+def test_readme_names_the_metrics_file_export_writes(tmp_path):
+    """The export row's example (``--csv ctf.csv``) names the metrics file export writes beside
+    it (formation.mcap has a monitor's metrics)."""
+    row = _readme_row("export FILE --csv")
+    csv_name, metrics_name = re.search(r"`--csv (\S+)` writes `(\S+)`", row).groups()
+    done = subprocess.run([sys.executable, "-m", "coopsim", "export",
+                           str(ROOT / "recordings" / "formation.mcap"), "--csv", csv_name],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([csv_name, metrics_name])
+
+
+def test_readme_says_how_long_the_suite_takes():
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert re.search(r"suite takes .*?10\.5 minutes on 2 quiet cores.*?15 minutes beside two "
+                     r"CPU-bound processes.*?45 minutes on a busy", text)

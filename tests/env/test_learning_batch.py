@@ -242,3 +242,22 @@ def test_a_batch_runs_the_same_bits_on_one_and_two_threads():
     assert 128 * 4 * 11 >= _PARALLEL_MIN
     one, two = (_digest_in_process(t, 128, 30) for t in (1, 2))
     assert len(one) == 64 and one == two
+@pytest.mark.parametrize("robot", [AGENTS, "r1"])
+def test_observation_keys_come_in_the_observation_spaces_order(robot):
+    env = _vec(2, robot=robot, observe=["sonar", "gps", "bumper"])
+    order = list(env.single_observation_space.spaces)
+    assert order == list(env.observation_space.spaces)
+    obs, _ = env.reset(seed=0)
+    assert list(obs) == order
+    obs, *_ = env.step(env.action_space.sample())
+    assert list(obs) == order
+
+
+def test_step_and_reset_after_close_raise():
+    env = _vec(2, robot="r1")
+    env.reset(seed=0)
+    env.close()
+    with pytest.raises(gymnasium.error.ClosedEnvironmentError, match=r"step\(\) after close"):
+        env.step(env.action_space.sample())
+    with pytest.raises(LearningError, match=r"reset\(\) after close"):
+        env.reset(seed=0)

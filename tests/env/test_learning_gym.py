@@ -205,3 +205,14 @@ def test_a_lean_robot_senses_only_what_is_observed_and_sees_the_same(tmp_path):
     assert a["sonar"].tobytes() == b["sonar"].tobytes()  # the same noise draws, too
     with pytest.raises(LearningError, match="lean environments need observe"):
         gymnasium.make(ID, scenario=path, lean=True)
+
+
+def test_step_and_reset_after_close_raise_and_keys_follow_the_space():
+    env = gymnasium.make(ID, scenario=str(GOAL)).unwrapped
+    obs, _ = env.reset(seed=0)
+    assert list(obs) == list(env.observation_space.spaces)  # a Dict space sorts its keys
+    env.close()
+    with pytest.raises(gymnasium.error.ClosedEnvironmentError, match=r"step\(\) after close"):
+        env.step(env.action_space.sample())
+    with pytest.raises(LearningError, match=r"reset\(\) after close"):
+        env.reset(seed=0)

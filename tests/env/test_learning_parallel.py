@@ -103,3 +103,16 @@ def test_bad_actions_name_the_agent(tmp_path):
         env.step({"zed": np.zeros(2)})
     with pytest.raises(ActionError, match=r"^a: action has shape \(1, 2\)"):
         env.step({"a": np.zeros((1, 2))})
+
+
+def test_step_and_reset_after_close_raise_and_keys_follow_the_space(tmp_path):
+    env = parallel_env(str(write(tmp_path, TWO + TASK)))
+    obs, _ = env.reset(seed=0)
+    for agent, o in obs.items():
+        assert list(o) == list(env.observation_space(agent).spaces)
+    actions = {a: env.action_space(a).sample() for a in env.agents}
+    env.close()
+    with pytest.raises(LearningError, match=r"step\(\) after close"):
+        env.step(actions)
+    with pytest.raises(LearningError, match=r"reset\(\) after close"):
+        env.reset(seed=0)

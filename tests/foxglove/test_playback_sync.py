@@ -6,6 +6,7 @@ client offering only the older foxglove.websocket.v1 is refused at the handshake
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -89,3 +90,28 @@ def test_only_the_sdk_subprotocol_is_spoken(replay):
     with pytest.raises(InvalidHandshake):
         with connect(url, subprotocols=["foxglove.websocket.v1"], open_timeout=20):
             pass
+
+
+def test_subscribing_and_unsubscribing_during_a_replay_logs_no_error():
+    """The replay's listener takes the SDK's defaults for the callbacks it does not handle, so a
+    subscribe or unsubscribe is not an AttributeError in the log."""
+    proc = start_cli("replay", str(SAMPLE), "--headless", "--port", "0", "--paused",
+                     "--foxglove", "0")
+    try:
+        seen = ""
+        while "foxglove:" not in seen:
+            line = proc.stderr.readline()
+            assert line, f"the replay printed {seen!r}"
+            seen += line
+        with FoxgloveClient(re.search(r"foxglove: (ws://\S+)", seen)[1],
+                            lambda t: t == ROBOT) as fox:
+            fox.receive(lambda g: ROBOT in g)  # subscribed: poses come
+            fox.ws.send(json.dumps({"op": "unsubscribe", "subscriptionIds": [1]}))
+            fox.wanted = lambda t: t == "/robots/robot2/pose"
+            fox._subscribe(list(fox.channels.values()))  # handled after the unsubscribe
+            fox.receive(lambda g: "/robots/robot2/pose" in g)
+        proc.terminate()
+        rest = proc.stderr.read()
+    finally:
+        stop(proc)
+    assert "AttributeError" not in seen + rest and "Traceback" not in seen + rest, rest

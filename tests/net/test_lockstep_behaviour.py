@@ -165,3 +165,23 @@ def test_the_first_step_waits_for_a_launched_controller_busy_starting(tmp_path):
             time.sleep(0.05)
         assert run.controllers.exited() == {"robot1": 0}
     assert (tmp_path / "robot1.log").read_text().split() == ["1"], "it got the first step"
+
+
+def test_a_start_wait_says_how_long_it_will_wait(capsys):
+    """Waiting for controllers to attach, the line says when the run starts without them."""
+    from types import SimpleNamespace
+
+    from coopsim.app import console
+
+    report = console.StallReport(lambda: 6.54)
+    report(SimpleNamespace(waiting=("2 more controller(s) to attach",), stalled=3.5))
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("lockstep: the first step has waited 3.5 s for 2 more controller(s) "
+                           "to attach; it starts without them in 6.5 s"), line
+    with live(_two(), wait_for=2) as run:
+        wait_until(lambda: run.stepper.starting)
+        left = run.stepper.start_wait_left()
+        assert 0.0 < left <= run.stepper.start_wait
+        run.stepper.start_wait = 0.0  # nobody comes: it starts, and no longer waits
+        wait_until(lambda: run.stepper.snapshot.step > 0)
+        assert run.stepper.start_wait_left() is None

@@ -87,6 +87,14 @@ def test_record_inside_the_folders_works_and_relative_paths_go_to_recordings(sim
     sim.ok(26, params=[0])
 
 
+def test_record_and_load_refuse_a_nul_byte_with_a_sentence(sim, folders):
+    data, _ = folders
+    for command, text, params in ((26, "r\0.mcap", [1]), (26, f"{data}/a\0b.mcap", [1]),
+                                  (22, "s\0.scenario", []), (22, f"{data}/\0.world", [])):
+        assert "may not hold a NUL byte" in _refused(sim, command, text, params)
+    assert json.loads(sim.ok(23)[1])["recording"] == ""
+
+
 def test_recordings_started_per_minute_are_capped(sim, folders, monkeypatch):
     monkeypatch.setattr(run_module, "RECORDINGS_PER_MINUTE", 3)
     for n in range(3):

@@ -189,6 +189,11 @@ def test_replay_process_plays_to_the_end_and_exits(recording):
                                           "/playback"}
             assert client.request(client.lookup("/playback"), 2).params[0] == 1  # playing
         assert proc.wait(120) == 0
+        last = proc.stderr.read().strip().splitlines()[-1]  # it says why it ends
+        with Recording(recording) as rec:
+            steps = rec.frame_count
+        assert last.startswith("replay ended: reached the recording's end at ")
+        assert last.endswith(f"(step {steps} of {steps})")
     finally:
         stop(proc)
 

@@ -140,3 +140,20 @@ def test_a_turtlebots_recorded_lidar_scans_are_its_bag_scans(tmp_path):
         assert len(msg.ranges) == len(want) == 360
         finite = np.isfinite(msg.ranges)
         assert np.allclose(msg.ranges[finite], want[finite], atol=1e-3)
+
+
+def test_every_topic_offers_a_qos_profile_list(bag):
+    """rosbag2 writes each topic's offered QoS as a YAML list; ``ros2 bag play`` re-offers it.
+    /map and /tf_static are transient local, the rest volatile, all reliable."""
+    from rosbags.interfaces import QosDurability, QosReliability
+    folder, _ = bag
+    with AnyReader([folder]) as reader:
+        offered = {c.topic: c.ext.offered_qos_profiles for c in reader.connections}
+    assert len(offered) >= 12
+    for topic, profiles in offered.items():
+        assert len(profiles) == 1, topic
+        (qos,) = profiles
+        assert qos.reliability == QosReliability.RELIABLE, topic
+        latched = topic in ("/map", "/tf_static")
+        assert qos.durability == (QosDurability.TRANSIENT_LOCAL if latched
+                                  else QosDurability.VOLATILE), topic

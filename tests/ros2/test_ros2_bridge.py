@@ -200,3 +200,32 @@ def test_beyond_loopback_needs_insecure(tmp_path):
     # with --insecure the run starts (DDS on every interface) and ends at its duration
     assert done.returncode == 0, done.stderr
     assert "ros2: DDS domain 0 (every interface)" in done.stderr
+
+
+def test_sim_state_has_its_ros2_key_from_the_first_answer(monkeypatch):
+    """The bridge starts before /sim answers: no client ever reads a state without ``ros2``
+    (a state read while the DDS participant was still starting lacked it). Its own domain: one
+    process joins a domain once, and the module's bridged run holds :func:`domain`."""
+    from coopsim.app import run as run_module
+    from tests.nethelpers import Peer, lookup
+    answers, start = [], run_module.start_ros2
+    holder: list = []
+
+    def asked_while_starting(stepper, opts):
+        network = holder[0].network
+        if network is not None:  # /sim already answers: ask it now, as a quick client would
+            sim = Peer(lookup(network.endpoint, "/sim"))
+            answers.append(json.loads(sim.ok(23)[1]))
+            sim.close()
+        return start(stepper, opts)
+
+    monkeypatch.setattr(run_module, "start_ros2", asked_while_starting)
+    run = run_module.Run(load(str(SCENARIOS / "demo.scenario")),
+                         run_module.RunOptions(port=0, controllers=False, ros2=True,
+                                               ros2_domain=domain() + 1))
+    holder.append(run)
+    with run:
+        sim = Peer(lookup(run.network.endpoint, "/sim"))
+        answers.append(json.loads(sim.ok(23)[1]))
+        sim.close()
+    assert all("ros2" in a for a in answers), [sorted(a) for a in answers]

@@ -130,4 +130,4 @@ def test_the_cli_says_when_real_time_breaks(tmp_path):
                           "--duration", "2", "--port", "0"], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "realtime: broken:" in out.stderr and "x real time" in out.stderr
+    assert "realtime: real time broken:" in out.stderr and "x real time" in out.stderr

@@ -111,3 +111,56 @@ def test_names_of_close_robots_do_not_overlap():
     assert spots[0] == (540.0 - 48.0, 447.0 + 13.0)  # the first name: below, as before
     lone = place_labels([((100.0, 100.0), 10.0, size)])
     assert lone == [(52.0, 112.0)]
+
+
+@pytest.mark.parametrize("late, recent, broken", [
+    (0.26, 1.00, False),  # late steps the schedule caught up with: the run kept 1x (jitter)
+    (0.26, 0.77, True),  # late and behind: broken
+])
+def test_the_cli_state_and_viewer_say_one_thing_about_real_time(capsys, late, recent, broken):
+    """One definition and one wording (model.snapshot): the CLI's line, /sim state's flag
+    (Stats.rt_broken) and the viewer's badge agree, and the badge's figure is the line's."""
+    from coopsim.app.console import RtBreakReport
+    from coopsim.sim.pacing import Stats
+
+    stats = Stats(100, 1.0, 1.0, 0.97, 26, "realtime", 1.0, False, (), "", (), 0.0, late, recent)
+    assert stats.rt_broken == broken
+    RtBreakReport()(stats)
+    line = capsys.readouterr().err.strip()
+    link = _link(False)
+    link.frame.late, link.frame.recent_rtf, link.frame.rtf = late, recent, 0.97
+    badges = [t for t, kind in status_parts(link) if kind == "error"]
+    if not broken:
+        assert line == "" and badges == []
+        return
+    words = f"real time broken: {recent:.2f}x real time over the last second, 1x asked (26% of"
+    assert line.startswith(f"realtime: {words}")
+    assert len(badges) == 1
+    assert badges[0] == line.removeprefix("realtime: ").replace("real time broken",
+                                                                "REAL TIME BROKEN")
+    assert "rtf 0.97 (whole run)" in " ".join(t for t, _ in status_parts(link))
+
+
+def test_controllers_driving_a_realtime_run_are_counted_not_shown_as_zero_attached():
+    """A realtime run attaches no controller; the status bar counts the robots controllers
+    drive (own) instead of saying 'attached controllers 0'."""
+    import json
+
+    from coopsim.viewer.connection import run_state
+    from nethelpers import live
+    from helpers import robot, scenario
+
+    with live(scenario(robots=[robot("r1"), robot("r2")]), mode="realtime") as run, \
+            Client(run.network.endpoint) as c:
+        c.robot("r1").motors.set_speeds(0.1, 0.1)
+        c.robot("r2").motors.set_speeds(0.1, 0.1)
+        state = json.loads(c.sim().call(23).text)
+    link = _link(False)
+    link.run = run_state(state)
+    link.frame.mode, link.frame.attached = "realtime", len(state["attached"])
+    text = " ".join(t for t, _ in status_parts(link))
+    assert state["attached"] == [] and "controllers drive 2 robot(s)" in text, text
+    assert "attached" not in text
+    link.frame.mode = "lockstep"
+    assert "controllers drive 2 robot(s), 0 attached (lockstep)" in " ".join(
+        t for t, _ in status_parts(link))
