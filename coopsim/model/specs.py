@@ -359,6 +359,9 @@ class Settings:
         engine: Physics engine label (``pymunk``, ``kinematic`` or a plugin's).
         wait_for: In lockstep, the first step waits for this many controllers to attach
             (None = as many as the run launches).
+        threads: Threads the compiled kernels (sensing, kinematic physics, actuators) share
+            a step's robots among (None = the cores the process may use; see
+            :mod:`coopsim.model.threads`). Changes the speed, never a result.
     """
 
     dt: float = 0.01
@@ -369,6 +372,7 @@ class Settings:
     record: bool = False
     engine: str = DEFAULT_ENGINE
     wait_for: int | None = None
+    threads: int | None = None
 
 
 @dataclass(frozen=True)

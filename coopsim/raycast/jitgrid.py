@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ..model.compiled import jit as _jit
+from ..model.compiled import prange
 
 _MAX_CELLS = 1024  # a circle's box spanning more cells is tested by every ray instead
 _BUF = 4 * _MAX_CELLS  # cells a segment may be binned into (more: tested by every ray)
@@ -81,13 +82,14 @@ def _slab(p, d, size, s, lo, hi):
 
 
 
-@_jit()
+@_jit(parallel=True)
 def _boxes(circles, segments, cs):
     """Bounding boxes (n, 4) [x0, y0, x1, y1] (m) of the circles then the segments, and each
-    shape's fate (_NEVER, _BINNED, _ALWAYS) for cells of side ``cs`` (m)."""
+    shape's fate (_NEVER, _BINNED, _ALWAYS) for cells of side ``cs`` (m); the circles' (a
+    swarm's robots) on the threads."""
     nc = len(circles)
     box, fate = np.empty((nc + len(segments), 4)), np.full(nc + len(segments), _BINNED)
-    for k in range(nc):
+    for k in prange(nc):
         x, y, r = circles[k, 0], circles[k, 1], circles[k, 2]
         box[k, 0], box[k, 1], box[k, 2], box[k, 3] = x - r, y - r, x + r, y + r
         fate[k] = _ALWAYS if (2.0 * r / cs + 3.0) ** 2 > _MAX_CELLS else _BINNED
@@ -173,18 +175,32 @@ def _box_span(box, k, geom):
     return c0, c1, r0, r1
 
 
+@_jit(parallel=True)
+def _spans(box, fate, geom):
+    """(n, 4) first and last column and row of each box's cells (:func:`_box_span`; the always
+    bucket for a box not _BINNED), on the threads."""
+    ncell = int(geom[NX] * geom[NY])
+    span = np.empty((len(box), 4), np.int64)
+    for k in prange(len(box)):
+        c0, c1, r0, r1 = _box_span(box, k, geom) if fate[k] == _BINNED else (
+            ncell, ncell, 0, 0)
+        span[k, 0], span[k, 1], span[k, 2], span[k, 3] = c0, c1, r0, r1
+    return span
+
+
 @_jit()
 def _circle_csr(box, fate, geom):
-    """CSR start offsets (cells + 2) and ids of the circles of boxes ``box`` (n, 4), m: count
-    the entries per cell, then place them (inline loops: robots are most of a grid)."""
+    """CSR start offsets (cells + 2) and ids of the circles of boxes ``box`` (n, 4), m: each
+    box's cells (on the threads), then count the entries per cell and place them in circle
+    order (inline loops: robots are most of a grid)."""
     ncell, ny = int(geom[NX] * geom[NY]), int(geom[NY])
     start = pos = ids = np.zeros(ncell + 2, np.int64)
+    span = _spans(box, fate, geom)
     for fill in range(2):
         if fill:
             start, pos, ids = _offsets(start, ncell)
         for k in range(len(box)):
-            c0, c1, r0, r1 = _box_span(box, k, geom) if fate[k] == _BINNED else (
-                ncell, ncell, 0, 0)
+            c0, c1, r0, r1 = span[k, 0], span[k, 1], span[k, 2], span[k, 3]
             for c in range(c0, c1 + 1):
                 for r in range(r0, r1 + 1):
                     cell = c * ny + r if c < ncell else ncell
