@@ -124,7 +124,7 @@ def kernel_threads(work: int, threshold: int, chunk: int):
             numba.set_parallel_chunksize(old_chunk)
 
 
-ROWS_MIN = 16384  # rows from which a cheap per-row kernel (a module's) shares them out
+ROWS_MIN = 8192  # rows from which a cheap per-row kernel (a module's) shares them out
 ROWS_CHUNK = 1024  # rows a thread takes at a time in such a kernel
 
 

@@ -264,9 +264,18 @@ def _merge(fs, fd, fg, ms, md, mg, shared):
         data[:len(fd)], data[len(fd):], group[:len(fd)], group[len(fd):] = fd, md, fg, mg
         return np.concatenate((fs, ms + len(fd))), data, group
     start = fs + ms
-    for c in range(len(fs) - 1):  # element by element: a row slice costs 3 x (refcounts)
+    _merge_cells(fs, fd, fg, ms, md, mg, start, data, group)
+    return start, data, group
+
+
+@_jit(parallel=True)
+def _merge_cells(fs, fd, fg, ms, md, mg, start, data, group):
+    """:func:`_merge` of two grids sharing their geometry, cell by cell on the threads: cell c
+    fills data[start[c]:start[c + 1]] (and its groups), which no other cell writes."""
+    for j in prange(len(fs) - 1):
+        c = np.int64(j)
         p = start[c]
-        for e in range(fs[c], fs[c + 1]):
+        for e in range(fs[c], fs[c + 1]):  # element by element: a row slice costs refcounts
             for q in range(fd.shape[1]):
                 data[p, q] = fd[e, q]
             group[p], p = fg[e], p + 1
@@ -274,7 +283,6 @@ def _merge(fs, fd, fg, ms, md, mg, shared):
             for q in range(fd.shape[1]):
                 data[p, q] = md[e, q]
             group[p], p = mg[e], p + 1
-    return start, data, group
 
 
 @_jit()
