@@ -129,15 +129,27 @@ def _move_robot(i, pos, yaw, cmd, mode, h, heading):
         heading[i, 0], heading[i, 1] = c * ct - s * st, s * ct + c * st
 
 
+@_inline()
+def _finish_robot(i, pos, start, yaw, cmd, mode, dt, state):
+    state[i, 0], state[i, 1], state[i, 2] = pos[i, 0], pos[i, 1], yaw[i]
+    state[i, 3] = (pos[i, 0] - start[i, 0]) / dt
+    state[i, 4] = (pos[i, 1] - start[i, 1]) / dt
+    state[i, 5] = cmd[i, 2] if mode[i] != NONE else 0.0
+
+
 @_jit(parallel=True)
 def finish(pos, start, yaw, cmd, mode, dt, state):
     """``state`` (N, 6) = x, y, yaw, then the velocity: displacement since ``start`` / ``dt``
     and the commanded yaw rate (0 for robots that were not driven)."""
     for i in prange(len(pos)):
-        state[i, 0], state[i, 1], state[i, 2] = pos[i, 0], pos[i, 1], yaw[i]
-        state[i, 3] = (pos[i, 0] - start[i, 0]) / dt
-        state[i, 4] = (pos[i, 1] - start[i, 1]) / dt
-        state[i, 5] = cmd[i, 2] if mode[i] != NONE else 0.0
+        _finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
+
+
+@_jit()
+def finish_one(pos, start, yaw, cmd, mode, dt, state):
+    """:func:`finish` on the calling thread (a small world's step: no parallel launch)."""
+    for i in range(len(pos)):
+        _finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
 
 
 # --- robot grid -----------------------------------------------------------------------------------
@@ -163,19 +175,12 @@ def _cell(x, y, geom):
     return int(fx), int(fy)
 
 
-@_jit(parallel=True)
-def bin_robots(pos, radius, geom):
-    """Counting sort of the robots into ``geom``'s cells (CSR): returns (cell (N,), start
-    (cells + 1,), order (N,), binned (N, 3)); cell c holds robots order[start[c]:start[c + 1]],
-    ascending, and binned[k] is robot order[k]'s x, y, radius (contiguous for the first pass).
-    Each robot's cell on the threads; the counts and the placing in robot order, on one."""
-    n, ny = len(pos), int(geom[NY])
-    cells = int(geom[NX]) * ny
-    cell = np.empty(n, np.int64)
+@_inline()
+def _place(pos, radius, cell, cells):
+    """:func:`bin_robots` once each robot's ``cell`` is known: the counting sort, in robot
+    order (so the same for any thread count)."""
+    n = len(pos)
     start = np.zeros(cells + 1, np.int64)
-    for i in prange(n):
-        cx, cy = _cell(pos[i, 0], pos[i, 1], geom)
-        cell[i] = cx * ny + cy
     for i in range(n):
         start[cell[i] + 1] += 1
     for c in range(cells):
@@ -189,6 +194,31 @@ def bin_robots(pos, radius, geom):
         binned[k, 0], binned[k, 1], binned[k, 2] = pos[i, 0], pos[i, 1], radius[i]
         fill[cell[i]] += 1
     return cell, start, order, binned
+
+
+@_jit(parallel=True)
+def bin_robots(pos, radius, geom):
+    """Counting sort of the robots into ``geom``'s cells (CSR): returns (cell (N,), start
+    (cells + 1,), order (N,), binned (N, 3)); cell c holds robots order[start[c]:start[c + 1]],
+    ascending, and binned[k] is robot order[k]'s x, y, radius (contiguous for the first pass).
+    Each robot's cell on the threads; the counts and the placing, on one."""
+    ny = int(geom[NY])
+    cell = np.empty(len(pos), np.int64)
+    for i in prange(len(pos)):
+        cx, cy = _cell(pos[i, 0], pos[i, 1], geom)
+        cell[i] = cx * ny + cy
+    return _place(pos, radius, cell, int(geom[NX]) * ny)
+
+
+@_jit()
+def bin_robots_one(pos, radius, geom):
+    """:func:`bin_robots` on the calling thread (a small world's step)."""
+    ny = int(geom[NY])
+    cell = np.empty(len(pos), np.int64)
+    for i in range(len(pos)):
+        cx, cy = _cell(pos[i, 0], pos[i, 1], geom)
+        cell[i] = cx * ny + cy
+    return _place(pos, radius, cell, int(geom[NX]) * ny)
 
 
 # --- one resolution pass --------------------------------------------------------------------------

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..model.compiled import jit as _jit
 from ..model.compiled import numba, prange
-from ..model.threads import by_rows, kernel_threads
+from ..model.threads import by_rows, kernel_threads, parallel
 from .jitfan import fan_gather
 from .jitgrid import build, circle_hit, combine, segment_hit
 from .jitwalk import fan_dir, trace
@@ -179,12 +179,14 @@ def _flat(shapes: tuple) -> tuple:
     return c, cg, contiguous(segs), sg
 
 
-def _grid(shapes: tuple, cell_size: float, like=_NO_GEOM, least: int = 1 << 12) -> tuple:
+def _grid(shapes: tuple, cell_size: float, like=_NO_GEOM, least: int = 1 << 12,
+          many: bool = False) -> tuple:
     """The one-grid set of ``_shapes``' output, on geom row ``like`` if it holds them. A cap of
-    ``least`` cells, or 64 per shape, keeps the build linear in the shape count."""
+    ``least`` cells, or 64 per shape, keeps the build linear in the shape count; ``many``: on
+    the threads (within :func:`coopsim.model.threads.kernel_threads`)."""
     c, s, cg, sg = shapes
     cap = max(least, min(1 << 20, 64 * (len(c) + len(s))))
-    return build(c, cg, s, sg, cell_size, float(cap), like)
+    return build(c, cg, s, sg, cell_size, float(cap), like, many)
 
 
 class JitRayCaster:
@@ -227,8 +229,9 @@ class JitRayCaster:
         # Up to 65,536 cells, more than a moving grid's cap: moving shapes within are binned
         # on this geometry, so a few walls must not set the cell size for 10,000 robots.
         shapes = _shapes(circles, segments, circle_group, segment_group)
+        many = parallel(len(shapes[0]), _PARALLEL_MIN)
         with kernel_threads(len(shapes[0]), _PARALLEL_MIN, _CHUNK):
-            self._static = _grid(shapes, self.cell_size, least=1 << 16)
+            self._static = _grid(shapes, self.cell_size, least=1 << 16, many=many)
         self._flat = _flat(shapes)
 
     def cast(self, origins, directions, max_range, circles, segments, ray_group=None,
@@ -283,9 +286,11 @@ class JitRayCaster:
         out = np.empty((len(o), k))
         # Rows handed out in chunks, so that when another process holds a core, the threads
         # still running take over the rows of the one preempted.
+        many = parallel(out.size, _PARALLEL_MIN)  # else no parallel launch (~3 us each)
         with kernel_threads(out.size, _PARALLEL_MIN, _CHUNK):
             grids = combine(self._static, _grid(moving if fan else _shapes(*moving),
-                                                self.cell_size, self._static[0][0]))
+                                                self.cell_size, self._static[0][0],
+                                                many=many), many)
             if fan and GATHER:
                 fan_gather(o, d, angles, reach, edge, rg, grids, out)
             else:
