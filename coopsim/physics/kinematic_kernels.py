@@ -176,6 +176,13 @@ def _cell(x, y, geom):
 
 
 @_inline()
+def _cell_of(i, pos, geom, cell):
+    """cell[i] = the index of the cell holding robot i (see :func:`_cell`)."""
+    cx, cy = _cell(pos[i, 0], pos[i, 1], geom)
+    cell[i] = cx * int(geom[NY]) + cy
+
+
+@_inline()
 def _place(pos, radius, cell, cells):
     """:func:`bin_robots` once each robot's ``cell`` is known: the counting sort, in robot
     order (so the same for any thread count)."""
@@ -202,23 +209,19 @@ def bin_robots(pos, radius, geom):
     (cells + 1,), order (N,), binned (N, 3)); cell c holds robots order[start[c]:start[c + 1]],
     ascending, and binned[k] is robot order[k]'s x, y, radius (contiguous for the first pass).
     Each robot's cell on the threads; the counts and the placing, on one."""
-    ny = int(geom[NY])
     cell = np.empty(len(pos), np.int64)
     for i in prange(len(pos)):
-        cx, cy = _cell(pos[i, 0], pos[i, 1], geom)
-        cell[i] = cx * ny + cy
-    return _place(pos, radius, cell, int(geom[NX]) * ny)
+        _cell_of(i, pos, geom, cell)
+    return _place(pos, radius, cell, int(geom[NX]) * int(geom[NY]))
 
 
 @_jit()
 def bin_robots_one(pos, radius, geom):
     """:func:`bin_robots` on the calling thread (a small world's step)."""
-    ny = int(geom[NY])
     cell = np.empty(len(pos), np.int64)
     for i in range(len(pos)):
-        cx, cy = _cell(pos[i, 0], pos[i, 1], geom)
-        cell[i] = cx * ny + cy
-    return _place(pos, radius, cell, int(geom[NX]) * ny)
+        _cell_of(i, pos, geom, cell)
+    return _place(pos, radius, cell, int(geom[NX]) * int(geom[NY]))
 
 
 # --- one resolution pass --------------------------------------------------------------------------
