@@ -24,6 +24,7 @@ import time
 import numba
 import numpy as np
 
+from coopsim.model import threads as policy
 from coopsim.app.bench import swarm_scenario
 from coopsim.raycast.jitcast import JitRayCaster, sonar_distances
 from coopsim.plugins.modules.sonar import ANGLES as SONAR_ANGLES
@@ -103,8 +104,10 @@ def bench(n: int, repeat: int) -> list[tuple[str, np.ndarray]]:
     threads, rep = numba.get_num_threads(), max(3, repeat // (1 + n // 20000))
     out = [("numpy RayCaster", timings(calls["numpy"], rep))]
     numba.set_num_threads(1)
+    policy.use(1)  # the kernels set their count from the policy (coopsim/model/threads.py)
     out.append(("JitRayCaster, 1 thread", timings(calls["numba"], rep)))
     numba.set_num_threads(threads)
+    policy.use(threads)
     out.append((f"JitRayCaster, {threads} threads", timings(calls["numba"], rep)))
     out.append((f"sonar_distances, {threads} threads", timings(sonar, rep)))
     return out

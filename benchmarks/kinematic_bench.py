@@ -28,6 +28,7 @@ import time
 import numba
 import numpy as np
 
+from coopsim.model import threads as policy
 from coopsim.app.bench import swarm_scenario
 from coopsim.model.plugins import ROBOT_TYPES
 from coopsim.physics import kinematic_kernels as jit_kernels
@@ -106,12 +107,14 @@ def physics_table(counts: list[int], steps: int, pymunk_max: int) -> str:
         for label, (make, count, parallel_min) in kinds(n, pymunk_max).items():
             engine = build(spec, make)
             numba.set_num_threads(count)
+            policy.use(count)  # what the kernels read (coopsim/model/threads.py)
             jit_kernels.PARALLEL_MIN = parallel_min
             slow = n > 10000 and "numba" not in label  # the numpy path: ~0.1 s a step
             try:
                 med, p95 = physics(engine, n, max(20, steps // 5) if slow else steps, 5)
             finally:
                 numba.set_num_threads(threads)
+                policy.use(None)
                 jit_kernels.PARALLEL_MIN = shipped
             base = base or med
             lines.append(f"| {n} | {label} | {med:.3f} | {p95:.3f} | {med / base:.2f} |")

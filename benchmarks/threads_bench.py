@@ -4,7 +4,8 @@ The sonar of 10,000 robots (``coopsim bench step``'s arena, 110,000 rays) is cas
 compiled caster on 1 thread and on every thread numba has (the policy's gate lifted for the
 measurement), with idle OpenMP threads spinning (``OMP_WAIT_POLICY=ACTIVE``), with libgomp's default (spin
 a while, then sleep) and sleeping (``PASSIVE``, what coopsim sets), each in a fresh process: median and p95 ms. The
-policy (coopsim/model/threads.py) uses threads only with 3 or more of them.
+policy (coopsim/model/threads.py) used threads only with 3 or more of them until issue 36; now
+every core by default (benchmarks/scaling_bench.py measures that).
 
 Usage: python benchmarks/threads_bench.py [--casts 30]
 """
@@ -20,6 +21,7 @@ import sys
 CHILD = """
 import json, sys, time
 import numba, numpy as np
+from coopsim.model import threads as policy
 from coopsim.app.bench import swarm_scenario
 from coopsim.raycast import auto as casters, jitcast
 from coopsim.raycast.jitcast import JitRayCaster
@@ -33,6 +35,7 @@ rows, reach = np.arange(10000), np.full(10000, 2.0)
 out = {}
 for threads in (1, numba.config.NUMBA_NUM_THREADS):
     numba.set_num_threads(threads)
+    policy.use(threads)  # what the kernels read
     frame.geometry.cast_fan(rows, ANGLES, reach)
     t = []
     for _ in range(int(sys.argv[1])):

@@ -11,6 +11,7 @@ the step time against the number of robots, with the step's deadline.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -341,10 +342,23 @@ def _measure_cases(engine: str, caster: str, counts: str, measure, say) -> list:
     return rows
 
 
+def use_threads(n: int | None) -> int:
+    """Set the kernels' thread count (None: the cores the process may use) and say it on
+    stderr with the machine: a benchmark's figures mean little without them."""
+    from ..model import threads
+
+    count = threads.use(n)
+    load = ", ".join(f"{v:.2f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    click.echo(f"threads: {count} (cores this process may use: {threads.cores()}; "
+               f"load average {load})", err=True)
+    return count
+
+
 def bench_step_command(counts: str, steps: int, engine: str | None, caster: str, plot,
-                       robot_type: str | None = None) -> None:
+                       robot_type: str | None = None, threads: int | None = None) -> None:
     """``coopsim bench step``: time every case, say each on stderr, print the table (``engine``
     None: the default engine)."""
+    use_threads(threads)
     rows = _measure_cases(engine or default_engine(), caster, counts,
                           lambda n, eng, kind: bench_steps(n, steps, engine=eng, caster=kind,
                                                            robot_type=robot_type),
@@ -356,9 +370,10 @@ def bench_step_command(counts: str, steps: int, engine: str | None, caster: str,
 
 
 def bench_realtime_command(counts: str, seconds: float, engine: str | None, caster: str,
-                           robot_type: str | None = None) -> None:
+                           robot_type: str | None = None, threads: int | None = None) -> None:
     """``coopsim bench realtime``: run every case in real time, print the table (``engine``
     None: the first engine built for swarms, ``Engine.features`` ``swarm``)."""
+    use_threads(threads)
     rows = _measure_cases(engine or engine_with("swarm"), caster, counts,
                           lambda n, eng, kind: bench_realtime(n, seconds, engine=eng,
                                                               caster=kind,

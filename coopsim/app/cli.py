@@ -14,7 +14,7 @@ import click
 
 from .. import __version__
 from .options import (EXIT_BAD_INPUT, foxglove_options, friendly, keys_options, recording_path,
-                      ros2_options, token_options)
+                      ros2_options, threads_option, token_options)
 
 
 def _interrupt(signum, frame) -> None:
@@ -104,6 +104,7 @@ def list_() -> None:
 @click.option("--allow-python", is_flag=True,
               help="Let /sim load load files naming Python code ([MONITORS] python metrics); "
                    "without it such a file is refused (see docs/reliability.md).")
+@threads_option
 @keys_options
 @token_options
 @foxglove_options
@@ -395,12 +396,14 @@ def bench() -> None:
 @click.option("--robot-type", metavar="TYPE",
               help="Robot type of the world's robots (default: the reference type, the one "
                    "declaring RobotType.reference).")
+@threads_option
 @friendly
-def bench_step(counts: str, steps: int, engine: str, caster: str, plot, robot_type) -> None:
+def bench_step(counts: str, steps: int, engine: str, caster: str, plot, robot_type,
+               threads) -> None:
     """Step time against robot count (the reference robots, sonar every step, dt 0.02 s)."""
     from .bench import bench_step_command
 
-    bench_step_command(counts, steps, engine, caster, plot, robot_type)
+    bench_step_command(counts, steps, engine, caster, plot, robot_type, threads)
 
 
 @bench.command("realtime")
@@ -415,9 +418,11 @@ def bench_step(counts: str, steps: int, engine: str, caster: str, plot, robot_ty
 @click.option("--robot-type", metavar="TYPE",
               help="Robot type of the world's robots (default: the reference type, the one "
                    "declaring RobotType.reference).")
+@threads_option
 @friendly
-def bench_realtime(counts: str, seconds: float, engine: str, caster: str, robot_type) -> None:
+def bench_realtime(counts: str, seconds: float, engine: str, caster: str, robot_type,
+                   threads) -> None:
     """The step benchmark's world run in real time: missed deadlines and real-time factor."""
     from .bench import bench_realtime_command
 
-    bench_realtime_command(counts, seconds, engine, caster, robot_type)
+    bench_realtime_command(counts, seconds, engine, caster, robot_type, threads)

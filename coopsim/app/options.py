@@ -118,3 +118,21 @@ def recording_path(ctx, param, value: str | None) -> str | None:
             f"{value!r} does not end in .mcap (to record a scenario, put the file first: "
             f"coopsim run {value} --record)", ctx=ctx, param=param)
     return value
+
+
+def _use_threads(ctx, param, value):
+    """Apply --threads as soon as it is parsed: before numba loads, so that a count above the
+    cores can raise numba's pool (coopsim.model.threads.use)."""
+    from ..model import threads
+
+    threads.use(value)
+    return value
+
+
+def threads_option(fn):
+    """--threads N: the threads the compiled kernels share a step's robots among."""
+    return click.option("--threads", type=click.IntRange(1, 1024), metavar="N",
+                        callback=_use_threads, expose_value=True,
+                        help="Threads for sensing, kinematic physics and actuators (default: "
+                             "the scenario's [SETTINGS] threads, else the cores this process "
+                             "may use). The results are the same for any N.")(fn)

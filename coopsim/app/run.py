@@ -18,6 +18,7 @@ from ..model.metrics import format_metrics
 from ..model.plugins import default_engine
 from ..formats.files import check_engine, load, scenario_from_world
 from ..formats.folders import BUNDLED, DataFolders
+from ..model import threads
 from ..model.bundled import resolve
 from ..net.gateway import IDLE_TIMEOUT, Gateway
 from ..net.network import Network
@@ -59,6 +60,7 @@ class RunOptions:
     data_dirs: tuple[str, ...] = ()  # more folders /sim load and record may use (--data-dir)
     allow_python: bool = False  # /sim load may load files naming Python code (--allow-python)
     wait_for: int | None = None  # lockstep: controllers to wait for; None = [SETTINGS] or all
+    threads: int | None = None  # kernel threads; None = [SETTINGS] threads, else every core
     controller: tuple = ()  # --controller: (robot or None, command) pairs; they replace the
     # scenario's controller and driver lines for those robots and are launched in any case
     keys: str | None = None  # keys folder (coopsim keys): every server is a CurveZMQ server
@@ -89,7 +91,8 @@ def effective_settings(scenario: ScenarioSpec, options: RunOptions) -> Settings:
                     duration=pick(options.duration, s.duration), seed=pick(options.seed, s.seed),
                     speed=pick(options.speed, s.speed), record=s.record,
                     engine=pick(options.engine, s.engine) or default_engine(),
-                    wait_for=pick(options.wait_for, s.wait_for))
+                    wait_for=pick(options.wait_for, s.wait_for),
+                    threads=pick(options.threads, s.threads))
 
 
 class Run:
@@ -115,6 +118,7 @@ class Run:
         self.settings = effective_settings(scenario, options)
         if options.engine is not None:
             check_engine(scenario, options.engine)
+        threads.use(self.settings.threads)  # the process's kernels (coopsim.model.threads)
         sim = Simulation(scenario, seed=self.settings.seed, dt=self.settings.dt,
                          engine=self.settings.engine)
         self.stepper = Stepper(sim, clock=clock, mode=self.settings.mode,

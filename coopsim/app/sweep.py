@@ -201,6 +201,9 @@ def connect(scheduler: str | None, workers: int | None):
     # Ctrl-C at the terminal reaches the whole process group, and the workers would each print
     # a KeyboardInterrupt traceback under the friendly message; this process stops them itself
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a worker per core: each runs its kernels on one thread (coopsim.model.threads), or the
+    # workers' threads would queue for the same cores (the workers inherit the environment)
+    os.environ.setdefault("COOPSIM_THREADS", "1")
     try:
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
                                processes=True, dashboard_address=":0",

@@ -360,6 +360,9 @@ class Settings:
             :func:`coopsim.model.plugins.default_engine`).
         wait_for: In lockstep, the first step waits for this many controllers to attach
             (None = as many as the run launches).
+        threads: Threads the compiled kernels (sensing, kinematic physics, actuators) share
+            a step's robots among (None = the cores the process may use; see
+            :mod:`coopsim.model.threads`). Changes the speed, never a result.
     """
 
     dt: float = 0.01
@@ -370,6 +373,7 @@ class Settings:
     record: bool = False
     engine: str = ""
     wait_for: int | None = None
+    threads: int | None = None
 
 
 @dataclass(frozen=True)

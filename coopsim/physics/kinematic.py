@@ -41,8 +41,7 @@ run when numba imports, else :mod:`coopsim.physics.kinematic_numpy` (same result
 Up to :data:`SMALL_N` robots the whole step is one compiled call (``step_small``: the same
 kernels' per-robot bodies in the same order, so the same bits; a kernel call's dispatch costs
 more than a small world's work). numba's threads share the robots from
-``kinematic_kernels.PARALLEL_MIN`` robots on (50,000, and
-only when numba has 3 threads or more: on 2 shared cores they cost more than they save).
+``kinematic_kernels.PARALLEL_MIN`` robots on (8,192; how many threads: :mod:`coopsim.model.threads`).
 
 Frames and units: world frame, metres, radians (yaw counter-clockwise from +x, reported in
 [-pi, pi]), seconds.

@@ -26,12 +26,11 @@ Frames and units: world frame, metres, radians, seconds.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 
 import numpy as np
 
 from ..model.compiled import jit, numba, prange
-from ..model.threads import MIN_THREADS, thread_count
+from ..model.threads import kernel_threads
 
 NONE, DIFFERENTIAL, VELOCITY = 0, 1, 2  # how a robot's command row reads (``mode``)
 CIRCLE, BOX = 0, 1  # static shape kinds: (x, y, r, -, -, -) and (x, y, cos, sin, hl, hw)
@@ -39,12 +38,9 @@ EPS = 1e-10  # m: overlaps up to this are rounding, not pushed (or they would pi
 GAP = 1e-6  # m: a robot within this of something touches it (bumper)
 TWO_PI = 2.0 * math.pi
 SMALL = 0.05  # rad: half turns below this take sin and cos from their series
-# Robots from which numba's threads run the passes: only with 3 threads or more (the project's
-# policy, coopsim.model.threads). On 2 cores
-# shared with other processes a pass waits for a preempted thread: measured under load here,
-# 2 threads were 2-20 times slower than 1 at 10,000 and 100,000 robots (p95 up to 100 times),
-# and on idle cores only ~25 % faster at 100,000. Tests and benchmarks set it to force threads.
-PARALLEL_MIN = 50_000 if numba is not None and thread_count() >= MIN_THREADS else 1 << 62
+# Robots from which numba's threads share the passes (coopsim.model.threads chooses how many):
+# below, waking them costs more than a pass (~0.1-0.2 ms at 10,000 robots). Tests set it lower.
+PARALLEL_MIN = 8192
 CHUNK = 256  # robots a thread takes at a time (a preempted thread's share is taken over)
 # Grid geometry rows (float64): corner x, y (m), 1 / cell side (1/m), cells along x, along y.
 X0, Y0, INV, NX, NY = range(5)
@@ -59,30 +55,11 @@ def _inline():
     return jit(inline=True)
 
 
-@contextmanager
 def threads(n: int):
-    """Run the kernels inside on numba's threads when ``n`` robots make it pay, else on the
-    calling thread; both settings are this thread's own and restored after."""
-    if numba is None:
-        yield
-        return
-    count = numba.get_num_threads()
-    if n < PARALLEL_MIN:  # one thread: the chunk size cannot matter (each call costs ~2 us,
-        if count == 1:  # as much as a small world's kernels)
-            yield
-            return
-        numba.set_num_threads(1)
-        try:
-            yield
-        finally:
-            numba.set_num_threads(count)
-        return
-    chunk = numba.set_parallel_chunksize(CHUNK)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(count)
-        numba.set_parallel_chunksize(chunk)
+    """Within: the kernels share ``n`` robots among numba's threads when that pays
+    (:data:`PARALLEL_MIN`, :func:`coopsim.model.threads.kernel_threads`), else run on the
+    calling thread."""
+    return kernel_threads(n, PARALLEL_MIN, CHUNK)
 
 
 # --- motion ---------------------------------------------------------------------------------------
@@ -152,15 +129,27 @@ def _move_robot(i, pos, yaw, cmd, mode, h, heading):
         heading[i, 0], heading[i, 1] = c * ct - s * st, s * ct + c * st
 
 
-@_jit()
+@_inline()
+def _finish_robot(i, pos, start, yaw, cmd, mode, dt, state):
+    state[i, 0], state[i, 1], state[i, 2] = pos[i, 0], pos[i, 1], yaw[i]
+    state[i, 3] = (pos[i, 0] - start[i, 0]) / dt
+    state[i, 4] = (pos[i, 1] - start[i, 1]) / dt
+    state[i, 5] = cmd[i, 2] if mode[i] != NONE else 0.0
+
+
+@_jit(parallel=True)
 def finish(pos, start, yaw, cmd, mode, dt, state):
     """``state`` (N, 6) = x, y, yaw, then the velocity: displacement since ``start`` / ``dt``
     and the commanded yaw rate (0 for robots that were not driven)."""
+    for i in prange(len(pos)):
+        _finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
+
+
+@_jit()
+def finish_one(pos, start, yaw, cmd, mode, dt, state):
+    """:func:`finish` on the calling thread (a small world's step: no parallel launch)."""
     for i in range(len(pos)):
-        state[i, 0], state[i, 1], state[i, 2] = pos[i, 0], pos[i, 1], yaw[i]
-        state[i, 3] = (pos[i, 0] - start[i, 0]) / dt
-        state[i, 4] = (pos[i, 1] - start[i, 1]) / dt
-        state[i, 5] = cmd[i, 2] if mode[i] != NONE else 0.0
+        _finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
 
 
 # --- robot grid -----------------------------------------------------------------------------------
@@ -186,18 +175,20 @@ def _cell(x, y, geom):
     return int(fx), int(fy)
 
 
-@_jit()
-def bin_robots(pos, radius, geom):
-    """Counting sort of the robots into ``geom``'s cells (CSR): returns (cell (N,), start
-    (cells + 1,), order (N,), binned (N, 3)); cell c holds robots order[start[c]:start[c + 1]],
-    ascending, and binned[k] is robot order[k]'s x, y, radius (contiguous for the first pass)."""
-    n, ny = len(pos), int(geom[NY])
-    cells = int(geom[NX]) * ny
-    cell = np.empty(n, np.int64)
+@_inline()
+def _cell_of(i, pos, geom, cell):
+    """cell[i] = the index of the cell holding robot i (see :func:`_cell`)."""
+    cx, cy = _cell(pos[i, 0], pos[i, 1], geom)
+    cell[i] = cx * int(geom[NY]) + cy
+
+
+@_inline()
+def _place(pos, radius, cell, cells):
+    """:func:`bin_robots` once each robot's ``cell`` is known: the counting sort, in robot
+    order (so the same for any thread count)."""
+    n = len(pos)
     start = np.zeros(cells + 1, np.int64)
     for i in range(n):
-        cx, cy = _cell(pos[i, 0], pos[i, 1], geom)
-        cell[i] = cx * ny + cy
         start[cell[i] + 1] += 1
     for c in range(cells):
         start[c + 1] += start[c]
@@ -210,6 +201,27 @@ def bin_robots(pos, radius, geom):
         binned[k, 0], binned[k, 1], binned[k, 2] = pos[i, 0], pos[i, 1], radius[i]
         fill[cell[i]] += 1
     return cell, start, order, binned
+
+
+@_jit(parallel=True)
+def bin_robots(pos, radius, geom):
+    """Counting sort of the robots into ``geom``'s cells (CSR): returns (cell (N,), start
+    (cells + 1,), order (N,), binned (N, 3)); cell c holds robots order[start[c]:start[c + 1]],
+    ascending, and binned[k] is robot order[k]'s x, y, radius (contiguous for the first pass).
+    Each robot's cell on the threads; the counts and the placing, on one."""
+    cell = np.empty(len(pos), np.int64)
+    for i in prange(len(pos)):
+        _cell_of(i, pos, geom, cell)
+    return _place(pos, radius, cell, int(geom[NX]) * int(geom[NY]))
+
+
+@_jit()
+def bin_robots_one(pos, radius, geom):
+    """:func:`bin_robots` on the calling thread (a small world's step)."""
+    cell = np.empty(len(pos), np.int64)
+    for i in range(len(pos)):
+        _cell_of(i, pos, geom, cell)
+    return _place(pos, radius, cell, int(geom[NX]) * int(geom[NY]))
 
 
 # --- one resolution pass --------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 from .kinematic_kernels import (DIFFERENTIAL, _first_robot, _jit, _move_robot, _resolve_robot,
-                                activate, bin_robots, bounds, finish, grid_geometry, scatter,
-                                top_speed)
+                                activate, bin_robots_one, bounds, finish_one, grid_geometry,
+                                scatter, top_speed)
 
 
 @_jit()
@@ -39,7 +39,7 @@ def step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved,
             _move_robot(i, pos, yaw, cmd, mode, h, heading)
         x0, y0, x1, y1 = bounds(pos)
         geom = grid_geometry(x0, y0, x1, y1, side, len(pos) + 64)
-        cell, gstart, order, binned = bin_robots(pos, radius, geom)
+        cell, gstart, order, binned = bin_robots_one(pos, radius, geom)
         grid = (cell, gstart, order, geom, binned)
         count, widest = 0, 0.0
         for i in range(len(radius)):  # first_pass, on this thread
@@ -59,7 +59,7 @@ def step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved,
                 count += _resolve_robot(k, pos, active, buf, moved, radius, heading, grid,
                                         static, half, contact)
             scatter(pos, active, buf)
-    finish(pos, start, yaw, cmd, mode, dt, state)
+    finish_one(pos, start, yaw, cmd, mode, dt, state)
 
 
 @_jit()

@@ -25,9 +25,10 @@ the ray enters it, 0 if the origin is strictly inside; a segment where the ray c
 endpoints included; a segment parallel to the ray or of zero length never; a ray never hits a
 shape of its own non-zero group; nothing hit gives exactly max_range.
 
-Threads: one ``prange`` kernel on numba's default threading layer, with
-``numba.get_num_threads()`` threads, as the project's policy allows (:mod:`coopsim.model.threads`:
-none with fewer than 3; casts of fewer than ``_PARALLEL_MIN`` rays run on the calling thread).
+Threads: one ``prange`` kernel on numba's default threading layer, with the threads the
+project's policy gives (:mod:`coopsim.model.threads`; casts of fewer than ``_PARALLEL_MIN`` rays
+run on the calling thread); each robot's (ray's) distances are its own row: the same bits for any
+count.
 Kernels compile on first use and are cached on disk (``cache=True``: ``__pycache__`` or
 ``NUMBA_CACHE_DIR``), so only a process without the cache compiles. Without numba this module
 still imports: :func:`make_caster` then returns the numpy :class:`RayCaster` and
@@ -42,19 +43,18 @@ import numpy as np
 
 from ..model.compiled import jit as _jit
 from ..model.compiled import numba, prange
-from ..model.threads import MIN_THREADS, thread_count
+from ..model.threads import by_rows, kernel_threads, parallel
 from .jitfan import fan_gather
 from .jitgrid import build, circle_hit, combine, segment_hit
 from .jitwalk import fan_dir, trace
 from .numpycast import RayCaster, as_array, as_groups, warm_allocator
 
-# Rays from which the threads pay, with 3 threads or more (the policy: coopsim.model.threads)
 # Grid cell side, m: about 0.7 x the sonar's rays (2.2 m). Measured on the 11,000-robot swarm's
 # sonar (benchmarks/jitcast_bench.py geometry): 1.5 m 6.0 ms, 1 m 7.6 ms, 2 m 8.7 ms, 3 m 9.0 ms.
 CELL_SIZE = 1.5
 GATHER = True  # fans: every robot's rays against the shapes around it (jitfan.py), not walks
 _ALL_PAIRS = 16384  # fan casts with up to this many (ray, shape) pairs test them all
-_PARALLEL_MIN = 4096 if thread_count() >= MIN_THREADS else 1 << 62
+_PARALLEL_MIN = 4096  # rays from which the threads pay (how many: coopsim.model.threads)
 _CHUNK = 512  # rows (robots or rays) a thread takes at a time: as fast as a static split
 
 
@@ -179,12 +179,14 @@ def _flat(shapes: tuple) -> tuple:
     return c, cg, contiguous(segs), sg
 
 
-def _grid(shapes: tuple, cell_size: float, like=_NO_GEOM, least: int = 1 << 12) -> tuple:
+def _grid(shapes: tuple, cell_size: float, like=_NO_GEOM, least: int = 1 << 12,
+          many: bool = False) -> tuple:
     """The one-grid set of ``_shapes``' output, on geom row ``like`` if it holds them. A cap of
-    ``least`` cells, or 64 per shape, keeps the build linear in the shape count."""
+    ``least`` cells, or 64 per shape, keeps the build linear in the shape count; ``many``: on
+    the threads (within :func:`coopsim.model.threads.kernel_threads`)."""
     c, s, cg, sg = shapes
     cap = max(least, min(1 << 20, 64 * (len(c) + len(s))))
-    return build(c, cg, s, sg, cell_size, float(cap), like)
+    return build(c, cg, s, sg, cell_size, float(cap), like, many)
 
 
 class JitRayCaster:
@@ -227,7 +229,9 @@ class JitRayCaster:
         # Up to 65,536 cells, more than a moving grid's cap: moving shapes within are binned
         # on this geometry, so a few walls must not set the cell size for 10,000 robots.
         shapes = _shapes(circles, segments, circle_group, segment_group)
-        self._static = _grid(shapes, self.cell_size, least=1 << 16)
+        many = parallel(len(shapes[0]), _PARALLEL_MIN)
+        with kernel_threads(len(shapes[0]), _PARALLEL_MIN, _CHUNK):
+            self._static = _grid(shapes, self.cell_size, least=1 << 16, many=many)
         self._flat = _flat(shapes)
 
     def cast(self, origins, directions, max_range, circles, segments, ray_group=None,
@@ -279,23 +283,18 @@ class JitRayCaster:
         geometry if they fit (robots within static walls: one grid to walk), merges the two
         grids, runs :func:`_rows` (see :func:`_row`), or for a ``fan``
         :func:`coopsim.raycast.jitfan.fan_gather` (the same distances); returns (N, k), m."""
-        grids = combine(self._static, _grid(moving if fan else _shapes(*moving),
-                                            self.cell_size, self._static[0][0]))
         out = np.empty((len(o), k))
-        threads, many = numba.get_num_threads(), out.size >= _PARALLEL_MIN
-        # Both settings are this thread's own. Too few rays: one thread, waking the others
-        # costs more. Many: rows handed out in chunks, so that when another process holds a
-        # core, the threads still running take over the rows of the one preempted.
-        numba.set_num_threads(threads if many else 1)
-        chunk = numba.set_parallel_chunksize(_CHUNK)
-        try:
+        # Rows handed out in chunks, so that when another process holds a core, the threads
+        # still running take over the rows of the one preempted.
+        many = parallel(out.size, _PARALLEL_MIN)  # else no parallel launch (~3 us each)
+        with kernel_threads(out.size, _PARALLEL_MIN, _CHUNK):
+            grids = combine(self._static, _grid(moving if fan else _shapes(*moving),
+                                                self.cell_size, self._static[0][0],
+                                                many=many), many)
             if fan and GATHER:
                 fan_gather(o, d, angles, reach, edge, rg, grids, out)
             else:
                 _rows(o, d, fan, angles, reach, edge, rg, grids, out)
-        finally:
-            numba.set_num_threads(threads)
-            numba.set_parallel_chunksize(chunk)
         return out
 
 
@@ -314,14 +313,30 @@ def make_caster(kind: str = "auto", cell_size: float = CELL_SIZE):
     return RayCaster(cell_size)
 
 
+@_jit(inline=True)
+def _robot_shape(i, pose, radius, circles, heading):
+    circles[i, 0], circles[i, 1], circles[i, 2] = pose[i, 0], pose[i, 1], radius[i]
+    heading[i, 0], heading[i, 1] = math.cos(pose[i, 2]), math.sin(pose[i, 2])
+
+
 @_jit()
-def robot_shapes(pose, radius, circles, heading):
+def _robot_shapes(pose, radius, circles, heading):
     """For every robot's ``pose`` (N, 3) x, y (m), yaw (rad) and ``radius`` (N,) m:
     ``circles`` (N, 3) = its chassis circle [x, y, r] and ``heading`` (N, 2) = cos, sin of its
     yaw (numba's are numpy's, bit for bit): a sensing step's robot shapes in one call."""
     for i in range(len(pose)):
-        circles[i, 0], circles[i, 1], circles[i, 2] = pose[i, 0], pose[i, 1], radius[i]
-        heading[i, 0], heading[i, 1] = math.cos(pose[i, 2]), math.sin(pose[i, 2])
+        _robot_shape(i, pose, radius, circles, heading)
+
+
+@_jit(parallel=True)
+def _robot_shapes_threads(pose, radius, circles, heading):
+    """:func:`_robot_shapes` on the threads (a swarm's)."""
+    for i in prange(len(pose)):
+        _robot_shape(np.int64(i), pose, radius, circles, heading)
+
+
+#: :func:`_robot_shapes`, on the threads for a swarm (coopsim.model.threads.by_rows).
+robot_shapes = by_rows(_robot_shapes, _robot_shapes_threads)
 
 
 def fan_directions(yaw: np.ndarray, angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ..model.compiled import jit as _jit
+from ..model.compiled import prange
 
 _MAX_CELLS = 1024  # a circle's box spanning more cells is tested by every ray instead
 _BUF = 4 * _MAX_CELLS  # cells a segment may be binned into (more: tested by every ray)
@@ -81,16 +82,32 @@ def _slab(p, d, size, s, lo, hi):
 
 
 
+@_jit(inline=True)
+def _circle_box(k, circles, cs, box, fate):
+    x, y, r = circles[k, 0], circles[k, 1], circles[k, 2]
+    box[k, 0], box[k, 1], box[k, 2], box[k, 3] = x - r, y - r, x + r, y + r
+    fate[k] = _ALWAYS if (2.0 * r / cs + 3.0) ** 2 > _MAX_CELLS else _BINNED
+
+
+@_jit(parallel=True)
+def _circle_boxes_threads(circles, cs, box, fate):
+    """:func:`_circle_box` of every circle (a swarm's robots), on the threads."""
+    for k in prange(len(circles)):
+        _circle_box(np.int64(k), circles, cs, box, fate)
+
+
 @_jit()
-def _boxes(circles, segments, cs):
+def _boxes(circles, segments, cs, many):
     """Bounding boxes (n, 4) [x0, y0, x1, y1] (m) of the circles then the segments, and each
-    shape's fate (_NEVER, _BINNED, _ALWAYS) for cells of side ``cs`` (m)."""
+    shape's fate (_NEVER, _BINNED, _ALWAYS) for cells of side ``cs`` (m); the circles' on the
+    threads if ``many`` (a parallel launch costs ~3 us even on one thread)."""
     nc = len(circles)
     box, fate = np.empty((nc + len(segments), 4)), np.full(nc + len(segments), _BINNED)
-    for k in range(nc):
-        x, y, r = circles[k, 0], circles[k, 1], circles[k, 2]
-        box[k, 0], box[k, 1], box[k, 2], box[k, 3] = x - r, y - r, x + r, y + r
-        fate[k] = _ALWAYS if (2.0 * r / cs + 3.0) ** 2 > _MAX_CELLS else _BINNED
+    if many:
+        _circle_boxes_threads(circles, cs, box, fate)
+    else:
+        for k in range(nc):
+            _circle_box(k, circles, cs, box, fate)
     for j in range(len(segments)):
         x1, y1, x2, y2 = segments[j, 0], segments[j, 1], segments[j, 2], segments[j, 3]
         box[nc + j, 0], box[nc + j, 1] = min(x1, x2), min(y1, y2)
@@ -173,18 +190,38 @@ def _box_span(box, k, geom):
     return c0, c1, r0, r1
 
 
+@_jit(inline=True)
+def _span(k, box, fate, geom, ncell, span):
+    c0, c1, r0, r1 = _box_span(box, k, geom) if fate[k] == _BINNED else (ncell, ncell, 0, 0)
+    span[k, 0], span[k, 1], span[k, 2], span[k, 3] = c0, c1, r0, r1
+
+
+@_jit(parallel=True)
+def _spans_threads(box, fate, geom, ncell, span):
+    """span[k] = first and last column and row of box k's cells (:func:`_box_span`; the
+    always bucket for a box not _BINNED), on the threads."""
+    for k in prange(len(box)):
+        _span(np.int64(k), box, fate, geom, ncell, span)
+
+
 @_jit()
-def _circle_csr(box, fate, geom):
-    """CSR start offsets (cells + 2) and ids of the circles of boxes ``box`` (n, 4), m: count
-    the entries per cell, then place them (inline loops: robots are most of a grid)."""
+def _circle_csr(box, fate, geom, many):
+    """CSR start offsets (cells + 2) and ids of the circles of boxes ``box`` (n, 4), m: each
+    box's cells (on the threads), then count the entries per cell and place them in circle
+    order (inline loops: robots are most of a grid)."""
     ncell, ny = int(geom[NX] * geom[NY]), int(geom[NY])
     start = pos = ids = np.zeros(ncell + 2, np.int64)
+    span = np.empty((len(box), 4), np.int64)
+    if many:
+        _spans_threads(box, fate, geom, ncell, span)
+    else:
+        for k in range(len(box)):
+            _span(k, box, fate, geom, ncell, span)
     for fill in range(2):
         if fill:
             start, pos, ids = _offsets(start, ncell)
         for k in range(len(box)):
-            c0, c1, r0, r1 = _box_span(box, k, geom) if fate[k] == _BINNED else (
-                ncell, ncell, 0, 0)
+            c0, c1, r0, r1 = span[k, 0], span[k, 1], span[k, 2], span[k, 3]
             for c in range(c0, c1 + 1):
                 for r in range(r0, r1 + 1):
                     cell = c * ny + r if c < ncell else ncell
@@ -218,14 +255,14 @@ def _segment_csr(segments, fate, geom):
 
 
 @_jit()
-def build(circles, cgroup, segments, sgroup, cell_size, cap, like):
+def build(circles, cgroup, segments, sgroup, cell_size, cap, like, many):
     """The one-grid set of circles (C, 3) [x, y, r] and segments (S, 4) [x1, y1, x2, y2]
     (world frame, m) with their int64 groups: on geom row ``like`` if it holds them all, else
     with cells of ``cell_size`` m or coarser, at most ``cap`` of them."""
     nc = len(circles)
-    box, fate = _boxes(circles, segments, cell_size)
+    box, fate = _boxes(circles, segments, cell_size, many)
     geom = like.copy() if _fits(box, fate, like) else _geometry(box, fate, cell_size, cap)
-    cstart, cids = _circle_csr(box[:nc], fate[:nc], geom)
+    cstart, cids = _circle_csr(box[:nc], fate[:nc], geom, many)
     sstart, sids = _segment_csr(segments, fate[nc:], geom)
     sdata = segments[sids]
     sdata[:, 2] -= sdata[:, 0]  # x2 - x1, y2 - y1 as numpycast._columns has them
@@ -235,7 +272,7 @@ def build(circles, cgroup, segments, sgroup, cell_size, cap, like):
 
 
 @_jit()
-def _merge(fs, fd, fg, ms, md, mg, shared):
+def _merge(fs, fd, fg, ms, md, mg, shared, many):
     """One family's start offsets, entries and groups of two grids: cell by cell if they share
     their geometry (the first's entries, then the second's), else one after the other."""
     if shared and len(md) == 0:  # nothing moving of this family (walls only): no copy
@@ -248,28 +285,47 @@ def _merge(fs, fd, fg, ms, md, mg, shared):
         data[:len(fd)], data[len(fd):], group[:len(fd)], group[len(fd):] = fd, md, fg, mg
         return np.concatenate((fs, ms + len(fd))), data, group
     start = fs + ms
-    for c in range(len(fs) - 1):  # element by element: a row slice costs 3 x (refcounts)
-        p = start[c]
-        for e in range(fs[c], fs[c + 1]):
-            for q in range(fd.shape[1]):
-                data[p, q] = fd[e, q]
-            group[p], p = fg[e], p + 1
-        for e in range(ms[c], ms[c + 1]):
-            for q in range(fd.shape[1]):
-                data[p, q] = md[e, q]
-            group[p], p = mg[e], p + 1
+    if many:
+        _merge_cells_threads(fs, fd, fg, ms, md, mg, start, data, group)
+    else:
+        for c in range(len(fs) - 1):
+            _merge_cell(c, fs, fd, fg, ms, md, mg, start, data, group)
     return start, data, group
 
 
+@_jit(inline=True)
+def _merge_cell(c, fs, fd, fg, ms, md, mg, start, data, group):
+    """Cell c of :func:`_merge` of two grids sharing their geometry: the first's entries, then
+    the second's, into data[start[c]:start[c + 1]] (and its groups), which no other cell
+    writes."""
+    p = start[c]
+    for e in range(fs[c], fs[c + 1]):  # element by element: a row slice costs refcounts
+        for q in range(fd.shape[1]):
+            data[p, q] = fd[e, q]
+        group[p], p = fg[e], p + 1
+    for e in range(ms[c], ms[c + 1]):
+        for q in range(fd.shape[1]):
+            data[p, q] = md[e, q]
+        group[p], p = mg[e], p + 1
+
+
+@_jit(parallel=True)
+def _merge_cells_threads(fs, fd, fg, ms, md, mg, start, data, group):
+    """:func:`_merge_cell` of every cell, on the threads."""
+    for c in prange(len(fs) - 1):
+        _merge_cell(np.int64(c), fs, fd, fg, ms, md, mg, start, data, group)
+
+
 @_jit()
-def combine(fixed, moving):
-    """The grid set of a cast from the one-grid sets of the static and the moving shapes."""
+def combine(fixed, moving, many):
+    """The grid set of a cast from the one-grid sets of the static and the moving shapes
+    (merged on the threads if ``many``)."""
     fg, mg = fixed[0], moving[0]
     shared = fg[0, NX] > 0.0 and (fg[0, :PAD] == mg[0, :PAD]).all()
     cstart, cdata, cgroup = _merge(fixed[1], fixed[2], fixed[3], moving[1], moving[2],
-                                   moving[3], shared)
+                                   moving[3], shared, many)
     sstart, sdata, sgroup = _merge(fixed[4], fixed[5], fixed[6], moving[4], moving[5],
-                                   moving[6], shared)
+                                   moving[6], shared, many)
     geom = fg.copy() if shared else np.concatenate((fg, mg))
     if not shared:
         geom[1, BASE] = len(fixed[1])

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from coopsim.model import threads
 from coopsim.model.errors import SimulationError
 from coopsim.model.robot_type import Assembly
 from coopsim.model.specs import FloorSpec, RobotSpec
@@ -241,22 +242,17 @@ def test_two_runs_are_bit_identical():
 
 @pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")
 def test_one_thread_and_two_threads_are_bit_identical(monkeypatch):
-    numba = kinematic_kernels.numba
-    if numba.config.NUMBA_NUM_THREADS < 2:
+    if kinematic_kernels.numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has one thread here")
     monkeypatch.setattr(kinematic_kernels, "PARALLEL_MIN", 0)  # prange on every thread
     n = 3000
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
     try:
+        threads.use(1)
         one = swarm(n, "numba", steps=10)
-    finally:
-        numba.set_num_threads(threads)
-    numba.set_num_threads(2)
-    try:
+        threads.use(2)
         two = swarm(n, "numba", steps=10)
     finally:
-        numba.set_num_threads(threads)
+        threads.use(None)
     assert any(c.any() for _, c in one)  # they did collide
     for (s1, c1), (s2, c2) in zip(one, two):
         assert np.array_equal(s1, s2) and np.array_equal(c1, c2)

@@ -126,7 +126,7 @@ from coopsim.sim.stepper import Stepper
 
 assert auto.wait_ready(600) and kernels.WARM.ready  # the background warm-up loaded them
 names = ("wheel_speeds", "odometry", "drive", "target_offsets", "target_bearings")
-before = {k: len(getattr(kernels, k).signatures) for k in names}
+before = {k: len(getattr(kernels, k).serial.signatures) for k in names}
 for n in (1, 3):
     for engine in ("kinematic", "pymunk"):
         st = Stepper(Simulation(swarm_scenario(n), engine=engine), mode="lockstep")
@@ -134,7 +134,7 @@ for n in (1, 3):
             st.slots.put(name, "motors", (0.3, 0.25), attach=False)
         for _ in range(20):
             st.tick()
-after = {k: len(getattr(kernels, k).signatures) for k in names}
+after = {k: len(getattr(kernels, k).serial.signatures) for k in names}
 print(before, after)
 assert after == before, (before, after)
 """

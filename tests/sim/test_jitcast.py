@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from test_raycast import box_edges, random_scene, reference, unit
 
+from coopsim.model import threads as policy
 from coopsim.raycast.jitcast import JitRayCaster, make_caster, sonar_distances
 from coopsim.plugins.modules.sonar import ANGLES as SONAR_ANGLES
 from coopsim.raycast.numpycast import RayCaster
@@ -202,12 +203,16 @@ def test_thread_counts_give_the_same_distances():
     caster.set_static(None, segments, None, sg)
     args = (origins, directions, 5.0, circles, None, rng.integers(0, 4, n), cg)
     ref = RayCaster().cast(*args[:4], segments, args[5], cg, sg)
-    numba.set_num_threads(1)
+    policy.use(1)  # what the kernels read (coopsim/model/threads.py)
     try:
         assert np.array_equal(caster.cast(*args), ref)
     finally:
-        numba.set_num_threads(threads)
-    assert np.array_equal(caster.cast(*args), ref)
+        policy.use(None)
+    policy.use(numba.config.NUMBA_NUM_THREADS)
+    try:
+        assert np.array_equal(caster.cast(*args), ref)
+    finally:
+        policy.use(None)
     caster.cast(*(a[:10] if isinstance(a, np.ndarray) else a for a in args))  # one thread
     assert numba.get_num_threads() == threads  # ... and the count restored
 

@@ -7,7 +7,8 @@ contracts none without ``fastmath``), so the same bits (tests/plugins/test_modul
 compares them over random and edge values; a NaN may come out with the other sign bit). The
 modules call them once :data:`WARM` is ready (loaded by the background warm-up,
 :func:`coopsim.model.compiled.warmer`) and their numpy code before: which one served a step
-does not change the run. The ``target`` module's kernels leave its angle to numpy's
+does not change the run. From :data:`coopsim.model.threads.ROWS_MIN` robots a kernel shares its
+rows among numba's threads (each robot's row is its own: the same bits). The ``target`` module's kernels leave its angle to numpy's
 ``arctan2`` (numba's ``atan2`` differs from it in the last bit for some arguments).
 
 Frames and units: world frame; m, m/s, rad, rad/s, s.
@@ -19,7 +20,8 @@ import math
 
 import numpy as np
 
-from ...model.compiled import jit, warmer
+from ...model.compiled import jit, prange, warmer
+from ...model.threads import by_rows
 
 _PI = math.pi
 _TWO_PI = 2 * math.pi
@@ -34,72 +36,137 @@ def _wrap(a):
     return -((-a + _PI) % _TWO_PI - _PI)
 
 
+@jit(inline=True)
+def _wheel_row(i, velocity, heading, axle, out):
+    forward = velocity[i, 0] * heading[i, 0] + velocity[i, 1] * heading[i, 1]
+    half = velocity[i, 2] * axle[i] / 2
+    out[i, 0] = forward - half
+    out[i, 1] = forward + half
+
+
 @jit()
-def wheel_speeds(velocity, heading, axle, out):
+def _wheel_speeds(velocity, heading, axle, out):
     """``out`` (N, 2) = each robot's left, right wheel speed, m/s, from its ``velocity`` (N, 3)
     vx, vy (world) and yaw rate, ``heading`` (N, 2) cos, sin of its yaw and ``axle`` (N,) m:
     forward = vx cos + vy sin, and -/+ yaw rate * axle / 2."""
     for i in range(len(out)):
-        forward = velocity[i, 0] * heading[i, 0] + velocity[i, 1] * heading[i, 1]
-        half = velocity[i, 2] * axle[i] / 2
-        out[i, 0] = forward - half
-        out[i, 1] = forward + half
+        _wheel_row(i, velocity, heading, axle, out)
+
+
+@jit(parallel=True)
+def _wheel_speeds_threads(velocity, heading, axle, out):
+    """:func:`_wheel_speeds` on the threads."""
+    for i in prange(len(out)):
+        _wheel_row(np.int64(i), velocity, heading, axle, out)
+
+
+@jit(inline=True)
+def _odometry_row(i, speeds, axle, dt, prev, out):
+    left, right = speeds[i, 0] * dt, speeds[i, 1] * dt
+    ds, dyaw = (left + right) * 0.5, (right - left) / axle[i]
+    mid = prev[i, 2] + dyaw / 2
+    out[i, 0] = prev[i, 0] + ds * math.cos(mid)
+    out[i, 1] = prev[i, 1] + ds * math.sin(mid)
+    out[i, 2] = _wrap(prev[i, 2] + dyaw)
+    out[i, 3] = prev[i, 3] + left
+    out[i, 4] = prev[i, 4] + right
 
 
 @jit()
-def odometry(speeds, axle, dt, prev, out):
+def _odometry(speeds, axle, dt, prev, out):
     """``out`` (N, 5) = ``prev`` (x, y, yaw, left and right travel) advanced by one step of
     ``dt`` s at wheel ``speeds`` (N, 2) m/s: the midpoint rule on the travelled arc, the yaw
     wrapped to (-pi, pi]."""
     for i in range(len(out)):
-        left, right = speeds[i, 0] * dt, speeds[i, 1] * dt
-        ds, dyaw = (left + right) * 0.5, (right - left) / axle[i]
-        mid = prev[i, 2] + dyaw / 2
-        out[i, 0] = prev[i, 0] + ds * math.cos(mid)
-        out[i, 1] = prev[i, 1] + ds * math.sin(mid)
-        out[i, 2] = _wrap(prev[i, 2] + dyaw)
-        out[i, 3] = prev[i, 3] + left
-        out[i, 4] = prev[i, 4] + right
+        _odometry_row(i, speeds, axle, dt, prev, out)
+
+
+@jit(parallel=True)
+def _odometry_threads(speeds, axle, dt, prev, out):
+    """:func:`_odometry` on the threads."""
+    for i in prange(len(out)):
+        _odometry_row(np.int64(i), speeds, axle, dt, prev, out)
+
+
+@jit(inline=True)
+def _drive_row(i, commands, max_speed, efficiency, axle, wheels, twist):
+    share = efficiency[i] / 100.0
+    for k in range(2):
+        v, low, high = commands[i, k], -max_speed[i], max_speed[i]
+        if not math.isnan(v):  # np.clip's ternaries: the same signed zeros
+            v = v if v > low else low
+            v = v if v < high else high
+        wheels[i, k] = v * share
+    twist[i, 0] = (wheels[i, 0] + wheels[i, 1]) * 0.5
+    twist[i, 1] = (wheels[i, 1] - wheels[i, 0]) / axle[i]
 
 
 @jit()
-def drive(commands, max_speed, efficiency, axle, wheels, twist):
+def _drive(commands, max_speed, efficiency, axle, wheels, twist):
     """The ``motors`` actuator: ``wheels`` (N, 2) = the commanded speeds (N, 2) m/s clipped to
     +-``max_speed`` (N,) (NaN stays NaN, as ``np.clip``) times ``efficiency`` (N,) % / 100;
     ``twist`` (N, 2) = the chassis' forward speed (the wheels' mean) and yaw rate (their
     difference over ``axle`` (N,) m)."""
     for i in range(len(wheels)):
-        share = efficiency[i] / 100.0
-        for k in range(2):
-            v, low, high = commands[i, k], -max_speed[i], max_speed[i]
-            if not math.isnan(v):  # np.clip's ternaries: the same signed zeros
-                v = v if v > low else low
-                v = v if v < high else high
-            wheels[i, k] = v * share
-        twist[i, 0] = (wheels[i, 0] + wheels[i, 1]) * 0.5
-        twist[i, 1] = (wheels[i, 1] - wheels[i, 0]) / axle[i]
+        _drive_row(i, commands, max_speed, efficiency, axle, wheels, twist)
+
+
+@jit(parallel=True)
+def _drive_threads(commands, max_speed, efficiency, axle, wheels, twist):
+    """:func:`_drive` on the threads."""
+    for i in prange(len(wheels)):
+        _drive_row(np.int64(i), commands, max_speed, efficiency, axle, wheels, twist)
+
+
+@jit(inline=True)
+def _offsets_row(i, pose, targets, offsets, out):
+    for t in range(len(targets)):
+        dx, dy = targets[t, 0] - pose[i, 0], targets[t, 1] - pose[i, 1]
+        offsets[0, i, t], offsets[1, i, t] = dx, dy
+        out[i, t, 0] = math.hypot(dx, dy)
 
 
 @jit()
-def target_offsets(pose, targets, offsets, out):
+def _target_offsets(pose, targets, offsets, out):
     """For each robot's ``pose`` (N, 3) and target (T, 2), m: ``offsets`` (2, N, T) = the
     target's x and y less the robot's, ``out[:, :, 0]`` (``out`` (N, T, 2)) = its distance
     (``hypot``; numba's is numpy's, bit for bit)."""
     for i in range(len(pose)):
-        for t in range(len(targets)):
-            dx, dy = targets[t, 0] - pose[i, 0], targets[t, 1] - pose[i, 1]
-            offsets[0, i, t], offsets[1, i, t] = dx, dy
-            out[i, t, 0] = math.hypot(dx, dy)
+        _offsets_row(i, pose, targets, offsets, out)
+
+
+@jit(parallel=True)
+def _target_offsets_threads(pose, targets, offsets, out):
+    """:func:`_target_offsets` on the threads."""
+    for i in prange(len(pose)):
+        _offsets_row(np.int64(i), pose, targets, offsets, out)
 
 
 @jit()
-def target_bearings(angles, pose, out):
+def _target_bearings(angles, pose, out):
     """``out[:, :, 1]`` = each target's world-frame angle ``angles`` (N, T) less the robot's
     yaw, wrapped to (-pi, pi], rad (the world angle is numpy's ``arctan2``: numba's atan2
     differs from it in the last bit for some arguments)."""
     for i in range(len(pose)):
         for t in range(angles.shape[1]):
             out[i, t, 1] = _wrap(angles[i, t] - pose[i, 2])
+
+
+@jit(parallel=True)
+def _target_bearings_threads(angles, pose, out):
+    """:func:`_target_bearings` on the threads."""
+    for i in prange(len(pose)):
+        for t in range(angles.shape[1]):
+            out[i, t, 1] = _wrap(angles[i, t] - pose[i, 2])
+
+
+# Each kernel serial for a small world, on the threads for a swarm (coopsim.model.threads):
+# the same rows either way, so the same bits.
+wheel_speeds = by_rows(_wheel_speeds, _wheel_speeds_threads)
+odometry = by_rows(_odometry, _odometry_threads)
+drive = by_rows(_drive, _drive_threads)
+target_offsets = by_rows(_target_offsets, _target_offsets_threads)
+target_bearings = by_rows(_target_bearings, _target_bearings_threads)
 
 
 def _load() -> None:
