@@ -29,12 +29,14 @@ import threading
 import numpy as np
 
 from ..model.compiled import jit as _jit
-from ..model.compiled import numba, prange
+from ..model.compiled import prange
+from ..model.threads import kernel_threads
 from ..raycast import auto
 from ..raycast.jitcast import CELL_SIZE, JitRayCaster, _grid, _shapes, contiguous
 from ..raycast.jitfan import _circles, _directions, _robot
 
 _PARALLEL_MIN = 4096  # rays below which one thread casts (waking the others costs more)
+_FAN_CHUNK = 16  # robots a thread takes at a time (each casts a whole fan)
 
 
 @_jit(parallel=True)
@@ -142,16 +144,11 @@ class CopyCaster(JitRayCaster):
                 or len(c) != n or not self._whole):
             return super().fan(poses, heading, fan, max_range, radius, groups, moving)
         out = np.empty((n, len(fan)))
-        threads = numba.get_num_threads()
-        want = threads if out.size >= _PARALLEL_MIN else 1
-        if want != threads:
-            numba.set_num_threads(want)
-        try:
+        # The run's thread policy (--threads, [SETTINGS] threads): one row per robot, so
+        # the same bits for any count.
+        with kernel_threads(out.size, _PARALLEL_MIN, _FAN_CHUNK):
             copy_fan(poses, self._shift, heading, fan, max_range, radius, groups, self._copy,
                      self.copy_of, self.members.shape[1], self._order, c, out)
-        finally:
-            if want != threads:
-                numba.set_num_threads(threads)
         return out
 
 
