@@ -107,9 +107,10 @@ def timed_block(stepper: Stepper, rng: np.random.Generator, steps: int) -> float
 
 
 def motion_plan(stepper: Stepper) -> list[tuple]:
-    """(robot, motion module label, it as a Learnable, the robot's values of its parameters) of every
-    robot of the run that has a motion module (``Learnable.action_fields``), in snapshot order:
-    how the benchmarks drive a robot, as a learner's action does (``Learnable.from_action``)."""
+    """(robot, motion module label, it as a Learnable, the robot's values of its parameters) of
+    every robot of the run that has a motion module (``Learnable.action_fields``), in snapshot
+    order: how the benchmarks drive a robot, as a learner's action does
+    (``Learnable.from_action``)."""
     robots = {r.name: r for r in stepper.sim.world.robots}
     out = []
     for name in stepper.snapshot.robots:

@@ -169,7 +169,8 @@ def observation_bounds(label: str, params, n_targets: int, robot: str) -> tuple:
     if bounds is None:
         raise LearningError(f"robot {robot}: module {label} cannot be observed (it has no "
                             "reading; its observation_space says None)")
-    return _pair(bounds, len(reading_fields(MODULES.get(label), n_targets)), label, "observation_space")
+    width = len(reading_fields(MODULES.get(label), n_targets))
+    return _pair(bounds, width, label, "observation_space")
 
 
 def _pair(bounds, width: int, label: str, hook: str) -> tuple[np.ndarray, np.ndarray]:

@@ -1,7 +1,8 @@
 """Range finders in Foxglove: each robot's main scan as a ``foxglove.LaserScan``.
 
 Which modules are range finders is their own declaration (the
-:class:`~coopsim.model.capabilities.LaserScanner` capability, as the ROS 2 bridge asks it; ``laser_rank`` picks a robot's main one, ``laser_mount`` says where it sits):
+:class:`~coopsim.model.capabilities.LaserScanner` capability, as the ROS 2 bridge asks it;
+``laser_rank`` picks a robot's main one, ``laser_mount`` says where it sits):
 nothing here names a module. A module the scene already draws as rays (a ``draw`` hint of kind
 ``rays``, the sonar's) is left to the scene. A robot's scan goes on ``/robots/<name>/scan``
 in the robot's frame, at the module's ``rate`` (every publication when it has none), beams with
@@ -56,11 +57,12 @@ class Scans:
             if label is None:
                 continue
             module = MODULES.get(label)
+            scanner = capability(module, LaserScanner)
             p = {s.name: s.default for s in module.params}
             p.update(params.get(robot["name"], {}).get(label, {}))
             rate = float(p.get("rate") or 0.0)
             self.finders.append(_Finder(robot["name"], label, p, float(robot.get("radius", 0.0)),
-                                        capability(module, LaserScanner).laser_mount(p), 1.0 / rate if rate > 0 else 0.0))
+                                        scanner.laser_mount(p), 1.0 / rate if rate > 0 else 0.0))
 
     def topics(self) -> list[Topic]:
         """Every LaserScan topic of the layout."""
@@ -74,7 +76,8 @@ class Scans:
             if snap.time + 1e-9 < f.due or (wanted is not None and
                                             not wanted(scan_topic(f.robot))):
                 continue
-            scan = capability(MODULES.get(f.label), LaserScanner).laser_scan(snap, f.robot, f.params, f.radius)
+            scanner = capability(MODULES.get(f.label), LaserScanner)
+            scan = scanner.laser_scan(snap, f.robot, f.params, f.radius)
             if scan is None:
                 continue
             f.due = snap.time + f.period

@@ -20,6 +20,7 @@ Nothing here imports pymunk, zmq, Gymnasium or ROS.
 
 from __future__ import annotations
 
+import dis
 import types
 import warnings
 from dataclasses import dataclass
@@ -176,8 +177,8 @@ class Recordable(Protocol):
 def reading_fields(module, n_targets: int) -> tuple[str, ...]:
     """Names of ``module``'s reading values for ``n_targets`` targets (its ``fields`` unless it
     is a :class:`PerTargetReading`)."""
-    names = _resolve(module, "field_names")
-    return module.fields if names is None else names(n_targets)
+    sized = capability(module, PerTargetReading)       # a dict look-up once known
+    return module.fields if sized is None else sized.field_names(n_targets)
 
 
 class _LaserDefaults:
@@ -295,6 +296,12 @@ Legacy.describe = _module_api("describe")
 LEGACY_NAMES = frozenset(n for n in vars(Legacy) if not n.startswith("_"))
 
 
+def own(module, name: str) -> bool:
+    """Whether ``module`` defines ``name`` itself (a deprecated override of the old base's
+    ``validate``/``describe`` is still called)."""
+    return _defines(module, name)
+
+
 def _defines(owner, name: str) -> bool:
     """Whether ``owner`` (a class, or an object and its class) has ``name`` of its own: not
     from :class:`Legacy`, not from ``object``."""
@@ -303,11 +310,6 @@ def _defines(owner, name: str) -> bool:
             return True
         owner = type(owner)
     return any(name in vars(k) for k in owner.__mro__ if k is not Legacy and k is not object)
-
-
-def _resolve(owner, name: str):
-    """``owner``'s own ``name`` (see :func:`_defines`), or None."""
-    return getattr(owner, name) if _defines(owner, name) else None
 
 
 class _View:
@@ -400,18 +402,34 @@ def unregister_adapter(kind: type, label: str) -> None:
 
 
 def legacy_uses(cls: type) -> set[str]:
-    """The removed base members ``cls``'s own functions name but nobody in its classes defines
-    (``super().answer(...)``, ``cls.field_names(n)``): what :class:`Legacy` must supply."""
-    names: set[str] = set()
+    """The removed base members ``cls``'s own functions reach on the class (``cls.columns``)
+    or through ``super()`` (``super().answer(...)``) that no class of it (for ``super()``: no
+    base of it) defines: what :class:`Legacy` must supply."""
+    names: set[tuple[str, bool]] = set()
     for value in vars(cls).values():
-        func = getattr(value, "__func__", value)
-        code = getattr(func, "__code__", None)
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
         stack = [code] if code is not None else []
         while stack:
             c = stack.pop()
-            names.update(c.co_names)
+            names |= _attributes_of_self(c)
             stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return {n for n in names & LEGACY_NAMES if not _defines(cls, n)}
+    return {n for n, up in names if n in LEGACY_NAMES
+            and not any(_defines(k, n) for k in (cls.__mro__[1:] if up else (cls,)))}
+
+
+def _attributes_of_self(code: types.CodeType) -> set[tuple[str, bool]]:
+    """(attribute name, through super()) of what ``code`` loads from ``cls``/``self`` or from
+    a ``super()``."""
+    out, recent = set(), []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR") and recent:
+            up = ins.opname == "LOAD_SUPER_ATTR" or "super" in recent[-4:]
+            if up or recent[-1] in ("cls", "self"):
+                out.add((ins.argval, up))
+        if ins.opname not in ("PRECALL", "CACHE", "PUSH_NULL", "NOP"):
+            recent.append(ins.argval if ins.opname in ("LOAD_FAST", "LOAD_DEREF",
+                                                       "LOAD_GLOBAL") else ins.opname)
+    return out
 
 
 def draw_hint(module) -> Mapping | None:

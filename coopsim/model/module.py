@@ -27,7 +27,7 @@ import numpy as np
 
 from .capabilities import LaserScan  # noqa: F401 (its old home: old imports keep working)
 from .capabilities import (Drawable, Learnable, Legacy, Recordable, capability, legacy_uses,
-                           reading_fields)
+                           own, reading_fields)
 from .commands import OUT_OF_RANGE, Command
 from .errors import ProtocolError
 from .params import ParamSpec
@@ -297,6 +297,19 @@ class Module:
 
 
 # -- declarations -----------------------------------------------------------------------------
+
+def declaration(cls: type[Module]) -> dict:
+    """The module's JSON-ready declaration: its own ``describe()`` where an old module
+    overrides it (deprecated), else :func:`describe_module`."""
+    return cls.describe() if own(cls, "describe") else describe_module(cls)
+
+
+def check_declaration(cls: type[Module]) -> None:
+    """Check the module's declaration: its own ``validate()`` where an old module overrides it
+    (deprecated; ``super().validate()`` reaches :func:`validate_module`), else
+    :func:`validate_module`."""
+    cls.validate() if own(cls, "validate") else validate_module(cls)
+
 
 def validate_module(cls: type[Module]) -> None:
     """Check a module's declaration, its capabilities' included (called when it registers).

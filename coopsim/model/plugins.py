@@ -17,7 +17,7 @@ from .commands import FIRST_MODULE_ID
 from .driver import Driver, Rule
 from .metric_kind import MetricKind
 from .capabilities import Learnable, Recordable, capability
-from .module import Module, validate_module
+from .module import Module, check_declaration
 from .errors import RegistryError
 from .registry import BUILTIN, Registry
 from .robot_type import RobotType
@@ -34,7 +34,7 @@ def _subclass(base: type, validate=None):
 
 
 def _check_module(label, item, registry) -> None:
-    _subclass(Module, validate_module)(label, item, registry)
+    _subclass(Module, check_declaration)(label, item, registry)
     for other_label, other in registry._items.items():
         taken = {c.id for c in other.commands} & {c.id for c in item.commands}
         if taken:

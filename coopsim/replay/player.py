@@ -259,10 +259,10 @@ def _module_arrays(values: np.ndarray, cols: dict) -> tuple[dict, dict]:
     live snapshot holds them (sonar distances, wheel commands...)."""
     readings, commands = {}, {}
     for label, module in MODULES.items():
+        recorded = capability(module, Recordable, default=True).columns
         for source, names, out in (("reading", module.fields, readings),
                                    ("command", module.command_fields, commands)):
-            by_field = {c.field: c.name for c in capability(module, Recordable, default=True).columns
-                        if c.source == source}
+            by_field = {c.field: c.name for c in recorded if c.source == source}
             if names and all(by_field.get(i) in cols for i in range(len(names))):
                 out[label] = frozen(values[:, [cols[by_field[i]] for i in
                                                range(len(names))]].copy())

@@ -1,6 +1,7 @@
 """``cmd_vel`` to a robot's motion module: a geometry_msgs/Twist (base frame: linear.x forward,
 linear.y left, m/s; angular.z yaw rate, rad/s) becomes the command a network client would send,
-checked by the module's own rules. The module says how (its :class:`~coopsim.model.capabilities.TwistDriven` ``from_twist``): ``motors``
+checked by the module's own rules. The module says how (its
+:class:`~coopsim.model.capabilities.TwistDriven` ``from_twist``): ``motors``
 turns it into wheel speeds, ``velocity`` into a world-frame velocity; a plugin's motion module
 does the same by declaring that hook (or a user registers an adapter for it).
 """

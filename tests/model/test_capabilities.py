@@ -130,3 +130,26 @@ def test_an_adapter_maps_someone_elses_module_and_can_be_removed():
         register_adapter(LaserScanner, "compass", Compass)
     with pytest.raises(TypeError, match="not a module capability"):
         register_adapter(dict, "compass", Scan)
+
+
+def test_an_old_override_of_validate_and_describe_is_still_called():
+    from coopsim.model.module import check_declaration, declaration
+
+    with pytest.warns(DeprecationWarning):
+        class Checked(Module):
+            label = "checked_caps_test"
+            seen: list = []
+
+            @classmethod
+            def validate(cls):
+                cls.seen.append("validate")
+                super().validate()
+
+            @classmethod
+            def describe(cls):
+                return {**super().describe(), "extra": 1}
+
+    with pytest.warns(DeprecationWarning):
+        check_declaration(Checked)
+        assert declaration(Checked)["extra"] == 1
+    assert Checked.seen == ["validate"]
