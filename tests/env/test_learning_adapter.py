@@ -11,10 +11,8 @@ from coopsim.model.capabilities import Learnable, register_adapter, unregister_a
 from coopsim.model.commands import Command
 from coopsim.model.module import Module
 from coopsim.model.params import ParamSpec
-from coopsim.model.plugins import MODULES, ROBOT_TYPES
-from coopsim.model.robot_type import Assembly, RobotType
-from coopsim.plugins.robots.single import chassis
-from helpers import robot, scenario
+from coopsim.model.plugins import MODULES
+from helpers import chassis_type, robot, scenario
 
 gymnasium = pytest.importorskip("gymnasium", reason="the learning extra")
 from coopsim.env.gym import CoopsimEnv  # noqa: E402
@@ -35,18 +33,6 @@ class Meter(Module):
         return np.clip(frame.pose[rows, :2], -p["span"][:, None], p["span"][:, None])
 
 
-class Walker(RobotType):
-    label = "walker_caps_test"
-    modules = ("motors", LABEL)
-    footprint = 0.15
-
-    @classmethod
-    def build(cls, spec):
-        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
-                               spec.yaw, cls.modules)
-        return Assembly((member,), (body,))
-
-
 class MeterBounds:
     """The user's adapter: the bounds the sensor's own parameter gives."""
 
@@ -55,9 +41,9 @@ class MeterBounds:
         return (-params["span"], -params["span"]), (params["span"], params["span"])
 
 
-for registry, cls in ((MODULES, Meter), (ROBOT_TYPES, Walker)):
-    if cls.label not in registry:
-        registry.register(cls.label)(cls)
+if LABEL not in MODULES:
+    MODULES.register(LABEL)(Meter)
+Walker = chassis_type("walker_caps_test", ("motors", LABEL))
 
 
 def _space():

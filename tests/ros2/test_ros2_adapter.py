@@ -14,12 +14,10 @@ from coopsim.model.capabilities import LaserScanner, unregister_adapter
 from coopsim.model.commands import Command
 from coopsim.model.module import Module
 from coopsim.model.params import ParamSpec
-from coopsim.model.plugins import MODULES, ROBOT_TYPES
-from coopsim.model.robot_type import Assembly, RobotType
-from coopsim.plugins.robots.single import chassis
+from coopsim.model.plugins import MODULES
 from coopsim.ros2.scene import RosScene
 from coopsim.sim.simulation import Simulation
-from helpers import robot, scenario
+from helpers import chassis_type, robot, scenario
 
 rosbags = pytest.importorskip("rosbags", reason="rosbags (test extra) decodes the messages")
 from rosbags.typesys import Stores, get_typestore  # noqa: E402
@@ -42,21 +40,9 @@ class Ranger(Module):
                           p["max_range"][:, None])
 
 
-class Rover(RobotType):
-    label = "rover_caps_test"
-    modules = ("motors", LABEL)
-    footprint = 0.15
-
-    @classmethod
-    def build(cls, spec):
-        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
-                               spec.yaw, cls.modules)
-        return Assembly((member,), (body,))
-
-
-for registry, cls in ((MODULES, Ranger), (ROBOT_TYPES, Rover)):
-    if cls.label not in registry:
-        registry.register(cls.label)(cls)
+if LABEL not in MODULES:
+    MODULES.register(LABEL)(Ranger)
+Rover = chassis_type("rover_caps_test", ("motors", LABEL))
 
 
 def _doc_adapter() -> str:
