@@ -282,18 +282,10 @@ for _kind, (_members, _, _defaults) in _KINDS.items():
         setattr(Legacy, _name, _value if not callable(_value) else _legacy(_name, _kind))
 
 
-def _module_api(name: str):
-    def call(cls, *args):
-        from . import module as _module    # the base's file imports this one
-        warnings.warn(f"Module.{name}() is deprecated: use coopsim.model.module.{name}_module",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(_module, f"{name}_module")(cls, *args)
-    return classmethod(call)
-
-
-Legacy.validate = _module_api("validate")
-Legacy.describe = _module_api("describe")
-LEGACY_NAMES = frozenset(n for n in vars(Legacy) if not n.startswith("_"))
+#: Every name :class:`Legacy` supplies: the capabilities' members, and ``validate`` and
+#: ``describe`` (model/module.py adds those two: they are its functions now).
+LEGACY_NAMES = frozenset({*(n for n in vars(Legacy) if not n.startswith("_")), "validate",
+                          "describe"})
 
 
 def own(module, name: str) -> bool:

@@ -311,6 +311,17 @@ def check_declaration(cls: type[Module]) -> None:
     cls.validate() if own(cls, "validate") else validate_module(cls)
 
 
+def _deprecated(function):
+    """``function`` as the old base's classmethod of that name (on :class:`Legacy`)."""
+    name = function.__name__.removesuffix("_module")
+
+    def call(cls, *args):
+        warnings.warn(f"Module.{name}() is deprecated: use coopsim.model.module."
+                      f"{function.__name__}", DeprecationWarning, stacklevel=2)
+        return function(cls, *args)
+    return classmethod(call)
+
+
 def validate_module(cls: type[Module]) -> None:
     """Check a module's declaration, its capabilities' included (called when it registers).
 
@@ -348,3 +359,7 @@ def describe_module(cls: type[Module]) -> dict:
     return {"label": cls.label, "description": cls.description,
             "commands": [c.describe() for c in cls.commands],
             "fields": list(cls.fields), "draw": capability(cls, Drawable, default=True).draw}
+
+
+Legacy.validate = _deprecated(validate_module)
+Legacy.describe = _deprecated(describe_module)
