@@ -403,7 +403,8 @@ def legacy_uses(cls: type) -> set[str]:
         stack = [code] if code is not None else []
         while stack:
             c = stack.pop()
-            names |= _attributes_of_self(c)
+            if LEGACY_NAMES.intersection(c.co_names):    # cheap: most code names none of them
+                names |= _attributes_of_self(c)
             stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return {n for n, up in names if n in LEGACY_NAMES
             and not any(_defines(k, n) for k in (cls.__mro__[1:] if up else (cls,)))}
