@@ -48,3 +48,22 @@ def step_by_hand(sim, n: int = 1, before=None) -> None:
         sim.apply_rules()
         if sim.ended:
             return
+
+
+def chassis_type(label: str, modules: tuple, footprint: float = 0.15):
+    """A robot type ``label`` (registered once) of one reference chassis carrying ``modules``:
+    how a test puts a plugin's module on a robot."""
+    from coopsim.model.plugins import ROBOT_TYPES
+    from coopsim.model.robot_type import Assembly, RobotType
+    from coopsim.plugins.robots.single import chassis
+
+    def build(cls, spec):
+        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
+                               spec.yaw, cls.modules)
+        return Assembly((member,), (body,))
+
+    if label not in ROBOT_TYPES:
+        ROBOT_TYPES.register(label)(type(label, (RobotType,), {
+            "label": label, "modules": tuple(modules), "footprint": footprint,
+            "build": classmethod(build)}))
+    return ROBOT_TYPES.get(label)

@@ -3,7 +3,7 @@
 Step time against robot count: N robots of the reference type (``RobotType.reference``: the
 built-in ``single``, 11 sonars) spread over a square arena with static obstacles, every robot
 driving and its sonars cast every step, dt = 0.02 s (SwarmSimX's setting). Robots drive through
-their motion module as a learner's action would (``Module.from_action``). Figures are wall-clock per step (commands, actuators, physics, sensors, rules), one
+their motion module as a learner's action would (``Learnable.from_action``). Figures are wall-clock per step (commands, actuators, physics, sensors, rules), one
 core, after a warm-up; :func:`plot_steps` draws them as SwarmSimX's study 1 did: box plots of
 the step time against the number of robots, with the step's deadline.
 """
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import click
 import numpy as np
 
+from ..model.capabilities import Learnable, capability
 from ..model.errors import CoopsimError
 from ..model.plugins import (MODULES, default_engine, engine_with, motion_module,
                              reference_type)
@@ -108,16 +109,18 @@ def timed_block(stepper: Stepper, rng: np.random.Generator, steps: int) -> float
 
 
 def motion_plan(stepper: Stepper) -> list[tuple]:
-    """(robot, motion module label, its class, the robot's values of its parameters) of every
-    robot of the run that has a motion module (``Module.action_fields``), in snapshot order:
-    how the benchmarks drive a robot, as a learner's action does (``Module.from_action``)."""
+    """(robot, motion module label, it as a Learnable, the robot's values of its parameters) of
+    every robot of the run that has a motion module (``Learnable.action_fields``), in snapshot
+    order: how the benchmarks drive a robot, as a learner's action does
+    (``Learnable.from_action``)."""
     robots = {r.name: r for r in stepper.sim.world.robots}
     out = []
     for name in stepper.snapshot.robots:
         modules = robots[name].modules
         label = motion_module(modules)
         if label is not None:
-            out.append((name, label, MODULES.get(label), modules[label]))
+            out.append((name, label, capability(MODULES.get(label), Learnable, default=True),
+                        modules[label]))
     return out
 
 

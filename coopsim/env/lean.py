@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..model.capabilities import Learnable, capability
 from ..model.plugins import MODULES, ROBOT_TYPES
 from ..model.specs import ScenarioSpec
 
@@ -36,7 +37,8 @@ def lean(scenario: ScenarioSpec, observe, robots=None) -> ScenarioSpec:
     """``scenario`` with its robot sections named in ``robots`` (default: all) carrying only
     the modules in ``observe`` and the motion modules a learner can drive (parameters of
     the others dropped)."""
-    keep = set(observe) | {label for label, m in MODULES.items() if m.action_fields}
+    keep = set(observe) | {label for label, m in MODULES.items()
+                          if capability(m, Learnable, default=True).action_fields}
     out = tuple(replace(r, type=lean_type(r.type, keep),
                         params=tuple(p for p in r.params if p.module in keep))
                 if robots is None or r.name in robots else r for r in scenario.robots)

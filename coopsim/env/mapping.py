@@ -1,6 +1,7 @@
 """How a robot's modules become a learner's observation and action (docs/learning.md).
 
-Each module says it itself, on the plugin contract (:class:`~coopsim.model.module.Module`):
+Each module says it itself, as the optional capability
+:class:`~coopsim.model.capabilities.Learnable` (or an adapter a user registered for it):
 observations: every module of the robot with a reading gives one entry, its reading as float64
 (the snapshot's own values, bit for bit), bounded as the module's ``observation_space`` declares
 (the sonar's ``[0, max_range]``; unbounded by default). Actions go to the robot's motion module,
@@ -19,7 +20,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..model.errors import CoopsimError
-from ..model.module import Module
+from ..model.capabilities import Learnable, capability, reading_fields, supplies
 from ..model.plugins import MODULES, motion_module
 
 
@@ -43,8 +44,8 @@ class AgentMap:
         motion: The motion module label. action_low, action_high: The action Box bounds.
         action_fields: The action's value names, with units (for messages).
         to_command: A checked action -> the motion module's stored command row
-            (``Module.from_action`` with the robot's parameter values).
-        per_target: Per observed module, its values per target (``Module.per_target``).
+            (``Learnable.from_action`` with the robot's parameter values).
+        per_target: Per observed module, its values per target (``Learnable.per_target``).
     """
 
     name: str
@@ -118,13 +119,13 @@ def agent_map(world, name: str, observe=None, n_targets: int | None = None) -> A
         raise LearningError(f"robot {name} has no motion module a learner can drive (a module "
                             "declaring action_fields; it has: "
                             f"{', '.join(robot.modules)})")
-    module, params = MODULES.get(motion), robot.modules[motion]
+    module, params = _learnable(motion), robot.modules[motion]
     alow, ahigh = _pair(module.action_space(params), len(module.action_fields), motion,
                         "action_space")
     return AgentMap(name, observe, tuple(len(low) for low in lows), lows, highs, motion, alow,
                     ahigh, tuple(module.action_fields),
                     lambda a: module.from_action(a, params),
-                    tuple(MODULES.get(label).per_target for label in observe))
+                    tuple(_learnable(label).per_target for label in observe))
 
 
 def _observed(robot, observe, n_targets: int) -> tuple[tuple, tuple, tuple]:
@@ -136,7 +137,7 @@ def _observed(robot, observe, n_targets: int) -> tuple[tuple, tuple, tuple]:
     """
     if observe is None:
         observe = [m for m, params in robot.modules.items()
-                   if MODULES.get(m).observation_space(params, n_targets) is not None]
+                   if _learnable(m).observation_space(params, n_targets) is not None]
     for label in observe:
         if label not in robot.modules:
             raise LearningError(f"robot {robot.name} has no module {label!r} to observe (it "
@@ -148,8 +149,14 @@ def _observed(robot, observe, n_targets: int) -> tuple[tuple, tuple, tuple]:
 
 def plain_actions(label: str) -> bool:
     """Whether module ``label`` stores an action as it is, zero-padded (it keeps
-    ``Module.from_action``'s default): what batched worlds store, for every copy at once."""
-    return MODULES.get(label).from_action.__func__ is Module.from_action.__func__
+    ``Learnable.from_action``'s default): what batched worlds store, for every copy at once."""
+    return not supplies(MODULES.get(label), Learnable, "from_action")
+
+
+def _learnable(label: str):
+    """Module ``label`` as a learner sees it (its :class:`~coopsim.model.capabilities.
+    Learnable` members, the defaults for those it leaves out)."""
+    return capability(MODULES.get(label), Learnable, default=True)
 
 
 def observation_bounds(label: str, params, n_targets: int, robot: str) -> tuple:
@@ -158,12 +165,12 @@ def observation_bounds(label: str, params, n_targets: int, robot: str) -> tuple:
     Raises:
         LearningError: the module has no reading, or declares bounds of the wrong width.
     """
-    module = MODULES.get(label)
-    bounds = module.observation_space(params, n_targets)
+    bounds = _learnable(label).observation_space(params, n_targets)
     if bounds is None:
         raise LearningError(f"robot {robot}: module {label} cannot be observed (it has no "
-                            "reading; Module.observation_space says None)")
-    return _pair(bounds, len(module.field_names(n_targets)), label, "observation_space")
+                            "reading; its observation_space says None)")
+    width = len(reading_fields(MODULES.get(label), n_targets))
+    return _pair(bounds, width, label, "observation_space")
 
 
 def _pair(bounds, width: int, label: str, hook: str) -> tuple[np.ndarray, np.ndarray]:

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..model.capabilities import Learnable, capability
 from ..model.errors import CoopsimError
 from ..model.metric_kind import nearest_target
 from ..model.plugins import MODULES
@@ -36,7 +37,7 @@ def collisions(snap, robot: str) -> float:
 def _contact(label: str) -> bool:
     """Whether module ``label`` declares its reading contact switches (unknown: no)."""
     try:
-        return MODULES.get(label).contact
+        return capability(MODULES.get(label), Learnable, default=True).contact
     except CoopsimError:
         return False
 

@@ -1,7 +1,8 @@
 """Range finders in Foxglove: each robot's main scan as a ``foxglove.LaserScan``.
 
-Which modules are range finders is their own declaration (``Module.laser_scan``, the hook the
-ROS 2 bridge uses; ``laser_rank`` picks a robot's main one, ``laser_mount`` says where it sits):
+Which modules are range finders is their own declaration (the
+:class:`~coopsim.model.capabilities.LaserScanner` capability, as the ROS 2 bridge asks it;
+``laser_rank`` picks a robot's main one, ``laser_mount`` says where it sits):
 nothing here names a module. A module the scene already draws as rays (a ``draw`` hint of kind
 ``rays``, the sonar's) is left to the scene. A robot's scan goes on ``/robots/<name>/scan``
 in the robot's frame, at the module's ``rate`` (every publication when it has none), beams with
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.module import Module
+from ..model.capabilities import LaserScanner, capability, draw_hint
 from ..model.plugins import MODULES
 from .proto import Msg, pose, timestamp
 from .scene import Topic
@@ -56,11 +57,12 @@ class Scans:
             if label is None:
                 continue
             module = MODULES.get(label)
+            scanner = capability(module, LaserScanner)
             p = {s.name: s.default for s in module.params}
             p.update(params.get(robot["name"], {}).get(label, {}))
             rate = float(p.get("rate") or 0.0)
             self.finders.append(_Finder(robot["name"], label, p, float(robot.get("radius", 0.0)),
-                                        module.laser_mount(p), 1.0 / rate if rate > 0 else 0.0))
+                                        scanner.laser_mount(p), 1.0 / rate if rate > 0 else 0.0))
 
     def topics(self) -> list[Topic]:
         """Every LaserScan topic of the layout."""
@@ -74,7 +76,8 @@ class Scans:
             if snap.time + 1e-9 < f.due or (wanted is not None and
                                             not wanted(scan_topic(f.robot))):
                 continue
-            scan = MODULES.get(f.label).laser_scan(snap, f.robot, f.params, f.radius)
+            scanner = capability(MODULES.get(f.label), LaserScanner)
+            scan = scanner.laser_scan(snap, f.robot, f.params, f.radius)
             if scan is None:
                 continue
             f.due = snap.time + f.period
@@ -86,9 +89,10 @@ def main_finder(labels) -> str | None:
     """Of module labels ``labels``, the registered range finder of highest ``laser_rank`` not
     drawn as rays by the scene, or None."""
     found = [label for label in labels if label in MODULES
-             and MODULES.get(label).laser_scan.__func__ is not Module.laser_scan.__func__
-             and (MODULES.get(label).draw or {}).get("kind") != "rays"]
-    return max(found, key=lambda label: MODULES.get(label).laser_rank, default=None)
+             and capability(MODULES.get(label), LaserScanner) is not None
+             and (draw_hint(MODULES.get(label)) or {}).get("kind") != "rays"]
+    return max(found, key=lambda label: capability(MODULES.get(label), LaserScanner).laser_rank,
+               default=None)
 
 
 def laser_scan(scan, frame: str, mount: tuple[float, float, float], ns: int) -> bytes:

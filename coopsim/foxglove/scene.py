@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.capabilities import draw_hint
 from ..model.plugins import MODULES, timed_events
 from ..model.polygons import ear_indices
 from ..model.snapshot import rule_metrics
@@ -273,7 +274,7 @@ def _ray_modules(layout: dict, robot: dict) -> list[tuple[str, np.ndarray]]:
     for label in robot.get("modules") or ([] if described else _registered_rays()):
         hint = (described.get(label) or {}).get("draw")
         if hint is None and label in MODULES:
-            hint = MODULES.get(label).draw
+            hint = draw_hint(MODULES.get(label))
         if hint and hint.get("kind") == "rays":
             out.append((label, np.asarray(hint["angles"], dtype=float)))
     return out
@@ -287,7 +288,7 @@ def _led_modules(layout: dict, robot: dict) -> list[tuple[str, int]]:
     for label in robot.get("modules") or ():
         hint = (described.get(label) or {}).get("draw")
         if hint is None and label in MODULES:
-            hint = MODULES.get(label).draw
+            hint = draw_hint(MODULES.get(label))
         if hint and hint.get("kind") == "leds":
             out.append((label, len(hint["columns"])))
     return out
@@ -297,7 +298,7 @@ def _registered_rays() -> list[str]:
     """Labels of registered modules drawn as rays (for layouts that list no modules: the
     rays are drawn where the snapshot has their readings)."""
     return [label for label in MODULES.labels()
-            if (MODULES.get(label).draw or {}).get("kind") == "rays"]
+            if (draw_hint(MODULES.get(label)) or {}).get("kind") == "rays"]
 
 
 def _world_update(layout: dict) -> Msg:

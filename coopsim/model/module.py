@@ -5,8 +5,9 @@ A module (``motors``, ``sonar``, a plugin's ``joints``...) declares
 * its **commands** (:class:`~coopsim.model.commands.Command`: id, name, arity, kind), from which the
   protocol's tables, the robot endpoints' dispatch, ``coopsim list`` and the clients are built;
 * its typed **parameters** (:class:`~coopsim.model.params.ParamSpec`, after AMSA);
-* the **fields** of its reading, and the **columns** it contributes to the state stream and the
-  recording (:class:`Column`), plus an optional **drawing hint** for the viewer;
+* the **fields** of its reading (and, as the optional capabilities of
+  :mod:`coopsim.model.capabilities`, the **columns** it contributes to the state stream and the
+  recording (:class:`Column`), a **drawing hint** for the viewer, a laser scan for ROS 2...);
 * ``sense`` (a reading for every robot carrying it, from one batched physics frame) and/or
   ``actuate`` (turning the stored commands of every robot carrying it into engine calls).
 
@@ -24,6 +25,9 @@ from typing import Any, ClassVar, Mapping, Protocol
 
 import numpy as np
 
+from .capabilities import LaserScan  # noqa: F401 (its old home: old imports keep working)
+from .capabilities import (Drawable, Learnable, Legacy, Recordable, capability, legacy_uses,
+                           own, reading_fields)
 from .commands import OUT_OF_RANGE, Command
 from .errors import ProtocolError
 from .params import ParamSpec
@@ -177,25 +181,6 @@ def _some(p: Mapping, name: str) -> bool:
     return name not in zero if zero is not None else bool(p[name].any())
 
 
-@dataclass(frozen=True)
-class LaserScan:
-    """One planar scan of a range finder, as ROS 2's ``sensor_msgs/LaserScan`` holds it.
-
-    Attributes:
-        angle_min: Angle of the first beam, rad, counter-clockwise from the sensor's axis.
-        increment: Angle between beams, rad.
-        ranges: (beams,) distances from the sensor's mounting point, m: +inf for nothing seen,
-            anything below ``range_min`` for no return.
-        range_min, range_max: The distances it measures, m.
-    """
-
-    angle_min: float
-    increment: float
-    ranges: np.ndarray
-    range_min: float
-    range_max: float
-
-
 class Module:
     """Base of every hardware module. Subclasses set the class attributes and override
     :meth:`sense` (sensors), :meth:`actuate` (actuators) or both; all methods are classmethods
@@ -207,10 +192,14 @@ class Module:
         params: Typed parameters (noise, range, ...).
         commands: Commands it serves (ids unique across all modules; plugins pick an unused
             hundred, ``coopsim list`` shows the taken ones).
-        fields: Names of its reading's values (see :meth:`field_names`).
+        fields: Names of its reading's values (a :class:`~coopsim.model.capabilities.
+            PerTargetReading` names them per number of targets).
         command_fields: Names of its stored command values (modules with motion commands).
-        columns: What it adds to the state stream and the recording.
-        draw: A JSON-ready drawing hint for the viewer, or None (see docs/plugins.md).
+
+    What serves one front end only (a laser scan for ROS 2, bounds for a learner, a drawing
+    hint, recorded columns, a read's reply...) is an optional capability: the same names on the
+    subclass, asked for with :func:`coopsim.model.capabilities.capability`. The declaration is
+    checked by :func:`validate_module` and described by :func:`describe_module`.
     """
 
     label: ClassVar[str] = ""
@@ -219,15 +208,19 @@ class Module:
     commands: ClassVar[tuple[Command, ...]] = ()
     fields: ClassVar[tuple[str, ...]] = ()
     command_fields: ClassVar[tuple[str, ...]] = ()
-    columns: ClassVar[tuple[Column, ...]] = ()
-    draw: ClassVar[Mapping | None] = None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # A module written when the base had the capabilities' defaults may still call them
+        # (super().answer(...), cls.field_names(n)): give it them, deprecated.
+        missing = legacy_uses(cls)
+        if missing and Legacy not in cls.__mro__:
+            warnings.warn(f"module {cls.__name__} uses {', '.join(sorted(missing))}, no longer "
+                          "on the Module base: see coopsim.model.capabilities (docs/plugins.md, "
+                          "Deprecated)", DeprecationWarning, stacklevel=2)
+            cls.__bases__ = (*cls.__bases__, Legacy)
 
     # -- readings -------------------------------------------------------------------------------
-
-    @classmethod
-    def field_names(cls, n_targets: int) -> tuple[str, ...]:
-        """Names of the reading's values (a few modules depend on the number of targets)."""
-        return cls.fields
 
     @classmethod
     def sense(cls, frame: Frame, rows: np.ndarray, p: dict[str, np.ndarray],
@@ -241,7 +234,7 @@ class Module:
             p: Parameter values per robot, each an array aligned with ``rows``.
             prev: The previous reading of those robots (for integrating sensors).
         """
-        return np.zeros((len(rows), len(cls.field_names(len(frame.targets)))))
+        return np.zeros((len(rows), len(reading_fields(cls, len(frame.targets)))))
 
     @classmethod
     def measure(cls, frame: Frame, rows: np.ndarray, p: dict[str, np.ndarray],
@@ -261,124 +254,6 @@ class Module:
     def clip(cls, out: np.ndarray, p: dict[str, np.ndarray]) -> np.ndarray:
         """Keep noisy values physically possible (e.g. distances >= 0)."""
         return out
-
-    @classmethod
-    def answer(cls, command: Command, row: np.ndarray, text: str, snap) -> tuple[str, list]:
-        """Reply (text, data) to a ``read`` command from one robot's reading ``row``.
-
-        The default sends the whole reading; a module overrides it for commands that pick a part
-        (the target module's ``read_color``) or that say something in the text.
-        """
-        return "", row.tolist()
-
-    @classmethod
-    def answer_robot(cls, command: Command, robot: str, row: np.ndarray, text: str,
-                     snap) -> tuple[str, list]:
-        """Reply (text, data) to a ``read`` command from robot ``robot`` (its network name).
-
-        Both hosts call this; the default is :meth:`answer`. A module whose reply holds more
-        than the robot's reading row (the radio's messages, kept in ``snap.extra``) overrides
-        it to find what is this robot's.
-        """
-        return cls.answer(command, row, text, snap)
-
-    @classmethod
-    def record(cls, snap, after: int) -> Any:
-        """What a recording keeps of this module beyond its columns at this recorded step:
-        msgpack-ready data, or None for nothing (the default). ``after`` is the step of the
-        previous recorded step (-1 at the start): a module updating at its own rate returns
-        only what was taken since (the lidar's scans; docs/recording-format.md)."""
-        return None
-
-    @classmethod
-    def replay(cls, data: Any, board: Any, robots: tuple) -> Any:
-        """What a recorded step's :meth:`record` data puts back on the snapshot's board
-        (``snap.extra[label]``) when a recording is read step by step (exports), given the
-        board of the previous step (None at first) and the step's robot names; the default
-        keeps nothing."""
-        return None
-
-    # -- as other robot software sees it (ROS 2, docs/ros2.md) --------------------------------
-
-    #: Which of a robot's range finders is its main scan (``/R/scan``): the highest rank.
-    laser_rank: ClassVar[int] = 0
-
-    @classmethod
-    def laser_scan(cls, snap, robot: str, params: Mapping, radius: float) -> "LaserScan | None":
-        """This module's latest reading of ``robot`` as a planar laser scan (ROS 2's
-        ``sensor_msgs/LaserScan``), or None: the module is no range finder (the default), or
-        has no reading of that robot.
-
-        Args:
-            snap: The snapshot. robot: Its network name. params: Its values of the module's
-                parameters. radius: The robot's chassis radius, m.
-        """
-        return None
-
-    @classmethod
-    def laser_mount(cls, params: Mapping) -> tuple[float, float, float]:
-        """Where a range finder's beams start: (x ahead, y left, m; yaw, rad) in the robot's
-        frame (the chassis centre by default)."""
-        return 0.0, 0.0, 0.0
-
-    @classmethod
-    def from_twist(cls, forward: float, left: float, turn: float, yaw: float, axle: float,
-                   params: Mapping) -> tuple[float, ...] | None:
-        """The stored command for a body velocity (ROS 2's ``cmd_vel``: ``forward`` and
-        ``left`` m/s and ``turn`` rad/s in the robot's frame; ``yaw`` its heading, rad, world
-        frame; ``axle`` m), checked by the module's own rules; None when the module is not
-        driven so (the default).
-
-        Raises:
-            ProtocolError: the values are beyond what the module takes.
-        """
-        return None
-
-    # -- as a learner sees it (coopsim.env, docs/learning.md) ---------------------------------
-
-    #: Whether the reading is contact switches: a value above 0.5 means touching something
-    #: (the ``collisions`` metric of :mod:`coopsim.env.metrics` reads every such module).
-    contact: ClassVar[bool] = False
-
-    #: Values per target when the reading holds one block for every target of the world, in
-    #: file order (the target finder's distance and angle: 2), else 0; :meth:`field_names`
-    #: then depends on the number of targets. Batched worlds keep each copy's own block.
-    per_target: ClassVar[int] = 0
-
-    #: Names of the values of a learner's action, with units (``"left m/s"``); () when a
-    #: learner cannot drive this module (the default), else it is a robot's motion module.
-    action_fields: ClassVar[tuple[str, ...]] = ()
-
-    @classmethod
-    def observation_space(cls, params: Mapping[str, float],
-                          n_targets: int) -> tuple[Any, Any] | None:
-        """Bounds of this module's reading as a learner's observation: ``(low, high)``, each
-        ``len(field_names(n_targets))`` floats (-inf/inf for unbounded; the values are the
-        snapshot's float64 reading). Default: unbounded; None when the module has no reading
-        (it cannot be observed).
-
-        Args:
-            params: The robot's values of the module's parameters. n_targets: Targets in the
-                world.
-        """
-        n = len(cls.field_names(n_targets))
-        return (np.full(n, -np.inf), np.full(n, np.inf)) if n else None
-
-    @classmethod
-    def action_space(cls, params: Mapping[str, float]) -> tuple[Any, Any]:
-        """Bounds of a learner's action, ``(low, high)``, each ``len(action_fields)`` floats,
-        from the robot's parameter values (its real limits). Default: unbounded."""
-        n = len(cls.action_fields)
-        return np.full(n, -np.inf), np.full(n, np.inf)
-
-    @classmethod
-    def from_action(cls, action: np.ndarray, params: Mapping[str, float]) -> tuple[float, ...]:
-        """The stored command for a learner's action (float64, already checked against
-        :meth:`action_space`), as :meth:`command_row` would return it. Default: the action's
-        values, then zeros up to ``len(command_fields)``; batched worlds store every copy's
-        action so, and refuse a module that overrides this."""
-        values = tuple(np.asarray(action, dtype=float).ravel().tolist())  # Python floats
-        return values + (0.0,) * (len(cls.command_fields) - len(values))
 
     # -- commands and actuation -----------------------------------------------------------------
 
@@ -420,41 +295,71 @@ class Module:
         """Carry out an ``action`` command on the stepper thread; return the reply's text."""
         raise ProtocolError(OUT_OF_RANGE, f"{cls.label} has no action {command.name}")
 
-    # -- declarations ---------------------------------------------------------------------------
 
-    @classmethod
-    def validate(cls) -> None:
-        """Check the declaration (called when the module registers).
+# -- declarations -----------------------------------------------------------------------------
 
-        Raises:
-            ValueError: a command outside the module, a column out of its fields, a repeat...
-        """
-        if not cls.label.isidentifier():
-            raise ValueError(f"module label {cls.label!r} is not an identifier")
-        for command in cls.commands:
-            command.validate()
-            if command.module != cls.label or not command.kind:
-                raise ValueError(f"command {command.name} must name module {cls.label!r} and "
-                                 "a kind (read, motion or action)")
-            if command.kind == "motion" and not cls.command_fields:
-                raise ValueError(f"motion command {command.name} needs command_fields")
-        names = [c.name for c in cls.commands]
-        if len(set(names)) != len(names) or len({p.name for p in cls.params}) != len(cls.params):
-            raise ValueError("command or parameter names repeat")
-        if len(cls.action_fields) > len(cls.command_fields):
-            raise ValueError(f"action_fields {cls.action_fields} need as many command_fields "
-                             "at least (an action becomes a stored command)")
-        if not (isinstance(cls.per_target, int) and cls.per_target >= 0):
-            raise ValueError(f"per_target must be a count, not {cls.per_target!r}")
-        for col in cls.columns:
-            width = len(cls.fields if col.source == "reading" else cls.command_fields)
-            if col.source not in ("reading", "command") or not 0 <= col.field < width \
-                    or col.order not in (1, 2) or not col.unit > 0:
-                raise ValueError(f"column {col.name} does not fit the module's fields")
+def declaration(cls: type[Module]) -> dict:
+    """The module's JSON-ready declaration: its own ``describe()`` where an old module
+    overrides it (deprecated), else :func:`describe_module`."""
+    return cls.describe() if own(cls, "describe") else describe_module(cls)
 
-    @classmethod
-    def describe(cls) -> dict:
-        """JSON-ready declaration (the /sim state ``modules`` entry; the viewer reads ``draw``)."""
-        return {"label": cls.label, "description": cls.description,
-                "commands": [c.describe() for c in cls.commands],
-                "fields": list(cls.fields), "draw": cls.draw}
+
+def check_declaration(cls: type[Module]) -> None:
+    """Check the module's declaration: its own ``validate()`` where an old module overrides it
+    (deprecated; ``super().validate()`` reaches :func:`validate_module`), else
+    :func:`validate_module`."""
+    cls.validate() if own(cls, "validate") else validate_module(cls)
+
+
+def _deprecated(function):
+    """``function`` as the old base's classmethod of that name (on :class:`Legacy`)."""
+    name = function.__name__.removesuffix("_module")
+
+    def call(cls, *args):
+        warnings.warn(f"Module.{name}() is deprecated: use coopsim.model.module."
+                      f"{function.__name__}", DeprecationWarning, stacklevel=2)
+        return function(cls, *args)
+    return classmethod(call)
+
+
+def validate_module(cls: type[Module]) -> None:
+    """Check a module's declaration, its capabilities' included (called when it registers).
+
+    Raises:
+        ValueError: a command outside the module, a column out of its fields, a repeat...
+    """
+    if not cls.label.isidentifier():
+        raise ValueError(f"module label {cls.label!r} is not an identifier")
+    for command in cls.commands:
+        command.validate()
+        if command.module != cls.label or not command.kind:
+            raise ValueError(f"command {command.name} must name module {cls.label!r} and "
+                             "a kind (read, motion or action)")
+        if command.kind == "motion" and not cls.command_fields:
+            raise ValueError(f"motion command {command.name} needs command_fields")
+    names = [c.name for c in cls.commands]
+    if len(set(names)) != len(names) or len({p.name for p in cls.params}) != len(cls.params):
+        raise ValueError("command or parameter names repeat")
+    learn = capability(cls, Learnable, default=True)
+    if len(learn.action_fields) > len(cls.command_fields):
+        raise ValueError(f"action_fields {learn.action_fields} need as many command_fields "
+                         "at least (an action becomes a stored command)")
+    if not (isinstance(learn.per_target, int) and learn.per_target >= 0):
+        raise ValueError(f"per_target must be a count, not {learn.per_target!r}")
+    for col in capability(cls, Recordable, default=True).columns:
+        width = len(cls.fields if col.source == "reading" else cls.command_fields)
+        if col.source not in ("reading", "command") or not 0 <= col.field < width \
+                or col.order not in (1, 2) or not col.unit > 0:
+            raise ValueError(f"column {col.name} does not fit the module's fields")
+
+
+def describe_module(cls: type[Module]) -> dict:
+    """JSON-ready declaration (the /sim state ``modules`` entry; the viewer reads ``draw``,
+    the module's :class:`~coopsim.model.capabilities.Drawable` hint or None)."""
+    return {"label": cls.label, "description": cls.description,
+            "commands": [c.describe() for c in cls.commands],
+            "fields": list(cls.fields), "draw": capability(cls, Drawable, default=True).draw}
+
+
+Legacy.validate = _deprecated(validate_module)
+Legacy.describe = _deprecated(describe_module)

@@ -16,30 +16,31 @@ from typing import Any, Iterable, Mapping
 from .commands import FIRST_MODULE_ID
 from .driver import Driver, Rule
 from .metric_kind import MetricKind
-from .module import Module
+from .capabilities import Learnable, Recordable, capability
+from .module import Module, check_declaration
 from .errors import RegistryError
 from .registry import BUILTIN, Registry
 from .robot_type import RobotType
 
 
-def _subclass(base: type):
+def _subclass(base: type, validate=None):
     def check(label, item, registry) -> None:
         if not (isinstance(item, type) and issubclass(item, base)):
             raise TypeError(f"{item!r} is not a subclass of {base.__name__}")
-        item.validate()
+        validate(item) if validate else item.validate()
         for spec in getattr(item, "params", ()):
             spec.validate()
     return check
 
 
 def _check_module(label, item, registry) -> None:
-    _subclass(Module)(label, item, registry)
+    _subclass(Module, check_declaration)(label, item, registry)
     for other_label, other in registry._items.items():
         taken = {c.id for c in other.commands} & {c.id for c in item.commands}
         if taken:
             raise ValueError(f"command id(s) {sorted(taken)} are already used by module "
                              f"{other_label!r}")
-        cols = {c.name for c in other.columns} & {c.name for c in item.columns}
+        cols = {c.name for c in _columns(other)} & {c.name for c in _columns(item)}
         if cols:
             raise ValueError(f"column(s) {sorted(cols)} are already used by module {other_label!r}")
     low = [c.id for c in item.commands if c.id < FIRST_MODULE_ID]
@@ -94,10 +95,15 @@ def problems() -> list[str]:
     return [line for registry in REGISTRIES.values() for line in registry.problems]
 
 
+def _columns(module) -> tuple:
+    """A module's columns (its :class:`~coopsim.model.capabilities.Recordable` ones)."""
+    return capability(module, Recordable, default=True).columns
+
+
 def module_columns(stream_only: bool = False) -> list:
     """(module label, Column) of every registered module's columns, by module label: what the
     recording keeps per robot, or (``stream_only``) what the state stream carries."""
-    return [(label, c) for label, m in MODULES.items() for c in m.columns
+    return [(label, c) for label, m in MODULES.items() for c in _columns(m)
             if c.stream or not stream_only]
 
 
@@ -170,5 +176,7 @@ def _first_engine(wanted, what: str) -> str:
 
 def motion_module(labels: Iterable[str]) -> str | None:
     """The first of the module ``labels`` (a robot's) that can be driven by an action (it
-    declares ``Module.action_fields``): the robot's motion module; None when none can."""
-    return next((label for label in labels if MODULES.get(label).action_fields), None)
+    declares :class:`~coopsim.model.capabilities.Learnable` ``action_fields``): the robot's
+    motion module; None when none can."""
+    return next((label for label in labels
+                 if capability(MODULES.get(label), Learnable, default=True).action_fields), None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model.errors import NotAllowedError, ProtocolError, UnknownNameError
+from ..model.capabilities import Answerer, capability
 from ..model.module import RobotInfo
 from ..model.plugins import MODULES
 from . import protocol as p
@@ -198,8 +199,8 @@ class RobotPort:
         if self.robot not in snap.index:
             raise UnknownNameError(f"{self.name} is not in the simulation any more")
         row = snap.reading(self.robot, command.module)
-        text, data = self.classes[command.module].answer_robot(command, self.robot, row,
-                                                               msg.text, snap)
+        answerer = capability(self.classes[command.module], Answerer, default=True)
+        text, data = answerer.answer_robot(command, self.robot, row, msg.text, snap)
         return msg.reply(text, params=_stamp(snap, self.robot, command.module), data=data)
 
     def _move(self, msg: Message, command: Command):

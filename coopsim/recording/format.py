@@ -112,7 +112,7 @@ class Frame:
         rules: Rule label -> its fields at this step (empty when the run had no rules).
         dt: The physics step this step was taken with, s (0 when the recording predates it).
         modules: Module label -> what the module recorded at this step beyond its columns
-            (``Module.record``: the lidar's scans taken since the previous recorded step).
+            (``Recordable.record``: the lidar's scans taken since the previous recorded step).
     """
 
     index: int

@@ -33,7 +33,7 @@ from mcap.writer import CompressionType, IndexType, Writer
 
 from . import format as rf
 from ..model.errors import RecordingError
-from ..model.module import Module
+from ..model.capabilities import Recordable, capability, supplies
 from ..model.plugins import MODULES, module_columns
 from ..model.snapshot import Snapshot, column_values
 from ..model.specs import ScenarioSpec, Settings
@@ -104,8 +104,8 @@ class Recorder:
         self._stepper = None
         self._stop = threading.Event()
         self._module_columns = module_columns()
-        self._recorders = [(label, m) for label, m in MODULES.items()
-                           if m.record.__func__ is not Module.record.__func__]
+        self._recorders = [(label, capability(m, Recordable)) for label, m in MODULES.items()
+                           if supplies(m, Recordable, "record")]
         self._recorded_step = -1  # the last step queued (modules record what came since)
         columns = rf.robot_columns(self._module_columns)
         self._file, self._created = self._open(exclusive)

@@ -20,6 +20,7 @@ import numpy as np
 from ..net import protocol as p
 from ..model.errors import ProtocolError, RecordingError
 from ..recording.reader import Recording
+from ..model.capabilities import Recordable, capability
 from ..model.plugins import MODULES
 from ..model.snapshot import Snapshot, frozen
 from ..model.specs import TargetSpec
@@ -258,9 +259,10 @@ def _module_arrays(values: np.ndarray, cols: dict) -> tuple[dict, dict]:
     live snapshot holds them (sonar distances, wheel commands...)."""
     readings, commands = {}, {}
     for label, module in MODULES.items():
+        recorded = capability(module, Recordable, default=True).columns
         for source, names, out in (("reading", module.fields, readings),
                                    ("command", module.command_fields, commands)):
-            by_field = {c.field: c.name for c in module.columns if c.source == source}
+            by_field = {c.field: c.name for c in recorded if c.source == source}
             if names and all(by_field.get(i) in cols for i in range(len(names))):
                 out[label] = frozen(values[:, [cols[by_field[i]] for i in
                                                range(len(names))]].copy())
@@ -300,8 +302,9 @@ def recorded_steps(recording: Recording):
         snap = _snapshot(frame, recording.robot_values(frame), current[2], cols)
         for label in set(frame.modules) | set(boards):
             if label in MODULES:
-                boards[label] = MODULES.get(label).replay(frame.modules.get(label), boards.get(
-                    label), snap.robots)
+                recordable = capability(MODULES.get(label), Recordable, default=True)
+                boards[label] = recordable.replay(frame.modules.get(label), boards.get(label),
+                                                  snap.robots)
         if any(b is not None for b in boards.values()):
             snap = replace(snap, extra={**snap.extra, **{k: v for k, v in boards.items()
                                                         if v is not None}})

@@ -1,8 +1,9 @@
 """``cmd_vel`` to a robot's motion module: a geometry_msgs/Twist (base frame: linear.x forward,
 linear.y left, m/s; angular.z yaw rate, rad/s) becomes the command a network client would send,
-checked by the module's own rules. The module says how (``Module.from_twist``): ``motors``
+checked by the module's own rules. The module says how (its
+:class:`~coopsim.model.capabilities.TwistDriven` ``from_twist``): ``motors``
 turns it into wheel speeds, ``velocity`` into a world-frame velocity; a plugin's motion module
-does the same by overriding that hook.
+does the same by declaring that hook (or a user registers an adapter for it).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from ..model.errors import CoopsimError
-from ..model.module import Module
+from ..model.capabilities import TwistDriven, capability
 from ..model.plugins import MODULES
 
 
@@ -37,7 +38,7 @@ class Drive:
         if not all(math.isfinite(v) for v in (*linear, *angular)):
             raise TwistRefused("a cmd_vel component is not finite")
         try:
-            return tuple(MODULES.get(self.module).from_twist(
+            return tuple(capability(MODULES.get(self.module), TwistDriven).from_twist(
                 float(linear[0]), float(linear[1]), float(angular[2]), yaw, self.axle,
                 self.params))
         except CoopsimError as exc:
@@ -45,9 +46,9 @@ class Drive:
 
 
 def twist_driven(label: str) -> bool:
-    """True when module ``label`` takes body velocities (it overrides ``from_twist``)."""
-    cls = MODULES.get(label) if label in MODULES else None
-    return cls is not None and cls.from_twist.__func__ is not Module.from_twist.__func__
+    """True when module ``label`` takes body velocities (it is, or is adapted to, a
+    :class:`~coopsim.model.capabilities.TwistDriven`)."""
+    return label in MODULES and capability(MODULES.get(label), TwistDriven) is not None
 
 
 def drive_of(robot, params: dict) -> Drive | None:

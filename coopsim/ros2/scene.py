@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.module import Module
+from ..model.capabilities import LaserScanner, capability
 from ..model.plugins import MODULES
 from ..model.snapshot import wrap_angle
 from . import messages as m
@@ -30,7 +30,7 @@ def ros_robot(name: str) -> str:
 
 @dataclass
 class Scan:
-    """One range finder of one robot, as a LaserScan topic (``Module.laser_scan``)."""
+    """One range finder of one robot, as a LaserScan topic (``LaserScanner.laser_scan``)."""
 
     label: str
     topic: str
@@ -136,7 +136,7 @@ class RosScene:
                 if not every and snap.time + 1e-9 < s.due:
                     continue
                 s.due = snap.time + s.period
-                scan = MODULES.get(s.label).laser_scan(snap, r.name, s.params, r.radius)
+                scan = _scanner(s.label).laser_scan(snap, r.name, s.params, r.radius)
                 if scan is not None:
                     out.append((s.topic, _template(s, scan).fill(ns, scan.ranges)))
         return out
@@ -156,20 +156,26 @@ class RosScene:
 
 
 def _scans(ns: str, robot: dict, params: dict) -> list[Scan]:
-    """The robot's range finders (modules answering ``laser_scan``), the highest
+    """The robot's range finders (:class:`~coopsim.model.capabilities.LaserScanner` modules,
+    or adapted to one), the highest
     ``laser_rank`` (a lidar before a sonar) on ``/R/scan`` in frame ``R/laser``, the others on
     ``/R/scan_LABEL`` in frame ``R/LABEL``."""
     found = [label for label in robot.get("modules") or () if label in MODULES and
-             MODULES.get(label).laser_scan.__func__ is not Module.laser_scan.__func__]
-    found.sort(key=lambda label: -MODULES.get(label).laser_rank)
+             _scanner(label) is not None]
+    found.sort(key=lambda label: -_scanner(label).laser_rank)
     out = []
     for k, label in enumerate(found):
         p = {**_defaults(label), **params.get(label, {})}
         rate = float(p.get("rate") or 0.0) or SCAN_RATE
         frame = f"{ns}/laser" if k == 0 else f"{ns}/{label}"
         topic = f"/{ns}/scan" if k == 0 else f"/{ns}/scan_{label}"
-        out.append(Scan(label, topic, frame, p, MODULES.get(label).laser_mount(p), 1.0 / rate))
+        out.append(Scan(label, topic, frame, p, _scanner(label).laser_mount(p), 1.0 / rate))
     return out
+
+
+def _scanner(label: str):
+    """Module ``label`` as a :class:`~coopsim.model.capabilities.LaserScanner`, or None."""
+    return capability(MODULES.get(label), LaserScanner)
 
 
 def _template(scan: Scan, data) -> m.ScanTemplate:

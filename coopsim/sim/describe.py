@@ -7,6 +7,7 @@ per-robot columns the state stream carries.
 
 from __future__ import annotations
 
+from ..model.module import declaration
 from ..model.plugins import MODULES, ROBOT_TYPES, module_columns
 from ..model.snapshot import wrap_angle, wrapped_poses
 
@@ -48,7 +49,7 @@ def describe_world(world) -> dict:
             "sections": [{"name": n, "type": s.spec.type} for n, s in world.sections.items()],
             "layout_version": world.layout_version, "engine": world.engine_label,
             "types": ROBOT_TYPES.labels(),
-            "modules": {label: MODULES.get(label).describe() for label in used},
+            "modules": {label: declaration(MODULES.get(label)) for label in used},
             "columns": [c.name for _, c in module_columns(stream_only=True)]}
 
 

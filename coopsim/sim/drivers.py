@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..model.errors import CoopsimError, SimulationError, UnknownNameError
+from ..model.capabilities import Answerer, capability
 from ..model.driver import Reading, StepInfo
 from ..model.plugins import DRIVERS, MODULES
 from ..model.snapshot import wrapped_poses
@@ -106,7 +107,8 @@ class LocalRobot:
         sim, snap = self._sim, self._sim.snapshot
         if command.kind == "read":
             row = snap.reading(self.name, module.label)
-            reply_text, values = module.answer_robot(command, self.name, row, text, snap)
+            reply_text, values = capability(module, Answerer, default=True).answer_robot(
+                command, self.name, row, text, snap)
             return Reading(values, reply_text, snap.step)
         if not self._control:
             raise SimulationError(f"{self.name} is a peer: read its modules, command your own")

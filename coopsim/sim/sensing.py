@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.capabilities import reading_fields
 from ..model.module import Frame, Module
 from ..model.plugins import MODULES
 from ..raycast import AutoCaster, JitRayCaster, fan_directions, sonar_distances
@@ -339,7 +340,7 @@ class Sensors:
             return
         self._layout_key = key
         names = tuple(r.name for r in world.robots)
-        widths = {label: len(m.field_names(n_targets)) for label, m in MODULES.items()}
+        widths = {label: len(reading_fields(m, n_targets)) for label, m in MODULES.items()}
         same = names == self._names and all(
             k in self.prev and self.prev[k].shape[1] == w for k, w in widths.items())
         if same:

@@ -14,6 +14,7 @@ from typing import Mapping
 import numpy as np
 
 from ..model.errors import ParameterError, SimulationError
+from ..model.capabilities import reading_fields
 from ..model.module import Frame
 from ..model.plugins import MODULES
 from ..model.snapshot import Snapshot, frozen
@@ -283,7 +284,7 @@ class Simulation:
         if self._layout[0] != key:  # names, fields and shapes change only with the layout
             handles = [h for _, h in world.objects.values()]
             still = all(spec.static for spec, _ in world.objects.values())
-            self._layout = (key, {k: m.field_names(key[1]) for k, m in MODULES.items()},
+            self._layout = (key, {k: reading_fields(m, key[1]) for k, m in MODULES.items()},
                             tuple(world.objects), tuple(p.name for p in world.parts),
                             (tuple(world.targets),
                              tuple(spec for spec, _ in world.objects.values())),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from coopsim.model import capabilities
 from coopsim.model.driver import Rule
 from coopsim.model.metric_kind import MetricKind
 from coopsim.model.module import Module
@@ -22,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TEXT = (ROOT / "docs" / "plugins.md").read_text()
 SECTION = TEXT[TEXT.index("## Reference: the contract's classes"):]
 SECTION = SECTION[:SECTION.index("\n## ", 10)]
-BASES = {"RobotType": RobotType, "Module": Module, "Rule": Rule, "MetricKind": MetricKind}
+BASES = {"RobotType": RobotType, "Module": Module, "Rule": Rule, "MetricKind": MetricKind,
+         **{kind.__name__: kind for kind in capabilities.CAPABILITIES}}
 CLASS_HEADING = re.compile(r"^### `(\w+)` \(`([\w.]+)`\)", re.M)
 CALL = re.compile(r"`(\w+)\.(\w+)\(([^)]*)\)`")
 

@@ -42,7 +42,7 @@ def taken_since(snap, label: str, names, after: int) -> tuple[list[str], list[in
     """Of robots ``names`` (those holding a reading of module ``label``), the ones whose
     reading was taken after step ``after``, and the step each was taken at (the snapshot's
     ``taken`` board, coopsim.sim.rates; without it every reading is this step's). What a
-    module updating at its own rate records (``Module.record``)."""
+    module updating at its own rate records (``Recordable.record``)."""
     taken = snap.extra.get("taken")
     steps = taken.steps.get(label) if taken is not None else None
     out, when = [], []
