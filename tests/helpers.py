@@ -67,3 +67,19 @@ def chassis_type(label: str, modules: tuple, footprint: float = 0.15):
             "label": label, "modules": tuple(modules), "footprint": footprint,
             "build": classmethod(build)}))
     return ROBOT_TYPES.get(label)
+
+
+def unblock_fifo(fifo, done, after: float) -> None:
+    """Should the code under test block opening ``fifo`` for reading (a map or scenario that
+    is a FIFO), open its other end once ``after`` s pass without ``done`` being set, so a
+    failing test fails instead of hanging (run on a daemon thread)."""
+    import os
+
+    if done.wait(after):
+        return
+    while not done.is_set():
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # no reader yet
+            pass
+        done.wait(0.1)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from coopsim.formats import maps
+from helpers import unblock_fifo
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "worlds" / "maps"))
@@ -105,7 +106,8 @@ def test_a_fifo_map_is_refused_at_once_exit_2(tmp_path, named):
                                          "origin: [-5, -5, 0]\n")
         path = _scenario(tmp_path, "m.yaml")
     done = threading.Event()
-    threading.Thread(target=_unblock, args=(tmp_path / "pipe.pgm", done), daemon=True).start()
+    threading.Thread(target=unblock_fifo, args=(tmp_path / "pipe.pgm", done, 30.0),
+                     daemon=True).start()
     try:
         result = _check(path)
     finally:
@@ -114,15 +116,3 @@ def test_a_fifo_map_is_refused_at_once_exit_2(tmp_path, named):
     assert "s.scenario:3: map " in result.stderr
     assert "cannot be read: not a regular file (a FIFO, device or socket)" in result.stderr
 
-
-def _unblock(fifo: Path, done: threading.Event) -> None:
-    """Should `check` block opening the FIFO (on main it did, and SIGTERM could not end it),
-    open the other end after a while: the test then fails instead of hanging."""
-    if done.wait(30.0):
-        return
-    while not done.is_set():
-        try:
-            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:  # no reader yet
-            pass
-        done.wait(0.1)

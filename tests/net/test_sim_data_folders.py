@@ -13,7 +13,7 @@ import pytest
 from coopsim.app import run as run_module
 from coopsim.net import protocol as p
 
-from helpers import robot, scenario
+from helpers import robot, scenario, unblock_fifo
 from nethelpers import ROOT, Peer, live
 
 WORLD = "[FLOOR]\nsize 10 10 0.1\n"
@@ -154,7 +154,7 @@ def test_load_of_a_fifo_answers_at_once(sim, folders):
     fifo = data / "pipe.scenario"
     os.mkfifo(fifo)
     done = threading.Event()
-    threading.Thread(target=_unblock, args=(fifo, done), daemon=True).start()
+    threading.Thread(target=unblock_fifo, args=(fifo, done, 8.0), daemon=True).start()
     try:
         text = _refused(sim, 22, str(fifo), code=p.FAILED)
     finally:
@@ -162,15 +162,3 @@ def test_load_of_a_fifo_answers_at_once(sim, folders):
     assert text == f"{fifo}:0: not a regular file (a FIFO, device or socket)"
     assert sim.ok(1)[0] == 0
 
-
-def _unblock(fifo, done: threading.Event) -> None:
-    """Should a server block opening the FIFO, open its other end after the test's reply
-    timeout, so a failing test fails instead of hanging."""
-    if done.wait(8.0):
-        return
-    while not done.is_set():
-        try:
-            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:  # no reader yet
-            pass
-        done.wait(0.1)

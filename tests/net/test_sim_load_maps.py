@@ -17,7 +17,7 @@ import zmq
 from coopsim.net import protocol as p
 
 from nethelpers import ROOT, Peer, live, lookup
-from helpers import robot, scenario
+from helpers import robot, scenario, unblock_fifo
 
 sys.path.insert(0, str(ROOT / "worlds" / "maps"))
 from make_maps import write_png  # noqa: E402 -- the shipped maps' own writer
@@ -72,7 +72,8 @@ def test_a_map_image_that_is_a_fifo_is_refused_at_once(sim, data):
     (data / "pipe.yaml").write_text("image: pipe.pgm\nresolution: 0.05\norigin: [-5, -5, 0]\n")
     path = _scenario_with_map(data, "pipe.scenario", "pipe.yaml")
     done = threading.Event()
-    threading.Thread(target=_unblock, args=(data / "pipe.pgm", done), daemon=True).start()
+    threading.Thread(target=unblock_fifo, args=(data / "pipe.pgm", done, 20.0),
+                     daemon=True).start()
     try:
         error, text, command, *_ = sim.ask(LOAD, str(path))
     finally:
@@ -81,18 +82,6 @@ def test_a_map_image_that_is_a_fifo_is_refused_at_once(sim, data):
     assert text.endswith("cannot be read: not a regular file (a FIFO, device or socket)")
     assert text.startswith(f"{path}:3: map image ")
 
-
-def _unblock(fifo, done: threading.Event) -> None:
-    """Should the server block opening the FIFO (main did, forever), open its other end after
-    a while, so that the test fails instead of hanging."""
-    if done.wait(20.0):
-        return
-    while not done.is_set():
-        try:
-            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:  # no reader yet
-            pass
-        done.wait(0.1)
 
 
 def test_sim_answers_while_a_large_legal_map_loads(sim, data):
