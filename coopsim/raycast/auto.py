@@ -173,12 +173,21 @@ def wait_ready(timeout: float | None = None) -> bool:
 def fill_cache() -> None:
     """In the compiling process (:mod:`coopsim.raycast.cache`): load, so compile, every kernel
     a run or an environment loads, then write the cache's stamp; exit 1 when a kernel failed.
-    Modules of the layers above are imported by name, in this process only."""
-    importlib.import_module("coopsim.plugins.modules.kernels")  # its warmer registers
-    ok = wait_ready()
-    if ok and importlib.util.find_spec("gymnasium") is not None:
-        # the batched environments' kernel (coopsim[learning])
-        ok = importlib.import_module("coopsim.env.batchcast").wait_ready()
+
+    The modules holding kernels are found by their file names in
+    :data:`coopsim.raycast.cache.KERNEL_FILES` (data, not imports: those of the layers above,
+    a module's kernels and the batched environments', are loaded in this process only); each
+    one's own ``wait_ready`` is waited for after this layer's warm-up."""
+    modules = []
+    for name in cache.KERNEL_FILES:
+        if name.startswith("env/") and importlib.util.find_spec("gymnasium") is None:
+            continue  # the batched environments' kernel needs coopsim[learning]
+        modules.append(importlib.import_module("coopsim." + name[:-3].replace("/", ".")))
+    ok = wait_ready()  # the warmers the imports registered are loaded with this layer's
+    for module in modules:
+        own = getattr(module, "wait_ready", None)
+        if ok and own is not None and own is not wait_ready:
+            ok = own()
     if not ok:
         sys.exit(1)
     cache.stamp()
