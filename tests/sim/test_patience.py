@@ -39,11 +39,17 @@ def _step(slots, clock, slow_delay: float, fast=True) -> list[str]:
     return gone
 
 
-def test_a_slow_but_alive_controller_is_detached_and_a_fast_one_never():
+def _two_attached() -> tuple[ManualClock, CommandSlots]:
+    """A manual clock and slots (lease 3 s) with controllers FAST and SLOW attached."""
     clock = ManualClock()
     slots = CommandSlots(clock, lease=3.0)
     slots.put("fast", "motors", (0, 0), owner=FAST)
     slots.put("slow", "motors", (0, 0), owner=SLOW)
+    return clock, slots
+
+
+def test_a_slow_but_alive_controller_is_detached_and_a_fast_one_never():
+    clock, slots = _two_attached()
     steps = 0
     while "slow" in slots.attached():
         assert steps < 5, "a controller holding every step 2.5 s was never detached"
@@ -75,10 +81,7 @@ def test_a_controller_alone_is_never_held_against_itself():
 def test_steps_as_slow_as_the_others_are_patience_enough():
     """Patience grows with the others' median wait: two controllers at 0.2 s and 0.5 s a step
     (0.3 s held each step, 6 s a window) stay: 10 x 20 x 0.2 s = 40 s."""
-    clock = ManualClock()
-    slots = CommandSlots(clock, lease=3.0)
-    slots.put("fast", "motors", (0, 0), owner=FAST)
-    slots.put("slow", "motors", (0, 0), owner=SLOW)
+    clock, slots = _two_attached()
     for _ in range(3 * PATIENCE_WINDOW):
         slots.take()
         gone = _wait(slots, clock, 0.2)
@@ -90,10 +93,7 @@ def test_steps_as_slow_as_the_others_are_patience_enough():
 
 
 def test_time_the_simulator_lost_is_not_held_against_anyone():
-    clock = ManualClock()
-    slots = CommandSlots(clock, lease=3.0)
-    slots.put("fast", "motors", (0, 0), owner=FAST)
-    slots.put("slow", "motors", (0, 0), owner=SLOW)
+    clock, slots = _two_attached()
     for _ in range(PATIENCE_WINDOW):
         slots.take()
         slots.put("fast", "motors", (0.1, 0.1), owner=FAST)
@@ -104,10 +104,7 @@ def test_time_the_simulator_lost_is_not_held_against_anyone():
 
 
 def test_an_operators_release_lifts_the_detach():
-    clock = ManualClock()
-    slots = CommandSlots(clock, lease=3.0)
-    slots.put("fast", "motors", (0, 0), owner=FAST)
-    slots.put("slow", "motors", (0, 0), owner=SLOW)
+    clock, slots = _two_attached()
     while "slow" in slots.attached():
         _step(slots, clock, 2.5)
     slots.release("slow")  # /sim detach: an operator's, for any owner (a DDS publisher too)
