@@ -14,6 +14,16 @@ from ..model.errors import CoopsimError
 EXIT_BAD_INPUT = 2
 
 
+def _refuse(line: str) -> None:
+    """Say LINE on stderr and exit 2; the ray caster's exit notice stays quiet, so the error is
+    the command's one line."""
+    auto = sys.modules.get("coopsim.raycast.auto")  # loaded only when a run began warming up
+    if auto is not None:
+        auto.refused()
+    click.echo(f"coopsim: {line}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
 def friendly(fn):
     """Print a CoopsimError or OSError as one line on stderr and exit 2 (no traceback)."""
 
@@ -22,16 +32,14 @@ def friendly(fn):
         try:
             return fn(*args, **kwargs)
         except (CoopsimError, OSError) as exc:
-            click.echo(f"coopsim: {exc}", err=True)
-            sys.exit(EXIT_BAD_INPUT)
+            _refuse(str(exc))
         except Exception as exc:  # a plugin from another package raised: name it, in one line
             from ..model.plugins import blame
 
             line = blame(exc)
             if not line:
                 raise  # coopsim's own bug: the traceback is the report
-            click.echo(f"coopsim: {line}", err=True)
-            sys.exit(EXIT_BAD_INPUT)
+            _refuse(line)
 
     return wrapper
 

@@ -40,6 +40,7 @@ _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _took = [0.0]  # s the warm-up took (docs/performance.md)
 _stop = threading.Event()  # set at exit: stop waiting for the compiling process
+_quiet = threading.Event()  # set on a refused command: no exit notice (refused())
 _child: list = []  # the compiling process, when one was started
 #: Set in the compiling process's environment: it compiles in its own warm-up thread
 CHILD_ENV = "COOPSIM_JIT_COMPILING"
@@ -126,6 +127,13 @@ def stop() -> None:
     _stop.set()
 
 
+def refused() -> None:
+    """The command ends on a user error (exit 2): its one error line stays the only line, so
+    the exit notice about a compiling process is not printed (the process still fills the
+    cache)."""
+    _quiet.set()
+
+
 def _finish_warmup() -> None:
     """At exit: stop waiting for the compiling process and let a load from the cache finish
     (numba's LLVM working while the interpreter tears down crashed the process with SIGSEGV;
@@ -139,7 +147,7 @@ def _finish_warmup() -> None:
         except KeyboardInterrupt:  # SIGTERM arrives as one (coopsim.app.cli)
             continue
     for proc in _child:
-        if proc.poll() is None:
+        if proc.poll() is None and not _quiet.is_set():
             sys.stderr.write(f"coopsim: the compiled kernels are still being built (process "
                              f"{proc.pid}) for the next runs; this run used numpy\n")
 

@@ -104,3 +104,34 @@ def test_a_caller_that_must_wait_is_told_what_it_waits_for(tmp_path):
         os.kill(int(said.group(1)), signal.SIGKILL)  # the compiling process, ours to stop
     except ProcessLookupError:
         pass
+
+
+def _kill_fillers(folder: Path) -> None:
+    """Stop every process compiling into FOLDER (a refused run does not name its filler)."""
+    needle = f"NUMBA_CACHE_DIR={folder}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
+
+
+def test_a_refused_cold_run_says_one_line(tmp_path):
+    """A scenario refused while the kernels compile elsewhere: the error is the only line
+    (the filler goes on silently; a notice about it would break 'file:line: why', alone)."""
+    bad = tmp_path / "bad.scenario"
+    bad.write_text("[WORLD]\nfile nowhere.world\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("COOPSIM_JIT", "DISPLAY")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")
+    try:
+        result = subprocess.run([sys.executable, "-m", "coopsim", "run", str(bad), "--headless",
+                                 "--no-controllers", "--port", "0"], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=BOUND)
+    finally:
+        _kill_fillers(tmp_path / "numba")
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert str(bad) in result.stderr and "Traceback" not in result.stderr
