@@ -85,6 +85,10 @@ class PhysicsAccess(Protocol):
     def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
         """Velocity drive of robots ``rows``: (n, 3) vx, vy (m/s, world frame), yaw rate."""
 
+    def apply_wrench(self, rows: np.ndarray, force: np.ndarray, torque: np.ndarray) -> None:
+        """Rotors drive of robots ``rows``: (n, 3) force (N) and (n, 3) torque (N m), body
+        frame, held until set again (engines with the ``flight`` feature)."""
+
     def poses(self, rows: np.ndarray, role: str) -> np.ndarray:
         """(len(rows), 3) x, y (m) and yaw (rad) of the body each robot names ``role``."""
 
@@ -142,6 +146,10 @@ class Frame:
         time: The simulated time of the step being measured, s (the snapshot's ``time``).
         memo: Results modules share within this frame (a new dict each frame), by a key their
             module names: e.g. the wheel speeds two modules derive from the same motion.
+        state3d: (N, 13) every robot's full state on an engine with the ``flight`` feature
+            (columns :data:`coopsim.physics.engine.STATE3D`: x, y, z m; quaternion w, x, y, z
+            body to world; vx, vy, vz m/s world frame; wx, wy, wz rad/s body frame), else None
+            (a 2D world: ``pose`` and ``velocity`` say everything).
     """
 
     dt: float
@@ -163,6 +171,7 @@ class Frame:
     objects: tuple = ()
     time: float = 0.0
     memo: dict = field(default_factory=dict)
+    state3d: np.ndarray | None = None
 
     @property
     def engine(self) -> PhysicsAccess:

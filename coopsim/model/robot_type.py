@@ -21,7 +21,7 @@ from .specs import RobotSpec
 BODY_KINDS = ("dynamic", "static", "kinematic")
 SHAPE_KINDS = ("circle", "box", "poly")
 JOINT_KINDS = ("pivot", "revolute", "sprung")
-DRIVES = ("", "differential", "velocity")
+DRIVES = ("", "differential", "velocity", "rotors")
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,13 @@ class BodySpec:
         yaw: rad.
         floor_friction: Coulomb coefficient of sliding on the floor (0 = glides; as movable
             objects, a force cap mu * m * g opposes sliding and spinning).
+        free: The body is free in 3D (six degrees of freedom under gravity: a quadrotor); only
+            an engine with the ``flight`` feature builds it (2D engines refuse it).
+        z: Height of its origin above the floor, m (3D engines; 2D engines ignore it).
+        height: Its extent along z, m (3D engines draw and collide a shape this tall; 0: the
+            engine's default for the shape).
+        inertia: Principal moments of inertia (Ixx, Iyy, Izz), kg m^2, body frame, or () to
+            derive them from the shapes and mass.
     """
 
     key: str
@@ -75,6 +82,10 @@ class BodySpec:
     position: tuple[float, float]
     yaw: float = 0.0
     floor_friction: float = 0.0
+    free: bool = False
+    z: float = 0.0
+    height: float = 0.0
+    inertia: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,7 +132,9 @@ class MemberSpec:
         radius: Chassis radius for sensing (rays start at it, others see a circle of it), m.
         axle: Distance between the driven wheels, m (0: no wheels).
         drive: ``differential`` (wheel speeds, ARGoS-style control body with capped joints),
-            ``velocity`` (holonomic: a commanded planar velocity) or "" (not driven).
+            ``velocity`` (holonomic: a commanded planar velocity), ``rotors`` (a body-frame
+            wrench from propellers: :meth:`coopsim.physics.engine.Engine.apply_wrench`, needs
+            the ``flight`` feature) or "" (not driven).
         max_force, max_torque: Caps of the drive's joints, N and N m.
         refs: Role -> body or joint key, for modules (``support``: the joint holding a bar,
             ``bar``: the carried body, ``joint0``...: an arm's motor joints).
@@ -183,6 +196,8 @@ class Assembly:
             if b.kind not in BODY_KINDS or (b.kind == "dynamic" and not b.mass > 0) \
                     or any(s.kind not in SHAPE_KINDS for s in b.shapes):
                 raise ValueError(f"body {b.key}: bad kind, mass or shape")
+            if b.inertia and (len(b.inertia) != 3 or not all(i > 0 for i in b.inertia)):
+                raise ValueError(f"body {b.key}: inertia must be three positive moments, kg m^2")
         for j in self.joints:
             if j.kind not in JOINT_KINDS or j.b not in keys or (j.a and j.a not in keys):
                 raise ValueError(f"joint {j.key}: bad kind or unknown body")

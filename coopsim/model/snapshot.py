@@ -89,6 +89,11 @@ class Snapshot:
         extra: What plugins publish for readers on other threads (immutable values): ``map``
             (a MapSpec for planners), ``radio`` (the radio's recent deliveries), ``squads``
             (the squads' latest orders); see :attr:`coopsim.sim.simulation.Simulation.extra`.
+        pose3d: (N, 7) x, y, z (m, world frame) and orientation quaternion w, x, y, z (body to
+            world) of every robot, or None in a 2D world (an engine without ``flight``): the
+            wire, recordings and exports then stay planar.
+        twist3d: (N, 6) vx, vy, vz (m/s, world frame) and wx, wy, wz (rad/s, body frame), or
+            None in a 2D world.
     """
 
     step: int
@@ -109,6 +114,8 @@ class Snapshot:
     rules: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
     object_specs: tuple = ()
+    pose3d: np.ndarray | None = None
+    twist3d: np.ndarray | None = None
 
     def robot_index(self, name: str) -> int:
         """Row of robot ``name``; KeyError when it is not in this snapshot."""

@@ -32,9 +32,16 @@ from ..model.specs import FloorSpec, ObjectSpec
 #: (:meth:`Engine.attach`, a gripper's hold); ``swarm``: built for thousands of robots a step
 #: (what ``coopsim bench realtime`` runs by default); ``batch``: the engine batched learning
 #: worlds run on (:mod:`coopsim.env.batch`: K copies side by side, rows reset between steps).
+#: ``flight``: bodies free in 3D (six degrees of freedom, gravity) driven by body-frame
+#: wrenches (:meth:`Engine.apply_wrench`, the ``rotors`` drive) and reporting
+#: :meth:`Engine.state3d`: an engine without it is a 2D engine and refuses 3D bodies.
 #: The core finds an engine by these and by :attr:`Engine.default`, never by its label.
 FEATURES = frozenset({"joints", "movable_objects", "multi_body", "differential", "velocity",
-                      "attach", "swarm", "batch"})
+                      "attach", "swarm", "batch", "flight"})
+#: Columns of :meth:`Engine.state3d`: position (m, world frame), orientation quaternion (w, x,
+#: y, z; body to world), linear velocity (m/s, world frame), angular velocity (rad/s, body
+#: frame: what a gyroscope reads).
+STATE3D = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz")
 #: Kinds of :meth:`Engine.attach`: ``pin`` (a pivot at a point: b may turn about it) and
 #: ``weld`` (b keeps its pose relative to a).
 ATTACH_KINDS = ("pin", "weld")
@@ -86,6 +93,9 @@ class Engine(ABC):
     def refuses_assembly(cls, assembly: Assembly) -> str:
         """Why this engine cannot build ``assembly`` ("" when it can)."""
         f = cls.features
+        if "flight" not in f and any(b.free for b in assembly.bodies):
+            return (f"the {cls.label} engine is 2D and this robot flies in 3D: use an engine "
+                    "with the flight feature (engine mujoco)")
         if assembly.joints and "joints" not in f:
             return f"the {cls.label} engine has no joints"
         if (len(assembly.bodies) > len(assembly.members) or assembly.parts) \
@@ -168,6 +178,26 @@ class Engine(ABC):
         """
         raise SimulationError(f"the {self.label} engine cannot reset robots in place")
 
+    def state3d(self) -> np.ndarray:
+        """(N, 13) full state of every robot's chassis, robot order (columns :data:`STATE3D`).
+
+        A 2D engine's answer (the default): z 0, the yaw as a quaternion about z, vz 0 and the
+        yaw rate as the body's z rate; a ``flight`` engine reports its bodies' real state.
+        """
+        return planar_state3d(self.robot_state())
+
+    def apply_wrench(self, rows: np.ndarray, force: np.ndarray, torque: np.ndarray) -> None:
+        """Hold a wrench on robots ``rows`` through the next step(s) until set again: ``force``
+        (len(rows), 3) N and ``torque`` (len(rows), 3) N m, both in each chassis's body frame
+        (x forward, z up through the rotors), applied at its centre of mass. What the
+        ``rotors`` drive sets; gravity is the engine's own.
+
+        Raises:
+            SimulationError: the engine has no ``flight`` feature (the default).
+        """
+        raise SimulationError(f"the {self.label} engine has no flight (3D bodies): use an "
+                              "engine with the flight feature (engine mujoco)")
+
     @abstractmethod
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """(N, 2) 1.0 where a robot's chassis touches something at its front / rear half."""
@@ -219,6 +249,20 @@ class Engine(ABC):
     def moving_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Movable objects and assembly bodies other than robot chassis, as above (chassis are
         added by the sensing phase as circles from :meth:`robot_state`)."""
+
+
+def planar_state3d(state: np.ndarray) -> np.ndarray:
+    """(N, 13) :data:`STATE3D` rows of (N, 6) planar states (x, y, yaw, vx, vy, yaw rate): on
+    the floor, turned about z only."""
+    state = np.asarray(state, dtype=float).reshape(-1, 6)
+    out = np.zeros((len(state), 13))
+    out[:, 0:2] = state[:, 0:2]
+    half = state[:, 2] / 2
+    out[:, 3] = np.cos(half)
+    out[:, 6] = np.sin(half)
+    out[:, 7:9] = state[:, 3:5]
+    out[:, 12] = state[:, 5]
+    return out
 
 
 def as_geometry(circles: list, segments: list):

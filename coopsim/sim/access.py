@@ -35,6 +35,10 @@ class Access:
         """Velocity drive of robots ``rows``: (n, 3) vx, vy (m/s, world frame), yaw rate."""
         self.engine.set_velocity(rows, velocity)
 
+    def apply_wrench(self, rows: np.ndarray, force: np.ndarray, torque: np.ndarray) -> None:
+        """Rotors drive of robots ``rows``: (n, 3) force (N) and torque (N m), body frame."""
+        self.engine.apply_wrench(rows, force, torque)
+
     # -- by role ----------------------------------------------------------------------------------
 
     def _handles(self, rows: np.ndarray, role: str) -> tuple[list, np.ndarray]:

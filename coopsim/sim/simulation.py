@@ -270,13 +270,17 @@ class Simulation:
     def _frame(self, state: np.ndarray, actuated: dict, geometry: bool = False) -> Frame:
         access = self._access  # made anew with each world, engine and dt (_start, set_dt...)
         if geometry:
-            return self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
-                                      self.dt, access, extra=self.extra, step=self.step,
-                                      time=self.time)
-        t = self.robots
-        return Frame(self.dt, state[:, :3], state[:, 3:6], t.radius, t.axle, t.group,
-                     self.commands, actuated, np.zeros((0, 2)), np.zeros((len(state), 2)),
-                     None, access, self.extra, self.step, t.names, self.time)
+            frame = self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
+                                       self.dt, access, extra=self.extra, step=self.step,
+                                       time=self.time)
+        else:
+            t = self.robots
+            frame = Frame(self.dt, state[:, :3], state[:, 3:6], t.radius, t.axle, t.group,
+                          self.commands, actuated, np.zeros((0, 2)), np.zeros((len(state), 2)),
+                          None, access, self.extra, self.step, t.names, self.time)
+        if "flight" in self.world.engine.features:  # a 3D world: the full state too
+            frame.state3d = self.world.engine.state3d()
+        return frame
 
     def _snapshot(self, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         world = self.world
@@ -306,10 +310,17 @@ class Simulation:
             targets=targets, layout_version=world.layout_version,
             index=self.robots.index, rules=self.rules.fields(),
             extra={k: v for k, v in self.extra.items() if not k.startswith("_")},
-            object_specs=specs)
+            object_specs=specs, **_state3d(frame.state3d))
 
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
+
+
+def _state3d(state3d: np.ndarray | None) -> dict:
+    """The snapshot's ``pose3d`` and ``twist3d`` from a frame's full state (None in 2D)."""
+    if state3d is None:
+        return {"pose3d": None, "twist3d": None}
+    return {"pose3d": frozen(state3d[:, :7].copy()), "twist3d": frozen(state3d[:, 7:].copy())}
 
 
 def _checked_dt(dt: float) -> float:
