@@ -135,3 +135,39 @@ def test_a_refused_cold_run_says_one_line(tmp_path):
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert str(bad) in result.stderr and "Traceback" not in result.stderr
+
+
+def _waiting_on_lock(pid: int) -> bool:
+    """True while process ``pid`` waits for a lock (/proc/locks lists waiters with '->')."""
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "->" in fields and str(pid) in fields:
+            return True
+    return False
+
+
+def test_runs_started_together_queue_behind_one_compiling_process(tmp_path, monkeypatch):
+    """A second filler waits, idle, for the first's lock, then finds the stamp and compiles
+    nothing (seen before the lock: one compiler per run started, 50 sharing 2 cores)."""
+    import fcntl
+    import time
+
+    from coopsim.raycast import cache
+
+    folder = tmp_path / "numba"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(folder))
+    folder.mkdir()
+    with open(folder / "coopsim-kernels.lock", "a+b") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # "another process is compiling"
+        Path(cache.stamp_path()).write_text("filled\n")  # ...and will have filled it
+        env = {k: v for k, v in os.environ.items() if k != "COOPSIM_JIT"}
+        proc = subprocess.Popen([sys.executable, "-c", "from coopsim.raycast import auto; "
+                                 "auto.fill_cache()"], cwd=tmp_path, env=env)
+        try:
+            while not _waiting_on_lock(proc.pid):  # a condition, polled
+                assert proc.poll() is None, "the filler did not wait for the lock"
+                time.sleep(0.05)
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+    assert proc.wait(timeout=BOUND) == 0
+    assert not list(folder.rglob("*.nbi")), "the second filler compiled anyway"
