@@ -121,7 +121,9 @@ def _free_row(i, s, w, p, half, dt):
     """Row i, a free body: dynamics, the floor, the walls (see the engine's rules)."""
     vx, vy, vz, wx, wy, wz = _velocities(s, i, w, p, dt)
     clear = p[i, CLEAR]
-    if s[i, 2] + vz * dt < clear:  # on the floor: no speed into it, Coulomb friction
+    z = s[i, 2] + vz * dt
+    if z < clear:  # it lands (or rests): no speed into the floor, Coulomb friction
+        z = clear
         dv = 0.0
         if vz < 0.0:
             dv, vz = -vz, 0.0
@@ -140,7 +142,7 @@ def _free_row(i, s, w, p, half, dt):
             wz = 0.0
     s[i, 0] += vx * dt
     s[i, 1] += vy * dt
-    s[i, 2] = max(s[i, 2] + vz * dt, clear)
+    s[i, 2] = z
     s[i, 3], s[i, 4], s[i, 5], s[i, 6] = _turn(s[i, 3], s[i, 4], s[i, 5], s[i, 6],
                                                wx, wy, wz, dt)
     s[i, 7], s[i, 8], s[i, 9], s[i, 10], s[i, 11], s[i, 12] = vx, vy, vz, wx, wy, wz

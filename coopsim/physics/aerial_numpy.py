@@ -89,7 +89,8 @@ def _free(s: np.ndarray, w: np.ndarray, p: np.ndarray, half: np.ndarray, dt: flo
     """See ``aerial_kernels._free_row`` (``s``: the free rows' own copy, written in place)."""
     vx, vy, vz, wx, wy, wz = _velocities(s, w, p, dt)
     clear = p[:, CLEAR]
-    floor = s[:, 2] + vz * dt < clear
+    z = s[:, 2] + vz * dt
+    floor = z < clear
     down = floor & (vz < 0.0)
     dv = np.where(down, -vz, 0.0)
     vz = np.where(down, 0.0, vz)
@@ -105,7 +106,7 @@ def _free(s: np.ndarray, w: np.ndarray, p: np.ndarray, half: np.ndarray, dt: flo
         wz = np.where(floor, np.where(spin > budget, wz * ((spin - budget) / spin), 0.0), wz)
     s[:, 0] += vx * dt
     s[:, 1] += vy * dt
-    s[:, 2] = np.maximum(s[:, 2] + vz * dt, clear)
+    s[:, 2] = np.where(floor, clear, z)
     s[:, 3], s[:, 4], s[:, 5], s[:, 6] = _turn(s[:, 3], s[:, 4], s[:, 5], s[:, 6],
                                                wx, wy, wz, dt)
     s[:, 7], s[:, 8], s[:, 9], s[:, 10], s[:, 11], s[:, 12] = vx, vy, vz, wx, wy, wz
