@@ -76,11 +76,11 @@ def mujoco_model(n: int):
     and held as the free joints' generalized force (the step alone is timed either way)."""
     pos, yaw, wrench = load(n)
     bodies = "".join(
-        f'<body pos="{p[0]!r} {p[1]!r} {p[2]!r}" euler="0 0 {y!r}"><freejoint/>'
+        f'<body pos="{p[0]:.17g} {p[1]:.17g} {p[2]:.17g}" euler="0 0 {y:.17g}"><freejoint/>'
         f'<inertial pos="0 0 0" mass="{MASS}" diaginertia="{INERTIA[0]} {INERTIA[1]} '
         f'{INERTIA[2]}"/></body>' for p, y in zip(pos, yaw))
-    xml = (f'<mujoco><compiler angle="radian"/><option timestep="{DT}" integrator="Euler"><flag contact="disable"/>'
-           f"</option><worldbody>{bodies}</worldbody></mujoco>")
+    xml = (f'<mujoco><compiler angle="radian"/><option timestep="{DT}" integrator="Euler">'
+           f'<flag contact="disable"/></option><worldbody>{bodies}</worldbody></mujoco>')
     model = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(model)
     data.qfrc_applied[:] = wrench.ravel()  # level bodies: the body's z is the world's
