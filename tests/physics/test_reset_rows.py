@@ -22,7 +22,7 @@ def make(label, poses):
     return engine
 
 
-@pytest.mark.parametrize("label", ["kinematic", "pymunk"])
+@pytest.mark.parametrize("label", ["kinematic", "pymunk", "aerial"])
 def test_reset_rows_moves_the_rows_only_and_drops_their_command(label):
     engine = make(label, [(-3.0, 0.0, 0.0), (0.0, 3.0, 0.0), (3.0, -3.0, 1.0)])
     rows = np.arange(3)
