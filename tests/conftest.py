@@ -1,4 +1,4 @@
-"""Shared test set-up: make tests/helpers.py importable."""
+"""Shared test set-up: make tests/helpers.py importable; fill numba's kernel cache once."""
 
 import signal
 import sys
@@ -10,3 +10,28 @@ from pathlib import Path
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+def pytest_sessionstart(session):
+    """Fill numba's on-disk kernel cache once, before any test, when its stamp is missing.
+
+    Why: every process that starts a run (a test's in-process run, each ``python -m coopsim``
+    child) finds the cache unstamped until a filling process has finished, and starts a filling
+    process of its own (coopsim.raycast.cache): on a fresh checkout the suite's first minutes
+    compiled the same kernels in a dozen processes at once on two cores. Here it is done once,
+    in the controller (not in each xdist worker), before the workers start. Tests about a cold
+    cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own and stay cold. A
+    failed fill changes nothing: the runs then start their own filling processes as before.
+    """
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the controller filled it
+    try:
+        from coopsim.raycast import auto, cache
+    except ImportError:
+        return
+    if auto._policy() == "numpy" or cache.filled():
+        return
+    proc = cache.start_filling(auto.CHILD_ENV)
+    if proc.wait() != 0:
+        sys.stderr.write(f"conftest: filling numba's kernel cache failed{cache.failure(proc)}; "
+                         "the runs fill it themselves\n")
