@@ -23,8 +23,8 @@ def pytest_sessionstart(session):
     cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own and stay cold. A
     failed fill changes nothing: the runs then start their own filling processes as before.
     """
-    if hasattr(session.config, "workerinput"):
-        return  # an xdist worker: the controller filled it
+    if hasattr(session.config, "workerinput") or session.config.option.collectonly:
+        return  # an xdist worker (the controller filled it), or nothing runs
     try:
         from coopsim.raycast import auto, cache
     except ImportError:
