@@ -2,6 +2,7 @@
 
 import signal
 import sys
+import time
 from pathlib import Path
 
 # A suite started in the background (`bash .ci/run &`, a job runner) gets SIGINT ignored, and
@@ -32,6 +33,12 @@ def pytest_sessionstart(session):
     if auto._policy() == "numpy" or cache.filled():
         return
     proc = cache.start_filling(auto.CHILD_ENV)
-    if proc.wait() != 0:
+    while proc.poll() is None:
+        if cache.filled():  # another process (an earlier session's run) filled it meanwhile
+            proc.kill()  # ours then only repeats that work (numba writes each file whole)
+            proc.wait()
+            return
+        time.sleep(0.5)
+    if proc.returncode != 0:
         sys.stderr.write(f"conftest: filling numba's kernel cache failed{cache.failure(proc)}; "
                          "the runs fill it themselves\n")
