@@ -1,4 +1,4 @@
-"""The squad crossings of test_squad_crossing.py and test_squad_crossing_eight.py (two files:
+"""The squad crossings of test_squad_crossing*.py (four files:
 the runs are long lockstep runs, and ``--dist loadfile`` runs a file on one worker whole):
 the probe's scenario with n robots, the order on the board, the run until arrival."""
 
