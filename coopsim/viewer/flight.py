@@ -41,7 +41,7 @@ def lifted(robots: np.ndarray, z: np.ndarray, angle: float) -> tuple[np.ndarray,
 
 def shadow_alpha(z: np.ndarray) -> np.ndarray:
     """(N,) shadow opacity 0-255: none on the floor, fainter the higher the body flies."""
-    alpha = SHADOW_RGBA[3] * np.clip(1.2 - 0.1 * np.nan_to_num(z, nan=0.0), 0.3, 1.0)
+    alpha = SHADOW_RGBA[3] * np.clip(1.1 - 0.15 * np.nan_to_num(z, nan=0.0), 0.3, 1.0)
     return np.where(z > AIRBORNE, alpha, 0.0).astype(np.uint8)
 
 

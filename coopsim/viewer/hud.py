@@ -404,10 +404,7 @@ def draw_names(scene, camera, show: bool) -> None:
     draw = imgui.get_background_draw_list()
     color = imgui.get_color_u32(imgui.ImVec4(0.05, 0.05, 0.05, 1.0))
     height = camera.height
-    texts = list(scene.robot_names)
-    if scene.altitude is not None:
-        texts = [f"{n} {altitude_text(z)}" if z > AIRBORNE else n
-                 for n, z in zip(texts, scene.altitude)]
+    texts = label_texts(scene)
     labels = []
     for text, (x, y), r in zip(texts, scene.drawn_xy, radius):
         px, py = camera.to_screen(x, y)
@@ -415,6 +412,14 @@ def draw_names(scene, camera, show: bool) -> None:
         labels.append(((px, height - py), camera.scale * r, (size.x, size.y)))  # ImGui y down
     for text, (left, top) in zip(texts, place_labels(labels)):
         draw.add_text(imgui.ImVec2(left, top), color, text)
+
+
+def label_texts(scene) -> list[str]:
+    """Each robot's label: its name, and in a 3D world its altitude when it flies."""
+    if scene.altitude is None:
+        return list(scene.robot_names)
+    return [f"{n} {altitude_text(z)}" if z > AIRBORNE else n
+            for n, z in zip(scene.robot_names, scene.altitude)]
 
 
 def place_labels(labels) -> list[tuple[float, float]]:

@@ -90,7 +90,8 @@ class _Plot:
         draw.add_text(imgui.ImVec2(self.rect[0] + MARGIN, self.rect[1] + 4.0), _u32(TEXT), title)
 
     def bodies(self, draw, scene, axis: str, robots: list[dict]) -> None:
-        """Each robot as a disc in its colour (at least 3 px across), the highest drawn last."""
+        """Each robot as a disc in its colour centred at its altitude (at least 3 px in
+        radius), the highest drawn last."""
         h = scene.robot_xy[:, 0 if axis == "x" else 1]  # looking along +y or -x: it runs right
         for i in np.argsort(np.nan_to_num(scene.altitude, nan=0.0), kind="stable"):
             z = float(np.nan_to_num(scene.altitude[i], nan=0.0))
@@ -98,8 +99,8 @@ class _Plot:
             r = max(3.0, self.scale * float(scene.robot_radius[i]))
             rgb = robots[i].get("color", (40, 90, 230)) if i < len(robots) else (40, 90, 230)
             colour = tuple(c / 255 for c in rgb[:3]) + (1.0,)
-            draw.add_circle_filled(imgui.ImVec2(px, py - r), r, _u32(colour))
-            draw.add_circle(imgui.ImVec2(px, py - r), r, _u32((0.05, 0.05, 0.05, 1.0)), 0, 1.5)
+            draw.add_circle_filled(imgui.ImVec2(px, py), r, _u32(colour))  # centred at z
+            draw.add_circle(imgui.ImVec2(px, py), r, _u32((0.05, 0.05, 0.05, 1.0)), 0, 1.5)
 
 
 def _extent(scene, axis: str) -> tuple[float, float]:
