@@ -1,5 +1,5 @@
 """Flying bodies in the real viewer under Xvfb: a live MuJoCo world (engine ``mujoco``) holding
-two quadrotor-sized free bodies, one at 1 m and one at 2 m, served over real sockets and drawn
+two quadrotor-sized free bodies (tests/flyhelpers.py), one at 1 m and one at 2 m, served over real sockets and drawn
 from the state stream's 3D block. The run is paused so they hang where the scenario puts them.
 Screenshots: test-artifacts/screenshots/flight_*.png."""
 
@@ -10,34 +10,17 @@ import pytest
 
 from coopsim.model.specs import FloorSpec, RobotSpec, ScenarioSpec, Settings, WorldSpec
 
+from flyhelpers import flyer_type
 from nethelpers import live
 from test_viewer import close, pixel, pump, screenshot, viewer_for  # noqa: F401
 
 pytest.importorskip("mujoco")
 
-FLYER = "viewtest_flyer"
 RED, GREEN = (220, 40, 40), (40, 170, 60)
 
 
-def _flyer_type() -> None:
-    """A 1.5 kg, 0.5 m free body (a quadrotor's size, no rotors) starting at its section's z."""
-    from coopsim.model.plugins import ROBOT_TYPES
-    from coopsim.model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
-
-    def build(cls, spec):
-        body = BodySpec("frame", "dynamic", 1.5, (ShapeSpec("circle", radius=0.25),),
-                        spec.position[:2], spec.yaw, free=True, z=spec.position[2],
-                        height=0.1)
-        return Assembly((MemberSpec(spec.name, "frame", (), 0.25),), (body,))
-
-    if FLYER not in ROBOT_TYPES:
-        ROBOT_TYPES.register(FLYER)(type(FLYER, (RobotType,), {
-            "label": FLYER, "modules": (), "footprint": 0.25, "build": classmethod(build)}))
-
-
 def _world(engine: str = "mujoco", z=(1.0, 2.0)) -> ScenarioSpec:
-    _flyer_type()
-    kind = FLYER if engine == "mujoco" else "single"
+    kind = flyer_type() if engine == "mujoco" else "single"
     robots = (RobotSpec(kind, "low", (-1.0, -0.5, z[0]), 0.0, RED),
               RobotSpec(kind, "high", (1.0, -0.5, z[1]), 0.0, GREEN))
     return ScenarioSpec(WorldSpec(FloorSpec(6.0, 4.0)), robots=robots,
