@@ -114,3 +114,44 @@ def test_bad_3d_counts_are_refused_with_a_sentence(width, tail, why):
     params = (*msg.params[:9], tail, *msg.params[10:12], width)
     with pytest.raises(ValueError, match=why):
         decode_state(Message(0, "lockstep", 1, params, data))
+
+
+def _fall_world():
+    """A real MuJoCo world: two free bodies let go at 1 m and 2 m (tests/flyhelpers.py)."""
+    from coopsim.model.specs import RobotSpec, Settings
+
+    from flyhelpers import flyer_type
+
+    kind = flyer_type()
+    return dataclasses.replace(scenario(), robots=(
+        RobotSpec(kind, "low", (-1.0, 0.0, 1.0)), RobotSpec(kind, "high", (1.0, 0.0, 2.0))),
+        settings=Settings(dt=0.01, mode="lockstep", engine="mujoco"))
+
+
+def test_a_live_3d_run_streams_its_bodies_altitude_over_a_real_socket():
+    pytest.importorskip("mujoco")
+    from coopsim.client import Client
+
+    from nethelpers import live
+
+    with live(_fall_world(), paused=True) as run, Client(run.network.endpoint) as client:
+        frame = next(client.subscribe_state())
+        assert frame.pose3d[:, 2] == pytest.approx([1.0, 2.0], abs=1e-3)
+        assert frame.pose3d[:, 3:] == pytest.approx(np.tile([1.0, 0, 0, 0], (2, 1)), abs=1e-6)
+        assert frame.pose3d[:, :2] == pytest.approx(frame.robots[:, :2])
+
+
+def test_a_replay_of_a_3d_recording_streams_the_recorded_altitude(tmp_path):
+    pytest.importorskip("mujoco")
+    from coopsim.client import Client
+    from coopsim.replay.servers import Replay
+
+    from rechelpers import record
+
+    path = tmp_path / "fall.mcap"
+    _, truth = record(path, 20, _fall_world(), drive=False)
+    with Replay(str(path), port=0) as replay, Client(replay.endpoint) as client:
+        frame = next(client.subscribe_state())
+        assert frame.mode == "playback" and frame.pose3d is not None
+        recorded = {round(s.time, 6): s.pose3d[:, 2] for s in truth}
+        assert frame.pose3d[:, 2] == pytest.approx(recorded[round(frame.time, 6)], abs=1e-3)

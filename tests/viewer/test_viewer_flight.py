@@ -97,3 +97,22 @@ def test_a_2d_world_shows_no_altitude_cues(display, viewer_for):  # noqa: F811
         assert viewer.link.frame.pose3d is None and viewer.scene.altitude is None
         assert viewer.side.rect is None and "shadows" not in viewer.scene.layers
         np.testing.assert_array_equal(viewer.scene.drawn_xy, viewer.scene.robot_xy)
+
+
+def test_a_replay_of_a_3d_recording_shows_the_altitude_cues(display, viewer_for,  # noqa: F811
+                                                            tmp_path):
+    from coopsim.replay.servers import Replay
+
+    from rechelpers import record
+
+    path = tmp_path / "flight.mcap"
+    record(path, 10, _world(), drive=False)
+    with Replay(str(path), port=0) as replay:
+        viewer = viewer_for(replay.endpoint)
+        pump(viewer, lambda: _shown(viewer)() and viewer.side.rect is not None, "the replay")
+        screenshot(viewer, "flight_replay")
+        assert viewer.link.playback is not None
+        z = viewer.scene.altitude
+        assert 0.8 < z[0] <= 1.0 and 1.8 < z[1] <= 2.0  # falling, from 1 m and 2 m
+        lift = viewer.scene.drawn_xy[:, 1] - viewer.scene.robot_xy[:, 1]
+        assert lift == pytest.approx(0.35 * z, abs=1e-6)
