@@ -34,11 +34,12 @@ def small_scenario(robots: int = 3, dt: float = 0.02):
 
 def record(path: Path, steps: int, spec=None, every: int = 1, keyframe_every: int = 100,
            events: dict[int, Callable] | None = None, queue_size: int | None = None,
-           seed: int = 3):
+           seed: int = 3, drive: bool = True):
     """Step a simulation ``steps`` times with a recorder attached and random wheel speeds.
 
     Args:
         events: Step number -> fn(stepper), called between steps (insertions, resets...).
+        drive: Send the random wheel speeds (False: robots without motors, left alone).
 
     Returns:
         (the Recorder after close, every snapshot from the initial one on).
@@ -53,7 +54,7 @@ def record(path: Path, steps: int, spec=None, every: int = 1, keyframe_every: in
         if events and k in events:
             events[k](stepper)
             stepper.sim.relayout()
-        if k % 20 == 0:
+        if drive and k % 20 == 0:
             for name in stepper.snapshot.robots:
                 stepper.slots.put(name, "motors", tuple(rng.uniform(-0.3, 0.6, 2)), attach=False)
         truth.append(stepper.tick())

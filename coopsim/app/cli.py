@@ -249,7 +249,8 @@ def export(file, out, metrics_out, fox_out, ros2_out) -> None:
 @friendly
 def plot(file, out, robots) -> None:
     """PNGs of a recording: trajectories over the floor plan, speed and wheel commands against
-    time per robot, every rule's metrics against time (needs matplotlib)."""
+    time per robot, every rule's metrics against time, altitude against time in a 3D world's
+    recording (needs matplotlib)."""
     from .recordings import plot_command
 
     plot_command(file, out, robots)

@@ -4,7 +4,8 @@
 of the first layout). ``robots.png``: ground speed (m/s) and the stored commands of every module
 the robot carries (``motors.left``...: each module's ``command_fields``, in its units) against
 recording time (s), a row per robot. ``metrics.png``: every rule's metrics against time, when
-the recording has any. Long recordings are read once, in order, keeping at most :data:`POINTS`
+the recording has any. ``altitude.png``: every robot's altitude z (m above the floor) against
+time, for a 3D world's recording only (its snapshots carry ``pose3d``). Long recordings are read once, in order, keeping at most :data:`POINTS`
 samples per series.
 """
 
@@ -48,6 +49,7 @@ class Series:
         self.robots: dict[str, list] = {}  # name -> [(t, x, y, speed)]
         self.commands: dict[str, dict] = {}  # name -> {module.field: [(t, value)]}
         self.metrics: dict[str, list] = {}  # name -> [(t, value)]
+        self.altitude: dict[str, list] = {}  # name -> [(t, z m)], 3D recordings only
         self._wanted = set(robots)
         for k, (frame, layout, snap) in enumerate(recorded_steps(recording)):
             if not self.layout:
@@ -64,6 +66,8 @@ class Series:
                 continue
             self.robots.setdefault(name, []).append(
                 (t, snap.poses[i, 0], snap.poses[i, 1], speed[i]))
+            if snap.pose3d is not None:
+                self.altitude.setdefault(name, []).append((t, snap.pose3d[i, 2]))
             mine = self.commands.setdefault(name, {})
             for key, values in columns:
                 if not math.isnan(values[i]) or key in mine:
@@ -95,6 +99,8 @@ def plot_recording(recording, folder: Path, robots: tuple[str, ...] = ()) -> lis
                _robot_rows(plt, series, folder / "robots.png", robots)]
     if series.metrics:
         written.append(_metrics(plt, series, folder / "metrics.png"))
+    if series.altitude:
+        written.append(_altitude(plt, series, folder / "altitude.png"))
     return written
 
 
@@ -173,6 +179,21 @@ def _metrics(plt, series: Series, path: Path) -> Path:
         ax.grid(alpha=0.3)
     axes[-1][0].set_xlabel("time (s)")
     fig.suptitle("rule metrics")
+    return _save(plt, fig, path)
+
+
+def _altitude(plt, series: Series, path: Path) -> Path:
+    """Every robot's altitude against time on one axes (a 3D world's recording)."""
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    for name, rows in series.altitude.items():
+        a = np.array(rows)
+        ax.plot(a[:, 0], a[:, 1], lw=1.2, label=name)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("altitude z (m)")
+    ax.grid(alpha=0.3)
+    if len(series.altitude) <= 12:
+        ax.legend(fontsize=7, loc="upper right")
+    ax.set_title("altitude above the floor")
     return _save(plt, fig, path)
 
 

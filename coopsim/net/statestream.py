@@ -6,9 +6,17 @@ may set ZMQ_CONFLATE (which keeps only the newest message, and takes single fram
 
     [0, mode, 1, params, data]
     params = [step, layout_version, n_robots, n_objects, n_parts, missed, paused, n_attached,
-              n_columns, n_metrics, late_permille, recent_rtf_permille]
+              n_columns, n_tail, late_permille, recent_rtf_permille (, pose3d_width)]
     data   = [time, rtf, speed, x, y, yaw per robot..., per object..., per part...,
-              n_columns values per robot..., n_metrics values]
+              n_columns values per robot..., n_metrics values (, pose3d_width values per robot)]
+
+In a 2D world ``n_tail`` is the number of metrics and there are 12 params (protocol 4's message,
+byte for byte). In a 3D world (an engine with ``flight``: ``Snapshot.pose3d`` is set) a 13th
+param ``pose3d_width`` (5) says how many values per robot the trailing 3D block holds: z (m,
+world) and the body-to-world quaternion qw, qx, qy, qz; ``n_tail`` then counts the metrics *and*
+that block (n_metrics = n_tail - pose3d_width * n_robots), so a protocol-4 reader, which checks
+the data's length against the 12 counts it knows, still reads every planar pose and sees the
+block as trailing values past the metrics the state document names.
 
 The per-robot columns are the modules' streamed columns (``columns`` in the layout: with the
 built-in modules, the 11 sonar distances); the metrics are the rules' per-run ``metrics``
@@ -45,6 +53,9 @@ class StateFrame:
         robots, objects, parts: (n, 3) poses x, y, yaw.
         columns: (n_robots, C) the streamed per-robot columns (names in the layout).
         metrics: (K,) the rules' metrics (names in the state document's ``metrics``).
+        pose3d: (n_robots, 7) x, y, z (m, world frame) and the body-to-world quaternion qw,
+            qx, qy, qz of every robot in a 3D world; None in a 2D one (and from publishers
+            before protocol 5).
     """
 
     step: int
@@ -63,44 +74,70 @@ class StateFrame:
     metrics: np.ndarray = field(default_factory=lambda: np.zeros(0))
     late: float = 0.0
     recent_rtf: float = 0.0
+    pose3d: np.ndarray | None = None
+
+
+#: Values per robot in the 3D block: z, qw, qx, qy, qz (x and y are the planar pose's).
+POSE3D_WIDTH = 5
 
 
 def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
                  paused: bool, attached: int, columns: list | None = None, late: float = 0.0,
                  recent_rtf: float = 0.0) -> Message:
     """Pack a snapshot into the stream's message (``columns``: default, every module's
-    streamed columns; ``late`` and ``recent_rtf``: see :class:`StateFrame`)."""
+    streamed columns; ``late`` and ``recent_rtf``: see :class:`StateFrame`). A snapshot with
+    ``pose3d`` adds the 3D block and its 13th param; one without is protocol 4's message."""
     columns = module_columns(stream_only=True) if columns is None else columns
     n, m, k = len(snap.robots), len(snap.objects), len(snap.parts)
     metrics = [v for _, v in rule_metrics(snap.rules)]
+    block = _pose3d_block(snap.pose3d, n)
     params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached,
-              len(columns), len(metrics), round(late * 1000),
+              len(columns), len(metrics) + len(block), round(late * 1000),
               round(min(recent_rtf, 1e9) * 1000))
+    if snap.pose3d is not None:
+        params += (POSE3D_WIDTH,)
     data = np.concatenate(([snap.time, rtf, speed], wrapped_poses(snap.poses).ravel(),
                            wrapped_poses(snap.object_poses).ravel(),
                            wrapped_poses(snap.part_poses).ravel(),
-                           column_values(snap, columns).ravel(), metrics))
+                           column_values(snap, columns).ravel(), metrics, block))
     return Message(0, mode, 1, params, tuple(data.tolist()))
+
+
+def _pose3d_block(pose3d: np.ndarray | None, n: int) -> np.ndarray:
+    """The trailing 3D block: z, qw, qx, qy, qz per robot (empty in a 2D world)."""
+    if pose3d is None:
+        return np.zeros(0)
+    return np.asarray(pose3d, dtype=float).reshape(n, 7)[:, 2:].ravel()
 
 
 def decode_state(msg: Message) -> StateFrame:
     """Unpack a state message (raises ValueError when the counts do not add up; a message
     with 9 params, from before metrics were streamed, has none; one with fewer than 12, no
-    real-time figures)."""
+    real-time figures; one with 13, a 3D block of ``params[12]`` values per robot, of which
+    the first five are read)."""
     if len(msg.params) < 9:
-        raise ValueError("a state message has 9 to 12 params")
+        raise ValueError("a state message has 9 to 13 params")
     step, layout, n, m, k, missed, paused, attached, c = msg.params[:9]
-    q = msg.params[9] if len(msg.params) > 9 else 0
+    tail = msg.params[9] if len(msg.params) > 9 else 0
+    width = msg.params[12] if len(msg.params) > 12 else 0
+    q = tail - width * n  # the metrics; the 3D block follows them
     data = np.asarray(msg.data, dtype=float)
-    if min(n, m, k, c, q) < 0 or len(data) != 3 + 3 * (n + m + k) + c * n + q:
+    if min(n, m, k, c, q, width) < 0 or len(data) != 3 + 3 * (n + m + k) + c * n + tail:
         raise ValueError("state message data length does not match its counts")
-    cut = np.cumsum([3, 3 * n, 3 * m, 3 * k, c * n])
+    if 0 < width < POSE3D_WIDTH:
+        raise ValueError(f"a state message's 3D block has at least {POSE3D_WIDTH} values "
+                         f"per robot, not {width}")
+    cut = np.cumsum([3, 3 * n, 3 * m, 3 * k, c * n, q])
     late, recent = (msg.params[10:12] if len(msg.params) >= 12 else (0, 0))
+    robots = data[cut[0]:cut[1]].reshape(n, 3)
+    pose3d = None
+    if width:
+        block = data[cut[5]:].reshape(n, width)[:, :POSE3D_WIDTH]
+        pose3d = np.concatenate((robots[:, :2], block), axis=1)
     return StateFrame(step, data[0], layout, msg.text, data[1], data[2], missed, bool(paused),
-                      attached, data[cut[0]:cut[1]].reshape(n, 3),
-                      data[cut[1]:cut[2]].reshape(m, 3), data[cut[2]:cut[3]].reshape(k, 3),
-                      data[cut[3]:cut[4]].reshape(n, c), data[cut[4]:], late / 1000,
-                      recent / 1000)
+                      attached, robots, data[cut[1]:cut[2]].reshape(m, 3),
+                      data[cut[2]:cut[3]].reshape(k, 3), data[cut[3]:cut[4]].reshape(n, c),
+                      data[cut[4]:cut[5]], late / 1000, recent / 1000, pose3d)
 
 
 class StatePublisher:

@@ -4,8 +4,9 @@ The window renders at ``fps`` frames per second (10 by default, as CoopDynSim); 
 is pressing, dragging, scrolling or typing it renders at least 30 times a second so the widgets
 feel immediate, then falls back. Mouse: left drag turns the view, right drag pans, the wheel
 zooms at the cursor; a right click (no drag) orders the squad selected in the Squads panel
-there (viewer/game.py). Keys: F fits the world, S toggles sensor rays (sonar), N robot names, Space pauses or
-resumes (the run, or the replay), . takes one step, Ctrl+Q quits.
+there (viewer/game.py). Keys: F fits the world, S toggles sensor rays (sonar), N robot names, V cycles
+a 3D world's side view (x-z, y-z, hidden; viewer/sideview.py), Space pauses or resumes (the run, or
+the replay), . takes one step, Ctrl+Q quits.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .menus import MenuBar
 from .panels import ObjectManager, RobotManager, TargetManager
 from .replayproc import ReplayProcess
 from .scene import BACKGROUND, Scene
+from .sideview import SideView
 from .ui import Outcome, Ui
 
 BUSY_FPS = 30.0  # frames per second while the user interacts
@@ -71,6 +73,7 @@ class Viewer(pyglet.window.Window):
                          "target": TargetManager(self.ui)}
         self.controls = Controls(self.ui)
         self.squads = SquadPanel(self.ui)
+        self.side = SideView()
         self.timeline = Timeline(self.ui)
         self.notice = Outcome()
         self.menu = MenuBar(self)
@@ -113,7 +116,7 @@ class Viewer(pyglet.window.Window):
             self.scene.set_layout(layout)
             if self._fit_pending:
                 self.fit()
-        self.scene.set_scale(self.camera.scale)
+        self.scene.set_scale(self.camera.scale, self.camera.angle)
         self.scene.update(link.frame)
         self.status_parts = status_parts(link)
         self.status_text = status_text(self.status_parts)
@@ -135,16 +138,22 @@ class Viewer(pyglet.window.Window):
         status = draw_status(self.status_parts, self.notice, self.width, self.height, self.ui)
         self.timeline.draw(self.height - max(status, STATUS_HEIGHT), self.width)
         draw_names(self.scene, self.camera, self.show_names)
+        self.side.draw(self.scene, self.link.layout, (self.width, self.height),
+                       max(status, STATUS_HEIGHT) + self.timeline_height())
         draw_disconnected(self.link, self.width, self.height)
         imgui.render()
         self.gui.render(imgui.get_draw_data())
+
+    def timeline_height(self) -> float:
+        """Pixels the replay timeline takes above the status bar (0 in a live run)."""
+        return TIMELINE_HEIGHT if self.link.playback is not None else 0.0
 
     def fit(self) -> None:
         """Fit the floor into the window between the bars, unturned."""
         length, width = self.scene.floor
         if length <= 0 or width <= 0:
             return
-        bottom = STATUS_HEIGHT + (TIMELINE_HEIGHT if self.link.playback is not None else 0)
+        bottom = STATUS_HEIGHT + self.timeline_height()
         self.camera.resize(self.width, self.height)
         menu = self.menu.height or MENU_HEIGHT  # not measured before the first frame
         right = SQUADS_WIDTH if self.squads.squads() else 0.0  # the panel's band stays clear
@@ -233,7 +242,8 @@ class Viewer(pyglet.window.Window):
                    key.SPACE: self.timeline.toggle if replay else self.controls.toggle,
                    key.PERIOD: self.controls.step,
                    key.S: lambda: setattr(self.scene, "show_rays", not self.scene.show_rays),
-                   key.N: lambda: setattr(self, "show_names", not self.show_names)}
+                   key.N: lambda: setattr(self, "show_names", not self.show_names),
+                   key.V: self.side.cycle}
         action = actions.get(symbol)
         if action is not None and not (replay and symbol == key.PERIOD):
             action()

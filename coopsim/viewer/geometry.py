@@ -188,10 +188,11 @@ class Layer:
                                             position=("f", np.zeros(2 * total).tolist()),
                                             colors=("Bn", cols.ravel().tolist()))
 
-    def update(self, poses: np.ndarray) -> None:
-        """Put body i at poses[i] = (x, y, yaw)."""
+    def update(self, poses: np.ndarray, grow: np.ndarray | None = None) -> None:
+        """Put body i at poses[i] = (x, y, yaw), drawn ``grow[i]`` times its size (None: 1)."""
         if self.vlist is not None and len(poses) == self.count:
-            self.write(place(self.local, poses))
+            local = self.local if grow is None else self.local * grow[:, None, None]
+            self.write(place(local, poses))
 
     def write(self, vertices: np.ndarray) -> None:
         """Overwrite every vertex position with (count*per, 2) values."""

@@ -14,6 +14,7 @@ from imgui_bundle import imgui
 from ..model.plugins import timed_events
 from ..model.snapshot import RT_BREAK, realtime_broken, realtime_words  # noqa: F401
 from .connection import LOAD_TIMEOUT
+from .flight import AIRBORNE, altitude_text
 from .forms import Request, speed_request
 from .game import game_parts
 from .ui import DIM_COLOR, ERROR_COLOR, Outcome, Ui
@@ -392,21 +393,33 @@ def draw_status(parts: list[tuple[str, str]], notice: Outcome, width: float,
 
 
 def draw_names(scene, camera, show: bool) -> None:
-    """Robot names under each robot, once robots are large enough on screen to tell apart."""
-    if not show or not len(scene.robot_names):
+    """Robot names under each robot, once robots are large enough on screen to tell apart;
+    in a 3D world each flying robot's label adds its altitude (``cf1 1.00 m``) and sits by
+    its body where it is drawn (lifted, viewer/flight.py)."""
+    if not show or not len(scene.robot_names) or len(scene.drawn_xy) != len(scene.robot_names):
         return
-    if camera.scale * float(scene.robot_radius.min()) < LABEL_MIN_RADIUS:
+    radius = scene.robot_radius * scene.drawn_grow
+    if camera.scale * float(radius.min()) < LABEL_MIN_RADIUS:
         return
     draw = imgui.get_background_draw_list()
     color = imgui.get_color_u32(imgui.ImVec4(0.05, 0.05, 0.05, 1.0))
     height = camera.height
+    texts = label_texts(scene)
     labels = []
-    for name, (x, y), r in zip(scene.robot_names, scene.robot_xy, scene.robot_radius):
+    for text, (x, y), r in zip(texts, scene.drawn_xy, radius):
         px, py = camera.to_screen(x, y)
-        size = imgui.calc_text_size(name)
+        size = imgui.calc_text_size(text)
         labels.append(((px, height - py), camera.scale * r, (size.x, size.y)))  # ImGui y down
-    for name, (left, top) in zip(scene.robot_names, place_labels(labels)):
-        draw.add_text(imgui.ImVec2(left, top), color, name)
+    for text, (left, top) in zip(texts, place_labels(labels)):
+        draw.add_text(imgui.ImVec2(left, top), color, text)
+
+
+def label_texts(scene) -> list[str]:
+    """Each robot's label: its name, and in a 3D world its altitude when it flies."""
+    if scene.altitude is None:
+        return list(scene.robot_names)
+    return [f"{n} {altitude_text(z)}" if z > AIRBORNE else n
+            for n, z in zip(scene.robot_names, scene.altitude)]
 
 
 def place_labels(labels) -> list[tuple[float, float]]:

@@ -17,6 +17,7 @@ import pyglet
 from pyglet import gl
 
 from ..net.statestream import StateFrame
+from .flight import SHADOW_RGBA, STALK_RGBA, lifted, shadow_alpha
 from .geometry import (Layer, LayerGroup, LineLayer, bold_nose, disc, nose, pad, polygon,
                        program, rgba, ring, shade, square, triangulate)
 
@@ -29,7 +30,7 @@ BORDER_COLOR = (70, 70, 70)
 GRID_COLOR = (190, 190, 182, 255)
 BACKGROUND = (0.16, 0.17, 0.19, 1.0)
 # draw order: parts (a carried bar) lie on their robots (carried on supports above them)
-_ORDER = ("floor", "grid", "zones", "zone_lines", "targets", "objects_rim", "objects", "robots_rim", "robots", "parts",
+_ORDER = ("floor", "grid", "zones", "zone_lines", "shadows", "stalks", "targets", "objects_rim", "objects", "robots_rim", "robots", "parts",
           "noses", "leds", "rays")
 
 
@@ -47,6 +48,10 @@ class Scene:
         self._leds: tuple | None = None  # (rows, column indices) of the LED-drawing modules
         self.robot_names: list[str] = []
         self.robot_xy = np.zeros((0, 2))  # latest robot positions, m (for labels and tests)
+        self.drawn_xy = np.zeros((0, 2))  # where their bodies are drawn (lifted when flying)
+        self.drawn_grow = np.zeros(0)  # drawn size / own size (above 1 when flying)
+        self.altitude: np.ndarray | None = None  # (N,) z, m, in a 3D world; None in 2D
+        self.angle = 0.0  # rad, the camera's turn (flying bodies are lifted up the window)
         self.robot_radius = np.zeros(0)
         self.floor = (0.0, 0.0)
         self.scale = 50.0  # px per m, as the camera shows the scene (picks the arrows' form)
@@ -212,12 +217,13 @@ class Scene:
         self._add("leds", local, np.zeros((len(rows_), 4)))
         self._leds = (rows_, cols_)
 
-    def _update_leds(self, robots: np.ndarray, columns: np.ndarray | None) -> None:
+    def _update_leds(self, robots: np.ndarray, columns: np.ndarray | None,
+                     grow: np.ndarray) -> None:
         if self._leds is None:
             return
         rows, cols = self._leds
         layer = self.layers["leds"]
-        layer.update(robots[rows])
+        layer.update(robots[rows], grow[rows])
         if columns is None or len(columns) != len(robots):
             return
         packed = np.nan_to_num(columns[rows, cols], nan=0.0).astype(np.int64)
@@ -231,20 +237,56 @@ class Scene:
         """Move bodies to the frame's poses (or the layout's own, when the frame does not fit)."""
         if self.layout is None:
             return
-        robots, objects, parts, columns = self._poses(frame)
+        robots, objects, parts, columns, pose3d = self._poses(frame)
         self.layers["objects_rim"].update(objects)
         self.layers["objects"].update(objects)
         self.layers["parts"].update(parts)
-        for name in ("robots_rim", "robots", "noses"):
-            self.layers[name].update(robots)
         self.robot_xy = robots[:, :2].copy()
-        self._update_rays(robots, columns)
-        self._update_leds(robots, columns)
+        drawn, grow = self._flight(robots, pose3d)
+        for name in ("robots_rim", "robots", "noses"):
+            self.layers[name].update(drawn, grow)
+        self.drawn_xy, self.drawn_grow = drawn[:, :2].copy(), grow
+        self._update_rays(drawn, columns)
+        self._update_leds(drawn, columns, grow)
 
-    def set_scale(self, scale: float) -> None:
-        """The camera's px per m: robots smaller than :data:`BOLD_ARROW_BELOW` px in radius
-        get the bold arrow, whose few pixels still point (call before :meth:`update`)."""
-        self.scale = float(scale)
+    def _flight(self, robots: np.ndarray, pose3d: np.ndarray | None):
+        """Drawn poses and sizes (lifted and grown in the air, viewer/flight.py) and the
+        shadows and stalks under flying bodies; 2D frames leave the robots as they are."""
+        if pose3d is None:
+            self.altitude = None
+            self._hide_flight()
+            return robots, np.ones(len(robots))
+        self.altitude = pose3d[:, 2].copy()
+        drawn, grow = lifted(robots, self.altitude, self.angle)
+        if "shadows" not in self.layers:
+            self._build_flight()
+        shadows = self.layers["shadows"]
+        shadows.update(robots)
+        shadows.recolor(np.column_stack((np.tile(SHADOW_RGBA[:3], (len(robots), 1)),
+                                         shadow_alpha(self.altitude))))
+        self.layers["stalks"].set_lines(robots[:, :2], drawn[:, :2])
+        return drawn, grow
+
+    def _build_flight(self) -> None:
+        """Shadows and stalks, made when the first 3D frame arrives (a 2D world never pays)."""
+        n = len(self.robot_radius)
+        self._add("shadows", disc(20)[None] * self.robot_radius[:, None, None],
+                  np.tile(SHADOW_RGBA, (n, 1)))
+        self.layers["stalks"] = LineLayer(self._shader, self.batch, self.groups["stalks"], n,
+                                          np.tile(STALK_RGBA, (n, 1)))
+
+    def _hide_flight(self) -> None:
+        if "shadows" in self.layers:
+            n = self.layers["shadows"].count
+            self.layers["shadows"].recolor(np.zeros((n, 4)))
+            far = np.full((n, 2), 1e6)  # off-screen: cheaper than rebuilding the list
+            self.layers["stalks"].set_lines(far, far)
+
+    def set_scale(self, scale: float, angle: float = 0.0) -> None:
+        """The camera's px per m and turn (rad): robots smaller than :data:`BOLD_ARROW_BELOW`
+        px in radius get the bold arrow, whose few pixels still point; flying bodies are lifted
+        towards the window's top (call before :meth:`update`)."""
+        self.scale, self.angle = float(scale), float(angle)
         if self._arrows is None or "noses" not in self.layers:
             return
         small = self.robot_radius * self.scale < BOLD_ARROW_BELOW
@@ -259,10 +301,10 @@ class Scene:
                 and len(frame.objects) == len(lay["objects"])
                 and len(frame.parts) == len(lay["parts"]))
         if fits:
-            return frame.robots, frame.objects, frame.parts, frame.columns
+            return frame.robots, frame.objects, frame.parts, frame.columns, frame.pose3d
         pose = lambda items: np.array([(i["x"], i["y"], i.get("yaw", 0.0))  # noqa: E731
                                        for i in items], dtype=float).reshape(-1, 3)
-        return pose(lay["robots"]), pose(lay["objects"]), pose(lay["parts"]), None
+        return pose(lay["robots"]), pose(lay["objects"]), pose(lay["parts"]), None, None
 
     def _update_rays(self, robots: np.ndarray, columns: np.ndarray | None) -> None:
         layer = self.layers["rays"]

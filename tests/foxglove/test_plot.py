@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rechelpers import RECDATA, run_cli
+from rechelpers import RECDATA, record, run_cli
 
 SAMPLE = Path(__file__).resolve().parents[2] / "recordings" / "sample.mcap"
 
@@ -79,3 +80,45 @@ def test_plot_without_matplotlib_says_which_pip_command_to_run(tmp_path):
     # the plot extra, in the clone's editable form (this suite runs from a clone)
     assert "pip install -e '.[plot]'" in done.stderr and "foxglove" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+
+def test_a_3d_recording_gets_the_altitude_plot(tmp_path):
+    """A real MuJoCo world recorded: two free bodies let go at 1 m and 2 m fall under gravity."""
+    pytest.importorskip("mujoco")
+    from coopsim.app.plot import Series
+    from coopsim.model.specs import RobotSpec, Settings
+    from coopsim.recording.reader import Recording
+
+    from flyhelpers import flyer_type
+    from helpers import scenario
+
+    kind = flyer_type()
+    spec = dataclasses.replace(scenario(), robots=(
+        RobotSpec(kind, "low", (-1.0, 0.0, 1.0)), RobotSpec(kind, "high", (1.0, 0.0, 2.0))),
+        settings=Settings(dt=0.01, mode="lockstep", engine="mujoco"))
+    rec = tmp_path / "fall.mcap"
+    _, truth = record(rec, 30, spec, drive=False)
+    with Recording(rec) as recording:
+        altitude = Series(recording).altitude
+    assert list(altitude) == ["low", "high"]
+    for k, name in enumerate(altitude):
+        z = np.array(altitude[name])[:, 1]
+        assert z[0] == pytest.approx(1.0 + k, abs=1e-3)  # the format keeps 0.1 mm
+        assert z[-1] == pytest.approx(truth[-1].pose3d[k, 2], abs=1e-3) and z[-1] < z[0] - 0.3
+    done = run_cli("plot", str(rec), "--out", str(tmp_path / "plots"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    written = [Path(line).name for line in done.stdout.split()]
+    assert written == ["trajectories.png", "robots.png", "altitude.png"]
+    image = _image(tmp_path / "plots" / "altitude.png")[..., :3]
+    assert image.shape[1] > 500 and image.std() > 0.05
+
+
+def test_a_2d_recording_has_no_altitude_plot(tmp_path):
+    from coopsim.app.plot import Series
+    from coopsim.recording.reader import Recording
+
+    rec = tmp_path / "flat.mcap"
+    record(rec, 5)
+    with Recording(rec) as recording:
+        assert Series(recording).altitude == {}
