@@ -177,7 +177,7 @@ class _Bodies:
         r = float(robot.get("radius", 0.2))
         rgb = robot.get("color", (200, 200, 200))
         entity = _entity(f"robot/{robot['name']}")
-        rotorcraft = self.three_d and "rotors" in (robot.get("modules") or ())
+        rotorcraft = self.three_d and bool((robot.get("draw") or {}).get("rotorcraft"))
         if rotorcraft:
             self._rotorcraft(entity, i, r, rgb)
         else:

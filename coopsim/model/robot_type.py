@@ -221,7 +221,8 @@ class RobotType:
         footprint: Radius of the smallest circle about the section's position holding the whole
             assembly, m ("on the floor" checks).
         draw: Drawing hint for its members (``shape``: ``disc`` or ``box``; ``size``: box
-            (length, width) m; ``heading``: draw the heading arrow).
+            (length, width) m; ``heading``: draw the heading arrow; ``rotorcraft``: a flying body
+            drawn as a frame with four rotor discs in 3D front ends).
         defaults: Module label -> parameter name -> the value this type starts with instead
             of the module's default (a datasheet's top speed, a lidar's beam count); a
             scenario's ``param`` lines still override them.

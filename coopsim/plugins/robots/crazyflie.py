@@ -33,7 +33,7 @@ class _Quadrotor(RobotType):
     MASS = 0.0
     HEIGHT = 0.0
     INERTIA: tuple = ()
-    draw = MappingProxyType({"shape": "disc", "heading": True})
+    draw = MappingProxyType({"shape": "disc", "heading": True, "rotorcraft": True})
 
     @classmethod
     def build(cls, spec: RobotSpec) -> Assembly:
