@@ -25,6 +25,9 @@ from . import messages as m
 from .occupancy import Occupancy
 
 SCAN_RATE = 10.0  # Hz a range finder without a rate of its own is published at
+#: A module whose reading has these fields is an inertial unit (the ``imu``'s declaration,
+#: docs/robots.md): specific force ax, ay, az (m/s^2) and rates gx, gy, gz (rad/s), body frame
+IMU_FIELDS = ("ax", "ay", "az", "gx", "gy", "gz")
 
 
 def ros_robot(name: str) -> str:
@@ -56,7 +59,7 @@ class RosRobot:
     origin: tuple[float, float, float]
     radius: float
     scans: list[Scan]
-    imu: bool = False  # carries the imu module: publishes /R/imu
+    imu: str = ""  # the label of its inertial module (IMU_FIELDS), "" for none: /R/imu
 
 
 class RosScene:
@@ -88,7 +91,7 @@ class RosScene:
             self.robots.append(RosRobot(
                 name, ns, row, self.origins[name],
                 float(robot.get("radius", 0.0)), _scans(ns, robot, params.get(name, {})),
-                "imu" in (robot.get("modules") or ())))
+                _inertial(layout, robot)))
         self.occupancy = Occupancy.of_layout(layout)
         self._rows = np.array([r.row for r in self.robots], dtype=int)
         self._origins = np.array([r.origin for r in self.robots], dtype=float).reshape(-1, 3)
@@ -149,15 +152,13 @@ class RosScene:
         """(topic, sensor_msgs/Imu) of every robot carrying the ``imu`` module: its reading's
         gx, gy, gz and ax, ay, az (body frame) and the true orientation in the world (a 2D
         world: the yaw; none when the snapshot has no reading of it)."""
-        reading, names = snap.readings.get("imu"), snap.fields.get("imu", ())
-        if reading is None or not {"ax", "ay", "az", "gx", "gy", "gz"} <= set(names):
-            return []
-        gyro = [names.index(n) for n in ("gx", "gy", "gz")]
-        accel = [names.index(n) for n in ("ax", "ay", "az")]
         out = []
         for r in self.robots:
-            if not r.imu:
+            reading, names = snap.readings.get(r.imu), snap.fields.get(r.imu, ())
+            if not r.imu or reading is None or not set(IMU_FIELDS) <= set(names):
                 continue
+            gyro = [names.index(n) for n in IMU_FIELDS[3:]]
+            accel = [names.index(n) for n in IMU_FIELDS[:3]]
             if snap.pose3d is not None:
                 qw, qx, qy, qz = snap.pose3d[r.row, 3:7].tolist()
                 orientation = (qx, qy, qz, qw)
@@ -203,6 +204,19 @@ class RosScene:
             out += [(f"/{r.ns}/imu", m.IMU)] if r.imu else []
             out += [(s.topic, m.SCAN) for s in r.scans]
         return out
+
+
+def _inertial(layout: dict, robot: dict) -> str:
+    """The label of ``robot``'s inertial module (declared fields include :data:`IMU_FIELDS`),
+    or ""."""
+    described = layout.get("modules") or {}
+    for label in robot.get("modules") or ():
+        fields = (described.get(label) or {}).get("fields")
+        if fields is None and label in MODULES:
+            fields = MODULES.get(label).fields
+        if set(IMU_FIELDS) <= set(fields or ()):
+            return label
+    return ""
 
 
 def _scans(ns: str, robot: dict, params: dict) -> list[Scan]:
