@@ -110,4 +110,4 @@ def test_the_gateway_refuses_a_name_server_of_another_version():
         thread.join()
         ctx.term()
     assert result.returncode == 2
-    assert re.search(r"error 7: .*speaks protocol 1, the client 4", result.stderr)
+    assert re.search(r"error 7: .*speaks protocol 1, the client 5", result.stderr)
