@@ -177,9 +177,10 @@ class _Bodies:
         r = float(robot.get("radius", 0.2))
         rgb = robot.get("color", (200, 200, 200))
         entity = _entity(f"robot/{robot['name']}")
-        rotorcraft = self.three_d and bool((robot.get("draw") or {}).get("rotorcraft"))
+        rotors = _rotor_count(layout, robot) if self.three_d else 0
+        rotorcraft = rotors > 0
         if rotorcraft:
-            self._rotorcraft(entity, i, r, rgb)
+            self._rotorcraft(entity, i, r, rgb, rotors)
         else:
             entity.sub(10, Msg().sub(1, self._pose(h, ROBOT_HEIGHT / 2))
                        .sub(2, vector3(2 * r, 2 * r, ROBOT_HEIGHT)).sub(5, color(rgb)))
@@ -212,14 +213,18 @@ class _Bodies:
         return Msg().sub(1, self._pose(h, ROBOT_HEIGHT + 0.005)).sub(2, vector3(d, d, d)) \
             .sub(3, rgba)
 
-    def _rotorcraft(self, entity: Msg, row: int, radius: float, rgb) -> None:
-        """A rotorcraft at its 3D pose: a flat square body and four rotor discs at the ends of
-        its X-shaped arms (body frame: x forward, y left, z up)."""
+    def _rotorcraft(self, entity: Msg, row: int, radius: float, rgb, rotors: int) -> None:
+        """A rotorcraft at its 3D pose: a flat square body and ``rotors`` rotor discs around
+        it, between its axes (four: at the ends of an X frame; body frame: x forward, y left,
+        z up)."""
         arm = ROTOR_ARM * radius
         entity.sub(8, Msg().sub(1, self._pose(self._handle(row), 0.0))
                    .sub(2, vector3(arm, arm, ROTORCRAFT_HEIGHT)).sub(3, color(rgb)))
-        for sx, sy in ((1, -1), (-1, -1), (-1, 1), (1, 1)):  # the rotors' order: w1 .. w4
-            place = self._pose(self._handle(row, sx * arm, sy * arm), ROTORCRAFT_HEIGHT / 2)
+        reach = math.sqrt(2.0) * arm
+        for k in range(rotors):
+            a = (2 * k + 1) * math.pi / rotors
+            place = self._pose(self._handle(row, reach * math.cos(a), reach * math.sin(a)),
+                               ROTORCRAFT_HEIGHT / 2)
             d = 0.9 * arm
             entity.sub(10, Msg().sub(1, place).sub(2, vector3(d, d, 0.01)).double(3, 1.0)
                        .double(4, 1.0).sub(5, color((60, 60, 60), 0.6)))
@@ -366,6 +371,22 @@ def _led_modules(layout: dict, robot: dict) -> list[tuple[str, int]]:
         if hint and hint.get("kind") == "leds":
             out.append((label, len(hint["columns"])))
     return out
+
+
+def _rotor_count(layout: dict, robot: dict) -> int:
+    """How many rotors ``robot`` has: the propeller speeds ``w1``, ``w2``... its modules'
+    declared fields report (docs/robots.md: a rotor module's reading); 0 for no rotorcraft."""
+    described = layout.get("modules") or {}
+    for label in robot.get("modules") or ():
+        fields = (described.get(label) or {}).get("fields")
+        if fields is None and label in MODULES:
+            fields = MODULES.get(label).fields
+        fields, count = set(fields or ()), 0
+        while f"w{count + 1}" in fields:
+            count += 1
+        if count >= 2:
+            return count
+    return 0
 
 
 def _registered_rays() -> list[str]:

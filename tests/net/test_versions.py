@@ -58,11 +58,11 @@ def test_the_protocol_changelog_names_the_changes_clients_of_version_1_tripped_o
         assert change in changelog, change
 
 
-def test_a_new_recording_says_format_3_and_format_1_and_2_recordings_still_play(tmp_path):
+def test_a_new_recording_says_format_4_and_format_1_and_2_recordings_still_play(tmp_path):
     record(tmp_path / "new.mcap", 5)
     with open(tmp_path / "new.mcap", "rb") as f:
         meta = {m.name: m.metadata for m in make_reader(f).iter_metadata()}
-    assert meta["coopsim"]["format"] == "3"
+    assert meta["coopsim"]["format"] == "4"
     with Recording(tmp_path / "new.mcap") as new:
         assert new.frame(4).step > 0
     for old in sorted((ROOT / "recordings").glob("*.mcap")):
@@ -110,4 +110,4 @@ def test_the_gateway_refuses_a_name_server_of_another_version():
         thread.join()
         ctx.term()
     assert result.returncode == 2
-    assert re.search(r"error 7: .*speaks protocol 1, the client 4", result.stderr)
+    assert re.search(r"error 7: .*speaks protocol 1, the client 5", result.stderr)
