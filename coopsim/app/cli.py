@@ -301,9 +301,12 @@ def replay(file, headless, fps, foxglove, foxglove_rate, **settings) -> None:
               help="Seconds a reply may take before its step fails.")
 @click.option("--scenario", is_flag=True,
               help="Print the path of the conformance scenario to run the server on, and exit.")
+@click.option("--flight-scenario", is_flag=True,
+              help="Print the path of the flight scenario (a Crazyflie on the mujoco engine) "
+                   "the 08_flight transcript runs against, and exit.")
 @friendly
 def conformance(nameserver, gateway, client, only, transcripts, offer, keys, verbose, timeout,
-                scenario) -> None:
+                scenario, flight_scenario) -> None:
     """Check a running server against the protocol's conformance transcripts.
 
     NAMESERVER is its name server (default $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000).
@@ -311,8 +314,8 @@ def conformance(nameserver, gateway, client, only, transcripts, offer, keys, ver
     """
     from .conformance import conformance_command
 
-    conformance_command(nameserver, gateway, client, only, keys, verbose, scenario, timeout,
-                        transcripts, offer)
+    conformance_command(nameserver, gateway, client, only, keys, verbose,
+                        "flight" if flight_scenario else scenario, timeout, transcripts, offer)
 
 
 @main.command()

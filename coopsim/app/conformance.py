@@ -17,7 +17,7 @@ import sys
 import click
 
 from ..conformance import runner
-from ..conformance.transcript import SCENARIO, TRANSCRIPTS, load_all
+from ..conformance.transcript import FLIGHT_SCENARIO, SCENARIO, TRANSCRIPTS, load_all
 from ..net.protocol import DEFAULT_NAMESERVER
 from .options import EXIT_BAD_INPUT, client_keys
 
@@ -25,12 +25,12 @@ EXIT_FAILED = 1
 
 
 def conformance_command(nameserver: str | None, gateway: str | None, client: str | None,
-                        only: tuple[str, ...], keys, verbose: bool, scenario: bool,
+                        only: tuple[str, ...], keys, verbose: bool, scenario: bool | str,
                         timeout: float = runner.WAIT, folder=None,
                         offer: tuple[str, ...] = ()) -> None:
     """Run the transcripts (or print the scenario's path); exits 0, 1 or 2 as the module says."""
-    if scenario:
-        click.echo(str(SCENARIO))
+    if scenario:  # "flight": the flight transcript's scenario
+        click.echo(str(FLIGHT_SCENARIO if scenario == "flight" else SCENARIO))
         return
     nameserver = nameserver or os.environ.get("COOPSIM_NAMESERVER", DEFAULT_NAMESERVER)
     transcripts = load_all(folder or TRANSCRIPTS)

@@ -200,7 +200,8 @@ def parse_reply_line(line: str) -> list:
 
 def features(transport) -> set[str]:
     """What the server behind ``transport`` offers: ``live`` or ``replay``, ``ownership``
-    (robot command ``claim`` listed), plus what the transport itself offers.
+    (robot command ``claim`` listed), ``flight`` (flight.scenario's robot ``cf`` listed), plus
+    what the transport itself offers.
 
     Raises:
         Unreachable: the name server does not answer its hello.
@@ -214,6 +215,8 @@ def features(transport) -> set[str]:
                                     [0, "/", 2, [], []]))[1].split("\n")
     found = {line.split(" ")[0] for line in names}
     offered = set(transport.offers) | {"replay" if "/playback" in found else "live"}
+    if "/cf" in found:  # flight.scenario's Crazyflie: the flying robot's modules
+        offered.add("flight")
     if "/bot" in found:
         table = transport.exchange(Step("probe.commands", "probe", "/bot", [],
                                         [0, "", 3, [], []]))[1]

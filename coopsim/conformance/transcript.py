@@ -27,6 +27,8 @@ from ..model.errors import CoopsimError
 
 TRANSCRIPTS = Path(__file__).resolve().parent / "transcripts"
 SCENARIO = Path(__file__).resolve().parent / "conformance.scenario"
+#: The server of the flight transcript (08_flight): a Crazyflie on the mujoco engine
+FLIGHT_SCENARIO = Path(__file__).resolve().parent / "flight.scenario"
 
 
 class TranscriptError(CoopsimError):

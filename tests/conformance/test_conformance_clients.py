@@ -197,3 +197,17 @@ def test_scenario_prints_the_conformance_scenario():
     result = run_cli("conformance", "--scenario")
     assert result.returncode == 0 and Path(result.stdout.strip()) == SCENARIO
     assert run_cli("check", result.stdout.strip()).returncode == 0
+
+
+def test_the_flight_transcript_passes_on_a_live_flying_robot(tmp_path):
+    """``08_flight`` (rotors, imu, mocap, altimeter) against ``coopsim run`` of the flight
+    scenario: a Crazyflie on the mujoco engine, through coopsim's Python client."""
+    scenario = run_cli("conformance", "--flight-scenario").stdout.strip()
+    server = Server(tmp_path / "stderr", "run", scenario, "--no-controllers", "--headless",
+                    "--port", "0")
+    try:
+        nameserver = server.printed(r"name server: (tcp://\S+)")
+        result = run_cli("conformance", nameserver, "--only", "08_flight", "-v")
+    finally:
+        server.stop()
+    _passes(result, 13)
