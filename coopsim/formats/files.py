@@ -162,6 +162,8 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
         engine = ENGINES.get(label or scenario.settings.engine or default_engine())
     except CoopsimError as exc:
         raise FileFormatError(path, getattr(scenario.settings, "line", 0), str(exc)) from None
+    if engine.missing():  # an optional library it needs is not installed
+        raise FileFormatError(path, getattr(scenario.settings, "line", 0), engine.missing())
     for obj in scenario.world.objects:  # the world file is read first
         reason = engine.refuses_object(obj)
         if reason:

@@ -90,6 +90,13 @@ class Engine(ABC):
     # -- what it can run --------------------------------------------------------------------------
 
     @classmethod
+    def missing(cls) -> str:
+        """Why this engine cannot run on this machine at all ("" when it can): an optional
+        library it needs is not installed, said with the one command that installs it. A
+        scenario naming it is refused at its ``engine`` line."""
+        return ""
+
+    @classmethod
     def refuses_assembly(cls, assembly: Assembly) -> str:
         """Why this engine cannot build ``assembly`` ("" when it can)."""
         f = cls.features
@@ -101,14 +108,20 @@ class Engine(ABC):
         if (len(assembly.bodies) > len(assembly.members) or assembly.parts) \
                 and "multi_body" not in f:
             return f"the {cls.label} engine runs only one-body robots (no carried parts)"
-        for m in assembly.members:
-            if m.drive and m.drive not in f:
+        for m in assembly.members:  # the rotors drive is a flight engine's wrench
+            if m.drive and ("flight" if m.drive == "rotors" else m.drive) not in f:
                 return f"the {cls.label} engine has no {m.drive} drive"
         return ""
 
     @classmethod
     def refuses_object(cls, spec: ObjectSpec) -> str:
-        """Why this engine cannot hold ``spec`` ("" when it can)."""
+        """Why this engine cannot hold ``spec`` ("" when it can). A 2D engine (no ``flight``)
+        refuses a 3D object: one whose bottom is above the floor (centre z minus half its
+        height, a sphere's diameter, > 0), which it could only drop onto the floor."""
+        if "flight" not in cls.features and floats(spec):
+            return (f"the {cls.label} engine is 2D and object {spec.name} floats above the "
+                    f"floor (its bottom at z = {bottom(spec):g} m): use an engine with the "
+                    "flight feature (engine mujoco)")
         if not spec.static and "movable_objects" not in cls.features:
             return (f"the {cls.label} engine has no movable objects: give {spec.name} mass 0 "
                     "or use the pymunk engine")
@@ -249,6 +262,19 @@ class Engine(ABC):
     def moving_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Movable objects and assembly bodies other than robot chassis, as above (chassis are
         added by the sensing phase as circles from :meth:`robot_state`)."""
+
+
+def bottom(spec: ObjectSpec) -> float:
+    """Height of an object's lowest point, m: its centre z less half its height (a sphere's:
+    half its diameter)."""
+    height = spec.size[0] if spec.shape == "sphere" else spec.size[2]
+    return spec.position[2] - height / 2
+
+
+def floats(spec: ObjectSpec) -> bool:
+    """True for a 3D object: its bottom is above the floor (by more than 1 mm, so a file's
+    rounded heights still stand on it)."""
+    return bottom(spec) > 1e-3
 
 
 def planar_state3d(state: np.ndarray) -> np.ndarray:

@@ -1,0 +1,133 @@
+"""Numpy helpers of the ``mujoco`` engine (:mod:`coopsim.physics.mujoco_engine`): the state
+rows it reports, the body outlines the 2D ray caster sees, and contact sides. Nothing here
+imports MuJoCo; every function takes plain arrays.
+
+Frames and units: world frame (z up), metres, radians, seconds; quaternions (w, x, y, z) turn
+the body frame into the world frame. A free joint's coordinates are MuJoCo's: position and
+quaternion (7), then linear velocity in the world frame and angular velocity in the body frame
+(6); a ground robot's are x, y, yaw and their rates (3 + 3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .engine import box_corners
+
+
+def rotations(quat: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) body-to-world rotation matrices of (n, 4) unit quaternions (w, x, y, z)."""
+    w, x, y, z = quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3]
+    out = np.empty((len(quat), 3, 3))
+    out[:, 0, 0] = 1 - 2 * (y * y + z * z)
+    out[:, 0, 1] = 2 * (x * y - w * z)
+    out[:, 0, 2] = 2 * (x * z + w * y)
+    out[:, 1, 0] = 2 * (x * y + w * z)
+    out[:, 1, 1] = 1 - 2 * (x * x + z * z)
+    out[:, 1, 2] = 2 * (y * z - w * x)
+    out[:, 2, 0] = 2 * (x * z - w * y)
+    out[:, 2, 1] = 2 * (y * z + w * x)
+    out[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
+
+
+def yaw_of(quat: np.ndarray) -> np.ndarray:
+    """(n,) heading (rad) of (n, 4) quaternions: the angle of the body's x axis projected on the
+    floor, counter-clockwise from +x."""
+    w, x, y, z = quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3]
+    return np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def state3d(qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray, dadr: np.ndarray,
+            free: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """(N, 13) :data:`~coopsim.physics.engine.STATE3D` rows of robots whose joints start at
+    ``qadr`` (positions) and ``dadr`` (velocities): free bodies from their free joint, ground
+    robots (``free`` False) from x, y, yaw at height ``z`` (m), level."""
+    n = len(qadr)
+    out = np.zeros((n, 13))
+    f = np.flatnonzero(free)
+    if len(f):
+        out[f, 0:7] = qpos[qadr[f, None] + np.arange(7)]
+        out[f, 7:13] = qvel[dadr[f, None] + np.arange(6)]
+    g = np.flatnonzero(~free)
+    if len(g):
+        q, d = qadr[g], dadr[g]
+        out[g, 0], out[g, 1], out[g, 2] = qpos[q], qpos[q + 1], z[g]
+        half = qpos[q + 2] / 2
+        out[g, 3], out[g, 6] = np.cos(half), np.sin(half)
+        out[g, 7], out[g, 8], out[g, 12] = qvel[d], qvel[d + 1], qvel[d + 2]
+    return out
+
+
+def planar(state: np.ndarray) -> np.ndarray:
+    """(N, 6) x, y, yaw, vx, vy, yaw rate of (N, 13) full states: the heading of the body's x
+    axis on the floor and the world-frame z component of the angular velocity."""
+    out = np.empty((len(state), 6))
+    out[:, 0:2] = state[:, 0:2]
+    out[:, 2] = yaw_of(state[:, 3:7])
+    out[:, 3:5] = state[:, 7:9]
+    rot = rotations(state[:, 3:7])
+    out[:, 5] = np.einsum("nj,nj->n", rot[:, 2, :], state[:, 10:13])  # (R w_body)_z
+    return out
+
+
+def contact_sides(bodies: np.ndarray, points: np.ndarray, row_of_body: np.ndarray,
+                  pose: np.ndarray, n: int) -> np.ndarray:
+    """(n, 2) 1.0 where a robot touches something at its front / rear half.
+
+    Args:
+        bodies: (C, 2) body ids of each contact's two geoms.
+        points: (C, 2) the contacts' x, y, m.
+        row_of_body: Body id -> robot row (-1: not a robot's chassis).
+        pose: (n, 3) x, y, yaw of the robots.
+        n: Number of robots.
+    """
+    out = np.zeros((n, 2))
+    for column in (0, 1):
+        rows = row_of_body[bodies[:, column]]
+        hit = rows >= 0
+        if not hit.any():
+            continue
+        robot = rows[hit]
+        rel = points[hit] - pose[robot, :2]
+        yaw = pose[robot, 2]
+        ahead = rel[:, 0] * np.cos(yaw) + rel[:, 1] * np.sin(yaw) >= 0
+        out[robot[ahead], 0] = 1.0
+        out[robot[~ahead], 1] = 1.0
+    return out
+
+
+def outline(shapes: tuple, x: float, y: float, yaw: float, group: int, circles: list,
+            segments: list) -> None:
+    """Append a body's floor projection to the ray caster's lists: circles (x, y, r, group)
+    and the four edges (x1, y1, x2, y2, group) of each box, the body at (x, y, yaw).
+
+    Args:
+        shapes: ("circle", r, ox, oy) and ("box", length, width, ox, oy) in the body's frame.
+    """
+    c, s = np.cos(yaw), np.sin(yaw)
+    for shape in shapes:
+        ox, oy = shape[-2], shape[-1]
+        cx, cy = x + c * ox - s * oy, y + s * ox + c * oy
+        if shape[0] == "circle":
+            circles.append((cx, cy, shape[1], group))
+            continue
+        pts = box_corners(cx, cy, yaw, shape[1], shape[2]).tolist()
+        for a, b in zip(pts, pts[1:] + pts[:1]):
+            segments.append((a[0], a[1], b[0], b[1], group))
+
+
+def wall_boxes(length: float, width: float, thickness: float) -> list:
+    """Centre (x, y) and half sizes (hx, hy) of the four walls just outside a floor ``length``
+    by ``width`` m: their inner faces are its edges."""
+    hl, hw, t = length / 2, width / 2, thickness
+    return [((0.0, -hw - t / 2), (hl + t, t / 2)), ((0.0, hw + t / 2), (hl + t, t / 2)),
+            ((-hl - t / 2, 0.0), (t / 2, hw)), ((hl + t / 2, 0.0), (t / 2, hw))]
+
+
+def wall_segments(length: float, width: float, thickness: float) -> list:
+    """The walls' outlines (x1, y1, x2, y2, 0) for the ray caster, as pymunk's boundary."""
+    segments: list = []
+    for (cx, cy), (hx, hy) in wall_boxes(length, width, thickness):
+        outline((("box", 2 * hx, 2 * hy, 0.0, 0.0),), cx, cy, 0.0, 0, [], segments)
+    return segments
