@@ -53,3 +53,44 @@ def taken_since(snap, label: str, names, after: int) -> tuple[list[str], list[in
             out.append(name)
             when.append(step)
     return out, when
+
+
+class ByName:
+    """Per-robot state a module keeps on the run's board between steps (a sensor's bias, the
+    last velocity it saw), as arrays addressed by robot name: robots come and go with the
+    layout, rows move, names stay. ``defaults`` names each array and its value for a robot not
+    seen before (a 1-D row, or a scalar)."""
+
+    def __init__(self, **defaults) -> None:
+        self.defaults = {k: np.asarray(v, dtype=float) for k, v in defaults.items()}
+        self.index: dict[str, int] = {}
+        self.arrays = {k: np.zeros((0, *v.shape)) for k, v in self.defaults.items()}
+
+    def get(self, names) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """(name -> (len(names), ...) copies, (len(names),) True where the robot was seen)."""
+        where = np.array([self.index.get(n, -1) for n in names], dtype=np.int64)
+        seen = where >= 0
+        out = {}
+        for k, default in self.defaults.items():
+            a = np.broadcast_to(default, (len(names), *default.shape)).copy()
+            a[seen] = self.arrays[k][where[seen]]
+            out[k] = a
+        return out, seen
+
+    def put(self, names, values: dict[str, np.ndarray]) -> None:
+        """Store ``values`` (name -> (len(names), ...)) for robots ``names``."""
+        new = [n for n in names if n not in self.index]
+        if new:
+            for n in new:
+                self.index[n] = len(self.index)
+            for k, default in self.defaults.items():
+                grown = np.broadcast_to(default, (len(new), *default.shape))
+                self.arrays[k] = np.concatenate((self.arrays[k], grown))
+        where = np.array([self.index[n] for n in names], dtype=np.int64)
+        for k, v in values.items():
+            self.arrays[k][where] = v
+
+
+def row_names(frame, rows) -> tuple:
+    """The network names of robots ``rows`` (their rows when the frame has no names)."""
+    return tuple(frame.names[r] for r in rows) if frame.names else tuple(np.asarray(rows).tolist())

@@ -1,0 +1,148 @@
+"""``flight``: the cascaded flight controller (coopsim.swarm.flight) flying quadrotors through a
+hover or a figure-eight, from their ``imu`` and ``mocap`` readings, commanding ``rotors``.
+
+Each call the driver estimates every quadrotor's position and velocity (an alpha-beta filter on
+the mocap position driven by the accelerometer; the attitude is the mocap's, the body rates the
+gyroscope's: never the engine's truth), runs the cascade (position -> thrust vector -> roll,
+pitch, yaw-rate set points -> body rates -> mixer) and sends the four propeller speeds with
+``set_rotors``, the reference position riding along so that a recording holds it (``coopsim
+analyze tracking``). The reference, from where the robot is when the driver first runs:
+
+* the *centre* is its start x, y at ``height`` m (a take-off from the floor);
+* ``shape hover``: hold the centre, at the start heading;
+* ``shape eight``: hold the centre for ``takeoff`` s, then fly a lemniscate of Gerono through
+  it, ``size`` m from the centre to each end along x and ``size``/2 across, one lap every
+  ``period`` s, in the x-y plane (``plane horizontal``) or the x-z plane (``plane vertical``),
+  while the heading turns at ``yaw_rate`` rad/s (SwarmSimX's quadrotors flew their eights at a
+  constant yaw rate).
+
+``fixed_point 1`` runs the attitude and rate loops as a 16-bit Q-format controller would
+(coopsim.swarm.flight). Batch capable (all robots hosting it in a few numpy calls); over the
+network one robot per process (clients/python/flight.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.driver import Driver
+from ...model.params import ParamSpec
+from ...swarm import flight
+from ..params import number
+
+AIRFRAME = ("mass", "arm", "kf", "km", "max_speed", "ixx", "iyy", "izz")
+
+
+class Flight(Driver):
+    """Fly a hover or a figure-eight with the cascaded controller (needs rotors, imu, mocap)."""
+
+    label = "flight"
+    description = ("cascaded quadrotor controller: hover or figure-eight from imu and mocap, "
+                   "commanding rotors; batch capable")
+    batch = True
+    params = (
+        ParamSpec("shape", "str", "hover or eight", "eight", choices=("hover", "eight")),
+        ParamSpec("plane", "str", "the eight's plane: horizontal (x-y) or vertical (x-z)",
+                  "horizontal", choices=flight.PLANES),
+        number("height", "height of the hover point and the eight's centre, m", 1.0, 0.05, 100.0,
+               "m"),
+        number("size", "the eight's half length along x, m", 1.0, 0.01, 100.0, "m"),
+        number("period", "time of one lap of the eight, s", 10.0, 0.5, 1e5, "s"),
+        number("yaw_rate", "constant yaw rate while flying the eight, rad/s", 0.0, -10.0, 10.0,
+               "rad/s"),
+        number("takeoff", "time spent climbing to and holding the centre before the eight, s",
+               3.0, 0.0, 1e5, "s"),
+        number("pos_gain", "position P gain, 1/s", 2.0, 0.0, 100.0, "1/s"),
+        number("vel_gain", "velocity P gain, 1/s", 5.0, 0.0, 100.0, "1/s"),
+        number("att_gain", "roll and pitch P gain, 1/s", 12.0, 0.0, 1000.0, "1/s"),
+        number("rate_gain", "body-rate P gain (roll, pitch), 1/s", 60.0, 0.0, 10000.0, "1/s"),
+        ParamSpec("fixed_point", "bool", "run the attitude and rate loops in 16-bit fixed point",
+                  False),
+    )
+
+    def __init__(self, params, rng) -> None:
+        super().__init__(params, rng)
+        self._names: tuple = ()
+        self._frames: list = []
+        self._est = flight.Estimate.empty(0)
+        self._origin = np.zeros((0, 5))  # centre x, y, z (m), start yaw (rad), start time (s)
+        self._last = None
+
+    def _gains(self) -> flight.Gains:
+        p = self.p
+        return flight.Gains(pos=p["pos_gain"], vel=p["vel_gain"], att=p["att_gain"],
+                            rate=p["rate_gain"], rate_yaw=p["rate_gain"] / 4,
+                            fixed_point=bool(p["fixed_point"]))
+
+    # -- the shared core ------------------------------------------------------------------------
+
+    def command(self, names, time: float, imu: np.ndarray, mocap: np.ndarray,
+                airframe) -> np.ndarray:
+        """(n, 7) propeller speeds (rad/s) and reference x, y, z (m) for robots ``names``.
+
+        Args:
+            time: Sim time of the readings, s. imu: (n, 6) readings. mocap: (n, 7) readings.
+            airframe: name -> the ``rotors`` parameters (a dict), asked for new robots only.
+        """
+        names = tuple(names)
+        if names != self._names:
+            self._remap(names, time, mocap, airframe)
+        dt = 0.0 if self._last is None else max(time - self._last, 0.0)
+        self._last = time
+        self._est = flight.estimate(self._est, mocap, imu[:, :3], dt)
+        ref = self.reference(time)
+        speeds = flight.control(self._gains(), self._frames, self._est, mocap[:, 3:7],
+                                imu[:, 3:6], ref, dt)
+        return np.column_stack((speeds, ref[:, :3]))
+
+    def reference(self, time: float) -> np.ndarray:
+        """(n, 11) every robot's reference at ``time`` (coopsim.swarm.flight.control)."""
+        o = self._origin
+        if self.p["shape"] == "hover":
+            return flight.hover(o[:, :3], o[:, 3])
+        return flight.eight(time - o[:, 4] - self.p["takeoff"], o[:, :3], self.p["size"],
+                            self.p["period"], self.p["plane"], o[:, 3], self.p["yaw_rate"])
+
+    def _remap(self, names, time, mocap, airframe) -> None:
+        """Keep the state of robots still here; start the new ones where they are."""
+        old = {n: i for i, n in enumerate(self._names)}
+        keep = np.array([old.get(n, -1) for n in names], dtype=np.int64)
+        est, origin = flight.Estimate.empty(len(names)), np.zeros((len(names), 5))
+        frames = []
+        for i, name in enumerate(names):
+            j = keep[i]
+            if j >= 0:
+                est.p[i], est.v[i] = self._est.p[j], self._est.v[j]
+                est.integral[i], est.ready[i] = self._est.integral[j], self._est.ready[j]
+                origin[i], frame = self._origin[j], self._frames[j]
+            else:
+                yaw = flight.euler(mocap[i:i + 1, 3:7])[0, 2]
+                origin[i] = (mocap[i, 0], mocap[i, 1], self.p["height"], yaw, time)
+                a = airframe(name)
+                frame = flight.Airframe(a["mass"], a["arm"], a["kf"], a["km"], a["max_speed"],
+                                        (a["ixx"], a["iyy"], a["izz"]))
+            frames.append(frame)
+        self._names, self._frames, self._est, self._origin = names, frames, est, origin
+
+    # -- one robot (over the network or in-process) ---------------------------------------------
+
+    def step(self, bot) -> None:
+        imu = np.array([bot.imu.read()[:6]], dtype=float)
+        mocap = np.array([bot.mocap.read()[:7]], dtype=float)
+        out = self.command(("self",), bot.time, imu, mocap,
+                           lambda _name: _airframe(bot.params("rotors")))
+        bot.rotors.set_rotors(*(float(v) for v in out[0]))
+
+    # -- every robot hosting it, with arrays --------------------------------------------------
+
+    def step_batch(self, bots) -> None:
+        out = self.command(bots.names, bots.time, bots.read("imu"), bots.read("mocap"),
+                           lambda name: _airframe(bots.robot(name).params("rotors")))
+        values = np.zeros((len(out), 9))
+        values[:, 0], values[:, 1:8], values[:, 8] = 1.0, out, 1.0
+        bots.set("rotors", values)
+
+
+def _airframe(params) -> dict:
+    """The airframe's numbers out of a robot's ``rotors`` parameters."""
+    return {k: float(params[k]) for k in AIRFRAME}

@@ -1,0 +1,100 @@
+"""``imu``: accelerometer and gyroscope in the body frame, with white noise and wandering biases.
+
+The accelerometer reads the *specific force* (what a proof mass feels: acceleration minus
+gravity) in the body frame: from the change of the world-frame velocity since the robot's last
+reading, over the time between them, plus gravity's opposite,
+
+    f = R^T ((v - v_last) / h + (0, 0, g)),    g = 9.81 m/s^2,
+
+so a body at rest reads (0, 0, +9.81) and a body in free fall (0, 0, 0); the first reading of a
+robot (nothing to difference yet) takes the acceleration as 0. The gyroscope reads the body rates
+(``Frame.state3d``'s, rad/s, body frame). Each of the six values gets white noise of density
+``accel_noise`` / ``gyro_noise`` (per square-root hertz: the standard deviation of a sample is
+density / sqrt(h), h the time since the robot's last reading) and a bias that starts at 0 and
+wanders as a random walk (``accel_walk`` / ``gyro_walk`` per square-root second: it moves by a
+normal draw of std walk * sqrt(h) each reading). ``rate`` sets the update rate (Hz) like every
+timed module's. In a 2D world (an engine without ``flight``) it reads the planar state: a body on
+the floor, turned about z only.
+
+State: the last velocity, time and biases by robot name on the run's board (``_imu``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.commands import Command
+from ...model.module import Module
+from ...model.params import ParamSpec
+from ...swarm.flight import GRAVITY, rotate_back
+from .common import ByName, lost, rate, row_names
+from .rotors import full_state
+
+
+class Imu(Module):
+    """Accelerometer (specific force, m/s^2) and gyroscope (rad/s), body frame."""
+
+    label = "imu"
+    description = ("accelerometer: specific force ax, ay, az (m/s^2, body frame, +9.81 on z at "
+                   "rest) and gyroscope gx, gy, gz (rad/s, body frame), noise and bias walk")
+    # Defaults: a Bosch BMI088's data sheet (the Crazyflie 2.1's IMU): 175 ug/sqrt(Hz) and
+    # 0.014 deg/s/sqrt(Hz); the walks are small guesses (a few mg and 0.1 deg/s per hour).
+    params = (
+        ParamSpec("accel_noise", "float", "accelerometer noise density, m/s^2/sqrt(Hz)",
+                  1.7e-3, 0.0, 10.0, "m/s^2/sqrt(Hz)"),
+        ParamSpec("gyro_noise", "float", "gyroscope noise density, rad/s/sqrt(Hz)", 2.4e-4,
+                  0.0, 10.0, "rad/s/sqrt(Hz)"),
+        ParamSpec("accel_walk", "float", "accelerometer bias random walk, m/s^2/sqrt(s)", 1e-4,
+                  0.0, 10.0, "m/s^2/sqrt(s)"),
+        ParamSpec("gyro_walk", "float", "gyroscope bias random walk, rad/s/sqrt(s)", 1e-5, 0.0,
+                  10.0, "rad/s/sqrt(s)"),
+        lost(), rate(),
+    )
+    commands = (Command(3100, "read", "imu", kind="read",
+                        doc="ax, ay, az specific force (m/s^2) and gx, gy, gz body rates "
+                            "(rad/s), body frame"),)
+    fields = ("ax", "ay", "az", "gx", "gy", "gz")
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        """The noiseless reading (the board's last velocity is not updated: see measure)."""
+        return cls._truth(frame, rows)[0]
+
+    @classmethod
+    def _truth(cls, frame, rows):
+        """(n, 6) noiseless reading, the board's state and the time since each robot's last
+        reading (s; frame.dt for a first one)."""
+        state = full_state(frame, rows)
+        board = frame.extra.setdefault("_imu", ByName(v=np.zeros(3), t=0.0, bias=np.zeros(6)))
+        kept, seen = board.get(row_names(frame, rows))
+        h = np.where(seen, frame.time - kept["t"], 0.0)
+        accel = np.zeros((len(rows), 3))
+        moved = h > 0
+        accel[moved] = (state[moved, 7:10] - kept["v"][moved]) / h[moved, None]
+        accel[:, 2] += GRAVITY
+        out = np.empty((len(rows), 6))
+        out[:, :3] = rotate_back(state[:, 3:7], accel)
+        out[:, 3:] = state[:, 10:13]
+        return out, board, kept, np.where(moved, h, frame.dt), state
+
+    @classmethod
+    def measure(cls, frame, rows, p, prev, rng):
+        out, board, kept, h, state = cls._truth(frame, rows)
+        bias = kept["bias"]
+        zero = getattr(p, "zero", frozenset(k for k, v in p.items() if not v.any()))
+        for part, noise, walk in ((slice(0, 3), "accel_noise", "accel_walk"),
+                                  (slice(3, 6), "gyro_noise", "gyro_walk")):
+            if walk not in zero:  # no draw while 0: the same stream for the same parameters
+                bias[:, part] += rng.standard_normal((len(rows), 3)) * \
+                    (p[walk] * np.sqrt(h))[:, None]
+            if noise not in zero:
+                out[:, part] += rng.standard_normal((len(rows), 3)) * \
+                    (p[noise] / np.sqrt(h))[:, None]
+        out += bias
+        names = row_names(frame, rows)
+        board.put(names, {"v": state[:, 7:10], "t": np.full(len(rows), frame.time),
+                          "bias": bias})
+        if "lost" not in zero:
+            dropped = rng.random(len(rows)) * 100.0 < p["lost"]
+            out[dropped] = prev[dropped]
+        return out

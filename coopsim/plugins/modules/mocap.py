@@ -1,0 +1,69 @@
+"""``mocap``: a motion-capture system's pose of the robot: position and orientation, with noise.
+
+Position (m, world frame) with white noise of std ``noise`` on each axis; orientation as the
+unit quaternion (w, x, y, z, body to world) turned by a small random rotation: a rotation vector
+with std ``angle_noise`` (rad) on each body axis, applied in the body frame and renormalised. The
+quaternion is kept in the hemisphere w >= 0 (q and -q are the same turn). ``rate`` sets the
+update rate (Hz), as motion-capture systems run at 100-300 Hz. In a 2D world (an engine without
+``flight``) it reads the planar pose: z 0, turned about z only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.commands import Command
+from ...model.module import Module
+from ...model.params import ParamSpec
+from .common import lost, noise, rate
+from .rotors import full_state
+
+
+class Mocap(Module):
+    """Pose from motion capture: x, y, z (m) and the quaternion qw, qx, qy, qz."""
+
+    label = "mocap"
+    description = ("motion-capture pose: x, y, z (m, world frame) and quaternion qw, qx, qy, qz "
+                   "(body to world), with noise")
+    params = (
+        noise("m", 10.0),
+        ParamSpec("angle_noise", "float", "std of the small random rotation added to the "
+                  "orientation, rad per body axis", 0.0, 0.0, 1.0, "rad"),
+        lost(), rate(),
+    )
+    commands = (Command(3200, "read", "mocap", kind="read",
+                        doc="x, y, z (m, world frame), qw, qx, qy, qz (body to world)"),)
+    fields = ("x", "y", "z", "qw", "qx", "qy", "qz")
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        out = full_state(frame, rows)[:, :7].copy()
+        out[:, 3:] *= np.where(out[:, 3:4] < 0, -1.0, 1.0)
+        return out
+
+    @classmethod
+    def measure(cls, frame, rows, p, prev, rng):
+        out = cls.sense(frame, rows, p, prev)
+        zero = getattr(p, "zero", frozenset(k for k, v in p.items() if not v.any()))
+        if "noise" not in zero and len(rows):
+            out[:, :3] += rng.standard_normal((len(rows), 3)) * p["noise"][:, None]
+        if "angle_noise" not in zero and len(rows):
+            turn = rng.standard_normal((len(rows), 3)) * p["angle_noise"][:, None]
+            out[:, 3:] = _turned(out[:, 3:], turn)
+        if "lost" not in zero and len(rows):
+            dropped = rng.random(len(rows)) * 100.0 < p["lost"]
+            out[dropped] = prev[dropped]
+        return out
+
+
+def _turned(q: np.ndarray, turn: np.ndarray) -> np.ndarray:
+    """(n, 4) quaternions ``q`` times the rotations of body-frame rotation vectors ``turn``."""
+    angle = np.linalg.norm(turn, axis=1)
+    half = angle / 2
+    axis = turn / np.where(angle > 0, angle, 1.0)[:, None]
+    d = np.column_stack((np.cos(half), axis * np.sin(half)[:, None]))
+    w1, v1, w2, v2 = q[:, :1], q[:, 1:], d[:, :1], d[:, 1:]
+    out = np.column_stack((w1 * w2 - np.sum(v1 * v2, axis=1, keepdims=True),
+                           w1 * v2 + w2 * v1 + np.cross(v1, v2)))
+    out /= np.linalg.norm(out, axis=1, keepdims=True)
+    return out * np.where(out[:, :1] < 0, -1.0, 1.0)

@@ -1,0 +1,200 @@
+"""``rotors``: a quadrotor's four propellers in an X frame, commanded by speed, by thrust and body
+rates, or by thrust and attitude.
+
+Each step the wanted propeller speeds ``w_c`` (rad/s) are reached through the motors' first-order
+lag of time constant ``tau``,
+
+    w' = w + (1 - exp(-dt / tau)) (w_c - w),    capped to [0, max_speed],
+
+and the speeds give each rotor's thrust ``kf w^2`` (N, along the body's z axis) and drag torque
+``km w^2`` (N m about z, against the propeller's turn). The body force (0, 0, sum of thrusts) and
+the torques of the X frame's geometry (arm length ``arm``; rotor 1 front right, 2 back right, 3
+back left, 4 front left, 1 and 3 turning clockwise: :mod:`coopsim.swarm.flight`) go to the engine
+as a body-frame wrench (:meth:`~coopsim.model.module.PhysicsAccess.apply_wrench`), held for the
+step. Commands:
+
+* ``set_rotors w1 w2 w3 w4 [ref_x ref_y ref_z]``: the four speeds, rad/s, each in
+  [0, max_speed]; the optional reference position (m, world frame) is only stored (recorded as
+  ``flight_ref_x/y/z``, ``flight_tracking``: ``coopsim analyze tracking`` compares it with the
+  flown path);
+* ``set_thrust_rates T p q r``: collective thrust (N, in [0, 4 kf max_speed^2]) and body rates
+  (rad/s), closed by the module's own rate loop (gain ``rate_gain``, the inertia ``ixx..izz``)
+  and mixer every step;
+* ``set_thrust_attitude T roll pitch yaw_rate``: thrust, roll and pitch (rad, Z-Y-X Euler,
+  within +-pi/2) and yaw rate (rad/s), closed by an attitude loop (``attitude_gain``) above the
+  rate loop;
+* ``stop``: every propeller to 0 (through the lag).
+
+The inner loops read the engine's true attitude and body rates (they stand for the autopilot's
+own fast loop). The propeller speeds are the module's state: kept on the run's board (``_rotors``,
+by robot name), so they start at 0 in a new run. On an engine without the ``flight`` feature the
+module refuses to step (its bodies cannot fly), with one sentence.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...model.commands import OUT_OF_RANGE, Command
+from ...model.errors import ProtocolError, SimulationError
+from ...model.module import Column, Module
+from ...model.params import ParamSpec
+from ...swarm import flight
+from .common import ByName, row_names
+
+SANITY_RATE = 50.0  # rad/s: larger body or yaw rates are refused
+SANITY_REF = 1000.0  # m: larger reference coordinates are refused
+MODES = {"stop": 0.0, "set_rotors": 1.0, "set_thrust_rates": 2.0, "set_thrust_attitude": 3.0}
+
+# The Crazyflie 2.x's numbers (docs/robots.md says where each comes from); a robot type's
+# ``defaults`` carry its own airframe's.
+PARAMS = (
+    ParamSpec("mass", "float", "the airframe's mass, for controllers (hover thrust m g), kg",
+              0.027, 0.001, 100.0, "kg"),
+    ParamSpec("arm", "float", "distance from the centre to each motor, m", 0.046, 0.005, 5.0,
+              "m"),
+    ParamSpec("kf", "float", "thrust coefficient: one rotor's thrust / w^2, N s^2", 2.88e-8,
+              1e-12, 1e-2, "N s^2"),
+    ParamSpec("km", "float", "drag-torque coefficient: one rotor's torque / w^2, N m s^2",
+              1.72e-10, 1e-15, 1e-3, "N m s^2"),
+    ParamSpec("tau", "float", "time constant of the motors' first-order lag, s (0: none)",
+              0.05, 0.0, 2.0, "s"),
+    ParamSpec("max_speed", "float", "largest propeller speed, rad/s", 2200.0, 1.0, 1e5,
+              "rad/s"),
+    ParamSpec("ixx", "float", "moment of inertia about body x, kg m^2", 1.657e-5, 1e-9, 100.0,
+              "kg m^2"),
+    ParamSpec("iyy", "float", "moment of inertia about body y, kg m^2", 1.666e-5, 1e-9, 100.0,
+              "kg m^2"),
+    ParamSpec("izz", "float", "moment of inertia about body z, kg m^2", 2.926e-5, 1e-9, 100.0,
+              "kg m^2"),
+    ParamSpec("rate_gain", "float", "P gain of the inner body-rate loop (roll, pitch; yaw a "
+              "quarter of it), 1/s", 60.0, 0.0, 1000.0, "1/s"),
+    ParamSpec("attitude_gain", "float", "P gain of set_thrust_attitude's roll and pitch "
+              "loop, 1/s", 12.0, 0.0, 1000.0, "1/s"),
+)
+
+
+def full_state(frame, rows) -> np.ndarray:
+    """(len(rows), 13) the robots' full state (coopsim.physics.engine.STATE3D columns):
+    ``frame.state3d`` on a flight engine, else the planar state on the floor (z 0, turned
+    about z only) -- what the sensors read in a 2D world."""
+    if frame.state3d is not None:
+        return frame.state3d[rows]
+    out = np.zeros((len(rows), 13))
+    pose, vel = frame.pose[rows], frame.velocity[rows]
+    out[:, 0:2], out[:, 3], out[:, 6] = pose[:, :2], np.cos(pose[:, 2] / 2), np.sin(pose[:, 2] / 2)
+    out[:, 7:9], out[:, 12] = vel[:, :2], vel[:, 2]
+    return out
+
+
+class Rotors(Module):
+    """Four propellers: speed, thrust and rates, or thrust and attitude commands."""
+
+    label = "rotors"
+    description = ("a quadrotor's four propellers (X frame) with motor lag: speeds (rad/s), or "
+                   "thrust (N) with body rates (rad/s) or attitude (rad)")
+    params = PARAMS
+    commands = (
+        Command(3000, "set_rotors", "rotors", data=(4, 7), kind="motion",
+                doc="w1..w4 propeller speeds, rad/s, in [0, max_speed] [, reference x, y, z, "
+                    "m, world frame: stored for analysis]"),
+        Command(3001, "set_thrust_rates", "rotors", data=(4, 4), kind="motion",
+                doc="collective thrust (N) and body rates p, q, r (rad/s), closed by the "
+                    "module's rate loop"),
+        Command(3002, "set_thrust_attitude", "rotors", data=(4, 4), kind="motion",
+                doc="collective thrust (N), roll, pitch (rad) and yaw rate (rad/s)"),
+        Command(3003, "stop", "rotors", kind="motion", doc="every propeller to 0"),
+        Command(3004, "read", "rotors", kind="read",
+                doc="w1..w4 actual propeller speeds (rad/s) and the collective thrust (N)"),
+    )
+    fields = ("w1", "w2", "w3", "w4", "thrust")
+    command_fields = ("mode", "u1", "u2", "u3", "u4", "ref_x", "ref_y", "ref_z", "tracking")
+    columns = (Column("flight_ref_x", 1e-4, 2, 5, "command"),
+               Column("flight_ref_y", 1e-4, 2, 6, "command"),
+               Column("flight_ref_z", 1e-4, 2, 7, "command"),
+               Column("flight_tracking", 1.0, 1, 8, "command"))
+
+    @classmethod
+    def command_row(cls, command, data, params, robot):
+        top = float(params["max_speed"])
+        total = 4.0 * float(params["kf"]) * top * top
+        name = command.name
+        if name == "stop":
+            return (0.0,) * 9
+        if name == "set_rotors":
+            _within(name, "propeller speeds", data[:4], 0.0, top, "rad/s")
+            if len(data) not in (4, 7):
+                raise ProtocolError(OUT_OF_RANGE, "set_rotors takes 4 speeds, or 4 speeds and "
+                                                  "a reference x, y, z (7 values)")
+            ref = tuple(data[4:7]) if len(data) == 7 else (0.0, 0.0, 0.0)
+            _within(name, "reference coordinates", ref, -SANITY_REF, SANITY_REF, "m")
+            return (MODES[name], *map(float, data[:4]), *map(float, ref),
+                    1.0 if len(data) == 7 else 0.0)
+        _within(name, "thrust", data[:1], 0.0, total, "N")
+        if name == "set_thrust_rates":
+            _within(name, "body rates", data[1:], -SANITY_RATE, SANITY_RATE, "rad/s")
+        else:
+            _within(name, "roll and pitch", data[1:3], -math.pi / 2, math.pi / 2, "rad")
+            _within(name, "yaw rate", data[3:], -SANITY_RATE, SANITY_RATE, "rad/s")
+        return (MODES[name], *map(float, data), 0.0, 0.0, 0.0, 0.0)
+
+    @classmethod
+    def actuate(cls, frame, rows, p, commands):
+        """Propeller speeds after the lag (len(rows), 4), rad/s; the wrench to the engine."""
+        if frame.state3d is None:
+            raise SimulationError("the rotors module needs an engine with the flight feature "
+                                  "(engine mujoco or aerial): its robots cannot fly in 2D")
+        names = row_names(frame, rows)
+        state = frame.extra.setdefault("_rotors", ByName(speeds=np.zeros(4)))
+        now = state.get(names)[0]["speeds"]
+        want = cls.wanted(frame.state3d[rows], p, commands)
+        tau = p["tau"]
+        alpha = np.where(tau > 0, -np.expm1(-frame.dt / np.where(tau > 0, tau, 1.0)), 1.0)
+        speeds = np.clip(now + alpha[:, None] * (want - now), 0.0, p["max_speed"][:, None])
+        state.put(names, {"speeds": speeds})
+        force, torque = flight.wrench(speeds, p["arm"], p["kf"], p["km"])
+        frame.physics.apply_wrench(rows, force, torque)
+        return speeds
+
+    @classmethod
+    def wanted(cls, state: np.ndarray, p, commands: np.ndarray) -> np.ndarray:
+        """(n, 4) the propeller speeds each robot's stored command asks for, rad/s (the inner
+        loops closed on ``state``, (n, 13) STATE3D rows)."""
+        mode = commands[:, 0]
+        want = np.where((mode == 1.0)[:, None], commands[:, 1:5], 0.0)
+        loop = (mode == 2.0) | (mode == 3.0)
+        if loop.any():
+            q, gyro, c = state[loop, 3:7], state[loop, 10:13], commands[loop]
+            pick = {k: v[loop] for k, v in p.items()}
+            gains = flight.Gains(rate=1.0, rate_yaw=0.25, att=1.0)
+            rates = c[:, 2:5].copy()
+            att = c[:, 0] == 3.0
+            if att.any():
+                rates[att] = flight.attitude_loop(gains, c[att, 2:5], q[att])
+                rates[att, :2] *= pick["attitude_gain"][att, None]
+                rates[att, :2] = np.clip(rates[att, :2], -SANITY_RATE, SANITY_RATE)
+            inertia = np.column_stack((pick["ixx"], pick["iyy"], pick["izz"]))
+            scaled = gyro + (rates - gyro) * pick["rate_gain"][:, None]  # P gain, unit gains
+            torque = flight.rate_loop(gains, inertia, scaled, gyro)
+            want[loop] = flight.mix(c[:, 1], torque, pick["arm"], pick["kf"], pick["km"],
+                                    pick["max_speed"])
+        return want
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        out = np.zeros((len(rows), 5))
+        speeds = frame.actuated.get(cls.label)
+        if speeds is not None and len(speeds) == len(rows):
+            out[:, :4] = speeds
+            out[:, 4] = p["kf"] * (speeds * speeds).sum(axis=1)
+        return out
+
+
+def _within(command: str, what: str, values, lo: float, hi: float, unit: str) -> None:
+    """Refuse (error 4, OUT_OF_RANGE) values outside [lo, hi] with the range in the sentence."""
+    for v in values:
+        if not (lo <= v <= hi):  # NaN fails too
+            raise ProtocolError(OUT_OF_RANGE, f"{command}: {what} must be within [{lo:g}, "
+                                              f"{hi:g}] {unit}, got {v:g}")

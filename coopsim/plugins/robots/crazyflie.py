@@ -1,0 +1,87 @@
+"""``crazyflie`` and ``quadrotor``: quadrotors that fly in 3D (engines with the ``flight``
+feature: ``mujoco``, ``aerial``).
+
+Each is one robot on one free body (six degrees of freedom under gravity), driven by the
+``rotors`` module (four propellers in an X frame, motor lag, a body-frame wrench) and sensed by
+``imu``, ``mocap``, ``altimeter``, ``gps`` and ``compass``. The airframe's numbers (mass, arm,
+inertia, thrust and drag coefficients, motor time constant, largest propeller speed) reach the
+``rotors`` module through the type's ``defaults``, where controllers read them
+(``bot.params("rotors")``). The section's z is the body's starting height (0: on the floor).
+docs/robots.md says where each number comes from.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from ...model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
+from ...model.specs import RobotSpec
+
+MODULES = ("rotors", "imu", "mocap", "altimeter", "gps", "compass")
+
+
+def _airframe(mass, arm, inertia, kf, km, tau, max_speed) -> dict:
+    """The ``rotors`` module's parameters of one airframe (SI units)."""
+    return {"mass": mass, "arm": arm, "kf": kf, "km": km, "tau": tau, "max_speed": max_speed,
+            "ixx": inertia[0], "iyy": inertia[1], "izz": inertia[2]}
+
+
+class _Quadrotor(RobotType):
+    """The shared build: one free disc of RADIUS, MASS, INERTIA and HEIGHT."""
+
+    RADIUS = 0.0
+    MASS = 0.0
+    HEIGHT = 0.0
+    INERTIA: tuple = ()
+    draw = MappingProxyType({"shape": "disc", "heading": True})
+
+    @classmethod
+    def build(cls, spec: RobotSpec) -> Assembly:
+        body = BodySpec("frame", "dynamic", cls.MASS, (ShapeSpec("circle", radius=cls.RADIUS),),
+                        (spec.position[0], spec.position[1]), spec.yaw, free=True,
+                        z=spec.position[2], height=cls.HEIGHT, inertia=cls.INERTIA)
+        member = MemberSpec(spec.name, "frame", cls.modules, cls.RADIUS, drive="rotors")
+        return Assembly((member,), (body,))
+
+
+class Crazyflie(_Quadrotor):
+    """Bitcraze's Crazyflie 2.x: 27 g, 92 mm motor to motor."""
+
+    label = "crazyflie"
+    description = ("Crazyflie 2.x nano quadrotor, 27 g, 92 mm motor to motor; rotors, imu, "
+                   "mocap, altimeter (3D engines)")
+    modules = MODULES
+    RADIUS = 0.046 + 0.0235  # m: the motor's arm plus a 47 mm propeller's half
+    footprint = RADIUS
+    MASS = 0.027  # kg, Bitcraze's data sheet (take-off weight)
+    HEIGHT = 0.029  # m, the data sheet's 29 mm
+    # Förster (2015): the diagonal of the identified inertia matrix, kg m^2
+    INERTIA = (1.657171e-5, 1.6655602e-5, 2.9261652e-5)
+    defaults = MappingProxyType({"rotors": _airframe(
+        MASS, 0.046, INERTIA,
+        kf=2.88e-8,  # N s^2: Förster's 3.1582e-10 N/rpm^2 in rad/s
+        km=2.88e-8 * 0.005964552,  # N m s^2: Förster's torque-to-thrust ratio 0.005964552 m
+        tau=0.05,  # s
+        max_speed=2200.0,  # rad/s (about 21,000 rpm, 0.14 N a rotor: 57 g thrust in all)
+    )})
+
+
+class Quadrotor(_Quadrotor):
+    """A 1.5 kg quadrotor 0.5 m across (SwarmSimX's class of vehicle), X configuration."""
+
+    label = "quadrotor"
+    description = ("1.5 kg quadrotor 0.50 m across (SwarmSimX class), X frame; rotors, imu, "
+                   "mocap, altimeter (3D engines)")
+    modules = MODULES
+    RADIUS = 0.25  # m, rotor tips (as the ``holonomic``)
+    footprint = RADIUS
+    MASS = 1.5  # kg
+    HEIGHT = 0.12  # m
+    INERTIA = (0.015, 0.015, 0.027)  # kg m^2: a 0.36 m X frame with its battery at the centre
+    defaults = MappingProxyType({"rotors": _airframe(
+        MASS, 0.18, INERTIA,
+        kf=1.0e-5,  # N s^2: hover (3.7 N a rotor) near 605 rad/s
+        km=1.6e-7,  # N m s^2: 1.6 % of kf (a 10-inch propeller's torque-to-thrust ratio)
+        tau=0.03,  # s
+        max_speed=1000.0,  # rad/s: 10 N a rotor, thrust-to-weight 2.7
+    )})
