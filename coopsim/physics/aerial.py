@@ -1,0 +1,361 @@
+"""The ``aerial`` engine: rigid bodies free in 3D without contacts, compiled (flying swarms).
+
+What ``kinematic`` is to ground swarms, this engine is to flying ones: thousands of quadrotors
+a step at a few hundred hertz. What it models, one step of ``dt`` seconds per body:
+
+* **Free bodies** (``BodySpec(free=True)``: mass, principal moments ``inertia`` (Ixx, Iyy, Izz)
+  along the body axes, or those of a solid cylinder of the member's radius and the body's height
+  when ``()``) move under gravity (9.81 m/s^2 along -z) and the body-frame wrench that
+  :meth:`apply_wrench` holds until set again (force and torque at the centre of mass: what the
+  ``rotors`` drive sets). Semi-implicit Euler, as MuJoCo's Euler integrator: the forces at the
+  step's start give the new velocities, which move the body: v += (R f / m + g) dt (world
+  frame); Euler's equations in the body frame, I w' = tau - w x I w, give w += w' dt; then
+  p += v dt and the quaternion is turned by the exact rotation by |w| dt about w and
+  normalised. A body falls, hovers under m g of thrust, and precesses as a rigid body does.
+* **The floor** at z = 0: a body's centre of mass never goes below its ground clearance (half
+  the body's ``height``; a body of height 0 counts half its radius as its height). A step that
+  would take it below lands it: its velocity into the floor is removed, its roll and pitch rates
+  too (it rests on its legs), and ground friction (Coulomb, the body's ``floor_friction``, or
+  :data:`GROUND_FRICTION` when that is 0) takes mu times the removed vertical speed off its
+  horizontal speed and off its yaw spin at its radius. So a landed quadrotor stays where it
+  landed until its thrust lifts it.
+* **Walls** at the floor's edges: a body's centre stays its radius inside each edge (clamped,
+  its velocity into the wall stopped). There is no ceiling.
+* **Ground robots** (``free=False``) drive as on the ``kinematic`` engine, at the height their
+  body gives (0 for ground robots): the differential drive along the exact arc, the velocity
+  drive (world vx, vy, yaw rate) in a straight line; their velocity is what they moved / dt.
+  Flying and ground robots share one world.
+
+What it does not model: **no contacts** between bodies (robots pass through each other and
+through objects: objects are static boxes, cylinders and spheres the sensors see, nothing a
+body collides with; movable objects are refused), no joints, no carried parts, no aerodynamics
+(drag, ground effect: a module may add them as wrenches), no bounce. :meth:`contacts` reports
+none.
+
+Compiled: the step is one numba kernel over the rows (:mod:`coopsim.physics.aerial_kernels`),
+shared among numba's threads from ``aerial_kernels.PARALLEL_MIN`` rows on; without numba, or
+with ``COOPSIM_JIT=numpy``, :mod:`coopsim.physics.aerial_numpy` runs the same arithmetic. Both,
+at any thread count, give the same bits (no libm calls, no reordering), so a run is
+reproducible bit for bit. A state that is no longer finite raises
+:class:`~coopsim.model.errors.SimulationError` naming the robot.
+
+Frames and units: world frame (z up), metres, kilograms, radians, seconds; :meth:`state3d` as
+:data:`coopsim.physics.engine.STATE3D` (angular velocity in the body frame); :meth:`robot_state`
+the planar projection (yaw from the quaternion, yaw rate about world z).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model.errors import SimulationError
+from ..model.robot_type import Assembly, BodySpec, MemberSpec
+from ..model.specs import FloorSpec, ObjectSpec
+from . import aerial_kernels as jit
+from . import aerial_numpy
+from .aerial_kernels import CLEAR, DIFFERENTIAL, FREE, IDLE, MU, RADIUS, VELOCITY
+from .engine import Engine, Handles, as_geometry, box_corners
+
+GROUND_FRICTION = 1.0  # Coulomb coefficient on the floor of a free body whose floor_friction is 0
+_EMPTY = as_geometry([], [])
+_MODES = {"differential": DIFFERENTIAL, "velocity": VELOCITY}
+
+
+@dataclass(eq=False)
+class _Body:
+    """A robot's handle: its rows while it is out of the layout, its row index while in it."""
+
+    name: str
+    free: bool
+    state: np.ndarray  # (13,) STATE3D
+    param: np.ndarray  # (7,) aerial_kernels param row
+    wrench: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    cmd: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    mode: int = IDLE  # a ground robot's drive mode now
+    row: int = -1
+
+
+class AerialEngine(Engine):
+    """Compiled 6-DoF bodies without contacts, beside planar ground robots (see the module).
+
+    Args:
+        floor: The floor; its edges are walls.
+        kernels: ``"numba"``, ``"numpy"`` or ``"auto"`` (numba when it imports, unless
+            ``COOPSIM_JIT=numpy``); None: the class attribute :attr:`kernels`.
+
+    Raises:
+        ImportError: ``"numba"`` asked for without numba installed.
+    """
+
+    label = "aerial"
+    description = "flying swarms (numba): free 6-DoF bodies under wrenches, floor and walls, " \
+                  "no contacts"
+    features = frozenset({"flight", "velocity", "differential"})
+    kernels = "auto"
+
+    def __init__(self, floor: FloorSpec, kernels: str | None = None) -> None:
+        super().__init__(floor)
+        self._k = _backend(kernels or type(self).kernels)
+        self.backend = "numba" if self._k is jit else "numpy"
+        self._half = np.array([floor.length / 2, floor.width / 2])
+        self._objects: list[ObjectSpec] = []
+        self._shapes: tuple | None = None
+        self._bodies: list[_Body] = []
+        self._pending: tuple | None = None
+        self._allocate(0)
+
+    def _allocate(self, n: int) -> None:
+        """Arrays for ``n`` rows (zeros), robot order."""
+        self.state, self.wrench = np.zeros((n, 13)), np.zeros((n, 6))
+        self.cmd, self.param = np.zeros((n, 3)), np.zeros((n, 7))
+        self.kind, self.driven = np.zeros(n, np.int64), np.zeros(n, bool)
+
+    # -- what it can run --------------------------------------------------------------------------
+
+    @classmethod
+    def refuses_assembly(cls, assembly: Assembly) -> str:
+        """Why it cannot build ``assembly``: joints, more than one body a robot, a ``rotors``
+        drive on a ground body or a wheel drive on a free one ("" when it can)."""
+        if assembly.joints:
+            return "the aerial engine has no joints"
+        if len(assembly.bodies) > len(assembly.members) or assembly.parts:
+            return "the aerial engine runs only one-body robots (no carried parts)"
+        for m in assembly.members:
+            free = assembly.body(m.body).free
+            if m.drive == "rotors" and not free:
+                return (f"the aerial engine flies a rotors drive on a free body only: give "
+                        f"{m.name}'s body free=True")
+            if m.drive in _MODES and free:
+                return (f"the aerial engine drives a free body by its wrench only: {m.name} "
+                        f"has the {m.drive} drive")
+            if m.drive and m.drive not in _MODES and m.drive != "rotors":
+                return f"the aerial engine has no {m.drive} drive"
+        return ""
+
+    # -- layout -----------------------------------------------------------------------------------
+
+    def add_object(self, spec: ObjectSpec) -> ObjectSpec:
+        self.check_object(spec)
+        self._objects.append(spec)
+        self._shapes = None
+        return spec
+
+    def remove_object(self, handle: ObjectSpec) -> None:
+        self._objects = [o for o in self._objects if o is not handle]
+        self._shapes = None
+
+    def add_assembly(self, assembly: Assembly, group: int) -> Handles:
+        self.check_assembly(assembly)
+        handles = Handles()
+        for member in assembly.members:
+            body = assembly.body(member.body)
+            robot = _body(member, body)
+            handles.bodies[member.body] = robot
+            handles.robots[member.name] = robot
+        return handles
+
+    def remove_assembly(self, handles: Handles) -> None:
+        """Nothing to free: the robots leave with the next :meth:`set_robots`."""
+
+    def set_robots(self, robots: list, drives: list[str]) -> None:
+        """Fix the robot order (applied at the next query or step, as the kinematic engine
+        does): robots staying keep their state, wrench and command; leaving ones keep theirs
+        in their handle."""
+        self._pending = (list(robots), list(drives))
+
+    def _sync(self) -> None:
+        """Apply the last :meth:`set_robots`, if not yet done."""
+        if self._pending is None:
+            return
+        robots, drives = self._pending
+        self._pending = None
+        staying = {id(r) for r in robots}
+        for body in self._bodies:
+            if id(body) not in staying:
+                self._store(body)
+        for body in robots:  # every row into its handle, then the handles into the new rows
+            if body.row >= 0:
+                self._store(body)
+        self._allocate(len(robots))
+        for k, body in enumerate(robots):
+            self.state[k], self.param[k] = body.state, body.param
+            self.wrench[k], self.cmd[k] = body.wrench, body.cmd
+            self.kind[k] = FREE if body.free else body.mode
+            body.row = k
+        self.driven = np.array([bool(d) for d in drives], dtype=bool)
+        self._bodies = robots
+
+    def _store(self, body: _Body) -> None:
+        """Copy a robot's row into its handle."""
+        k = body.row
+        body.state, body.wrench, body.cmd = self.state[k].copy(), self.wrench[k].copy(), \
+            self.cmd[k].copy()
+        body.mode = IDLE if body.free else int(self.kind[k])
+        body.row = -1
+
+    # -- stepping ---------------------------------------------------------------------------------
+
+    def step(self, dt: float) -> None:
+        self._sync()
+        if not len(self.state):
+            return
+        self._k.step(self.state, self.wrench, self.cmd, self.param, self.kind, self._half,
+                     float(dt))
+        if not math.isfinite(float(self.state.sum())):  # one sum; the search only when it fails
+            bad = np.flatnonzero(~np.isfinite(self.state).all(axis=1))
+            if len(bad):
+                raise SimulationError(
+                    f"robot {self._bodies[bad[0]].name}'s state is no longer finite on the "
+                    f"aerial engine (x, y, z = {self.state[bad[0], :3].tolist()}): its wrench "
+                    "or command was too large for the step")
+
+    def state3d(self) -> np.ndarray:
+        self._sync()
+        return self.state.copy()
+
+    def robot_state(self) -> np.ndarray:
+        """The planar projection of :meth:`state3d`: x, y, yaw (of the body's x axis about world
+        z), vx, vy (world), yaw rate (the angular velocity's world z component)."""
+        self._sync()
+        s = self.state
+        qw, qx, qy, qz = s[:, 3], s[:, 4], s[:, 5], s[:, 6]
+        out = np.empty((len(s), 6))
+        out[:, 0:2] = s[:, 0:2]
+        out[:, 2] = np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+        out[:, 3:5] = s[:, 7:9]
+        out[:, 5] = 2.0 * (qx * qz - qw * qy) * s[:, 10] + 2.0 * (qy * qz + qw * qx) * s[:, 11] \
+            + (1.0 - 2.0 * (qx * qx + qy * qy)) * s[:, 12]
+        return out
+
+    def apply_wrench(self, rows: np.ndarray, force: np.ndarray, torque: np.ndarray) -> None:
+        """See :meth:`Engine.apply_wrench`; ground rows keep theirs unused.
+
+        Raises:
+            SimulationError: a value is not a finite number (naming the robot).
+        """
+        self._sync()
+        rows = np.asarray(rows, dtype=np.int64)
+        wrench = np.concatenate([np.asarray(force, dtype=float).reshape(len(rows), 3),
+                                 np.asarray(torque, dtype=float).reshape(len(rows), 3)], axis=1)
+        if not np.isfinite(wrench).all():
+            bad = rows[np.flatnonzero(~np.isfinite(wrench).all(axis=1))[0]]
+            raise SimulationError(f"robot {self._bodies[bad].name}'s wrench is not finite: "
+                                  "force and torque must be finite numbers (N, N m)")
+        self.wrench[rows] = wrench
+
+    def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
+        """See :meth:`Engine.drive` (ground robots; free bodies and undriven rows ignore it; a
+        value that is not a finite number is taken as 0)."""
+        rows, forward, turn = self._ground_rows(rows, forward, turn)
+        self.cmd[rows, 0], self.cmd[rows, 1], self.cmd[rows, 2] = forward, 0.0, turn
+        self.kind[rows] = DIFFERENTIAL
+
+    def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
+        """See :meth:`Engine.set_velocity` (ground robots, as :meth:`drive`)."""
+        rows, velocity = self._ground_rows(rows, np.asarray(velocity).reshape(-1, 3))
+        self.cmd[rows] = velocity
+        self.kind[rows] = VELOCITY
+
+    def _ground_rows(self, rows, *values) -> tuple:
+        """``rows`` that are driven ground robots, and the values aligned with them (non-finite
+        values as 0)."""
+        self._sync()
+        rows = np.asarray(rows, dtype=np.int64)
+        values = [np.nan_to_num(np.asarray(v, dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
+                  for v in values]
+        keep = self.driven[rows] & (self.kind[rows] != FREE)
+        return (rows[keep], *(v[keep] for v in values))
+
+    def reset_rows(self, rows: np.ndarray, state: np.ndarray) -> None:
+        """See :meth:`Engine.reset_rows`: each row level at ``state``'s planar pose and velocity
+        (its height kept, no vertical or roll and pitch motion), its wrench and command
+        dropped."""
+        self._sync()
+        rows = np.asarray(rows, dtype=np.int64)
+        state = np.asarray(state, dtype=float).reshape(len(rows), 6)
+        s = self.state
+        s[rows, 0:2], s[rows, 7:9] = state[:, 0:2], state[:, 3:5]
+        s[rows, 3], s[rows, 4:6], s[rows, 6] = np.cos(state[:, 2] / 2), 0.0, \
+            np.sin(state[:, 2] / 2)
+        s[rows, 9:12], s[rows, 12] = 0.0, state[:, 5]
+        self.wrench[rows], self.cmd[rows] = 0.0, 0.0
+        self.kind[rows] = np.where(self.kind[rows] == FREE, FREE, IDLE)
+
+    def contacts(self, pose: np.ndarray) -> np.ndarray:
+        """No contacts (see the module): (N, 2) zeros."""
+        self._sync()
+        return np.zeros((len(self.state), 2))
+
+    def poses(self, handles: list) -> np.ndarray:
+        self._sync()
+        out = np.empty((len(handles), 3))
+        planar = None
+        for k, h in enumerate(handles):
+            if isinstance(h, ObjectSpec):
+                out[k] = h.position[0], h.position[1], h.yaw
+                continue
+            if h.row >= 0:
+                planar = self.robot_state() if planar is None else planar
+                out[k] = planar[h.row, :3]
+            else:
+                qw, qx, qy, qz = h.state[3:7]
+                out[k] = h.state[0], h.state[1], math.atan2(2.0 * (qw * qz + qx * qy),
+                                                            1.0 - 2.0 * (qy * qy + qz * qz))
+        return out
+
+    # -- geometry ---------------------------------------------------------------------------------
+
+    def static_geometry(self):
+        if self._shapes is None:
+            hl, hw = self._half
+            walls = [(-hl, -hw, hl, -hw), (hl, -hw, hl, hw), (hl, hw, -hl, hw),
+                     (-hl, hw, -hl, -hw)]
+            circles, segments = [], []
+            for s in self._objects:
+                if s.shape == "box":
+                    c = box_corners(s.position[0], s.position[1], s.yaw, s.size[0], s.size[1])
+                    segments += [(*c[k], *c[(k + 1) % 4], 0) for k in range(4)]
+                else:
+                    circles.append((s.position[0], s.position[1], s.radius, 0))
+            self._shapes = as_geometry(circles, segments + [(*w, 0) for w in walls])
+        return self._shapes
+
+    def moving_geometry(self):
+        """None: objects never move and robots have no parts."""
+        return _EMPTY
+
+
+def _body(member: MemberSpec, body: BodySpec) -> _Body:
+    """A handle for ``member`` at its body's pose (level, turned by its yaw, at rest)."""
+    r = float(member.radius)
+    height = body.height if body.height > 0 else 0.5 * r
+    clear = 0.5 * height if body.free else 0.0
+    state = np.zeros(13)
+    state[0:3] = body.position[0], body.position[1], max(body.z, clear)
+    state[3], state[6] = math.cos(body.yaw / 2), math.sin(body.yaw / 2)
+    mass = float(body.mass) if body.mass > 0 else 1.0
+    if body.inertia:
+        inertia = tuple(float(i) for i in body.inertia)
+    else:  # a solid cylinder of radius r and this height
+        side = mass * (3.0 * r * r + height * height) / 12.0
+        inertia = (side, side, 0.5 * mass * r * r)
+    param = np.zeros(7)
+    param[0], param[1:4] = mass, inertia
+    param[CLEAR], param[RADIUS] = clear, r
+    param[MU] = body.floor_friction if body.floor_friction > 0 else GROUND_FRICTION
+    return _Body(member.name, bool(body.free), state, param)
+
+
+def _backend(kind: str):
+    """The kernels module for ``kind`` ("auto", "numba" or "numpy")."""
+    if kind not in ("auto", "numba", "numpy"):
+        raise ValueError(f"kernels must be 'auto', 'numba' or 'numpy', got {kind!r}")
+    if kind == "numba" and jit.numba is None:
+        raise ImportError("the aerial engine's numba kernels need numba")
+    if kind == "auto" and os.environ.get("COOPSIM_JIT", "").strip().lower() == "numpy":
+        return aerial_numpy
+    return jit if kind != "numpy" and jit.numba is not None else aerial_numpy

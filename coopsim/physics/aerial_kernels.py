@@ -1,0 +1,211 @@
+"""numba kernels of the ``aerial`` engine (:mod:`coopsim.physics.aerial` states the rules).
+
+One step is one pass over the rows: :func:`step_rows` (serial) or :func:`step_rows_parallel`
+(``prange``), both inlining :func:`_row`, so a row comes out alike from either and at any thread
+count: row i reads and writes only row i. :mod:`coopsim.physics.aerial_numpy` does the same in
+numpy, with the same floating-point operations in the same order per row, so the two give the
+same bits. That is why no libm function is called (numpy's and the C library's ``sin`` may
+round differently): sine and cosine come from :func:`_sinc_cos` (series and angle doubling),
+and ``sqrt`` is correctly rounded everywhere. No ``fastmath``: nothing is reordered or fused.
+
+Row layouts (float64): ``state`` (N, 13) :data:`coopsim.physics.engine.STATE3D`; ``wrench``
+(N, 6) force (N) and torque (N m), body frame; ``cmd`` (N, 3) a ground row's command (forward
+m/s, -, yaw rate rad/s; or vx, vy m/s world, yaw rate); ``param`` (N, 7) :data:`MASS`,
+:data:`IXX`, :data:`IYY`, :data:`IZZ` (kg, kg m^2), :data:`CLEAR` (ground clearance, m),
+:data:`RADIUS` (m), :data:`MU` (ground friction); ``kind`` (N,) int64 :data:`IDLE`,
+:data:`DIFFERENTIAL`, :data:`VELOCITY` (ground rows) or :data:`FREE`; ``half`` (2,) the floor's
+half length and half width, m.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..model.compiled import jit, numba, prange
+from ..model.threads import kernel_threads
+
+IDLE, DIFFERENTIAL, VELOCITY, FREE = 0, 1, 2, 3  # kinds of row
+MASS, IXX, IYY, IZZ, CLEAR, RADIUS, MU = range(7)  # param columns
+GRAVITY = 9.81  # m/s^2, along -z
+SERIES = 0.5  # rad: angles up to this take sin and cos from their series (error < 1e-18)
+HALVINGS = 64  # an angle is halved at most this often (inf and nan leave the loop at once)
+# Rows from which numba's threads share a step (coopsim.model.threads chooses how many): below,
+# waking them costs more than the pass. Tests set it lower.
+PARALLEL_MIN = 4096
+CHUNK = 512  # rows a thread takes at a time
+
+
+def threads(n: int):
+    """Within: the kernels share ``n`` rows among numba's threads when that pays."""
+    return kernel_threads(n, PARALLEL_MIN, CHUNK)
+
+
+@jit(inline=True)
+def _sinc_cos(h):
+    """sin(h) / h and cos(h) of an angle h (rad) in plain arithmetic: the series (to h^14)
+    of h halved until |h| <= SERIES, then doubled back (sin 2a = 2 sin a cos a)."""
+    y, k = h, 0
+    while abs(y) > SERIES and k < HALVINGS:
+        y *= 0.5
+        k += 1
+    y2 = y * y
+    sinc = 1.0 - y2 / 6.0 * (1.0 - y2 / 20.0 * (1.0 - y2 / 42.0 * (1.0 - y2 / 72.0 * (
+        1.0 - y2 / 110.0 * (1.0 - y2 / 156.0 * (1.0 - y2 / 210.0))))))
+    cos = 1.0 - y2 / 2.0 * (1.0 - y2 / 12.0 * (1.0 - y2 / 30.0 * (1.0 - y2 / 56.0 * (
+        1.0 - y2 / 90.0 * (1.0 - y2 / 132.0 * (1.0 - y2 / 182.0))))))
+    if k == 0:
+        return sinc, cos
+    sin = sinc * y
+    for _ in range(k):
+        sin, cos = 2.0 * sin * cos, cos * cos - sin * sin
+    return sin / h, cos
+
+
+@jit(inline=True)
+def _turn(qw, qx, qy, qz, wx, wy, wz, h):
+    """Quaternion (qw, qx, qy, qz) turned for ``h`` s at body rates (wx, wy, wz) rad/s: times
+    the exact rotation by |w| h about w (as MuJoCo's ``mju_quatIntegrate``), normalised."""
+    n = math.sqrt(wx * wx + wy * wy + wz * wz)
+    sinc, cw = _sinc_cos(0.5 * n * h)
+    k = sinc * (0.5 * h)  # sin(|w| h / 2) / |w|: no division, so w = 0 is no special case
+    dx, dy, dz = k * wx, k * wy, k * wz
+    rw = qw * cw - qx * dx - qy * dy - qz * dz
+    rx = qw * dx + qx * cw + qy * dz - qz * dy
+    ry = qw * dy - qx * dz + qy * cw + qz * dx
+    rz = qw * dz + qx * dy - qy * dx + qz * cw
+    norm = math.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
+    return rw / norm, rx / norm, ry / norm, rz / norm
+
+
+@jit(inline=True)
+def _walls(s, i, r, half):
+    """Clamp row i's x and y onto the floor (its radius r from each wall), stopping the
+    velocity into a wall it touches."""
+    for a in range(2):
+        lo, hi = r - half[a], half[a] - r
+        if s[i, a] < lo:
+            s[i, a] = lo
+            if s[i, 7 + a] < 0.0:
+                s[i, 7 + a] = 0.0
+        elif s[i, a] > hi:
+            s[i, a] = hi
+            if s[i, 7 + a] > 0.0:
+                s[i, 7 + a] = 0.0
+
+
+@jit(inline=True)
+def _velocities(s, i, w, p, dt):
+    """Row i's velocities after ``dt`` s under body-frame wrench ``w`` and gravity
+    (semi-implicit Euler: forces at the step's start); returns them (world v, body w)."""
+    qw, qx, qy, qz = s[i, 3], s[i, 4], s[i, 5], s[i, 6]
+    fx, fy, fz = w[i, 0], w[i, 1], w[i, 2]
+    gx = (1.0 - 2.0 * (qy * qy + qz * qz)) * fx + 2.0 * (qx * qy - qw * qz) * fy \
+        + 2.0 * (qx * qz + qw * qy) * fz
+    gy = 2.0 * (qx * qy + qw * qz) * fx + (1.0 - 2.0 * (qx * qx + qz * qz)) * fy \
+        + 2.0 * (qy * qz - qw * qx) * fz
+    gz = 2.0 * (qx * qz - qw * qy) * fx + 2.0 * (qy * qz + qw * qx) * fy \
+        + (1.0 - 2.0 * (qx * qx + qy * qy)) * fz
+    m = p[i, MASS]
+    vx, vy, vz = s[i, 7] + gx / m * dt, s[i, 8] + gy / m * dt, s[i, 9] + (gz / m - GRAVITY) * dt
+    ax, ay, az = p[i, IXX], p[i, IYY], p[i, IZZ]
+    wx, wy, wz = s[i, 10], s[i, 11], s[i, 12]
+    lx, ly, lz = ax * wx, ay * wy, az * wz  # angular momentum, body frame
+    ex = (w[i, 3] - (wy * lz - wz * ly)) / ax  # Euler: I w' = tau - w x I w
+    ey = (w[i, 4] - (wz * lx - wx * lz)) / ay
+    ez = (w[i, 5] - (wx * ly - wy * lx)) / az
+    return vx, vy, vz, wx + ex * dt, wy + ey * dt, wz + ez * dt
+
+
+@jit(inline=True)
+def _free_row(i, s, w, p, half, dt):
+    """Row i, a free body: dynamics, the floor, the walls (see the engine's rules)."""
+    vx, vy, vz, wx, wy, wz = _velocities(s, i, w, p, dt)
+    clear = p[i, CLEAR]
+    if s[i, 2] + vz * dt < clear:  # on the floor: no speed into it, Coulomb friction
+        dv = 0.0
+        if vz < 0.0:
+            dv, vz = -vz, 0.0
+        budget = p[i, MU] * dv  # m/s the floor's friction impulse takes off
+        wx, wy = 0.0, 0.0
+        speed = math.sqrt(vx * vx + vy * vy)
+        if speed > budget:
+            keep = (speed - budget) / speed
+            vx, vy = vx * keep, vy * keep
+        else:
+            vx, vy = 0.0, 0.0
+        spin = abs(wz) * p[i, RADIUS]
+        if spin > budget:
+            wz = wz * ((spin - budget) / spin)
+        else:
+            wz = 0.0
+    s[i, 0] += vx * dt
+    s[i, 1] += vy * dt
+    s[i, 2] = max(s[i, 2] + vz * dt, clear)
+    s[i, 3], s[i, 4], s[i, 5], s[i, 6] = _turn(s[i, 3], s[i, 4], s[i, 5], s[i, 6],
+                                               wx, wy, wz, dt)
+    s[i, 7], s[i, 8], s[i, 9], s[i, 10], s[i, 11], s[i, 12] = vx, vy, vz, wx, wy, wz
+    _walls(s, i, p[i, RADIUS], half)
+
+
+@jit(inline=True)
+def _ground_row(i, s, cmd, kind, p, half, dt):
+    """Row i, a ground robot: its planar command for ``dt`` s (differential: along the exact
+    arc; velocity: straight), the walls; velocity reported as displacement / dt."""
+    x0, y0 = s[i, 0], s[i, 1]
+    k = kind[i]
+    turn = cmd[i, 2] if k != IDLE else 0.0
+    sinc, c = _sinc_cos(0.25 * turn * dt)  # a quarter of the step's turn
+    sz = sinc * (0.25 * turn * dt)
+    qw, qz = s[i, 3], s[i, 6]
+    mw, mz = qw * c - qz * sz, qw * sz + qz * c  # half-way through the turn
+    if k == DIFFERENTIAL:
+        chord = cmd[i, 0] * dt * (sinc * c)  # sinc of the half turn: sinc(a) cos(a) of a
+        s[i, 0] += chord * (mw * mw - mz * mz)
+        s[i, 1] += chord * (2.0 * mw * mz)
+    elif k == VELOCITY:
+        s[i, 0] += cmd[i, 0] * dt
+        s[i, 1] += cmd[i, 1] * dt
+    rw, rz = mw * c - mz * sz, mw * sz + mz * c
+    norm = math.sqrt(rw * rw + rz * rz)
+    s[i, 3], s[i, 4], s[i, 5], s[i, 6] = rw / norm, 0.0, 0.0, rz / norm
+    s[i, 7], s[i, 8] = 0.0, 0.0
+    _walls(s, i, p[i, RADIUS], half)
+    s[i, 7], s[i, 8], s[i, 9] = (s[i, 0] - x0) / dt, (s[i, 1] - y0) / dt, 0.0
+    s[i, 10], s[i, 11], s[i, 12] = 0.0, 0.0, turn
+
+
+@jit(inline=True)
+def _row(i, s, w, cmd, p, kind, half, dt):
+    if kind[i] == FREE:
+        _free_row(i, s, w, p, half, dt)
+    else:
+        _ground_row(i, s, cmd, kind, p, half, dt)
+
+
+@jit()
+def step_rows(s, w, cmd, p, kind, half, dt):
+    """One step of ``dt`` s of every row, in place, on the calling thread."""
+    for i in range(len(s)):
+        _row(i, s, w, cmd, p, kind, half, dt)
+
+
+@jit(parallel=True)
+def step_rows_parallel(s, w, cmd, p, kind, half, dt):
+    """:func:`step_rows` with the rows shared among numba's threads."""
+    for i in prange(len(s)):
+        _row(i, s, w, cmd, p, kind, half, dt)
+
+
+def step(s, w, cmd, p, kind, half, dt: float) -> None:
+    """One step of every row: the parallel kernel from :data:`PARALLEL_MIN` rows on (when more
+    than one thread may run), else the serial one; the same bits either way."""
+    from ..model.threads import parallel
+
+    if parallel(len(s), PARALLEL_MIN):
+        with threads(len(s)):
+            step_rows_parallel(s, w, cmd, p, kind, half, dt)
+    else:
+        step_rows(s, w, cmd, p, kind, half, dt)
+
+
+COMPILED = numba is not None
