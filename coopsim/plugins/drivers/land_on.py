@@ -36,8 +36,6 @@ class LandOn(Driver):
                    "carrier gps)")
     params = (
         ParamSpec("carrier", "str", "network name of the ground robot to land on", "rover"),
-        number("mass", "the flyer's mass, kg (its hover thrust is mass * 9.81 N)", 0.027,
-               0.001, 100.0, "kg"),
         number("deck", "height of the carrier's top above the floor, m", 0.2, 0.0, 10.0, "m"),
         number("altitude", "height above the deck while following, m", 0.6, 0.1, 20.0, "m"),
         number("ready", "horizontal distance to the carrier's axis to start the descent, m",
@@ -53,6 +51,7 @@ class LandOn(Driver):
 
     def setup(self, bot) -> None:
         self.carrier = bot.peer(self.p["carrier"])
+        self.mass = float(bot.params("rotors")["mass"])  # kg: hover thrust is mass * G
         self.phase, self.since, self.last = "climb", bot.time, None
         self.v = [0.0, 0.0, 0.0]
         self.rover_last, self.rover_v = None, (0.0, 0.0)
@@ -115,5 +114,5 @@ class LandOn(Driver):
         c, s = math.cos(yaw), math.sin(yaw)
         pitch = max(-TILT, min(TILT, math.atan2(a[0] * c + a[1] * s, fz)))
         roll = max(-TILT, min(TILT, math.atan2(a[0] * s - a[1] * c, fz)))
-        thrust = self.p["mass"] * fz / (math.cos(roll) * math.cos(pitch))
+        thrust = self.mass * fz / (math.cos(roll) * math.cos(pitch))
         return thrust, roll, pitch, 0.0

@@ -10,7 +10,8 @@ world frame, m and m/s):
 * it is above the carrier's centre, by at most ``height`` m (on top, not hovering over it);
 * its velocity differs from the carrier's by at most ``speed`` m/s (carried along, not passing).
 
-Touching the floor (the flyer's centre below ``floor`` m) fails at once: it missed the carrier.
+Coming down to the floor (the flyer's centre below ``floor`` m) once it has flown (been higher
+than ``floor`` + 0.2 m) fails at once: it missed the carrier.
 Needs an engine with the ``flight`` feature (``mujoco``: the landing needs contacts).
 """
 
@@ -50,6 +51,7 @@ class LandedOn(Rule):
         super().__init__(params)
         self.offset = (math.inf, math.inf, math.inf)
         self.since: float | None = None
+        self.flown = False  # it has taken off: the floor now counts as a miss
 
     def check(self, scenario) -> None:
         names = {r.name for r in scenario.robots}
@@ -70,7 +72,9 @@ class LandedOn(Rule):
         d = snap.pose3d[i, :3] - snap.pose3d[j, :3]
         dv = float(np.linalg.norm(snap.twist3d[i, :3] - snap.twist3d[j, :3]))
         self.offset = (float(math.hypot(d[0], d[1])), float(d[2]), dv)
-        if snap.pose3d[i, 2] < self.p["floor"]:
+        z = float(snap.pose3d[i, 2])
+        self.flown = self.flown or z > self.p["floor"] + 0.2
+        if self.flown and z < self.p["floor"]:
             self.end(f"FAIL: {me} hit the floor at t = {t:.2f} s, "
                      f"{self.offset[0]:.2f} m from {carrier}'s centre")
             return
