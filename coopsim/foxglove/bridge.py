@@ -226,7 +226,7 @@ class Bridge:
     def _scene_for(self, snap, key) -> Scene:
         if self._scene is None or self._scene[0] != key or not self._scene[1].fits(snap):
             built_key, layout, params = self.source.layout()
-            scene = Scene(layout)
+            scene = Scene(layout, snap.pose3d is not None)
             self._scans = Scans(layout, params)
             self._poses = [self._channel(pose_topic(n)).base for n in scene.robots]
             self._scene = (built_key, scene)

@@ -112,7 +112,8 @@ def _write_steps(recording, out: _Out, params: dict) -> int:
     for frame, layout, snap in recorded_steps(recording):
         ns = round(frame.position * 1e9)
         if scene is None or key != frame.layout or not scene.fits(snap):
-            scene, key, scans = Scene(layout), frame.layout, Scans(layout, params)
+            scene, key = Scene(layout, snap.pose3d is not None), frame.layout
+            scans = Scans(layout, params)
             out.write(SCENE_WORLD, scene.world.fill(np.zeros(0), ns).tobytes(), ns)
         values = scene.values(snap)
         out.write(SCENE_BODIES, scene.scene.fill(values, ns).tobytes(), ns)

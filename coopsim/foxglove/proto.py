@@ -120,6 +120,16 @@ def pose(x, y, z, qz, qw) -> Msg:
     return Msg().sub(1, vector3(x, y, z)).sub(2, quaternion(qz, qw))
 
 
+def quaternion4(x, y, z, w) -> Msg:
+    """foxglove.Quaternion of any rotation (x, y, z, w)."""
+    return Msg().double(1, x).double(2, y).double(3, z).double(4, w)
+
+
+def pose3(x, y, z, qx, qy, qz, qw) -> Msg:
+    """foxglove.Pose: position (m) and any orientation (a 3D world's bodies)."""
+    return Msg().sub(1, vector3(x, y, z)).sub(2, quaternion4(qx, qy, qz, qw))
+
+
 def color(rgb, alpha: float = 1.0) -> Msg:
     """foxglove.Color from [R, G, B] 0-255."""
     r, g, b = (float(c) / 255.0 for c in rgb[:3])

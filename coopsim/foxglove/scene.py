@@ -5,6 +5,11 @@ recorded one in a file) and encodes the step's Foxglove messages from a
 :class:`~coopsim.model.snapshot.Snapshot`, so the live bridge, a replay and the MCAP export
 send the same bytes. Frames (docs/foxglove.md): ``world`` is the floor's frame (x, y on the
 floor, z up, m); every robot also has a frame named after it (``/tf``).
+
+In a 3D world (snapshots with ``pose3d``) every pose carries the body's height and full
+orientation: each drawn primitive is a 7-slot instance (x, y, z, qx, qy, qz, qw) placed at its
+offset in the body's frame, and a robot with the ``rotors`` module is drawn as a rotorcraft
+(a flat body and four rotor discs). A 2D world's messages are those of the planar scene.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ import numpy as np
 from ..model.capabilities import draw_hint
 from ..model.plugins import MODULES, timed_events
 from ..model.polygons import ear_indices
-from ..model.snapshot import rule_metrics
-from .proto import Msg, Slot, Template, color, pose, quaternion, vector3, yaw_quaternion
+from ..model.snapshot import quat_matrices, rule_metrics, yaw_quats
+from .proto import (Msg, Slot, Template, color, pose, pose3, quaternion, quaternion4, vector3,
+                    yaw_quaternion)
 
 WORLD = "world"  # the root frame
 ROBOT_HEIGHT = 0.1  # m: the drawn height of a robot's body
@@ -27,6 +33,9 @@ TARGET_REACH = 0.5  # m: radius of the disc drawn around a target (at_target's d
 RAY_COLOR = (255, 120, 30)
 ZONE_ALPHA = 200 / 255  # a zone's fill, as the viewer draws it: the floor shows through a little
 ZONE_LINE = 0.03  # m: width of a zone's outline (drawn in its colour at half the brightness)
+ROTOR_ARM = 0.5  # a rotorcraft's rotor centres at (+-, +-) this x its radius, body frame
+ROTORCRAFT_HEIGHT = 0.03  # m: the drawn thickness of a rotorcraft's body
+ROTORCRAFT_TOP = ROTORCRAFT_HEIGHT / 2 + 0.01  # m: a rotorcraft's heading arrow, above its body
 
 
 @dataclass(frozen=True)
@@ -82,16 +91,18 @@ class Scene:
     Args:
         layout: The layout document (docs/protocol.md section 5); its robots, objects and
             parts are in the order of the snapshots it goes with.
+        three_d: Draw a 3D world (snapshots with ``pose3d``): real heights and orientations.
     """
 
-    def __init__(self, layout: dict) -> None:
+    def __init__(self, layout: dict, three_d: bool = False) -> None:
         self.robots = [r["name"] for r in layout.get("robots", ())]
-        self._bodies = _Bodies(layout)
+        self._bodies = _Bodies(layout, three_d)
         b = self._bodies
         self.world = Template(_world_update(layout), 0)
         self.scene = Template(b.update, b.slots)
-        self.tf = Template(_transforms(self.robots), b.slots)
-        msg, self.pose_ranges = _poses(self.robots)  # byte range of each robot's PoseInFrame
+        self.tf = Template(_transforms(self.robots, b.robot_slots, three_d), b.slots)
+        # byte range of each robot's PoseInFrame
+        msg, self.pose_ranges = _poses(self.robots, b.robot_slots, three_d)
         self.poses = Template(msg, b.slots)
 
     def fits(self, snap) -> bool:
@@ -106,11 +117,16 @@ class Scene:
 class _Bodies:
     """The moving bodies of a layout: pose instances (a body's pose with an offset) and rays."""
 
-    def __init__(self, layout: dict) -> None:
+    def __init__(self, layout: dict, three_d: bool = False) -> None:
         robots, objects = layout.get("robots", ()), layout.get("objects", ())
         parts = layout.get("parts", ())
         self.counts = (len(robots), len(objects), len(parts))
-        self._inst: list[tuple[int, float, float]] = []  # (body, offset x, offset y), m
+        self.three_d = three_d
+        self._per = 7 if three_d else 4  # slots per pose instance
+        # (body, offset x, y, z in the body's frame, m); z only in 3D (2D templates hold it)
+        self._inst: list[tuple[int, float, float, float]] = []
+        # first slot of each robot's own pose (2D: the robot's row x 4, as ever)
+        self.robot_slots: list[int] = [4 * i for i in range(len(robots))]
         self._rays: list[tuple] = []  # (module, robot row, angles, radius, first ray slot)
         self._leds: list[tuple] = []  # (module, robot row, LED index, first colour slot)
         self._ray_count = 0
@@ -118,7 +134,7 @@ class _Bodies:
         entities += [self._object(len(robots) + j, o) for j, o in enumerate(objects)]
         base = len(robots) + len(objects)
         entities += [self._part(base + k, p) for k, p in enumerate(parts)]
-        ray_slots = 4 * len(self._inst)
+        ray_slots = self._per * len(self._inst)
         update = Msg().sub(1, Msg().uint(2, 1))  # delete ALL of this topic's entities first
         for entity in entities:
             update.sub(2, entity)
@@ -127,29 +143,55 @@ class _Bodies:
         self.update = update
         self.slots = ray_slots + self._ray_count
         self._group_rays()
-        inst = np.array(self._inst, dtype=float).reshape(-1, 3)
+        inst = np.array(self._inst, dtype=float).reshape(-1, 4)
         self._body, self._off = inst[:, 0].astype(int), inst[:, 1:]
 
-    def _pose_slots(self, body: int, ox: float = 0.0, oy: float = 0.0) -> tuple[Slot, ...]:
+    def _handle(self, body: int, ox: float = 0.0, oy: float = 0.0) -> tuple:
+        """A place on ``body`` at offset (ox, oy) m in its frame, for :meth:`_pose`: in 2D its
+        four slots (x, y, qz, qw), taken now; in 3D (body, ox, oy), each pose its own slots."""
+        if self.three_d:
+            return body, ox, oy
         p = len(self._inst)
-        self._inst.append((body, ox, oy))
+        self._inst.append((body, ox, oy, 0.0))
         return tuple(Slot(4 * p + k) for k in range(4))
 
+    def _instance3d(self, body: int, ox: float, oy: float, oz: float) -> int:
+        """A 7-slot pose instance at offset (ox, oy, oz) m in ``body``'s frame: its first slot."""
+        self._inst.append((body, ox, oy, oz))
+        return 7 * (len(self._inst) - 1)
+
+    def _pose(self, handle: tuple, z: float, level: bool = False) -> Msg:
+        """A foxglove.Pose at ``handle``, ``z`` m up (2D: above the floor; 3D: along the body's
+        z axis from its centre); ``level``: unrotated (texts)."""
+        if not self.three_d:
+            x, y, qz, qw = handle
+            return pose(x, y, z, 0.0, 1.0) if level else pose(x, y, z, qz, qw)
+        first = self._instance3d(*handle, z)
+        x, y, zs, qx, qy, qz, qw = (Slot(first + k) for k in range(7))
+        return pose3(x, y, zs, 0.0, 0.0, 0.0, 1.0) if level else pose3(x, y, zs, qx, qy, qz, qw)
+
     def _robot(self, i: int, robot: dict, layout: dict) -> Msg:
-        x, y, qz, qw = self._pose_slots(i)
+        if self.three_d:  # its own pose, unshifted: /tf and PoseInFrame
+            self.robot_slots[i] = self._instance3d(i, 0.0, 0.0, 0.0)
+        h = self._handle(i)
         r = float(robot.get("radius", 0.2))
         rgb = robot.get("color", (200, 200, 200))
         entity = _entity(f"robot/{robot['name']}")
-        entity.sub(10, Msg().sub(1, pose(x, y, ROBOT_HEIGHT / 2, qz, qw))
-                   .sub(2, vector3(2 * r, 2 * r, ROBOT_HEIGHT)).sub(5, color(rgb)))
-        entity.sub(7, Msg().sub(1, pose(x, y, ROBOT_HEIGHT + 0.01, qz, qw))
+        rotorcraft = self.three_d and "rotors" in (robot.get("modules") or ())
+        if rotorcraft:
+            self._rotorcraft(entity, i, r, rgb)
+        else:
+            entity.sub(10, Msg().sub(1, self._pose(h, ROBOT_HEIGHT / 2))
+                       .sub(2, vector3(2 * r, 2 * r, ROBOT_HEIGHT)).sub(5, color(rgb)))
+        top = ROTORCRAFT_TOP if rotorcraft else ROBOT_HEIGHT + 0.01
+        entity.sub(7, Msg().sub(1, self._pose(h, top))
                    .double(2, 0.6 * r).double(3, 0.2 * r).double(4, 0.5 * r)
                    .double(5, 0.45 * r).sub(6, color((250, 250, 250))))
-        entity.sub(13, Msg().sub(1, pose(x, y, ROBOT_HEIGHT + 0.3, 0.0, 1.0)).uint(2, 1)
+        entity.sub(13, Msg().sub(1, self._pose(h, ROBOT_HEIGHT + 0.3, level=True)).uint(2, 1)
                    .double(3, 14.0).uint(4, 1).sub(5, color((255, 255, 255)))
                    .string(6, robot["name"]))
         for label, angles in _ray_modules(layout, robot):
-            entity.sub(11, self._rays_of(i, r, label, angles, (x, y, qz, qw)))
+            entity.sub(11, self._rays_of(i, r, label, angles, h))
         for label, count in _led_modules(layout, robot):
             for k in range(count):
                 entity.sub(9, self._led(i, r, label, k, count))
@@ -159,8 +201,7 @@ class _Bodies:
         """A sphere on the robot's ring for LED ``k`` of ``count``, its colour four slots
         (R, G, B, alpha; alpha 0 while the LED is off) numbered like the rays' ends."""
         a = 2 * math.pi * k / count
-        x, y, qz, qw = self._pose_slots(row, 0.68 * radius * math.cos(a),
-                                        0.68 * radius * math.sin(a))
+        h = self._handle(row, 0.68 * radius * math.cos(a), 0.68 * radius * math.sin(a))
         first = self._ray_count
         self._ray_count += 4
         self._leds.append((label, row, k, first))
@@ -168,17 +209,28 @@ class _Bodies:
         rgba = Msg()
         for n in range(4):
             rgba.double(n + 1, Slot(-(first + n) - 1))
-        return Msg().sub(1, pose(x, y, ROBOT_HEIGHT + 0.005, qz, qw)).sub(2, vector3(d, d, d)) \
+        return Msg().sub(1, self._pose(h, ROBOT_HEIGHT + 0.005)).sub(2, vector3(d, d, d)) \
             .sub(3, rgba)
 
-    def _rays_of(self, row: int, radius: float, label: str, angles: np.ndarray, slots) -> Msg:
+    def _rotorcraft(self, entity: Msg, row: int, radius: float, rgb) -> None:
+        """A rotorcraft at its 3D pose: a flat square body and four rotor discs at the ends of
+        its X-shaped arms (body frame: x forward, y left, z up)."""
+        arm = ROTOR_ARM * radius
+        entity.sub(8, Msg().sub(1, self._pose(self._handle(row), 0.0))
+                   .sub(2, vector3(arm, arm, ROTORCRAFT_HEIGHT)).sub(3, color(rgb)))
+        for sx, sy in ((1, -1), (-1, -1), (-1, 1), (1, 1)):  # the rotors' order: w1 .. w4
+            place = self._pose(self._handle(row, sx * arm, sy * arm), ROTORCRAFT_HEIGHT / 2)
+            d = 0.9 * arm
+            entity.sub(10, Msg().sub(1, place).sub(2, vector3(d, d, 0.01)).double(3, 1.0)
+                       .double(4, 1.0).sub(5, color((60, 60, 60), 0.6)))
+
+    def _rays_of(self, row: int, radius: float, label: str, angles: np.ndarray, handle) -> Msg:
         """One LINE_LIST from the rim along each ray; each ray's end is a slot pair, numbered
         -1, -2... (ray slots go after the pose slots, whose count is known at the end)."""
         first = self._ray_count
         self._ray_count += 2 * len(angles)
         self._rays.append((label, row, angles, radius, first))
-        x, y, qz, qw = slots
-        line = Msg().uint(1, 2).sub(2, pose(x, y, ROBOT_HEIGHT / 2, qz, qw)).double(3, 0.01)
+        line = Msg().uint(1, 2).sub(2, self._pose(handle, ROBOT_HEIGHT / 2)).double(3, 0.01)
         for n, a in enumerate(angles):
             line.sub(5, vector3(radius * math.cos(a), radius * math.sin(a), 0.0))
             line.sub(5, vector3(Slot(-(first + 2 * n) - 1), Slot(-(first + 2 * n + 1) - 1), 0.0))
@@ -196,10 +248,10 @@ class _Bodies:
                         for (label, angles), rows in groups.items()]
 
     def _object(self, body: int, obj: dict) -> Msg:
-        x, y, qz, qw = self._pose_slots(body)
+        h = self._handle(body)
         size = list(obj.get("size", (0.5, 0.5, 0.5))) + [0.5] * 3
         entity = _entity(f"object/{obj['name']}")
-        prim = Msg().sub(1, pose(x, y, float(obj.get("z", size[2] / 2)), qz, qw))
+        prim = Msg().sub(1, self._pose(h, float(obj.get("z", size[2] / 2))))
         prim.sub(2, vector3(*size[:3]))
         field = 10 if obj.get("shape") == "cylinder" else 8
         if field == 10:
@@ -213,8 +265,8 @@ class _Bodies:
         rgb = part.get("color", (150, 150, 150))
         for shape in part.get("shapes", ()):
             off = list(shape.get("offset", (0.0, 0.0))) + [0.0, 0.0]
-            x, y, qz, qw = self._pose_slots(body, float(off[0]), float(off[1]))
-            place = pose(x, y, ROBOT_HEIGHT / 2, qz, qw)
+            place = self._pose(self._handle(body, float(off[0]), float(off[1])),
+                               ROBOT_HEIGHT / 2)
             if shape.get("kind") == "circle":
                 d = 2 * float(shape.get("radius", 0.1))
                 entity.sub(10, Msg().sub(1, place).sub(2, vector3(d, d, ROBOT_HEIGHT))
@@ -231,18 +283,26 @@ class _Bodies:
         return entity
 
     def fits(self, snap) -> bool:
-        return (len(snap.robots), len(snap.objects), len(snap.parts)) == self.counts
+        return ((len(snap.robots), len(snap.objects), len(snap.parts)) == self.counts
+                and (getattr(snap, "pose3d", None) is not None) == self.three_d)
 
-    def values(self, snap) -> np.ndarray:
+    def _instances(self, snap) -> np.ndarray:
+        """The pose instances' slot values in ``snap``: 2D x, y, qz, qw each; 3D x, y, z, qx,
+        qy, qz, qw (robots at their pose3d; objects and parts on the floor, turned by yaw)."""
         bodies = np.concatenate([np.asarray(snap.poses, float).reshape(-1, 3),
                                  np.asarray(snap.object_poses, float).reshape(-1, 3),
                                  np.asarray(snap.part_poses, float).reshape(-1, 3)])
         b = bodies[self._body]
+        if self.three_d:
+            return _instances3d(snap, bodies, self._body, self._off)
         c, s = np.cos(b[:, 2]), np.sin(b[:, 2])
         qz, qw = yaw_quaternion(b[:, 2])
         ox, oy = self._off[:, 0], self._off[:, 1]
-        out = [np.column_stack((b[:, 0] + c * ox - s * oy, b[:, 1] + s * ox + c * oy, qz,
-                                qw)).ravel()]
+        return np.column_stack((b[:, 0] + c * ox - s * oy, b[:, 1] + s * ox + c * oy, qz,
+                                qw)).ravel()
+
+    def values(self, snap) -> np.ndarray:
+        out = [self._instances(snap)]
         rays = np.zeros(self._ray_count)
         for label, rows, angles, radii, first in self._groups:
             reading = snap.readings.get(label)
@@ -259,6 +319,20 @@ class _Bodies:
                 rays[first:first + 4] = ((v >> 16 & 255) / 255, (v >> 8 & 255) / 255,
                                          (v & 255) / 255, 1.0 if v > 0 else 0.0)
         return np.concatenate(out + [rays])
+
+
+def _instances3d(snap, bodies: np.ndarray, body: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """(x, y, z, qx, qy, qz, qw) of every 3D instance: its body's position plus its offset
+    turned by the body's orientation (robots: pose3d; others: yaw about z, on the floor)."""
+    n = len(snap.robots)
+    position = np.zeros((len(bodies), 3))
+    position[:, :2] = bodies[:, :2]
+    quat = yaw_quats(bodies[:, 2])  # w, x, y, z
+    position[:n] = np.asarray(snap.pose3d, float)[:, :3]
+    quat[:n] = np.asarray(snap.pose3d, float)[:, 3:7]
+    q = quat[body]
+    world = position[body] + np.einsum("nij,nj->ni", quat_matrices(q), off)
+    return np.column_stack((world, q[:, 1:4], q[:, 0])).ravel()
 
 
 def _entity(ident: str) -> Msg:
@@ -346,23 +420,33 @@ def _zone(zone: dict) -> Msg:
     return entity.sub(11, line.sub(6, color([c // 2 for c in rgb[:3]])))
 
 
-def _transforms(robots: list[str]) -> Msg:
-    """FrameTransforms: world -> each robot (translation m, rotation about z)."""
+def _robot_place(first: int, three_d: bool) -> tuple[Msg, Msg]:
+    """(translation Vector3, rotation Quaternion) of a robot's own pose slots from ``first``:
+    planar (z 0, a turn about z) or 3D (x, y, z, qx, qy, qz, qw)."""
+    if not three_d:
+        x, y, qz, qw = (Slot(first + k) for k in range(4))
+        return vector3(x, y, 0.0), quaternion(qz, qw)
+    x, y, z, qx, qy, qz, qw = (Slot(first + k) for k in range(7))
+    return vector3(x, y, z), quaternion4(qx, qy, qz, qw)
+
+
+def _transforms(robots: list[str], slots: list[int], three_d: bool = False) -> Msg:
+    """FrameTransforms: world -> each robot (translation m, rotation: about z in 2D)."""
     out = Msg()
-    for i, name in enumerate(robots):
-        x, y, qz, qw = (Slot(4 * i + k) for k in range(4))
-        out.sub(1, Msg().stamp(1).string(2, WORLD).string(3, name).sub(4, vector3(x, y, 0.0))
-                .sub(5, quaternion(qz, qw)))
+    for name, first in zip(robots, slots):
+        move, turn = _robot_place(first, three_d)
+        out.sub(1, Msg().stamp(1).string(2, WORLD).string(3, name).sub(4, move).sub(5, turn))
     return out
 
 
-def _poses(robots: list[str]) -> tuple[Msg, list[tuple[int, int]]]:
+def _poses(robots: list[str], slots: list[int],
+           three_d: bool = False) -> tuple[Msg, list[tuple[int, int]]]:
     """Every robot's PoseInFrame back to back, and the byte range of each."""
     out, ranges = Msg(), []
-    for i in range(len(robots)):
+    for first in slots[:len(robots)]:
         start = len(out.data)
-        x, y, qz, qw = (Slot(4 * i + k) for k in range(4))
-        one = Msg().stamp(1).string(2, WORLD).sub(3, pose(x, y, 0.0, qz, qw))
+        move, turn = _robot_place(first, three_d)
+        one = Msg().stamp(1).string(2, WORLD).sub(3, Msg().sub(1, move).sub(2, turn))
         out.data += one.data
         out.slots += [(start + o, s) for o, s in one.slots]
         out.stamps += [start + o for o in one.stamps]

@@ -198,3 +198,34 @@ def realtime_words(late: float, recent_rtf: float, speed: float) -> str:
     """The one wording of a broken real time, with its figures (see :func:`realtime_broken`)."""
     return (f"real time broken: {recent_rtf:.2f}x real time over the last second, "
             f"{speed:g}x asked ({late:.0%} of its steps late)")
+
+
+# -- 3D poses (Snapshot.pose3d: x, y, z, qw, qx, qy, qz; body to world) ----------------------------
+
+def quat_matrices(quats) -> np.ndarray:
+    """(n, 3, 3) rotation matrices (body to world) of (n, 4) unit quaternions w, x, y, z."""
+    q = np.asarray(quats, dtype=float).reshape(-1, 4)
+    w, x, y, z = q.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], 1)
+
+
+def zyx_euler(quats) -> np.ndarray:
+    """(n, 3) roll, pitch, yaw (rad) of (n, 4) quaternions w, x, y, z: the ZYX (yaw, then
+    pitch, then roll, about the body's moving axes) Euler angles of aerospace and REP 103;
+    roll and yaw in (-pi, pi], pitch in [-pi/2, pi/2] (clamped at the gimbal lock)."""
+    q = np.asarray(quats, dtype=float).reshape(-1, 4)
+    w, x, y, z = q.T
+    roll = np.arctan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    pitch = np.arcsin(np.clip(2 * (w * y - z * x), -1.0, 1.0))
+    yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return np.column_stack((roll, pitch, yaw))
+
+
+def yaw_quats(yaw) -> np.ndarray:
+    """(n, 4) quaternions w, x, y, z of turns by ``yaw`` rad about the world's z axis."""
+    half = np.asarray(yaw, dtype=float).reshape(-1) * 0.5
+    zero = np.zeros_like(half)
+    return np.column_stack((np.cos(half), zero, zero, np.sin(half)))

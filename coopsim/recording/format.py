@@ -43,9 +43,10 @@ from ..model.module import Column
 PROFILE = "coopsim"
 #: The version written into a new recording's metadata (``format``). Readers read every version
 #: up to it (format 1 files: module-less column entries, team ``bars`` instead of ``parts``, no
-#: per-block dt or rules; format 2 files: no camera blobs); a change to what is written bumps it, with an entry in the changelog
-#: that opens docs/recording-format.md.
-FORMAT_VERSION = 3
+#: per-block dt or rules; format 2 files: no camera blobs; format 3 files: no 3D poses); a
+#: change to what is written bumps it, with an entry in the changelog that opens
+#: docs/recording-format.md.
+FORMAT_VERSION = 4
 ENCODING = "msgpack"
 FRAMES_TOPIC = "/frames"
 LAYOUT_TOPIC = "/layout"
@@ -58,6 +59,12 @@ _POSE = (Column("x", 1e-4, 2), Column("y", 1e-4, 2), Column("yaw", 1e-4, 2))
 CORE_COLUMNS = _POSE + (Column("vx", 1e-3, 2), Column("vy", 1e-3, 2), Column("omega", 1e-3, 2))
 #: Per-object and per-part columns.
 BODY_COLUMNS = _POSE
+#: Per-robot columns of a 3D world's steps (format 4, a block's ``3``), beside the robots' x, y,
+#: vx, vy of :data:`CORE_COLUMNS`: height (m, world frame), orientation quaternion w, x, y, z
+#: (body to world), vertical speed (m/s, world frame), angular velocity (rad/s, body frame).
+THREE_D_COLUMNS = (Column("z", 1e-4, 2), Column("qw", 1e-6, 2), Column("qx", 1e-6, 2),
+                   Column("qy", 1e-6, 2), Column("qz", 1e-6, 2), Column("vz", 1e-3, 2),
+                   Column("wx", 1e-3, 2), Column("wy", 1e-3, 2), Column("wz", 1e-3, 2))
 
 
 def robot_columns(module_columns=()) -> tuple[Column, ...]:
@@ -84,6 +91,8 @@ FRAME_SCHEMA = json.dumps({
         "d": {"type": "number", "description": "the physics step of these steps, s"},
         "R": {"type": "array", "description": "per step, the rules' fields (map of rule label "
                                               "to map); absent when the run has no rules"},
+        "3": {"description": "3D worlds only (format 4): robots' z, qw, qx, qy, qz, vz, wx, wy, "
+                             "wz as [widths, bytes] like r; absent in a 2D world"},
     },
 })
 LAYOUT_SCHEMA = json.dumps({
@@ -113,6 +122,9 @@ class Frame:
         dt: The physics step this step was taken with, s (0 when the recording predates it).
         modules: Module label -> what the module recorded at this step beyond its columns
             (``Recordable.record``: the lidar's scans taken since the previous recorded step).
+        pose3d: (N, 7) x, y, z (m, world), qw, qx, qy, qz (body to world) of a 3D world's
+            robots (format 4), or None (a 2D world, an older recording).
+        twist3d: (N, 6) vx, vy, vz (m/s, world), wx, wy, wz (rad/s, body frame), or None.
     """
 
     index: int
@@ -125,6 +137,8 @@ class Frame:
     rules: Mapping = field(default_factory=dict)
     dt: float = 0.0
     modules: Mapping = field(default_factory=dict)
+    pose3d: np.ndarray | None = None
+    twist3d: np.ndarray | None = None
 
 
 def columns_to_json(columns: Sequence[Column]) -> str:
@@ -228,11 +242,14 @@ class FrameEncoder:
         self.body_columns = tuple(body_columns)
         self._robots = _Track(self.robot_columns)
         self._bodies = _Track(self.body_columns)
+        self._three = _Track(THREE_D_COLUMNS)
+        self._was_3d = False  # the last block had 3D values (a change starts a keyframe)
 
     def encode(self, index: int, steps: Sequence[int], times: Sequence[float],
                positions: Sequence[int], layout: int, robots: np.ndarray, bodies: np.ndarray,
                key: bool, rules: Sequence[Mapping] | None = None, dt: float = 0.0,
-               modules: Sequence[Mapping] | None = None) -> bytes:
+               modules: Sequence[Mapping] | None = None,
+               three_d: np.ndarray | None = None) -> bytes:
         """One message for F consecutive steps of one layout.
 
         Args:
@@ -246,9 +263,13 @@ class FrameEncoder:
             rules: Per step, the rules' fields (omitted when no step has any).
             dt: The physics step of these steps, s (a dt change starts a new block).
             modules: Per step, module label -> what it recorded (omitted when nothing).
+            three_d: (9, F, N) robot values of :data:`THREE_D_COLUMNS` in a 3D world, SI;
+                None in a 2D world (the block is then what format 3 wrote).
         """
         key = bool(key or self._robots.shape_changed(robots.shape[2])
-                   or self._bodies.shape_changed(bodies.shape[2]))
+                   or self._bodies.shape_changed(bodies.shape[2])
+                   or (three_d is not None) != self._was_3d)
+        self._was_3d = three_d is not None
         block = {"i": index, "k": key, "L": layout, "s": list(steps), "t": list(times),
                  "p": list(positions), "r": self._robots.encode(robots, key),
                  "b": self._bodies.encode(bodies, key), "d": float(dt)}
@@ -256,6 +277,8 @@ class FrameEncoder:
             block["R"] = [dict(r) for r in rules]
         if modules and any(modules):
             block["X"] = [dict(m) for m in modules]
+        if three_d is not None:
+            block["3"] = self._three.encode(three_d, key)
         return msgpack.packb(block, use_bin_type=True)
 
 
@@ -313,6 +336,7 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
         robots = _undo_differences(robots, robot_columns)
         bodies = _undo_differences(bodies, body_columns)
         robots.flags.writeable = bodies.flags.writeable = False  # frames share them
+        pose3d, twist3d = _three_d(segment, robots, robot_columns)
         j = 0
         for m in segment:
             rules = m.get("R") or [{}] * len(m["s"])
@@ -321,9 +345,39 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
                 frames.append(Frame(m["i"] + k, position / 1e9, step, time, m["L"],
                                     robots[j], bodies[j], rules[k] if k < len(rules) else {},
                                     float(m.get("d", 0.0)),
-                                    extra[k] if k < len(extra) else {}))
+                                    extra[k] if k < len(extra) else {},
+                                    None if pose3d is None else pose3d[j],
+                                    None if twist3d is None else twist3d[j]))
                 j += 1
     return frames
+
+
+def _three_d(segment: Sequence[Mapping], robots: np.ndarray, robot_columns) -> tuple:
+    """(F, N, 7) poses and (F, N, 6) twists of a keyframe segment's 3D blocks (format 4), or
+    (None, None) when it has none; x, y, vx, vy come from the core columns, the quaternions
+    are normalized again (quantized to 1e-6 each)."""
+    flags = {"3" in m for m in segment}
+    if flags == {False}:
+        return None, None
+    if len(flags) > 1:
+        raise RecordingError("bad chunk: 3D values start or stop without a keyframe")
+    try:
+        q = np.concatenate([_unpack(m["3"], len(m["s"]), len(THREE_D_COLUMNS))
+                            for m in segment])
+    except ValueError:
+        raise RecordingError("bad chunk: the 3D values do not match the robots") from None
+    three = _undo_differences(q, THREE_D_COLUMNS)
+    if three.shape[:2] != robots.shape[:2]:
+        raise RecordingError("bad chunk: the 3D values do not match the robots")
+    names = [c.name for c in robot_columns]
+    x, y, vx, vy = (robots[..., names.index(n)] for n in ("x", "y", "vx", "vy"))
+    quat = three[..., 1:5]
+    norm = np.linalg.norm(quat, axis=-1, keepdims=True)
+    quat = np.where(norm > 0, quat / np.where(norm > 0, norm, 1.0), (1.0, 0.0, 0.0, 0.0))
+    pose = np.concatenate([np.stack([x, y, three[..., 0]], -1), quat], -1)
+    twist = np.concatenate([np.stack([vx, vy, three[..., 5]], -1), three[..., 6:9]], -1)
+    pose.flags.writeable = twist.flags.writeable = False
+    return pose, twist
 
 
 def first_index(data: bytes) -> int:

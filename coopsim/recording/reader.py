@@ -27,7 +27,7 @@ from mcap.records import Message as McapMessage
 from . import format as rf
 from ..model.errors import RecordingError
 from ..model.metrics import format_summary, rule_summaries
-from ..model.snapshot import wrap_angle
+from ..model.snapshot import wrap_angle, zyx_euler
 from .index import ChunkRef, read_attachment, read_chunk, read_index
 
 #: Robot columns every recording has (the modules' columns, sonar and wheel commands among
@@ -36,6 +36,9 @@ REQUIRED_COLUMNS = ("x", "y", "yaw", "vx", "vy", "omega")
 _CSV_COLUMNS = REQUIRED_COLUMNS + ("left_cmd", "right_cmd")
 CACHE_BYTES = 64 << 20  # decoded chunks kept beyond the last one (large swarms keep fewer)
 CSV_HEADER = ("time", "robot", "x", "y", "theta", "vx", "vy", "omega", "left_cmd", "right_cmd")
+#: Columns a 3D world's export adds after :data:`CSV_HEADER` (docs/recording-format.md): height
+#: (m, world frame), roll and pitch (rad, ZYX Euler angles of the body's quaternion).
+CSV_HEADER_3D = ("z", "roll", "pitch")
 
 
 @dataclass(frozen=True)
@@ -408,12 +411,15 @@ def export_csv(recording: Recording, out: IO[str]) -> int:
     """Write one row per robot per recorded step (CSV_HEADER columns); return the rows written.
 
     time is the recording time (s); theta is wrapped to (-pi, pi]; the rest is SI as recorded
-    (wheel commands are empty in a recording made without the motors module).
+    (wheel commands are empty in a recording made without the motors module). A recording
+    whose first step is of a 3D world (format 4) adds :data:`CSV_HEADER_3D`: z (m), roll and
+    pitch (rad, ZYX Euler angles; empty in a later 2D step); a 2D recording's file is as before.
     """
     cols = [c.name for c in recording.robot_columns]
     pick = [cols.index(n) if n in cols else -1 for n in _CSV_COLUMNS]
+    three = recording.frame_count > 0 and recording.frame(0).pose3d is not None
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
+    writer.writerow(CSV_HEADER + (CSV_HEADER_3D if three else ()))
     rows, layout, names = 0, -1, ()
     for frame in recording.iter_frames():
         if frame.layout != layout:
@@ -425,11 +431,22 @@ def export_csv(recording: Recording, out: IO[str]) -> int:
         values[:, :3] = np.round(values[:, :3], 4) + 0.0
         values[:, 3:] = np.round(values[:, 3:], 3) + 0.0
         time = f"{frame.position:.6f}"
-        for name, row in zip(names, values.tolist()):
+        tails = _tails_3d(frame, len(names)) if three else [()] * len(names)
+        for name, row, tail in zip(names, values.tolist(), tails):
             writer.writerow((time, name, *(f"{v:.4f}" for v in row[:3]),
-                             *("" if math.isnan(v) else f"{v:.3f}" for v in row[3:])))
+                             *("" if math.isnan(v) else f"{v:.3f}" for v in row[3:]), *tail))
         rows += len(names)
     return rows
+
+
+def _tails_3d(frame: rf.Frame, n: int) -> list[tuple[str, ...]]:
+    """Each robot's z (m), roll and pitch (rad) as the 3D export prints them (empty when the
+    step is of a 2D world)."""
+    if frame.pose3d is None:
+        return [("", "", "")] * n
+    roll_pitch = zyx_euler(frame.pose3d[:, 3:7])[:, :2]
+    values = np.round(np.column_stack((frame.pose3d[:, 2], roll_pitch)), 4) + 0.0
+    return [tuple(f"{v:.4f}" for v in row) for row in values.tolist()]
 
 
 def wrap_yaw(yaw: np.ndarray) -> np.ndarray:

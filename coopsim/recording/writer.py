@@ -211,8 +211,9 @@ class Recorder:
             if value is not None:
                 extra[label] = value
         self._recorded_step = snap.step
+        three = None if snap.pose3d is None else (snap.pose3d, snap.twist3d)  # format 4
         self._queue.append((snap.step, snap.time, robots, bodies, layout, counts, snap.rules,
-                            dt, extra))
+                            dt, extra, three))
         self._accepted += 1
 
     def close(self) -> None:
@@ -326,7 +327,7 @@ class _WriterState:
 
     def _write_run(self, run: list) -> None:
         """Steps with the same bodies, as one block; only the first may bring a new layout."""
-        step, sim_time, _, _, layout, _, _, dt, _ = run[0]
+        step, sim_time, _, _, layout, _, _, dt, _, three = run[0]
         stamps = [self._log_time(item[1]) for item in run]
         if layout is not None:
             data = rf.encode_layout(self.layouts, step, sim_time, layout)
@@ -339,7 +340,8 @@ class _WriterState:
                                    [item[1] for item in run], stamps, self.layouts - 1, robots,
                                    bodies, key=self.in_chunk == 0 or layout is not None,
                                    rules=[item[6] for item in run], dt=dt,
-                                   modules=[item[8] for item in run])
+                                   modules=[item[8] for item in run],
+                                   three_d=None if three is None else _three_d(run))
         self.writer.add_message(self.frames_id, stamps[0], data, stamps[0], self.blocks)
         self.blocks += 1
         self.frames += len(run)
@@ -413,10 +415,18 @@ def _columns(steps: list[tuple], width: int = 0) -> np.ndarray:
     return np.concatenate([g.transpose(2, 0, 1) for g in groups], axis=0)
 
 
+def _three_d(run: list) -> np.ndarray:
+    """(9, F, n) values of :data:`~coopsim.recording.format.THREE_D_COLUMNS` of a run of 3D
+    steps: z and the quaternion from pose3d, vz and the body rates from twist3d."""
+    poses = np.array([item[9][0] for item in run], dtype=float)  # (F, n, 7)
+    twists = np.array([item[9][1] for item in run], dtype=float)  # (F, n, 6)
+    return np.concatenate([poses[..., 2:7], twists[..., 2:6]], axis=2).transpose(2, 0, 1)
+
+
 def _queue_size(snap: Snapshot) -> int:
     """Steps that fit in :data:`QUEUE_BYTES`: the arrays the hook keeps per step, plus some
     overhead per array."""
-    width = 6 + len(module_columns())
+    width = 6 + len(module_columns()) + (13 if snap.pose3d is not None else 0)
     per_step = 8 * (width * len(snap.robots) + 3 * (len(snap.objects) + len(snap.parts))) + 800
     return max(256, QUEUE_BYTES // per_step)
 
@@ -424,7 +434,8 @@ def _queue_size(snap: Snapshot) -> int:
 def _same_layout(first: tuple, item: tuple) -> bool:
     """True when ``item`` continues ``first``'s run: no new layout, same numbers of bodies,
     same dt."""
-    return item[4] is None and item[5] == first[5] and item[7] == first[7]
+    return (item[4] is None and item[5] == first[5] and item[7] == first[7]
+            and (item[9] is None) == (first[9] is None))
 
 
 def _utc_now() -> str:

@@ -286,7 +286,7 @@ def _snapshot(frame, values, names: tuple, cols: dict) -> Snapshot:
         objects=objects, object_poses=frozen(np.array(frame.bodies[:m])),
         parts=parts, part_poses=frozen(np.array(frame.bodies[m:])), targets=targets,
         layout_version=frame.layout, index={n: i for i, n in enumerate(robots)},
-        rules=frame.rules)
+        rules=frame.rules, pose3d=frame.pose3d, twist3d=frame.twist3d)  # None in 2D
 
 
 def recorded_steps(recording: Recording):

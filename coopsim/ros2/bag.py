@@ -192,6 +192,8 @@ def _write_steps(recording, bag: _Bag) -> int:
         bag.write("/tf", m.TF, scene.transforms(snap, ns), ns)
         for topic, data in scene.odometry(snap, ns):
             bag.write(topic, m.ODOMETRY, data, ns)
+        for topic, data in scene.imu(snap, ns):
+            bag.write(topic, m.IMU, data, ns)
         for topic, data in scene.scans(snap, ns):
             bag.write(topic, m.SCAN, data, ns)
         steps += 1

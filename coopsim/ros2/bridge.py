@@ -143,6 +143,8 @@ class RosBridge:
             self._write("/tf", m.TF, scene.transforms(snap, ns))
             for topic, data in scene.odometry(snap, ns):
                 self._write(topic, m.ODOMETRY, data)
+            for topic, data in scene.imu(snap, ns):
+                self._write(topic, m.IMU, data)
         for topic, data in scene.scans(snap, ns):
             self._write(topic, m.SCAN, data)
 

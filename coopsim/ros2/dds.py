@@ -98,6 +98,11 @@ def idl_types() -> dict:
             "angle_increment": t.float32, "time_increment": t.float32,
             "scan_time": t.float32, "range_min": t.float32, "range_max": t.float32,
             "ranges": t.sequence[t.float32], "intensities": t.sequence[t.float32]}),
+        "sensor_msgs/Imu": struct("sensor_msgs/Imu", {
+            "header": H, "orientation": Q, "orientation_covariance": t.array[t.float64, 9],
+            "angular_velocity": V, "angular_velocity_covariance": t.array[t.float64, 9],
+            "linear_acceleration": V,
+            "linear_acceleration_covariance": t.array[t.float64, 9]}),
         "tf2_msgs/TFMessage": struct("tf2_msgs/TFMessage",
                                      {"transforms": t.sequence[tfs]}),
         "nav_msgs/OccupancyGrid": struct("nav_msgs/OccupancyGrid", {

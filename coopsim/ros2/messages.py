@@ -43,6 +43,12 @@ DEFINITIONS = {
                               "float32 angle_increment\nfloat32 time_increment\n"
                               "float32 scan_time\nfloat32 range_min\nfloat32 range_max\n"
                               "float32[] ranges\nfloat32[] intensities\n"),
+    "sensor_msgs/Imu": ("std_msgs/Header header\ngeometry_msgs/Quaternion orientation\n"
+                        "float64[9] orientation_covariance\n"
+                        "geometry_msgs/Vector3 angular_velocity\n"
+                        "float64[9] angular_velocity_covariance\n"
+                        "geometry_msgs/Vector3 linear_acceleration\n"
+                        "float64[9] linear_acceleration_covariance\n"),
     "tf2_msgs/TFMessage": "geometry_msgs/TransformStamped[] transforms\n",
     "rosgraph_msgs/Clock": "builtin_interfaces/Time clock\n",
 }
@@ -50,6 +56,7 @@ DEFINITIONS = {
 ODOMETRY, SCAN, TF, GRID, CLOCK, TWIST = ("nav_msgs/Odometry", "sensor_msgs/LaserScan",
                                           "tf2_msgs/TFMessage", "nav_msgs/OccupancyGrid",
                                           "rosgraph_msgs/Clock", "geometry_msgs/Twist")
+IMU = "sensor_msgs/Imu"
 _SEPARATOR = "=" * 80
 
 
@@ -97,19 +104,22 @@ def _stamp(buf: bytearray, at: int, ns: int) -> None:
 # A planar robot's covariance: x, y and yaw known to a millimetre / milliradian (the simulator
 # knows the truth); z, roll and pitch unobserved (a large variance, the usual 2D convention).
 _COVARIANCE = np.diag([1e-6, 1e-6, 1e6, 1e6, 1e6, 1e-6]).ravel().tolist()
+# A 3D world's robot: all six known as well (the simulator knows the truth)
+_COVARIANCE_3D = np.diag([1e-6] * 6).ravel().tolist()
 
 
 class OdomTemplate:
     """nav_msgs/Odometry of one robot: pose in ``frame``, twist in ``child`` (its base)."""
 
-    def __init__(self, frame: str, child: str) -> None:
+    def __init__(self, frame: str, child: str, three_d: bool = False) -> None:
+        covariance = _COVARIANCE_3D if three_d else _COVARIANCE
         w = Writer()
         self._stamp = w.header(0, frame)
         w.string(child)
         self._pose = w.f64(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
-        w.f64(*_COVARIANCE)
+        w.f64(*covariance)
         self._twist = w.f64(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        w.f64(*_COVARIANCE)
+        w.f64(*covariance)
         self.data = w.buf
 
     def fill(self, ns: int, x: float, y: float, yaw: float, forward: float, side: float,
@@ -125,10 +135,11 @@ class OdomTemplate:
 
 class OdomBatch:
     """nav_msgs/Odometry of many robots at once: their templates back to back in one buffer,
-    filled with a few numpy writes per step instead of a few per robot."""
+    filled with a few numpy writes per step instead of a few per robot (``three_d``: the
+    covariance of a 3D world, where z, roll and pitch are known too)."""
 
-    def __init__(self, frames) -> None:
-        parts = [OdomTemplate(frame, child) for frame, child in frames]
+    def __init__(self, frames, three_d: bool = False) -> None:
+        parts = [OdomTemplate(frame, child, three_d) for frame, child in frames]
         self.data = np.frombuffer(b"".join(bytes(p.data) for p in parts), np.uint8).copy()
         starts = np.cumsum([0] + [len(p.data) for p in parts])
         self.bounds = list(zip(starts[:-1].tolist(), starts[1:].tolist()))
@@ -140,13 +151,22 @@ class OdomBatch:
         """Every robot's message at ``ns`` (arrays in the order of the frames: pose in the
         odometry frame, m and rad; velocity in the base frame, m/s and rad/s)."""
         n = len(self.bounds)
+        half = np.asarray(yaw, dtype=float) / 2.0
+        zero = np.zeros(n)
+        pose = np.stack([x, y, zero, zero, zero, np.sin(half), np.cos(half)], 1)
+        twist = np.stack([forward, side, zero, zero, zero, turn], 1)
+        return self.fill_full(ns, pose, twist)
+
+    def fill_full(self, ns: int, pose: np.ndarray, twist: np.ndarray) -> list[bytes]:
+        """Every robot's message at ``ns`` from (n, 7) poses x, y, z (m), qx, qy, qz, qw in
+        the odometry frame and (n, 6) twists vx, vy, vz (m/s), wx, wy, wz (rad/s) in the base
+        frame (a 3D world's odometry)."""
+        n = len(self.bounds)
         sec, nsec = divmod(int(ns), 1_000_000_000)
         stamp = np.empty(n, dtype=[("sec", "<i4"), ("nsec", "<u4")])
         stamp["sec"], stamp["nsec"] = sec, nsec
-        half = np.asarray(yaw, dtype=float) / 2.0
-        zero = np.zeros(n)
-        pose = np.stack([x, y, zero, zero, zero, np.sin(half), np.cos(half)], 1).astype("<f8")
-        twist = np.stack([forward, side, zero, zero, zero, turn], 1).astype("<f8")
+        pose = np.ascontiguousarray(pose, dtype="<f8")
+        twist = np.ascontiguousarray(twist, dtype="<f8")
         buf = self.data.copy()
         for at, values in ((self._stamp, stamp.view(np.uint8).reshape(n, 8)),
                            (self._pose, pose.view(np.uint8).reshape(n, 56)),
@@ -207,15 +227,40 @@ class TfTemplate:
     def fill(self, ns: int, x, y, yaw) -> bytes:
         """The message at ``ns`` with planar transforms (arrays of x, y in m, yaw in rad, in
         the order of the pairs)."""
+        half = np.asarray(yaw, dtype=float) / 2.0
+        zero = np.zeros(len(self._at))
+        return self.fill_full(ns, np.stack([np.asarray(x, float), np.asarray(y, float), zero,
+                                            zero, zero, np.sin(half), np.cos(half)], 1))
+
+    def fill_full(self, ns: int, pose: np.ndarray) -> bytes:
+        """The message at ``ns`` with (n, 7) transforms x, y, z (m), qx, qy, qz, qw."""
         buf = bytearray(self.data)
         sec, nsec = divmod(int(ns), 1_000_000_000)
-        half = np.asarray(yaw, dtype=float) / 2.0
-        qz, qw = np.sin(half).tolist(), np.cos(half).tolist()
-        for (stamp, at), xi, yi, z, w in zip(self._at, np.asarray(x).tolist(),
-                                             np.asarray(y).tolist(), qz, qw):
+        for (stamp, at), row in zip(self._at, np.asarray(pose, dtype=float).tolist()):
             struct.pack_into("<iI", buf, stamp, sec, nsec)
-            struct.pack_into("<7d", buf, at, xi, yi, 0.0, 0.0, 0.0, z, w)
+            struct.pack_into("<7d", buf, at, *row)
         return bytes(buf)
+
+
+#: REP 145: covariance[0] = -1 marks a field the sensor does not estimate
+NO_ESTIMATE = (-1.0,) + (0.0,) * 8
+_KNOWN = tuple(np.diag([1e-6] * 3).ravel().tolist())  # the truth, to a milliradian
+
+
+def imu(ns: int, frame: str, orientation, gyro, accel) -> bytes:
+    """sensor_msgs/Imu at ``ns`` in ``frame`` (the robot's base_link): ``orientation`` (qx,
+    qy, qz, qw, body to the world, ENU) or None (REP 145: covariance[0] = -1, not
+    estimated); ``gyro`` wx, wy, wz (rad/s) and ``accel`` ax, ay, az (m/s^2, specific force)
+    in the body frame."""
+    w = Writer()
+    w.header(ns, frame)
+    w.f64(*(orientation if orientation is not None else (0.0, 0.0, 0.0, 1.0)))
+    w.f64(*(_KNOWN if orientation is not None else NO_ESTIMATE))
+    w.f64(*gyro)
+    w.f64(*(0.0,) * 9)
+    w.f64(*accel)
+    w.f64(*(0.0,) * 9)
+    return w.bytes()
 
 
 def clock(ns: int) -> bytes:

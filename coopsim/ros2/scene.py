@@ -5,6 +5,10 @@ Frames (REP 103/105; x forward, y left, z up, metres, radians), per robot ``R``:
 ``map`` (the world) -> ``R/odom`` (where the robot started; static) -> ``R/base_link`` (the
 chassis centre; moves) -> ``R/laser`` (the scan's origin; static, at the centre). Odometry is
 the exact motion since the start (the simulator knows the truth), in ``R/odom``.
+
+In a 3D world (snapshots with ``pose3d``) odometry and ``/tf`` carry the height, the full
+orientation and the 6-DoF twist (linear and angular velocity in ``R/base_link``), and a robot
+with the ``imu`` module publishes ``sensor_msgs/Imu`` on ``/R/imu`` (REP 145).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import numpy as np
 
 from ..model.capabilities import LaserScanner, capability
 from ..model.plugins import MODULES
-from ..model.snapshot import wrap_angle
+from ..model.snapshot import quat_matrices, wrap_angle
 from . import messages as m
 from .occupancy import Occupancy
 
@@ -52,6 +56,7 @@ class RosRobot:
     origin: tuple[float, float, float]
     radius: float
     scans: list[Scan]
+    imu: bool = False  # carries the imu module: publishes /R/imu
 
 
 class RosScene:
@@ -69,6 +74,7 @@ class RosScene:
                  origins: dict | None = None) -> None:
         self.layout = layout
         self.key = snap.robots
+        self.three_d = snap.pose3d is not None
         self.origins = dict(origins or {})
         params = params or {}
         self.robots: list[RosRobot] = []
@@ -81,17 +87,18 @@ class RosScene:
             ns = ros_robot(name)
             self.robots.append(RosRobot(
                 name, ns, row, self.origins[name],
-                float(robot.get("radius", 0.0)), _scans(ns, robot, params.get(name, {}))))
+                float(robot.get("radius", 0.0)), _scans(ns, robot, params.get(name, {})),
+                "imu" in (robot.get("modules") or ())))
         self.occupancy = Occupancy.of_layout(layout)
         self._rows = np.array([r.row for r in self.robots], dtype=int)
         self._origins = np.array([r.origin for r in self.robots], dtype=float).reshape(-1, 3)
         self._topics = [f"/{r.ns}/odom" for r in self.robots]
         frames = [(f"{r.ns}/odom", f"{r.ns}/base_link") for r in self.robots]
         self._tf = m.TfTemplate(frames)
-        self._odom = m.OdomBatch(frames)
+        self._odom = m.OdomBatch(frames, self.three_d)
 
     def fits(self, snap) -> bool:
-        return snap.robots == self.key
+        return snap.robots == self.key and (snap.pose3d is not None) == self.three_d
 
     # -- messages -------------------------------------------------------------------------------
 
@@ -108,16 +115,58 @@ class RosScene:
         return (dx * c + dy * s, -dx * s + dy * c, yaw, vel[:, 0] * ch + vel[:, 1] * sh,
                 -vel[:, 0] * sh + vel[:, 1] * ch, vel[:, 2])
 
+    def _motion3d(self, snap) -> tuple[np.ndarray, np.ndarray]:
+        """A 3D world's robots: (n, 7) poses x, y, z, qx, qy, qz, qw in their odometry frames
+        (the start's x, y and yaw taken off; z from the floor) and (n, 6) twists in their base
+        frames (the world velocity turned into the body; the body rates as they are)."""
+        pose, twist = snap.pose3d[self._rows], snap.twist3d[self._rows]
+        o = self._origins
+        dx, dy = pose[:, 0] - o[:, 0], pose[:, 1] - o[:, 1]
+        c, s = np.cos(o[:, 2]), np.sin(o[:, 2])
+        hw, hz = np.cos(-o[:, 2] / 2), np.sin(-o[:, 2] / 2)  # the turn by -start yaw about z
+        w, x, y, z = pose[:, 3], pose[:, 4], pose[:, 5], pose[:, 6]
+        odom = np.column_stack((dx * c + dy * s, -dx * s + dy * c, pose[:, 2], hw * x - hz * y,
+                                hw * y + hz * x, hw * z + hz * w, hw * w - hz * z))
+        linear = np.einsum("nji,nj->ni", quat_matrices(pose[:, 3:7]), twist[:, :3])  # R^T v
+        return odom, np.column_stack((linear, twist[:, 3:6]))
+
     def odometry(self, snap, ns: int) -> list[tuple[str, bytes]]:
         """(topic, nav_msgs/Odometry) of every robot at ``snap``."""
         if not self.robots:
             return []
+        if self.three_d:
+            return list(zip(self._topics, self._odom.fill_full(ns, *self._motion3d(snap))))
         return list(zip(self._topics, self._odom.fill(ns, *self._motion(snap))))
 
     def transforms(self, snap, ns: int) -> bytes:
         """tf2_msgs/TFMessage: every robot's ``R/odom`` -> ``R/base_link``."""
+        if self.three_d:
+            return self._tf.fill_full(ns, self._motion3d(snap)[0])
         x, y, yaw = self._motion(snap)[:3]
         return self._tf.fill(ns, x, y, yaw)
+
+    def imu(self, snap, ns: int) -> list[tuple[str, bytes]]:
+        """(topic, sensor_msgs/Imu) of every robot carrying the ``imu`` module: its reading's
+        gx, gy, gz and ax, ay, az (body frame) and the true orientation in the world (a 2D
+        world: the yaw; none when the snapshot has no reading of it)."""
+        reading, names = snap.readings.get("imu"), snap.fields.get("imu", ())
+        if reading is None or not {"ax", "ay", "az", "gx", "gy", "gz"} <= set(names):
+            return []
+        gyro = [names.index(n) for n in ("gx", "gy", "gz")]
+        accel = [names.index(n) for n in ("ax", "ay", "az")]
+        out = []
+        for r in self.robots:
+            if not r.imu:
+                continue
+            if snap.pose3d is not None:
+                qw, qx, qy, qz = snap.pose3d[r.row, 3:7].tolist()
+                orientation = (qx, qy, qz, qw)
+            else:
+                orientation = m.yaw_quaternion(float(snap.poses[r.row, 2]))
+            row = reading[r.row]
+            out.append((f"/{r.ns}/imu", m.imu(ns, f"{r.ns}/base_link", orientation,
+                                              row[gyro].tolist(), row[accel].tolist())))
+        return out
 
     def static_transforms(self, ns: int) -> bytes:
         """tf2_msgs/TFMessage for ``/tf_static``: ``map`` -> each ``R/odom`` (its start pose)
@@ -151,6 +200,7 @@ class RosScene:
         out = [("/clock", m.CLOCK), ("/tf", m.TF), ("/tf_static", m.TF), ("/map", m.GRID)]
         for r in self.robots:
             out.append((f"/{r.ns}/odom", m.ODOMETRY))
+            out += [(f"/{r.ns}/imu", m.IMU)] if r.imu else []
             out += [(s.topic, m.SCAN) for s in r.scans]
         return out
 

@@ -64,7 +64,17 @@ def posed_layout(layout: dict, snap) -> dict:
         for body, (x, y, yaw) in zip(bodies, wrapped_poses(poses).tolist()):
             body.update(x=x, y=y, yaw=yaw)
         out[key] = bodies
+    if snap.pose3d is not None:  # a 3D world (protocol 5): full pose and twist per robot
+        _add_3d(out["robots"], snap)
     out["layout_version"] = snap.layout_version
     # the stream this process sends carries its own registry's columns
     out["columns"] = [c.name for _, c in module_columns(stream_only=True)]
     return out
+
+
+def _add_3d(robots: list, snap) -> None:
+    """Each robot's ``z`` (m, world), ``quat`` [w, x, y, z] (body to world) and ``twist``
+    [vx, vy, vz (m/s, world frame), wx, wy, wz (rad/s, body frame)] (docs/protocol.md section
+    4); only in 3D worlds, so a 2D document stays as protocol 4 wrote it."""
+    for body, pose, twist in zip(robots, snap.pose3d.tolist(), snap.twist3d.tolist()):
+        body.update(z=pose[2], quat=pose[3:7], twist=twist)

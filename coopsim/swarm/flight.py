@@ -120,11 +120,18 @@ def euler(q: np.ndarray) -> np.ndarray:
     return np.column_stack((roll, pitch, yaw))
 
 
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products of (N, 3) arrays (np.cross costs ten times more for small N)."""
+    ax, ay, az = a[:, 0], a[:, 1], a[:, 2]
+    bx, by, bz = b[:, 0], b[:, 1], b[:, 2]
+    return np.column_stack((ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx))
+
+
 def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """(N, 3) vectors ``v`` rotated by (N, 4) quaternions ``q`` (body -> world)."""
     u, w = q[:, 1:], q[:, :1]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    t = 2.0 * cross(u, v)
+    return v + w * t + cross(u, t)
 
 
 def rotate_back(q: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -209,7 +216,7 @@ def rate_loop(g: Gains, inertia: np.ndarray, rates_sp: np.ndarray,
     error = _q(want - have, Q_ANGLE, fixed)
     gains = np.array([g.rate, g.rate, g.rate_yaw])
     alpha = _q(_q(gains, Q_GAIN, fixed) * error, Q_ACCEL, fixed)
-    gyroscopic = np.cross(gyro, inertia * gyro)
+    gyroscopic = cross(gyro, inertia * gyro)
     return inertia * alpha + gyroscopic
 
 

@@ -1,4 +1,4 @@
-"""Versions that mean something (issue #22): hello says protocol 4 (serving version-2 and -3 clients) and a version-1 client is told
+"""Versions that mean something (issue #22): hello says protocol 5 (serving version-2, -3 and -4 clients) and a version-1 client is told
 clearly; new recordings say format 2 and format-1 recordings still play; both docs open with
 their changelog; the gateway refuses a name server of another version."""
 
@@ -22,18 +22,18 @@ from rechelpers import record, run_cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_hello_says_protocol_4_and_serves_version_2_and_3_clients_as_themselves():
-    assert p.PROTOCOL_VERSION == 4
-    for sent, answered in (((4,), (4,)), ((), (4,)), ((3,), (3,)), ((2,), (2,))):
+def test_hello_says_protocol_5_and_serves_version_2_to_4_clients_as_themselves():
+    assert p.PROTOCOL_VERSION == 5
+    for sent, answered in (((5,), (5,)), ((), (5,)), ((4,), (4,)), ((3,), (3,)), ((2,), (2,))):
         reply = p.hello_reply(Message(0, "", 0, sent), "/sim")
         assert (reply.error, reply.params) == (0, answered)
-    assert p.hello_reply(Message(0, "", 0, (5,)), "/sim").error == p.VERSION_MISMATCH
+    assert p.hello_reply(Message(0, "", 0, (6,)), "/sim").error == p.VERSION_MISMATCH
 
 
 def test_a_version_1_client_is_told_both_versions_and_where_the_changelog_is():
     reply = p.hello_reply(Message(0, "", 0, (1,)), "/robot1")
     assert reply.error == p.VERSION_MISMATCH == 7
-    assert "speaks coopsim protocol 4" in reply.text and "client protocol 1" in reply.text
+    assert "speaks coopsim protocol 5" in reply.text and "client protocol 1" in reply.text
     assert "docs/protocol.md, 'Changelog'" in reply.text
 
 

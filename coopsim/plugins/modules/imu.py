@@ -26,7 +26,6 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
-from ...swarm.flight import GRAVITY, rotate_back
 from .common import ByName, lost, rate, row_names
 from .rotors import full_state
 
@@ -64,6 +63,8 @@ class Imu(Module):
     def _truth(cls, frame, rows):
         """(n, 6) noiseless reading, the board's state and the time since each robot's last
         reading (s; frame.dt for a first one)."""
+        from ...swarm.flight import GRAVITY, rotate_back  # loaded when something flies
+
         state = full_state(frame, rows)
         board = frame.extra.setdefault("_imu", ByName(v=np.zeros(3), t=0.0, bias=np.zeros(6)))
         kept, seen = board.get(row_names(frame, rows))

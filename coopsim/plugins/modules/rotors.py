@@ -41,7 +41,6 @@ from ...model.commands import OUT_OF_RANGE, Command
 from ...model.errors import ProtocolError, SimulationError
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
-from ...swarm import flight
 from .common import ByName, row_names
 
 SANITY_RATE = 50.0  # rad/s: larger body or yaw rates are refused
@@ -143,6 +142,8 @@ class Rotors(Module):
     @classmethod
     def actuate(cls, frame, rows, p, commands):
         """Propeller speeds after the lag (len(rows), 4), rad/s; the wrench to the engine."""
+        from ...swarm import flight  # here: the swarm package loads only when something flies
+
         if frame.state3d is None:
             raise SimulationError("the rotors module needs an engine with the flight feature "
                                   "(engine mujoco or aerial): its robots cannot fly in 2D")
@@ -162,6 +163,8 @@ class Rotors(Module):
     def wanted(cls, state: np.ndarray, p, commands: np.ndarray) -> np.ndarray:
         """(n, 4) the propeller speeds each robot's stored command asks for, rad/s (the inner
         loops closed on ``state``, (n, 13) STATE3D rows)."""
+        from ...swarm import flight
+
         mode = commands[:, 0]
         want = np.where((mode == 1.0)[:, None], commands[:, 1:5], 0.0)
         loop = (mode == 2.0) | (mode == 3.0)
