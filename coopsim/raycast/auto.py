@@ -185,7 +185,16 @@ def fill_cache() -> None:
     The modules holding kernels are found by their file names in
     :data:`coopsim.raycast.cache.KERNEL_FILES` (data, not imports: those of the layers above,
     a module's kernels and the batched environments', are loaded in this process only); each
-    one's own ``wait_ready`` is waited for after this layer's warm-up."""
+    one's own ``wait_ready`` is waited for after this layer's warm-up. One process compiles
+    into a folder at a time (:func:`coopsim.raycast.cache.one_filler`); one that waited finds
+    the stamp and ends."""
+    with cache.one_filler():
+        if not cache.filled():
+            _fill()
+
+
+def _fill() -> None:
+    """:func:`fill_cache`'s work, under the cache folder's lock."""
     modules = []
     for name in cache.KERNEL_FILES:
         if name.startswith("env/") and importlib.util.find_spec("gymnasium") is None:

@@ -19,6 +19,7 @@ written, no stamp is kept and each run starts the (then quick) process again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
@@ -47,6 +48,26 @@ def stamp_path() -> str:
         digest.update(f"{name} {st.st_size} {st.st_mtime_ns}".encode())
     folder = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(_HERE, "__pycache__")
     return os.path.join(folder, f"coopsim-kernels-{digest.hexdigest()[:16]}.stamp")
+
+
+@contextlib.contextmanager
+def one_filler():
+    """Hold the cache folder's lock while filling it: runs started together (a test suite's
+    workers, several terminals) queue behind one compiling process instead of each compiling
+    the same kernels at once (seen: 50 compilers sharing 2 cores, none finishing). Blocks,
+    idle, while another process holds it; where the folder cannot be written, no lock."""
+    folder = os.path.dirname(stamp_path())
+    try:
+        import fcntl
+
+        os.makedirs(folder, exist_ok=True)
+        fh = open(os.path.join(folder, "coopsim-kernels.lock"), "a+b")
+    except (ImportError, OSError):
+        yield
+        return
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes (or the process dies)
+        yield
 
 
 def filled() -> bool:
