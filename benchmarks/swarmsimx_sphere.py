@@ -1,7 +1,7 @@
 """SwarmSimX's real-time study in 3D (its Fig. 5): step time against the number of quadrotors.
 
 N ``quadrotor`` robots (1.5 kg, 0.5 m, SwarmSimX class) take off from a grid on the floor and
-keep a formation on the surface of a sphere (driver ``sphere``: each robot's neighbour range
+keep a formation on the surface of a sphere (driver ``sphere_formation``: each robot's neighbour range
 sensor, formation control and obstacle avoidance by artificial potentials, and its own cascaded
 flight controller commanding its four propellers), dt = 0.02 s (50 Hz) as the paper. The
 sphere's radius grows with N so that each robot has about ``spacing``^2 of its surface. Every
@@ -52,7 +52,7 @@ def scenario(n: int, engine: str, seed: int = 1, robot_type: str = "quadrotor") 
                 ("sense", 1.5 * SPACING), ("obstacle", 0.5))
     robots = tuple(RobotSpec(robot_type, f"q{k}", ((k % side - (side - 1) / 2) * SPACING,
                                                     (k // side - (side - 1) / 2) * SPACING, 0.0),
-                             drivers=(DriverSetting("sphere", settings),))
+                             drivers=(DriverSetting("sphere_formation", settings),))
                    for k in range(n))
     return ScenarioSpec(WorldSpec(FloorSpec(size, size)), robots=robots,
                         settings=Settings(dt=DT, mode="lockstep", seed=seed, engine=engine),

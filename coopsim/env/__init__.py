@@ -30,7 +30,7 @@ def register_envs() -> None:
         return
     register(id=SCENARIO_ID, entry_point="coopsim.env.gym:CoopsimEnv",
              vector_entry_point="coopsim.env.vector:CoopsimVectorEnv")
-    register(id=HOVER_ID, entry_point="coopsim.plugins.flight_task:make")
+    register(id=HOVER_ID, entry_point="coopsim.env.flight:make")
 
 
 try:  # registering needs Gymnasium; without it the package still imports

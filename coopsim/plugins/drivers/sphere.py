@@ -1,4 +1,4 @@
-"""``sphere``: quadrotors in formation on a sphere's surface, SwarmSimX's real-time study.
+"""``sphere_formation``: quadrotors in formation on a sphere's surface, SwarmSimX's real-time study.
 
 Every quadrotor hosting it runs, each step, what SwarmSimX's did (its Fig. 5): a range sensor
 that gives the relative positions of the robots within ``sense`` m
@@ -23,10 +23,10 @@ from ..params import number
 from .flight import Flight
 
 
-class Sphere(Driver):
+class SphereFormation(Driver):
     """Keep a formation on a sphere's surface, avoiding each other and an obstacle."""
 
-    label = "sphere"
+    label = "sphere_formation"
     description = ("quadrotor formation on a sphere by artificial potentials, each with its "
                    "cascaded controller (needs rotors, imu, mocap); batch capable")
     batch = True
