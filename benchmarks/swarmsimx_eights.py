@@ -60,12 +60,13 @@ def scenario_text(plane: str, mode: str, seconds: float, others: int, hosted: bo
     size = side * 4.0 + 6.0
     lines = ["[WORLD]", "file w.world", "[SETTINGS]", "engine mujoco", f"dt {DT}",
              f"mode {mode}", f"duration {seconds}", "seed 1",
-             "[ROBOT_1]", "type quadrotor", "name quad1", f"position {-size / 2 + 3} 0 0"]
+             "[ROBOT_1]", "type quadrotor", "name quad1",
+             f"position {-size / 2 + 3} {-size / 2 + 3} 0"]
     if hosted:
         lines.append(drive)
     for k in range(others):
         x = -size / 2 + 3 + (k + 1) % side * 4.0
-        y = -size / 2 + 3 + (k + 1) // side * 4.0 - (side - 1) * 2.0
+        y = -size / 2 + 3 + (k + 1) // side * 4.0
         lines += [f"[ROBOT_{k + 2}]", "type quadrotor", f"name other{k}", f"position {x} {y} 0",
                   drive]
     return "\n".join(lines) + "\n", f"[FLOOR]\nsize {size} {size} 0.1\n"
@@ -123,10 +124,13 @@ def network_run(folder: Path, plane: str, others: int, laps: float) -> tuple[np.
     proc = subprocess.Popen([sys.executable, "-m", "coopsim", "run", str(folder / f"{name}.scenario"),
                              "--headless", "--port", "0", "--record", str(record)], cwd=ROOT,
                             text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    found = None
     for line in proc.stderr:
         found = re.search(r"name server: (\S+)", line)
         if found:
             break
+    if found is None:
+        raise SystemExit(f"coopsim run {name}.scenario did not start: {proc.communicate()}")
     code = ("from coopsim.client.host import run_controller; "
             f"run_controller('flight', 'quad1', {driver_settings(plane)!r}, "
             f"nameserver={found.group(1)!r}, period={DT})")
