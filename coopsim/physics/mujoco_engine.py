@@ -441,9 +441,11 @@ def _new_spec(floor: FloorSpec):
                          0.1], contype=_FLOOR, conaffinity=_FLOOR,
                    friction=[FLOOR_FRICTION, 0.005, 0.0001])
     for (cx, cy), (hx, hy) in ms.wall_boxes(floor.length, floor.width, WALL_THICKNESS):
-        world.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, pos=[cx, cy, WALL_HEIGHT / 2],
-                       size=[hx, hy, WALL_HEIGHT / 2], contype=_SOLID, conaffinity=_SOLID,
-                       friction=[WALL_FRICTION, 0.005, 0.0001])
+        # each wall its own static body: in the world body their bounding box would cover the
+        # whole floor and the broadphase would test every body against them (4x slower)
+        wall = world.add_body(pos=[cx, cy, WALL_HEIGHT / 2])
+        wall.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[hx, hy, WALL_HEIGHT / 2],
+                      contype=_SOLID, conaffinity=_SOLID, friction=[WALL_FRICTION, 0.005, 0.0001])
     return spec
 
 

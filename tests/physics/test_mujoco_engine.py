@@ -181,7 +181,8 @@ def test_adding_and_removing_between_steps_keeps_the_others_state():
     assert after[1, 9] > before[1, 9] + 0.4  # still climbing at 1 m/s^2
 
 
-def test_a_non_finite_state_raises_simulation_error_naming_the_robot():
+def test_a_non_finite_state_raises_simulation_error_naming_the_robot(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its warnings to MUJOCO_LOG.TXT here
     engine, _ = world(assemblies=[ground(), flyer(name="q7", x=2.0)])
     engine.apply_wrench(np.array([1]), np.array([[1e300, 0.0, 1e300]]), np.zeros((1, 3)))
     with pytest.raises(SimulationError, match="non-finite at robot q7"):
@@ -253,7 +254,7 @@ def _run(path: Path, *prelude: str) -> subprocess.CompletedProcess:
                       " '--no-controllers', '--mode', 'lockstep', '--duration', '2'])"])
     env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT, env=env)
+                          timeout=300, cwd=path.parent, env=env)  # MUJOCO_LOG.TXT there
 
 
 @pytest.mark.parametrize("engine", ["pymunk", "kinematic"])
