@@ -23,6 +23,9 @@ from ..model.bundled import install_hint
 from ..model.errors import CoopsimError
 
 REFERENCE_COLUMNS = ("x", "y", "ref_x", "ref_y", "tracking")
+#: The same from the ``rotors`` module (set_rotors with a reference: the ``flight`` driver); the
+#: error is the horizontal one (recordings keep x, y of every robot).
+FLIGHT_COLUMNS = ("x", "y", "flight_ref_x", "flight_ref_y", "flight_tracking")
 
 
 @dataclass(frozen=True)
@@ -73,27 +76,35 @@ def tracking_errors(path: str, robot: str | None = None) -> list[Tracking]:
 
     with Recording(path) as rec:
         names = [c.name for c in rec.robot_columns]
-        if not set(REFERENCE_COLUMNS) <= set(names):
+        sets = [c for c in (REFERENCE_COLUMNS, FLIGHT_COLUMNS) if set(c) <= set(names)]
+        if not sets:
             raise CoopsimError(f"{path}: no tracking reference recorded (columns ref_x, ref_y, "
-                               "tracking come with the velocity module)")
-        cols = [names.index(c) for c in REFERENCE_COLUMNS]
+                               "tracking come with the velocity module, flight_ref_x... with "
+                               "rotors)")
+        cols = [[names.index(c) for c in columns] for columns in sets]
         per: dict[str, tuple[list, list]] = {}
         layout, robots = -1, ()
         for frame in rec.iter_frames():
             if frame.layout != layout:
                 layout = frame.layout
                 robots = tuple(r["name"] for r in rec.layout(layout)["robots"])
-            values = rec.robot_values(frame)[:, cols]
-            for name, (x, y, rx, ry, on) in zip(robots, values.tolist()):
-                if on > 0.5 and (robot is None or name == robot):
-                    errors, weights = per.setdefault(name, ([], []))
-                    errors.append(np.hypot(x - rx, y - ry))
-                    weights.append(frame.dt or rec.dt or 1.0)
+            every = rec.robot_values(frame)
+            for columns in cols:
+                _collect(per, robots, every[:, columns].tolist(), robot, frame.dt or rec.dt)
     if not per:
         raise CoopsimError(f"{path}: robot {robot!r} never tracked a reference" if robot else
                            f"{path}: no robot tracked a reference (the velocity module's track "
                            "command records one)")
     return [Tracking(path, name, np.array(e), np.array(w)) for name, (e, w) in per.items()]
+
+
+def _collect(per: dict, robots, values, robot: str | None, dt) -> None:
+    """Add each robot's error at one recorded step where it tracked a reference."""
+    for name, (x, y, rx, ry, on) in zip(robots, values):
+        if on > 0.5 and (robot is None or name == robot):
+            errors, weights = per.setdefault(name, ([], []))
+            errors.append(np.hypot(x - rx, y - ry))
+            weights.append(dt or 1.0)
 
 
 def format_tracking(rows: list[tuple[str, Tracking]]) -> str:

@@ -1,0 +1,94 @@
+"""The flight controller over the network, in lockstep on the real MuJoCo engine: the Python
+client (clients/python/flight.py: the flight driver hosted by coopsim.client) flies an eight
+over real sockets, and the C twin (clients/c/flight.c) builds with -Werror and hovers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+
+from coopsim.app.run import Run, RunOptions  # noqa: E402
+from coopsim.formats.files import load  # noqa: E402
+
+from clienthelpers import CLIENTS  # noqa: E402
+
+DT = 0.005
+
+
+@pytest.fixture
+def flying(tmp_path):
+    """A running lockstep simulation of one Crazyflie on the floor, and its recorded path:
+    (snapshots' pose3d rows, rotors command rows) appended every step (the run steps on
+    before a controller attaches and after it leaves: the tests look at the steps that carry
+    its reference)."""
+    (tmp_path / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
+    path = tmp_path / "cf.scenario"
+    path.write_text(f"[WORLD]\nfile w.world\n[SETTINGS]\nengine mujoco\ndt {DT}\n"
+                    "mode lockstep\nseed 2\n[ROBOT_1]\ntype crazyflie\nname cf1\n"
+                    "position 0 0 0\n")
+    track: list = []
+    with Run(load(str(path)), RunOptions(port=0, controllers=False)) as run:
+        run.stepper.hooks.append(lambda snap: track.append(
+            (snap.pose3d[0, :3].copy(), snap.commands["rotors"][0].copy())))
+        run.start()
+        yield run, track
+
+
+def control(run, argv, cwd, timeout=900):
+    env = dict(os.environ, COOPSIM_NAMESERVER=run.network.endpoint, COOPSIM_ROBOT="cf1")
+    proc = subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"{argv} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}"
+
+
+def flown(track):
+    """(positions, references, the steps carrying the controller's reference) of a copy."""
+    rows = list(track)  # the run goes on stepping
+    where = np.array([p for p, _ in rows])
+    refs = np.array([c[5:8] for _, c in rows])
+    on = np.flatnonzero(np.array([c[8] for _, c in rows]) > 0.5)
+    return where, refs, on
+
+
+def test_the_python_network_controller_flies_an_eight(flying):
+    run, track = flying
+    steps = int(7.0 / DT)
+    control(run, [sys.executable, "flight.py", "cf1", "--size", "0.5", "--period", "4",
+                  "--takeoff", "3", "--steps", steps], CLIENTS / "python")
+    where, refs, on = flown(track)
+    assert len(on) >= steps - 2  # it commanded every step with its reference
+    lap = on[int(3.0 / DT):]  # after the take-off
+    error = np.linalg.norm(where[lap] - refs[lap], axis=1)
+    print(f"python network eight: mean error {error.mean() * 1000:.1f} mm over {len(lap)} "
+          f"steps")
+    assert error.mean() < 0.08
+    assert np.ptp(where[lap, 0]) > 0.8 and np.ptp(where[lap, 1]) > 0.4
+
+
+def test_the_c_network_controller_builds_and_hovers(flying, tmp_path):
+    if shutil.which("cc") is None or shutil.which("make") is None:
+        pytest.skip("cc and make are not installed")
+    build = tmp_path / "c"
+    build.mkdir()
+    for f in (CLIENTS / "c").iterdir():
+        if f.suffix in (".c", ".h") or f.name == "Makefile":
+            shutil.copy(f, build)
+    made = subprocess.run(["make", "flight", "CFLAGS=-O2 -Werror"], cwd=build,
+                          capture_output=True, text=True)
+    if made.returncode and "zmq.h" in made.stderr:
+        pytest.skip("libzmq3-dev / libmsgpuck-dev headers not installed")
+    assert made.returncode == 0, made.stderr
+    run, track = flying
+    control(run, [build / "flight", "cf1", int(4.0 / DT), "hover", DT], build)
+    where, refs, on = flown(track)
+    assert len(on) >= int(4.0 / DT) - 2 and refs[on[-1]] == pytest.approx([0.0, 0.0, 1.0])
+    held = np.linalg.norm(where[on[-int(1.0 / DT):]] - [0.0, 0.0, 1.0], axis=1)
+    print(f"C network hover: max {held.max() * 1000:.1f} mm over the last 1 s")
+    assert held.max() < 0.03
