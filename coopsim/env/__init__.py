@@ -16,11 +16,13 @@ older Gymnasium calls :func:`register_envs` through the ``gymnasium.envs`` entry
 from __future__ import annotations
 
 SCENARIO_ID = "coopsim/Scenario-v0"
+#: A Crazyflie hovering at a waypoint (scenarios/crazyflie_hover.scenario, mujoco engine).
+HOVER_ID = "coopsim/CrazyflieHover-v0"
 
 
 def register_envs() -> None:
-    """Register ``coopsim/Scenario-v0`` (its ``make_vec`` gives the batched worlds) with
-    Gymnasium; a second call does nothing."""
+    """Register ``coopsim/Scenario-v0`` (its ``make_vec`` gives the batched worlds) and
+    ``coopsim/CrazyflieHover-v0`` with Gymnasium; a second call does nothing."""
     # from the registration module: an entry-point plugin runs while gymnasium is importing
     from gymnasium.envs.registration import register, registry
 
@@ -28,6 +30,7 @@ def register_envs() -> None:
         return
     register(id=SCENARIO_ID, entry_point="coopsim.env.gym:CoopsimEnv",
              vector_entry_point="coopsim.env.vector:CoopsimVectorEnv")
+    register(id=HOVER_ID, entry_point="coopsim.env.flight:make")
 
 
 try:  # registering needs Gymnasium; without it the package still imports

@@ -61,3 +61,34 @@ def spread(snap, *robots: str) -> float:
     d = np.hypot(*(p[:, None, :] - p[None, :, :]).transpose(2, 0, 1))
     np.fill_diagonal(d, np.inf)
     return float(d.min(axis=1).mean())
+
+
+def waypoint_distance(snap, robot: str, x: str = "0", y: str = "0", z: str = "1") -> float:
+    """3D distance from ``robot``'s centre to the waypoint (x, y, z), m (world frame; the
+    arguments are text, as a ``[MONITORS]`` line gives them); NaN without the robot or in a
+    2D world (no ``Snapshot.pose3d``)."""
+    i = snap.index.get(robot)
+    if i is None or snap.pose3d is None:
+        return math.nan
+    goal = np.array([float(x), float(y), float(z)])
+    return float(np.linalg.norm(snap.pose3d[i, :3] - goal))
+
+
+def tilt(snap, robot: str) -> float:
+    """Angle between ``robot``'s body z axis and the world's z (up), rad: 0 level, pi/2 on
+    its side, pi upside down; NaN without the robot or in a 2D world."""
+    i = snap.index.get(robot)
+    if i is None or snap.pose3d is None:
+        return math.nan
+    _, qx, qy, _ = snap.pose3d[i, 3:7]
+    # the world z of the body's z axis is 1 - 2 (qx^2 + qy^2) for a unit quaternion
+    return float(math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (qx * qx + qy * qy)))))
+
+
+def spin(snap, robot: str) -> float:
+    """Magnitude of ``robot``'s angular velocity, rad/s (body frame, what a gyroscope reads);
+    NaN without the robot or in a 2D world."""
+    i = snap.index.get(robot)
+    if i is None or snap.twist3d is None:
+        return math.nan
+    return float(np.linalg.norm(snap.twist3d[i, 3:6]))
