@@ -315,7 +315,7 @@ def conformance(nameserver, gateway, client, only, transcripts, offer, keys, ver
     from .conformance import conformance_command
 
     conformance_command(nameserver, gateway, client, only, keys, verbose,
-                        "flight" if flight_scenario else scenario, timeout, transcripts, offer)
+                        "3d" if flight_scenario else scenario, timeout, transcripts, offer)
 
 
 @main.command()

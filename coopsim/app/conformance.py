@@ -29,8 +29,8 @@ def conformance_command(nameserver: str | None, gateway: str | None, client: str
                         timeout: float = runner.WAIT, folder=None,
                         offer: tuple[str, ...] = ()) -> None:
     """Run the transcripts (or print the scenario's path); exits 0, 1 or 2 as the module says."""
-    if scenario:  # "flight": the flight transcript's scenario
-        click.echo(str(FLIGHT_SCENARIO if scenario == "flight" else SCENARIO))
+    if scenario:  # "3d": the flight transcript's scenario
+        click.echo(str(FLIGHT_SCENARIO if scenario == "3d" else SCENARIO))
         return
     nameserver = nameserver or os.environ.get("COOPSIM_NAMESERVER", DEFAULT_NAMESERVER)
     transcripts = load_all(folder or TRANSCRIPTS)

@@ -200,7 +200,7 @@ def parse_reply_line(line: str) -> list:
 
 def features(transport) -> set[str]:
     """What the server behind ``transport`` offers: ``live`` or ``replay``, ``ownership``
-    (robot command ``claim`` listed), ``flight`` (flight.scenario's robot ``cf`` listed), plus
+    (robot command ``claim`` listed), ``flying`` (flight.scenario's robot ``cf`` listed), plus
     what the transport itself offers.
 
     Raises:
@@ -216,7 +216,7 @@ def features(transport) -> set[str]:
     found = {line.split(" ")[0] for line in names}
     offered = set(transport.offers) | {"replay" if "/playback" in found else "live"}
     if "/cf" in found:  # flight.scenario's Crazyflie: the flying robot's modules
-        offered.add("flight")
+        offered.add("flying")
     if "/bot" in found:
         table = transport.exchange(Step("probe.commands", "probe", "/bot", [],
                                         [0, "", 3, [], []]))[1]
