@@ -290,6 +290,11 @@ def estimate(est: Estimate, mocap: np.ndarray, accel: np.ndarray, dt: float,
              alpha: float = 0.6, beta: float = 0.15) -> Estimate:
     """``est`` advanced by ``dt`` s: an alpha-beta filter on the mocap position (N, 7: x, y, z,
     qw, qx, qy, qz) driven by the accelerometer (N, 3, specific force, body frame, m/s^2)."""
+    if dt <= 0.0:  # no time passed: no velocity to learn from a residual (it would divide by 0)
+        fresh = ~est.ready
+        p, v = est.p.copy(), est.v.copy()
+        p[fresh], v[fresh] = mocap[fresh, :3], 0.0
+        return Estimate(p, v, est.integral, np.ones(len(p), bool))
     q = mocap[:, 3:7]
     a_world = rotate(q, accel) - np.array([0.0, 0.0, GRAVITY])
     p_pred = est.p + est.v * dt + 0.5 * a_world * dt * dt

@@ -153,3 +153,17 @@ def test_the_cascade_tracks_a_horizontal_eight_with_yaw_turning():
     errors, _ = fly([CF], lambda t: flight.eight(np.array([t]), centre, 1.0, 8.0,
                                                  "horizontal", 0.0, 0.5), 8.0, start=start)
     assert errors.mean() < 0.05 and errors.max() < 0.3  # the lap starts at full speed
+
+
+def test_the_estimator_learns_nothing_when_no_time_passed():
+    """A network controller may read the same step twice (it polls faster than the run
+    steps): dt = 0 must leave the estimate finite and unchanged, not divide by zero."""
+    est = flight.Estimate.empty(1)
+    mocap = np.array([[0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
+    accel = np.array([[0.0, 0.0, flight.GRAVITY]])
+    est = flight.estimate(est, mocap, accel, 0.01)
+    moved = mocap.copy()
+    moved[0, 0] = 0.05  # a reading that disagrees, at the same time
+    again = flight.estimate(est, moved, accel, 0.0)
+    assert np.isfinite(again.v).all() and np.array_equal(again.v, est.v)
+    assert np.array_equal(again.p, est.p)

@@ -67,6 +67,7 @@ class Flight(Driver):
         self._est = flight.Estimate.empty(0)
         self._origin = np.zeros((0, 5))  # centre x, y, z (m), start yaw (rad), start time (s)
         self._last = None
+        self._out = None  # the last command, repeated while no step passed
 
     def _gains(self) -> flight.Gains:
         p = self.p
@@ -87,13 +88,19 @@ class Flight(Driver):
         names = tuple(names)
         if names != self._names:
             self._remap(names, time, mocap, airframe)
+            self._out = None
+        elif self._out is not None and time <= self._last:
+            # no step since the last call (a network controller polling faster than the run
+            # steps reads the same time again): nothing new to act on, the same command
+            return self._out
         dt = 0.0 if self._last is None else max(time - self._last, 0.0)
         self._last = time
         self._est = flight.estimate(self._est, mocap, imu[:, :3], dt)
         ref = self.reference(time)
         speeds = flight.control(self._gains(), self._frames, self._est, mocap[:, 3:7],
                                 imu[:, 3:6], ref, dt)
-        return np.column_stack((speeds, ref[:, :3]))
+        self._out = np.column_stack((speeds, ref[:, :3]))
+        return self._out
 
     def reference(self, time: float) -> np.ndarray:
         """(n, 11) every robot's reference at ``time`` (coopsim.swarm.flight.control)."""
