@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..model.module import declaration
 from ..model.plugins import MODULES, ROBOT_TYPES, module_columns
 from ..model.snapshot import wrap_angle, wrapped_poses
+from ..model.specs import RobotSpec
 
 
 def describe_world(world) -> dict:
@@ -48,9 +49,31 @@ def describe_world(world) -> dict:
             "zones": zones, "squads": squads,
             "sections": [{"name": n, "type": s.spec.type} for n, s in world.sections.items()],
             "layout_version": world.layout_version, "engine": world.engine_label,
-            "types": ROBOT_TYPES.labels(),
+            "types": buildable_types(type(world.engine)),
             "modules": {label: declaration(MODULES.get(label)) for label in used},
             "columns": [c.name for _, c in module_columns(stream_only=True)]}
+
+
+_BUILDABLE: dict = {}  # (engine class, labels) -> the labels it builds: types do not change
+
+
+def buildable_types(engine) -> list[str]:
+    """The registered robot types the engine class ``engine`` can build (a Crazyflie is no
+    choice on a 2D engine): what a viewer's robot manager offers for ``insert_robot``."""
+    labels = tuple(ROBOT_TYPES.labels())
+    key = (engine, labels)
+    if key not in _BUILDABLE:
+        out = []
+        for label in labels:
+            try:
+                assembly = ROBOT_TYPES.get(label).build(RobotSpec(type=label, name="probe"))
+            except Exception:  # noqa: BLE001 -- a plugin that cannot build a probe is listed
+                out.append(label)
+                continue
+            if not engine.refuses_assembly(assembly):
+                out.append(label)
+        _BUILDABLE[key] = out
+    return list(_BUILDABLE[key])
 
 
 def posed_layout(layout: dict, snap) -> dict:

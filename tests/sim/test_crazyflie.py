@@ -117,3 +117,14 @@ def test_a_crazyflie_on_the_pymunk_engine_is_refused_at_its_line(tmp_path):
     assert lines == [f"coopsim: {path}:8: robot cf1 (crazyflie): the pymunk engine is 2D and "
                      "this robot flies in 3D: use an engine with the flight feature (engine "
                      "mujoco)"]
+
+
+def test_the_layout_offers_only_the_types_its_engine_builds():
+    """/sim state's ``types`` (what the viewer's robot manager offers for insert_robot): a 2D
+    engine leaves the flying types out, a flight engine keeps them."""
+    from coopsim.model.plugins import ENGINES
+    from coopsim.sim.describe import buildable_types
+
+    flat = buildable_types(ENGINES.get("pymunk"))
+    assert "single" in flat and "crazyflie" not in flat and "quadrotor" not in flat
+    assert {"crazyflie", "quadrotor"} <= set(buildable_types(ENGINES.get("mujoco")))
