@@ -58,7 +58,7 @@ from ..model.specs import FloorSpec, ObjectSpec
 from . import aerial_kernels as jit
 from . import aerial_numpy
 from .aerial_kernels import CLEAR, DIFFERENTIAL, FREE, IDLE, MU, RADIUS, VELOCITY
-from .engine import Engine, Handles, as_geometry, box_corners
+from .engine import Engine, Handles, as_geometry, outline_geometry
 
 GROUND_FRICTION = 1.0  # Coulomb coefficient on the floor of a free body whose floor_friction is 0
 _EMPTY = as_geometry([], [])
@@ -311,17 +311,7 @@ class AerialEngine(Engine):
 
     def static_geometry(self):
         if self._shapes is None:
-            hl, hw = self._half
-            walls = [(-hl, -hw, hl, -hw), (hl, -hw, hl, hw), (hl, hw, -hl, hw),
-                     (-hl, hw, -hl, -hw)]
-            circles, segments = [], []
-            for s in self._objects:
-                if s.shape == "box":
-                    c = box_corners(s.position[0], s.position[1], s.yaw, s.size[0], s.size[1])
-                    segments += [(*c[k], *c[(k + 1) % 4], 0) for k in range(4)]
-                else:
-                    circles.append((s.position[0], s.position[1], s.radius, 0))
-            self._shapes = as_geometry(circles, segments + [(*w, 0) for w in walls])
+            self._shapes = outline_geometry(*self._half, self._objects)
         return self._shapes
 
     def moving_geometry(self):

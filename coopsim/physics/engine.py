@@ -291,6 +291,34 @@ def planar_state3d(state: np.ndarray) -> np.ndarray:
     return out
 
 
+def mark_sides(out: np.ndarray, robot: np.ndarray, points: np.ndarray,
+                pose: np.ndarray) -> None:
+    """Set ``out[robot, 0]`` (front half) or ``out[robot, 1]`` (rear half) to 1.0 for each
+    contact point (len(robot), 2) x, y, m, by which side of each robot's heading it lies on
+    (``pose``: (N, 3) x, y, yaw; the engines' :meth:`Engine.contacts`)."""
+    rel = points - pose[robot, :2]
+    yaw = pose[robot, 2]
+    ahead = rel[:, 0] * np.cos(yaw) + rel[:, 1] * np.sin(yaw) >= 0
+    out[robot[ahead], 0] = 1.0
+    out[robot[~ahead], 1] = 1.0
+
+
+def outline_geometry(half_length: float, half_width: float, objects) -> tuple:
+    """Ray-caster input (:func:`as_geometry`) of the floor's four walls and ``objects``
+    (ObjectSpecs standing still: boxes as their four edges, cylinders and spheres as circles),
+    group 0: the static outline of an engine without its own collision shapes."""
+    hl, hw = half_length, half_width
+    walls = [(-hl, -hw, hl, -hw), (hl, -hw, hl, hw), (hl, hw, -hl, hw), (-hl, hw, -hl, -hw)]
+    circles, segments = [], []
+    for s in objects:
+        if s.shape == "box":
+            c = box_corners(s.position[0], s.position[1], s.yaw, s.size[0], s.size[1])
+            segments += [(*c[k], *c[(k + 1) % 4], 0) for k in range(4)]
+        else:
+            circles.append((s.position[0], s.position[1], s.radius, 0))
+    return as_geometry(circles, segments + [(*w, 0) for w in walls])
+
+
 def as_geometry(circles: list, segments: list):
     """Ray-caster input from lists of (x, y, r, group) and (x1, y1, x2, y2, group) tuples."""
     c = np.array(circles, dtype=float).reshape(-1, 4)

@@ -60,7 +60,7 @@ from ..model.specs import FloorSpec, ObjectSpec
 from . import kinematic_kernels as jit
 from . import kinematic_small as small
 from . import kinematic_numpy
-from .engine import Engine, Handles, as_geometry, box_corners
+from .engine import Engine, Handles, as_geometry, box_corners, outline_geometry
 from .kinematic_kernels import (BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY,
                                 grid_geometry)
 
@@ -400,18 +400,8 @@ class KinematicEngine(Engine):
 
     def static_geometry(self):
         if self._shapes is None:
-            hl, hw = self._half
-            walls = [(-hl, -hw, hl, -hw), (hl, -hw, hl, hw), (hl, hw, -hl, hw),
-                     (-hl, hw, -hl, -hw)]
-            circles, segments = [], []
-            for obj in self._standing():
-                s = obj.spec
-                if s.shape == "box":
-                    c = box_corners(s.position[0], s.position[1], s.yaw, s.size[0], s.size[1])
-                    segments += [(*c[k], *c[(k + 1) % 4], 0) for k in range(4)]
-                else:
-                    circles.append((s.position[0], s.position[1], s.radius, 0))
-            self._shapes = as_geometry(circles, segments + [(*w, 0) for w in walls])
+            self._shapes = outline_geometry(*self._half,
+                                            [obj.spec for obj in self._standing()])
         return self._shapes
 
     def moving_geometry(self):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import box_corners
+from .engine import box_corners, mark_sides
 
 
 def rotations(quat: np.ndarray) -> np.ndarray:
@@ -88,12 +88,7 @@ def contact_sides(bodies: np.ndarray, points: np.ndarray, row_of_body: np.ndarra
         hit = rows >= 0
         if not hit.any():
             continue
-        robot = rows[hit]
-        rel = points[hit] - pose[robot, :2]
-        yaw = pose[robot, 2]
-        ahead = rel[:, 0] * np.cos(yaw) + rel[:, 1] * np.sin(yaw) >= 0
-        out[robot[ahead], 0] = 1.0
-        out[robot[~ahead], 1] = 1.0
+        mark_sides(out, rows[hit], points[hit], pose)
     return out
 
 

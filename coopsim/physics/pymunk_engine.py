@@ -26,7 +26,7 @@ import pymunk.batch as batch
 from ..model.robot_type import Assembly, JointSpec, ShapeSpec
 from ..model.specs import FloorSpec, ObjectSpec
 from ..model.errors import SimulationError
-from .engine import ATTACH_KINDS, FEATURES, Engine, Handles, as_geometry
+from .engine import ATTACH_KINDS, FEATURES, Engine, Handles, as_geometry, mark_sides
 
 GRAVITY = 9.81  # m/s^2
 FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
@@ -324,12 +324,7 @@ class PymunkEngine(Engine):
             hit = sorted_ids[pos] == ids[:, column]
             if not hit.any():  # no robot on this side of any pair (a robot against a wall)
                 continue
-            robot = order[pos[hit]]
-            rel = points[hit] - pose[robot, :2]
-            yaw = pose[robot, 2]
-            ahead = rel[:, 0] * np.cos(yaw) + rel[:, 1] * np.sin(yaw) >= 0
-            out[robot[ahead], 0] = 1.0
-            out[robot[~ahead], 1] = 1.0
+            mark_sides(out, order[pos[hit]], points[hit], pose)
         return out
 
     def poses(self, handles: list) -> np.ndarray:
