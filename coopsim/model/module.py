@@ -65,11 +65,14 @@ class RobotInfo:
     Attributes:
         name: Network name. type: Robot type label.
         limits: Role -> (min, max) limits of the joint the robot type gave that role, rad.
+        arm: The 3D arm the robot type gave the role ``arm`` (its joints' limits and
+            speeds), or None.
     """
 
     name: str
     type: str = ""
     limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    arm: Any = None
 
 
 class PhysicsAccess(Protocol):
@@ -106,6 +109,21 @@ class PhysicsAccess(Protocol):
     def points(self, rows: np.ndarray, name: str) -> np.ndarray:
         """(len(rows), 3) world x, y (m) and the carrying body's yaw of each robot's point
         ``name``."""
+
+    def arms(self, rows: np.ndarray) -> list:
+        """The :class:`~coopsim.model.arm.ArmSpec` each robot names ``arm`` (None if none)."""
+
+    def arm_state(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), MAX_JOINTS, 3) angle (rad), rate (rad/s), drive torque (N m) of each
+        robot's arm joints (NaN rows: no arm)."""
+
+    def set_arm_targets(self, rows: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
+        """Joint set points (len(rows), MAX_JOINTS) angles (rad) and rates (rad/s) of each
+        robot's arm, held until set again (rows without an arm are skipped)."""
+
+    def wrist_wrench(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), 6) force (N) and torque (N m) at each robot's wrist, tool frame (NaN
+        rows: no arm)."""
 
     def object_poses(self, which: np.ndarray) -> np.ndarray:
         """(len(which), 3) x, y (m) and yaw (rad) now of the objects at indices ``which`` of

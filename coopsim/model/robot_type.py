@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Mapping
 
+from .arm import ArmSpec
 from .specs import RobotSpec
 
 BODY_KINDS = ("dynamic", "static", "kinematic")
@@ -136,8 +137,10 @@ class MemberSpec:
             wrench from propellers: :meth:`coopsim.physics.engine.Engine.apply_wrench`, needs
             the ``flight`` feature) or "" (not driven).
         max_force, max_torque: Caps of the drive's joints, N and N m.
-        refs: Role -> body or joint key, for modules (``support``: the joint holding a bar,
-            ``bar``: the carried body, ``joint0``...: an arm's motor joints).
+        refs: Role -> body, joint or arm key, for modules (``support``: the joint holding a
+            bar, ``bar``: the carried body, ``joint0``...: a planar arm's motor joints,
+            ``arm``: the 3D arm the ``joints``, ``tool``, ``gripper`` and ``force`` modules
+            work, an :class:`~coopsim.model.arm.ArmSpec` key).
         points: Name -> (body key, (x, y) in that body's frame): points modules report
             (an arm's ``tip``).
     """
@@ -171,12 +174,22 @@ class PartSpec:
 
 @dataclass(frozen=True)
 class Assembly:
-    """Everything one ``[ROBOT_n]`` section adds to the world."""
+    """Everything one ``[ROBOT_n]`` section adds to the world.
+
+    Attributes:
+        arms: 3D serial manipulators mounted on its bodies (engines with the ``arms``
+            feature build them).
+    """
 
     members: tuple[MemberSpec, ...]
     bodies: tuple[BodySpec, ...]
     joints: tuple[JointSpec, ...] = ()
     parts: tuple[PartSpec, ...] = ()
+    arms: tuple[ArmSpec, ...] = ()
+
+    def arm(self, key: str) -> ArmSpec:
+        """The arm called ``key``."""
+        return next(a for a in self.arms if a.key == key)
 
     def body(self, key: str) -> BodySpec:
         """The body called ``key``."""
@@ -203,9 +216,18 @@ class Assembly:
                 raise ValueError(f"joint {j.key}: bad kind or unknown body")
             if j.kind == "sprung" and not (j.stiffness > 0 and j.travel > 0):
                 raise ValueError(f"joint {j.key}: a sprung joint needs stiffness and travel")
+        arms = [a.key for a in self.arms]
+        for a in self.arms:
+            a.validate()
+            if a.base not in keys:
+                raise ValueError(f"arm {a.key} has no base: its base {a.base!r} is not a body "
+                                 "of the assembly")
+        if len(set(arms)) != len(arms) or set(arms) & (set(keys) | set(joints)):
+            raise ValueError("arm keys must be unique and differ from body and joint keys")
         for m in self.members:
             refs = set(m.refs.values()) | {k for k, _ in m.points.values()}
-            if m.body not in keys or m.drive not in DRIVES or not refs <= set(keys) | set(joints):
+            if m.body not in keys or m.drive not in DRIVES \
+                    or not refs <= set(keys) | set(joints) | set(arms):
                 raise ValueError(f"member {m.name}: unknown body, drive or reference")
         if any(p.body not in keys for p in self.parts):
             raise ValueError("a part names an unknown body")

@@ -94,6 +94,8 @@ class Snapshot:
             wire, recordings and exports then stay planar.
         twist3d: (N, 6) vx, vy, vz (m/s, world frame) and wx, wy, wz (rad/s, body frame), or
             None in a 2D world.
+        object_pose3d: (M, 7) x, y, z (m) and quaternion w, x, y, z of every object in the
+            order of ``objects`` (a cube lifted by an arm, a stack), or None in a 2D world.
     """
 
     step: int
@@ -116,6 +118,7 @@ class Snapshot:
     object_specs: tuple = ()
     pose3d: np.ndarray | None = None
     twist3d: np.ndarray | None = None
+    object_pose3d: np.ndarray | None = None
 
     def robot_index(self, name: str) -> int:
         """Row of robot ``name``; KeyError when it is not in this snapshot."""

@@ -35,9 +35,13 @@ from ..model.specs import FloorSpec, ObjectSpec
 #: ``flight``: bodies free in 3D (six degrees of freedom, gravity) driven by body-frame
 #: wrenches (:meth:`Engine.apply_wrench`, the ``rotors`` drive) and reporting
 #: :meth:`Engine.state3d`: an engine without it is a 2D engine and refuses 3D bodies.
+#: ``arms``: 3D serial manipulators (:class:`~coopsim.model.arm.ArmSpec` in an assembly's
+#: ``arms``): joint servos (:meth:`Engine.set_arm_targets`), joint state and efforts
+#: (:meth:`Engine.arm_state`), the wrist's wrench (:meth:`Engine.wrist_wrench`) and a 3D grasp
+#: (:meth:`Engine.attach` with an arm's handle: the object welded to its last link).
 #: The core finds an engine by these and by :attr:`Engine.default`, never by its label.
 FEATURES = frozenset({"joints", "movable_objects", "multi_body", "differential", "velocity",
-                      "attach", "swarm", "batch", "flight"})
+                      "attach", "swarm", "batch", "flight", "arms"})
 #: Columns of :meth:`Engine.state3d`: position (m, world frame), orientation quaternion (w, x,
 #: y, z; body to world), linear velocity (m/s, world frame), angular velocity (rad/s, body
 #: frame: what a gyroscope reads).
@@ -55,12 +59,14 @@ class Handles:
         bodies: Body key -> engine handle.
         joints: Joint key -> engine handle.
         robots: Member name -> the handle :meth:`Engine.set_robots` takes for it.
+        arms: Arm key -> the handle :meth:`Engine.arm_state` and the other arm calls take.
         items: The engine's own bookkeeping (what to remove).
     """
 
     bodies: dict[str, Any] = field(default_factory=dict)
     joints: dict[str, Any] = field(default_factory=dict)
     robots: dict[str, Any] = field(default_factory=dict)
+    arms: dict[str, Any] = field(default_factory=dict)
     items: list = field(default_factory=list)
 
 
@@ -103,6 +109,9 @@ class Engine(ABC):
         if "flight" not in f and any(b.free for b in assembly.bodies):
             return (f"the {cls.label} engine is 2D and this robot flies in 3D: use an engine "
                     "with the flight feature (engine mujoco)")
+        if assembly.arms and "arms" not in f:
+            return (f"the {cls.label} engine has no arms (3D manipulators): use an engine "
+                    "with the arms feature (engine mujoco)")
         if assembly.joints and "joints" not in f:
             return f"the {cls.label} engine has no joints"
         if (len(assembly.bodies) > len(assembly.members) or assembly.parts) \
@@ -211,6 +220,40 @@ class Engine(ABC):
         raise SimulationError(f"the {self.label} engine has no flight (3D bodies): use an "
                               "engine with the flight feature (engine mujoco)")
 
+    # -- arms (the ``arms`` feature) -------------------------------------------------------------
+
+    def arm_state(self, handles: list) -> np.ndarray:
+        """(K, MAX_JOINTS, 3) of arms by handle: each joint's angle (rad), rate (rad/s) and the
+        torque its drive gave during the last step (N m), joints from base to flange; rows
+        beyond an arm's joints read 0 (:data:`coopsim.model.arm.MAX_JOINTS`).
+
+        Raises:
+            SimulationError: the engine has no ``arms`` feature (the default).
+        """
+        raise SimulationError(f"the {self.label} engine has no arms: use engine mujoco")
+
+    def set_arm_targets(self, handles: list, q: np.ndarray, qd: np.ndarray) -> None:
+        """Hold joint set points until set again: ``q`` (K, MAX_JOINTS) angles, rad, and
+        ``qd`` (K, MAX_JOINTS) feed-forward rates, rad/s. Each joint's servo (a stiff
+        position loop, its torque capped by the link's ``max_effort``) pulls the joint to
+        them from the next step on; set points already within the limits and speeds (the
+        modules check). Columns beyond an arm's joints are ignored.
+
+        Raises:
+            SimulationError: the engine has no ``arms`` feature (the default).
+        """
+        raise SimulationError(f"the {self.label} engine has no arms: use engine mujoco")
+
+    def wrist_wrench(self, handles: list) -> np.ndarray:
+        """(K, 6) what a force-torque sensor between each arm's flange and its tool reads
+        during the last step: force (N) and torque (N m) in the tool frame, the load the tool
+        side puts on the flange (its own weight, what it holds, what it pushes against).
+
+        Raises:
+            SimulationError: the engine has no ``arms`` feature (the default).
+        """
+        raise SimulationError(f"the {self.label} engine has no arms: use engine mujoco")
+
     @abstractmethod
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """(N, 2) 1.0 where a robot's chassis touches something at its front / rear half."""
@@ -218,6 +261,16 @@ class Engine(ABC):
     @abstractmethod
     def poses(self, handles: list) -> np.ndarray:
         """(K, 3) x, y, yaw of bodies (objects or assembly bodies) by handle."""
+
+    def poses3d(self, handles: list) -> np.ndarray:
+        """(K, 7) x, y, z (m, world frame) and orientation quaternion (w, x, y, z; body to
+        world) of bodies by handle. A 2D engine's answer (the default): its planar poses on the
+        floor (z 0, turned about z only); a ``flight`` engine reports the real pose (objects
+        lifted by an arm, stacked cubes)."""
+        p = np.asarray(self.poses(handles), dtype=float).reshape(-1, 3)
+        out = np.zeros((len(p), 7))
+        out[:, 0:2], out[:, 3], out[:, 6] = p[:, :2], np.cos(p[:, 2] / 2), np.sin(p[:, 2] / 2)
+        return out
 
     def joint_state(self, handles: list) -> np.ndarray:
         """(K, 2) angle of b relative to a (rad) and its rate (rad/s) of joints by handle."""
@@ -238,7 +291,9 @@ class Engine(ABC):
 
         Args:
             a, b: Body handles: a robot's (``Handles.robots`` value), an assembly body's
-                (``Handles.bodies`` value) or an object's (what :meth:`add_object` returned).
+                (``Handles.bodies`` value) or an object's (what :meth:`add_object` returned);
+                ``a`` may be an arm's (``Handles.arms`` value): its last link holds ``b``
+                (an engine with the ``arms`` feature).
             kind: ``pin`` (a pivot at ``anchor``: b may turn about it) or ``weld`` (b keeps its
                 pose relative to a). An engine without joints holds both rigidly.
             anchor: The pivot, (x, y) m, world frame.

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.arm import MAX_JOINTS
+
 
 class Access:
     """Engine access for one step, in robot order.
@@ -80,6 +82,39 @@ class Access:
             keep = [j for j, w in enumerate(where) if np.isfinite(rates[w, k])]
             if keep:
                 self.engine.set_motor_rates([handles[j] for j in keep], rates[where[keep], k])
+
+    # -- arms -------------------------------------------------------------------------------------
+
+    def arms(self, rows: np.ndarray) -> list:
+        """The :class:`~coopsim.model.arm.ArmSpec` each robot names ``arm`` (None if none)."""
+        robots = self.world.robots
+        return [robots[r].info.arm if robots[r].info is not None else None for r in rows]
+
+    def arm_state(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), MAX_JOINTS, 3) angle (rad), rate (rad/s) and drive torque (N m) of each
+        robot's arm joints (NaN rows: no arm; 0 beyond an arm's joints)."""
+        out = np.full((len(rows), MAX_JOINTS, 3), np.nan)
+        handles, where = self._handles(rows, "arm")
+        if handles:
+            out[where] = self.engine.arm_state(handles)
+        return out
+
+    def set_arm_targets(self, rows: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
+        """Joint set points (len(rows), MAX_JOINTS) angles (rad) and rates (rad/s) of each
+        robot's arm, held until set again (rows without an arm are skipped)."""
+        handles, where = self._handles(rows, "arm")
+        if handles:
+            self.engine.set_arm_targets(handles, np.asarray(q, float)[where],
+                                        np.asarray(qd, float)[where])
+
+    def wrist_wrench(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), 6) force (N) and torque (N m) at each robot's wrist, tool frame (NaN
+        rows: no arm)."""
+        out = np.full((len(rows), 6), np.nan)
+        handles, where = self._handles(rows, "arm")
+        if handles:
+            out[where] = self.engine.wrist_wrench(handles)
+        return out
 
     def object_poses(self, which: np.ndarray) -> np.ndarray:
         """(len(which), 3) x, y (m), yaw (rad) now of the objects at indices ``which`` of the

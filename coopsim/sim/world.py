@@ -233,7 +233,7 @@ class World:
 
     def _robot(self, spec: RobotSpec, member, group: int, handles, assembly,
                modules: dict[str, ParamValues]) -> Robot:
-        refs = {role: handles.bodies.get(key, handles.joints.get(key))
+        refs = {role: handles.bodies.get(key, handles.joints.get(key, handles.arms.get(key)))
                 for role, key in member.refs.items()}
         points = {name: (handles.bodies[key], off) for name, (key, off) in member.points.items()}
         driver = next(((d.label, DRIVERS.get(d.label).values(dict(d.settings)))
@@ -245,8 +245,9 @@ class World:
                   if key in joints and joints[key].limits is not None}
         return Robot(member.name, spec.type, spec.name, spec.color, group, modules,
                      member.radius, member.axle, member.drive, handles.robots[member.name],
-                     refs, points, spec.controller, driver, RobotInfo(member.name, spec.type,
-                                                                       limits))
+                     refs, points, spec.controller, driver, RobotInfo(
+                         member.name, spec.type, limits,
+                         assembly.arm(member.refs["arm"]) if "arm" in member.refs else None))
 
     def remove_robot(self, name: str) -> RobotSpec:
         """Remove the robot(s) and parts built from the section named ``name``."""
