@@ -385,10 +385,10 @@ class MujocoEngine(Engine):
         self._stale = True
 
     def poses3d(self, handles: list) -> np.ndarray:
-        """See :meth:`Engine.poses3d`: each body's real position and orientation."""
+        """See :meth:`Engine.poses3d`: each body's real position and orientation now, from
+        its joints as :meth:`state3d` (MuJoCo's body frames lag a substep behind them)."""
         self._ready()
-        ids = np.fromiter((b.id for b in handles), dtype=np.int64, count=len(handles))
-        return np.concatenate([self.data.xpos[ids], self.data.xquat[ids]], axis=1)
+        return np.array([b.pose3d(self.data) for b in handles], dtype=float).reshape(-1, 7)
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """See :meth:`Engine.contacts`; touching the floor does not count."""
