@@ -18,6 +18,9 @@ Rows (each timed in blocks of ``--steps`` steps after a warm-up; median and best
   step (one batched :meth:`MujocoEngine.set_arm_targets`); goal >= 1x real time.
 * ``100 ground robots, engine``: the baseline, 100 reference chassis driven in circles on
   the same floor and dt.
+* ``100 arms, Simulation`` and ``100 ground robots, Simulation``: the same counts as robots
+  of whole Simulations (arms on the floor, 1.5 m apart, all set every step; the reference
+  robots with their sensors, undriven), dt 0.002 s.
 
 Real time is steps/s x dt; each row also by this process's CPU time (what a step costs when
 the machine is shared). Usage: python benchmarks/arm_bench.py [--steps 500] [--blocks 5]
@@ -129,19 +132,23 @@ def one_arm_mj_step(dt: float):
     return lambda k: mujoco.mj_step(model, data)
 
 
-def simulation(type_label: str, dt: float):
-    """A whole Simulation of one robot of ``type_label`` on the mujoco engine; its step."""
-    scenario = ScenarioSpec(WorldSpec(FloorSpec(SIDE, SIDE)),
-                            robots=(RobotSpec(type_label, "r", (0.0, 0.0, 0.0), 0.0),),
+def simulation(type_label: str, dt: float, n: int = 1):
+    """A whole Simulation of ``n`` robots of ``type_label`` on a square grid on the mujoco
+    engine; its step (every arm set at once, as a batch driver would)."""
+    side = int(np.ceil(np.sqrt(n)))
+    robots = tuple(RobotSpec(type_label, f"r{i}", ((i % side - (side - 1) / 2) * SPACING,
+                                                   (i // side - (side - 1) / 2) * SPACING,
+                                                   0.0), 0.0) for i in range(n))
+    scenario = ScenarioSpec(WorldSpec(FloorSpec(SIDE, SIDE)), robots=robots,
                             settings=Settings(dt=dt, mode="lockstep", seed=0), name="bench")
     sim = Simulation(scenario, engine="mujoco")
     engine = sim.world.engine
     arms = [s.handles.arms["arm"] for s in sim.world.sections.values() if s.handles.arms]
-    zero = np.zeros((1, MAX_JOINTS))
+    zero = np.zeros((len(arms), MAX_JOINTS))
 
     def step(k: int) -> None:
         if arms:
-            engine.set_arm_targets(arms, set_points(k, dt, 1), zero)
+            engine.set_arm_targets(arms, set_points(k, dt, len(arms)), zero)
         sim.command({})
         sim.actuate()
         sim.physics()
@@ -207,12 +214,16 @@ def main() -> None:
     ground = timed(simulation("single", 0.001), s, b)
     arms = timed(hundred_arms(0.002), max(1, s // 5), b)
     cars = timed(hundred_ground(0.002), max(1, s // 5), b)
+    sim_arms = timed(simulation(BenchArm.label, 0.002, 100), max(1, s // 10), b, warmup=10)
+    sim_cars = timed(simulation("single", 0.002, 100), max(1, s // 10), b, warmup=10)
     for label, dt, (median, best, cpu), base in (
             ("one arm, engine", 0.001, one, raw), ("one arm, mj_step", 0.001, raw, raw),
             ("one arm, Simulation", 0.001, whole, ground),
             ("one ground robot, Simulation", 0.001, ground, ground),
-            ("100 arms, engine", 0.002, arms, cars), ("100 ground robots, engine", 0.002, cars,
-                                                      cars)):
+            ("100 arms, engine", 0.002, arms, cars),
+            ("100 ground robots, engine", 0.002, cars, cars),
+            ("100 arms, Simulation", 0.002, sim_arms, sim_cars),
+            ("100 ground robots, Simulation", 0.002, sim_cars, sim_cars)):
         print(f"| {label} | {dt} | {median:,.0f} | {best:,.0f} | {median * dt:.1f}x | "
               f"{median / base[0]:.2f} | {cpu:,.0f} | {cpu * dt:.1f}x | {cpu / base[2]:.2f} |")
 
