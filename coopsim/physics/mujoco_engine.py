@@ -397,7 +397,15 @@ class MujocoEngine(Engine):
         """See :meth:`Engine.poses3d`: each body's real position and orientation now, from
         its joints as :meth:`state3d` (MuJoCo's body frames lag a substep behind them)."""
         self._ready()
-        return np.array([b.pose3d(self.data) for b in handles], dtype=float).reshape(-1, 7)
+        out = np.empty((len(handles), 7))
+        free = [k for k, b in enumerate(handles) if b.kind == "free"]  # most objects
+        if free:
+            adr = np.array([handles[k].qadr for k in free])
+            out[free] = self.data.qpos[adr[:, None] + np.arange(7)]
+        for k, b in enumerate(handles):
+            if b.kind != "free":  # static or on the floor's joints
+                out[k] = b.pose3d(self.data)
+        return out
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """See :meth:`Engine.contacts`; touching the floor does not count."""
