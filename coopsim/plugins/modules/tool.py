@@ -101,7 +101,9 @@ class Tool(Module):
             return (f"{'ok' if ok else 'miss'} {fit.position_error:.6g} "
                     f"{fit.angle_error:.6g} {angles}")
         if not ok:
-            raise ProtocolError(OUT_OF_RANGE, _miss(arm, position, fit, rotation is not None))
+            who = sim.world.robot(robot)
+            raise ProtocolError(OUT_OF_RANGE, _miss(f"{robot} ({who.type})", arm, position, fit,
+                                                    rotation is not None))
         row = positions_row(arm, fit.q, speed)
         sim.set_command(sim.snapshot.robot_index(robot), "joints", row)
         need = float(np.max(np.abs(fit.q - q_now) / (arm.speeds * speed)))
@@ -153,12 +155,12 @@ def best_ik(arm: ArmSpec, position, rotation, q_now, tol: float, angle_tol: floa
     return best[1]
 
 
-def _miss(arm: ArmSpec, position, fit, oriented: bool) -> str:
+def _miss(who: str, arm: ArmSpec, position, fit, oriented: bool) -> str:
     x, y, z = position
     what = "that pose" if oriented else "that point"
     turn = f" and {math.degrees(fit.angle_error):.1f} deg off" if oriented else ""
     return (f"move_to: the point ({x:g}, {y:g}, {z:g}) is {fit.position_error:.3f} m"
-            f"{turn} beyond what arm {arm.key} reaches from its pose (the nearest to {what} "
+            f"{turn} beyond what the arm of {who} reaches from its pose (the nearest to {what} "
             f"within the joint limits; reach {arm.reach:g} m)")
 
 
