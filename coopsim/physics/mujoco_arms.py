@@ -39,6 +39,7 @@ Frames and units: metres, kilograms, seconds, radians, newtons; link frames as i
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -293,6 +294,21 @@ def remove(spec, arm: Arm) -> None:
 
 # -- the arms of one layout, batched ------------------------------------------------------------------
 
+class _Joints(NamedTuple):
+    """The joints of some arms of an :class:`ArmTable`, flat: where each sits in a
+    (len(rows) * MAX_JOINTS) block (``local``) and in the table (``flat``), its actuator,
+    ``qpos`` and ``qvel`` addresses, limits (rad) and kv/kp (s)."""
+
+    local: np.ndarray
+    flat: np.ndarray
+    act: np.ndarray
+    qadr: np.ndarray
+    dadr: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    ratio: np.ndarray
+
+
 class ArmTable:
     """Index arrays of every arm of the current model, in one table: batched reads and set
     points for :meth:`MujocoEngine.arm_state` and friends. Each arm's ``target`` becomes a
@@ -307,6 +323,7 @@ class ArmTable:
         self.ratio = np.zeros((k, MAX_JOINTS))
         self.target = np.zeros((k, MAX_JOINTS, 2))
         self.sensors = np.zeros((k, 6), dtype=np.int64)
+        self._last: tuple = (None, None)
         for row, arm in enumerate(arms):
             dof = arm.spec.dof
             self.mask[row, :dof] = True
@@ -328,25 +345,39 @@ class ArmTable:
 
     def state(self, data, rows: np.ndarray) -> np.ndarray:
         """(len(rows), MAX_JOINTS, 3) angle, rate and drive torque (0 beyond each arm)."""
-        mask = self.mask[rows]
-        out = np.empty((len(rows), MAX_JOINTS, 3))
-        out[..., 0] = data.qpos[self.qadr[rows]]
-        out[..., 1] = data.qvel[self.dadr[rows]]
-        out[..., 2] = data.qfrc_actuator[self.dadr[rows]]
-        out[~mask] = 0.0
-        return out
+        at = self._indices(rows)
+        out = np.zeros((len(rows) * MAX_JOINTS, 3))
+        out[at.local, 0] = data.qpos[at.qadr]
+        out[at.local, 1] = data.qvel[at.dadr]
+        out[at.local, 2] = data.qfrc_actuator[at.dadr]
+        return out.reshape(len(rows), MAX_JOINTS, 3)
 
     def set(self, data, rows: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
         """Hold set points ``q``, ``qd`` (len(rows), MAX_JOINTS) for arms ``rows``: angles
-        clipped to the limits, the servos' ``ctrl`` written."""
-        mask = self.mask[rows]
-        q = np.where(mask, np.asarray(q, float).reshape(len(rows), MAX_JOINTS), 0.0)
-        qd = np.where(mask, np.asarray(qd, float).reshape(len(rows), MAX_JOINTS), 0.0)
-        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+        clipped to the limits, the servos' ``ctrl`` written (columns beyond an arm's joints
+        ignored)."""
+        at = self._indices(rows)
+        q = np.asarray(q, float).reshape(-1)[at.local]
+        qd = np.asarray(qd, float).reshape(-1)[at.local]
+        if not math.isfinite(q @ q + qd @ qd):  # NaN, infinite (or beyond 1e154)
             raise SimulationError("an arm's set point is not a number (NaN or infinite)")
-        q = np.clip(q, self.lower[rows], self.upper[rows])
-        self.target[rows, :, 0], self.target[rows, :, 1] = q, qd
-        data.ctrl[self.act[rows][mask]] = (q + self.ratio[rows] * qd)[mask]
+        q = np.minimum(np.maximum(q, at.lower), at.upper)
+        target = self.target.reshape(-1, 2)
+        target[at.flat, 0], target[at.flat, 1] = q, qd
+        data.ctrl[at.act] = q + at.ratio * qd
+
+    def _indices(self, rows: np.ndarray) -> _Joints:
+        """The joints of arms ``rows`` as flat arrays (:class:`_Joints`); the last rows'
+        kept (a module reads and sets the same arms every step)."""
+        key = rows.tobytes()
+        if self._last[0] != key:
+            mask = self.mask[rows]
+            local = np.flatnonzero(mask)
+            flat = (rows[:, None] * MAX_JOINTS + np.arange(MAX_JOINTS))[mask]
+            self._last = (key, _Joints(local, flat, self.act[rows][mask], self.qadr[rows][mask],
+                                       self.dadr[rows][mask], self.lower[rows][mask],
+                                       self.upper[rows][mask], self.ratio[rows][mask]))
+        return self._last[1]
 
     def wrench(self, data, rows: np.ndarray) -> np.ndarray:
         """(len(rows), 6) the load on each flange: force N, torque N m, tool frame."""
