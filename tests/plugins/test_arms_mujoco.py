@@ -216,3 +216,35 @@ def test_every_arm_type_holds_its_home_and_reaches_a_point(kind):
     seconds = float(bot.tool.move_to(*target, DOWN, 0.0, 0.0, 1.0).split()[0])
     step_by_hand(sim, steps_for(seconds + SETTLE))
     assert np.linalg.norm(tool(bot)[:3] - target) < 0.002
+
+
+def test_a_move_to_goes_on_under_waits_and_gives_way_to_a_joints_command():
+    """The lockstep pattern: move_to (an action between two steps), then one joints.wait per
+    step; a later joints command replaces the move at once."""
+    sim, bot = arm_sim()
+    target = (0.30, 0.15, 0.20)
+    seconds = float(bot.tool.move_to(*target, DOWN, 0.0, 0.0, 1.0).split()[0])
+    step_by_hand(sim, steps_for(seconds + SETTLE), bot.joints.wait)
+    assert np.linalg.norm(tool(bot)[:3] - target) < 0.002
+    bot.tool.move_to(0.35, -0.15, 0.20, DOWN, 0.0, 0.0, 1.0)
+    home = IRB120.start
+    step_by_hand(sim, 1, lambda: bot.joints.set_positions(*home, 1.0))
+    step_by_hand(sim, steps_for(move_time(IRB120, angles(bot), home, 1.0) + SETTLE))
+    assert np.allclose(angles(bot), home, atol=0.002)
+
+
+def run_twice_the_same() -> list[np.ndarray]:
+    sim, bot = arm_sim(objects=[cube()])
+    out = []
+    seconds = float(bot.tool.move_to(0.35, 0.0, 0.025, DOWN, 0.0, 0.0, 1.0).split()[0])
+    step_by_hand(sim, steps_for(seconds + 0.05), bot.joints.wait)
+    bot.gripper.grab()
+    step_by_hand(sim, 1, lambda: bot.joints.set_trajectory(0.2, *(angles(bot) + 0.2)))
+    step_by_hand(sim, 250)
+    out += [np.array(sim.snapshot.readings[m]) for m in ("joints", "tool", "force")]
+    return out + [np.array(sim.snapshot.object_pose3d)]
+
+
+def test_the_same_commands_give_the_same_run_bit_for_bit():
+    first, second = run_twice_the_same(), run_twice_the_same()
+    assert all(np.array_equal(a, b) for a, b in zip(first, second))
