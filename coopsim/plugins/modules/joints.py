@@ -105,8 +105,10 @@ class Joints(Module):
         state = arm_state(frame, rows)
         out = np.zeros((len(rows), 1 + 3 * MAX_JOINTS))
         ok = ~np.isnan(state[:, 0, 0])
-        out[ok, 0] = [a.dof for a in frame.physics.arms(rows[ok])] if ok.any() else []
-        out[:, 1:] = np.nan_to_num(state.transpose(0, 2, 1).reshape(len(rows), -1))
+        every = ok.all()
+        out[ok, 0] = [a.dof for a in frame.physics.arms(rows if every else rows[ok])]
+        flat = state.transpose(0, 2, 1).reshape(len(rows), -1)
+        out[:, 1:] = flat if every else np.nan_to_num(flat)
         return out
 
     @classmethod
