@@ -70,7 +70,8 @@ class Arm:
         spec: The arm.
         label: Who it belongs to, for messages ("robot r1's arm arm").
         kp, kv: (dof,) servo gains, N m/rad and N m s/rad.
-        target: (MAX_JOINTS, 2) set points: angle (rad) and feed-forward rate (rad/s).
+        ctrl: (dof,) its servos' set points as MuJoCo's ``ctrl``, q* + kv/kp qd* (rad): what a
+            compile carries over.
         row: Its row in the engine's current arm table (-1: none yet).
         grasps: The :class:`Grasp` es it holds.
     """
@@ -80,8 +81,7 @@ class Arm:
         self.spec, self.prefix, self.label, self.elements = spec, prefix, label, elements
         self.kp, self.kv = kp, kv
         self.q, self.qd = spec.start.copy(), np.zeros(spec.dof)
-        self.target = np.zeros((MAX_JOINTS, 2))
-        self.target[:spec.dof, 0] = self.q
+        self.ctrl = self.q.copy()  # hold the start
         self.row, self.grasps = -1, []
         self.qadr = self.dadr = self.act = np.zeros(0, dtype=np.int64)
         self.tool_id = self.last_id = self.force_adr = self.torque_adr = -1
@@ -111,15 +111,15 @@ class Arm:
         self.torque_adr = model.sensor_adr[mujoco.mj_name2id(model, sensor, self.tool + "/t")]
 
     def save(self, data) -> None:
-        """Keep its joint angles and rates (the next compile restores them)."""
+        """Keep its joint angles, rates and set points (the next compile restores them)."""
         if len(self.qadr):
             self.q, self.qd = data.qpos[self.qadr].copy(), data.qvel[self.dadr].copy()
+            self.ctrl = data.ctrl[self.act].copy()
 
     def restore(self, data) -> None:
         """Put its angles, rates and servo set points into a new model's data."""
         data.qpos[self.qadr], data.qvel[self.dadr] = self.q, self.qd
-        dof = self.spec.dof
-        data.ctrl[self.act] = self.target[:dof, 0] + self.kv / self.kp * self.target[:dof, 1]
+        data.ctrl[self.act] = self.ctrl
 
 
 class Grasp:
@@ -296,11 +296,10 @@ def remove(spec, arm: Arm) -> None:
 
 class _Joints(NamedTuple):
     """The joints of some arms of an :class:`ArmTable`, flat: where each sits in a
-    (len(rows) * MAX_JOINTS) block (``local``) and in the table (``flat``), its actuator,
+    (len(rows) * MAX_JOINTS) block (``local``), its actuator,
     ``qpos`` and ``qvel`` addresses, limits (rad) and kv/kp (s)."""
 
     local: np.ndarray
-    flat: np.ndarray
     act: np.ndarray
     qadr: np.ndarray
     dadr: np.ndarray
@@ -311,8 +310,8 @@ class _Joints(NamedTuple):
 
 class ArmTable:
     """Index arrays of every arm of the current model, in one table: batched reads and set
-    points for :meth:`MujocoEngine.arm_state` and friends. Each arm's ``target`` becomes a
-    view of the table's, so set points outlive the table (and the model)."""
+    points for :meth:`MujocoEngine.arm_state` and friends (the set points live in MuJoCo's
+    ``ctrl``; :meth:`Arm.save` keeps them across compiles)."""
 
     def __init__(self, arms: list[Arm]) -> None:
         k = len(arms)
@@ -321,7 +320,6 @@ class ArmTable:
         self.dadr, self.act = self.qadr.copy(), self.qadr.copy()
         self.lower, self.upper = np.zeros((k, MAX_JOINTS)), np.zeros((k, MAX_JOINTS))
         self.ratio = np.zeros((k, MAX_JOINTS))
-        self.target = np.zeros((k, MAX_JOINTS, 2))
         self.sensors = np.zeros((k, 6), dtype=np.int64)
         self._last: tuple = (None, None)
         for row, arm in enumerate(arms):
@@ -332,13 +330,12 @@ class ArmTable:
             self.lower[row, :dof], self.upper[row, :dof] = arm.spec.lower, arm.spec.upper
             self.ratio[row, :dof] = arm.kv / arm.kp
             self.sensors[row] = np.r_[arm.force_adr + np.arange(3), arm.torque_adr + np.arange(3)]
-            self.target[row] = arm.target
-            arm.target, arm.row = self.target[row], row
+            arm.row = row
 
     def rows(self, handles: list) -> np.ndarray:
         """Table rows of arm handles."""
         try:
-            return np.fromiter((h.row for h in handles), dtype=np.int64, count=len(handles))
+            return np.array([h.row for h in handles], dtype=np.int64)
         except AttributeError:
             raise SimulationError("an arm call got a handle that is not an arm's "
                                   "(Handles.arms values)") from None
@@ -362,8 +359,6 @@ class ArmTable:
         if not math.isfinite(q @ q + qd @ qd):  # NaN, infinite (or beyond 1e154)
             raise SimulationError("an arm's set point is not a number (NaN or infinite)")
         q = np.minimum(np.maximum(q, at.lower), at.upper)
-        target = self.target.reshape(-1, 2)
-        target[at.flat, 0], target[at.flat, 1] = q, qd
         data.ctrl[at.act] = q + at.ratio * qd
 
     def _indices(self, rows: np.ndarray) -> _Joints:
@@ -373,8 +368,7 @@ class ArmTable:
         if self._last[0] != key:
             mask = self.mask[rows]
             local = np.flatnonzero(mask)
-            flat = (rows[:, None] * MAX_JOINTS + np.arange(MAX_JOINTS))[mask]
-            self._last = (key, _Joints(local, flat, self.act[rows][mask], self.qadr[rows][mask],
+            self._last = (key, _Joints(local, self.act[rows][mask], self.qadr[rows][mask],
                                        self.dadr[rows][mask], self.lower[rows][mask],
                                        self.upper[rows][mask], self.ratio[rows][mask]))
         return self._last[1]

@@ -116,6 +116,7 @@ class MujocoEngine(Engine):
         self._arms: list[ma.Arm] = []  # in insertion order
         self._arm_table: ma.ArmTable | None = None
         self._warned = 0  # divergence warnings MuJoCo had given before this step
+        self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
 
     @classmethod
     def missing(cls) -> str:
@@ -239,10 +240,12 @@ class MujocoEngine(Engine):
 
     def step(self, dt: float) -> None:
         rows = self._ready()
-        n = max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9))
         model, data = self.model, self.data
-        if model.opt.timestep != dt / n:
+        if self._substeps[0] is not model or self._substeps[1] != dt:  # cut dt again
+            n = max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9))
             model.opt.timestep = dt / n
+            self._substeps = (model, dt, n)
+        n = self._substeps[2]
         for _ in range(n):
             self._drive_forces(rows, dt / n)
             if len(rows.flyers):
@@ -377,6 +380,7 @@ class MujocoEngine(Engine):
         if any(g.body is b for arm in self._arms for g in arm.grasps):
             raise SimulationError(f"{b.label} is held already")
         self._ready()
+        mujoco.mj_kinematics(self.model, self.data)  # frames of now, not the last substep's
         held = ma.grasp(self.spec, self.data, a, b)
         self._save()
         self._stale = True

@@ -229,6 +229,14 @@ def test_a_non_finite_set_point_is_refused():
         engine.set_arm_targets([arm], q, padded(np.zeros(4)))
 
 
+def test_a_diverging_arm_raises_simulation_error_naming_its_robot():
+    engine, (arm,), _ = world(fixed(picker(), name="ab"))
+    engine.step(DT)
+    engine.data.qvel[arm.dadr[2]] = math.inf  # what no servo survives
+    with pytest.raises(SimulationError, match="non-finite at robot ab's arm arm"):
+        engine.step(DT)
+
+
 # -- grasp, release, the wrist ---------------------------------------------------------------
 
 def _above(spec: ArmSpec, x: float, y: float, z: float, q0) -> np.ndarray:
