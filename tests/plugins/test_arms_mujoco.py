@@ -248,3 +248,14 @@ def run_twice_the_same() -> list[np.ndarray]:
 def test_the_same_commands_give_the_same_run_bit_for_bit():
     first, second = run_twice_the_same(), run_twice_the_same()
     assert all(np.array_equal(a, b) for a, b in zip(first, second))
+
+
+def test_the_mobile_manipulators_tool_rides_with_its_base():
+    sim, bot = arm_sim("mobile_lwa")
+    tool0, pose0 = tool(bot)[:3], np.array(list(bot.pose.read()))
+    step_by_hand(sim, steps_for(1.0), lambda: bot.motors.set_speeds(0.5, 0.5))
+    pose1 = np.array(list(bot.pose.read()))
+    moved = pose1[:2] - pose0[:2]
+    assert moved[0] > 0.3 and abs(moved[1]) < 0.02 and abs(pose1[3]) < 0.02
+    assert np.allclose(tool(bot)[:3] - tool0, [*moved, 0.0], atol=0.01)  # carried along
+    assert list(bot.odometry.read())[0] == pytest.approx(moved[0], abs=0.05)
