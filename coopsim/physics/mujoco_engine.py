@@ -16,8 +16,15 @@
 * Free bodies (``BodySpec(free=True)``, quadrotors) sit on a free joint under gravity; a
   wrench given in the body frame (:meth:`MujocoEngine.apply_wrench`) is turned into the world
   frame every substep and held until set again.
+* Arms (the ``arms`` feature, :mod:`coopsim.physics.mujoco_arms`): each ArmSpec of an
+  assembly is a chain of bodies nested in the body it is mounted on, its joints driven by
+  MuJoCo servo actuators with gravity compensation (:meth:`MujocoEngine.set_arm_targets`,
+  :meth:`MujocoEngine.arm_state`), a force-torque sensor at the wrist
+  (:meth:`MujocoEngine.wrist_wrench`) and grasps as welds (:meth:`MujocoEngine.attach` with
+  an arm's handle). A static chassis (an arm's pedestal) is a robot that stands still.
 * One :meth:`MujocoEngine.step` of ``dt`` is ``ceil(dt / MAX_SUBSTEP)`` MuJoCo steps
-  (semi-implicit Euler), so contacts stay stiff at the simulation's 0.02 s steps.
+  (semi-implicit Euler; ``implicitfast`` in a world with arms, for their servos' damping), so
+  contacts stay stiff at the simulation's 0.02 s steps.
 * The ray caster is 2D: :meth:`MujocoEngine.static_geometry` and
   :meth:`MujocoEngine.moving_geometry` give the floor projection of what reaches into the slice
   ``z <= SLICE_TOP`` (a body whose lowest point is higher is left out: a shelf, a flying
@@ -26,7 +33,8 @@
 MuJoCo is deterministic on one thread: the same scenario and seed give the same bits. A
 non-finite state or a MuJoCo divergence warning after a step raises
 :class:`~coopsim.model.errors.SimulationError` naming the robot (the stepper ends the run).
-MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module imports it, and only
+MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module and its builders
+(:mod:`coopsim.physics.mujoco_build`, :mod:`coopsim.physics.mujoco_arms`) import it, and only
 when the engine is chosen (engines load lazily).
 
 Frames and units: world frame (z up), metres, kilograms, seconds, radians; quaternions (w, x,

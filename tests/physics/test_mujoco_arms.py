@@ -299,6 +299,24 @@ def test_attach_refuses_what_an_arm_cannot_hold():
         engine.attach(arm, c1, "weld", (0.4, 0.0))
 
 
+def test_removing_a_held_object_or_the_arm_holding_one_drops_the_grasp():
+    engine, (arm,), (c1, c2) = world(fixed(picker()), objects=[cube("c1", 0.4, 0.0),
+                                                               cube("c2", 1.5, 1.5)])
+    engine.attach(arm, c1, "weld", (0.4, 0.0))
+    engine.step(DT)
+    engine.remove_object(c1)
+    engine.step(DT)
+    assert arm.grasps == []
+    handles = engine.add_assembly(fixed(picker("other"), name="o", x=-1.0), 2)
+    other = handles.arms["other"]
+    engine.attach(other, c2, "weld", (1.5, 1.5))
+    engine.remove_assembly(handles)
+    for _ in range(100):  # c2 stays on the floor where it was, nothing holds it
+        engine.step(DT)
+    assert engine.poses3d([c2])[0, :3].tolist() == pytest.approx([1.5, 1.5, CUBE / 2],
+                                                                  abs=1e-3)
+
+
 # -- layout changes, a mobile base, refusals, bits -------------------------------------------
 
 def test_a_recompile_keeps_the_angles_rates_and_set_points():
