@@ -23,6 +23,7 @@ from coopsim.physics.kinematic import KinematicEngine  # noqa: E402
 from coopsim.physics.mujoco_engine import GRAVITY, MujocoEngine  # noqa: E402
 from coopsim.physics.pymunk_engine import PymunkEngine  # noqa: E402
 from coopsim.plugins.robots.single import chassis  # noqa: E402
+from coopsim.sim.access import Access  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402
 
 from helpers import box, robot, scenario  # noqa: E402
@@ -389,3 +390,46 @@ def test_the_snapshot_carries_the_objects_3d_poses_on_mujoco_only():
     assert poses.shape == (2, 7)
     assert poses[0, 2] == pytest.approx(0.1, abs=2e-3) and poses[1, 2] == pytest.approx(0.25)
     assert Simulation(scenario([robot("a")], objects[1:])).snapshot.object_pose3d is None
+
+
+def _pedestal_type() -> str:
+    """A robot type (registered once) of one picker arm on a pedestal: how a whole
+    Simulation gets an arm robot without the shipped arm types."""
+    from coopsim.model.plugins import ROBOT_TYPES
+    from coopsim.model.robot_type import RobotType
+
+    def build(cls, spec):
+        return fixed(picker(), spec.name, spec.position[0], spec.position[1], spec.yaw)
+
+    label = "test_pedestal_arm"
+    if label not in ROBOT_TYPES:
+        ROBOT_TYPES.register(label)(type(label, (RobotType,), {
+            "label": label, "modules": (), "footprint": 0.3, "build": classmethod(build)}))
+    return label
+
+
+def test_a_simulation_drives_an_arm_robot_through_access_beside_a_ground_robot():
+    sim = Simulation(scenario([robot("g", -2.0, 0.0), robot("p", 1.0, 1.0, yaw=0.4,
+                                                             type=_pedestal_type())]),
+                     engine="mujoco")
+    access, rows = Access(sim.world, sim.dt), np.array([0, 1])
+    spec = access.arms(rows)[1]
+    assert access.arms(rows)[0] is None and spec.key == "arm"
+    state = access.arm_state(rows)
+    assert np.isnan(state[0]).all() and state[1, :4, 0] == pytest.approx(spec.start)
+    goal = np.zeros((2, MAX_JOINTS))
+    goal[:, :4] = spec.start + 0.3
+    access.set_arm_targets(rows, goal, np.zeros((2, MAX_JOINTS)))
+    for _ in range(100):  # 1 s
+        sim.command({})
+        sim.actuate()
+        sim.physics()
+        sim.sense()
+    state = access.arm_state(rows)
+    assert state[1, :4, 0] == pytest.approx(goal[1, :4], abs=2e-3)
+    assert np.isnan(access.wrist_wrench(rows)[0]).all()
+    fingers = np.linalg.norm(access.wrist_wrench(rows)[1, :3])  # their weight, 2 x 0.05 kg
+    assert fingers == pytest.approx(0.1 * GRAVITY, rel=0.02)
+    snap = sim.snapshot
+    assert snap.poses[1] == pytest.approx((1.0, 1.0, 0.4))
+    assert snap.pose3d[1, 2] == pytest.approx(0.0) and not snap.twist3d[1].any()
