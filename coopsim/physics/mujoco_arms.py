@@ -130,7 +130,7 @@ class Grasp:
         self.arm, self.body, self.elements = arm, body, elements
 
 
-# -- building ---------------------------------------------------------------------------------------
+# -- building --------------------------------------------------------------------------------------
 
 def build(spec, arm: ArmSpec, base, prefix: str, label: str) -> Arm:
     """Add ``arm`` to the MjSpec ``spec`` on the :class:`~coopsim.physics.mujoco_build.Body`
@@ -249,7 +249,7 @@ def effective_inertia(arm: ArmSpec) -> np.ndarray:
     return out
 
 
-# -- grasps -------------------------------------------------------------------------------------------
+# -- grasps ----------------------------------------------------------------------------------------
 
 def grasp(spec, data, arm: Arm, body) -> Grasp:
     """Weld the free :class:`~coopsim.physics.mujoco_build.Body` ``body`` to ``arm``'s tool
@@ -292,7 +292,7 @@ def remove(spec, arm: Arm) -> None:
     arm.elements, arm.qadr = [], np.zeros(0, dtype=np.int64)
 
 
-# -- the arms of one layout, batched ------------------------------------------------------------------
+# -- the arms of one layout, batched ---------------------------------------------------------------
 
 class _Joints(NamedTuple):
     """The joints of some arms of an :class:`ArmTable`, flat: where each sits in a

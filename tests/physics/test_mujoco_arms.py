@@ -230,7 +230,8 @@ def test_a_non_finite_set_point_is_refused():
         engine.set_arm_targets([arm], q, padded(np.zeros(4)))
 
 
-def test_a_diverging_arm_raises_simulation_error_naming_its_robot():
+def test_a_diverging_arm_raises_simulation_error_naming_its_robot(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo's warning goes to MUJOCO_LOG.TXT there
     engine, (arm,), _ = world(fixed(picker(), name="ab"))
     engine.step(DT)
     engine.data.qvel[arm.dadr[2]] = math.inf  # what no servo survives
