@@ -28,7 +28,8 @@
 * The ray caster is 2D: :meth:`MujocoEngine.static_geometry` and
   :meth:`MujocoEngine.moving_geometry` give the floor projection of what reaches into the slice
   ``z <= SLICE_TOP`` (a body whose lowest point is higher is left out: a shelf, a flying
-  object), boxes as their four edges turned by their yaw, cylinders and spheres as circles.
+  object), boxes as their four edges turned by their yaw, cylinders and spheres as circles,
+  an arm's joints as circles of their links' radii (moving geometry).
 
 MuJoCo is deterministic on one thread: the same scenario and seed give the same bits. A
 non-finite state or a MuJoCo divergence warning after a step raises
@@ -450,6 +451,7 @@ class MujocoEngine(Engine):
             if not body.static and id(body) not in robots \
                     and body.lowest(self.data) <= SLICE_TOP:
                 ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
+        ma.outlines(self._arms, self.data, SLICE_TOP, circles)
         return as_geometry(circles, segments)
 
 

@@ -163,6 +163,17 @@ def test_a_pedestal_robot_stands_still_where_it_was_built():
     assert engine.contacts(engine.robot_state()[:, :3]).shape == (1, 2)
 
 
+def test_the_ray_caster_sees_the_joints_of_an_arm_low_enough_to_hit():
+    engine, (arm, _), _ = world(fixed(picker(), x=1.0, y=-1.0), fixed(irb("high"), name="h",
+                                                                      z=1.2))
+    circles, groups, _, _ = engine.moving_geometry()
+    spec = arm.spec
+    want = world_frames(spec, engine.state3d()[0], spec.start)[1:-1, :3, 3]
+    assert np.allclose(circles, [[x, y, link.radius] for (x, y, _), link in zip(want,
+                                                                                spec.links)])
+    assert groups.tolist() == [1] * spec.dof  # the high arm (1.2 m up) is out of the slice
+
+
 # -- the servo ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("make", [picker, irb])
