@@ -254,17 +254,13 @@ def effective_inertia(arm: ArmSpec) -> np.ndarray:
     return out
 
 
-def outlines(arms: list, data, top: float, circles: list) -> None:
-    """Append the floor projection of the arms' joints reaching into the ray caster's slice
-    (lower than ``top`` m) to ``circles`` as (x, y, link radius, group): what a lidar or sonar
-    on the floor sees of an arm (its links' ends; the pedestal is its robot's)."""
-    for arm in arms:
-        if not len(arm.links):
-            continue
-        pos = data.xpos[arm.links]
-        low = pos[:, 2] - arm.radii <= top
-        circles += [(x, y, r, arm.group) for (x, y, _), r in zip(pos[low].tolist(),
-                                                                   arm.radii[low].tolist())]
+def outlines(table: "ArmTable", data, top: float) -> np.ndarray:
+    """(C, 4) x, y, link radius, group of the arms' joints reaching into the ray caster's
+    slice (lower than ``top`` m): the floor projection a lidar or sonar on the floor sees of
+    an arm (its links' ends; the pedestal is its robot's)."""
+    pos = data.xpos[table.links]
+    low = pos[:, 2] - table.radii <= top
+    return np.column_stack([pos[low, :2], table.radii[low], table.groups[low]])
 
 
 # -- grasps ----------------------------------------------------------------------------------------
@@ -340,6 +336,11 @@ class ArmTable:
         self.ratio = np.zeros((k, MAX_JOINTS))
         self.sensors = np.zeros((k, 6), dtype=np.int64)
         self._last: tuple = (None, None)
+        # every link of every arm, flat: the ray caster's outlines
+        self.links = np.concatenate([a.links for a in arms] + [np.zeros(0, np.int64)])
+        self.radii = np.concatenate([a.radii for a in arms] + [np.zeros(0)])
+        self.groups = np.concatenate([np.full(a.spec.dof, float(a.group)) for a in arms]
+                                     + [np.zeros(0)])
         for row, arm in enumerate(arms):
             dof = arm.spec.dof
             self.mask[row, :dof] = True

@@ -451,8 +451,12 @@ class MujocoEngine(Engine):
             if not body.static and id(body) not in robots \
                     and body.lowest(self.data) <= SLICE_TOP:
                 ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
-        ma.outlines(self._arms, self.data, SLICE_TOP, circles)
-        return as_geometry(circles, segments)
+        c, groups, s, sgroups = as_geometry(circles, segments)
+        if self._arms:
+            arms = ma.outlines(self._arm_rows([])[0], self.data, SLICE_TOP)
+            c, groups = np.vstack([c, arms[:, :3]]), np.concatenate(
+                [groups, arms[:, 3].astype(np.int64)])
+        return c, groups, s, sgroups
 
 
 
