@@ -104,11 +104,12 @@ class _Rows:
 
 
 class MujocoEngine(Engine):
-    """Rigid bodies in 3D with MuJoCo: ground robots, movable objects and flying bodies."""
+    """Rigid bodies in 3D with MuJoCo: ground robots, arms, movable objects and flying
+    bodies."""
 
     label = "mujoco"
-    description = ("3D rigid bodies (MuJoCo): ground robots, movable objects and free flyers "
-                   "in one world")
+    description = ("3D rigid bodies (MuJoCo): ground robots, arms, movable objects and free "
+                   "flyers in one world")
     features = frozenset({"flight", "differential", "velocity", "movable_objects", "arms"})
 
     def __init__(self, floor: FloorSpec) -> None:
