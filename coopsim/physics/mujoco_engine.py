@@ -16,17 +16,26 @@
 * Free bodies (``BodySpec(free=True)``, quadrotors) sit on a free joint under gravity; a
   wrench given in the body frame (:meth:`MujocoEngine.apply_wrench`) is turned into the world
   frame every substep and held until set again.
+* Arms (the ``arms`` feature, :mod:`coopsim.physics.mujoco_arms`): each ArmSpec of an
+  assembly is a chain of bodies nested in the body it is mounted on, its joints driven by
+  MuJoCo servo actuators with gravity compensation (:meth:`MujocoEngine.set_arm_targets`,
+  :meth:`MujocoEngine.arm_state`), a force-torque sensor at the wrist
+  (:meth:`MujocoEngine.wrist_wrench`) and grasps as welds (:meth:`MujocoEngine.attach` with
+  an arm's handle). A static chassis (an arm's pedestal) is a robot that stands still.
 * One :meth:`MujocoEngine.step` of ``dt`` is ``ceil(dt / MAX_SUBSTEP)`` MuJoCo steps
-  (semi-implicit Euler), so contacts stay stiff at the simulation's 0.02 s steps.
+  (semi-implicit Euler; ``implicitfast`` in a world with arms, for their servos' damping), so
+  contacts stay stiff at the simulation's 0.02 s steps.
 * The ray caster is 2D: :meth:`MujocoEngine.static_geometry` and
   :meth:`MujocoEngine.moving_geometry` give the floor projection of what reaches into the slice
   ``z <= SLICE_TOP`` (a body whose lowest point is higher is left out: a shelf, a flying
-  object), boxes as their four edges turned by their yaw, cylinders and spheres as circles.
+  object), boxes as their four edges turned by their yaw, cylinders and spheres as circles,
+  an arm's joints as circles of their links' radii (moving geometry).
 
 MuJoCo is deterministic on one thread: the same scenario and seed give the same bits. A
 non-finite state or a MuJoCo divergence warning after a step raises
 :class:`~coopsim.model.errors.SimulationError` naming the robot (the stepper ends the run).
-MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module imports it, and only
+MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module and its builders
+(:mod:`coopsim.physics.mujoco_build`, :mod:`coopsim.physics.mujoco_arms`) import it, and only
 when the engine is chosen (engines load lazily).
 
 Frames and units: world frame (z up), metres, kilograms, seconds, radians; quaternions (w, x,
@@ -95,11 +104,12 @@ class _Rows:
 
 
 class MujocoEngine(Engine):
-    """Rigid bodies in 3D with MuJoCo: ground robots, movable objects and flying bodies."""
+    """Rigid bodies in 3D with MuJoCo: ground robots, arms, movable objects and flying
+    bodies."""
 
     label = "mujoco"
-    description = ("3D rigid bodies (MuJoCo): ground robots, movable objects and free flyers "
-                   "in one world")
+    description = ("3D rigid bodies (MuJoCo): ground robots, arms, movable objects and free "
+                   "flyers in one world")
     features = frozenset({"flight", "differential", "velocity", "movable_objects", "arms"})
 
     def __init__(self, floor: FloorSpec) -> None:
@@ -442,7 +452,12 @@ class MujocoEngine(Engine):
             if not body.static and id(body) not in robots \
                     and body.lowest(self.data) <= SLICE_TOP:
                 ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
-        return as_geometry(circles, segments)
+        c, groups, s, sgroups = as_geometry(circles, segments)
+        if self._arms:
+            arms = ma.outlines(self._arm_rows([])[0], self.data, SLICE_TOP)
+            c, groups = np.vstack([c, arms[:, :3]]), np.concatenate(
+                [groups, arms[:, 3].astype(np.int64)])
+        return c, groups, s, sgroups
 
 
 
