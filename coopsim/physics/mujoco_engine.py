@@ -127,6 +127,8 @@ class MujocoEngine(Engine):
         self._arm_table: ma.ArmTable | None = None
         self._warned = 0  # divergence warnings MuJoCo had given before this step
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
+        self._moved = 0  # steps and resets so far: the robots' state read since is kept
+        self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
 
     @classmethod
     def missing(cls) -> str:
@@ -250,6 +252,7 @@ class MujocoEngine(Engine):
 
     def step(self, dt: float) -> None:
         rows = self._ready()
+        self._moved += 1
         model, data = self.model, self.data
         if self._substeps[0] is not model or self._substeps[1] != dt:  # cut dt again
             n = max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9))
@@ -318,12 +321,22 @@ class MujocoEngine(Engine):
     # -- state ------------------------------------------------------------------------------------
 
     def state3d(self) -> np.ndarray:
-        rows = self._ready()
-        return ms.state3d(self.data.qpos, self.data.qvel, rows.qadr, rows.dadr, rows.free,
-                          rows.z, rows.static, rows.fixed)
+        return self._robot_states()[0].copy()
 
     def robot_state(self) -> np.ndarray:
-        return ms.planar(self.state3d())
+        return self._robot_states()[1].copy()
+
+    def _robot_states(self) -> tuple:
+        """The robots' full and planar states now, computed once between steps (a step's
+        phases ask for them several times)."""
+        rows = self._ready()
+        moved, table, full, planar = self._states
+        if moved != self._moved or table is not rows:
+            full = ms.state3d(self.data.qpos, self.data.qvel, rows.qadr, rows.dadr, rows.free,
+                              rows.z, rows.static, rows.fixed)
+            planar = ms.planar(full)
+            self._states = (self._moved, rows, full, planar)
+        return full, planar
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         table = self._ready()
@@ -348,6 +361,7 @@ class MujocoEngine(Engine):
         """See :meth:`Engine.reset_rows`: each chassis put at the planar state (a free body
         level, at the height it started at), its drive command and wrench dropped."""
         table = self._ready()
+        self._moved += 1
         state = np.asarray(state, dtype=np.float64).reshape(len(rows), 6)
         for k, s in zip(np.asarray(rows).tolist(), state):
             table.bodies[k].place(self.data, s)
