@@ -95,6 +95,7 @@ class _Rows:
         self.cmd = np.array([b.cmd for b in bodies], dtype=float).reshape(n, 3)
         self.wrench = np.array([b.wrench for b in bodies], dtype=float).reshape(n, 6)
         self.flyers = np.flatnonzero(self.free)
+        self.movers: list | None = None  # moving_geometry's bodies, found on first use
 
     def scatter(self) -> None:
         """Hand the commands back to the bodies (the next layout gathers them again)."""
@@ -458,13 +459,15 @@ class MujocoEngine(Engine):
         return as_geometry(circles, segments)
 
     def moving_geometry(self):
-        self._ready()
-        robots = {id(b) for b in self._robots}
+        rows = self._ready()
+        if rows.movers is None:  # the bodies that move and are no robot's, once a layout
+            robots = {id(b) for b in self._robots}
+            rows.movers = [b for b in self._bodies.values()
+                           if not b.static and id(b) not in robots]
         circles: list = []
         segments: list = []
-        for body in self._bodies.values():
-            if not body.static and id(body) not in robots \
-                    and body.lowest(self.data) <= SLICE_TOP:
+        for body in rows.movers:
+            if body.lowest(self.data) <= SLICE_TOP:
                 ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
         c, groups, s, sgroups = as_geometry(circles, segments)
         if self._arms:
