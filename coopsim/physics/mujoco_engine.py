@@ -44,6 +44,7 @@ y, z) turn the body frame into the world frame.
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -61,6 +62,11 @@ try:
     import mujoco
 except ImportError:  # the engine is optional: choosing it says how to install it
     mujoco = None
+else:
+    # MuJoCo's own handler appends every warning to MUJOCO_LOG.TXT in the working folder (the
+    # user's, not ours to write in); the engine counts warnings itself (data.warning) and ends
+    # a diverged run with a sentence, so a warning only needs to reach the log.
+    mujoco.set_mju_user_warning(logging.getLogger("coopsim.mujoco").warning)
 
 INSTALL = "pip install 'coopsim[3d]'"
 SLICE_TOP = 1.0  # m: bodies whose lowest point is higher are not in the ray caster's 2D world

@@ -241,13 +241,18 @@ def test_a_non_finite_set_point_is_refused():
         engine.set_arm_targets([arm], q, padded(np.zeros(4)))
 
 
-def test_a_diverging_arm_raises_simulation_error_naming_its_robot(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # MuJoCo's warning goes to MUJOCO_LOG.TXT there
+def test_a_diverging_arm_raises_simulation_error_naming_its_robot(tmp_path, monkeypatch,
+                                                                   caplog):
+    monkeypatch.chdir(tmp_path)  # MuJoCo's own handler would write MUJOCO_LOG.TXT here
     engine, (arm,), _ = world(fixed(picker(), name="ab"))
     engine.step(DT)
     engine.data.qvel[arm.dadr[2]] = math.inf  # what no servo survives
     with pytest.raises(SimulationError, match="non-finite at robot ab's arm arm"):
         engine.step(DT)
+    # its warning reached the log, not a file in the user's working folder
+    assert any("unstable" in r.getMessage() for r in caplog.records
+               if r.name == "coopsim.mujoco")
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- grasp, release, the wrist ---------------------------------------------------------------
