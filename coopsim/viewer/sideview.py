@@ -32,6 +32,7 @@ class SideView:
     def __init__(self) -> None:
         self.axis: str | None = "x"
         self.rect: tuple[float, float, float, float] | None = None  # x0, y0, x1, y1 px, y down
+        self.scale = 0.0  # px per m of the plot last drawn
 
     def cycle(self) -> None:
         """Key V: x-z, then y-z, then hidden, then x-z again."""
@@ -58,6 +59,7 @@ class SideView:
         draw.add_rect_filled(imgui.ImVec2(*self.rect[:2]), imgui.ImVec2(*self.rect[2:]),
                              _u32(BACK), 4.0)
         plot = _Plot(self.rect, _extent(scene, self.axis), _top(_heights(scene)))
+        self.scale = plot.scale
         plot.grid(draw, f"side view {self.axis}-z  (V)")
         plot.objects(draw, scene, self.axis, layout.get("objects", []))
         plot.bodies(draw, scene, self.axis, layout.get("robots", []))
@@ -123,7 +125,7 @@ class _Plot:
             b = self.at(h + size[k] / 2, z + size[2] / 2)
             lo, hi = imgui.ImVec2(a[0], b[1]), imgui.ImVec2(b[0], a[1])
             draw.add_rect_filled(lo, hi, colour)
-            draw.add_rect(lo, hi, _u32((0.05, 0.05, 0.05, 1.0)), 0.0, 0, 1.0)
+            draw.add_rect(lo, hi, _u32((0.05, 0.05, 0.05, 1.0)), 0.0, 1.0)
 
     def arms(self, draw, arms, axis: str) -> None:
         """Each arm from the side: its pedestal, its links as lines as thick as the links
