@@ -148,6 +148,8 @@ def usable_angles(arm: ArmSpec, q) -> np.ndarray:
     q = np.asarray(q, dtype=float)[:arm.dof]
     if len(q) < arm.dof:
         q = np.concatenate([q, np.full(arm.dof - len(q), np.nan)])
+    if np.isfinite(q).all():  # the usual case: no start angles to work out
+        return q
     return np.where(np.isfinite(q), q, arm.start)
 
 
