@@ -43,8 +43,10 @@ class Gripper(Module):
     @classmethod
     def sense(cls, frame, rows, p, prev):
         held = frame.extra.get("held") or {}
-        mass = {o.name: o.mass for o in frame.objects}
         out = np.zeros((len(rows), 2))
+        if not held:  # nothing held by anyone: no look-up per robot
+            return out
+        mass = {o.name: o.mass for o in frame.objects}
         for k, row in enumerate(rows):
             name = held.get(frame.names[row]) if row < len(frame.names) else None
             if name is not None:
