@@ -72,18 +72,21 @@ class Arm:
         kp, kv: (dof,) servo gains, N m/rad and N m s/rad.
         ctrl: (dof,) its servos' set points as MuJoCo's ``ctrl``, q* + kv/kp qd* (rad): what a
             compile carries over.
+        group: Its assembly's sensing group (the ray caster's: its own robot's rays pass).
         row: Its row in the engine's current arm table (-1: none yet).
         grasps: The :class:`Grasp` es it holds.
     """
 
     def __init__(self, spec: ArmSpec, prefix: str, label: str, elements: list,
-                 kp: np.ndarray, kv: np.ndarray) -> None:
+                 kp: np.ndarray, kv: np.ndarray, group: int = 0) -> None:
         self.spec, self.prefix, self.label, self.elements = spec, prefix, label, elements
+        self.group = group
+        self.radii = np.array([link.radius for link in spec.links])
         self.kp, self.kv = kp, kv
         self.q, self.qd = spec.start.copy(), np.zeros(spec.dof)
         self.ctrl = self.q.copy()  # hold the start
         self.row, self.grasps = -1, []
-        self.qadr = self.dadr = self.act = np.zeros(0, dtype=np.int64)
+        self.qadr = self.dadr = self.act = self.links = np.zeros(0, dtype=np.int64)
         self.tool_id = self.last_id = self.force_adr = self.torque_adr = -1
 
     @property
@@ -100,6 +103,8 @@ class Arm:
         """Find its joints, actuators, bodies and sensors in a newly compiled model."""
         keys = [f"{self.prefix}/{link.key}" for link in self.spec.links]
         joints = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, k) for k in keys]
+        self.links = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, k)
+                               for k in keys], dtype=np.int64)
         self.qadr = model.jnt_qposadr[joints].astype(np.int64)
         self.dadr = model.jnt_dofadr[joints].astype(np.int64)
         self.act = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, k)
@@ -130,7 +135,7 @@ class Grasp:
         self.arm, self.body, self.elements = arm, body, elements
 
 
-# -- building ---------------------------------------------------------------------------------------
+# -- building --------------------------------------------------------------------------------------
 
 def build(spec, arm: ArmSpec, base, prefix: str, label: str) -> Arm:
     """Add ``arm`` to the MjSpec ``spec`` on the :class:`~coopsim.physics.mujoco_build.Body`
@@ -159,7 +164,7 @@ def build(spec, arm: ArmSpec, base, prefix: str, label: str) -> Arm:
         for b in names[i + 1:]:
             elements.append(spec.add_exclude(bodyname1=a, bodyname2=b))
     elements.append(pedestal)
-    return Arm(arm, prefix, label, elements, kp, kv)
+    return Arm(arm, prefix, label, elements, kp, kv, base.group)
 
 
 def _pedestal(base, arm: ArmSpec, prefix: str):
@@ -249,7 +254,20 @@ def effective_inertia(arm: ArmSpec) -> np.ndarray:
     return out
 
 
-# -- grasps -------------------------------------------------------------------------------------------
+def outlines(arms: list, data, top: float, circles: list) -> None:
+    """Append the floor projection of the arms' joints reaching into the ray caster's slice
+    (lower than ``top`` m) to ``circles`` as (x, y, link radius, group): what a lidar or sonar
+    on the floor sees of an arm (its links' ends; the pedestal is its robot's)."""
+    for arm in arms:
+        if not len(arm.links):
+            continue
+        pos = data.xpos[arm.links]
+        low = pos[:, 2] - arm.radii <= top
+        circles += [(x, y, r, arm.group) for (x, y, _), r in zip(pos[low].tolist(),
+                                                                   arm.radii[low].tolist())]
+
+
+# -- grasps ----------------------------------------------------------------------------------------
 
 def grasp(spec, data, arm: Arm, body) -> Grasp:
     """Weld the free :class:`~coopsim.physics.mujoco_build.Body` ``body`` to ``arm``'s tool
@@ -292,7 +310,7 @@ def remove(spec, arm: Arm) -> None:
     arm.elements, arm.qadr = [], np.zeros(0, dtype=np.int64)
 
 
-# -- the arms of one layout, batched ------------------------------------------------------------------
+# -- the arms of one layout, batched ---------------------------------------------------------------
 
 class _Joints(NamedTuple):
     """The joints of some arms of an :class:`ArmTable`, flat: where each sits in a

@@ -16,17 +16,26 @@
 * Free bodies (``BodySpec(free=True)``, quadrotors) sit on a free joint under gravity; a
   wrench given in the body frame (:meth:`MujocoEngine.apply_wrench`) is turned into the world
   frame every substep and held until set again.
+* Arms (the ``arms`` feature, :mod:`coopsim.physics.mujoco_arms`): each ArmSpec of an
+  assembly is a chain of bodies nested in the body it is mounted on, its joints driven by
+  MuJoCo servo actuators with gravity compensation (:meth:`MujocoEngine.set_arm_targets`,
+  :meth:`MujocoEngine.arm_state`), a force-torque sensor at the wrist
+  (:meth:`MujocoEngine.wrist_wrench`) and grasps as welds (:meth:`MujocoEngine.attach` with
+  an arm's handle). A static chassis (an arm's pedestal) is a robot that stands still.
 * One :meth:`MujocoEngine.step` of ``dt`` is ``ceil(dt / MAX_SUBSTEP)`` MuJoCo steps
-  (semi-implicit Euler), so contacts stay stiff at the simulation's 0.02 s steps.
+  (semi-implicit Euler; ``implicitfast`` in a world with arms, for their servos' damping), so
+  contacts stay stiff at the simulation's 0.02 s steps.
 * The ray caster is 2D: :meth:`MujocoEngine.static_geometry` and
   :meth:`MujocoEngine.moving_geometry` give the floor projection of what reaches into the slice
   ``z <= SLICE_TOP`` (a body whose lowest point is higher is left out: a shelf, a flying
-  object), boxes as their four edges turned by their yaw, cylinders and spheres as circles.
+  object), boxes as their four edges turned by their yaw, cylinders and spheres as circles,
+  an arm's joints as circles of their links' radii (moving geometry).
 
 MuJoCo is deterministic on one thread: the same scenario and seed give the same bits. A
 non-finite state or a MuJoCo divergence warning after a step raises
 :class:`~coopsim.model.errors.SimulationError` naming the robot (the stepper ends the run).
-MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module imports it, and only
+MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module and its builders
+(:mod:`coopsim.physics.mujoco_build`, :mod:`coopsim.physics.mujoco_arms`) import it, and only
 when the engine is chosen (engines load lazily).
 
 Frames and units: world frame (z up), metres, kilograms, seconds, radians; quaternions (w, x,
@@ -397,7 +406,15 @@ class MujocoEngine(Engine):
         """See :meth:`Engine.poses3d`: each body's real position and orientation now, from
         its joints as :meth:`state3d` (MuJoCo's body frames lag a substep behind them)."""
         self._ready()
-        return np.array([b.pose3d(self.data) for b in handles], dtype=float).reshape(-1, 7)
+        out = np.empty((len(handles), 7))
+        free = [k for k, b in enumerate(handles) if b.kind == "free"]  # most objects
+        if free:
+            adr = np.array([handles[k].qadr for k in free])
+            out[free] = self.data.qpos[adr[:, None] + np.arange(7)]
+        for k, b in enumerate(handles):
+            if b.kind != "free":  # static or on the floor's joints
+                out[k] = b.pose3d(self.data)
+        return out
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """See :meth:`Engine.contacts`; touching the floor does not count."""
@@ -434,6 +451,7 @@ class MujocoEngine(Engine):
             if not body.static and id(body) not in robots \
                     and body.lowest(self.data) <= SLICE_TOP:
                 ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
+        ma.outlines(self._arms, self.data, SLICE_TOP, circles)
         return as_geometry(circles, segments)
 
 
