@@ -200,14 +200,17 @@ def test_scenario_prints_the_conformance_scenario():
 
 
 def test_the_flight_transcript_passes_on_a_live_flying_robot(tmp_path):
-    """``08_flight`` (rotors, imu, mocap, altimeter) against ``coopsim run`` of the flight
-    scenario: a Crazyflie on the mujoco engine, through coopsim's Python client."""
+    """``08_flight`` (rotors, imu, mocap, altimeter) and ``09_arms`` (joints, tool, force,
+    pose) against ``coopsim run`` of the 3D scenario: a Crazyflie and an IRB 120 on the mujoco
+    engine, through coopsim's Python client."""
     scenario = run_cli("conformance", "--flight-scenario").stdout.strip()
     server = Server(tmp_path / "stderr", "run", scenario, "--no-controllers", "--headless",
                     "--port", "0")
     try:
         nameserver = server.printed(r"name server: (tcp://\S+)")
         result = run_cli("conformance", nameserver, "--only", "08_flight", "-v")
+        arms = run_cli("conformance", nameserver, "--only", "09_arms", "-v")
     finally:
         server.stop()
     _passes(result, 13)
+    _passes(arms, 19)
