@@ -9,20 +9,21 @@ to the first joint); ``arm/<robot>/gripper``, two fingers at the tool. Their fra
 ``<robot>/arm_base`` (the mount) -> ``<robot>/<joint_1>`` -> ... -> ``<robot>/tool``, each
 transform the joint frame in its parent's (so Foxglove's transform tree is the kinematic
 chain). Link frames come from :func:`coopsim.model.armstate.snapshot_arm_frames`: the joint
-angles of the ``joints`` module's reading (or the recorded columns ``arm_q1``..) at the
-robot's 3D pose. Units: m; quaternions x, y, z, w as Foxglove writes them.
+angles of the joints module's reading (or the recorded columns ``arm_q1``..) at the robot's 3D
+pose. Units: m; quaternions x, y, z, w as Foxglove writes them.
 
-Only a few robots carry arms, so these messages are encoded per step (no templates).
+As the rest of the scene (:mod:`.proto`), both messages are templates encoded once per layout:
+every primitive sits at a fixed transform of one of its arm's frames (a link's length never
+changes), so a step is one batched product of 4 x 4 matrices and one scatter of the slots.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..model.arm import ArmSpec, quat_matrix
-from ..model.armstate import (layout_arms, matrix_quaternion, robot_pose7,
-                              snapshot_arm_frames)
-from .proto import Msg, color, pose3, quaternion4, timestamp, vector3
+from ..model.arm import ArmSpec, base_transform, frames
+from ..model.armstate import layout_arms, matrix_quaternions, snapshot_arm_frames
+from .proto import Msg, Slot, Template, color, pose3, quaternion4, vector3
 from .scene import WORLD, Topic
 
 SCENE_ARMS = Topic("/scene/arms", "SceneUpdate")  # links, joints, pedestal, gripper
@@ -33,30 +34,22 @@ BASE_COLOR = (90, 90, 100)
 FINGER = 0.012  # m: a gripper finger's thickness
 
 
-def _along(a: np.ndarray, b: np.ndarray) -> Msg:
-    """A foxglove.Pose at the middle of segment a-b whose z axis points from a to b."""
+def along(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """4 x 4 transform at the middle of segment a-b whose z axis points from a to b."""
     d = b - a
     length = float(np.linalg.norm(d))
     z = d / length if length > 1e-9 else np.array([0.0, 0.0, 1.0])
     helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     x = np.cross(helper, z)
     x /= np.linalg.norm(x)
-    r = np.column_stack((x, np.cross(z, x), z))
-    mid = (a + b) / 2
-    return pose3(*mid.tolist(), *matrix_quaternion(r))
-
-
-def _at(t: np.ndarray) -> Msg:
-    """A foxglove.Pose of a 4 x 4 transform."""
-    return pose3(*t[:3, 3].tolist(), *matrix_quaternion(t[:3, :3]))
-
-
-def _entity(ident: str, ns: int) -> Msg:
-    return Msg().sub(1, timestamp(ns)).string(2, WORLD).string(3, ident)
+    out = np.eye(4)
+    out[:3, :3] = np.column_stack((x, np.cross(z, x), z))
+    out[:3, 3] = (a + b) / 2
+    return out
 
 
 class ArmScene:
-    """The arms of one layout: their entities and frames per step.
+    """The arms of one layout: their entities and frames, as templates filled per step.
 
     Args:
         layout: A layout document; its robots with ``arm`` are drawn.
@@ -64,75 +57,104 @@ class ArmScene:
 
     def __init__(self, layout: dict) -> None:
         self.arms: dict[str, ArmSpec] = layout_arms(layout)
+        self._frame, self._local = [], []  # per primitive: its frame (all arms' rows), offset
+        self._first: list[int] = []  # per arm: its first row among all arms' frames
+        scene = Msg().sub(1, Msg().uint(2, 1))  # delete the previous step's entities
+        for name, arm in self.arms.items():
+            self._first.append(sum(a.dof + 2 for a in list(self.arms.values())[:len(
+                self._first)]))
+            for entity in self._entities(name, arm):
+                scene.sub(2, entity)
+        self._scene_slots = 7 * len(self._frame)
+        tf = Msg()
+        count = self._scene_slots
+        for name, arm in self.arms.items():
+            names = [f"{name}/arm_base"] + [f"{name}/{l.key}" for l in arm.links] + [
+                f"{name}/tool"]
+            for parent, child in zip([name] + names[:-1], names):
+                x, y, z, qx, qy, qz, qw = (Slot(count + k) for k in range(7))
+                count += 7
+                tf.sub(1, Msg().stamp(1).string(2, parent).string(3, child)
+                       .sub(4, vector3(x, y, z)).sub(5, quaternion4(qx, qy, qz, qw)))
+        self.scene, self.tf = Template(scene, count), Template(tf, count)
+        self._local_all = np.array(self._local).reshape(-1, 4, 4)
+        self._frame_all = np.array(self._frame, dtype=int)
 
     def __bool__(self) -> bool:
         return bool(self.arms)
+
+    def _place(self, row: int, local: np.ndarray) -> Msg:
+        """A foxglove.Pose whose 7 slots put it at ``local`` in frame ``row`` of the arm
+        being built (0: its base, 1..dof: its joints, dof + 1: its tool)."""
+        first = 7 * len(self._frame)
+        self._frame.append(self._first[-1] + row)
+        self._local.append(local)
+        return pose3(*(Slot(first + k) for k in range(7)))
+
+    def _entities(self, name: str, arm: ArmSpec) -> list[Msg]:
+        """The pedestal, each link (joint sphere, cylinder) and the gripper, in ``world``."""
+        rest = frames(arm, arm.start)  # lengths and offsets: the same at every angle
+        out = []
+        d = 2 * arm.base_radius
+        first = rest[1, :3, 3]
+        pedestal = _entity(f"arm/{name}/base")
+        pedestal.sub(10, Msg().sub(1, self._place(0, along(np.zeros(3), first)))
+                     .sub(2, vector3(d, d, max(float(np.linalg.norm(first)), 1e-3)))
+                     .double(3, 1.0).double(4, 1.0).sub(5, color(BASE_COLOR)))
+        out.append(pedestal)
+        for i, link in enumerate(arm.links):
+            w = 2 * link.radius
+            entity = _entity(f"arm/{name}/{link.key}")
+            entity.sub(9, Msg().sub(1, self._place(i + 1, np.eye(4)))
+                       .sub(2, vector3(1.2 * w, 1.2 * w, 1.2 * w)).sub(3, color(JOINT_COLOR)))
+            # the next joint (or the tool) in this joint's frame: fixed by the arm's geometry
+            offset = (np.linalg.inv(rest[i + 1]) @ rest[i + 2])[:3, 3]
+            if np.linalg.norm(offset) > 1e-6:
+                entity.sub(10, Msg().sub(1, self._place(i + 1, along(np.zeros(3), offset)))
+                           .sub(2, vector3(w, w, float(np.linalg.norm(offset))))
+                           .double(3, 1.0).double(4, 1.0).sub(5, color(LINK_COLOR)))
+            out.append(entity)
+        if arm.gripper is not None:
+            g = arm.gripper
+            entity = _entity(f"arm/{name}/gripper")
+            for side in (-1.0, 1.0):
+                local = np.eye(4)
+                local[:3, 3] = (0.0, side * g.stroke / 2, -g.length / 2)
+                entity.sub(8, Msg().sub(1, self._place(arm.dof + 1, local))
+                           .sub(2, vector3(FINGER, FINGER, g.length)).sub(3, color(JOINT_COLOR)))
+            out.append(entity)
+        return out
 
     def messages(self, snap, ns: int) -> list[tuple[Topic, bytes]]:
         """``/scene/arms`` and ``/tf/arms`` of ``snap`` (none when the layout has no arm)."""
         if not self.arms:
             return []
-        frames = snapshot_arm_frames(snap, self.arms)
-        scene = Msg().sub(1, Msg().uint(2, 1))  # delete the previous step's entities
-        tf = Msg()
-        for name, f in frames.items():
-            arm = self.arms[name]
-            for entity in _arm_entities(name, arm, f, ns):
-                scene.sub(2, entity)
-            for parent, child, t in _chain(name, arm, f, snap):
-                tf.sub(1, Msg().sub(1, timestamp(ns)).string(2, parent).string(3, child)
-                       .sub(4, vector3(*t[:3, 3].tolist()))
-                       .sub(5, quaternion4(*matrix_quaternion(t[:3, :3]))))
-        return [(SCENE_ARMS, bytes(scene.data)), (TF_ARMS, bytes(tf.data))]
+        found = snapshot_arm_frames(snap, self.arms)
+        if len(found) != len(self.arms):
+            return []
+        world = np.concatenate([found[name] for name in self.arms])  # (sum dof + 2, 4, 4)
+        placed = world[self._frame_all] @ self._local_all
+        steps = [np.concatenate([base_transform(*arm.mount, arm.mount_yaw)[None],
+                                 _relative(found[name])])
+                 for name, arm in self.arms.items()]
+        chain = np.concatenate([placed] + steps)
+        values = np.concatenate((chain[:, :3, 3], matrix_quaternions(chain[:, :3, :3])),
+                                axis=1).ravel()
+        return [(SCENE_ARMS, self.scene.fill(values, ns).tobytes()),
+                (TF_ARMS, self.tf.fill(values, ns).tobytes())]
 
 
-def _arm_entities(name: str, arm: ArmSpec, f: np.ndarray, ns: int) -> list[Msg]:
-    """The pedestal, each link (cylinder + joint sphere) and the gripper, world frame."""
-    out = []
-    first = f[1, :3, 3]
-    base = f[0, :3, 3]
-    d = 2 * arm.base_radius
-    pedestal = _entity(f"arm/{name}/base", ns)
-    pedestal.sub(10, Msg().sub(1, _along(base, first))
-                 .sub(2, vector3(d, d, max(float(np.linalg.norm(first - base)), 1e-3)))
-                 .double(3, 1.0).double(4, 1.0).sub(5, color(BASE_COLOR)))
-    out.append(pedestal)
-    for i, link in enumerate(arm.links):
-        a, b = f[i + 1, :3, 3], f[i + 2, :3, 3]
-        w = 2 * link.radius
-        entity = _entity(f"arm/{name}/{link.key}", ns)
-        entity.sub(9, Msg().sub(1, _at(f[i + 1])).sub(2, vector3(1.2 * w, 1.2 * w, 1.2 * w))
-                   .sub(3, color(JOINT_COLOR)))
-        length = float(np.linalg.norm(b - a))
-        if length > 1e-6:
-            entity.sub(10, Msg().sub(1, _along(a, b)).sub(2, vector3(w, w, length))
-                       .double(3, 1.0).double(4, 1.0).sub(5, color(LINK_COLOR)))
-        out.append(entity)
-    if arm.gripper is not None:
-        out.append(_gripper(name, arm, f[-1], ns))
+def _relative(f: np.ndarray) -> np.ndarray:
+    """(len(f) - 1, 4, 4) each frame in the previous one's (rigid inverses, batched)."""
+    rot, pos = f[:, :3, :3], f[:, :3, 3]
+    out = np.zeros((len(f) - 1, 4, 4))
+    back = np.transpose(rot[:-1], (0, 2, 1))
+    out[:, :3, :3] = back @ rot[1:]
+    out[:, :3, 3] = np.einsum("nij,nj->ni", back, pos[1:] - pos[:-1])
+    out[:, 3, 3] = 1.0
     return out
 
 
-def _gripper(name: str, arm: ArmSpec, tool: np.ndarray, ns: int) -> Msg:
-    """Two fingers ending at the tool point, half the stroke apart each side (tool y)."""
-    g = arm.gripper
-    entity = _entity(f"arm/{name}/gripper", ns)
-    for side in (-1.0, 1.0):
-        local = np.eye(4)
-        local[:3, 3] = (0.0, side * g.stroke / 2, -g.length / 2)
-        entity.sub(8, Msg().sub(1, _at(tool @ local))
-                   .sub(2, vector3(FINGER, FINGER, g.length)).sub(3, color(JOINT_COLOR)))
-    return entity
-
-
-def _chain(name: str, arm: ArmSpec, f: np.ndarray, snap) -> list[tuple[str, str, np.ndarray]]:
-    """(parent, child, transform of child in parent) from the robot's frame down the arm."""
-    row = list(snap.robots).index(name)
-    body = np.eye(4)
-    p = robot_pose7(snap, row)
-    body[:3, :3], body[:3, 3] = quat_matrix(p[3:7]), p[:3]
-    names = [f"{name}/arm_base"] + [f"{name}/{l.key}" for l in arm.links] + [f"{name}/tool"]
-    out = [(name, names[0], np.linalg.inv(body) @ f[0])]
-    for i in range(1, len(names)):
-        out.append((names[i - 1], names[i], np.linalg.inv(f[i - 1]) @ f[i]))
-    return out
+def _entity(ident: str) -> Msg:
+    """A SceneEntity in the world frame, stamped each frame."""
+    return Msg().stamp(1).string(2, WORLD).string(3, ident)

@@ -190,6 +190,27 @@ def matrix_quaternion(r) -> tuple[float, float, float, float]:
     return tuple(float(v) for v in q)
 
 
+def matrix_quaternions(r) -> np.ndarray:
+    """(n, 4) x, y, z, w of (n, 3, 3) rotation matrices (Shepperd's method, vectorized; w >=
+    0): :func:`matrix_quaternion` for many at once."""
+    r = np.asarray(r, dtype=float).reshape(-1, 3, 3)
+    t = np.trace(r, axis1=1, axis2=2)
+    d0, d1, d2 = r[:, 0, 0], r[:, 1, 1], r[:, 2, 2]
+    pick = np.argmax(np.stack([t, d0, d1, d2], 1), 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = 2.0 * np.sqrt(np.maximum(np.stack([1 + t, 1 + d0 - d1 - d2, 1 + d1 - d0 - d2,
+                                               1 + d2 - d0 - d1], 1), 1e-12))
+        a, b = lambda i, j: r[:, i, j] + r[:, j, i], lambda i, j: r[:, i, j] - r[:, j, i]
+        cases = np.stack([  # each: x, y, z, w for the largest of w, x, y, z
+            np.stack([b(2, 1) / s[:, 0], b(0, 2) / s[:, 0], b(1, 0) / s[:, 0], s[:, 0] / 4], 1),
+            np.stack([s[:, 1] / 4, a(0, 1) / s[:, 1], a(0, 2) / s[:, 1], b(2, 1) / s[:, 1]], 1),
+            np.stack([a(0, 1) / s[:, 2], s[:, 2] / 4, a(1, 2) / s[:, 2], b(0, 2) / s[:, 2]], 1),
+            np.stack([a(0, 2) / s[:, 3], a(1, 2) / s[:, 3], s[:, 3] / 4, b(1, 0) / s[:, 3]], 1)],
+            1)
+    q = cases[np.arange(len(r)), pick]
+    return np.where(q[:, 3:4] < 0, -q, q)
+
+
 def snapshot_arm_frames(snap, arms: Mapping[str, ArmSpec]) -> dict[str, np.ndarray]:
     """Robot name -> :func:`arm_world_frames` of every robot of ``snap`` with an arm in
     ``arms`` (see :func:`layout_arms`)."""
