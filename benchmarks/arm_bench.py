@@ -29,6 +29,7 @@ the machine is shared). Usage: python benchmarks/arm_bench.py [--steps 500] [--b
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import time
@@ -93,7 +94,8 @@ HOME[:6] = irb().start
 
 def set_points(k: int, dt: float, count: int) -> np.ndarray:
     """(count, MAX_JOINTS) set points at step ``k``: every joint on a sine about home."""
-    return np.broadcast_to(HOME + 0.4 * np.sin(2 * np.pi * 0.5 * k * dt), (count, MAX_JOINTS))
+    row = HOME + 0.4 * math.sin(2 * math.pi * 0.5 * k * dt)
+    return row[None, :] if count == 1 else np.broadcast_to(row, (count, MAX_JOINTS))
 
 
 def timed(step, steps: int, blocks: int, warmup: int = 50) -> tuple[float, float, float]:

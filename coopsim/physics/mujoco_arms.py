@@ -28,8 +28,8 @@ the wrist's force-torque sensor and the grasp (an object welded to the flange).
   point), negated so it reads the load on the flange: a weight hanging below the tool
   pulls along -z world.
 * A grasp is a weld equality between the tool body and the object, at their relative pose at
-  the moment of the grasp (nothing jumps), the object's contacts with the fingers and last
-  link excluded while it is held. Adding or dropping one recompiles the model (between steps;
+  the moment of the grasp (nothing jumps), the object's contacts with the arm's own bodies
+  excluded while it is held (it still hits everything else). Adding or dropping one recompiles the model (between steps;
   every joint keeps its angle, rate and set point).
 
 Frames and units: metres, kilograms, seconds, radians, newtons; link frames as in
@@ -87,17 +87,12 @@ class Arm:
         self.ctrl = self.q.copy()  # hold the start
         self.row, self.grasps = -1, []
         self.qadr = self.dadr = self.act = self.links = np.zeros(0, dtype=np.int64)
-        self.tool_id = self.last_id = self.force_adr = self.torque_adr = -1
+        self.tool_id = self.force_adr = self.torque_adr = -1
 
     @property
     def tool(self) -> str:
         """Name of its tool body."""
         return f"{self.prefix}/tool"
-
-    @property
-    def last(self) -> str:
-        """Name of its last link's body."""
-        return f"{self.prefix}/{self.spec.links[-1].key}"
 
     def bind(self, model) -> None:
         """Find its joints, actuators, bodies and sensors in a newly compiled model."""
@@ -110,7 +105,6 @@ class Arm:
         self.act = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, k)
                              for k in keys], dtype=np.int64)
         self.tool_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.tool)
-        self.last_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.last)
         sensor = mujoco.mjtObj.mjOBJ_SENSOR
         self.force_adr = model.sensor_adr[mujoco.mj_name2id(model, sensor, self.tool + "/f")]
         self.torque_adr = model.sensor_adr[mujoco.mj_name2id(model, sensor, self.tool + "/t")]
@@ -254,25 +248,21 @@ def effective_inertia(arm: ArmSpec) -> np.ndarray:
     return out
 
 
-def outlines(arms: list, data, top: float, circles: list) -> None:
-    """Append the floor projection of the arms' joints reaching into the ray caster's slice
-    (lower than ``top`` m) to ``circles`` as (x, y, link radius, group): what a lidar or sonar
-    on the floor sees of an arm (its links' ends; the pedestal is its robot's)."""
-    for arm in arms:
-        if not len(arm.links):
-            continue
-        pos = data.xpos[arm.links]
-        low = pos[:, 2] - arm.radii <= top
-        circles += [(x, y, r, arm.group) for (x, y, _), r in zip(pos[low].tolist(),
-                                                                   arm.radii[low].tolist())]
+def outlines(table: "ArmTable", data, top: float) -> np.ndarray:
+    """(C, 4) x, y, link radius, group of the arms' joints reaching into the ray caster's
+    slice (lower than ``top`` m): the floor projection a lidar or sonar on the floor sees of
+    an arm (its links' ends; the pedestal is its robot's)."""
+    pos = data.xpos[table.links]
+    low = pos[:, 2] - table.radii <= top
+    return np.column_stack([pos[low, :2], table.radii[low], table.groups[low]])
 
 
 # -- grasps ----------------------------------------------------------------------------------------
 
 def grasp(spec, data, arm: Arm, body) -> Grasp:
     """Weld the free :class:`~coopsim.physics.mujoco_build.Body` ``body`` to ``arm``'s tool
-    body at their relative pose in ``data`` now; its contacts with the fingers and the last
-    link dropped while held."""
+    body at their relative pose in ``data`` now; its contacts with the arm's own bodies (a
+    wrist's short links, the fingers) dropped while held."""
     p1, q1 = data.xpos[arm.tool_id], data.xquat[arm.tool_id]
     p2, q2 = data.xpos[body.id], data.xquat[body.id]
     rel = data.xmat[arm.tool_id].reshape(3, 3).T @ (p2 - p1)
@@ -285,8 +275,9 @@ def grasp(spec, data, arm: Arm, body) -> Grasp:
     values[3:6], values[6:10], values[10] = rel, qrel, 1.0  # anchor, relpose, torquescale
     weld.data = values
     weld.solref = list(GRASP_SOLREF)
+    arm_bodies = [arm.tool] + [f"{arm.prefix}/{link.key}" for link in arm.spec.links]
     elements = [weld] + [spec.add_exclude(bodyname1=name, bodyname2=body.name)
-                         for name in (arm.tool, arm.last)]
+                         for name in arm_bodies]
     held = Grasp(arm, body, elements)
     arm.grasps.append(held)
     return held
@@ -340,6 +331,11 @@ class ArmTable:
         self.ratio = np.zeros((k, MAX_JOINTS))
         self.sensors = np.zeros((k, 6), dtype=np.int64)
         self._last: tuple = (None, None)
+        # every link of every arm, flat: the ray caster's outlines
+        self.links = np.concatenate([a.links for a in arms] + [np.zeros(0, np.int64)])
+        self.radii = np.concatenate([a.radii for a in arms] + [np.zeros(0)])
+        self.groups = np.concatenate([np.full(a.spec.dof, float(a.group)) for a in arms]
+                                     + [np.zeros(0)])
         for row, arm in enumerate(arms):
             dof = arm.spec.dof
             self.mask[row, :dof] = True

@@ -104,11 +104,12 @@ class _Rows:
 
 
 class MujocoEngine(Engine):
-    """Rigid bodies in 3D with MuJoCo: ground robots, movable objects and flying bodies."""
+    """Rigid bodies in 3D with MuJoCo: ground robots, arms, movable objects and flying
+    bodies."""
 
     label = "mujoco"
-    description = ("3D rigid bodies (MuJoCo): ground robots, movable objects and free flyers "
-                   "in one world")
+    description = ("3D rigid bodies (MuJoCo): ground robots, arms, movable objects and free "
+                   "flyers in one world")
     features = frozenset({"flight", "differential", "velocity", "movable_objects", "arms"})
 
     def __init__(self, floor: FloorSpec) -> None:
@@ -451,8 +452,12 @@ class MujocoEngine(Engine):
             if not body.static and id(body) not in robots \
                     and body.lowest(self.data) <= SLICE_TOP:
                 ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
-        ma.outlines(self._arms, self.data, SLICE_TOP, circles)
-        return as_geometry(circles, segments)
+        c, groups, s, sgroups = as_geometry(circles, segments)
+        if self._arms:
+            arms = ma.outlines(self._arm_rows([])[0], self.data, SLICE_TOP)
+            c, groups = np.vstack([c, arms[:, :3]]), np.concatenate(
+                [groups, arms[:, 3].astype(np.int64)])
+        return c, groups, s, sgroups
 
 
 

@@ -307,3 +307,14 @@ def test_quaternions_of_any_turn_one_arm_or_many():
         quats = matrix_quat(batch)
         assert (quats[:, 0] >= 0).all() and np.allclose(np.linalg.norm(quats, axis=1), 1.0)
         assert all(np.allclose(quat_matrix(q), r) for q, r in zip(quats, batch))
+
+
+def test_an_arm_without_a_base_is_refused_with_a_sentence():
+    from dataclasses import replace
+
+    assembly = ROBOT_TYPES.get("irb120").build(RobotSpec("irb120", "a1", (0.0, 0.0, 0.0)))
+    lost = replace(assembly, arms=(replace(IRB120, base="table"),))
+    with pytest.raises(ValueError, match="arm arm has no base: its base 'table' is not a body"):
+        lost.validate()
+    with pytest.raises(ValueError, match="has no base: name the body it is mounted on"):
+        replace(IRB120, base="").validate()

@@ -121,7 +121,7 @@ def outline_distance(spec, pose, x: float, y: float) -> float:
     return math.hypot(max(abs(u) - spec.size[0] / 2, 0.0), max(abs(v) - spec.size[1] / 2, 0.0))
 
 
-# -- the 3D branch: a parallel gripper on an arm's flange -------------------------------------------
+# -- the 3D branch: a parallel gripper on an arm's flange ------------------------------------
 
 def grasped(sim, robot: str, arm, reach: float) -> str:
     """The movable object the arm's gripper can hold now: the nearest whose centre is within

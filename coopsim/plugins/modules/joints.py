@@ -330,7 +330,8 @@ def _start(frame, rows, commands, plan, fresh) -> None:
     if traj.any():  # a first segment too fast for the arm: start later by what it lacks
         need = (np.abs(points[traj, 1] - q0[traj]) / speeds[traj]).max(axis=1)
         times[traj, 1:] += np.maximum(need - times[traj, 1], 0.0)[:, None]
-    new = {"t0": np.full(n, frame.time), "mode": mode, "live": np.ones(n, bool), "count": count + 1.0, "times": times,
+    new = {"t0": np.full(n, frame.time), "mode": mode, "live": np.ones(n, bool),
+           "count": count + 1.0, "times": times,
            "points": points, "rates": np.where((mode == VELOCITIES)[:, None], pts[:, 0, 1:], 0.0),
            "lo": lo, "hi": hi}
     where = np.flatnonzero(fresh)

@@ -12,9 +12,9 @@ Actions (carried out between two steps, on the latest snapshot):
   kinematics from the arm's angles now (:func:`coopsim.model.arm.solve_ik`, within the joint
   limits); from the next step the arm makes that synchronised joint move as
   ``joints.set_positions`` would, at ``speed`` (0-1], default 0.5; a ``joints.wait`` goes on
-  with it, any other joints command replaces it). Text: the move's time (s) and the angles (rad). A point the
-  arm cannot reach within ``tolerance`` is refused with error 4 saying how far off it stays.
-  In lockstep, step on with ``joints.wait`` while the arm moves.
+  with it, any other joints command replaces it). Text: the move's time (s) and the angles
+  (rad). A point the arm cannot reach within ``tolerance`` is refused with error 4 saying
+  how far off it stays. In lockstep, step on with ``joints.wait`` while the arm moves.
 * ``ik`` (same values): the angles only, nothing moves. Text ``ok`` or ``miss``, the position
   error (m), the angle error (rad), then the angles (rad).
 """
