@@ -92,8 +92,8 @@ class Scene:
         layout: The layout document (docs/protocol.md section 5); its robots, objects and
             parts are in the order of the snapshots it goes with.
         three_d: Draw a 3D world (snapshots with ``pose3d``): real heights and orientations.
-        objects3d: The snapshots carry the objects' 3D poses too (``object_pose3d``: an
-            engine with arms): objects are drawn where they are, lifted or stacked.
+        objects3d: The snapshots carry the objects' 3D poses too (``object_pose3d``: a
+            3D world): objects are drawn where they are, lifted or stacked.
     """
 
     def __init__(self, layout: dict, three_d: bool = False, objects3d: bool = False) -> None:

@@ -65,7 +65,7 @@ class StateFrame:
             qx, qy, qz of every robot in a 3D world; None in a 2D one (and from publishers
             before protocol 5).
         object_pose3d: (n_objects, 7) x, y, z and qw, qx, qy, qz of every object when the
-            publisher sends them (protocol 6, a 3D world with an arms engine); else None.
+            publisher sends them (protocol 6, a 3D world); else None.
     """
 
     step: int

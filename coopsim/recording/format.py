@@ -66,8 +66,8 @@ BODY_COLUMNS = _POSE
 THREE_D_COLUMNS = (Column("z", 1e-4, 2), Column("qw", 1e-6, 2), Column("qx", 1e-6, 2),
                    Column("qy", 1e-6, 2), Column("qz", 1e-6, 2), Column("vz", 1e-3, 2),
                    Column("wx", 1e-3, 2), Column("wy", 1e-3, 2), Column("wz", 1e-3, 2))
-#: Per-object columns of a block's ``O`` (format 5: an engine with the ``arms`` feature, whose
-#: objects are lifted and stacked), beside the objects' x, y of :data:`BODY_COLUMNS`: height
+#: Per-object columns of a block's ``O`` (format 5: a 3D world, whose objects an arm lifts and
+#: stacks), beside the objects' x, y of :data:`BODY_COLUMNS`: height
 #: (m, world frame, the object's centre) and orientation quaternion w, x, y, z (body to world).
 OBJECT_3D_COLUMNS = (Column("z", 1e-4, 2), Column("qw", 1e-6, 2), Column("qx", 1e-6, 2),
                      Column("qy", 1e-6, 2), Column("qz", 1e-6, 2))
@@ -99,8 +99,8 @@ FRAME_SCHEMA = json.dumps({
                                               "to map); absent when the run has no rules"},
         "3": {"description": "3D worlds only (format 4): robots' z, qw, qx, qy, qz, vz, wx, wy, "
                              "wz as [widths, bytes] like r; absent in a 2D world"},
-        "O": {"description": "objects' 3D poses (format 5, an engine with arms): z, qw, qx, "
-                             "qy, qz per object as [widths, bytes] like r; else absent"},
+        "O": {"description": "3D worlds only (format 5): objects' z, qw, qx, qy, qz as "
+                             "[widths, bytes] like r; absent in a 2D world"},
     },
 })
 LAYOUT_SCHEMA = json.dumps({
@@ -134,7 +134,7 @@ class Frame:
             robots (format 4), or None (a 2D world, an older recording).
         twist3d: (N, 6) vx, vy, vz (m/s, world), wx, wy, wz (rad/s, body frame), or None.
         object_pose3d: (M, 7) x, y, z (m, world), qw, qx, qy, qz of the objects (format 5,
-            an engine with arms), or None.
+            a 3D world), or None.
     """
 
     index: int
@@ -279,8 +279,8 @@ class FrameEncoder:
             modules: Per step, module label -> what it recorded (omitted when nothing).
             three_d: (9, F, N) robot values of :data:`THREE_D_COLUMNS` in a 3D world, SI;
                 None in a 2D world (the block is then what format 3 wrote).
-            objects_3d: (5, F, M) object values of :data:`OBJECT_3D_COLUMNS` on an engine
-                with arms; None otherwise (the block is then what format 4 wrote).
+            objects_3d: (5, F, M) object values of :data:`OBJECT_3D_COLUMNS` in a 3D world;
+                None in a 2D world (the block is then what format 4 wrote).
         """
         key = bool(key or self._robots.shape_changed(robots.shape[2])
                    or self._bodies.shape_changed(bodies.shape[2])
