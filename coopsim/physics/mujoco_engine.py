@@ -95,6 +95,7 @@ class _Rows:
         self.cmd = np.array([b.cmd for b in bodies], dtype=float).reshape(n, 3)
         self.wrench = np.array([b.wrench for b in bodies], dtype=float).reshape(n, 6)
         self.flyers = np.flatnonzero(self.free)
+        self.movers: list | None = None  # moving_geometry's bodies, found on first use
 
     def scatter(self) -> None:
         """Hand the commands back to the bodies (the next layout gathers them again)."""
@@ -127,6 +128,8 @@ class MujocoEngine(Engine):
         self._arm_table: ma.ArmTable | None = None
         self._warned = 0  # divergence warnings MuJoCo had given before this step
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
+        self._moved = 0  # steps and resets so far: the robots' state read since is kept
+        self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
 
     @classmethod
     def missing(cls) -> str:
@@ -250,6 +253,7 @@ class MujocoEngine(Engine):
 
     def step(self, dt: float) -> None:
         rows = self._ready()
+        self._moved += 1
         model, data = self.model, self.data
         if self._substeps[0] is not model or self._substeps[1] != dt:  # cut dt again
             n = max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9))
@@ -318,12 +322,22 @@ class MujocoEngine(Engine):
     # -- state ------------------------------------------------------------------------------------
 
     def state3d(self) -> np.ndarray:
-        rows = self._ready()
-        return ms.state3d(self.data.qpos, self.data.qvel, rows.qadr, rows.dadr, rows.free,
-                          rows.z, rows.static, rows.fixed)
+        return self._robot_states()[0].copy()
 
     def robot_state(self) -> np.ndarray:
-        return ms.planar(self.state3d())
+        return self._robot_states()[1].copy()
+
+    def _robot_states(self) -> tuple:
+        """The robots' full and planar states now, computed once between steps (a step's
+        phases ask for them several times)."""
+        rows = self._ready()
+        moved, table, full, planar = self._states
+        if moved != self._moved or table is not rows:
+            full = ms.state3d(self.data.qpos, self.data.qvel, rows.qadr, rows.dadr, rows.free,
+                              rows.z, rows.static, rows.fixed)
+            planar = ms.planar(full)
+            self._states = (self._moved, rows, full, planar)
+        return full, planar
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         table = self._ready()
@@ -348,6 +362,7 @@ class MujocoEngine(Engine):
         """See :meth:`Engine.reset_rows`: each chassis put at the planar state (a free body
         level, at the height it started at), its drive command and wrench dropped."""
         table = self._ready()
+        self._moved += 1
         state = np.asarray(state, dtype=np.float64).reshape(len(rows), 6)
         for k, s in zip(np.asarray(rows).tolist(), state):
             table.bodies[k].place(self.data, s)
@@ -444,13 +459,15 @@ class MujocoEngine(Engine):
         return as_geometry(circles, segments)
 
     def moving_geometry(self):
-        self._ready()
-        robots = {id(b) for b in self._robots}
+        rows = self._ready()
+        if rows.movers is None:  # the bodies that move and are no robot's, once a layout
+            robots = {id(b) for b in self._robots}
+            rows.movers = [b for b in self._bodies.values()
+                           if not b.static and id(b) not in robots]
         circles: list = []
         segments: list = []
-        for body in self._bodies.values():
-            if not body.static and id(body) not in robots \
-                    and body.lowest(self.data) <= SLICE_TOP:
+        for body in rows.movers:
+            if body.lowest(self.data) <= SLICE_TOP:
                 ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
         c, groups, s, sgroups = as_geometry(circles, segments)
         if self._arms:
