@@ -302,8 +302,8 @@ def replay(file, headless, fps, foxglove, foxglove_rate, **settings) -> None:
 @click.option("--scenario", is_flag=True,
               help="Print the path of the conformance scenario to run the server on, and exit.")
 @click.option("--flight-scenario", is_flag=True,
-              help="Print the path of the flight scenario (a Crazyflie on the mujoco engine) "
-                   "the 08_flight transcript runs against, and exit.")
+              help="Print the path of the 3D scenario (a Crazyflie and an IRB 120 arm on the "
+                   "mujoco engine) the 08_flight and 09_arms transcripts run against, and exit.")
 @friendly
 def conformance(nameserver, gateway, client, only, transcripts, offer, keys, verbose, timeout,
                 scenario, flight_scenario) -> None:

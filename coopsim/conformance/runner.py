@@ -200,7 +200,8 @@ def parse_reply_line(line: str) -> list:
 
 def features(transport) -> set[str]:
     """What the server behind ``transport`` offers: ``live`` or ``replay``, ``ownership``
-    (robot command ``claim`` listed), ``flying`` (flight.scenario's robot ``cf`` listed), plus
+    (robot command ``claim`` listed), ``flying`` (flight.scenario's robot ``cf`` listed),
+    ``arms`` (its robot ``arm`` listed), plus
     what the transport itself offers.
 
     Raises:
@@ -217,6 +218,8 @@ def features(transport) -> set[str]:
     offered = set(transport.offers) | {"replay" if "/playback" in found else "live"}
     if "/cf" in found:  # flight.scenario's Crazyflie: the flying robot's modules
         offered.add("flying")
+    if "/arm" in found:  # flight.scenario's IRB 120: the arm's modules (protocol 6)
+        offered.add("arms")
     if "/bot" in found:
         table = transport.exchange(Step("probe.commands", "probe", "/bot", [],
                                         [0, "", 3, [], []]))[1]

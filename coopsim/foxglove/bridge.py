@@ -19,6 +19,7 @@ import numpy as np
 
 from ..model.errors import CoopsimError
 from . import make_channel, require_sdk
+from .arms import SCENE_ARMS, TF_ARMS, ArmScene
 from .scans import Scans
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
                     log_message, metric_messages, pose_topic, state_json)
@@ -110,6 +111,7 @@ class Bridge:
         self._scene: tuple | None = None  # (layout key, Scene)
         self._poses: list = []  # the SDK channel of each robot's pose, in the Scene's order
         self._scans = Scans({})  # the robots' range finders (foxglove.LaserScan), per layout
+        self._arms = ArmScene({})  # the robots' 3D arms (links and frames), per layout
         self._events = EventLog()
         self._world_at = 0.0
         self._stop = threading.Event()
@@ -149,7 +151,8 @@ class Bridge:
         scene = self._scene_for(snap, key)
         for topic in [SCENE_WORLD, SCENE_BODIES, TF, STATE, EVENTS] + [
                 pose_topic(n) for n in scene.robots] + self._scans.topics() + [
-                t for t, _ in metric_messages(snap)]:
+                t for t, _ in metric_messages(snap)] + (
+                [SCENE_ARMS, TF_ARMS] if self._arms else []):
             self._channel(topic)
 
     def close(self) -> None:
@@ -207,6 +210,10 @@ class Bridge:
         for topic, data in self._scans.messages(
                 snap, ns, lambda t: self._channel(t).has_sinks()):  # scans cost: only if wanted
             self._log(topic, lambda d=data: d, ns)
+        if self._arms and (self._channel(SCENE_ARMS).has_sinks()
+                           or self._channel(TF_ARMS).has_sinks()):
+            for topic, data in self._arms.messages(snap, ns):
+                self._log(topic, lambda d=data: d, ns)
         for topic, data in metric_messages(snap):
             self._log(topic, lambda d=data: d, ns)
         for text in self._events.new(snap.rules):
@@ -226,8 +233,9 @@ class Bridge:
     def _scene_for(self, snap, key) -> Scene:
         if self._scene is None or self._scene[0] != key or not self._scene[1].fits(snap):
             built_key, layout, params = self.source.layout()
-            scene = Scene(layout, snap.pose3d is not None)
-            self._scans = Scans(layout, params)
+            scene = Scene(layout, snap.pose3d is not None,
+                          getattr(snap, "object_pose3d", None) is not None)
+            self._scans, self._arms = Scans(layout, params), ArmScene(layout)
             self._poses = [self._channel(pose_topic(n)).base for n in scene.robots]
             self._scene = (built_key, scene)
             self._world_at = 0.0

@@ -17,6 +17,7 @@ import numpy as np
 from ..model.errors import CoopsimError
 from ..replay.player import recorded_steps
 from . import make_channel, require_sdk
+from .arms import ArmScene
 from .layout import layout_json
 from .scans import Scans
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
@@ -112,15 +113,16 @@ def _write_steps(recording, out: _Out, params: dict) -> int:
     for frame, layout, snap in recorded_steps(recording):
         ns = round(frame.position * 1e9)
         if scene is None or key != frame.layout or not scene.fits(snap):
-            scene, key = Scene(layout, snap.pose3d is not None), frame.layout
-            scans = Scans(layout, params)
+            scene, key = Scene(layout, snap.pose3d is not None,
+                               snap.object_pose3d is not None), frame.layout
+            scans, arms = Scans(layout, params), ArmScene(layout)
             out.write(SCENE_WORLD, scene.world.fill(np.zeros(0), ns).tobytes(), ns)
         values = scene.values(snap)
         out.write(SCENE_BODIES, scene.scene.fill(values, ns).tobytes(), ns)
         out.write(TF, scene.tf.fill(values, ns).tobytes(), ns)
         out.poses(scene, values, ns)
         out.write(STATE, state_json(snap), ns)
-        for topic, data in scans.messages(snap, ns):
+        for topic, data in scans.messages(snap, ns) + arms.messages(snap, ns):
             out.write(topic, data, ns)
         for topic, data in metric_messages(snap):
             out.write(topic, data, ns)

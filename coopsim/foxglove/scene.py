@@ -92,11 +92,13 @@ class Scene:
         layout: The layout document (docs/protocol.md section 5); its robots, objects and
             parts are in the order of the snapshots it goes with.
         three_d: Draw a 3D world (snapshots with ``pose3d``): real heights and orientations.
+        objects3d: The snapshots carry the objects' 3D poses too (``object_pose3d``: a
+            3D world): objects are drawn where they are, lifted or stacked.
     """
 
-    def __init__(self, layout: dict, three_d: bool = False) -> None:
+    def __init__(self, layout: dict, three_d: bool = False, objects3d: bool = False) -> None:
         self.robots = [r["name"] for r in layout.get("robots", ())]
-        self._bodies = _Bodies(layout, three_d)
+        self._bodies = _Bodies(layout, three_d, three_d and objects3d)
         b = self._bodies
         self.world = Template(_world_update(layout), 0)
         self.scene = Template(b.update, b.slots)
@@ -117,11 +119,12 @@ class Scene:
 class _Bodies:
     """The moving bodies of a layout: pose instances (a body's pose with an offset) and rays."""
 
-    def __init__(self, layout: dict, three_d: bool = False) -> None:
+    def __init__(self, layout: dict, three_d: bool = False, objects3d: bool = False) -> None:
         robots, objects = layout.get("robots", ()), layout.get("objects", ())
         parts = layout.get("parts", ())
         self.counts = (len(robots), len(objects), len(parts))
         self.three_d = three_d
+        self.objects3d = objects3d  # objects at their object_pose3d (centre), not on the floor
         self._per = 7 if three_d else 4  # slots per pose instance
         # (body, offset x, y, z in the body's frame, m); z only in 3D (2D templates hold it)
         self._inst: list[tuple[int, float, float, float]] = []
@@ -256,7 +259,8 @@ class _Bodies:
         h = self._handle(body)
         size = list(obj.get("size", (0.5, 0.5, 0.5))) + [0.5] * 3
         entity = _entity(f"object/{obj['name']}")
-        prim = Msg().sub(1, self._pose(h, float(obj.get("z", size[2] / 2))))
+        centre = 0.0 if self.objects3d else float(obj.get("z", size[2] / 2))
+        prim = Msg().sub(1, self._pose(h, centre))
         prim.sub(2, vector3(*size[:3]))
         field = 10 if obj.get("shape") == "cylinder" else 8
         if field == 10:
@@ -289,7 +293,9 @@ class _Bodies:
 
     def fits(self, snap) -> bool:
         return ((len(snap.robots), len(snap.objects), len(snap.parts)) == self.counts
-                and (getattr(snap, "pose3d", None) is not None) == self.three_d)
+                and (getattr(snap, "pose3d", None) is not None) == self.three_d
+                and (self.three_d and getattr(snap, "object_pose3d", None) is not None)
+                == self.objects3d)
 
     def _instances(self, snap) -> np.ndarray:
         """The pose instances' slot values in ``snap``: 2D x, y, qz, qw each; 3D x, y, z, qx,
@@ -299,7 +305,7 @@ class _Bodies:
                                  np.asarray(snap.part_poses, float).reshape(-1, 3)])
         b = bodies[self._body]
         if self.three_d:
-            return _instances3d(snap, bodies, self._body, self._off)
+            return _instances3d(snap, bodies, self._body, self._off, self.objects3d)
         c, s = np.cos(b[:, 2]), np.sin(b[:, 2])
         qz, qw = yaw_quaternion(b[:, 2])
         ox, oy = self._off[:, 0], self._off[:, 1]
@@ -326,15 +332,21 @@ class _Bodies:
         return np.concatenate(out + [rays])
 
 
-def _instances3d(snap, bodies: np.ndarray, body: np.ndarray, off: np.ndarray) -> np.ndarray:
+def _instances3d(snap, bodies: np.ndarray, body: np.ndarray, off: np.ndarray,
+                 objects3d: bool = False) -> np.ndarray:
     """(x, y, z, qx, qy, qz, qw) of every 3D instance: its body's position plus its offset
-    turned by the body's orientation (robots: pose3d; others: yaw about z, on the floor)."""
+    turned by the body's orientation (robots: pose3d; objects: object_pose3d when
+    ``objects3d``; others: yaw about z, on the floor)."""
     n = len(snap.robots)
     position = np.zeros((len(bodies), 3))
     position[:, :2] = bodies[:, :2]
     quat = yaw_quats(bodies[:, 2])  # w, x, y, z
     position[:n] = np.asarray(snap.pose3d, float)[:, :3]
     quat[:n] = np.asarray(snap.pose3d, float)[:, 3:7]
+    if objects3d:
+        m = len(snap.objects)
+        position[n:n + m] = np.asarray(snap.object_pose3d, float)[:, :3]
+        quat[n:n + m] = np.asarray(snap.object_pose3d, float)[:, 3:7]
     q = quat[body]
     world = position[body] + np.einsum("nij,nj->ni", quat_matrices(q), off)
     return np.column_stack((world, q[:, 1:4], q[:, 0])).ravel()

@@ -6,9 +6,11 @@ may set ZMQ_CONFLATE (which keeps only the newest message, and takes single fram
 
     [0, mode, 1, params, data]
     params = [step, layout_version, n_robots, n_objects, n_parts, missed, paused, n_attached,
-              n_columns, n_tail, late_permille, recent_rtf_permille (, pose3d_width)]
+              n_columns, n_tail, late_permille, recent_rtf_permille (, pose3d_width
+              (, object3d_width))]
     data   = [time, rtf, speed, x, y, yaw per robot..., per object..., per part...,
-              n_columns values per robot..., n_metrics values (, pose3d_width values per robot)]
+              n_columns values per robot..., n_metrics values
+              (, object3d_width values per object) (, pose3d_width values per robot)]
 
 In a 2D world ``n_tail`` is the number of metrics and there are 12 params (protocol 4's message,
 byte for byte). In a 3D world (an engine with ``flight``: ``Snapshot.pose3d`` is set) a 13th
@@ -16,7 +18,13 @@ param ``pose3d_width`` (5) says how many values per robot the trailing 3D block 
 world) and the body-to-world quaternion qw, qx, qy, qz; ``n_tail`` then counts the metrics *and*
 that block (n_metrics = n_tail - pose3d_width * n_robots), so a protocol-4 reader, which checks
 the data's length against the 12 counts it knows, still reads every planar pose and sees the
-block as trailing values past the metrics the state document names.
+block as trailing values past the metrics the state document names. When the snapshot has the
+objects' 3D poses too (``Snapshot.object_pose3d``: a cube an arm lifted; protocol 6) a 14th
+param ``object3d_width`` (5) says how many values per object a second block holds -- z and the
+quaternion of each object, in the order of the objects -- placed between the metrics and the
+robots' 3D block and counted in ``n_tail`` (n_metrics = n_tail - pose3d_width * n_robots -
+object3d_width * n_objects): a protocol-5 reader takes it for more trailing metrics and still
+finds the robots' block at the end.
 
 The per-robot columns are the modules' streamed columns (``columns`` in the layout: with the
 built-in modules, the 11 sonar distances); the metrics are the rules' per-run ``metrics``
@@ -56,6 +64,8 @@ class StateFrame:
         pose3d: (n_robots, 7) x, y, z (m, world frame) and the body-to-world quaternion qw,
             qx, qy, qz of every robot in a 3D world; None in a 2D one (and from publishers
             before protocol 5).
+        object_pose3d: (n_objects, 7) x, y, z and qw, qx, qy, qz of every object when the
+            publisher sends them (protocol 6, a 3D world); else None.
     """
 
     step: int
@@ -75,6 +85,7 @@ class StateFrame:
     late: float = 0.0
     recent_rtf: float = 0.0
     pose3d: np.ndarray | None = None
+    object_pose3d: np.ndarray | None = None
 
 
 #: Values per robot in the 3D block: z, qw, qx, qy, qz (x and y are the planar pose's).
@@ -91,20 +102,22 @@ def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: in
     n, m, k = len(snap.robots), len(snap.objects), len(snap.parts)
     metrics = [v for _, v in rule_metrics(snap.rules)]
     block = _pose3d_block(snap.pose3d, n)
+    objects3d = getattr(snap, "object_pose3d", None) if snap.pose3d is not None else None
+    oblock = _pose3d_block(objects3d, m)
     params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached,
-              len(columns), len(metrics) + len(block), round(late * 1000),
+              len(columns), len(metrics) + len(oblock) + len(block), round(late * 1000),
               round(min(recent_rtf, 1e9) * 1000))
     if snap.pose3d is not None:
-        params += (POSE3D_WIDTH,)
+        params += (POSE3D_WIDTH,) if objects3d is None else (POSE3D_WIDTH, POSE3D_WIDTH)
     data = np.concatenate(([snap.time, rtf, speed], wrapped_poses(snap.poses).ravel(),
                            wrapped_poses(snap.object_poses).ravel(),
                            wrapped_poses(snap.part_poses).ravel(),
-                           column_values(snap, columns).ravel(), metrics, block))
+                           column_values(snap, columns).ravel(), metrics, oblock, block))
     return Message(0, mode, 1, params, tuple(data.tolist()))
 
 
 def _pose3d_block(pose3d: np.ndarray | None, n: int) -> np.ndarray:
-    """The trailing 3D block: z, qw, qx, qy, qz per robot (empty in a 2D world)."""
+    """A 3D block: z, qw, qx, qy, qz per body (empty in a 2D world)."""
     if pose3d is None:
         return np.zeros(0)
     return np.asarray(pose3d, dtype=float).reshape(n, 7)[:, 2:].ravel()
@@ -114,30 +127,38 @@ def decode_state(msg: Message) -> StateFrame:
     """Unpack a state message (raises ValueError when the counts do not add up; a message
     with 9 params, from before metrics were streamed, has none; one with fewer than 12, no
     real-time figures; one with 13, a 3D block of ``params[12]`` values per robot, of which
-    the first five are read)."""
+    the first five are read; one with 14, before it a block of ``params[13]`` values per
+    object, the same way)."""
     if len(msg.params) < 9:
-        raise ValueError("a state message has 9 to 13 params")
+        raise ValueError("a state message has 9 to 14 params")
     step, layout, n, m, k, missed, paused, attached, c = msg.params[:9]
     tail = msg.params[9] if len(msg.params) > 9 else 0
     width = msg.params[12] if len(msg.params) > 12 else 0
-    q = tail - width * n  # the metrics; the 3D block follows them
+    owidth = msg.params[13] if len(msg.params) > 13 else 0
+    q = tail - width * n - owidth * m  # the metrics; the 3D blocks follow them
     data = np.asarray(msg.data, dtype=float)
-    if min(n, m, k, c, q, width) < 0 or len(data) != 3 + 3 * (n + m + k) + c * n + tail:
+    if min(n, m, k, c, q, width, owidth) < 0 \
+            or len(data) != 3 + 3 * (n + m + k) + c * n + tail:
         raise ValueError("state message data length does not match its counts")
-    if 0 < width < POSE3D_WIDTH:
-        raise ValueError(f"a state message's 3D block has at least {POSE3D_WIDTH} values "
-                         f"per robot, not {width}")
-    cut = np.cumsum([3, 3 * n, 3 * m, 3 * k, c * n, q])
+    for count, what in ((width, "robot"), (owidth, "object")):
+        if 0 < count < POSE3D_WIDTH:
+            raise ValueError(f"a state message's 3D block has at least {POSE3D_WIDTH} values "
+                             f"per {what}, not {count}")
+    cut = np.cumsum([3, 3 * n, 3 * m, 3 * k, c * n, q, owidth * m])
     late, recent = (msg.params[10:12] if len(msg.params) >= 12 else (0, 0))
     robots = data[cut[0]:cut[1]].reshape(n, 3)
-    pose3d = None
+    objects = data[cut[1]:cut[2]].reshape(m, 3)
+    pose3d = objects3d = None
     if width:
-        block = data[cut[5]:].reshape(n, width)[:, :POSE3D_WIDTH]
+        block = data[cut[6]:].reshape(n, width)[:, :POSE3D_WIDTH]
         pose3d = np.concatenate((robots[:, :2], block), axis=1)
+    if owidth:
+        block = data[cut[5]:cut[6]].reshape(m, owidth)[:, :POSE3D_WIDTH]
+        objects3d = np.concatenate((objects[:, :2], block), axis=1)
     return StateFrame(step, data[0], layout, msg.text, data[1], data[2], missed, bool(paused),
-                      attached, robots, data[cut[1]:cut[2]].reshape(m, 3),
-                      data[cut[2]:cut[3]].reshape(k, 3), data[cut[3]:cut[4]].reshape(n, c),
-                      data[cut[4]:cut[5]], late / 1000, recent / 1000, pose3d)
+                      attached, robots, objects, data[cut[2]:cut[3]].reshape(k, 3),
+                      data[cut[3]:cut[4]].reshape(n, c), data[cut[4]:cut[5]], late / 1000,
+                      recent / 1000, pose3d, objects3d)
 
 
 class StatePublisher:

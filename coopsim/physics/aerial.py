@@ -307,6 +307,16 @@ class AerialEngine(Engine):
                                                             1.0 - 2.0 * (qy * qy + qz * qz))
         return out
 
+    def poses3d(self, handles: list) -> np.ndarray:
+        """See :meth:`Engine.poses3d`: the planar answer, with each object at the height it
+        was placed at (objects never move here; ``Snapshot.object_pose3d`` of a flight
+        engine is where they are)."""
+        out = super().poses3d(handles)
+        for k, h in enumerate(handles):
+            if isinstance(h, ObjectSpec):
+                out[k, 2] = h.position[2]
+        return out
+
     # -- geometry ---------------------------------------------------------------------------------
 
     def static_geometry(self):

@@ -43,10 +43,11 @@ from ..model.module import Column
 PROFILE = "coopsim"
 #: The version written into a new recording's metadata (``format``). Readers read every version
 #: up to it (format 1 files: module-less column entries, team ``bars`` instead of ``parts``, no
-#: per-block dt or rules; format 2 files: no camera blobs; format 3 files: no 3D poses); a
+#: per-block dt or rules; format 2 files: no camera blobs; format 3 files: no 3D poses; format 4
+#: files: no objects' 3D poses); a
 #: change to what is written bumps it, with an entry in the changelog that opens
 #: docs/recording-format.md.
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 ENCODING = "msgpack"
 FRAMES_TOPIC = "/frames"
 LAYOUT_TOPIC = "/layout"
@@ -65,6 +66,11 @@ BODY_COLUMNS = _POSE
 THREE_D_COLUMNS = (Column("z", 1e-4, 2), Column("qw", 1e-6, 2), Column("qx", 1e-6, 2),
                    Column("qy", 1e-6, 2), Column("qz", 1e-6, 2), Column("vz", 1e-3, 2),
                    Column("wx", 1e-3, 2), Column("wy", 1e-3, 2), Column("wz", 1e-3, 2))
+#: Per-object columns of a block's ``O`` (format 5: a 3D world, whose objects an arm lifts and
+#: stacks), beside the objects' x, y of :data:`BODY_COLUMNS`: height
+#: (m, world frame, the object's centre) and orientation quaternion w, x, y, z (body to world).
+OBJECT_3D_COLUMNS = (Column("z", 1e-4, 2), Column("qw", 1e-6, 2), Column("qx", 1e-6, 2),
+                     Column("qy", 1e-6, 2), Column("qz", 1e-6, 2))
 
 
 def robot_columns(module_columns=()) -> tuple[Column, ...]:
@@ -93,6 +99,8 @@ FRAME_SCHEMA = json.dumps({
                                               "to map); absent when the run has no rules"},
         "3": {"description": "3D worlds only (format 4): robots' z, qw, qx, qy, qz, vz, wx, wy, "
                              "wz as [widths, bytes] like r; absent in a 2D world"},
+        "O": {"description": "3D worlds only (format 5): objects' z, qw, qx, qy, qz as "
+                             "[widths, bytes] like r; absent in a 2D world"},
     },
 })
 LAYOUT_SCHEMA = json.dumps({
@@ -125,6 +133,8 @@ class Frame:
         pose3d: (N, 7) x, y, z (m, world), qw, qx, qy, qz (body to world) of a 3D world's
             robots (format 4), or None (a 2D world, an older recording).
         twist3d: (N, 6) vx, vy, vz (m/s, world), wx, wy, wz (rad/s, body frame), or None.
+        object_pose3d: (M, 7) x, y, z (m, world), qw, qx, qy, qz of the objects (format 5,
+            a 3D world), or None.
     """
 
     index: int
@@ -139,6 +149,7 @@ class Frame:
     modules: Mapping = field(default_factory=dict)
     pose3d: np.ndarray | None = None
     twist3d: np.ndarray | None = None
+    object_pose3d: np.ndarray | None = None
 
 
 def columns_to_json(columns: Sequence[Column]) -> str:
@@ -243,13 +254,16 @@ class FrameEncoder:
         self._robots = _Track(self.robot_columns)
         self._bodies = _Track(self.body_columns)
         self._three = _Track(THREE_D_COLUMNS)
+        self._objects3d = _Track(OBJECT_3D_COLUMNS)
         self._was_3d = False  # the last block had 3D values (a change starts a keyframe)
+        self._had_objects3d = False  # the same for the objects' 3D values
 
     def encode(self, index: int, steps: Sequence[int], times: Sequence[float],
                positions: Sequence[int], layout: int, robots: np.ndarray, bodies: np.ndarray,
                key: bool, rules: Sequence[Mapping] | None = None, dt: float = 0.0,
                modules: Sequence[Mapping] | None = None,
-               three_d: np.ndarray | None = None) -> bytes:
+               three_d: np.ndarray | None = None,
+               objects_3d: np.ndarray | None = None) -> bytes:
         """One message for F consecutive steps of one layout.
 
         Args:
@@ -265,11 +279,17 @@ class FrameEncoder:
             modules: Per step, module label -> what it recorded (omitted when nothing).
             three_d: (9, F, N) robot values of :data:`THREE_D_COLUMNS` in a 3D world, SI;
                 None in a 2D world (the block is then what format 3 wrote).
+            objects_3d: (5, F, M) object values of :data:`OBJECT_3D_COLUMNS` in a 3D world;
+                None in a 2D world (the block is then what format 4 wrote).
         """
         key = bool(key or self._robots.shape_changed(robots.shape[2])
                    or self._bodies.shape_changed(bodies.shape[2])
-                   or (three_d is not None) != self._was_3d)
+                   or (three_d is not None) != self._was_3d
+                   or (objects_3d is not None) != self._had_objects3d
+                   or (objects_3d is not None
+                       and self._objects3d.shape_changed(objects_3d.shape[2])))
         self._was_3d = three_d is not None
+        self._had_objects3d = objects_3d is not None
         block = {"i": index, "k": key, "L": layout, "s": list(steps), "t": list(times),
                  "p": list(positions), "r": self._robots.encode(robots, key),
                  "b": self._bodies.encode(bodies, key), "d": float(dt)}
@@ -279,6 +299,8 @@ class FrameEncoder:
             block["X"] = [dict(m) for m in modules]
         if three_d is not None:
             block["3"] = self._three.encode(three_d, key)
+        if objects_3d is not None:
+            block["O"] = self._objects3d.encode(objects_3d, key)
         return msgpack.packb(block, use_bin_type=True)
 
 
@@ -337,6 +359,7 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
         bodies = _undo_differences(bodies, body_columns)
         robots.flags.writeable = bodies.flags.writeable = False  # frames share them
         pose3d, twist3d = _three_d(segment, robots, robot_columns)
+        objects3d = _objects_3d(segment, bodies)
         j = 0
         for m in segment:
             rules = m.get("R") or [{}] * len(m["s"])
@@ -347,9 +370,40 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
                                     float(m.get("d", 0.0)),
                                     extra[k] if k < len(extra) else {},
                                     None if pose3d is None else pose3d[j],
-                                    None if twist3d is None else twist3d[j]))
+                                    None if twist3d is None else twist3d[j],
+                                    None if objects3d is None else objects3d[j]))
                 j += 1
     return frames
+
+
+def _objects_3d(segment: Sequence[Mapping], bodies: np.ndarray) -> np.ndarray | None:
+    """(F, M, 7) object poses of a keyframe segment's ``O`` blocks (format 5), or None when
+    it has none; x, y come from the bodies' columns (objects first), the quaternions are
+    normalized again."""
+    flags = {"O" in m for m in segment}
+    if flags == {False}:
+        return None
+    if len(flags) > 1:
+        raise RecordingError("bad chunk: objects' 3D values start or stop without a keyframe")
+    try:
+        q = np.concatenate([_unpack(m["O"], len(m["s"]), len(OBJECT_3D_COLUMNS))
+                            for m in segment])
+    except ValueError:
+        raise RecordingError("bad chunk: the objects' 3D values do not match") from None
+    three = _undo_differences(q, OBJECT_3D_COLUMNS)
+    n = three.shape[1]
+    if three.shape[0] != bodies.shape[0] or n > bodies.shape[1]:
+        raise RecordingError("bad chunk: the objects' 3D values do not match the bodies")
+    quat = _unit(three[..., 1:5])
+    pose = np.concatenate([bodies[:, :n, :2], three[..., :1], quat], -1)
+    pose.flags.writeable = False
+    return pose
+
+
+def _unit(quat: np.ndarray) -> np.ndarray:
+    """Quaternions (..., 4) normalized again (identity where all four quantized to 0)."""
+    norm = np.linalg.norm(quat, axis=-1, keepdims=True)
+    return np.where(norm > 0, quat / np.where(norm > 0, norm, 1.0), (1.0, 0.0, 0.0, 0.0))
 
 
 def _three_d(segment: Sequence[Mapping], robots: np.ndarray, robot_columns) -> tuple:

@@ -213,7 +213,7 @@ class Recorder:
         self._recorded_step = snap.step
         three = None if snap.pose3d is None else (snap.pose3d, snap.twist3d)  # format 4
         self._queue.append((snap.step, snap.time, robots, bodies, layout, counts, snap.rules,
-                            dt, extra, three))
+                            dt, extra, three, snap.object_pose3d))  # objects in 3D: format 5
         self._accepted += 1
 
     def close(self) -> None:
@@ -327,7 +327,7 @@ class _WriterState:
 
     def _write_run(self, run: list) -> None:
         """Steps with the same bodies, as one block; only the first may bring a new layout."""
-        step, sim_time, _, _, layout, _, _, dt, _, three = run[0]
+        step, sim_time, _, _, layout, _, _, dt, _, three, _ = run[0]
         stamps = [self._log_time(item[1]) for item in run]
         if layout is not None:
             data = rf.encode_layout(self.layouts, step, sim_time, layout)
@@ -341,7 +341,8 @@ class _WriterState:
                                    bodies, key=self.in_chunk == 0 or layout is not None,
                                    rules=[item[6] for item in run], dt=dt,
                                    modules=[item[8] for item in run],
-                                   three_d=None if three is None else _three_d(run))
+                                   three_d=None if three is None else _three_d(run),
+                                   objects_3d=_objects_3d(run))
         self.writer.add_message(self.frames_id, stamps[0], data, stamps[0], self.blocks)
         self.blocks += 1
         self.frames += len(run)
@@ -423,11 +424,22 @@ def _three_d(run: list) -> np.ndarray:
     return np.concatenate([poses[..., 2:7], twists[..., 2:6]], axis=2).transpose(2, 0, 1)
 
 
+def _objects_3d(run: list) -> np.ndarray | None:
+    """(5, F, m) values of :data:`~coopsim.recording.format.OBJECT_3D_COLUMNS` of a run whose
+    steps carry the objects' 3D poses (z and the quaternion), or None."""
+    if run[0][10] is None:
+        return None
+    poses = np.array([item[10] for item in run], dtype=float).reshape(len(run), -1, 7)
+    return poses[..., 2:7].transpose(2, 0, 1)
+
+
 def _queue_size(snap: Snapshot) -> int:
     """Steps that fit in :data:`QUEUE_BYTES`: the arrays the hook keeps per step, plus some
     overhead per array."""
     width = 6 + len(module_columns()) + (13 if snap.pose3d is not None else 0)
-    per_step = 8 * (width * len(snap.robots) + 3 * (len(snap.objects) + len(snap.parts))) + 800
+    body = 3 + (7 if snap.object_pose3d is not None else 0)
+    per_step = 8 * (width * len(snap.robots) + body * len(snap.objects) + 3 * len(snap.parts)) \
+        + 800
     return max(256, QUEUE_BYTES // per_step)
 
 
@@ -435,7 +447,8 @@ def _same_layout(first: tuple, item: tuple) -> bool:
     """True when ``item`` continues ``first``'s run: no new layout, same numbers of bodies,
     same dt."""
     return (item[4] is None and item[5] == first[5] and item[7] == first[7]
-            and (item[9] is None) == (first[9] is None))
+            and (item[9] is None) == (first[9] is None)
+            and (item[10] is None) == (first[10] is None))
 
 
 def _utc_now() -> str:

@@ -20,6 +20,7 @@ import numpy as np
 from ..net import protocol as p
 from ..model.errors import ProtocolError, RecordingError
 from ..recording.reader import Recording
+from ..model.armstate import ANGLE_COLUMNS
 from ..model.capabilities import Recordable, capability
 from ..model.plugins import MODULES
 from ..model.snapshot import Snapshot, frozen
@@ -256,7 +257,9 @@ def _names(layout: dict) -> tuple:
 
 def _module_arrays(values: np.ndarray, cols: dict) -> tuple[dict, dict]:
     """Readings and commands of the modules whose every field the recording has, as the
-    live snapshot holds them (sonar distances, wheel commands...)."""
+    live snapshot holds them (sonar distances, wheel commands...); and the reading of the
+    module recording the arm angles (:data:`~coopsim.model.armstate.ANGLE_COLUMNS`), whose
+    angles alone are recorded (its other fields NaN): what draws an arm."""
     readings, commands = {}, {}
     for label, module in MODULES.items():
         recorded = capability(module, Recordable, default=True).columns
@@ -266,7 +269,19 @@ def _module_arrays(values: np.ndarray, cols: dict) -> tuple[dict, dict]:
             if names and all(by_field.get(i) in cols for i in range(len(names))):
                 out[label] = frozen(values[:, [cols[by_field[i]] for i in
                                                range(len(names))]].copy())
+            elif source == "reading" and names and any(
+                    name in cols and name in ANGLE_COLUMNS for name in by_field.values()):
+                out[label] = _partial(values, cols, by_field, len(names))
     return readings, commands
+
+
+def _partial(values: np.ndarray, cols: dict, by_field: dict, width: int) -> np.ndarray:
+    """(N, width) reading with the recorded fields filled in and NaN elsewhere."""
+    out = np.full((len(values), width), np.nan)
+    for i, name in by_field.items():
+        if i < width and name in cols:
+            out[:, i] = values[:, cols[name]]
+    return frozen(out)
 
 
 def _snapshot(frame, values, names: tuple, cols: dict) -> Snapshot:
@@ -286,7 +301,8 @@ def _snapshot(frame, values, names: tuple, cols: dict) -> Snapshot:
         objects=objects, object_poses=frozen(np.array(frame.bodies[:m])),
         parts=parts, part_poses=frozen(np.array(frame.bodies[m:])), targets=targets,
         layout_version=frame.layout, index={n: i for i, n in enumerate(robots)},
-        rules=frame.rules, pose3d=frame.pose3d, twist3d=frame.twist3d)  # None in 2D
+        rules=frame.rules, pose3d=frame.pose3d, twist3d=frame.twist3d,  # None in 2D
+        object_pose3d=getattr(frame, "object_pose3d", None))  # format 5: objects in 3D
 
 
 def recorded_steps(recording: Recording):

@@ -194,6 +194,8 @@ def _write_steps(recording, bag: _Bag) -> int:
             bag.write(topic, m.ODOMETRY, data, ns)
         for topic, data in scene.imu(snap, ns):
             bag.write(topic, m.IMU, data, ns)
+        for topic, short, data in scene.arm_messages(snap, ns):
+            bag.write(topic, short, data, ns)
         for topic, data in scene.scans(snap, ns):
             bag.write(topic, m.SCAN, data, ns)
         steps += 1

@@ -145,6 +145,8 @@ class RosBridge:
                 self._write(topic, m.ODOMETRY, data)
             for topic, data in scene.imu(snap, ns):
                 self._write(topic, m.IMU, data)
+            for topic, short, data in scene.arm_messages(snap, ns):
+                self._write(topic, short, data)
         for topic, data in scene.scans(snap, ns):
             self._write(topic, m.SCAN, data)
 

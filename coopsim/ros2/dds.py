@@ -103,6 +103,9 @@ def idl_types() -> dict:
             "angular_velocity": V, "angular_velocity_covariance": t.array[t.float64, 9],
             "linear_acceleration": V,
             "linear_acceleration_covariance": t.array[t.float64, 9]}),
+        "sensor_msgs/JointState": struct("sensor_msgs/JointState", {
+            "header": H, "name": t.sequence[str], "position": t.sequence[t.float64],
+            "velocity": t.sequence[t.float64], "effort": t.sequence[t.float64]}),
         "tf2_msgs/TFMessage": struct("tf2_msgs/TFMessage",
                                      {"transforms": t.sequence[tfs]}),
         "nav_msgs/OccupancyGrid": struct("nav_msgs/OccupancyGrid", {

@@ -49,6 +49,8 @@ DEFINITIONS = {
                         "float64[9] angular_velocity_covariance\n"
                         "geometry_msgs/Vector3 linear_acceleration\n"
                         "float64[9] linear_acceleration_covariance\n"),
+    "sensor_msgs/JointState": ("std_msgs/Header header\nstring[] name\nfloat64[] position\n"
+                               "float64[] velocity\nfloat64[] effort\n"),
     "tf2_msgs/TFMessage": "geometry_msgs/TransformStamped[] transforms\n",
     "rosgraph_msgs/Clock": "builtin_interfaces/Time clock\n",
 }
@@ -57,6 +59,7 @@ ODOMETRY, SCAN, TF, GRID, CLOCK, TWIST = ("nav_msgs/Odometry", "sensor_msgs/Lase
                                           "tf2_msgs/TFMessage", "nav_msgs/OccupancyGrid",
                                           "rosgraph_msgs/Clock", "geometry_msgs/Twist")
 IMU = "sensor_msgs/Imu"
+JOINT_STATE = "sensor_msgs/JointState"
 _SEPARATOR = "=" * 80
 
 

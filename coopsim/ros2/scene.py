@@ -8,7 +8,8 @@ the exact motion since the start (the simulator knows the truth), in ``R/odom``.
 
 In a 3D world (snapshots with ``pose3d``) odometry and ``/tf`` carry the height, the full
 orientation and the 6-DoF twist (linear and angular velocity in ``R/base_link``), and a robot
-with the ``imu`` module publishes ``sensor_msgs/Imu`` on ``/R/imu`` (REP 145).
+with the ``imu`` module publishes ``sensor_msgs/Imu`` on ``/R/imu`` (REP 145). A robot with a
+3D arm publishes ``/R/joint_states`` and its links on ``/tf`` (:mod:`.arms`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..model.capabilities import LaserScanner, capability
 from ..model.plugins import MODULES
 from ..model.snapshot import quat_matrices, wrap_angle
 from . import messages as m
+from .arms import RosArms
 from .occupancy import Occupancy
 
 SCAN_RATE = 10.0  # Hz a range finder without a rate of its own is published at
@@ -93,6 +95,7 @@ class RosScene:
                 float(robot.get("radius", 0.0)), _scans(ns, robot, params.get(name, {})),
                 _inertial(layout, robot)))
         self.occupancy = Occupancy.of_layout(layout)
+        self.arms = RosArms(layout, {r.name: (r.ns, r.row) for r in self.robots})
         self._rows = np.array([r.row for r in self.robots], dtype=int)
         self._origins = np.array([r.origin for r in self.robots], dtype=float).reshape(-1, 3)
         self._topics = [f"/{r.ns}/odom" for r in self.robots]
@@ -147,6 +150,15 @@ class RosScene:
             return self._tf.fill_full(ns, self._motion3d(snap)[0])
         x, y, yaw = self._motion(snap)[:3]
         return self._tf.fill(ns, x, y, yaw)
+
+    def arm_messages(self, snap, ns: int) -> list[tuple[str, str, bytes]]:
+        """(topic, short type, message) of the arms at ``snap``: each arm's
+        ``/R/joint_states`` and one ``/tf`` message of every link (none without arms)."""
+        tf = self.arms.transforms(snap, ns)
+        if tf is None:
+            return []
+        return [("/tf", m.TF, tf)] + [(topic, m.JOINT_STATE, data)
+                                      for topic, data in self.arms.joint_states(snap, ns)]
 
     def imu(self, snap, ns: int) -> list[tuple[str, bytes]]:
         """(topic, sensor_msgs/Imu) of every robot carrying the ``imu`` module: its reading's
@@ -203,7 +215,7 @@ class RosScene:
             out.append((f"/{r.ns}/odom", m.ODOMETRY))
             out += [(f"/{r.ns}/imu", m.IMU)] if r.imu else []
             out += [(s.topic, m.SCAN) for s in r.scans]
-        return out
+        return out + self.arms.topics()
 
 
 def _inertial(layout: dict, robot: dict) -> str:

@@ -7,6 +7,7 @@ per-robot columns the state stream carries.
 
 from __future__ import annotations
 
+from ..model.armstate import arm_document
 from ..model.module import declaration
 from ..model.plugins import MODULES, ROBOT_TYPES, module_columns
 from ..model.snapshot import wrap_angle, wrapped_poses
@@ -34,6 +35,9 @@ def describe_world(world) -> dict:
             "controller": r.controller,
             "driver": r.driver[0] if r.driver else None,
             "draw": dict(ROBOT_TYPES.get(r.type).draw)})
+        arm = r.info.arm if r.info is not None else None
+        if arm is not None:  # protocol 6: the arm's spec, to draw its links from the angles
+            robots[-1]["arm"] = arm_document(arm)
     parts = [{"name": p.name, "section": p.section, "color": list(p.color), "x": x, "y": y,
               "yaw": float(wrap_angle(yaw)), "shapes": [s.describe() for s in p.shapes]}
              for p, (x, y, yaw) in zip(world.parts, world.part_poses().tolist())]
@@ -89,6 +93,9 @@ def posed_layout(layout: dict, snap) -> dict:
         out[key] = bodies
     if snap.pose3d is not None:  # a 3D world (protocol 5): full pose and twist per robot
         _add_3d(out["robots"], snap)
+    if snap.object_pose3d is not None:  # protocol 6: objects' height and orientation
+        for body, pose in zip(out["objects"], snap.object_pose3d.tolist()):
+            body.update(z=pose[2], quat=pose[3:7])
     out["layout_version"] = snap.layout_version
     # the stream this process sends carries its own registry's columns
     out["columns"] = [c.name for _, c in module_columns(stream_only=True)]

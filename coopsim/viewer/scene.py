@@ -17,6 +17,7 @@ import pyglet
 from pyglet import gl
 
 from ..net.statestream import StateFrame
+from .arms import ArmDrawing
 from .flight import SHADOW_RGBA, STALK_RGBA, lifted, shadow_alpha
 from .geometry import (Layer, LayerGroup, LineLayer, bold_nose, disc, nose, pad, polygon,
                        program, rgba, ring, shade, square, triangulate)
@@ -31,7 +32,7 @@ GRID_COLOR = (190, 190, 182, 255)
 BACKGROUND = (0.16, 0.17, 0.19, 1.0)
 # draw order: parts (a carried bar) lie on their robots (carried on supports above them)
 _ORDER = ("floor", "grid", "zones", "zone_lines", "shadows", "stalks", "targets", "objects_rim", "objects", "robots_rim", "robots", "parts",
-          "noses", "leds", "rays")
+          "noses", "arm_bases", "arm_links", "arm_joints", "leds", "rays")
 
 
 class Scene:
@@ -57,6 +58,8 @@ class Scene:
         self.scale = 50.0  # px per m, as the camera shows the scene (picks the arrows' form)
         self._arrows: tuple[np.ndarray, np.ndarray] | None = None  # (fine, bold) per robot
         self._bold: np.ndarray | None = None  # which robots have the bold arrow now
+        self.arms: ArmDrawing | None = None  # the robots' 3D arms (viewer/arms.py)
+        self.objects_xyz = np.zeros((0, 3))  # latest object centres, m (the side view)
 
     # -- building -----------------------------------------------------------------------------
 
@@ -78,6 +81,9 @@ class Scene:
         self._build_robots(layout.get("robots", []))
         self._build_rays(layout)
         self._build_leds(layout)
+        if self.arms is not None:
+            self.arms.delete()
+        self.arms = ArmDrawing(self, layout)
         self.set_scale(self.scale)
         self.update(None)
 
@@ -248,6 +254,23 @@ class Scene:
         self.drawn_xy, self.drawn_grow = drawn[:, :2].copy(), grow
         self._update_rays(drawn, columns)
         self._update_leds(drawn, columns, grow)
+        self._update_arms(robots, objects, frame if columns is not None else None, pose3d)
+
+    def _update_arms(self, robots: np.ndarray, objects: np.ndarray, frame, pose3d) -> None:
+        """The arms at the robots' 3D poses (the layout's z and quat, or on the floor turned
+        by yaw, when the frame has none) and the objects' centres for the side view (their
+        3D poses when streamed, else the layout's heights)."""
+        lay = self.layout
+        if pose3d is None:
+            pose3d = np.array([_pose7(r, p) for r, p in zip(lay["robots"], robots)]
+                              ).reshape(-1, 7)
+        moved = getattr(frame, "object_pose3d", None) if frame is not None else None
+        z = (moved[:, 2] if moved is not None and len(moved) == len(objects) else
+             np.array([float(o.get("z", 0.0)) for o in lay["objects"]]))
+        self.objects_xyz = np.column_stack((objects[:, :2], z)) if len(objects) else \
+            np.zeros((0, 3))
+        if self.arms is not None:
+            self.arms.update(pose3d, None if frame is None else frame.columns)
 
     def _flight(self, robots: np.ndarray, pose3d: np.ndarray | None):
         """Drawn poses and sizes (lifted and grown in the air, viewer/flight.py) and the
@@ -338,6 +361,14 @@ class Scene:
         gl.glDisable(gl.GL_DEPTH_TEST)
         gl.glDisable(gl.GL_CULL_FACE)
         self.batch.draw()
+
+
+def _pose7(robot: dict, pose: np.ndarray) -> tuple:
+    """x, y, z, qw, qx, qy, qz of a robot from its planar pose and its layout entry (``z`` and
+    ``quat`` in a 3D world's layout; else on the floor turned by yaw)."""
+    if "quat" in robot:
+        return (pose[0], pose[1], float(robot.get("z", 0.0)), *robot["quat"])
+    return (pose[0], pose[1], 0.0, math.cos(pose[2] / 2), 0.0, 0.0, math.sin(pose[2] / 2))
 
 
 def _shape_triangles(shape: dict) -> np.ndarray:

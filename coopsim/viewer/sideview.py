@@ -2,8 +2,11 @@
 
 It shows altitude against x (looking along +y, the ``x-z`` view) or against y (looking along
 -x, ``y-z``): the floor line, a line per metre of altitude with its figure, and each robot as a
-disc in its colour at its position and altitude. Key V cycles x-z, y-z and hidden. It shows only
-while the frames carry ``pose3d`` (a 3D world, live or in replay); a 2D world never sees it.
+disc in its colour at its position and altitude, each object as its box (or disc) at its height
+(a cube an arm lifted, a stack), and each 3D arm as its links (thick lines as wide as the links,
+from joint to joint), joints (dots) and gripper fingers, moving with the joint angles. Key V
+cycles x-z, y-z and hidden. It shows only while the frames carry ``pose3d`` (a 3D world, live
+or in replay); a 2D world never sees it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ class SideView:
     def __init__(self) -> None:
         self.axis: str | None = "x"
         self.rect: tuple[float, float, float, float] | None = None  # x0, y0, x1, y1 px, y down
+        self.scale = 0.0  # px per m of the plot last drawn
 
     def cycle(self) -> None:
         """Key V: x-z, then y-z, then hidden, then x-z again."""
@@ -54,9 +58,14 @@ class SideView:
         draw = imgui.get_background_draw_list()
         draw.add_rect_filled(imgui.ImVec2(*self.rect[:2]), imgui.ImVec2(*self.rect[2:]),
                              _u32(BACK), 4.0)
-        plot = _Plot(self.rect, _extent(scene, self.axis), _top(scene.altitude))
+        plot = _Plot(self.rect, _extent(scene, self.axis), _top(_heights(scene)))
+        self.scale = plot.scale
         plot.grid(draw, f"side view {self.axis}-z  (V)")
+        plot.objects(draw, scene, self.axis, layout.get("objects", []))
         plot.bodies(draw, scene, self.axis, layout.get("robots", []))
+        arms = getattr(scene, "arms", None)
+        if arms is not None and arms.frames:
+            plot.arms(draw, arms, self.axis)
 
 
 class _Plot:
@@ -101,6 +110,60 @@ class _Plot:
             colour = tuple(c / 255 for c in rgb[:3]) + (1.0,)
             draw.add_circle_filled(imgui.ImVec2(px, py), r, _u32(colour))  # centred at z
             draw.add_circle(imgui.ImVec2(px, py), r, _u32((0.05, 0.05, 0.05, 1.0)), 0, 1.5)
+
+
+    def objects(self, draw, scene, axis: str, objects: list[dict]) -> None:
+        """Each object at its height: a box's side (its length or width across, its height
+        up) or a disc, in its colour with a dark rim."""
+        k = 0 if axis == "x" else 1
+        for i, (obj, xyz) in enumerate(zip(objects, getattr(scene, "objects_xyz", ()))):
+            size = (list(obj.get("size", (0.1, 0.1, 0.1))) + [0.1] * 3)[:3]
+            h, z = float(xyz[k]), float(xyz[2])
+            rgb = obj.get("color", (150, 150, 150))
+            colour = _u32(tuple(c / 255 for c in rgb[:3]) + (1.0,))
+            a = self.at(h - size[k] / 2, z - size[2] / 2)
+            b = self.at(h + size[k] / 2, z + size[2] / 2)
+            lo, hi = imgui.ImVec2(a[0], b[1]), imgui.ImVec2(b[0], a[1])
+            draw.add_rect_filled(lo, hi, colour)
+            draw.add_rect(lo, hi, _u32((0.05, 0.05, 0.05, 1.0)), 0.0, 1.0)
+
+    def arms(self, draw, arms, axis: str) -> None:
+        """Each arm from the side: its pedestal, its links as lines as thick as the links
+        (at least 2 px), its joints as dots, its gripper's fingers."""
+        k = 0 if axis == "x" else 1
+        link, joint = _u32((0.92, 0.55, 0.16, 1.0)), _u32((0.18, 0.18, 0.2, 1.0))
+        base = _u32((0.43, 0.43, 0.47, 1.0))
+        for _, name, arm in arms.arms:
+            f = arms.frames.get(name)
+            if f is None:
+                continue
+            p = f[:, :3, 3]
+            pts = [imgui.ImVec2(*self.at(float(q[k]), float(q[2]))) for q in p]
+            draw.add_line(pts[0], pts[1], base, max(2.0, 2 * arm.base_radius * self.scale))
+            for i, l in enumerate(arm.links):
+                draw.add_line(pts[i + 1], pts[i + 2], link, max(2.0, 2 * l.radius * self.scale))
+            for i, l in enumerate(arm.links):
+                draw.add_circle_filled(pts[i + 1], max(2.0, l.radius * self.scale), joint)
+            if arm.gripper is not None:
+                g, tool = arm.gripper, f[-1]
+                for side in (-1.0, 1.0):
+                    tip = tool[:3, 3] + tool[:3, 1] * side * g.stroke / 2
+                    root = tip - tool[:3, 2] * g.length
+                    draw.add_line(imgui.ImVec2(*self.at(float(root[k]), float(root[2]))),
+                                  imgui.ImVec2(*self.at(float(tip[k]), float(tip[2]))), joint,
+                                  2.0)
+
+
+def _heights(scene) -> np.ndarray:
+    """Every height the panel shows, m: the robots', the objects' tops, the arms' joints."""
+    z = [np.asarray(scene.altitude, dtype=float)]
+    xyz = getattr(scene, "objects_xyz", None)
+    if xyz is not None and len(xyz):
+        z.append(xyz[:, 2])
+    arms = getattr(scene, "arms", None)
+    if arms is not None:
+        z += [f[:, 2, 3] for f in arms.frames.values()]
+    return np.concatenate(z)
 
 
 def _extent(scene, axis: str) -> tuple[float, float]:

@@ -171,12 +171,12 @@ def test_a_transcript_the_server_disagrees_with_fails_and_names_the_step(live, t
     folder = tmp_path / "drifted"
     shutil.copytree(TRANSCRIPTS, folder)
     names = folder / "01_nameserver.jsonl"
-    names.write_text(names.read_text().replace('"expect": [0, "/nameserver", 0, [5], []]',
-                                               '"expect": [0, "/nameserver", 0, [6], []]', 1))
+    names.write_text(names.read_text().replace('"expect": [0, "/nameserver", 0, [6], []]',
+                                               '"expect": [0, "/nameserver", 0, [7], []]', 1))
     result = run_cli("conformance", live[0], "--transcripts", str(folder), "--only",
                      "01_nameserver", timeout=300)
     assert result.returncode == 1
-    assert "FAIL 01_nameserver.jsonl:2 hello: reply[3][0]: expected 6, got 5" in result.stdout
+    assert "FAIL 01_nameserver.jsonl:2 hello: reply[3][0]: expected 7, got 6" in result.stdout
     assert re.search(r"\d+ passed, 1 failed", result.stdout)
 
 
@@ -200,14 +200,17 @@ def test_scenario_prints_the_conformance_scenario():
 
 
 def test_the_flight_transcript_passes_on_a_live_flying_robot(tmp_path):
-    """``08_flight`` (rotors, imu, mocap, altimeter) against ``coopsim run`` of the flight
-    scenario: a Crazyflie on the mujoco engine, through coopsim's Python client."""
+    """``08_flight`` (rotors, imu, mocap, altimeter) and ``09_arms`` (joints, tool, force,
+    pose) against ``coopsim run`` of the 3D scenario: a Crazyflie and an IRB 120 on the mujoco
+    engine, through coopsim's Python client."""
     scenario = run_cli("conformance", "--flight-scenario").stdout.strip()
     server = Server(tmp_path / "stderr", "run", scenario, "--no-controllers", "--headless",
                     "--port", "0")
     try:
         nameserver = server.printed(r"name server: (tcp://\S+)")
         result = run_cli("conformance", nameserver, "--only", "08_flight", "-v")
+        arms = run_cli("conformance", nameserver, "--only", "09_arms", "-v")
     finally:
         server.stop()
     _passes(result, 13)
+    _passes(arms, 19)

@@ -1,4 +1,4 @@
-"""Versions that mean something (issue #22): hello says protocol 5 (serving version-2, -3 and -4 clients) and a version-1 client is told
+"""Versions that mean something (issue #22): hello says protocol 6 (serving version-2 to -5 clients) and a version-1 client is told
 clearly; new recordings say format 2 and format-1 recordings still play; both docs open with
 their changelog; the gateway refuses a name server of another version."""
 
@@ -22,18 +22,19 @@ from rechelpers import record, run_cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_hello_says_protocol_5_and_serves_version_2_to_4_clients_as_themselves():
-    assert p.PROTOCOL_VERSION == 5
-    for sent, answered in (((5,), (5,)), ((), (5,)), ((4,), (4,)), ((3,), (3,)), ((2,), (2,))):
+def test_hello_says_protocol_6_and_serves_version_2_to_5_clients_as_themselves():
+    assert p.PROTOCOL_VERSION == 6
+    for sent, answered in (((6,), (6,)), ((), (6,)), ((5,), (5,)), ((4,), (4,)), ((3,), (3,)),
+                           ((2,), (2,))):
         reply = p.hello_reply(Message(0, "", 0, sent), "/sim")
         assert (reply.error, reply.params) == (0, answered)
-    assert p.hello_reply(Message(0, "", 0, (6,)), "/sim").error == p.VERSION_MISMATCH
+    assert p.hello_reply(Message(0, "", 0, (7,)), "/sim").error == p.VERSION_MISMATCH
 
 
 def test_a_version_1_client_is_told_both_versions_and_where_the_changelog_is():
     reply = p.hello_reply(Message(0, "", 0, (1,)), "/robot1")
     assert reply.error == p.VERSION_MISMATCH == 7
-    assert "speaks coopsim protocol 5" in reply.text and "client protocol 1" in reply.text
+    assert "speaks coopsim protocol 6" in reply.text and "client protocol 1" in reply.text
     assert "docs/protocol.md, 'Changelog'" in reply.text
 
 
@@ -58,11 +59,11 @@ def test_the_protocol_changelog_names_the_changes_clients_of_version_1_tripped_o
         assert change in changelog, change
 
 
-def test_a_new_recording_says_format_4_and_format_1_and_2_recordings_still_play(tmp_path):
+def test_a_new_recording_says_format_5_and_format_1_and_2_recordings_still_play(tmp_path):
     record(tmp_path / "new.mcap", 5)
     with open(tmp_path / "new.mcap", "rb") as f:
         meta = {m.name: m.metadata for m in make_reader(f).iter_metadata()}
-    assert meta["coopsim"]["format"] == "4"
+    assert meta["coopsim"]["format"] == "5"
     with Recording(tmp_path / "new.mcap") as new:
         assert new.frame(4).step > 0
     for old in sorted((ROOT / "recordings").glob("*.mcap")):
@@ -110,4 +111,4 @@ def test_the_gateway_refuses_a_name_server_of_another_version():
         thread.join()
         ctx.term()
     assert result.returncode == 2
-    assert re.search(r"error 7: .*speaks protocol 1, the client 5", result.stderr)
+    assert re.search(r"error 7: .*speaks protocol 1, the client 6", result.stderr)

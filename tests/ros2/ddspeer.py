@@ -35,7 +35,7 @@ CONFIG = ("<CycloneDDS><Domain id='any'><General><Interfaces><NetworkInterface "
           "</Domain></CycloneDDS>")
 
 
-def ros(pkg: str, name: str, **fields):
+def ros(pkg: str, name: str, /, **fields):
     cls = types.new_class(name, (IdlStruct,), {"typename": f"{pkg}::msg::dds_::{name}_"},
                           lambda ns: ns.update(__annotations__=fields))
     return dataclass(cls)
@@ -63,6 +63,9 @@ Transform = ros("geometry_msgs", "Transform", translation=Vector3, rotation=Quat
 TransformStamped = ros("geometry_msgs", "TransformStamped", header=Header, child_frame_id=str,
                        transform=Transform)
 TFMessage = ros("tf2_msgs", "TFMessage", transforms=t.sequence[TransformStamped])
+JointState = ros("sensor_msgs", "JointState", header=Header, name=t.sequence[str],
+                 position=t.sequence[t.float64], velocity=t.sequence[t.float64],
+                 effort=t.sequence[t.float64])
 
 
 def stamp(header) -> int:
@@ -126,6 +129,40 @@ class Node:
             time.sleep(0.002)
         raise TimeoutError("nothing came")
 
+    def joints(self, robot: str, near: list, tol: float) -> dict:
+        """The first JointState of ``robot`` near ``near`` and the arm's /tf of its stamp."""
+        if not hasattr(self, "readers_extra"):
+            self.readers_extra = (
+                DataReader(self.dp, Topic(self.dp, f"rt/{robot}/joint_states", JointState)),
+                DataReader(self.dp, Topic(self.dp, "rt/tf", TFMessage)))
+            self.arm_tf: dict[int, list] = {}
+        states, tf = self.readers_extra
+
+        def found():
+            for m in tf.take(256):
+                chain = [x for x in m.transforms if x.child_frame_id.startswith(robot + "/")
+                         and x.child_frame_id != f"{robot}/base_link"]
+                if chain:
+                    self.arm_tf[stamp(m.transforms[0].header)] = [
+                        {"parent": x.header.frame_id, "child": x.child_frame_id,
+                         "t": [x.transform.translation.x, x.transform.translation.y,
+                               x.transform.translation.z],
+                         "q": [x.transform.rotation.w, x.transform.rotation.x,
+                               x.transform.rotation.y, x.transform.rotation.z]} for x in chain]
+            for m in states.take(256):
+                if len(m.position) == len(near) and all(
+                        abs(a - b) <= tol for a, b in zip(m.position, near)):
+                    self.last_joints = {"ns": stamp(m.header), "name": list(m.name),
+                                        "position": list(m.position),
+                                        "velocity": list(m.velocity),
+                                        "effort": list(m.effort)}
+            got = getattr(self, "last_joints", None)
+            return got if got and got["ns"] in self.arm_tf else None
+
+        out = dict(self.until(found))
+        out["tf"] = self.arm_tf[out["ns"]]
+        return out
+
     def twist(self, robot: str, linear: float, angular: float) -> None:
         self.follow(robot)
         self.writers[robot].write(Twist(Vector3(linear, 0.0, 0.0), Vector3(0.0, 0.0, angular)))
@@ -160,6 +197,8 @@ class Node:
         if c == "scans":
             self.poll()
             return {"scans": self.scan[cmd["robot"]]}
+        if c == "joints":
+            return self.joints(cmd["robot"], cmd["near"], cmd["tol"])
         if c == "tf_static":
             found = self.until(lambda: self.tf_static.read(1))
             return {"transforms": [{"parent": x.header.frame_id, "child": x.child_frame_id,
