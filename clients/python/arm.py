@@ -5,7 +5,8 @@ of the coopsim client (``Client().robot(name)``) whose type has an arm (irb120, 
 mobile_lwa). Needs only the coopsim client (pyzmq, msgpack): no numpy.
 
 ``Arm.move(x, y, z)`` sends ``tool.move_to`` (world frame, m; the tool pointing straight down,
-turned by ``yaw`` rad about the vertical) and then one ``joints.wait`` per step until the tool
+turned by ``yaw`` rad about the vertical; an action: the server's inverse kinematics sets the
+joints' synchronised move between two steps) and then one ``joints.wait`` per step until the tool
 point is within ``tol`` m of the goal and has stopped: in lockstep one loop iteration is one
 simulation step, so the controller never races ahead of the arm. ``grab`` and ``release`` are
 the gripper's actions (answered at once, between two steps).
@@ -48,16 +49,16 @@ class Arm:
         Raises:
             RemoteError: the point is out of reach (error 4 says how far off).
         """
-        info = self.bot.tool.move_to(x, y, z, DOWN, 0.0, yaw, self.speed)
-        last, t_last = self.tool(), info.time
+        self.bot.tool.move_to(x, y, z, DOWN, 0.0, yaw, self.speed)  # an action: no step
+        last, t_last = self.tool(), None
         for _ in range(self.patience):
-            info = self.bot.joints.wait()
+            info = self.bot.joints.wait()  # one step of the move
             self.steps += 1
             here = self.tool()
-            dt = max(info.time - t_last, 1e-9)
-            moving = math.dist(here, last) / dt
-            if math.dist(here, (x, y, z)) <= self.tol and moving <= self.settle:
-                return True
+            if t_last is not None:
+                moving = math.dist(here, last) / max(info.time - t_last, 1e-9)
+                if math.dist(here, (x, y, z)) <= self.tol and moving <= self.settle:
+                    return True
             last, t_last = here, info.time
         return False
 
