@@ -40,10 +40,13 @@ import math
 import numpy as np
 
 from ..model.errors import SimulationError
-from ..model.robot_type import Assembly, BodySpec, MemberSpec, ShapeSpec
+from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
+from . import mujoco_arms as ma
+from . import mujoco_build as mb
 from . import mujoco_state as ms
 from .engine import Engine, Handles, as_geometry
+from .mujoco_build import GRAVITY, MAX_SUBSTEP, WALL_THICKNESS, Body  # noqa: F401 (GRAVITY: tests)
 
 try:
     import mujoco
@@ -51,100 +54,9 @@ except ImportError:  # the engine is optional: choosing it says how to install i
     mujoco = None
 
 INSTALL = "pip install 'coopsim[3d]'"
-GRAVITY = 9.81  # m/s^2
-MAX_SUBSTEP = 0.005  # s, the longest MuJoCo step one engine step is cut into
 SLICE_TOP = 1.0  # m: bodies whose lowest point is higher are not in the ray caster's 2D world
-WALL_HEIGHT = 4.0  # m
-WALL_THICKNESS = 1.0  # m, the boundary walls just outside the floor (as pymunk's)
-FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
-WALL_FRICTION = 0.6
-DEFAULT_HEIGHT = 0.2  # m, the height of a body or object that gives none
-# Collision bits: the floor touches free bodies (objects, flyers) but not ground robots,
-# which ride on their joints; everything else touches everything.
-_FLOOR, _SOLID = 1, 2
-_ON_FLOOR = _FLOOR | _SOLID
 _DIVERGED = ("mjWARN_BADQPOS", "mjWARN_BADQVEL", "mjWARN_BADQACC")
-_STILL, _DIFFERENTIAL, _VELOCITY = 0, 1, 2  # drive command kinds
-
-
-class Body:
-    """One MuJoCo body the engine made (an object or an assembly body) and what it knows of
-    it across compiles: its joints' kind, where they start in ``qpos``/``qvel`` in the current
-    model, its saved state, and (a robot's chassis) its drive and commands.
-
-    Attributes:
-        kind: ``static`` (welded to the world), ``free`` (a free joint) or ``ground`` (slide x,
-            slide y, hinge z).
-        shapes: Its floor outline, ("circle", r, ox, oy) and ("box", length, width, ox, oy).
-        bottom: Height of its shapes' lowest point above its origin, m (negative: below).
-        qpos0_z: Height of its origin at the start, m.
-    """
-
-    def __init__(self, name: str, label: str, element, kind: str, shapes: tuple,
-                 qpos: np.ndarray, bottom: float, group: int = 0,
-                 member: MemberSpec | None = None, z: float = 0.0) -> None:
-        self.name, self.label, self.element, self.kind = name, label, element, kind
-        self.qpos0_z = z  # height of its origin at the start, m
-        self.shapes, self.group, self.bottom = shapes, group, bottom
-        self.qpos = np.asarray(qpos, dtype=float)  # the state a compile restores
-        self.qvel = np.zeros(6 if kind == "free" else 3 if kind == "ground" else 0)
-        self.id, self.qadr, self.dadr = -1, -1, -1
-        self.drive = member.drive if member else ""
-        self.max_force = member.max_force if member else 0.0
-        self.max_torque = member.max_torque if member else 0.0
-        self.mode, self.cmd, self.wrench = _STILL, np.zeros(3), np.zeros(6)
-
-    @property
-    def free(self) -> bool:
-        return self.kind == "free"
-
-    @property
-    def static(self) -> bool:
-        return self.kind == "static"
-
-    def bind(self, model) -> None:
-        """Find itself in a newly compiled model."""
-        self.id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.name)
-        if self.kind != "static":
-            joint = model.body_jntadr[self.id]
-            self.qadr, self.dadr = model.jnt_qposadr[joint], model.jnt_dofadr[joint]
-
-    def save(self, data) -> None:
-        if self.kind != "static" and self.id >= 0:
-            self.qpos = data.qpos[self.qadr:self.qadr + len(self.qpos)].copy()
-            self.qvel = data.qvel[self.dadr:self.dadr + len(self.qvel)].copy()
-
-    def restore(self, data) -> None:
-        if self.kind != "static":
-            data.qpos[self.qadr:self.qadr + len(self.qpos)] = self.qpos
-            data.qvel[self.dadr:self.dadr + len(self.qvel)] = self.qvel
-
-    def place(self, data, state) -> None:
-        """Put it at a planar state (x, y, yaw, vx, vy, yaw rate): level, at its start
-        height, turning about z."""
-        x, y, yaw, vx, vy, w = (float(v) for v in state)
-        if self.kind == "ground":
-            data.qpos[self.qadr:self.qadr + 3] = x, y, yaw
-            data.qvel[self.dadr:self.dadr + 3] = vx, vy, w
-        elif self.kind == "free":
-            data.qpos[self.qadr:self.qadr + 7] = (x, y, self.qpos0_z, math.cos(yaw / 2), 0.0,
-                                                  0.0, math.sin(yaw / 2))
-            data.qvel[self.dadr:self.dadr + 6] = vx, vy, 0.0, 0.0, 0.0, w
-
-    def pose(self, data) -> tuple[float, float, float]:
-        """x, y, yaw now."""
-        if self.kind == "static":
-            return float(self.qpos[0]), float(self.qpos[1]), float(self.qpos[2])
-        q = data.qpos[self.qadr:self.qadr + 7]
-        if self.kind == "ground":
-            return float(q[0]), float(q[1]), float(q[2])
-        return float(q[0]), float(q[1]), float(ms.yaw_of(q[None, 3:7])[0])
-
-    def lowest(self, data) -> float:
-        """Lowest point's height now (free bodies: as if level), m."""
-        if self.kind == "free":
-            return float(data.qpos[self.qadr + 2]) + self.bottom
-        return self.bottom + (self.qpos[3] if self.kind == "static" else self.qpos0_z)
+_STILL, _DIFFERENTIAL, _VELOCITY = mb.STILL, mb.DIFFERENTIAL, mb.VELOCITY
 
 
 class _Rows:
@@ -158,6 +70,10 @@ class _Rows:
         self.qadr = np.array([b.qadr for b in bodies], dtype=np.int64)
         self.dadr = np.array([b.dadr for b in bodies], dtype=np.int64)
         self.z = np.array([b.qpos0_z for b in bodies], dtype=float)
+        # a static chassis (an arm's pedestal) stands where it was built: x, y, yaw, z
+        self.static = np.array([b.static for b in bodies], dtype=bool)
+        self.fixed = np.array([b.qpos[:4] if b.static else np.zeros(4) for b in bodies],
+                              dtype=float).reshape(n, 4)
         self.driven = np.flatnonzero([bool(b.drive) and b.kind == "ground" for b in bodies])
         d = self.dadr[self.driven]
         self.mass, self.moment = model.dof_M0[d], model.dof_M0[d + 2]
@@ -183,19 +99,21 @@ class MujocoEngine(Engine):
     label = "mujoco"
     description = ("3D rigid bodies (MuJoCo): ground robots, movable objects and free flyers "
                    "in one world")
-    features = frozenset({"flight", "differential", "velocity", "movable_objects"})
+    features = frozenset({"flight", "differential", "velocity", "movable_objects", "arms"})
 
     def __init__(self, floor: FloorSpec) -> None:
         if mujoco is None:
             raise SimulationError(self.missing())
         super().__init__(floor)
-        self.spec = _new_spec(floor)
+        self.spec = mb.new_spec(floor)
         self._bodies: dict[str, Body] = {}  # MuJoCo body name -> body, in insertion order
         self._count = 0  # bodies made so far: their names stay unique
         self._robots: list[Body] = []
         self.model = self.data = None
         self._stale = True  # the model must be compiled before it is used
         self._rows: _Rows | None = None
+        self._arms: list[ma.Arm] = []  # in insertion order
+        self._arm_table: ma.ArmTable | None = None
         self._warned = 0  # divergence warnings MuJoCo had given before this step
 
     @classmethod
@@ -208,7 +126,7 @@ class MujocoEngine(Engine):
 
     def add_object(self, spec: ObjectSpec) -> Body:
         self.check_object(spec)
-        return self._added(_object(self.spec, self._name(spec.name), spec))
+        return self._added(mb.object_body(self.spec, self._name(spec.name), spec))
 
     def remove_object(self, handle: Body) -> None:
         self._removed(handle)
@@ -221,14 +139,26 @@ class MujocoEngine(Engine):
             member = members.get(spec.key)
             label = f"robot {member.name}" if member else \
                 f"{assembly.members[0].name}'s {spec.key}"
-            body = _assembly_body(self.spec, self._name(spec.key), label, spec, member, group)
+            body = mb.assembly_body(self.spec, self._name(spec.key), label, spec, member, group)
             handles.bodies[spec.key] = self._added(body)
             handles.items.append(body)
         for member in assembly.members:
             handles.robots[member.name] = handles.bodies[member.body]
+        for arm in assembly.arms:
+            owner = next((m.name for m in assembly.members if m.refs.get("arm") == arm.key),
+                         assembly.members[0].name)
+            self._save()
+            handles.arms[arm.key] = ma.build(self.spec, arm, handles.bodies[arm.base],
+                                             self._name(arm.key), f"robot {owner}'s arm "
+                                             f"{arm.key}")
+            self._arms.append(handles.arms[arm.key])
         return handles
 
     def remove_assembly(self, handles: Handles) -> None:
+        self._save()
+        for arm in handles.arms.values():
+            ma.remove(self.spec, arm)
+            self._arms.remove(arm)
         for body in handles.items:
             self._removed(body)
 
@@ -249,6 +179,9 @@ class MujocoEngine(Engine):
 
     def _removed(self, body: Body) -> None:
         self._save()
+        for arm in self._arms:  # a held object goes with its grasp
+            for held in [g for g in arm.grasps if g.body is body]:
+                ma.release(self.spec, held)
         self.spec.delete(body.element)
         del self._bodies[body.name]
         body.id = -1
@@ -259,6 +192,8 @@ class MujocoEngine(Engine):
         if self.data is not None and not self._stale:
             for body in self._bodies.values():
                 body.save(self.data)
+            for arm in self._arms:
+                arm.save(self.data)
             if self._rows is not None:
                 self._rows.scatter()
 
@@ -272,6 +207,9 @@ class MujocoEngine(Engine):
 
     def _compile(self) -> None:
         time = self.data.time if self.data is not None else 0.0
+        # arms' servos damp implicitly (mujoco_arms); a world without arms stays as it was
+        self.spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST if self._arms
+                                          else mujoco.mjtIntegrator.mjINT_EULER)
         try:
             self.model = self.spec.compile()
         except Exception as exc:  # noqa: BLE001 -- MuJoCo's compiler raises its own errors
@@ -281,9 +219,20 @@ class MujocoEngine(Engine):
         for body in self._bodies.values():
             body.bind(self.model)
             body.restore(self.data)
+        for arm in self._arms:
+            arm.bind(self.model)
+            arm.restore(self.data)
         mujoco.mj_forward(self.model, self.data)  # frames and contacts of the new layout
         self._warned = _divergences(self.data)
-        self._stale, self._rows = False, None
+        self._stale, self._rows, self._arm_table = False, None, None
+
+    def _arm_rows(self, handles: list) -> tuple:
+        """The arm table of the current model (compiled if need be) and the rows of arm
+        handles in it."""
+        self._ready()
+        if self._arm_table is None:
+            self._arm_table = ma.ArmTable(self._arms)
+        return self._arm_table, self._arm_table.rows(handles)
 
     # -- stepping ---------------------------------------------------------------------------------
 
@@ -353,7 +302,7 @@ class MujocoEngine(Engine):
     def state3d(self) -> np.ndarray:
         rows = self._ready()
         return ms.state3d(self.data.qpos, self.data.qvel, rows.qadr, rows.dadr, rows.free,
-                          rows.z)
+                          rows.z, rows.static, rows.fixed)
 
     def robot_state(self) -> np.ndarray:
         return ms.planar(self.state3d())
@@ -387,6 +336,59 @@ class MujocoEngine(Engine):
         table.mode[rows], table.cmd[rows], table.wrench[rows] = _STILL, 0.0, 0.0
         self.data.xfrc_applied[table.ids[rows]] = 0.0
         mujoco.mj_forward(self.model, self.data)
+
+    # -- arms (mujoco_arms) -------------------------------------------------------------------
+
+    def arm_state(self, handles: list) -> np.ndarray:
+        """See :meth:`Engine.arm_state`; the torque is the servo's, gravity compensation
+        included (MuJoCo's ``qfrc_actuator``, capped at the link's ``max_effort``)."""
+        table, rows = self._arm_rows(handles)
+        return table.state(self.data, rows)
+
+    def set_arm_targets(self, handles: list, q: np.ndarray, qd: np.ndarray) -> None:
+        """See :meth:`Engine.set_arm_targets`; angles beyond a joint's limits are clipped to
+        them (the modules refuse them first).
+
+        Raises:
+            SimulationError: a set point is NaN or infinite.
+        """
+        table, rows = self._arm_rows(handles)
+        table.set(self.data, rows, q, qd)
+
+    def wrist_wrench(self, handles: list) -> np.ndarray:
+        table, rows = self._arm_rows(handles)
+        return table.wrench(self.data, rows)
+
+    def attach(self, a, b, kind: str, anchor: tuple[float, float]):
+        """See :meth:`Engine.attach`: ``a`` must be an arm's handle and ``b`` a movable
+        object's or body's; b is welded to the arm's tool at their pose now (``pin`` holds as
+        rigidly as ``weld``: a gripper's fingers do not let a held object swing)."""
+        if not isinstance(a, ma.Arm):
+            raise SimulationError("the mujoco engine holds objects only in an arm's gripper: "
+                                  "attach needs an arm's handle")
+        if not isinstance(b, Body) or b.static or b.name not in self._bodies:
+            raise SimulationError(f"{a.label} can hold only a movable body, not "
+                                  f"{getattr(b, 'label', b)}")
+        if any(g.body is b for arm in self._arms for g in arm.grasps):
+            raise SimulationError(f"{b.label} is held already")
+        self._ready()
+        held = ma.grasp(self.spec, self.data, a, b)
+        self._save()
+        self._stale = True
+        return held
+
+    def detach(self, handle) -> None:
+        if not isinstance(handle, ma.Grasp):
+            raise SimulationError("detach takes what attach returned")
+        self._save()
+        ma.release(self.spec, handle)
+        self._stale = True
+
+    def poses3d(self, handles: list) -> np.ndarray:
+        """See :meth:`Engine.poses3d`: each body's real position and orientation."""
+        self._ready()
+        ids = np.fromiter((b.id for b in handles), dtype=np.int64, count=len(handles))
+        return np.concatenate([self.data.xpos[ids], self.data.xquat[ids]], axis=1)
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """See :meth:`Engine.contacts`; touching the floor does not count."""
@@ -425,136 +427,6 @@ class MujocoEngine(Engine):
                 ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
         return as_geometry(circles, segments)
 
-
-# -- building ---------------------------------------------------------------------------------------
-
-def _new_spec(floor: FloorSpec):
-    """A model with gravity, the floor plane and its four walls."""
-    spec = mujoco.MjSpec()
-    spec.option.gravity = [0.0, 0.0, -GRAVITY]
-    spec.option.timestep = MAX_SUBSTEP
-    # a diverging step must reach _check, not be reset silently to the start
-    spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_AUTORESET)
-    world = spec.worldbody
-    world.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE,
-                   size=[floor.length / 2 + WALL_THICKNESS, floor.width / 2 + WALL_THICKNESS,
-                         0.1], contype=_FLOOR, conaffinity=_FLOOR,
-                   friction=[FLOOR_FRICTION, 0.005, 0.0001])
-    for (cx, cy), (hx, hy) in ms.wall_boxes(floor.length, floor.width, WALL_THICKNESS):
-        # each wall its own static body: in the world body their bounding box would cover the
-        # whole floor and the broadphase would test every body against them (4x slower)
-        wall = world.add_body(pos=[cx, cy, WALL_HEIGHT / 2])
-        wall.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[hx, hy, WALL_HEIGHT / 2],
-                      contype=_SOLID, conaffinity=_SOLID, friction=[WALL_FRICTION, 0.005, 0.0001])
-    return spec
-
-
-def _quat(yaw: float) -> list:
-    return [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
-
-
-def _object(spec, name: str, o: ObjectSpec) -> Body:
-    """An object: a static body, or a free one of ``o.mass`` kg, standing on the floor unless
-    its bottom is above it (its centre at max(z, height / 2))."""
-    if o.shape == "box":
-        height = o.size[2] or DEFAULT_HEIGHT
-        kind, size, shape = mujoco.mjtGeom.mjGEOM_BOX, [o.size[0] / 2, o.size[1] / 2,
-                                                         height / 2], ("box", *o.size[:2])
-    elif o.shape == "cylinder":
-        height = o.size[2] or DEFAULT_HEIGHT
-        kind, size, shape = mujoco.mjtGeom.mjGEOM_CYLINDER, [o.radius, height / 2, 0.0], \
-            ("circle", o.radius)
-    else:
-        height = o.size[0]
-        kind, size, shape = mujoco.mjtGeom.mjGEOM_SPHERE, [o.radius, 0.0, 0.0], \
-            ("circle", o.radius)
-    x, y, z = o.position[0], o.position[1], max(o.position[2], height / 2)
-    body = spec.worldbody.add_body(name=name, pos=[x, y, z], quat=_quat(o.yaw))
-    geom = body.add_geom(type=kind, size=size, friction=[FLOOR_FRICTION, 0.005, 0.0001])
-    shapes = (shape + (0.0, 0.0),)
-    if o.static:
-        geom.contype = geom.conaffinity = _SOLID
-        return Body(name, f"object {o.name}", body, "static", shapes, [x, y, o.yaw, z],
-                    -height / 2, z=z)
-    geom.mass = o.mass
-    geom.contype = geom.conaffinity = _ON_FLOOR
-    body.add_freejoint()
-    return Body(name, f"object {o.name}", body, "free", shapes, [x, y, z, *_quat(o.yaw)],
-                -height / 2, z=z)
-
-
-def _assembly_body(spec, name: str, label: str, b: BodySpec, member: MemberSpec | None,
-                   group: int) -> Body:
-    """An assembly's body: free (a flyer, its origin at the shapes' middle height) or on the
-    floor (three joints, the shapes standing on its origin); static ones are welded."""
-    height = b.height or DEFAULT_HEIGHT
-    ground = not b.free and b.kind == "dynamic"
-    lift = height / 2 if not b.free else 0.0  # shape centres above the origin
-    if ground:
-        body = spec.worldbody.add_body(name=name, pos=[0.0, 0.0, b.z])
-    else:
-        body = spec.worldbody.add_body(name=name, pos=[*b.position, b.z], quat=_quat(b.yaw))
-    shapes = tuple(_shape(body, s, height, lift, b.free) for s in b.shapes)
-    if b.kind != "static" and b.shapes:
-        _mass(body, b, height)
-    if b.free:
-        body.add_freejoint()
-        qpos, kind = [*b.position, b.z, *_quat(b.yaw)], "free"
-    elif ground:
-        _ground_joints(body, b)
-        qpos, kind = [*b.position, b.yaw], "ground"
-    else:
-        qpos, kind = [*b.position, b.yaw, b.z], "static"
-    return Body(name, label, body, kind, shapes, qpos, lift - height / 2, group, member, b.z)
-
-
-def _shape(body, s: ShapeSpec, height: float, lift: float, free: bool) -> tuple:
-    """One collision geom of a shape (a circle is a cylinder ``height`` m tall); its outline."""
-    bits = _ON_FLOOR if free else _SOLID
-    pos = [*s.offset, lift]
-    if s.kind == "circle":
-        body.add_geom(type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[s.radius, height / 2, 0.0],
-                      pos=pos, contype=bits, conaffinity=bits, friction=[s.friction, 0.005,
-                                                                        0.0001])
-        return ("circle", s.radius, *s.offset)
-    if s.kind == "box":
-        length, width, centre = s.size[0], s.size[1], s.offset
-    else:  # a polygon: its bounding box
-        v = np.asarray(s.vertices, dtype=float)
-        lo, hi = v.min(axis=0), v.max(axis=0)
-        (length, width), centre = hi - lo, tuple((lo + hi) / 2 + s.offset)
-    body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[length / 2, width / 2, height / 2],
-                  pos=[*centre, lift], contype=bits, conaffinity=bits,
-                  friction=[s.friction, 0.005, 0.0001])
-    return ("box", float(length), float(width), *centre)
-
-
-def _mass(body, b: BodySpec, height: float) -> None:
-    """The body's mass, centred at its origin, with the given inertia or a cylinder's or
-    box's about its shapes' reach."""
-    body.mass = b.mass
-    if b.inertia:
-        body.inertia = list(b.inertia)
-    else:
-        r = max(math.hypot(*s.offset) + (s.radius if s.kind == "circle"
-                                         else math.hypot(*s.size) / 2) for s in b.shapes)
-        side = b.mass * (3 * r * r + height * height) / 12
-        body.inertia = [side, side, b.mass * r * r / 2]
-    body.ipos = [0.0, 0.0, height / 2 if not b.free else 0.0]
-    body.explicitinertial = True
-
-
-def _ground_joints(body, b: BodySpec) -> None:
-    """Slide x, slide y (world axes) and hinge z: a body that stays on the floor; floor
-    friction as the joints' dry friction (mu m g, and mu m g times its reach for turning)."""
-    friction = b.floor_friction * b.mass * GRAVITY
-    reach = max((math.hypot(*s.offset) + (s.radius or math.hypot(*s.size) / 2)
-                 for s in b.shapes), default=0.1)
-    for name, kind, axis, loss in (("x", mujoco.mjtJoint.mjJNT_SLIDE, [1, 0, 0], friction),
-                                   ("y", mujoco.mjtJoint.mjJNT_SLIDE, [0, 1, 0], friction),
-                                   ("yaw", mujoco.mjtJoint.mjJNT_HINGE, [0, 0, 1],
-                                    friction * reach)):
-        body.add_joint(type=kind, axis=axis, frictionloss=loss)
 
 
 def _divergences(data) -> int:

@@ -39,17 +39,24 @@ def yaw_of(quat: np.ndarray) -> np.ndarray:
 
 
 def state3d(qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray, dadr: np.ndarray,
-            free: np.ndarray, z: np.ndarray) -> np.ndarray:
+            free: np.ndarray, z: np.ndarray, static: np.ndarray | None = None,
+            fixed: np.ndarray | None = None) -> np.ndarray:
     """(N, 13) :data:`~coopsim.physics.engine.STATE3D` rows of robots whose joints start at
     ``qadr`` (positions) and ``dadr`` (velocities): free bodies from their free joint, ground
-    robots (``free`` False) from x, y, yaw at height ``z`` (m), level."""
+    robots (``free`` False) from x, y, yaw at height ``z`` (m), level; ``static`` rows (a
+    pedestal welded to the world, no joints) at ``fixed`` (N, 4) x, y, yaw, z, still."""
     n = len(qadr)
     out = np.zeros((n, 13))
     f = np.flatnonzero(free)
     if len(f):
         out[f, 0:7] = qpos[qadr[f, None] + np.arange(7)]
         out[f, 7:13] = qvel[dadr[f, None] + np.arange(6)]
-    g = np.flatnonzero(~free)
+    still = np.zeros(n, dtype=bool) if static is None else np.asarray(static, dtype=bool)
+    s = np.flatnonzero(still)
+    if len(s):
+        out[s, 0], out[s, 1], out[s, 2] = fixed[s, 0], fixed[s, 1], fixed[s, 3]
+        out[s, 3], out[s, 6] = np.cos(fixed[s, 2] / 2), np.sin(fixed[s, 2] / 2)
+    g = np.flatnonzero(~free & ~still)
     if len(g):
         q, d = qadr[g], dadr[g]
         out[g, 0], out[g, 1], out[g, 2] = qpos[q], qpos[q + 1], z[g]

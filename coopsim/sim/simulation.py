@@ -294,8 +294,9 @@ class Simulation:
                              tuple(spec for spec, _ in world.objects.values())),
                             # static objects never move: their poses are read once
                             frozen(world.engine.poses(handles)) if still else handles,
-                            [p.handle for p in world.parts])
-        _, fields, objects, parts, (targets, specs), object_poses, part_handles = self._layout
+                            [p.handle for p in world.parts], handles)
+        _, fields, objects, parts, (targets, specs), object_poses, part_handles, handles = \
+            self._layout
         engine = world.engine
         if isinstance(object_poses, list):
             object_poses = frozen(engine.poses(object_poses))
@@ -310,7 +311,8 @@ class Simulation:
             targets=targets, layout_version=world.layout_version,
             index=self.robots.index, rules=self.rules.fields(),
             extra={k: v for k, v in self.extra.items() if not k.startswith("_")},
-            object_specs=specs, **_state3d(frame.state3d))
+            object_specs=specs, object_pose3d=frozen(engine.poses3d(handles))
+            if "flight" in engine.features else None, **_state3d(frame.state3d))
 
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared

@@ -307,7 +307,8 @@ class World:
     def attach(self, robot: str, obj: str, kind: str = "weld") -> None:
         """Constrain object ``obj`` to robot ``robot``'s chassis (``pin`` or ``weld``, see
         :meth:`coopsim.physics.engine.Engine.attach`), pivoting where the chassis edge faces
-        the object's centre.
+        the object's centre; a robot with a 3D arm (its ``arm`` role) holds it with the arm's
+        last link instead, where the object is.
 
         Raises:
             SimulationError: no such robot or object, a static object, an object or a robot
@@ -324,9 +325,13 @@ class World:
             raise SimulationError(f"{obj} is held by {other}")
         x, y = self.engine.robot_state()[self.robots.index(who), :2]
         ox, oy, _ = self.engine.poses([handle])[0]
-        d = math.hypot(ox - x, oy - y) or 1.0
-        anchor = (x + (ox - x) * who.radius / d, y + (oy - y) * who.radius / d)
-        self.held[robot] = (obj, self.engine.attach(who.handle, handle, kind, anchor))
+        holder = who.refs.get("arm") if who.info is not None and who.info.arm else None
+        anchor = (ox, oy)  # a 3D arm holds it with its last link, where it is
+        if holder is None:
+            d = math.hypot(ox - x, oy - y) or 1.0
+            anchor, holder = (x + (ox - x) * who.radius / d, y + (oy - y) * who.radius / d), \
+                who.handle
+        self.held[robot] = (obj, self.engine.attach(holder, handle, kind, anchor))
         self.layout_version += 1
 
     def detach(self, robot: str) -> str:

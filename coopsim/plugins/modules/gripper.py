@@ -71,6 +71,14 @@ class Gripper(Module):
             raise ProtocolError(FAILED, f"gripper grab: {robot} holds {holding} already; "
                                         "release it first")
         params = sim.world.robot(robot).modules[cls.label]
+        info = sim.world.robot(robot).info
+        if info is not None and info.arm is not None:
+            target = grasped(sim, robot, info.arm, float(params["reach"]))
+            try:
+                sim.attach(robot, target, "weld")
+            except SimulationError as exc:
+                raise ProtocolError(FAILED, f"gripper grab: {exc}") from None
+            return target
         target = touched(sim, robot, float(params["reach"]))
         if target is None:
             raise ProtocolError(FAILED, f"gripper grab: no movable object within "
@@ -109,3 +117,66 @@ def outline_distance(spec, pose, x: float, y: float) -> float:
     c, s = math.cos(pose[2]), math.sin(pose[2])
     u, v = c * dx + s * dy, -s * dx + c * dy  # in the box's frame
     return math.hypot(max(abs(u) - spec.size[0] / 2, 0.0), max(abs(v) - spec.size[1] / 2, 0.0))
+
+
+# -- the 3D branch: a parallel gripper on an arm's flange -------------------------------------------
+
+def grasped(sim, robot: str, arm, reach: float) -> str:
+    """The movable object the arm's gripper can hold now: the nearest whose centre is within
+    ``reach`` m beyond its half-size of the tool point (world frame).
+
+    Raises:
+        ProtocolError: FAILED with the numbers: nothing within reach, an object wider than
+            the gripper's stroke or heavier than the arm's payload.
+    """
+    from ...model.arm import world_frames
+
+    snap = sim.snapshot
+    row = snap.robot_index(robot)
+    q = snap.readings["joints"][row][1:1 + arm.dof] if "joints" in snap.readings \
+        else arm.start
+    tip = world_frames(arm, snap.pose3d[row], q)[-1, :3, 3]
+    taken = set((snap.extra.get("held") or {}).values())
+    centres = object_centres(snap)
+    best, gap = None, math.inf
+    for spec, centre in zip(snap.object_specs, centres):
+        if spec.static or spec.name in taken:
+            continue
+        d = float(np.linalg.norm(centre - tip)) - max(_extents(spec)) / 2
+        if d <= reach and d < gap:
+            best, gap = spec, d
+    if best is None:
+        raise ProtocolError(FAILED, f"gripper grab: no movable object within {reach:g} m "
+                                    f"(beyond its half-size) of {robot}'s tool point "
+                                    f"({tip[0]:.3f}, {tip[1]:.3f}, {tip[2]:.3f})")
+    stroke = arm.gripper.stroke if arm.gripper is not None else 0.0
+    width = min(_extents(best))
+    if width > stroke:
+        raise ProtocolError(FAILED, f"gripper grab: {best.name} is {width:g} m across at its "
+                                    f"narrowest, wider than the {stroke:g} m the gripper of "
+                                    f"{robot} opens")
+    if best.mass > arm.payload:
+        raise ProtocolError(FAILED, f"gripper grab: {best.name} weighs {best.mass:g} kg, more "
+                                    f"than the {arm.payload:g} kg payload of {robot}'s arm")
+    return best.name
+
+
+def _extents(spec) -> tuple[float, float, float]:
+    """An object's extents along its x, y, z, m (a sphere's are its diameter)."""
+    length, width, height = spec.size
+    if spec.shape == "sphere":
+        return (length, length, length)
+    if spec.shape == "cylinder":
+        return (length, length, height or length)
+    return (length, width, height or width)
+
+
+def object_centres(snap) -> np.ndarray:
+    """(M, 3) the objects' centres now, m, world frame (3D poses when the engine gives them;
+    else the planar ones at half the object's height)."""
+    if snap.object_pose3d is not None:
+        return np.asarray(snap.object_pose3d)[:, :3]
+    out = np.zeros((len(snap.object_specs), 3))
+    for i, (spec, pose) in enumerate(zip(snap.object_specs, snap.object_poses)):
+        out[i] = pose[0], pose[1], max(spec.position[2], _extents(spec)[2] / 2)
+    return out

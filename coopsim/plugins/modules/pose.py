@@ -1,8 +1,11 @@
-"""``gps`` and ``compass``: position and heading in the world frame."""
+"""``gps`` and ``compass``: position and heading in the world frame; ``pose``: both and the
+height, in 3D (an arm's pedestal or mobile base)."""
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ...model.commands import Command
 from ...model.module import Module
@@ -44,3 +47,31 @@ class Compass(Module):
     @classmethod
     def clip(cls, out, p):
         return wrap(out)
+
+
+class Pose(Module):
+    """The robot's body in 3D: position (m) and heading (rad), world frame."""
+
+    label = "pose"
+    description = ("x, y, z (m, world frame) and yaw (rad) of the robot's body: an arm's "
+                   "pedestal or mobile base (z 0 in a 2D world)")
+    params = (noise("m", 10.0), lost(), rate())
+    commands = (Command(4300, "read", "pose", kind="read",
+                        doc="x, y, z (m, world frame), yaw (rad, counter-clockwise from +x)"),)
+    fields = ("x", "y", "z", "yaw")
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        out = np.zeros((len(rows), 4))
+        out[:, :2], out[:, 3] = frame.pose[rows, :2], frame.pose[rows, 2]
+        if frame.state3d is not None:
+            s = frame.state3d[rows]
+            out[:, :3] = s[:, :3]
+            w, x, y, z = s[:, 3], s[:, 4], s[:, 5], s[:, 6]  # yaw of the body's x axis
+            out[:, 3] = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+        return out
+
+    @classmethod
+    def clip(cls, out, p):
+        out[:, 3] = wrap(out[:, 3])
+        return out

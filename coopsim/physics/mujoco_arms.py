@@ -1,0 +1,353 @@
+"""Arms in the ``mujoco`` engine (:mod:`coopsim.physics.mujoco_engine`): building an
+:class:`~coopsim.model.arm.ArmSpec` as a MuJoCo kinematic chain, its joint servos, its state,
+the wrist's force-torque sensor and the grasp (an object welded to the flange).
+
+* Bodies: a *pedestal* body fixed to the body the arm is mounted on (``ArmSpec.base``: a static
+  pedestal or a mobile chassis) at ``mount``/``mount_yaw``, drawn and collided as a cylinder of
+  ``base_radius`` from that body's origin up to the mount (``base_mass`` kg), then one body per
+  :class:`~coopsim.model.arm.LinkSpec` nested in the previous one at ``origin``/``rpy`` with
+  one hinge (``axis``, ``limits`` as a limited range) and a capsule of the link's radius and
+  mass from the joint to the next joint's origin (the last to the flange), then a *tool* body
+  at the last joint's origin carrying the gripper's two finger boxes (between the flange and
+  the tool point, ``stroke`` apart) and a site at the tool point. The bodies of one arm never
+  collide with each other nor with the body they stand on (MuJoCo excludes); they collide with
+  objects, the floor, walls, robots and other arms.
+* The servo is MuJoCo's own: each joint has a general actuator, torque = kp (q* - q) +
+  kv (qd* - qd), capped at +-``max_effort`` (``forcerange``), with ``ctrl`` = q* + kv/kp qd*,
+  plus gravity compensation of the arm's own bodies (``gravcomp`` routed through the actuator,
+  ``actgravcomp``, so the joint's total drive torque is capped at ``max_effort`` too: a
+  blocked joint reads +-max_effort). The gains give each joint a critically damped loop of
+  natural frequency :data:`OMEGA` on its effective inertia at the start (links beyond it,
+  the rotor's ``armature``). A world with arms uses MuJoCo's ``implicitfast`` integrator, so
+  the damping term is implicit and stays stable at any substep up to ``MAX_SUBSTEP``. A set
+  point acts from the next substep on; with gravity compensated a still arm holds its pose to
+  well within a milliradian, and a held load of ``m`` kg at ``l`` m sags by m g l / kp rad.
+* The wrist's wrench is MuJoCo's force and torque sensors at the tool site (the interaction
+  between the last link and the tool body, what the tool side and everything welded or
+  pressing on it put on the flange), in the tool frame (the last joint's axes at the tool
+  point), negated so it reads the load on the flange: a weight hanging below the tool
+  pulls along -z world.
+* A grasp is a weld equality between the tool body and the object, at their relative pose at
+  the moment of the grasp (nothing jumps), the object's contacts with the fingers and last
+  link excluded while it is held. Adding or dropping one recompiles the model (between steps;
+  every joint keeps its angle, rate and set point).
+
+Frames and units: metres, kilograms, seconds, radians, newtons; link frames as in
+:func:`coopsim.model.arm.frames`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..model.arm import MAX_JOINTS, ArmSpec, frames, rpy_matrix
+from ..model.errors import SimulationError
+from .mujoco_build import ON_FLOOR, SOLID
+
+try:
+    import mujoco
+except ImportError:  # the engine is optional: mujoco_engine says how to install it
+    mujoco = None
+
+OMEGA = 60.0  # rad/s: each joint servo's natural frequency (a 17 ms time constant)
+ZETA = 1.0  # the servo's damping ratio (critically damped)
+ARMATURE = 2e-3  # s^2: rotor inertia through the gear, kg m^2 per N m of peak torque
+MIN_ARMATURE = 0.005  # kg m^2: a small wrist drive's rotor inertia, at least
+FRICTION = 0.005  # s: viscous joint friction, N m s/rad per N m of peak torque
+FINGER_MASS = 0.05  # kg, each finger
+FINGER_SIZE = (0.02, 0.01)  # m, a finger's depth (tool x) and thickness (tool y)
+GRASP_SOLREF = (0.01, 1.0)  # s, damping ratio: a stiff weld (>= 2 substeps, MuJoCo's floor)
+
+
+class Arm:
+    """The engine's handle of one arm: its MuJoCo names, where its joints are in the current
+    model, and what it keeps across compiles (angles, rates, set points).
+
+    Attributes:
+        spec: The arm.
+        label: Who it belongs to, for messages ("robot r1's arm arm").
+        kp, kv: (dof,) servo gains, N m/rad and N m s/rad.
+        target: (MAX_JOINTS, 2) set points: angle (rad) and feed-forward rate (rad/s).
+        row: Its row in the engine's current arm table (-1: none yet).
+        grasps: The :class:`Grasp` es it holds.
+    """
+
+    def __init__(self, spec: ArmSpec, prefix: str, label: str, elements: list,
+                 kp: np.ndarray, kv: np.ndarray) -> None:
+        self.spec, self.prefix, self.label, self.elements = spec, prefix, label, elements
+        self.kp, self.kv = kp, kv
+        self.q, self.qd = spec.start.copy(), np.zeros(spec.dof)
+        self.target = np.zeros((MAX_JOINTS, 2))
+        self.target[:spec.dof, 0] = self.q
+        self.row, self.grasps = -1, []
+        self.qadr = self.dadr = self.act = np.zeros(0, dtype=np.int64)
+        self.tool_id = self.last_id = self.force_adr = self.torque_adr = -1
+
+    @property
+    def tool(self) -> str:
+        """Name of its tool body."""
+        return f"{self.prefix}/tool"
+
+    @property
+    def last(self) -> str:
+        """Name of its last link's body."""
+        return f"{self.prefix}/{self.spec.links[-1].key}"
+
+    def bind(self, model) -> None:
+        """Find its joints, actuators, bodies and sensors in a newly compiled model."""
+        keys = [f"{self.prefix}/{link.key}" for link in self.spec.links]
+        joints = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, k) for k in keys]
+        self.qadr = model.jnt_qposadr[joints].astype(np.int64)
+        self.dadr = model.jnt_dofadr[joints].astype(np.int64)
+        self.act = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, k)
+                             for k in keys], dtype=np.int64)
+        self.tool_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.tool)
+        self.last_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.last)
+        sensor = mujoco.mjtObj.mjOBJ_SENSOR
+        self.force_adr = model.sensor_adr[mujoco.mj_name2id(model, sensor, self.tool + "/f")]
+        self.torque_adr = model.sensor_adr[mujoco.mj_name2id(model, sensor, self.tool + "/t")]
+
+    def save(self, data) -> None:
+        """Keep its joint angles and rates (the next compile restores them)."""
+        if len(self.qadr):
+            self.q, self.qd = data.qpos[self.qadr].copy(), data.qvel[self.dadr].copy()
+
+    def restore(self, data) -> None:
+        """Put its angles, rates and servo set points into a new model's data."""
+        data.qpos[self.qadr], data.qvel[self.dadr] = self.q, self.qd
+        dof = self.spec.dof
+        data.ctrl[self.act] = self.target[:dof, 0] + self.kv / self.kp * self.target[:dof, 1]
+
+
+class Grasp:
+    """An object held by an arm (what :meth:`MujocoEngine.attach` returns): the weld and the
+    contact exclusions it added to the model."""
+
+    def __init__(self, arm: Arm, body, elements: list) -> None:
+        self.arm, self.body, self.elements = arm, body, elements
+
+
+# -- building ---------------------------------------------------------------------------------------
+
+def build(spec, arm: ArmSpec, base, prefix: str, label: str) -> Arm:
+    """Add ``arm`` to the MjSpec ``spec`` on the :class:`~coopsim.physics.mujoco_build.Body`
+    ``base`` (the body its ``base`` key names); its MuJoCo names start with ``prefix``."""
+    pedestal = _pedestal(base.element, arm, prefix)
+    parent, names = pedestal, [base.name, pedestal.name]
+    inertia = effective_inertia(arm)
+    kp = inertia * OMEGA ** 2
+    kv = 2.0 * ZETA * inertia * OMEGA
+    elements: list = []
+    for i, link in enumerate(arm.links):
+        parent = _link(parent, arm, i, f"{prefix}/{link.key}")
+        names.append(parent.name)
+        elements.append(_actuator(spec, parent.name, link.max_effort, kp[i], kv[i]))
+    tool = parent.add_body(name=f"{prefix}/tool")
+    tool.gravcomp = 1.0
+    names.append(tool.name)
+    if arm.gripper is not None:
+        _fingers(tool, arm)
+    tool.add_site(name=f"{prefix}/tool", pos=list(arm.tool))
+    for kind, tail in ((mujoco.mjtSensor.mjSENS_FORCE, "/f"),
+                       (mujoco.mjtSensor.mjSENS_TORQUE, "/t")):
+        elements.append(spec.add_sensor(name=tool.name + tail, type=kind,
+                                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=tool.name))
+    for i, a in enumerate(names):  # an arm never collides with itself or what carries it
+        for b in names[i + 1:]:
+            elements.append(spec.add_exclude(bodyname1=a, bodyname2=b))
+    elements.append(pedestal)
+    return Arm(arm, prefix, label, elements, kp, kv)
+
+
+def _pedestal(base, arm: ArmSpec, prefix: str):
+    """The body at the arm's mount, with a cylinder from the carrying body's origin up to it."""
+    yaw = arm.mount_yaw
+    body = base.add_body(name=f"{prefix}/pedestal", pos=list(arm.mount),
+                         quat=[math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+    height = arm.mount[2]
+    if height > 1e-6:
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[arm.base_radius, height / 2, 0],
+                      pos=[0.0, 0.0, -height / 2], mass=arm.base_mass, contype=SOLID,
+                      conaffinity=SOLID)
+    return body
+
+
+def _link(parent, arm: ArmSpec, i: int, name: str):
+    """Link ``i``: its body in ``parent`` at the joint's origin, its hinge, its capsule."""
+    link = arm.links[i]
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, rpy_matrix(link.rpy).ravel())
+    body = parent.add_body(name=name, pos=list(link.origin), quat=quat.tolist())
+    body.gravcomp = 1.0  # compensated through the actuator (actgravcomp below)
+    armature = max(MIN_ARMATURE, ARMATURE * link.max_effort)
+    body.add_joint(name=name, type=mujoco.mjtJoint.mjJNT_HINGE, axis=list(link.axis),
+                   limited=True, range=list(link.limits), armature=armature,
+                   damping=FRICTION * link.max_effort, actfrclimited=True,
+                   actfrcrange=[-link.max_effort, link.max_effort], actgravcomp=True)
+    end = np.asarray(arm.links[i + 1].origin if i + 1 < arm.dof else _flange(arm), float)
+    if np.linalg.norm(end) > 1e-6:
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, fromto=[0, 0, 0, *end.tolist()],
+                      size=[link.radius, 0, 0], mass=link.mass, contype=ON_FLOOR,
+                      conaffinity=ON_FLOOR)
+    else:  # the next joint sits at this one (a wrist): a ball
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[link.radius, 0, 0],
+                      mass=link.mass, contype=ON_FLOOR, conaffinity=ON_FLOOR)
+    return body
+
+
+def _flange(arm: ArmSpec) -> tuple:
+    """The flange in the last joint's frame: the tool point, less the fingers' length along
+    z when there is a gripper."""
+    x, y, z = arm.tool
+    return (x, y, z - arm.gripper.length) if arm.gripper is not None else (x, y, z)
+
+
+def _fingers(tool, arm: ArmSpec) -> None:
+    """Two finger boxes from the flange to the tool point, ``stroke`` apart along y."""
+    g = arm.gripper
+    fx, fy, fz = _flange(arm)
+    depth, thick = FINGER_SIZE
+    for side in (-1.0, 1.0):
+        tool.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[depth / 2, thick / 2, g.length / 2],
+                      pos=[fx, fy + side * (g.stroke + thick) / 2, fz + g.length / 2],
+                      mass=FINGER_MASS, contype=ON_FLOOR, conaffinity=ON_FLOOR)
+
+
+def _actuator(spec, joint: str, effort: float, kp: float, kv: float):
+    """Joint ``joint``'s servo: torque kp (ctrl - q) - kv qd, within +-``effort`` N m."""
+    act = spec.add_actuator(name=joint, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+    act.gaintype, act.biastype = mujoco.mjtGain.mjGAIN_FIXED, mujoco.mjtBias.mjBIAS_AFFINE
+    act.gainprm[0] = kp
+    act.biasprm[0], act.biasprm[1], act.biasprm[2] = 0.0, -kp, -kv
+    act.forcelimited, act.forcerange = True, [-effort, effort]
+    act.ctrllimited = False
+    return act
+
+
+def effective_inertia(arm: ArmSpec) -> np.ndarray:
+    """(dof,) each joint's inertia about its axis at the arm's start, kg m^2: the links beyond
+    it as point masses at their middles, the gripper at the tool point, and the rotor's
+    armature (what the servo gains are scaled by)."""
+    f = frames(arm, arm.start)
+    ends = [f[i + 2, :3, 3] if i + 1 < arm.dof else f[-1, :3, 3] for i in range(arm.dof)]
+    points = [(l.mass, (f[i + 1, :3, 3] + ends[i]) / 2) for i, l in enumerate(arm.links)]
+    if arm.gripper is not None:
+        points.append((2 * FINGER_MASS, f[-1, :3, 3]))
+    out = np.empty(arm.dof)
+    for i, link in enumerate(arm.links):
+        axis = f[i + 1, :3, :3] @ np.asarray(link.axis, float)
+        origin = f[i + 1, :3, 3]
+        total = max(MIN_ARMATURE, ARMATURE * link.max_effort)
+        for j, (m, p) in enumerate(points):
+            if j >= i:  # links beyond it (and the gripper, last)
+                r = p - origin
+                total += m * float(r @ r - (r @ axis) ** 2)
+        out[i] = total
+    return out
+
+
+# -- grasps -------------------------------------------------------------------------------------------
+
+def grasp(spec, data, arm: Arm, body) -> Grasp:
+    """Weld the free :class:`~coopsim.physics.mujoco_build.Body` ``body`` to ``arm``'s tool
+    body at their relative pose in ``data`` now; its contacts with the fingers and the last
+    link dropped while held."""
+    p1, q1 = data.xpos[arm.tool_id], data.xquat[arm.tool_id]
+    p2, q2 = data.xpos[body.id], data.xquat[body.id]
+    rel = data.xmat[arm.tool_id].reshape(3, 3).T @ (p2 - p1)
+    inv, qrel = np.zeros(4), np.zeros(4)
+    mujoco.mju_negQuat(inv, q1)
+    mujoco.mju_mulQuat(qrel, inv, q2)
+    weld = spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY,
+                             name1=arm.tool, name2=body.name)
+    values = np.zeros(len(weld.data))
+    values[3:6], values[6:10], values[10] = rel, qrel, 1.0  # anchor, relpose, torquescale
+    weld.data = values
+    weld.solref = list(GRASP_SOLREF)
+    elements = [weld] + [spec.add_exclude(bodyname1=name, bodyname2=body.name)
+                         for name in (arm.tool, arm.last)]
+    held = Grasp(arm, body, elements)
+    arm.grasps.append(held)
+    return held
+
+
+def release(spec, held: Grasp) -> None:
+    """Drop a grasp's weld and exclusions from the model."""
+    for element in held.elements:
+        spec.delete(element)
+    held.elements = []
+    if held in held.arm.grasps:
+        held.arm.grasps.remove(held)
+
+
+def remove(spec, arm: Arm) -> None:
+    """Take an arm (its grasps, actuators, sensors, exclusions and bodies) out of the model."""
+    for held in list(arm.grasps):
+        release(spec, held)
+    for element in arm.elements:
+        spec.delete(element)
+    arm.elements, arm.qadr = [], np.zeros(0, dtype=np.int64)
+
+
+# -- the arms of one layout, batched ------------------------------------------------------------------
+
+class ArmTable:
+    """Index arrays of every arm of the current model, in one table: batched reads and set
+    points for :meth:`MujocoEngine.arm_state` and friends. Each arm's ``target`` becomes a
+    view of the table's, so set points outlive the table (and the model)."""
+
+    def __init__(self, arms: list[Arm]) -> None:
+        k = len(arms)
+        self.mask = np.zeros((k, MAX_JOINTS), dtype=bool)
+        self.qadr = np.zeros((k, MAX_JOINTS), dtype=np.int64)
+        self.dadr, self.act = self.qadr.copy(), self.qadr.copy()
+        self.lower, self.upper = np.zeros((k, MAX_JOINTS)), np.zeros((k, MAX_JOINTS))
+        self.ratio = np.zeros((k, MAX_JOINTS))
+        self.target = np.zeros((k, MAX_JOINTS, 2))
+        self.sensors = np.zeros((k, 6), dtype=np.int64)
+        for row, arm in enumerate(arms):
+            dof = arm.spec.dof
+            self.mask[row, :dof] = True
+            self.qadr[row, :dof], self.dadr[row, :dof] = arm.qadr, arm.dadr
+            self.act[row, :dof] = arm.act
+            self.lower[row, :dof], self.upper[row, :dof] = arm.spec.lower, arm.spec.upper
+            self.ratio[row, :dof] = arm.kv / arm.kp
+            self.sensors[row] = np.r_[arm.force_adr + np.arange(3), arm.torque_adr + np.arange(3)]
+            self.target[row] = arm.target
+            arm.target, arm.row = self.target[row], row
+
+    def rows(self, handles: list) -> np.ndarray:
+        """Table rows of arm handles."""
+        try:
+            return np.fromiter((h.row for h in handles), dtype=np.int64, count=len(handles))
+        except AttributeError:
+            raise SimulationError("an arm call got a handle that is not an arm's "
+                                  "(Handles.arms values)") from None
+
+    def state(self, data, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), MAX_JOINTS, 3) angle, rate and drive torque (0 beyond each arm)."""
+        mask = self.mask[rows]
+        out = np.empty((len(rows), MAX_JOINTS, 3))
+        out[..., 0] = data.qpos[self.qadr[rows]]
+        out[..., 1] = data.qvel[self.dadr[rows]]
+        out[..., 2] = data.qfrc_actuator[self.dadr[rows]]
+        out[~mask] = 0.0
+        return out
+
+    def set(self, data, rows: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
+        """Hold set points ``q``, ``qd`` (len(rows), MAX_JOINTS) for arms ``rows``: angles
+        clipped to the limits, the servos' ``ctrl`` written."""
+        mask = self.mask[rows]
+        q = np.where(mask, np.asarray(q, float).reshape(len(rows), MAX_JOINTS), 0.0)
+        qd = np.where(mask, np.asarray(qd, float).reshape(len(rows), MAX_JOINTS), 0.0)
+        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+            raise SimulationError("an arm's set point is not a number (NaN or infinite)")
+        q = np.clip(q, self.lower[rows], self.upper[rows])
+        self.target[rows, :, 0], self.target[rows, :, 1] = q, qd
+        data.ctrl[self.act[rows][mask]] = (q + self.ratio[rows] * qd)[mask]
+
+    def wrench(self, data, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), 6) the load on each flange: force N, torque N m, tool frame."""
+        return -data.sensordata[self.sensors[rows]]

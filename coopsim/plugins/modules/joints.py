@@ -1,0 +1,291 @@
+"""``joints``: a 3D arm's joints (the robot's ``arm``), read and driven by set points.
+
+Reading (rad, rad/s, N m; joints beyond the arm's ``dof`` read 0): ``dof``, the angles
+``q1..q7``, the rates ``qd1..qd7`` and the drive torques ``e1..e7`` of the last step. The
+angles are recorded and streamed as ``arm_q1..arm_q7`` (0.1 mrad steps), which is all a
+replay needs to redraw the arm (:func:`coopsim.model.arm.frames`).
+
+Commands (motion: the latest wins; checked against the robot's arm when they arrive):
+
+* ``set_positions q1..qdof [speed]``: a synchronised joint move (every joint starts and stops
+  together) at ``speed`` (0-1], default 0.5) of the joints' top speeds;
+* ``set_velocities qd1..qdof``: joint rates held (each joint stops at its limit);
+* ``set_trajectory t1 q1..qdof t2 ...``: up to 8 waypoints, ``t`` seconds from the step that
+  takes the command, strictly increasing; piecewise linear in joint space;
+* ``stop``: hold the angles the arm has when the step takes it;
+* ``wait``: change nothing: the current move goes on (in lockstep: one more step).
+
+A target beyond a joint's limits (or not a number), a rate beyond its top speed or a waypoint
+segment needing more than a joint's top speed is refused with error 4 naming the joint and
+its limit, and nothing moves. The segment from where the arm is to the first waypoint is
+known only when a step takes the command: when it would need more than a joint's top speed,
+the whole trajectory starts later by what it lacks (that segment then runs at top speed).
+
+A command takes effect in the step that takes it: the set points it gives for the end of that
+step go to the engine's joint servos (:meth:`~coopsim.model.module.PhysicsAccess.
+set_arm_targets`) before the physics runs. A stored command is told apart from the one before
+by its values: sending the same command again (the client's ``repeat()``) goes on with it. The
+motion state (the plan each robot follows) is kept on the run's board (``_joints``, by robot
+name). ``tool.move_to`` stores a ``set_positions`` here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...model.arm import MAX_JOINTS, ArmSpec, limit_reason
+from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
+from ...model.errors import ProtocolError
+from ...model.module import Column, Module
+from .common import ByName, row_names
+
+MAX_POINTS = 8  # waypoints of one set_trajectory
+POINT = 1 + MAX_JOINTS  # t, q1..q7
+HEAD = 3  # mode, speed, count
+WIDTH = HEAD + MAX_POINTS * POINT
+NONE, POSITIONS, VELOCITIES, TRAJECTORY, STOP, WAIT = 0.0, 1.0, 2.0, 3.0, 4.0, 5.0
+DEFAULT_SPEED = 0.5
+_J = range(1, MAX_JOINTS + 1)
+
+
+def _fields() -> tuple[str, ...]:
+    return ("mode", "speed", "count") + tuple(
+        f"p{k}_{n}" for k in range(1, MAX_POINTS + 1) for n in ("t", *(f"q{j}" for j in _J)))
+
+
+class Joints(Module):
+    """An arm's joint angles, rates and torques; synchronised moves, rates, trajectories."""
+
+    label = "joints"
+    description = ("a 3D arm's joints: angles (rad), rates (rad/s), torques (N m); "
+                   "synchronised moves, rates and trajectories within the data sheet's limits")
+    commands = (
+        Command(4000, "read", "joints", kind="read",
+                doc="dof, q1..q7 (rad), qd1..qd7 (rad/s), e1..e7 (N m); unused joints 0"),
+        Command(4001, "set_positions", "joints", data=(1, MAX_JOINTS + 1), kind="motion",
+                doc="dof angles (rad) [, speed fraction of the top speeds in (0, 1], default "
+                    "0.5]: a synchronised move"),
+        Command(4002, "set_velocities", "joints", data=(1, MAX_JOINTS), kind="motion",
+                doc="dof joint rates (rad/s), each within its top speed, held until the limit"),
+        Command(4003, "set_trajectory", "joints", data=(2, MAX_POINTS * POINT), kind="motion",
+                doc="k <= 8 waypoints 't q1..qdof' (t s from now, increasing): piecewise "
+                    "linear; a segment faster than a joint's top speed is refused (error 4)"),
+        Command(4004, "stop", "joints", kind="motion", doc="hold the angles the arm has now"),
+        Command(4005, "wait", "joints", kind="motion",
+                doc="change nothing: the current move goes on (in lockstep: one more step)"),
+    )
+    fields = ("dof", *(f"q{j}" for j in _J), *(f"qd{j}" for j in _J), *(f"e{j}" for j in _J))
+    command_fields = _fields()
+    columns = tuple(Column(f"arm_q{j}", 1e-4, 2, j, "reading", stream=True) for j in _J)
+
+    @classmethod
+    def command_row(cls, command, data, params, robot):
+        arm = getattr(robot, "arm", None)
+        if arm is None:
+            raise ProtocolError(OUT_OF_RANGE, f"{getattr(robot, 'name', 'this robot')} has no "
+                                              "arm: joints commands need a robot type with one")
+        name = command.name
+        if name in ("stop", "wait"):
+            return _row(STOP if name == "stop" else WAIT)
+        if name == "set_positions":
+            return positions_row(arm, *_positions(arm, data))
+        if name == "set_velocities":
+            _arity(name, arm, data, arm.dof, f"{arm.dof} rates")
+            for link, rate in zip(arm.links, data):
+                _rate_within(name, arm, link, rate)
+            return _row(VELOCITIES, points=[(0.0, *data)])
+        return _row(TRAJECTORY, points=_trajectory(arm, data))
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        state = arm_state(frame, rows)
+        out = np.zeros((len(rows), 1 + 3 * MAX_JOINTS))
+        ok = ~np.isnan(state[:, 0, 0])
+        out[ok, 0] = [a.dof for a in frame.physics.arms(rows[ok])] if ok.any() else []
+        out[:, 1:] = np.nan_to_num(state.transpose(0, 2, 1).reshape(len(rows), -1))
+        return out
+
+    @classmethod
+    def actuate(cls, frame, rows, p, commands):
+        board = frame.extra.setdefault("_joints", ByName(**PLAN))
+        names = row_names(frame, rows)
+        plan, _ = board.get(names)
+        changed = (commands != plan["last"]).any(axis=1)
+        if changed.any():
+            # a cleared command (a layout restored) drops the plan: the arm holds where it is
+            plan["mode"][changed & (commands[:, 0] == NONE)] = NONE
+            fresh = changed & (commands[:, 0] != NONE)
+            if fresh.any():
+                _start(frame, rows[fresh], commands[fresh], plan, fresh)
+            plan["last"][changed] = commands[changed]
+            board.put(names, plan)
+        live = plan["mode"] != NONE
+        if live.any():
+            e = frame.time + frame.dt - plan["t0"][live]
+            q, qd = _evaluate({k: v[live] for k, v in plan.items()}, e)
+            frame.physics.set_arm_targets(rows[live], q, qd)
+        return None
+
+
+#: The plan of one robot's arm (the board's arrays): the stored command it came from, its
+#: start time (s), its kind, and the waypoints from the angles at its start (times s, angles
+#: rad; padded with the last point at t = inf) or the rates and limits of a rate command.
+PLAN = {"last": np.zeros(WIDTH), "t0": 0.0, "mode": NONE, "count": 1.0,
+        "times": np.full(MAX_POINTS + 1, np.inf), "points": np.zeros((MAX_POINTS + 1,
+                                                                       MAX_JOINTS)),
+        "rates": np.zeros(MAX_JOINTS), "lo": np.zeros(MAX_JOINTS), "hi": np.zeros(MAX_JOINTS)}
+
+
+def arm_state(frame, rows) -> np.ndarray:
+    """(len(rows), MAX_JOINTS, 3) the arms' angle, rate, torque, once per frame and rows
+    (``joints`` and ``tool`` both read it)."""
+    key = ("arm_state", rows.tobytes())
+    if key not in frame.memo:
+        frame.memo[key] = frame.physics.arm_state(rows)
+    return frame.memo[key]
+
+
+def _row(mode: float, speed: float = 0.0, points=()) -> tuple[float, ...]:
+    """A stored command: mode, speed, count and the points, zero-padded (WIDTH floats)."""
+    out = np.zeros(WIDTH)
+    out[:HEAD] = mode, speed, len(points)
+    for k, point in enumerate(points):
+        out[HEAD + k * POINT: HEAD + k * POINT + len(point)] = point
+    return tuple(float(v) for v in out)
+
+
+def positions_row(arm: ArmSpec, q, speed: float = DEFAULT_SPEED) -> tuple[float, ...]:
+    """The stored ``set_positions`` command of angles ``q`` (rad, checked already) at
+    ``speed`` (0-1] of the top speeds (what ``tool.move_to`` stores too)."""
+    return _row(POSITIONS, speed, [(0.0, *q)])
+
+
+def _arity(name: str, arm: ArmSpec, data, want: int | tuple, what: str) -> None:
+    if len(data) not in (want if isinstance(want, tuple) else (want,)):
+        raise ProtocolError(WRONG_ARITY, f"{name} for arm {arm.key} ({arm.dof} joints) takes "
+                                         f"{what}, got {len(data)} values")
+
+
+def _angles(name: str, arm: ArmSpec, q, where: str = "") -> None:
+    reason = limit_reason(arm, q)
+    if reason:
+        raise ProtocolError(OUT_OF_RANGE, f"{name}{where}: {reason}")
+
+
+def _positions(arm: ArmSpec, data) -> tuple[tuple, float]:
+    name = "set_positions"
+    _arity(name, arm, data, (arm.dof, arm.dof + 1),
+           f"{arm.dof} angles and optionally a speed fraction")
+    q = tuple(data[:arm.dof])
+    _angles(name, arm, q)
+    speed = float(data[arm.dof]) if len(data) > arm.dof else DEFAULT_SPEED
+    if not 0.0 < speed <= 1.0:
+        raise ProtocolError(OUT_OF_RANGE, f"{name}: the speed fraction must be within (0, 1] "
+                                          f"of the joints' top speeds, got {speed:g}")
+    return q, speed
+
+
+def _rate_within(name: str, arm: ArmSpec, link, rate: float, where: str = "") -> None:
+    top = link.max_speed
+    if not abs(rate) <= top:  # NaN fails too
+        raise ProtocolError(OUT_OF_RANGE, f"{name}{where}: joint {link.key} of {arm.key} "
+                                          f"turns at most {top:.4g} rad/s "
+                                          f"({math.degrees(top):.0f} deg/s), not {rate:.4g}")
+
+
+def _trajectory(arm: ArmSpec, data) -> list[tuple]:
+    """The waypoints of a set_trajectory, checked: count, times, limits, segment speeds."""
+    name, width = "set_trajectory", arm.dof + 1
+    k = len(data) // width
+    if len(data) % width or not 1 <= k <= MAX_POINTS:
+        raise ProtocolError(WRONG_ARITY, f"{name} for arm {arm.key} takes 1 to {MAX_POINTS} "
+                                         f"waypoints of {width} values (t and {arm.dof} "
+                                         f"angles), got {len(data)} values")
+    points = [tuple(data[i * width:(i + 1) * width]) for i in range(k)]
+    before = None
+    for i, (t, *q) in enumerate(points, 1):
+        where = f" waypoint {i}"
+        if not (t > (before[0] if before else 0.0)) or not math.isfinite(t):
+            raise ProtocolError(OUT_OF_RANGE, f"{name}{where}: times must be seconds from now, "
+                                              f"> 0 and strictly increasing, got {t:g}")
+        _angles(name, arm, q, where)
+        if before is not None:
+            span = t - before[0]
+            for link, a, b in zip(arm.links, before[1:], q):
+                _rate_within(name, arm, link, (b - a) / span, f" segment {i - 1}-{i}")
+        before = (t, *q)
+    return points
+
+
+def _limits(frame, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n, MAX_JOINTS) lower and upper limits (rad) and top speeds (rad/s) of the robots'
+    arms; unused joints 0, 0 and 1."""
+    n = len(rows)
+    lo, hi, speeds = np.zeros((n, MAX_JOINTS)), np.zeros((n, MAX_JOINTS)), \
+        np.ones((n, MAX_JOINTS))
+    for i, arm in enumerate(frame.physics.arms(rows)):
+        if arm is not None:
+            lo[i, :arm.dof], hi[i, :arm.dof], speeds[i, :arm.dof] = arm.lower, arm.upper, \
+                arm.speeds
+    return lo, hi, speeds
+
+
+def _start(frame, rows, commands, plan, fresh) -> None:
+    """Plan the new commands of robots ``rows`` from their angles now (into ``plan``)."""
+    q0 = np.nan_to_num(arm_state(frame, rows)[:, :, 0])
+    lo, hi, speeds = _limits(frame, rows)
+    mode = commands[:, 0]
+    keep = mode == WAIT
+    n = len(rows)
+    times = np.full((n, MAX_POINTS + 1), np.inf)
+    times[:, 0] = 0.0
+    pts = commands[:, HEAD:].reshape(n, MAX_POINTS, POINT)
+    count = np.where(mode == STOP, 0, commands[:, 2]).astype(np.int64)
+    points = np.repeat(q0[:, None, :], MAX_POINTS + 1, axis=1)
+    for k in range(MAX_POINTS):  # waypoints, and the last one repeated after them
+        has = (k < count) & (mode != VELOCITIES)
+        points[has, k + 1:] = pts[has, k, None, 1:]
+        times[has, k + 1] = pts[has, k, 0]
+    pos = mode == POSITIONS
+    if pos.any():  # the synchronised move's time, from the angles now
+        speed = np.where(commands[pos, 1] > 0, commands[pos, 1], DEFAULT_SPEED)
+        need = np.abs(points[pos, 1] - q0[pos]) / (speeds[pos] * speed[:, None])
+        times[pos, 1] = need.max(axis=1)
+    traj = mode == TRAJECTORY
+    if traj.any():  # a first segment too fast for the arm: start later by what it lacks
+        need = (np.abs(points[traj, 1] - q0[traj]) / speeds[traj]).max(axis=1)
+        times[traj, 1:] += np.maximum(need - times[traj, 1], 0.0)[:, None]
+    new = {"t0": np.full(n, frame.time), "mode": mode, "count": count + 1.0, "times": times,
+           "points": points, "rates": np.where((mode == VELOCITIES)[:, None], pts[:, 0, 1:], 0.0),
+           "lo": lo, "hi": hi}
+    where = np.flatnonzero(fresh)
+    for k, v in new.items():
+        plan[k][where[~keep]] = v[~keep]
+
+
+def _evaluate(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Set points (n, MAX_JOINTS) angle (rad) and rate (rad/s) of the plans ``e`` s after
+    their starts."""
+    n = len(e)
+    ar = np.arange(n)
+    times, points = plan["times"], plan["points"]
+    last = np.clip(plan["count"].astype(np.int64) - 1, 0, MAX_POINTS)
+    passed = (times[:, 1:] <= e[:, None]).sum(axis=1)
+    done = passed >= last
+    i = np.minimum(passed, MAX_POINTS - 1)
+    ta, tb = times[ar, i], times[ar, i + 1]
+    pa, pb = points[ar, i], points[ar, i + 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        span = np.where(done | ~np.isfinite(tb), 1.0, np.maximum(tb - ta, 1e-12))
+        frac = np.clip((e - ta) / span, 0.0, 1.0)
+    q = np.where(done[:, None], points[ar, last], pa + frac[:, None] * (pb - pa))
+    qd = np.where(done[:, None], 0.0, (pb - pa) / span[:, None])
+    vel = plan["mode"] == VELOCITIES
+    if vel.any():
+        start, rates = points[vel, 0], plan["rates"][vel]
+        lo, hi = plan["lo"][vel], plan["hi"][vel]
+        q[vel] = np.clip(start + rates * e[vel, None], lo, hi)
+        qd[vel] = np.where((q[vel] > lo) & (q[vel] < hi), rates, 0.0)
+    return q, qd

@@ -1,0 +1,225 @@
+"""``tool``: an arm's tool point (the gripper's fingertips) in the world, and moves to points.
+
+Reading: ``x, y, z`` (m) and the tool frame's orientation ``qw, qx, qy, qz`` (tool to world;
+the tool's z is its approach axis), world frame: the forward kinematics of the arm's angles
+(:func:`coopsim.model.arm.frames`) on the pose of the body it stands on.
+
+Actions (carried out between two steps, on the latest snapshot):
+
+* ``move_to x y z [roll pitch yaw] [speed]``: the joint angles putting the tool point at
+  (x, y, z) (m, world frame) and, when given, its frame at roll, pitch, yaw (rad, world
+  frame: R = Rz(yaw) Ry(pitch) Rx(roll); a tool pointing down is roll pi), found by inverse
+  kinematics from the arm's angles now (:func:`coopsim.model.arm.solve_ik`, within the joint
+  limits); the arm then makes that synchronised joint move as ``joints.set_positions`` at
+  ``speed`` (0-1], default 0.5). Text: the move's time (s) and the angles (rad). A point the
+  arm cannot reach within ``tolerance`` is refused with error 4 saying how far off it stays.
+  In lockstep, step on with ``joints.wait`` while the arm moves.
+* ``ik`` (same values): the angles only, nothing moves. Text ``ok`` or ``miss``, the position
+  error (m), the angle error (rad), then the angles (rad).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...model.arm import ArmSpec, base_in_world, rpy_matrix, solve_ik
+from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
+from ...model.errors import ProtocolError
+from ...model.module import Module
+from ...model.params import ParamSpec
+from .joints import DEFAULT_SPEED, positions_row
+
+SANITY = 1000.0  # m: larger coordinates are refused before any solving
+_SEEDS = np.random.default_rng(34).random((6, 7))  # fixed restarts: the same answer every run
+
+
+class Tool(Module):
+    """The tool point's world pose; inverse kinematics and moves to world points."""
+
+    label = "tool"
+    description = ("an arm's tool point: x, y, z (m) and quaternion (world frame); move_to "
+                   "and ik by inverse kinematics within the joint limits")
+    params = (
+        ParamSpec("tolerance", "float", "largest distance from the asked point that counts as "
+                  "reached by move_to and ik, m", 0.001, 1e-6, 0.1, "m"),
+        ParamSpec("angle_tolerance", "float", "largest angle from the asked orientation that "
+                  "counts as reached, rad", 0.01, 1e-6, 1.0, "rad"),
+    )
+    commands = (
+        Command(4100, "read", "tool", kind="read",
+                doc="x, y, z (m), qw, qx, qy, qz: the tool point and frame, world frame"),
+        Command(4101, "move_to", "tool", data=(3, 7), kind="action",
+                doc="x y z [roll pitch yaw] [speed]: world frame m, rad; inverse kinematics "
+                    "then a synchronised joint move; text: its time (s) and angles (rad)"),
+        Command(4102, "ik", "tool", data=(3, 7), kind="action",
+                doc="x y z [roll pitch yaw]: text 'ok' or 'miss', position error m, angle "
+                    "error rad, then the joint angles rad; nothing moves"),
+    )
+    fields = ("x", "y", "z", "qw", "qx", "qy", "qz")
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        from .joints import arm_state
+
+        out = np.zeros((len(rows), 7))
+        out[:, 3] = 1.0
+        if frame.state3d is None or not len(rows):
+            return out
+        q = np.nan_to_num(arm_state(frame, rows)[:, :, 0])
+        arms = frame.physics.arms(rows)
+        groups: dict[int, list[int]] = {}
+        for i, arm in enumerate(arms):
+            if arm is not None:
+                groups.setdefault(id(arm), []).append(i)
+        for members in groups.values():
+            arm, at = arms[members[0]], np.array(members)
+            world = bases(arm, frame.state3d[rows[at]]) @ tool_frames(arm, q[at, :arm.dof])
+            out[at, :3] = world[:, :3, 3]
+            out[at, 3:] = matrix_quat(world[:, :3, :3])
+        return out
+
+    @classmethod
+    def act(cls, command, sim, robot, msg):
+        arm, q_now, base = _arm_now(sim, robot)
+        data = tuple(float(v) for v in msg.data)
+        position, rotation, speed = _target(command.name, arm, data)
+        params = sim.world.robot(robot).modules[cls.label]
+        tol, angle_tol = float(params["tolerance"]), float(params["angle_tolerance"])
+        inv = np.linalg.inv(base)
+        local = inv[:3, :3] @ position + inv[:3, 3]
+        local_rot = None if rotation is None else inv[:3, :3] @ rotation
+        fit = best_ik(arm, local, local_rot, q_now, tol, angle_tol)
+        ok = fit.position_error <= tol and fit.angle_error <= angle_tol
+        angles = " ".join(f"{v:.6g}" for v in fit.q)
+        if command.name == "ik":
+            return (f"{'ok' if ok else 'miss'} {fit.position_error:.6g} "
+                    f"{fit.angle_error:.6g} {angles}")
+        if not ok:
+            raise ProtocolError(OUT_OF_RANGE, _miss(arm, position, fit, rotation is not None))
+        row = positions_row(arm, fit.q, speed)
+        sim.set_command(sim.snapshot.robot_index(robot), "joints", row)
+        need = float(np.max(np.abs(fit.q - q_now) / (arm.speeds * speed)))
+        return f"{need:.6g} {angles}"
+
+
+def _arm_now(sim, robot: str) -> tuple[ArmSpec, np.ndarray, np.ndarray]:
+    """The robot's arm, its angles (rad) and its base frame in the world (4 x 4) now."""
+    who = sim.world.robot(robot)
+    arm = who.info.arm if who.info is not None else None
+    snap = sim.snapshot
+    if arm is None or "joints" not in who.modules or snap.pose3d is None:
+        raise ProtocolError(OUT_OF_RANGE, f"{robot} has no arm with joints in a 3D world: "
+                                          "tool commands need one (engine mujoco)")
+    row = snap.robot_index(robot)
+    q = np.asarray(snap.readings["joints"][row][1:1 + arm.dof], dtype=float)
+    return arm, q, base_in_world(arm, snap.pose3d[row])
+
+
+def _target(name: str, arm: ArmSpec, data) -> tuple[np.ndarray, np.ndarray | None, float]:
+    """The asked position (m), rotation (3 x 3 or None) and speed fraction, checked."""
+    n = len(data)
+    if n == 5 or (name == "ik" and n in (4, 7)):
+        want = "x y z [roll pitch yaw]" if name == "ik" else "x y z [roll pitch yaw] [speed]"
+        raise ProtocolError(WRONG_ARITY, f"{name} takes {want}, got {n} values")
+    if not all(abs(v) <= SANITY for v in data[:3]):
+        raise ProtocolError(OUT_OF_RANGE, f"{name}: x, y, z must be within +-{SANITY:g} m")
+    rotation = rpy_matrix(data[3:6]) if n >= 6 else None
+    speed = data[-1] if n in (4, 7) else DEFAULT_SPEED
+    if not 0.0 < speed <= 1.0:
+        raise ProtocolError(OUT_OF_RANGE, f"{name}: the speed fraction must be within (0, 1] "
+                                          f"of the joints' top speeds, got {speed:g}")
+    return np.asarray(data[:3], dtype=float), rotation, speed
+
+
+def best_ik(arm: ArmSpec, position, rotation, q_now, tol: float, angle_tol: float):
+    """:func:`solve_ik` from the angles now, then (when that misses) from the start angles
+    and a few fixed spreads over the limits: the best fit found (deterministic)."""
+    lo, hi = arm.lower, arm.upper
+    seeds = [q_now, arm.start] + [lo + s[:arm.dof] * (hi - lo) for s in _SEEDS]
+    best = None
+    for q0 in seeds:
+        fit = solve_ik(arm, position, rotation, q0, tol=tol / 10, angle_tol=angle_tol / 10)
+        score = fit.position_error + 0.1 * fit.angle_error
+        if best is None or score < best[0]:
+            best = (score, fit)
+        if fit.position_error <= tol and fit.angle_error <= angle_tol:
+            break
+    return best[1]
+
+
+def _miss(arm: ArmSpec, position, fit, oriented: bool) -> str:
+    x, y, z = position
+    what = "that pose" if oriented else "that point"
+    turn = f" and {math.degrees(fit.angle_error):.1f} deg off" if oriented else ""
+    return (f"move_to: the point ({x:g}, {y:g}, {z:g}) is {fit.position_error:.3f} m"
+            f"{turn} beyond what arm {arm.key} reaches from its pose (the nearest to {what} "
+            f"within the joint limits; reach {arm.reach:g} m)")
+
+
+# -- batched kinematics --------------------------------------------------------------------------
+
+def tool_frames(arm: ArmSpec, q: np.ndarray) -> np.ndarray:
+    """(n, 4, 4) tool frames in the arm's base frame at joint angles ``q`` (n, dof), rad:
+    :func:`coopsim.model.arm.frames`' last frame, for many arms at once."""
+    from ...model.arm import rpy_matrix as rpy
+
+    n = len(q)
+    t = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
+    for j, link in enumerate(arm.links):
+        step = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
+        step[:, :3, :3] = rpy(link.rpy) @ axis_rotations(link.axis, q[:, j])
+        step[:, :3, 3] = link.origin
+        t = t @ step
+    tool = np.eye(4)
+    tool[:3, 3] = arm.tool
+    return t @ tool
+
+
+def axis_rotations(axis, angles: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) rotations by ``angles`` (n,) rad about the unit ``axis`` (Rodrigues)."""
+    x, y, z = axis
+    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    c, s = np.cos(angles)[:, None, None], np.sin(angles)[:, None, None]
+    return np.eye(3) + s * k + (1.0 - c) * (k @ k)
+
+
+def bases(arm: ArmSpec, state: np.ndarray) -> np.ndarray:
+    """(n, 4, 4) world frames of the arm's base on bodies in ``state`` (n, >= 7: x, y, z,
+    qw, qx, qy, qz)."""
+    n = len(state)
+    body = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
+    w, x, y, z = (state[:, k] for k in range(3, 7))
+    body[:, :3, :3] = np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], 1)
+    body[:, :3, 3] = state[:, :3]
+    mount = np.eye(4)
+    c, s = math.cos(arm.mount_yaw), math.sin(arm.mount_yaw)
+    mount[:3, :3] = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
+    mount[:3, 3] = arm.mount
+    return body @ mount
+
+
+def matrix_quat(r: np.ndarray) -> np.ndarray:
+    """(n, 4) unit quaternions w, x, y, z (w >= 0) of rotations ``r`` (n, 3, 3)."""
+    tr = np.trace(r, axis1=1, axis2=2)
+    cand = np.stack([1 + tr, 1 + 2 * r[:, 0, 0] - tr, 1 + 2 * r[:, 1, 1] - tr,
+                     1 + 2 * r[:, 2, 2] - tr], -1)  # 4 w^2, 4 x^2, 4 y^2, 4 z^2
+    big = np.argmax(cand, axis=1)  # the largest component: divide by it, well conditioned
+    out = np.empty((len(r), 4))
+    for k in range(4):
+        m = big == k
+        if not m.any():
+            continue
+        a = r[m]
+        d = np.sqrt(np.maximum(cand[m, k], 1e-300))  # = 2 |component k|
+        w = (a[:, 2, 1] - a[:, 1, 2], a[:, 0, 2] - a[:, 2, 0], a[:, 1, 0] - a[:, 0, 1])
+        xy, xz, yz = a[:, 0, 1] + a[:, 1, 0], a[:, 0, 2] + a[:, 2, 0], a[:, 1, 2] + a[:, 2, 1]
+        rows = {0: (d * d, w[0], w[1], w[2]), 1: (w[0], d * d, xy, xz),
+                2: (w[1], xy, d * d, yz), 3: (w[2], xz, yz, d * d)}[k]
+        out[m] = np.stack(rows, -1) / (2 * d[:, None])
+    out *= np.where(out[:, :1] < 0, -1.0, 1.0)
+    return out
