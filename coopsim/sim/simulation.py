@@ -277,7 +277,7 @@ class Simulation:
             t = self.robots
             frame = Frame(self.dt, state[:, :3], state[:, 3:6], t.radius, t.axle, t.group,
                           self.commands, actuated, np.zeros((0, 2)), np.zeros((len(state), 2)),
-                          None, access, self.extra, self.step, t.names, self.time)
+                          None, access, self.extra, self.step, t.names, time=self.time)
         if "flight" in self.world.engine.features:  # a 3D world: the full state too
             frame.state3d = self.world.engine.state3d()
         return frame

@@ -109,33 +109,70 @@ class Joints(Module):
 
     @classmethod
     def actuate(cls, frame, rows, p, commands):
-        board = frame.extra.setdefault("_joints", ByName(**PLAN))
-        names = row_names(frame, rows)
-        plan, _ = board.get(names)
-        changed = (commands != plan["last"]).any(axis=1)
+        board = frame.extra.get("_joints")
+        if board is None:
+            board = frame.extra["_joints"] = Plans()
+        at = board.slots(frame, rows)
+        changed = (commands != board.arrays["last"][at]).any(axis=1)
         if changed.any():
+            plan = {k: v[at] for k, v in board.arrays.items()}
             # a cleared command (a layout restored) drops the plan: the arm holds where it is
-            plan["mode"][changed & (commands[:, 0] == NONE)] = NONE
+            cleared = changed & (commands[:, 0] == NONE)
+            plan["mode"][cleared], plan["live"][cleared] = NONE, False
             fresh = changed & (commands[:, 0] != NONE)
             if fresh.any():
                 _start(frame, rows[fresh], commands[fresh], plan, fresh)
             plan["last"][changed] = commands[changed]
-            board.put(names, plan)
-        live = plan["mode"] != NONE
+            board.put(at, plan)
+        live = board.arrays["live"][at]
         if live.any():
-            e = frame.time + frame.dt - plan["t0"][live]
-            q, qd = _evaluate({k: v[live] for k, v in plan.items()}, e)
+            plan = {k: v[at[live]] for k, v in board.arrays.items()}
+            e = frame.time + frame.dt - plan["t0"]
+            q, qd, done = _evaluate(plan, e)
             frame.physics.set_arm_targets(rows[live], q, qd)
+            if done.any():  # its last set point is held by the engine: nothing more to send
+                board.arrays["live"][at[live][done]] = False
         return None
 
 
 #: The plan of one robot's arm (the board's arrays): the stored command it came from, its
 #: start time (s), its kind, and the waypoints from the angles at its start (times s, angles
-#: rad; padded with the last point at t = inf) or the rates and limits of a rate command.
-PLAN = {"last": np.zeros(WIDTH), "t0": 0.0, "mode": NONE, "count": 1.0,
+#: rad; padded with the last point at t = inf) or the rates and limits of a rate command;
+#: ``live`` while it still has set points to send.
+PLAN = {"last": np.zeros(WIDTH), "t0": 0.0, "mode": NONE, "count": 1.0, "live": False,
         "times": np.full(MAX_POINTS + 1, np.inf), "points": np.zeros((MAX_POINTS + 1,
                                                                        MAX_JOINTS)),
         "rates": np.zeros(MAX_JOINTS), "lo": np.zeros(MAX_JOINTS), "hi": np.zeros(MAX_JOINTS)}
+
+
+class Plans(ByName):
+    """The robots' plans by name (robots come and go, names stay), with the slots of the
+    frame's rows kept between steps while the layout (the frame's ``names``) is the same."""
+
+    def __init__(self) -> None:
+        super().__init__(**PLAN)
+        self.arrays["live"] = self.arrays["live"].astype(bool)
+        self._key: tuple = (None, b"")
+        self._at = np.zeros(0, np.int64)
+
+    def slots(self, frame, rows: np.ndarray) -> np.ndarray:
+        """(len(rows),) the board's slot of each robot (new robots get one)."""
+        key = (frame.names, rows.tobytes())
+        if key[0] is not self._key[0] or key[1] != self._key[1]:
+            names = row_names(frame, rows)
+            self.put(names, {})  # slots for robots not seen before
+            self._at = np.array([self.index[n] for n in names], dtype=np.int64)
+            self._key = key
+        return self._at
+
+    def put(self, names_or_slots, values: dict) -> None:
+        """Store ``values`` at slots (an index array) or for robot names."""
+        if isinstance(names_or_slots, np.ndarray):
+            for k, v in values.items():
+                self.arrays[k][names_or_slots] = v
+            return
+        super().put(names_or_slots, values)
+        self.arrays["live"] = self.arrays["live"].astype(bool)
 
 
 def arm_state(frame, rows) -> np.ndarray:
@@ -257,7 +294,7 @@ def _start(frame, rows, commands, plan, fresh) -> None:
     if traj.any():  # a first segment too fast for the arm: start later by what it lacks
         need = (np.abs(points[traj, 1] - q0[traj]) / speeds[traj]).max(axis=1)
         times[traj, 1:] += np.maximum(need - times[traj, 1], 0.0)[:, None]
-    new = {"t0": np.full(n, frame.time), "mode": mode, "count": count + 1.0, "times": times,
+    new = {"t0": np.full(n, frame.time), "mode": mode, "live": np.ones(n, bool), "count": count + 1.0, "times": times,
            "points": points, "rates": np.where((mode == VELOCITIES)[:, None], pts[:, 0, 1:], 0.0),
            "lo": lo, "hi": hi}
     where = np.flatnonzero(fresh)
@@ -267,7 +304,7 @@ def _start(frame, rows, commands, plan, fresh) -> None:
 
 def _evaluate(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Set points (n, MAX_JOINTS) angle (rad) and rate (rad/s) of the plans ``e`` s after
-    their starts."""
+    their starts, and (n,) whether each is its plan's last (held from then on)."""
     n = len(e)
     ar = np.arange(n)
     times, points = plan["times"], plan["points"]
@@ -288,4 +325,5 @@ def _evaluate(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = plan["lo"][vel], plan["hi"][vel]
         q[vel] = np.clip(start + rates * e[vel, None], lo, hi)
         qd[vel] = np.where((q[vel] > lo) & (q[vel] < hi), rates, 0.0)
-    return q, qd
+        done = done & ~vel
+    return q, qd, done

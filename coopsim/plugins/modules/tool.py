@@ -67,17 +67,21 @@ class Tool(Module):
         out[:, 3] = 1.0
         if frame.state3d is None or not len(rows):
             return out
-        q = np.nan_to_num(arm_state(frame, rows)[:, :, 0])
+        q = arm_state(frame, rows)[:, :, 0]
         arms = frame.physics.arms(rows)
-        groups: dict[int, list[int]] = {}
-        for i, arm in enumerate(arms):
-            if arm is not None:
-                groups.setdefault(id(arm), []).append(i)
+        first = arms[0]
+        if all(a is first for a in arms):  # one kind of arm (the usual): no grouping
+            groups = {id(first): list(range(len(rows)))} if first is not None else {}
+        else:
+            groups = {}
+            for i, arm in enumerate(arms):
+                if arm is not None:
+                    groups.setdefault(id(arm), []).append(i)
         for members in groups.values():
             arm, at = arms[members[0]], np.array(members)
-            world = bases(arm, frame.state3d[rows[at]]) @ tool_frames(arm, q[at, :arm.dof])
-            out[at, :3] = world[:, :3, 3]
-            out[at, 3:] = matrix_quat(world[:, :3, :3])
+            rot, pos = world_tool(arm, frame.state3d[rows[at]], q[at, :arm.dof])
+            out[at, :3] = pos
+            out[at, 3:] = matrix_quat(rot)
         return out
 
     @classmethod
@@ -160,66 +164,88 @@ def _miss(arm: ArmSpec, position, fit, oriented: bool) -> str:
 
 # -- batched kinematics --------------------------------------------------------------------------
 
+_CONSTANTS: dict[int, tuple] = {}  # id(arm) -> (arm, its constant matrices)
+
+
+def _constants(arm: ArmSpec) -> tuple:
+    """Per joint j: R_j(q) = A_j + sin(q) B_j + cos(q) C_j (its fixed rpy turn, then Rodrigues
+    about its axis), its origin; the tool point; the mount's turn and offset."""
+    held = _CONSTANTS.get(id(arm))
+    if held is not None and held[0] is arm:
+        return held[1]
+    a, b, c = [], [], []
+    for link in arm.links:
+        x, y, z = link.axis
+        k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+        f = rpy_matrix(link.rpy)
+        a.append(f + f @ k @ k)
+        b.append(f @ k)
+        c.append(-(f @ k @ k))
+    cy, sy = math.cos(arm.mount_yaw), math.sin(arm.mount_yaw)
+    mount = np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]])
+    out = (np.array(a), np.array(b), np.array(c), np.array([l.origin for l in arm.links]),
+           np.asarray(arm.tool, float), mount, np.asarray(arm.mount, float))
+    _CONSTANTS[id(arm)] = (arm, out)
+    return out
+
+
+def tool_in_base(arm: ArmSpec, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, 3, 3) turns and (n, 3) positions (m) of the tool frames in the arm's base frame at
+    joint angles ``q`` (n, dof), rad: :func:`coopsim.model.arm.frames`' last frame, for many
+    arms at once."""
+    a, b, c, origins, tool, _, _ = _constants(arm)
+    sin, cos = np.sin(q)[:, :, None, None], np.cos(q)[:, :, None, None]
+    turns = a + sin * b + cos * c  # (n, dof, 3, 3)
+    rot, pos = turns[:, 0], np.broadcast_to(origins[0], (len(q), 3))
+    for j in range(1, arm.dof):
+        pos = pos + rot @ origins[j]
+        rot = rot @ turns[:, j]
+    return rot, pos + rot @ tool
+
+
 def tool_frames(arm: ArmSpec, q: np.ndarray) -> np.ndarray:
-    """(n, 4, 4) tool frames in the arm's base frame at joint angles ``q`` (n, dof), rad:
-    :func:`coopsim.model.arm.frames`' last frame, for many arms at once."""
-    from ...model.arm import rpy_matrix as rpy
-
-    n = len(q)
-    t = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
-    for j, link in enumerate(arm.links):
-        step = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
-        step[:, :3, :3] = rpy(link.rpy) @ axis_rotations(link.axis, q[:, j])
-        step[:, :3, 3] = link.origin
-        t = t @ step
-    tool = np.eye(4)
-    tool[:3, 3] = arm.tool
-    return t @ tool
+    """(n, 4, 4) the tool frames of :func:`tool_in_base` as homogeneous transforms."""
+    rot, pos = tool_in_base(arm, q)
+    out = np.zeros((len(q), 4, 4))
+    out[:, :3, :3], out[:, :3, 3], out[:, 3, 3] = rot, pos, 1.0
+    return out
 
 
-def axis_rotations(axis, angles: np.ndarray) -> np.ndarray:
-    """(n, 3, 3) rotations by ``angles`` (n,) rad about the unit ``axis`` (Rodrigues)."""
-    x, y, z = axis
-    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    c, s = np.cos(angles)[:, None, None], np.sin(angles)[:, None, None]
-    return np.eye(3) + s * k + (1.0 - c) * (k @ k)
+def world_tool(arm: ArmSpec, state: np.ndarray, q: np.ndarray) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+    """(n, 3, 3) turns and (n, 3) positions (m) of the tool frames in the world, the arms on
+    bodies in ``state`` (n, >= 7: x, y, z, qw, qx, qy, qz) at angles ``q`` (n, dof)."""
+    *_, mount_turn, mount = _constants(arm)
+    body = quat_matrices(state[:, 3:7])
+    base = body @ mount_turn
+    rot, pos = tool_in_base(arm, q)
+    return base @ rot, state[:, :3] + body @ mount + (base @ pos[:, :, None])[:, :, 0]
 
 
-def bases(arm: ArmSpec, state: np.ndarray) -> np.ndarray:
-    """(n, 4, 4) world frames of the arm's base on bodies in ``state`` (n, >= 7: x, y, z,
-    qw, qx, qy, qz)."""
-    n = len(state)
-    body = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
-    w, x, y, z = (state[:, k] for k in range(3, 7))
-    body[:, :3, :3] = np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], 1)
-    body[:, :3, 3] = state[:, :3]
-    mount = np.eye(4)
-    c, s = math.cos(arm.mount_yaw), math.sin(arm.mount_yaw)
-    mount[:3, :3] = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
-    mount[:3, 3] = arm.mount
-    return body @ mount
+def quat_matrices(quat: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) rotations of unit quaternions (n, 4) w, x, y, z."""
+    w, x, y, z = quat.T
+    out = np.empty((len(quat), 3, 3))
+    out[:, 0, 0], out[:, 0, 1], out[:, 0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), \
+        2 * (x * z + w * y)
+    out[:, 1, 0], out[:, 1, 1], out[:, 1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), \
+        2 * (y * z - w * x)
+    out[:, 2, 0], out[:, 2, 1], out[:, 2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), \
+        1 - 2 * (x * x + y * y)
+    return out
 
 
 def matrix_quat(r: np.ndarray) -> np.ndarray:
-    """(n, 4) unit quaternions w, x, y, z (w >= 0) of rotations ``r`` (n, 3, 3)."""
-    tr = np.trace(r, axis1=1, axis2=2)
-    cand = np.stack([1 + tr, 1 + 2 * r[:, 0, 0] - tr, 1 + 2 * r[:, 1, 1] - tr,
-                     1 + 2 * r[:, 2, 2] - tr], -1)  # 4 w^2, 4 x^2, 4 y^2, 4 z^2
-    big = np.argmax(cand, axis=1)  # the largest component: divide by it, well conditioned
+    """(n, 4) unit quaternions w, x, y, z (w >= 0) of rotations ``r`` (n, 3, 3): from the
+    largest of the four components, well conditioned for every turn (half turns too)."""
     out = np.empty((len(r), 4))
-    for k in range(4):
-        m = big == k
-        if not m.any():
-            continue
-        a = r[m]
-        d = np.sqrt(np.maximum(cand[m, k], 1e-300))  # = 2 |component k|
-        w = (a[:, 2, 1] - a[:, 1, 2], a[:, 0, 2] - a[:, 2, 0], a[:, 1, 0] - a[:, 0, 1])
-        xy, xz, yz = a[:, 0, 1] + a[:, 1, 0], a[:, 0, 2] + a[:, 2, 0], a[:, 1, 2] + a[:, 2, 1]
-        rows = {0: (d * d, w[0], w[1], w[2]), 1: (w[0], d * d, xy, xz),
-                2: (w[1], xy, d * d, yz), 3: (w[2], xz, yz, d * d)}[k]
-        out[m] = np.stack(rows, -1) / (2 * d[:, None])
-    out *= np.where(out[:, :1] < 0, -1.0, 1.0)
+    for i, m in enumerate(r.tolist()):  # a few floats per arm: plain Python is the fastest
+        (a, b, c), (d, e, f), (g, h, k) = m
+        cand = (1 + a + e + k, 1 + a - e - k, 1 - a + e - k, 1 - a - e + k)  # 4 w^2, 4 x^2..
+        big = max(range(4), key=cand.__getitem__)
+        s = 2.0 * math.sqrt(max(cand[big], 1e-300))  # 4 |the largest component|
+        q = ((s * s / 4, h - f, c - g, d - b), (h - f, s * s / 4, b + d, c + g),
+             (c - g, b + d, s * s / 4, f + h), (d - b, c + g, f + h, s * s / 4))[big]
+        sign = -1.0 if q[0] < 0 else 1.0
+        out[i] = [sign * v / s for v in q]
     return out
