@@ -2,10 +2,10 @@
  * It asks /sim where the target of COLOR is (list_targets: its z is the surface the stack
  * stands on) and which objects lie within REACH of the arm's base (list_objects, list_robots),
  * then picks them, nearest first, and stacks them on the target: above the cube, down to its
- * top, grab, up, over the stack, down, release, up. Every move is /ROBOT/tool move_to (world
- * frame, the tool pointing down; an action: the server's inverse kinematics starts the joints'
- * synchronised move) and then one /ROBOT/joints wait per step until /ROBOT/tool read says the
- * tool point is there and still, so in lockstep one iteration is one step.
+ * top, grab, up, over the stack, down, release, up. Every move asks /ROBOT/tool ik for the
+ * joint angles (world frame, the tool pointing down), sends them as /ROBOT/joints set_positions
+ * (one synchronised move) and then one /ROBOT/joints wait per step until /ROBOT/tool read says
+ * the tool point is there and still, so in lockstep one iteration is one step.
  * Usage: ./arm_stack [ROBOT] [COLOR] [SIZE] [SPEED]
  *   ROBOT: $COOPSIM_ROBOT or arm; COLOR: the target's colour (red); SIZE: the cubes' edge, m
  *   (0.04; they stand on the target's surface); SPEED: fraction of the joints' top speeds (0.8).
@@ -35,7 +35,7 @@ typedef struct {
     coopsim_client c;
     coopsim_robot bot;
     coopsim_msg r;
-    int move_to, wait, tool_read, grab, release;
+    int ik, move_to, set_positions, wait, tool_read, grab, release;
     double speed;
     long steps;
 } arm;
@@ -68,8 +68,18 @@ static double dist(const double a[3], const double b[3])
 static int move(arm *a, double x, double y, double z, double yaw)
 {
     double goal[3] = {x, y, z}, here[3], last[3], t_last = -1.0;
-    double to[7] = {x, y, z, PI, 0.0, yaw, a->speed};
-    if (coopsim_call(&a->c, a->bot.sock, a->move_to, "", NULL, 0, to, 7, &a->r) != 0)
+    double to[7] = {x, y, z, PI, 0.0, yaw, a->speed}, q[8];
+    int n = 0;
+    if (coopsim_call(&a->c, a->bot.sock, a->ik, "", NULL, 0, to, 6, &a->r) != 0)
+        return -1;
+    if (strncmp(a->r.text, "ok ", 3) != 0) /* out of reach: move_to says how far (error 4) */
+        return coopsim_call(&a->c, a->bot.sock, a->move_to, "", NULL, 0, to, 7, &a->r) ? -1 : 0;
+    char *p = a->r.text + 3, *end;
+    strtod(p, &end), p = end, strtod(p, &end), p = end; /* the position and angle errors */
+    for (double v = strtod(p, &end); end != p && n < 7; v = strtod(p, &end))
+        q[n++] = v, p = end;
+    q[n++] = a->speed;
+    if (coopsim_call(&a->c, a->bot.sock, a->set_positions, "", NULL, 0, q, n, &a->r) != 0)
         return -1;
     if (tool(a, last) != 0)
         return -1;
@@ -192,12 +202,14 @@ int main(int argc, char **argv)
         coopsim_close(&a.c);
         return 1;
     }
+    a.ik = need(&a.bot, "tool", "ik", &a.r);
     a.move_to = need(&a.bot, "tool", "move_to", &a.r);
+    a.set_positions = need(&a.bot, "joints", "set_positions", &a.r);
     a.tool_read = need(&a.bot, "tool", "read", &a.r);
     a.wait = need(&a.bot, "joints", "wait", &a.r);
     a.grab = need(&a.bot, "gripper", "grab", &a.r);
     a.release = need(&a.bot, "gripper", "release", &a.r);
-    if (a.move_to >= 0 && a.tool_read >= 0 && a.wait >= 0 && a.grab >= 0 && a.release >= 0) {
+    if (a.ik >= 0 && a.move_to >= 0 && a.set_positions >= 0 && a.tool_read >= 0 && a.wait >= 0 && a.grab >= 0 && a.release >= 0) {
         if (find(&a, robot, color, spot, base, cubes, &n) != 0)
             fprintf(stderr, "arm_stack: no %s target or no robot %s in this run\n", color,
                     robot);

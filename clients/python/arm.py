@@ -4,9 +4,10 @@ Usage (library): ``from arm import Arm`` beside this file, then ``arm = Arm(bot)
 of the coopsim client (``Client().robot(name)``) whose type has an arm (irb120, mh5, lwa,
 mobile_lwa). Needs only the coopsim client (pyzmq, msgpack): no numpy.
 
-``Arm.move(x, y, z)`` sends ``tool.move_to`` (world frame, m; the tool pointing straight down,
-turned by ``yaw`` rad about the vertical; an action: the server's inverse kinematics sets the
-joints' synchronised move between two steps) and then one ``joints.wait`` per step until the tool
+``Arm.move(x, y, z)`` asks the server's inverse kinematics for the joint angles (``tool.ik``:
+world frame, m; the tool pointing straight down, turned by ``yaw`` rad about the vertical),
+sends them as one synchronised move (``joints.set_positions``, a motion command: in lockstep it
+is the step's command) and then one ``joints.wait`` per step until the tool
 point is within ``tol`` m of the goal and has stopped: in lockstep one loop iteration is one
 simulation step, so the controller never races ahead of the arm. ``grab`` and ``release`` are
 the gripper's actions (answered at once, between two steps).
@@ -49,7 +50,10 @@ class Arm:
         Raises:
             RemoteError: the point is out of reach (error 4 says how far off).
         """
-        self.bot.tool.move_to(x, y, z, DOWN, 0.0, yaw, self.speed)  # an action: no step
+        words = self.bot.tool.ik(x, y, z, DOWN, 0.0, yaw).split()  # an action: no step
+        if words[0] != "ok":  # out of reach: move_to refuses it with the sentence (error 4)
+            self.bot.tool.move_to(x, y, z, DOWN, 0.0, yaw, self.speed)
+        self.bot.joints.set_positions(*(float(w) for w in words[3:]), self.speed)
         last, t_last = self.tool(), None
         for _ in range(self.patience):
             info = self.bot.joints.wait()  # one step of the move
