@@ -11,7 +11,8 @@ goes 0.15 m to its right, and back the next time), with the tool pointing down:
 Each move is a synchronised joint move (``joints.set_positions`` at ``speed`` of the top
 speeds) to angles from the ``tool`` module's ``ik`` action; a move is over when every joint is
 within ``tol`` rad of its target and turns slower than 0.05 rad/s (or after ``patience`` s).
-The angles are cached by where the point lies relative to the arm's pedestal (1 mm), the angles
+The run rebuilds batch drivers when its layout changes (a grasp's weld, a release): an arm found
+holding an object takes up its task from the grasp. The angles are cached by where the point lies relative to the arm's pedestal (1 mm), the angles
 it starts from (0.01 rad) and the joint count: many identical arms in the same layout (the
 100-arm benchmark) solve each move once. The readings are read as arrays for all arms; only an
 arm starting a new move makes calls of its own, so the step costs little between moves.
@@ -66,10 +67,12 @@ class ArmPick(Driver):
             return
         joints = bots.read("joints")
         q, qd = joints[:, 1:1 + MAX_JOINTS], joints[:, 1 + MAX_JOINTS:1 + 2 * MAX_JOINTS]
-        poses = bots.read("pose")
+        poses, held = bots.read("pose"), bots.read("gripper")[:, 0]
         for i, name in enumerate(bots.names):
             arm = self.arms.get(name)
-            if arm is None or self._arrived(arm, q[i], qd[i], snap.time):
+            if arm is None and held[i] > 0.5:  # rebuilt after a grasp (a layout change)
+                self._resume(bots, name, poses[i], int(joints[i, 0]))
+            elif arm is None or self._arrived(arm, q[i], qd[i], snap.time):
                 self._next(bots, name, poses[i], q[i], int(joints[i, 0]))
 
     def _arrived(self, arm: dict, q, qd, now: float) -> bool:
@@ -102,6 +105,21 @@ class ArmPick(Driver):
             arm["phase"] = phase + 1
         self._move(bot, arm, pose, q, bots.time)
 
+    def _resume(self, bots, name: str, pose, dof: int) -> None:
+        """Take up an arm found holding an object: the run rebuilds batch drivers when the
+        layout changes, and a grasp changes it (the weld), so the grasp has just been made:
+        the held object (the nearest to the tool point) still lies where it was picked."""
+        snap = bots.snapshot
+        tool = bots.read("tool")[bots.names.index(name), :3]
+        rows = [r for r, spec in enumerate(snap.object_specs) if spec.mass > 0]
+        row = min(rows, key=lambda r: float(np.linalg.norm(snap.object_pose3d[r, :3] - tool)))
+        arm = self.arms[name] = {"phase": AT_PICK, "object": None, "target": None,
+                                 "since": 0.0, "dof": dof}
+        self._plan(bots, name, arm, pose, row)
+        arm["phase"] = LIFT
+        q = bots.read("joints")[bots.names.index(name), 1:1 + MAX_JOINTS]
+        self._move(bots.robot(name), arm, pose, q, bots.time)
+
     def _drop_task(self, arm: dict) -> None:
         if arm["object"] is not None:
             self.taken.pop(arm["object"], None)
@@ -120,6 +138,12 @@ class ArmPick(Driver):
                 best, best_d = row, d
         if best is None:
             return False
+        self._plan(bots, name, arm, pose, best)
+        return True
+
+    def _plan(self, bots, name: str, arm: dict, pose, best: int) -> None:
+        """Give the arm object ``best``: where to pick it and where to place it."""
+        snap = bots.snapshot
         self.taken[best] = name
         x, y, z = (float(v) for v in snap.object_pose3d[best, :3])
         h = float(snap.object_specs[best].size[2])
@@ -128,7 +152,6 @@ class ArmPick(Driver):
         mx, my = pose[0] + c * fx + s * fy, pose[1] + s * fx - c * fy  # (fx, -fy) in the world
         top = z + h / 2 + GRASP
         arm.update(object=best, pick=(x, y, top), place=(mx, my, top + DROP))
-        return True
 
     def _move(self, bot, arm: dict, pose, q, now: float) -> None:
         """Start the synchronised move of the arm's current phase."""
