@@ -35,7 +35,7 @@ def heading_error(a: float) -> float:
 class Base:
     """The differential base: drive to a point, turn to a heading (one command per step)."""
 
-    def __init__(self, bot, speed: float = 0.6, turn: float = 1.2) -> None:
+    def __init__(self, bot, speed: float = 1.0, turn: float = 1.5) -> None:
         self.bot, self.speed, self.turn = bot, speed, turn
 
     def pose(self):
