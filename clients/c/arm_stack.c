@@ -1,6 +1,7 @@
 /* arm_stack.c: stack cubes with an arm, in C (the twin of clients/python/arm_stack.py).
  * It asks /sim where the target of COLOR is (list_targets: its z is the surface the stack
- * stands on) and which objects lie within REACH of the arm's base (list_objects, list_robots),
+ * stands on) and which of the scenario's objects ([OBJECT_n]: the world's walls are WALL_n) lie
+ * within REACH of the arm's base (list_objects, list_robots),
  * then picks them, nearest first, and stacks them on the target: above the cube, down to its
  * top, grab, up, over the stack, down, release, up. Every move asks /ROBOT/tool ik for the
  * joint angles (world frame, the tool pointing down), sends them as /ROBOT/joints set_positions
@@ -140,10 +141,14 @@ static int find(arm *a, const char *robot, const char *color, double spot[3], do
     if (found && coopsim_call(&a->c, sim, 11, "", NULL, 0, NULL, 0, &a->r) == 0
         && a->r.nparams > 0 && a->r.params[0] > 0) {
         size_t per = a->r.ndata / (size_t)a->r.params[0]; /* numbers per object's pose */
-        for (int64_t k = 0; k < a->r.params[0] && *n < MAX_CUBES; k++) {
+        char *line = a->r.text; /* names: the scenario's [OBJECT_n], not the world's walls */
+        for (int64_t k = 0; line && *line && k < a->r.params[0] && *n < MAX_CUBES; k++) {
             const double *o = a->r.data + per * (size_t)k;
-            if (hypot(o[0] - base[0], o[1] - base[1]) <= REACH)
+            size_t len = strcspn(line, "\n");
+            if (strncmp(line, "OBJECT_", 7) == 0
+                && hypot(o[0] - base[0], o[1] - base[1]) <= REACH)
                 cubes[*n][0] = o[0], cubes[*n][1] = o[1], (*n)++;
+            line = line[len] ? line + len + 1 : NULL;
         }
     }
     coopsim_close_port(sim);
