@@ -3,12 +3,12 @@
 Usage: python mobile_fetch.py [ROBOT] [--object OBJECT_1] [--color green] [--speed 0.8]
 
 A ``mobile_lwa`` (the LWA 3 arm on a differential base) drives to the shelf (to a stand-off
-point in front of the object, facing it), picks the object with the arm, drives to the target
-of ``--color`` (on a side table: its z is the table's top) and puts the object down there. The
-base follows waypoints with its ``pose`` reading (x, y, yaw, world frame) and ``motors`` wheel
-speeds; the arm moves with ``tool.move_to`` (world frame: the server's inverse kinematics uses
-where the base really stopped) and ``joints.wait`` per step (clients/python/arm.py). The rule
-``delivered`` grades it.
+point in front of the object, facing it), picks the object with the arm, drives to the target of
+``--color`` (on a side table: its z is the table's top) and puts the object down there. The base
+follows waypoints with its ``pose`` reading (x, y, yaw, world frame) and ``motors`` wheel
+speeds; the arm moves with ``tool.ik`` and ``joints.set_positions`` (world frame: the server's
+inverse kinematics uses where the base really stopped) and ``joints.wait`` per step
+(clients/python/arm.py). The rule ``delivered`` grades it.
 """
 
 import argparse
