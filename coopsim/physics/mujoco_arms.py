@@ -39,6 +39,7 @@ Frames and units: metres, kilograms, seconds, radians, newtons; link frames as i
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -69,7 +70,8 @@ class Arm:
         spec: The arm.
         label: Who it belongs to, for messages ("robot r1's arm arm").
         kp, kv: (dof,) servo gains, N m/rad and N m s/rad.
-        target: (MAX_JOINTS, 2) set points: angle (rad) and feed-forward rate (rad/s).
+        ctrl: (dof,) its servos' set points as MuJoCo's ``ctrl``, q* + kv/kp qd* (rad): what a
+            compile carries over.
         row: Its row in the engine's current arm table (-1: none yet).
         grasps: The :class:`Grasp` es it holds.
     """
@@ -79,8 +81,7 @@ class Arm:
         self.spec, self.prefix, self.label, self.elements = spec, prefix, label, elements
         self.kp, self.kv = kp, kv
         self.q, self.qd = spec.start.copy(), np.zeros(spec.dof)
-        self.target = np.zeros((MAX_JOINTS, 2))
-        self.target[:spec.dof, 0] = self.q
+        self.ctrl = self.q.copy()  # hold the start
         self.row, self.grasps = -1, []
         self.qadr = self.dadr = self.act = np.zeros(0, dtype=np.int64)
         self.tool_id = self.last_id = self.force_adr = self.torque_adr = -1
@@ -110,15 +111,15 @@ class Arm:
         self.torque_adr = model.sensor_adr[mujoco.mj_name2id(model, sensor, self.tool + "/t")]
 
     def save(self, data) -> None:
-        """Keep its joint angles and rates (the next compile restores them)."""
+        """Keep its joint angles, rates and set points (the next compile restores them)."""
         if len(self.qadr):
             self.q, self.qd = data.qpos[self.qadr].copy(), data.qvel[self.dadr].copy()
+            self.ctrl = data.ctrl[self.act].copy()
 
     def restore(self, data) -> None:
         """Put its angles, rates and servo set points into a new model's data."""
         data.qpos[self.qadr], data.qvel[self.dadr] = self.q, self.qd
-        dof = self.spec.dof
-        data.ctrl[self.act] = self.target[:dof, 0] + self.kv / self.kp * self.target[:dof, 1]
+        data.ctrl[self.act] = self.ctrl
 
 
 class Grasp:
@@ -293,10 +294,24 @@ def remove(spec, arm: Arm) -> None:
 
 # -- the arms of one layout, batched ------------------------------------------------------------------
 
+class _Joints(NamedTuple):
+    """The joints of some arms of an :class:`ArmTable`, flat: where each sits in a
+    (len(rows) * MAX_JOINTS) block (``local``), its actuator,
+    ``qpos`` and ``qvel`` addresses, limits (rad) and kv/kp (s)."""
+
+    local: np.ndarray
+    act: np.ndarray
+    qadr: np.ndarray
+    dadr: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    ratio: np.ndarray
+
+
 class ArmTable:
     """Index arrays of every arm of the current model, in one table: batched reads and set
-    points for :meth:`MujocoEngine.arm_state` and friends. Each arm's ``target`` becomes a
-    view of the table's, so set points outlive the table (and the model)."""
+    points for :meth:`MujocoEngine.arm_state` and friends (the set points live in MuJoCo's
+    ``ctrl``; :meth:`Arm.save` keeps them across compiles)."""
 
     def __init__(self, arms: list[Arm]) -> None:
         k = len(arms)
@@ -305,8 +320,8 @@ class ArmTable:
         self.dadr, self.act = self.qadr.copy(), self.qadr.copy()
         self.lower, self.upper = np.zeros((k, MAX_JOINTS)), np.zeros((k, MAX_JOINTS))
         self.ratio = np.zeros((k, MAX_JOINTS))
-        self.target = np.zeros((k, MAX_JOINTS, 2))
         self.sensors = np.zeros((k, 6), dtype=np.int64)
+        self._last: tuple = (None, None)
         for row, arm in enumerate(arms):
             dof = arm.spec.dof
             self.mask[row, :dof] = True
@@ -315,38 +330,48 @@ class ArmTable:
             self.lower[row, :dof], self.upper[row, :dof] = arm.spec.lower, arm.spec.upper
             self.ratio[row, :dof] = arm.kv / arm.kp
             self.sensors[row] = np.r_[arm.force_adr + np.arange(3), arm.torque_adr + np.arange(3)]
-            self.target[row] = arm.target
-            arm.target, arm.row = self.target[row], row
+            arm.row = row
 
     def rows(self, handles: list) -> np.ndarray:
         """Table rows of arm handles."""
         try:
-            return np.fromiter((h.row for h in handles), dtype=np.int64, count=len(handles))
+            return np.array([h.row for h in handles], dtype=np.int64)
         except AttributeError:
             raise SimulationError("an arm call got a handle that is not an arm's "
                                   "(Handles.arms values)") from None
 
     def state(self, data, rows: np.ndarray) -> np.ndarray:
         """(len(rows), MAX_JOINTS, 3) angle, rate and drive torque (0 beyond each arm)."""
-        mask = self.mask[rows]
-        out = np.empty((len(rows), MAX_JOINTS, 3))
-        out[..., 0] = data.qpos[self.qadr[rows]]
-        out[..., 1] = data.qvel[self.dadr[rows]]
-        out[..., 2] = data.qfrc_actuator[self.dadr[rows]]
-        out[~mask] = 0.0
-        return out
+        at = self._indices(rows)
+        out = np.zeros((len(rows) * MAX_JOINTS, 3))
+        out[at.local, 0] = data.qpos[at.qadr]
+        out[at.local, 1] = data.qvel[at.dadr]
+        out[at.local, 2] = data.qfrc_actuator[at.dadr]
+        return out.reshape(len(rows), MAX_JOINTS, 3)
 
     def set(self, data, rows: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
         """Hold set points ``q``, ``qd`` (len(rows), MAX_JOINTS) for arms ``rows``: angles
-        clipped to the limits, the servos' ``ctrl`` written."""
-        mask = self.mask[rows]
-        q = np.where(mask, np.asarray(q, float).reshape(len(rows), MAX_JOINTS), 0.0)
-        qd = np.where(mask, np.asarray(qd, float).reshape(len(rows), MAX_JOINTS), 0.0)
-        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+        clipped to the limits, the servos' ``ctrl`` written (columns beyond an arm's joints
+        ignored)."""
+        at = self._indices(rows)
+        q = np.asarray(q, float).reshape(-1)[at.local]
+        qd = np.asarray(qd, float).reshape(-1)[at.local]
+        if not math.isfinite(q @ q + qd @ qd):  # NaN, infinite (or beyond 1e154)
             raise SimulationError("an arm's set point is not a number (NaN or infinite)")
-        q = np.clip(q, self.lower[rows], self.upper[rows])
-        self.target[rows, :, 0], self.target[rows, :, 1] = q, qd
-        data.ctrl[self.act[rows][mask]] = (q + self.ratio[rows] * qd)[mask]
+        q = np.minimum(np.maximum(q, at.lower), at.upper)
+        data.ctrl[at.act] = q + at.ratio * qd
+
+    def _indices(self, rows: np.ndarray) -> _Joints:
+        """The joints of arms ``rows`` as flat arrays (:class:`_Joints`); the last rows'
+        kept (a module reads and sets the same arms every step)."""
+        key = rows.tobytes()
+        if self._last[0] != key:
+            mask = self.mask[rows]
+            local = np.flatnonzero(mask)
+            self._last = (key, _Joints(local, self.act[rows][mask], self.qadr[rows][mask],
+                                       self.dadr[rows][mask], self.lower[rows][mask],
+                                       self.upper[rows][mask], self.ratio[rows][mask]))
+        return self._last[1]
 
     def wrench(self, data, rows: np.ndarray) -> np.ndarray:
         """(len(rows), 6) the load on each flange: force N, torque N m, tool frame."""

@@ -109,6 +109,14 @@ class Body:
             return float(q[0]), float(q[1]), float(q[2])
         return float(q[0]), float(q[1]), float(ms.yaw_of(q[None, 3:7])[0])
 
+    def pose3d(self, data) -> np.ndarray:
+        """(7,) x, y, z, qw, qx, qy, qz now (a ground body level at its start height)."""
+        if self.kind == "free":
+            return data.qpos[self.qadr:self.qadr + 7].copy()
+        x, y, yaw = self.pose(data)
+        z = self.qpos[3] if self.kind == "static" else self.qpos0_z
+        return np.array([x, y, z, *quat(yaw)])
+
     def lowest(self, data) -> float:
         """Lowest point's height now (free bodies: as if level), m."""
         if self.kind == "free":

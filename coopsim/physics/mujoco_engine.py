@@ -55,7 +55,8 @@ except ImportError:  # the engine is optional: choosing it says how to install i
 
 INSTALL = "pip install 'coopsim[3d]'"
 SLICE_TOP = 1.0  # m: bodies whose lowest point is higher are not in the ray caster's 2D world
-_DIVERGED = ("mjWARN_BADQPOS", "mjWARN_BADQVEL", "mjWARN_BADQACC")
+# MuJoCo's divergence warnings, three in a row: BADQPOS, BADQVEL, BADQACC
+_BADQPOS = int(mujoco.mjtWarning.mjWARN_BADQPOS) if mujoco is not None else 0
 _STILL, _DIFFERENTIAL, _VELOCITY = mb.STILL, mb.DIFFERENTIAL, mb.VELOCITY
 
 
@@ -115,6 +116,7 @@ class MujocoEngine(Engine):
         self._arms: list[ma.Arm] = []  # in insertion order
         self._arm_table: ma.ArmTable | None = None
         self._warned = 0  # divergence warnings MuJoCo had given before this step
+        self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
 
     @classmethod
     def missing(cls) -> str:
@@ -238,9 +240,12 @@ class MujocoEngine(Engine):
 
     def step(self, dt: float) -> None:
         rows = self._ready()
-        n = max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9))
         model, data = self.model, self.data
-        model.opt.timestep = dt / n
+        if self._substeps[0] is not model or self._substeps[1] != dt:  # cut dt again
+            n = max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9))
+            model.opt.timestep = dt / n
+            self._substeps = (model, dt, n)
+        n = self._substeps[2]
         for _ in range(n):
             self._drive_forces(rows, dt / n)
             if len(rows.flyers):
@@ -285,13 +290,16 @@ class MujocoEngine(Engine):
         the simulation diverged."""
         data = self.data
         warned = _divergences(data)
-        finite = np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()
+        qpos, qvel = data.qpos, data.qvel
+        finite = math.isfinite(qpos @ qpos + qvel @ qvel)  # one pass (beyond 1e154: diverged)
         if finite and warned == self._warned:
             return
         self._warned = warned
         bad = [b for b in self._bodies.values() if b.kind != "static"
                and not (np.isfinite(data.qpos[b.qadr:b.qadr + len(b.qpos)]).all()
                         and np.isfinite(data.qvel[b.dadr:b.dadr + len(b.qvel)]).all())]
+        bad += [a for a in self._arms if not (np.isfinite(data.qpos[a.qadr]).all()
+                                              and np.isfinite(data.qvel[a.dadr]).all())]
         who = bad[0].label if bad else "a body (MuJoCo warned of a diverging simulation)"
         raise SimulationError(f"the physics went non-finite at {who} at t = {data.time:.6g} s "
                               "(a force or torque too large for the body, or bodies stuck "
@@ -372,6 +380,7 @@ class MujocoEngine(Engine):
         if any(g.body is b for arm in self._arms for g in arm.grasps):
             raise SimulationError(f"{b.label} is held already")
         self._ready()
+        mujoco.mj_kinematics(self.model, self.data)  # frames of now, not the last substep's
         held = ma.grasp(self.spec, self.data, a, b)
         self._save()
         self._stale = True
@@ -385,10 +394,18 @@ class MujocoEngine(Engine):
         self._stale = True
 
     def poses3d(self, handles: list) -> np.ndarray:
-        """See :meth:`Engine.poses3d`: each body's real position and orientation."""
+        """See :meth:`Engine.poses3d`: each body's real position and orientation now, from
+        its joints as :meth:`state3d` (MuJoCo's body frames lag a substep behind them)."""
         self._ready()
-        ids = np.fromiter((b.id for b in handles), dtype=np.int64, count=len(handles))
-        return np.concatenate([self.data.xpos[ids], self.data.xquat[ids]], axis=1)
+        out = np.empty((len(handles), 7))
+        free = [k for k, b in enumerate(handles) if b.kind == "free"]  # most objects
+        if free:
+            adr = np.array([handles[k].qadr for k in free])
+            out[free] = self.data.qpos[adr[:, None] + np.arange(7)]
+        for k, b in enumerate(handles):
+            if b.kind != "free":  # static or on the floor's joints
+                out[k] = b.pose3d(self.data)
+        return out
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """See :meth:`Engine.contacts`; touching the floor does not count."""
@@ -431,4 +448,5 @@ class MujocoEngine(Engine):
 
 def _divergences(data) -> int:
     """How many divergence warnings MuJoCo has given on ``data``."""
-    return sum(int(data.warning[int(getattr(mujoco.mjtWarning, w))].number) for w in _DIVERGED)
+    n = data.warning.number
+    return int(n[_BADQPOS] + n[_BADQPOS + 1] + n[_BADQPOS + 2])

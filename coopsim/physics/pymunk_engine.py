@@ -110,7 +110,7 @@ class PymunkEngine(Engine):
 
     label = "pymunk"
     description = "rigid-body dynamics (pymunk/Chipmunk): pushing, stalling, joints, carried parts"
-    features = FEATURES - {"swarm", "batch", "flight"}  # 2D: no free bodies
+    features = FEATURES - {"swarm", "batch", "flight", "arms"}  # 2D: no free bodies, no arms
     default = True
 
     def __init__(self, floor: FloorSpec) -> None:

@@ -57,11 +57,12 @@ def test_registry_refuses_duplicates_and_names_known_labels():
 def test_builtin_types_and_modules_are_registered():
     # installed plugin packages (examples/plugin-arm) add their own: count coopsim's only
     assert [t for t in ROBOT_TYPES if ROBOT_TYPES.origin(t).package == "coopsim"] == \
-        ["crazyflie", "epuck", "gripperbot", "holonomic", "kilobot", "quadrotor", "single",
-         "swarmbot", "team2", "thymio", "turtlebot3"]
+        ["crazyflie", "epuck", "gripperbot", "holonomic", "irb120", "kilobot", "lwa", "mh5",
+         "mobile_lwa", "quadrotor", "single", "swarmbot", "team2", "thymio", "turtlebot3"]
     assert set(MODULES) >= {"motors", "sonar", "target", "odometry", "gps", "compass", "bumper",
                             "support", "velocity", "line", "radio", "lidar", "proximity",
-                            "rotors", "imu", "mocap", "altimeter"}
+                            "rotors", "imu", "mocap", "altimeter", "joints", "tool", "force",
+                            "pose"}
     for label, module in MODULES.items():
         for spec in module.params:
             assert spec.min <= spec.default <= spec.max, (label, spec.name)

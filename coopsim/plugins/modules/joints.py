@@ -26,7 +26,8 @@ step go to the engine's joint servos (:meth:`~coopsim.model.module.PhysicsAccess
 set_arm_targets`) before the physics runs. A stored command is told apart from the one before
 by its values: sending the same command again (the client's ``repeat()``) goes on with it. The
 motion state (the plan each robot follows) is kept on the run's board (``_joints``, by robot
-name). ``tool.move_to`` stores a ``set_positions`` here.
+name). ``tool.move_to`` (an action, between two steps) leaves a ``set_positions`` for the next
+step on the board (``_arm_moves``): a ``wait`` taken with it goes on with that move.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ HEAD = 3  # mode, speed, count
 WIDTH = HEAD + MAX_POINTS * POINT
 NONE, POSITIONS, VELOCITIES, TRAJECTORY, STOP, WAIT = 0.0, 1.0, 2.0, 3.0, 4.0, 5.0
 DEFAULT_SPEED = 0.5
+MOVES = "_arm_moves"  # the board's moves tool.move_to left for the next step, by robot name
 _J = range(1, MAX_JOINTS + 1)
 
 
@@ -103,8 +105,10 @@ class Joints(Module):
         state = arm_state(frame, rows)
         out = np.zeros((len(rows), 1 + 3 * MAX_JOINTS))
         ok = ~np.isnan(state[:, 0, 0])
-        out[ok, 0] = [a.dof for a in frame.physics.arms(rows[ok])] if ok.any() else []
-        out[:, 1:] = np.nan_to_num(state.transpose(0, 2, 1).reshape(len(rows), -1))
+        every = ok.all()
+        out[ok, 0] = [a.dof for a in frame.physics.arms(rows if every else rows[ok])]
+        flat = state.transpose(0, 2, 1).reshape(len(rows), -1)
+        out[:, 1:] = flat if every else np.nan_to_num(flat)
         return out
 
     @classmethod
@@ -113,6 +117,8 @@ class Joints(Module):
         if board is None:
             board = frame.extra["_joints"] = Plans()
         at = board.slots(frame, rows)
+        if frame.extra.get(MOVES):
+            _take_moves(frame, rows, at, board)
         changed = (commands != board.arrays["last"][at]).any(axis=1)
         if changed.any():
             plan = {k: v[at] for k, v in board.arrays.items()}
@@ -133,6 +139,27 @@ class Joints(Module):
             if done.any():  # its last set point is held by the engine: nothing more to send
                 board.arrays["live"][at[live][done]] = False
         return None
+
+
+def _take_moves(frame, rows, at, board) -> None:
+    """Start the moves ``tool.move_to`` left on the board for robots ``rows`` (before the
+    stored commands: a ``wait`` taken in the same step goes on with the move, any other
+    joints command taken in it wins)."""
+    moves = frame.extra[MOVES]
+    names = row_names(frame, rows)
+    hit = np.array([i for i, n in enumerate(names) if n in moves], dtype=np.int64)
+    if not len(hit):
+        return
+    orders = np.array([moves.pop(names[i]) for i in hit], dtype=float)
+    plan = {k: v[at[hit]] for k, v in board.arrays.items()}
+    _start(frame, rows[hit], orders, plan, np.ones(len(hit), bool))
+    board.put(at[hit], plan)
+
+
+def start_move(extra: dict, robot: str, row: tuple) -> None:
+    """Leave a stored ``set_positions`` row for ``robot`` on the run's board (``extra``):
+    the next step starts it (what ``tool.move_to`` does between two steps)."""
+    extra.setdefault(MOVES, {})[robot] = row
 
 
 #: The plan of one robot's arm (the board's arrays): the stored command it came from, its

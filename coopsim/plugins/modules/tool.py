@@ -10,8 +10,9 @@ Actions (carried out between two steps, on the latest snapshot):
   (x, y, z) (m, world frame) and, when given, its frame at roll, pitch, yaw (rad, world
   frame: R = Rz(yaw) Ry(pitch) Rx(roll); a tool pointing down is roll pi), found by inverse
   kinematics from the arm's angles now (:func:`coopsim.model.arm.solve_ik`, within the joint
-  limits); the arm then makes that synchronised joint move as ``joints.set_positions`` at
-  ``speed`` (0-1], default 0.5). Text: the move's time (s) and the angles (rad). A point the
+  limits); from the next step the arm makes that synchronised joint move as
+  ``joints.set_positions`` would, at ``speed`` (0-1], default 0.5; a ``joints.wait`` goes on
+  with it, any other joints command replaces it). Text: the move's time (s) and the angles (rad). A point the
   arm cannot reach within ``tolerance`` is refused with error 4 saying how far off it stays.
   In lockstep, step on with ``joints.wait`` while the arm moves.
 * ``ik`` (same values): the angles only, nothing moves. Text ``ok`` or ``miss``, the position
@@ -29,7 +30,7 @@ from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
 from ...model.module import Module
 from ...model.params import ParamSpec
-from .joints import DEFAULT_SPEED, positions_row
+from .joints import DEFAULT_SPEED, positions_row, start_move
 
 SANITY = 1000.0  # m: larger coordinates are refused before any solving
 _SEEDS = np.random.default_rng(34).random((6, 7))  # fixed restarts: the same answer every run
@@ -101,9 +102,10 @@ class Tool(Module):
             return (f"{'ok' if ok else 'miss'} {fit.position_error:.6g} "
                     f"{fit.angle_error:.6g} {angles}")
         if not ok:
-            raise ProtocolError(OUT_OF_RANGE, _miss(arm, position, fit, rotation is not None))
-        row = positions_row(arm, fit.q, speed)
-        sim.set_command(sim.snapshot.robot_index(robot), "joints", row)
+            who = sim.world.robot(robot)
+            raise ProtocolError(OUT_OF_RANGE, _miss(f"{robot} ({who.type})", arm, position, fit,
+                                                    rotation is not None))
+        start_move(sim.extra, robot, positions_row(arm, fit.q, speed))
         need = float(np.max(np.abs(fit.q - q_now) / (arm.speeds * speed)))
         return f"{need:.6g} {angles}"
 
@@ -153,12 +155,12 @@ def best_ik(arm: ArmSpec, position, rotation, q_now, tol: float, angle_tol: floa
     return best[1]
 
 
-def _miss(arm: ArmSpec, position, fit, oriented: bool) -> str:
+def _miss(who: str, arm: ArmSpec, position, fit, oriented: bool) -> str:
     x, y, z = position
     what = "that pose" if oriented else "that point"
     turn = f" and {math.degrees(fit.angle_error):.1f} deg off" if oriented else ""
     return (f"move_to: the point ({x:g}, {y:g}, {z:g}) is {fit.position_error:.3f} m"
-            f"{turn} beyond what arm {arm.key} reaches from its pose (the nearest to {what} "
+            f"{turn} beyond what the arm of {who} reaches from its pose (the nearest to {what} "
             f"within the joint limits; reach {arm.reach:g} m)")
 
 
