@@ -97,14 +97,16 @@ def _moved(sim) -> int:
                for i, name in enumerate(snap.objects) if name in start)
 
 
-def one(steps: int) -> str:
-    """One arm at 1 kHz with arm_pick, unpaced: real-time factor, and the command's delay."""
-    sim = Simulation(arms(1, True, dt=0.001, mode="lockstep"))
+def one(steps: int, driven: bool = True) -> str:
+    """One arm at 1 kHz (with arm_pick, or holding still: the baseline), unpaced: real-time
+    factor by the wall and by this process's CPU time, and the command's delay in steps."""
+    sim = Simulation(arms(1, driven, dt=0.001, mode="lockstep"))
     stepper = Stepper(sim, mode="lockstep")
-    stepper.tick()
+    for _ in range(20):
+        stepper.tick()  # warm-up: the first ticks build and compile
     delay, sent = None, None
-    t0 = time.perf_counter()
-    for k in range(steps):
+    t0, c0 = time.perf_counter(), time.process_time()
+    for _ in range(steps):
         before = sim.commands["joints"][0].copy()
         snap = stepper.tick()
         if sent is None and (sim.commands["joints"][0] != before).any():
@@ -112,10 +114,12 @@ def one(steps: int) -> str:
         rates = snap.readings["joints"][0, 8:15]
         if sent is not None and delay is None and np.abs(rates).max() > 1e-3:
             delay = snap.step - sent
-    wall = time.perf_counter() - t0
-    return (f"one irb120 at 1 kHz with arm_pick: {steps} steps in {wall:.2f} s = "
-            f"{steps * 0.001 / wall:.1f}x real time (goal >= 10); a joint command moves the "
-            f"joints {delay} step(s) after the step that took it (0: that same step)")
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    said = (f"; a joint command moves the joints {delay} step(s) after the step that took it "
+            f"(0: that same step)") if driven else ""
+    return (f"one irb120 at 1 kHz, {'arm_pick' if driven else 'no driver (baseline)'}: "
+            f"{steps} steps, {steps * 0.001 / wall:.2f}x real time by the wall, "
+            f"{steps * 0.001 / cpu:.2f}x by CPU time (goal >= 10){said}")
 
 
 def lockstep_rate(scenario: str, robot: str, loop: str, steps: int) -> float:
@@ -160,6 +164,7 @@ def main() -> None:
           f"{os.cpu_count()} CPUs", flush=True)
     if args.only in ("", "one"):
         print(one(args.steps), flush=True)
+        print(one(args.steps, driven=False), flush=True)
     if args.only in ("", "lockstep"):
         ground = lockstep_rate(GROUND.format(root=ROOT), "robot1",
                                "bot.sonar.read(); bot.motors.set_speeds(0.1, 0.1)", args.steps)

@@ -11,8 +11,8 @@ goes 0.15 m to its right, and back the next time), with the tool pointing down:
 Each move is a synchronised joint move (``joints.set_positions`` at ``speed`` of the top
 speeds) to angles from the ``tool`` module's ``ik`` action; a move is over when every joint is
 within ``tol`` rad of its target and turns slower than 0.05 rad/s (or after ``patience`` s).
-The run rebuilds batch drivers when its layout changes (a grasp's weld, a release): an arm found
-holding an object takes up its task from the grasp. The angles are cached by where the point lies relative to the arm's pedestal (1 mm), the angles
+An arm found holding an object when the driver starts (a run whose layout was changed by hand,
+a driver rebuilt) takes up its task from the grasp. The angles are cached by where the point lies relative to the arm's pedestal (1 mm), the angles
 it starts from (0.01 rad) and the joint count: many identical arms in the same layout (the
 100-arm benchmark) solve each move once. The readings are read as arrays for all arms; only an
 arm starting a new move makes calls of its own, so the step costs little between moves.
@@ -106,9 +106,8 @@ class ArmPick(Driver):
         self._move(bot, arm, pose, q, bots.time)
 
     def _resume(self, bots, name: str, pose, dof: int) -> None:
-        """Take up an arm found holding an object: the run rebuilds batch drivers when the
-        layout changes, and a grasp changes it (the weld), so the grasp has just been made:
-        the held object (the nearest to the tool point) still lies where it was picked."""
+        """Take up an arm found holding an object, as if it had just grabbed it: the held
+        object (the nearest to the tool point) is placed at the mirror of where it is now."""
         snap = bots.snapshot
         tool = bots.read("tool")[bots.names.index(name), :3]
         rows = [r for r, spec in enumerate(snap.object_specs) if spec.mass > 0]
