@@ -60,29 +60,53 @@ class ArmPick(Driver):
         self.cache: dict[tuple, np.ndarray | None] = {}
         self.arms: dict[str, dict] = {}  # robot -> its task state
         self.taken: dict[int, str] = {}  # object row -> robot working on it
+        self.names: tuple[str, ...] = ()  # the robots of the arrays below, in their order
+        self.goals = np.zeros((0, MAX_JOINTS))  # each arm's move's target angles, NaN: none
+        self.since = np.zeros(0)  # when each arm's move started, s
 
     def step_batch(self, bots) -> None:
         snap = bots.snapshot
         if snap.object_pose3d is None or "joints" not in snap.readings:
             return
+        if tuple(bots.names) != self.names:
+            self._index(bots.names)
         joints = bots.read("joints")
         q, qd = joints[:, 1:1 + MAX_JOINTS], joints[:, 1 + MAX_JOINTS:1 + 2 * MAX_JOINTS]
+        goals = np.nan_to_num(self.goals)
+        over = (np.isnan(self.goals[:, 0]) | (snap.time - self.since >= self.p["patience"])
+                | ((np.abs(q - goals) <= self.p["tol"]).all(axis=1)
+                   & (np.abs(qd) <= SETTLED).all(axis=1)))
+        if not over.any():  # every arm is on its way: nothing to do this step
+            return
         poses, held = bots.read("pose"), bots.read("gripper")[:, 0]
-        for i, name in enumerate(bots.names):
-            arm = self.arms.get(name)
-            if arm is None and held[i] > 0.5:  # rebuilt after a grasp (a layout change)
+        for i in np.flatnonzero(over):
+            name = bots.names[i]
+            if name not in self.arms and held[i] > 0.5:
                 self._resume(bots, name, poses[i], int(joints[i, 0]))
-            elif arm is None or self._arrived(arm, q[i], qd[i], snap.time):
+            else:
                 self._next(bots, name, poses[i], q[i], int(joints[i, 0]))
 
-    def _arrived(self, arm: dict, q, qd, now: float) -> bool:
-        if arm["target"] is None:
-            return True
-        if now - arm["since"] >= self.p["patience"]:
-            return True
-        n = arm["dof"]
-        return bool(np.all(np.abs(q[:n] - arm["target"]) <= self.p["tol"])
-                    and np.all(np.abs(qd[:n]) <= SETTLED))
+    def _index(self, names) -> None:
+        """Lay the arrays out for these robots (their order in the batch)."""
+        self.names = tuple(names)
+        self.goals = np.full((len(names), MAX_JOINTS), np.nan)
+        self.since = np.zeros(len(names))
+        for i, name in enumerate(names):
+            arm = self.arms.get(name)
+            if arm is not None and arm["target"] is not None:
+                self.goals[i] = 0.0
+                self.goals[i, :len(arm["target"])] = arm["target"]
+                self.since[i] = arm["since"]
+
+    def _goal(self, name: str, arm: dict, target, now: float) -> None:
+        """The arm's move: its target angles (None: no move) from ``now`` (s)."""
+        arm["target"], arm["since"] = target, now
+        i = self.names.index(name)
+        self.goals[i] = np.nan
+        if target is not None:
+            self.goals[i] = 0.0  # the joints an arm lacks read 0
+            self.goals[i, :len(target)] = target
+            self.since[i] = now
 
     def _next(self, bots, name: str, pose, q, dof: int) -> None:
         """The arm's move is over: act (grab, release) and start its next move."""
@@ -98,7 +122,7 @@ class ArmPick(Driver):
         if arm["object"] is None or phase == LEAVE:
             self._drop_task(arm)
             if not self._choose(bots, name, arm, pose):
-                arm["target"] = None
+                self._goal(name, arm, None, bots.time)
                 return
             arm["phase"] = ABOVE_PICK
         else:
@@ -161,10 +185,9 @@ class ArmPick(Driver):
         target = self._ik(bot, arm["dof"], pose, q, (x, y, z))
         if target is None:  # out of reach: leave this object to the others
             self._drop_task(arm)
-            arm["target"] = None
-            return
-        bot.joints.set_positions(*target, self.p["speed"])
-        arm["target"], arm["since"] = target, now
+        else:
+            bot.joints.set_positions(*target, self.p["speed"])
+        self._goal(bot.name, arm, target, now)
 
     def _ik(self, bot, dof: int, pose, q, point) -> np.ndarray | None:
         """Joint angles (rad) putting the tool, pointing down, at ``point`` (world frame), or
