@@ -22,10 +22,10 @@ surface it stands on (0 on the floor, a table's top height on a table).
 every robot with a ``joints`` and a ``tool`` module (an arm), from the step readings: the
 length of the tool point's path (m, world frame), the joint effort (the integral over time of
 the sum of the joints' absolute drive torques, N m s) and its finishing time (s: when the stack
-on the spot nearest its base was complete; every stack's when it stands nearest none). Both
-integrals stop when that robot's stack is complete. They are the rule's ``metrics`` (names
+on the spot nearest its base was complete, the one it is taken to work on). Both integrals stop
+then. They are the rule's ``metrics`` (names
 ``ROBOT.time``, ``ROBOT.path``, ``ROBOT.effort``): on the state stream, in ``/sim state`` and in
-recordings, and ``coopsim export RECORDING --metrics-csv FILE`` writes them per step.
+recordings, and ``coopsim export RECORDING --csv OUT --metrics-csv FILE`` writes them per step.
 """
 
 from __future__ import annotations
