@@ -17,9 +17,10 @@ it starts from (0.01 rad) and the joint count: many identical arms in the same l
 100-arm benchmark) solve each move once. The readings are read as arrays for all arms; only an
 arm starting a new move makes calls of its own, so the step costs little between moves.
 
-Parameters: ``speed`` (0-1], ``lift`` m, ``reach`` m, ``tol`` rad, ``patience`` s. Fields:
-none; the arms' joints and the objects' poses show the work (a ``stacked`` or ``delivered``
-rule can grade it).
+Parameters: ``speed`` (0-1], ``lift`` m, ``reach`` m, ``tol`` rad, ``patience`` s. It posts
+how many objects its arms have put down so far as ``Snapshot.extra["arm_pick_placed"]``; the
+arms' joints and the objects' poses show the work (a ``stacked`` or ``delivered`` rule can grade
+it).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ GRASP = 0.005  # m: the tool point this far above the object's top when grabbing
 DROP = 0.003  # m: the placed object's bottom this far above the surface it lay on
 ABOVE_PICK, AT_PICK, LIFT, ABOVE_PLACE, AT_PLACE, LEAVE = range(6)
 SETTLED = 0.05  # rad/s: slower joints have stopped
+PLACED = "arm_pick_placed"  # Snapshot.extra: how many objects the arms have put down so far
 
 
 class ArmPick(Driver):
@@ -60,6 +62,7 @@ class ArmPick(Driver):
         self.cache: dict[tuple, np.ndarray | None] = {}
         self.arms: dict[str, dict] = {}  # robot -> its task state
         self.taken: dict[int, str] = {}  # object row -> robot working on it
+        self.placed = 0  # objects put down so far
         self.names: tuple[str, ...] = ()  # the robots of the arrays below, in their order
         self.goals = np.zeros((0, MAX_JOINTS))  # each arm's move's target angles, NaN: none
         self.since = np.zeros(0)  # when each arm's move started, s
@@ -117,8 +120,9 @@ class ArmPick(Driver):
         if phase == AT_PICK:
             if not _try(bot.gripper.grab):
                 self._drop_task(arm)
-        elif phase == AT_PLACE:
-            _try(bot.gripper.release)
+        elif phase == AT_PLACE and _try(bot.gripper.release):
+            self.placed += 1
+            bots.post(PLACED, self.placed)
         if arm["object"] is None or phase == LEAVE:
             self._drop_task(arm)
             if not self._choose(bots, name, arm, pose):
