@@ -172,8 +172,8 @@ def main() -> None:
               f"(goal >= 0.5)", flush=True)
     if args.only in ("", "many"):
         print("| arms | driver | steps | late | late % | x real time | x real time by CPU | p50 ms "
-              "| p95 ms | p99 ms | cubes placed |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:"
-              "|---:|", flush=True)
+              "| p95 ms | p99 ms | cubes placed |\n|---:|---|---:|---:|---:|---:|---:|---:|---:"
+              "|---:|---:|", flush=True)
         for driven in (True, False):
             print(many(args.arms, args.seconds, driven), flush=True)
 

@@ -214,7 +214,8 @@ int main(int argc, char **argv)
     a.wait = need(&a.bot, "joints", "wait", &a.r);
     a.grab = need(&a.bot, "gripper", "grab", &a.r);
     a.release = need(&a.bot, "gripper", "release", &a.r);
-    if (a.ik >= 0 && a.move_to >= 0 && a.set_positions >= 0 && a.tool_read >= 0 && a.wait >= 0 && a.grab >= 0 && a.release >= 0) {
+    if (a.ik >= 0 && a.move_to >= 0 && a.set_positions >= 0 && a.tool_read >= 0 && a.wait >= 0
+        && a.grab >= 0 && a.release >= 0) {
         if (find(&a, robot, color, spot, base, cubes, &n) != 0)
             fprintf(stderr, "arm_stack: no %s target or no robot %s in this run\n", color,
                     robot);

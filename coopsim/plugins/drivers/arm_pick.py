@@ -8,14 +8,15 @@ goes 0.15 m to its right, and back the next time), with the tool pointing down:
   above the object (``lift`` m over its top) -> down to its top -> grab -> up -> above the
   place -> down until its bottom is just over the surface it lay on -> release -> up.
 
-Each move is a synchronised joint move (``joints.set_positions`` at ``speed`` of the top
-speeds) to angles from the ``tool`` module's ``ik`` action; a move is over when every joint is
-within ``tol`` rad of its target and turns slower than 0.05 rad/s (or after ``patience`` s).
-An arm found holding an object when the driver starts (a run whose layout was changed by hand,
-a driver rebuilt) takes up its task from the grasp. The angles are cached by where the point lies relative to the arm's pedestal (1 mm), the angles
-it starts from (0.01 rad) and the joint count: many identical arms in the same layout (the
-100-arm benchmark) solve each move once. The readings are read as arrays for all arms; only an
-arm starting a new move makes calls of its own, so the step costs little between moves.
+Each move is a synchronised joint move (``joints.set_positions`` at ``speed`` of the top speeds)
+to angles from the ``tool`` module's ``ik`` action; a move is over when every joint is within
+``tol`` rad of its target and turns slower than 0.05 rad/s (or after ``patience`` s). An arm
+found holding an object when the driver starts (a run whose layout was changed by hand, a driver
+rebuilt) takes up its task from the grasp. The angles are cached by where the point lies
+relative to the arm's pedestal (1 mm), the angles it starts from (0.01 rad) and the joint count:
+many identical arms in the same layout (the 100-arm benchmark) solve each move once. The
+readings are read as arrays for all arms; only an arm starting a new move makes calls of its
+own, so the step costs little between moves.
 
 Parameters: ``speed`` (0-1], ``lift`` m, ``reach`` m, ``tol`` rad, ``patience`` s. It posts
 how many objects its arms have put down so far as ``Snapshot.extra["arm_pick_placed"]``; the
