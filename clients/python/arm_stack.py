@@ -19,7 +19,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from arm import Arm  # noqa: E402  (beside this file)
-from coopsim.client import Client, RunFinished  # noqa: E402
+from coopsim.client import Client, RemoteError, RunFinished  # noqa: E402
 
 GRASP = 0.005  # m: the tool point this far above a cube's top when it grabs
 DROP = 0.003  # m: a placed cube's bottom this far above what it lands on
@@ -76,6 +76,8 @@ def main() -> None:
                 bot.joints.wait()
         except RunFinished:
             pass
+        except RemoteError as exc:  # out of reach, nothing to grab, too heavy: one line
+            raise SystemExit(f"arm_stack: {exc}") from None
 
 
 if __name__ == "__main__":

@@ -102,3 +102,30 @@ def test_arm_pick_moves_every_cube_to_its_mirror_spot_the_same_way_twice():
     assert at_mirror.any(axis=0).all(), "a cube never reached its mirror spot"
     assert (track[:, :, 2].max(axis=0) > start[:, 2] + 0.04).all()  # carried, not pushed
     assert np.array_equal(track, picked(900))  # same scenario and seed: the same bits
+
+
+def test_a_cube_too_heavy_for_the_gripper_ends_the_controller_with_one_sentence(tmp_path):
+    """5 kg cubes for a 3 kg arm: the grab is refused (error 8, failed, with the numbers), the
+    controller says so in one line and exits 1; nothing crashes and no cube moves."""
+    import dataclasses
+
+    spec = load(str(SCENARIOS / "arm_stack.scenario"))
+    spec = dataclasses.replace(
+        spec, objects=tuple(dataclasses.replace(o, mass=5.0) for o in spec.objects),
+        settings=dataclasses.replace(spec.settings, duration=2.0))
+    with Run(spec, RunOptions(port=0, log_dir=str(tmp_path))) as run:
+        run.start()
+        assert run.stepper.wait_finished(600)
+        for _ in range(600):  # the controller's exit is seen within a few seconds
+            if run.controllers.exited():
+                break
+            run.stepper.wait_finished(0.1)
+        assert run.controllers.exited() == {"arm": 1}
+        snap = run.stepper.snapshot
+    log = (tmp_path / "arm.log").read_text()
+    assert "Traceback" not in log, log
+    assert "arm_stack: error 8: gripper grab: OBJECT_" in log, log
+    assert "weighs 5 kg, more than the 3 kg payload" in log, log
+    start = {o.name: o.position for o in spec.objects}
+    for name, pos in start.items():
+        assert math.dist(snap.object_pose3d[snap.objects.index(name), :2], pos[:2]) < 0.02
