@@ -6,8 +6,8 @@ Rows (each timed in blocks of ``--steps`` steps after a warm-up; median and best
 * ``one arm, engine``: one 6-joint arm laid out like an ABB IRB 120 on a pedestal, dt 0.001 s
   (1 kHz physics), a new set point every step (each joint on a sine, 0.4 rad, 0.5 Hz) then
   :meth:`MujocoEngine.step`: the engine's step with the servo set; goal >= 10x real time.
-* ``one arm, mj_step``: ``mujoco.mj_step`` alone on the engine's own model (the floor under
-  what coopsim adds per step).
+* ``one arm, mj_step``: ``mujoco.mj_step`` alone on the same model, built with the engine's
+  own builders (the floor under what coopsim adds per step).
 * ``one arm, Simulation``: the same arm as a robot of a whole :class:`Simulation` (a robot type
   registered by this script, no modules: set points straight to the engine), each step its
   phases (commands, actuation, physics, sensing, rules, snapshot).
@@ -29,6 +29,7 @@ the machine is shared). Usage: python benchmarks/arm_bench.py [--steps 500] [--b
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import time
@@ -41,6 +42,8 @@ from coopsim.model.plugins import ROBOT_TYPES
 from coopsim.model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from coopsim.model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec, Settings,
                                  WorldSpec)
+from coopsim.physics import mujoco_arms as ma
+from coopsim.physics import mujoco_build as mb
 from coopsim.physics.mujoco_engine import MujocoEngine
 from coopsim.plugins.robots.single import chassis
 from coopsim.sim.simulation import Simulation
@@ -91,7 +94,8 @@ HOME[:6] = irb().start
 
 def set_points(k: int, dt: float, count: int) -> np.ndarray:
     """(count, MAX_JOINTS) set points at step ``k``: every joint on a sine about home."""
-    return np.broadcast_to(HOME + 0.4 * np.sin(2 * np.pi * 0.5 * k * dt), (count, MAX_JOINTS))
+    row = HOME + 0.4 * math.sin(2 * math.pi * 0.5 * k * dt)
+    return row[None, :] if count == 1 else np.broadcast_to(row, (count, MAX_JOINTS))
 
 
 def timed(step, steps: int, blocks: int, warmup: int = 50) -> tuple[float, float, float]:
@@ -126,9 +130,19 @@ def one_arm_engine(dt: float):
 
 
 def one_arm_mj_step(dt: float):
-    engine, step = one_arm_engine(dt)
-    step(0)  # compiled, the substep set
-    model, data = engine.model, engine.data
+    """``mj_step`` alone on the model the engine builds for :func:`one_arm_engine` (made here
+    with the engine's own builders, its integrator and substep), the arm held at home."""
+    spec = mb.new_spec(FloorSpec(SIDE, SIDE))
+    assembly = fixed("a", 0.0, 0.0)
+    base = mb.assembly_body(spec, "1:base", "robot a", assembly.bodies[0],
+                            assembly.members[0], 1)
+    arm = ma.build(spec, assembly.arms[0], base, "2:arm", "robot a's arm arm")
+    spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST)
+    spec.option.timestep = dt
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    arm.bind(model)
+    arm.restore(data)
     return lambda k: mujoco.mj_step(model, data)
 
 

@@ -28,8 +28,8 @@ the wrist's force-torque sensor and the grasp (an object welded to the flange).
   point), negated so it reads the load on the flange: a weight hanging below the tool
   pulls along -z world.
 * A grasp is a weld equality between the tool body and the object, at their relative pose at
-  the moment of the grasp (nothing jumps), the object's contacts with the fingers and last
-  link excluded while it is held. Adding or dropping one recompiles the model (between steps;
+  the moment of the grasp (nothing jumps), the object's contacts with the arm's own bodies
+  excluded while it is held (it still hits everything else). Adding or dropping one recompiles the model (between steps;
   every joint keeps its angle, rate and set point).
 
 Frames and units: metres, kilograms, seconds, radians, newtons; link frames as in
@@ -72,40 +72,39 @@ class Arm:
         kp, kv: (dof,) servo gains, N m/rad and N m s/rad.
         ctrl: (dof,) its servos' set points as MuJoCo's ``ctrl``, q* + kv/kp qd* (rad): what a
             compile carries over.
+        group: Its assembly's sensing group (the ray caster's: its own robot's rays pass).
         row: Its row in the engine's current arm table (-1: none yet).
         grasps: The :class:`Grasp` es it holds.
     """
 
     def __init__(self, spec: ArmSpec, prefix: str, label: str, elements: list,
-                 kp: np.ndarray, kv: np.ndarray) -> None:
+                 kp: np.ndarray, kv: np.ndarray, group: int = 0) -> None:
         self.spec, self.prefix, self.label, self.elements = spec, prefix, label, elements
+        self.group = group
+        self.radii = np.array([link.radius for link in spec.links])
         self.kp, self.kv = kp, kv
         self.q, self.qd = spec.start.copy(), np.zeros(spec.dof)
         self.ctrl = self.q.copy()  # hold the start
         self.row, self.grasps = -1, []
-        self.qadr = self.dadr = self.act = np.zeros(0, dtype=np.int64)
-        self.tool_id = self.last_id = self.force_adr = self.torque_adr = -1
+        self.qadr = self.dadr = self.act = self.links = np.zeros(0, dtype=np.int64)
+        self.tool_id = self.force_adr = self.torque_adr = -1
 
     @property
     def tool(self) -> str:
         """Name of its tool body."""
         return f"{self.prefix}/tool"
 
-    @property
-    def last(self) -> str:
-        """Name of its last link's body."""
-        return f"{self.prefix}/{self.spec.links[-1].key}"
-
     def bind(self, model) -> None:
         """Find its joints, actuators, bodies and sensors in a newly compiled model."""
         keys = [f"{self.prefix}/{link.key}" for link in self.spec.links]
         joints = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, k) for k in keys]
+        self.links = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, k)
+                               for k in keys], dtype=np.int64)
         self.qadr = model.jnt_qposadr[joints].astype(np.int64)
         self.dadr = model.jnt_dofadr[joints].astype(np.int64)
         self.act = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, k)
                              for k in keys], dtype=np.int64)
         self.tool_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.tool)
-        self.last_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.last)
         sensor = mujoco.mjtObj.mjOBJ_SENSOR
         self.force_adr = model.sensor_adr[mujoco.mj_name2id(model, sensor, self.tool + "/f")]
         self.torque_adr = model.sensor_adr[mujoco.mj_name2id(model, sensor, self.tool + "/t")]
@@ -130,7 +129,7 @@ class Grasp:
         self.arm, self.body, self.elements = arm, body, elements
 
 
-# -- building ---------------------------------------------------------------------------------------
+# -- building --------------------------------------------------------------------------------------
 
 def build(spec, arm: ArmSpec, base, prefix: str, label: str) -> Arm:
     """Add ``arm`` to the MjSpec ``spec`` on the :class:`~coopsim.physics.mujoco_build.Body`
@@ -159,7 +158,7 @@ def build(spec, arm: ArmSpec, base, prefix: str, label: str) -> Arm:
         for b in names[i + 1:]:
             elements.append(spec.add_exclude(bodyname1=a, bodyname2=b))
     elements.append(pedestal)
-    return Arm(arm, prefix, label, elements, kp, kv)
+    return Arm(arm, prefix, label, elements, kp, kv, base.group)
 
 
 def _pedestal(base, arm: ArmSpec, prefix: str):
@@ -249,12 +248,21 @@ def effective_inertia(arm: ArmSpec) -> np.ndarray:
     return out
 
 
-# -- grasps -------------------------------------------------------------------------------------------
+def outlines(table: "ArmTable", data, top: float) -> np.ndarray:
+    """(C, 4) x, y, link radius, group of the arms' joints reaching into the ray caster's
+    slice (lower than ``top`` m): the floor projection a lidar or sonar on the floor sees of
+    an arm (its links' ends; the pedestal is its robot's)."""
+    pos = data.xpos[table.links]
+    low = pos[:, 2] - table.radii <= top
+    return np.column_stack([pos[low, :2], table.radii[low], table.groups[low]])
+
+
+# -- grasps ----------------------------------------------------------------------------------------
 
 def grasp(spec, data, arm: Arm, body) -> Grasp:
     """Weld the free :class:`~coopsim.physics.mujoco_build.Body` ``body`` to ``arm``'s tool
-    body at their relative pose in ``data`` now; its contacts with the fingers and the last
-    link dropped while held."""
+    body at their relative pose in ``data`` now; its contacts with the arm's own bodies (a
+    wrist's short links, the fingers) dropped while held."""
     p1, q1 = data.xpos[arm.tool_id], data.xquat[arm.tool_id]
     p2, q2 = data.xpos[body.id], data.xquat[body.id]
     rel = data.xmat[arm.tool_id].reshape(3, 3).T @ (p2 - p1)
@@ -267,8 +275,9 @@ def grasp(spec, data, arm: Arm, body) -> Grasp:
     values[3:6], values[6:10], values[10] = rel, qrel, 1.0  # anchor, relpose, torquescale
     weld.data = values
     weld.solref = list(GRASP_SOLREF)
+    arm_bodies = [arm.tool] + [f"{arm.prefix}/{link.key}" for link in arm.spec.links]
     elements = [weld] + [spec.add_exclude(bodyname1=name, bodyname2=body.name)
-                         for name in (arm.tool, arm.last)]
+                         for name in arm_bodies]
     held = Grasp(arm, body, elements)
     arm.grasps.append(held)
     return held
@@ -292,7 +301,7 @@ def remove(spec, arm: Arm) -> None:
     arm.elements, arm.qadr = [], np.zeros(0, dtype=np.int64)
 
 
-# -- the arms of one layout, batched ------------------------------------------------------------------
+# -- the arms of one layout, batched ---------------------------------------------------------------
 
 class _Joints(NamedTuple):
     """The joints of some arms of an :class:`ArmTable`, flat: where each sits in a
@@ -322,6 +331,11 @@ class ArmTable:
         self.ratio = np.zeros((k, MAX_JOINTS))
         self.sensors = np.zeros((k, 6), dtype=np.int64)
         self._last: tuple = (None, None)
+        # every link of every arm, flat: the ray caster's outlines
+        self.links = np.concatenate([a.links for a in arms] + [np.zeros(0, np.int64)])
+        self.radii = np.concatenate([a.radii for a in arms] + [np.zeros(0)])
+        self.groups = np.concatenate([np.full(a.spec.dof, float(a.group)) for a in arms]
+                                     + [np.zeros(0)])
         for row, arm in enumerate(arms):
             dof = arm.spec.dof
             self.mask[row, :dof] = True

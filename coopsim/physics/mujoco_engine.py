@@ -16,17 +16,26 @@
 * Free bodies (``BodySpec(free=True)``, quadrotors) sit on a free joint under gravity; a
   wrench given in the body frame (:meth:`MujocoEngine.apply_wrench`) is turned into the world
   frame every substep and held until set again.
+* Arms (the ``arms`` feature, :mod:`coopsim.physics.mujoco_arms`): each ArmSpec of an
+  assembly is a chain of bodies nested in the body it is mounted on, its joints driven by
+  MuJoCo servo actuators with gravity compensation (:meth:`MujocoEngine.set_arm_targets`,
+  :meth:`MujocoEngine.arm_state`), a force-torque sensor at the wrist
+  (:meth:`MujocoEngine.wrist_wrench`) and grasps as welds (:meth:`MujocoEngine.attach` with
+  an arm's handle). A static chassis (an arm's pedestal) is a robot that stands still.
 * One :meth:`MujocoEngine.step` of ``dt`` is ``ceil(dt / MAX_SUBSTEP)`` MuJoCo steps
-  (semi-implicit Euler), so contacts stay stiff at the simulation's 0.02 s steps.
+  (semi-implicit Euler; ``implicitfast`` in a world with arms, for their servos' damping), so
+  contacts stay stiff at the simulation's 0.02 s steps.
 * The ray caster is 2D: :meth:`MujocoEngine.static_geometry` and
   :meth:`MujocoEngine.moving_geometry` give the floor projection of what reaches into the slice
   ``z <= SLICE_TOP`` (a body whose lowest point is higher is left out: a shelf, a flying
-  object), boxes as their four edges turned by their yaw, cylinders and spheres as circles.
+  object), boxes as their four edges turned by their yaw, cylinders and spheres as circles,
+  an arm's joints as circles of their links' radii (moving geometry).
 
 MuJoCo is deterministic on one thread: the same scenario and seed give the same bits. A
 non-finite state or a MuJoCo divergence warning after a step raises
 :class:`~coopsim.model.errors.SimulationError` naming the robot (the stepper ends the run).
-MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module imports it, and only
+MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module and its builders
+(:mod:`coopsim.physics.mujoco_build`, :mod:`coopsim.physics.mujoco_arms`) import it, and only
 when the engine is chosen (engines load lazily).
 
 Frames and units: world frame (z up), metres, kilograms, seconds, radians; quaternions (w, x,
@@ -86,6 +95,7 @@ class _Rows:
         self.cmd = np.array([b.cmd for b in bodies], dtype=float).reshape(n, 3)
         self.wrench = np.array([b.wrench for b in bodies], dtype=float).reshape(n, 6)
         self.flyers = np.flatnonzero(self.free)
+        self.movers: list | None = None  # moving_geometry's bodies, found on first use
 
     def scatter(self) -> None:
         """Hand the commands back to the bodies (the next layout gathers them again)."""
@@ -95,11 +105,12 @@ class _Rows:
 
 
 class MujocoEngine(Engine):
-    """Rigid bodies in 3D with MuJoCo: ground robots, movable objects and flying bodies."""
+    """Rigid bodies in 3D with MuJoCo: ground robots, arms, movable objects and flying
+    bodies."""
 
     label = "mujoco"
-    description = ("3D rigid bodies (MuJoCo): ground robots, movable objects and free flyers "
-                   "in one world")
+    description = ("3D rigid bodies (MuJoCo): ground robots, arms, movable objects and free "
+                   "flyers in one world")
     features = frozenset({"flight", "differential", "velocity", "movable_objects", "arms"})
 
     def __init__(self, floor: FloorSpec) -> None:
@@ -117,6 +128,8 @@ class MujocoEngine(Engine):
         self._arm_table: ma.ArmTable | None = None
         self._warned = 0  # divergence warnings MuJoCo had given before this step
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
+        self._moved = 0  # steps and resets so far: the robots' state read since is kept
+        self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
 
     @classmethod
     def missing(cls) -> str:
@@ -240,6 +253,7 @@ class MujocoEngine(Engine):
 
     def step(self, dt: float) -> None:
         rows = self._ready()
+        self._moved += 1
         model, data = self.model, self.data
         if self._substeps[0] is not model or self._substeps[1] != dt:  # cut dt again
             n = max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9))
@@ -308,12 +322,22 @@ class MujocoEngine(Engine):
     # -- state ------------------------------------------------------------------------------------
 
     def state3d(self) -> np.ndarray:
-        rows = self._ready()
-        return ms.state3d(self.data.qpos, self.data.qvel, rows.qadr, rows.dadr, rows.free,
-                          rows.z, rows.static, rows.fixed)
+        return self._robot_states()[0].copy()
 
     def robot_state(self) -> np.ndarray:
-        return ms.planar(self.state3d())
+        return self._robot_states()[1].copy()
+
+    def _robot_states(self) -> tuple:
+        """The robots' full and planar states now, computed once between steps (a step's
+        phases ask for them several times)."""
+        rows = self._ready()
+        moved, table, full, planar = self._states
+        if moved != self._moved or table is not rows:
+            full = ms.state3d(self.data.qpos, self.data.qvel, rows.qadr, rows.dadr, rows.free,
+                              rows.z, rows.static, rows.fixed)
+            planar = ms.planar(full)
+            self._states = (self._moved, rows, full, planar)
+        return full, planar
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         table = self._ready()
@@ -338,6 +362,7 @@ class MujocoEngine(Engine):
         """See :meth:`Engine.reset_rows`: each chassis put at the planar state (a free body
         level, at the height it started at), its drive command and wrench dropped."""
         table = self._ready()
+        self._moved += 1
         state = np.asarray(state, dtype=np.float64).reshape(len(rows), 6)
         for k, s in zip(np.asarray(rows).tolist(), state):
             table.bodies[k].place(self.data, s)
@@ -434,15 +459,22 @@ class MujocoEngine(Engine):
         return as_geometry(circles, segments)
 
     def moving_geometry(self):
-        self._ready()
-        robots = {id(b) for b in self._robots}
+        rows = self._ready()
+        if rows.movers is None:  # the bodies that move and are no robot's, once a layout
+            robots = {id(b) for b in self._robots}
+            rows.movers = [b for b in self._bodies.values()
+                           if not b.static and id(b) not in robots]
         circles: list = []
         segments: list = []
-        for body in self._bodies.values():
-            if not body.static and id(body) not in robots \
-                    and body.lowest(self.data) <= SLICE_TOP:
+        for body in rows.movers:
+            if body.lowest(self.data) <= SLICE_TOP:
                 ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
-        return as_geometry(circles, segments)
+        c, groups, s, sgroups = as_geometry(circles, segments)
+        if self._arms:
+            arms = ma.outlines(self._arm_rows([])[0], self.data, SLICE_TOP)
+            c, groups = np.vstack([c, arms[:, :3]]), np.concatenate(
+                [groups, arms[:, 3].astype(np.int64)])
+        return c, groups, s, sgroups
 
 
 

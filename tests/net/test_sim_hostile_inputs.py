@@ -131,3 +131,15 @@ def test_a_target_position_outside_its_range_is_refused(sim, command, params):
     text = _refused(sim, p.OUT_OF_RANGE, command, "red", params=params, data=[1, 1, 1e12])
     assert text == "position z must be between -10000 and 10000 m, got 1e+12 m"
     assert _world(sim)[2] == 1
+
+
+def test_a_floating_object_in_a_2d_world_is_refused_with_failed_and_changes_nothing(sim):
+    """A 2D engine cannot hold an object whose bottom is above the floor (it could only drop it):
+    error 8 (failed: valid numbers, not doable in this world) with the engine's sentence."""
+    floating = list(OBJECT)
+    floating[5] = 1.5  # z of the centre: its bottom at 1.25 m
+    text = _refused(sim, p.FAILED, 13, "lamp box", data=floating)
+    assert "engine is 2D and object lamp floats above the floor (its bottom at z = 1.25 m)" \
+        in text and "engine mujoco" in text
+    sim.ok(4, params=[5])
+    assert _world(sim)[1] == []

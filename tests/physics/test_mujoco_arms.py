@@ -23,6 +23,7 @@ from coopsim.physics.kinematic import KinematicEngine  # noqa: E402
 from coopsim.physics.mujoco_engine import GRAVITY, MujocoEngine  # noqa: E402
 from coopsim.physics.pymunk_engine import PymunkEngine  # noqa: E402
 from coopsim.plugins.robots.single import chassis  # noqa: E402
+from coopsim.sim.access import Access  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402
 
 from helpers import box, robot, scenario  # noqa: E402
@@ -162,6 +163,17 @@ def test_a_pedestal_robot_stands_still_where_it_was_built():
     assert engine.contacts(engine.robot_state()[:, :3]).shape == (1, 2)
 
 
+def test_the_ray_caster_sees_the_joints_of_an_arm_low_enough_to_hit():
+    engine, (arm, _), _ = world(fixed(picker(), x=1.0, y=-1.0), fixed(irb("high"), name="h",
+                                                                      z=1.2))
+    circles, groups, _, _ = engine.moving_geometry()
+    spec = arm.spec
+    want = world_frames(spec, engine.state3d()[0], spec.start)[1:-1, :3, 3]
+    assert np.allclose(circles, [[x, y, link.radius] for (x, y, _), link in zip(want,
+                                                                                spec.links)])
+    assert groups.tolist() == [1] * spec.dof  # the high arm (1.2 m up) is out of the slice
+
+
 # -- the servo ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("make", [picker, irb])
@@ -229,7 +241,8 @@ def test_a_non_finite_set_point_is_refused():
         engine.set_arm_targets([arm], q, padded(np.zeros(4)))
 
 
-def test_a_diverging_arm_raises_simulation_error_naming_its_robot():
+def test_a_diverging_arm_raises_simulation_error_naming_its_robot(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo's warning goes to MUJOCO_LOG.TXT there
     engine, (arm,), _ = world(fixed(picker(), name="ab"))
     engine.step(DT)
     engine.data.qvel[arm.dadr[2]] = math.inf  # what no servo survives
@@ -297,6 +310,24 @@ def test_attach_refuses_what_an_arm_cannot_hold():
     engine.attach(arm, c1, "weld", (0.4, 0.0))
     with pytest.raises(SimulationError, match="held already"):
         engine.attach(arm, c1, "weld", (0.4, 0.0))
+
+
+def test_removing_a_held_object_or_the_arm_holding_one_drops_the_grasp():
+    engine, (arm,), (c1, c2) = world(fixed(picker()), objects=[cube("c1", 0.4, 0.0),
+                                                               cube("c2", 1.5, 1.5)])
+    engine.attach(arm, c1, "weld", (0.4, 0.0))
+    engine.step(DT)
+    engine.remove_object(c1)
+    engine.step(DT)
+    assert arm.grasps == []
+    handles = engine.add_assembly(fixed(picker("other"), name="o", x=-1.0), 2)
+    other = handles.arms["other"]
+    engine.attach(other, c2, "weld", (1.5, 1.5))
+    engine.remove_assembly(handles)
+    for _ in range(100):  # c2 stays on the floor where it was, nothing holds it
+        engine.step(DT)
+    assert engine.poses3d([c2])[0, :3].tolist() == pytest.approx([1.5, 1.5, CUBE / 2],
+                                                                  abs=1e-3)
 
 
 # -- layout changes, a mobile base, refusals, bits -------------------------------------------
@@ -371,3 +402,46 @@ def test_the_snapshot_carries_the_objects_3d_poses_on_mujoco_only():
     assert poses.shape == (2, 7)
     assert poses[0, 2] == pytest.approx(0.1, abs=2e-3) and poses[1, 2] == pytest.approx(0.25)
     assert Simulation(scenario([robot("a")], objects[1:])).snapshot.object_pose3d is None
+
+
+def _pedestal_type() -> str:
+    """A robot type (registered once) of one picker arm on a pedestal: how a whole
+    Simulation gets an arm robot without the shipped arm types."""
+    from coopsim.model.plugins import ROBOT_TYPES
+    from coopsim.model.robot_type import RobotType
+
+    def build(cls, spec):
+        return fixed(picker(), spec.name, spec.position[0], spec.position[1], spec.yaw)
+
+    label = "test_pedestal_arm"
+    if label not in ROBOT_TYPES:
+        ROBOT_TYPES.register(label)(type(label, (RobotType,), {
+            "label": label, "modules": (), "footprint": 0.3, "build": classmethod(build)}))
+    return label
+
+
+def test_a_simulation_drives_an_arm_robot_through_access_beside_a_ground_robot():
+    sim = Simulation(scenario([robot("g", -2.0, 0.0), robot("p", 1.0, 1.0, yaw=0.4,
+                                                             type=_pedestal_type())]),
+                     engine="mujoco")
+    access, rows = Access(sim.world, sim.dt), np.array([0, 1])
+    spec = access.arms(rows)[1]
+    assert access.arms(rows)[0] is None and spec.key == "arm"
+    state = access.arm_state(rows)
+    assert np.isnan(state[0]).all() and state[1, :4, 0] == pytest.approx(spec.start)
+    goal = np.zeros((2, MAX_JOINTS))
+    goal[:, :4] = spec.start + 0.3
+    access.set_arm_targets(rows, goal, np.zeros((2, MAX_JOINTS)))
+    for _ in range(100):  # 1 s
+        sim.command({})
+        sim.actuate()
+        sim.physics()
+        sim.sense()
+    state = access.arm_state(rows)
+    assert state[1, :4, 0] == pytest.approx(goal[1, :4], abs=2e-3)
+    assert np.isnan(access.wrist_wrench(rows)[0]).all()
+    fingers = np.linalg.norm(access.wrist_wrench(rows)[1, :3])  # their weight, 2 x 0.05 kg
+    assert fingers == pytest.approx(0.1 * GRAVITY, rel=0.02)
+    snap = sim.snapshot
+    assert snap.poses[1] == pytest.approx((1.0, 1.0, 0.4))
+    assert snap.pose3d[1, 2] == pytest.approx(0.0) and not snap.twist3d[1].any()

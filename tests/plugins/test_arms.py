@@ -294,3 +294,27 @@ def test_tool_arities_are_checked_before_any_solving():
     assert err.value.code == OUT_OF_RANGE and "(0, 1]" in str(err.value)
     position, rotation, speed = _target("move_to", IRB120, (0.3, 0.0, 0.4, math.pi, 0, 0, 1))
     assert speed == 1.0 and np.allclose(rotation @ [0, 0, 1], [0, 0, -1])
+
+
+def test_quaternions_of_any_turn_one_arm_or_many():
+    from coopsim.model.arm import quat_matrix, rpy_matrix
+    from coopsim.plugins.modules.tool import matrix_quat
+
+    rng = np.random.default_rng(3)
+    turns = [rpy_matrix(rng.uniform(-3.2, 3.2, 3)) for _ in range(50)]
+    turns += [rpy_matrix((math.pi, 0.0, yaw)) for yaw in np.linspace(-3.0, 3.0, 7)]  # half turns
+    for batch in (np.array(turns), np.array(turns[-3:])):  # numpy's path and Python's
+        quats = matrix_quat(batch)
+        assert (quats[:, 0] >= 0).all() and np.allclose(np.linalg.norm(quats, axis=1), 1.0)
+        assert all(np.allclose(quat_matrix(q), r) for q, r in zip(quats, batch))
+
+
+def test_an_arm_without_a_base_is_refused_with_a_sentence():
+    from dataclasses import replace
+
+    assembly = ROBOT_TYPES.get("irb120").build(RobotSpec("irb120", "a1", (0.0, 0.0, 0.0)))
+    lost = replace(assembly, arms=(replace(IRB120, base="table"),))
+    with pytest.raises(ValueError, match="arm arm has no base: its base 'table' is not a body"):
+        lost.validate()
+    with pytest.raises(ValueError, match="has no base: name the body it is mounted on"):
+        replace(IRB120, base="").validate()

@@ -43,8 +43,10 @@ class Gripper(Module):
     @classmethod
     def sense(cls, frame, rows, p, prev):
         held = frame.extra.get("held") or {}
-        mass = {o.name: o.mass for o in frame.objects}
         out = np.zeros((len(rows), 2))
+        if not held:  # nothing held by anyone: no look-up per robot
+            return out
+        mass = {o.name: o.mass for o in frame.objects}
         for k, row in enumerate(rows):
             name = held.get(frame.names[row]) if row < len(frame.names) else None
             if name is not None:
@@ -119,7 +121,7 @@ def outline_distance(spec, pose, x: float, y: float) -> float:
     return math.hypot(max(abs(u) - spec.size[0] / 2, 0.0), max(abs(v) - spec.size[1] / 2, 0.0))
 
 
-# -- the 3D branch: a parallel gripper on an arm's flange -------------------------------------------
+# -- the 3D branch: a parallel gripper on an arm's flange ------------------------------------
 
 def grasped(sim, robot: str, arm, reach: float) -> str:
     """The movable object the arm's gripper can hold now: the nearest whose centre is within

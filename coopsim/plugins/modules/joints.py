@@ -106,7 +106,8 @@ class Joints(Module):
         out = np.zeros((len(rows), 1 + 3 * MAX_JOINTS))
         ok = ~np.isnan(state[:, 0, 0])
         every = ok.all()
-        out[ok, 0] = [a.dof for a in frame.physics.arms(rows if every else rows[ok])]
+        out[ok, 0] = [a.dof for a in (arm_specs(frame, rows) if every
+                                       else frame.physics.arms(rows[ok]))]
         flat = state.transpose(0, 2, 1).reshape(len(rows), -1)
         out[:, 1:] = flat if every else np.nan_to_num(flat)
         return out
@@ -200,6 +201,14 @@ class Plans(ByName):
             return
         super().put(names_or_slots, values)
         self.arrays["live"] = self.arrays["live"].astype(bool)
+
+
+def arm_specs(frame, rows) -> list:
+    """The ArmSpec of each robot ``rows`` (None: no arm), once per frame and rows."""
+    key = ("arms", rows.tobytes())
+    if key not in frame.memo:
+        frame.memo[key] = frame.physics.arms(rows)
+    return frame.memo[key]
 
 
 def arm_state(frame, rows) -> np.ndarray:
@@ -321,7 +330,8 @@ def _start(frame, rows, commands, plan, fresh) -> None:
     if traj.any():  # a first segment too fast for the arm: start later by what it lacks
         need = (np.abs(points[traj, 1] - q0[traj]) / speeds[traj]).max(axis=1)
         times[traj, 1:] += np.maximum(need - times[traj, 1], 0.0)[:, None]
-    new = {"t0": np.full(n, frame.time), "mode": mode, "live": np.ones(n, bool), "count": count + 1.0, "times": times,
+    new = {"t0": np.full(n, frame.time), "mode": mode, "live": np.ones(n, bool),
+           "count": count + 1.0, "times": times,
            "points": points, "rates": np.where((mode == VELOCITIES)[:, None], pts[:, 0, 1:], 0.0),
            "lo": lo, "hi": hi}
     where = np.flatnonzero(fresh)

@@ -12,9 +12,9 @@ Actions (carried out between two steps, on the latest snapshot):
   kinematics from the arm's angles now (:func:`coopsim.model.arm.solve_ik`, within the joint
   limits); from the next step the arm makes that synchronised joint move as
   ``joints.set_positions`` would, at ``speed`` (0-1], default 0.5; a ``joints.wait`` goes on
-  with it, any other joints command replaces it). Text: the move's time (s) and the angles (rad). A point the
-  arm cannot reach within ``tolerance`` is refused with error 4 saying how far off it stays.
-  In lockstep, step on with ``joints.wait`` while the arm moves.
+  with it, any other joints command replaces it). Text: the move's time (s) and the angles
+  (rad). A point the arm cannot reach within ``tolerance`` is refused with error 4 saying
+  how far off it stays. In lockstep, step on with ``joints.wait`` while the arm moves.
 * ``ik`` (same values): the angles only, nothing moves. Text ``ok`` or ``miss``, the position
   error (m), the angle error (rad), then the angles (rad).
 """
@@ -30,6 +30,7 @@ from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
 from ...model.module import Module
 from ...model.params import ParamSpec
+from .common import rate
 from .joints import DEFAULT_SPEED, positions_row, start_move
 
 SANITY = 1000.0  # m: larger coordinates are refused before any solving
@@ -47,6 +48,7 @@ class Tool(Module):
                   "reached by move_to and ik, m", 0.001, 1e-6, 0.1, "m"),
         ParamSpec("angle_tolerance", "float", "largest angle from the asked orientation that "
                   "counts as reached, rad", 0.01, 1e-6, 1.0, "rad"),
+        rate(),
     )
     commands = (
         Command(4100, "read", "tool", kind="read",
@@ -62,14 +64,14 @@ class Tool(Module):
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        from .joints import arm_state
+        from .joints import arm_specs, arm_state
 
         out = np.zeros((len(rows), 7))
         out[:, 3] = 1.0
         if frame.state3d is None or not len(rows):
             return out
         q = arm_state(frame, rows)[:, :, 0]
-        arms = frame.physics.arms(rows)
+        arms = arm_specs(frame, rows)
         first = arms[0]
         if all(a is first for a in arms):  # one kind of arm (the usual): no grouping
             groups = {id(first): list(range(len(rows)))} if first is not None else {}
@@ -240,14 +242,27 @@ def quat_matrices(quat: np.ndarray) -> np.ndarray:
 def matrix_quat(r: np.ndarray) -> np.ndarray:
     """(n, 4) unit quaternions w, x, y, z (w >= 0) of rotations ``r`` (n, 3, 3): from the
     largest of the four components, well conditioned for every turn (half turns too)."""
-    out = np.empty((len(r), 4))
-    for i, m in enumerate(r.tolist()):  # a few floats per arm: plain Python is the fastest
-        (a, b, c), (d, e, f), (g, h, k) = m
-        cand = (1 + a + e + k, 1 + a - e - k, 1 - a + e - k, 1 - a - e + k)  # 4 w^2, 4 x^2..
-        big = max(range(4), key=cand.__getitem__)
-        s = 2.0 * math.sqrt(max(cand[big], 1e-300))  # 4 |the largest component|
-        q = ((s * s / 4, h - f, c - g, d - b), (h - f, s * s / 4, b + d, c + g),
-             (c - g, b + d, s * s / 4, f + h), (d - b, c + g, f + h, s * s / 4))[big]
-        sign = -1.0 if q[0] < 0 else 1.0
-        out[i] = [sign * v / s for v in q]
-    return out
+    if len(r) <= 4:  # a few floats per arm: plain Python is the fastest
+        return np.array([_quat(m) for m in r.tolist()]).reshape(len(r), 4)
+    (a, b, c), (d, e, f), (g, h, k) = r[:, 0].T, r[:, 1].T, r[:, 2].T
+    cand = np.stack((1 + a + e + k, 1 + a - e - k, 1 - a + e - k, 1 - a - e + k), 1)
+    big = cand.argmax(axis=1)
+    every = np.arange(len(r))
+    s = 2.0 * np.sqrt(np.maximum(cand[every, big], 1e-300))
+    d4 = s * s / 4
+    table = np.array(((d4, h - f, c - g, d - b), (h - f, d4, b + d, c + g),
+                      (c - g, b + d, d4, f + h), (d - b, c + g, f + h, d4)))
+    q = table[big, :, every] / s[:, None]
+    return q * np.where(q[:, :1] < 0, -1.0, 1.0)
+
+
+def _quat(m) -> list[float]:
+    """One rotation's quaternion (w >= 0), as :func:`matrix_quat`."""
+    (a, b, c), (d, e, f), (g, h, k) = m
+    cand = (1 + a + e + k, 1 + a - e - k, 1 - a + e - k, 1 - a - e + k)  # 4 w^2, 4 x^2, ...
+    big = max(range(4), key=cand.__getitem__)
+    s = 2.0 * math.sqrt(max(cand[big], 1e-300))  # 4 |the largest component|
+    q = ((s * s / 4, h - f, c - g, d - b), (h - f, s * s / 4, b + d, c + g),
+         (c - g, b + d, s * s / 4, f + h), (d - b, c + g, f + h, s * s / 4))[big]
+    sign = -1.0 if q[0] < 0 else 1.0
+    return [sign * v / s for v in q]
