@@ -194,8 +194,15 @@ class DriverHost:
                 hosted[robot.name] = (cls(values, self._rng(robot.name)),
                                       LocalRobot(sim, robot.name), [False])
         self._hosted = hosted
-        self._batches = [(cls(values, self._rng(label)), names)
-                         for (label, _), (cls, values, names) in batches.items()]
+        # a batch keeps its driver (and its state) while its robots and their values stay, as a
+        # robot's own driver does: a grasp or an inserted object changes the layout, not them
+        before = {tuple(names): driver for driver, names in self._batches}
+        self._batches = []
+        for (label, _), (cls, values, names) in batches.items():
+            driver = before.get(tuple(names))
+            if driver is None or driver.p is not values:
+                driver = cls(values, self._rng(label))
+            self._batches.append((driver, names))
 
     def _rng(self, name: str) -> np.random.Generator:
         # the run's seed and a stable hash of the name: same scenario + seed -> same run

@@ -180,3 +180,34 @@ def test_batch_drivers_get_one_call_for_all_their_robots():
         stepper.tick()
     assert Spin.calls == 10
     assert np.all(stepper.snapshot.velocities[:, 2] > 0.5)  # all turn left
+
+
+def test_a_batch_driver_keeps_its_state_over_a_layout_sync_and_not_over_a_reset():
+    """A grasp (a weld) syncs the drivers; a batch's driver then goes on with its state, as a
+    robot's own driver does (arm_pick's moves and its cache of angles); a reset starts anew."""
+    class Count(Driver):
+        label = "count_batch_test"
+        batch = True
+
+        def __init__(self, params, rng):
+            super().__init__(params, rng)
+            self.steps = 0
+
+        def step_batch(self, bots):
+            self.steps += 1
+
+    if "count_batch_test" not in DRIVERS:
+        DRIVERS.register("count_batch_test")(Count)
+    robots = [driven(f"r{i}", "count_batch_test", x=i - 2.0) for i in range(3)]
+    stepper = Stepper(Simulation(scenario(robots)))
+    for _ in range(5):
+        stepper.tick()
+    (first, _), = stepper.sim.drivers._batches
+    stepper.sim.drivers.sync(stepper.sim)
+    stepper.tick()
+    (kept, _), = stepper.sim.drivers._batches
+    assert kept is first and kept.steps == 6
+    stepper.reset()
+    stepper.tick()
+    (fresh, _), = stepper.sim.drivers._batches
+    assert fresh is not first and fresh.steps == 1

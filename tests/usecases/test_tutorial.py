@@ -41,8 +41,8 @@ def test_the_tutorial_has_its_files_and_commands():
     kinds = [kind for kind, _ in blocks()]
     named = [NAMED.match(body).group(1) for _, body in blocks() if NAMED.match(body)]
     assert named == ["go_straight.py", "my_target.py", "my_target.m", "my_target.c",
-                     "my_target.mjs"]
-    assert kinds.count("sh") == 7 and kinds.count("text") == 6
+                     "my_target.mjs", "my_arm.py"]
+    assert kinds.count("sh") == 8 and kinds.count("text") == 7
 
 
 def _workdir(tmp_path: Path) -> Path:
@@ -86,3 +86,19 @@ def test_the_tutorial_runs_as_written(tmp_path):
             for line in body.splitlines():
                 assert line in output.splitlines(), f"{line!r} not printed:\n{output}"
             output = None
+
+
+def test_the_arm_section_runs_as_written(tmp_path):
+    """Section 6 alone (it needs neither Octave, C nor Node.js): my_arm.py carries the cube."""
+    pytest.importorskip("mujoco")
+    found = blocks()
+    at = next(i for i, (_, body) in enumerate(found) if body.startswith("# my_arm.py:"))
+    (kind, command), (_, shown) = found[at + 1], found[at + 2]
+    assert kind == "sh"
+    work = _workdir(tmp_path)
+    (work / "my_arm.py").write_text(found[at][1])
+    proc = subprocess.run(["bash", "-c", ". .venv/bin/activate\n" +
+                           ANY_PORT.sub("coopsim run --port 0", command)], cwd=work,
+                          timeout=300, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    output = (proc.stdout + proc.stderr).splitlines()
+    assert proc.returncode == 0 and all(line in output for line in shown.splitlines()), output
