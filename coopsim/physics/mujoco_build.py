@@ -33,6 +33,11 @@ DEFAULT_HEIGHT = 0.2  # m, the height of a body or object that gives none
 # which ride on their joints; everything else touches everything.
 FLOOR, SOLID = 1, 2
 ON_FLOOR = FLOOR | SOLID
+# Arms' bodies (mujoco_arms) are of their own kind, ARM, touching all of the above and each
+# other; an object an arm holds is HELD: it keeps touching everything but arms, so the
+# fingers closed on it do not fight the weld (switched at run time: no recompile).
+ARM, HELD = 4, 8
+ARM_TOUCHES = ON_FLOOR | ARM
 STILL, DIFFERENTIAL, VELOCITY = 0, 1, 2  # drive command kinds
 
 

@@ -202,7 +202,7 @@ class MujocoEngine(Engine):
         self._save()
         for arm in self._arms:  # a held object goes with its grasp
             for held in [g for g in arm.grasps if g.body is body]:
-                ma.release(self.spec, held)
+                ma.release(None, None, held)  # the model is rebuilt without it
         self.spec.delete(body.element)
         del self._bodies[body.name]
         body.id = -1
@@ -243,6 +243,7 @@ class MujocoEngine(Engine):
         for arm in self._arms:
             arm.bind(self.model)
             arm.restore(self.data)
+            arm.rehold(self.model, self.data)
         mujoco.mj_forward(self.model, self.data)  # frames and contacts of the new layout
         self._warned = _divergences(self.data)
         self._stale, self._rows, self._arm_table = False, None, None
@@ -410,19 +411,19 @@ class MujocoEngine(Engine):
                                   f"{getattr(b, 'label', b)}")
         if any(g.body is b for arm in self._arms for g in arm.grasps):
             raise SimulationError(f"{b.label} is held already")
+        if a.grasps:
+            raise SimulationError(f"{a.label} holds {a.grasps[0].body.label} already")
         self._ready()
         mujoco.mj_kinematics(self.model, self.data)  # frames of now, not the last substep's
-        held = ma.grasp(self.spec, self.data, a, b)
-        self._save()
-        self._stale = True
-        return held
+        return ma.grasp(self.model, self.data, a, b)  # in place: no recompile
 
     def detach(self, handle) -> None:
         if not isinstance(handle, ma.Grasp):
             raise SimulationError("detach takes what attach returned")
-        self._save()
-        ma.release(self.spec, handle)
-        self._stale = True
+        if self._stale:  # the next compile leaves it out
+            ma.release(None, None, handle)
+        else:
+            ma.release(self.model, self.data, handle)
 
     def poses3d(self, handles: list) -> np.ndarray:
         """See :meth:`Engine.poses3d`: each body's real position and orientation now, from
