@@ -68,6 +68,7 @@ class Flight(Driver):
         super().__init__(params, rng)
         self._names: tuple = ()
         self._frames: list = []
+        self._fleet = flight.Fleet.of([])  # the same airframes as arrays, for the cascade
         self._est = flight.Estimate.empty(0)
         self._origin = np.zeros((0, 5))  # centre x, y, z (m), start yaw (rad), start time (s)
         self._last = None
@@ -102,7 +103,7 @@ class Flight(Driver):
         self._last = time
         self._est = flight.estimate(self._est, mocap, imu[:, :3], dt)
         ref = self.reference(time)
-        speeds = flight.control(self._gains(), self._frames, self._est, mocap[:, 3:7],
+        speeds = flight.control(self._gains(), self._fleet, self._est, mocap[:, 3:7],
                                 imu[:, 3:6], ref, dt)
         self._out = np.column_stack((speeds, ref[:, :3]))
         return self._out
@@ -136,6 +137,7 @@ class Flight(Driver):
                                         (a["ixx"], a["iyy"], a["izz"]))
             frames.append(frame)
         self._names, self._frames, self._est, self._origin = names, frames, est, origin
+        self._fleet = flight.Fleet.of(frames)
 
     # -- one robot (over the network or in-process) ---------------------------------------------
 
