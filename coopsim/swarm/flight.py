@@ -276,13 +276,29 @@ def mix(thrust, torque, arm, kf, km, max_speed) -> np.ndarray:
     return np.minimum(np.sqrt(f / kf[:, None]), top_speed[:, None])  # rounding stays within
 
 
+_MIX: list = [((), None)]  # (the airframes arm, kf, km it was built for, the mix matrix)
+
+
+def _mix_of(arm: np.ndarray, kf: np.ndarray, km: np.ndarray) -> np.ndarray:
+    """:func:`mix_matrix` of these airframes, built again only when they change (a swarm's
+    airframes stay the same step after step; stacking the (N, 4, 4) matrix cost more than
+    using it). The pair is read and replaced whole: runs in other threads see one or the
+    other, never a mix."""
+    key, matrix = _MIX[0]
+    if len(key) == 3 and key[0].shape == arm.shape and all(
+            np.array_equal(a, b) for a, b in zip(key, (arm, kf, km))):
+        return matrix
+    matrix = mix_matrix(arm, kf, km)
+    _MIX[0] = ((arm.copy(), kf.copy(), km.copy()), matrix)
+    return matrix
+
+
 def wrench(speeds: np.ndarray, arm, kf, km) -> tuple[np.ndarray, np.ndarray]:
     """Body force (N, 3) N and torque (N, 3) N m of (N, 4) propeller speeds (rad/s): the
     inverse of :func:`mix` (force along body z only)."""
     f = np.asarray(kf, float).reshape(-1, 1) * speeds * speeds
-    out = np.einsum("nij,nj->ni", mix_matrix(np.broadcast_to(arm, len(f)),
-                                             np.broadcast_to(kf, len(f)),
-                                             np.broadcast_to(km, len(f))), f)
+    out = np.einsum("nij,nj->ni", _mix_of(*(np.broadcast_to(np.asarray(a, float), len(f))
+                                            for a in (arm, kf, km))), f)
     force = np.zeros((len(f), 3))
     force[:, 2] = out[:, 0]
     return force, out[:, 1:]
