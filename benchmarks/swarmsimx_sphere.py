@@ -135,7 +135,8 @@ def plot(rows: list[dict], path: str) -> None:
         if clipped:
             ax.text(0.02, 0.97, f"{clipped} samples above {top:.0f} ms not shown",
                     transform=ax.transAxes, fontsize=7, va="top")
-        ax.set_xticks(range(1, len(mine) + 1), [str(r["robots"]) for r in mine])
+        ax.set_xticks(range(1, len(mine) + 1), [f"{r['robots']:,}" for r in mine],
+                      rotation=45 if len(mine) > 8 else 0, fontsize=8)
         ax.set_xlabel("quadrotors")
         ax.set_title(f"{engine} engine", fontsize=10)
         ax.grid(alpha=0.3)
