@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 DT = 0.01  # s: 100 Hz, the controller's rate
+STARTUP = 10.0  # s of sim time B's and C's network controller has to connect before its hold
 SIZE, PERIOD, YAW_RATE, TAKEOFF, HEIGHT = 1.5, 6.0, 0.3, 3.0, 1.5
 PAPER = {"horizontal": {"real": (0.0919, 0.0412), "SwarmSimX": (0.1245, 0.0444)},
          "vertical": {"real": (0.0654, 0.0179), "SwarmSimX": (0.0546, 0.0131)}}
@@ -93,12 +94,21 @@ def lockstep_errors(plane: str, laps: float = 2.0) -> np.ndarray:
     return np.array(errors)
 
 
-def recorded_errors(path: Path) -> np.ndarray:
-    """(n,) quad1's 3D tracking errors (m) in a recording: each frame's reference against the
-    position of the frame before (the reading the reference was computed from)."""
-    from coopsim.recording.reader import Recording
+def recorded_errors(path: Path, plane: str, start: float,
+                    laps: float) -> tuple[np.ndarray, float]:
+    """(n,) quad1's 3D tracking errors (m) in a recording, one per frame of the eight: its true
+    position at each frame against the reference for that frame's time, as A measures; and the
+    sim time (s) of the first command the controller sent.
 
-    errors, last = [], None
+    The eight starts at ``start`` + ``TAKEOFF`` (the driver's ``start``); its centre is the
+    reference the controller held before (the recording's ``flight_ref_x/y/z``). A network
+    controller's recorded reference was computed from a reading a step or more before the
+    frame, so the frame's own reference is rebuilt with coopsim.swarm.flight.eight instead.
+    """
+    from coopsim.recording.reader import Recording
+    from coopsim.swarm.flight import eight
+
+    begin, times, poses, centre, first = start + TAKEOFF, [], [], None, math.inf
     with Recording(str(path)) as rec:
         names = [c.name for c in rec.robot_columns]
         cols = [names.index(c) for c in ("flight_ref_x", "flight_ref_y", "flight_ref_z",
@@ -107,16 +117,26 @@ def recorded_errors(path: Path) -> np.ndarray:
             robots = [r["name"] for r in rec.layout(frame.layout)["robots"]]
             i = robots.index("quad1")
             ref = rec.robot_values(frame)[i, cols]
-            if last is not None and ref[3] > 0.5 and frame.time > TAKEOFF + 0.5:
-                errors.append(float(np.linalg.norm(last - ref[:3])))
-            last = frame.pose3d[i, :3].copy()
-    return np.array(errors)
+            if ref[3] > 0.5:
+                first = min(first, frame.time)
+                if frame.time < begin - 1e-9:
+                    centre = ref[:3].copy()  # the hold before the eight
+            if begin - 1e-9 <= frame.time < begin + laps * PERIOD - 1e-9:
+                times.append(frame.time)
+                poses.append(frame.pose3d[i, :3].copy())
+    if centre is None or not times:
+        raise SystemExit(f"{path}: quad1's controller sent nothing before its eight began at "
+                         f"{begin:g} s (it connected at {first:g} s); raise STARTUP")
+    ref = eight(np.array(times) - begin, np.tile(centre, (len(times), 1)), SIZE, PERIOD, plane)
+    return np.linalg.norm(np.array(poses) - ref[:, :3], axis=1), first
 
 
 def network_run(folder: Path, plane: str, others: int, laps: float) -> tuple[np.ndarray, str]:
     """Conditions B/C: ``coopsim run`` in real time, quad1 flown by a network controller
-    process; the errors and the run's summary."""
-    text, world = scenario_text(plane, "realtime", TAKEOFF + laps * PERIOD, others, False)
+    process whose eight begins at sim time ``STARTUP`` + ``TAKEOFF`` (it connects while the
+    run goes, at a time the machine decides); the errors and the run's summary."""
+    text, world = scenario_text(plane, "realtime", STARTUP + TAKEOFF + laps * PERIOD, others,
+                                False)
     name = f"{plane}_{others}"
     (folder / "w.world").write_text(world)
     (folder / f"{name}.scenario").write_text(text)
@@ -131,14 +151,20 @@ def network_run(folder: Path, plane: str, others: int, laps: float) -> tuple[np.
             break
     if found is None:
         raise SystemExit(f"coopsim run {name}.scenario did not start: {proc.communicate()}")
+    settings = {**driver_settings(plane), "start": STARTUP}
     code = ("from coopsim.client.host import run_controller; "
-            f"run_controller('flight', 'quad1', {driver_settings(plane)!r}, "
+            f"run_controller('flight', 'quad1', {settings!r}, "
             f"nameserver={found.group(1)!r}, period={DT})")
     drone = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
     out, err = proc.communicate(timeout=3600)
     drone.wait(60)
+    errors, first = recorded_errors(record, plane, STARTUP, laps)
     said = [line for line in err.splitlines() if line.startswith("realtime:")]
-    return recorded_errors(record), out + "".join(f"\n(stderr) {s}" for s in said)
+    if first > STARTUP + TAKEOFF - 2.0:  # the climb to the centre takes about 2 s
+        said.append(f"late: the controller's first command came at {first:.2f} s, less than "
+                    "2 s before its eight: raise STARTUP")
+    return errors, (out + f" first command at {first:.2f} s"
+                    + "".join(f"\n(stderr) {s}" for s in said))
 
 
 def summary(e: np.ndarray) -> str:

@@ -9,6 +9,9 @@
  *   ROBOT: $COOPSIM_ROBOT or cf1; STEPS: -1 for ever; DT: the scenario's step, s (0.005).
  * The reference: the start x, y at 1 m; `eight`: after 3 s there, a lemniscate of Gerono in
  * the x-y plane, 1 m to each end, one lap every 8 s. In lockstep one iteration is one step.
+ * The controller's clock is the mocap reading's step (its reply's params[0]) times DT, counted
+ * from the first reading: in real time too, however late it connected; an iteration that finds
+ * no new step sends its last command again.
  */
 #include <math.h>
 #include <signal.h>
@@ -174,22 +177,32 @@ int main(int argc, char **argv)
     int set = need(&bot, "rotors", "set_rotors", &r), off = need(&bot, "rotors", "stop", &r);
     int status = imu_read < 0 || mocap_read < 0 || set < 0 || off < 0;
     r.error = 0;
+    long step0 = 0, last = 0;
+    double out[7] = {0};
     for (long i = 0; !status && !stop_now && (steps < 0 || i < steps); i++) {
-        double imu[6], mocap[7], ref[11], out[7];
+        double imu[6], mocap[7], ref[11];
         if (coopsim_call(&c, bot.sock, imu_read, "", NULL, 0, NULL, 0, &r) != 0 || r.ndata < 6)
             break;
         memcpy(imu, r.data, sizeof imu);
         if (coopsim_call(&c, bot.sock, mocap_read, "", NULL, 0, NULL, 0, &r) != 0 || r.ndata < 7)
             break;
         memcpy(mocap, r.data, sizeof mocap);
+        long step = r.nparams ? (long)r.params[0] : step0 + i;
+        if (i > 0 && step <= last) { /* no step since the last reading: the same command */
+            if (coopsim_call(&c, bot.sock, set, "", NULL, 0, out, 7, &r) != 0)
+                break;
+            continue;
+        }
         if (i == 0) { /* the centre: where it starts, at HEIGHT */
+            step0 = step;
             double e[3];
             euler(mocap + 3, e);
             st.centre[0] = mocap[0], st.centre[1] = mocap[1], st.centre[2] = HEIGHT;
             st.yaw0 = e[2];
         }
-        reference(&st, eight, i * dt, ref);
-        control(&st, imu, mocap, ref, i ? dt : 0.0, out);
+        reference(&st, eight, (double)(step - step0) * dt, ref);
+        control(&st, imu, mocap, ref, i ? (double)(step - last) * dt : 0.0, out);
+        last = step;
         memcpy(out + 4, ref, 3 * sizeof(double));
         if (coopsim_call(&c, bot.sock, set, "", NULL, 0, out, 7, &r) != 0)
             break;

@@ -69,6 +69,31 @@ class Airframe:
 
 
 @dataclass(frozen=True)
+class Fleet:
+    """The airframes of N quadrotors as arrays, what :func:`control` uses every step: built
+    once per set of robots (a thousand :class:`Airframe` objects gathered every step cost more
+    than the cascade's arithmetic).
+
+    Attributes:
+        mass, arm, kf, km, max_speed: (N,) as :class:`Airframe`'s. inertia: (N, 3) kg m^2.
+    """
+
+    mass: np.ndarray
+    arm: np.ndarray
+    kf: np.ndarray
+    km: np.ndarray
+    max_speed: np.ndarray
+    inertia: np.ndarray
+
+    @classmethod
+    def of(cls, frames) -> "Fleet":
+        """The arrays of a list of :class:`Airframe` (one per quadrotor)."""
+        pick = lambda k: np.array([getattr(f, k) for f in frames], dtype=float)  # noqa: E731
+        return cls(pick("mass"), pick("arm"), pick("kf"), pick("km"), pick("max_speed"),
+                   np.array([f.inertia for f in frames], dtype=float).reshape(-1, 3))
+
+
+@dataclass(frozen=True)
 class Gains:
     """Gains of the cascade (defaults fly a Crazyflie and a 1.5 kg quadrotor alike: they act
     on accelerations, the airframe's mass and inertia scale them).
@@ -251,13 +276,29 @@ def mix(thrust, torque, arm, kf, km, max_speed) -> np.ndarray:
     return np.minimum(np.sqrt(f / kf[:, None]), top_speed[:, None])  # rounding stays within
 
 
+_MIX: list = [((), None)]  # (the airframes arm, kf, km it was built for, the mix matrix)
+
+
+def _mix_of(arm: np.ndarray, kf: np.ndarray, km: np.ndarray) -> np.ndarray:
+    """:func:`mix_matrix` of these airframes, built again only when they change (a swarm's
+    airframes stay the same step after step; stacking the (N, 4, 4) matrix cost more than
+    using it). The pair is read and replaced whole: runs in other threads see one or the
+    other, never a mix."""
+    key, matrix = _MIX[0]
+    if len(key) == 3 and key[0].shape == arm.shape and all(
+            np.array_equal(a, b) for a, b in zip(key, (arm, kf, km))):
+        return matrix
+    matrix = mix_matrix(arm, kf, km)
+    _MIX[0] = ((arm.copy(), kf.copy(), km.copy()), matrix)
+    return matrix
+
+
 def wrench(speeds: np.ndarray, arm, kf, km) -> tuple[np.ndarray, np.ndarray]:
     """Body force (N, 3) N and torque (N, 3) N m of (N, 4) propeller speeds (rad/s): the
     inverse of :func:`mix` (force along body z only)."""
     f = np.asarray(kf, float).reshape(-1, 1) * speeds * speeds
-    out = np.einsum("nij,nj->ni", mix_matrix(np.broadcast_to(arm, len(f)),
-                                             np.broadcast_to(kf, len(f)),
-                                             np.broadcast_to(km, len(f))), f)
+    out = np.einsum("nij,nj->ni", _mix_of(*(np.broadcast_to(np.asarray(a, float), len(f))
+                                            for a in (arm, kf, km))), f)
     force = np.zeros((len(f), 3))
     force[:, 2] = out[:, 0]
     return force, out[:, 1:]
@@ -312,18 +353,17 @@ def control(g: Gains, frame: Airframe | list, est: Estimate, q: np.ndarray, gyro
     """The whole cascade: (N, 4) propeller speeds (rad/s) for references ``ref``.
 
     Args:
-        frame: One :class:`Airframe` for all, or one per quadrotor.
+        frame: One :class:`Airframe` for all, one per quadrotor, or their :class:`Fleet`.
         est: The estimate (its ``integral`` is updated in place).
         q: (N, 4) attitude (mocap). gyro: (N, 3) body rates, rad/s.
         ref: (N, 11) x, y, z (m), vx, vy, vz (m/s), ax, ay, az (m/s^2), yaw (rad), yaw rate
             (rad/s), world frame.
         dt: Time since the last call, s.
     """
-    frames = frame if isinstance(frame, (list, tuple)) else [frame] * len(q)
-    mass = np.array([f.mass for f in frames])
-    arm, kf, km, top = (np.array([getattr(f, k) for f in frames])
-                        for k in ("arm", "kf", "km", "max_speed"))
-    inertia = np.array([f.inertia for f in frames], dtype=float).reshape(-1, 3)
+    if not isinstance(frame, Fleet):
+        frame = Fleet.of(frame if isinstance(frame, (list, tuple)) else [frame] * len(q))
+    mass, arm, kf, km, top = frame.mass, frame.arm, frame.kf, frame.km, frame.max_speed
+    inertia = frame.inertia
     force, est.integral = position_loop(g, mass, est.p, est.v, ref[:, 0:3], ref[:, 3:6],
                                         ref[:, 6:9], est.integral, dt)
     thrust, setpoint = attitude_setpoints(g, force, q, ref[:, 9], ref[:, 10], 4 * kf * top ** 2)

@@ -54,6 +54,10 @@ class SphereLaw:
 def neighbours(p: np.ndarray, sense: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The range sensor: every ordered pair (i, j) of robots within ``sense`` m of each other.
 
+    A k-d tree finds the pairs (SciPy's, O(N log N)): the N x N distance table it replaced
+    cost 90 % of a 1,000-quadrotor step. The pairs come sorted by i, then j, as that table's
+    ``nonzero`` gave them, so sums over them add in the same order.
+
     Args:
         p: (N, 3) positions, m, world frame. sense: Sensor range, m.
 
@@ -61,11 +65,18 @@ def neighbours(p: np.ndarray, sense: float) -> tuple[np.ndarray, np.ndarray, np.
         (i, j, rel): the pairs' indices (k,) and rel = p[j] - p[i] (k, 3), m (what robot i's
         sensor reads of robot j, in the world frame).
     """
-    rel = p[None, :, :] - p[:, None, :]
-    d2 = np.einsum("ijk,ijk->ij", rel, rel)
-    np.fill_diagonal(d2, np.inf)
-    i, j = np.nonzero(d2 <= sense * sense)
-    return i, j, rel[i, j]
+    from scipy.spatial import cKDTree
+
+    p = np.asarray(p, dtype=float)
+    if len(p) < 2:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros((0, 3))
+    pairs = cKDTree(p).query_pairs(sense, output_type="ndarray")
+    i = np.concatenate((pairs[:, 0], pairs[:, 1])).astype(np.int64)
+    j = np.concatenate((pairs[:, 1], pairs[:, 0])).astype(np.int64)
+    order = np.lexsort((j, i))
+    i, j = i[order], j[order]
+    return i, j, p[j] - p[i]
 
 
 def sphere_velocity(p: np.ndarray, v: np.ndarray, law: SphereLaw,

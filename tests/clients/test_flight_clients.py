@@ -72,6 +72,26 @@ def test_the_python_network_controller_flies_an_eight(flying):
     assert np.ptp(where[lap, 0]) > 0.8 and np.ptp(where[lap, 1]) > 0.4
 
 
+def test_the_network_controller_takes_off_from_its_first_reading(flying):
+    """A controller connecting late (the run stepped 1 s on its own) still holds its centre
+    for the whole take-off: its clock is its readings' step, not the latest motion reply's
+    time (0 before the first: the eight then began at once, from the floor)."""
+    run, track = flying
+    while run.stepper.snapshot.time < 1.0:  # no controller attached: the run steps on alone
+        run.stepper.wait_step(run.stepper.snapshot.step, 1.0)
+    steps = int(2.5 / DT)
+    control(run, [sys.executable, "flight.py", "cf1", "--size", "0.5", "--period", "4",
+                  "--takeoff", "2", "--steps", steps], CLIENTS / "python")
+    where, refs, on = flown(track)
+    assert on[0] >= int(1.0 / DT)  # it began late...
+    # ...and held its centre (the run raced on alone between its first reading and its first
+    # command, which attached it: a part of the 2 s hold passed before the first command)
+    moved = np.flatnonzero(np.any(refs[on] != refs[on[0]], axis=1))
+    assert refs[on[0]] == pytest.approx([0.0, 0.0, 1.0], abs=1e-3) and moved[0] >= int(0.5 / DT)
+    assert on[moved[0]] - on[0] <= int(2.0 / DT)  # the eight began 2 s after the first reading
+    assert np.ptp(refs[on[moved[0]:], 0]) > 0.1
+
+
 def test_the_c_network_controller_builds_and_hovers(flying, tmp_path):
     if shutil.which("cc") is None or shutil.which("make") is None:
         pytest.skip("cc and make are not installed")

@@ -215,3 +215,30 @@ def test_the_sensors_read_the_planar_state_in_a_2d_world():
     assert Mocap.sense(f, np.array([0]), params(Mocap), None)[0] == pytest.approx(
         [1.0, 2.0, 0.0, math.cos(0.25), 0, 0, math.sin(0.25)])
     assert Altimeter.sense(f, np.array([0]), params(Altimeter), None)[0, 0] == 0.0
+
+
+def test_per_robot_state_follows_names_through_the_cached_rows():
+    """ByName keeps the rows of the last names object it was asked: robots added, asked in
+    another order or as a subset still get their own values, and a new robot its default."""
+    from coopsim.plugins.modules.common import ByName, row_names
+
+    board = ByName(v=np.zeros(2), t=-1.0)
+    names = ("a", "b", "c")
+    board.put(names, {"v": np.array([[1.0, 1], [2, 2], [3, 3]]), "t": np.array([1.0, 2, 3])})
+    got, seen = board.get(names)
+    assert seen.all() and got["v"][:, 0].tolist() == [1.0, 2.0, 3.0]
+    got["v"][0] = 99.0  # a copy: the board keeps its own
+    assert board.get(names)[0]["v"][0, 0] == 1.0
+    more = ("c", "d", "a")  # a robot arrived, rows moved
+    got, seen = board.get(more)
+    assert seen.tolist() == [True, False, True]
+    assert got["v"][:, 0].tolist() == [3.0, 0.0, 1.0] and got["t"].tolist() == [3.0, -1.0, 1.0]
+    board.put(more, {"v": np.array([[30.0, 0], [40, 0], [10, 0]]), "t": np.zeros(3)})
+    assert board.get(names)[0]["v"][:, 0].tolist() == [10.0, 2.0, 30.0]
+    assert board.get(more)[0]["v"][:, 0].tolist() == [30.0, 40.0, 10.0]
+
+    class F:
+        names = ("x", "y", "z")
+    assert row_names(F, np.arange(3)) is F.names  # every robot: the frame's own tuple
+    assert row_names(F, np.array([2, 0])) == ("z", "x")
+    assert row_names(F, np.array([0, 1])) == ("x", "y")

@@ -71,6 +71,17 @@ def test_a_crazyflie_tracks_an_eight(tmp_path, plane):
     assert span[0] > 1.4 and span[wide] > 0.7  # it flew the shape, not a point
 
 
+def test_the_eight_starts_at_the_sim_time_its_start_parameter_names(tmp_path):
+    """``start`` fixes when the take-off hold begins (a study's known time), whatever the
+    first reading's: here the hold runs from 0.5 s, not from 0 s, and lasts ``takeoff``."""
+    _, refs, _ = fly(scenario(tmp_path, "shape eight size 0.5 period 4 takeoff 0.3 start 0.5"),
+                     1.0)
+    moved = np.flatnonzero(np.any(refs != refs[0], axis=1))
+    # refs[k]: the command of tick k + 1, computed from the snapshot at sim time k DT
+    assert refs[0] == pytest.approx([0.0, 0.0, 1.0], abs=1e-3)
+    assert moved[0] * DT == pytest.approx(0.8, abs=1.5 * DT)  # 0.5 s + 0.3 s of hold
+
+
 def test_the_imu_of_a_crazyflie_at_rest_on_the_floor_reads_gravity_up(tmp_path):
     stepper = Stepper(Simulation(load(str(scenario(tmp_path, z=0.0)))), mode="lockstep")
     reads = []

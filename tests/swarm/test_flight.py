@@ -167,3 +167,21 @@ def test_the_estimator_learns_nothing_when_no_time_passed():
     again = flight.estimate(est, moved, accel, 0.0)
     assert np.isfinite(again.v).all() and np.array_equal(again.v, est.v)
     assert np.array_equal(again.p, est.p)
+
+
+def test_the_neighbour_sensor_finds_what_a_distance_table_finds_in_its_order():
+    """The sphere formation's range sensor (a k-d tree) against the N x N table it replaced:
+    the same ordered pairs (sorted by i, then j), the same relative positions."""
+    from coopsim.swarm.potentials import neighbours
+
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 60, 400):
+        p = rng.uniform(-6.0, 6.0, (n, 3))
+        rel = p[None, :, :] - p[:, None, :]
+        d2 = np.einsum("ijk,ijk->ij", rel, rel)
+        np.fill_diagonal(d2, np.inf)
+        want_i, want_j = np.nonzero(d2 <= 1.5 ** 2)
+        i, j, got = neighbours(p, 1.5)
+        assert np.array_equal(i, want_i) and np.array_equal(j, want_j)
+        assert np.array_equal(got, rel[want_i, want_j])
+        assert n < 400 or len(i) > n  # a crowd: the sensor sees pairs

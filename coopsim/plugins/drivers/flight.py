@@ -10,7 +10,9 @@ analyze tracking``). The reference, from where the robot is when the driver firs
 
 * the *centre* is its start x, y at ``height`` m (a take-off from the floor);
 * ``shape hover``: hold the centre, at the start heading;
-* ``shape eight``: hold the centre for ``takeoff`` s, then fly a lemniscate of Gerono through
+* ``shape eight``: hold the centre for ``takeoff`` s (counted from the first reading, or from
+  sim time ``start`` when given: a network controller connects at an unknown time, a study
+  wants its eight at a known one), then fly a lemniscate of Gerono through
   it, ``size`` m from the centre to each end along x and ``size``/2 across, one lap every
   ``period`` s, in the x-y plane (``plane horizontal``) or the x-z plane (``plane vertical``),
   while the heading turns at ``yaw_rate`` rad/s (SwarmSimX's quadrotors flew their eights at a
@@ -52,6 +54,8 @@ class Flight(Driver):
                "rad/s"),
         number("takeoff", "time spent climbing to and holding the centre before the eight, s",
                3.0, 0.0, 1e5, "s"),
+        number("start", "sim time the take-off hold begins, s; -1: the time of the first "
+               "reading", -1.0, -1.0, 1e6, "s"),
         number("pos_gain", "position P gain, 1/s", 2.0, 0.0, 100.0, "1/s"),
         number("vel_gain", "velocity P gain, 1/s", 5.0, 0.0, 100.0, "1/s"),
         number("att_gain", "roll and pitch P gain, 1/s", 12.0, 0.0, 1000.0, "1/s"),
@@ -64,10 +68,12 @@ class Flight(Driver):
         super().__init__(params, rng)
         self._names: tuple = ()
         self._frames: list = []
+        self._fleet = flight.Fleet.of([])  # the same airframes as arrays, for the cascade
         self._est = flight.Estimate.empty(0)
         self._origin = np.zeros((0, 5))  # centre x, y, z (m), start yaw (rad), start time (s)
         self._last = None
         self._out = None  # the last command, repeated while no step passed
+        self._dt = None  # the run's step, s, over the network (None in-process)
 
     def _gains(self) -> flight.Gains:
         p = self.p
@@ -97,7 +103,7 @@ class Flight(Driver):
         self._last = time
         self._est = flight.estimate(self._est, mocap, imu[:, :3], dt)
         ref = self.reference(time)
-        speeds = flight.control(self._gains(), self._frames, self._est, mocap[:, 3:7],
+        speeds = flight.control(self._gains(), self._fleet, self._est, mocap[:, 3:7],
                                 imu[:, 3:6], ref, dt)
         self._out = np.column_stack((speeds, ref[:, :3]))
         return self._out
@@ -124,19 +130,31 @@ class Flight(Driver):
                 origin[i], frame = self._origin[j], self._frames[j]
             else:
                 yaw = flight.euler(mocap[i:i + 1, 3:7])[0, 2]
-                origin[i] = (mocap[i, 0], mocap[i, 1], self.p["height"], yaw, time)
+                begin = time if self.p["start"] < 0 else self.p["start"]
+                origin[i] = (mocap[i, 0], mocap[i, 1], self.p["height"], yaw, begin)
                 a = airframe(name)
                 frame = flight.Airframe(a["mass"], a["arm"], a["kf"], a["km"], a["max_speed"],
                                         (a["ixx"], a["iyy"], a["izz"]))
             frames.append(frame)
         self._names, self._frames, self._est, self._origin = names, frames, est, origin
+        self._fleet = flight.Fleet.of(frames)
 
     # -- one robot (over the network or in-process) ---------------------------------------------
 
+    def setup(self, bot) -> None:
+        client = getattr(bot, "client", None)  # a network robot; in-process there is none
+        if client is not None:
+            self._dt = float(client.sim().status()["dt"])
+
     def step(self, bot) -> None:
+        reading = bot.mocap.read()
+        mocap = np.array([reading[:7]], dtype=float)
         imu = np.array([bot.imu.read()[:6]], dtype=float)
-        mocap = np.array([bot.mocap.read()[:7]], dtype=float)
-        out = self.command(("self",), bot.time, imu, mocap,
+        # the readings' own time: over the network ``bot.time`` is the latest motion reply's, a
+        # step or more behind them (0 before the first, which put the take-off at sim time 0
+        # however late the controller connected)
+        time = bot.time if self._dt is None else reading.step * self._dt
+        out = self.command(("self",), time, imu, mocap,
                            lambda _name: _airframe(bot.params("rotors")))
         bot.rotors.set_rotors(*(float(v) for v in out[0]))
 

@@ -69,7 +69,7 @@ class SphereFormation(Driver):
         v_set = sphere_velocity(p, ctl._est.v, law, obstacles, neighbours(p, law.sense))
         ref = flight.hover(ctl._est.p, ctl._origin[:, 3])
         ref[:, 3:6] = v_set  # track the set point's velocity from where each robot is
-        speeds = flight.control(ctl._gains(), ctl._frames, ctl._est, mocap[:, 3:7],
+        speeds = flight.control(ctl._gains(), ctl._fleet, ctl._est, mocap[:, 3:7],
                                 imu[:, 3:6], ref, dt)
         values = np.zeros((len(names), 9))
         values[:, 0], values[:, 1:5] = 1.0, speeds

@@ -65,11 +65,23 @@ class ByName:
         self.defaults = {k: np.asarray(v, dtype=float) for k, v in defaults.items()}
         self.index: dict[str, int] = {}
         self.arrays = {k: np.zeros((0, *v.shape)) for k, v in self.defaults.items()}
+        self._where: tuple = (None, -1, None)  # names object, robots known, their places
+
+    def _places(self, names) -> np.ndarray:
+        """Where ``names`` sit in the arrays (-1: not seen); the same names object as last time
+        (a frame's, every step until the layout changes) is not looked up by name again."""
+        last, known, where = self._where
+        if names is not last or known != len(self.index):
+            where = np.array([self.index.get(n, -1) for n in names], dtype=np.int64)
+            self._where = (names, len(self.index), where)
+        return where
 
     def get(self, names) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """(name -> (len(names), ...) copies, (len(names),) True where the robot was seen)."""
-        where = np.array([self.index.get(n, -1) for n in names], dtype=np.int64)
+        where = self._places(names)
         seen = where >= 0
+        if seen.all():  # every robot known (every step but the first): one gather each
+            return {k: self.arrays[k][where] for k in self.defaults}, seen
         out = {}
         for k, default in self.defaults.items():
             a = np.broadcast_to(default, (len(names), *default.shape)).copy()
@@ -79,18 +91,24 @@ class ByName:
 
     def put(self, names, values: dict[str, np.ndarray]) -> None:
         """Store ``values`` (name -> (len(names), ...)) for robots ``names``."""
-        new = [n for n in names if n not in self.index]
+        where = self._places(names)
+        new = [n for n, w in zip(names, where) if w < 0] if (where < 0).any() else []
         if new:
             for n in new:
                 self.index[n] = len(self.index)
             for k, default in self.defaults.items():
                 grown = np.broadcast_to(default, (len(new), *default.shape))
                 self.arrays[k] = np.concatenate((self.arrays[k], grown))
-        where = np.array([self.index[n] for n in names], dtype=np.int64)
+        where = self._places(names)
         for k, v in values.items():
             self.arrays[k][where] = v
 
 
 def row_names(frame, rows) -> tuple:
     """The network names of robots ``rows`` (their rows when the frame has no names)."""
-    return tuple(frame.names[r] for r in rows) if frame.names else tuple(np.asarray(rows).tolist())
+    names = frame.names
+    if not names:
+        return tuple(np.asarray(rows).tolist())
+    if len(rows) == len(names) and np.array_equal(rows, np.arange(len(names))):
+        return names  # every robot in order (a swarm's step): the frame's own tuple, no copy
+    return tuple(names[r] for r in rows)

@@ -17,6 +17,8 @@ timed module's. In a 2D world (an engine without ``flight``) it reads the planar
 the floor, turned about z only.
 
 State: the last velocity, time and biases by robot name on the run's board (``_imu``).
+Recorded: the six values every recorded step, columns ``imu_ax`` .. ``imu_gz`` (units 1e-4
+m/s^2 and 1e-5 rad/s, docs/recording-format.md section 5).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.commands import Command
-from ...model.module import Module
+from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from .common import ByName, lost, rate, row_names
 from .rotors import full_state
@@ -53,6 +55,12 @@ class Imu(Module):
                         doc="ax, ay, az specific force (m/s^2) and gx, gy, gz body rates "
                             "(rad/s), body frame"),)
     fields = ("ax", "ay", "az", "gx", "gy", "gz")
+    # Recorded every step so that a replay and ``coopsim export --ros2`` (sensor_msgs/Imu on
+    # /<robot>/imu) have the readings: steps finer than the BMI088's own LSB (9e-4 m/s^2 at
+    # +-3 g, 1.1e-3 rad/s at +-2000 deg/s), first differences (the noise makes second ones
+    # larger, not smaller).
+    columns = (*(Column(f"imu_{f}", 1e-4, 1, i) for i, f in enumerate(fields[:3])),
+               *(Column(f"imu_{f}", 1e-5, 1, i + 3) for i, f in enumerate(fields[3:])))
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
