@@ -62,7 +62,7 @@ def test_why_coopsim_names_the_alternatives_and_quotes_measured_figures():
     text = (ROOT / "README.md").read_text()
     section = text[text.index("## Why coopsim, and when not"):]
     section = section[:section.index("\n## ", 3)]
-    for name in ("Stage", "ARGoS", "Webots", "CoppeliaSim", "IR-SIM", "2D only",
+    for name in ("Stage", "ARGoS", "Webots", "CoppeliaSim", "IR-SIM", "3D is young",
                  "ROS 2 untested against ROS", "No 3D sensors or images",
                  "Python's speed limits"):
         assert name in section, name
