@@ -30,7 +30,7 @@ def reach(path: str) -> dict:
         assert live.stepper.wait_finished(60.0), "the run did not reach its duration"
         with Client(live.network.endpoint) as client:
             arm = client.robot("arm1")
-            return {"tip": list(arm.effector.read()), "joints": list(arm.joints.read()),
+            return {"tip": list(arm.effector.read()), "joints": list(arm.arm_joints.read()),
                     "targets": client.sim().targets(), "status": client.sim().status(),
                     "base": client.sim().robots()["arm1"]}
 
@@ -45,10 +45,10 @@ def drive(endpoint: str) -> dict:
         out["modules"] = bot.module_labels
         out["base"] = client.sim().robots()["arm2"]
         for _ in bot.loop(steps=300):  # lockstep: 300 steps of 0.01 s with the command
-            bot.joints.set_positions(*ANGLES)
-        out["joints"], out["tip"] = list(bot.joints.read()), list(bot.effector.read())
+            bot.arm_joints.set_positions(*ANGLES)
+        out["joints"], out["tip"] = list(bot.arm_joints.read()), list(bot.effector.read())
         try:
-            bot.joints.set_positions(3.0, 0.0, 0.0)
+            bot.arm_joints.set_positions(3.0, 0.0, 0.0)
             out["bad"] = None
         except RemoteError as exc:
             out["bad"] = [exc.code, exc.text]

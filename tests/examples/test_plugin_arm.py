@@ -129,7 +129,7 @@ def link_points(angles, base, along: float) -> list[tuple[float, float, float]]:
 def test_coopsim_list_shows_the_arm_plugins_with_their_package(venv):
     result = run(venv, "coopsim", "list")
     assert result.returncode == 0, result.stderr
-    for label in ("arm", "joints", "effector", "reach"):
+    for label in ("arm", "arm_joints", "effector", "reach"):
         line = next((ln for ln in result.stdout.splitlines() if ln.startswith(f"  {label} ")),
                     "")
         assert line.endswith("[coopsim-arm 0.1.0]"), (label, line)
@@ -178,7 +178,7 @@ def driven(venv) -> dict:
 
 
 def test_python_client_sets_arm2_joints_and_the_tip_follows_forward_kinematics(driven):
-    assert sorted(driven["modules"]) == ["compass", "effector", "gps", "joints", "target"]
+    assert sorted(driven["modules"]) == ["arm_joints", "compass", "effector", "gps", "target"]
     assert driven["joints"][:3] == pytest.approx(PROBE_ANGLES, abs=0.01)
     x, y, heading = tip_of(driven["joints"][:3], driven["base"])
     assert driven["tip"][:2] == pytest.approx((x, y), abs=2e-3)
@@ -322,7 +322,7 @@ def settled_arms(client) -> dict | None:
     """Base poses and joint angles of both arms once arm1 is at the target and arm2 at
     GUI_ANGLES, both still (else None)."""
     arms = {name: client.robot(name) for name in ("arm1", "arm2")}
-    joints = {name: list(bot.joints.read()) for name, bot in arms.items()}
+    joints = {name: list(bot.arm_joints.read()) for name, bot in arms.items()}
     tip = arms["arm1"].effector.read()
     still = all(max(map(abs, q[3:])) < 1e-3 for q in joints.values())
     there = math.hypot(tip[0] - RED_TARGET[0], tip[1] - RED_TARGET[1]) < 0.02 and \
@@ -340,7 +340,7 @@ def test_viewer_of_coopsim_run_gui_draws_the_arms_links_where_they_are(venv, dis
     try:
         sim.wait_for(r"(viewer: showing)")
         with Client(sim.endpoint) as client:
-            client.robot("arm2").joints.set_positions(*GUI_ANGLES)  # realtime: kept until changed
+            client.robot("arm2").arm_joints.set_positions(*GUI_ANGLES)  # realtime: kept until changed
             arms = wait_until("the arms to settle", lambda: settled_arms(client))
             time.sleep(1.0)  # a few of the viewer's frames (10 per s) after they stopped
             rgb = grab_screen(display)

@@ -97,8 +97,10 @@ def test_the_arm_section_runs_as_written(tmp_path):
     assert kind == "sh"
     work = _workdir(tmp_path)
     (work / "my_arm.py").write_text(found[at][1])
+    # headless as on a machine without a display (with one the viewer stays open after the run)
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     proc = subprocess.run(["bash", "-c", ". .venv/bin/activate\n" +
-                           ANY_PORT.sub("coopsim run --port 0", command)], cwd=work,
+                           ANY_PORT.sub("coopsim run --port 0", command)], cwd=work, env=env,
                           timeout=300, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     output = (proc.stdout + proc.stderr).splitlines()
     assert proc.returncode == 0 and all(line in output for line in shown.splitlines()), output

@@ -6,7 +6,7 @@ step of 0.01 s, in realtime iterations come 20 times a second)::
     coopsim run examples/plugin-arm/scenarios/arms.scenario
     python examples/plugin-arm/clients/drive_arm.py            # arm2, name server on port 10000
 
-It bends the arm with ``joints.set_positions``, compares the tip the ``effector`` reports with
+It bends the arm with ``arm_joints.set_positions``, compares the tip the ``effector`` reports with
 forward kinematics, shows a refused command, then hands the arm to the ``reach`` driver, the same
 class the simulator hosts in-process, with :func:`coopsim.client.run_controller`.
 """
@@ -25,8 +25,8 @@ def bend(client: Client, name: str, angles: tuple[float, float, float]) -> None:
     """Servo the joints to ``angles`` (rad), then check the tip against forward kinematics."""
     bot = client.robot(name)
     for _ in bot.loop(steps=2000):  # leaving the loop stops the joints and detaches
-        bot.joints.set_positions(*angles)
-        if max(abs(a - b) for a, b in zip(bot.joints.read(), angles)) < 0.002:
+        bot.arm_joints.set_positions(*angles)
+        if max(abs(a - b) for a, b in zip(bot.arm_joints.read(), angles)) < 0.002:
             break
     base = client.sim().robots()[name]  # the base's x, y (m) and yaw (rad), world frame
     x, y, heading = bot.effector.read()
@@ -35,7 +35,7 @@ def bend(client: Client, name: str, angles: tuple[float, float, float]) -> None:
           f"({x:.3f}, {y:.3f}) m, heading {heading:+.3f} rad; forward kinematics says "
           f"({fx:.3f}, {fy:.3f}) m")
     try:
-        bot.joints.set_positions(3.0, 0.0, 0.0)  # joint 0 turns at most 150 degrees
+        bot.arm_joints.set_positions(3.0, 0.0, 0.0)  # joint 0 turns at most 150 degrees
     except RemoteError as exc:
         print(f"refused as expected: {exc}")
 

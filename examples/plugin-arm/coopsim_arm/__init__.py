@@ -3,7 +3,7 @@
 It adds, through entry points only (see ``pyproject.toml``):
 
 * the robot type ``arm`` (:mod:`coopsim_arm.robot`): a fixed base and three motor-driven links;
-* the modules ``joints`` and ``effector`` (:mod:`coopsim_arm.modules`);
+* the modules ``arm_joints`` and ``effector`` (:mod:`coopsim_arm.modules`);
 * the driver ``reach`` (:mod:`coopsim_arm.reach`): inverse kinematics to a point or a target.
 
 :mod:`coopsim_arm.kinematics` holds the dimensions and the planar kinematics all three share.

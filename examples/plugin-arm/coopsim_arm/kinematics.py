@@ -1,6 +1,6 @@
 """The arm's dimensions and its planar kinematics, with nothing but :mod:`math`.
 
-One place for the numbers the robot type builds from, the ``joints`` module checks commands
+One place for the numbers the robot type builds from, the ``arm_joints`` module checks commands
 against and the ``reach`` driver plans with, so the three can never disagree. It imports no numpy
 and no coopsim, so a network controller hosting the driver needs neither.
 

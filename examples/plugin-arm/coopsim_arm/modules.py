@@ -1,8 +1,8 @@
-"""The arm's two hardware modules: ``joints`` (motor commands and encoders) and ``effector``.
+"""The arm's two hardware modules: ``arm_joints`` (motor commands and encoders) and ``effector``.
 
 Both work over batches of robot rows and reach the physics only through ``frame.physics`` by the
 roles the ``arm`` type names (``joint0``..``joint2``, the point ``tip``), so they hold no state of
-their own and run the same for one arm or a hundred. Command ids: ``joints`` 1100-1199,
+their own and run the same for one arm or a hundred. Command ids: ``arm_joints`` 1100-1199,
 ``effector`` 1200-1299 (``coopsim list`` shows the hundreds taken).
 """
 
@@ -30,7 +30,7 @@ class Joints(Module):
     angles and rates. The stored command is (mode, a0, a1, a2): mode 1 = angles (rad) to servo
     to, mode 0 = rates (rad/s). A new arm's command is all zeros: hold still."""
 
-    label = "joints"
+    label = "arm_joints"
     description = "3 motor joints: set angles (rad) or rates (rad/s); read angles and rates"
     params = (
         ParamSpec("max_speed", "float", "largest joint rate, rad/s", 1.5, 0.0, 10.0, "rad/s"),
@@ -40,12 +40,12 @@ class Joints(Module):
                   0.0, 0.0, 0.5, "rad"),
     )
     commands = (
-        Command(1100, "set_positions", "joints", data=(3, 3), kind="motion",
+        Command(1100, "set_positions", "arm_joints", data=(3, 3), kind="motion",
                 doc="joint 0, 1, 2 angles, rad, within the joint limits (else error 4)"),
-        Command(1101, "set_speeds", "joints", data=(3, 3), kind="motion",
+        Command(1101, "set_speeds", "arm_joints", data=(3, 3), kind="motion",
                 doc="joint 0, 1, 2 rates, rad/s, within +-max_speed (else error 4)"),
-        Command(1102, "stop", "joints", kind="motion", doc="every joint rate to 0: hold still"),
-        Command(1103, "read", "joints", kind="read",
+        Command(1102, "stop", "arm_joints", kind="motion", doc="every joint rate to 0: hold still"),
+        Command(1103, "read", "arm_joints", kind="read",
                 doc="angle0..2 (rad, 0 = straight), rate0..2 (rad/s)"),
     )
     fields = ("angle0", "angle1", "angle2", "rate0", "rate1", "rate2")
@@ -68,7 +68,7 @@ class Joints(Module):
         top = params["max_speed"]
         if any(abs(rate) > top for rate in data):
             got = ", ".join(f"{r:g}" for r in data)
-            raise ProtocolError(OUT_OF_RANGE, f"joint rates must be within +-joints.max_speed = "
+            raise ProtocolError(OUT_OF_RANGE, f"joint rates must be within +-arm_joints.max_speed = "
                                               f"{top:g} rad/s, got {got}")
         return (SPEEDS, *(float(r) for r in data))
 

@@ -19,11 +19,11 @@ from .kinematics import REACH, plan, to_base
 
 
 class Reach(Driver):
-    """Inverse kinematics to a goal point; needs joints, effector, gps and compass (and target
+    """Inverse kinematics to a goal point; needs arm_joints, effector, gps and compass (and target
     for ``color``)."""
 
     label = "reach"
-    description = ("move an arm's tip to a point or a target colour and stop (needs joints, "
+    description = ("move an arm's tip to a point or a target colour and stop (needs arm_joints, "
                    "effector, gps, compass)")
     params = (
         ParamSpec("x", "float", "goal x, m, world frame", 0.0, -1e4, 1e4, "m"),
@@ -36,7 +36,7 @@ class Reach(Driver):
                   "pick the heading nearest the goal's bearing", False),
         ParamSpec("tolerance", "float", "stop when the tip is this near the goal, m", 0.01,
                   0.001, 1.0, "m"),
-        ParamSpec("gain", "float", "0: send angles (the joints module servos); > 0: send rates "
+        ParamSpec("gain", "float", "0: send angles (the arm_joints module servos); > 0: send rates "
                   "gain * angle error, 1/s", 0.0, 0.0, 50.0, "1/s"),
     )
 
@@ -59,19 +59,19 @@ class Reach(Driver):
         # hysteresis: a tip that settles just inside the tolerance does not start and stop
         if miss <= self.p["tolerance"] or (self.done and miss <= 2 * self.p["tolerance"]):
             self.done = True
-            bot.joints.stop()
+            bot.arm_joints.stop()
             return
         self.done = False
-        q = list(bot.joints.read())[:3]
+        q = list(bot.arm_joints.read())[:3]
         wanted = self.plan(to_base(goal, base), base[2], q)
         if wanted is None:  # nowhere reachable: hold rather than thrash against the limits
-            bot.joints.stop()
+            bot.arm_joints.stop()
         elif self.p["gain"] > 0:
-            top = bot.get_param("joints", "max_speed")
+            top = bot.get_param("arm_joints", "max_speed")
             rates = [max(-top, min(top, self.p["gain"] * (w - a))) for w, a in zip(wanted, q)]
-            bot.joints.set_speeds(*rates)
+            bot.arm_joints.set_speeds(*rates)
         else:
-            bot.joints.set_positions(*wanted)
+            bot.arm_joints.set_positions(*wanted)
 
     def plan(self, goal: tuple[float, float], base_yaw: float, q: list[float]):
         """Joint angles (rad) for a goal in the base frame; a goal beyond reach is pulled in

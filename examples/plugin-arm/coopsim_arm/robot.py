@@ -22,7 +22,7 @@ from .kinematics import BASE_SIZE, LENGTHS, LIMITS, MASSES, MAX_TORQUES, REACH, 
 JOINTS = ("joint0", "joint1", "joint2")
 #: Link colours, darkest next to the base, so the joints show where the shades change.
 LINK_COLORS = ((200, 110, 20), (235, 150, 40), (250, 190, 90))
-MODULES = ("joints", "effector", "gps", "compass", "target")
+MODULES = ("arm_joints", "effector", "gps", "compass", "target")
 
 
 def _link_bodies(x: float, y: float, yaw: float) -> list[BodySpec]:
@@ -52,7 +52,7 @@ def _joints() -> list[JointSpec]:
 
 
 class Arm(RobotType):
-    """A fixed base and three motor-driven links; modules ``joints`` and ``effector`` (plus the
+    """A fixed base and three motor-driven links; modules ``arm_joints`` and ``effector`` (plus the
     built-in ``gps``, ``compass`` and ``target``, which read the base)."""
 
     label = "arm"
