@@ -102,6 +102,25 @@ def _convert(spec: ParamSpec, value: object) -> Value:
     return float(value)
 
 
+_TABLES: dict[int, tuple] = {}
+
+
+def _tables(specs: Iterable[ParamSpec]) -> tuple[dict, dict]:
+    """(name -> spec, name -> default) of a module's declarations, built once per declaration
+    tuple and shared read-only: a 100,000-robot world makes 700,000 ParamValues.
+
+    Keyed by the tuple's identity, the tuple kept in the entry so that its id is never reused.
+    """
+    entry = _TABLES.get(id(specs))
+    if entry is not None and entry[0] is specs:
+        return entry[1], entry[2]
+    table = {s.name: s for s in specs}
+    defaults = {s.name: s.default for s in table.values()}
+    if isinstance(specs, tuple) and len(_TABLES) < 4096:
+        _TABLES[id(specs)] = (specs, table, defaults)
+    return table, defaults
+
+
 class ParamValues:
     """Current values of one module instance's parameters.
 
@@ -110,8 +129,8 @@ class ParamValues:
     """
 
     def __init__(self, specs: Iterable[ParamSpec]) -> None:
-        self.specs = {s.name: s for s in specs}
-        self._values = {s.name: s.default for s in self.specs.values()}
+        self.specs, defaults = _tables(specs)
+        self._values = dict(defaults)
         self.version = 0  # bumped on every change so batch arrays know to refresh
 
     def spec(self, name: str) -> ParamSpec:
@@ -123,7 +142,10 @@ class ParamValues:
             raise UnknownParameterError(f"unknown parameter {name!r} (known: {known})") from None
 
     def __getitem__(self, name: str) -> Value:
-        return self._values[self.spec(name).name]
+        try:
+            return self._values[name]
+        except KeyError:
+            return self._values[self.spec(name).name]  # raises, naming the known ones
 
     def set(self, name: str, value: object) -> Value:
         """Validate and set one value; return the stored value. Nothing changes on error."""

@@ -62,6 +62,7 @@ class Registry(Generic[T]):
         self.problems: list[str] = []
         self._failed: dict[str, str] = {}  # label -> why its plugin was skipped
         self._loaded = not group
+        self._ready = not group  # set once load() has finished: lookups then skip the lock
         self._lock = threading.RLock()
 
     # -- filling --------------------------------------------------------------------------------
@@ -96,23 +97,32 @@ class Registry(Generic[T]):
 
     def load(self) -> None:
         """Read the entry-point group (once); built-ins first, then other packages by name."""
+        if self._ready:  # building a world asks ~17 times per robot: no lock once loaded
+            return
         with self._lock:
             if self._loaded:
                 return
             self._loaded = True
-            eps = sorted(metadata.entry_points(group=self.group),
-                         key=lambda ep: (_dist(ep) != BUILTIN, _dist(ep), ep.name))
-            for ep in eps:
-                if ep.name in self._items or ep.name in self._pending:
-                    self._report(ep, f"duplicate label: {self.kind} {ep.name!r} is already "
-                                     f"registered by {self.origin(ep.name)}")
-                elif self.lazy:
-                    self._pending[ep.name] = ep
-                else:
-                    self._load_one(ep)
-            if not any(_dist(ep) == BUILTIN for ep in eps) and self.group:
-                self.problems.append(f"no built-in {self.kind}s found: coopsim is not "
-                                     "installed (pip install -e .)")
+            try:
+                self._read_group()
+            finally:
+                self._ready = True
+
+    def _read_group(self) -> None:
+        """The entry points of the group, admitted (or kept pending when lazy)."""
+        eps = sorted(metadata.entry_points(group=self.group),
+                     key=lambda ep: (_dist(ep) != BUILTIN, _dist(ep), ep.name))
+        for ep in eps:
+            if ep.name in self._items or ep.name in self._pending:
+                self._report(ep, f"duplicate label: {self.kind} {ep.name!r} is already "
+                                 f"registered by {self.origin(ep.name)}")
+            elif self.lazy:
+                self._pending[ep.name] = ep
+            else:
+                self._load_one(ep)
+        if not any(_dist(ep) == BUILTIN for ep in eps) and self.group:
+            self.problems.append(f"no built-in {self.kind}s found: coopsim is not "
+                                 "installed (pip install -e .)")
 
     def _load_one(self, ep: metadata.EntryPoint) -> None:
         try:
@@ -140,6 +150,9 @@ class Registry(Generic[T]):
             RegistryError: nothing (loadable) is registered under that label.
         """
         self.load()
+        item = self._items.get(label)
+        if item is not None:  # admitted items are never replaced: no lock needed to read one
+            return item
         with self._lock:
             if label in self._pending:
                 self._load_one(self._pending.pop(label))
