@@ -1,0 +1,384 @@
+"""The ``copies`` backend of batched worlds: K copies of one template, stepped by one compiled
+call, parallel over the copies (docs/learning.md, "Batched worlds").
+
+The ``world`` backend (:class:`~coopsim.env.batch.BatchWorld`) lays K copies out in one big
+simulation, so building it costs K times the per-robot Python of a world, and a step is one tick
+of that world (Python phases around the kernels). Here ONE copy is built as a normal
+:class:`~coopsim.sim.simulation.Simulation` (the template: the real model's parameters, the
+kinematic engine's static shapes, radii, axles), its arrays are read, and the K copies are numpy
+tiles of them in each copy's own frame: no big floor, no offsets, the template's static grids
+shared read-only by every copy. A step is :func:`coopsim.env.copykernels.step_copies`: each
+copy stepped whole (motors, motion and contacts, sonar, task terms) on numba's threads.
+
+What it runs (else :func:`batch_world` falls back to the ``world`` backend and says why):
+the ``kinematic`` engine; every robot a one-body robot carrying ``motors`` and no other module
+that acts; observed modules ``sonar`` and ``bumper``, without noise, lost data or a rate;
+no drivers, scenario objects placed later, rules, events, zones or squads; the scenario's
+``[TASK]`` when its metrics are ``python coopsim.env.metrics:forward_speed`` or
+``:collisions`` (or no task). Frames and units: each copy's frame, m, rad, s.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from ..model import threads as policy
+from ..model.plugins import MODULES, engine_with
+from ..model.task import TaskSpec
+from ..model.validate import members
+from .episode import load, resolve_task
+from .lean import lean as lean_scenario
+from .mapping import LearningError, agent_map
+
+log = logging.getLogger(__name__)
+
+OBSERVED = ("sonar", "bumper")  # modules whose readings the kernel computes
+METRICS = {"coopsim.env.metrics:forward_speed": "forward",
+           "coopsim.env.metrics:collisions": "collisions"}
+CHUNK = 8  # copies a thread takes at a time
+PARALLEL_MIN = 64  # robots from which the copies are shared among threads
+
+
+class Unsupported(LearningError):
+    """The scenario (or the batch asked for) is outside what the copies backend runs."""
+
+
+def batch_world(scenario, copies: int, robots=None, observe=None, task=None,
+                gap: float | None = None, seed: int | None = None, lean: bool = False,
+                backend: str | None = None, threads: int | None = None):
+    """A batch of ``copies`` copies: a :class:`CopyBatch` when the scenario is supported (or
+    ``backend="copies"``), else a :class:`~coopsim.env.batch.BatchWorld` (``backend="world"``,
+    or the reason logged and kept in its ``backend_reason``). Args as BatchWorld's; ``threads``:
+    the copies backend's thread count (None: :func:`coopsim.model.threads.count`).
+
+    Raises:
+        LearningError: ``backend`` is neither None, "copies" nor "world"; ``backend="copies"``
+            on a scenario it does not run (the message names what).
+    """
+    from .batch import BatchWorld
+
+    if backend not in (None, "copies", "world"):
+        raise LearningError(f"backend must be 'copies' or 'world', got {backend!r}")
+    reason = "asked for (backend='world')"
+    if backend != "world":
+        try:
+            return CopyBatch(scenario, copies, robots, observe, task, seed, lean, threads)
+        except Unsupported as why:
+            if backend == "copies":
+                raise LearningError(f"the copies backend cannot run this batch: {why}") from None
+            reason = str(why)
+            log.info("batched worlds: the world backend serves (%s)", reason)
+    batch = BatchWorld(scenario, copies, robots, observe, task, gap, seed, lean)
+    batch.backend_reason = reason
+    return batch
+
+
+def _template(base, seed):
+    """The one-copy Simulation on the batch engine (raises Unsupported when it is not the
+    kinematic engine this backend's kernel is)."""
+    from ..sim.simulation import Simulation
+
+    engine = engine_with("batch")
+    if engine != "kinematic":
+        raise Unsupported(f"the batch engine is {engine!r}; the copies kernel is kinematic's")
+    spec = replace(base, settings=replace(base.settings, engine=engine))
+    return Simulation(spec, seed=seed, engine=engine)
+
+
+def _check_scenario(base) -> None:
+    """Raise Unsupported for what the kernel does not model (see the module)."""
+    from ..model.compiled import COMPILED
+    from ..raycast import auto
+
+    if not COMPILED:
+        raise Unsupported("numba is not installed")
+    if auto._policy() == "numpy":
+        raise Unsupported("COOPSIM_JIT=numpy turns compiled kernels off")
+    for what in ("rules", "events", "zones", "squads", "objects"):
+        if getattr(base, what):
+            raise Unsupported(f"scenario {base.name} has {what}")
+
+
+def _check_robots(sim, base, observe) -> None:
+    """Every robot: one body, ``motors``, nothing else that acts; observed modules the kernel
+    computes, without noise, lost data or a rate."""
+    if len(sim.robots.names) != len(base.robots):
+        raise Unsupported("a robot has several bodies")
+    for robot in sim.world.robots:
+        if robot.driver:
+            raise Unsupported(f"robot {robot.name} has a driver")
+        acting = [m for m in robot.modules if MODULES.get(m).command_fields]
+        if acting != ["motors"]:
+            raise Unsupported(f"robot {robot.name} acts with {acting or 'nothing'}; the "
+                              "copies kernel drives motors only")
+    for label in observe:
+        if label not in OBSERVED:
+            raise Unsupported(f"observed module {label!r} (the kernel computes "
+                              f"{', '.join(OBSERVED)})")
+        for name, values in sim.params.values[label].items():
+            if name in ("noise", "lost", "rate") and values.any():
+                raise Unsupported(f"{label} has {name} (noise, lost data and rates are not "
+                                  "modelled)")
+
+
+def _metric_kinds(base, task, sim) -> dict:
+    """Metric name -> (kind, robot row) for the task's terms; raise Unsupported otherwise."""
+    if callable(task):
+        raise Unsupported("a callable task reads a simulation snapshot")
+    wanted = {t.metric for t in task.rewards + task.ends if t.metric}
+    if any(not t.metric for t in task.ends):
+        raise Unsupported("the task ends with 'ended' (rules)")
+    specs = {m.name: m for m in (base.monitors.metrics if base.monitors else ())}
+    out = {}
+    for name in wanted:
+        m = specs.get(name)
+        if m is None or m.kind != "python" or m.args[0] not in METRICS or len(m.args) != 2:
+            raise Unsupported(f"metric {name} (the kernel computes python "
+                              f"{' and '.join(METRICS)})")
+        robot = m.args[1]
+        row = sim.robots.index.get(robot, -1)
+        kind = METRICS[m.args[0]]
+        if kind == "collisions" and row >= 0:
+            contact = [label for label in sim.world.robots[row].modules
+                       if _is_contact(label)]
+            if contact not in ([], ["bumper"]):
+                raise Unsupported(f"collisions of {robot} read {contact}")
+            kind = "collisions" if contact else "nan"
+        out[name] = (kind, row)
+    return out
+
+
+def _is_contact(label: str) -> bool:
+    from .metrics import _contact
+
+    return _contact(label)
+
+
+class CopyBatch:
+    """K copies of a scenario's agents stepped by one compiled call (see the module).
+
+    The interface is :class:`~coopsim.env.batch.BatchWorld`'s (``agents``, ``maps``,
+    ``act``, ``tick``, ``observation``, ``outcome``, ``reset``, ``reset_copies``, ``steps``,
+    ``dt``); ``threads``: numba threads for the step (None: the thread policy's count).
+
+    Raises:
+        Unsupported: what the kernel does not model (see the module).
+        LearningError: as BatchWorld (copies < 1, unknown robot, lean without observe).
+    """
+
+    backend, backend_reason = "copies", ""
+
+    def __init__(self, scenario, copies: int, robots=None, observe=None, task=None,
+                 seed: int | None = None, lean: bool = False,
+                 threads: int | None = None) -> None:
+        from .batch import replicate
+
+        if copies < 1:
+            raise LearningError(f"copies must be at least 1, got {copies}")
+        base = load(scenario)
+        everyone = tuple(members(base))
+        self.agents = tuple(everyone if robots is None else
+                            ((robots,) if isinstance(robots, str) else robots))
+        for name in self.agents:
+            if name not in everyone:
+                raise LearningError(f"scenario {base.name} has no robot {name!r} "
+                                    f"(robots: {', '.join(everyone) or 'none'})")
+        if lean:
+            if observe is None:
+                raise LearningError("lean batched worlds need observe: the modules to keep")
+            base = lean_scenario(base, observe)
+        replicate(base, 1)  # the world backend's refusals (rules, events, zones), its words
+        _check_scenario(base)
+        self.base, self.copies, self.threads = base, copies, threads
+        self.task = task if callable(task) else resolve_task(base, task)
+        sim = _template(base, seed)
+        world = sim.world
+        self.n_targets = len(base.targets)
+        self.maps = [agent_map(world, a, observe, self.n_targets) for a in self.agents]
+        self.motion = self.maps[0].motion
+        _check_robots(sim, base, self.maps[0].observe)
+        self._metrics = _metric_kinds(base, self.task, sim)
+        self.action_low = np.stack([m.action_low for m in self.maps])
+        self.action_high = np.stack([m.action_high for m in self.maps])
+        self.dt = sim.dt
+        self.truncate_at = (self.task.truncate if self.task.truncate is not None
+                            else base.settings.duration)
+        self._load(sim)
+        self.reset()
+
+    # -- the template and its copies -----------------------------------------------------------
+
+    def _load(self, sim) -> None:
+        """The template's arrays (shared) and the K copies' state (tiled)."""
+        from ..plugins.modules.sonar import ANGLES
+        from ..raycast.jitcast import CELL_SIZE, _grid, _shapes
+        from . import copykernels as ck
+
+        engine, k = sim.world.engine, self.copies
+        engine._sync()
+        a = self.width = len(engine.pos)
+        index = sim.robots.index
+        self.agent_rows = np.array([index[n] for n in self.agents], dtype=np.int64)
+        self.rows = np.arange(k)[:, None] * a + self.agent_rows  # (K, A) global rows
+        tile = lambda x: np.ascontiguousarray(np.tile(x, (k,) + (1,) * (np.ndim(x) - 1)))  # noqa
+        motors = sim.params.values["motors"]
+        sonar = sim.params.values["sonar"]
+        reach = np.full(a, 2.0)
+        reach[sim.params.rows["sonar"]] = sonar.get("max_range", reach[:0])
+        self._shared = dict(
+            radius=tile(engine.radius), axle=tile(np.asarray(sim.robots.axle, float)),
+            max_speed=tile(motors["max_speed"]), efficiency=tile(motors["efficiency"]),
+            driven=tile(engine.driven), reach=tile(reach),
+            group=tile(np.asarray(sim.robots.group, np.int64)))
+        c, cg, s, sg = engine.static_geometry()
+        self._grids = _grid(_shapes(c, s, cg, sg), CELL_SIZE, least=1 << 12)
+        self._static = engine._static_grid()
+        self._half = np.ascontiguousarray(engine._half, dtype=float)
+        from ..physics import kinematic as kin
+
+        self._limits = np.array([engine._rmin, kin.SUBSTEP_REACH, float(kin.MAX_SUBSTEPS),
+                                 float(kin.ITERATIONS), self.dt])
+        self._angles = np.ascontiguousarray(np.column_stack((np.cos(ANGLES), np.sin(ANGLES))))
+        self._initial = (engine.pos.copy(), engine.yaw.copy(), engine.heading.copy())
+        n = k * a
+        self.pos, self.yaw, self.heading = (tile(x) for x in self._initial)
+        self.mode = np.zeros(n, np.int64)
+        self.cmd, self.state = np.zeros((n, 3)), np.zeros((n, 6))
+        self.act_rows = np.zeros((n, 2))
+        self.contact, self.wheels = np.zeros((n, 2)), np.zeros((n, 2))
+        self._scratch = dict(buf=np.zeros((n, 2)), start=np.zeros((n, 2)),
+                             sight=np.zeros((n, 2)), cdata=np.zeros((n, 3)),
+                             dirs=np.zeros((n, 2, len(ANGLES))))
+        self.sonar, self.forward = np.zeros((n, len(ANGLES))), np.zeros(n)
+        self._cast = "sonar" in self.maps[0].observe
+        self._kernel = ck.step_copies
+
+    # -- episodes ------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None):
+        """Every copy starts over (``seed``: unused, nothing is random here); returns self
+        (what :meth:`observation` reads)."""
+        self.reset_copies(np.ones(self.copies, dtype=bool))
+        self.time = 0.0
+        self._run(move=False)
+        return self
+
+    def reset_copies(self, which: np.ndarray) -> None:
+        """Put the copies ``which`` (a (K,) bool mask) back to their initial layout: at their
+        initial poses, at rest, commands zeroed (the world backend's reset, per copy)."""
+        which = np.asarray(which, dtype=bool)
+        if not which.any():
+            return
+        a = self.width
+        rows = (np.flatnonzero(which)[:, None] * a + np.arange(a)).ravel()
+        pos, yaw, _ = self._initial
+        sel = np.tile(np.arange(a), int(which.sum()))
+        self.pos[rows], self.yaw[rows] = pos[sel], yaw[sel]
+        self.heading[rows, 0], self.heading[rows, 1] = np.cos(yaw[sel]), np.sin(yaw[sel])
+        self.state[rows, :2], self.state[rows, 2], self.state[rows, 3:] = pos[sel], yaw[sel], 0.0
+        self.cmd[rows] = 0.0
+        self.act_rows[rows] = 0.0
+        self.steps = getattr(self, "steps", np.zeros(self.copies, dtype=np.int64))
+        self.steps[which] = 0
+
+    # -- stepping ------------------------------------------------------------------------------
+
+    def act(self, actions) -> None:
+        """Check and store the (K, A, d) actions (``(K, d)`` when A is 1).
+
+        Raises:
+            ActionError: as :meth:`BatchWorld.act`.
+        """
+        from .batch import checked_actions
+
+        a = checked_actions(self, actions)
+        self.act_rows[self.rows.ravel()] = a.reshape(-1, a.shape[2])
+
+    def tick(self):
+        """One step of every copy; returns self (what :meth:`observation` and
+        :meth:`outcome` read)."""
+        self._run(move=True)
+        self.steps += 1
+        self.time += self.dt
+        return self
+
+    def _run(self, move: bool) -> None:
+        n = self.threads if self.threads is not None else policy.count()
+        work = len(self.pos)
+        with _numba_threads(n if work >= PARALLEL_MIN else 1):
+            s, sc = self._shared, self._scratch
+            self._kernel(self.width, self.act_rows, self.pos, sc["buf"], sc["start"], self.yaw,
+                         self.heading, self.cmd, self.mode, self.state, self.contact,
+                         self.wheels, s["radius"], s["axle"], s["max_speed"], s["efficiency"],
+                         s["driven"], self._static, self._half, self._limits, move,
+                         self._cast, self._angles, s["reach"], s["group"], self._grids,
+                         sc["sight"], sc["cdata"], sc["dirs"], self.sonar, self.forward)
+
+    def observation(self, snap=None) -> dict:
+        """Module label -> (K, A, width) readings of every copy's agents."""
+        out = {}
+        for label in self.maps[0].observe:
+            reading = self.sonar if label == "sonar" else self.contact
+            out[label] = reading[self.rows]
+        return out
+
+    def outcome(self, snap=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rewards (K, A), terminated (K,), truncated (K,)) after the last step."""
+        shape = self.rows.shape
+        per = {name: self._metric(kind, row) for name, (kind, row) in self._metrics.items()}
+        reward = np.zeros(shape)
+        for term in self.task.rewards:
+            v = np.nan_to_num(per[term.metric], nan=0.0) * term.weight
+            cols = [j for j, a in enumerate(self.agents) if term.robot in ("", a)]
+            reward[:, cols] += v[:, None]
+        terminated = np.zeros(shape[0], dtype=bool)
+        for end in self.task.ends:
+            v = per[end.metric]
+            with np.errstate(invalid="ignore"):
+                terminated |= {"<": v < end.value, "<=": v <= end.value,
+                               ">": v > end.value, ">=": v >= end.value}[end.op]
+        if self.truncate_at is not None:
+            truncated = ~terminated & (self.steps * self.dt >= self.truncate_at - 1e-9)
+        else:
+            truncated = np.zeros(shape[0], dtype=bool)
+        return reward, terminated, truncated
+
+    def _metric(self, kind: str, row: int) -> np.ndarray:
+        """(K,) a metric of robot ``row`` in every copy (NaN without the robot)."""
+        if row < 0 or kind == "nan":
+            return np.full(self.copies, math.nan)
+        rows = np.arange(self.copies) * self.width + row
+        if kind == "forward":
+            return self.forward[rows]
+        return (self.contact[rows].max(axis=1) > 0.5).astype(float)
+
+
+class _numba_threads:
+    """Within: numba's threads for this (calling) thread set to ``n`` (chunks of CHUNK
+    copies), restored after."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __enter__(self):
+        from ..model.compiled import numba
+
+        self.numba = numba
+        self.before = numba.get_num_threads()
+        n = max(1, min(self.n, numba.config.NUMBA_NUM_THREADS))
+        self.chunk = None
+        if n != self.before:
+            numba.set_num_threads(n)
+        if n > 1:
+            self.chunk = numba.set_parallel_chunksize(CHUNK)
+        return self
+
+    def __exit__(self, *exc):
+        if self.numba.get_num_threads() != self.before:
+            self.numba.set_num_threads(self.before)
+        if self.chunk is not None:
+            self.numba.set_parallel_chunksize(self.chunk)
