@@ -11,11 +11,14 @@ shared read-only by every copy. A step is :func:`coopsim.env.copykernels.step_co
 copy stepped whole (motors, motion and contacts, sonar, task terms) on numba's threads.
 
 What it runs (else :func:`batch_world` falls back to the ``world`` backend and says why):
-the ``kinematic`` engine; every robot a one-body robot carrying ``motors`` and no other module
-that acts; observed modules ``sonar`` and ``bumper``, without noise, lost data or a rate;
-no drivers, scenario objects placed later, rules, events, zones or squads; the scenario's
-``[TASK]`` when its metrics are ``python coopsim.env.metrics:forward_speed`` or
-``:collisions`` (or no task). Frames and units: each copy's frame, m, rad, s.
+the engine with the ``copies`` feature (the kinematic one, whose per-robot bodies the kernel
+inlines); every robot a one-body robot whose one acting module is a ``wheels`` drive (the
+:class:`~coopsim.model.capabilities.CopyKernel` capability: ``motors``); observed modules that
+are a ``fan`` (``sonar``) or ``contact`` flags (``bumper``), without noise, lost data or a
+rate; no drivers, scenario objects placed later, rules, events, zones or squads; the
+scenario's ``[TASK]`` when its metrics are Python metrics of
+:func:`coopsim.env.metrics.forward_speed` or :func:`~coopsim.env.metrics.collisions` (or no
+task). Frames and units: each copy's frame, m, rad, s.
 """
 
 from __future__ import annotations
@@ -27,18 +30,19 @@ from dataclasses import replace
 import numpy as np
 
 from ..model import threads as policy
-from ..model.plugins import MODULES, engine_with
-from ..model.task import TaskSpec
-from ..model.validate import members
+from ..model.capabilities import CopyKernel, Learnable, capability
+from ..model.plugins import METRICS, MODULES, engine_with
+from ..model.validate import members, python_function
+from . import metrics
 from .episode import load, resolve_task
 from .lean import lean as lean_scenario
 from .mapping import LearningError, agent_map
 
 log = logging.getLogger(__name__)
 
-OBSERVED = ("sonar", "bumper")  # modules whose readings the kernel computes
-METRICS = {"coopsim.env.metrics:forward_speed": "forward",
-           "coopsim.env.metrics:collisions": "collisions"}
+OBSERVED = ("fan", "contact")  # CopyKernel kinds whose readings the kernel computes
+TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions"}  # its metrics
+SCENE = ("rules", "events", "zones", "squads", "objects")  # ScenarioSpec fields it lacks
 CHUNK = 8  # copies a thread takes at a time
 PARALLEL_MIN = 64  # robots from which the copies are shared among threads
 
@@ -82,9 +86,10 @@ def _template(base, seed):
     kinematic engine this backend's kernel is)."""
     from ..sim.simulation import Simulation
 
-    engine = engine_with("batch")
-    if engine != "kinematic":
-        raise Unsupported(f"the batch engine is {engine!r}; the copies kernel is kinematic's")
+    try:
+        engine = engine_with("copies")
+    except Exception:  # noqa: BLE001 -- no engine offers it (a trimmed install)
+        raise Unsupported("no engine has the copies feature") from None
     spec = replace(base, settings=replace(base.settings, engine=engine))
     return Simulation(spec, seed=seed, engine=engine)
 
@@ -98,7 +103,7 @@ def _check_scenario(base) -> None:
         raise Unsupported("numba is not installed")
     if auto._policy() == "numpy":
         raise Unsupported("COOPSIM_JIT=numpy turns compiled kernels off")
-    for what in ("rules", "events", "zones", "squads", "objects"):
+    for what in SCENE:
         if getattr(base, what):
             raise Unsupported(f"scenario {base.name} has {what}")
 
@@ -112,13 +117,13 @@ def _check_robots(sim, base, observe) -> None:
         if robot.driver:
             raise Unsupported(f"robot {robot.name} has a driver")
         acting = [m for m in robot.modules if MODULES.get(m).command_fields]
-        if acting != ["motors"]:
+        if len(acting) != 1 or _kind(acting[0]) != "wheels":
             raise Unsupported(f"robot {robot.name} acts with {acting or 'nothing'}; the "
-                              "copies kernel drives motors only")
+                              "copies kernel drives one wheels drive (CopyKernel)")
     for label in observe:
-        if label not in OBSERVED:
-            raise Unsupported(f"observed module {label!r} (the kernel computes "
-                              f"{', '.join(OBSERVED)})")
+        if _kind(label) not in OBSERVED:
+            raise Unsupported(f"observed module {label!r} (the kernel computes the CopyKernel "
+                              f"kinds {', '.join(OBSERVED)})")
         for name, values in sim.params.values[label].items():
             if name in ("noise", "lost", "rate") and values.any():
                 raise Unsupported(f"{label} has {name} (noise, lost data and rates are not "
@@ -134,28 +139,39 @@ def _metric_kinds(base, task, sim) -> dict:
         raise Unsupported("the task ends with 'ended' (rules)")
     specs = {m.name: m for m in (base.monitors.metrics if base.monitors else ())}
     out = {}
-    for name in wanted:
-        m = specs.get(name)
-        if m is None or m.kind != "python" or m.args[0] not in METRICS or len(m.args) != 2:
-            raise Unsupported(f"metric {name} (the kernel computes python "
-                              f"{' and '.join(METRICS)})")
-        robot = m.args[1]
+    for name in sorted(wanted):
+        kind, robot = _term(specs.get(name))
+        if kind is None:
+            raise Unsupported(f"metric {name} (the kernel computes Python metrics of "
+                              f"{' and '.join(f.__name__ for f in TERMS)})")
         row = sim.robots.index.get(robot, -1)
-        kind = METRICS[m.args[0]]
         if kind == "collisions" and row >= 0:
-            contact = [label for label in sim.world.robots[row].modules
-                       if _is_contact(label)]
-            if contact not in ([], ["bumper"]):
+            contact = [m for m in sim.world.robots[row].modules
+                       if capability(MODULES.get(m), Learnable, default=True).contact]
+            if any(_kind(m) != "contact" for m in contact):
                 raise Unsupported(f"collisions of {robot} read {contact}")
             kind = "collisions" if contact else "nan"
         out[name] = (kind, row)
     return out
 
 
-def _is_contact(label: str) -> bool:
-    from .metrics import _contact
+def _term(spec) -> tuple:
+    """(what the kernel computes, robot) of a ``[MONITORS]`` metric, (None, "") otherwise."""
+    if spec is None or len(spec.args) != 2:
+        return None, ""
+    if not getattr(METRICS.get(spec.kind), "runs_code", False):  # not a Python metric
+        return None, ""
+    try:
+        fn = python_function(spec.args[0])
+    except Exception:  # noqa: BLE001 -- not importable here: not one of ours
+        return None, ""
+    return TERMS.get(fn), spec.args[1]
 
-    return _contact(label)
+
+def _kind(label: str) -> str:
+    """Module ``label``'s CopyKernel kind ("" when none)."""
+    found = capability(MODULES.get(label), CopyKernel)
+    return found.copy_kind if found is not None else ""
 
 
 class CopyBatch:
@@ -214,7 +230,6 @@ class CopyBatch:
 
     def _load(self, sim) -> None:
         """The template's arrays (shared) and the K copies' state (tiled)."""
-        from ..plugins.modules.sonar import ANGLES
         from ..raycast.jitcast import CELL_SIZE, _grid, _shapes
         from . import copykernels as ck
 
@@ -225,24 +240,30 @@ class CopyBatch:
         self.agent_rows = np.array([index[n] for n in self.agents], dtype=np.int64)
         self.rows = np.arange(k)[:, None] * a + self.agent_rows  # (K, A) global rows
         tile = lambda x: np.ascontiguousarray(np.tile(x, (k,) + (1,) * (np.ndim(x) - 1)))  # noqa
-        motors = sim.params.values["motors"]
-        sonar = sim.params.values["sonar"]
+        wheels = sim.params.values[self.motion]
+        if len(sim.params.rows[self.motion]) != a:
+            raise Unsupported(f"not every robot drives with {self.motion}")
+        fans = [m for m in self.maps[0].observe if _kind(m) == "fan"]
+        if len(fans) > 1:
+            raise Unsupported(f"two fans observed ({', '.join(fans)}): the kernel casts one")
+        self._fan = fans[0] if fans else ""
+        angles = np.array(capability(MODULES.get(self._fan), CopyKernel).copy_angles
+                          if fans else (), dtype=float)
         reach = np.full(a, 2.0)
-        reach[sim.params.rows["sonar"]] = sonar.get("max_range", reach[:0])
+        if fans:
+            reach[sim.params.rows[self._fan]] = sim.params.values[self._fan]["max_range"]
         self._shared = dict(
             radius=tile(engine.radius), axle=tile(np.asarray(sim.robots.axle, float)),
-            max_speed=tile(motors["max_speed"]), efficiency=tile(motors["efficiency"]),
+            max_speed=tile(wheels["max_speed"]), efficiency=tile(wheels["efficiency"]),
             driven=tile(engine.driven), reach=tile(reach),
             group=tile(np.asarray(sim.robots.group, np.int64)))
         c, cg, s, sg = engine.static_geometry()
         self._grids = _grid(_shapes(c, s, cg, sg), CELL_SIZE, least=1 << 12)
         self._static = engine._static_grid()
         self._half = np.ascontiguousarray(engine._half, dtype=float)
-        from ..physics import kinematic as kin
-
-        self._limits = np.array([engine._rmin, kin.SUBSTEP_REACH, float(kin.MAX_SUBSTEPS),
-                                 float(kin.ITERATIONS), self.dt])
-        self._angles = np.ascontiguousarray(np.column_stack((np.cos(ANGLES), np.sin(ANGLES))))
+        rmin, _, reach_radii, substeps, _, iterations = engine._limits  # step_small's
+        self._limits = np.array([rmin, reach_radii, substeps, iterations, self.dt])
+        self._angles = np.ascontiguousarray(np.column_stack((np.cos(angles), np.sin(angles))))
         self._initial = (engine.pos.copy(), engine.yaw.copy(), engine.heading.copy())
         n = k * a
         self.pos, self.yaw, self.heading = (tile(x) for x in self._initial)
@@ -252,10 +273,11 @@ class CopyBatch:
         self.contact, self.wheels = np.zeros((n, 2)), np.zeros((n, 2))
         self._scratch = dict(buf=np.zeros((n, 2)), start=np.zeros((n, 2)),
                              sight=np.zeros((n, 2)), cdata=np.zeros((n, 3)),
-                             dirs=np.zeros((n, 2, len(ANGLES))))
-        self.sonar, self.forward = np.zeros((n, len(ANGLES))), np.zeros(n)
-        self._cast = "sonar" in self.maps[0].observe
+                             dirs=np.zeros((n, 2, len(angles))))
+        self.sonar, self.forward = np.zeros((n, len(angles))), np.zeros(n)
+        self._cast = bool(fans)
         self._kernel = ck.step_copies
+        self._said = False  # whether the first call's compile was announced (or not needed)
 
     # -- episodes ------------------------------------------------------------------------------
 
@@ -307,6 +329,15 @@ class CopyBatch:
         return self
 
     def _run(self, move: bool) -> None:
+        if not self._said:
+            self._said = True
+            from ..raycast import cache
+            from . import copykernels
+
+            if not copykernels.compiled() and not cache.filled():
+                log.warning("coopsim: compiling the copies backend's step (first use after an "
+                            "install or an update: a minute or more on a busy machine; cached "
+                            "on disk for the next runs)")
         n = self.threads if self.threads is not None else policy.count()
         work = len(self.pos)
         with _numba_threads(n if work >= PARALLEL_MIN else 1):
@@ -322,7 +353,7 @@ class CopyBatch:
         """Module label -> (K, A, width) readings of every copy's agents."""
         out = {}
         for label in self.maps[0].observe:
-            reading = self.sonar if label == "sonar" else self.contact
+            reading = self.sonar if label == self._fan else self.contact
             out[label] = reading[self.rows]
         return out
 

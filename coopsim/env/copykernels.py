@@ -186,3 +186,44 @@ def _physics(lo, hi, act, pos, buf, start, yaw, heading, cmd, mode, state, conta
         _resolve(lo, hi, pos, buf, radius, heading, static, half, contact, iterations)
     for i in range(lo, hi):
         _finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
+
+
+def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:
+    """Arguments of :func:`step_copies` for a tiny batch with the types a real one has (one
+    robot a copy on an empty 4 x 4 m floor): calling it compiles, or loads, the kernel."""
+    from ..physics.kinematic import static_grid
+    from ..raycast.jitcast import CELL_SIZE, _grid, _shapes
+
+    n, beams = copies * agents, 11
+    half = np.array([2.0, 2.0])
+    static = static_grid(np.zeros((0, 6)), np.zeros(0, np.int64), half, 0.3)
+    grids = _grid(_shapes(np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0, np.int64),
+                          np.zeros(0, np.int64)), CELL_SIZE, least=1 << 12)
+    f2 = lambda: np.zeros((n, 2))  # noqa: E731
+    ones = np.ones(n)
+    heading = f2()
+    heading[:, 0] = 1.0
+    limits = np.array([0.2, 0.5, 16.0, 32.0, 0.05])
+    angles = np.column_stack((np.cos(np.linspace(-1.5, 1.5, beams)),
+                              np.sin(np.linspace(-1.5, 1.5, beams))))
+    return (agents, np.full((n, 2), 0.3), f2(), f2(), f2(), np.zeros(n), heading,
+            np.zeros((n, 3)), np.zeros(n, np.int64), np.zeros((n, 6)), f2(), f2(), ones * 0.2,
+            ones * 0.34, ones * 0.6, ones * 100.0, np.ones(n, bool), static, half, limits,
+            True, True, angles, ones * 2.0, np.arange(1, n + 1, dtype=np.int64), grids, f2(),
+            np.zeros((n, 3)), np.zeros((n, 2, beams)), np.zeros((n, beams)), np.zeros(n))
+
+
+def compiled() -> bool:
+    """Whether :func:`step_copies` is compiled (or loaded from the cache) in this process."""
+    return bool(getattr(step_copies, "signatures", ()))
+
+
+def wait_ready(timeout: float | None = None) -> bool:
+    """Compile (or load from numba's disk cache) :func:`step_copies` now: what the cache-filling
+    process (:mod:`coopsim.raycast.cache`, ``KERNEL_FILES``) calls. False without numba."""
+    from ..model.compiled import COMPILED
+
+    if not COMPILED:
+        return False
+    step_copies(*_warm_inputs())
+    return True
