@@ -128,8 +128,8 @@ def checked_actions(batch, actions) -> np.ndarray:
     if a.shape != want:
         raise ActionError(f"batched actions have shape {np.shape(actions)}, the space has "
                           f"shape {want if want[1] > 1 else (want[0], want[2])}")
-    bad = ~((a >= batch.action_low) & (a <= batch.action_high))
-    if bad.any():
+    if not ((a >= batch.action_low) & (a <= batch.action_high)).all():  # NaN fails too
+        bad = ~((a >= batch.action_low) & (a <= batch.action_high))
         k, j, i = (int(v) for v in np.argwhere(bad)[0])
         field = batch.maps[j].action_fields[i]
         raise ActionError(f"copy {k} {batch.agents[j]}: action {field} = {float(a[k, j, i])!r}"

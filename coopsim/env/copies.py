@@ -239,6 +239,8 @@ class CopyBatch:
         index = sim.robots.index
         self.agent_rows = np.array([index[n] for n in self.agents], dtype=np.int64)
         self.rows = np.arange(k)[:, None] * a + self.agent_rows  # (K, A) global rows
+        # every robot an agent, in row order: actions and readings are plain reshapes
+        self._whole = np.array_equal(self.agent_rows, np.arange(a))
         tile = lambda x: np.ascontiguousarray(np.tile(x, (k,) + (1,) * (np.ndim(x) - 1)))  # noqa
         wheels = sim.params.values[self.motion]
         if len(sim.params.rows[self.motion]) != a:
@@ -318,7 +320,10 @@ class CopyBatch:
         from .batch import checked_actions
 
         a = checked_actions(self, actions)
-        self.act_rows[self.rows.ravel()] = a.reshape(-1, a.shape[2])
+        if self._whole:
+            self.act_rows.reshape(a.shape)[...] = a
+        else:
+            self.act_rows[self.rows.ravel()] = a.reshape(-1, a.shape[2])
 
     def tick(self):
         """One step of every copy; returns self (what :meth:`observation` and
@@ -354,7 +359,8 @@ class CopyBatch:
         out = {}
         for label in self.maps[0].observe:
             reading = self.sonar if label == self._fan else self.contact
-            out[label] = reading[self.rows]
+            out[label] = (reading.reshape(self.rows.shape + reading.shape[1:]).copy()
+                          if self._whole else reading[self.rows])
         return out
 
     def outcome(self, snap=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
