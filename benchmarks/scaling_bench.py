@@ -10,7 +10,9 @@
    callable task returning zeros, as before the copies backend came) and ``copies`` (one
    template tiled, one compiled step parallel over the copies; lean robots, the scenario's own
    ``[TASK]``: forward speed, computed in the kernel).
-3. Builds (``--build``): seconds to construct the copies backend's batch of K copies (the
+3. Pairs (``--paired``): both backends on the same lean batch, one thread, timed in
+   alternating blocks in one process (the machine's drift hits both alike): their ratio.
+4. Builds (``--build``): seconds to construct the copies backend's batch of K copies (the
    whole ``CopyBatch`` constructor: load, template Simulation, tiling, the first sensing call),
    after one 1-copy build in the same process has paid the imports and loaded the kernel.
 
@@ -22,7 +24,8 @@ does); the pool is every core the process may use. Prints the CPU model, the cor
 load average (before and after): on a shared machine the figures mean little without them.
 
 Usage: python benchmarks/scaling_bench.py [--robots 10000,100000] [--copies 256,1024,4096]
-       [--backends world,copies] [--build 4096,32768] [--threads 1,2,4,...] [--steps 20]
+       [--backends world,copies] [--build 4096,32768] [--paired 256,1024,4096]
+       [--threads 1,2,4,...] [--steps 20]
        [--rounds 3] [--plot docs/images/scaling.png]
 """
 
@@ -148,6 +151,37 @@ def batch(copies: int, counts: list[int], steps: int, rounds: int,
                 ms[counts[0]]) for k, v in ms.items()]
 
 
+def paired(copies: int, steps: int, rounds: int) -> str:
+    """The two backends at ``copies`` x 4, one thread, timed in alternating blocks (world,
+    copies, world, ...) in this one process: the median of the blocks' ratios."""
+    import gymnasium
+
+    import coopsim.env  # noqa: F401 -- registers coopsim/Scenario-v0
+
+    agents = [f"r{i}" for i in range(1, 5)]
+    envs = {b: gymnasium.make_vec("coopsim/Scenario-v0", num_envs=copies, scenario=AVOID,
+                                  robot=agents, observe=["sonar"], lean=True, backend=b)
+            for b in ("world", "copies")}
+    actions = np.tile([0.3, 0.28], (copies, len(agents), 1))
+    _use(1)
+    ms: dict[str, list[float]] = {b: [] for b in envs}
+    for env in envs.values():
+        env.reset(seed=0)
+        for _ in range(3):
+            env.step(actions)
+    for _ in range(rounds):
+        for b, env in envs.items():
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                env.step(actions)
+            ms[b].append((time.perf_counter() - t0) / steps * 1e3)
+    ratio = statistics.median(w / c for w, c in zip(ms["world"], ms["copies"]))
+    return (f"{copies:,} copies x 4, 1 thread, lean, sonar, learn_avoid's [TASK]: world "
+            f"{statistics.median(ms['world']):.2f} ms, copies {statistics.median(ms['copies']):.2f}"
+            f" ms a step (medians of {rounds} alternating blocks of {steps}); world / copies, "
+            f"median of the pairs: {ratio:.2f}x")
+
+
 def builds(sizes: list[int]) -> list[tuple[int, float, float]]:
     """(K, seconds, MiB of the batch's arrays) of the copies backend's constructor at each K,
     after a 1-copy build (imports, the kernel loaded)."""
@@ -230,6 +264,8 @@ def main() -> None:
     parser.add_argument("--rates", default="0,10", help="sonar rates, Hz (0: every step)")
     parser.add_argument("--copies", default="256,1024,4096", help="batch sizes ('' none)")
     parser.add_argument("--backends", default="world,copies", help="batch backends")
+    parser.add_argument("--paired", default="",
+                        help="copies counts to time both backends at in alternating blocks")
     parser.add_argument("--build", default="4096,32768",
                         help="copies backend build sizes ('' none)")
     parser.add_argument("--threads", help="thread counts (default 1, 2, 4, ..., the cores)")
@@ -251,6 +287,8 @@ def main() -> None:
             rows += batch(k, counts, args.steps, args.rounds, backend)
             print(table(rows[-len(counts):]), flush=True)
     builds([int(v) for v in args.build.split(",") if v])
+    for k in (int(v) for v in args.paired.split(",") if v):
+        print(paired(k, args.steps, args.rounds), flush=True)
     after = machine()
     print(after)
     print(table(rows))
