@@ -267,19 +267,23 @@ class CopyBatch:
         self._limits = np.array([rmin, reach_radii, substeps, iterations, self.dt])
         self._angles = np.ascontiguousarray(np.column_stack((np.cos(angles), np.sin(angles))))
         self._initial = (engine.pos.copy(), engine.yaw.copy(), engine.heading.copy())
-        n = k * a
         self.pos, self.yaw, self.heading = (tile(x) for x in self._initial)
+        self._state(k * a, len(angles))
+        self._cast = bool(fans)
+        self._kernel = ck.step_copies
+        self._said = False  # whether the first call's compile was announced (or not needed)
+
+    def _state(self, n: int, beams: int) -> None:
+        """The copies' other per-robot arrays (``n`` rows, zeros): commands, state, contacts,
+        readings, the kernel's scratch."""
         self.mode = np.zeros(n, np.int64)
         self.cmd, self.state = np.zeros((n, 3)), np.zeros((n, 6))
         self.act_rows = np.zeros((n, 2))
         self.contact, self.wheels = np.zeros((n, 2)), np.zeros((n, 2))
         self._scratch = dict(buf=np.zeros((n, 2)), start=np.zeros((n, 2)),
                              sight=np.zeros((n, 2)), cdata=np.zeros((n, 3)),
-                             dirs=np.zeros((n, 2, len(angles))))
-        self.sonar, self.forward = np.zeros((n, len(angles))), np.zeros(n)
-        self._cast = bool(fans)
-        self._kernel = ck.step_copies
-        self._said = False  # whether the first call's compile was announced (or not needed)
+                             dirs=np.zeros((n, 2, beams)))
+        self.sonar, self.forward = np.zeros((n, beams)), np.zeros(n)
 
     # -- episodes ------------------------------------------------------------------------------
 
