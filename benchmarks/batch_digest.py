@@ -36,7 +36,8 @@ def digest(copies: int, steps: int, scenario: str) -> str:
         return np.zeros(rows.shape), (np.arange(rows.shape[0]) + count[0]) % 13 == 0
 
     vec = gymnasium.make_vec("coopsim/Scenario-v0", num_envs=copies, scenario=scenario,
-                             robot=AGENTS, observe=["sonar"], task=task)
+                             robot=AGENTS, observe=["sonar"], task=task,
+                             backend="world")
     h = hashlib.sha256()
     vec.reset(seed=3)
     rng = np.random.default_rng(0)

@@ -52,7 +52,7 @@ def run(source: str, copies: int, steps: int, blocks: int) -> dict:
     other = _other(source)
     vec = gymnasium.make_vec("coopsim/Scenario-v0", num_envs=copies, scenario=AVOID,
                              robot=["r1", "r2", "r3", "r4"], observe=["sonar"], task=_task,
-                             lean=True)
+                             lean=True, backend="world")
     vec.reset(seed=0)
     actions = np.tile([0.3, 0.28], (copies, 4, 1))
     for _ in range(5):

@@ -102,7 +102,8 @@ def batched(copies: int, robots: int, steps: int) -> dict:
     vecs = {}
     for lean in (False, True):
         vec = gymnasium.make_vec("coopsim/Scenario-v0", num_envs=copies, scenario=AVOID,
-                                 robot=agents, observe=["sonar"], task=task, lean=lean)
+                                 robot=agents, observe=["sonar"], task=task, lean=lean,
+                                 backend="world")
         vec.reset(seed=0)
         for _ in range(20):
             vec.step(actions)

@@ -5,7 +5,16 @@
    ``rate`` parameter: a tenth of the robots cast each step, staggered): step time and
    agent-steps/s (N / step time) at each thread count.
 2. Batches: K copies of ``scenarios/learn_avoid.scenario`` x 4 agents (sonar observed) in one
-   ``gymnasium.make_vec`` environment: ``step`` time and agent-steps/s (K x 4 / step time).
+   ``gymnasium.make_vec`` environment: ``step`` time and agent-steps/s (K x 4 / step time), on
+   each backend of ``--backends``: ``world`` (every copy in one simulation; a vectorized
+   callable task returning zeros, as before the copies backend came) and ``copies`` (one
+   template tiled, one compiled step parallel over the copies; lean robots, the scenario's own
+   ``[TASK]``: forward speed, computed in the kernel).
+3. Pairs (``--paired``): both backends on the same lean batch, one thread, timed in
+   alternating blocks in one process (the machine's drift hits both alike): their ratio.
+4. Builds (``--build``): seconds to construct the copies backend's batch of K copies (the
+   whole ``CopyBatch`` constructor: load, template Simulation, tiling, the first sensing call),
+   after one 1-copy build in the same process has paid the imports and loaded the kernel.
 
 Each world is built once; its thread counts are timed in interleaved blocks (1, 2, ..., then
 again), so that the machine's load drifts alike for all, and each count's figure is the median
@@ -15,7 +24,9 @@ does); the pool is every core the process may use. Prints the CPU model, the cor
 load average (before and after): on a shared machine the figures mean little without them.
 
 Usage: python benchmarks/scaling_bench.py [--robots 10000,100000] [--copies 256,1024,4096]
-       [--threads 1,2,4,...] [--steps 20] [--rounds 3] [--plot docs/images/scaling.png]
+       [--backends world,copies] [--build 4096,32768] [--paired 256,1024,4096]
+       [--threads 1,2,4,...] [--steps 20]
+       [--rounds 3] [--plot docs/images/scaling.png]
 """
 
 from __future__ import annotations
@@ -117,8 +128,9 @@ def swarm(n: int, rate: float, counts: list[int], steps: int, rounds: int) -> li
     return [Row(case, n, k, v, n, ms[counts[0]]) for k, v in ms.items()]
 
 
-def batch(copies: int, counts: list[int], steps: int, rounds: int) -> list[Row]:
-    """``copies`` copies of learn_avoid x 4 agents in one vector environment."""
+def batch(copies: int, counts: list[int], steps: int, rounds: int,
+          backend: str = "world") -> list[Row]:
+    """``copies`` copies of learn_avoid x 4 agents in one vector environment on ``backend``."""
     import gymnasium
 
     import coopsim.env  # noqa: F401 -- registers coopsim/Scenario-v0
@@ -128,14 +140,70 @@ def batch(copies: int, counts: list[int], steps: int, rounds: int) -> list[Row]:
     def task(snap, rows):
         return np.zeros(rows.shape), np.zeros(rows.shape[0], bool)
 
+    kw = (dict(task=task) if backend == "world" else dict(lean=True))
     vec = gymnasium.make_vec("coopsim/Scenario-v0", num_envs=copies, scenario=AVOID,
-                             robot=agents, observe=["sonar"], task=task)
+                             robot=agents, observe=["sonar"], backend=backend, **kw)
     vec.reset(seed=0)
     actions = np.tile([0.3, 0.28], (copies, len(agents), 1))
     ms = _timed(lambda: vec.step(actions), counts, steps, rounds)
     vec.close()
-    return [Row("learn_avoid x 4 agents", copies, k, v, copies * len(agents), ms[counts[0]])
-            for k, v in ms.items()]
+    return [Row(f"learn_avoid x 4 agents ({backend})", copies, k, v, copies * len(agents),
+                ms[counts[0]]) for k, v in ms.items()]
+
+
+def paired(copies: int, steps: int, rounds: int) -> str:
+    """The two backends at ``copies`` x 4, one thread, timed in alternating blocks (world,
+    copies, world, ...) in this one process: the median of the blocks' ratios."""
+    import gymnasium
+
+    import coopsim.env  # noqa: F401 -- registers coopsim/Scenario-v0
+
+    agents = [f"r{i}" for i in range(1, 5)]
+    envs = {b: gymnasium.make_vec("coopsim/Scenario-v0", num_envs=copies, scenario=AVOID,
+                                  robot=agents, observe=["sonar"], lean=True, backend=b)
+            for b in ("world", "copies")}
+    actions = np.tile([0.3, 0.28], (copies, len(agents), 1))
+    _use(1)
+    ms: dict[str, list[float]] = {b: [] for b in envs}
+    for env in envs.values():
+        env.reset(seed=0)
+        for _ in range(3):
+            env.step(actions)
+    for _ in range(rounds):
+        for b, env in envs.items():
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                env.step(actions)
+            ms[b].append((time.perf_counter() - t0) / steps * 1e3)
+    ratio = statistics.median(w / c for w, c in zip(ms["world"], ms["copies"]))
+    return (f"{copies:,} copies x 4, 1 thread, lean, sonar, learn_avoid's [TASK]: world "
+            f"{statistics.median(ms['world']):.2f} ms, copies {statistics.median(ms['copies']):.2f}"
+            f" ms a step (medians of {rounds} alternating blocks of {steps}); world / copies, "
+            f"median of the pairs: {ratio:.2f}x")
+
+
+def builds(sizes: list[int]) -> list[tuple[int, float, float]]:
+    """(K, seconds, MiB of the batch's arrays) of the copies backend's constructor at each K,
+    after a 1-copy build (imports, the kernel loaded)."""
+    from coopsim.env.copies import CopyBatch
+
+    agents = [f"r{i}" for i in range(1, 5)]
+    CopyBatch(AVOID, 1, agents, ["sonar"], lean=True)
+    out = []
+    for k in sizes:
+        t0 = time.perf_counter()
+        b = CopyBatch(AVOID, k, agents, ["sonar"], lean=True)
+        seconds = time.perf_counter() - t0
+        arrays = [v for v in vars(b).values() if isinstance(v, np.ndarray)]
+        arrays += [v for d in (b._shared, b._scratch) for v in d.values()]
+        out.append((k, seconds, sum(a.nbytes for a in arrays) / 2**20))
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+        print(f"build {k:,} copies x 4: {seconds:.3f} s, arrays {out[-1][2]:.0f} MiB, "
+              f"process peak RSS {peak:.0f} MiB", flush=True)
+        del b
+    return out
 
 
 def table(rows: list[Row]) -> str:
@@ -195,6 +263,11 @@ def main() -> None:
     parser.add_argument("--robots", default="10000,100000", help="swarm sizes ('' none)")
     parser.add_argument("--rates", default="0,10", help="sonar rates, Hz (0: every step)")
     parser.add_argument("--copies", default="256,1024,4096", help="batch sizes ('' none)")
+    parser.add_argument("--backends", default="world,copies", help="batch backends")
+    parser.add_argument("--paired", default="",
+                        help="copies counts to time both backends at in alternating blocks")
+    parser.add_argument("--build", default="4096,32768",
+                        help="copies backend build sizes ('' none)")
     parser.add_argument("--threads", help="thread counts (default 1, 2, 4, ..., the cores)")
     parser.add_argument("--steps", type=int, default=20, help="steps per block")
     parser.add_argument("--rounds", type=int, default=3, help="blocks per thread count")
@@ -210,8 +283,12 @@ def main() -> None:
             rows += swarm(n, rate, counts, args.steps, args.rounds)
             print(table(rows[-len(counts):]), flush=True)
     for k in (int(v) for v in args.copies.split(",") if v):
-        rows += batch(k, counts, args.steps, args.rounds)
-        print(table(rows[-len(counts):]), flush=True)
+        for backend in (v for v in args.backends.split(",") if v):
+            rows += batch(k, counts, args.steps, args.rounds, backend)
+            print(table(rows[-len(counts):]), flush=True)
+    builds([int(v) for v in args.build.split(",") if v])
+    for k in (int(v) for v in args.paired.split(",") if v):
+        print(paired(k, args.steps, args.rounds), flush=True)
     after = machine()
     print(after)
     print(table(rows))

@@ -114,8 +114,33 @@ def _walls(k: int, dx: float, dy: float, floor) -> list[ObjectSpec]:
                        color=(90, 90, 90)) for i, (x, y, sx, sy) in enumerate(boxes)]
 
 
+def checked_actions(batch, actions) -> np.ndarray:
+    """``actions`` as the (K, A, d) float array of ``batch`` (either backend: its ``copies``,
+    ``agents``, ``maps``, ``motion``, ``action_low`` and ``action_high``).
+
+    Raises:
+        ActionError: wrong shape or a value outside its bound (names copy, agent, bound).
+    """
+    a = np.asarray(actions, dtype=np.float64)
+    want = (batch.copies, len(batch.agents), batch.action_low.shape[1])
+    if a.shape == (want[0], want[2]) and want[1] == 1:
+        a = a[:, None, :]
+    if a.shape != want:
+        raise ActionError(f"batched actions have shape {np.shape(actions)}, the space has "
+                          f"shape {want if want[1] > 1 else (want[0], want[2])}")
+    if not ((a >= batch.action_low) & (a <= batch.action_high)).all():  # NaN fails too
+        bad = ~((a >= batch.action_low) & (a <= batch.action_high))
+        k, j, i = (int(v) for v in np.argwhere(bad)[0])
+        field = batch.maps[j].action_fields[i]
+        raise ActionError(f"copy {k} {batch.agents[j]}: action {field} = {float(a[k, j, i])!r}"
+                          f" is outside the {batch.motion} bound [{batch.action_low[j, i]:g}, "
+                          f"{batch.action_high[j, i]:g}]")
+    return a
+
+
 class BatchWorld:
-    """K copies of a scenario's agents, stepped together.
+    """K copies of a scenario's agents, stepped together in one simulation (the ``world``
+    backend; :func:`coopsim.env.copies.batch_world` picks this or the ``copies`` one).
 
     Args:
         scenario: A path or ScenarioSpec. copies: K.
@@ -130,6 +155,8 @@ class BatchWorld:
         lean: Robots carry only the observed modules and their motion module (nothing else
             is sensed: faster); needs ``observe``, and a task that reads nothing else.
     """
+
+    backend, backend_reason = "world", ""
 
     def __init__(self, scenario, copies: int, robots=None, observe=None, task=None,
                  gap: float | None = None, seed: int | None = None,
@@ -239,24 +266,16 @@ class BatchWorld:
         Raises:
             ActionError: wrong shape or a value outside its bound (names copy, agent, bound).
         """
-        a = np.asarray(actions, dtype=np.float64)
-        want = (self.copies, len(self.agents), self.action_low.shape[1])
-        if a.shape == (want[0], want[2]) and want[1] == 1:
-            a = a[:, None, :]
-        if a.shape != want:
-            raise ActionError(f"batched actions have shape {np.shape(actions)}, the space has "
-                              f"shape {want if want[1] > 1 else (want[0], want[2])}")
-        bad = ~((a >= self.action_low) & (a <= self.action_high))
-        if bad.any():
-            k, j, i = (int(v) for v in np.argwhere(bad)[0])
-            field = self.maps[j].action_fields[i]
-            raise ActionError(f"copy {k} {self.agents[j]}: action {field} = {float(a[k, j, i])!r}"
-                              f" is outside the {self.motion} bound [{self.action_low[j, i]:g}, "
-                              f"{self.action_high[j, i]:g}]")
+        a = checked_actions(self, actions)
         commands = self.sim.commands[self.motion]
         flat = self.rows.ravel()
-        commands[flat, :want[2]] = a.reshape(-1, want[2])
-        commands[flat, want[2]:] = 0.0
+        commands[flat, :a.shape[2]] = a.reshape(-1, a.shape[2])
+        commands[flat, a.shape[2]:] = 0.0
+
+    @property
+    def dt(self) -> float:
+        """The step, s."""
+        return self.sim.dt
 
     def tick(self):
         """One step of every copy; the snapshot."""

@@ -12,6 +12,7 @@ from gymnasium.vector.utils import batch_space
 
 from ..model.plugins import engine_with
 from .batch import BatchWorld
+from .copies import batch_world
 from .gym import refuse_closed
 
 
@@ -44,13 +45,19 @@ class CoopsimVectorEnv(VectorEnv):
             the observed and motion modules (see BatchWorld).
         engine: Must be the batch's engine (or None): the first engine with the ``batch``
             feature (``kinematic``).
+        backend: ``"copies"`` (one template copy tiled, one compiled parallel step; an
+            unsupported scenario raises), ``"world"`` (every copy in one simulation), or None:
+            copies when supported, else world (the reason logged and in
+            ``batch.backend_reason``). threads: The copies backend's thread count (None: the
+            thread policy's, :mod:`coopsim.model.threads`).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int, scenario, robot=None, observe=None, flat: bool = False,
                  task=None, gap: float | None = None, engine: str | None = None,
-                 render_mode: str | None = None, lean: bool = False, **ignored) -> None:
+                 render_mode: str | None = None, lean: bool = False,
+                 backend: str | None = None, threads: int | None = None, **ignored) -> None:
         from .mapping import LearningError
 
         batch = engine_with("batch")
@@ -58,7 +65,8 @@ class CoopsimVectorEnv(VectorEnv):
             raise LearningError(f"batched worlds run on the {batch} engine, not {engine!r}")
         if render_mode is not None:
             raise LearningError("batched worlds do not render; render one copy with make()")
-        self.batch = BatchWorld(scenario, num_envs, robot, observe, task, gap, lean=lean)
+        self.batch = batch_world(scenario, num_envs, robot, observe, task, gap, lean=lean,
+                                 backend=backend, threads=threads)
         self.num_envs = num_envs
         self.flat = flat
         self.many = len(self.batch.agents) > 1
@@ -80,7 +88,7 @@ class CoopsimVectorEnv(VectorEnv):
 
     def _info(self, snap) -> dict:
         return {"time": np.full(self.num_envs, snap.time),
-                "episode_time": self.batch.steps * self.batch.sim.dt}
+                "episode_time": self.batch.steps * self.batch.dt}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Every copy starts over (``seed`` seeds the one run's generator)."""

@@ -171,6 +171,27 @@ class Recordable(Protocol):
         ``board`` (None at first) and the step's robot names; default None."""
 
 
+@runtime_checkable
+class CopyKernel(Protocol):
+    """A module the ``copies`` backend of batched worlds computes inside its compiled step
+    (:mod:`coopsim.env.copies`), by what it is rather than by its name.
+
+    Attributes:
+        copy_kind: ``"wheels"``: a differential drive whose command is the (left, right) wheel
+            speeds, m/s, clipped to +-``max_speed`` and scaled by ``efficiency`` % (parameters
+            of those names), driving at their mean along the heading and turning at their
+            difference over the axle; ``"fan"``: distances from the chassis edge along
+            ``copy_angles``, cast from the centre against everything but the robot's own
+            chassis, capped at ``max_range`` m; ``"contact"``: the engine's front and rear
+            contact flags. "" (the default): not computed there (the batch then runs on the
+            ``world`` backend, saying so).
+        copy_angles: A fan's beam angles, rad from the heading, counter-clockwise.
+    """
+
+    copy_kind: ClassVar[str]
+    copy_angles: ClassVar[tuple[float, ...]]
+
+
 # -- the defaults (what the base class gave every module before) -------------------------------
 # Plain functions of the view (``self``), so a default reaches the module's own members.
 
@@ -231,6 +252,11 @@ class _AnswerDefaults:
         return self.answer(command, row, text, snap)
 
 
+class _CopyDefaults:
+    copy_kind = ""
+    copy_angles: tuple = ()
+
+
 class _RecordDefaults:
     columns: tuple = ()
 
@@ -252,6 +278,7 @@ _KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], type]] = {
     Drawable: (("draw",), ("draw",), _DrawDefaults),
     Answerer: (("answer", "answer_robot"), (), _AnswerDefaults),
     Recordable: (("columns", "record", "replay"), (), _RecordDefaults),
+    CopyKernel: (("copy_kind", "copy_angles"), ("copy_kind",), _CopyDefaults),
 }
 CAPABILITIES: tuple[type, ...] = tuple(_KINDS)
 _ADAPTERS: dict[tuple[type, str], Any] = {}

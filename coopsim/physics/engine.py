@@ -31,7 +31,9 @@ from ..model.specs import FloorSpec, ObjectSpec
 #: and ``velocity``: the two drives; ``attach``: run-time constraints between two bodies
 #: (:meth:`Engine.attach`, a gripper's hold); ``swarm``: built for thousands of robots a step
 #: (what ``coopsim bench realtime`` runs by default); ``batch``: the engine batched learning
-#: worlds run on (:mod:`coopsim.env.batch`: K copies side by side, rows reset between steps).
+#: worlds run on (:mod:`coopsim.env.batch`: K copies side by side, rows reset between steps);
+#: ``copies``: the engine whose per-robot bodies (:mod:`coopsim.physics.kinematic_kernels`) the
+#: copies batch backend's compiled step inlines (:mod:`coopsim.env.copykernels`).
 #: ``flight``: bodies free in 3D (six degrees of freedom, gravity) driven by body-frame
 #: wrenches (:meth:`Engine.apply_wrench`, the ``rotors`` drive) and reporting
 #: :meth:`Engine.state3d`: an engine without it is a 2D engine and refuses 3D bodies.
@@ -41,7 +43,7 @@ from ..model.specs import FloorSpec, ObjectSpec
 #: (:meth:`Engine.attach` with an arm's handle: the object welded to its last link).
 #: The core finds an engine by these and by :attr:`Engine.default`, never by its label.
 FEATURES = frozenset({"joints", "movable_objects", "multi_body", "differential", "velocity",
-                      "attach", "swarm", "batch", "flight", "arms"})
+                      "attach", "swarm", "batch", "copies", "flight", "arms"})
 #: Columns of :meth:`Engine.state3d`: position (m, world frame), orientation quaternion (w, x,
 #: y, z; body to world), linear velocity (m/s, world frame), angular velocity (rad/s, body
 #: frame: what a gyroscope reads).

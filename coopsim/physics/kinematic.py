@@ -117,7 +117,7 @@ class KinematicEngine(Engine):
     label = "kinematic"
     description = "swarm kinematics (numba): commanded motion, overlap resolution, no joints"
     features = frozenset({"differential", "velocity", "movable_objects", "attach", "swarm",
-                          "batch"})
+                          "batch", "copies"})
     kernels = "auto"
 
     def __init__(self, floor: FloorSpec, kernels: str | None = None) -> None:

@@ -110,7 +110,7 @@ class PymunkEngine(Engine):
 
     label = "pymunk"
     description = "rigid-body dynamics (pymunk/Chipmunk): pushing, stalling, joints, carried parts"
-    features = FEATURES - {"swarm", "batch", "flight", "arms"}  # 2D: no free bodies, no arms
+    features = FEATURES - {"swarm", "batch", "copies", "flight", "arms"}  # 2D: no free bodies
     default = True
 
     def __init__(self, floor: FloorSpec) -> None:

@@ -54,6 +54,8 @@ ALLOWED = {
     ("viewer/scene.py", "leds"): "the `leds` drawing-hint kind and its layer",
     ("model/validate.py", "line"): "a parameter setting's file line",
     ("env/batch.py", "events"): "the scenario attribute [EVENT_n] fills (batched worlds refuse it)",
+    ("env/copies.py", "events"): "the scenario attribute [EVENT_n] fills (the copies backend "
+                                 "refuses it)",
     ("ros2/dds.py", "velocity"): "sensor_msgs/JointState's velocity field",
     ("physics/engine.py", "joints"): "the joints engine feature (pivot and revolute joints)",
     ("ros2/dds.py", "pose"): "a ROS message's field (geometry_msgs/PoseWithCovariance.pose)",

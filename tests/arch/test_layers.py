@@ -35,8 +35,10 @@ ALLOWED = {
     "conformance": {"model", "net", "client", "conformance"},
     # learning environments: in-process runs (sim, formats); "human" rendering serves the run
     # (net) and starts the viewer's process (viewer/__init__, no window code); batched worlds
-    # cast their copies' fans with the compiled caster's kernels (raycast, below sim)
-    "env": {"model", "formats", "raycast", "sim", "net", "viewer", "env"},
+    # cast their copies' fans with the compiled caster's kernels (raycast, below sim); the
+    # copies backend's one compiled step inlines the kinematic engine's per-robot bodies
+    # (physics) with the caster's
+    "env": {"model", "formats", "physics", "raycast", "sim", "net", "viewer", "env"},
     # the command: every front end, never the built-in plugins (they come by entry point)
     "app": {"model", "formats", "raycast", "sim", "net", "recording", "replay", "client",
             "viewer", "app", "foxglove", "conformance", "ros2"},

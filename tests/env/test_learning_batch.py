@@ -169,8 +169,8 @@ def test_bad_actions_and_bad_makes():
 
 
 def test_lean_copies_carry_only_what_is_observed_and_see_the_same():
-    full = _vec(3, robot=AGENTS, observe=["sonar"])
-    lean = _vec(3, robot=AGENTS, observe=["sonar"], lean=True)
+    full = _vec(3, robot=AGENTS, observe=["sonar"], backend="world")
+    lean = _vec(3, robot=AGENTS, observe=["sonar"], lean=True, backend="world")
     assert set(lean.batch.sim.world.robots[0].modules) == {"motors", "sonar"}
     rows = lean.batch.sim.params.rows  # the robots each module senses
     assert {m for m, r in rows.items() if len(r)} == {"motors", "sonar"}
@@ -192,7 +192,7 @@ def test_the_batch_casts_each_copy_in_its_own_frame_as_the_world_caster_would():
     from coopsim.plugins.modules.sonar import ANGLES
     from coopsim.raycast.jitcast import JitRayCaster, fan_directions
 
-    env = _vec(9, robot=AGENTS, observe=["sonar"], lean=True)
+    env = _vec(9, robot=AGENTS, observe=["sonar"], lean=True, backend="world")
     if not batchcast.wait_ready(600):  # compiled (or loaded) in the background
         pytest.skip("compiled casting is off here (COOPSIM_JIT=numpy or no numba)")
     caster = env.batch.caster.active

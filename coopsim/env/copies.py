@@ -1,0 +1,425 @@
+"""The ``copies`` backend of batched worlds: K copies of one template, stepped by one compiled
+call, parallel over the copies (docs/learning.md, "Batched worlds").
+
+The ``world`` backend (:class:`~coopsim.env.batch.BatchWorld`) lays K copies out in one big
+simulation, so building it costs K times the per-robot Python of a world, and a step is one tick
+of that world (Python phases around the kernels). Here ONE copy is built as a normal
+:class:`~coopsim.sim.simulation.Simulation` (the template: the real model's parameters, the
+kinematic engine's static shapes, radii, axles), its arrays are read, and the K copies are numpy
+tiles of them in each copy's own frame: no big floor, no offsets, the template's static grids
+shared read-only by every copy. A step is :func:`coopsim.env.copykernels.step_copies`: each
+copy stepped whole (motors, motion and contacts, sonar, task terms) on numba's threads.
+
+What it runs (else :func:`batch_world` falls back to the ``world`` backend and says why):
+the engine with the ``copies`` feature (the kinematic one, whose per-robot bodies the kernel
+inlines); every robot a one-body robot whose one acting module is a ``wheels`` drive (the
+:class:`~coopsim.model.capabilities.CopyKernel` capability: ``motors``); observed modules that
+are a ``fan`` (``sonar``) or ``contact`` flags (``bumper``), without noise, lost data or a
+rate; no drivers, scenario objects placed later, rules, events, zones or squads; the
+scenario's ``[TASK]`` when its metrics are Python metrics of
+:func:`coopsim.env.metrics.forward_speed` or :func:`~coopsim.env.metrics.collisions` (or no
+task). Frames and units: each copy's frame, m, rad, s.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from ..model import threads as policy
+from ..model.capabilities import CopyKernel, Learnable, capability
+from ..model.plugins import METRICS, MODULES, engine_with
+from ..model.validate import members, python_function
+from . import metrics
+from .episode import load, resolve_task
+from .lean import lean as lean_scenario
+from .mapping import LearningError, agent_map
+
+log = logging.getLogger(__name__)
+
+OBSERVED = ("fan", "contact")  # CopyKernel kinds whose readings the kernel computes
+TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions"}  # its metrics
+SCENE = ("rules", "events", "zones", "squads", "objects")  # ScenarioSpec fields it lacks
+CHUNK = 8  # copies a thread takes at a time
+PARALLEL_MIN = 64  # robots from which the copies are shared among threads
+
+
+class Unsupported(LearningError):
+    """The scenario (or the batch asked for) is outside what the copies backend runs."""
+
+
+def batch_world(scenario, copies: int, robots=None, observe=None, task=None,
+                gap: float | None = None, seed: int | None = None, lean: bool = False,
+                backend: str | None = None, threads: int | None = None):
+    """A batch of ``copies`` copies: a :class:`CopyBatch` when the scenario is supported (or
+    ``backend="copies"``), else a :class:`~coopsim.env.batch.BatchWorld` (``backend="world"``,
+    or the reason logged and kept in its ``backend_reason``). Args as BatchWorld's; ``threads``:
+    the copies backend's thread count (None: :func:`coopsim.model.threads.count`).
+
+    Raises:
+        LearningError: ``backend`` is neither None, "copies" nor "world"; ``backend="copies"``
+            on a scenario it does not run (the message names what).
+    """
+    from .batch import BatchWorld
+
+    if backend not in (None, "copies", "world"):
+        raise LearningError(f"backend must be 'copies' or 'world', got {backend!r}")
+    reason = "asked for (backend='world')"
+    if backend != "world":
+        try:
+            return CopyBatch(scenario, copies, robots, observe, task, seed, lean, threads)
+        except Unsupported as why:
+            if backend == "copies":
+                raise LearningError(f"the copies backend cannot run this batch: {why}") from None
+            reason = str(why)
+            log.info("batched worlds: the world backend serves (%s)", reason)
+    batch = BatchWorld(scenario, copies, robots, observe, task, gap, seed, lean)
+    batch.backend_reason = reason
+    return batch
+
+
+def _template(base, seed):
+    """The one-copy Simulation on the batch engine (raises Unsupported when it is not the
+    kinematic engine this backend's kernel is)."""
+    from ..sim.simulation import Simulation
+
+    try:
+        engine = engine_with("copies")
+    except Exception:  # noqa: BLE001 -- no engine offers it (a trimmed install)
+        raise Unsupported("no engine has the copies feature") from None
+    spec = replace(base, settings=replace(base.settings, engine=engine))
+    return Simulation(spec, seed=seed, engine=engine)
+
+
+def _check_scenario(base) -> None:
+    """Raise Unsupported for what the kernel does not model (see the module)."""
+    from ..model.compiled import COMPILED
+    from ..raycast import auto
+
+    if not COMPILED:
+        raise Unsupported("numba is not installed")
+    if auto._policy() == "numpy":
+        raise Unsupported("COOPSIM_JIT=numpy turns compiled kernels off")
+    for what in SCENE:
+        if getattr(base, what):
+            raise Unsupported(f"scenario {base.name} has {what}")
+
+
+def _check_robots(sim, base, observe) -> None:
+    """Every robot: one body, ``motors``, nothing else that acts; observed modules the kernel
+    computes, without noise, lost data or a rate."""
+    if len(sim.robots.names) != len(base.robots):
+        raise Unsupported("a robot has several bodies")
+    for robot in sim.world.robots:
+        if robot.driver:
+            raise Unsupported(f"robot {robot.name} has a driver")
+        acting = [m for m in robot.modules if MODULES.get(m).command_fields]
+        if len(acting) != 1 or _kind(acting[0]) != "wheels":
+            raise Unsupported(f"robot {robot.name} acts with {acting or 'nothing'}; the "
+                              "copies kernel drives one wheels drive (CopyKernel)")
+    for label in observe:
+        if _kind(label) not in OBSERVED:
+            raise Unsupported(f"observed module {label!r} (the kernel computes the CopyKernel "
+                              f"kinds {', '.join(OBSERVED)})")
+        for name, values in sim.params.values[label].items():
+            if name in ("noise", "lost", "rate") and values.any():
+                raise Unsupported(f"{label} has {name} (noise, lost data and rates are not "
+                                  "modelled)")
+
+
+def _metric_kinds(base, task, sim) -> dict:
+    """Metric name -> (kind, robot row) for the task's terms; raise Unsupported otherwise."""
+    if callable(task):
+        raise Unsupported("a callable task reads a simulation snapshot")
+    wanted = {t.metric for t in task.rewards + task.ends if t.metric}
+    if any(not t.metric for t in task.ends):
+        raise Unsupported("the task ends with 'ended' (rules)")
+    specs = {m.name: m for m in (base.monitors.metrics if base.monitors else ())}
+    out = {}
+    for name in sorted(wanted):
+        kind, robot = _term(specs.get(name))
+        if kind is None:
+            raise Unsupported(f"metric {name} (the kernel computes Python metrics of "
+                              f"{' and '.join(f.__name__ for f in TERMS)})")
+        row = sim.robots.index.get(robot, -1)
+        if kind == "collisions" and row >= 0:
+            contact = [m for m in sim.world.robots[row].modules
+                       if capability(MODULES.get(m), Learnable, default=True).contact]
+            if any(_kind(m) != "contact" for m in contact):
+                raise Unsupported(f"collisions of {robot} read {contact}")
+            kind = "collisions" if contact else "nan"
+        out[name] = (kind, row)
+    return out
+
+
+def _term(spec) -> tuple:
+    """(what the kernel computes, robot) of a ``[MONITORS]`` metric, (None, "") otherwise."""
+    if spec is None or len(spec.args) != 2:
+        return None, ""
+    if not getattr(METRICS.get(spec.kind), "runs_code", False):  # not a Python metric
+        return None, ""
+    try:
+        fn = python_function(spec.args[0])
+    except Exception:  # noqa: BLE001 -- not importable here: not one of ours
+        return None, ""
+    return TERMS.get(fn), spec.args[1]
+
+
+def _kind(label: str) -> str:
+    """Module ``label``'s CopyKernel kind ("" when none)."""
+    found = capability(MODULES.get(label), CopyKernel)
+    return found.copy_kind if found is not None else ""
+
+
+class CopyBatch:
+    """K copies of a scenario's agents stepped by one compiled call (see the module).
+
+    The interface is :class:`~coopsim.env.batch.BatchWorld`'s (``agents``, ``maps``,
+    ``act``, ``tick``, ``observation``, ``outcome``, ``reset``, ``reset_copies``, ``steps``,
+    ``dt``); ``threads``: numba threads for the step (None: the thread policy's count).
+
+    Raises:
+        Unsupported: what the kernel does not model (see the module).
+        LearningError: as BatchWorld (copies < 1, unknown robot, lean without observe).
+    """
+
+    backend, backend_reason = "copies", ""
+
+    def __init__(self, scenario, copies: int, robots=None, observe=None, task=None,
+                 seed: int | None = None, lean: bool = False,
+                 threads: int | None = None) -> None:
+        from .batch import replicate
+
+        if copies < 1:
+            raise LearningError(f"copies must be at least 1, got {copies}")
+        base = load(scenario)
+        everyone = tuple(members(base))
+        self.agents = tuple(everyone if robots is None else
+                            ((robots,) if isinstance(robots, str) else robots))
+        for name in self.agents:
+            if name not in everyone:
+                raise LearningError(f"scenario {base.name} has no robot {name!r} "
+                                    f"(robots: {', '.join(everyone) or 'none'})")
+        if lean:
+            if observe is None:
+                raise LearningError("lean batched worlds need observe: the modules to keep")
+            base = lean_scenario(base, observe)
+        replicate(base, 1)  # the world backend's refusals (rules, events, zones), its words
+        _check_scenario(base)
+        self.base, self.copies, self.threads = base, copies, threads
+        self.task = task if callable(task) else resolve_task(base, task)
+        sim = _template(base, seed)
+        world = sim.world
+        self.n_targets = len(base.targets)
+        self.maps = [agent_map(world, a, observe, self.n_targets) for a in self.agents]
+        self.motion = self.maps[0].motion
+        _check_robots(sim, base, self.maps[0].observe)
+        self._metrics = _metric_kinds(base, self.task, sim)
+        self.action_low = np.stack([m.action_low for m in self.maps])
+        self.action_high = np.stack([m.action_high for m in self.maps])
+        self.dt = sim.dt
+        self.truncate_at = (self.task.truncate if self.task.truncate is not None
+                            else base.settings.duration)
+        self._load(sim)
+        self.reset()
+
+    # -- the template and its copies -----------------------------------------------------------
+
+    def _load(self, sim) -> None:
+        """The template's arrays (shared) and the K copies' state (tiled)."""
+        from ..raycast.jitcast import CELL_SIZE, _grid, _shapes
+        from . import copykernels as ck
+
+        engine, k = sim.world.engine, self.copies
+        engine._sync()
+        a = self.width = len(engine.pos)
+        index = sim.robots.index
+        self.agent_rows = np.array([index[n] for n in self.agents], dtype=np.int64)
+        self.rows = np.arange(k)[:, None] * a + self.agent_rows  # (K, A) global rows
+        # every robot an agent, in row order: actions and readings are plain reshapes
+        self._whole = np.array_equal(self.agent_rows, np.arange(a))
+        tile = lambda x: np.ascontiguousarray(np.tile(x, (k,) + (1,) * (np.ndim(x) - 1)))  # noqa
+        wheels = sim.params.values[self.motion]
+        if len(sim.params.rows[self.motion]) != a:
+            raise Unsupported(f"not every robot drives with {self.motion}")
+        fans = [m for m in self.maps[0].observe if _kind(m) == "fan"]
+        if len(fans) > 1:
+            raise Unsupported(f"two fans observed ({', '.join(fans)}): the kernel casts one")
+        self._fan = fans[0] if fans else ""
+        angles = np.array(capability(MODULES.get(self._fan), CopyKernel).copy_angles
+                          if fans else (), dtype=float)
+        reach = np.full(a, 2.0)
+        if fans:
+            reach[sim.params.rows[self._fan]] = sim.params.values[self._fan]["max_range"]
+        self._shared = dict(
+            radius=tile(engine.radius), axle=tile(np.asarray(sim.robots.axle, float)),
+            max_speed=tile(wheels["max_speed"]), efficiency=tile(wheels["efficiency"]),
+            driven=tile(engine.driven), reach=tile(reach),
+            group=tile(np.asarray(sim.robots.group, np.int64)))
+        c, cg, s, sg = engine.static_geometry()
+        self._grids = _grid(_shapes(c, s, cg, sg), CELL_SIZE, least=1 << 12)
+        self._static = engine._static_grid()
+        self._half = np.ascontiguousarray(engine._half, dtype=float)
+        rmin, _, reach_radii, substeps, _, iterations = engine._limits  # step_small's
+        self._limits = np.array([rmin, reach_radii, substeps, iterations, self.dt])
+        self._angles = np.ascontiguousarray(np.column_stack((np.cos(angles), np.sin(angles))))
+        self._initial = (engine.pos.copy(), engine.yaw.copy(), engine.heading.copy())
+        self.pos, self.yaw, self.heading = (tile(x) for x in self._initial)
+        self._state(k * a, len(angles))
+        self._cast = bool(fans)
+        self._kernel = ck.step_copies
+        self._said = False  # whether the first call's compile was announced (or not needed)
+
+    def _state(self, n: int, beams: int) -> None:
+        """The copies' other per-robot arrays (``n`` rows, zeros): commands, state, contacts,
+        readings, the kernel's scratch."""
+        self.mode = np.zeros(n, np.int64)
+        self.cmd, self.state = np.zeros((n, 3)), np.zeros((n, 6))
+        self.act_rows = np.zeros((n, 2))
+        self.contact, self.wheels = np.zeros((n, 2)), np.zeros((n, 2))
+        self._scratch = dict(buf=np.zeros((n, 2)), start=np.zeros((n, 2)),
+                             sight=np.zeros((n, 2)), cdata=np.zeros((n, 3)),
+                             dirs=np.zeros((n, 2, beams)))
+        self.sonar, self.forward = np.zeros((n, beams)), np.zeros(n)
+
+    # -- episodes ------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None):
+        """Every copy starts over (``seed``: unused, nothing is random here); returns self
+        (what :meth:`observation` reads)."""
+        self.reset_copies(np.ones(self.copies, dtype=bool))
+        self.time = 0.0
+        self._run(move=False)
+        return self
+
+    def reset_copies(self, which: np.ndarray) -> None:
+        """Put the copies ``which`` (a (K,) bool mask) back to their initial layout: at their
+        initial poses, at rest, commands zeroed (the world backend's reset, per copy)."""
+        which = np.asarray(which, dtype=bool)
+        if not which.any():
+            return
+        a = self.width
+        rows = (np.flatnonzero(which)[:, None] * a + np.arange(a)).ravel()
+        pos, yaw, _ = self._initial
+        sel = np.tile(np.arange(a), int(which.sum()))
+        self.pos[rows], self.yaw[rows] = pos[sel], yaw[sel]
+        self.heading[rows, 0], self.heading[rows, 1] = np.cos(yaw[sel]), np.sin(yaw[sel])
+        self.state[rows, :2], self.state[rows, 2], self.state[rows, 3:] = pos[sel], yaw[sel], 0.0
+        self.cmd[rows] = 0.0
+        self.act_rows[rows] = 0.0
+        self.steps = getattr(self, "steps", np.zeros(self.copies, dtype=np.int64))
+        self.steps[which] = 0
+
+    # -- stepping ------------------------------------------------------------------------------
+
+    def act(self, actions) -> None:
+        """Check and store the (K, A, d) actions (``(K, d)`` when A is 1).
+
+        Raises:
+            ActionError: as :meth:`BatchWorld.act`.
+        """
+        from .batch import checked_actions
+
+        a = checked_actions(self, actions)
+        if self._whole:
+            self.act_rows.reshape(a.shape)[...] = a
+        else:
+            self.act_rows[self.rows.ravel()] = a.reshape(-1, a.shape[2])
+
+    def tick(self):
+        """One step of every copy; returns self (what :meth:`observation` and
+        :meth:`outcome` read)."""
+        self._run(move=True)
+        self.steps += 1
+        self.time += self.dt
+        return self
+
+    def _run(self, move: bool) -> None:
+        if not self._said:
+            self._said = True
+            from ..raycast import cache
+            from . import copykernels
+
+            if not copykernels.compiled() and not cache.filled():
+                log.warning("coopsim: compiling the copies backend's step (first use after an "
+                            "install or an update: a minute or more on a busy machine; cached "
+                            "on disk for the next runs)")
+        n = self.threads if self.threads is not None else policy.count()
+        work = len(self.pos)
+        with _numba_threads(n if work >= PARALLEL_MIN else 1):
+            s, sc = self._shared, self._scratch
+            self._kernel(self.width, self.act_rows, self.pos, sc["buf"], sc["start"], self.yaw,
+                         self.heading, self.cmd, self.mode, self.state, self.contact,
+                         self.wheels, s["radius"], s["axle"], s["max_speed"], s["efficiency"],
+                         s["driven"], self._static, self._half, self._limits, move,
+                         self._cast, self._angles, s["reach"], s["group"], self._grids,
+                         sc["sight"], sc["cdata"], sc["dirs"], self.sonar, self.forward)
+
+    def observation(self, snap=None) -> dict:
+        """Module label -> (K, A, width) readings of every copy's agents."""
+        out = {}
+        for label in self.maps[0].observe:
+            reading = self.sonar if label == self._fan else self.contact
+            out[label] = (reading.reshape(self.rows.shape + reading.shape[1:]).copy()
+                          if self._whole else reading[self.rows])
+        return out
+
+    def outcome(self, snap=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rewards (K, A), terminated (K,), truncated (K,)) after the last step."""
+        shape = self.rows.shape
+        per = {name: self._metric(kind, row) for name, (kind, row) in self._metrics.items()}
+        reward = np.zeros(shape)
+        for term in self.task.rewards:
+            v = np.nan_to_num(per[term.metric], nan=0.0) * term.weight
+            cols = [j for j, a in enumerate(self.agents) if term.robot in ("", a)]
+            reward[:, cols] += v[:, None]
+        terminated = np.zeros(shape[0], dtype=bool)
+        for end in self.task.ends:
+            v = per[end.metric]
+            with np.errstate(invalid="ignore"):
+                terminated |= {"<": v < end.value, "<=": v <= end.value,
+                               ">": v > end.value, ">=": v >= end.value}[end.op]
+        if self.truncate_at is not None:
+            truncated = ~terminated & (self.steps * self.dt >= self.truncate_at - 1e-9)
+        else:
+            truncated = np.zeros(shape[0], dtype=bool)
+        return reward, terminated, truncated
+
+    def _metric(self, kind: str, row: int) -> np.ndarray:
+        """(K,) a metric of robot ``row`` in every copy (NaN without the robot)."""
+        if row < 0 or kind == "nan":
+            return np.full(self.copies, math.nan)
+        rows = np.arange(self.copies) * self.width + row
+        if kind == "forward":
+            return self.forward[rows]
+        return (self.contact[rows].max(axis=1) > 0.5).astype(float)
+
+
+class _numba_threads:
+    """Within: numba's threads for this (calling) thread set to ``n`` (chunks of CHUNK
+    copies), restored after."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __enter__(self):
+        from ..model.compiled import numba
+
+        self.numba = numba
+        self.before = numba.get_num_threads()
+        n = max(1, min(self.n, numba.config.NUMBA_NUM_THREADS))
+        self.chunk = None
+        if n != self.before:
+            numba.set_num_threads(n)
+        if n > 1:
+            self.chunk = numba.set_parallel_chunksize(CHUNK)
+        return self
+
+    def __exit__(self, *exc):
+        if self.numba.get_num_threads() != self.before:
+            self.numba.set_num_threads(self.before)
+        if self.chunk is not None:
+            self.numba.set_parallel_chunksize(self.chunk)

@@ -1,0 +1,229 @@
+"""The compiled whole step of the ``copies`` batch backend (:mod:`coopsim.env.copies`).
+
+One call steps every copy of a batch: ``prange`` over the copies, each iteration taking its copy
+whole, in the order a tick of the simulation takes one world: the ``motors`` actuator (the
+wheel commands clipped to +-max_speed, times the efficiency, to a forward speed and a yaw rate,
+as :mod:`coopsim.plugins.modules.kernels` computes them), the ``kinematic`` engine's step (the
+copy's substeps, chosen from the copy's own fastest robot; the arc motion; Jacobi resolution
+passes until none moves a robot, at most ``ITERATIONS``; the report), then the sensing (the
+``sonar`` fans cast from the centre against the template's static grid and the copy's other
+chassis, less the radius, clipped to max_range; the bumper's contact flags) and the task's
+per-robot metric terms (the forward speed; the contact flags are the collisions).
+
+The per-robot bodies are the engine's and the ray caster's own inline functions
+(:func:`~coopsim.physics.kinematic_kernels._move_robot`, ``_statics``, ``_floor``,
+``_finish_robot``; :func:`~coopsim.raycast.jitfan._directions`, ``_robot``, ``_circles``), so
+the model is the engine's: what differs from one world holding every copy is the robot pairs
+(a copy's A robots tested brute force, in row order, instead of a grid's cell order) and the
+substep count (per copy instead of the whole world's fastest robot).
+
+Determinism: copy c reads the shared template arrays (static grids, limits) and writes only
+its own rows c A .. c A + A - 1 of every per-robot array: no write is shared, no reduction
+crosses copies, so the result is the same bits for any thread count
+(tests/env/test_copies.py runs 1, 2 and 4 threads in separate processes).
+
+Frames and units: each copy's own frame (the template scenario's world frame), m, rad, s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..model.compiled import jit, prange
+from ..physics.kinematic_kernels import (DIFFERENTIAL, EPS, GAP, NONE, _finish_robot, _floor,
+                                         _move_robot, _statics, _touch)
+from ..raycast.jitfan import _circles, _directions, _robot
+
+# limits rows (float64): smallest positive radius (m), SUBSTEP_REACH (radii), MAX_SUBSTEPS,
+# ITERATIONS, dt (s)
+RMIN, REACH, MAX_SUB, ITER, DT = range(5)
+
+
+@jit(inline=True)
+def _drive(i, act, max_speed, efficiency, axle, driven, cmd, mode, wheels):
+    """``motors``' actuator and the engine's ``drive`` for robot i: wheels[i] = act[i]
+    clipped to +-max_speed (NaN stays, as ``np.clip``) times efficiency / 100; the command
+    row (forward m/s, 0, yaw rate rad/s), a value that is not finite taken as 0."""
+    share = efficiency[i] / 100.0
+    for k in range(2):
+        v, low, high = act[i, k], -max_speed[i], max_speed[i]
+        if not math.isnan(v):
+            v = v if v > low else low
+            v = v if v < high else high
+        wheels[i, k] = v * share
+    f = (wheels[i, 0] + wheels[i, 1]) * 0.5
+    t = (wheels[i, 1] - wheels[i, 0]) / axle[i]
+    if driven[i]:
+        cmd[i, 0] = f if math.isfinite(f) else 0.0
+        cmd[i, 1] = 0.0
+        cmd[i, 2] = t if math.isfinite(t) else 0.0
+        mode[i] = DIFFERENTIAL
+
+
+@jit(inline=True)
+def _substeps(lo, hi, cmd, mode, limits):
+    """The copy's substeps: its fastest robot moves at most REACH of the smallest radius in
+    one (the engine's rule over one copy's robots)."""
+    if limits[RMIN] <= 0.0:
+        return 1
+    top = 0.0
+    for i in range(lo, hi):
+        if mode[i] != NONE:
+            top = max(top, abs(cmd[i, 0]) + abs(cmd[i, 1]))
+    reach = top * limits[DT] / (limits[REACH] * limits[RMIN])
+    return max(1, int(math.ceil(min(reach, limits[MAX_SUB]))))
+
+
+@jit(inline=True)
+def _pairs(i, lo, hi, pos, radius, heading, contact):
+    """Robot i's push (m) from the other robots of its copy (rows lo .. hi - 1): half of each
+    overlap along the line of centres, away (the engine's ``_pairs`` over one copy)."""
+    x, y, ax, ay, hit = pos[i, 0], pos[i, 1], 0.0, 0.0, False
+    for j in range(lo, hi):
+        dx, dy = pos[j, 0] - x, pos[j, 1] - y
+        rr = radius[i] + radius[j]
+        d2, reach = dx * dx + dy * dy, rr + GAP
+        if j == i or d2 >= reach * reach:
+            continue
+        d = math.sqrt(d2)
+        if d > 0.0:
+            ux, uy = dx / d, dy / d
+        else:  # coincident: apart along x, the lower row to -x
+            ux, uy = (1.0 if i < j else -1.0), 0.0
+        _touch(contact, i, ux, uy, heading[i, 0], heading[i, 1])
+        overlap = rr - d
+        if overlap > EPS:
+            ax -= 0.5 * overlap * ux
+            ay -= 0.5 * overlap * uy
+            hit = True
+    return ax, ay, hit
+
+
+@jit(inline=True)
+def _resolve(lo, hi, pos, buf, radius, heading, static, half, contact, iterations):
+    """Jacobi passes over the copy's robots until none moves one (at most ``iterations``):
+    pushed by the others, out of the static shapes, onto the floor (the engine's order)."""
+    shapes, kinds, sgeom, sstart, sentries = static
+    for _ in range(iterations):
+        moved = False
+        for i in range(lo, hi):
+            ax, ay, pushed = _pairs(i, lo, hi, pos, radius, heading, contact)
+            x, y = pos[i, 0] + ax, pos[i, 1] + ay
+            x, y, kept = _statics(i, x, y, radius[i], heading, shapes, kinds, sgeom, sstart,
+                                  sentries, contact)
+            x, y, clamped = _floor(i, x, y, radius[i], half, heading, contact)
+            buf[i, 0], buf[i, 1] = x, y
+            moved = moved or pushed or kept or clamped
+        for i in range(lo, hi):
+            pos[i, 0], pos[i, 1] = buf[i, 0], buf[i, 1]
+        if not moved:
+            break
+
+
+@jit(inline=True)
+def _sonar(n, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata, dirs, sonar):
+    """Robot n's fan (its copy's frame): rays from the centre against the static grid and the
+    copy's chassis (its own skipped by group), less the radius, clipped to [0, max_range]."""
+    mr, rn, en, back = _directions(n, sight, angles, dirs, reach, radius, sonar)
+    _robot(n, pos, sight, back, grids, group, mr, dirs, sonar)
+    _circles(n, pos[n, 0], pos[n, 1], mr, group[n], lo, hi, cdata, group, dirs, sonar,
+             sight[n, 0], sight[n, 1], back)
+    for k in range(sonar.shape[1]):
+        v = rn if sonar[n, k] >= mr else sonar[n, k] - en
+        if not math.isnan(v):  # np.clip's ternaries
+            v = v if v > 0.0 else 0.0
+            v = v if v < rn else rn
+        sonar[n, k] = v
+
+
+@jit(parallel=True)
+def step_copies(agents, act, pos, buf, start, yaw, heading, cmd, mode, state, contact, wheels,
+                radius, axle, max_speed, efficiency, driven, static, half, limits, move,
+                cast, angles, reach, group, grids, sight, cdata, dirs, sonar, forward):
+    """One step of every copy (see the module). Per-robot arrays have K x ``agents`` rows,
+    copy by copy: act (N, 2) wheel commands m/s (the copy's agents' actions, zeros for the
+    others), pos/buf/start (N, 2), yaw (N,), heading (N, 2) the engine's cos/sin, cmd (N, 3),
+    mode (N,), state (N, 6), contact (N, 2), wheels (N, 2), the template's radius, axle,
+    max_speed, efficiency, driven, reach (max_range, m) and group, tiled (N,); the sensing
+    scratch sight (N, 2) (cos, sin of the yaw), cdata (N, 3), dirs (N, 2, B); outputs
+    sonar (N, B) m (when ``cast``) and forward (N,) m/s. ``static``: the template engine's
+    static grid, ``half`` its floor's half extents, ``grids`` the caster's static grid set,
+    ``angles`` (B, 2) the beams' (cos, sin). ``move`` False: sense only (a reset's
+    observation: nothing driven or moved)."""
+    copies = len(pos) // agents
+    for cu in prange(copies):
+        c = np.int64(cu)  # prange's index is unsigned
+        lo, hi = c * agents, c * agents + agents
+        if move:
+            _physics(lo, hi, act, pos, buf, start, yaw, heading, cmd, mode, state, contact,
+                     wheels, radius, axle, max_speed, efficiency, driven, static, half, limits)
+        for i in range(lo, hi):
+            sight[i, 0], sight[i, 1] = math.cos(yaw[i]), math.sin(yaw[i])
+            cdata[i, 0], cdata[i, 1], cdata[i, 2] = pos[i, 0], pos[i, 1], radius[i]
+            forward[i] = state[i, 3] * sight[i, 0] + state[i, 4] * sight[i, 1]
+        if cast:
+            for i in range(lo, hi):
+                _sonar(i, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata,
+                       dirs, sonar)
+
+
+@jit(inline=True)
+def _physics(lo, hi, act, pos, buf, start, yaw, heading, cmd, mode, state, contact, wheels,
+             radius, axle, max_speed, efficiency, driven, static, half, limits):
+    """The copy's actuation and engine step (rows lo .. hi - 1)."""
+    dt, iterations = limits[DT], int(limits[ITER])
+    for i in range(lo, hi):
+        _drive(i, act, max_speed, efficiency, axle, driven, cmd, mode, wheels)
+        start[i, 0], start[i, 1] = pos[i, 0], pos[i, 1]
+        contact[i, 0], contact[i, 1] = 0.0, 0.0
+    n = _substeps(lo, hi, cmd, mode, limits)
+    h = dt / n
+    for _ in range(n):
+        for i in range(lo, hi):
+            _move_robot(i, pos, yaw, cmd, mode, h, heading)
+        _resolve(lo, hi, pos, buf, radius, heading, static, half, contact, iterations)
+    for i in range(lo, hi):
+        _finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
+
+
+def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:
+    """Arguments of :func:`step_copies` for a tiny batch with the types a real one has (one
+    robot a copy on an empty 4 x 4 m floor): calling it compiles, or loads, the kernel."""
+    from ..physics.kinematic import static_grid
+    from ..raycast.jitcast import CELL_SIZE, _grid, _shapes
+
+    n, beams = copies * agents, 11
+    half = np.array([2.0, 2.0])
+    static = static_grid(np.zeros((0, 6)), np.zeros(0, np.int64), half, 0.3)
+    grids = _grid(_shapes(np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0, np.int64),
+                          np.zeros(0, np.int64)), CELL_SIZE, least=1 << 12)
+    f2 = lambda: np.zeros((n, 2))  # noqa: E731
+    ones = np.ones(n)
+    heading = f2()
+    heading[:, 0] = 1.0
+    limits = np.array([0.2, 0.5, 16.0, 32.0, 0.05])
+    angles = np.column_stack((np.cos(np.linspace(-1.5, 1.5, beams)),
+                              np.sin(np.linspace(-1.5, 1.5, beams))))
+    return (agents, np.full((n, 2), 0.3), f2(), f2(), f2(), np.zeros(n), heading,
+            np.zeros((n, 3)), np.zeros(n, np.int64), np.zeros((n, 6)), f2(), f2(), ones * 0.2,
+            ones * 0.34, ones * 0.6, ones * 100.0, np.ones(n, bool), static, half, limits,
+            True, True, angles, ones * 2.0, np.arange(1, n + 1, dtype=np.int64), grids, f2(),
+            np.zeros((n, 3)), np.zeros((n, 2, beams)), np.zeros((n, beams)), np.zeros(n))
+
+
+def compiled() -> bool:
+    """Whether :func:`step_copies` is compiled (or loaded from the cache) in this process."""
+    return bool(getattr(step_copies, "signatures", ()))
+
+
+def wait_ready(timeout: float | None = None) -> bool:
+    """Compile (or load from numba's disk cache) :func:`step_copies` now: what the cache-filling
+    process (:mod:`coopsim.raycast.cache`, ``KERNEL_FILES``) calls. False without numba."""
+    from ..model.compiled import COMPILED
+
+    if not COMPILED:
+        return False
+    step_copies(*_warm_inputs())
+    return True

@@ -1,0 +1,159 @@
+"""The copies backend of batched worlds (coopsim.env.copies): one template tiled, one compiled
+step parallel over the copies; the same model as the world backend, the same bits for any
+thread count, and the world backend serving (saying why) what it does not run."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium")
+pytest.importorskip("numba")
+
+import coopsim.env  # noqa: E402,F401 -- registers coopsim/Scenario-v0
+from coopsim.env.batch import BatchWorld  # noqa: E402
+from coopsim.env.copies import CopyBatch, batch_world  # noqa: E402
+from coopsim.env.mapping import ActionError, LearningError  # noqa: E402
+from learnhelpers import ROOT  # noqa: E402
+
+AVOID = str(ROOT / "scenarios" / "learn_avoid.scenario")
+ID = "coopsim/Scenario-v0"
+AGENTS = ["r1", "r2", "r3", "r4"]
+# Observations and rewards of the two backends agree to this, m and m/s. Why not exactly:
+# the world backend holds copy k at an offset of up to tens of metres, so every position
+# rounds to a coarser grid there (~1e-14 m), and a copy's edges are boxes there, the floor's
+# clamp here; over hundreds of steps the difference stays below 1e-12 (seen: 8e-13).
+TOL = 1e-9
+
+
+def _vec(k, backend, **kw):
+    kw.setdefault("observe", ["sonar"])
+    kw.setdefault("lean", True)
+    return gymnasium.make_vec(ID, num_envs=k, scenario=kw.pop("scenario", AVOID),
+                              robot=kw.pop("robot", AGENTS), backend=backend, **kw)
+
+
+def _actions(rng, k):
+    """Mostly full speed ahead (walls are met), sometimes random turns."""
+    act = rng.uniform(-0.6, 0.6, (k, 4, 2))
+    return np.where(rng.random((k, 4, 1)) < 0.7, 0.6, act)
+
+
+def test_copies_run_the_world_backends_model_through_contacts_and_autoresets():
+    """learn_avoid, lean, sonar: 410 steps (its episodes truncate at 20 s = 400 steps, then
+    every copy starts over) of the same actions through both backends."""
+    k = 6
+    copies, world = _vec(k, "copies"), _vec(k, "world")
+    assert copies.batch.backend == "copies" and world.batch.backend == "world"
+    oc, _ = copies.reset(seed=0)
+    ow, _ = world.reset(seed=0)
+    assert np.allclose(oc["sonar"], ow["sonar"], rtol=0, atol=TOL)
+    rng = np.random.default_rng(0)
+    touched = ended = 0
+    for _ in range(410):
+        act = _actions(rng, k)
+        oc, rc, tc, uc, ic = copies.step(act)
+        ow, rw, tw, uw, iw = world.step(act)
+        assert np.allclose(oc["sonar"], ow["sonar"], rtol=0, atol=TOL)
+        assert np.allclose(rc, rw, rtol=0, atol=TOL)
+        assert (tc == tw).all() and (uc == uw).all()
+        assert np.allclose(ic["episode_time"], iw["episode_time"])
+        touched += int((copies.batch.contact > 0).any())
+        ended += int(uc.sum())
+    assert touched > 10 and ended == k  # walls were met; every copy was truncated once
+    assert (oc["sonar"] < 2.0).mean() > 0.3
+
+
+def test_the_bumper_and_the_collisions_term_where_robots_carry_it():
+    """Lean robots observing the bumper carry one, so learn_avoid's collisions term counts."""
+    copies = _vec(3, "copies", observe=["sonar", "bumper"], lean=True)
+    world = _vec(3, "world", observe=["sonar", "bumper"], lean=True)
+    copies.reset(seed=0)
+    world.reset(seed=0)
+    rng = np.random.default_rng(1)
+    hits = 0
+    for _ in range(120):
+        act = _actions(rng, 3)
+        oc, rc, *_ = copies.step(act)
+        ow, rw, *_ = world.step(act)
+        assert np.array_equal(oc["bumper"], ow["bumper"])
+        assert np.allclose(rc, rw, rtol=0, atol=TOL)
+        hits += int(oc["bumper"][:, 0].any())
+    assert hits > 0
+
+
+def _digest(threads: int) -> str:
+    code = (
+        "import hashlib, numpy as np, gymnasium, coopsim.env\n"
+        f"env = gymnasium.make_vec('coopsim/Scenario-v0', num_envs=96, scenario={AVOID!r}, "
+        f"robot={AGENTS!r}, observe=['sonar'], lean=True, backend='copies', threads={threads})\n"
+        "h = hashlib.sha256(); env.reset(seed=0); rng = np.random.default_rng(5)\n"
+        "for s in range(60):\n"
+        "    act = np.where(rng.random((96, 4, 1)) < 0.7, 0.6,\n"
+        "                   rng.uniform(-0.6, 0.6, (96, 4, 2)))\n"
+        "    if s == 30: env.batch.reset_copies(np.arange(96) % 3 == 0)\n"
+        "    obs, rew, term, trunc, _ = env.step(act)\n"
+        "    for a in (obs['sonar'], rew, env.batch.state, env.batch.contact):\n"
+        "        h.update(np.ascontiguousarray(a).tobytes())\n"
+        "print(h.hexdigest())\n")
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True)
+    return out.stdout.split()[-1]
+
+
+def test_the_same_bits_on_one_two_and_four_threads():
+    """96 copies x 4 robots in chunks of 8 copies: 2 and 4 threads split them; each copy
+    writes only its own rows, so any cross-copy float reduction would show here."""
+    one, two, four = (_digest(t) for t in (1, 2, 4))
+    assert len(one) == 64 and one == two == four
+
+
+def test_a_build_is_one_template_tiled():
+    batch = CopyBatch(AVOID, 5, AGENTS, ["sonar"], lean=True)
+    one = CopyBatch(AVOID, 1, AGENTS, ["sonar"], lean=True)
+    assert batch.pos.shape == (20, 2)
+    assert np.array_equal(batch.pos.reshape(5, 4, 2), np.broadcast_to(one.pos, (5, 4, 2)))
+    assert np.array_equal(batch.sonar.reshape(5, 4, -1)[4], one.sonar)
+
+
+def test_what_it_does_not_run_falls_back_saying_why(caplog):
+    with caplog.at_level(logging.INFO, logger="coopsim.env.copies"):
+        env = _vec(2, None, observe=["sonar", "odometry"])
+    assert isinstance(env.batch, BatchWorld) and env.batch.backend == "world"
+    assert "odometry" in env.batch.backend_reason and "odometry" in caplog.text
+    with pytest.raises(LearningError, match="copies backend cannot run.*'odometry'"):
+        _vec(2, "copies", observe=["sonar", "odometry"])
+    with pytest.raises(LearningError, match="callable task"):
+        _vec(2, "copies", task=lambda snap, rows: (np.zeros(rows.shape), None))
+    with pytest.raises(LearningError, match="backend must be"):
+        batch_world(AVOID, 2, backend="gpu")
+    assert _vec(2, None).batch.backend == "copies"  # supported: the default
+
+
+def test_bad_actions_raise_as_in_the_world_backend():
+    env = _vec(2, "copies")
+    env.reset(seed=0)
+    act = np.zeros((2, 4, 2))
+    act[1, 2, 0] = 0.7
+    with pytest.raises(ActionError, match=r"copy 1 r3: action left m/s = 0\.7 is outside the "
+                                          r"motors bound \[-0\.6, 0\.6\]"):
+        env.step(act)
+    with pytest.raises(ActionError, match=r"shape \(2, 2\), the space has shape \(2, 4, 2\)"):
+        env.step(np.zeros((2, 2)))
+    with pytest.raises(LearningError, match="has rules"):
+        _vec(2, "copies", robot=None, scenario=str(ROOT / "scenarios" / "formation.scenario"))
+
+
+def test_spaces_and_observations_agree():
+    env = _vec(3, "copies", robot="r1", flat=True)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (3, 11) and env.observation_space.contains(obs)
+    obs, rew, term, trunc, info = env.step(env.action_space.sample())
+    assert env.observation_space.contains(obs) and rew.shape == (3,)
+    assert info["episode_time"].tolist() == pytest.approx([0.05] * 3)
