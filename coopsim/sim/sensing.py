@@ -188,7 +188,9 @@ class CommandTables(dict):
     columns for ``joints``). A table nobody looked up since the last snapshot still holds
     that snapshot's bits, so the next one shares its copy (:meth:`Simulation._snapshot`): at
     10,000 robots the copies had cost ~10 % of a step. Every write starts with a look-up
-    (``sim.commands[label][rows] = ...``); iterating labels alone hands out no table.
+    (``sim.commands[label][rows] = ...``); iterating labels alone hands out no table. Code
+    that kept a table from an earlier step and wrote into it would go unseen: look it up
+    again (every writer in coopsim does, in the same expression as the write).
     """
 
     def __init__(self, tables=()) -> None:
