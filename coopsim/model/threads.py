@@ -138,8 +138,8 @@ def by_rows(serial, parallel, threshold: int = ROWS_MIN, chunk: int = ROWS_CHUNK
 
     def call(*args):
         n = len(args[0])
-        if not parallel_ok(n, threshold):
-            return serial(*args)
+        if n < threshold or not parallel_ok(n, threshold):  # the size first: count() reads
+            return serial(*args)  # the environment (~1 us, a small world's kernel's time)
         with kernel_threads(n, threshold, chunk):
             return parallel(*args)
 

@@ -179,6 +179,63 @@ class ParamArrays(dict):
         self.zero = frozenset(k for k, v in values.items() if not some or not v.any())
 
 
+class CommandTables(dict):
+    """Module label -> its commands of every robot, (robots, command fields) float64; it notes
+    the labels whose tables were handed out (``touched``: looked up, iterated with values, set).
+
+    Why: a snapshot holds a read-only copy of every table, and most modules with commands are
+    carried by no robot of a world (a table of zeros as wide as the module's commands: 67
+    columns for ``joints``). A table nobody looked up since the last snapshot still holds
+    that snapshot's bits, so the next one shares its copy (:meth:`Simulation._snapshot`): at
+    10,000 robots the copies had cost ~10 % of a step. Every write starts with a look-up
+    (``sim.commands[label][rows] = ...``); iterating labels alone hands out no table. Code
+    that kept a table from an earlier step and wrote into it would go unseen: look it up
+    again (every writer in coopsim does, in the same expression as the write).
+    """
+
+    def __init__(self, tables=()) -> None:
+        super().__init__(tables)
+        self.touched = set(self)  # new tables: no snapshot holds their bits yet
+
+    def __getitem__(self, label: str) -> np.ndarray:
+        self.touched.add(label)
+        return dict.__getitem__(self, label)
+
+    def __setitem__(self, label: str, table: np.ndarray) -> None:
+        self.touched.add(label)
+        dict.__setitem__(self, label, table)
+
+    def __iter__(self):  # overridden, so that dict(tables) and {**tables} look tables up
+        return dict.__iter__(self)
+
+    def get(self, label: str, default=None):
+        self.touched.add(label)
+        return dict.get(self, label, default)
+
+    def values(self):
+        self.touched.update(dict.keys(self))
+        return dict.values(self)
+
+    def items(self):
+        self.touched.update(dict.keys(self))
+        return dict.items(self)
+
+    def setdefault(self, label: str, default=None):
+        self.touched.add(label)
+        return dict.setdefault(self, label, default)
+
+    def update(self, *args, **kwargs) -> None:
+        new = dict(*args, **kwargs)
+        self.touched.update(new)
+        dict.update(self, new)
+
+    def copy(self) -> dict:
+        return dict(self.items())
+
+    def __reduce__(self):  # a pickled (or deep-copied) table set: every table touched
+        return (CommandTables, (dict(dict.items(self)),))
+
+
 class Sensors:
     """Computes readings each step and remembers them for the next.
 

@@ -23,7 +23,7 @@ from ..model.validate import rate_problem
 from .access import Access
 from .drivers import DriverHost
 from .rules import RuleHost
-from .sensing import ParamTable, RobotTable, Sensors
+from .sensing import CommandTables, ParamTable, RobotTable, Sensors
 from .world import World, collector_held
 
 
@@ -113,11 +113,11 @@ class Simulation:
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
         self.robots, self.params = RobotTable(), ParamTable()
         self._layout: tuple = (None,)  # what snapshots take from the layout (see _snapshot)
-        self._idle: tuple = (None, {})  # command tables of modules no robot carries
         # The caster (its static shapes binned) lives as long as the simulation: a reset to
         # the same walls bins nothing again.
         self.sensors = Sensors(self._caster, self.sensors)
-        self.commands: dict[str, np.ndarray] = {}
+        self.commands: dict[str, np.ndarray] = CommandTables()
+        self._published: dict[str, np.ndarray] = {}  # the last snapshot's commands (see there)
         self.actuated: dict = {}
         self.extra: dict = {}
         self.rules = RuleHost(self.scenario)
@@ -150,7 +150,7 @@ class Simulation:
         self.world.restore_layout(self.scenario)
         self._access = Access(self.world, self.dt)  # the world has a new engine
         self.sensors = Sensors(self._caster, self.sensors)
-        self.robots, self.commands, self.actuated = RobotTable(), {}, {}
+        self.robots, self.commands, self.actuated = RobotTable(), CommandTables(), {}
         self.drivers = DriverHost(self)
         self._sync_layout()
         frame = self._frame(self.world.engine.robot_state(), {}, geometry=True)
@@ -263,9 +263,9 @@ class Simulation:
             self.extra["held"] = MappingProxyType({r: o for r, (o, _) in self.world.held.items()})
         if self.robots.refresh(self.world):
             names = self.robots.names
-            self.commands = {
+            self.commands = CommandTables({
                 label: _carry(self.commands.get(label), old, names, len(m.command_fields))
-                for label, m in MODULES.items() if m.command_fields}
+                for label, m in MODULES.items() if m.command_fields})
             self._actuators = [(label, MODULES.get(label)) for label in self.commands]
             self.drivers.sync(self)
         self.params.refresh(self.world)
@@ -284,18 +284,6 @@ class Simulation:
         if "flight" in self.world.engine.features:  # a 3D world: the full state too
             frame.state3d = self.world.engine.state3d()
         return frame
-
-    def _command_tables(self) -> dict[str, np.ndarray]:
-        """Each motion module's commands, copied read-only for the snapshot. A module no robot
-        carries is never actuated, so its table is copied once per layout and shared: every
-        motion module has a row per robot (the arms' joints 14 values), and copying them all
-        was the largest serial cost of a 100,000-robot step after the kernels."""
-        key = (self.params.key, id(self.commands))
-        if self._idle[0] != key:
-            self._idle = (key, {k: frozen(v.copy()) for k, v in self.commands.items()
-                                if not len(self.params.rows.get(k, ()))})
-        idle = self._idle[1]
-        return {k: idle[k] if k in idle else frozen(v.copy()) for k, v in self.commands.items()}
 
     def _snapshot(self, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         world = self.world
@@ -318,7 +306,7 @@ class Simulation:
         return _new_snapshot(
             step=self.step, time=self.time, robots=self.robots.names,
             poses=frozen(frame.pose.copy()), velocities=frozen(frame.velocity.copy()),
-            commands=self._command_tables(),
+            commands=self._frozen_commands(),
             readings=dict(readings),  # read-only arrays (Sensors.sense, Sensors.carried)
             fields=fields, objects=objects, object_poses=object_poses,
             parts=parts,
@@ -328,6 +316,21 @@ class Simulation:
             extra={k: v for k, v in self.extra.items() if not k.startswith("_")},
             object_specs=specs, object_pose3d=frozen(engine.poses3d(handles))
             if "flight" in engine.features else None, **_state3d(frame.state3d))
+
+
+    def _frozen_commands(self) -> dict[str, np.ndarray]:
+        """The snapshot's commands: a read-only copy of each table, but the last snapshot's
+        copy of a table untouched since (:class:`~coopsim.sim.sensing.CommandTables`: the
+        same bits; most are those of modules no robot carries)."""
+        tables, last = self.commands, self._published
+        if isinstance(tables, CommandTables):
+            out = {k: last[k] if k not in tables.touched and k in last else frozen(v.copy())
+                   for k, v in dict.items(tables)}
+            tables.touched = set()
+        else:  # someone put a plain dict there: copy every table
+            out = {k: frozen(v.copy()) for k, v in tables.items()}
+        self._published = out
+        return out
 
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared

@@ -277,6 +277,8 @@ class CommandSlots:
     def _count_held(self) -> None:
         """The step goes: add it to the window of every controller it shared with others
         (under the lock)."""
+        if len(self._commits) < 2:  # the usual step (one controller or none): no dict
+            return
         commits = {r: t for r, t in self._commits.items() if r in self._attached}
         if len(commits) < 2:
             return
