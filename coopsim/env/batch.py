@@ -138,6 +138,41 @@ def checked_actions(batch, actions) -> np.ndarray:
     return a
 
 
+def template(scenario, copies: int, robots, observe, lean: bool):
+    """(the scenario to copy, the agents' names) for a batch of ``copies``, as both backends
+    check them: ``lean`` keeps only the observed and motion modules.
+
+    Raises:
+        LearningError: fewer than one copy, an unknown agent, lean without ``observe``.
+    """
+    if copies < 1:
+        raise LearningError(f"copies must be at least 1, got {copies}")
+    base = load(scenario)
+    everyone = tuple(members(base))
+    agents = tuple(everyone if robots is None else
+                   ((robots,) if isinstance(robots, str) else robots))
+    for name in agents:
+        if name not in everyone:
+            raise LearningError(f"scenario {base.name} has no robot {name!r} "
+                                f"(robots: {', '.join(everyone) or 'none'})")
+    if lean:
+        if observe is None:
+            raise LearningError("lean batched worlds need observe: the modules to keep")
+        base = lean_scenario(base, observe)
+    return base, agents
+
+
+def task_reward(task: TaskSpec, agents, per: dict, shape) -> np.ndarray:
+    """(K, A) rewards of a ``[TASK]``'s terms from ``per``: metric name -> (K,) values (NaN: not
+    yet defined, counted 0); a term naming a robot pays only that agent."""
+    reward = np.zeros(shape)
+    for term in task.rewards:
+        v = np.nan_to_num(per[term.metric], nan=0.0) * term.weight
+        cols = [j for j, a in enumerate(agents) if term.robot in ("", a)]
+        reward[:, cols] += v[:, None]
+    return reward
+
+
 class BatchWorld:
     """K copies of a scenario's agents, stepped together in one simulation (the ``world``
     backend; :func:`coopsim.env.copies.batch_world` picks this or the ``copies`` one).
@@ -164,20 +199,7 @@ class BatchWorld:
         from ..sim.simulation import Simulation
         from ..sim.stepper import Stepper
 
-        if copies < 1:
-            raise LearningError(f"copies must be at least 1, got {copies}")
-        base = load(scenario)
-        everyone = tuple(members(base))
-        self.agents = tuple(everyone if robots is None else
-                            ((robots,) if isinstance(robots, str) else robots))
-        for name in self.agents:
-            if name not in everyone:
-                raise LearningError(f"scenario {base.name} has no robot {name!r} "
-                                    f"(robots: {', '.join(everyone) or 'none'})")
-        if lean:
-            if observe is None:
-                raise LearningError("lean batched worlds need observe: the modules to keep")
-            base = lean_scenario(base, observe)
+        base, self.agents = template(scenario, copies, robots, observe, lean)
         self.base, self.copies = base, copies
         self.task = task if callable(task) else (python_function(task) if task else
                                                  resolve_task(base, None))
@@ -317,11 +339,7 @@ class BatchWorld:
         values = metric_values(snap.rules) if self._metric_keys else {}
         per = {m: np.array([np.nan if values.get(k) is None else values[k] for k in keys])
                for m, keys in self._metric_keys.items()}
-        reward = np.zeros(shape)
-        for term in self.task.rewards:
-            v = np.nan_to_num(per[term.metric], nan=0.0) * term.weight
-            cols = [j for j, a in enumerate(self.agents) if term.robot in ("", a)]
-            reward[:, cols] += v[:, None]
+        reward = task_reward(self.task, self.agents, per, shape)
         terminated = np.zeros(shape[0], dtype=bool)
         for end in self.task.ends:
             if end.metric:

@@ -32,10 +32,10 @@ import numpy as np
 from ..model import threads as policy
 from ..model.capabilities import CopyKernel, Learnable, capability
 from ..model.plugins import METRICS, MODULES, engine_with
-from ..model.validate import members, python_function
+from ..model.validate import python_function
 from . import metrics
-from .episode import load, resolve_task
-from .lean import lean as lean_scenario
+from .episode import resolve_task
+from .batch import BatchWorld, checked_actions, replicate, task_reward, template
 from .mapping import LearningError, agent_map
 
 log = logging.getLogger(__name__)
@@ -63,8 +63,6 @@ def batch_world(scenario, copies: int, robots=None, observe=None, task=None,
         LearningError: ``backend`` is neither None, "copies" nor "world"; ``backend="copies"``
             on a scenario it does not run (the message names what).
     """
-    from .batch import BatchWorld
-
     if backend not in (None, "copies", "world"):
         raise LearningError(f"backend must be 'copies' or 'world', got {backend!r}")
     reason = "asked for (backend='world')"
@@ -191,22 +189,7 @@ class CopyBatch:
     def __init__(self, scenario, copies: int, robots=None, observe=None, task=None,
                  seed: int | None = None, lean: bool = False,
                  threads: int | None = None) -> None:
-        from .batch import replicate
-
-        if copies < 1:
-            raise LearningError(f"copies must be at least 1, got {copies}")
-        base = load(scenario)
-        everyone = tuple(members(base))
-        self.agents = tuple(everyone if robots is None else
-                            ((robots,) if isinstance(robots, str) else robots))
-        for name in self.agents:
-            if name not in everyone:
-                raise LearningError(f"scenario {base.name} has no robot {name!r} "
-                                    f"(robots: {', '.join(everyone) or 'none'})")
-        if lean:
-            if observe is None:
-                raise LearningError("lean batched worlds need observe: the modules to keep")
-            base = lean_scenario(base, observe)
+        base, self.agents = template(scenario, copies, robots, observe, lean)
         replicate(base, 1)  # the world backend's refusals (rules, events, zones), its words
         _check_scenario(base)
         self.base, self.copies, self.threads = base, copies, threads
@@ -321,8 +304,6 @@ class CopyBatch:
         Raises:
             ActionError: as :meth:`BatchWorld.act`.
         """
-        from .batch import checked_actions
-
         a = checked_actions(self, actions)
         if self._whole:
             self.act_rows.reshape(a.shape)[...] = a
@@ -371,11 +352,7 @@ class CopyBatch:
         """(rewards (K, A), terminated (K,), truncated (K,)) after the last step."""
         shape = self.rows.shape
         per = {name: self._metric(kind, row) for name, (kind, row) in self._metrics.items()}
-        reward = np.zeros(shape)
-        for term in self.task.rewards:
-            v = np.nan_to_num(per[term.metric], nan=0.0) * term.weight
-            cols = [j for j, a in enumerate(self.agents) if term.robot in ("", a)]
-            reward[:, cols] += v[:, None]
+        reward = task_reward(self.task, self.agents, per, shape)
         terminated = np.zeros(shape[0], dtype=bool)
         for end in self.task.ends:
             v = per[end.metric]

@@ -32,8 +32,8 @@ import math
 import numpy as np
 
 from ..model.compiled import jit, prange
-from ..physics.kinematic_kernels import (DIFFERENTIAL, EPS, GAP, NONE, _finish_robot, _floor,
-                                         _move_robot, _statics, _touch)
+from ..physics.kinematic_kernels import (DIFFERENTIAL, NONE, _finish_robot, _floor,
+                                         _move_robot, _pair, _statics)
 from ..raycast.jitfan import _circles, _directions, _robot
 
 # limits rows (float64): smallest positive radius (m), SUBSTEP_REACH (radii), MAX_SUBSTEPS,
@@ -82,21 +82,10 @@ def _pairs(i, lo, hi, pos, radius, heading, contact):
     overlap along the line of centres, away (the engine's ``_pairs`` over one copy)."""
     x, y, ax, ay, hit = pos[i, 0], pos[i, 1], 0.0, 0.0, False
     for j in range(lo, hi):
-        dx, dy = pos[j, 0] - x, pos[j, 1] - y
-        rr = radius[i] + radius[j]
-        d2, reach = dx * dx + dy * dy, rr + GAP
-        if j == i or d2 >= reach * reach:
-            continue
-        d = math.sqrt(d2)
-        if d > 0.0:
-            ux, uy = dx / d, dy / d
-        else:  # coincident: apart along x, the lower row to -x
-            ux, uy = (1.0 if i < j else -1.0), 0.0
-        _touch(contact, i, ux, uy, heading[i, 0], heading[i, 1])
-        overlap = rr - d
-        if overlap > EPS:
-            ax -= 0.5 * overlap * ux
-            ay -= 0.5 * overlap * uy
+        px, py, pushed = _pair(i, j, x, y, pos, radius, heading, contact)
+        if pushed:
+            ax -= px
+            ay -= py
             hit = True
     return ax, ay, hit
 

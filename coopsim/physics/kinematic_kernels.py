@@ -248,24 +248,34 @@ def _pairs(i, pos, radius, heading, cell, start, order, geom, contact):
         for gy in range(max(cy - 1, 0), min(cy + 2, ny)):
             c = gx * ny + gy
             for k in range(start[c], start[c + 1]):
-                j = order[k]
-                dx, dy = pos[j, 0] - x, pos[j, 1] - y
-                rr = radius[i] + radius[j]
-                d2, reach = dx * dx + dy * dy, rr + GAP
-                if j == i or d2 >= reach * reach:
-                    continue
-                d = math.sqrt(d2)
-                if d > 0.0:
-                    ux, uy = dx / d, dy / d
-                else:  # coincident: apart along x, the lower index to -x
-                    ux, uy = (1.0 if i < j else -1.0), 0.0
-                _touch(contact, i, ux, uy, heading[i, 0], heading[i, 1])
-                overlap = rr - d
-                if overlap > EPS:
-                    ax -= 0.5 * overlap * ux
-                    ay -= 0.5 * overlap * uy
+                px, py, pushed = _pair(i, order[k], x, y, pos, radius, heading, contact)
+                if pushed:
+                    ax -= px
+                    ay -= py
                     hit = True
     return ax, ay, hit
+
+
+@_inline()
+def _pair(i, j, x, y, pos, radius, heading, contact):
+    """Robot j's push on robot i at (x, y), m: half of their overlap along the line of centres
+    (subtracted by the caller), and whether there is one; a touch within GAP is recorded in
+    ``contact``. Shared with the copies backend's kernel (coopsim/env/copykernels.py)."""
+    dx, dy = pos[j, 0] - x, pos[j, 1] - y
+    rr = radius[i] + radius[j]
+    d2, reach = dx * dx + dy * dy, rr + GAP
+    if j == i or d2 >= reach * reach:
+        return 0.0, 0.0, False
+    d = math.sqrt(d2)
+    if d > 0.0:
+        ux, uy = dx / d, dy / d
+    else:  # coincident: apart along x, the lower index to -x
+        ux, uy = (1.0 if i < j else -1.0), 0.0
+    _touch(contact, i, ux, uy, heading[i, 0], heading[i, 1])
+    overlap = rr - d
+    if overlap > EPS:
+        return 0.5 * overlap * ux, 0.5 * overlap * uy, True
+    return 0.0, 0.0, False
 
 
 @_inline()

@@ -136,8 +136,9 @@ def test_what_it_does_not_run_falls_back_saying_why(caplog):
     assert _vec(2, None).batch.backend == "copies"  # supported: the default
 
 
-def test_bad_actions_raise_as_in_the_world_backend():
-    env = _vec(2, "copies")
+@pytest.mark.parametrize("backend", ["world", "copies"])
+def test_bad_actions_raise_alike_on_both_backends(backend):
+    env = _vec(2, backend)
     env.reset(seed=0)
     act = np.zeros((2, 4, 2))
     act[1, 2, 0] = 0.7

@@ -9,7 +9,7 @@ import pytest
 gymnasium = pytest.importorskip("gymnasium")
 
 import coopsim.env  # noqa: E402,F401 -- registers coopsim/Scenario-v0
-from coopsim.env.mapping import ActionError, LearningError  # noqa: E402
+from coopsim.env.mapping import LearningError  # noqa: E402
 from learnhelpers import ROOT, write  # noqa: E402
 
 AVOID = str(ROOT / "scenarios" / "learn_avoid.scenario")
@@ -150,16 +150,7 @@ def test_the_task_section_and_truncation_per_copy(tmp_path):
     assert rew[:, 1:].tolist() == [[0.0] * 3] * 2  # the terms name r1 only
 
 
-def test_bad_actions_and_bad_makes():
-    env = _vec(2, robot=AGENTS)
-    env.reset(seed=0)
-    act = np.zeros((2, 4, 2))
-    act[1, 2, 0] = 0.7
-    with pytest.raises(ActionError, match=r"copy 1 r3: action left m/s = 0\.7 is outside the "
-                                          r"motors bound \[-0\.6, 0\.6\]"):
-        env.step(act)
-    with pytest.raises(ActionError, match=r"shape \(2, 2\), the space has shape \(2, 4, 2\)"):
-        env.step(np.zeros((2, 2)))
+def test_bad_makes():  # bad actions: tests/env/test_copies.py, on both backends
     with pytest.raises(LearningError, match="kinematic engine, not 'pymunk'"):
         _vec(2, engine="pymunk")
     with pytest.raises(LearningError, match="no robot 'zed'"):
