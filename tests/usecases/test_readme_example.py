@@ -71,11 +71,14 @@ def test_why_coopsim_names_the_alternatives_and_quotes_measured_figures():
     for figure in ("0 of 1,000 steps late, 0.999x", "p95 14.4 ms", "242 MiB (kinematic) and "
                    "376 MiB", "| 40 µs |", "| 1294 |", "2,113 steps/s", "8.6 bytes",
                    "37.9 µs (best block 37.0)", "57.6 µs (53.3)", "14,474 / 14,576 steps/s",
-                   "11,934 / 11,992 steps/s", "**6.3x / 5.7x**", "44.6 % of steps late",
-                   "0.12x real time"):
+                   "**6.3x / 5.7x**", "44.6 % of steps late", "4,441-4,947", "tick 94.5 µs",
+                   "0.16x real time on 1 thread and\n0.21x on 2", "0.016x real time",
+                   "7.1 GiB peak", "1.26 M agent-steps/s", "2.1 M agent-steps/s",
+                   "32,768 x 4 in 0.24 s"):
         assert figure in performance, figure
     for quoted in ("0.999x", "14.4 ms", "242-376 MiB", "40 µs", "1,300-2,100", "9 bytes",
-                   "37.9 µs", "57.6 µs", "11,900-14,600", "5.7-6.3x", "44.6 %", "0.12x"):
+                   "37.9 µs", "57.6 µs", "4,400-4,950", "94.5 µs", "5.7-6.3x", "44.6 %",
+                   "0.16x", "0.21x", "0.016x", "7.1 GiB", "1.26 M", "2.1 M", "0.24 s"):
         assert quoted in section, quoted
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert "the coopsim authors" in (ROOT / "LICENSE").read_text()
