@@ -34,8 +34,8 @@ from ..model.capabilities import CopyKernel, Learnable, capability
 from ..model.plugins import METRICS, MODULES, engine_with
 from ..model.validate import python_function
 from . import metrics
-from .episode import resolve_task
 from .batch import BatchWorld, checked_actions, replicate, task_reward, template
+from .episode import resolve_task
 from .mapping import LearningError, agent_map
 
 log = logging.getLogger(__name__)
@@ -267,6 +267,7 @@ class CopyBatch:
                              sight=np.zeros((n, 2)), cdata=np.zeros((n, 3)),
                              dirs=np.zeros((n, 2, beams)))
         self.sonar, self.forward = np.zeros((n, beams)), np.zeros(n)
+        self.steps = np.zeros(self.copies, dtype=np.int64)  # per copy, since its reset
 
     # -- episodes ------------------------------------------------------------------------------
 
@@ -293,7 +294,6 @@ class CopyBatch:
         self.state[rows, :2], self.state[rows, 2], self.state[rows, 3:] = pos[sel], yaw[sel], 0.0
         self.cmd[rows] = 0.0
         self.act_rows[rows] = 0.0
-        self.steps = getattr(self, "steps", np.zeros(self.copies, dtype=np.int64))
         self.steps[which] = 0
 
     # -- stepping ------------------------------------------------------------------------------
@@ -328,9 +328,7 @@ class CopyBatch:
                 log.warning("coopsim: compiling the copies backend's step (first use after an "
                             "install or an update: a minute or more on a busy machine; cached "
                             "on disk for the next runs)")
-        n = self.threads if self.threads is not None else policy.count()
-        work = len(self.pos)
-        with _numba_threads(n if work >= PARALLEL_MIN else 1):
+        with policy.kernel_threads(len(self.pos), PARALLEL_MIN, CHUNK, self.threads):
             s, sc = self._shared, self._scratch
             self._kernel(self.width, self.act_rows, self.pos, sc["buf"], sc["start"], self.yaw,
                          self.heading, self.cmd, self.mode, self.state, self.contact,
@@ -374,29 +372,3 @@ class CopyBatch:
             return self.forward[rows]
         return (self.contact[rows].max(axis=1) > 0.5).astype(float)
 
-
-class _numba_threads:
-    """Within: numba's threads for this (calling) thread set to ``n`` (chunks of CHUNK
-    copies), restored after."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def __enter__(self):
-        from ..model.compiled import numba
-
-        self.numba = numba
-        self.before = numba.get_num_threads()
-        n = max(1, min(self.n, numba.config.NUMBA_NUM_THREADS))
-        self.chunk = None
-        if n != self.before:
-            numba.set_num_threads(n)
-        if n > 1:
-            self.chunk = numba.set_parallel_chunksize(CHUNK)
-        return self
-
-    def __exit__(self, *exc):
-        if self.numba.get_num_threads() != self.before:
-            self.numba.set_num_threads(self.before)
-        if self.chunk is not None:
-            self.numba.set_parallel_chunksize(self.chunk)

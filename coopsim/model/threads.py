@@ -101,16 +101,18 @@ def parallel(work: int, threshold: int) -> bool:
 
 
 @contextmanager
-def kernel_threads(work: int, threshold: int, chunk: int):
-    """Within: numba kernels called from this thread run on :func:`count` threads taking
-    ``chunk`` rows at a time if ``work`` >= ``threshold`` (:func:`parallel`), else on one.
-    Both settings are the calling thread's own and restored after. Without numba, nothing."""
+def kernel_threads(work: int, threshold: int, chunk: int, n: int | None = None):
+    """Within: numba kernels called from this thread run on ``n`` threads (None: :func:`count`;
+    at most numba's pool) taking ``chunk`` rows at a time if ``work`` >= ``threshold``, else on
+    one. Both settings are the calling thread's own and restored after. Without numba,
+    nothing."""
     numba = sys.modules.get("numba")
     if numba is None:
         yield
         return
     before = numba.get_num_threads()
-    want = count() if parallel(work, threshold) else 1
+    pool = count() if n is None else max(1, min(int(n), _pool()))
+    want = pool if work >= threshold and pool > 1 else 1
     if want == before == 1:  # the usual small world: no call (each costs ~1 us)
         yield
         return

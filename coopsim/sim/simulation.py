@@ -317,7 +317,6 @@ class Simulation:
             object_specs=specs, object_pose3d=frozen(engine.poses3d(handles))
             if "flight" in engine.features else None, **_state3d(frame.state3d))
 
-
     def _frozen_commands(self) -> dict[str, np.ndarray]:
         """The snapshot's commands: a read-only copy of each table, but the last snapshot's
         copy of a table untouched since (:class:`~coopsim.sim.sensing.CommandTables`: the

@@ -79,13 +79,12 @@ class Section:
     members: tuple[str, ...]
 
 
-
 @contextmanager
 def collector_held():
     """Python's cycle collector held off while a world is built (and, in the simulation, its
-    tables laid out): each robot allocates dozens of
-    objects (none in garbage cycles), and the collector's passes over the growing heap were
-    about 40 % of building 20,000 robots. Whoever had it on gets it back."""
+    tables laid out): each robot allocates dozens of objects (none in garbage cycles), and
+    the collector's passes over the growing heap were about 40 % of building 20,000 robots.
+    Whoever had it on gets it back."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -93,6 +92,7 @@ def collector_held():
     finally:
         if was:
             gc.enable()
+
 
 class World:
     """Everything in one simulation, over one physics engine.
