@@ -26,9 +26,9 @@
 /* the Crazyflie 2.x (docs/robots.md) */
 #define MASS 0.027
 #define ARM 0.046
-#define KF 2.88e-8
-#define KM (2.88e-8 * 0.005964552)
-#define MAX_SPEED 2200.0
+#define KF 2.22e-8
+#define KM (2.22e-8 * 0.005964552)
+#define MAX_SPEED 2500.0
 static const double INERTIA[3] = {1.657171e-5, 1.6655602e-5, 2.9261652e-5};
 /* gains: coopsim.swarm.flight.Gains' defaults */
 #define K_POS 2.0

@@ -63,9 +63,9 @@ def test_set_rotors_runs_the_motor_lag_and_hands_the_x_frame_wrench_to_the_engin
     physics, extra = Physics(), {}
     f = frame(state(), dt=0.01, extra=extra, physics=physics)
     speeds = Rotors.actuate(f, np.array([0]), p, np.array([row]))
-    alpha = 1 - math.exp(-0.01 / 0.05)
+    alpha = 1 - math.exp(-0.01 / 0.072)
     assert speeds[0] == pytest.approx(alpha * np.array([1000.0, 1200.0, 1000.0, 1200.0]))
-    kf, km = 2.88e-8, 2.88e-8 * 0.005964552
+    kf, km = 2.22e-8, 2.22e-8 * 0.005964552
     w2 = speeds[0] ** 2
     rows, force, torque = physics.calls[-1]
     assert rows == [0] and force[0] == pytest.approx([0.0, 0.0, kf * w2.sum()])
@@ -88,8 +88,8 @@ def test_the_reference_rides_along_and_stop_zeroes_everything():
 
 
 @pytest.mark.parametrize("name, data, words", [
-    ("set_rotors", (100.0, 100.0, 100.0, 2500.0), "[0, 2200] rad/s, got 2500"),
-    ("set_rotors", (100.0, -1.0, 100.0, 100.0), "[0, 2200] rad/s, got -1"),
+    ("set_rotors", (100.0, 100.0, 100.0, 2600.0), "[0, 2500] rad/s, got 2600"),
+    ("set_rotors", (100.0, -1.0, 100.0, 100.0), "[0, 2500] rad/s, got -1"),
     ("set_rotors", (100.0, math.nan, 100.0, 100.0), "got nan"),
     ("set_rotors", (1.0, 1.0, 1.0, 1.0, 0.0), "7 values"),
     ("set_thrust_rates", (1.0, 0.0, 0.0, 0.0), "thrust must be within [0, 0.55"),

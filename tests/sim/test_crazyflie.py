@@ -97,7 +97,7 @@ def test_the_imu_of_a_crazyflie_at_rest_on_the_floor_reads_gravity_up(tmp_path):
 def test_bad_rotor_commands_get_error_4(tmp_path):
     sim = Simulation(load(str(scenario(tmp_path))))
     bot = LocalRobot(sim, "cf1")
-    for args, words in (((100.0, 100.0, 100.0, 2300.0), "within [0, 2200] rad/s, got 2300"),
+    for args, words in (((100.0, 100.0, 100.0, 2600.0), "within [0, 2500] rad/s, got 2600"),
                         ((100.0, -5.0, 100.0, 100.0), "got -5"),
                         ((100.0, float("nan"), 100.0, 100.0), "finite")):
         with pytest.raises(ProtocolError) as err:

@@ -45,7 +45,7 @@ class _Quadrotor(RobotType):
 
 
 class Crazyflie(_Quadrotor):
-    """Bitcraze's Crazyflie 2.x: 27 g, 92 mm motor to motor."""
+    """Bitcraze's Crazyflie 2.1 as sold: 27 g, 92 mm motor to motor (docs/robots.md: sources)."""
 
     label = "crazyflie"
     description = ("Crazyflie 2.x nano quadrotor, 27 g, 92 mm motor to motor; rotors, imu, "
@@ -53,16 +53,24 @@ class Crazyflie(_Quadrotor):
     modules = MODULES
     RADIUS = 0.046 + 0.0235  # m: the motor's arm plus a 47 mm propeller's half
     footprint = RADIUS
-    MASS = 0.027  # kg, Bitcraze's data sheet (take-off weight)
+    # kg: the Crazyflie 2.1 data sheet's take-off weight (stock: 250 mAh battery, propellers, no
+    # deck, no markers; the identifications' airframes weighed 28-44 g with what they carried)
+    MASS = 0.027
     HEIGHT = 0.029  # m, the data sheet's 29 mm
-    # Förster (2015): the diagonal of the identified inertia matrix, kg m^2
+    # Förster (2015), ch. 2: the diagonal of the identified inertia matrix, kg m^2
     INERTIA = (1.657171e-5, 1.6655602e-5, 2.9261652e-5)
     defaults = MappingProxyType({"rotors": _airframe(
-        MASS, 0.046, INERTIA,
-        kf=2.88e-8,  # N s^2: Förster's 3.1582e-10 N/rpm^2 in rad/s
-        km=2.88e-8 * 0.005964552,  # N m s^2: Förster's torque-to-thrust ratio 0.005964552 m
-        tau=0.05,  # s
-        max_speed=2200.0,  # rad/s (about 21,000 rpm, 0.14 N a rotor: 57 g thrust in all)
+        MASS, 0.046, INERTIA,  # arm: half the data sheet's 92 mm motor to motor (the diagonal)
+        # N s^2: least squares of thrust = kf w^2 through Bitcraze's 16 measured (rpm, thrust)
+        # rows (firmware docs, "PWM to thrust", 2015 table; 0.19 g RMS residual a rotor)
+        kf=2.22e-8,
+        km=2.22e-8 * 0.005964552,  # N m s^2: Förster's torque-to-thrust ratio, 0.005964552 m
+        # s: Bitcraze's motor step (blog, "Measuring propeller RPM part 3", 2015: 0 to 25,000
+        # rpm in about 180 ms) read as a first-order lag reaching 92 % (2.5 tau) at 180 ms
+        tau=0.072,
+        # rad/s: the table's fastest row, 23,882 rpm (93.75 % PWM, 57.9 g in all): 0.139 N a
+        # rotor, thrust-to-weight 2.10 at 27 g
+        max_speed=2500.0,
     )})
 
 

@@ -1,0 +1,164 @@
+"""The Crazyflie's step response: a 1 m climb from a settled hover, for coopsim (the ``flight``
+driver on the ``mujoco`` and ``aerial`` engines) and, when it is installed, for crazyflow (its
+own Mellinger controller on its first-principles model of the Crazyflie 2.x, ``cf2x_L250``).
+
+coopsim: one ``crazyflie`` takes off from the floor under the ``flight`` driver (default gains),
+hovers at 1 m, and at ``T_STEP`` s its reference jumps to 2 m (the driver's cascade, a hover
+reference that moves: :class:`StepFlight`); dt = 0.002 s (500 Hz, the controller each step).
+crazyflow (``pip install crazyflow`` in a separate virtual environment: it is not a coopsim
+dependency; JAX on the CPU): ``Sim(drone="cf2x_L250", dynamics="first_principles",
+control="state")`` at 500 Hz with the state controller at 100 Hz, the same hover and step.
+
+Figures, from the height z(t) after the step (z0 the mean height over the 0.5 s before it):
+rise time 10-90 % of the commanded 1 m, overshoot above the 1 m (% of it), settling time
+(last entry into +-5 cm of the new height), steady offset (mean over the last 1 s).
+
+Usage: python benchmarks/crazyflie_step.py [--engines mujoco aerial] [--tau 0.145]
+           [--crazyflow /tmp/peers-venv/bin/python] [--plot docs/experiments/crazyflie_step.png]
+       (--crazyflow runs this file with that interpreter as ``--only-crazyflow``.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DT = 0.002  # s: 500 Hz
+T_STEP, T_END = 6.0, 11.0  # s: the step's time, the end of the record
+HEIGHT, CLIMB = 1.0, 1.0  # m
+
+
+def figures(t: np.ndarray, z: np.ndarray) -> dict:
+    """Rise time (10-90 %, s), overshoot (% of the step), settling (+-5 cm, s), offset (m) of
+    the record ``z`` (m) at times ``t`` (s)."""
+    before = (t > T_STEP - 0.5) & (t <= T_STEP)
+    z0 = float(z[before].mean())
+    after, s = t > T_STEP, t[t > T_STEP] - T_STEP
+    rel = (z[after] - z0) / CLIMB
+    t10, t90 = s[np.argmax(rel >= 0.1)], s[np.argmax(rel >= 0.9)]
+    outside = np.abs(z[after] - (z0 + CLIMB)) > 0.05
+    last = np.nonzero(outside)[0]
+    settle = float(s[last[-1]]) if len(last) else 0.0  # never settled: the record's end
+    return {"rise_s": float(t90 - t10), "overshoot_pct": float(max(rel.max() - 1.0, 0.0) * 100),
+            "settling_s": settle, "offset_m": float(z[t > T_END - 1.0].mean() - (z0 + CLIMB)),
+            "hover_m": z0}
+
+
+def coopsim_run(engine: str, tau: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """(t, z) of one coopsim Crazyflie's climb on ``engine``."""
+    sys.path.insert(0, str(ROOT))
+    from coopsim.formats.files import load
+    from coopsim.plugins.drivers.flight import Flight
+    from coopsim.sim.drivers import LocalRobot
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
+    from coopsim.swarm import flight
+
+    class StepFlight(Flight):
+        """The flight driver holding 1 m, then 2 m from ``T_STEP`` s."""
+
+        def reference(self, time: float) -> np.ndarray:
+            centre = self._origin[:, :3].copy()
+            centre[:, 2] = HEIGHT + (CLIMB if time >= T_STEP - 1e-9 else 0.0)
+            return flight.hover(centre, self._origin[:, 3])
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
+        path = Path(tmp) / "cf.scenario"
+        lines = ["[WORLD]", "file w.world", "[SETTINGS]", f"engine {engine}", f"dt {DT}",
+                 "mode lockstep", "seed 1", "[ROBOT_1]", "type crazyflie", "name cf1",
+                 "position 0 0 0"] + ([f"param rotors.tau {tau}"] if tau else [])
+        path.write_text("\n".join(lines) + "\n")
+        sim = Simulation(load(str(path)))
+    stepper = Stepper(sim, mode="lockstep")
+    bot = LocalRobot(sim, "cf1")
+    driver = StepFlight(Flight.values({"shape": "hover", "height": HEIGHT}), np.random.default_rng(1))
+    t, z = [], []
+    for _ in range(int(round(T_END / DT))):
+        driver.step(bot)
+        snap = stepper.tick()
+        t.append(snap.time)
+        z.append(float(snap.pose3d[0, 2]))
+    return np.array(t), np.array(z)
+
+
+def crazyflow_run() -> tuple[np.ndarray, np.ndarray]:
+    """(t, z) of crazyflow's cf2x_L250 under its own state controller (needs crazyflow)."""
+    import jax.numpy as jnp
+    from crazyflow.control import Control
+    from crazyflow.dynamics import Dynamics
+    from crazyflow.sim import Sim
+
+    sim = Sim(n_worlds=1, n_drones=1, drone="cf2x_L250", dynamics=Dynamics.first_principles,
+              control=Control.state, freq=500, state_freq=100, device="cpu")
+    sim.reset()
+    cmd = np.zeros((1, 1, 16))
+    cmd[..., 2], cmd[..., 12] = HEIGHT, 1.0  # x y z, v, a, quaternion x y z w, rates
+    t, z = [], []
+    for k in range(int(round(T_END / DT))):
+        cmd[..., 2] = HEIGHT + (CLIMB if k * DT >= T_STEP - 1e-9 else 0.0)
+        if k % 5 == 0:
+            sim.state_control(jnp.asarray(cmd))
+        sim.step(1)
+        t.append((k + 1) * DT)
+        z.append(float(sim.data.states.pos[0, 0, 2]))
+    return np.array(t), np.array(z)
+
+
+def plot(runs: dict, path: str) -> None:
+    """z(t) around the step, one line per run."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, (t, z) in runs.items():
+        keep = t >= T_STEP - 1.0
+        ax.plot(t[keep] - T_STEP, z[keep], label=name)
+    ax.axhline(HEIGHT + CLIMB, color="grey", lw=0.8, ls="--")
+    for level in (0.1, 0.9):
+        ax.axhline(HEIGHT + level * CLIMB, color="grey", lw=0.5, ls=":")
+    ax.set_xlabel("time since the step, s")
+    ax.set_ylabel("height z, m")
+    ax.set_title("Crazyflie, 1 m climb from hover")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--engines", nargs="*", default=["mujoco", "aerial"])
+    ap.add_argument("--tau", type=float, default=None, help="rotors.tau to fly, s")
+    ap.add_argument("--crazyflow", default=None, help="a Python with crazyflow installed")
+    ap.add_argument("--only-crazyflow", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--plot", default=None)
+    args = ap.parse_args()
+    if args.only_crazyflow:
+        t, z = crazyflow_run()
+        print(json.dumps({"t": t.tolist(), "z": z.tolist()}))
+        return
+    runs = {f"coopsim {e} (flight driver)": coopsim_run(e, args.tau) for e in args.engines}
+    if args.crazyflow:
+        out = subprocess.run([args.crazyflow, __file__, "--only-crazyflow"], check=True,
+                             capture_output=True, text=True).stdout
+        data = json.loads(out.strip().splitlines()[-1])
+        runs["crazyflow cf2x_L250 (Mellinger)"] = (np.array(data["t"]), np.array(data["z"]))
+    print("| run | rise 10-90 % s | overshoot % | settling (5 cm) s | offset m |")
+    print("|---|---:|---:|---:|---:|")
+    for name, (t, z) in runs.items():
+        f = figures(t, z)
+        print(f"| {name} | {f['rise_s']:.3f} | {f['overshoot_pct']:.1f} | {f['settling_s']:.2f} "
+              f"| {f['offset_m']:+.3f} |")
+    if args.plot:
+        plot(runs, args.plot)
+
+
+if __name__ == "__main__":
+    main()
