@@ -13,7 +13,7 @@ Figures, from the height z(t) after the step (z0 the mean height over the 0.5 s 
 rise time 10-90 % of the commanded 1 m, overshoot above the 1 m (% of it), settling time
 (last entry into +-5 cm of the new height), steady offset (mean over the last 1 s).
 
-Usage: python benchmarks/crazyflie_step.py [--engines mujoco aerial] [--tau 0.145]
+Usage: python benchmarks/crazyflie_step.py [--engines mujoco aerial] [--tau 0.145] [--earlier]
            [--crazyflow /tmp/peers-venv/bin/python] [--plot docs/experiments/crazyflie_step.png]
        (--crazyflow runs this file with that interpreter as ``--only-crazyflow``.)
 """
@@ -51,8 +51,13 @@ def figures(t: np.ndarray, z: np.ndarray) -> dict:
             "hover_m": z0}
 
 
-def coopsim_run(engine: str, tau: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """(t, z) of one coopsim Crazyflie's climb on ``engine``."""
+# the airframe before issue 45 (docs/robots.md), for ``--earlier``
+EARLIER = {"kf": 2.88e-8, "km": 2.88e-8 * 0.005964552, "tau": 0.05, "max_speed": 2200.0}
+
+
+def coopsim_run(engine: str, params: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(t, z) of one coopsim Crazyflie's climb on ``engine``, its ``rotors`` parameters
+    ``params`` changed (name -> value)."""
     sys.path.insert(0, str(ROOT))
     from coopsim.formats.files import load
     from coopsim.plugins.drivers.flight import Flight
@@ -74,7 +79,7 @@ def coopsim_run(engine: str, tau: float | None) -> tuple[np.ndarray, np.ndarray]
         path = Path(tmp) / "cf.scenario"
         lines = ["[WORLD]", "file w.world", "[SETTINGS]", f"engine {engine}", f"dt {DT}",
                  "mode lockstep", "seed 1", "[ROBOT_1]", "type crazyflie", "name cf1",
-                 "position 0 0 0"] + ([f"param rotors.tau {tau}"] if tau else [])
+                 "position 0 0 0"] + [f"param rotors.{k} {v!r}" for k, v in params.items()]
         path.write_text("\n".join(lines) + "\n")
         sim = Simulation(load(str(path)))
     stepper = Stepper(sim, mode="lockstep")
@@ -120,7 +125,8 @@ def plot(runs: dict, path: str) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, (t, z) in runs.items():
         keep = t >= T_STEP - 1.0
-        ax.plot(t[keep] - T_STEP, z[keep], label=name)
+        style = ":" if "before" in name else ("--" if "aerial" in name else "-")
+        ax.plot(t[keep] - T_STEP, z[keep], style, label=name)
     ax.axhline(HEIGHT + CLIMB, color="grey", lw=0.8, ls="--")
     for level in (0.1, 0.9):
         ax.axhline(HEIGHT + level * CLIMB, color="grey", lw=0.5, ls=":")
@@ -136,6 +142,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--engines", nargs="*", default=["mujoco", "aerial"])
     ap.add_argument("--tau", type=float, default=None, help="rotors.tau to fly, s")
+    ap.add_argument("--earlier", action="store_true", help="also fly the earlier airframe")
     ap.add_argument("--crazyflow", default=None, help="a Python with crazyflow installed")
     ap.add_argument("--only-crazyflow", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--plot", default=None)
@@ -144,7 +151,10 @@ def main() -> None:
         t, z = crazyflow_run()
         print(json.dumps({"t": t.tolist(), "z": z.tolist()}))
         return
-    runs = {f"coopsim {e} (flight driver)": coopsim_run(e, args.tau) for e in args.engines}
+    changed = {"tau": args.tau} if args.tau else {}
+    runs = {f"coopsim {e} (flight driver)": coopsim_run(e, changed) for e in args.engines}
+    if args.earlier:
+        runs["coopsim mujoco, the airframe before issue 45"] = coopsim_run("mujoco", EARLIER)
     if args.crazyflow:
         out = subprocess.run([args.crazyflow, __file__, "--only-crazyflow"], check=True,
                              capture_output=True, text=True).stdout
