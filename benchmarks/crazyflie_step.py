@@ -160,12 +160,12 @@ def main() -> None:
                              capture_output=True, text=True).stdout
         data = json.loads(out.strip().splitlines()[-1])
         runs["crazyflow cf2x_L250 (Mellinger)"] = (np.array(data["t"]), np.array(data["z"]))
-    print("| run | rise 10-90 % s | overshoot % | settling (5 cm) s | offset m |")
-    print("|---|---:|---:|---:|---:|")
+    print("| run | hover before m | rise 10-90 % s | overshoot % | settling (5 cm) s | offset m |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name, (t, z) in runs.items():
         f = figures(t, z)
-        print(f"| {name} | {f['rise_s']:.3f} | {f['overshoot_pct']:.1f} | {f['settling_s']:.2f} "
-              f"| {f['offset_m']:+.3f} |")
+        print(f"| {name} | {f['hover_m']:.3f} | {f['rise_s']:.3f} | {f['overshoot_pct']:.1f} "
+              f"| {f['settling_s']:.2f} | {f['offset_m']:+.3f} |")
     if args.plot:
         plot(runs, args.plot)
 

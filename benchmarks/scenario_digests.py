@@ -14,7 +14,11 @@ Same checkout, the compiled kernels against numpy (the two must give the same bi
 Two checkouts (this one and ``DIR``, e.g. the commit before a change, ``git archive``d):
 ``PYTHONPATH=DIR python benchmarks/scenario_digests.py`` against this checkout's output.
 
+The flying and arm scenarios need a 3D engine: ``--engines mujoco,aerial`` digests them (the 2D
+engines refuse them, a line each).
+
 Usage: python benchmarks/scenario_digests.py [--steps 150] [--only NAME]
+           [--engines pymunk,kinematic]
 """
 
 from __future__ import annotations
@@ -73,13 +77,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--only", help="one scenario's file name (without .scenario)")
+    parser.add_argument("--engines", default="pymunk,kinematic",
+                        help="comma-separated engines to run each scenario on")
     args = parser.parse_args()
     print(f"# coopsim from {Path(coopsim.__file__).parent}, COOPSIM_JIT="
           f"{os.environ.get('COOPSIM_JIT', 'auto')}")
     for path in sorted(SCENARIOS.glob("*.scenario")):
         if args.only and path.stem != args.only:
             continue
-        for engine in ("pymunk", "kinematic"):
+        for engine in args.engines.split(","):
             try:
                 result = digest_run(path, engine, args.steps)
             except Exception as exc:  # noqa: BLE001 -- a refused scenario is a line too
