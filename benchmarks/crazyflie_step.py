@@ -55,6 +55,14 @@ def figures(t: np.ndarray, z: np.ndarray) -> dict:
 EARLIER = {"kf": 2.88e-8, "km": 2.88e-8 * 0.005964552, "tau": 0.05, "max_speed": 2200.0}
 
 
+def scenario_text(engine: str, params: dict) -> str:
+    """One crazyflie ``cf1`` on the floor of ``w.world``, its ``rotors`` parameters ``params``."""
+    lines = ["[WORLD]", "file w.world", "[SETTINGS]", f"engine {engine}", f"dt {DT}",
+             "mode lockstep", "seed 1", "[ROBOT_1]", "type crazyflie", "name cf1",
+             "position 0 0 0"] + [f"param rotors.{k} {v!r}" for k, v in params.items()]
+    return "\n".join(lines) + "\n"
+
+
 def coopsim_run(engine: str, params: dict) -> tuple[np.ndarray, np.ndarray]:
     """(t, z) of one coopsim Crazyflie's climb on ``engine``, its ``rotors`` parameters
     ``params`` changed (name -> value)."""
@@ -77,14 +85,12 @@ def coopsim_run(engine: str, params: dict) -> tuple[np.ndarray, np.ndarray]:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
         path = Path(tmp) / "cf.scenario"
-        lines = ["[WORLD]", "file w.world", "[SETTINGS]", f"engine {engine}", f"dt {DT}",
-                 "mode lockstep", "seed 1", "[ROBOT_1]", "type crazyflie", "name cf1",
-                 "position 0 0 0"] + [f"param rotors.{k} {v!r}" for k, v in params.items()]
-        path.write_text("\n".join(lines) + "\n")
+        path.write_text(scenario_text(engine, params))
         sim = Simulation(load(str(path)))
     stepper = Stepper(sim, mode="lockstep")
     bot = LocalRobot(sim, "cf1")
-    driver = StepFlight(Flight.values({"shape": "hover", "height": HEIGHT}), np.random.default_rng(1))
+    rng = np.random.default_rng(1)
+    driver = StepFlight(Flight.values({"shape": "hover", "height": HEIGHT}), rng)
     t, z = [], []
     for _ in range(int(round(T_END / DT))):
         driver.step(bot)
