@@ -13,8 +13,12 @@ Figures, from the height z(t) after the step (z0 the mean height over the 0.5 s 
 rise time 10-90 % of the commanded 1 m, overshoot above the 1 m (% of it), settling time
 (last entry into +-5 cm of the new height), steady offset (mean over the last 1 s).
 
+``--eights``: the tracking error of tests/sim/test_crazyflie.py's eights instead, this airframe
+and the earlier one under the default gains, and this one with lower rate and attitude gains.
+
 Usage: python benchmarks/crazyflie_step.py [--engines mujoco aerial] [--tau 0.145] [--earlier]
            [--crazyflow /tmp/peers-venv/bin/python] [--plot docs/experiments/crazyflie_step.png]
+       python benchmarks/crazyflie_step.py --eights
        (--crazyflow runs this file with that interpreter as ``--only-crazyflow``.)
 """
 
@@ -55,12 +59,56 @@ def figures(t: np.ndarray, z: np.ndarray) -> dict:
 EARLIER = {"kf": 2.88e-8, "km": 2.88e-8 * 0.005964552, "tau": 0.05, "max_speed": 2200.0}
 
 
-def scenario_text(engine: str, params: dict) -> str:
-    """One crazyflie ``cf1`` on the floor of ``w.world``, its ``rotors`` parameters ``params``."""
-    lines = ["[WORLD]", "file w.world", "[SETTINGS]", f"engine {engine}", f"dt {DT}",
+def scenario_text(engine: str, params: dict, z: float = 0.0, driver: str = "",
+                  dt: float = DT) -> str:
+    """One crazyflie ``cf1`` at height ``z`` in ``w.world``, its ``rotors`` parameters
+    ``params``, the in-process ``driver`` line's words if any."""
+    lines = ["[WORLD]", "file w.world", "[SETTINGS]", f"engine {engine}", f"dt {dt}",
              "mode lockstep", "seed 1", "[ROBOT_1]", "type crazyflie", "name cf1",
-             "position 0 0 0"] + [f"param rotors.{k} {v!r}" for k, v in params.items()]
+             f"position 0 0 {z}"] + ([f"driver flight {driver}"] if driver else [])
+    lines += [f"param rotors.{k} {v!r}" for k, v in params.items()]
     return "\n".join(lines) + "\n"
+
+
+EIGHT = "shape eight plane {} size 0.8 period 6 takeoff 1 yaw_rate 0.3"  # tests/sim's eight
+
+
+def eight_errors(plane: str, params: dict, gains: str = "") -> tuple[float, float, float]:
+    """tests/sim/test_crazyflie.py's eight on mujoco (released at 1 m, dt 0.005 s): the mean
+    3D error over the lap from 1 s, and from 2 s (past the release transient), and the largest
+    height error from 2 s, m."""
+    sys.path.insert(0, str(ROOT))
+    from coopsim.formats.files import load
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
+
+    dt = 0.005
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
+        path = Path(tmp) / "cf.scenario"
+        path.write_text(scenario_text("mujoco", params, 1.0, f"{EIGHT.format(plane)} {gains}", dt))
+        stepper = Stepper(Simulation(load(str(path))), mode="lockstep")
+    where, refs = [], []
+    for _ in range(int(round(7.0 / dt))):
+        snap = stepper.tick()
+        where.append(snap.pose3d[0, :3].copy())
+        refs.append(snap.commands["rotors"][0, 5:8].copy())
+    error = np.linalg.norm(np.array(where) - np.array(refs), axis=1)
+    one, two = int(1.0 / dt), int(2.0 / dt)
+    height = np.abs(np.array(where)[two:, 2] - np.array(refs)[two:, 2]).max()
+    return float(error[one:].mean()), float(error[two:].mean()), float(height)
+
+
+def eights_table() -> None:
+    """The eights' errors of the airframe, the earlier one, and the airframe with lower gains."""
+    print("| eight | airframe, gains | mean from 1 s mm | mean from 2 s mm | height error max mm |")
+    print("|---|---|---:|---:|---:|")
+    for plane in ("horizontal", "vertical"):
+        for label, params, gains in (("this one, default", {}, ""),
+                                     ("before issue 45, default", EARLIER, ""),
+                                     ("this one, rate 45 att 10", {}, "rate_gain 45 att_gain 10")):
+            a, b, h = eight_errors(plane, params, gains)
+            print(f"| {plane} | {label} | {a * 1e3:.1f} | {b * 1e3:.1f} | {h * 1e3:.1f} |")
 
 
 def coopsim_run(engine: str, params: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -149,10 +197,14 @@ def main() -> None:
     ap.add_argument("--engines", nargs="*", default=["mujoco", "aerial"])
     ap.add_argument("--tau", type=float, default=None, help="rotors.tau to fly, s")
     ap.add_argument("--earlier", action="store_true", help="also fly the earlier airframe")
+    ap.add_argument("--eights", action="store_true", help="only the eights' tracking table")
     ap.add_argument("--crazyflow", default=None, help="a Python with crazyflow installed")
     ap.add_argument("--only-crazyflow", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--plot", default=None)
     args = ap.parse_args()
+    if args.eights:
+        eights_table()
+        return
     if args.only_crazyflow:
         t, z = crazyflow_run()
         print(json.dumps({"t": t.tolist(), "z": z.tolist()}))
