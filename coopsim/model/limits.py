@@ -26,6 +26,17 @@ NAME_MAX = 64
 RESERVED_NAMES = ("sim", "playback", "nameserver")
 
 
+def shown(value) -> str:
+    """A number as an error sentence shows it: ``%g`` (2200, 0.05, 1e-300) when that reads
+    back as the same float, else the shortest text that does (2200.0001, 0.30000000000000004),
+    so a refused value never prints as the bound it broke. NaN and inf print as nan and inf."""
+    v = float(value)
+    short = f"{v:g}"
+    if not math.isfinite(v) or (float(short) == v and len(short) <= len(repr(v))):
+        return short
+    return repr(v)
+
+
 @dataclass(frozen=True)
 class Limit:
     """An inclusive range ``low``..``high`` in ``unit``.
@@ -64,10 +75,10 @@ class Limit:
 
     def _show(self, v: float) -> str:
         unit = f" {self.unit}" if self.unit else ""
-        shown = f"{v:g}{unit}"
+        text = f"{shown(v)}{unit}"
         if self.degrees and math.isfinite(v):
-            shown += f" ({math.degrees(v):g} degrees)"
-        return shown
+            text += f" ({math.degrees(v):g} degrees)"
+        return text
 
 
 SIZE = Limit(0.001, 1000.0, "m")
