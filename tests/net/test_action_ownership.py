@@ -35,6 +35,11 @@ def _request(command: int, floats: int, text: str) -> tuple[str, list[float]]:
     return ("aGk=" if text == "req" else ""), [0.0] * floats
 
 
+def _patient(run) -> None:
+    """A 60 s lease: the owner's claim must not lapse on a busy machine (3 s of silence)."""
+    run.stepper.slots.lease = 60.0
+
+
 def _world_2d():
     grip = robot("grip", 0.0, 0.0, type="gripperbot")
     crate = ObjectSpec("crate", "box", (0.2, 0.2, 0.2), (0.25, 0.0, 0.1), 0.0, 0.5)
@@ -43,7 +48,7 @@ def _world_2d():
                     objects=[crate], mode="realtime", dt=0.01, seed=4)
 
 
-def _intruder_is_refused_every_action(owner: Peer, intruder: Peer, reads: list[int]) -> None:
+def _intruder_is_refused_every_action(intruder: Peer, reads: list[int]) -> None:
     actions = _actions(intruder)
     assert actions, "the robot lists no action: nothing was checked"
     before = [intruder.ok(r)[1] for r in reads]
@@ -58,12 +63,13 @@ def _intruder_is_refused_every_action(owner: Peer, intruder: Peer, reads: list[i
 
 def test_no_action_of_a_2d_robot_from_another_connection_while_one_owns_it():
     with live(_world_2d()) as run:
+        _patient(run)
         for name, reads in (("grip", [GRIPPER_READ]), ("bot", [RADIO_READ]),
                             ("eye", [LEDS_READ])):
             endpoint = lookup(run.network.endpoint, f"/{name}")
             owner, intruder = Peer(endpoint), Peer(endpoint)
             owner.ok(CLAIM)
-            _intruder_is_refused_every_action(owner, intruder, reads)
+            _intruder_is_refused_every_action(intruder, reads)
             if name == "grip":  # the owner acts; once free, anyone may
                 assert owner.ok(GRAB)[1] == "crate"
                 assert intruder.ask(1001)[0] == p.OWNED  # the owner's object is not dropped
@@ -85,12 +91,13 @@ def test_tool_ik_move_to_and_the_gripper_of_an_owned_arm_refuse_another_connecti
     cube = ObjectSpec("cube", "box", (0.04, 0.04, 0.04), (0.35, 0.0, 0.02), 0.0, 0.2)
     s = scenario([robot("a1", 0.0, 0.0, type="irb120")], [cube], dt=0.002, mode="realtime")
     with live(replace(s, settings=replace(s.settings, engine="mujoco")), paused=True) as run:
+        _patient(run)
         endpoint = lookup(run.network.endpoint, "/a1")
         owner, intruder = Peer(endpoint), Peer(endpoint)
         owner.ok(CLAIM)
         listed = {c for c, _, _ in _actions(intruder)}
         assert {TOOL_IK, TOOL_MOVE_TO, GRAB, GRAB + 1} <= listed
-        _intruder_is_refused_every_action(owner, intruder, [GRIPPER_READ])
+        _intruder_is_refused_every_action(intruder, [GRIPPER_READ])
         reply = intruder.ask(TOOL_MOVE_TO, data=[0.35, 0.1, 0.15])
         assert reply[0] == p.OWNED, reply
         assert "actions (tool move_to here)" in reply[1]
@@ -108,6 +115,7 @@ def test_the_python_client_raises_robot_owned_for_another_connections_action():
 
     with live(_world_2d()) as run, Client(run.network.endpoint, timeout=10.0) as owner, \
             Client(run.network.endpoint, timeout=10.0) as intruder:
+        _patient(run)
         mine = owner.robot("grip")
         mine.claim()
         theirs = intruder.robot("grip")
