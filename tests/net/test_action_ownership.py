@@ -7,6 +7,7 @@ does not send as the owner's robot, LEDs and odometry stay; on a 3D arm ``tool.i
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import replace
 
 import pytest
@@ -126,3 +127,41 @@ def test_the_python_client_raises_robot_owned_for_another_connections_action():
         with pytest.raises(RobotOwned):
             theirs.gripper.release()
         assert theirs.gripper.read().text == "crate"
+
+
+GROUND = ("single", "swarmbot", "gripperbot", "holonomic", "epuck", "kilobot", "turtlebot3",
+          "thymio")
+FLYING_AND_ARMS = ("crazyflie", "quadrotor", "irb120", "mh5", "lwa", "mobile_lwa")
+
+
+def _refusals(spec, names) -> list[tuple[str, int, int]]:
+    """(robot, command, error) of every action another connection sends each owned robot."""
+    out = []
+    with live(spec) as run:
+        _patient(run)
+        for name in names:
+            endpoint = lookup(run.network.endpoint, f"/{name}")
+            owner, intruder = Peer(endpoint), Peer(endpoint)
+            owner.ok(CLAIM)
+            for command, floats, text in _actions(intruder):
+                words, data = _request(command, floats, text)
+                out.append((name, command, intruder.ask(command, words, data=data)[0]))
+            owner.close()
+            intruder.close()
+    return out
+
+
+def test_every_action_of_every_robot_type_is_the_owners():
+    """The attacker's sweep of the issue: each built-in robot type (team2's pair aside: its
+    robots are swarmbots' modules), every action it lists, from a second connection."""
+    ground = scenario([robot(f"g{i}", -4.0 + i, 0.0, type=t) for i, t in enumerate(GROUND)],
+                      mode="realtime", floor=(12.0, 12.0))
+    got = _refusals(ground, [f"g{i}" for i in range(len(GROUND))])
+    if importlib.util.find_spec("mujoco") is not None:
+        s = scenario([robot(f"f{i}", -4.0 + 1.5 * i, 2.0, type=t)
+                      for i, t in enumerate(FLYING_AND_ARMS)], mode="realtime",
+                     floor=(12.0, 12.0), dt=0.002)
+        got += _refusals(replace(s, settings=replace(s.settings, engine="mujoco")),
+                         [f"f{i}" for i in range(len(FLYING_AND_ARMS))])
+    assert len(got) >= 20 and {c for _, c, _ in got} >= {401, 930, 1000, 1001, 2400, 2401}
+    assert [g for g in got if g[2] != p.OWNED] == []
