@@ -303,7 +303,7 @@ def limit_reason(arm: ArmSpec, q) -> str:
         if not lo <= angle <= hi:
             return (f"joint {link.key} of {arm.key} takes angles in [{lo:.4g}, {hi:.4g}] rad "
                     f"([{math.degrees(lo):.1f}, {math.degrees(hi):.1f}] deg), not "
-                    f"{shown(angle)}")
+                    f"{shown(angle, lo, hi)}")
     return ""
 
 

@@ -32,7 +32,7 @@ def check_dt(dt: float) -> str:
     """Why ``dt`` (s) is not an acceptable physics step ("" when it is)."""
     lo, hi = DT_RANGE
     if not lo <= dt <= hi:
-        return f"dt must be between {lo:g} and {hi:g} s, not {shown(dt)}"
+        return f"dt must be between {lo:g} and {hi:g} s, not {shown(dt, lo, hi)}"
     return ""
 
 #: Named colours usable for targets (and robots, where a name is given instead of R G B).

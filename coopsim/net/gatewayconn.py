@@ -299,7 +299,7 @@ class Connection(threading.Thread):
         lo, hi = RATE_LIMITS
         if not lo <= rate <= hi:
             return msg.fail(p.OUT_OF_RANGE, f"rate must be within {lo:g}..{hi:g} lines per "
-                                            f"second, not {shown(rate)}")
+                                            f"second, not {shown(rate, lo, hi)}")
         if self._stream is not None:
             self._stream.close()
         self._stream = _Stream(self.gateway.ctx, port, endpoint, rate, self.gateway.keys)

@@ -243,7 +243,8 @@ def _check_speed(speed: float) -> float:
     lo, hi = SPEED_LIMITS
     if not lo <= abs(speed) <= hi:
         raise ProtocolError(p.OUT_OF_RANGE, f"playback speed must be {lo:g}..{hi:g} in size "
-                                            f"(negative plays backwards), not {shown(speed)}")
+                                            f"(negative plays backwards), not "
+                                            f"{shown(speed, lo, hi, -lo, -hi)}")
     return float(speed)
 
 

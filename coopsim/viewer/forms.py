@@ -83,7 +83,7 @@ def number(values: Mapping[str, str], key: str, lo: float = -math.inf, hi: float
     if (value <= lo if above else value < lo) or value > hi:
         low = f"> {lo:g}" if above else f">= {lo:g}"
         span = low if hi == math.inf else f"{low} and <= {hi:g}"
-        raise FormError(key, f"{key}: must be {span}, not {shown(value)}")
+        raise FormError(key, f"{key}: must be {span}, not {shown(value, lo, hi)}")
     return value
 
 

@@ -52,8 +52,10 @@ def test_a_value_just_past_its_bound_prints_with_the_digits_that_show_it():
 
 
 def test_the_shared_formatter_keeps_short_numbers_short():
-    assert [shown(v) for v in (2200.0, 0.05, 1e-300, -1.0, 2200.0001, 5e-324, 0.1 + 0.2)] == [
-        "2200", "0.05", "1e-300", "-1", "2200.0001", "5e-324", "0.30000000000000004"]
+    assert [shown(v, 0.0, 2200.0) for v in (2200.0001, 2200.5, 2300.0, -1e-300, 5e-324)] == [
+        "2200.0001", "2200.5", "2300", "-1e-300", "4.94066e-324"]
+    assert shown(1.0 + 2 ** -52, 1.0) == "1.0000000000000002"  # 17 digits at most
+    assert shown(400 * math.pi / 180, -2 * math.pi, 2 * math.pi) == "6.98132"
     assert [shown(v) for v in (math.nan, math.inf, -math.inf)] == ["nan", "inf", "-inf"]
 
 

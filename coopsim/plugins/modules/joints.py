@@ -271,7 +271,7 @@ def speed_fraction(name: str, speed: float) -> float:
         raise ProtocolError(OUT_OF_RANGE, f"{name}: the speed fraction must be within "
                                           f"[{MIN_SPEED:g}, 1] of the joints' top speeds (a "
                                           f"slower move would take hours, or never end), got "
-                                          f"{shown(speed)}")
+                                          f"{shown(speed, MIN_SPEED, 1.0)}")
     return float(speed)
 
 
@@ -280,7 +280,8 @@ def _rate_within(name: str, arm: ArmSpec, link, rate: float, where: str = "") ->
     if not abs(rate) <= top:  # NaN fails too
         raise ProtocolError(OUT_OF_RANGE, f"{name}{where}: joint {link.key} of {arm.key} "
                                           f"turns at most {top:.4g} rad/s "
-                                          f"({math.degrees(top):.0f} deg/s), not {shown(rate)}")
+                                          f"({math.degrees(top):.0f} deg/s), not "
+                                          f"{shown(rate, top, -top)}")
 
 
 def _trajectory(arm: ArmSpec, data) -> list[tuple]:
@@ -295,9 +296,11 @@ def _trajectory(arm: ArmSpec, data) -> list[tuple]:
     before = None
     for i, (t, *q) in enumerate(points, 1):
         where = f" waypoint {i}"
-        if not (t > (before[0] if before else 0.0)) or not math.isfinite(t):
+        last = before[0] if before else 0.0
+        if not t > last or not math.isfinite(t):
             raise ProtocolError(OUT_OF_RANGE, f"{name}{where}: times must be seconds from now, "
-                                              f"> 0 and strictly increasing, got {shown(t)}")
+                                              f"> 0 and strictly increasing, got "
+                                              f"{shown(t, last)}")
         _angles(name, arm, q, where)
         if before is not None:
             span = t - before[0]

@@ -203,4 +203,4 @@ def _within(command: str, what: str, values, lo: float, hi: float, unit: str) ->
         if not (lo <= v <= hi):  # NaN fails too
             raise ProtocolError(OUT_OF_RANGE, f"{command}: {what} must be within "
                                               f"[{shown(lo)}, {shown(hi)}] {unit}, got "
-                                              f"{shown(v)}")
+                                              f"{shown(v, lo, hi)}")
