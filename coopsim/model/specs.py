@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .task import TaskSpec  # noqa: F401 -- the type of ScenarioSpec.task
 from .limits import shown
+from .task import TaskSpec  # noqa: F401 -- the type of ScenarioSpec.task
 
 Vec3 = tuple[float, float, float]
 RGB = tuple[int, int, int]

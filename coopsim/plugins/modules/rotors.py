@@ -201,6 +201,5 @@ def _within(command: str, what: str, values, lo: float, hi: float, unit: str) ->
     """Refuse (error 4, OUT_OF_RANGE) values outside [lo, hi] with the range in the sentence."""
     for v in values:
         if not (lo <= v <= hi):  # NaN fails too
-            raise ProtocolError(OUT_OF_RANGE, f"{command}: {what} must be within "
-                                              f"[{shown(lo)}, {shown(hi)}] {unit}, got "
-                                              f"{shown(v, lo, hi)}")
+            raise ProtocolError(OUT_OF_RANGE, f"{command}: {what} must be within [{lo:g}, "
+                                              f"{hi:g}] {unit}, got {shown(v, lo, hi)}")
