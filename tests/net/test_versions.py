@@ -128,3 +128,17 @@ def test_the_gateway_refuses_a_name_server_of_another_version():
         ctx.term()
     assert result.returncode == 2
     assert re.search(r"error 7: .*speaks protocol 1, the client 7", result.stderr)
+
+
+def test_every_client_sends_and_its_readme_says_the_version_servers_answer():
+    """The C and JavaScript READMEs said 3 and Octave's 2 while the clients sent 6 (issue 45)."""
+    v = p.PROTOCOL_VERSION
+    sources = {"clients/c/coopsim.h": rf"#define COOPSIM_PROTOCOL_VERSION {v}\b",
+               "clients/js/coopsim.js": rf"export const PROTOCOL_VERSION = {v};",
+               "clients/octave/coopsim_version.m": rf"\n  v = {v};"}
+    for path, pattern in sources.items():
+        assert re.search(pattern, (ROOT / path).read_text()), path
+    for readme in sorted((ROOT / "clients").glob("*/README.md")):
+        said = re.findall(r"(?:VERSION`|coopsim_version\(\)`|protocol) \(?(\d+)\)? first",
+                          readme.read_text())
+        assert said and set(said) == {str(v)}, (readme, said)
