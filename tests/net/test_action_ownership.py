@@ -8,7 +8,11 @@ does not send as the owner's robot, LEDs and odometry stay; on a 3D arm ``tool.i
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +23,7 @@ from coopsim.plugins.modules.joints import MOVES
 from helpers import robot, scenario
 from nethelpers import Peer, live, lookup
 
+ROOT = Path(__file__).resolve().parents[2]
 COMMANDS, CLAIM, RELEASE = 3, 4, 5
 GRAB, GRIPPER_READ, RADIO_SEND, RADIO_READ = 1000, 1002, 930, 931
 ODOMETRY_READ, LEDS_READ, JOINTS_READ, TOOL_IK, TOOL_MOVE_TO = 400, 2402, 4000, 4102, 4101
@@ -165,3 +170,63 @@ def test_every_action_of_every_robot_type_is_the_owners():
                          [f"f{i}" for i in range(len(FLYING_AND_ARMS))])
     assert len(got) >= 20 and {c for _, c, _ in got} >= {401, 930, 1000, 1001, 2400, 2401}
     assert [g for g in got if g[2] != p.OWNED] == []
+
+
+PLUGIN = '''
+import json, sys
+import numpy as np
+sys.path.insert(0, "tests")
+from coopsim.model.commands import Command
+from coopsim.model.module import Module
+from coopsim.model.plugins import MODULES, ROBOT_TYPES
+from coopsim.model.robot_type import Assembly
+from coopsim.plugins.robots.single import Single, chassis
+from helpers import robot, scenario
+from nethelpers import Peer, live, lookup
+
+PINGS = []
+
+class Beacon(Module):
+    label = "beacon"
+    fields = ("pings",)
+    commands = (Command(7000, "ping", "beacon", kind="action", doc="count a ping"),)
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        return np.full((len(rows), 1), float(len(PINGS)))
+
+    @classmethod
+    def act(cls, command, sim, robot, msg):
+        PINGS.append(robot)
+        return f"pong {len(PINGS)}"
+
+class BeaconBot(Single):
+    label = "beaconbot"
+    modules = ("motors", "beacon")
+
+    @classmethod
+    def build(cls, spec):
+        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
+                               spec.yaw, cls.modules)
+        return Assembly((member,), (body,))
+
+MODULES.register("beacon")(Beacon)
+ROBOT_TYPES.register("beaconbot")(BeaconBot)
+with live(scenario([robot("b1", type="beaconbot")], mode="realtime")) as run:
+    run.stepper.slots.lease = 60.0
+    endpoint = lookup(run.network.endpoint, "/b1")
+    owner, intruder = Peer(endpoint), Peer(endpoint)
+    owner.ok(4)
+    out = {"intruder": intruder.ask(7000)[:2], "owner": owner.ask(7000)[:2], "pings": PINGS}
+print(json.dumps(out))
+'''
+
+
+def test_a_plugin_modules_action_is_the_owners_too():
+    """Decided by the command's declared kind, so a module no one here wrote is covered."""
+    done = subprocess.run([sys.executable, "-c", PLUGIN], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["intruder"][0] == p.OWNED and "actions (beacon ping here)" in out["intruder"][1]
+    assert out["owner"] == [0, "pong 1"] and out["pings"] == ["b1"]
