@@ -25,7 +25,7 @@ class Arm:
 
     Args:
         bot: A :class:`coopsim.client.Robot` with an arm.
-        speed: Fraction (0, 1] of the joints' top speeds for every move.
+        speed: Fraction [0.001, 1] of the joints' top speeds for every move.
         tol: How near the goal the tool point must come, m.
         settle: Below this tool speed (m/s) the arm has stopped.
         patience: Steps a move may take before it is given up as arrived (a goal the servos

@@ -200,9 +200,9 @@ def parse_reply_line(line: str) -> list:
 
 def features(transport) -> set[str]:
     """What the server behind ``transport`` offers: ``live`` or ``replay``, ``ownership``
-    (robot command ``claim`` listed), ``flying`` (flight.scenario's robot ``cf`` listed),
-    ``arms`` (its robot ``arm`` listed), plus
-    what the transport itself offers.
+    (robot command ``claim`` listed by ``/bot`` or ``/arm``), ``flying`` (flight.scenario's
+    robot ``cf`` listed), ``arms`` (its robot ``arm`` listed), plus what the transport itself
+    offers.
 
     Raises:
         Unreachable: the name server does not answer its hello.
@@ -220,8 +220,9 @@ def features(transport) -> set[str]:
         offered.add("flying")
     if "/arm" in found:  # flight.scenario's IRB 120: the arm's modules (protocol 6)
         offered.add("arms")
-    if "/bot" in found:
-        table = transport.exchange(Step("probe.commands", "probe", "/bot", [],
+    robot = next((name for name in ("/bot", "/arm") if name in found), None)
+    if robot is not None:  # the conformance scenario's robot, or the flight scenario's arm
+        table = transport.exchange(Step("probe.commands", "probe", robot, [],
                                         [0, "", 3, [], []]))[1]
         if any(line.split(" ")[1:2] == ["claim"] for line in table.split("\n")):
             offered.add("ownership")

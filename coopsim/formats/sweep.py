@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 from ..model.errors import CoopsimError, FileFormatError, ParameterError
+from ..model.limits import shown
 from ..model.plugins import DRIVERS, ENGINES, MODULES
 from ..model.specs import DT_RANGE, ScenarioSpec
 from ..model.validate import driver_of, members
@@ -273,7 +274,7 @@ def _setting(name: str, value, path, line):
         value = float(value)
         low, high = DT_RANGE if name == "dt" else (0.0, math.inf)
         if not (low <= value <= high) or (name == "duration" and value <= 0):
-            raise ParameterError(f"setting {name} = {value:g} is out of range "
+            raise ParameterError(f"setting {name} = {shown(value, low, high)} is out of range "
                                  f"({'%g to %g s' % DT_RANGE if name == 'dt' else '> 0 s'})")
         return value
     except CoopsimError as exc:

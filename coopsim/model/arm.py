@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .limits import shown
+
 Vec3 = tuple[float, float, float]
 #: The most joints an arm may have: modules' readings are this wide (unused joints read 0).
 MAX_JOINTS = 7
@@ -300,7 +302,8 @@ def limit_reason(arm: ArmSpec, q) -> str:
         lo, hi = link.limits
         if not lo <= angle <= hi:
             return (f"joint {link.key} of {arm.key} takes angles in [{lo:.4g}, {hi:.4g}] rad "
-                    f"([{math.degrees(lo):.1f}, {math.degrees(hi):.1f}] deg), not {angle:.4g}")
+                    f"([{math.degrees(lo):.1f}, {math.degrees(hi):.1f}] deg), not "
+                    f"{shown(angle, lo, hi)}")
     return ""
 
 

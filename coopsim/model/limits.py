@@ -26,6 +26,29 @@ NAME_MAX = 64
 RESERVED_NAMES = ("sim", "playback", "nameserver")
 
 
+def shown(value, *bounds: float) -> str:
+    """A refused number as an error sentence shows it: ``%g`` (six significant digits), with
+    more digits only where six would read as one of the ``bounds`` it broke or land on a
+    bound's other side: 2200.0001 against the bound 2200 prints ``2200.0001``, not ``2200``
+    (a value that is not refused would never print as its bound either). NaN and inf print as
+    ``nan`` and ``inf``.
+
+    Args:
+        value: The number, in the unit the sentence states.
+        bounds: The limits it is compared with (inf allowed), same unit.
+    """
+    v = float(value)
+    text = f"{v:g}"
+    if not math.isfinite(v):
+        return text
+    for digits in range(7, 18):  # 17 significant digits read back as the same float
+        read = float(text)
+        if all((read > b) - (read < b) == (v > b) - (v < b) for b in bounds):
+            return text
+        text = f"{v:.{digits}g}"
+    return text
+
+
 @dataclass(frozen=True)
 class Limit:
     """An inclusive range ``low``..``high`` in ``unit``.
@@ -64,10 +87,10 @@ class Limit:
 
     def _show(self, v: float) -> str:
         unit = f" {self.unit}" if self.unit else ""
-        shown = f"{v:g}{unit}"
+        text = f"{shown(v, self.low, self.high, *((0.0,) if self.zero else ()))}{unit}"
         if self.degrees and math.isfinite(v):
-            shown += f" ({math.degrees(v):g} degrees)"
-        return shown
+            text += f" ({math.degrees(v):g} degrees)"
+        return text
 
 
 SIZE = Limit(0.001, 1000.0, "m")

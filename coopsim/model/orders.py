@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from .commands import OUT_OF_RANGE, UNKNOWN_NAME, WRONG_ARITY
 from .errors import ProtocolError
+from .limits import shown
 
 #: Formation names (those of :data:`coopsim.swarm.formations.FORMATIONS`).
 FORMATION_NAMES = ("line", "column", "wedge", "inverse_wedge", "circle", "half_circle", "block")
@@ -113,6 +114,6 @@ def parse_order(text: str, data=(), seq: int = 0) -> SquadOrder:
                                           f"+-{MAX_COORD:g} m")
     radius = data[2] if len(data) == 3 else None
     if radius is not None and not radius > 0:
-        raise ProtocolError(OUT_OF_RANGE, f"{verb}: radius must be > 0 m, not {radius:g}")
+        raise ProtocolError(OUT_OF_RANGE, f"{verb}: radius must be > 0 m, not {shown(radius, 0.0)}")
     point = (data[0], data[1]) if len(data) >= 2 else None
     return SquadOrder(squad, verb, point, formation, radius, seq)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .limits import shown
 from .task import TaskSpec  # noqa: F401 -- the type of ScenarioSpec.task
 
 Vec3 = tuple[float, float, float]
@@ -31,7 +32,7 @@ def check_dt(dt: float) -> str:
     """Why ``dt`` (s) is not an acceptable physics step ("" when it is)."""
     lo, hi = DT_RANGE
     if not lo <= dt <= hi:
-        return f"dt must be between {lo:g} and {hi:g} s, not {dt:g}"
+        return f"dt must be between {lo:g} and {hi:g} s, not {shown(dt, lo, hi)}"
     return ""
 
 #: Named colours usable for targets (and robots, where a name is given instead of R G B).

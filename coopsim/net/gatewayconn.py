@@ -19,6 +19,7 @@ import zmq
 
 from . import protocol as p
 from ..model.errors import ProtocolError
+from ..model.limits import shown
 from . import gatewaylines as _lines  # AUTH_WAIT looked up when used (tests shorten it)
 from .gatewaylines import (AUTH_PORT, MAX_LINE, SLICE_MS, auth_reply, format_line, format_reply,
                            parse_request)
@@ -298,7 +299,7 @@ class Connection(threading.Thread):
         lo, hi = RATE_LIMITS
         if not lo <= rate <= hi:
             return msg.fail(p.OUT_OF_RANGE, f"rate must be within {lo:g}..{hi:g} lines per "
-                                            f"second, not {rate:g}")
+                                            f"second, not {shown(rate, lo, hi)}")
         if self._stream is not None:
             self._stream.close()
         self._stream = _Stream(self.gateway.ctx, port, endpoint, rate, self.gateway.keys)

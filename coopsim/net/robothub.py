@@ -227,6 +227,10 @@ class RobotHub:
         """Who sent a request (see :func:`identify`), worked out once per connection."""
         owner = self._callers.get(caller[0])
         if owner is None or owner.link != caller[2]:
+            # A new connection may have the descriptor of one that closed a moment ago: take
+            # that close first (libzmq queues it before it closes the descriptor), or it would
+            # free the robots the new connection is about to own.
+            self._disconnected()
             owner = self._callers[caller[0]] = identify(caller)
         return owner
 

@@ -52,7 +52,8 @@ class RobotPort:
         self.errors: dict[int, int] = {}  # error code -> error replies sent with it
         self.last_error = ""  # the latest error reply's text
         # Who sent the request being served: the hub sets it before each request (it serves one
-        # at a time) and turns it into an Owner only when a command needs one (motion, claim).
+        # at a time) and turns it into an Owner only when a command needs one (motion, claim,
+        # parameter writes, actions).
         self.caller = None
         self.identify = None  # the hub's caller -> Owner
         self.set_modules(modules, driver, info)
@@ -219,7 +220,12 @@ class RobotPort:
         return msg.reply("realtime", params=(snap.step,), data=(snap.time,))
 
     def _act(self, msg: Message, command: Command) -> Message:
+        """Action commands (every command whose declared kind is ``action``, of any module):
+        the owner's alone, as motion and parameter writes are (error 11 from another
+        connection, before anything is queued); carried out between two steps."""
         module, stepper = self.classes[command.module], self.stepper
+        stepper.slots.check_writer(self.robot, self._owner(),
+                                   f"actions ({command.module} {command.name} here)")
 
         def act():
             text = module.act(command, stepper.sim, self.robot, msg)

@@ -19,7 +19,7 @@ import zmq
 
 from . import protocol as p
 from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
-from ..model.limits import check_object_spec, check_robot_fields, check_target_spec
+from ..model.limits import check_object_spec, check_robot_fields, check_target_spec, shown
 from ..formats.files import load, scenario_from_world
 from .protocol import Command, Message
 from .server import Server, answer_errors, split_request
@@ -126,7 +126,7 @@ class SimServer(Server):
     def _set_speed(self, msg: Message) -> Message:
         if not 0.0 <= msg.data[0] <= 1000.0:
             raise ProtocolError(p.OUT_OF_RANGE, f"speed must be within 0..1000 (0 = as fast as "
-                                                f"possible), not {msg.data[0]:g}")
+                                                f"possible), not {shown(msg.data[0], 0.0, 1000.0)}")
         self._on_stepper(self.stepper.set_speed, msg.data[0])
         return self._status(msg)
 
@@ -141,7 +141,8 @@ class SimServer(Server):
         lease = msg.data[0]
         if not 0.05 <= lease <= LEASE_MAX:  # capped: a lease is how long a hung controller
             raise ProtocolError(p.OUT_OF_RANGE,  # may hold the run (and its robot)
-                                f"lease must be within 0.05..{LEASE_MAX:g} s, not {lease:g}")
+                                f"lease must be within 0.05..{LEASE_MAX:g} s, not "
+                                f"{shown(lease, 0.05, LEASE_MAX)}")
         self.stepper.slots.lease = lease
         return self._status(msg)
 

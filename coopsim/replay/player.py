@@ -19,6 +19,7 @@ import numpy as np
 
 from ..net import protocol as p
 from ..model.errors import ProtocolError, RecordingError
+from ..model.limits import shown
 from ..recording.reader import Recording
 from ..model.armstate import ANGLE_COLUMNS
 from ..model.capabilities import Recordable, capability
@@ -242,7 +243,8 @@ def _check_speed(speed: float) -> float:
     lo, hi = SPEED_LIMITS
     if not lo <= abs(speed) <= hi:
         raise ProtocolError(p.OUT_OF_RANGE, f"playback speed must be {lo:g}..{hi:g} in size "
-                                            f"(negative plays backwards), not {speed:g}")
+                                            f"(negative plays backwards), not "
+                                            f"{shown(speed, lo, hi, -lo, -hi)}")
     return float(speed)
 
 

@@ -179,9 +179,16 @@ class CommandSlots:
         self._owners[robot] = (owner, now)
         return current.label
 
-    def check_writer(self, robot: str, owner: Owner | None) -> None:
-        """Refuse a parameter write to a robot another connection owns (its owner, an
-        in-process caller with ``owner`` None, and anyone once the owner's lease lapsed may).
+    def check_writer(self, robot: str, owner: Owner | None,
+                     what: str = "parameter writes") -> None:
+        """Refuse a parameter write or an action (gripper grab, radio send, tool move_to ...) to
+        a robot another connection owns (its owner, an in-process caller with ``owner`` None,
+        and anyone once the owner's lease lapsed may). Neither takes the robot.
+
+        Args:
+            robot: Network name.
+            owner: The connection asking (None: an in-process caller).
+            what: What is refused, for the sentence ("parameter writes", "actions (...)").
 
         Raises:
             OwnedError: another owner holds the robot.
@@ -193,7 +200,7 @@ class CommandSlots:
             if robot not in self._attached and self._now() - held[1] > self.lease:
                 return  # lapsed, as for a motion command; writing does not take the robot
             raise OwnedError(
-                f"{robot} is owned by {held[0].label}: parameter writes from other "
+                f"{robot} is owned by {held[0].label}: {what} from other "
                 f"connections are refused as motion commands are, until it releases it "
                 f"(command 5), detaches, disconnects or stays silent for the {self.lease:g} s "
                 f"lease; claim with params [1] forces it", held[0].label)

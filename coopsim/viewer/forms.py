@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..model.errors import CoopsimError
-from ..model.limits import field_problem, name_problem
+from ..model.limits import field_problem, name_problem, shown
 from ..net.protocol import PLAYBACK_COMMANDS, SIM_COMMANDS
 from ..model.specs import COLORS, SHAPES
 
@@ -83,7 +83,7 @@ def number(values: Mapping[str, str], key: str, lo: float = -math.inf, hi: float
     if (value <= lo if above else value < lo) or value > hi:
         low = f"> {lo:g}" if above else f">= {lo:g}"
         span = low if hi == math.inf else f"{low} and <= {hi:g}"
-        raise FormError(key, f"{key}: must be {span}, not {value:g}")
+        raise FormError(key, f"{key}: must be {span}, not {shown(value, lo, hi)}")
     return value
 
 

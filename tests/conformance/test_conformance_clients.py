@@ -171,12 +171,12 @@ def test_a_transcript_the_server_disagrees_with_fails_and_names_the_step(live, t
     folder = tmp_path / "drifted"
     shutil.copytree(TRANSCRIPTS, folder)
     names = folder / "01_nameserver.jsonl"
-    names.write_text(names.read_text().replace('"expect": [0, "/nameserver", 0, [6], []]',
-                                               '"expect": [0, "/nameserver", 0, [7], []]', 1))
+    names.write_text(names.read_text().replace('"expect": [0, "/nameserver", 0, [7], []]',
+                                               '"expect": [0, "/nameserver", 0, [8], []]', 1))
     result = run_cli("conformance", live[0], "--transcripts", str(folder), "--only",
                      "01_nameserver", timeout=300)
     assert result.returncode == 1
-    assert "FAIL 01_nameserver.jsonl:2 hello: reply[3][0]: expected 7, got 6" in result.stdout
+    assert "FAIL 01_nameserver.jsonl:2 hello: reply[3][0]: expected 8, got 7" in result.stdout
     assert re.search(r"\d+ passed, 1 failed", result.stdout)
 
 
@@ -213,4 +213,4 @@ def test_the_flight_transcript_passes_on_a_live_flying_robot(tmp_path):
     finally:
         server.stop()
     _passes(result, 13)
-    _passes(arms, 19)
+    _passes(arms, 24)  # protocol 7: with the arm's action ownership steps

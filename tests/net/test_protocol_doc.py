@@ -126,8 +126,9 @@ def test_sim_detach_an_attached_robot(servers):
 
 def test_robot_hello_and_param_texts(servers):
     bot = Peer(servers[0]["robot"])
-    assert bot.ask(0) == [0, "/r1", 0, [6], []]
-    assert bot.ask(0, params=[6]) == [0, "/r1", 0, [6], []]
+    assert bot.ask(0) == [0, "/r1", 0, [7], []]
+    assert bot.ask(0, params=[7]) == [0, "/r1", 0, [7], []]
+    assert bot.ask(0, params=[6]) == [0, "/r1", 0, [6], []]  # version 6 is served as such
     assert bot.ask(0, params=[5]) == [0, "/r1", 0, [5], []]  # version 5 is served as such
     assert bot.ask(0, params=[4]) == [0, "/r1", 0, [4], []]  # version 4 is served as such
     assert bot.ask(0, params=[3]) == [0, "/r1", 0, [3], []]  # version 3 is served as such

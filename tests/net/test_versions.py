@@ -1,4 +1,5 @@
-"""Versions that mean something (issue #22): hello says protocol 6 (serving version-2 to -5 clients) and a version-1 client is told
+"""Versions that mean something (issue #22): hello says protocol 7 (serving version-2 to -6
+clients) and a version-1 client is told
 clearly; new recordings say format 2 and format-1 recordings still play; both docs open with
 their changelog; the gateway refuses a name server of another version."""
 
@@ -22,19 +23,19 @@ from rechelpers import record, run_cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_hello_says_protocol_6_and_serves_version_2_to_5_clients_as_themselves():
-    assert p.PROTOCOL_VERSION == 6
-    for sent, answered in (((6,), (6,)), ((), (6,)), ((5,), (5,)), ((4,), (4,)), ((3,), (3,)),
-                           ((2,), (2,))):
+def test_hello_says_protocol_7_and_serves_version_2_to_6_clients_as_themselves():
+    assert p.PROTOCOL_VERSION == 7
+    for sent, answered in (((7,), (7,)), ((), (7,)), ((6,), (6,)), ((5,), (5,)), ((4,), (4,)),
+                           ((3,), (3,)), ((2,), (2,))):
         reply = p.hello_reply(Message(0, "", 0, sent), "/sim")
         assert (reply.error, reply.params) == (0, answered)
-    assert p.hello_reply(Message(0, "", 0, (7,)), "/sim").error == p.VERSION_MISMATCH
+    assert p.hello_reply(Message(0, "", 0, (8,)), "/sim").error == p.VERSION_MISMATCH
 
 
 def test_a_version_1_client_is_told_both_versions_and_where_the_changelog_is():
     reply = p.hello_reply(Message(0, "", 0, (1,)), "/robot1")
     assert reply.error == p.VERSION_MISMATCH == 7
-    assert "speaks coopsim protocol 6" in reply.text and "client protocol 1" in reply.text
+    assert "speaks coopsim protocol 7" in reply.text and "client protocol 1" in reply.text
     assert "docs/protocol.md, 'Changelog'" in reply.text
 
 
@@ -49,6 +50,21 @@ def test_each_doc_opens_with_its_version_and_a_changelog_entry_for_every_version
     assert changelog_heading == "## Changelog"  # the changelog comes first
     for v in range(1, version + 1):
         assert entry.format(v) in text
+
+
+def test_every_hello_row_and_example_of_the_protocol_doc_says_the_version_servers_answer():
+    """A client author read `[3]` in the hello tables while servers answered 6 (issue 45)."""
+    text = (ROOT / "docs/protocol.md").read_text()
+    rows = [line for line in text.splitlines()
+            if re.match(r"\| 0 \| (– \| )?hello \| params", line)]
+    assert len(rows) == 5  # the name server, robots, /sim, /playback, /squads
+    for row in rows:
+        assert f"params `[{p.PROTOCOL_VERSION}]`" in row, row
+        assert re.findall(r"params `\[(\d+)\]`", row) == [str(p.PROTOCOL_VERSION)], row
+    hello = text.split("### Hello and versions")[1].split("###")[0]
+    assert f"`params = [PROTOCOL_VERSION]` ({p.PROTOCOL_VERSION};" in hello
+    assert f"speaks coopsim protocol {p.PROTOCOL_VERSION}," in hello
+    assert f'[0, "", 0, [{p.PROTOCOL_VERSION}], []]' in text.split("### Version")[0]
 
 
 def test_the_protocol_changelog_names_the_changes_clients_of_version_1_tripped_on():
@@ -111,4 +127,18 @@ def test_the_gateway_refuses_a_name_server_of_another_version():
         thread.join()
         ctx.term()
     assert result.returncode == 2
-    assert re.search(r"error 7: .*speaks protocol 1, the client 6", result.stderr)
+    assert re.search(r"error 7: .*speaks protocol 1, the client 7", result.stderr)
+
+
+def test_every_client_sends_and_its_readme_says_the_version_servers_answer():
+    """The C and JavaScript READMEs said 3 and Octave's 2 while the clients sent 6 (issue 45)."""
+    v = p.PROTOCOL_VERSION
+    sources = {"clients/c/coopsim.h": rf"#define COOPSIM_PROTOCOL_VERSION {v}\b",
+               "clients/js/coopsim.js": rf"export const PROTOCOL_VERSION = {v};",
+               "clients/octave/coopsim_version.m": rf"\n  v = {v};"}
+    for path, pattern in sources.items():
+        assert re.search(pattern, (ROOT / path).read_text()), path
+    for readme in sorted((ROOT / "clients").glob("*/README.md")):
+        said = re.findall(r"(?:VERSION`|coopsim_version\(\)`|protocol) \(?(\d+)\)? first",
+                          readme.read_text())
+        assert said and set(said) == {str(v)}, (readme, said)

@@ -133,7 +133,7 @@ def test_a_target_beyond_a_limit_is_refused_with_the_limit():
     assert "[-110.0, 70.0] deg" in str(err)
     assert "not nan" in str(refused("set_positions", math.nan, 0, 0, 0, 0, 0))
     err = refused("set_positions", 0, 0, 0, 0, 0, 0, 1.5)
-    assert err.code == OUT_OF_RANGE and "speed fraction must be within (0, 1]" in str(err)
+    assert err.code == OUT_OF_RANGE and "speed fraction must be within [0.001, 1]" in str(err)
     err = refused("set_positions", 0, 0, 0, 0, 0)
     assert err.code == WRONG_ARITY and "6 angles" in str(err)
     assert refused("set_positions", *[0.0] * 6, arm=LWA).code == WRONG_ARITY
@@ -291,7 +291,7 @@ def test_tool_arities_are_checked_before_any_solving():
     assert err.value.code == WRONG_ARITY
     with pytest.raises(ProtocolError) as err:
         _target("move_to", IRB120, (0.3, 0.0, 0.4, 0.0))
-    assert err.value.code == OUT_OF_RANGE and "(0, 1]" in str(err.value)
+    assert err.value.code == OUT_OF_RANGE and "[0.001, 1]" in str(err.value)
     position, rotation, speed = _target("move_to", IRB120, (0.3, 0.0, 0.4, math.pi, 0, 0, 1))
     assert speed == 1.0 and np.allclose(rotation @ [0, 0, 1], [0, 0, -1])
 

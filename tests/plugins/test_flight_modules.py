@@ -91,7 +91,6 @@ def test_the_reference_rides_along_and_stop_zeroes_everything():
     ("set_rotors", (100.0, 100.0, 100.0, 2600.0), "[0, 2500] rad/s, got 2600"),
     ("set_rotors", (100.0, -1.0, 100.0, 100.0), "[0, 2500] rad/s, got -1"),
     ("set_rotors", (100.0, math.nan, 100.0, 100.0), "got nan"),
-    ("set_rotors", (1.0, 1.0, 1.0, 1.0, 0.0), "7 values"),
     ("set_thrust_rates", (1.0, 0.0, 0.0, 0.0), "thrust must be within [0, 0.55"),
     ("set_thrust_rates", (0.2, 60.0, 0.0, 0.0), "body rates must be within [-50, 50]"),
     ("set_thrust_attitude", (0.2, 2.0, 0.0, 0.0), "roll and pitch must be within"),

@@ -39,6 +39,7 @@ import numpy as np
 from ...model.arm import MAX_JOINTS, ArmSpec, limit_reason
 from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
+from ...model.limits import shown
 from ...model.module import Column, Module
 from .common import ByName, row_names
 
@@ -48,6 +49,9 @@ HEAD = 3  # mode, speed, count
 WIDTH = HEAD + MAX_POINTS * POINT
 NONE, POSITIONS, VELOCITIES, TRAJECTORY, STOP, WAIT = 0.0, 1.0, 2.0, 3.0, 4.0, 5.0
 DEFAULT_SPEED = 0.5
+#: The slowest move, as a fraction of the joints' top speeds: a smaller one takes hours (the
+#: IRB 120's 800-degree wrist at 1e-6 of 420 deg/s: 22 days; at 5e-324 the time is inf).
+MIN_SPEED = 0.001
 MOVES = "_arm_moves"  # the board's moves tool.move_to left for the next step, by robot name
 _J = range(1, MAX_JOINTS + 1)
 
@@ -67,7 +71,7 @@ class Joints(Module):
         Command(4000, "read", "joints", kind="read",
                 doc="dof, q1..q7 (rad), qd1..qd7 (rad/s), e1..e7 (N m); unused joints 0"),
         Command(4001, "set_positions", "joints", data=(1, MAX_JOINTS + 1), kind="motion",
-                doc="dof angles (rad) [, speed fraction of the top speeds in (0, 1], default "
+                doc="dof angles (rad) [, speed fraction of the top speeds in [0.001, 1], default "
                     "0.5]: a synchronised move"),
         Command(4002, "set_velocities", "joints", data=(1, MAX_JOINTS), kind="motion",
                 doc="dof joint rates (rad/s), each within its top speed, held until the limit"),
@@ -254,10 +258,21 @@ def _positions(arm: ArmSpec, data) -> tuple[tuple, float]:
     q = tuple(data[:arm.dof])
     _angles(name, arm, q)
     speed = float(data[arm.dof]) if len(data) > arm.dof else DEFAULT_SPEED
-    if not 0.0 < speed <= 1.0:
-        raise ProtocolError(OUT_OF_RANGE, f"{name}: the speed fraction must be within (0, 1] "
-                                          f"of the joints' top speeds, got {speed:g}")
-    return q, speed
+    return q, speed_fraction(name, speed)
+
+
+def speed_fraction(name: str, speed: float) -> float:
+    """A move's speed fraction of the joints' top speeds, checked: within [MIN_SPEED, 1].
+
+    Raises:
+        ProtocolError: OUT_OF_RANGE (4) outside it or NaN, with the number.
+    """
+    if not MIN_SPEED <= speed <= 1.0:
+        raise ProtocolError(OUT_OF_RANGE, f"{name}: the speed fraction must be within "
+                                          f"[{MIN_SPEED:g}, 1] of the joints' top speeds (a "
+                                          f"slower move would take hours, or never end), got "
+                                          f"{shown(speed, MIN_SPEED, 1.0)}")
+    return float(speed)
 
 
 def _rate_within(name: str, arm: ArmSpec, link, rate: float, where: str = "") -> None:
@@ -265,7 +280,8 @@ def _rate_within(name: str, arm: ArmSpec, link, rate: float, where: str = "") ->
     if not abs(rate) <= top:  # NaN fails too
         raise ProtocolError(OUT_OF_RANGE, f"{name}{where}: joint {link.key} of {arm.key} "
                                           f"turns at most {top:.4g} rad/s "
-                                          f"({math.degrees(top):.0f} deg/s), not {rate:.4g}")
+                                          f"({math.degrees(top):.0f} deg/s), not "
+                                          f"{shown(rate, top, -top)}")
 
 
 def _trajectory(arm: ArmSpec, data) -> list[tuple]:
@@ -280,9 +296,11 @@ def _trajectory(arm: ArmSpec, data) -> list[tuple]:
     before = None
     for i, (t, *q) in enumerate(points, 1):
         where = f" waypoint {i}"
-        if not (t > (before[0] if before else 0.0)) or not math.isfinite(t):
+        last = before[0] if before else 0.0
+        if not t > last or not math.isfinite(t):
             raise ProtocolError(OUT_OF_RANGE, f"{name}{where}: times must be seconds from now, "
-                                              f"> 0 and strictly increasing, got {t:g}")
+                                              f"> 0 and strictly increasing, got "
+                                              f"{shown(t, last)}")
         _angles(name, arm, q, where)
         if before is not None:
             span = t - before[0]

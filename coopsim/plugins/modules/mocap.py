@@ -1,4 +1,5 @@
-"""``mocap``: a motion-capture system's pose of the robot: position and orientation, with noise.
+"""``mocap``: a motion-capture system's pose of the robot: position and orientation, exact
+unless its ``noise`` and ``angle_noise`` (0 by default) add some.
 
 Position (m, world frame) with white noise of std ``noise`` on each axis; orientation as the
 unit quaternion (w, x, y, z, body to world) turned by a small random rotation: a rotation vector
@@ -24,7 +25,7 @@ class Mocap(Module):
 
     label = "mocap"
     description = ("motion-capture pose: x, y, z (m, world frame) and quaternion qw, qx, qy, qz "
-                   "(body to world), with noise")
+                   "(body to world); exact unless noise or angle_noise is set (both 0 by default)")
     params = (
         noise("m", 10.0),
         ParamSpec("angle_noise", "float", "std of the small random rotation added to the "

@@ -6,6 +6,7 @@ import numpy as np
 
 from ...model.commands import OUT_OF_RANGE, Command
 from ...model.errors import ProtocolError
+from ...model.limits import shown
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import kernels
@@ -46,11 +47,13 @@ class Motors(Module):
         if command.name == "set_power":
             if any(abs(v) > 100.0 for v in data):
                 raise ProtocolError(OUT_OF_RANGE, "power must be within -100..100 %, got "
-                                                  f"{data[0]:g}, {data[1]:g}")
+                                                  f"{shown(data[0], 100.0, -100.0)}, "
+                                                  f"{shown(data[1], 100.0, -100.0)}")
             return data[0] / 100.0 * params["max_speed"], data[1] / 100.0 * params["max_speed"]
         if any(abs(v) > SPEED_SANITY for v in data):
             raise ProtocolError(OUT_OF_RANGE,
-                                f"wheel speeds {data[0]:g}, {data[1]:g} m/s are beyond "
+                                f"wheel speeds {shown(data[0], SPEED_SANITY, -SPEED_SANITY)}, "
+                                f"{shown(data[1], SPEED_SANITY, -SPEED_SANITY)} m/s are beyond "
                                 f"+-{SPEED_SANITY:g} m/s (speeds over motors.max_speed saturate)")
         return float(data[0]), float(data[1])
 

@@ -37,8 +37,9 @@ import math
 
 import numpy as np
 
-from ...model.commands import OUT_OF_RANGE, Command
+from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError, SimulationError
+from ...model.limits import shown
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from .common import ByName, row_names
@@ -123,10 +124,11 @@ class Rotors(Module):
         if name == "stop":
             return (0.0,) * 9
         if name == "set_rotors":
+            if len(data) not in (4, 7):  # the table allows 4 to 7: the count is checked here
+                raise ProtocolError(WRONG_ARITY, f"set_rotors takes 4 speeds, or 4 speeds and "
+                                                 f"a reference x, y, z (7 values), got "
+                                                 f"{len(data)} values")
             _within(name, "propeller speeds", data[:4], 0.0, top, "rad/s")
-            if len(data) not in (4, 7):
-                raise ProtocolError(OUT_OF_RANGE, "set_rotors takes 4 speeds, or 4 speeds and "
-                                                  "a reference x, y, z (7 values)")
             ref = tuple(data[4:7]) if len(data) == 7 else (0.0, 0.0, 0.0)
             _within(name, "reference coordinates", ref, -SANITY_REF, SANITY_REF, "m")
             return (MODES[name], *map(float, data[:4]), *map(float, ref),
@@ -200,4 +202,4 @@ def _within(command: str, what: str, values, lo: float, hi: float, unit: str) ->
     for v in values:
         if not (lo <= v <= hi):  # NaN fails too
             raise ProtocolError(OUT_OF_RANGE, f"{command}: {what} must be within [{lo:g}, "
-                                              f"{hi:g}] {unit}, got {v:g}")
+                                              f"{hi:g}] {unit}, got {shown(v, lo, hi)}")

@@ -31,7 +31,7 @@ from ...model.errors import ProtocolError
 from ...model.module import Module
 from ...model.params import ParamSpec
 from .common import rate
-from .joints import DEFAULT_SPEED, positions_row, start_move
+from .joints import DEFAULT_SPEED, positions_row, speed_fraction, start_move
 
 SANITY = 1000.0  # m: larger coordinates are refused before any solving
 _SEEDS = np.random.default_rng(34).random((6, 7))  # fixed restarts: the same answer every run
@@ -134,10 +134,7 @@ def _target(name: str, arm: ArmSpec, data) -> tuple[np.ndarray, np.ndarray | Non
     if not all(abs(v) <= SANITY for v in data[:3]):
         raise ProtocolError(OUT_OF_RANGE, f"{name}: x, y, z must be within +-{SANITY:g} m")
     rotation = rpy_matrix(data[3:6]) if n >= 6 else None
-    speed = data[-1] if n in (4, 7) else DEFAULT_SPEED
-    if not 0.0 < speed <= 1.0:
-        raise ProtocolError(OUT_OF_RANGE, f"{name}: the speed fraction must be within (0, 1] "
-                                          f"of the joints' top speeds, got {speed:g}")
+    speed = speed_fraction(name, data[-1]) if n in (4, 7) else DEFAULT_SPEED
     return np.asarray(data[:3], dtype=float), rotation, speed
 
 
