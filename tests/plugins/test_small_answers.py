@@ -41,9 +41,9 @@ def test_set_rotors_with_five_or_six_values_is_a_wrong_count(count):
 
 def test_a_value_just_past_its_bound_prints_with_the_digits_that_show_it():
     with pytest.raises(ProtocolError) as err:
-        _rotors("set_rotors", (100.0, 100.0, 100.0, 2200.0001))
+        _rotors("set_rotors", (100.0, 100.0, 100.0, 2500.0001))
     assert err.value.code == OUT_OF_RANGE
-    assert "must be within [0, 2200] rad/s, got 2200.0001" in str(err.value)
+    assert "must be within [0, 2500] rad/s, got 2500.0001" in str(err.value)
     with pytest.raises(ProtocolError, match=r"got 100\.00000001, 0"):
         Motors.command_row(next(c for c in Motors.commands if c.name == "set_power"),
                            (100.00000001, 0.0), {"max_speed": 0.5}, None)
