@@ -4,9 +4,21 @@ The names below are imported lazily, so ``import coopsim.client`` (the controlle
 neither pymunk nor pyglet: a controller can run on a robot without the simulator's dependencies.
 """
 
-from importlib import import_module
+import sys as _sys
 
-from .model.threads import configure as _configure_threads
+if _sys.argv[:1] == ["-m"] and _sys.orig_argv[_sys.orig_argv.index("-m") + 1:][:1] == ["coopsim"]:
+    # `python -m coopsim` is importing this package to run the command: a Ctrl-C from here on
+    # is held until the command's handler takes over a few imports later (app/interrupt.py),
+    # instead of a KeyboardInterrupt traceback from an import
+    import signal as _signal
+
+    _EARLY_SIGNALS: list = []
+    _signal.signal(_signal.SIGINT, lambda signum, frame: _EARLY_SIGNALS.append(signum))
+    _signal.signal(_signal.SIGTERM, lambda signum, frame: _EARLY_SIGNALS.append(signum))
+
+from importlib import import_module  # noqa: E402 - after the signals, which cannot wait
+
+from .model.threads import configure as _configure_threads  # noqa: E402
 
 _configure_threads()  # before anything imports numba: idle OpenMP threads sleep (model/threads.py)
 

@@ -13,15 +13,29 @@ import sys
 import click
 
 from .. import __version__
+from . import interrupt
 from .options import (EXIT_BAD_INPUT, foxglove_options, friendly, keys_options, recording_path,
                       ros2_options, threads_option, token_options)
 
 
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
+class _Command(click.Group):
+    """The coopsim group: a Ctrl-C (or SIGTERM) that reaches it ends the command with one line
+    and exit status 130 (coopsim/app/interrupt.py), never click's "Aborted!" and exit 1."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt:
+            interrupt.exit_interrupted()
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupt.exit_interrupted()
 
 
-@click.group()
+@click.group(cls=_Command)
 @click.version_option(version=__version__, prog_name="coopsim")  # coopsim/__init__.py
 @click.option("-v", "--verbose", is_flag=True, help="Log warnings and info to stderr.")
 def main(verbose: bool) -> None:
@@ -30,7 +44,7 @@ def main(verbose: bool) -> None:
                         format="coopsim: %(message)s")
     # SIGTERM (kill, timeout, a service manager) ends a run like Ctrl-C does: controllers are
     # stopped and a recording gets its summary and index.
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, interrupt.on_signal)
 
 
 @main.command()
