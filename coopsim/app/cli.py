@@ -207,7 +207,8 @@ def gateway(endpoint, json_port, bind, idle_timeout, keys, json_token, json_toke
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @friendly
 def info(file, as_json) -> None:
-    """Describe a recording: duration, steps, robots, size, scenario."""
+    """Describe a recording: duration, steps, robots, size, scenario; every chunk is read, and
+    damaged ones are listed (exit status 2)."""
     from .recordings import info_command
 
     info_command(file, as_json)
@@ -281,7 +282,9 @@ def plot(file, out, robots) -> None:
               help="Playback speed factor (negative plays backwards).")
 @click.option("--start", type=float, help="Position to start at, s.")
 @click.option("--paused", is_flag=True, help="Start paused.")
-@click.option("--exit-at-end", is_flag=True, help="Exit when the playback reaches the end.")
+@click.option("--exit-at-end", is_flag=True,
+              help="Exit when the playback reaches the end (exit status 2 when it stops at a "
+                   "damaged chunk).")
 @click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
               help="Viewer frames per second (with the GUI).")
 @keys_options

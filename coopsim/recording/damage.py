@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
+
+from . import format as rf
+from ..model.errors import RecordingError
 
 EXIT_DAMAGED = 2  # the exit status of every command that meets a damaged chunk
 _PREFIX = re.compile(r"^(?:.*: )?the chunk at byte \d+ (?:is damaged )?")
@@ -60,3 +64,44 @@ def summary(damage: tuple[Damage, ...]) -> str:
     """The first damaged chunk, and how many more there are."""
     more = f" (and {len(damage) - 1} more damaged chunks)" if len(damage) > 1 else ""
     return damage[0].describe() + more
+
+
+def check_blocks(payloads: Sequence[bytes], robot_columns: Sequence[rf.Column],
+                 body_columns: Sequence[rf.Column] = rf.BODY_COLUMNS) -> None:
+    """Check the structure of one chunk's ``/frames`` messages without decoding their values
+    (a tenth of a decode's cost): the chunk starts with a keyframe, every packed array holds
+    whole rows, and within a keyframe segment the robots and bodies stay as many and the 3D
+    arrays (``3``, ``O``) match them. What a decode would refuse for its shape, this refuses.
+
+    Raises:
+        RecordingError: the first thing that does not check ("bad chunk: ...").
+    """
+    blocks = [rf._unpack_block(data) for data in payloads]
+    if blocks and not blocks[0]["k"]:
+        raise RecordingError("bad chunk: it does not start with a keyframe")
+    shape = None  # robots, bodies, 3D robots (None: absent), 3D objects of the segment
+    for block in blocks:
+        frames = len(block["s"])
+        now = (_rows(block["r"], frames, len(robot_columns)),
+               _rows(block["b"], frames, len(body_columns)),
+               _rows(block["3"], frames, len(rf.THREE_D_COLUMNS)) if "3" in block else None,
+               _rows(block["O"], frames, len(rf.OBJECT_3D_COLUMNS)) if "O" in block else None)
+        if not block["k"] and now != shape:
+            raise RecordingError("bad chunk: the bodies or 3D values changed without a keyframe")
+        if now[2] is not None and now[2] != now[0]:
+            raise RecordingError("bad chunk: the 3D values do not match the robots")
+        if now[3] is not None and now[3] > now[1]:
+            raise RecordingError("bad chunk: the objects' 3D values do not match the bodies")
+        shape = now
+
+
+def _rows(item, frames: int, columns: int) -> int:
+    """How many bodies a packed [widths, bytes] array of ``frames`` steps holds."""
+    try:
+        widths, raw = item
+        per_body = sum(int(w) for w in widths) * frames
+        if len(widths) != columns or set(widths) - set("1248") or len(raw) % per_body:
+            raise ValueError(widths)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise RecordingError("bad array in a recorded block") from None
+    return len(raw) // per_body
