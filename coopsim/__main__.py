@@ -1,6 +1,6 @@
 """``python -m coopsim`` is the ``coopsim`` command (Ctrl-C handled from here on:
 coopsim/app/interrupt.py)."""
 
-from .app.interrupt import command_line
+from .app.entry import command_line
 
 command_line()

@@ -1,7 +1,7 @@
 """Ctrl-C (SIGINT) and SIGTERM in the ``coopsim`` command, from its first line to its last.
 
-The command's entry point (:func:`command_line`: ``python -m coopsim`` and the ``coopsim``
-script) installs :func:`on_signal` before it imports anything heavy, so a Ctrl-C at any moment
+The command's entry point (:func:`coopsim.app.entry.command_line`: ``python -m coopsim`` and the
+``coopsim`` script) installs :func:`on_signal` before it imports anything heavy, so a Ctrl-C at any moment
 ends the process with one line and no traceback (docs/reliability.md, *Ctrl-C*):
 
 * the **first** signal raises KeyboardInterrupt in the main thread, which unwinds whatever runs
@@ -66,37 +66,3 @@ def exit_interrupted() -> None:
     name = _STATE["name"] or "SIGINT"
     sys.stderr.write(f"\ncoopsim: interrupted ({'Ctrl-C' if name == 'SIGINT' else name})\n")
     sys.exit(EXIT_INTERRUPTED)
-
-
-def command_line() -> None:
-    """The ``coopsim`` command (setup.cfg's console script, ``python -m coopsim``)."""
-    try:
-        try:
-            install()
-            from .cli import main
-
-            main()
-        except KeyboardInterrupt:  # while importing, or outside a command (cli catches the rest)
-            exit_interrupted()
-    except SystemExit as exc:
-        if requested():
-            _leave(exc.code)
-        raise
-
-
-def _leave(code) -> None:
-    """End an interrupted process with exit status ``code`` as soon as the clean-ups are done:
-    the atexit handlers run, the interpreter's teardown does not (it restores SIGINT's default
-    action first, so a Ctrl-C repeated meanwhile killed the process by signal instead of letting
-    it end with its status)."""
-    import atexit
-
-    if isinstance(code, str):
-        sys.stderr.write(code + "\n")
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code if isinstance(code, int) else int(code is not None and code != 0))
