@@ -33,6 +33,10 @@ class _Command(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             interrupt.exit_interrupted()
+        except Exception:
+            if interrupt.requested():  # raised by what the interrupt cut (an import left
+                interrupt.exit_interrupted()  # half done): the interrupt is the news
+            raise
 
 
 @click.group(cls=_Command)
