@@ -399,6 +399,7 @@ class Recording:
             with self._lock:
                 self._with_frames = [i for i in self._with_frames if i < first]
                 self._starts = [self._chunks[i].start for i in self._with_frames]
+                self.layout_count = max(1, self._first_layout[first])
                 try:
                     self._end_at(self._with_frames)
                 except RecordingError as exc:
