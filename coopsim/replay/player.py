@@ -113,7 +113,7 @@ class Player:
                 text = "playing backwards from the end"
             if not self.playing:
                 self._wall_mark = time.monotonic()
-            self.playing = True
+            self.playing, self.error = True, ""  # playing again: no longer stopped by itself
             self._reanchor(self.frame.position)
         self._wake.set()
         return text
