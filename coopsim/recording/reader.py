@@ -192,8 +192,7 @@ class Recording:
         self._end_at(self._with_frames)
 
     def _end_at(self, chunks: list[int]) -> None:
-        """Make the last step of the last readable chunk of ``chunks`` the recording's end (a
-        damaged last chunk is noted and passed over: the file still opens)."""
+        """End the recording at the last step of the last readable chunk of ``chunks``."""
         for i in reversed(chunks):
             decoded = self._try_decode(i)
             if decoded is not None and decoded.frames:
@@ -369,12 +368,8 @@ class Recording:
         check_blocks(frames, self.robot_columns, self.body_columns)
 
     def require_sound(self) -> None:
-        """Check every chunk (:meth:`check`); refuse a damaged file as a whole, before a
-        reader that needs all of it (export, analyze, plot) writes anything.
-
-        Raises:
-            RecordingError: naming the first damaged chunk (offset, times, what).
-        """
+        """Check every chunk (:meth:`check`); raise a RecordingError naming the first damaged
+        one, before a reader that needs the whole file (export, analyze, plot) writes."""
         damage = self.check()
         if damage:
             raise self._located(RecordingError(
