@@ -2,11 +2,12 @@
 
 A real 3D recording (two crazyflies on mujoco, tests/data/wire3d/fly.scenario, recorded
 in-process) is damaged as a disk or a bad copy would: a byte of a late chunk's compressed data
-flipped (its CRC no longer checks); and recorded again by a faulty writer whose fourth 3D
-block is one robot short (its chunk's CRC checks, the block decodes to the wrong shape). For both: ``info`` lists the chunk (offset, times)
-and exits 2; ``export`` writes nothing and exits 2; ``replay --exit-at-end`` plays the steps
-before the damage and exits 2, never waiting paused (docs/recording-format.md, *Damaged
-recordings*).
+flipped (its CRC no longer checks); and recorded again by a faulty writer whose 3D block from
+step 150 on is one robot short (its chunk's CRC checks, the block has the wrong shape). For
+both: ``info`` lists the chunk (offset, times) and exits 2; ``export`` (CSV, metrics, Foxglove
+and ROS 2 at once) writes nothing and exits 2; ``analyze`` refuses the file; ``replay
+--exit-at-end`` plays the steps before the damage and exits 2, never waiting paused
+(docs/recording-format.md section 7).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import pytest
 
 pytest.importorskip("mujoco")
 
+from coopsim.app.analyze import tracking_errors  # noqa: E402
 from coopsim.formats.files import load  # noqa: E402
+from coopsim.model.errors import RecordingError  # noqa: E402
 from coopsim.recording import format as rf  # noqa: E402
 from coopsim.recording.index import read_index  # noqa: E402
 from coopsim.recording.reader import Recording  # noqa: E402
@@ -101,6 +104,8 @@ def test_every_chunk_is_checked_and_replay_keeps_to_the_readable_part(flown, dam
             player = Player(rec)  # confines the recording to the steps before the damage
             assert rec.end < found[0].start and rec.frame_count < 251
             assert player.seek(100.0).endswith(f"clamped to {rec.end:g} s")
+        with pytest.raises(RecordingError, match=f"the chunk at byte {offset} "):
+            tracking_errors(str(path))  # coopsim analyze tracking: refused whole
 
 
 @pytest.mark.parametrize("kind", ["late", "cut3d"])
@@ -113,7 +118,8 @@ def test_info_lists_the_damage_and_export_writes_nothing(damaged, kind, tmp_path
     assert "damaged chunk" in info.stderr and "Traceback" not in info.stderr
     out = tmp_path / "out.csv"
     done = run_cli("export", str(path), "--csv", str(out), "--metrics-csv",
-                   str(tmp_path / "m.csv"))
+                   str(tmp_path / "m.csv"), "--foxglove", str(tmp_path / "fox.mcap"), "--ros2",
+                   str(tmp_path / "bag"))
     assert done.returncode == 2, done.stderr
     assert f"the chunk at byte {offset} (" in done.stderr and "nothing was written" \
         in done.stderr
