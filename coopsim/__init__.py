@@ -6,15 +6,18 @@ neither pymunk nor pyglet: a controller can run on a robot without the simulator
 
 import sys as _sys
 
-if _sys.argv[:1] == ["-m"] and _sys.orig_argv[_sys.orig_argv.index("-m") + 1:][:1] == ["coopsim"]:
+_ARGV = getattr(_sys, "orig_argv", [])
+if getattr(_sys, "argv", [])[:1] == ["-m"] and "-m" in _ARGV \
+        and _ARGV[_ARGV.index("-m") + 1:][:1] == ["coopsim"]:
     # `python -m coopsim` is importing this package to run the command: a Ctrl-C from here on
     # is held until the command's handler takes over a few imports later (app/interrupt.py),
     # instead of a KeyboardInterrupt traceback from an import
     import signal as _signal
 
     _EARLY_SIGNALS: list = []
-    _signal.signal(_signal.SIGINT, lambda signum, frame: _EARLY_SIGNALS.append(signum))
-    _signal.signal(_signal.SIGTERM, lambda signum, frame: _EARLY_SIGNALS.append(signum))
+    for _sig in (_signal.SIGINT, _signal.SIGTERM):
+        if _signal.getsignal(_sig) is not _signal.SIG_IGN:  # ignored (`cmd &`) stays ignored
+            _signal.signal(_sig, lambda signum, frame: _EARLY_SIGNALS.append(signum))
 
 from importlib import import_module  # noqa: E402 - after the signals, which cannot wait
 

@@ -30,9 +30,12 @@ _STATE = {"count": 0, "name": ""}  # signals received, the first one's name
 
 def install() -> None:
     """Handle SIGINT and SIGTERM as the module says (main thread only); a signal held while
-    ``python -m coopsim`` imported the package (coopsim/__init__.py) is taken now."""
+    ``python -m coopsim`` imported the package (coopsim/__init__.py) is taken now. A signal
+    the process was started ignoring (a background job: ``cmd &``) stays ignored, as Python
+    keeps it."""
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, on_signal)
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, on_signal)
     for signum in getattr(sys.modules.get("coopsim"), "_EARLY_SIGNALS", ()):
         on_signal(signum, None)
 
