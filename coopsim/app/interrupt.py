@@ -1,8 +1,8 @@
 """Ctrl-C (SIGINT) and SIGTERM in the ``coopsim`` command, from its first line to its last.
 
-The command's entry point (:func:`coopsim.app.entry.command_line`: ``python -m coopsim`` and the
-``coopsim`` script) installs :func:`on_signal` before it imports anything heavy, so a Ctrl-C at any moment
-ends the process with one line and no traceback (docs/reliability.md, *Ctrl-C*):
+The command's entry point (:func:`coopsim.app.entry.command_line`: ``python -m coopsim`` and
+the ``coopsim`` script) installs :func:`on_signal` before it imports anything heavy, so a Ctrl-C
+at any moment ends the process with one line and no traceback (docs/reliability.md):
 
 * the **first** signal raises KeyboardInterrupt in the main thread, which unwinds whatever runs
   (imports, loading, building the world, starting servers, stepping) through its clean-ups; a
