@@ -4,9 +4,24 @@ The names below are imported lazily, so ``import coopsim.client`` (the controlle
 neither pymunk nor pyglet: a controller can run on a robot without the simulator's dependencies.
 """
 
-from importlib import import_module
+import sys as _sys
 
-from .model.threads import configure as _configure_threads
+_ARGV = getattr(_sys, "orig_argv", [])
+if getattr(_sys, "argv", [])[:1] == ["-m"] and "-m" in _ARGV \
+        and _ARGV[_ARGV.index("-m") + 1:][:1] == ["coopsim"]:
+    # `python -m coopsim` is importing this package to run the command: a Ctrl-C from here on
+    # is held until the command's handler takes over a few imports later (app/interrupt.py),
+    # instead of a KeyboardInterrupt traceback from an import
+    import signal as _signal
+
+    _EARLY_SIGNALS: list = []
+    for _sig in (_signal.SIGINT, _signal.SIGTERM):
+        if _signal.getsignal(_sig) is not _signal.SIG_IGN:  # ignored (`cmd &`) stays ignored
+            _signal.signal(_sig, lambda signum, frame: _EARLY_SIGNALS.append(signum))
+
+from importlib import import_module  # noqa: E402 - after the signals, which cannot wait
+
+from .model.threads import configure as _configure_threads  # noqa: E402
 
 _configure_threads()  # before anything imports numba: idle OpenMP threads sleep (model/threads.py)
 

@@ -1,5 +1,6 @@
-"""``python -m coopsim`` is the ``coopsim`` command."""
+"""``python -m coopsim`` is the ``coopsim`` command (Ctrl-C handled from here on:
+coopsim/app/interrupt.py)."""
 
-from .app.cli import main
+from .app.entry import command_line
 
-main()
+command_line()

@@ -75,6 +75,7 @@ def tracking_errors(path: str, robot: str | None = None) -> list[Tracking]:
     from ..recording.reader import Recording
 
     with Recording(path) as rec:
+        rec.require_sound()
         names = [c.name for c in rec.robot_columns]
         sets = [c for c in (REFERENCE_COLUMNS, FLIGHT_COLUMNS) if set(c) <= set(names)]
         if not sets:

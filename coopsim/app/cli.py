@@ -13,15 +13,33 @@ import sys
 import click
 
 from .. import __version__
+from . import interrupt
 from .options import (EXIT_BAD_INPUT, foxglove_options, friendly, keys_options, recording_path,
                       ros2_options, threads_option, token_options)
 
 
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
+class _Command(click.Group):
+    """The coopsim group: a Ctrl-C (or SIGTERM) that reaches it ends the command with one line
+    and exit status 130 (coopsim/app/interrupt.py), never click's "Aborted!" and exit 1."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt:
+            interrupt.exit_interrupted()
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupt.exit_interrupted()
+        except Exception:
+            if interrupt.requested():  # raised by what the interrupt cut (an import left
+                interrupt.exit_interrupted()  # half done): the interrupt is the news
+            raise
 
 
-@click.group()
+@click.group(cls=_Command)
 @click.version_option(version=__version__, prog_name="coopsim")  # coopsim/__init__.py
 @click.option("-v", "--verbose", is_flag=True, help="Log warnings and info to stderr.")
 def main(verbose: bool) -> None:
@@ -30,7 +48,7 @@ def main(verbose: bool) -> None:
                         format="coopsim: %(message)s")
     # SIGTERM (kill, timeout, a service manager) ends a run like Ctrl-C does: controllers are
     # stopped and a recording gets its summary and index.
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, interrupt.on_signal)
 
 
 @main.command()
@@ -193,7 +211,8 @@ def gateway(endpoint, json_port, bind, idle_timeout, keys, json_token, json_toke
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @friendly
 def info(file, as_json) -> None:
-    """Describe a recording: duration, steps, robots, size, scenario."""
+    """Describe a recording: duration, steps, robots, size, scenario; every chunk is read, and
+    damaged ones are listed (exit status 2)."""
     from .recordings import info_command
 
     info_command(file, as_json)
@@ -267,7 +286,9 @@ def plot(file, out, robots) -> None:
               help="Playback speed factor (negative plays backwards).")
 @click.option("--start", type=float, help="Position to start at, s.")
 @click.option("--paused", is_flag=True, help="Start paused.")
-@click.option("--exit-at-end", is_flag=True, help="Exit when the playback reaches the end.")
+@click.option("--exit-at-end", is_flag=True,
+              help="Exit when the playback reaches the end (exit status 2 when it stops at a "
+                   "damaged chunk).")
 @click.option("--fps", type=click.FloatRange(0.5, 240), default=10.0, show_default=True,
               help="Viewer frames per second (with the GUI).")
 @keys_options

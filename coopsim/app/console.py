@@ -9,6 +9,8 @@ import time
 import click
 
 from ..model.snapshot import realtime_words
+from ..recording.damage import EXIT_DAMAGED, summary
+from . import interrupt
 from .run import Run, format_summary, watch
 from .verdict import Verdict, ended_line, verdict
 
@@ -19,6 +21,7 @@ def run_headless(live: Run) -> Verdict:
     """Start ``live`` and follow it to its end on the terminal (Ctrl-C or SIGTERM end it, at
     any moment, with the summary); return its verdict (printed after the summary)."""
     live.stepper.end_on_error = True  # nobody is there to look at a paused run and resume it
+    interrupt.check()  # a Ctrl-C swallowed while the run was built: it never starts
     try:
         live.start()
         if live.network is not None:
@@ -151,6 +154,7 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
     deadline = time.monotonic() + VIEWER_START_WAIT
     while not shown.wait(0.1) and viewer.poll() is None and time.monotonic() < deadline:
         pass
+    interrupt.check()
     live.start()
     try:
         stats = _follow(live, viewer)
@@ -190,7 +194,7 @@ def _follow(live: Run, viewer: subprocess.Popen):
                 viewer = None
             live.forget_dead_controllers()
             running = live.stepper.running and not live.stepper.finished
-            if not running and viewer is None:
+            if (not running and viewer is None) or interrupt.requested():
                 break
             if not running and not announced:
                 click.echo("run finished; close the viewer window to quit", err=True)
@@ -203,35 +207,48 @@ def _follow(live: Run, viewer: subprocess.Popen):
     return live.stepper.stats()
 
 
-def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> None:
+def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> int:
     """Serve ``replay`` (a :class:`~coopsim.replay.servers.Replay`) until it ends or Ctrl-C;
-    ``echo(text)`` writes a line to stderr.
+    ``echo(text)`` writes a line to stderr. Return the exit status: 0, or 2 when
+    ``--exit-at-end`` playback stopped at a damaged chunk.
 
     With ``gui`` a viewer window runs as a child process (``coopsim.viewer.start_viewer``):
     closing it ends the replay; if it cannot start or crashes, the replay goes on headless.
     """
-    rec = replay.recording
+    rec, damage = replay.recording, replay.player.damage
     echo(f"name server: {replay.endpoint}   (Ctrl-C stops)")
     echo(f"playback: {rec.path}, {rec.end - rec.start:.2f} s, {rec.frame_count} steps; "
          "control it on /playback")
+    if damage:
+        echo(f"coopsim: {rec.path}: {summary(damage)}; playing the steps before it "
+             f"(up to {rec.end:.3f} s)")
     viewer = _start_viewer(replay.endpoint, fps, echo, replay.client_env()) if gui else None
     try:
-        while not replay.player.finished.wait(0.2):
+        while not replay.player.finished.wait(0.2) and not interrupt.requested():
             code = viewer.poll() if viewer is not None else None
             if code == 0:
                 echo("viewer closed: ending the replay")
-                return
+                return 0
             if code is not None:
                 echo(f"viewer exited with code {code}; the replay goes on (Ctrl-C stops)")
                 viewer = None
-        frame = replay.player.frame  # --exit-at-end: say why the process ends
-        echo(f"replay ended: reached the recording's {'end' if frame.index else 'start'} at "
-             f"{frame.position:.2f} s (step {frame.index + 1} of {rec.frame_count})")
+        return 0 if interrupt.requested() else _replay_ended(replay, echo)
     except KeyboardInterrupt:
-        pass
+        return 0
     finally:
         if viewer is not None and viewer.poll() is None:
             viewer.terminate()
+
+
+def _replay_ended(replay, echo) -> int:
+    """--exit-at-end: say why the process ends; its exit status (2: stopped at damage)."""
+    rec, frame = replay.recording, replay.player.frame
+    if replay.player.error:
+        echo(f"coopsim: {rec.path}: {replay.player.error}")
+        return EXIT_DAMAGED
+    echo(f"replay ended: reached the recording's {'end' if frame.index else 'start'} at "
+         f"{frame.position:.2f} s (step {frame.index + 1} of {rec.frame_count})")
+    return 0
 
 
 def _start_viewer(endpoint: str, fps: float, echo, env: dict[str, str]):

@@ -153,4 +153,6 @@ def replay_command(file, headless, fps, foxglove, foxglove_rate, **settings) -> 
                                                       settings["bind"], foxglove, foxglove_rate,
                                                       settings["insecure"]))
             click.echo(f"foxglove: {bridge.url} (playback control on its timeline)", err=True)
-        run_replay(playback, gui, lambda text: click.echo(text, err=True), fps)
+        status = run_replay(playback, gui, lambda text: click.echo(text, err=True), fps)
+    if status:
+        sys.exit(status)  # --exit-at-end stopped at a damaged chunk

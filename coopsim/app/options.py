@@ -9,6 +9,7 @@ import sys
 
 import click
 
+from . import interrupt
 from ..model.errors import CoopsimError
 
 EXIT_BAD_INPUT = 2
@@ -16,7 +17,10 @@ EXIT_BAD_INPUT = 2
 
 def _refuse(line: str) -> None:
     """Say LINE on stderr and exit 2; the ray caster's exit notice stays quiet, so the error is
-    the command's one line."""
+    the command's one line. After a Ctrl-C the error is what the interrupt cut short: the
+    command was interrupted (exit 130)."""
+    if interrupt.requested():
+        interrupt.exit_interrupted()
     auto = sys.modules.get("coopsim.raycast.auto")  # loaded only when a run began warming up
     if auto is not None:
         auto.refused()

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
 import click
 
 from ..model.errors import CoopsimError
+from ..recording.damage import EXIT_DAMAGED
 
 
 def info_command(file, as_json: bool) -> None:
@@ -21,6 +23,10 @@ def info_command(file, as_json: bool) -> None:
     if not facts.complete:
         click.echo(f"incomplete: the recorder did not finish (killed?), so indexed MCAP readers "
                    f"refuse it; 'coopsim repair {file}' writes its summary and index", err=True)
+    if facts.damaged:  # the facts are printed, and the status says the file is not sound
+        click.echo(f"coopsim: {file}: {len(facts.damaged)} damaged chunk(s): export refuses it, "
+                   f"replay plays the steps before {facts.damaged[0]['start']:.3f} s", err=True)
+        sys.exit(EXIT_DAMAGED)
 
 
 def repair_command(file, output) -> None:
@@ -53,6 +59,7 @@ def export_command(file, out, metrics_out, fox_out, ros2_out=None) -> None:
         from ..foxglove import require_sdk
         require_sdk("--foxglove")
     with Recording(file) as rec:
+        rec.require_sound()  # a damaged file: nothing is written (docs/recording-format.md)
         if out is not None:
             _export_csv(rec, out, metrics_out)
         if fox_out is not None:
@@ -75,7 +82,7 @@ def _export_csv(rec, out: str, metrics_out: str | None) -> None:
     from ..recording.metrics import export_metrics_csv, metric_names
     from ..recording.reader import export_csv
 
-    with click.open_file(out, "w", encoding="utf-8") as stream:
+    with _whole_file(out) as stream:
         try:
             rows = export_csv(rec, stream)
         except BrokenPipeError:  # `coopsim export F --csv - | head`: the reader has enough
@@ -85,10 +92,29 @@ def _export_csv(rec, out: str, metrics_out: str | None) -> None:
     if metrics_out is None and out != "-" and metric_names(rec):
         metrics_out = os.path.splitext(out)[0] + ".metrics.csv"
     if metrics_out is not None:
-        with click.open_file(metrics_out, "w", encoding="utf-8") as stream:
+        with _whole_file(metrics_out) as stream:
             rows = export_metrics_csv(rec, stream)
         click.echo(f"{rows} metric rows written to "
                    f"{'stdout' if metrics_out == '-' else metrics_out}", err=True)
+
+
+@contextlib.contextmanager
+def _whole_file(out: str):
+    """A text stream for ``out`` ('-': stdout) that appears at ``out`` only once written whole:
+    it is written to ``OUT.part`` and renamed at the end; an error or Ctrl-C midway removes
+    the part, so no half-written export is ever left (docs/recording-format.md)."""
+    if out == "-":
+        yield click.get_text_stream("stdout")
+        return
+    part = f"{out}.part"
+    try:
+        with open(part, "w", encoding="utf-8", newline="") as stream:
+            yield stream
+        os.replace(part, out)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(part)
+        raise
 
 
 def plot_command(file, out, robots) -> None:
@@ -102,5 +128,6 @@ def plot_command(file, out, robots) -> None:
     pyplot()  # a missing matplotlib is said before the recording is read
     folder = Path(out) if out else Path(file).with_name(Path(file).stem + "-plots")
     with Recording(file) as rec:
+        rec.require_sound()
         for path in plot_recording(rec, folder, tuple(robots)):
             click.echo(str(path))

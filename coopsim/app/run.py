@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import interrupt
 from .controllers import Controllers, apply_overrides, controller_specs
 from ..model.errors import NotAllowedError, SimulationError
 from ..model.metrics import format_metrics
@@ -347,10 +348,10 @@ def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
     """Follow a started stepper, calling ``report(stats)`` every ``every`` s of wall time.
 
     Returns when the run has finished (duration, or a rule ended it) or the stepper stops, and
-    stops the stepper; Ctrl-C stops it too.
+    stops the stepper; Ctrl-C stops it too (also one swallowed on its way: interrupt.py).
     """
     try:
-        while not stepper.wait_finished(every):
+        while not stepper.wait_finished(every) and not interrupt.requested():
             if report is not None:
                 report(stepper.stats())
         if report is not None:

@@ -223,6 +223,8 @@ def python_function(target: str):
         raise CoopsimError(f"python metric needs module:function, got {target!r}")
     try:
         fn = getattr(importlib.import_module(module), name)
+    except KeyboardInterrupt:
+        raise  # Ctrl-C while the user's module imports ends the command, not the file
     except BaseException as exc:  # noqa: BLE001 -- any import failure (SystemExit included)
         # is the user's file's problem, never the end of the simulator
         raise CoopsimError(f"cannot import {target}: {type(exc).__name__}: {exc}") from None

@@ -12,7 +12,6 @@ The format itself is described in :mod:`coopsim.recording.format`.
 from __future__ import annotations
 
 import bisect
-import csv
 import json
 import math
 import os
@@ -27,18 +26,12 @@ from mcap.records import Message as McapMessage
 from . import format as rf
 from ..model.errors import RecordingError
 from ..model.metrics import format_summary, rule_summaries
-from ..model.snapshot import wrap_angle, zyx_euler
-from .index import ChunkRef, read_attachment, read_chunk, read_index
+from .csvexport import (CSV_HEADER, CSV_HEADER_3D, REQUIRED_COLUMNS,  # noqa: F401 - the
+                        export_csv, wrap_yaw)  # reader's names since the CSV export began
+from .damage import Damage, check_blocks, summary
+from .index import read_attachment, read_chunk, read_index
 
-#: Robot columns every recording has (the modules' columns, sonar and wheel commands among
-#: them, depend on the modules registered when it was made).
-REQUIRED_COLUMNS = ("x", "y", "yaw", "vx", "vy", "omega")
-_CSV_COLUMNS = REQUIRED_COLUMNS + ("left_cmd", "right_cmd")
 CACHE_BYTES = 64 << 20  # decoded chunks kept beyond the last one (large swarms keep fewer)
-CSV_HEADER = ("time", "robot", "x", "y", "theta", "vx", "vy", "omega", "left_cmd", "right_cmd")
-#: Columns a 3D world's export adds after :data:`CSV_HEADER` (docs/recording-format.md): height
-#: (m, world frame), roll and pitch (rad, ZYX Euler angles of the body's quaternion).
-CSV_HEADER_3D = ("z", "roll", "pitch")
 
 
 @dataclass(frozen=True)
@@ -52,6 +45,8 @@ class RecordingInfo:
         metrics: Every rule's metrics at the last recorded step, ``rule.name`` -> {max,
             mean, final, max_after} (a rule's own summary, else only ``final``; empty when no
             rule reports metrics); metrics_after: the summaries' ``after``, s.
+        damaged: Every damaged chunk (:meth:`Damage.to_dict`: offset, start, end, reason);
+            the other facts then describe the readable part (the steps before the first).
     """
 
     path: str
@@ -74,6 +69,7 @@ class RecordingInfo:
     dropped: int | None
     metrics: dict = field(default_factory=dict)
     metrics_after: float = 0.0
+    damaged: tuple = ()
 
     def to_dict(self) -> dict:
         """JSON-ready dict."""
@@ -181,8 +177,9 @@ class Recording:
             raise RecordingError("holds no recorded step (no /frames channel)")
         layouts = []
         self._with_frames = []
+        self._damage: dict[int, Damage] = {}  # chunk -> its damage, as far as read
         for i, ref in enumerate(self._chunks):
-            counts = ref.counts if ref.counts is not None else self._count_chunk(ref)
+            counts = ref.counts if ref.counts is not None else self._count_chunk(i)
             if counts.get(self._frames_id, 0):
                 self._with_frames.append(i)
             layouts.append(counts.get(self._layout_id, 0))
@@ -191,13 +188,29 @@ class Recording:
         self._starts = [self._chunks[i].start for i in self._with_frames]
         self._first_index: dict[int, int] = {}  # chunk -> index of its first step
         self.frame_count, self._end = 0, 0.0
-        if self._with_frames:
-            last = self._decode(self._with_frames[-1]).frames[-1]
-            self.frame_count, self._end = last.index + 1, last.position
+        self._checked = False
+        self._end_at(self._with_frames)
 
-    def _count_chunk(self, ref: ChunkRef) -> dict[int, int]:
-        counts: dict[int, int] = {}
-        for record in read_chunk(self._stream, ref):
+    def _end_at(self, chunks: list[int]) -> None:
+        """End the recording at the last step of the last readable chunk of ``chunks``."""
+        for i in reversed(chunks):
+            decoded = self._try_decode(i)
+            if decoded is not None and decoded.frames:
+                last = decoded.frames[-1]
+                self.frame_count, self._end = last.index + 1, last.position
+                return
+        if self._damage:
+            raise RecordingError(f"holds no readable step: {summary(self.damage())}")
+
+    def _count_chunk(self, i: int) -> dict[int, int]:
+        """Messages per channel in chunk ``i`` ({} when it is damaged: then noted)."""
+        ref, counts = self._chunks[i], {}
+        try:
+            records = read_chunk(self._stream, ref)
+        except RecordingError as exc:
+            self._note(i, exc)
+            return counts
+        for record in records:
             if isinstance(record, McapMessage):
                 counts[record.channel_id] = counts.get(record.channel_id, 0) + 1
         return counts
@@ -315,11 +328,93 @@ class Recording:
         except RecordingError as exc:
             raise self._located(exc) from None
 
+    def _try_decode(self, i: int) -> _Decoded | None:
+        """Chunk ``i`` decoded, or None when it is damaged (then noted in the damage found)."""
+        try:
+            return self._decode_chunk(i)
+        except RecordingError as exc:
+            self._note(i, exc)
+            return None
+
+    def _note(self, i: int, exc: RecordingError) -> None:
+        ref = self._chunks[i]
+        self._damage[i] = Damage.of(ref.offset, ref.start, ref.end, str(exc))
+
+    # -- damage (docs/recording-format.md, *Damaged recordings*) ------------------------------
+
+    def check(self) -> tuple[Damage, ...]:
+        """Read every chunk (CRC, decompression, records, blocks' structure: a tenth of a
+        decode's cost, one chunk in memory at a time); return the damaged ones in file order
+        (empty for a sound file). The first call reads the whole file."""
+        with self._lock:
+            if not self._checked:
+                for i in range(len(self._chunks)):
+                    if i not in self._damage and i not in self._cache:
+                        try:
+                            self._check_chunk(i)
+                        except RecordingError as exc:
+                            self._note(i, exc)
+                self._checked = True
+            return self.damage()
+
+    def _check_chunk(self, i: int) -> None:
+        frames = []
+        for record in read_chunk(self._stream, self._chunks[i]):
+            if isinstance(record, McapMessage):
+                if record.channel_id == self._frames_id:
+                    frames.append(record.data)
+                elif record.channel_id == self._layout_id:
+                    rf.decode_layout(record.data)
+        check_blocks(frames, self.robot_columns, self.body_columns)
+
+    def require_sound(self) -> None:
+        """Check every chunk (:meth:`check`); raise a RecordingError naming the first damaged
+        one, before a reader that needs the whole file (export, analyze, plot) writes."""
+        damage = self.check()
+        if damage:
+            raise self._located(RecordingError(
+                f"{summary(damage)}; nothing was written ('coopsim info {self.path}' lists the "
+                "damage, 'coopsim replay' plays the steps before it)"))
+
+    def damage(self) -> tuple[Damage, ...]:
+        """The damaged chunks found so far, in file order (:meth:`check` looks at them all)."""
+        return tuple(self._damage[i] for i in sorted(self._damage))
+
+    def keep_readable(self) -> tuple[Damage, ...]:
+        """Check the file and confine this recording to its readable part: the steps before
+        its first damaged chunk (start, end, frame_count and seeks stay inside it). Return the
+        damage (empty: nothing changed).
+
+        Raises:
+            RecordingError: no step comes before the first damaged chunk.
+        """
+        damage = self.check()
+        if damage:
+            first = min(self._damage)
+            with self._lock:
+                self._with_frames = [i for i in self._with_frames if i < first]
+                self._starts = [self._chunks[i].start for i in self._with_frames]
+                self.layout_count = max(1, self._first_layout[first])
+                try:
+                    self._end_at(self._with_frames)
+                except RecordingError as exc:
+                    raise self._located(exc) from None
+        return damage
+
     def _decode_chunk(self, i: int) -> _Decoded:
         hit = self._cache.get(i)
         if hit is not None:
             self._cache.move_to_end(i)
             return hit
+        decoded = self._read_chunk(i)
+        self._cache[i] = decoded
+        while len(self._cache) > 1 and (len(self._cache) > self._cache_size or sum(
+                d.nbytes for d in self._cache.values()) > CACHE_BYTES):
+            self._cache.popitem(last=False)
+        return decoded
+
+    def _read_chunk(self, i: int) -> _Decoded:
+        """Chunk ``i`` read and decoded (not cached)."""
         payloads, layouts = [], []
         for record in read_chunk(self._stream, self._chunks[i]):
             if isinstance(record, McapMessage):
@@ -330,18 +425,14 @@ class Recording:
         frames = rf.decode_frames(payloads, self.robot_columns, self.body_columns)
         if frames:
             self._first_index[i] = frames[0].index
-        decoded = _Decoded(frames, layouts, [round(f.position * 1e9) for f in frames],
-                           sum(f.robots.nbytes + f.bodies.nbytes for f in frames))
-        self._cache[i] = decoded
-        while len(self._cache) > 1 and (len(self._cache) > self._cache_size or sum(
-                d.nbytes for d in self._cache.values()) > CACHE_BYTES):
-            self._cache.popitem(last=False)
-        return decoded
+        return _Decoded(frames, layouts, [round(f.position * 1e9) for f in frames],
+                        sum(f.robots.nbytes + f.bodies.nbytes for f in frames))
 
     # -- summaries ----------------------------------------------------------------------------
 
     def info(self) -> RecordingInfo:
-        """The facts ``coopsim info`` prints."""
+        """The facts ``coopsim info`` prints (every chunk is read: :meth:`keep_readable`)."""
+        damaged = tuple(d.to_dict() for d in self.keep_readable())
         names = lambda layout: tuple(r["name"] for r in layout.get("robots", ()))  # noqa: E731
         dropped = self.end_meta.get("dropped") if self.end_meta else None
         last = self.frame(self.frame_count - 1).rules if self.frame_count else {}
@@ -356,7 +447,7 @@ class Recording:
             chunks=len(self._chunks), layouts=self.layout_count,
             robots=names(self.layout(0)), robots_end=names(self.layout(self.layout_count - 1)),
             dropped=None if dropped is None else _number(dropped, int), metrics=metrics,
-            metrics_after=after)
+            metrics_after=after, damaged=damaged)
 
 
 def _number(text: str | None, kind: type):
@@ -389,6 +480,7 @@ def format_info(info: RecordingInfo) -> str:
             ("steps", f"{info.frames} recorded (every {info.record_every}, dt {info.dt:g} s)"),
             ("robots", robots), ("layouts", str(info.layouts)), ("seed", str(info.seed)),
             ("complete", state), ("dropped", dropped)]
+    rows += [("damaged", Damage(**d).describe()) for d in info.damaged]
     width = max(len(k) for k, _ in rows)
     table = format_summary(info.metrics, info.metrics_after)
     return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([table] if table else []))
@@ -405,50 +497,3 @@ def _size(n: int) -> str:
             return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
         n /= 1000
     return ""
-
-
-def export_csv(recording: Recording, out: IO[str]) -> int:
-    """Write one row per robot per recorded step (CSV_HEADER columns); return the rows written.
-
-    time is the recording time (s); theta is wrapped to (-pi, pi]; the rest is SI as recorded
-    (wheel commands are empty in a recording made without the motors module). A recording
-    whose first step is of a 3D world (format 4) adds :data:`CSV_HEADER_3D`: z (m), roll and
-    pitch (rad, ZYX Euler angles; empty in a later 2D step); a 2D recording's file is as before.
-    """
-    cols = [c.name for c in recording.robot_columns]
-    pick = [cols.index(n) if n in cols else -1 for n in _CSV_COLUMNS]
-    three = recording.frame_count > 0 and recording.frame(0).pose3d is not None
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_HEADER + (CSV_HEADER_3D if three else ()))
-    rows, layout, names = 0, -1, ()
-    for frame in recording.iter_frames():
-        if frame.layout != layout:
-            layout = frame.layout
-            names = tuple(r["name"] for r in recording.layout(layout)["robots"])
-        values = np.where(np.array(pick) >= 0, recording.robot_values(frame)[:, pick], np.nan)
-        values[:, 2] = wrap_yaw(values[:, 2])
-        # rounded as printed, + 0.0 turns -0.0 into 0.0 (no "-0.0000" in the file)
-        values[:, :3] = np.round(values[:, :3], 4) + 0.0
-        values[:, 3:] = np.round(values[:, 3:], 3) + 0.0
-        time = f"{frame.position:.6f}"
-        tails = _tails_3d(frame, len(names)) if three else [()] * len(names)
-        for name, row, tail in zip(names, values.tolist(), tails):
-            writer.writerow((time, name, *(f"{v:.4f}" for v in row[:3]),
-                             *("" if math.isnan(v) else f"{v:.3f}" for v in row[3:]), *tail))
-        rows += len(names)
-    return rows
-
-
-def _tails_3d(frame: rf.Frame, n: int) -> list[tuple[str, ...]]:
-    """Each robot's z (m), roll and pitch (rad) as the 3D export prints them (empty when the
-    step is of a 2D world)."""
-    if frame.pose3d is None:
-        return [("", "", "")] * n
-    roll_pitch = zyx_euler(frame.pose3d[:, 3:7])[:, :2]
-    values = np.round(np.column_stack((frame.pose3d[:, 2], roll_pitch)), 4) + 0.0
-    return [tuple(f"{v:.4f}" for v in row) for row in values.tolist()]
-
-
-def wrap_yaw(yaw: np.ndarray) -> np.ndarray:
-    """Yaw wrapped to (-pi, pi], rad (recordings keep the body's unwrapped angle)."""
-    return wrap_angle(yaw)

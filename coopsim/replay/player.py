@@ -45,7 +45,14 @@ class Player:
         recording: The open recording.
         speed: Playback speed factor (negative plays backwards).
         paused: Start paused instead of playing.
-        exit_at_end: Set :attr:`finished` when playing reaches either end.
+        exit_at_end: Set :attr:`finished` when playing reaches either end, or stops at damage.
+
+    A damaged recording plays its readable part: the steps before its first damaged chunk
+    (:meth:`~coopsim.recording.reader.Recording.keep_readable`, which reads the file once);
+    playing into the damage stops there with :attr:`error` saying where.
+
+    Raises:
+        RecordingError: no step comes before the first damaged chunk.
     """
 
     def __init__(self, recording: Recording, speed: float = 1.0, paused: bool = False,
@@ -55,6 +62,7 @@ class Player:
         self.finished = threading.Event()
         self.exit_at_end = exit_at_end
         self.error = ""  # why playing stopped by itself (a damaged chunk), as /sim state shows
+        self.damage = recording.keep_readable()  # start, end and frame_count: the readable part
         self._lock = threading.RLock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -106,7 +114,7 @@ class Player:
                 text = "playing backwards from the end"
             if not self.playing:
                 self._wall_mark = time.monotonic()
-            self.playing = True
+            self.playing, self.error = True, ""  # playing again: no longer stopped by itself
             self._reanchor(self.frame.position)
         self._wake.set()
         return text
@@ -196,9 +204,7 @@ class Player:
                     try:
                         self._advance()
                     except RecordingError as exc:  # a damaged chunk: stop on the last good step
-                        log.error("playback stopped: %s", exc)
-                        self.error = f"playback stopped: {exc}"
-                        self.pause()
+                        self._stopped(f"playback stopped: {exc}")
                 snap, playing = self.snapshot, self.playing
             self.publish(snap, force=not playing)
             self._wake.wait(_PLAY_PERIOD if playing else _IDLE_PERIOD)
@@ -213,6 +219,19 @@ class Player:
                 self._show(frame)
             return
         self._show(rec.frame(rec.frame_count - 1 if position >= rec.end else 0))
+        if position >= rec.end and self.damage and self.speed > 0:
+            self._stopped(f"playback stopped at {rec.end:g} s, before the damage: "
+                          f"{self.damage[0].describe()}")
+            return
+        self.pause()
+        if self.exit_at_end:
+            self.finished.set()
+
+    def _stopped(self, why: str) -> None:
+        """Playing stopped by itself at damage: pause on the last good step and say why (in
+        /sim state); with exit_at_end the replay ends (exit status 2)."""
+        log.error("%s", why)
+        self.error = why
         self.pause()
         if self.exit_at_end:
             self.finished.set()

@@ -184,6 +184,9 @@ class Replay:
         except ProtocolError as exc:  # a bad --speed: say it plainly, without the error code
             self.recording.close()
             raise CoopsimError(exc.text) from None
+        except BaseException:  # no readable step before the damage, Ctrl-C while checking
+            self.recording.close()
+            raise
         self._bind, self._port, self._rate = bind, port, publish_rate
         self.ctx: zmq.Context | None = None
         self.guard = None

@@ -1,0 +1,107 @@
+"""Ctrl-C at any moment of a run's start-up (issue 45 item 7): real ``python -m coopsim run``
+processes sent SIGINT at points found by what they print, not by sleeps:
+
+- while the command's own modules import (``-X importtime`` names each import as it ends: the
+  signal follows the line of ``click``), where main printed a KeyboardInterrupt traceback;
+- while the world loads (the line of the first ``coopsim.physics`` module), where click printed
+  "Aborted!" and exited 1;
+- just after the first step (the ``name server`` line), twice 0.1 s apart: the run ends with its
+  summary and a complete recording.
+
+Each ends with one line, no traceback, no "Aborted!", and the documented status (130 before the
+run started, 0 with the summary after); the wait on each process only guards against a hang.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from coopsim.recording.reader import Recording
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "scenarios" / "one_robot.scenario"
+HANG_CAP = 60.0  # s: a run that does not end by then hangs (no timing is asserted)
+
+
+def _start(tmp_path: Path, *flags: str) -> subprocess.Popen:
+    """``coopsim run`` of one robot until Ctrl-C, headless, recording, numpy sensing."""
+    env = {**os.environ, "DISPLAY": "", "COOPSIM_JIT": "numpy"}
+    return subprocess.Popen(
+        [sys.executable, *flags, "-m", "coopsim", "run", str(SCENARIO), "--headless", "--port",
+         "0", "--record", str(tmp_path / "run.mcap")], cwd=tmp_path, env=env, text=True,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _until(proc: subprocess.Popen, pattern: str) -> list[str]:
+    """Read the child's stderr up to the first line matching ``pattern``; the lines read."""
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stderr, selectors.EVENT_READ)
+    deadline, seen = time.monotonic() + HANG_CAP, []
+    while time.monotonic() < deadline and selector.select(deadline - time.monotonic()):
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if re.search(pattern, line):
+            return seen
+    proc.kill()
+    raise AssertionError(f"no line matching {pattern!r}: {''.join(seen)[-2000:]}")
+
+
+def _end(proc: subprocess.Popen, seen: list[str]) -> tuple[str, str]:
+    """Wait for the child (a hang fails); its stdout, and its whole stderr."""
+    try:
+        out, err = proc.communicate(timeout=HANG_CAP)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"the run did not end after Ctrl-C: {err[-2000:]}") from None
+    return out, "".join(seen) + err
+
+
+def _clean(out: str, err: str) -> None:
+    text = out + err
+    assert "Traceback" not in text and "Aborted!" not in text, text[-3000:]
+    assert "KeyboardInterrupt" not in text, text[-3000:]
+
+
+def test_ctrl_c_while_the_command_imports_is_one_line_and_130(tmp_path):
+    proc = _start(tmp_path, "-X", "importtime")
+    seen = _until(proc, r"\|\s+click$")
+    proc.send_signal(signal.SIGINT)
+    out, err = _end(proc, seen)
+    _clean(out, err)
+    assert proc.returncode == 130, err[-2000:]
+    assert err.rstrip().endswith("coopsim: interrupted (Ctrl-C)")
+
+
+def test_ctrl_c_while_the_world_loads_is_one_line_and_130(tmp_path):
+    proc = _start(tmp_path, "-X", "importtime")
+    seen = _until(proc, r"\|\s+coopsim\.physics\.")
+    proc.send_signal(signal.SIGINT)
+    out, err = _end(proc, seen)
+    _clean(out, err)
+    assert proc.returncode == 130, err[-2000:]
+    assert "coopsim: interrupted (Ctrl-C)" in err and "wall time" not in out  # never started
+
+
+def test_two_ctrl_c_after_the_first_step_end_the_run_with_its_summary(tmp_path):
+    proc = _start(tmp_path)
+    seen = _until(proc, r"^name server: tcp://")
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.1)  # the second Ctrl-C of an impatient user (the interval is the point)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    out, err = _end(proc, seen)
+    _clean(out, err)
+    assert proc.returncode == 0, err[-2000:]  # docs/protocol.md: a run Ctrl-C ended exits 0
+    assert "wall time" in out and "steps" in out  # the summary
+    with Recording(tmp_path / "run.mcap") as rec:  # closed with its summary and index
+        assert rec.complete and rec.frame_count >= 1 and rec.check() == ()
