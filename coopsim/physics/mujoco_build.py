@@ -39,6 +39,15 @@ ON_FLOOR = FLOOR | SOLID
 ARM, HELD = 4, 8
 ARM_TOUCHES = ON_FLOOR | ARM
 STILL, DIFFERENTIAL, VELOCITY = 0, 1, 2  # drive command kinds
+# MuJoCo's arena (``<size memory>``), where a step's contacts, constraints and scratch stack
+# live, sized from the world at each compile (arena_bytes): MuJoCo's own default grows with
+# the square of the degrees of freedom (1.8 GB for 1,000 flyers; 10,000 could not be built).
+ARENA_BASE = 4 << 20  # bytes, whatever the world
+PAIR_BYTES = 4  # bytes per pair of bodies: the broadphase's two buffers of n (n - 1) / 2 ints
+DOF_BYTES = 2048  # bytes per degree of freedom (the solver's and the mass matrix's scratch)
+CONTACT_BYTES = 6144  # bytes per contact with its 4 constraint rows and their scratch (2-5 kB)
+CONTACTS = 1000  # contacts any world has room for, besides those of its movable geoms
+CONTACTS_PER_GEOM = 12  # contacts each movable geom has room for (a box on the floor makes 4)
 
 
 class Body:
@@ -128,6 +137,16 @@ class Body:
             return float(data.qpos[self.qadr + 2]) + self.bottom
         return self.bottom + (self.qpos[3] if self.kind == "static" else self.qpos0_z)
 
+
+
+def arena_bytes(bodies: int, dofs: int, moving_geoms: int) -> int:
+    """The arena a world of ``bodies`` bodies (the world's and its walls included), ``dofs``
+    degrees of freedom and ``moving_geoms`` geoms on bodies that move needs, bytes: room for
+    :data:`CONTACTS` + :data:`CONTACTS_PER_GEOM` contacts per moving geom (more are dropped
+    with MuJoCo's warning, which the engine reports) and MuJoCo's scratch for the step."""
+    contacts = CONTACTS + CONTACTS_PER_GEOM * moving_geoms
+    return (ARENA_BASE + PAIR_BYTES * bodies * bodies + DOF_BYTES * dofs
+            + CONTACT_BYTES * contacts)
 
 
 def new_spec(floor: FloorSpec):
