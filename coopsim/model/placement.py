@@ -164,31 +164,77 @@ def first_problem(solids: Solids) -> Problem | None:
     if not len(rows):
         return None
     low = _below(rows)
+    stop = int(items[np.argmax(low)]) if low.any() else -1  # the first item below the floor
     boxes = _aabbs(rows)
-    size = max(float(np.median((boxes[:, 1::2] - boxes[:, 0::2]).max(axis=1))), 0.01)
+    # cells twice the middle solid's reach: most solids fall in one to eight of them
+    size = max(2 * float(np.median((boxes[:, 1::2] - boxes[:, 0::2]).max(axis=1))), 0.01)
     lo = np.floor(boxes[:, 0::2] / size).astype(np.int64)
     hi = np.floor(boxes[:, 1::2] / size).astype(np.int64)
-    big = np.prod(hi - lo + 1, axis=1) > MAX_CELLS
-    grid: dict[tuple, list[int]] = {}
-    bigs: list[int] = []
-    starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]])
-    for first, last in zip(starts, np.r_[starts[1:], len(rows)]):
-        if low[first:last].any():
+    big = (np.prod(hi - lo + 1, axis=1) > MAX_CELLS).tolist()
+    lo, hi = lo.tolist(), hi.tolist()  # Python ints: they hash fast as grid keys
+    scan = _Scan(rows, items, boxes)
+    starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]]).tolist()
+    for first, last in zip(starts, starts[1:] + [len(rows)]):
+        if scan.items[first] == stop:
             k = first + int(np.argmax(low[first:last]))
-            return Problem(int(items[k]), _below_text(solids.labels[items[k]], rows[k]))
+            return Problem(stop, _below_text(solids.labels[stop], rows[k]))
         for k in range(first, last):
-            pool = np.arange(first) if big[k] else \
-                np.fromiter(_neighbours(grid, lo[k], hi[k]) | set(bigs), dtype=np.int64)
-            found = _against(rows, items, k, pool, boxes) if len(pool) else None
+            found = scan.against_all(k, first) if big[k] else scan.against(k, lo[k], hi[k])
             if found is not None:
-                return Problem(int(items[k]), _overlap_text(solids.labels, items, rows, k, *found))
+                return Problem(scan.items[k], _overlap_text(solids.labels, items, rows, k,
+                                                            *found))
         for k in range(first, last):
-            if big[k]:
-                bigs.append(k)
-            else:
-                for cell in _cells(lo[k], hi[k]):
-                    grid.setdefault(cell, []).append(k)
+            scan.bin(k, lo[k], hi[k], big[k])
     return None
+
+
+class _Scan:
+    """The solids checked so far, binned in a grid of cells (the large ones kept apart), and
+    the checks of one solid against them: pure Python on the few a cell holds."""
+
+    def __init__(self, rows: np.ndarray, items: np.ndarray, boxes: np.ndarray) -> None:
+        self.array, self.boxes_array, self.items_array = rows, boxes, items
+        self.rows, self.boxes, self.items = rows.tolist(), boxes.tolist(), items.tolist()
+        self.grid: dict[tuple, list[int]] = {}
+        self.bigs: list[int] = []
+
+    def bin(self, k: int, lo, hi, big: bool) -> None:
+        if big:
+            self.bigs.append(k)
+            return
+        for cell in _cells(lo, hi):
+            self.grid.setdefault(cell, []).append(k)
+
+    def against(self, k: int, lo, hi) -> tuple | None:
+        """(j, depth) of the first earlier solid in ``k``'s cells or among the large ones
+        that ``k`` reaches into, or None."""
+        seen: set = set()
+        for cell in _cells(lo, hi):
+            seen.update(self.grid.get(cell, ()))
+        found = self._first(k, sorted(seen))
+        if found is None and self.bigs:
+            found = self._first(k, self._near(k, np.array(self.bigs)))
+        return found
+
+    def against_all(self, k: int, first: int) -> tuple | None:
+        """The same against every solid before ``first`` (``k`` is a large one)."""
+        return self._first(k, self._near(k, np.arange(first)))
+
+    def _near(self, k: int, pool: np.ndarray) -> list:
+        return pool[_touching(self.boxes_array[pool], self.boxes_array[k])].tolist()
+
+    def _first(self, k: int, pool) -> tuple | None:
+        row, box, item = self.rows[k], self.boxes[k], self.items[k]
+        for j in pool:
+            if self.items[j] == item or (row[STATIC] and self.rows[j][STATIC]):
+                continue
+            other = self.boxes[j]
+            if all(min(box[a + 1], other[a + 1]) - max(box[a], other[a]) > TOUCH
+                   for a in (0, 2, 4)):
+                depth = _depth(row, self.rows[j])
+                if depth > TOUCH:
+                    return j, depth
+        return None
 
 
 def clash(new: np.ndarray, label: str, placed: Solids) -> str:
@@ -260,27 +306,6 @@ def _cells(lo: np.ndarray, hi: np.ndarray):
         for j in range(lo[1], hi[1] + 1):
             for k in range(lo[2], hi[2] + 1):
                 yield i, j, k
-
-
-def _neighbours(grid: dict, lo: np.ndarray, hi: np.ndarray) -> set:
-    out: set = set()
-    for cell in _cells(lo, hi):
-        out.update(grid.get(cell, ()))
-    return out
-
-
-def _against(rows, items, k: int, pool: np.ndarray, boxes) -> tuple | None:
-    """(j, depth) of the first solid among ``pool`` (indices of earlier solids) that solid
-    ``k`` reaches into (another item's; static with static excepted), or None."""
-    pool = pool[items[pool] != items[k]]
-    if rows[k, STATIC]:
-        pool = pool[rows[pool, STATIC] == 0.0]
-    pool = np.sort(pool[_touching(boxes[pool], boxes[k])])
-    for j in pool:
-        depth = _depth(rows[k], rows[j])
-        if depth > TOUCH:
-            return int(j), depth
-    return None
 
 
 def _depth(p: np.ndarray, q: np.ndarray) -> float:

@@ -45,7 +45,8 @@ STILL, DIFFERENTIAL, VELOCITY = 0, 1, 2  # drive command kinds
 ARENA_BASE = 4 << 20  # bytes, whatever the world
 PAIR_BYTES = 4  # bytes per pair of bodies: the broadphase's two buffers of n (n - 1) / 2 ints
 DOF_BYTES = 2048  # bytes per degree of freedom (the solver's and the mass matrix's scratch)
-CONTACT_BYTES = 6144  # bytes per contact with its 4 constraint rows and their scratch (2-5 kB)
+CONTACT_BYTES = 4096  # bytes per contact with its 4 constraint rows and their scratch (measured
+# 0.8-2 kB: twice that)
 CONTACTS = 1000  # contacts any world has room for, besides those of its movable geoms
 CONTACTS_PER_GEOM = 12  # contacts each movable geom has room for (a box on the floor makes 4)
 

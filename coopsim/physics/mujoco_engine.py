@@ -353,9 +353,10 @@ class MujocoEngine(Engine):
         n = data.warning.number
         if n[_CONTACTFULL] or n[_CNSTRFULL]:
             self._notes = (f"the world's contacts overflowed MuJoCo's arena at t = "
-                           f"{data.time:.6g} s ({data.ncon} contacts in {self.model.narena >> 20} "
-                           "MiB): the contacts beyond it are dropped, so bodies may pass "
-                           "through each other (too many bodies touching at once: a pile)",)
+                           f"{data.time:.6g} s ({data.ncon} contacts in its "
+                           f"{self.model.narena / 2**20:.3g} MiB): the contacts beyond it "
+                           "are dropped, so bodies may pass through each other (too many "
+                           "bodies touching at once: a pile)",)
         return self._notes
 
     # -- state ------------------------------------------------------------------------------------
