@@ -31,6 +31,12 @@
   object), boxes as their four edges turned by their yaw, cylinders and spheres as circles,
   an arm's joints as circles of their links' radii (moving geometry).
 
+* MuJoCo's arena (contacts, constraints, the step's scratch) is sized from the world at every
+  compile (:func:`coopsim.physics.mujoco_build.arena_bytes`); when a pile's contacts still
+  overflow it, MuJoCo drops them and :meth:`MujocoEngine.warnings` says so once. Bodies may not
+  start below the floor or inside each other here (``strict_placement``: the loaders and the
+  world refuse such placements, :mod:`coopsim.model.placement`).
+
 MuJoCo is deterministic on one thread: the same scenario and seed give the same bits. A
 non-finite state or a MuJoCo divergence warning after a step raises
 :class:`~coopsim.model.errors.SimulationError` naming the robot (the stepper ends the run).
