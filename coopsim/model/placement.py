@@ -42,7 +42,7 @@ from .robot_type import Assembly, BodySpec
 from .specs import ObjectSpec
 
 TOUCH = 0.005  # m: how far solids may reach into each other (and below the floor) and touch
-DEFAULT_HEIGHT = 0.2  # m, the height of a body or object that gives none (mujoco_build's)
+DEFAULT_HEIGHT = 0.2  # m, the height of a body or object that gives none (as built in 3D)
 CIRCLE, BOX, BALL = 0, 1, 2  # solid kinds: extruded circle, extruded box, ball
 # Row columns: kind, x, y (centre, m), yaw (rad), a, b (half length and half width of a box,
 # the radius of a circle or ball, m), zlo, zhi (m), static (1.0 or 0.0), the height of its
@@ -60,11 +60,11 @@ class Problem(NamedTuple):
 
 
 class Solids:
-    """Solids of items (objects, robot sections) in world coordinates, in the order added.
+    """Solids of items (objects, robot sections) in world coordinates, in the order added:
+    :meth:`arrays` gives them as (N, WIDTH) rows (columns :data:`KIND` ... :data:`ORIGIN`) and
+    (N,) the index of each row's item.
 
     Attributes:
-        rows: (N, WIDTH) one row per solid (columns :data:`KIND` ... :data:`ORIGIN`).
-        items: (N,) the index of each row's item.
         labels: Each item's name in sentences (``object crate``, ``robot cf1``).
     """
 
@@ -122,16 +122,15 @@ def body_rows(body: BodySpec) -> np.ndarray:
     out = []
     for shape in body.shapes:
         if shape.kind == "circle":
-            kind, (ox, oy), a, b, turn = CIRCLE, shape.offset, shape.radius, shape.radius, 0.0
+            kind, (ox, oy), a, b = CIRCLE, shape.offset, shape.radius, shape.radius
         elif shape.kind == "box":
-            kind, (ox, oy), (a, b), turn = BOX, shape.offset, np.divide(shape.size, 2), 0.0
+            kind, (ox, oy), (a, b) = BOX, shape.offset, np.divide(shape.size, 2)
         else:  # a polygon: its bounding box, as the mujoco engine builds it
             v = np.asarray(shape.vertices, dtype=float)
             lo, hi = v.min(axis=0), v.max(axis=0)
-            kind, turn = BOX, 0.0
-            (ox, oy), (a, b) = (lo + hi) / 2 + shape.offset, (hi - lo) / 2
+            kind, (ox, oy), (a, b) = BOX, (lo + hi) / 2 + shape.offset, (hi - lo) / 2
         x, y = body.position[0] + c * ox - s * oy, body.position[1] + s * ox + c * oy
-        out.append([kind, x, y, body.yaw + turn, a, b, zlo, zlo + height, static, body.z])
+        out.append([kind, x, y, body.yaw, a, b, zlo, zlo + height, static, body.z])
     return np.array(out, dtype=float).reshape(-1, WIDTH)
 
 

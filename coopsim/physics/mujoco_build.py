@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..model.placement import DEFAULT_HEIGHT  # the one the placement check sees too
 from ..model.robot_type import BodySpec, MemberSpec, ShapeSpec
 from ..model.specs import FloorSpec, ObjectSpec
 from . import mujoco_state as ms
@@ -28,7 +29,6 @@ WALL_HEIGHT = 4.0  # m
 WALL_THICKNESS = 1.0  # m, the boundary walls just outside the floor (as pymunk's)
 FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
 WALL_FRICTION = 0.6
-DEFAULT_HEIGHT = 0.2  # m, the height of a body or object that gives none
 # Collision bits: the floor touches free bodies (objects, flyers) but not ground robots,
 # which ride on their joints; everything else touches everything.
 FLOOR, SOLID = 1, 2
