@@ -13,7 +13,7 @@ import os
 from dataclasses import replace
 
 from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
-from ..model.limits import MAX_OBJECTS, too_many_objects
+from ..model import limits
 from ..model.placement import Solids, assembly_rows, first_problem, object_rows
 from ..model.plugins import ENGINES, METRICS, ROBOT_TYPES, RULES, blame, default_engine
 from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, RuleSetting, ScenarioSpec, Settings,
@@ -287,8 +287,9 @@ def parse_world(text: str, path: PathLike = "") -> WorldSpec:
                                                     f"before [{sections[0].name}]")
     floor = FloorSpec(*floors[0].get("size"))
     objects = tuple(_object(s, floor, path) for s in sections[1:])
-    if too_many_objects(len(objects)):
-        raise FileFormatError(path, objects[MAX_OBJECTS].line, too_many_objects(len(objects)))
+    if limits.too_many_objects(len(objects)):
+        raise FileFormatError(path, objects[limits.MAX_OBJECTS].line,
+                              limits.too_many_objects(len(objects)))
     return WorldSpec(floor=floor, objects=objects, path=os.fspath(path), text=text)
 
 
@@ -385,11 +386,11 @@ def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
     raised."""
     first = _FirstError()
     count = len(spec.world.objects) + len(spec.objects)
-    if too_many_objects(count):  # at the first object beyond the limit
-        k = MAX_OBJECTS - len(spec.world.objects)  # < 0: the world and its map alone
+    if limits.too_many_objects(count):  # at the first object beyond the limit
+        k = limits.MAX_OBJECTS - len(spec.world.objects)  # < 0: the world and its map alone
         line = spec.objects[k].line if k >= 0 else next(s.line for s in sections
                                                          if s.kind == "WORLD")
-        first.attempt(_raise, FileFormatError(path, line, too_many_objects(count)))
+        first.attempt(_raise, FileFormatError(path, line, limits.too_many_objects(count)))
     for check in (check_events, check_monitors, check_task, check_rates):
         try:
             check(spec)

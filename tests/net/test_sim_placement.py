@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("mujoco")
 
+from coopsim.model import limits  # noqa: E402
 from coopsim.model.specs import ObjectSpec  # noqa: E402
 from coopsim.net import protocol as p  # noqa: E402
 from coopsim.physics import mujoco_build as mb  # noqa: E402
@@ -76,6 +77,18 @@ def test_a_robot_below_the_floor_or_inside_a_table_is_refused(sim, names, data, 
     error, text, *_ = sim.ask(17, "cf crazyflie", data=[0.0, 1.0, -1.0, 0.0])
     assert error == p.FAILED and "below the floor" in text
     assert [r["name"] for r in _state(sim)["robots"]] == ["tb", "cf"]  # kept where it was
+
+
+def test_an_insert_beyond_the_object_limit_is_refused(sim, monkeypatch):
+    """The limit (25,000) lowered to 3: the table and two crates, then error 8 (main: no
+    bound)."""
+    monkeypatch.setattr(limits, "MAX_OBJECTS", 3)
+    sim.ok(13, "a box", data=CRATE)
+    sim.ok(13, "b box", data=[0.2, 0.2, 0.2, 1.0, -1.0, 0.1, 0.0, 1.0])
+    error, text, *_ = sim.ask(13, "c box", data=[0.2, 0.2, 0.2, 1.0, 1.5, 0.1, 0.0, 1.0])
+    assert (error, text) == (p.FAILED, "object 'c' is refused: a world holds at most 3 "
+                                       "objects, this one would hold 4")
+    assert [o["name"] for o in _state(sim)["objects"]] == ["table", "a", "b"]
 
 
 def test_a_contact_overflow_shows_in_the_state(monkeypatch):
