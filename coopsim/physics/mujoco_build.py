@@ -150,6 +150,31 @@ def arena_bytes(bodies: int, dofs: int, moving_geoms: int) -> int:
             + CONTACT_BYTES * contacts)
 
 
+def world_arena(bodies, arms) -> int:
+    """:func:`arena_bytes` of a world of ``bodies`` (:class:`Body`) and ``arms``
+    (:class:`~coopsim.physics.mujoco_arms.Arm`: a pedestal, a body per link and a tool with
+    two fingers each), besides the world body and its four walls."""
+    dofs = {"free": 6, "ground": 3, "static": 0}
+    moving = [b for b in bodies if not b.static]
+    arms = list(arms)
+    return arena_bytes(5 + len(bodies) + sum(arm.spec.dof + 2 for arm in arms),
+                       sum(dofs[b.kind] for b in moving) + sum(arm.spec.dof for arm in arms),
+                       sum(len(b.shapes) for b in moving) + sum(arm.spec.dof + 3 for arm in arms))
+
+
+def overflow(model, data) -> str:
+    """What to say when the contacts overflowed the arena since ``data`` was made (MuJoCo's
+    CONTACTFULL or CNSTRFULL warning: it dropped contacts), or ""."""
+    n = data.warning.number
+    if not (n[int(mujoco.mjtWarning.mjWARN_CONTACTFULL)]
+            or n[int(mujoco.mjtWarning.mjWARN_CNSTRFULL)]):
+        return ""
+    return (f"the world's contacts overflowed MuJoCo's arena at t = {data.time:.6g} s "
+            f"({data.ncon} contacts in its {model.narena / 2**20:.3g} MiB): the contacts beyond "
+            "it are dropped, so bodies may pass through each other (too many bodies touching "
+            "at once: a pile)")
+
+
 def new_spec(floor: FloorSpec):
     """A model with gravity, the floor plane and its four walls."""
     spec = mujoco.MjSpec()

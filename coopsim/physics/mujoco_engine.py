@@ -78,9 +78,6 @@ INSTALL = "pip install 'coopsim[3d]'"
 SLICE_TOP = 1.0  # m: bodies whose lowest point is higher are not in the ray caster's 2D world
 # MuJoCo's divergence warnings, three in a row: BADQPOS, BADQVEL, BADQACC
 _BADQPOS = int(mujoco.mjtWarning.mjWARN_BADQPOS) if mujoco is not None else 0
-# MuJoCo's arena overflow warnings: contacts, then their constraints, dropped
-_CONTACTFULL = int(mujoco.mjtWarning.mjWARN_CONTACTFULL) if mujoco is not None else 0
-_CNSTRFULL = int(mujoco.mjtWarning.mjWARN_CNSTRFULL) if mujoco is not None else 0
 _STILL, _DIFFERENTIAL, _VELOCITY = mb.STILL, mb.DIFFERENTIAL, mb.VELOCITY
 
 
@@ -242,7 +239,7 @@ class MujocoEngine(Engine):
         # arms' servos damp implicitly (mujoco_arms); a world without arms stays as it was
         self.spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST if self._arms
                                           else mujoco.mjtIntegrator.mjINT_EULER)
-        self.spec.memory = self._arena()
+        self.spec.memory = mb.world_arena(self._bodies.values(), self._arms)
         try:
             self.model = self.spec.compile()
         except Exception as exc:  # noqa: BLE001 -- MuJoCo's compiler raises its own errors
@@ -259,17 +256,6 @@ class MujocoEngine(Engine):
         mujoco.mj_forward(self.model, self.data)  # frames and contacts of the new layout
         self._warned = _divergences(self.data)
         self._stale, self._rows, self._arm_table = False, None, None
-
-    def _arena(self) -> int:
-        """The arena this world needs, bytes (mujoco_build.arena_bytes), from its bodies and
-        arms: an arm is a pedestal, a body per link and a tool with two fingers."""
-        dofs = {"free": 6, "ground": 3, "static": 0}
-        bodies = 5 + len(self._bodies) + sum(arm.spec.dof + 2 for arm in self._arms)
-        moving = [b for b in self._bodies.values() if not b.static]
-        return mb.arena_bytes(bodies, sum(dofs[b.kind] for b in moving)
-                              + sum(arm.spec.dof for arm in self._arms),
-                              sum(len(b.shapes) for b in moving)
-                              + sum(arm.spec.dof + 3 for arm in self._arms))
 
     def _arm_rows(self, handles: list) -> tuple:
         """The arm table of the current model (compiled if need be) and the rows of arm
@@ -353,16 +339,9 @@ class MujocoEngine(Engine):
         """See :meth:`Engine.warnings`: MuJoCo's arena overflowed (its CONTACTFULL or
         CNSTRFULL warning since the last compile): said once a world, with the time, the
         contacts and the arena's size."""
-        data = self.data
-        if self._notes or data is None:
-            return self._notes
-        n = data.warning.number
-        if n[_CONTACTFULL] or n[_CNSTRFULL]:
-            self._notes = (f"the world's contacts overflowed MuJoCo's arena at t = "
-                           f"{data.time:.6g} s ({data.ncon} contacts in its "
-                           f"{self.model.narena / 2**20:.3g} MiB): the contacts beyond it "
-                           "are dropped, so bodies may pass through each other (too many "
-                           "bodies touching at once: a pile)",)
+        if not self._notes and self.data is not None:
+            said = mb.overflow(self.model, self.data)
+            self._notes = (said,) if said else ()
         return self._notes
 
     # -- state ------------------------------------------------------------------------------------

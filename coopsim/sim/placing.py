@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.errors import SimulationError
-from ..model.placement import Solids, clash, first_problem, moved
+from ..model.placement import ORIGIN, X, Y, YAW, Solids, clash, first_problem, moved
 
 
 class Placements:
@@ -36,6 +36,19 @@ class Placements:
             start: np.ndarray) -> None:
         """Note what was built for ``key`` (``("object", name)``, ``("robot", section)``)."""
         self._items[key] = (label, rows, handles, np.asarray(start, dtype=float).reshape(-1, 4))
+
+    def add_object(self, name: str, rows: np.ndarray, handle) -> None:
+        """Note the solid of object ``name`` and its engine handle (its origin: its centre)."""
+        self.add(("object", name), f"object {name}", rows, [handle] * len(rows),
+                 np.column_stack([rows[:, X], rows[:, Y], rows[:, ORIGIN], rows[:, YAW]]))
+
+    def add_assembly(self, section: str, label: str, rows: np.ndarray, assembly,
+                     handles) -> None:
+        """Note the solids of robot section ``section`` (``assembly_rows(assembly)``: one
+        per shape, body by body) and the engine's ``handles`` of its bodies."""
+        bodies = [(handles.bodies[b.key], b) for b in assembly.bodies for _ in b.shapes]
+        self.add(("robot", section), label, rows, [h for h, _ in bodies],
+                 [(*b.position, b.z, b.yaw) for _, b in bodies])
 
     def remove(self, key: tuple[str, str]) -> None:
         self._items.pop(key, None)

@@ -19,7 +19,7 @@ from ..model.errors import SimulationError, UnknownNameError
 from ..model.limits import too_many_objects
 from ..model.module import RobotInfo
 from ..model.params import ParamValues
-from ..model.placement import ORIGIN, X, Y, YAW, assembly_rows, object_rows
+from ..model.placement import assembly_rows, object_rows
 from ..model.plugins import DRIVERS, ENGINES, ROBOT_TYPES, default_engine
 from ..model.robot_type import ShapeSpec
 from ..model.specs import MapSpec, ObjectSpec, RobotSpec, ScenarioSpec, TargetSpec
@@ -171,8 +171,7 @@ class World:
                                lambda: object_rows(spec), check)
         self.objects[spec.name] = (spec, self.engine.add_object(spec))
         if rows is not None:
-            self.placements.add(("object", spec.name), f"object {spec.name}", rows,
-                                [self.objects[spec.name][1]], _origins(rows))
+            self.placements.add_object(spec.name, rows, self.objects[spec.name][1])
         self.layout_version += 1
 
     def remove_object(self, name: str) -> ObjectSpec:
@@ -267,9 +266,7 @@ class World:
         group, self._next_group = self._next_group, self._next_group + 1
         handles = self.engine.add_assembly(assembly, group)
         if rows is not None:
-            bodies = [(handles.bodies[b.key], b) for b in assembly.bodies for _ in b.shapes]
-            self.placements.add(("robot", spec.name), label, rows, [h for h, _ in bodies],
-                                [(*b.position, b.z, b.yaw) for _, b in bodies])
+            self.placements.add_assembly(spec.name, label, rows, assembly, handles)
         robots = [self._robot(spec, m, group, handles, assembly, values[m.name])
                   for m in assembly.members]
         self.robots.extend(robots)
@@ -446,9 +443,3 @@ class World:
 
         return describe_world(self)
 
-
-
-def _origins(rows: np.ndarray) -> np.ndarray:
-    """(N, 4) x, y, z, yaw of the origin of the body each of an object's solids belongs to
-    (its centre: where the engine puts it)."""
-    return np.column_stack([rows[:, X], rows[:, Y], rows[:, ORIGIN], rows[:, YAW]])
