@@ -30,8 +30,10 @@ def run_headless(live: Run) -> Verdict:
     except KeyboardInterrupt:  # before watch() took over: stop as it would have
         live.stepper.stop()
         stats = live.stepper.stats()
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
-                              live.stepper.snapshot.rules, ended_line(stats.finished, live)))
+    snap = live.stepper.snapshot
+    click.echo(format_summary(stats, live.scenario, len(snap.robots), snap.rules,
+                              ended_line(stats.finished, live),
+                              snap.extra.get("engine_warnings", ())))
     return _say_verdict(stats, live)
 
 
@@ -166,8 +168,10 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
                 viewer.wait(5.0)
             except subprocess.TimeoutExpired:
                 viewer.kill()
-    click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
-                              live.stepper.snapshot.rules, ended_line(stats.finished, live)))
+    snap = live.stepper.snapshot
+    click.echo(format_summary(stats, live.scenario, len(snap.robots), snap.rules,
+                              ended_line(stats.finished, live),
+                              snap.extra.get("engine_warnings", ())))
     return _say_verdict(stats, live)
 
 

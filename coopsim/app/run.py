@@ -364,10 +364,11 @@ def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
 
 
 def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None,
-                   ended: str | None = None) -> str:
+                   ended: str | None = None, warnings: tuple = ()) -> str:
     """The closing summary of a headless run, one fact per line, then the monitors' metrics
     (``rules``: the last snapshot's rule fields) when the scenario has any; ``ended`` replaces
-    the end reason (a forfeit added to it)."""
+    the end reason (a forfeit added to it); ``warnings``: the engine's (a ``warning`` line
+    each)."""
     speed = "max" if stats.speed == 0 else f"{stats.speed:g}x"
     missed = str(stats.missed) + ("" if stats.mode == "realtime" else " (realtime only)")
     rows = [("scenario", scenario.path or scenario.name), ("robots", str(robots)),
@@ -376,6 +377,7 @@ def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None
             ("real-time factor", f"{stats.rtf:.2f}"), ("deadline misses", missed)]
     if ended or stats.finished:
         rows.append(("ended", ended or stats.finished))
+    rows += [("warning", note) for note in warnings]
     width = max(len(k) for k, _ in rows)
     metrics = format_metrics(rules or {})
     return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([metrics] if metrics else []))

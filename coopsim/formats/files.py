@@ -13,6 +13,8 @@ import os
 from dataclasses import replace
 
 from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
+from ..model import limits
+from ..model.placement import Solids, assembly_rows, first_problem, object_rows
 from ..model.plugins import ENGINES, METRICS, ROBOT_TYPES, RULES, blame, default_engine
 from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, RuleSetting, ScenarioSpec, Settings,
                            TargetSpec, WorldSpec, yaw_from_degrees)
@@ -168,13 +170,37 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
         reason = engine.refuses_object(obj)
         if reason:
             raise FileFormatError(scenario.world.path or path, obj.line, reason)
+    assemblies = [check_robot_spec(spec) for spec in scenario.robots]
     refused = [(spec.line, f"robot {spec.name} ({spec.type}): {reason}")
-               for spec in scenario.robots
-               for reason in [engine.refuses_assembly(check_robot_spec(spec))] if reason]
+               for spec, assembly in zip(scenario.robots, assemblies)
+               for reason in [engine.refuses_assembly(assembly)] if reason]
     refused += [(obj.line, reason) for obj in scenario.objects
                 for reason in [engine.refuses_object(obj)] if reason]
     if refused:
         raise FileFormatError(path, *min(refused, key=lambda r: r[0]))
+    if engine.strict_placement:
+        _check_placements(scenario, assemblies, path)
+
+
+def _check_placements(scenario: ScenarioSpec, assemblies: list, path: PathLike) -> None:
+    """Raise FileFormatError at the first object or robot (the world's objects first, then
+    the scenario's by line) that starts below the floor or inside a body placed before it
+    (:mod:`coopsim.model.placement`; objects inserted later by an event are checked then)."""
+    solids, where = Solids(), []
+    for obj in scenario.world.objects:
+        if obj.start:
+            solids.add(f"object {obj.name}", object_rows(obj))
+            where.append((scenario.world.path or path, obj.line))
+    mine = [(obj.line, f"object {obj.name}", object_rows(obj)) for obj in scenario.objects
+            if obj.start]
+    mine += [(spec.line, f"robot {spec.name} ({spec.type})", assembly_rows(assembly))
+             for spec, assembly in zip(scenario.robots, assemblies)]
+    for line, label, rows in sorted(mine, key=lambda m: m[0]):
+        solids.add(label, rows)
+        where.append((path, line))
+    problem = first_problem(solids)
+    if problem is not None:
+        raise FileFormatError(*where[problem.item], problem.reason)
 
 
 def _world_of(section: Section, path: PathLike, folders=None) -> WorldSpec:
@@ -261,6 +287,9 @@ def parse_world(text: str, path: PathLike = "") -> WorldSpec:
                                                     f"before [{sections[0].name}]")
     floor = FloorSpec(*floors[0].get("size"))
     objects = tuple(_object(s, floor, path) for s in sections[1:])
+    if limits.too_many_objects(len(objects)):
+        raise FileFormatError(path, objects[limits.MAX_OBJECTS].line,
+                              limits.too_many_objects(len(objects)))
     return WorldSpec(floor=floor, objects=objects, path=os.fspath(path), text=text)
 
 
@@ -356,6 +385,12 @@ def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
     monitors, each rule's, and the engine's when one is named; the error on the earliest line is
     raised."""
     first = _FirstError()
+    count = len(spec.world.objects) + len(spec.objects)
+    if limits.too_many_objects(count):  # at the first object beyond the limit
+        k = limits.MAX_OBJECTS - len(spec.world.objects)  # < 0: the world and its map alone
+        line = spec.objects[k].line if k >= 0 else next(s.line for s in sections
+                                                         if s.kind == "WORLD")
+        first.attempt(_raise, FileFormatError(path, line, limits.too_many_objects(count)))
     for check in (check_events, check_monitors, check_task, check_rates):
         try:
             check(spec)

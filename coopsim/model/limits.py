@@ -93,6 +93,19 @@ class Limit:
         return text
 
 
+#: The most objects one world holds: its world file's (a map's walls included, up to
+#: coopsim.formats.maps.MAX_WALLS), its scenario's and those inserted while it runs together.
+#: Every object is a body the engine steps and a row of every state message.
+MAX_OBJECTS = 25_000
+
+
+def too_many_objects(count: int) -> str:
+    """Why a world of ``count`` objects is refused ("" when it is not)."""
+    if count > MAX_OBJECTS:
+        return f"a world holds at most {MAX_OBJECTS} objects, this one would hold {count}"
+    return ""
+
+
 SIZE = Limit(0.001, 1000.0, "m")
 MASS = Limit(0.001, 10000.0, "kg", zero=True)
 POSITION = Limit(-10000.0, 10000.0, "m")

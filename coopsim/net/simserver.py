@@ -178,7 +178,8 @@ class SimServer(Server):
                        attached=list(st.attached), owners=self.stepper.slots.owners(),
                        seed=self.stepper.sim.seed,
                        scenario=self.stepper.sim.scenario.path, rules=dict(snap.rules),
-                       metrics=[n for n, _ in rule_metrics(snap.rules)])
+                       metrics=[n for n, _ in rule_metrics(snap.rules)],
+                       engine_warnings=list(snap.extra.get("engine_warnings", ())))
         for more in self.more_state:
             figures.update(more())
         return msg.reply(join_json(body, figures), params=(snap.step, snap.layout_version))
@@ -238,7 +239,7 @@ class SimServer(Server):
             try:
                 world.add_robot(spec)
             except CoopsimError:
-                world.add_robot(old)
+                world.add_robot(old, check=False)  # back where it was
                 raise
         self._relayout(replace)
         return self._list_robots(msg)

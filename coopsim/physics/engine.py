@@ -85,12 +85,18 @@ class Engine(ABC):
         default: The engine a scenario runs on when neither ``[SETTINGS] engine`` nor
             ``--engine`` names one (:func:`coopsim.model.plugins.default_engine`); read on the
             class itself, so an engine built on the default one is not the default.
+        strict_placement: True: bodies may not start below the floor, inside each other or
+            inside static geometry on this engine (:mod:`coopsim.model.placement`): files,
+            loaders and run-time insertions refuse such placements with the sentence. False
+            (the default): the engine resolves them itself (pymunk and kinematic push
+            overlapping bodies apart, aerial lifts a body onto the floor).
     """
 
     label: ClassVar[str] = ""
     description: ClassVar[str] = ""
     features: ClassVar[frozenset] = frozenset()
     default: ClassVar[bool] = False
+    strict_placement: ClassVar[bool] = False
 
     def __init__(self, floor: FloorSpec) -> None:
         self.floor = floor
@@ -149,6 +155,13 @@ class Engine(ABC):
         reason = self.refuses_object(spec)
         if reason:
             raise SimulationError(reason)
+
+    def warnings(self) -> tuple[str, ...]:
+        """What the engine could not do as the world asked without ending the run, one
+        sentence each, each said once since the engine was built (mujoco: its contacts
+        overflowed the arena and some were dropped); the same tuple until one is added.
+        Called after every step: it must be cheap. The default: none."""
+        return ()
 
     # -- layout (between steps) -------------------------------------------------------------------
 

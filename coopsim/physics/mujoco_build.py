@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..model.placement import DEFAULT_HEIGHT  # the one the placement check sees too
 from ..model.robot_type import BodySpec, MemberSpec, ShapeSpec
 from ..model.specs import FloorSpec, ObjectSpec
 from . import mujoco_state as ms
@@ -28,7 +29,6 @@ WALL_HEIGHT = 4.0  # m
 WALL_THICKNESS = 1.0  # m, the boundary walls just outside the floor (as pymunk's)
 FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
 WALL_FRICTION = 0.6
-DEFAULT_HEIGHT = 0.2  # m, the height of a body or object that gives none
 # Collision bits: the floor touches free bodies (objects, flyers) but not ground robots,
 # which ride on their joints; everything else touches everything.
 FLOOR, SOLID = 1, 2
@@ -39,6 +39,16 @@ ON_FLOOR = FLOOR | SOLID
 ARM, HELD = 4, 8
 ARM_TOUCHES = ON_FLOOR | ARM
 STILL, DIFFERENTIAL, VELOCITY = 0, 1, 2  # drive command kinds
+# MuJoCo's arena (``<size memory>``), where a step's contacts, constraints and scratch stack
+# live, sized from the world at each compile (arena_bytes): MuJoCo's own default grows with
+# the square of the degrees of freedom (1.8 GB for 1,000 flyers; 10,000 could not be built).
+ARENA_BASE = 4 << 20  # bytes, whatever the world
+PAIR_BYTES = 4  # bytes per pair of bodies: the broadphase's two buffers of n (n - 1) / 2 ints
+DOF_BYTES = 2048  # bytes per degree of freedom (the solver's and the mass matrix's scratch)
+CONTACT_BYTES = 4096  # bytes per contact with its 4 constraint rows and their scratch (measured
+# 0.8-2 kB: twice that)
+CONTACTS = 1000  # contacts any world has room for, besides those of its movable geoms
+CONTACTS_PER_GEOM = 12  # contacts each movable geom has room for (a box on the floor makes 4)
 
 
 class Body:
@@ -128,6 +138,41 @@ class Body:
             return float(data.qpos[self.qadr + 2]) + self.bottom
         return self.bottom + (self.qpos[3] if self.kind == "static" else self.qpos0_z)
 
+
+
+def arena_bytes(bodies: int, dofs: int, moving_geoms: int) -> int:
+    """The arena a world of ``bodies`` bodies (the world's and its walls included), ``dofs``
+    degrees of freedom and ``moving_geoms`` geoms on bodies that move needs, bytes: room for
+    :data:`CONTACTS` + :data:`CONTACTS_PER_GEOM` contacts per moving geom (more are dropped
+    with MuJoCo's warning, which the engine reports) and MuJoCo's scratch for the step."""
+    contacts = CONTACTS + CONTACTS_PER_GEOM * moving_geoms
+    return (ARENA_BASE + PAIR_BYTES * bodies * bodies + DOF_BYTES * dofs
+            + CONTACT_BYTES * contacts)
+
+
+def world_arena(bodies, arms) -> int:
+    """:func:`arena_bytes` of a world of ``bodies`` (:class:`Body`) and ``arms``
+    (:class:`~coopsim.physics.mujoco_arms.Arm`: a pedestal, a body per link and a tool with
+    two fingers each), besides the world body and its four walls."""
+    dofs = {"free": 6, "ground": 3, "static": 0}
+    moving = [b for b in bodies if not b.static]
+    arms = list(arms)
+    return arena_bytes(5 + len(bodies) + sum(arm.spec.dof + 2 for arm in arms),
+                       sum(dofs[b.kind] for b in moving) + sum(arm.spec.dof for arm in arms),
+                       sum(len(b.shapes) for b in moving) + sum(arm.spec.dof + 3 for arm in arms))
+
+
+def overflow(model, data) -> str:
+    """What to say when the contacts overflowed the arena since ``data`` was made (MuJoCo's
+    CONTACTFULL or CNSTRFULL warning: it dropped contacts), or ""."""
+    n = data.warning.number
+    if not (n[int(mujoco.mjtWarning.mjWARN_CONTACTFULL)]
+            or n[int(mujoco.mjtWarning.mjWARN_CNSTRFULL)]):
+        return ""
+    return (f"the world's contacts overflowed MuJoCo's arena at t = {data.time:.6g} s "
+            f"({data.ncon} contacts in its {model.narena / 2**20:.3g} MiB): the contacts beyond "
+            "it are dropped, so bodies may pass through each other (too many bodies touching "
+            "at once: a pile)")
 
 
 def new_spec(floor: FloorSpec):

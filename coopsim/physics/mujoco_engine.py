@@ -31,6 +31,12 @@
   object), boxes as their four edges turned by their yaw, cylinders and spheres as circles,
   an arm's joints as circles of their links' radii (moving geometry).
 
+* MuJoCo's arena (contacts, constraints, the step's scratch) is sized from the world at every
+  compile (:func:`coopsim.physics.mujoco_build.arena_bytes`); when a pile's contacts still
+  overflow it, MuJoCo drops them and :meth:`MujocoEngine.warnings` says so once. Bodies may not
+  start below the floor or inside each other here (``strict_placement``: the loaders and the
+  world refuse such placements, :mod:`coopsim.model.placement`).
+
 MuJoCo is deterministic on one thread: the same scenario and seed give the same bits. A
 non-finite state or a MuJoCo divergence warning after a step raises
 :class:`~coopsim.model.errors.SimulationError` naming the robot (the stepper ends the run).
@@ -118,6 +124,7 @@ class MujocoEngine(Engine):
     description = ("3D rigid bodies (MuJoCo): ground robots, arms, movable objects and free "
                    "flyers in one world")
     features = frozenset({"flight", "differential", "velocity", "movable_objects", "arms"})
+    strict_placement = True  # a body started inside another is thrown out by its contacts
 
     def __init__(self, floor: FloorSpec) -> None:
         if mujoco is None:
@@ -136,6 +143,7 @@ class MujocoEngine(Engine):
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
         self._moved = 0  # steps and resets so far: the robots' state read since is kept
         self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
+        self._notes: tuple[str, ...] = ()  # what warnings() has said (once each)
 
     @classmethod
     def missing(cls) -> str:
@@ -231,6 +239,7 @@ class MujocoEngine(Engine):
         # arms' servos damp implicitly (mujoco_arms); a world without arms stays as it was
         self.spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST if self._arms
                                           else mujoco.mjtIntegrator.mjINT_EULER)
+        self.spec.memory = mb.world_arena(self._bodies.values(), self._arms)
         try:
             self.model = self.spec.compile()
         except Exception as exc:  # noqa: BLE001 -- MuJoCo's compiler raises its own errors
@@ -325,6 +334,15 @@ class MujocoEngine(Engine):
         raise SimulationError(f"the physics went non-finite at {who} at t = {data.time:.6g} s "
                               "(a force or torque too large for the body, or bodies stuck "
                               "inside each other)")
+
+    def warnings(self) -> tuple[str, ...]:
+        """See :meth:`Engine.warnings`: MuJoCo's arena overflowed (its CONTACTFULL or
+        CNSTRFULL warning since the last compile): said once a world, with the time, the
+        contacts and the arena's size."""
+        if not self._notes and self.data is not None:
+            said = mb.overflow(self.model, self.data)
+            self._notes = (said,) if said else ()
+        return self._notes
 
     # -- state ------------------------------------------------------------------------------------
 

@@ -106,6 +106,7 @@ class ReplaySimServer(Server):
                      scenario=rec.meta.get("scenario_path"),
                      rules=dict(self.player.snapshot.rules),
                      metrics=[n for n, _ in rule_metrics(self.player.snapshot.rules)],
+                     engine_warnings=[],  # a replay steps no engine
                      # a replay serves no /squads: it takes no squad order
                      squad_orders=dict(published=0, unknown=0, refused=0, orders={},
                                        arrived={}))

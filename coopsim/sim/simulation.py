@@ -8,6 +8,7 @@ same run, bit for bit.
 
 from __future__ import annotations
 
+import logging
 from types import MappingProxyType
 from typing import Mapping
 
@@ -25,6 +26,9 @@ from .drivers import DriverHost
 from .rules import RuleHost
 from .sensing import CommandTables, ParamTable, RobotTable, Sensors
 from .world import World, collector_held
+
+
+log = logging.getLogger(__name__)
 
 
 def make_rng(seed: int) -> np.random.Generator:
@@ -191,7 +195,13 @@ class Simulation:
         self.time = self._t0 + (self.step - self._k0) * self.dt
 
     def sense(self) -> Snapshot:
-        """Sensors phase: measure every module and freeze the result as the new snapshot."""
+        """Sensors phase: measure every module and freeze the result as the new snapshot
+        (with the engine's warnings: ``extra["engine_warnings"]``, each logged once)."""
+        notes = self.world.engine.warnings()
+        if notes is not self.extra.get("engine_warnings", ()):
+            for note in notes[len(self.extra.get("engine_warnings", ())):]:
+                log.warning("%s", note)
+            self.extra["engine_warnings"] = notes
         frame = self._frame(self.world.engine.robot_state(), self.actuated, geometry=True)
         readings = self.sensors.sense(self.world, self.params, frame, self.rng)
         self.snapshot = self._snapshot(frame, readings)

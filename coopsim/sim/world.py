@@ -16,12 +16,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..model.errors import SimulationError, UnknownNameError
+from ..model.limits import too_many_objects
 from ..model.module import RobotInfo
 from ..model.params import ParamValues
+from ..model.placement import assembly_rows, object_rows
 from ..model.plugins import DRIVERS, ENGINES, ROBOT_TYPES, default_engine
 from ..model.robot_type import ShapeSpec
 from ..model.specs import MapSpec, ObjectSpec, RobotSpec, ScenarioSpec, TargetSpec
 from ..model.validate import check_robot_spec, module_values
+from .placing import Placements
 
 
 @dataclass(eq=False)
@@ -134,27 +137,41 @@ class World:
         self._taken: set[str] = set()  # robot and section names
         self.held: dict[str, tuple[str, object]] = {}  # robot -> (object, engine handle)
         self._loading = True  # the engine learns the robot order once, after the scenario
+        # bodies may not start inside each other on this engine: checked once all are built
+        self.placements = Placements(self.engine) if self.engine.strict_placement else None
         with collector_held():
             for spec in scenario.world.objects + scenario.objects:
                 if spec.start:  # the others wait for a timed event to insert them
                     self.add_object(spec)
             for rspec in scenario.robots:
                 self.add_robot(rspec)
+            if self.placements is not None:
+                self.placements.check_loaded()
         self._loading = False
         self._changed()
 
     # -- objects ----------------------------------------------------------------------------------
 
-    def add_object(self, spec: ObjectSpec) -> None:
-        """Insert an object; its name must be new.
+    def add_object(self, spec: ObjectSpec, check: bool = True) -> None:
+        """Insert an object; its name must be new (``check`` False: where it starts is not
+        checked, for putting back what was there).
 
         Raises:
-            SimulationError: the name is taken, it is off the floor, or the engine refuses it.
+            SimulationError: the name is taken, it is off the floor, the world holds
+                MAX_OBJECTS already, the engine refuses it, or (a strict engine) it would start
+                inside another body or inside static geometry.
         """
         if spec.name in self.objects:
             raise SimulationError(f"an object named {spec.name!r} exists already")
         self._check_on_floor(spec.position, 0.0, f"object {spec.name!r}")
+        if too_many_objects(len(self.objects) + 1):
+            raise SimulationError(f"object {spec.name!r} is refused: "
+                                  f"{too_many_objects(len(self.objects) + 1)}")
+        rows = self._placeable(("object", spec.name), f"object {spec.name}",
+                               lambda: object_rows(spec), check)
         self.objects[spec.name] = (spec, self.engine.add_object(spec))
+        if rows is not None:
+            self.placements.add_object(spec.name, rows, self.objects[spec.name][1])
         self.layout_version += 1
 
     def remove_object(self, name: str) -> ObjectSpec:
@@ -165,6 +182,8 @@ class World:
                 self.detach(robot)
         self.engine.remove_object(handle)
         del self.objects[name]
+        if self.placements is not None:
+            self.placements.remove(("object", name))
         self.layout_version += 1
         return spec
 
@@ -173,11 +192,13 @@ class World:
         old, _ = self._object(spec.name)
         self._check_on_floor(spec.position, 0.0, f"object {spec.name!r}")
         self.engine.check_object(spec)
+        self._placeable(("object", spec.name), f"object {spec.name}", lambda: object_rows(spec),
+                        replacing=True)
         self.remove_object(spec.name)
         try:
-            self.add_object(spec)
+            self.add_object(spec, check=False)  # checked above, among the others
         except SimulationError:
-            self.add_object(old)
+            self.add_object(old, check=False)
             raise
 
     def object_spec(self, name: str) -> ObjectSpec:
@@ -220,12 +241,14 @@ class World:
 
     # -- robots -----------------------------------------------------------------------------------
 
-    def add_robot(self, spec: RobotSpec) -> list[Robot]:
-        """Build and insert the robot(s) and parts of one ``[ROBOT_n]`` section.
+    def add_robot(self, spec: RobotSpec, check: bool = True) -> list[Robot]:
+        """Build and insert the robot(s) and parts of one ``[ROBOT_n]`` section (``check``
+        False: where it starts is not checked, for putting back what was there).
 
         Raises:
-            SimulationError: a name is taken, it is off the floor, a param is invalid, or the
-                engine cannot run the robot type.
+            SimulationError: a name is taken, it is off the floor, a param is invalid, the
+                engine cannot run the robot type, or (a strict engine) it would start below the
+                floor, inside another body or inside static geometry.
         """
         rtype = ROBOT_TYPES.get(spec.type)
         clash = [n for n in (spec.name, *rtype.member_names(spec.name)) if n in self._taken]
@@ -237,8 +260,13 @@ class World:
         values = {m.name: module_values(spec, m.modules) for m in assembly.members}
         shapes = [assembly.body(p.body).shapes for p in assembly.parts]
         self.engine.check_assembly(assembly)
+        label = f"robot {spec.name} ({spec.type})"
+        rows = self._placeable(("robot", spec.name), label, lambda: assembly_rows(assembly),
+                               check)
         group, self._next_group = self._next_group, self._next_group + 1
         handles = self.engine.add_assembly(assembly, group)
+        if rows is not None:
+            self.placements.add_assembly(spec.name, label, rows, assembly, handles)
         robots = [self._robot(spec, m, group, handles, assembly, values[m.name])
                   for m in assembly.members]
         self.robots.extend(robots)
@@ -275,6 +303,8 @@ class World:
             self.detach(member)
         section = self.sections.pop(name)
         self._taken -= {name, *section.members}
+        if self.placements is not None:
+            self.placements.remove(("robot", name))
         self.engine.remove_assembly(section.handles)
         self.robots = [r for r in self.robots if r.section != name]
         self.parts = [p for p in self.parts if p.section != name]
@@ -315,6 +345,7 @@ class World:
         version = self.layout_version
         self.engine, self.objects, self.robots = fresh.engine, fresh.objects, fresh.robots
         self.parts, self.sections, self.targets = fresh.parts, fresh.sections, fresh.targets
+        self.placements = fresh.placements
         self.held = {}  # the new engine holds nothing
         self._next_group, self._taken = fresh._next_group, fresh._taken
         self.layout_version = version + fresh.layout_version + 1
@@ -366,6 +397,22 @@ class World:
         if not self._loading:  # once per change: it is O(robots)
             self.engine.set_robots([r.handle for r in self.robots],
                                    [r.drive for r in self.robots])
+
+    def _placeable(self, key: tuple[str, str], label: str, rows, check: bool = True,
+                   replacing: bool = False):
+        """On a strict engine, the solids ``rows()`` of what is about to be built, checked
+        (``check``) against the bodies where they are now unless the world is loading (then
+        all are checked at once, at the end); None on any other engine.
+
+        Raises:
+            SimulationError: it would start below the floor or inside another body.
+        """
+        if self.placements is None:
+            return None
+        solids = rows()
+        if check and not self._loading:
+            self.placements.check_new(label, solids, but=key if replacing else None)
+        return solids
 
     def _check_on_floor(self, position, margin: float, what: str) -> None:
         x, y = position[0], position[1]
