@@ -99,7 +99,7 @@ def _check_scenario(base) -> None:
 
     if not COMPILED:
         raise Unsupported("numba is not installed")
-    if auto._policy() == "numpy":
+    if auto.policy() == "numpy":
         raise Unsupported("COOPSIM_JIT=numpy turns compiled kernels off")
     for what in SCENE:
         if getattr(base, what):
@@ -213,12 +213,12 @@ class CopyBatch:
 
     def _load(self, sim) -> None:
         """The template's arrays (shared) and the K copies' state (tiled)."""
-        from ..raycast.jitcast import CELL_SIZE, _grid, _shapes
+        from ..raycast.jitcast import static_grids
         from . import copykernels as ck
 
         engine, k = sim.world.engine, self.copies
-        engine._sync()
-        a = self.width = len(engine.pos)
+        tpl = engine.copy_template()
+        a = self.width = len(tpl.pos)
         index = sim.robots.index
         self.agent_rows = np.array([index[n] for n in self.agents], dtype=np.int64)
         self.rows = np.arange(k)[:, None] * a + self.agent_rows  # (K, A) global rows
@@ -238,18 +238,16 @@ class CopyBatch:
         if fans:
             reach[sim.params.rows[self._fan]] = sim.params.values[self._fan]["max_range"]
         self._shared = dict(
-            radius=tile(engine.radius), axle=tile(np.asarray(sim.robots.axle, float)),
+            radius=tile(tpl.radius), axle=tile(np.asarray(sim.robots.axle, float)),
             max_speed=tile(wheels["max_speed"]), efficiency=tile(wheels["efficiency"]),
-            driven=tile(engine.driven), reach=tile(reach),
+            driven=tile(tpl.driven), reach=tile(reach),
             group=tile(np.asarray(sim.robots.group, np.int64)))
         c, cg, s, sg = engine.static_geometry()
-        self._grids = _grid(_shapes(c, s, cg, sg), CELL_SIZE, least=1 << 12)
-        self._static = engine._static_grid()
-        self._half = np.ascontiguousarray(engine._half, dtype=float)
-        rmin, _, reach_radii, substeps, _, iterations = engine._limits  # step_small's
-        self._limits = np.array([rmin, reach_radii, substeps, iterations, self.dt])
+        self._grids = static_grids(c, s, cg, sg)
+        self._static, self._half = tpl.static, np.ascontiguousarray(tpl.half, dtype=float)
+        self._limits = np.append(tpl.limits, self.dt)  # copykernels' RMIN .. DT rows
         self._angles = np.ascontiguousarray(np.column_stack((np.cos(angles), np.sin(angles))))
-        self._initial = (engine.pos.copy(), engine.yaw.copy(), engine.heading.copy())
+        self._initial = (tpl.pos, tpl.yaw, tpl.heading)
         self.pos, self.yaw, self.heading = (tile(x) for x in self._initial)
         self._state(k * a, len(angles))
         self._cast = bool(fans)
