@@ -254,6 +254,7 @@ class CopyBatch:
         self.state[rows, :2], self.state[rows, 2], self.state[rows, 3:] = pos[sel], yaw[sel], 0.0
         self.cmd[rows] = 0.0
         self.act_rows[rows] = 0.0
+        self.contact[rows] = 0.0  # a reset's observation touches nothing (a step recomputes)
         self.sensing.zero(rows)
         self.steps[which] = 0
 

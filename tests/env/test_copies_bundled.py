@@ -72,6 +72,7 @@ def test_each_bundled_learning_scenario_gets_the_copies_backend(name):
         assert np.allclose(rc, rw, rtol=0, atol=TOL) and (tc == tw).all() and (uc == uw).all()
         moved = max(moved, float(np.abs(oc["odometry"][..., 3:]).max()))
     assert moved > 0.5  # the wheels' travel: the robots did move
+    _same(copies, world, copies.reset()[0], world.reset()[0], "second reset")  # same seed
 
 
 def test_learn_goal_noise_is_drawn_from_the_seed():
