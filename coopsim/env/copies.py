@@ -118,6 +118,15 @@ def _check_robots(sim, base) -> None:
                               "copies kernel drives one wheels drive (CopyKernel)")
 
 
+def _one_fan(observe) -> str:
+    """The fan module observed ("" for none); raise Unsupported for two (the kernel casts
+    one)."""
+    fans = [m for m in observe if copy_kind(m) == "fan"]
+    if len(fans) > 1:
+        raise Unsupported(f"two fans observed ({', '.join(fans)}): the kernel casts one")
+    return fans[0] if fans else ""
+
+
 def _bytes_a_copy(sim, observe) -> int:
     """:func:`coopsim.env.memory.copies_bytes` of the template ``sim``: its robots, the beams
     of the fan observed, every reading value of its modules."""
@@ -157,6 +166,8 @@ class CopyBatch:
         self.motion = self.maps[0].motion
         _check_robots(sim, base)
         memory.check(copies, _bytes_a_copy(sim, self.maps[0].observe), "copies")
+        self._fan = _one_fan(self.maps[0].observe)
+        self.sensing = copysense.CopySensing(sim, copies, self.maps[0].observe, self._fan)
         self._metrics = copysense.metric_terms(base, self.task, sim)
         self.seed = sim.seed
         self.action_low = np.stack([m.action_low for m in self.maps])
@@ -186,14 +197,10 @@ class CopyBatch:
         wheels = sim.params.values[self.motion]
         if len(sim.params.rows[self.motion]) != a:
             raise Unsupported(f"not every robot drives with {self.motion}")
-        fans = [m for m in self.maps[0].observe if copy_kind(m) == "fan"]
-        if len(fans) > 1:
-            raise Unsupported(f"two fans observed ({', '.join(fans)}): the kernel casts one")
-        self._fan = fans[0] if fans else ""
         angles = np.array(capability(MODULES.get(self._fan), CopyKernel).copy_angles
-                          if fans else (), dtype=float)
+                          if self._fan else (), dtype=float)
         reach = np.full(a, 2.0)
-        if fans:
+        if self._fan:
             reach[sim.params.rows[self._fan]] = sim.params.values[self._fan]["max_range"]
         self._shared = dict(
             radius=tile(tpl.radius), axle=tile(np.asarray(sim.robots.axle, float)),
@@ -208,8 +215,7 @@ class CopyBatch:
         self._initial = (tpl.pos, tpl.yaw, tpl.heading)
         self.pos, self.yaw, self.heading = (tile(x) for x in self._initial)
         self._state(k * a, len(angles))
-        self.sensing = copysense.CopySensing(sim, k, self.maps[0].observe, self._fan)
-        self._cast = bool(fans)
+        self._cast = bool(self._fan)
         self._kernel = ck.step_copies
         self._said = False  # whether the first call's compile was announced (or not needed)
 
