@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..model.capabilities import CopyKernel, capability
-from ..model.module import Frame
+from ..model.module import Frame, Module
 from ..model.plugins import METRICS, MODULES
 from ..model.validate import python_function
 from ..sim.sensing import ParamArrays
@@ -33,6 +33,7 @@ from ..sim.simulation import make_rng
 from . import metrics
 from .mapping import LearningError
 
+_BASE_MEASURE = Module.measure.__func__  # modules that keep it (see CopySensing)
 SERVED = ("fan", "contact", "frame", "wheels")  # CopyKernel kinds whose readings it gives
 #: the Python metrics it computes per copy: function -> its term's kind
 TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions",
@@ -86,7 +87,7 @@ class CopySensing:
         self.targets = np.array([t.position[:2] for t in sim.world.targets],
                                 dtype=float).reshape(-1, 2)
         self.colors = tuple(t.color for t in sim.world.targets)
-        self.plan = []  # (label, module, rows, values), in the simulation's module order
+        self.plan = []  # (label, module, rows, values, direct), the simulation's module order
         for label, module in sim.params.modules:
             rows, values = sim.params.rows[label], sim.params.values[label]
             kind = copy_kind(label)
@@ -101,7 +102,11 @@ class CopySensing:
                 raise Unsupported(f"{label} has a rate (held readings are not modelled)")
             every = (np.arange(copies)[:, None] * width + rows).ravel()
             tiled = ParamArrays({k: np.tile(v, copies) for k, v in values.items()})
-            self.plan.append((label, MODULES.get(label), every, tiled))
+            # a fan or contact flags without draws, whose measure is the base one: the
+            # kernel's array is the reading (already within [0, max_range])
+            direct = kind in ("fan", "contact") and not _draws(values) and \
+                getattr(MODULES.get(label).measure, "__func__", None) is _BASE_MEASURE
+            self.plan.append((label, MODULES.get(label), every, tiled, direct))
         self.widths = {label: module_width(label, len(self.targets))
                        for label, *_ in self.plan}
         self.prev = {label: np.zeros((self.n, w)) for label, w in self.widths.items()}
@@ -122,10 +127,18 @@ class CopySensing:
 
     def measure(self, frame: Frame, rng) -> dict:
         """Every planned module's reading (N, width) this step; remembered for the next."""
-        for label, module, rows, values in self.plan:
+        for label, module, rows, values, direct in self.plan:
             every = len(rows) == self.n
             prev = self.prev[label]
-            out = module.measure(frame, rows, values, prev if every else prev[rows], rng)
+            if direct:  # the kernel's own array, which the next step overwrites: no prev is
+                # read for it (no lost data), and observations are copies
+                out = frame.geometry.sonar if copy_kind(label) == "fan" else frame.contacts
+                if every:
+                    self.prev[label] = out
+                    continue
+                out = out[rows]
+            else:
+                out = module.measure(frame, rows, values, prev if every else prev[rows], rng)
             if every:
                 self.prev[label] = np.array(out, dtype=float)
             else:
