@@ -28,8 +28,6 @@ from ..model.capabilities import CopyKernel, capability
 from ..model.module import Frame, Module
 from ..model.plugins import METRICS, MODULES
 from ..model.validate import python_function
-from ..sim.sensing import ParamArrays
-from ..sim.simulation import make_rng
 from . import metrics
 from .mapping import LearningError
 
@@ -82,6 +80,8 @@ class CopySensing:
     """
 
     def __init__(self, sim, copies: int, observe, fan: str) -> None:
+        from ..sim.sensing import ParamArrays  # sim/ imported when a batch is made
+
         width = len(sim.robots.names)
         self.n, self.dt = copies * width, sim.dt
         self.targets = np.array([t.position[:2] for t in sim.world.targets],
@@ -110,11 +110,13 @@ class CopySensing:
         self.widths = {label: module_width(label, len(self.targets))
                        for label, *_ in self.plan}
         self.prev = {label: np.zeros((self.n, w)) for label, w in self.widths.items()}
-        self.rng = make_rng(0)
+        self.rng = np.random.Generator(np.random.PCG64(0))  # restart seeds it
 
     def restart(self, seed: int) -> np.random.Generator:
         """Every reading zeroed and the run's generator seeded (a whole batch's reset, as
         the simulation's); returns the generator the first readings draw from (its own)."""
+        from ..sim.simulation import make_rng
+
         for arr in self.prev.values():
             arr[...] = 0.0
         self.rng = make_rng(seed)
