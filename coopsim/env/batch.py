@@ -23,6 +23,7 @@ from ..model.snapshot import metric_values
 from ..model.specs import MetricSpec, MonitorsSpec, ObjectSpec, ScenarioSpec
 from ..model.task import TaskSpec
 from ..model.validate import members, python_function
+from . import memory
 from .episode import load, resolve_task
 from .lean import lean as lean_scenario
 from .mapping import ActionError, LearningError, agent_map, plain_actions
@@ -200,6 +201,7 @@ class BatchWorld:
         from ..sim.stepper import Stepper
 
         base, self.agents = template(scenario, copies, robots, observe, lean)
+        memory.check(copies, memory.world_bytes(base), "world")
         self.base, self.copies = base, copies
         self.task = task if callable(task) else (python_function(task) if task else
                                                  resolve_task(base, None))

@@ -32,8 +32,9 @@ from ..model.compiled import jit as _jit
 from ..model.compiled import prange
 from ..model.threads import kernel_threads
 from ..raycast import auto
-from ..raycast.jitcast import CELL_SIZE, JitRayCaster, _grid, _shapes, contiguous
-from ..raycast.jitfan import _circles, _directions, _robot
+from ..raycast.jitcast import (CELL_SIZE, JitRayCaster, checked_shapes, contiguous,
+                               static_grids)
+from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
 
 _PARALLEL_MIN = 4096  # rays below which one thread casts (waking the others costs more)
 _FAN_CHUNK = 16  # robots a thread takes at a time (each casts a whole fan)
@@ -58,14 +59,14 @@ def copy_fan(poses, shift, d, angles, reach, edge, rg, grids, copy_of, width, or
     for j in range(n_all):
         m = order[j]
         cdata[j, 0], cdata[j, 1], cdata[j, 2], cgroup[j] = o[m, 0], o[m, 1], circles[m, 2], rg[m]
-    dirs = np.empty((n_all, 2, out.shape[1]))  # jitfan._directions's layout
+    dirs = np.empty((n_all, 2, out.shape[1]))  # jitfan.fan_rays's layout
     for j in prange(n_all):
         n = np.int64(j)  # prange's index is unsigned
-        mr, rn, en, back = _directions(n, d, angles, dirs, reach, edge, out)
-        _robot(n, o, d, back, grids, rg, mr, dirs, out)
+        mr, rn, en, back = fan_rays(n, d, angles, dirs, reach, edge, out)
+        fan_grids(n, o, d, back, grids, rg, mr, dirs, out)
         lo = copy_of[n] * width  # the chassis of its own copy (its own skipped by group)
-        _circles(n, o[n, 0], o[n, 1], mr, rg[n], lo, lo + width, cdata, cgroup, dirs, out,
-                 d[n, 0], d[n, 1], back)
+        fan_circles(n, o[n, 0], o[n, 1], mr, rg[n], lo, lo + width, cdata, cgroup, dirs, out,
+                    d[n, 0], d[n, 1], back)
         for k in range(out.shape[1]):
             out[n, k] = rn if out[n, k] >= mr else out[n, k] - en
 
@@ -116,7 +117,8 @@ class CopyCaster(JitRayCaster):
     def set_static(self, circles=None, segments=None, circle_group=None,
                    segment_group=None) -> None:
         super().set_static(circles, segments, circle_group, segment_group)
-        self._copy = self._one_copy(*_shapes(circles, segments, circle_group, segment_group))
+        self._copy = self._one_copy(*checked_shapes(circles, segments, circle_group,
+                                                    segment_group))
 
     def _one_copy(self, c, s, cg, sg):
         """Copy 0's static grid set in its own frame, or None if the copies are not alike."""
@@ -132,8 +134,8 @@ class CopyCaster(JitRayCaster):
                 for i in (0, k - 1)]
         if not all(np.allclose(a, b, rtol=0, atol=1e-9) for a, b in zip(*mine)):
             return None  # the first and last copies differ: not a batch of alike copies
-        return _grid((contiguous(mine[0][0]), contiguous(mine[0][1]), cg[cc == 0].copy(),
-                      sg[sc == 0].copy()), self.cell_size, least=1 << 12)
+        return static_grids(contiguous(mine[0][0]), contiguous(mine[0][1]), cg[cc == 0].copy(),
+                            sg[sc == 0].copy(), self.cell_size, least=1 << 12)
 
     def fan(self, poses, heading, fan, max_range, radius, groups, moving) -> np.ndarray:
         """:meth:`JitRayCaster.fan`, in the copies' frames when every robot is cast and the
@@ -176,7 +178,7 @@ def _warm() -> None:
 
 def _start() -> None:
     """Start :func:`_warm` once per process (nothing with ``COOPSIM_JIT=numpy``)."""
-    if auto._policy() == "numpy":
+    if auto.policy() == "numpy":
         return
     with _lock:
         if not _thread:
@@ -212,7 +214,7 @@ class BatchCaster(auto.AutoCaster):
     def __init__(self, offsets: np.ndarray, half) -> None:
         self.offsets, self.half, self.members = offsets, half, None
         super().__init__()
-        if auto._policy() == "wait":
+        if auto.policy() == "wait":
             wait_ready()
         else:
             _start()

@@ -12,43 +12,41 @@ copy stepped whole (motors, motion and contacts, sonar, task terms) on numba's t
 
 What it runs (else :func:`batch_world` falls back to the ``world`` backend and says why):
 the engine with the ``copies`` feature (the kinematic one, whose per-robot bodies the kernel
-inlines); every robot a one-body robot whose one acting module is a ``wheels`` drive (the
-:class:`~coopsim.model.capabilities.CopyKernel` capability: ``motors``); observed modules that
-are a ``fan`` (``sonar``) or ``contact`` flags (``bumper``), without noise, lost data or a
-rate; no drivers, scenario objects placed later, rules, events, zones or squads; the
-scenario's ``[TASK]`` when its metrics are Python metrics of
-:func:`coopsim.env.metrics.forward_speed` or :func:`~coopsim.env.metrics.collisions` (or no
-task). Frames and units: each copy's frame, m, rad, s.
+inlines, its arrays read through :meth:`~coopsim.physics.engine.Engine.copy_template`); every
+robot a one-body robot whose one acting module is a ``wheels`` drive (the
+:class:`~coopsim.model.capabilities.CopyKernel` capability: ``motors``); observed modules of
+the kinds ``fan`` (``sonar``: cast by the kernel), ``contact`` (``bumper``) and ``frame``
+(``motors``, ``odometry``, ``gps``, ``compass``, ``target``: each module's own code on the
+copies' arrays, :mod:`coopsim.env.copysense`), with noise and lost data but no ``rate``; no
+drivers, scenario objects placed later, rules, events, zones or squads; the scenario's
+``[TASK]`` when its metrics are Python metrics of :func:`coopsim.env.metrics.forward_speed`,
+:func:`~coopsim.env.metrics.collisions`, :func:`~coopsim.env.metrics.target_distance` or
+:func:`~coopsim.env.metrics.spread`, or of a metric kind declaring a ``copy_term`` (or no
+task); ``terminate ended`` never holds (a batch runs no rules, on either backend). Frames and
+units: each copy's frame, m, rad, s.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import replace
 
 import numpy as np
 
 from ..model import threads as policy
-from ..model.capabilities import CopyKernel, Learnable, capability
-from ..model.plugins import METRICS, MODULES, engine_with
-from ..model.validate import python_function
-from . import metrics
+from ..model.capabilities import CopyKernel, capability
+from ..model.plugins import MODULES, engine_with
+from . import copysense, memory
 from .batch import BatchWorld, checked_actions, replicate, task_reward, template
+from .copysense import Unsupported, copy_kind
 from .episode import resolve_task
 from .mapping import LearningError, agent_map
 
 log = logging.getLogger(__name__)
 
-OBSERVED = ("fan", "contact")  # CopyKernel kinds whose readings the kernel computes
-TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions"}  # its metrics
 SCENE = ("rules", "events", "zones", "squads", "objects")  # ScenarioSpec fields it lacks
 CHUNK = 8  # copies a thread takes at a time
 PARALLEL_MIN = 64  # robots from which the copies are shared among threads
-
-
-class Unsupported(LearningError):
-    """The scenario (or the batch asked for) is outside what the copies backend runs."""
 
 
 def batch_world(scenario, copies: int, robots=None, observe=None, task=None,
@@ -99,77 +97,44 @@ def _check_scenario(base) -> None:
 
     if not COMPILED:
         raise Unsupported("numba is not installed")
-    if auto._policy() == "numpy":
+    if auto.policy() == "numpy":
         raise Unsupported("COOPSIM_JIT=numpy turns compiled kernels off")
     for what in SCENE:
         if getattr(base, what):
             raise Unsupported(f"scenario {base.name} has {what}")
 
 
-def _check_robots(sim, base, observe) -> None:
-    """Every robot: one body, ``motors``, nothing else that acts; observed modules the kernel
-    computes, without noise, lost data or a rate."""
+def _check_robots(sim, base) -> None:
+    """Every robot: one body, ``motors``, nothing else that acts (the observed modules are
+    checked by :class:`~coopsim.env.copysense.CopySensing`)."""
     if len(sim.robots.names) != len(base.robots):
         raise Unsupported("a robot has several bodies")
     for robot in sim.world.robots:
         if robot.driver:
             raise Unsupported(f"robot {robot.name} has a driver")
         acting = [m for m in robot.modules if MODULES.get(m).command_fields]
-        if len(acting) != 1 or _kind(acting[0]) != "wheels":
+        if len(acting) != 1 or copy_kind(acting[0]) != "wheels":
             raise Unsupported(f"robot {robot.name} acts with {acting or 'nothing'}; the "
                               "copies kernel drives one wheels drive (CopyKernel)")
-    for label in observe:
-        if _kind(label) not in OBSERVED:
-            raise Unsupported(f"observed module {label!r} (the kernel computes the CopyKernel "
-                              f"kinds {', '.join(OBSERVED)})")
-        for name, values in sim.params.values[label].items():
-            if name in ("noise", "lost", "rate") and values.any():
-                raise Unsupported(f"{label} has {name} (noise, lost data and rates are not "
-                                  "modelled)")
 
 
-def _metric_kinds(base, task, sim) -> dict:
-    """Metric name -> (kind, robot row) for the task's terms; raise Unsupported otherwise."""
-    if callable(task):
-        raise Unsupported("a callable task reads a simulation snapshot")
-    wanted = {t.metric for t in task.rewards + task.ends if t.metric}
-    if any(not t.metric for t in task.ends):
-        raise Unsupported("the task ends with 'ended' (rules)")
-    specs = {m.name: m for m in (base.monitors.metrics if base.monitors else ())}
-    out = {}
-    for name in sorted(wanted):
-        kind, robot = _term(specs.get(name))
-        if kind is None:
-            raise Unsupported(f"metric {name} (the kernel computes Python metrics of "
-                              f"{' and '.join(f.__name__ for f in TERMS)})")
-        row = sim.robots.index.get(robot, -1)
-        if kind == "collisions" and row >= 0:
-            contact = [m for m in sim.world.robots[row].modules
-                       if capability(MODULES.get(m), Learnable, default=True).contact]
-            if any(_kind(m) != "contact" for m in contact):
-                raise Unsupported(f"collisions of {robot} read {contact}")
-            kind = "collisions" if contact else "nan"
-        out[name] = (kind, row)
-    return out
+def _one_fan(observe) -> str:
+    """The fan module observed ("" for none); raise Unsupported for two (the kernel casts
+    one)."""
+    fans = [m for m in observe if copy_kind(m) == "fan"]
+    if len(fans) > 1:
+        raise Unsupported(f"two fans observed ({', '.join(fans)}): the kernel casts one")
+    return fans[0] if fans else ""
 
 
-def _term(spec) -> tuple:
-    """(what the kernel computes, robot) of a ``[MONITORS]`` metric, (None, "") otherwise."""
-    if spec is None or len(spec.args) != 2:
-        return None, ""
-    if not getattr(METRICS.get(spec.kind), "runs_code", False):  # not a Python metric
-        return None, ""
-    try:
-        fn = python_function(spec.args[0])
-    except Exception:  # noqa: BLE001 -- not importable here: not one of ours
-        return None, ""
-    return TERMS.get(fn), spec.args[1]
-
-
-def _kind(label: str) -> str:
-    """Module ``label``'s CopyKernel kind ("" when none)."""
-    found = capability(MODULES.get(label), CopyKernel)
-    return found.copy_kind if found is not None else ""
+def _bytes_a_copy(sim, observe) -> int:
+    """:func:`coopsim.env.memory.copies_bytes` of the template ``sim``: its robots, the beams
+    of the fan observed, every reading value of its modules."""
+    fans = [capability(MODULES.get(m), CopyKernel).copy_angles for m in observe
+            if copy_kind(m) == "fan"]
+    values = sum(len(sim.params.rows[label]) * copysense.module_width(label, len(
+        sim.world.targets)) for label, _ in sim.params.modules)
+    return memory.copies_bytes(len(sim.robots.names), max(map(len, fans), default=0), values)
 
 
 class CopyBatch:
@@ -199,8 +164,12 @@ class CopyBatch:
         self.n_targets = len(base.targets)
         self.maps = [agent_map(world, a, observe, self.n_targets) for a in self.agents]
         self.motion = self.maps[0].motion
-        _check_robots(sim, base, self.maps[0].observe)
-        self._metrics = _metric_kinds(base, self.task, sim)
+        _check_robots(sim, base)
+        memory.check(copies, _bytes_a_copy(sim, self.maps[0].observe), "copies")
+        self._fan = _one_fan(self.maps[0].observe)
+        self.sensing = copysense.CopySensing(sim, copies, self.maps[0].observe, self._fan)
+        self._metrics = copysense.metric_terms(base, self.task, sim)
+        self.seed = sim.seed
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])
         self.dt = sim.dt
@@ -213,12 +182,12 @@ class CopyBatch:
 
     def _load(self, sim) -> None:
         """The template's arrays (shared) and the K copies' state (tiled)."""
-        from ..raycast.jitcast import CELL_SIZE, _grid, _shapes
+        from ..raycast.jitcast import static_grids
         from . import copykernels as ck
 
         engine, k = sim.world.engine, self.copies
-        engine._sync()
-        a = self.width = len(engine.pos)
+        tpl = engine.copy_template()
+        a = self.width = len(tpl.pos)
         index = sim.robots.index
         self.agent_rows = np.array([index[n] for n in self.agents], dtype=np.int64)
         self.rows = np.arange(k)[:, None] * a + self.agent_rows  # (K, A) global rows
@@ -228,31 +197,25 @@ class CopyBatch:
         wheels = sim.params.values[self.motion]
         if len(sim.params.rows[self.motion]) != a:
             raise Unsupported(f"not every robot drives with {self.motion}")
-        fans = [m for m in self.maps[0].observe if _kind(m) == "fan"]
-        if len(fans) > 1:
-            raise Unsupported(f"two fans observed ({', '.join(fans)}): the kernel casts one")
-        self._fan = fans[0] if fans else ""
         angles = np.array(capability(MODULES.get(self._fan), CopyKernel).copy_angles
-                          if fans else (), dtype=float)
+                          if self._fan else (), dtype=float)
         reach = np.full(a, 2.0)
-        if fans:
+        if self._fan:
             reach[sim.params.rows[self._fan]] = sim.params.values[self._fan]["max_range"]
         self._shared = dict(
-            radius=tile(engine.radius), axle=tile(np.asarray(sim.robots.axle, float)),
+            radius=tile(tpl.radius), axle=tile(np.asarray(sim.robots.axle, float)),
             max_speed=tile(wheels["max_speed"]), efficiency=tile(wheels["efficiency"]),
-            driven=tile(engine.driven), reach=tile(reach),
+            driven=tile(tpl.driven), reach=tile(reach),
             group=tile(np.asarray(sim.robots.group, np.int64)))
         c, cg, s, sg = engine.static_geometry()
-        self._grids = _grid(_shapes(c, s, cg, sg), CELL_SIZE, least=1 << 12)
-        self._static = engine._static_grid()
-        self._half = np.ascontiguousarray(engine._half, dtype=float)
-        rmin, _, reach_radii, substeps, _, iterations = engine._limits  # step_small's
-        self._limits = np.array([rmin, reach_radii, substeps, iterations, self.dt])
+        self._grids = static_grids(c, s, cg, sg)
+        self._static, self._half = tpl.static, np.ascontiguousarray(tpl.half, dtype=float)
+        self._limits = np.append(tpl.limits, self.dt)  # copykernels' RMIN .. DT rows
         self._angles = np.ascontiguousarray(np.column_stack((np.cos(angles), np.sin(angles))))
-        self._initial = (engine.pos.copy(), engine.yaw.copy(), engine.heading.copy())
+        self._initial = (tpl.pos, tpl.yaw, tpl.heading)
         self.pos, self.yaw, self.heading = (tile(x) for x in self._initial)
         self._state(k * a, len(angles))
-        self._cast = bool(fans)
+        self._cast = bool(self._fan)
         self._kernel = ck.step_copies
         self._said = False  # whether the first call's compile was announced (or not needed)
 
@@ -272,11 +235,14 @@ class CopyBatch:
     # -- episodes ------------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None):
-        """Every copy starts over (``seed``: unused, nothing is random here); returns self
-        (what :meth:`observation` reads)."""
+        """Every copy starts over (``seed``: the readings' generator seeded with it, else
+        with the last seed, as the world backend's run); returns self (what
+        :meth:`observation` reads)."""
+        if seed is not None:
+            self.seed = int(seed)
         self.reset_copies(np.ones(self.copies, dtype=bool))
         self.time = 0.0
-        self._run(move=False)
+        self._run(move=False, rng=self.sensing.restart(self.seed))
         return self
 
     def reset_copies(self, which: np.ndarray) -> None:
@@ -294,6 +260,8 @@ class CopyBatch:
         self.state[rows, :2], self.state[rows, 2], self.state[rows, 3:] = pos[sel], yaw[sel], 0.0
         self.cmd[rows] = 0.0
         self.act_rows[rows] = 0.0
+        self.contact[rows] = 0.0  # a reset's observation touches nothing (a step recomputes)
+        self.sensing.zero(rows)
         self.steps[which] = 0
 
     # -- stepping ------------------------------------------------------------------------------
@@ -318,7 +286,9 @@ class CopyBatch:
         self.time += self.dt
         return self
 
-    def _run(self, move: bool) -> None:
+    def _run(self, move: bool, rng=None) -> None:
+        """The kernel's step (``move`` False: sense only), then the modules' readings (drawn
+        from ``rng``, else the run's generator)."""
         if not self._said:
             self._said = True
             from ..raycast import cache
@@ -336,12 +306,14 @@ class CopyBatch:
                          s["driven"], self._static, self._half, self._limits, move,
                          self._cast, self._angles, s["reach"], s["group"], self._grids,
                          sc["sight"], sc["cdata"], sc["dirs"], self.sonar, self.forward)
+        frame = copysense.frame(self, moved=move)
+        self.readings = self.sensing.measure(frame, self.sensing.rng if rng is None else rng)
 
     def observation(self, snap=None) -> dict:
         """Module label -> (K, A, width) readings of every copy's agents."""
         out = {}
         for label in self.maps[0].observe:
-            reading = self.sonar if label == self._fan else self.contact
+            reading = self.readings[label]
             out[label] = (reading.reshape(self.rows.shape + reading.shape[1:]).copy()
                           if self._whole else reading[self.rows])
         return out
@@ -349,10 +321,12 @@ class CopyBatch:
     def outcome(self, snap=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rewards (K, A), terminated (K,), truncated (K,)) after the last step."""
         shape = self.rows.shape
-        per = {name: self._metric(kind, row) for name, (kind, row) in self._metrics.items()}
+        per = {name: copysense.metric(self, *term) for name, term in self._metrics.items()}
         reward = task_reward(self.task, self.agents, per, shape)
         terminated = np.zeros(shape[0], dtype=bool)
         for end in self.task.ends:
+            if not end.metric:  # ``ended``: no rule runs in a batch (the world backend's too)
+                continue
             v = per[end.metric]
             with np.errstate(invalid="ignore"):
                 terminated |= {"<": v < end.value, "<=": v <= end.value,
@@ -362,13 +336,3 @@ class CopyBatch:
         else:
             truncated = np.zeros(shape[0], dtype=bool)
         return reward, terminated, truncated
-
-    def _metric(self, kind: str, row: int) -> np.ndarray:
-        """(K,) a metric of robot ``row`` in every copy (NaN without the robot)."""
-        if row < 0 or kind == "nan":
-            return np.full(self.copies, math.nan)
-        rows = np.arange(self.copies) * self.width + row
-        if kind == "forward":
-            return self.forward[rows]
-        return (self.contact[rows].max(axis=1) > 0.5).astype(float)
-

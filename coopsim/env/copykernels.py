@@ -11,8 +11,9 @@ chassis, less the radius, clipped to max_range; the bumper's contact flags) and 
 per-robot metric terms (the forward speed; the contact flags are the collisions).
 
 The per-robot bodies are the engine's and the ray caster's own inline functions
-(:func:`~coopsim.physics.kinematic_kernels._move_robot`, ``_statics``, ``_floor``,
-``_finish_robot``; :func:`~coopsim.raycast.jitfan._directions`, ``_robot``, ``_circles``), so
+(:func:`~coopsim.physics.kinematic_kernels.move_robot`, ``pair_push``, ``static_push``,
+``floor_clamp``, ``finish_robot``; :func:`~coopsim.raycast.jitfan.fan_rays`, ``fan_grids``,
+``fan_circles``: public, documented inline functions), so
 the model is the engine's: what differs from one world holding every copy is the robot pairs
 (a copy's A robots tested brute force, in row order, instead of a grid's cell order) and the
 substep count (per copy instead of the whole world's fastest robot).
@@ -32,9 +33,9 @@ import math
 import numpy as np
 
 from ..model.compiled import jit, prange
-from ..physics.kinematic_kernels import (DIFFERENTIAL, NONE, _finish_robot, _floor,
-                                         _move_robot, _pair, _statics)
-from ..raycast.jitfan import _circles, _directions, _robot
+from ..physics.kinematic_kernels import (DIFFERENTIAL, NONE, finish_robot, floor_clamp,
+                                         move_robot, pair_push, static_push)
+from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
 
 # limits rows (float64): smallest positive radius (m), SUBSTEP_REACH (radii), MAX_SUBSTEPS,
 # ITERATIONS, dt (s)
@@ -82,7 +83,7 @@ def _pairs(i, lo, hi, pos, radius, heading, contact):
     overlap along the line of centres, away (the engine's ``_pairs`` over one copy)."""
     x, y, ax, ay, hit = pos[i, 0], pos[i, 1], 0.0, 0.0, False
     for j in range(lo, hi):
-        px, py, pushed = _pair(i, j, x, y, pos, radius, heading, contact)
+        px, py, pushed = pair_push(i, j, x, y, pos, radius, heading, contact)
         if pushed:
             ax -= px
             ay -= py
@@ -100,9 +101,9 @@ def _resolve(lo, hi, pos, buf, radius, heading, static, half, contact, iteration
         for i in range(lo, hi):
             ax, ay, pushed = _pairs(i, lo, hi, pos, radius, heading, contact)
             x, y = pos[i, 0] + ax, pos[i, 1] + ay
-            x, y, kept = _statics(i, x, y, radius[i], heading, shapes, kinds, sgeom, sstart,
-                                  sentries, contact)
-            x, y, clamped = _floor(i, x, y, radius[i], half, heading, contact)
+            x, y, kept = static_push(i, x, y, radius[i], heading, shapes, kinds, sgeom,
+                                     sstart, sentries, contact)
+            x, y, clamped = floor_clamp(i, x, y, radius[i], half, heading, contact)
             buf[i, 0], buf[i, 1] = x, y
             moved = moved or pushed or kept or clamped
         for i in range(lo, hi):
@@ -115,10 +116,10 @@ def _resolve(lo, hi, pos, buf, radius, heading, static, half, contact, iteration
 def _sonar(n, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata, dirs, sonar):
     """Robot n's fan (its copy's frame): rays from the centre against the static grid and the
     copy's chassis (its own skipped by group), less the radius, clipped to [0, max_range]."""
-    mr, rn, en, back = _directions(n, sight, angles, dirs, reach, radius, sonar)
-    _robot(n, pos, sight, back, grids, group, mr, dirs, sonar)
-    _circles(n, pos[n, 0], pos[n, 1], mr, group[n], lo, hi, cdata, group, dirs, sonar,
-             sight[n, 0], sight[n, 1], back)
+    mr, rn, en, back = fan_rays(n, sight, angles, dirs, reach, radius, sonar)
+    fan_grids(n, pos, sight, back, grids, group, mr, dirs, sonar)
+    fan_circles(n, pos[n, 0], pos[n, 1], mr, group[n], lo, hi, cdata, group, dirs, sonar,
+                sight[n, 0], sight[n, 1], back)
     for k in range(sonar.shape[1]):
         v = rn if sonar[n, k] >= mr else sonar[n, k] - en
         if not math.isnan(v):  # np.clip's ternaries
@@ -171,23 +172,23 @@ def _physics(lo, hi, act, pos, buf, start, yaw, heading, cmd, mode, state, conta
     h = dt / n
     for _ in range(n):
         for i in range(lo, hi):
-            _move_robot(i, pos, yaw, cmd, mode, h, heading)
+            move_robot(i, pos, yaw, cmd, mode, h, heading)
         _resolve(lo, hi, pos, buf, radius, heading, static, half, contact, iterations)
     for i in range(lo, hi):
-        _finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
+        finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
 
 
 def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:
     """Arguments of :func:`step_copies` for a tiny batch with the types a real one has (one
     robot a copy on an empty 4 x 4 m floor): calling it compiles, or loads, the kernel."""
     from ..physics.kinematic import static_grid
-    from ..raycast.jitcast import CELL_SIZE, _grid, _shapes
+    from ..raycast.jitcast import static_grids
 
     n, beams = copies * agents, 11
     half = np.array([2.0, 2.0])
     static = static_grid(np.zeros((0, 6)), np.zeros(0, np.int64), half, 0.3)
-    grids = _grid(_shapes(np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0, np.int64),
-                          np.zeros(0, np.int64)), CELL_SIZE, least=1 << 12)
+    grids = static_grids(np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0, np.int64),
+                         np.zeros(0, np.int64))
     f2 = lambda: np.zeros((n, 2))  # noqa: E731
     ones = np.ones(n)
     heading = f2()

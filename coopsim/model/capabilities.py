@@ -183,8 +183,13 @@ class CopyKernel(Protocol):
             difference over the axle; ``"fan"``: distances from the chassis edge along
             ``copy_angles``, cast from the centre against everything but the robot's own
             chassis, capped at ``max_range`` m; ``"contact"``: the engine's front and rear
-            contact flags. "" (the default): not computed there (the batch then runs on the
-            ``world`` backend, saying so).
+            contact flags; ``"frame"``: the module's own ``measure`` run on a frame of the
+            copies' arrays, so its ``sense`` may read only the frame's ``dt``, ``pose``,
+            ``velocity``, ``radius``, ``axle``, ``group``, ``targets``, ``target_colors``,
+            ``contacts``, ``memo``, ``actuated`` (the wheels driven, under the drive's label)
+            and ``geometry.heading``, and its previous reading (:mod:`coopsim.env.copysense`).
+            A ``wheels`` drive's own reading is a ``frame`` one. "" (the default): not
+            computed there (the batch then runs on the ``world`` backend, saying so).
         copy_angles: A fan's beam angles, rad from the heading, counter-clockwise.
     """
 

@@ -28,12 +28,17 @@ class MetricKind:
         runs_code: True when its first argument names code to import and run
             (``MODULE:FUNCTION``): such a metric runs only from a file given on the command
             line, or with ``--allow-python`` (docs/reliability.md).
+        copy_term: What the ``copies`` batch backend computes for it in every copy
+            (:mod:`coopsim.env.copysense`): ``"near_target"`` (arguments ``ROBOT [RADIUS]
+            [COLOR]``: 1 when the robot's centre is within RADIUS m, default 0.5, of a target
+            of COLOR, default any, else 0); "" (the default): not computed there.
     """
 
     label: ClassVar[str] = ""
     description: ClassVar[str] = ""
     args: ClassVar[tuple[int, int]] = (1, 1)
     runs_code: ClassVar[bool] = False
+    copy_term: ClassVar[str] = ""
 
     @classmethod
     def parse(cls, args: tuple[str, ...]) -> None:

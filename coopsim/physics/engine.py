@@ -33,7 +33,8 @@ from ..model.specs import FloorSpec, ObjectSpec
 #: (what ``coopsim bench realtime`` runs by default); ``batch``: the engine batched learning
 #: worlds run on (:mod:`coopsim.env.batch`: K copies side by side, rows reset between steps);
 #: ``copies``: the engine whose per-robot bodies (:mod:`coopsim.physics.kinematic_kernels`) the
-#: copies batch backend's compiled step inlines (:mod:`coopsim.env.copykernels`).
+#: copies batch backend's compiled step inlines (:mod:`coopsim.env.copykernels`); it answers
+#: :meth:`Engine.copy_template` (the arrays those bodies need).
 #: ``flight``: bodies free in 3D (six degrees of freedom, gravity) driven by body-frame
 #: wrenches (:meth:`Engine.apply_wrench`, the ``rotors`` drive) and reporting
 #: :meth:`Engine.state3d`: an engine without it is a 2D engine and refuses 3D bodies.
@@ -70,6 +71,33 @@ class Handles:
     robots: dict[str, Any] = field(default_factory=dict)
     arms: dict[str, Any] = field(default_factory=dict)
     items: list = field(default_factory=list)
+
+
+@dataclass(frozen=True, eq=False)
+class CopyTemplate:
+    """One world's robots and static layout as the copies batch backend tiles them
+    (:meth:`Engine.copy_template`; :mod:`coopsim.env.copies`). Arrays in robot order, copies
+    of the engine's (the engine keeps its own); world frame, m, rad, s.
+
+    Attributes:
+        pos: (N, 2) robot centres, m. yaw: (N,) rad. heading: (N, 2) cos, sin of each yaw, as
+            the engine's per-robot bodies turn them.
+        radius: (N,) chassis radii, m. driven: (N,) whether each robot has a drive.
+        half: (2,) the floor's half length and half width, m (its edges are walls).
+        static: The static shapes binned as the engine's per-robot bodies take them: (shapes
+            (M, 6), kinds (M,), grid geometry (5,), cell start (cells + 1,), entries).
+        limits: (4,) smallest positive radius (m), the largest move per substep (in smallest
+            radii), the most substeps a step and the most resolution passes a substep.
+    """
+
+    pos: np.ndarray
+    yaw: np.ndarray
+    heading: np.ndarray
+    radius: np.ndarray
+    driven: np.ndarray
+    half: np.ndarray
+    static: tuple
+    limits: np.ndarray
 
 
 class Engine(ABC):
@@ -214,6 +242,16 @@ class Engine(ABC):
             SimulationError: the engine cannot (the default: an engine from before this call).
         """
         raise SimulationError(f"the {self.label} engine cannot reset robots in place")
+
+    def copy_template(self) -> CopyTemplate:
+        """This world's robots and static layout for the copies batch backend (an engine with
+        the ``copies`` feature: its per-robot bodies are what that backend's compiled step
+        inlines).
+
+        Raises:
+            SimulationError: the engine has no ``copies`` feature (the default).
+        """
+        raise SimulationError(f"the {self.label} engine has no copies feature")
 
     def state3d(self) -> np.ndarray:
         """(N, 13) full state of every robot's chassis, robot order (columns :data:`STATE3D`).

@@ -60,7 +60,8 @@ from ..model.specs import FloorSpec, ObjectSpec
 from . import kinematic_kernels as jit
 from . import kinematic_small as small
 from . import kinematic_numpy
-from .engine import Engine, Handles, as_geometry, box_corners, outline_geometry
+from .engine import (CopyTemplate, Engine, Handles, as_geometry, box_corners,
+                     outline_geometry)
 from .kinematic_kernels import (BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY,
                                 grid_geometry)
 
@@ -322,6 +323,17 @@ class KinematicEngine(Engine):
     def robot_state(self) -> np.ndarray:
         self._sync()
         return self.state.copy()
+
+    def copy_template(self) -> CopyTemplate:
+        """See :meth:`Engine.copy_template`: the robots as laid out now, the static grid of the
+        standing objects, and :func:`~coopsim.physics.kinematic_small.step_small`'s limits."""
+        self._sync()
+        copied = lambda arrays: tuple(np.array(a) for a in arrays)  # noqa: E731
+        return CopyTemplate(*copied((self.pos, self.yaw, self.heading, self.radius,
+                                     self.driven, self._half)),
+                            static=copied(self._static_grid()),
+                            limits=np.array([self._rmin, SUBSTEP_REACH, float(MAX_SUBSTEPS),
+                                             float(ITERATIONS)]))
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         """See :meth:`Engine.drive`; a value that is not a finite number is taken as 0."""

@@ -13,6 +13,9 @@ cell order; then, while a pass moved any, :func:`activate` lists the robots with
 that moved and :func:`resolve_pass` resolves only those (in a free swarm a few dozen, in a jam
 its members) and :func:`scatter` writes them back. :func:`finish` reports. :mod:`coopsim.physics.kinematic_small`
 runs all of a step in one call for small worlds (the per-robot bodies are shared inline helpers).
+The per-robot bodies another package inlines are public: :func:`move_robot`, :func:`pair_push`,
+:func:`static_push`, :func:`floor_clamp` and :func:`finish_robot` (the copies batch backend's
+step, :mod:`coopsim.env.copykernels`, with :meth:`KinematicEngine.copy_template`'s arrays).
 
 Determinism: the parallel kernels compute robot i from the previous pass's positions alone and
 write only robot i's rows, so which thread takes which robot cannot change a bit; the one
@@ -103,12 +106,13 @@ def move(pos, yaw, cmd, mode, h, heading):
     sum formulas, without libm calls (to rounding: ~1e-16 rad a step).
     """
     for i in prange(len(pos)):
-        _move_robot(i, pos, yaw, cmd, mode, h, heading)
+        move_robot(i, pos, yaw, cmd, mode, h, heading)
 
 
 @_inline()
-def _move_robot(i, pos, yaw, cmd, mode, h, heading):
-    """:func:`move` of robot i (shared with kinematic_small.step_small)."""
+def move_robot(i, pos, yaw, cmd, mode, h, heading):
+    """:func:`move` of robot i (shared with kinematic_small.step_small and the copies
+    backend's kernel, coopsim/env/copykernels.py)."""
     m = mode[i]
     if m == NONE:
         return
@@ -130,7 +134,9 @@ def _move_robot(i, pos, yaw, cmd, mode, h, heading):
 
 
 @_inline()
-def _finish_robot(i, pos, start, yaw, cmd, mode, dt, state):
+def finish_robot(i, pos, start, yaw, cmd, mode, dt, state):
+    """:func:`finish` of robot i: state[i] = x, y, yaw, the displacement since start[i] / dt
+    (m/s) and the commanded yaw rate (rad/s; 0 undriven)."""
     state[i, 0], state[i, 1], state[i, 2] = pos[i, 0], pos[i, 1], yaw[i]
     state[i, 3] = (pos[i, 0] - start[i, 0]) / dt
     state[i, 4] = (pos[i, 1] - start[i, 1]) / dt
@@ -142,14 +148,14 @@ def finish(pos, start, yaw, cmd, mode, dt, state):
     """``state`` (N, 6) = x, y, yaw, then the velocity: displacement since ``start`` / ``dt``
     and the commanded yaw rate (0 for robots that were not driven)."""
     for i in prange(len(pos)):
-        _finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
+        finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
 
 
 @_jit()
 def finish_one(pos, start, yaw, cmd, mode, dt, state):
     """:func:`finish` on the calling thread (a small world's step: no parallel launch)."""
     for i in range(len(pos)):
-        _finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
+        finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
 
 
 # --- robot grid -----------------------------------------------------------------------------------
@@ -248,7 +254,7 @@ def _pairs(i, pos, radius, heading, cell, start, order, geom, contact):
         for gy in range(max(cy - 1, 0), min(cy + 2, ny)):
             c = gx * ny + gy
             for k in range(start[c], start[c + 1]):
-                px, py, pushed = _pair(i, order[k], x, y, pos, radius, heading, contact)
+                px, py, pushed = pair_push(i, order[k], x, y, pos, radius, heading, contact)
                 if pushed:
                     ax -= px
                     ay -= py
@@ -257,7 +263,7 @@ def _pairs(i, pos, radius, heading, cell, start, order, geom, contact):
 
 
 @_inline()
-def _pair(i, j, x, y, pos, radius, heading, contact):
+def pair_push(i, j, x, y, pos, radius, heading, contact):
     """Robot j's push on robot i at (x, y), m: half of their overlap along the line of centres
     (subtracted by the caller), and whether there is one; a touch within GAP is recorded in
     ``contact``. Shared with the copies backend's kernel (coopsim/env/copykernels.py)."""
@@ -304,7 +310,7 @@ def _shape(x, y, r, shapes, s, kind):
 
 
 @_inline()
-def _statics(i, x, y, r, heading, shapes, kinds, sgeom, sstart, sentries, contact):
+def static_push(i, x, y, r, heading, shapes, kinds, sgeom, sstart, sentries, contact):
     """Robot i at (x, y) pushed out of the static shapes of its cell, one after the other in
     the cell's order; returns the new (x, y) and whether any pushed."""
     cx, cy = _cell(x, y, sgeom)
@@ -323,7 +329,7 @@ def _statics(i, x, y, r, heading, shapes, kinds, sgeom, sstart, sentries, contac
 
 
 @_inline()
-def _floor(i, x, y, r, half, heading, contact):
+def floor_clamp(i, x, y, r, half, heading, contact):
     """(x, y) clamped so the robot's circle stays on the floor (half extents ``half``);
     touching an edge is a contact. Returns x, y and whether it was clamped."""
     hx, hy = heading[i, 0], heading[i, 1]
@@ -362,9 +368,9 @@ def _resolve_robot(k, pos, rows, new, moved, radius, heading, grid, static, half
     i = rows[k]
     ax, ay, pushed = _pairs(i, pos, radius, heading, cell, start, order, geom, contact)
     x, y = pos[i, 0] + ax, pos[i, 1] + ay
-    x, y, kept_out = _statics(i, x, y, radius[i], heading, shapes, kinds, sgeom, sstart,
-                              sentries, contact)
-    x, y, clamped = _floor(i, x, y, radius[i], half, heading, contact)
+    x, y, kept_out = static_push(i, x, y, radius[i], heading, shapes, kinds, sgeom, sstart,
+                                 sentries, contact)
+    x, y, clamped = floor_clamp(i, x, y, radius[i], half, heading, contact)
     new[k, 0], new[k, 1] = x, y
     moved[k] = 1 if pushed or kept_out or clamped else 0
     return moved[k]
@@ -425,9 +431,9 @@ def _first_robot(k, new, moved, rmax, heading, grid, static, half, contact):
     i = order[k]
     ax, ay, pushed = _near(k, i, binned, start, order, geom, rmax, heading, contact)
     x, y, r = binned[k, 0] + ax, binned[k, 1] + ay, binned[k, 2]
-    x, y, kept_out = _statics(i, x, y, r, heading, shapes, kinds, sgeom, sstart, sentries,
-                              contact)
-    x, y, clamped = _floor(i, x, y, r, half, heading, contact)
+    x, y, kept_out = static_push(i, x, y, r, heading, shapes, kinds, sgeom, sstart, sentries,
+                                 contact)
+    x, y, clamped = floor_clamp(i, x, y, r, half, heading, contact)
     new[i, 0], new[i, 1] = x, y
     moved[i] = 1 if pushed or kept_out or clamped else 0
     return moved[i]

@@ -182,7 +182,7 @@ def _statics(x, y, radius, heading, static, contact, moved) -> None:
 
 
 def _floor(x, y, radius, half, heading, contact, moved):
-    """Robots clamped onto the floor; touching an edge is a contact (kernels._floor)."""
+    """Robots clamped onto the floor; touching an edge is a contact (kernels.floor_clamp)."""
     lo_x, hi_x, lo_y, hi_y = radius - half[0], half[0] - radius, radius - half[1], half[1] - radius
     for near, nx, ny in ((x - lo_x <= GAP, -1.0, 0.0), (hi_x - x <= GAP, 1.0, 0.0),
                          (y - lo_y <= GAP, 0.0, -1.0), (hi_y - y <= GAP, 0.0, 1.0)):

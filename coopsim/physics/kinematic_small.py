@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from .kinematic_kernels import (DIFFERENTIAL, _first_robot, _jit, _move_robot, _resolve_robot,
-                                activate, bin_robots_one, bounds, finish_one, grid_geometry,
+from .kinematic_kernels import (DIFFERENTIAL, _first_robot, _jit, _resolve_robot, activate,
+                                bin_robots_one, bounds, finish_one, grid_geometry, move_robot,
                                 scatter, top_speed)
 
 
@@ -36,7 +36,7 @@ def step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved,
     side = cell_radii * rmax if rmax > 0 else 1.0
     for _ in range(substeps):
         for i in range(len(pos)):
-            _move_robot(i, pos, yaw, cmd, mode, h, heading)
+            move_robot(i, pos, yaw, cmd, mode, h, heading)
         x0, y0, x1, y1 = bounds(pos)
         geom = grid_geometry(x0, y0, x1, y1, side, len(pos) + 64)
         cell, gstart, order, binned = bin_robots_one(pos, radius, geom)

@@ -46,9 +46,15 @@ _child: list = []  # the compiling process, when one was started
 CHILD_ENV = "COOPSIM_JIT_COMPILING"
 
 
-def _policy() -> str:
+def policy() -> str:
+    """How compiled kernels serve this process: ``COOPSIM_JIT`` (``auto``: numpy until they
+    load in the background; ``wait``: wait for them; ``numpy``: never), ``numpy`` without
+    numba."""
     mode = os.environ.get("COOPSIM_JIT", "auto").strip().lower() or "auto"
     return mode if mode in ("auto", "numpy", "wait") and jitcast.numba is not None else "numpy"
+
+
+_policy = policy  # the name tests/conftest.py knew it by
 
 
 def _warm() -> None:
@@ -108,7 +114,7 @@ def start_warmup() -> None:
     """Start loading the compiled kernels in a background thread (once per process; nothing
     when the policy is ``numpy``)."""
     global _thread
-    if _policy() == "numpy":
+    if policy() == "numpy":
         return
     with _lock:
         if _thread is None:
@@ -228,7 +234,7 @@ class AutoCaster:
         self.numpy = RayCaster(cell_size)
         self.jit: jitcast.JitRayCaster | None = None
         self._static: tuple = (None, None, None, None)
-        if _policy() == "wait":
+        if policy() == "wait":
             wait_ready()
         else:
             start_warmup()

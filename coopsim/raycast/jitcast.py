@@ -160,8 +160,13 @@ def contiguous(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous and a.flags.writeable else np.array(a, order="C")
 
 
-def _shapes(circles, segments, circle_group, segment_group) -> tuple:
-    """Validated circles (C, 3), segments (S, 4) and their int64 groups, as numpycast._bin."""
+def checked_shapes(circles, segments, circle_group, segment_group) -> tuple:
+    """Validated circles (C, 3) [x, y, r] and segments (S, 4) [x1, y1, x2, y2] (m) and their
+    int64 groups (0: none; None: all 0), C-contiguous, as numpycast._bin checks them.
+
+    Raises:
+        ValueError: an array of the wrong width, a negative radius, groups of the wrong length.
+    """
     c, s = as_array(circles, 3, "circles"), as_array(segments, 4, "segments")
     if (c[:, 2] < 0).any():
         raise ValueError("circle radii must be non-negative")
@@ -181,12 +186,27 @@ def _flat(shapes: tuple) -> tuple:
 
 def _grid(shapes: tuple, cell_size: float, like=_NO_GEOM, least: int = 1 << 12,
           many: bool = False) -> tuple:
-    """The one-grid set of ``_shapes``' output, on geom row ``like`` if it holds them. A cap of
-    ``least`` cells, or 64 per shape, keeps the build linear in the shape count; ``many``: on
-    the threads (within :func:`coopsim.model.threads.kernel_threads`)."""
+    """The one-grid set of :func:`checked_shapes`' output, on geom row ``like`` if it holds
+    them. A cap of ``least`` cells, or 64 per shape, keeps the build linear in the shape
+    count; ``many``: on the threads (within :func:`coopsim.model.threads.kernel_threads`)."""
     c, s, cg, sg = shapes
     cap = max(least, min(1 << 20, 64 * (len(c) + len(s))))
     return build(c, cg, s, sg, cell_size, float(cap), like, many)
+
+
+def static_grids(circles, segments, circle_group, segment_group, cell_size: float = CELL_SIZE,
+                 least: int = 1 << 12) -> tuple:
+    """The one-grid set of static shapes that a fan kernel reads (the ``grids`` of
+    :func:`coopsim.raycast.jitfan.fan_grids`): circles (C, 3) [x, y, r] and segments (S, 4)
+    [x1, y1, x2, y2], world frame (or a copy's frame), m, and their int groups (0: none),
+    binned on square cells of ``cell_size`` m, at least ``least`` cells (or 64 per shape).
+
+    Raises:
+        ValueError: a shape array of the wrong width, a negative radius, groups of the wrong
+            length.
+    """
+    return _grid(checked_shapes(circles, segments, circle_group, segment_group), cell_size,
+                 least=least)
 
 
 class JitRayCaster:
@@ -228,7 +248,7 @@ class JitRayCaster:
         """
         # Up to 65,536 cells, more than a moving grid's cap: moving shapes within are binned
         # on this geometry, so a few walls must not set the cell size for 10,000 robots.
-        shapes = _shapes(circles, segments, circle_group, segment_group)
+        shapes = checked_shapes(circles, segments, circle_group, segment_group)
         many = parallel(len(shapes[0]), _PARALLEL_MIN)
         with kernel_threads(len(shapes[0]), _PARALLEL_MIN, _CHUNK):
             self._static = _grid(shapes, self.cell_size, least=1 << 16, many=many)
@@ -267,7 +287,7 @@ class JitRayCaster:
         float64 ``poses`` (N, 3), ``heading`` (N, 2) and ``fan`` (K, 2) the (cos, sin) of the
         yaws and of the angles, ``max_range`` and ``radius`` (N,), int64 ``groups`` (N,);
         ``moving`` = (circles (C, 3), segments (S, 4), their int64 groups), as
-        :func:`_shapes` returns them. A few rays in a small world test every pair
+        :func:`checked_shapes` returns them. A few rays in a small world test every pair
         (:data:`_ALL_PAIRS`), more walk the grid."""
         n, k = len(poses), len(fan)
         shapes = len(moving[0]) + len(moving[1]) + len(self._flat[0]) + len(self._flat[2])
@@ -288,7 +308,7 @@ class JitRayCaster:
         # still running take over the rows of the one preempted.
         many = parallel(out.size, _PARALLEL_MIN)  # else no parallel launch (~3 us each)
         with kernel_threads(out.size, _PARALLEL_MIN, _CHUNK):
-            grids = combine(self._static, _grid(moving if fan else _shapes(*moving),
+            grids = combine(self._static, _grid(moving if fan else checked_shapes(*moving),
                                                 self.cell_size, self._static[0][0],
                                                 many=many), many)
             if fan and GATHER:
@@ -378,7 +398,7 @@ def sonar_distances(caster, poses, radius, angles, max_range, groups, circles, c
     moving = (circles, segments, circle_group, segment_group)
     if isinstance(caster, JitRayCaster):
         return caster.fan(contiguous(p), heading, fan, contiguous(reach), contiguous(rad),
-                          contiguous(g), _shapes(*moving))
+                          contiguous(g), checked_shapes(*moving))
     k = len(a)
     dirs = np.stack((heading[:, 0:1] * fan[:, 0] - heading[:, 1:2] * fan[:, 1],
                      heading[:, 1:2] * fan[:, 0] + heading[:, 0:1] * fan[:, 1]), axis=2)

@@ -12,7 +12,11 @@ few pairs that may hit pay the square root. The hits are the same functions' and
 minimum: the distances are the same bits as the walk's (tests/swarmscale/test_sensing.py).
 
 A robot whose reach covers more than :data:`_MAX_BOX` cells (rays long against the cells) has
-its rays walked one by one instead. Frames and units: world frame, metres.
+its rays walked one by one instead. The per-robot parts are public inline functions:
+:func:`fan_rays` (the directions), :func:`fan_grids` (the hits against a grid set, such as
+:func:`coopsim.raycast.jitcast.static_grids` builds) and :func:`fan_circles` (against a run of
+circles): the batched copies' kernels inline them (coopsim/env/copykernels.py, batchcast.py).
+Frames and units: world frame, metres.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ _MAX_BOX = 64  # cells a robot's reach may cover before its rays are walked one 
 
 
 @_jit(inline=True)
-def _directions(n, d, angles, dirs, reach, edge, out):
+def fan_rays(n, d, angles, dirs, reach, edge, out):
     """Unit directions of robot n's rays into dirs[n] (as _one_ray makes them; (2, K): the
     x components, then the y ones, so that a shape's test over the rays reads them in lanes
     and compiles to vector instructions: 1.6 x faster in a map than (K, 2)), its best hits
@@ -48,9 +52,9 @@ def _directions(n, d, angles, dirs, reach, edge, out):
 
 
 @_jit(inline=True)
-def _circles(n, ox, oy, mr, g, lo, hi, cdata, cgroup, dirs, out, hx, hy, back):
+def fan_circles(n, ox, oy, mr, g, lo, hi, cdata, cgroup, dirs, out, hx, hy, back):
     """Robot n's best hits (out[n]) against the circle entries lo .. hi - 1; (hx, hy): its
-    heading, ``back``: as :func:`_directions` returns it."""
+    heading, ``back``: as :func:`fan_rays` returns it."""
     for e in range(lo, hi):
         cx, cy, r = cdata[e, 0], cdata[e, 1], cdata[e, 2]
         mx, my = ox - cx, oy - cy
@@ -108,9 +112,9 @@ def _ray_box(ox, oy, xl, xh, yl, yh, mr):
 
 
 @_jit(inline=True)
-def _robot(n, o, h, back, grids, rg, mr, dirs, out):
+def fan_grids(n, o, h, back, grids, rg, mr, dirs, out):
     """Robot n's best hits (out[n]) among the shapes of every grid of the set; h[n] its
-    heading, ``back`` as :func:`_directions` returns it."""
+    heading, ``back`` as :func:`fan_rays` returns it."""
     gm, cstart, cdata, cgroup, sstart, sdata, sgroup = grids
     ox, oy, g, hx, hy = o[n, 0], o[n, 1], rg[n], h[n, 0], h[n, 1]
     xl = xh = yl = yh = 0.0  # the box of the rays (from the origin), m
@@ -132,16 +136,16 @@ def _robot(n, o, h, back, grids, rg, mr, dirs, out):
                 out[n, k] = trace(grids, gi, ox, oy, dx, dy, ix, iy, mr, g, out[n, k])
             continue
         a = base + ncell  # the always bucket, then the cells around the robot
-        _circles(n, ox, oy, mr, g, cstart[a], cstart[a + 1], cdata, cgroup, dirs, out, hx, hy,
-                 back)
+        fan_circles(n, ox, oy, mr, g, cstart[a], cstart[a + 1], cdata, cgroup, dirs, out, hx,
+                    hy, back)
         _segments(n, ox, oy, mr, g, sstart[a], sstart[a + 1], sdata, sgroup, dirs, out, box,
                   -math.inf, -math.inf)
         gx, gy, cs = gm[gi, X0], gm[gi, Y0], gm[gi, CS]
         for c in range(c0, c1 + 1):
             first = base + c * int(ny)
             lo, hi = first + r0, first + r1 + 1  # a column's cells are contiguous
-            _circles(n, ox, oy, mr, g, cstart[lo], cstart[hi], cdata, cgroup, dirs, out, hx,
-                     hy, back)
+            fan_circles(n, ox, oy, mr, g, cstart[lo], cstart[hi], cdata, cgroup, dirs, out,
+                        hx, hy, back)
             xcut = gx + c * cs if c > c0 else -math.inf
             for r in range(r0, r1 + 1):
                 _segments(n, ox, oy, mr, g, sstart[first + r], sstart[first + r + 1], sdata,
@@ -156,7 +160,7 @@ def fan_gather(o, d, angles, reach, edge, rg, grids, out):
     dirs = np.empty((len(out), 2, out.shape[1]))
     for j in prange(len(out)):
         n = np.int64(j)  # prange's index is unsigned
-        mr, rn, en, back = _directions(n, d, angles, dirs, reach, edge, out)
-        _robot(n, o, d, back, grids, rg, mr, dirs, out)
+        mr, rn, en, back = fan_rays(n, d, angles, dirs, reach, edge, out)
+        fan_grids(n, o, d, back, grids, rg, mr, dirs, out)
         for k in range(out.shape[1]):
             out[n, k] = rn if out[n, k] >= mr else out[n, k] - en

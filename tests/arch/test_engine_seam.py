@@ -43,6 +43,20 @@ def _is_engine(node: ast.AST, names: set, self_engine: bool) -> bool:
     return False
 
 
+def _aliases(node: ast.Assign, names: set, self_engine: bool) -> set:
+    """The names ``node`` binds to an engine: ``engine = ...world.engine`` and, element by
+    element, ``engine, k = sim.world.engine, copies``."""
+    out = set()
+    for target in node.targets:
+        pairs = [(target, node.value)]
+        if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) \
+                and len(target.elts) == len(node.value.elts):
+            pairs = list(zip(target.elts, node.value.elts))
+        out |= {t.id for t, v in pairs
+                if isinstance(t, ast.Name) and _is_engine(v, names, self_engine)}
+    return out
+
+
 def violations(source: str, where: str = "<string>") -> list[str]:
     """``where:line: engine.NAME`` for every access of a name outside :data:`PUBLIC`."""
     tree = ast.parse(source)
@@ -53,8 +67,8 @@ def violations(source: str, where: str = "<string>") -> list[str]:
     for scope in scopes:
         names: set = set()
         for node in ast.walk(scope):  # aliases: engine = self.sim.world.engine
-            if isinstance(node, ast.Assign) and _is_engine(node.value, names, self_engine):
-                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            if isinstance(node, ast.Assign):
+                names |= _aliases(node, names, self_engine)
         for node in ast.walk(scope):
             if isinstance(node, ast.Attribute) and node.attr not in PUBLIC \
                     and _is_engine(node.value, names, self_engine):
@@ -73,6 +87,18 @@ def test_scan_catches_the_old_batch_reset():
     found = violations(old)
     assert [v.split(": ")[1] for v in found] == ["engine._sync", "engine.pos", "engine.cmd",
                                                  "engine.state"]
+
+
+def test_scan_catches_an_engine_unpacked_from_a_tuple():
+    """How coopsim/env/copies.py read the kinematic engine's internals before issue 45."""
+    old = ("def _load(self, sim):\n"
+           "    engine, k = sim.world.engine, self.copies\n"
+           "    engine._sync()\n"
+           "    static, half = engine._static_grid(), engine._half\n"
+           "    n, limits = k, engine._limits\n")
+    found = violations(old)
+    assert sorted(v.split(": ")[1] for v in found) == ["engine._half", "engine._limits",
+                                                       "engine._static_grid", "engine._sync"]
 
 
 def test_scan_lets_the_interface_through():

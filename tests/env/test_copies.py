@@ -122,13 +122,16 @@ def test_a_build_is_one_template_tiled():
     assert np.array_equal(batch.sonar.reshape(5, 4, -1)[4], one.sonar)
 
 
-def test_what_it_does_not_run_falls_back_saying_why(caplog):
+def test_what_it_does_not_run_falls_back_saying_why(caplog, tmp_path):
+    swarm = tmp_path / "swarm.scenario"  # a swarmbot's line (floor) sensors: no CopyKernel
+    swarm.write_text(f"[WORLD]\nfile {ROOT / 'worlds' / 'empty.world'}\n\n[ROBOT_1]\n"
+                     "type swarmbot\nname r1\nposition 0 0 0\n\n[SETTINGS]\nengine kinematic\n")
     with caplog.at_level(logging.INFO, logger="coopsim.env.copies"):
-        env = _vec(2, None, observe=["sonar", "odometry"])
+        env = _vec(2, None, scenario=str(swarm), robot="r1", observe=["sonar", "line"])
     assert isinstance(env.batch, BatchWorld) and env.batch.backend == "world"
-    assert "odometry" in env.batch.backend_reason and "odometry" in caplog.text
-    with pytest.raises(LearningError, match="copies backend cannot run.*'odometry'"):
-        _vec(2, "copies", observe=["sonar", "odometry"])
+    assert "line" in env.batch.backend_reason and "line" in caplog.text
+    with pytest.raises(LearningError, match="copies backend cannot run.*'line'"):
+        _vec(2, "copies", scenario=str(swarm), robot="r1", observe=["sonar", "line"])
     with pytest.raises(LearningError, match="callable task"):
         _vec(2, "copies", task=lambda snap, rows: (np.zeros(rows.shape), None))
     with pytest.raises(LearningError, match="backend must be"):

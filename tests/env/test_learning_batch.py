@@ -88,7 +88,10 @@ def test_copies_see_what_a_single_environment_sees():
 
 def test_copies_are_isolated_from_each_other(tmp_path):
     quiet = write(tmp_path, QUIET)
-    env = _vec(4, robot=["a", "b"], scenario=str(quiet), observe=["sonar", "gps"])
+    # the world backend's layout (copies side by side on one floor, gps in its frame); the
+    # copies backend keeps each copy in its own arrays
+    env = _vec(4, robot=["a", "b"], scenario=str(quiet), observe=["sonar", "gps"],
+               backend="world")
     obs0, _ = env.reset(seed=0)
     act = np.zeros((4, 2, 2))
     act[0] = 0.6  # only copy 0 moves, for long enough to reach its walls

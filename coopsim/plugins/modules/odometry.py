@@ -27,6 +27,7 @@ class Odometry(Module):
         Command(401, "reset", "odometry", kind="action", doc="restart at (0, 0, 0)"),
     )
     fields = ("x", "y", "yaw", "left_travel", "right_travel")
+    copy_kind = "frame"  # the copies batch backend runs measure on its arrays (CopyKernel)
 
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):

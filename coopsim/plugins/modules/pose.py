@@ -20,6 +20,7 @@ class Gps(Module):
     params = (noise("m", 10.0), lost(), rate())
     commands = (Command(500, "read", "gps", kind="read", doc="x, y, m, world frame"),)
     fields = ("x", "y")
+    copy_kind = "frame"  # the copies batch backend runs measure on its arrays (CopyKernel)
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
@@ -37,6 +38,7 @@ class Compass(Module):
     commands = (Command(600, "read", "compass", kind="read",
                         doc="yaw, rad, counter-clockwise from +x, in (-pi, pi]"),)
     fields = ("yaw",)
+    copy_kind = "frame"  # the copies batch backend runs measure on its arrays (CopyKernel)
 
     @classmethod
     def sense(cls, frame, rows, p, prev):

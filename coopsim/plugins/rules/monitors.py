@@ -114,6 +114,7 @@ class AtTarget(MetricKind):
     label = "at_target"
     description = "at_target ROBOT [RADIUS] [COLOR]: 1 within RADIUS m (0.5) of a target, else 0"
     args = (1, 3)
+    copy_term = "near_target"  # the copies batch backend computes it (coopsim.env.copysense)
 
     @classmethod
     def parse(cls, args) -> None:
