@@ -11,11 +11,13 @@ outward is held there and the step solved again without it), in a numba kernel c
 some 20-60 us, one out of it (every restart run to its end) well under 2 ms (docs/performance.md,
 *Inverse kinematics*).
 
-The restarts are the ``tool`` module's: the angles now, the arm's start, then six fixed spreads
-over the limits; the first restart that reaches the tolerances wins, else the best fit (position
-error + 0.1 x angle error). A :class:`Budget` bounds a request: at most ``iterations`` LM
-iterations over all restarts (``per_seed`` in each) and, when ``seconds`` is set, no restart
-begins after that much wall time (so a request costs at most that plus one restart). The
+The restarts: the angles now, the arm's start, then 22 fixed spreads over the limits; the first
+restart that reaches the tolerances wins, else the best fit (position error + 0.1 x angle
+error). A point farther from the first joint than the chain stretches is out of every pose's
+reach: only the first two restarts run (they find the nearest point as the others would). A :class:`Budget` bounds a request: at most ``iterations`` LM
+iterations over all restarts (``per_seed`` in each) and, when ``seconds`` is set, no further
+restarts begin after that much wall time (they run :data:`CHUNK` to a kernel call, so a request
+costs at most that plus one call). The
 iteration cap alone gives the same answer on every machine; the time cap depends on the machine,
 so lockstep runs leave it unset (see the ``tool`` module).
 
@@ -35,6 +37,10 @@ from .compiled import COMPILED, jit, warmer
 
 #: Fixed restarts: spreads over the limits, the same in every run (fractions of each range).
 SEEDS = np.random.default_rng(34).random((22, 7))
+#: Restarts solved in one call of the kernel: the GIL is taken back between calls only (a
+#: thread taking it for each restart made the stepper hand it over 24 times a request, each
+#: hand-over a wait on a busy machine), and the time cap is looked at between calls.
+CHUNK = 8
 #: The largest turn of a joint in one iteration, rad: longer steps of the linearised problem
 #: ran the joints into their limits, where the search then stalled far from the answer.
 MAX_STEP = 0.3
@@ -47,13 +53,17 @@ class Budget:
     Attributes:
         iterations: LM iterations over all restarts, at most.
         per_seed: LM iterations of one restart, at most.
-        seconds: Wall time after which no further restart begins, s (None: no time cap, the
-            answer is the same on every machine).
+        seconds: Wall time after which no further call of :data:`CHUNK` restarts begins, s
+            (None: no time cap, the answer is the same on every machine).
+        polish: LM iterations more, at most, for the restart that reached the tolerances, to
+            converge well inside them (counted in the iterations spent; beyond ``iterations``
+            when it is spent).
     """
 
-    iterations: int = 2000
-    per_seed: int = 100
+    iterations: int = 800
+    per_seed: int = 40
     seconds: float | None = None
+    polish: int = 20
 
 
 @dataclass(frozen=True)
@@ -116,31 +126,54 @@ def solve(arm: ArmSpec, position, rotation, q_now, tol: float, angle_tol: float,
         The first restart's fit within the tolerances, else the best one found.
     """
     a, b, c, origins, axes, tool = chain_constants(arm)
-    lo, hi = arm.lower, arm.upper
+    lo, hi, seeds, stretch = _starts(arm)
     want_p = np.ascontiguousarray(position, dtype=float)
+    if math.dist(want_p, origins[0]) > stretch + tol:  # beyond any pose: two starts find
+        seeds = seeds[:2]  # the nearest point as well as all of them
     oriented = rotation is not None
-    want_r = np.ascontiguousarray(rotation, dtype=float) if oriented else np.eye(3)
-    seeds = [np.asarray(q_now, dtype=float), arm.start] + [lo + s[:arm.dof] * (hi - lo)
-                                                            for s in SEEDS]
+    want_r = np.ascontiguousarray(rotation, dtype=float) if oriented else _EYE
+    seeds[0] = q_now  # the angles now first, then the start and the spreads
+    np.clip(seeds, lo, hi, out=seeds)
     start = time.perf_counter()
-    best, spent, tried, q = None, 0, 0, np.empty(arm.dof)
-    for q0 in seeds:
-        if spent >= budget.iterations or (budget.seconds is not None and tried
-                                          and time.perf_counter() - start > budget.seconds):
+    best, spent, tried, n = None, 0, 0, len(seeds)
+    while tried < n and spent < budget.iterations:
+        if budget.seconds is not None and tried and time.perf_counter() - start > budget.seconds:
             break
-        cap = min(budget.per_seed, budget.iterations - spent)
-        np.clip(q0, lo, hi, out=q)
-        perr, aerr, used = _lm(a, b, c, origins, axes, tool, lo, hi, want_p, want_r, oriented,
-                               float(weight), tol * 1e-3, angle_tol * 1e-3, int(cap), q)
-        spent, tried = spent + used, tried + 1
+        last = min(n, tried + CHUNK)
+        k, perr, aerr, used, tried = _search(
+            a, b, c, origins, axes, tool, lo, hi, want_p, want_r, oriented, float(weight),
+            float(tol), float(angle_tol), int(budget.per_seed), int(budget.iterations - spent),
+            int(budget.polish), seeds, tried, last)
+        spent += used
         score = perr + 0.1 * aerr
-        if best is None or score < best[0]:
-            best = (score, q.copy(), perr, aerr)
-        if perr <= tol and aerr <= angle_tol:
+        reached = perr <= tol and aerr <= angle_tol
+        if best is None or score < best[0] or reached:
+            best = (score, seeds[k], perr, aerr)
+        if reached:
             break
     _, qb, perr, aerr = best
     ok = perr <= tol and aerr <= angle_tol
-    return Solved(qb, perr, aerr, ok, spent, tried, not ok and tried < len(seeds))
+    return Solved(qb, perr, aerr, ok, spent, tried, not ok and tried < n)
+
+
+_EYE = np.eye(3)
+_STARTS: dict[int, tuple] = {}  # id(arm) -> (arm, (lo, hi, the restarts))
+
+
+def _starts(arm: ArmSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The arm's limits (dof,), a fresh (2 + len(SEEDS), dof) array of its restarts (row 0
+    free for the angles now, then its start, then the fixed spreads, rad), and the farthest
+    the tool point can be from the first joint's origin in any pose (the sum of the links'
+    offsets and the tool's, m)."""
+    held = _STARTS.get(id(arm))
+    if held is None or held[0] is not arm:
+        lo, hi = arm.lower, arm.upper
+        rows = np.vstack([arm.start, arm.start, lo + SEEDS[:, :arm.dof] * (hi - lo)])
+        stretch = sum(math.hypot(*link.origin) for link in arm.links[1:]) \
+            + math.hypot(*arm.tool)
+        held = _STARTS[id(arm)] = (arm, (lo, hi, rows, stretch))
+    lo, hi, rows, stretch = held[1]
+    return lo, hi, rows.copy(), stretch
 
 
 # -- the kernel -----------------------------------------------------------------------------------
@@ -322,6 +355,38 @@ def _lm(a, b, c, origins, axes, tool, lo, hi, want_p, want_r, oriented, weight, 
         else:
             lam *= 4.0
     return perr, aerr, used
+
+
+@jit(nogil=True)
+def _search(a, b, c, origins, axes, tool, lo, hi, want_p, want_r, oriented, weight, tol,
+            angle_tol, per_seed, left, polish, seeds, first, last):
+    """:func:`_lm` from the restarts ``seeds[first:last]`` in turn (each row solved in place),
+    until one reaches ``tol`` m and ``angle_tol`` rad (then ``polish`` iterations more, at
+    most, converge it) or ``left`` iterations are spent.
+
+    Returns:
+        (the row of the best fit: the one that reached, else the lowest position error + 0.1 x
+        angle error; its position error m; its angle error rad; iterations spent; the row after
+        the last one tried).
+    """
+    best, best_score, best_p, best_a, spent, k = first, np.inf, np.inf, np.inf, 0, first
+    while k < last and spent < left:
+        cap = min(per_seed, left - spent)
+        perr, aerr, used = _lm(a, b, c, origins, axes, tool, lo, hi, want_p, want_r,
+                               oriented, weight, tol * 1e-3, angle_tol * 1e-3, cap, seeds[k])
+        spent += used
+        score = perr + 0.1 * aerr
+        if score < best_score:
+            best, best_score, best_p, best_a = k, score, perr, aerr
+        if perr <= tol and aerr <= angle_tol:  # reached: this one, whatever the scores
+            if used == cap:  # stopped by its cap, not converged: a few iterations more
+                perr, aerr, more = _lm(a, b, c, origins, axes, tool, lo, hi, want_p, want_r,
+                                       oriented, weight, tol * 1e-3, angle_tol * 1e-3, polish,
+                                       seeds[k])
+                spent += more
+            return k, perr, aerr, spent, k + 1
+        k += 1
+    return best, best_p, best_a, spent, k
 
 
 def _load() -> None:

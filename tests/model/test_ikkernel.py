@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from coopsim.model.arm import solve_ik, tool_pose
-from coopsim.model.ikkernel import Budget, solve
+from coopsim.model.ikkernel import CHUNK, Budget, solve
 from coopsim.plugins.robots.arms import IRB120, MH5
 
 TOL, ANGLE_TOL = 1e-3, 1e-2
@@ -33,15 +33,20 @@ def test_random_poses_within_the_limits_are_reached(arm):
 
 
 def test_out_of_reach_the_nearest_point_is_scipys_and_the_budget_holds():
-    far = (2.0, 0.0, 0.3)
+    far = (2.0, 0.0, 0.3)  # beyond the chain's full stretch: two restarts do
     fit = solve(IRB120, far, None, IRB120.start, TOL, ANGLE_TOL)
     exact = solve_ik(IRB120, far)
-    assert not fit.ok and fit.position_error == pytest.approx(exact.position_error, abs=1e-6)
-    assert fit.iterations <= Budget().iterations
-    tight = solve(IRB120, far, None, IRB120.start, TOL, ANGLE_TOL, Budget(iterations=150))
-    assert tight.iterations <= 150 and tight.cut and tight.seeds == 2
-    timed = solve(IRB120, far, None, IRB120.start, TOL, ANGLE_TOL, Budget(seconds=0.0))
-    assert timed.seeds == 1 and timed.cut  # no restart begins after the time cap
+    assert not fit.ok and fit.position_error == pytest.approx(exact.position_error, abs=1e-3)
+    assert fit.seeds == 2 and not fit.cut
+    under = (0.0, 0.0, -0.4)  # within the stretch, below the pedestal: every restart runs
+    full = solve(IRB120, under, None, IRB120.start, TOL, ANGLE_TOL)
+    assert not full.ok and full.iterations <= Budget().iterations
+    assert full.position_error == pytest.approx(solve_ik(IRB120, under).position_error,
+                                                abs=2e-3)
+    tight = solve(IRB120, under, None, IRB120.start, TOL, ANGLE_TOL, Budget(iterations=50))
+    assert tight.iterations <= 50 and tight.cut and tight.seeds == 2
+    timed = solve(IRB120, under, None, IRB120.start, TOL, ANGLE_TOL, Budget(seconds=0.0))
+    assert timed.seeds == CHUNK and timed.cut  # no restarts begin after the time cap
 
 
 def test_the_same_bits_twice_and_the_angles_now_come_first():
