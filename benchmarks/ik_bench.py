@@ -15,7 +15,9 @@ does). Phases, each ``--seconds`` long, one after the other in the same run:
   restart runs, the whole iteration budget: the worst case);
 * ``move_to, under``: ``move_to 0 0 -0.3`` (error 4, "unreachable", with the residual).
 
-Each row: the real-time factor over the phase (simulated s / wall s), its ratio to the baseline,
+First, what one request's search costs in CPU time, the compiled kernel against the SciPy search
+``tool`` ran before (rebuilt here from ``coopsim.model.arm.solve_ik``), same targets. Then each
+phase's row: the real-time factor over the phase (simulated s / wall s), its ratio to the baseline,
 the steps late (the pacer's missed deadlines), the CPU time of the stepper thread and of the
 solver thread per simulated second (what a busy machine's share does not change), the requests
 answered and their median and largest round trip, ms. Before issue 45 these requests were solved on the stepper thread by
@@ -36,8 +38,13 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+
 from coopsim.app.run import Run, RunOptions
+from coopsim.model.arm import rpy_matrix, solve_ik
+from coopsim.model.ikkernel import solve
 from coopsim.model.specs import FloorSpec, RobotSpec, ScenarioSpec, Settings, WorldSpec
+from coopsim.plugins.robots.arms import IRB120
 
 DT = 0.002
 NEAR = (0.35, 0.1, 0.25, math.pi, 0.0, 0.0)
@@ -103,6 +110,46 @@ def phase(run, command, values, seconds: float, rate: float) -> dict:
     return out
 
 
+def old_search(arm, position, rotation, q_now, tol: float, angle_tol: float):
+    """The search ``tool`` ran before issue 45: SciPy's bounded least squares
+    (coopsim.model.arm.solve_ik) from the angles now, the start and six fixed spreads."""
+    lo, hi = arm.lower, arm.upper
+    seeds = [q_now, arm.start] + [lo + s[:arm.dof] * (hi - lo)
+                                  for s in np.random.default_rng(34).random((6, 7))]
+    best = None
+    for q0 in seeds:
+        fit = solve_ik(arm, position, rotation, q0, tol=tol / 10, angle_tol=angle_tol / 10)
+        score = fit.position_error + 0.1 * fit.angle_error
+        if best is None or score < best[0]:
+            best = (score, fit)
+        if fit.position_error <= tol and fit.angle_error <= angle_tol:
+            break
+    return best[1]
+
+
+def solver_rows(repeat: int) -> None:
+    """CPU time of one request's search, compiled against SciPy's, same targets (base frame
+    of the IRB 120: the world point less the mount's height)."""
+    arm = IRB120
+    down = rpy_matrix(NEAR[3:])
+    for name, point, rotation in (("reachable, tool down", NEAR[:3], down),
+                                  ("far (beyond the stretch)", FAR, None),
+                                  ("under the pedestal", UNDER, None)):
+        local = np.subtract(point, (0.0, 0.0, arm.mount[2]))
+        times = {}
+        for label, search, n in (("compiled", solve, repeat), ("SciPy", old_search, 2)):
+            search(arm, local, rotation, arm.start, 1e-3, 1e-2)  # loaded, compiled
+            t = time.process_time()
+            for _ in range(n):
+                fit = search(arm, local, rotation, arm.start, 1e-3, 1e-2)
+            times[label] = (time.process_time() - t) / n
+            times[label + " error"] = fit.position_error
+        print(f"{name:26s} compiled {1e3 * times['compiled']:.3f} ms, SciPy "
+              f"{1e3 * times['SciPy']:.1f} ms ({times['SciPy'] / times['compiled']:.0f} x); "
+              f"position error {times['compiled error']:.4g} / {times['SciPy error']:.4g} m",
+              flush=True)
+
+
 def thread_cpu(run) -> tuple[float, float]:
     """CPU time (s) of the stepper thread and of the solver thread so far."""
     out = []
@@ -119,7 +166,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=6.0, help="s per phase")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of all the phases")
     parser.add_argument("--rate", type=float, default=20.0, help="requests a second")
+    parser.add_argument("--repeat", type=int, default=200, help="compiled solves per row")
     args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f}: one request's search, CPU time")
+    solver_rows(args.repeat)
     print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; dt {DT} s; "
           f"{args.rate:g} requests/s; {args.rounds} rounds of {args.seconds:g} s per phase")
     rows: dict[str, list[dict]] = {name: [] for name, _, _ in PHASES}

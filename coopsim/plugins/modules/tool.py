@@ -44,7 +44,7 @@ from .joints import DEFAULT_SPEED, positions_row, start_move
 SANITY = 1000.0  # m: larger coordinates are refused before any solving
 #: What one request may spend: iterations over all restarts (the same answer on every
 #: machine); the network's real-time path adds a wall-time cap (coopsim.net.offload).
-BUDGET = Budget(iterations=2000, per_seed=100)
+BUDGET = Budget(iterations=800, per_seed=40, polish=20)
 SEED_COUNT = 2 + len(SEEDS)  # the angles now, the start, the fixed spreads
 
 
