@@ -182,28 +182,10 @@ def _starts(arm: ArmSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
 def _residual(a, b, c, origins, axes, tool, q, want_p, want_r, oriented, weight, r, jac):
     """Forward kinematics at ``q``: the residual ``r`` (6,: position error m, then -weight x
     the rotation vector turning the tool frame into the wanted one) and its Jacobian ``jac``
-    (6, dof); returns (position error m, angle error rad). 3 x 3 products by hand: numba's
-    ``@`` calls BLAS, whose call costs more than the product."""
+    (6, dof); returns (position error m, angle error rad)."""
     dof = q.shape[0]
-    rot, turn, nxt = np.eye(3), np.empty((3, 3)), np.empty((3, 3))
-    pos = np.zeros(3)
     joint_p, joint_w = np.empty((dof, 3)), np.empty((dof, 3))
-    for j in range(dof):
-        sj, cj = math.sin(q[j]), math.cos(q[j])
-        for i in range(3):
-            pos[i] += rot[i, 0] * origins[j, 0] + rot[i, 1] * origins[j, 1] \
-                + rot[i, 2] * origins[j, 2]
-            for k in range(3):
-                turn[i, k] = a[j, i, k] + sj * b[j, i, k] + cj * c[j, i, k]
-        for i in range(3):
-            for k in range(3):
-                nxt[i, k] = rot[i, 0] * turn[0, k] + rot[i, 1] * turn[1, k] \
-                    + rot[i, 2] * turn[2, k]
-        rot[:, :] = nxt
-        for i in range(3):
-            joint_p[j, i] = pos[i]
-            joint_w[j, i] = rot[i, 0] * axes[j, 0] + rot[i, 1] * axes[j, 1] \
-                + rot[i, 2] * axes[j, 2]
+    rot, pos = _chain(a, b, c, origins, axes, q, joint_p, joint_w)
     tip = np.empty(3)
     for i in range(3):
         tip[i] = pos[i] + rot[i, 0] * tool[0] + rot[i, 1] * tool[1] + rot[i, 2] * tool[2]
@@ -224,6 +206,32 @@ def _residual(a, b, c, origins, axes, tool, q, want_p, want_r, oriented, weight,
         aerr = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
         r[3], r[4], r[5] = -weight * e0, -weight * e1, -weight * e2
     return perr, aerr
+
+
+@jit(nogil=True, inline=True)
+def _chain(a, b, c, origins, axes, q, joint_p, joint_w):
+    """The last joint's frame at ``q`` (its turn 3 x 3 and origin, m, base frame); each joint's
+    origin into ``joint_p`` and axis into ``joint_w`` (dof, 3). 3 x 3 products by hand: numba's
+    ``@`` calls BLAS, whose call costs more than the product."""
+    rot, turn, nxt = np.eye(3), np.empty((3, 3)), np.empty((3, 3))
+    pos = np.zeros(3)
+    for j in range(q.shape[0]):
+        sj, cj = math.sin(q[j]), math.cos(q[j])
+        for i in range(3):
+            pos[i] += rot[i, 0] * origins[j, 0] + rot[i, 1] * origins[j, 1] \
+                + rot[i, 2] * origins[j, 2]
+            for k in range(3):
+                turn[i, k] = a[j, i, k] + sj * b[j, i, k] + cj * c[j, i, k]
+        for i in range(3):
+            for k in range(3):
+                nxt[i, k] = rot[i, 0] * turn[0, k] + rot[i, 1] * turn[1, k] \
+                    + rot[i, 2] * turn[2, k]
+        rot[:, :] = nxt
+        for i in range(3):
+            joint_p[j, i] = pos[i]
+            joint_w[j, i] = rot[i, 0] * axes[j, 0] + rot[i, 1] * axes[j, 1] \
+                + rot[i, 2] * axes[j, 2]
+    return rot, pos
 
 
 @jit(nogil=True, inline=True)
