@@ -17,14 +17,14 @@ does). Phases, each ``--seconds`` long, one after the other in the same run:
 
 First, what one request's search costs in CPU time, the compiled kernel against the SciPy search
 ``tool`` ran before (rebuilt here from ``coopsim.model.arm.solve_ik``), same targets. Then each
-phase's row: the real-time factor over the phase (simulated s / wall s), its ratio to the baseline,
-the steps late (the pacer's missed deadlines), the CPU time of the stepper thread and of the
-solver thread per simulated second (what a busy machine's share does not change), the requests
-answered and their median and largest round trip, ms. Before issue 45 these requests were solved on the stepper thread by
-SciPy: one unreachable ``ik`` every 10 s held the factor at 0.000, 5 reachable ones a second
-at 0.22 (the issue's figures). The phases are interleaved over ``--rounds`` rounds (medians),
-so a busy machine's drift falls on each. Usage: python benchmarks/ik_bench.py [--seconds 6]
-[--rounds 3] [--rate 20]
+phase's row: the real-time factor over the phase (simulated s / wall s), its ratio to the
+baseline, the steps late (the pacer's missed deadlines), the CPU time of the stepper thread
+and of the solver thread per simulated second (what a busy machine's share does not change),
+the requests answered and their median and largest round trip, ms. Before issue 45 these
+requests were solved on the stepper thread by SciPy: one unreachable ``ik`` every 10 s held
+the factor at 0.000, 5 reachable ones a second at 0.22 (the issue's figures). The phases are
+interleaved over ``--rounds`` rounds (medians), so a busy machine's drift falls on each.
+Usage: python benchmarks/ik_bench.py [--seconds 6] [--rounds 3] [--rate 20] [--repeat 200]
 """
 
 from __future__ import annotations

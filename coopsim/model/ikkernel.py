@@ -14,12 +14,12 @@ some 20-60 us, one out of it (every restart run to its end) well under 2 ms (doc
 The restarts: the angles now, the arm's start, then 22 fixed spreads over the limits; the first
 restart that reaches the tolerances wins, else the best fit (position error + 0.1 x angle
 error). A point farther from the first joint than the chain stretches is out of every pose's
-reach: only the first two restarts run (they find the nearest point as the others would). A :class:`Budget` bounds a request: at most ``iterations`` LM
-iterations over all restarts (``per_seed`` in each) and, when ``seconds`` is set, no further
-restarts begin after that much wall time (they run :data:`CHUNK` to a kernel call, so a request
-costs at most that plus one call). The
-iteration cap alone gives the same answer on every machine; the time cap depends on the machine,
-so lockstep runs leave it unset (see the ``tool`` module).
+reach: only the first two restarts run (they find the nearest point as the others would). A
+:class:`Budget` bounds a request: at most ``iterations`` LM iterations over all restarts
+(``per_seed`` in each) and, when ``seconds`` is set, no further restarts begin after that much
+wall time (they run :data:`CHUNK` to a kernel call, so a request costs at most that plus one
+call). The iteration cap alone gives the same answer on every machine; the time cap depends on
+the machine, so lockstep runs leave it unset (see the ``tool`` module).
 
 Frames and units: the arm's base frame, metres, radians (as :mod:`coopsim.model.arm`).
 """
