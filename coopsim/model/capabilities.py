@@ -207,6 +207,21 @@ def reading_fields(module, n_targets: int) -> tuple[str, ...]:
     return module.fields if sized is None else sized.field_names(n_targets)
 
 
+@runtime_checkable
+class Offloaded(Protocol):
+    """An action whose costly part may run off the stepper thread (the ``tool`` module's
+    inverse kinematics): the network serves it in real time from a solver thread
+    (coopsim.net.offload) while the run goes on stepping."""
+
+    @classmethod
+    def prepare(cls, command, sim, robot: str, msg, seconds: float | None):
+        """Take what the action needs from the world now (on the thread owning it) and return
+        its job: an object with ``run()`` (pure computation, any thread, touches no World) and
+        ``finish(sim, result) -> str`` (the reply's text, on the thread owning the World; it
+        may raise the errors ``act`` raises). ``seconds``: the wall-time cap of ``run``
+        (None: none, as in lockstep). ``act`` must equal ``finish(sim, run())`` with None."""
+
+
 class _LaserDefaults:
     laser_rank = 0
 
@@ -262,6 +277,10 @@ class _CopyDefaults:
     copy_angles: tuple = ()
 
 
+class _OffloadDefaults:
+    prepare = None
+
+
 class _RecordDefaults:
     columns: tuple = ()
 
@@ -283,6 +302,7 @@ _KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], type]] = {
     Drawable: (("draw",), ("draw",), _DrawDefaults),
     Answerer: (("answer", "answer_robot"), (), _AnswerDefaults),
     Recordable: (("columns", "record", "replay"), (), _RecordDefaults),
+    Offloaded: (("prepare",), ("prepare",), _OffloadDefaults),
     CopyKernel: (("copy_kind", "copy_angles"), ("copy_kind",), _CopyDefaults),
 }
 CAPABILITIES: tuple[type, ...] = tuple(_KINDS)

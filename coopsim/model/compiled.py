@@ -36,7 +36,7 @@ except ImportError:  # numba missing: the numpy / Python paths serve
 COMPILED = numba is not None
 
 
-def jit(parallel: bool = False, inline: bool = False):
+def jit(parallel: bool = False, inline: bool = False, nogil: bool = False):
     """numba's ``njit``, cached on disk (``cache=True``: ``__pycache__`` or
     ``NUMBA_CACHE_DIR``), with numpy's division semantics (no Python division checks: the
     kernels check their divisors or know them non-zero); without numba the identity, so that
@@ -48,13 +48,15 @@ def jit(parallel: bool = False, inline: bool = False):
             need it: a call passing arrays increfs and decrefs each (atomic operations,
             contended by the threads, costlier than the work), and LLVM inlines only small
             functions.
+        nogil: Release the GIL while the kernel runs (one called from a thread beside the
+            stepper's, such as the inverse kinematics of coopsim.model.ikkernel).
 
     Returns:
         A decorator for the kernel.
     """
     if numba is None:
         return lambda f: f
-    return numba.njit(cache=True, parallel=parallel, error_model="numpy",
+    return numba.njit(cache=True, parallel=parallel, error_model="numpy", nogil=nogil,
                       inline="always" if inline else "never")
 
 

@@ -31,7 +31,8 @@ from ..model.errors import ProtocolError, SimulationError
 from ..sim.slots import Owner
 from . import protocol as p
 from .protocol import Message
-from .robotport import Reply, RobotPort
+from .offload import Offload
+from .robotport import Later, Reply, RobotPort
 from .security import RUN_USER
 from .server import answer_errors, recv_request, split_request
 
@@ -79,6 +80,7 @@ class RobotHub:
         self._by_port: dict[int, RobotPort] = {}
         self._gone: dict[int, str] = {}  # ports of removed robots: their connections may linger
         self._pending: list[_Pending] = []
+        self._later: list[tuple[list, RobotPort, Later]] = []  # offloaded actions in flight
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -95,6 +97,7 @@ class RobotHub:
         self._closed = False
         self._fds = _Descriptors()
         self._callers: dict[bytes, Owner] = {}  # routing id -> who, for motion commands
+        self.offload = Offload(self.wake)  # inverse kinematics off the stepper in real time
         stepper.waiter = self
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
@@ -123,6 +126,7 @@ class RobotHub:
         port = RobotPort(name, modules, self.stepper, f"tcp://{self.advertise}:{number}",
                          driver, info)
         port.identify = self._identify
+        port.offload = self.offload
         port.local = f"tcp://{self.bind}:{number}"
         self.ports[name] = port
         self._by_port[number] = port
@@ -258,6 +262,9 @@ class RobotHub:
             self._pending.append(_Pending(envelope, reply.msg, reply.generation,
                                           time.perf_counter() + STEP_WAIT))
             return
+        if isinstance(reply, Later):  # an offloaded action: answered once solved
+            self._later.append((envelope, port, reply))
+            return
         self._send(envelope, reply)
 
     def _answer(self, port, payload: bytes | None, count: int):
@@ -286,7 +293,10 @@ class RobotHub:
         return self._by_port.get(number) or self._gone.get(number), fd
 
     def _flush(self) -> None:
-        """Answer motion replies whose step is done, or whose wait ran out."""
+        """Answer offloaded actions that are solved, and motion replies whose step is done or
+        whose wait ran out."""
+        if self._later:
+            self._finish_later()
         if not self._pending:
             return
         stepper, now = self.stepper, time.perf_counter()
@@ -305,6 +315,18 @@ class RobotHub:
             else:
                 keep.append(item)
         self._pending = keep
+
+    def _finish_later(self) -> None:
+        """Finish the offloaded actions whose jobs are done and send their replies."""
+        done, keep = [], []
+        for item in self._later:
+            (done if item[2].future.done() else keep).append(item)
+        self._later = keep
+        for envelope, port, later in done:
+            reply = port.finish(later)
+            if reply.error and not self.stepper.finished:
+                port.note_error(reply)
+            self._send(envelope, reply)
 
     def _send(self, envelope: list, reply: Message) -> None:
         try:
@@ -347,6 +369,7 @@ class RobotHub:
         """Stop serving and close the socket (after the stepper has stopped)."""
         self._closed = True
         self._stop_fallback()
+        self.offload.close()
         try:
             self.socket.disable_monitor()
         except zmq.ZMQError:

@@ -11,14 +11,17 @@ serves, they are queued to the stepper.
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Hashable
 
 from ..model.errors import NotAllowedError, ProtocolError, UnknownNameError
-from ..model.capabilities import Answerer, capability
+from ..model.capabilities import Answerer, Offloaded, capability
 from ..model.module import RobotInfo
 from ..model.plugins import MODULES
 from . import protocol as p
 from .protocol import Command, Message, robot_commands
+from .server import reply_errors
 
 CALL_WAIT = 5.0  # s to wait for the stepper to carry out a queued change
 
@@ -29,6 +32,23 @@ class Reply:
 
     msg: Message
     generation: int
+
+
+@dataclass(frozen=True)
+class Later:
+    """An offloaded action's reply (coopsim.net.offload), due once ``future`` is done.
+
+    Attributes:
+        msg: The request.
+        future: Its job's ``run()``.
+        finish: ``finish(sim, result) -> text``, on the thread owning the World.
+        key: The connection whose share it counts in.
+    """
+
+    msg: Message
+    future: Future
+    finish: object
+    key: Hashable
 
 
 class RobotPort:
@@ -56,6 +76,7 @@ class RobotPort:
         # parameter writes, actions).
         self.caller = None
         self.identify = None  # the hub's caller -> Owner
+        self.offload = None  # the hub's Offload: actions solved off the stepper in real time
         self.set_modules(modules, driver, info)
 
     def note_error(self, reply: Message) -> None:
@@ -226,12 +247,47 @@ class RobotPort:
         module, stepper = self.classes[command.module], self.stepper
         stepper.slots.check_writer(self.robot, self._owner(),
                                    f"actions ({command.module} {command.name} here)")
+        later = self._offloaded(msg, command, module)  # after the owner check: offloaded too
+        if later is not None:
+            return later
 
         def act():
             text = module.act(command, stepper.sim, self.robot, msg)
             stepper.refresh()  # a read right after the action shows its effect
             return text
         return msg.reply(self._on_stepper(act))
+
+    def _offloaded(self, msg: Message, command: Command, module) -> Later | None:
+        """In real time, an :class:`Offloaded` module's action: its job prepared from the
+        world now, queued to the solver thread, answered by the hub once solved (None: not
+        offloaded, carried out now). Error 12 when the connection's share is in flight."""
+        offloaded = capability(module, Offloaded)
+        stepper, offload = self.stepper, self.offload
+        if offloaded is None or offload is None or stepper.mode != "realtime" \
+                or not stepper.running:
+            return None
+        owner = self._owner()
+        key = owner.key if owner is not None else None
+        offload.admit(key)
+        try:
+            job = self._on_stepper(offloaded.prepare, command, stepper.sim, self.robot, msg,
+                                   offload.seconds)
+            return Later(msg, offload.submit(job.run), job.finish, key)
+        except BaseException:
+            offload.answered(key)
+            raise
+
+    def finish(self, later: Later) -> Message:
+        """The reply to an offloaded action whose job is done (on the thread that serves)."""
+        def apply():
+            text = later.finish(self.stepper.sim, later.future.result())
+            self.stepper.refresh()  # as for an action carried out now
+            return text
+        try:
+            return reply_errors(self.name, later.msg,
+                                lambda: later.msg.reply(self._on_stepper(apply)))
+        finally:
+            self.offload.answered(later.key)
 
     def _on_stepper(self, fn, *args):
         """Run ``fn`` where the World may be touched: in place when the hub serves from the

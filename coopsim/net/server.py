@@ -142,11 +142,21 @@ def answer_errors(server, payload: bytes):
     command = server.commands.get(msg.command)
     if command is None:
         return server.unknown(msg)
-    try:
+
+    def handle():
         command.check(msg)
         if command.id == 0:
             return p.hello_reply(msg, server.name)
         return server.handle(msg, command)
+    return reply_errors(server.name, msg, handle)
+
+
+def reply_errors(name: str, msg: Message, fn: Callable[[], object]):
+    """``fn()``'s reply, or the reply to ``msg`` with the documented code of the error it
+    raised (server ``name`` says whose); also for a request finished later (an offloaded
+    action: coopsim.net.offload)."""
+    try:
+        return fn()
     except ProtocolError as exc:
         return msg.fail(exc.code, exc.text)
     except (UnknownNameError, RegistryError) as exc:  # before ParameterError: an unknown
@@ -160,10 +170,10 @@ def answer_errors(server, payload: bytes):
     except CoopsimError as exc:
         return msg.fail(p.FAILED, str(exc))
     except FutureTimeout:  # the stepper did not get to a queued change in time
-        return msg.fail(p.TIMEOUT, f"{server.name}: the simulation did not carry out command "
+        return msg.fail(p.TIMEOUT, f"{name}: the simulation did not carry out command "
                                    f"{msg.command} in time; it may or may not happen later")
     except Exception as exc:  # noqa: BLE001 -- a server never dies on input
-        log.exception("%s: command %s failed", server.name, msg.command)
+        log.exception("%s: command %s failed", name, msg.command)
         return msg.fail(p.INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
 
 

@@ -33,7 +33,8 @@ _PACKAGE = os.path.dirname(_HERE)
 #: Source files of the kernels the process compiles (relative to the coopsim package)
 KERNEL_FILES = ("raycast/jitcast.py", "raycast/jitfan.py", "raycast/jitgrid.py",
                 "raycast/jitwalk.py", "raycast/numpycast.py", "plugins/modules/kernels.py",
-                "env/batchcast.py", "env/copykernels.py", "model/compiled.py")
+                "env/batchcast.py", "env/copykernels.py", "model/compiled.py",
+                "model/ikkernel.py")
 
 
 def stamp_path() -> str:

@@ -9,23 +9,31 @@ Actions (carried out between two steps, on the latest snapshot):
 * ``move_to x y z [roll pitch yaw] [speed]``: the joint angles putting the tool point at
   (x, y, z) (m, world frame) and, when given, its frame at roll, pitch, yaw (rad, world
   frame: R = Rz(yaw) Ry(pitch) Rx(roll); a tool pointing down is roll pi), found by inverse
-  kinematics from the arm's angles now (:func:`coopsim.model.arm.solve_ik`, within the joint
-  limits); from the next step the arm makes that synchronised joint move as
-  ``joints.set_positions`` would, at ``speed`` (0-1], default 0.5; a ``joints.wait`` goes on
-  with it, any other joints command replaces it). Text: the move's time (s) and the angles
-  (rad). A point the arm cannot reach within ``tolerance`` is refused with error 4 saying
-  how far off it stays. In lockstep, step on with ``joints.wait`` while the arm moves.
+  kinematics from the arm's angles in the latest snapshot (:mod:`coopsim.model.ikkernel`,
+  within the joint limits and :data:`BUDGET`); from the next step the arm makes that
+  synchronised joint move as ``joints.set_positions`` would, at ``speed`` (0-1], default 0.5;
+  a ``joints.wait`` goes on with it, any other joints command replaces it). Text: the move's
+  time (s) and the angles (rad). A point the arm cannot reach within ``tolerance`` is refused
+  with error 4 (``move_to: unreachable: ...``) saying how far off it stays. In lockstep, step
+  on with ``joints.wait`` while the arm moves.
 * ``ik`` (same values): the angles only, nothing moves. Text ``ok`` or ``miss``, the position
   error (m), the angle error (rad), then the angles (rad).
+
+Where they are solved (the :class:`~coopsim.model.capabilities.Offloaded` capability): in
+lockstep and for in-process drivers between two steps, with the iteration budget alone (the
+same answer on every machine); over the network in real time on a solver thread while the run
+steps on, with a wall-time cap besides (:mod:`coopsim.net.offload`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...model.arm import ArmSpec, base_in_world, rpy_matrix, solve_ik
+from ...model.arm import ArmSpec, base_in_world, rpy_matrix
+from ...model.ikkernel import SEEDS, Budget, Solved, chain_constants, solve
 from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
 from ...model.module import Module
@@ -34,7 +42,10 @@ from .common import rate
 from .joints import DEFAULT_SPEED, positions_row, speed_fraction, start_move
 
 SANITY = 1000.0  # m: larger coordinates are refused before any solving
-_SEEDS = np.random.default_rng(34).random((6, 7))  # fixed restarts: the same answer every run
+#: What one request may spend: iterations over all restarts (the same answer on every
+#: machine); the network's real-time path adds a wall-time cap (coopsim.net.offload).
+BUDGET = Budget(iterations=800, per_seed=40, polish=20)
+SEED_COUNT = 2 + len(SEEDS)  # the angles now, the start, the fixed spreads
 
 
 class Tool(Module):
@@ -89,27 +100,80 @@ class Tool(Module):
 
     @classmethod
     def act(cls, command, sim, robot, msg):
+        return cls.prepare(command, sim, robot, msg, None).solve_here(sim)
+
+    @classmethod
+    def prepare(cls, command, sim, robot, msg, seconds):
+        """The request's job (:class:`IKJob`), its angles taken from the latest snapshot;
+        ``seconds``: its wall-time cap (None: the iteration budget alone, in lockstep)."""
         arm, q_now, base = _arm_now(sim, robot)
-        data = tuple(float(v) for v in msg.data)
-        position, rotation, speed = _target(command.name, arm, data)
+        position, rotation, speed = _target(command.name, arm, tuple(float(v) for v in msg.data))
         params = sim.world.robot(robot).modules[cls.label]
-        tol, angle_tol = float(params["tolerance"]), float(params["angle_tolerance"])
         inv = np.linalg.inv(base)
-        local = inv[:3, :3] @ position + inv[:3, 3]
         local_rot = None if rotation is None else inv[:3, :3] @ rotation
-        fit = best_ik(arm, local, local_rot, q_now, tol, angle_tol)
-        ok = fit.position_error <= tol and fit.angle_error <= angle_tol
+        return IKJob(command.name, robot, f"{robot} ({sim.world.robot(robot).type})", arm,
+                     position, rotation is not None, inv[:3, :3] @ position + inv[:3, 3],
+                     local_rot, q_now, speed, float(params["tolerance"]),
+                     float(params["angle_tolerance"]), replace(BUDGET, seconds=seconds))
+
+
+@dataclass(frozen=True)
+class IKJob:
+    """One ``move_to`` or ``ik`` request, ready to solve anywhere and finish on the thread
+    that owns the World.
+
+    Attributes:
+        name: ``move_to`` or ``ik``.
+        robot, who: The robot's network name, and how a sentence names it.
+        arm: Its arm.
+        position: The asked tool point, m, world frame.
+        oriented: Whether an orientation was asked.
+        local, local_rot: The asked point (m) and turn (3 x 3 or None) in the arm's base frame.
+        q_now: (dof,) the arm's angles in the snapshot the request was answered against, rad.
+        speed: The move's fraction of the joints' top speeds.
+        tol, angle_tol: What counts as reached, m and rad.
+        budget: What the search may spend (coopsim.model.ikkernel.Budget).
+    """
+
+    name: str
+    robot: str
+    who: str
+    arm: ArmSpec
+    position: np.ndarray
+    oriented: bool
+    local: np.ndarray
+    local_rot: np.ndarray | None
+    q_now: np.ndarray
+    speed: float
+    tol: float
+    angle_tol: float
+    budget: Budget
+
+    def run(self) -> Solved:
+        """Solve (any thread: reads nothing but the job)."""
+        return solve(self.arm, self.local, self.local_rot, self.q_now, self.tol, self.angle_tol,
+                     self.budget)
+
+    def finish(self, sim, fit: Solved) -> str:
+        """The reply's text; a ``move_to`` that reached starts its move from the next step.
+
+        Raises:
+            ProtocolError: 4 (with the residual) when the point or pose is out of reach.
+        """
         angles = " ".join(f"{v:.6g}" for v in fit.q)
-        if command.name == "ik":
-            return (f"{'ok' if ok else 'miss'} {fit.position_error:.6g} "
+        if self.name == "ik":
+            return (f"{'ok' if fit.ok else 'miss'} {fit.position_error:.6g} "
                     f"{fit.angle_error:.6g} {angles}")
-        if not ok:
-            who = sim.world.robot(robot)
-            raise ProtocolError(OUT_OF_RANGE, _miss(f"{robot} ({who.type})", arm, position, fit,
-                                                    rotation is not None))
-        start_move(sim.extra, robot, positions_row(arm, fit.q, speed))
-        need = float(np.max(np.abs(fit.q - q_now) / (arm.speeds * speed)))
+        if not fit.ok:
+            raise ProtocolError(OUT_OF_RANGE, _miss(self, fit))
+        sim.world.robot(self.robot)  # UnknownNameError: removed while it was solved
+        start_move(sim.extra, self.robot, positions_row(self.arm, fit.q, self.speed))
+        need = float(np.max(np.abs(fit.q - self.q_now) / (self.arm.speeds * self.speed)))
         return f"{need:.6g} {angles}"
+
+    def solve_here(self, sim) -> str:
+        """:meth:`run` then :meth:`finish`, in the caller's thread (drivers, lockstep)."""
+        return self.finish(sim, self.run())
 
 
 def _arm_now(sim, robot: str) -> tuple[ArmSpec, np.ndarray, np.ndarray]:
@@ -138,29 +202,18 @@ def _target(name: str, arm: ArmSpec, data) -> tuple[np.ndarray, np.ndarray | Non
     return np.asarray(data[:3], dtype=float), rotation, speed
 
 
-def best_ik(arm: ArmSpec, position, rotation, q_now, tol: float, angle_tol: float):
-    """:func:`solve_ik` from the angles now, then (when that misses) from the start angles
-    and a few fixed spreads over the limits: the best fit found (deterministic)."""
-    lo, hi = arm.lower, arm.upper
-    seeds = [q_now, arm.start] + [lo + s[:arm.dof] * (hi - lo) for s in _SEEDS]
-    best = None
-    for q0 in seeds:
-        fit = solve_ik(arm, position, rotation, q0, tol=tol / 10, angle_tol=angle_tol / 10)
-        score = fit.position_error + 0.1 * fit.angle_error
-        if best is None or score < best[0]:
-            best = (score, fit)
-        if fit.position_error <= tol and fit.angle_error <= angle_tol:
-            break
-    return best[1]
-
-
-def _miss(who: str, arm: ArmSpec, position, fit, oriented: bool) -> str:
-    x, y, z = position
-    what = "that pose" if oriented else "that point"
-    turn = f" and {math.degrees(fit.angle_error):.1f} deg off" if oriented else ""
-    return (f"move_to: the point ({x:g}, {y:g}, {z:g}) is {fit.position_error:.3f} m"
-            f"{turn} beyond what the arm of {who} reaches from its pose (the nearest to {what} "
-            f"within the joint limits; reach {arm.reach:g} m)")
+def _miss(job: IKJob, fit: Solved) -> str:
+    """Why a ``move_to`` is refused: how far off the nearest fit stays, and what the search
+    spent (it stops at its budget: coopsim.model.ikkernel)."""
+    x, y, z = job.position
+    what = "that pose" if job.oriented else "that point"
+    turn = f" and {math.degrees(fit.angle_error):.1f} deg off" if job.oriented else ""
+    spent = (f"; the search stopped at its budget after {fit.seeds} of {SEED_COUNT} starts"
+             if fit.cut else f" ({fit.seeds} starts, {fit.iterations} iterations)")
+    return (f"move_to: unreachable: the point ({x:g}, {y:g}, {z:g}) is "
+            f"{fit.position_error:.3f} m{turn} beyond what the arm of {job.who} reaches from its "
+            f"pose (the nearest to {what} within the joint limits; reach {job.arm.reach:g} m)"
+            f"{spent}")
 
 
 # -- batched kinematics --------------------------------------------------------------------------
@@ -169,23 +222,16 @@ _CONSTANTS: dict[int, tuple] = {}  # id(arm) -> (arm, its constant matrices)
 
 
 def _constants(arm: ArmSpec) -> tuple:
-    """Per joint j: R_j(q) = A_j + sin(q) B_j + cos(q) C_j (its fixed rpy turn, then Rodrigues
-    about its axis), its origin; the tool point; the mount's turn and offset."""
+    """The chain's constants (:func:`coopsim.model.ikkernel.chain_constants`: per joint
+    R_j(q) = A_j + sin(q) B_j + cos(q) C_j, its origin), the tool point, the mount's turn and
+    offset."""
     held = _CONSTANTS.get(id(arm))
     if held is not None and held[0] is arm:
         return held[1]
-    a, b, c = [], [], []
-    for link in arm.links:
-        x, y, z = link.axis
-        k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-        f = rpy_matrix(link.rpy)
-        a.append(f + f @ k @ k)
-        b.append(f @ k)
-        c.append(-(f @ k @ k))
+    a, b, c, origins, _, tool = chain_constants(arm)
     cy, sy = math.cos(arm.mount_yaw), math.sin(arm.mount_yaw)
     mount = np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]])
-    out = (np.array(a), np.array(b), np.array(c), np.array([l.origin for l in arm.links]),
-           np.asarray(arm.tool, float), mount, np.asarray(arm.mount, float))
+    out = (a, b, c, origins, tool, mount, np.asarray(arm.mount, float))
     _CONSTANTS[id(arm)] = (arm, out)
     return out
 
