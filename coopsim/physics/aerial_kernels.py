@@ -15,6 +15,10 @@ m/s, -, yaw rate rad/s; or vx, vy m/s world, yaw rate); ``param`` (N, 7) :data:`
 :data:`RADIUS` (m), :data:`MU` (ground friction); ``kind`` (N,) int64 :data:`IDLE`,
 :data:`DIFFERENTIAL`, :data:`VELOCITY` (ground rows) or :data:`FREE`; ``half`` (2,) the floor's
 half length and half width, m.
+
+Each row is checked after its step (:func:`_health`, :mod:`coopsim.physics.health`'s bounds)
+and, when it diverged, put back at its pose at the step's start, at rest: one row's divergence
+never reaches another, and nothing is copied for it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import math
 
 from ..model.compiled import jit, numba, prange
 from ..model.threads import kernel_threads
+from .health import ALTITUDE, BEYOND, CEILING, DEPTH, MAX_RATE, MAX_SPEED, NONFINITE, OK, \
+    OUTSIDE, RATE, SPEED
 
 IDLE, DIFFERENTIAL, VELOCITY, FREE = 0, 1, 2, 3  # kinds of row
 MASS, IXX, IYY, IZZ, CLEAR, RADIUS, MU = range(7)  # param columns
@@ -177,37 +183,80 @@ def _ground_row(i, s, cmd, kind, p, half, dt):
 
 
 @jit(inline=True)
-def _row(i, s, w, cmd, p, kind, half, dt):
+def _health(s, i, half):
+    """Row i's first broken bound (coopsim.physics.health: OK = 0) and its value; every
+    comparison is written so that NaN breaks it."""
+    total = 0.0
+    for c in range(13):
+        total += s[i, c]
+    if not total - total == 0.0:  # NaN or infinite somewhere (inf - inf is NaN)
+        return NONFINITE, 0.0
+    top = max(abs(s[i, 7]), abs(s[i, 8]), abs(s[i, 9]))
+    if not top <= MAX_SPEED:
+        return SPEED, top
+    top = max(abs(s[i, 10]), abs(s[i, 11]), abs(s[i, 12]))
+    if not top <= MAX_RATE:
+        return RATE, top
+    if not (s[i, 2] >= -DEPTH and s[i, 2] <= CEILING):
+        return ALTITUDE, s[i, 2]
+    reach = max(abs(s[i, 0]) - half[0], abs(s[i, 1]) - half[1])
+    if not reach <= BEYOND:
+        return OUTSIDE, reach
+    return OK, 0.0
+
+
+@jit(inline=True)
+def _row(i, s, w, cmd, p, kind, half, dt, bad, what):
+    """Row i's step, checked: a row that diverged is put back at its pose at the step's
+    start, at rest, its wrench dropped; ``bad[i]`` says why (0: it did not)."""
+    x, y, z, qw, qx, qy, qz = s[i, 0], s[i, 1], s[i, 2], s[i, 3], s[i, 4], s[i, 5], s[i, 6]
     if kind[i] == FREE:
         _free_row(i, s, w, p, half, dt)
     else:
         _ground_row(i, s, cmd, kind, p, half, dt)
+    code, value = _health(s, i, half)
+    bad[i] = code
+    if code != OK:
+        what[i] = value
+        s[i, 0], s[i, 1], s[i, 2], s[i, 3], s[i, 4], s[i, 5], s[i, 6] = x, y, z, qw, qx, qy, qz
+        for c in range(7, 13):
+            s[i, c] = 0.0
+        for c in range(6):
+            w[i, c] = 0.0
+    return 1 if code != OK else 0
 
 
 @jit()
-def step_rows(s, w, cmd, p, kind, half, dt):
-    """One step of ``dt`` s of every row, in place, on the calling thread."""
+def step_rows(s, w, cmd, p, kind, half, dt, bad, what):
+    """One step of ``dt`` s of every row, in place, on the calling thread; returns how many
+    rows diverged (``bad``, ``what``: see :func:`_row`)."""
+    n = 0
     for i in range(len(s)):
-        _row(i, s, w, cmd, p, kind, half, dt)
+        n += _row(i, s, w, cmd, p, kind, half, dt, bad, what)
+    return n
 
 
 @jit(parallel=True)
-def step_rows_parallel(s, w, cmd, p, kind, half, dt):
+def step_rows_parallel(s, w, cmd, p, kind, half, dt, bad, what):
     """:func:`step_rows` with the rows shared among numba's threads."""
+    n = 0
     for i in prange(len(s)):
-        _row(i, s, w, cmd, p, kind, half, dt)
+        n += _row(i, s, w, cmd, p, kind, half, dt, bad, what)
+    return n
 
 
-def step(s, w, cmd, p, kind, half, dt: float) -> None:
+def step(s, w, cmd, p, kind, half, dt: float, bad, what) -> int:
     """One step of every row: the parallel kernel from :data:`PARALLEL_MIN` rows on (when more
-    than one thread may run), else the serial one; the same bits either way."""
+    than one thread may run), else the serial one; the same bits either way. Returns how many
+    rows diverged and were put back: ``bad`` (N,) int64 says why each
+    (coopsim.physics.health's codes, 0: it did not), ``what`` (N,) the offending value (only
+    where ``bad`` is not 0)."""
     from ..model.threads import parallel
 
     if parallel(len(s), PARALLEL_MIN):
         with threads(len(s)):
-            step_rows_parallel(s, w, cmd, p, kind, half, dt)
-    else:
-        step_rows(s, w, cmd, p, kind, half, dt)
+            return int(step_rows_parallel(s, w, cmd, p, kind, half, dt, bad, what))
+    return int(step_rows(s, w, cmd, p, kind, half, dt, bad, what))
 
 
 COMPILED = numba is not None
