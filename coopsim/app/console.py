@@ -28,7 +28,8 @@ def run_headless(live: Run) -> Verdict:
         live.stepper.stop()
         stats = live.stepper.stats()
     click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
-                              live.stepper.snapshot.rules, ended_line(stats.finished, live)))
+                              live.stepper.snapshot.rules, ended_line(stats.finished, live),
+                              live.stepper.snapshot.extra.get("diverged")))
     return _say_verdict(stats, live)
 
 
@@ -163,7 +164,8 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
             except subprocess.TimeoutExpired:
                 viewer.kill()
     click.echo(format_summary(stats, live.scenario, len(live.stepper.snapshot.robots),
-                              live.stepper.snapshot.rules, ended_line(stats.finished, live)))
+                              live.stepper.snapshot.rules, ended_line(stats.finished, live),
+                              live.stepper.snapshot.extra.get("diverged")))
     return _say_verdict(stats, live)
 
 

@@ -67,12 +67,14 @@ class RobotInfo:
         limits: Role -> (min, max) limits of the joint the robot type gave that role, rad.
         arm: The 3D arm the robot type gave the role ``arm`` (its joints' limits and
             speeds), or None.
+        mass: The mass of the robot's own body (its chassis), kg; 0 when unknown.
     """
 
     name: str
     type: str = ""
     limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     arm: Any = None
+    mass: float = 0.0
 
 
 class PhysicsAccess(Protocol):
@@ -316,6 +318,20 @@ class Module:
             Anything :meth:`sense` wants to see as ``frame.actuated[label]`` (or None).
         """
         return None
+
+    @classmethod
+    def check_values(cls, values: Mapping, robot: RobotInfo | None = None) -> str:
+        """Why this combination of one robot's parameter values is refused ("" when it is
+        not): what no single parameter's range can say (an airframe's thrust-to-weight).
+        Asked wherever values change: a scenario's ``param`` lines and timed events
+        (``coopsim check``: file:line) and parameter writes (error 4), before anything is
+        stored.
+
+        Args:
+            values: Parameter name -> value, every parameter of the module.
+            robot: The robot (its body's ``mass``), or None when unknown.
+        """
+        return ""
 
     @classmethod
     def act(cls, command: Command, sim, robot: str, msg) -> str:
