@@ -143,7 +143,8 @@ def step(s, w, cmd, p, kind, half, dt: float, bad, what) -> int:
     """One step of every row, in place, checked; returns how many rows diverged (see
     ``aerial_kernels.step``)."""
     start = s[:, :7].copy()
-    _step(s, w, cmd, p, kind, half, dt)
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging row's: put back below
+        _step(s, w, cmd, p, kind, half, dt)
     code, value = _health(s, half)
     bad[:] = code
     hit = code != OK

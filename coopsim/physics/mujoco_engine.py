@@ -273,14 +273,18 @@ class MujocoEngine(Engine):
         n = self._substeps[2]
         guard = self._guard(rows)
         guard.begin(data)
-        self._diverged = []
+        self._diverged, held = [], []
         for _ in range(n):
             self._drive_forces(rows, dt / n)
             if len(rows.flyers):
                 self._wrench_forces(rows)
             mujoco.mj_step(model, data)
-            self._contain(rows, guard, guard.substep(data))
-        self._contain(rows, guard, guard.step(data))
+            held.append(self._contain(rows, guard, guard.substep(data)))
+        held.append(self._contain(rows, guard, guard.step(data)))
+        held = np.unique(np.concatenate(held))
+        if len(held):  # the substeps after a unit's containment moved it again: at rest
+            guard.contain(model, data, held)
+            mujoco.mj_forward(model, data)
 
     def diverged(self) -> tuple:
         """See :meth:`Engine.diverged` (:mod:`coopsim.physics.mujoco_health`)."""
@@ -294,15 +298,16 @@ class MujocoEngine(Engine):
                                   rows.ids, labels)
         return rows.guard
 
-    def _contain(self, rows: _Rows, guard: mh.Guard, units: np.ndarray) -> None:
-        """Put diverged ``units`` back (their robots' commands dropped); note what they were."""
+    def _contain(self, rows: _Rows, guard: mh.Guard, units: np.ndarray) -> np.ndarray:
+        """Put diverged ``units`` back (their robots' commands dropped); note what they were;
+        return them."""
         if not len(units):
-            return
+            return units
         self._diverged += guard.report(self.data, units)
         guard.contain(self.model, self.data, units)
         hit = np.isin(guard.robot_unit, units)
         rows.mode[hit], rows.cmd[hit], rows.wrench[hit] = _STILL, 0.0, 0.0
-        mujoco.mj_forward(self.model, self.data)  # frames and contacts of the state put back
+        return units  # step() puts them back again at its end, frames and contacts computed
 
     def _drive_forces(self, rows: _Rows, h: float) -> None:
         """Forces and torques that bring each driven ground robot to its commanded velocity
