@@ -134,3 +134,11 @@ def _spawn(sim, name: str) -> tuple[float, float, float]:
     """x, y, yaw of robot ``name``'s section as the scenario placed it."""
     section = sim.world.sections[sim.world.robot(name).section].spec
     return section.position[0], section.position[1], section.yaw
+
+
+def diverged(snap, *robots: str) -> float:
+    """How many steps ``robots`` (all robots when none is named) diverged in so far: a
+    ``[MONITORS]`` metric (``metric lost python coopsim.sim.health:diverged cf1``) that a
+    task or a verdict can grade; ``snap``: a Snapshot."""
+    marks = snap.extra.get("diverged") or {}
+    return float(sum(m.count for name, m in marks.items() if not robots or name in robots))
