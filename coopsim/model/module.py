@@ -320,20 +320,6 @@ class Module:
         return None
 
     @classmethod
-    def check_values(cls, values: Mapping, robot: RobotInfo | None = None) -> str:
-        """Why this combination of one robot's parameter values is refused ("" when it is
-        not): what no single parameter's range can say (an airframe's thrust-to-weight).
-        Asked wherever values change: a scenario's ``param`` lines and timed events
-        (``coopsim check``: file:line) and parameter writes (error 4), before anything is
-        stored.
-
-        Args:
-            values: Parameter name -> value, every parameter of the module.
-            robot: The robot (its body's ``mass``), or None when unknown.
-        """
-        return ""
-
-    @classmethod
     def act(cls, command: Command, sim, robot: str, msg) -> str:
         """Carry out an ``action`` command on the stepper thread; return the reply's text."""
         raise ProtocolError(OUT_OF_RANGE, f"{cls.label} has no action {command.name}")

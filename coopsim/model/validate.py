@@ -10,7 +10,8 @@ import importlib
 from .errors import (CoopsimError, ParameterError, RegistryError, ScenarioError,
                      SimulationError)
 from .limits import check_robot_fields, name_problem
-from .module import Module, RobotInfo
+from .capabilities import ValueChecker, capability
+from .module import RobotInfo
 from .params import ParamValues
 from .plugins import DRIVERS, METRICS, MODULES, ROBOT_TYPES
 from .robot_type import Assembly
@@ -20,7 +21,7 @@ from .specs import RobotSpec
 def check_robot_spec(spec: RobotSpec, together: bool = True) -> Assembly:
     """Build the section's assembly and check its name, pose, colour, params and drivers;
     return the assembly. ``together``: also each module's values together
-    (:meth:`~coopsim.model.module.Module.check_values`; a refusal's ParameterError carries
+    (:meth:`ValueChecker.check_values <coopsim.model.capabilities.ValueChecker.check_values>`; a refusal's ParameterError carries
     the module's label as ``module``).
 
     Raises:
@@ -61,7 +62,7 @@ _TOGETHER: dict = {}  # (type, params, member's modules, mass) -> its modules' v
 
 
 def _check_together(spec: RobotSpec, member, mass: float) -> None:
-    """Each module's :meth:`~coopsim.model.module.Module.check_values` of the member's values
+    """Each module's :meth:`ValueChecker.check_values <coopsim.model.capabilities.ValueChecker.check_values>` of the member's values
     (defaults, the type's, the section's ``param`` lines); a swarm of one type asks once.
 
     Raises:
@@ -74,7 +75,7 @@ def _check_together(spec: RobotSpec, member, mass: float) -> None:
     if labels:
         info = RobotInfo(member.name, spec.type, mass=float(mass))
         for label, values in module_values(spec, labels).items():
-            why = MODULES.get(label).check_values(values.as_dict(), info)
+            why = own_check(MODULES.get(label)).check_values(values.as_dict(), info)
             if why:
                 exc = ParameterError(f"{member.name}.{label}: {why}")
                 exc.module = label
@@ -83,9 +84,10 @@ def _check_together(spec: RobotSpec, member, mass: float) -> None:
         _TOGETHER[key] = True
 
 
-def own_check(module) -> bool:
-    """Whether a module class checks its values together (overrides ``check_values``)."""
-    return getattr(module.check_values, "__func__", None) is not Module.check_values.__func__
+def own_check(module):
+    """The module as a :class:`~coopsim.model.capabilities.ValueChecker` (it checks its
+    values together), or None."""
+    return capability(module, ValueChecker)
 
 
 def module_values(spec: RobotSpec, modules) -> dict[str, ParamValues]:
@@ -212,10 +214,11 @@ def _check_param(action, robots: dict, values: dict) -> None:
 
 def _check_event_value(action, spec: RobotSpec, member, values: dict) -> None:
     """The event's value alone, then with the robot's other values of the module as the
-    earlier events left them (:meth:`~coopsim.model.module.Module.check_values`)."""
+    earlier events left them (:meth:`ValueChecker.check_values <coopsim.model.capabilities.ValueChecker.check_values>`)."""
     module = MODULES.get(action.module)
     ParamValues(module.params).set(action.name, action.value)
-    if not own_check(module):
+    checker = own_check(module)
+    if checker is None:
         return
     key = (action.robot, action.module)
     if key not in values:
@@ -223,7 +226,7 @@ def _check_event_value(action, spec: RobotSpec, member, values: dict) -> None:
     trial = {**values[key].as_dict(), action.name: values[key].spec(action.name).coerce(
         action.value)}
     mass = ROBOT_TYPES.get(spec.type).build(spec).body(member.body).mass
-    why = module.check_values(trial, RobotInfo(action.robot, spec.type, mass=float(mass)))
+    why = checker.check_values(trial, RobotInfo(action.robot, spec.type, mass=float(mass)))
     if why:
         raise ParameterError(why)
     values[key].set(action.name, action.value)

@@ -37,7 +37,7 @@ shared among numba's threads from ``aerial_kernels.PARALLEL_MIN`` rows on; witho
 with ``COOPSIM_JIT=numpy``, :mod:`coopsim.physics.aerial_numpy` runs the same arithmetic. Both,
 at any thread count, give the same bits (no libm calls, no reordering), so a run is
 reproducible bit for bit. The kernel checks each row after its step
-(:mod:`coopsim.physics.health`: finite, speed, angular rate, altitude): a row that diverged is put
+(:mod:`coopsim.model.health`: finite, speed, angular rate, altitude): a row that diverged is put
 back at its pose at the step's start, at rest, its wrench and command dropped, and
 :meth:`AerialEngine.diverged` names it; the other rows go on.
 
@@ -61,7 +61,7 @@ from . import aerial_kernels as jit
 from . import aerial_numpy
 from .aerial_kernels import CLEAR, DIFFERENTIAL, FREE, IDLE, MU, RADIUS, VELOCITY
 from .engine import Engine, Handles, as_geometry, outline_geometry
-from .health import Divergence, why
+from ..model.health import Divergence, why
 
 GROUND_FRICTION = 1.0  # Coulomb coefficient on the floor of a free body whose floor_friction is 0
 _EMPTY = as_geometry([], [])

@@ -16,7 +16,7 @@ m/s, -, yaw rate rad/s; or vx, vy m/s world, yaw rate); ``param`` (N, 7) :data:`
 :data:`DIFFERENTIAL`, :data:`VELOCITY` (ground rows) or :data:`FREE`; ``half`` (2,) the floor's
 half length and half width, m.
 
-Each row is checked after its step (:func:`_health`, :mod:`coopsim.physics.health`'s bounds)
+Each row is checked after its step (:func:`_health`, :mod:`coopsim.model.health`'s bounds)
 and, when it diverged, put back at its pose at the step's start, at rest: one row's divergence
 never reaches another, and nothing is copied for it.
 """
@@ -27,7 +27,7 @@ import math
 
 from ..model.compiled import jit, numba, prange
 from ..model.threads import kernel_threads
-from .health import ALTITUDE, BEYOND, CEILING, DEPTH, MAX_RATE, MAX_SPEED, NONFINITE, OK, \
+from ..model.health import ALTITUDE, BEYOND, CEILING, DEPTH, MAX_RATE, MAX_SPEED, NONFINITE, OK, \
     OUTSIDE, RATE, SPEED
 
 IDLE, DIFFERENTIAL, VELOCITY, FREE = 0, 1, 2, 3  # kinds of row
@@ -184,7 +184,7 @@ def _ground_row(i, s, cmd, kind, p, half, dt):
 
 @jit(inline=True)
 def _health(s, i, half):
-    """Row i's first broken bound (coopsim.physics.health: OK = 0) and its value; every
+    """Row i's first broken bound (coopsim.model.health: OK = 0) and its value; every
     comparison is written so that NaN breaks it."""
     total = 0.0
     for c in range(13):
@@ -249,7 +249,7 @@ def step(s, w, cmd, p, kind, half, dt: float, bad, what) -> int:
     """One step of every row: the parallel kernel from :data:`PARALLEL_MIN` rows on (when more
     than one thread may run), else the serial one; the same bits either way. Returns how many
     rows diverged and were put back: ``bad`` (N,) int64 says why each
-    (coopsim.physics.health's codes, 0: it did not), ``what`` (N,) the offending value (only
+    (coopsim.model.health's codes, 0: it did not), ``what`` (N,) the offending value (only
     where ``bad`` is not 0)."""
     from ..model.threads import parallel
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from .aerial_kernels import (CLEAR, DIFFERENTIAL, FREE, GRAVITY, HALVINGS, IDLE, IXX, IYY, IZZ,
                              MASS, MU, RADIUS, SERIES, VELOCITY)
-from .health import ALTITUDE, BEYOND, CEILING, DEPTH, MAX_RATE, MAX_SPEED, NONFINITE, OK, \
+from ..model.health import ALTITUDE, BEYOND, CEILING, DEPTH, MAX_RATE, MAX_SPEED, NONFINITE, OK, \
     OUTSIDE, RATE, SPEED
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from ..model.errors import SimulationError
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
-from .health import Divergence
+from ..model.health import Divergence
 
 #: What an engine may offer. ``joints``: pivot/revolute joints (carried bars, arms);
 #: ``movable_objects``: objects with mass (pymunk: robots push them; kinematic: they stand still
@@ -208,7 +208,7 @@ class Engine(ABC):
         raise SimulationError(f"the {self.label} engine cannot reset robots in place")
 
     def diverged(self) -> tuple[Divergence, ...]:
-        """The bodies the last :meth:`step` found diverged (:mod:`coopsim.physics.health`: a
+        """The bodies the last :meth:`step` found diverged (:mod:`coopsim.model.health`: a
         state non-finite or beyond the sane bounds) and put back: each where it was at that
         step's start, at rest, its drive command and wrench dropped; the other bodies went on.
 

@@ -33,7 +33,7 @@
 
 MuJoCo is deterministic on one thread: the same scenario and seed give the same bits. After
 every MuJoCo substep each tree of bodies (a robot with its arm, an object) is checked: one whose
-state went non-finite or beyond :mod:`coopsim.physics.health`'s bounds is put back where it was
+state went non-finite or beyond :mod:`coopsim.model.health`'s bounds is put back where it was
 at the start of the step, at rest, alone (:mod:`coopsim.physics.mujoco_health`; MuJoCo's own
 reset of every body on a bad state is turned off), and :meth:`MujocoEngine.diverged` says which.
 MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module and its builders

@@ -1,5 +1,5 @@
 """The ``mujoco`` engine's divergence guard: every body checked after every MuJoCo substep, a
-diverged one put back alone (:mod:`coopsim.physics.health` states the bounds).
+diverged one put back alone (:mod:`coopsim.model.health` states the bounds).
 
 A *unit* is a tree of bodies hanging from the world (MuJoCo's ``body_rootid``): a robot with
 its arm, an object. A unit whose coordinates go non-finite or beyond the bounds is put back as
@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
-from . import health
-from .health import Divergence
+from ..model import health
+from ..model.health import Divergence
 
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3  # mjtJoint
 _WIDTH = {_FREE: (7, 6), _BALL: (4, 3), _SLIDE: (1, 1), _HINGE: (1, 1)}  # qpos, qvel

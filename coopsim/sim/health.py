@@ -2,7 +2,7 @@
 
 After the physics phase, :meth:`Health.after_step` asks the engine what it put back
 (:meth:`~coopsim.physics.engine.Engine.diverged`: a body whose state went non-finite or beyond
-the bounds of :mod:`coopsim.physics.health`, put back where it was at the step's start, at
+the bounds of :mod:`coopsim.model.health`, put back where it was at the step's start, at
 rest). An engine that does not check its own bodies (``pymunk``, ``kinematic``, a plugin's) is
 checked here, on its robots' planar state, and a diverged robot put back with
 :meth:`~coopsim.physics.engine.Engine.reset_rows` at its pose in the last snapshot, at rest.
@@ -24,8 +24,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..physics import health as bounds
-from ..physics.health import Divergence
+from ..model import health as bounds
+from ..model.health import Divergence
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class Mark:
     Attributes:
         count: How many steps it diverged in. step, time: The latest (s).
         first: Sim time of the first, s. why: The latest sentence
-            (:func:`coopsim.physics.health.why`).
+            (:func:`coopsim.model.health.why`).
     """
 
     count: int

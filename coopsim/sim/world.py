@@ -299,10 +299,10 @@ class World:
         values = who.modules.get(module)
         if values is None:
             raise UnknownNameError(f"robot {robot!r} has no module {module!r}")
-        cls = MODULES.get(module)
-        if own_check(cls):  # a combination no single range can refuse (an airframe's)
+        checker = own_check(MODULES.get(module))
+        if checker is not None:  # a combination no single range can refuse (an airframe's)
             coerced = values.spec(name).coerce(value)
-            why = cls.check_values({**values.as_dict(), name: coerced}, who.info)
+            why = checker.check_values({**values.as_dict(), name: coerced}, who.info)
             if why:
                 raise ParameterError(f"parameter {module}.{name} = {coerced!r} is refused: "
                                      f"{why}")

@@ -149,8 +149,9 @@ class Rotors(Module):
 
     @classmethod
     def check_values(cls, values, robot=None) -> str:
-        """See :meth:`Module.check_values`: :func:`airframe_problem` with the robot's body mass
-        (the one the engine flies), else the ``mass`` parameter."""
+        """The :class:`~coopsim.model.capabilities.ValueChecker` capability:
+        :func:`airframe_problem` with the robot's body mass (the one the engine flies), else
+        the ``mass`` parameter."""
         mass = float(getattr(robot, "mass", 0.0) or 0.0)
         return airframe_problem(values, mass)
 
