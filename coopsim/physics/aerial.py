@@ -118,7 +118,8 @@ class AerialEngine(Engine):
         self.state, self.wrench = np.zeros((n, 13)), np.zeros((n, 6))
         self.cmd, self.param = np.zeros((n, 3)), np.zeros((n, 7))
         self.kind, self.driven = np.zeros(n, np.int64), np.zeros(n, bool)
-        self._bad, self._what = np.zeros(n, np.int64), np.zeros(n)  # the kernel's health
+        # the kernel's health: why each row diverged, its value, the poses at the step's start
+        self._bad, self._what, self._start = np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 7))
 
     # -- what it can run --------------------------------------------------------------------------
 
@@ -211,9 +212,9 @@ class AerialEngine(Engine):
         if not len(self.state):
             return
         if self._k.step(self.state, self.wrench, self.cmd, self.param, self.kind, self._half,
-                        float(dt), self._bad, self._what):
+                        float(dt), self._bad, self._what, self._start):
             rows = np.flatnonzero(self._bad)
-            self.cmd[rows] = 0.0  # a ground row stands still (a free row's wrench is dropped)
+            self.cmd[rows], self.wrench[rows] = 0.0, 0.0  # it stands still, its wrench dropped
             self._diverged = tuple(
                 Divergence(k, f"robot {self._bodies[k].name}",
                            why(int(self._bad[k]), float(self._what[k]))) for k in rows.tolist())

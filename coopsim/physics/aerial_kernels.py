@@ -206,57 +206,75 @@ def _health(s, i, half):
 
 
 @jit(inline=True)
-def _row(i, s, w, cmd, p, kind, half, dt, bad, what):
-    """Row i's step, checked: a row that diverged is put back at its pose at the step's
-    start, at rest, its wrench dropped; ``bad[i]`` says why (0: it did not)."""
-    x, y, z, qw, qx, qy, qz = s[i, 0], s[i, 1], s[i, 2], s[i, 3], s[i, 4], s[i, 5], s[i, 6]
+def _row(i, s, w, cmd, p, kind, half, dt):
     if kind[i] == FREE:
         _free_row(i, s, w, p, half, dt)
     else:
         _ground_row(i, s, cmd, kind, p, half, dt)
+
+
+@jit(inline=True)
+def _checked(i, s, half, bad, what, start):
+    """Row i after its step: when it diverged, put back at ``start[i]`` (its pose at the
+    step's start), at rest, and ``bad[i]`` says why (0: it did not); returns 1 if it did."""
     code, value = _health(s, i, half)
     bad[i] = code
-    if code != OK:
-        what[i] = value
-        s[i, 0], s[i, 1], s[i, 2], s[i, 3], s[i, 4], s[i, 5], s[i, 6] = x, y, z, qw, qx, qy, qz
-        for c in range(7, 13):
-            s[i, c] = 0.0
-        for c in range(6):
-            w[i, c] = 0.0
-    return 1 if code != OK else 0
+    if code == OK:
+        return 0
+    what[i] = value
+    for c in range(7):
+        s[i, c] = start[i, c]
+    for c in range(7, 13):
+        s[i, c] = 0.0
+    return 1
 
+
+# Three passes (keep the pose, step, check), not one: the check fused into the step's loop
+# made the step take twice as long (tests measured 2x at 10,000 rows), apart about 1.1-1.25x
+# (benchmarks/divergence_bench.py).
 
 @jit()
-def step_rows(s, w, cmd, p, kind, half, dt, bad, what):
-    """One step of ``dt`` s of every row, in place, on the calling thread; returns how many
-    rows diverged (``bad``, ``what``: see :func:`_row`)."""
+def step_rows(s, w, cmd, p, kind, half, dt, bad, what, start):
+    """One step of ``dt`` s of every row, in place, on the calling thread, checked; returns
+    how many rows diverged (``bad``, ``what``, ``start``: see :func:`step`)."""
+    for i in range(len(s)):
+        for c in range(7):
+            start[i, c] = s[i, c]
+    for i in range(len(s)):
+        _row(i, s, w, cmd, p, kind, half, dt)
     n = 0
     for i in range(len(s)):
-        n += _row(i, s, w, cmd, p, kind, half, dt, bad, what)
+        n += _checked(i, s, half, bad, what, start)
     return n
 
 
 @jit(parallel=True)
-def step_rows_parallel(s, w, cmd, p, kind, half, dt, bad, what):
+def step_rows_parallel(s, w, cmd, p, kind, half, dt, bad, what, start):
     """:func:`step_rows` with the rows shared among numba's threads."""
+    for i in prange(len(s)):
+        for c in range(7):
+            start[i, c] = s[i, c]
+    for i in prange(len(s)):
+        _row(i, s, w, cmd, p, kind, half, dt)
     n = 0
     for i in prange(len(s)):
-        n += _row(i, s, w, cmd, p, kind, half, dt, bad, what)
+        n += _checked(i, s, half, bad, what, start)
     return n
 
 
-def step(s, w, cmd, p, kind, half, dt: float, bad, what) -> int:
+def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
     """One step of every row: the parallel kernel from :data:`PARALLEL_MIN` rows on (when more
     than one thread may run), else the serial one; the same bits either way. Returns how many
-    rows diverged and were put back: ``bad`` (N,) int64 says why each
-    (coopsim.model.health's codes, 0: it did not), ``what`` (N,) the offending value (only
-    where ``bad`` is not 0)."""
+    rows diverged and were put back at their pose at the step's start, at rest: ``bad`` (N,)
+    int64 says why each (coopsim.model.health's codes, 0: it did not), ``what`` (N,) the
+    offending value (only where ``bad`` is not 0); ``start`` (N, 7) is the kernel's scratch
+    (the poses at the step's start). The caller drops a diverged row's wrench."""
     from ..model.threads import parallel
 
     if parallel(len(s), PARALLEL_MIN):
         with threads(len(s)):
-            return int(step_rows_parallel(s, w, cmd, p, kind, half, dt, bad, what))
-    return int(step_rows(s, w, cmd, p, kind, half, dt, bad, what))
+            return int(step_rows_parallel(s, w, cmd, p, kind, half, dt, bad, what, start))
+    return int(step_rows(s, w, cmd, p, kind, half, dt, bad, what, start))
 
 
 COMPILED = numba is not None

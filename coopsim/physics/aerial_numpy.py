@@ -139,10 +139,10 @@ def _ground(s: np.ndarray, cmd: np.ndarray, kind: np.ndarray, p: np.ndarray, hal
     s[:, 10], s[:, 11], s[:, 12] = 0.0, 0.0, turn
 
 
-def step(s, w, cmd, p, kind, half, dt: float, bad, what) -> int:
+def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
     """One step of every row, in place, checked; returns how many rows diverged (see
     ``aerial_kernels.step``)."""
-    start = s[:, :7].copy()
+    start[:] = s[:, :7]
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging row's: put back below
         _step(s, w, cmd, p, kind, half, dt)
     code, value = _health(s, half)
@@ -152,7 +152,6 @@ def step(s, w, cmd, p, kind, half, dt: float, bad, what) -> int:
         return 0
     what[hit] = value[hit]
     s[hit, :7], s[hit, 7:] = start[hit], 0.0
-    w[hit] = 0.0
     return int(hit.sum())
 
 
