@@ -84,19 +84,16 @@ def classify(state: np.ndarray, half: tuple[float, float]) -> tuple[np.ndarray, 
     return code, value
 
 
-def healthy(state: np.ndarray, half: tuple[float, float]) -> bool:
-    """True when every (N, 13) STATE3D row is within the bounds (a cheap first test: two
-    passes over the velocities, one over the positions)."""
+def healthy_planar(state: np.ndarray, half: tuple[float, float]) -> bool:
+    """True when every (N, 6) planar row (x, y, yaw, vx, vy, yaw rate) is within the bounds
+    (a cheap first test: a pass over the velocities, one over each coordinate; NaN fails every
+    test); :func:`classify` then says which row broke which."""
     if not len(state):
         return True
-    v = state[:, 7:13]
-    if not (np.abs(v).max() <= min(MAX_SPEED, MAX_RATE)):
-        return False
-    z = state[:, 2]
-    if not (z.min() >= -DEPTH and z.max() <= CEILING):
+    if not np.abs(state[:, 3:6]).max() <= min(MAX_SPEED, MAX_RATE):
         return False
     reach = max(np.abs(state[:, 0]).max() - half[0], np.abs(state[:, 1]).max() - half[1])
-    return reach <= BEYOND and math.isfinite(float(state[:, 3:7].sum()))
+    return reach <= BEYOND and math.isfinite(float(state[:, 2].sum()))
 
 
 @dataclass(frozen=True)

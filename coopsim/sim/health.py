@@ -105,10 +105,9 @@ def _planar(sim) -> tuple[Divergence, ...]:
     state = engine.robot_state()
     floor = sim.world.floor
     half = (floor.length / 2, floor.width / 2)
-    full = _as3d(state)
-    if bounds.healthy(full, half):
+    if bounds.healthy_planar(state, half):
         return ()
-    code, value = bounds.classify(full, half)
+    code, value = bounds.classify(_as3d(state), half)
     rows = np.flatnonzero(code)
     snap, back = sim.snapshot, np.zeros((len(rows), 6))
     for j, k in enumerate(rows.tolist()):
