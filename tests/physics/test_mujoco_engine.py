@@ -202,6 +202,19 @@ def test_a_diverged_body_is_put_back_alone_and_named(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_diverged_object_is_put_back_and_named():
+    cube = ObjectSpec("b1", "box", (0.2, 0.2, 0.2), (2.0, 0.0, 0.1), 0.0, 1.0)
+    engine, (h,) = world(assemblies=[ground()], objects=[cube])
+    run(engine, 0.05)
+    before = engine.poses3d([h])[0].copy()
+    engine.data.qvel[h.dadr:h.dadr + 3] = (5e4, 0.0, 0.0)  # m/s: a kick no contact gives
+    engine.step(DT)
+    (found,) = engine.diverged()
+    assert (found.row, found.label) == (-1, "object b1") and "its speed reached" in found.why
+    assert engine.poses3d([h])[0] == pytest.approx(before, abs=1e-12)
+    assert engine.data.qvel[h.dadr:h.dadr + 6].tolist() == [0.0] * 6
+
+
 def test_reset_rows_puts_robots_back_and_drops_their_commands():
     engine, _ = world(assemblies=[ground(), flyer(x=2.0, z=1.0)])
     engine.apply_wrench(np.array([1]), np.array([[0.0, 0.0, 30.0]]), np.zeros((1, 3)))
