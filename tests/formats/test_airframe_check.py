@@ -16,6 +16,16 @@ import pytest
 from coopsim.plugins.robots.crazyflie import Crazyflie, Quadrotor
 
 ROOT = Path(__file__).resolve().parents[2]
+CF = Crazyflie.defaults["rotors"]
+WEIGHT = Crazyflie.MASS * 9.81  # N
+WEAK = (0.85 * WEIGHT / (4.0 * CF["kf"])) ** 0.5  # rad/s: thrust-to-weight 0.85
+
+
+def ratio(kf: float = CF["kf"], top: float = CF["max_speed"]) -> str:
+    """The Crazyflie's thrust-to-weight as the refusal prints it."""
+    return f"{4.0 * kf * top * top / WEIGHT:.6g}"
+
+
 HEAD = ("[WORLD]\nfile w.world\n[SETTINGS]\nengine aerial\nduration 10\n"
         "[ROBOT_1]\ntype crazyflie\nname cf1\nposition 0 0 1\n")
 
@@ -31,20 +41,22 @@ def check(tmp_path: Path, text: str) -> subprocess.CompletedProcess:
 
 BAD = [
     ("the issue's kf", "param rotors.kf 0.01\n", 10,
-     "thrust-to-weight 4 kf max_speed^2 / (m g) = 730925 (kf 0.01 N s^2, max_speed 2200 "
-     "rad/s, mass 0.027 kg) is outside [1, 20]"),
-    ("the issue's max_speed", "param rotors.max_speed 1e5\n", 10, "= 4349.3 "),
-    ("too weak to hover", "param rotors.max_speed 1400\n", 10,
-     "= 0.852463 (kf 2.88e-08 N s^2, max_speed 1400 rad/s, mass 0.027 kg) is outside [1, 20]"
-     ": no airframe flies like that (below 1 it cannot hover)"),
+     f"thrust-to-weight 4 kf max_speed^2 / (m g) = {ratio(0.01)} (kf 0.01 N s^2, max_speed "
+     f"{CF['max_speed']:.6g} rad/s, mass {Crazyflie.MASS:.6g} kg) is outside [1, 20]"),
+    ("the issue's max_speed", "param rotors.max_speed 1e5\n", 10, f"= {ratio(top=1e5)} "),
+    ("too weak to hover", f"param rotors.max_speed {WEAK!r}\n", 10,
+     f"= 0.85 (kf {CF['kf']:.6g} N s^2, max_speed {WEAK:.6g} rad/s, mass "
+     f"{Crazyflie.MASS:.6g} kg) is outside [1, 20]: no airframe flies like that (below 1 it "
+     "cannot hover)"),
     ("completed at the second line", "param rotors.kf 1e-6\ncolor 9 9 9\n"
-     "param rotors.max_speed 1500\n", 12, "= 33.9789 "),
+     "param rotors.max_speed 1500\n", 12, f"= {ratio(1e-6, 1500.0)} "),
     ("no rigid body", "param rotors.ixx 1e-3\n", 10,
-     "inertia ixx = 0.001 kg m^2 is larger than the other two together (4.59173e-05 kg m^2)"),
+     "inertia ixx = 0.001 kg m^2 is larger than the other two together "
+     f"({CF['iyy'] + CF['izz']:.6g} kg m^2)"),
     ("too far apart", "param rotors.ixx 1e-3\nparam rotors.iyy 1e-3\nparam rotors.izz 9e-6\n",
      12, "the largest moment of inertia is 111.111 times the smallest (ixx, iyy, izz = "
      "0.001, 0.001, 9e-06 kg m^2), beyond the bound of 100"),
-    ("a timed event", "[EVENT_1]\nat 2\nparam cf1.rotors.kf 0.01\n", 12, "= 730925 "),
+    ("a timed event", "[EVENT_1]\nat 2\nparam cf1.rotors.kf 0.01\n", 12, f"= {ratio(0.01)} "),
 ]
 
 
@@ -60,7 +72,8 @@ def test_an_implausible_airframe_is_refused_at_its_line(tmp_path, case, lines, l
 def test_plausible_airframes_pass(tmp_path):
     # the bounds themselves, two airframes that need both lines, and a flat frame (izz = ixx
     # + iyy exactly)
-    lines = ("param rotors.kf 1.56e-8\n"  # 1.14 at 2200 rad/s: weak but it hovers
+    weak = 1.14 * WEIGHT / (4.0 * CF["max_speed"] ** 2)  # N s^2: weak, but it hovers
+    lines = (f"param rotors.kf {weak!r}\n"
              "param rotors.ixx 1e-5\nparam rotors.iyy 1e-5\nparam rotors.izz 2e-5\n"
              "[ROBOT_2]\ntype crazyflie\nname cf2\nposition 1 0 1\n"
              "param rotors.kf 1e-6\nparam rotors.max_speed 800\n")

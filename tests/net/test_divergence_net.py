@@ -13,11 +13,19 @@ import pytest
 
 from coopsim.formats.files import load
 from coopsim.net import protocol as p
+from coopsim.plugins.robots.crazyflie import Crazyflie
 
 from nethelpers import Peer, live, lookup, wait_until
 
 PARAM_SET, SET_ROTORS = 13, 3000
 SIM_RESUME, SIM_STATE, SIM_SET_PARAM = 3, 23, 25
+CF = Crazyflie.defaults["rotors"]
+WEIGHT = Crazyflie.MASS * 9.81  # N
+
+
+def ratio(kf: float, top: float) -> str:
+    """The Crazyflie's thrust-to-weight as the refusal prints it."""
+    return f"{4.0 * kf * top * top / WEIGHT:.6g}"
 
 
 def _scenario(tmp_path, engine: str):
@@ -49,16 +57,18 @@ def test_a_client_cannot_end_the_run_nor_disturb_the_other_crazyflie(tmp_path, e
         sim = Peer(lookup(run.network.endpoint, "/sim"))
         reply = cf1.ask(PARAM_SET, "rotors.kf", data=[0.01])
         assert reply[0] == p.OUT_OF_RANGE == 4, reply
-        assert "thrust-to-weight 4 kf max_speed^2 / (m g) = 730925 " in reply[1], reply[1]
-        assert "is outside [1, 20]" in reply[1] and "mass 0.027 kg" in reply[1]
+        said = f"thrust-to-weight 4 kf max_speed^2 / (m g) = {ratio(0.01, CF['max_speed'])} "
+        assert said in reply[1], reply[1]
+        assert "is outside [1, 20]" in reply[1] and f"mass {Crazyflie.MASS:g} kg" in reply[1]
         reply = cf1.ask(PARAM_SET, "rotors.max_speed", data=[1e5])
-        assert reply[0] == 4 and "= 4349.3 " in reply[1] and "[1, 20]" in reply[1], reply
+        assert reply[0] == 4 and f"= {ratio(CF['kf'], 1e5)} " in reply[1], reply
+        assert "[1, 20]" in reply[1]
         reply = sim.ask(SIM_SET_PARAM, "cf1 rotors.kf", data=[0.01])  # the operator's too
         assert reply[0] == 4 and "[1, 20]" in reply[1], reply
-        assert cf1.ok(12, "rotors.kf")[4] == [2.88e-8], "the refused writes changed nothing"
+        assert cf1.ok(12, "rotors.kf")[4] == [CF["kf"]], "the refused writes changed nothing"
         # the stiffest airframe within the bound, one propeller at full speed: it tumbles
-        cf1.ok(PARAM_SET, "rotors.kf", data=[2.7e-7])
-        cf1.ok(SET_ROTORS, data=[2200.0, 0.0, 0.0, 0.0])
+        cf1.ok(PARAM_SET, "rotors.kf", data=[19.5 * WEIGHT / (4.0 * CF["max_speed"] ** 2)])
+        cf1.ok(SET_ROTORS, data=[CF["max_speed"], 0.0, 0.0, 0.0])
         sim.ok(SIM_RESUME)
         doc = wait_until(lambda: (lambda d: d if "diverged" in _robot(d, "cf1") else None)(
             _state(sim)), timeout=120)

@@ -1,7 +1,7 @@
 """One robot's divergence never ends the run (issue 45, item 2), in whole simulations on the
 real engines: two Crazyflies, one hovering under the ``flight`` driver, the other sent one
 ``set_rotors`` with a single propeller at full speed on the stiffest airframe the checks
-accept (thrust-to-weight 19.7): it tumbles past 1,000 rad/s, is put back at rest where its step
+accept (thrust-to-weight 19.5): it tumbles past 1,000 rad/s, is put back at rest where its step
 began, its commands zeroed, and marked; the hovering one flies on bit for bit as without it;
 the run is the same bit for bit twice; a monitor grades it; the summary names it. On pymunk
 (which does not check itself) the simulation puts a robot beyond the bounds back at its last
@@ -17,13 +17,23 @@ import pytest
 from coopsim.app.run import format_summary
 from coopsim.formats.files import load
 from coopsim.plugins.modules.rotors import Rotors
+from coopsim.plugins.robots.crazyflie import Crazyflie
 from coopsim.sim.pacing import Stats
 from coopsim.sim.simulation import Simulation
 
 from helpers import robot, scenario
 
 DT = 0.005
-STIFF_KF = 2.7e-7  # N s^2: thrust-to-weight 19.7 at 2200 rad/s, within the bound of 20
+CF = Crazyflie.defaults["rotors"]
+WEIGHT = Crazyflie.MASS * 9.81  # N
+
+
+def kf_for(ratio: float, top: float = CF["max_speed"]) -> float:
+    """The kf (N s^2) giving the Crazyflie thrust-to-weight ``ratio`` at ``top`` rad/s."""
+    return ratio * WEIGHT / (4.0 * top * top)
+
+
+STIFF_KF = kf_for(19.5)  # the stiffest airframe within the bound of 20
 SET_ROTORS = next(c for c in Rotors.commands if c.name == "set_rotors")
 
 
@@ -49,7 +59,7 @@ def fly(path: Path, seconds: float, attack: bool):
     taken = {}
     if attack:
         sim.set_param("cf1", "rotors", "kf", STIFF_KF)
-        row = Rotors.command_row(SET_ROTORS, (2200.0, 0.0, 0.0, 0.0),
+        row = Rotors.command_row(SET_ROTORS, (CF["max_speed"], 0.0, 0.0, 0.0),
                                  sim.world.robot("cf1").modules["rotors"], None)
         taken = {("cf1", "rotors"): row}
     states = []
@@ -122,3 +132,19 @@ def test_pymunk_puts_a_robot_beyond_the_bounds_back_at_its_last_pose(caplog):
     assert sim.snapshot.velocities[0].tolist() == [0.0, 0.0, 0.0]
     assert "r2" not in sim.snapshot.extra["diverged"]
     assert any("robot r1 diverged (1 time so far)" in r.getMessage() for r in caplog.records)
+
+
+def test_an_event_refused_with_the_values_a_client_set_is_left_out_and_the_run_goes_on(
+        tmp_path, caplog):
+    path = two_flyers(tmp_path, "aerial")
+    top = CF["max_speed"] * 1.1
+    kf = kf_for(21.0, top)  # 21 / 1.21 = 17.4 at the type's max_speed: the file passes
+    path.write_text(path.read_text() + f"[EVENT_1]\nat 0.05\nparam cf1.rotors.kf {kf!r}\n")
+    sim = Simulation(load(str(path)))
+    sim.set_param("cf1", "rotors", "max_speed", top)  # fine with its own kf, not the event's
+    for _ in range(20):
+        sim.command({}), sim.actuate(), sim.physics(), sim.sense(), sim.apply_rules()
+    assert sim.world.robot("cf1").modules["rotors"]["kf"] == CF["kf"]
+    said = [r.getMessage() for r in caplog.records if "not set" in r.getMessage()]
+    assert said and f"[EVENT_1] at 0.05 s: cf1.rotors.kf {kf} not set" in said[0], said
+    assert "thrust-to-weight 4 kf max_speed^2 / (m g) = 21 " in said[0]
