@@ -20,9 +20,9 @@ from .specs import RobotSpec
 
 def check_robot_spec(spec: RobotSpec, together: bool = True) -> Assembly:
     """Build the section's assembly and check its name, pose, colour, params and drivers;
-    return the assembly. ``together``: also each module's values together
-    (:meth:`ValueChecker.check_values <coopsim.model.capabilities.ValueChecker.check_values>`; a refusal's ParameterError carries
-    the module's label as ``module``).
+    return the assembly. ``together``: also each module's values together (a
+    :class:`~coopsim.model.capabilities.ValueChecker`'s ``check_values``; a refusal's
+    ParameterError carries the module's label as ``module``).
 
     Raises:
         RegistryError: unknown robot type or driver; the type carries a module that did not
@@ -62,8 +62,9 @@ _TOGETHER: dict = {}  # (type, params, member's modules, mass) -> its modules' v
 
 
 def _check_together(spec: RobotSpec, member, mass: float) -> None:
-    """Each module's :meth:`ValueChecker.check_values <coopsim.model.capabilities.ValueChecker.check_values>` of the member's values
-    (defaults, the type's, the section's ``param`` lines); a swarm of one type asks once.
+    """Each :class:`~coopsim.model.capabilities.ValueChecker` module's ``check_values`` of the
+    member's values (defaults, the type's, the section's ``param`` lines); a swarm of one type
+    asks once.
 
     Raises:
         ParameterError: ``name.module: why``.
@@ -214,7 +215,8 @@ def _check_param(action, robots: dict, values: dict) -> None:
 
 def _check_event_value(action, spec: RobotSpec, member, values: dict) -> None:
     """The event's value alone, then with the robot's other values of the module as the
-    earlier events left them (:meth:`ValueChecker.check_values <coopsim.model.capabilities.ValueChecker.check_values>`)."""
+    earlier events left them (the module's ``check_values``, a
+    :class:`~coopsim.model.capabilities.ValueChecker`)."""
     module = MODULES.get(action.module)
     ParamValues(module.params).set(action.name, action.value)
     checker = own_check(module)
