@@ -4,9 +4,9 @@ The load: N Crazyflie-sized free bodies (27 g) at 1-3 m over a floor big enough 
 holding m g of thrust give or take 2 % (they drift, never touch the floor: nothing diverges),
 dt = 0.002 s. Timed: the engine's step alone, in blocks of ``--steps`` steps (median block).
 
-* ``aerial``: the shipped serial kernel (``aerial_kernels.step_rows``: each row checked after
-  its step, inside the kernel) against the same kernel's row functions looped without the check
-  (compiled here, the baseline), both on one thread;
+* ``aerial``: what the engine's step does on one thread (a copy of the state, the step's kernel
+  ``aerial_kernels.step_rows``, the check's ``aerial_kernels.check_rows``) against the step's
+  kernel alone (the baseline);
 * ``mujoco``: ``MujocoEngine.step`` with its guard (every MuJoCo substep: the largest |qvel|
   and a sum of qpos; every step: the free bodies' positions) against the same step with the
   guard's methods replaced by no-ops (the baseline).
@@ -25,19 +25,11 @@ import time
 
 import numpy as np
 
-from coopsim.model.compiled import jit
 from coopsim.model.robot_type import Assembly, BodySpec, MemberSpec, ShapeSpec
 from coopsim.model.specs import FloorSpec
 from coopsim.physics import aerial_kernels as k
 
 MASS, INERTIA = 0.027, (1.4e-5, 1.4e-5, 2.17e-5)
-
-
-@jit()
-def _unchecked(s, w, cmd, p, kind, half, dt):
-    """The aerial step before the check: the same row functions, no health test."""
-    for i in range(len(s)):
-        k._row(i, s, w, cmd, p, kind, half, dt)
 
 
 def _flyers(n: int, side: float):
@@ -83,17 +75,19 @@ def aerial(n: int, steps: int, blocks: int) -> tuple[float, float]:
     engine = _engine(AerialEngine, n)
     engine.step(0.002)
 
-    bad, what, start = np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 7))
+    bad, what, start = np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 13))
 
-    def checked(m):  # the shipped serial kernel (engine.step may share rows among threads)
+    def checked(m):  # as engine.step does it, on one thread (it may share rows among threads)
         for _ in range(m):
+            np.copyto(start, engine.state)
             k.step_rows(engine.state, engine.wrench, engine.cmd, engine.param, engine.kind,
-                        engine._half, 0.002, bad, what, start)
+                        engine._half, 0.002)
+            k.check_rows(engine.state, engine._half, bad, what, start)
 
     def unchecked(m):
         for _ in range(m):
-            _unchecked(engine.state, engine.wrench, engine.cmd, engine.param, engine.kind,
-                       engine._half, 0.002)
+            k.step_rows(engine.state, engine.wrench, engine.cmd, engine.param, engine.kind,
+                        engine._half, 0.002)
     return _time(checked, unchecked, steps, blocks)
 
 

@@ -118,8 +118,8 @@ class AerialEngine(Engine):
         self.state, self.wrench = np.zeros((n, 13)), np.zeros((n, 6))
         self.cmd, self.param = np.zeros((n, 3)), np.zeros((n, 7))
         self.kind, self.driven = np.zeros(n, np.int64), np.zeros(n, bool)
-        # the kernel's health: why each row diverged, its value, the poses at the step's start
-        self._bad, self._what, self._start = np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 7))
+        # the kernel's health: why each row diverged, its value, the state at the step's start
+        self._bad, self._what, self._start = np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 13))
 
     # -- what it can run --------------------------------------------------------------------------
 
@@ -211,6 +211,7 @@ class AerialEngine(Engine):
         self._diverged = ()
         if not len(self.state):
             return
+        np.copyto(self._start, self.state)  # one contiguous copy: what a diverged row gets back
         if self._k.step(self.state, self.wrench, self.cmd, self.param, self.kind, self._half,
                         float(dt), self._bad, self._what, self._start):
             rows = np.flatnonzero(self._bad)

@@ -215,8 +215,8 @@ def _row(i, s, w, cmd, p, kind, half, dt):
 
 @jit(inline=True)
 def _checked(i, s, half, bad, what, start):
-    """Row i after its step: when it diverged, put back at ``start[i]`` (its pose at the
-    step's start), at rest, and ``bad[i]`` says why (0: it did not); returns 1 if it did."""
+    """Row i after its step: when it diverged, put back at its pose at the step's start
+    (``start[i]``), at rest, and ``bad[i]`` says why (0: it did not); returns 1 if it did."""
     code, value = _health(s, i, half)
     bad[i] = code
     if code == OK:
@@ -229,19 +229,36 @@ def _checked(i, s, half, bad, what, start):
     return 1
 
 
-# Three passes (keep the pose, step, check), not one: the check fused into the step's loop
-# made the step take twice as long (tests measured 2x at 10,000 rows), apart about 1.1-1.25x
-# (benchmarks/divergence_bench.py).
+# Two kernels, the step's and the check's: the check fused into the step's loop made the step
+# twice as long at 10,000 rows, and its loop after the step's in the same kernel still half as
+# long again (the compiler optimises the step's loop less beside it), apart 1.2-1.25x
+# (benchmarks/divergence_bench.py); a row's pose is copied once, with the whole state, by the
+# caller.
 
 @jit()
-def step_rows(s, w, cmd, p, kind, half, dt, bad, what, start):
-    """One step of ``dt`` s of every row, in place, on the calling thread, checked; returns
-    how many rows diverged (``bad``, ``what``, ``start``: see :func:`step`)."""
-    for i in range(len(s)):
-        for c in range(7):
-            start[i, c] = s[i, c]
+def step_rows(s, w, cmd, p, kind, half, dt):
+    """One step of ``dt`` s of every row, in place, on the calling thread."""
     for i in range(len(s)):
         _row(i, s, w, cmd, p, kind, half, dt)
+
+
+@jit(parallel=True)
+def step_rows_parallel(s, w, cmd, p, kind, half, dt):
+    """:func:`step_rows` with the rows shared among numba's threads."""
+    for i in prange(len(s)):
+        _row(i, s, w, cmd, p, kind, half, dt)
+
+
+@jit()
+def check_rows(s, half, bad, what, start):
+    """Every row checked after its step (:func:`_checked`); returns how many diverged. A
+    first pass that writes nothing counts them (the usual answer, 0, costs a tenth of what a
+    pass writing ``bad`` does); only then are ``bad`` and ``what`` written, rows put back."""
+    n = 0
+    for i in range(len(s)):
+        n += 0 if _health(s, i, half)[0] == OK else 1
+    if n == 0:
+        return 0
     n = 0
     for i in range(len(s)):
         n += _checked(i, s, half, bad, what, start)
@@ -249,13 +266,13 @@ def step_rows(s, w, cmd, p, kind, half, dt, bad, what, start):
 
 
 @jit(parallel=True)
-def step_rows_parallel(s, w, cmd, p, kind, half, dt, bad, what, start):
-    """:func:`step_rows` with the rows shared among numba's threads."""
+def check_rows_parallel(s, half, bad, what, start):
+    """:func:`check_rows` with the rows shared among numba's threads."""
+    n = 0
     for i in prange(len(s)):
-        for c in range(7):
-            start[i, c] = s[i, c]
-    for i in prange(len(s)):
-        _row(i, s, w, cmd, p, kind, half, dt)
+        n += 0 if _health(s, i, half)[0] == OK else 1
+    if n == 0:
+        return 0
     n = 0
     for i in prange(len(s)):
         n += _checked(i, s, half, bad, what, start)
@@ -265,16 +282,20 @@ def step_rows_parallel(s, w, cmd, p, kind, half, dt, bad, what, start):
 def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
     """One step of every row: the parallel kernel from :data:`PARALLEL_MIN` rows on (when more
     than one thread may run), else the serial one; the same bits either way. Returns how many
-    rows diverged and were put back at their pose at the step's start, at rest: ``bad`` (N,)
-    int64 says why each (coopsim.model.health's codes, 0: it did not), ``what`` (N,) the
-    offending value (only where ``bad`` is not 0); ``start`` (N, 7) is the kernel's scratch
-    (the poses at the step's start). The caller drops a diverged row's wrench."""
+    rows diverged and were put back at their pose at the step's start, at rest: then ``bad``
+    (N,) int64 says why each (coopsim.model.health's codes, 0: it did not; unwritten when none
+    diverged), ``what`` (N,) the
+    offending value (only where ``bad`` is not 0); ``start`` (N, 13) a copy of ``s`` the
+    caller made before the step (what a diverged row is put back to). The caller drops a
+    diverged row's wrench."""
     from ..model.threads import parallel
 
     if parallel(len(s), PARALLEL_MIN):
         with threads(len(s)):
-            return int(step_rows_parallel(s, w, cmd, p, kind, half, dt, bad, what, start))
-    return int(step_rows(s, w, cmd, p, kind, half, dt, bad, what, start))
+            step_rows_parallel(s, w, cmd, p, kind, half, dt)
+            return int(check_rows_parallel(s, half, bad, what, start))
+    step_rows(s, w, cmd, p, kind, half, dt)
+    return int(check_rows(s, half, bad, what, start))
 
 
 COMPILED = numba is not None

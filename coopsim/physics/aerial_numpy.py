@@ -142,7 +142,6 @@ def _ground(s: np.ndarray, cmd: np.ndarray, kind: np.ndarray, p: np.ndarray, hal
 def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
     """One step of every row, in place, checked; returns how many rows diverged (see
     ``aerial_kernels.step``)."""
-    start[:] = s[:, :7]
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging row's: put back below
         _step(s, w, cmd, p, kind, half, dt)
     code, value = _health(s, half)
@@ -151,7 +150,7 @@ def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
     if not hit.any():
         return 0
     what[hit] = value[hit]
-    s[hit, :7], s[hit, 7:] = start[hit], 0.0
+    s[hit, :7], s[hit, 7:] = start[hit, :7], 0.0
     return int(hit.sum())
 
 
