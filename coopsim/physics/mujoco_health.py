@@ -55,6 +55,7 @@ class Guard:
                 self.dof_linear[d] = True
         self.dof_unit = root[model.dof_bodyid]
         self.free_q = np.array(free_q, np.int64)
+        self.free_xyz = (self.free_q[:, None] + np.arange(3)).T.copy()  # (3, k) x, y, z
         self.body_unit = root
         self.act_unit = jnt_unit[model.actuator_trnid[:, 0]] if model.nu else np.zeros(0, int)
         self.act_q = model.jnt_qposadr[model.actuator_trnid[:, 0]] if model.nu else \
@@ -83,7 +84,12 @@ class Guard:
         """The units whose free bodies left the altitude or world bounds this step."""
         if not len(self.free_q):
             return _NONE
-        p = data.qpos[self.free_q[:, None] + np.arange(3)]
+        qpos, (x, y, z) = data.qpos, self.free_xyz
+        if (np.abs(qpos[x]).max() <= self.half[0] + health.BEYOND
+                and np.abs(qpos[y]).max() <= self.half[1] + health.BEYOND
+                and qpos[z].min() >= -health.DEPTH and qpos[z].max() <= health.CEILING):
+            return _NONE  # the usual step (NaN fails every test)
+        p = qpos[self.free_xyz.T]
         with np.errstate(invalid="ignore"):
             reach = np.maximum(np.abs(p[:, 0]) - self.half[0], np.abs(p[:, 1]) - self.half[1])
             bad = ~((p[:, 2] >= -health.DEPTH) & (p[:, 2] <= health.CEILING)
