@@ -364,11 +364,12 @@ def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
 
 
 def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None,
-                   ended: str | None = None, warnings: tuple = ()) -> str:
+                   ended: str | None = None, warnings: tuple = (), diverged=None) -> str:
     """The closing summary of a headless run, one fact per line, then the monitors' metrics
     (``rules``: the last snapshot's rule fields) when the scenario has any; ``ended`` replaces
     the end reason (a forfeit added to it); ``warnings``: the engine's (a ``warning`` line
-    each)."""
+    each); ``diverged`` (the last snapshot's ``extra["diverged"]``, robot ->
+    :class:`~coopsim.sim.health.Mark`) adds a line naming the robots the run contained."""
     speed = "max" if stats.speed == 0 else f"{stats.speed:g}x"
     missed = str(stats.missed) + ("" if stats.mode == "realtime" else " (realtime only)")
     rows = [("scenario", scenario.path or scenario.name), ("robots", str(robots)),
@@ -378,6 +379,19 @@ def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None
     if ended or stats.finished:
         rows.append(("ended", ended or stats.finished))
     rows += [("warning", note) for note in warnings]
+    if diverged:
+        rows.append(("diverged", diverged_line(diverged)))
     width = max(len(k) for k, _ in rows)
     metrics = format_metrics(rules or {})
     return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([metrics] if metrics else []))
+
+
+def diverged_line(marks, shown: int = 5) -> str:
+    """The summary's ``diverged`` value: how many robots the run contained, and the first
+    ``shown`` of them with their count, first time and latest reason."""
+    items = sorted(marks.items(), key=lambda item: (item[1].first, item[0]))
+    words = [f"{name} ({m.count} step{'' if m.count == 1 else 's'}, first at t = {m.first:.3f}"
+             f" s; {m.why})" for name, m in items[:shown]]
+    more = f"; and {len(items) - shown} more" if len(items) > shown else ""
+    return f"{len(items)} robot{'' if len(items) == 1 else 's'} put back: " \
+        + "; ".join(words) + more

@@ -118,7 +118,8 @@ def _validate(spec: RobotSpec, type_line: int, line: int, path: PathLike) -> Non
     """Run check_robot_spec on the type alone, then on each param and driver at its own line.
 
     With params or drivers, the whole spec is validated last and a remaining error reported at
-    ``line``.
+    ``line``; one about a module's values together (an airframe's thrust-to-weight) at the
+    last ``param`` line of that module, where the combination was completed.
     """
     parts = [(replace(spec, params=(p,), drivers=()), p.line) for p in spec.params]
     parts += [(replace(spec, params=(), drivers=(d,)), d.line) for d in spec.drivers]
@@ -126,10 +127,14 @@ def _validate(spec: RobotSpec, type_line: int, line: int, path: PathLike) -> Non
     parts.insert(0, (replace(spec, params=(), drivers=()), type_line))  # the rest needs the type
     parts += [(spec, line)] if spec.params or spec.drivers else []
     for part, at in parts:
+        whole = len(part.params) != 1 or part is spec  # one param line: its own range only
         try:
-            check_robot_spec(part)
+            check_robot_spec(part, together=whole)
         except CoopsimError as exc:
-            raise FileFormatError(path, at, str(exc)) from None
+            module = getattr(exc, "module", None)
+            lines = [p.line for p in spec.params if p.module == module]
+            raise FileFormatError(path, max(lines) if module and lines and part is spec
+                                  else at, str(exc)) from None
 
 
 def _rule(section: Section, path: PathLike) -> RuleSetting:

@@ -272,6 +272,29 @@ class _AnswerDefaults:
         return self.answer(command, row, text, snap)
 
 
+@runtime_checkable
+class ValueChecker(Protocol):
+    """A module whose parameter values are checked together, beyond each one's own range (an
+    airframe's thrust-to-weight): asked wherever values change, before anything is stored --
+    a scenario's ``param`` lines and timed events (``coopsim check``: file:line) and
+    parameter writes over the network and by events (error 4)."""
+
+    @classmethod
+    def check_values(cls, values: Mapping, robot=None) -> str:
+        """Why this combination of one robot's values is refused ("" when it is not).
+
+        Args:
+            values: Parameter name -> value, every parameter of the module.
+            robot: The robot's :class:`~coopsim.model.module.RobotInfo` (its body's
+                ``mass``), or None when unknown.
+        """
+
+
+class _CheckDefaults:
+    def check_values(self, values, robot=None):
+        return ""
+
+
 class _CopyDefaults:
     copy_kind = ""
     copy_angles: tuple = ()
@@ -304,6 +327,7 @@ _KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], type]] = {
     Recordable: (("columns", "record", "replay"), (), _RecordDefaults),
     Offloaded: (("prepare",), ("prepare",), _OffloadDefaults),
     CopyKernel: (("copy_kind", "copy_angles"), ("copy_kind",), _CopyDefaults),
+    ValueChecker: (("check_values",), ("check_values",), _CheckDefaults),
 }
 CAPABILITIES: tuple[type, ...] = tuple(_KINDS)
 _ADAPTERS: dict[tuple[type, str], Any] = {}

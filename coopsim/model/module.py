@@ -67,12 +67,14 @@ class RobotInfo:
         limits: Role -> (min, max) limits of the joint the robot type gave that role, rad.
         arm: The 3D arm the robot type gave the role ``arm`` (its joints' limits and
             speeds), or None.
+        mass: The mass of the robot's own body (its chassis), kg; 0 when unknown.
     """
 
     name: str
     type: str = ""
     limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     arm: Any = None
+    mass: float = 0.0
 
 
 class PhysicsAccess(Protocol):

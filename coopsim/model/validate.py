@@ -10,15 +10,19 @@ import importlib
 from .errors import (CoopsimError, ParameterError, RegistryError, ScenarioError,
                      SimulationError)
 from .limits import check_robot_fields, name_problem
+from .capabilities import ValueChecker, capability
+from .module import RobotInfo
 from .params import ParamValues
 from .plugins import DRIVERS, METRICS, MODULES, ROBOT_TYPES
 from .robot_type import Assembly
 from .specs import RobotSpec
 
 
-def check_robot_spec(spec: RobotSpec) -> Assembly:
+def check_robot_spec(spec: RobotSpec, together: bool = True) -> Assembly:
     """Build the section's assembly and check its name, pose, colour, params and drivers;
-    return the assembly.
+    return the assembly. ``together``: also each module's values together (a
+    :class:`~coopsim.model.capabilities.ValueChecker`'s ``check_values``; a refusal's
+    ParameterError carries the module's label as ``module``).
 
     Raises:
         RegistryError: unknown robot type or driver; the type carries a module that did not
@@ -48,8 +52,43 @@ def check_robot_spec(spec: RobotSpec) -> Assembly:
             raise ParameterError(f"robot type {spec.type!r} has no module {setting.module!r} "
                                  f"(it has: {', '.join(sorted(carried))})")
         ParamValues(MODULES.get(setting.module).params).set(setting.name, setting.value)
+    for member in assembly.members if together else ():
+        _check_together(spec, member, assembly.body(member.body).mass)
     _check_drivers(spec, [m.name for m in assembly.members])
     return assembly
+
+
+_TOGETHER: dict = {}  # (type, params, member's modules, mass) -> its modules' values are fine
+
+
+def _check_together(spec: RobotSpec, member, mass: float) -> None:
+    """Each :class:`~coopsim.model.capabilities.ValueChecker` module's ``check_values`` of the
+    member's values (defaults, the type's, the section's ``param`` lines); a swarm of one type
+    asks once.
+
+    Raises:
+        ParameterError: ``name.module: why``.
+    """
+    key = (spec.type, spec.params, member.modules, mass)
+    if key in _TOGETHER:
+        return
+    labels = [label for label in member.modules if own_check(MODULES.get(label))]
+    if labels:
+        info = RobotInfo(member.name, spec.type, mass=float(mass))
+        for label, values in module_values(spec, labels).items():
+            why = own_check(MODULES.get(label)).check_values(values.as_dict(), info)
+            if why:
+                exc = ParameterError(f"{member.name}.{label}: {why}")
+                exc.module = label
+                raise exc
+    if len(_TOGETHER) < 4096:
+        _TOGETHER[key] = True
+
+
+def own_check(module):
+    """The module as a :class:`~coopsim.model.capabilities.ValueChecker` (it checks its
+    values together), or None."""
+    return capability(module, ValueChecker)
 
 
 def module_values(spec: RobotSpec, modules) -> dict[str, ParamValues]:
@@ -112,6 +151,7 @@ def check_events(scenario) -> None:
         ScenarioError: at the line of the first problem.
     """
     robots = members(scenario)
+    values: dict = {}  # (robot, module) -> its values as the events so far left them
     objects = {o.name: o for o in scenario.world.objects + scenario.objects}
     start = ({n for n, o in objects.items() if o.start}, list(scenario.targets))
     present, targets = set(start[0]), list(start[1])
@@ -125,7 +165,7 @@ def check_events(scenario) -> None:
             present, targets = set(start[0]), list(start[1])
         for action in event.actions:
             if action.kind == "param":
-                _check_param(action, robots)
+                _check_param(action, robots, values)
             elif action.kind in ("insert", "remove") and action.target is None:
                 _check_object(action, objects, present)
             elif action.kind == "insert":
@@ -152,7 +192,7 @@ def _target_text(action) -> str:
     return f"{t.color} target{where}"
 
 
-def _check_param(action, robots: dict) -> None:
+def _check_param(action, robots: dict, values: dict) -> None:
     entry = robots.get(action.robot)
     if entry is None:
         raise ScenarioError(action.line, f"no robot named {action.robot!r} (robots: "
@@ -168,9 +208,30 @@ def _check_param(action, robots: dict) -> None:
             raise ScenarioError(action.line, f"robot {action.robot} has no module "
                                 f"{action.module!r} (it has: {', '.join(member.modules)})")
         else:
-            ParamValues(MODULES.get(action.module).params).set(action.name, action.value)
+            _check_event_value(action, spec, member, values)
     except ParameterError as exc:
         raise ScenarioError(action.line, f"{action.robot}.{action.module}: {exc}") from None
+
+
+def _check_event_value(action, spec: RobotSpec, member, values: dict) -> None:
+    """The event's value alone, then with the robot's other values of the module as the
+    earlier events left them (the module's ``check_values``, a
+    :class:`~coopsim.model.capabilities.ValueChecker`)."""
+    module = MODULES.get(action.module)
+    ParamValues(module.params).set(action.name, action.value)
+    checker = own_check(module)
+    if checker is None:
+        return
+    key = (action.robot, action.module)
+    if key not in values:
+        values[key] = module_values(spec, [action.module])[action.module]
+    trial = {**values[key].as_dict(), action.name: values[key].spec(action.name).coerce(
+        action.value)}
+    mass = ROBOT_TYPES.get(spec.type).build(spec).body(member.body).mass
+    why = checker.check_values(trial, RobotInfo(action.robot, spec.type, mass=float(mass)))
+    if why:
+        raise ParameterError(why)
+    values[key].set(action.name, action.value)
 
 
 def driver_of(spec: RobotSpec, member: str):

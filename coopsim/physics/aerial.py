@@ -36,8 +36,10 @@ Compiled: the step is one numba kernel over the rows (:mod:`coopsim.physics.aeri
 shared among numba's threads from ``aerial_kernels.PARALLEL_MIN`` rows on; without numba, or
 with ``COOPSIM_JIT=numpy``, :mod:`coopsim.physics.aerial_numpy` runs the same arithmetic. Both,
 at any thread count, give the same bits (no libm calls, no reordering), so a run is
-reproducible bit for bit. A state that is no longer finite raises
-:class:`~coopsim.model.errors.SimulationError` naming the robot.
+reproducible bit for bit. The kernel checks each row after its step
+(:mod:`coopsim.model.health`: finite, speed, angular rate, altitude): a row that diverged is put
+back at its pose at the step's start, at rest, its wrench and command dropped, and
+:meth:`AerialEngine.diverged` names it; the other rows go on.
 
 Frames and units: world frame (z up), metres, kilograms, radians, seconds; :meth:`state3d` as
 :data:`coopsim.physics.engine.STATE3D` (angular velocity in the body frame); :meth:`robot_state`
@@ -59,6 +61,7 @@ from . import aerial_kernels as jit
 from . import aerial_numpy
 from .aerial_kernels import CLEAR, DIFFERENTIAL, FREE, IDLE, MU, RADIUS, VELOCITY
 from .engine import Engine, Handles, as_geometry, outline_geometry
+from ..model.health import Divergence, why
 
 GROUND_FRICTION = 1.0  # Coulomb coefficient on the floor of a free body whose floor_friction is 0
 _EMPTY = as_geometry([], [])
@@ -95,6 +98,7 @@ class AerialEngine(Engine):
     description = "flying swarms (numba): free 6-DoF bodies under wrenches, floor and walls, " \
                   "no contacts"
     features = frozenset({"flight", "velocity", "differential"})
+    checks_health = True
     kernels = "auto"
 
     def __init__(self, floor: FloorSpec, kernels: str | None = None) -> None:
@@ -106,6 +110,7 @@ class AerialEngine(Engine):
         self._shapes: tuple | None = None
         self._bodies: list[_Body] = []
         self._pending: tuple | None = None
+        self._diverged: tuple = ()
         self._allocate(0)
 
     def _allocate(self, n: int) -> None:
@@ -113,6 +118,8 @@ class AerialEngine(Engine):
         self.state, self.wrench = np.zeros((n, 13)), np.zeros((n, 6))
         self.cmd, self.param = np.zeros((n, 3)), np.zeros((n, 7))
         self.kind, self.driven = np.zeros(n, np.int64), np.zeros(n, bool)
+        # the kernel's health: why each row diverged, its value, the state at the step's start
+        self._bad, self._what, self._start = np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 13))
 
     # -- what it can run --------------------------------------------------------------------------
 
@@ -201,17 +208,21 @@ class AerialEngine(Engine):
 
     def step(self, dt: float) -> None:
         self._sync()
+        self._diverged = ()
         if not len(self.state):
             return
-        self._k.step(self.state, self.wrench, self.cmd, self.param, self.kind, self._half,
-                     float(dt))
-        if not math.isfinite(float(self.state.sum())):  # one sum; the search only when it fails
-            bad = np.flatnonzero(~np.isfinite(self.state).all(axis=1))
-            if len(bad):
-                raise SimulationError(
-                    f"robot {self._bodies[bad[0]].name}'s state is no longer finite on the "
-                    f"aerial engine (x, y, z = {self.state[bad[0], :3].tolist()}): its wrench "
-                    "or command was too large for the step")
+        np.copyto(self._start, self.state)  # one contiguous copy: what a diverged row gets back
+        if self._k.step(self.state, self.wrench, self.cmd, self.param, self.kind, self._half,
+                        float(dt), self._bad, self._what, self._start):
+            rows = np.flatnonzero(self._bad)
+            self.cmd[rows], self.wrench[rows] = 0.0, 0.0  # it stands still, its wrench dropped
+            self._diverged = tuple(
+                Divergence(k, f"robot {self._bodies[k].name}",
+                           why(int(self._bad[k]), float(self._what[k]))) for k in rows.tolist())
+
+    def diverged(self) -> tuple:
+        """See :meth:`Engine.diverged`: the rows the kernel put back in the last step."""
+        return self._diverged
 
     def state3d(self) -> np.ndarray:
         self._sync()

@@ -15,6 +15,10 @@ m/s, -, yaw rate rad/s; or vx, vy m/s world, yaw rate); ``param`` (N, 7) :data:`
 :data:`RADIUS` (m), :data:`MU` (ground friction); ``kind`` (N,) int64 :data:`IDLE`,
 :data:`DIFFERENTIAL`, :data:`VELOCITY` (ground rows) or :data:`FREE`; ``half`` (2,) the floor's
 half length and half width, m.
+
+Each row is checked after its step (:func:`_health`, :mod:`coopsim.model.health`'s bounds)
+and, when it diverged, put back at its pose at the step's start, at rest: one row's divergence
+never reaches another, and nothing is copied for it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import math
 
 from ..model.compiled import jit, numba, prange
 from ..model.threads import kernel_threads
+from ..model.health import ALTITUDE, BEYOND, CEILING, DEPTH, MAX_RATE, MAX_SPEED, NONFINITE, OK, \
+    OUTSIDE, RATE, SPEED
 
 IDLE, DIFFERENTIAL, VELOCITY, FREE = 0, 1, 2, 3  # kinds of row
 MASS, IXX, IYY, IZZ, CLEAR, RADIUS, MU = range(7)  # param columns
@@ -177,12 +183,57 @@ def _ground_row(i, s, cmd, kind, p, half, dt):
 
 
 @jit(inline=True)
+def _health(s, i, half):
+    """Row i's first broken bound (coopsim.model.health: OK = 0) and its value; every
+    comparison is written so that NaN breaks it."""
+    total = 0.0
+    for c in range(13):
+        total += s[i, c]
+    if not total - total == 0.0:  # NaN or infinite somewhere (inf - inf is NaN)
+        return NONFINITE, 0.0
+    top = max(abs(s[i, 7]), abs(s[i, 8]), abs(s[i, 9]))
+    if not top <= MAX_SPEED:
+        return SPEED, top
+    top = max(abs(s[i, 10]), abs(s[i, 11]), abs(s[i, 12]))
+    if not top <= MAX_RATE:
+        return RATE, top
+    if not (s[i, 2] >= -DEPTH and s[i, 2] <= CEILING):
+        return ALTITUDE, s[i, 2]
+    reach = max(abs(s[i, 0]) - half[0], abs(s[i, 1]) - half[1])
+    if not reach <= BEYOND:
+        return OUTSIDE, reach
+    return OK, 0.0
+
+
+@jit(inline=True)
 def _row(i, s, w, cmd, p, kind, half, dt):
     if kind[i] == FREE:
         _free_row(i, s, w, p, half, dt)
     else:
         _ground_row(i, s, cmd, kind, p, half, dt)
 
+
+@jit(inline=True)
+def _checked(i, s, half, bad, what, start):
+    """Row i after its step: when it diverged, put back at its pose at the step's start
+    (``start[i]``), at rest, and ``bad[i]`` says why (0: it did not); returns 1 if it did."""
+    code, value = _health(s, i, half)
+    bad[i] = code
+    if code == OK:
+        return 0
+    what[i] = value
+    for c in range(7):
+        s[i, c] = start[i, c]
+    for c in range(7, 13):
+        s[i, c] = 0.0
+    return 1
+
+
+# Two kernels, the step's and the check's: the check fused into the step's loop made the step
+# twice as long at 10,000 rows, and its loop after the step's in the same kernel still half as
+# long again (the compiler optimises the step's loop less beside it), apart 1.2-1.25x
+# (benchmarks/divergence_bench.py); a row's pose is copied once, with the whole state, by the
+# caller.
 
 @jit()
 def step_rows(s, w, cmd, p, kind, half, dt):
@@ -198,16 +249,53 @@ def step_rows_parallel(s, w, cmd, p, kind, half, dt):
         _row(i, s, w, cmd, p, kind, half, dt)
 
 
-def step(s, w, cmd, p, kind, half, dt: float) -> None:
+@jit()
+def check_rows(s, half, bad, what, start):
+    """Every row checked after its step (:func:`_checked`); returns how many diverged. A
+    first pass that writes nothing counts them (the usual answer, 0, costs a tenth of what a
+    pass writing ``bad`` does); only then are ``bad`` and ``what`` written, rows put back."""
+    n = 0
+    for i in range(len(s)):
+        n += 0 if _health(s, i, half)[0] == OK else 1
+    if n == 0:
+        return 0
+    n = 0
+    for i in range(len(s)):
+        n += _checked(i, s, half, bad, what, start)
+    return n
+
+
+@jit(parallel=True)
+def check_rows_parallel(s, half, bad, what, start):
+    """:func:`check_rows` with the rows shared among numba's threads."""
+    n = 0
+    for i in prange(len(s)):
+        n += 0 if _health(s, i, half)[0] == OK else 1
+    if n == 0:
+        return 0
+    n = 0
+    for i in prange(len(s)):
+        n += _checked(i, s, half, bad, what, start)
+    return n
+
+
+def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
     """One step of every row: the parallel kernel from :data:`PARALLEL_MIN` rows on (when more
-    than one thread may run), else the serial one; the same bits either way."""
+    than one thread may run), else the serial one; the same bits either way. Returns how many
+    rows diverged and were put back at their pose at the step's start, at rest: then ``bad``
+    (N,) int64 says why each (coopsim.model.health's codes, 0: it did not; unwritten when none
+    diverged), ``what`` (N,) the
+    offending value (only where ``bad`` is not 0); ``start`` (N, 13) a copy of ``s`` the
+    caller made before the step (what a diverged row is put back to). The caller drops a
+    diverged row's wrench."""
     from ..model.threads import parallel
 
     if parallel(len(s), PARALLEL_MIN):
         with threads(len(s)):
             step_rows_parallel(s, w, cmd, p, kind, half, dt)
-    else:
-        step_rows(s, w, cmd, p, kind, half, dt)
+            return int(check_rows_parallel(s, half, bad, what, start))
+    step_rows(s, w, cmd, p, kind, half, dt)
+    return int(check_rows(s, half, bad, what, start))
 
 
 COMPILED = numba is not None

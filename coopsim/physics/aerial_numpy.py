@@ -11,6 +11,8 @@ import numpy as np
 
 from .aerial_kernels import (CLEAR, DIFFERENTIAL, FREE, GRAVITY, HALVINGS, IDLE, IXX, IYY, IZZ,
                              MASS, MU, RADIUS, SERIES, VELOCITY)
+from ..model.health import ALTITUDE, BEYOND, CEILING, DEPTH, MAX_RATE, MAX_SPEED, NONFINITE, OK, \
+    OUTSIDE, RATE, SPEED
 
 
 def _sinc_cos(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -137,8 +139,43 @@ def _ground(s: np.ndarray, cmd: np.ndarray, kind: np.ndarray, p: np.ndarray, hal
     s[:, 10], s[:, 11], s[:, 12] = 0.0, 0.0, turn
 
 
-def step(s, w, cmd, p, kind, half, dt: float) -> None:
-    """One step of every row, in place (see ``aerial_kernels.step``)."""
+def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
+    """One step of every row, in place, checked; returns how many rows diverged (see
+    ``aerial_kernels.step``)."""
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging row's: put back below
+        _step(s, w, cmd, p, kind, half, dt)
+    code, value = _health(s, half)
+    bad[:] = code
+    hit = code != OK
+    if not hit.any():
+        return 0
+    what[hit] = value[hit]
+    s[hit, :7], s[hit, 7:] = start[hit, :7], 0.0
+    return int(hit.sum())
+
+
+def _health(s: np.ndarray, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """See ``aerial_kernels._health`` (the same sums, in the same order)."""
+    total = s[:, 0].copy()
+    for c in range(1, 13):
+        total += s[:, c]
+    with np.errstate(invalid="ignore"):
+        finite = ((total - total) != 0.0, np.zeros(len(s)))  # NaN != 0 too
+        speed = np.maximum(np.maximum(np.abs(s[:, 7]), np.abs(s[:, 8])), np.abs(s[:, 9]))
+        rate = np.maximum(np.maximum(np.abs(s[:, 10]), np.abs(s[:, 11])), np.abs(s[:, 12]))
+        reach = np.maximum(np.abs(s[:, 0]) - half[0], np.abs(s[:, 1]) - half[1])
+        tests = (finite, (~(speed <= MAX_SPEED), speed), (~(rate <= MAX_RATE), rate),
+                 (~((s[:, 2] >= -DEPTH) & (s[:, 2] <= CEILING)), s[:, 2]),
+                 (~(reach <= BEYOND), reach))
+    code, value = np.zeros(len(s), np.int64), np.zeros(len(s))
+    for k in (OUTSIDE, ALTITUDE, RATE, SPEED, NONFINITE):  # the first broken bound wins
+        hit, what = tests[k - 1]
+        code[hit], value[hit] = k, what[hit]
+    return code, value
+
+
+def _step(s, w, cmd, p, kind, half, dt: float) -> None:
+    """One step of every row, in place, unchecked."""
     free = np.flatnonzero(kind == FREE)
     ground = np.flatnonzero(kind != FREE)
     if len(free):

@@ -24,6 +24,7 @@ import numpy as np
 from ..model.errors import SimulationError
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
+from ..model.health import Divergence
 
 #: What an engine may offer. ``joints``: pivot/revolute joints (carried bars, arms);
 #: ``movable_objects``: objects with mass (pymunk: robots push them; kinematic: they stand still
@@ -110,6 +111,8 @@ class Engine(ABC):
         label: Registered name (``--engine``, ``[SETTINGS] engine``).
         description: One line for ``coopsim list``.
         features: The subset of :data:`FEATURES` it offers.
+        checks_health: Whether it checks its bodies itself after each step (see
+            :meth:`diverged`).
         default: The engine a scenario runs on when neither ``[SETTINGS] engine`` nor
             ``--engine`` names one (:func:`coopsim.model.plugins.default_engine`); read on the
             class itself, so an engine built on the default one is not the default.
@@ -125,6 +128,8 @@ class Engine(ABC):
     features: ClassVar[frozenset] = frozenset()
     default: ClassVar[bool] = False
     strict_placement: ClassVar[bool] = False
+    #: True when :meth:`step` checks every body and :meth:`diverged` reports what it put back.
+    checks_health: ClassVar[bool] = False
 
     def __init__(self, floor: FloorSpec) -> None:
         self.floor = floor
@@ -252,6 +257,18 @@ class Engine(ABC):
             SimulationError: the engine has no ``copies`` feature (the default).
         """
         raise SimulationError(f"the {self.label} engine has no copies feature")
+
+    def diverged(self) -> tuple[Divergence, ...]:
+        """The bodies the last :meth:`step` found diverged (:mod:`coopsim.model.health`: a
+        state non-finite or beyond the sane bounds) and put back: each where it was at that
+        step's start, at rest, its drive command and wrench dropped; the other bodies went on.
+
+        An engine that checks its own bodies says so with :attr:`checks_health` (``mujoco``,
+        ``aerial``); for any other (the default: none found) the simulation checks the
+        robots' :meth:`robot_state` itself and puts one back with :meth:`reset_rows`
+        (:mod:`coopsim.sim.health`).
+        """
+        return ()
 
     def state3d(self) -> np.ndarray:
         """(N, 13) full state of every robot's chassis, robot order (columns :data:`STATE3D`).

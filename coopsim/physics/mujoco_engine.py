@@ -37,9 +37,11 @@
   start below the floor or inside each other here (``strict_placement``: the loaders and the
   world refuse such placements, :mod:`coopsim.model.placement`).
 
-MuJoCo is deterministic on one thread: the same scenario and seed give the same bits. A
-non-finite state or a MuJoCo divergence warning after a step raises
-:class:`~coopsim.model.errors.SimulationError` naming the robot (the stepper ends the run).
+MuJoCo is deterministic on one thread: the same scenario and seed give the same bits. After
+every MuJoCo substep each tree of bodies (a robot with its arm, an object) is checked: one whose
+state went non-finite or beyond :mod:`coopsim.model.health`'s bounds is put back where it was
+at the start of the step, at rest, alone (:mod:`coopsim.physics.mujoco_health`; MuJoCo's own
+reset of every body on a bad state is turned off), and :meth:`MujocoEngine.diverged` says which.
 MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module and its builders
 (:mod:`coopsim.physics.mujoco_build`, :mod:`coopsim.physics.mujoco_arms`) import it, and only
 when the engine is chosen (engines load lazily).
@@ -60,6 +62,7 @@ from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import mujoco_arms as ma
 from . import mujoco_build as mb
+from . import mujoco_health as mh
 from . import mujoco_state as ms
 from .engine import Engine, Handles, as_geometry
 from .mujoco_build import GRAVITY, MAX_SUBSTEP, WALL_THICKNESS, Body  # noqa: F401 (GRAVITY: tests)
@@ -70,14 +73,12 @@ except ImportError:  # the engine is optional: choosing it says how to install i
     mujoco = None
 else:
     # MuJoCo's own handler appends every warning to MUJOCO_LOG.TXT in the working folder (the
-    # user's, not ours to write in); the engine counts warnings itself (data.warning) and ends
-    # a diverged run with a sentence, so a warning only needs to reach the log.
+    # user's, not ours to write in); the engine puts a diverged body back itself
+    # (mujoco_health), so a warning only needs to reach the log.
     mujoco.set_mju_user_warning(logging.getLogger("coopsim.mujoco").warning)
 
 INSTALL = "pip install 'coopsim[3d]'"
 SLICE_TOP = 1.0  # m: bodies whose lowest point is higher are not in the ray caster's 2D world
-# MuJoCo's divergence warnings, three in a row: BADQPOS, BADQVEL, BADQACC
-_BADQPOS = int(mujoco.mjtWarning.mjWARN_BADQPOS) if mujoco is not None else 0
 _STILL, _DIFFERENTIAL, _VELOCITY = mb.STILL, mb.DIFFERENTIAL, mb.VELOCITY
 
 
@@ -108,6 +109,7 @@ class _Rows:
         self.wrench = np.array([b.wrench for b in bodies], dtype=float).reshape(n, 6)
         self.flyers = np.flatnonzero(self.free)
         self.movers: list | None = None  # moving_geometry's bodies, found on first use
+        self.guard: mh.Guard | None = None  # the divergence guard, made at the first step
 
     def scatter(self) -> None:
         """Hand the commands back to the bodies (the next layout gathers them again)."""
@@ -125,6 +127,7 @@ class MujocoEngine(Engine):
                    "flyers in one world")
     features = frozenset({"flight", "differential", "velocity", "movable_objects", "arms"})
     strict_placement = True  # a body started inside another is thrown out by its contacts
+    checks_health = True
 
     def __init__(self, floor: FloorSpec) -> None:
         if mujoco is None:
@@ -139,7 +142,7 @@ class MujocoEngine(Engine):
         self._rows: _Rows | None = None
         self._arms: list[ma.Arm] = []  # in insertion order
         self._arm_table: ma.ArmTable | None = None
-        self._warned = 0  # divergence warnings MuJoCo had given before this step
+        self._diverged: list = []  # what the last step put back (mujoco_health)
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
         self._moved = 0  # steps and resets so far: the robots' state read since is kept
         self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
@@ -240,6 +243,8 @@ class MujocoEngine(Engine):
         self.spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST if self._arms
                                           else mujoco.mjtIntegrator.mjINT_EULER)
         self.spec.memory = mb.world_arena(self._bodies.values(), self._arms)
+        # one diverged body must not put every other back at its start (mujoco_health)
+        self.spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_AUTORESET)
         try:
             self.model = self.spec.compile()
         except Exception as exc:  # noqa: BLE001 -- MuJoCo's compiler raises its own errors
@@ -254,7 +259,6 @@ class MujocoEngine(Engine):
             arm.restore(self.data)
             arm.rehold(self.model, self.data)
         mujoco.mj_forward(self.model, self.data)  # frames and contacts of the new layout
-        self._warned = _divergences(self.data)
         self._stale, self._rows, self._arm_table = False, None, None
 
     def _arm_rows(self, handles: list) -> tuple:
@@ -276,12 +280,43 @@ class MujocoEngine(Engine):
             model.opt.timestep = dt / n
             self._substeps = (model, dt, n)
         n = self._substeps[2]
+        guard = self._guard(rows)
+        guard.begin(data)
+        self._diverged, held = [], []
         for _ in range(n):
             self._drive_forces(rows, dt / n)
             if len(rows.flyers):
                 self._wrench_forces(rows)
             mujoco.mj_step(model, data)
-        self._check()
+            held.append(self._contain(rows, guard, guard.substep(data)))
+        held.append(self._contain(rows, guard, guard.step(data)))
+        held = np.unique(np.concatenate(held))
+        if len(held):  # the substeps after a unit's containment moved it again: at rest
+            guard.contain(model, data, held)
+            mujoco.mj_forward(model, data)
+
+    def diverged(self) -> tuple:
+        """See :meth:`Engine.diverged` (:mod:`coopsim.physics.mujoco_health`)."""
+        return tuple(self._diverged)
+
+    def _guard(self, rows: _Rows) -> mh.Guard:
+        if rows.guard is None:
+            labels = {int(self.model.body_rootid[b.id]): b.label
+                      for b in self._bodies.values() if b.id >= 0}
+            rows.guard = mh.Guard(self.model, (self.floor.length / 2, self.floor.width / 2),
+                                  rows.ids, labels)
+        return rows.guard
+
+    def _contain(self, rows: _Rows, guard: mh.Guard, units: np.ndarray) -> np.ndarray:
+        """Put diverged ``units`` back (their robots' commands dropped); note what they were;
+        return them."""
+        if not len(units):
+            return units
+        self._diverged += guard.report(self.data, units)
+        guard.contain(self.model, self.data, units)
+        hit = np.isin(guard.robot_unit, units)
+        rows.mode[hit], rows.cmd[hit], rows.wrench[hit] = _STILL, 0.0, 0.0
+        return units  # step() puts them back again at its end, frames and contacts computed
 
     def _drive_forces(self, rows: _Rows, h: float) -> None:
         """Forces and torques that bring each driven ground robot to its commanded velocity
@@ -314,26 +349,6 @@ class MujocoEngine(Engine):
         out = self.data.xfrc_applied
         out[rows.ids[f], :3] = np.einsum("nij,nj->ni", rot, wrench[:, :3])
         out[rows.ids[f], 3:] = np.einsum("nij,nj->ni", rot, wrench[:, 3:])
-
-    def _check(self) -> None:
-        """Raise SimulationError when the step left a non-finite state or MuJoCo warned that
-        the simulation diverged."""
-        data = self.data
-        warned = _divergences(data)
-        qpos, qvel = data.qpos, data.qvel
-        finite = math.isfinite(qpos @ qpos + qvel @ qvel)  # one pass (beyond 1e154: diverged)
-        if finite and warned == self._warned:
-            return
-        self._warned = warned
-        bad = [b for b in self._bodies.values() if b.kind != "static"
-               and not (np.isfinite(data.qpos[b.qadr:b.qadr + len(b.qpos)]).all()
-                        and np.isfinite(data.qvel[b.dadr:b.dadr + len(b.qvel)]).all())]
-        bad += [a for a in self._arms if not (np.isfinite(data.qpos[a.qadr]).all()
-                                              and np.isfinite(data.qvel[a.dadr]).all())]
-        who = bad[0].label if bad else "a body (MuJoCo warned of a diverging simulation)"
-        raise SimulationError(f"the physics went non-finite at {who} at t = {data.time:.6g} s "
-                              "(a force or torque too large for the body, or bodies stuck "
-                              "inside each other)")
 
     def warnings(self) -> tuple[str, ...]:
         """See :meth:`Engine.warnings`: MuJoCo's arena overflowed (its CONTACTFULL or
@@ -500,10 +515,3 @@ class MujocoEngine(Engine):
             c, groups = np.vstack([c, arms[:, :3]]), np.concatenate(
                 [groups, arms[:, 3].astype(np.int64)])
         return c, groups, s, sgroups
-
-
-
-def _divergences(data) -> int:
-    """How many divergence warnings MuJoCo has given on ``data``."""
-    n = data.warning.number
-    return int(n[_BADQPOS] + n[_BADQPOS + 1] + n[_BADQPOS + 2])

@@ -93,6 +93,12 @@ def posed_layout(layout: dict, snap) -> dict:
         out[key] = bodies
     if snap.pose3d is not None:  # a 3D world (protocol 5): full pose and twist per robot
         _add_3d(out["robots"], snap)
+    marks = snap.extra.get("diverged")
+    if marks:  # protocol 7: a robot the run has contained (coopsim.sim.health)
+        for body in out["robots"]:
+            mark = marks.get(body.get("name"))
+            if mark is not None:
+                body["diverged"] = mark.as_json()
     if snap.object_pose3d is not None:  # protocol 6: objects' height and orientation
         for body, pose in zip(out["objects"], snap.object_pose3d.tolist()):
             body.update(z=pose[2], quat=pose[3:7])

@@ -23,6 +23,7 @@ from ..model.specs import ScenarioSpec, check_dt
 from ..model.validate import rate_problem
 from .access import Access
 from .drivers import DriverHost
+from .health import Health
 from .rules import RuleHost
 from .sensing import CommandTables, ParamTable, RobotTable, Sensors
 from .world import World, collector_held
@@ -61,7 +62,8 @@ class Simulation:
             ``_`` (``Snapshot.extra``): those values must be immutable. The simulation keeps
             ``map`` (a :class:`~coopsim.model.specs.MapSpec`), ``squads`` (the scenario's
             SquadSpecs) and ``held`` (robot -> the object it holds, :meth:`attach`) up to date
-            with the layout.
+            with the layout; ``diverged`` (robot name -> :class:`~coopsim.sim.health.Mark`)
+            once a robot has diverged and been contained.
     """
 
     def __init__(self, scenario: ScenarioSpec, seed: int | None = None,
@@ -124,6 +126,7 @@ class Simulation:
         self._published: dict[str, np.ndarray] = {}  # the last snapshot's commands (see there)
         self.actuated: dict = {}
         self.extra: dict = {}
+        self.health = Health()  # the robots contained so far (extra["diverged"])
         self.rules = RuleHost(self.scenario)
         self.drivers = DriverHost(self)
         self._sync_layout()
@@ -189,10 +192,12 @@ class Simulation:
                                                       self.commands[label][rows])
 
     def physics(self) -> None:
-        """Physics phase: advance the engine by dt."""
+        """Physics phase: advance the engine by dt; a robot that diverged is contained
+        (:mod:`coopsim.sim.health`)."""
         self.world.engine.step(self.dt)
         self.step += 1
         self.time = self._t0 + (self.step - self._k0) * self.dt
+        self.health.after_step(self)
 
     def sense(self) -> Snapshot:
         """Sensors phase: measure every module and freeze the result as the new snapshot

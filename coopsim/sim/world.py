@@ -15,15 +15,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..model.errors import SimulationError, UnknownNameError
+from ..model.errors import ParameterError, SimulationError, UnknownNameError
 from ..model.limits import too_many_objects
 from ..model.module import RobotInfo
 from ..model.params import ParamValues
 from ..model.placement import assembly_rows, object_rows
-from ..model.plugins import DRIVERS, ENGINES, ROBOT_TYPES, default_engine
+from ..model.plugins import DRIVERS, ENGINES, MODULES, ROBOT_TYPES, default_engine
 from ..model.robot_type import ShapeSpec
 from ..model.specs import MapSpec, ObjectSpec, RobotSpec, ScenarioSpec, TargetSpec
-from ..model.validate import check_robot_spec, module_values
+from ..model.validate import check_robot_spec, module_values, own_check
 from .placing import Placements
 
 
@@ -293,7 +293,8 @@ class World:
                      member.radius, member.axle, member.drive, handles.robots[member.name],
                      refs, points, spec.controller, driver, RobotInfo(
                          member.name, spec.type, limits,
-                         assembly.arm(member.refs["arm"]) if "arm" in member.refs else None))
+                         assembly.arm(member.refs["arm"]) if "arm" in member.refs else None,
+                         float(assembly.body(member.body).mass)))
 
     def remove_robot(self, name: str) -> RobotSpec:
         """Remove the robot(s) and parts built from the section named ``name``."""
@@ -324,9 +325,17 @@ class World:
         Raises:
             SimulationError: no such robot or module. ParameterError: bad name or value.
         """
-        values = self.robot(robot).modules.get(module)
+        who = self.robot(robot)
+        values = who.modules.get(module)
         if values is None:
             raise UnknownNameError(f"robot {robot!r} has no module {module!r}")
+        checker = own_check(MODULES.get(module))
+        if checker is not None:  # a combination no single range can refuse (an airframe's)
+            coerced = values.spec(name).coerce(value)
+            why = checker.check_values({**values.as_dict(), name: coerced}, who.info)
+            if why:
+                raise ParameterError(f"parameter {module}.{name} = {coerced!r} is refused: "
+                                     f"{why}")
         stored = values.set(name, value)
         self.param_epoch += 1
         return stored

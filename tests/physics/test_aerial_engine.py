@@ -307,13 +307,25 @@ def test_refusals_say_why_in_one_sentence():
     assert ENGINES.get("aerial") is AerialEngine and "flight" in AerialEngine.features
 
 
-def test_a_state_that_is_not_finite_names_the_robot():
-    engine = make([flyer("calm", z=1.0), flyer("wild", z=1.0)])
+@pytest.mark.parametrize("kernels", KERNELS)
+def test_a_state_that_is_not_finite_is_put_back_naming_the_robot(kernels):
+    engine = make([flyer("calm", z=1.0), flyer("wild", x=1.0, z=1.0)], kernels=kernels)
+    alone = make([flyer("calm", z=1.0)], kernels=kernels)
     with pytest.raises(SimulationError, match="robot wild's wrench is not finite"):
         engine.apply_wrench(np.array([1]), np.array([[0.0, np.nan, 0.0]]), np.zeros((1, 3)))
+    for e in (engine, alone):
+        e.step(0.002)
+    before = engine.state3d()[1].copy()
     engine.apply_wrench(np.array([1]), np.array([[0.0, 0.0, 1e308]]), np.zeros((1, 3)))
-    with pytest.raises(SimulationError, match="robot wild's state is no longer finite"):
-        engine.step(0.002)  # 1e308 N / 0.027 kg overflows
+    for e in (engine, alone):
+        e.step(0.002)  # 1e308 N / 0.027 kg overflows: wild is put back, calm goes on
+    (found,) = engine.diverged()
+    assert (found.row, found.label) == (1, "robot wild") and "non-finite" in found.why
+    assert engine.state3d()[1, :7].tolist() == before[:7].tolist()  # where the step began
+    assert engine.state3d()[1, 7:].tolist() == [0.0] * 6 and engine.wrench[1].tolist() == [0] * 6
+    assert engine.state3d()[0].tobytes() == alone.state3d()[0].tobytes()
+    engine.step(0.002)
+    assert engine.diverged() == ()
 
 
 def test_robots_keep_their_state_across_a_new_layout():

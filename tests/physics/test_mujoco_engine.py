@@ -181,12 +181,38 @@ def test_adding_and_removing_between_steps_keeps_the_others_state():
     assert after[1, 9] > before[1, 9] + 0.4  # still climbing at 1 m/s^2
 
 
-def test_a_non_finite_state_raises_simulation_error_naming_the_robot(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # MuJoCo writes its warnings to MUJOCO_LOG.TXT here
+def test_a_diverged_body_is_put_back_alone_and_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo's own handler would write MUJOCO_LOG.TXT here
     engine, _ = world(assemblies=[ground(), flyer(name="q7", x=2.0)])
+    alone, _ = world(assemblies=[ground()])
+    for e in (engine, alone):
+        run(e, 0.05, lambda e=e: e.drive(ROW, np.array([0.3]), np.array([0.5])))
+    before = engine.state3d()[1].copy()
     engine.apply_wrench(np.array([1]), np.array([[1e300, 0.0, 1e300]]), np.zeros((1, 3)))
-    with pytest.raises(SimulationError, match="non-finite at robot q7"):
-        run(engine, 0.05)
+    for e in (engine, alone):
+        e.step(DT)
+    (found,) = engine.diverged()
+    assert found.row == 1 and "its speed reached" in found.why, found
+    assert engine.state3d()[1, :7] == pytest.approx(before[:7], abs=1e-12)  # the step's start
+    assert engine.state3d()[1, 7:].tolist() == [0.0] * 6  # at rest, its wrench dropped
+    # the ground robot went on as if alone (MuJoCo's reset of every body is off)
+    assert engine.state3d()[0].tobytes() == alone.state3d()[0].tobytes()
+    run(engine, 0.05)
+    assert engine.diverged() == () and np.isfinite(engine.state3d()).all()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_diverged_object_is_put_back_and_named():
+    cube = ObjectSpec("b1", "box", (0.2, 0.2, 0.2), (2.0, 0.0, 0.1), 0.0, 1.0)
+    engine, (h,) = world(assemblies=[ground()], objects=[cube])
+    run(engine, 0.05)
+    before = engine.poses3d([h])[0].copy()
+    engine.data.qvel[h.dadr:h.dadr + 3] = (5e4, 0.0, 0.0)  # m/s: a kick no contact gives
+    engine.step(DT)
+    (found,) = engine.diverged()
+    assert (found.row, found.label) == (-1, "object b1") and "its speed reached" in found.why
+    assert engine.poses3d([h])[0] == pytest.approx(before, abs=1e-12)
+    assert engine.data.qvel[h.dadr:h.dadr + 6].tolist() == [0.0] * 6
 
 
 def test_reset_rows_puts_robots_back_and_drops_their_commands():
@@ -283,7 +309,7 @@ def test_cli_run_without_mujoco_names_the_install_command(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_cli_run_ends_with_fail_when_the_physics_diverges(tmp_path):
+def test_cli_run_goes_on_and_names_the_robot_when_the_physics_diverges(tmp_path):
     (tmp_path / "w.world").write_text("[FLOOR]\nsize 10 10 0.1\n")
     path = tmp_path / "d.scenario"
     path.write_text("[WORLD]\nfile w.world\n[SETTINGS]\nengine mujoco\n"
@@ -300,5 +326,8 @@ def test_cli_run_ends_with_fail_when_the_physics_diverges(tmp_path):
         """)
     result = _run(path, patch)
     out = result.stdout + result.stderr
-    assert "FAIL: SimulationError: the physics went non-finite at robot r" in out, out
-    assert "duration 2 s reached" not in out
+    assert result.returncode == 0 and "duration 2 s reached" in out, out
+    assert "FAIL" not in out and "Traceback" not in out, out
+    assert "robot r diverged (1 time so far)" in out, out  # the log
+    line = next(x for x in out.splitlines() if x.startswith("diverged"))
+    assert "1 robot put back: r (" in line, line  # the summary

@@ -103,6 +103,15 @@ class ByName:
         for k, v in values.items():
             self.arrays[k][where] = v
 
+    def restart(self, names) -> None:
+        """Robots ``names`` start over from the defaults, as if never seen (a robot the
+        simulation put back after it diverged: coopsim.sim.health)."""
+        for name in names:
+            k = self.index.get(name)
+            if k is not None:
+                for key, default in self.defaults.items():
+                    self.arrays[key][k] = default
+
 
 def row_names(frame, rows) -> tuple:
     """The network names of robots ``rows`` (their rows when the frame has no names)."""

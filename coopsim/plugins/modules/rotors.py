@@ -45,6 +45,14 @@ from ...model.params import ParamSpec
 from .common import ByName, row_names
 
 SANITY_RATE = 50.0  # rad/s: larger body or yaw rates are refused
+GRAVITY = 9.81  # m/s^2
+#: Thrust-to-weight, 4 kf max_speed^2 / (m g), an airframe may have: below 1 it cannot hover;
+#: above 20 it is beyond any multirotor flown (racing quadrotors reach about 10 to 15). The
+#: published Crazyflie 2.x sets give 1.49 to 2.11.
+THRUST_TO_WEIGHT = (1.0, 20.0)
+#: Largest principal moment of inertia over the smallest an airframe may have (a quadrotor's
+#: is about 2: a flat frame's Izz is about Ixx + Iyy).
+INERTIA_RATIO = 100.0
 SANITY_REF = 1000.0  # m: larger reference coordinates are refused
 MODES = {"stop": 0.0, "set_rotors": 1.0, "set_thrust_rates": 2.0, "set_thrust_attitude": 3.0}
 
@@ -142,6 +150,14 @@ class Rotors(Module):
         return (MODES[name], *map(float, data), 0.0, 0.0, 0.0, 0.0)
 
     @classmethod
+    def check_values(cls, values, robot=None) -> str:
+        """The :class:`~coopsim.model.capabilities.ValueChecker` capability:
+        :func:`airframe_problem` with the robot's body mass (the one the engine flies), else
+        the ``mass`` parameter."""
+        mass = float(getattr(robot, "mass", 0.0) or 0.0)
+        return airframe_problem(values, mass)
+
+    @classmethod
     def actuate(cls, frame, rows, p, commands):
         """Propeller speeds after the lag (len(rows), 4), rad/s; the wrench to the engine."""
         from ...swarm import flight  # here: the swarm package loads only when something flies
@@ -203,3 +219,38 @@ def _within(command: str, what: str, values, lo: float, hi: float, unit: str) ->
         if not (lo <= v <= hi):  # NaN fails too
             raise ProtocolError(OUT_OF_RANGE, f"{command}: {what} must be within [{lo:g}, "
                                               f"{hi:g}] {unit}, got {shown(v, lo, hi)}")
+
+
+def airframe_problem(values, mass: float = 0.0) -> str:
+    """Why an airframe's ``rotors`` values are implausible ("" when they are not): its
+    thrust-to-weight outside :data:`THRUST_TO_WEIGHT`, its moments of inertia breaking the
+    triangle inequality (no rigid body has one moment larger than the other two together) or
+    further apart than :data:`INERTIA_RATIO`. Every sentence states the bound and the value.
+
+    Args:
+        values: The module's parameter values (kf N s^2, max_speed rad/s, mass kg, ixx, iyy,
+            izz kg m^2).
+        mass: The body's mass, kg (0: the ``mass`` parameter's).
+    """
+    m = mass if mass > 0 else float(values["mass"])
+    kf, top = float(values["kf"]), float(values["max_speed"])
+    ratio = 4.0 * kf * top * top / (m * GRAVITY)
+    lo, hi = THRUST_TO_WEIGHT
+    if not lo <= ratio <= hi:
+        return (f"thrust-to-weight 4 kf max_speed^2 / (m g) = {ratio:.6g} (kf {kf:.6g} N s^2, "
+                f"max_speed {top:.6g} rad/s, mass {m:.6g} kg) is outside [{lo:g}, {hi:g}]: "
+                "no airframe flies like that" + (" (below 1 it cannot hover)" if ratio < lo
+                                                  else ""))
+    moments = [float(values[k]) for k in ("ixx", "iyy", "izz")]
+    for k, name in enumerate(("ixx", "iyy", "izz")):
+        others = sum(moments) - moments[k]
+        if moments[k] > others * (1.0 + 1e-9):
+            return (f"inertia {name} = {moments[k]:.6g} kg m^2 is larger than the other two "
+                    f"together ({others:.6g} kg m^2): no rigid body has such moments (each "
+                    "must be at most the sum of the other two)")
+    spread = max(moments) / min(moments)
+    if spread > INERTIA_RATIO:
+        return (f"the largest moment of inertia is {spread:.6g} times the smallest "
+                f"(ixx, iyy, izz = {moments[0]:.6g}, {moments[1]:.6g}, {moments[2]:.6g} "
+                f"kg m^2), beyond the bound of {INERTIA_RATIO:g}")
+    return ""

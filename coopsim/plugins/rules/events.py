@@ -12,8 +12,13 @@ keeps the events' times, not their step numbers.
 
 from __future__ import annotations
 
+import logging
+
 from ...model.driver import Rule
+from ...model.errors import ParameterError
 from ...model.validate import check_events, matching_targets
+
+log = logging.getLogger(__name__)
 
 _EARLY = 0.5 - 1e-6  # steps: an event is due once its time is less than half a step away
 
@@ -58,7 +63,7 @@ class Events(Rule):
         layout = False
         for action in event.actions:
             if action.kind == "param":
-                sim.set_param(action.robot, action.module, action.name, action.value)
+                _set_param(sim, event, action)
             elif action.kind in ("insert", "remove"):
                 self._change(sim.world, action)
                 layout = True
@@ -84,3 +89,14 @@ class Events(Rule):
                             "time": None if d is None else d[1]}
                            for e, d in zip(self.events, self.done)],
                 "applied": list(self.applied)}
+
+
+def _set_param(sim, event, action) -> None:
+    """Carry out one ``param`` action; a value the module refuses together with the robot's
+    values now (a client changed another since ``coopsim check`` saw the file: an airframe's
+    thrust-to-weight) is left out with a warning: the run goes on."""
+    try:
+        sim.set_param(action.robot, action.module, action.name, action.value)
+    except ParameterError as exc:
+        log.warning("[%s] at %g s: %s.%s.%s %s not set: %s", event.name, event.time,
+                    action.robot, action.module, action.name, action.value, exc)
