@@ -100,7 +100,8 @@ def test_every_chunk_is_checked_and_replay_keeps_to_the_readable_part(flown, dam
         with Recording(path) as rec:
             found = rec.check()
             assert [d.offset for d in found] == [offset], found
-            assert found[0].start < found[0].end <= rec.end
+            # a chunk may hold one step (start == end): where chunks end depends on the flushes
+            assert found[0].start <= found[0].end <= rec.end
             player = Player(rec)  # confines the recording to the steps before the damage
             assert rec.end < found[0].start and rec.frame_count < 251
             assert player.seek(100.0).endswith(f"clamped to {rec.end:g} s")
