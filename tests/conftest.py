@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -78,9 +79,11 @@ def pytest_sessionstart(session):
         return
     if auto._policy() == "numpy":
         return
+    warm = _start_warming_the_rest(cache)  # on the other core meanwhile: they share no kernel
     if not cache.filled():
         _fill(cache, auto)
-    _warm_the_rest(cache)
+    if warm is not None:
+        _finish_warming(*warm)
 
 
 #: Kernel sources tests/kernelwarm.py compiles (coopsim's own cache fill does the others)
@@ -88,9 +91,10 @@ WARMED = ("physics/kinematic_kernels.py", "physics/kinematic_small.py",
           "physics/aerial_kernels.py", "swarm/kernels.py", "model/compiled.py")
 
 
-def _warm_the_rest(cache) -> None:
-    """Compile the engines' and the swarm library's kernels once (tests/kernelwarm.py), before
-    the workers start, unless a stamp says they are compiled for these sources already."""
+def _start_warming_the_rest(cache):
+    """Start compiling the engines' and the swarm library's kernels (tests/kernelwarm.py)
+    unless a stamp says they are compiled for these sources already; (process, stamp) or None.
+    """
     import coopsim
 
     package = Path(coopsim.__file__).parent
@@ -100,16 +104,23 @@ def _warm_the_rest(cache) -> None:
         digest.update(f"{name} {st.st_size} {st.st_mtime_ns}".encode())
     stamp = Path(cache.stamp_path()).with_name(f"suite-kernels-{digest.hexdigest()[:16]}.stamp")
     if stamp.exists():
-        return
-    warm = subprocess.run([sys.executable, str(Path(__file__).parent / "kernelwarm.py")],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(
-                              package.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")})
-    if warm.returncode == 0:
+        return None
+    path = str(package.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).parent / "kernelwarm.py")],
+                            stdout=subprocess.DEVNULL, stderr=tempfile.TemporaryFile(),
+                            env={**os.environ, "PYTHONPATH": path})
+    return proc, stamp
+
+
+def _finish_warming(proc, stamp) -> None:
+    """Wait for tests/kernelwarm.py; stamp its success, or say it failed (the tests then
+    compile what they use themselves, as before)."""
+    if proc.wait() == 0:
         with contextlib.suppress(OSError):
             stamp.write_text("numba's cache holds the suite's engine and swarm kernels\n")
     else:
         sys.stderr.write("conftest: compiling the engines' kernels failed; the tests compile "
-                         f"them themselves\n{warm.stderr[-2000:]}")
+                         "them themselves\n")
 
 
 def _fill(cache, auto) -> None:
