@@ -79,7 +79,10 @@ def pytest_sessionstart(session):
         return
     if auto._policy() == "numpy":
         return
-    warm = _start_warming_the_rest(cache)  # on the other core meanwhile: they share no kernel
+    # on the other core meanwhile (they share no kernel); only for xdist runs (the suite): a
+    # run of one file on one process compiles only what it uses, as before
+    warm = _start_warming_the_rest(cache) if session.config.getoption("numprocesses",
+                                                                       None) else None
     if not cache.filled():
         _fill(cache, auto)
     if warm is not None:
