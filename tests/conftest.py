@@ -1,7 +1,13 @@
-"""Shared test set-up: make tests/helpers.py importable; fill numba's kernel cache once."""
+"""Shared test set-up: make tests/helpers.py importable; fill numba's kernel cache once; hand
+the slowest test files to the xdist workers first."""
 
+import contextlib
+import hashlib
+import os
 import signal
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -11,6 +17,47 @@ from pathlib import Path
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+#: The test files that take longest, longest first (each file's setup + call + teardown summed,
+#: `--durations=0` of the whole suite, docs/performance.md "The test suite's time"). They are
+#: handed to the xdist workers first, the rest after in collection order: with `--dist
+#: loadfile` a file runs whole on one worker, and a long file started last kept one worker busy
+#: for minutes after the other had finished (xdist's own order, by number of tests, put files
+#: of a few long tests last). A file missing here only loses its place at the front. Measured
+#: at 5081d40 (test_kinematic.py left out: its 370 s were compiling, now done once up front).
+SLOW_FIRST = (
+    "tests/experiments/test_sweep.py",
+    "tests/examples/test_plugin_arm.py",
+    "tests/app/test_cli.py",
+    "tests/env/test_learning_batch.py",
+    "tests/viewer/test_viewer.py",
+    "tests/viewer/test_viewer_robots.py",
+    "tests/scenarios/test_arm_tasks.py",
+    "tests/usecases/test_exercises.py",
+    "tests/net/test_curve_cli.py",
+    "tests/plugins/test_textbook.py",
+    "tests/foxglove/test_plot.py",
+    "tests/experiments/test_sweep_scheduler_and_checks.py",
+    "tests/conformance/test_conformance_clients.py",
+    "tests/physics/test_aerial_engine.py",
+    "tests/viewer/test_viewer_first_use.py",
+    "tests/physics/test_mujoco_engine.py",
+    "tests/swarm/test_swarm_structure.py",
+    "tests/usecases/test_octave_transport.py",
+    "tests/viewer/test_viewer_hud_and_labels.py",
+)
+
+
+def pytest_configure(config):
+    """Keep the collection's order for xdist's file scheduling (see :data:`SLOW_FIRST`)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The files of :data:`SLOW_FIRST` first, slowest first; each file's tests in their order."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
 def pytest_sessionstart(session):
@@ -30,8 +77,57 @@ def pytest_sessionstart(session):
         from coopsim.raycast import auto, cache
     except ImportError:
         return
-    if auto._policy() == "numpy" or cache.filled():
+    if auto._policy() == "numpy":
         return
+    # on the other core meanwhile (they share no kernel); only for xdist runs (the suite): a
+    # run of one file on one process compiles only what it uses, as before
+    warm = _start_warming_the_rest(cache) if session.config.getoption("numprocesses",
+                                                                       None) else None
+    if not cache.filled():
+        _fill(cache, auto)
+    if warm is not None:
+        _finish_warming(*warm)
+
+
+#: Kernel sources tests/kernelwarm.py compiles (coopsim's own cache fill does the others)
+WARMED = ("physics/kinematic_kernels.py", "physics/kinematic_small.py",
+          "physics/aerial_kernels.py", "swarm/kernels.py", "model/compiled.py")
+
+
+def _start_warming_the_rest(cache):
+    """Start compiling the engines' and the swarm library's kernels (tests/kernelwarm.py)
+    unless a stamp says they are compiled for these sources already; (process, stamp) or None.
+    """
+    import coopsim
+
+    package = Path(coopsim.__file__).parent
+    digest = hashlib.sha256(Path(cache.stamp_path()).name.encode())
+    for name in WARMED:
+        st = (package / name).stat()
+        digest.update(f"{name} {st.st_size} {st.st_mtime_ns}".encode())
+    stamp = Path(cache.stamp_path()).with_name(f"suite-kernels-{digest.hexdigest()[:16]}.stamp")
+    if stamp.exists():
+        return None
+    path = str(package.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).parent / "kernelwarm.py")],
+                            stdout=subprocess.DEVNULL, stderr=tempfile.TemporaryFile(),
+                            env={**os.environ, "PYTHONPATH": path})
+    return proc, stamp
+
+
+def _finish_warming(proc, stamp) -> None:
+    """Wait for tests/kernelwarm.py; stamp its success, or say it failed (the tests then
+    compile what they use themselves, as before)."""
+    if proc.wait() == 0:
+        with contextlib.suppress(OSError):
+            stamp.write_text("numba's cache holds the suite's engine and swarm kernels\n")
+    else:
+        sys.stderr.write("conftest: compiling the engines' kernels failed; the tests compile "
+                         "them themselves\n")
+
+
+def _fill(cache, auto) -> None:
+    """coopsim's own cache fill (coopsim.raycast.cache), waited for."""
     proc = cache.start_filling(auto.CHILD_ENV)
     while proc.poll() is None:
         if cache.filled():  # another process (an earlier session's run) filled it meanwhile

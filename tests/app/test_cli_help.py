@@ -86,5 +86,5 @@ def test_readme_names_the_metrics_file_export_writes(tmp_path):
 
 def test_readme_says_how_long_the_suite_takes():
     text = " ".join((ROOT / "README.md").read_text().split())
-    assert re.search(r"suite takes .*?16 minutes on 2 quiet cores.*?32 minutes beside two "
-                     r"CPU-bound processes.*?45 minutes on a busy", text)
+    assert re.search(r"suite takes .*?18\.6 minutes on 2 quiet cores.*?34 minutes beside two "
+                     r"CPU-bound processes.*?70 minutes on a busy", text)

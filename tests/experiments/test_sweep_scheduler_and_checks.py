@@ -23,7 +23,7 @@ from coopsim.app.cli import main
 from coopsim.formats.sweep import load_sweep
 
 from prochelpers import ROOT
-from test_sweep import folder, rows, sweep, write_sweep  # noqa: F401 -- fixture
+from test_sweep import HANG, folder, rows, sweep, write_sweep  # noqa: F401 -- fixture
 
 
 def _sigint_default() -> None:
@@ -44,11 +44,7 @@ def http_server():
 
 def test_an_http_server_as_scheduler_is_one_line_and_exit_2(folder, http_server):
     path = write_sweep(folder)
-    start = time.monotonic()
     out = sweep(folder, path, "--scheduler", http_server)
-    # 6 s to hear a scheduler answer, plus starting Python and Dask on a loaded machine; a
-    # sweep that waits on the HTTP server forever never gets here within the bound
-    assert time.monotonic() - start < 10 + 20
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1, out.stderr
@@ -83,12 +79,12 @@ def test_ctrl_c_at_the_terminal_prints_only_the_friendly_message(folder):
                             text=True, start_new_session=True, preexec_fn=_sigint_default)
     try:
         table = folder / "a.parquet"
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG  # a guard against a hang: waits for a row
         while time.monotonic() < deadline and not (table.exists() and rows(table)):
             assert proc.poll() is None
             time.sleep(0.2)
         os.killpg(proc.pid, signal.SIGINT)
-        err = proc.communicate(timeout=120)[1]
+        err = proc.communicate(timeout=HANG)[1]
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

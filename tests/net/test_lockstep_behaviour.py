@@ -59,7 +59,10 @@ def test_speed_is_honoured_in_lockstep_and_lockstep_defaults_to_as_fast_as_possi
         sim.set_speed(1.0)
         sim.resume()
         time.sleep(1.0)
-        status = sim.status()
+        # never faster than asked; as fast as asked once the machine lets it (a loaded machine
+        # starves the run's first second now and then: wait for it, a cap only against a stall)
+        status = wait_until(lambda: next((st for st in [sim.status()] if st["rtf"] > 0.5),
+                                         None), timeout=120)
         assert status["speed"] == 1.0 and 0.5 < status["rtf"] < 1.5, status
         sim.set_mode("realtime")
         assert sim.status()["speed"] == 1.0

@@ -49,8 +49,9 @@ def test_bench_realtime_counts_paced_steps_and_deadlines():
         rtf, p50, p99 = float(row[7]), float(row[8]), float(row[10])
         cpu50, cpu95 = float(row[11]), float(row[12])
         assert abs(seconds - 0.4) < 1e-6 and steps == 20 and 0 <= missed <= steps
-        assert 0.1 < rtf < 1.05  # paced: never much faster than the wall clock
-        assert 0 < p50 <= p99 < 400
+        assert 0 < rtf < 1.05  # paced: never much faster than the wall clock
+        # in ms, and no step longer than the whole run (whatever the machine's load)
+        assert 0 < p50 <= p99 <= 1000 * seconds / rtf * 1.01 + 1
         assert 0 < cpu50 <= cpu95 < 400 and cpu50 <= p50 * 1.5  # CPU time within wall time
     out = coopsim("bench", "realtime", "--robots", "x")
     assert out.returncode == 2 and "--robots takes comma-separated counts" in out.stderr

@@ -81,8 +81,8 @@ def test_late_steps_break_real_time_everywhere():
         state = c.sim().state()["realtime"]
         frame = _frame(run)
     assert state["broken"] and state["late"] > 0.5
-    assert 0.1 < state["rtf"] < 0.8
-    assert frame.late > RT_BREAK and 0.1 < frame.recent_rtf < 0.8
+    assert 0 < state["rtf"] < 0.8  # a loaded machine only lowers it further
+    assert frame.late > RT_BREAK and 0 < frame.recent_rtf < 0.8
     from coopsim.viewer.hud import status_parts  # the status bar's items
 
     parts = status_parts(SimpleNamespace(connected=True, frame=frame, nameserver="ns"))
@@ -95,10 +95,12 @@ def test_steps_on_time_hold_real_time():
             Client(run.network.endpoint) as c:
         time.sleep(1.5)
         # a loaded machine (the suite runs on two workers) can starve a second's worth of steps
-        # now and then: real time must hold in one of several seconds, not in the first one
-        for _ in range(6):
+        # now and then: real time must hold once the machine lets it, not in the first second
+        # (the cap, 120 s, only guards against a run that never keeps up)
+        for _ in range(120):
             state, frame = c.sim().state()["realtime"], _frame(run)
-            if not state["broken"] and not frame.late > RT_BREAK:
+            if (not state["broken"] and not frame.late > RT_BREAK
+                    and state["rtf"] == pytest.approx(1.0, abs=0.2)):
                 break
             time.sleep(1.0)
     assert not state["broken"] and state["late"] <= RT_BREAK
