@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from coopsim.recording.reader import Recording
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,24 +74,17 @@ def _clean(out: str, err: str) -> None:
     assert "KeyboardInterrupt" not in text, text[-3000:]
 
 
-def test_ctrl_c_while_the_command_imports_is_one_line_and_130(tmp_path):
+@pytest.mark.parametrize("line", [r"\|\s+click$", r"\|\s+coopsim\.physics\."],
+                         ids=["while the command imports", "while the world loads"])
+def test_ctrl_c_before_the_run_starts_is_one_line_and_130(tmp_path, line):
     proc = _start(tmp_path, "-X", "importtime")
-    seen = _until(proc, r"\|\s+click$")
+    seen = _until(proc, line)
     proc.send_signal(signal.SIGINT)
     out, err = _end(proc, seen)
     _clean(out, err)
     assert proc.returncode == 130, err[-2000:]
     assert err.rstrip().endswith("coopsim: interrupted (Ctrl-C)")
-
-
-def test_ctrl_c_while_the_world_loads_is_one_line_and_130(tmp_path):
-    proc = _start(tmp_path, "-X", "importtime")
-    seen = _until(proc, r"\|\s+coopsim\.physics\.")
-    proc.send_signal(signal.SIGINT)
-    out, err = _end(proc, seen)
-    _clean(out, err)
-    assert proc.returncode == 130, err[-2000:]
-    assert "coopsim: interrupted (Ctrl-C)" in err and "wall time" not in out  # never started
+    assert "wall time" not in out  # the run never started: no summary
 
 
 def test_two_ctrl_c_after_the_first_step_end_the_run_with_its_summary(tmp_path):
