@@ -4,7 +4,8 @@ After the physics phase, :meth:`Health.after_step` asks the engine what it put b
 (:meth:`~coopsim.physics.engine.Engine.diverged`: a body whose state went non-finite or beyond
 the bounds of :mod:`coopsim.model.health`, put back where it was at the step's start, at
 rest). An engine that does not check its own bodies (``pymunk``, ``kinematic``, a plugin's) is
-checked here, on its robots' planar state, and a diverged robot put back with
+checked by :meth:`Health.checked` at the start of the sensing phase, on the planar state the
+sensors read anyway (no second read a step), and a diverged robot put back with
 :meth:`~coopsim.physics.engine.Engine.reset_rows` at its pose in the last snapshot, at rest.
 
 Each diverged robot then has its stored commands zeroed (every module: it stands still or its
@@ -59,11 +60,23 @@ class Health:
         self.marks: dict[str, Mark] = {}
 
     def after_step(self, sim) -> None:
-        """Ask the engine (or check it) and contain every robot that diverged this step."""
-        engine = sim.world.engine
-        found = engine.diverged() if engine.checks_health else _planar(sim)
-        if found:
-            self._contain(sim, found)
+        """An engine that checks its own bodies: contain every robot it put back this step."""
+        if sim.world.engine.checks_health:
+            found = sim.world.engine.diverged()
+            if found:
+                self._contain(sim, found)
+
+    def checked(self, sim, state: np.ndarray) -> np.ndarray:
+        """Any other engine: its robots' planar ``state`` (the sensing phase's read, so the
+        check reads nothing more) checked; a diverged robot contained. Returns the state the
+        sensors should read: ``state`` itself, or read again after a put-back."""
+        if sim.world.engine.checks_health:
+            return state
+        found = _planar(sim, state)
+        if not found:
+            return state
+        self._contain(sim, found)
+        return sim.world.engine.robot_state()
 
     def _contain(self, sim, found) -> None:
         names = sim.robots.names
@@ -97,22 +110,21 @@ class Health:
                         "" if count == 1 else "s", d.why)
 
 
-def _planar(sim) -> tuple[Divergence, ...]:
-    """An engine that does not check itself: its robots' planar state against the bounds;
-    the diverged ones put back at their pose in the last snapshot (their spawn pose when it
-    had none), at rest."""
+def _planar(sim, state: np.ndarray) -> tuple[Divergence, ...]:
+    """An engine that does not check itself: its robots' planar ``state`` against the
+    bounds; the diverged ones put back at their pose in the last snapshot (their spawn pose
+    when it had none), at rest."""
     engine = sim.world.engine
-    state = engine.robot_state()
     floor = sim.world.floor
     half = (floor.length / 2, floor.width / 2)
     if bounds.healthy_planar(state, half):
         return ()
     code, value = bounds.classify(_as3d(state), half)
     rows = np.flatnonzero(code)
-    snap, back = sim.snapshot, np.zeros((len(rows), 6))
+    snap, back = getattr(sim, "snapshot", None), np.zeros((len(rows), 6))  # none before the first
     for j, k in enumerate(rows.tolist()):
         name = sim.robots.names[k]
-        at = snap.index.get(name)
+        at = snap.index.get(name) if snap is not None else None
         back[j, :3] = snap.poses[at] if at is not None and at < len(snap.poses) else \
             _spawn(sim, name)
     engine.reset_rows(rows, back)

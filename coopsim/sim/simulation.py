@@ -192,8 +192,8 @@ class Simulation:
                                                       self.commands[label][rows])
 
     def physics(self) -> None:
-        """Physics phase: advance the engine by dt; a robot that diverged is contained
-        (:mod:`coopsim.sim.health`)."""
+        """Physics phase: advance the engine by dt; a robot the engine found diverged is
+        contained (:mod:`coopsim.sim.health`; the other engines' robots at :meth:`sense`)."""
         self.world.engine.step(self.dt)
         self.step += 1
         self.time = self._t0 + (self.step - self._k0) * self.dt
@@ -207,7 +207,8 @@ class Simulation:
             for note in notes[len(self.extra.get("engine_warnings", ())):]:
                 log.warning("%s", note)
             self.extra["engine_warnings"] = notes
-        frame = self._frame(self.world.engine.robot_state(), self.actuated, geometry=True)
+        state = self.health.checked(self, self.world.engine.robot_state())
+        frame = self._frame(state, self.actuated, geometry=True)
         readings = self.sensors.sense(self.world, self.params, frame, self.rng)
         self.snapshot = self._snapshot(frame, readings)
         return self.snapshot
