@@ -18,9 +18,8 @@ alone, so its answer is the same bits on every machine.
 
 from __future__ import annotations
 
-import collections
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Hashable
 
 from ..model.commands import BUSY
@@ -45,9 +44,9 @@ class Offload:
                  seconds: float = SECONDS) -> None:
         self.wake, self.share, self.queue, self.seconds = wake, share, queue, seconds
         self._cond = threading.Condition()
-        self._jobs: collections.deque = collections.deque()
         self._flight: dict[Hashable, int] = {}  # connection -> its jobs not yet answered
-        self._thread: threading.Thread | None = None
+        # one solver thread, started with the first job: jobs are solved in turn
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="coopsim-solver")
         self._closed = False
 
     def admit(self, key: Hashable) -> None:
@@ -75,17 +74,13 @@ class Offload:
                 self._flight.pop(key, None)
 
     def submit(self, run: Callable[[], object]) -> Future:
-        """Queue ``run()`` (admitted first); its Future holds the result or the exception."""
-        future: Future = Future()
+        """Queue ``run()`` (admitted first); its Future holds the result or the exception,
+        and the serving thread is woken once it is done."""
         with self._cond:
             if self._closed:
                 raise ProtocolError(BUSY, "busy: the server is shutting down")
-            self._jobs.append((run, future))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="coopsim-solver",
-                                                daemon=True)
-                self._thread.start()
-            self._cond.notify()
+            future = self._pool.submit(run)
+        future.add_done_callback(lambda _: self.wake())
         return future
 
     def in_flight(self) -> int:
@@ -93,24 +88,8 @@ class Offload:
         with self._cond:
             return sum(self._flight.values())
 
-    def _work(self) -> None:
-        while True:
-            with self._cond:
-                self._cond.wait_for(lambda: self._jobs or self._closed)
-                if self._closed:
-                    return
-                run, future = self._jobs.popleft()
-            try:
-                future.set_result(run())
-            except Exception as exc:  # noqa: BLE001 -- handed to the hub, which answers it
-                future.set_exception(exc)
-            self.wake()
-
     def close(self) -> None:
         """Stop the worker (jobs still queued are dropped: their replies are never sent)."""
         with self._cond:
             self._closed = True
-            self._cond.notify_all()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(5.0)
+        self._pool.shutdown(wait=False, cancel_futures=True)
