@@ -164,9 +164,9 @@ class World:
         if spec.name in self.objects:
             raise SimulationError(f"an object named {spec.name!r} exists already")
         self._check_on_floor(spec.position, 0.0, f"object {spec.name!r}")
-        if too_many_objects(len(self.objects) + 1):
-            raise SimulationError(f"object {spec.name!r} is refused: "
-                                  f"{too_many_objects(len(self.objects) + 1)}")
+        full = too_many_objects(len(self.objects) + 1)
+        if full:
+            raise SimulationError(f"object {spec.name!r} is refused: {full}")
         rows = self._placeable(("object", spec.name), f"object {spec.name}",
                                lambda: object_rows(spec), check)
         self.objects[spec.name] = (spec, self.engine.add_object(spec))
