@@ -30,6 +30,7 @@ from .capabilities import (Drawable, Learnable, Legacy, Recordable, capability, 
                            own, reading_fields)
 from .commands import OUT_OF_RANGE, Command
 from .errors import ProtocolError
+from . import kernel
 from .kernel import KindState, StateField, normals, uniforms
 from .params import ParamSpec
 
@@ -225,10 +226,7 @@ class Frame:
         tables = self.extra.setdefault("_kind_states", {})
         table = tables.get(label)
         if table is None or len(table) != len(self.pose):
-            from .plugins import MODULES  # the registry imports this module
-
-            fields = getattr(MODULES.get(label), "state_fields", ())
-            table = tables[label] = KindState(fields, len(self.pose))
+            table = tables[label] = KindState(kernel.fields_of(label), len(self.pose))
         return table
 
     def normals(self, label: str) -> np.ndarray | None:
