@@ -3,9 +3,19 @@
 :class:`SnapshotMaker` builds a :class:`~coopsim.model.snapshot.Snapshot` from a step's frame
 and readings; the simulation holds one per run (it keeps what snapshots take from the layout
 and the last snapshot's command tables).
+
+A snapshot's robot arrays (poses and velocities, 3D poses and twists, the command tables a step
+touched) are read-only views into blocks of a small :class:`Ring` the step writes into, not
+fresh copies: at 10,000 robots a fresh array a field a step meant as many allocations and page
+faults. A block is written again only when nothing refers to it any more -- no snapshot, no
+view taken from one (a reader may keep a snapshot, or only its ``poses``, as long as it likes:
+the recorder's queue, a bridge, a reply waiting for its step). When every kept block is still
+held, the step takes a fresh array instead, as before the ring.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -17,6 +27,100 @@ from .sensing import CommandTables
 
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
+DEPTH = 4  # blocks kept per field: the latest snapshot's, one a reader encodes, spares
+
+
+class Ring:
+    """Preallocated blocks, a few per field, that snapshots' read-only views look into.
+
+    Args:
+        depth: Blocks kept per field; when all are held, :meth:`put` returns fresh arrays.
+    """
+
+    def __init__(self, depth: int = DEPTH) -> None:
+        self.depth = depth
+        self._fields: dict = {}  # field key -> its _Blocks (one shape)
+
+    def put(self, key, *sources: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Copies of ``sources`` ((N, w_i) arrays, one dtype), side by side in one block of
+        field ``key``: their read-only views, in order. A block nothing refers to is reused;
+        the field's blocks are dropped when its shape changes (a new layout)."""
+        widths = tuple(s.shape[1] for s in sources)
+        shape = (len(sources[0]), widths, sources[0].dtype)
+        blocks = self._fields.get(key)
+        if blocks is None or blocks.shape != shape:
+            blocks = self._fields[key] = _Blocks(shape, self.depth)
+        return blocks.put(sources)
+
+    def held(self, key) -> int:
+        """How many of field ``key``'s kept blocks something still refers to (tests)."""
+        blocks = self._fields.get(key)
+        return 0 if blocks is None else sum(not blocks.free(k) for k in range(len(blocks.kept)))
+
+
+class _Blocks:
+    """The kept blocks of one field: (writable block, its read-only column views) each."""
+
+    __slots__ = ("shape", "depth", "kept", "idle", "next")
+
+    def __init__(self, shape: tuple, depth: int) -> None:
+        self.shape, self.depth = shape, depth
+        self.kept: list[tuple[np.ndarray, tuple[np.ndarray, ...]]] = []
+        self.idle: tuple = ()  # the reference counts of a block nobody else refers to
+        self.next = 0  # where the search for a free block starts: the oldest first
+
+    def put(self, sources: tuple) -> tuple[np.ndarray, ...]:
+        kept, n = self.kept, len(self.kept)
+        for i in range(n):
+            k = (self.next + i) % n
+            if self.free(k):
+                block, views = kept[k]
+                if len(sources) == 1:
+                    np.copyto(block, sources[0])
+                else:
+                    _fill(block, sources)
+                self.next = (k + 1) % n
+                return views
+        if n >= self.depth:  # every kept block is held by someone: a fresh one, not kept
+            return _split(np.hstack(sources) if len(sources) > 1 else sources[0].copy(),
+                          self.shape[1])
+        rows, widths, dtype = self.shape
+        block = np.empty((rows, sum(widths)), dtype)
+        _fill(block, sources)
+        kept.append((block, _split(block[:], widths)))
+        del block  # the count below is of the ring's own references alone
+        self.idle = self._counts(n)  # measured, not assumed: the interpreter's own counting
+        self.next = 0
+        return kept[n][1]
+
+    def free(self, k: int) -> bool:
+        """Whether nothing but the ring refers to block ``k`` or its views (a view taken
+        from a view refers to the block itself)."""
+        return self._counts(k) == self.idle
+
+    def _counts(self, k: int) -> tuple[int, ...]:
+        block, views = self.kept[k]
+        return (sys.getrefcount(block),) + tuple(sys.getrefcount(v) for v in views)
+
+
+def _fill(block: np.ndarray, sources: tuple) -> None:
+    """Write ``sources`` side by side into ``block``'s columns."""
+    at = 0
+    for source in sources:
+        width = source.shape[1]
+        block[:, at:at + width] = source
+        at += width
+
+
+def _split(block: np.ndarray, widths: tuple) -> tuple[np.ndarray, ...]:
+    """Read-only views of ``block``'s column groups of ``widths``."""
+    if len(widths) == 1:
+        return (frozen(block.view()),)
+    out, at = [], 0
+    for width in widths:
+        out.append(frozen(block[:, at:at + width]))
+        at += width
+    return tuple(out)
 
 
 class SnapshotMaker:
@@ -25,6 +129,7 @@ class SnapshotMaker:
     def __init__(self) -> None:
         self._layout: tuple = (None,)  # what snapshots take from the layout (see make)
         self._published: dict[str, np.ndarray] = {}  # the last snapshot's commands
+        self.ring = Ring()  # the blocks the snapshots' robot arrays look into
 
     def make(self, sim, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         """The snapshot of ``sim`` (a Simulation) after its step, from ``frame`` and the
@@ -44,11 +149,12 @@ class SnapshotMaker:
         _, fields, objects, parts, (targets, specs), object_poses, part_handles, handles = \
             self._layout
         engine = world.engine
-        if isinstance(object_poses, list):
+        if isinstance(object_poses, list):  # one batched call for every object
             object_poses = frozen(engine.poses(object_poses))
+        poses, velocities = self.ring.put("state", frame.pose, frame.velocity)
         return new_snapshot(
             step=sim.step, time=sim.time, robots=sim.robots.names,
-            poses=frozen(frame.pose.copy()), velocities=frozen(frame.velocity.copy()),
+            poses=poses, velocities=velocities,
             commands=self._frozen_commands(sim),
             readings=dict(readings),  # read-only arrays (Sensors.sense, Sensors.carried)
             fields=fields, objects=objects, object_poses=object_poses,
@@ -58,28 +164,30 @@ class SnapshotMaker:
             index=sim.robots.index, rules=sim.rules.fields(),
             extra={k: v for k, v in sim.extra.items() if not k.startswith("_")},
             object_specs=specs, object_pose3d=frozen(engine.poses3d(handles))
-            if "flight" in engine.features else None, **_state3d(frame.state3d))
+            if "flight" in engine.features else None, **self._state3d(frame.state3d))
 
     def _frozen_commands(self, sim) -> dict[str, np.ndarray]:
         """The snapshot's commands: a read-only copy of each table, but the last snapshot's
         copy of a table untouched since (:class:`~coopsim.sim.sensing.CommandTables`: the
         same bits; most are those of modules no robot carries)."""
         tables, last = sim.commands, self._published
+        put = self.ring.put
         if isinstance(tables, CommandTables):
-            out = {k: last[k] if k not in tables.touched and k in last else frozen(v.copy())
+            out = {k: last[k] if k not in tables.touched and k in last else put(("commands", k), v)[0]
                    for k, v in dict.items(tables)}
             tables.touched = set()
         else:  # someone put a plain dict there: copy every table
-            out = {k: frozen(v.copy()) for k, v in tables.items()}
+            out = {k: put(("commands", k), v)[0] for k, v in tables.items()}
         self._published = out
         return out
 
-
-def _state3d(state3d: np.ndarray | None) -> dict:
-    """The snapshot's ``pose3d`` and ``twist3d`` from a frame's full state (None in 2D)."""
-    if state3d is None:
-        return {"pose3d": None, "twist3d": None}
-    return {"pose3d": frozen(state3d[:, :7].copy()), "twist3d": frozen(state3d[:, 7:].copy())}
+    def _state3d(self, state3d: np.ndarray | None) -> dict:
+        """The snapshot's ``pose3d`` and ``twist3d`` from a frame's full state (None in 2D):
+        views of one block's columns 0-6 and 7-12."""
+        if state3d is None:
+            return {"pose3d": None, "twist3d": None}
+        pose3d, twist3d = self.ring.put("state3d", state3d[:, :7], state3d[:, 7:])
+        return {"pose3d": pose3d, "twist3d": twist3d}
 
 
 def new_snapshot(**fields) -> Snapshot:
