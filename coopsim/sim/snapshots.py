@@ -27,7 +27,12 @@ from .sensing import CommandTables
 
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
+_NO_POSES3D = frozen(np.zeros((0, 7)))  # the 3D poses of no object, shared
 DEPTH = 4  # blocks kept per field: the latest snapshot's, one a reader encodes, spares
+#: Robots from which snapshots take ring blocks: below, a fresh copy costs less than the
+#: ring's bookkeeping (~1 us against ~3 us a field); above, the allocation and its page
+#: faults cost more (at 100,000 robots, 2.5x a contiguous copy into a block).
+RING_ROWS = 256
 
 
 class Ring:
@@ -41,16 +46,15 @@ class Ring:
         self.depth = depth
         self._fields: dict = {}  # field key -> its _Blocks (one shape)
 
-    def put(self, key, *sources: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Copies of ``sources`` ((N, w_i) arrays, one dtype), side by side in one block of
-        field ``key``: their read-only views, in order. A block nothing refers to is reused;
-        the field's blocks are dropped when its shape changes (a new layout)."""
-        widths = tuple(s.shape[1] for s in sources)
-        shape = (len(sources[0]), widths, sources[0].dtype)
+    def put(self, key, source: np.ndarray, widths: tuple = ()) -> tuple[np.ndarray, ...]:
+        """A copy of ``source`` ((N, W) array) in a block of field ``key``: read-only views
+        of its column groups ``widths`` (default: one, the whole width), in order. A block
+        nothing refers to is written again; the field's blocks are dropped when its shape
+        changes (a new layout)."""
         blocks = self._fields.get(key)
-        if blocks is None or blocks.shape != shape:
-            blocks = self._fields[key] = _Blocks(shape, self.depth)
-        return blocks.put(sources)
+        if blocks is None or blocks.shape != source.shape or blocks.widths != widths:
+            blocks = self._fields[key] = _Blocks(source, widths, self.depth)
+        return blocks.put(source)
 
     def held(self, key) -> int:
         """How many of field ``key``'s kept blocks something still refers to (tests)."""
@@ -61,33 +65,28 @@ class Ring:
 class _Blocks:
     """The kept blocks of one field: (writable block, its read-only column views) each."""
 
-    __slots__ = ("shape", "depth", "kept", "idle", "next")
+    __slots__ = ("shape", "dtype", "widths", "depth", "kept", "idle", "next")
 
-    def __init__(self, shape: tuple, depth: int) -> None:
-        self.shape, self.depth = shape, depth
+    def __init__(self, source: np.ndarray, widths: tuple, depth: int) -> None:
+        self.shape, self.dtype, self.widths, self.depth = source.shape, source.dtype, widths, depth
         self.kept: list[tuple[np.ndarray, tuple[np.ndarray, ...]]] = []
         self.idle: tuple = ()  # the reference counts of a block nobody else refers to
         self.next = 0  # where the search for a free block starts: the oldest first
 
-    def put(self, sources: tuple) -> tuple[np.ndarray, ...]:
+    def put(self, source: np.ndarray) -> tuple[np.ndarray, ...]:
         kept, n = self.kept, len(self.kept)
         for i in range(n):
             k = (self.next + i) % n
             if self.free(k):
                 block, views = kept[k]
-                if len(sources) == 1:
-                    np.copyto(block, sources[0])
-                else:
-                    _fill(block, sources)
+                np.copyto(block, source)  # one copy, contiguous when the source is
                 self.next = (k + 1) % n
                 return views
         if n >= self.depth:  # every kept block is held by someone: a fresh one, not kept
-            return _split(np.hstack(sources) if len(sources) > 1 else sources[0].copy(),
-                          self.shape[1])
-        rows, widths, dtype = self.shape
-        block = np.empty((rows, sum(widths)), dtype)
-        _fill(block, sources)
-        kept.append((block, _split(block[:], widths)))
+            return split(source.copy(), self.widths)
+        block = np.empty(self.shape, self.dtype)
+        np.copyto(block, source)
+        kept.append((block, split(block[:], self.widths)))
         del block  # the count below is of the ring's own references alone
         self.idle = self._counts(n)  # measured, not assumed: the interpreter's own counting
         self.next = 0
@@ -100,27 +99,36 @@ class _Blocks:
 
     def _counts(self, k: int) -> tuple[int, ...]:
         block, views = self.kept[k]
-        return (sys.getrefcount(block),) + tuple(sys.getrefcount(v) for v in views)
+        return (sys.getrefcount(block),) + tuple(map(sys.getrefcount, views))
 
 
-def _fill(block: np.ndarray, sources: tuple) -> None:
-    """Write ``sources`` side by side into ``block``'s columns."""
-    at = 0
-    for source in sources:
-        width = source.shape[1]
-        block[:, at:at + width] = source
-        at += width
-
-
-def _split(block: np.ndarray, widths: tuple) -> tuple[np.ndarray, ...]:
-    """Read-only views of ``block``'s column groups of ``widths``."""
-    if len(widths) == 1:
+def split(block: np.ndarray, widths: tuple = ()) -> tuple[np.ndarray, ...]:
+    """Read-only views of ``block``'s column groups of ``widths`` (default: all of it)."""
+    if not widths:
         return (frozen(block.view()),)
     out, at = [], 0
     for width in widths:
         out.append(frozen(block[:, at:at + width]))
         at += width
     return tuple(out)
+
+
+def whole_state(pose: np.ndarray, velocity: np.ndarray) -> np.ndarray | None:
+    """The (N, 6) C-contiguous array whose columns 0-2 are ``pose`` and 3-5 ``velocity``
+    (a frame's views of one robot state), or None when they are not (then copied apart)."""
+    base = pose.base
+    if base is None or velocity.base is not base or base.shape != (len(pose), 6) \
+            or not base.flags.c_contiguous or pose.strides != base.strides:
+        return None
+    at = base.__array_interface__["data"][0]
+    if pose.__array_interface__["data"][0] != at \
+            or velocity.__array_interface__["data"][0] != at + 3 * base.itemsize:
+        return None
+    return base
+
+
+# the ring's keys of the robot fields (module labels key the command tables)
+_STATE, _POSES, _VELOCITIES, _STATE3D = ("state",), ("poses",), ("velocities",), ("state3d",)
 
 
 class SnapshotMaker:
@@ -145,13 +153,15 @@ class SnapshotMaker:
                              tuple(spec for spec, _ in world.objects.values())),
                             # static objects never move: their poses are read once
                             frozen(world.engine.poses(handles)) if still else handles,
-                            [p.handle for p in world.parts], handles)
-        _, fields, objects, parts, (targets, specs), object_poses, part_handles, handles = \
+                            [p.handle for p in world.parts],
+                            _poses3d(world.engine, handles) if still else handles)
+        _, fields, objects, parts, (targets, specs), object_poses, part_handles, pose3d = \
             self._layout
         engine = world.engine
         if isinstance(object_poses, list):  # one batched call for every object
             object_poses = frozen(engine.poses(object_poses))
-        poses, velocities = self.ring.put("state", frame.pose, frame.velocity)
+            pose3d = _poses3d(engine, pose3d)
+        poses, velocities = self._robot_state(frame.pose, frame.velocity)
         return new_snapshot(
             step=sim.step, time=sim.time, robots=sim.robots.names,
             poses=poses, velocities=velocities,
@@ -163,21 +173,20 @@ class SnapshotMaker:
             targets=targets, layout_version=world.layout_version,
             index=sim.robots.index, rules=sim.rules.fields(),
             extra={k: v for k, v in sim.extra.items() if not k.startswith("_")},
-            object_specs=specs, object_pose3d=frozen(engine.poses3d(handles))
-            if "flight" in engine.features else None, **self._state3d(frame.state3d))
+            object_specs=specs, object_pose3d=pose3d, **self._state3d(frame.state3d))
 
     def _frozen_commands(self, sim) -> dict[str, np.ndarray]:
         """The snapshot's commands: a read-only copy of each table, but the last snapshot's
         copy of a table untouched since (:class:`~coopsim.sim.sensing.CommandTables`: the
         same bits; most are those of modules no robot carries)."""
         tables, last = sim.commands, self._published
-        put = self.ring.put
+        copy = self._copy
         if isinstance(tables, CommandTables):
-            out = {k: last[k] if k not in tables.touched and k in last else put(("commands", k), v)[0]
+            out = {k: last[k] if k not in tables.touched and k in last else copy(k, v)[0]
                    for k, v in dict.items(tables)}
             tables.touched = set()
         else:  # someone put a plain dict there: copy every table
-            out = {k: put(("commands", k), v)[0] for k, v in tables.items()}
+            out = {k: copy(k, v)[0] for k, v in tables.items()}
         self._published = out
         return out
 
@@ -186,8 +195,36 @@ class SnapshotMaker:
         views of one block's columns 0-6 and 7-12."""
         if state3d is None:
             return {"pose3d": None, "twist3d": None}
-        pose3d, twist3d = self.ring.put("state3d", state3d[:, :7], state3d[:, 7:])
+        if len(state3d) < RING_ROWS:  # two fresh copies: the cheapest for a few robots
+            return {"pose3d": frozen(state3d[:, :7].copy()),
+                    "twist3d": frozen(state3d[:, 7:].copy())}
+        pose3d, twist3d = self.ring.put(_STATE3D, state3d, (7, 6))
         return {"pose3d": pose3d, "twist3d": twist3d}
+
+    def _robot_state(self, pose: np.ndarray, velocity: np.ndarray) -> tuple:
+        """The snapshot's poses and velocities: one block's columns 0-2 and 3-5 when the
+        frame's are one state's (one contiguous copy; two strided ones cost ~10x as much)."""
+        if len(pose) < RING_ROWS:  # two fresh copies: the cheapest for a few robots
+            return frozen(pose.copy()), frozen(velocity.copy())
+        state = whole_state(pose, velocity)
+        if state is not None:
+            return self.ring.put(_STATE, state, (3, 3))
+        return self.ring.put(_POSES, pose)[0], self.ring.put(_VELOCITIES, velocity)[0]
+
+    def _copy(self, key, source: np.ndarray, widths: tuple = ()) -> tuple[np.ndarray, ...]:
+        """Read-only copies of ``source``'s column groups (:meth:`Ring.put`), in a ring block
+        from :data:`RING_ROWS` rows on, else fresh."""
+        if len(source) >= RING_ROWS:
+            return self.ring.put(key, source, widths)
+        return split(source.copy(), widths) if widths else (frozen(source.copy()),)
+
+
+def _poses3d(engine, handles: list) -> np.ndarray | None:
+    """The snapshot's ``object_pose3d`` of the bodies ``handles``: None on a 2D engine, no
+    engine call when there is no object (the call costs ~20 us even then)."""
+    if "flight" not in engine.features:
+        return None
+    return frozen(engine.poses3d(handles)) if handles else _NO_POSES3D
 
 
 def new_snapshot(**fields) -> Snapshot:
