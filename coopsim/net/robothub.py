@@ -13,10 +13,8 @@ changes and actions run in place, between two steps. While the stepper's loop is
 (before start, after stop) a fallback thread serves instead; one thread serves at a time.
 
 While the stepper takes a long step and clients are asking, the hub's reading thread serves in
-its place (:meth:`RobotHub.lend`): it answers reads (a module's ``read`` commands, ``hello``,
-``modules``, ``commands``) from the latest snapshot at once, and leaves every other request to
-the stepper, which serves those first when the step is done (:meth:`RobotHub.take_back`). Only
-the stepper writes the World; a read no longer waits for the step being taken.
+its place (:mod:`coopsim.net.hubreads`): it answers reads from the latest snapshot at once and
+leaves every other request to the stepper, which serves those first when the step is done.
 """
 
 from __future__ import annotations
@@ -38,6 +36,7 @@ from ..sim.slots import Owner
 from . import protocol as p
 from .protocol import Message
 from .offload import Offload
+from .hubreads import Reads, only_reads
 from .robotport import Later, Reply, RobotPort
 from .security import RUN_USER
 from .server import answer_errors, recv_request, split_request
@@ -50,12 +49,6 @@ FD_SPARE = 64  # descriptors kept free for connections, files and libzmq (which 
 _RECOUNT = 1024  # binds between exact counts of the open descriptors
 _BATCH = 256  # requests served per poll before the stepper gets its thread back
 _FALLBACK_POLL = 0.1  # s
-#: A step at least this long (s, wall; the one before it, as the guess) has the reading thread
-#: answer reads while it runs. Shorter ones keep the socket: two thread hand-overs a step
-#: (~20-50 us) would cost a small world more than a read waiting for its step.
-LEND_MIN = 0.001
-LEND_QUIET = 1.0  # s without a request after which steps are no longer lent
-_READ_ONLY = frozenset(("hello", "modules", "commands"))  # robot commands that only read
 
 
 @dataclass
@@ -110,12 +103,8 @@ class RobotHub:
         self._fds = _Descriptors()
         self._callers: dict[bytes, Owner] = {}  # routing id -> who, for motion commands
         self.offload = Offload(self.wake)  # inverse kinematics off the stepper in real time
-        self.lend_min, self.lend_quiet = LEND_MIN, LEND_QUIET  # s (see there)
+        self.reads = Reads(self)  # the reading thread, lent the socket for long steps
         self._asked = 0.0  # perf_counter() of the latest request served
-        self._lent = threading.Event()  # set while the reading thread serves (lend)
-        self._lender: int | None = None  # the stepper's thread while it has lent the socket
-        self._reader: threading.Thread | None = None
-        self._deferred: list[tuple[list, int]] = []  # what the reading thread left to the stepper
         stepper.waiter = self
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
@@ -165,7 +154,7 @@ class RobotHub:
 
     def _as_owner(self, fn, *args):
         """Run ``fn`` on the serving thread (now, if that is us; else under the serve lock)."""
-        if self._lender == threading.get_ident():  # the stepper, mid-step: the socket back
+        if self.reads.lender == threading.get_ident():  # the stepper, mid-step: the socket back
             self.take_back()
         if self._owner == threading.get_ident():
             return fn(*args)
@@ -212,49 +201,12 @@ class RobotHub:
         self._owner = threading.get_ident()
 
     def lend(self, last_tick: float) -> bool:
-        """Before a step (the stepper's thread): when the last step took ``lend_min`` s or more
-        and someone asked something in the last ``lend_quiet`` s, the reading thread serves
-        reads until :meth:`take_back`. Returns whether it does."""
-        if last_tick < self.lend_min or self._closed or self._owner != threading.get_ident() \
-                or time.perf_counter() - self._asked > self.lend_quiet:
-            return False
-        if self._reader is None:
-            self._reader = threading.Thread(target=self._serve_reads, name="coopsim-reads",
-                                            daemon=True)
-            self._reader.start()
-        self._lender, self._owner = threading.get_ident(), None
-        self._lock.release()
-        self._lent.set()
-        return True
+        """See :meth:`Reads.lend` (the stepper's thread, before a step)."""
+        return self.reads.lend(last_tick)
 
     def take_back(self) -> None:
-        """After a lent step (the stepper's thread): serve again, first what was left."""
-        if self._lender != threading.get_ident():
-            return  # taken back already (a layout change mid-step: _as_owner)
-        self._lent.clear()
-        self.wake()  # the reading thread's poll returns
-        self._lock.acquire()
-        self._lender, self._owner = None, threading.get_ident()
-        deferred, self._deferred = self._deferred, []
-        for frames, total in deferred:
-            self._serve_one(frames, total)
-
-    def _serve_reads(self) -> None:
-        """The reading thread: serves reads while a step is lent to it."""
-        me = threading.get_ident()
-        while not self._closed:
-            self._lent.wait()
-            with self._lock:
-                if not self._lent.is_set() or self._closed:
-                    continue  # taken back before this thread got here
-                self._owner = me
-                try:
-                    while self._lent.is_set():
-                        self._poll(_FALLBACK_POLL, reads_only=True)
-                except Exception:  # noqa: BLE001 -- the server never dies on input
-                    log.exception("robot hub: serving reads failed")
-                finally:
-                    self._owner = None
+        """See :meth:`Reads.take_back` (the stepper's thread, after a lent step)."""
+        self.reads.take_back()
 
     def release(self) -> None:
         """The stepper's loop ended: serve from the fallback thread again (unless closing)."""
@@ -270,7 +222,8 @@ class RobotHub:
         the stepper steps): answer reads alone, leave the rest (disconnections, requests
         that may change something, offloaded actions' replies) to the stepper."""
         ms = 0 if timeout <= 0 else max(1, int(timeout * 1000))
-        events = dict(self._poller.poll(ms))
+        # the reading thread's poller leaves the monitor out: its events wait for the stepper
+        events = dict((self.reads.poller if reads_only else self._poller).poll(ms))
         if self._wake_r in events:
             try:
                 while os.read(self._wake_r, 4096):
@@ -318,8 +271,8 @@ class RobotHub:
     def _serve_one(self, frames: list, total: int, reads_only: bool = False) -> None:
         port, fd = self._port_of(frames[-1])
         envelope, payload, count = split_request(frames, total)
-        if reads_only and not _only_reads(port, payload):
-            self._deferred.append((frames, total))  # the stepper serves it after its step
+        if reads_only and not only_reads(port, payload):
+            self.reads.deferred.append((frames, total))  # the stepper serves it after its step
             return
         if isinstance(port, RobotPort):
             port.caller = (envelope[0], frames[-1], fd)
@@ -441,9 +394,7 @@ class RobotHub:
         """Stop serving and close the socket (after the stepper has stopped)."""
         self._closed = True
         self._stop_fallback()
-        if self._reader is not None:
-            self._lent.set()  # its wait returns and it sees the hub closed
-            self._reader.join(5.0)
+        self.reads.close()
         self.offload.close()
         try:
             self.socket.disable_monitor()
@@ -464,20 +415,6 @@ def _answer_early(stepper, late: float) -> bool:
     if not stepper.running or stepper.paused:
         return True
     return stepper.starting and late >= START_STEP_WAIT - STEP_WAIT
-
-
-def _only_reads(port, payload: bytes | None) -> bool:
-    """Whether a request to ``port`` only reads (the reading thread answers it): a read of
-    a module or a generic read-only command, or one whose answer is an error the World has no
-    part in (a malformed or unknown request, a removed robot's)."""
-    if not isinstance(port, RobotPort) or payload is None:
-        return True
-    try:
-        msg = Message.from_wire(payload)
-    except ProtocolError:
-        return True
-    command = port.commands.get(msg.command)
-    return command is None or command.kind == "read" or command.name in _READ_ONLY
 
 
 def identify(caller) -> Owner:

@@ -46,7 +46,7 @@ def test_a_read_is_answered_from_the_last_snapshot_while_a_step_runs():
         event.clear()
     with live(_spec()) as run:
         hub = run.network.hub
-        hub.lend_min, hub.lend_quiet = 0.0, 3 * WAIT  # lend every step (these are short)
+        hub.reads.lend_min, hub.reads.quiet = 0.0, 3 * WAIT  # lend every step (short ones)
         r2 = Peer(lookup(run.network.endpoint, "/r2"))
         other = Peer(lookup(run.network.endpoint, "/r2"))
         try:
