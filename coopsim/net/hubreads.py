@@ -1,8 +1,8 @@
 """The robot hub's reading thread: it answers reads while the stepper takes a long step.
 
 The stepper's thread serves the hub's socket between steps (coopsim.net.robothub). Before a
-step that is likely long (the one before it took :data:`LEND_MIN` s or more) and while clients
-are asking, it lends the socket to this thread (:meth:`Reads.lend`): reads of modules and the
+real-time step that is likely long (the one before it took :data:`LEND_MIN` s of CPU time or
+more) and while clients are asking, it lends the socket to this thread (:meth:`Reads.lend`): reads of modules and the
 generic read-only commands are answered from the latest snapshot at once; every other request
 (motion, claims, parameter writes, actions: anything that may change something) is kept for the
 stepper, which serves it first when it takes the socket back after the step
@@ -24,9 +24,11 @@ from .robotport import RobotPort
 
 log = logging.getLogger(__name__)
 
-#: A step at least this long (s, wall; the one before it, as the guess) has the reading thread
-#: answer reads while it runs. Shorter ones keep the socket: two thread hand-overs a step
-#: (~20-50 us) would cost a small world more than a read waiting for its step.
+#: A step at least this long (s of CPU time; the one before it, as the guess) has the reading
+#: thread answer reads while it runs. Shorter ones keep the socket: two thread hand-overs a
+#: step (~20-50 us) would cost a small world more than a read waiting for its step. Lockstep
+#: steps are never lent: every controller waits for its step's reply then, none reads meanwhile,
+#: and its loop keeps costing no thread hand-off.
 LEND_MIN = 0.001
 LEND_QUIET = 1.0  # s without a request after which steps are no longer lent
 _POLL = 0.1  # s; take_back wakes the thread sooner
@@ -58,11 +60,13 @@ class Reads:
         self._thread: threading.Thread | None = None
 
     def lend(self, last_tick: float) -> bool:
-        """Before a step (the stepper's thread, serving): when the last step took
-        ``lend_min`` s or more and someone asked something in the last ``quiet`` s, this
-        thread serves reads until :meth:`take_back`. Returns whether it does."""
+        """Before a step (the stepper's thread, serving): in real time, when the last step
+        took ``lend_min`` s of CPU time or more and someone asked something in the last
+        ``quiet`` s, this thread serves reads until :meth:`take_back`. Returns whether it
+        does."""
         hub = self.hub
-        if last_tick < self.lend_min or hub._closed or hub._owner != threading.get_ident() \
+        if last_tick < self.lend_min or hub.stepper.mode != "realtime" or hub._closed \
+                or hub._owner != threading.get_ident() \
                 or time.perf_counter() - hub._asked > self.quiet:
             return False
         if self._thread is None:

@@ -41,7 +41,7 @@ class Waiter:
 
     def lend(self, last_tick: float) -> bool:
         """The stepper's thread is about to take a step (the previous one took ``last_tick``
-        s): a waiter that serves may let another thread answer read-only requests from the
+        s of CPU time): a waiter that serves may let another thread answer read-only requests from the
         latest snapshot while it runs, and returns True; :meth:`take_back` follows the
         step. The default serves nothing: False."""
         return False

@@ -38,7 +38,7 @@ if "hold_test" not in DRIVERS:
 
 def _spec():
     held = dataclasses.replace(robot("r1", -1.0, 0.0), drivers=(DriverSetting("hold_test", ()),))
-    return scenario(robots=[held, robot("r2", 1.0, 1.0)])
+    return scenario(robots=[held, robot("r2", 1.0, 1.0)], mode="realtime")
 
 
 def test_a_read_is_answered_from_the_last_snapshot_while_a_step_runs():
