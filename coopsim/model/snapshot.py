@@ -1,7 +1,10 @@
 """The immutable per-step state every other thread reads: servers, publishers, the recorder.
 
 A :class:`Snapshot` is built by the stepper after each step and never changed afterwards (its
-arrays are marked read-only), so readers need no lock: they take the current reference.
+arrays are marked read-only), so readers need no lock: they take the current reference. In a
+large world its robot arrays are views into blocks the stepper reuses (coopsim.sim.snapshots),
+but only once nothing refers to them: a snapshot, or any view taken from one, may be kept as long
+as a reader likes. Do not make its arrays writable again (``setflags``): copy instead.
 """
 
 from __future__ import annotations

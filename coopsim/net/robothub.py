@@ -11,6 +11,10 @@ lockstep motion command is stored in the robot's slot and answered right after t
 it, by the same thread that took the step, so a lockstep loop costs no thread hand-off; parameter
 changes and actions run in place, between two steps. While the stepper's loop is not running
 (before start, after stop) a fallback thread serves instead; one thread serves at a time.
+
+While the stepper takes a long step and clients are asking, the hub's reading thread serves in
+its place (:mod:`coopsim.net.hubreads`): it answers reads from the latest snapshot at once and
+leaves every other request to the stepper, which serves those first when the step is done.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from ..sim.slots import Owner
 from . import protocol as p
 from .protocol import Message
 from .offload import Offload
+from .hubreads import Reads, only_reads
 from .robotport import Later, Reply, RobotPort
 from .security import RUN_USER
 from .server import answer_errors, recv_request, split_request
@@ -98,6 +103,8 @@ class RobotHub:
         self._fds = _Descriptors()
         self._callers: dict[bytes, Owner] = {}  # routing id -> who, for motion commands
         self.offload = Offload(self.wake)  # inverse kinematics off the stepper in real time
+        self.reads = Reads(self)  # the reading thread, lent the socket for long steps
+        self._asked = 0.0  # perf_counter() of the latest request served
         stepper.waiter = self
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
@@ -147,6 +154,8 @@ class RobotHub:
 
     def _as_owner(self, fn, *args):
         """Run ``fn`` on the serving thread (now, if that is us; else under the serve lock)."""
+        if self.reads.lender == threading.get_ident():  # the stepper, mid-step: the socket back
+            self.take_back()
         if self._owner == threading.get_ident():
             return fn(*args)
         with self._lock:  # the fallback thread releases it between polls; the stepper's
@@ -191,6 +200,14 @@ class RobotHub:
         self._lock.acquire()
         self._owner = threading.get_ident()
 
+    def lend(self, last_tick: float) -> bool:
+        """See :meth:`Reads.lend` (the stepper's thread, before a step)."""
+        return self.reads.lend(last_tick)
+
+    def take_back(self) -> None:
+        """See :meth:`Reads.take_back` (the stepper's thread, after a lent step)."""
+        self.reads.take_back()
+
     def release(self) -> None:
         """The stepper's loop ended: serve from the fallback thread again (unless closing)."""
         self._owner = None
@@ -200,20 +217,24 @@ class RobotHub:
 
     # -- serving ----------------------------------------------------------------------------------
 
-    def _poll(self, timeout: float) -> None:
+    def _poll(self, timeout: float, reads_only: bool = False) -> None:
+        """Serve what comes within ``timeout`` s; ``reads_only`` (the reading thread, while
+        the stepper steps): answer reads alone, leave the rest (disconnections, requests
+        that may change something, offloaded actions' replies) to the stepper."""
         ms = 0 if timeout <= 0 else max(1, int(timeout * 1000))
-        events = dict(self._poller.poll(ms))
+        # the reading thread's poller leaves the monitor out: its events wait for the stepper
+        events = dict((self.reads.poller if reads_only else self._poller).poll(ms))
         if self._wake_r in events:
             try:
                 while os.read(self._wake_r, 4096):
                     pass
             except BlockingIOError:
                 pass
-        if self._monitor in events:
+        if self._monitor in events and not reads_only:
             self._disconnected()
         if self.socket in events:
-            self._serve_batch()
-        self._flush()
+            self._serve_batch(reads_only)
+        self._flush(reads_only)
 
     def _disconnected(self) -> None:
         """Connections that closed: the robots they owned are free and leave lockstep."""
@@ -238,17 +259,21 @@ class RobotHub:
             owner = self._callers[caller[0]] = identify(caller)
         return owner
 
-    def _serve_batch(self) -> None:
+    def _serve_batch(self, reads_only: bool = False) -> None:
+        self._asked = time.perf_counter()
         for _ in range(_BATCH):
             try:
                 frames, total = recv_request(self.socket, zmq.NOBLOCK)
             except zmq.Again:
                 return
-            self._serve_one(frames, total)
+            self._serve_one(frames, total, reads_only)
 
-    def _serve_one(self, frames: list, total: int) -> None:
+    def _serve_one(self, frames: list, total: int, reads_only: bool = False) -> None:
         port, fd = self._port_of(frames[-1])
         envelope, payload, count = split_request(frames, total)
+        if reads_only and not only_reads(port, payload):
+            self.reads.deferred.append((frames, total))  # the stepper serves it after its step
+            return
         if isinstance(port, RobotPort):
             port.caller = (envelope[0], frames[-1], fd)
         reply = self._answer(port, payload, count)
@@ -292,10 +317,10 @@ class RobotHub:
             return None, -1
         return self._by_port.get(number) or self._gone.get(number), fd
 
-    def _flush(self) -> None:
-        """Answer offloaded actions that are solved, and motion replies whose step is done or
-        whose wait ran out."""
-        if self._later:
+    def _flush(self, reads_only: bool = False) -> None:
+        """Answer offloaded actions that are solved (not ``reads_only``: their finish writes
+        the World), and motion replies whose step is done or whose wait ran out."""
+        if self._later and not reads_only:
             self._finish_later()
         if not self._pending:
             return
@@ -369,6 +394,7 @@ class RobotHub:
         """Stop serving and close the socket (after the stepper has stopped)."""
         self._closed = True
         self._stop_fallback()
+        self.reads.close()
         self.offload.close()
         try:
             self.socket.disable_monitor()

@@ -117,6 +117,7 @@ class Recorder:
             raise RecordingError(f"cannot record to {self.path}: {exc.strerror or exc} "
                                  "(nothing was recorded; the file was removed)") from None
         self._state = _WriterState(self._writer, keyframe_every, dt, columns)
+        self._state.module_columns = self._module_columns
         self._thread = threading.Thread(target=self._run, name="coopsim-recorder", daemon=True)
 
     def _open(self, exclusive: bool):
@@ -200,7 +201,8 @@ class Recorder:
         if force or snap.layout_version != self._layout_version:
             layout = self._stepper.sim.world.describe()  # on the stepper thread: consistent
             self._layout_version = snap.layout_version
-        robots = (snap.poses, snap.velocities, column_values(snap, self._module_columns))
+        # the modules' columns are gathered on the writer's thread (_write_run), not here
+        robots = (snap.poses, snap.velocities, snap)
         bodies = (snap.object_poses, snap.part_poses)
         counts = (len(snap.robots), len(snap.objects), len(snap.parts))
         dt = self._stepper.sim.dt  # on the stepper thread: the dt this step was taken with
@@ -301,6 +303,7 @@ class _WriterState:
         self.layouts = 0
         self.in_chunk = 0
         self.chunk_bytes = 0
+        self.module_columns: list = []  # the modules' (label, Column)s (column_values)
         self.offset = 0.0  # recording time - sim time, s (changes at each reset)
         self.last_ns = -1
         self.last_flush = time.monotonic()
@@ -334,7 +337,9 @@ class _WriterState:
             self.writer.add_message(self.layout_id, stamps[0], data, stamps[0], self.layouts)
             self.layouts += 1
             self.chunk_bytes += len(data)
-        robots = _columns([item[2] for item in run])
+        columns = self.module_columns
+        robots = _columns([(p, v, column_values(snap, columns)) for p, v, snap
+                           in (item[2] for item in run)])
         bodies = _columns([item[3] for item in run], 3)
         data = self.encoder.encode(self.frames, [item[0] for item in run],
                                    [item[1] for item in run], stamps, self.layouts - 1, robots,

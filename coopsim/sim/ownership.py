@@ -23,7 +23,9 @@ the World back, then the waiter (the fallback thread serves again).
 
 **The lock order** (a thread holding a lock further down never waits for one further up):
 
-1. the waiter's serve lock (``RobotHub._lock``): who serves the robots' sockets;
+1. the waiter's serve lock (``RobotHub._lock``): who serves the robots' sockets (the loop's
+   thread releases it for a step it lends to the hub's reading thread, and takes it back
+   after: ``Waiter.lend``);
 2. :attr:`WorldOwner.world_lock`: who touches the World;
 3. ``cond`` (the command slots' condition): the queue of calls, the slots, the loop's flags;
 4. ``stepped`` (the stepper's): the published snapshot, waiters for a step.

@@ -15,10 +15,9 @@ from typing import Mapping
 import numpy as np
 
 from ..model.errors import ParameterError, SimulationError
-from ..model.capabilities import reading_fields
 from ..model.module import Frame
 from ..model.plugins import MODULES
-from ..model.snapshot import Snapshot, frozen
+from ..model.snapshot import Snapshot
 from ..model.specs import ScenarioSpec, check_dt
 from ..model.validate import rate_problem
 from .access import Access
@@ -27,6 +26,7 @@ from .health import Health
 from .rules import RuleHost
 from .sensing import CommandTables, ParamTable, RobotTable, Sensors
 from .plan import StepPlan, read_only
+from .snapshots import SnapshotMaker, with_rules
 from .states import StateTables
 from .world import World, collector_held
 
@@ -123,12 +123,11 @@ class Simulation:
         self._plan: StepPlan | None = None
         self._sensed: tuple | None = None  # (key, frame) of the last sensing phase
         self._moves = 0  # bodies moved between steps from outside (moved())
-        self._layout: tuple = (None,)  # what snapshots take from the layout (see _snapshot)
+        self.snapshots = SnapshotMaker()  # builds this run's snapshots (sim/snapshots.py)
         # The caster (its static shapes binned) lives as long as the simulation: a reset to
         # the same walls bins nothing again.
         self.sensors = Sensors(self._caster, self.sensors)
         self.commands: dict[str, np.ndarray] = CommandTables()
-        self._published: dict[str, np.ndarray] = {}  # the last snapshot's commands (see there)
         self.actuated: dict = {}
         self.extra: dict = {}
         self._new_states()
@@ -138,7 +137,7 @@ class Simulation:
         self._sync_layout()
         frame = self._remember(self._frame(world.engine.robot_state(), {}, geometry=True))
         zero = self.sensors.sense(world, self.params, frame, make_rng(self.seed))
-        self.snapshot = self._snapshot(frame, zero)
+        self.snapshot = self.snapshots.make(self, frame, zero)
 
     def build(self, scenario: ScenarioSpec) -> World:
         """``scenario``'s world for this simulation's engine, its rules checked: what
@@ -168,8 +167,8 @@ class Simulation:
         self.drivers = DriverHost(self)
         self._sync_layout()
         frame = self._remember(self._frame(self.world.engine.robot_state(), {}, geometry=True))
-        self.snapshot = self._snapshot(frame, self.sensors.sense(self.world, self.params, frame,
-                                                                 self.rng))
+        readings = self.sensors.sense(self.world, self.params, frame, self.rng)
+        self.snapshot = self.snapshots.make(self, frame, readings)
 
     # -- the phases, in the order the stepper runs them -------------------------------------------
 
@@ -257,14 +256,14 @@ class Simulation:
         frame = self._frame(state, self.actuated, geometry=True)
         self._remember(frame)
         readings = self.sensors.sense(self.world, self.params, frame, self.rng)
-        self.snapshot = self._snapshot(frame, readings)
+        self.snapshot = self.snapshots.make(self, frame, readings)
         return self.snapshot
 
     def apply_rules(self) -> Snapshot:
         """Rules phase: every rule's ``after_step``; their fields join the snapshot."""
         if self.rules.rules:
             self.rules.after(self, self.snapshot)
-            self.snapshot = _with_rules(self.snapshot, self.rules.fields())
+            self.snapshot = with_rules(self.snapshot, self.rules.fields())
         return self.snapshot
 
     @property
@@ -316,7 +315,7 @@ class Simulation:
         carried = self.sensors.carried(self.world)
         if "taken" in self.extra:  # laid out for the new robots too (coopsim.sim.rates)
             self.extra["taken"] = self.sensors.rates.published()
-        self.snapshot = self._snapshot(frame, carried)
+        self.snapshot = self.snapshots.make(self, frame, carried)
 
     def _new_states(self) -> None:
         """Fresh per-kind state tables (a start, a restored layout); also on the board as
@@ -359,62 +358,6 @@ class Simulation:
                      None, access, self.extra, self.step, t.names, time=self.time,
                      state3d=state3d, states=self.states)
 
-    def _snapshot(self, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
-        world = self.world
-        key = (world.layout_version, len(world.targets))
-        if self._layout[0] != key:  # names, fields and shapes change only with the layout
-            handles = [h for _, h in world.objects.values()]
-            still = all(spec.static for spec, _ in world.objects.values())
-            self._layout = (key, {k: reading_fields(m, key[1]) for k, m in MODULES.items()},
-                            tuple(world.objects), tuple(p.name for p in world.parts),
-                            (tuple(world.targets),
-                             tuple(spec for spec, _ in world.objects.values())),
-                            # static objects never move: their poses are read once
-                            frozen(world.engine.poses(handles)) if still else handles,
-                            [p.handle for p in world.parts], handles)
-        _, fields, objects, parts, (targets, specs), object_poses, part_handles, handles = \
-            self._layout
-        engine = world.engine
-        if isinstance(object_poses, list):
-            object_poses = frozen(engine.poses(object_poses))
-        return _new_snapshot(
-            step=self.step, time=self.time, robots=self.robots.names,
-            poses=frozen(frame.pose.copy()), velocities=frozen(frame.velocity.copy()),
-            commands=self._frozen_commands(),
-            readings=dict(readings),  # read-only arrays (Sensors.sense, Sensors.carried)
-            fields=fields, objects=objects, object_poses=object_poses,
-            parts=parts,
-            part_poses=frozen(engine.poses(part_handles) if part_handles else _NO_POSES),
-            targets=targets, layout_version=world.layout_version,
-            index=self.robots.index, rules=self.rules.fields(),
-            extra={k: v for k, v in self.extra.items() if not k.startswith("_")},
-            object_specs=specs, object_pose3d=frozen(engine.poses3d(handles))
-            if "flight" in engine.features else None, **_state3d(frame.state3d))
-
-    def _frozen_commands(self) -> dict[str, np.ndarray]:
-        """The snapshot's commands: a read-only copy of each table, but the last snapshot's
-        copy of a table untouched since (:class:`~coopsim.sim.sensing.CommandTables`: the
-        same bits; most are those of modules no robot carries)."""
-        tables, last = self.commands, self._published
-        if isinstance(tables, CommandTables):
-            out = {k: last[k] if k not in tables.touched and k in last else frozen(v.copy())
-                   for k, v in dict.items(tables)}
-            tables.touched = set()
-        else:  # someone put a plain dict there: copy every table
-            out = {k: frozen(v.copy()) for k, v in tables.items()}
-        self._published = out
-        return out
-
-
-_NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
-
-
-def _state3d(state3d: np.ndarray | None) -> dict:
-    """The snapshot's ``pose3d`` and ``twist3d`` from a frame's full state (None in 2D)."""
-    if state3d is None:
-        return {"pose3d": None, "twist3d": None}
-    return {"pose3d": frozen(state3d[:, :7].copy()), "twist3d": frozen(state3d[:, 7:].copy())}
-
 
 def _checked_dt(dt: float) -> float:
     """``dt`` (s) as a float.
@@ -426,21 +369,6 @@ def _checked_dt(dt: float) -> float:
     if why:
         raise SimulationError(why)
     return float(dt)
-
-
-def _new_snapshot(**fields) -> Snapshot:
-    """``Snapshot(**fields)`` (every field given) without the frozen dataclass's per-field
-    ``object.__setattr__``: the same object (it has no ``__post_init__``), built every step."""
-    out = object.__new__(Snapshot)
-    object.__setattr__(out, "__dict__", fields)  # the keywords' own new dict: no one else's
-    return out
-
-
-def _with_rules(snapshot: Snapshot, rules: dict) -> Snapshot:
-    """``dataclasses.replace(snapshot, rules=rules)`` as :func:`_new_snapshot` builds it."""
-    out = object.__new__(Snapshot)
-    object.__setattr__(out, "__dict__", {**snapshot.__dict__, "rules": rules})
-    return out
 
 
 def _carry(old: np.ndarray | None, old_index: dict, names: tuple, width: int) -> np.ndarray:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import gc
 import logging
 import threading
+import time
 from typing import Callable
 
 from ..model.errors import NotAllowedError, SimulationError
@@ -89,6 +90,7 @@ class Stepper(WorldOwner):
         #: (used CPU time) since the last ask; the wait then starts again from now.
         self.start_hold: Callable[[], bool] | None = None
         self._last_step_wall = 0.0  # when the latest step was taken (stall reports)
+        self.tick_cpu = 0.0  # s of CPU time the loop's latest step took (sim/waiter.py: lend)
         self._started_wall: float | None = None  # when the loop (re)started, for wait_for
         self._speed: float | None = None
         self.set_mode(mode)
@@ -327,7 +329,11 @@ class Stepper(WorldOwner):
     def _guarded_tick(self) -> None:
         """Tick; a failing step pauses the run (or ends it, with ``end_on_error``) with the
         error logged in one line and kept in ``error``, instead of ending the thread while the
-        servers wait for steps that never come."""
+        servers wait for steps that never come. While it ticks, the waiter may have another
+        thread answer reads from the latest snapshot (:meth:`~coopsim.sim.waiter.Waiter.lend`:
+        only the stepper writes the World; other requests wait for the step's end)."""
+        lent = self.waiter.lend(self.tick_cpu)  # reads answered meanwhile (sim/waiter.py)
+        start = time.thread_time()  # CPU time: a loaded machine's waits do not count
         try:
             self.tick()
         except Exception as exc:  # noqa: BLE001 -- the loop must outlive a bad step
@@ -341,6 +347,10 @@ class Stepper(WorldOwner):
             else:
                 log.error("%s; the run is paused", self.error)
                 self.paused = True
+        finally:
+            if lent:
+                self.waiter.take_back()
+            self.tick_cpu = time.thread_time() - start
 
     def _done(self, duration, max_steps) -> bool:
         if self.finished:

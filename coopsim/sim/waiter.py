@@ -39,6 +39,17 @@ class Waiter:
     def stepped(self) -> None:
         """A step (or a reset or refresh) was published."""
 
+    def lend(self, last_tick: float) -> bool:
+        """The stepper's thread is about to take a step (the previous one took ``last_tick``
+        s of CPU time): a waiter that serves may let another thread answer read-only requests from the
+        latest snapshot while it runs, and returns True; :meth:`take_back` follows the
+        step. The default serves nothing: False."""
+        return False
+
+    def take_back(self) -> None:
+        """After a step :meth:`lend` returned True for: the stepper's thread serves again (it
+        first answers what the other thread left for it)."""
+
     def acquire(self) -> None:
         """The stepper's loop starts: from now on its thread does the waiting."""
 
