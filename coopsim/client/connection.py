@@ -246,7 +246,7 @@ class Client:
         return self._frames(sub, name, names)
 
     def _frames(self, sub: zmq.Socket, name: str, names: bool) -> Iterator:
-        from ..net.statestream import decode_state  # numpy: only for those who subscribe
+        from ..net.statestream import decode_wire  # numpy: only for those who subscribe
         from .stream import ColumnNames
 
         columns = ColumnNames(lambda: self.request(self.lookup("/sim", "rep"), 23).text)
@@ -255,8 +255,7 @@ class Client:
                 if not sub.poll(int(self.timeout * 1000)):
                     raise ProtocolError(p.TIMEOUT, f"no state frame from {name} within "
                                                    f"{self.timeout:g} s")
-                frame = decode_state(Message.from_wire(sub.recv_multipart()[-1],
-                                                       max_bytes=None))
+                frame = decode_wire(sub.recv_multipart()[-1])
                 yield columns.named(frame) if names else frame
         finally:
             if sub in self._streams:

@@ -269,6 +269,39 @@ def decode_state(msg: Message) -> StateFrame:
                       recent / 1000, pose3d, objects3d)
 
 
+def decode_wire(frame: bytes) -> StateFrame:
+    """:func:`decode_state` of a state message's bytes (no size limit), its data read by
+    numpy when every value is a msgpack float64 (as servers send them), else through
+    :meth:`Message.from_wire`.
+
+    Raises:
+        ValueError: the counts do not add up. BadMessage: no five-item message.
+    """
+    unpacker = msgpack.Unpacker(raw=False, max_buffer_size=max(len(frame), 1 << 20))
+    unpacker.feed(frame)
+    try:
+        if unpacker.read_array_header() == 5:
+            head = [unpacker.unpack() for _ in range(4)]
+            size = unpacker.read_array_header()
+            start = unpacker.tell()
+            body = np.frombuffer(frame, dtype=np.uint8, offset=start)
+            if _is_head(head) and len(body) == 9 * size and (body[::9] == 0xCB).all():
+                data = body.reshape(size, 9)[:, 1:].copy().view(">f8").ravel()
+                return decode_state(Message(head[0], head[1], head[2], tuple(head[3]),
+                                            data.astype(float)))
+    except (ValueError, msgpack.UnpackException):
+        pass  # not what a server sends: the generic path says what is wrong
+    return decode_state(Message.from_wire(frame, max_bytes=None))
+
+
+def _is_head(head: list) -> bool:
+    """Whether error, text, command and params are typed as a message's must be."""
+    error, text, command, params = head
+    ints = [error, command, *params] if isinstance(params, list) else None
+    return isinstance(text, str) and ints is not None and all(
+        type(v) is int for v in ints)
+
+
 class StatePublisher:
     """A stepper hook that publishes snapshots on two PUB sockets: ``endpoint`` (``/sim/state``,
     topic frame + message) and ``latest_endpoint`` (``/sim/state1``, the message alone).

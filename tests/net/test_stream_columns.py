@@ -14,7 +14,7 @@ from coopsim.conformance.transcript import FLIGHT_SCENARIO
 from coopsim.formats.files import load
 from coopsim.net import protocol as p
 from coopsim.net.protocol import Message
-from coopsim.net.statestream import pack_message
+from coopsim.net.statestream import decode_state, decode_wire, pack_message
 
 from helpers import robot, scenario
 from nethelpers import Peer, live, lookup
@@ -141,3 +141,19 @@ def test_the_numpy_packed_message_is_msgpacks_byte_for_byte(size):
     params = (1, 2, 3, 0, 10**12, -1)
     assert pack_message(0, "realtime", 1, params, data) == \
         Message(0, "realtime", 1, params, tuple(data.tolist())).to_wire()
+
+
+def test_the_numpy_decoder_reads_what_the_generic_one_reads_and_refuses_the_same():
+    data = np.arange(3 + 2 * 3 + 2 * 2 + 1, dtype=float)  # 2 robots, 2 columns, 1 metric
+    data[-2] = np.nan
+    params = (5, 1, 2, 0, 0, 0, 0, 0, 2, 1, 0, 0)
+    wire = pack_message(0, "lockstep", 1, params, data)
+    fast, slow = decode_wire(wire), decode_state(Message.from_wire(wire, max_bytes=None))
+    for name in ("robots", "columns", "metrics"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name), equal_nan=True)
+    assert (fast.step, fast.layout_version, fast.mode) == (5, 1, "lockstep")
+    ints = Message(0, "lockstep", 1, params, tuple(int(v) for v in data[:-2]) + (0.5, 1))
+    assert np.array_equal(decode_wire(ints.to_wire()).columns, [[9, 10], [11, 0.5]])
+    short = pack_message(0, "lockstep", 1, params, data[:-1])
+    with pytest.raises(ValueError, match="does not match its counts"):
+        decode_wire(short)
