@@ -273,7 +273,9 @@ def _names(layout: dict) -> tuple:
     targets = tuple(TargetSpec(t["color"], (t["x"], t["y"], t["z"]))
                     for t in layout.get("targets", ()))
     robots = layout.get("robots", ())
-    extra = {CARRIED: carried_modules(r.get("modules", ()) for r in robots)}
+    # a layout naming no robot's modules streams every column, as before protocol 8
+    extra = {CARRIED: carried_modules(r["modules"] for r in robots)} \
+        if all("modules" in r for r in robots) else {}
     return (tuple(r["name"] for r in robots),
             tuple(o["name"] for o in layout.get("objects", ())),
             tuple(b["name"] for b in layout.get("parts", ())), targets, extra)
