@@ -211,7 +211,7 @@ class Client:
         reply = self.request(endpoint, 0, params=(p.PROTOCOL_VERSION,))
         return reply.params[0], reply.text
 
-    def subscribe_state(self, latest_only: bool = True) -> Iterator:
+    def subscribe_state(self, latest_only: bool = True, names: bool = True) -> Iterator:
         """The state stream's frames, decoded (docs/protocol.md section 5; needs numpy).
 
         Args:
@@ -219,6 +219,10 @@ class Client:
                 frame yielded is the newest one published, none queue up while the caller works
                 (a monitor, a viewer). False: every frame of ``/sim/state`` in order, as far as
                 the socket's queue holds them.
+            names: Name each frame's columns (``StateFrame.column_names``, ``column(name)``):
+                the client asks ``/sim`` for the state document once per new layout (protocol
+                8: the columns are those of the modules the world's robots carry, so they
+                change with the layout).
 
         Returns:
             An iterator of :class:`~coopsim.net.statestream.StateFrame`; ``close()`` it when
@@ -239,18 +243,20 @@ class Client:
             self.keys.apply(sub)  # a run with --keys serves Curve clients only
         sub.connect(endpoint)
         self._streams.add(sub)
-        return self._frames(sub, name)
+        return self._frames(sub, name, names)
 
-    def _frames(self, sub: zmq.Socket, name: str) -> Iterator:
-        from ..net.statestream import decode_state  # numpy: only for those who subscribe
+    def _frames(self, sub: zmq.Socket, name: str, names: bool) -> Iterator:
+        from ..net.statestream import decode_wire  # numpy: only for those who subscribe
+        from .stream import ColumnNames
 
+        columns = ColumnNames(lambda: self.request(self.lookup("/sim", "rep"), 23).text)
         try:
             while True:
                 if not sub.poll(int(self.timeout * 1000)):
                     raise ProtocolError(p.TIMEOUT, f"no state frame from {name} within "
                                                    f"{self.timeout:g} s")
-                frame = sub.recv_multipart()[-1]
-                yield decode_state(Message.from_wire(frame, max_bytes=None))
+                frame = decode_wire(sub.recv_multipart()[-1])
+                yield columns.named(frame) if names else frame
         finally:
             if sub in self._streams:
                 self._streams.discard(sub)

@@ -128,6 +128,7 @@ def match(pattern, value, path: str = "reply") -> list[str]:
                                        and every item each
         {"lines": {...a list pattern}} a string whose lines ("\\n"-split; "" has none) match
         {"json": ["key", ...]}         a string holding a JSON object with these keys
+        {"json": {"key": p, ...}}      ... whose values under these keys match p
     """
     if isinstance(pattern, dict):
         return _match_pattern(pattern, value, path)
@@ -178,7 +179,7 @@ def _match_pattern(pattern: dict, value, path: str) -> list[str]:
     raise TranscriptError(f"unknown pattern {_show(pattern)}")
 
 
-def _match_json(keys: list, value, path: str, wrong: list[str]) -> list[str]:
+def _match_json(keys: list | dict, value, path: str, wrong: list[str]) -> list[str]:
     try:
         doc = json.loads(value) if isinstance(value, str) else None
     except ValueError:
@@ -186,7 +187,11 @@ def _match_json(keys: list, value, path: str, wrong: list[str]) -> list[str]:
     if not isinstance(doc, dict):
         return wrong
     missing = [k for k in keys if k not in doc]
-    return [f"{path}: the JSON document lacks {', '.join(missing)}"] if missing else []
+    if missing:
+        return [f"{path}: the JSON document lacks {', '.join(missing)}"]
+    if isinstance(keys, dict):  # and the values under them match their patterns
+        return [e for k, p in keys.items() for e in match(p, doc[k], f"{path}.{k}")]
+    return []
 
 
 def _match_list(pattern: dict, value, path: str, wrong: list[str]) -> list[str]:

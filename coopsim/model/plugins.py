@@ -104,9 +104,37 @@ def _columns(module) -> tuple:
 
 def module_columns(stream_only: bool = False) -> list:
     """(module label, Column) of every registered module's columns, by module label: what the
-    recording keeps per robot, or (``stream_only``) what the state stream carries."""
+    recording keeps per robot, or (``stream_only``) every column a state stream may carry."""
     return [(label, c) for label, m in MODULES.items() for c in _columns(m)
             if c.stream or not stream_only]
+
+
+#: ``Snapshot.extra`` key of the module labels some robot of the world carries (a tuple, set
+#: by the simulation on every layout change and by a replay from its recorded layout).
+CARRIED = "carried"
+
+
+def carried_modules(modules: Iterable[Iterable[str]]) -> tuple[str, ...]:
+    """The labels of the modules some robot carries (``modules``: each robot's labels),
+    sorted: what :data:`CARRIED` holds."""
+    return tuple(sorted({label for labels in modules for label in labels}))
+
+
+def stream_columns(carried: Iterable[str] | None = None) -> list:
+    """(module label, Column) the state stream and ``/sim state`` carry for a world whose
+    robots carry the modules ``carried`` (protocol 8: only those modules' streamed columns,
+    in the order of :func:`module_columns`); None: every registered module's (protocol 7)."""
+    columns = module_columns(stream_only=True)
+    if carried is None:
+        return columns
+    carried = set(carried)
+    return [(label, c) for label, c in columns if label in carried]
+
+
+def snapshot_columns(snap) -> list:
+    """:func:`stream_columns` of the world ``snap`` (a Snapshot) shows: the modules its
+    ``extra[CARRIED]`` names (every registered module's when it names none)."""
+    return stream_columns(snap.extra.get(CARRIED))
 
 
 def timed_events(rules: Mapping[str, Any] | None) -> list[Mapping]:

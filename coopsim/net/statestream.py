@@ -26,11 +26,15 @@ robots' 3D block and counted in ``n_tail`` (n_metrics = n_tail - pose3d_width * 
 object3d_width * n_objects): a protocol-5 reader takes it for more trailing metrics and still
 finds the robots' block at the end.
 
-The per-robot columns are the modules' streamed columns (``columns`` in the layout: with the
-built-in modules, the 11 sonar distances); the metrics are the rules' per-run ``metrics``
-(``metrics`` in the state document names them: ``monitors.distance``...). Names and shapes are
-not repeated every step: when ``layout_version`` changes, a subscriber asks ``/sim`` (command 23,
-state) for the layout. Publishing is rate-limited in wall time (default 30 Hz) so a fast lockstep
+The per-robot columns are the streamed columns of the modules some robot of the world carries
+(protocol 8: ``Snapshot.extra["carried"]`` names those modules; ``columns`` in the state
+document names the columns; a 2D swarm of sonar robots streams the 11 sonar distances and no
+arm angles or LED colours); the metrics are the rules' per-run ``metrics`` (``metrics`` in the
+state document names them: ``monitors.distance``...). Names and shapes are not repeated every
+step: when ``layout_version`` changes (and with it, maybe, the columns), a subscriber asks
+``/sim`` (command 23, state) for the layout. The message is built from the snapshot's arrays
+with one copy per block and per module, and packed by numpy (:func:`pack_message`), with no
+loop over robots. Publishing is rate-limited in wall time (default 30 Hz) so a fast lockstep
 run does not flood slow subscribers; 0 publishes every step.
 """
 
@@ -39,11 +43,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import msgpack
 import numpy as np
 import zmq
 
-from ..model.plugins import module_columns
-from ..model.snapshot import Snapshot, column_values, rule_metrics, wrapped_poses
+from ..model.plugins import CARRIED, snapshot_columns
+from ..model.snapshot import Snapshot, rule_metrics, wrapped_poses
 from . import protocol as p
 from .protocol import Message
 
@@ -66,6 +71,10 @@ class StateFrame:
             before protocol 5).
         object_pose3d: (n_objects, 7) x, y, z and qw, qx, qy, qz of every object when the
             publisher sends them (protocol 6, a 3D world); else None.
+        column_names: The names of ``columns``' columns, from the state document of the
+            frame's ``layout_version`` (protocol 8: they change with the layout), when the
+            reader knows them (the Python client's ``subscribe_state`` fills them in); else
+            None.
     """
 
     step: int
@@ -86,34 +95,133 @@ class StateFrame:
     recent_rtf: float = 0.0
     pose3d: np.ndarray | None = None
     object_pose3d: np.ndarray | None = None
+    column_names: tuple[str, ...] | None = None
+
+    def column(self, name: str) -> np.ndarray:
+        """(n_robots,) the values of the column ``name`` (NaN for a robot without its module).
+
+        Raises:
+            KeyError: the frame's column names are unknown, or the stream carries no such
+                column in this layout (a world none of whose robots carries its module).
+        """
+        if self.column_names is None or name not in self.column_names:
+            raise KeyError(f"no column {name!r} in this frame (layout {self.layout_version}: "
+                           f"{', '.join(self.column_names or ()) or 'none known'})")
+        return self.columns[:, self.column_names.index(name)]
 
 
 #: Values per robot in the 3D block: z, qw, qx, qy, qz (x and y are the planar pose's).
 POSE3D_WIDTH = 5
 
 
-def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
-                 paused: bool, attached: int, columns: list | None = None, late: float = 0.0,
-                 recent_rtf: float = 0.0) -> Message:
-    """Pack a snapshot into the stream's message (``columns``: default, every module's
-    streamed columns; ``late`` and ``recent_rtf``: see :class:`StateFrame`). A snapshot with
-    ``pose3d`` adds the 3D block and its 13th param; one without is protocol 4's message."""
-    columns = module_columns(stream_only=True) if columns is None else columns
-    n, m, k = len(snap.robots), len(snap.objects), len(snap.parts)
+@dataclass(frozen=True)
+class StreamColumns:
+    """The per-robot columns of one world's stream, laid out once per layout.
+
+    Attributes:
+        names: The columns' names, in stream order (``/sim state`` ``columns``).
+        groups: (module label, source table ``reading``/``command``, the fields it takes
+            (an int array), first column, end column) per module: one copy per module a step.
+    """
+
+    names: tuple[str, ...]
+    groups: tuple[tuple[str, str, np.ndarray, int, int], ...]
+
+    @classmethod
+    def of(cls, columns) -> "StreamColumns":
+        """The layout of ``columns``: (module label, Column) pairs, as
+        :func:`~coopsim.model.plugins.stream_columns` gives them."""
+        groups: list = []
+        for k, (label, col) in enumerate(columns):
+            if groups and groups[-1][:2] == (label, col.source):
+                groups[-1][2].append(col.field)
+            else:
+                groups.append((label, col.source, [col.field], k))
+        return cls(tuple(c.name for _, c in columns),
+                   tuple((label, source, np.array(fields, dtype=np.intp), k, k + len(fields))
+                         for label, source, fields, k in groups))
+
+    def fill(self, out: np.ndarray, snap: Snapshot) -> None:
+        """Write every robot's columns of ``snap`` into ``out`` ((N, C), NaN where a robot
+        lacks the module, or the snapshot the module's table)."""
+        out[:] = np.nan
+        n = len(out)
+        for label, source, fields, a, b in self.groups:
+            table = (snap.readings if source == "reading" else snap.commands).get(label)
+            if table is not None and table.shape[0] == n and table.ndim == 2:
+                ok = fields < table.shape[1]
+                out[:, a:b][:, ok] = table[:, fields[ok]]
+
+
+def _columns(columns, snap: Snapshot) -> StreamColumns:
+    if isinstance(columns, StreamColumns):
+        return columns
+    return StreamColumns.of(snapshot_columns(snap) if columns is None else columns)
+
+
+def state_arrays(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
+                 paused: bool, attached: int, columns=None, late: float = 0.0,
+                 recent_rtf: float = 0.0) -> tuple[tuple[int, ...], np.ndarray]:
+    """The state message's params and its data as one float64 array, built with one copy per
+    block (no loop over robots). ``columns``: a :class:`StreamColumns`, (label, Column) pairs,
+    or None for the columns of the modules the snapshot's world carries (protocol 8)."""
+    plan = _columns(columns, snap)
+    n, m, k, c = len(snap.robots), len(snap.objects), len(snap.parts), len(plan.names)
     metrics = [v for _, v in rule_metrics(snap.rules)]
     block = _pose3d_block(snap.pose3d, n)
     objects3d = getattr(snap, "object_pose3d", None) if snap.pose3d is not None else None
     oblock = _pose3d_block(objects3d, m)
-    params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached,
-              len(columns), len(metrics) + len(oblock) + len(block), round(late * 1000),
+    params = (snap.step, snap.layout_version, n, m, k, missed, int(paused), attached, c,
+              len(metrics) + len(oblock) + len(block), round(late * 1000),
               round(min(recent_rtf, 1e9) * 1000))
     if snap.pose3d is not None:
         params += (POSE3D_WIDTH,) if objects3d is None else (POSE3D_WIDTH, POSE3D_WIDTH)
-    data = np.concatenate(([snap.time, rtf, speed], wrapped_poses(snap.poses).ravel(),
-                           wrapped_poses(snap.object_poses).ravel(),
-                           wrapped_poses(snap.part_poses).ravel(),
-                           column_values(snap, columns).ravel(), metrics, oblock, block))
+    cut = np.cumsum([3, 3 * n, 3 * m, 3 * k, c * n, len(metrics), len(oblock), len(block)])
+    data = np.empty(cut[-1])
+    data[:3] = (snap.time, rtf, speed)
+    for (a, b), poses in zip(zip(cut[:3], cut[1:4]),
+                             (snap.poses, snap.object_poses, snap.part_poses)):
+        data[a:b] = wrapped_poses(poses).ravel()
+    plan.fill(data[cut[3]:cut[4]].reshape(n, c), snap)
+    data[cut[4]:cut[5]], data[cut[5]:cut[6]], data[cut[6]:] = metrics, oblock, block
+    return params, data
+
+
+def encode_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
+                 paused: bool, attached: int, columns=None, late: float = 0.0,
+                 recent_rtf: float = 0.0) -> Message:
+    """Pack a snapshot into the stream's message (``columns``: see :func:`state_arrays`;
+    ``late`` and ``recent_rtf``: see :class:`StateFrame`). A snapshot with ``pose3d`` adds the
+    3D block and its 13th param; one without is protocol 4's message."""
+    params, data = state_arrays(snap, mode, rtf, speed, missed, paused, attached, columns,
+                                late, recent_rtf)
     return Message(0, mode, 1, params, tuple(data.tolist()))
+
+
+def pack_message(error: int, text: str, command: int, params, data: np.ndarray) -> bytes:
+    """``Message(error, text, command, params, data).to_wire()``, byte for byte, with the
+    data packed by numpy: msgpack's float64 is the byte 0xcb and 8 big-endian bytes."""
+    head = bytearray(msgpack.packb([error, text, command, list(params)], use_bin_type=True))
+    head[0] = 0x95  # the five-item array (packb wrote four)
+    size = len(data)
+    if size < 16:
+        head.append(0x90 | size)
+    else:
+        head += (b"\xdc" + size.to_bytes(2, "big") if size < 65536
+                 else b"\xdd" + size.to_bytes(4, "big"))
+    body = np.empty((size, 9), dtype=np.uint8)
+    body[:, 0] = 0xCB
+    body[:, 1:] = np.asarray(data, dtype=">f8").reshape(size, 1).view(np.uint8)
+    return bytes(head) + body.tobytes()
+
+
+def pack_state(snap: Snapshot, mode: str, rtf: float, speed: float, missed: int,
+               paused: bool, attached: int, columns=None, late: float = 0.0,
+               recent_rtf: float = 0.0) -> bytes:
+    """:func:`encode_state`'s message on the wire (``to_wire()``'s bytes), packed by numpy."""
+    params, data = state_arrays(snap, mode, rtf, speed, missed, paused, attached, columns,
+                                late, recent_rtf)
+    return pack_message(0, mode, 1, params, data)
 
 
 def _pose3d_block(pose3d: np.ndarray | None, n: int) -> np.ndarray:
@@ -161,6 +269,39 @@ def decode_state(msg: Message) -> StateFrame:
                       recent / 1000, pose3d, objects3d)
 
 
+def decode_wire(frame: bytes) -> StateFrame:
+    """:func:`decode_state` of a state message's bytes (no size limit), its data read by
+    numpy when every value is a msgpack float64 (as servers send them), else through
+    :meth:`Message.from_wire`.
+
+    Raises:
+        ValueError: the counts do not add up. BadMessage: no five-item message.
+    """
+    unpacker = msgpack.Unpacker(raw=False, max_buffer_size=max(len(frame), 1 << 20))
+    unpacker.feed(frame)
+    try:
+        if unpacker.read_array_header() == 5:
+            head = [unpacker.unpack() for _ in range(4)]
+            size = unpacker.read_array_header()
+            start = unpacker.tell()
+            body = np.frombuffer(frame, dtype=np.uint8, offset=start)
+            if _is_head(head) and len(body) == 9 * size and (body[::9] == 0xCB).all():
+                data = body.reshape(size, 9)[:, 1:].copy().view(">f8").ravel()
+                return decode_state(Message(head[0], head[1], head[2], tuple(head[3]),
+                                            data.astype(float)))
+    except (ValueError, msgpack.UnpackException):
+        pass  # not what a server sends: the generic path says what is wrong
+    return decode_state(Message.from_wire(frame, max_bytes=None))
+
+
+def _is_head(head: list) -> bool:
+    """Whether error, text, command and params are typed as a message's must be."""
+    error, text, command, params = head
+    ints = [error, command, *params] if isinstance(params, list) else None
+    return isinstance(text, str) and ints is not None and all(
+        type(v) is int for v in ints)
+
+
 class StatePublisher:
     """A stepper hook that publishes snapshots on two PUB sockets: ``endpoint`` (``/sim/state``,
     topic frame + message) and ``latest_endpoint`` (``/sim/state1``, the message alone).
@@ -185,7 +326,15 @@ class StatePublisher:
         self.stepper = stepper
         self.period = 1.0 / rate if rate > 0 else 0.0
         self._last = 0.0
-        self._columns = module_columns(stream_only=True)
+        self._plan: tuple = (None, None)  # (the modules carried, their StreamColumns)
+
+    def columns(self, snap: Snapshot) -> StreamColumns:
+        """The columns the stream carries with ``snap``: those of the modules its world's
+        robots carry (protocol 8), laid out again only when they change."""
+        carried = snap.extra.get(CARRIED)
+        if self._plan[0] != carried or self._plan[1] is None:
+            self._plan = (carried, StreamColumns.of(snapshot_columns(snap)))
+        return self._plan[1]
 
     def __call__(self, snap: Snapshot, force: bool = False) -> None:
         now = time.monotonic()
@@ -193,9 +342,8 @@ class StatePublisher:
             return
         self._last = now
         st = self.stepper.stats()
-        msg = encode_state(snap, st.mode, st.rtf, st.speed, st.missed, st.paused,
-                           len(st.attached), self._columns, st.late, st.recent_rtf)
-        wire = msg.to_wire()
+        wire = pack_state(snap, st.mode, st.rtf, st.speed, st.missed, st.paused,
+                          len(st.attached), self.columns(snap), st.late, st.recent_rtf)
         for sock, frames in ((self.socket, [p.STATE_TOPIC, wire]), (self.latest, [wire])):
             try:
                 sock.send_multipart(frames, zmq.NOBLOCK)

@@ -23,7 +23,7 @@ from ..model.limits import shown
 from ..recording.reader import Recording
 from ..model.armstate import ANGLE_COLUMNS
 from ..model.capabilities import Recordable, capability
-from ..model.plugins import MODULES
+from ..model.plugins import CARRIED, MODULES, carried_modules
 from ..model.snapshot import Snapshot, frozen
 from ..model.specs import TargetSpec
 from ..sim.describe import posed_layout
@@ -268,12 +268,17 @@ def _check_speed(speed: float) -> float:
 
 
 def _names(layout: dict) -> tuple:
-    """(robots, objects, parts, targets) of a recorded layout."""
+    """(robots, objects, parts, targets, the snapshot's ``extra``) of a recorded layout; the
+    extra names the modules its robots carry (the state stream's columns: protocol 8)."""
     targets = tuple(TargetSpec(t["color"], (t["x"], t["y"], t["z"]))
                     for t in layout.get("targets", ()))
-    return (tuple(r["name"] for r in layout.get("robots", ())),
+    robots = layout.get("robots", ())
+    # a layout naming no robot's modules streams every column, as before protocol 8
+    extra = {CARRIED: carried_modules(r["modules"] for r in robots)} \
+        if all("modules" in r for r in robots) else {}
+    return (tuple(r["name"] for r in robots),
             tuple(o["name"] for o in layout.get("objects", ())),
-            tuple(b["name"] for b in layout.get("parts", ())), targets)
+            tuple(b["name"] for b in layout.get("parts", ())), targets, extra)
 
 
 def _module_arrays(values: np.ndarray, cols: dict) -> tuple[dict, dict]:
@@ -308,7 +313,7 @@ def _partial(values: np.ndarray, cols: dict, by_field: dict, width: int) -> np.n
 def _snapshot(frame, values, names: tuple, cols: dict) -> Snapshot:
     """The frame as the Snapshot a live run would have had (readings: the recorded ones;
     ``values`` the frame's robot values, NaN for modules a robot lacks)."""
-    robots, objects, parts, targets = names
+    robots, objects, parts, targets, extra = names
     if len(robots) != len(values) or len(objects) + len(parts) != len(frame.bodies):
         raise RecordingError(f"recorded step {frame.index} does not match its layout "
                              f"({len(values)} robots, layout {frame.layout} has {len(robots)})")
@@ -322,7 +327,7 @@ def _snapshot(frame, values, names: tuple, cols: dict) -> Snapshot:
         objects=objects, object_poses=frozen(np.array(frame.bodies[:m])),
         parts=parts, part_poses=frozen(np.array(frame.bodies[m:])), targets=targets,
         layout_version=frame.layout, index={n: i for i, n in enumerate(robots)},
-        rules=frame.rules, pose3d=frame.pose3d, twist3d=frame.twist3d,  # None in 2D
+        rules=frame.rules, extra=extra, pose3d=frame.pose3d, twist3d=frame.twist3d,  # 3D
         object_pose3d=getattr(frame, "object_pose3d", None))  # format 5: objects in 3D
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..model.armstate import arm_document
 from ..model.module import declaration
-from ..model.plugins import MODULES, ROBOT_TYPES, module_columns
+from ..model.plugins import (MODULES, ROBOT_TYPES, carried_modules, snapshot_columns,
+                             stream_columns)
 from ..model.snapshot import wrap_angle, wrapped_poses
 from ..model.specs import RobotSpec
 
@@ -47,7 +48,7 @@ def describe_world(world) -> dict:
               "color": list(z.color)} for z in world.zones]
     squads = [{"name": q.name, "robots": list(q.robots), "formation": q.formation,
                "spacing": q.spacing, "team": q.team, "radius": q.radius} for q in world.squads]
-    used = sorted({label for r in world.robots for label in r.modules})
+    used = carried_modules(r.modules for r in world.robots)
     return {"floor": {"length": world.floor.length, "width": world.floor.width},
             "objects": objects, "robots": robots, "parts": parts, "targets": targets,
             "zones": zones, "squads": squads,
@@ -55,7 +56,8 @@ def describe_world(world) -> dict:
             "layout_version": world.layout_version, "engine": world.engine_label,
             "types": buildable_types(type(world.engine)),
             "modules": {label: declaration(MODULES.get(label)) for label in used},
-            "columns": [c.name for _, c in module_columns(stream_only=True)]}
+            # protocol 8: the streamed columns of the modules some robot carries
+            "columns": [c.name for _, c in stream_columns(used)]}
 
 
 _BUILDABLE: dict = {}  # (engine class, labels) -> the labels it builds: types do not change
@@ -103,8 +105,9 @@ def posed_layout(layout: dict, snap) -> dict:
         for body, pose in zip(out["objects"], snap.object_pose3d.tolist()):
             body.update(z=pose[2], quat=pose[3:7])
     out["layout_version"] = snap.layout_version
-    # the stream this process sends carries its own registry's columns
-    out["columns"] = [c.name for _, c in module_columns(stream_only=True)]
+    # the columns the stream sends with this snapshot (this process' registry, the modules
+    # the snapshot's world carries: protocol 8)
+    out["columns"] = [c.name for _, c in snapshot_columns(snap)]
     return out
 
 

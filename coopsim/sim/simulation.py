@@ -16,7 +16,7 @@ import numpy as np
 
 from ..model.errors import ParameterError, SimulationError
 from ..model.module import Frame
-from ..model.plugins import MODULES
+from ..model.plugins import CARRIED, MODULES, carried_modules
 from ..model.snapshot import Snapshot
 from ..model.specs import ScenarioSpec, check_dt
 from ..model.validate import rate_problem
@@ -328,6 +328,8 @@ class Simulation:
             self.extra["map"] = self.world.map_spec()
             self.extra["squads"] = self.world.squads
             self.extra["held"] = MappingProxyType({r: o for r, (o, _) in self.world.held.items()})
+            # the modules the state stream and /sim state carry columns of (protocol 8)
+            self.extra[CARRIED] = carried_modules(r.modules for r in self.world.robots)
         if self.robots.refresh(self.world):
             names = self.robots.names
             self.commands = CommandTables({

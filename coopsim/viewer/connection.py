@@ -24,7 +24,7 @@ from ..net import protocol as p
 from ..model.errors import ProtocolError
 from ..net.protocol import Message
 from ..net.security import ClientKeys
-from ..net.statestream import StateFrame, decode_state
+from ..net.statestream import StateFrame, decode_wire
 
 log = logging.getLogger(__name__)
 
@@ -266,7 +266,7 @@ class Link:
         if latest is None or len(latest) != 2:
             return
         try:
-            self.frame = decode_state(unpack_reply(latest[1]))
+            self.frame = decode_wire(latest[1])
             self._heard = time.monotonic()
         except (ProtocolError, ValueError):
             pass  # a malformed frame is skipped; the next one replaces it

@@ -322,7 +322,9 @@ class Scene:
         fits = (frame is not None and frame.layout_version == lay.get("layout_version")
                 and len(frame.robots) == len(lay["robots"])
                 and len(frame.objects) == len(lay["objects"])
-                and len(frame.parts) == len(lay["parts"]))
+                and len(frame.parts) == len(lay["parts"])
+                # protocol 8: the columns are the layout's own (the names in its document)
+                and frame.columns.shape[1] == len(lay.get("columns", ())))
         if fits:
             return frame.robots, frame.objects, frame.parts, frame.columns, frame.pose3d
         pose = lambda items: np.array([(i["x"], i["y"], i.get("yaw", 0.0))  # noqa: E731

@@ -27,6 +27,8 @@ DOC = doctables.DOC.read_text()
     ({"lines": {"len": 2, "each": {"re": "a."}}}, ["ab\nac"], ["ab", "ab\nac\nad", 3]),
     ({"json": ["floor", "robots"]}, ['{"floor": 1, "robots": [], "x": 0}'],
      ['{"floor": 1}', "[]", "not json", 5]),
+    ({"json": {"columns": ["a", "b"]}}, ['{"columns": ["a", "b"], "x": 0}'],
+     ['{"columns": ["a"]}', '{"columns": ["b", "a"]}', '{"x": ["a", "b"]}', "[]", 5]),
     ([0, "ok", 2, [], [1.0]], [[0, "ok", 2, [], [1]]], [[0, "ok", 2, [], [1.5]],
                                                          [0, "ok", 2, [0], [1.0]], [0, "ok"]]),
 ])

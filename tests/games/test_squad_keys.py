@@ -20,7 +20,7 @@ from curvehelpers import EXPECTED, handshake, key_cases, keys  # noqa: F401 -- f
 from nethelpers import live, until_heard
 
 SCENARIO = Path(__file__).resolve().parent / "data" / "ctf_view.scenario"
-HELLO = msgpack.packb([0, "", 0, [2], []])
+HELLO = msgpack.packb([0, "", 0, [8], []])
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +63,6 @@ def test_squads_and_its_events_refuse_unlisted_clients(names, keys, case):
 
 def test_a_listed_key_completes_the_handshake_on_both(names, keys):
     outcome, reply = handshake(names["/squads"], key_cases(keys)["listed key"], request=HELLO)
-    assert outcome == "ok" and msgpack.unpackb(reply[0]) == [0, "/squads", 0, [2], []]
+    assert outcome == "ok" and msgpack.unpackb(reply[0]) == [0, "/squads", 0, [8], []]
     assert handshake(names["/squads/events"], key_cases(keys)["listed key"],
                      kind=zmq.SUB)[0] == "ok"

@@ -29,7 +29,7 @@ from coopsim.replay.servers import Replay
 from curvehelpers import EXPECTED, handshake, key_cases, keys, net  # noqa: F401 -- fixtures
 from nethelpers import ROOT, SCENARIOS, live
 
-HELLO = msgpack.packb([0, "", 0, [2], []])
+HELLO = msgpack.packb([0, "", 0, [8], []])
 CASES = list(EXPECTED)
 
 
@@ -52,7 +52,7 @@ def test_a_request_server_answers_listed_keys_only(names, keys, server, case):
     outcome, reply = handshake(names[server], key_cases(keys)[case], request=HELLO)
     assert outcome in EXPECTED[case]
     if case == "listed key":
-        assert msgpack.unpackb(reply[0]) == [0, server, 0, [2], []]
+        assert msgpack.unpackb(reply[0]) == [0, server, 0, [8], []]
     else:
         assert reply is None
 

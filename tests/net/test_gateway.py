@@ -64,7 +64,7 @@ def session(live):
 
 
 def test_netcat_session_drives_a_robot(live, session):
-    assert session.ask(["/nameserver", 0, "", 0, [7], []]) == [0, "/nameserver", 0, [7], []]
+    assert session.ask(["/nameserver", 0, "", 0, [8], []]) == [0, "/nameserver", 0, [8], []]
     endpoint = session.ask(["/nameserver", 0, "/robot1", 1, [], []])[1]
     assert endpoint.startswith("tcp://127.0.0.1:")
     for _ in range(STEPS):  # a simple avoid rule, in plain JSON over a plain socket
@@ -163,7 +163,7 @@ def test_coopsim_run_json_port_serves_the_gateway():
                      None)
         assert match, f"stderr began: {seen}"
         s = Session((match[1], int(match[2])))
-        assert s.ask(["/robot1", 0, "", 0, [], []]) == [0, "/robot1", 0, [7], []]
+        assert s.ask(["/robot1", 0, "", 0, [], []]) == [0, "/robot1", 0, [8], []]
         s.close()
     finally:
         proc.terminate()

@@ -126,13 +126,10 @@ def test_sim_detach_an_attached_robot(servers):
 
 def test_robot_hello_and_param_texts(servers):
     bot = Peer(servers[0]["robot"])
-    assert bot.ask(0) == [0, "/r1", 0, [7], []]
-    assert bot.ask(0, params=[7]) == [0, "/r1", 0, [7], []]
-    assert bot.ask(0, params=[6]) == [0, "/r1", 0, [6], []]  # version 6 is served as such
-    assert bot.ask(0, params=[5]) == [0, "/r1", 0, [5], []]  # version 5 is served as such
-    assert bot.ask(0, params=[4]) == [0, "/r1", 0, [4], []]  # version 4 is served as such
-    assert bot.ask(0, params=[3]) == [0, "/r1", 0, [3], []]  # version 3 is served as such
-    assert bot.ask(0, params=[2]) == [0, "/r1", 0, [2], []]  # version 2 is served as such
+    assert bot.ask(0) == [0, "/r1", 0, [8], []]
+    assert bot.ask(0, params=[8]) == [0, "/r1", 0, [8], []]
+    for old in (7, 6, 5, 4, 3, 2):  # protocol 8 changed the stream's columns: none is served
+        assert bot.ask(0, params=[old])[0] == 7
     assert bot.ask(0, params=[1])[0] == p.VERSION_MISMATCH
     assert bot.ask(12, "sonar.noise")[:4] == [0, "sonar.noise", 12, []]
     assert bot.ask(13, "sonar.noise", data=[0.0])[:5] == [0, "sonar.noise", 13, [], [0.0]]

@@ -359,7 +359,7 @@ def test_state_stream(run, sim, names):
         assert frames[0].step < frames[-1].step
         last = frames[-1]
         assert (last.mode, last.robots.shape, last.objects.shape, last.columns.shape) == (
-            "realtime", (2, 3), (1, 3), (2, 7 + 8 + 11))  # 7 arm angles, 8 LEDs, 11 sonars
+            "realtime", (2, 3), (1, 3), (2, 11))  # protocol 8: the sonars; no arm, no LEDs
         assert last.layout_version == json.loads(sim.ok(23)[1])["layout_version"]
     finally:
         sub.close(0)

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import zmq
 
-from coopsim.model.plugins import module_columns
 from coopsim.net import protocol as p
 from coopsim.client import Client, RemoteError
 from coopsim.net.protocol import Message
@@ -143,7 +142,11 @@ def test_state_stream_shows_the_recorded_step(replay, recording):
             expected = r.frame(200)
             names = [c.name for c in r.robot_columns]
         sonar = [names.index(f"sonar{i}") for i in range(11)]  # plugins may add columns
-        streamed = [c.name for _, c in module_columns(stream_only=True)]
+        layout = client.sim().state()  # the recorded layout: the replay's stream's columns
+        streamed = layout["columns"]
+        assert layout["layout_version"] == frame.layout_version
+        # protocol 8: only the columns of modules the recorded robots carry (no arm, no LEDs)
+        assert frame.columns.shape[1] == len(streamed) and "arm_q1" not in streamed
         on_stream = [streamed.index(f"sonar{i}") for i in range(11)]
         assert frame.mode == "playback" and frame.paused
         assert np.allclose(frame.robots, expected.robots[:, :3])

@@ -119,10 +119,9 @@ def test_describe_lists_everything_for_a_viewer():
     assert state["objects"][0]["shape"] == "box" and state["parts"][0]["name"] == "t.bar"
     assert state["parts"][0]["shapes"][0]["kind"] == "box"
     assert {"single", "team2"} <= set(state["types"])  # plugin packages may add more
-    # every module's streamed columns, by module label: the arms' joint angles, the LEDs'
-    # colours, the sonar's distances
-    assert state["columns"] == [f"arm_q{i}" for i in range(1, 8)] + \
-        [f"led{i}" for i in range(8)] + [f"sonar{i}" for i in range(11)]
+    # the streamed columns of the modules these robots carry (protocol 8): the sonar's
+    # distances; no arm angles and no LED colours for robots without arm or LEDs
+    assert state["columns"] == [f"sonar{i}" for i in range(11)]
     assert state["modules"]["sonar"]["draw"]["kind"] == "rays"
     assert state["targets"][0]["rgb"] and state["layout_version"] == world.layout_version
 
