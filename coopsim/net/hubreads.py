@@ -53,6 +53,7 @@ class Reads:
         self.lend_min, self.quiet = LEND_MIN, LEND_QUIET
         self.lender: int | None = None
         self.deferred: list[tuple[list, int]] = []
+        self._held: set[bytes] = set()  # the connections (routing ids) with a deferred request
         self.poller = zmq.Poller()
         self.poller.register(hub.socket, zmq.POLLIN)
         self.poller.register(hub._wake_r, zmq.POLLIN)
@@ -87,9 +88,21 @@ class Reads:
         hub.wake()  # this thread's poll returns
         hub._lock.acquire()
         self.lender, hub._owner = None, threading.get_ident()
-        deferred, self.deferred = self.deferred, []
+        deferred, self.deferred, self._held = self.deferred, [], set()
         for frames, total in deferred:
             hub._serve_one(frames, total)
+
+    def defer(self, frames: list, total: int) -> None:
+        """Leave a request to the stepper (served first after the step), and every later
+        request of the same connection with it: replies go out in the order asked (a read
+        sent after a motion command is not answered before it)."""
+        self.deferred.append((frames, total))
+        self._held.add(frames[0].bytes)
+
+    def held(self, frames: list) -> bool:
+        """Whether the connection that sent ``frames`` has a request waiting for the
+        stepper (its later reads wait too)."""
+        return bool(self._held) and frames[0].bytes in self._held
 
     def _serve(self) -> None:
         hub, me = self.hub, threading.get_ident()

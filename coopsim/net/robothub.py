@@ -271,8 +271,8 @@ class RobotHub:
     def _serve_one(self, frames: list, total: int, reads_only: bool = False) -> None:
         port, fd = self._port_of(frames[-1])
         envelope, payload, count = split_request(frames, total)
-        if reads_only and not only_reads(port, payload):
-            self.reads.deferred.append((frames, total))  # the stepper serves it after its step
+        if reads_only and (not only_reads(port, payload) or self.reads.held(frames)):
+            self.reads.defer(frames, total)  # the stepper serves it after its step
             return
         if isinstance(port, RobotPort):
             port.caller = (envelope[0], frames[-1], fd)

@@ -69,3 +69,33 @@ def test_a_read_is_answered_from_the_last_snapshot_while_a_step_runs():
             r2.close()
             other.close()
 
+
+
+def test_a_connections_replies_keep_its_order_while_a_step_runs():
+    """A DEALER that sends a claim then a read mid-step gets the claim's reply first: its read
+    waits behind its own deferred request (another connection's read does not)."""
+    import zmq
+
+    for event in HOLD.values():
+        event.clear()
+    with live(_spec()) as run:
+        hub = run.network.hub
+        hub.reads.lend_min, hub.reads.quiet = 0.0, 3 * WAIT
+        r2 = Peer(lookup(run.network.endpoint, "/r2"))
+        piped = Peer(lookup(run.network.endpoint, "/r2"), kind=zmq.DEALER)
+        try:
+            assert r2.ok(400)[0] == 0
+            HOLD["now"].set()
+            assert HOLD["entered"].wait(WAIT)
+            piped.send_frames([msgpack.packb([0, "", 4, [], []])])  # claim: after the step
+            piped.send_frames([msgpack.packb([0, "", 400, [], []])])  # read: behind the claim
+            assert r2.ask(400, timeout=WAIT)[0] == 0  # the reading thread serves the others
+            assert piped.sock.poll(0) == 0  # its read was not answered before its claim
+            HOLD["release"].set()
+            first, second = piped.receive(timeout=WAIT), piped.receive(timeout=WAIT)
+            assert first[2] == 4 and "claimed" in first[1], first
+            assert second[2] == 400 and second[0] == 0, second
+        finally:
+            HOLD["release"].set()
+            r2.close()
+            piped.close()
