@@ -1,0 +1,206 @@
+"""Compiled kernels of the quadrotor cascade (:mod:`coopsim.swarm.flight`): the estimate, the
+whole cascade and the X frame's mixer for every quadrotor in one call, and the propellers'
+wrench, for the in-process ``flight`` driver and the ``rotors`` module.
+
+Each kernel does, per row, the floating-point operations of the numpy function it stands for in
+the same order, so it agrees with it to rounding (libm's ``atan2``, ``asin``, ``sin``, ``cos``,
+``hypot`` may differ from numpy's by an ulp; tests/swarm/test_flight_kernels.py compares them
+to 1e-12). The 16-bit fixed-point loops (``Gains.fixed_point``) stay on the numpy path.
+
+Importing this module imports numba (when installed): only the simulator side loads it, a
+controller process on the swarm library alone never does. Without numba the kernels are plain
+Python over the rows (correct, slow): callers test :data:`COMPILED` first.
+
+Units and frames as :mod:`coopsim.swarm.flight`'s. ``fleet`` arrays are (N, 8): mass (kg), arm
+(m), kf (N s^2), km (N m s^2), max_speed (rad/s), Ixx, Iyy, Izz (kg m^2); ``gains`` (10,): pos,
+vel, vel_i, vel_i_max, att, yaw, rate, rate_yaw, max_tilt, max_rate (:class:`flight.Gains`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from ..model.compiled import jit, numba
+
+GRAVITY = 9.81  # m/s^2 (coopsim.swarm.flight.GRAVITY)
+MASS, ARM, KF, KM, TOP, IXX = 0, 1, 2, 3, 4, 5  # fleet columns (Izz at IXX + 2)
+POS, VEL, VEL_I, VEL_I_MAX, ATT, YAW, RATE, RATE_YAW, MAX_TILT, MAX_RATE = range(10)
+ALPHA, BETA = 0.6, 0.15  # the estimate's filter gains (coopsim.swarm.flight.estimate)
+SQRT2 = math.sqrt(2.0)
+TWO_PI = 2.0 * math.pi
+
+#: True when the kernels are compiled and the run does not ask for numpy (``COOPSIM_JIT``).
+COMPILED = numba is not None and os.environ.get("COOPSIM_JIT", "").strip().lower() != "numpy"
+
+
+def fleet_array(fleet) -> np.ndarray:
+    """(N, 8) the :class:`flight.Fleet`'s columns, as the kernels take them."""
+    return np.column_stack((fleet.mass, fleet.arm, fleet.kf, fleet.km, fleet.max_speed,
+                            fleet.inertia))
+
+
+def gains_array(g) -> np.ndarray:
+    """(10,) a :class:`flight.Gains`' values, as the kernels take them."""
+    return np.array([g.pos, g.vel, g.vel_i, g.vel_i_max, g.att, g.yaw, g.rate, g.rate_yaw,
+                     g.max_tilt, g.max_rate], dtype=float)
+
+
+@jit(inline=True)
+def _rotate(qw, qx, qy, qz, vx, vy, vz):
+    """(vx, vy, vz) turned by the quaternion (flight.rotate's operations)."""
+    tx, ty, tz = 2.0 * (qy * vz - qz * vy), 2.0 * (qz * vx - qx * vz), 2.0 * (qx * vy - qy * vx)
+    return (vx + qw * tx + (qy * tz - qz * ty), vy + qw * ty + (qz * tx - qx * tz),
+            vz + qw * tz + (qx * ty - qy * tx))
+
+
+@jit(inline=True)
+def _euler(qw, qx, qy, qz):
+    """Roll, pitch, yaw (rad, Z-Y-X) of a unit quaternion (flight.euler)."""
+    roll = math.atan2(2 * (qw * qx + qy * qz), 1 - 2 * (qx * qx + qy * qy))
+    pitch = math.asin(min(max(2 * (qw * qy - qz * qx), -1.0), 1.0))
+    yaw = math.atan2(2 * (qw * qz + qx * qy), 1 - 2 * (qy * qy + qz * qz))
+    return roll, pitch, yaw
+
+
+@jit(inline=True)
+def _filter(i, k, p, v, mocap, a, dt, gain):
+    """Axis k of row i's alpha-beta filter step (world acceleration ``a``, m/s^2)."""
+    pred = p[i, k] + v[i, k] * dt + 0.5 * a * dt * dt
+    vpred = v[i, k] + a * dt
+    r = mocap[i, k] - pred
+    p[i, k] = pred + ALPHA * r
+    v[i, k] = vpred + gain * r
+
+
+@jit(inline=True)
+def _estimate(i, p, v, ready, mocap, imu, dt):
+    """Row i of flight.estimate, in place."""
+    if ready[i] and dt > 0.0:
+        ax, ay, az = _rotate(mocap[i, 3], mocap[i, 4], mocap[i, 5], mocap[i, 6],
+                             imu[i, 0], imu[i, 1], imu[i, 2])
+        gain = BETA / max(dt, 1e-9)
+        _filter(i, 0, p, v, mocap, ax, dt, gain)
+        _filter(i, 1, p, v, mocap, ay, dt, gain)
+        _filter(i, 2, p, v, mocap, az - GRAVITY, dt, gain)
+    elif not ready[i]:
+        for k in range(3):
+            p[i, k], v[i, k] = mocap[i, k], 0.0
+    ready[i] = True
+
+
+@jit(inline=True)
+def _axis(i, k, g, p, v, ref, integral, dt, cap):
+    """Axis k of row i's wanted acceleration (m/s^2, before the caps); the integral updated."""
+    error = ref[i, 3 + k] + g[POS] * (ref[i, k] - p[i, k]) - v[i, k]
+    integral[i, k] = min(max(integral[i, k] + error * dt, -cap), cap)
+    return ref[i, 6 + k] + g[VEL] * error + g[VEL_I] * integral[i, k]
+
+
+@jit(inline=True)
+def _position(i, g, mass, p, v, ref, integral, dt):
+    """Row i of flight.position_loop: the wanted thrust vector (N, world); the integral
+    updated in place."""
+    cap = g[VEL_I_MAX] / max(g[VEL_I], 1e-9)
+    ax = _axis(i, 0, g, p, v, ref, integral, dt, cap)
+    ay = _axis(i, 1, g, p, v, ref, integral, dt, cap)
+    az = max(_axis(i, 2, g, p, v, ref, integral, dt, cap), -0.8 * GRAVITY)
+    horizontal = math.hypot(ax, ay)
+    limit = (az + GRAVITY) * math.tan(g[MAX_TILT])
+    scale = min(1.0, limit / max(horizontal, 1e-12))
+    return ax * scale * mass, ay * scale * mass, (az + GRAVITY) * mass
+
+
+@jit(inline=True)
+def _wrapped(a):
+    """flight.wrap of one angle."""
+    return (a + math.pi) % TWO_PI - math.pi
+
+
+@jit(inline=True)
+def _mix(thrust, tx, ty, tz, arm, kf, km, top, out, i):
+    """Row i of flight.mix: propeller speeds (rad/s) into ``out[i]``."""
+    d4, c4 = 4.0 * arm / SQRT2, 4.0 * km / kf
+    t4 = thrust / 4.0
+    x, y, z = tx / d4, ty / d4, tz / c4
+    most = kf * top ** 2
+    f = (t4 - x - y + z, t4 - x + y - z, t4 + x + y + z, t4 + x - y - z)
+    for k in range(4):
+        out[i, k] = min(math.sqrt(min(max(f[k], 0.0), most) / kf), top)
+
+
+@jit(inline=True)
+def _torque(i, rsp, gyro, inertia, rate, rate_yaw):
+    """Row i of flight.rate_loop: body torque (N m) from rate set points ``rsp`` (3-tuple);
+    ``inertia`` the row's fleet row."""
+    wx, wy, wz = gyro[i, 0], gyro[i, 1], gyro[i, 2]
+    ix, iy, iz = inertia[IXX], inertia[IXX + 1], inertia[IXX + 2]
+    lx, ly, lz = ix * wx, iy * wy, iz * wz
+    return (ix * (rate * (rsp[0] - wx)) + (wy * lz - wz * ly),
+            iy * (rate * (rsp[1] - wy)) + (wz * lx - wx * lz),
+            iz * (rate_yaw * (rsp[2] - wz)) + (wx * ly - wy * lx))
+
+
+@jit(inline=True)
+def _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out):
+    """Row i of flight.control (float loops): the propeller speeds into ``out[i]``."""
+    mass, kf, top = fleet[i, MASS], fleet[i, KF], fleet[i, TOP]
+    fx, fy, fz = _position(i, g, mass, p, v, ref, integral, dt)
+    qw, qx, qy, qz = mocap[i, 3], mocap[i, 4], mocap[i, 5], mocap[i, 6]
+    roll, pitch, yaw = _euler(qw, qx, qy, qz)
+    bx, by, bz = _rotate(qw, qx, qy, qz, 0.0, 0.0, 1.0)
+    thrust = min(max(fx * bx + fy * by + fz * bz, 0.0), 4 * kf * top ** 2)
+    c, s = math.cos(yaw), math.sin(yaw)
+    hx, hy = c * fx + s * fy, -s * fx + c * fy
+    pitch_sp = math.atan2(hx, fz)
+    roll_sp = math.atan2(-hy, math.hypot(hx, fz))
+    yaw_rate = ref[i, 10] + g[YAW] * _wrapped(ref[i, 9] - yaw)
+    top_rate = g[MAX_RATE]
+    rsp = (min(max(g[ATT] * (roll_sp - roll), -top_rate), top_rate),
+           min(max(g[ATT] * (pitch_sp - pitch), -top_rate), top_rate), yaw_rate)
+    tx, ty, tz = _torque(i, rsp, gyro, fleet[i], g[RATE], g[RATE_YAW])
+    _mix(thrust, tx, ty, tz, fleet[i, ARM], kf, fleet[i, KM], top, out, i)
+
+
+@jit(nogil=True)
+def cascade(g, fleet, p, v, integral, ready, mocap, imu, ref, dt, out):
+    """flight.estimate then flight.control (float loops) for every row, in place.
+
+    Args:
+        g: (10,) gains (:func:`gains_array`). fleet: (N, 8) airframes (:func:`fleet_array`).
+        p, v, integral: (N, 3) the estimate's position (m), velocity (m/s) and velocity
+            integral (m), updated. ready: (N,) bool, updated.
+        mocap: (N, 7) readings. imu: (N, 6) readings (accelerometer, gyroscope).
+        ref: (N, 11) references (flight.control). dt: Time since the last call, s.
+        out: (N, 4) the propeller speeds, rad/s, written.
+    """
+    gyro = imu[:, 3:6]
+    for i in range(len(p)):
+        _estimate(i, p, v, ready, mocap, imu, dt)
+        _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out)
+
+
+@jit(inline=True)
+def wrench_row(i, w, arm, kf, km, out):
+    """Row i of flight.wrench: propeller speeds ``w[i]`` (rad/s) to the body force and torque,
+    ``out[i]`` (6: fx, fy, fz N, tx, ty, tz N m, body frame)."""
+    d, c = arm / SQRT2, km / kf
+    f0, f1, f2, f3 = kf * w[i, 0] * w[i, 0], kf * w[i, 1] * w[i, 1], kf * w[i, 2] * w[i, 2], \
+        kf * w[i, 3] * w[i, 3]
+    out[i, 0], out[i, 1] = 0.0, 0.0
+    out[i, 2] = f0 + f1 + f2 + f3
+    out[i, 3] = -d * f0 + -d * f1 + d * f2 + d * f3
+    out[i, 4] = -d * f0 + d * f1 + d * f2 + -d * f3
+    out[i, 5] = c * f0 + -c * f1 + c * f2 + -c * f3
+
+
+def warm() -> None:
+    """Compile (or load from numba's cache) the cascade with one row."""
+    one = np.zeros((1, 3))
+    fleet = np.array([[0.027, 0.046, 2.22e-8, 1.3e-10, 2500.0, 1.6e-5, 1.6e-5, 2.9e-5]])
+    mocap = np.zeros((1, 7))
+    mocap[0, 3] = 1.0
+    cascade(np.ones(10), fleet, one.copy(), one.copy(), one.copy(), np.zeros(1, bool), mocap,
+            np.zeros((1, 6)), np.zeros((1, 11)), 0.002, np.zeros((1, 4)))
