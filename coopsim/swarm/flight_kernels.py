@@ -132,10 +132,9 @@ def _mix(thrust, tx, ty, tz, arm, kf, km, top, out, i):
 
 
 @jit(inline=True)
-def _torque(i, rsp, gyro, inertia, rate, rate_yaw):
-    """Row i of flight.rate_loop: body torque (N m) from rate set points ``rsp`` (3-tuple);
-    ``inertia`` the row's fleet row."""
-    wx, wy, wz = gyro[i, 0], gyro[i, 1], gyro[i, 2]
+def _torque(wx, wy, wz, rsp, inertia, rate, rate_yaw):
+    """flight.rate_loop of one row: body torque (N m) from rate set points ``rsp`` (3-tuple)
+    and body rates (rad/s); ``inertia`` the row's fleet row."""
     ix, iy, iz = inertia[IXX], inertia[IXX + 1], inertia[IXX + 2]
     lx, ly, lz = ix * wx, iy * wy, iz * wz
     return (ix * (rate * (rsp[0] - wx)) + (wy * lz - wz * ly),
@@ -160,7 +159,8 @@ def _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out):
     top_rate = g[MAX_RATE]
     rsp = (min(max(g[ATT] * (roll_sp - roll), -top_rate), top_rate),
            min(max(g[ATT] * (pitch_sp - pitch), -top_rate), top_rate), yaw_rate)
-    tx, ty, tz = _torque(i, rsp, gyro, fleet[i], g[RATE], g[RATE_YAW])
+    tx, ty, tz = _torque(gyro[i, 0], gyro[i, 1], gyro[i, 2], rsp, fleet[i], g[RATE],
+                         g[RATE_YAW])
     _mix(thrust, tx, ty, tz, fleet[i, ARM], kf, fleet[i, KM], top, out, i)
 
 
@@ -196,6 +196,62 @@ def wrench_row(i, w, arm, kf, km, out):
     out[i, 5] = c * f0 + -c * f1 + c * f2 + -c * f3
 
 
+# -- the rotors module -------------------------------------------------------------------------
+
+GAIN, ATT_GAIN, TAU = 8, 9, 10  # rotors columns after the fleet's: rate_gain, attitude_gain, tau
+SANITY_RATE = 50.0  # rad/s (coopsim.plugins.modules.rotors.SANITY_RATE)
+ROTOR_PARAMS = ("mass", "arm", "kf", "km", "max_speed", "ixx", "iyy", "izz", "rate_gain",
+                "attitude_gain", "tau")
+
+
+@jit(inline=True)
+def _wanted(i, s, r, c, par, out):
+    """Row i of Rotors.wanted into ``out[i]`` (rad/s): its command ``c[i]``, the inner loops
+    closed on the engine's state row ``s[r]``."""
+    mode = c[i, 0]
+    if mode == 1.0:
+        for k in range(4):
+            out[i, k] = c[i, 1 + k]
+        return
+    if mode != 2.0 and mode != 3.0:
+        for k in range(4):
+            out[i, k] = 0.0
+        return
+    rx, ry, rz = c[i, 2], c[i, 3], c[i, 4]
+    if mode == 3.0:  # the attitude loop (unit gain, flight.Gains' max_rate 10) scaled
+        roll, pitch, _ = _euler(s[r, 3], s[r, 4], s[r, 5], s[r, 6])
+        gain = par[i, ATT_GAIN]
+        rx = min(max(min(max(rx - roll, -10.0), 10.0) * gain, -SANITY_RATE), SANITY_RATE)
+        ry = min(max(min(max(ry - pitch, -10.0), 10.0) * gain, -SANITY_RATE), SANITY_RATE)
+    wx, wy, wz = s[r, 10], s[r, 11], s[r, 12]
+    gain = par[i, GAIN]
+    rsp = (wx + (rx - wx) * gain, wy + (ry - wy) * gain, wz + (rz - wz) * gain)
+    tx, ty, tz = _torque(wx, wy, wz, rsp, par[i], 1.0, 0.25)
+    _mix(c[i, 1], tx, ty, tz, par[i, ARM], par[i, KF], par[i, KM], par[i, TOP], out, i)
+
+
+@jit(nogil=True)
+def rotors(s, rows, c, par, dt, speeds, out, wrench):
+    """The ``rotors`` module's step for robots ``rows``: each one's wanted propeller speeds
+    (:func:`_wanted`), through the motors' lag from ``speeds`` (updated in place), capped,
+    and their body wrench.
+
+    Args:
+        s: (N, 13) the engine's STATE3D rows. rows: (n,) int64 the robots' rows in ``s``.
+        c: (n, 9) their stored commands. par: (n, 11) :data:`ROTOR_PARAMS`. dt: Step, s.
+        speeds: (n, 4) propeller speeds (rad/s) before the step, updated.
+        out: (n, 4) scratch. wrench: (n, 6) the body force (N) and torque (N m), written.
+    """
+    for i in range(len(rows)):
+        _wanted(i, s, rows[i], c, par, out)
+        tau, top = par[i, TAU], par[i, TOP]
+        alpha = -math.expm1(-dt / tau) if tau > 0 else 1.0
+        for k in range(4):
+            now = speeds[i, k]
+            speeds[i, k] = min(max(now + alpha * (out[i, k] - now), 0.0), top)
+        wrench_row(i, speeds, par[i, ARM], par[i, KF], par[i, KM], wrench)
+
+
 def warm() -> None:
     """Compile (or load from numba's cache) the cascade with one row."""
     one = np.zeros((1, 3))
@@ -204,3 +260,8 @@ def warm() -> None:
     mocap[0, 3] = 1.0
     cascade(np.ones(10), fleet, one.copy(), one.copy(), one.copy(), np.zeros(1, bool), mocap,
             np.zeros((1, 6)), np.zeros((1, 11)), 0.002, np.zeros((1, 4)))
+    s = np.zeros((1, 13))
+    s[0, 3] = 1.0
+    par = np.array([[*fleet[0], 60.0, 12.0, 0.07]])
+    rotors(s, np.zeros(1, np.int64), np.zeros((1, 9)), par, 0.002, np.zeros((1, 4)),
+           np.zeros((1, 4)), np.zeros((1, 6)))

@@ -1,4 +1,4 @@
-"""The compiled cascade and wrench (coopsim.swarm.flight_kernels) against the numpy functions
+"""The compiled cascade (coopsim.swarm.flight_kernels) against the numpy functions
 they stand for (coopsim.swarm.flight), over many quadrotors in random states: the same figures
 to 1e-12 (libm's atan2, asin, sin, cos and hypot may round an ulp apart from numpy's)."""
 
@@ -21,7 +21,8 @@ def random_swarm(rng, n=N):
     q = rng.normal(size=(n, 4))
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     mocap = np.column_stack((rng.normal(size=(n, 3)), q))
-    imu = np.column_stack((rng.normal(0.0, 3.0, (n, 3)) + [0, 0, 9.81], rng.normal(size=(n, 3))))
+    imu = np.column_stack((rng.normal(0.0, 3.0, (n, 3)) + [0, 0, 9.81],
+                           rng.normal(size=(n, 3))))
     est = flight.Estimate(rng.normal(size=(n, 3)), rng.normal(size=(n, 3)),
                           rng.normal(0.0, 0.5, (n, 3)), rng.random(n) < 0.8)
     ref = rng.normal(size=(n, 11))
@@ -44,15 +45,3 @@ def test_cascade_is_estimate_then_control(dt):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     assert mine.ready.all()
     assert (out > 0).any() and (out == 0).any()  # some rotors clipped at 0, some spinning
-
-
-def test_wrench_rows():
-    rng = np.random.default_rng(3)
-    speeds = rng.uniform(0, 2500, (N, 4))
-    arm, kf, km = rng.uniform(0.03, 0.2, N), rng.uniform(1e-8, 3e-8, N), rng.uniform(1e-10, 2e-10, N)
-    force, torque = flight.wrench(speeds, arm, kf, km)
-    out = np.empty((N, 6))
-    for i in range(N):
-        fk.wrench_row.py_func(i, speeds, arm[i], kf[i], km[i], out) if hasattr(
-            fk.wrench_row, "py_func") else fk.wrench_row(i, speeds, arm[i], kf[i], km[i], out)
-    np.testing.assert_allclose(out, np.column_stack((force, torque)), rtol=1e-12, atol=1e-18)

@@ -193,11 +193,16 @@ class Flight(Driver):
         bots.set("rotors", values)
 
 
+_KERNELS: list = []
+
+
 def _kernels():
     """coopsim.swarm.flight_kernels, imported on first use (it imports numba)."""
-    from ...swarm import flight_kernels
+    if not _KERNELS:
+        from ...swarm import flight_kernels
 
-    return flight_kernels
+        _KERNELS.append(flight_kernels)
+    return _KERNELS[0]
 
 
 def _airframe(params) -> dict:
