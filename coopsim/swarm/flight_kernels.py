@@ -23,7 +23,7 @@ import os
 
 import numpy as np
 
-from ..model.compiled import jit, numba
+from ..model.compiled import jit, numba, warmer
 
 GRAVITY = 9.81  # m/s^2 (coopsim.swarm.flight.GRAVITY)
 MASS, ARM, KF, KM, TOP, IXX = 0, 1, 2, 3, 4, 5  # fleet columns (Izz at IXX + 2)
@@ -262,6 +262,10 @@ def warm() -> None:
             np.zeros((1, 6)), np.zeros((1, 11)), 0.002, np.zeros((1, 4)))
     s = np.zeros((1, 13))
     s[0, 3] = 1.0
+    s.setflags(write=False)  # as the frames' views of the engine's state are
     par = np.array([[*fleet[0], 60.0, 12.0, 0.07]])
     rotors(s, np.zeros(1, np.int64), np.zeros((1, 9)), par, 0.002, np.zeros((1, 4)),
            np.zeros((1, 4)), np.zeros((1, 6)))
+
+
+WARM = warmer(warm) if COMPILED else None  # loaded off the stepper thread

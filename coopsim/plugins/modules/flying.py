@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from ...model.compiled import jit, numba
+from ...model.compiled import jit, numba, warmer
 
 
 class KindTable:
@@ -253,3 +253,18 @@ def pose(s, rows, out):
         w, x, y, z = s[r, 3], s[r, 4], s[r, 5], s[r, 6]
         out[i, 0], out[i, 1], out[i, 2] = s[r, 0], s[r, 1], s[r, 2]
         out[i, 3] = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def _load() -> None:
+    """Compile (or load from numba's cache) the kernels with one robot."""
+    s, rows, one = np.zeros((1, 13)), np.zeros(1, np.int64), np.zeros(1)
+    s[0, 3] = 1.0
+    s.setflags(write=False)  # as the frames' views of the engine's state are
+    imu(s, rows, 0.0, 0.002, np.zeros((1, 3)), one.copy(), np.zeros((1, 6)), np.zeros(1, bool),
+        np.zeros((1, 4)), np.full(4, -1, np.int64), _NONE, np.zeros((1, 6)))
+    mocap(s, rows, np.zeros((1, 2)), np.full(2, -1, np.int64), _NONE, np.zeros((1, 7)))
+    altimeter(s, rows, one + 4.0, np.zeros((1, 1)))
+    pose(s, rows, np.zeros((1, 4)))
+
+
+WARM = warmer(_load) if COMPILED else None  # loaded off the stepper thread, before it needs them
