@@ -73,9 +73,9 @@ def test_imu_kernel_is_the_numpy_reading(monkeypatch):
                                          np.zeros((len(rows), 6)), None)
         np.testing.assert_allclose(outs[True], outs[False], rtol=1e-12, atol=1e-12)
         for key in ("v", "t", "bias"):
-            np.testing.assert_allclose(boards[True]["_imu"].arrays[key],
-                                       boards[False]["_imu"].arrays[key], rtol=1e-12, atol=0)
-    assert boards[True]["_imu"].seen.all()
+            np.testing.assert_allclose(boards[True]["_kind_states"]["imu"].arrays[key],
+                                       boards[False]["_kind_states"]["imu"].arrays[key], rtol=1e-12, atol=0)
+    assert boards[True]["_kind_states"]["imu"].seen.all()
 
 
 def test_imu_one_block_of_normals_a_parameter_at_zero_draws_none():
@@ -151,18 +151,35 @@ def test_rotors_kernel_is_the_numpy_step(monkeypatch):
     assert (outs[True] > 0).any() and (outs[True] == 0).any()
 
 
-def test_state_table_remaps_by_name():
-    """A robot new since the last layout gets the defaults and seen False; the others keep
-    their state at their new rows; one put back after diverging starts over."""
-    extra = {}
-    s = states(np.random.default_rng(1), 3)
-    first = flying.table(frame(s, ("a", "b", "c"), extra=extra), "_t", v=np.zeros(2), t=-1.0)
-    first.arrays["v"][:] = [[1, 1], [2, 2], [3, 3]]
-    first.seen[:] = True
-    again = flying.table(frame(s, ("c", "new", "a"), extra=extra), "_t", v=np.zeros(2), t=-1.0)
-    assert again.arrays["v"].tolist() == [[3, 3], [0, 0], [1, 1]]
-    assert again.arrays["t"].tolist() == [-1.0, -1.0, -1.0]
-    assert again.seen.tolist() == [True, False, True]
-    again.restart(("a",))
-    assert again.arrays["v"].tolist() == [[3, 3], [0, 0], [0, 0]]
-    assert again.seen.tolist() == [True, False, False]
+def test_a_robot_added_mid_run_gets_fresh_imu_state():
+    """In a running swarm a Crazyflie added mid-run gets the imu's defaults (its
+    first reading: gravity and no bias, as a robot never read); the others keep their state at
+    their new rows (their next reading is no first one: it differences their velocity)."""
+    from coopsim.model.specs import FloorSpec, RobotSpec, ScenarioSpec, Settings, WorldSpec
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
+
+    robots = tuple(RobotSpec("crazyflie", f"cf{k}", (k * 0.5, 0.0, 0.5)) for k in range(3))
+    spec = ScenarioSpec(WorldSpec(FloorSpec(6, 6)), robots=robots,
+                        settings=Settings(dt=0.002, mode="lockstep", seed=1, engine="aerial"))
+    st = Stepper(Simulation(spec), mode="lockstep")
+    for _ in range(5):
+        st.tick()  # free fall from 0.5 m: every imu reads about 0 (specific force)
+    kept = st.sim.states.get("imu")
+    before = {n: kept.arrays["bias"][i].copy() for i, n in enumerate(st.sim.robots.names)}
+    assert kept.seen.all() and any(b.any() for b in before.values())
+    st.sim.world.add_robot(RobotSpec("crazyflie", "aa", (-1.0, 1.0, 0.5)))
+    st.sim.relayout()
+    table = st.sim.states.get("imu")
+    names = st.sim.robots.names
+    new = names.index("aa")
+    assert not table.seen[new] and not table.arrays["bias"][new].any()
+    assert table.arrays["t"][new] == 0.0
+    for i, n in enumerate(names):
+        if n != "aa":
+            assert table.seen[i] and np.array_equal(table.arrays["bias"][i], before[n])
+    snap = st.tick()
+    imu = snap.readings["imu"]
+    assert abs(imu[new, 2] - 9.81) < 0.05  # a first reading: gravity's opposite
+    others = [i for i, n in enumerate(names) if n != "aa"]
+    assert np.abs(imu[others, 2]).max() < 0.5  # still falling: about 0

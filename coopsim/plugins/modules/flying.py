@@ -1,11 +1,10 @@
 """What the flying modules (``rotors``, ``imu``, ``mocap``, ``altimeter``, ``pose``) share:
-their per-robot state tables and the parameter matrices their compiled kernels take.
+their compiled kernels, the parameter matrices the kernels take, and their noise blocks.
 
 State: a module keeps its per-robot state (the imu's last velocity, time and biases, the
-rotors' propeller speeds) in a :class:`KindTable` on the run's board: arrays indexed by the
-frame's robot rows, remapped by robot name only when the frame's robots change (a robot new
-since then gets the defaults and ``seen`` False), so a step reads and writes them in place
-with no gather by name.
+rotors' propeller speeds) in its per-kind state table (``frame.state(label)``,
+:mod:`coopsim.model.kernel`): arrays indexed by the frame's robot rows, so a kernel reads and
+writes them in place with no gather by name.
 """
 
 from __future__ import annotations
@@ -15,60 +14,8 @@ import os
 
 import numpy as np
 
+from ...model import kernel
 from ...model.compiled import jit, numba, warmer
-
-
-class KindTable:
-    """One module kind's per-robot state, rows as the frame's robots.
-
-    Args:
-        fields: Name -> the default of one robot's value (a scalar or a 1-D row).
-
-    Attributes:
-        arrays: Name -> (N, ...) float64, row r the robot of frame row r.
-        seen: (N,) bool: False for a robot whose state was never written.
-    """
-
-    def __init__(self, **fields) -> None:
-        self.defaults = {k: np.asarray(v, dtype=float) for k, v in fields.items()}
-        self.names: tuple = ()
-        self.arrays = {k: np.zeros((0, *v.shape)) for k, v in self.defaults.items()}
-        self.seen = np.zeros(0, bool)
-
-    def at(self, names: tuple) -> "KindTable":
-        """The table for the frame's robots ``names`` (remapped by name when they changed)."""
-        if names is not self.names and names != self.names:
-            old = {n: k for k, n in enumerate(self.names)}
-            where = np.array([old.get(n, -1) for n in names], dtype=np.int64)
-            kept = where >= 0
-            for k, default in self.defaults.items():
-                fresh = np.empty((len(names), *default.shape))
-                fresh[...] = default
-                fresh[kept] = self.arrays[k][where[kept]]
-                self.arrays[k] = fresh
-            seen = np.zeros(len(names), bool)
-            seen[kept] = self.seen[where[kept]]
-            self.seen = seen
-        self.names = names
-        return self
-
-    def restart(self, names) -> None:
-        """Robots ``names`` start over from the defaults, as if never seen (a robot the
-        simulation put back after it diverged: coopsim.sim.health)."""
-        rows = [k for k, n in enumerate(self.names) if n in set(names)]
-        for k, default in self.defaults.items():
-            self.arrays[k][rows] = default
-        self.seen[rows] = False
-
-
-def table(frame, key: str, **fields) -> KindTable:
-    """The :class:`KindTable` ``key`` on the frame's board for its robots (made on first use
-    with ``fields``' defaults)."""
-    board = frame.extra.get(key)
-    if not isinstance(board, KindTable):
-        board = frame.extra[key] = KindTable(**fields)
-    names = frame.names if frame.names else tuple(range(len(frame.pose)))
-    return board.at(names)
 
 
 def every(frame, rows) -> bool:
@@ -110,13 +57,10 @@ def columns(p, names: tuple) -> tuple[np.ndarray, int]:
 
 def normals(frame, label: str, rows, width: int, rng) -> np.ndarray:
     """(len(rows), width) standard normals for a module's noise this step: the sensing
-    plan's block for the kind when the frame has one (``frame.normals``), else one draw."""
+    plan's block for the kind (coopsim.model.kernel.normals), none when ``width`` is 0."""
     if not width or not len(rows):
         return _NONE
-    block = getattr(frame, "normals", None)
-    if callable(block):
-        return block(label)
-    return rng.standard_normal((len(rows), width))
+    return kernel.normals(frame, label, rows, width, rng)
 
 
 def dropped(frame, label: str, rows, p, rng) -> np.ndarray | None:
@@ -125,9 +69,7 @@ def dropped(frame, label: str, rows, p, rng) -> np.ndarray | None:
     zero = p.zero if hasattr(p, "zero") else frozenset(k for k, v in p.items() if not v.any())
     if "lost" in zero or not len(rows):
         return None
-    draw = getattr(frame, "uniforms", None)
-    u = draw(label) if callable(draw) else rng.random(len(rows))
-    return u * 100.0 < p["lost"]
+    return kernel.uniforms(frame, label, rows, rng) * 100.0 < p["lost"]
 
 
 # -- kernels ------------------------------------------------------------------------------------

@@ -16,9 +16,9 @@ normal draw of std walk * sqrt(h) each reading). ``rate`` sets the update rate (
 timed module's. In a 2D world (an engine without ``flight``) it reads the planar state: a body on
 the floor, turned about z only.
 
-State: the last velocity, time and biases of each robot in a state table on the run's board
-(``_imu``, :class:`~coopsim.plugins.modules.flying.KindTable`: by frame row, remapped by name
-when the robots change). Noise: one block of standard normals a step, 3 per noise parameter
+State: the last velocity, time and biases of each robot in the kind's state table
+(``frame.state("imu")``, :mod:`coopsim.model.kernel`: by frame row, remapped by name when the
+layout changes). Noise: one block of standard normals a step, 3 per noise parameter
 that is not 0 (:meth:`Imu.noise_draws`). With numba a step's readings are one compiled call
 (:func:`coopsim.plugins.modules.flying.imu`).
 Recorded: the six values every recorded step, columns ``imu_ax`` .. ``imu_gz`` (units 1e-4
@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.commands import Command
+from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import flying
@@ -69,7 +70,8 @@ class Imu(Module):
 
     #: the noise parameters in the order they draw (3 normals each per robot and reading)
     NOISE = ("accel_walk", "accel_noise", "gyro_walk", "gyro_noise")
-    STATE = {"v": np.zeros(3), "t": 0.0, "bias": np.zeros(6)}
+    #: per robot: the last velocity (m/s, world) and time (s) read, the six biases
+    state_fields = (StateField("v", (3,)), StateField("t"), StateField("bias", (6,)))
 
     @classmethod
     def noise_draws(cls, p) -> int:
@@ -80,7 +82,7 @@ class Imu(Module):
     @classmethod
     def sense(cls, frame, rows, p, prev):
         """The noiseless reading (the state is not updated: see measure)."""
-        return cls._truth(frame, rows, flying.table(frame, "_imu", **cls.STATE))[0]
+        return cls._truth(frame, rows, frame.state(cls.label))[0]
 
     @classmethod
     def _truth(cls, frame, rows, table):
@@ -104,7 +106,7 @@ class Imu(Module):
         """The reading with noise and bias walk (one block of normals: :meth:`noise_draws`);
         the state (last velocity and time, biases) updated."""
         rows = np.asarray(rows, dtype=np.int64)
-        table = flying.table(frame, "_imu", **cls.STATE)
+        table = frame.state(cls.label)
         cols, width = flying.columns(p, cls.NOISE)
         normals = flying.normals(frame, cls.label, rows, width, rng)
         if flying.COMPILED:

@@ -26,8 +26,8 @@ step. Commands:
 * ``stop``: every propeller to 0 (through the lag).
 
 The inner loops read the engine's true attitude and body rates (they stand for the autopilot's
-own fast loop). The propeller speeds are the module's state: kept on the run's board (``_rotors``,
-a :class:`~coopsim.plugins.modules.flying.KindTable`), so they start at 0 in a new run. With
+own fast loop). The propeller speeds are the module's state: kept in its state table
+(``frame.state("rotors")``, :mod:`coopsim.model.kernel`), so they start at 0 in a new run. With
 numba the whole step (loops, mixer, lag, wrench) is one compiled call for every robot
 (:func:`coopsim.swarm.flight_kernels.rotors`). On an engine without the ``flight`` feature the
 module refuses to step (its bodies cannot fly), with one sentence.
@@ -42,6 +42,7 @@ import numpy as np
 from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError, SimulationError
 from ...model.limits import shown
+from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import flying
@@ -120,6 +121,7 @@ class Rotors(Module):
                 doc="w1..w4 actual propeller speeds (rad/s) and the collective thrust (N)"),
     )
     fields = ("w1", "w2", "w3", "w4", "thrust")
+    state_fields = (StateField("speeds", (4,)),)  # rad/s, the propellers' now (after the lag)
     command_fields = ("mode", "u1", "u2", "u3", "u4", "ref_x", "ref_y", "ref_z", "tracking")
     columns = (Column("flight_ref_x", 1e-4, 2, 5, "command"),
                Column("flight_ref_y", 1e-4, 2, 6, "command"),
@@ -169,7 +171,7 @@ class Rotors(Module):
                                   "(engine mujoco or aerial): its robots cannot fly in 2D")
         if _kernels() is not None:
             return cls._compiled(frame, rows, p, commands)
-        state = flying.table(frame, "_rotors", speeds=np.zeros(4))
+        state = frame.state(cls.label)
         now = state.arrays["speeds"][rows]
         want = cls.wanted(frame.state3d[rows], p, commands)
         tau = p["tau"]
@@ -186,7 +188,7 @@ class Rotors(Module):
         """:meth:`actuate` as one compiled call (coopsim.swarm.flight_kernels.rotors): the
         same figures to rounding."""
         k = _kernels()
-        state = flying.table(frame, "_rotors", speeds=np.zeros(4))
+        state = frame.state(cls.label)
         whole = flying.every(frame, rows)
         speeds = state.arrays["speeds"] if whole else state.arrays["speeds"][rows]
         wrench = np.empty((len(rows), 6))
