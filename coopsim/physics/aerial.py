@@ -213,7 +213,9 @@ class AerialEngine(Engine):
         self._read = (None, None)
         if not len(self.state):
             return
-        np.copyto(self._start, self.state)  # one contiguous copy: what a diverged row gets back
+        # two buffers: the step reads the last state (what a diverged row gets back) and
+        # writes the other, so nothing is copied for the check
+        self._start, self.state = self.state, self._start
         if self._k.step(self.state, self.wrench, self.cmd, self.param, self.kind, self._half,
                         float(dt), self._bad, self._what, self._start):
             rows = np.flatnonzero(self._bad)
