@@ -264,7 +264,7 @@ class AerialEngine(Engine):
         torque = np.asarray(torque, dtype=float).reshape(len(rows), 3)
         # a sum is finite only if every term is: one reduction each, no temporaries
         finite = None
-        if not (np.isfinite(force.sum()) and np.isfinite(torque.sum())):
+        if not math.isfinite(float(force.sum()) + float(torque.sum())):
             finite = np.isfinite(force).all(axis=1) & np.isfinite(torque).all(axis=1)
         if finite is not None and not finite.all():  # (not a sum that overflowed)
             bad = rows[np.flatnonzero(~finite)[0]]

@@ -231,25 +231,29 @@ def _wanted(i, s, r, c, par, out):
 
 
 @jit(nogil=True)
-def rotors(s, rows, c, par, dt, speeds, out, wrench):
+def rotors(s, rows, c, par, dt, speeds, seen, out, wrench):
     """The ``rotors`` module's step for robots ``rows``: each one's wanted propeller speeds
-    (:func:`_wanted`), through the motors' lag from ``speeds`` (updated in place), capped,
-    and their body wrench.
+    (:func:`_wanted`), through the motors' lag from its speeds, capped, and its body wrench.
 
     Args:
-        s: (N, 13) the engine's STATE3D rows. rows: (n,) int64 the robots' rows in ``s``.
+        s: (N, 13) the engine's STATE3D rows. rows: (n,) int64 the robots' frame rows.
         c: (n, 9) their stored commands. par: (n, 11) :data:`ROTOR_PARAMS`. dt: Step, s.
-        speeds: (n, 4) propeller speeds (rad/s) before the step, updated.
-        out: (n, 4) scratch. wrench: (n, 6) the body force (N) and torque (N m), written.
+        speeds: (N, 4) the state table's propeller speeds (rad/s), by frame row, updated.
+        seen: (N,) the state table's ``seen``, set for ``rows``.
+        out: (n, 4) the new speeds, written. wrench: (n, 6) the body force (N) and torque
+            (N m), written.
     """
     for i in range(len(rows)):
-        _wanted(i, s, rows[i], c, par, out)
+        r = rows[i]
+        _wanted(i, s, r, c, par, out)
         tau, top = par[i, TAU], par[i, TOP]
         alpha = -math.expm1(-dt / tau) if tau > 0 else 1.0
         for k in range(4):
-            now = speeds[i, k]
-            speeds[i, k] = min(max(now + alpha * (out[i, k] - now), 0.0), top)
-        wrench_row(i, speeds, par[i, ARM], par[i, KF], par[i, KM], wrench)
+            now = speeds[r, k]
+            out[i, k] = min(max(now + alpha * (out[i, k] - now), 0.0), top)
+            speeds[r, k] = out[i, k]
+        seen[r] = True
+        wrench_row(i, out, par[i, ARM], par[i, KF], par[i, KM], wrench)
 
 
 def warm() -> None:
@@ -265,7 +269,7 @@ def warm() -> None:
     s.setflags(write=False)  # as the frames' views of the engine's state are
     par = np.array([[*fleet[0], 60.0, 12.0, 0.07]])
     rotors(s, np.zeros(1, np.int64), np.zeros((1, 9)), par, 0.002, np.zeros((1, 4)),
-           np.zeros((1, 4)), np.zeros((1, 6)))
+           np.zeros(1, bool), np.zeros((1, 4)), np.zeros((1, 6)))
 
 
 WARM = warmer(warm) if COMPILED else None  # loaded off the stepper thread

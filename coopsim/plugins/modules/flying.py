@@ -18,12 +18,6 @@ from ...model import kernel
 from ...model.compiled import jit, numba, warmer
 
 
-def every(frame, rows) -> bool:
-    """Whether ``rows`` are every robot of the frame, in order (state tables used in place)."""
-    n = len(frame.pose)
-    return len(rows) == n and (n == 0 or (rows[0] == 0 and rows[-1] == n - 1))
-
-
 _MATRIX: dict = {}  # parameter names -> (the parameter arrays, the matrix built of them)
 
 

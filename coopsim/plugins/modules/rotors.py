@@ -188,19 +188,14 @@ class Rotors(Module):
         """:meth:`actuate` as one compiled call (coopsim.swarm.flight_kernels.rotors): the
         same figures to rounding."""
         k = _kernels()
-        state = frame.state(cls.label)
-        whole = flying.every(frame, rows)
-        speeds = state.arrays["speeds"] if whole else state.arrays["speeds"][rows]
-        wrench = np.empty((len(rows), 6))
+        table = frame.state(cls.label)
+        out, wrench = np.empty((len(rows), 4)), np.empty((len(rows), 6))
         k.rotors(frame.state3d, np.asarray(rows, dtype=np.int64),
                  np.ascontiguousarray(commands, dtype=float),
-                 flying.matrix(p, k.ROTOR_PARAMS), float(frame.dt), speeds,
-                 np.empty((len(rows), 4)), wrench)
-        if not whole:
-            state.arrays["speeds"][rows] = speeds
-        state.seen[rows] = True
+                 flying.matrix(p, k.ROTOR_PARAMS), float(frame.dt), table.arrays["speeds"],
+                 table.seen, out, wrench)
         frame.physics.apply_wrench(rows, wrench[:, :3], wrench[:, 3:])
-        return speeds.copy()
+        return out
 
     @classmethod
     def wanted(cls, state: np.ndarray, p, commands: np.ndarray) -> np.ndarray:
