@@ -24,6 +24,7 @@ import os
 import numpy as np
 
 from ..model.compiled import jit, numba, warmer
+from ..model.quaternion_kernels import rotate
 
 GRAVITY = 9.81  # m/s^2 (coopsim.swarm.flight.GRAVITY)
 MASS, ARM, KF, KM, TOP, IXX = 0, 1, 2, 3, 4, 5  # fleet columns (Izz at IXX + 2)
@@ -49,14 +50,6 @@ def gains_array(g) -> np.ndarray:
 
 
 @jit(inline=True)
-def _rotate(qw, qx, qy, qz, vx, vy, vz):
-    """(vx, vy, vz) turned by the quaternion (flight.rotate's operations)."""
-    tx, ty, tz = 2.0 * (qy * vz - qz * vy), 2.0 * (qz * vx - qx * vz), 2.0 * (qx * vy - qy * vx)
-    return (vx + qw * tx + (qy * tz - qz * ty), vy + qw * ty + (qz * tx - qx * tz),
-            vz + qw * tz + (qx * ty - qy * tx))
-
-
-@jit(inline=True)
 def _euler(qw, qx, qy, qz):
     """Roll, pitch, yaw (rad, Z-Y-X) of a unit quaternion (flight.euler)."""
     roll = math.atan2(2 * (qw * qx + qy * qz), 1 - 2 * (qx * qx + qy * qy))
@@ -79,7 +72,7 @@ def _filter(i, k, p, v, mocap, a, dt, gain):
 def _estimate(i, p, v, ready, mocap, imu, dt):
     """Row i of flight.estimate, in place."""
     if ready[i] and dt > 0.0:
-        ax, ay, az = _rotate(mocap[i, 3], mocap[i, 4], mocap[i, 5], mocap[i, 6],
+        ax, ay, az = rotate(mocap[i, 3], mocap[i, 4], mocap[i, 5], mocap[i, 6],
                              imu[i, 0], imu[i, 1], imu[i, 2])
         gain = BETA / max(dt, 1e-9)
         _filter(i, 0, p, v, mocap, ax, dt, gain)
@@ -149,7 +142,7 @@ def _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out):
     fx, fy, fz = _position(i, g, mass, p, v, ref, integral, dt)
     qw, qx, qy, qz = mocap[i, 3], mocap[i, 4], mocap[i, 5], mocap[i, 6]
     roll, pitch, yaw = _euler(qw, qx, qy, qz)
-    bx, by, bz = _rotate(qw, qx, qy, qz, 0.0, 0.0, 1.0)
+    bx, by, bz = rotate(qw, qx, qy, qz, 0.0, 0.0, 1.0)
     thrust = min(max(fx * bx + fy * by + fz * bz, 0.0), 4 * kf * top ** 2)
     c, s = math.cos(yaw), math.sin(yaw)
     hx, hy = c * fx + s * fy, -s * fx + c * fy

@@ -16,6 +16,7 @@ import numpy as np
 
 from ...model import kernel
 from ...model.compiled import jit, numba, warmer
+from ...model.quaternion_kernels import rotate
 
 
 _MATRIX: dict = {}  # parameter names -> (the parameter arrays, the matrix built of them)
@@ -76,14 +77,6 @@ GRAVITY = 9.81  # m/s^2 (coopsim.swarm.flight.GRAVITY)
 
 
 @jit(inline=True)
-def _rotate(qw, qx, qy, qz, vx, vy, vz):
-    """(vx, vy, vz) turned by the quaternion (coopsim.swarm.flight.rotate's operations)."""
-    tx, ty, tz = 2.0 * (qy * vz - qz * vy), 2.0 * (qz * vx - qx * vz), 2.0 * (qx * vy - qy * vx)
-    return (vx + qw * tx + (qy * tz - qz * ty), vy + qw * ty + (qz * tx - qx * tz),
-            vz + qw * tz + (qx * ty - qy * tx))
-
-
-@jit(inline=True)
 def _imu_part(out, i, c0, bias, r, b0, normals, walk_col, noise_col, walk, noise, h):
     """The noise and bias walk of one sensor (3 values from column c0 of ``out[i]``)."""
     if walk_col >= 0:
@@ -114,7 +107,7 @@ def imu(s, rows, time, dt, last_v, last_t, bias, seen, par, cols, normals, out):
         if h > 0:
             a = ((s[r, 7] - last_v[r, 0]) / h, (s[r, 8] - last_v[r, 1]) / h,
                  (s[r, 9] - last_v[r, 2]) / h)
-        ax, ay, az = _rotate(s[r, 3], -s[r, 4], -s[r, 5], -s[r, 6], a[0], a[1], a[2] + GRAVITY)
+        ax, ay, az = rotate(s[r, 3], -s[r, 4], -s[r, 5], -s[r, 6], a[0], a[1], a[2] + GRAVITY)
         out[i, 0], out[i, 1], out[i, 2] = ax, ay, az
         out[i, 3], out[i, 4], out[i, 5] = s[r, 10], s[r, 11], s[r, 12]
         hh = h if h > 0 else dt
