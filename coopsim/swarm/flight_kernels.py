@@ -93,7 +93,7 @@ def _axis(i, k, g, p, v, ref, integral, dt, cap):
 
 
 @jit(inline=True)
-def _position(i, g, mass, p, v, ref, integral, dt):
+def _position(i, g, mass, p, v, ref, integral, dt, tan_tilt):
     """Row i of flight.position_loop: the wanted thrust vector (N, world); the integral
     updated in place."""
     cap = g[VEL_I_MAX] / max(g[VEL_I], 1e-9)
@@ -101,7 +101,7 @@ def _position(i, g, mass, p, v, ref, integral, dt):
     ay = _axis(i, 1, g, p, v, ref, integral, dt, cap)
     az = max(_axis(i, 2, g, p, v, ref, integral, dt, cap), -0.8 * GRAVITY)
     horizontal = math.hypot(ax, ay)
-    limit = (az + GRAVITY) * math.tan(g[MAX_TILT])
+    limit = (az + GRAVITY) * tan_tilt
     scale = min(1.0, limit / max(horizontal, 1e-12))
     return ax * scale * mass, ay * scale * mass, (az + GRAVITY) * mass
 
@@ -136,15 +136,19 @@ def _torque(wx, wy, wz, rsp, inertia, rate, rate_yaw):
 
 
 @jit(inline=True)
-def _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out):
+def _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out, tan_tilt):
     """Row i of flight.control (float loops): the propeller speeds into ``out[i]``."""
     mass, kf, top = fleet[i, MASS], fleet[i, KF], fleet[i, TOP]
-    fx, fy, fz = _position(i, g, mass, p, v, ref, integral, dt)
+    fx, fy, fz = _position(i, g, mass, p, v, ref, integral, dt, tan_tilt)
     qw, qx, qy, qz = mocap[i, 3], mocap[i, 4], mocap[i, 5], mocap[i, 6]
     roll, pitch, yaw = _euler(qw, qx, qy, qz)
     bx, by, bz = rotate(qw, qx, qy, qz, 0.0, 0.0, 1.0)
     thrust = min(max(fx * bx + fy * by + fz * bz, 0.0), 4 * kf * top ** 2)
-    c, s = math.cos(yaw), math.sin(yaw)
+    # cos and sin of the yaw from the two terms its atan2 took (no libm trigonometry; the
+    # same to an ulp): yaw = atan2(sy, cy)
+    sy, cy = 2 * (qw * qz + qx * qy), 1 - 2 * (qy * qy + qz * qz)
+    norm = math.sqrt(sy * sy + cy * cy)
+    c, s = (cy / norm, sy / norm) if norm > 0 else (1.0, 0.0)
     hx, hy = c * fx + s * fy, -s * fx + c * fy
     pitch_sp = math.atan2(hx, fz)
     roll_sp = math.atan2(-hy, math.hypot(hx, fz))
@@ -170,9 +174,10 @@ def cascade(g, fleet, p, v, integral, ready, mocap, imu, ref, dt, out):
         out: (N, 4) the propeller speeds, rad/s, written.
     """
     gyro = imu[:, 3:6]
+    tan_tilt = math.tan(g[MAX_TILT])  # the tilt cap's, once
     for i in range(len(p)):
         _estimate(i, p, v, ready, mocap, imu, dt)
-        _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out)
+        _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out, tan_tilt)
 
 
 @jit(inline=True)
