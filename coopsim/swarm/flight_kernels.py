@@ -100,7 +100,7 @@ def _position(i, g, mass, p, v, ref, integral, dt, tan_tilt):
     ax = _axis(i, 0, g, p, v, ref, integral, dt, cap)
     ay = _axis(i, 1, g, p, v, ref, integral, dt, cap)
     az = max(_axis(i, 2, g, p, v, ref, integral, dt, cap), -0.8 * GRAVITY)
-    horizontal = math.hypot(ax, ay)
+    horizontal = math.sqrt(ax * ax + ay * ay)  # hypot: the same to an ulp, at half the cost
     limit = (az + GRAVITY) * tan_tilt
     scale = min(1.0, limit / max(horizontal, 1e-12))
     return ax * scale * mass, ay * scale * mass, (az + GRAVITY) * mass
@@ -151,7 +151,7 @@ def _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out, tan_til
     c, s = (cy / norm, sy / norm) if norm > 0 else (1.0, 0.0)
     hx, hy = c * fx + s * fy, -s * fx + c * fy
     pitch_sp = math.atan2(hx, fz)
-    roll_sp = math.atan2(-hy, math.hypot(hx, fz))
+    roll_sp = math.atan2(-hy, math.sqrt(hx * hx + fz * fz))
     yaw_rate = ref[i, 10] + g[YAW] * _wrapped(ref[i, 9] - yaw)
     top_rate = g[MAX_RATE]
     rsp = (min(max(g[ATT] * (roll_sp - roll), -top_rate), top_rate),
