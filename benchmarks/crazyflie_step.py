@@ -16,9 +16,16 @@ rise time 10-90 % of the commanded 1 m, overshoot above the 1 m (% of it), settl
 ``--eights``: the tracking error of tests/sim/test_crazyflie.py's eights instead, this airframe
 and the earlier one under the default gains, and this one with lower rate and attitude gains.
 
+``--cost N``: instead, the CPU time per step (``time.process_time``, after 200 warm-up ticks) of N
+Crazyflies hovering 0.5 m apart under the batch ``flight`` driver (every ``--every`` steps),
+each with its imu, mocap and altimeter, in lockstep at 500 Hz on each of ``--engines``, and
+the real-time factor it allows (2 ms / CPU per step). Run it with ``COOPSIM_JIT=wait`` and
+with a baseline tree on PYTHONPATH in turn, alternating, to compare.
+
 Usage: python benchmarks/crazyflie_step.py [--engines mujoco aerial] [--tau 0.145] [--earlier]
            [--crazyflow /tmp/peers-venv/bin/python] [--plot docs/experiments/crazyflie_step.png]
        python benchmarks/crazyflie_step.py --eights
+       python benchmarks/crazyflie_step.py --cost 1000 --every 5 --engines aerial --steps 500
        (--crazyflow runs this file with that interpreter as ``--only-crazyflow``.)
 """
 
@@ -148,6 +155,40 @@ def coopsim_run(engine: str, params: dict) -> tuple[np.ndarray, np.ndarray]:
     return np.array(t), np.array(z)
 
 
+def swarm(n: int, engine: str, every: int):
+    """``n`` Crazyflies 0.5 m apart on the floor, hovering at 1 m under the batch driver."""
+    import math
+
+    sys.path.insert(0, str(ROOT))
+    from coopsim.model.specs import (DriverSetting, FloorSpec, RobotSpec, ScenarioSpec,
+                                     Settings, WorldSpec)
+
+    side = math.ceil(math.sqrt(n))
+    hover = (("shape", "hover"), ("height", HEIGHT), ("every", every))
+    robots = tuple(RobotSpec("crazyflie", f"cf{k}", ((k % side - side / 2) * 0.5,
+                                                     (k // side - side / 2) * 0.5, 0.0),
+                             drivers=(DriverSetting("flight", hover),)) for k in range(n))
+    size = side * 0.5 + 4.0
+    return ScenarioSpec(WorldSpec(FloorSpec(size, size)), robots=robots,
+                        settings=Settings(dt=DT, mode="lockstep", seed=1, engine=engine))
+
+
+def step_cost(n: int, engine: str, every: int, steps: int) -> float:
+    """CPU seconds per ``Stepper.tick`` of :func:`swarm`, after 200 warm-up ticks."""
+    import time
+
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
+
+    stepper = Stepper(Simulation(swarm(n, engine, every)), mode="lockstep")
+    for _ in range(200):
+        stepper.tick()
+    start = time.process_time()
+    for _ in range(steps):
+        stepper.tick()
+    return (time.process_time() - start) / steps
+
+
 def crazyflow_run() -> tuple[np.ndarray, np.ndarray]:
     """(t, z) of crazyflow's cf2x_L250 under its own state controller (needs crazyflow)."""
     import jax.numpy as jnp
@@ -201,7 +242,16 @@ def main() -> None:
     ap.add_argument("--crazyflow", default=None, help="a Python with crazyflow installed")
     ap.add_argument("--only-crazyflow", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--plot", default=None)
+    ap.add_argument("--cost", type=int, default=0, help="CPU time per step of N Crazyflies")
+    ap.add_argument("--every", type=int, default=1, help="--cost: the driver every K steps")
+    ap.add_argument("--steps", type=int, default=1000, help="--cost: steps timed")
     args = ap.parse_args()
+    if args.cost:
+        for engine in args.engines:
+            cost = step_cost(args.cost, engine, args.every, args.steps)
+            print(f"{args.cost} Crazyflies, {engine}, driver every {args.every}: "
+                  f"{cost * 1e3:.3f} ms CPU a step, {DT / cost:.2f}x real time")
+        return
     if args.eights:
         eights_table()
         return

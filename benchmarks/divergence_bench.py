@@ -4,9 +4,9 @@ The load: N Crazyflie-sized free bodies (27 g) at 1-3 m over a floor big enough 
 holding m g of thrust give or take 2 % (they drift, never touch the floor: nothing diverges),
 dt = 0.002 s. Timed: the engine's step alone, in blocks of ``--steps`` steps (median block).
 
-* ``aerial``: what the engine's step does on one thread (a copy of the state, the step's kernel
-  ``aerial_kernels.step_rows``, the check's ``aerial_kernels.check_rows``) against the step's
-  kernel alone (the baseline);
+* ``aerial``: what the engine's step does on one thread (the step's kernel
+  ``aerial_kernels.step_rows`` from one state buffer into the other, the check's
+  ``aerial_kernels.check_rows``) against the step's kernel in place alone (the baseline);
 * ``mujoco``: ``MujocoEngine.step`` with its guard (every MuJoCo substep: the largest |qvel|
   and a sum of qpos; every step: the free bodies' positions) against the same step with the
   guard's methods replaced by no-ops (the baseline).
@@ -77,17 +77,19 @@ def aerial(n: int, steps: int, blocks: int) -> tuple[float, float]:
 
     bad, what, start = np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 13))
 
+    buffers = [engine.state, start]
+
     def checked(m):  # as engine.step does it, on one thread (it may share rows among threads)
         for _ in range(m):
-            np.copyto(start, engine.state)
-            k.step_rows(engine.state, engine.wrench, engine.cmd, engine.param, engine.kind,
-                        engine._half, 0.002)
-            k.check_rows(engine.state, engine._half, bad, what, start)
+            buffers.reverse()  # the step reads the last state, writes the other buffer
+            k.step_rows(buffers[0], engine.wrench, engine.cmd, engine.param, engine.kind,
+                        engine._half, 0.002, buffers[1])
+            k.check_rows(buffers[0], engine._half, bad, what, buffers[1])
 
-    def unchecked(m):
+    def unchecked(m):  # in place: each row read from itself
         for _ in range(m):
             k.step_rows(engine.state, engine.wrench, engine.cmd, engine.param, engine.kind,
-                        engine._half, 0.002)
+                        engine._half, 0.002, engine.state)
     return _time(checked, unchecked, steps, blocks)
 
 

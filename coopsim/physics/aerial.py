@@ -120,6 +120,7 @@ class AerialEngine(Engine):
         self.kind, self.driven = np.zeros(n, np.int64), np.zeros(n, bool)
         # the kernel's health: why each row diverged, its value, the state at the step's start
         self._bad, self._what, self._start = np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 13))
+        self._read = (None, None)  # robot_state(), state3d(): read-only, until the state moves
 
     # -- what it can run --------------------------------------------------------------------------
 
@@ -209,9 +210,12 @@ class AerialEngine(Engine):
     def step(self, dt: float) -> None:
         self._sync()
         self._diverged = ()
+        self._read = (None, None)
         if not len(self.state):
             return
-        np.copyto(self._start, self.state)  # one contiguous copy: what a diverged row gets back
+        # two buffers: the step reads the last state (what a diverged row gets back) and
+        # writes the other, so nothing is copied for the check
+        self._start, self.state = self.state, self._start
         if self._k.step(self.state, self.wrench, self.cmd, self.param, self.kind, self._half,
                         float(dt), self._bad, self._what, self._start):
             rows = np.flatnonzero(self._bad)
@@ -225,22 +229,28 @@ class AerialEngine(Engine):
         return self._diverged
 
     def state3d(self) -> np.ndarray:
+        """See :meth:`Engine.state3d`: read-only, the same array until the state moves (a
+        step, a new layout, :meth:`reset_rows`), so the actuators and sensors of one step share
+        one copy."""
         self._sync()
-        return self.state.copy()
+        planar, full = self._read
+        if full is None:
+            full = self.state.copy()
+            full.setflags(write=False)
+            self._read = (planar, full)
+        return full
 
     def robot_state(self) -> np.ndarray:
         """The planar projection of :meth:`state3d`: x, y, yaw (of the body's x axis about world
-        z), vx, vy (world), yaw rate (the angular velocity's world z component)."""
+        z), vx, vy (world), yaw rate (the angular velocity's world z component); read-only,
+        computed once until the state moves (as :meth:`state3d`)."""
         self._sync()
-        s = self.state
-        qw, qx, qy, qz = s[:, 3], s[:, 4], s[:, 5], s[:, 6]
-        out = np.empty((len(s), 6))
-        out[:, 0:2] = s[:, 0:2]
-        out[:, 2] = np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
-        out[:, 3:5] = s[:, 7:9]
-        out[:, 5] = 2.0 * (qx * qz - qw * qy) * s[:, 10] + 2.0 * (qy * qz + qw * qx) * s[:, 11] \
-            + (1.0 - 2.0 * (qx * qx + qy * qy)) * s[:, 12]
-        return out
+        planar, full = self._read
+        if planar is None:
+            planar = _planar(self.state)
+            planar.setflags(write=False)
+            self._read = (planar, full)
+        return planar
 
     def apply_wrench(self, rows: np.ndarray, force: np.ndarray, torque: np.ndarray) -> None:
         """See :meth:`Engine.apply_wrench`; ground rows keep theirs unused.
@@ -250,13 +260,17 @@ class AerialEngine(Engine):
         """
         self._sync()
         rows = np.asarray(rows, dtype=np.int64)
-        wrench = np.concatenate([np.asarray(force, dtype=float).reshape(len(rows), 3),
-                                 np.asarray(torque, dtype=float).reshape(len(rows), 3)], axis=1)
-        if not np.isfinite(wrench).all():
-            bad = rows[np.flatnonzero(~np.isfinite(wrench).all(axis=1))[0]]
+        force = np.asarray(force, dtype=float).reshape(len(rows), 3)
+        torque = np.asarray(torque, dtype=float).reshape(len(rows), 3)
+        # a sum is finite only if every term is: one reduction each, no temporaries
+        finite = None
+        if not math.isfinite(float(force.sum()) + float(torque.sum())):
+            finite = np.isfinite(force).all(axis=1) & np.isfinite(torque).all(axis=1)
+        if finite is not None and not finite.all():  # (not a sum that overflowed)
+            bad = rows[np.flatnonzero(~finite)[0]]
             raise SimulationError(f"robot {self._bodies[bad].name}'s wrench is not finite: "
                                   "force and torque must be finite numbers (N, N m)")
-        self.wrench[rows] = wrench
+        self.wrench[rows, :3], self.wrench[rows, 3:] = force, torque
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         """See :meth:`Engine.drive` (ground robots; free bodies and undriven rows ignore it; a
@@ -286,6 +300,7 @@ class AerialEngine(Engine):
         (its height kept, no vertical or roll and pitch motion), its wrench and command
         dropped."""
         self._sync()
+        self._read = (None, None)
         rows = np.asarray(rows, dtype=np.int64)
         state = np.asarray(state, dtype=float).reshape(len(rows), 6)
         s = self.state
@@ -338,6 +353,18 @@ class AerialEngine(Engine):
     def moving_geometry(self):
         """None: objects never move and robots have no parts."""
         return _EMPTY
+
+
+def _planar(s: np.ndarray) -> np.ndarray:
+    """(N, 6) the planar projection of (N, 13) STATE3D rows (AerialEngine.robot_state)."""
+    qw, qx, qy, qz = s[:, 3], s[:, 4], s[:, 5], s[:, 6]
+    out = np.empty((len(s), 6))
+    out[:, 0:2] = s[:, 0:2]
+    out[:, 2] = np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+    out[:, 3:5] = s[:, 7:9]
+    out[:, 5] = 2.0 * (qx * qz - qw * qy) * s[:, 10] + 2.0 * (qy * qz + qw * qx) * s[:, 11] \
+        + (1.0 - 2.0 * (qx * qx + qy * qy)) * s[:, 12]
+    return out
 
 
 def _body(member: MemberSpec, body: BodySpec) -> _Body:

@@ -232,20 +232,25 @@ def _checked(i, s, half, bad, what, start):
 # Two kernels, the step's and the check's: the check fused into the step's loop made the step
 # twice as long at 10,000 rows, and its loop after the step's in the same kernel still half as
 # long again (the compiler optimises the step's loop less beside it), apart 1.2-1.25x
-# (benchmarks/divergence_bench.py); a row's pose is copied once, with the whole state, by the
-# caller.
+# (benchmarks/divergence_bench.py). A row's start is not copied for the check: the engine
+# keeps two state buffers and the step reads each row from the last step's (``start``) into
+# the other, 13 values already in the cache, instead of a separate pass copying the whole state.
 
 @jit()
-def step_rows(s, w, cmd, p, kind, half, dt):
-    """One step of ``dt`` s of every row, in place, on the calling thread."""
+def step_rows(s, w, cmd, p, kind, half, dt, start):
+    """One step of ``dt`` s of every row from ``start`` into ``s``, on the calling thread."""
     for i in range(len(s)):
+        for c in range(13):
+            s[i, c] = start[i, c]
         _row(i, s, w, cmd, p, kind, half, dt)
 
 
 @jit(parallel=True)
-def step_rows_parallel(s, w, cmd, p, kind, half, dt):
+def step_rows_parallel(s, w, cmd, p, kind, half, dt, start):
     """:func:`step_rows` with the rows shared among numba's threads."""
     for i in prange(len(s)):
+        for c in range(13):
+            s[i, c] = start[i, c]
         _row(i, s, w, cmd, p, kind, half, dt)
 
 
@@ -280,21 +285,21 @@ def check_rows_parallel(s, half, bad, what, start):
 
 
 def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
-    """One step of every row: the parallel kernel from :data:`PARALLEL_MIN` rows on (when more
-    than one thread may run), else the serial one; the same bits either way. Returns how many
-    rows diverged and were put back at their pose at the step's start, at rest: then ``bad``
-    (N,) int64 says why each (coopsim.model.health's codes, 0: it did not; unwritten when none
-    diverged), ``what`` (N,) the
-    offending value (only where ``bad`` is not 0); ``start`` (N, 13) a copy of ``s`` the
-    caller made before the step (what a diverged row is put back to). The caller drops a
-    diverged row's wrench."""
+    """One step of every row from ``start`` (N, 13, the state at the step's start, left as it
+    is) into ``s`` (N, 13, its contents before ignored): the parallel kernel from
+    :data:`PARALLEL_MIN` rows on (when more than one thread may run), else the serial one; the
+    same bits either way. Returns how many rows diverged and were put back at their pose at
+    the step's start (``start``'s), at rest: then ``bad`` (N,) int64 says why each
+    (coopsim.model.health's codes, 0: it did not; unwritten when none diverged), ``what`` (N,)
+    the offending value (only where ``bad`` is not 0). The caller drops a diverged row's
+    wrench."""
     from ..model.threads import parallel
 
     if parallel(len(s), PARALLEL_MIN):
         with threads(len(s)):
-            step_rows_parallel(s, w, cmd, p, kind, half, dt)
+            step_rows_parallel(s, w, cmd, p, kind, half, dt, start)
             return int(check_rows_parallel(s, half, bad, what, start))
-    step_rows(s, w, cmd, p, kind, half, dt)
+    step_rows(s, w, cmd, p, kind, half, dt, start)
     return int(check_rows(s, half, bad, what, start))
 
 

@@ -140,8 +140,9 @@ def _ground(s: np.ndarray, cmd: np.ndarray, kind: np.ndarray, p: np.ndarray, hal
 
 
 def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
-    """One step of every row, in place, checked; returns how many rows diverged (see
-    ``aerial_kernels.step``)."""
+    """One step of every row from ``start`` into ``s``, checked; returns how many rows
+    diverged (see ``aerial_kernels.step``)."""
+    np.copyto(s, start)
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging row's: put back below
         _step(s, w, cmd, p, kind, half, dt)
     code, value = _health(s, half)

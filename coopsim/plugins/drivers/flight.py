@@ -74,6 +74,8 @@ class Flight(Driver):
         self._last = None
         self._out = None  # the last command, repeated while no step passed
         self._dt = None  # the run's step, s, over the network (None in-process)
+        self._fleet_array = None  # the fleet and gains as the compiled cascade takes them
+        self._gain_array = None
 
     def _gains(self) -> flight.Gains:
         p = self.p
@@ -84,12 +86,15 @@ class Flight(Driver):
     # -- the shared core ------------------------------------------------------------------------
 
     def command(self, names, time: float, imu: np.ndarray, mocap: np.ndarray,
-                airframe) -> np.ndarray:
+                airframe, compiled: bool = False) -> np.ndarray:
         """(n, 7) propeller speeds (rad/s) and reference x, y, z (m) for robots ``names``.
 
         Args:
             time: Sim time of the readings, s. imu: (n, 6) readings. mocap: (n, 7) readings.
             airframe: name -> the ``rotors`` parameters (a dict), asked for new robots only.
+            compiled: Run the estimate and the cascade as one compiled call
+                (:func:`coopsim.swarm.flight_kernels.cascade`, in-process only: a controller
+                process never imports numba) unless the loops are fixed point.
         """
         names = tuple(names)
         if names != self._names:
@@ -101,12 +106,30 @@ class Flight(Driver):
             return self._out
         dt = 0.0 if self._last is None else max(time - self._last, 0.0)
         self._last = time
-        self._est = flight.estimate(self._est, mocap, imu[:, :3], dt)
         ref = self.reference(time)
+        if compiled and not self.p["fixed_point"] and _kernels().COMPILED:
+            return self._compiled(mocap, imu, ref, dt)
+        self._est = flight.estimate(self._est, mocap, imu[:, :3], dt)
         speeds = flight.control(self._gains(), self._fleet, self._est, mocap[:, 3:7],
                                 imu[:, 3:6], ref, dt)
         self._out = np.column_stack((speeds, ref[:, :3]))
         return self._out
+
+    def _compiled(self, mocap, imu, ref, dt) -> np.ndarray:
+        """:meth:`command`'s estimate and cascade in one compiled call (the same figures to
+        rounding); the estimate is updated in place."""
+        k = _kernels()
+        if self._fleet_array is None or len(self._fleet_array) != len(mocap):
+            self._fleet_array = k.fleet_array(self._fleet)
+            self._gain_array = k.gains_array(self._gains())
+        out = np.empty((len(mocap), 7))
+        est = self._est
+        k.cascade(self._gain_array, self._fleet_array, est.p, est.v, est.integral, est.ready,
+                  np.ascontiguousarray(mocap, dtype=float), np.ascontiguousarray(imu, dtype=float),
+                  ref, float(dt), out[:, :4])
+        out[:, 4:] = ref[:, :3]
+        self._out = out
+        return out
 
     def reference(self, time: float) -> np.ndarray:
         """(n, 11) every robot's reference at ``time`` (coopsim.swarm.flight.control)."""
@@ -138,6 +161,7 @@ class Flight(Driver):
             frames.append(frame)
         self._names, self._frames, self._est, self._origin = names, frames, est, origin
         self._fleet = flight.Fleet.of(frames)
+        self._fleet_array = None
 
     # -- one robot (over the network or in-process) ---------------------------------------------
 
@@ -162,10 +186,23 @@ class Flight(Driver):
 
     def step_batch(self, bots) -> None:
         out = self.command(bots.names, bots.time, bots.read("imu"), bots.read("mocap"),
-                           lambda name: _airframe(bots.robot(name).params("rotors")))
+                           lambda name: _airframe(bots.robot(name).params("rotors")),
+                           compiled=True)
         values = np.zeros((len(out), 9))
         values[:, 0], values[:, 1:8], values[:, 8] = 1.0, out, 1.0
         bots.set("rotors", values)
+
+
+_KERNELS: list = []
+
+
+def _kernels():
+    """coopsim.swarm.flight_kernels, imported on first use (it imports numba)."""
+    if not _KERNELS:
+        from ...swarm import flight_kernels
+
+        _KERNELS.append(flight_kernels)
+    return _KERNELS[0]
 
 
 def _airframe(params) -> dict:

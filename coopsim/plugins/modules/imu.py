@@ -16,7 +16,11 @@ normal draw of std walk * sqrt(h) each reading). ``rate`` sets the update rate (
 timed module's. In a 2D world (an engine without ``flight``) it reads the planar state: a body on
 the floor, turned about z only.
 
-State: the last velocity, time and biases by robot name on the run's board (``_imu``).
+State: the last velocity, time and biases of each robot in the kind's state table
+(``frame.state("imu")``, :mod:`coopsim.model.kernel`: by frame row, remapped by name when the
+layout changes). Noise: one block of standard normals a step, 3 per noise parameter
+that is not 0 (:meth:`Imu.noise_draws`). With numba a step's readings are one compiled call
+(:func:`coopsim.plugins.modules.flying.imu`).
 Recorded: the six values every recorded step, columns ``imu_ax`` .. ``imu_gz`` (units 1e-4
 m/s^2 and 1e-5 rad/s, docs/recording-format.md section 5).
 """
@@ -26,9 +30,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.commands import Command
+from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
-from .common import ByName, lost, rate, row_names
+from . import flying
+from .common import lost, rate
 from .rotors import full_state
 
 
@@ -62,48 +68,82 @@ class Imu(Module):
     columns = (*(Column(f"imu_{f}", 1e-4, 1, i) for i, f in enumerate(fields[:3])),
                *(Column(f"imu_{f}", 1e-5, 1, i + 3) for i, f in enumerate(fields[3:])))
 
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        """The noiseless reading (the board's last velocity is not updated: see measure)."""
-        return cls._truth(frame, rows)[0]
+    #: the noise parameters in the order they draw (3 normals each per robot and reading)
+    NOISE = ("accel_walk", "accel_noise", "gyro_walk", "gyro_noise")
+    #: per robot: the last velocity (m/s, world) and time (s) read, the six biases
+    state_fields = (StateField("v", (3,)), StateField("t"), StateField("bias", (6,)))
 
     @classmethod
-    def _truth(cls, frame, rows):
-        """(n, 6) noiseless reading, the board's state and the time since each robot's last
-        reading (s; frame.dt for a first one)."""
+    def noise_draws(cls, p) -> int:
+        """Standard normals a robot's reading takes per measured step: 3 per noise parameter
+        not 0 for every robot (:data:`NOISE`'s order)."""
+        return flying.columns(p, cls.NOISE)[1]
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        """The noiseless reading (the state is not updated: see measure)."""
+        return cls._truth(frame, rows, frame.state(cls.label))[0]
+
+    @classmethod
+    def _truth(cls, frame, rows, table):
+        """(n, 6) noiseless reading and the time since each robot's last reading (s;
+        frame.dt for a first one)."""
         from ...swarm.flight import GRAVITY, rotate_back  # loaded when something flies
 
         state = full_state(frame, rows)
-        board = frame.extra.setdefault("_imu", ByName(v=np.zeros(3), t=0.0, bias=np.zeros(6)))
-        kept, seen = board.get(row_names(frame, rows))
-        h = np.where(seen, frame.time - kept["t"], 0.0)
+        h = np.where(table.seen[rows], frame.time - table.arrays["t"][rows], 0.0)
         accel = np.zeros((len(rows), 3))
         moved = h > 0
-        accel[moved] = (state[moved, 7:10] - kept["v"][moved]) / h[moved, None]
+        accel[moved] = (state[moved, 7:10] - table.arrays["v"][rows[moved]]) / h[moved, None]
         accel[:, 2] += GRAVITY
         out = np.empty((len(rows), 6))
         out[:, :3] = rotate_back(state[:, 3:7], accel)
         out[:, 3:] = state[:, 10:13]
-        return out, board, kept, np.where(moved, h, frame.dt), state
+        return out, np.where(moved, h, frame.dt), state
 
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
-        out, board, kept, h, state = cls._truth(frame, rows)
-        bias = kept["bias"]
-        zero = getattr(p, "zero", frozenset(k for k, v in p.items() if not v.any()))
-        for part, noise, walk in ((slice(0, 3), "accel_noise", "accel_walk"),
-                                  (slice(3, 6), "gyro_noise", "gyro_walk")):
-            if walk not in zero:  # no draw while 0: the same stream for the same parameters
-                bias[:, part] += rng.standard_normal((len(rows), 3)) * \
-                    (p[walk] * np.sqrt(h))[:, None]
-            if noise not in zero:
-                out[:, part] += rng.standard_normal((len(rows), 3)) * \
-                    (p[noise] / np.sqrt(h))[:, None]
-        out += bias
-        names = row_names(frame, rows)
-        board.put(names, {"v": state[:, 7:10], "t": np.full(len(rows), frame.time),
-                          "bias": bias})
-        if "lost" not in zero:
-            dropped = rng.random(len(rows)) * 100.0 < p["lost"]
-            out[dropped] = prev[dropped]
+        """The reading with noise and bias walk (one block of normals: :meth:`noise_draws`);
+        the state (last velocity and time, biases) updated."""
+        rows = np.asarray(rows, dtype=np.int64)
+        table = frame.state(cls.label)
+        cols, width = flying.columns(p, cls.NOISE)
+        normals = flying.normals(frame, cls.label, rows, width, rng)
+        if flying.COMPILED:
+            out = np.empty((len(rows), 6))
+            flying.imu(_state3d(frame), rows, float(frame.time), float(frame.dt),
+                       table.arrays["v"], table.arrays["t"], table.arrays["bias"], table.seen,
+                       flying.matrix(p, IMU_PARAMS), cols, normals, out)
+        else:
+            out = cls._noisy(frame, rows, p, table, cols, normals)
+        lost = flying.dropped(frame, cls.label, rows, p, rng)
+        if lost is not None:
+            out[lost] = prev[lost]
         return out
+
+    @classmethod
+    def _noisy(cls, frame, rows, p, table, cols, normals):
+        """:meth:`measure`'s reading in numpy (what the kernel computes), state updated."""
+        out, h, state = cls._truth(frame, rows, table)
+        bias = table.arrays["bias"][rows]
+        for part, k in ((slice(0, 3), 0), (slice(3, 6), 2)):
+            walk, noise = cols[k], cols[k + 1]
+            if walk >= 0:
+                bias[:, part] += normals[:, walk:walk + 3] * (p[cls.NOISE[k]] * np.sqrt(h))[:, None]
+            if noise >= 0:
+                out[:, part] += normals[:, noise:noise + 3] * \
+                    (p[cls.NOISE[k + 1]] / np.sqrt(h))[:, None]
+        out += bias
+        table.arrays["v"][rows], table.arrays["t"][rows] = state[:, 7:10], frame.time
+        table.arrays["bias"][rows], table.seen[rows] = bias, True
+        return out
+
+
+IMU_PARAMS = ("accel_noise", "gyro_noise", "accel_walk", "gyro_walk")  # the kernel's par
+
+
+def _state3d(frame) -> np.ndarray:
+    """Every robot's (N, 13) STATE3D: the engine's, or the planar state on the floor."""
+    if frame.state3d is not None:
+        return frame.state3d
+    return full_state(frame, np.arange(len(frame.pose)))

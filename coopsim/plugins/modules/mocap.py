@@ -16,6 +16,7 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
+from . import flying
 from .common import lost, noise, rate
 from .rotors import full_state
 
@@ -36,25 +37,47 @@ class Mocap(Module):
                         doc="x, y, z (m, world frame), qw, qx, qy, qz (body to world)"),)
     fields = ("x", "y", "z", "qw", "qx", "qy", "qz")
 
+    NOISE = ("noise", "angle_noise")  # in the order they draw, 3 normals each
+
+    @classmethod
+    def noise_draws(cls, p) -> int:
+        """Standard normals a robot's reading takes per measured step: 3 for the position's
+        noise, 3 for the orientation's, each when its parameter is not 0 for every robot."""
+        return flying.columns(p, cls.NOISE)[1]
+
     @classmethod
     def sense(cls, frame, rows, p, prev):
+        if flying.COMPILED and frame.state3d is not None:
+            out = np.empty((len(rows), 7))
+            flying.mocap(frame.state3d, np.asarray(rows, dtype=np.int64), _NO_PAR, _NO_COLS,
+                         _NO_NORMALS, out)
+            return out
         out = full_state(frame, rows)[:, :7].copy()
         out[:, 3:] *= np.where(out[:, 3:4] < 0, -1.0, 1.0)
         return out
 
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
-        out = cls.sense(frame, rows, p, prev)
-        zero = getattr(p, "zero", frozenset(k for k, v in p.items() if not v.any()))
-        if "noise" not in zero and len(rows):
-            out[:, :3] += rng.standard_normal((len(rows), 3)) * p["noise"][:, None]
-        if "angle_noise" not in zero and len(rows):
-            turn = rng.standard_normal((len(rows), 3)) * p["angle_noise"][:, None]
-            out[:, 3:] = _turned(out[:, 3:], turn)
-        if "lost" not in zero and len(rows):
-            dropped = rng.random(len(rows)) * 100.0 < p["lost"]
-            out[dropped] = prev[dropped]
+        rows = np.asarray(rows, dtype=np.int64)
+        cols, width = flying.columns(p, cls.NOISE)
+        normals = flying.normals(frame, cls.label, rows, width, rng)
+        if flying.COMPILED and frame.state3d is not None:
+            out = np.empty((len(rows), 7))
+            flying.mocap(frame.state3d, rows, flying.matrix(p, cls.NOISE), cols, normals, out)
+        else:
+            out = cls.sense(frame, rows, p, prev)
+            if cols[0] >= 0:
+                out[:, :3] += normals[:, cols[0]:cols[0] + 3] * p["noise"][:, None]
+            if cols[1] >= 0:
+                out[:, 3:] = _turned(out[:, 3:], normals[:, cols[1]:cols[1] + 3]
+                                     * p["angle_noise"][:, None])
+        lost = flying.dropped(frame, cls.label, rows, p, rng)
+        if lost is not None:
+            out[lost] = prev[lost]
         return out
+
+
+_NO_PAR, _NO_COLS, _NO_NORMALS = np.zeros((0, 2)), np.full(2, -1, np.int64), np.zeros((0, 0))
 
 
 def _turned(q: np.ndarray, turn: np.ndarray) -> np.ndarray:

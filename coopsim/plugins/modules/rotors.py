@@ -26,8 +26,10 @@ step. Commands:
 * ``stop``: every propeller to 0 (through the lag).
 
 The inner loops read the engine's true attitude and body rates (they stand for the autopilot's
-own fast loop). The propeller speeds are the module's state: kept on the run's board (``_rotors``,
-by robot name), so they start at 0 in a new run. On an engine without the ``flight`` feature the
+own fast loop). The propeller speeds are the module's state: kept in its state table
+(``frame.state("rotors")``, :mod:`coopsim.model.kernel`), so they start at 0 in a new run. With
+numba the whole step (loops, mixer, lag, wrench) is one compiled call for every robot
+(:func:`coopsim.swarm.flight_kernels.rotors`). On an engine without the ``flight`` feature the
 module refuses to step (its bodies cannot fly), with one sentence.
 """
 
@@ -40,9 +42,10 @@ import numpy as np
 from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError, SimulationError
 from ...model.limits import shown
+from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
-from .common import ByName, row_names
+from . import flying
 
 SANITY_RATE = 50.0  # rad/s: larger body or yaw rates are refused
 GRAVITY = 9.81  # m/s^2
@@ -118,6 +121,7 @@ class Rotors(Module):
                 doc="w1..w4 actual propeller speeds (rad/s) and the collective thrust (N)"),
     )
     fields = ("w1", "w2", "w3", "w4", "thrust")
+    state_fields = (StateField("speeds", (4,)),)  # rad/s, the propellers' now (after the lag)
     command_fields = ("mode", "u1", "u2", "u3", "u4", "ref_x", "ref_y", "ref_z", "tracking")
     columns = (Column("flight_ref_x", 1e-4, 2, 5, "command"),
                Column("flight_ref_y", 1e-4, 2, 6, "command"),
@@ -165,17 +169,33 @@ class Rotors(Module):
         if frame.state3d is None:
             raise SimulationError("the rotors module needs an engine with the flight feature "
                                   "(engine mujoco or aerial): its robots cannot fly in 2D")
-        names = row_names(frame, rows)
-        state = frame.extra.setdefault("_rotors", ByName(speeds=np.zeros(4)))
-        now = state.get(names)[0]["speeds"]
+        if _kernels() is not None:
+            return cls._compiled(frame, rows, p, commands)
+        state = frame.state(cls.label)
+        now = state.arrays["speeds"][rows]
         want = cls.wanted(frame.state3d[rows], p, commands)
         tau = p["tau"]
         alpha = np.where(tau > 0, -np.expm1(-frame.dt / np.where(tau > 0, tau, 1.0)), 1.0)
         speeds = np.clip(now + alpha[:, None] * (want - now), 0.0, p["max_speed"][:, None])
-        state.put(names, {"speeds": speeds})
+        state.arrays["speeds"][rows] = speeds
+        state.seen[rows] = True
         force, torque = flight.wrench(speeds, p["arm"], p["kf"], p["km"])
         frame.physics.apply_wrench(rows, force, torque)
         return speeds
+
+    @classmethod
+    def _compiled(cls, frame, rows, p, commands):
+        """:meth:`actuate` as one compiled call (coopsim.swarm.flight_kernels.rotors): the
+        same figures to rounding."""
+        k = _kernels()
+        table = frame.state(cls.label)
+        out, wrench = np.empty((len(rows), 4)), np.empty((len(rows), 6))
+        k.rotors(frame.state3d, np.asarray(rows, dtype=np.int64),
+                 np.ascontiguousarray(commands, dtype=float),
+                 flying.matrix(p, k.ROTOR_PARAMS), float(frame.dt), table.arrays["speeds"],
+                 table.seen, out, wrench)
+        frame.physics.apply_wrench(rows, wrench[:, :3], wrench[:, 3:])
+        return out
 
     @classmethod
     def wanted(cls, state: np.ndarray, p, commands: np.ndarray) -> np.ndarray:
@@ -211,6 +231,16 @@ class Rotors(Module):
             out[:, :4] = speeds
             out[:, 4] = p["kf"] * (speeds * speeds).sum(axis=1)
         return out
+
+
+def _kernels():
+    """coopsim.swarm.flight_kernels when its kernels are compiled and the run does not ask
+    for numpy (``COOPSIM_JIT=numpy``), else None."""
+    if not flying.COMPILED:
+        return None
+    from ...swarm import flight_kernels
+
+    return flight_kernels if flight_kernels.COMPILED else None
 
 
 def _within(command: str, what: str, values, lo: float, hi: float, unit: str) -> None:
