@@ -91,22 +91,23 @@ def timing(step, dt: float = 0.0, robots: int = 1, before=None, sync=None, per: 
 
 
 def counting(step):
-    """A block function: Python 'call' events per step over :data:`CALL_STEPS` steps."""
+    """A block function: Python function calls ('call' events) and calls of C functions
+    ('c_call': builtins, numpy's functions and methods) per step over :data:`CALL_STEPS`."""
     def block(steps: int) -> dict:
         for _ in range(CALL_STEPS):
             step()  # the first steps build and compile
-        seen = [0]
+        seen = {"call": 0, "c_call": 0}
 
         def profile(frame, event, arg):
-            if event == "call":
-                seen[0] += 1
+            if event in seen:
+                seen[event] += 1
         sys.setprofile(profile)
         try:
             for _ in range(CALL_STEPS):
                 step()
         finally:
             sys.setprofile(None)
-        return {"calls": seen[0] / CALL_STEPS}
+        return {"calls": seen["call"] / CALL_STEPS, "c_calls": seen["c_call"] / CALL_STEPS}
     return block
 
 

@@ -39,7 +39,8 @@ def test_the_step_plan_bench_measures_both_trees(tmp_path):
     assert row["ratio"] > 0 and math.isfinite(row["ratio"])
     calls = results["calls"]["summary"]
     assert set(calls) == {"1 Crazyflies", "2 Crazyflies"}
-    assert all(calls[k][side]["calls"] > 10 for k in calls for side in ("current", "base"))
+    assert all(calls[k][side]["calls"] > 10 and calls[k][side]["c_calls"] > 10
+               for k in calls for side in ("current", "base"))
     (goal,) = results["cf1000"]["goals"]
     assert goal[0] == "2 Crazyflies, aerial, 1 thread: >= 2x real time"
     assert goal[4] in ("met", "missed") and goal[5] == "2 Crazyflies, aerial, 1 thread"
