@@ -271,8 +271,9 @@ def worker(args) -> None:
         from coopsim.model import compiled
         from coopsim.raycast import auto
 
-        auto.wait_ready(600)
-        compiled.wait_late(600)
+        for wait in (getattr(auto, "wait_ready", None), getattr(compiled, "wait_late", None)):
+            if wait:  # either may be gone from a later tree
+                wait(600)
     print(TAG + json.dumps(sorted(blocks)), flush=True)
     for _ in sys.stdin:
         print(TAG + json.dumps({k: f(args.steps) for k, f in blocks.items()}), flush=True)
@@ -310,8 +311,12 @@ class Worker:
         return self._reply()
 
     def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait(60)
+        try:
+            self.proc.stdin.close()  # the worker's loop ends
+            self.proc.wait(60)
+        except (OSError, subprocess.TimeoutExpired):  # it died, or hangs: end it
+            self.proc.kill()
+            self.proc.wait()
 
 
 def machine() -> dict:
@@ -489,7 +494,11 @@ def main(argv=None) -> None:
                 print(f"| crazyflow | skipped: no {args.peer} (pip install crazyflow there) |")
                 continue
             here["crazyflow"] = (None, args.peer)
-        results.append(run_case(case, here, args))
+        try:
+            results.append(run_case(case, here, args))
+        except (RuntimeError, OSError, ValueError, KeyError) as exc:  # a worker died: say so
+            print(f"| {case} | failed: {exc} (its traceback above) |", flush=True)
+            continue
         print("\n".join(report(results[-1])), flush=True)
     print("\n" + goal_table(results))
     if args.json:
