@@ -44,6 +44,7 @@ ALLOWED = {
     ("physics/engine.py", "rotors"): "the rotors drive kind an engine needs flight for",
     ("physics/engine.py", "flight"): "the flight engine feature (free 6-DoF bodies)",
     ("sim/simulation.py", "flight"): "the flight engine feature: a 3D world's full state",
+    ("sim/snapshots.py", "flight"): "the flight engine feature: a 3D world's object poses",
     ("sim/describe.py", "formation"): "a squad's formation in the layout",
     ("viewer/app.py", "target"): "the Target panel's key",
     ("viewer/connection.py", "speed"): "the /sim speed factor",
