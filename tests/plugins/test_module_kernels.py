@@ -88,6 +88,18 @@ def test_odometry_and_wheel_speeds_are_numpys_bit_for_bit(sim, monkeypatch, seed
         same(speeds0, speeds1)
         same(odo0, odo1)
 
+        def motors_first(rows=rows):  # the motors' reading, then odometry from its speeds
+            fresh = dataclasses.replace(fr, memo={})
+            return (Motors.sense(fresh, rows, {}, None),
+                    Odometry.measure(fresh, rows, p, prev[rows] if len(rows) < N else prev,
+                                     None))
+        (motors0, after0), (motors1, after1) = both(monkeypatch, motors_first)
+        same(motors0, motors1)
+        same(after0, after1)
+        same(after0, odo0)
+        if len(rows) == N:  # the wheel speeds driven this step (a gather's are not known)
+            same(motors0[:, :2], fr.actuated["motors"])
+
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_motors_drive_is_numpys_bit_for_bit(sim, monkeypatch, seed):

@@ -38,11 +38,11 @@ def _wrap(a):
 
 
 @jit(inline=True)
-def _wheel_row(i, velocity, heading, axle, out):
+def _wheel_row(i, velocity, heading, axle, out, c=0):
     forward = velocity[i, 0] * heading[i, 0] + velocity[i, 1] * heading[i, 1]
     half = velocity[i, 2] * axle[i] / 2
-    out[i, 0] = forward - half
-    out[i, 1] = forward + half
+    out[i, c] = forward - half
+    out[i, c + 1] = forward + half
 
 
 @jit()
@@ -59,6 +59,23 @@ def _wheel_speeds_threads(velocity, heading, axle, out):
     """:func:`_wheel_speeds` on the threads."""
     for i in prange(len(out)):
         _wheel_row(np.int64(i), velocity, heading, axle, out)
+
+
+@jit()
+def _motors_reading(driven, velocity, heading, axle, out):
+    """The ``motors`` reading of every robot: ``out`` (N, 4) = the wheel speeds ``driven``
+    (N, 2) this step, then the actual ones (:func:`_wheel_speeds`), m/s."""
+    for i in range(len(out)):
+        out[i, 0], out[i, 1] = driven[i, 0], driven[i, 1]
+        _wheel_row(i, velocity, heading, axle, out, 2)
+
+
+@jit(parallel=True)
+def _motors_reading_threads(driven, velocity, heading, axle, out):
+    """:func:`_motors_reading` on the threads."""
+    for i in prange(len(out)):
+        out[i, 0], out[i, 1] = driven[i, 0], driven[i, 1]
+        _wheel_row(np.int64(i), velocity, heading, axle, out, 2)
 
 
 @jit(inline=True)
@@ -217,6 +234,7 @@ drive = by_rows(_drive, _drive_threads)
 target_offsets = by_rows(_target_offsets, _target_offsets_threads)
 target_bearings = by_rows(_target_bearings, _target_bearings_threads)
 velocity = by_rows(_velocity, _velocity_threads)
+motors_reading = by_rows(_motors_reading, _motors_reading_threads)
 
 
 def _load() -> None:
@@ -229,11 +247,16 @@ def _load() -> None:
         state = np.zeros((n, 6))
         speeds = np.zeros((n, 2))
         wheel_speeds(state[:, 3:6], np.zeros((n, 2)), np.ones(n), speeds)
+        reading = np.zeros((n, 4))
+        motors_reading(speeds, state[:, 3:6], np.zeros((n, 2)), np.ones(n), reading)
+        reading.flags.writeable = False
         for frozen in (False, True):  # every robot's (read-only), or a gather's
             prev = np.zeros((1, 5))
             ro = speeds[:1].copy()
             ro.flags.writeable = prev.flags.writeable = not frozen
             odometry(ro, one, 0.1, prev, np.zeros((1, 5)))
+        # the actual speeds of the motors' reading (read-only, every robot's: a strided view)
+        odometry(reading[:, 2:], np.ones(n), 0.1, prev, np.zeros((n, 5)))
     drive(np.zeros((1, 2)), one, one, one, np.zeros((1, 2)), np.zeros((1, 2)))
     for n in (1, 2):  # as for the velocity: every robot's pose a view of the state, or not
         pose, out = np.zeros((n, 6))[:, :3], np.zeros((n, 1, 2))
