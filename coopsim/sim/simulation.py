@@ -26,6 +26,7 @@ from .drivers import DriverHost
 from .health import Health
 from .rules import RuleHost
 from .sensing import CommandTables, ParamTable, RobotTable, Sensors
+from .states import StateTables
 from .world import World, collector_held
 
 
@@ -126,6 +127,7 @@ class Simulation:
         self._published: dict[str, np.ndarray] = {}  # the last snapshot's commands (see there)
         self.actuated: dict = {}
         self.extra: dict = {}
+        self._new_states()
         self.health = Health()  # the robots contained so far (extra["diverged"])
         self.rules = RuleHost(self.scenario)
         self.drivers = DriverHost(self)
@@ -158,6 +160,7 @@ class Simulation:
         self._access = Access(self.world, self.dt)  # the world has a new engine
         self.sensors = Sensors(self._caster, self.sensors)
         self.robots, self.commands, self.actuated = RobotTable(), CommandTables(), {}
+        self._new_states()
         self.drivers = DriverHost(self)
         self._sync_layout()
         frame = self._frame(self.world.engine.robot_state(), {}, geometry=True)
@@ -271,6 +274,11 @@ class Simulation:
             self.extra["taken"] = self.sensors.rates.published()
         self.snapshot = self._snapshot(frame, carried)
 
+    def _new_states(self) -> None:
+        """Fresh per-kind state tables (a start, a restored layout); also on the board as
+        ``_states``, so that a contained robot's state starts over (coopsim.sim.health)."""
+        self.states = self.extra["_states"] = StateTables()
+
     def _sync_layout(self) -> None:
         old = self.robots.index
         if self.extra.get("map") is None or self.extra["map"].version != self.world.layout_version:
@@ -283,6 +291,7 @@ class Simulation:
                 label: _carry(self.commands.get(label), old, names, len(m.command_fields))
                 for label, m in MODULES.items() if m.command_fields})
             self._actuators = [(label, MODULES.get(label)) for label in self.commands]
+            self.states.layout(names)
             self.drivers.sync(self)
         self.params.refresh(self.world)
 
@@ -291,12 +300,13 @@ class Simulation:
         if geometry:
             frame = self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
                                        self.dt, access, extra=self.extra, step=self.step,
-                                       time=self.time)
+                                       time=self.time, states=self.states)
         else:
             t = self.robots
             frame = Frame(self.dt, state[:, :3], state[:, 3:6], t.radius, t.axle, t.group,
                           self.commands, actuated, np.zeros((0, 2)), np.zeros((len(state), 2)),
-                          None, access, self.extra, self.step, t.names, time=self.time)
+                          None, access, self.extra, self.step, t.names, time=self.time,
+                          states=self.states)
         if "flight" in self.world.engine.features:  # a 3D world: the full state too
             frame.state3d = self.world.engine.state3d()
         return frame
