@@ -80,6 +80,14 @@ class Proximity(Module):
         return out
 
     @classmethod
+    def noise_draws(cls, p) -> int:
+        """A normal per sensor slot when some robot's ``noise`` is non-zero (the base
+        ``measure`` then reads the plan's block, ``frame.normals``; its lost data the plan's
+        uniforms)."""
+        zero = "noise" not in p or "noise" in getattr(p, "zero", ()) or not p["noise"].any()
+        return 0 if zero else SLOTS
+
+    @classmethod
     def measure(cls, frame, rows, p, prev, rng):
         out = super().measure(frame, rows, p, prev, rng)
         unused = cls._layout(p)[1]
