@@ -271,6 +271,7 @@ class BatchWorld:
         state = self.initial[rows].copy()
         state[:, 3:] = 0.0
         self.sim.world.engine.reset_rows(rows, state)
+        self.sim.moved()  # the next actuators phase reads the bodies where they are now
         for label in self.sim.commands:
             self.sim.commands[label][rows] = 0.0
         sensors = self.sim.sensors

@@ -84,6 +84,15 @@ class KindState:
         return out
 
 
+def _no_fields(label: str) -> tuple[StateField, ...]:
+    return ()
+
+
+#: Module label -> its ``state_fields``: set by the registry (:mod:`coopsim.model.plugins`,
+#: which imports the modules' contract: it cannot be imported from there).
+fields_of = _no_fields
+
+
 def fresh(field: StateField, n: int) -> np.ndarray:
     """(n, *shape) float64 filled with ``field``'s default."""
     out = np.empty((n, *field.shape))

@@ -30,6 +30,7 @@ from .capabilities import (Drawable, Learnable, Legacy, Recordable, capability, 
                            own, reading_fields)
 from .commands import OUT_OF_RANGE, Command
 from .errors import ProtocolError
+from . import kernel
 from .kernel import KindState, StateField, normals, uniforms
 from .params import ParamSpec
 
@@ -148,8 +149,11 @@ class Frame:
         actuated: Module label -> what its ``actuate`` returned this step (e.g. wheel speeds).
         targets: (T, 2) target positions, m.
         contacts: (N, 2) 1.0 where the chassis touches something at its front / rear half.
+            Built when a module first reads it (:meth:`defer`): a world whose modules never
+            read it never asks the engine.
         geometry: The sensing geometry (ray caster, moving circles and segments); see
-            :class:`coopsim.sim.sensing.Geometry`.
+            :class:`coopsim.sim.sensing.Geometry`. Built when a module first reads it: a world
+            with no ray sensor never builds it.
         physics: Physics queries and commands by robot row and part role (drives, poses,
             joint angles and forces, points): a :class:`PhysicsAccess`
             (:class:`coopsim.sim.access.Access`). ``frame.engine`` is its old name, kept
@@ -200,6 +204,18 @@ class Frame:
     states: Any = None
     noise: Mapping | None = None
 
+    def defer(self, name: str, build) -> None:
+        """Make attribute ``name`` (``geometry``, ``contacts``) be ``build()``, called when
+        something first reads it (then kept). Why: most worlds' modules never cast a ray,
+        and building the ray geometry was up to 42 % of a step on mujoco."""
+        self.__dict__.pop(name, None)
+        self.__dict__.setdefault("_deferred", {})[name] = build
+
+    def made(self, name: str):
+        """Attribute ``name`` if it is built already, else None (builds nothing): what a
+        module that can do without it asks (the headings the geometry may hold)."""
+        return self.__dict__.get(name)
+
     def state(self, label: str) -> KindState:
         """The per-robot state module ``label`` keeps between steps (its ``state_fields``):
         arrays (N, *shape) by robot row, written in place, and ``seen``
@@ -210,10 +226,7 @@ class Frame:
         tables = self.extra.setdefault("_kind_states", {})
         table = tables.get(label)
         if table is None or len(table) != len(self.pose):
-            from .plugins import MODULES  # the registry imports this module
-
-            fields = getattr(MODULES.get(label), "state_fields", ())
-            table = tables[label] = KindState(fields, len(self.pose))
+            table = tables[label] = KindState(kernel.fields_of(label), len(self.pose))
         return table
 
     def normals(self, label: str) -> np.ndarray | None:
@@ -235,6 +248,27 @@ class Frame:
         warnings.warn("Frame.engine is deprecated: use Frame.physics", DeprecationWarning,
                       stacklevel=2)
         return self.physics
+
+
+class _Deferred:
+    """A :class:`Frame` attribute built on first read (see :meth:`Frame.defer`): a non-data
+    descriptor, so once built the instance's own attribute is read with no call."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, frame, owner=None):
+        if frame is None:
+            return self
+        build = frame.__dict__.get("_deferred", {}).pop(self.name, None)
+        if build is None:
+            raise AttributeError(self.name)
+        value = frame.__dict__[self.name] = build()
+        return value
+
+
+Frame.geometry = _Deferred("geometry")
+Frame.contacts = _Deferred("contacts")
 
 
 def _some(p: Mapping, name: str) -> bool:

@@ -17,6 +17,7 @@ from .commands import FIRST_MODULE_ID
 from .driver import Driver, Rule
 from .metric_kind import MetricKind
 from .capabilities import Learnable, Recordable, capability
+from . import kernel
 from .module import Module, check_declaration
 from .errors import RegistryError
 from .registry import BUILTIN, Registry
@@ -55,6 +56,7 @@ def _check_engine(label, item, registry) -> None:
 
 ROBOT_TYPES: Registry = Registry("robot type", "coopsim.robot_types", check=_subclass(RobotType))
 MODULES: Registry = Registry("module", "coopsim.modules", check=_check_module)
+kernel.fields_of = lambda label: getattr(MODULES.get(label), "state_fields", ())
 DRIVERS: Registry = Registry("driver", "coopsim.drivers", check=_subclass(Driver))
 RULES: Registry = Registry("rule", "coopsim.rules", check=_subclass(Rule))
 ENGINES: Registry = Registry("engine", "coopsim.engines", lazy=True, check=_check_engine)

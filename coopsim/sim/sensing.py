@@ -18,7 +18,7 @@ from ..raycast.jitcast import robot_shapes
 from ..raycast import contiguous as _c
 from .rates import Rates
 
-_BASE_MEASURE = Module.measure.__func__  # modules that keep it: see Sensors._plan
+_BASE_MEASURE = Module.measure.__func__  # modules that keep it: see Sensors.plan
 _BASE_DRAWS = Module.noise_draws.__func__  # modules that declare none: see noise_plan
 
 
@@ -301,7 +301,7 @@ class Sensors:
                                and previous.caster is self.caster else ())
         self.prev: dict[str, np.ndarray] = {}
         self._names: tuple[str, ...] = ()
-        self._static_version = -1
+        self._static_version = self._layout_version = -1
         self._layout_key: tuple[int, int] = (-1, -1)
         self._targets = np.zeros((0, 2))
         self._target_colors: tuple[str, ...] = ()
@@ -312,24 +312,30 @@ class Sensors:
         self._planned: list[tuple] = []
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
-              dt: float, access, contacts: bool = True, extra: dict | None = None,
-              step: int = 0, time: float = 0.0, states=None) -> Frame:
-        """The modules' view of this step (``state``: (N, 6) robot state after physics;
+              dt: float, access, extra: dict | None = None, step: int = 0, time: float = 0.0,
+              states=None, state3d: np.ndarray | None = None) -> Frame:
+        """The modules' view of this step (``state``: (N, 6) robot state, read-only;
         ``extra``: the simulation's board, see ``Simulation.extra``; ``time``: s;
-        ``states``: the per-kind state tables, :class:`~coopsim.sim.states.StateTables`)."""
-        pose, velocity = state[:, :3], state[:, 3:6]
-        geometry = self._geometry(world, pose, table.radius, table.group)
-        touch = world.engine.contacts(pose) if contacts else np.zeros((len(pose), 2))
-        return Frame(dt, pose, velocity, table.radius, table.axle, table.group, commands,
-                     actuated, self._targets, touch, geometry, access,
-                     {} if extra is None else extra, step, table.names,
-                     self._target_colors, self._objects, time, states=states)
+        ``states``: the per-kind state tables, :class:`~coopsim.sim.states.StateTables`;
+        ``state3d``: (N, 13) on a 3D engine). The ray geometry and the contact flags are built
+        when a module first reads them (:meth:`Frame.defer`), never in a world whose modules
+        do not."""
+        self._layout(world)
+        pose = state[:, :3]
+        frame = Frame(dt, pose, state[:, 3:6], table.radius, table.axle, table.group,
+                      commands, actuated, self._targets, None, None, access,
+                      {} if extra is None else extra, step, table.names,
+                      self._target_colors, self._objects, time, state3d=state3d,
+                      states=states)
+        frame.defer("geometry", lambda: self._geometry(world, pose, table.radius, table.group))
+        frame.defer("contacts", lambda: world.engine.contacts(pose))
+        return frame
 
     def sense(self, world, params: ParamTable, frame: Frame,
               rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Measure every module of every robot after a physics step.
 
-        Only the modules some robot carries are visited (:meth:`_plan`); the others keep their
+        Only the modules some robot carries are visited (:meth:`plan`); the others keep their
         last reading. The robots due this step are found for every kind first, then the noise
         of them all is drawn at once (:func:`draw_noise`), then each kind measures. Every
         reading returned is read-only (snapshots share them).
@@ -341,7 +347,7 @@ class Sensors:
         """
         self._remap(world, len(world.targets))
         readings = self.prev.copy() if self.prev is self._sealed else self._seal(self.prev)
-        plan = self._plan(params, world)
+        plan = self.plan(params, world)
         due = [self._due(entry, frame, readings[entry[0]]) for entry in plan]
         frame.noise = draw_noise(plan, due, rng)
         for (label, module, _, _, _, plain, _, _, _), (rows, values, every) in zip(plan, due):
@@ -374,7 +380,7 @@ class Sensors:
             self.rates.mark(label, rows, frame.step, frame.time)
         return rows, values, every
 
-    def _plan(self, params: ParamTable, world) -> list[tuple]:
+    def plan(self, params: ParamTable, world) -> list[tuple]:
         """The modules some robot carries, as (label, module, rows, values, timed, plain,
         every, k, lossy), rebuilt when the parameter table is: ``timed`` when a robot has a
         ``rate`` (:mod:`coopsim.sim.rates`), ``plain`` when ``measure`` is the base one with
@@ -422,6 +428,16 @@ class Sensors:
         arr[index] = 0.0
         self.prev = {**self.prev, label: arr}
 
+    def _layout(self, world) -> None:
+        """The targets, their colours and the objects' specs, taken again when the layout
+        changes."""
+        if self._layout_version != world.layout_version:
+            self._targets = np.array([t.position[:2] for t in world.targets],
+                                     dtype=float).reshape(-1, 2)
+            self._target_colors = tuple(t.color for t in world.targets)
+            self._objects = tuple(spec for spec, _ in world.objects.values())
+            self._layout_version = world.layout_version
+
     def _geometry(self, world, pose, radius, group) -> Geometry:
         """Moving shapes for this step's rays; static ones are binned once per layout."""
         if self._static_version != world.layout_version:
@@ -431,10 +447,6 @@ class Sensors:
             if static != self._static:  # the very same shapes: already binned, bit for bit
                 self.caster.set_static(sc, ss, scg, ssg)
                 self._static = static
-            self._targets = np.array([t.position[:2] for t in world.targets],
-                                     dtype=float).reshape(-1, 2)
-            self._target_colors = tuple(t.color for t in world.targets)
-            self._objects = tuple(spec for spec, _ in world.objects.values())
             self._static_version = world.layout_version
         mc, mcg, ms, msg = world.engine.moving_geometry()
         circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]

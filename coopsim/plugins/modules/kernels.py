@@ -243,30 +243,37 @@ def _load() -> None:
     results and the sealed readings are read-only), contiguous or not (one robot's velocity
     row is contiguous, several robots' are a strided view of the state)."""
     one = np.ones(1)
-    for n in (1, 2):
-        state = np.zeros((n, 6))
+    for n, frozen in ((1, False), (2, False), (1, True), (2, True)):
+        state = _frozen(np.zeros((n, 6)), frozen)  # the frame's state: a read-only view
         speeds = np.zeros((n, 2))
         wheel_speeds(state[:, 3:6], np.zeros((n, 2)), np.ones(n), speeds)
         reading = np.zeros((n, 4))
         motors_reading(speeds, state[:, 3:6], np.zeros((n, 2)), np.ones(n), reading)
         reading.flags.writeable = False
-        for frozen in (False, True):  # every robot's (read-only), or a gather's
-            prev = np.zeros((1, 5))
-            ro = speeds[:1].copy()
-            ro.flags.writeable = prev.flags.writeable = not frozen
-            odometry(ro, one, 0.1, prev, np.zeros((1, 5)))
+        prev = np.zeros((1, 5))
+        ro = speeds[:1].copy()
+        ro.flags.writeable = prev.flags.writeable = not frozen
+        odometry(ro, one, 0.1, prev, np.zeros((1, 5)))
         # the actual speeds of the motors' reading (read-only, every robot's: a strided view)
-        odometry(reading[:, 2:], np.ones(n), 0.1, prev, np.zeros((n, 5)))
-    drive(np.zeros((1, 2)), one, one, one, np.zeros((1, 2)), np.zeros((1, 2)))
-    for n in (1, 2):  # as for the velocity: every robot's pose a view of the state, or not
-        pose, out = np.zeros((n, 6))[:, :3], np.zeros((n, 1, 2))
+        odometry(reading[:, 2:], np.ones(n), 0.1, _frozen(np.zeros((n, 5)), True),
+                 np.zeros((n, 5)))
+        # every robot's commands: the table's read-only view; a gather's: a copy
+        drive(_frozen(np.zeros((1, 2)), frozen), one, one, one, np.zeros((1, 2)),
+              np.zeros((1, 2)))
+        # as for the velocity: every robot's pose a view of the state, or not
+        pose, out = state[:, :3], np.zeros((n, 1, 2))
         target_offsets(pose, np.zeros((1, 2)), np.zeros((2, n, 1)), out)
         target_bearings(np.zeros((n, 1)), pose, out)
-        for frozen in (False, True):  # the frame's state: a copy, or read-only views
-            state = np.zeros((n, 6))
-            state.flags.writeable = not frozen
-            velocity(np.zeros((n, 6)), np.arange(n), state[:, :3], state[:, 3:6],
-                     (np.ones(n),) * 4, np.ones(n), 0.1, np.zeros((n, 3)))
+        velocity(_frozen(np.zeros((n, 6)), frozen), np.arange(n), state[:, :3], state[:, 3:6],
+                 (np.ones(n),) * 4, np.ones(n), 0.1, np.zeros((n, 3)))
+
+
+def _frozen(arr: np.ndarray, frozen: bool) -> np.ndarray:
+    """``arr``, or a read-only view of it."""
+    if frozen:
+        arr = arr.view()
+        arr.flags.writeable = False
+    return arr
 
 
 #: Ready once the background warm-up has loaded the kernels above.
