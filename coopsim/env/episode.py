@@ -20,7 +20,7 @@ from ..model.specs import ScenarioSpec
 from ..model.task import TaskSpec
 from ..model.validate import members, python_function
 from .lean import lean as lean_scenario
-from .mapping import AgentMap, LearningError, agent_map
+from .mapping import AgentMap, LearningError, agent_map, plain_actions
 
 #: A task given in Python: (snapshot, agent) -> (reward, terminated, truncated).
 TaskFn = Callable[[object, str], tuple]
@@ -114,6 +114,17 @@ class Episode:
             self._metrics = {t.metric for t in self.task.rewards + self.task.ends if t.metric}
         self.truncate_at = self._truncate_at()
         self._values: tuple = (None, {})  # (the rules' fields, their metric values)
+        # agents whose motion module stores an action as it is: written in place (act_one)
+        self._plain = {a: plain_actions(m.motion) for a, m in self.maps.items()}
+        self._terms = {a: self._agent_terms(a) for a in self.agents}
+
+    def _agent_terms(self, agent: str) -> tuple:
+        """``agent``'s reward terms as (weight, metric) and the task's endings (a Python
+        task: none), worked out once: the step only reads the values."""
+        if callable(self.task):
+            return (), ()
+        return (tuple((t.weight, t.metric) for t in self.task.rewards
+                      if t.robot in ("", agent)), self.task.ends)
 
     def _truncate_at(self) -> float | None:
         if isinstance(self.task, TaskSpec) and self.task.truncate is not None:
@@ -142,10 +153,38 @@ class Episode:
             if amap is None:
                 raise LearningError(f"{name!r} is not an agent of this environment (agents: "
                                     f"{', '.join(self.agents)})")
-            rows.append((name, amap.motion, amap.command(action)))
-        index, commands = self.sim.robots.index, self.sim.commands
-        for name, motion, row in rows:
-            commands[motion][index[name]] = row
+            rows.append((name, amap, *self._checked(name, amap, action)))
+        for name, amap, row, plain in rows:  # all checked first: a bad one stores none
+            self._store(name, amap, row, plain)
+
+    def act_one(self, name: str, action) -> None:
+        """:meth:`act` for one agent (the single-agent environment's step: no dict, and an
+        action a module stores as it is written into the command table in place)."""
+        amap = self.maps.get(name)
+        if amap is None:
+            self.act({name: action})  # raises, naming the agents
+        self._store(name, amap, *self._checked(name, amap, action))
+
+    def _checked(self, name: str, amap: AgentMap, action) -> tuple:
+        """(what to store, plain): the checked float64 action itself when its module stores
+        actions as they are (:func:`~.mapping.plain_actions`; plain True), else the command
+        row (``AgentMap.command``)."""
+        if self._plain[name] and type(action) is np.ndarray and action.dtype == np.float64 \
+                and action.shape == amap.action_low.shape:
+            amap.check_bounds(action)
+            return action, True
+        return amap.command(action), False
+
+    def _store(self, name: str, amap: AgentMap, row, plain: bool) -> None:
+        table = self.sim.commands[amap.motion]  # looked up each step: CommandTables notes it
+        i = self.sim.robots.index[name]
+        if plain:  # the same values as from_action's tuple, with no tuple in between
+            width = row.shape[0]
+            table[i, :width] = row
+            if width < table.shape[1]:
+                table[i, width:] = 0.0  # zero-padded, as from_action pads
+        else:
+            table[i] = row
 
     def tick(self):
         """One step of the simulation (``Stepper.tick``); its snapshot. The world lock is
@@ -158,9 +197,16 @@ class Episode:
 
     def observation(self, snap, agent: str) -> dict[str, np.ndarray]:
         """The agent's observation: module label -> a copy of its reading (float64)."""
-        i = snap.index[agent]
-        return {label: snap.readings[label][i].astype(np.float64)  # a copy, as np.array's
+        i, readings = snap.index[agent], snap.readings
+        return {label: readings[label][i].astype(np.float64)  # a copy, as np.array's
                 for label in self.maps[agent].observe}
+
+    def flat_observation(self, snap, agent: str) -> np.ndarray:
+        """The agent's observation as one float64 vector, its modules in ``observe`` order
+        (one copy made from the snapshot's rows: no dict, no copy per module)."""
+        i, readings = snap.index[agent], snap.readings
+        return np.concatenate([readings[label][i] for label in self.maps[agent].observe],
+                              dtype=np.float64)
 
     def metrics(self, snap) -> dict:
         """Metric name -> value in ``snap`` (:func:`~coopsim.model.snapshot.metric_values`),
@@ -176,16 +222,16 @@ class Episode:
             reward, terminated, truncated = self.task(snap, agent)
             return float(reward), bool(terminated) or bool(ended), bool(truncated)
         values = self.metrics(snap) if self._metrics else {}
+        rewards, ends = self._terms[agent]
         reward = 0.0
-        for term in self.task.rewards:
-            if term.robot in ("", agent):
-                v = _value(values, term.metric)
-                reward += 0.0 if math.isnan(v) else term.weight * v
-        terminated = bool(ended) or any(t.holds(_value(values, t.metric), ended)
-                                        for t in self.task.ends)
+        for weight, metric in rewards:
+            v = _value(values, metric)
+            reward += 0.0 if math.isnan(v) else weight * v
+        terminated = bool(ended) or any(t.holds(_value(values, t.metric), ended) for t in ends)
         truncated = (not terminated and self.truncate_at is not None
                      and snap.time >= self.truncate_at - 1e-9)
         return reward, terminated, truncated
+
 
 
 def _value(values: Mapping, name: str) -> float:

@@ -37,9 +37,14 @@ def action_space(amap: AgentMap) -> spaces.Box:
     return spaces.Box(amap.action_low, amap.action_high, dtype=np.float64)
 
 
-def flatten(obs: dict, amap: AgentMap) -> np.ndarray:
-    """A Dict observation as the flat Box's vector (modules in ``amap.observe`` order)."""
-    return np.concatenate([obs[label] for label in amap.observe])
+def observe(episode: Episode, snap, agent: str, order: tuple[str, ...] | None):
+    """``agent``'s observation in ``snap``: the flat Box's vector (``order`` None: modules in
+    ``observe`` order), or the Dict's (module label -> a float64 copy, in ``order``: the
+    space's). Copies, made straight from the snapshot's rows (no dict in between)."""
+    if order is None:
+        return episode.flat_observation(snap, agent)
+    i, readings = snap.index[agent], snap.readings
+    return {label: readings[label][i].astype(np.float64) for label in order}
 
 
 class CoopsimEnv(gymnasium.Env):
@@ -80,12 +85,10 @@ class CoopsimEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.episode.sim.dt)}
         self._drawing = Drawing(spec, size)
+        self._order = None if flat else tuple(self.observation_space.spaces)
 
     def _obs(self, snap):
-        obs = self.episode.observation(snap, self.robot)
-        if self.flat:
-            return flatten(obs, self.amap)
-        return {label: obs[label] for label in self.observation_space.spaces}  # its order
+        return observe(self.episode, snap, self.robot, self._order)
 
     def _info(self, snap) -> dict:
         return {"time": snap.time, "step": snap.step,
@@ -103,7 +106,7 @@ class CoopsimEnv(gymnasium.Env):
     def step(self, action):
         """Store the action as the motion command, take one simulation step."""
         refuse_closed(self, "step")
-        self.episode.act({self.robot: action})
+        self.episode.act_one(self.robot, action)
         snap = self.episode.tick()
         reward, terminated, truncated = self.episode.outcome(snap, self.robot)
         if self.render_mode == "human":

@@ -84,15 +84,33 @@ class AgentMap:
         if a.shape != self.action_low.shape:
             raise ActionError(f"{self.name}: action has shape {a.shape}, the {self.motion} "
                               f"space has shape {self.action_low.shape} ({', '.join(fields)})")
+        self.check_bounds(a)
+        return a
+
+    def check_bounds(self, a: np.ndarray) -> None:
+        """Check a float64 action of the right shape against the bounds.
+
+        Raises:
+            ActionError: a value outside its bound or not a number (names the agent, the
+                value and the bound).
+        """
         # a few numbers: compared as Python floats (cheaper than four numpy calls)
-        values, lows, highs = (x.ravel().tolist() for x in (a, self.action_low, self.action_high))
-        for i, (v, low, high) in enumerate(zip(values, lows, highs)):
+        lows, highs = self._bounds
+        for i, (v, low, high) in enumerate(zip(a.ravel().tolist(), lows, highs)):
             if low <= v <= high:  # NaN is outside too
                 continue
-            raise ActionError(f"{self.name}: action {fields[i]} = {float(a[i])!r} is outside the "
-                              f"{self.motion} bound [{self.action_low[i]:g}, "
+            raise ActionError(f"{self.name}: action {self.action_fields[i]} = {float(a[i])!r} "
+                              f"is outside the {self.motion} bound [{self.action_low[i]:g}, "
                               f"{self.action_high[i]:g}]")
-        return a
+
+    @property
+    def _bounds(self) -> tuple[list, list]:
+        """The action's bounds as Python floats (made once; the map is frozen)."""
+        bounds = self.__dict__.get("_bounds_lists")
+        if bounds is None:
+            bounds = (self.action_low.ravel().tolist(), self.action_high.ravel().tolist())
+            object.__setattr__(self, "_bounds_lists", bounds)
+        return bounds
 
 
 def agent_map(world, name: str, observe=None, n_targets: int | None = None) -> AgentMap:

@@ -9,7 +9,7 @@ from pettingzoo import ParallelEnv
 
 from ..model.snapshot import metric_values
 from .episode import Episode, load, select_agents
-from .gym import action_space, flatten, observation_space, refuse_closed
+from .gym import action_space, observation_space, observe, refuse_closed
 from .render import Drawing
 
 
@@ -55,10 +55,8 @@ class CoopsimParallelEnv(ParallelEnv):
         return self.action_spaces[agent]
 
     def _obs(self, snap, agent):
-        obs = self.episode.observation(snap, agent)
-        if self.flat:
-            return flatten(obs, self.episode.maps[agent])
-        return {label: obs[label] for label in self.observation_spaces[agent].spaces}
+        return observe(self.episode, snap, agent,
+                       None if self.flat else tuple(self.observation_spaces[agent].spaces))
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start over (with ``seed``: the run's generator seeded with it)."""

@@ -125,15 +125,19 @@ class Batch:
     """All robots hosting one batch driver, as arrays (``Driver.batch = True``).
 
     Attributes:
-        names: The robots' names; rows: their rows in the snapshot.
+        names: The robots' names; rows: their rows in the snapshot (read-only).
         snapshot: The latest snapshot (``readings[label][rows]`` are theirs).
         time: Sim time, s.
+
+    Args:
+        rows: The robots' rows, when the caller has them (:class:`DriverHost` works them out
+            once per layout, not once per robot per call); None: looked up by name.
     """
 
-    def __init__(self, sim, names: list[str]) -> None:
+    def __init__(self, sim, names: list[str], rows: np.ndarray | None = None) -> None:
         self._sim = sim
         self.names = names
-        self.rows = np.array([sim.robots.index[n] for n in names], dtype=np.int64)
+        self.rows = rows if rows is not None else batch_rows(sim, names)
         self.snapshot = sim.snapshot
         self.time = sim.snapshot.time
 
@@ -169,12 +173,20 @@ class Batch:
         self._sim.commands[module][self.rows] = values
 
 
+def batch_rows(sim, names: list[str]) -> np.ndarray:
+    """The read-only rows of robots ``names`` in ``sim``'s tables (one lookup per robot:
+    done when the layout changes, not per step)."""
+    rows = np.array([sim.robots.index[n] for n in names], dtype=np.int64)
+    rows.setflags(write=False)
+    return rows
+
+
 class DriverHost:
     """The drivers of one simulation, rebuilt (keeping state by robot) on layout changes."""
 
     def __init__(self, sim) -> None:
         self._hosted: dict[str, tuple] = {}  # robot -> (driver, bot, started)
-        self._batches: list[tuple] = []  # (driver, names, every)
+        self._batches: list[tuple] = []  # (driver, names, rows)
         self._seed = sim.seed
 
     def sync(self, sim) -> None:
@@ -196,13 +208,13 @@ class DriverHost:
         self._hosted = hosted
         # a batch keeps its driver (and its state) while its robots and their values stay, as a
         # robot's own driver does: a grasp or an inserted object changes the layout, not them
-        before = {tuple(names): driver for driver, names in self._batches}
+        before = {tuple(names): driver for driver, names, _ in self._batches}
         self._batches = []
         for (label, _), (cls, values, names) in batches.items():
             driver = before.get(tuple(names))
             if driver is None or driver.p is not values:
                 driver = cls(values, self._rng(label))
-            self._batches.append((driver, names))
+            self._batches.append((driver, names, batch_rows(sim, names)))
 
     def _rng(self, name: str) -> np.random.Generator:
         # the run's seed and a stable hash of the name: same scenario + seed -> same run
@@ -214,9 +226,10 @@ class DriverHost:
         for name, (driver, bot, started) in self._hosted.items():
             if step % driver.p["every"] == 0:
                 _guard(driver, name, lambda: _step_one(driver, bot, started))
-        for driver, names in self._batches:
+        for driver, names, rows in self._batches:
             if step % driver.p["every"] == 0:
-                _guard(driver, ",".join(names[:3]), lambda: driver.step_batch(Batch(sim, names)))
+                _guard(driver, ",".join(names[:3]),
+                       lambda: driver.step_batch(Batch(sim, names, rows)))
 
     def set_param(self, robot: str, name: str, value):
         """Set a driver parameter of ``robot`` (validated); return the stored value."""
@@ -226,7 +239,7 @@ class DriverHost:
         for name, (driver, _, _) in self._hosted.items():
             if name == robot:
                 return driver.p
-        for driver, names in self._batches:
+        for driver, names, _ in self._batches:
             if robot in names:
                 return driver.p
         raise UnknownNameError(f"robot {robot!r} has no driver")

@@ -18,6 +18,7 @@ from coopsim.plugins.modules import kernels
 from coopsim.plugins.modules.motors import Motors
 from coopsim.plugins.modules.odometry import Odometry
 from coopsim.plugins.modules.target import Target
+from coopsim.plugins.modules.velocity import Velocity
 from coopsim.sim.sensing import ParamArrays
 from coopsim.sim.simulation import Simulation
 
@@ -87,6 +88,18 @@ def test_odometry_and_wheel_speeds_are_numpys_bit_for_bit(sim, monkeypatch, seed
         same(speeds0, speeds1)
         same(odo0, odo1)
 
+        def motors_first(rows=rows):  # the motors' reading, then odometry from its speeds
+            fresh = dataclasses.replace(fr, memo={})
+            return (Motors.sense(fresh, rows, {}, None),
+                    Odometry.measure(fresh, rows, p, prev[rows] if len(rows) < N else prev,
+                                     None))
+        (motors0, after0), (motors1, after1) = both(monkeypatch, motors_first)
+        same(motors0, motors1)
+        same(after0, after1)
+        same(after0, odo0)
+        if len(rows) == N:  # the wheel speeds driven this step (a gather's are not known)
+            same(motors0[:, :2], fr.actuated["motors"])
+
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_motors_drive_is_numpys_bit_for_bit(sim, monkeypatch, seed):
@@ -117,6 +130,32 @@ def test_the_target_reading_is_numpys_bit_for_bit(sim, monkeypatch, seed):
         assert a.shape == (len(rows), 6)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_velocity_drive_is_numpys_bit_for_bit(sim, monkeypatch, seed):
+    """Commands and references with edges (NaN, infinities, signed zeros, beyond the caps),
+    tracking on some robots, no lag on others, zero limits: the driven velocity and what the
+    engine got are the numpy formula's bits, for every robot's rows and for a gather."""
+    rng = np.random.default_rng(seed)
+    fr = frame(sim, rng, geometry=False)
+    p = {"max_speed": np.abs(values(rng, N, 2.0)), "max_accel": np.abs(values(rng, N, 4.0)),
+         "tau": np.where(rng.random(N) < 0.2, 0.0, np.abs(rng.normal(0.2, 0.1, N))),
+         "max_yaw_rate": np.abs(values(rng, N, 2.0)), "gain": rng.uniform(0.0, 5.0, N)}
+    p["max_speed"][:3] = p["max_yaw_rate"][3:6] = 0.0  # zero caps: np.clip's signed zeros
+    commands = np.column_stack([values(rng, N, s) for s in (2.0, 2.0, 2.0, 4.0, 4.0)]
+                               + [rng.random(N) < 0.5])
+    commands[:4, 2] = [0.0, -0.0, 0.0, -0.0]
+    engine = sim.world.engine
+    for rows in (np.arange(N), np.sort(rng.choice(N, 9, replace=False))):
+        def drive(rows=rows):
+            sub = {k: v[rows] for k, v in p.items()}
+            out = Velocity.actuate(fr, rows, sub, commands[rows])
+            return out, engine.cmd.copy()
+        (out0, cmd0), (out1, cmd1) = both(monkeypatch, drive)
+        same(out0, out1)
+        same(cmd0, cmd1)  # the velocities the engine got
+        assert np.isfinite(out0).sum() > len(rows)  # not all NaN: the formula was exercised
+
+
 NO_NEW_VERSION = """
 from coopsim.app.bench import swarm_scenario
 from coopsim.plugins.modules import kernels
@@ -125,15 +164,19 @@ from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
 assert auto.wait_ready(600) and kernels.WARM.ready  # the background warm-up loaded them
-names = ("wheel_speeds", "odometry", "drive", "target_offsets", "target_bearings")
+names = ("wheel_speeds", "odometry", "drive", "target_offsets", "target_bearings",
+         "velocity")
 before = {k: len(getattr(kernels, k).serial.signatures) for k in names}
 for n in (1, 3):
     for engine in ("kinematic", "pymunk"):
-        st = Stepper(Simulation(swarm_scenario(n), engine=engine), mode="lockstep")
-        for name in st.sim.snapshot.robots:
-            st.slots.put(name, "motors", (0.3, 0.25), attach=False)
-        for _ in range(20):
-            st.tick()
+        for kind, module, command in (("single", "motors", (0.3, 0.25)),
+                                      ("holonomic", "velocity", (0.3, 0.1, 0.2, 0, 0, 0))):
+            st = Stepper(Simulation(swarm_scenario(n, robot_type=kind), engine=engine),
+                         mode="lockstep")
+            for name in st.sim.snapshot.robots:
+                st.slots.put(name, module, command, attach=False)
+            for _ in range(20):
+                st.tick()
 after = {k: len(getattr(kernels, k).serial.signatures) for k in names}
 print(before, after)
 assert after == before, (before, after)

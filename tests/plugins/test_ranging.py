@@ -172,3 +172,39 @@ def test_numpy_and_compiled_casters_give_the_same_scans_and_intensities():
     assert np.array_equal(out[0][0], out[1][0], equal_nan=True)
     assert np.array_equal(out[0][1], out[1][1], equal_nan=True)
     assert (out[0][1] > 0).any() and (out[0][0] < 3.5).any()  # something was seen
+
+
+def test_proximity_groups_its_beam_layouts_once_per_parameter_change(monkeypatch):
+    """The rows sharing a beam layout (e-pucks, Thymios) and the mask of unused sensors are
+    worked out when the parameter arrays change, not every step; the readings are those of a
+    grouping made afresh every step, bit for bit."""
+    from coopsim.plugins.modules.proximity import Proximity
+
+    rng = np.random.default_rng(2)
+    bots = [robot(f"{kind}{i}", 0.92, 0.4 * i + (2.0 if kind == "epuck" else -2.0),
+                  rng.uniform(-1, 1), type=kind)  # beside the wall, facing it more or less
+            for i in range(6) for kind in ("epuck", "thymio")]
+    scn = scenario(bots, [WALL], seed=4)
+    calls = []
+    grouped = ranging.configurations
+    monkeypatch.setattr(ranging, "configurations",
+                        lambda *c: calls.append(len(c[0])) or grouped(*c))
+
+    def readings(fresh: bool) -> list:
+        st, out = Stepper(Simulation(scn), mode="lockstep"), []
+        for name in st.sim.snapshot.robots:
+            st.slots.put(name, "motors", (0.1, 0.12), attach=False)
+        for _ in range(12):
+            if fresh:
+                monkeypatch.setattr(Proximity, "_layouts", ((), None))
+            out.append(st.tick().readings["proximity"].copy())
+        return out, st
+    calls.clear()
+    cached, st = readings(False)
+    assert len(calls) == 1  # once for the run's parameter arrays, not each step
+    st.sim.set_param("epuck0", "proximity", "angle0", -20.0)
+    st.tick()
+    assert len(calls) == 2  # a parameter changed: grouped again
+    again, _ = readings(True)
+    assert all(np.array_equal(a, b) for a, b in zip(cached, again))
+    assert any((r > 0).any() for r in cached)  # a wall was seen

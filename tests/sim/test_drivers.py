@@ -202,12 +202,40 @@ def test_a_batch_driver_keeps_its_state_over_a_layout_sync_and_not_over_a_reset(
     stepper = Stepper(Simulation(scenario(robots)))
     for _ in range(5):
         stepper.tick()
-    (first, _), = stepper.sim.drivers._batches
+    (first, _, _), = stepper.sim.drivers._batches
     stepper.sim.drivers.sync(stepper.sim)
     stepper.tick()
-    (kept, _), = stepper.sim.drivers._batches
+    (kept, _, _), = stepper.sim.drivers._batches
     assert kept is first and kept.steps == 6
     stepper.reset()
     stepper.tick()
-    (fresh, _), = stepper.sim.drivers._batches
+    (fresh, _, _), = stepper.sim.drivers._batches
     assert fresh is not first and fresh.steps == 1
+
+
+def test_a_batch_gets_its_rows_worked_out_once_per_layout_not_per_call():
+    """``Batch.rows`` is the same read-only array at every call while the layout stays (no
+    lookup per robot per call) and follows the robots when one is removed."""
+    class Rows(Driver):
+        label = "rows_batch_test"
+        batch = True
+        seen: list = []
+
+        def step_batch(self, bots):
+            Rows.seen.append((tuple(bots.names), bots.rows))
+
+    if "rows_batch_test" not in DRIVERS:
+        DRIVERS.register("rows_batch_test")(Rows)
+    robots = [robot("free", -3.0, 0.0)] + [driven(f"r{i}", "rows_batch_test", x=i - 2.0)
+                                           for i in range(3)]
+    stepper = Stepper(Simulation(scenario(robots)))
+    for _ in range(3):
+        stepper.tick()
+    (names, rows), *others = Rows.seen
+    assert names == ("r0", "r1", "r2") and rows.tolist() == [1, 2, 3]
+    assert all(r is rows for _, r in others) and not rows.flags.writeable
+    stepper.sim.world.remove_robot("free")
+    stepper.refresh()
+    stepper.tick()
+    assert Rows.seen[-1][1].tolist() == [0, 1, 2]
+    assert stepper.sim.snapshot.robots[0] == "r0"

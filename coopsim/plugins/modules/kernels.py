@@ -1,4 +1,5 @@
-"""Compiled kernels of the ``motors``, ``odometry`` and ``target`` modules: a small world's step.
+"""Compiled kernels of the ``motors``, ``odometry``, ``target`` and ``velocity`` modules: a small
+world's step.
 
 One robot's ``motors`` and ``odometry`` cost about twenty numpy calls a step, each 0.3-0.7 us on
 a one-row array: more than the arithmetic. Each kernel here is one call doing a module's numpy
@@ -37,11 +38,11 @@ def _wrap(a):
 
 
 @jit(inline=True)
-def _wheel_row(i, velocity, heading, axle, out):
+def _wheel_row(i, velocity, heading, axle, out, c=0):
     forward = velocity[i, 0] * heading[i, 0] + velocity[i, 1] * heading[i, 1]
     half = velocity[i, 2] * axle[i] / 2
-    out[i, 0] = forward - half
-    out[i, 1] = forward + half
+    out[i, c] = forward - half
+    out[i, c + 1] = forward + half
 
 
 @jit()
@@ -58,6 +59,23 @@ def _wheel_speeds_threads(velocity, heading, axle, out):
     """:func:`_wheel_speeds` on the threads."""
     for i in prange(len(out)):
         _wheel_row(np.int64(i), velocity, heading, axle, out)
+
+
+@jit()
+def _motors_reading(driven, velocity, heading, axle, out):
+    """The ``motors`` reading of every robot: ``out`` (N, 4) = the wheel speeds ``driven``
+    (N, 2) this step, then the actual ones (:func:`_wheel_speeds`), m/s."""
+    for i in range(len(out)):
+        out[i, 0], out[i, 1] = driven[i, 0], driven[i, 1]
+        _wheel_row(i, velocity, heading, axle, out, 2)
+
+
+@jit(parallel=True)
+def _motors_reading_threads(driven, velocity, heading, axle, out):
+    """:func:`_motors_reading` on the threads."""
+    for i in prange(len(out)):
+        out[i, 0], out[i, 1] = driven[i, 0], driven[i, 1]
+        _wheel_row(np.int64(i), velocity, heading, axle, out, 2)
 
 
 @jit(inline=True)
@@ -160,6 +178,54 @@ def _target_bearings_threads(angles, pose, out):
             out[i, t, 1] = _wrap(angles[i, t] - pose[i, 2])
 
 
+@jit(inline=True)
+def _cap_row(vx, vy, limit):
+    """``velocity._cap`` of one vector: scaled to at most ``limit`` long (hypot, then
+    np.maximum's and np.minimum's ternaries: NaN goes through as numpy's)."""
+    length = math.hypot(vx, vy)
+    length = length if (length > 1e-300 or length != length) else 1e-300
+    scale = limit / length
+    scale = scale if (scale < 1.0 or scale != scale) else 1.0
+    return vx * scale, vy * scale
+
+
+@jit(inline=True)
+def _velocity_row(k, i, commands, pose, now, p, alpha, dt, out):
+    max_speed, max_accel, max_yaw, gain = p[0][k], p[1][k], p[2][k], p[3][k]
+    wx, wy, wz = commands[k, 0], commands[k, 1], commands[k, 2]
+    if commands[k, 5] > 0.5:  # tracking: the position loop's command
+        wx += gain * (commands[k, 3] - pose[i, 0])
+        wy += gain * (commands[k, 4] - pose[i, 1])
+    wx, wy = _cap_row(wx, wy, max_speed)
+    cx, cy = _cap_row(alpha[k] * (wx - now[i, 0]), alpha[k] * (wy - now[i, 1]), max_accel * dt)
+    ox, oy = _cap_row(now[i, 0] + cx, now[i, 1] + cy, max_speed)
+    oz = now[i, 2] + alpha[k] * (wz - now[i, 2])
+    if not math.isnan(oz):  # np.clip's ternaries: the same signed zeros
+        oz = oz if oz > -max_yaw else -max_yaw
+        oz = oz if oz < max_yaw else max_yaw
+    out[k, 0], out[k, 1], out[k, 2] = ox, oy, oz
+
+
+@jit()
+def _velocity(commands, rows, pose, now, p, alpha, dt, out):
+    """The ``velocity`` actuator: ``out`` (n, 3) = the velocity driven this step (world frame,
+    m/s, rad/s) for robots ``rows`` (n,) of ``pose`` and ``now`` (N, 3, the engine's velocity)
+    with stored ``commands`` (n, 6), parameters ``p`` (four (n,) arrays: max_speed m/s,
+    max_accel m/s^2, max_yaw_rate rad/s, gain 1/s) and lag factors ``alpha`` (n,) over ``dt`` s: the command
+    (or the position loop's) capped at max_speed, the lag's change capped at max_accel dt,
+    the result capped again, the yaw rate clipped (``velocity.Velocity.actuate``'s numpy,
+    operation for operation)."""
+    for k in range(len(out)):
+        _velocity_row(k, rows[k], commands, pose, now, p, alpha, dt, out)
+
+
+@jit(parallel=True)
+def _velocity_threads(commands, rows, pose, now, p, alpha, dt, out):
+    """:func:`_velocity` on the threads."""
+    for k in prange(len(out)):
+        _velocity_row(np.int64(k), rows[k], commands, pose, now, p, alpha, dt, out)
+
+
 # Each kernel serial for a small world, on the threads for a swarm (coopsim.model.threads):
 # the same rows either way, so the same bits.
 wheel_speeds = by_rows(_wheel_speeds, _wheel_speeds_threads)
@@ -167,6 +233,8 @@ odometry = by_rows(_odometry, _odometry_threads)
 drive = by_rows(_drive, _drive_threads)
 target_offsets = by_rows(_target_offsets, _target_offsets_threads)
 target_bearings = by_rows(_target_bearings, _target_bearings_threads)
+velocity = by_rows(_velocity, _velocity_threads)
+motors_reading = by_rows(_motors_reading, _motors_reading_threads)
 
 
 def _load() -> None:
@@ -179,10 +247,16 @@ def _load() -> None:
         state = _frozen(np.zeros((n, 6)), frozen)  # the frame's state: a read-only view
         speeds = np.zeros((n, 2))
         wheel_speeds(state[:, 3:6], np.zeros((n, 2)), np.ones(n), speeds)
+        reading = np.zeros((n, 4))
+        motors_reading(speeds, state[:, 3:6], np.zeros((n, 2)), np.ones(n), reading)
+        reading.flags.writeable = False
         prev = np.zeros((1, 5))
         ro = speeds[:1].copy()
         ro.flags.writeable = prev.flags.writeable = not frozen
         odometry(ro, one, 0.1, prev, np.zeros((1, 5)))
+        # the actual speeds of the motors' reading (read-only, every robot's: a strided view)
+        odometry(reading[:, 2:], np.ones(n), 0.1, _frozen(np.zeros((n, 5)), True),
+                 np.zeros((n, 5)))
         # every robot's commands: the table's read-only view; a gather's: a copy
         drive(_frozen(np.zeros((1, 2)), frozen), one, one, one, np.zeros((1, 2)),
               np.zeros((1, 2)))
@@ -190,6 +264,8 @@ def _load() -> None:
         pose, out = state[:, :3], np.zeros((n, 1, 2))
         target_offsets(pose, np.zeros((1, 2)), np.zeros((2, n, 1)), out)
         target_bearings(np.zeros((n, 1)), pose, out)
+        velocity(_frozen(np.zeros((n, 6)), frozen), np.arange(n), state[:, :3], state[:, 3:6],
+                 (np.ones(n),) * 4, np.ones(n), 0.1, np.zeros((n, 3)))
 
 
 def _frozen(arr: np.ndarray, frozen: bool) -> np.ndarray:

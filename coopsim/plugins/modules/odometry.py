@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.commands import Command
+from ...model.kernel import normals
 from ...model.module import Module
 from ...model.params import ParamSpec
 from . import kernels
@@ -30,17 +31,24 @@ class Odometry(Module):
     copy_kind = "frame"  # the copies batch backend runs measure on its arrays (CopyKernel)
 
     @classmethod
+    def noise_draws(cls, p) -> int:
+        """Two normals a robot (each wheel's slip) when some robot's ``slip`` is non-zero: the
+        sensing plan draws them with every kind's noise (``frame.normals``)."""
+        return 2 if _slips(p) else 0
+
+    @classmethod
     def measure(cls, frame, rows, p, prev, rng):
         speeds = Motors.wheel_speeds(frame, rows)
         axle = frame.axle if len(rows) == len(frame.axle) else frame.axle[rows]
-        slip = speeds.size and "slip" not in getattr(p, "zero", ()) and p["slip"].any()
+        slip = speeds.size and _slips(p)
         if not slip and kernels.WARM.ready:  # one compiled call, the same bits
             out = np.empty((len(rows), 5))
             kernels.odometry(speeds, axle, frame.dt, prev, out)
             return out
         wheels = speeds * frame.dt
         if slip:
-            wheels = wheels * (1.0 + rng.standard_normal(wheels.shape) * p["slip"][:, None] / 100)
+            draws = normals(frame, cls.label, rows, 2, rng)  # the plan's block, or rng's
+            wheels = wheels * (1.0 + draws * p["slip"][:, None] / 100)
         left, right = wheels[:, 0], wheels[:, 1]
         ds, dyaw = (left + right) * 0.5, (right - left) / axle  # 0.5 *: the mean, bit for bit
         mid = prev[:, 2] + dyaw / 2
@@ -55,3 +63,9 @@ class Odometry(Module):
     def act(cls, command, sim, robot, msg):
         sim.zero_reading(robot, cls.label)
         return "odometry reset"
+
+
+def _slips(p) -> bool:
+    """Whether some robot's ``slip`` is non-zero (``ParamArrays.zero`` says it without
+    looking)."""
+    return "slip" in p and "slip" not in getattr(p, "zero", ()) and bool(p["slip"].any())

@@ -63,20 +63,56 @@ class Proximity(Module):
     @classmethod
     def sense(cls, frame, rows, p, prev):
         out = np.zeros((len(rows), SLOTS))
-        columns = [p[f"angle{i}"] for i in range(SLOTS)]
-        for key, group in ranging.configurations(*columns):
-            angles = np.radians(np.asarray(key, dtype=float))
-            dist = frame.geometry.cast_fan(rows[group], angles, p["range"][group])
-            out[group] = intensity(dist, p["range"][group, None], p["knee"][group, None],
-                                   p["saturation"][group, None])
-        out[np.arange(SLOTS)[None, :] >= p["count"][:, None]] = 0.0
+        groups, unused = cls._layout(p)
+        for angles, group in groups:
+            sub = rows if group is None else rows[group]  # None: one layout, every row
+            reach, knee, saturation = ((p["range"], p["knee"], p["saturation"]) if group is None
+                                       else (p["range"][group], p["knee"][group],
+                                             p["saturation"][group]))
+            dist = frame.geometry.cast_fan(sub, angles, reach)
+            value = intensity(dist, reach[:, None], knee[:, None], saturation[:, None])
+            if group is None:
+                out = value
+            else:
+                out[group] = value
+        if unused is not None:
+            out[unused] = 0.0
         return out
+
+    @classmethod
+    def noise_draws(cls, p) -> int:
+        """A normal per sensor slot when some robot's ``noise`` is non-zero (the base
+        ``measure`` then reads the plan's block, ``frame.normals``; its lost data the plan's
+        uniforms)."""
+        zero = "noise" not in p or "noise" in getattr(p, "zero", ()) or not p["noise"].any()
+        return 0 if zero else SLOTS
 
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
         out = super().measure(frame, rows, p, prev, rng)
-        out[np.arange(SLOTS)[None, :] >= p["count"][:, None]] = 0.0  # unused stay 0, noiseless
+        unused = cls._layout(p)[1]
+        if unused is not None:
+            out[unused] = 0.0  # unused stay 0, noiseless
         return out
+
+    _layouts: tuple = ((), None)  # (the parameter arrays they were made from, the layouts)
+
+    @classmethod
+    def _layout(cls, p) -> tuple[list, np.ndarray | None]:
+        """([(beam angles rad, rows of ``p`` sharing them, or None for all)], the (n, 8) mask
+        of the sensors not in use, or None): grouped again only when the parameter arrays
+        change (new arrays with every parameter change; a rate's due robots: every step)."""
+        columns = (p["count"], *(p[f"angle{i}"] for i in range(SLOTS)))
+        last, layouts = cls._layouts
+        if len(last) == len(columns) and all(a is b for a, b in zip(last, columns)):
+            return layouts
+        groups = ranging.configurations(*columns[1:])
+        groups = [(np.radians(np.asarray(key, dtype=float)),
+                   None if len(groups) == 1 else group) for key, group in groups]
+        unused = np.arange(SLOTS)[None, :] >= p["count"][:, None]
+        layouts = (groups, unused if unused.any() else None)
+        cls._layouts = (columns, layouts)  # holding the arrays: their ids are not reused
+        return layouts
 
     @classmethod
     def clip(cls, out, p):

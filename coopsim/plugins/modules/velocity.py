@@ -25,6 +25,7 @@ from ...model.commands import OUT_OF_RANGE, Command
 from ...model.errors import ProtocolError
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
+from . import kernels
 
 SANITY = 1000.0  # m/s, m: larger velocities or references are refused (up to it they saturate)
 
@@ -92,14 +93,20 @@ class Velocity(Module):
     def actuate(cls, frame, rows, p, commands):
         """The velocity driven this step (len(rows), 3): the command (or the position loop's)
         through the lag, the acceleration limit and the caps; world frame, m/s and rad/s."""
+        alpha = cls._alpha(p["tau"], frame.dt)
+        if kernels.WARM.ready:  # one compiled call, the same bits (plugins/modules/kernels.py)
+            out = np.empty((len(rows), 3))
+            kernels.velocity(commands, rows, frame.pose, frame.velocity,
+                             (p["max_speed"], p["max_accel"], p["max_yaw_rate"], p["gain"]),
+                             alpha, frame.dt, out)
+            frame.physics.set_velocity(rows, out)
+            return out
         pose, now = frame.pose[rows], frame.velocity[rows]
         want = commands[:, :3].copy()
         track = commands[:, 5] > 0.5
         if track.any():
             want[track, :2] += p["gain"][track, None] * (commands[track, 3:5] - pose[track, :2])
         want[:, :2] = _cap(want[:, :2], p["max_speed"])
-        tau = p["tau"]
-        alpha = np.where(tau > 0, -np.expm1(-frame.dt / np.where(tau > 0, tau, 1.0)), 1.0)
         change = alpha[:, None] * (want - now)
         change[:, :2] = _cap(change[:, :2], p["max_accel"] * frame.dt)
         out = now + change
@@ -107,6 +114,19 @@ class Velocity(Module):
         out[:, 2] = np.clip(out[:, 2], -p["max_yaw_rate"], p["max_yaw_rate"])
         frame.physics.set_velocity(rows, out)
         return out
+
+    _lag: tuple = (None, None, None)  # (tau array, dt, alpha): the last lag factors
+
+    @classmethod
+    def _alpha(cls, tau: np.ndarray, dt: float) -> np.ndarray:
+        """The lag's share of the gap closed in ``dt`` s, 1 - exp(-dt / tau) (1 without a lag),
+        per robot; worked out again only when the parameter arrays (new ones with every
+        parameter change) or dt change."""
+        last, last_dt, alpha = cls._lag
+        if last is not tau or last_dt != dt:
+            alpha = np.where(tau > 0, -np.expm1(-dt / np.where(tau > 0, tau, 1.0)), 1.0)
+            cls._lag = (tau, dt, alpha)  # holding tau: its id is not reused while cached
+        return alpha
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
