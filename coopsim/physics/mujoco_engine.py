@@ -61,6 +61,7 @@ from ..model.errors import SimulationError
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import mujoco_arms as ma
+from . import mujoco_bodies as mbt
 from . import mujoco_build as mb
 from . import mujoco_health as mh
 from . import mujoco_state as ms
@@ -108,7 +109,7 @@ class _Rows:
         self.cmd = np.array([b.cmd for b in bodies], dtype=float).reshape(n, 3)
         self.wrench = np.array([b.wrench for b in bodies], dtype=float).reshape(n, 6)
         self.flyers = np.flatnonzero(self.free)
-        self.movers: list | None = None  # moving_geometry's bodies, found on first use
+        self.movers: mbt.Outlines | None = None  # moving_geometry's bodies, on first use
         self.guard: mh.Guard | None = None  # the divergence guard, made at the first step
 
     def scatter(self) -> None:
@@ -146,6 +147,7 @@ class MujocoEngine(Engine):
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
         self._moved = 0  # steps and resets so far: the robots' state read since is kept
         self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
+        self._tables: dict = {}  # id()s of a list of bodies -> (model, BodyTable, the list)
         self._notes: tuple[str, ...] = ()  # what warnings() has said (once each)
 
     @classmethod
@@ -461,16 +463,20 @@ class MujocoEngine(Engine):
     def poses3d(self, handles: list) -> np.ndarray:
         """See :meth:`Engine.poses3d`: each body's real position and orientation now, from
         its joints as :meth:`state3d` (MuJoCo's body frames lag a substep behind them)."""
+        return self._table(handles).poses3d(self.data.qpos)
+
+    def _table(self, handles: list) -> mbt.BodyTable:
+        """The index arrays of ``handles`` in the current model (compiled if need be), kept
+        for the last few lists asked for (the snapshot's objects, a module's bodies)."""
         self._ready()
-        out = np.empty((len(handles), 7))
-        free = [k for k, b in enumerate(handles) if b.kind == "free"]  # most objects
-        if free:
-            adr = np.array([handles[k].qadr for k in free])
-            out[free] = self.data.qpos[adr[:, None] + np.arange(7)]
-        for k, b in enumerate(handles):
-            if b.kind != "free":  # static or on the floor's joints
-                out[k] = b.pose3d(self.data)
-        return out
+        key = tuple(map(id, handles))
+        table = self._tables.get(key)
+        if table is None or table[0] is not self.model:
+            if len(self._tables) >= 8:  # lists of bodies gone with old layouts
+                self._tables.clear()
+            # the handles are held with the table: their ids stay theirs while it lives
+            table = self._tables[key] = (self.model, mbt.BodyTable(handles), list(handles))
+        return table[1]
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """See :meth:`Engine.contacts`; touching the floor does not count."""
@@ -485,8 +491,7 @@ class MujocoEngine(Engine):
                                 rows.row_of_body, np.asarray(pose), n)
 
     def poses(self, handles: list) -> np.ndarray:
-        self._ready()
-        return np.array([b.pose(self.data) for b in handles], dtype=float).reshape(-1, 3)
+        return self._table(handles).poses(self.data.qpos)
 
     # -- geometry for sensing -----------------------------------------------------------------------
 
@@ -502,14 +507,9 @@ class MujocoEngine(Engine):
         rows = self._ready()
         if rows.movers is None:  # the bodies that move and are no robot's, once a layout
             robots = {id(b) for b in self._robots}
-            rows.movers = [b for b in self._bodies.values()
-                           if not b.static and id(b) not in robots]
-        circles: list = []
-        segments: list = []
-        for body in rows.movers:
-            if body.lowest(self.data) <= SLICE_TOP:
-                ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
-        c, groups, s, sgroups = as_geometry(circles, segments)
+            rows.movers = mbt.Outlines([b for b in self._bodies.values()
+                                        if not b.static and id(b) not in robots])
+        c, groups, s, sgroups = rows.movers.geometry(self.data.qpos, SLICE_TOP)
         if self._arms:
             arms = ma.outlines(self._arm_rows([])[0], self.data, SLICE_TOP)
             c, groups = np.vstack([c, arms[:, :3]]), np.concatenate(
