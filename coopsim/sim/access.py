@@ -26,6 +26,8 @@ class Access:
         self.world = world
         self.engine = world.engine
         self.dt = dt
+        self._found: dict = {}  # (layout, role, rows) -> _handles' answer, this layout's
+        self._layout = -1
 
     # -- drives -----------------------------------------------------------------------------------
 
@@ -43,10 +45,30 @@ class Access:
 
     # -- by role ----------------------------------------------------------------------------------
 
-    def _handles(self, rows: np.ndarray, role: str) -> tuple[list, np.ndarray]:
-        robots = self.world.robots
-        found = [(i, robots[r].refs[role]) for i, r in enumerate(rows) if role in robots[r].refs]
-        return [h for _, h in found], np.array([i for i, _ in found], dtype=np.int64)
+    def _handles(self, rows: np.ndarray, role: str) -> tuple[tuple, np.ndarray]:
+        """The handles of the robots ``rows`` that have a part ``role`` and where they are
+        in ``rows`` (read-only)."""
+        def find(rows: list, robots) -> tuple[tuple, np.ndarray]:
+            pairs = [(i, robots[r].refs[role]) for i, r in enumerate(rows)
+                     if role in robots[r].refs]
+            where = np.array([i for i, _ in pairs], dtype=np.int64)
+            where.setflags(write=False)  # shared by every later call
+            return tuple(h for _, h in pairs), where
+        return self._once(("part", role), rows, find)
+
+    def _once(self, what: tuple, rows: np.ndarray, find):
+        """``find(rows as a list, the world's robots)``, worked out once per layout and rows
+        (a module asks for the same rows every step: no loop over them per step)."""
+        world = self.world
+        layout = (world.layout_version, len(world.robots))
+        if layout != self._layout:  # robots, or their parts, came or went
+            self._found, self._layout = {}, layout
+        rows = np.asarray(rows)
+        key = (what, rows.dtype.str, rows.tobytes())
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = find(rows.tolist(), world.robots)
+        return found
 
     def poses(self, rows: np.ndarray, role: str) -> np.ndarray:
         """(len(rows), 3) x, y, yaw of the body each robot names ``role`` (NaN if none)."""
@@ -85,10 +107,11 @@ class Access:
 
     # -- arms -------------------------------------------------------------------------------------
 
-    def arms(self, rows: np.ndarray) -> list:
-        """The :class:`~coopsim.model.arm.ArmSpec` each robot names ``arm`` (None if none)."""
-        robots = self.world.robots
-        return [robots[r].info.arm if robots[r].info is not None else None for r in rows]
+    def arms(self, rows: np.ndarray) -> tuple:
+        """The :class:`~coopsim.model.arm.ArmSpec` each robot names ``arm`` (None if none):
+        the same tuple for the same rows while the layout stays."""
+        return self._once(("arms",), rows, lambda rows, robots: tuple(
+            robots[r].info.arm if robots[r].info is not None else None for r in rows))
 
     def arm_state(self, rows: np.ndarray) -> np.ndarray:
         """(len(rows), MAX_JOINTS, 3) angle (rad), rate (rad/s) and drive torque (N m) of each

@@ -107,13 +107,13 @@ class Joints(Module):
     @classmethod
     def sense(cls, frame, rows, p, prev):
         state = arm_state(frame, rows)
-        out = np.zeros((len(rows), 1 + 3 * MAX_JOINTS))
+        n = len(rows)
+        out = np.empty((n, 1 + 3 * MAX_JOINTS))
+        out[:, 1:].reshape(n, 3, MAX_JOINTS)[:] = state.transpose(0, 2, 1)
         ok = ~np.isnan(state[:, 0, 0])
-        every = ok.all()
-        out[ok, 0] = [a.dof for a in (arm_specs(frame, rows) if every
-                                       else frame.physics.arms(rows[ok]))]
-        flat = state.transpose(0, 2, 1).reshape(len(rows), -1)
-        out[:, 1:] = flat if every else np.nan_to_num(flat)
+        out[:, 0] = np.where(ok, arm_dofs(frame, rows), 0.0)
+        if not ok.all():  # rows without an arm read 0
+            np.nan_to_num(out, copy=False)
         return out
 
     @classmethod
@@ -213,6 +213,22 @@ def arm_specs(frame, rows) -> list:
     if key not in frame.memo:
         frame.memo[key] = frame.physics.arms(rows)
     return frame.memo[key]
+
+
+_DOFS: dict = {}  # id of a tuple of ArmSpecs (Access.arms) -> (the tuple, their dofs)
+
+
+def arm_dofs(frame, rows) -> np.ndarray:
+    """(len(rows),) each robot's arm's joint count (0: no arm), found once for the tuple of
+    arms the engine access gives for these rows (the same tuple every step of a layout)."""
+    arms = arm_specs(frame, rows)
+    held = _DOFS.get(id(arms))
+    if held is None or held[0] is not arms:
+        if len(_DOFS) >= 64:  # tuples of layouts gone
+            _DOFS.clear()
+        held = _DOFS[id(arms)] = (arms, np.array([a.dof if a is not None else 0
+                                                  for a in arms], dtype=float))
+    return held[1]
 
 
 def arm_state(frame, rows) -> np.ndarray:
