@@ -111,6 +111,7 @@ class _Rows:
         self.flyers = np.flatnonzero(self.free)
         self.movers: mbt.Outlines | None = None  # moving_geometry's bodies, on first use
         self.guard: mh.Guard | None = None  # the divergence guard, made at the first step
+        self.states: ms.RobotStates | None = None  # state3d's index arrays, at first use
 
     def scatter(self) -> None:
         """Hand the commands back to the bodies (the next layout gathers them again)."""
@@ -290,10 +291,14 @@ class MujocoEngine(Engine):
             if len(rows.flyers):
                 self._wrench_forces(rows)
             mujoco.mj_step(model, data)
-            held.append(self._contain(rows, guard, guard.substep(data)))
-        held.append(self._contain(rows, guard, guard.step(data)))
-        held = np.unique(np.concatenate(held))
-        if len(held):  # the substeps after a unit's containment moved it again: at rest
+            units = guard.substep(data)
+            if len(units):  # the usual step has none: no arrays gathered
+                held.append(self._contain(rows, guard, units))
+        units = guard.step(data)
+        if len(units):
+            held.append(self._contain(rows, guard, units))
+        if held:  # the substeps after a unit's containment moved it again: at rest
+            held = np.unique(np.concatenate(held))
             guard.contain(model, data, held)
             mujoco.mj_forward(model, data)
 
@@ -375,9 +380,11 @@ class MujocoEngine(Engine):
         rows = self._ready()
         moved, table, full, planar = self._states
         if moved != self._moved or table is not rows:
-            full = ms.state3d(self.data.qpos, self.data.qvel, rows.qadr, rows.dadr, rows.free,
-                              rows.z, rows.static, rows.fixed)
-            planar = ms.planar(full)
+            if rows.states is None:
+                rows.states = ms.RobotStates(rows.qadr, rows.dadr, rows.free, rows.z,
+                                             rows.static, rows.fixed)
+            full = rows.states.full(self.data.qpos, self.data.qvel)
+            planar = rows.states.planar(full)
             self._states = (self._moved, rows, full, planar)
         return full, planar
 

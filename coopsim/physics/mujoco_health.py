@@ -62,6 +62,7 @@ class Guard:
             np.zeros(0, int)
         self.robot_unit = root[np.asarray(robot_ids, dtype=np.int64)]
         self.start = np.zeros(model.nq)
+        self.calm = min(health.MAX_SPEED, health.MAX_RATE)  # no joint moves this fast
 
     def begin(self, data) -> None:
         """Keep the state at the start of a step: what a diverged unit is put back to."""
@@ -70,8 +71,9 @@ class Guard:
     def substep(self, data) -> np.ndarray:
         """The units whose velocities or coordinates went beyond the bounds (usually none:
         one pass over each array)."""
-        qvel, qpos = data.qvel, data.qpos
-        if (not len(qvel) or np.abs(qvel).max() <= min(health.MAX_SPEED, health.MAX_RATE)) \
+        qvel, qpos, calm = data.qvel, data.qpos, self.calm
+        # max and min: two passes with no temporary array (NaN fails both tests)
+        if (not len(qvel) or (qvel.max() <= calm and qvel.min() >= -calm)) \
                 and math.isfinite(float(qpos.sum())):
             return _NONE
         with np.errstate(invalid="ignore"):
@@ -84,10 +86,11 @@ class Guard:
         """The units whose free bodies left the altitude or world bounds this step."""
         if not len(self.free_q):
             return _NONE
-        qpos, (x, y, z) = data.qpos, self.free_xyz
-        if (np.abs(qpos[x]).max() <= self.half[0] + health.BEYOND
-                and np.abs(qpos[y]).max() <= self.half[1] + health.BEYOND
-                and qpos[z].min() >= -health.DEPTH and qpos[z].max() <= health.CEILING):
+        qpos = data.qpos
+        x, y, z = qpos[self.free_xyz]  # one gather
+        wide, deep = self.half[0] + health.BEYOND, self.half[1] + health.BEYOND
+        if (x.max() <= wide and x.min() >= -wide and y.max() <= deep and y.min() >= -deep
+                and z.min() >= -health.DEPTH and z.max() <= health.CEILING):
             return _NONE  # the usual step (NaN fails every test)
         p = qpos[self.free_xyz.T]
         with np.errstate(invalid="ignore"):

@@ -137,7 +137,8 @@ class Joints(Module):
             board.put(at, plan)
         live = board.arrays["live"][at]
         if live.any():
-            plan = {k: v[at[live]] for k, v in board.arrays.items()}
+            slots = at[live]
+            plan = {k: board.arrays[k][slots] for k in _EVALUATED}  # not the stored commands
             e = frame.time + frame.dt - plan["t0"]
             q, qd, done = _evaluate(plan, e)
             frame.physics.set_arm_targets(rows[live], q, qd)
@@ -175,6 +176,9 @@ PLAN = {"last": np.zeros(WIDTH), "t0": 0.0, "mode": NONE, "count": 1.0, "live": 
         "times": np.full(MAX_POINTS + 1, np.inf), "points": np.zeros((MAX_POINTS + 1,
                                                                        MAX_JOINTS)),
         "rates": np.zeros(MAX_JOINTS), "lo": np.zeros(MAX_JOINTS), "hi": np.zeros(MAX_JOINTS)}
+
+
+_EVALUATED = ("t0", "mode", "count", "times", "points", "rates", "lo", "hi")  # what _evaluate reads
 
 
 class Plans(ByName):
