@@ -197,6 +197,36 @@ class CopyKernel(Protocol):
     copy_angles: ClassVar[tuple[float, ...]]
 
 
+@runtime_checkable
+class ModuleKernel(Protocol):
+    """A kind whose ``sense``/``measure`` and/or ``actuate`` are compiled kernels over arrays:
+    what the step plan (:class:`coopsim.sim.plan.StepPlan`) looks for to skip gathers or to
+    fuse kinds into one compiled call. The module's own classmethods stay the entry points
+    (the plan calls them once per kind per step, as every module's); the kernels are what they
+    call, declared so that a plan may call them itself.
+
+    Attributes:
+        kernel_views: The frame arrays the kernels read, in the order they take them: names of
+            :class:`~coopsim.model.module.Frame` attributes (``pose``, ``velocity``,
+            ``state3d``, ``radius``, ``axle``, ``group``) -- read-only, all robots' rows.
+        kernel_sense: A compiled function ``(views, rows, params, state, normals, uniforms,
+            prev, out)`` writing the noisy reading of robots ``rows`` (int64, ascending) into
+            ``out`` (len(rows), width): ``views`` the tuple of ``kernel_views``, ``params``
+            (len(rows), P) float64 in the order of the module's ``params``, ``state`` the
+            tuple of its state table's arrays in ``state_fields`` order (written in place,
+            all robots' rows) then ``seen``, ``normals`` (len(rows), k) its block of the
+            step's one draw (``noise_draws``), ``uniforms`` (len(rows),) for lost data (empty
+            when its ``lost`` is 0), ``prev`` the rows' previous reading; or None.
+        kernel_actuate: A compiled function ``(views, rows, params, state, commands, out)``
+            computing what ``actuate`` hands the engine for robots ``rows`` from their stored
+            ``commands`` (len(rows), command fields) into ``out``; or None.
+    """
+
+    kernel_views: ClassVar[tuple[str, ...]]
+    kernel_sense: ClassVar[Any]
+    kernel_actuate: ClassVar[Any]
+
+
 # -- the defaults (what the base class gave every module before) -------------------------------
 # Plain functions of the view (``self``), so a default reaches the module's own members.
 
@@ -300,6 +330,12 @@ class _CopyDefaults:
     copy_angles: tuple = ()
 
 
+class _KernelDefaults:
+    kernel_views: tuple = ()
+    kernel_sense = None
+    kernel_actuate = None
+
+
 class _OffloadDefaults:
     prepare = None
 
@@ -328,6 +364,8 @@ _KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], type]] = {
     Offloaded: (("prepare",), ("prepare",), _OffloadDefaults),
     CopyKernel: (("copy_kind", "copy_angles"), ("copy_kind",), _CopyDefaults),
     ValueChecker: (("check_values",), ("check_values",), _CheckDefaults),
+    ModuleKernel: (("kernel_views", "kernel_sense", "kernel_actuate"),
+                   (), _KernelDefaults),
 }
 CAPABILITIES: tuple[type, ...] = tuple(_KINDS)
 _ADAPTERS: dict[tuple[type, str], Any] = {}
@@ -499,6 +537,16 @@ def _attributes_of_self(code: types.CodeType) -> set[tuple[str, bool]]:
             recent.append(ins.argval if ins.opname in ("LOAD_FAST", "LOAD_DEREF",
                                                        "LOAD_GLOBAL") else ins.opname)
     return out
+
+
+def kernel_of(module):
+    """``module`` as a :class:`ModuleKernel` when it (or its adapter) declares a compiled
+    ``kernel_sense`` or ``kernel_actuate``, else None (the slow path: its Python classmethods,
+    one call per kind per step)."""
+    found = capability(module, ModuleKernel)
+    if found is None or (found.kernel_sense is None and found.kernel_actuate is None):
+        return None
+    return found
 
 
 def draw_hint(module) -> Mapping | None:

@@ -30,6 +30,7 @@ from .capabilities import (Drawable, Learnable, Legacy, Recordable, capability, 
                            own, reading_fields)
 from .commands import OUT_OF_RANGE, Command
 from .errors import ProtocolError
+from .kernel import KindState, StateField, normals, uniforms
 from .params import ParamSpec
 
 
@@ -147,8 +148,11 @@ class Frame:
         actuated: Module label -> what its ``actuate`` returned this step (e.g. wheel speeds).
         targets: (T, 2) target positions, m.
         contacts: (N, 2) 1.0 where the chassis touches something at its front / rear half.
+            Built when a module first reads it (:meth:`defer`): a world whose modules never
+            read it never asks the engine.
         geometry: The sensing geometry (ray caster, moving circles and segments); see
-            :class:`coopsim.sim.sensing.Geometry`.
+            :class:`coopsim.sim.sensing.Geometry`. Built when a module first reads it: a world
+            with no ray sensor never builds it.
         physics: Physics queries and commands by robot row and part role (drives, poses,
             joint angles and forces, points): a :class:`PhysicsAccess`
             (:class:`coopsim.sim.access.Access`). ``frame.engine`` is its old name, kept
@@ -170,6 +174,10 @@ class Frame:
             (columns :data:`coopsim.physics.engine.STATE3D`: x, y, z m; quaternion w, x, y, z
             body to world; vx, vy, vz m/s world frame; wx, wy, wz rad/s body frame), else None
             (a 2D world: ``pose`` and ``velocity`` say everything).
+        states: The simulation's per-kind state tables (:meth:`state`), or None for a frame
+            built outside a simulation.
+        noise: Module label -> (normals, uniforms) blocks the sensing plan drew for this
+            step (:meth:`normals`, :meth:`uniforms`), or None.
     """
 
     dt: float
@@ -192,6 +200,49 @@ class Frame:
     time: float = 0.0
     memo: dict = field(default_factory=dict)
     state3d: np.ndarray | None = None
+    states: Any = None
+    noise: Mapping | None = None
+
+    def defer(self, name: str, build) -> None:
+        """Make attribute ``name`` (``geometry``, ``contacts``) be ``build()``, called when
+        something first reads it (then kept). Why: most worlds' modules never cast a ray,
+        and building the ray geometry was up to 42 % of a step on mujoco."""
+        self.__dict__.pop(name, None)
+        self.__dict__.setdefault("_deferred", {})[name] = build
+
+    def made(self, name: str):
+        """Attribute ``name`` if it is built already, else None (builds nothing): what a
+        module that can do without it asks (the headings the geometry may hold)."""
+        return self.__dict__.get(name)
+
+    def state(self, label: str) -> KindState:
+        """The per-robot state module ``label`` keeps between steps (its ``state_fields``):
+        arrays (N, *shape) by robot row, written in place, and ``seen``
+        (:class:`~coopsim.model.kernel.KindState`). A frame built outside a simulation keeps
+        its tables on ``extra`` (``_kind_states``), made anew when the number of robots changes."""
+        if self.states is not None:
+            return self.states.get(label)
+        tables = self.extra.setdefault("_kind_states", {})
+        table = tables.get(label)
+        if table is None or len(table) != len(self.pose):
+            from .plugins import MODULES  # the registry imports this module
+
+            fields = getattr(MODULES.get(label), "state_fields", ())
+            table = tables[label] = KindState(fields, len(self.pose))
+        return table
+
+    def normals(self, label: str) -> np.ndarray | None:
+        """Module ``label``'s standard normal draws for this step: a read-only
+        (len(rows), k) view of the plan's one draw (k: its ``noise_draws``), rows as the
+        ``rows`` its ``measure`` was given; None when the plan drew none for it."""
+        block = self.noise.get(label) if self.noise else None
+        return None if block is None else block[0]
+
+    def uniforms(self, label: str) -> np.ndarray | None:
+        """Module ``label``'s uniform draws in [0, 1) for lost data this step: a read-only
+        (len(rows),) view, or None when the plan drew none for it (its ``lost`` is 0)."""
+        block = self.noise.get(label) if self.noise else None
+        return None if block is None else block[1]
 
     @property
     def engine(self) -> PhysicsAccess:
@@ -199,6 +250,27 @@ class Frame:
         warnings.warn("Frame.engine is deprecated: use Frame.physics", DeprecationWarning,
                       stacklevel=2)
         return self.physics
+
+
+class _Deferred:
+    """A :class:`Frame` attribute built on first read (see :meth:`Frame.defer`): a non-data
+    descriptor, so once built the instance's own attribute is read with no call."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, frame, owner=None):
+        if frame is None:
+            return self
+        build = frame.__dict__.get("_deferred", {}).pop(self.name, None)
+        if build is None:
+            raise AttributeError(self.name)
+        value = frame.__dict__[self.name] = build()
+        return value
+
+
+Frame.geometry = _Deferred("geometry")
+Frame.contacts = _Deferred("contacts")
 
 
 def _some(p: Mapping, name: str) -> bool:
@@ -224,6 +296,8 @@ class Module:
         fields: Names of its reading's values (a :class:`~coopsim.model.capabilities.
             PerTargetReading` names them per number of targets).
         command_fields: Names of its stored command values (modules with motion commands).
+        state_fields: The per-robot state it keeps between steps
+            (:class:`~coopsim.model.kernel.StateField`), reached as ``frame.state(label)``.
 
     What serves one front end only (a laser scan for ROS 2, bounds for a learner, a drawing
     hint, recorded columns, a read's reply...) is an optional capability: the same names on the
@@ -237,6 +311,7 @@ class Module:
     commands: ClassVar[tuple[Command, ...]] = ()
     fields: ClassVar[tuple[str, ...]] = ()
     command_fields: ClassVar[tuple[str, ...]] = ()
+    state_fields: ClassVar[tuple[StateField, ...]] = ()
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -266,16 +341,32 @@ class Module:
         return np.zeros((len(rows), len(reading_fields(cls, len(frame.targets)))))
 
     @classmethod
+    def noise_draws(cls, p: Mapping[str, np.ndarray]) -> int:
+        """How many standard normals :meth:`measure` needs per robot row and measured step,
+        given the kind's parameter arrays ``p`` (the same count for any rows of them): the
+        sensing plan draws them, with every kind's, in one generator call a step and hands
+        them over as ``frame.normals(label)``. 0 (the default): a module that overrides
+        :meth:`measure` draws from ``rng`` itself (the slow path); the base :meth:`measure`
+        gets its reading's width of normals when its ``noise`` is non-zero, without
+        declaring it."""
+        return 0
+
+    @classmethod
     def measure(cls, frame: Frame, rows: np.ndarray, p: dict[str, np.ndarray],
                 prev: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The reading with the ``noise`` and ``lost`` parameters applied, if declared."""
+        """The reading with the ``noise`` and ``lost`` parameters applied, if declared.
+
+        The draws are the plan's blocks for this step (``frame.normals(label)``,
+        ``frame.uniforms(label)``) where it drew them, else ``rng``'s (a frame built
+        outside the sensing plan).
+        """
         out = cls.sense(frame, rows, p, prev)
         # No draws while a parameter is 0 everywhere: the stream stays the same for the same
         # parameters (determinism holds) and noiseless runs skip the generator's cost.
         if _some(p, "noise") and out.size:
-            out = out + rng.standard_normal(out.shape) * p["noise"][:, None]
+            out = out + normals(frame, cls.label, rows, out.shape[1], rng) * p["noise"][:, None]
         if _some(p, "lost") and out.size:
-            lost = rng.random(len(rows)) * 100.0 < p["lost"]
+            lost = uniforms(frame, cls.label, rows, rng) * 100.0 < p["lost"]
             out[lost] = prev[lost]
         return cls.clip(out, p)
 

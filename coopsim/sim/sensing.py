@@ -18,7 +18,52 @@ from ..raycast.jitcast import robot_shapes
 from ..raycast import contiguous as _c
 from .rates import Rates
 
-_BASE_MEASURE = Module.measure.__func__  # modules that keep it: see Sensors._plan
+_BASE_MEASURE = Module.measure.__func__  # modules that keep it: see Sensors.plan
+_BASE_DRAWS = Module.noise_draws.__func__  # modules that declare none: see noise_plan
+
+
+def noise_plan(module, values, n_targets: int) -> tuple[int, bool]:
+    """(normals per measured robot, whether it takes a uniform for lost data) of a module kind
+    with parameter arrays ``values``: its own ``noise_draws`` where it declares one, else its
+    reading's width when it keeps the base ``measure`` and some ``noise`` is non-zero; a
+    uniform when its ``lost`` is non-zero somewhere and it declares draws or keeps the base
+    ``measure``. A module that overrides ``measure`` and declares nothing draws from the run's
+    generator itself (the slow path) and gets no block."""
+    declared = getattr(module.noise_draws, "__func__", None) is not _BASE_DRAWS
+    base = getattr(module.measure, "__func__", None) is _BASE_MEASURE
+    if declared:
+        k = int(module.noise_draws(values))
+    elif base and "noise" in values and "noise" not in values.zero:
+        k = len(reading_fields(module, n_targets))
+    else:
+        k = 0
+    lossy = (declared or base) and "lost" in values and "lost" not in values.zero
+    return k, lossy
+
+
+def draw_noise(plan: list[tuple], due: list[tuple], rng: np.random.Generator) -> dict:
+    """Every kind's noise for this step in two generator calls at most: one
+    ``standard_normal`` for all the normals, one ``random`` for all the lost-data uniforms, in
+    the plan's kind order, split into read-only per-kind blocks: label -> ((rows, k) normals
+    or None, (rows,) uniforms or None). No draw when nobody needs one (a noiseless run draws
+    nothing, as before)."""
+    sizes = [(len(rows) * entry[7], len(rows) if entry[8] else 0)
+             for entry, (rows, _, _) in zip(plan, due)]
+    n_normal, n_uniform = sum(a for a, _ in sizes), sum(b for _, b in sizes)
+    if not n_normal and not n_uniform:
+        return {}
+    normal = rng.standard_normal(n_normal) if n_normal else None
+    uniform = rng.random(n_uniform) if n_uniform else None
+    for arr in (normal, uniform):
+        if arr is not None:
+            arr.setflags(write=False)
+    out, i, j = {}, 0, 0
+    for entry, (a, b), (rows, _, _) in zip(plan, sizes, due):
+        if a or b:
+            out[entry[0]] = (normal[i:i + a].reshape(len(rows), entry[7]) if a else None,
+                             uniform[j:j + b] if b else None)
+            i, j = i + a, j + b
+    return out
 
 
 class Geometry:
@@ -256,7 +301,7 @@ class Sensors:
                                and previous.caster is self.caster else ())
         self.prev: dict[str, np.ndarray] = {}
         self._names: tuple[str, ...] = ()
-        self._static_version = -1
+        self._static_version = self._layout_version = -1
         self._layout_key: tuple[int, int] = (-1, -1)
         self._targets = np.zeros((0, 2))
         self._target_colors: tuple[str, ...] = ()
@@ -267,24 +312,33 @@ class Sensors:
         self._planned: list[tuple] = []
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
-              dt: float, access, contacts: bool = True, extra: dict | None = None,
-              step: int = 0, time: float = 0.0) -> Frame:
-        """The modules' view of this step (``state``: (N, 6) robot state after physics;
-        ``extra``: the simulation's board, see ``Simulation.extra``; ``time``: s)."""
-        pose, velocity = state[:, :3], state[:, 3:6]
-        geometry = self._geometry(world, pose, table.radius, table.group)
-        touch = world.engine.contacts(pose) if contacts else np.zeros((len(pose), 2))
-        return Frame(dt, pose, velocity, table.radius, table.axle, table.group, commands,
-                     actuated, self._targets, touch, geometry, access,
-                     {} if extra is None else extra, step, table.names,
-                     self._target_colors, self._objects, time)
+              dt: float, access, extra: dict | None = None, step: int = 0, time: float = 0.0,
+              states=None, state3d: np.ndarray | None = None) -> Frame:
+        """The modules' view of this step (``state``: (N, 6) robot state, read-only;
+        ``extra``: the simulation's board, see ``Simulation.extra``; ``time``: s;
+        ``states``: the per-kind state tables, :class:`~coopsim.sim.states.StateTables`;
+        ``state3d``: (N, 13) on a 3D engine). The ray geometry and the contact flags are built
+        when a module first reads them (:meth:`Frame.defer`), never in a world whose modules
+        do not."""
+        self._layout(world)
+        pose = state[:, :3]
+        frame = Frame(dt, pose, state[:, 3:6], table.radius, table.axle, table.group,
+                      commands, actuated, self._targets, None, None, access,
+                      {} if extra is None else extra, step, table.names,
+                      self._target_colors, self._objects, time, state3d=state3d,
+                      states=states)
+        frame.defer("geometry", lambda: self._geometry(world, pose, table.radius, table.group))
+        frame.defer("contacts", lambda: world.engine.contacts(pose))
+        return frame
 
     def sense(self, world, params: ParamTable, frame: Frame,
               rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Measure every module of every robot after a physics step.
 
-        Only the modules some robot carries are visited (:meth:`_plan`); the others keep their
-        last reading. Every reading returned is read-only (snapshots share them).
+        Only the modules some robot carries are visited (:meth:`plan`); the others keep their
+        last reading. The robots due this step are found for every kind first, then the noise
+        of them all is drawn at once (:func:`draw_noise`), then each kind measures. Every
+        reading returned is read-only (snapshots share them).
 
         Args:
             world: The World (its layout must match ``params``).
@@ -293,14 +347,11 @@ class Sensors:
         """
         self._remap(world, len(world.targets))
         readings = self.prev.copy() if self.prev is self._sealed else self._seal(self.prev)
-        for label, module, rows, values, timed, plain, every in self._plan(params, world):
+        plan = self.plan(params, world)
+        due = [self._due(entry, frame, readings[entry[0]]) for entry in plan]
+        frame.noise = draw_noise(plan, due, rng)
+        for (label, module, _, _, _, plain, _, _, _), (rows, values, every) in zip(plan, due):
             prev = readings[label]
-            if timed:
-                due = self.rates.due(label, values, rows, frame.step, frame.dt)
-                if due is not None:  # some robots hold their reading (coopsim.sim.rates)
-                    rows, values = rows[due], ParamArrays({k: v[due] for k, v in values.items()})
-                    every = len(rows) == len(prev)
-                self.rates.mark(label, rows, frame.step, frame.time)
             if every:  # the usual case: no gather, no scatter
                 out = (module.clip(module.sense(frame, rows, values, prev), values) if plain
                        else module.measure(frame, rows, values, prev, rng))
@@ -317,13 +368,27 @@ class Sensors:
             frame.extra["taken"] = taken
         return readings
 
-    def _plan(self, params: ParamTable, world) -> list[tuple]:
+    def _due(self, entry: tuple, frame: Frame, prev: np.ndarray) -> tuple:
+        """(rows, values, every) of one kind of the plan this step: the robots due at their
+        ``rate`` (:mod:`coopsim.sim.rates`), marked as measured now."""
+        label, _, rows, values, timed, _, every, _, _ = entry
+        if timed:
+            due = self.rates.due(label, values, rows, frame.step, frame.dt)
+            if due is not None:  # some robots hold their reading (coopsim.sim.rates)
+                rows, values = rows[due], ParamArrays({k: v[due] for k, v in values.items()})
+                every = len(rows) == len(prev)
+            self.rates.mark(label, rows, frame.step, frame.time)
+        return rows, values, every
+
+    def plan(self, params: ParamTable, world) -> list[tuple]:
         """The modules some robot carries, as (label, module, rows, values, timed, plain,
-        every), rebuilt when the parameter table is: ``timed`` when a robot has a ``rate``
-        (:mod:`coopsim.sim.rates`), ``plain`` when ``measure`` is the base one with no noise or
-        lost data (``sense`` then ``clip`` gives the same reading, with no draw), ``every``
-        when every robot carries it. A small world skips the modules nobody carries."""
-        key = (id(params), params.key, len(world.robots))
+        every, k, lossy), rebuilt when the parameter table is: ``timed`` when a robot has a
+        ``rate`` (:mod:`coopsim.sim.rates`), ``plain`` when ``measure`` is the base one with
+        no noise or lost data (``sense`` then ``clip`` gives the same reading, with no draw),
+        ``every`` when every robot carries it, ``k`` the normals it takes per measured robot
+        and ``lossy`` whether it takes a uniform for lost data (:func:`noise_plan`). A small
+        world skips the modules nobody carries."""
+        key = (id(params), params.key, len(world.robots), len(world.targets))
         if self._plan_key == key:
             return self._planned
         plan = []
@@ -336,7 +401,8 @@ class Sensors:
             plain = (getattr(module.measure, "__func__", None) is _BASE_MEASURE
                      and all(k not in values or k in values.zero for k in ("noise", "lost")))
             plan.append((label, module, rows, values, timed, plain,
-                         len(rows) == len(world.robots)))
+                         len(rows) == len(world.robots),
+                         *noise_plan(module, values, len(world.targets))))
         self._plan_key, self._planned = key, plan
         return plan
 
@@ -362,6 +428,16 @@ class Sensors:
         arr[index] = 0.0
         self.prev = {**self.prev, label: arr}
 
+    def _layout(self, world) -> None:
+        """The targets, their colours and the objects' specs, taken again when the layout
+        changes."""
+        if self._layout_version != world.layout_version:
+            self._targets = np.array([t.position[:2] for t in world.targets],
+                                     dtype=float).reshape(-1, 2)
+            self._target_colors = tuple(t.color for t in world.targets)
+            self._objects = tuple(spec for spec, _ in world.objects.values())
+            self._layout_version = world.layout_version
+
     def _geometry(self, world, pose, radius, group) -> Geometry:
         """Moving shapes for this step's rays; static ones are binned once per layout."""
         if self._static_version != world.layout_version:
@@ -371,10 +447,6 @@ class Sensors:
             if static != self._static:  # the very same shapes: already binned, bit for bit
                 self.caster.set_static(sc, ss, scg, ssg)
                 self._static = static
-            self._targets = np.array([t.position[:2] for t in world.targets],
-                                     dtype=float).reshape(-1, 2)
-            self._target_colors = tuple(t.color for t in world.targets)
-            self._objects = tuple(spec for spec, _ in world.objects.values())
             self._static_version = world.layout_version
         mc, mcg, ms, msg = world.engine.moving_geometry()
         circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]

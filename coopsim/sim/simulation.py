@@ -26,6 +26,8 @@ from .drivers import DriverHost
 from .health import Health
 from .rules import RuleHost
 from .sensing import CommandTables, ParamTable, RobotTable, Sensors
+from .plan import StepPlan, read_only
+from .states import StateTables
 from .world import World, collector_held
 
 
@@ -118,6 +120,9 @@ class Simulation:
         self._access = Access(world, dt)  # stateless: one per world, engine and dt
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
         self.robots, self.params = RobotTable(), ParamTable()
+        self._plan: StepPlan | None = None
+        self._sensed: tuple | None = None  # (key, frame) of the last sensing phase
+        self._moves = 0  # bodies moved between steps from outside (moved())
         self._layout: tuple = (None,)  # what snapshots take from the layout (see _snapshot)
         # The caster (its static shapes binned) lives as long as the simulation: a reset to
         # the same walls bins nothing again.
@@ -126,11 +131,12 @@ class Simulation:
         self._published: dict[str, np.ndarray] = {}  # the last snapshot's commands (see there)
         self.actuated: dict = {}
         self.extra: dict = {}
+        self._new_states()
         self.health = Health()  # the robots contained so far (extra["diverged"])
         self.rules = RuleHost(self.scenario)
         self.drivers = DriverHost(self)
         self._sync_layout()
-        frame = self._frame(world.engine.robot_state(), {}, geometry=True)
+        frame = self._remember(self._frame(world.engine.robot_state(), {}, geometry=True))
         zero = self.sensors.sense(world, self.params, frame, make_rng(self.seed))
         self.snapshot = self._snapshot(frame, zero)
 
@@ -158,9 +164,10 @@ class Simulation:
         self._access = Access(self.world, self.dt)  # the world has a new engine
         self.sensors = Sensors(self._caster, self.sensors)
         self.robots, self.commands, self.actuated = RobotTable(), CommandTables(), {}
+        self._new_states()
         self.drivers = DriverHost(self)
         self._sync_layout()
-        frame = self._frame(self.world.engine.robot_state(), {}, geometry=True)
+        frame = self._remember(self._frame(self.world.engine.robot_state(), {}, geometry=True))
         self.snapshot = self._snapshot(frame, self.sensors.sense(self.world, self.params, frame,
                                                                  self.rng))
 
@@ -182,14 +189,53 @@ class Simulation:
         self.commands[module][index] = values
 
     def actuate(self) -> None:
-        """Actuators phase: every module with commands acts on the engine."""
-        frame = self._frame(self.world.engine.robot_state(), {})
+        """Actuators phase: every module with commands that some robot carries acts on the
+        engine (the plan's actuators, :class:`~coopsim.sim.plan.StepPlan`), from the state
+        the last sensing phase read when nothing moved a body since (:meth:`moved`)."""
+        frame = self._acting_frame()
         self.actuated = {}
-        for label, module in self._actuators:
-            rows = self.params.rows[label]
-            if len(rows):
-                self.actuated[label] = module.actuate(frame, rows, self.params.values[label],
-                                                      self.commands[label][rows])
+        commands = self.commands
+        for label, module, rows, values, every in self.plan().actuators:
+            table = commands[label]
+            self.actuated[label] = module.actuate(frame, rows, values,
+                                                  read_only(table) if every else table[rows])
+
+    def plan(self) -> StepPlan:
+        """This step's :class:`~coopsim.sim.plan.StepPlan`, worked out again only when the
+        layout or a parameter changed."""
+        key = (id(self.params), self.params.key)
+        if self._plan is None or self._plan.key != key:
+            self._plan = StepPlan.build(key, self.params, self.commands, len(self.robots.names),
+                                        self.sensors, self.world)
+        return self._plan
+
+    def moved(self) -> None:
+        """Say that something moved bodies between steps outside the simulation's own calls
+        (``engine.reset_rows`` by a batched world): the next actuators phase reads the state
+        again instead of the last sensing phase's."""
+        self._moves += 1
+
+    def _remember(self, frame: Frame) -> Frame:
+        """Keep a sensing frame for the next actuators phase (see :meth:`_acting_frame`)."""
+        self._sensed = ((self.step, self.world.layout_version, id(self.world.engine),
+                         self._moves), frame)
+        return frame
+
+    def _acting_frame(self) -> Frame:
+        """The actuators' frame: the last sensing frame's state, geometry and contacts (the
+        bodies have not moved since), with this step's commands, time and an empty board of
+        results; a new read when the layout, the engine or a body moved."""
+        key = (self.step, self.world.layout_version, id(self.world.engine), self._moves)
+        last = self._sensed
+        if last is None or last[0] != key:
+            return self._frame(self.world.engine.robot_state(), {}, geometry=True)
+        old = last[1].__dict__
+        frame = object.__new__(Frame)
+        frame.__dict__.update(old)
+        frame.__dict__.update(dt=self.dt, commands=self.commands, actuated={}, memo={},
+                              noise=None, physics=self._access, extra=self.extra,
+                              _deferred=dict(old.get("_deferred", {})))
+        return frame
 
     def physics(self) -> None:
         """Physics phase: advance the engine by dt; a robot the engine found diverged is
@@ -209,6 +255,7 @@ class Simulation:
             self.extra["engine_warnings"] = notes
         state = self.health.checked(self, self.world.engine.robot_state())
         frame = self._frame(state, self.actuated, geometry=True)
+        self._remember(frame)
         readings = self.sensors.sense(self.world, self.params, frame, self.rng)
         self.snapshot = self._snapshot(frame, readings)
         return self.snapshot
@@ -271,6 +318,11 @@ class Simulation:
             self.extra["taken"] = self.sensors.rates.published()
         self.snapshot = self._snapshot(frame, carried)
 
+    def _new_states(self) -> None:
+        """Fresh per-kind state tables (a start, a restored layout); also on the board as
+        ``_states``, so that a contained robot's state starts over (coopsim.sim.health)."""
+        self.states = self.extra["_states"] = StateTables()
+
     def _sync_layout(self) -> None:
         old = self.robots.index
         if self.extra.get("map") is None or self.extra["map"].version != self.world.layout_version:
@@ -282,24 +334,30 @@ class Simulation:
             self.commands = CommandTables({
                 label: _carry(self.commands.get(label), old, names, len(m.command_fields))
                 for label, m in MODULES.items() if m.command_fields})
-            self._actuators = [(label, MODULES.get(label)) for label in self.commands]
+            self.states.layout(names)
             self.drivers.sync(self)
         self.params.refresh(self.world)
 
     def _frame(self, state: np.ndarray, actuated: dict, geometry: bool = False) -> Frame:
+        """The modules' frame over the robot ``state`` (N, 6): read-only views of it; the ray
+        geometry and contacts built when first read (``geometry`` False: none, a relayout's
+        frame for the snapshot)."""
         access = self._access  # made anew with each world, engine and dt (_start, set_dt...)
-        if geometry:
-            frame = self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
-                                       self.dt, access, extra=self.extra, step=self.step,
-                                       time=self.time)
-        else:
-            t = self.robots
-            frame = Frame(self.dt, state[:, :3], state[:, 3:6], t.radius, t.axle, t.group,
-                          self.commands, actuated, np.zeros((0, 2)), np.zeros((len(state), 2)),
-                          None, access, self.extra, self.step, t.names, time=self.time)
+        state = state.view()
+        state.flags.writeable = False  # a view: the engine's own array stays writable
+        state3d = None
         if "flight" in self.world.engine.features:  # a 3D world: the full state too
-            frame.state3d = self.world.engine.state3d()
-        return frame
+            state3d = self.world.engine.state3d().view()
+            state3d.flags.writeable = False
+        if geometry:
+            return self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
+                                      self.dt, access, extra=self.extra, step=self.step,
+                                      time=self.time, states=self.states, state3d=state3d)
+        t = self.robots
+        return Frame(self.dt, state[:, :3], state[:, 3:6], t.radius, t.axle, t.group,
+                     self.commands, actuated, np.zeros((0, 2)), np.zeros((len(state), 2)),
+                     None, access, self.extra, self.step, t.names, time=self.time,
+                     state3d=state3d, states=self.states)
 
     def _snapshot(self, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         world = self.world

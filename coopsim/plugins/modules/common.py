@@ -59,7 +59,12 @@ class ByName:
     """Per-robot state a module keeps on the run's board between steps (a sensor's bias, the
     last velocity it saw), as arrays addressed by robot name: robots come and go with the
     layout, rows move, names stay. ``defaults`` names each array and its value for a robot not
-    seen before (a 1-D row, or a scalar)."""
+    seen before (a 1-D row, or a scalar).
+
+    The old way, kept working for modules written before: a module now declares
+    ``state_fields`` and reads ``frame.state(label)`` (coopsim.model.kernel), tables by row
+    that the simulation lays out by name only when the layout changes, with no gather or
+    scatter a step."""
 
     def __init__(self, **defaults) -> None:
         self.defaults = {k: np.asarray(v, dtype=float) for k, v in defaults.items()}
@@ -118,6 +123,6 @@ def row_names(frame, rows) -> tuple:
     names = frame.names
     if not names:
         return tuple(np.asarray(rows).tolist())
-    if len(rows) == len(names) and np.array_equal(rows, np.arange(len(names))):
-        return names  # every robot in order (a swarm's step): the frame's own tuple, no copy
+    if len(rows) == len(names):  # rows are ascending and distinct: every robot, in order
+        return names  # (a swarm's step): the frame's own tuple, no copy, no look
     return tuple(names[r] for r in rows)

@@ -175,20 +175,29 @@ def _load() -> None:
     results and the sealed readings are read-only), contiguous or not (one robot's velocity
     row is contiguous, several robots' are a strided view of the state)."""
     one = np.ones(1)
-    for n in (1, 2):
-        state = np.zeros((n, 6))
+    for n, frozen in ((1, False), (2, False), (1, True), (2, True)):
+        state = _frozen(np.zeros((n, 6)), frozen)  # the frame's state: a read-only view
         speeds = np.zeros((n, 2))
         wheel_speeds(state[:, 3:6], np.zeros((n, 2)), np.ones(n), speeds)
-        for frozen in (False, True):  # every robot's (read-only), or a gather's
-            prev = np.zeros((1, 5))
-            ro = speeds[:1].copy()
-            ro.flags.writeable = prev.flags.writeable = not frozen
-            odometry(ro, one, 0.1, prev, np.zeros((1, 5)))
-    drive(np.zeros((1, 2)), one, one, one, np.zeros((1, 2)), np.zeros((1, 2)))
-    for n in (1, 2):  # as for the velocity: every robot's pose a view of the state, or not
-        pose, out = np.zeros((n, 6))[:, :3], np.zeros((n, 1, 2))
+        prev = np.zeros((1, 5))
+        ro = speeds[:1].copy()
+        ro.flags.writeable = prev.flags.writeable = not frozen
+        odometry(ro, one, 0.1, prev, np.zeros((1, 5)))
+        # every robot's commands: the table's read-only view; a gather's: a copy
+        drive(_frozen(np.zeros((1, 2)), frozen), one, one, one, np.zeros((1, 2)),
+              np.zeros((1, 2)))
+        # as for the velocity: every robot's pose a view of the state, or not
+        pose, out = state[:, :3], np.zeros((n, 1, 2))
         target_offsets(pose, np.zeros((1, 2)), np.zeros((2, n, 1)), out)
         target_bearings(np.zeros((n, 1)), pose, out)
+
+
+def _frozen(arr: np.ndarray, frozen: bool) -> np.ndarray:
+    """``arr``, or a read-only view of it."""
+    if frozen:
+        arr = arr.view()
+        arr.flags.writeable = False
+    return arr
 
 
 #: Ready once the background warm-up has loaded the kernels above.

@@ -1,0 +1,69 @@
+"""The step as a plan: what each phase of a step runs, worked out once per layout or parameter
+change, never per step.
+
+A :class:`StepPlan` names the phases in order (commands, actuators, physics, sensors, rules), the
+module kinds that act (those with commands that some robot carries: their rows and parameter
+arrays) and the kinds that sense (:meth:`coopsim.sim.sensing.Sensors.plan`: rows, parameter
+arrays, whether a rate masks their rows, the noise each draws). Per step the core then makes a
+number of Python calls that grows with the module kinds of the world, never with its robots:
+one ``actuate`` per acting kind, one ``sense``/``measure`` per sensing kind, one generator call
+for all the noise. What no module asks for (ray geometry, contacts) is never built
+(:meth:`~coopsim.model.module.Frame.defer`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.capabilities import kernel_of
+from ..model.plugins import MODULES
+
+#: The phases of one step, in the order :meth:`coopsim.sim.stepper.Stepper.tick` runs them.
+PHASES = ("command", "actuate", "physics", "sense", "rules")
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """One layout's and parameter set's step.
+
+    Attributes:
+        key: What it was worked out for (the parameter table and its layout and epoch).
+        actuators: (label, module, rows, values, every) of each kind with commands that some
+            robot carries, in registry order: ``rows`` the robots carrying it (ascending),
+            ``values`` its parameter arrays on those rows, ``every`` whether every robot does
+            (its command table is then handed over without a gather).
+        sensing: The sensing plan's entries (:meth:`coopsim.sim.sensing.Sensors.plan`).
+        kernels: Labels of the kinds that declare a compiled kernel
+            (:class:`~coopsim.model.capabilities.ModuleKernel`).
+        phases: :data:`PHASES`.
+    """
+
+    key: tuple
+    actuators: tuple
+    sensing: tuple
+    kernels: frozenset
+    phases: tuple = PHASES
+
+    @classmethod
+    def build(cls, key: tuple, params, commands, n: int, sensors, world) -> "StepPlan":
+        """The plan for parameter table ``params`` (its rows and values), the command tables'
+        labels ``commands``, ``n`` robots, and ``sensors``'s sensing plan for ``world``."""
+        acting = []
+        for label in commands:
+            rows = params.rows.get(label)
+            if rows is not None and len(rows):
+                acting.append((label, MODULES.get(label), rows, params.values[label],
+                               len(rows) == n))
+        sensing = tuple(sensors.plan(params, world))
+        kinds = {entry[0]: entry[1] for entry in (*acting, *sensing)}
+        return cls(key, tuple(acting), sensing,
+                   frozenset(k for k, m in kinds.items() if kernel_of(m) is not None))
+
+
+def read_only(table: np.ndarray) -> np.ndarray:
+    """A read-only view of ``table`` (its owner may still write it)."""
+    out = table.view()
+    out.flags.writeable = False
+    return out
