@@ -87,10 +87,11 @@ class Guard:
         if not len(self.free_q):
             return _NONE
         qpos = data.qpos
-        x, y, z = qpos[self.free_xyz]  # one gather
+        p = qpos[self.free_xyz]  # one gather, (3, k) x, y, z
+        (x0, y0, z0), (x1, y1, z1) = p.min(axis=1).tolist(), p.max(axis=1).tolist()
         wide, deep = self.half[0] + health.BEYOND, self.half[1] + health.BEYOND
-        if (x.max() <= wide and x.min() >= -wide and y.max() <= deep and y.min() >= -deep
-                and z.min() >= -health.DEPTH and z.max() <= health.CEILING):
+        if (x1 <= wide and x0 >= -wide and y1 <= deep and y0 >= -deep
+                and z0 >= -health.DEPTH and z1 <= health.CEILING):
             return _NONE  # the usual step (NaN fails every test)
         p = qpos[self.free_xyz.T]
         with np.errstate(invalid="ignore"):

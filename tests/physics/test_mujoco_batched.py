@@ -59,12 +59,12 @@ def handles(sim) -> list:
 
 def test_moving_geometry_is_the_per_body_loops(moved):
     engine = moved.world.engine
+    got = engine.moving_geometry()  # no module of the world casts rays: built here first
     circles, segments = [], []
     for body in engine._rows.movers.bodies:  # the loop the batched outlines replace
         if body.lowest(engine.data) <= SLICE_TOP:
             ms.outline(body.shapes, *body.pose(engine.data), body.group, circles, segments)
     want = as_geometry(circles, segments)
-    got = engine.moving_geometry()
     arms = len(got[0]) - len(want[0])
     assert arms == 6 * ARMS  # every arm's links low enough, after the objects
     assert got[0][:len(want[0])].tobytes() == want[0].tobytes()
@@ -96,3 +96,22 @@ def test_robot_state_is_read_once_a_step_and_given_as_copies(moved):
                       rows.z, rows.static, rows.fixed)
     assert engine.state3d().tobytes() == want.tobytes()
     assert engine.robot_state().tobytes() == ms.planar(want).tobytes()
+
+
+def test_access_finds_the_parts_by_role_once_per_layout_and_rows(moved):
+    access, world = moved._access, moved.world
+    rows = np.arange(ARMS)
+    handles, where = access._handles(rows, "arm")
+    again = access._handles(np.arange(ARMS), "arm")  # equal rows, another array
+    assert again[0] is handles and again[1] is where  # no loop over the robots again
+    assert list(handles) == [r.refs["arm"] for r in world.robots] and where.tolist() == [0, 1, 2, 3]
+    assert not where.flags.writeable
+    assert access.arms(rows) is access.arms(rows)
+    picked = access._handles(np.array([3, 1]), "arm")
+    assert list(picked[0]) == [world.robots[3].refs["arm"], world.robots[1].refs["arm"]]
+    assert access._handles(rows.astype(np.int32), "arm")[1].tolist() == [0, 1, 2, 3]
+    state = access.arm_state(rows)
+    assert state.shape == (ARMS, 7, 3) and np.isfinite(state).all()
+    moved.world.add_object(ObjectSpec("LATE", "box", (0.1, 0.1, 0.1), (2.5, 2.5, 0.05), mass=0.1))
+    fresh = access._handles(rows, "arm")  # a new layout: found again, the same parts
+    assert fresh[0] is not handles and list(fresh[0]) == list(handles)
