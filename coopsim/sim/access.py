@@ -116,27 +116,31 @@ class Access:
     def arm_state(self, rows: np.ndarray) -> np.ndarray:
         """(len(rows), MAX_JOINTS, 3) angle (rad), rate (rad/s) and drive torque (N m) of each
         robot's arm joints (NaN rows: no arm; 0 beyond an arm's joints)."""
-        out = np.full((len(rows), MAX_JOINTS, 3), np.nan)
-        handles, where = self._handles(rows, "arm")
-        if handles:
-            out[where] = self.engine.arm_state(handles)
-        return out
+        return self._by_arm(rows, self.engine.arm_state, (MAX_JOINTS, 3))
 
     def set_arm_targets(self, rows: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
         """Joint set points (len(rows), MAX_JOINTS) angles (rad) and rates (rad/s) of each
         robot's arm, held until set again (rows without an arm are skipped)."""
         handles, where = self._handles(rows, "arm")
-        if handles:
+        if len(where) == len(rows) and handles:  # every robot has one: no gather
+            self.engine.set_arm_targets(handles, np.asarray(q, float), np.asarray(qd, float))
+        elif handles:
             self.engine.set_arm_targets(handles, np.asarray(q, float)[where],
                                         np.asarray(qd, float)[where])
 
     def wrist_wrench(self, rows: np.ndarray) -> np.ndarray:
         """(len(rows), 6) force (N) and torque (N m) at each robot's wrist, tool frame (NaN
         rows: no arm)."""
-        out = np.full((len(rows), 6), np.nan)
+        return self._by_arm(rows, self.engine.wrist_wrench, (6,))
+
+    def _by_arm(self, rows: np.ndarray, read, shape: tuple) -> np.ndarray:
+        """``read(arm handles)`` laid out by ``rows``, NaN rows for robots without an arm."""
         handles, where = self._handles(rows, "arm")
+        if len(where) == len(rows) and handles:  # every robot has one (where is 0..n-1)
+            return np.asarray(read(handles), dtype=float)  # the engine's own: no scatter
+        out = np.full((len(rows), *shape), np.nan)
         if handles:
-            out[where] = self.engine.wrist_wrench(handles)
+            out[where] = read(handles)
         return out
 
     def object_poses(self, which: np.ndarray) -> np.ndarray:
