@@ -29,7 +29,10 @@
   :meth:`MujocoEngine.moving_geometry` give the floor projection of what reaches into the slice
   ``z <= SLICE_TOP`` (a body whose lowest point is higher is left out: a shelf, a flying
   object), boxes as their four edges turned by their yaw, cylinders and spheres as circles,
-  an arm's joints as circles of their links' radii (moving geometry).
+  an arm's joints as circles of their links' radii (moving geometry). The moving geometry,
+  the bodies' poses and the robots' state are numpy over index arrays gathered once a layout
+  (:mod:`coopsim.physics.mujoco_bodies`, :class:`~coopsim.physics.mujoco_state.RobotStates`):
+  no Python loop over the bodies per step.
 
 * MuJoCo's arena (contacts, constraints, the step's scratch) is sized from the world at every
   compile (:func:`coopsim.physics.mujoco_build.arena_bytes`); when a pile's contacts still

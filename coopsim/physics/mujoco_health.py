@@ -9,8 +9,10 @@ other unit goes on untouched. MuJoCo's own reset of the whole ``mjData`` on a ba
 ``qvel`` or ``qacc`` (its divergence warnings) is turned off (``mjDSBL_AUTORESET``: the engine
 sets it), so one robot's divergence cannot put the others back at their start.
 
-Cost: a substep with nothing wrong is one pass over ``qvel`` (its largest magnitude) and one
-over ``qpos`` (finite); a step adds a pass over the free bodies' positions.
+Cost: a substep with nothing wrong is two passes over ``qvel`` (its largest and smallest
+value, no temporary array) and one over ``qpos`` (finite); a step adds one gather of the free
+bodies' positions and two reductions over it, and one copy of ``qpos`` (the step's start). The
+arrays are gathered only for the units that went wrong.
 """
 
 from __future__ import annotations
