@@ -129,3 +129,43 @@ def run(a, b, c, origins, tool, mount_turn, mount, state, q) -> np.ndarray:
     else:
         getattr(tool_poses, "py_func", tool_poses)(*args)
     return out
+
+
+@jit(nogil=True)
+def evaluate_plans(times, points, count, velocity, rates, lo, hi, e, q, qd, done):  # pragma: no cover -- compiled
+    """The ``joints`` plans' set points ``e`` (n,) s after their starts: ``q``, ``qd`` (n, J)
+    rad and rad/s and ``done`` (n,) whether each is its plan's last, written.
+
+    Element for element the numpy of ``coopsim.plugins.modules.joints._evaluate`` (the same
+    IEEE operations in the same order: the same bits; clips keep NaN as ``np.clip`` does).
+
+    Args:
+        times: (n, P + 1) waypoint times, s (padded with inf); points: (n, P + 1, J) angles.
+        count: (n,) waypoints and start; velocity: (n,) bool, a rate command's plan.
+        rates, lo, hi: (n, J) a rate command's rates and the joints' limits.
+    """
+    top = times.shape[1] - 1
+    for r in range(e.shape[0]):
+        last = min(max(int(count[r]) - 1, 0), top)
+        passed = 0
+        for k in range(1, top + 1):
+            if times[r, k] <= e[r]:
+                passed += 1
+        end = passed >= last
+        i = min(passed, top - 1)
+        ta, tb = times[r, i], times[r, i + 1]
+        span = 1.0 if end or not math.isfinite(tb) else max(tb - ta, 1e-12)
+        frac = (e[r] - ta) / span
+        frac = 0.0 if frac < 0.0 else 1.0 if frac > 1.0 else frac
+        for j in range(q.shape[1]):
+            pa, pb = points[r, i, j], points[r, i + 1, j]
+            if velocity[r]:
+                v = points[r, 0, j] + rates[r, j] * e[r]
+                v = lo[r, j] if v < lo[r, j] else hi[r, j] if v > hi[r, j] else v
+                q[r, j] = v
+                qd[r, j] = rates[r, j] if lo[r, j] < v < hi[r, j] else 0.0
+            elif end:
+                q[r, j], qd[r, j] = points[r, last, j], 0.0
+            else:
+                q[r, j], qd[r, j] = pa + frac * (pb - pa), (pb - pa) / span
+        done[r] = end and not velocity[r]

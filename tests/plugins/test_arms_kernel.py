@@ -61,3 +61,32 @@ def test_mixed_arm_kinds_are_grouped_once_per_tuple():
                                                            (LWA.key, [2])]
     assert tool_module._groups(arms) is groups  # the same tuple: found once
     assert tool_module._groups((IRB120, IRB120)) == [(IRB120, None)]
+
+
+def plans(n: int, seed: int) -> tuple[dict, np.ndarray]:
+    """Random joints plans (moves, trajectories, rates; some over, some under way)."""
+    from coopsim.plugins.modules.joints import MAX_POINTS, POSITIONS, TRAJECTORY, VELOCITIES
+
+    rng = np.random.default_rng(seed)
+    count = rng.integers(2, MAX_POINTS + 2, n).astype(float)
+    times = np.full((n, MAX_POINTS + 1), np.inf)
+    for r in range(n):
+        k = int(count[r])
+        times[r, :k] = np.r_[0.0, np.cumsum(rng.uniform(0.01, 0.5, k - 1))]
+    lo, hi = np.full((n, 7), -2.0), np.full((n, 7), 2.0)
+    plan = {"times": times, "points": rng.uniform(-2, 2, (n, MAX_POINTS + 1, 7)),
+            "count": count, "mode": rng.choice([POSITIONS, TRAJECTORY, VELOCITIES], n),
+            "rates": rng.uniform(-3, 3, (n, 7)), "lo": lo, "hi": hi}
+    e = rng.uniform(-0.1, 4.0, n)
+    e[:5] = times[:5, 1]  # exactly at a waypoint
+    return plan, e
+
+
+def test_the_joints_plans_kernel_is_the_numpy_evaluation_bit_for_bit():
+    from coopsim.plugins.modules import joints
+
+    plan, e = plans(500, 41)
+    want = joints._evaluate_numpy(plan, e)
+    got = joints._evaluate(plan, e)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(got, want))
+    assert 0 < want[2].sum() < 500  # some plans over, some under way

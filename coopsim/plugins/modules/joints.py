@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 
+from ...model import armkernel
 from ...model.arm import MAX_JOINTS, ArmSpec, limit_reason
 from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
@@ -377,9 +378,23 @@ def _start(frame, rows, commands, plan, fresh) -> None:
         plan[k][where[~keep]] = v[~keep]
 
 
-def _evaluate(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _evaluate(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Set points (n, MAX_JOINTS) angle (rad) and rate (rad/s) of the plans ``e`` s after
-    their starts, and (n,) whether each is its plan's last (held from then on)."""
+    their starts, and (n,) whether each is its plan's last (held from then on): one compiled
+    call (:func:`coopsim.model.armkernel.evaluate_plans`, the same bits as
+    :func:`_evaluate_numpy`, which serves without numba)."""
+    if not armkernel.ACTIVE:
+        return _evaluate_numpy(plan, e)
+    n = len(e)
+    q, qd, done = np.empty((n, MAX_JOINTS)), np.empty((n, MAX_JOINTS)), np.empty(n, bool)
+    armkernel.evaluate_plans(plan["times"], plan["points"], plan["count"],
+                             plan["mode"] == VELOCITIES, plan["rates"], plan["lo"],
+                             plan["hi"], np.ascontiguousarray(e, float), q, qd, done)
+    return q, qd, done
+
+
+def _evaluate_numpy(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_evaluate` in numpy."""
     n = len(e)
     ar = np.arange(n)
     times, points = plan["times"], plan["points"]
