@@ -60,26 +60,27 @@ def tool_poses(a, b, c, origins, tool, mount_turn, mount, state, sin, cos, out):
             for i in range(3):
                 for k in range(3):
                     turn[i, k] = a[j, i, k] + sin[r, j] * b[j, i, k] + cos[r, j] * c[j, i, k]
-            for i in range(3):
-                for k in range(3):
-                    nxt[i, k] = rot[i, 0] * turn[0, k] + rot[i, 1] * turn[1, k] \
-                        + rot[i, 2] * turn[2, k]
+            _product(rot, turn, nxt)
             rot[:, :] = nxt
         for i in range(3):
             pos[i] = pos[i] + (rot[i, 0] * tool[0] + rot[i, 1] * tool[1] + rot[i, 2] * tool[2])
         _quat_matrix(state[r, 3], state[r, 4], state[r, 5], state[r, 6], body)
-        for i in range(3):  # turn = body @ mount_turn: the arm's base in the world
-            for k in range(3):
-                turn[i, k] = body[i, 0] * mount_turn[0, k] + body[i, 1] * mount_turn[1, k] \
-                    + body[i, 2] * mount_turn[2, k]
+        _product(body, mount_turn, turn)  # the arm's base in the world
         for i in range(3):
             out[r, i] = state[r, i] + (body[i, 0] * mount[0] + body[i, 1] * mount[1]
                                        + body[i, 2] * mount[2]) \
                 + (turn[i, 0] * pos[0] + turn[i, 1] * pos[1] + turn[i, 2] * pos[2])
-            for k in range(3):
-                nxt[i, k] = turn[i, 0] * rot[0, k] + turn[i, 1] * rot[1, k] \
-                    + turn[i, 2] * rot[2, k]
+        _product(turn, rot, nxt)
         _matrix_quat(nxt, out[r, 3:7])
+
+
+@jit(inline=True)
+def _product(x, y, out):  # pragma: no cover -- compiled
+    """``out`` = ``x`` @ ``y`` (3 x 3), each entry summed left to right (no BLAS call, whose
+    cost is more than the product's and whose sums may fuse)."""
+    for i in range(3):
+        for k in range(3):
+            out[i, k] = x[i, 0] * y[0, k] + x[i, 1] * y[1, k] + x[i, 2] * y[2, k]
 
 
 @jit(inline=True)
