@@ -84,6 +84,8 @@ else:
 INSTALL = "pip install 'coopsim[3d]'"
 SLICE_TOP = 1.0  # m: bodies whose lowest point is higher are not in the ray caster's 2D world
 _STILL, _DIFFERENTIAL, _VELOCITY = mb.STILL, mb.DIFFERENTIAL, mb.VELOCITY
+_FULL = np.array([int(mujoco.mjtWarning.mjWARN_CONTACTFULL),  # the arena overflowed
+                  int(mujoco.mjtWarning.mjWARN_CNSTRFULL)]) if mujoco is not None else None
 
 
 class _Rows:
@@ -153,6 +155,7 @@ class MujocoEngine(Engine):
         self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
         self._tables: dict = {}  # id()s of a list of bodies -> (model, BodyTable, the list)
         self._notes: tuple[str, ...] = ()  # what warnings() has said (once each)
+        self._warned: tuple | None = None  # (data, its warning counts, the overflow kinds)
 
     @classmethod
     def missing(cls) -> str:
@@ -365,8 +368,12 @@ class MujocoEngine(Engine):
         CNSTRFULL warning since the last compile): said once a world, with the time, the
         contacts and the arena's size."""
         if not self._notes and self.data is not None:
-            said = mb.overflow(self.model, self.data)
-            self._notes = (said,) if said else ()
+            counts = self._warned
+            if counts is None or counts[0] is not self.data:  # a view of the data's counts
+                counts = self._warned = (self.data, self.data.warning.number, _FULL)
+            if counts[1][counts[2]].any():  # the usual step: nothing overflowed, nothing built
+                said = mb.overflow(self.model, self.data)
+                self._notes = (said,) if said else ()
         return self._notes
 
     # -- state ------------------------------------------------------------------------------------
