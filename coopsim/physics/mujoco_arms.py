@@ -366,6 +366,7 @@ class ArmTable:
         self.ratio = np.zeros((k, MAX_JOINTS))
         self.sensors = np.zeros((k, 6), dtype=np.int64)
         self._last: tuple = (None, None)
+        self._rows: dict = {}  # id of a tuple of handles -> (the tuple, its rows)
         # every link of every arm, flat: the ray caster's outlines
         self.links = np.concatenate([a.links for a in arms] + [np.zeros(0, np.int64)])
         self.radii = np.concatenate([a.radii for a in arms] + [np.zeros(0)])
@@ -381,13 +382,23 @@ class ArmTable:
             self.sensors[row] = np.r_[arm.force_adr + np.arange(3), arm.torque_adr + np.arange(3)]
             arm.row = row
 
-    def rows(self, handles: list) -> np.ndarray:
-        """Table rows of arm handles."""
+    def rows(self, handles) -> np.ndarray:
+        """Table rows of arm handles (a tuple of them: found once, the caller asks with the
+        same tuple every step, :class:`coopsim.sim.access.Access`)."""
+        held = self._rows.get(id(handles))
+        if held is not None and held[0] is handles:
+            return held[1]
         try:
-            return np.array([h.row for h in handles], dtype=np.int64)
+            rows = np.array([h.row for h in handles], dtype=np.int64)
         except AttributeError:
             raise SimulationError("an arm call got a handle that is not an arm's "
                                   "(Handles.arms values)") from None
+        if isinstance(handles, tuple):  # immutable: its rows stay its rows
+            if len(self._rows) >= 16:
+                self._rows.clear()
+            rows.setflags(write=False)
+            self._rows[id(handles)] = (handles, rows)  # held: its id stays its own
+        return rows
 
     def state(self, data, rows: np.ndarray) -> np.ndarray:
         """(len(rows), MAX_JOINTS, 3) angle, rate and drive torque (0 beyond each arm)."""

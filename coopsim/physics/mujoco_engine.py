@@ -29,7 +29,10 @@
   :meth:`MujocoEngine.moving_geometry` give the floor projection of what reaches into the slice
   ``z <= SLICE_TOP`` (a body whose lowest point is higher is left out: a shelf, a flying
   object), boxes as their four edges turned by their yaw, cylinders and spheres as circles,
-  an arm's joints as circles of their links' radii (moving geometry).
+  an arm's joints as circles of their links' radii (moving geometry). The moving geometry,
+  the bodies' poses and the robots' state are numpy over index arrays gathered once a layout
+  (:mod:`coopsim.physics.mujoco_bodies`, :class:`~coopsim.physics.mujoco_state.RobotStates`):
+  no Python loop over the bodies per step.
 
 * MuJoCo's arena (contacts, constraints, the step's scratch) is sized from the world at every
   compile (:func:`coopsim.physics.mujoco_build.arena_bytes`); when a pile's contacts still
@@ -61,6 +64,7 @@ from ..model.errors import SimulationError
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import mujoco_arms as ma
+from . import mujoco_bodies as mbt
 from . import mujoco_build as mb
 from . import mujoco_health as mh
 from . import mujoco_state as ms
@@ -80,6 +84,8 @@ else:
 INSTALL = "pip install 'coopsim[3d]'"
 SLICE_TOP = 1.0  # m: bodies whose lowest point is higher are not in the ray caster's 2D world
 _STILL, _DIFFERENTIAL, _VELOCITY = mb.STILL, mb.DIFFERENTIAL, mb.VELOCITY
+_FULL = np.array([int(mujoco.mjtWarning.mjWARN_CONTACTFULL),  # the arena overflowed
+                  int(mujoco.mjtWarning.mjWARN_CNSTRFULL)]) if mujoco is not None else None
 
 
 class _Rows:
@@ -108,8 +114,9 @@ class _Rows:
         self.cmd = np.array([b.cmd for b in bodies], dtype=float).reshape(n, 3)
         self.wrench = np.array([b.wrench for b in bodies], dtype=float).reshape(n, 6)
         self.flyers = np.flatnonzero(self.free)
-        self.movers: list | None = None  # moving_geometry's bodies, found on first use
+        self.movers: mbt.Outlines | None = None  # moving_geometry's bodies, on first use
         self.guard: mh.Guard | None = None  # the divergence guard, made at the first step
+        self.states: ms.RobotStates | None = None  # state3d's index arrays, at first use
 
     def scatter(self) -> None:
         """Hand the commands back to the bodies (the next layout gathers them again)."""
@@ -146,7 +153,9 @@ class MujocoEngine(Engine):
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
         self._moved = 0  # steps and resets so far: the robots' state read since is kept
         self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
+        self._tables: dict = {}  # id()s of a list of bodies -> (model, BodyTable, the list)
         self._notes: tuple[str, ...] = ()  # what warnings() has said (once each)
+        self._warned: tuple | None = None  # (data, its warning counts, the overflow kinds)
 
     @classmethod
     def missing(cls) -> str:
@@ -288,10 +297,14 @@ class MujocoEngine(Engine):
             if len(rows.flyers):
                 self._wrench_forces(rows)
             mujoco.mj_step(model, data)
-            held.append(self._contain(rows, guard, guard.substep(data)))
-        held.append(self._contain(rows, guard, guard.step(data)))
-        held = np.unique(np.concatenate(held))
-        if len(held):  # the substeps after a unit's containment moved it again: at rest
+            units = guard.substep(data)
+            if len(units):  # the usual step has none: no arrays gathered
+                held.append(self._contain(rows, guard, units))
+        units = guard.step(data)
+        if len(units):
+            held.append(self._contain(rows, guard, units))
+        if held:  # the substeps after a unit's containment moved it again: at rest
+            held = np.unique(np.concatenate(held))
             guard.contain(model, data, held)
             mujoco.mj_forward(model, data)
 
@@ -355,8 +368,12 @@ class MujocoEngine(Engine):
         CNSTRFULL warning since the last compile): said once a world, with the time, the
         contacts and the arena's size."""
         if not self._notes and self.data is not None:
-            said = mb.overflow(self.model, self.data)
-            self._notes = (said,) if said else ()
+            counts = self._warned
+            if counts is None or counts[0] is not self.data:  # a view of the data's counts
+                counts = self._warned = (self.data, self.data.warning.number, _FULL)
+            if counts[1][counts[2]].any():  # the usual step: nothing overflowed, nothing built
+                said = mb.overflow(self.model, self.data)
+                self._notes = (said,) if said else ()
         return self._notes
 
     # -- state ------------------------------------------------------------------------------------
@@ -373,9 +390,11 @@ class MujocoEngine(Engine):
         rows = self._ready()
         moved, table, full, planar = self._states
         if moved != self._moved or table is not rows:
-            full = ms.state3d(self.data.qpos, self.data.qvel, rows.qadr, rows.dadr, rows.free,
-                              rows.z, rows.static, rows.fixed)
-            planar = ms.planar(full)
+            if rows.states is None:
+                rows.states = ms.RobotStates(rows.qadr, rows.dadr, rows.free, rows.z,
+                                             rows.static, rows.fixed)
+            full = rows.states.full(self.data.qpos, self.data.qvel)
+            planar = rows.states.planar(full)
             self._states = (self._moved, rows, full, planar)
         return full, planar
 
@@ -461,16 +480,20 @@ class MujocoEngine(Engine):
     def poses3d(self, handles: list) -> np.ndarray:
         """See :meth:`Engine.poses3d`: each body's real position and orientation now, from
         its joints as :meth:`state3d` (MuJoCo's body frames lag a substep behind them)."""
+        return self._table(handles).poses3d(self.data.qpos)
+
+    def _table(self, handles: list) -> mbt.BodyTable:
+        """The index arrays of ``handles`` in the current model (compiled if need be), kept
+        for the last few lists asked for (the snapshot's objects, a module's bodies)."""
         self._ready()
-        out = np.empty((len(handles), 7))
-        free = [k for k, b in enumerate(handles) if b.kind == "free"]  # most objects
-        if free:
-            adr = np.array([handles[k].qadr for k in free])
-            out[free] = self.data.qpos[adr[:, None] + np.arange(7)]
-        for k, b in enumerate(handles):
-            if b.kind != "free":  # static or on the floor's joints
-                out[k] = b.pose3d(self.data)
-        return out
+        key = tuple(map(id, handles))
+        table = self._tables.get(key)
+        if table is None or table[0] is not self.model:
+            if len(self._tables) >= 8:  # lists of bodies gone with old layouts
+                self._tables.clear()
+            # the handles are held with the table: their ids stay theirs while it lives
+            table = self._tables[key] = (self.model, mbt.BodyTable(handles), list(handles))
+        return table[1]
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """See :meth:`Engine.contacts`; touching the floor does not count."""
@@ -485,8 +508,7 @@ class MujocoEngine(Engine):
                                 rows.row_of_body, np.asarray(pose), n)
 
     def poses(self, handles: list) -> np.ndarray:
-        self._ready()
-        return np.array([b.pose(self.data) for b in handles], dtype=float).reshape(-1, 3)
+        return self._table(handles).poses(self.data.qpos)
 
     # -- geometry for sensing -----------------------------------------------------------------------
 
@@ -502,14 +524,9 @@ class MujocoEngine(Engine):
         rows = self._ready()
         if rows.movers is None:  # the bodies that move and are no robot's, once a layout
             robots = {id(b) for b in self._robots}
-            rows.movers = [b for b in self._bodies.values()
-                           if not b.static and id(b) not in robots]
-        circles: list = []
-        segments: list = []
-        for body in rows.movers:
-            if body.lowest(self.data) <= SLICE_TOP:
-                ms.outline(body.shapes, *body.pose(self.data), body.group, circles, segments)
-        c, groups, s, sgroups = as_geometry(circles, segments)
+            rows.movers = mbt.Outlines([b for b in self._bodies.values()
+                                        if not b.static and id(b) not in robots])
+        c, groups, s, sgroups = rows.movers.geometry(self.data.qpos, SLICE_TOP)
         if self._arms:
             arms = ma.outlines(self._arm_rows([])[0], self.data, SLICE_TOP)
             c, groups = np.vstack([c, arms[:, :3]]), np.concatenate(

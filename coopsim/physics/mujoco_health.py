@@ -9,8 +9,10 @@ other unit goes on untouched. MuJoCo's own reset of the whole ``mjData`` on a ba
 ``qvel`` or ``qacc`` (its divergence warnings) is turned off (``mjDSBL_AUTORESET``: the engine
 sets it), so one robot's divergence cannot put the others back at their start.
 
-Cost: a substep with nothing wrong is one pass over ``qvel`` (its largest magnitude) and one
-over ``qpos`` (finite); a step adds a pass over the free bodies' positions.
+Cost: a substep with nothing wrong is two passes over ``qvel`` (its largest and smallest
+value, no temporary array) and one over ``qpos`` (finite); a step adds one gather of the free
+bodies' positions and two reductions over it, and one copy of ``qpos`` (the step's start). The
+arrays are gathered only for the units that went wrong.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class Guard:
             np.zeros(0, int)
         self.robot_unit = root[np.asarray(robot_ids, dtype=np.int64)]
         self.start = np.zeros(model.nq)
+        self.calm = min(health.MAX_SPEED, health.MAX_RATE)  # no joint moves this fast
 
     def begin(self, data) -> None:
         """Keep the state at the start of a step: what a diverged unit is put back to."""
@@ -70,8 +73,9 @@ class Guard:
     def substep(self, data) -> np.ndarray:
         """The units whose velocities or coordinates went beyond the bounds (usually none:
         one pass over each array)."""
-        qvel, qpos = data.qvel, data.qpos
-        if (not len(qvel) or np.abs(qvel).max() <= min(health.MAX_SPEED, health.MAX_RATE)) \
+        qvel, qpos, calm = data.qvel, data.qpos, self.calm
+        # max and min: two passes with no temporary array (NaN fails both tests)
+        if (not len(qvel) or (qvel.max() <= calm and qvel.min() >= -calm)) \
                 and math.isfinite(float(qpos.sum())):
             return _NONE
         with np.errstate(invalid="ignore"):
@@ -84,10 +88,12 @@ class Guard:
         """The units whose free bodies left the altitude or world bounds this step."""
         if not len(self.free_q):
             return _NONE
-        qpos, (x, y, z) = data.qpos, self.free_xyz
-        if (np.abs(qpos[x]).max() <= self.half[0] + health.BEYOND
-                and np.abs(qpos[y]).max() <= self.half[1] + health.BEYOND
-                and qpos[z].min() >= -health.DEPTH and qpos[z].max() <= health.CEILING):
+        qpos = data.qpos
+        p = qpos[self.free_xyz]  # one gather, (3, k) x, y, z
+        (x0, y0, z0), (x1, y1, z1) = p.min(axis=1).tolist(), p.max(axis=1).tolist()
+        wide, deep = self.half[0] + health.BEYOND, self.half[1] + health.BEYOND
+        if (x1 <= wide and x0 >= -wide and y1 <= deep and y0 >= -deep
+                and z0 >= -health.DEPTH and z1 <= health.CEILING):
             return _NONE  # the usual step (NaN fails every test)
         p = qpos[self.free_xyz.T]
         with np.errstate(invalid="ignore"):

@@ -26,6 +26,8 @@ class Access:
         self.world = world
         self.engine = world.engine
         self.dt = dt
+        self._found: dict = {}  # (layout, role, rows) -> _handles' answer, this layout's
+        self._layout = -1
 
     # -- drives -----------------------------------------------------------------------------------
 
@@ -43,10 +45,30 @@ class Access:
 
     # -- by role ----------------------------------------------------------------------------------
 
-    def _handles(self, rows: np.ndarray, role: str) -> tuple[list, np.ndarray]:
-        robots = self.world.robots
-        found = [(i, robots[r].refs[role]) for i, r in enumerate(rows) if role in robots[r].refs]
-        return [h for _, h in found], np.array([i for i, _ in found], dtype=np.int64)
+    def _handles(self, rows: np.ndarray, role: str) -> tuple[tuple, np.ndarray]:
+        """The handles of the robots ``rows`` that have a part ``role`` and where they are
+        in ``rows`` (read-only)."""
+        def find(rows: list, robots) -> tuple[tuple, np.ndarray]:
+            pairs = [(i, robots[r].refs[role]) for i, r in enumerate(rows)
+                     if role in robots[r].refs]
+            where = np.array([i for i, _ in pairs], dtype=np.int64)
+            where.setflags(write=False)  # shared by every later call
+            return tuple(h for _, h in pairs), where
+        return self._once(("part", role), rows, find)
+
+    def _once(self, what: tuple, rows: np.ndarray, find):
+        """``find(rows as a list, the world's robots)``, worked out once per layout and rows
+        (a module asks for the same rows every step: no loop over them per step)."""
+        world = self.world
+        layout = (world.layout_version, len(world.robots))
+        if layout != self._layout:  # robots, or their parts, came or went
+            self._found, self._layout = {}, layout
+        rows = np.asarray(rows)
+        key = (what, rows.dtype.str, rows.tobytes())
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = find(rows.tolist(), world.robots)
+        return found
 
     def poses(self, rows: np.ndarray, role: str) -> np.ndarray:
         """(len(rows), 3) x, y, yaw of the body each robot names ``role`` (NaN if none)."""
@@ -85,35 +107,40 @@ class Access:
 
     # -- arms -------------------------------------------------------------------------------------
 
-    def arms(self, rows: np.ndarray) -> list:
-        """The :class:`~coopsim.model.arm.ArmSpec` each robot names ``arm`` (None if none)."""
-        robots = self.world.robots
-        return [robots[r].info.arm if robots[r].info is not None else None for r in rows]
+    def arms(self, rows: np.ndarray) -> tuple:
+        """The :class:`~coopsim.model.arm.ArmSpec` each robot names ``arm`` (None if none):
+        the same tuple for the same rows while the layout stays."""
+        return self._once(("arms",), rows, lambda rows, robots: tuple(
+            robots[r].info.arm if robots[r].info is not None else None for r in rows))
 
     def arm_state(self, rows: np.ndarray) -> np.ndarray:
         """(len(rows), MAX_JOINTS, 3) angle (rad), rate (rad/s) and drive torque (N m) of each
         robot's arm joints (NaN rows: no arm; 0 beyond an arm's joints)."""
-        out = np.full((len(rows), MAX_JOINTS, 3), np.nan)
-        handles, where = self._handles(rows, "arm")
-        if handles:
-            out[where] = self.engine.arm_state(handles)
-        return out
+        return self._by_arm(rows, self.engine.arm_state, (MAX_JOINTS, 3))
 
     def set_arm_targets(self, rows: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
         """Joint set points (len(rows), MAX_JOINTS) angles (rad) and rates (rad/s) of each
         robot's arm, held until set again (rows without an arm are skipped)."""
         handles, where = self._handles(rows, "arm")
-        if handles:
+        if len(where) == len(rows) and handles:  # every robot has one: no gather
+            self.engine.set_arm_targets(handles, np.asarray(q, float), np.asarray(qd, float))
+        elif handles:
             self.engine.set_arm_targets(handles, np.asarray(q, float)[where],
                                         np.asarray(qd, float)[where])
 
     def wrist_wrench(self, rows: np.ndarray) -> np.ndarray:
         """(len(rows), 6) force (N) and torque (N m) at each robot's wrist, tool frame (NaN
         rows: no arm)."""
-        out = np.full((len(rows), 6), np.nan)
+        return self._by_arm(rows, self.engine.wrist_wrench, (6,))
+
+    def _by_arm(self, rows: np.ndarray, read, shape: tuple) -> np.ndarray:
+        """``read(arm handles)`` laid out by ``rows``, NaN rows for robots without an arm."""
         handles, where = self._handles(rows, "arm")
+        if len(where) == len(rows) and handles:  # every robot has one (where is 0..n-1)
+            return np.asarray(read(handles), dtype=float)  # the engine's own: no scatter
+        out = np.full((len(rows), *shape), np.nan)
         if handles:
-            out[where] = self.engine.wrist_wrench(handles)
+            out[where] = read(handles)
         return out
 
     def object_poses(self, which: np.ndarray) -> np.ndarray:

@@ -67,6 +67,11 @@ class ArmPick(Driver):
         self.names: tuple[str, ...] = ()  # the robots of the arrays below, in their order
         self.goals = np.zeros((0, MAX_JOINTS))  # each arm's move's target angles, NaN: none
         self.since = np.zeros(0)  # when each arm's move started, s
+        # what step_batch compares the joints reading with: the goals (0 where none) and
+        # zero rates; which arms have no goal; tol and the rates' bound, by joint
+        self.aims = np.zeros((0, 2 * MAX_JOINTS))
+        self.idle = np.zeros(0, dtype=bool)
+        self._within: tuple = (None, None)
 
     def step_batch(self, bots) -> None:
         snap = bots.snapshot
@@ -75,11 +80,14 @@ class ArmPick(Driver):
         if tuple(bots.names) != self.names:
             self._index(bots.names)
         joints = bots.read("joints")
-        q, qd = joints[:, 1:1 + MAX_JOINTS], joints[:, 1 + MAX_JOINTS:1 + 2 * MAX_JOINTS]
-        goals = np.nan_to_num(self.goals)
-        over = (np.isnan(self.goals[:, 0]) | (snap.time - self.since >= self.p["patience"])
-                | ((np.abs(q - goals) <= self.p["tol"]).all(axis=1)
-                   & (np.abs(qd) <= SETTLED).all(axis=1)))
+        q = joints[:, 1:1 + MAX_JOINTS]
+        # angles within tol of the goal and rates within SETTLED of 0, in one pass: the goals
+        # (0 where none) beside zero rates, against tol beside SETTLED
+        if self._within[0] != self.p["tol"]:
+            self._within = (self.p["tol"], np.repeat([self.p["tol"], SETTLED], MAX_JOINTS))
+        arrived = (np.abs(joints[:, 1:1 + 2 * MAX_JOINTS] - self.aims)
+                   <= self._within[1]).all(axis=1)
+        over = self.idle | (snap.time - self.since >= self.p["patience"]) | arrived
         if not over.any():  # every arm is on its way: nothing to do this step
             return
         poses, held = bots.read("pose"), bots.read("gripper")[:, 0]
@@ -95,21 +103,30 @@ class ArmPick(Driver):
         self.names = tuple(names)
         self.goals = np.full((len(names), MAX_JOINTS), np.nan)
         self.since = np.zeros(len(names))
+        self.aims = np.zeros((len(names), 2 * MAX_JOINTS))
+        self.idle = np.ones(len(names), dtype=bool)
         for i, name in enumerate(names):
             arm = self.arms.get(name)
             if arm is not None and arm["target"] is not None:
-                self.goals[i] = 0.0
-                self.goals[i, :len(arm["target"])] = arm["target"]
+                self._aim(i, arm["target"])
                 self.since[i] = arm["since"]
+
+    def _aim(self, i: int, target) -> None:
+        """Arm ``i``'s goal: ``target`` angles (None: no move)."""
+        self.goals[i] = np.nan
+        self.aims[i] = 0.0
+        self.idle[i] = target is None
+        if target is not None:
+            self.goals[i] = 0.0  # the joints an arm lacks read 0
+            self.goals[i, :len(target)] = target
+            self.aims[i, :len(target)] = target
 
     def _goal(self, name: str, arm: dict, target, now: float) -> None:
         """The arm's move: its target angles (None: no move) from ``now`` (s)."""
         arm["target"], arm["since"] = target, now
         i = self.names.index(name)
-        self.goals[i] = np.nan
+        self._aim(i, target)
         if target is not None:
-            self.goals[i] = 0.0  # the joints an arm lacks read 0
-            self.goals[i, :len(target)] = target
             self.since[i] = now
 
     def _next(self, bots, name: str, pose, q, dof: int) -> None:

@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 
+from ...model import armkernel
 from ...model.arm import MAX_JOINTS, ArmSpec, limit_reason
 from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
@@ -107,13 +108,13 @@ class Joints(Module):
     @classmethod
     def sense(cls, frame, rows, p, prev):
         state = arm_state(frame, rows)
-        out = np.zeros((len(rows), 1 + 3 * MAX_JOINTS))
+        n = len(rows)
+        out = np.empty((n, 1 + 3 * MAX_JOINTS))
+        out[:, 1:].reshape(n, 3, MAX_JOINTS)[:] = state.transpose(0, 2, 1)
         ok = ~np.isnan(state[:, 0, 0])
-        every = ok.all()
-        out[ok, 0] = [a.dof for a in (arm_specs(frame, rows) if every
-                                       else frame.physics.arms(rows[ok]))]
-        flat = state.transpose(0, 2, 1).reshape(len(rows), -1)
-        out[:, 1:] = flat if every else np.nan_to_num(flat)
+        out[:, 0] = np.where(ok, arm_dofs(frame, rows), 0.0)
+        if not ok.all():  # rows without an arm read 0
+            np.nan_to_num(out, copy=False)
         return out
 
     @classmethod
@@ -137,7 +138,8 @@ class Joints(Module):
             board.put(at, plan)
         live = board.arrays["live"][at]
         if live.any():
-            plan = {k: v[at[live]] for k, v in board.arrays.items()}
+            slots = at[live]
+            plan = {k: board.arrays[k][slots] for k in _EVALUATED}  # not the stored commands
             e = frame.time + frame.dt - plan["t0"]
             q, qd, done = _evaluate(plan, e)
             frame.physics.set_arm_targets(rows[live], q, qd)
@@ -177,6 +179,9 @@ PLAN = {"last": np.zeros(WIDTH), "t0": 0.0, "mode": NONE, "count": 1.0, "live": 
         "rates": np.zeros(MAX_JOINTS), "lo": np.zeros(MAX_JOINTS), "hi": np.zeros(MAX_JOINTS)}
 
 
+_EVALUATED = ("t0", "mode", "count", "times", "points", "rates", "lo", "hi")  # what _evaluate reads
+
+
 class Plans(ByName):
     """The robots' plans by name (robots come and go, names stay), with the slots of the
     frame's rows kept between steps while the layout (the frame's ``names``) is the same."""
@@ -213,6 +218,22 @@ def arm_specs(frame, rows) -> list:
     if key not in frame.memo:
         frame.memo[key] = frame.physics.arms(rows)
     return frame.memo[key]
+
+
+_DOFS: dict = {}  # id of a tuple of ArmSpecs (Access.arms) -> (the tuple, their dofs)
+
+
+def arm_dofs(frame, rows) -> np.ndarray:
+    """(len(rows),) each robot's arm's joint count (0: no arm), found once for the tuple of
+    arms the engine access gives for these rows (the same tuple every step of a layout)."""
+    arms = arm_specs(frame, rows)
+    held = _DOFS.get(id(arms))
+    if held is None or held[0] is not arms:
+        if len(_DOFS) >= 64:  # tuples of layouts gone
+            _DOFS.clear()
+        held = _DOFS[id(arms)] = (arms, np.array([a.dof if a is not None else 0
+                                                  for a in arms], dtype=float))
+    return held[1]
 
 
 def arm_state(frame, rows) -> np.ndarray:
@@ -357,9 +378,23 @@ def _start(frame, rows, commands, plan, fresh) -> None:
         plan[k][where[~keep]] = v[~keep]
 
 
-def _evaluate(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _evaluate(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Set points (n, MAX_JOINTS) angle (rad) and rate (rad/s) of the plans ``e`` s after
-    their starts, and (n,) whether each is its plan's last (held from then on)."""
+    their starts, and (n,) whether each is its plan's last (held from then on): one compiled
+    call (:func:`coopsim.model.armkernel.evaluate_plans`, the same bits as
+    :func:`_evaluate_numpy`, which serves without numba)."""
+    if not armkernel.ACTIVE:
+        return _evaluate_numpy(plan, e)
+    n = len(e)
+    q, qd, done = np.empty((n, MAX_JOINTS)), np.empty((n, MAX_JOINTS)), np.empty(n, bool)
+    armkernel.evaluate_plans(plan["times"], plan["points"], plan["count"],
+                             plan["mode"] == VELOCITIES, plan["rates"], plan["lo"],
+                             plan["hi"], np.ascontiguousarray(e, float), q, qd, done)
+    return q, qd, done
+
+
+def _evaluate_numpy(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_evaluate` in numpy."""
     n = len(e)
     ar = np.arange(n)
     times, points = plan["times"], plan["points"]

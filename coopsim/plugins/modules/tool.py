@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ...model import armkernel
 from ...model.arm import ArmSpec, base_in_world, rpy_matrix
 from ...model.ikkernel import SEEDS, Budget, Solved, chain_constants, solve
 from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
@@ -83,19 +84,14 @@ class Tool(Module):
             return out
         q = arm_state(frame, rows)[:, :, 0]
         arms = arm_specs(frame, rows)
-        first = arms[0]
-        if all(a is first for a in arms):  # one kind of arm (the usual): no grouping
-            groups = {id(first): list(range(len(rows)))} if first is not None else {}
-        else:
-            groups = {}
-            for i, arm in enumerate(arms):
-                if arm is not None:
-                    groups.setdefault(id(arm), []).append(i)
-        for members in groups.values():
-            arm, at = arms[members[0]], np.array(members)
-            rot, pos = world_tool(arm, frame.state3d[rows[at]], q[at, :arm.dof])
-            out[at, :3] = pos
-            out[at, 3:] = matrix_quat(rot)
+        for arm, at in _groups(arms):
+            state = frame.state3d[rows] if at is None else frame.state3d[rows[at]]
+            angles = q[:, :arm.dof] if at is None else q[at, :arm.dof]
+            got = armkernel.run(*_constants(arm), state, angles)
+            if at is None:
+                out = got
+            else:
+                out[at] = got
         return out
 
     @classmethod
@@ -219,6 +215,29 @@ def _miss(job: IKJob, fit: Solved) -> str:
 # -- batched kinematics --------------------------------------------------------------------------
 
 _CONSTANTS: dict[int, tuple] = {}  # id(arm) -> (arm, its constant matrices)
+_GROUPS: dict[int, tuple] = {}  # id of a tuple of arms (Access.arms) -> (it, its groups)
+
+
+def _groups(arms) -> list[tuple]:
+    """The robots of each kind of arm, as (arm, their indices in ``arms``; None: all of
+    them), found once for the tuple the engine access gives for a layout's rows."""
+    held = _GROUPS.get(id(arms))
+    if held is not None and held[0] is arms:
+        return held[1]
+    first = arms[0] if len(arms) else None
+    if first is not None and all(a is first for a in arms):  # one kind of arm (the usual)
+        groups = [(first, None)]
+    else:
+        found: dict = {}
+        for i, arm in enumerate(arms):
+            if arm is not None:
+                found.setdefault(id(arm), (arm, []))[1].append(i)
+        groups = [(arm, np.array(at, dtype=np.int64)) for arm, at in found.values()]
+    if isinstance(arms, tuple):  # immutable: its groups stay its groups
+        if len(_GROUPS) >= 64:  # tuples of layouts gone
+            _GROUPS.clear()
+        _GROUPS[id(arms)] = (arms, groups)
+    return groups
 
 
 def _constants(arm: ArmSpec) -> tuple:
