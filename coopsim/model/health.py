@@ -90,10 +90,28 @@ def healthy_planar(state: np.ndarray, half: tuple[float, float]) -> bool:
     test); :func:`classify` then says which row broke which."""
     if not len(state):
         return True
+    if len(state) <= _FEW:  # a few rows: Python's floats cost less than five numpy passes
+        return _few_healthy(state.tolist(), half)
     if not np.abs(state[:, 3:6]).max() <= min(MAX_SPEED, MAX_RATE):
         return False
-    reach = max(np.abs(state[:, 0]).max() - half[0], np.abs(state[:, 1]).max() - half[1])
-    return reach <= BEYOND and math.isfinite(float(state[:, 2].sum()))
+    # each coordinate on its own: Python's max(a, nan) is a, so a NaN y would pass a max
+    return (np.abs(state[:, 0]).max() - half[0] <= BEYOND
+            and np.abs(state[:, 1]).max() - half[1] <= BEYOND
+            and math.isfinite(float(state[:, 2].sum())))
+
+
+_FEW = 16  # rows up to which healthy_planar tests row by row
+
+
+def _few_healthy(rows: list, half: tuple[float, float]) -> bool:
+    """:func:`healthy_planar` over a few rows as lists (the same tests; NaN fails each)."""
+    fast = min(MAX_SPEED, MAX_RATE)
+    for x, y, yaw, vx, vy, w in rows:
+        if not (abs(vx) <= fast and abs(vy) <= fast and abs(w) <= fast
+                and abs(x) - half[0] <= BEYOND and abs(y) - half[1] <= BEYOND
+                and math.isfinite(yaw)):
+            return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -41,29 +41,37 @@ def noise_plan(module, values, n_targets: int) -> tuple[int, bool]:
     return k, lossy
 
 
-def draw_noise(plan: list[tuple], due: list[tuple], rng: np.random.Generator) -> dict:
+def draw_noise(plan: list[tuple], due: list[tuple], rng: np.random.Generator,
+               layout: tuple | None = None) -> dict:
     """Every kind's noise for this step in two generator calls at most: one
     ``standard_normal`` for all the normals, one ``random`` for all the lost-data uniforms, in
     the plan's kind order, split into read-only per-kind blocks: label -> ((rows, k) normals
     or None, (rows,) uniforms or None). No draw when nobody needs one (a noiseless run draws
-    nothing, as before)."""
-    sizes = [(len(rows) * entry[7], len(rows) if entry[8] else 0)
-             for entry, (rows, _, _) in zip(plan, due)]
-    n_normal, n_uniform = sum(a for a, _ in sizes), sum(b for _, b in sizes)
-    if not n_normal and not n_uniform:
+    nothing, as before). ``layout``: :func:`noise_layout` of ``plan`` and ``due``, when the
+    caller kept it (a plan without rates: the same every step)."""
+    n_normal, n_uniform, parts = noise_layout(plan, due) if layout is None else layout
+    if not parts:
         return {}
     normal = rng.standard_normal(n_normal) if n_normal else None
     uniform = rng.random(n_uniform) if n_uniform else None
     for arr in (normal, uniform):
         if arr is not None:
             arr.setflags(write=False)
-    out, i, j = {}, 0, 0
-    for entry, (a, b), (rows, _, _) in zip(plan, sizes, due):
+    return {label: (normal[i:i + a].reshape(n, k) if a else None,
+                    uniform[j:j + b] if b else None)
+            for label, n, k, i, a, j, b in parts}
+
+
+def noise_layout(plan: list[tuple], due: list[tuple]) -> tuple[int, int, tuple]:
+    """(normals, uniforms, parts) of one step's draw: each part (label, rows, k, start and
+    count of its normals, start and count of its uniforms) of a kind that needs noise."""
+    parts, i, j = [], 0, 0
+    for entry, (rows, _, _) in zip(plan, due):
+        a, b = len(rows) * entry[7], len(rows) if entry[8] else 0
         if a or b:
-            out[entry[0]] = (normal[i:i + a].reshape(len(rows), entry[7]) if a else None,
-                             uniform[j:j + b] if b else None)
+            parts.append((entry[0], len(rows), entry[7], i, a, j, b))
             i, j = i + a, j + b
-    return out
+    return i, j, tuple(parts)
 
 
 class Geometry:
@@ -310,6 +318,7 @@ class Sensors:
         self._sealed: dict | None = None  # self.prev when all its arrays are read-only
         self._plan_key: tuple = ()
         self._planned: list[tuple] = []
+        self._fixed: tuple | None = None  # (due, noise layout) of a plan without rates
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
               dt: float, access, extra: dict | None = None, step: int = 0, time: float = 0.0,
@@ -348,8 +357,12 @@ class Sensors:
         self._remap(world, len(world.targets))
         readings = self.prev.copy() if self.prev is self._sealed else self._seal(self.prev)
         plan = self.plan(params, world)
-        due = [self._due(entry, frame, readings[entry[0]]) for entry in plan]
-        frame.noise = draw_noise(plan, due, rng)
+        if self._fixed is None:  # some kind has a rate: who is due changes step by step
+            due = [self._due(entry, frame, readings[entry[0]]) for entry in plan]
+            frame.noise = draw_noise(plan, due, rng)
+        else:  # every carrier measures every step: the rows and the draw's split are kept
+            due, layout = self._fixed
+            frame.noise = draw_noise(plan, due, rng, layout)
         for (label, module, _, _, _, plain, _, _, _), (rows, values, every) in zip(plan, due):
             prev = readings[label]
             if every:  # the usual case: no gather, no scatter
@@ -404,6 +417,10 @@ class Sensors:
                          len(rows) == len(world.robots),
                          *noise_plan(module, values, len(world.targets))))
         self._plan_key, self._planned = key, plan
+        self._fixed = None
+        if not any(entry[4] for entry in plan):  # no rates: each step's rows are the plan's
+            due = [(entry[2], entry[3], entry[6]) for entry in plan]
+            self._fixed = (due, noise_layout(plan, due))
         return plan
 
     @staticmethod
