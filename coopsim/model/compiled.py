@@ -27,8 +27,6 @@ import threading
 from contextlib import contextmanager
 from typing import Callable
 
-import numpy as np
-
 try:
     import numba
     from numba import prange
@@ -124,41 +122,6 @@ if numba is not None:
             return (*super()._index_key(sig, codegen), self._options, source_stamp())
 else:
     _FunctionCache = _KeyedCache = None
-
-
-def sort_parts(n: int, least: int) -> int:
-    """Parts of ``n`` items a parallel counting sort splits them in: one a thread of numba's
-    in effect on this thread, each of ``least`` items at least (1: sort on one thread)."""
-    return max(1, min(numba.get_num_threads(), n // least)) if numba is not None else 1
-
-
-@contextmanager
-def part_a_thread():
-    """Within: a ``prange`` over a sort's parts hands each thread one part (numba's chunk 1;
-    set here, since a kernel setting it cannot be cached), then the caller's chunk again."""
-    chunk = numba.set_parallel_chunksize(1)
-    try:
-        yield
-    finally:
-        numba.set_parallel_chunksize(chunk)
-
-
-@jit(inline=True)
-def part_offsets(counts):
-    """A parallel counting sort's offsets: from per-part counts (parts, cells) of contiguous
-    parts of the items, the CSR start offsets (cells + 1,) of the cells; each count becomes its
-    part's first slot in its cell (cell by cell, part by part: every part's items after the
-    earlier parts' in each cell, the stable order of the one-thread sort, whatever the
-    parts)."""
-    parts, cells = counts.shape
-    start = np.empty(cells + 1, np.int64)
-    total = 0
-    for c in range(cells):
-        start[c] = total
-        for t in range(parts):
-            total, counts[t, c] = total + counts[t, c], total
-    start[cells] = total
-    return start
 
 
 log = logging.getLogger(__name__)

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ..model.compiled import jit, numba, part_a_thread, part_offsets, prange, sort_parts
+from ..model.compiled import jit, numba, prange
 from ..model.threads import kernel_threads
 
 NONE, DIFFERENTIAL, VELOCITY = 0, 1, 2  # how a robot's command row reads (``mode``)
@@ -217,17 +217,19 @@ def bin_robots(pos, radius, geom):
 
     On the threads in effect: each robot's cell (:func:`_cells`), then the robots in
     contiguous parts, one a thread and at least :data:`PART_MIN` robots each, counted per cell
-    and placed, each part's robots after the earlier parts' in every cell (:func:`_sort_parts`,
-    :func:`coopsim.model.compiled.part_offsets`).
+    and placed, each part's robots after the earlier parts' in every cell (:func:`_sort_parts`).
     That is the stable order :func:`_place` gives on one thread, which is the only one a
     sort can give: the same for any thread count."""
     cell = _cells(pos, geom)
     cells = int(geom[NX]) * int(geom[NY])
-    parts = sort_parts(len(pos), PART_MIN)
+    parts = max(1, min(numba.get_num_threads(), len(pos) // PART_MIN))
     if parts == 1:
         return _place(pos, radius, cell, cells)
-    with part_a_thread():
+    chunk = numba.set_parallel_chunksize(1)  # a part a thread (not the robots' chunk)
+    try:
         return _sort_parts(pos, radius, cell, cells, parts)
+    finally:
+        numba.set_parallel_chunksize(chunk)
 
 
 @_jit(parallel=True)
@@ -247,7 +249,7 @@ def _sort_parts(pos, radius, cell, cells, parts):
     for t in prange(parts):
         for i in range(t * n // parts, (t + 1) * n // parts):
             counts[t, cell[i]] += 1
-    start = part_offsets(counts)
+    start = _part_offsets(counts)
     order, binned = np.empty(n, np.int64), np.empty((n, 3))
     for t in prange(parts):
         for i in range(t * n // parts, (t + 1) * n // parts):
@@ -256,6 +258,21 @@ def _sort_parts(pos, radius, cell, cells, parts):
             order[k] = i
             binned[k, 0], binned[k, 1], binned[k, 2] = pos[i, 0], pos[i, 1], radius[i]
     return cell, start, order, binned
+
+
+@_inline()
+def _part_offsets(counts):
+    """CSR start offsets (cells + 1,) of the cells from the per-part counts (parts, cells),
+    which become each part's first slot in each cell (cell by cell, part by part)."""
+    parts, cells = counts.shape
+    start = np.empty(cells + 1, np.int64)
+    total = 0
+    for c in range(cells):
+        start[c] = total
+        for t in range(parts):
+            total, counts[t, c] = total + counts[t, c], total
+    start[cells] = total
+    return start
 
 
 @_jit()

@@ -42,10 +42,10 @@ import math
 import numpy as np
 
 from ..model.compiled import jit as _jit
-from ..model.compiled import numba, prange, sort_parts
+from ..model.compiled import numba, prange
 from ..model.threads import by_rows, kernel_threads, parallel
 from .jitfan import fan_gather
-from .jitgrid import build, build_parts, circle_hit, combine, segment_hit
+from .jitgrid import build, circle_hit, combine, segment_hit
 from .jitwalk import fan_dir, trace
 from .numpycast import RayCaster, as_array, as_groups, warm_allocator
 
@@ -55,7 +55,6 @@ CELL_SIZE = 1.5
 GATHER = True  # fans: every robot's rays against the shapes around it (jitfan.py), not walks
 _ALL_PAIRS = 16384  # fan casts with up to this many (ray, shape) pairs test them all
 _PARALLEL_MIN = 4096  # rays from which the threads pay (how many: coopsim.model.threads)
-_PART_MIN = 4096  # circles a thread counts and places at least when it bins them
 _CHUNK = 512  # rows (robots or rays) a thread takes at a time: as fast as a static split
 
 
@@ -192,9 +191,6 @@ def _grid(shapes: tuple, cell_size: float, like=_NO_GEOM, least: int = 1 << 12,
     count; ``many``: on the threads (within :func:`coopsim.model.threads.kernel_threads`)."""
     c, s, cg, sg = shapes
     cap = max(least, min(1 << 20, 64 * (len(c) + len(s))))
-    parts = sort_parts(len(c), _PART_MIN) if many else 1
-    if parts > 1:
-        return build_parts(c, cg, s, sg, cell_size, float(cap), like, parts)
     return build(c, cg, s, sg, cell_size, float(cap), like, many)
 
 

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..model.compiled import jit as _jit
-from ..model.compiled import part_a_thread, part_offsets, prange
+from ..model.compiled import prange
 
 _MAX_CELLS = 1024  # a circle's box spanning more cells is tested by every ray instead
 _BUF = 4 * _MAX_CELLS  # cells a segment may be binned into (more: tested by every ray)
@@ -260,69 +260,15 @@ def build(circles, cgroup, segments, sgroup, cell_size, cap, like, many):
     (world frame, m) with their int64 groups: on geom row ``like`` if it holds them all, else
     with cells of ``cell_size`` m or coarser, at most ``cap`` of them."""
     nc = len(circles)
-    box, fate, geom = _layout(circles, segments, cell_size, cap, like, many)
-    cstart, cids = _circle_csr(box[:nc], fate[:nc], geom, many)
-    return _with_segments(geom, cstart, circles[cids], cgroup[cids], segments, sgroup,
-                          fate[nc:])
-
-
-def build_parts(circles, cgroup, segments, sgroup, cell_size, cap, like, parts):
-    """:func:`build` on the threads, its circles counted and placed in ``parts`` contiguous
-    parts, a thread each (:func:`_circle_parts`): the same grid, bit for bit."""
-    nc = len(circles)
-    box, fate, geom = _layout(circles, segments, cell_size, cap, like, True)
-    ncell = int(geom[NX] * geom[NY])
-    span = np.empty((nc, 4), np.int64)
-    _spans_threads(box[:nc], fate[:nc], geom, ncell, span)
-    with part_a_thread():
-        cstart, cdata, cg = _circle_parts(span, circles, cgroup, ncell, int(geom[NY]), parts)
-    return _with_segments(geom, cstart, cdata, cg, segments, sgroup, fate[nc:])
-
-
-@_jit()
-def _layout(circles, segments, cell_size, cap, like, many):
-    """The shapes' boxes and fates (:func:`_boxes`) and the grid's geom row: ``like`` if it
-    holds them all, else one of cells of ``cell_size`` m or coarser, at most ``cap``."""
     box, fate = _boxes(circles, segments, cell_size, many)
     geom = like.copy() if _fits(box, fate, like) else _geometry(box, fate, cell_size, cap)
-    return box, fate, geom
-
-
-@_jit()
-def _with_segments(geom, cstart, cdata, cgroup, segments, sgroup, fate):
-    """The grid set of the binned circles and of ``segments`` (their ``fate``)."""
-    sstart, sids = _segment_csr(segments, fate, geom)
+    cstart, cids = _circle_csr(box[:nc], fate[:nc], geom, many)
+    sstart, sids = _segment_csr(segments, fate[nc:], geom)
     sdata = segments[sids]
     sdata[:, 2] -= sdata[:, 0]  # x2 - x1, y2 - y1 as numpycast._columns has them
     sdata[:, 3] -= sdata[:, 1]
-    return (geom.reshape(1, 10), cstart, cdata, cgroup, sstart, sdata, sgroup[sids])
-
-
-@_jit(parallel=True)
-def _circle_parts(span, circles, cgroup, ncell, ny, parts):
-    """:func:`_circle_csr` and the gather of the circles and groups in cell order, the circles
-    in ``parts`` contiguous parts (an iteration each): counted per cell, then placed after
-    the earlier parts' (:func:`coopsim.model.compiled.part_offsets`: the same order)."""
-    n = len(span)
-    counts = np.zeros((parts, ncell + 1), np.int64)
-    for t in prange(parts):
-        for k in range(t * n // parts, (t + 1) * n // parts):
-            for c in range(span[k, 0], span[k, 1] + 1):
-                for r in range(span[k, 2], span[k, 3] + 1):
-                    counts[t, c * ny + r if c < ncell else ncell] += 1
-    start = part_offsets(counts)  # cells + 2: the always bucket is the last "cell"
-    data, group = np.empty((start[-1], 3)), np.empty(start[-1], np.int64)
-    for t in prange(parts):
-        for k in range(t * n // parts, (t + 1) * n // parts):
-            for c in range(span[k, 0], span[k, 1] + 1):
-                for r in range(span[k, 2], span[k, 3] + 1):
-                    cell = c * ny + r if c < ncell else ncell
-                    p = counts[t, cell]
-                    counts[t, cell] = p + 1
-                    data[p, 0], data[p, 1], data[p, 2] = circles[k, 0], circles[k, 1], \
-                        circles[k, 2]
-                    group[p] = cgroup[k]
-    return start, data, group
+    return (geom.reshape(1, 10), cstart, circles[cids], cgroup[cids], sstart, sdata,
+            sgroup[sids])
 
 
 @_jit()

@@ -324,27 +324,3 @@ def test_the_public_face_casts_a_fan_alike_from_either_caster():
     assert out[0][0, 1] == pytest.approx(1.5 - 0.2) and out[0][1, 1] == pytest.approx(2.0 - 0.2)
     assert out[0][0, 0] == pytest.approx(1.5 / math.cos(0.5) - 0.2)
     assert set(rc.__all__) <= set(dir(rc))
-
-
-@pytest.mark.parametrize("parts", [2, 3])
-def test_a_grid_binned_in_parts_on_the_threads_is_the_one_thread_grid(parts):
-    """build_parts counts and places the circles in parts, a thread each: the same CSR, the
-    same entries in the same order (robots sharing cells, circles in the always bucket)."""
-    from coopsim.raycast import jitgrid
-
-    rng = np.random.default_rng(7)
-    n = 12_000
-    circles = np.column_stack([rng.uniform(-30.0, 30.0, (n, 2)), rng.uniform(0.05, 0.4, n)])
-    circles[::9, :2] = circles[1::9, :2][: len(circles[::9])]
-    circles[5, 2] = 500.0  # spans too many cells: the always bucket
-    groups = rng.integers(0, 50, n)
-    segments = np.array([[-30.0, -30.0, 30.0, -30.0], [0.0, 0.0, 0.0, 0.0],
-                         [-5.0, 2.0, 7.0, 9.0]])
-    sgroups = np.zeros(3, np.int64)
-    geom = np.zeros(10)
-    want = jitgrid.build(circles, groups, segments, sgroups, 0.5, 1e5, geom, False)
-    with policy.kernel_threads(n, 1, 512, n=2):
-        got = jitgrid.build_parts(circles, groups, segments, sgroups, 0.5, 1e5, geom, parts)
-    assert want[2].shape[0] > n  # circles binned into several cells each
-    for a, b in zip(got, want, strict=True):
-        assert a.dtype == b.dtype and np.array_equal(a, b)
