@@ -45,7 +45,6 @@ SMALL = 0.05  # rad: half turns below this take sin and cos from their series
 # below, waking them costs more than a pass (~0.1-0.2 ms at 10,000 robots). Tests set it lower.
 PARALLEL_MIN = 8192
 CHUNK = 256  # robots a thread takes at a time (a preempted thread's share is taken over)
-PART_MIN = 4096  # robots a thread counts and places at least in the grid's counting sort
 # Grid geometry rows (float64): corner x, y (m), 1 / cell side (1/m), cells along x, along y.
 X0, Y0, INV, NX, NY = range(5)
 
@@ -210,69 +209,16 @@ def _place(pos, radius, cell, cells):
     return cell, start, order, binned
 
 
+@_jit(parallel=True)
 def bin_robots(pos, radius, geom):
     """Counting sort of the robots into ``geom``'s cells (CSR): returns (cell (N,), start
     (cells + 1,), order (N,), binned (N, 3)); cell c holds robots order[start[c]:start[c + 1]],
     ascending, and binned[k] is robot order[k]'s x, y, radius (contiguous for the first pass).
-
-    On the threads in effect: each robot's cell (:func:`_cells`), then the robots in
-    contiguous parts, one a thread and at least :data:`PART_MIN` robots each, counted per cell
-    and placed, each part's robots after the earlier parts' in every cell (:func:`_sort_parts`).
-    That is the stable order :func:`_place` gives on one thread, which is the only one a
-    sort can give: the same for any thread count."""
-    cell = _cells(pos, geom)
-    cells = int(geom[NX]) * int(geom[NY])
-    parts = max(1, min(numba.get_num_threads(), len(pos) // PART_MIN))
-    if parts == 1:
-        return _place(pos, radius, cell, cells)
-    chunk = numba.set_parallel_chunksize(1)  # a part a thread (not the robots' chunk)
-    try:
-        return _sort_parts(pos, radius, cell, cells, parts)
-    finally:
-        numba.set_parallel_chunksize(chunk)
-
-
-@_jit(parallel=True)
-def _cells(pos, geom):
-    """(N,) the index of the cell holding each robot (see :func:`_cell_of`)."""
+    Each robot's cell on the threads; the counts and the placing, on one."""
     cell = np.empty(len(pos), np.int64)
     for i in prange(len(pos)):
         _cell_of(i, pos, geom, cell)
-    return cell
-
-
-@_jit(parallel=True)
-def _sort_parts(pos, radius, cell, cells, parts):
-    """:func:`bin_robots`' sort in ``parts`` parts of the robots, a part an iteration."""
-    n = len(pos)
-    counts = np.zeros((parts, cells), np.int64)
-    for t in prange(parts):
-        for i in range(t * n // parts, (t + 1) * n // parts):
-            counts[t, cell[i]] += 1
-    start = _part_offsets(counts)
-    order, binned = np.empty(n, np.int64), np.empty((n, 3))
-    for t in prange(parts):
-        for i in range(t * n // parts, (t + 1) * n // parts):
-            k = counts[t, cell[i]]
-            counts[t, cell[i]] = k + 1
-            order[k] = i
-            binned[k, 0], binned[k, 1], binned[k, 2] = pos[i, 0], pos[i, 1], radius[i]
-    return cell, start, order, binned
-
-
-@_inline()
-def _part_offsets(counts):
-    """CSR start offsets (cells + 1,) of the cells from the per-part counts (parts, cells),
-    which become each part's first slot in each cell (cell by cell, part by part)."""
-    parts, cells = counts.shape
-    start = np.empty(cells + 1, np.int64)
-    total = 0
-    for c in range(cells):
-        start[c] = total
-        for t in range(parts):
-            total, counts[t, c] = total + counts[t, c], total
-    start[cells] = total
-    return start
+    return _place(pos, radius, cell, int(geom[NX]) * int(geom[NY]))
 
 
 @_jit()

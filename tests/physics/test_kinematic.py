@@ -259,32 +259,6 @@ def test_one_thread_and_two_threads_are_bit_identical(monkeypatch):
 
 
 @pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")
-def test_the_robot_grid_sorted_on_the_threads_is_the_one_thread_sort():
-    """bin_robots counts and places the robots in parts on the threads: its CSR is the stable
-    counting sort bin_robots_one does in robot order, at any thread count."""
-    numba = kinematic_kernels.numba
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("numba has one thread here")
-    rng = np.random.default_rng(3)
-    n = 6 * kinematic_kernels.PART_MIN + 7
-    pos = rng.uniform(-20.0, 20.0, (n, 2))
-    pos[::5] = pos[1::5][: len(pos[::5])]  # robots sharing cells (and centres)
-    pos[7] = np.nan  # binned into cell 0, as _cell says
-    radius = rng.uniform(0.05, 0.2, n)
-    geom = kinematic_kernels.grid_geometry(-20.0, -20.0, 20.0, 20.0, 0.6, n + 64)
-    want = kinematic_kernels.bin_robots_one(pos, radius, geom)
-    before = numba.get_num_threads()
-    try:
-        for count in (1, 2):
-            numba.set_num_threads(count)
-            got = kinematic_kernels.bin_robots(pos, radius, geom)
-            for a, b in zip(got, want, strict=True):
-                assert np.array_equal(a, b, equal_nan=True)
-    finally:
-        numba.set_num_threads(before)
-
-
-@pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")
 @pytest.mark.parametrize("n", [1, 2, 40])
 def test_a_small_worlds_one_call_step_equals_the_kernel_by_kernel_step(n, monkeypatch):
     def steps():
