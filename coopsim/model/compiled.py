@@ -19,7 +19,9 @@ Importing this module imports numba (when installed); nothing in the client does
 from __future__ import annotations
 
 import atexit
+import hashlib
 import logging
+import os
 import sys
 import threading
 from contextlib import contextmanager
@@ -36,11 +38,12 @@ except ImportError:  # numba missing: the numpy / Python paths serve
 COMPILED = numba is not None
 
 
-def jit(parallel: bool = False, inline: bool = False, nogil: bool = False):
+def jit(parallel: bool = False, inline: bool = False, nogil: bool = True):
     """numba's ``njit``, cached on disk (``cache=True``: ``__pycache__`` or
-    ``NUMBA_CACHE_DIR``), with numpy's division semantics (no Python division checks: the
-    kernels check their divisors or know them non-zero); without numba the identity, so that
-    the module defining the kernel imports.
+    ``NUMBA_CACHE_DIR``; see :func:`source_stamp` for what a cached kernel is keyed by), with
+    numpy's division semantics (no Python division checks: the kernels check their divisors or
+    know them non-zero); without numba the identity, so that the module defining the kernel
+    imports.
 
     Args:
         parallel: Compile ``prange`` loops to run on numba's threads.
@@ -48,16 +51,77 @@ def jit(parallel: bool = False, inline: bool = False, nogil: bool = False):
             need it: a call passing arrays increfs and decrefs each (atomic operations,
             contended by the threads, costlier than the work), and LLVM inlines only small
             functions.
-        nogil: Release the GIL while the kernel runs (one called from a thread beside the
-            stepper's, such as the inverse kinematics of coopsim.model.ikkernel).
+        nogil: Release the GIL while the kernel runs (the default: another thread -- a reader
+            encoding a snapshot, a solver -- runs meanwhile). Every kernel of coopsim is
+            nopython code (no object mode, no Python objects inside): the arguments are
+            unboxed before the GIL is released and the results boxed after it is taken back.
 
     Returns:
         A decorator for the kernel.
     """
     if numba is None:
         return lambda f: f
-    return numba.njit(cache=True, parallel=parallel, error_model="numpy", nogil=nogil,
+    make = numba.njit(cache=True, parallel=parallel, error_model="numpy", nogil=nogil,
                       inline="always" if inline else "never")
+
+    def decorate(f):
+        kernel = make(f)
+        if _KeyedCache is not None and type(getattr(kernel, "_cache", None)) is _FunctionCache:
+            kernel._cache = _KeyedCache(f, ("nogil",) if nogil else ())
+        return kernel
+
+    return decorate
+
+
+#: Files (relative to the coopsim package) holding kernels that kernels of other files inline
+#: or call: a cached kernel is keyed by their sizes and times too (:func:`source_stamp`).
+KERNEL_SOURCES = ("model/compiled.py", "model/ikkernel.py", "physics/kinematic_kernels.py",
+                  "physics/kinematic_small.py", "physics/aerial_kernels.py",
+                  "raycast/jitcast.py", "raycast/jitfan.py", "raycast/jitgrid.py",
+                  "raycast/jitwalk.py", "raycast/numpycast.py", "plugins/modules/kernels.py",
+                  "env/batchcast.py", "env/copykernels.py")
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_STAMP: list = []  # source_stamp's value, computed once a process
+
+
+def source_stamp(names: tuple = KERNEL_SOURCES) -> str:
+    """Digest of the size and modification time of ``names`` (files of the coopsim package;
+    missing ones skipped) and of numba's and Python's versions.
+
+    Why: numba keys a cached kernel by its own file's time and bytecode only, not by the
+    files whose functions it inlines or calls (the copies backend's step inlines
+    ``physics/kinematic_kernels.py``) nor by its options (``nogil``): after an edit there, it
+    loaded the stale machine code. :func:`jit` adds this digest and the options to the key."""
+    if names is KERNEL_SOURCES and _STAMP:
+        return _STAMP[0]
+    digest = hashlib.sha256(f"{getattr(numba, '__version__', '')} {sys.version}".encode())
+    for name in names:
+        try:
+            st = os.stat(os.path.join(_PACKAGE, name))
+        except OSError:
+            continue
+        digest.update(f"{name} {st.st_size} {st.st_mtime_ns}".encode())
+    value = digest.hexdigest()[:16]
+    if names is KERNEL_SOURCES:
+        _STAMP.append(value)
+    return value
+
+
+if numba is not None:
+    from numba.core.caching import FunctionCache as _FunctionCache
+
+    class _KeyedCache(_FunctionCache):
+        """numba's cache of one kernel, its index key extended by the kernel's options and
+        :func:`source_stamp` (a key it does not find: compiled afresh and saved beside)."""
+
+        def __init__(self, py_func, options: tuple) -> None:
+            super().__init__(py_func)
+            self._options = options
+
+        def _index_key(self, sig, codegen):
+            return (*super()._index_key(sig, codegen), self._options, source_stamp())
+else:
+    _FunctionCache = _KeyedCache = None
 
 
 log = logging.getLogger(__name__)

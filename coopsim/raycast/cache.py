@@ -11,8 +11,10 @@ and, once the process is done, loads the kernels from the cache (about 1 s). A l
 finds the stamp and loads at once.
 
 The stamp's name is a digest of what numba's cache depends on: numba's and Python's versions
-and the size and modification time of every kernel's source file (numba itself reuses a cached
-kernel only while its source file's modification time is the same). It lies in the cache's
+and the size and modification time of every kernel's source file and of every file whose
+kernels others inline (:func:`coopsim.model.compiled.source_stamp`, which keys each cached
+kernel too: numba itself reuses a cached kernel while its own source file's modification time
+is the same, whatever the files it inlines from). It lies in the cache's
 folder (``NUMBA_CACHE_DIR``, else the ray casters' ``__pycache__``); where that cannot be
 written, no stamp is kept and each run starts the (then quick) process again.
 """
@@ -20,7 +22,6 @@ written, no stamp is kept and each run starts the (then quick) process again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import subprocess
 import sys
@@ -39,16 +40,9 @@ KERNEL_FILES = ("raycast/jitcast.py", "raycast/jitfan.py", "raycast/jitgrid.py",
 
 def stamp_path() -> str:
     """Where the stamp of a filled cache for the current sources lies."""
-    digest = hashlib.sha256(f"{getattr(compiled.numba, '__version__', '')} {sys.version}"
-                            .encode())
-    for name in KERNEL_FILES:
-        try:
-            st = os.stat(os.path.join(_PACKAGE, name))
-        except OSError:
-            continue
-        digest.update(f"{name} {st.st_size} {st.st_mtime_ns}".encode())
+    names = tuple(dict.fromkeys(compiled.KERNEL_SOURCES + KERNEL_FILES))
     folder = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(_HERE, "__pycache__")
-    return os.path.join(folder, f"coopsim-kernels-{digest.hexdigest()[:16]}.stamp")
+    return os.path.join(folder, f"coopsim-kernels-{compiled.source_stamp(names)}.stamp")
 
 
 @contextlib.contextmanager

@@ -281,11 +281,9 @@ def test_a_small_worlds_one_call_step_equals_the_kernel_by_kernel_step(n, monkey
         assert np.array_equal(s1, s2) and np.array_equal(c1, c2)
 
 
-@pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")
-@pytest.mark.parametrize("small_n", [kinematic.SMALL_N, 0])
-def test_a_robot_row_out_of_range_is_refused_by_either_drive(small_n, monkeypatch):
-    monkeypatch.setattr(kinematic, "SMALL_N", small_n)
-    engine, _ = make([(0.0, 0.0, 0.0)], kernels="numba")
+@pytest.mark.parametrize("kernels", KERNELS)
+def test_a_robot_row_out_of_range_is_refused_by_either_drive(kernels):
+    engine, _ = make([(0.0, 0.0, 0.0)], kernels=kernels)  # numba: drive_small at any size
     with pytest.raises(IndexError):
         engine.drive(np.array([1]), np.array([0.3]), np.array([0.0]))
     engine.drive(np.array([-1]), np.array([0.3]), np.array([np.nan]))  # numpy's last row

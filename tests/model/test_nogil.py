@@ -1,0 +1,79 @@
+"""Compiled kernels release the GIL (coopsim/model/compiled.py, ``nogil``): a Python thread
+runs while a kernel runs in another. And a cached kernel is keyed by its options and by the
+sources it may inline (``source_stamp``), so that no stale machine code loads."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from coopsim.model import compiled
+
+pytestmark = pytest.mark.skipif(not compiled.COMPILED, reason="nogil is numba's")
+
+
+@compiled.jit()
+def _span(box, work):
+    """box[0] after a long loop minus box[0] before it. The loop stores into ``work``, which
+    numba cannot prove apart from ``box``: the second read is a read."""
+    first = box[0]
+    for i in range(len(work)):
+        work[i] = math.sqrt(work[i] + i)
+    return box[0] - first
+
+
+def _count(box: np.ndarray, stop: threading.Event) -> None:
+    """A Python loop (it needs the GIL for every step) counting in box[0]."""
+    while not stop.is_set():
+        box[0] += 1.0
+
+
+def test_a_python_thread_counts_while_a_kernel_runs():
+    """While the GIL is held by a kernel, the counting thread cannot take one step: the
+    kernel sees box[0] unchanged, however long it runs. Released, the counter advances once
+    the kernel lasts long enough to be preempted: the work doubles until it has (bounded by
+    work, not by a clock: at most ~2**27 square roots)."""
+    box, stop = np.zeros(1), threading.Event()
+    counter = threading.Thread(target=_count, args=(box, stop), daemon=True)
+    counter.start()
+    try:
+        while box[0] == 0.0:  # the counter runs (condition, not time)
+            threading.Event().wait(0.001)
+        advanced, size = 0.0, 1 << 12
+        while advanced <= 0.0 and size <= 1 << 27:
+            advanced = _span(box, np.zeros(size))
+            size <<= 1
+    finally:
+        stop.set()
+        counter.join()
+    assert advanced > 0.0
+
+
+def test_every_kernel_is_compiled_nogil():
+    from coopsim.physics import kinematic_kernels, kinematic_small
+    from coopsim.raycast import jitcast, jitfan, jitgrid, jitwalk
+
+    kernels = [v for m in (kinematic_kernels, kinematic_small, jitcast, jitfan, jitgrid,
+                           jitwalk) for v in vars(m).values()
+               if type(v).__name__ == "CPUDispatcher"]
+    assert len(kernels) > 20
+    assert all(k.targetoptions.get("nogil") for k in kernels), \
+        [k.__name__ for k in kernels if not k.targetoptions.get("nogil")]
+    assert all(isinstance(k._cache, compiled._KeyedCache) for k in kernels)
+
+
+def test_a_cached_kernel_is_keyed_by_its_options_and_the_inlined_sources(tmp_path,
+                                                                         monkeypatch):
+    """numba's own key: the signature, the CPU and the bytecode -- the same with and without
+    nogil, and after an edit of a file whose functions the kernel inlines."""
+    key = _span._cache._index_key((), _span.targetctx.codegen())
+    assert key[-2:] == (("nogil",), compiled.source_stamp())
+    monkeypatch.setattr(compiled, "_PACKAGE", str(tmp_path))
+    source = tmp_path / "inlined.py"
+    source.write_text("a = 1\n")
+    before = compiled.source_stamp(("inlined.py",))
+    source.write_text("a = 12\n")
+    assert compiled.source_stamp(("inlined.py",)) != before
