@@ -73,6 +73,7 @@ class DescKey:
             (not a name of the description: checked by the module itself).
         repeat: The key may be given several times (``sensor``).
         doc: One line for docs/files.md.
+        modules: The module labels the key gives the robot (in the robot's module order).
     """
 
     key: str
@@ -80,6 +81,7 @@ class DescKey:
     refers: str = ""
     repeat: bool = False
     doc: str = ""
+    modules: tuple[str, ...] = ()
 
 
 #: The per-module keys of a described robot, one row each (docs/files.md's table).
@@ -152,8 +154,9 @@ def description_spec(section: Section, path: PathLike, folders=None) -> Descript
                                           f"{where})")
     keys = tuple((k, v) for k, v, _ in section.entries if k in DESCRIPTION_KEYS)
     lines = tuple((k, n) for k, _, n in section.entries if k in ROBOT_KEYS)
+    modules = tuple(dict.fromkeys(m for k, _ in keys for m in DESCRIPTION_KEYS[k].modules))
     return DescriptionSpec(where, given, section.get("base", "fixed"), search, keys, lines,
-                           line)
+                           line, modules)
 
 
 def search_path(spec: DescriptionSpec) -> tuple[str, ...]:

@@ -83,15 +83,15 @@ def parse(spec: DescriptionSpec, root: ET.Element, lines: dict, mesh) -> Descrip
 
 def _count(tree: _Tree, elements: list, limit: int, what: str) -> None:
     if len(elements) > limit:
-        raise tree.error(elements[limit], f"more than {limit} {what} (the limit)")
+        raise tree.error(elements[limit], f"more than {limit} <{what}> elements (the limit)")
 
 
 # --- URDF --------------------------------------------------------------------------------------
 
 def _urdf(tree: _Tree, mesh) -> Description:
     links_xml, joints_xml = tree.root.findall("link"), tree.root.findall("joint")
-    _count(tree, links_xml, MAX_LINKS, "links")
-    _count(tree, joints_xml, MAX_JOINTS, "joints")
+    _count(tree, links_xml, MAX_LINKS, "link")
+    _count(tree, joints_xml, MAX_JOINTS, "joint")
     if not links_xml:
         raise tree.error(tree.root, "the robot has no <link>")
     links, resolved = {}, {}
@@ -295,8 +295,8 @@ def _mjcf(tree: _Tree, mesh) -> Description:
         raise tree.error(bad, "<include> is refused: give one self-contained MJCF file")
     bodies = list(root.iter("body"))
     joints_xml = [e for e in root.iter() if e.tag in ("joint", "freejoint")]
-    _count(tree, bodies, MAX_LINKS, "bodies")
-    _count(tree, joints_xml, MAX_JOINTS, "joints")
+    _count(tree, bodies, MAX_LINKS, "body")
+    _count(tree, joints_xml, MAX_JOINTS, "joint")
     world = root.find("worldbody")
     if world is None or world.find("body") is None:
         raise tree.error(root, "the MJCF model has no <worldbody> with a <body>")

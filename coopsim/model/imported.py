@@ -49,6 +49,8 @@ class DescriptionSpec:
             ``rotors``, ``sensor``...), in file order; a value is what the key's row parsed.
         lines: (key, line) of every description key, for messages.
         line: Line of the ``description`` key.
+        modules: The module labels its keys give the robot, in key order (each row of
+            ``coopsim.formats.description.DESCRIPTION_KEYS`` says which).
     """
 
     path: str
@@ -58,6 +60,7 @@ class DescriptionSpec:
     keys: tuple[tuple[str, object], ...] = ()
     lines: tuple[tuple[str, int], ...] = ()
     line: int = 0
+    modules: tuple[str, ...] = ()
 
     def get(self, key: str, default: object = None) -> object:
         """The value of per-module key ``key`` (the last one given), or ``default``."""
@@ -245,13 +248,12 @@ class ImportedType(RobotType):
     :func:`imported_type`; subclasses set ``DESCRIPTION`` and ``SPEC``).
 
     A fixed base stands on a small static mount at the section's pose; a floating one is a
-    free body there carrying the description's root. Its member carries ``pose`` and the
-    modules the description's keys give (docs/robots.md).
+    free body there carrying the description's root. Its member carries the modules the
+    section's description keys give (``DescriptionSpec.modules``; docs/robots.md).
     """
 
     DESCRIPTION: ClassVar[Description | None] = None
     SPEC: ClassVar[DescriptionSpec | None] = None
-    modules = ("pose",)
     draw = MappingProxyType({"shape": "disc", "heading": True, "imported": True})
 
     @classmethod
@@ -299,7 +301,7 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
                        f"{len(description.links)} links, {len(description.moving)} moving "
                        f"joints ({spec.base} base)",
         "footprint": max(MOUNT_RADIUS, description.reach()),
-        "modules": ImportedType.modules})
+        "modules": spec.modules})
     cls.validate()
     registry.put(label, cls)
     _MADE[label] = (made, cls)
