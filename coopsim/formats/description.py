@@ -39,7 +39,7 @@ SUFFIXES = (".urdf", ".xml", ".mjcf")
 SEARCH_ENV = "COOPSIM_DESCRIPTION_PATH"
 MAX_BYTES = 8 << 20  # bytes of a description file
 MAX_ROBOT_TRIANGLES = 4_000_000  # triangles of all of one description's meshes
-ANCESTORS = 3  # folders above the description searched for package:// names
+ANCESTORS = 5  # the description's folder and the 4 above it: the description searched for package:// names
 
 
 def _names(what: str, low: int = 1, high: int = 64):

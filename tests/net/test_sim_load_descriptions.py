@@ -47,7 +47,7 @@ def test_a_bad_description_is_an_error_reply_with_its_line(sim):
     peer, data = sim
     error, text, command, *_ = peer.ask(LOAD, str(data / "bad.scenario"))
     assert (error, command) == (p.FAILED, LOAD)
-    assert text.startswith(f"{data / 'bad.urdf'}:11: link 'upper': mass must be > 0 kg")
+    assert text.startswith(f"{data / 'bad.urdf'}:11: link 'upper' moves on joint 'shoulder'")
     assert peer.ok(STATE)[0] == 0
 
 
