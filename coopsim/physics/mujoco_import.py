@@ -87,7 +87,7 @@ def _child_spec(mounted: Mounted):
     d = mounted.description
     try:
         if d.kind == "urdf":
-            return mujoco.MjSpec.from_string(d.text)
+            return mujoco.MjSpec.from_string(d.text, assets=dict(d.assets))
         return mujoco.MjSpec.from_file(d.source)
     except Exception as exc:  # noqa: BLE001 -- MuJoCo's parser raises its own errors
         raise SimulationError(f"MuJoCo could not read {d.source}: {exc}") from None
@@ -108,6 +108,8 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
             child.delete(joint)
     frame = mount.element.add_frame()
     attached = frame.attach_body(root, mounted.prefix, "")
+    if mounted.description.assets:  # meshes from memory: the world compiles them
+        spec.assets = {**spec.assets, **dict(mounted.description.assets)}
     for geom in attached.find_all(mujoco.mjtObj.mjOBJ_GEOM):
         if geom.contype or geom.conaffinity:  # visual geoms (0, 0) keep no contacts
             geom.contype, geom.conaffinity = ARM, ARM_TOUCHES

@@ -81,6 +81,9 @@ def test_a_zero_mass_is_refused_at_its_line(tmp_path):
     line = next(n for n, text in enumerate(bad.splitlines(), 1) if 'value="0"' in text)
     assert exc.line == line and "moves on joint 'shoulder'" in exc.reason
     assert "its mass is zero" in exc.reason
+    flat = ARM.replace('ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0.001"',
+                       'ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0"')
+    assert "inertia has a zero moment" in error_of(tmp_path, flat).reason
     frame = ARM.replace('<link name="tool"/>', '<link name="tool"><inertial><mass value="0"/>'
                         '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>'
                         '</link>')
@@ -88,9 +91,8 @@ def test_a_zero_mass_is_refused_at_its_line(tmp_path):
 
 
 def test_a_malformed_inertia_is_refused(tmp_path):
-    bad = ARM.replace('ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0.001"',
-                      'ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.01"')
-    assert "malformed inertia" in error_of(tmp_path, bad).reason
+    negative = ARM.replace('ixx="0.008"', 'ixx="-0.008"')
+    assert "malformed inertia" in error_of(tmp_path, negative).reason
 
 
 def test_a_joint_cycle_and_an_unknown_parent_are_refused(tmp_path):
