@@ -39,7 +39,7 @@ SUFFIXES = (".urdf", ".xml", ".mjcf")
 SEARCH_ENV = "COOPSIM_DESCRIPTION_PATH"
 MAX_BYTES = 8 << 20  # bytes of a description file
 MAX_ROBOT_TRIANGLES = 4_000_000  # triangles of all of one description's meshes
-ANCESTORS = 5  # the description's folder and the 4 above it: the description searched for package:// names
+ANCESTORS = 5  # package:// is looked for in the description's folder and the 4 above it
 
 
 def _names(what: str, low: int = 1, high: int = 64):
@@ -190,7 +190,7 @@ def resolve(name: str, spec: DescriptionSpec, base: str) -> tuple[str, list[str]
     return next((t for t in tried if os.path.isfile(t)), ""), tried
 
 
-# --- safe reading -----------------------------------------------------------------------------------
+# --- safe reading ---------------------------------------------------------------------------------
 
 class _Lines(ET.TreeBuilder):
     """A tree builder noting each element's line (ElementTree keeps none)."""

@@ -239,7 +239,18 @@ def _check_tree(tree: _Tree, links: dict, joints: list) -> dict:
         raise FileFormatError(tree.path, links[roots[1]].line, f"links {roots[0]!r} and "
                               f"{roots[1]!r} both have no parent joint: a description is one "
                               "tree with one root")
-    reached, todo = {roots[0]}, [roots[0]]
+    reached = _reached(joints, roots[0])
+    stray = [j for j in joints if j.child not in reached]
+    if stray:
+        raise FileFormatError(tree.path, stray[0].line, f"joint cycle through joint "
+                                                        f"{stray[0].name!r}: its links do not "
+                                                        f"hang from the root {roots[0]!r}")
+    return parents
+
+
+def _reached(joints: list, root: str) -> set:
+    """The links hanging from ``root`` through ``joints``."""
+    reached, todo = {root}, [root]
     children: dict[str, list] = {}
     for j in joints:
         children.setdefault(j.parent, []).append(j.child)
@@ -248,12 +259,7 @@ def _check_tree(tree: _Tree, links: dict, joints: list) -> dict:
             if child not in reached:
                 reached.add(child)
                 todo.append(child)
-    stray = [j for j in joints if j.child not in reached]
-    if stray:
-        raise FileFormatError(tree.path, stray[0].line, f"joint cycle through joint "
-                                                        f"{stray[0].name!r}: its links do not "
-                                                        f"hang from the root {roots[0]!r}")
-    return parents
+    return reached
 
 
 def _check_masses(tree: _Tree, links: list, joints: list) -> None:

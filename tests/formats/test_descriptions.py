@@ -4,8 +4,8 @@ with file:line, and a real load on MuJoCo (docs/files.md "Robots from a descript
 from __future__ import annotations
 
 import math
-import os
 import shutil
+import site
 from pathlib import Path
 
 import pytest
@@ -83,7 +83,7 @@ def test_a_zero_mass_is_refused_at_its_line(tmp_path):
     assert "its mass is zero" in exc.reason
     flat = ARM.replace('ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0.001"',
                        'ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0"')
-    assert "inertia has a zero moment" in error_of(tmp_path, flat).reason
+    assert "malformed inertia (principal moments 0, 0.008, 0.008" in error_of(tmp_path, flat).reason
     frame = ARM.replace('<link name="tool"/>', '<link name="tool"><inertial><mass value="0"/>'
                         '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>'
                         '</link>')
@@ -161,3 +161,41 @@ def test_coopsim_check_exits_2_with_the_line_and_list_shows_the_imported_type(tm
     assert result.exit_code == 0, result.output
     assert "tiny_arm       imported from URDF tiny_arm.urdf: 4 links, 2 moving joints" \
         in result.output
+
+
+def test_a_floating_base_is_a_free_body_and_an_mjcf_keeps_its_actuators(tmp_path):
+    pytest.importorskip("mujoco")
+    from coopsim.sim.simulation import Simulation
+    shutil.copy(DATA / "tiny_arm.urdf", tmp_path / "arm.urdf")
+    shutil.copy(DATA / "tiny_arm.xml", tmp_path / "arm.xml")
+    text = scenario_text("arm.urdf", "base floating\n").replace(
+        "[SETTINGS]", "[ROBOT_2]\ndescription arm.xml\nname arm2\nposition -0.5 0 0\n"
+        "tool tip\n[SETTINGS]")
+    sim = Simulation(load_scenario(write(tmp_path, "s.scenario", text)))
+    sim.physics()
+    model = sim.world.engine.model
+    free = [model.jnt_bodyid[j] for j in range(model.njnt) if model.jnt_type[j] == 0]
+    assert len(free) == 1 and model.body(model.body_parentid[
+        next(model.body(i).id for i in range(model.nbody) if model.body(i).name ==
+             "arm1/base_link")]).id == free[0]
+    assert [model.actuator(i).name for i in range(model.nu)] == ["arm2/shoulder_servo"]
+    assert model.jnt_range[model.joint("arm2/elbow").id] == pytest.approx([-2.0944, 2.0944],
+                                                                          abs=1e-4)
+
+
+def _example_robot(relative: str) -> Path:
+    """A file of example-robot-data (the test extra), or skip."""
+    for folder in site.getsitepackages():
+        path = Path(folder) / "cmeel.prefix/share/example-robot-data/robots" / relative
+        if path.exists():
+            return path
+    pytest.skip("example-robot-data is not installed")
+
+
+def test_a_realistic_urdf_loads_its_package_meshes_without_a_search_key(tmp_path):
+    urdf = _example_robot("ur_description/urdf/ur5_robot.urdf")
+    spec = load_scenario(write(tmp_path, "s.scenario", scenario_text(str(urdf))))
+    described = ROBOT_TYPES.get(spec.robots[0].type).DESCRIPTION
+    assert len(described.moving) == 6 and len(described.links) == 11
+    meshes = [m for link in described.links for m in link.meshes]
+    assert meshes and all(m.path.endswith(".stl") for m in meshes)  # its .dae visuals dropped
