@@ -199,3 +199,14 @@ def test_a_realistic_urdf_loads_its_package_meshes_without_a_search_key(tmp_path
     assert len(described.moving) == 6 and len(described.links) == 11
     meshes = [m for link in described.links for m in link.meshes]
     assert meshes and all(m.path.endswith(".stl") for m in meshes)  # its .dae visuals dropped
+
+
+def test_what_mujoco_refuses_is_reported_by_check_at_the_robot(tmp_path):
+    pytest.importorskip("mujoco")
+    (tmp_path / "flat.obj").write_text("v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nf 1 2 3\n")
+    flat = ARM.replace('<link name="tool"/>', '<link name="tool"><collision><geometry>'
+                                              '<mesh filename="flat.obj"/></geometry>'
+                                              '</collision></link>')
+    exc = error_of(tmp_path, flat)  # [SETTINGS] engine mujoco: the engine's check runs
+    assert exc.path.endswith("s.scenario") and exc.line == 4
+    assert "MuJoCo cannot build" in exc.reason and "\n" not in exc.reason
