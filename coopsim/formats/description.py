@@ -254,7 +254,8 @@ def read_bytes(path: str, limit: int = MAX_BYTES) -> bytes:
 
 def mesh_reader(spec: DescriptionSpec, folders=None):
     """The function the tree checks call for each mesh a description names:
-    ``(name, line, scale, use) -> Mesh``, the file resolved (:func:`resolve`), confined to
+    ``(name, line, scale, use) -> Mesh`` (``use`` ``file``: another file MuJoCo reads, only
+    found and confined), the file resolved (:func:`resolve`), confined to
     ``folders`` when given, and checked (:func:`coopsim.formats.meshes.mesh_info`), with a
     running total of triangles bounded by :data:`MAX_ROBOT_TRIANGLES`.
 
@@ -266,11 +267,14 @@ def mesh_reader(spec: DescriptionSpec, folders=None):
     total = [0]
 
     def read(name: str, line: int, scale: tuple, use: str) -> Mesh:
+        what = "file" if use == "file" else "mesh"
         real, tried = resolve(name, spec, os.path.dirname(spec.path))
         if not real:
-            raise FileFormatError(spec.path, line, f"mesh {name!r} not found (looked for "
+            raise FileFormatError(spec.path, line, f"{what} {name!r} not found (looked for "
                                                    f"{', '.join(tried[:4]) or 'nothing'})")
-        _confined(real, folders, f"mesh {name!r}", spec.path, line)
+        _confined(real, folders, f"{what} {name!r}", spec.path, line)
+        if use == "file":  # another asset MuJoCo reads itself (an MJCF's texture): found, inside
+            return Mesh(real, use, tuple(scale), 0, ((0.0,) * 3, (0.0,) * 3), line)
         try:
             info = mesh_info(real)
         except FileFormatError as exc:

@@ -387,3 +387,9 @@ def _mjcf_meshes(tree: _Tree, mesh) -> None:
         if m.get("file"):
             mesh(os.path.join(folder, m.get("file")), tree.line(m),
                  tree.numbers(m, "scale", 3, (1.0, 1.0, 1.0)), "collision")
+    textures = "" if compiler is None else compiler.get("texturedir", compiler.get("assetdir",
+                                                                                   ""))
+    for element in tree.root.iter():  # textures, height fields, skins: found and confined
+        if element.tag != "mesh" and element.get("file"):
+            mesh(os.path.join(textures, element.get("file")), tree.line(element),
+                 (1.0, 1.0, 1.0), "file")

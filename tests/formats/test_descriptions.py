@@ -20,8 +20,9 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "descriptions"
 ARM = (DATA / "tiny_arm.urdf").read_text()
 
 
-def scenario_text(description: str = "arm.urdf", extra: str = "") -> str:
-    return (f"[WORLD]\nfile {DATA / 'floor.world'}\n\n[ROBOT_1]\ndescription {description}\n"
+def scenario_text(description: str = "arm.urdf", extra: str = "",
+                  world: str = str(DATA / "floor.world")) -> str:
+    return (f"[WORLD]\nfile {world}\n\n[ROBOT_1]\ndescription {description}\n"
             f"name arm1\nposition 0.5 0 0\n{extra}\n[SETTINGS]\nengine mujoco\n")
 
 
@@ -126,9 +127,10 @@ def test_a_network_load_reads_no_description_outside_the_data_folders(tmp_path):
     from coopsim.formats.folders import DataFolders
     inside, outside = tmp_path / "in", tmp_path / "out"
     inside.mkdir(), outside.mkdir()
+    shutil.copy(DATA / "floor.world", inside)
     write(outside, "arm.urdf", ARM)
-    text = scenario_text(str(outside / "arm.urdf"))
-    with pytest.raises(NotAllowedError, match="outside the simulation's data folders"):
+    text = scenario_text(str(outside / "arm.urdf"), world="floor.world")
+    with pytest.raises(NotAllowedError, match="description '/.*' is outside the simulation's "):
         parse_scenario(text, inside / "s.scenario", DataFolders([inside]))
 
 
@@ -210,3 +212,22 @@ def test_what_mujoco_refuses_is_reported_by_check_at_the_robot(tmp_path):
     exc = error_of(tmp_path, flat)  # [SETTINGS] engine mujoco: the engine's check runs
     assert exc.path.endswith("s.scenario") and exc.line == 4
     assert "MuJoCo cannot build" in exc.reason and "\n" not in exc.reason
+
+
+def test_an_mjcf_names_no_file_outside_the_data_folders(tmp_path):
+    from coopsim.formats.folders import DataFolders
+    inside = tmp_path / "in"
+    inside.mkdir()
+    shutil.copy(DATA / "floor.world", inside)
+    (tmp_path / "secret.png").write_bytes(b"x")
+    mjcf = (DATA / "tiny_arm.xml").read_text().replace(
+        "<worldbody>", '<asset><texture name="t" type="2d" file="../secret.png"/></asset>\n'
+                       "  <worldbody>")
+    write(inside, "arm.xml", mjcf)
+    with pytest.raises(NotAllowedError, match="file '../secret.png' is outside"):
+        parse_scenario(scenario_text("arm.xml", world="floor.world"), inside / "s.scenario",
+                       DataFolders([inside]))
+    write(inside, "arm.xml", mjcf.replace("../secret.png", "gone.png"))
+    with pytest.raises(FileFormatError, match="file 'gone.png' not found"):
+        parse_scenario(scenario_text("arm.xml", world="floor.world"), inside / "s.scenario",
+                       DataFolders([inside]))
