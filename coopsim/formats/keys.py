@@ -16,6 +16,7 @@ from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSe
                            ParamSetting, yaw_from_degrees)
 from . import games
 from .events import EVENT_KEYS, MONITORS_KEYS
+from .scenery import MESH_KEYS, TERRAIN_KEYS
 from .sections import (NUMBER, Bad, Key, Rule, boolean, fixed, integer, number, pick, real,
                        rest)
 from .sections import param_value as _value
@@ -194,6 +195,8 @@ _FLOOR_SIZE = fixed(("length", "width", "height"), number,
 WORLD_RULES = {
     "FLOOR": Rule({"size": Key(_FLOOR_SIZE, required=True)}),
     "WALL": Rule(_OBJECT_KEYS, indexed=True),
+    "MESH": Rule({**MESH_KEYS, "color": Key(_color)}, indexed=True),  # coopsim.formats.scenery
+    "TERRAIN": Rule(TERRAIN_KEYS),
 }
 SCENARIO_RULES = {
     "WORLD": Rule({"file": Key(rest("path to a .world file")),  # or a map .yaml alone
