@@ -131,6 +131,11 @@ def rotation(q) -> np.ndarray:
                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
+def _turn(o, a, b) -> float:
+    """> 0 when o -> a -> b turns counter-clockwise."""
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
 def hull(points: np.ndarray) -> np.ndarray:
     """(k, 2) the convex hull of (n, 2) points, counter-clockwise (Andrew's monotone chain)."""
     pts = np.unique(np.asarray(points, dtype=float).round(9), axis=0)
@@ -140,7 +145,7 @@ def hull(points: np.ndarray) -> np.ndarray:
     def half(seq):
         out: list = []
         for p in seq:
-            while len(out) >= 2 and np.cross(out[-1] - out[-2], p - out[-2]) <= 0:
+            while len(out) >= 2 and _turn(out[-2], out[-1], p) <= 0:
                 out.pop()
             out.append(p)
         return out[:-1]
