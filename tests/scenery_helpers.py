@@ -18,9 +18,15 @@ def _box(lo, hi) -> np.ndarray:
                      for z in (lo[2], hi[2])], dtype=float)
 
 
-def write_stl(path: Path, lo, hi) -> Path:
-    """A binary STL of the box from ``lo`` to ``hi`` (file units)."""
+def write_stl(path: Path, lo, hi, ascii: bool = False) -> Path:
+    """A binary (or ASCII) STL of the box from ``lo`` to ``hi`` (file units)."""
     v = _box(lo, hi)
+    if ascii:
+        path.write_text("solid box\n" + "".join(
+            "facet normal 0 0 0\nouter loop\n" + "".join(
+                f"vertex {x:g} {y:g} {z:g}\n" for x, y, z in v[[a, b, c]])
+            + "endloop\nendfacet\n" for a, b, c in _FACES) + "endsolid box\n")
+        return path
     data = b"\0" * 80 + struct.pack("<I", len(_FACES))
     for a, b, c in _FACES:
         data += struct.pack("<12fH", 0, 0, 0, *v[a], *v[b], *v[c], 0)

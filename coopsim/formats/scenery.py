@@ -114,7 +114,20 @@ def mesh(section: Section, path: PathLike, folders=None) -> sc.MeshSpec:
     rpy = tuple(np.radians(section.get("orientation", (0.0, 0.0, 0.0))).tolist())
     return sc.MeshSpec(section.name, where, section.get("position"), rpy, scale,
                        section.get("color") or sc.MESH_COLOR, section.line, info.triangles,
-                       (tuple(lo.tolist()), tuple(hi.tolist())))
+                       (tuple(lo.tolist()), tuple(hi.tolist())), _ascii_vertices(where))
+
+
+def _ascii_vertices(where: str) -> np.ndarray | None:
+    """The triangles' corners of an ASCII STL (MuJoCo reads only binary STL), read by the
+    mesh reader that checked it; None for any other file."""
+    from . import meshes
+    if not where.lower().endswith(".stl"):
+        return None
+    with open_regular(where) as fh:
+        data = fh.read(meshes.MAX_MESH_BYTES + 1)
+    if meshes._binary_stl(data):
+        return None
+    return meshes._stl_ascii(where, data, meshes.MAX_TRIANGLES)[1]
 
 
 def terrain(section: Section, path: PathLike, folders=None) -> sc.TerrainSpec:

@@ -48,6 +48,8 @@ class MeshSpec:
         line: Line of its section header.
         triangles: How many triangles its file holds.
         bounds: ((x, y, z) min, (x, y, z) max) of its vertices, file units and frame.
+        vertices: (3 n, 3) the corners of its n triangles, file units, for a file MuJoCo does
+            not read itself (an ASCII STL); None: MuJoCo reads ``path``.
     """
 
     name: str
@@ -59,6 +61,7 @@ class MeshSpec:
     line: int = 0
     triangles: int = 0
     bounds: tuple[Vec3, Vec3] = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    vertices: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def quat(self) -> tuple[float, float, float, float]:
         """(w, x, y, z): the rotation ``rpy`` (z * y * x, fixed axes)."""

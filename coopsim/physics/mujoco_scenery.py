@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.scenery import MeshSpec, TerrainSpec, hull, rotation
+from ..model.scenery import MeshSpec, TerrainSpec, hull
 from . import mujoco_build as mb
 from . import mujoco_state as ms
 
@@ -50,7 +50,11 @@ class Scenery:
         """Build ``meshes`` and ``terrain`` into the MjSpec ``spec``."""
         for k, m in enumerate(meshes, len(self.meshes) + 1):
             name = f"scenery:{k}:{m.name}"
-            spec.add_mesh(name=name, file=m.path, scale=list(m.scale))
+            if m.vertices is None:
+                spec.add_mesh(name=name, file=m.path, scale=list(m.scale))
+            else:  # an ASCII STL: its triangles as read
+                spec.add_mesh(name=name, uservert=m.vertices.ravel().tolist(),
+                              userface=list(range(len(m.vertices))), scale=list(m.scale))
             body = spec.worldbody.add_body(name=name, pos=list(m.position), quat=list(m.quat()))
             body.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name,
                           contype=mb.SOLID, conaffinity=mb.SOLID,
@@ -134,8 +138,3 @@ class Ground:
         g = np.flatnonzero(~free & ~static)
         if len(g):
             full[g, 2] += self.terrain.height_at(full[g, 0], full[g, 1])
-
-
-def mesh_quat(m: MeshSpec) -> np.ndarray:
-    """(3, 3) the rotation of a mesh's file frame into the world frame."""
-    return rotation(m.quat())

@@ -22,7 +22,7 @@ from coopsim.sim.stepper import Stepper  # noqa: E402
 from coopsim.sim.world import World  # noqa: E402
 
 from flyhelpers import flyer_type  # noqa: E402
-from scenery_helpers import WORLD, scenario_text, write_world  # noqa: E402
+from scenery_helpers import WORLD, scenario_text, write_stl, write_world  # noqa: E402
 
 TB = "[ROBOT_1]\ntype turtlebot3\nname tb\nposition {x} {y} 0\norientation 0 0 {yaw}\n"
 
@@ -49,6 +49,18 @@ def test_the_world_file_reads_its_meshes_and_terrain(folder):
     assert t.heights.shape == (64, 64) and t.size == (4.0, 4.0, 0.3)
     assert t.height_at(0.0, 0.0) == pytest.approx(0.3 * np.exp(-0.0 / 0.2), abs=0.01)
     assert t.height_at(2.5, 0.0) == 0.0  # off the field: the floor
+
+
+def test_an_ascii_stl_is_built_from_its_triangles_and_outlined(folder):
+    write_stl(folder / "ascii.stl", (-0.1, -1, 0), (0.1, 1, 1), ascii=True)
+    (folder / "ascii.world").write_text(WORLD.replace("wall.stl", "ascii.stl"))
+    (folder / "ascii.scenario").write_text(scenario_text("", "ascii.world"))
+    scn = load(folder / "ascii.scenario")
+    assert scn.world.meshes[0].vertices.shape == (36, 3)
+    _, _, segments, _ = World(scn).engine.static_geometry()
+    wall = segments[(abs(segments[:, [0, 2]] - 3) < 0.5).all(axis=1)]  # the wall mesh's hull
+    assert len(wall) == 4
+    assert sorted({round(v, 6) for v in wall[:, [0, 2]].ravel()}) == [2.9, 3.1]
 
 
 def test_a_turtlebot_rides_over_the_bump_and_stops_at_the_mesh_wall(folder):
