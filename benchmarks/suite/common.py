@@ -153,18 +153,19 @@ def flyers(n: int, driven: bool = True, dt: float = 0.002, engine: str = "aerial
 
 
 def arms(n: int, driven: bool = True, dt: float = 0.002):
-    """``n`` ``irb120`` arms 1.2 m apart on the mujoco engine, each with a 4 cm cube that the
-    ``arm_pick`` driver (when ``driven``) moves: a ``ScenarioSpec``."""
-    from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec, RobotSpec,
+    """``n`` ``irb120`` arms 1.5 m apart on the mujoco engine, each with a red 4 cm cube 0.3 m
+    ahead and 0.12 m left that the ``arm_pick`` driver (when ``driven``) moves 0.24 m right and
+    back: a ``ScenarioSpec``."""
+    from coopsim.model.specs import (COLORS, DriverSetting, FloorSpec, ObjectSpec, RobotSpec,
                                      ScenarioSpec, Settings, WorldSpec)
 
     drive = (DriverSetting("arm_pick", (("speed", 1.0),)),) if driven else ()
     robots, cubes = [], []
-    for k, (x, y) in enumerate(grid(n, 1.2)):
+    for k, (x, y) in enumerate(grid(n, 1.5)):
         robots.append(RobotSpec("irb120", f"arm{k}", (x, y, 0.0), drivers=drive))
         cubes.append(ObjectSpec(f"CUBE_{k}", "box", (0.04,) * 3, (x + 0.3, y + 0.12, 0.02),
-                                mass=0.1))
-    size = math.ceil(math.sqrt(n)) * 1.2 + 2.0
+                                mass=0.1, color=COLORS["red"]))
+    size = math.ceil(math.sqrt(n)) * 1.5 + 2.0
     return ScenarioSpec(WorldSpec(FloorSpec(size, size)), robots=tuple(robots),
                         objects=tuple(cubes),
                         settings=Settings(dt=dt, mode="lockstep", seed=1, engine="mujoco"))

@@ -166,6 +166,7 @@ def compare_config(top: Path) -> Path:
                 results_dir=str(top / ".asv" / "compare-results"),
                 html_dir=str(top / ".asv" / "compare-html"), env_dir=str(top / ".asv" / "env"))
     path = top / ".asv" / "compare.conf.json"
+    path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps(conf, indent=1))
     return path
 
