@@ -297,10 +297,9 @@ class MujocoEngine(Engine):
         guard = self._guard(rows)
         guard.begin(data)
         self._diverged, held = [], []
-        ground = self._riders()
+        if self._scenery.terrain is not None:  # ground bodies on their way to its height
+            self._riders().follow(data, dt)
         for _ in range(n):
-            if ground is not None:
-                ground.follow(data, dt / n)
             self._drive_forces(rows, dt / n)
             if len(rows.flyers):
                 self._wrench_forces(rows)

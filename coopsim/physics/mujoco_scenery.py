@@ -10,8 +10,8 @@ the 2D range sensors see.
 * The height field is MuJoCo's hfield (``FLOOR`` bits: objects and flyers fall and land on
   it). A ground robot does not touch the floor (mujoco_build); on a world with a height field
   each ground body gets a fourth joint, a slide along z, that follows the ground's height
-  under its origin every substep (:class:`Ground`): it rides over the terrain level (it does
-  not tilt), at any slope, as if its wheels always kept contact.
+  under its origin, set moving towards it every step (:class:`Ground`): it rides over the
+  terrain level (it does not tilt), at any slope, as if its wheels always kept contact.
 * The 2D ray caster sees each mesh that reaches into its slice as its convex hull's floor
   outline (the projection of all its vertices, as MuJoCo collides it), and the height field's
   cells higher than its ``seen_above`` as rectangles (none by default: the terrain is ground).
@@ -120,17 +120,19 @@ class Ground:
         self.terrain, self.model = terrain, model
         self.q = np.array([b.qadr for b in bodies], dtype=np.int64)
         self.d = np.array([b.dadr for b in bodies], dtype=np.int64)
-        self.z0 = np.array([b.qpos0_z for b in bodies], dtype=float)
+        # what holds each body up along its z joint: its weight (its arm's included)
+        self.weight = np.array([model.body_subtreemass[b.id] for b in bodies]) * mb.GRAVITY
 
-    def follow(self, data, h: float) -> None:
-        """Put each body's z joint at the ground's height under its origin, moving at the
-        rate that gets it there in this substep of ``h`` s."""
+    def follow(self, data, dt: float) -> None:
+        """Start each body's z joint towards the ground's height under its origin now, at
+        the rate that takes it there in the step of ``dt`` s, its weight held: once a step
+        (not each substep), as the drive's horizontal motion in a step is millimetres."""
         if not len(self.q):
             return
         qpos = data.qpos
         z = self.terrain.height_at(qpos[self.q], qpos[self.q + 1])
-        data.qvel[self.d + 3] = (z - qpos[self.q + 3]) / h
-        qpos[self.q + 3] = z
+        data.qvel[self.d + 3] = (z - qpos[self.q + 3]) / dt
+        data.qfrc_applied[self.d + 3] = self.weight
 
     def lift(self, full: np.ndarray, free: np.ndarray, static: np.ndarray) -> None:
         """Add the ground's height under each ground robot to its z in ``full`` ((N, 13)
