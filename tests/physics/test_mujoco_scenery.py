@@ -136,3 +136,17 @@ def test_coopsim_check_says_file_line_and_exits_2(folder):
     assert out.returncode == 2
     assert f"missing.world:5: file 'gone.stl' not found" in out.stderr + out.stdout
     assert "Traceback" not in out.stderr
+
+
+def test_a_requested_world_names_only_files_inside_the_data_folders(folder, tmp_path):
+    from coopsim.formats.folders import DataFolders
+    from coopsim.model.errors import NotAllowedError
+
+    inside = tmp_path / "data"
+    inside.mkdir()
+    (inside / "w.world").write_text(WORLD.replace("wall.stl", str(folder / "wall.stl")))
+    with pytest.raises(NotAllowedError) as exc:
+        load(inside / "w.world", DataFolders([inside]))
+    assert "w.world:5: file" in str(exc.value)
+    write_world(inside)  # the same files inside: loaded
+    assert len(load(inside / "t.world", DataFolders([inside])).meshes) == 2
