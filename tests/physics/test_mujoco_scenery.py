@@ -128,14 +128,19 @@ def test_a_2d_engine_refuses_scenery_at_its_line(folder):
     assert "scenery feature" in str(exc.value)
 
 
-def test_coopsim_check_says_file_line_and_exits_2(folder):
+def test_coopsim_check_and_run_say_file_line_and_exit_2(folder):
     (folder / "missing.world").write_text(WORLD.replace("wall.stl", "gone.stl"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     out = subprocess.run([sys.executable, "-m", "coopsim", "check", str(folder / "missing.world")],
                          capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 2
-    assert f"missing.world:5: file 'gone.stl' not found" in out.stderr + out.stdout
+    assert "missing.world:5: file 'gone.stl' not found" in out.stderr + out.stdout
     assert "Traceback" not in out.stderr
+    # run alone, the world gets the default engine (pymunk), which refuses its scenery
+    out = subprocess.run([sys.executable, "-m", "coopsim", "run", str(folder / "t.world"),
+                          "--headless", "--duration", "0.1"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 2 and "t.world:4: the pymunk engine has no meshes" in out.stderr
 
 
 def test_a_requested_world_names_only_files_inside_the_data_folders(folder, tmp_path):
