@@ -73,8 +73,7 @@ class Scenery:
             for _, name in self.meshes:
                 g = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name)
                 m = model.geom_dataid[g]
-                a, n = model.mesh_vertadr[m], model.mesh_vertnum[m]
-                world = model.mesh_vert[a:a + n] @ data.geom_xmat[g].reshape(3, 3).T \
+                world = _hull_vertices(model, m) @ data.geom_xmat[g].reshape(3, 3).T \
                     + data.geom_xpos[g]
                 if world[:, 2].min() > slice_top:
                     continue
@@ -84,6 +83,17 @@ class Scenery:
                 ms.outline((("box", length, width, 0.0, 0.0),), cx, cy, 0.0, 0, [], segs)
             self._outline = (model, segs)
         return list(self._outline[1])
+
+
+def _hull_vertices(model, m: int) -> np.ndarray:
+    """(k, 3) the vertices of mesh ``m``'s convex hull (MuJoCo's, which it collides with; all
+    its vertices where it kept none), mesh frame."""
+    verts = model.mesh_vert[model.mesh_vertadr[m]:model.mesh_vertadr[m] + model.mesh_vertnum[m]]
+    adr = model.mesh_graphadr[m]
+    if adr < 0:
+        return verts
+    n = model.mesh_graph[adr]  # the graph: nvert, nface, then each vertex's edge address,
+    return verts[model.mesh_graph[adr + 2 + n:adr + 2 + 2 * n]]  # then their mesh indices
 
 
 def _add_hfield(spec, t: TerrainSpec) -> None:
