@@ -105,16 +105,24 @@ def mesh(section: Section, path: PathLike, folders=None) -> sc.MeshSpec:
         raise FileFormatError(path, line, f"mesh {section.get('file')!r}: {exc}") from None
     scale = section.get("scale", (1.0, 1.0, 1.0))
     lo, hi = np.asarray(info.lower, dtype=float), np.asarray(info.upper, dtype=float)
-    extent = (hi - lo) * np.abs(scale)
-    if extent.max() < sc.MIN_MESH_EXTENT or extent.max() > sc.MAX_MESH_EXTENT:
-        raise FileFormatError(path, section.line_of("scale") if section.get("scale") else line,
-                              f"mesh {section.get('file')!r} is {' x '.join(f'{v:g}' for v in extent)}"
-                              f" m scaled: each side at most {sc.MAX_MESH_EXTENT:g} m and the "
-                              f"largest at least {sc.MIN_MESH_EXTENT:g} m")
+    _check_extent(section, path, (hi - lo) * np.abs(scale))
     rpy = tuple(np.radians(section.get("orientation", (0.0, 0.0, 0.0))).tolist())
     return sc.MeshSpec(section.name, where, section.get("position"), rpy, scale,
                        section.get("color") or sc.MESH_COLOR, section.line, info.triangles,
                        (tuple(lo.tolist()), tuple(hi.tolist())), _ascii_vertices(where))
+
+
+def _check_extent(section: Section, path: PathLike, extent: np.ndarray) -> None:
+    """Raise FileFormatError (at the ``scale`` line, else the ``file`` line) when a mesh's
+    scaled bounding box (``extent``, m) is beyond the limits."""
+    if sc.MIN_MESH_EXTENT <= extent.max() <= sc.MAX_MESH_EXTENT:
+        return
+    sides = " x ".join(f"{v:g}" for v in extent)
+    raise FileFormatError(path, section.line_of("scale") if section.get("scale") else
+                          section.line_of("file"),
+                          f"mesh {section.get('file')!r} is {sides} m scaled: each side at most "
+                          f"{sc.MAX_MESH_EXTENT:g} m and the largest at least "
+                          f"{sc.MIN_MESH_EXTENT:g} m")
 
 
 def _ascii_vertices(where: str) -> np.ndarray | None:
