@@ -126,16 +126,14 @@ def _check_extent(section: Section, path: PathLike, extent: np.ndarray) -> None:
 
 
 def _ascii_vertices(where: str) -> np.ndarray | None:
-    """The triangles' corners of an ASCII STL (MuJoCo reads only binary STL), read by the
-    mesh reader that checked it; None for any other file."""
+    """The triangles' corners of an ASCII STL (MuJoCo reads only binary STL), as the mesh
+    reader converts it; None for any other file."""
     from . import meshes
-    if not where.lower().endswith(".stl"):
+    binary = meshes.ascii_stl_as_binary(where)
+    if binary is None:
         return None
-    with open_regular(where) as fh:
-        data = fh.read(meshes.MAX_MESH_BYTES + 1)
-    if meshes._binary_stl(data):
-        return None
-    return meshes._stl_ascii(where, data, meshes.MAX_TRIANGLES)[1]
+    record = np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    return np.frombuffer(binary, dtype=record, offset=84)["v"].reshape(-1, 3).astype(float)
 
 
 def terrain(section: Section, path: PathLike, folders=None) -> sc.TerrainSpec:
