@@ -117,8 +117,8 @@ class Run:
             require_keys(options.bind, options.keys, options.insecure)
         self.keys = ServerKeys.load(options.keys) if options.keys else None
         self.settings = effective_settings(scenario, options)
-        if options.engine is not None:
-            check_engine(scenario, options.engine)
+        if options.engine is not None or scenario.world.meshes or scenario.world.terrain:
+            check_engine(scenario, options.engine)  # scenery needs an engine that builds it
         threads.use(self.settings.threads)  # the process's kernels (coopsim.model.threads)
         sim = Simulation(scenario, seed=self.settings.seed, dt=self.settings.dt,
                          engine=self.settings.engine)

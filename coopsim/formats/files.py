@@ -19,7 +19,7 @@ from ..model.plugins import ENGINES, METRICS, ROBOT_TYPES, RULES, blame, default
 from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, RuleSetting, ScenarioSpec, Settings,
                            TargetSpec, WorldSpec, yaw_from_degrees)
 from ..model.validate import check_events, check_monitors, check_rates, check_robot_spec
-from . import games, maps
+from . import games, maps, scenery
 from .description import described_robot
 from .events import build_events, build_monitors
 from .keys import SCENARIO_RULES, WORLD_RULES
@@ -178,6 +178,9 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
         raise FileFormatError(path, getattr(scenario.settings, "line", 0), str(exc)) from None
     if engine.missing():  # an optional library it needs is not installed
         raise FileFormatError(path, getattr(scenario.settings, "line", 0), engine.missing())
+    scenery = engine.refuses_scenery(scenario.world)  # meshes, a height field
+    if scenery:
+        raise FileFormatError(scenario.world.path or path, *scenery)
     for obj in scenario.world.objects:  # the world file is read first
         reason = engine.refuses_object(obj)
         if reason:
@@ -229,7 +232,7 @@ def _world_of(section: Section, path: PathLike, folders=None) -> WorldSpec:
         raise FileFormatError(path, line, f"world file {name!r} not found (looked for {where})")
     if os.path.isdir(where):
         raise FileFormatError(path, line, f"world file {name!r} is a directory")
-    return load_world(where)
+    return load_world(where, folders)
 
 
 def _map_path(section: Section, path: PathLike, folders=None) -> str:
@@ -277,18 +280,23 @@ def _stem(path: PathLike) -> str:
 
 # --- public API -----------------------------------------------------------------------------------
 
-def parse_world(text: str, path: PathLike = "") -> WorldSpec:
+def parse_world(text: str, path: PathLike = "", folders=None) -> WorldSpec:
     """Parse the text of a ``.world`` file.
 
     Args:
         text: The whole file.
-        path: Where it came from, for messages and ``WorldSpec.path``.
+        path: Where it came from, for messages and ``WorldSpec.path``; the folder its mesh
+            and image files are relative to.
+        folders: The data folders its mesh and image files must be in (a request named it),
+            or None.
 
     Returns:
-        The world: its floor and its ``[WALL_n]`` objects in file order.
+        The world: its floor, its ``[WALL_n]`` objects in file order, its ``[MESH_n]`` and
+        ``[TERRAIN]`` (:mod:`coopsim.formats.scenery`).
 
     Raises:
         FileFormatError: At the first problem, as ``path:line: reason``.
+        NotAllowedError: a mesh or image file outside ``folders``.
     """
     sections = split_sections(text, path, WORLD_RULES, ".world")
     floors = [s for s in sections if s.kind == "FLOOR"]
@@ -298,11 +306,19 @@ def parse_world(text: str, path: PathLike = "") -> WorldSpec:
         raise FileFormatError(path, floors[0].line, "[FLOOR] must be the first section, "
                                                     f"before [{sections[0].name}]")
     floor = FloorSpec(*floors[0].get("size"))
-    objects = tuple(_object(s, floor, path) for s in sections[1:])
+    first = _FirstError()
+    objects = [first.attempt(_object, s, floor, path) for s in sections if s.kind == "WALL"]
+    meshes = [first.attempt(scenery.mesh, s, path, folders) for s in sections
+              if s.kind == "MESH"]
+    terrain = [first.attempt(scenery.terrain, s, path, folders) for s in sections
+               if s.kind == "TERRAIN"]
+    first.attempt(scenery.check_count, meshes, path)
+    first.raise_first()
     if limits.too_many_objects(len(objects)):
         raise FileFormatError(path, objects[limits.MAX_OBJECTS].line,
                               limits.too_many_objects(len(objects)))
-    return WorldSpec(floor=floor, objects=objects, path=os.fspath(path), text=text)
+    return WorldSpec(floor=floor, objects=tuple(objects), path=os.fspath(path), text=text,
+                     meshes=tuple(meshes), terrain=(terrain or [None])[0])
 
 
 def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec:
@@ -443,9 +459,10 @@ def _check_rule(setting: RuleSetting, spec: ScenarioSpec, section: Section,
         raise FileFormatError(path, section.line, blame(exc)) from None
 
 
-def load_world(path: PathLike) -> WorldSpec:
-    """Read and parse a ``.world`` file; raise FileFormatError on any problem."""
-    return parse_world(read_text(path), path)
+def load_world(path: PathLike, folders=None) -> WorldSpec:
+    """Read and parse a ``.world`` file; raise FileFormatError on any problem (see
+    :func:`parse_world` for ``folders``)."""
+    return parse_world(read_text(path), path, folders)
 
 
 def load_scenario(path: PathLike, folders=None) -> ScenarioSpec:
@@ -471,7 +488,7 @@ def load(path: PathLike, folders=None) -> WorldSpec | ScenarioSpec:
         path = folders.readable(path)
     ext = os.path.splitext(os.fspath(path))[1]
     if ext == ".world":
-        return load_world(path)
+        return load_world(path, folders)
     if ext == ".scenario":
         return load_scenario(path, folders)
     raise FileFormatError(path, 0, f"unknown file type {ext or '(no extension)'!r}: "

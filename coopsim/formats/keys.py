@@ -17,6 +17,7 @@ from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSe
 from . import games
 from .description import ROBOT_KEYS as DESCRIPTION_ROBOT_KEYS
 from .events import EVENT_KEYS, MONITORS_KEYS
+from .scenery import MESH_KEYS, TERRAIN_KEYS
 from .sections import (NUMBER, Bad, Key, Rule, boolean, fixed, integer, number, pick, real,
                        rest)
 from .sections import param_value as _value
@@ -196,6 +197,8 @@ _FLOOR_SIZE = fixed(("length", "width", "height"), number,
 WORLD_RULES = {
     "FLOOR": Rule({"size": Key(_FLOOR_SIZE, required=True)}),
     "WALL": Rule(_OBJECT_KEYS, indexed=True),
+    "MESH": Rule({**MESH_KEYS, "color": Key(_color)}, indexed=True),  # coopsim.formats.scenery
+    "TERRAIN": Rule(TERRAIN_KEYS),
 }
 SCENARIO_RULES = {
     "WORLD": Rule({"file": Key(rest("path to a .world file")),  # or a map .yaml alone

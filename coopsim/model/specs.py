@@ -113,12 +113,15 @@ class ObjectSpec:
 
 @dataclass(frozen=True)
 class WorldSpec:
-    """A whole ``.world`` file: a floor and its objects."""
+    """A whole ``.world`` file: a floor and its objects; its static meshes and its height
+    field (:mod:`coopsim.model.scenery`'s MeshSpec and TerrainSpec, or None), if any."""
 
     floor: FloorSpec
     objects: tuple[ObjectSpec, ...] = ()
     path: str = ""
     text: str = ""
+    meshes: tuple = ()
+    terrain: object = None
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from ..model.health import Divergence
 #: (:meth:`Engine.attach` with an arm's handle: the object welded to its last link).
 #: The core finds an engine by these and by :attr:`Engine.default`, never by its label.
 FEATURES = frozenset({"joints", "movable_objects", "multi_body", "differential", "velocity",
-                      "attach", "swarm", "batch", "copies", "flight", "arms"})
+                      "attach", "swarm", "batch", "copies", "flight", "arms", "scenery"})
 #: Columns of :meth:`Engine.state3d`: position (m, world frame), orientation quaternion (w, x,
 #: y, z; body to world), linear velocity (m/s, world frame), angular velocity (rad/s, body
 #: frame: what a gyroscope reads).
@@ -201,6 +201,28 @@ class Engine(ABC):
         overflowed the arena and some were dropped); the same tuple until one is added.
         Called after every step: it must be cheap. The default: none."""
         return ()
+
+    @classmethod
+    def refuses_scenery(cls, world) -> tuple[int, str] | None:
+        """(line, why) when this engine cannot hold the static meshes or the height field of
+        ``world`` (a WorldSpec; :mod:`coopsim.model.scenery`): an engine without the
+        ``scenery`` feature refuses both, at the first one's line; None when it can."""
+        items = sorted([*world.meshes, *([world.terrain] if world.terrain else [])],
+                       key=lambda item: item.line)
+        if items and "scenery" not in cls.features:
+            return items[0].line, (f"the {cls.label} engine has no meshes or height fields: "
+                                   "use an engine with the scenery feature (engine mujoco)")
+        return None
+
+    def add_scenery(self, meshes: tuple, terrain) -> None:
+        """Build a world's static meshes and its height field (before its robots). The
+        default, for an engine without the ``scenery`` feature: refuse any.
+
+        Raises:
+            SimulationError: this engine has no scenery and some was given.
+        """
+        if meshes or terrain is not None:
+            raise SimulationError(f"the {self.label} engine has no meshes or height fields")
 
     # -- layout (between steps) -------------------------------------------------------------------
 

@@ -68,6 +68,7 @@ from . import mujoco_bodies as mbt
 from . import mujoco_build as mb
 from . import mujoco_health as mh
 from . import mujoco_import as mi
+from . import mujoco_scenery as msc
 from . import mujoco_state as ms
 from .engine import Engine, Handles, as_geometry
 from .mujoco_build import GRAVITY, MAX_SUBSTEP, WALL_THICKNESS, Body  # noqa: F401 (GRAVITY: tests)
@@ -134,7 +135,7 @@ class MujocoEngine(Engine):
     description = ("3D rigid bodies (MuJoCo): ground robots, arms, movable objects and free "
                    "flyers in one world")
     features = frozenset({"flight", "differential", "velocity", "movable_objects", "arms",
-                          "descriptions"})
+                          "descriptions", "scenery"})
     strict_placement = True  # a body started inside another is thrown out by its contacts
     checks_health = True
 
@@ -159,6 +160,8 @@ class MujocoEngine(Engine):
         self._tables: dict = {}  # id()s of a list of bodies -> (model, BodyTable, the list)
         self._notes: tuple[str, ...] = ()  # what warnings() has said (once each)
         self._warned: tuple | None = None  # (data, its warning counts, the overflow kinds)
+        self._scenery = msc.Scenery()  # meshes and a height field (mujoco_scenery)
+        self._ground: msc.Ground | None = None  # the bodies riding on the height field
 
     @classmethod
     def refuses_assembly(cls, assembly: Assembly) -> str:
@@ -192,6 +195,7 @@ class MujocoEngine(Engine):
             label = f"robot {member.name}" if member else \
                 f"{assembly.members[0].name}'s {spec.key}"
             body = mb.assembly_body(self.spec, self._name(spec.key), label, spec, member, group)
+            self._ride(body)
             handles.bodies[spec.key] = self._added(body)
             handles.items.append(body)
         for member in assembly.members:
@@ -322,6 +326,8 @@ class MujocoEngine(Engine):
         guard = self._guard(rows)
         guard.begin(data)
         self._diverged, held = [], []
+        if self._scenery.terrain is not None:  # ground bodies on their way to its height
+            self._riders().follow(data, dt)
         for _ in range(n):
             self._drive_forces(rows, dt / n)
             if len(rows.flyers):
@@ -424,6 +430,8 @@ class MujocoEngine(Engine):
                 rows.states = ms.RobotStates(rows.qadr, rows.dadr, rows.free, rows.z,
                                              rows.static, rows.fixed)
             full = rows.states.full(self.data.qpos, self.data.qvel)
+            if self._scenery.terrain is not None:  # ground robots at the terrain's height
+                self._riders().lift(full, rows.free, rows.static)
             planar = rows.states.planar(full)
             self._states = (self._moved, rows, full, planar)
         return full, planar
@@ -458,6 +466,32 @@ class MujocoEngine(Engine):
         table.mode[rows], table.cmd[rows], table.wrench[rows] = _STILL, 0.0, 0.0
         self.data.xfrc_applied[table.ids[rows]] = 0.0
         mujoco.mj_forward(self.model, self.data)
+
+    # -- scenery (mujoco_scenery) ---------------------------------------------------------------
+
+    def add_scenery(self, meshes: tuple, terrain) -> None:
+        """See :meth:`Engine.add_scenery`: static meshes and a height field
+        (:mod:`coopsim.physics.mujoco_scenery`); before any robot is added (a ground body
+        rides on the height field with a joint it gets when it is built)."""
+        if terrain is not None and any(b.kind == "ground" for b in self._bodies.values()):
+            raise SimulationError("a height field is added before the robots")
+        self._save()
+        self._scenery.add(self.spec, tuple(meshes), terrain)
+        self._stale = True
+
+    def _ride(self, body: Body) -> None:
+        """A ground body on a world with a height field gets its z joint."""
+        if self._scenery.terrain is not None and body.kind == "ground":
+            msc.ride(body)
+
+    def _riders(self) -> msc.Ground | None:
+        """The bodies following the height field in the current model (None: no terrain)."""
+        if self._scenery.terrain is None:
+            return None
+        if self._ground is None or self._ground.model is not self.model:
+            self._ground = msc.Ground(self._scenery.terrain, [
+                b for b in self._bodies.values() if b.kind == "ground"], self.model)
+        return self._ground
 
     # -- arms (mujoco_arms) -------------------------------------------------------------------
 
@@ -548,6 +582,9 @@ class MujocoEngine(Engine):
         for body in self._bodies.values():
             if body.static and body.lowest(None) <= SLICE_TOP:
                 ms.outline(body.shapes, *body.pose(None), body.group, circles, segments)
+        if self._scenery.meshes or self._scenery.terrain is not None:
+            self._ready()  # the meshes' vertices are the compiled model's
+            segments += self._scenery.segments(self.model, self.data, SLICE_TOP)
         return as_geometry(circles, segments)
 
     def moving_geometry(self):

@@ -110,7 +110,8 @@ class PymunkEngine(Engine):
 
     label = "pymunk"
     description = "rigid-body dynamics (pymunk/Chipmunk): pushing, stalling, joints, carried parts"
-    features = FEATURES - {"swarm", "batch", "copies", "flight", "arms"}  # 2D: no free bodies
+    # 2D: no free bodies, no meshes or height fields
+    features = FEATURES - {"swarm", "batch", "copies", "flight", "arms", "scenery"}
     default = True
 
     def __init__(self, floor: FloorSpec) -> None:

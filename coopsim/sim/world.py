@@ -123,6 +123,8 @@ class World:
                  layout_version: int = 0) -> None:
         self.engine_label = engine or scenario.settings.engine or default_engine()
         self.engine = ENGINES.get(self.engine_label)(scenario.world.floor)
+        if scenario.world.meshes or scenario.world.terrain is not None:
+            self.engine.add_scenery(scenario.world.meshes, scenario.world.terrain)
         self.floor = scenario.world.floor
         self.objects: dict[str, tuple[ObjectSpec, object]] = {}
         self.robots: list[Robot] = []
