@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .arm import MAX_JOINTS, ArmSpec, GripperSpec, LinkSpec, axis_rotation, rpy_matrix
+from .errors import CoopsimError
 
 #: What a joint without a top speed or effort in the file gets (URDF's velocity/effort 0 or
 #: missing), rad/s and N m: a slow, weak joint, so a missing number never makes a fast one.
@@ -47,8 +48,13 @@ MOVING = ("revolute", "continuous")
 SLIDING = ("prismatic",)
 
 
-class ArmError(ValueError):
-    """The description's chain cannot make an arm: one sentence saying why."""
+class ArmError(CoopsimError):
+    """The description's chain cannot make an arm: one sentence saying why; ``key``: the
+    section key it comes from (its line goes in the message)."""
+
+    def __init__(self, text: str, key: str = "tool") -> None:
+        super().__init__(text)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -282,13 +288,13 @@ def fingers(desc, names: tuple[str, ...], force: float | None) -> tuple[GripperS
     if len(names) != 2 or missing:
         raise ArmError(f"a gripper names two finger joints of {desc.name}"
                        + (f"; {', '.join(missing)} is not one" if missing else
-                          f", got {len(names)}"))
+                          f", got {len(names)}"), "gripper")
     opened, closed, efforts = [], [], []
     for joint in (by_name[n] for n in names):
         lo, hi = float(joint.lower or 0.0), float(joint.upper or 0.0)
         if not lo < hi:
             raise ArmError(f"finger joint {joint.name} of {desc.name} needs a range (its "
-                           "lower and upper limits)")
+                           "lower and upper limits)", "gripper")
         far, near = (hi, lo) if abs(hi) >= abs(lo) else (lo, hi)
         opened.append(far)
         closed.append(near)
@@ -336,7 +342,7 @@ def arm_from_description(desc, options: ArmOptions, base: str, key: str = "arm"
     if len(options.gripper) == 1:  # a grasp site: the tool point is where it grasps
         if tool and tool != options.gripper[0]:
             raise ArmError(f"the grasp site {options.gripper[0]} is the tool point: name the "
-                           f"tool {options.gripper[0]} or leave it out, not {tool}")
+                           f"tool {options.gripper[0]} or leave it out, not {tool}", "gripper")
         tool = options.gripper[0]
         grip = GripperSpec(stroke=options.stroke, force=options.force or DEFAULT_FORCE,
                            length=0.0)
@@ -349,6 +355,10 @@ def arm_from_description(desc, options: ArmOptions, base: str, key: str = "arm"
     links = [_with_mass(l, _rigid_mass(desc, j.child)) for l, j in zip(links, moving)]
     links[-1], point = fold_tool(links[-1], rest)
     home = _numbers("home", options.home, len(links))
+    if home and not all(l.limits[0] <= v <= l.limits[1] for l, v in zip(links, home)):
+        bad = next(l for l, v in zip(links, home) if not l.limits[0] <= v <= l.limits[1])
+        raise ArmError(f"home: joint {bad.key} of {desc.name} takes angles in "
+                       f"[{bad.limits[0]:.4g}, {bad.limits[1]:.4g}] rad", "home")
     q0 = np.clip(np.array(home) if home else np.zeros(len(links)),
                  [l.limits[0] for l in links], [l.limits[1] for l in links])
     angles = {j.name: float(v) for j, v in zip(moving, q0)}
@@ -380,7 +390,7 @@ def _numbers(what: str, values, dof: int) -> tuple[float, ...]:
     values = tuple(float(v) for v in values)
     if values and (len(values) != dof or not all(math.isfinite(v) for v in values)):
         raise ArmError(f"{what} takes {dof} numbers (one per joint of the arm), got "
-                       f"{len(values)}")
+                       f"{len(values)}", what)
     return values
 
 
@@ -388,3 +398,34 @@ def _reach(links: list[LinkSpec], tool: tuple) -> float:
     """The chain's stretch from the first joint to the tool point, m."""
     return float(sum(np.linalg.norm(l.origin) for l in links[1:]) + np.linalg.norm(tool)) \
         or 0.1
+
+
+# -- from a section's description keys -----------------------------------------------------------
+
+#: The modules an imported arm carries (``gripper`` only with a ``gripper`` key).
+ARM_MODULES = ("joints", "tool", "force")
+
+
+def section_arm(desc, spec, base: str = "base") -> ImportedArmSpec | None:
+    """The arm a section's description keys ask for (``tool`` or ``gripper`` given), else
+    None. ``spec``: the section's :class:`~coopsim.model.imported.DescriptionSpec`.
+
+    Raises:
+        ArmError: with ``key`` the section key whose value does not fit.
+    """
+    tool, grip = spec.get("tool", ()), spec.get("gripper", ())
+    if not tool and not grip:
+        return None
+    options = ArmOptions(tool=tool[0] if tool else "", gripper=tuple(grip),
+                         home=spec.get("home", ()), payload=spec.get("payload",
+                                                                     (DEFAULT_PAYLOAD,))[0],
+                         omega=spec.get("omega", (0.0,))[0], kp=spec.get("kp", ()),
+                         kv=spec.get("kv", ()))
+    return arm_from_description(desc, options, base)
+
+
+def arm_modules(arm: ImportedArmSpec | None) -> tuple[str, ...]:
+    """The modules an imported arm gives its robot (none without an arm)."""
+    if arm is None:
+        return ()
+    return ARM_MODULES + (("gripper",) if arm.gripper is not None else ())

@@ -160,3 +160,13 @@ def _fingers(spec, arm: ImportedArmSpec, prefix: str) -> list:
         joint.actfrclimited, joint.actfrcrange = True, [-force, force]
         out.append(ma.servo(spec, prefix + name, force, kp, kv, "/servo"))
     return out
+
+
+def start(imported, arm: ImportedArmSpec) -> None:
+    """Put the arm's start angles and open fingers into the attached description's state
+    (:class:`~coopsim.physics.mujoco_import.Imported`: what its first compile restores)."""
+    at = {name: k for k, name in enumerate(imported.names)}
+    for name, value in zip([l.key for l in arm.links] + list(arm.fingers),
+                           list(arm.start) + list(arm.finger_open)):
+        if name in at:
+            imported.qpos[at[name]] = value

@@ -1,0 +1,103 @@
+"""Robots from description files (issue 43): loading a 30-link robot with its meshes, and 100
+imported arms stepping at 500 Hz. Both need example-robot-data (the ``test`` extra); without
+it they are skipped.
+
+* ``Load.track_s``: ``coopsim.formats.files.load`` of a scenario naming example-robot-data's
+  ``alex_nub_hands.urdf`` (31 links, 44 OBJ meshes) and the first step of a Simulation of it on
+  the mujoco engine (MuJoCo compiles the file and its meshes): s, goal <= 2 s.
+* ``Arms.track_ms``: N Pandas (example-robot-data's ``panda.urdf``: 7 joints, its two fingers,
+  collision meshes) 1.5 m apart, each with ``joints``, ``tool``, ``gripper``, ``force`` and
+  ``pose``, every arm making a slow joint move (its servos set every step), dt 0.002 s
+  (500 Hz), one thread: ms per step, and x real time (goal >= 0.3 at 100 arms on 2 cores).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from .common import Case, count, sizes, threads, tick_ms, unit, x_real_time
+
+DT = 0.002  # s: 500 Hz
+SPACING = 1.5  # m between two arms
+PANDA = ("description {share}/example-robot-data/robots/panda_description/urdf/panda.urdf\n"
+         "search {share}\ntool panda_hand_tcp\n"
+         "gripper panda_finger_joint1 panda_finger_joint2\n"
+         "home 0 -0.785 0 -2.356 0 1.571 0.785\n")
+ALEX = ("description {share}/example-robot-data/robots/alex_description/urdf/"
+        "alex_nub_hands.urdf\nsearch {share}\nbase floating\n")
+
+
+def _share() -> Path:
+    """example-robot-data's share folder, or NotImplementedError (asv: skipped)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        return Path(distribution("example-robot-data").locate_file("cmeel.prefix/share"))
+    except PackageNotFoundError:
+        raise NotImplementedError("example-robot-data is not installed (pip install "
+                                  "'.[test]')") from None
+
+
+def _scenario(folder: str, robot: str, n: int) -> str:
+    """A mujoco lockstep scenario of ``n`` robots of section lines ``robot`` on a grid."""
+    side = max(4.0, SPACING * (int(n ** 0.5) + 2))
+    Path(folder, "floor.world").write_text(f"[FLOOR]\nsize {side:g} {side:g} 0.1\n")
+    row = int(n ** 0.5 + 0.999)
+    robots = [f"[ROBOT_{k + 1}]\nname r{k + 1}\n{robot}position "
+              f"{(k % row - row / 2) * SPACING:.2f} {(k // row - row / 2) * SPACING:.2f} 0\n"
+              for k in range(n)]
+    path = Path(folder, "imported.scenario")
+    path.write_text("[WORLD]\nfile floor.world\n\n" + "\n".join(robots)
+                    + f"\n[SETTINGS]\nengine mujoco\ndt {DT}\nmode lockstep\nseed 1\n")
+    return str(path)
+
+
+def _stepper(path: str):
+    from coopsim.formats.files import load
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
+
+    return Stepper(Simulation(load(path)), mode="lockstep")
+
+
+class Load(Case):
+    """Scenario load and the first step of a 31-link robot with 44 meshes: s (goal <= 2 s)."""
+
+    def setup(self):
+        self.folder = tempfile.mkdtemp(prefix="coopsim-imported-")
+        self.path = _scenario(self.folder, ALEX.format(share=_share()), 1)
+
+    @unit("s")
+    def track_s(self):
+        t0 = time.perf_counter()
+        _stepper(self.path).tick()
+        return time.perf_counter() - t0
+
+
+class Arms(Case):
+    """N imported Pandas moving at 500 Hz, one thread: ms per step (and x real time)."""
+
+    params = (sizes(1, 10, 100, smoke=1),)
+    param_names = ("arms",)
+
+    def setup(self, arms):
+        threads(1)
+        folder = tempfile.mkdtemp(prefix="coopsim-imported-")
+        self.stepper = _stepper(_scenario(folder, PANDA.format(share=_share()), arms))
+        sim = self.stepper.sim
+        from coopsim.sim.drivers import LocalRobot
+
+        for k in range(arms):  # a slow move of every joint: the servos set every step
+            LocalRobot(sim, f"r{k + 1}").joints.set_positions(0.3, -0.5, 0.3, -2.0, 0.3, 1.8,
+                                                              1.0, 0.01)
+        self.ms = tick_ms(self.stepper, count(max(5, 500 // arms)), blocks=3)
+
+    @unit("ms")
+    def track_ms(self, arms):
+        return self.ms
+
+    @unit("x real time")
+    def track_x_real_time(self, arms):
+        return x_real_time(DT, self.ms)
