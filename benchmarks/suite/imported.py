@@ -3,8 +3,9 @@ imported arms stepping at 500 Hz. Both need example-robot-data (the ``test`` ext
 it they are skipped.
 
 * ``Load.track_s``: ``coopsim.formats.files.load`` of a scenario naming example-robot-data's
-  ``alex_nub_hands.urdf`` (31 links, 44 OBJ meshes) and the first step of a Simulation of it on
-  the mujoco engine (MuJoCo compiles the file and its meshes): s, goal <= 2 s.
+  Unitree G1 (``g1_29dof_rev_1_0.urdf``: 40 links, 59 STL meshes, fixed base) and the first
+  step of a Simulation of it on the mujoco engine (MuJoCo compiles the file and its meshes):
+  s, goal <= 2 s.
 * ``Arms.track_ms``: N Pandas (example-robot-data's ``panda.urdf``: 7 joints, its two fingers,
   collision meshes) 1.5 m apart, each with ``joints``, ``tool``, ``gripper``, ``force`` and
   ``pose``, every arm making a slow joint move (its servos set every step), dt 0.002 s
@@ -25,8 +26,8 @@ PANDA = ("description {share}/example-robot-data/robots/panda_description/urdf/p
          "search {share}\ntool panda_hand_tcp\n"
          "gripper panda_finger_joint1 panda_finger_joint2\n"
          "home 0 -0.785 0 -2.356 0 1.571 0.785\n")
-ALEX = ("description {share}/example-robot-data/robots/alex_description/urdf/"
-        "alex_nub_hands.urdf\nsearch {share}\nbase floating\n")
+G1 = ("description {share}/example-robot-data/robots/g1_description/urdf/"
+      "g1_29dof_rev_1_0.urdf\nsearch {share}\n")
 
 
 def _share() -> Path:
@@ -40,13 +41,15 @@ def _share() -> Path:
                                   "'.[test]')") from None
 
 
-def _scenario(folder: str, robot: str, n: int) -> str:
-    """A mujoco lockstep scenario of ``n`` robots of section lines ``robot`` on a grid."""
-    side = max(4.0, SPACING * (int(n ** 0.5) + 2))
+def _scenario(folder: str, robot: str, n: int, side: float = 4.0) -> str:
+    """A mujoco lockstep scenario of ``n`` robots of section lines ``robot`` on a grid on a
+    floor at least ``side`` m wide."""
+    side = max(side, SPACING * int(n ** 0.5 + 0.999) + 4.0)
     Path(folder, "floor.world").write_text(f"[FLOOR]\nsize {side:g} {side:g} 0.1\n")
     row = int(n ** 0.5 + 0.999)
     robots = [f"[ROBOT_{k + 1}]\nname r{k + 1}\n{robot}position "
-              f"{(k % row - row / 2) * SPACING:.2f} {(k // row - row / 2) * SPACING:.2f} 0\n"
+              f"{(k % row - (row - 1) / 2) * SPACING:.2f} "
+              f"{(k // row - (row - 1) / 2) * SPACING:.2f} 0\n"
               for k in range(n)]
     path = Path(folder, "imported.scenario")
     path.write_text("[WORLD]\nfile floor.world\n\n" + "\n".join(robots)
@@ -63,11 +66,11 @@ def _stepper(path: str):
 
 
 class Load(Case):
-    """Scenario load and the first step of a 31-link robot with 44 meshes: s (goal <= 2 s)."""
+    """Scenario load and the first step of a 40-link robot with 59 meshes: s (goal <= 2 s)."""
 
     def setup(self):
         self.folder = tempfile.mkdtemp(prefix="coopsim-imported-")
-        self.path = _scenario(self.folder, ALEX.format(share=_share()), 1)
+        self.path = _scenario(self.folder, G1.format(share=_share()), 1, side=12.0)
 
     @unit("s")
     def track_s(self):

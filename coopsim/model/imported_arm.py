@@ -164,13 +164,19 @@ def _link_spec(joint, t: np.ndarray) -> LinkSpec:
     axis = np.asarray(joint.axis, float)
     axis = axis / np.linalg.norm(axis)
     lo, hi = joint.lower, joint.upper
-    if joint.kind == "continuous" or lo is None or hi is None or not lo < hi:
+    if joint.kind == "continuous" or not (_given(lo, True) and _given(hi, True) and lo < hi):
         lo, hi = -CONTINUOUS, CONTINUOUS
-    speed = joint.speed if joint.speed and joint.speed > 0 else DEFAULT_SPEED
-    effort = joint.effort if joint.effort and joint.effort > 0 else DEFAULT_EFFORT
+    speed = joint.speed if _given(joint.speed) else DEFAULT_SPEED
+    effort = joint.effort if _given(joint.effort) else DEFAULT_EFFORT
     return LinkSpec(joint.name, tuple(float(v) for v in t[:3, 3]), matrix_rpy(t[:3, :3]),
                     tuple(float(v) for v in axis), (float(lo), float(hi)), float(speed),
                     float(effort), 1.0, LINK_RADIUS)
+
+
+def _given(value, signed: bool = False) -> bool:
+    """Whether the file gave a number (finite; positive unless ``signed``): a description
+    says "none" with an infinity (coopsim.model.imported) or 0 (URDF's velocity/effort)."""
+    return value is not None and math.isfinite(value) and (signed or value > 0)
 
 
 def fold_tool(last: LinkSpec, rest: np.ndarray) -> tuple[LinkSpec, tuple]:
@@ -291,14 +297,14 @@ def fingers(desc, names: tuple[str, ...], force: float | None) -> tuple[GripperS
                           f", got {len(names)}"), "gripper")
     opened, closed, efforts = [], [], []
     for joint in (by_name[n] for n in names):
-        lo, hi = float(joint.lower or 0.0), float(joint.upper or 0.0)
-        if not lo < hi:
+        lo, hi = joint.lower, joint.upper
+        if not (_given(lo, True) and _given(hi, True) and lo < hi):
             raise ArmError(f"finger joint {joint.name} of {desc.name} needs a range (its "
                            "lower and upper limits)", "gripper")
         far, near = (hi, lo) if abs(hi) >= abs(lo) else (lo, hi)
         opened.append(far)
         closed.append(near)
-        efforts.append(joint.effort if joint.effort and joint.effort > 0 else DEFAULT_FORCE)
+        efforts.append(joint.effort if _given(joint.effort) else DEFAULT_FORCE)
     stroke = sum(abs(a - b) for a, b in zip(opened, closed))
     grip = GripperSpec(stroke=stroke, force=float(force or min(efforts)), length=0.0)
     return grip, tuple(opened), tuple(closed)

@@ -116,6 +116,33 @@ def contextlib_live(spec):
     return live(spec)
 
 
+def slider(tmp: Path, keys: str) -> Path:
+    """A scenario of tests/data/descriptions/slider_arm.urdf with the section lines ``keys``."""
+    return scenario(tmp, f"name s1\ndescription {HERE / 'slider_arm.urdf'}\n{keys}\n"
+                         "position 0 0 0")
+
+
+def test_the_folded_chain_is_mujocos_own_kinematics(tmp_path):
+    """Fixed joints (an rpy turn, a tool link under a turn) fold into the arm's joints: the
+    tool frame at any angles is the one MuJoCo computes from the file itself."""
+    from coopsim.model.plugins import ROBOT_TYPES
+
+    rtype = ROBOT_TYPES.get(load(str(slider(tmp_path, "tool tip"))).robots[0].type)
+    arm, desc = rtype.ARM, rtype.DESCRIPTION
+    assert [l.key for l in arm.links] == ["turn", "pitch"] and arm.body == "wrist"
+    model = mujoco.MjSpec.from_string(desc.text)
+    model.compiler.fusestatic = False
+    model = model.compile()
+    data = mujoco.MjData(model)
+    for q in ((0.0, 0.0), (0.7, -1.2), (-2.5, 1.9)):
+        data.qpos[:] = 0.0
+        data.qpos[model.joint("turn").qposadr[0]] = q[0]
+        data.qpos[model.joint("pitch").qposadr[0]] = q[1]
+        mujoco.mj_forward(model, data)
+        tip = model.body("tip").id
+        want = frames(arm, q)[-1]
+        assert np.allclose(want[:3, 3], data.xpos[tip], atol=1e-9)
+        assert np.allclose(want[:3, :3], data.xmat[tip].reshape(3, 3), atol=1e-9)
 def test_the_panda_reaches_five_points_and_picks_a_cube(panda_run):
     bot = Controller(panda_run.network.endpoint, "panda")
     try:
@@ -133,3 +160,18 @@ def test_the_panda_reaches_five_points_and_picks_a_cube(panda_run):
         assert cube[2] > 0.25 and np.linalg.norm(cube - lifted) < 0.03
     finally:
         bot.close()
+
+
+@pytest.mark.parametrize("keys, line, words", [
+    ("tool carriage", 7, "joint lift of slider_arm is prismatic and lies on the chain"),
+    ("tool tip\ngripper finger_b_joint roll", 8, "finger joint roll of slider_arm needs a "
+                                                 "range"),
+    ("tool tip\nhome 0 2.5", 8, "home: joint pitch of slider_arm takes angles in [-2, 2]"),
+    ("tool tip\nkp 100", 8, "kp takes 2 numbers (one per joint of the arm), got 1"),
+])
+def test_an_arm_the_file_cannot_make_is_refused_at_its_keys_line(tmp_path, keys, line,
+                                                                 words):
+    path = slider(tmp_path, keys)
+    with pytest.raises(FileFormatError) as err:
+        load(str(path))
+    assert str(err.value).startswith(f"{path}:{line}: ") and words in str(err.value)
