@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from .errors import RegistryError
+from .imported_arm import arm_modules, section_arm
 from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from .specs import RobotSpec
 
@@ -251,6 +252,7 @@ class ImportedType(RobotType):
 
     DESCRIPTION: ClassVar[Description | None] = None
     SPEC: ClassVar[DescriptionSpec | None] = None
+    ARM: ClassVar = None  # its arm (coopsim.model.imported_arm), made once per type
     modules = ("pose",)
     draw = MappingProxyType({"shape": "disc", "heading": True, "imported": True})
 
@@ -262,10 +264,12 @@ class ImportedType(RobotType):
                          () if floating else (ShapeSpec("circle", radius=MOUNT_RADIUS),),
                          (spec.position[0], spec.position[1]), spec.yaw, free=floating,
                          z=spec.position[2], height=MOUNT_HEIGHT)
+        arm = {"arm": cls.ARM.key} if cls.ARM is not None else {}
         member = MemberSpec(spec.name, "base", cls.modules, MOUNT_RADIUS,
-                            refs={"imported": "base"})
+                            refs={"imported": "base", **arm})
         mounted = Mounted("robot", "base", d, ds, f"{spec.name}/")
-        return Assembly((member,), (mount,), imports=(mounted,))
+        return Assembly((member,), (mount,), imports=(mounted,),
+                        arms=(cls.ARM,) if arm else ())
 
 
 def type_label(name: str) -> str:
@@ -293,13 +297,14 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
     if label in registry and label not in _MADE:
         raise RegistryError(f"robot type {label!r} is a built-in or plugin type: give the "
                             "imported robot another type name")
+    arm = section_arm(description, spec)
     cls = type(f"Imported_{label}", (ImportedType,), {
         "label": label, "DESCRIPTION": description, "SPEC": spec,
         "description": f"imported from {description.kind.upper()} {spec.given or spec.path}: "
                        f"{len(description.links)} links, {len(description.moving)} moving "
                        f"joints ({spec.base} base)",
         "footprint": max(MOUNT_RADIUS, description.reach()),
-        "modules": ImportedType.modules})
+        "modules": ImportedType.modules + arm_modules(arm), "ARM": arm})
     cls.validate()
     registry.put(label, cls)
     _MADE[label] = (made, cls)
