@@ -39,7 +39,7 @@ SUFFIXES = (".urdf", ".xml", ".mjcf")
 SEARCH_ENV = "COOPSIM_DESCRIPTION_PATH"
 MAX_BYTES = 8 << 20  # bytes of a description file
 MAX_ROBOT_TRIANGLES = 4_000_000  # triangles of all of one description's meshes
-ANCESTORS = 3  # folders above the description searched for package:// names
+ANCESTORS = 5  # the description's folder and the 4 above it: the description searched for package:// names
 
 
 def _names(what: str, low: int = 1, high: int = 64):
@@ -84,6 +84,7 @@ class DescKey:
             (not a name of the description: checked by the module itself).
         repeat: The key may be given several times (``sensor``).
         doc: One line for docs/files.md.
+        modules: The module labels the key gives the robot (in the robot's module order).
     """
 
     key: str
@@ -91,14 +92,17 @@ class DescKey:
     refers: str = ""
     repeat: bool = False
     doc: str = ""
+    modules: tuple[str, ...] = ()
 
 
+ARM = ("joints", "tool", "force", "pose")  # an arm's modules (coopsim.model.imported_arm)
 #: The per-module keys of a described robot, one row each (docs/files.md's table).
 DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
     DescKey("tool", _names("link or site", 1, 1), "link_or_site",
-            doc="the link or site that is the tool point (tool module)"),
+            doc="the link or site that is the tool point (tool module)", modules=ARM),
     DescKey("gripper", _names("joint or site", 1, 2), "",
-            doc="two finger joints, or a grasp site (gripper module)"),
+            doc="two finger joints, or a grasp site (gripper module)",
+            modules=ARM + ("gripper",)),
     DescKey("home", _numbers(1, 7), doc="the arm's start angles, rad, one per joint from the "
             "root to the tool (joints)"),
     DescKey("payload", _numbers(1, 1, lambda v: v > 0, "> 0"),
@@ -173,8 +177,9 @@ def description_spec(section: Section, path: PathLike, folders=None) -> Descript
                                           f"{where})")
     keys = tuple((k, v) for k, v, _ in section.entries if k in DESCRIPTION_KEYS)
     lines = tuple((k, n) for k, _, n in section.entries if k in ROBOT_KEYS)
+    modules = tuple(dict.fromkeys(m for k, _ in keys for m in DESCRIPTION_KEYS[k].modules))
     return DescriptionSpec(where, given, section.get("base", "fixed"), search, keys, lines,
-                           line)
+                           line, modules)
 
 
 def search_path(spec: DescriptionSpec) -> tuple[str, ...]:

@@ -83,15 +83,15 @@ def parse(spec: DescriptionSpec, root: ET.Element, lines: dict, mesh) -> Descrip
 
 def _count(tree: _Tree, elements: list, limit: int, what: str) -> None:
     if len(elements) > limit:
-        raise tree.error(elements[limit], f"more than {limit} {what} (the limit)")
+        raise tree.error(elements[limit], f"more than {limit} <{what}> elements (the limit)")
 
 
 # --- URDF --------------------------------------------------------------------------------------
 
 def _urdf(tree: _Tree, mesh) -> Description:
     links_xml, joints_xml = tree.root.findall("link"), tree.root.findall("joint")
-    _count(tree, links_xml, MAX_LINKS, "links")
-    _count(tree, joints_xml, MAX_JOINTS, "joints")
+    _count(tree, links_xml, MAX_LINKS, "link")
+    _count(tree, joints_xml, MAX_JOINTS, "joint")
     if not links_xml:
         raise tree.error(tree.root, "the robot has no <link>")
     links, resolved = {}, {}
@@ -126,9 +126,8 @@ def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
         if m is None:
             raise tree.error(inertial, f"link {name!r}: <inertial> without <mass>")
         mass = tree.numbers(m, "value", 1, (None,))[0]
-        if mass is None or not mass > 0:
-            raise tree.error(m, f"link {name!r}: mass must be > 0 kg, got {m.get('value')!r} "
-                                "(a link without mass has no <inertial>)")
+        if mass is None or mass < 0:
+            raise tree.error(m, f"link {name!r}: mass must be >= 0 kg, got {m.get('value')!r}")
         origin = inertial.find("origin")
         if origin is not None:
             com = tree.numbers(origin, "xyz", 3, com)
@@ -136,7 +135,8 @@ def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
         if i is not None:
             inertia = tuple(tree.numbers(i, k, 1, (math.nan,))[0]
                             for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
-            _check_inertia(tree, i, name, inertia)
+            if any(inertia) or not all(math.isfinite(v) for v in inertia):
+                _check_inertia(tree, i, name, inertia)  # all zero: a massless frame's
     meshes = []
     for use in ("visual", "collision"):
         for geometry in element.iterfind(f"{use}/geometry/mesh"):
@@ -248,22 +248,27 @@ def _check_tree(tree: _Tree, links: dict, joints: list) -> dict:
 
 
 def _check_masses(tree: _Tree, links: list, joints: list) -> None:
-    """Refuse a link that moves (on a moving or floating joint) while it and everything it
-    carries weigh nothing: MuJoCo cannot move a massless body."""
-    mass = {l.name: l.mass for l in links}
-    below: dict[str, list] = {}
+    """Refuse a link that moves (on a joint that is not fixed) with a zero mass or inertia of
+    its own: MuJoCo cannot move it (a massless link on a fixed joint is a frame, and fine).
+    A moving link without ``<inertial>`` takes its mass from its geometry, so it needs some."""
+    by_name = {l.name: l for l in links}
     for j in joints:
-        below.setdefault(j.parent, []).append(j.child)
-
-    def subtree(name: str) -> float:
-        return mass[name] + sum(subtree(c) for c in below.get(name, ()))
-
-    for j in joints:
-        if j.kind != "fixed" and not subtree(j.child) > 0:
-            raise FileFormatError(tree.path, j.line, f"joint {j.name!r} moves link "
-                                  f"{j.child!r}, which with the links it carries has zero mass "
-                                  "(give it an <inertial> with a mass > 0)")
-    if not sum(mass.values()) > 0:
+        if j.kind == "fixed":
+            continue
+        link = by_name[j.child]
+        element = next(e for e in tree.root.findall("link") if e.get("name") == link.name)
+        inertial = element.find("inertial")
+        if inertial is None:
+            if element.find("collision") is None and element.find("visual") is None:
+                raise tree.error(element, f"link {link.name!r} moves on joint {j.name!r} but has "
+                                          "no <inertial> and no geometry to weigh: zero mass")
+        elif not (link.mass > 0 and any(link.inertia or (1.0,))):
+            at = inertial.find("mass") if not link.mass > 0 else inertial.find("inertia")
+            raise tree.error(at, f"link {link.name!r} moves on joint {j.name!r} (line "
+                                 f"{j.line}) but its {'mass' if not link.mass > 0 else 'inertia'}"
+                                 " is zero: MuJoCo cannot move a body without mass")
+    if not sum(l.mass for l in links) > 0 and not any(
+            e.find("collision") is not None for e in tree.root.findall("link")):
         raise FileFormatError(tree.path, links[0].line, "the robot has zero mass: no link has "
                                                         "an <inertial> with a mass > 0")
 
@@ -295,8 +300,8 @@ def _mjcf(tree: _Tree, mesh) -> Description:
         raise tree.error(bad, "<include> is refused: give one self-contained MJCF file")
     bodies = list(root.iter("body"))
     joints_xml = [e for e in root.iter() if e.tag in ("joint", "freejoint")]
-    _count(tree, bodies, MAX_LINKS, "bodies")
-    _count(tree, joints_xml, MAX_JOINTS, "joints")
+    _count(tree, bodies, MAX_LINKS, "body")
+    _count(tree, joints_xml, MAX_JOINTS, "joint")
     world = root.find("worldbody")
     if world is None or world.find("body") is None:
         raise tree.error(root, "the MJCF model has no <worldbody> with a <body>")

@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from .errors import RegistryError
-from .imported_arm import arm_modules, section_arm
+from .imported_arm import section_arm
 from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from .specs import RobotSpec
 
@@ -50,6 +50,8 @@ class DescriptionSpec:
             ``rotors``, ``sensor``...), in file order; a value is what the key's row parsed.
         lines: (key, line) of every description key, for messages.
         line: Line of the ``description`` key.
+        modules: The module labels its keys give the robot, in key order (each row of
+            ``coopsim.formats.description.DESCRIPTION_KEYS`` says which).
     """
 
     path: str
@@ -59,6 +61,7 @@ class DescriptionSpec:
     keys: tuple[tuple[str, object], ...] = ()
     lines: tuple[tuple[str, int], ...] = ()
     line: int = 0
+    modules: tuple[str, ...] = ()
 
     def get(self, key: str, default: object = None) -> object:
         """The value of per-module key ``key`` (the last one given), or ``default``."""
@@ -246,14 +249,13 @@ class ImportedType(RobotType):
     :func:`imported_type`; subclasses set ``DESCRIPTION`` and ``SPEC``).
 
     A fixed base stands on a small static mount at the section's pose; a floating one is a
-    free body there carrying the description's root. Its member carries ``pose`` and the
-    modules the description's keys give (docs/robots.md).
+    free body there carrying the description's root. Its member carries the modules the
+    section's description keys give (``DescriptionSpec.modules``; docs/robots.md).
     """
 
     DESCRIPTION: ClassVar[Description | None] = None
     SPEC: ClassVar[DescriptionSpec | None] = None
     ARM: ClassVar = None  # its arm (coopsim.model.imported_arm), made once per type
-    modules = ("pose",)
     draw = MappingProxyType({"shape": "disc", "heading": True, "imported": True})
 
     @classmethod
@@ -304,7 +306,7 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
                        f"{len(description.links)} links, {len(description.moving)} moving "
                        f"joints ({spec.base} base)",
         "footprint": max(MOUNT_RADIUS, description.reach()),
-        "modules": ImportedType.modules + arm_modules(arm), "ARM": arm})
+        "modules": spec.modules, "ARM": arm})
     cls.validate()
     registry.put(label, cls)
     _MADE[label] = (made, cls)

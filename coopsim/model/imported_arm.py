@@ -408,10 +408,6 @@ def _reach(links: list[LinkSpec], tool: tuple) -> float:
 
 # -- from a section's description keys -----------------------------------------------------------
 
-#: The modules an imported arm carries (``gripper`` only with a ``gripper`` key).
-ARM_MODULES = ("joints", "tool", "force")
-
-
 def section_arm(desc, spec, base: str = "base") -> ImportedArmSpec | None:
     """The arm a section's description keys ask for (``tool`` or ``gripper`` given), else
     None. ``spec``: the section's :class:`~coopsim.model.imported.DescriptionSpec`.
@@ -428,10 +424,3 @@ def section_arm(desc, spec, base: str = "base") -> ImportedArmSpec | None:
                          omega=spec.get("omega", (0.0,))[0], kp=spec.get("kp", ()),
                          kv=spec.get("kv", ()))
     return arm_from_description(desc, options, base)
-
-
-def arm_modules(arm: ImportedArmSpec | None) -> tuple[str, ...]:
-    """The modules an imported arm gives its robot (none without an arm)."""
-    if arm is None:
-        return ()
-    return ARM_MODULES + (("gripper",) if arm.gripper is not None else ())

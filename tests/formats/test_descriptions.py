@@ -79,7 +79,12 @@ def test_a_zero_mass_is_refused_at_its_line(tmp_path):
     bad = ARM.replace('<mass value="1.0"/>', '<mass value="0"/>')
     exc = error_of(tmp_path, bad)
     line = next(n for n, text in enumerate(bad.splitlines(), 1) if 'value="0"' in text)
-    assert exc.line == line and "mass must be > 0" in exc.reason
+    assert exc.line == line and "moves on joint 'shoulder'" in exc.reason
+    assert "its mass is zero" in exc.reason
+    frame = ARM.replace('<link name="tool"/>', '<link name="tool"><inertial><mass value="0"/>'
+                        '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>'
+                        '</link>')
+    load(tmp_path, frame)  # a massless frame on a fixed joint (a tool link) is fine
 
 
 def test_a_malformed_inertia_is_refused(tmp_path):
@@ -140,3 +145,17 @@ def test_the_arm_is_built_on_mujoco_with_prefixed_names():
     assert model.jnt_range[[model.body_jntadr[imported.bodies["upper"]]]][0] == \
         pytest.approx([-1.5, 1.5])
     assert all(math.isfinite(engine.data.qpos[k]) for k in q)
+
+
+def test_coopsim_check_exits_2_with_the_line_and_list_shows_the_imported_type(tmp_path):
+    from click.testing import CliRunner
+    from coopsim.app.cli import main
+    write(tmp_path, "arm.urdf", ARM.replace('<mass value="0.5"/>', '<mass value="-1"/>'))
+    bad = write(tmp_path, "s.scenario", scenario_text("arm.urdf"))
+    result = CliRunner().invoke(main, ["check", str(bad)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{tmp_path / 'arm.urdf'}:16: link 'fore': mass must be >= 0 kg" in result.output
+    result = CliRunner().invoke(main, ["list", str(DATA / "tiny_arm.scenario")])
+    assert result.exit_code == 0, result.output
+    assert "tiny_arm       imported from URDF tiny_arm.urdf: 4 links, 2 moving joints" \
+        in result.output
