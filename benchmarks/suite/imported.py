@@ -9,7 +9,8 @@ it they are skipped.
 * ``Arms.track_ms``: N Pandas (example-robot-data's ``panda.urdf``: 7 joints, its two fingers,
   collision meshes) 1.5 m apart, each with ``joints``, ``tool``, ``gripper``, ``force`` and
   ``pose``, every arm making a slow joint move (its servos set every step), dt 0.002 s
-  (500 Hz), one thread: ms per step, and x real time (goal >= 0.3 at 100 arms on 2 cores).
+  (500 Hz), one thread: ms per step, and x real time (goal >= 0.3 at 100 arms on 2 cores);
+  the baseline beside it, the same count of built-in ``irb120`` arms.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ PANDA = ("description {share}/example-robot-data/robots/panda_description/urdf/p
          "search {share}\ntool panda_hand_tcp\n"
          "gripper panda_finger_joint1 panda_finger_joint2\n"
          "home 0 -0.785 0 -2.356 0 1.571 0.785\n")
+MOVES = {"panda": (0.3, -0.5, 0.3, -2.0, 0.3, 1.8, 1.0),  # rad: where each kind moves to
+         "irb120": (0.3, 0.3, 0.3, 0.3, 1.2, 0.3)}
 G1 = ("description {share}/example-robot-data/robots/g1_description/urdf/"
       "g1_29dof_rev_1_0.urdf\nsearch {share}\n")
 
@@ -80,27 +83,28 @@ class Load(Case):
 
 
 class Arms(Case):
-    """N imported Pandas moving at 500 Hz, one thread: ms per step (and x real time)."""
+    """N imported Pandas moving at 500 Hz, one thread: ms per step (and x real time); beside
+    it the same count of built-in ``irb120`` arms (the baseline: 6 joints, capsules)."""
 
-    params = (sizes(1, 10, 100, smoke=1),)
-    param_names = ("arms",)
+    params = (sizes("panda", "irb120", smoke="panda"), sizes(1, 10, 100, smoke=1))
+    param_names = ("kind", "arms")
 
-    def setup(self, arms):
-        threads(1)
-        folder = tempfile.mkdtemp(prefix="coopsim-imported-")
-        self.stepper = _stepper(_scenario(folder, PANDA.format(share=_share()), arms))
-        sim = self.stepper.sim
+    def setup(self, kind, arms):
         from coopsim.sim.drivers import LocalRobot
 
+        threads(1)
+        folder = tempfile.mkdtemp(prefix="coopsim-imported-")
+        robot = PANDA.format(share=_share()) if kind == "panda" else "type irb120\n"
+        self.stepper = _stepper(_scenario(folder, robot, arms))
+        move = MOVES[kind]
         for k in range(arms):  # a slow move of every joint: the servos set every step
-            LocalRobot(sim, f"r{k + 1}").joints.set_positions(0.3, -0.5, 0.3, -2.0, 0.3, 1.8,
-                                                              1.0, 0.01)
+            LocalRobot(self.stepper.sim, f"r{k + 1}").joints.set_positions(*move, 0.01)
         self.ms = tick_ms(self.stepper, count(max(5, 500 // arms)), blocks=3)
 
     @unit("ms")
-    def track_ms(self, arms):
+    def track_ms(self, kind, arms):
         return self.ms
 
     @unit("x real time")
-    def track_x_real_time(self, arms):
+    def track_x_real_time(self, kind, arms):
         return x_real_time(DT, self.ms)
