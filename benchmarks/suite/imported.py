@@ -24,13 +24,13 @@ from .common import Case, count, sizes, threads, tick_ms, unit, x_real_time
 DT = 0.002  # s: 500 Hz
 SPACING = 1.5  # m between two arms
 PANDA = ("description {share}/example-robot-data/robots/panda_description/urdf/panda.urdf\n"
-         "search {share}\ntool panda_hand_tcp\n"
+         "tool panda_hand_tcp\n"
          "gripper panda_finger_joint1 panda_finger_joint2\n"
          "home 0 -0.785 0 -2.356 0 1.571 0.785\n")
 MOVES = {"panda": (0.3, -0.5, 0.3, -2.0, 0.3, 1.8, 1.0),  # rad: where each kind moves to
          "irb120": (0.3, 0.3, 0.3, 0.3, 1.2, 0.3)}
 G1 = ("description {share}/example-robot-data/robots/g1_description/urdf/"
-      "g1_29dof_rev_1_0.urdf\nsearch {share}\n")
+      "g1_29dof_rev_1_0.urdf\n")
 
 
 def _share() -> Path:

@@ -343,18 +343,7 @@ def arm_from_description(desc, options: ArmOptions, base: str, key: str = "arm"
     Raises:
         ArmError: the chain, the tool, the gripper or a scenario number does not fit.
     """
-    grip, opened, closed, finger_names = None, (), (), ()
-    tool = options.tool
-    if len(options.gripper) == 1:  # a grasp site: the tool point is where it grasps
-        if tool and tool != options.gripper[0]:
-            raise ArmError(f"the grasp site {options.gripper[0]} is the tool point: name the "
-                           f"tool {options.gripper[0]} or leave it out, not {tool}", "gripper")
-        tool = options.gripper[0]
-        grip = GripperSpec(stroke=options.stroke, force=options.force or DEFAULT_FORCE,
-                           length=0.0)
-    elif options.gripper:
-        grip, opened, closed = fingers(desc, tuple(options.gripper), options.force)
-        finger_names = tuple(options.gripper)
+    tool, grip, opened, closed, finger_names = _gripper(desc, options)
     if not tool:
         raise ArmError(f"an arm of {desc.name} needs its tool: a link or site name")
     links, rest, moving = fold_chain(desc, tool)
@@ -384,6 +373,24 @@ def arm_from_description(desc, options: ArmOptions, base: str, key: str = "arm"
     except ValueError as exc:
         raise ArmError(str(exc)) from None
     return arm
+
+
+def _gripper(desc, options: ArmOptions) -> tuple:
+    """The tool (a grasp site is it), the gripper's spec (or None), the fingers' open and
+    closed positions and their joint names."""
+    tool = options.tool
+    if len(options.gripper) == 1:  # a grasp site: the tool point is where it grasps
+        site = options.gripper[0]
+        if tool and tool != site:
+            raise ArmError(f"the grasp site {site} is the tool point: name the tool {site} "
+                           f"or leave it out, not {tool}", "gripper")
+        grip = GripperSpec(stroke=options.stroke, force=options.force or DEFAULT_FORCE,
+                           length=0.0)
+        return site, grip, (), (), ()
+    if options.gripper:
+        grip, opened, closed = fingers(desc, tuple(options.gripper), options.force)
+        return tool, grip, opened, closed, tuple(options.gripper)
+    return tool, None, (), (), ()
 
 
 def _with_mass(link: LinkSpec, mass: float) -> LinkSpec:

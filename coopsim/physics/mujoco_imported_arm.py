@@ -15,7 +15,8 @@ them unchanged:
   (as a built-in arm's), so the fingers stay open around what they hold (of the arm's
   collision kind, which a held object does not touch);
 * every body the arm moves of the arm's collision kind (``ARM``), gravity-compensated, never
-  colliding with another of the same robot.
+  colliding with another of the same robot; an MJCF's own actuators on the arm's or the
+  fingers' joints are taken out (the servos here drive them).
 
 MuJoCo names: ``<prefix><description name>`` for joints and bodies, ``<prefix>tool`` for the
 site (``/f``, ``/t`` its sensors, ``/hold`` the weld), ``<prefix><joint>/servo`` for actuators.
@@ -108,6 +109,10 @@ def build(spec, arm: ImportedArmSpec, prefix: str, label: str, group: int = 0) -
     """Give the attached description's bodies (names under ``prefix``, in the MjSpec
     ``spec``) an arm's servos, tool site, sensors, weld and collision kind."""
     kp, kv = gains(arm)
+    driven = {prefix + name for name in [l.key for l in arm.links] + list(arm.fingers)}
+    for act in list(spec.actuators):  # an MJCF's own actuators on them would fight the servos
+        if act.target in driven:
+            spec.delete(act)
     elements: list = []
     for link, rotor, p, v in zip(arm.links, armatures(arm), kp, kv):
         joint = spec.joint(prefix + link.key)

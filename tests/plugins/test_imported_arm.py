@@ -50,7 +50,6 @@ def scenario(tmp: Path, robot: str, objects: str = "", mode: str = "lockstep") -
 
 PANDA = """name panda
 description {share}/example-robot-data/robots/panda_description/urdf/panda.urdf
-search {share}
 tool panda_hand_tcp
 gripper panda_finger_joint1 panda_finger_joint2
 home 0 -0.785 0 -2.356 0 1.571 0.785
@@ -108,12 +107,8 @@ def panda_run(tmp_path_factory):
     """A live lockstep run of the Panda and a cube, its name server's endpoint."""
     tmp = tmp_path_factory.mktemp("panda")
     path = scenario(tmp, PANDA.format(share=robots_data()), CUBE)
-    with contextlib_live(load(str(path))) as run:
+    with live(load(str(path))) as run:
         yield run
-
-
-def contextlib_live(spec):
-    return live(spec)
 
 
 def slider(tmp: Path, keys: str) -> Path:
@@ -175,3 +170,4 @@ def test_an_arm_the_file_cannot_make_is_refused_at_its_keys_line(tmp_path, keys,
     with pytest.raises(FileFormatError) as err:
         load(str(path))
     assert str(err.value).startswith(f"{path}:{line}: ") and words in str(err.value)
+
