@@ -18,8 +18,8 @@ them unchanged:
   colliding with another of the same robot; an MJCF's own actuators on the arm's or the
   fingers' joints are taken out (the servos here drive them).
 
-MuJoCo names: ``<prefix><description name>`` for joints and bodies, ``<prefix>tool`` for the
-site (``/f``, ``/t`` its sensors, ``/hold`` the weld), ``<prefix><joint>/servo`` for actuators.
+MuJoCo names: ``<prefix><description name>`` for joints and bodies, ``<prefix>tool_site`` for
+the site (``/f``, ``/t`` its sensors, ``/hold`` the weld), ``<prefix><joint>/servo`` for actuators.
 Units: m, rad, kg, s, N.
 """
 
@@ -36,6 +36,7 @@ try:
 except ImportError:  # the engine is optional
     mujoco = None
 
+SITE = "tool_site"  # the tool site's name after the robot's prefix
 FINGER_OMEGA = 30.0  # rad/s: the fingers' servo (slower than the joints': light, far travel)
 FINGER_MASS = 0.1  # kg: the finger inertia the finger servo's gain is scaled by (at least)
 
@@ -57,7 +58,7 @@ class ImportedArm(ma.Arm):
     @property
     def site(self) -> str:
         """Name of its tool site (and the stem of its sensors' and weld's names)."""
-        return self.prefix + "tool"
+        return self.prefix + SITE
 
     def bind(self, model) -> None:
         """Find its joints, servos, bodies, sensors and weld in a newly compiled model."""
@@ -139,7 +140,7 @@ def build(spec, arm: ImportedArmSpec, prefix: str, label: str, group: int = 0) -
 
 def _tool(spec, arm: ImportedArmSpec, prefix: str) -> list:
     """The tool site, the wrist's force and torque sensors and the grasp's weld."""
-    site = prefix + "tool"
+    site = prefix + SITE
     spec.body(prefix + arm.body).add_site(name=site, pos=list(arm.site[:3]),
                                           quat=list(arm.site[3:]))
     out = [spec.add_sensor(name=site + tail, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE,
