@@ -33,7 +33,7 @@ from ..model.imported import BASES, Description, DescriptionSpec, Mesh, imported
 from ..model.plugins import ROBOT_TYPES
 from . import robotxml
 from .meshes import mesh_info
-from .sections import Bad, Key, PathLike, Section, open_regular, pick
+from .sections import Bad, Key, PathLike, Section, open_regular, pick, real
 
 SUFFIXES = (".urdf", ".xml", ".mjcf")
 SEARCH_ENV = "COOPSIM_DESCRIPTION_PATH"
@@ -50,6 +50,17 @@ def _names(what: str, low: int = 1, high: int = 64):
             count = f"{low}" if low == high else f"{low} to {high}"
             raise Bad(f"{key} needs {count} {what} name(s), got {len(tokens)}")
         return tuple(tokens)
+    return parse
+
+
+def _numbers(low: int, high: int, ok=lambda v: True, what: str = "a number"):
+    """Parser of a key taking ``low`` to ``high`` finite numbers, each ``what``."""
+    conv = real(what, ok)
+
+    def parse(key: str, tokens: list, rest: str) -> tuple:
+        if not low <= len(tokens) <= high:
+            raise Bad(f"{key} needs {low} to {high} numbers, got {len(tokens)}")
+        return tuple(conv(t) for t in tokens)
     return parse
 
 
@@ -84,12 +95,24 @@ class DescKey:
     modules: tuple[str, ...] = ()
 
 
+ARM = ("joints", "tool", "force", "pose")  # an arm's modules (coopsim.model.imported_arm)
 #: The per-module keys of a described robot, one row each (docs/files.md's table).
 DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
     DescKey("tool", _names("link or site", 1, 1), "link_or_site",
-            doc="the link or site that is the tool point (tool module)"),
+            doc="the link or site that is the tool point (tool module)", modules=ARM),
     DescKey("gripper", _names("joint or site", 1, 2), "",
-            doc="two finger joints, or a grasp site (gripper module)"),
+            doc="two finger joints, or a grasp site (gripper module)",
+            modules=ARM + ("gripper",)),
+    DescKey("home", _numbers(1, 7), doc="the arm's start angles, rad, one per joint from the "
+            "root to the tool (joints)"),
+    DescKey("payload", _numbers(1, 1, lambda v: v > 0, "> 0"),
+            doc="the arm's payload, kg (default 3): a heavier grasp is refused (gripper)"),
+    DescKey("omega", _numbers(1, 1, lambda v: 0 < v <= 1000, "in (0, 1000]"),
+            doc="the arm's servo natural frequency, rad/s (default 60: the built-in arms')"),
+    DescKey("kp", _numbers(1, 7, lambda v: v > 0, "> 0"),
+            doc="the arm's servo stiffness per joint, N m/rad (default: derived)"),
+    DescKey("kv", _numbers(1, 7, lambda v: v > 0, "> 0"),
+            doc="the arm's servo damping per joint, N m s/rad (default: derived)"),
     DescKey("wheels", _names("joint", 2, 2), "moving",
             doc="the left and right wheel joints (motors, odometry)"),
     DescKey("rotors", _names("link", 1, 16), "link",
@@ -343,6 +366,8 @@ def described_robot(section: Section, path: PathLike, folders=None) -> tuple:
     label = section.get("type") or type_label(described.name)
     try:
         imported_type(label, described, spec, ROBOT_TYPES)
-    except CoopsimError as exc:
-        raise FileFormatError(path, section.line_of("type"), str(exc)) from None
+    except CoopsimError as exc:  # an arm's key (imported_arm.ArmError) says which
+        key = getattr(exc, "key", "")
+        raise FileFormatError(path, spec.line_of(key) if key else section.line_of("type"),
+                              str(exc)) from None
     return label, spec

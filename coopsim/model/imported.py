@@ -24,6 +24,7 @@ from typing import ClassVar
 import numpy as np
 
 from .errors import RegistryError
+from .imported_arm import section_arm
 from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from .specs import RobotSpec
 
@@ -294,6 +295,7 @@ class ImportedType(RobotType):
 
     DESCRIPTION: ClassVar[Description | None] = None
     SPEC: ClassVar[DescriptionSpec | None] = None
+    ARM: ClassVar = None  # its arm (coopsim.model.imported_arm), made once per type
     draw = MappingProxyType({"shape": "disc", "heading": True})
 
     @classmethod
@@ -304,10 +306,12 @@ class ImportedType(RobotType):
                          () if floating else (ShapeSpec("circle", radius=MOUNT_RADIUS),),
                          (spec.position[0], spec.position[1]), spec.yaw, free=floating,
                          z=spec.position[2], height=MOUNT_HEIGHT)
+        arm = {"arm": cls.ARM.key} if cls.ARM is not None else {}
         member = MemberSpec(spec.name, "base", cls.modules, MOUNT_RADIUS,
-                            refs={"imported": "base"})
+                            refs={"imported": "base", **arm})
         mounted = Mounted("robot", "base", d, ds, f"{spec.name}/")
-        return Assembly((member,), (mount,), imports=(mounted,))
+        return Assembly((member,), (mount,), imports=(mounted,),
+                        arms=(cls.ARM,) if arm else ())
 
 
 def type_label(name: str) -> str:
@@ -335,13 +339,16 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
     if label in registry and label not in _MADE:
         raise RegistryError(f"robot type {label!r} is a built-in or plugin type: give the "
                             "imported robot another type name")
+    arm = section_arm(description, spec)
     cls = type(f"Imported_{label}", (ImportedType,), {
         "label": label, "DESCRIPTION": description, "SPEC": spec,
         "description": f"imported from {description.kind.upper()} {spec.given or spec.path}: "
                        f"{len(description.links)} links, {len(description.moving)} moving "
                        f"joints ({spec.base} base)",
         "footprint": max(MOUNT_RADIUS, description.reach()),
-        "modules": spec.modules})
+        "modules": spec.modules, "ARM": arm,
+        # an arm is drawn from its joint angles, as a built-in arm (the arm hint)
+        **({"draw": MappingProxyType({**ImportedType.draw, "arm": True})} if arm else {})})
     cls.validate()
     registry.put(label, cls)
     _MADE[label] = (made, cls)

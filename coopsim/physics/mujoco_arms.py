@@ -263,7 +263,13 @@ def _fingers(tool, arm: ArmSpec) -> None:
 
 def _actuator(spec, joint: str, effort: float, kp: float, kv: float):
     """Joint ``joint``'s servo: torque kp (ctrl - q) - kv qd, within +-``effort`` N m."""
-    act = spec.add_actuator(name=joint, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+    return servo(spec, joint, effort, kp, kv)
+
+
+def servo(spec, joint: str, effort: float, kp: float, kv: float, tail: str = ""):
+    """:func:`_actuator` named ``joint + tail`` (an imported arm's: coopsim.physics.
+    mujoco_imported_arm)."""
+    act = spec.add_actuator(name=joint + tail, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
     act.gaintype, act.biastype = mujoco.mjtGain.mjGAIN_FIXED, mujoco.mjtBias.mjBIAS_AFFINE
     act.gainprm[0] = kp
     act.biasprm[0], act.biasprm[1], act.biasprm[2] = 0.0, -kp, -kv

@@ -61,6 +61,7 @@ import math
 import numpy as np
 
 from ..model.errors import SimulationError
+from ..model.imported_arm import ImportedArmSpec
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import mujoco_arms as ma
@@ -69,6 +70,7 @@ from . import mujoco_build as mb
 from . import mujoco_health as mh
 from . import mujoco_import as mi
 from . import mujoco_scenery as msc
+from . import mujoco_imported_arm as mia
 from . import mujoco_state as ms
 from .engine import Engine, Handles, as_geometry
 from .mujoco_build import GRAVITY, MAX_SUBSTEP, WALL_THICKNESS, Body  # noqa: F401 (GRAVITY: tests)
@@ -201,6 +203,8 @@ class MujocoEngine(Engine):
         for member in assembly.members:
             handles.robots[member.name] = handles.bodies[member.body]
         for arm in assembly.arms:
+            if isinstance(arm, ImportedArmSpec):  # on its description's bodies, once attached
+                continue
             owner = next((m.name for m in assembly.members if m.refs.get("arm") == arm.key),
                          assembly.members[0].name)
             self._save()
@@ -209,7 +213,22 @@ class MujocoEngine(Engine):
                                              f"{arm.key}")
             self._arms.append(handles.arms[arm.key])
         self._add_imports(assembly, handles)
+        self._add_imported_arms(assembly, handles)
         return handles
+
+    def _add_imported_arms(self, assembly: Assembly, handles: Handles) -> None:
+        """Give the arms of the assembly's descriptions their servos, tool and weld
+        (mujoco_imported_arm), and their joints their start angles."""
+        for arm in assembly.arms:
+            if not isinstance(arm, ImportedArmSpec):
+                continue
+            imported = next(iter(handles.imports.values()))
+            owner = assembly.members[0].name
+            handles.arms[arm.key] = mia.build(self.spec, arm, imported.prefix,
+                                              f"robot {owner}'s arm",
+                                              handles.bodies[arm.base].group)
+            self._arms.append(handles.arms[arm.key])
+            mia.start(imported, arm)
 
     def _add_imports(self, assembly: Assembly, handles: Handles) -> None:
         """Attach the assembly's description files on their mount bodies (mujoco_import)."""

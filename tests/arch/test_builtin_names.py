@@ -63,6 +63,14 @@ ALLOWED = {
     ("formats/description.py", "tool"): "the [ROBOT_n] tool key of a described robot",
     ("formats/description.py", "gripper"): "the [ROBOT_n] gripper key of a described robot",
     ("formats/description.py", "rotors"): "the [ROBOT_n] rotors key of a described robot",
+    ("formats/description.py", "joints"): "a module the tool and gripper keys give a described "
+                                          "robot's type (its module list, as a type declares)",
+    ("formats/description.py", "force"): "a module the tool and gripper keys give a described "
+                                         "robot's type (its module list, as a type declares)",
+    ("formats/description.py", "pose"): "a module the tool and gripper keys give a described "
+                                        "robot's type (its module list, as a type declares)",
+    ("model/imported_arm.py", "gripper"): "the [ROBOT_n] gripper key an arm's error points at",
+    ("model/imported_arm.py", "tool"): "the [ROBOT_n] tool key an arm is read from",
     ("formats/robotxml.py", "velocity"): "the URDF <limit velocity> attribute",
     ("formats/robotxml.py", "mujoco"): "the MJCF root element and the URDF <mujoco> element",
 }
