@@ -250,4 +250,4 @@ def compare(base: str, head: str, factor: float = 1.1, rounds: int = 2,
     table = asv("compare", "--config", conf, "--factor", str(factor), "--split",
                 shas[0][0], shas[1][0], capture=True)
     click.echo(table)
-    return [line for line in table.splitlines() if line.lstrip().startswith("+")]
+    return [line for line in table.splitlines() if line.lstrip("| ").startswith("+")]
