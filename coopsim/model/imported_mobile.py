@@ -6,9 +6,9 @@ Everything here reads the parsed description (:mod:`coopsim.model.imported`: lin
 with their origins) at its zero configuration; nothing needs MuJoCo. What each number is:
 
 * a **wheeled base** (:func:`wheel_base`): the axle is the distance between the two wheel
-  joints' origins across the base (along the base's y); the wheel radius is the wheel link's
-  collision (else visual) cylinder or sphere radius, else the wheel joint's height above the
-  base's origin (a ``base_footprint`` root stands on the floor); the top speed is the wheel
+  joints' origins across the base (along the base's y); the wheel radius is half the largest
+  extent of the wheel link's mesh, else the wheel joint's height above the root link's origin
+  (a ``base_footprint`` root stands on the floor); the top speed is the wheel
   joints' ``<limit velocity>`` (rad/s) times the radius, m/s.
 * a **multirotor** (:func:`airframe`): exactly four rotor links, one in each quadrant of the
   base's x-y plane, each within :data:`X_TOLERANCE` of a diagonal (the ``rotors`` module flies
@@ -49,6 +49,14 @@ GRAVITY = 9.81  # m/s^2
 class DescriptionKeyError(CoopsimError):
     """A scenario key names links or joints the description does not have, or ones that
     cannot be what the key says (the caller adds the file and line)."""
+
+
+class MobileKeyError(DescriptionKeyError):
+    """:class:`DescriptionKeyError` with the scenario key it is about (its line)."""
+
+    def __init__(self, key: str, text: str) -> None:
+        super().__init__(text)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -237,12 +245,12 @@ def _x_frame(rotors, xy: np.ndarray) -> list[int]:
 
 def _check_spin(rotors, spin, order) -> None:
     if len(spin) != len(rotors) or any(s not in ("cw", "ccw") for s in spin):
-        raise DescriptionKeyError(f"spin: give cw or ccw for each of the {len(rotors)} "
+        raise MobileKeyError("spin", f"spin: give cw or ccw for each of the {len(rotors)} "
                                   f"rotors, in their order, got {' '.join(spin)}")
     got = tuple(spin[k] for k in order)
     if got != SPIN:
-        raise DescriptionKeyError(
-            "spin: the rotors module's X frame turns its front-right and back-left rotors "
+        raise MobileKeyError(
+            "spin", "spin: the rotors module's X frame turns its front-right and back-left rotors "
             "clockwise and the other two counter-clockwise (seen from above); these rotors "
             f"turn {', '.join(f'{rotors[k]} {s}' for k, s in zip(order, got))}")
 
@@ -329,14 +337,6 @@ class Mobile:
     wheels: WheelBase | None = None
     frame: Airframe | None = None
     radius: float = 0.0
-
-
-class MobileKeyError(DescriptionKeyError):
-    """:class:`DescriptionKeyError` with the scenario key it is about (its line)."""
-
-    def __init__(self, key: str, text: str) -> None:
-        super().__init__(text)
-        self.key = key
 
 
 def mobile(description, spec) -> Mobile:

@@ -1,0 +1,125 @@
+"""Mobile robots from description files on the real MuJoCo engine (docs/robots.md "Your own
+robot"): the worked examples' wheeled base (examples/descriptions/rover.urdf) drives forward
+and turns with its odometry matching its motion, its lidar mounted where the file puts the
+link; the Crazyflie-sized quadrotor (nanoquad.urdf) gets the airframe of its file and the
+``flight`` driver flies part of an eight (its mean horizontal error printed and bounded; the
+whole eight is ``experiments/imported_eight.py``); keys naming what cannot be what they say
+are refused at their line."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+
+from coopsim.formats.files import load  # noqa: E402
+from coopsim.model.errors import FileFormatError  # noqa: E402
+from coopsim.sim.drivers import LocalRobot  # noqa: E402
+from coopsim.sim.simulation import Simulation  # noqa: E402
+from coopsim.sim.stepper import Stepper  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "descriptions"
+
+
+def _scenario(tmp_path, robot: list[str], dt: float, name: str = "s") -> Path:
+    (tmp_path / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
+    path = tmp_path / f"{name}.scenario"
+    path.write_text("\n".join(["[WORLD]", "file w.world", "[SETTINGS]", "engine mujoco",
+                               f"dt {dt}", "mode lockstep", "seed 3", "[ROBOT_1]"] + robot)
+                    + "\n")
+    return path
+
+
+def rover(tmp_path, *extra: str) -> Path:
+    return _scenario(tmp_path, [f"description {EXAMPLES / 'rover.urdf'}", "name rv",
+                                "position 0 0 0", "wheels wheel_left_joint wheel_right_joint",
+                                "sensor lidar base_scan", "sensor imu imu_link", *extra], 0.02)
+
+
+@pytest.fixture(scope="module")
+def driven(tmp_path_factory):
+    """The rover driven 1 s straight at 0.2 m/s, then 1 s turning on the spot: (poses after
+    each, odometry after each, the simulation)."""
+    sim = Simulation(load(str(rover(tmp_path_factory.mktemp("rover")))))
+    bot = LocalRobot(sim, "rv")
+    out = []
+    for left, right in ((0.2, 0.2), (-0.1, 0.1)):
+        bot.motors.set_speeds(left, right)
+        for _ in range(50):
+            bot.step()
+        out.append((sim.world.snapshot().pose[0].copy(), np.array(bot.odometry.read())))
+    return out, sim
+
+
+def test_the_rover_gets_its_axle_top_speed_and_lidar_mount_from_its_file(driven):
+    _, sim = driven
+    robot = sim.world.robots["rv"]
+    assert robot.axle == pytest.approx(0.16)
+    bot = LocalRobot(sim, "rv", control=False)
+    assert bot.params("motors")["max_speed"] == pytest.approx(6.67 * 0.033)
+    lidar = bot.params("lidar")
+    assert (lidar["x"], lidar["y"], lidar["yaw"]) == pytest.approx((-0.032, 0.0, 0.0))
+
+
+def test_the_rover_drives_and_turns_with_its_odometry_matching(driven):
+    (after_straight, odo_straight), (after_turn, odo_turn) = driven[0]
+    # 1 s at 0.2 m/s (the drive reaches its speed within a step)
+    assert after_straight[0] == pytest.approx(0.2, abs=0.01)
+    assert abs(after_straight[1]) < 1e-3 and abs(after_straight[2]) < 1e-3
+    assert odo_straight[:3] == pytest.approx(after_straight[:3], abs=0.005)
+    # 1 s at 0.2 / 0.16 = 1.25 rad/s on the spot
+    assert after_turn[2] == pytest.approx(1.25, abs=0.03)
+    assert after_turn[:2] == pytest.approx(after_straight[:2], abs=0.005)
+    assert odo_turn[2] == pytest.approx(after_turn[2], abs=0.01)
+
+
+def nanoquad(tmp_path, driver: str = "", *extra: str) -> Path:
+    return _scenario(tmp_path, [f"description {EXAMPLES / 'nanoquad.urdf'}", "name nq",
+                                "position 0 0 0.5", "rotors rotor_fl rotor_fr rotor_bl rotor_br",
+                                "spin ccw cw cw ccw", "kf 2.22e-8", "km 1.324e-10", *extra]
+                     + ([f"driver flight {driver}"] if driver else []), 0.005, "q")
+
+
+def test_the_quadrotor_gets_its_airframe_from_its_file(tmp_path):
+    sim = Simulation(load(str(nanoquad(tmp_path))))
+    p = LocalRobot(sim, "nq", control=False).params("rotors")
+    assert p["mass"] == pytest.approx(0.0271)
+    assert p["arm"] == pytest.approx(0.0325 * math.sqrt(2))
+    assert (p["ixx"], p["iyy"], p["izz"]) == pytest.approx((1.698e-5, 1.698e-5, 2.936e-5),
+                                                           rel=1e-3)
+    assert (p["kf"], p["km"]) == (2.22e-8, 1.324e-10)
+
+
+def test_the_flight_driver_flies_the_quadrotor_along_an_eight(tmp_path):
+    dt = 0.005
+    path = nanoquad(tmp_path, "shape eight size 0.8 period 6 takeoff 1 height 1")
+    stepper = Stepper(Simulation(load(str(path))), mode="lockstep")
+    where, refs = [], []
+    for _ in range(int(round(4.0 / dt))):
+        snap = stepper.tick()
+        where.append(snap.pose3d[0, :3].copy())
+        refs.append(snap.commands["rotors"][0, 5:8].copy())
+    flying = slice(int(1.0 / dt), None)  # half a lap after the take-off hold
+    where, refs = np.array(where)[flying], np.array(refs)[flying]
+    error = np.linalg.norm(where[:, :2] - refs[:, :2], axis=1)
+    print(f"imported quadrotor, half an eight: mean horizontal error "
+          f"{error.mean() * 1000:.1f} mm, max {error.max() * 1000:.1f} mm")
+    assert error.mean() < 0.1
+    assert np.ptp(where[:, 0]) > 0.7 and abs(where[:, 2] - 1.0).max() < 0.15
+
+
+@pytest.mark.parametrize("extra, line, words", [
+    (("spin cw cw cw ccw",), 12, "spin: the rotors module's X frame"),
+    (("sensor wheels base_link",), 13, "sensor: 'wheels' is not a module"),
+    (("sensor lidar nowhere",), 13, "has no link 'nowhere'"),
+])
+def test_keys_that_cannot_be_what_they_say_are_refused_at_their_line(tmp_path, extra, line,
+                                                                      words):
+    with pytest.raises(FileFormatError) as err:
+        load(str(nanoquad(tmp_path, "", *extra)))
+    assert err.value.line == line and words in str(err.value)
