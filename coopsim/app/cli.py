@@ -66,10 +66,18 @@ def check(files: tuple[str, ...]) -> None:
 
 
 @main.command(name="list")
-def list_() -> None:
-    """List robot types and modules with their parameters."""
+@click.argument("scenarios", nargs=-1, type=click.Path())
+def list_(scenarios: tuple[str, ...]) -> None:
+    """List robot types and modules with their parameters (and the robot types SCENARIOS
+    import from description files)."""
+    from ..formats.check import check as check_files
     from .listing import describe_registries
 
+    errors = check_files(scenarios)  # loading them registers their imported types
+    for line in errors:
+        click.echo(line, err=True)
+    if errors:
+        sys.exit(EXIT_BAD_INPUT)
     click.echo(describe_registries())
 
 

@@ -20,6 +20,7 @@ from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, RuleSetting, Scenar
                            TargetSpec, WorldSpec, yaw_from_degrees)
 from ..model.validate import check_events, check_monitors, check_rates, check_robot_spec
 from . import games, maps
+from .description import described_robot
 from .events import build_events, build_monitors
 from .keys import SCENARIO_RULES, WORLD_RULES
 from .sections import PathLike, Section, read_text, split_sections
@@ -87,12 +88,18 @@ def _targets(section: Section, floor: FloorSpec, path: PathLike) -> list:
     return targets
 
 
-def _robot(section: Section, floor: FloorSpec, path: PathLike) -> RobotSpec:
-    """Build and validate the RobotSpec of a [ROBOT_n] section; it must fit on the floor."""
+def _robot(section: Section, floor: FloorSpec, path: PathLike, folders=None) -> RobotSpec:
+    """Build and validate the RobotSpec of a [ROBOT_n] section; it must fit on the floor.
+    A robot from a description file gets its type here
+    (:func:`~coopsim.formats.description.described_robot`)."""
+    rtype, dspec = described_robot(section, path, folders)
+    if rtype is None:
+        raise FileFormatError(path, section.line, f"[{section.name}] is missing the required "
+                                                  "key 'type' (or 'description')")
     params = tuple(replace(p, line=n) for k, p, n in section.entries if k == "param")
     drivers = tuple(replace(d, line=n) for k, d, n in section.entries if k == "driver")
     extra = {"color": section.get("color")} if section.get("color") else {}
-    spec = RobotSpec(type=section.get("type"), name=section.get("name"),
+    spec = RobotSpec(type=rtype, name=section.get("name"), description=dspec,
                      position=section.get("position"),
                      yaw=yaw_from_degrees(section.get("orientation", (0.0, 0.0, 0.0))[2]),
                      controller=section.get("controller"), params=params, drivers=drivers,
@@ -331,7 +338,7 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
         world = first.attempt(_with_map, world, worlds[0], path, folders)
     # without its world the placements cannot be checked, but everything else still is
     floor = world.floor if world is not None else FloorSpec(float("inf"), float("inf"))
-    out = _scenario_sections(sections, floor, path, first)
+    out = _scenario_sections(sections, floor, path, first, folders)
     first.attempt(games.check_squads, out["SQUAD"], [s for s in sections if s.kind == "SQUAD"],
                   [r for r in out["ROBOT"] if r is not None], path)
     settings = [Settings(**{k: v for k, v, _ in s.entries}) for s in sections
@@ -355,7 +362,7 @@ def parse_scenario(text: str, path: PathLike = "", folders=None) -> ScenarioSpec
 
 
 def _scenario_sections(sections: list, floor: FloorSpec, path: PathLike,
-                       first: _FirstError) -> dict[str, list]:
+                       first: _FirstError, folders=None) -> dict[str, list]:
     """Build every section's specs on its own, in file order, noting errors in ``first``."""
     out: dict[str, list] = {"TARGET": [], "ROBOT": [], "OBJECT": [], "RULE": [], "ZONE": [],
                             "SQUAD": []}
@@ -377,7 +384,7 @@ def _scenario_sections(sections: list, floor: FloorSpec, path: PathLike,
                     path, s.line_of("name"), f"robot name {s.get('name')!r} is already used by "
                                              f"[{names[s.get('name')]}]"))
             names.setdefault(s.get("name"), s.name)
-            out["ROBOT"].append(first.attempt(_robot, s, floor, path))
+            out["ROBOT"].append(first.attempt(_robot, s, floor, path, folders))
     return out
 
 

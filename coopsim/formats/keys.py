@@ -15,6 +15,7 @@ from ..model.orders import FORMATION_NAMES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting,
                            ParamSetting, yaw_from_degrees)
 from . import games
+from .description import ROBOT_KEYS as DESCRIPTION_ROBOT_KEYS
 from .events import EVENT_KEYS, MONITORS_KEYS
 from .sections import (NUMBER, Bad, Key, Rule, boolean, fixed, integer, number, pick, real,
                        rest)
@@ -136,8 +137,8 @@ _OBJECT_KEYS = {
     "color": Key(_color),
 }
 _SCENARIO_OBJECT_KEYS = {**_OBJECT_KEYS, "start": Key(fixed(("true/false",), boolean))}
-_ROBOT_KEYS = {
-    "type": Key(fixed(("robot type",), str), required=True),
+_ROBOT_KEYS = {  # type: required unless the robot comes from a description file (files.py)
+    "type": Key(fixed(("robot type",), str)),
     "name": Key(_netname, required=True),
     "position": _OBJECT_KEYS["position"],
     "orientation": _OBJECT_KEYS["orientation"],
@@ -145,6 +146,7 @@ _ROBOT_KEYS = {
     "controller": Key(rest("a shell command")),
     "param": Key(_param, repeat=True),
     "driver": Key(_driver, repeat=True),
+    **DESCRIPTION_ROBOT_KEYS,  # description, base, search and the per-module keys
 }
 _SETTINGS_KEYS = {  # key = field name of specs.Settings
     "dt": Key(fixed(("s",), _dt)),

@@ -81,6 +81,19 @@ class Registry(Generic[T]):
 
         return _add
 
+    def put(self, label: str, item: T) -> None:
+        """Register ``item`` under ``label`` in this process, in place of one registered with
+        :meth:`put` before (a robot type derived at load time from a file that changed).
+
+        Raises:
+            RegistryError: the label is taken by another kind of registration, or the
+                declaration is invalid.
+        """
+        with self._lock:
+            if self._origins.get(label, Origin("", "", "")).package == "(imported)":
+                del self._items[label], self._origins[label]
+            self._admit(label, item, Origin("(imported)", "", _qualname(item)))
+
     def _admit(self, label: str, item: T, origin: Origin) -> None:
         if label in self._items or label in self._pending:
             first = self._origins.get(label) or _ep_origin(self._pending[label])

@@ -179,6 +179,9 @@ class Assembly:
     Attributes:
         arms: 3D serial manipulators mounted on its bodies (engines with the ``arms``
             feature build them).
+        imports: Description files (URDF, MJCF) mounted on its bodies, each a
+            :class:`~coopsim.model.imported.Mounted` (engines with the ``descriptions``
+            feature build them).
     """
 
     members: tuple[MemberSpec, ...]
@@ -186,6 +189,7 @@ class Assembly:
     joints: tuple[JointSpec, ...] = ()
     parts: tuple[PartSpec, ...] = ()
     arms: tuple[ArmSpec, ...] = ()
+    imports: tuple = ()
 
     def arm(self, key: str) -> ArmSpec:
         """The arm called ``key``."""

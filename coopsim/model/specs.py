@@ -266,6 +266,8 @@ class RobotSpec:
         params: Module parameters set at load time, applied in order.
         drivers: In-process controllers (see :class:`DriverSetting`).
         line: Line of the section header.
+        description: The robot's description file and its keys
+            (:class:`~coopsim.model.imported.DescriptionSpec`), or None for a built-in type.
     """
 
     type: str
@@ -277,6 +279,7 @@ class RobotSpec:
     params: tuple[ParamSetting, ...] = ()
     drivers: tuple[DriverSetting, ...] = ()
     line: int = 0
+    description: object | None = None
 
 
 #: Kinds of no-go zones (``[ZONE_n] kind``): all are kept out of planned paths and seen by the

@@ -64,6 +64,8 @@ class Handles:
         joints: Joint key -> engine handle.
         robots: Member name -> the handle :meth:`Engine.set_robots` takes for it.
         arms: Arm key -> the handle :meth:`Engine.arm_state` and the other arm calls take.
+        imports: Mounted description key -> the engine's handle of it (an imported robot:
+            :mod:`coopsim.physics.mujoco_import`).
         items: The engine's own bookkeeping (what to remove).
     """
 
@@ -71,6 +73,7 @@ class Handles:
     joints: dict[str, Any] = field(default_factory=dict)
     robots: dict[str, Any] = field(default_factory=dict)
     arms: dict[str, Any] = field(default_factory=dict)
+    imports: dict[str, Any] = field(default_factory=dict)
     items: list = field(default_factory=list)
 
 
@@ -153,6 +156,9 @@ class Engine(ABC):
         if assembly.arms and "arms" not in f:
             return (f"the {cls.label} engine has no arms (3D manipulators): use an engine "
                     "with the arms feature (engine mujoco)")
+        if assembly.imports and "descriptions" not in f:
+            return (f"the {cls.label} engine cannot build a robot from a description file: "
+                    "use an engine with the descriptions feature (engine mujoco)")
         if assembly.joints and "joints" not in f:
             return f"the {cls.label} engine has no joints"
         if (len(assembly.bodies) > len(assembly.members) or assembly.parts) \

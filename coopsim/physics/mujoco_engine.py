@@ -67,6 +67,7 @@ from . import mujoco_arms as ma
 from . import mujoco_bodies as mbt
 from . import mujoco_build as mb
 from . import mujoco_health as mh
+from . import mujoco_import as mi
 from . import mujoco_state as ms
 from .engine import Engine, Handles, as_geometry
 from .mujoco_build import GRAVITY, MAX_SUBSTEP, WALL_THICKNESS, Body  # noqa: F401 (GRAVITY: tests)
@@ -132,7 +133,8 @@ class MujocoEngine(Engine):
     label = "mujoco"
     description = ("3D rigid bodies (MuJoCo): ground robots, arms, movable objects and free "
                    "flyers in one world")
-    features = frozenset({"flight", "differential", "velocity", "movable_objects", "arms"})
+    features = frozenset({"flight", "differential", "velocity", "movable_objects", "arms",
+                          "descriptions"})
     strict_placement = True  # a body started inside another is thrown out by its contacts
     checks_health = True
 
@@ -149,6 +151,7 @@ class MujocoEngine(Engine):
         self._rows: _Rows | None = None
         self._arms: list[ma.Arm] = []  # in insertion order
         self._arm_table: ma.ArmTable | None = None
+        self._imports: list[mi.Imported] = []  # robots from description files (mujoco_import)
         self._diverged: list = []  # what the last step put back (mujoco_health)
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
         self._moved = 0  # steps and resets so far: the robots' state read since is kept
@@ -193,13 +196,26 @@ class MujocoEngine(Engine):
                                              self._name(arm.key), f"robot {owner}'s arm "
                                              f"{arm.key}")
             self._arms.append(handles.arms[arm.key])
+        self._add_imports(assembly, handles)
         return handles
+
+    def _add_imports(self, assembly: Assembly, handles: Handles) -> None:
+        """Attach the assembly's description files on their mount bodies (mujoco_import)."""
+        for mounted in assembly.imports:
+            self._save()
+            imported = mi.attach(self.spec, mounted, handles.bodies[mounted.body])
+            handles.imports[mounted.key] = imported
+            self._imports.append(imported)
+            self._stale = True
 
     def remove_assembly(self, handles: Handles) -> None:
         self._save()
         for arm in handles.arms.values():
             ma.remove(self.spec, arm)
             self._arms.remove(arm)
+        for imported in handles.imports.values():
+            mi.remove(self.spec, imported)
+            self._imports.remove(imported)
         for body in handles.items:
             self._removed(body)
 
@@ -235,6 +251,8 @@ class MujocoEngine(Engine):
                 body.save(self.data)
             for arm in self._arms:
                 arm.save(self.data)
+            for imported in self._imports:
+                imported.save(self.data)
             if self._rows is not None:
                 self._rows.scatter()
 
@@ -251,7 +269,8 @@ class MujocoEngine(Engine):
         # arms' servos damp implicitly (mujoco_arms); a world without arms stays as it was
         self.spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST if self._arms
                                           else mujoco.mjtIntegrator.mjINT_EULER)
-        self.spec.memory = mb.world_arena(self._bodies.values(), self._arms)
+        self.spec.memory = mb.world_arena(self._bodies.values(), self._arms) \
+            + mi.arena(self._imports)
         # one diverged body must not put every other back at its start (mujoco_health)
         self.spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_AUTORESET)
         try:
@@ -267,6 +286,9 @@ class MujocoEngine(Engine):
             arm.bind(self.model)
             arm.restore(self.data)
             arm.rehold(self.model, self.data)
+        for imported in self._imports:
+            imported.bind(self.model)
+            imported.restore(self.data)
         mujoco.mj_forward(self.model, self.data)  # frames and contacts of the new layout
         self._stale, self._rows, self._arm_table = False, None, None
 

@@ -60,6 +60,11 @@ ALLOWED = {
     ("ros2/dds.py", "velocity"): "sensor_msgs/JointState's velocity field",
     ("physics/engine.py", "joints"): "the joints engine feature (pivot and revolute joints)",
     ("ros2/dds.py", "pose"): "a ROS message's field (geometry_msgs/PoseWithCovariance.pose)",
+    ("formats/description.py", "tool"): "the [ROBOT_n] tool key of a described robot",
+    ("formats/description.py", "gripper"): "the [ROBOT_n] gripper key of a described robot",
+    ("formats/description.py", "rotors"): "the [ROBOT_n] rotors key of a described robot",
+    ("formats/robotxml.py", "velocity"): "the URDF <limit velocity> attribute",
+    ("formats/robotxml.py", "mujoco"): "the MJCF root element and the URDF <mujoco> element",
 }
 
 

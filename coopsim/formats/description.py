@@ -1,0 +1,344 @@
+"""A robot section's description file (URDF or MJCF): its keys, its paths and its safe reading
+(normative spec: docs/files.md "Robots from a description file").
+
+A ``[ROBOT_n]`` section names the file with ``description PATH`` and may add ``base``,
+``search`` and the per-module keys of :data:`DESCRIPTION_KEYS` (one row per key: the other
+modules' keys are rows of the same table). :func:`description_spec` turns a parsed section into
+a :class:`~coopsim.model.imported.DescriptionSpec`; :func:`load_description` reads the file
+(defusedxml: no DTD, no entity, no external entity; bounded in bytes, links, joints and mesh
+triangles), resolves its meshes through the search path and checks it
+(:mod:`coopsim.formats.robotxml`), or raises ``FileFormatError`` at the file's line: nothing is
+half-loaded.
+
+Paths: ``description`` and ``search`` are relative to the scenario's folder; a mesh is relative
+to the description's folder, ``package://NAME/REST`` is ``DIR/NAME/REST`` (or ``DIR/REST`` when
+``DIR`` is itself called ``NAME``) for each search folder ``DIR`` in order: the section's
+``search`` folders, then ``$COOPSIM_DESCRIPTION_PATH`` (``:``-separated), then the folders
+above the description file. A scenario loaded over the network (``folders`` given) reads
+nothing outside its data folders.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import defusedxml
+import defusedxml.ElementTree as DET
+import numpy as np
+
+from ..model.errors import CoopsimError, FileFormatError, NotAllowedError
+from ..model.imported import BASES, Description, DescriptionSpec, Mesh, imported_type, type_label
+from ..model.plugins import ROBOT_TYPES
+from . import robotxml
+from .meshes import mesh_info
+from .sections import Bad, Key, PathLike, Section, open_regular, pick
+
+SUFFIXES = (".urdf", ".xml", ".mjcf")
+SEARCH_ENV = "COOPSIM_DESCRIPTION_PATH"
+MAX_BYTES = 8 << 20  # bytes of a description file
+MAX_ROBOT_TRIANGLES = 4_000_000  # triangles of all of one description's meshes
+ANCESTORS = 5  # the description's folder and the 4 above it: the description searched for package:// names
+
+
+def _names(what: str, low: int = 1, high: int = 64):
+    """Parser of a key taking ``low`` to ``high`` names of the description (links, joints,
+    sites), as written; the description's checks say whether each exists."""
+    def parse(key: str, tokens: list, rest: str) -> tuple:
+        if not low <= len(tokens) <= high:
+            count = f"{low}" if low == high else f"{low} to {high}"
+            raise Bad(f"{key} needs {count} {what} name(s), got {len(tokens)}")
+        return tuple(tokens)
+    return parse
+
+
+def _search(key: str, tokens: list, rest: str) -> tuple:
+    """``search DIR...``: folders, space- or ``:``-separated."""
+    dirs = tuple(d for token in tokens for d in token.split(":") if d)
+    if not dirs:
+        raise Bad("search needs at least one folder")
+    return dirs
+
+
+@dataclass(frozen=True)
+class DescKey:
+    """One row of the description keys.
+
+    Attributes:
+        key: The scenario key.
+        parse: Its value's parser (:mod:`coopsim.formats.sections` style).
+        refers: What each name of its value must be in the description: ``link``, ``joint``,
+            ``moving`` (a revolute, continuous or prismatic joint), ``link_or_site`` or ""
+            (not a name of the description: checked by the module itself).
+        repeat: The key may be given several times (``sensor``).
+        doc: One line for docs/files.md.
+        modules: The module labels the key gives the robot (in the robot's module order).
+    """
+
+    key: str
+    parse: object
+    refers: str = ""
+    repeat: bool = False
+    doc: str = ""
+    modules: tuple[str, ...] = ()
+
+
+#: The per-module keys of a described robot, one row each (docs/files.md's table).
+DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
+    DescKey("tool", _names("link or site", 1, 1), "link_or_site",
+            doc="the link or site that is the tool point (tool module)"),
+    DescKey("gripper", _names("joint or site", 1, 2), "",
+            doc="two finger joints, or a grasp site (gripper module)"),
+    DescKey("wheels", _names("joint", 2, 2), "moving",
+            doc="the left and right wheel joints (motors, odometry)"),
+    DescKey("rotors", _names("link", 1, 16), "link",
+            doc="the rotor links (rotors module, flight driver)"),
+    DescKey("sensor", _names("module and link", 2, 2), "", repeat=True,
+            doc="a sensor module and the link it is mounted on: sensor imu base_link"),
+)}
+
+#: The ``[ROBOT_n]`` keys this module adds to the scenario format (coopsim.formats.keys).
+ROBOT_KEYS = {
+    "description": Key(lambda key, tokens, rest: _path(key, rest)),
+    "base": Key(pick("base", BASES)),
+    "search": Key(_search),
+    **{row.key: Key(row.parse, repeat=row.repeat) for row in DESCRIPTION_KEYS.values()},
+}
+DESCRIPTION_ONLY = tuple(k for k in ROBOT_KEYS if k != "description")
+
+
+def _path(key: str, rest: str) -> str:
+    if not rest:
+        raise Bad(f"{key} needs a value (path to a .urdf or MJCF .xml file)")
+    return rest
+
+
+# --- paths ----------------------------------------------------------------------------------------
+
+def _confined(real: str, folders, what: str, path: PathLike, line: int) -> str:
+    """``real``, when a network load may read it (``folders``: the run's DataFolders)."""
+    if folders is not None and not folders.inside(real):
+        raise NotAllowedError(f"{os.fspath(path)}:{line}: {what} is outside the simulation's "
+                              f"data folders ({folders.describe()})")
+    return real
+
+
+def description_spec(section: Section, path: PathLike, folders=None) -> DescriptionSpec | None:
+    """The description keys of a parsed ``[ROBOT_n]`` section (None when it has none).
+
+    Raises:
+        FileFormatError: a description key without ``description``, or the file is missing.
+        NotAllowedError: (``folders`` given) the file or a search folder is outside them.
+    """
+    given = section.get("description")
+    if given is None:
+        extra = [k for k, _, _ in section.entries if k in DESCRIPTION_ONLY]
+        if extra:
+            raise FileFormatError(path, section.line_of(extra[0]),
+                                  f"{extra[0]} is a key of a robot from a description file: "
+                                  "add 'description PATH'")
+        return None
+    here = os.path.dirname(os.path.abspath(os.fspath(path))) if path else os.getcwd()
+    line = section.line_of("description")
+    search = tuple(os.path.realpath(os.path.join(here, d)) for d in section.get("search", ()))
+    for d in search:
+        _confined(d, folders, f"search folder {d!r}", path, section.line_of("search"))
+    if not given.endswith(SUFFIXES):
+        raise FileFormatError(path, line, f"description {given!r}: give a "
+                                          f"{' or '.join(SUFFIXES)} file (URDF or MJCF)")
+    where = os.path.realpath(os.path.join(here, given))
+    _confined(where, folders, f"description {given!r}", path, line)
+    if not os.path.isfile(where):
+        raise FileFormatError(path, line, f"description file {given!r} not found (looked for "
+                                          f"{where})")
+    keys = tuple((k, v) for k, v, _ in section.entries if k in DESCRIPTION_KEYS)
+    lines = tuple((k, n) for k, _, n in section.entries if k in ROBOT_KEYS)
+    modules = tuple(dict.fromkeys(m for k, _ in keys for m in DESCRIPTION_KEYS[k].modules))
+    return DescriptionSpec(where, given, section.get("base", "fixed"), search, keys, lines,
+                           line, modules)
+
+
+def search_path(spec: DescriptionSpec) -> tuple[str, ...]:
+    """The folders meshes and ``package://`` names are looked for in, in order."""
+    env = tuple(os.path.realpath(d) for d in os.environ.get(SEARCH_ENV, "").split(":") if d)
+    up, folder = [], os.path.dirname(spec.path)
+    for _ in range(ANCESTORS):
+        up.append(folder)
+        folder = os.path.dirname(folder)
+    return tuple(dict.fromkeys((*spec.search, *env, *up)))
+
+
+def resolve(name: str, spec: DescriptionSpec, base: str) -> tuple[str, list[str]]:
+    """The file a description's ``name`` (``package://``, ``file://``, relative or absolute)
+    means, relative to ``base``, and where it was looked for (the first candidate that
+    exists, or "" when none does)."""
+    if name.startswith("file://"):
+        tried = [name[len("file://"):]]
+    elif name.startswith("package://"):
+        package, _, rest = name[len("package://"):].partition("/")
+        tried = []
+        for d in search_path(spec):
+            tried.append(os.path.join(d, package, rest))
+            if os.path.basename(d) == package:
+                tried.append(os.path.join(d, rest))
+    elif os.path.isabs(name):
+        tried = [name]
+    else:
+        tried = [os.path.join(base, name)] + [os.path.join(d, name) for d in spec.search]
+    tried = [os.path.realpath(t) for t in tried]
+    return next((t for t in tried if os.path.isfile(t)), ""), tried
+
+
+# --- safe reading -----------------------------------------------------------------------------------
+
+class _Lines(ET.TreeBuilder):
+    """A tree builder noting each element's line (ElementTree keeps none)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parser = None
+        self.lines: dict[int, int] = {}
+
+    def start(self, tag, attrs):
+        element = super().start(tag, attrs)
+        self.lines[id(element)] = self.parser.parser.CurrentLineNumber
+        return element
+
+
+def read_xml(path: str, data: bytes) -> tuple[ET.Element, dict]:
+    """The root element of ``data`` and each element's line (by ``id``), parsed with
+    defusedxml: a DTD (so any entity, internal or external) is refused.
+
+    Raises:
+        FileFormatError: ``path:line:`` a DTD or entity, or malformed XML.
+    """
+    builder = _Lines()
+    parser = DET.DefusedXMLParser(target=builder, forbid_dtd=True, forbid_entities=True,
+                                  forbid_external=True)
+    builder.parser = parser
+    try:
+        parser.feed(data)
+        root = parser.close()
+    except defusedxml.DTDForbidden:
+        raise FileFormatError(path, parser.parser.CurrentLineNumber,
+                              "a DTD (<!DOCTYPE ...>) is refused: description files may "
+                              "declare no entities") from None
+    except defusedxml.DefusedXmlException as exc:
+        raise FileFormatError(path, parser.parser.CurrentLineNumber,
+                              f"refused: {type(exc).__name__} (no entities, no external "
+                              "references)") from None
+    except ET.ParseError as exc:
+        raise FileFormatError(path, exc.position[0], f"not well-formed XML: "
+                              f"{str(exc).split(':')[0]}") from None
+    return root, builder.lines
+
+
+def read_bytes(path: str, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of the description file ``path``, at most ``limit``.
+
+    Raises:
+        FileFormatError: missing, unreadable, not a regular file, or too large.
+    """
+    try:
+        fh = open_regular(path)
+    except OSError as exc:
+        raise FileFormatError(path, 0, f"cannot read description: {exc.strerror or exc}") \
+            from None
+    with fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FileFormatError(path, 0, f"description file too large (over {limit} bytes)")
+    return data
+
+
+def mesh_reader(spec: DescriptionSpec, folders=None):
+    """The function the tree checks call for each mesh a description names:
+    ``(name, line, scale, use) -> Mesh``, the file resolved (:func:`resolve`), confined to
+    ``folders`` when given, and checked (:func:`coopsim.formats.meshes.mesh_info`), with a
+    running total of triangles bounded by :data:`MAX_ROBOT_TRIANGLES`.
+
+    Raises (from the returned function):
+        FileFormatError: at the description's line: not found, another format, too many
+            triangles; at the mesh's own line: malformed.
+        NotAllowedError: outside ``folders``.
+    """
+    total = [0]
+
+    def read(name: str, line: int, scale: tuple, use: str) -> Mesh:
+        real, tried = resolve(name, spec, os.path.dirname(spec.path))
+        if not real:
+            raise FileFormatError(spec.path, line, f"mesh {name!r} not found (looked for "
+                                                   f"{', '.join(tried[:4]) or 'nothing'})")
+        _confined(real, folders, f"mesh {name!r}", spec.path, line)
+        try:
+            info = mesh_info(real)
+        except FileFormatError as exc:
+            if exc.line:  # a line inside the mesh file: that file's own message
+                raise
+            raise FileFormatError(spec.path, line, f"mesh {name!r}: {exc.reason}") from None
+        total[0] += info.triangles
+        if total[0] > MAX_ROBOT_TRIANGLES:
+            raise FileFormatError(spec.path, line, f"the description's meshes hold over "
+                                                   f"{MAX_ROBOT_TRIANGLES} triangles (the limit)")
+        s = np.asarray(scale, dtype=float)
+        lo, hi = np.asarray(info.lower) * s, np.asarray(info.upper) * s
+        bounds = (tuple(map(float, np.minimum(lo, hi))), tuple(map(float, np.maximum(lo, hi))))
+        return Mesh(real, use, tuple(scale), info.triangles, bounds, line)
+    return read
+
+
+def load_description(spec: DescriptionSpec, folders=None) -> Description:
+    """The description ``spec`` names, read safely, its meshes resolved and checked, the
+    whole checked (links, joints, inertias, masses, the tree, the section's names).
+
+    Raises:
+        FileFormatError: ``file:line: what is wrong`` (the description's file and line, or a
+            mesh's).
+        NotAllowedError: (``folders`` given) a mesh outside the run's data folders.
+    """
+    data = read_bytes(spec.path)
+    root, lines = read_xml(spec.path, data)
+    return robotxml.parse(spec, root, lines, mesh_reader(spec, folders))
+
+
+def check_names(described: Description, spec: DescriptionSpec) -> tuple[str, str] | None:
+    """The first per-module key of ``spec`` naming what ``described`` lacks, as (key, why),
+    or None (each row's ``refers`` says what its names must be)."""
+    links = {l.name for l in described.links}
+    kinds = {"link": links, "joint": {j.name for j in described.joints},
+             "moving": {j.name for j in described.moving},
+             "link_or_site": links | {s.name for s in described.sites}}
+    for key, value in spec.keys:
+        refers = DESCRIPTION_KEYS[key].refers
+        for name in (value if refers else ()):
+            if name not in kinds[refers]:
+                what = refers.replace("_or_", " or ").replace("moving", "moving joint")
+                return key, f"{key}: {described.source} has no {what} {name!r}"
+    return None
+
+
+def described_robot(section: Section, path: PathLike, folders=None) -> tuple:
+    """The robot type label and the :class:`DescriptionSpec` of a ``[ROBOT_n]`` section: the
+    section's ``type`` and None when it names no description; else the type derived from the
+    file (:func:`coopsim.model.imported.imported_type`: the section's ``type`` or the
+    description's name), registered in this process.
+
+    Raises:
+        FileFormatError: the description's own ``file:line`` problem; at the section's line,
+            a name its keys give that the description lacks, or a type that is not imported.
+        NotAllowedError: (``folders`` given) a file outside the run's data folders.
+    """
+    spec = description_spec(section, path, folders)
+    if spec is None:
+        return section.get("type"), None
+    described = load_description(spec, folders)
+    problem = check_names(described, spec)
+    if problem:
+        raise FileFormatError(path, spec.line_of(problem[0]), problem[1])
+    label = section.get("type") or type_label(described.name)
+    try:
+        imported_type(label, described, spec, ROBOT_TYPES)
+    except CoopsimError as exc:
+        raise FileFormatError(path, section.line_of("type"), str(exc)) from None
+    return label, spec

@@ -1,0 +1,355 @@
+"""The tree of a URDF or MJCF description, parsed and checked into a
+:class:`~coopsim.model.imported.Description` (docs/files.md "Robots from a description file").
+
+Every problem is ``FileFormatError`` at the element's line: a name missing or given twice, a
+number that is not one, a malformed inertia (not positive definite, or a principal moment
+larger than the other two together), a zero or negative mass, a link that moves but weighs
+nothing, an unknown parent or child link, a joint cycle, two roots, too many links or joints.
+The text MuJoCo compiles is made here too: an URDF's mesh paths resolved, its visuals in
+formats MuJoCo cannot read dropped, and its compiler told to keep every link (a tool link on
+a fixed joint keeps its name).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..model.errors import FileFormatError
+from ..model.imported import Description, DescriptionSpec, Joint, Link, Site
+from .meshes import SUFFIXES as MESH_SUFFIXES
+
+MAX_LINKS = 500  # links (MJCF: bodies) of one description
+MAX_JOINTS = 500  # joints of one description
+URDF_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+MJCF_JOINTS = {"hinge": "revolute", "slide": "prismatic", "ball": "ball", "free": "floating"}
+INERTIA_TOLERANCE = 1e-9  # relative slack of the triangle inequality of principal moments
+#: The compiler options MuJoCo reads an URDF with: every link kept, mesh paths as given
+#: (already resolved), visuals kept (MuJoCo gives them no contacts).
+URDF_COMPILER = {"fusestatic": "false", "strippath": "false", "discardvisual": "false"}
+
+
+class _Tree:
+    """An XML tree with its lines: the context of every message."""
+
+    def __init__(self, path: str, root: ET.Element, lines: dict) -> None:
+        self.path, self.root, self.lines = path, root, lines
+
+    def line(self, element: ET.Element) -> int:
+        return self.lines.get(id(element), 0)
+
+    def error(self, element: ET.Element, reason: str) -> FileFormatError:
+        return FileFormatError(self.path, self.line(element), reason)
+
+    def numbers(self, element: ET.Element, attr: str, n: int, default: tuple) -> tuple:
+        """``n`` finite numbers of ``attr`` (space-separated), or ``default`` when absent."""
+        text = element.get(attr)
+        if text is None:
+            return default
+        try:
+            values = tuple(float(v) for v in text.split())
+        except ValueError:
+            values = ()
+        if len(values) != n or not all(math.isfinite(v) for v in values):
+            raise self.error(element, f"<{element.tag} {attr}> needs {n} finite number(s), got "
+                                      f"{text!r}")
+        return values
+
+    def name(self, element: ET.Element, what: str) -> str:
+        name = element.get("name", "").strip()
+        if not name:
+            raise self.error(element, f"a {what} needs a name")
+        return name
+
+
+def parse(spec: DescriptionSpec, root: ET.Element, lines: dict, mesh) -> Description:
+    """The checked description of the XML tree ``root`` (``lines``: each element's line by
+    ``id``; ``mesh(name, line, scale, use) -> Mesh`` resolves and checks a mesh).
+
+    Raises:
+        FileFormatError: at the file's line of the first problem.
+    """
+    tree = _Tree(spec.path, root, lines)
+    if root.tag == "robot":
+        return _urdf(tree, mesh)
+    if root.tag == "mujoco":
+        return _mjcf(tree, mesh)
+    raise tree.error(root, f"not a description: the root element is <{root.tag}>, not <robot> "
+                           "(URDF) or <mujoco> (MJCF)")
+
+
+def _count(tree: _Tree, elements: list, limit: int, what: str) -> None:
+    if len(elements) > limit:
+        raise tree.error(elements[limit], f"more than {limit} <{what}> elements (the limit)")
+
+
+# --- URDF --------------------------------------------------------------------------------------
+
+def _urdf(tree: _Tree, mesh) -> Description:
+    links_xml, joints_xml = tree.root.findall("link"), tree.root.findall("joint")
+    _count(tree, links_xml, MAX_LINKS, "link")
+    _count(tree, joints_xml, MAX_JOINTS, "joint")
+    if not links_xml:
+        raise tree.error(tree.root, "the robot has no <link>")
+    links, resolved = {}, {}
+
+    def noting(name: str, line: int, scale: tuple, use: str):
+        found = resolved[name] = mesh(name, line, scale, use)
+        return found
+
+    for element in links_xml:
+        link = _urdf_link(tree, element, noting)
+        if link.name in links:
+            raise tree.error(element, f"link {link.name!r} is defined twice (first at line "
+                                      f"{links[link.name].line})")
+        links[link.name] = link
+    joints = [_urdf_joint(tree, element) for element in joints_xml]
+    parents = _check_tree(tree, links, joints)
+    root = next(name for name in links if name not in parents)
+    ordered = [links[root]] + [Link(l.name, parents[l.name].name, l.mass, l.inertia, l.meshes,
+                                    l.com, l.line) for l in links.values() if l.name != root]
+    _check_masses(tree, ordered, joints)
+    return Description(tree.root.get("name", "") or os.path.splitext(
+        os.path.basename(tree.path))[0], tree.path, tuple(ordered), tuple(joints), (), root,
+        "urdf", _urdf_text(tree, {name: m.path for name, m in resolved.items()}))
+
+
+def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
+    name = tree.name(element, "link")
+    mass, inertia, com = 0.0, (), (0.0, 0.0, 0.0)
+    inertial = element.find("inertial")
+    if inertial is not None:
+        m = inertial.find("mass")
+        if m is None:
+            raise tree.error(inertial, f"link {name!r}: <inertial> without <mass>")
+        mass = tree.numbers(m, "value", 1, (None,))[0]
+        if mass is None or mass < 0:
+            raise tree.error(m, f"link {name!r}: mass must be >= 0 kg, got {m.get('value')!r}")
+        origin = inertial.find("origin")
+        if origin is not None:
+            com = tree.numbers(origin, "xyz", 3, com)
+        i = inertial.find("inertia")
+        if i is not None:
+            inertia = tuple(tree.numbers(i, k, 1, (math.nan,))[0]
+                            for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+            if any(inertia) or not all(math.isfinite(v) for v in inertia):
+                _check_inertia(tree, i, name, inertia)  # all zero: a massless frame's
+    meshes = []
+    for use in ("visual", "collision"):
+        for geometry in element.iterfind(f"{use}/geometry/mesh"):
+            filename = geometry.get("filename", "")
+            if not filename:
+                raise tree.error(geometry, f"link {name!r}: <mesh> without filename")
+            scale = tree.numbers(geometry, "scale", 3, (1.0, 1.0, 1.0))
+            if use == "visual" and not filename.lower().endswith(MESH_SUFFIXES):
+                continue  # a .dae visual: dropped from what MuJoCo compiles (_urdf_text)
+            meshes.append(mesh(filename, tree.line(geometry), scale, use))
+    return Link(name, "", mass, inertia, tuple(meshes), com, tree.line(element))
+
+
+def _check_inertia(tree: _Tree, element: ET.Element, link: str, inertia: tuple) -> None:
+    """Refuse an inertia that is not a body's: missing or not finite, not positive definite,
+    or breaking the triangle inequality of principal moments."""
+    if not all(math.isfinite(v) for v in inertia):
+        raise tree.error(element, f"link {link!r}: <inertia> needs ixx ixy ixz iyy iyz izz")
+    xx, xy, xz, yy, yz, zz = inertia
+    moments = np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]))
+    slack = INERTIA_TOLERANCE * max(1e-12, float(moments.max()))
+    if moments.min() <= 0 or moments[2] > moments[0] + moments[1] + slack:
+        raise tree.error(element, f"link {link!r}: malformed inertia (principal moments "
+                                  f"{', '.join(f'{m:.4g}' for m in moments)} kg m^2: each must "
+                                  "be > 0 and none larger than the other two together)")
+
+
+def _urdf_joint(tree: _Tree, element: ET.Element) -> Joint:
+    name = tree.name(element, "joint")
+    kind = element.get("type", "")
+    if kind not in URDF_JOINTS:
+        raise tree.error(element, f"joint {name!r}: unknown type {kind!r} (expected "
+                                  f"{', '.join(URDF_JOINTS)})")
+    ends = []
+    for end in ("parent", "child"):
+        e = element.find(end)
+        if e is None or not e.get("link"):
+            raise tree.error(element, f"joint {name!r} needs <{end} link=...>")
+        ends.append(e.get("link"))
+    origin = element.find("origin")
+    xyz, rpy = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    if origin is not None:
+        xyz, rpy = tree.numbers(origin, "xyz", 3, xyz), tree.numbers(origin, "rpy", 3, rpy)
+    axis_e = element.find("axis")
+    axis = (1.0, 0.0, 0.0) if axis_e is None else tree.numbers(axis_e, "xyz", 3, (1.0, 0, 0))
+    norm = math.sqrt(sum(a * a for a in axis))
+    if not norm > 0:
+        raise tree.error(axis_e, f"joint {name!r}: the axis is zero")
+    lower, upper, speed, effort = -math.inf, math.inf, math.inf, math.inf
+    limit = element.find("limit")
+    if limit is not None:
+        speed = tree.numbers(limit, "velocity", 1, (math.inf,))[0]
+        effort = tree.numbers(limit, "effort", 1, (math.inf,))[0]
+        if kind in ("revolute", "prismatic"):
+            lower = tree.numbers(limit, "lower", 1, (0.0,))[0]
+            upper = tree.numbers(limit, "upper", 1, (0.0,))[0]
+            if lower > upper:
+                raise tree.error(limit, f"joint {name!r}: lower limit {lower:g} is above the "
+                                        f"upper {upper:g}")
+    return Joint(name, kind, ends[0], ends[1], tuple(a / norm for a in axis), xyz, rpy,
+                 lower, upper, speed, effort, tree.line(element))
+
+
+def _check_tree(tree: _Tree, links: dict, joints: list) -> dict:
+    """Link name -> its parent joint, once the joints are known to make one tree.
+
+    Raises:
+        FileFormatError: duplicate joint, unknown link, two parents, no root or two, a cycle.
+    """
+    seen, parents = {}, {}
+    for j in joints:
+        if j.name in seen:
+            raise FileFormatError(tree.path, j.line, f"joint {j.name!r} is defined twice "
+                                                     f"(first at line {seen[j.name].line})")
+        seen[j.name] = j
+        for end, link in (("parent", j.parent), ("child", j.child)):
+            if link not in links:
+                raise FileFormatError(tree.path, j.line, f"joint {j.name!r}: unknown {end} "
+                                                          f"link {link!r}")
+        if j.child in parents:
+            raise FileFormatError(tree.path, j.line, f"link {j.child!r} is the child of two "
+                                  f"joints ({parents[j.child].name!r} at line "
+                                  f"{parents[j.child].line} and {j.name!r}): a joint cycle")
+        parents[j.child] = j
+    roots = [name for name in links if name not in parents]
+    if not roots:
+        j = joints[-1]
+        raise FileFormatError(tree.path, j.line, f"joint cycle: every link has a parent joint "
+                                                 f"(joint {j.name!r} closes it)")
+    if len(roots) > 1:
+        raise FileFormatError(tree.path, links[roots[1]].line, f"links {roots[0]!r} and "
+                              f"{roots[1]!r} both have no parent joint: a description is one "
+                              "tree with one root")
+    reached, todo = {roots[0]}, [roots[0]]
+    children: dict[str, list] = {}
+    for j in joints:
+        children.setdefault(j.parent, []).append(j.child)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in reached:
+                reached.add(child)
+                todo.append(child)
+    stray = [j for j in joints if j.child not in reached]
+    if stray:
+        raise FileFormatError(tree.path, stray[0].line, f"joint cycle through joint "
+                                                        f"{stray[0].name!r}: its links do not "
+                                                        f"hang from the root {roots[0]!r}")
+    return parents
+
+
+def _check_masses(tree: _Tree, links: list, joints: list) -> None:
+    """Refuse a link that moves (on a joint that is not fixed) with a zero mass or inertia of
+    its own: MuJoCo cannot move it (a massless link on a fixed joint is a frame, and fine).
+    A moving link without ``<inertial>`` takes its mass from its geometry, so it needs some."""
+    by_name = {l.name: l for l in links}
+    for j in joints:
+        if j.kind == "fixed":
+            continue
+        link = by_name[j.child]
+        element = next(e for e in tree.root.findall("link") if e.get("name") == link.name)
+        inertial = element.find("inertial")
+        if inertial is None:
+            if element.find("collision") is None and element.find("visual") is None:
+                raise tree.error(element, f"link {link.name!r} moves on joint {j.name!r} but has "
+                                          "no <inertial> and no geometry to weigh: zero mass")
+        elif not (link.mass > 0 and any(link.inertia or (1.0,))):
+            at = inertial.find("mass") if not link.mass > 0 else inertial.find("inertia")
+            raise tree.error(at, f"link {link.name!r} moves on joint {j.name!r} (line "
+                                 f"{j.line}) but its {'mass' if not link.mass > 0 else 'inertia'}"
+                                 " is zero: MuJoCo cannot move a body without mass")
+    if not sum(l.mass for l in links) > 0 and not any(
+            e.find("collision") is not None for e in tree.root.findall("link")):
+        raise FileFormatError(tree.path, links[0].line, "the robot has zero mass: no link has "
+                                                        "an <inertial> with a mass > 0")
+
+
+def _urdf_text(tree: _Tree, resolved: dict) -> str:
+    """The URDF MuJoCo compiles: mesh paths resolved, visuals MuJoCo cannot read dropped,
+    the compiler options of :data:`URDF_COMPILER` (replacing any ``<mujoco>`` element)."""
+    root = ET.fromstring(ET.tostring(tree.root))  # a copy: the parsed tree stays as read
+    for old in root.findall("mujoco"):
+        root.remove(old)
+    extra = ET.Element("mujoco")
+    ET.SubElement(extra, "compiler", URDF_COMPILER)
+    root.insert(0, extra)
+    for link in root.findall("link"):
+        for visual in link.findall("visual"):
+            m = visual.find("geometry/mesh")
+            if m is not None and not m.get("filename", "").lower().endswith(MESH_SUFFIXES):
+                link.remove(visual)
+        for m in link.iterfind("*/geometry/mesh"):
+            m.set("filename", resolved[m.get("filename")])
+    return ET.tostring(root, encoding="unicode")
+
+
+# --- MJCF --------------------------------------------------------------------------------------
+
+def _mjcf(tree: _Tree, mesh) -> Description:
+    root = tree.root
+    for bad in root.iter("include"):
+        raise tree.error(bad, "<include> is refused: give one self-contained MJCF file")
+    bodies = list(root.iter("body"))
+    joints_xml = [e for e in root.iter() if e.tag in ("joint", "freejoint")]
+    _count(tree, bodies, MAX_LINKS, "body")
+    _count(tree, joints_xml, MAX_JOINTS, "joint")
+    world = root.find("worldbody")
+    if world is None or world.find("body") is None:
+        raise tree.error(root, "the MJCF model has no <worldbody> with a <body>")
+    degrees = (root.find("compiler") is None
+               or root.find("compiler").get("angle", "degree") == "degree")
+    links, joints, sites = [], [], []
+    _mjcf_body(tree, world.find("body"), "", degrees, links, joints, sites)
+    _mjcf_meshes(tree, mesh)
+    name = root.get("model", "") or os.path.splitext(os.path.basename(tree.path))[0]
+    return Description(name, tree.path, tuple(links), tuple(joints), tuple(sites),
+                       links[0].name, "mjcf", "")
+
+
+def _mjcf_body(tree, body, parent, degrees, links, joints, sites) -> None:
+    """The links, joints and sites of ``body`` and its children (depth first)."""
+    name = body.get("name") or f"body{len(links)}"
+    first = ""
+    for j in body:
+        if j.tag not in ("joint", "freejoint"):
+            continue
+        kind = "floating" if j.tag == "freejoint" else MJCF_JOINTS.get(j.get("type", "hinge"))
+        if kind is None:
+            raise tree.error(j, f"joint type {j.get('type')!r} is not read (expected "
+                                f"{', '.join(MJCF_JOINTS)})")
+        jname = j.get("name") or f"{name}_joint{len(joints)}"
+        lo, hi = tree.numbers(j, "range", 2, (-math.inf, math.inf))
+        scale = math.pi / 180 if degrees and kind == "revolute" else 1.0
+        axis = tree.numbers(j, "axis", 3, (0.0, 0.0, 1.0))
+        joints.append(Joint(jname, kind, parent, name, axis, tree.numbers(j, "pos", 3, (0.0,) * 3),
+                            (0.0, 0.0, 0.0), lo * scale, hi * scale, line=tree.line(j)))
+        first = first or jname
+    inertial = body.find("inertial")
+    mass = tree.numbers(inertial, "mass", 1, (0.0,))[0] if inertial is not None else 0.0
+    if inertial is not None and not mass > 0:
+        raise tree.error(inertial, f"body {name!r}: mass must be > 0 kg")
+    links.append(Link(name, first, mass, line=tree.line(body)))
+    for s in body.findall("site"):
+        sites.append(Site(tree.name(s, "site"), name, tree.numbers(s, "pos", 3, (0.0,) * 3),
+                          tree.line(s)))
+    for child in body.findall("body"):
+        _mjcf_body(tree, child, name, degrees, links, joints, sites)
+
+
+def _mjcf_meshes(tree: _Tree, mesh) -> None:
+    """Check every mesh file the model names, from its compiler's meshdir (or assetdir)."""
+    compiler = tree.root.find("compiler")
+    folder = "" if compiler is None else compiler.get("meshdir", compiler.get("assetdir", ""))
+    for m in tree.root.iter("mesh"):
+        if m.get("file"):
+            mesh(os.path.join(folder, m.get("file")), tree.line(m),
+                 tree.numbers(m, "scale", 3, (1.0, 1.0, 1.0)), "collision")

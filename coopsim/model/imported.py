@@ -1,0 +1,309 @@
+"""Robots from a description file (URDF or MJCF): what the file says, engine-neutral, and the
+robot type a scenario section makes of it (docs/robots.md "Your own robot", docs/files.md).
+
+:mod:`coopsim.formats.description` reads the file safely into a :class:`Description` (links,
+joints, sites, masses, inertias, meshes) and checks it; :class:`ImportedType` is the robot type
+of one description and its section's keys, derived at load time and registered in this process
+(:func:`imported_type`), so ``coopsim list`` and ``/sim state`` show it like a built-in. The
+engine (:mod:`coopsim.physics.mujoco_import`) has MuJoCo compile the file itself and attaches it
+at the section's pose, every MuJoCo name prefixed ``<robot>/``.
+
+Frames and units: as the file's (URDF: metres, kilograms, radians, each joint's origin in its
+parent link's frame, rpy = fixed-axis roll, pitch, yaw). The robot's base frame is put at the
+section's position and yaw.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import ClassVar
+
+from .errors import RegistryError
+from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
+from .specs import RobotSpec
+
+Vec3 = tuple[float, float, float]
+BASES = ("fixed", "floating")
+#: Joint kinds of a description (URDF's; an MJCF's hinge is ``revolute``, slide ``prismatic``,
+#: ball ``ball``, free ``floating``).
+JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball")
+MOVING = ("revolute", "continuous", "prismatic")  # the joints a joints module may drive
+MOUNT_RADIUS = 0.05  # m: the floor outline of a fixed base's mount (placement, rays)
+MOUNT_HEIGHT = 0.02  # m
+MOUNT_MASS = 0.001  # kg: a floating base's own body has no shape; the file's links weigh
+
+
+@dataclass(frozen=True)
+class DescriptionSpec:
+    """What a ``[ROBOT_n]`` section says of its description file (docs/files.md).
+
+    Attributes:
+        path: The file, resolved (absolute).
+        given: The path as written in the scenario (messages).
+        base: ``fixed`` (welded at the section's pose) or ``floating`` (a free body).
+        search: Folders meshes and ``package://`` names are looked for in, resolved, in order.
+        keys: (key, value) pairs of the per-module keys (``tool``, ``gripper``, ``wheels``,
+            ``rotors``, ``sensor``...), in file order; a value is what the key's row parsed.
+        lines: (key, line) of every description key, for messages.
+        line: Line of the ``description`` key.
+        modules: The module labels its keys give the robot, in key order (each row of
+            ``coopsim.formats.description.DESCRIPTION_KEYS`` says which).
+    """
+
+    path: str
+    given: str = ""
+    base: str = "fixed"
+    search: tuple[str, ...] = ()
+    keys: tuple[tuple[str, object], ...] = ()
+    lines: tuple[tuple[str, int], ...] = ()
+    line: int = 0
+    modules: tuple[str, ...] = ()
+
+    def get(self, key: str, default: object = None) -> object:
+        """The value of per-module key ``key`` (the last one given), or ``default``."""
+        found = [v for k, v in self.keys if k == key]
+        return found[-1] if found else default
+
+    def all(self, key: str) -> tuple:
+        """Every value of a repeatable key (``sensor``), in file order."""
+        return tuple(v for k, v in self.keys if k == key)
+
+    def line_of(self, key: str) -> int:
+        """Line of key ``key`` (the section's ``description`` line when absent)."""
+        return next((n for k, n in reversed(self.lines) if k == key), self.line)
+
+
+@dataclass(frozen=True)
+class Mesh:
+    """A mesh a link's visual or collision geometry names.
+
+    Attributes:
+        path: The file, resolved (absolute).
+        use: ``visual`` or ``collision``.
+        scale: (sx, sy, sz).
+        triangles: Its triangle count.
+        bounds: ((xmin, ymin, zmin), (xmax, ymax, zmax)) in the mesh's own frame, m (scaled).
+        line: Line of the description that names it.
+    """
+
+    path: str
+    use: str = "collision"
+    scale: Vec3 = (1.0, 1.0, 1.0)
+    triangles: int = 0
+    bounds: tuple[Vec3, Vec3] = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link (a rigid body) of a description.
+
+    Attributes:
+        name: The file's name for it.
+        parent_joint: The joint whose child it is ("" for the root).
+        mass: kg (0: no inertial given; a massless link is fused into its parent by MuJoCo).
+        inertia: (ixx, ixy, ixz, iyy, iyz, izz), kg m^2, about the centre of mass, in the
+            inertial frame, or () when none is given.
+        com: Centre of mass in the link frame, m.
+        meshes: The meshes its visual and collision geometry names.
+        line: Its line in the file.
+    """
+
+    name: str
+    parent_joint: str = ""
+    mass: float = 0.0
+    inertia: tuple[float, ...] = ()
+    meshes: tuple[Mesh, ...] = ()
+    com: Vec3 = (0.0, 0.0, 0.0)
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Joint:
+    """One joint of a description.
+
+    Attributes:
+        name: The file's name for it.
+        kind: One of :data:`JOINT_KINDS`.
+        parent, child: Link names.
+        axis: Unit axis in the joint frame (the child's frame).
+        origin_xyz: The joint frame in the parent link's frame, m.
+        origin_rpy: Its fixed-axis roll, pitch, yaw, rad.
+        lower, upper: Position limits, rad or m (-inf, inf: none).
+        speed: Top speed, rad/s or m/s (inf: none given).
+        effort: Top torque or force, N m or N (inf: none given).
+        line: Its line in the file.
+    """
+
+    name: str
+    kind: str
+    parent: str
+    child: str
+    axis: Vec3 = (1.0, 0.0, 0.0)
+    origin_xyz: Vec3 = (0.0, 0.0, 0.0)
+    origin_rpy: Vec3 = (0.0, 0.0, 0.0)
+    lower: float = -math.inf
+    upper: float = math.inf
+    speed: float = math.inf
+    effort: float = math.inf
+    line: int = 0
+
+    @property
+    def moving(self) -> bool:
+        """True for a joint a ``joints`` module may drive (revolute, continuous, prismatic)."""
+        return self.kind in MOVING
+
+
+@dataclass(frozen=True)
+class Site:
+    """A named point of a link (an MJCF ``<site>``): a tool or grasp point.
+
+    Attributes:
+        name: Its name. link: The link it is on. xyz: Its place in the link frame, m.
+        line: Its line in the file.
+    """
+
+    name: str
+    link: str
+    xyz: Vec3 = (0.0, 0.0, 0.0)
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Description:
+    """A description file, parsed and checked.
+
+    Attributes:
+        name: The robot's name in the file (URDF ``<robot name>``, MJCF ``<mujoco model>``).
+        source: The file, resolved.
+        kind: ``urdf`` or ``mjcf``.
+        links: Every link, root first, then in the file's order.
+        joints: Every joint, in the file's order.
+        sites: Named points (MJCF sites).
+        root: The root link's name.
+        text: The text MuJoCo compiles (an URDF's mesh paths resolved, its compiler options set).
+    """
+
+    name: str
+    source: str
+    links: tuple[Link, ...]
+    joints: tuple[Joint, ...]
+    sites: tuple[Site, ...] = ()
+    root: str = ""
+    kind: str = "urdf"
+    text: str = field(default="", repr=False)
+
+    def link(self, name: str) -> Link:
+        """The link called ``name`` (KeyError when none is)."""
+        for link in self.links:
+            if link.name == name:
+                return link
+        raise KeyError(name)
+
+    def joint(self, name: str) -> Joint:
+        """The joint called ``name`` (KeyError when none is)."""
+        for joint in self.joints:
+            if joint.name == name:
+                return joint
+        raise KeyError(name)
+
+    @property
+    def moving(self) -> tuple[Joint, ...]:
+        """The joints a ``joints`` module may drive, in file order."""
+        return tuple(j for j in self.joints if j.moving)
+
+    def reach(self) -> float:
+        """An upper bound of the distance from the root's origin to any point of the robot, m:
+        the sum of the joint offsets plus the largest mesh extent (a placement footprint)."""
+        chain = sum(math.dist((0.0, 0.0, 0.0), j.origin_xyz) for j in self.joints)
+        mesh = max((math.dist(*m.bounds) for link in self.links for m in link.meshes),
+                   default=0.0)
+        return chain + mesh
+
+
+@dataclass(frozen=True)
+class Mounted:
+    """A description mounted on a body of an assembly (``Assembly.imports``).
+
+    Attributes:
+        key: Its key in the assembly (the engine's handle is ``handles.imports[key]``).
+        body: The assembly body it is attached to (the member's chassis).
+        description: What the file says.
+        spec: The section's description keys.
+        prefix: The prefix of its names in the engine (``<robot>/``).
+    """
+
+    key: str
+    body: str
+    description: Description
+    spec: DescriptionSpec
+    prefix: str
+
+
+class ImportedType(RobotType):
+    """The robot type of one description file and its section's keys (made by
+    :func:`imported_type`; subclasses set ``DESCRIPTION`` and ``SPEC``).
+
+    A fixed base stands on a small static mount at the section's pose; a floating one is a
+    free body there carrying the description's root. Its member carries the modules the
+    section's description keys give (``DescriptionSpec.modules``; docs/robots.md).
+    """
+
+    DESCRIPTION: ClassVar[Description | None] = None
+    SPEC: ClassVar[DescriptionSpec | None] = None
+    draw = MappingProxyType({"shape": "disc", "heading": True, "imported": True})
+
+    @classmethod
+    def build(cls, spec: RobotSpec) -> Assembly:
+        d, ds = cls.DESCRIPTION, cls.SPEC
+        floating = ds.base == "floating"
+        mount = BodySpec("base", "dynamic" if floating else "static", MOUNT_MASS,
+                         () if floating else (ShapeSpec("circle", radius=MOUNT_RADIUS),),
+                         (spec.position[0], spec.position[1]), spec.yaw, free=floating,
+                         z=spec.position[2], height=MOUNT_HEIGHT)
+        member = MemberSpec(spec.name, "base", cls.modules, MOUNT_RADIUS,
+                            refs={"imported": "base"})
+        mounted = Mounted("robot", "base", d, ds, f"{spec.name}/")
+        return Assembly((member,), (mount,), imports=(mounted,))
+
+
+def type_label(name: str) -> str:
+    """A robot type label from a description's name: an identifier (``ur5-arm`` -> ``ur5_arm``)."""
+    label = re.sub(r"\W", "_", name) or "imported"
+    return label if label[0].isalpha() else f"r_{label}"
+
+
+#: Imported types registered in this process: label -> (what made it, the class).
+_MADE: dict[str, tuple[tuple, type]] = {}
+
+
+def imported_type(label: str, description: Description, spec: DescriptionSpec,
+                  registry) -> type:
+    """The :class:`ImportedType` for ``description`` and ``spec`` under ``label``,
+    registered in ``registry`` (the robot types) on first use; the same label with another
+    file or other keys makes a new class in its place (a file loaded again after an edit).
+
+    Raises:
+        RegistryError: ``label`` is a robot type that is not an imported one.
+    """
+    made = (description, spec)
+    if label in _MADE and _MADE[label][0] == made:
+        return _MADE[label][1]
+    if label in registry and label not in _MADE:
+        raise RegistryError(f"robot type {label!r} is a built-in or plugin type: give the "
+                            "imported robot another type name")
+    cls = type(f"Imported_{label}", (ImportedType,), {
+        "label": label, "DESCRIPTION": description, "SPEC": spec,
+        "description": f"imported from {description.kind.upper()} {spec.given or spec.path}: "
+                       f"{len(description.links)} links, {len(description.moving)} moving "
+                       f"joints ({spec.base} base)",
+        "footprint": max(MOUNT_RADIUS, description.reach()),
+        "modules": spec.modules})
+    cls.validate()
+    registry.put(label, cls)
+    _MADE[label] = (made, cls)
+    return cls
+

@@ -1,0 +1,128 @@
+"""Robots from a description file on the ``mujoco`` engine: MuJoCo compiles the URDF or MJCF
+itself (``mujoco.MjSpec.from_string``/``from_file``) and the robot is attached into the world's
+spec on its assembly's mount body, every name prefixed ``<robot>/`` (docs/robots.md "Your own
+robot").
+
+The text compiled is the checked one (:mod:`coopsim.formats.robotxml`: an URDF's mesh paths
+resolved, every link kept). The mount is the assembly's chassis: a fixed base's static mount at
+the section's pose, or a floating base's free body there (the description's root welded in it;
+a free joint of an MJCF's root is dropped: the mount's is the robot's). Its geoms collide as an
+arm's do (``mujoco_build``'s ARM bits; visual geoms, contype 0, stay without contacts).
+
+:class:`Imported` is the engine's handle of one attached description: after each compile it
+knows the qpos/qvel address of every joint by the description's name, and keeps their state
+across recompiles (another body added or removed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model.errors import SimulationError
+from ..model.imported import Mounted
+from .mujoco_build import ARM, ARM_TOUCHES, Body
+
+try:
+    import mujoco
+except ImportError:  # the engine is optional: mujoco_engine says how to install it
+    mujoco = None
+
+
+class Imported:
+    """One description attached into the world (``Handles.imports[key]``).
+
+    Attributes:
+        mounted: What was attached (its description and keys).
+        prefix: Its MuJoCo names' prefix (``<robot>/``).
+        root: The attached root body's spec element.
+        joints: Description joint name -> (qpos address, dof address) in the current model
+            (moving joints only; set by :meth:`bind`).
+        bodies: Link name -> MuJoCo body id in the current model.
+    """
+
+    def __init__(self, mounted: Mounted, root) -> None:
+        self.mounted, self.prefix, self.root = mounted, mounted.prefix, root
+        self.names = tuple(j.name for j in mounted.description.moving)
+        self.joints: dict[str, tuple[int, int]] = {}
+        self.bodies: dict[str, int] = {}
+        self.qpos = np.zeros(len(self.names))  # the state a compile restores, rad or m
+        self.qvel = np.zeros(len(self.names))
+
+    @property
+    def dof(self) -> int:
+        """Moving joints."""
+        return len(self.names)
+
+    def bind(self, model) -> None:
+        """Find its joints and bodies in a newly compiled model."""
+        self.joints = {}
+        for name in self.names:
+            j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, self.prefix + name)
+            self.joints[name] = (int(model.jnt_qposadr[j]), int(model.jnt_dofadr[j]))
+        self.bodies = {link.name: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY,
+                                                    self.prefix + link.name)
+                       for link in self.mounted.description.links}
+
+    def save(self, data) -> None:
+        """Copy its joints' state out of ``data`` (what the next compile restores)."""
+        for k, name in enumerate(self.names):
+            if name in self.joints:
+                q, d = self.joints[name]
+                self.qpos[k], self.qvel[k] = data.qpos[q], data.qvel[d]
+
+    def restore(self, data) -> None:
+        for k, name in enumerate(self.names):
+            q, d = self.joints[name]
+            data.qpos[q], data.qvel[d] = self.qpos[k], self.qvel[k]
+
+    def addresses(self) -> tuple[np.ndarray, np.ndarray]:
+        """(qpos addresses, dof addresses) of its moving joints in description order."""
+        q = np.array([self.joints[n][0] for n in self.names], dtype=np.int64)
+        d = np.array([self.joints[n][1] for n in self.names], dtype=np.int64)
+        return q, d
+
+
+def _child_spec(mounted: Mounted):
+    """The description compiled into its own MjSpec by MuJoCo's parser."""
+    d = mounted.description
+    try:
+        if d.kind == "urdf":
+            return mujoco.MjSpec.from_string(d.text)
+        return mujoco.MjSpec.from_file(d.source)
+    except Exception as exc:  # noqa: BLE001 -- MuJoCo's parser raises its own errors
+        raise SimulationError(f"MuJoCo could not read {d.source}: {exc}") from None
+
+
+def attach(spec, mounted: Mounted, mount: Body) -> Imported:
+    """Attach ``mounted``'s description on the mount body ``mount`` of the world ``spec``.
+
+    Raises:
+        SimulationError: MuJoCo's parser refused the file (checked files rarely are).
+    """
+    child = _child_spec(mounted)
+    root = child.worldbody.first_body()
+    if root is None:
+        raise SimulationError(f"{mounted.description.source} has no body")
+    for joint in list(root.joints):  # the mount's joint is the base's (fixed or floating)
+        if joint.type == mujoco.mjtJoint.mjJNT_FREE:
+            child.delete(joint)
+    frame = mount.element.add_frame()
+    attached = frame.attach_body(root, mounted.prefix, "")
+    for geom in attached.find_all(mujoco.mjtObj.mjOBJ_GEOM):
+        if geom.contype or geom.conaffinity:  # visual geoms (0, 0) keep no contacts
+            geom.contype, geom.conaffinity = ARM, ARM_TOUCHES
+    return Imported(mounted, attached)
+
+
+def remove(spec, imported: Imported) -> None:
+    """Take an attached description out of the world spec."""
+    spec.delete(imported.root)
+
+
+def arena(imports) -> int:
+    """Extra bytes of MuJoCo's arena the attached descriptions need: as an arm's, per joint
+    and per link (mujoco_build.arena_bytes's figures)."""
+    from .mujoco_build import CONTACT_BYTES, CONTACTS_PER_GEOM, DOF_BYTES
+    links = sum(len(i.mounted.description.links) for i in imports)
+    dofs = sum(i.dof for i in imports)
+    return DOF_BYTES * dofs + CONTACT_BYTES * CONTACTS_PER_GEOM * links

@@ -1,0 +1,161 @@
+"""Robots from a description file (URDF, MJCF): the scenario keys, the safe read, the checks
+with file:line, and a real load on MuJoCo (docs/files.md "Robots from a description file")."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from coopsim.formats.description import MAX_BYTES, load_description
+from coopsim.formats.files import load_scenario, parse_scenario
+from coopsim.model.errors import FileFormatError, NotAllowedError
+from coopsim.model.imported import DescriptionSpec, ImportedType
+from coopsim.model.plugins import ROBOT_TYPES
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "descriptions"
+ARM = (DATA / "tiny_arm.urdf").read_text()
+
+
+def scenario_text(description: str = "arm.urdf", extra: str = "") -> str:
+    return (f"[WORLD]\nfile {DATA / 'floor.world'}\n\n[ROBOT_1]\ndescription {description}\n"
+            f"name arm1\nposition 0.5 0 0\n{extra}\n[SETTINGS]\nengine mujoco\n")
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def load(folder: Path, urdf: str, extra: str = "", name: str = "arm.urdf"):
+    write(folder, name, urdf)
+    scenario = write(folder, "s.scenario", scenario_text(name, extra))
+    return load_scenario(scenario)
+
+
+def error_of(folder: Path, urdf: str, extra: str = "") -> FileFormatError:
+    with pytest.raises(FileFormatError) as info:
+        load(folder, urdf, extra)
+    return info.value
+
+
+def test_a_urdf_arm_becomes_a_robot_type_with_its_links_and_joints():
+    spec = load_scenario(DATA / "tiny_arm.scenario")
+    robot = spec.robots[0]
+    assert robot.type == "tiny_arm" and isinstance(robot.description, DescriptionSpec)
+    assert robot.description.get("tool") == ("tool",)
+    rtype = ROBOT_TYPES.get("tiny_arm")
+    assert issubclass(rtype, ImportedType)
+    d = rtype.DESCRIPTION
+    assert d.root == "base_link" and [l.name for l in d.links] == ["base_link", "upper", "fore",
+                                                                  "tool"]
+    shoulder = d.joint("shoulder")
+    assert (shoulder.kind, shoulder.parent, shoulder.child) == ("revolute", "base_link", "upper")
+    assert (shoulder.lower, shoulder.upper, shoulder.speed, shoulder.effort) == (-1.5, 1.5, 2.0,
+                                                                                 40.0)
+    assert shoulder.axis == (0.0, 1.0, 0.0) and shoulder.origin_xyz == (0.0, 0.0, 0.1)
+    assert [j.name for j in d.moving] == ["shoulder", "elbow"]
+    assert d.link("upper").mass == 1.0 and d.link("upper").parent_joint == "shoulder"
+
+
+def test_an_entity_declaration_is_refused_with_its_line(tmp_path):
+    laughs = ('<?xml version="1.0"?>\n<!DOCTYPE robot [\n<!ENTITY a "lol">\n'
+              '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">\n]>\n<robot name="&b;"/>\n')
+    exc = error_of(tmp_path, laughs)
+    assert exc.path.endswith("arm.urdf") and exc.line == 2 and "DTD" in exc.reason
+
+
+def test_an_external_entity_is_refused(tmp_path):
+    external = ('<?xml version="1.0"?>\n<!DOCTYPE robot [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+                '\n<robot name="x">&x;</robot>\n')
+    assert "DTD" in error_of(tmp_path, external).reason
+
+
+def test_a_zero_mass_is_refused_at_its_line(tmp_path):
+    bad = ARM.replace('<mass value="1.0"/>', '<mass value="0"/>')
+    exc = error_of(tmp_path, bad)
+    line = next(n for n, text in enumerate(bad.splitlines(), 1) if 'value="0"' in text)
+    assert exc.line == line and "moves on joint 'shoulder'" in exc.reason
+    assert "its mass is zero" in exc.reason
+    frame = ARM.replace('<link name="tool"/>', '<link name="tool"><inertial><mass value="0"/>'
+                        '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>'
+                        '</link>')
+    load(tmp_path, frame)  # a massless frame on a fixed joint (a tool link) is fine
+
+
+def test_a_malformed_inertia_is_refused(tmp_path):
+    bad = ARM.replace('ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0.001"',
+                      'ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.01"')
+    assert "malformed inertia" in error_of(tmp_path, bad).reason
+
+
+def test_a_joint_cycle_and_an_unknown_parent_are_refused(tmp_path):
+    cycle = ARM.replace("</robot>", '  <joint name="back" type="fixed"><parent link="tool"/>'
+                                    '<child link="base_link"/></joint>\n</robot>')
+    assert "cycle" in error_of(tmp_path, cycle).reason
+    unknown = ARM.replace('<parent link="upper"/>', '<parent link="uper"/>')
+    exc = error_of(tmp_path, unknown)
+    assert "unknown parent link 'uper'" in exc.reason and exc.line > 0
+
+
+def test_a_missing_mesh_is_refused_at_the_line_naming_it(tmp_path):
+    bad = ARM.replace('<box size="0.04 0.04 0.2"/>', '<mesh filename="package://tiny/fore.stl"/>')
+    exc = error_of(tmp_path, bad)
+    assert "mesh 'package://tiny/fore.stl' not found" in exc.reason
+    assert exc.line == next(n for n, t in enumerate(bad.splitlines(), 1) if "fore.stl" in t)
+
+
+def test_an_oversized_file_is_refused(tmp_path):
+    big = ARM.replace("</robot>", "<!--" + "x" * MAX_BYTES + "--></robot>")
+    assert "too large" in error_of(tmp_path, big).reason
+
+
+def test_a_key_naming_a_link_the_description_lacks_is_refused_at_its_line(tmp_path):
+    exc = error_of(tmp_path, ARM, "tool nowhere\n")
+    assert exc.path.endswith("s.scenario") and exc.line == 8 and "no link or site 'nowhere'" \
+        in exc.reason
+
+
+def test_a_network_load_reads_no_description_outside_the_data_folders(tmp_path):
+    from coopsim.formats.folders import DataFolders
+    inside, outside = tmp_path / "in", tmp_path / "out"
+    inside.mkdir(), outside.mkdir()
+    write(outside, "arm.urdf", ARM)
+    text = scenario_text(str(outside / "arm.urdf"))
+    with pytest.raises(NotAllowedError, match="outside the simulation's data folders"):
+        parse_scenario(text, inside / "s.scenario", DataFolders([inside]))
+
+
+def test_the_arm_is_built_on_mujoco_with_prefixed_names():
+    pytest.importorskip("mujoco")
+    from coopsim.sim.simulation import Simulation
+    sim = Simulation(load_scenario(DATA / "tiny_arm.scenario"))
+    engine = sim.world.engine
+    sim.physics()
+    model = engine.model
+    names = {model.body(i).name for i in range(model.nbody)}
+    assert {"arm1/base_link", "arm1/upper", "arm1/fore", "arm1/tool"} <= names
+    imported = engine._imports[0]
+    assert set(imported.joints) == {"shoulder", "elbow"}
+    q, _ = imported.addresses()
+    assert model.jnt_range[[model.body_jntadr[imported.bodies["upper"]]]][0] == \
+        pytest.approx([-1.5, 1.5])
+    assert all(math.isfinite(engine.data.qpos[k]) for k in q)
+
+
+def test_coopsim_check_exits_2_with_the_line_and_list_shows_the_imported_type(tmp_path):
+    from click.testing import CliRunner
+    from coopsim.app.cli import main
+    write(tmp_path, "arm.urdf", ARM.replace('<mass value="0.5"/>', '<mass value="-1"/>'))
+    bad = write(tmp_path, "s.scenario", scenario_text("arm.urdf"))
+    result = CliRunner().invoke(main, ["check", str(bad)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{tmp_path / 'arm.urdf'}:16: link 'fore': mass must be >= 0 kg" in result.output
+    result = CliRunner().invoke(main, ["list", str(DATA / "tiny_arm.scenario")])
+    assert result.exit_code == 0, result.output
+    assert "tiny_arm       imported from URDF tiny_arm.urdf: 4 links, 2 moving joints" \
+        in result.output
