@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from .errors import RegistryError
+from .imported_mobile import Mobile, chassis, mobile
 from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from .specs import RobotSpec
 
@@ -254,6 +255,7 @@ class ImportedType(RobotType):
 
     DESCRIPTION: ClassVar[Description | None] = None
     SPEC: ClassVar[DescriptionSpec | None] = None
+    MOBILE: ClassVar[Mobile | None] = None  # wheels, rotors, sensors (imported_mobile)
     draw = MappingProxyType({"shape": "disc", "heading": True, "imported": True})
 
     @classmethod
@@ -266,6 +268,8 @@ class ImportedType(RobotType):
                          z=spec.position[2], height=MOUNT_HEIGHT)
         member = MemberSpec(spec.name, "base", cls.modules, MOUNT_RADIUS,
                             refs={"imported": "base"})
+        if cls.MOBILE is not None:  # a wheeled base, a multirotor, sensors on links
+            mount, member = chassis(cls.MOBILE, d, mount, member, cls.modules)
         mounted = Mounted("robot", "base", d, ds, f"{spec.name}/")
         return Assembly((member,), (mount,), imports=(mounted,))
 
@@ -295,13 +299,15 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
     if label in registry and label not in _MADE:
         raise RegistryError(f"robot type {label!r} is a built-in or plugin type: give the "
                             "imported robot another type name")
+    found = mobile(description, spec)  # MobileKeyError: the key's line (formats.description)
     cls = type(f"Imported_{label}", (ImportedType,), {
         "label": label, "DESCRIPTION": description, "SPEC": spec,
         "description": f"imported from {description.kind.upper()} {spec.given or spec.path}: "
                        f"{len(description.links)} links, {len(description.moving)} moving "
                        f"joints ({spec.base} base)",
         "footprint": max(MOUNT_RADIUS, description.reach()),
-        "modules": spec.modules})
+        "modules": tuple(dict.fromkeys(spec.modules + found.modules)), "MOBILE": found,
+        "defaults": MappingProxyType(found.defaults)})
     cls.validate()
     registry.put(label, cls)
     _MADE[label] = (made, cls)

@@ -46,20 +46,20 @@ def driven(tmp_path_factory):
     """The rover driven 1 s straight at 0.2 m/s, then 1 s turning on the spot: (poses after
     each, odometry after each, the simulation)."""
     sim = Simulation(load(str(rover(tmp_path_factory.mktemp("rover")))))
+    stepper = Stepper(sim, mode="lockstep")
     bot = LocalRobot(sim, "rv")
     out = []
     for left, right in ((0.2, 0.2), (-0.1, 0.1)):
         bot.motors.set_speeds(left, right)
         for _ in range(50):
-            bot.step()
-        out.append((sim.world.snapshot().pose[0].copy(), np.array(bot.odometry.read())))
+            snap = stepper.tick()
+        out.append((snap.poses[0].copy(), np.array(snap.reading("rv", "odometry"))))
     return out, sim
 
 
 def test_the_rover_gets_its_axle_top_speed_and_lidar_mount_from_its_file(driven):
     _, sim = driven
-    robot = sim.world.robots["rv"]
-    assert robot.axle == pytest.approx(0.16)
+    assert sim.world.robot("rv").axle == pytest.approx(0.16)
     bot = LocalRobot(sim, "rv", control=False)
     assert bot.params("motors")["max_speed"] == pytest.approx(6.67 * 0.033)
     lidar = bot.params("lidar")
@@ -114,9 +114,9 @@ def test_the_flight_driver_flies_the_quadrotor_along_an_eight(tmp_path):
 
 
 @pytest.mark.parametrize("extra, line, words", [
-    (("spin cw cw cw ccw",), 12, "spin: the rotors module's X frame"),
-    (("sensor wheels base_link",), 13, "sensor: 'wheels' is not a module"),
-    (("sensor lidar nowhere",), 13, "has no link 'nowhere'"),
+    (("spin cw cw cw ccw",), 16, "spin: the rotors module's X frame"),
+    (("sensor wheels base_link",), 16, "sensor: 'wheels' is not a module"),
+    (("sensor lidar nowhere",), 16, "has no link 'nowhere'"),
 ])
 def test_keys_that_cannot_be_what_they_say_are_refused_at_their_line(tmp_path, extra, line,
                                                                       words):
