@@ -78,10 +78,10 @@ def test_the_rover_drives_and_turns_with_its_odometry_matching(driven):
     assert odo_turn[2] == pytest.approx(after_turn[2], abs=0.01)
 
 
-def nanoquad(tmp_path, driver: str = "", *extra: str) -> Path:
+def nanoquad(tmp_path, driver: str = "", *extra: str, spin: str = "ccw cw cw ccw") -> Path:
     return _scenario(tmp_path, [f"description {EXAMPLES / 'nanoquad.urdf'}", "name nq",
                                 "position 0 0 0.5", "rotors rotor_fl rotor_fr rotor_bl rotor_br",
-                                "spin ccw cw cw ccw", "kf 2.22e-8", "km 1.324e-10", *extra]
+                                f"spin {spin}", "kf 2.22e-8", "km 1.324e-10", *extra]
                      + ([f"driver flight {driver}"] if driver else []), 0.005, "q")
 
 
@@ -113,13 +113,14 @@ def test_the_flight_driver_flies_the_quadrotor_along_an_eight(tmp_path):
     assert np.ptp(where[:, 0]) > 0.7 and abs(where[:, 2] - 1.0).max() < 0.15
 
 
-@pytest.mark.parametrize("extra, line, words", [
-    (("spin cw cw cw ccw",), 16, "spin: the rotors module's X frame"),
-    (("sensor wheels base_link",), 16, "sensor: 'wheels' is not a module"),
-    (("sensor lidar nowhere",), 16, "has no link 'nowhere'"),
+@pytest.mark.parametrize("spin, extra, line, words", [
+    ("cw cw cw ccw", (), 13, "spin: the rotors module's X frame turns its front-right"),
+    ("ccw cw cw ccw", ("sensor wheels base_link",), 16, "sensor: 'wheels' is not a module"),
+    ("ccw cw cw ccw", ("sensor lidar nowhere",), 16, "has no link 'nowhere'"),
+    ("ccw cw cw ccw", ("base floating",), 16, "base: a robot with rotors sets its own base"),
 ])
-def test_keys_that_cannot_be_what_they_say_are_refused_at_their_line(tmp_path, extra, line,
-                                                                      words):
+def test_keys_that_cannot_be_what_they_say_are_refused_at_their_line(tmp_path, spin, extra,
+                                                                      line, words):
     with pytest.raises(FileFormatError) as err:
-        load(str(nanoquad(tmp_path, "", *extra)))
+        load(str(nanoquad(tmp_path, "", *extra, spin=spin)))
     assert err.value.line == line and words in str(err.value)
