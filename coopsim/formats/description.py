@@ -39,7 +39,7 @@ SUFFIXES = (".urdf", ".xml", ".mjcf")
 SEARCH_ENV = "COOPSIM_DESCRIPTION_PATH"
 MAX_BYTES = 8 << 20  # bytes of a description file
 MAX_ROBOT_TRIANGLES = 4_000_000  # triangles of all of one description's meshes
-ANCESTORS = 5  # the description's folder and the 4 above it: the description searched for package:// names
+ANCESTORS = 5  # package:// is looked for in the description's folder and the 4 above it
 
 
 def _names(what: str, low: int = 1, high: int = 64):
@@ -196,7 +196,7 @@ def resolve(name: str, spec: DescriptionSpec, base: str) -> tuple[str, list[str]
     return next((t for t in tried if os.path.isfile(t)), ""), tried
 
 
-# --- safe reading -----------------------------------------------------------------------------------
+# --- safe reading ---------------------------------------------------------------------------------
 
 class _Lines(ET.TreeBuilder):
     """A tree builder noting each element's line (ElementTree keeps none)."""
@@ -260,7 +260,8 @@ def read_bytes(path: str, limit: int = MAX_BYTES) -> bytes:
 
 def mesh_reader(spec: DescriptionSpec, folders=None):
     """The function the tree checks call for each mesh a description names:
-    ``(name, line, scale, use) -> Mesh``, the file resolved (:func:`resolve`), confined to
+    ``(name, line, scale, use) -> Mesh`` (``use`` ``file``: another file MuJoCo reads, only
+    found and confined), the file resolved (:func:`resolve`), confined to
     ``folders`` when given, and checked (:func:`coopsim.formats.meshes.mesh_info`), with a
     running total of triangles bounded by :data:`MAX_ROBOT_TRIANGLES`.
 
@@ -272,11 +273,14 @@ def mesh_reader(spec: DescriptionSpec, folders=None):
     total = [0]
 
     def read(name: str, line: int, scale: tuple, use: str) -> Mesh:
+        what = "file" if use == "file" else "mesh"
         real, tried = resolve(name, spec, os.path.dirname(spec.path))
         if not real:
-            raise FileFormatError(spec.path, line, f"mesh {name!r} not found (looked for "
+            raise FileFormatError(spec.path, line, f"{what} {name!r} not found (looked for "
                                                    f"{', '.join(tried[:4]) or 'nothing'})")
-        _confined(real, folders, f"mesh {name!r}", spec.path, line)
+        _confined(real, folders, f"{what} {name!r}", spec.path, line)
+        if use == "file":  # another asset MuJoCo reads itself (an MJCF's texture): found, inside
+            return Mesh(real, use, tuple(scale), 0, ((0.0,) * 3, (0.0,) * 3), line)
         try:
             info = mesh_info(real)
         except FileFormatError as exc:

@@ -149,3 +149,18 @@ def _obj(path: str, data: bytes, limit: int) -> tuple[int, np.ndarray]:
             count += len(words) - 3
             _too_many(path, n, count, limit)
     return count, np.asarray(points, dtype=float).reshape(-1, 3)
+
+
+def ascii_stl_as_binary(path: str) -> bytes | None:
+    """The binary STL of the ASCII STL file ``path`` (already checked by :func:`mesh_info`),
+    or None when ``path`` is no ASCII STL."""
+    if not path.lower().endswith(".stl"):
+        return None
+    with open_regular(path) as fh:
+        data = fh.read(MAX_MESH_BYTES + 1)
+    if _binary_stl(data):
+        return None
+    count, points = _stl_ascii(path, data, MAX_TRIANGLES)
+    rec = np.zeros(count, dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    rec["v"] = points.reshape(count, 3, 3)
+    return b"\0" * _STL_HEADER + struct.pack("<I", count) + rec.tobytes()

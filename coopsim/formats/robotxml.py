@@ -21,15 +21,21 @@ import numpy as np
 from ..model.errors import FileFormatError
 from ..model.imported import Description, DescriptionSpec, Joint, Link, Site
 from .meshes import SUFFIXES as MESH_SUFFIXES
+from .meshes import ascii_stl_as_binary
 
 MAX_LINKS = 500  # links (MJCF: bodies) of one description
 MAX_JOINTS = 500  # joints of one description
 URDF_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 MJCF_JOINTS = {"hinge": "revolute", "slide": "prismatic", "ball": "ball", "free": "floating"}
-INERTIA_TOLERANCE = 1e-9  # relative slack of the triangle inequality of principal moments
+#: An inertia whose principal moments are all below this (kg m^2) is a zero one (a massless
+#: frame, rounding left in its off-diagonal terms); otherwise each must be > 0 (MuJoCo refuses
+#: the rest). The triangle inequality broken, as CAD exports often write it, MuJoCo balances
+#: (``balanceinertia``).
+ZERO_INERTIA = 1e-12
 #: The compiler options MuJoCo reads an URDF with: every link kept, mesh paths as given
 #: (already resolved), visuals kept (MuJoCo gives them no contacts).
-URDF_COMPILER = {"fusestatic": "false", "strippath": "false", "discardvisual": "false"}
+URDF_COMPILER = {"fusestatic": "false", "strippath": "false", "discardvisual": "false",
+                 "balanceinertia": "true"}
 
 
 class _Tree:
@@ -112,9 +118,10 @@ def _urdf(tree: _Tree, mesh) -> Description:
     ordered = [links[root]] + [Link(l.name, parents[l.name].name, l.mass, l.inertia, l.meshes,
                                     l.com, l.line) for l in links.values() if l.name != root]
     _check_masses(tree, ordered, joints)
+    text, assets = _urdf_text(tree, {name: m.path for name, m in resolved.items()})
     return Description(tree.root.get("name", "") or os.path.splitext(
         os.path.basename(tree.path))[0], tree.path, tuple(ordered), tuple(joints), (), root,
-        "urdf", _urdf_text(tree, {name: m.path for name, m in resolved.items()}))
+        "urdf", text, assets)
 
 
 def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
@@ -144,24 +151,24 @@ def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
             if not filename:
                 raise tree.error(geometry, f"link {name!r}: <mesh> without filename")
             scale = tree.numbers(geometry, "scale", 3, (1.0, 1.0, 1.0))
-            if use == "visual" and not filename.lower().endswith(MESH_SUFFIXES):
-                continue  # a .dae visual: dropped from what MuJoCo compiles (_urdf_text)
+            if not filename.lower().endswith(MESH_SUFFIXES):
+                continue  # a .dae: dropped from what MuJoCo compiles (_urdf_text)
             meshes.append(mesh(filename, tree.line(geometry), scale, use))
     return Link(name, "", mass, inertia, tuple(meshes), com, tree.line(element))
 
 
 def _check_inertia(tree: _Tree, element: ET.Element, link: str, inertia: tuple) -> None:
-    """Refuse an inertia that is not a body's: missing or not finite, not positive definite,
-    or breaking the triangle inequality of principal moments."""
+    """Refuse an inertia that is no body's: missing or not finite, or a principal moment that
+    is not positive (:data:`ZERO_INERTIA`; a broken triangle inequality MuJoCo balances)."""
     if not all(math.isfinite(v) for v in inertia):
         raise tree.error(element, f"link {link!r}: <inertia> needs ixx ixy ixz iyy iyz izz")
     xx, xy, xz, yy, yz, zz = inertia
     moments = np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]))
-    slack = INERTIA_TOLERANCE * max(1e-12, float(moments.max()))
-    if moments.min() <= 0 or moments[2] > moments[0] + moments[1] + slack:
+    top = max(1e-30, float(np.abs(moments).max()))
+    if top > ZERO_INERTIA and moments.min() <= 0:
         raise tree.error(element, f"link {link!r}: malformed inertia (principal moments "
                                   f"{', '.join(f'{m:.4g}' for m in moments)} kg m^2: each must "
-                                  "be > 0 and none larger than the other two together)")
+                                  "be > 0, or all 0 for a massless frame)")
 
 
 def _urdf_joint(tree: _Tree, element: ET.Element) -> Joint:
@@ -183,8 +190,10 @@ def _urdf_joint(tree: _Tree, element: ET.Element) -> Joint:
     axis_e = element.find("axis")
     axis = (1.0, 0.0, 0.0) if axis_e is None else tree.numbers(axis_e, "xyz", 3, (1.0, 0, 0))
     norm = math.sqrt(sum(a * a for a in axis))
-    if not norm > 0:
+    if not norm > 0 and kind in ("revolute", "continuous", "prismatic", "planar"):
         raise tree.error(axis_e, f"joint {name!r}: the axis is zero")
+    if not norm > 0:  # a fixed or floating joint's axis means nothing (often written 0 0 0)
+        axis, norm = (1.0, 0.0, 0.0), 1.0
     lower, upper, speed, effort = -math.inf, math.inf, math.inf, math.inf
     limit = element.find("limit")
     if limit is not None:
@@ -230,7 +239,18 @@ def _check_tree(tree: _Tree, links: dict, joints: list) -> dict:
         raise FileFormatError(tree.path, links[roots[1]].line, f"links {roots[0]!r} and "
                               f"{roots[1]!r} both have no parent joint: a description is one "
                               "tree with one root")
-    reached, todo = {roots[0]}, [roots[0]]
+    reached = _reached(joints, roots[0])
+    stray = [j for j in joints if j.child not in reached]
+    if stray:
+        raise FileFormatError(tree.path, stray[0].line, f"joint cycle through joint "
+                                                        f"{stray[0].name!r}: its links do not "
+                                                        f"hang from the root {roots[0]!r}")
+    return parents
+
+
+def _reached(joints: list, root: str) -> set:
+    """The links hanging from ``root`` through ``joints``."""
+    reached, todo = {root}, [root]
     children: dict[str, list] = {}
     for j in joints:
         children.setdefault(j.parent, []).append(j.child)
@@ -239,12 +259,7 @@ def _check_tree(tree: _Tree, links: dict, joints: list) -> dict:
             if child not in reached:
                 reached.add(child)
                 todo.append(child)
-    stray = [j for j in joints if j.child not in reached]
-    if stray:
-        raise FileFormatError(tree.path, stray[0].line, f"joint cycle through joint "
-                                                        f"{stray[0].name!r}: its links do not "
-                                                        f"hang from the root {roots[0]!r}")
-    return parents
+    return reached
 
 
 def _check_masses(tree: _Tree, links: list, joints: list) -> None:
@@ -262,20 +277,38 @@ def _check_masses(tree: _Tree, links: list, joints: list) -> None:
             if element.find("collision") is None and element.find("visual") is None:
                 raise tree.error(element, f"link {link.name!r} moves on joint {j.name!r} but has "
                                           "no <inertial> and no geometry to weigh: zero mass")
-        elif not (link.mass > 0 and any(link.inertia or (1.0,))):
+        elif not (link.mass > 0 and _positive(link.inertia)):
             at = inertial.find("mass") if not link.mass > 0 else inertial.find("inertia")
+            what = "mass is zero" if not link.mass > 0 else "inertia has a zero moment"
             raise tree.error(at, f"link {link.name!r} moves on joint {j.name!r} (line "
-                                 f"{j.line}) but its {'mass' if not link.mass > 0 else 'inertia'}"
-                                 " is zero: MuJoCo cannot move a body without mass")
+                                 f"{j.line}) but its {what}: MuJoCo cannot move it")
     if not sum(l.mass for l in links) > 0 and not any(
             e.find("collision") is not None for e in tree.root.findall("link")):
         raise FileFormatError(tree.path, links[0].line, "the robot has zero mass: no link has "
                                                         "an <inertial> with a mass > 0")
 
 
-def _urdf_text(tree: _Tree, resolved: dict) -> str:
-    """The URDF MuJoCo compiles: mesh paths resolved, visuals MuJoCo cannot read dropped,
-    the compiler options of :data:`URDF_COMPILER` (replacing any ``<mujoco>`` element)."""
+def _positive(inertia: tuple) -> bool:
+    """True when ``inertia`` (six components, or () for none given) has positive principal
+    moments."""
+    if not inertia:
+        return True
+    xx, xy, xz, yy, yz, zz = inertia
+    return bool(np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz],
+                                             [xz, yz, zz]])).min() > 0)
+
+
+def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
+    """The URDF MuJoCo compiles and the mesh files it is given as bytes: mesh paths resolved,
+    meshes MuJoCo cannot read (COLLADA) dropped, ASCII STL given as binary (MuJoCo reads
+    only binary STL), the compiler options of :data:`URDF_COMPILER` (replacing any
+    ``<mujoco>`` element)."""
+    ascii_names, assets = {}, []
+    for path in sorted(set(resolved.values())):
+        data = ascii_stl_as_binary(path)
+        if data is not None:
+            ascii_names[path] = f"coopsim_ascii_{len(assets)}.stl"
+            assets.append((ascii_names[path], data))
     root = ET.fromstring(ET.tostring(tree.root))  # a copy: the parsed tree stays as read
     for old in root.findall("mujoco"):
         root.remove(old)
@@ -283,13 +316,14 @@ def _urdf_text(tree: _Tree, resolved: dict) -> str:
     ET.SubElement(extra, "compiler", URDF_COMPILER)
     root.insert(0, extra)
     for link in root.findall("link"):
-        for visual in link.findall("visual"):
-            m = visual.find("geometry/mesh")
+        for shape in link.findall("visual") + link.findall("collision"):
+            m = shape.find("geometry/mesh")
             if m is not None and not m.get("filename", "").lower().endswith(MESH_SUFFIXES):
-                link.remove(visual)
+                link.remove(shape)
         for m in link.iterfind("*/geometry/mesh"):
-            m.set("filename", resolved[m.get("filename")])
-    return ET.tostring(root, encoding="unicode")
+            path = resolved[m.get("filename")]
+            m.set("filename", ascii_names.get(path, path))
+    return ET.tostring(root, encoding="unicode"), tuple(assets)
 
 
 # --- MJCF --------------------------------------------------------------------------------------
@@ -353,3 +387,9 @@ def _mjcf_meshes(tree: _Tree, mesh) -> None:
         if m.get("file"):
             mesh(os.path.join(folder, m.get("file")), tree.line(m),
                  tree.numbers(m, "scale", 3, (1.0, 1.0, 1.0)), "collision")
+    textures = "" if compiler is None else compiler.get("texturedir", compiler.get("assetdir",
+                                                                                   ""))
+    for element in tree.root.iter():  # textures, height fields, skins: found and confined
+        if element.tag != "mesh" and element.get("file"):
+            mesh(os.path.join(textures, element.get("file")), tree.line(element),
+                 (1.0, 1.0, 1.0), "file")

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar
 
+import numpy as np
+
 from .errors import RegistryError
 from .imported_mobile import Mobile, chassis, mobile
 from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
@@ -34,6 +36,7 @@ JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "plan
 MOVING = ("revolute", "continuous", "prismatic")  # the joints a joints module may drive
 MOUNT_RADIUS = 0.05  # m: the floor outline of a fixed base's mount (placement, rays)
 MOUNT_HEIGHT = 0.02  # m
+LINK_EXTENT = 0.05  # m: what a link without meshes is taken to reach beyond its origin
 MOUNT_MASS = 0.001  # kg: a floating base's own body has no shape; the file's links weigh
 
 
@@ -186,6 +189,8 @@ class Description:
         sites: Named points (MJCF sites).
         root: The root link's name.
         text: The text MuJoCo compiles (an URDF's mesh paths resolved, its compiler options set).
+        assets: (name, bytes) of mesh files MuJoCo is given from memory (an ASCII STL as
+            binary: MuJoCo reads only binary STL).
     """
 
     name: str
@@ -196,6 +201,7 @@ class Description:
     root: str = ""
     kind: str = "urdf"
     text: str = field(default="", repr=False)
+    assets: tuple[tuple[str, bytes], ...] = field(default=(), repr=False)
 
     def link(self, name: str) -> Link:
         """The link called ``name`` (KeyError when none is)."""
@@ -217,12 +223,46 @@ class Description:
         return tuple(j for j in self.joints if j.moving)
 
     def reach(self) -> float:
-        """An upper bound of the distance from the root's origin to any point of the robot, m:
-        the sum of the joint offsets plus the largest mesh extent (a placement footprint)."""
-        chain = sum(math.dist((0.0, 0.0, 0.0), j.origin_xyz) for j in self.joints)
-        mesh = max((math.dist(*m.bounds) for link in self.links for m in link.meshes),
-                   default=0.0)
-        return chain + mesh
+        """Horizontal distance from the root's origin to the farthest point of the robot at
+        zero joint positions (each link's origin by the joints' origins, plus its meshes'
+        extent, or 0.05 m without meshes), m: its placement footprint when standing upright."""
+        frames = {self.root: np.eye(4)}
+        for j in _tree_order(self.joints, self.root):
+            frames[j.child] = frames[j.parent] @ _transform(j.origin_xyz, j.origin_rpy)
+        far = 0.0
+        for link in self.links:
+            f = frames.get(link.name, np.eye(4))
+            extent = max((float(np.linalg.norm(np.maximum(np.abs(m.bounds[0]),
+                                                          np.abs(m.bounds[1]))))
+                          for m in link.meshes), default=LINK_EXTENT)
+            far = max(far, float(np.hypot(f[0, 3], f[1, 3])) + extent)
+        return far
+
+
+def _tree_order(joints, root: str) -> list:
+    """The joints parents first, from ``root``."""
+    below: dict[str, list] = {}
+    for j in joints:
+        below.setdefault(j.parent, []).append(j)
+    out, todo = [], [root]
+    while todo:
+        for j in below.get(todo.pop(), ()):
+            out.append(j)
+            todo.append(j.child)
+    return out
+
+
+def _transform(xyz: Vec3, rpy: Vec3) -> np.ndarray:
+    """The 4x4 transform of a URDF origin (fixed-axis roll, pitch, yaw, then the offset)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
+                              math.cos(y), math.sin(y))
+    t = np.eye(4)
+    t[:3, :3] = [[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                 [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                 [-sp, cp * sr, cp * cr]]
+    t[:3, 3] = xyz
+    return t
 
 
 @dataclass(frozen=True)

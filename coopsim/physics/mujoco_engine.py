@@ -161,6 +161,14 @@ class MujocoEngine(Engine):
         self._warned: tuple | None = None  # (data, its warning counts, the overflow kinds)
 
     @classmethod
+    def refuses_assembly(cls, assembly: Assembly) -> str:
+        """The base checks, then what MuJoCo's compiler refuses of a description file."""
+        reason = super().refuses_assembly(assembly)
+        if reason or mujoco is None:
+            return reason
+        return next((why for m in assembly.imports for why in [mi.refusal(m)] if why), "")
+
+    @classmethod
     def missing(cls) -> str:
         """Why this engine cannot run on this machine ("" when MuJoCo is installed)."""
         return "" if mujoco is not None else (

@@ -87,10 +87,35 @@ def _child_spec(mounted: Mounted):
     d = mounted.description
     try:
         if d.kind == "urdf":
-            return mujoco.MjSpec.from_string(d.text)
+            return mujoco.MjSpec.from_string(d.text, assets=dict(d.assets))
         return mujoco.MjSpec.from_file(d.source)
     except Exception as exc:  # noqa: BLE001 -- MuJoCo's parser raises its own errors
-        raise SimulationError(f"MuJoCo could not read {d.source}: {exc}") from None
+        raise SimulationError(f"MuJoCo could not read {d.source}: {_one_line(exc)}") from None
+
+
+def _one_line(exc: Exception) -> str:
+    """MuJoCo's message on one line (it spans several: the error, then the element)."""
+    return "; ".join(line.strip() for line in str(exc).strip().splitlines() if line.strip())
+
+
+_REFUSALS: dict[int, tuple] = {}  # id(description) -> (description, MuJoCo's refusal or "")
+
+
+def refusal(mounted: Mounted) -> str:
+    """Why MuJoCo cannot build ``mounted``'s description on its own ("" when it can): what
+    its compiler refuses that coopsim's checks do not see (a mesh too thin to have a volume).
+    Compiled once per description (``coopsim check`` with ``engine mujoco`` asks too)."""
+    d = mounted.description
+    if id(d) not in _REFUSALS or _REFUSALS[id(d)][0] is not d:
+        try:
+            _child_spec(mounted).compile()
+            why = ""
+        except SimulationError as exc:
+            why = str(exc)
+        except Exception as exc:  # noqa: BLE001 -- MuJoCo's compiler raises its own errors
+            why = f"MuJoCo cannot build {d.source}: {_one_line(exc)}"
+        _REFUSALS[id(d)] = (d, why)
+    return _REFUSALS[id(d)][1]
 
 
 def attach(spec, mounted: Mounted, mount: Body) -> Imported:
@@ -108,6 +133,8 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
             child.delete(joint)
     frame = mount.element.add_frame()
     attached = frame.attach_body(root, mounted.prefix, "")
+    if mounted.description.assets:  # meshes from memory: the world compiles them
+        spec.assets = {**spec.assets, **dict(mounted.description.assets)}
     # a wheeled base rides on its ground joints: its links touch what it does, not the floor
     bits = (SOLID, SOLID) if mount.kind == "ground" else (ARM, ARM_TOUCHES)
     for geom in attached.find_all(mujoco.mjtObj.mjOBJ_GEOM):

@@ -4,8 +4,8 @@ with file:line, and a real load on MuJoCo (docs/files.md "Robots from a descript
 from __future__ import annotations
 
 import math
-import os
 import shutil
+import site
 from pathlib import Path
 
 import pytest
@@ -20,8 +20,9 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "descriptions"
 ARM = (DATA / "tiny_arm.urdf").read_text()
 
 
-def scenario_text(description: str = "arm.urdf", extra: str = "") -> str:
-    return (f"[WORLD]\nfile {DATA / 'floor.world'}\n\n[ROBOT_1]\ndescription {description}\n"
+def scenario_text(description: str = "arm.urdf", extra: str = "",
+                  world: str = str(DATA / "floor.world")) -> str:
+    return (f"[WORLD]\nfile {world}\n\n[ROBOT_1]\ndescription {description}\n"
             f"name arm1\nposition 0.5 0 0\n{extra}\n[SETTINGS]\nengine mujoco\n")
 
 
@@ -81,6 +82,9 @@ def test_a_zero_mass_is_refused_at_its_line(tmp_path):
     line = next(n for n, text in enumerate(bad.splitlines(), 1) if 'value="0"' in text)
     assert exc.line == line and "moves on joint 'shoulder'" in exc.reason
     assert "its mass is zero" in exc.reason
+    flat = ARM.replace('ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0.001"',
+                       'ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0"')
+    assert "malformed inertia (principal moments 0, 0.008, 0.008" in error_of(tmp_path, flat).reason
     frame = ARM.replace('<link name="tool"/>', '<link name="tool"><inertial><mass value="0"/>'
                         '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>'
                         '</link>')
@@ -88,9 +92,8 @@ def test_a_zero_mass_is_refused_at_its_line(tmp_path):
 
 
 def test_a_malformed_inertia_is_refused(tmp_path):
-    bad = ARM.replace('ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0.001"',
-                      'ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.01"')
-    assert "malformed inertia" in error_of(tmp_path, bad).reason
+    negative = ARM.replace('ixx="0.008"', 'ixx="-0.008"')
+    assert "malformed inertia" in error_of(tmp_path, negative).reason
 
 
 def test_a_joint_cycle_and_an_unknown_parent_are_refused(tmp_path):
@@ -124,9 +127,10 @@ def test_a_network_load_reads_no_description_outside_the_data_folders(tmp_path):
     from coopsim.formats.folders import DataFolders
     inside, outside = tmp_path / "in", tmp_path / "out"
     inside.mkdir(), outside.mkdir()
+    shutil.copy(DATA / "floor.world", inside)
     write(outside, "arm.urdf", ARM)
-    text = scenario_text(str(outside / "arm.urdf"))
-    with pytest.raises(NotAllowedError, match="outside the simulation's data folders"):
+    text = scenario_text(str(outside / "arm.urdf"), world="floor.world")
+    with pytest.raises(NotAllowedError, match="description '/.*' is outside the simulation's "):
         parse_scenario(text, inside / "s.scenario", DataFolders([inside]))
 
 
@@ -159,3 +163,71 @@ def test_coopsim_check_exits_2_with_the_line_and_list_shows_the_imported_type(tm
     assert result.exit_code == 0, result.output
     assert "tiny_arm       imported from URDF tiny_arm.urdf: 4 links, 2 moving joints" \
         in result.output
+
+
+def test_a_floating_base_is_a_free_body_and_an_mjcf_keeps_its_actuators(tmp_path):
+    pytest.importorskip("mujoco")
+    from coopsim.sim.simulation import Simulation
+    shutil.copy(DATA / "tiny_arm.urdf", tmp_path / "arm.urdf")
+    shutil.copy(DATA / "tiny_arm.xml", tmp_path / "arm.xml")
+    text = scenario_text("arm.urdf", "base floating\n").replace(
+        "[SETTINGS]", "[ROBOT_2]\ndescription arm.xml\nname arm2\nposition -0.5 0 0\n"
+        "tool tip\n[SETTINGS]")
+    sim = Simulation(load_scenario(write(tmp_path, "s.scenario", text)))
+    sim.physics()
+    model = sim.world.engine.model
+    free = [model.jnt_bodyid[j] for j in range(model.njnt) if model.jnt_type[j] == 0]
+    assert len(free) == 1 and model.body(model.body_parentid[
+        next(model.body(i).id for i in range(model.nbody) if model.body(i).name ==
+             "arm1/base_link")]).id == free[0]
+    assert [model.actuator(i).name for i in range(model.nu)] == ["arm2/shoulder_servo"]
+    assert model.jnt_range[model.joint("arm2/elbow").id] == pytest.approx([-2.0944, 2.0944],
+                                                                          abs=1e-4)
+
+
+def _example_robot(relative: str) -> Path:
+    """A file of example-robot-data (the test extra), or skip."""
+    for folder in site.getsitepackages():
+        path = Path(folder) / "cmeel.prefix/share/example-robot-data/robots" / relative
+        if path.exists():
+            return path
+    pytest.skip("example-robot-data is not installed")
+
+
+def test_a_realistic_urdf_loads_its_package_meshes_without_a_search_key(tmp_path):
+    urdf = _example_robot("ur_description/urdf/ur5_robot.urdf")
+    spec = load_scenario(write(tmp_path, "s.scenario", scenario_text(str(urdf))))
+    described = ROBOT_TYPES.get(spec.robots[0].type).DESCRIPTION
+    assert len(described.moving) == 6 and len(described.links) == 11
+    meshes = [m for link in described.links for m in link.meshes]
+    assert meshes and all(m.path.endswith(".stl") for m in meshes)  # its .dae visuals dropped
+
+
+def test_what_mujoco_refuses_is_reported_by_check_at_the_robot(tmp_path):
+    pytest.importorskip("mujoco")
+    (tmp_path / "flat.obj").write_text("v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nf 1 2 3\n")
+    flat = ARM.replace('<link name="tool"/>', '<link name="tool"><collision><geometry>'
+                                              '<mesh filename="flat.obj"/></geometry>'
+                                              '</collision></link>')
+    exc = error_of(tmp_path, flat)  # [SETTINGS] engine mujoco: the engine's check runs
+    assert exc.path.endswith("s.scenario") and exc.line == 4
+    assert "MuJoCo cannot build" in exc.reason and "\n" not in exc.reason
+
+
+def test_an_mjcf_names_no_file_outside_the_data_folders(tmp_path):
+    from coopsim.formats.folders import DataFolders
+    inside = tmp_path / "in"
+    inside.mkdir()
+    shutil.copy(DATA / "floor.world", inside)
+    (tmp_path / "secret.png").write_bytes(b"x")
+    mjcf = (DATA / "tiny_arm.xml").read_text().replace(
+        "<worldbody>", '<asset><texture name="t" type="2d" file="../secret.png"/></asset>\n'
+                       "  <worldbody>")
+    write(inside, "arm.xml", mjcf)
+    with pytest.raises(NotAllowedError, match="file '../secret.png' is outside"):
+        parse_scenario(scenario_text("arm.xml", world="floor.world"), inside / "s.scenario",
+                       DataFolders([inside]))
+    write(inside, "arm.xml", mjcf.replace("../secret.png", "gone.png"))
+    with pytest.raises(FileFormatError, match="file 'gone.png' not found"):
+        parse_scenario(scenario_text("arm.xml", world="floor.world"), inside / "s.scenario",
+                       DataFolders([inside]))

@@ -54,7 +54,7 @@ def test_a_bad_description_is_an_error_reply_with_its_line(sim):
 def test_a_description_outside_the_data_folders_is_error_6(sim):
     peer, data = sim
     error, text, *_ = peer.ask(LOAD, str(data / "out.scenario"))
-    assert error == p.NOT_ALLOWED and "outside the simulation's data folders" in text
+    assert error == p.NOT_ALLOWED and "description '../out.urdf' is outside" in text
 
 
 def test_a_good_description_loads_and_the_state_shows_its_type(sim):
