@@ -124,3 +124,35 @@ def test_keys_that_cannot_be_what_they_say_are_refused_at_their_line(tmp_path, s
     with pytest.raises(FileFormatError) as err:
         load(str(nanoquad(tmp_path, "", *extra, spin=spin)))
     assert err.value.line == line and words in str(err.value)
+
+
+def _frame(rotor_xy, wheels=()):
+    """A description of a base with links at ``rotor_xy`` (m) and wheel joints at y = +-w."""
+    from coopsim.model.imported import Description, Joint, Link
+
+    links = [Link("base", mass=1.0, inertia=(0.01, 0, 0, 0.01, 0, 0.02))]
+    joints = []
+    for k, (x, y) in enumerate(rotor_xy):
+        links.append(Link(f"r{k}", f"j{k}", 0.01, (1e-6, 0, 0, 1e-6, 0, 1e-6)))
+        joints.append(Joint(f"j{k}", "fixed", "base", f"r{k}", origin_xyz=(x, y, 0.0)))
+    for name, y in wheels:
+        links.append(Link(name, name, 0.05, (1e-5, 0, 0, 1e-5, 0, 1e-5)))
+        joints.append(Joint(name, "continuous", "base", name, origin_xyz=(0.0, y, 0.03)))
+    return Description("t", "t.urdf", tuple(links), tuple(joints), root="base")
+
+
+def test_a_plus_frame_and_wheels_named_right_first_are_refused():
+    from coopsim.model.imported_mobile import DescriptionKeyError, airframe, wheel_base
+
+    plus = _frame([(0.1, 0.0), (0.0, -0.1), (-0.1, 0.0), (0.0, 0.1)])
+    with pytest.raises(DescriptionKeyError, match="flies an X frame"):
+        airframe(plus, ("r0", "r1", "r2", "r3"))
+    x = airframe(_frame([(0.1, -0.1), (-0.1, -0.1), (-0.1, 0.1), (0.1, 0.1)]),
+                 ("r3", "r2", "r1", "r0"))
+    assert x.rotors == ("r0", "r1", "r2", "r3") and x.arm == pytest.approx(0.1 * math.sqrt(2))
+    assert 4 * x.kf * x.max_speed ** 2 == pytest.approx(2 * x.mass * 9.81)  # the default kf
+    base = _frame([], wheels=(("wl", 0.1), ("wr", -0.1)))
+    assert wheel_base(base, "wl", "wr").axle == pytest.approx(0.2)
+    assert wheel_base(base, "wl", "wr").radius == pytest.approx(0.03)
+    with pytest.raises(DescriptionKeyError, match="name the left wheel first"):
+        wheel_base(base, "wr", "wl")
