@@ -40,6 +40,7 @@ ARM_SPREAD = 0.1
 #: seen from above.
 SPIN = ("cw", "ccw", "cw", "ccw")
 #: Defaults when the scenario names no ``kf``/``km`` and the rotor joints give no top speed.
+WHEELS, ROTORS = "wheels", "rotors"  # the description keys (formats.description's rows)
 DEFAULT_MAX_SPEED = 2500.0  # rad/s, the Crazyflie's fastest measured propeller speed
 DEFAULT_THRUST_TO_WEIGHT = 2.0  # kf is chosen so that 4 kf max_speed^2 = 2 m g
 DEFAULT_TORQUE_RATIO = 0.01  # m: km = 0.01 kf (the Crazyflie's 0.006, a 10-inch prop's 0.016)
@@ -309,14 +310,13 @@ def mount(description, link: str, what: str) -> tuple[float, float, float, float
 
 # -- the type of a described mobile robot ---------------------------------------------------------
 
-#: Modules a described wheeled base carries, and a described multirotor.
-WHEELED = ("motors", "odometry", "gps", "compass")
-FLYING = ("rotors", "imu", "mocap", "altimeter", "gps", "compass")
-#: ``sensor MODULE LINK``: the modules a link may carry, and the parameters its mount sets
-#: (x, y, z m and yaw rad of the link in the base's frame; "" for a module that reads the
-#: robot's own motion or casts from its centre: its link is only checked).
-SENSORS = {"imu": "", "lidar": "xy yaw", "sonar": "", "proximity": "angle", "camera": "",
-           "altimeter": "", "gps": "", "compass": "", "mocap": "", "light": "x"}
+#: How a ``sensor MODULE LINK`` line mounts a module (the module class's optional ``mount``
+#: attribute): ``link`` only checks the link (the module reads the robot's own motion or casts
+#: from its centre), ``xy_yaw`` sets its ``x``, ``y`` (m) and ``yaw`` (degrees), ``x`` its
+#: ``x``, ``angle`` one of its ``angle0``.. ``angle7`` (degrees) per line. The modules a
+#: ``wheels`` or ``rotors`` key gives declare it themselves (their optional ``described_by``:
+#: the keys, in the registry's order), so no module is named here.
+MOUNTS = ("link", "xy_yaw", "x", "angle")
 PROXIMITY_SLOTS = 8
 
 
@@ -346,7 +346,7 @@ def mobile(description, spec) -> Mobile:
     Raises:
         MobileKeyError: a key names what cannot be what it says (its ``key`` says which).
     """
-    wheels, rotors = spec.get("wheels"), spec.get("rotors")
+    wheels, rotors = spec.get(WHEELS), spec.get(ROTORS)
     if (wheels or rotors) and any(k == "base" for k, _ in spec.lines):
         key = "wheels" if wheels else "rotors"
         raise MobileKeyError("base", f"base: a robot with {key} sets its own base (wheels ride "
@@ -358,15 +358,18 @@ def mobile(description, spec) -> Mobile:
         if wheels:
             key = "wheels"
             base = wheel_base(description, *wheels)
-            modules += WHEELED
-            if base.max_speed > 0:
-                defaults["motors"] = {"max_speed": min(base.max_speed, 5.0)}
+            modules += kit(WHEELS)
+            if base.max_speed > 0:  # the kit's module with a top wheel speed, within range
+                defaults.update({label: {"max_speed": min(base.max_speed, spec_.max)}
+                                 for label in modules
+                                 if (spec_ := _param(label, "max_speed")) is not None})
         if rotors:
             key = "rotors"
             frame = airframe(description, tuple(rotors), tuple(spec.get("spin", ())),
                              float(spec.get("kf", 0.0)), float(spec.get("km", 0.0)))
-            modules += FLYING
-            defaults["rotors"] = frame.params()
+            modules += kit(ROTORS)
+            defaults.update({label: frame.params() for label in modules
+                             if _param(label, "kf") is not None})  # the propellers' module
         key = "sensor"
         _sensors(description, spec, modules, defaults)
     except MobileKeyError:
@@ -380,14 +383,15 @@ def mobile(description, spec) -> Mobile:
 def _sensors(description, spec, modules: list, defaults: dict) -> None:
     """The ``sensor MODULE LINK`` keys: each module added, its mount from the link."""
     angles = []
+    mounts = mountable()
     for module, link in spec.all("sensor"):
-        if module not in SENSORS:
+        if module not in mounts:
             raise DescriptionKeyError(f"sensor: {module!r} is not a module a link carries "
-                                      f"(one of {', '.join(SENSORS)})")
+                                      f"(one of {', '.join(mounts)})")
         x, y, _, yaw = mount(description, link, "sensor")
         modules.append(module)
-        kind = SENSORS[module]
-        if kind == "xy yaw":
+        kind = mounts[module]
+        if kind == "xy_yaw":
             defaults[module] = {"x": x, "y": y, "yaw": math.degrees(yaw)}
         elif kind == "x":
             defaults[module] = {"x": x}
@@ -397,8 +401,33 @@ def _sensors(description, spec, modules: list, defaults: dict) -> None:
         raise DescriptionKeyError(f"sensor: at most {PROXIMITY_SLOTS} proximity links, got "
                                   f"{len(angles)}")
     if angles:
-        defaults["proximity"] = {"count": len(angles), **{f"angle{k}": round(a, 9)
+        module = next(m for m, k in mounts.items() if k == "angle")
+        defaults[module] = {"count": len(angles), **{f"angle{k}": round(a, 9)
                                                           for k, a in enumerate(angles)}}
+
+
+def kit(key: str) -> tuple[str, ...]:
+    """The registered modules whose ``described_by`` names the description key ``key``."""
+    from .plugins import MODULES
+
+    return tuple(label for label, module in MODULES.items()
+                 if key in getattr(module, "described_by", ()))
+
+
+def mountable() -> dict[str, str]:
+    """Module label -> how a ``sensor`` line mounts it (:data:`MOUNTS`), for every registered
+    module that says."""
+    from .plugins import MODULES
+
+    return {label: module.mount for label, module in MODULES.items()
+            if getattr(module, "mount", "") in MOUNTS}
+
+
+def _param(label: str, name: str):
+    """Module ``label``'s :class:`~coopsim.model.params.ParamSpec` ``name``, or None."""
+    from .plugins import MODULES
+
+    return next((p for p in MODULES.get(label).params if p.name == name), None)
 
 
 def _reach(description, base: WheelBase | None, frame: Airframe | None) -> float:

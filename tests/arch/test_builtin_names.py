@@ -63,6 +63,7 @@ ALLOWED = {
     ("formats/description.py", "tool"): "the [ROBOT_n] tool key of a described robot",
     ("formats/description.py", "gripper"): "the [ROBOT_n] gripper key of a described robot",
     ("formats/description.py", "rotors"): "the [ROBOT_n] rotors key of a described robot",
+    ("model/imported_mobile.py", "rotors"): "the [ROBOT_n] rotors key of a described robot",
     ("formats/robotxml.py", "velocity"): "the URDF <limit velocity> attribute",
     ("formats/robotxml.py", "mujoco"): "the MJCF root element and the URDF <mujoco> element",
 }
