@@ -344,7 +344,7 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
         "label": label, "DESCRIPTION": description, "SPEC": spec,
         "description": f"imported from {description.kind.upper()} {spec.given or spec.path}: "
                        f"{len(description.links)} links, {len(description.moving)} moving "
-                       f"joints ({spec.base} base)",
+                       f"joints ({found.base or spec.base} base)",
         "footprint": max(MOUNT_RADIUS, description.reach()),
         "modules": tuple(dict.fromkeys(spec.modules + found.modules)), "MOBILE": found,
         "defaults": MappingProxyType(found.defaults)})

@@ -332,6 +332,11 @@ class Mobile:
         radius: The chassis radius (sensing, the floor outline), m.
     """
 
+    @property
+    def base(self) -> str:
+        """``wheeled``, ``floating`` (rotors) or "" (the section's ``base`` stands)."""
+        return "wheeled" if self.wheels else "floating" if self.frame else ""
+
     modules: tuple[str, ...] = ()
     defaults: dict = None
     wheels: WheelBase | None = None
