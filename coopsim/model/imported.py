@@ -296,7 +296,7 @@ class ImportedType(RobotType):
     DESCRIPTION: ClassVar[Description | None] = None
     SPEC: ClassVar[DescriptionSpec | None] = None
     MOBILE: ClassVar[Mobile | None] = None  # wheels, rotors, sensors (imported_mobile)
-    draw = MappingProxyType({"shape": "disc", "heading": True, "imported": True})
+    draw = MappingProxyType({"shape": "disc", "heading": True})
 
     @classmethod
     def build(cls, spec: RobotSpec) -> Assembly:
