@@ -33,7 +33,7 @@ from ..model.imported import BASES, Description, DescriptionSpec, Mesh, imported
 from ..model.plugins import ROBOT_TYPES
 from . import robotxml
 from .meshes import mesh_info
-from .sections import Bad, Key, PathLike, Section, open_regular, pick, real
+from .sections import Bad, Key, PathLike, Section, fixed, open_regular, pick, real
 
 SUFFIXES = (".urdf", ".xml", ".mjcf")
 SEARCH_ENV = "COOPSIM_DESCRIPTION_PATH"
@@ -119,6 +119,12 @@ DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
             doc="the rotor links (rotors module, flight driver)"),
     DescKey("sensor", _names("module and link", 2, 2), "", repeat=True,
             doc="a sensor module and the link it is mounted on: sensor imu base_link"),
+    DescKey("spin", _names("cw or ccw", 4, 4), "",
+            doc="each rotor's turn seen from above, in the rotors' order (rotors module)"),
+    DescKey("kf", fixed(("N s^2",), real("> 0", lambda v: v > 0)), "",
+            doc="the rotors' thrust coefficient, N s^2 (rotors module)"),
+    DescKey("km", fixed(("N m s^2",), real("> 0", lambda v: v > 0)), "",
+            doc="the rotors' drag-torque coefficient, N m s^2 (rotors module)"),
 )}
 
 #: The ``[ROBOT_n]`` keys this module adds to the scenario format (coopsim.formats.keys).

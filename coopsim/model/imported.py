@@ -25,6 +25,7 @@ import numpy as np
 
 from .errors import RegistryError
 from .imported_arm import section_arm
+from .imported_mobile import Mobile, chassis, mobile
 from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from .specs import RobotSpec
 
@@ -296,6 +297,7 @@ class ImportedType(RobotType):
     DESCRIPTION: ClassVar[Description | None] = None
     SPEC: ClassVar[DescriptionSpec | None] = None
     ARM: ClassVar = None  # its arm (coopsim.model.imported_arm), made once per type
+    MOBILE: ClassVar[Mobile | None] = None  # wheels, rotors, sensors (imported_mobile)
     draw = MappingProxyType({"shape": "disc", "heading": True})
 
     @classmethod
@@ -309,6 +311,8 @@ class ImportedType(RobotType):
         arm = {"arm": cls.ARM.key} if cls.ARM is not None else {}
         member = MemberSpec(spec.name, "base", cls.modules, MOUNT_RADIUS,
                             refs={"imported": "base", **arm})
+        if cls.MOBILE is not None:  # a wheeled base, a multirotor, sensors on links
+            mount, member = chassis(cls.MOBILE, d, mount, member, cls.modules)
         mounted = Mounted("robot", "base", d, ds, f"{spec.name}/")
         return Assembly((member,), (mount,), imports=(mounted,),
                         arms=(cls.ARM,) if arm else ())
@@ -340,13 +344,15 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
         raise RegistryError(f"robot type {label!r} is a built-in or plugin type: give the "
                             "imported robot another type name")
     arm = section_arm(description, spec)
+    found = mobile(description, spec)  # MobileKeyError: the key's line (formats.description)
     cls = type(f"Imported_{label}", (ImportedType,), {
         "label": label, "DESCRIPTION": description, "SPEC": spec,
         "description": f"imported from {description.kind.upper()} {spec.given or spec.path}: "
                        f"{len(description.links)} links, {len(description.moving)} moving "
-                       f"joints ({spec.base} base)",
+                       f"joints ({found.base or spec.base} base)",
         "footprint": max(MOUNT_RADIUS, description.reach()),
-        "modules": spec.modules, "ARM": arm,
+        "modules": tuple(dict.fromkeys(spec.modules + found.modules)), "ARM": arm,
+        "MOBILE": found, "defaults": MappingProxyType(found.defaults),
         # an arm is drawn from its joint angles, as a built-in arm (the arm hint)
         **({"draw": MappingProxyType({**ImportedType.draw, "arm": True})} if arm else {})})
     cls.validate()

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..model.errors import SimulationError
 from ..model.imported import Mounted
-from .mujoco_build import ARM, ARM_TOUCHES, Body
+from .mujoco_build import ARM, ARM_TOUCHES, SOLID, Body
 
 try:
     import mujoco
@@ -135,9 +135,11 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     attached = frame.attach_body(root, mounted.prefix, "")
     if mounted.description.assets:  # meshes from memory: the world compiles them
         spec.assets = {**spec.assets, **dict(mounted.description.assets)}
+    # a wheeled base rides on its ground joints: its links touch what it does, not the floor
+    bits = (SOLID, SOLID) if mount.kind == "ground" else (ARM, ARM_TOUCHES)
     for geom in attached.find_all(mujoco.mjtObj.mjOBJ_GEOM):
         if geom.contype or geom.conaffinity:  # visual geoms (0, 0) keep no contacts
-            geom.contype, geom.conaffinity = ARM, ARM_TOUCHES
+            geom.contype, geom.conaffinity = bits
     return Imported(mounted, attached)
 
 

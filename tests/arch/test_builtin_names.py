@@ -71,6 +71,7 @@ ALLOWED = {
                                         "robot's type (its module list, as a type declares)",
     ("model/imported_arm.py", "gripper"): "the [ROBOT_n] gripper key an arm's error points at",
     ("model/imported_arm.py", "tool"): "the [ROBOT_n] tool key an arm is read from",
+    ("model/imported_mobile.py", "rotors"): "the [ROBOT_n] rotors key of a described robot",
     ("formats/robotxml.py", "velocity"): "the URDF <limit velocity> attribute",
     ("formats/robotxml.py", "mujoco"): "the MJCF root element and the URDF <mujoco> element",
 }

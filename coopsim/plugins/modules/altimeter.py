@@ -26,6 +26,8 @@ class Altimeter(Module):
     """Range to the floor along the body's -z axis, m."""
 
     label = "altimeter"
+    described_by = ("rotors",)  # description keys giving it (imported_mobile)
+    mount = "link"  # how a described robot's sensor line mounts it
     description = "range to the floor along the body's -z axis, m (max_range when beyond)"
     params = (
         ParamSpec("max_range", "float", "farthest range measured, m", 4.0, 0.01, 1000.0, "m"),

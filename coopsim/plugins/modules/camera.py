@@ -55,6 +55,7 @@ class Camera(Module):
     """Coloured blobs in view: other robots' LEDs, targets, coloured objects; occluded."""
 
     label = "camera"
+    mount = "link"  # how a described robot's sensor line mounts it
     description = ("coloured blobs in view (LEDs, targets, coloured objects): colour, distance "
                    "(m), bearing (rad), apparent size (rad); occluded by walls and objects")
     params = (

@@ -42,6 +42,8 @@ class Imu(Module):
     """Accelerometer (specific force, m/s^2) and gyroscope (rad/s), body frame."""
 
     label = "imu"
+    described_by = ("rotors",)  # description keys giving it (imported_mobile)
+    mount = "link"  # how a described robot's sensor line mounts it
     description = ("accelerometer: specific force ax, ay, az (m/s^2, body frame, +9.81 on z at "
                    "rest) and gyroscope gx, gy, gz (rad/s, body frame), noise and bias walk")
     # Defaults: a Bosch BMI088's data sheet (the Crazyflie 2.1's IMU): 175 ug/sqrt(Hz) and

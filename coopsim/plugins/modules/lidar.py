@@ -55,6 +55,7 @@ class Lidar(Module):
     """A planar laser scanner: beam count, field of view, range, noise, dropout, mounting."""
 
     label = "lidar"
+    mount = "xy_yaw"  # how a described robot's sensor line mounts it
     description = ("laser scan: beams distances (m) over fov degrees, right to left; 0 = no "
                    "return (closer than min_range or dropped), max_range = nothing seen")
     params = (

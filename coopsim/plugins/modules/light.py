@@ -31,6 +31,7 @@ class Light(Module):
     """Ambient light: the targets as lamps, inverse-square falloff, shadowed by walls."""
 
     label = "light"
+    mount = "x"  # how a described robot's sensor line mounts it
     description = ("ambient light (0..saturation counts): the targets as lamps, inverse-square "
                    "falloff, shadowed by walls, objects and robots")
     params = (

@@ -25,6 +25,8 @@ class Mocap(Module):
     """Pose from motion capture: x, y, z (m) and the quaternion qw, qx, qy, qz."""
 
     label = "mocap"
+    described_by = ("rotors",)  # description keys giving it (imported_mobile)
+    mount = "link"  # how a described robot's sensor line mounts it
     description = ("motion-capture pose: x, y, z (m, world frame) and quaternion qw, qx, qy, qz "
                    "(body to world); exact unless noise or angle_noise is set (both 0 by default)")
     params = (

@@ -19,6 +19,7 @@ class Motors(Module):
     """Differential drive: the stored command is (left, right) wheel speed, m/s."""
 
     label = "motors"
+    described_by = ("wheels",)  # description keys giving it (imported_mobile)
     description = "differential drive: set wheel speeds or power; reads commanded and actual speeds"
     params = (
         ParamSpec("max_speed", "float", "largest wheel speed, m/s", 0.6, 0.0, 5.0, "m/s"),

@@ -17,6 +17,7 @@ class Odometry(Module):
     """x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)."""
 
     label = "odometry"
+    described_by = ("wheels",)  # description keys giving it (imported_mobile)
     description = "x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)"
     params = (
         ParamSpec("slip", "float", "std of wheel slip, % of each step's wheel travel",

@@ -17,6 +17,8 @@ class Gps(Module):
     """Position in the world frame, m."""
 
     label = "gps"
+    described_by = ("wheels", "rotors")  # description keys giving it (imported_mobile)
+    mount = "link"  # how a described robot's sensor line mounts it
     description = "x, y in the world frame, m"
     params = (noise("m", 10.0), lost(), rate())
     commands = (Command(500, "read", "gps", kind="read", doc="x, y, m, world frame"),)
@@ -34,6 +36,8 @@ class Compass(Module):
     """Heading in the world frame, rad."""
 
     label = "compass"
+    described_by = ("wheels", "rotors")  # description keys giving it (imported_mobile)
+    mount = "link"  # how a described robot's sensor line mounts it
     description = "yaw in the world frame, rad, counter-clockwise from +x, in (-pi, pi]"
     params = (noise("rad", math.pi), lost(), rate())
     commands = (Command(600, "read", "compass", kind="read",

@@ -41,6 +41,7 @@ class Proximity(Module):
     """Up to eight IR proximity sensors: nonlinear, saturating, noisy intensities."""
 
     label = "proximity"
+    mount = "angle"  # how a described robot's sensor line mounts it
     description = ("IR proximity: 8 intensities, 0 (nothing within range) to saturation "
                    "(touching), rising steeply as an obstacle nears")
     params = (

@@ -104,6 +104,7 @@ class Rotors(Module):
     """Four propellers: speed, thrust and rates, or thrust and attitude commands."""
 
     label = "rotors"
+    described_by = ("rotors",)  # description keys giving it (imported_mobile)
     description = ("a quadrotor's four propellers (X frame) with motor lag: speeds (rad/s), or "
                    "thrust (N) with body rates (rad/s) or attitude (rad)")
     params = PARAMS

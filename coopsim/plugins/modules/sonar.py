@@ -27,6 +27,7 @@ class Sonar(Module):
     """Ray distances from the chassis edge, cast against everything but the robot's own parts."""
 
     label = "sonar"
+    mount = "link"  # how a described robot's sensor line mounts it
     description = "11 ray distances (m) from the chassis edge, right (-90 deg) to left (+90 deg)"
     params = (
         ParamSpec("max_range", "float", "largest distance measured, m", 2.0, 0.05, 10.0, "m"),

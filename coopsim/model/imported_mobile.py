@@ -1,0 +1,484 @@
+"""Mobile robots from a description file: a wheeled base's two wheel joints, a multirotor's
+rotor links and the links sensors are mounted on, turned into the numbers the built-in
+``motors``, ``odometry``, ``rotors``, ``lidar``, ``proximity`` (and the others) modules take.
+
+Everything here reads the parsed description (:mod:`coopsim.model.imported`: links, joints
+with their origins) at its zero configuration; nothing needs MuJoCo. What each number is:
+
+* a **wheeled base** (:func:`wheel_base`): the axle is the distance between the two wheel
+  joints' origins across the base (along the base's y); the wheel radius is half the largest
+  extent of the wheel link's mesh, else the wheel joint's height above the root link's origin
+  (a ``base_footprint`` root stands on the floor); the top speed is the wheel
+  joints' ``<limit velocity>`` (rad/s) times the radius, m/s.
+* a **multirotor** (:func:`airframe`): exactly four rotor links, one in each quadrant of the
+  base's x-y plane, each within :data:`X_TOLERANCE` of a diagonal (the ``rotors`` module flies
+  an X frame: rotor 1 front right, 2 back right, 3 back left, 4 front left, 1 and 3 turning
+  clockwise seen from above); ``arm`` is their mean distance from the base's z axis; the mass
+  is the whole tree's and the inertia the whole tree's about its centre of mass, in the base's
+  axes (principal moments only: the products of inertia are left out, as the module's).
+* a **sensor on a link** (:func:`mount`): the link's origin in the base's frame, x, y, z (m),
+  and the yaw of its x axis (rad).
+
+Frames and units: the description's root link frame (x forward, z up), metres, kilograms,
+radians.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import CoopsimError
+
+#: Largest angle a rotor may lie off its quadrant's diagonal, rad (10 degrees).
+X_TOLERANCE = math.radians(10.0)
+#: Largest spread of the rotors' arms, as a share of their mean (an X frame is symmetric).
+ARM_SPREAD = 0.1
+#: The ``rotors`` module's spin pattern in its rotor order (FR, BR, BL, FL): ``cw`` clockwise
+#: seen from above.
+SPIN = ("cw", "ccw", "cw", "ccw")
+#: Defaults when the scenario names no ``kf``/``km`` and the rotor joints give no top speed.
+WHEELS, ROTORS = "wheels", "rotors"  # the description keys (formats.description's rows)
+DEFAULT_MAX_SPEED = 2500.0  # rad/s, the Crazyflie's fastest measured propeller speed
+DEFAULT_THRUST_TO_WEIGHT = 2.0  # kf is chosen so that 4 kf max_speed^2 = 2 m g
+DEFAULT_TORQUE_RATIO = 0.01  # m: km = 0.01 kf (the Crazyflie's 0.006, a 10-inch prop's 0.016)
+GRAVITY = 9.81  # m/s^2
+
+
+class DescriptionKeyError(CoopsimError):
+    """A scenario key names links or joints the description does not have, or ones that
+    cannot be what the key says (the caller adds the file and line)."""
+
+
+class MobileKeyError(DescriptionKeyError):
+    """:class:`DescriptionKeyError` with the scenario key it is about (its line)."""
+
+    def __init__(self, key: str, text: str) -> None:
+        super().__init__(text)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class WheelBase:
+    """A differential-drive base read from the description.
+
+    Attributes:
+        left, right: The wheel joints' names.
+        axle: Distance between the wheels, m.
+        radius: Wheel radius, m.
+        max_speed: Largest wheel rim speed, m/s (0: the file gives no joint speed limit).
+    """
+
+    left: str
+    right: str
+    axle: float
+    radius: float
+    max_speed: float
+
+
+@dataclass(frozen=True)
+class Airframe:
+    """A quadrotor read from the description, in the ``rotors`` module's terms.
+
+    Attributes:
+        rotors: The rotor links in the module's order (front right, back right, back left,
+            front left).
+        arm: Mean distance of the rotors from the base's z axis, m.
+        mass: The whole tree's mass, kg.
+        inertia: Principal moments about the centre of mass in the base's axes, kg m^2.
+        kf, km: Thrust (N s^2) and drag-torque (N m s^2) coefficients.
+        max_speed: Largest propeller speed, rad/s.
+    """
+
+    rotors: tuple[str, ...]
+    arm: float
+    mass: float
+    inertia: tuple[float, float, float]
+    kf: float
+    km: float
+    max_speed: float
+
+    def params(self) -> dict:
+        """The ``rotors`` module's parameters (its type's defaults)."""
+        return {"mass": self.mass, "arm": self.arm, "kf": self.kf, "km": self.km,
+                "max_speed": self.max_speed, "ixx": self.inertia[0], "iyy": self.inertia[1],
+                "izz": self.inertia[2]}
+
+
+def rotation(rpy) -> np.ndarray:
+    """URDF's fixed-axis roll, pitch, yaw (rad) as a 3x3 rotation: Rz(y) Ry(p) Rx(r)."""
+    r, p, y = (float(a) for a in rpy)
+    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
+                              math.cos(y), math.sin(y))
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def link_frames(description) -> dict[str, np.ndarray]:
+    """Each link's frame in the root link's frame at zero joint positions: name -> 4x4."""
+    children: dict[str, list] = {}
+    for joint in description.joints:
+        children.setdefault(joint.parent, []).append(joint)
+    frames = {description.root: np.eye(4)}
+    todo = [description.root]
+    while todo:
+        parent = todo.pop()
+        for joint in children.get(parent, ()):
+            step = np.eye(4)
+            step[:3, :3] = rotation(joint.origin_rpy)
+            step[:3, 3] = joint.origin_xyz
+            frames[joint.child] = frames[parent] @ step
+            todo.append(joint.child)
+    return frames
+
+
+def _joint(description, name: str, what: str):
+    joint = next((j for j in description.joints if j.name == name), None)
+    if joint is None:
+        known = ", ".join(j.name for j in description.joints) or "none"
+        raise DescriptionKeyError(f"{what}: {description.name} has no joint {name!r} "
+                                  f"(its joints: {known})")
+    return joint
+
+
+def _link(description, name: str, what: str):
+    link = next((k for k in description.links if k.name == name), None)
+    if link is None:
+        known = ", ".join(k.name for k in description.links)
+        raise DescriptionKeyError(f"{what}: {description.name} has no link {name!r} "
+                                  f"(its links: {known})")
+    return link
+
+
+def wheel_base(description, left: str, right: str) -> WheelBase:
+    """The base driven by the wheel joints ``left`` and ``right`` (module doc).
+
+    Raises:
+        DescriptionKeyError: a joint is missing, is not a revolute or continuous one, or the
+            two are not apart across the base.
+    """
+    frames = link_frames(description)
+    joints = [_joint(description, name, "wheels") for name in (left, right)]
+    for j in joints:
+        if j.kind not in ("revolute", "continuous"):
+            raise DescriptionKeyError(f"wheels: joint {j.name!r} is {j.kind}, not a revolute "
+                                      "or continuous wheel joint")
+    yl, yr = (frames[j.child][1, 3] for j in joints)
+    axle = float(yl - yr)
+    if not axle > 1e-4:
+        raise DescriptionKeyError(f"wheels: the left wheel {left!r} must be left of the right "
+                                  f"one {right!r} across the base (y {yl:.4g} m and "
+                                  f"{yr:.4g} m): name the left wheel first")
+    radii = [_radius(description, j, frames) for j in joints]
+    radius = float(np.mean(radii))
+    speeds = [j.speed for j in joints if j.speed and j.speed > 0]
+    return WheelBase(left, right, axle, radius, min(speeds) * radius if speeds else 0.0)
+
+
+def _radius(description, joint, frames) -> float:
+    """A wheel's radius: half the largest extent of its link's mesh, else its axis' height
+    above the root."""
+    link = _link(description, joint.child, "wheels")
+    extents = [max(np.subtract(m.bounds[1], m.bounds[0])) for m in link.meshes]
+    if extents and max(extents) > 0:
+        return float(max(extents)) / 2
+    height = float(frames[joint.child][2, 3])
+    if not height > 0:
+        raise DescriptionKeyError(f"wheels: the wheel link {link.name!r} has no cylinder or "
+                                  "sphere and its joint is not above the base's origin: its "
+                                  "radius is unknown")
+    return height
+
+
+def airframe(description, rotors: tuple[str, ...], spin: tuple[str, ...] = (),
+             kf: float = 0.0, km: float = 0.0) -> Airframe:
+    """The quadrotor whose rotor links are ``rotors`` (module doc); ``spin`` (``cw``/``ccw``
+    for each named rotor, in the same order) must match the module's pattern; ``kf``, ``km``
+    0 take the defaults above.
+
+    Raises:
+        DescriptionKeyError: not four known links, not an X frame, or a spin pattern the
+            module cannot fly.
+    """
+    if len(rotors) != 4 or len(set(rotors)) != 4:
+        raise DescriptionKeyError(f"rotors: name four different rotor links (the rotors "
+                                  f"module flies a quadrotor), got {len(rotors)}")
+    frames = link_frames(description)
+    for name in rotors:
+        _link(description, name, "rotors")
+    xy = np.array([frames[name][:2, 3] for name in rotors])
+    order = _x_frame(rotors, xy)
+    if spin:
+        _check_spin(rotors, spin, order)
+    arms = np.hypot(xy[:, 0], xy[:, 1])
+    mass, inertia = mass_properties(description, frames)
+    top = _rotor_speed(description, rotors) or DEFAULT_MAX_SPEED
+    kf = kf or DEFAULT_THRUST_TO_WEIGHT * mass * GRAVITY / (4.0 * top * top)
+    km = km or DEFAULT_TORQUE_RATIO * kf
+    return Airframe(tuple(rotors[k] for k in order), float(arms.mean()), mass, inertia,
+                    float(kf), float(km), float(top))
+
+
+def _x_frame(rotors, xy: np.ndarray) -> list[int]:
+    """Indices of the rotors in the module's order (FR, BR, BL, FL), checked to be an X."""
+    angle = np.arctan2(xy[:, 1], xy[:, 0])
+    order = []
+    for diagonal in (-math.pi / 4, -3 * math.pi / 4, 3 * math.pi / 4, math.pi / 4):
+        off = np.abs((angle - diagonal + math.pi) % (2 * math.pi) - math.pi)
+        k = int(np.argmin(off))
+        if off[k] > X_TOLERANCE or k in order:
+            raise DescriptionKeyError(
+                "rotors: the rotors module flies an X frame (one rotor on each diagonal: front "
+                "right, back right, back left, front left, within "
+                f"{math.degrees(X_TOLERANCE):g} degrees); the links {', '.join(rotors)} are at "
+                + ", ".join(f"{math.degrees(a):.0f}" for a in angle) + " degrees from the x axis")
+        order.append(k)
+    arms = np.hypot(xy[:, 0], xy[:, 1])
+    if np.ptp(arms) > ARM_SPREAD * arms.mean() or not arms.min() > 0:
+        raise DescriptionKeyError(f"rotors: the rotors' distances from the centre differ "
+                                  f"({', '.join(f'{a:.4g}' for a in arms)} m): an X frame's "
+                                  f"are within {ARM_SPREAD:.0%} of each other")
+    return order
+
+
+def _check_spin(rotors, spin, order) -> None:
+    if len(spin) != len(rotors) or any(s not in ("cw", "ccw") for s in spin):
+        raise MobileKeyError("spin", f"spin: give cw or ccw for each of the {len(rotors)} "
+                                  f"rotors, in their order, got {' '.join(spin)}")
+    got = tuple(spin[k] for k in order)
+    if got != SPIN:
+        raise MobileKeyError(
+            "spin", "spin: the rotors module's X frame turns its front-right and back-left rotors "
+            "clockwise and the other two counter-clockwise (seen from above); these rotors "
+            f"turn {', '.join(f'{rotors[k]} {s}' for k, s in zip(order, got))}")
+
+
+def _rotor_speed(description, rotors) -> float:
+    """The rotor joints' smallest speed limit, rad/s (0: none given)."""
+    speeds = [j.speed for j in description.joints
+              if j.child in rotors and j.kind in ("revolute", "continuous") and j.speed
+              and j.speed > 0]
+    return float(min(speeds)) if speeds else 0.0
+
+
+def mass_properties(description, frames=None) -> tuple[float, tuple[float, float, float]]:
+    """The whole tree's mass (kg) and principal-axis moments about its centre of mass in the
+    root's axes (kg m^2, the diagonal of the composite inertia: parallel-axis theorem)."""
+    frames = frames if frames is not None else link_frames(description)
+    parts = []
+    for link in description.links:
+        if link.name not in frames or not link.mass > 0:
+            continue
+        frame = frames[link.name]
+        com = frame[:3, :3] @ np.asarray(getattr(link, "com", (0.0, 0.0, 0.0)), float) \
+            + frame[:3, 3]
+        parts.append((float(link.mass), com, frame[:3, :3] @ _tensor(link.inertia)
+                      @ frame[:3, :3].T))
+    mass = sum(m for m, _, _ in parts)
+    if not mass > 0:
+        raise DescriptionKeyError(f"{description.name} has no mass")
+    centre = sum(m * c for m, c, _ in parts) / mass
+    total = np.zeros((3, 3))
+    for m, c, tensor in parts:
+        d = c - centre
+        total += tensor + m * (d @ d * np.eye(3) - np.outer(d, d))
+    return mass, (float(total[0, 0]), float(total[1, 1]), float(total[2, 2]))
+
+
+def _tensor(inertia) -> np.ndarray:
+    """A 3x3 inertia tensor from (ixx, ixy, ixz, iyy, iyz, izz), (ixx, iyy, izz) or 3x3."""
+    a = np.asarray(inertia, dtype=float)
+    if a.shape == (3, 3):
+        return a
+    if a.size == 3:
+        return np.diag(a)
+    ixx, ixy, ixz, iyy, iyz, izz = a.reshape(6)
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+
+
+def mount(description, link: str, what: str) -> tuple[float, float, float, float]:
+    """Where a sensor on ``link`` sits: x, y, z (m) in the root's frame and the yaw of the
+    link's x axis (rad)."""
+    _link(description, link, what)
+    frame = link_frames(description)[link]
+    return (float(frame[0, 3]), float(frame[1, 3]), float(frame[2, 3]),
+            float(math.atan2(frame[1, 0], frame[0, 0])))
+
+
+# -- the type of a described mobile robot ---------------------------------------------------------
+
+#: How a ``sensor MODULE LINK`` line mounts a module (the module class's optional ``mount``
+#: attribute): ``link`` only checks the link (the module reads the robot's own motion or casts
+#: from its centre), ``xy_yaw`` sets its ``x``, ``y`` (m) and ``yaw`` (degrees), ``x`` its
+#: ``x``, ``angle`` one of its ``angle0``.. ``angle7`` (degrees) per line. The modules a
+#: ``wheels`` or ``rotors`` key gives declare it themselves (their optional ``described_by``:
+#: the keys, in the registry's order), so no module is named here.
+MOUNTS = ("link", "xy_yaw", "x", "angle")
+PROXIMITY_SLOTS = 8
+
+
+@dataclass(frozen=True)
+class Mobile:
+    """What a description's ``wheels``, ``rotors`` and ``sensor`` keys give its robot type.
+
+    Attributes:
+        modules: Module labels its member carries besides the imported type's own.
+        defaults: Module -> parameter -> value (the type's ``defaults``).
+        wheels: The wheeled base, or None.
+        frame: The multirotor's airframe, or None.
+        radius: The chassis radius (sensing, the floor outline), m.
+    """
+
+    @property
+    def base(self) -> str:
+        """``wheeled``, ``floating`` (rotors) or "" (the section's ``base`` stands)."""
+        return "wheeled" if self.wheels else "floating" if self.frame else ""
+
+    modules: tuple[str, ...] = ()
+    defaults: dict = None
+    wheels: WheelBase | None = None
+    frame: Airframe | None = None
+    radius: float = 0.0
+
+
+def mobile(description, spec) -> Mobile:
+    """The modules and parameters a described robot's keys give it (``spec``: the section's
+    :class:`~coopsim.model.imported.DescriptionSpec`).
+
+    Raises:
+        MobileKeyError: a key names what cannot be what it says (its ``key`` says which).
+    """
+    wheels, rotors = spec.get(WHEELS), spec.get(ROTORS)
+    if (wheels or rotors) and any(k == "base" for k, _ in spec.lines):
+        key = "wheels" if wheels else "rotors"
+        raise MobileKeyError("base", f"base: a robot with {key} sets its own base (wheels ride "
+                                     "on the floor, rotors fly a free body): leave base out")
+    if wheels and rotors:
+        raise MobileKeyError("rotors", "rotors: a robot has wheels or rotors, not both")
+    modules, defaults, base, frame = [], {}, None, None
+    try:
+        if wheels:
+            key = "wheels"
+            base = wheel_base(description, *wheels)
+            modules += kit(WHEELS)
+            if base.max_speed > 0:  # the kit's module with a top wheel speed, within range
+                defaults.update({label: {"max_speed": min(base.max_speed, spec_.max)}
+                                 for label in modules
+                                 if (spec_ := _param(label, "max_speed")) is not None})
+        if rotors:
+            key = "rotors"
+            frame = airframe(description, tuple(rotors), tuple(spec.get("spin", ())),
+                             float(spec.get("kf", 0.0)), float(spec.get("km", 0.0)))
+            modules += kit(ROTORS)
+            defaults.update({label: frame.params() for label in modules
+                             if _param(label, "kf") is not None})  # the propellers' module
+        key = "sensor"
+        _sensors(description, spec, modules, defaults)
+    except MobileKeyError:
+        raise
+    except DescriptionKeyError as exc:
+        raise MobileKeyError(key, str(exc)) from None
+    return Mobile(tuple(dict.fromkeys(modules)), defaults, base, frame,
+                  _reach(description, base, frame))
+
+
+def _sensors(description, spec, modules: list, defaults: dict) -> None:
+    """The ``sensor MODULE LINK`` keys: each module added, its mount from the link."""
+    angles = []
+    mounts = mountable()
+    for module, link in spec.all("sensor"):
+        if module not in mounts:
+            raise DescriptionKeyError(f"sensor: {module!r} is not a module a link carries "
+                                      f"(one of {', '.join(mounts)})")
+        x, y, _, yaw = mount(description, link, "sensor")
+        modules.append(module)
+        kind = mounts[module]
+        if kind == "xy_yaw":
+            defaults[module] = {"x": x, "y": y, "yaw": math.degrees(yaw)}
+        elif kind == "x":
+            defaults[module] = {"x": x}
+        elif kind == "angle":
+            angles.append(math.degrees(yaw))
+    if len(angles) > PROXIMITY_SLOTS:
+        raise DescriptionKeyError(f"sensor: at most {PROXIMITY_SLOTS} proximity links, got "
+                                  f"{len(angles)}")
+    if angles:
+        module = next(m for m, k in mounts.items() if k == "angle")
+        defaults[module] = {"count": len(angles), **{f"angle{k}": round(a, 9)
+                                                          for k, a in enumerate(angles)}}
+
+
+def kit(key: str) -> tuple[str, ...]:
+    """The registered modules whose ``described_by`` names the description key ``key``."""
+    from .plugins import MODULES
+
+    return tuple(label for label, module in MODULES.items()
+                 if key in getattr(module, "described_by", ()))
+
+
+def mountable() -> dict[str, str]:
+    """Module label -> how a ``sensor`` line mounts it (:data:`MOUNTS`), for every registered
+    module that says."""
+    from .plugins import MODULES
+
+    return {label: module.mount for label, module in MODULES.items()
+            if getattr(module, "mount", "") in MOUNTS}
+
+
+def _param(label: str, name: str):
+    """Module ``label``'s :class:`~coopsim.model.params.ParamSpec` ``name``, or None."""
+    from .plugins import MODULES
+
+    return next((p for p in MODULES.get(label).params if p.name == name), None)
+
+
+def _reach(description, base: WheelBase | None, frame: Airframe | None) -> float:
+    """The chassis radius: the farthest link origin from the base's z axis, at least the
+    wheels' half axle plus a tenth or the rotors' arm (a disc round the robot)."""
+    frames = link_frames(description)
+    far = max(float(np.hypot(*f[:2, 3])) for f in frames.values())
+    if base is not None:
+        far = max(far, 0.55 * base.axle)
+    if frame is not None:
+        far = max(far, frame.arm)
+    return far or 0.05
+
+
+def drive_caps(description, base: WheelBase) -> tuple[float, float]:
+    """The ground drive's force (N) and torque (N m) caps: both wheels' ``<limit effort>`` at
+    the rim, else the robot's weight times 1 g; the torque the force at half the axle."""
+    efforts = [j.effort for j in description.joints if j.name in (base.left, base.right)]
+    if all(math.isfinite(e) and e > 0 for e in efforts):
+        force = sum(efforts) / base.radius
+    else:
+        force = mass_properties(description)[0] * GRAVITY
+    return force, force * base.axle / 2
+
+
+def chassis(found: Mobile, description, body, member, modules: tuple[str, ...]):
+    """The imported type's mount body and member made mobile (``body``, ``member``: the
+    :class:`~coopsim.model.robot_type.BodySpec` and ``MemberSpec`` of a fixed or floating
+    mount): a wheeled base rides on the floor under the ground drive (a disc of the chassis
+    radius, ``differential``, capped by :func:`drive_caps`), a multirotor is a free body whose
+    ``mass`` is the airframe's (the engine weighs the file's links; controllers and checks
+    read this one) under ``rotors``. Returns (body, member)."""
+    from dataclasses import replace
+
+    from .robot_type import ShapeSpec
+
+    if found.wheels is not None:
+        force, torque = drive_caps(description, found.wheels)
+        body = replace(body, kind="dynamic", free=False,
+                       shapes=(ShapeSpec("circle", radius=found.radius),))
+        member = replace(member, modules=modules, radius=found.radius,
+                         axle=found.wheels.axle, drive="differential", max_force=force,
+                         max_torque=torque)
+    elif found.frame is not None:
+        body = replace(body, kind="dynamic", free=True, shapes=(), mass=found.frame.mass)
+        member = replace(member, modules=modules, radius=found.radius, drive="rotors")
+    else:
+        member = replace(member, modules=modules)
+    return body, member
