@@ -9,7 +9,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .common import Case, alternate, count, per_call_ms, record, sizes, swarm, tick_ms, unit
+from .common import Case, alternate, build, count, per_call_ms, record, sizes, swarm, tick_ms, \
+    unit
 
 #: A Foxglove client in its own process subscribed to every topic it is offered.
 FOXGLOVE_CLIENT = r"""
@@ -173,13 +174,11 @@ class ArmMessages(Case):
         from coopsim.foxglove.arms import ArmScene
         from coopsim.model.specs import FloorSpec, RobotSpec, ScenarioSpec, Settings, WorldSpec
         from coopsim.ros2.scene import RosScene
-        from coopsim.sim.simulation import Simulation
-        from coopsim.sim.stepper import Stepper
 
         spec = ScenarioSpec(WorldSpec(FloorSpec(3.0, 3.0)), name="arms_view",
                             robots=(RobotSpec("irb120", "irb", (0.0, 0.0, 0.0), 0.0),),
                             settings=Settings(dt=0.001, mode="lockstep", engine="mujoco"))
-        self.stepper = Stepper(Simulation(spec), mode="lockstep")
+        self.stepper = build(spec, warm=0)
         layout = self.stepper.sim.world.describe()
         if bridge == "foxglove":
             scene = ArmScene(layout)

@@ -5,20 +5,18 @@ benchmarks/usecases_bench.py; the capture-the-flag games are experiments/game_be
 import dataclasses
 import time
 
-from .common import SMOKE, Case, alternate, root, unit
+from .common import SMOKE, Case, alternate, build, root, unit
 
 
 def _stepper(name: str, bare: bool):
     """A lockstep stepper of ``scenarios/<name>.scenario`` (``bare``: no drivers, no rules)."""
     from coopsim.formats.files import load
-    from coopsim.sim.simulation import Simulation
-    from coopsim.sim.stepper import Stepper
 
     spec = load(str(root() / "scenarios" / f"{name}.scenario"))
     if bare:
         spec = dataclasses.replace(spec, rules=(), robots=tuple(
             dataclasses.replace(r, drivers=()) for r in spec.robots))
-    return Stepper(Simulation(spec), mode="lockstep")
+    return build(spec, warm=0)
 
 
 class Showcase(Case):
