@@ -44,9 +44,10 @@ while True:
 """
 
 
-def _bridged_ratio(stepper, on, off, reader: subprocess.Popen) -> float:
+def _bridged_ratio(stepper, on, off, reader: subprocess.Popen, close) -> float:
     """A tick with the bridge fed (``on()``) over one without (``off()``), blocks alternating,
-    while ``reader`` (a client process) takes what it publishes."""
+    while ``reader`` (a client process) takes what it publishes; then ``close()`` the bridge
+    (before the reader goes: no half-closed connection to complain of)."""
     try:
         reader.stdout.readline()  # connected
         on()
@@ -62,6 +63,7 @@ def _bridged_ratio(stepper, on, off, reader: subprocess.Popen) -> float:
         assert reader.poll() is None, "the bridge's client died"
         return bridged / plain
     finally:
+        close()
         reader.kill()
         reader.wait()
 
@@ -93,11 +95,8 @@ class Foxglove(Case):
         bridge = Bridge(source, "127.0.0.1", 0, 20.0).start()
         client = subprocess.Popen([sys.executable, "-c", FOXGLOVE_CLIENT, bridge.url],
                                   stdout=subprocess.PIPE, text=True)
-        try:
-            self.ratio = _bridged_ratio(stepper, lambda: state.update(on=True),
-                                        lambda: state.update(on=False), client)
-        finally:
-            bridge.close()
+        self.ratio = _bridged_ratio(stepper, lambda: state.update(on=True),
+                                    lambda: state.update(on=False), client, bridge.close)
 
     @unit("x step")
     def track_ratio(self, robots):
@@ -123,11 +122,8 @@ class Ros2(Case):
         stepper.hooks.remove(bridge)
         reader = subprocess.Popen([sys.executable, "-c", ROS2_READER, str(domain), str(robots)],
                                   stdout=subprocess.PIPE, text=True)
-        try:
-            self.ratio = _bridged_ratio(stepper, lambda: stepper.hooks.append(bridge),
-                                        lambda: stepper.hooks.remove(bridge), reader)
-        finally:
-            bridge.close()
+        self.ratio = _bridged_ratio(stepper, lambda: stepper.hooks.append(bridge),
+                                    lambda: stepper.hooks.remove(bridge), reader, bridge.close)
 
     @unit("x step")
     def track_ratio(self, robots):
