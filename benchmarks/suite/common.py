@@ -286,3 +286,84 @@ def threads(n: int | None) -> int:
     from coopsim.model import threads as policy
 
     return policy.use(n)
+
+
+# ---------------------------------------------------------------------- same-run A/B, live runs
+
+
+def alternate(first, second, blocks: int = 5) -> tuple[float, float]:
+    """Medians of ``blocks`` calls of ``first()`` and ``second()`` in turn (each returns one
+    block's figure, e.g. ms per tick without and with a recorder): load from elsewhere on the
+    machine spoils a block, not the ratio of the medians."""
+    a, b = [], []
+    for _ in range(count(blocks, 2)):
+        a.append(first())
+        b.append(second())
+    return statistics.median(a), statistics.median(b)
+
+
+def record(path: Path, robots: int, steps: int):
+    """Record ``steps`` unpaced ticks of :func:`swarm`'s ``robots`` driving robots to the
+    MCAP ``path``; return the closed recorder (``frames``, ``dropped``)."""
+    from coopsim.recording.writer import Recorder
+
+    stepper = swarm(robots)
+    sim = stepper.sim
+    rec = Recorder(path, sim.scenario, sim.scenario.settings, sim.seed, sim.dt).attach(stepper)
+    for _ in range(steps):
+        stepper.tick()
+    rec.close()
+    return rec
+
+
+class LiveRun:
+    """``coopsim run`` of ``robots`` ``single`` robots in a process of its own (headless, no
+    controllers, its name server on a free port, ``COOPSIM_JIT=wait``): ``with LiveRun(10) as
+    run: run.nameserver, run.proc``.
+
+    Args:
+        robots: Robot count (``robot1`` .. ``robotN``). mode: ``realtime`` or ``lockstep``.
+        extra: More ``coopsim run`` options (e.g. ``("--keys", DIR)``). dt: Step, s.
+    """
+
+    def __init__(self, robots: int, mode: str = "realtime", extra: tuple = (),
+                 dt: float = 0.01) -> None:
+        self.robots, self.mode, self.extra, self.dt = robots, mode, extra, dt
+
+    def __enter__(self) -> "LiveRun":
+        import subprocess
+        import sys
+        import tempfile
+
+        self._tmp = tempfile.TemporaryDirectory()
+        lines = ["[WORLD]", f"file {root() / 'worlds' / 'empty.world'}", "[SETTINGS]",
+                 f"mode {self.mode}", f"dt {self.dt}"]
+        for i in range(self.robots):
+            lines += [f"[ROBOT_{i + 1}]", "type single", f"name robot{i + 1}",
+                      f"position {-4 + 0.8 * (i % 10):.1f} {-3 + 0.8 * (i // 10):.1f} 0"]
+        path = Path(self._tmp.name) / "live.scenario"
+        path.write_text("\n".join(lines) + "\n")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "coopsim", "run", str(path), "--port", "0", "--headless",
+             "--no-controllers", *self.extra], text=True, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, env=dict(os.environ, COOPSIM_JIT="wait"))
+        for line in self.proc.stderr:
+            found = re.search(r"name server: (\S+)", line)
+            if found:
+                self.nameserver = found.group(1)
+                import threading  # drain the rest, so a chatty run never blocks on the pipe
+                threading.Thread(target=self.proc.stderr.read, daemon=True).start()
+                return self
+        raise RuntimeError("coopsim run did not print its name server")
+
+    def __exit__(self, *exc) -> None:
+        import signal
+        import subprocess
+
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._tmp.cleanup()

@@ -3,7 +3,7 @@
 pymunk never frees a Buffer's C memory, so the engine that made one per step (to write the
 control bodies' velocities) leaked about 160 bytes a step. The engine keeps three Buffers for its
 life. The memory figure itself (bytes per step over 100,000 steps) is measured by
-``benchmarks/soak_bench.py``, not here; this test counts constructions, which the old code fails
+``benchmarks/suite/soak.py``, not here; this test counts constructions, which the old code fails
 at the first step.
 """
 

@@ -8,7 +8,7 @@ One line per try: the exit status, how long after the first signal the process e
 whether its output held a traceback, "Aborted!" or the summary; the last line counts them.
 With ``--keep DIR`` the whole output of a try that was not clean is written there.
 
-Usage: python benchmarks/interrupt_probe.py [--tries 22] [--low 0.3] [--high 12] [--seed 45]
+Usage: python experiments/interrupt_probe.py [--tries 22] [--low 0.3] [--high 12] [--seed 45]
        [--keep DIR]
 """
 

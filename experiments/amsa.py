@@ -1,6 +1,6 @@
 """Reproduce the AMSA leader/follower study: writes docs/experiments/amsa.md and its figures.
 
-    python docs/experiments/amsa.py            # from the repository's root; needs
+    python experiments/amsa.py            # from the repository's root; needs
                                                # pip install -e '.[experiments]'
 
 1. Scenario 2 (scenarios/amsa_scenario2.scenario) with seed 1: the distance between the rovers
@@ -32,13 +32,13 @@ from coopsim.formats.sweep import load_sweep  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402
 from coopsim.sim.stepper import Stepper  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = Path(__file__).resolve().parents[1]
+HERE = ROOT / "docs" / "experiments"  # where the page, its figures and its table are written
 SEEDS = range(10)
 SETTLE = 20.0  # s after the start or a reset before a segment's statistics count ("apart
 # from the beginning")
 BOUND = 2.2  # m: the paper's largest peak with the good gain (22 units)
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from amsa_text import write_doc  # noqa: E402
 
 

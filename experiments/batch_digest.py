@@ -6,7 +6,7 @@ others go on); SHA-256 of every step's observations, rewards, ends and robot sta
 The same digest before and after a change to the batch means the same results bit for bit;
 tests/env/test_learning_batch.py compares it across numba thread counts in subprocesses.
 
-Usage: python benchmarks/batch_digest.py [--copies 8] [--steps 80]
+Usage: python experiments/batch_digest.py [--copies 8] [--steps 80]
 """
 
 from __future__ import annotations

@@ -1,0 +1,225 @@
+"""The network: a request's round trip against a raw pyzmq + msgpack echo, the lockstep loop
+over the network, what CurveZMQ keys cost, many clients at once, and what a request of many
+frames costs the simulator's memory (was benchmarks/network_bench.py, curve_bench.py,
+load_bench.py, message_cap_bench.py; plugins_bench.py's driver against controller)."""
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from .common import SMOKE, Case, LiveRun, alternate, count, sizes, unit
+
+MOTORS = [0, "", 100, [], [0.2, 0.2]]  # robotN's motors.set_speeds(0.2, 0.2)
+
+#: The raw baseline in its own process: a REP socket unpacking and repacking every message.
+ECHO = r"""
+import msgpack, sys, zmq
+s = zmq.Context().socket(zmq.REP)
+print(s.bind_to_random_port("tcp://127.0.0.1"), flush=True)
+while True:
+    s.send(msgpack.packb([0, "realtime", msgpack.unpackb(s.recv())[2], [0], [0.0]]))
+"""
+
+
+def _round_trips(endpoints, rounds: int, configure=None) -> list[float]:
+    """Round trips (s) of ``rounds`` motor commands sent to ``endpoints`` in turn, one REQ
+    socket each (``configure(sock)`` before it connects: e.g. CurveZMQ keys)."""
+    import msgpack
+    import zmq
+
+    ctx, frame, out = zmq.Context.instance(), msgpack.packb(MOTORS), []
+    socks = []
+    for endpoint in endpoints:
+        sock = ctx.socket(zmq.REQ)
+        sock.setsockopt(zmq.LINGER, 0)
+        if configure is not None:
+            configure(sock)
+        sock.connect(endpoint)
+        socks.append(sock)
+    for k in range(rounds):
+        t0 = time.perf_counter()
+        socks[k % len(socks)].send(frame)
+        assert msgpack.unpackb(socks[k % len(socks)].recv())[0] == 0
+        out.append(time.perf_counter() - t0)
+    for sock in socks:
+        sock.close()
+    return out
+
+
+def _p(times: list[float], q: int) -> float:
+    return statistics.quantiles(times, n=100)[q - 1] if len(times) > 1 else times[0]
+
+
+def _robots(nameserver: str, robots: int, keys=None) -> list[str]:
+    from coopsim.client import Client
+
+    with Client(nameserver, keys=keys) as client:
+        return [client.lookup(f"/robot{i + 1}") for i in range(robots)]
+
+
+class RoundTrip(Case):
+    """10 robots in real time (``coopsim run``, dt 0.01 s, its own process), one client sending
+    motor commands to them in turn: the round trip's p50 and p99 over a raw REQ/REP echo's,
+    blocks alternating (goals: p50 <= 1.5x, p99 <= 3x raw)."""
+
+    def setup(self):
+        echo = subprocess.Popen([sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True)
+        try:
+            raw = [f"tcp://127.0.0.1:{echo.stdout.readline().strip()}"]
+            with LiveRun(10) as run:
+                ends = _robots(run.nameserver, 10)
+                rounds = count(1000, 2)
+                _round_trips(ends, rounds // 10 + 1)  # warm-up
+                self.p = {q: alternate(lambda: _p(_round_trips(raw, rounds), q),
+                                       lambda: _p(_round_trips(ends, rounds), q)) for q in (50, 99)}
+        finally:
+            echo.kill()
+            echo.wait()
+
+    @unit("x raw")
+    def track_p50_ratio(self):
+        raw, coopsim = self.p[50]
+        return coopsim / raw
+
+    @unit("x raw")
+    def track_p99_ratio(self):
+        raw, coopsim = self.p[99]
+        return coopsim / raw
+
+
+class Keys(Case):
+    """The same motor round trips to two runs of 10 robots, one plain and one with ``--keys``
+    (CurveZMQ), blocks alternating: p50 with keys over without."""
+
+    def setup(self):
+        from coopsim.net.security import ClientKeys, create_keys
+
+        with tempfile.TemporaryDirectory() as folder:
+            create_keys(Path(folder) / "keys")
+            keys = ClientKeys.load(Path(folder) / "keys" / "clients" / "client")
+            with LiveRun(10) as plain, \
+                    LiveRun(10, extra=("--keys", str(Path(folder) / "keys"))) as curve:
+                ends = _robots(plain.nameserver, 10), _robots(curve.nameserver, 10, keys)
+                rounds = count(1000, 2)
+                self.p50 = alternate(
+                    lambda: _p(_round_trips(ends[0], rounds), 50),
+                    lambda: _p(_round_trips(ends[1], rounds, keys.apply), 50))
+
+    @unit("x plain")
+    def track_p50_ratio(self):
+        return self.p50[1] / self.p50[0]
+
+
+class Lockstep(Case):
+    """One robot in lockstep (``coopsim run``, its own process), one Python client in this one
+    looping "read the sonar, set the motors": ms per step (goal: >= 0.5 / (2 raw round trips)
+    steps per second)."""
+
+    def setup(self):
+        from coopsim.client import Client
+
+        with LiveRun(1, mode="lockstep") as run, Client(run.nameserver) as client:
+            bot = client.robot("robot1")
+
+            def block():
+                t0, n = time.perf_counter(), count(200)
+                for _ in range(n):
+                    bot.sonar.read()
+                    bot.motors.set_speeds(0.2, 0.2)
+                return (time.perf_counter() - t0) * 1e3 / n
+            block()
+            self.ms = alternate(block, block)[0]
+            bot.detach()
+
+    @unit("ms")
+    def track_ms_per_step(self):
+        return self.ms
+
+
+class Clients(Case):
+    """N clients at once (threads of this process, a REQ socket each) asking ``/sim`` for its
+    state (command 23) of a run of 100 robots in real time: round trip p99, ms."""
+
+    params = (sizes(50, 200, smoke=2),)
+    param_names = ("clients",)
+
+    def setup(self, clients):
+        import msgpack
+        import zmq
+
+        from coopsim.client import Client
+
+        with LiveRun(count(100, 2)) as run:
+            with Client(run.nameserver) as client:
+                sim = client.lookup("/sim")
+            request, times = msgpack.packb([0, "", 23, [], []]), []
+
+            def one():
+                sock = zmq.Context.instance().socket(zmq.REQ)
+                sock.setsockopt(zmq.LINGER, 0)
+                sock.connect(sim)
+                for _ in range(count(50)):
+                    t0 = time.perf_counter()
+                    sock.send(request)
+                    assert msgpack.unpackb(sock.recv())[0] == 0
+                    times.append(time.perf_counter() - t0)
+                sock.close()
+            workers = [threading.Thread(target=one) for _ in range(clients)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+        self.p99 = _p(times, 99) * 1e3
+
+    @unit("ms")
+    def track_p99_ms(self, clients):
+        return self.p99
+
+
+class Flood(Case):
+    """One request of 1,500 frames of 60 kB (90 MB) to ``/sim`` of a run of 10 robots (libzmq
+    receives a multipart message whole before any server code runs: docs/reliability.md,
+    *Message size*): the simulator process's peak resident memory over its idle one."""
+
+    def setup(self):
+        import zmq
+
+        frames, size = (3, 1000) if SMOKE else (1500, 60_000)
+        with LiveRun(10) as run:
+            from coopsim.client import Client
+
+            with Client(run.nameserver) as client:
+                sim = client.lookup("/sim")
+            time.sleep(count(2))  # settled
+            idle, peak, done = _rss_mb(run.proc.pid), [0.0], threading.Event()
+
+            def sample():
+                while not done.is_set():
+                    peak[0] = max(peak[0], _rss_mb(run.proc.pid))
+                    time.sleep(0.005)
+            sampler = threading.Thread(target=sample)
+            sampler.start()
+            sock = zmq.Context.instance().socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(sim)
+            sock.send_multipart([b"z" * size] * frames)
+            assert sock.poll(120_000), "no reply to the flood"
+            sock.close()
+            done.set()
+            sampler.join()
+        self.ratio = peak[0] / idle
+
+    @unit("x idle")
+    def track_peak_rss_ratio(self):
+        return self.ratio
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
