@@ -160,7 +160,7 @@ def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
     type), with a per-phase breakdown (median ms) and every sample."""
     sim = Simulation(swarm_scenario(n, seed, robot_type=robot_type), engine=engine,
                      caster=make_caster(caster))
-    stepper = _driving(sim, "lockstep", seed)
+    stepper = driving(sim, "lockstep", seed)
     for _ in range(warmup):
         stepper.tick()
     samples = {"step": [], **{k: [] for k in PHASES}}
@@ -183,7 +183,7 @@ def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
                    sim.world.engine.label, caster, samples, rss_mib())
 
 
-def _driving(sim: Simulation, mode: str, seed: int) -> Stepper:
+def driving(sim: Simulation, mode: str, seed: int) -> Stepper:
     """A stepper of ``sim`` whose robots all hold a random action, each value uniform in
     0.1..0.5 (wheel speeds, m/s, for the reference robot)."""
     stepper = Stepper(sim, mode=mode)
@@ -235,7 +235,7 @@ def bench_realtime(n: int, seconds: float = 20.0, engine: str | None = None,
     ``robot_type`` (default: the reference type)."""
     sim = Simulation(swarm_scenario(n, seed, robot_type=robot_type), engine=engine,
                      caster=make_caster(caster))
-    stepper = _driving(sim, "realtime", seed)
+    stepper = driving(sim, "realtime", seed)
     for _ in range(warmup):
         stepper.tick()
     times, cpu, tick = [], [], stepper.tick

@@ -21,13 +21,13 @@ import numpy as np
 from coopsim.model import threads
 want = int(sys.argv[1])
 assert threads.use(want) == want  # before numba loads: the pool grows to 4 on 2 cores
-from coopsim.app.bench import _driving, make_caster, swarm_scenario
+from coopsim.app.bench import driving, make_caster, swarm_scenario
 from coopsim.physics import kinematic_kernels
 from coopsim.raycast import jitcast
 from coopsim.sim.simulation import Simulation
 
 sim = Simulation(swarm_scenario(10_000, seed=5), engine="kinematic", caster=make_caster("jit"))
-stepper = _driving(sim, "lockstep", 5)
+stepper = driving(sim, "lockstep", 5)
 assert 10_000 >= kinematic_kernels.PARALLEL_MIN and 110_000 >= jitcast._PARALLEL_MIN
 digest = hashlib.sha256()
 for step in range(12):

@@ -1,0 +1,1 @@
+"""coopsim's benchmark suite (airspeed velocity): benchmarks/README.md."""

@@ -1,0 +1,188 @@
+"""The suite's shared setup: sizes (and the smoke switch), world builders, timed loops, the
+tracked figures, the headline cases. Every suite module takes its setup from here, never
+from another module (benchmarks/README.md says how a case is written).
+
+asv scans this module too: no name here may start with ``time``, ``track``, ``mem``,
+``peakmem`` or ``timeraw``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import time
+from pathlib import Path
+
+#: ``COOPSIM_BENCH_SMOKE=1``: every case at its smoke size, its loops one call long (CI proves
+#: each still runs; tests/bench/test_suite_smoke.py). Read at import: asv's parameters are too.
+SMOKE = os.environ.get("COOPSIM_BENCH_SMOKE", "") not in ("", "0")
+
+#: The ten cases ``coopsim bench compare`` runs: asv's full names, parameters as asv writes them.
+HEADLINE = (
+    "step.Step.track_ms('pymunk', 100)",
+    "step.Step.track_ms('kinematic', 10000)",
+    "step.Step.track_ms('mujoco', 100)",
+    "step.SmallWorld.track_tick_us",
+    "aerial.Flight.track_us_per_drone_step(1000)",
+    "sensors.Raycast.track_us_per_ray('jit')",
+    "arms.Ik.track_ms",
+    "step.Threads.track_ms(2)",
+    "build.Build.track_s(1000)",
+    "build.Memory.peakmem_world(10000)",
+)
+
+
+def headline_regex() -> str:
+    """asv's ``--bench`` regex selecting exactly :data:`HEADLINE`."""
+    return "^(" + "|".join(re.escape(name) for name in HEADLINE) + ")$"
+
+
+def sizes(*full, smoke=1) -> list:
+    """A case's parameter values: ``full``, or ``[smoke]`` under :data:`SMOKE`."""
+    return [smoke] if SMOKE else list(full)
+
+
+def count(full: int, smoke: int = 1) -> int:
+    """A loop's length: ``full``, or ``smoke`` under :data:`SMOKE`."""
+    return smoke if SMOKE else full
+
+
+class Case:
+    """Defaults of every suite class (asv reads them as class attributes): a track runs in
+    two processes (``rounds``), a time case repeats until 10 s are spent at most."""
+
+    timeout = 600  # s, a whole case with its setup
+    rounds = 1 if SMOKE else 2
+    repeat = (1, 1, 1.0) if SMOKE else (1, 10, 10.0)
+    number = 1
+    warmup_time = 0.0 if SMOKE else 0.1
+
+
+# ---------------------------------------------------------------------- world builders
+
+
+def root() -> Path:
+    """The top of the coopsim tree under test (its scenarios/ and worlds/)."""
+    import coopsim
+    from coopsim.model.bundled import BUNDLED
+
+    top = Path(coopsim.__file__).resolve().parents[1]
+    return top if (top / "scenarios").is_dir() else Path(BUNDLED)
+
+
+def swarm(n: int, engine: str | None = None, caster: str = "jit", robot_type: str | None = None,
+          mode: str = "lockstep", warm: int = 5, seed: int = 0):
+    """A stepper over ``coopsim bench step``'s world: ``n`` driving robots of ``robot_type``
+    (default the reference type, 11-ray sonar) in an arena with obstacles, dt 0.02 s, ``warm``
+    ticks already taken (the first builds the static grids).
+
+    Args:
+        engine: Engine label (None: the default). caster: ``jit`` or ``numpy``.
+    """
+    from coopsim.app import bench
+    from coopsim.app.bench import make_caster, swarm_scenario
+    from coopsim.sim.simulation import Simulation
+
+    driving = getattr(bench, "driving", None) or bench._driving  # its name before round 12
+    sim = Simulation(swarm_scenario(n, seed, robot_type=robot_type), engine=engine,
+                     caster=make_caster(caster))
+    stepper = driving(sim, mode, seed)
+    for _ in range(count(warm)):
+        stepper.tick()
+    return stepper
+
+
+def scenario(name: str, warm: int = 5, **settings):
+    """A lockstep stepper over ``scenarios/<name>.scenario`` of the tree under test, ``warm``
+    ticks taken; ``settings`` override its ``[SETTINGS]`` (e.g. ``engine="mujoco"``)."""
+    from dataclasses import replace
+
+    from coopsim.formats.files import load_scenario
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
+
+    spec = load_scenario(str(root() / "scenarios" / f"{name}.scenario"))
+    if settings:
+        spec = replace(spec, settings=replace(spec.settings, **settings))
+    stepper = Stepper(Simulation(spec), mode="lockstep")
+    for _ in range(count(warm)):
+        stepper.tick()
+    return stepper
+
+
+# ---------------------------------------------------------------------- timed loops
+
+
+def warm_up(call, seconds: float = 0.1) -> None:
+    """Call ``call`` for ``seconds`` untimed (none under :data:`SMOKE`): on a shared machine
+    a process that has just slept runs 1.5-1.8x slower for some 10 ms."""
+    end = time.perf_counter() + (0.0 if SMOKE else seconds)
+    while time.perf_counter() < end:
+        call()
+
+
+def per_call_ms(call, calls: int, blocks: int = 5) -> float:
+    """Median over ``blocks`` blocks of the mean time of one ``call()`` in a block of
+    ``calls`` calls, ms, after :func:`warm_up` (one block of one call under :data:`SMOKE`)."""
+    calls, blocks = count(calls), count(blocks)
+    warm_up(call)
+    means = []
+    for _ in range(blocks):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            call()
+        means.append((time.perf_counter() - t0) / calls * 1e3)
+    return statistics.median(means)
+
+
+def tick_ms(stepper, ticks: int = 50, blocks: int = 5) -> float:
+    """:func:`per_call_ms` of ``stepper.tick``: a whole step (commands, actuators, physics,
+    sensors, rules, publish), ms."""
+    return per_call_ms(stepper.tick, ticks, blocks)
+
+
+# ---------------------------------------------------------------------- tracked figures
+# asv lists a rise as a regression: a case compared between commits tracks a cost (ms, us per
+# agent-step, late %, bytes per step); x real time and agent-steps/s are derived from it.
+
+
+def unit(name: str):
+    """Decorator: the unit asv shows for a ``track_`` method."""
+    def mark(method):
+        method.unit = name
+        return method
+    return mark
+
+
+def x_real_time(dt_s: float, step_ms: float) -> float:
+    """Sim seconds per wall second when a step of ``dt_s`` s takes ``step_ms`` ms."""
+    return dt_s * 1e3 / step_ms
+
+
+def agent_steps_per_s(agents: int, step_ms: float) -> float:
+    """Agent-steps per wall second: ``agents`` advanced one step in ``step_ms`` ms."""
+    return agents * 1e3 / step_ms
+
+
+def us_per_agent_step(agents: int, step_ms: float) -> float:
+    """The cost form of :func:`agent_steps_per_s`: microseconds per agent-step."""
+    return step_ms * 1e3 / agents
+
+
+def late_percent(missed: int, steps: int) -> float:
+    """Share of ``steps`` that started after their deadline, %."""
+    return 100.0 * missed / steps if steps else 0.0
+
+
+def bytes_per_step(total_bytes: int, steps: int) -> float:
+    """Bytes written or sent per step."""
+    return total_bytes / steps if steps else 0.0
+
+
+def threads(n: int | None) -> int:
+    """Set the kernels' thread count (:func:`coopsim.model.threads.use`; None: every core the
+    process may use); returns the count in force. Cases pin it: a figure means little without."""
+    from coopsim.model import threads as policy
+
+    return policy.use(n)

@@ -1,0 +1,55 @@
+"""The step: time of one whole tick against the robot count on each engine, a small world's
+tick, and the tick's scaling with the kernels' threads (was benchmarks/small_world_bench.py,
+threads_bench.py, one_thread_bench.py, scaling_bench.py's swarms, ``coopsim bench step``)."""
+
+from .common import SMOKE, Case, sizes, swarm, threads, tick_ms, unit
+
+ENGINES = ("pymunk", "kinematic", "mujoco")
+
+
+class Step(Case):
+    """N driving robots of the reference type (11-ray sonar), one thread: ms per tick (x real
+    time = 20 / ms; agent-steps/s = N x 1000 / ms: ``common.x_real_time``, ``agent_steps_per_s``)."""
+
+    params = (list(ENGINES), sizes(1, 100, 1000, 10000, smoke=2))
+    param_names = ("engine", "robots")
+
+    def setup(self, engine, robots):
+        if engine != "kinematic" and robots > 1000:
+            raise NotImplementedError("pymunk and mujoco stop at 1,000 robots")  # asv: skipped
+        threads(1)
+        self.stepper = swarm(robots, engine)
+        self.ms = tick_ms(self.stepper, max(2, 2000 // robots))
+
+    @unit("ms")
+    def track_ms(self, engine, robots):
+        return self.ms
+
+
+class SmallWorld(Case):
+    """One ``single`` robot (7 modules, 11 sonar rays) on the kinematic engine: one tick, us
+    (issue 25's goal: <= 20 us)."""
+
+    def setup(self):
+        threads(1)
+        self.stepper = swarm(1, "kinematic", warm=50)
+
+    @unit("us")
+    def track_tick_us(self):
+        return tick_ms(self.stepper, 2000, blocks=9) * 1e3
+
+
+class Threads(Case):
+    """10,000 robots on the kinematic engine with the kernels on 1 or 2 threads: ms per tick
+    (speed-up = the 1-thread figure over the 2-thread one)."""
+
+    params = (sizes(1, 2, smoke=2),)
+    param_names = ("threads",)
+
+    def setup(self, count):
+        threads(count)
+        self.stepper = swarm(2 if SMOKE else 10000, "kinematic")
+
+    @unit("ms")
+    def track_ms(self, count):
+        return tick_ms(self.stepper, 10)
