@@ -8,6 +8,7 @@ asv scans this module too: no name here may start with ``time``, ``track``, ``me
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import statistics
@@ -28,7 +29,7 @@ HEADLINE = (
     "sensors.Raycast.track_us_per_ray('jit')",
     "arms.Ik.track_ms",
     "step.Threads.track_ms(2)",
-    "build.Build.track_s(1000)",
+    "build.Build.track_s(10000)",
     "build.Memory.peakmem_world(10000)",
 )
 
@@ -72,21 +73,29 @@ def root() -> Path:
 
 
 def swarm(n: int, engine: str | None = None, caster: str = "jit", robot_type: str | None = None,
-          mode: str = "lockstep", warm: int = 5, seed: int = 0):
+          mode: str = "lockstep", warm: int = 5, seed: int = 0, params: tuple = ()):
     """A stepper over ``coopsim bench step``'s world: ``n`` driving robots of ``robot_type``
     (default the reference type, 11-ray sonar) in an arena with obstacles, dt 0.02 s, ``warm``
     ticks already taken (the first builds the static grids).
 
     Args:
         engine: Engine label (None: the default). caster: ``jit`` or ``numpy``.
+        params: (module, parameter, value) set on every robot, e.g. ``("lidar", "rate", 5.0)``.
     """
     from coopsim.app import bench
     from coopsim.app.bench import make_caster, swarm_scenario
     from coopsim.sim.simulation import Simulation
 
     driving = getattr(bench, "driving", None) or bench._driving  # its name before round 12
-    sim = Simulation(swarm_scenario(n, seed, robot_type=robot_type), engine=engine,
-                     caster=make_caster(caster))
+    spec = swarm_scenario(n, seed, robot_type=robot_type)
+    if params:
+        from dataclasses import replace
+
+        from coopsim.model.specs import ParamSetting
+
+        spec = replace(spec, robots=tuple(replace(r, params=tuple(ParamSetting(*p) for p in params))
+                                          for r in spec.robots))
+    sim = Simulation(spec, engine=engine, caster=make_caster(caster))
     stepper = driving(sim, mode, seed)
     for _ in range(count(warm)):
         stepper.tick()
@@ -109,6 +118,71 @@ def scenario(name: str, warm: int = 5, **settings):
     for _ in range(count(warm)):
         stepper.tick()
     return stepper
+
+
+def build(spec, mode: str = "lockstep", warm: int = 5):
+    """A stepper over the scenario ``spec`` (a ``ScenarioSpec``), ``warm`` ticks taken."""
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
+
+    stepper = Stepper(Simulation(spec), mode=mode)
+    for _ in range(count(warm)):
+        stepper.tick()
+    return stepper
+
+
+def grid(n: int, spacing: float) -> list:
+    """``n`` (x, y) points ``spacing`` m apart on a square grid centred on the origin, m."""
+    side = math.ceil(math.sqrt(n))
+    return [((k % side - side / 2) * spacing, (k // side - side / 2) * spacing)
+            for k in range(n)]
+
+
+def flyers(n: int, driven: bool = True, dt: float = 0.002, engine: str = "aerial"):
+    """``n`` Crazyflies 0.5 m apart, 500 Hz, hovering at 1 m under the batch ``flight``
+    driver at 100 Hz (``every 5``) when ``driven``: a ``ScenarioSpec``."""
+    from coopsim.model.specs import (DriverSetting, FloorSpec, RobotSpec, ScenarioSpec,
+                                     Settings, WorldSpec)
+
+    hover = (DriverSetting("flight", (("shape", "hover"), ("height", 1.0), ("every", 5))),)
+    size = math.ceil(math.sqrt(n)) * 0.5 + 4.0
+    robots = tuple(RobotSpec("crazyflie", f"cf{k}", (x, y, 0.0), drivers=hover if driven else ())
+                   for k, (x, y) in enumerate(grid(n, 0.5)))
+    return ScenarioSpec(WorldSpec(FloorSpec(size, size)), robots=robots,
+                        settings=Settings(dt=dt, mode="lockstep", seed=1, engine=engine))
+
+
+def arms(n: int, driven: bool = True, dt: float = 0.002):
+    """``n`` ``irb120`` arms 1.5 m apart on the mujoco engine, each with a red 4 cm cube 0.3 m
+    ahead and 0.12 m left that the ``arm_pick`` driver (when ``driven``) moves 0.24 m right and
+    back: a ``ScenarioSpec``."""
+    from coopsim.model.specs import (COLORS, DriverSetting, FloorSpec, ObjectSpec, RobotSpec,
+                                     ScenarioSpec, Settings, WorldSpec)
+
+    drive = (DriverSetting("arm_pick", (("speed", 1.0),)),) if driven else ()
+    robots, cubes = [], []
+    for k, (x, y) in enumerate(grid(n, 1.5)):
+        robots.append(RobotSpec("irb120", f"arm{k}", (x, y, 0.0), drivers=drive))
+        cubes.append(ObjectSpec(f"CUBE_{k}", "box", (0.04,) * 3, (x + 0.3, y + 0.12, 0.02),
+                                mass=0.1, color=COLORS["red"]))
+    size = math.ceil(math.sqrt(n)) * 1.5 + 2.0
+    return ScenarioSpec(WorldSpec(FloorSpec(size, size)), robots=tuple(robots),
+                        objects=tuple(cubes),
+                        settings=Settings(dt=dt, mode="lockstep", seed=1, engine="mujoco"))
+
+
+def realtime(stepper, seconds: float) -> tuple[float, float]:
+    """Run ``stepper`` (built ``mode="realtime"``) paced for ``seconds`` of sim time (one
+    step's worth under :data:`SMOKE`): (late %: steps that started after their deadline,
+    x real time over the run)."""
+    sim = stepper.sim
+    seconds = sim.dt if SMOKE else seconds
+    start, step0, missed0 = sim.snapshot.time, sim.snapshot.step, stepper.missed
+    t0 = time.perf_counter()
+    stepper.run(duration=start + seconds)
+    wall = time.perf_counter() - t0
+    return (late_percent(stepper.missed - missed0, sim.snapshot.step - step0),
+            (sim.snapshot.time - start) / wall)
 
 
 # ---------------------------------------------------------------------- timed loops

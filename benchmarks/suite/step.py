@@ -11,12 +11,12 @@ class Step(Case):
     """N driving robots of the reference type (11-ray sonar), one thread: ms per tick (x real
     time = 20 / ms; agent-steps/s = N x 1000 / ms: ``common.x_real_time``, ``agent_steps_per_s``)."""
 
-    params = (list(ENGINES), sizes(1, 100, 1000, 10000, smoke=2))
+    params = (list(ENGINES), sizes(1, 100, 1000, 5000, 10000, 100000, smoke=2))
     param_names = ("engine", "robots")
 
     def setup(self, engine, robots):
-        if engine != "kinematic" and robots > 1000:
-            raise NotImplementedError("pymunk and mujoco stop at 1,000 robots")  # asv: skipped
+        if robots > {"pymunk": 5000, "mujoco": 1000}.get(engine, robots):
+            raise NotImplementedError(f"{engine} is not built for {robots} robots")  # skipped
         threads(1)
         self.stepper = swarm(robots, engine)
         self.ms = tick_ms(self.stepper, max(2, 2000 // robots))

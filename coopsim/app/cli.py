@@ -451,3 +451,36 @@ def bench_realtime(counts: str, seconds: float, engine: str, caster: str, robot_
     from .bench import bench_realtime_command
 
     bench_realtime_command(counts, seconds, engine, caster, robot_type, threads)
+
+
+@bench.command("smoke")
+@click.option("--only", metavar="REGEX", help="Only the suite's modules whose name matches.")
+@friendly
+def bench_smoke(only) -> None:
+    """Every case of the suite (benchmarks/suite) once at a tiny size; exit 1 if one fails."""
+    from .bench_suite import smoke
+
+    if smoke(only):
+        sys.exit(1)
+
+
+@bench.command("compare")
+@click.argument("base")
+@click.argument("head")
+@click.option("--factor", default=1.1, show_default=True, type=click.FloatRange(min=1.0),
+              help="A case is listed as slower when HEAD's figure exceeds BASE's x FACTOR.")
+@click.option("--rounds", default=2, show_default=True, type=click.IntRange(1, 10),
+              help="Rounds, each running BASE then HEAD.")
+@click.option("--bench", "regex", metavar="REGEX",
+              help="asv's --bench regex instead of the 10 headline cases.")
+@friendly
+def bench_compare(base: str, head: str, factor: float, rounds: int, regex) -> None:
+    """The headline cases of the suite on two commits (asv, benchmarks/README.md); lists the
+    cases slower by more than FACTOR and exits 1 if there are any."""
+    from .bench_suite import compare
+
+    slower = compare(base, head, factor, rounds, regex)
+    click.echo(f"{len(slower)} case(s) slower by more than {factor:g}x"
+               + "".join(f"\n{line}" for line in slower))
+    if slower:
+        sys.exit(1)

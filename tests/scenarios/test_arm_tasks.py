@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from arm_goals_bench import arms  # noqa: E402
+from suite.common import arms  # noqa: E402  (the suite's arms world)
 
 
 def finish(name: str, controller=()):
@@ -86,7 +86,7 @@ def test_the_mobile_manipulator_fetches_the_cube_from_the_shelf_to_the_table():
 
 def picked(steps: int) -> np.ndarray:
     """Object poses after ``steps`` lockstep steps of two arms with arm_pick."""
-    stepper = Stepper(Simulation(arms(2, True, mode="lockstep")), mode="lockstep")
+    stepper = Stepper(Simulation(arms(2, True)), mode="lockstep")
     track = []
     for _ in range(steps):
         snap = stepper.tick()

@@ -1,0 +1,211 @@
+"""The benchmark suite's commands (``coopsim bench smoke``, ``coopsim bench compare``).
+
+The suite is airspeed velocity's (asv): ``benchmarks/suite/`` of a clone, configured by its
+``asv.conf.json`` (benchmarks/README.md). ``smoke`` runs every case once at its tiny size in
+this process (``COOPSIM_BENCH_SMOKE=1``): CI's proof that each still runs. ``compare`` measures
+the headline cases on two commits and lists what got slower.
+
+Why ``compare`` does not let asv build a virtualenv per commit: installing coopsim's
+dependencies (numpy, scipy, numba, pymunk, mujoco, imgui) into a fresh environment takes
+minutes per commit and needs the network, and numba would compile every kernel again in each.
+Instead each commit's tree is unpacked once (``git archive``) into ``.asv/trees/<sha>`` and its
+cases run with ``asv run --python=same`` with that tree first on the path (asv's
+``ASV_PYTHONPATH``): the same installed dependencies on both sides, so the comparison isolates
+the code; numba's cache persists beside each tree, so a tree compiles once. A change of the
+dependencies themselves is not measured this way (``asv run`` with its virtualenv does that).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import json
+import os
+import pkgutil
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from ..model.errors import CoopsimError
+
+PREFIXES = ("time_", "track_", "peakmem_", "mem_", "timeraw_")
+
+
+def clone() -> Path:
+    """The clone holding the suite (``asv.conf.json`` and ``benchmarks/suite``).
+
+    Raises:
+        CoopsimError: coopsim runs from an install, not a clone.
+    """
+    top = Path(__file__).resolve().parents[2]
+    if not (top / "asv.conf.json").is_file() or not (top / "benchmarks" / "suite").is_dir():
+        raise CoopsimError("the benchmark suite lives in a clone of coopsim (asv.conf.json, "
+                           "benchmarks/suite/): run this from one")
+    return top
+
+
+def suite_cases(package: str = "suite"):
+    """Every case of the suite: (module, class or None, method name, callable owner), after
+    importing every module of ``benchmarks/<package>``."""
+    import importlib
+
+    sys.path.insert(0, str(clone() / "benchmarks"))
+    root = importlib.import_module(package)
+    for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{package}.{info.name}")
+        for name, obj in sorted(vars(module).items()):
+            if inspect.isclass(obj) and obj.__module__ == module.__name__:
+                methods = [m for m in dir(obj) if m.startswith(PREFIXES)]
+                if methods:
+                    yield module, obj, methods
+            elif inspect.isfunction(obj) and name.startswith(PREFIXES):
+                yield module, None, [name]
+
+
+def smoke_one(module, cls, methods, say) -> int:
+    """Run a class's (or a function's) cases once for each combination of its parameters; say
+    each as ``ok``, ``skipped: why`` or ``FAILED: error``. Returns the failures."""
+    where = f"{module.__name__.split('.', 1)[1]}.{cls.__name__ if cls else methods[0]}"
+    if cls is None:
+        return _attempt(where, lambda: getattr(module, methods[0])(), say)
+    params = cls.params if hasattr(cls, "params") else ()
+    combos = list(itertools.product(*params)) if params and isinstance(params[0], (list, tuple)) \
+        else [(p,) for p in params] or [()]
+    failed = 0
+    for combo in combos:
+        obj = cls()
+        cache = [cls().setup_cache()] if hasattr(cls, "setup_cache") else []
+
+        def run(obj=obj, combo=combo, cache=cache):
+            if hasattr(obj, "setup"):
+                obj.setup(*cache, *combo)
+            try:
+                for name in methods:
+                    result = getattr(obj, name)(*cache, *combo)
+                    if name.startswith("timeraw_"):  # asv runs the code it returns: so do we
+                        _run_code(result)
+            finally:
+                if hasattr(obj, "teardown"):
+                    obj.teardown(*cache, *combo)
+        failed += _attempt(f"{where}{combo if combo else ''}", run, say)
+    return failed
+
+
+def _run_code(code: str) -> None:
+    """Run ``code`` in a fresh interpreter importing this coopsim, as asv's ``timeraw_``."""
+    top = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(p for p in (top, os.environ.get("PYTHONPATH")) if p)
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                   env=dict(os.environ, PYTHONPATH=path))
+
+
+def _attempt(where: str, run, say) -> int:
+    """``run()``, said as ok / skipped / FAILED with its time; 1 if it failed."""
+    t0 = time.perf_counter()
+    try:
+        run()
+    except NotImplementedError as why:
+        say(f"{where}: skipped: {why}")
+        return 0
+    except Exception as error:  # noqa: BLE001 - a broken case is reported, the rest still run
+        say(f"{where}: FAILED: {type(error).__name__}: {error}")
+        return 1
+    say(f"{where}: ok ({time.perf_counter() - t0:.2f} s)")
+    return 0
+
+
+def smoke(only: str | None = None) -> int:
+    """``coopsim bench smoke``: every case of the suite once at its smoke size; the number of
+    failures (the command exits 1 if any)."""
+    os.environ["COOPSIM_BENCH_SMOKE"] = "1"  # before the suite's modules read it
+    failed = 0
+    for module, cls, methods in suite_cases():
+        if only and not re.search(only, module.__name__.split(".", 1)[1]):
+            continue
+        failed += smoke_one(module, cls, methods, lambda line: click.echo(line))
+    click.echo(f"{failed} failed" if failed else "every case ran")
+    return failed
+
+
+def tree(top: Path, rev: str) -> tuple[str, Path]:
+    """The commit ``rev`` names and its tree unpacked (once) under ``.asv/trees/``.
+
+    Raises:
+        CoopsimError: ``rev`` names no commit.
+    """
+    done = subprocess.run(["git", "-C", str(top), "rev-parse", "--verify", f"{rev}^{{commit}}"],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise CoopsimError(f"{rev!r} names no commit of {top}")
+    sha = done.stdout.strip()
+    path = top / ".asv" / "trees" / sha
+    if not path.is_dir():
+        part = path.with_name(sha + ".part")
+        shutil.rmtree(part, ignore_errors=True)
+        part.mkdir(parents=True)
+        archive = subprocess.Popen(["git", "-C", str(top), "archive", sha],
+                                   stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", str(part)], stdin=archive.stdout, check=True)
+        if archive.wait():
+            raise CoopsimError(f"git archive {sha} failed")
+        part.rename(path)
+    return sha, path
+
+
+def compare_config(top: Path) -> Path:
+    """A copy of ``asv.conf.json`` whose paths are absolute and whose results go to
+    ``.asv/compare-results`` (a comparison's figures are not the stored history)."""
+    text = re.sub(r"^\s*//.*$", "", (top / "asv.conf.json").read_text(), flags=re.M)
+    conf = json.loads(text)
+    conf.update(repo=str(top), benchmark_dir=str(top / "benchmarks" / "suite"),
+                results_dir=str(top / ".asv" / "compare-results"),
+                html_dir=str(top / ".asv" / "compare-html"), env_dir=str(top / ".asv" / "env"))
+    path = top / ".asv" / "compare.conf.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(conf, indent=1))
+    return path
+
+
+def asv(*args: str, env: dict | None = None, capture: bool = False) -> str:
+    """Run ``python -m asv ARGS``; its output when ``capture``.
+
+    Raises:
+        CoopsimError: asv is missing or fails.
+    """
+    done = subprocess.run([sys.executable, "-m", "asv", *args], env=env, text=True,
+                          capture_output=capture)
+    if done.returncode:
+        raise CoopsimError(f"asv {args[0]} failed (exit {done.returncode}; is asv installed? "
+                           f"pip install 'coopsim[bench]'){': ' + done.stderr if capture else ''}")
+    return done.stdout if capture else ""
+
+
+def compare(base: str, head: str, factor: float = 1.1, rounds: int = 2,
+            bench: str | None = None) -> list[str]:
+    """``coopsim bench compare BASE HEAD``: the headline cases (or those ``bench`` matches) of
+    both commits, ``rounds`` rounds alternating BASE, HEAD (the machine's drift hits both
+    alike), then asv's comparison; returns the lines of the cases slower by more than
+    ``factor``."""
+    top = clone()
+    sys.path.insert(0, str(top / "benchmarks"))
+    from suite.common import headline_regex
+
+    conf = str(compare_config(top))
+    shas = [tree(top, rev) for rev in (base, head)]
+    for k in range(rounds):
+        for sha, path in shas:
+            click.echo(f"round {k + 1}/{rounds}: {sha[:10]}", err=True)
+            env = dict(os.environ, ASV_PYTHONPATH=str(path), COOPSIM_JIT="wait")
+            env.pop("COOPSIM_BENCH_SMOKE", None)
+            asv("run", "--config", conf, "--python=same", "--set-commit-hash", sha,
+                "--bench", bench or headline_regex(), "--attribute", "rounds=1",
+                *(["--append-samples"] if k else []), "--show-stderr", env=env)
+    table = asv("compare", "--config", conf, "--factor", str(factor), "--split",
+                shas[0][0], shas[1][0], capture=True)
+    click.echo(table)
+    return [line for line in table.splitlines() if line.lstrip().startswith("+")]
