@@ -32,8 +32,15 @@ def _module_name(path: Path, root: Path) -> str:
 
 
 def _own_methods(node: ast.ClassDef) -> set[str]:
-    return {item.name for item in node.body
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    """A class's own methods, and the names it binds to one (``track_ratio = Base.ratio``:
+    asv collects a benchmark by the attribute's name)."""
+    names = set()
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(item.name)
+        elif isinstance(item, ast.Assign):
+            names |= {target.id for target in item.targets if isinstance(target, ast.Name)}
+    return names
 
 
 def _base_names(node: ast.ClassDef) -> list[str]:
@@ -122,10 +129,12 @@ def test_the_parser_sees_inherited_benchmarks_and_rejects_unknown(tmp_path):
     (tmp_path / "step.py").write_text(
         "from common import Timed\nclass Step(Timed):\n    params = [1]\n"
         "    def time_tick(self, n):\n        pass\n    def setup(self, n):\n        pass\n"
+        "class Duel(Timed):\n    track_ratio = Timed.track_x_real_time\n"
         "def peakmem_build():\n    pass\n")
     names = suite_benchmarks(tmp_path)
     assert names == {"common.Timed.track_x_real_time", "step.Step.track_x_real_time",
-                     "step.Step.time_tick", "step.peakmem_build"}
+                     "step.Step.time_tick", "step.peakmem_build", "step.Duel.track_ratio",
+                     "step.Duel.track_x_real_time"}
     row = "| goal | 1.0x | | quiet | `step.Step.time_tock(2)`, `step.peakmem_build` |"
     assert NAME.findall(row) == ["step.Step.time_tock", "step.peakmem_build"]
     assert "step.Step.time_tock" not in names
