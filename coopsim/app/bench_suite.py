@@ -157,6 +157,24 @@ def tree(top: Path, rev: str) -> tuple[str, Path]:
     return sha, path
 
 
+def warm(top: Path, sha: str, path: Path) -> None:
+    """Compile (or load) the kernels of the tree ``path`` by running the headline cases once at
+    their smoke size with its coopsim, before anything is timed: a tree compiles once (numba's
+    cache lies in it), 10-40 s on a quiet machine, which asv's per-case timeout must not pay.
+
+    Raises:
+        CoopsimError: a headline case fails on that tree.
+    """
+    click.echo(f"kernels of {sha[:10]}: compiling or loading (once per tree)", err=True)
+    env = dict(os.environ, COOPSIM_BENCH_SMOKE="1", COOPSIM_JIT="wait",
+               PYTHONPATH=os.pathsep.join((str(path), str(top / "benchmarks"))))
+    done = subprocess.run([sys.executable, "-c",
+                           "from suite.common import warm_headline; warm_headline()"],
+                          cwd=path, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise CoopsimError(f"the headline cases fail on {sha[:10]}:\n{done.stderr[-2000:]}")
+
+
 def compare_config(top: Path) -> Path:
     """A copy of ``asv.conf.json`` whose paths are absolute and whose results go to
     ``.asv/compare-results`` (a comparison's figures are not the stored history)."""
@@ -197,11 +215,14 @@ def compare(base: str, head: str, factor: float = 1.1, rounds: int = 2,
 
     conf = str(compare_config(top))
     shas = [tree(top, rev) for rev in (base, head)]
+    for sha, path in shas:
+        warm(top, sha, path)
     for k in range(rounds):
         for sha, path in shas:
             click.echo(f"round {k + 1}/{rounds}: {sha[:10]}", err=True)
-            env = dict(os.environ, ASV_PYTHONPATH=str(path), COOPSIM_JIT="wait")
-            env.pop("COOPSIM_BENCH_SMOKE", None)
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("PYTHONPATH", "COOPSIM_BENCH_SMOKE")}
+            env.update(ASV_PYTHONPATH=str(path), COOPSIM_JIT="wait")
             asv("run", "--config", conf, "--python=same", "--set-commit-hash", sha,
                 "--bench", bench or headline_regex(), "--attribute", "rounds=1",
                 *(["--append-samples"] if k else []), "--show-stderr", env=env)
