@@ -99,12 +99,13 @@ def headline_rows(text: str) -> tuple[list[str], list[list[str]]]:
 def test_every_headline_row_names_a_benchmark_of_the_suite():
     text = PAGE.read_text(encoding="utf-8")
     header, rows = headline_rows(text)
-    column = header.index("benchmark")
+    column, measured = header.index("benchmark"), header.index("measured")
     known = suite_benchmarks()
     assert known, "no benchmark found under " + str(SUITE)
     assert len(rows) >= 10
     for row in rows:
         assert len(row) == len(header), row
+        assert row[measured], f"the row '{row[0]}' says not when or where it was measured"
         named = NAME.findall(row[column])
         assert named, f"the row '{row[0]}' names no benchmark of the suite"
         for name in named:
