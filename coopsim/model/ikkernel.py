@@ -9,7 +9,7 @@ Marquardt's scaling, the step projected onto the limits (a joint at a limit that
 outward is held there and the step solved again without it), in a numba kernel compiled with
 ``nogil``: another thread solving does not take the GIL from the stepper. A point in reach costs
 some 20-60 us, one out of it (every restart run to its end) well under 2 ms (docs/performance.md,
-*Inverse kinematics requests*).
+``arms.Ik.track_ms``).
 
 The restarts: the angles now, the arm's start, then 22 fixed spreads over the limits; the first
 restart that reaches the tolerances wins, else the best fit (position error + 0.1 x angle

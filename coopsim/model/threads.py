@@ -15,7 +15,7 @@
   thread count changes the speed, never a result (tests/physics/test_thread_bits.py).
 * **Idle threads sleep** (:func:`configure`, called by ``coopsim/__init__.py`` before anything
   can import numba): ``OMP_WAIT_POLICY=PASSIVE`` unless the environment says otherwise
-  (spinning idle threads took the cores the work needed: docs/performance.md, *Threads*).
+  (spinning idle threads took the cores the work needed: `git show round12-base:docs/performance.md`, *Threads*).
 
 numba's thread count is per calling thread (a stepper thread starts with numba's default), so
 kernels set it around each call (:func:`kernel_threads`) instead of once. Importing this module
