@@ -41,6 +41,8 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from .common import SMOKE, Case, build, flyers, grid, sizes, unit
 
 HERE = Path(__file__).resolve().parent
@@ -48,7 +50,6 @@ TAG = "@@"  # a worker's reply lines start with this (the code under test may pr
 BUDGET = 0.05 if SMOKE else 1.0  # s of steps a block
 ROUNDS = 1 if SMOKE else 3
 WARM = 0.02 if SMOKE else 0.5  # s of untimed steps after the build (JAX, numba, caches)
-PACKAGES = {"crazyflow": "crazyflow", "rotorpy": "rotorpy", "vmas": "vmas", "irsim": "irsim"}
 SPACING, RADIUS, RANGE, BEAMS, DT, V_MAX, W_MAX = 1.5, 0.2, 2.0, 11, 0.1, 0.5, 1.5
 
 
@@ -64,7 +65,7 @@ def missing(peer: str) -> str:
     python = peer_python()
     if not python or not Path(python).exists():
         return f"{peer}: no interpreter {python!r} (COOPSIM_PEERS_PYTHON; benchmarks/README.md)"
-    done = subprocess.run([python, "-c", f"import {PACKAGES[peer]}"], capture_output=True)
+    done = subprocess.run([python, "-c", f"import {peer}"], capture_output=True)
     return f"{peer}: not importable by {python}" if done.returncode else ""
 
 
@@ -73,8 +74,6 @@ def missing(peer: str) -> str:
 
 def layout(n: int, seed: int = 0):
     """(starts (n, 3) x, y, yaw; goals (n, 2); arena side, m), centred on the origin."""
-    import numpy as np
-
     rng = np.random.default_rng(seed)
     side = math.ceil(math.sqrt(n))
     i = np.arange(n)
@@ -85,8 +84,6 @@ def layout(n: int, seed: int = 0):
 
 def control(poses, goals):
     """(n, 2) forward speed m/s, yaw rate rad/s toward ``goals`` (n, 2) from ``poses`` (n, 3)."""
-    import numpy as np
-
     d = goals - poses[:, :2]
     err = (np.arctan2(d[:, 1], d[:, 0]) - poses[:, 2] + np.pi) % (2 * np.pi) - np.pi
     v = np.where(np.abs(err) < np.pi / 2, np.minimum(0.5 * np.hypot(d[:, 0], d[:, 1]), V_MAX), 0)
@@ -115,7 +112,6 @@ def coopsim_crazyflies(n: int):
 
 def crazyflow_crazyflies(n: int):
     import jax.numpy as jnp
-    import numpy as np
     from crazyflow.control import Control
     from crazyflow.dynamics import Dynamics
     from crazyflow.sim import Sim
@@ -188,8 +184,6 @@ def irsim_ground(n: int):
     import tempfile
 
     import irsim
-    import numpy as np
-
     starts, goals, size = layout(n)
     lines = ["world:", f"  height: {size}", f"  width: {size}", f"  step_time: {DT}",
              f"  offset: [{-size / 2}, {-size / 2}]", "  collision_mode: 'stop'", "robot:"]
@@ -213,7 +207,6 @@ def irsim_ground(n: int):
 
 
 def coopsim_batched(copies: int, n: int = 4):
-    import numpy as np
     from coopsim.env.batch import BatchWorld
 
     goals = layout(n)[1]
@@ -234,7 +227,6 @@ def coopsim_batched(copies: int, n: int = 4):
 
 
 def vmas_batched(copies: int, n: int = 4):
-    import numpy as np
     import torch
     from vmas import make_env
     from vmas.simulator.core import Agent, Sphere, World

@@ -1,5 +1,6 @@
 """benchmarks/suite/peers.py: coopsim's side of the ground task is the task (robots drive to
-their goals, scans of 11 beams), and a missing peer is skipped with its reason; tiny sizes, never speed (the figures: docs/performance.md)."""
+their goals, scans of 11 beams), and a missing peer is skipped with its reason; tiny sizes,
+never speed (the figures: docs/performance.md)."""
 
 from __future__ import annotations
 
