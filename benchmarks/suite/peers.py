@@ -10,8 +10,9 @@ ratio coopsim / peer of robot-steps per CPU second (above 1: coopsim is ahead).
   it. RotorPy 3: its batched torch vehicle (``BatchedMultirotor``, Crazyflie parameters, the
   ``rk4`` integrator it calls the faster) and ``BatchedSE3Control``, one control update then 5
   vehicle steps of 2 ms.
-- ``Batched``: K copies (256 .. 32,768) of a 4-robot task: coopsim's ``BatchWorld`` (lean,
-  what ``make_vec`` steps) against VMAS with ``num_envs=K`` (torch on the CPU).
+- ``Batched``: K copies (256 .. 32,768) of a 4-robot task: coopsim's batched worlds (the
+  ``copies`` backend, lean, what ``make_vec`` steps) against VMAS with ``num_envs=K`` (torch
+  on the CPU).
 - ``Ground``: N differential-drive discs (1 .. 1,000) driving to goals with an 11-beam range
   sensor read every step, dt 0.1 s: coopsim's ``kinematic`` engine against IR-SIM.
 
@@ -207,22 +208,19 @@ def irsim_ground(n: int):
 
 
 def coopsim_batched(copies: int, n: int = 4):
-    from coopsim.env.batch import BatchWorld
+    """The ``copies`` backend (what ``make_vec`` picks for this task): each copy in its own
+    frame, stepped by one compiled call."""
+    from coopsim.env.copies import batch_world
 
-    goals = layout(n)[1]
-    batch = BatchWorld(ground_spec(n), copies, observe=["sonar"], lean=True,
-                       task=lambda snap, rows: (np.zeros(rows.shape), np.zeros(len(rows), bool)))
-    goal = (goals[None] + batch.offsets[:, None]).reshape(-1, 2)
-    half = batch.sim.robots.axle[batch.rows].reshape(-1) / 2
-    snap = batch.tick()
+    goal = np.tile(layout(n)[1], (copies, 1))
+    batch = batch_world(ground_spec(n), copies, observe=["sonar"], lean=True, backend="copies")
+    half = batch._shared["axle"] / 2  # noqa: SLF001 -- the axles the kernel steps with
 
     def step():
-        nonlocal snap
-        vw = control(snap.poses[batch.rows].reshape(-1, 3), goal)
+        vw = control(np.column_stack([batch.pos, batch.yaw]), goal)
         wheels = np.column_stack([vw[:, 0] - vw[:, 1] * half, vw[:, 0] + vw[:, 1] * half])
         batch.act(np.clip(wheels, -0.6, 0.6).reshape(copies, n, 2))
-        snap = batch.tick()
-        assert batch.observation(snap)["sonar"].shape == (copies, n, BEAMS)
+        assert batch.tick().observation()["sonar"].shape == (copies, n, BEAMS)
     return step, 1, copies * n, None
 
 
@@ -397,7 +395,7 @@ class Crazyflies(Duel):
 
 
 class Batched(Duel):
-    """coopsim's ``BatchWorld`` / VMAS robot-steps per CPU second, K copies x 4 robots."""
+    """coopsim's batched copies / VMAS robot-steps per CPU second, K copies x 4 robots."""
 
     case, param_names = "batched", ("peer", "copies")
     params = (["vmas"], sizes(256, 2048, 32768, smoke=4))
