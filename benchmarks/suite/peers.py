@@ -137,6 +137,7 @@ def rotorpy_crazyflies(n: int):
     from rotorpy.vehicles.crazyflie_params import quad_params
     from rotorpy.vehicles.multirotor import BatchedMultirotor, BatchedMultirotorParams
 
+    torch.set_num_threads(1)  # one thread, as coopsim's side
     cpu = torch.device("cpu")
     params = BatchedMultirotorParams([quad_params] * n, n, cpu)
     x = torch.nn.functional.pad(torch.tensor(grid(n, 0.5), dtype=torch.double), (0, 1))
@@ -232,6 +233,7 @@ def vmas_batched(copies: int, n: int = 4):
     from vmas.simulator.scenario import BaseScenario
     from vmas.simulator.sensors import Lidar
 
+    torch.set_num_threads(1)  # one thread, as coopsim's (two: 4x slower on a busy machine)
     starts, goals, _ = layout(n)
 
     class Task(BaseScenario):
