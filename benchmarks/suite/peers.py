@@ -23,7 +23,8 @@ heading error capped at 1.5 rad/s); the sensor 11 beams over -90 .. +90 degrees,
 
 How it runs: every side is a worker process (coopsim's in this interpreter, one thread,
 ``COOPSIM_JIT=wait``; a peer's in the interpreter of ``COOPSIM_PEERS_PYTHON``, default
-``/tmp/peers/bin/python``: torch and JAX stay out of coopsim's environment). Each builds its
+``/tmp/peers/bin/python``: torch and JAX stay out of coopsim's environment; torch on one
+thread, JAX as it comes). Each builds its
 world, warms up, then answers blocks (about ``BUDGET`` s of steps, timed by the process's CPU
 time, all its threads, and by the wall) in turn, the order swapped every round; the ratio is
 the median of the rounds' ratios. A peer that is missing skips its cases with the reason.
