@@ -24,7 +24,7 @@ heading error capped at 1.5 rad/s); the sensor 11 beams over -90 .. +90 degrees,
 How it runs: every side is a worker process (coopsim's in this interpreter, one thread,
 ``COOPSIM_JIT=wait``; a peer's in the interpreter of ``COOPSIM_PEERS_PYTHON``, default
 ``/tmp/peers/bin/python``: torch and JAX stay out of coopsim's environment; torch on one
-thread, JAX as it comes). Each builds its
+thread, JAX's XLA too: every side on one thread). Each builds its
 world, warms up, then answers blocks (about ``BUDGET`` s of steps, timed by the process's CPU
 time, all its threads, and by the wall) in turn, the order swapped every round; the ratio is
 the median of the rounds' ratios. A peer that is missing skips its cases with the reason.
@@ -316,6 +316,7 @@ class Worker:
 
     def __init__(self, case: str, side: str, size: int):
         env = dict(os.environ, COOPSIM_JIT="wait", COOPSIM_THREADS="1", MPLBACKEND="Agg",
+                   XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
                    PYTHONPATH=os.pathsep.join([str(HERE.parents[1]), str(HERE.parent)]))
         python = sys.executable if side == "coopsim" else peer_python()
         if side != "coopsim":
