@@ -42,4 +42,4 @@ class Ik(Case):
 
     @unit("ms")
     def track_ms(self):
-        return per_call_ms(self.solve, count(50), blocks=5)
+        return per_call_ms(self.solve, 500, blocks=7)

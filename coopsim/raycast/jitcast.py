@@ -50,7 +50,7 @@ from .jitwalk import fan_dir, trace
 from .numpycast import RayCaster, as_array, as_groups, warm_allocator
 
 # Grid cell side, m: about 0.7 x the sonar's rays (2.2 m). Measured on the 11,000-robot swarm's
-# sonar (the geometry of the suite's sensors.Raycast, benchmarks/suite/sensors.py): 1.5 m 6.0 ms, 1 m 7.6 ms, 2 m 8.7 ms, 3 m 9.0 ms.
+# sonar (benchmarks/jitcast_bench.py geometry): 1.5 m 6.0 ms, 1 m 7.6 ms, 2 m 8.7 ms, 3 m 9.0 ms.
 CELL_SIZE = 1.5
 GATHER = True  # fans: every robot's rays against the shapes around it (jitfan.py), not walks
 _ALL_PAIRS = 16384  # fan casts with up to this many (ray, shape) pairs test them all

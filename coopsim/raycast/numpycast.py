@@ -21,7 +21,7 @@ Algorithm (a uniform grid, or spatial hash, of square cells of side ``cell_size`
 
 Static shapes (walls) are validated and binned once by :meth:`RayCaster.set_static`; the shapes
 given to :meth:`RayCaster.cast` (robots) are binned on every call. The cell size changes the
-speed, never the result; about the sensor range is best (the suite's ``sensors.Raycast``, benchmarks/suite/sensors.py).
+speed, never the result; about the sensor range is best (``benchmarks/raycast_bench.py``).
 
 Conventions, in the world frame and metres: a circle is hit where the ray enters it, or at 0 if
 the origin is strictly inside it; a segment where the ray crosses it, endpoints included; a
