@@ -294,7 +294,7 @@ class ImportedType(RobotType):
 
     DESCRIPTION: ClassVar[Description | None] = None
     SPEC: ClassVar[DescriptionSpec | None] = None
-    draw = MappingProxyType({"shape": "disc", "heading": True, "imported": True})
+    draw = MappingProxyType({"shape": "disc", "heading": True})
 
     @classmethod
     def build(cls, spec: RobotSpec) -> Assembly:

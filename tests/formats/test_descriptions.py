@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from coopsim.formats.description import MAX_BYTES, load_description
+from coopsim.formats.description import MAX_BYTES
 from coopsim.formats.files import load_scenario, parse_scenario
 from coopsim.model.errors import FileFormatError, NotAllowedError
 from coopsim.model.imported import DescriptionSpec, ImportedType
