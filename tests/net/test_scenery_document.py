@@ -75,3 +75,26 @@ def test_the_foxglove_scene_draws_the_meshes_from_their_files_and_the_terrain(la
     assert len(outlined[0].data) > 30 * 29
     update = Scene(layout, three_d=True).world.fill(np.zeros(0), 1).tobytes()
     assert _triangle_lists(update) == 3
+
+
+def test_ros2_static_tf_has_a_frame_per_mesh_and_the_terrain(scenario):
+    """/tf_static of a real world's RosScene, decoded by rosbags: ``map`` -> the robot's odom
+    as before, then ``scenery/MESH_1``, ``scenery/MESH_2`` (turned 30 degrees) and the
+    terrain's frame."""
+    rosbags = pytest.importorskip("rosbags", reason="rosbags (test extra) decodes the messages")
+    from rosbags.typesys import Stores, get_typestore
+
+    from coopsim.ros2 import messages as m
+    from coopsim.ros2.scene import RosScene
+    from coopsim.sim.simulation import Simulation
+    sim = Simulation(scenario)
+    scene = RosScene(sim.world.describe(), sim.snapshot)
+    tf = get_typestore(Stores.ROS2_HUMBLE).deserialize_cdr(scene.static_transforms(5),
+                                                          m.ros_name(m.TF))
+    frames = {t.child_frame_id: t for t in tf.transforms}
+    assert {"tb/odom", "scenery/MESH_1", "scenery/MESH_2", "scenery/terrain"} <= set(frames)
+    assert frames["tb/odom"].transform.translation.x == pytest.approx(-4.0, abs=0.01)
+    platform = frames["scenery/MESH_2"]
+    assert platform.header.frame_id == "map" and rosbags
+    assert (platform.transform.translation.x, platform.transform.translation.y) == (-2.0, 3.0)
+    assert platform.transform.rotation.z == pytest.approx(np.sin(np.radians(15)))
