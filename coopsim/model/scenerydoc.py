@@ -16,6 +16,7 @@ import os
 from functools import lru_cache
 
 import numpy as np
+from scipy.spatial import ConvexHull, QhullError
 
 from .scenery import MeshSpec, TerrainSpec, hull, rotation
 
@@ -56,8 +57,17 @@ def _footprint(m: MeshSpec) -> tuple[list, float, float]:
         points = points @ rotation(m.quat()).T + np.asarray(m.position)
     except (OSError, ValueError):  # the file went away since the world was read: its box
         points = m.corners()
-    outline = [[round(float(x), 4), round(float(y), 4)] for x, y in hull(points[:, :2])]
+    outline = [[round(float(x), 4), round(float(y), 4)] for x, y in _hull(points[:, :2])]
     return outline, float(points[:, 2].min()), float(points[:, 2].max())
+
+
+def _hull(xy: np.ndarray) -> np.ndarray:
+    """(k, 2) the convex hull of (n, 2) points, counter-clockwise: Qhull's (a mesh may have
+    millions of vertices), the pure-Python chain for a flat footprint Qhull refuses."""
+    try:
+        return xy[ConvexHull(xy).vertices]  # 2D: counter-clockwise
+    except (QhullError, ValueError):
+        return hull(xy)
 
 
 def terrain_document(t: TerrainSpec) -> dict:
@@ -65,15 +75,22 @@ def terrain_document(t: TerrainSpec) -> dict:
     ``size`` (length, width, height of white, m), ``base`` (m), ``rows`` / ``cols`` (its
     image's), ``grid`` (rows of heights above ``z``, m, row 0 at the lowest y, at most
     :data:`GRID_MAX` each way), ``min`` / ``max`` (the full image's lowest and highest, m)."""
+    rows, cols = t.heights.shape
+    grid, low, high = _grid(t)
+    return {"file": os.path.basename(t.path), "x": t.position[0], "y": t.position[1],
+            "z": t.position[2], "size": list(t.size), "base": t.base, "rows": rows,
+            "cols": cols, "grid": [list(row) for row in grid], "min": low, "max": high}
+
+
+@lru_cache(maxsize=16)  # a 4096 x 4096 image's min and max are not read again per /sim state
+def _grid(t: TerrainSpec) -> tuple[tuple, float, float]:
     h = np.asarray(t.heights, dtype=float)
     rows, cols = h.shape
     r = np.unique(np.linspace(0, rows - 1, min(rows, GRID_MAX)).round().astype(int))
     c = np.unique(np.linspace(0, cols - 1, min(cols, GRID_MAX)).round().astype(int))
     top = t.size[2]
-    return {"file": os.path.basename(t.path), "x": t.position[0], "y": t.position[1],
-            "z": t.position[2], "size": list(t.size), "base": t.base, "rows": rows,
-            "cols": cols, "grid": (h[np.ix_(r, c)] * top).round(4).tolist(),
-            "min": float(h.min() * top), "max": float(h.max() * top)}
+    grid = tuple(map(tuple, (h[np.ix_(r, c)] * top).round(4).tolist()))
+    return grid, float(h.min() * top), float(h.max() * top)
 
 
 def mesh_triangles(m: MeshSpec) -> np.ndarray:
