@@ -124,7 +124,7 @@ def assert_ids(stdout: str, declared: dict) -> None:
 
 def assert_finds_ids(live: Run, renumbered: dict, ids) -> None:
     """``ids(robot)`` (a finished process printing LOOKED_UP's ids) prints the ids robot1
-    declares, and the other ids /renumbered declares; it said hello with protocol 8 first."""
+    declares, and the other ids /renumbered declares; it said hello with protocol 9 first."""
     HELLOS.clear()
     for robot, declared in (("robot1", ids_by_name(robot1_commands(live))),
                             ("renumbered", renumbered)):
