@@ -98,12 +98,12 @@ def _terrain(doc: dict) -> Msg:
     """The terrain: two triangles per cell of the document's grid, at its heights."""
     grid = np.asarray(doc.get("grid", ()), dtype=float)
     entity = _entity("terrain")
-    if grid.ndim != 2 or min(grid.shape) < 2:
-        return entity
+    if grid.ndim != 2 or min(grid.shape) < 2 or len(doc.get("size", ())) < 2:
+        return entity  # a damaged document: nothing to draw
     length, width = float(doc["size"][0]), float(doc["size"][1])
     rows, cols = grid.shape
-    xs = doc["x"] + np.linspace(-length / 2, length / 2, cols)
-    ys = doc["y"] + np.linspace(-width / 2, width / 2, rows)
+    xs = doc.get("x", 0.0) + np.linspace(-length / 2, length / 2, cols)
+    ys = doc.get("y", 0.0) + np.linspace(-width / 2, width / 2, rows)
     gx, gy = np.meshgrid(xs, ys)
     corners = np.stack([gx, gy, grid + doc.get("z", 0.0)], axis=-1)
     a, b = corners[:-1, :-1], corners[:-1, 1:]

@@ -17,14 +17,18 @@ def scenery_frames(layout: dict, ns: int) -> list[tuple]:
     scenery = layout.get("scenery") or {}
     out = []
     for mesh in scenery.get("meshes", ()):
-        w, x, y, z = mesh.get("quat", (1.0, 0.0, 0.0, 0.0))
-        out.append((ns, "map", f"{FRAME_PREFIX}/{mesh['name']}", mesh["x"], mesh["y"],
-                    mesh["z"], x, y, z, w))
+        w, x, y, z = (float(v) for v in mesh.get("quat", (1.0, 0.0, 0.0, 0.0)))
+        out.append((ns, "map", f"{FRAME_PREFIX}/{mesh.get('name', '')}", *_xyz(mesh),
+                    x, y, z, w))
     t = scenery.get("terrain")
     if t:
-        out.append((ns, "map", f"{FRAME_PREFIX}/terrain", t["x"], t["y"], t["z"],
-                    0.0, 0.0, 0.0, 1.0))
+        out.append((ns, "map", f"{FRAME_PREFIX}/terrain", *_xyz(t), 0.0, 0.0, 0.0, 1.0))
     return out
+
+
+def _xyz(doc: dict) -> tuple[float, float, float]:
+    """(x, y, z) of a ``scenery`` entry, m (0 for a key an older or damaged file lacks)."""
+    return tuple(float(doc.get(k, 0.0)) for k in ("x", "y", "z"))
 
 
 def planar(items) -> list[tuple]:

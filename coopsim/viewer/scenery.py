@@ -15,9 +15,9 @@ def scenery_zones(layout: dict) -> list[dict]:
     scenery = layout.get("scenery") or {}
     out = []
     t = scenery.get("terrain")
-    if t:
+    if t and len(t.get("size", ())) >= 2:
         hx, hy = float(t["size"][0]) / 2, float(t["size"][1]) / 2
-        x, y = float(t["x"]), float(t["y"])
+        x, y = float(t.get("x", 0.0)), float(t.get("y", 0.0))
         out.append({"name": "terrain", "color": TERRAIN_RGB, "alpha": TERRAIN_ALPHA,
                     "polygon": [[x - hx, y - hy], [x + hx, y - hy], [x + hx, y + hy],
                                 [x - hx, y + hy]]})
