@@ -21,6 +21,7 @@ from ..model.errors import CoopsimError
 from . import make_channel, require_sdk
 from .arms import SCENE_ARMS, TF_ARMS, ArmScene
 from .scans import Scans
+from .scenery import LOCAL_MESHES
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
                     log_message, metric_messages, pose_topic, state_json)
 
@@ -56,7 +57,10 @@ class LiveSource:
             world = self.stepper.sim.world
             params = {r.name: {label: dict(values.as_dict()) for label, values in
                                r.modules.items()} for r in world.robots}
-            return self.stepper.view()[1], world.describe(), params
+            layout = world.describe()
+            if getattr(world, "meshes", ()):  # the meshes' local files, for their triangles
+                layout[LOCAL_MESHES] = {m.name: m for m in world.meshes}
+            return self.stepper.view()[1], layout, params
         return self.stepper.call(build).result(10.0)
 
 

@@ -26,6 +26,7 @@ from ..model.polygons import ear_indices
 from ..model.snapshot import quat_matrices, rule_metrics, yaw_quats
 from .proto import (Msg, Slot, Template, color, pose, pose3, quaternion, quaternion4, vector3,
                     yaw_quaternion)
+from .scenery import scenery_entities
 
 WORLD = "world"  # the root frame
 ROBOT_HEIGHT = 0.1  # m: the drawn height of a robot's body
@@ -428,6 +429,8 @@ def _world_update(layout: dict) -> Msg:
         mark.sub(13, Msg().sub(1, pose(t["x"], t["y"], 0.3, 0.0, 1.0)).uint(2, 1)
                  .double(3, 12.0).uint(4, 1).sub(5, color(rgb)).string(6, str(t.get("color"))))
         update.sub(2, mark)
+    for entity in scenery_entities(layout):  # protocol 9: the world's meshes and terrain
+        update.sub(2, entity)
     return update
 
 

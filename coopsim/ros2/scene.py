@@ -25,6 +25,7 @@ from ..model.snapshot import quat_matrices, wrap_angle
 from . import messages as m
 from .arms import RosArms
 from .occupancy import Occupancy
+from .scenery import planar, scenery_frames, transforms3d
 
 SCAN_RATE = 10.0  # Hz a range finder without a rate of its own is published at
 #: A module whose reading has these fields is an inertial unit (the ``imu``'s declaration,
@@ -188,7 +189,8 @@ class RosScene:
         for r in self.robots:
             items.append((ns, "map", f"{r.ns}/odom", *r.origin))
             items += [(ns, f"{r.ns}/base_link", s.frame, *s.mount) for s in r.scans]
-        return m.transforms(items)
+        extra = scenery_frames(self.layout, ns)  # protocol 9: the world's meshes and terrain
+        return transforms3d(planar(items) + extra) if extra else m.transforms(items)
 
     def scans(self, snap, ns: int, every: bool = False) -> list[tuple[str, bytes]]:
         """(topic, sensor_msgs/LaserScan) of the scans due at ``snap`` (all with ``every``)."""

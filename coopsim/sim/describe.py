@@ -11,6 +11,7 @@ from ..model.armstate import arm_document
 from ..model.module import declaration
 from ..model.plugins import (MODULES, ROBOT_TYPES, carried_modules, snapshot_columns,
                              stream_columns)
+from ..model.scenerydoc import scenery_document
 from ..model.snapshot import wrap_angle, wrapped_poses
 from ..model.specs import RobotSpec
 
@@ -49,7 +50,7 @@ def describe_world(world) -> dict:
     squads = [{"name": q.name, "robots": list(q.robots), "formation": q.formation,
                "spacing": q.spacing, "team": q.team, "radius": q.radius} for q in world.squads]
     used = carried_modules(r.modules for r in world.robots)
-    return {"floor": {"length": world.floor.length, "width": world.floor.width},
+    doc = {"floor": {"length": world.floor.length, "width": world.floor.width},
             "objects": objects, "robots": robots, "parts": parts, "targets": targets,
             "zones": zones, "squads": squads,
             "sections": [{"name": n, "type": s.spec.type} for n, s in world.sections.items()],
@@ -58,6 +59,10 @@ def describe_world(world) -> dict:
             "modules": {label: declaration(MODULES.get(label)) for label in used},
             # protocol 8: the streamed columns of the modules some robot carries
             "columns": [c.name for _, c in stream_columns(used)]}
+    scenery = scenery_document(getattr(world, "meshes", ()), getattr(world, "terrain", None))
+    if scenery is not None:  # protocol 9: only a world with meshes or terrain has the key
+        doc["scenery"] = scenery
+    return doc
 
 
 _BUILDABLE: dict = {}  # (engine class, labels) -> the labels it builds: types do not change

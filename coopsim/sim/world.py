@@ -125,6 +125,8 @@ class World:
         self.engine = ENGINES.get(self.engine_label)(scenario.world.floor)
         if scenario.world.meshes or scenario.world.terrain is not None:
             self.engine.add_scenery(scenario.world.meshes, scenario.world.terrain)
+        # the layout document's ``scenery`` (protocol 9) and the Foxglove bridge's meshes
+        self.meshes, self.terrain = tuple(scenario.world.meshes), scenario.world.terrain
         self.floor = scenario.world.floor
         self.objects: dict[str, tuple[ObjectSpec, object]] = {}
         self.robots: list[Robot] = []

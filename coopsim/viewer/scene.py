@@ -21,6 +21,7 @@ from .arms import ArmDrawing
 from .flight import SHADOW_RGBA, STALK_RGBA, lifted, shadow_alpha
 from .geometry import (Layer, LayerGroup, LineLayer, bold_nose, disc, nose, pad, polygon,
                        program, rgba, ring, shade, square, triangulate)
+from .scenery import scenery_zones
 
 TARGET_RADIUS = 0.15  # m, how large a target marker is drawn (targets have no body)
 BOLD_ARROW_BELOW = 10.0  # px: robots drawn with a smaller radius get the bold heading arrow
@@ -74,7 +75,8 @@ class Scene:
         floor = layout.get("floor", {})
         self.floor = (float(floor.get("length", 0.0)), float(floor.get("width", 0.0)))
         self._build_floor(*self.floor)
-        self._build_zones(layout.get("zones", []))
+        # protocol 9: the world's meshes and terrain, drawn as zones are
+        self._build_zones(scenery_zones(layout) + list(layout.get("zones", [])))
         self._build_objects(layout.get("objects", []))
         self._build_targets(layout.get("targets", []))
         self._build_parts(layout.get("parts", []))
@@ -121,7 +123,8 @@ class Scene:
         # padded with degenerate triangles: a repeated one would blend its colour in again
         tris = [np.concatenate((t, np.repeat(t[-1:], most - len(t), axis=0))) for t in tris]
         fill = self._add("zones", np.array(tris).reshape(-1, most, 2),
-                         [rgba(z.get("color", (60, 120, 220)), 200) for z in zones])
+                         [rgba(z.get("color", (60, 120, 220)), z.get("alpha", 200))
+                          for z in zones])
         fill.update(np.zeros((len(zones), 3)))
         starts = np.vstack([np.asarray(z["polygon"], dtype=float) for z in zones])
         ends = np.vstack([np.roll(np.asarray(z["polygon"], dtype=float), -1, axis=0)
