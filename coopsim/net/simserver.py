@@ -30,6 +30,9 @@ from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetS
                            check_dt)
 
 CALL_WAIT = 10.0  # s to wait for the stepper to carry out a change (a load can take a while)
+# s a load's own thread waits for the stepper to put the new world in place: /sim answers
+# meanwhile, so only a stuck stepper should end it (a first imported arm compiles kernels)
+LOAD_WAIT = 120.0
 MAX_STEPS = 1_000_000  # most steps one step command takes
 STEP_WAIT = 8.0  # s a step command waits for its steps (under the gateway's 10 s timeout)
 
@@ -70,13 +73,13 @@ class SimServer(Server):
     def _on_stepper(self, fn, *args):
         return self.stepper.call(fn, *args).result(CALL_WAIT)
 
-    def _relayout(self, fn, *args):
+    def _relayout(self, fn, *args, wait: float = CALL_WAIT):
         def change():
             result = fn(*args)
             self.stepper.refresh()
             self.on_layout()
             return result
-        return self._on_stepper(change)
+        return self.stepper.call(change).result(wait)
 
     # -- time ---------------------------------------------------------------------------------
 
@@ -283,7 +286,7 @@ class SimServer(Server):
         if isinstance(spec, WorldSpec):
             spec = scenario_from_world(spec)
         world = self.stepper.sim.build(spec)
-        self._relayout(self.stepper.reset, spec, world)
+        self._relayout(self.stepper.reset, spec, world, wait=LOAD_WAIT)
         return self._status(msg)
 
     def _serve_one(self, frames: list, total: int) -> None:
