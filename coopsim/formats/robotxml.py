@@ -22,6 +22,7 @@ from ..model.errors import FileFormatError
 from ..model.imported import Description, DescriptionSpec, Joint, Link, Site
 from .meshes import SUFFIXES as MESH_SUFFIXES
 from .meshes import ascii_stl_as_binary
+from .mjcfframes import Defaults, body_frame
 
 MAX_LINKS = 500  # links (MJCF: bodies) of one description
 MAX_JOINTS = 500  # joints of one description
@@ -339,44 +340,90 @@ def _mjcf(tree: _Tree, mesh) -> Description:
     world = root.find("worldbody")
     if world is None or world.find("body") is None:
         raise tree.error(root, "the MJCF model has no <worldbody> with a <body>")
-    degrees = (root.find("compiler") is None
-               or root.find("compiler").get("angle", "degree") == "degree")
-    links, joints, sites = [], [], []
-    _mjcf_body(tree, world.find("body"), "", degrees, links, joints, sites)
+    compiler = root.find("compiler")
+    read = _MjcfRead(tree, compiler is None or compiler.get("angle", "degree") == "degree",
+                     "xyz" if compiler is None else compiler.get("eulerseq", "xyz"),
+                     Defaults(root))
+    read.body(world.find("body"), "", "main")
     _mjcf_meshes(tree, mesh)
     name = root.get("model", "") or os.path.splitext(os.path.basename(tree.path))[0]
-    return Description(name, tree.path, tuple(links), tuple(joints), tuple(sites),
-                       links[0].name, "mjcf", "")
+    return Description(name, tree.path, tuple(read.links), tuple(read.joints),
+                       tuple(read.sites), read.links[0].name, "mjcf", "")
 
 
-def _mjcf_body(tree, body, parent, degrees, links, joints, sites) -> None:
-    """The links, joints and sites of ``body`` and its children (depth first)."""
-    name = body.get("name") or f"body{len(links)}"
-    first = ""
-    for j in body:
-        if j.tag not in ("joint", "freejoint"):
-            continue
-        kind = "floating" if j.tag == "freejoint" else MJCF_JOINTS.get(j.get("type", "hinge"))
+class _MjcfRead:
+    """An MJCF body tree into links, joints (a jointless child body hangs on a fixed joint)
+    and sites, each joint's origin the frame of its body in its parent body's
+    (:mod:`coopsim.formats.mjcfframes`), with the ``<default>`` classes applied."""
+
+    def __init__(self, tree: _Tree, degrees: bool, seq: str, defaults: Defaults) -> None:
+        self.tree, self.degrees, self.seq, self.defaults = tree, degrees, seq, defaults
+        self.links: list = []
+        self.joints: list = []
+        self.sites: list = []
+
+    def body(self, body, parent: str, cls: str) -> None:
+        """The links, joints and sites of ``body`` and its children (depth first)."""
+        tree = self.tree
+        name = body.get("name") or f"body{len(self.links)}"
+        cls = body.get("childclass", cls)
+        xyz, rpy = body_frame(tree, body, self.degrees, self.seq) if parent else ((0.0,) * 3,
+                                                                                  (0.0,) * 3)
+        first = ""
+        for j in body:
+            if j.tag in ("joint", "freejoint"):
+                first = first or self._joint(j, parent, name, cls, xyz, rpy)
+                xyz, rpy = (0.0,) * 3, (0.0,) * 3  # a second joint turns in the same frame
+        if not first and parent:
+            first = f"{name}_fixed"
+            self.joints.append(Joint(first, "fixed", parent, name, (0.0, 0.0, 1.0), xyz, rpy,
+                                     0.0, 0.0, line=tree.line(body)))
+        self.links.append(Link(name, first, self._mass(body, name), line=tree.line(body)))
+        for s in body.findall("site"):
+            self.sites.append(Site(tree.name(s, "site"), name,
+                                   tree.numbers(s, "pos", 3, (0.0,) * 3), tree.line(s)))
+        for child in body.findall("body"):
+            self.body(child, name, cls)
+
+    def _joint(self, j, parent: str, name: str, cls: str, xyz, rpy) -> str:
+        tree, get = self.tree, self.defaults.get
+        kind = ("floating" if j.tag == "freejoint"
+                else MJCF_JOINTS.get(get(j, cls, "type", "hinge")))
         if kind is None:
-            raise tree.error(j, f"joint type {j.get('type')!r} is not read (expected "
+            raise tree.error(j, f"joint type {get(j, cls, 'type')!r} is not read (expected "
                                 f"{', '.join(MJCF_JOINTS)})")
-        jname = j.get("name") or f"{name}_joint{len(joints)}"
-        lo, hi = tree.numbers(j, "range", 2, (-math.inf, math.inf))
-        scale = math.pi / 180 if degrees and kind == "revolute" else 1.0
-        axis = tree.numbers(j, "axis", 3, (0.0, 0.0, 1.0))
-        joints.append(Joint(jname, kind, parent, name, axis, tree.numbers(j, "pos", 3, (0.0,) * 3),
-                            (0.0, 0.0, 0.0), lo * scale, hi * scale, line=tree.line(j)))
-        first = first or jname
-    inertial = body.find("inertial")
-    mass = tree.numbers(inertial, "mass", 1, (0.0,))[0] if inertial is not None else 0.0
-    if inertial is not None and not mass > 0:
-        raise tree.error(inertial, f"body {name!r}: mass must be > 0 kg")
-    links.append(Link(name, first, mass, line=tree.line(body)))
-    for s in body.findall("site"):
-        sites.append(Site(tree.name(s, "site"), name, tree.numbers(s, "pos", 3, (0.0,) * 3),
-                          tree.line(s)))
-    for child in body.findall("body"):
-        _mjcf_body(tree, child, name, degrees, links, joints, sites)
+        jname = j.get("name") or f"{name}_joint{len(self.joints)}"
+        scale = math.pi / 180 if self.degrees and kind == "revolute" else 1.0
+        lo, hi = _floats(tree, j, get(j, cls, "range"), 2, (-math.inf, math.inf))
+        axis = _floats(tree, j, get(j, cls, "axis"), 3, (0.0, 0.0, 1.0))
+        self.joints.append(Joint(jname, kind, parent, name, axis, xyz, rpy, lo * scale,
+                                 hi * scale, line=tree.line(j)))
+        return jname
+
+    def _mass(self, body, name: str) -> float:
+        """The body's ``<inertial>`` mass, else its geoms' given masses (MuJoCo's inference
+        from geom densities is not repeated here: 0 then)."""
+        inertial = body.find("inertial")
+        if inertial is None:
+            return sum(_floats(self.tree, g, g.get("mass"), 1, (0.0,))[0]
+                       for g in body.findall("geom"))
+        mass = self.tree.numbers(inertial, "mass", 1, (0.0,))[0]
+        if not mass > 0:
+            raise self.tree.error(inertial, f"body {name!r}: mass must be > 0 kg")
+        return mass
+
+
+def _floats(tree: _Tree, element, text, n: int, default: tuple) -> tuple:
+    """``n`` finite numbers of ``text`` (an attribute's, maybe from a default class)."""
+    if text is None:
+        return default
+    try:
+        values = tuple(float(v) for v in str(text).split())
+    except ValueError:
+        values = ()
+    if len(values) != n or not all(math.isfinite(v) for v in values):
+        raise tree.error(element, f"expected {n} finite numbers, got {text!r}")
+    return values
 
 
 def _mjcf_meshes(tree: _Tree, mesh) -> None:

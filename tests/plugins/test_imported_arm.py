@@ -171,3 +171,50 @@ def test_an_arm_the_file_cannot_make_is_refused_at_its_keys_line(tmp_path, keys,
         load(str(path))
     assert str(err.value).startswith(f"{path}:{line}: ") and words in str(err.value)
 
+
+
+MJCF_ARM = """<mujoco model="mjcf_arm">
+  <compiler angle="degree" eulerseq="xyz"/>
+  <default>
+    <joint axis="0 1 0" range="-90 90"/>
+    <default class="wrist"><joint axis="1 0 0" range="-150 150"/></default>
+  </default>
+  <worldbody>
+    <body name="base_link">
+      <inertial pos="0 0 0" mass="2" diaginertia="0.01 0.01 0.01"/>
+      <body name="upper" pos="0 0 0.1" euler="0 0 30">
+        <joint name="shoulder"/>
+        <geom type="box" size="0.02 0.02 0.15" pos="0 0 0.15" mass="1"/>
+        <body name="bracket" pos="0.02 0 0.3" quat="0.9238795 0 0.3826834 0">
+          <geom type="box" size="0.02 0.02 0.02" mass="0.2"/>
+          <body name="fore" pos="0 0.01 0.05" axisangle="0 0 1 20" childclass="wrist">
+            <joint name="elbow"/>
+            <geom type="box" size="0.02 0.02 0.1" pos="0 0 0.1" mass="0.5"/>
+            <site name="tip" pos="0 0 0.2"/>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_an_mjcf_chain_is_mujocos_own_kinematics(tmp_path):
+    """An MJCF's body frames (pos with euler, quat, axisangle), a jointless body between two
+    joints and joint axes from <default> classes make the arm MuJoCo itself computes."""
+    from coopsim.model.plugins import ROBOT_TYPES
+
+    (tmp_path / "arm.xml").write_text(MJCF_ARM)
+    rtype = ROBOT_TYPES.get(load(str(scenario(tmp_path, "name m1\nposition 0 0 0\ndescription arm.xml\n"
+                                                        "tool tip"))).robots[0].type)
+    arm = rtype.ARM
+    assert [link.key for link in arm.links] == ["shoulder", "elbow"]
+    model = mujoco.MjModel.from_xml_string(MJCF_ARM)
+    data = mujoco.MjData(model)
+    for q in ((0.0, 0.0), (0.7, -1.2), (-1.5, 2.4)):
+        data.qpos[:] = q
+        mujoco.mj_forward(model, data)
+        want = frames(arm, q)[-1]
+        assert np.allclose(want[:3, 3], data.site("tip").xpos, atol=1e-6)
+        assert np.allclose(want[:3, :3], data.site("tip").xmat.reshape(3, 3), atol=1e-6)
