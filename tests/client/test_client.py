@@ -74,7 +74,8 @@ def test_remote_errors_carry_code_and_sentence(client):
              (lambda: bot.motors.set_speeds(200.0, 0.0), p.OUT_OF_RANGE),
              (lambda: bot.call(100, data=(1.0,)), p.WRONG_ARITY),
              (lambda: client.sim().set_mode("turbo"), p.OUT_OF_RANGE),
-             (lambda: client.request(client.nameserver, 0, params=(9,)), p.VERSION_MISMATCH)]
+             (lambda: client.request(client.nameserver, 0, params=(p.PROTOCOL_VERSION + 1,)),
+              p.VERSION_MISMATCH)]
     for call, code in cases:
         with pytest.raises(RemoteError) as info:
             call()
