@@ -1,4 +1,4 @@
-"""Benchmark: what the divergence check costs the engines' step (issue 45, item 2), same run.
+"""Study: what the divergence check costs the engines' step (issue 45, item 2), same run.
 
 The load: N Crazyflie-sized free bodies (27 g) at 1-3 m over a floor big enough for them, each
 holding m g of thrust give or take 2 % (they drift, never touch the floor: nothing diverges),
@@ -13,7 +13,7 @@ dt = 0.002 s. Timed: the engine's step alone, in blocks of ``--steps`` steps (me
 
 The ratio is checked / baseline time per step (1.00: free).
 
-Usage: python benchmarks/divergence_bench.py [--robots 10000] [--mujoco-robots 200]
+Usage: python experiments/divergence_check.py [--robots 10000] [--mujoco-robots 200]
 [--steps 200] [--blocks 5]
 """
 
