@@ -10,6 +10,8 @@ ratio coopsim / peer of robot-steps per CPU second (above 1: coopsim is ahead).
   it. RotorPy 3: its batched torch vehicle (``BatchedMultirotor``, Crazyflie parameters, the
   ``rk4`` integrator it calls the faster) and ``BatchedSE3Control``, one control update then 5
   vehicle steps of 2 ms.
+- ``Mujoco``: the same Crazyflies on coopsim's ``mujoco`` engine against raw MuJoCo stepping
+  as many free boxes of a Crazyflie's mass with a height law on arrays (N = 1, 10, 100).
 - ``Batched``: K copies (256 .. 32,768) of a 4-robot task: coopsim's batched worlds (the
   ``copies`` backend, lean, what ``make_vec`` steps) against VMAS with ``num_envs=K`` (torch
   on the CPU).
@@ -276,7 +278,35 @@ def vmas_batched(copies: int, n: int = 4):
     return step, 1, copies * n, None
 
 
+def coopsim_mujoco(n: int):
+    return build(flyers(n, engine="mujoco")).tick, 1, n, None
+
+
+def mujoco_flyers(n: int):
+    """Raw MuJoCo: ``n`` Crazyflie-sized free boxes (27 g) over a floor at 500 Hz, a height
+    law at 100 Hz on arrays (thrust along the world z through ``xfrc_applied``), 5 ``mj_step``
+    a call: the 3D engine's floor without coopsim around it."""
+    import mujoco
+
+    bodies = "".join(
+        f'<body pos="{x} {y} 0.02"><freejoint/><geom type="box" size="0.046 0.046 0.015" '
+        f'mass="0.027"/></body>' for x, y in grid(n, 0.5))
+    model = mujoco.MjModel.from_xml_string(
+        f'<mujoco><option timestep="0.002"/><worldbody><geom type="plane" size="0 0 1"/>'
+        f'{bodies}</worldbody></mujoco>')
+    data = mujoco.MjData(model)
+    z, vz = 7 * np.arange(n) + 2, 6 * np.arange(n) + 2  # qpos / qvel addresses of each z
+
+    def step():
+        up = 0.027 * (9.81 + 4.0 * (1.0 - data.qpos[z]) - 2.0 * data.qvel[vz])
+        data.xfrc_applied[1:, 2] = np.clip(up, 0.0, 0.6)
+        for _ in range(5):
+            mujoco.mj_step(model, data)
+    return step, 5, n, None
+
+
 SIDES = {("crazyflies", "coopsim"): coopsim_crazyflies,
+         ("mujoco", "coopsim"): coopsim_mujoco, ("mujoco", "mujoco"): mujoco_flyers,
          ("crazyflies", "crazyflow"): crazyflow_crazyflies,
          ("crazyflies", "rotorpy"): rotorpy_crazyflies,
          ("ground", "coopsim"): coopsim_ground, ("ground", "irsim"): irsim_ground,
@@ -398,6 +428,17 @@ class Crazyflies(Duel):
     track_ratio = Duel.ratio
 
 
+class Mujoco(Duel):
+    """coopsim on its ``mujoco`` engine (the whole Simulation: ``flight``, sensors) / raw
+    MuJoCo's ``mj_step`` loop, drone-steps per CPU second, N Crazyflies at 500 Hz: what
+    coopsim costs around the 3D engine it wraps (below 1 by construction; a fall is the
+    regression)."""
+
+    case, param_names = "mujoco", ("peer", "drones")
+    params = (["mujoco"], sizes(1, 10, 100, smoke=2))
+    track_ratio = Duel.ratio
+
+
 class Batched(Duel):
     """coopsim's batched copies / VMAS robot-steps per CPU second, K copies x 4 robots."""
 
@@ -420,7 +461,7 @@ def main(argv=None) -> None:
     if argv[:1] == ["--serve"]:
         return serve(argv[1], argv[2], int(argv[3]))
     picks = [a.split(":") for a in argv] or [
-        (c.case, p, s) for c in (Crazyflies, Batched, Ground) for p in c.params[0]
+        (c.case, p, s) for c in (Crazyflies, Mujoco, Batched, Ground) for p in c.params[0]
         for s in c.params[1]]
     print(f"load {os.getloadavg()[0]:.1f}; robot-steps/s, medians of {ROUNDS} rounds\n"
           "| case | peer | size | coopsim CPU | peer CPU | coopsim wall | peer wall | "
