@@ -18,8 +18,9 @@ import msgpack
 
 # The error codes are declared with the commands (coopsim.model.commands); re-exported here.
 from ..model.commands import (BAD_MESSAGE, BUSY, ERROR_NAMES, FAILED, INTERNAL,  # noqa: F401
-                              NOT_ALLOWED, OK, OUT_OF_RANGE, OWNED, TIMEOUT, UNKNOWN_COMMAND,
-                              UNKNOWN_NAME, VERSION_MISMATCH, WRONG_ARITY, Command)
+                              NOT_ALLOWED, OK, OUT_OF_RANGE, OWNED, POSE_FLOOD, POSE_REFUSED,
+                              TIMEOUT, UNKNOWN_COMMAND, UNKNOWN_NAME, VERSION_MISMATCH,
+                              WRONG_ARITY, Command, PoseCommand)
 from ..model.errors import ProtocolError
 
 #: The wire's version, answered by every server's hello (command 0). A change to a message, a
@@ -184,6 +185,8 @@ ROBOT_COMMANDS = {c.id: c for c in (
     Command(11, "param_info", text="req"),
     Command(12, "param_get", text="req"),
     Command(13, "param_set", data=(0, 1), text="req"),
+    # protocol 10: an external robot's pose, [x, y, yaw] or [x, y, z, qw, qx, qy, qz]
+    PoseCommand(20, "external_pose", data=(3, 7)),
 )}
 
 
