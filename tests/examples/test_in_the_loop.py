@@ -55,3 +55,22 @@ def test_4a_the_real_robot_stops_before_the_virtual_wall_and_the_rule_passes():
     assert robot["status"] == "live" and robot["received"] > 50 and not robot["refused"]
     assert state["latency"]["to_snapshot"]["count"] > 50
     assert state["latency"]["to_reading"]["count"] > 50
+
+
+def test_4b_three_simulated_followers_keep_a_column_behind_an_external_leader():
+    scenario = load(EXAMPLES / "leader_formation.scenario")
+    with live(scenario) as run:
+        proc = _stand_in("leader.py", run.network.endpoint, "--speed", "0.5")
+        try:
+            run.stepper.wait_step(500, 60.0)  # 5 s: a third of the circle
+            snap = run.stepper.snapshot
+        finally:
+            proc.kill()
+            proc.wait()
+    pose = {name: snap.poses[snap.index[name], :2] for name in ("leader", "f1", "f2", "f3")}
+    r = math.hypot(*pose["leader"])
+    assert abs(r - 1.5) < 0.05 and pose["leader"][1] > 1.0  # on its circle, well round it
+    for ahead, behind in (("leader", "f1"), ("f1", "f2"), ("f2", "f3")):
+        gap = math.dist(pose[ahead], pose[behind])
+        assert 0.4 < gap < 1.1, (ahead, behind, gap)  # the column held
+    assert not run.stepper.finished  # the stream never went stale
