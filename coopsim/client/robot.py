@@ -26,6 +26,7 @@ from .process import SIM_PID_ENV, _process_gone
 
 _COMMANDS, _DETACH, _MODULES, _CLAIM, _RELEASE = 3, 2, 1, 4, 5
 _PARAM_LIST, _PARAM_GET, _PARAM_SET = 10, 12, 13
+_EXTERNAL_POSE = 20  # protocol 10: an external robot's pose (docs/in-the-loop.md)
 MAX_TIMEOUTS = 3  # requests in a row without a reply before the loop asks the name server
 PROBE_TIMEOUT = 1.0  # s the name server has to answer that probe
 
@@ -181,6 +182,21 @@ class Robot:
             RobotOwned: another connection owns it (error 11; the text names the owner).
         """
         return self.call(_CLAIM, params=(int(bool(force)),)).text
+
+    def send_pose(self, x: float, y: float, yaw: float = 0.0, *, z: float | None = None,
+                  quat: Sequence[float] | None = None) -> float:
+        """Send an external robot's pose (protocol 10, docs/in-the-loop.md): ``x, y`` m and
+        ``yaw`` rad in the world frame, or with ``z`` (m) and ``quat`` (w, x, y, z) its 3D pose.
+
+        Returns:
+            The simulated time (s) of the step the server had taken when it took the pose.
+
+        Raises:
+            RemoteError: 14, the pose is refused (not finite, a teleport, off the floor, the
+                robot is not external); 15, a flood; 11, another connection owns the robot.
+        """
+        data = (x, y, yaw) if quat is None else (x, y, z or 0.0, *quat)
+        return self.call(_EXTERNAL_POSE, data=data).data[0]
 
     def release(self) -> bool:
         """Give the robot up (it also leaves lockstep); True when this connection owned it.

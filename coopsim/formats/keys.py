@@ -9,11 +9,12 @@ what needs the whole file. ``WORLD_RULES`` and ``SCENARIO_RULES`` are the two fo
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 
 from ..model.limits import field_problem, first_problem, name_problem
 from ..model.orders import FORMATION_NAMES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting,
-                           ParamSetting, yaw_from_degrees)
+                           ExternalSpec, ParamSetting, yaw_from_degrees)
 from . import games
 from .description import ROBOT_KEYS as DESCRIPTION_ROBOT_KEYS
 from .events import EVENT_KEYS, MONITORS_KEYS
@@ -124,6 +125,20 @@ def _rule_param(key: str, tokens: list, rest: str) -> tuple:
     return _pairs(tokens, "rule")[0]
 
 
+def _external(key: str, tokens: list, rest: str) -> ExternalSpec:
+    """``external [stale S] [max_speed V] [max_jump M] [max_rate HZ]`` (every value > 0)."""
+    known = {f.name for f in fields(ExternalSpec)}
+    values = {}
+    for name, value in _pairs(tokens, "external"):
+        if name not in known:
+            raise Bad(f"external has no setting {name!r} (it has: {', '.join(sorted(known))})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not 0 < value < 1e9:
+            raise Bad(f"external {name} must be a number > 0, got {value!r}")
+        values[name] = float(value)
+    return ExternalSpec(**values)
+
+
 # --- the tables: which sections hold which keys ---------------------------------------------------
 
 _XYZ = ("x", "y", "z")
@@ -147,6 +162,7 @@ _ROBOT_KEYS = {  # type: required unless the robot comes from a description file
     "controller": Key(rest("a shell command")),
     "param": Key(_param, repeat=True),
     "driver": Key(_driver, repeat=True),
+    "external": Key(_external),  # issue 44: its pose comes from outside
     **DESCRIPTION_ROBOT_KEYS,  # description, base, search and the per-module keys
 }
 _SETTINGS_KEYS = {  # key = field name of specs.Settings

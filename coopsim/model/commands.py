@@ -28,12 +28,17 @@ TIMEOUT = 9  # the simulation did not answer in time (e.g. a step that never cam
 INTERNAL = 10  # a bug in the server; the request changed nothing it could roll back
 OWNED = 11  # another connection owns the robot: motion commands are its alone (text names it)
 BUSY = 12  # this connection has its share of requests in flight already (inverse kinematics)
+# protocol 10, h44-external: an external robot's pose refused (not finite, a teleport, off the
+# floor, or the robot is not external) / more poses than the robot's max_rate (a flood)
+POSE_REFUSED = 14
+POSE_FLOOD = 15
 
 ERROR_NAMES = {
     OK: "ok", BAD_MESSAGE: "bad message", UNKNOWN_COMMAND: "unknown command",
     WRONG_ARITY: "wrong arity", OUT_OF_RANGE: "out of range", UNKNOWN_NAME: "unknown name",
     NOT_ALLOWED: "not allowed", VERSION_MISMATCH: "version mismatch", FAILED: "failed",
     TIMEOUT: "timeout", INTERNAL: "internal error", OWNED: "owned", BUSY: "busy",
+    POSE_REFUSED: "pose refused", POSE_FLOOD: "pose flood",
 }
 
 #: Kinds of robot commands: how a robot's endpoint dispatches them.
@@ -125,3 +130,15 @@ class Command:
         doc = blank(words[9].strip()) if len(words) > 9 else ""
         return cls(int(cid), name, blank(module), (int(p0), int(p1)), (int(d0), int(d1)),
                    blank(text), blank(kind), doc)
+
+
+@dataclass(frozen=True)
+class PoseCommand(Command):
+    """An external robot's pose (protocol 10): a non-finite number is a refused pose (error
+    :data:`POSE_REFUSED`), not a malformed request, so a hostile stream reads one code."""
+
+    def check(self, msg) -> None:
+        if not all(math.isfinite(d) for d in msg.data):
+            raise ProtocolError(POSE_REFUSED, f"{self.name}: the pose has a number that is not "
+                                              "finite (NaN or infinity): refused")
+        super().check(msg)

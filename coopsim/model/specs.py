@@ -256,6 +256,28 @@ class MonitorsSpec:
 
 
 @dataclass(frozen=True)
+class ExternalSpec:
+    """A robot whose pose comes from outside (``external`` in a ``[ROBOT_n]`` section, issue
+    44): a real robot under motion capture or ROS 2, held in the world as a body that follows
+    the poses it is sent (docs/in-the-loop.md).
+
+    Attributes:
+        stale: s of simulated time without a pose after which the robot is stale (it stays
+            where it was, at rest, until poses come again).
+        max_speed: m/s; a pose farther from the last than this speed allows (plus
+            ``max_jump``) is refused as a teleport (error 14).
+        max_jump: m; the slack every jump gets on top of ``max_speed``.
+        max_rate: Hz; poses beyond this rate (a burst of a tenth of a second allowed) are
+            refused as a flood (error 15).
+    """
+
+    stale: float = 0.5
+    max_speed: float = 5.0
+    max_jump: float = 0.5
+    max_rate: float = 1000.0
+
+
+@dataclass(frozen=True)
 class RobotSpec:
     """One ``[ROBOT_n]`` section.
 
@@ -271,6 +293,8 @@ class RobotSpec:
         line: Line of the section header.
         description: The robot's description file and its keys
             (:class:`~coopsim.model.imported.DescriptionSpec`), or None for a built-in type.
+        external: How its pose comes from outside (:class:`ExternalSpec`), or None for a
+            simulated robot.
     """
 
     type: str
@@ -283,6 +307,7 @@ class RobotSpec:
     drivers: tuple[DriverSetting, ...] = ()
     line: int = 0
     description: object | None = None
+    external: ExternalSpec | None = None
 
 
 #: Kinds of no-go zones (``[ZONE_n] kind``): all are kept out of planned paths and seen by the

@@ -60,6 +60,7 @@ class Network:
         self.publisher.register(self.names)
         self.squads.register(self.names)
         self.sim.more_state.append(self.squads.state)
+        self.sim.more_state.append(lambda: external_state(stepper))  # protocol 10
         stepper.hooks.append(self.publisher)
         stepper.hooks.append(self.squads.observe)
         stepper.idle_hooks.append(lambda snap: self.publisher(snap, force=True))
@@ -133,3 +134,10 @@ class Network:
 def _driver_values(robot):
     """The robot's driver parameters (served as the pseudo-module ``driver``), or None."""
     return robot.driver[1] if robot.driver is not None else None
+
+
+def external_state(stepper) -> dict:
+    """``/sim state``'s ``external`` entry (protocol 10): only in a run with external robots
+    (their status, counts and the latencies of their poses, docs/protocol.md section 4)."""
+    external = stepper.sim.external
+    return {"external": external.state()} if external else {}

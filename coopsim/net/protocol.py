@@ -18,20 +18,23 @@ import msgpack
 
 # The error codes are declared with the commands (coopsim.model.commands); re-exported here.
 from ..model.commands import (BAD_MESSAGE, BUSY, ERROR_NAMES, FAILED, INTERNAL,  # noqa: F401
-                              NOT_ALLOWED, OK, OUT_OF_RANGE, OWNED, TIMEOUT, UNKNOWN_COMMAND,
-                              UNKNOWN_NAME, VERSION_MISMATCH, WRONG_ARITY, Command)
+                              NOT_ALLOWED, OK, OUT_OF_RANGE, OWNED, POSE_FLOOD, POSE_REFUSED,
+                              TIMEOUT, UNKNOWN_COMMAND, UNKNOWN_NAME, VERSION_MISMATCH,
+                              WRONG_ARITY, Command, PoseCommand)
 from ..model.errors import ProtocolError
 
 #: The wire's version, answered by every server's hello (command 0). A change to a message, a
 #: command, an error code or the state stream bumps it in the same commit, with an entry in the
 #: changelog that opens docs/protocol.md.
-PROTOCOL_VERSION = 9
+PROTOCOL_VERSION = 10
 #: Client versions a server serves. Version 8 made the state stream's and ``/sim state``'s
 #: per-robot columns the world's own, changing with its layout (docs/protocol.md, Changelog):
 #: a client of version 2 to 7 may take them for fixed for the whole run, so it is refused.
 #: Version 9 only adds the layout document's optional ``scenery`` key (a map key a version-8
-#: client skips), so a version-8 client is served as itself.
-SERVED_VERSIONS = (8, 9)
+#: client skips), so a version-8 client is served as itself. Version 10 only adds commands,
+#: replies, error codes and layout keys (none changes an old one), so versions 8 and 9 are
+#: served as themselves.
+SERVED_VERSIONS = (8, 9, 10)
 #: Where a client of another version reads what changed (quoted in the version-mismatch error).
 CHANGELOG = "docs/protocol.md, 'Changelog'"
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000"  # YARP's default port
@@ -182,6 +185,8 @@ ROBOT_COMMANDS = {c.id: c for c in (
     Command(11, "param_info", text="req"),
     Command(12, "param_get", text="req"),
     Command(13, "param_set", data=(0, 1), text="req"),
+    # protocol 10: an external robot's pose, [x, y, yaw] or [x, y, z, qw, qx, qy, qz]
+    PoseCommand(20, "external_pose", data=(3, 7)),
 )}
 
 

@@ -152,6 +152,17 @@ class RobotPort:
         was = self.stepper.slots.release(self.robot, owner.key if owner else None)
         return msg.reply("released" if was else "was not owned", params=(int(was),))
 
+    def _external_pose(self, msg: Message) -> Message:
+        """An external robot's pose (protocol 10, docs/in-the-loop.md): the connection
+        sending it owns the robot (error 11 for another's), a bad pose is error 14, a flood
+        error 15; nothing changes on an error and the run goes on."""
+        owner = self._owner()
+        if owner is not None:
+            self.stepper.slots.claim(self.robot, owner)  # error 11: another connection's
+        self.stepper.sim.external.receive(self.robot, msg.data)
+        snap = self.stepper.snapshot
+        return msg.reply("external", params=(snap.step,), data=(snap.time,))
+
     def _owner(self):
         """The Owner the request being served comes from (None: not from the network)."""
         if self.caller is None or self.identify is None:
@@ -223,6 +234,7 @@ class RobotPort:
         row = snap.reading(self.robot, command.module)
         answerer = capability(self.classes[command.module], Answerer, default=True)
         text, data = answerer.answer_robot(command, self.robot, row, msg.text, snap)
+        self.stepper.sim.external.served(self.robot)  # issue 44: pose -> reading served
         return msg.reply(text, params=_stamp(snap, self.robot, command.module), data=data)
 
     def _move(self, msg: Message, command: Command):

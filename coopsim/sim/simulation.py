@@ -22,6 +22,7 @@ from ..model.specs import ScenarioSpec, check_dt
 from ..model.validate import rate_problem
 from .access import Access
 from .drivers import DriverHost
+from .external import ExternalRobots
 from .health import Health
 from .rules import RuleHost
 from .sensing import CommandTables, ParamTable, RobotTable, Sensors
@@ -132,6 +133,7 @@ class Simulation:
         self.extra: dict = {}
         self._new_states()
         self.health = Health()  # the robots contained so far (extra["diverged"])
+        self.external = ExternalRobots([s.spec for s in world.sections.values()], world.floor)
         self.rules = RuleHost(self.scenario)
         self.drivers = DriverHost(self)
         self._sync_layout()
@@ -239,6 +241,7 @@ class Simulation:
     def physics(self) -> None:
         """Physics phase: advance the engine by dt; a robot the engine found diverged is
         contained (:mod:`coopsim.sim.health`; the other engines' robots at :meth:`sense`)."""
+        self.external.apply(self)  # issue 44: external robots where their poses say
         self.world.engine.step(self.dt)
         self.step += 1
         self.time = self._t0 + (self.step - self._k0) * self.dt

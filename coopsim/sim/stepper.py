@@ -110,6 +110,7 @@ class Stepper(WorldOwner):
         if self.sim.ended and not self.finished:
             self.finished = self.sim.ended
         self._publish(snapshot)
+        self.sim.external.published()  # issue 44: pose received -> in this snapshot
         for hook in self.hooks:
             hook(snapshot)
         return snapshot

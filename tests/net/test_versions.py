@@ -1,5 +1,5 @@
-"""Versions that mean something (issue #22): hello says protocol 9 (protocol 8 changed the
-stream's columns, so version-2 to -7 clients are refused; 9 only added a key and serves 8) and an older client is told
+"""Versions that mean something (issue #22): hello says protocol 10 (protocol 8 changed the
+stream's columns, so version-2 to -7 clients are refused; 9 and 10 only added and serve 8) and an older client is told
 clearly; new recordings say format 2 and format-1 recordings still play; both docs open with
 their changelog; the gateway refuses a name server of another version."""
 
@@ -23,16 +23,18 @@ from rechelpers import record, run_cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_hello_says_protocol_9_serves_8_and_refuses_every_older_version():
+def test_hello_says_protocol_10_serves_8_and_9_and_refuses_every_older_version():
     """Protocol 8's stream columns change with the layout: a version-7 client may have read
-    them once for the whole run, so it is not served; protocol 9 only added the layout
-    document's optional ``scenery`` key, so a version-8 client is served as itself."""
-    assert p.PROTOCOL_VERSION == 9
-    for sent in ((9,), ()):
+    them once for the whole run, so it is not served; protocols 9 and 10 only added (a layout
+    key; commands, replies, error codes, keys), so version-8 and -9 clients are served as
+    themselves."""
+    assert p.PROTOCOL_VERSION == 10
+    for sent in ((10,), ()):
         reply = p.hello_reply(Message(0, "", 0, sent), "/sim")
-        assert (reply.error, reply.params) == (0, (9,))
+        assert (reply.error, reply.params) == (0, (10,))
     assert p.hello_reply(Message(0, "", 0, (8,)), "/sim").params == (8,)
-    for old in (7, 6, 5, 4, 3, 2, 10):
+    assert p.hello_reply(Message(0, "", 0, (9,)), "/sim").params == (9,)
+    for old in (7, 6, 5, 4, 3, 2, 11):
         reply = p.hello_reply(Message(0, "", 0, (old,)), "/sim")
         assert reply.error == p.VERSION_MISMATCH and reply.params == (), old
 
@@ -41,7 +43,7 @@ def test_hello_says_protocol_9_serves_8_and_refuses_every_older_version():
 def test_an_older_client_is_told_both_versions_and_where_the_changelog_is(old):
     reply = p.hello_reply(Message(0, "", 0, (old,)), "/robot1")
     assert reply.error == p.VERSION_MISMATCH == 7
-    assert "speaks coopsim protocol 9" in reply.text and f"client protocol {old};" in reply.text
+    assert "speaks coopsim protocol 10" in reply.text and f"client protocol {old};" in reply.text
     assert "docs/protocol.md, 'Changelog'" in reply.text
 
 
@@ -74,7 +76,8 @@ def test_every_hello_row_and_example_of_the_protocol_doc_says_the_version_server
 
 
 def test_the_protocol_changelog_names_the_changes_clients_of_version_1_tripped_on():
-    changelog = (ROOT / "docs/protocol.md").read_text().split("### Version 1")[0]
+    # "### Version 1 " (with its space): not the heading of version 10
+    changelog = (ROOT / "docs/protocol.md").read_text().split("### Version 1 ")[0]
     for change in ("`bars`", "`parts`", "8 to 12", "echoes the request's `command`",
                    "48 from one address", "docs/recording-format.md", "**11 `owned`**",
                    "**4 `claim`**", "**5 `release`**", "0.05..60 s"):
@@ -133,7 +136,7 @@ def test_the_gateway_refuses_a_name_server_of_another_version():
         thread.join()
         ctx.term()
     assert result.returncode == 2
-    assert re.search(r"error 7: .*speaks protocol 1, the client 9", result.stderr)
+    assert re.search(r"error 7: .*speaks protocol 1, the client 10", result.stderr)
 
 
 def test_every_client_sends_and_its_readme_says_the_version_servers_answer():

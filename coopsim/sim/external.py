@@ -1,0 +1,258 @@
+"""External robots (issue 44): robots whose pose comes from outside, held as bodies that
+follow the poses they are sent, with their staleness and the latency of their poses measured.
+
+A pose arrives on the robot's endpoint (``external_pose``, command 20, docs/protocol.md) or
+from the ROS 2 bridge, on whatever thread serves it: :meth:`ExternalRobots.receive` checks it
+and stores it under a lock. Each step, before the engine steps, :meth:`ExternalRobots.apply`
+puts every external robot where its latest pose says at the step's end (interpolated over the
+interval poses come at, so a slow stream moves the body smoothly) with the matching velocity,
+through the engine's ``reset_rows``: simulated robots collide with it and are pushed, and
+whatever pushed it during a step is undone by the next. Frames and units: world frame, m, rad,
+s; simulated time for staleness, wall-clock time (``time.perf_counter``) for latencies.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model.commands import POSE_FLOOD, POSE_REFUSED
+from ..model.errors import ProtocolError
+
+#: The longest interval a pose is interpolated over, s (a slower stream jumps at its end).
+MAX_INTERPOLATION = 0.25
+#: Latency samples kept for the percentiles (the latest ones).
+SAMPLES = 20_000
+#: A burst of this many seconds' worth of ``max_rate`` poses is let through.
+BURST = 0.1
+
+
+@dataclass
+class _Track:
+    """One external robot's stream: its segment from ``start`` (at ``t_start``) to ``end``
+    (at ``t_end``), simulated time, poses (x, y, yaw); its counts and pending receipts."""
+
+    spec: object
+    start: tuple | None = None
+    end: tuple | None = None
+    t_start: float = 0.0
+    t_end: float = 0.0
+    last_sim: float | None = None  # simulated time of the last pose received
+    last_wall: float | None = None
+    refilled: float | None = None  # wall time the flood allowance was last topped up at
+    received: int = 0
+    refused: dict = field(default_factory=dict)  # error code -> count
+    tokens: float = 0.0
+    stale: bool = False
+    stale_since: float | None = None
+    stale_count: int = 0
+    pending: list = field(default_factory=list)  # receipt times of poses not yet applied
+    shown: list = field(default_factory=list)  # receipt times shown, no reading served yet
+
+
+def yaw_of(data) -> float:
+    """The heading (rad) of a pose: ``[x, y, yaw]`` or ``[x, y, z, qw, qx, qy, qz]``."""
+    if len(data) == 3:
+        return float(data[2])
+    _, _, _, w, x, y, z = data
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+def _wrap(angle: float) -> float:
+    return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def _at(track: _Track, t: float) -> tuple:
+    """The track's pose at simulated time ``t`` (linear along its segment, held after)."""
+    if track.t_end <= track.t_start or t >= track.t_end:
+        return track.end
+    f = max(0.0, (t - track.t_start) / (track.t_end - track.t_start))
+    (x0, y0, a0), (x1, y1, a1) = track.start, track.end
+    return (x0 + f * (x1 - x0), y0 + f * (y1 - y0), a0 + f * _wrap(a1 - a0))
+
+
+class ExternalRobots:
+    """The external robots of a run: their streams, staleness and latencies.
+
+    Args:
+        robots: The scenario's RobotSpecs (those with ``external`` set are tracked).
+        floor: The FloorSpec (a pose off the floor is refused).
+    """
+
+    def __init__(self, robots, floor) -> None:
+        self.tracks = {r.name: _Track(r.external) for r in robots
+                       if getattr(r, "external", None) is not None}
+        self.floor = floor
+        self.lock = threading.Lock()
+        self.to_snapshot: deque = deque(maxlen=SAMPLES)  # s: pose received -> its snapshot
+        self.to_reading: deque = deque(maxlen=SAMPLES)  # s: pose received -> a reading served
+        self._applied: list = []  # receipts applied by the step being taken
+        self.now = 0.0  # simulated time of the last step (poses are stamped with it)
+
+    def __bool__(self) -> bool:
+        return bool(self.tracks)
+
+    # -- poses in (any thread) ------------------------------------------------------------------
+
+    def receive(self, robot: str, data, wall: float | None = None) -> None:
+        """Take one pose of ``robot`` (``[x, y, yaw]`` or ``[x, y, z, qw, qx, qy, qz]``, m and
+        rad, world frame).
+
+        Raises:
+            ProtocolError: POSE_REFUSED (not external, not finite, off the floor, a jump
+                beyond ``max_speed``), POSE_FLOOD (beyond ``max_rate``). Nothing is stored.
+        """
+        wall = time.perf_counter() if wall is None else wall
+        track = self.tracks.get(robot)
+        if track is None:
+            raise ProtocolError(POSE_REFUSED, f"{robot} is not an external robot: its pose is "
+                                              "the simulation's (mark it 'external' in its "
+                                              "[ROBOT_n] section)")
+        with self.lock:
+            try:
+                pose = self._checked(track, robot, data, wall)
+            except ProtocolError as exc:
+                track.refused[exc.code] = track.refused.get(exc.code, 0) + 1
+                raise
+            self._store(track, pose, wall)
+
+    def _checked(self, track: _Track, robot: str, data, wall: float) -> tuple:
+        spec = track.spec
+        if len(data) not in (3, 7) or not all(math.isfinite(v) for v in data):
+            raise ProtocolError(POSE_REFUSED, f"{robot}: a pose is 3 or 7 finite numbers")
+        if len(data) == 7 and abs(math.hypot(*data[3:]) - 1.0) > 0.1:
+            raise ProtocolError(POSE_REFUSED, f"{robot}: the quaternion is not a unit one")
+        x, y, yaw = float(data[0]), float(data[1]), yaw_of(data)
+        if not self.floor.contains(x, y):
+            raise ProtocolError(POSE_REFUSED, f"{robot}: ({x:.3g}, {y:.3g}) m is off the "
+                                              "floor: refused")
+        if track.refilled is None:
+            track.tokens = spec.max_rate * BURST + 1.0
+        else:
+            track.tokens = min(spec.max_rate * BURST + 1.0, track.tokens + (
+                wall - track.refilled) * spec.max_rate)
+        track.refilled = wall
+        if track.tokens < 1.0:
+            raise ProtocolError(POSE_FLOOD, f"{robot}: poses come faster than its max_rate "
+                                            f"{spec.max_rate:g} Hz: this one is dropped")
+        if track.end is not None and not track.stale:
+            jump = math.hypot(x - track.end[0], y - track.end[1])
+            allowed = spec.max_jump + spec.max_speed * (wall - track.last_wall)
+            if jump > allowed:
+                raise ProtocolError(POSE_REFUSED, f"{robot}: a jump of {jump:.3g} m from its "
+                                                  f"last pose (at most {allowed:.3g} m at its "
+                                                  f"max_speed {spec.max_speed:g} m/s): refused")
+        return x, y, yaw
+
+    def _store(self, track: _Track, pose: tuple, wall: float) -> None:
+        interval = 0.0 if track.last_wall is None or track.stale else \
+            min(MAX_INTERPOLATION, wall - track.last_wall)
+        track.start = pose if track.end is None else _at(track, self.now)
+        track.end, track.t_start, track.t_end = pose, self.now, self.now + interval
+        track.last_sim, track.last_wall = self.now, wall
+        track.tokens -= 1.0
+        track.received += 1
+        if len(track.pending) < 1024:
+            track.pending.append(wall)
+
+    # -- the step (the stepper's thread) ----------------------------------------------------------
+
+    def apply(self, sim) -> None:
+        """Before the engine steps: every external robot with a pose placed where its stream
+        says at the step's end, moving at the stream's velocity; staleness updated."""
+        if not self.tracks:
+            return
+        t0, t1 = sim.time, sim.time + sim.dt
+        rows, states = [], []
+        with self.lock:
+            self.now = t1
+            for name, track in self.tracks.items():
+                row = sim.robots.index.get(name)
+                if row is None or track.end is None:
+                    continue
+                self._mark_stale(track, t1)
+                a, b = _at(track, t0), _at(track, t1)
+                v = (0.0, 0.0, 0.0) if track.stale else (
+                    (b[0] - a[0]) / sim.dt, (b[1] - a[1]) / sim.dt, _wrap(b[2] - a[2]) / sim.dt)
+                rows.append(row)
+                states.append((*b, *v))
+                self._applied.extend((name, w) for w in track.pending)
+                track.pending.clear()
+        if rows:
+            sim.world.engine.reset_rows(np.array(rows), np.array(states, dtype=float))
+        sim.extra["external_stale"] = self.stale_robots()  # readers: HUD, summary, rules
+
+    def _mark_stale(self, track: _Track, now: float) -> None:
+        stale = now - track.last_sim > track.spec.stale
+        if stale and not track.stale:
+            track.stale_count += 1
+            track.stale_since = track.last_sim + track.spec.stale
+        track.stale = stale
+        if not stale:
+            track.stale_since = None
+
+    def published(self) -> None:
+        """The step's snapshot is out: each pose it applied has its pose -> snapshot time."""
+        if not self._applied:
+            return
+        now = time.perf_counter()
+        with self.lock:
+            for name, wall in self._applied:
+                self.to_snapshot.append(now - wall)
+                self.tracks[name].shown.append(wall)
+            self._applied = []
+
+    def served(self, robot: str) -> None:
+        """A reading of ``robot`` was served: each pose shown since has its pose -> reading."""
+        track = self.tracks.get(robot)
+        if track is None or not track.shown:
+            return
+        now = time.perf_counter()
+        with self.lock:
+            self.to_reading.extend(now - w for w in track.shown)
+            track.shown.clear()
+
+    # -- what readers see -------------------------------------------------------------------------
+
+    def stale_robots(self) -> tuple[str, ...]:
+        """The robots stale now, and those still waiting for their first pose."""
+        return tuple(n for n, t in self.tracks.items() if t.stale or t.end is None)
+
+    def state(self) -> dict:
+        """The ``external`` entry of ``/sim state`` (docs/protocol.md section 4)."""
+        with self.lock:
+            robots = {name: {"status": "waiting" if t.end is None else
+                             "stale" if t.stale else "live",
+                             "received": t.received, "last": t.last_sim,
+                             "stale_since": t.stale_since, "stale_count": t.stale_count,
+                             "refused": {str(k): v for k, v in sorted(t.refused.items())}}
+                      for name, t in self.tracks.items()}
+            latency = {"to_snapshot": _figures(self.to_snapshot),
+                       "to_reading": _figures(self.to_reading)}
+        return {"robots": robots, "latency": latency}
+
+    def summary(self) -> str:
+        """One line for a headless run's summary ("" without external robots)."""
+        if not self.tracks:
+            return ""
+        state = self.state()
+        words = [f"{n} {r['status']} ({r['received']} poses, stale {r['stale_count']} "
+                 "times)" for n, r in state["robots"].items()]
+        lat = state["latency"]
+        ms = [f"{k.replace('_', ' ')} p95 {v['p95'] * 1e3:.1f} ms" for k, v in lat.items()
+              if v["count"]]
+        return "; ".join(words + ms)
+
+
+def _figures(samples) -> dict:
+    """Count, p50, p95 and max (s) of latency samples (zeros without any)."""
+    if not samples:
+        return {"count": 0, "p50": 0.0, "p95": 0.0, "max": 0.0}
+    a = np.fromiter(samples, dtype=float)
+    p50, p95 = np.percentile(a, [50, 95])
+    return {"count": int(len(a)), "p50": float(p50), "p95": float(p95), "max": float(a.max())}
