@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import RegistryError
 from .imported_arm import section_arm
-from .imported_mobile import Mobile, chassis, mobile
+from .imported_mobile import Mobile, chassis, kit, mobile
 from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from .specs import RobotSpec
 
@@ -351,7 +351,9 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
                        f"{len(description.links)} links, {len(description.moving)} moving "
                        f"joints ({found.base or spec.base} base)",
         "footprint": max(MOUNT_RADIUS, description.reach()),
-        "modules": tuple(dict.fromkeys(spec.modules + found.modules)), "ARM": arm,
+        # every described robot also carries what its links are drawn from (posture)
+        "modules": tuple(dict.fromkeys(spec.modules + found.modules + kit("description"))),
+        "ARM": arm,
         "MOBILE": found, "defaults": MappingProxyType(found.defaults),
         # an arm is drawn from its joint angles, as a built-in arm (the arm hint)
         **({"draw": MappingProxyType({**ImportedType.draw, "arm": True})} if arm else {})})

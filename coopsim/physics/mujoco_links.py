@@ -137,3 +137,37 @@ def links_document(d: Description) -> dict:
     doc = {"root": d.root, "columns": min(len(moving), len(COLUMNS)), "links": links}
     _DOCS[id(d)] = (d, doc)
     return doc
+
+
+_GATHER: dict = {}  # (id(model), handles' ids) -> (model, qpos addresses (K, MAX), valid)
+
+
+def positions(imports, model, data, handles: list) -> np.ndarray:
+    """(K, :data:`~coopsim.model.linkposes.MAX_COLUMNS`) the moving joints' positions (rad or
+    m, description order) of the described robots whose mount bodies are ``handles`` (NaN
+    beyond a robot's joints, and for a body carrying none); one gather per step, its
+    addresses worked out once per model and handles."""
+    key = (id(model), tuple(id(h) for h in handles))
+    held = _GATHER.get(key)
+    if held is None or held[0] is not model:
+        if len(_GATHER) >= 32:  # models and layouts gone
+            _GATHER.clear()
+        by_mount = {id(i.mount): i for i in imports}
+        at = np.zeros((len(handles), len(COLUMNS)), dtype=np.int64)
+        ok = np.zeros(at.shape, dtype=bool)
+        for k, h in enumerate(handles):
+            found = by_mount.get(id(h))
+            if found is not None and found.joints:
+                q = found.addresses()[0][:len(COLUMNS)]
+                at[k, :len(q)], ok[k, :len(q)] = q, True
+        held = _GATHER[key] = (model, at, ok)
+    out = data.qpos[held[1]]
+    out[~held[2]] = np.nan
+    return out
+
+
+def document_of(imports, handle) -> dict | None:
+    """The ``links`` document of the described robot mounted on body ``handle`` (None: no
+    description is mounted there)."""
+    found = next((i for i in imports if i.mount is handle), None)
+    return None if found is None else links_document(found.mounted.description)
