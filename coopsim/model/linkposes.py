@@ -151,6 +151,22 @@ def _moved(xyz: np.ndarray, quat: np.ndarray, joints, columns) -> Pose:
     return xyz, quat
 
 
+def local_poses(entry: Mapping, columns: Mapping[str, float] | None = None
+                ) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
+    """Every link's pose in its parent link's frame (the root's in the robot's base frame) at
+    the joints' positions: (link, parent ("" for the root), xyz (3,), quat wxyz (4,)),
+    parents first: what ROS's ``/tf`` sends. [] for a robot without a ``links`` document."""
+    doc = links_of(entry)
+    if doc is None:
+        return []
+    out = []
+    for link in doc["links"]:
+        xyz, quat = _moved(np.asarray(link["xyz"], dtype=float),
+                           np.asarray(link["quat"], dtype=float), link.get("moving", ()), columns)
+        out.append((link["name"], link.get("parent", ""), xyz, quat))
+    return out
+
+
 def link_poses(entry: Mapping, pose: Sequence[float],
                columns: Mapping[str, float] | None = None) -> dict[str, Pose]:
     """Every link's world pose of one imported robot.
@@ -167,16 +183,11 @@ def link_poses(entry: Mapping, pose: Sequence[float],
         Link name -> (xyz (3,) m, quat (w, x, y, z) (4,)) in the world frame; {} for a robot
         without a ``links`` document.
     """
-    doc = links_of(entry)
-    if doc is None:
-        return {}
-    bxyz, bquat = base_pose(pose)
+    base = base_pose(pose)
     out: dict[str, Pose] = {}
-    for link in doc["links"]:
-        parent = out.get(link.get("parent", ""), (bxyz, bquat))
-        xyz = parent[0] + quat_rotate(parent[1], link["xyz"])
-        quat = quat_mul(parent[1], np.asarray(link["quat"], dtype=float))
-        out[link["name"]] = _moved(xyz, quat, link.get("moving", ()), columns)
+    for name, parent, xyz, quat in local_poses(entry, columns):
+        p = out.get(parent, base)
+        out[name] = (p[0] + quat_rotate(p[1], xyz), quat_mul(p[1], quat))
     return out
 
 
@@ -214,3 +225,21 @@ def columns_of(names: Sequence[str], values: Sequence[float]) -> dict[str, float
     """A robot's columns by name from a stream row's column values and the state document's
     ``columns`` (only the ``link_q`` ones are kept)."""
     return {n: float(v) for n, v in zip(names, values) if n.startswith("link_q")}
+
+
+def link_columns(snap) -> np.ndarray | None:
+    """(N robots, :data:`MAX_COLUMNS`) the ``link_q`` values of every robot of a snapshot
+    (a live one's or a replay's: the reading whose fields are ``count, q1..q32``), NaN for
+    robots without them; None when no module of the snapshot has that reading."""
+    want = ("count", *(f"q{j}" for j in range(1, MAX_COLUMNS + 1)))
+    for label, names in snap.fields.items():
+        if tuple(names[:len(want)]) == want:
+            values = snap.readings.get(label)
+            if values is not None and values.shape[0] == len(snap.robots):
+                return np.asarray(values[:, 1:1 + MAX_COLUMNS], dtype=float)
+    return None
+
+
+def row_columns(values) -> dict[str, float]:
+    """One robot's ``link_q`` values (a row of :func:`link_columns`) by column name."""
+    return {name: float(v) for name, v in zip(COLUMNS, values)}
