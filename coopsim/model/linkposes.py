@@ -29,8 +29,8 @@ A root's ``xyz``/``quat`` are in the robot's base frame (the body the stream's p
 fixed base's mount at the section's pose, a floating base's free body, a wheeled base's
 chassis). Visual kinds and ``size`` (m): ``box`` [length x, width y, height z]; ``sphere``
 [radius]; ``cylinder`` and ``capsule`` [radius, length along z]; ``ellipsoid`` [rx, ry, rz];
-``mesh`` [] with ``file`` (the mesh file's basename) and ``scale`` (the file's units to m per
-axis), its ``xyz``/``quat`` the placement of the *file's own frame* in the link frame. Colours
+``mesh`` [] with ``file`` (the mesh file's basename), ``scale`` (the file's units to m per
+axis) and ``bounds`` ([min xyz, max xyz] of its vertices in its file's frame, scaled, m), its ``xyz``/``quat`` the placement of the *file's own frame* in the link frame. Colours
 are RGBA in 0..1. Joint kinds ``hinge`` (turns ``q - zero`` rad about ``axis`` through
 ``anchor``) and ``slide`` (moves ``q - zero`` m along ``axis``); a ball or free joint inside
 the tree is not streamed (its link is drawn at the zero pose).
@@ -65,6 +65,8 @@ class Visual:
         xyz: The shape's (a mesh file's own) frame origin in the link frame, m.
         quat: Its orientation in the link frame (w, x, y, z).
         color: RGBA, 0..1.
+        bounds: A mesh's ((xmin, ymin, zmin), (xmax, ymax, zmax)) in its file's frame, m
+            (scaled): what a client without the file draws (its box).
     """
 
     kind: str
@@ -74,6 +76,7 @@ class Visual:
     xyz: tuple[float, float, float] = (0.0, 0.0, 0.0)
     quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
     color: tuple[float, float, float, float] = (0.7, 0.7, 0.7, 1.0)
+    bounds: tuple = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
 
 
 def quat_mul(a, b) -> np.ndarray:
@@ -203,7 +206,8 @@ def link_visuals(entry: Mapping) -> dict[str, tuple[Visual, ...]]:
             Visual(v["kind"], tuple(v.get("size", ())), str(v.get("file", "")),
                    tuple(v.get("scale", (1.0, 1.0, 1.0))), tuple(v.get("xyz", (0.0, 0.0, 0.0))),
                    tuple(v.get("quat", (1.0, 0.0, 0.0, 0.0))),
-                   tuple(v.get("color", (0.7, 0.7, 0.7, 1.0))))
+                   tuple(v.get("color", (0.7, 0.7, 0.7, 1.0))),
+                   tuple(tuple(b) for b in v.get("bounds", ((0.0,) * 3, (0.0,) * 3))))
             for v in link.get("visuals", ()) if v.get("kind") in KINDS)
     return out
 

@@ -43,14 +43,18 @@ def _standalone(d: Description):
 
 
 def _mesh_files(d: Description) -> dict[str, str]:
-    """The names MuJoCo's model gives mesh files -> their basenames: an ASCII STL given from
-    memory (``coopsim_ascii_K.stl``, formats.robotxml._urdf_text) is the K-th ASCII one."""
+    """The names MuJoCo's model gives mesh files -> their basenames (an ASCII STL given from
+    memory, ``coopsim_ascii_K.stl`` of formats.robotxml._urdf_text, is the K-th ASCII one),
+    and ("bounds", basename) -> the mesh's bounds."""
     paths = sorted({m.path for link in d.links for m in link.meshes})
     names = {p: os.path.basename(p) for p in paths}
     asset_names = [name for name, _ in d.assets]
     ascii_paths = [p for p in paths if _ascii_stl(p)]
     for name, path in zip(asset_names, ascii_paths):
         names[name] = os.path.basename(path)
+    for link in d.links:  # a mesh's bounds (scaled, its file's frame), by basename
+        for m in link.meshes:
+            names[("bounds", os.path.basename(m.path))] = m.bounds
     return names
 
 
@@ -99,8 +103,9 @@ def _visual(model, g: int, files: dict) -> dict | None:
         inv = np.array([model.mesh_quat[m][0], *(-model.mesh_quat[m][1:])])
         quat = quat_mul(quat, inv)
         xyz = xyz - quat_rotate(quat, model.mesh_pos[m])
-        shape.update(file=files.get(path, os.path.basename(path)),
-                     scale=_r(model.mesh_scale[m]))
+        name = files.get(path, os.path.basename(path))
+        shape.update(file=name, scale=_r(model.mesh_scale[m]),
+                     bounds=[_r(b) for b in files.get(("bounds", name), ((0,) * 3, (0,) * 3))])
     shape.update(xyz=_r(xyz), quat=_r(quat), color=_r(model.geom_rgba[g], 3))
     return shape
 
