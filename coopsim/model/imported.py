@@ -276,6 +276,8 @@ class Mounted:
         description: What the file says.
         spec: The section's description keys.
         prefix: The prefix of its names in the engine (``<robot>/``).
+        wheels: A wheeled base's wheels (``imported_mobile.WheelBase``), turned by the engine
+            as the base rolls (what its links are drawn at), or None.
     """
 
     key: str
@@ -283,6 +285,7 @@ class Mounted:
     description: Description
     spec: DescriptionSpec
     prefix: str
+    wheels: object = None
 
 
 class ImportedType(RobotType):
@@ -313,7 +316,8 @@ class ImportedType(RobotType):
                             refs={"imported": "base", **arm})
         if cls.MOBILE is not None:  # a wheeled base, a multirotor, sensors on links
             mount, member = chassis(cls.MOBILE, d, mount, member, cls.modules)
-        mounted = Mounted("robot", "base", d, ds, f"{spec.name}/")
+        mounted = Mounted("robot", "base", d, ds, f"{spec.name}/",
+                          cls.MOBILE.wheels if cls.MOBILE is not None else None)
         return Assembly((member,), (mount,), imports=(mounted,),
                         arms=(cls.ARM,) if arm else ())
 

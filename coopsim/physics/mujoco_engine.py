@@ -363,6 +363,7 @@ class MujocoEngine(Engine):
             held = np.unique(np.concatenate(held))
             guard.contain(model, data, held)
             mujoco.mj_forward(model, data)
+        ml.roll_wheels(self._imports, model, data, dt)  # described bases' wheels turn
 
     def diverged(self) -> tuple:
         """See :meth:`Engine.diverged` (:mod:`coopsim.physics.mujoco_health`)."""

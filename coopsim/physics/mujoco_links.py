@@ -176,3 +176,28 @@ def document_of(imports, handle) -> dict | None:
     description is mounted there)."""
     found = next((i for i in imports if i.mount is handle), None)
     return None if found is None else links_document(found.mounted.description)
+
+
+def roll_wheels(imports, model, data, dt: float) -> None:
+    """Turn each described wheeled base's wheel joints by what its rims rolled this step:
+    the base is driven by the built-in drive model (its links do not touch the floor), so
+    its wheels would stand still; each turns by ``(v -/+ w axle / 2) / radius * dt`` rad
+    (``v`` the base's forward speed, ``w`` its turn rate, body frame), signed by its joint
+    axis against the base's left (+y), so the links, ``/tf`` and ``joint_states`` show them
+    rolling. Nothing else reads these joints."""
+    for imported in imports:
+        wheels = imported.mounted.wheels
+        if wheels is None or imported.mount is None or imported.mount.id < 0:
+            continue
+        speed = np.zeros(6)
+        mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_BODY, imported.mount.id,
+                                 speed, 1)  # body frame: angular, then linear
+        left_y = data.xmat[imported.mount.id].reshape(3, 3)[:, 1]
+        for name, side in ((wheels.left, -1.0), (wheels.right, 1.0)):
+            found = imported.joints.get(name)
+            if found is None:
+                continue
+            jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, imported.prefix + name)
+            sign = 1.0 if float(data.xaxis[jid] @ left_y) >= 0 else -1.0
+            rim = speed[3] + side * speed[2] * wheels.axle / 2
+            data.qpos[found[0]] += sign * rim / wheels.radius * dt
