@@ -23,6 +23,7 @@ import numpy as np
 
 from ..model.arm import ArmSpec, base_transform, frames
 from ..model.armstate import layout_arms, matrix_quaternions, snapshot_arm_frames
+from .links import LinkFrames
 from .proto import Msg, Slot, Template, color, pose3, quaternion4, vector3
 from .scene import WORLD, Topic
 
@@ -56,7 +57,10 @@ class ArmScene:
     """
 
     def __init__(self, layout: dict) -> None:
-        self.arms: dict[str, ArmSpec] = layout_arms(layout)
+        self.links = LinkFrames(layout)  # described robots: their own links (.links)
+        drawn = {name for name, _ in self.links.robots}
+        self.arms: dict[str, ArmSpec] = {n: a for n, a in layout_arms(layout).items()
+                                         if n not in drawn}
         self._frame, self._local = [], []  # per primitive: its frame (all arms' rows), offset
         self._first: list[int] = []  # per arm: its first row among all arms' frames
         scene = Msg().sub(1, Msg().uint(2, 1))  # delete the previous step's entities
@@ -81,7 +85,7 @@ class ArmScene:
         self._frame_all = np.array(self._frame, dtype=int)
 
     def __bool__(self) -> bool:
-        return bool(self.arms)
+        return bool(self.arms) or bool(self.links)
 
     def _place(self, row: int, local: np.ndarray) -> Msg:
         """A foxglove.Pose whose 7 slots put it at ``local`` in frame ``row`` of the arm
@@ -126,12 +130,15 @@ class ArmScene:
         return out
 
     def messages(self, snap, ns: int) -> list[tuple[Topic, bytes]]:
-        """``/scene/arms`` and ``/tf/arms`` of ``snap`` (none when the layout has no arm)."""
+        """``/scene/arms`` and ``/tf/arms`` of ``snap`` (none when the layout has no arm), and
+        the described robots' link frames on ``/tf/arms`` (.links)."""
+        links = self.links.message(snap, ns)
+        links = [(TF_ARMS, links)] if links is not None else []
         if not self.arms:
-            return []
+            return links
         found = snapshot_arm_frames(snap, self.arms)
         if len(found) != len(self.arms):
-            return []
+            return links
         world = np.concatenate([found[name] for name in self.arms])  # (sum dof + 2, 4, 4)
         placed = world[self._frame_all] @ self._local_all
         steps = [np.concatenate([base_transform(*arm.mount, arm.mount_yaw)[None],
@@ -141,7 +148,7 @@ class ArmScene:
         values = np.concatenate((chain[:, :3, 3], matrix_quaternions(chain[:, :3, :3])),
                                 axis=1).ravel()
         return [(SCENE_ARMS, self.scene.fill(values, ns).tobytes()),
-                (TF_ARMS, self.tf.fill(values, ns).tobytes())]
+                (TF_ARMS, self.tf.fill(values, ns).tobytes())] + links
 
 
 def _relative(f: np.ndarray) -> np.ndarray:

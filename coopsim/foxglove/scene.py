@@ -26,6 +26,7 @@ from ..model.polygons import ear_indices
 from ..model.snapshot import quat_matrices, rule_metrics, yaw_quats
 from .proto import (Msg, Slot, Template, color, pose, pose3, quaternion, quaternion4, vector3,
                     yaw_quaternion)
+from .links import link_entities
 from .scenery import scenery_entities
 
 WORLD = "world"  # the root frame
@@ -430,6 +431,8 @@ def _world_update(layout: dict) -> Msg:
                  .double(3, 12.0).uint(4, 1).sub(5, color(rgb)).string(6, str(t.get("color"))))
         update.sub(2, mark)
     for entity in scenery_entities(layout):  # protocol 9: the world's meshes and terrain
+        update.sub(2, entity)
+    for entity in link_entities(layout):  # protocol 10: described robots' links
         update.sub(2, entity)
     return update
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import RegistryError
 from .imported_arm import section_arm
-from .imported_mobile import Mobile, chassis, mobile
+from .imported_mobile import Mobile, chassis, kit, mobile
 from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from .specs import RobotSpec
 
@@ -276,6 +276,8 @@ class Mounted:
         description: What the file says.
         spec: The section's description keys.
         prefix: The prefix of its names in the engine (``<robot>/``).
+        wheels: A wheeled base's wheels (``imported_mobile.WheelBase``), turned by the engine
+            as the base rolls (what its links are drawn at), or None.
     """
 
     key: str
@@ -283,6 +285,7 @@ class Mounted:
     description: Description
     spec: DescriptionSpec
     prefix: str
+    wheels: object = None
 
 
 class ImportedType(RobotType):
@@ -313,7 +316,8 @@ class ImportedType(RobotType):
                             refs={"imported": "base", **arm})
         if cls.MOBILE is not None:  # a wheeled base, a multirotor, sensors on links
             mount, member = chassis(cls.MOBILE, d, mount, member, cls.modules)
-        mounted = Mounted("robot", "base", d, ds, f"{spec.name}/")
+        mounted = Mounted("robot", "base", d, ds, f"{spec.name}/",
+                          cls.MOBILE.wheels if cls.MOBILE is not None else None)
         return Assembly((member,), (mount,), imports=(mounted,),
                         arms=(cls.ARM,) if arm else ())
 
@@ -351,7 +355,9 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
                        f"{len(description.links)} links, {len(description.moving)} moving "
                        f"joints ({found.base or spec.base} base)",
         "footprint": max(MOUNT_RADIUS, description.reach()),
-        "modules": tuple(dict.fromkeys(spec.modules + found.modules)), "ARM": arm,
+        # every described robot also carries what its links are drawn from (posture)
+        "modules": tuple(dict.fromkeys(spec.modules + found.modules + kit("description"))),
+        "ARM": arm,
         "MOBILE": found, "defaults": MappingProxyType(found.defaults),
         # an arm is drawn from its joint angles, as a built-in arm (the arm hint)
         **({"draw": MappingProxyType({**ImportedType.draw, "arm": True})} if arm else {})})

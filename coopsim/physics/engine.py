@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..model.errors import SimulationError
+from ..model.linkposes import MAX_COLUMNS
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from ..model.health import Divergence
@@ -329,6 +330,18 @@ class Engine(ABC):
             SimulationError: the engine has no ``arms`` feature (the default).
         """
         raise SimulationError(f"the {self.label} engine has no arms: use engine mujoco")
+
+    def described_positions(self, handles: list) -> np.ndarray:
+        """(K, :data:`coopsim.model.linkposes.MAX_COLUMNS`) the moving joints' positions (rad
+        or m, the description's order; NaN beyond them) of the robots from description files
+        whose mount bodies are ``handles`` (the ``descriptions`` feature; all NaN without)."""
+        return np.full((len(handles), MAX_COLUMNS), np.nan)
+
+    def links_document(self, handle) -> dict | None:
+        """The layout document's ``links`` (coopsim.model.linkposes: kinematic tree and visual
+        shapes) of the robot from a description file mounted on body ``handle``; None for
+        any other body (and on an engine without the ``descriptions`` feature)."""
+        return None
 
     def set_arm_targets(self, handles: list, q: np.ndarray, qd: np.ndarray) -> None:
         """Hold joint set points until set again: ``q`` (K, MAX_JOINTS) angles, rad, and

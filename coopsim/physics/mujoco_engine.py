@@ -71,6 +71,7 @@ from . import mujoco_health as mh
 from . import mujoco_import as mi
 from . import mujoco_scenery as msc
 from . import mujoco_imported_arm as mia
+from . import mujoco_links as ml
 from . import mujoco_state as ms
 from .engine import Engine, Handles, as_geometry
 from .mujoco_build import GRAVITY, MAX_SUBSTEP, WALL_THICKNESS, Body  # noqa: F401 (GRAVITY: tests)
@@ -362,6 +363,7 @@ class MujocoEngine(Engine):
             held = np.unique(np.concatenate(held))
             guard.contain(model, data, held)
             mujoco.mj_forward(model, data)
+        ml.roll_wheels(self._imports, model, data, dt)  # described bases' wheels turn
 
     def diverged(self) -> tuple:
         """See :meth:`Engine.diverged` (:mod:`coopsim.physics.mujoco_health`)."""
@@ -533,6 +535,14 @@ class MujocoEngine(Engine):
     def wrist_wrench(self, handles: list) -> np.ndarray:
         table, rows = self._arm_rows(handles)
         return table.wrench(self.data, rows)
+
+    def described_positions(self, handles: list) -> np.ndarray:
+        """See :meth:`Engine.described_positions` (mujoco_links.positions)."""
+        return ml.positions(self._imports, self.model, self.data, handles)
+
+    def links_document(self, handle) -> dict | None:
+        """See :meth:`Engine.links_document` (mujoco_links)."""
+        return ml.document_of(self._imports, handle)
 
     def attach(self, a, b, kind: str, anchor: tuple[float, float]):
         """See :meth:`Engine.attach`: ``a`` must be an arm's handle and ``b`` a movable

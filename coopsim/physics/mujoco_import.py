@@ -47,6 +47,7 @@ class Imported:
         self.bodies: dict[str, int] = {}
         self.qpos = np.zeros(len(self.names))  # the state a compile restores, rad or m
         self.qvel = np.zeros(len(self.names))
+        self.mount = None  # the mount body it is attached on (set by attach)
 
     @property
     def dof(self) -> int:
@@ -140,7 +141,9 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     for geom in attached.find_all(mujoco.mjtObj.mjOBJ_GEOM):
         if geom.contype or geom.conaffinity:  # visual geoms (0, 0) keep no contacts
             geom.contype, geom.conaffinity = bits
-    return Imported(mounted, attached)
+    imported = Imported(mounted, attached)
+    imported.mount = mount  # the body its links' poses are relative to (mujoco_links)
+    return imported
 
 
 def remove(spec, imported: Imported) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 from ..net import protocol as p
 from ..model.errors import ProtocolError, RecordingError
 from ..model.limits import shown
+from ..model.linkposes import COLUMNS as LINK_COLUMNS
 from ..recording.reader import Recording
 from ..model.armstate import ANGLE_COLUMNS
 from ..model.capabilities import Recordable, capability
@@ -296,7 +297,8 @@ def _module_arrays(values: np.ndarray, cols: dict) -> tuple[dict, dict]:
                 out[label] = frozen(values[:, [cols[by_field[i]] for i in
                                                range(len(names))]].copy())
             elif source == "reading" and names and any(
-                    name in cols and name in ANGLE_COLUMNS for name in by_field.values()):
+                    name in cols and (name in ANGLE_COLUMNS or name in LINK_COLUMNS)
+                    for name in by_field.values()):  # a described robot's links (posture)
                 out[label] = _partial(values, cols, by_field, len(names))
     return readings, commands
 

@@ -24,6 +24,7 @@ from ..model.plugins import MODULES
 from ..model.snapshot import quat_matrices, wrap_angle
 from . import messages as m
 from .arms import RosArms
+from .links import RosLinks
 from .occupancy import Occupancy
 from .scenery import planar, scenery_frames, transforms3d
 
@@ -96,7 +97,11 @@ class RosScene:
                 float(robot.get("radius", 0.0)), _scans(ns, robot, params.get(name, {})),
                 _inertial(layout, robot)))
         self.occupancy = Occupancy.of_layout(layout)
-        self.arms = RosArms(layout, {r.name: (r.ns, r.row) for r in self.robots})
+        where = {r.name: (r.ns, r.row) for r in self.robots}
+        # a described robot's links are its own frames (.links), its arm's chain is not sent
+        self.arms = RosArms({**layout, "robots": [r for r in layout.get("robots", ())
+                                                  if "links" not in r]}, where)
+        self.links = RosLinks(layout, where)
         self._rows = np.array([r.row for r in self.robots], dtype=int)
         self._origins = np.array([r.origin for r in self.robots], dtype=float).reshape(-1, 3)
         self._topics = [f"/{r.ns}/odom" for r in self.robots]
@@ -156,10 +161,11 @@ class RosScene:
         """(topic, short type, message) of the arms at ``snap``: each arm's
         ``/R/joint_states`` and one ``/tf`` message of every link (none without arms)."""
         tf = self.arms.transforms(snap, ns)
+        links = self.links.messages(snap, ns)
         if tf is None:
-            return []
+            return links
         return [("/tf", m.TF, tf)] + [(topic, m.JOINT_STATE, data)
-                                      for topic, data in self.arms.joint_states(snap, ns)]
+                                      for topic, data in self.arms.joint_states(snap, ns)] + links
 
     def imu(self, snap, ns: int) -> list[tuple[str, bytes]]:
         """(topic, sensor_msgs/Imu) of every robot carrying the ``imu`` module: its reading's
@@ -217,7 +223,7 @@ class RosScene:
             out.append((f"/{r.ns}/odom", m.ODOMETRY))
             out += [(f"/{r.ns}/imu", m.IMU)] if r.imu else []
             out += [(s.topic, m.SCAN) for s in r.scans]
-        return out + self.arms.topics()
+        return out + self.arms.topics() + self.links.topics()
 
 
 def _inertial(layout: dict, robot: dict) -> str:

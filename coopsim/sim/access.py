@@ -128,14 +128,20 @@ class Access:
             self.engine.set_arm_targets(handles, np.asarray(q, float)[where],
                                         np.asarray(qd, float)[where])
 
+    def described_positions(self, rows: np.ndarray, width: int) -> np.ndarray:
+        """(len(rows), width) the moving joints' positions (rad or m) of each robot from a
+        description file (NaN rows: none; NaN beyond its joints)."""
+        return self._by_arm(rows, self.engine.described_positions, (width,), "imported")
+
     def wrist_wrench(self, rows: np.ndarray) -> np.ndarray:
         """(len(rows), 6) force (N) and torque (N m) at each robot's wrist, tool frame (NaN
         rows: no arm)."""
         return self._by_arm(rows, self.engine.wrist_wrench, (6,))
 
-    def _by_arm(self, rows: np.ndarray, read, shape: tuple) -> np.ndarray:
-        """``read(arm handles)`` laid out by ``rows``, NaN rows for robots without an arm."""
-        handles, where = self._handles(rows, "arm")
+    def _by_arm(self, rows: np.ndarray, read, shape: tuple, role: str = "arm") -> np.ndarray:
+        """``read(handles of part role)`` laid out by ``rows``, NaN rows for robots without
+        one (an arm by default)."""
+        handles, where = self._handles(rows, role)
         if len(where) == len(rows) and handles:  # every robot has one (where is 0..n-1)
             return np.asarray(read(handles), dtype=float)  # the engine's own: no scatter
         out = np.full((len(rows), *shape), np.nan)

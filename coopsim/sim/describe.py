@@ -40,6 +40,9 @@ def describe_world(world) -> dict:
         arm = r.info.arm if r.info is not None else None
         if arm is not None:  # protocol 6: the arm's spec, to draw its links from the angles
             robots[-1]["arm"] = arm_document(arm)
+        links = _links(world, r)
+        if links is not None:  # protocol 10: a described robot's links, drawn link by link
+            robots[-1]["links"] = links
     parts = [{"name": p.name, "section": p.section, "color": list(p.color), "x": x, "y": y,
               "yaw": float(wrap_angle(yaw)), "shapes": [s.describe() for s in p.shapes]}
              for p, (x, y, yaw) in zip(world.parts, world.part_poses().tolist())]
@@ -63,6 +66,13 @@ def describe_world(world) -> dict:
     if scenery is not None:  # protocol 9: only a world with meshes or terrain has the key
         doc["scenery"] = scenery
     return doc
+
+
+def _links(world, robot) -> dict | None:
+    """The ``links`` document of a robot from a description file (coopsim.model.linkposes),
+    None for any other."""
+    mount = robot.refs.get("imported")
+    return None if mount is None else world.engine.links_document(mount)
 
 
 _BUILDABLE: dict = {}  # (engine class, labels) -> the labels it builds: types do not change

@@ -46,7 +46,8 @@ class ArmDrawing:
     """
 
     def __init__(self, scene, layout: dict) -> None:
-        arms = layout_arms(layout)
+        linked = {r["name"] for r in layout.get("robots", []) if "links" in r}
+        arms = {n: a for n, a in layout_arms(layout).items() if n not in linked}  # links.py
         names = [r["name"] for r in layout.get("robots", [])]
         self.arms = [(names.index(n), n, a) for n, a in arms.items()]
         columns = layout.get("columns", [])

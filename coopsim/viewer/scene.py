@@ -18,6 +18,7 @@ from pyglet import gl
 
 from ..net.statestream import StateFrame
 from .arms import ArmDrawing
+from .links import LinkDrawing
 from .flight import SHADOW_RGBA, STALK_RGBA, lifted, shadow_alpha
 from .geometry import (Layer, LayerGroup, LineLayer, bold_nose, disc, nose, pad, polygon,
                        program, rgba, ring, shade, square, triangulate)
@@ -60,6 +61,7 @@ class Scene:
         self._arrows: tuple[np.ndarray, np.ndarray] | None = None  # (fine, bold) per robot
         self._bold: np.ndarray | None = None  # which robots have the bold arrow now
         self.arms: ArmDrawing | None = None  # the robots' 3D arms (viewer/arms.py)
+        self.links: LinkDrawing | None = None  # described robots' links (viewer/links.py)
         self.objects_xyz = np.zeros((0, 3))  # latest object centres, m (the side view)
 
     # -- building -----------------------------------------------------------------------------
@@ -86,6 +88,9 @@ class Scene:
         if self.arms is not None:
             self.arms.delete()
         self.arms = ArmDrawing(self, layout)
+        if self.links is not None:
+            self.links.delete()
+        self.links = LinkDrawing(self, layout)
         self.set_scale(self.scale)
         self.update(None)
 
@@ -274,6 +279,8 @@ class Scene:
             np.zeros((0, 3))
         if self.arms is not None:
             self.arms.update(pose3d, None if frame is None else frame.columns)
+        if self.links is not None:
+            self.links.update(pose3d, None if frame is None else frame.columns)
 
     def _flight(self, robots: np.ndarray, pose3d: np.ndarray | None):
         """Drawn poses and sizes (lifted and grown in the air, viewer/flight.py) and the
