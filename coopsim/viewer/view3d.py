@@ -94,9 +94,11 @@ class View3D:
         """Follow a new layout; True when the view should be fitted to it."""
         if layout is self._layout:
             return False
-        new_world = self._layout is None or layout is None or \
-            layout.get("scenario") != self._layout.get("scenario")
-        self._layout = layout
+        old, self._layout = self._layout, layout
+        if _world_key(old) == _world_key(layout):  # the same world's document, fetched again
+            return False
+        new_world = old is None or layout is None or \
+            layout.get("scenario") != old.get("scenario")
         self.trails.reset()
         self.active = is_3d(layout) if self.chosen is None else self.chosen
         names = [r["name"] for r in (layout or {}).get("robots", [])]
@@ -152,7 +154,7 @@ class View3D:
         colors = np.array([vb.rgba(r.get("color", (40, 90, 230))) for r in robot_list]
                           ).reshape(-1, 4)
         self.trails.push(time, pose3d[:, :3])
-        key = (id(layout), scene.floor)
+        key = _world_key(layout)
         if key != self._static_key:
             self._static_key = key
             self._gl.set_static(layout, scene.floor)
@@ -255,6 +257,14 @@ class View3D:
         if self._gl is not None:
             self._gl.delete()
             self._gl = None
+
+
+def _world_key(layout: dict | None) -> tuple:
+    """What tells one world's layout from another's (a re-fetched document is the same)."""
+    if layout is None:
+        return (None,)
+    return (layout.get("scenario"), layout.get("layout_version"), layout.get("generation"),
+            tuple(r["name"] for r in layout.get("robots", ())), str(layout.get("floor")))
 
 
 def _rays(scene, pose7: np.ndarray, columns: np.ndarray):
