@@ -149,8 +149,9 @@ class Viewer(pyglet.window.Window):
             self.view3d.draw_names(self.scene, self.show_names)
         else:
             draw_names(self.scene, self.camera, self.show_names)
-        self.side.draw(self.scene, self.link.layout, (self.width, self.height),
-                       max(status, STATUS_HEIGHT) + self.timeline_height())
+        if not self.view3d.active:  # the top view's altitude aid; the 3D view shows heights
+            self.side.draw(self.scene, self.link.layout, (self.width, self.height),
+                           max(status, STATUS_HEIGHT) + self.timeline_height())
         draw_disconnected(self.link, self.width, self.height)
         imgui.render()
         self.gui.render(imgui.get_draw_data())

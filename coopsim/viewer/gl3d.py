@@ -96,7 +96,7 @@ def box_mesh() -> np.ndarray:
     return np.array(rows)
 
 
-def cylinder_mesh(segments: int = 14) -> np.ndarray:
+def cylinder_mesh(segments: int = 12) -> np.ndarray:
     """A cylinder of 1 m diameter along z from -0.5 to 0.5 m, capped."""
     a = np.linspace(0.0, 2 * math.pi, segments + 1)
     rows = []
@@ -127,7 +127,7 @@ def sphere_mesh(rings: int = 6, segments: int = 10) -> np.ndarray:
     return np.array(rows, dtype=float)
 
 
-def disc_mesh(segments: int = 16) -> np.ndarray:
+def disc_mesh(segments: int = 10) -> np.ndarray:
     """A flat disc of 1 m diameter in the x-y plane, facing +z (drawn from both sides)."""
     a = np.linspace(0.0, 2 * math.pi, segments + 1)
     rows = []

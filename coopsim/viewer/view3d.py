@@ -24,7 +24,8 @@ from .scene import _pose7
 TRAIL_EVERY = 0.1  # s of sim time between two points of a trail
 TRAIL_POINTS = 100  # points kept per trail (10 s)
 TRAILS_FOR_ALL = 50  # up to this many robots every robot leaves a trail; else the selected
-LABELS_UP_TO = 200  # more robots than this: only the selected robot is named
+LABELS_UP_TO = 200
+DETAIL_PX = 6.0  # px: smaller bodies lose what cannot be seen at that size (blades)  # more robots than this: only the selected robot is named
 
 
 def is_3d(layout: dict | None) -> bool:
@@ -84,6 +85,7 @@ class View3D:
         self._gl = None
         self._layout = None
         self._static_key = None
+        self._colors = np.zeros((0, 4))
         self.drawn: dict[str, np.ndarray] = {}  # kind -> instance rows of the last frame
         self.pose7 = np.zeros((0, 7))  # the robots' poses last drawn
         self.radius = np.zeros(0)
@@ -151,13 +153,14 @@ class View3D:
                              ).reshape(-1, 7)
         self.pose7, self.radius = pose3d, scene.robot_radius
         time = float(frame.time) if frame is not None else 0.0
-        colors = np.array([vb.rgba(r.get("color", (40, 90, 230))) for r in robot_list]
-                          ).reshape(-1, 4)
         self.trails.push(time, pose3d[:, :3])
         key = _world_key(layout)
         if key != self._static_key:
             self._static_key = key
             self._gl.set_static(layout, scene.floor)
+            self._colors = np.array([vb.rgba(r.get("color", (40, 90, 230))) for r in robot_list]
+                                    ).reshape(-1, 4)
+        colors = self._colors
         self.drawn = vb.merge(
             {"box": vb.floor_rows(*scene.floor)}, vb.object_rows(layout.get("objects", []), obj3d),
             {"sphere": vb.target_rows(layout.get("targets", []))},
@@ -174,7 +177,9 @@ class View3D:
         quad = np.array([bool(h.get("rotorcraft")) for h in hints], dtype=bool)
         arm = np.array([bool(h.get("arm")) for h in hints], dtype=bool)
         ground = ~quad & ~arm
-        return vb.merge(vb.quad_rows(pose7[quad], self.radius[quad], colors[quad], time),
+        detail = len(robots) <= TRAILS_FOR_ALL or \
+            self.camera.scale * float(np.median(self.radius)) >= DETAIL_PX
+        return vb.merge(vb.quad_rows(pose7[quad], self.radius[quad], colors[quad], time, detail),
                         vb.ground_rows([r for r, g in zip(robots, ground) if g], pose7[ground],
                                        self.radius[ground], colors[ground]))
 
@@ -242,7 +247,8 @@ class View3D:
         focal = self.camera.height / (2 * np.tan(np.radians(22.5)))
         px_radius = focal * self.radius[rows] / np.maximum(depth, 1e-6)
         keep = (depth > 0) & ((px_radius >= LABEL_MIN_RADIUS) | (len(rows) == 1))
-        texts = [label_texts(scene)[i] for i in rows]
+        every = label_texts(scene)
+        texts = [every[i] for i in rows]
         draw = imgui.get_background_draw_list()
         color = imgui.get_color_u32(imgui.ImVec4(0.05, 0.05, 0.05, 1.0))
         labels = []

@@ -166,28 +166,32 @@ def _quad_parts(r: float) -> tuple[np.ndarray, ...]:
 
 
 def quad_rows(pose7: np.ndarray, radius: np.ndarray, colors: np.ndarray,
-              time: float) -> dict[str, np.ndarray]:
+              time: float, detail: bool = True) -> dict[str, np.ndarray]:
     """Quadrotors at their attitude: hull, arms and nose (boxes), rotor discs, blades turning
-    (alternate rotors the other way) while airborne, a shadow on the floor under each."""
+    (alternate rotors the other way) while airborne, a shadow on the floor under each.
+    Without ``detail`` (bodies a few pixels large) no blades and no nose: half the vertices."""
     n = len(pose7)
     if n == 0:
         return {}
     r = radius[:, None, None]
     off, quats, scales, hubs = _quad_parts(1.0)
+    parts = 4 if detail else 3
     body = np.concatenate((colors[:, None], colors[:, None] * (0.6, 0.6, 0.6, 1),
                            colors[:, None] * (0.6, 0.6, 0.6, 1),
-                           np.broadcast_to(NOSE, (n, 1, 4))), axis=1)
-    boxes = place(pose7, off * r, quats, scales * r, body)
+                           np.broadcast_to(NOSE, (n, 1, 4))), axis=1)[:, :parts]
+    boxes = place(pose7, off[:parts] * r, quats[:parts], scales[:parts] * r, body)
     flying = pose7[:, 2] > AIRBORNE
-    spin = np.where(flying, 2 * math.pi * SPIN_HZ * time, 0.0)[:, None] * (1, -1, 1, -1)
-    blade_q = yaw_quat(spin + np.arange(4) * 0.7)
-    blades = place(pose7, hubs * r + (0, 0, 0.02) * r, blade_q,
-                   np.array((0.85, 0.07, 0.02)) * r, np.array(BLADE))
     discs = place(pose7, hubs * r + (0, 0, 0.03) * r, np.array([IDENTITY] * 4),
                   np.array((0.9, 0.9, 1.0)) * r, np.array(ROTOR_DISC))
     shadow = rows(np.column_stack((pose7[flying, :2], np.full(flying.sum(), 0.003))), IDENTITY,
                   np.column_stack((2.4 * radius[flying],) * 2 + (np.ones(flying.sum()),)),
                   SHADOW)
+    if not detail:
+        return {"box": boxes, "disc": np.concatenate((discs, shadow))}
+    spin = np.where(flying, 2 * math.pi * SPIN_HZ * time, 0.0)[:, None] * (1, -1, 1, -1)
+    blade_q = yaw_quat(spin + np.arange(4) * 0.7)
+    blades = place(pose7, hubs * r + (0, 0, 0.02) * r, blade_q,
+                   np.array((0.85, 0.07, 0.02)) * r, np.array(BLADE))
     return {"box": np.concatenate((boxes, blades)), "disc": np.concatenate((discs, shadow))}
 
 
