@@ -20,6 +20,8 @@ import numpy as np
 
 from .common import SMOKE, Case, count, grid, sizes, unit
 
+BUSY_FPS = 30.0  # frames/s the window draws while a person interacts (viewer/app.py)
+
 
 def _display():
     """An Xvfb of our own when there is no DISPLAY (its process, or None): the display
@@ -129,3 +131,115 @@ class Frames(Case):
         finally:
             viewer.close()
         return 1.0 / float(np.median(times[count(10, 1):]))
+
+
+def _hover_files(folder: Path, n: int) -> Path:
+    """A realtime scenario of N Crazyflies hovering at 1 m under the ``flight`` driver at
+    100 Hz on the aerial engine at 500 Hz (the suite's ``flyers``), written to ``folder``."""
+    side = math.ceil(math.sqrt(n)) * 0.5 + 4.0
+    (folder / "floor.world").write_text(f"[FLOOR]\nsize {side:g} {side:g} 0.1\n")
+    lines = ["[WORLD]", "file floor.world"]
+    for k, (x, y) in enumerate(grid(n, 0.5)):
+        lines += [f"[ROBOT_{k + 1}]", "type crazyflie", f"name cf{k}",
+                  f"position {x:.2f} {y:.2f} 0", "driver flight shape hover height 1 every 5"]
+    lines += ["[SETTINGS]", "engine aerial", "dt 0.002", "mode realtime", "seed 1"]
+    path = folder / "hover.scenario"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _start_run(path: Path):
+    """``coopsim run PATH --headless`` in a process of its own; (process, name server)."""
+    proc = subprocess.Popen([sys.executable, "-m", "coopsim", "run", str(path), "--port", "0",
+                             "--headless", "--no-controllers"], text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=dict(os.environ, COOPSIM_JIT="wait"))
+    for line in proc.stderr:
+        found = re.search(r"name server: (\S+)", line)
+        if found:  # drain the rest, so a chatty run never blocks on the pipe
+            threading.Thread(target=proc.stderr.read, daemon=True).start()
+            return proc, found.group(1)
+    raise RuntimeError(f"coopsim run ended ({proc.wait()}) without its name server")
+
+
+class RealTimeBeside(Case):
+    """A live realtime run of N hovering Crazyflies (its own process) with no viewer, then
+    with the 3D view drawing it at 30 frames/s (the window's rate while a person drags or
+    types; 10 when idle) at the priority ``coopsim view`` takes, alternating, 8 s each, twice:
+    the run's real-time factor lost beside the viewer (% of the factor without it; the goal:
+    <= 5) and the frames per second the viewer kept (the goal: 30)."""
+
+    params = (sizes(1000, smoke=2),)
+    param_names = ("drones",)
+    rounds = 1
+
+    def setup(self, drones):
+        from coopsim.client import Client
+
+        self.xvfb = _display()
+        self.folder = tempfile.TemporaryDirectory()
+        self.proc, self.nameserver = _start_run(_hover_files(Path(self.folder.name), drones))
+        self.client = Client(self.nameserver, timeout=30.0)
+        self.sim = self.client.sim()
+        while self.sim.status()["time"] < (0.05 if SMOKE else 2.0):  # built, stepping
+            time.sleep(0.05)
+        self.figures = self._measure(0.3 if SMOKE else 8.0, count(2, 1))
+
+    def _rtf(self, seconds: float, work) -> float:
+        """Sim seconds per wall second over ``seconds`` of calling ``work()``."""
+        t0, s0 = time.perf_counter(), self.sim.status()["time"]
+        while time.perf_counter() - t0 < seconds:
+            work()
+        return (self.sim.status()["time"] - s0) / (time.perf_counter() - t0)
+
+    def _measure(self, seconds: float, blocks: int):
+        from pyglet import gl
+
+        from coopsim.viewer.app import Viewer
+
+        from coopsim.viewer import lower_priority
+
+        lower_priority()  # as `coopsim view` does: the simulation comes first
+        viewer = Viewer(self.nameserver, fps=1000, width=1100, height=760)
+        frames, period = [0], 1.0 / BUSY_FPS
+
+        def draw():
+            due = time.perf_counter() + period
+            viewer.dispatch_events()
+            viewer.render()
+            gl.glFinish()
+            viewer.flip()
+            frames[0] += 1
+            time.sleep(max(0.0, due - time.perf_counter()))
+        alone, beside, fps = [], [], []
+        try:
+            for _ in range(blocks):
+                alone.append(self._rtf(seconds, lambda: time.sleep(0.01)))
+                frames[0], t0 = 0, time.perf_counter()
+                beside.append(self._rtf(seconds, draw))
+                fps.append(frames[0] / (time.perf_counter() - t0))
+        finally:
+            viewer.close()
+        return float(np.median(alone)), float(np.median(beside)), float(np.median(fps))
+
+    def teardown(self, drones):
+        import signal
+
+        self.client.close()
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.folder.cleanup()
+        _undisplay(self.xvfb)
+
+    @unit("% rtf lost")
+    def track_rtf_lost_percent(self, drones):
+        alone, beside, _ = self.figures
+        return 100.0 * (1.0 - beside / alone)
+
+    @unit("frames/s")
+    def track_live_fps(self, drones):
+        return self.figures[2]

@@ -22,7 +22,7 @@ from imgui_bundle.python_backends import pyglet_backend
 from pyglet.math import Mat4
 from pyglet.window import key, mouse
 
-from . import QUIT
+from . import QUIT, lower_priority
 from . import ViewerError
 from .camera import Camera
 from .connection import Link
@@ -329,6 +329,7 @@ def main(nameserver: str, fps: float = 10.0, keys=None) -> int:
     Returns:
         0: the window was closed on purpose (``coopsim run --gui`` then ends the run).
     """
+    lower_priority()  # before the window: Mesa's threads inherit it
     try:
         viewer = Viewer(nameserver, fps, keys=keys)
     except (pyglet.window.NoSuchDisplayException, pyglet.gl.ContextException) as exc:
