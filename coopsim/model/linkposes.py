@@ -1,0 +1,216 @@
+"""Each link's world pose and visuals of an imported robot, from what a network client has
+(contract 3 of round 13; docs/protocol.md, the state document's ``links`` and the stream's
+``link_q`` columns; docs/robots.md "Your own robot", *What is shown where*).
+
+A robot built from a description file (URDF, MJCF) has, in the state document (``/sim``
+command 23, a replay's, a recording's layout), a ``links`` key: its kinematic tree and the
+visual shapes of every link, bounded (no triangle: meshes by their file's basename). The state
+stream (and a snapshot, a recording's frame) carries the robot's base pose and the positions of
+its moving joints as the ``posture`` module's columns ``link_q1``..``link_q32``. This module, numpy
+only, turns the two into every link's pose in the world frame: the viewer (2D outlines, the 3D
+view), Foxglove's scene and ROS 2's ``/tf`` all draw from it.
+
+The ``links`` document (:func:`coopsim.physics.mujoco_links.links_document` makes it from the
+model MuJoCo compiled of the file, so an URDF and an MJCF read the same)::
+
+    {"root": "panda_link0",            # the description's root link
+     "columns": 9,                     # link_q columns the robot fills (moving joints, <= 32)
+     "links": [                        # parents before children
+        {"name": "panda_link1", "parent": "panda_link0",     # "" for the root
+         "xyz": [0, 0, 0.333], "quat": [1, 0, 0, 0],         # in the parent's frame at zero
+         "moving": [{"name": "panda_joint1", "kind": "hinge",    # or "slide"
+                     "axis": [0, 0, 1], "anchor": [0, 0, 0],     # in this link's frame
+                     "zero": 0.0, "column": "link_q1"}],         # column null: drawn at zero
+         "visuals": [{"kind": "mesh", "file": "link1.stl", "scale": [1, 1, 1],
+                      "xyz": [...], "quat": [...], "color": [r, g, b, a]},
+                     {"kind": "box", "size": [l, w, h], ...}]}]}
+
+A root's ``xyz``/``quat`` are in the robot's base frame (the body the stream's pose is of: a
+fixed base's mount at the section's pose, a floating base's free body, a wheeled base's
+chassis). Visual kinds and ``size`` (m): ``box`` [length x, width y, height z]; ``sphere``
+[radius]; ``cylinder`` and ``capsule`` [radius, length along z]; ``ellipsoid`` [rx, ry, rz];
+``mesh`` [] with ``file`` (the mesh file's basename) and ``scale`` (the file's units to m per
+axis), its ``xyz``/``quat`` the placement of the *file's own frame* in the link frame. Colours
+are RGBA in 0..1. Joint kinds ``hinge`` (turns ``q - zero`` rad about ``axis`` through
+``anchor``) and ``slide`` (moves ``q - zero`` m along ``axis``); a ball or free joint inside
+the tree is not streamed (its link is drawn at the zero pose).
+
+Frames: quaternions (w, x, y, z) rotate body to world; metres, radians.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_COLUMNS = 32  # moving joints streamed per robot (link_q1..link_q32)
+COLUMNS = tuple(f"link_q{i}" for i in range(1, MAX_COLUMNS + 1))
+KINDS = ("mesh", "box", "sphere", "cylinder", "capsule", "ellipsoid")
+
+Pose = tuple[np.ndarray, np.ndarray]  # (xyz (3,), quat wxyz (4,))
+
+
+@dataclass(frozen=True)
+class Visual:
+    """One visual shape of a link (the ``visuals`` rows of the document).
+
+    Attributes:
+        kind: One of :data:`KINDS`.
+        size: The kind's sizes, m (module docstring); () for a mesh.
+        file: A mesh file's basename ("" for a primitive).
+        scale: A mesh's scale per axis (file units to m).
+        xyz: The shape's (a mesh file's own) frame origin in the link frame, m.
+        quat: Its orientation in the link frame (w, x, y, z).
+        color: RGBA, 0..1.
+    """
+
+    kind: str
+    size: tuple[float, ...] = ()
+    file: str = ""
+    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    xyz: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+    color: tuple[float, float, float, float] = (0.7, 0.7, 0.7, 1.0)
+
+
+def quat_mul(a, b) -> np.ndarray:
+    """Hamilton product a b of two (w, x, y, z) quaternions."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return np.array([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw])
+
+
+def quat_rotate(q, v) -> np.ndarray:
+    """Vector ``v`` (3,) turned by the unit quaternion ``q`` (w, x, y, z)."""
+    w, u = q[0], np.asarray(q[1:], dtype=float)
+    v = np.asarray(v, dtype=float)
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def _axis_angle(axis, angle: float) -> np.ndarray:
+    s = math.sin(angle / 2.0)
+    return np.array([math.cos(angle / 2.0), axis[0] * s, axis[1] * s, axis[2] * s])
+
+
+def links_of(entry: Mapping) -> Mapping | None:
+    """The ``links`` document of a robot's state-document entry (or the document itself);
+    None for a robot without one (a built-in type, an older server)."""
+    if not isinstance(entry, Mapping):
+        return None
+    doc = entry.get("links")
+    if isinstance(doc, Mapping):
+        entry = doc
+    return entry if isinstance(entry.get("links"), list) else None
+
+
+def base_pose(pose: Sequence[float]) -> Pose:
+    """The robot's base pose from a stream row or snapshot: ``(x, y, z, qw, qx, qy, qz)`` (a 3D
+    world: x, y from the planar pose, the rest from the 3D block), or ``(x, y, yaw)`` (a 2D
+    view: level at z = 0)."""
+    if len(pose) == 3:
+        x, y, yaw = (float(v) for v in pose)
+        return np.array([x, y, 0.0]), np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+    if len(pose) != 7:
+        raise ValueError(f"a base pose is (x, y, yaw) or (x, y, z, qw, qx, qy, qz), got "
+                         f"{len(pose)} values")
+    q = np.asarray(pose[3:7], dtype=float)
+    n = float(np.linalg.norm(q))
+    return np.asarray(pose[:3], dtype=float), (q / n if n > 0 else np.array([1.0, 0, 0, 0]))
+
+
+def _joint_value(joint: Mapping, columns: Mapping[str, float] | None) -> float:
+    """The joint's displacement from its zero (rad or m): 0 without a finite column value."""
+    name = joint.get("column")
+    if not name or columns is None:
+        return 0.0
+    v = columns.get(name)
+    if v is None or not math.isfinite(float(v)):
+        return 0.0
+    return float(v) - float(joint.get("zero", 0.0))
+
+
+def _moved(xyz: np.ndarray, quat: np.ndarray, joints, columns) -> Pose:
+    """A link frame moved by its joints (MuJoCo's order: each in turn, in the turned frame)."""
+    for joint in joints:
+        d = _joint_value(joint, columns)
+        if d == 0.0:
+            continue
+        axis = np.asarray(joint["axis"], dtype=float)
+        if joint.get("kind") == "slide":
+            xyz = xyz + quat_rotate(quat, axis) * d
+        elif joint.get("kind") == "hinge":
+            anchor = np.asarray(joint.get("anchor", (0.0, 0.0, 0.0)), dtype=float)
+            at = xyz + quat_rotate(quat, anchor)  # the anchor stays where it is
+            quat = quat_mul(quat, _axis_angle(axis, d))
+            xyz = at - quat_rotate(quat, anchor)
+    return xyz, quat
+
+
+def link_poses(entry: Mapping, pose: Sequence[float],
+               columns: Mapping[str, float] | None = None) -> dict[str, Pose]:
+    """Every link's world pose of one imported robot.
+
+    Args:
+        entry: The robot's entry of the state document (its ``links`` key read), or the
+            ``links`` document itself.
+        pose: The robot's base pose (:func:`base_pose`: ``(x, y, z, qw, qx, qy, qz)`` from the
+            stream's planar pose and 3D block, or ``(x, y, yaw)``).
+        columns: The robot's streamed columns by name (``{"link_q1": 0.3, ...}``); a missing
+            or NaN one (a replay of an older recording) leaves its joint at zero.
+
+    Returns:
+        Link name -> (xyz (3,) m, quat (w, x, y, z) (4,)) in the world frame; {} for a robot
+        without a ``links`` document.
+    """
+    doc = links_of(entry)
+    if doc is None:
+        return {}
+    bxyz, bquat = base_pose(pose)
+    out: dict[str, Pose] = {}
+    for link in doc["links"]:
+        parent = out.get(link.get("parent", ""), (bxyz, bquat))
+        xyz = parent[0] + quat_rotate(parent[1], link["xyz"])
+        quat = quat_mul(parent[1], np.asarray(link["quat"], dtype=float))
+        out[link["name"]] = _moved(xyz, quat, link.get("moving", ()), columns)
+    return out
+
+
+def link_visuals(entry: Mapping) -> dict[str, tuple[Visual, ...]]:
+    """Every link's visual shapes (in the link frame), from the robot's entry or its ``links``
+    document; {} for a robot without one. Unknown kinds (a later version's) are skipped."""
+    doc = links_of(entry)
+    if doc is None:
+        return {}
+    out = {}
+    for link in doc["links"]:
+        out[link["name"]] = tuple(
+            Visual(v["kind"], tuple(v.get("size", ())), str(v.get("file", "")),
+                   tuple(v.get("scale", (1.0, 1.0, 1.0))), tuple(v.get("xyz", (0.0, 0.0, 0.0))),
+                   tuple(v.get("quat", (1.0, 0.0, 0.0, 0.0))),
+                   tuple(v.get("color", (0.7, 0.7, 0.7, 1.0))))
+            for v in link.get("visuals", ()) if v.get("kind") in KINDS)
+    return out
+
+
+def placed_visuals(entry: Mapping, pose: Sequence[float],
+                   columns: Mapping[str, float] | None = None) -> list[tuple[str, Visual, Pose]]:
+    """Every visual shape of the robot with its world pose: (link, visual, (xyz, quat)), the
+    shape's own frame (a mesh: its file's frame) in the world frame."""
+    poses, out = link_poses(entry, pose, columns), []
+    for link, visuals in link_visuals(entry).items():
+        lxyz, lquat = poses[link]
+        for v in visuals:
+            out.append((link, v, (lxyz + quat_rotate(lquat, v.xyz),
+                                  quat_mul(lquat, np.asarray(v.quat, dtype=float)))))
+    return out
+
+
+def columns_of(names: Sequence[str], values: Sequence[float]) -> dict[str, float]:
+    """A robot's columns by name from a stream row's column values and the state document's
+    ``columns`` (only the ``link_q`` ones are kept)."""
+    return {n: float(v) for n, v in zip(names, values) if n.startswith("link_q")}

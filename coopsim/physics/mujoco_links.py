@@ -1,0 +1,139 @@
+"""The ``links`` document of a robot from a description file: its kinematic tree and every
+link's visual shapes, read from the model MuJoCo compiles of the file alone, so an URDF and an
+MJCF say the same (the format: :mod:`coopsim.model.linkposes`; docs/protocol.md).
+
+Bounded: no triangle goes in it (a mesh is its file's basename, scale and placement), at most
+:data:`~coopsim.formats.robotxml.MAX_LINKS` links and :data:`MAX_VISUALS` shapes per link.
+A link's visual shapes are its geoms without contacts (URDF ``<visual>``, an MJCF's visual
+class), or its collision geoms when it has none (the Panda of example-robot-data, whose visual
+meshes are COLLADA files MuJoCo cannot read). MuJoCo re-centres a mesh on its centre of mass
+and turns it to its principal axes; the document undoes that (``mesh_pos``/``mesh_quat``), so
+a mesh's ``xyz``/``quat`` place the *file's* frame and a client draws the file as it is.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..model.imported import Description
+from ..model.linkposes import COLUMNS, quat_mul, quat_rotate
+
+try:
+    import mujoco
+except ImportError:  # the engine is optional: mujoco_engine says how to install it
+    mujoco = None
+
+MAX_VISUALS = 64  # shapes per link in the document
+_KINDS = {"box": "box", "sphere": "sphere", "cylinder": "cylinder", "capsule": "capsule",
+          "ellipsoid": "ellipsoid", "mesh": "mesh"}
+_DOCS: dict[int, tuple] = {}  # id(description) -> (description, document)
+
+
+def _r(values, n: int = 6) -> list:
+    return [round(float(v), n) for v in values]
+
+
+def _standalone(d: Description):
+    """The description compiled alone (its names unprefixed)."""
+    if d.kind == "urdf":
+        return mujoco.MjSpec.from_string(d.text, assets=dict(d.assets)).compile()
+    return mujoco.MjSpec.from_file(d.source).compile()
+
+
+def _mesh_files(d: Description) -> dict[str, str]:
+    """The names MuJoCo's model gives mesh files -> their basenames: an ASCII STL given from
+    memory (``coopsim_ascii_K.stl``, formats.robotxml._urdf_text) is the K-th ASCII one."""
+    paths = sorted({m.path for link in d.links for m in link.meshes})
+    names = {p: os.path.basename(p) for p in paths}
+    asset_names = [name for name, _ in d.assets]
+    ascii_paths = [p for p in paths if _ascii_stl(p)]
+    for name, path in zip(asset_names, ascii_paths):
+        names[name] = os.path.basename(path)
+    return names
+
+
+def _ascii_stl(path: str) -> bool:
+    if not path.lower().endswith(".stl"):
+        return False
+    with open(path, "rb") as f:
+        head = f.read(84)
+    if not head.lstrip().lower().startswith(b"solid"):
+        return False
+    n = int.from_bytes(head[80:84], "little") if len(head) == 84 else -1
+    return os.path.getsize(path) != 84 + 50 * n  # a binary STL may start with "solid" too
+
+
+def _joints(model, body: int, moving: dict) -> list:
+    out = []
+    for j in range(model.body_jntadr[body], model.body_jntadr[body] + model.body_jntnum[body]):
+        kind = {int(mujoco.mjtJoint.mjJNT_HINGE): "hinge",
+                int(mujoco.mjtJoint.mjJNT_SLIDE): "slide"}.get(int(model.jnt_type[j]))
+        if kind is None:
+            continue  # a ball or free joint: not streamed
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) or ""
+        k = moving.get(name)
+        out.append({"name": name, "kind": kind, "axis": _r(model.jnt_axis[j]),
+                    "anchor": _r(model.jnt_pos[j]),
+                    "zero": round(float(model.qpos0[model.jnt_qposadr[j]]), 9),
+                    "column": COLUMNS[k] if k is not None and k < len(COLUMNS) else None})
+    return out
+
+
+def _visual(model, g: int, files: dict) -> dict | None:
+    kind = _KINDS.get(mujoco.mjtGeom(model.geom_type[g]).name[7:].lower())
+    if kind is None:
+        return None  # a plane or height field on a robot: not drawn
+    xyz, quat = np.array(model.geom_pos[g]), np.array(model.geom_quat[g])
+    size = model.geom_size[g]
+    shape = {"kind": kind, "size": {"box": _r(2 * size[:3]), "sphere": _r(size[:1]),
+                                    "cylinder": _r((size[0], 2 * size[1])),
+                                    "capsule": _r((size[0], 2 * size[1])),
+                                    "ellipsoid": _r(size[:3])}.get(kind, [])}
+    if kind == "mesh":
+        m = model.geom_dataid[g]
+        path = model.paths[model.mesh_pathadr[m]:].split(b"\0", 1)[0].decode() \
+            if model.mesh_pathadr[m] >= 0 else ""
+        # the file frame in the geom frame: v_geom = R(mq)^-1 (scale v_file - mp)
+        inv = np.array([model.mesh_quat[m][0], *(-model.mesh_quat[m][1:])])
+        quat = quat_mul(quat, inv)
+        xyz = xyz - quat_rotate(quat, model.mesh_pos[m])
+        shape.update(file=files.get(path, os.path.basename(path)),
+                     scale=_r(model.mesh_scale[m]))
+    shape.update(xyz=_r(xyz), quat=_r(quat), color=_r(model.geom_rgba[g], 3))
+    return shape
+
+
+def _visuals(model, body: int, files: dict) -> list:
+    geoms = range(model.body_geomadr[body], model.body_geomadr[body] + model.body_geomnum[body]) \
+        if model.body_geomadr[body] >= 0 else range(0)
+    seen = [g for g in geoms if model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0]
+    shapes = (_visual(model, g, files) for g in (seen or geoms))
+    return [s for s in shapes if s is not None][:MAX_VISUALS]
+
+
+def links_document(d: Description) -> dict:
+    """The ``links`` document of ``d`` (module docstring; made once per description).
+
+    Raises:
+        Exception: MuJoCo's own errors when it cannot compile the file (a checked
+            description compiles: the world built it already).
+    """
+    cached = _DOCS.get(id(d))
+    if cached is not None and cached[0] is d:
+        return cached[1]
+    model, files = _standalone(d), _mesh_files(d)
+    moving = {j.name: k for k, j in enumerate(d.moving)}
+    links = []
+    for b in range(1, model.nbody):
+        parent = int(model.body_parentid[b])
+        links.append({
+            "name": mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}",
+            "parent": "" if parent == 0 else
+            mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, parent) or f"body{parent}",
+            "xyz": _r(model.body_pos[b]), "quat": _r(model.body_quat[b]),
+            "moving": _joints(model, b, moving), "visuals": _visuals(model, b, files)})
+    doc = {"root": d.root, "columns": min(len(moving), len(COLUMNS)), "links": links}
+    _DOCS[id(d)] = (d, doc)
+    return doc
