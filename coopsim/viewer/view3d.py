@@ -20,6 +20,7 @@ from .camera3d import Camera3D
 from .flight import AIRBORNE
 from .hud import LABEL_MIN_RADIUS, label_texts, place_labels
 from .scene import _pose7
+from .view3d_links import imported, link_rows
 
 TRAIL_EVERY = 0.1  # s of sim time between two points of a trail
 TRAIL_POINTS = 100  # points kept per trail (10 s)
@@ -165,6 +166,7 @@ class View3D:
             {"box": vb.floor_rows(*scene.floor)}, vb.object_rows(layout.get("objects", []), obj3d),
             {"sphere": vb.target_rows(layout.get("targets", []))},
             self._robots(robot_list, pose3d, colors, time),
+            link_rows(robot_list, pose3d, columns, layout.get("columns", [])),
             vb.arm_rows(scene.arms.arms, scene.arms.frames, pose3d) if scene.arms else {},
             self._selection(robot_list, pose3d))
         self._gl.set_lines(self._lines(scene, pose3d, colors, columns))
@@ -176,7 +178,9 @@ class View3D:
         hints = [r.get("draw", {}) for r in robots]
         quad = np.array([bool(h.get("rotorcraft")) for h in hints], dtype=bool)
         arm = np.array([bool(h.get("arm")) for h in hints], dtype=bool)
-        ground = ~quad & ~arm
+        linked = imported(robots)  # drawn link by link (view3d_links.py)
+        quad &= ~linked
+        ground = ~quad & ~arm & ~linked
         detail = len(robots) <= TRAILS_FOR_ALL or \
             self.camera.scale * float(np.median(self.radius)) >= DETAIL_PX
         return vb.merge(vb.quad_rows(pose7[quad], self.radius[quad], colors[quad], time, detail),
