@@ -192,3 +192,30 @@ def test_arm_stack_shows_the_arm_its_links_and_the_cubes(display, viewer_for):  
         cube = next(o for o in viewer.scene.layout["objects"] if o["name"] == "OBJECT_1")
         x, y = (int(round(v)) for v in cam.to_screen(cube["x"], cube["y"], cube["z"]))
         assert _reddish(rgb[y - 1:y + 2, x - 1:x + 2]).any()
+
+
+def test_a_thousand_crazyflies_are_drawn_at_their_heights(display, viewer_for):  # noqa: F811
+    """A live aerial-engine world of 1,000 Crazyflies on a 0.5 m grid, 1 m up (paused): the
+    view fits them all, each drawn in its colour where the projection puts it."""
+    n, side = 1000, 32
+    robots = tuple(RobotSpec("crazyflie", f"cf{k}", ((k % side - side / 2) * 0.5,
+                                                     (k // side - side / 2) * 0.5, 1.0),
+                             0.0, GREEN) for k in range(n))
+    spec = ScenarioSpec(WorldSpec(FloorSpec(20.0, 20.0)), robots=robots,
+                        settings=Settings(mode="lockstep", engine="aerial"), name="swarm")
+    with live(spec, paused=True) as run:
+        viewer = viewer_for(run.network.endpoint)
+        pump(viewer, _shown(viewer, n), "the swarm")
+        pump(viewer, lambda: viewer.view3d.pose7.shape == (n, 7), "their poses")
+        rgb = _pixels(screenshot(viewer, "view3d_swarm"))
+        assert len(viewer.view3d.drawn["disc"]) == 4 * n + n  # rotors and shadows
+        xy, depth = viewer.view3d.camera.project(viewer.view3d.pose7[:, :3])
+        assert (depth > 0).all()
+        inside = (xy[:, 0] > 0) & (xy[:, 0] < viewer.width) & (xy[:, 1] > 40) & \
+            (xy[:, 1] < viewer.height - 80)
+        assert inside.sum() > 0.95 * n  # fitted: (nearly) all in the window
+        r, g, b = (rgb[..., k].astype(int) for k in range(3))
+        green = (g > r + 30) & (g > b + 30)
+        hits = [green[max(0, int(y) - 2):int(y) + 3, max(0, int(x) - 2):int(x) + 3].any()
+                for x, y in xy[inside]]
+        assert np.mean(hits) > 0.9
