@@ -138,7 +138,8 @@ def object_rows(objects: list[dict], pose7: np.ndarray) -> dict[str, np.ndarray]
         kind = obj.get("shape", "box")
         scale = {"box": (l, w, h), "sphere": (l, l, l)}.get(kind, (l, l, h))
         kind = kind if kind in ("box", "sphere") else "cylinder"
-        out[kind].append(rows(p[:3], p[3:7], scale, rgba(obj.get("color", (150, 150, 150)))))
+        centre = p[:3] if "z" in obj else (p[0], p[1], scale[2] / 2)  # a 2D world's: on the floor
+        out[kind].append(rows(centre, p[3:7], scale, rgba(obj.get("color", (150, 150, 150)))))
     return {k: np.concatenate(v) for k, v in out.items() if v}
 
 
@@ -146,7 +147,7 @@ def target_rows(targets: list[dict]) -> np.ndarray:
     """A sphere of 10 cm per target, in its colour."""
     if not targets:
         return np.zeros((0, 14), dtype=np.float32)
-    pos = [(t["x"], t["y"], max(float(t.get("z", 0.0)), 0.05)) for t in targets]
+    pos = [(t["x"], t["y"], float(t.get("z", 0.0)) + 0.05) for t in targets]  # resting on it
     return rows(pos, IDENTITY, (0.1, 0.1, 0.1), [rgba(t.get("rgb", (255, 0, 0)), 0.85)
                                                    for t in targets])
 
