@@ -74,6 +74,20 @@ def start_viewer(nameserver_endpoint: str = DEFAULT_NAMESERVER, fps: float = DEF
                             text=stderr is not None)
 
 
+#: How much nicer (Unix priority) the viewer's process runs than the simulation: when the CPU
+#: is short, the window drops frames rather than the simulation its real-time factor.
+VIEWER_NICE = 5
+
+
+def lower_priority() -> None:
+    """Run this process (and the threads it starts after, Mesa's renderer's among them)
+    :data:`VIEWER_NICE` steps nicer; nothing where the OS has no ``nice``."""
+    try:
+        os.nice(VIEWER_NICE)
+    except (AttributeError, OSError):
+        pass
+
+
 def has_display() -> bool:
     """True when a window can be opened (X11 or Wayland display set)."""
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))

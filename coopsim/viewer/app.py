@@ -6,7 +6,8 @@ feel immediate, then falls back. Mouse: left drag turns the view, right drag pan
 zooms at the cursor; a right click (no drag) orders the squad selected in the Squads panel
 there (viewer/game.py). Keys: F fits the world, S toggles sensor rays (sonar), N robot names, V cycles
 a 3D world's side view (x-z, y-z, hidden; viewer/sideview.py), Space pauses or resumes (the run, or
-the replay), . takes one step, Ctrl+Q quits.
+the replay), . takes one step, Ctrl+Q quits. A world on a 3D engine opens in the 3D view
+(viewer/view3d.py: its own mouse; Tab switches views, C follows the selected robot).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from imgui_bundle.python_backends import pyglet_backend
 from pyglet.math import Mat4
 from pyglet.window import key, mouse
 
-from . import QUIT
+from . import QUIT, lower_priority
 from . import ViewerError
 from .camera import Camera
 from .connection import Link
@@ -34,6 +35,7 @@ from .replayproc import ReplayProcess
 from .scene import BACKGROUND, Scene
 from .sideview import SideView
 from .ui import Outcome, Ui
+from .view3d import View3D
 
 BUSY_FPS = 30.0  # frames per second while the user interacts
 BUSY_FOR = 0.6  # s of fast frames after the last input event
@@ -69,6 +71,7 @@ class Viewer(pyglet.window.Window):
         self.ui = Ui(self.link)
         self.scene = Scene()
         self.camera = Camera(width, height)
+        self.view3d = View3D(width, height)
         self.managers = {"object": ObjectManager(self.ui), "robot": RobotManager(self.ui),
                          "target": TargetManager(self.ui)}
         self.controls = Controls(self.ui)
@@ -88,6 +91,7 @@ class Viewer(pyglet.window.Window):
         self._generation = -1
         self._ui_drag = False
         self._right_press: tuple[float, float] | None = None  # where a right click began
+        self._left_press: tuple[float, float] | None = None  # where a left click began (3D)
         self._busy_until = 0.0
         self._last_frame = 0.0
         self._last_gui = time.monotonic()
@@ -100,9 +104,12 @@ class Viewer(pyglet.window.Window):
         self._sync()
         pyglet.gl.glClearColor(*BACKGROUND)
         self.clear()
-        self.view = Mat4(*self.camera.matrix())
-        self.scene.draw()
-        self.view = Mat4()
+        if self.view3d.active:
+            self.view3d.draw(self.scene, self.link.frame)
+        else:
+            self.view = Mat4(*self.camera.matrix())
+            self.scene.draw()
+            self.view = Mat4()
         self._gui()
         self.frames += 1
 
@@ -114,6 +121,7 @@ class Viewer(pyglet.window.Window):
         layout = link.layout
         if layout is not None:
             self.scene.set_layout(layout)
+            self._fit_pending |= self.view3d.sync(layout)
             if self._fit_pending:
                 self.fit()
         self.scene.set_scale(self.camera.scale, self.camera.angle)
@@ -134,12 +142,16 @@ class Viewer(pyglet.window.Window):
         for manager in self.managers.values():
             manager.draw()
         self.squads.draw(top)
-        draw_game(self.scene, self.camera, self.link.run, self.link.layout)
+        draw_game(self.scene, self.cam, self.link.run, self.link.layout)
         status = draw_status(self.status_parts, self.notice, self.width, self.height, self.ui)
         self.timeline.draw(self.height - max(status, STATUS_HEIGHT), self.width)
-        draw_names(self.scene, self.camera, self.show_names)
-        self.side.draw(self.scene, self.link.layout, (self.width, self.height),
-                       max(status, STATUS_HEIGHT) + self.timeline_height())
+        if self.view3d.active:
+            self.view3d.draw_names(self.scene, self.show_names)
+        else:
+            draw_names(self.scene, self.camera, self.show_names)
+        if not self.view3d.active:  # the top view's altitude aid; the 3D view shows heights
+            self.side.draw(self.scene, self.link.layout, (self.width, self.height),
+                           max(status, STATUS_HEIGHT) + self.timeline_height())
         draw_disconnected(self.link, self.width, self.height)
         imgui.render()
         self.gui.render(imgui.get_draw_data())
@@ -148,8 +160,15 @@ class Viewer(pyglet.window.Window):
         """Pixels the replay timeline takes above the status bar (0 in a live run)."""
         return TIMELINE_HEIGHT if self.link.playback is not None else 0.0
 
+    @property
+    def cam(self):
+        """The camera of the view shown (2D top view or 3D)."""
+        return self.view3d.camera if self.view3d.active else self.camera
+
     def fit(self) -> None:
-        """Fit the floor into the window between the bars, unturned."""
+        """Fit the floor into the window between the bars, unturned (3D: from the front)."""
+        self.view3d.camera.resize(self.width, self.height)
+        self.view3d.fit(self.scene)
         length, width = self.scene.floor
         if length <= 0 or width <= 0:
             return
@@ -203,6 +222,7 @@ class Viewer(pyglet.window.Window):
     def on_mouse_press(self, x, y, button, modifiers):
         self._ui_drag = self._ui_wants_mouse()
         self._right_press = (x, y) if button == mouse.RIGHT and not self._ui_drag else None
+        self._left_press = (x, y) if button == mouse.LEFT and not self._ui_drag else None
         self._poke()
 
     def on_mouse_release(self, x, y, button, modifiers):
@@ -210,14 +230,20 @@ class Viewer(pyglet.window.Window):
         start, self._right_press = self._right_press, None
         if button == mouse.RIGHT and start is not None and \
                 max(abs(x - start[0]), abs(y - start[1])) <= CLICK_SLOP:
-            self.squads.right_click(*self.camera.to_world(x, y), self.link.run)
+            self.squads.right_click(*self.cam.to_world(x, y), self.link.run)
+        left, self._left_press = self._left_press, None
+        if button == mouse.LEFT and left is not None and self.view3d.active and \
+                max(abs(x - left[0]), abs(y - left[1])) <= CLICK_SLOP:
+            self.view3d.click(x, y)
         self._poke()
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
         self._poke()
         if self._ui_drag:
             return
-        if buttons & mouse.LEFT:
+        if self.view3d.active:
+            self.view3d.drag(dx, dy, buttons)
+        elif buttons & mouse.LEFT:
             self.camera.rotate(x, y, dx, dy)
         elif buttons & mouse.RIGHT:
             self.camera.pan(dx, dy)
@@ -225,7 +251,7 @@ class Viewer(pyglet.window.Window):
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self._poke()
         if not self._ui_wants_mouse():
-            self.camera.zoom(x, y, scroll_y)
+            self.cam.zoom(x, y, scroll_y)
 
     def on_text(self, text):
         self._poke()
@@ -243,14 +269,19 @@ class Viewer(pyglet.window.Window):
                    key.PERIOD: self.controls.step,
                    key.S: lambda: setattr(self.scene, "show_rays", not self.scene.show_rays),
                    key.N: lambda: setattr(self, "show_names", not self.show_names),
-                   key.V: self.side.cycle}
+                   key.V: self.side.cycle, key.TAB: self.view3d.toggle,
+                   key.C: lambda: self._say(self.view3d.toggle_follow())}
         action = actions.get(symbol)
         if action is not None and not (replay and symbol == key.PERIOD):
             action()
 
+    def _say(self, text: str) -> None:
+        self.notice.text, self.notice.error = text, False
+
     def on_resize(self, width, height):
         super().on_resize(width, height)
         self.camera.resize(width, height)
+        self.view3d.camera.resize(width, height)
         self._poke()
 
     def on_draw(self):
@@ -285,6 +316,7 @@ class Viewer(pyglet.window.Window):
         if self.replay is not None:
             self.replay.stop()
         self.link.close()
+        self.view3d.close()
         self.gui.shutdown()
         imgui.destroy_context()
         super().close()
@@ -297,6 +329,7 @@ def main(nameserver: str, fps: float = 10.0, keys=None) -> int:
     Returns:
         0: the window was closed on purpose (``coopsim run --gui`` then ends the run).
     """
+    lower_priority()  # before the window: Mesa's threads inherit it
     try:
         viewer = Viewer(nameserver, fps, keys=keys)
     except (pyglet.window.NoSuchDisplayException, pyglet.gl.ContextException) as exc:
