@@ -27,7 +27,7 @@ from typing import Mapping
 import numpy as np
 
 from ...model.commands import Command
-from ...model.images import View, encode, intrinsics, parse_request
+from ...model.images import View, depth_mm, encode, intrinsics, parse_request, png, unpng
 from ...model.module import Module
 from ...model.params import ParamSpec
 from ...model.snapshot import quat_matrices
@@ -126,6 +126,38 @@ class Camera3d(Module):
             frame.extra[cls.label] = Images(MappingProxyType(
                 {n: s for n, s in seen.items() if n in alive}))
         return out
+
+    @classmethod
+    def record(cls, snap, after):
+        """The images published after step ``after`` (recording format 6): ``{"robots":
+        [name...], "steps": [step...], "times": [s...], "rgb": [PNG...], "depth": [16-bit
+        PNG of mm, or empty...], "lens": [[fov deg, near m, far m]...]}``; None if none."""
+        board = snap.extra.get(cls.label)
+        names = [n for n, i in board.seen.items() if i.step > after] if board else []
+        if not names:
+            return None
+        shots = [board.seen[n] for n in names]
+        return {"robots": names, "steps": [i.step for i in shots],
+                "times": [i.time for i in shots], "rgb": [png(i.rgb) for i in shots],
+                "depth": [b"" if i.depth is None else png(depth_mm(i.depth)) for i in shots],
+                "lens": [[i.fov, i.near, i.far] for i in shots]}
+
+    @classmethod
+    def replay(cls, data, board, robots):
+        """The images a recorded step carries (its ``record``) over the previous step's
+        (cameras that published none keep theirs; robots gone are dropped)."""
+        alive = set(robots)
+        seen = {n: i for n, i in board.seen.items() if n in alive} if board is not None else {}
+        for k, name in enumerate(data["robots"] if data else ()):
+            rgb = unpng(data["rgb"][k])
+            depth = None
+            if data["depth"][k]:
+                mm = unpng(data["depth"][k])
+                depth = np.where(mm == 0, np.inf, mm / 1000.0).astype(np.float32)
+                depth.flags.writeable = False
+            rgb.flags.writeable = False
+            seen[name] = Image(data["steps"][k], data["times"][k], rgb, depth, *data["lens"][k])
+        return Images(MappingProxyType(seen)) if seen else board
 
     @classmethod
     def read_world(cls, command, sim, robot: str, values, text: str) -> tuple:
