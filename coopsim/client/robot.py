@@ -22,6 +22,7 @@ from ..model.commands import TIMEOUT, Command
 from ..model.driver import Reading, StepInfo
 from ..model.errors import ProtocolError
 from ..net.protocol import PROTOCOL_VERSION, Message
+from .images import IMAGE_MODULES, image_reading
 from .process import SIM_PID_ENV, _process_gone
 
 _COMMANDS, _DETACH, _MODULES, _CLAIM, _RELEASE = 3, 2, 1, 4, 5
@@ -116,6 +117,8 @@ class Robot:
         words = [a for a in args if isinstance(a, str)]
         data = [float(a) for a in args if not isinstance(a, str)]
         reply = self.call(command.id, words[0] if words else text, data=data)
+        if command.kind == "read" and command.module in IMAGE_MODULES:
+            return image_reading(reply)
         if command.kind == "read":
             return Reading(reply.data, reply.text, reply.params[0] if reply.params else 0)
         if command.kind == "motion":

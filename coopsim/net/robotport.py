@@ -228,6 +228,8 @@ class RobotPort:
     # -- module commands --------------------------------------------------------------------------
 
     def _read(self, msg: Message, command: Command) -> Message:
+        if hasattr(self.classes[command.module], "read_world"):
+            return self._read_world(msg, command)
         snap = self.stepper.snapshot
         if self.robot not in snap.index:
             raise UnknownNameError(f"{self.name} is not in the simulation any more")
@@ -236,6 +238,17 @@ class RobotPort:
         text, data = answerer.answer_robot(command, self.robot, row, msg.text, snap)
         self.stepper.sim.external.served(self.robot)  # issue 44: pose -> reading served
         return msg.reply(text, params=_stamp(snap, self.robot, command.module), data=data)
+
+    def _read_world(self, msg: Message, command: Command) -> Message:
+        """A read the module answers from the world itself (``read_world``: camera3d renders
+        an image), between two steps on the thread that owns it; open to everyone as reads
+        are. Its reply may be megabytes: only requests are held to 64 KiB."""
+        module = self.classes[command.module]
+        if self.robot not in self.stepper.snapshot.index:
+            raise UnknownNameError(f"{self.name} is not in the simulation any more")
+        text, params, data = self._on_stepper(module.read_world, command, self.stepper.sim,
+                                              self.robot, self.modules[command.module], msg.text)
+        return msg.reply(text, params=params, data=data)
 
     def _move(self, msg: Message, command: Command):
         """Motion commands. The reply's text is the mode; in lockstep it comes after the step

@@ -299,6 +299,24 @@ class Engine(ABC):
         """
         return ()
 
+    def paint(self, handles, color) -> None:
+        """Give the bodies ``handles`` (and the bodies below them) the colour ``color`` (R, G,
+        B 0..255) in the images :meth:`render_images` renders: a robot's colour. An engine
+        without a renderer ignores it."""
+
+    def render_images(self, views: list) -> list[tuple]:
+        """Offscreen images of the world (the ``camera3d`` module's): for each
+        :class:`~coopsim.model.images.View`, (rgb (h, w, 3) uint8, depth (h, w) float32 m or
+        None), world as of the last step. An engine without a renderer (the 2D ones) has none.
+
+        Raises:
+            ParameterError: this engine renders no images (a read answers error 4).
+        """
+        from ..model.errors import ParameterError
+
+        raise ParameterError(f"camera3d renders images with MuJoCo: the {self.label} engine has "
+                             "no renderer (use engine mujoco)")
+
     def state3d(self) -> np.ndarray:
         """(N, 13) full state of every robot's chassis, robot order (columns :data:`STATE3D`).
 

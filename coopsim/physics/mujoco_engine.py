@@ -165,6 +165,7 @@ class MujocoEngine(Engine):
         self._warned: tuple | None = None  # (data, its warning counts, the overflow kinds)
         self._scenery = msc.Scenery()  # meshes and a height field (mujoco_scenery)
         self._ground: msc.Ground | None = None  # the bodies riding on the height field
+        self._renderer = None  # camera3d's offscreen renderer (mujoco_camera), on first use
 
     @classmethod
     def refuses_assembly(cls, assembly: Assembly) -> str:
@@ -184,7 +185,9 @@ class MujocoEngine(Engine):
 
     def add_object(self, spec: ObjectSpec) -> Body:
         self.check_object(spec)
-        return self._added(mb.object_body(self.spec, self._name(spec.name), spec))
+        body = self._added(mb.object_body(self.spec, self._name(spec.name), spec))
+        self.paint((body,), spec.color)  # what a camera3d image shows
+        return body
 
     def remove_object(self, handle: Body) -> None:
         self._removed(handle)
@@ -434,6 +437,26 @@ class MujocoEngine(Engine):
         return self._notes
 
     # -- state ------------------------------------------------------------------------------------
+
+    def paint(self, handles, color) -> None:
+        """Colour the geoms of bodies ``handles`` in the model's spec (a camera3d image's
+        colours; the physics ignores them; a description's own visuals keep theirs): the
+        next compile, which adding a body brings, carries them."""
+        rgba = [c / 255.0 for c in color] + [1.0]
+        for body in handles:
+            if isinstance(body, Body):
+                for geom in body.element.geoms:
+                    geom.rgba = rgba
+
+    def render_images(self, views: list) -> list[tuple]:
+        """Offscreen images by MuJoCo's renderer (:mod:`coopsim.physics.mujoco_camera`), built
+        on first use: a world whose cameras nobody reads opens no OpenGL context."""
+        from .mujoco_camera import Renderer
+
+        if self._renderer is None:
+            self._renderer = Renderer()
+        self._ready()  # the model compiled for the current layout
+        return self._renderer.render(self.model, self.data, views)
 
     def state3d(self) -> np.ndarray:
         return self._robot_states()[0].copy()

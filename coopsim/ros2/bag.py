@@ -20,6 +20,7 @@ from mcap.writer import CompressionType, Writer
 from ..model.errors import CoopsimError
 from ..replay.player import recorded_steps
 from . import messages as m
+from .images import camera_messages
 from .scene import RosScene
 
 METADATA_VERSION = 5
@@ -179,7 +180,7 @@ def recorded_params(recording) -> dict:
 
 
 def _write_steps(recording, bag: _Bag) -> int:
-    scene, key, origins, steps = None, None, {}, 0
+    scene, key, origins, steps, images = None, None, {}, 0, {}
     params = recorded_params(recording)
     for frame, layout, snap in recorded_steps(recording):
         ns = round(frame.position * 1e9)
@@ -198,6 +199,8 @@ def _write_steps(recording, bag: _Bag) -> int:
             bag.write(topic, short, data, ns)
         for topic, data in scene.scans(snap, ns):
             bag.write(topic, m.SCAN, data, ns)
+        for topic, short, data in camera_messages(snap, ns, images):
+            bag.write(topic, short, data, ns)
         steps += 1
     return steps
 

@@ -20,6 +20,7 @@ from ..sim.slots import Owner
 from . import messages as m
 from .dds import LATCHED, Participant
 from .drive import TwistRefused, drive_of
+from .images import camera_messages
 from .scene import RosScene
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class RosBridge:
         self._drives: dict[str, object] = {}
         self._scene: tuple | None = None  # (layout key, RosScene)
         self._origins: dict = {}
+        self._images: dict = {}  # robot -> the step of its camera3d image sent last
         self._next_odom = 0.0
         self._latest = None
         self._new = threading.Event()
@@ -149,6 +151,8 @@ class RosBridge:
                 self._write(topic, short, data)
         for topic, data in scene.scans(snap, ns):
             self._write(topic, m.SCAN, data)
+        for topic, short, data in camera_messages(snap, ns, self._images):
+            self._write(topic, short, data)
 
     def _write(self, topic: str, short: str, data: bytes, qos=None) -> None:
         writer = self._writers.get(topic)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cdr import Reader, Writer
+from .images import DEFINITIONS as _IMAGES
 
 # Each type's fields as its .msg file has them (comments left out), dependencies fully named.
 DEFINITIONS = {
@@ -54,6 +55,8 @@ DEFINITIONS = {
     "tf2_msgs/TFMessage": "geometry_msgs/TransformStamped[] transforms\n",
     "rosgraph_msgs/Clock": "builtin_interfaces/Time clock\n",
 }
+
+DEFINITIONS.update(_IMAGES)  # sensor_msgs/Image and CameraInfo (camera3d: .images)
 
 ODOMETRY, SCAN, TF, GRID, CLOCK, TWIST = ("nav_msgs/Odometry", "sensor_msgs/LaserScan",
                                           "tf2_msgs/TFMessage", "nav_msgs/OccupancyGrid",

@@ -43,6 +43,11 @@ class Access:
         """Rotors drive of robots ``rows``: (n, 3) force (N) and torque (N m), body frame."""
         self.engine.apply_wrench(rows, force, torque)
 
+    def render_images(self, views: list) -> list[tuple]:
+        """The engine's offscreen images of ``views`` (coopsim.model.images.View): (rgb,
+        depth or None) each; error 4 (ParameterError) on an engine with no renderer."""
+        return self.engine.render_images(views)
+
     # -- by role ----------------------------------------------------------------------------------
 
     def _handles(self, rows: np.ndarray, role: str) -> tuple[tuple, np.ndarray]:

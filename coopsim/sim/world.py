@@ -269,6 +269,7 @@ class World:
                                check)
         group, self._next_group = self._next_group, self._next_group + 1
         handles = self.engine.add_assembly(assembly, group)
+        self.engine.paint(handles.items, spec.color)  # its colour in camera images
         if rows is not None:
             self.placements.add_assembly(spec.name, label, rows, assembly, handles)
         robots = [self._robot(spec, m, group, handles, assembly, values[m.name])

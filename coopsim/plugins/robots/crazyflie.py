@@ -17,7 +17,7 @@ from types import MappingProxyType
 from ...model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from ...model.specs import RobotSpec
 
-MODULES = ("rotors", "imu", "mocap", "altimeter", "gps", "compass")
+MODULES = ("rotors", "imu", "mocap", "altimeter", "gps", "compass", "camera3d")
 
 
 def _airframe(mass, arm, inertia, kf, km, tau, max_speed) -> dict:

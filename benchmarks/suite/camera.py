@@ -1,0 +1,87 @@
+"""Image cameras (``camera3d``, rendered offscreen by MuJoCo with EGL or OSMesa): 10 cameras of
+160 x 120 RGB published at 30 Hz beside a 500 Hz world of hovering Crazyflies, against the same
+world with its cameras unread (goal: real time); one 640 x 480 RGB-D image read over the
+protocol by the Python client (goal: <= 20 ms). Skipped, with the reason, where MuJoCo cannot
+render (no EGL/OSMesa)."""
+
+from .common import Case, alternate, build, count, flyers, per_call_ms, sizes, threads, unit
+
+
+def _renders() -> None:
+    """Raise NotImplementedError with the sentence when MuJoCo's renderer cannot start here."""
+    try:
+        from coopsim.physics.mujoco_camera import missing
+    except ImportError as exc:
+        raise NotImplementedError(f"no MuJoCo: {exc}") from None
+    why = missing()
+    if why:
+        raise NotImplementedError(why)
+
+
+def _cameras(n: int, publish: int):
+    """:func:`flyers` on the mujoco engine, each with a 160 x 120 RGB camera at 30 Hz,
+    published (``publish`` 1) or unread (0)."""
+    from dataclasses import replace
+
+    from coopsim.model.specs import ParamSetting
+
+    spec = flyers(n, engine="mujoco")
+    cam = (("width", 160), ("height", 120), ("rate", 30.0), ("depth", 0), ("publish", publish))
+    params = tuple(ParamSetting("camera3d", k, v) for k, v in cam)
+    return replace(spec, robots=tuple(replace(r, params=params) for r in spec.robots))
+
+
+class Cameras(Case):
+    """10 hovering Crazyflies at 500 Hz (mujoco), each camera 160 x 120 RGB at 30 Hz
+    published, and the same world with the cameras unread, ticks alternating in blocks: x real
+    time of the world with cameras, and its tick over the unread one's."""
+
+    params = (sizes(10, smoke=1),)
+    param_names = ("cameras",)
+
+    def setup(self, cameras):
+        _renders()
+        threads(1)
+        seen, unread = build(_cameras(cameras, 1)), build(_cameras(cameras, 0))
+        ticks = count(100, 1)  # 100 ticks: 0.2 s of sim time, six images per camera
+        self.ms = alternate(lambda: per_call_ms(seen.tick, ticks, 1),
+                            lambda: per_call_ms(unread.tick, ticks, 1), blocks=count(5, 1))
+        self.dt = seen.sim.dt
+
+    @unit("x real time")
+    def track_x_real_time(self, cameras):
+        return self.dt * 1e3 / self.ms[0]
+
+    @unit("x unread")
+    def track_over_unread(self, cameras):
+        return self.ms[0] / self.ms[1]
+
+
+class ReadImage(Case):
+    """One 640 x 480 RGB-D image (raw: 0.9 MB of RGB and 1.2 MB of float32 depth, base64 in
+    the reply) read by the Python client from a lockstep run in this process: ms per read,
+    rendering, encoding, transport and decoding included (goal <= 20 ms)."""
+
+    def setup(self):
+        _renders()
+        from dataclasses import replace
+
+        from coopsim.app.run import Run, RunOptions
+        from coopsim.client import Client
+        from coopsim.model.specs import ParamSetting
+
+        spec = flyers(1, driven=False, engine="mujoco")
+        params = tuple(ParamSetting("camera3d", k, v) for k, v in (("width", 640),
+                                                                    ("height", 480)))
+        spec = replace(spec, robots=tuple(replace(r, params=params) for r in spec.robots))
+        with Run(spec, RunOptions(port=0, controllers=False)) as run:
+            run.stepper.pause()
+            run.start()
+            with Client(run.network.endpoint, timeout=10.0) as client:
+                camera = client.robot("cf0").camera3d
+                self.ms = per_call_ms(lambda: camera.read("rgbd raw"), count(20, 1),
+                                      count(5, 1))
+
+    @unit("ms")
+    def track_ms(self):
+        return self.ms

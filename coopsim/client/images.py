@@ -1,0 +1,40 @@
+"""Image reads for the Python client: ``bot.camera3d.read()`` -> a numpy array.
+
+The reply's text holds the images (:mod:`coopsim.model.images` says how); this turns it into
+an :class:`ImageReading`: the RGB image (h, w, 3) uint8 when one came, else the depth image
+(h, w) float32 m, with the other, the step, the time and the intrinsics as attributes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model.images import decode
+
+IMAGE_MODULES = ("camera3d",)  # modules whose read replies carry images
+
+
+class ImageReading(np.ndarray):
+    """An image as a numpy array, with the reply's header.
+
+    Attributes:
+        rgb: (h, w, 3) uint8 or None. depth: (h, w) float32 m (+inf: nothing within far) or None.
+        step: The step it shows. time: Its simulated time, s.
+        k: (fx, fy, cx, cy) pixels. near, far: Clipping distances, m.
+    """
+
+    rgb = depth = None
+    step, time, k, near, far = 0, 0.0, (), 0.0, 0.0
+
+
+def image_reading(reply) -> ImageReading:
+    """The :class:`ImageReading` of a camera read's reply (params [step, width, height], data
+    [time, fx, fy, cx, cy, near, far])."""
+    step, width, height = reply.params[:3]
+    images = decode(reply.text, width, height)
+    first = images.get("rgb", images.get("depth"))
+    out = np.asarray(first).view(ImageReading)
+    out.rgb, out.depth = images.get("rgb"), images.get("depth")
+    out.step, out.time = step, reply.data[0]
+    out.k, (out.near, out.far) = tuple(reply.data[1:5]), reply.data[5:7]
+    return out

@@ -1,0 +1,205 @@
+"""``camera3d``: an RGB-D image camera in a 3D world, rendered offscreen by MuJoCo.
+
+The camera sits at ``x``, ``y``, ``z`` (m) in the body frame of the robot's chassis, looking
+along the body's +x turned by ``yaw`` (deg, + = left) and tilted by ``pitch`` (deg, + = down);
+it moves and tilts with the body (a quadrotor's camera rolls with it). Images are ``width`` x
+``height`` pixels with a vertical field of view ``fov`` (deg, square pixels), clipped at
+``near`` and ``far`` (m); depth is the distance along the optical axis (ROS's depth image), m.
+``noise`` adds Gaussian noise of that standard deviation to each colour level (0..255, rounded
+and clipped) and ``depth_noise`` (m) to each depth, from a generator seeded by the run's seed,
+the robot's name and the step for a read, from the run's generator for a published image: the same run gives
+the same images.
+
+A camera nobody reads costs nothing: an image is rendered when a client reads one (command
+``read``, answered between two steps on the thread that owns the world) or, for a camera whose
+``publish`` is 1, at its ``rate`` (Hz) for the recording and the ROS 2 and Foxglove bridges.
+The reading (``width``, ``height``, ``fov``) is the camera's geometry, free to serve.
+Only an engine with a renderer (``mujoco``) renders: elsewhere a read answers error 4.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from ...model.commands import Command
+from ...model.images import View, depth_mm, encode, intrinsics, parse_request, png, unpng
+from ...model.module import Module
+from ...model.params import ParamSpec
+from ...model.snapshot import quat_matrices
+from .common import rate
+
+SIDE = 4096  # pixels: the largest width or height (a 4K frame; 100,000 is refused)
+
+
+@dataclass(frozen=True)
+class Image:
+    """One published image (immutable: it travels in snapshots).
+
+    Attributes:
+        step, time: When it was rendered (s). rgb: (h, w, 3) uint8, read-only.
+        depth: (h, w) float32 m (+inf: nothing within far), read-only, or None.
+        fov, near, far: The camera's vertical field of view (deg) and clipping distances (m).
+    """
+
+    step: int
+    time: float
+    rgb: np.ndarray
+    depth: np.ndarray | None
+    fov: float
+    near: float
+    far: float
+
+
+@dataclass(frozen=True)
+class Images:
+    """The latest published image of every camera that publishes: robot name -> Image."""
+
+    seen: Mapping[str, Image]
+
+
+class Camera3d(Module):
+    """RGB and depth images rendered by MuJoCo from a camera mounted on the chassis."""
+
+    label = "camera3d"
+    mount = "xy_yaw"  # a described robot's ``sensor camera3d LINK`` sets x, y and yaw
+    description = ("RGB-D image camera (3D engines): width x height pixels, vertical fov (deg), "
+                   "depth m along the optical axis; rendered on read, or at rate when published")
+    params = (
+        ParamSpec("width", "int", "image width, pixels", 160, 1, SIDE, "px"),
+        ParamSpec("height", "int", "image height, pixels", 120, 1, SIDE, "px"),
+        ParamSpec("fov", "float", "vertical field of view, degrees", 60.0, 1.0, 170.0, "deg"),
+        ParamSpec("near", "float", "nearest distance seen, m", 0.01, 0.001, 100.0, "m"),
+        ParamSpec("far", "float", "farthest distance seen, m", 50.0, 0.01, 10000.0, "m"),
+        ParamSpec("x", "float", "mount point forward of the body origin, m", 0.0, -10.0, 10.0,
+                  "m"),
+        ParamSpec("y", "float", "mount point left of the body origin, m", 0.0, -10.0, 10.0, "m"),
+        ParamSpec("z", "float", "mount point above the body origin, m", 0.0, -10.0, 10.0, "m"),
+        ParamSpec("yaw", "float", "camera turned left of the body's x, degrees", 0.0, -180.0,
+                  180.0, "deg"),
+        ParamSpec("pitch", "float", "camera tilted down, degrees", 0.0, -90.0, 90.0, "deg"),
+        ParamSpec("noise", "float", "std of Gaussian noise on each colour level (0..255)", 0.0,
+                  0.0, 255.0, "levels"),
+        ParamSpec("depth_noise", "float", "std of Gaussian noise on each depth, m", 0.0, 0.0,
+                  10.0, "m"),
+        ParamSpec("publish", "int", "1: render at rate for the recording and the bridges "
+                  "(0: only when read)", 0, 0, 1, ""),
+        ParamSpec("depth", "int", "1: published images carry depth too", 1, 0, 1, ""),
+        rate(),
+    )
+    commands = (Command(5000, "read", "camera3d", kind="read", text="opt",
+                        doc="an image rendered now: text '[rgb|depth|rgbd] [raw|png]' "
+                            "(default rgb raw); reply text one line per image "
+                            "'<encoding> <format> <base64>', params [step, width, height], "
+                            "data [time s, fx, fy, cx, cy px, near, far m]"),)
+    fields = ("width", "height", "fov")
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        return np.column_stack((p["width"], p["height"], p["fov"])).astype(float)
+
+    @classmethod
+    def measure(cls, frame, rows, p, prev, rng):
+        """The geometry; the cameras with ``publish`` 1 render and publish an image."""
+        out = cls.sense(frame, rows, p, prev)
+        pub = np.nonzero(p["publish"] > 0)[0]
+        if len(pub) and frame.state3d is not None:
+            picks = [{k: p[k][i] for k in p} for i in pub.tolist()]
+            views = [view(frame.state3d[rows[i]], q, bool(q["depth"]))
+                     for i, q in zip(pub.tolist(), picks)]
+            shots = frame.physics.render_images(views)
+            old = frame.extra.get(cls.label)
+            seen = dict(old.seen) if old is not None else {}
+            for i, q, (rgb, depth) in zip(pub.tolist(), picks, shots):
+                name = frame.names[rows[i]]
+                rgb, depth = noisy(rgb, depth, q, rng)  # the run's generator: seeded
+                rgb.flags.writeable = False
+                if depth is not None:
+                    depth.flags.writeable = False
+                seen[name] = Image(frame.step, frame.time, rgb, depth, float(q["fov"]),
+                                   float(q["near"]), float(q["far"]))
+            alive = set(frame.names)
+            frame.extra[cls.label] = Images(MappingProxyType(
+                {n: s for n, s in seen.items() if n in alive}))
+        return out
+
+    @classmethod
+    def record(cls, snap, after):
+        """The images published after step ``after`` (recording format 6): ``{"robots":
+        [name...], "steps": [step...], "times": [s...], "rgb": [PNG...], "depth": [16-bit
+        PNG of mm, or empty...], "lens": [[fov deg, near m, far m]...]}``; None if none."""
+        board = snap.extra.get(cls.label)
+        names = [n for n, i in board.seen.items() if i.step > after] if board else []
+        if not names:
+            return None
+        shots = [board.seen[n] for n in names]
+        return {"robots": names, "steps": [i.step for i in shots],
+                "times": [i.time for i in shots], "rgb": [png(i.rgb) for i in shots],
+                "depth": [b"" if i.depth is None else png(depth_mm(i.depth)) for i in shots],
+                "lens": [[i.fov, i.near, i.far] for i in shots]}
+
+    @classmethod
+    def replay(cls, data, board, robots):
+        """The images a recorded step carries (its ``record``) over the previous step's
+        (cameras that published none keep theirs; robots gone are dropped)."""
+        alive = set(robots)
+        seen = {n: i for n, i in board.seen.items() if n in alive} if board is not None else {}
+        for k, name in enumerate(data["robots"] if data else ()):
+            rgb = unpng(data["rgb"][k])
+            depth = None
+            if data["depth"][k]:
+                mm = unpng(data["depth"][k])
+                depth = np.where(mm == 0, np.inf, mm / 1000.0).astype(np.float32)
+                depth.flags.writeable = False
+            rgb.flags.writeable = False
+            seen[name] = Image(data["steps"][k], data["times"][k], rgb, depth, *data["lens"][k])
+        return Images(MappingProxyType(seen)) if seen else board
+
+    @classmethod
+    def read_world(cls, command, sim, robot: str, values, text: str) -> tuple:
+        """A ``read`` rendered now, on the thread that owns the world: (text, params, data)
+        of the reply (coopsim.model.images)."""
+        kind, fmt = parse_request(text)
+        snap = sim.snapshot
+        q = {s.name: values[s.name] for s in cls.params}
+        state = sim.world.engine.state3d()[snap.index[robot]]
+        (rgb, depth), = sim.world.engine.render_images([view(state, q, kind != "rgb")])
+        rgb, depth = noisy(rgb, depth, q, stream(sim.seed, robot, snap.step))
+        reply = encode(rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
+        w, h = int(q["width"]), int(q["height"])
+        return reply, (snap.step, w, h), (snap.time, *intrinsics(w, h, q["fov"]), q["near"],
+                                          q["far"])
+
+
+def view(state: np.ndarray, q: Mapping, depth: bool) -> View:
+    """The :class:`View` of a camera with parameters ``q`` on a body of state ``state``
+    (x, y, z m, quaternion w, x, y, z body to world, ...)."""
+    rot = quat_matrices(state[3:7])[0]
+    yaw, pitch = np.radians(float(q["yaw"])), np.radians(float(q["pitch"]))
+    cy, sy, cp, sp = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch)
+    forward = rot @ np.array([cp * cy, cp * sy, -sp])  # Rz(yaw) Ry(pitch) applied to +x
+    up = rot @ np.array([sp * cy, sp * sy, cp])  # ... and to +z
+    pos = state[:3] + rot @ np.array([float(q["x"]), float(q["y"]), float(q["z"])])
+    return View(tuple(pos), tuple(forward), tuple(up), float(q["fov"]), float(q["near"]),
+                float(q["far"]), int(q["width"]), int(q["height"]), depth)
+
+
+def stream(seed: int, robot: str, step: int) -> np.random.Generator:
+    """The generator of robot ``robot``'s image noise at ``step``: the same run, the same
+    images, whoever asks and whenever."""
+    return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(robot.encode()), step])
+
+
+def noisy(rgb: np.ndarray, depth: np.ndarray | None, q: Mapping, rng) -> tuple:
+    """``rgb`` and ``depth`` with the camera's Gaussian noise (none drawn when it is 0)."""
+    if q["noise"] > 0:
+        levels = rgb + rng.standard_normal(rgb.shape, np.float32) * np.float32(q["noise"])
+        rgb = np.clip(np.rint(levels), 0, 255).astype(np.uint8)
+    if depth is not None and q["depth_noise"] > 0:
+        depth = depth + rng.standard_normal(depth.shape, np.float32) * \
+            np.float32(q["depth_noise"])
+    return rgb, depth
