@@ -15,7 +15,7 @@ the nearest return and its bearing, the beam layout and the time the scan was ta
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
@@ -24,10 +24,11 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import LaserScan, Module
 from ...model.params import ParamSpec
-from . import ranging
+from . import ranging, ranging3d
 from .common import rate, taken_since
 
 MAX_BEAMS = 4096
+MAX_CHANNELS = 128  # a 128-channel sensor is the largest sold; 4096 x 128 rays a scan at most
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,13 @@ class Scans:
     Attributes:
         index: Robot name -> row of ``ranges``.
         ranges: (robots, widest scan) read-only distances, m (NaN past a robot's own beams).
+        layers: Robot name -> (elevations (channels,) rad, max_range m) of the scans cast in
+            3D (:mod:`.ranging3d`), whose rays :meth:`points` turns into a point cloud.
     """
 
     index: Mapping[str, int]
     ranges: np.ndarray
+    layers: Mapping[str, tuple] = field(default_factory=dict)
 
     def of(self, robot: str) -> np.ndarray | None:
         """The scan of ``robot`` (its beams only), or None."""
@@ -49,6 +53,18 @@ class Scans:
             return None
         scan = self.ranges[row]
         return scan[~np.isnan(scan)]
+
+    def points(self, robot: str, info: np.ndarray) -> np.ndarray | None:
+        """(m, 3) points, m, of ``robot``'s latest 3D scan in the lidar's frame (its mounting
+        point, the body's axes), from its ``info`` row (beams, angle_min, increment); no
+        return and nothing seen give no point. None when its scan was not cast in 3D."""
+        layer, scan = self.layers.get(robot), self.of(robot)
+        if layer is None or scan is None:
+            return None
+        elevation, reach = layer
+        beams = int(info[2])
+        azimuth = float(info[3]) + np.arange(beams) * float(info[4])
+        return ranging3d.points(scan, ranging3d.directions(azimuth, elevation), reach)
 
 
 class Lidar(Module):
@@ -76,6 +92,12 @@ class Lidar(Module):
         ParamSpec("yaw", "float", "direction of the sensor's axis from the heading, degrees",
                   0.0, -180.0, 180.0, "deg"),
         rate(),
+        ParamSpec("channels", "int", "vertical channels, each a sweep of beams (3D engines; "
+                  "others cast one level sweep)", 1, 1, MAX_CHANNELS),
+        ParamSpec("vfov", "float", "vertical field of view the channels spread over, degrees, "
+                  "centred on the level", 30.0, 0.0, 180.0, "deg"),
+        ParamSpec("z", "float", "mounting height above the chassis's middle, m (3D engines)",
+                  0.0, -5.0, 5.0, "m"),
     )
     commands = (
         Command(2100, "read", "lidar", kind="read",
@@ -84,11 +106,16 @@ class Lidar(Module):
         Command(2101, "info", "lidar", kind="read",
                 doc="nearest (m), its bearing (rad), beams, angle_min (rad), increment (rad), "
                     "time the scan was taken (s)"),
+        Command(2102, "points", "lidar", kind="read",
+                doc="the scan's point cloud (3D engines): x, y, z (m) of each return, one "
+                    "after the other, lidar frame (mounting point, body axes); [] elsewhere"),
     )
     fields = ("nearest", "bearing", "beams", "angle_min", "increment", "time")
 
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
+        if ranging3d.active(frame):
+            return _measure3d(frame, rows, p, rng)
         out = np.zeros((len(rows), len(cls.fields)))
         widest = int(p["beams"].max()) if len(rows) else 0
         ranges = np.full((len(rows), widest), np.nan)
@@ -164,13 +191,38 @@ class Lidar(Module):
         if command.name == "info":
             return "", row.tolist()
         scans = snap.extra.get("lidar")
+        if command.name == "points":
+            cloud = scans.points(robot, row) if scans is not None else None
+            return "", [] if cloud is None else cloud.reshape(-1).tolist()
         scan = scans.of(robot) if scans is not None else None
         return "", [] if scan is None else scan.tolist()
 
 
-def _merged(frame, rows, ranges) -> Scans:
+def _measure3d(frame, rows, p, rng) -> np.ndarray:
+    """:meth:`Lidar.measure` in a world casting in 3D: channels x beams a scan, each layout
+    (beams, fov, yaw, channels, vfov) one cast (:mod:`.ranging3d`)."""
+    out = np.zeros((len(rows), len(Lidar.fields)))
+    widest = int((p["beams"] * p["channels"]).max()) if len(rows) else 0
+    ranges = np.full((len(rows), widest), np.nan)
+    layers = {}
+    for (beams, fov, yaw, channels, vfov), group in ranging.configurations(
+            p["beams"], p["fov"], p["yaw"], p["channels"], p["vfov"]):
+        beams, fov, yaw = int(beams), math.radians(fov), math.radians(yaw)
+        elevation = ranging3d.elevations(int(channels), math.radians(vfov))
+        sub = {k: v[group] for k, v in p.items()}
+        scan = _scan(frame, rows[group], sub, beams, fov, yaw, rng, elevation)
+        ranges[group, :scan.shape[1]] = scan
+        out[group] = _summary(scan, beams, fov, yaw, frame.time)
+        for r, reach in zip(rows[group].tolist(), sub["max_range"].tolist()):
+            layers[frame.names[r]] = (elevation, reach)
+    frame.extra["lidar"] = _merged(frame, rows, ranges, layers)
+    return out
+
+
+def _merged(frame, rows, ranges, layers: dict | None = None) -> Scans:
     """The board's scans with those of robots ``rows`` replaced by ``ranges``; robots holding
-    their scan (a ``rate``) keep the one they took, robots gone from the world are dropped."""
+    their scan (a ``rate``) keep the one they took, robots gone from the world are dropped.
+    ``layers``: the 3D scans' elevations and reach (:attr:`Scans.layers`), by robot name."""
     names = [frame.names[r] for r in rows.tolist()]
     old = frame.extra.get("lidar")
     held = []
@@ -184,14 +236,25 @@ def _merged(frame, rows, ranges) -> Scans:
         merged[len(names):, :old.ranges.shape[1]] = old.ranges[[i for _, i in held]]
         names, ranges = names + [n for n, _ in held], merged
     ranges.flags.writeable = False
-    return Scans(MappingProxyType({n: i for i, n in enumerate(names)}), ranges)
+    index = MappingProxyType({n: i for i, n in enumerate(names)})
+    if layers is None:
+        return Scans(index, ranges)
+    if old is not None:  # the held scans keep their layers
+        layers = {**{n: old.layers[n] for n, _ in held if n in old.layers}, **layers}
+    return Scans(index, ranges, MappingProxyType(layers))
 
 
-def _scan(frame, rows, p, beams, fov, yaw, rng) -> np.ndarray:
-    """The scans (len(rows), beams) of robots sharing one beam layout, m."""
+def _scan(frame, rows, p, beams, fov, yaw, rng, elevation=None) -> np.ndarray:
+    """The scans (len(rows), beams) of robots sharing one beam layout, m; cast in 3D
+    (len(rows), channels x beams) when ``elevation`` gives the channels' angles, rad."""
     angles = ranging.beam_angles(beams, fov, yaw)
     reach = p["max_range"]
-    dist = ranging.cast_mounted(frame, rows, angles, reach, p["x"], p["y"])
+    if elevation is None:
+        dist = ranging.cast_mounted(frame, rows, angles, reach, p["x"], p["y"])
+    else:
+        mount = np.column_stack((p["x"], p["y"], p["z"]))
+        dist = ranging3d.cast(frame, rows, ranging3d.directions(angles, elevation), reach,
+                              mount)
     hit = dist < reach[:, None]
     dist = np.where(hit, np.clip(ranging.noisy(dist, p["noise"], rng), 0.0, reach[:, None]),
                     dist)
@@ -211,7 +274,7 @@ def _summary(scan, beams, fov, yaw, time) -> np.ndarray:
     nearest = valid[np.arange(len(scan)), k]
     out = np.empty((len(scan), 6))
     out[:, 0] = np.where(np.isfinite(nearest), nearest, 0.0)
-    out[:, 1] = np.where(np.isfinite(nearest), angles[k], 0.0)
+    out[:, 1] = np.where(np.isfinite(nearest), angles[k % beams], 0.0)  # channels: its beam
     out[:, 2], out[:, 3] = beams, angles[0]
     out[:, 4], out[:, 5] = ranging.increment(beams, fov), time
     return out
