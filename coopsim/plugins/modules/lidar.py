@@ -28,7 +28,8 @@ from . import ranging, ranging3d
 from .common import rate, taken_since
 
 MAX_BEAMS = 4096
-MAX_CHANNELS = 128  # a 128-channel sensor is the largest sold; 4096 x 128 rays a scan at most
+MAX_CHANNELS = 128  # the most channels a sensor sold has
+MAX_RAYS = 131072  # rays a scan (channels x beams): 64 channels of 2048 beams, 1 MiB a scan
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,16 @@ class Lidar(Module):
                     "after the other, lidar frame (mounting point, body axes); [] elsewhere"),
     )
     fields = ("nearest", "bearing", "beams", "angle_min", "increment", "time")
+
+    @classmethod
+    def check_values(cls, values, robot=None) -> str:
+        """The :class:`~coopsim.model.capabilities.ValueChecker` capability: at most
+        :data:`MAX_RAYS` rays a scan (channels x beams)."""
+        rays = int(values.get("channels", 1)) * int(values.get("beams", 1))
+        if rays > MAX_RAYS:
+            return (f"channels x beams is {rays}, more than the {MAX_RAYS} rays a scan may "
+                    "cast")
+        return ""
 
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
