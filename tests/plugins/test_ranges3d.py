@@ -118,7 +118,8 @@ def test_a_lidar_1_m_up_in_a_room_reads_the_walls_to_1_cm(room):
 def test_the_point_cloud_lies_on_the_walls(room):
     snap = room.snapshot
     state = room.sim.world.engine.state3d()[room.sim.robots.index["cf"]]
-    cloud = snap.extra["lidar"].points("cf", snap.reading("cf", "lidar"))
+    info = snap.reading("cf", "lidar")
+    cloud = snap.extra["lidar"].points("cf", info[3] + np.arange(90) * info[4])
     assert cloud.shape == (16 * 90, 3)  # every beam returns: the room is closed
     world = cloud @ rotation(state[3:7]).T + state[:3]
     on_wall = np.minimum(np.abs(np.abs(world[:, 0]) - LENGTH / 2),
@@ -233,3 +234,83 @@ def test_2d_worlds_read_bit_for_bit_what_they_did_before(engine, digest):
     """The digests were taken with the same code on ``round13-base``, before range sensing
     went 3D: a 2D world's sonar, lidar and proximity readings have not moved by a bit."""
     assert _digest(engine) == digest
+
+
+CLOUD_WORLD = "[FLOOR]\nsize 4 3 0.05\n"
+CLOUD_SCENARIO = """[WORLD]
+file        cloud.world
+
+[ROBOT_1]
+type        turtlebot3
+name        tb
+position    0 0 0
+param       lidar.rate 5
+param       lidar.beams 60
+param       lidar.channels 8
+param       lidar.max_range 8
+
+[SETTINGS]
+dt          0.02
+mode        lockstep
+seed        2
+engine      mujoco
+"""
+
+
+@pytest.fixture(scope="module")
+def cloud_run(tmp_path_factory):
+    """A recorded 0.4 s run of a TurtleBot3 on mujoco whose lidar has 8 channels."""
+    from rechelpers import run_cli
+
+    folder = tmp_path_factory.mktemp("cloud")
+    (folder / "cloud.world").write_text(CLOUD_WORLD)
+    (folder / "cloud.scenario").write_text(CLOUD_SCENARIO)
+    rec = folder / "run.mcap"
+    done = run_cli("run", str(folder / "cloud.scenario"), "--headless", "--port", "0",
+                   "--duration", "0.4", "--record", str(rec))
+    assert done.returncode == 0, done.stderr
+    return folder, rec
+
+
+def _in_room(points, length=4.0, width=3.0) -> np.ndarray:
+    """How far each world point (m, 3) is off the floor or the room's walls, m."""
+    return np.minimum.reduce([np.abs(points[:, 2]), np.abs(np.abs(points[:, 0]) - length / 2),
+                              np.abs(np.abs(points[:, 1]) - width / 2)])
+
+
+def test_foxglove_export_carries_the_point_cloud(cloud_run):
+    pytest.importorskip("foxglove")
+    from rechelpers import run_cli
+    from tests.foxglove.test_export import read_back
+
+    folder, rec = cloud_run
+    out = folder / "fox.mcap"
+    done = run_cli("export", str(rec), "--foxglove", str(out))
+    assert done.returncode == 0, done.stderr
+    clouds = [(schema, m) for topic, schema, _, m in read_back(out)
+              if topic == "/robots/tb/points"]
+    assert len(clouds) == 3 and {s for s, _ in clouds} == {"foxglove.PointCloud"}  # 5 Hz
+    cloud = clouds[-1][1]
+    assert cloud.frame_id == "tb" and cloud.point_stride == 12
+    assert [f.name for f in cloud.fields] == ["x", "y", "z"]
+    points = np.frombuffer(cloud.data, dtype="<f4").reshape(-1, 3).astype(float)
+    points += [cloud.pose.position.x, cloud.pose.position.y, cloud.pose.position.z]
+    assert len(points) == 8 * 60  # the room is closed: every ray returns
+    assert _in_room(points).max() < 0.02  # the robot at the origin, level
+
+
+def test_ros2_bag_export_carries_point_cloud2(cloud_run):
+    pytest.importorskip("rosbags")
+    from rechelpers import run_cli
+    from tests.ros2.test_bag import read_bag
+
+    folder, rec = cloud_run
+    done = run_cli("export", str(rec), "--ros2", str(folder / "bag"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    msgs = read_bag(folder / "bag")
+    assert msgs["types"]["/tb/points"] == "sensor_msgs/msg/PointCloud2"
+    _, cloud = msgs["/tb/points"][-1]
+    assert cloud.header.frame_id == "tb/base_link" and cloud.point_step == 12
+    assert [f.name for f in cloud.fields] == ["x", "y", "z"] and cloud.width == 8 * 60
+    points = np.frombuffer(bytes(cloud.data), dtype="<f4").reshape(-1, 3).astype(float)
+    assert _in_room(points).max() < 0.02

@@ -39,8 +39,9 @@ class Scans:
     Attributes:
         index: Robot name -> row of ``ranges``.
         ranges: (robots, widest scan) read-only distances, m (NaN past a robot's own beams).
-        layers: Robot name -> (elevations (channels,) rad, max_range m) of the scans cast in
-            3D (:mod:`.ranging3d`), whose rays :meth:`points` turns into a point cloud.
+        layers: Robot name -> (elevations (channels,) rad, max_range m, the lidar's origin
+            (3,) m in the body frame) of the scans cast in 3D (:mod:`.ranging3d`), which
+            :meth:`points` turns into a point cloud.
     """
 
     index: Mapping[str, int]
@@ -55,16 +56,16 @@ class Scans:
         scan = self.ranges[row]
         return scan[~np.isnan(scan)]
 
-    def points(self, robot: str, info: np.ndarray) -> np.ndarray | None:
+    def points(self, robot: str, azimuth: np.ndarray, layer: tuple | None = None
+               ) -> np.ndarray | None:
         """(m, 3) points, m, of ``robot``'s latest 3D scan in the lidar's frame (its mounting
-        point, the body's axes), from its ``info`` row (beams, angle_min, increment); no
-        return and nothing seen give no point. None when its scan was not cast in 3D."""
-        layer, scan = self.layers.get(robot), self.of(robot)
-        if layer is None or scan is None:
+        point, the body's axes), its beams along ``azimuth`` (rad from the heading); no
+        return and nothing seen give no point. None when its scan was not cast in 3D (and no
+        ``layer``, (elevations, max_range), says how it was)."""
+        layer, scan = layer or self.layers.get(robot), self.of(robot)
+        if layer is None or scan is None or len(scan) != len(layer[0]) * len(azimuth):
             return None
-        elevation, reach = layer
-        beams = int(info[2])
-        azimuth = float(info[3]) + np.arange(beams) * float(info[4])
+        elevation, reach = layer[:2]
         return ranging3d.points(scan, ranging3d.directions(azimuth, elevation), reach)
 
 
@@ -152,8 +153,12 @@ class Lidar(Module):
             return None
         parts = [scans.of(n) for n in names]
         mm = np.rint(np.concatenate(parts) * 1000.0).astype("<i4")
-        return {"robots": names, "steps": when, "beams": [len(p) for p in parts],
-                "mm": mm.tobytes()}
+        out = {"robots": names, "steps": when, "beams": [len(p) for p in parts],
+               "mm": mm.tobytes()}
+        if scans.layers:  # cast in 3D: where each lidar sat on its body (its point cloud's)
+            out["origins"] = [[float(v) for v in scans.layers[n][2]] if n in scans.layers
+                              else [0.0, 0.0, 0.0] for n in names]
+        return out
 
     laser_rank = 1  # a robot's lidar, not its sonar, is its /R/scan
 
@@ -165,11 +170,30 @@ class Lidar(Module):
         scan = scans.of(robot) if scans is not None else None
         if scan is None or not len(scan):
             return None
+        scan = _level(scan, params)
         angles = ranging.beam_angles(len(scan), math.radians(float(params["fov"])))
         reach = float(params["max_range"])
         ranges = np.where(scan >= reach - 1e-9, np.inf, scan)
         step = float(angles[1] - angles[0]) if len(angles) > 1 else 0.0
         return LaserScan(float(angles[0]), step, ranges, float(params["min_range"]), reach)
+
+    @classmethod
+    def point_cloud(cls, snap, robot, params):
+        """(origin (3,) m in the body frame, (m, 3) points m in the lidar's frame) of the
+        robot's latest scan when it was cast in 3D with more than one channel, else None
+        (:meth:`Scans.points`; a replayed scan takes its layers from ``params``)."""
+        scans = snap.extra.get(cls.label)
+        if scans is None or int(params.get("channels", 1)) < 2:
+            return None
+        layer = scans.layers.get(robot)  # a replay's knows the origin only
+        origin = layer[2] if layer is not None else np.array(
+            [float(params[k]) for k in ("x", "y", "z")])
+        layer = (ranging3d.elevations(int(params["channels"]), math.radians(float(
+            params["vfov"]))), float(params["max_range"]), origin)
+        azimuth = ranging.beam_angles(int(params["beams"]), math.radians(float(params["fov"])),
+                                      math.radians(float(params["yaw"])))
+        cloud = scans.points(robot, azimuth, layer)
+        return None if cloud is None else (layer[2], cloud)
 
     @classmethod
     def laser_mount(cls, params):
@@ -180,14 +204,18 @@ class Lidar(Module):
         """The scans a recorded step carries (its ``record``: robots, beams, int32 mm), merged
         over the previous step's (robots that took none keep theirs)."""
         scans: dict[str, np.ndarray] = {}
+        layers = {}
         if board is not None:
             scans = {n: board.of(n) for n in board.index if n in robots}
+            layers = {n: v for n, v in board.layers.items() if n in robots}
         if data:
             mm = np.frombuffer(data["mm"], dtype="<i4") / 1000.0
             at = 0
             for name, beams in zip(data["robots"], data["beams"]):
                 scans[name] = mm[at:at + beams]
                 at += beams
+            for name, origin in zip(data["robots"], data.get("origins", ())):
+                layers[name] = (None, None, np.array(origin, dtype=float))  # its params: the rest
         if not scans:
             return board
         names = list(scans)
@@ -195,15 +223,17 @@ class Lidar(Module):
         for k, name in enumerate(names):
             ranges[k, :len(scans[name])] = scans[name]
         ranges.flags.writeable = False
-        return Scans(MappingProxyType({n: i for i, n in enumerate(names)}), ranges)
+        return Scans(MappingProxyType({n: i for i, n in enumerate(names)}), ranges,
+                     MappingProxyType(layers))
 
     @classmethod
     def answer_robot(cls, command, robot, row, text, snap):
         if command.name == "info":
             return "", row.tolist()
         scans = snap.extra.get("lidar")
-        if command.name == "points":
-            cloud = scans.points(robot, row) if scans is not None else None
+        if command.name == "points":  # the beams' bearings from the info row
+            azimuth = row[3] + np.arange(int(row[2])) * row[4]
+            cloud = scans.points(robot, azimuth) if scans is not None else None
             return "", [] if cloud is None else cloud.reshape(-1).tolist()
         scan = scans.of(robot) if scans is not None else None
         return "", [] if scan is None else scan.tolist()
@@ -224,8 +254,10 @@ def _measure3d(frame, rows, p, rng) -> np.ndarray:
         scan = _scan(frame, rows[group], sub, beams, fov, yaw, rng, elevation)
         ranges[group, :scan.shape[1]] = scan
         out[group] = _summary(scan, beams, fov, yaw, frame.time)
-        for r, reach in zip(rows[group].tolist(), sub["max_range"].tolist()):
-            layers[frame.names[r]] = (elevation, reach)
+        origin = np.column_stack((sub["x"], sub["y"], sub["z"]))
+        origin[:, 2] += frame.physics.chassis_extent(rows[group]).mean(axis=1)
+        for r, reach, at in zip(rows[group].tolist(), sub["max_range"].tolist(), origin):
+            layers[frame.names[r]] = (elevation, reach, at)
     frame.extra["lidar"] = _merged(frame, rows, ranges, layers)
     return out
 
@@ -275,6 +307,17 @@ def _scan(frame, rows, p, beams, fov, yaw, rng, elevation=None) -> np.ndarray:
         void |= gone
     dist[void] = 0.0
     return dist
+
+
+def _level(scan: np.ndarray, params) -> np.ndarray:
+    """The channel of a scan cast in 3D nearest the level (the scan itself with one)."""
+    beams = int(params.get("beams", len(scan)))
+    channels = len(scan) // beams if beams else 1
+    if channels < 2 or len(scan) != channels * beams:
+        return scan
+    k = int(np.argmin(np.abs(ranging3d.elevations(channels, math.radians(float(
+        params.get("vfov", 30.0)))))))
+    return scan[k * beams:(k + 1) * beams]
 
 
 def _summary(scan, beams, fov, yaw, time) -> np.ndarray:
