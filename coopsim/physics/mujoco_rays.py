@@ -4,9 +4,10 @@ with MuJoCo's batched ray casting (``mujoco.mj_multiRay``).
 A robot's rays skip its own geoms (every geom of the tree of bodies its chassis roots: arm
 links, fingers, an imported robot's links), and see everything else MuJoCo would draw: the
 floor, the walls, objects, other robots, world meshes and a height field. How its own geoms are
-skipped: ``mj_multiRay`` excludes a single body, so during each robot's cast its geoms are put
-in a geom group no geom of the model uses and that group is masked out; where every group is in
-use, its chassis body alone is excluded.
+skipped: ``mj_multiRay`` excludes a single body (the chassis: enough for a robot of one body),
+so during the cast of a robot of several bodies its geoms are put in a geom group no geom of
+the model uses and that group is masked out; where every group is in use, its chassis body
+alone is excluded.
 
 The bodies' frames are brought up to the joints' positions first (``mj_kinematics``, once
 between two steps): after ``mj_step`` MuJoCo's frames lag one substep behind the state every
@@ -47,6 +48,10 @@ class RobotRays:
         geom_root = model.body_rootid[model.geom_bodyid]
         roots = model.body_rootid[self.body_ids]
         self.own = [np.flatnonzero(geom_root == r).astype(np.int32) for r in roots]
+        # a robot whose geoms are all its chassis body's (a quadrotor, a plain ground robot)
+        # needs no group swap: MuJoCo's own body exclusion skips them
+        self.alone = [bool((model.geom_bodyid[g] == b).all())
+                      for g, b in zip(self.own, self.body_ids.tolist())]
         used = set(np.unique(model.geom_group).tolist())
         self.spare = next((g for g in range(_GROUPS - 1, -1, -1) if g not in used), -1)
         self.mask = np.ones(_GROUPS, dtype=np.uint8)
@@ -79,17 +84,15 @@ class RobotRays:
         pnt = np.ascontiguousarray(origins, dtype=float)
         for i, row in enumerate(np.asarray(rows).tolist()):
             own, cutoff = self.own[row], float(reach[i])
-            exclude = -1
-            if self.spare >= 0:  # its geoms hidden in the spare group for its cast only
+            swap = self.spare >= 0 and not self.alone[row]
+            if swap:  # its geoms hidden in the spare group for its cast only
                 saved = groups[own].copy()
                 groups[own] = self.spare
-            else:
-                exclude = int(self.body_ids[row])
             try:
-                mujoco.mj_multiRay(model, data, pnt[i], vec[i], self.mask, 1, exclude, geomid,
-                                   dist, None, k, cutoff)
+                mujoco.mj_multiRay(model, data, pnt[i], vec[i], self.mask, 1,
+                                   int(self.body_ids[row]), geomid, dist, None, k, cutoff)
             finally:
-                if self.spare >= 0:
+                if swap:
                     groups[own] = saved
             out[i] = np.where((dist >= 0.0) & (dist < cutoff), dist, cutoff)
         return out

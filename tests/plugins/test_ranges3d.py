@@ -314,3 +314,19 @@ def test_ros2_bag_export_carries_point_cloud2(cloud_run):
     assert [f.name for f in cloud.fields] == ["x", "y", "z"] and cloud.width == 8 * 60
     points = np.frombuffer(bytes(cloud.data), dtype="<f4").reshape(-1, 3).astype(float)
     assert _in_room(points).max() < 0.02
+
+
+def test_a_robot_of_several_bodies_does_not_see_its_own_arm_but_sees_anothers():
+    """The group swap (coopsim.physics.mujoco_rays): a mobile manipulator's rays skip every
+    geom of its own tree (base, arm links, fingers), not only its chassis body."""
+    st = run([robot("m", 0.0, 0.0, type="mobile_lwa"), robot("n", 1.5, 0.0, type="mobile_lwa")],
+             floor=(6.0, 6.0))
+    engine = st.sim.world.engine
+    state = engine.state3d()
+    up, side = np.array([[[0.0, 0.0, 1.0]]]), np.array([[[1.0, 0.0, 0.0]]])
+    for row in (0, 1):  # straight up through its own arm: nothing (the room has no ceiling)
+        origin = state[row:row + 1, :3] + [0.0, 0.0, 0.1]
+        assert engine.cast3d(np.array([row]), origin, up, np.array([5.0]))[0, 0] == 5.0
+    origin = state[0:1, :3] + [0.0, 0.0, 0.6]  # across to the other one's arm: seen
+    assert engine.cast3d(np.array([0]), origin, side, np.array([5.0]))[0, 0] < 2.0
+    assert engine._rays().spare >= 0 and not engine._rays().alone[0]
