@@ -7,18 +7,22 @@ nothing here names a module. A module the scene already draws as rays (a ``draw`
 ``rays``, the sonar's) is left to the scene. A robot's scan goes on ``/robots/<name>/scan``
 in the robot's frame, at the module's ``rate`` (every publication when it has none), beams with
 no return and beams that saw nothing within range as NaN (Foxglove draws no point for them).
+A range finder cast in 3D with vertical channels (a module with ``point_cloud``: the ``lidar``
+with ``channels`` > 1 on ``mujoco``) also gives its returns as a ``foxglove.PointCloud`` on
+``/robots/<name>/points``: float32 x, y, z (m) in the robot's frame, posed at the lidar.
 """
 
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..model.capabilities import LaserScanner, capability, draw_hint
 from ..model.plugins import MODULES
-from .proto import Msg, pose, timestamp
+from .proto import Msg, pose, timestamp, varint
 from .scene import Topic
 
 
@@ -33,11 +37,17 @@ class _Finder:
     mount: tuple[float, float, float]  # x, y (m), yaw (rad) in the robot's frame
     period: float  # s between scans; 0 = every publication
     due: float = -math.inf
+    cloud: bool = False  # it also gives a point cloud (channels > 1)
 
 
 def scan_topic(robot: str) -> Topic:
     """The LaserScan topic of one robot."""
     return Topic(f"/robots/{robot}/scan", "LaserScan")
+
+
+def points_topic(robot: str) -> Topic:
+    """The PointCloud topic of one robot's lidar with vertical channels."""
+    return Topic(f"/robots/{robot}/points", "PointCloud")
 
 
 class Scans:
@@ -61,12 +71,15 @@ class Scans:
             p = {s.name: s.default for s in module.params}
             p.update(params.get(robot["name"], {}).get(label, {}))
             rate = float(p.get("rate") or 0.0)
+            cloud = hasattr(module, "point_cloud") and int(p.get("channels", 1)) > 1
             self.finders.append(_Finder(robot["name"], label, p, float(robot.get("radius", 0.0)),
-                                        scanner.laser_mount(p), 1.0 / rate if rate > 0 else 0.0))
+                                        scanner.laser_mount(p), 1.0 / rate if rate > 0 else 0.0,
+                                        cloud=cloud))
 
     def topics(self) -> list[Topic]:
-        """Every LaserScan topic of the layout."""
-        return [scan_topic(f.robot) for f in self.finders]
+        """Every LaserScan topic of the layout, and PointCloud topic."""
+        return [scan_topic(f.robot) for f in self.finders] + [
+            points_topic(f.robot) for f in self.finders if f.cloud]
 
     def messages(self, snap, ns: int, wanted=None) -> list[tuple[Topic, bytes]]:
         """(topic, foxglove.LaserScan) of the scans due at ``snap`` (time ``ns``); with
@@ -82,6 +95,10 @@ class Scans:
                 continue
             f.due = snap.time + f.period
             out.append((scan_topic(f.robot), laser_scan(scan, f.robot, f.mount, ns)))
+            cloud = MODULES.get(f.label).point_cloud(snap, f.robot, f.params) if f.cloud \
+                else None
+            if cloud is not None and (wanted is None or wanted(points_topic(f.robot))):
+                out.append((points_topic(f.robot), point_cloud(*cloud, f.robot, ns)))
         return out
 
 
@@ -93,6 +110,19 @@ def main_finder(labels) -> str | None:
              and (draw_hint(MODULES.get(label)) or {}).get("kind") != "rays"]
     return max(found, key=lambda label: capability(MODULES.get(label), LaserScanner).laser_rank,
                default=None)
+
+
+def point_cloud(origin, points: np.ndarray, frame: str, ns: int) -> bytes:
+    """foxglove.PointCloud of ``points`` (m, 3) m given from ``origin`` (x, y, z m in
+    ``frame``, the frame's axes): float32 x, y, z, 12 bytes a point."""
+    msg = Msg().sub(1, timestamp(ns)).string(2, frame)
+    msg.sub(3, pose(float(origin[0]), float(origin[1]), float(origin[2]), 0.0, 1.0))
+    msg.data += varint(4 << 3 | 5) + struct.pack("<I", 12)  # point_stride, fixed32
+    for k, name in enumerate("xyz"):  # PackedElementField: name, offset (fixed32), FLOAT32
+        field = Msg().string(1, name)
+        field.data += varint(2 << 3 | 5) + struct.pack("<I", 4 * k)
+        msg.sub(5, field.uint(3, 7))
+    return bytes(msg.raw(6, np.ascontiguousarray(points, dtype="<f4").tobytes()).data)
 
 
 def laser_scan(scan, frame: str, mount: tuple[float, float, float], ns: int) -> bytes:

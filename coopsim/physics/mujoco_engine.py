@@ -72,6 +72,7 @@ from . import mujoco_import as mi
 from . import mujoco_scenery as msc
 from . import mujoco_imported_arm as mia
 from . import mujoco_links as ml
+from . import mujoco_rays as mr
 from . import mujoco_state as ms
 from .engine import Engine, Handles, as_geometry
 from .mujoco_build import GRAVITY, MAX_SUBSTEP, WALL_THICKNESS, Body  # noqa: F401 (GRAVITY: tests)
@@ -651,3 +652,28 @@ class MujocoEngine(Engine):
             c, groups = np.vstack([c, arms[:, :3]]), np.concatenate(
                 [groups, arms[:, 3].astype(np.int64)])
         return c, groups, s, sgroups
+
+    # -- range sensing in 3D (mujoco_rays) ---------------------------------------------------
+
+    def cast3d(self, rows: np.ndarray, origins: np.ndarray, directions: np.ndarray,
+               reach: np.ndarray) -> np.ndarray:
+        """Distances (len(rows), k), m, from world-frame ``origins`` (n, 3) along unit
+        ``directions`` (n, k, 3) against the 3D geometry, each robot's own geoms skipped;
+        ``reach`` (n,) m where nothing is within it (:mod:`coopsim.physics.mujoco_rays`)."""
+        return self._rays().cast(self.data, rows, origins, directions, reach)
+
+    def chassis_extent(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), 2) lowest and highest point of each robot's chassis body along its
+        body z axis, m, body frame (where its range sensors sit and its underside is)."""
+        return self._rays().extent[np.asarray(rows, dtype=np.int64)]
+
+    def _rays(self) -> mr.RobotRays:
+        """The ray tables of the current layout, the frames brought up to this step's state."""
+        rows = self._ready()
+        held = getattr(self, "_rays3d", None)  # [robot rows, steps moved, RobotRays]
+        if held is None or held[0] is not rows:
+            held = self._rays3d = [rows, -1, mr.RobotRays(self.model, rows.ids)]
+        if held[1] != self._moved:
+            mr.refresh(self.model, self.data)
+            held[1] = self._moved
+        return held[2]

@@ -201,6 +201,8 @@ def _write_steps(recording, bag: _Bag) -> int:
             bag.write(topic, m.SCAN, data, ns)
         for topic, short, data in camera_messages(snap, ns, images):
             bag.write(topic, short, data, ns)
+        for topic, data in scene.clouds():
+            bag.write(topic, m.CLOUD, data, ns)
         steps += 1
     return steps
 

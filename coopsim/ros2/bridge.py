@@ -153,6 +153,8 @@ class RosBridge:
             self._write(topic, m.SCAN, data)
         for topic, short, data in camera_messages(snap, ns, self._images):
             self._write(topic, short, data)
+        for topic, data in scene.clouds():
+            self._write(topic, m.CLOUD, data)
 
     def _write(self, topic: str, short: str, data: bytes, qos=None) -> None:
         writer = self._writers.get(topic)

@@ -98,6 +98,12 @@ def idl_types() -> dict:
             "angle_increment": t.float32, "time_increment": t.float32,
             "scan_time": t.float32, "range_min": t.float32, "range_max": t.float32,
             "ranges": t.sequence[t.float32], "intensities": t.sequence[t.float32]}),
+        "sensor_msgs/PointCloud2": struct("sensor_msgs/PointCloud2", {
+            "header": H, "height": t.uint32, "width": t.uint32,
+            "fields": t.sequence[struct("sensor_msgs/PointField", {
+                "name": str, "offset": t.uint32, "datatype": t.uint8, "count": t.uint32})],
+            "is_bigendian": bool, "point_step": t.uint32, "row_step": t.uint32,
+            "data": t.sequence[t.uint8], "is_dense": bool}),
         "sensor_msgs/Imu": struct("sensor_msgs/Imu", {
             "header": H, "orientation": Q, "orientation_covariance": t.array[t.float64, 9],
             "angular_velocity": V, "angular_velocity_covariance": t.array[t.float64, 9],

@@ -44,6 +44,11 @@ DEFINITIONS = {
                               "float32 angle_increment\nfloat32 time_increment\n"
                               "float32 scan_time\nfloat32 range_min\nfloat32 range_max\n"
                               "float32[] ranges\nfloat32[] intensities\n"),
+    "sensor_msgs/PointField": "string name\nuint32 offset\nuint8 datatype\nuint32 count\n",
+    "sensor_msgs/PointCloud2": ("std_msgs/Header header\nuint32 height\nuint32 width\n"
+                                "sensor_msgs/PointField[] fields\nbool is_bigendian\n"
+                                "uint32 point_step\nuint32 row_step\nuint8[] data\n"
+                                "bool is_dense\n"),
     "sensor_msgs/Imu": ("std_msgs/Header header\ngeometry_msgs/Quaternion orientation\n"
                         "float64[9] orientation_covariance\n"
                         "geometry_msgs/Vector3 angular_velocity\n"
@@ -63,6 +68,7 @@ ODOMETRY, SCAN, TF, GRID, CLOCK, TWIST = ("nav_msgs/Odometry", "sensor_msgs/Lase
                                           "rosgraph_msgs/Clock", "geometry_msgs/Twist")
 IMU = "sensor_msgs/Imu"
 JOINT_STATE = "sensor_msgs/JointState"
+CLOUD = "sensor_msgs/PointCloud2"
 _SEPARATOR = "=" * 80
 
 
@@ -215,6 +221,26 @@ class ScanTemplate:
         a = self._ranges
         buf[a:a + 4 * self.count] = np.asarray(ranges, dtype="<f4").tobytes()
         return bytes(buf)
+
+
+def point_cloud(ns: int, frame: str, points: np.ndarray) -> bytes:
+    """sensor_msgs/PointCloud2 of ``points`` (m, 3) m in ``frame``: one row of float32 x, y,
+    z (PointField FLOAT32 = 7), 12 bytes a point, little-endian, dense (no NaN)."""
+    w = Writer()
+    w.header(ns, frame)
+    w.u32(1, len(points))
+    w.seq(3)
+    for k, name in enumerate("xyz"):
+        w.string(name)
+        w.u32(4 * k)
+        w.buf += bytes((7,))  # uint8 datatype
+        w.u32(1)
+    w.buf += bytes((0,))  # is_bigendian
+    w.u32(12, 12 * len(points))
+    data = np.ascontiguousarray(points, dtype="<f4").tobytes()
+    w.u32(len(data))
+    w.buf += data + bytes((1,))  # is_dense
+    return bytes(w.buf)
 
 
 class TfTemplate:

@@ -51,6 +51,7 @@ class Scan:
     period: float  # s between two scans
     due: float = 0.0  # sim time of the next scan, s
     template: tuple | None = None  # (geometry key, ScanTemplate)
+    cloud: bool = False  # its module gives a point cloud (a lidar with channels > 1)
 
 
 @dataclass
@@ -97,6 +98,7 @@ class RosScene:
                 float(robot.get("radius", 0.0)), _scans(ns, robot, params.get(name, {})),
                 _inertial(layout, robot)))
         self.occupancy = Occupancy.of_layout(layout)
+        self.pending: list[tuple[str, bytes]] = []  # point clouds made by scans()
         where = {r.name: (r.ns, r.row) for r in self.robots}
         # a described robot's links are its own frames (.links), its arm's chain is not sent
         self.arms = RosArms({**layout, "robots": [r for r in layout.get("robots", ())
@@ -209,6 +211,22 @@ class RosScene:
                 scan = _scanner(s.label).laser_scan(snap, r.name, s.params, r.radius)
                 if scan is not None:
                     out.append((s.topic, _template(s, scan).fill(ns, scan.ranges)))
+                    self._cloud(snap, ns, r, s)
+        return out
+
+    def _cloud(self, snap, ns: int, robot: RosRobot, scan: Scan) -> None:
+        """Queue the sensor_msgs/PointCloud2 of a scan cast in 3D with channels (a module's
+        ``point_cloud``) on ``/R/points``, in ``R/base_link`` (:meth:`clouds`)."""
+        maker = getattr(MODULES.get(scan.label), "point_cloud", None) if scan.cloud else None
+        cloud = maker(snap, robot.name, scan.params) if maker is not None else None
+        if cloud is not None:
+            origin, points = cloud
+            self.pending.append((f"/{robot.ns}/points",
+                                 m.point_cloud(ns, f"{robot.ns}/base_link", points + origin)))
+
+    def clouds(self) -> list[tuple[str, bytes]]:
+        """(topic, sensor_msgs/PointCloud2) of the point clouds the last :meth:`scans` made."""
+        out, self.pending = self.pending, []
         return out
 
     def grid(self, ns: int) -> bytes:
@@ -223,6 +241,7 @@ class RosScene:
             out.append((f"/{r.ns}/odom", m.ODOMETRY))
             out += [(f"/{r.ns}/imu", m.IMU)] if r.imu else []
             out += [(s.topic, m.SCAN) for s in r.scans]
+            out += [(f"/{r.ns}/points", m.CLOUD) for s in r.scans if s.cloud]
         return out + self.arms.topics() + self.links.topics()
 
 
@@ -253,7 +272,10 @@ def _scans(ns: str, robot: dict, params: dict) -> list[Scan]:
         rate = float(p.get("rate") or 0.0) or SCAN_RATE
         frame = f"{ns}/laser" if k == 0 else f"{ns}/{label}"
         topic = f"/{ns}/scan" if k == 0 else f"/{ns}/scan_{label}"
-        out.append(Scan(label, topic, frame, p, _scanner(label).laser_mount(p), 1.0 / rate))
+        cloud = k == 0 and hasattr(MODULES.get(label), "point_cloud") \
+            and int(p.get("channels", 1)) > 1
+        out.append(Scan(label, topic, frame, p, _scanner(label).laser_mount(p), 1.0 / rate,
+                        cloud=cloud))
     return out
 
 

@@ -178,3 +178,22 @@ class Access:
                                                 s * offsets[:, 0] + c * offsets[:, 1]))
         out[[i for i, _ in found]] = np.column_stack((world, poses[:, 2]))
         return out
+
+    # -- range sensing in 3D ----------------------------------------------------------------------
+
+    def casts3d(self) -> bool:
+        """Whether the engine casts rays against its 3D geometry (``mujoco``); the others
+        sense in the floor slice (:class:`coopsim.sim.sensing.Geometry`)."""
+        return hasattr(self.engine, "cast3d")
+
+    def cast3d(self, rows: np.ndarray, origins: np.ndarray, directions: np.ndarray,
+               reach: np.ndarray) -> np.ndarray:
+        """(len(rows), k) distances, m, from world-frame ``origins`` (n, 3) along unit
+        ``directions`` (n, k, 3), each robot's own geoms skipped; ``reach`` (n,) m where
+        nothing is within it."""
+        return self.engine.cast3d(rows, origins, directions, reach)
+
+    def chassis_extent(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), 2) lowest and highest point of each robot's chassis along its body z
+        axis, m (body frame)."""
+        return self.engine.chassis_extent(rows)

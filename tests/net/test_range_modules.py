@@ -77,3 +77,43 @@ def test_a_held_reading_says_the_step_it_was_taken_at(run):
         assert peer.ok(2101)[4][5] == pytest.approx(taken * 0.01)  # info's time: the same
     finally:
         peer.close()
+
+
+def test_a_3d_lidar_serves_its_point_cloud_and_refuses_too_many_rays():
+    """On mujoco: ``read`` 2100 gives channels x beams, ``points`` 2102 the cloud (x, y, z per
+    return, lidar frame); a scan over 131,072 rays is error 4; 2D worlds answer [] (above)."""
+    from dataclasses import replace
+
+    spec = scenario(robots=[robot("tb", 0.0, 0.0, type="turtlebot3",
+                                  params=[("lidar", "channels", 4), ("lidar", "beams", 30),
+                                          ("lidar", "x", 0.0)])],
+                    floor=(4.0, 3.0), mode="realtime")
+    spec = replace(spec, settings=replace(spec.settings, engine="mujoco"))
+    with live(spec, paused=True) as run:
+        _step(run)
+        peer = Peer(lookup(run.network.endpoint, "/tb/lidar"))
+        try:
+            assert len(peer.ok(2100)[4]) == 4 * 30
+            flat = peer.ok(2102)[4]
+            assert len(flat) == 3 * 4 * 30  # a closed room: every ray returns
+            xs, ys, zs = flat[0::3], flat[1::3], flat[2::3]
+            walls = [abs(abs(x) - 2.0) < 0.01 or abs(abs(y) - 1.5) < 0.01
+                     for x, y in zip(xs, ys)]
+            assert all(walls[60:])  # the two upper channels (+5, +15 degrees): the walls
+            floor = [z for z, w in zip(zs, walls) if not w]  # the lower ones: floor or walls
+            assert floor and max(floor) - min(floor) < 1e-6 and floor[0] < 0
+            peer.ok(13, "lidar.beams", data=[4096])  # 16,384 rays a scan: fine
+            refused = peer.ask(13, "lidar.channels", data=[64])  # 262,144: refused
+            assert refused[0] == 4 and "131072" in refused[1]
+            assert peer.ok(12, "lidar.channels")[4] == [4.0]  # nothing changed
+        finally:
+            peer.close()
+
+
+def test_a_2d_lidar_has_no_point_cloud(run):
+    _step(run)
+    peer = Peer(lookup(run.network.endpoint, "/tb/lidar"))
+    try:
+        assert peer.ok(2102)[4] == []
+    finally:
+        peer.close()

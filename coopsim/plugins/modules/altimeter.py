@@ -17,7 +17,7 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
-from . import flying
+from . import flying, ranging3d
 from .common import lost, noise, rate
 from .rotors import full_state
 
@@ -39,6 +39,8 @@ class Altimeter(Module):
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
+        if ranging3d.active(frame):  # from the underside, against the 3D geometry (mujoco)
+            return ranging3d.underside(frame, rows, p["max_range"])
         if flying.COMPILED and frame.state3d is not None:  # one compiled pass, no gather
             out = np.empty((len(rows), 1))
             flying.altimeter(frame.state3d, np.asarray(rows, dtype=np.int64),

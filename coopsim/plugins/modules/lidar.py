@@ -15,7 +15,7 @@ the nearest return and its bearing, the beam layout and the time the scan was ta
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
@@ -24,10 +24,12 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import LaserScan, Module
 from ...model.params import ParamSpec
-from . import ranging
+from . import ranging, ranging3d
 from .common import rate, taken_since
 
 MAX_BEAMS = 4096
+MAX_CHANNELS = 128  # the most channels a sensor sold has
+MAX_RAYS = 131072  # rays a scan (channels x beams): 64 channels of 2048 beams, 1 MiB a scan
 
 
 @dataclass(frozen=True)
@@ -37,10 +39,14 @@ class Scans:
     Attributes:
         index: Robot name -> row of ``ranges``.
         ranges: (robots, widest scan) read-only distances, m (NaN past a robot's own beams).
+        layers: Robot name -> (elevations (channels,) rad, max_range m, the lidar's origin
+            (3,) m in the body frame) of the scans cast in 3D (:mod:`.ranging3d`), which
+            :meth:`points` turns into a point cloud.
     """
 
     index: Mapping[str, int]
     ranges: np.ndarray
+    layers: Mapping[str, tuple] = field(default_factory=dict)
 
     def of(self, robot: str) -> np.ndarray | None:
         """The scan of ``robot`` (its beams only), or None."""
@@ -49,6 +55,18 @@ class Scans:
             return None
         scan = self.ranges[row]
         return scan[~np.isnan(scan)]
+
+    def points(self, robot: str, azimuth: np.ndarray, layer: tuple | None = None
+               ) -> np.ndarray | None:
+        """(m, 3) points, m, of ``robot``'s latest 3D scan in the lidar's frame (its mounting
+        point, the body's axes), its beams along ``azimuth`` (rad from the heading); no
+        return and nothing seen give no point. None when its scan was not cast in 3D (and no
+        ``layer``, (elevations, max_range), says how it was)."""
+        layer, scan = layer or self.layers.get(robot), self.of(robot)
+        if layer is None or scan is None or len(scan) != len(layer[0]) * len(azimuth):
+            return None
+        elevation, reach = layer[:2]
+        return ranging3d.points(scan, ranging3d.directions(azimuth, elevation), reach)
 
 
 class Lidar(Module):
@@ -76,6 +94,12 @@ class Lidar(Module):
         ParamSpec("yaw", "float", "direction of the sensor's axis from the heading, degrees",
                   0.0, -180.0, 180.0, "deg"),
         rate(),
+        ParamSpec("channels", "int", "vertical channels, each a sweep of beams (3D engines; "
+                  "others cast one level sweep)", 1, 1, MAX_CHANNELS),
+        ParamSpec("vfov", "float", "vertical field of view the channels spread over, degrees, "
+                  "centred on the level", 30.0, 0.0, 180.0, "deg"),
+        ParamSpec("z", "float", "mounting height above the chassis's middle, m (3D engines)",
+                  0.0, -5.0, 5.0, "m"),
     )
     commands = (
         Command(2100, "read", "lidar", kind="read",
@@ -84,11 +108,26 @@ class Lidar(Module):
         Command(2101, "info", "lidar", kind="read",
                 doc="nearest (m), its bearing (rad), beams, angle_min (rad), increment (rad), "
                     "time the scan was taken (s)"),
+        Command(2102, "points", "lidar", kind="read",
+                doc="the scan's point cloud (3D engines): x, y, z (m) of each return, one "
+                    "after the other, lidar frame (mounting point, body axes); [] elsewhere"),
     )
     fields = ("nearest", "bearing", "beams", "angle_min", "increment", "time")
 
     @classmethod
+    def check_values(cls, values, robot=None) -> str:
+        """The :class:`~coopsim.model.capabilities.ValueChecker` capability: at most
+        :data:`MAX_RAYS` rays a scan (channels x beams)."""
+        rays = int(values.get("channels", 1)) * int(values.get("beams", 1))
+        if rays > MAX_RAYS:
+            return (f"channels x beams is {rays}, more than the {MAX_RAYS} rays a scan may "
+                    "cast")
+        return ""
+
+    @classmethod
     def measure(cls, frame, rows, p, prev, rng):
+        if ranging3d.active(frame):
+            return _measure3d(frame, rows, p, rng)
         out = np.zeros((len(rows), len(cls.fields)))
         widest = int(p["beams"].max()) if len(rows) else 0
         ranges = np.full((len(rows), widest), np.nan)
@@ -114,8 +153,12 @@ class Lidar(Module):
             return None
         parts = [scans.of(n) for n in names]
         mm = np.rint(np.concatenate(parts) * 1000.0).astype("<i4")
-        return {"robots": names, "steps": when, "beams": [len(p) for p in parts],
-                "mm": mm.tobytes()}
+        out = {"robots": names, "steps": when, "beams": [len(p) for p in parts],
+               "mm": mm.tobytes()}
+        if scans.layers:  # cast in 3D: where each lidar sat on its body (its point cloud's)
+            out["origins"] = [[float(v) for v in scans.layers[n][2]] if n in scans.layers
+                              else [0.0, 0.0, 0.0] for n in names]
+        return out
 
     laser_rank = 1  # a robot's lidar, not its sonar, is its /R/scan
 
@@ -127,11 +170,30 @@ class Lidar(Module):
         scan = scans.of(robot) if scans is not None else None
         if scan is None or not len(scan):
             return None
+        scan = _level(scan, params)
         angles = ranging.beam_angles(len(scan), math.radians(float(params["fov"])))
         reach = float(params["max_range"])
         ranges = np.where(scan >= reach - 1e-9, np.inf, scan)
         step = float(angles[1] - angles[0]) if len(angles) > 1 else 0.0
         return LaserScan(float(angles[0]), step, ranges, float(params["min_range"]), reach)
+
+    @classmethod
+    def point_cloud(cls, snap, robot, params):
+        """(origin (3,) m in the body frame, (m, 3) points m in the lidar's frame) of the
+        robot's latest scan when it was cast in 3D with more than one channel, else None
+        (:meth:`Scans.points`; a replayed scan takes its layers from ``params``)."""
+        scans = snap.extra.get(cls.label)
+        if scans is None or int(params.get("channels", 1)) < 2:
+            return None
+        layer = scans.layers.get(robot)  # a replay's knows the origin only
+        origin = layer[2] if layer is not None else np.array(
+            [float(params[k]) for k in ("x", "y", "z")])
+        layer = (ranging3d.elevations(int(params["channels"]), math.radians(float(
+            params["vfov"]))), float(params["max_range"]), origin)
+        azimuth = ranging.beam_angles(int(params["beams"]), math.radians(float(params["fov"])),
+                                      math.radians(float(params["yaw"])))
+        cloud = scans.points(robot, azimuth, layer)
+        return None if cloud is None else (layer[2], cloud)
 
     @classmethod
     def laser_mount(cls, params):
@@ -142,14 +204,18 @@ class Lidar(Module):
         """The scans a recorded step carries (its ``record``: robots, beams, int32 mm), merged
         over the previous step's (robots that took none keep theirs)."""
         scans: dict[str, np.ndarray] = {}
+        layers = {}
         if board is not None:
             scans = {n: board.of(n) for n in board.index if n in robots}
+            layers = {n: v for n, v in board.layers.items() if n in robots}
         if data:
             mm = np.frombuffer(data["mm"], dtype="<i4") / 1000.0
             at = 0
             for name, beams in zip(data["robots"], data["beams"]):
                 scans[name] = mm[at:at + beams]
                 at += beams
+            for name, origin in zip(data["robots"], data.get("origins", ())):
+                layers[name] = (None, None, np.array(origin, dtype=float))  # its params: the rest
         if not scans:
             return board
         names = list(scans)
@@ -157,20 +223,49 @@ class Lidar(Module):
         for k, name in enumerate(names):
             ranges[k, :len(scans[name])] = scans[name]
         ranges.flags.writeable = False
-        return Scans(MappingProxyType({n: i for i, n in enumerate(names)}), ranges)
+        return Scans(MappingProxyType({n: i for i, n in enumerate(names)}), ranges,
+                     MappingProxyType(layers))
 
     @classmethod
     def answer_robot(cls, command, robot, row, text, snap):
         if command.name == "info":
             return "", row.tolist()
         scans = snap.extra.get("lidar")
+        if command.name == "points":  # the beams' bearings from the info row
+            azimuth = row[3] + np.arange(int(row[2])) * row[4]
+            cloud = scans.points(robot, azimuth) if scans is not None else None
+            return "", [] if cloud is None else cloud.reshape(-1).tolist()
         scan = scans.of(robot) if scans is not None else None
         return "", [] if scan is None else scan.tolist()
 
 
-def _merged(frame, rows, ranges) -> Scans:
+def _measure3d(frame, rows, p, rng) -> np.ndarray:
+    """:meth:`Lidar.measure` in a world casting in 3D: channels x beams a scan, each layout
+    (beams, fov, yaw, channels, vfov) one cast (:mod:`.ranging3d`)."""
+    out = np.zeros((len(rows), len(Lidar.fields)))
+    widest = int((p["beams"] * p["channels"]).max()) if len(rows) else 0
+    ranges = np.full((len(rows), widest), np.nan)
+    layers = {}
+    for (beams, fov, yaw, channels, vfov), group in ranging.configurations(
+            p["beams"], p["fov"], p["yaw"], p["channels"], p["vfov"]):
+        beams, fov, yaw = int(beams), math.radians(fov), math.radians(yaw)
+        elevation = ranging3d.elevations(int(channels), math.radians(vfov))
+        sub = {k: v[group] for k, v in p.items()}
+        scan = _scan(frame, rows[group], sub, beams, fov, yaw, rng, elevation)
+        ranges[group, :scan.shape[1]] = scan
+        out[group] = _summary(scan, beams, fov, yaw, frame.time)
+        origin = np.column_stack((sub["x"], sub["y"], sub["z"]))
+        origin[:, 2] += frame.physics.chassis_extent(rows[group]).mean(axis=1)
+        for r, reach, at in zip(rows[group].tolist(), sub["max_range"].tolist(), origin):
+            layers[frame.names[r]] = (elevation, reach, at)
+    frame.extra["lidar"] = _merged(frame, rows, ranges, layers)
+    return out
+
+
+def _merged(frame, rows, ranges, layers: dict | None = None) -> Scans:
     """The board's scans with those of robots ``rows`` replaced by ``ranges``; robots holding
-    their scan (a ``rate``) keep the one they took, robots gone from the world are dropped."""
+    their scan (a ``rate``) keep the one they took, robots gone from the world are dropped.
+    ``layers``: the 3D scans' elevations and reach (:attr:`Scans.layers`), by robot name."""
     names = [frame.names[r] for r in rows.tolist()]
     old = frame.extra.get("lidar")
     held = []
@@ -184,14 +279,25 @@ def _merged(frame, rows, ranges) -> Scans:
         merged[len(names):, :old.ranges.shape[1]] = old.ranges[[i for _, i in held]]
         names, ranges = names + [n for n, _ in held], merged
     ranges.flags.writeable = False
-    return Scans(MappingProxyType({n: i for i, n in enumerate(names)}), ranges)
+    index = MappingProxyType({n: i for i, n in enumerate(names)})
+    if layers is None:
+        return Scans(index, ranges)
+    if old is not None:  # the held scans keep their layers
+        layers = {**{n: old.layers[n] for n, _ in held if n in old.layers}, **layers}
+    return Scans(index, ranges, MappingProxyType(layers))
 
 
-def _scan(frame, rows, p, beams, fov, yaw, rng) -> np.ndarray:
-    """The scans (len(rows), beams) of robots sharing one beam layout, m."""
+def _scan(frame, rows, p, beams, fov, yaw, rng, elevation=None) -> np.ndarray:
+    """The scans (len(rows), beams) of robots sharing one beam layout, m; cast in 3D
+    (len(rows), channels x beams) when ``elevation`` gives the channels' angles, rad."""
     angles = ranging.beam_angles(beams, fov, yaw)
     reach = p["max_range"]
-    dist = ranging.cast_mounted(frame, rows, angles, reach, p["x"], p["y"])
+    if elevation is None:
+        dist = ranging.cast_mounted(frame, rows, angles, reach, p["x"], p["y"])
+    else:
+        mount = np.column_stack((p["x"], p["y"], p["z"]))
+        dist = ranging3d.cast(frame, rows, ranging3d.directions(angles, elevation), reach,
+                              mount)
     hit = dist < reach[:, None]
     dist = np.where(hit, np.clip(ranging.noisy(dist, p["noise"], rng), 0.0, reach[:, None]),
                     dist)
@@ -203,6 +309,17 @@ def _scan(frame, rows, p, beams, fov, yaw, rng) -> np.ndarray:
     return dist
 
 
+def _level(scan: np.ndarray, params) -> np.ndarray:
+    """The channel of a scan cast in 3D nearest the level (the scan itself with one)."""
+    beams = int(params.get("beams", len(scan)))
+    channels = len(scan) // beams if beams else 1
+    if channels < 2 or len(scan) != channels * beams:
+        return scan
+    k = int(np.argmin(np.abs(ranging3d.elevations(channels, math.radians(float(
+        params.get("vfov", 30.0)))))))
+    return scan[k * beams:(k + 1) * beams]
+
+
 def _summary(scan, beams, fov, yaw, time) -> np.ndarray:
     """Rows of (nearest, bearing, beams, angle_min, increment, time) for scans (n, beams)."""
     angles = ranging.beam_angles(beams, fov, yaw)
@@ -211,7 +328,7 @@ def _summary(scan, beams, fov, yaw, time) -> np.ndarray:
     nearest = valid[np.arange(len(scan)), k]
     out = np.empty((len(scan), 6))
     out[:, 0] = np.where(np.isfinite(nearest), nearest, 0.0)
-    out[:, 1] = np.where(np.isfinite(nearest), angles[k], 0.0)
+    out[:, 1] = np.where(np.isfinite(nearest), angles[k % beams], 0.0)  # channels: its beam
     out[:, 2], out[:, 3] = beams, angles[0]
     out[:, 4], out[:, 5] = ranging.increment(beams, fov), time
     return out

@@ -22,7 +22,7 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
-from . import ranging
+from . import ranging, ranging3d
 from .common import lost, noise, rate
 
 SLOTS = 8
@@ -70,7 +70,8 @@ class Proximity(Module):
             reach, knee, saturation = ((p["range"], p["knee"], p["saturation"]) if group is None
                                        else (p["range"][group], p["knee"][group],
                                              p["saturation"][group]))
-            dist = frame.geometry.cast_fan(sub, angles, reach)
+            dist = (ranging3d.fan(frame, sub, angles, reach) if ranging3d.active(frame)
+                    else frame.geometry.cast_fan(sub, angles, reach))
             value = intensity(dist, reach[:, None], knee[:, None], saturation[:, None])
             if group is None:
                 out = value

@@ -14,6 +14,7 @@ from ...model.commands import Command
 from ...model.metric_kind import MetricKind, need_robot, robot_row
 from ...model.module import Column, LaserScan, Module
 from ...model.params import ParamSpec
+from . import ranging3d
 from .common import clip, lost, noise, rate
 from .ranging import beam_angles
 
@@ -47,6 +48,8 @@ class Sonar(Module):
     @classmethod
     def sense(cls, frame, rows, p, prev):
         reach = p["max_range"]
+        if ranging3d.active(frame):  # from its real 3D pose (a mujoco world)
+            return ranging3d.fan(frame, rows, ANGLES, reach)
         # Cast from the centre (own chassis skipped by group) and subtract the radius: a ray
         # starting on the chassis edge would begin inside a wall the robot is pressed into.
         return frame.geometry.cast_fan(rows, ANGLES, reach)

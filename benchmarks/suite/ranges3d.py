@@ -1,0 +1,67 @@
+"""Range sensing in 3D (issue 42, item 3): lidars with vertical channels cast against the 3D
+geometry on the mujoco engine (``mujoco.mj_multiRay``), whole steps beside the same world
+whose lidars cast nothing new (their rate far below the run's)."""
+
+from .common import Case, count, per_call_ms, sizes, swarm, threads, tick_ms, unit, x_real_time
+
+DT = 0.02  # s: the arena's step (coopsim bench step's world)
+#: the issue's lidar: 16 channels x 360 beams at 10 Hz
+LIDAR = (("lidar", "channels", 16), ("lidar", "beams", 360), ("lidar", "rate", 10.0),
+         ("lidar", "max_range", 8.0))
+
+
+def _world(robots: int, lidar: tuple):
+    """``robots`` driving TurtleBot3s on mujoco in the bench arena (no static obstacles: the
+    3D start check), each lidar set by ``lidar``; 10 ticks taken."""
+    return swarm(robots, "mujoco", robot_type="turtlebot3", params=lidar, obstacles=False,
+                 warm=10)
+
+
+class Lidar3D(Case):
+    """10 TurtleBot3s on mujoco, each with a 16 x 360 lidar at 10 Hz (5,760 rays a scan,
+    57,600 rays a second a robot), dt 0.02 s, one thread: ms per tick and x real time (the
+    issue's goal: >= 1); ``idle``: the same world, its lidars at 0.01 Hz (one scan in 100 s:
+    the cost of everything but the casting)."""
+
+    params = (sizes(10, smoke=2), ["cast", "idle"])
+    param_names = ("robots", "lidar")
+
+    def setup(self, robots, lidar):
+        threads(1)
+        rate = 10.0 if lidar == "cast" else 0.01
+        self.stepper = _world(robots, LIDAR[:2] + (("lidar", "rate", rate),) + LIDAR[3:])
+        self.ms = tick_ms(self.stepper, 50)
+
+    @unit("ms")
+    def track_ms(self, robots, lidar):
+        return self.ms
+
+    @unit("x real time")
+    def track_x_real_time(self, robots, lidar):
+        return x_real_time(DT, self.ms)
+
+
+class Rays(Case):
+    """One 16 x 360 scan of each of 10 TurtleBot3s on mujoco cast at once (the ``lidar``'s
+    ``measure``, noiseless): us per ray."""
+
+    params = (sizes(10, smoke=2),)
+    param_names = ("robots",)
+
+    def setup(self, robots):
+        import numpy as np
+
+        from coopsim.plugins.modules.lidar import Lidar
+
+        threads(1)
+        sim = _world(robots, LIDAR).sim
+        frame = sim._frame(sim.world.engine.robot_state(), {}, geometry=False)
+        rows = np.arange(robots)
+        values = {k: v for k, v in sim.params.values["lidar"].items()}
+        rng = np.random.default_rng(0)
+        self.rays = robots * 16 * 360
+        self.cast = lambda: Lidar.measure(frame, rows, values, None, rng)
+
+    @unit("us/ray")
+    def track_us_per_ray(self, robots):
+        return per_call_ms(self.cast, count(10, 1)) * 1e3 / self.rays

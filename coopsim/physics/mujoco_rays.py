@@ -1,0 +1,120 @@
+"""Range sensing in 3D on the ``mujoco`` engine: rays cast from robots against the 3D geometry
+with MuJoCo's batched ray casting (``mujoco.mj_multiRay``).
+
+A robot's rays skip its own geoms (every geom of the tree of bodies its chassis roots: arm
+links, fingers, an imported robot's links), and see everything else MuJoCo would draw: the
+floor, the walls, objects, other robots, world meshes and a height field. How its own geoms are
+skipped: ``mj_multiRay`` excludes a single body (the chassis: enough for a robot of one body),
+so during the cast of a robot of several bodies its geoms are put in a geom group no geom of
+the model uses and that group is masked out; where every group is in use, its chassis body
+alone is excluded.
+
+The bodies' frames are brought up to the joints' positions first (``mj_kinematics``, once
+between two steps): after ``mj_step`` MuJoCo's frames lag one substep behind the state every
+sensor reads. The physics is untouched by it: the next step computes the frames again.
+
+Frames and units: world frame (z up), metres; quaternions (w, x, y, z) body to world.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    import mujoco
+except ImportError:  # the engine module says how to install it
+    mujoco = None
+
+_GROUPS = 6  # MuJoCo's geom groups a ray can mask (mjNGROUP)
+
+
+class RobotRays:
+    """What casting from the robots of one compiled model needs, worked out once a compile.
+
+    Args:
+        model: The compiled MjModel.
+        body_ids: (N,) every robot's chassis body id, in robot order.
+
+    Attributes:
+        own: Per robot, the ids of the geoms its rays skip (int32 arrays).
+        extent: (N, 2) lowest and highest point of each chassis body's own geoms along its
+            body z axis, m (body frame; 0, 0 for a body without geoms).
+        spare: A geom group no geom uses (its rays mask it out), or -1.
+    """
+
+    def __init__(self, model, body_ids: np.ndarray) -> None:
+        self.model = model
+        self.body_ids = np.asarray(body_ids, dtype=np.int64)
+        geom_root = model.body_rootid[model.geom_bodyid]
+        roots = model.body_rootid[self.body_ids]
+        self.own = [np.flatnonzero(geom_root == r).astype(np.int32) for r in roots]
+        # a robot whose geoms are all its chassis body's (a quadrotor, a plain ground robot)
+        # needs no group swap: MuJoCo's own body exclusion skips them
+        self.alone = [bool((model.geom_bodyid[g] == b).all())
+                      for g, b in zip(self.own, self.body_ids.tolist())]
+        used = set(np.unique(model.geom_group).tolist())
+        self.spare = next((g for g in range(_GROUPS - 1, -1, -1) if g not in used), -1)
+        self.mask = np.ones(_GROUPS, dtype=np.uint8)
+        if self.spare >= 0:
+            self.mask[self.spare] = 0
+        self.extent = np.array([_extent(model, np.flatnonzero(model.geom_bodyid == b))
+                                for b in self.body_ids], dtype=float).reshape(-1, 2)
+
+    def cast(self, data, rows: np.ndarray, origins: np.ndarray, directions: np.ndarray,
+             reach: np.ndarray) -> np.ndarray:
+        """Distances from ``origins`` along ``directions`` for robots ``rows``.
+
+        Args:
+            data: The MjData whose frames are current (:func:`refresh`).
+            rows: (n,) robot rows.
+            origins: (n, 3) world-frame points, m.
+            directions: (n, k, 3) world-frame unit vectors.
+            reach: (n,) farthest distance looked at, m.
+
+        Returns:
+            (n, k) distances to the first geom each ray meets, m; ``reach`` where nothing is
+            within it. The robot's own geoms are not seen.
+        """
+        model, n, k = self.model, len(rows), directions.shape[1]
+        out = np.empty((n, k))
+        geomid = np.empty(k, dtype=np.int32)
+        dist = np.empty(k)
+        groups = model.geom_group
+        vec = np.ascontiguousarray(directions, dtype=float).reshape(n, 3 * k)
+        pnt = np.ascontiguousarray(origins, dtype=float)
+        for i, row in enumerate(np.asarray(rows).tolist()):
+            own, cutoff = self.own[row], float(reach[i])
+            swap = self.spare >= 0 and not self.alone[row]
+            if swap:  # its geoms hidden in the spare group for its cast only
+                saved = groups[own].copy()
+                groups[own] = self.spare
+            try:
+                mujoco.mj_multiRay(model, data, pnt[i], vec[i], self.mask, 1,
+                                   int(self.body_ids[row]), geomid, dist, None, k, cutoff)
+            finally:
+                if swap:
+                    groups[own] = saved
+            out[i] = np.where((dist >= 0.0) & (dist < cutoff), dist, cutoff)
+        return out
+
+
+def _extent(model, geoms: np.ndarray) -> tuple[float, float]:
+    """Lowest and highest body-frame z of ``geoms``' bounding boxes, m (0, 0 if none)."""
+    if not len(geoms):
+        return 0.0, 0.0
+    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)],
+                       dtype=float)
+    low, high = np.inf, -np.inf
+    for g in geoms.tolist():
+        box = model.geom_aabb[g]
+        local = box[:3] + corners * box[3:]  # (8, 3) in the geom's frame
+        mat = np.empty(9)
+        mujoco.mju_quat2Mat(mat, model.geom_quat[g])
+        z = local @ mat.reshape(3, 3)[2] + model.geom_pos[g][2]
+        low, high = min(low, float(z.min())), max(high, float(z.max()))
+    return low, high
+
+
+def refresh(model, data) -> None:
+    """Bring every body's and geom's frame up to the joints' positions (see the module)."""
+    mujoco.mj_kinematics(model, data)
