@@ -28,12 +28,14 @@ TIMEOUT = 9  # the simulation did not answer in time (e.g. a step that never cam
 INTERNAL = 10  # a bug in the server; the request changed nothing it could roll back
 OWNED = 11  # another connection owns the robot: motion commands are its alone (text names it)
 BUSY = 12  # this connection has its share of requests in flight already (inverse kinematics)
+TELEOPERATED = 13  # a person's teleop took the robot from this connection; given back on release
 
 ERROR_NAMES = {
     OK: "ok", BAD_MESSAGE: "bad message", UNKNOWN_COMMAND: "unknown command",
     WRONG_ARITY: "wrong arity", OUT_OF_RANGE: "out of range", UNKNOWN_NAME: "unknown name",
     NOT_ALLOWED: "not allowed", VERSION_MISMATCH: "version mismatch", FAILED: "failed",
     TIMEOUT: "timeout", INTERNAL: "internal error", OWNED: "owned", BUSY: "busy",
+    TELEOPERATED: "teleoperated",
 }
 
 #: Kinds of robot commands: how a robot's endpoint dispatches them.
