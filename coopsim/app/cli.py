@@ -152,6 +152,26 @@ def run(file, **flags) -> None:
 
 
 @main.command()
+@click.argument("robot")
+@click.option("--nameserver", help="Name server endpoint (default $COOPSIM_NAMESERVER or "
+                                   "tcp://127.0.0.1:10000).")
+@click.option("--speed", type=click.FloatRange(0.01, 20.0), default=0.5, show_default=True,
+              help="Top linear speed, m/s (q/z and w/x change it by 10 %).")
+@click.option("--turn", type=click.FloatRange(0.01, 20.0), default=1.0, show_default=True,
+              help="Top turn rate, rad/s (q/z and e/c change it by 10 %).")
+@friendly
+def teleop(robot, nameserver, speed, turn) -> None:
+    """Drive ROBOT from this terminal with teleop_twist_keyboard's keys.
+
+    The robot is taken from its controller while you drive (it is told: error 13) and given
+    back when you quit (Ctrl+C or Ctrl+D). docs/in-the-loop.md lists the keys.
+    """
+    from .teleop import teleop_command
+
+    teleop_command(robot, nameserver, speed, turn)
+
+
+@main.command()
 @click.argument("driver")
 @click.argument("robot", required=False)
 @click.option("--nameserver", help="Name server endpoint (default $COOPSIM_NAMESERVER or "

@@ -28,6 +28,7 @@ TIMEOUT = 9  # the simulation did not answer in time (e.g. a step that never cam
 INTERNAL = 10  # a bug in the server; the request changed nothing it could roll back
 OWNED = 11  # another connection owns the robot: motion commands are its alone (text names it)
 BUSY = 12  # this connection has its share of requests in flight already (inverse kinematics)
+TELEOPERATED = 13  # a person's teleop took the robot from this connection; given back on release
 # protocol 10, h44-external: an external robot's pose refused (not finite, a teleport, off the
 # floor, or the robot is not external) / more poses than the robot's max_rate (a flood)
 POSE_REFUSED = 14
@@ -38,7 +39,7 @@ ERROR_NAMES = {
     WRONG_ARITY: "wrong arity", OUT_OF_RANGE: "out of range", UNKNOWN_NAME: "unknown name",
     NOT_ALLOWED: "not allowed", VERSION_MISMATCH: "version mismatch", FAILED: "failed",
     TIMEOUT: "timeout", INTERNAL: "internal error", OWNED: "owned", BUSY: "busy",
-    POSE_REFUSED: "pose refused", POSE_FLOOD: "pose flood",
+    TELEOPERATED: "teleoperated", POSE_REFUSED: "pose refused", POSE_FLOOD: "pose flood",
 }
 
 #: Kinds of robot commands: how a robot's endpoint dispatches them.

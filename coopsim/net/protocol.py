@@ -19,8 +19,8 @@ import msgpack
 # The error codes are declared with the commands (coopsim.model.commands); re-exported here.
 from ..model.commands import (BAD_MESSAGE, BUSY, ERROR_NAMES, FAILED, INTERNAL,  # noqa: F401
                               NOT_ALLOWED, OK, OUT_OF_RANGE, OWNED, POSE_FLOOD, POSE_REFUSED,
-                              TIMEOUT, UNKNOWN_COMMAND, UNKNOWN_NAME, VERSION_MISMATCH,
-                              WRONG_ARITY, Command, PoseCommand)
+                              TELEOPERATED, TIMEOUT, UNKNOWN_COMMAND, UNKNOWN_NAME,
+                              VERSION_MISMATCH, WRONG_ARITY, Command, PoseCommand)
 from ..model.errors import ProtocolError
 
 #: The wire's version, answered by every server's hello (command 0). A change to a message, a

@@ -142,8 +142,12 @@ class RobotPort:
         owner = self._owner()
         if owner is None:
             raise NotAllowedError("claim needs a network connection")
-        force = bool(msg.params and msg.params[0])
-        taken = self.stepper.slots.claim(self.robot, owner, force=force)
+        how = msg.params[0] if msg.params else 0
+        if how not in (0, 1, 2):
+            raise ProtocolError(p.OUT_OF_RANGE, f"claim takes params [0], [1] (force) or [2] "
+                                                f"(teleop: force, and give it back on release), "
+                                                f"got [{how}]")
+        taken = self.stepper.slots.claim(self.robot, owner, force=how == 1, teleop=how == 2)
         text = f"claimed by {owner.label}" + (f" (taken from {taken})" if taken else "")
         return msg.reply(text, params=(int(bool(taken)),))
 

@@ -37,6 +37,7 @@ def describe_world(world) -> dict:
             "controller": r.controller,
             "driver": r.driver[0] if r.driver else None,
             "draw": dict(ROBOT_TYPES.get(r.type).draw)})
+        robots[-1]["axle"] = r.axle  # protocol 10: m between driven wheels (teleop)
         arm = r.info.arm if r.info is not None else None
         if arm is not None:  # protocol 6: the arm's spec, to draw its links from the angles
             robots[-1]["arm"] = arm_document(arm)

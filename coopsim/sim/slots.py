@@ -12,6 +12,13 @@ until the owner releases it, detaches, disconnects, or stays silent longer than 
 Owners are opaque to this layer: a hashable key (who) and a link (which connection, so a closed
 connection drops what it owned) given by the network.
 
+**Teleoperation.** A person's teleop connection takes a robot with a *teleop claim*
+(:meth:`CommandSlots.claim` with ``teleop``): it owns the robot while it drives, and the owner
+it displaced is remembered. Meanwhile the displaced owner's motion commands, parameter writes,
+actions and claims are refused with error 13 (``teleoperated``) saying so; when the teleop
+connection releases the robot, closes, or its lease lapses, the robot is the displaced owner's
+again, without a claim (it attaches again with its next motion command).
+
 **Patience.** A controller that is alive but slow (one command every 2.5 s under a 3 s lease)
 would hold every other controller's lockstep run at its pace for ever. So the book counts, per
 controller, how long each step waited for it alone once every other attached controller had
@@ -37,7 +44,8 @@ import threading
 from dataclasses import dataclass
 from typing import Hashable
 
-from ..model.errors import NotAllowedError, OwnedError
+from ..model.commands import TELEOPERATED
+from ..model.errors import NotAllowedError, OwnedError, ProtocolError
 from .clock import WallClock
 
 log = logging.getLogger(__name__)
@@ -87,6 +95,8 @@ class CommandSlots:
         # robot -> (owner key, its link, why) of a controller detached for holding the run
         self._benched: dict[str, tuple[Hashable, Hashable, str]] = {}
         self._owners: dict[str, tuple[Owner, float]] = {}  # robot -> (owner, last active)
+        # robot -> (the owner a teleop claim displaced, the teleop owner's key)
+        self._displaced: dict[str, tuple[Owner, Hashable]] = {}
         self._seen = self.clock.now()
         self._active = 0.0  # s of active time so far (see the module docstring)
         self._steady = 0.0  # s of active time in gaps no longer than ACTIVE_GAP (patience)
@@ -145,21 +155,67 @@ class CommandSlots:
 
     # -- ownership --------------------------------------------------------------------------------
 
-    def claim(self, robot: str, owner: Owner, force: bool = False) -> str:
+    def claim(self, robot: str, owner: Owner, force: bool = False, teleop: bool = False) -> str:
         """Make ``owner`` the robot's owner; return the label of the owner it took it from
         ("" when it was free or already its own).
 
+        Args:
+            teleop: A person's teleop claim: forced, and the owner it displaces gets the robot
+                back when the teleop connection gives it up (see the module docstring).
+
         Raises:
             OwnedError: another owner holds it and ``force`` is not set.
+            ProtocolError: error 13, ``owner`` was displaced by a teleop claim.
         """
         with self.cond:
-            taken = self._take_ownership(robot, owner, self._now(), force)
+            now = self._now()
+            if teleop:
+                self._note_displaced(robot, owner, now)
+            taken = self._take_ownership(robot, owner, now, force or teleop)
             if self._benched.get(robot, (None,))[0] == owner.key:
                 del self._benched[robot]  # claimed again, knowingly: it may attach again
             return taken
 
+    def _note_displaced(self, robot: str, owner: Owner, now: float) -> None:
+        """Remember whom a teleop claim displaces (under the lock): the robot's owner, unless
+        it is the teleop itself, its lease lapsed, or an earlier teleop displaced someone (that
+        one gets it back)."""
+        held = self._owners.get(robot)
+        if robot in self._displaced:
+            self._displaced[robot] = (self._displaced[robot][0], owner.key)
+        elif held is not None and held[0].key != owner.key and (
+                robot in self._attached or now - held[1] <= self.lease):
+            self._displaced[robot] = (held[0], owner.key)
+
+    def _teleoperated(self, robot: str, owner: Owner | None, what: str) -> None:
+        """Raise error 13 when ``owner`` is the one a teleop claim displaced (under the lock)."""
+        displaced = self._displaced.get(robot)
+        held = self._owners.get(robot)
+        if owner is None or displaced is None or displaced[0].key != owner.key or held is None:
+            return
+        raise ProtocolError(TELEOPERATED, (
+            f"{robot} is driven by teleop ({held[0].label}): {what} from {owner.label} are "
+            "refused while a person drives it; it is yours again, without a claim, when the "
+            "teleop releases it, disconnects or stays silent for the "
+            f"{self.lease:g} s lease"))
+
+    def _give_back(self, robot: str, now: float) -> bool:
+        """The teleop gave the robot up: the owner it displaced has it again (under the lock).
+        Return whether there was one."""
+        displaced = self._displaced.pop(robot, None)
+        if displaced is None:
+            return False
+        self._owners[robot] = (displaced[0], now)
+        self._log_detach(robot, f"teleop gave it back to {displaced[0].label}")
+        return True
+
     def _take_ownership(self, robot: str, owner: Owner, now: float, force: bool) -> str:
         held = self._owners.get(robot)
+        if (held is not None and robot in self._displaced and robot not in self._attached
+                and now - held[1] > self.lease):  # the teleop fell silent: give it back
+            self._give_back(robot, now)
+            held = self._owners.get(robot)
+        self._teleoperated(robot, owner, "motion commands and claims")
         if held is None or held[0].key == owner.key:
             self._owners[robot] = (owner, now)
             return ""
@@ -195,6 +251,7 @@ class CommandSlots:
         """
         with self.cond:
             held = self._owners.get(robot)
+            self._teleoperated(robot, owner, what)
             if owner is None or held is None or held[0].key == owner.key:
                 return
             if robot not in self._attached and self._now() - held[1] > self.lease:
@@ -221,6 +278,9 @@ class CommandSlots:
             self._owners.pop(robot, None)
             if key is None:  # an operator's release (/sim detach) lifts a patience detach too
                 self._benched.pop(robot, None)
+                self._displaced.pop(robot, None)
+            elif held is not None:
+                self._give_back(robot, self._now())  # a teleop's release: the displaced's again
         self.detach(robot, "released")
         return held is not None
 
@@ -238,9 +298,11 @@ class CommandSlots:
     def disconnected(self, link: Hashable) -> list[str]:
         """A connection closed: every robot it owned is free and leaves lockstep; return them."""
         with self.cond:
+            self._displaced = {r: d for r, d in self._displaced.items() if d[0].link != link}
             gone = [r for r, (owner, _) in self._owners.items() if owner.link == link]
             for robot in gone:
                 del self._owners[robot]
+                self._give_back(robot, self._now())  # a teleop's connection closed
             self._benched = {r: b for r, b in self._benched.items() if b[1] != link}
         for robot in gone:
             if self.detach(robot, "its controller's connection closed"):
@@ -377,4 +439,5 @@ class CommandSlots:
                 self._owners.pop(robot, None)
                 self._held.pop(robot, None)
                 self._benched.pop(robot, None)
+                self._displaced.pop(robot, None)
             self.cond.notify_all()

@@ -6,7 +6,8 @@ feel immediate, then falls back. Mouse: left drag turns the view, right drag pan
 zooms at the cursor; a right click (no drag) orders the squad selected in the Squads panel
 there (viewer/game.py). Keys: F fits the world, S toggles sensor rays (sonar), N robot names, V cycles
 a 3D world's side view (x-z, y-z, hidden; viewer/sideview.py), Space pauses or resumes (the run, or
-the replay), . takes one step, Ctrl+Q quits. A world on a 3D engine opens in the 3D view
+the replay), . takes one step, Ctrl+Q quits; T drives the robot picked with the keys or a
+gamepad and gives it back (viewer/teleop.py). A world on a 3D engine opens in the 3D view
 (viewer/view3d.py: its own mouse; Tab switches views, C follows the selected robot).
 """
 
@@ -34,6 +35,7 @@ from .panels import ObjectManager, RobotManager, TargetManager
 from .replayproc import ReplayProcess
 from .scene import BACKGROUND, Scene
 from .sideview import SideView
+from .teleop import TeleopControl
 from .ui import Outcome, Ui
 from .view3d import View3D
 
@@ -80,6 +82,8 @@ class Viewer(pyglet.window.Window):
         self.timeline = Timeline(self.ui)
         self.notice = Outcome()
         self.menu = MenuBar(self)
+        self.teleop = TeleopControl(self)
+        self.push_handlers(self.teleop)  # above the window's handlers: its keys while driving
         self.replay: ReplayProcess | None = None
         self.show_names = True
         self.status_text = ""
@@ -128,6 +132,7 @@ class Viewer(pyglet.window.Window):
         self.scene.update(link.frame)
         self.status_parts = status_parts(link)
         self.status_text = status_text(self.status_parts)
+        self.teleop.tick()  # the gamepad, while driving
 
     def _gui(self) -> None:
         io = imgui.get_io()
@@ -142,6 +147,7 @@ class Viewer(pyglet.window.Window):
         for manager in self.managers.values():
             manager.draw()
         self.squads.draw(top)
+        self.teleop.draw(top)
         draw_game(self.scene, self.cam, self.link.run, self.link.layout)
         status = draw_status(self.status_parts, self.notice, self.width, self.height, self.ui)
         self.timeline.draw(self.height - max(status, STATUS_HEIGHT), self.width)
@@ -313,6 +319,7 @@ class Viewer(pyglet.window.Window):
             return
         self.closed = True
         pyglet.clock.unschedule(self._tick)
+        self.teleop.stop()  # the robot goes back to its controller
         if self.replay is not None:
             self.replay.stop()
         self.link.close()
