@@ -28,6 +28,7 @@ TIMEOUT = 9  # the simulation did not answer in time (e.g. a step that never cam
 INTERNAL = 10  # a bug in the server; the request changed nothing it could roll back
 OWNED = 11  # another connection owns the robot: motion commands are its alone (text names it)
 BUSY = 12  # this connection has its share of requests in flight already (inverse kinematics)
+NOT_SHARED = 16  # a squad whose robots host no ``shared`` driver: it cannot be steered or felt
 
 ERROR_NAMES = {
     OK: "ok", BAD_MESSAGE: "bad message", UNKNOWN_COMMAND: "unknown command",
@@ -35,6 +36,7 @@ ERROR_NAMES = {
     NOT_ALLOWED: "not allowed", VERSION_MISMATCH: "version mismatch", FAILED: "failed",
     TIMEOUT: "timeout", INTERNAL: "internal error", OWNED: "owned", BUSY: "busy",
 }
+ERROR_NAMES[NOT_SHARED] = "not shared"
 
 #: Kinds of robot commands: how a robot's endpoint dispatches them.
 #: ``read``: answered at once from the last completed step's snapshot;

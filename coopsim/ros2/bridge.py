@@ -20,6 +20,7 @@ from ..sim.slots import Owner
 from . import messages as m
 from .dds import LATCHED, Participant
 from .drive import TwistRefused, drive_of
+from .feedback import WRENCH, messages as feedback_messages
 from .scene import RosScene
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class RosBridge:
         self._scene: tuple | None = None  # (layout key, RosScene)
         self._origins: dict = {}
         self._next_odom = 0.0
+        self._feedback_step = -1  # the step whose feedback went out last
         self._latest = None
         self._new = threading.Event()
         self._stop = threading.Event()
@@ -149,6 +151,16 @@ class RosBridge:
                 self._write(topic, short, data)
         for topic, data in scene.scans(snap, ns):
             self._write(topic, m.SCAN, data)
+        self._feedback(snap, ns)
+
+    def _feedback(self, snap, ns: int) -> None:
+        """Shared control's feedback force of each steered squad (docs/in-the-loop.md), once
+        per step it was computed at."""
+        if snap.step < self._feedback_step:
+            self._feedback_step = -1  # a reset: the steps start over
+        for topic, data in feedback_messages(snap, ns, self._feedback_step):
+            self._write(topic, WRENCH, data)
+        self._feedback_step = max(self._feedback_step, snap.step - 1)
 
     def _write(self, topic: str, short: str, data: bytes, qos=None) -> None:
         writer = self._writers.get(topic)
