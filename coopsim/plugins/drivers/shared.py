@@ -26,7 +26,7 @@ from ...swarm import flight
 from ...swarm.formations import Formation, assign
 from ...swarm.shared import SharedLaw, group_velocity, shapes_of
 from ..params import number
-from .flight import Flight, _airframe
+from .flight import Flight, _airframe, _kernels
 
 
 class SharedControl(Driver):
@@ -55,6 +55,7 @@ class SharedControl(Driver):
         self._flight = Flight(Flight.values({"shape": "hover"}), rng)
         self._groups: dict[str, dict] = {}  # squad -> {rows, offsets, heading, z_ref}
         self._key = None  # (names, squads) the groups were made for
+        self._shapes = None  # (the object specs, their obstacle rows)
 
     def law(self, spacing: float) -> SharedLaw:
         """The group law's gains and sizes from the parameters and the squad's spacing."""
@@ -72,13 +73,12 @@ class SharedControl(Driver):
                        lambda n: _airframe(bots.robot(n).params("rotors")))
         dt = 0.0 if ctl._last is None else max(bots.time - ctl._last, 0.0)
         ctl._last = bots.time
-        ctl._est = flight.estimate(ctl._est, mocap, imu[:, :3], dt)
-        p = ctl._est.p
+        p = np.ascontiguousarray(mocap[:, :3], dtype=float)  # the law reads the mocap
         squads = snap.extra.get("squads", ())
         if self._key != (names, squads):
             self._groups = self._make_groups(names, squads, p)
             self._key = (names, squads)
-        shapes = shapes_of(snap.object_specs, snap.object_poses)
+        shapes = self._shapes_now(snap)
         everyone = _positions(snap)
         v_set = np.zeros_like(p)
         feedback = {}
@@ -87,14 +87,33 @@ class SharedControl(Driver):
                                                                 shapes, everyone, bots.rows)
         ref = flight.hover(p, ctl._origin[:, 3])
         ref[:, 3:6] = v_set  # track the set point's velocity from where each robot is
-        speeds = flight.control(ctl._gains(), ctl._fleet, ctl._est, mocap[:, 3:7],
-                                imu[:, 3:6], ref, dt)
         values = np.zeros((len(names), 9))
-        values[:, 0], values[:, 1:5] = 1.0, speeds
+        values[:, 0], values[:, 1:5] = 1.0, self._speeds(mocap, imu, ref, dt)
         bots.set("rotors", values)
         board = dict(snap.extra.get("feedback", {}))
         board.update(feedback)
         bots.post("feedback", MappingProxyType(board))
+
+    def _shapes_now(self, snap) -> np.ndarray:
+        """The world's objects as obstacle rows, where they are now (the table is made once
+        per set of objects; only the poses change from step to step)."""
+        if self._shapes is None or self._shapes[0] is not snap.object_specs:
+            self._shapes = (snap.object_specs, shapes_of(snap.object_specs, snap.object_poses))
+        table = self._shapes[1]
+        if len(table):
+            table[:, 1:3] = snap.object_poses[:, :2]
+            table[:, 4] = snap.object_poses[:, 2]
+        return table
+
+    def _speeds(self, mocap, imu, ref, dt) -> np.ndarray:
+        """(n, 4) propeller speeds, rad/s: the flight driver's cascade, compiled once its
+        kernels have loaded (the same figures to rounding), else in numpy."""
+        ctl = self._flight
+        if _kernels().COMPILED:
+            return ctl._compiled(mocap, imu, ref, dt)[:, :4]
+        ctl._est = flight.estimate(ctl._est, mocap, imu[:, :3], dt)
+        return flight.control(ctl._gains(), ctl._fleet, ctl._est, mocap[:, 3:7], imu[:, 3:6],
+                              ref, dt)
 
     def _group(self, squad, group, snap, dt, p, shapes, everyone, rows) -> tuple:
         """(velocity set points (n, 3) m/s, Feedback) of one squad this step."""
