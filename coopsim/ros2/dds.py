@@ -80,7 +80,7 @@ def idl_types() -> dict:
                                             "w": t.float64})
     pose = struct("geometry_msgs/Pose", {"position": P, "orientation": Q})
     twist = struct("geometry_msgs/Twist", {"linear": V, "angular": V})
-    wrench = struct("geometry_msgs/Wrench", {"force": V, "torque": V})
+    wrench = struct("geometry_msgs/Wrench", dict(force=V, torque=V))  # its fields, not the module
     out["geometry_msgs/WrenchStamped"] = struct("geometry_msgs/WrenchStamped",
                                                 {"header": H, "wrench": wrench})
     cov = t.array[t.float64, 36]

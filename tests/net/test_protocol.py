@@ -7,6 +7,8 @@ import math
 import msgpack
 import pytest
 
+from coopsim.model.commands import NOT_SHARED
+
 from coopsim.model.plugins import MODULES
 
 from coopsim.net import protocol as p
@@ -206,6 +208,7 @@ def test_error_codes_are_distinct_and_named():
              p.UNKNOWN_NAME, p.NOT_ALLOWED, p.VERSION_MISMATCH, p.FAILED, p.TIMEOUT, p.INTERNAL,
              p.OWNED, p.BUSY]
     assert codes == list(range(13))
+    codes.append(NOT_SHARED)  # 16: shared control's (version 10)
     assert set(p.ERROR_NAMES) == set(codes)
 
 
