@@ -3,8 +3,8 @@
 
 The force (N) is the one ``/squads`` command 5 serves (:class:`coopsim.model.steering.Feedback`),
 in the ``map`` frame (the world frame, ENU), the torque zero; the stamp is the step's sim time.
-The live bridge publishes it for every snapshot its thread takes (every step while it keeps up),
-the bag export for every recorded step that carries one.
+The live bridge publishes it for every snapshot its thread takes (every step while it keeps up);
+recordings do not hold it, so a bag export has none.
 """
 
 from __future__ import annotations
