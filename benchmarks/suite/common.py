@@ -324,11 +324,14 @@ class LiveRun:
     Args:
         robots: Robot count (``robot1`` .. ``robotN``). mode: ``realtime`` or ``lockstep``.
         extra: More ``coopsim run`` options (e.g. ``("--keys", DIR)``). dt: Step, s.
+        text: A whole scenario's text to run instead (robots, mode and dt then unused; a
+            ``[WORLD]`` ``file`` may start with ``{root}``, the top of the tree under test).
     """
 
     def __init__(self, robots: int, mode: str = "realtime", extra: tuple = (),
-                 dt: float = 0.01) -> None:
+                 dt: float = 0.01, text: str | None = None) -> None:
         self.robots, self.mode, self.extra, self.dt = robots, mode, extra, dt
+        self.text = text
 
     def __enter__(self) -> "LiveRun":
         import subprocess
@@ -342,7 +345,8 @@ class LiveRun:
             lines += [f"[ROBOT_{i + 1}]", "type single", f"name robot{i + 1}",
                       f"position {-4 + 0.8 * (i % 10):.1f} {-3 + 0.8 * (i // 10):.1f} 0"]
         path = Path(self._tmp.name) / "live.scenario"
-        path.write_text("\n".join(lines) + "\n")
+        path.write_text(self.text.replace("{root}", str(root())) if self.text
+                        else "\n".join(lines) + "\n")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "coopsim", "run", str(path), "--port", "0", "--headless",
              "--no-controllers", *self.extra], text=True, stdout=subprocess.DEVNULL,

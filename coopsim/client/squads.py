@@ -7,6 +7,7 @@ import zmq
 
 from ..model.errors import ProtocolError
 from ..model.orders import SquadOrder, parse_order
+from ..model.steering import Feedback
 from ..net.protocol import Message
 from .connection import Client
 
@@ -34,6 +35,30 @@ class Squads:
                            radius)
         reply = self.client.request(self.endpoint, 2, order.text, data=order.data)
         return SquadOrder(squad, verb, order.point, formation, radius, reply.params[0])
+
+    def steer(self, squad: str, vx: float, vy: float, vz: float = 0.0,
+              yaw_rate: float = 0.0) -> tuple[int, int]:
+        """Steer a squad under shared control (docs/in-the-loop.md): its velocity, m/s, world
+        frame, and the formation's turn, rad/s. It holds the ``shared`` driver's ``hold`` s:
+        send it again (at the rate a hand moves) to keep going.
+
+        Returns:
+            (the command's sequence number, the step it was taken after).
+
+        Raises:
+            RemoteError: 5 no such squad, 16 not under shared control, 4 beyond the limits.
+        """
+        reply = self.client.request(self.endpoint, 4, squad, data=(vx, vy, vz, yaw_rate))
+        return int(reply.params[0]), int(reply.params[1])
+
+    def feedback(self, squad: str) -> Feedback:
+        """The squad's latest feedback force (N, world frame) and the step it belongs to.
+
+        Raises:
+            RemoteError: 5 no such squad, 16 not under shared control.
+        """
+        reply = self.client.request(self.endpoint, 5, squad)
+        return Feedback.of_wire(squad, reply.params, reply.data)
 
     def list(self) -> dict[str, dict]:
         """Squad name -> {robots, formation, spacing}."""

@@ -33,6 +33,7 @@ TELEOPERATED = 13  # a person's teleop took the robot from this connection; give
 # floor, or the robot is not external) / more poses than the robot's max_rate (a flood)
 POSE_REFUSED = 14
 POSE_FLOOD = 15
+NOT_SHARED = 16  # a squad whose robots host no ``shared`` driver: it cannot be steered or felt
 
 ERROR_NAMES = {
     OK: "ok", BAD_MESSAGE: "bad message", UNKNOWN_COMMAND: "unknown command",
@@ -41,6 +42,7 @@ ERROR_NAMES = {
     TIMEOUT: "timeout", INTERNAL: "internal error", OWNED: "owned", BUSY: "busy",
     TELEOPERATED: "teleoperated", POSE_REFUSED: "pose refused", POSE_FLOOD: "pose flood",
 }
+ERROR_NAMES[NOT_SHARED] = "not shared"
 
 #: Kinds of robot commands: how a robot's endpoint dispatches them.
 #: ``read``: answered at once from the last completed step's snapshot;

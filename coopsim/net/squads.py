@@ -29,7 +29,9 @@ import zmq
 
 from . import protocol as p
 from ..model.errors import ProtocolError
+from ..model.commands import NOT_SHARED
 from ..model.orders import SquadOrder, parse_order
+from ..model.steering import Steer
 from .protocol import HELLO, Command, Message
 from .server import Server
 
@@ -38,6 +40,8 @@ SQUAD_COMMANDS = {c.id: c for c in (
     Command(1, "list"),
     Command(2, "send", data=(0, 3), text="req"),
     Command(3, "status", text="opt"),
+    Command(4, "steer", data=(2, 4), text="req"),
+    Command(5, "feedback", text="req"),
 )}
 
 
@@ -81,6 +85,7 @@ class SquadServer(Server):
         self._epoch = 0
         self._last = None  # the snapshot of the step observed before
         self._outbox: deque = deque()  # arrival events for this server's thread to publish
+        self.steers = 0  # steer commands taken (shared control): their sequence numbers
 
     def register(self, names) -> None:
         """Register ``/squads`` (rep) and ``/squads/events`` (pub) at a name server."""
@@ -205,6 +210,31 @@ class SquadServer(Server):
         self._count("published")
         return msg.reply(order.text, params=(order.seq, step), data=order.data)
 
+    def _steer(self, msg: Message) -> Message:
+        """A person's velocity for a squad under shared control (docs/in-the-loop.md): posted
+        on the board between two steps (not awaited), where the ``shared`` driver reads it."""
+        self._shared(msg.text)
+        with self._lock:
+            self.steers += 1
+            steer = Steer.parse(msg.text, msg.data, self.steers)
+        self.stepper.call(_post_steer, self.stepper, steer)
+        return msg.reply(msg.text, params=(steer.seq, self.stepper.snapshot.step))
+
+    def _feedback(self, msg: Message) -> Message:
+        """The squad's latest feedback force (N) and the step it belongs to."""
+        fb = self._shared(msg.text)
+        return msg.reply(msg.text, params=(fb.step, fb.seq), data=fb.data)
+
+    def _shared(self, name: str):
+        """The latest Feedback of squad ``name``: error 5 for no such squad, 16 for a squad
+        no ``shared`` driver flies."""
+        fb = self.stepper.snapshot.extra.get("feedback", {}).get(name)
+        if fb is None:
+            self._squad(name)
+            raise ProtocolError(NOT_SHARED, f"squad {name} is not under shared control: its "
+                                            "robots host no shared driver (docs/in-the-loop.md)")
+        return fb
+
     def _current(self) -> dict[str, SquadOrder]:
         """The latest orders since the run's last reset (call under the lock)."""
         epoch = self.stepper.layout_key[0]
@@ -255,3 +285,12 @@ def _post(stepper, order: SquadOrder) -> int:
     sim.extra["orders"] = MappingProxyType(orders)
     stepper.refresh()  # readers (a paused run's /sim state too) see it before the next step
     return sim.step
+
+
+def _post_steer(stepper, steer: Steer) -> None:
+    """On the stepper thread: make ``steer`` its squad's latest velocity command on the board
+    (a new immutable mapping: snapshots keep theirs), stamped with the sim time."""
+    sim = stepper.sim
+    steers = dict(sim.extra.get("steer", {}))
+    steers[steer.squad] = replace(steer, time=sim.time)
+    sim.extra["steer"] = MappingProxyType(steers)

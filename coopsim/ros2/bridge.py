@@ -20,6 +20,7 @@ from ..sim.slots import Owner
 from . import messages as m
 from .dds import LATCHED, Participant
 from .drive import TwistRefused, drive_of
+from .feedback import WRENCH, messages as feedback_messages
 from .images import camera_messages
 from .scene import RosScene
 
@@ -76,6 +77,7 @@ class RosBridge:
         self._origins: dict = {}
         self._images: dict = {}  # robot -> the step of its camera3d image sent last
         self._next_odom = 0.0
+        self._feedback_step = -1  # the step whose feedback went out last
         self._latest = None
         self._new = threading.Event()
         self._stop = threading.Event()
@@ -155,6 +157,16 @@ class RosBridge:
             self._write(topic, short, data)
         for topic, data in scene.clouds():
             self._write(topic, m.CLOUD, data)
+        self._feedback(snap, ns)
+
+    def _feedback(self, snap, ns: int) -> None:
+        """Shared control's feedback force of each steered squad (docs/in-the-loop.md), once
+        per step it was computed at."""
+        if snap.step < self._feedback_step:
+            self._feedback_step = -1  # a reset: the steps start over
+        for topic, data in feedback_messages(snap, ns, self._feedback_step):
+            self._write(topic, WRENCH, data)
+        self._feedback_step = max(self._feedback_step, snap.step - 1)
 
     def _write(self, topic: str, short: str, data: bytes, qos=None) -> None:
         writer = self._writers.get(topic)

@@ -80,6 +80,9 @@ def idl_types() -> dict:
                                             "w": t.float64})
     pose = struct("geometry_msgs/Pose", {"position": P, "orientation": Q})
     twist = struct("geometry_msgs/Twist", {"linear": V, "angular": V})
+    wrench = struct("geometry_msgs/Wrench", dict(force=V, torque=V))  # its fields, not the module
+    out["geometry_msgs/WrenchStamped"] = struct("geometry_msgs/WrenchStamped",
+                                                {"header": H, "wrench": wrench})
     cov = t.array[t.float64, 36]
     pwc = struct("geometry_msgs/PoseWithCovariance", {"pose": pose, "covariance": cov})
     twc = struct("geometry_msgs/TwistWithCovariance", {"twist": twist, "covariance": cov})

@@ -34,6 +34,8 @@ DEFINITIONS = {
                                 "geometry_msgs/Quaternion rotation\n"),
     "geometry_msgs/TransformStamped": ("std_msgs/Header header\nstring child_frame_id\n"
                                        "geometry_msgs/Transform transform\n"),
+    "geometry_msgs/Wrench": "geometry_msgs/Vector3 force\ngeometry_msgs/Vector3 torque\n",
+    "geometry_msgs/WrenchStamped": "std_msgs/Header header\ngeometry_msgs/Wrench wrench\n",
     "nav_msgs/Odometry": ("std_msgs/Header header\nstring child_frame_id\n"
                           "geometry_msgs/PoseWithCovariance pose\n"
                           "geometry_msgs/TwistWithCovariance twist\n"),

@@ -210,7 +210,9 @@ def test_the_flight_transcript_passes_on_a_live_flying_robot(tmp_path):
         nameserver = server.printed(r"name server: (tcp://\S+)")
         result = run_cli("conformance", nameserver, "--only", "08_flight", "-v")
         arms = run_cli("conformance", nameserver, "--only", "09_arms", "-v")
+        shared = run_cli("conformance", nameserver, "--only", "11_shared", "-v")
     finally:
         server.stop()
     _passes(result, 13)
     _passes(arms, 24)  # protocol 7: with the arm's action ownership steps
+    _passes(shared, 6)  # protocol 10: shared control's errors on /squads

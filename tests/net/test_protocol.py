@@ -7,6 +7,8 @@ import math
 import msgpack
 import pytest
 
+from coopsim.model.commands import NOT_SHARED
+
 from coopsim.model.plugins import MODULES
 
 from coopsim.net import protocol as p
@@ -204,9 +206,10 @@ def test_command_lines_round_trip():
 def test_error_codes_are_distinct_and_named():
     codes = [p.OK, p.BAD_MESSAGE, p.UNKNOWN_COMMAND, p.WRONG_ARITY, p.OUT_OF_RANGE,
              p.UNKNOWN_NAME, p.NOT_ALLOWED, p.VERSION_MISMATCH, p.FAILED, p.TIMEOUT, p.INTERNAL,
-             p.OWNED, p.BUSY, p.TELEOPERATED]
-    assert codes == list(range(14))
-    assert set(codes) <= set(p.ERROR_NAMES)  # 14 and up: other parts' codes (round 13)
+             p.OWNED, p.BUSY, p.TELEOPERATED, p.POSE_REFUSED, p.POSE_FLOOD]
+    assert codes == list(range(16))
+    codes.append(NOT_SHARED)  # 16: shared control's (version 10)
+    assert set(p.ERROR_NAMES) == set(codes)
 
 
 # --- hello ----------------------------------------------------------------------------------------

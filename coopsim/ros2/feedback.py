@@ -1,0 +1,39 @@
+"""Shared control's feedback force on ROS 2: ``/squads/<squad>/feedback``, a
+``geometry_msgs/WrenchStamped`` per squad under shared control (docs/in-the-loop.md).
+
+The force (N) is the one ``/squads`` command 5 serves (:class:`coopsim.model.steering.Feedback`),
+in the ``map`` frame (the world frame, ENU), the torque zero; the stamp is the step's sim time.
+The live bridge publishes it for every snapshot its thread takes (every step while it keeps up);
+recordings do not hold it, so a bag export has none.
+"""
+
+from __future__ import annotations
+
+from .cdr import Writer
+
+WRENCH = "geometry_msgs/WrenchStamped"
+FRAME = "map"
+
+
+def topic(squad: str) -> str:
+    """The ROS topic of ``squad``'s feedback."""
+    return f"/squads/{squad}/feedback"
+
+
+def wrench(ns: int, force) -> bytes:
+    """geometry_msgs/WrenchStamped at ``ns`` in the map frame: ``force`` (fx, fy, fz) N, no
+    torque."""
+    w = Writer()
+    w.header(ns, FRAME)
+    w.f64(*force, 0.0, 0.0, 0.0)
+    return w.bytes()
+
+
+def messages(snap, ns: int, after: int = -1) -> list[tuple[str, bytes]]:
+    """(topic, payload) of every squad's feedback computed after step ``after`` (none when the
+    run has no squad under shared control)."""
+    board = snap.extra.get("feedback")
+    if not board:
+        return []
+    return [(topic(name), wrench(ns, fb.force)) for name, fb in board.items()
+            if fb.step > after]

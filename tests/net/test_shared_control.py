@@ -1,0 +1,140 @@
+"""Shared control over real sockets: a person steers a squad of three quadrotors by its velocity
+on /squads (steer, 4), reads its feedback force (feedback, 5) every step; the squad flies in
+formation, slows before a pillar and is pushed back by it (the force points away from it);
+a steer lapses after the driver's hold; errors 3, 4, 5 and 16 for bad steers (one paused run
+on the aerial engine, stepped by hand)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from coopsim.client import Client, RemoteError
+from coopsim.client.squads import Squads
+from coopsim.formats.files import load
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from nethelpers import live  # noqa: E402
+
+WORLD = """[FLOOR]
+size 8 4 0.1
+
+[WALL_1]
+type cylinder
+size 0.4 0.4 2.5
+position 1.2 0 1.25
+"""
+
+ROBOTS = "".join(f"""
+[ROBOT_{k}]
+type crazyflie
+name {name}
+position {x} {y} 0
+driver {driver}
+""" for k, (name, x, y, driver) in enumerate((
+    ("cf1", -1.5, -0.6, "shared height 1"), ("cf2", -1.5, 0.0, "shared height 1"),
+    ("cf3", -1.5, 0.6, "shared height 1"), ("solo", -3.0, 1.5, "flight shape hover")), 1))
+
+SCENARIO = f"""[WORLD]
+file shared.world
+{ROBOTS}
+[SQUAD_1]
+name flock
+robots cf1 cf2 cf3
+formation line
+spacing 0.6
+
+[SQUAD_2]
+name idle
+robots solo
+
+[SETTINGS]
+engine aerial
+dt 0.004
+seed 3
+"""
+PILLAR = np.array([1.2, 0.0])
+
+
+@pytest.fixture(scope="module")
+def person(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("shared")
+    (folder / "shared.world").write_text(WORLD)
+    (folder / "shared.scenario").write_text(SCENARIO)
+    with live(load(folder / "shared.scenario"), paused=True) as run, \
+            Client(run.network.endpoint) as client:
+        yield client, Squads(client)
+
+
+def fly(client, squads, seconds: float, v=None) -> list:
+    """Step the run ``seconds`` of sim time, steering ``v`` every 0.1 s (as a hand does); the
+    feedback after each tenth, and the members' positions."""
+    out = []
+    for _ in range(round(seconds / 0.1)):
+        if v is not None:
+            squads.steer("flock", *v)
+        client.sim().step(25)
+        out.append((squads.feedback("flock"), np.array(
+            [client.robot(n).mocap.read()[:3] for n in ("cf1", "cf2", "cf3")])))
+    return out
+
+
+def test_a_bad_steer_is_refused_with_its_code(person):
+    client, squads = person
+    client.sim().step(1)
+    for args, code in ((("nobody", 0.1, 0.0), 5), (("idle", 0.1, 0.0), 16),
+                       (("flock", 60.0, 0.0), 4), (("flock", 0.0, 0.0, 0.0, 11.0), 4)):
+        with pytest.raises(RemoteError) as err:
+            squads.steer(*args)
+        assert err.value.code == code, err.value.text
+    for name, code in (("idle", 16), ("nobody", 5)):
+        with pytest.raises(RemoteError) as err:
+            squads.feedback(name)
+        assert err.value.code == code
+    assert "not under shared control" in squads_error(squads, "idle")
+    with pytest.raises(RemoteError) as err:  # one number is not a velocity
+        client.request(squads.endpoint, 4, "flock", data=(0.5,))
+    assert err.value.code == 3
+
+
+def squads_error(squads, name) -> str:
+    try:
+        squads.feedback(name)
+    except RemoteError as exc:
+        return exc.text
+    return ""
+
+
+def test_the_person_steers_the_squad_in_formation_and_feels_the_pillar(person):
+    client, squads = person
+    rows = fly(client, squads, 2.5)  # take off; nobody steers
+    fb, pos = rows[-1]
+    assert fb.seq == 0 and fb.step == client.sim().status()["step"] - 1
+    assert pos[:, 2] == pytest.approx([1.0] * 3, abs=0.1)
+    assert np.linalg.norm(fb.force) == 0.0  # nothing near: no force
+    start = np.array(fb.centre)
+    rows += fly(client, squads, 2.0, (0.5, 0.0, 0.0))
+    fb, pos = rows[-1]
+    assert fb.seq > 0 and fb.velocity[0] == pytest.approx(0.5, abs=0.15)
+    assert np.array(fb.centre)[0] - start[0] > 0.6  # forward, along the person's x
+    spread = np.diff(pos[np.argsort(pos[:, 1]), 1])
+    assert spread == pytest.approx([0.6, 0.6], abs=0.1)  # still abreast, 0.6 m apart
+    rows += fly(client, squads, 4.0, (0.5, 0.0, 0.0))
+    clearance = min(np.linalg.norm(p[:, :2] - PILLAR, axis=1).min() - 0.2 for _, p in rows)
+    assert clearance > 0.1  # around the pillar, never into it
+    pushed = [f for f, _ in rows if np.linalg.norm(f.force) > 0.1]
+    assert pushed and all(f.force[0] < 0 for f in pushed)  # the pillar pushes back, in -x
+    assert all(f.force == pytest.approx(np.add(f.obstacles, f.neighbours)) for f in pushed)
+
+
+def test_a_steer_lapses_after_the_hold_and_the_squad_stops(person):
+    client, squads = person
+    steered, _ = fly(client, squads, 0.8, (0.0, 0.4, 0.0))[-1]
+    assert steered.seq > 0 and steered.velocity[1] > 0.25
+    rows = fly(client, squads, 2.0)  # the hand lets go: 0.5 s later the command lapses
+    fb, _ = rows[-1]
+    # sideways no more (the pillar behind still pushes it along x)
+    assert fb.seq == 0 and abs(fb.velocity[1]) < 0.05
