@@ -139,3 +139,11 @@ def test_a_silent_stream_goes_stale_in_the_state_and_the_snapshot(run):
     assert robot["refused"]["14"] >= 4 and robot["refused"].get("15", 0) >= 1
     latency = external["latency"]["to_snapshot"]
     assert latency["count"] > 10 and 0 < latency["p50"] <= latency["p95"] < 5.0
+
+
+def test_the_summary_says_how_each_stream_ended(run):
+    from coopsim.app.run import format_summary
+    line = run.stepper.sim.external.summary()
+    assert line.startswith("real ") and "poses" in line and "to snapshot p95" in line
+    text = format_summary(run.stepper.stats(), run.stepper.sim.scenario, 3, external=line)
+    assert f"external  {line}" in text.replace("  ", "  ")
