@@ -19,6 +19,7 @@ from ..model.errors import CoopsimError, NotAllowedError
 from ..sim.slots import Owner
 from . import messages as m
 from .dds import LATCHED, Participant
+from .external import ExternalTopics
 from .drive import TwistRefused, drive_of
 from .scene import RosScene
 
@@ -71,6 +72,7 @@ class RosBridge:
         self._writers: dict[str, object] = {}
         self._readers: dict[str, object] = {}
         self._drives: dict[str, object] = {}
+        self.external = ExternalTopics(stepper, self.dds)  # issue 44: external robots' poses
         self._scene: tuple | None = None  # (layout key, RosScene)
         self._origins: dict = {}
         self._next_odom = 0.0
@@ -115,7 +117,8 @@ class RosBridge:
                          "cmd_vel": {"received": c.received, "applied": c.applied,
                                      "refused": c.refused, "malformed": c.malformed,
                                      "last_refusal": c.last_refusal,
-                                     "by_robot": dict(c.by_robot)}}}
+                                     "by_robot": dict(c.by_robot)},
+                         "external": self.external.state()}}
 
     # -- publishing (the bridge's thread) ---------------------------------------------------------
 
@@ -173,6 +176,7 @@ class RosBridge:
             if r.name in drives and r.name not in self._readers:
                 self._readers[r.name] = self.dds.reader(f"/{r.ns}/cmd_vel", m.TWIST,
                                                         self._on_twist(r.name))
+        self.external.follow(scene.robots)  # issue 44: external robots' pose topics
         return scene
 
     def _describe(self):

@@ -91,6 +91,8 @@ def idl_types() -> dict:
                                            "origin": pose})
     out.update({
         "std_msgs/Header": H, "geometry_msgs/Twist": twist,
+        "geometry_msgs/PoseStamped": struct("geometry_msgs/PoseStamped",  # external robots
+                                            {"header": H, "pose": pose}),
         "nav_msgs/Odometry": struct("nav_msgs/Odometry", {
             "header": H, "child_frame_id": str, "pose": pwc, "twist": twc}),
         "sensor_msgs/LaserScan": struct("sensor_msgs/LaserScan", {
