@@ -62,7 +62,8 @@ class ExternalTopics:
 
     def take(self, robot: str, sample) -> None:
         """One PoseStamped or Odometry sample into the robot's pose stream."""
-        pose = sample.pose.pose if hasattr(sample.pose, "pose") else sample.pose
+        # an Odometry (it has a child frame) holds its pose with a covariance, one level down
+        pose = sample.pose.pose if hasattr(sample, "child_frame_id") else sample.pose
         try:
             p, q = pose.position, pose.orientation
             self.stepper.sim.external.receive(robot, (p.x, p.y, p.z, q.w, q.x, q.y, q.z))
