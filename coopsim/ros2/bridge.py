@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..model.errors import CoopsimError, NotAllowedError
 from ..sim.slots import Owner
 from . import messages as m
-from .dds import LATCHED, Participant
+from .dds import LATCHED, Participant, on_samples
 from .external import ExternalTopics
 from .drive import TwistRefused, drive_of
 from .scene import RosScene
@@ -195,15 +195,10 @@ class RosBridge:
     # -- cmd_vel (Cyclone's listener thread) ------------------------------------------------------
 
     def _on_twist(self, robot: str):
-        def on_data(reader) -> None:
-            try:
-                samples = reader.take(16)
-            except Exception:  # noqa: BLE001 - a payload the binding cannot read
-                self.counts.malformed += 1
-                return
-            for sample in samples:
-                self._apply(robot, sample)
-        return on_data
+        return on_samples(lambda sample: self._apply(robot, sample), self._malformed)
+
+    def _malformed(self) -> None:
+        self.counts.malformed += 1
 
     def _apply(self, robot: str, sample) -> None:
         """One Twist into ``robot``'s command slot (lockstep: attaching it)."""

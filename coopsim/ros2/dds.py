@@ -199,6 +199,20 @@ class Participant:
         self._domain = None
 
 
+def on_samples(each, malformed):
+    """A reader's ``on_data`` (called on Cyclone's listener thread): up to 16 samples taken,
+    each handed to ``each(sample)``; a payload the binding cannot read calls ``malformed()``."""
+    def on_data(reader) -> None:
+        try:
+            samples = reader.take(16)
+        except Exception:  # noqa: BLE001 - a payload the binding cannot read
+            malformed()
+            return
+        for sample in samples:
+            each(sample)
+    return on_data
+
+
 def _socket_fds() -> set[int]:
     """This process's open socket descriptors (empty where /proc is not there)."""
     try:

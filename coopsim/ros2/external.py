@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..model.errors import ProtocolError
 from . import messages as m
+from .dds import on_samples
 
 #: The topic suffixes an external robot listens on, and their types.
 TOPICS = (("external/pose", "geometry_msgs/PoseStamped"), ("external/odom", m.ODOMETRY))
@@ -50,15 +51,10 @@ class ExternalTopics:
                                         for suffix, short in TOPICS]
 
     def _on_pose(self, robot: str):
-        def on_data(reader) -> None:
-            try:
-                samples = reader.take(16)
-            except Exception:  # noqa: BLE001 - a payload the binding cannot read
-                self.counts.malformed += 1
-                return
-            for sample in samples:
-                self.take(robot, sample)
-        return on_data
+        return on_samples(lambda sample: self.take(robot, sample), self._malformed)
+
+    def _malformed(self) -> None:
+        self.counts.malformed += 1
 
     def take(self, robot: str, sample) -> None:
         """One PoseStamped or Odometry sample into the robot's pose stream."""

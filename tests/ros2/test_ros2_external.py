@@ -9,26 +9,19 @@ import pytest
 pytest.importorskip("cyclonedds", reason="the ros2 extra (cyclonedds) is not installed")
 
 from coopsim.formats.files import parse_scenario  # noqa: E402
-from tests.nethelpers import ROOT, live, wait_until  # noqa: E402
+from tests.nethelpers import live, wait_until  # noqa: E402
+from tests.net.test_external import SCENARIO  # noqa: E402
 from tests.ros2.test_ros2_bridge import DdsPeer, domain  # noqa: E402
 
-SCENARIO = f"""
-[WORLD]
-file {ROOT / "worlds" / "empty.world"}
-
-[ROBOT_1]
-type single
-name real
-position -2 0 0
-external stale 5 max_speed 2
-"""
+#: test_external's world, its stream given time (a DDS peer's round trip is slow)
+SLOW = SCENARIO.replace("stale 0.3", "stale 5")
 
 
 def test_poses_published_on_ros2_move_the_external_body_and_a_teleport_is_refused():
     dom = domain() + 1
     peer = DdsPeer(dom)
     try:
-        with live(parse_scenario(SCENARIO, "ext.scenario"), ros2=True, ros2_domain=dom) as run:
+        with live(parse_scenario(SLOW, "ext.scenario"), ros2=True, ros2_domain=dom) as run:
             ext = run.stepper.sim.external
             x = -2.0
 
