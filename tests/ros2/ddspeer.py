@@ -5,8 +5,9 @@ ROS 2 interface definitions, independently of coopsim's encoder.
 Driven by JSON lines on stdin, one JSON line answered on stdout per command:
 ``{"cmd": "topics", "expect": [...]}``, ``{"cmd": "drive", "robot": R, "linear": v,
 "angular": w, "steps": n}``, ``{"cmd": "odom_at", "robot": R, "ns": t}``, ``{"cmd":
-"tf_static"}``, ``{"cmd": "scans", "robot": R}``, ``{"cmd": "twist", ...}``, ``{"cmd": "pose", "robot": R,
-"x": x, "y": y, "yaw": a}`` (an external robot's PoseStamped), ``{"cmd": "quit"}``.
+"tf_static"}``, ``{"cmd": "scans", "robot": R}``, ``{"cmd": "twist", ...}``, ``{"cmd":
+"pose", "robot": R, "x": x, "y": y, "yaw": a}`` (an external robot's PoseStamped),
+``{"cmd": "quit"}``.
 Every wait is on a condition (a sample arriving) with a cap that fails the command instead of
 hanging the test.
 """
