@@ -33,7 +33,8 @@ def run_headless(live: Run) -> Verdict:
     snap = live.stepper.snapshot
     click.echo(format_summary(stats, live.scenario, len(snap.robots), snap.rules,
                               ended_line(stats.finished, live),
-                              snap.extra.get("engine_warnings", ()), snap.extra.get("diverged")))
+                              snap.extra.get("engine_warnings", ()), snap.extra.get("diverged"),
+                              live.stepper.sim.external.summary()))
     return _say_verdict(stats, live)
 
 
@@ -171,7 +172,8 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
     snap = live.stepper.snapshot
     click.echo(format_summary(stats, live.scenario, len(snap.robots), snap.rules,
                               ended_line(stats.finished, live),
-                              snap.extra.get("engine_warnings", ()), snap.extra.get("diverged")))
+                              snap.extra.get("engine_warnings", ()), snap.extra.get("diverged"),
+                              live.stepper.sim.external.summary()))
     return _say_verdict(stats, live)
 
 

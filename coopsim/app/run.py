@@ -364,12 +364,14 @@ def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
 
 
 def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None,
-                   ended: str | None = None, warnings: tuple = (), diverged=None) -> str:
+                   ended: str | None = None, warnings: tuple = (), diverged=None,
+                   external: str = "") -> str:
     """The closing summary of a headless run, one fact per line, then the monitors' metrics
     (``rules``: the last snapshot's rule fields) when the scenario has any; ``ended`` replaces
     the end reason (a forfeit added to it); ``warnings``: the engine's (a ``warning`` line
     each); ``diverged`` (the last snapshot's ``extra["diverged"]``, robot ->
-    :class:`~coopsim.sim.health.Mark`) adds a line naming the robots the run contained."""
+    :class:`~coopsim.sim.health.Mark`) adds a line naming the robots the run contained;
+    ``external`` (``ExternalRobots.summary``) a line on the external robots' streams."""
     speed = "max" if stats.speed == 0 else f"{stats.speed:g}x"
     missed = str(stats.missed) + ("" if stats.mode == "realtime" else " (realtime only)")
     rows = [("scenario", scenario.path or scenario.name), ("robots", str(robots)),
@@ -381,6 +383,8 @@ def format_summary(stats: Stats, scenario: ScenarioSpec, robots: int, rules=None
     rows += [("warning", note) for note in warnings]
     if diverged:
         rows.append(("diverged", diverged_line(diverged)))
+    if external:
+        rows.append(("external", external))
     width = max(len(k) for k, _ in rows)
     metrics = format_metrics(rules or {})
     return "\n".join([f"{k:<{width}}  {v}" for k, v in rows] + ([metrics] if metrics else []))

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from ..model.errors import CoopsimError, NotAllowedError
 from ..sim.slots import Owner
 from . import messages as m
-from .dds import LATCHED, Participant
+from .dds import LATCHED, Participant, on_samples
+from .external import ExternalTopics
 from .drive import TwistRefused, drive_of
 from .feedback import WRENCH, messages as feedback_messages
 from .images import camera_messages
@@ -73,6 +74,7 @@ class RosBridge:
         self._writers: dict[str, object] = {}
         self._readers: dict[str, object] = {}
         self._drives: dict[str, object] = {}
+        self.external = ExternalTopics(stepper, self.dds)  # issue 44: external robots' poses
         self._scene: tuple | None = None  # (layout key, RosScene)
         self._origins: dict = {}
         self._images: dict = {}  # robot -> the step of its camera3d image sent last
@@ -119,7 +121,8 @@ class RosBridge:
                          "cmd_vel": {"received": c.received, "applied": c.applied,
                                      "refused": c.refused, "malformed": c.malformed,
                                      "last_refusal": c.last_refusal,
-                                     "by_robot": dict(c.by_robot)}}}
+                                     "by_robot": dict(c.by_robot)},
+                         "external": self.external.state()}}
 
     # -- publishing (the bridge's thread) ---------------------------------------------------------
 
@@ -191,6 +194,7 @@ class RosBridge:
             if r.name in drives and r.name not in self._readers:
                 self._readers[r.name] = self.dds.reader(f"/{r.ns}/cmd_vel", m.TWIST,
                                                         self._on_twist(r.name))
+        self.external.follow(scene.robots)  # issue 44: external robots' pose topics
         return scene
 
     def _describe(self):
@@ -209,15 +213,10 @@ class RosBridge:
     # -- cmd_vel (Cyclone's listener thread) ------------------------------------------------------
 
     def _on_twist(self, robot: str):
-        def on_data(reader) -> None:
-            try:
-                samples = reader.take(16)
-            except Exception:  # noqa: BLE001 - a payload the binding cannot read
-                self.counts.malformed += 1
-                return
-            for sample in samples:
-                self._apply(robot, sample)
-        return on_data
+        return on_samples(lambda sample: self._apply(robot, sample), self._malformed)
+
+    def _malformed(self) -> None:
+        self.counts.malformed += 1
 
     def _apply(self, robot: str, sample) -> None:
         """One Twist into ``robot``'s command slot (lockstep: attaching it)."""

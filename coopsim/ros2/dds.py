@@ -94,6 +94,8 @@ def idl_types() -> dict:
                                            "origin": pose})
     out.update({
         "std_msgs/Header": H, "geometry_msgs/Twist": twist,
+        "geometry_msgs/PoseStamped": struct("geometry_msgs/PoseStamped",  # external robots
+                                            {"header": H, "pose": pose}),
         "nav_msgs/Odometry": struct("nav_msgs/Odometry", {
             "header": H, "child_frame_id": str, "pose": pwc, "twist": twc}),
         "sensor_msgs/LaserScan": struct("sensor_msgs/LaserScan", {
@@ -204,6 +206,20 @@ class Participant:
         self._topics.clear()
         self.participant = None
         self._domain = None
+
+
+def on_samples(each, malformed):
+    """A reader's ``on_data`` (called on Cyclone's listener thread): up to 16 samples taken,
+    each handed to ``each(sample)``; a payload the binding cannot read calls ``malformed()``."""
+    def on_data(reader) -> None:
+        try:
+            samples = reader.take(16)
+        except Exception:  # noqa: BLE001 - a payload the binding cannot read
+            malformed()
+            return
+        for sample in samples:
+            each(sample)
+    return on_data
 
 
 def _socket_fds() -> set[int]:

@@ -28,6 +28,7 @@ DEFINITIONS = {
     "geometry_msgs/Quaternion": "float64 x 0\nfloat64 y 0\nfloat64 z 0\nfloat64 w 1\n",
     "geometry_msgs/Pose": "geometry_msgs/Point position\ngeometry_msgs/Quaternion orientation\n",
     "geometry_msgs/PoseWithCovariance": "geometry_msgs/Pose pose\nfloat64[36] covariance\n",
+    "geometry_msgs/PoseStamped": "std_msgs/Header header\ngeometry_msgs/Pose pose\n",
     "geometry_msgs/Twist": "geometry_msgs/Vector3 linear\ngeometry_msgs/Vector3 angular\n",
     "geometry_msgs/TwistWithCovariance": "geometry_msgs/Twist twist\nfloat64[36] covariance\n",
     "geometry_msgs/Transform": ("geometry_msgs/Vector3 translation\n"

@@ -425,6 +425,11 @@ def run_state(state: dict) -> dict:
         out["driven"] = len(state["owners"])
     if isinstance(state.get("rules"), dict):
         out["rules"] = state["rules"]  # games draw from them (flags, score): viewer/game.py
+    robots = (state.get("external") or {}).get("robots") if isinstance(
+        state.get("external"), dict) else None
+    if isinstance(robots, dict):  # protocol 10: external robots whose poses stopped coming
+        out["stale"] = [str(n) for n, r in robots.items()
+                        if isinstance(r, dict) and r.get("status") == "stale"]
     return out
 
 

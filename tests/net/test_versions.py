@@ -1,7 +1,8 @@
 """Versions that mean something (issue #22): hello says protocol 10 (protocol 8 changed the
-stream's columns, so version-2 to -7 clients are refused; 9 and 10 only added and serve 8) and an older client is told
-clearly; new recordings say format 2 and format-1 recordings still play; both docs open with
-their changelog; the gateway refuses a name server of another version."""
+stream's columns, so version-2 to -7 clients are refused; 9 and 10 only added and serve 8 and
+9) and an older client is told clearly; new recordings say format 2 and format-1 recordings
+still play; both docs open with their changelog; the gateway refuses a name server of another
+version."""
 
 from __future__ import annotations
 

@@ -5,7 +5,9 @@ ROS 2 interface definitions, independently of coopsim's encoder.
 Driven by JSON lines on stdin, one JSON line answered on stdout per command:
 ``{"cmd": "topics", "expect": [...]}``, ``{"cmd": "drive", "robot": R, "linear": v,
 "angular": w, "steps": n}``, ``{"cmd": "odom_at", "robot": R, "ns": t}``, ``{"cmd":
-"tf_static"}``, ``{"cmd": "scans", "robot": R}``, ``{"cmd": "twist", ...}``, ``{"cmd": "quit"}``.
+"tf_static"}``, ``{"cmd": "scans", "robot": R}``, ``{"cmd": "twist", ...}``, ``{"cmd":
+"pose", "robot": R, "x": x, "y": y, "yaw": a}`` (an external robot's PoseStamped),
+``{"cmd": "quit"}``.
 Every wait is on a condition (a sample arriving) with a cap that fails the command instead of
 hanging the test.
 """
@@ -63,6 +65,7 @@ Transform = ros("geometry_msgs", "Transform", translation=Vector3, rotation=Quat
 TransformStamped = ros("geometry_msgs", "TransformStamped", header=Header, child_frame_id=str,
                        transform=Transform)
 TFMessage = ros("tf2_msgs", "TFMessage", transforms=t.sequence[TransformStamped])
+PoseStamped = ros("geometry_msgs", "PoseStamped", header=Header, pose=Pose)
 JointState = ros("sensor_msgs", "JointState", header=Header, name=t.sequence[str],
                  position=t.sequence[t.float64], velocity=t.sequence[t.float64],
                  effort=t.sequence[t.float64])
@@ -199,6 +202,15 @@ class Node:
             return {"scans": self.scan[cmd["robot"]]}
         if c == "joints":
             return self.joints(cmd["robot"], cmd["near"], cmd["tol"])
+        if c == "pose":  # an external robot's pose, as a motion-capture node publishes it
+            topic = f"rt/{cmd['robot']}/external/pose"
+            if topic not in self.writers:
+                self.writers[topic] = DataWriter(self.dp, Topic(self.dp, topic, PoseStamped))
+            half = cmd["yaw"] / 2
+            self.writers[topic].write(PoseStamped(Header(Time(0, 0), "map"), Pose(
+                Point(cmd["x"], cmd["y"], 0.0), Quaternion(0.0, 0.0, math.sin(half),
+                                                           math.cos(half)))))
+            return {"ok": True}
         if c == "tf_static":
             found = self.until(lambda: self.tf_static.read(1))
             return {"transforms": [{"parent": x.header.frame_id, "child": x.child_frame_id,

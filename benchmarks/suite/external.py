@@ -1,0 +1,86 @@
+"""External robots (issue 44): 10 robots whose poses stream in at 200 Hz each (from a process
+of their own, as a motion-capture bridge would) into a 100 Hz real-time run, each one's sonar
+read after every pose: the late steps (%), pose received -> in the next snapshot (p95, ms;
+goal <= one step + 2 ms) and pose -> sonar reading served (p95, ms; goal <= 2 steps), as the
+server measures them (``/sim state``'s ``external.latency``)."""
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .common import SMOKE, Case, late_percent, root, unit
+
+ROBOTS = 2 if SMOKE else 10
+SECONDS = 0.5 if SMOKE else 5.0
+RATE = 200.0  # Hz, each robot's pose stream
+
+#: The stream in its own process: one DEALER per robot, a pose then a sonar read every period,
+#: replies drained as they come (argv: seconds, rate, endpoints...).
+STREAMER = r"""
+import math, sys, time, msgpack, zmq
+seconds, rate, ends = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+ctx = zmq.Context()
+socks = []
+for e in ends:
+    s = ctx.socket(zmq.DEALER); s.setsockopt(zmq.LINGER, 0); s.connect(e); socks.append(s)
+t0 = tick = time.perf_counter()
+while tick - t0 < seconds:
+    for k, s in enumerate(socks):
+        x = -4.0 + 0.5 * k + 0.1 * math.sin(tick - t0)
+        s.send_multipart([b"", msgpack.packb([0, "", 20, [], [x, -1.0 + 0.2 * (tick - t0), 0.0]])])
+        s.send_multipart([b"", msgpack.packb([0, "", 200, [], []])])
+        while s.poll(0):
+            s.recv_multipart()
+    tick += 1.0 / rate
+    time.sleep(max(0.0, tick - time.perf_counter()))
+"""
+
+
+def _scenario(folder: Path, robots: int) -> Path:
+    lines = ["[WORLD]", f"file {root() / 'worlds' / 'empty.world'}", "[SETTINGS]",
+             "mode realtime", "dt 0.01"]
+    for i in range(robots):
+        lines += [f"[ROBOT_{i + 1}]", "type single", f"name robot{i + 1}",
+                  f"position {-4 + 0.5 * i:.1f} -1 0", "external stale 0.5 max_rate 1000"]
+    path = folder / "external.scenario"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class Stream(Case):
+    """10 external robots at 200 Hz into a 100 Hz real-time run (the run in this process, the
+    stream in another): late %, pose -> snapshot p95 and pose -> sonar reading p95, ms."""
+
+    def setup(self):
+        from coopsim.app.run import Run, RunOptions
+        from coopsim.client import Client
+        from coopsim.formats.files import load
+
+        with tempfile.TemporaryDirectory() as tmp:
+            scenario = load(_scenario(Path(tmp), ROBOTS))
+        with Run(scenario, RunOptions(port=0, controllers=False)) as run:
+            run.start()
+            with Client(run.network.endpoint) as client:
+                ends = [client.lookup(f"/robot{i + 1}") for i in range(ROBOTS)]
+            stepper = run.stepper
+            steps0, missed0 = stepper.snapshot.step, stepper.missed
+            subprocess.run([sys.executable, "-c", STREAMER, str(SECONDS), str(RATE), *ends],
+                           check=True, timeout=SECONDS + 60)
+            steps, missed = stepper.snapshot.step - steps0, stepper.missed - missed0
+            latency = stepper.sim.external.state()["latency"]
+        self.late = late_percent(missed, max(1, steps))
+        self.snapshot_ms = latency["to_snapshot"]["p95"] * 1e3
+        self.reading_ms = latency["to_reading"]["p95"] * 1e3
+
+    @unit("%")
+    def track_late_percent(self):
+        return self.late
+
+    @unit("ms")
+    def track_pose_to_snapshot_p95_ms(self):
+        return self.snapshot_ms
+
+    @unit("ms")
+    def track_pose_to_reading_p95_ms(self):
+        return self.reading_ms
