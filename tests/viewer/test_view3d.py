@@ -70,7 +70,7 @@ def test_crazyflie_opens_in_3d_flies_selects_follows_and_tab_switches(display, v
                                                                       crazyflie):  # noqa: F811
     from pyglet.window import key, mouse
 
-    viewer = viewer_for(crazyflie.network.endpoint)
+    viewer = viewer_for(crazyflie.network.endpoint, top=False)
     pump(viewer, _shown(viewer, 1), "the crazyflie")
     assert viewer.view3d.active  # a world on a 3D engine opens in the 3D view
     with Client(crazyflie.network.endpoint) as client:
@@ -101,7 +101,7 @@ def test_crazyflie_opens_in_3d_flies_selects_follows_and_tab_switches(display, v
 
 def test_a_red_box_is_red_exactly_where_the_projection_puts_it(display, viewer_for,
                                                              box_and_flyer):  # noqa: F811
-    viewer = viewer_for(box_and_flyer.network.endpoint)
+    viewer = viewer_for(box_and_flyer.network.endpoint, top=False)
     pump(viewer, _shown(viewer, 1), "the box world")
     cam = viewer.view3d.camera
     cam.target, cam.distance = np.array((1.0, 0.5, 0.15)), 2.5
@@ -145,7 +145,7 @@ def test_a_quadrotor_rolled_30_degrees_is_drawn_rolled(display, viewer_for,
                                                       box_and_flyer):  # noqa: F811
     import mujoco
 
-    viewer = viewer_for(box_and_flyer.network.endpoint)
+    viewer = viewer_for(box_and_flyer.network.endpoint, top=False)
     pump(viewer, _shown(viewer, 1), "the flyer")
     cam = viewer.view3d.camera
     cam.target, cam.distance = np.array((-1.5, -1.0, 1.0)), 0.45
@@ -177,7 +177,7 @@ def test_arm_stack_shows_the_arm_its_links_and_the_cubes(display, viewer_for):  
 
     with live(load_scenario_or_world(ROOT / "scenarios" / "arm_stack.scenario"),
               paused=True) as run:
-        viewer = viewer_for(run.network.endpoint)
+        viewer = viewer_for(run.network.endpoint, top=False)
         pump(viewer, _shown(viewer, 1), "the arm")
         pump(viewer, lambda: "arm" in viewer.scene.arms.frames, "the arm's frames")
         cam = viewer.view3d.camera
@@ -204,7 +204,7 @@ def test_a_thousand_crazyflies_are_drawn_at_their_heights(display, viewer_for): 
     spec = ScenarioSpec(WorldSpec(FloorSpec(20.0, 20.0)), robots=robots,
                         settings=Settings(mode="lockstep", engine="aerial"), name="swarm")
     with live(spec, paused=True) as run:
-        viewer = viewer_for(run.network.endpoint)
+        viewer = viewer_for(run.network.endpoint, top=False)
         pump(viewer, _shown(viewer, n), "the swarm")
         pump(viewer, lambda: viewer.view3d.pose7.shape == (n, 7), "their poses")
         rgb = _pixels(screenshot(viewer, "view3d_swarm"))
