@@ -14,12 +14,11 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
 
-from .common import SMOKE, Case, count, grid, sizes, unit
+from .common import SMOKE, CannedLink, Case, count, grid, sizes, unit
 
 BUSY_FPS = 30.0  # frames/s the window draws while a person interacts (viewer/app.py)
 
@@ -42,26 +41,6 @@ def _display() -> None:
     with os.fdopen(read) as pipe:
         os.environ["DISPLAY"] = f":{int(pipe.readline())}"
     atexit.register(proc.terminate)
-
-
-class _Canned:
-    """What the window reads from a link, filled from memory instead of the network."""
-
-    nameserver, connected, playback, error, generation, run = "canned", True, None, "", 1, {}
-
-    def __init__(self, layout: dict) -> None:
-        self.layout, self.frame = layout, None
-
-    def submit(self, *args, **kwargs) -> Future:
-        future: Future = Future()
-        future.set_result(None)
-        return future
-
-    def switch(self, nameserver: str, keys=None) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def _layout(n: int) -> dict:
@@ -109,7 +88,7 @@ class Frames(Case):
         from coopsim.viewer.app import Viewer
 
         layout = _layout(drones)
-        link, times = _Canned(layout), []
+        link, times = CannedLink(layout), []
         viewer = Viewer("canned", fps=1000, link=link, width=1100, height=760)
         try:
             for k in range(count(70, 2)):

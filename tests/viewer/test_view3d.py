@@ -112,7 +112,8 @@ def test_a_red_box_is_red_exactly_where_the_projection_puts_it(display, viewer_f
     xy, depth = cam.project(corners)
     assert (depth > 0).all()
     x0, y0 = (int(v) - 60 for v in xy.min(axis=0))  # around it (the side view shows it too)
-    ys, xs = np.nonzero(red[y0:y0 + int(np.ptp(xy[:, 1])) + 120, x0:x0 + int(np.ptp(xy[:, 0])) + 120])
+    h, w = (int(np.ptp(xy[:, k])) + 120 for k in (1, 0))
+    ys, xs = np.nonzero(red[y0:y0 + h, x0:x0 + w])
     xs, ys = xs + x0, ys + y0
     assert len(xs) > 500
     # the red pixels fill the projected corners' bounding box, to the pixel
