@@ -220,3 +220,21 @@ def test_a_thousand_crazyflies_are_drawn_at_their_heights(display, viewer_for): 
         hits = [green[max(0, int(y) - 2):int(y) + 3, max(0, int(x) - 2):int(x) + 3].any()
                 for x, y in xy[inside]]
         assert np.mean(hits) > 0.9
+
+
+def test_a_worlds_meshes_stand_from_their_bottom_to_their_top_and_the_terrain_follows_its_grid():
+    """No window: the triangles the 3D view uploads for the layout's ``scenery``."""
+    from coopsim.viewer.view3d_scenery import static_meshes
+
+    layout = {"zones": [{"polygon": [[0, 0], [1, 0], [1, 1]], "color": [0, 0, 255]}],
+              "scenery": {"meshes": [{"name": "m", "outline": [[2, 2], [3, 2], [3, 3], [2, 3]],
+                                      "bottom": 0.5, "top": 1.25, "color": [90, 90, 90]}],
+                          "terrain": {"x": 0, "y": 0, "z": 0.1, "size": [4, 2, 1],
+                                      "grid": [[0, 0, 0], [0, 1, 0]]}}}
+    (zone, _), (terrain, _), (mesh, colour) = static_meshes(layout)
+    assert zone[:, 2] == pytest.approx(0.001)  # on the floor
+    assert terrain.shape == (2 * 2 * 3, 6)  # 2 x 3 heights: 2 cells of 2 triangles
+    assert terrain[:, 2].min() == pytest.approx(0.1) and terrain[:, 2].max() == pytest.approx(1.1)
+    assert mesh[:, 2].min() == pytest.approx(0.5) and mesh[:, 2].max() == pytest.approx(1.25)
+    assert mesh[:, 0].min() == pytest.approx(2) and mesh[:, 0].max() == pytest.approx(3)
+    assert colour == pytest.approx((90 / 255, 90 / 255, 90 / 255, 1.0))
