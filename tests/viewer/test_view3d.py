@@ -15,7 +15,7 @@ from coopsim.model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec,
                                  WorldSpec)
 
 from nethelpers import live
-from test_viewer import frame, pump, screenshot, viewer_for  # noqa: F401
+from test_viewer import click, frame, pump, screenshot, viewer_for  # noqa: F401
 
 pytest.importorskip("mujoco")
 
@@ -97,6 +97,10 @@ def test_crazyflie_opens_in_3d_flies_selects_follows_and_tab_switches(display, v
     viewer.dispatch_event("on_key_press", key.TAB, 0)
     frame(viewer)
     assert viewer.view3d.active
+    step = viewer.link.frame.step  # the widgets work over the 3D view
+    click(viewer, "controls.step")
+    pump(viewer, _stepped(viewer, step + 1), "a step from the Step button")
+    assert viewer.view3d.selected == "cf1"  # a click on a widget selects nothing
 
 
 def test_a_red_box_is_red_exactly_where_the_projection_puts_it(display, viewer_for,
