@@ -291,6 +291,30 @@ def threads(n: int | None) -> int:
 # ---------------------------------------------------------------------- same-run A/B, live runs
 
 
+class CannedLink:
+    """What the viewer's window reads from a link, filled from memory instead of the network
+    (the viewer cases set ``frame`` themselves): ``Viewer("canned", link=CannedLink(layout))``."""
+
+    nameserver, connected, playback, error, generation, run = "canned", True, None, "", 1, {}
+
+    def __init__(self, layout: dict) -> None:
+        self.layout, self.frame = layout, None
+
+    def submit(self, *args, **kwargs):
+        from concurrent.futures import Future
+
+        future: Future = Future()
+        future.set_result(None)
+        return future
+
+    def switch(self, nameserver: str, keys=None) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+
 def alternate(first, second, blocks: int = 5) -> tuple[float, float]:
     """Medians of ``blocks`` calls of ``first()`` and ``second()`` in turn (each returns one
     block's figure, e.g. ms per tick without and with a recorder): load from elsewhere on the

@@ -7,32 +7,11 @@ import os
 import shutil
 import subprocess
 import time
-from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
 
-from .common import Case, count, sizes, unit
-
-
-class CannedLink:
-    """What the window reads from a link, filled from memory instead of the network."""
-
-    nameserver, connected, playback, error, generation, run = "canned", True, None, "", 1, {}
-
-    def __init__(self, layout: dict) -> None:
-        self.layout, self.frame = layout, None
-
-    def submit(self, *args, **kwargs) -> Future:
-        future: Future = Future()
-        future.set_result(None)
-        return future
-
-    def switch(self, nameserver: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
+from .common import CannedLink, Case, count, sizes, unit
 
 
 def _layout(n: int) -> dict:

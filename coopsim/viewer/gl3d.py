@@ -101,7 +101,8 @@ def cylinder_mesh(segments: int = 12) -> np.ndarray:
     a = np.linspace(0.0, 2 * math.pi, segments + 1)
     rows = []
     for k in range(segments):
-        (c0, s0), (c1, s1) = (math.cos(a[k]), math.sin(a[k])), (math.cos(a[k + 1]), math.sin(a[k + 1]))
+        c0, s0 = math.cos(a[k]), math.sin(a[k])
+        c1, s1 = math.cos(a[k + 1]), math.sin(a[k + 1])
         p = [(0.5 * c0, 0.5 * s0), (0.5 * c1, 0.5 * s1)]
         side = [(*p[0], -0.5, c0, s0, 0), (*p[1], -0.5, c1, s1, 0), (*p[1], 0.5, c1, s1, 0),
                 (*p[0], -0.5, c0, s0, 0), (*p[1], 0.5, c1, s1, 0), (*p[0], 0.5, c0, s0, 0)]

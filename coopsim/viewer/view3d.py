@@ -25,8 +25,8 @@ from .view3d_links import imported, link_rows
 TRAIL_EVERY = 0.1  # s of sim time between two points of a trail
 TRAIL_POINTS = 100  # points kept per trail (10 s)
 TRAILS_FOR_ALL = 50  # up to this many robots every robot leaves a trail; else the selected
-LABELS_UP_TO = 200
-DETAIL_PX = 6.0  # px: smaller bodies lose what cannot be seen at that size (blades)  # more robots than this: only the selected robot is named
+LABELS_UP_TO = 200  # more robots than this: only the selected robot is named
+DETAIL_PX = 6.0  # px: smaller bodies lose what cannot be seen at that size (blades)
 
 
 def is_3d(layout: dict | None) -> bool:

@@ -15,7 +15,7 @@ from coopsim.model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec,
                                  WorldSpec)
 
 from nethelpers import live
-from test_viewer import frame, pump, screenshot, viewer_for  # noqa: F401
+from test_viewer import click, frame, pump, screenshot, viewer_for  # noqa: F401
 
 pytest.importorskip("mujoco")
 
@@ -70,7 +70,7 @@ def test_crazyflie_opens_in_3d_flies_selects_follows_and_tab_switches(display, v
                                                                       crazyflie):  # noqa: F811
     from pyglet.window import key, mouse
 
-    viewer = viewer_for(crazyflie.network.endpoint)
+    viewer = viewer_for(crazyflie.network.endpoint, top=False)
     pump(viewer, _shown(viewer, 1), "the crazyflie")
     assert viewer.view3d.active  # a world on a 3D engine opens in the 3D view
     with Client(crazyflie.network.endpoint) as client:
@@ -97,11 +97,15 @@ def test_crazyflie_opens_in_3d_flies_selects_follows_and_tab_switches(display, v
     viewer.dispatch_event("on_key_press", key.TAB, 0)
     frame(viewer)
     assert viewer.view3d.active
+    step = viewer.link.frame.step  # the widgets work over the 3D view
+    click(viewer, "controls.step")
+    pump(viewer, _stepped(viewer, step + 1), "a step from the Step button")
+    assert viewer.view3d.selected == "cf1"  # a click on a widget selects nothing
 
 
 def test_a_red_box_is_red_exactly_where_the_projection_puts_it(display, viewer_for,
                                                              box_and_flyer):  # noqa: F811
-    viewer = viewer_for(box_and_flyer.network.endpoint)
+    viewer = viewer_for(box_and_flyer.network.endpoint, top=False)
     pump(viewer, _shown(viewer, 1), "the box world")
     cam = viewer.view3d.camera
     cam.target, cam.distance = np.array((1.0, 0.5, 0.15)), 2.5
@@ -112,7 +116,8 @@ def test_a_red_box_is_red_exactly_where_the_projection_puts_it(display, viewer_f
     xy, depth = cam.project(corners)
     assert (depth > 0).all()
     x0, y0 = (int(v) - 60 for v in xy.min(axis=0))  # around it (the side view shows it too)
-    ys, xs = np.nonzero(red[y0:y0 + int(np.ptp(xy[:, 1])) + 120, x0:x0 + int(np.ptp(xy[:, 0])) + 120])
+    h, w = (int(np.ptp(xy[:, k])) + 120 for k in (1, 0))
+    ys, xs = np.nonzero(red[y0:y0 + h, x0:x0 + w])
     xs, ys = xs + x0, ys + y0
     assert len(xs) > 500
     # the red pixels fill the projected corners' bounding box, to the pixel
@@ -145,7 +150,7 @@ def test_a_quadrotor_rolled_30_degrees_is_drawn_rolled(display, viewer_for,
                                                       box_and_flyer):  # noqa: F811
     import mujoco
 
-    viewer = viewer_for(box_and_flyer.network.endpoint)
+    viewer = viewer_for(box_and_flyer.network.endpoint, top=False)
     pump(viewer, _shown(viewer, 1), "the flyer")
     cam = viewer.view3d.camera
     cam.target, cam.distance = np.array((-1.5, -1.0, 1.0)), 0.45
@@ -177,7 +182,7 @@ def test_arm_stack_shows_the_arm_its_links_and_the_cubes(display, viewer_for):  
 
     with live(load_scenario_or_world(ROOT / "scenarios" / "arm_stack.scenario"),
               paused=True) as run:
-        viewer = viewer_for(run.network.endpoint)
+        viewer = viewer_for(run.network.endpoint, top=False)
         pump(viewer, _shown(viewer, 1), "the arm")
         pump(viewer, lambda: "arm" in viewer.scene.arms.frames, "the arm's frames")
         cam = viewer.view3d.camera
@@ -204,7 +209,7 @@ def test_a_thousand_crazyflies_are_drawn_at_their_heights(display, viewer_for): 
     spec = ScenarioSpec(WorldSpec(FloorSpec(20.0, 20.0)), robots=robots,
                         settings=Settings(mode="lockstep", engine="aerial"), name="swarm")
     with live(spec, paused=True) as run:
-        viewer = viewer_for(run.network.endpoint)
+        viewer = viewer_for(run.network.endpoint, top=False)
         pump(viewer, _shown(viewer, n), "the swarm")
         pump(viewer, lambda: viewer.view3d.pose7.shape == (n, 7), "their poses")
         rgb = _pixels(screenshot(viewer, "view3d_swarm"))
@@ -219,3 +224,21 @@ def test_a_thousand_crazyflies_are_drawn_at_their_heights(display, viewer_for): 
         hits = [green[max(0, int(y) - 2):int(y) + 3, max(0, int(x) - 2):int(x) + 3].any()
                 for x, y in xy[inside]]
         assert np.mean(hits) > 0.9
+
+
+def test_a_worlds_meshes_stand_from_their_bottom_to_their_top_and_the_terrain_follows_its_grid():
+    """No window: the triangles the 3D view uploads for the layout's ``scenery``."""
+    from coopsim.viewer.view3d_scenery import static_meshes
+
+    layout = {"zones": [{"polygon": [[0, 0], [1, 0], [1, 1]], "color": [0, 0, 255]}],
+              "scenery": {"meshes": [{"name": "m", "outline": [[2, 2], [3, 2], [3, 3], [2, 3]],
+                                      "bottom": 0.5, "top": 1.25, "color": [90, 90, 90]}],
+                          "terrain": {"x": 0, "y": 0, "z": 0.1, "size": [4, 2, 1],
+                                      "grid": [[0, 0, 0], [0, 1, 0]]}}}
+    (zone, _), (terrain, _), (mesh, colour) = static_meshes(layout)
+    assert zone[:, 2] == pytest.approx(0.001)  # on the floor
+    assert terrain.shape == (2 * 2 * 3, 6)  # 2 x 3 heights: 2 cells of 2 triangles
+    assert terrain[:, 2].min() == pytest.approx(0.1) and terrain[:, 2].max() == pytest.approx(1.1)
+    assert mesh[:, 2].min() == pytest.approx(0.5) and mesh[:, 2].max() == pytest.approx(1.25)
+    assert mesh[:, 0].min() == pytest.approx(2) and mesh[:, 0].max() == pytest.approx(3)
+    assert colour == pytest.approx((90 / 255, 90 / 255, 90 / 255, 1.0))

@@ -76,13 +76,16 @@ def sim(display):
 
 @pytest.fixture
 def viewer_for(display):
-    """Open viewer windows on demand; all are closed at the end."""
+    """Open viewer windows on demand; all are closed at the end. They show the 2D top view
+    (a 3D world's too, as after Tab) unless ``top=False`` (then the world's default view)."""
     from coopsim.viewer.app import Viewer
 
     windows = []
 
-    def open_viewer(endpoint: str):
+    def open_viewer(endpoint: str, top: bool = True):
         windows.append(Viewer(endpoint, fps=10, width=1100, height=760))
+        if top:
+            windows[-1].view3d.chosen = False
         return windows[-1]
     yield open_viewer
     for window in windows:
