@@ -98,13 +98,18 @@ def fan(frame, rows: np.ndarray, angles: np.ndarray, reach: np.ndarray) -> np.nd
 def underside(frame, rows: np.ndarray, reach: np.ndarray) -> np.ndarray:
     """The altimeter's cast: (n, 1) distances from the underside of each chassis along its
     body -z axis to whatever is below (the floor, an object, another robot), m; ``reach``
-    where nothing is within it."""
+    where nothing is within it, 0 where the underside touches or sinks into it.
+
+    Cast from the body's origin (its own geoms are not seen) and measured from the underside:
+    a quadrotor resting on the floor has its underside a hair below the floor's plane, where
+    a ray would start past the floor and see nothing."""
     state = frame.state3d[rows]
     rot = rotations(state[:, 3:7])
-    low = frame.physics.chassis_extent(rows)[:, 0]
-    origins = state[:, :3] + rot[:, :, 2] * low[:, None]
+    below = -frame.physics.chassis_extent(rows)[:, :1]  # (n, 1): origin to underside, m
+    reach = np.asarray(reach, dtype=float)
     down = -rot[:, None, :, 2]  # (n, 1, 3): the body's -z axis in the world
-    return frame.physics.cast3d(rows, origins, down, np.asarray(reach, dtype=float))
+    dist = frame.physics.cast3d(rows, state[:, :3], down, reach + below[:, 0])
+    return np.clip(dist - below, 0.0, reach[:, None])
 
 
 def points(scan: np.ndarray, local: np.ndarray, reach: float) -> np.ndarray:
