@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...model.snapshot import quat_matrices
+
 
 def active(frame) -> bool:
     """Whether ``frame``'s world casts in 3D (its engine has 3D ray casting)."""
@@ -29,18 +31,7 @@ def active(frame) -> bool:
 
 def rotations(quat: np.ndarray) -> np.ndarray:
     """(n, 3, 3) rotation matrices of (n, 4) unit quaternions w, x, y, z (body to world)."""
-    w, x, y, z = quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3]
-    out = np.empty((len(quat), 3, 3))
-    out[:, 0, 0] = 1 - 2 * (y * y + z * z)
-    out[:, 0, 1] = 2 * (x * y - w * z)
-    out[:, 0, 2] = 2 * (x * z + w * y)
-    out[:, 1, 0] = 2 * (x * y + w * z)
-    out[:, 1, 1] = 1 - 2 * (x * x + z * z)
-    out[:, 1, 2] = 2 * (y * z - w * x)
-    out[:, 2, 0] = 2 * (x * z - w * y)
-    out[:, 2, 1] = 2 * (y * z + w * x)
-    out[:, 2, 2] = 1 - 2 * (x * x + y * y)
-    return out
+    return quat_matrices(quat)
 
 
 def elevations(channels: int, vfov: float) -> np.ndarray:
