@@ -26,11 +26,10 @@ except ImportError:  # the engine module says how to install it
     mujoco = None
 
 _GROUPS = 6  # MuJoCo's geom groups a ray can mask (mjNGROUP)
-#: Fewer rays than this from one robot go one by one through ``mj_ray`` (~2.5 us each on the
-#: project's VM): ``mj_multiRay`` has a fixed cost per call of some 400 us there (MuJoCo 4.0)
-#: against ~1 us a ray after it, so it pays from a lidar's hundreds of rays, not for an
-#: altimeter's one or a sonar's eleven.
-FEW = 128
+#: Fewer rays than this from one robot go one by one through ``mj_ray``: on the project's VM
+#: (MuJoCo 4.0) ``mj_multiRay`` costs ~10 us a call plus 0.3-1.6 us a ray, ``mj_ray`` ~2 us a
+#: ray, so the batched call pays from a few rays on (an altimeter's one ray goes alone).
+FEW = 4
 
 
 class RobotRays:
