@@ -26,6 +26,10 @@ except ImportError:  # the engine module says how to install it
     mujoco = None
 
 _GROUPS = 6  # MuJoCo's geom groups a ray can mask (mjNGROUP)
+#: Fewer rays than this from one robot go one by one through ``mj_ray``: on the project's VM
+#: (MuJoCo 4.0) ``mj_multiRay`` costs ~10 us a call plus 0.3-1.6 us a ray, ``mj_ray`` ~2 us a
+#: ray, so the batched call pays from a few rays on (an altimeter's one ray goes alone).
+FEW = 4
 
 
 class RobotRays:
@@ -45,6 +49,7 @@ class RobotRays:
     def __init__(self, model, body_ids: np.ndarray) -> None:
         self.model = model
         self.body_ids = np.asarray(body_ids, dtype=np.int64)
+        self.bodies = self.body_ids.tolist()  # as Python ints, what MuJoCo's calls take
         geom_root = model.body_rootid[model.geom_bodyid]
         roots = model.body_rootid[self.body_ids]
         self.own = [np.flatnonzero(geom_root == r).astype(np.int32) for r in roots]
@@ -76,26 +81,40 @@ class RobotRays:
             within it. The robot's own geoms are not seen.
         """
         model, n, k = self.model, len(rows), directions.shape[1]
-        out = np.empty((n, k))
+        reach = np.asarray(reach, dtype=float)
+        dist = np.empty((n, k))
         geomid = np.empty(k, dtype=np.int32)
-        dist = np.empty(k)
-        groups = model.geom_group
         vec = np.ascontiguousarray(directions, dtype=float).reshape(n, 3 * k)
         pnt = np.ascontiguousarray(origins, dtype=float)
-        for i, row in enumerate(np.asarray(rows).tolist()):
-            own, cutoff = self.own[row], float(reach[i])
-            swap = self.spare >= 0 and not self.alone[row]
+        rows = np.asarray(rows).tolist()
+        groups = model.geom_group if self.spare >= 0 else None
+        for i, row in enumerate(rows):
+            swap = groups is not None and not self.alone[row]
             if swap:  # its geoms hidden in the spare group for its cast only
+                own = self.own[row]
                 saved = groups[own].copy()
                 groups[own] = self.spare
             try:
-                mujoco.mj_multiRay(model, data, pnt[i], vec[i], self.mask, 1,
-                                   int(self.body_ids[row]), geomid, dist, None, k, cutoff)
+                _cast(model, data, pnt[i], vec[i], self.mask, self.bodies[row], geomid,
+                      dist[i], reach[i])
             finally:
                 if swap:
                     groups[own] = saved
-            out[i] = np.where((dist >= 0.0) & (dist < cutoff), dist, cutoff)
-        return out
+        cap = reach[:, None]
+        return np.where((dist >= 0.0) & (dist < cap), dist, cap)
+
+
+def _cast(model, data, pnt, vec, mask, body, geomid, dist, cutoff) -> None:
+    """``dist`` (k,) of the k rays ``vec`` (3 k,) from ``pnt``, ``body`` excluded: one
+    ``mj_multiRay`` for many rays, ``mj_ray`` one by one for a few (see :data:`FEW`)."""
+    k = len(dist)
+    if k >= FEW:
+        mujoco.mj_multiRay(model, data, pnt, vec, mask, 1, body, geomid, dist, None, k,
+                           float(cutoff))
+        return
+    ray, one = mujoco.mj_ray, geomid[:1]
+    for j in range(k):
+        dist[j] = ray(model, data, pnt, vec[3 * j:3 * j + 3], mask, 1, body, one)
 
 
 def _extent(model, geoms: np.ndarray) -> tuple[float, float]:

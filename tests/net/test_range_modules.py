@@ -42,6 +42,7 @@ def test_lidar_read_and_info_through_the_robot_server(run):
         nearest, bearing, beams, angle_min, inc, time = peer.ok(2101)[4]
         assert beams == 360 and nearest == pytest.approx(1.032, abs=1e-9) and bearing == 0.0
         assert time > 0.0
+        assert peer.ok(2102)[4] == []  # a 2D world's lidar has no point cloud
         refused = peer.ask(13, "lidar.beams", data=[5000])
         assert refused[0] == 4 and "[1, 4096]" in refused[1]
         assert peer.ok(12, "lidar.beams")[4] == [360.0]  # nothing changed
@@ -109,11 +110,3 @@ def test_a_3d_lidar_serves_its_point_cloud_and_refuses_too_many_rays():
         finally:
             peer.close()
 
-
-def test_a_2d_lidar_has_no_point_cloud(run):
-    _step(run)
-    peer = Peer(lookup(run.network.endpoint, "/tb/lidar"))
-    try:
-        assert peer.ok(2102)[4] == []
-    finally:
-        peer.close()

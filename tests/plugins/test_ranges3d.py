@@ -330,3 +330,12 @@ def test_a_robot_of_several_bodies_does_not_see_its_own_arm_but_sees_anothers():
     origin = state[0:1, :3] + [0.0, 0.0, 0.6]  # across to the other one's arm: seen
     assert engine.cast3d(np.array([0]), origin, side, np.array([5.0]))[0, 0] < 2.0
     assert engine._rays().spare >= 0 and not engine._rays().alone[0]
+
+
+def test_a_crazyflie_resting_on_the_floor_reads_about_zero():
+    """Its underside sits a hair below the floor's plane: the altimeter still reads ~0, not
+    max_range (cast from the body's origin, measured from the underside)."""
+    st = run([flyer("cf", 0.0, 0.0, 0.0)])
+    for _ in range(20):
+        st.tick()
+    assert 0.0 <= st.snapshot.reading("cf", "altimeter")[0] < 0.01

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...model.snapshot import quat_matrices
+
 
 def active(frame) -> bool:
     """Whether ``frame``'s world casts in 3D (its engine has 3D ray casting)."""
@@ -29,18 +31,7 @@ def active(frame) -> bool:
 
 def rotations(quat: np.ndarray) -> np.ndarray:
     """(n, 3, 3) rotation matrices of (n, 4) unit quaternions w, x, y, z (body to world)."""
-    w, x, y, z = quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3]
-    out = np.empty((len(quat), 3, 3))
-    out[:, 0, 0] = 1 - 2 * (y * y + z * z)
-    out[:, 0, 1] = 2 * (x * y - w * z)
-    out[:, 0, 2] = 2 * (x * z + w * y)
-    out[:, 1, 0] = 2 * (x * y + w * z)
-    out[:, 1, 1] = 1 - 2 * (x * x + z * z)
-    out[:, 1, 2] = 2 * (y * z - w * x)
-    out[:, 2, 0] = 2 * (x * z - w * y)
-    out[:, 2, 1] = 2 * (y * z + w * x)
-    out[:, 2, 2] = 1 - 2 * (x * x + y * y)
-    return out
+    return quat_matrices(quat)
 
 
 def elevations(channels: int, vfov: float) -> np.ndarray:
@@ -98,13 +89,18 @@ def fan(frame, rows: np.ndarray, angles: np.ndarray, reach: np.ndarray) -> np.nd
 def underside(frame, rows: np.ndarray, reach: np.ndarray) -> np.ndarray:
     """The altimeter's cast: (n, 1) distances from the underside of each chassis along its
     body -z axis to whatever is below (the floor, an object, another robot), m; ``reach``
-    where nothing is within it."""
+    where nothing is within it, 0 where the underside touches or sinks into it.
+
+    Cast from the body's origin (its own geoms are not seen) and measured from the underside:
+    a quadrotor resting on the floor has its underside a hair below the floor's plane, where
+    a ray would start past the floor and see nothing."""
     state = frame.state3d[rows]
     rot = rotations(state[:, 3:7])
-    low = frame.physics.chassis_extent(rows)[:, 0]
-    origins = state[:, :3] + rot[:, :, 2] * low[:, None]
+    below = -frame.physics.chassis_extent(rows)[:, :1]  # (n, 1): origin to underside, m
+    reach = np.asarray(reach, dtype=float)
     down = -rot[:, None, :, 2]  # (n, 1, 3): the body's -z axis in the world
-    return frame.physics.cast3d(rows, origins, down, np.asarray(reach, dtype=float))
+    dist = frame.physics.cast3d(rows, state[:, :3], down, reach + below[:, 0])
+    return np.clip(dist - below, 0.0, reach[:, None])
 
 
 def points(scan: np.ndarray, local: np.ndarray, reach: float) -> np.ndarray:
