@@ -138,3 +138,20 @@ def test_a_steer_lapses_after_the_hold_and_the_squad_stops(person):
     fb, _ = rows[-1]
     # sideways no more (the pillar behind still pushes it along x)
     assert fb.seq == 0 and abs(fb.velocity[1]) < 0.05
+
+
+def test_a_flood_of_steers_is_coalesced_and_the_latest_wins(person):
+    client, squads = person
+    client.sim().step(1)  # the driver's first step (when this test runs alone)
+    seqs = [squads.steer("flock", 0.001 * k, 0.0)[0] for k in range(300)]
+    assert seqs == list(range(seqs[0], seqs[0] + 300))
+    client.sim().step(2)  # on the board after one step, in the set points of the next
+    fb = squads.feedback("flock")
+    assert fb.seq == seqs[-1]  # the run took the last one
+    assert client.sim().status()["step"] == fb.step + 1  # and went on as ever
+    # one steer a step ahead: the next step's feedback still carries the one before it
+    previous = squads.steer("flock", 0.0, 0.0)[0]
+    client.sim().step(1)
+    assert squads.feedback("flock").seq == seqs[-1]
+    client.sim().step(1)
+    assert squads.feedback("flock").seq == previous
