@@ -68,11 +68,8 @@ class SharedControl(Driver):
         imu, mocap = bots.read("imu"), bots.read("mocap")
         ctl, snap = self._flight, bots.snapshot
         names = tuple(bots.names)
-        if names != ctl._names:
-            ctl._remap(names, bots.time, mocap,
-                       lambda n: _airframe(bots.robot(n).params("rotors")))
-        dt = 0.0 if ctl._last is None else max(bots.time - ctl._last, 0.0)
-        ctl._last = bots.time
+        dt = ctl.advance(names, bots.time, mocap,
+                         lambda n: _airframe(bots.robot(n).params("rotors")))
         p = np.ascontiguousarray(mocap[:, :3], dtype=float)  # the law reads the mocap
         squads = snap.extra.get("squads", ())
         if self._key != (names, squads):
