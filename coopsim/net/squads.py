@@ -161,13 +161,22 @@ class SquadServer(Server):
         """The ``squad_orders`` entry of ``/sim state``: the channel's counts (``published``,
         ``unknown``: dropped for naming no squad, ``refused``: failed a check), each squad's
         latest order, its arrival, and the members its in-process drivers say it waits for
-        (``blocked``: squad -> {robot: why})."""
+        (``blocked``: squad -> {robot: why}); shared control's ``steers`` and ``shared``."""
         with self._lock:
             orders = self._current()
             blocked = self.stepper.snapshot.extra.get("squad_blocked", {})
             return {"squad_orders": {**self.counts, "orders": {
                 k: o.describe() for k, o in orders.items()}, "arrived": dict(self._arrivals),
-                "blocked": {k: dict(v) for k, v in blocked.items() if k in orders}}}
+                "blocked": {k: dict(v) for k, v in blocked.items() if k in orders},
+                **self._shared_state()}}
+
+    def _shared_state(self) -> dict:
+        """Shared control's part of ``squad_orders`` (call under the lock): the steer commands
+        taken, and each squad under shared control's latest feedback step, steer and force."""
+        board = self.stepper.snapshot.extra.get("feedback", {})
+        return {"steers": self.steers, "shared": {
+            k: {"step": fb.step, "seq": fb.seq, "force": [round(f, 6) for f in fb.force]}
+            for k, fb in board.items()}}
 
     # -- commands -----------------------------------------------------------------------------
 
