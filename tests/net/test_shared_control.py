@@ -158,3 +158,18 @@ def test_a_flood_of_steers_is_coalesced_and_the_latest_wins(person):
     assert squads.feedback("flock").seq == seqs[-1]
     client.sim().step(1)
     assert squads.feedback("flock").seq == previous
+
+
+def test_a_robot_that_cannot_fly_is_named_by_the_driver(tmp_path):
+    from helpers import step_by_hand
+
+    from coopsim.sim.drivers import DriverError
+    from coopsim.sim.simulation import Simulation
+
+    (tmp_path / "shared.world").write_text(WORLD)
+    (tmp_path / "ground.scenario").write_text(
+        "[WORLD]\nfile shared.world\n[ROBOT_1]\ntype single\nname r1\nposition 0 1 0\n"
+        "driver shared\n")
+    with pytest.raises(DriverError) as err:
+        step_by_hand(Simulation(load(tmp_path / "ground.scenario")), 2)
+    assert "robot r1 has no rotors, imu, mocap module" in str(err.value)
