@@ -174,8 +174,8 @@ class SquadServer(Server):
         """Shared control's part of ``squad_orders`` (call under the lock): the steer commands
         taken, and each squad under shared control's latest feedback step, steer and force."""
         board = self.stepper.snapshot.extra.get("feedback", {})
-        return {"steers": self.steers, "shared": {
-            k: {"step": fb.step, "seq": fb.seq, "force": [round(f, 6) for f in fb.force]}
+        return {"steers": self.steers, "steered": {
+            k: dict(step=fb.step, seq=fb.seq, force=[round(f, 6) for f in fb.force])
             for k, fb in board.items()}}
 
     # -- commands -----------------------------------------------------------------------------

@@ -150,8 +150,8 @@ def test_a_flood_of_steers_is_coalesced_and_the_latest_wins(person):
     assert fb.seq == seqs[-1]  # the run took the last one
     assert client.sim().status()["step"] == fb.step + 1  # and went on as ever
     state = client.sim().state()["squad_orders"]
-    assert state["steers"] >= 300 and set(state["shared"]) == {"flock"}
-    assert state["shared"]["flock"]["seq"] == seqs[-1]
+    assert state["steers"] >= 300 and set(state["steered"]) == {"flock"}
+    assert state["steered"]["flock"]["seq"] == seqs[-1]
     # one steer a step ahead: the next step's feedback still carries the one before it
     previous = squads.steer("flock", 0.0, 0.0)[0]
     client.sim().step(1)
