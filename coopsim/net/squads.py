@@ -86,6 +86,7 @@ class SquadServer(Server):
         self._last = None  # the snapshot of the step observed before
         self._outbox: deque = deque()  # arrival events for this server's thread to publish
         self.steers = 0  # steer commands taken (shared control): their sequence numbers
+        self._steering: dict[str, Steer] = {}  # squad -> its steer not yet on the board
 
     def register(self, names) -> None:
         """Register ``/squads`` (rep) and ``/squads/events`` (pub) at a name server."""
@@ -160,13 +161,22 @@ class SquadServer(Server):
         """The ``squad_orders`` entry of ``/sim state``: the channel's counts (``published``,
         ``unknown``: dropped for naming no squad, ``refused``: failed a check), each squad's
         latest order, its arrival, and the members its in-process drivers say it waits for
-        (``blocked``: squad -> {robot: why})."""
+        (``blocked``: squad -> {robot: why}); shared control's ``steers`` and ``shared``."""
         with self._lock:
             orders = self._current()
             blocked = self.stepper.snapshot.extra.get("squad_blocked", {})
             return {"squad_orders": {**self.counts, "orders": {
                 k: o.describe() for k, o in orders.items()}, "arrived": dict(self._arrivals),
-                "blocked": {k: dict(v) for k, v in blocked.items() if k in orders}}}
+                "blocked": {k: dict(v) for k, v in blocked.items() if k in orders},
+                **self._shared_state()}}
+
+    def _shared_state(self) -> dict:
+        """Shared control's part of ``squad_orders`` (call under the lock): the steer commands
+        taken, and each squad under shared control's latest feedback step, steer and force."""
+        board = self.stepper.snapshot.extra.get("feedback", {})
+        return {"steers": self.steers, "steered": {
+            k: dict(step=fb.step, seq=fb.seq, force=[round(f, 6) for f in fb.force])
+            for k, fb in board.items()}}
 
     # -- commands -----------------------------------------------------------------------------
 
@@ -212,13 +222,28 @@ class SquadServer(Server):
 
     def _steer(self, msg: Message) -> Message:
         """A person's velocity for a squad under shared control (docs/in-the-loop.md): posted
-        on the board between two steps (not awaited), where the ``shared`` driver reads it."""
+        on the board between two steps (not awaited), where the ``shared`` driver reads it.
+        Steers arriving faster than the run steps are coalesced (the latest per squad wins):
+        at most one post waits on the stepper, however fast a device sends."""
         self._shared(msg.text)
         with self._lock:
             self.steers += 1
             steer = Steer.parse(msg.text, msg.data, self.steers)
-        self.stepper.call(_post_steer, self.stepper, steer)
+            queue = not self._steering
+            self._steering[steer.squad] = steer
+        if queue:
+            self.stepper.call(self._post_steers)
         return msg.reply(msg.text, params=(steer.seq, self.stepper.snapshot.step))
+
+    def _post_steers(self) -> None:
+        """On the stepper thread: the steers taken since the last post onto the board (a new
+        immutable mapping: snapshots keep theirs), stamped with the sim time."""
+        with self._lock:
+            taken, self._steering = self._steering, {}
+        sim = self.stepper.sim
+        steers = dict(sim.extra.get("steer", {}))
+        steers.update({k: replace(v, time=sim.time) for k, v in taken.items()})
+        sim.extra["steer"] = MappingProxyType(steers)
 
     def _feedback(self, msg: Message) -> Message:
         """The squad's latest feedback force (N) and the step it belongs to."""
@@ -286,11 +311,3 @@ def _post(stepper, order: SquadOrder) -> int:
     stepper.refresh()  # readers (a paused run's /sim state too) see it before the next step
     return sim.step
 
-
-def _post_steer(stepper, steer: Steer) -> None:
-    """On the stepper thread: make ``steer`` its squad's latest velocity command on the board
-    (a new immutable mapping: snapshots keep theirs), stamped with the sim time."""
-    sim = stepper.sim
-    steers = dict(sim.extra.get("steer", {}))
-    steers[steer.squad] = replace(steer, time=sim.time)
-    sim.extra["steer"] = MappingProxyType(steers)

@@ -109,7 +109,7 @@ class ReplaySimServer(Server):
                      engine_warnings=[],  # a replay steps no engine
                      # a replay serves no /squads: it takes no squad order
                      squad_orders=dict(published=0, unknown=0, refused=0, orders={},
-                                       arrived={}))
+                                       arrived={}, steers=0, steered={}))
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
 
 

@@ -160,14 +160,14 @@ class RosBridge:
             self._write(topic, short, data)
         for topic, data in scene.clouds():
             self._write(topic, m.CLOUD, data)
-        self._feedback(snap, ns)
+        self._feedback(snap)
 
-    def _feedback(self, snap, ns: int) -> None:
+    def _feedback(self, snap) -> None:
         """Shared control's feedback force of each steered squad (docs/in-the-loop.md), once
         per step it was computed at."""
         if snap.step < self._feedback_step:
             self._feedback_step = -1  # a reset: the steps start over
-        for topic, data in feedback_messages(snap, ns, self._feedback_step):
+        for topic, data in feedback_messages(snap, self._feedback_step):
             self._write(topic, WRENCH, data)
         self._feedback_step = max(self._feedback_step, snap.step - 1)
 

@@ -2,7 +2,8 @@
 ``geometry_msgs/WrenchStamped`` per squad under shared control (docs/in-the-loop.md).
 
 The force (N) is the one ``/squads`` command 5 serves (:class:`coopsim.model.steering.Feedback`),
-in the ``map`` frame (the world frame, ENU), the torque zero; the stamp is the step's sim time.
+in the ``map`` frame (the world frame, ENU), the torque zero; the stamp is the sim time of the
+step it was computed from (``Feedback.time``).
 The live bridge publishes it for every snapshot its thread takes (every step while it keeps up);
 recordings do not hold it, so a bag export has none.
 """
@@ -29,11 +30,12 @@ def wrench(ns: int, force) -> bytes:
     return w.bytes()
 
 
-def messages(snap, ns: int, after: int = -1) -> list[tuple[str, bytes]]:
-    """(topic, payload) of every squad's feedback computed after step ``after`` (none when the
-    run has no squad under shared control)."""
+def messages(snap, after: int = -1) -> list[tuple[str, bytes]]:
+    """(topic, payload) of every squad's feedback computed after step ``after``, each stamped
+    with the sim time of the step it was computed from (none when the run has no squad under
+    shared control)."""
     board = snap.extra.get("feedback")
     if not board:
         return []
-    return [(topic(name), wrench(ns, fb.force)) for name, fb in board.items()
-            if fb.step > after]
+    return [(topic(name), wrench(round(fb.time * 1e9), fb.force))
+            for name, fb in board.items() if fb.step > after]

@@ -19,7 +19,7 @@ import argparse
 import csv
 import time
 
-from coopsim.client import Client
+from coopsim.client import Client, RemoteError
 from coopsim.client.squads import Squads
 from coopsim.model.steering import FEEDBACK_FIELDS
 
@@ -40,7 +40,8 @@ def wanted(t: float, script=SCRIPT) -> tuple[float, float, float]:
 
 def fly(client: Client, squad: str = "flock", end: float = END, script=SCRIPT,
         members=()) -> list[tuple]:
-    """Steer ``squad`` by ``script`` until sim time ``end``; one row a step read.
+    """Steer ``squad`` by ``script`` (its times counted from the first feedback read) for
+    ``end`` s of sim time; one row a step read.
 
     Returns:
         Rows ``(step, seq, *FEEDBACK_FIELDS, *member x, y, z)``: every step whose feedback the
@@ -48,17 +49,30 @@ def fly(client: Client, squad: str = "flock", end: float = END, script=SCRIPT,
         ``members`` (robot names, read from their mocap) when asked.
     """
     squads, bots = Squads(client), [client.robot(n) for n in members]
-    rows, last = [], -1
+    rows, last, start = [], -1, first_feedback(squads, squad).time
     while True:
         fb = squads.feedback(squad)
         if fb.step != last:
             last = fb.step
             places = [v for bot in bots for v in bot.mocap.read()[:3]]
             rows.append((fb.step, fb.seq, *fb.data, *places))
-            if fb.time >= end:
+            if fb.time - start >= end:
                 return rows
-        squads.steer(squad, *wanted(fb.time, script))
+        squads.steer(squad, *wanted(fb.time - start, script))
         time.sleep(0.001)  # a haptic loop runs at 1 kHz
+
+
+def first_feedback(squads: Squads, squad: str, patience: float = 10.0):
+    """The squad's first feedback, waiting up to ``patience`` s for the run's first step
+    (until then the squad is not under shared control yet: error 16)."""
+    t0 = time.monotonic()
+    while True:
+        try:
+            return squads.feedback(squad)
+        except RemoteError as exc:
+            if exc.code != 16 or time.monotonic() - t0 > patience:
+                raise
+            time.sleep(0.05)
 
 
 def plot(rows, path: str, world=None) -> None:
@@ -123,7 +137,7 @@ def main(argv=None) -> int:
             world = load(args.world)
         plot(rows, args.plot, world)
     peak = max((r[3] ** 2 + r[4] ** 2 + r[5] ** 2) ** 0.5 for r in rows)
-    print(f"{len(rows)} steps read, sim time {rows[0][2]:.2f}..{rows[-1][2]:.2f} s, "
+    print(f"{len(rows)} steps read, sim time {rows[0][2]:.2f} to {rows[-1][2]:.2f} s, "
           f"largest feedback force {peak:.3f} N")
     return 0
 

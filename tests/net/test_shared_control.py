@@ -138,3 +138,38 @@ def test_a_steer_lapses_after_the_hold_and_the_squad_stops(person):
     fb, _ = rows[-1]
     # sideways no more (the pillar behind still pushes it along x)
     assert fb.seq == 0 and abs(fb.velocity[1]) < 0.05
+
+
+def test_a_flood_of_steers_is_coalesced_and_the_latest_wins(person):
+    client, squads = person
+    client.sim().step(1)  # the driver's first step (when this test runs alone)
+    seqs = [squads.steer("flock", 0.001 * k, 0.0)[0] for k in range(300)]
+    assert seqs == list(range(seqs[0], seqs[0] + 300))
+    client.sim().step(2)  # on the board after one step, in the set points of the next
+    fb = squads.feedback("flock")
+    assert fb.seq == seqs[-1]  # the run took the last one
+    assert client.sim().status()["step"] == fb.step + 1  # and went on as ever
+    state = client.sim().state()["squad_orders"]
+    assert state["steers"] >= 300 and set(state["steered"]) == {"flock"}
+    assert state["steered"]["flock"]["seq"] == seqs[-1]
+    # one steer a step ahead: the next step's feedback still carries the one before it
+    previous = squads.steer("flock", 0.0, 0.0)[0]
+    client.sim().step(1)
+    assert squads.feedback("flock").seq == seqs[-1]
+    client.sim().step(1)
+    assert squads.feedback("flock").seq == previous
+
+
+def test_a_robot_that_cannot_fly_is_named_by_the_driver(tmp_path):
+    from helpers import step_by_hand
+
+    from coopsim.sim.drivers import DriverError
+    from coopsim.sim.simulation import Simulation
+
+    (tmp_path / "shared.world").write_text(WORLD)
+    (tmp_path / "ground.scenario").write_text(
+        "[WORLD]\nfile shared.world\n[ROBOT_1]\ntype single\nname r1\nposition 0 1 0\n"
+        "driver shared\n")
+    with pytest.raises(DriverError) as err:
+        step_by_hand(Simulation(load(tmp_path / "ground.scenario")), 2)
+    assert "robot r1 has no rotors, imu, mocap module" in str(err.value)

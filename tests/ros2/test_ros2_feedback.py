@@ -42,13 +42,13 @@ def feedback(step: int, force) -> Feedback:
 def test_the_feedback_is_a_wrench_stamped_in_the_map_frame_once_a_step():
     assert m.DEFINITIONS[rf.WRENCH] and "geometry_msgs/Wrench" in m.schema_text(rf.WRENCH)
     snap = Snap({"flock": feedback(7, (-1.5, 0.25, 0.0))})
-    (topic, data), = rf.messages(snap, 70_000_000)
+    (topic, data), = rf.messages(snap)
     msg = STORE.deserialize_cdr(data, m.ros_name(rf.WRENCH))
     assert topic == "/squads/flock/feedback" and msg.header.frame_id == "map"
     assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (0, 70_000_000)
     f, t = msg.wrench.force, msg.wrench.torque
     assert (f.x, f.y, f.z, t.x, t.y, t.z) == (-1.5, 0.25, 0.0, 0.0, 0.0, 0.0)
-    assert rf.messages(snap, 0, after=7) == [] and rf.messages(Snap({}), 0) == []
+    assert rf.messages(snap, after=7) == [] and rf.messages(Snap({})) == []
 
 
 def test_the_live_bridge_publishes_every_steps_feedback():

@@ -139,6 +139,18 @@ class Flight(Driver):
         return flight.eight(time - o[:, 4] - self.p["takeoff"], o[:, :3], self.p["size"],
                             self.p["period"], self.p["plane"], o[:, 3], self.p["yaw_rate"])
 
+    def advance(self, names, time: float, mocap: np.ndarray, airframe) -> float:
+        """Follow robots ``names`` now (new ones start where they are, :meth:`_remap`) and
+        return the sim time since the last call, s (0 at the first): what a driver flying its
+        own set points through this cascade does first each step (``sphere_formation``,
+        ``shared``)."""
+        names = tuple(names)
+        if names != self._names:
+            self._remap(names, time, mocap, airframe)
+        dt = 0.0 if self._last is None else max(time - self._last, 0.0)
+        self._last = time
+        return dt
+
     def _remap(self, names, time, mocap, airframe) -> None:
         """Keep the state of robots still here; start the new ones where they are."""
         old = {n: i for i, n in enumerate(self._names)}

@@ -21,12 +21,17 @@ from types import MappingProxyType
 import numpy as np
 
 from ...model.driver import Driver
+from ...model.errors import SimulationError
 from ...model.steering import Feedback
 from ...swarm import flight
 from ...swarm.formations import Formation, assign
 from ...swarm.shared import SharedLaw, group_velocity, shapes_of
 from ..params import number
 from .flight import Flight, _airframe, _kernels
+
+
+#: The modules a robot needs to be flown by this driver.
+FLYING = ("rotors", "imu", "mocap")
 
 
 class SharedControl(Driver):
@@ -65,14 +70,13 @@ class SharedControl(Driver):
                          gain=p["gain"])
 
     def step_batch(self, bots) -> None:
+        if tuple(bots.names) != self._flight._names:
+            _check_flyers(bots)
         imu, mocap = bots.read("imu"), bots.read("mocap")
         ctl, snap = self._flight, bots.snapshot
         names = tuple(bots.names)
-        if names != ctl._names:
-            ctl._remap(names, bots.time, mocap,
-                       lambda n: _airframe(bots.robot(n).params("rotors")))
-        dt = 0.0 if ctl._last is None else max(bots.time - ctl._last, 0.0)
-        ctl._last = bots.time
+        dt = ctl.advance(names, bots.time, mocap,
+                         lambda n: _airframe(bots.robot(n).params("rotors")))
         p = np.ascontiguousarray(mocap[:, :3], dtype=float)  # the law reads the mocap
         squads = snap.extra.get("squads", ())
         if self._key != (names, squads):
@@ -155,6 +159,15 @@ class SharedControl(Driver):
         order = assign(p[rows, :2] - p[rows, :2].mean(axis=0), slots)
         return {"rows": rows, "offsets": slots[order], "heading": 0.0,
                 "z_ref": float(self.p["height"]), "spacing": formation.spacing}
+
+
+def _check_flyers(bots) -> None:
+    """Raise SimulationError naming the first robot that is no quadrotor this driver can fly."""
+    for name in bots.names:
+        missing = [m for m in FLYING if m not in bots.robot(name).modules()]
+        if missing:
+            raise SimulationError(f"the shared driver flies quadrotors: robot {name} has no "
+                                  f"{', '.join(missing)} module (docs/in-the-loop.md)")
 
 
 def _positions(snap) -> np.ndarray:

@@ -56,11 +56,8 @@ class SphereFormation(Driver):
         imu, mocap = bots.read("imu"), bots.read("mocap")
         ctl = self._flight
         names = tuple(bots.names)
-        if names != ctl._names:
-            ctl._remap(names, bots.time, mocap,
-                       lambda n: _airframe(bots.robot(n).params("rotors")))
-        dt = 0.0 if ctl._last is None else max(bots.time - ctl._last, 0.0)
-        ctl._last = bots.time
+        dt = ctl.advance(names, bots.time, mocap,
+                         lambda n: _airframe(bots.robot(n).params("rotors")))
         ctl._est = flight.estimate(ctl._est, mocap, imu[:, :3], dt)
         law = self.law()
         p = mocap[:, :3]
