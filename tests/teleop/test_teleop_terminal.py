@@ -104,7 +104,7 @@ def test_not_a_terminal_and_no_robot_exit_2(run):
 def test_a_holonomic_robot_moves_sideways_in_its_own_frame(run):
     with Client(run.network.endpoint) as client:
         session = Teleop(client, "h1")
-        assert session.kind == "velocity"
+        assert session.kind == "planar"
         session.take()
         session.apply(Intent(left=1.0))  # heading 0: body left is world +y
         reader = Peer(lookup(run.network.endpoint, "/h1"))
