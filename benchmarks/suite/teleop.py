@@ -1,5 +1,5 @@
 """Teleoperation (issue 44, item 1): how many steps after a key (or stick) change the robot's
-motion command holds it. A ``coopsim run`` in real time (dt 10 ms) in its own process; the
+motion command holds it. A live run in real time (dt 10 ms), served by its own threads; the
 teleop session of ``coopsim teleop`` and the viewer (coopsim.client.teleop) drives robot1;
 each change flips the intent between full forward and full back at a random moment of the
 step, and a reader's ``motors read`` (the wheel speeds commanded in the step it reports) finds
@@ -9,7 +9,7 @@ import random
 import statistics
 import time
 
-from .common import Case, LiveRun, count, unit
+from .common import Case, count, unit
 
 CHANGES = 40  # key changes per measurement (one under the smoke size)
 
@@ -46,8 +46,16 @@ class KeyToCommand(Case):
     timeout = 120.0
 
     def setup(self):
-        with LiveRun(1, "realtime", dt=0.01) as run:
-            self.steps = _latencies(run.nameserver, count(CHANGES))
+        from coopsim.app.run import Run, RunOptions
+        from coopsim.model.specs import (FloorSpec, RobotSpec, ScenarioSpec, Settings,
+                                         WorldSpec)
+
+        spec = ScenarioSpec(WorldSpec(FloorSpec(10.0, 10.0)),
+                            robots=(RobotSpec("single", "robot1", (0.0, 0.0, 0.0), 0.0),),
+                            settings=Settings(dt=0.01, mode="realtime", seed=1), name="teleop")
+        with Run(spec, RunOptions(port=0, controllers=False)) as run:  # in this process: its
+            run.start()  # own threads serve it, as coopsim run's do
+            self.steps = _latencies(run.network.endpoint, count(CHANGES))
 
     @unit("steps")
     def track_steps_p95(self):
