@@ -12,7 +12,7 @@ import os
 import pytest
 from helpers import robot, scenario
 from nethelpers import Peer, live, lookup
-from test_viewer import connected, frame, pump, viewer_for  # noqa: F401
+from test_viewer import SHOTS, connected, frame, pump, screenshot, viewer_for  # noqa: F401
 
 MOTORS_READ, SPEEDS = 103, 100
 
@@ -62,6 +62,8 @@ def test_keys_drive_the_robot_under_the_pointer_and_t_gives_it_back(run, viewer_
     pump(viewer, lambda: min(_wheels(reader)) > 0.4, "i: forward at 0.5 m/s")
     viewer.dispatch_event("on_key_press", key.J, 0)  # i + j held: u, forward turning left
     pump(viewer, lambda: _wheels(reader)[1] > _wheels(reader)[0] > 0, "i + j: u")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    screenshot(viewer, "teleop_driving")  # the HUD line while driving (a person looked at it)
     steps = viewer.link.frame.step
     viewer.dispatch_event("on_key_press", key.PERIOD, 0)  # a drive key now, not one step
     viewer.dispatch_event("on_key_release", key.PERIOD, 0)
