@@ -156,16 +156,13 @@ def run(file, **flags) -> None:
 @click.option("--nameserver", help="Name server endpoint (default $COOPSIM_NAMESERVER or "
                                    "tcp://127.0.0.1:10000).")
 @click.option("--speed", type=click.FloatRange(0.01, 20.0), default=0.5, show_default=True,
-              help="Top linear speed, m/s (q/z and w/x change it by 10 %).")
+              help="Top linear speed, m/s (q/z and w/x: x1.1, x0.9).")
 @click.option("--turn", type=click.FloatRange(0.01, 20.0), default=1.0, show_default=True,
-              help="Top turn rate, rad/s (q/z and e/c change it by 10 %).")
+              help="Top turn rate, rad/s (q/z and e/c: x1.1, x0.9).")
 @friendly
 def teleop(robot, nameserver, speed, turn) -> None:
-    """Drive ROBOT from this terminal with teleop_twist_keyboard's keys.
-
-    The robot is taken from its controller while you drive (it is told: error 13) and given
-    back when you quit (Ctrl+C or Ctrl+D). docs/in-the-loop.md lists the keys.
-    """
+    """Drive ROBOT from this terminal with teleop_twist_keyboard's keys (docs/in-the-loop.md):
+    it is taken from its controller (told with error 13) and given back on Ctrl+C or Ctrl+D."""
     from .teleop import teleop_command
 
     teleop_command(robot, nameserver, speed, turn)

@@ -19,10 +19,10 @@ Example::
 """
 
 from ..model.driver import Reading, StepInfo
-from .connection import Client, RemoteError, RobotOwned, RunFinished
+from .connection import Client, RemoteError, RobotOwned, RobotTeleoperated, RunFinished
 from .host import controller_main, run_controller
 from .robot import Robot
 from .sim import Playback, Sim
 
-__all__ = ["Client", "RemoteError", "RobotOwned", "RunFinished", "Robot", "Sim", "Playback",
+__all__ = ["Client", "RemoteError", "RobotOwned", "RobotTeleoperated", "RunFinished", "Robot", "Sim", "Playback",
            "Reading", "StepInfo", "controller_main", "run_controller"]

@@ -24,6 +24,12 @@ class RobotOwned(RemoteError):
     the text names the owner. Reads still work; :meth:`Robot.claim` with ``force`` takes it."""
 
 
+class RobotTeleoperated(RobotOwned):
+    """Error 13 (protocol 10): a person's teleop took the robot from this connection; it is
+    this connection's again, without a claim, once the person lets it go. A motion command
+    waits for that (:attr:`~coopsim.client.robot.Robot.wait_while_teleoperated`)."""
+
+
 class RunFinished(RemoteError):
     """The run has finished (its duration, or a rule such as an exercise's verdict, ended it):
     error 6 with "finished" in the text. Leaving a ``with Client()`` block on it is a normal end,
@@ -115,7 +121,7 @@ class Client:
         if reply.error:
             finished = reply.error == p.NOT_ALLOWED and "finished" in reply.text
             kind = RunFinished if finished else RobotOwned if reply.error == p.OWNED \
-                else RemoteError
+                else RobotTeleoperated if reply.error == p.TELEOPERATED else RemoteError
             raise kind(reply.error, reply.text)
         return reply
 

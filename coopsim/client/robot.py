@@ -15,10 +15,11 @@ answer either, the loop ends the program with one line saying so.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from typing import Iterator, Sequence
 
-from ..model.commands import TIMEOUT, Command
+from ..model.commands import TELEOPERATED, TIMEOUT, Command
 from ..model.driver import Reading, StepInfo
 from ..model.errors import ProtocolError
 from ..net.protocol import PROTOCOL_VERSION, Message
@@ -30,6 +31,7 @@ _PARAM_LIST, _PARAM_GET, _PARAM_SET = 10, 12, 13
 _EXTERNAL_POSE = 20  # protocol 10: an external robot's pose (docs/in-the-loop.md)
 MAX_TIMEOUTS = 3  # requests in a row without a reply before the loop asks the name server
 PROBE_TIMEOUT = 1.0  # s the name server has to answer that probe
+TELEOP_POLL = 0.1  # s between two tries of a motion command while a person drives the robot
 
 
 class SimulationGone(SystemExit):
@@ -112,11 +114,16 @@ class Robot:
         self._timeouts = 0
         return reply
 
+    #: A motion command refused because a person drives the robot (error 13) waits, polling
+    #: every :data:`TELEOP_POLL` s, until the robot is given back, then goes through (one line
+    #: on stderr says so); False: it raises :class:`~coopsim.client.RobotTeleoperated`.
+    wait_while_teleoperated = True
+
     def invoke(self, command: Command, args: tuple, text: str = ""):
         """Send a declared module command; shape the reply by its kind."""
         words = [a for a in args if isinstance(a, str)]
         data = [float(a) for a in args if not isinstance(a, str)]
-        reply = self.call(command.id, words[0] if words else text, data=data)
+        reply = self._send_motion(command, words[0] if words else text, data)
         if command.kind == "read" and command.module in IMAGE_MODULES:
             return image_reading(reply)
         if command.kind == "read":
@@ -126,6 +133,21 @@ class Robot:
             self.last = StepInfo(reply.params[0], reply.data[0], reply.text)
             return self.last
         return reply.text
+
+    def _send_motion(self, command: Command, text: str, data: list):
+        """``call``, waiting while a teleop drives the robot when it is a motion command."""
+        told = False
+        while True:
+            try:
+                return self.call(command.id, text, data=data)
+            except ProtocolError as exc:
+                if exc.code != TELEOPERATED or command.kind != "motion" \
+                        or not self.wait_while_teleoperated:
+                    raise
+                if not told:
+                    print(f"coopsim: {exc.text}; waiting", file=sys.stderr, flush=True)
+                    told = True
+                time.sleep(TELEOP_POLL)
 
     def repeat(self) -> StepInfo | None:
         """Send the latest motion command again (in lockstep: take one more step with it)."""

@@ -7,14 +7,18 @@ and has it back, without a claim, on :meth:`Teleop.close` (a release), when this
 closes, or when it stays silent for the lease. Each :meth:`Teleop.apply` turns an
 :class:`~coopsim.model.teleop.Intent` into the robot's own motion command:
 
-- ``motors`` (differential drive): wheel speeds for the forward speed and turn rate, from the
-  layout's ``axle``; ``left`` and ``up`` are ignored;
-- ``velocity`` (holonomic): the body velocity turned into the world frame by the compass;
-- ``rotors`` (quadrotors, with ``mocap``): velocity and altitude through the flight cascade,
-  the outer loop here (:mod:`coopsim.client.teleopfly`), the attitude and rate loops in the
-  module (``set_thrust_attitude``); still, it hovers where it is;
-- ``tool`` (arms): the tool point jogged in the world frame (forward = +x, left = +y, up = +z)
-  with ``move_to``; still, the joints stop.
+- *wheels* (a ``set_speeds`` of two wheel speeds: differential drives): the wheel speeds of
+  the forward speed and turn rate, from the layout's ``axle``; ``left`` and ``up`` ignored;
+- *planar* (a ``set_velocity`` of vx, vy, yaw rate: holonomic robots): the body velocity turned
+  into the world frame by the robot's heading (``/sim`` list_robots);
+- *flyer* (a ``set_thrust_attitude``, with a ``mocap`` reading: quadrotors): velocity and
+  altitude through the flight cascade, the outer loop here (:mod:`coopsim.client.teleopfly`),
+  the attitude and rate loops in the module; still, it hovers where it is;
+- *jog* (a ``move_to`` action: arms): the tool point jogged in the world frame (forward = +x,
+  left = +y, up = +z); still, every ``stop`` the robot lists (the joints stop).
+
+The drive is found by the commands the robot lists (command 3), never by module labels, so
+a plugin's module with the same commands is driven the same way.
 
 :class:`TeleopThread` sends the intent at once when it changes (a key's change reaches the
 robot's motion command by the next step: ``benchmarks/suite/teleop.py``) and again every
@@ -33,14 +37,25 @@ from .teleopfly import Hover
 TELEOP_CLAIM = 2  # claim params [2]: take for teleop, give back on release (protocol 10)
 PERIOD = 0.05  # s between two sends of an unchanged intent (20 Hz)
 ARM_SPEED = 0.1  # m/s: the most an arm's tool is jogged at, whatever the linear speed
-KINDS = ("motors", "velocity", "rotors", "tool")  # the motion modules driven, first wins
+#: What teleop drives, first found wins: a drive kind and the command it is found by (the
+#: robot's own listing, command 3: a motion command's name and its data count, or an action).
+DRIVES = (("wheels", "set_speeds", 2), ("planar", "set_velocity", 3),
+          ("flyer", "set_thrust_attitude", 4), ("jog", "move_to", 3))
+POSE_MODULE = "mocap"  # the pose a flyer's outer loop closes on (the flight cascade's input)
 
 
-def drive_kind(modules) -> str:
-    """Which of :data:`KINDS` a robot with these modules is driven by ("" when none)."""
-    if "rotors" in modules and "mocap" not in modules:
-        modules = [m for m in modules if m != "rotors"]  # no position to close the loop on
-    return next((k for k in KINDS if k in modules), "")
+def find_drive(robot) -> tuple[str, str]:
+    """(drive kind, the module carrying its command) of a :class:`~coopsim.client.robot.Robot`
+    by the commands it lists; ("", "") when teleop drives none of them."""
+    for kind, name, count in DRIVES:
+        for label in robot.module_labels:
+            command = getattr(robot, label).commands().get(name)
+            if command is None or command.data[0] > count or command.data[1] < count:
+                continue
+            if kind == "flyer" and POSE_MODULE not in robot.module_labels:
+                continue  # no position to close the loop on
+            return kind, label
+    return "", ""
 
 
 class Teleop:
@@ -57,18 +72,22 @@ class Teleop:
 
     def __init__(self, client, name: str, speeds: Speeds = Speeds()) -> None:
         self.client, self.name, self.speeds = client, name, speeds
-        state = client.sim().state()
-        entry = next((r for r in state.get("robots", []) if r.get("name") == name), None)
+        self.sim = client.sim()
+        entry = next((r for r in self.sim.state().get("robots", []) if r.get("name") == name),
+                     None)
         if entry is None:
             raise ProtocolError(5, f"there is no robot {name!r} to drive")
-        self.kind = drive_kind(entry.get("modules", ()))
-        if not self.kind:
-            raise ProtocolError(6, f"{name} ({entry.get('type')}) has no module teleop drives "
-                                   f"(one of {', '.join(KINDS)}; quadrotors need mocap)")
-        self.axle = float(entry.get("axle") or 2.0 * float(entry.get("radius", 0.1)))
         self.robot = client.robot(name)
-        self.dt = float(client.sim().status().get("dt", 0.01))
-        self.hover = Hover(self.robot, self.dt) if self.kind == "rotors" else None
+        self.kind, self.module = find_drive(self.robot)
+        if not self.kind:
+            raise ProtocolError(6, f"{name} ({entry.get('type')}) has no command teleop drives "
+                                   f"({', '.join(d[1] for d in DRIVES)}; a flyer needs "
+                                   f"{POSE_MODULE} too)")
+        self.axle = float(entry.get("axle") or 2.0 * float(entry.get("radius", 0.1)))
+        self.dt = float(self.sim.status().get("dt", 0.01))
+        self.drive = getattr(self.robot, self.module)
+        self.hover = Hover(self.robot, self.module, POSE_MODULE, self.dt) \
+            if self.kind == "flyer" else None
         self.taken_from = ""
         self.last: Intent = STILL
 
@@ -85,40 +104,45 @@ class Teleop:
         self.last = intent
         getattr(self, f"_{self.kind}")(intent)
 
-    def _motors(self, i: Intent) -> None:
+    def halt(self) -> None:
+        """Every motion command named ``stop`` the robot lists (wheels, joints ...)."""
+        for label in self.robot.module_labels:
+            proxy = getattr(self.robot, label)
+            if "stop" in proxy.commands() and proxy.commands()["stop"].kind == "motion":
+                proxy.stop()
+
+    def _wheels(self, i: Intent) -> None:
         v, w = i.forward * self.speeds.linear, i.turn * self.speeds.angular
         if i.still:
-            self.robot.motors.stop()
+            self.drive.stop()
             return
-        self.robot.motors.set_speeds(v - w * self.axle / 2.0, v + w * self.axle / 2.0)
+        self.drive.set_speeds(v - w * self.axle / 2.0, v + w * self.axle / 2.0)
 
-    def _velocity(self, i: Intent) -> None:
+    def _planar(self, i: Intent) -> None:
         if i.still:
-            self.robot.velocity.stop()
+            self.drive.stop()
             return
-        yaw = self.robot.compass.read()[0]
+        yaw = self.sim.list_robots()[self.name][2]  # the heading: body to world
         f, lft = i.forward * self.speeds.linear, i.left * self.speeds.linear
         c, s = math.cos(yaw), math.sin(yaw)
-        self.robot.velocity.set_velocity(f * c - lft * s, f * s + lft * c,
-                                         i.turn * self.speeds.angular)
+        self.drive.set_velocity(f * c - lft * s, f * s + lft * c, i.turn * self.speeds.angular)
 
-    def _rotors(self, i: Intent) -> None:
+    def _flyer(self, i: Intent) -> None:
         self.hover.fly(i, self.speeds)
 
-    def _tool(self, i: Intent) -> None:
+    def _jog(self, i: Intent) -> None:
         if i.still:
-            if "joints" in self.robot.module_labels:
-                self.robot.joints.stop()
+            self.halt()
             return
-        x, y, z = self.robot.tool.read()[:3]
+        x, y, z = self.drive.read()[:3]
         step = min(self.speeds.linear, ARM_SPEED) * PERIOD * 2.0  # ahead of the next send
-        self.robot.tool.move_to(x + i.forward * step, y + i.left * step, z + i.up * step, 0.3)
+        self.drive.move_to(x + i.forward * step, y + i.left * step, z + i.up * step, 0.3)
 
     def close(self) -> None:
-        """Stop the robot (a quadrotor hovers: its controller gets it back flying) and give
-        it back (release: the displaced controller owns it again)."""
+        """Stop the robot (a flyer hovers: its controller gets it back flying) and give it
+        back (release: the displaced controller owns it again)."""
         try:
-            if self.kind != "rotors":
+            if self.kind != "flyer":
                 self.apply(STILL)
             self.robot.release()
         except ProtocolError:

@@ -29,14 +29,18 @@ class Hover:
 
     Args:
         robot: A :class:`~coopsim.client.robot.Robot`.
+        drive: The label of its module with ``set_thrust_attitude`` (its parameters ``mass``,
+            ``kf``, ``max_speed`` give the hover thrust and the most thrust).
+        pose: The label of its module whose read is ``[x, y, z, qw, qx, qy, qz]``.
         dt: The run's step, s (readings' step numbers times it is their time).
     """
 
-    def __init__(self, robot, dt: float) -> None:
+    def __init__(self, robot, drive: str, pose: str, dt: float) -> None:
         self.robot, self.dt = robot, dt
-        self.mass = float(robot.get_param("rotors", "mass"))
-        kf, top = float(robot.get_param("rotors", "kf")), float(robot.get_param("rotors",
-                                                                              "max_speed"))
+        self.drive, self.pose = getattr(robot, drive), getattr(robot, pose)
+        self.mass = float(robot.get_param(drive, "mass"))
+        kf, top = float(robot.get_param(drive, "kf")), float(robot.get_param(drive,
+                                                                          "max_speed"))
         self.max_thrust = 4.0 * kf * top * top
         self._prev: tuple[int, tuple[float, float, float]] | None = None
         self.z_ref: float | None = None
@@ -53,7 +57,7 @@ class Hover:
 
     def fly(self, intent, speeds) -> None:
         """One pass of the loop towards ``intent`` (fractions of ``speeds``)."""
-        reading = self.robot.mocap.read()
+        reading = self.pose.read()
         pos, quat = tuple(reading[:3]), reading[3:7]
         vx, vy, vz, span = self._velocity(reading.step, pos)
         yaw = _yaw(*quat)
@@ -70,5 +74,4 @@ class Hover:
         a_z = K_Z * (self.z_ref - pos[2]) + K_VZ * (climb - vz)
         thrust = self.mass * (GRAVITY + a_z) / (math.cos(roll) * math.cos(pitch))
         thrust = max(0.0, min(self.max_thrust, thrust))
-        self.robot.rotors.set_thrust_attitude(thrust, roll, pitch,
-                                              intent.turn * speeds.angular)
+        self.drive.set_thrust_attitude(thrust, roll, pitch, intent.turn * speeds.angular)

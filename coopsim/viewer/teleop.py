@@ -163,7 +163,7 @@ class TeleopControl:
     # -- pyglet's event handlers (pushed on the window: first to see each event) ---------------
 
     def on_key_press(self, symbol, modifiers):
-        if imgui.get_io().want_capture_keyboard and not self.robot:
+        if imgui.get_io().want_capture_keyboard:
             return None  # typing into a field
         if symbol == key.T:
             self.toggle()

@@ -55,8 +55,9 @@ class Gamepad:
         d = self.device
         if d is None:
             return STILL
-        if hasattr(d, "leftshoulder"):  # a controller
-            self._intent = pad_intent(d.leftx, d.lefty, d.rightx, d.righty, bool(d.leftshoulder))
+        if hasattr(d, "leftshoulder"):  # a controller: its analog vectors are y up
+            left, right = d.left_analog, d.right_analog
+            self._intent = pad_intent(left.x, left.y, right.x, right.y, bool(d.leftshoulder))
         else:  # a joystick: y is down-positive in pyglet's joystick axes
             buttons = getattr(d, "buttons", []) or [False]
             self._intent = pad_intent(d.x, -d.y, getattr(d, "z", 0.0), -getattr(d, "rz", 0.0),

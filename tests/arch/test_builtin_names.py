@@ -47,6 +47,9 @@ ALLOWED = {
     ("sim/snapshots.py", "flight"): "the flight engine feature: a 3D world's object poses",
     ("sim/describe.py", "formation"): "a squad's formation in the layout",
     ("viewer/app.py", "target"): "the Target panel's key",
+    ("client/teleop.py", "mocap"): "the pose reading a hand-flown quadrotor's outer loop closes "
+                                   "on, as the flight cascade's input (its drive is found by "
+                                   "its commands)",
     ("viewer/connection.py", "speed"): "the /sim speed factor",
     ("viewer/forms.py", "speed"): "the /sim speed factor",
     ("viewer/hud.py", "speed"): "the /sim speed factor",

@@ -31,7 +31,7 @@ ALLOWED = {
     "foxglove": {"model", "replay", "foxglove"},
     "ros2": {"model", "formats", "sim", "replay", "ros2"},
     "client": {"model", "net", "client"},
-    "viewer": {"model", "net", "viewer"},
+    "viewer": {"model", "net", "client", "viewer"},  # client: teleop drives a robot (T)
     "conformance": {"model", "net", "client", "conformance"},
     # learning environments: in-process runs (sim, formats); "human" rendering serves the run
     # (net) and starts the viewer's process (viewer/__init__, no window code); batched worlds

@@ -104,7 +104,7 @@ def test_not_a_terminal_and_no_robot_exit_2(run):
 def test_a_holonomic_robot_moves_sideways_in_its_own_frame(run):
     with Client(run.network.endpoint) as client:
         session = Teleop(client, "h1")
-        assert session.kind == "velocity"
+        assert session.kind == "planar"
         session.take()
         session.apply(Intent(left=1.0))  # heading 0: body left is world +y
         reader = Peer(lookup(run.network.endpoint, "/h1"))
@@ -114,3 +114,27 @@ def test_a_holonomic_robot_moves_sideways_in_its_own_frame(run):
         session.close()
         assert reader.ok(SPEEDS - 100 + 902)[0] == 0, "released: free for anyone"
         reader.close()
+
+
+def test_a_python_controller_waits_while_a_person_drives(run, capfd):
+    import threading
+
+    with Client(run.network.endpoint) as mine, Client(run.network.endpoint) as person:
+        bot = mine.robot("r1")
+        bot.motors.set_speeds(0.1, 0.1)
+        session = Teleop(person, "r1")
+        session.take()
+        done = threading.Event()
+        worker = threading.Thread(target=lambda: (bot.motors.set_speeds(0.2, 0.2), done.set()))
+        worker.start()
+        wait_until(lambda: "is driven by teleop" in capfd.readouterr().err)
+        assert not done.is_set(), "it waits while the person drives"
+        session.close()  # given back: the waiting command goes through
+        worker.join(10)
+        assert done.is_set()
+        bot.wait_while_teleoperated = False
+        session.take()
+        with pytest.raises(ProtocolError) as told:
+            bot.motors.stop()
+        assert told.value.code == 13
+        session.close()

@@ -12,7 +12,7 @@ import os
 import pytest
 from helpers import robot, scenario
 from nethelpers import Peer, live, lookup
-from test_viewer import connected, frame, pump, viewer_for  # noqa: F401
+from test_viewer import SHOTS, connected, frame, pump, screenshot, viewer_for  # noqa: F401
 
 MOTORS_READ, SPEEDS = 103, 100
 
@@ -62,6 +62,8 @@ def test_keys_drive_the_robot_under_the_pointer_and_t_gives_it_back(run, viewer_
     pump(viewer, lambda: min(_wheels(reader)) > 0.4, "i: forward at 0.5 m/s")
     viewer.dispatch_event("on_key_press", key.J, 0)  # i + j held: u, forward turning left
     pump(viewer, lambda: _wheels(reader)[1] > _wheels(reader)[0] > 0, "i + j: u")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    screenshot(viewer, "teleop_driving")  # the HUD line while driving (a person looked at it)
     steps = viewer.link.frame.step
     viewer.dispatch_event("on_key_press", key.PERIOD, 0)  # a drive key now, not one step
     viewer.dispatch_event("on_key_release", key.PERIOD, 0)
@@ -79,12 +81,19 @@ def test_keys_drive_the_robot_under_the_pointer_and_t_gives_it_back(run, viewer_
     reader.close()
 
 
+class _Stick:
+    x = y = 0.0
+
+
 class _Pad:
-    """pyglet's Controller as the device leaves it: sticks in [-1, 1], buttons as booleans."""
+    """pyglet's Controller as the device leaves it: sticks as vectors in [-1, 1] (y up),
+    buttons as booleans."""
 
     name = "stand-in pad"
-    leftx = lefty = rightx = righty = 0.0
     leftshoulder = False
+
+    def __init__(self):
+        self.left_analog, self.right_analog = _Stick(), _Stick()
 
     def close(self):
         pass
@@ -96,7 +105,7 @@ def test_the_gamepad_drives_only_while_its_deadman_is_held(run, viewer_for):  # 
     pad = _Pad()
     _drive(viewer, run, "r2")
     viewer.teleop.pad.device, viewer.teleop.pad.name = pad, pad.name
-    pad.lefty = 1.0
+    pad.left_analog.y = 1.0
     for _ in range(5):
         frame(viewer)
     assert _wheels(reader) == (0.0, 0.0), "the stick alone, without the dead-man: nothing"
@@ -115,7 +124,11 @@ def test_a_virtual_gamepad_through_uinput(run, viewer_for):  # noqa: F811
         pytest.skip("no writable /dev/uinput on this machine (a container without the uinput "
                     "device): the virtual gamepad cannot be made; the stand-in test covers "
                     "the mapping")
+    import pyglet
     from uinputpad import VirtualPad
+
+    def devices_read(until):  # pyglet reads input devices in its app loop's select: step it
+        return lambda: pyglet.app.platform_event_loop.step(0.01) is not False and until()
 
     reader = Peer(lookup(run.network.endpoint, "/r1"))
     with VirtualPad() as pad:
@@ -123,9 +136,10 @@ def test_a_virtual_gamepad_through_uinput(run, viewer_for):  # noqa: F811
         _drive(viewer, run, "r1")
         pump(viewer, lambda: viewer.teleop.pad.device is not None, "pyglet finding the pad")
         pad.hold(lefty=1.0, deadman=True)
-        pump(viewer, lambda: min(_wheels(reader)) > 0.4, "the virtual pad drives forward")
+        pump(viewer, devices_read(lambda: min(_wheels(reader)) > 0.4),
+             "the virtual pad drives forward")
         pad.hold(lefty=0.0, deadman=False)
-        pump(viewer, lambda: _wheels(reader) == (0.0, 0.0), "released: stopped")
+        pump(viewer, devices_read(lambda: _wheels(reader) == (0.0, 0.0)), "released: stopped")
         viewer.dispatch_event("on_key_press", key.T, 0)
     frame(viewer)
     assert viewer.teleop.robot == ""

@@ -1,0 +1,71 @@
+"""Teleoperation (issue 44, item 1): how many steps after a key (or stick) change the robot's
+motion command holds it. A live run in real time (dt 10 ms), served by its own threads; the
+teleop session of ``coopsim teleop`` and the viewer (coopsim.client.teleop) drives robot1;
+each change flips the intent between full forward and full back at a random moment of the
+step, and a reader's ``motors read`` (the wheel speeds commanded in the step it reports) finds
+the first step that used it. Goal: within one step (the step after the change)."""
+
+import random
+import statistics
+import time
+
+from .common import Case, count, unit
+
+CHANGES = 40  # key changes per measurement (one under the smoke size)
+
+
+def _latencies(nameserver: str, changes: int) -> list[int]:
+    """Steps from each change to the first step whose commanded wheel speeds show it."""
+    from coopsim.client import Client
+    from coopsim.client.teleop import Teleop, TeleopThread
+    from coopsim.model.teleop import Intent
+
+    out, rng = [], random.Random(7)
+    with Client(nameserver) as client, Client(nameserver) as watcher:
+        driver = TeleopThread(Teleop(client, "robot1")).start()
+        reader = watcher.robot("robot1")
+        try:
+            for k in range(changes):
+                sign = 1.0 if k % 2 == 0 else -1.0
+                time.sleep(rng.uniform(0.0, 0.01))  # anywhere in the step
+                before = reader.motors.read().step  # the last completed step
+                driver.set(Intent(forward=sign))
+                while True:
+                    reading = reader.motors.read()
+                    if reading[0] * sign > 0.4:
+                        out.append(reading.step - before)
+                        break
+        finally:
+            driver.stop()
+    return out
+
+
+class KeyToCommand(Case):
+    """A key change -> the robot's motion command, in steps (real time, dt 10 ms)."""
+
+    timeout = 120.0
+
+    def setup(self):
+        from coopsim.app.run import Run, RunOptions
+        from coopsim.model.specs import (FloorSpec, RobotSpec, ScenarioSpec, Settings,
+                                         WorldSpec)
+
+        spec = ScenarioSpec(WorldSpec(FloorSpec(10.0, 10.0)),
+                            robots=(RobotSpec("single", "robot1", (0.0, 0.0, 0.0), 0.0),),
+                            settings=Settings(dt=0.01, mode="realtime", seed=1), name="teleop")
+        with Run(spec, RunOptions(port=0, controllers=False)) as run:  # in this process: its
+            run.start()  # own threads serve it, as coopsim run's do
+            self.steps = _latencies(run.network.endpoint, count(CHANGES))
+
+    @unit("steps")
+    def track_steps_p95(self):
+        ordered = sorted(self.steps)
+        return float(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))])
+
+    @unit("steps")
+    def track_steps_mean(self):
+        return float(statistics.fmean(self.steps))
+
+    @unit("steps")
+    def track_steps_max(self):
+        return float(max(self.steps))
