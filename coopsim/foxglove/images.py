@@ -12,6 +12,7 @@ import struct
 
 import numpy as np
 
+from ..model.images import fresh
 from .proto import Msg, timestamp
 from .scene import Topic
 
@@ -37,12 +38,8 @@ def raw_image(ns: int, frame: str, pixels: np.ndarray) -> bytes:
 def image_messages(snap, ns: int, sent: dict, wanted) -> list[tuple[Topic, bytes]]:
     """(topic, RawImage) of every image published since the last call that ``wanted(topic)``
     (``sent``: robot name -> the step of its image sent last, updated here)."""
-    board = snap.extra.get("camera3d")
     out = []
-    for name, shot in (board.seen.items() if board is not None else ()):
-        if sent.get(name) == shot.step:
-            continue
-        sent[name] = shot.step
+    for name, shot in fresh(snap.extra.get("camera3d"), sent):
         for topic, pixels in ((image_topic(name), shot.rgb), (image_topic(name, True), shot.depth)):
             if pixels is not None and wanted(topic):
                 out.append((topic, raw_image(ns, f"{name}/camera3d", pixels)))
