@@ -20,6 +20,7 @@ import numpy as np
 from ..model.errors import CoopsimError
 from . import make_channel, require_sdk
 from .arms import SCENE_ARMS, TF_ARMS, ArmScene
+from .images import image_messages
 from .scans import Scans
 from .scenery import LOCAL_MESHES
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
@@ -115,6 +116,7 @@ class Bridge:
         self._scene: tuple | None = None  # (layout key, Scene)
         self._poses: list = []  # the SDK channel of each robot's pose, in the Scene's order
         self._scans = Scans({})  # the robots' range finders (foxglove.LaserScan), per layout
+        self._images: dict = {}  # robot -> the step of its camera3d image sent last
         self._arms = ArmScene({})  # the robots' 3D arms (links and frames), per layout
         self._events = EventLog()
         self._world_at = 0.0
@@ -213,6 +215,9 @@ class Bridge:
         self._log(STATE, lambda: state_json(snap), ns)
         for topic, data in self._scans.messages(
                 snap, ns, lambda t: self._channel(t).has_sinks()):  # scans cost: only if wanted
+            self._log(topic, lambda d=data: d, ns)
+        for topic, data in image_messages(snap, ns, self._images,
+                                          lambda t: self._channel(t).has_sinks()):
             self._log(topic, lambda d=data: d, ns)
         if self._arms and (self._channel(SCENE_ARMS).has_sinks()
                            or self._channel(TF_ARMS).has_sinks()):

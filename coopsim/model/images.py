@@ -66,6 +66,18 @@ def intrinsics(width: int, height: int, fov: float) -> tuple[float, float, float
     return f, f, 0.5 * width, 0.5 * height
 
 
+def fresh(board, sent: dict) -> list[tuple[str, object]]:
+    """(robot name, image) of each camera image on ``board`` (a camera's published images:
+    ``.seen``, name -> image with a ``step``; None for none) not sent yet; ``sent`` (robot
+    name -> the step of its image sent last) is updated: what a bridge publishes once."""
+    out = []
+    for name, shot in (board.seen.items() if board is not None else ()):
+        if sent.get(name) != shot.step:
+            sent[name] = shot.step
+            out.append((name, shot))
+    return out
+
+
 def parse_request(text: str) -> tuple[str, str]:
     """(kind, format) a read's text asks for: ``[rgb|depth|rgbd] [raw|png]``, default
     ``rgb raw``.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.images import intrinsics
+from ..model.images import fresh, intrinsics
 from .cdr import Writer
 
 IMAGE, CAMERA_INFO = "sensor_msgs/Image", "sensor_msgs/CameraInfo"
@@ -66,12 +66,8 @@ def camera_info(ns: int, frame: str, width: int, height: int, fov: float) -> byt
 def camera_messages(snap, ns: int, sent: dict) -> list[tuple[str, str, bytes]]:
     """(topic, type, message) of every image published since the last call (``sent``: robot
     name -> the step of its image sent last, updated here)."""
-    board = snap.extra.get("camera3d")
     out = []
-    for name, shot in (board.seen.items() if board is not None else ()):
-        if sent.get(name) == shot.step:
-            continue
-        sent[name] = shot.step
+    for name, shot in fresh(snap.extra.get("camera3d"), sent):
         frame, h, w = f"{name}/camera3d", *shot.rgb.shape[:2]
         out.append((f"/{name}/camera3d/image_raw", IMAGE, image(ns, frame, shot.rgb)))
         if shot.depth is not None:

@@ -407,7 +407,7 @@ class Sensors:
         plan = []
         for label, module in params.modules:
             rows, values = params.rows[label], params.values[label]
-            if not len(rows):
+            if not len(rows) or _idle(module, values):
                 continue
             timed = label in self.rates.steps or ("rate" in values
                                                   and "rate" not in values.zero)
@@ -504,3 +504,11 @@ class Sensors:
             prev[label] = arr
         self.prev, self._names = prev, names
         self.rates.remap(names)
+
+
+def _idle(module, values) -> bool:
+    """Whether a kind that senses only on demand is left out of the step: its ``idle_unless``
+    parameter (camera3d's ``publish``) is 0 for every robot carrying it, so its readings stay
+    as they were and a camera nobody reads costs no call at all."""
+    name = getattr(module, "idle_unless", "")
+    return bool(name) and name in values and name in getattr(values, "zero", ())

@@ -150,12 +150,14 @@ def test_a_camera_nobody_reads_renders_nothing_and_a_published_one_renders_at_it
     step_by_hand(quiet, 20)
     assert quiet.world.engine._renderer is None  # no OpenGL context was ever opened
     assert "camera3d" not in quiet.snapshot.extra
+    assert "camera3d" not in [entry[0] for entry in quiet.plan().sensing]  # not even a call
     loud = _sim(params=(("publish", 1), ("rate", 100.0)))  # every 5th step at dt 0.002
     steps = []
     for _ in range(20):
         step_by_hand(loud, 1)
         steps.append(loud.snapshot.extra["camera3d"].seen["cf"].step)
     assert set(steps) == {0, 5, 10, 15, 20}  # the first at once, then every 5th step
+    assert loud.snapshot.reading("cf", "camera3d")[0] == 20.0  # its latest image's step
     image = loud.snapshot.extra["camera3d"].seen["cf"]
     assert image.rgb.shape == (60, 80, 3) and image.depth.shape == (60, 80)
     assert not image.rgb.flags.writeable

@@ -13,7 +13,8 @@ the same images.
 A camera nobody reads costs nothing: an image is rendered when a client reads one (command
 ``read``, answered between two steps on the thread that owns the world) or, for a camera whose
 ``publish`` is 1, at its ``rate`` (Hz) for the recording and the ROS 2 and Foxglove bridges.
-The reading (``width``, ``height``, ``fov``) is the camera's geometry, free to serve.
+The reading is the step of the camera's latest published image (0 before any, or when it does
+not publish): while no camera publishes the step leaves the module out altogether.
 Only an engine with a renderer (``mujoco``) renders: elsewhere a read answers error 4.
 """
 
@@ -96,15 +97,18 @@ class Camera3d(Module):
                             "(default rgb raw); reply text one line per image "
                             "'<encoding> <format> <base64>', params [step, width, height], "
                             "data [time s, fx, fy, cx, cy px, near, far m]"),)
-    fields = ("width", "height", "fov")
+    fields = ("published",)
+    #: the step leaves the kind out while every camera's ``publish`` is 0 (coopsim.sim.sensing)
+    idle_unless = "publish"
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        return np.column_stack((p["width"], p["height"], p["fov"])).astype(float)
+        return np.where(p["publish"] > 0, float(frame.step), prev[:, 0])[:, None]
 
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
-        """The geometry; the cameras with ``publish`` 1 render and publish an image."""
+        """The cameras with ``publish`` 1 render and publish an image; the reading is the step
+        of each camera's latest published image (0 before any, or when it does not publish)."""
         out = cls.sense(frame, rows, p, prev)
         pub = np.nonzero(p["publish"] > 0)[0]
         if len(pub) and frame.state3d is not None:

@@ -1,0 +1,46 @@
+"""Camera images in Foxglove: each publishing ``camera3d``'s images as ``foxglove.RawImage``.
+
+A camera whose ``publish`` is 1 renders at its ``rate`` (coopsim.plugins.modules.camera3d);
+each new image goes out once on ``/robots/<name>/camera3d`` (``rgb8``) and, when it renders
+depth, ``/robots/<name>/camera3d/depth`` (``32FC1``, m along the optical axis, +inf for nothing
+within far), frame ``<name>/camera3d``; encoded only when someone subscribes.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from ..model.images import fresh
+from .proto import Msg, timestamp
+from .scene import Topic
+
+
+def image_topic(robot: str, depth: bool = False) -> Topic:
+    """The RawImage topic of one robot's camera (its depth images with ``depth``)."""
+    return Topic(f"/robots/{robot}/camera3d" + ("/depth" if depth else ""), "RawImage")
+
+
+def raw_image(ns: int, frame: str, pixels: np.ndarray) -> bytes:
+    """foxglove.RawImage of (h, w, 3) uint8 RGB (``rgb8``) or (h, w) float32 depth
+    (``32FC1``), rows top first (field numbers of foxglove/RawImage.proto)."""
+    h, w = pixels.shape[:2]
+    rgb = pixels.ndim == 3
+    data = np.ascontiguousarray(pixels, np.uint8 if rgb else "<f4").tobytes()
+    msg = Msg().sub(1, timestamp(ns))
+    msg.data += b"\x15" + struct.pack("<I", w) + b"\x1d" + struct.pack("<I", h)  # fixed32 2, 3
+    msg.string(4, "rgb8" if rgb else "32FC1")
+    msg.data += b"\x2d" + struct.pack("<I", len(data) // h)  # fixed32 5: bytes per row
+    return bytes(msg.raw(6, data).string(7, frame).data)
+
+
+def image_messages(snap, ns: int, sent: dict, wanted) -> list[tuple[Topic, bytes]]:
+    """(topic, RawImage) of every image published since the last call that ``wanted(topic)``
+    (``sent``: robot name -> the step of its image sent last, updated here)."""
+    out = []
+    for name, shot in fresh(snap.extra.get("camera3d"), sent):
+        for topic, pixels in ((image_topic(name), shot.rgb), (image_topic(name, True), shot.depth)):
+            if pixels is not None and wanted(topic):
+                out.append((topic, raw_image(ns, f"{name}/camera3d", pixels)))
+    return out
