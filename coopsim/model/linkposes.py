@@ -46,6 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arm import quat_matrix  # noqa: F401 -- (w, x, y, z) -> 3 x 3, for the clients
+
 MAX_COLUMNS = 32  # moving joints streamed per robot (link_q1..link_q32)
 COLUMNS = tuple(f"link_q{i}" for i in range(1, MAX_COLUMNS + 1))
 KINDS = ("mesh", "box", "sphere", "cylinder", "capsule", "ellipsoid")
