@@ -210,6 +210,12 @@ def link_poses(entry: Mapping, pose: Sequence[float],
     doc = links_of(entry)
     if doc is None:
         return {}
+    return {name: (np.array(xyz), np.array(quat))
+            for name, (xyz, quat) in _world(doc, pose, columns).items()}
+
+
+def _world(doc: Mapping, pose: Sequence[float], columns) -> dict[str, tuple[tuple, tuple]]:
+    """:func:`link_poses` in plain floats."""
     bxyz, bquat = base_pose(pose)
     base = (tuple(bxyz.tolist()), tuple(bquat.tolist()))
     world: dict[str, tuple] = {}
@@ -217,7 +223,7 @@ def link_poses(entry: Mapping, pose: Sequence[float],
         pxyz, pquat = world.get(parent, base)
         dx, dy, dz = _rot(pquat, xyz)
         world[name] = ((pxyz[0] + dx, pxyz[1] + dy, pxyz[2] + dz), _mul(pquat, quat))
-    return {name: (np.array(xyz), np.array(quat)) for name, (xyz, quat) in world.items()}
+    return world
 
 
 def link_visuals(entry: Mapping) -> dict[str, tuple[Visual, ...]]:
@@ -226,6 +232,9 @@ def link_visuals(entry: Mapping) -> dict[str, tuple[Visual, ...]]:
     doc = links_of(entry)
     if doc is None:
         return {}
+    held = _VISUALS.get(id(doc))
+    if held is not None and held[0] is doc:  # a layout's document does not change
+        return held[1]
     out = {}
     for link in doc["links"]:
         out[link["name"]] = tuple(
@@ -235,19 +244,29 @@ def link_visuals(entry: Mapping) -> dict[str, tuple[Visual, ...]]:
                    tuple(v.get("color", (0.7, 0.7, 0.7, 1.0))),
                    tuple(tuple(b) for b in v.get("bounds", ((0.0,) * 3, (0.0,) * 3))))
             for v in link.get("visuals", ()) if v.get("kind") in KINDS)
+    if len(_VISUALS) >= 256:  # documents of layouts gone
+        _VISUALS.clear()
+    _VISUALS[id(doc)] = (doc, out)
     return out
+
+
+_VISUALS: dict[int, tuple] = {}  # id(links document) -> (document, its link_visuals)
 
 
 def placed_visuals(entry: Mapping, pose: Sequence[float],
                    columns: Mapping[str, float] | None = None) -> list[tuple[str, Visual, Pose]]:
     """Every visual shape of the robot with its world pose: (link, visual, (xyz, quat)), the
     shape's own frame (a mesh: its file's frame) in the world frame."""
-    poses, out = link_poses(entry, pose, columns), []
-    for link, visuals in link_visuals(entry).items():
-        lxyz, lquat = poses[link]
+    doc = links_of(entry)
+    if doc is None:
+        return []
+    world, out = _world(doc, pose, columns), []
+    for link, visuals in link_visuals(doc).items():
+        lxyz, lquat = world[link]
         for v in visuals:
-            out.append((link, v, (lxyz + quat_rotate(lquat, v.xyz),
-                                  quat_mul(lquat, np.asarray(v.quat, dtype=float)))))
+            dx, dy, dz = _rot(lquat, v.xyz)
+            out.append((link, v, (np.array((lxyz[0] + dx, lxyz[1] + dy, lxyz[2] + dz)),
+                                  np.array(_mul(lquat, v.quat)))))
     return out
 
 
