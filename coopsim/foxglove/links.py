@@ -21,7 +21,8 @@ import os
 
 import numpy as np
 
-from ..model.linkposes import link_columns, link_visuals, links_of, local_poses, row_columns
+from ..model.linkposes import (link_columns, link_visuals, links_of, local_poses, quat_matrix,
+                               row_columns)
 from ..model.plugins import ROBOT_TYPES
 from ..model.scenerydoc import mesh_triangles
 from .proto import Msg, Slot, Template, color, pose3, quaternion4, vector3
@@ -64,13 +65,6 @@ def _file_triangles(path: str) -> np.ndarray | None:
         return None
 
 
-def _matrix(q) -> np.ndarray:
-    w, x, y, z = (float(v) for v in q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
 def _place(xyz, quat) -> Msg:
     return pose3(*xyz, quat[1], quat[2], quat[3], quat[0])
 
@@ -82,11 +76,11 @@ def _shape(entity: Msg, v, files: dict, budget: list) -> None:
         tri = _file_triangles(files[v.file]) if v.file in files else None
         if tri is not None and len(tri) <= budget[0]:
             budget[0] -= len(tri)
-            points = (tri.reshape(-1, 3) * np.asarray(v.scale)) @ _matrix(v.quat).T + v.xyz
+            points = (tri.reshape(-1, 3) * np.asarray(v.scale)) @ quat_matrix(v.quat).T + v.xyz
             entity.sub(12, _triangles(points, rgb, alpha))
             return
         lo, hi = np.asarray(v.bounds[0], float), np.asarray(v.bounds[1], float)
-        centre = np.asarray(v.xyz) + _matrix(v.quat) @ ((lo + hi) / 2)
+        centre = np.asarray(v.xyz) + quat_matrix(v.quat) @ ((lo + hi) / 2)
         entity.sub(8, Msg().sub(1, _place(centre, v.quat)).sub(2, vector3(*(hi - lo)))
                    .sub(3, color(rgb, alpha)))
     elif v.kind == "box":
@@ -101,7 +95,7 @@ def _shape(entity: Msg, v, files: dict, budget: list) -> None:
         entity.sub(10, Msg().sub(1, _place(v.xyz, v.quat)).sub(2, vector3(2 * r, 2 * r, length))
                    .double(3, 1.0).double(4, 1.0).sub(5, color(rgb, alpha)))
         if v.kind == "capsule":
-            axis = _matrix(v.quat)[:, 2] * length / 2
+            axis = quat_matrix(v.quat)[:, 2] * length / 2
             for end in (np.asarray(v.xyz) + axis, np.asarray(v.xyz) - axis):
                 entity.sub(9, Msg().sub(1, _place(end, v.quat)).sub(2, vector3(2 * r, 2 * r, 2 * r))
                            .sub(3, color(rgb, alpha)))

@@ -46,6 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arm import quat_matrix  # noqa: F401 -- (w, x, y, z) -> 3 x 3, for the clients
+
 MAX_COLUMNS = 32  # moving joints streamed per robot (link_q1..link_q32)
 COLUMNS = tuple(f"link_q{i}" for i in range(1, MAX_COLUMNS + 1))
 KINDS = ("mesh", "box", "sphere", "cylinder", "capsule", "ellipsoid")
@@ -79,25 +81,34 @@ class Visual:
     bounds: tuple = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
 
 
-def quat_mul(a, b) -> np.ndarray:
-    """Hamilton product a b of two (w, x, y, z) quaternions."""
+def _mul(a, b) -> tuple:
     aw, ax, ay, az = a
     bw, bx, by, bz = b
-    return np.array([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw])
+    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
+
+
+def _rot(q, v) -> tuple:
+    w, x, y, z = q
+    vx, vy, vz = v
+    tx, ty, tz = 2.0 * (y * vz - z * vy), 2.0 * (z * vx - x * vz), 2.0 * (x * vy - y * vx)
+    return (vx + w * tx + (y * tz - z * ty), vy + w * ty + (z * tx - x * tz),
+            vz + w * tz + (x * ty - y * tx))
+
+
+def quat_mul(a, b) -> np.ndarray:
+    """Hamilton product a b of two (w, x, y, z) quaternions."""
+    return np.array(_mul([float(v) for v in a], [float(v) for v in b]))
 
 
 def quat_rotate(q, v) -> np.ndarray:
     """Vector ``v`` (3,) turned by the unit quaternion ``q`` (w, x, y, z)."""
-    w, u = q[0], np.asarray(q[1:], dtype=float)
-    v = np.asarray(v, dtype=float)
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    return np.array(_rot([float(c) for c in q], [float(c) for c in v]))
 
 
-def _axis_angle(axis, angle: float) -> np.ndarray:
+def _axis_angle(axis, angle: float) -> tuple:
     s = math.sin(angle / 2.0)
-    return np.array([math.cos(angle / 2.0), axis[0] * s, axis[1] * s, axis[2] * s])
+    return (math.cos(angle / 2.0), axis[0] * s, axis[1] * s, axis[2] * s)
 
 
 def links_of(entry: Mapping) -> Mapping | None:
@@ -137,20 +148,23 @@ def _joint_value(joint: Mapping, columns: Mapping[str, float] | None) -> float:
     return float(v) - float(joint.get("zero", 0.0))
 
 
-def _moved(xyz: np.ndarray, quat: np.ndarray, joints, columns) -> Pose:
+def _moved(xyz: tuple, quat: tuple, joints, columns) -> tuple[tuple, tuple]:
     """A link frame moved by its joints (MuJoCo's order: each in turn, in the turned frame)."""
     for joint in joints:
         d = _joint_value(joint, columns)
         if d == 0.0:
             continue
-        axis = np.asarray(joint["axis"], dtype=float)
+        axis = [float(a) for a in joint["axis"]]
         if joint.get("kind") == "slide":
-            xyz = xyz + quat_rotate(quat, axis) * d
+            dx, dy, dz = _rot(quat, axis)
+            xyz = (xyz[0] + dx * d, xyz[1] + dy * d, xyz[2] + dz * d)
         elif joint.get("kind") == "hinge":
-            anchor = np.asarray(joint.get("anchor", (0.0, 0.0, 0.0)), dtype=float)
-            at = xyz + quat_rotate(quat, anchor)  # the anchor stays where it is
-            quat = quat_mul(quat, _axis_angle(axis, d))
-            xyz = at - quat_rotate(quat, anchor)
+            anchor = [float(a) for a in joint.get("anchor", (0.0, 0.0, 0.0))]
+            ax, ay, az = _rot(quat, anchor)
+            at = (xyz[0] + ax, xyz[1] + ay, xyz[2] + az)  # the anchor stays where it is
+            quat = _mul(quat, _axis_angle(axis, d))
+            bx, by, bz = _rot(quat, anchor)
+            xyz = (at[0] - bx, at[1] - by, at[2] - bz)
     return xyz, quat
 
 
@@ -162,10 +176,17 @@ def local_poses(entry: Mapping, columns: Mapping[str, float] | None = None
     doc = links_of(entry)
     if doc is None:
         return []
+    return [(name, parent, np.array(xyz), np.array(quat))
+            for name, parent, xyz, quat in _local(doc, columns)]
+
+
+def _local(doc: Mapping, columns) -> list[tuple[str, str, tuple, tuple]]:
+    """:func:`local_poses` in plain floats (the fast path every client takes per frame)."""
     out = []
     for link in doc["links"]:
-        xyz, quat = _moved(np.asarray(link["xyz"], dtype=float),
-                           np.asarray(link["quat"], dtype=float), link.get("moving", ()), columns)
+        xyz, quat = _moved(tuple(float(v) for v in link["xyz"]),
+                           tuple(float(v) for v in link["quat"]), link.get("moving", ()),
+                           columns)
         out.append((link["name"], link.get("parent", ""), xyz, quat))
     return out
 
@@ -186,12 +207,23 @@ def link_poses(entry: Mapping, pose: Sequence[float],
         Link name -> (xyz (3,) m, quat (w, x, y, z) (4,)) in the world frame; {} for a robot
         without a ``links`` document.
     """
-    base = base_pose(pose)
-    out: dict[str, Pose] = {}
-    for name, parent, xyz, quat in local_poses(entry, columns):
-        p = out.get(parent, base)
-        out[name] = (p[0] + quat_rotate(p[1], xyz), quat_mul(p[1], quat))
-    return out
+    doc = links_of(entry)
+    if doc is None:
+        return {}
+    return {name: (np.array(xyz), np.array(quat))
+            for name, (xyz, quat) in _world(doc, pose, columns).items()}
+
+
+def _world(doc: Mapping, pose: Sequence[float], columns) -> dict[str, tuple[tuple, tuple]]:
+    """:func:`link_poses` in plain floats."""
+    bxyz, bquat = base_pose(pose)
+    base = (tuple(bxyz.tolist()), tuple(bquat.tolist()))
+    world: dict[str, tuple] = {}
+    for name, parent, xyz, quat in _local(doc, columns):
+        pxyz, pquat = world.get(parent, base)
+        dx, dy, dz = _rot(pquat, xyz)
+        world[name] = ((pxyz[0] + dx, pxyz[1] + dy, pxyz[2] + dz), _mul(pquat, quat))
+    return world
 
 
 def link_visuals(entry: Mapping) -> dict[str, tuple[Visual, ...]]:
@@ -200,6 +232,9 @@ def link_visuals(entry: Mapping) -> dict[str, tuple[Visual, ...]]:
     doc = links_of(entry)
     if doc is None:
         return {}
+    held = _VISUALS.get(id(doc))
+    if held is not None and held[0] is doc:  # a layout's document does not change
+        return held[1]
     out = {}
     for link in doc["links"]:
         out[link["name"]] = tuple(
@@ -209,19 +244,29 @@ def link_visuals(entry: Mapping) -> dict[str, tuple[Visual, ...]]:
                    tuple(v.get("color", (0.7, 0.7, 0.7, 1.0))),
                    tuple(tuple(b) for b in v.get("bounds", ((0.0,) * 3, (0.0,) * 3))))
             for v in link.get("visuals", ()) if v.get("kind") in KINDS)
+    if len(_VISUALS) >= 256:  # documents of layouts gone
+        _VISUALS.clear()
+    _VISUALS[id(doc)] = (doc, out)
     return out
+
+
+_VISUALS: dict[int, tuple] = {}  # id(links document) -> (document, its link_visuals)
 
 
 def placed_visuals(entry: Mapping, pose: Sequence[float],
                    columns: Mapping[str, float] | None = None) -> list[tuple[str, Visual, Pose]]:
     """Every visual shape of the robot with its world pose: (link, visual, (xyz, quat)), the
     shape's own frame (a mesh: its file's frame) in the world frame."""
-    poses, out = link_poses(entry, pose, columns), []
-    for link, visuals in link_visuals(entry).items():
-        lxyz, lquat = poses[link]
+    doc = links_of(entry)
+    if doc is None:
+        return []
+    world, out = _world(doc, pose, columns), []
+    for link, visuals in link_visuals(doc).items():
+        lxyz, lquat = world[link]
         for v in visuals:
-            out.append((link, v, (lxyz + quat_rotate(lquat, v.xyz),
-                                  quat_mul(lquat, np.asarray(v.quat, dtype=float)))))
+            dx, dy, dz = _rot(lquat, v.xyz)
+            out.append((link, v, (np.array((lxyz[0] + dx, lxyz[1] + dy, lxyz[2] + dz)),
+                                  np.array(_mul(lquat, v.quat)))))
     return out
 
 

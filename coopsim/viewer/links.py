@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 
-from ..model.linkposes import (COLUMNS, link_visuals, links_of, placed_visuals, quat_rotate,
+from ..model.linkposes import (COLUMNS, link_visuals, links_of, placed_visuals, quat_matrix,
                                row_columns)
 from .geometry import Layer, LineLayer, rgba, shade
 
@@ -92,7 +92,7 @@ class LinkDrawing:
                                                     self.columns(columns, row)):
                 centre, half = self.boxes[k]
                 local = centre + SIGNS * half
-                self.corners[k] = xyz + np.array([quat_rotate(quat, p) for p in local])
+                self.corners[k] = xyz + local @ quat_matrix(quat).T
                 k += 1
         flat = self.corners[:, :, :2]
         self._faces.write(flat[:, _TRI].reshape(-1, 2))

@@ -66,6 +66,9 @@ class SideView:
         arms = getattr(scene, "arms", None)
         if arms is not None and arms.frames:
             plot.arms(draw, arms, self.axis)
+        links = getattr(scene, "links", None)
+        if links:  # robots from description files (viewer/links.py)
+            plot.links(draw, links, self.axis)
 
 
 class _Plot:
@@ -127,6 +130,18 @@ class _Plot:
             draw.add_rect_filled(lo, hi, colour)
             draw.add_rect(lo, hi, _u32((0.05, 0.05, 0.05, 1.0)), 0.0, 1.0)
 
+    def links(self, draw, links, axis: str) -> None:
+        """Each shape of each described robot's links from the side: the rectangle its box
+        covers (viewer/links.py), in a grey with a dark rim."""
+        k = 0 if axis == "x" else 1
+        fill, rim = _u32((0.55, 0.55, 0.58, 0.6)), _u32((0.1, 0.1, 0.12, 1.0))
+        for corners in links.corners:
+            a = self.at(float(corners[:, k].min()), float(corners[:, 2].min()))
+            b = self.at(float(corners[:, k].max()), float(corners[:, 2].max()))
+            lo, hi = imgui.ImVec2(a[0], b[1]), imgui.ImVec2(b[0], a[1])
+            draw.add_rect_filled(lo, hi, fill)
+            draw.add_rect(lo, hi, rim, 0.0, 1.0)
+
     def arms(self, draw, arms, axis: str) -> None:
         """Each arm from the side: its pedestal, its links as lines as thick as the links
         (at least 2 px), its joints as dots, its gripper's fingers."""
@@ -163,6 +178,9 @@ def _heights(scene) -> np.ndarray:
     arms = getattr(scene, "arms", None)
     if arms is not None:
         z += [f[:, 2, 3] for f in arms.frames.values()]
+    links = getattr(scene, "links", None)
+    if links:
+        z.append(links.corners[:, :, 2].ravel())
     return np.concatenate(z)
 
 

@@ -92,3 +92,11 @@ def test_described_robots_are_drawn_link_by_link_from_above(display, viewer_for,
     wheel = pixel(image, *cam.to_screen(-0.8 - 0.08, 0.6))  # the rover's left wheel (+y turned)
     assert not close(base, floor, tol=12), (base, floor)
     assert not close(wheel, floor, tol=12), (wheel, floor)
+    # from the side (x-z): the hand's box where the panel's mapping puts it, bare panel above
+    from coopsim.viewer.sideview import _extent, _heights, _Plot, _top
+    plot = _Plot(viewer.side.rect, _extent(scene, "x"), _top(_heights(scene)))
+    centre = (lo + hi) / 2
+    hx, hy = plot.at(float(centre[0]), float(centre[2]))
+    ex, ey = plot.at(float(centre[0]), float(hi[2]) + 0.4)
+    drawn, empty = pixel(image, hx, viewer.height - hy), pixel(image, ex, viewer.height - ey)
+    assert not close(drawn, empty, tol=20), (drawn, empty)
