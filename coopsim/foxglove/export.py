@@ -19,6 +19,7 @@ from ..replay.player import recorded_steps
 from . import make_channel, require_sdk
 from .arms import ArmScene
 from .layout import layout_json
+from .images import image_messages
 from .scans import Scans
 from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
                     log_message, metric_messages, pose_topic, state_json)
@@ -109,7 +110,7 @@ def export_foxglove(recording, out: str | os.PathLike,
 
 def _write_steps(recording, out: _Out, params: dict) -> int:
     """Every recorded step's messages; return the steps written."""
-    scene, key, events, steps = None, None, EventLog(), 0
+    scene, key, events, steps, images = None, None, EventLog(), 0, {}
     for frame, layout, snap in recorded_steps(recording):
         ns = round(frame.position * 1e9)
         if scene is None or key != frame.layout or not scene.fits(snap):
@@ -123,6 +124,8 @@ def _write_steps(recording, out: _Out, params: dict) -> int:
         out.poses(scene, values, ns)
         out.write(STATE, state_json(snap), ns)
         for topic, data in scans.messages(snap, ns) + arms.messages(snap, ns):
+            out.write(topic, data, ns)
+        for topic, data in image_messages(snap, ns, images, lambda t: True):
             out.write(topic, data, ns)
         for topic, data in metric_messages(snap):
             out.write(topic, data, ns)

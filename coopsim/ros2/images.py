@@ -1,11 +1,11 @@
 """Camera images as ROS 2 messages: ``sensor_msgs/Image`` and ``sensor_msgs/CameraInfo``.
 
 Every ``camera3d`` that publishes (its ``publish`` 1: rendered at its ``rate``, coopsim.plugins
-.modules.camera3d) gives, each time it renders, ``/<robot>/camera3d/image_raw`` (``rgb8``),
-``/<robot>/camera3d/depth`` (``32FC1``, metres along the optical axis, +inf for nothing within
-far, REP 118) when it renders depth, and ``/<robot>/camera3d/camera_info`` (the pinhole model:
+.modules.camera3d) gives, each time it renders, ``/R/camera3d/image_raw`` (R: the robot's ROS name) (``rgb8``),
+``/R/camera3d/depth`` (``32FC1``, metres along the optical axis, +inf for nothing within
+far, REP 118) when it renders depth, and ``/R/camera3d/camera_info`` (the pinhole model:
 ``plumb_bob`` with no distortion, K and P from the field of view), all in the frame
-``<robot>/camera3d``: the live bridge (``coopsim run --ros2``) and ``coopsim export --rosbag``
+``R/camera3d``: the live bridge (``coopsim run --ros2``) and ``coopsim export --rosbag``
 (from a recording's images, format 6) alike.
 """
 
@@ -66,8 +66,11 @@ def camera_info(ns: int, frame: str, width: int, height: int, fov: float) -> byt
 def camera_messages(snap, ns: int, sent: dict) -> list[tuple[str, str, bytes]]:
     """(topic, type, message) of every image published since the last call (``sent``: robot
     name -> the step of its image sent last, updated here)."""
+    from .scene import ros_robot  # here: scene imports messages, which imports this module
+
     out = []
-    for name, shot in fresh(snap.extra.get("camera3d"), sent):
+    for robot, shot in fresh(snap.extra.get("camera3d"), sent):
+        name = ros_robot(robot)
         frame, h, w = f"{name}/camera3d", *shot.rgb.shape[:2]
         out.append((f"/{name}/camera3d/image_raw", IMAGE, image(ns, frame, shot.rgb)))
         if shot.depth is not None:

@@ -72,3 +72,19 @@ def test_the_bag_carries_image_depth_and_camera_info(recorded, tmp_path):
     info = got["/cf/camera3d/camera_info"][-1]
     assert info.k[0] == pytest.approx(12.0 / np.tan(np.radians(30.0)))
     assert (info.k[2], info.k[5], info.distortion_model) == (16.0, 12.0, "plumb_bob")
+
+
+def test_the_foxglove_export_carries_the_images(recorded, tmp_path):
+    pytest.importorskip("foxglove", reason="foxglove-sdk (foxglove extra)")
+    from mcap.reader import make_reader
+
+    from coopsim.foxglove.export import export_foxglove
+
+    path, _ = recorded
+    with Recording(path) as rec:
+        export_foxglove(rec, tmp_path / "fox.mcap")
+    with open(tmp_path / "fox.mcap", "rb") as f:
+        images = [(s.name, c.topic) for s, c, _ in make_reader(f).iter_messages(
+            topics=["/robots/cf/camera3d", "/robots/cf/camera3d/depth"])]
+    assert images.count(("foxglove.RawImage", "/robots/cf/camera3d")) == 3
+    assert len(images) == 6
