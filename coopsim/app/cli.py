@@ -152,7 +152,8 @@ def run(file, **flags) -> None:
 
 
 @main.command()
-@click.argument("robot")
+@click.argument("robot", required=False)
+@click.option("--group", metavar="SQUAD", help="Steer squad SQUAD (shared control) instead.")
 @click.option("--nameserver", help="Name server endpoint (default $COOPSIM_NAMESERVER or "
                                    "tcp://127.0.0.1:10000).")
 @click.option("--speed", type=click.FloatRange(0.01, 20.0), default=0.5, show_default=True,
@@ -160,12 +161,13 @@ def run(file, **flags) -> None:
 @click.option("--turn", type=click.FloatRange(0.01, 20.0), default=1.0, show_default=True,
               help="Top turn rate, rad/s (q/z and e/c: x1.1, x0.9).")
 @friendly
-def teleop(robot, nameserver, speed, turn) -> None:
-    """Drive ROBOT from this terminal with teleop_twist_keyboard's keys (docs/in-the-loop.md):
-    it is taken from its controller (told with error 13) and given back on Ctrl+C or Ctrl+D."""
+def teleop(robot, group, nameserver, speed, turn) -> None:
+    """Drive ROBOT (or steer a squad: --group) from this terminal with teleop_twist_keyboard's
+    keys (docs/in-the-loop.md): it is taken from its controller (told with error 13) and given
+    back on Ctrl+C or Ctrl+D."""
     from .teleop import teleop_command
 
-    teleop_command(robot, nameserver, speed, turn)
+    teleop_command(robot, nameserver, speed, turn, group)
 
 
 @main.command()

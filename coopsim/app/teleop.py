@@ -32,18 +32,25 @@ Ctrl+C or Ctrl+D: give the robot back and quit
 """
 
 
-def teleop_command(robot: str, nameserver: str | None, speed: float, turn: float) -> None:
-    """Drive ``robot`` from this terminal until Ctrl+C/Ctrl+D; exit 1 when driving stopped
-    because the robot was taken or the run ended."""
+def teleop_command(robot: str | None, nameserver: str | None, speed: float, turn: float,
+                   group: str | None = None) -> None:
+    """Drive ``robot`` (or steer squad ``group``) from this terminal until Ctrl+C/Ctrl+D;
+    exit 2 when driving stopped because the robot was taken or the run ended."""
     from ..client import Client
-    from ..client.teleop import Teleop, TeleopThread
+    from ..client.teleop import GroupTeleop, Teleop, TeleopThread
+
+    if (robot is None) == (group is None):
+        raise CoopsimError("coopsim teleop drives one robot (ROBOT) or steers one squad "
+                           "(--group SQUAD): name one of them")
 
     fd = sys.stdin.fileno()
     if not os.isatty(fd):
         raise CoopsimError("coopsim teleop reads keys from a terminal; stdin is not one")
     keys = TerminalKeys(Speeds(speed, turn))
     with Client(nameserver, timeout=3.0) as client:
-        session = Teleop(client, robot, keys.speeds)
+        session = Teleop(client, robot, keys.speeds) if group is None else \
+            GroupTeleop(client, group, keys.speeds)
+        robot = robot or f"squad {group}"
         driver = TeleopThread(session)
         said = driver.teleop.take()
         out = sys.stderr

@@ -41,6 +41,7 @@ ARM_SPEED = 0.1  # m/s: the most an arm's tool is jogged at, whatever the linear
 #: robot's own listing, command 3: a motion command's name and its data count, or an action).
 DRIVES = (("wheels", "set_speeds", 2), ("planar", "set_velocity", 3),
           ("flyer", "set_thrust_attitude", 4), ("jog", "move_to", 3))
+STEER = 4  # /squads command 4 steer: text the squad, data [vx, vy, vz, yaw_rate] (protocol 10)
 POSE_MODULE = "mocap"  # the pose a flyer's outer loop closes on (the flight cascade's input)
 
 
@@ -147,6 +148,47 @@ class Teleop:
             self.robot.release()
         except ProtocolError:
             pass  # the run is gone, or an operator took the robot: nothing to give back
+
+
+class GroupTeleop:
+    """A person steering a squad under shared control (docs/in-the-loop.md, *Steering a
+    group*): an intent becomes the squad's velocity set point, ``/squads`` command 4 ``steer``
+    (world frame: forward +x, left +y, up +z, m/s; turn, rad/s); the robots keep formation
+    and avoid obstacles themselves. Duck-typed as :class:`Teleop` for :class:`TeleopThread`.
+
+    Args:
+        client: A :class:`~coopsim.client.Client`.
+        squad: The squad's name.
+        speeds: Top speeds the intents are fractions of.
+    """
+
+    kind = "group"
+    taken_from = ""
+
+    def __init__(self, client, squad: str, speeds: Speeds = Speeds()) -> None:
+        self.client, self.name, self.speeds = client, squad, speeds
+        self.endpoint = client.lookup("/squads", "rep")
+        self.last: Intent = STILL
+
+    def take(self) -> str:
+        """Steer it still once (the server says at once when the squad is not steerable)."""
+        self.apply(STILL)
+        return f"steering squad {self.name}"
+
+    def apply(self, intent: Intent) -> None:
+        """Send the squad's velocity for ``intent``."""
+        self.last = intent
+        v, w = self.speeds.linear, self.speeds.angular
+        self.client.request(self.endpoint, STEER, self.name,
+                            data=(intent.forward * v, intent.left * v, intent.up * v,
+                                  intent.turn * w))
+
+    def close(self) -> None:
+        """Steer it still (it holds there: its formation and obstacle laws go on)."""
+        try:
+            self.apply(STILL)
+        except ProtocolError:
+            pass  # the run is gone
 
 
 class TeleopThread:

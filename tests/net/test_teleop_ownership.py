@@ -46,3 +46,36 @@ def test_teleop_takes_tells_the_controller_and_gives_back():
         third.ok(RELEASE)
         assert other.ok(SPEEDS, data=[0.0, 0.0])[0] == 0
         assert third.ask(CLAIM, params=[3])[0] == p.OUT_OF_RANGE
+
+
+def test_in_lockstep_the_displaced_controller_leaves_and_rejoins():
+    """The book alone (no sockets): a teleop claim detaches the controller it displaces, so
+    the steps stop waiting for it; the teleop's lease lapsing gives the robot back too."""
+    import pytest
+
+    from coopsim.model.errors import ProtocolError
+    from coopsim.sim.clock import ManualClock
+    from coopsim.sim.slots import CommandSlots, Owner
+
+    clock = ManualClock()
+    slots = CommandSlots(clock, lease=3.0)
+    robot, person = Owner("ctl", "the controller", 1), Owner("me", "the person", 2)
+    slots.put("r1", "motors", (0.1, 0.1), owner=robot)
+    assert slots.attached() == ["r1"]
+    assert slots.claim("r1", person, teleop=True) == "the controller"
+    assert slots.attached() == [] and slots.owner("r1") == "the person"
+    with pytest.raises(ProtocolError) as told:
+        slots.put("r1", "motors", (0.1, 0.1), owner=robot)
+    assert told.value.code == TELEOPERATED
+    slots.put("r1", "motors", (0.3, 0.3), owner=person)  # the person drives: attached
+    assert slots.attached() == ["r1"]
+    slots.release("r1", person.key)
+    assert slots.owner("r1") == "the controller" and slots.attached() == []
+    slots.put("r1", "motors", (0.1, 0.1), owner=robot)  # attaches again, no claim
+    assert slots.attached() == ["r1"]
+    slots.claim("r1", person, teleop=True)  # silent person: the lease gives it back
+    for _ in range(20):
+        clock.advance(0.2)
+        slots.take()
+    slots.put("r1", "motors", (0.1, 0.1), owner=robot)
+    assert slots.owner("r1") == "the controller"

@@ -96,6 +96,16 @@ def test_not_a_terminal_and_no_robot_exit_2(run):
                            stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env)
     assert piped.returncode == 2 and "stdin is not one" in piped.stderr, piped.stderr
     assert "Traceback" not in piped.stderr
+    neither = subprocess.run([*base, "--nameserver", run.network.endpoint],
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env)
+    assert neither.returncode == 2 and "name one of them" in neither.stderr, neither.stderr
+    master, slave = pty.openpty()  # a squad no shared control steers: refused, exit 2
+    group = subprocess.run([*base, "--group", "nosquad", "--nameserver", run.network.endpoint],
+                           stdin=slave, capture_output=True, text=True, env=env, timeout=60)
+    os.close(slave)
+    os.close(master)
+    assert group.returncode == 2 and "Traceback" not in group.stderr, group.stderr
+    assert "error" in group.stderr, group.stderr
     with Client(run.network.endpoint) as client, pytest.raises(ProtocolError) as missing:
         Teleop(client, "nobody")
     assert missing.value.code == 5
