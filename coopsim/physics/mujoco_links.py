@@ -132,6 +132,8 @@ def links_document(d: Description) -> dict:
     moving = {j.name: k for k, j in enumerate(d.moving)}
     links = []
     for b in range(1, model.nbody):
+        if int(model.body_rootid[b]) != 1:  # MuJoCo attaches the first body's tree alone
+            continue
         parent = int(model.body_parentid[b])
         links.append({
             "name": mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}",

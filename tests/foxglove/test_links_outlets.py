@@ -8,12 +8,12 @@ scene draws each link with its own shapes at the frames ``/tf/arms`` moves."""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from linkhelpers import HOME, panda_section
 from rechelpers import run_cli
 from test_export import read_back
 
@@ -25,29 +25,17 @@ from coopsim.recording.reader import Recording  # noqa: E402
 from coopsim.replay.player import recorded_steps  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-HOME = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.04, 0.04)  # the 7 joints, the fingers
 RADIUS = 0.033  # m: the rover's wheels (docs/robots.md)
 
 
 @pytest.fixture(scope="module")
 def outlets(tmp_path_factory):
     """(recording, bag folder, Foxglove MCAP) of a 2 s run of the Panda and the rover."""
-    try:
-        share = Path(distribution("example-robot-data").locate_file("cmeel.prefix/share"))
-    except PackageNotFoundError:
-        pytest.skip("example-robot-data is not installed (pip install '.[test]')")
     tmp = tmp_path_factory.mktemp("links")
     (tmp / "w.world").write_text("[FLOOR]\nsize 4 4 0.1\n")
     (tmp / "s.scenario").write_text(f"""[WORLD]
 file w.world
-[ROBOT_1]
-description {share}/example-robot-data/robots/panda_description/urdf/panda.urdf
-name panda
-position 0.8 0 0
-tool panda_hand_tcp
-gripper panda_finger_joint1 panda_finger_joint2
-home {' '.join(str(q) for q in HOME[:7])}
-[ROBOT_2]
+{panda_section(1, 0.8)}[ROBOT_2]
 description {ROOT}/examples/descriptions/rover.urdf
 name rover
 position -1 0 0

@@ -5,7 +5,6 @@ network client has: the document, the base pose and the ``link_q`` columns."""
 from __future__ import annotations
 
 import os
-from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 import numpy as np
@@ -19,16 +18,13 @@ from coopsim.model.linkposes import (link_poses, link_visuals, placed_visuals,  
                                      quat_rotate)
 from coopsim.physics.mujoco_links import _standalone, links_document  # noqa: E402
 
+from linkhelpers import robots_share  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def panda_path() -> Path:
-    try:
-        dist = distribution("example-robot-data")
-    except PackageNotFoundError:
-        pytest.skip("example-robot-data is not installed (pip install '.[test]')")
-    return Path(dist.locate_file("cmeel.prefix/share")) / \
-        "example-robot-data/robots/panda_description/urdf/panda.urdf"
+    return robots_share() / "example-robot-data/robots/panda_description/urdf/panda.urdf"
 
 
 def _described(path: Path):

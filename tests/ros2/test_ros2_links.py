@@ -6,9 +6,6 @@ fingers by the file's names, at the home angles) and ``/tf``'s tree of the file'
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, distribution
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -18,28 +15,17 @@ pytest.importorskip("mujoco")
 from coopsim.formats.files import load  # noqa: E402
 from coopsim.model.linkposes import link_poses, quat_mul, quat_rotate  # noqa: E402
 
+from linkhelpers import HOME, panda_section  # noqa: E402
 from nethelpers import live  # noqa: E402
 from test_ros2_bridge import DdsPeer, domain  # noqa: E402
 
-HOME = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.04, 0.04)
 
 
 def test_every_link_on_tf_and_every_joint_in_joint_states_over_dds(tmp_path):
-    try:
-        share = Path(distribution("example-robot-data").locate_file("cmeel.prefix/share"))
-    except PackageNotFoundError:
-        pytest.skip("example-robot-data is not installed (pip install '.[test]')")
     (tmp_path / "w.world").write_text("[FLOOR]\nsize 3 3 0.1\n")
     (tmp_path / "p.scenario").write_text(f"""[WORLD]
 file w.world
-[ROBOT_1]
-description {share}/example-robot-data/robots/panda_description/urdf/panda.urdf
-name panda
-position 0 0 0
-tool panda_hand_tcp
-gripper panda_finger_joint1 panda_finger_joint2
-home {' '.join(str(q) for q in HOME[:7])}
-[SETTINGS]
+{panda_section(1, 0.0)}[SETTINGS]
 engine mujoco
 dt 0.002
 mode realtime

@@ -7,12 +7,12 @@ links_top.png."""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from linkhelpers import panda_section
 from nethelpers import live
 from test_viewer import close, pixel, pump, screenshot, viewer_for  # noqa: F401
 
@@ -22,22 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _scenario(tmp: Path) -> Path:
-    try:
-        share = Path(distribution("example-robot-data").locate_file("cmeel.prefix/share"))
-    except PackageNotFoundError:
-        pytest.skip("example-robot-data is not installed (pip install '.[test]')")
     (tmp / "w.world").write_text("[FLOOR]\nsize 3 3 0.1\n")
     path = tmp / "links.scenario"
     path.write_text(f"""[WORLD]
 file w.world
-[ROBOT_1]
-description {share}/example-robot-data/robots/panda_description/urdf/panda.urdf
-name panda
-position 0.3 0 0
-tool panda_hand_tcp
-gripper panda_finger_joint1 panda_finger_joint2
-home 0 -0.785 0 -2.356 0 1.571 0.785
-[ROBOT_2]
+{panda_section(1, 0.3)}[ROBOT_2]
 description {ROOT}/examples/descriptions/rover.urdf
 name rover
 position -0.8 0.6 0
