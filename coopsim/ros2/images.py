@@ -15,18 +15,8 @@ import numpy as np
 
 from ..model.images import fresh, intrinsics
 from .cdr import Writer
-
-IMAGE, CAMERA_INFO = "sensor_msgs/Image", "sensor_msgs/CameraInfo"
-DEFINITIONS = {
-    IMAGE: ("std_msgs/Header header\nuint32 height\nuint32 width\nstring encoding\n"
-            "uint8 is_bigendian\nuint32 step\nuint8[] data\n"),
-    "sensor_msgs/RegionOfInterest": ("uint32 x_offset\nuint32 y_offset\nuint32 height\n"
-                                     "uint32 width\nbool do_rectify\n"),
-    CAMERA_INFO: ("std_msgs/Header header\nuint32 height\nuint32 width\n"
-                  "string distortion_model\nfloat64[] d\nfloat64[9] k\nfloat64[9] r\n"
-                  "float64[12] p\nuint32 binning_x\nuint32 binning_y\n"
-                  "sensor_msgs/RegionOfInterest roi\n"),
-}
+from .messages import CAMERA_INFO, IMAGE
+from .scene import ros_robot
 
 
 def image(ns: int, frame: str, pixels: np.ndarray) -> bytes:
@@ -66,8 +56,6 @@ def camera_info(ns: int, frame: str, width: int, height: int, fov: float) -> byt
 def camera_messages(snap, ns: int, sent: dict) -> list[tuple[str, str, bytes]]:
     """(topic, type, message) of every image published since the last call (``sent``: robot
     name -> the step of its image sent last, updated here)."""
-    from .scene import ros_robot  # here: scene imports messages, which imports this module
-
     out = []
     for robot, shot in fresh(snap.extra.get("camera3d"), sent):
         name = ros_robot(robot)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cdr import Reader, Writer
-from .images import DEFINITIONS as _IMAGES
 
 # Each type's fields as its .msg file has them (comments left out), dependencies fully named.
 DEFINITIONS = {
@@ -64,7 +63,18 @@ DEFINITIONS = {
     "rosgraph_msgs/Clock": "builtin_interfaces/Time clock\n",
 }
 
-DEFINITIONS.update(_IMAGES)  # sensor_msgs/Image and CameraInfo (camera3d: .images)
+# sensor_msgs/Image and CameraInfo: camera3d's images (written by .images)
+IMAGE, CAMERA_INFO = "sensor_msgs/Image", "sensor_msgs/CameraInfo"
+DEFINITIONS.update({
+    IMAGE: ("std_msgs/Header header\nuint32 height\nuint32 width\nstring encoding\n"
+            "uint8 is_bigendian\nuint32 step\nuint8[] data\n"),
+    "sensor_msgs/RegionOfInterest": ("uint32 x_offset\nuint32 y_offset\nuint32 height\n"
+                                     "uint32 width\nbool do_rectify\n"),
+    CAMERA_INFO: ("std_msgs/Header header\nuint32 height\nuint32 width\n"
+                  "string distortion_model\nfloat64[] d\nfloat64[9] k\nfloat64[9] r\n"
+                  "float64[12] p\nuint32 binning_x\nuint32 binning_y\n"
+                  "sensor_msgs/RegionOfInterest roi\n"),
+})
 
 ODOMETRY, SCAN, TF, GRID, CLOCK, TWIST = ("nav_msgs/Odometry", "sensor_msgs/LaserScan",
                                           "tf2_msgs/TFMessage", "nav_msgs/OccupancyGrid",

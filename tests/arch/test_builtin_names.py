@@ -77,6 +77,20 @@ ALLOWED = {
     ("model/imported_mobile.py", "rotors"): "the [ROBOT_n] rotors key of a described robot",
     ("formats/robotxml.py", "velocity"): "the URDF <limit velocity> attribute",
     ("formats/robotxml.py", "mujoco"): "the MJCF root element and the URDF <mujoco> element",
+    ("app/run.py", "external"): "the summary's external robots line (issue 44), not the rule",
+    ("formats/files.py", "external"): "the [ROBOT_n] external key (issue 44), not the rule",
+    ("formats/keys.py", "external"): "the [ROBOT_n] external key (issue 44), not the rule",
+    ("net/network.py", "external"): "/sim state's external robots entry (protocol 10)",
+    ("net/robotport.py", "external"): "the external_pose reply's text (protocol 10)",
+    ("ros2/bridge.py", "external"): "/sim state's ros2.external counts (protocol 10)",
+    ("sim/external.py", "external"): "a robot spec's external attribute (issue 44)",
+    ("viewer/connection.py", "external"): "/sim state's external robots entry (protocol 10)",
+    ("client/images.py", "camera3d"): "the read reply that carries images (docs/protocol.md, "
+                                      "camera3d), decoded for the client's numpy array",
+    ("foxglove/images.py", "camera3d"): "the snapshot's camera3d images (recording format 6's "
+                                        "X key), not the module",
+    ("ros2/images.py", "camera3d"): "the snapshot's camera3d images (recording format 6's X "
+                                    "key) and their topic names, not the module",
 }
 
 
