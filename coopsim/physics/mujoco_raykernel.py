@@ -54,8 +54,8 @@ def screen(pnt, vec, body, reach, geoms, geom_body, xpos, xmat, aabb, planes, pp
         far = reach[i] * (1.0 + _GROW) + _GROW
         end = pnt[i, 0] + far * vec[i, 0]
         pad = wide * (1.0 + _GROW) + 2 * _GROW
-        first = np.searchsorted(xs, min(pnt[i, 0], end) - pad)
-        last = np.searchsorted(xs, max(pnt[i, 0], end) + pad, side="right")
+        first = _bisect(xs, min(pnt[i, 0], end) - pad)
+        last = _bisect(xs, max(pnt[i, 0], end) + pad)
         for k in range(len(big) + last - first):
             j = big[k] if k < len(big) else small[first + k - len(big)]
             g = geoms[j]
@@ -69,6 +69,19 @@ def screen(pnt, vec, body, reach, geoms, geom_body, xpos, xmat, aabb, planes, pp
             x = _plane(pnt, vec, i, ppos, psize, j)
             if x >= 0 and (x < out[i] or out[i] < 0):
                 out[i] = x
+
+
+@jit(inline=True)
+def _bisect(xs, x) -> int:
+    """How many of the sorted ``xs`` are below ``x`` (where ``x`` goes in them)."""
+    lo, hi = 0, len(xs)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if xs[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @jit(inline=True)

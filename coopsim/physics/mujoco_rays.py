@@ -134,7 +134,8 @@ class RobotRays:
             pnt, bodies, reach = (np.repeat(pnt, k, axis=0), np.repeat(bodies, k),
                                   np.repeat(reach, k))
         dist = np.full(n * k, mrk.ASK)
-        screen = self._screen(data) if n * k >= SCREEN else None
+        # the screen bounds each ray's segment by its reach: an unbounded one goes to mj_ray
+        screen = self._screen(data) if n * k >= SCREEN and np.isfinite(reach).all() else None
         if screen is not None:
             mrk.screen(pnt, vec, bodies, np.ascontiguousarray(reach, dtype=float), screen[0],
                        self.model.geom_bodyid, data.geom_xpos, data.geom_xmat,
