@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import mujoco_raykernel as mrk
+
 try:
     import mujoco
 except ImportError:  # the engine module says how to install it
@@ -28,8 +30,14 @@ except ImportError:  # the engine module says how to install it
 _GROUPS = 6  # MuJoCo's geom groups a ray can mask (mjNGROUP)
 #: Fewer rays than this from one robot go one by one through ``mj_ray``: on the project's VM
 #: (MuJoCo 4.0) ``mj_multiRay`` costs ~10 us a call plus 0.3-1.6 us a ray, ``mj_ray`` ~2 us a
-#: ray, so the batched call pays from a few rays on (an altimeter's one ray goes alone).
+#: ray, so the batched call pays from a few rays on. Fewer go in one lean loop over all the
+#: robots' rays, screened first (:mod:`.mujoco_raykernel`): an altimeter's one ray ~25 us of
+#: Python and ``mj_ray`` before, mostly none now that the floor alone is below.
 FEW = 4
+_IDENTITY = np.eye(3).reshape(9)
+#: From this many rays on, a lean cast screens them first (:mod:`.mujoco_raykernel`): below,
+#: its fixed cost (~15 us) is more than ``mj_ray``'s in the small worlds that cast so few.
+SCREEN = 8
 
 
 class RobotRays:
@@ -59,6 +67,10 @@ class RobotRays:
                       for g, b in zip(self.own, self.body_ids.tolist())]
         used = set(np.unique(model.geom_group).tolist())
         self.spare = next((g for g in range(_GROUPS - 1, -1, -1) if g not in used), -1)
+        # robots whose cast swaps groups (see cast); the others may go through the lean loop
+        self.swaps = np.array([self.spare >= 0 and not a for a in self.alone], dtype=bool)
+        self._geomid = np.empty(1, dtype=np.int32)
+        self._seen = None  # _screen's geoms, worked out when first asked
         self.mask = np.ones(_GROUPS, dtype=np.uint8)
         if self.spare >= 0:
             self.mask[self.spare] = 0
@@ -82,6 +94,10 @@ class RobotRays:
         """
         model, n, k = self.model, len(rows), directions.shape[1]
         reach = np.asarray(reach, dtype=float)
+        if k < FEW and not self.swaps[np.asarray(rows, dtype=np.int64)].any():
+            dist = self._few(data, rows, origins, directions, reach)
+            cap = reach[:, None]
+            return np.where((dist >= 0.0) & (dist < cap), dist, cap)
         dist = np.empty((n, k))
         geomid = np.empty(k, dtype=np.int32)
         vec = np.ascontiguousarray(directions, dtype=float).reshape(n, 3 * k)
@@ -102,6 +118,58 @@ class RobotRays:
                     groups[own] = saved
         cap = reach[:, None]
         return np.where((dist >= 0.0) & (dist < cap), dist, cap)
+
+
+    def _few(self, data, rows, origins, directions, reach) -> np.ndarray:
+        """(n, k) raw ``mj_ray`` distances (-1: no hit) of a few rays from each robot none of
+        whose casts swaps groups (an altimeter's one ray, a quadrotor's). The rays that only
+        the planes can stop are worked out compiled (:func:`.mujoco_raykernel.screen`, the
+        same bits); the others go through ``mj_ray`` in one lean loop, the calls
+        :func:`_cast` makes for them without its per-robot Python."""
+        n, k = directions.shape[:2]
+        vec = np.ascontiguousarray(directions, dtype=float).reshape(n * k, 3)
+        pnt = np.ascontiguousarray(origins, dtype=float)
+        bodies = self.body_ids[np.asarray(rows, dtype=np.int64)]
+        if k > 1:
+            pnt, bodies, reach = (np.repeat(pnt, k, axis=0), np.repeat(bodies, k),
+                                  np.repeat(reach, k))
+        dist = np.full(n * k, mrk.ASK)
+        # the screen bounds each ray's segment by its reach: an unbounded one goes to mj_ray
+        screen = self._screen(data) if n * k >= SCREEN and np.isfinite(reach).all() else None
+        if screen is not None:
+            mrk.screen(pnt, vec, bodies, np.ascontiguousarray(reach, dtype=float), screen[0],
+                       self.model.geom_bodyid, data.geom_xpos, data.geom_xmat,
+                       self.model.geom_aabb, *screen[1:], dist)
+        ray, model, mask, geomid = mujoco.mj_ray, self.model, self.mask, self._geomid
+        for i in np.flatnonzero(dist == mrk.ASK).tolist():
+            dist[i] = ray(model, data, pnt[i], vec[i], mask, 1, int(bodies[i]), geomid)
+        return dist.reshape(n, k)
+
+    def _screen(self, data):
+        """The geoms :func:`.mujoco_raykernel.screen` looks at now (those ``mj_ray`` would
+        not skip with this mask: visible, in an unmasked group), or None (its kernel not
+        loaded yet, or a plane turned away from the world's frame: ``mj_ray`` for all)."""
+        if mrk.WARM is None or not mrk.WARM.ready:
+            return None
+        if self._seen is None:
+            self._seen = _seen(self.model, self.mask)
+        others, planes = self._seen
+        if (data.geom_xmat[planes] != _IDENTITY).any():
+            return None
+        return others, planes, data.geom_xpos[planes], self.model.geom_size[planes]
+
+
+def _seen(model, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of the geoms (not planes) and of the planes ``mj_ray`` would not skip with
+    ``mask`` whatever the robot: visible (alpha > 0, the material's where it has one), in an
+    unmasked group. (Nothing changes a geom's colour or group while a layout lasts but a
+    robot's swapped cast, which does not come here.)"""
+    group = np.clip(model.geom_group, 0, _GROUPS - 1)
+    alpha = np.where(model.geom_matid < 0, model.geom_rgba[:, 3],
+                     model.mat_rgba[np.maximum(model.geom_matid, 0), 3] if model.nmat else 0.0)
+    seen = (alpha != 0) & (mask[group] != 0)
+    plane = model.geom_type == int(mujoco.mjtGeom.mjGEOM_PLANE)
+    return np.flatnonzero(seen & ~plane), np.flatnonzero(seen & plane)
 
 
 def _cast(model, data, pnt, vec, mask, body, geomid, dist, cutoff) -> None:

@@ -339,3 +339,37 @@ def test_a_crazyflie_resting_on_the_floor_reads_about_zero():
     for _ in range(20):
         st.tick()
     assert 0.0 <= st.snapshot.reading("cf", "altimeter")[0] < 0.01
+
+
+def test_the_screened_cast_gives_mj_rays_bits_and_asks_it_where_a_geom_is_on_the_way():
+    """Many rays of one or a few from each robot (100 altimeters) are screened by a compiled
+    kernel: those that only the floor can stop are worked out there, the others go to
+    ``mj_ray``; every distance is ``mj_ray``'s to the bit (the loop of one ``mj_ray`` a ray, the
+    path of a robot whose cast swaps groups, is the reference)."""
+    from coopsim.physics import mujoco_raykernel as mrk
+
+    mrk._load()  # what the background warm-up does (numba's cache: a load, not a compile)
+    mrk.WARM.ready = True
+    cfs = [flyer(f"cf{i}", -1.2 + 0.6 * (i % 5), -0.6 + 0.6 * (i // 5), 1.0) for i in range(10)]
+    st = run(cfs + [flyer("low", 0.0, 0.0, 0.3)], [box("under", 1.2, 0.0, size=(0.4, 0.4)),
+                                                   cylinder("pole", -1.2, 0.0, 0.3)])
+    engine = st.sim.world.engine
+    rays = engine._rays()
+    rng = np.random.default_rng(5)
+    rows = np.repeat(np.arange(11), 3)  # 33 rays: from above the box, the pole, "low"...
+    origins = engine.data.xpos[rays.body_ids[rows]] + rng.normal(0.0, 0.05, (33, 3))
+    directions = rng.normal(0.0, 0.3, (33, 2, 3)) + [0.0, 0.0, -1.0]  # down, some slanted
+    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+    reach = rng.uniform(0.2, 6.0, 33)
+    screen = rays._screen(engine.data)
+    marks = np.full(66, mrk.ASK)
+    mrk.screen(np.repeat(origins, 2, axis=0), directions.reshape(66, 3),
+               np.repeat(rays.body_ids[rows], 2), np.repeat(reach, 2), screen[0],
+               engine.model.geom_bodyid, engine.data.geom_xpos, engine.data.geom_xmat,
+               engine.model.geom_aabb, *screen[1:], marks)
+    assert (marks == mrk.ASK).any() and (marks != mrk.ASK).sum() > 20  # both ways taken
+    fast = rays.cast(engine.data, rows, origins, directions, reach)
+    rays.swaps[:] = True  # the loop of one mj_ray a ray
+    slow = rays.cast(engine.data, rows, origins, directions, reach)
+    assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
+    assert (fast < reach[:, None]).sum() > 40  # most meet something (the floor, the box...)

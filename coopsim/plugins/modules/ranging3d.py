@@ -95,10 +95,12 @@ def underside(frame, rows: np.ndarray, reach: np.ndarray) -> np.ndarray:
     a quadrotor resting on the floor has its underside a hair below the floor's plane, where
     a ray would start past the floor and see nothing."""
     state = frame.state3d[rows]
-    rot = rotations(state[:, 3:7])
+    w, x, y, z = state[:, 3], state[:, 4], state[:, 5], state[:, 6]
     below = -frame.physics.chassis_extent(rows)[:, :1]  # (n, 1): origin to underside, m
     reach = np.asarray(reach, dtype=float)
-    down = -rot[:, None, :, 2]  # (n, 1, 3): the body's -z axis in the world
+    # (n, 1, 3): the body's -z axis in the world, the last column of rotations(), alone
+    down = -np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)],
+                     -1)[:, None, :]
     dist = frame.physics.cast3d(rows, state[:, :3], down, reach + below[:, 0])
     return np.clip(dist - below, 0.0, reach[:, None])
 
