@@ -25,14 +25,9 @@
 * One :meth:`MujocoEngine.step` of ``dt`` is ``ceil(dt / MAX_SUBSTEP)`` MuJoCo steps
   (semi-implicit Euler; ``implicitfast`` in a world with arms, for their servos' damping), so
   contacts stay stiff at the simulation's 0.02 s steps.
-* The ray caster is 2D: :meth:`MujocoEngine.static_geometry` and
-  :meth:`MujocoEngine.moving_geometry` give the floor projection of what reaches into the slice
-  ``z <= SLICE_TOP`` (a body whose lowest point is higher is left out: a shelf, a flying
-  object), boxes as their four edges turned by their yaw, cylinders and spheres as circles,
-  an arm's joints as circles of their links' radii (moving geometry). The moving geometry,
-  the bodies' poses and the robots' state are numpy over index arrays gathered once a layout
-  (:mod:`coopsim.physics.mujoco_bodies`, :class:`~coopsim.physics.mujoco_state.RobotStates`):
-  no Python loop over the bodies per step.
+* What modules read and set beyond the step (arms, grasps, described robots' joints, camera
+  images, the 2D casters' floor-slice geometry, range sensing in 3D) is
+  :class:`~coopsim.physics.mujoco_access.Access`'s, which the engine inherits.
 
 * MuJoCo's arena (contacts, constraints, the step's scratch) is sized from the world at every
   compile (:func:`coopsim.physics.mujoco_build.arena_bytes`); when a pile's contacts still
@@ -71,10 +66,9 @@ from . import mujoco_health as mh
 from . import mujoco_import as mi
 from . import mujoco_scenery as msc
 from . import mujoco_imported_arm as mia
-from . import mujoco_links as ml
-from . import mujoco_rays as mr
 from . import mujoco_state as ms
-from .engine import Engine, Handles, as_geometry
+from .engine import Engine, Handles
+from .mujoco_access import SLICE_TOP, Access  # noqa: F401 (SLICE_TOP: tests)
 from .mujoco_build import GRAVITY, MAX_SUBSTEP, WALL_THICKNESS, Body  # noqa: F401 (GRAVITY: tests)
 
 try:
@@ -88,7 +82,6 @@ else:
     mujoco.set_mju_user_warning(logging.getLogger("coopsim.mujoco").warning)
 
 INSTALL = "pip install 'coopsim[3d]'"
-SLICE_TOP = 1.0  # m: bodies whose lowest point is higher are not in the ray caster's 2D world
 _STILL, _DIFFERENTIAL, _VELOCITY = mb.STILL, mb.DIFFERENTIAL, mb.VELOCITY
 _FULL = np.array([int(mujoco.mjtWarning.mjWARN_CONTACTFULL),  # the arena overflowed
                   int(mujoco.mjtWarning.mjWARN_CNSTRFULL)]) if mujoco is not None else None
@@ -131,7 +124,7 @@ class _Rows:
                 self.wrench[k].copy()
 
 
-class MujocoEngine(Engine):
+class MujocoEngine(Access, Engine):
     """Rigid bodies in 3D with MuJoCo: ground robots, arms, movable objects and flying
     bodies."""
 
@@ -328,14 +321,6 @@ class MujocoEngine(Engine):
         mujoco.mj_forward(self.model, self.data)  # frames and contacts of the new layout
         self._stale, self._rows, self._arm_table = False, None, None
 
-    def _arm_rows(self, handles: list) -> tuple:
-        """The arm table of the current model (compiled if need be) and the rows of arm
-        handles in it."""
-        self._ready()
-        if self._arm_table is None:
-            self._arm_table = ma.ArmTable(self._arms)
-        return self._arm_table, self._arm_table.rows(handles)
-
     # -- stepping ---------------------------------------------------------------------------------
 
     def step(self, dt: float) -> None:
@@ -439,26 +424,6 @@ class MujocoEngine(Engine):
 
     # -- state ------------------------------------------------------------------------------------
 
-    def paint(self, handles, color) -> None:
-        """Colour the geoms of bodies ``handles`` in the model's spec (a camera3d image's
-        colours; the physics ignores them; a description's own visuals keep theirs): the
-        next compile, which adding a body brings, carries them."""
-        rgba = [c / 255.0 for c in color] + [1.0]
-        for body in handles:
-            if isinstance(body, Body):
-                for geom in body.element.geoms:
-                    geom.rgba = rgba
-
-    def render_images(self, views: list) -> list[tuple]:
-        """Offscreen images by MuJoCo's renderer (:mod:`coopsim.physics.mujoco_camera`), built
-        on first use: a world whose cameras nobody reads opens no OpenGL context."""
-        from .mujoco_camera import Renderer
-
-        if self._renderer is None:
-            self._renderer = Renderer()
-        self._ready()  # the model compiled for the current layout
-        return self._renderer.render(self.model, self.data, views)
-
     def state3d(self) -> np.ndarray:
         return self._robot_states()[0].copy()
 
@@ -538,62 +503,6 @@ class MujocoEngine(Engine):
                 b for b in self._bodies.values() if b.kind == "ground"], self.model)
         return self._ground
 
-    # -- arms (mujoco_arms) -------------------------------------------------------------------
-
-    def arm_state(self, handles: list) -> np.ndarray:
-        """See :meth:`Engine.arm_state`; the torque is the servo's, gravity compensation
-        included (MuJoCo's ``qfrc_actuator``, capped at the link's ``max_effort``)."""
-        table, rows = self._arm_rows(handles)
-        return table.state(self.data, rows)
-
-    def set_arm_targets(self, handles: list, q: np.ndarray, qd: np.ndarray) -> None:
-        """See :meth:`Engine.set_arm_targets`; angles beyond a joint's limits are clipped to
-        them (the modules refuse them first).
-
-        Raises:
-            SimulationError: a set point is NaN or infinite.
-        """
-        table, rows = self._arm_rows(handles)
-        table.set(self.data, rows, q, qd)
-
-    def wrist_wrench(self, handles: list) -> np.ndarray:
-        table, rows = self._arm_rows(handles)
-        return table.wrench(self.data, rows)
-
-    def described_positions(self, handles: list) -> np.ndarray:
-        """See :meth:`Engine.described_positions` (mujoco_links.positions)."""
-        return ml.positions(self._imports, self.model, self.data, handles)
-
-    def links_document(self, handle) -> dict | None:
-        """See :meth:`Engine.links_document` (mujoco_links)."""
-        return ml.document_of(self._imports, handle)
-
-    def attach(self, a, b, kind: str, anchor: tuple[float, float]):
-        """See :meth:`Engine.attach`: ``a`` must be an arm's handle and ``b`` a movable
-        object's or body's; b is welded to the arm's tool at their pose now (``pin`` holds as
-        rigidly as ``weld``: a gripper's fingers do not let a held object swing)."""
-        if not isinstance(a, ma.Arm):
-            raise SimulationError("the mujoco engine holds objects only in an arm's gripper: "
-                                  "attach needs an arm's handle")
-        if not isinstance(b, Body) or b.static or b.name not in self._bodies:
-            raise SimulationError(f"{a.label} can hold only a movable body, not "
-                                  f"{getattr(b, 'label', b)}")
-        if any(g.body is b for arm in self._arms for g in arm.grasps):
-            raise SimulationError(f"{b.label} is held already")
-        if a.grasps:
-            raise SimulationError(f"{a.label} holds {a.grasps[0].body.label} already")
-        self._ready()
-        mujoco.mj_kinematics(self.model, self.data)  # frames of now, not the last substep's
-        return ma.grasp(self.model, self.data, a, b)  # in place: no recompile
-
-    def detach(self, handle) -> None:
-        if not isinstance(handle, ma.Grasp):
-            raise SimulationError("detach takes what attach returned")
-        if self._stale:  # the next compile leaves it out
-            ma.release(None, None, handle)
-        else:
-            ma.release(self.model, self.data, handle)
-
     def poses3d(self, handles: list) -> np.ndarray:
         """See :meth:`Engine.poses3d`: each body's real position and orientation now, from
         its joints as :meth:`state3d` (MuJoCo's body frames lag a substep behind them)."""
@@ -626,54 +535,3 @@ class MujocoEngine(Engine):
 
     def poses(self, handles: list) -> np.ndarray:
         return self._table(handles).poses(self.data.qpos)
-
-    # -- geometry for sensing -----------------------------------------------------------------------
-
-    def static_geometry(self):
-        circles: list = []
-        segments = ms.wall_segments(self.floor.length, self.floor.width, WALL_THICKNESS)
-        for body in self._bodies.values():
-            if body.static and body.lowest(None) <= SLICE_TOP:
-                ms.outline(body.shapes, *body.pose(None), body.group, circles, segments)
-        if self._scenery.meshes or self._scenery.terrain is not None:
-            self._ready()  # the meshes' vertices are the compiled model's
-            segments += self._scenery.segments(self.model, self.data, SLICE_TOP)
-        return as_geometry(circles, segments)
-
-    def moving_geometry(self):
-        rows = self._ready()
-        if rows.movers is None:  # the bodies that move and are no robot's, once a layout
-            robots = {id(b) for b in self._robots}
-            rows.movers = mbt.Outlines([b for b in self._bodies.values()
-                                        if not b.static and id(b) not in robots])
-        c, groups, s, sgroups = rows.movers.geometry(self.data.qpos, SLICE_TOP)
-        if self._arms:
-            arms = ma.outlines(self._arm_rows([])[0], self.data, SLICE_TOP)
-            c, groups = np.vstack([c, arms[:, :3]]), np.concatenate(
-                [groups, arms[:, 3].astype(np.int64)])
-        return c, groups, s, sgroups
-
-    # -- range sensing in 3D (mujoco_rays) ---------------------------------------------------
-
-    def cast3d(self, rows: np.ndarray, origins: np.ndarray, directions: np.ndarray,
-               reach: np.ndarray) -> np.ndarray:
-        """Distances (len(rows), k), m, from world-frame ``origins`` (n, 3) along unit
-        ``directions`` (n, k, 3) against the 3D geometry, each robot's own geoms skipped;
-        ``reach`` (n,) m where nothing is within it (:mod:`coopsim.physics.mujoco_rays`)."""
-        return self._rays().cast(self.data, rows, origins, directions, reach)
-
-    def chassis_extent(self, rows: np.ndarray) -> np.ndarray:
-        """(len(rows), 2) lowest and highest point of each robot's chassis body along its
-        body z axis, m, body frame (where its range sensors sit and its underside is)."""
-        return self._rays().extent[np.asarray(rows, dtype=np.int64)]
-
-    def _rays(self) -> mr.RobotRays:
-        """The ray tables of the current layout, the frames brought up to this step's state."""
-        rows = self._ready()
-        held = getattr(self, "_rays3d", None)  # [robot rows, steps moved, RobotRays]
-        if held is None or held[0] is not rows:
-            held = self._rays3d = [rows, -1, mr.RobotRays(self.model, rows.ids)]
-        if held[1] != self._moved:
-            mr.refresh(self.model, self.data)
-            held[1] = self._moved
-        return held[2]

@@ -1,0 +1,187 @@
+"""What the ``mujoco`` engine's modules read and set beyond the step: a mixin of
+:class:`~coopsim.physics.mujoco_engine.MujocoEngine` (kept apart so that the engine's own
+module holds the world's layout, compile and step).
+
+* Arms (:mod:`coopsim.physics.mujoco_arms`): their joints' state and servo set points, the
+  wrist's force-torque sensor, and grasps as welds (:meth:`Access.attach`).
+* Robots from description files: their moving joints' positions and their ``links`` documents
+  (:mod:`coopsim.physics.mujoco_links`).
+* Camera images (``camera3d``): geoms painted in their objects' colours and offscreen renders
+  (:mod:`coopsim.physics.mujoco_camera`, opened on first use).
+* The 2D casters' geometry (the engines' common ray casters, used by the 2D engines' sensors and
+  any cast not made in 3D): :meth:`Access.static_geometry` and :meth:`Access.moving_geometry`
+  give the floor projection of what reaches into the slice ``z <= SLICE_TOP`` (a body whose
+  lowest point is higher is left out: a shelf, a flying object), boxes as their four edges
+  turned by their yaw, cylinders and spheres as circles, an arm's joints as circles of their
+  links' radii (moving geometry), numpy over index arrays gathered once a layout.
+* Range sensing in 3D: :meth:`Access.cast3d` casts from world-frame origins against the
+  compiled model with each robot's own geoms skipped (:mod:`coopsim.physics.mujoco_rays`).
+
+Frames and units: world frame (z up), metres; colours 0-255 RGB.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model.errors import SimulationError
+from . import mujoco_arms as ma
+from . import mujoco_bodies as mbt
+from . import mujoco_links as ml
+from . import mujoco_rays as mr
+from . import mujoco_state as ms
+from .engine import as_geometry
+from .mujoco_build import WALL_THICKNESS, Body
+
+try:
+    import mujoco
+except ImportError:  # the engine says how to install it
+    mujoco = None
+
+SLICE_TOP = 1.0  # m: bodies whose lowest point is higher are not in the ray caster's 2D world
+
+
+class Access:
+    """The engine's reads and sets beyond the step; it uses the engine's ``model``, ``data``,
+    ``_ready`` (the model compiled for the current layout), ``_arms``, ``_bodies``,
+    ``_robots``, ``_imports``, ``_scenery``, ``_stale``, ``_moved``, ``_arm_table`` and
+    ``_renderer``."""
+
+    # -- arms (mujoco_arms) -------------------------------------------------------------------
+
+    def _arm_rows(self, handles: list) -> tuple:
+        """The arm table of the current model (compiled if need be) and the rows of arm
+        handles in it."""
+        self._ready()
+        if self._arm_table is None:
+            self._arm_table = ma.ArmTable(self._arms)
+        return self._arm_table, self._arm_table.rows(handles)
+
+    def arm_state(self, handles: list) -> np.ndarray:
+        """See :meth:`Engine.arm_state`; the torque is the servo's, gravity compensation
+        included (MuJoCo's ``qfrc_actuator``, capped at the link's ``max_effort``)."""
+        table, rows = self._arm_rows(handles)
+        return table.state(self.data, rows)
+
+    def set_arm_targets(self, handles: list, q: np.ndarray, qd: np.ndarray) -> None:
+        """See :meth:`Engine.set_arm_targets`; angles beyond a joint's limits are clipped to
+        them (the modules refuse them first).
+
+        Raises:
+            SimulationError: a set point is NaN or infinite.
+        """
+        table, rows = self._arm_rows(handles)
+        table.set(self.data, rows, q, qd)
+
+    def wrist_wrench(self, handles: list) -> np.ndarray:
+        table, rows = self._arm_rows(handles)
+        return table.wrench(self.data, rows)
+
+    # -- robots from description files (mujoco_links) -------------------------------------------
+
+    def described_positions(self, handles: list) -> np.ndarray:
+        """See :meth:`Engine.described_positions` (mujoco_links.positions)."""
+        return ml.positions(self._imports, self.model, self.data, handles)
+
+    def links_document(self, handle) -> dict | None:
+        """See :meth:`Engine.links_document` (mujoco_links)."""
+        return ml.document_of(self._imports, handle)
+
+    def attach(self, a, b, kind: str, anchor: tuple[float, float]):
+        """See :meth:`Engine.attach`: ``a`` must be an arm's handle and ``b`` a movable
+        object's or body's; b is welded to the arm's tool at their pose now (``pin`` holds as
+        rigidly as ``weld``: a gripper's fingers do not let a held object swing)."""
+        if not isinstance(a, ma.Arm):
+            raise SimulationError("the mujoco engine holds objects only in an arm's gripper: "
+                                  "attach needs an arm's handle")
+        if not isinstance(b, Body) or b.static or b.name not in self._bodies:
+            raise SimulationError(f"{a.label} can hold only a movable body, not "
+                                  f"{getattr(b, 'label', b)}")
+        if any(g.body is b for arm in self._arms for g in arm.grasps):
+            raise SimulationError(f"{b.label} is held already")
+        if a.grasps:
+            raise SimulationError(f"{a.label} holds {a.grasps[0].body.label} already")
+        self._ready()
+        mujoco.mj_kinematics(self.model, self.data)  # frames of now, not the last substep's
+        return ma.grasp(self.model, self.data, a, b)  # in place: no recompile
+
+    def detach(self, handle) -> None:
+        if not isinstance(handle, ma.Grasp):
+            raise SimulationError("detach takes what attach returned")
+        if self._stale:  # the next compile leaves it out
+            ma.release(None, None, handle)
+        else:
+            ma.release(self.model, self.data, handle)
+
+    # -- camera images (mujoco_camera) ----------------------------------------------------------
+
+    def paint(self, handles, color) -> None:
+        """Colour the geoms of bodies ``handles`` in the model's spec (a camera3d image's
+        colours; the physics ignores them; a description's own visuals keep theirs): the
+        next compile, which adding a body brings, carries them."""
+        rgba = [c / 255.0 for c in color] + [1.0]
+        for body in handles:
+            if isinstance(body, Body):
+                for geom in body.element.geoms:
+                    geom.rgba = rgba
+
+    def render_images(self, views: list) -> list[tuple]:
+        """Offscreen images by MuJoCo's renderer (:mod:`coopsim.physics.mujoco_camera`), built
+        on first use: a world whose cameras nobody reads opens no OpenGL context."""
+        from .mujoco_camera import Renderer
+
+        if self._renderer is None:
+            self._renderer = Renderer()
+        self._ready()  # the model compiled for the current layout
+        return self._renderer.render(self.model, self.data, views)
+
+    # -- geometry for the 2D casters -------------------------------------------------------------
+
+    def static_geometry(self):
+        circles: list = []
+        segments = ms.wall_segments(self.floor.length, self.floor.width, WALL_THICKNESS)
+        for body in self._bodies.values():
+            if body.static and body.lowest(None) <= SLICE_TOP:
+                ms.outline(body.shapes, *body.pose(None), body.group, circles, segments)
+        if self._scenery.meshes or self._scenery.terrain is not None:
+            self._ready()  # the meshes' vertices are the compiled model's
+            segments += self._scenery.segments(self.model, self.data, SLICE_TOP)
+        return as_geometry(circles, segments)
+
+    def moving_geometry(self):
+        rows = self._ready()
+        if rows.movers is None:  # the bodies that move and are no robot's, once a layout
+            robots = {id(b) for b in self._robots}
+            rows.movers = mbt.Outlines([b for b in self._bodies.values()
+                                        if not b.static and id(b) not in robots])
+        c, groups, s, sgroups = rows.movers.geometry(self.data.qpos, SLICE_TOP)
+        if self._arms:
+            arms = ma.outlines(self._arm_rows([])[0], self.data, SLICE_TOP)
+            c, groups = np.vstack([c, arms[:, :3]]), np.concatenate(
+                [groups, arms[:, 3].astype(np.int64)])
+        return c, groups, s, sgroups
+
+    # -- range sensing in 3D (mujoco_rays) ---------------------------------------------------
+
+    def cast3d(self, rows: np.ndarray, origins: np.ndarray, directions: np.ndarray,
+               reach: np.ndarray) -> np.ndarray:
+        """Distances (len(rows), k), m, from world-frame ``origins`` (n, 3) along unit
+        ``directions`` (n, k, 3) against the 3D geometry, each robot's own geoms skipped;
+        ``reach`` (n,) m where nothing is within it (:mod:`coopsim.physics.mujoco_rays`)."""
+        return self._rays().cast(self.data, rows, origins, directions, reach)
+
+    def chassis_extent(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), 2) lowest and highest point of each robot's chassis body along its
+        body z axis, m, body frame (where its range sensors sit and its underside is)."""
+        return self._rays().extent[np.asarray(rows, dtype=np.int64)]
+
+    def _rays(self) -> mr.RobotRays:
+        """The ray tables of the current layout, the frames brought up to this step's state."""
+        rows = self._ready()
+        held = getattr(self, "_rays3d", None)  # [robot rows, steps moved, RobotRays]
+        if held is None or held[0] is not rows:
+            held = self._rays3d = [rows, -1, mr.RobotRays(self.model, rows.ids)]
+        if held[1] != self._moved:
+            mr.refresh(self.model, self.data)
+            held[1] = self._moved
+        return held[2]
