@@ -40,9 +40,10 @@ every MuJoCo substep each tree of bodies (a robot with its arm, an object) is ch
 state went non-finite or beyond :mod:`coopsim.model.health`'s bounds is put back where it was
 at the start of the step, at rest, alone (:mod:`coopsim.physics.mujoco_health`; MuJoCo's own
 reset of every body on a bad state is turned off), and :meth:`MujocoEngine.diverged` says which.
-MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module and its builders
-(:mod:`coopsim.physics.mujoco_build`, :mod:`coopsim.physics.mujoco_arms`) import it, and only
-when the engine is chosen (engines load lazily).
+MuJoCo is optional (``pip install 'coopsim[3d]'``): only this module, its mixin
+(:mod:`coopsim.physics.mujoco_access`) and its builders (:mod:`coopsim.physics.mujoco_build`,
+:mod:`coopsim.physics.mujoco_arms`, ...) import it, and only when the engine is chosen
+(engines load lazily).
 
 Frames and units: world frame (z up), metres, kilograms, seconds, radians; quaternions (w, x,
 y, z) turn the body frame into the world frame.
