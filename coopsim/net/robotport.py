@@ -250,6 +250,9 @@ class RobotPort:
         module = self.classes[command.module]
         if self.robot not in self.stepper.snapshot.index:
             raise UnknownNameError(f"{self.name} is not in the simulation any more")
+        check = getattr(module, "check_read_text", None)
+        if check is not None:  # a bad request refused here, not queued on the world's thread
+            check(msg.text)
         text, params, data = self._on_stepper(module.read_world, command, self.stepper.sim,
                                               self.robot, self.modules[command.module], msg.text)
         return msg.reply(text, params=params, data=data)

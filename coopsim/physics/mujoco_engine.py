@@ -67,6 +67,7 @@ from . import mujoco_health as mh
 from . import mujoco_import as mi
 from . import mujoco_scenery as msc
 from . import mujoco_imported_arm as mia
+from . import mujoco_links as ml
 from . import mujoco_state as ms
 from .engine import Engine, Handles
 from .mujoco_access import SLICE_TOP, Access  # noqa: F401 (SLICE_TOP: tests)

@@ -21,6 +21,9 @@ from coopsim.plugins.modules.camera3d import Camera3d  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402
 
 from helpers import step_by_hand  # noqa: E402
+from glprocess import own_gl_process  # noqa: E402
+
+pytestmark = own_gl_process()  # EGL in a process of its own (tests/glprocess.py)
 
 RED = (200, 30, 30)
 # the box's near face 1.8 m ahead of the camera (centre x 2, length 0.4), 0.6 m across, its

@@ -17,6 +17,9 @@ from coopsim.replay.player import recorded_steps  # noqa: E402
 from coopsim.ros2.bag import export_ros2  # noqa: E402
 
 from rechelpers import record  # noqa: E402
+from glprocess import own_gl_process  # noqa: E402
+
+pytestmark = own_gl_process()  # EGL in a process of its own (tests/glprocess.py)
 
 CAM = (("width", 32), ("height", 24), ("publish", 1), ("rate", 100.0))
 
