@@ -49,9 +49,9 @@ def fly(client: Client, squad: str = "flock", end: float = END, script=SCRIPT,
         ``members`` (robot names, read from their mocap) when asked.
     """
     squads, bots = Squads(client), [client.robot(n) for n in members]
-    rows, last, start = [], -1, first_feedback(squads, squad).time
+    fb = first_feedback(squads, squad)  # the first row: the script's time 0
+    rows, last, start = [], -1, fb.time
     while True:
-        fb = squads.feedback(squad)
         if fb.step != last:
             last = fb.step
             places = [v for bot in bots for v in bot.mocap.read()[:3]]
@@ -60,6 +60,7 @@ def fly(client: Client, squad: str = "flock", end: float = END, script=SCRIPT,
                 return rows
         squads.steer(squad, *wanted(fb.time - start, script))
         time.sleep(0.001)  # a haptic loop runs at 1 kHz
+        fb = squads.feedback(squad)
 
 
 def first_feedback(squads: Squads, squad: str, patience: float = 10.0):
