@@ -7,18 +7,15 @@ starts its own Xvfb; without either, the cases are skipped."""
 import atexit
 import math
 import os
-import re
 import shutil
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-from .common import SMOKE, CannedLink, Case, count, grid, sizes, unit
+from .common import SMOKE, CannedLink, Case, LiveRun, count, grid, sizes, unit
 
 BUSY_FPS = 30.0  # frames/s the window draws while a person interacts (viewer/app.py)
 
@@ -120,20 +117,6 @@ def _hover_files(folder: Path, n: int) -> Path:
     return path
 
 
-def _start_run(path: Path):
-    """``coopsim run PATH --headless`` in a process of its own; (process, name server)."""
-    proc = subprocess.Popen([sys.executable, "-m", "coopsim", "run", str(path), "--port", "0",
-                             "--headless", "--no-controllers"], text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=dict(os.environ, COOPSIM_JIT="wait"))
-    for line in proc.stderr:
-        found = re.search(r"name server: (\S+)", line)
-        if found:  # drain the rest, so a chatty run never blocks on the pipe
-            threading.Thread(target=proc.stderr.read, daemon=True).start()
-            return proc, found.group(1)
-    raise RuntimeError(f"coopsim run ended ({proc.wait()}) without its name server")
-
-
 class RealTimeBeside(Case):
     """A live realtime run of N hovering Crazyflies (its own process) with no viewer, then
     with the 3D view drawing it at 30 frames/s (the window's rate while a person drags or
@@ -153,8 +136,11 @@ class RealTimeBeside(Case):
                                       "smoke run; asv runs it (Frames covers the drawing)")
         _display()
         self.folder = tempfile.TemporaryDirectory()
-        self.proc, self.nameserver = _start_run(_hover_files(Path(self.folder.name), drones))
-        self.client = Client(self.nameserver, timeout=30.0)
+        folder = Path(self.folder.name)
+        text = _hover_files(folder, drones).read_text()  # its world by its absolute path
+        self.run = LiveRun(0, text=text.replace("file floor.world",
+                                                f"file {folder / 'floor.world'}")).__enter__()
+        self.client = Client(self.run.nameserver, timeout=30.0)
         self.sim = self.client.sim()
         while self.sim.status()["time"] < (0.05 if SMOKE else 2.0):  # built, stepping
             time.sleep(0.05)
@@ -175,7 +161,7 @@ class RealTimeBeside(Case):
         from coopsim.viewer import lower_priority
 
         lower_priority()  # as `coopsim view` does: the simulation comes first
-        viewer = Viewer(self.nameserver, fps=1000, width=1100, height=760)
+        viewer = Viewer(self.run.nameserver, fps=1000, width=1100, height=760)
         frames, period = [0], 1.0 / BUSY_FPS
 
         def draw():
@@ -198,15 +184,8 @@ class RealTimeBeside(Case):
         return float(np.median(alone)), float(np.median(beside)), float(np.median(fps))
 
     def teardown(self, drones):
-        import signal
-
         self.client.close()
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self.run.__exit__(None, None, None)  # SIGINT, then kill (common.LiveRun)
         self.folder.cleanup()
 
     @unit("% rtf lost")
