@@ -22,7 +22,7 @@ NOT_CORE = ("plugins", "swarm")  # the built-in plugins and the library they are
 #: (file, label): why this string is not the plugin of that name.
 ALLOWED = {
     ("app/analyze.py", "tracking"): "the `coopsim analyze tracking` subcommand's name",
-    ("app/cli.py", "tracking"): "the `coopsim analyze tracking` subcommand's name",
+    ("app/cli_bench.py", "tracking"): "the `coopsim analyze tracking` subcommand's name",
     ("app/points.py", "monitors"): "the scenario attribute [MONITORS] fills (Rule.section)",
     ("app/controllers.py", "python"): "the interpreter a controller's command line starts",
     ("client/sim.py", "speed"): "the /sim speed factor",
