@@ -11,7 +11,7 @@ This module imports neither pymunk nor zmq, so clients on a real robot can use i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import msgpack
@@ -90,6 +90,9 @@ class Message:
         command: Command id.
         params: Integer parameters.
         data: Floating-point data.
+        frames: Binary frames that travel after the message's own ZeroMQ frame (protocol 11:
+            a camera read's pixels when its text ends with ``frame``); bytes-like, not part of
+            the msgpack array nor of equality.
     """
 
     error: int = 0
@@ -97,6 +100,7 @@ class Message:
     command: int = 0
     params: tuple[int, ...] = ()
     data: tuple[float, ...] = ()
+    frames: tuple = field(default=(), compare=False, repr=False)
 
     def to_wire(self) -> bytes:
         """Pack as one msgpack array of five items (floats as float64)."""
@@ -130,9 +134,9 @@ class Message:
         return Message(code, text, self.command)
 
     def reply(self, text: str = "", params: Sequence[int] = (),
-              data: Sequence[float] = ()) -> "Message":
-        """A successful reply to this request."""
-        return Message(OK, text, self.command, tuple(params), tuple(data))
+              data: Sequence[float] = (), frames: Sequence = ()) -> "Message":
+        """A successful reply to this request (``frames``: binary frames sent after it)."""
+        return Message(OK, text, self.command, tuple(params), tuple(data), tuple(frames))
 
 
 def _check_fields(items) -> tuple:

@@ -28,7 +28,8 @@ from typing import Mapping
 import numpy as np
 
 from ...model.commands import Command
-from ...model.images import View, depth_mm, encode, intrinsics, parse_request, png, unpng
+from ...model.images import (View, depth_mm, encode, encode_frame, framed, intrinsics,
+                              parse_request, png, unpng)
 from ...model.module import Module
 from ...model.params import ParamSpec
 from ...model.snapshot import quat_matrices
@@ -93,9 +94,11 @@ class Camera3d(Module):
         rate(),
     )
     commands = (Command(5000, "read", "camera3d", kind="read", text="opt",
-                        doc="an image rendered now: text '[rgb|depth|rgbd] [raw|png]' "
+                        doc="an image rendered now: text '[rgb|depth|rgbd] [raw|png] [frame]' "
                             "(default rgb raw); reply text one line per image "
-                            "'<encoding> <format> <base64>', params [step, width, height], "
+                            "'<encoding> <format> <base64>' (with frame: '<encoding> <format> "
+                            "frame <offset> <length>', the pixels in a ZeroMQ frame after the "
+                            "message), params [step, width, height], "
                             "data [time s, fx, fy, cx, cy px, near, far m]"),)
     fields = ("published",)
     #: the step leaves the kind out while every camera's ``publish`` is 0 (coopsim.sim.sensing)
@@ -170,17 +173,19 @@ class Camera3d(Module):
     @classmethod
     def read_world(cls, command, sim, robot: str, values, text: str) -> tuple:
         """A ``read`` rendered now, on the thread that owns the world: (text, params, data)
-        of the reply (coopsim.model.images)."""
+        of the reply (coopsim.model.images), and its pixel frame when the text ends with
+        ``frame`` (protocol 11)."""
         kind, fmt = parse_request(text)
         snap = sim.snapshot
         q = {s.name: values[s.name] for s in cls.params}
         state = sim.world.engine.state3d()[snap.index[robot]]
         (rgb, depth), = sim.world.engine.render_images([view(state, q, kind != "rgb")])
         rgb, depth = noisy(rgb, depth, q, stream(sim.seed, robot, snap.step))
-        reply = encode(rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
+        asked = (rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
+        reply = encode_frame(*asked) if framed(text) else (encode(*asked),)  # frame: protocol 11
         w, h = int(q["width"]), int(q["height"])
-        return reply, (snap.step, w, h), (snap.time, *intrinsics(w, h, q["fov"]), q["near"],
-                                          q["far"])
+        return reply[0], (snap.step, w, h), (snap.time, *intrinsics(w, h, q["fov"]), q["near"],
+                                             q["far"]), *reply[1:]
 
 
 def view(state: np.ndarray, q: Mapping, depth: bool) -> View:
