@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .armstate import matrix_quaternion
 from .errors import ProtocolError
 
 KINDS = ("rgb", "depth", "rgbd")  # what a read asks for (the request's first word)
@@ -73,6 +74,23 @@ def intrinsics(width: int, height: int, fov: float) -> tuple[float, float, float
     with square pixels; (cx, cy) the image centre (ROS's convention: pixel centres at .5)."""
     f = 0.5 * height / math.tan(math.radians(fov) / 2.0)
     return f, f, 0.5 * width, 0.5 * height
+
+
+MOUNT = ("x", "y", "z", "yaw", "pitch")  # a camera's mount parameters (m, m, m, deg, deg)
+
+
+def optical_pose(mount) -> tuple[float, ...]:
+    """(x, y, z m, qx, qy, qz, qw) of a camera's optical frame in its body's frame: at the
+    mount point (x, y, z m), looking along the body's +x turned by yaw (deg, + left) and tilted
+    by pitch (deg, + down); ROS's optical convention (REP 103): z along the optical axis, x to
+    the image's right, y down it. ``mount``: those five values (a missing one is 0)."""
+    x, y, z, yaw, pitch = (float(v) for v in (tuple(mount) + (0.0,) * 5)[:5])
+    cy, sy = math.cos(math.radians(yaw)), math.sin(math.radians(yaw))
+    cp, sp = math.cos(math.radians(pitch)), math.sin(math.radians(pitch))
+    forward = np.array([cp * cy, cp * sy, -sp])  # as the renderer's view (camera3d.view)
+    down = -np.array([sp * cy, sp * sy, cp])
+    rot = np.stack([np.cross(down, forward), down, forward], axis=1)  # columns x, y, z
+    return (x, y, z, *matrix_quaternion(rot))
 
 
 def fresh(board, sent: dict) -> list[tuple[str, object]]:

@@ -28,8 +28,8 @@ from typing import Mapping
 import numpy as np
 
 from ...model.commands import Command
-from ...model.images import (View, depth_mm, encode, encode_frame, framed, intrinsics,
-                              parse_request, png, unpng)
+from ...model.images import (MOUNT, View, depth_mm, encode, encode_frame, framed,
+                              intrinsics, parse_request, png, unpng)
 from ...model.module import Module
 from ...model.params import ParamSpec
 from ...model.snapshot import quat_matrices
@@ -46,6 +46,9 @@ class Image:
         step, time: When it was rendered (s). rgb: (h, w, 3) uint8, read-only.
         depth: (h, w) float32 m (+inf: nothing within far), read-only, or None.
         fov, near, far: The camera's vertical field of view (deg) and clipping distances (m).
+        mount: The camera's x, y, z (m), yaw, pitch (deg) on its body when it rendered (the
+            bridges' camera frame, coopsim.model.images.optical_pose); None: not known (a
+            recording's images: the bridges take the scenario's).
     """
 
     step: int
@@ -55,6 +58,7 @@ class Image:
     fov: float
     near: float
     far: float
+    mount: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,8 @@ class Camera3d(Module):
                 if depth is not None:
                     depth.flags.writeable = False
                 seen[name] = Image(frame.step, frame.time, rgb, depth, float(q["fov"]),
-                                   float(q["near"]), float(q["far"]))
+                                   float(q["near"]), float(q["far"]),
+                                   tuple(float(q[k]) for k in MOUNT))  # h42-frame: /tf
             alive = set(frame.names)
             frame.extra[cls.label] = Images(MappingProxyType(
                 {n: s for n, s in seen.items() if n in alive}))
