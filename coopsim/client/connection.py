@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Iterator, Sequence
 
 import zmq
@@ -117,7 +118,7 @@ class Client:
             frame = sock.recv()
         except zmq.Again:
             frame = self._await(endpoint, sock)
-        reply = Message.from_wire(frame, max_bytes=None)
+        reply = _with_frames(Message.from_wire(frame, max_bytes=None), sock)
         if reply.error:
             finished = reply.error == p.NOT_ALLOWED and "finished" in reply.text
             kind = RunFinished if finished else RobotOwned if reply.error == p.OWNED \
@@ -158,7 +159,7 @@ class Client:
                 frame = sock.recv()
             except zmq.Again:
                 frame = self._await(endpoint, sock)
-            replies.append(Message.from_wire(frame, max_bytes=None))
+            replies.append(_with_frames(Message.from_wire(frame, max_bytes=None), sock))
         return replies
 
     def _await(self, endpoint: str, sock: zmq.Socket) -> bytes:
@@ -319,3 +320,14 @@ def _set_timeouts(sock: zmq.Socket, seconds: float) -> None:
     ms = max(1, int(seconds * 1000))
     sock.setsockopt(zmq.RCVTIMEO, ms)
     sock.setsockopt(zmq.SNDTIMEO, ms)
+
+
+def _with_frames(reply: Message, sock: zmq.Socket) -> Message:
+    """``reply`` with the binary frames that came after its own (protocol 11: a camera read's
+    pixels), received uncopied (memoryviews of ZeroMQ's buffers); most replies have none."""
+    if not sock.rcvmore:
+        return reply
+    frames = []
+    while sock.rcvmore:
+        frames.append(sock.recv(copy=False).buffer)
+    return replace(reply, frames=tuple(frames))

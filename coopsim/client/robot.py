@@ -23,7 +23,7 @@ from ..model.commands import TELEOPERATED, TIMEOUT, Command
 from ..model.driver import Reading, StepInfo
 from ..model.errors import ProtocolError
 from ..net.protocol import PROTOCOL_VERSION, Message
-from .images import IMAGE_MODULES, image_reading
+from .images import IMAGE_FRAMES_SINCE, IMAGE_MODULES, framed_text, image_reading
 from .process import SIM_PID_ENV, _process_gone
 
 _COMMANDS, _DETACH, _MODULES, _CLAIM, _RELEASE = 3, 2, 1, 4, 5
@@ -81,7 +81,10 @@ class Robot:
         self.last: StepInfo | None = None
         self._last_motion: tuple | None = None
         self._timeouts = 0  # requests in a row that got no reply
-        self.call(0, params=(PROTOCOL_VERSION,))  # hello: a server of another version says so
+        hello = self.call(0, params=(PROTOCOL_VERSION,))  # a server of another version says so
+        #: Camera reads ask for their pixels in a frame of their own (protocol 11; False:
+        #: base64 in the text, as a server of version 10 sends them).
+        self.image_frames = bool(hello.params) and hello.params[0] >= IMAGE_FRAMES_SINCE
         reply = self.call(_COMMANDS)
         by_module: dict[str, list[Command]] = {}
         for line in reply.text.splitlines():
@@ -123,9 +126,11 @@ class Robot:
         """Send a declared module command; shape the reply by its kind."""
         words = [a for a in args if isinstance(a, str)]
         data = [float(a) for a in args if not isinstance(a, str)]
-        reply = self._send_motion(command, words[0] if words else text, data)
+        text = words[0] if words else text
         if command.kind == "read" and command.module in IMAGE_MODULES:
-            return image_reading(reply)
+            return image_reading(self._send_motion(command, framed_text(text, self.image_frames),
+                                                   data))
+        reply = self._send_motion(command, text, data)
         if command.kind == "read":
             return Reading(reply.data, reply.text, reply.params[0] if reply.params else 0)
         if command.kind == "motion":

@@ -3,7 +3,11 @@
 A camera whose ``publish`` is 1 renders at its ``rate`` (coopsim.plugins.modules.camera3d);
 each new image goes out once on ``/robots/<name>/camera3d`` (``rgb8``) and, when it renders
 depth, ``/robots/<name>/camera3d/depth`` (``32FC1``, m along the optical axis, +inf for nothing
-within far), frame ``<name>/camera3d``; encoded only when someone subscribes.
+within far), frame ``<name>/camera3d``; encoded only when someone subscribes. With them,
+``/tf/cameras`` (``foxglove.FrameTransforms``) places each image's frame: ``<name>`` (the robot's
+frame on ``/tf``) -> ``<name>/camera3d`` at the camera's mount, an optical frame (z along the
+optical axis, x to the image's right, y down it: ROS's REP 103, which Foxglove's camera panels
+follow).
 """
 
 from __future__ import annotations
@@ -12,9 +16,13 @@ import struct
 
 import numpy as np
 
-from ..model.images import fresh
-from .proto import Msg, timestamp
+from ..model.images import fresh, optical_pose
+from .proto import Msg, quaternion4, timestamp, vector3
 from .scene import Topic
+
+
+#: Each camera image's frame: the robot's frame -> ``<robot>/camera3d`` (FrameTransforms)
+TF_CAMERAS = Topic("/tf/cameras", "FrameTransforms")
 
 
 def image_topic(robot: str, depth: bool = False) -> Topic:
@@ -37,10 +45,16 @@ def raw_image(ns: int, frame: str, pixels: np.ndarray) -> bytes:
 
 def image_messages(snap, ns: int, sent: dict, wanted) -> list[tuple[Topic, bytes]]:
     """(topic, RawImage) of every image published since the last call that ``wanted(topic)``
-    (``sent``: robot name -> the step of its image sent last, updated here)."""
-    out = []
+    (``sent``: robot name -> the step of its image sent last, updated here), and one
+    FrameTransforms of their camera frames on :data:`TF_CAMERAS` when wanted."""
+    out, frames = [], Msg()
     for name, shot in fresh(snap.extra.get("camera3d"), sent):
         for topic, pixels in ((image_topic(name), shot.rgb), (image_topic(name, True), shot.depth)):
             if pixels is not None and wanted(topic):
                 out.append((topic, raw_image(ns, f"{name}/camera3d", pixels)))
+        x, y, z, *q = optical_pose(shot.mount if shot.mount is not None else ())
+        frames.sub(1, Msg().sub(1, timestamp(ns)).string(2, name).string(3, f"{name}/camera3d")
+                   .sub(4, vector3(x, y, z)).sub(5, quaternion4(*q)))
+    if frames.data and wanted(TF_CAMERAS):
+        out.append((TF_CAMERAS, bytes(frames.data)))
     return out

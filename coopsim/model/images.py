@@ -16,6 +16,14 @@ A reply carries one or two images (RGB, depth, or both) in its text, one line ea
 The reply's params are ``[step, width, height]`` and its data ``[time s, fx, fy, cx, cy, near,
 far]``: the step and simulated time the image shows and the pinhole intrinsics in pixels
 (ROS's ``CameraInfo`` K). Numpy and the standard library only: clients on a robot use it.
+
+Protocol 11: a read whose text ends with the word ``frame`` gets the pixels raw in one ZeroMQ
+frame after the message's (no base64: the cost of a large image); each line of the text then
+says where its image lies in that frame::
+
+    <encoding> <format> frame <offset> <length>
+
+(bytes, the images one after the other in the lines' order).
 """
 
 from __future__ import annotations
@@ -29,10 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .armstate import matrix_quaternion
 from .errors import ProtocolError
 
 KINDS = ("rgb", "depth", "rgbd")  # what a read asks for (the request's first word)
 FORMATS = ("raw", "png")  # how the pixels travel (the request's second word)
+FRAME = "frame"  # the request's last word for the pixels in a frame of their own (protocol 11)
 PNG_LEVEL = 1  # zlib level: a camera image compresses about as well at 1 as at 9, 5x faster
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -66,6 +76,23 @@ def intrinsics(width: int, height: int, fov: float) -> tuple[float, float, float
     return f, f, 0.5 * width, 0.5 * height
 
 
+MOUNT = ("x", "y", "z", "yaw", "pitch")  # a camera's mount parameters (m, m, m, deg, deg)
+
+
+def optical_pose(mount) -> tuple[float, ...]:
+    """(x, y, z m, qx, qy, qz, qw) of a camera's optical frame in its body's frame: at the
+    mount point (x, y, z m), looking along the body's +x turned by yaw (deg, + left) and tilted
+    by pitch (deg, + down); ROS's optical convention (REP 103): z along the optical axis, x to
+    the image's right, y down it. ``mount``: those five values (a missing one is 0)."""
+    x, y, z, yaw, pitch = (float(v) for v in (tuple(mount) + (0.0,) * 5)[:5])
+    cy, sy = math.cos(math.radians(yaw)), math.sin(math.radians(yaw))
+    cp, sp = math.cos(math.radians(pitch)), math.sin(math.radians(pitch))
+    forward = np.array([cp * cy, cp * sy, -sp])  # as the renderer's view (camera3d.view)
+    down = -np.array([sp * cy, sp * sy, cp])
+    rot = np.stack([np.cross(down, forward), down, forward], axis=1)  # columns x, y, z
+    return (x, y, z, *matrix_quaternion(rot))
+
+
 def fresh(board, sent: dict) -> list[tuple[str, object]]:
     """(robot name, image) of each camera image on ``board`` (a camera's published images:
     ``.seen``, name -> image with a ``step``; None for none) not sent yet; ``sent`` (robot
@@ -79,8 +106,8 @@ def fresh(board, sent: dict) -> list[tuple[str, object]]:
 
 
 def parse_request(text: str) -> tuple[str, str]:
-    """(kind, format) a read's text asks for: ``[rgb|depth|rgbd] [raw|png]``, default
-    ``rgb raw``.
+    """(kind, format) a read's text asks for: ``[rgb|depth|rgbd] [raw|png] [frame]``, default
+    ``rgb raw`` (whether it ends with ``frame``: :func:`framed`).
 
     Raises:
         ProtocolError: OUT_OF_RANGE (4) naming the words allowed.
@@ -88,28 +115,82 @@ def parse_request(text: str) -> tuple[str, str]:
     from .commands import OUT_OF_RANGE
 
     words = text.split()
+    if framed(text):
+        words.pop()
     kind = words[0] if words else "rgb"
     fmt = words[1] if len(words) > 1 else "raw"
     if kind not in KINDS or fmt not in FORMATS or len(words) > 2:
         raise ProtocolError(OUT_OF_RANGE, f"camera3d read takes the text '[rgb|depth|rgbd] "
-                                          f"[raw|png]', not {text!r}")
+                                          f"[raw|png] [frame]', not {text!r}")
     return kind, fmt
+
+
+def framed(text: str) -> bool:
+    """Whether a read's text asks for the pixels in a frame of their own (its last word is
+    ``frame``, protocol 11)."""
+    return text.split()[-1:] == [FRAME]
+
+
+def _blobs(rgb: np.ndarray | None, depth: np.ndarray | None, fmt: str) -> list:
+    """(encoding, bytes-like) of each image: raw pixels are views of the arrays, no copy."""
+    out = []
+    if rgb is not None:
+        out.append(("rgb8", png(rgb) if fmt == "png" else
+                    memoryview(np.ascontiguousarray(rgb, np.uint8)).cast("B")))
+    if depth is not None:
+        out.append(("16UC1", png(depth_mm(depth))) if fmt == "png" else
+                   ("32FC1", memoryview(np.ascontiguousarray(depth, "<f4")).cast("B")))
+    return out
 
 
 def encode(rgb: np.ndarray | None, depth: np.ndarray | None, fmt: str) -> str:
     """The reply's text for an (h, w, 3) uint8 ``rgb`` and/or an (h, w) float32 ``depth`` (m,
     +inf: nothing within far), each None when not asked for."""
+    return "\n".join(f"{encoding} {fmt} {base64.b64encode(blob).decode()}"
+                     for encoding, blob in _blobs(rgb, depth, fmt))
+
+
+def encode_frame(rgb: np.ndarray | None, depth: np.ndarray | None,
+                 fmt: str) -> tuple[str, bytes]:
+    """(text, frame) of a ``frame`` read's reply (protocol 11): the text one line per image,
+    ``<encoding> <format> frame <offset> <length>`` (bytes), the frame the images one after
+    the other: bytes of its own (one copy), so ZeroMQ may send it uncopied while the renderer
+    reuses its buffers."""
+    blobs, lines, at = _blobs(rgb, depth, fmt), [], 0
+    for encoding, blob in blobs:
+        lines.append(f"{encoding} {fmt} {FRAME} {at} {len(blob)}")
+        at += len(blob)
+    return "\n".join(lines), b"".join(b for _, b in blobs)
+
+
+def inline(text: str, frame) -> str:
+    """A ``frame`` reply's text with each image back in it as base64 (the JSON gateway's
+    lines carry no binary frame)."""
     lines = []
-    if rgb is not None:
-        data = png(rgb) if fmt == "png" else np.ascontiguousarray(rgb).tobytes()
-        lines.append(f"rgb8 {fmt} {base64.b64encode(data).decode()}")
-    if depth is not None:
-        if fmt == "png":
-            lines.append(f"16UC1 png {base64.b64encode(png(depth_mm(depth))).decode()}")
-        else:
-            raw = np.ascontiguousarray(depth, dtype="<f4").tobytes()
-            lines.append(f"32FC1 raw {base64.b64encode(raw).decode()}")
+    for line in text.split("\n") if text else ():
+        encoding, fmt, where = (line.split(" ", 2) + ["", ""])[:3]
+        blob = _framed_blob(where, frame)
+        lines.append(line if blob is None else
+                     f"{encoding} {fmt} {base64.b64encode(blob).decode()}")
     return "\n".join(lines)
+
+
+def _framed_blob(where: str, frame):
+    """The bytes (a view) a line's ``frame <offset> <length>`` names in ``frame``; None when
+    the line carries its image as base64.
+
+    Raises:
+        ValueError: a place outside the frame.
+    """
+    if not where.startswith(FRAME + " "):  # base64 (no spaces): not split, it is megabytes
+        return None
+    words = where.split(" ")
+    if frame is None or len(words) != 3 or not words[1].isdigit() or not words[2].isdigit():
+        raise ValueError(f"an image line says {where!r} but no frame holds it")
+    at, size, view = int(words[1]), int(words[2]), memoryview(frame).cast("B")
+    if at + size > len(view):
+        raise ValueError(f"an image of {size} bytes at {at} in a frame of {len(view)}")
+    return view[at:at + size]
 
 
 def depth_mm(depth: np.ndarray) -> np.ndarray:
@@ -118,9 +199,10 @@ def depth_mm(depth: np.ndarray) -> np.ndarray:
     return np.where(mm > 65535, 0, mm).astype(np.uint16)
 
 
-def decode(text: str, width: int, height: int) -> dict[str, np.ndarray]:
+def decode(text: str, width: int, height: int, frame=None) -> dict[str, np.ndarray]:
     """The images of a reply's text: ``{"rgb": (h, w, 3) uint8, "depth": (h, w) float32 m}``
-    (a ``16UC1`` depth comes back in metres, +inf where it read 0).
+    (a ``16UC1`` depth comes back in metres, +inf where it read 0). ``frame`` is the reply's
+    pixel frame (protocol 11, bytes-like) when it had one: raw images are views of it, no copy.
 
     Raises:
         ValueError: a line that is no image of that size.
@@ -128,9 +210,11 @@ def decode(text: str, width: int, height: int) -> dict[str, np.ndarray]:
     out = {}
     for line in text.split("\n") if text else ():  # not splitlines(): 10x slower on 3 MB
         encoding, fmt, data = (line.split(" ", 2) + ["", ""])[:3]
-        blob = binascii.a2b_base64(data)
+        blob = _framed_blob(data, frame)
+        if blob is None:
+            blob = binascii.a2b_base64(data)
         if fmt == "png":
-            pixels = unpng(blob)
+            pixels = unpng(bytes(blob))
         else:
             dtype, shape = {"rgb8": (np.uint8, (height, width, 3)),
                             "32FC1": ("<f4", (height, width))}[encoding]

@@ -19,6 +19,7 @@ import zmq
 
 from . import protocol as p
 from ..model.errors import ProtocolError
+from ..model.images import inline
 from ..model.limits import shown
 from . import gatewaylines as _lines  # AUTH_WAIT looked up when used (tests shorten it)
 from .gatewaylines import (AUTH_PORT, MAX_LINE, SLICE_MS, auth_reply, format_line, format_reply,
@@ -244,7 +245,7 @@ class Connection(threading.Thread):
             while sent and not gateway.closing.is_set():
                 if _wait(lambda: zsock.poll(SLICE_MS), deadline, gateway.closing):
                     try:
-                        return Message.from_wire(zsock.recv(), max_bytes=None)
+                        return _inlined(zsock.recv_multipart())
                     except ProtocolError as exc:  # a server that does not speak the protocol
                         return msg.fail(exc.code, f"the server's reply: {exc.text}")
                 why = self._links[endpoint].gone()  # late: wait on while it is there
@@ -365,3 +366,18 @@ def _wait(attempt, deadline: float, closing: threading.Event) -> bool:
         if time.monotonic() >= deadline or closing.is_set():
             return False
     return True
+
+
+def _inlined(frames: list) -> Message:
+    """A server's reply as the gateway's line carries it: a camera read's pixel frame
+    (protocol 11, asked for with the word ``frame``) back in the text as base64, as a read
+    without the word has it; a line has no binary frame."""
+    reply = Message.from_wire(frames[0], max_bytes=None)
+    if len(frames) < 2:
+        return reply
+    try:
+        text = inline(reply.text, frames[1])
+    except ValueError as exc:
+        raise ProtocolError(p.BAD_MESSAGE, f"a frame that does not match its text: {exc}") \
+            from None
+    return Message(reply.error, text, reply.command, reply.params, reply.data)

@@ -11,7 +11,7 @@ This module imports neither pymunk nor zmq, so clients on a real robot can use i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import msgpack
@@ -26,15 +26,15 @@ from ..model.errors import ProtocolError
 #: The wire's version, answered by every server's hello (command 0). A change to a message, a
 #: command, an error code or the state stream bumps it in the same commit, with an entry in the
 #: changelog that opens docs/protocol.md.
-PROTOCOL_VERSION = 10
+PROTOCOL_VERSION = 11
 #: Client versions a server serves. Version 8 made the state stream's and ``/sim state``'s
 #: per-robot columns the world's own, changing with its layout (docs/protocol.md, Changelog):
 #: a client of version 2 to 7 may take them for fixed for the whole run, so it is refused.
 #: Version 9 only adds the layout document's optional ``scenery`` key (a map key a version-8
 #: client skips), so a version-8 client is served as itself. Version 10 only adds commands,
 #: replies, error codes and layout keys (none changes an old one), so versions 8 and 9 are
-#: served as themselves.
-SERVED_VERSIONS = (8, 9, 10)
+#: served as themselves; version 11 only adds again, so versions 8, 9 and 10 are.
+SERVED_VERSIONS = (8, 9, 10, 11)
 #: Where a client of another version reads what changed (quoted in the version-mismatch error).
 CHANGELOG = "docs/protocol.md, 'Changelog'"
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000"  # YARP's default port
@@ -90,6 +90,9 @@ class Message:
         command: Command id.
         params: Integer parameters.
         data: Floating-point data.
+        frames: Binary frames that travel after the message's own ZeroMQ frame (protocol 11:
+            a camera read's pixels when its text ends with ``frame``); bytes-like, not part of
+            the msgpack array nor of equality.
     """
 
     error: int = 0
@@ -97,6 +100,7 @@ class Message:
     command: int = 0
     params: tuple[int, ...] = ()
     data: tuple[float, ...] = ()
+    frames: tuple = field(default=(), compare=False, repr=False)
 
     def to_wire(self) -> bytes:
         """Pack as one msgpack array of five items (floats as float64)."""
@@ -130,9 +134,9 @@ class Message:
         return Message(code, text, self.command)
 
     def reply(self, text: str = "", params: Sequence[int] = (),
-              data: Sequence[float] = ()) -> "Message":
-        """A successful reply to this request."""
-        return Message(OK, text, self.command, tuple(params), tuple(data))
+              data: Sequence[float] = (), frames: Sequence = ()) -> "Message":
+        """A successful reply to this request (``frames``: binary frames sent after it)."""
+        return Message(OK, text, self.command, tuple(params), tuple(data), tuple(frames))
 
 
 def _check_fields(items) -> tuple:

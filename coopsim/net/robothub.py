@@ -355,7 +355,9 @@ class RobotHub:
 
     def _send(self, envelope: list, reply: Message) -> None:
         try:
-            self.socket.send_multipart(envelope + [reply.to_wire()], zmq.NOBLOCK)
+            # protocol 11: binary frames (a camera's pixels) go after the message, uncopied
+            self.socket.send_multipart(envelope + [reply.to_wire(), *reply.frames], zmq.NOBLOCK,
+                                       copy=not reply.frames)
         except zmq.ZMQError:
             pass  # the peer went away: nothing to answer
 

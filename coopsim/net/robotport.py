@@ -246,16 +246,18 @@ class RobotPort:
     def _read_world(self, msg: Message, command: Command) -> Message:
         """A read the module answers from the world itself (``read_world``: camera3d renders
         an image), between two steps on the thread that owns it; open to everyone as reads
-        are. Its reply may be megabytes: only requests are held to 64 KiB."""
+        are. Its reply may be megabytes: only requests are held to 64 KiB. A module may answer
+        binary frames after (text, params, data): sent after the message (protocol 11)."""
         module = self.classes[command.module]
         if self.robot not in self.stepper.snapshot.index:
             raise UnknownNameError(f"{self.name} is not in the simulation any more")
         check = getattr(module, "check_read_text", None)
         if check is not None:  # a bad request refused here, not queued on the world's thread
             check(msg.text)
-        text, params, data = self._on_stepper(module.read_world, command, self.stepper.sim,
-                                              self.robot, self.modules[command.module], msg.text)
-        return msg.reply(text, params=params, data=data)
+        text, params, data, *frames = self._on_stepper(
+            module.read_world, command, self.stepper.sim, self.robot,
+            self.modules[command.module], msg.text)
+        return msg.reply(text, params=params, data=data, frames=frames)
 
     def _move(self, msg: Message, command: Command):
         """Motion commands. The reply's text is the mode; in lockstep it comes after the step

@@ -156,7 +156,7 @@ class RosBridge:
                 self._write(topic, short, data)
         for topic, data in scene.scans(snap, ns):
             self._write(topic, m.SCAN, data)
-        for topic, short, data in camera_messages(snap, ns, self._images):
+        for topic, short, data in camera_messages(snap, ns, self._images, scene.params):
             self._write(topic, short, data)
         for topic, data in scene.clouds():
             self._write(topic, m.CLOUD, data)

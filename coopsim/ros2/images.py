@@ -6,17 +6,21 @@ Every ``camera3d`` that publishes (its ``publish`` 1: rendered at its ``rate``, 
 far, REP 118) when it renders depth, and ``/R/camera3d/camera_info`` (the pinhole model:
 ``plumb_bob`` with no distortion, K and P from the field of view), all in the frame
 ``R/camera3d``: the live bridge (``coopsim run --ros2``) and ``coopsim export --rosbag``
-(from a recording's images, format 6) alike.
+(from a recording's images, format 6) alike. With the images, ``/tf`` gets ``R/base_link`` ->
+``R/camera3d`` at the camera's mount: an optical frame (REP 103: z along the optical axis, x to
+the image's right, y down it), from the mount the camera rendered at (live) or the scenario's
+(a recording's images).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..model.images import fresh, intrinsics
+from ..model.images import MOUNT, fresh, intrinsics, optical_pose
 from .cdr import Writer
-from .messages import CAMERA_INFO, IMAGE
+from .messages import CAMERA_INFO, IMAGE, TF
 from .scene import ros_robot
+from .scenery import transforms3d
 
 
 def image(ns: int, frame: str, pixels: np.ndarray) -> bytes:
@@ -53,16 +57,29 @@ def camera_info(ns: int, frame: str, width: int, height: int, fov: float) -> byt
     return out.bytes()
 
 
-def camera_messages(snap, ns: int, sent: dict) -> list[tuple[str, str, bytes]]:
+def camera_messages(snap, ns: int, sent: dict,
+                    params: dict | None = None) -> list[tuple[str, str, bytes]]:
     """(topic, type, message) of every image published since the last call (``sent``: robot
-    name -> the step of its image sent last, updated here)."""
-    out = []
+    name -> the step of its image sent last, updated here), and one ``/tf`` of their camera
+    frames; ``params`` (robot -> module -> values) gives the mount of an image without one."""
+    out, frames = [], []
     for robot, shot in fresh(snap.extra.get("camera3d"), sent):
         name = ros_robot(robot)
+        frames.append((ns, f"{name}/base_link", f"{name}/camera3d",
+                       *optical_pose(camera_mount(shot, robot, params))))
         frame, h, w = f"{name}/camera3d", *shot.rgb.shape[:2]
         out.append((f"/{name}/camera3d/image_raw", IMAGE, image(ns, frame, shot.rgb)))
         if shot.depth is not None:
             out.append((f"/{name}/camera3d/depth", IMAGE, image(ns, frame, shot.depth)))
         out.append((f"/{name}/camera3d/camera_info", CAMERA_INFO,
                     camera_info(ns, frame, w, h, shot.fov)))
-    return out
+    return out + ([("/tf", TF, transforms3d(frames))] if frames else [])
+
+
+def camera_mount(shot, robot: str, params: dict | None) -> tuple:
+    """x, y, z (m), yaw, pitch (deg) of the camera that rendered ``shot``: its own, else the
+    robot's ``camera3d`` parameters in ``params``, else the module's defaults (0)."""
+    if getattr(shot, "mount", None) is not None:
+        return shot.mount
+    values = ((params or {}).get(robot) or {}).get("camera3d") or {}
+    return tuple(float(values.get(k, 0.0)) for k in MOUNT)

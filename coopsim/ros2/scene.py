@@ -84,7 +84,7 @@ class RosScene:
         self.key = snap.robots
         self.three_d = snap.pose3d is not None
         self.origins = dict(origins or {})
-        params = params or {}
+        params = self.params = params or {}  # the cameras' mounts too (.images)
         self.robots: list[RosRobot] = []
         for robot in layout.get("robots", ()):
             name = robot["name"]

@@ -28,7 +28,8 @@ from typing import Mapping
 import numpy as np
 
 from ...model.commands import Command
-from ...model.images import View, depth_mm, encode, intrinsics, parse_request, png, unpng
+from ...model.images import (MOUNT, View, depth_mm, encode, encode_frame, framed,
+                              intrinsics, parse_request, png, unpng)
 from ...model.module import Module
 from ...model.params import ParamSpec
 from ...model.snapshot import quat_matrices
@@ -45,6 +46,9 @@ class Image:
         step, time: When it was rendered (s). rgb: (h, w, 3) uint8, read-only.
         depth: (h, w) float32 m (+inf: nothing within far), read-only, or None.
         fov, near, far: The camera's vertical field of view (deg) and clipping distances (m).
+        mount: The camera's x, y, z (m), yaw, pitch (deg) on its body when it rendered (the
+            bridges' camera frame, coopsim.model.images.optical_pose); None: not known (a
+            recording's images: the bridges take the scenario's).
     """
 
     step: int
@@ -54,6 +58,7 @@ class Image:
     fov: float
     near: float
     far: float
+    mount: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -93,9 +98,11 @@ class Camera3d(Module):
         rate(),
     )
     commands = (Command(5000, "read", "camera3d", kind="read", text="opt",
-                        doc="an image rendered now: text '[rgb|depth|rgbd] [raw|png]' "
+                        doc="an image rendered now: text '[rgb|depth|rgbd] [raw|png] [frame]' "
                             "(default rgb raw); reply text one line per image "
-                            "'<encoding> <format> <base64>', params [step, width, height], "
+                            "'<encoding> <format> <base64>' (with frame: '<encoding> <format> "
+                            "frame <offset> <length>', the pixels in a ZeroMQ frame after the "
+                            "message), params [step, width, height], "
                             "data [time s, fx, fy, cx, cy px, near, far m]"),)
     fields = ("published",)
     #: the step leaves the kind out while every camera's ``publish`` is 0 (coopsim.sim.sensing)
@@ -125,7 +132,8 @@ class Camera3d(Module):
                 if depth is not None:
                     depth.flags.writeable = False
                 seen[name] = Image(frame.step, frame.time, rgb, depth, float(q["fov"]),
-                                   float(q["near"]), float(q["far"]))
+                                   float(q["near"]), float(q["far"]),
+                                   tuple(float(q[k]) for k in MOUNT))  # h42-frame: /tf
             alive = set(frame.names)
             frame.extra[cls.label] = Images(MappingProxyType(
                 {n: s for n, s in seen.items() if n in alive}))
@@ -170,17 +178,19 @@ class Camera3d(Module):
     @classmethod
     def read_world(cls, command, sim, robot: str, values, text: str) -> tuple:
         """A ``read`` rendered now, on the thread that owns the world: (text, params, data)
-        of the reply (coopsim.model.images)."""
+        of the reply (coopsim.model.images), and its pixel frame when the text ends with
+        ``frame`` (protocol 11)."""
         kind, fmt = parse_request(text)
         snap = sim.snapshot
         q = {s.name: values[s.name] for s in cls.params}
         state = sim.world.engine.state3d()[snap.index[robot]]
         (rgb, depth), = sim.world.engine.render_images([view(state, q, kind != "rgb")])
         rgb, depth = noisy(rgb, depth, q, stream(sim.seed, robot, snap.step))
-        reply = encode(rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
+        asked = (rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
+        reply = encode_frame(*asked) if framed(text) else (encode(*asked),)  # frame: protocol 11
         w, h = int(q["width"]), int(q["height"])
-        return reply, (snap.step, w, h), (snap.time, *intrinsics(w, h, q["fov"]), q["near"],
-                                          q["far"])
+        return reply[0], (snap.step, w, h), (snap.time, *intrinsics(w, h, q["fov"]), q["near"],
+                                             q["far"]), *reply[1:]
 
 
 def view(state: np.ndarray, q: Mapping, depth: bool) -> View:
