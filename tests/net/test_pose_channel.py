@@ -123,8 +123,8 @@ def test_a_robot_inserted_at_run_time_can_be_external(run):
                                               "setting 'speed'"):
             client.request(sim.endpoint, 16, "late single external speed 3",
                            data=(1.0, -3.0, 0.0, 0.0))
-        client.request(sim.endpoint, 16, "late single external stale 2 max_rate 100",
-                       data=(1.0, -3.0, 0.0, 0.0))
+        sim.insert_robot("late", "single", (1.0, -3.0, 0.0), external={"stale": 2,
+                                                                         "max_rate": 100})
         assert sim.state()["external"]["robots"]["late"]["status"] == "waiting"
         assert run.stepper.sim.external.tracks["late"].spec.max_rate == 100.0
         late = client.robot("late")
