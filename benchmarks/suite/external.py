@@ -10,6 +10,8 @@ robots' endpoints both ways."""
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from .common import SMOKE, Case, late_percent, root, sizes, unit
@@ -77,15 +79,24 @@ class Stream(Case):
                 ends = [client.lookup(f"/robot{i + 1}") for i in range(ROBOTS)]
                 channel = client.lookup("/external") if path == "channel" else ""
             stepper = run.stepper
+            clock = _stepper_clock()
             steps0, missed0 = stepper.snapshot.step, stepper.missed
+            cpu0 = time.clock_gettime(clock)
             subprocess.run([sys.executable, "-c", STREAMER, str(SECONDS), str(RATE), channel,
                             *ends],
                            check=True, timeout=SECONDS + 60)
             steps, missed = stepper.snapshot.step - steps0, stepper.missed - missed0
+            self.stepper_ms = (time.clock_gettime(clock) - cpu0) * 1e3 / max(1, steps)
             latency = stepper.sim.external.state()["latency"]
         self.late = late_percent(missed, max(1, steps))
         self.snapshot_ms = latency["to_snapshot"]["p95"] * 1e3
         self.reading_ms = latency["to_reading"]["p95"] * 1e3
+
+    @unit("ms")
+    def track_stepper_cpu_ms(self, path):
+        """CPU time of the stepper's thread a step (its step, its snapshot and the requests it
+        serves): what the poses cost it, a figure the machine's load hardly moves."""
+        return self.stepper_ms
 
     @unit("%")
     def track_late_percent(self, path):
@@ -98,3 +109,9 @@ class Stream(Case):
     @unit("ms")
     def track_pose_to_reading_p95_ms(self, path):
         return self.reading_ms
+
+
+def _stepper_clock() -> int:
+    """The CPU-time clock of the run's stepper thread (found by its name)."""
+    thread = next(t for t in threading.enumerate() if t.name == "coopsim-stepper")
+    return time.pthread_getcpuclockid(thread.ident)
