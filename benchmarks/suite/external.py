@@ -2,36 +2,46 @@
 of their own, as a motion-capture bridge would) into a 100 Hz real-time run, each one's sonar
 read after every pose: the late steps (%), pose received -> in the next snapshot (p95, ms;
 goal <= one step + 2 ms) and pose -> sonar reading served (p95, ms; goal <= 2 steps), as the
-server measures them (``/sim state``'s ``external.latency``)."""
+server measures them (``/sim state``'s ``external.latency``). The poses go either to each
+robot's own endpoint (``robot``: command 20, served by the stepper's thread) or to the pose
+channel ``/external`` (``channel``, protocol 11: its own thread); the sonar reads go to the
+robots' endpoints both ways."""
 
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
-from .common import SMOKE, Case, late_percent, root, unit
+from .common import SMOKE, Case, late_percent, root, sizes, unit
 
 ROBOTS = 2 if SMOKE else 10
 SECONDS = 0.5 if SMOKE else 5.0
 RATE = 200.0  # Hz, each robot's pose stream
 
-#: The stream in its own process: one DEALER per robot, a pose then a sonar read every period,
-#: replies drained as they come (argv: seconds, rate, endpoints...).
+#: The stream in its own process: per robot one DEALER to its endpoint (and one to the pose
+#: channel, when given), a pose then a sonar read every period, replies drained as they come
+#: (argv: seconds, rate, channel endpoint or "", robot endpoints...).
 STREAMER = r"""
 import math, sys, time, msgpack, zmq
-seconds, rate, ends = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+seconds, rate, channel, ends = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4:]
 ctx = zmq.Context()
-socks = []
-for e in ends:
-    s = ctx.socket(zmq.DEALER); s.setsockopt(zmq.LINGER, 0); s.connect(e); socks.append(s)
+def dealer(e):
+    s = ctx.socket(zmq.DEALER); s.setsockopt(zmq.LINGER, 0); s.connect(e); return s
+reads = [dealer(e) for e in ends]
+poses = [dealer(channel) for e in ends] if channel else reads
 t0 = tick = time.perf_counter()
 while tick - t0 < seconds:
-    for k, s in enumerate(socks):
+    for k, s in enumerate(reads):
         x = -4.0 + 0.5 * k + 0.1 * math.sin(tick - t0)
-        s.send_multipart([b"", msgpack.packb([0, "", 20, [], [x, -1.0 + 0.2 * (tick - t0), 0.0]])])
+        pose = [x, -1.0 + 0.2 * (tick - t0), 0.0]
+        who = f"robot{k + 1}" if channel else ""
+        poses[k].send_multipart([b"", msgpack.packb([0, who, 20, [], pose])])
         s.send_multipart([b"", msgpack.packb([0, "", 200, [], []])])
-        while s.poll(0):
-            s.recv_multipart()
+        for r in {s, poses[k]}:
+            while r.poll(0):
+                r.recv_multipart()
     tick += 1.0 / rate
     time.sleep(max(0.0, tick - time.perf_counter()))
 """
@@ -50,9 +60,13 @@ def _scenario(folder: Path, robots: int) -> Path:
 
 class Stream(Case):
     """10 external robots at 200 Hz into a 100 Hz real-time run (the run in this process, the
-    stream in another): late %, pose -> snapshot p95 and pose -> sonar reading p95, ms."""
+    stream in another): late %, pose -> snapshot p95 and pose -> sonar reading p95, ms; the
+    poses to each robot's endpoint or to the pose channel."""
 
-    def setup(self):
+    params = (sizes("robot", "channel", smoke="channel"),)
+    param_names = ("path",)
+
+    def setup(self, path):
         from coopsim.app.run import Run, RunOptions
         from coopsim.client import Client
         from coopsim.formats.files import load
@@ -63,24 +77,41 @@ class Stream(Case):
             run.start()
             with Client(run.network.endpoint) as client:
                 ends = [client.lookup(f"/robot{i + 1}") for i in range(ROBOTS)]
+                channel = client.lookup("/external") if path == "channel" else ""
             stepper = run.stepper
+            clock = _stepper_clock()
             steps0, missed0 = stepper.snapshot.step, stepper.missed
-            subprocess.run([sys.executable, "-c", STREAMER, str(SECONDS), str(RATE), *ends],
+            cpu0 = time.clock_gettime(clock)
+            subprocess.run([sys.executable, "-c", STREAMER, str(SECONDS), str(RATE), channel,
+                            *ends],
                            check=True, timeout=SECONDS + 60)
             steps, missed = stepper.snapshot.step - steps0, stepper.missed - missed0
+            self.stepper_ms = (time.clock_gettime(clock) - cpu0) * 1e3 / max(1, steps)
             latency = stepper.sim.external.state()["latency"]
         self.late = late_percent(missed, max(1, steps))
         self.snapshot_ms = latency["to_snapshot"]["p95"] * 1e3
         self.reading_ms = latency["to_reading"]["p95"] * 1e3
 
+    @unit("ms")
+    def track_stepper_cpu_ms(self, path):
+        """CPU time of the stepper's thread a step (its step, its snapshot and the requests it
+        serves): what the poses cost it, a figure the machine's load hardly moves."""
+        return self.stepper_ms
+
     @unit("%")
-    def track_late_percent(self):
+    def track_late_percent(self, path):
         return self.late
 
     @unit("ms")
-    def track_pose_to_snapshot_p95_ms(self):
+    def track_pose_to_snapshot_p95_ms(self, path):
         return self.snapshot_ms
 
     @unit("ms")
-    def track_pose_to_reading_p95_ms(self):
+    def track_pose_to_reading_p95_ms(self, path):
         return self.reading_ms
+
+
+def _stepper_clock() -> int:
+    """The CPU-time clock of the run's stepper thread (found by its name)."""
+    thread = next(t for t in threading.enumerate() if t.name == "coopsim-stepper")
+    return time.pthread_getcpuclockid(thread.ident)

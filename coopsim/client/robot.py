@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Iterator, Sequence
 
-from ..model.commands import TELEOPERATED, TIMEOUT, Command
+from ..model.commands import TELEOPERATED, TIMEOUT, UNKNOWN_NAME, Command
 from ..model.driver import Reading, StepInfo
 from ..model.errors import ProtocolError
 from ..net.protocol import PROTOCOL_VERSION, Message
@@ -226,7 +226,23 @@ class Robot:
                 robot is not external); 15, a flood; 11, another connection owns the robot.
         """
         data = (x, y, yaw) if quat is None else (x, y, z or 0.0, *quat)
-        return self.call(_EXTERNAL_POSE, data=data).data[0]
+        channel = self.pose_channel
+        if channel is None:  # a server before protocol 11: the robot's own endpoint
+            return self.call(_EXTERNAL_POSE, data=data).data[0]
+        return self.client.request(channel, _EXTERNAL_POSE, self.name, data=data).data[0]
+
+    @property
+    def pose_channel(self) -> str | None:
+        """The endpoint of ``/external``, the pose channel :meth:`send_pose` uses (protocol
+        11: served off the simulation's stepping thread), or None where the server has none."""
+        if not hasattr(self, "_channel"):
+            try:
+                self._channel = self.client.lookup("/external", "rep")
+            except ProtocolError as exc:  # RemoteError is one: no such name before version 11
+                if exc.code != UNKNOWN_NAME:
+                    raise
+                self._channel = None
+        return self._channel
 
     def release(self) -> bool:
         """Give the robot up (it also leaves lockstep); True when this connection owned it.

@@ -126,9 +126,17 @@ class Sim(_Server):
         return _poses(self.call(15, name))
 
     def insert_robot(self, name: str, type: str, position: Sequence[float], yaw: float = 0.0,
-                     color=None) -> dict[str, Pose]:
-        """Add a robot section of a type (``coopsim list``); returns the robots."""
+                     color=None, external: dict | None = None) -> dict[str, Pose]:
+        """Add a robot section of a type (``coopsim list``); returns the robots.
+
+        Args:
+            external: Protocol 11: make it an external robot with these ``external`` settings
+                (``{"stale": 0.5, "max_rate": 200}``: s, Hz...; ``{}`` for the defaults),
+                docs/in-the-loop.md. None: a simulated robot.
+        """
         text, params, data = _body(name, type, [*position, yaw], color)
+        if external is not None:
+            text += " external" + "".join(f" {k} {v:g}" for k, v in external.items())
         return _poses(self.call(16, text, params, data))
 
     def update_robot(self, name: str, type: str, position: Sequence[float], yaw: float = 0.0,

@@ -139,6 +139,16 @@ def _external(key: str, tokens: list, rest: str) -> ExternalSpec:
     return ExternalSpec(**values)
 
 
+def external_spec(words: list[str]) -> ExternalSpec:
+    """The settings after ``external`` (``stale S max_rate HZ``...), as a [ROBOT_n] line
+    takes them (``/sim`` insert_robot's text, protocol 11).
+
+    Raises:
+        Bad: an unknown setting or a value not > 0 (the sentence of the file's line).
+    """
+    return _external("external", list(words), "")
+
+
 # --- the tables: which sections hold which keys ---------------------------------------------------
 
 _XYZ = ("x", "y", "z")

@@ -43,6 +43,9 @@ ERROR_NAMES = {
     TELEOPERATED: "teleoperated", POSE_REFUSED: "pose refused", POSE_FLOOD: "pose flood",
 }
 ERROR_NAMES[NOT_SHARED] = "not shared"
+# protocol 11, h44-channel: a motion command to an external robot (its pose is its stream's)
+EXTERNAL_ROBOT = 17
+ERROR_NAMES[EXTERNAL_ROBOT] = "external robot"
 
 #: Kinds of robot commands: how a robot's endpoint dispatches them.
 #: ``read``: answered at once from the last completed step's snapshot;

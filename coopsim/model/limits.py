@@ -23,7 +23,7 @@ from .errors import ParameterError
 NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 NAME_MAX = 64
 #: Top-level port names the simulator registers itself; no robot may be named so (any case).
-RESERVED_NAMES = ("sim", "playback", "nameserver")
+RESERVED_NAMES = ("sim", "playback", "nameserver", "external")  # external: protocol 11
 
 
 def shown(value, *bounds: float) -> str:

@@ -14,6 +14,7 @@ import threading
 import zmq
 
 from .nameserver import NameServer
+from .posechannel import PoseChannel
 from .robothub import RobotHub, raise_fd_limit
 from .security import ClientKeys, ServerKeys, guarded
 from .simserver import SimServer
@@ -56,9 +57,11 @@ class Network:
         self.sim = SimServer(self.ctx, stepper, self.sync_robots, bind, recording, **on)
         self.publisher = StatePublisher(self.ctx, stepper, bind, publish_rate, **on)
         self.squads = SquadServer(self.ctx, stepper, bind, **on)
+        self.poses = PoseChannel(self.ctx, stepper, bind, **on)  # protocol 11: /external
         self.names.register("/sim", self.sim.endpoint)
         self.publisher.register(self.names)
         self.squads.register(self.names)
+        self.poses.register(self.names)
         self.sim.more_state.append(self.squads.state)
         self.sim.more_state.append(lambda: external_state(stepper))  # protocol 10
         stepper.hooks.append(self.publisher)
@@ -86,6 +89,7 @@ class Network:
             self.names.start()
             self.sim.start()
             self.squads.start()
+            self.poses.start()
             self.sync_robots()
             self.hub.start()
         except BaseException:
@@ -119,7 +123,7 @@ class Network:
         if self.publisher in self.stepper.hooks:
             self.stepper.hooks.remove(self.publisher)
         self.stepper.idle_hooks.clear()
-        servers = [self.names, self.sim, self.squads]
+        servers = [self.names, self.sim, self.squads, self.poses]
         for server in servers:  # signal all first: each takes up to a poll period to notice
             server.stop(timeout=0)
         for server in servers:

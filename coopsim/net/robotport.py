@@ -17,6 +17,7 @@ from typing import Hashable
 
 from ..model.errors import NotAllowedError, ProtocolError, UnknownNameError
 from ..model.capabilities import Answerer, Offloaded, capability
+from ..model.commands import EXTERNAL_ROBOT
 from ..model.module import RobotInfo
 from ..model.plugins import MODULES
 from . import protocol as p
@@ -263,6 +264,7 @@ class RobotPort:
         """Motion commands. The reply's text is the mode; in lockstep it comes after the step
         (a :class:`Reply` the hub sends once that step has run)."""
         module = self.classes[command.module]
+        refuse_external(self.stepper.sim, self.robot, command)  # protocol 11: error 17
         values = module.command_row(command, msg.data, self.modules[command.module], self.info)
         if self.stepper.finished:
             raise NotAllowedError(f"the run has finished ({self.stepper.finished})")
@@ -338,3 +340,13 @@ def _stamp(snap, robot: str, module: str) -> tuple[int, ...]:
     if steps is None or row >= len(steps):
         return (snap.step,)
     return (snap.step, int(steps[row]))
+
+
+def refuse_external(sim, robot: str, command: Command) -> None:
+    """Error 17 (protocol 11) for a motion command to an external robot: its pose is its
+    stream's (docs/in-the-loop.md), so a command would only be overridden the next step."""
+    if robot in sim.external.tracks:
+        raise ProtocolError(EXTERNAL_ROBOT, f"{robot} is an external robot: its pose comes "
+                                            f"from its pose stream, so motion command "
+                                            f"{command.name} ({command.id}) is refused "
+                                            "(docs/in-the-loop.md)")

@@ -21,13 +21,14 @@ from . import protocol as p
 from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
 from ..model.limits import check_object_spec, check_robot_fields, check_target_spec, shown
 from ..formats.files import load, scenario_from_world
+from ..formats.keys import external_spec
 from .protocol import Command, Message
 from .server import Server, answer_errors, split_request
 from ..model.snapshot import rule_metrics, wrapped_poses
 from ..sim.describe import posed_layout
 from ..sim.slots import LEASE_MAX
-from ..model.specs import (COLORS, MODES, SHAPES, ObjectSpec, RobotSpec, TargetSpec, WorldSpec,
-                           check_dt)
+from ..model.specs import (COLORS, MODES, SHAPES, ExternalSpec, ObjectSpec, RobotSpec,
+                           TargetSpec, WorldSpec, check_dt)
 
 CALL_WAIT = 10.0  # s to wait for the stepper to carry out a change (a load can take a while)
 # s a load's own thread waits for the stepper to put the new world in place: /sim answers
@@ -384,11 +385,22 @@ def _robot_spec(msg: Message) -> RobotSpec:
     """The robot of insert/update_robot; its name, pose and colour are checked here (the files'
     rules and sentences, error 4) before anything reaches the stepper, and the names its type
     derives when the world builds it (check_robot_spec)."""
-    name, rtype = _two_words(msg, "type")
+    words = msg.text.split()
+    name, rtype = _two_words(msg, "type") if words[2:3] != ["external"] else words[:2]
     x, y, z, yaw = msg.data
-    spec = RobotSpec(rtype, name, (x, y, z), yaw, _color(msg, (40, 90, 230)))
+    spec = RobotSpec(rtype, name, (x, y, z), yaw, _color(msg, (40, 90, 230)),
+                     external=_external_words(words[3:]) if len(words) > 2 else None)
     check_robot_fields(spec)
     return spec
+
+
+def _external_words(words: list[str]) -> ExternalSpec:
+    """Protocol 11: insert_robot's ``name type external [stale S] [max_speed V] [max_jump M]
+    [max_rate HZ]`` makes an external robot, the words of a [ROBOT_n] ``external`` line."""
+    try:
+        return external_spec(words)
+    except CoopsimError as exc:
+        raise ProtocolError(p.OUT_OF_RANGE, f"insert_robot: {exc}") from None
 
 
 def _target_spec(msg: Message) -> TargetSpec:

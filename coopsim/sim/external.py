@@ -97,6 +97,18 @@ class ExternalRobots:
     def __bool__(self) -> bool:
         return bool(self.tracks)
 
+    def follow(self, robots) -> None:
+        """Track the external robots among ``robots`` (RobotSpecs, the world's sections now)
+        and forget those gone: robots inserted at run time can be external (protocol 11, the
+        stepper's thread; a kept robot keeps its stream)."""
+        specs = {r.name: r.external for r in robots if getattr(r, "external", None) is not None}
+        with self.lock:
+            for name in [n for n in self.tracks if specs.get(n) is None]:
+                del self.tracks[name]
+            for name, spec in specs.items():
+                if name not in self.tracks or self.tracks[name].spec != spec:
+                    self.tracks[name] = _Track(spec)
+
     # -- poses in (any thread) ------------------------------------------------------------------
 
     def receive(self, robot: str, data, wall: float | None = None) -> None:

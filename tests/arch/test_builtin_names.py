@@ -85,6 +85,9 @@ ALLOWED = {
     ("ros2/bridge.py", "external"): "/sim state's ros2.external counts (protocol 10)",
     ("sim/external.py", "external"): "a robot spec's external attribute (issue 44)",
     ("viewer/connection.py", "external"): "/sim state's external robots entry (protocol 10)",
+    ("model/limits.py", "external"): "the reserved robot name of /external (protocol 11)",
+    ("net/posechannel.py", "external"): "the external_pose reply's text (protocol 11)",
+    ("net/simserver.py", "external"): "insert_robot's external word (protocol 11), not the rule",
     ("client/images.py", "camera3d"): "the read reply that carries images (docs/protocol.md, "
                                       "camera3d), decoded for the client's numpy array",
     ("foxglove/images.py", "camera3d"): "the snapshot's camera3d images (recording format 6's "

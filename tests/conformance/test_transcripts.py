@@ -64,7 +64,7 @@ def _sent(steps, ports) -> set[int]:
 def test_the_transcripts_send_every_command_of_every_server():
     steps = [s for file in load_all().values() for s in file]
     tables = doctables.servers()
-    servers = {"nameserver", "sim", "playback", "squads", ""}
+    servers = {"nameserver", "sim", "playback", "squads", "external", ""}
     robots = sorted({tuple(s.port.split("/")[1:2]) for s in steps} - {(n,) for n in servers}
                     - {()})
     robots = [list(r) for r in robots]  # every robot of conformance.scenario a step reaches

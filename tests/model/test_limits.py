@@ -20,11 +20,11 @@ def test_every_numeric_field_of_every_insert_has_a_range():
     assert set(FIELDS) == {"size length", "size width", "size height", "position x",
                            "position y", "position z", "yaw", "mass", "color R", "color G",
                            "color B", "floor length", "floor width", "floor height"}
-    assert RESERVED_NAMES == ("sim", "playback", "nameserver")
+    assert RESERVED_NAMES == ("sim", "playback", "nameserver", "external")  # external: v11
 
 
-@pytest.mark.parametrize("name", ["sim", "Sim", "playback", "nameserver", "a/b", "", "1x",
-                                  "x" * 65, "x y"])
+@pytest.mark.parametrize("name", ["sim", "Sim", "playback", "nameserver", "External", "a/b", "",
+                                  "1x", "x" * 65, "x y"])
 def test_the_world_refuses_a_robot_the_rule_refuses(name):
     world = World(scenario())
     with pytest.raises(ParameterError) as info:

@@ -102,7 +102,7 @@ def test_a_flood_is_refused_with_15_and_the_run_goes_on(run):
 def _stream(endpoint: str, stop: threading.Event, pose=(-2.0, 0.0, 0.0)) -> None:
     with Client(endpoint) as client:
         bot = client.robot("real")
-        bot.claim(force=True)
+        client.request(bot.pose_channel, 4, "real", params=(1,))  # claim its poses (force)
         while not stop.wait(0.01):
             bot.send_pose(*pose)
 
@@ -131,7 +131,7 @@ def test_a_silent_stream_goes_stale_and_the_state_and_the_summary_say_so(run):
     from coopsim.app.run import format_summary
     with Client(run.network.endpoint) as client:
         bot = client.robot("real")
-        bot.claim(force=True)  # whatever test ran before on this worker
+        client.request(bot.pose_channel, 4, "real", params=(1,))  # whatever test ran before
         bot.send_pose(-2.0, 0.0, 0.0)
         with pytest.raises(RemoteError, match="error 14: .*off the floor"):
             bot.send_pose(40.0, 0.0, 0.0)

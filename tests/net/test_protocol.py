@@ -7,7 +7,7 @@ import math
 import msgpack
 import pytest
 
-from coopsim.model.commands import NOT_SHARED
+from coopsim.model.commands import EXTERNAL_ROBOT, NOT_SHARED
 
 from coopsim.model.plugins import MODULES
 
@@ -209,6 +209,7 @@ def test_error_codes_are_distinct_and_named():
              p.OWNED, p.BUSY, p.TELEOPERATED, p.POSE_REFUSED, p.POSE_FLOOD]
     assert codes == list(range(16))
     codes.append(NOT_SHARED)  # 16: shared control's (version 10)
+    codes.append(EXTERNAL_ROBOT)  # 17: motion to an external robot (version 11)
     assert set(p.ERROR_NAMES) == set(codes)
 
 
