@@ -129,7 +129,7 @@ class Viewer(pyglet.window.Window):
             if self._fit_pending:
                 self.fit()
         self.scene.set_scale(self.camera.scale, self.camera.angle)
-        self.scene.update(link.frame)
+        self.scene.update(link.frame, flat=not self.view3d.active)
         self.status_parts = status_parts(link)
         self.status_text = status_text(self.status_parts)
         self.teleop.tick()  # the gamepad, while driving

@@ -87,6 +87,7 @@ class View3D:
         self._layout = None
         self._static_key = None
         self._colors = np.zeros((0, 4))
+        self._kinds = _robot_kinds([])
         self.drawn: dict[str, np.ndarray] = {}  # kind -> instance rows of the last frame
         self.pose7 = np.zeros((0, 7))  # the robots' poses last drawn
         self.radius = np.zeros(0)
@@ -161,12 +162,14 @@ class View3D:
             self._gl.set_static(layout, scene.floor)
             self._colors = np.array([vb.rgba(r.get("color", (40, 90, 230))) for r in robot_list]
                                     ).reshape(-1, 4)
+            self._kinds = _robot_kinds(robot_list)
         colors = self._colors
         self.drawn = vb.merge(
             {"box": vb.floor_rows(*scene.floor)}, vb.object_rows(layout.get("objects", []), obj3d),
             {"sphere": vb.target_rows(layout.get("targets", []))},
             self._robots(robot_list, pose3d, colors, time),
-            link_rows(robot_list, pose3d, columns, layout.get("columns", [])),
+            link_rows(robot_list, pose3d, columns, layout.get("columns", []))
+            if self._kinds[2].any() else {},
             vb.arm_rows(scene.arms.arms, scene.arms.frames, pose3d) if scene.arms else {},
             self._selection(robot_list, pose3d))
         self._gl.set_lines(self._lines(scene, pose3d, colors, columns))
@@ -175,16 +178,11 @@ class View3D:
             self.camera.follow(pose3d[row, :3])
 
     def _robots(self, robots: list[dict], pose7: np.ndarray, colors: np.ndarray, time: float):
-        hints = [r.get("draw", {}) for r in robots]
-        quad = np.array([bool(h.get("rotorcraft")) for h in hints], dtype=bool)
-        arm = np.array([bool(h.get("arm")) for h in hints], dtype=bool)
-        linked = imported(robots)  # drawn link by link (view3d_links.py)
-        quad &= ~linked
-        ground = ~quad & ~arm & ~linked
+        quad, ground, _, ground_list = self._kinds
         detail = len(robots) <= TRAILS_FOR_ALL or \
             self.camera.scale * float(np.median(self.radius)) >= DETAIL_PX
         return vb.merge(vb.quad_rows(pose7[quad], self.radius[quad], colors[quad], time, detail),
-                        vb.ground_rows([r for r, g in zip(robots, ground) if g], pose7[ground],
+                        vb.ground_rows(ground_list, pose7[ground],
                                        self.radius[ground], colors[ground]))
 
     def _selection(self, robots: list[dict], pose7: np.ndarray) -> dict:
@@ -251,8 +249,7 @@ class View3D:
         focal = self.camera.height / (2 * np.tan(np.radians(22.5)))
         px_radius = focal * self.radius[rows] / np.maximum(depth, 1e-6)
         keep = (depth > 0) & ((px_radius >= LABEL_MIN_RADIUS) | (len(rows) == 1))
-        every = label_texts(scene)
-        texts = [every[i] for i in rows]
+        texts = label_texts(scene, rows)
         draw = imgui.get_background_draw_list()
         color = imgui.get_color_u32(imgui.ImVec4(0.05, 0.05, 0.05, 1.0))
         labels = []
@@ -267,6 +264,18 @@ class View3D:
         if self._gl is not None:
             self._gl.delete()
             self._gl = None
+
+
+def _robot_kinds(robots: list[dict]):
+    """Per robot of a layout (computed once per world, not per frame): which are drawn as
+    quadrotors, as ground robots, link by link (imported), and the ground robots' entries."""
+    hints = [r.get("draw", {}) for r in robots]
+    quad = np.array([bool(h.get("rotorcraft")) for h in hints], dtype=bool)
+    arm = np.array([bool(h.get("arm")) for h in hints], dtype=bool)
+    linked = imported(robots)  # drawn link by link (view3d_links.py)
+    quad &= ~linked
+    ground = ~quad & ~arm & ~linked
+    return quad, ground, linked, [r for r, g in zip(robots, ground) if g]
 
 
 def _world_key(layout: dict | None) -> tuple:
@@ -303,7 +312,8 @@ class _Gl:
     def __init__(self) -> None:
         self.shapes_program, self.lines_program = gl3d.programs()
         meshes = {"box": gl3d.box_mesh(), "cylinder": gl3d.cylinder_mesh(),
-                  "sphere": gl3d.sphere_mesh(), "disc": gl3d.disc_mesh()}
+                  "sphere": gl3d.sphere_mesh(), "disc": gl3d.disc_mesh(),
+                  "quadfar": gl3d.far_quad_mesh()}
         self.kinds = {k: gl3d.Shapes(self.shapes_program, m) for k, m in meshes.items()}
         self.lines = gl3d.Lines(self.lines_program)
         self.static: list[gl3d.Shapes] = []
@@ -325,7 +335,7 @@ class _Gl:
     def draw(self, matrix: np.ndarray, drawn: dict[str, np.ndarray]) -> None:
         gl3d.depth_on()
         gl3d.set_viewproj(self.shapes_program, matrix)
-        for kind in ("box", "cylinder", "sphere"):
+        for kind in ("box", "cylinder", "sphere", "quadfar"):
             self.kinds[kind].set(drawn[kind])
             self.kinds[kind].draw()
         for shape in self.static:

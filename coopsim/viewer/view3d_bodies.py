@@ -31,7 +31,7 @@ ARM_BASE = (110 / 255, 110 / 255, 120 / 255, 1.0)
 SELECTED = (1.0, 0.85, 0.1, 0.6)
 FINGER = 0.012  # m, half-width of a drawn gripper finger
 IDENTITY = (1.0, 0.0, 0.0, 0.0)
-KINDS = ("box", "cylinder", "sphere", "disc")
+KINDS = ("box", "cylinder", "sphere", "disc", "quadfar")  # quadfar: gl3d.far_quad_mesh
 
 
 # -- quaternions (w, x, y, z), body to world --------------------------------------------------
@@ -154,7 +154,7 @@ def target_rows(targets: list[dict]) -> np.ndarray:
 
 # -- robots -----------------------------------------------------------------------------------
 
-def _quad_parts(r: float) -> tuple[np.ndarray, ...]:
+def quad_parts(r: float) -> tuple[np.ndarray, ...]:
     """A quadrotor's solid parts in its frame (X layout): hull, two arms, the nose, as
     offsets, quats, scales; sized by its radius r (m, centre to a rotor's hub)."""
     d = r / math.sqrt(2)
@@ -170,25 +170,26 @@ def quad_rows(pose7: np.ndarray, radius: np.ndarray, colors: np.ndarray,
               time: float, detail: bool = True) -> dict[str, np.ndarray]:
     """Quadrotors at their attitude: hull, arms and nose (boxes), rotor discs, blades turning
     (alternate rotors the other way) while airborne, a shadow on the floor under each.
-    Without ``detail`` (bodies a few pixels large) no blades and no nose: half the vertices."""
+    Without ``detail`` (bodies a few pixels large) each body is one ``quadfar`` instance
+    (gl3d.far_quad_mesh: hull, arms, rotor discs; no blades, no nose) and its shadow."""
     n = len(pose7)
     if n == 0:
         return {}
-    r = radius[:, None, None]
-    off, quats, scales, hubs = _quad_parts(1.0)
-    parts = 4 if detail else 3
-    body = np.concatenate((colors[:, None], colors[:, None] * (0.6, 0.6, 0.6, 1),
-                           colors[:, None] * (0.6, 0.6, 0.6, 1),
-                           np.broadcast_to(NOSE, (n, 1, 4))), axis=1)[:, :parts]
-    boxes = place(pose7, off[:parts] * r, quats[:parts], scales[:parts] * r, body)
     flying = pose7[:, 2] > AIRBORNE
-    discs = place(pose7, hubs * r + (0, 0, 0.03) * r, np.array([IDENTITY] * 4),
-                  np.array((0.9, 0.9, 1.0)) * r, np.array(ROTOR_DISC))
     shadow = rows(np.column_stack((pose7[flying, :2], np.full(flying.sum(), 0.003))), IDENTITY,
                   np.column_stack((2.4 * radius[flying],) * 2 + (np.ones(flying.sum()),)),
                   SHADOW)
-    if not detail:
-        return {"box": boxes, "disc": np.concatenate((discs, shadow))}
+    if not detail:  # one instance of the whole body each (a few pixels: no blades, no nose)
+        return {"quadfar": rows(pose7[:, :3], pose7[:, 3:7], np.repeat(radius[:, None], 3, 1),
+                                colors), "disc": shadow}
+    r = radius[:, None, None]
+    off, quats, scales, hubs = quad_parts(1.0)
+    body = np.concatenate((colors[:, None], colors[:, None] * (0.6, 0.6, 0.6, 1),
+                           colors[:, None] * (0.6, 0.6, 0.6, 1),
+                           np.broadcast_to(NOSE, (n, 1, 4))), axis=1)
+    boxes = place(pose7, off * r, quats, scales * r, body)
+    discs = place(pose7, hubs * r + (0, 0, 0.03) * r, np.array([IDENTITY] * 4),
+                  np.array((0.9, 0.9, 1.0)) * r, np.array(ROTOR_DISC))
     spin = np.where(flying, 2 * math.pi * SPIN_HZ * time, 0.0)[:, None] * (1, -1, 1, -1)
     blade_q = yaw_quat(spin + np.arange(4) * 0.7)
     blades = place(pose7, hubs * r + (0, 0, 0.02) * r, blade_q,
