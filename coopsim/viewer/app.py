@@ -109,7 +109,7 @@ class Viewer(pyglet.window.Window):
         pyglet.gl.glClearColor(*BACKGROUND)
         self.clear()
         if self.view3d.active:
-            self.view3d.draw(self.scene, self.link.frame)
+            self.view3d.draw(self.scene, self.link.frame, self.link)
         else:
             self.view = Mat4(*self.camera.matrix())
             self.scene.draw()

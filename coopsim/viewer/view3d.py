@@ -21,6 +21,7 @@ from .flight import AIRBORNE
 from .hud import LABEL_MIN_RADIUS, label_texts, place_labels
 from .scene import _pose7
 from .view3d_links import imported, link_rows
+from .view3d_meshes import MeshCache
 
 TRAIL_EVERY = 0.1  # s of sim time between two points of a trail
 TRAIL_POINTS = 100  # points kept per trail (10 s)
@@ -30,10 +31,12 @@ DETAIL_PX = 6.0  # px: smaller bodies lose what cannot be seen at that size (bla
 
 
 def is_3d(layout: dict | None) -> bool:
-    """Whether ``layout`` is a world on a 3D engine (its bodies carry quaternions)."""
+    """Whether ``layout`` is a world on a 3D engine (its bodies carry quaternions, or it has
+    meshes or terrain: only the 3D engines take them)."""
     if not layout:
         return False
-    return any("quat" in b for b in layout.get("robots", []) + layout.get("objects", []))
+    return bool(layout.get("scenery")) or \
+        any("quat" in b for b in layout.get("robots", []) + layout.get("objects", []))
 
 
 class Trails:
@@ -49,7 +52,7 @@ class Trails:
         self.points, self.filled, self.last = np.zeros((0, 0, 3)), 0, -np.inf
 
     def push(self, time: float, xyz: np.ndarray) -> None:
-        if len(self.points) != len(xyz) or time < self.last:  # a new world, or a rewind
+        if len(self.points) != len(xyz) or time < self.last or not len(xyz):  # new world, rewind
             self.points = np.repeat(xyz[:, None], TRAIL_POINTS, axis=1)
             self.filled, self.last = 1, time
         elif time - self.last >= TRAIL_EVERY:
@@ -83,6 +86,7 @@ class View3D:
         self.selected: str | None = None
         self.following = False
         self.trails = Trails()
+        self.meshes = MeshCache()
         self._gl = None
         self._layout = None
         self._static_key = None
@@ -133,15 +137,17 @@ class View3D:
 
     # -- drawing ------------------------------------------------------------------------------
 
-    def draw(self, scene, frame) -> None:
-        """Draw the world (call inside the window's frame, after clearing it)."""
+    def draw(self, scene, frame, link=None) -> None:
+        """Draw the world (call inside the window's frame, after clearing it); ``link`` (the
+        window's) is asked for the meshes' triangles (view3d_meshes.py)."""
         layout = scene.layout
         if layout is None:
             return
         if self._gl is None:
             self._gl = _Gl()
+        self.meshes.want(link, layout)
         self._update(scene, frame)
-        self._gl.draw(self.camera.matrix(), self.drawn)
+        self._gl.draw(self.camera.matrix(), self.drawn, self.meshes.rows)
 
     def _update(self, scene, frame) -> None:
         layout = scene.layout
@@ -156,10 +162,10 @@ class View3D:
         self.pose7, self.radius = pose3d, scene.robot_radius
         time = float(frame.time) if frame is not None else 0.0
         self.trails.push(time, pose3d[:, :3])
-        key = _world_key(layout)
+        key = (_world_key(layout), self.meshes.version)
         if key != self._static_key:
             self._static_key = key
-            self._gl.set_static(layout, scene.floor)
+            self._gl.set_static(layout, scene.floor, self.meshes.rows)
             self._colors = np.array([vb.rgba(r.get("color", (40, 90, 230))) for r in robot_list]
                                     ).reshape(-1, 4)
             self._kinds = _robot_kinds(robot_list)
@@ -168,7 +174,7 @@ class View3D:
             {"box": vb.floor_rows(*scene.floor)}, vb.object_rows(layout.get("objects", []), obj3d),
             {"sphere": vb.target_rows(layout.get("targets", []))},
             self._robots(robot_list, pose3d, colors, time),
-            link_rows(robot_list, pose3d, columns, layout.get("columns", []))
+            link_rows(robot_list, pose3d, columns, layout.get("columns", []), self.meshes.rows)
             if self._kinds[2].any() else {},
             vb.arm_rows(scene.arms.arms, scene.arms.frames, pose3d) if scene.arms else {},
             self._selection(robot_list, pose3d))
@@ -318,13 +324,13 @@ class _Gl:
         self.lines = gl3d.Lines(self.lines_program)
         self.static: list[gl3d.Shapes] = []
 
-    def set_static(self, layout: dict, floor) -> None:
+    def set_static(self, layout: dict, floor, triangles: dict) -> None:
         from .view3d_scenery import static_meshes
 
         for shape in self.static:
             shape.delete()
         self.static = []
-        for mesh, color in static_meshes(layout):
+        for mesh, color in static_meshes(layout, triangles):
             shape = gl3d.Shapes(self.shapes_program, mesh)
             shape.set(vb.rows((0, 0, 0), vb.IDENTITY, (1, 1, 1), color))
             self.static.append(shape)
@@ -332,10 +338,12 @@ class _Gl:
     def set_lines(self, lines) -> None:
         self.lines.set(*lines)
 
-    def draw(self, matrix: np.ndarray, drawn: dict[str, np.ndarray]) -> None:
+    def draw(self, matrix: np.ndarray, drawn: dict[str, np.ndarray], meshes: dict) -> None:
         gl3d.depth_on()
         gl3d.set_viewproj(self.shapes_program, matrix)
-        for kind in ("box", "cylinder", "sphere", "quadfar"):
+        for kind in [k for k in drawn if k != "disc"]:
+            if kind not in self.kinds:  # a mesh's kind: its triangles came (view3d_meshes)
+                self.kinds[kind] = gl3d.Shapes(self.shapes_program, meshes[kind])
             self.kinds[kind].set(drawn[kind])
             self.kinds[kind].draw()
         for shape in self.static:

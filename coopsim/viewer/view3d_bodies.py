@@ -272,9 +272,11 @@ def selection_rows(pose7: np.ndarray, radius: float) -> np.ndarray:
 
 
 def merge(*parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """One (K, 14) array per kind from several kind -> rows dicts."""
+    """One (K, 14) array per kind from several kind -> rows dicts (the :data:`KINDS`, then
+    any other kind a part names: a mesh's, viewer/view3d_meshes.py)."""
     out = {}
-    for kind in KINDS:
+    extra = sorted({k for p in parts for k in p if k not in KINDS})
+    for kind in KINDS + tuple(extra):
         found = [p[kind] for p in parts if kind in p and len(p[kind])]
         out[kind] = np.concatenate(found) if found else np.zeros((0, 14), dtype=np.float32)
     return out
