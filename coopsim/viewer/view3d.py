@@ -151,7 +151,7 @@ class View3D:
 
     def _update(self, scene, frame) -> None:
         layout = scene.layout
-        robots, objects, _, columns, pose3d = scene._poses(frame)
+        robots, objects, parts, columns, pose3d = scene._poses(frame)
         robot_list = layout.get("robots", [])
         if pose3d is None:
             pose3d = np.array([_pose7(r, p) for r, p in zip(robot_list, robots)]).reshape(-1, 7)
@@ -177,6 +177,8 @@ class View3D:
             link_rows(robot_list, pose3d, columns, layout.get("columns", []), self.meshes.rows)
             if self._kinds[2].any() else {},
             vb.arm_rows(scene.arms.arms, scene.arms.frames, pose3d) if scene.arms else {},
+            vb.part_rows(layout.get("parts", []), parts, robot_list, pose3d, self.radius)
+            if layout.get("parts") else {},
             self._selection(robot_list, pose3d))
         self._gl.set_lines(self._lines(scene, pose3d, colors, columns))
         if self.following and self.selected is not None:

@@ -30,6 +30,8 @@ ARM_JOINT = (45 / 255, 45 / 255, 50 / 255, 1.0)
 ARM_BASE = (110 / 255, 110 / 255, 120 / 255, 1.0)
 SELECTED = (1.0, 0.85, 0.1, 0.6)
 FINGER = 0.012  # m, half-width of a drawn gripper finger
+PART_LIFT = 0.06  # m: a carried part's underside above its tallest carrier's top (supports)
+PART_THICKNESS = 0.04  # m: a carried part's drawn thickness (the layout gives it in plan only)
 IDENTITY = (1.0, 0.0, 0.0, 0.0)
 KINDS = ("box", "cylinder", "sphere", "disc", "quadfar")  # quadfar: gl3d.far_quad_mesh
 
@@ -204,7 +206,7 @@ def ground_rows(robots: list[dict], pose7: np.ndarray, radius: np.ndarray,
     n = len(robots)
     if n == 0:
         return {}
-    height = np.clip(0.8 * radius, 0.04, 0.3)
+    height = ground_height(radius)
     centre = pose7.copy()
     centre[:, 2] = np.maximum(pose7[:, 2], height / 2)
     boxy = np.array([r.get("draw", {}).get("shape") == "box" for r in robots])
@@ -223,6 +225,42 @@ def ground_rows(robots: list[dict], pose7: np.ndarray, radius: np.ndarray,
                  np.array(NOSE))
     out["box"] = np.concatenate((out["box"], nose))
     return out
+
+
+def ground_height(radius) -> np.ndarray:
+    """The drawn height (m) of ground robots of ``radius`` (m): a chassis' proportions."""
+    return np.clip(0.8 * np.asarray(radius, dtype=float), 0.04, 0.3)
+
+
+def part_rows(parts: list[dict], poses: np.ndarray, robots: list[dict], pose7: np.ndarray,
+              radius: np.ndarray) -> dict[str, np.ndarray]:
+    """Carried parts (a team's bar, the layout's ``parts``) at their planar poses (x, y m,
+    yaw rad), raised on supports: each part :data:`PART_LIFT` above the tallest robot of its
+    section, :data:`PART_THICKNESS` thick, and a post from each of the section's robots up to
+    it. A box shape is drawn as a box, a circle as a cylinder, a polygon as its bounding box."""
+    boxes, cylinders = [], []
+    sections = [r.get("section") for r in robots]
+    for part, (x, y, yaw) in zip(parts, np.asarray(poses, dtype=float).reshape(-1, 3)):
+        carriers = [k for k, s in enumerate(sections) if s == part.get("section")]
+        top = float(ground_height(radius[carriers]).max()) if carriers else 0.0
+        z = top + PART_LIFT + PART_THICKNESS / 2
+        color = rgba(part.get("color", (150, 110, 60)))
+        turn, c, s = yaw_quat(yaw), math.cos(yaw), math.sin(yaw)
+        for shape in part.get("shapes", ()):
+            ox, oy = (list(shape.get("offset", (0.0, 0.0))) + [0.0, 0.0])[:2]
+            at = (x + c * ox - s * oy, y + s * ox + c * oy, z)
+            if shape.get("kind") == "circle":
+                d = 2 * float(shape.get("radius", 0.05))
+                cylinders.append(rows(at, IDENTITY, (d, d, PART_THICKNESS), color))
+                continue
+            size = shape.get("size") or np.ptp(np.asarray(shape.get("vertices", [[0, 0]]),
+                                                          dtype=float), axis=0)
+            boxes.append(rows(at, turn, (float(size[0]), float(size[1]), PART_THICKNESS), color))
+        for k in carriers:  # the supports: from the robot's top up to the part's underside
+            base = ground_height(radius[k])
+            cylinders.append(rows((pose7[k, 0], pose7[k, 1], (base + z) / 2), IDENTITY,
+                                  (0.03, 0.03, max(z - base, 1e-3)), ARM_BASE))
+    return {k: np.concatenate(v) for k, v in (("box", boxes), ("cylinder", cylinders)) if v}
 
 
 def arm_rows(arms, frames: dict[str, np.ndarray], pose7: np.ndarray) -> dict[str, np.ndarray]:
