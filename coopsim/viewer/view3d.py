@@ -72,6 +72,25 @@ class Trails:
         return pts[:, :-1].reshape(-1, 3), pts[:, 1:].reshape(-1, 3), col.reshape(-1, 4)
 
 
+class Spin:
+    """Each quadrotor's four blade angles (rad), turned by its rotors' streamed speeds
+    (columns ``rotor_w1..4``, rad/s, protocol 11) times :data:`view3d_bodies.SPIN_SCALE`
+    over sim time (so a paused run's blades stand still), alternate rotors the other way."""
+
+    def __init__(self) -> None:
+        self.angle = np.zeros((0, 4))
+        self.last = -np.inf
+
+    def advance(self, time: float, speeds: np.ndarray) -> np.ndarray:
+        if self.angle.shape != speeds.shape or time < self.last:  # a new world, or a rewind
+            self.angle = np.tile(np.arange(4) * 0.7, (len(speeds), 1))
+        elif time > self.last:
+            self.angle = self.angle + np.nan_to_num(speeds) * (1, -1, 1, -1) * \
+                (vb.SPIN_SCALE * (time - self.last))
+        self.last = time
+        return self.angle
+
+
 class View3D:
     """The 3D view of one window.
 
@@ -87,6 +106,8 @@ class View3D:
         self.following = False
         self.trails = Trails()
         self.meshes = MeshCache()
+        self.spin = Spin()
+        self._rotor_columns: list[int] = []
         self._gl = None
         self._layout = None
         self._static_key = None
@@ -169,11 +190,15 @@ class View3D:
             self._colors = np.array([vb.rgba(r.get("color", (40, 90, 230))) for r in robot_list]
                                     ).reshape(-1, 4)
             self._kinds = _robot_kinds(robot_list)
+            names = list(layout.get("columns", []))
+            wanted = [f"rotor_w{k}" for k in range(1, 5)]
+            self._rotor_columns = [names.index(w) for w in wanted] \
+                if all(w in names for w in wanted) else []
         colors = self._colors
         self.drawn = vb.merge(
             {"box": vb.floor_rows(*scene.floor)}, vb.object_rows(layout.get("objects", []), obj3d),
             {"sphere": vb.target_rows(layout.get("targets", []))},
-            self._robots(robot_list, pose3d, colors, time),
+            self._robots(robot_list, pose3d, colors, time, columns),
             link_rows(robot_list, pose3d, columns, layout.get("columns", []), self.meshes.rows)
             if self._kinds[2].any() else {},
             vb.arm_rows(scene.arms.arms, scene.arms.frames, pose3d) if scene.arms else {},
@@ -185,11 +210,16 @@ class View3D:
             row = [r["name"] for r in robot_list].index(self.selected)
             self.camera.follow(pose3d[row, :3])
 
-    def _robots(self, robots: list[dict], pose7: np.ndarray, colors: np.ndarray, time: float):
+    def _robots(self, robots: list[dict], pose7: np.ndarray, colors: np.ndarray, time: float,
+                columns):
         quad, ground, _, ground_list = self._kinds
         detail = len(robots) <= TRAILS_FOR_ALL or \
             self.camera.scale * float(np.median(self.radius)) >= DETAIL_PX
-        return vb.merge(vb.quad_rows(pose7[quad], self.radius[quad], colors[quad], time, detail),
+        spin = None
+        if detail and self._rotor_columns and columns is not None and len(columns) == len(quad):
+            spin = self.spin.advance(time, columns[quad][:, self._rotor_columns])
+        return vb.merge(vb.quad_rows(pose7[quad], self.radius[quad], colors[quad], time, detail,
+                                     spin),
                         vb.ground_rows(ground_list, pose7[ground],
                                        self.radius[ground], colors[ground]))
 

@@ -17,7 +17,8 @@ import numpy as np
 from ..model.armstate import matrix_quaternion
 from .flight import AIRBORNE
 
-SPIN_HZ = 1.3  # turns per second of sim time a flying rotor is drawn at (legible, not real)
+SPIN_HZ = 1.3  # turns per second of sim time a flying rotor is drawn at without its speed
+SPIN_SCALE = 1 / 400  # drawn rad per propeller rad: 2,500 rad/s (hover) turns ~1 per second
 SHADOW = (0.05, 0.05, 0.08, 0.32)
 ROTOR_DISC = (0.75, 0.75, 0.8, 0.35)
 BLADE = (0.12, 0.12, 0.14, 1.0)
@@ -169,11 +170,13 @@ def quad_parts(r: float) -> tuple[np.ndarray, ...]:
 
 
 def quad_rows(pose7: np.ndarray, radius: np.ndarray, colors: np.ndarray,
-              time: float, detail: bool = True) -> dict[str, np.ndarray]:
+              time: float, detail: bool = True, spin=None) -> dict[str, np.ndarray]:
     """Quadrotors at their attitude: hull, arms and nose (boxes), rotor discs, blades turning
     (alternate rotors the other way) while airborne, a shadow on the floor under each.
     Without ``detail`` (bodies a few pixels large) each body is one ``quadfar`` instance
-    (gl3d.far_quad_mesh: hull, arms, rotor discs; no blades, no nose) and its shadow."""
+    (gl3d.far_quad_mesh: hull, arms, rotor discs; no blades, no nose) and its shadow.
+    ``spin``: (N, 4) each blade's angle, rad (from the rotors' streamed speeds: Spin); None
+    turns every flying rotor at :data:`SPIN_HZ`."""
     n = len(pose7)
     if n == 0:
         return {}
@@ -192,7 +195,8 @@ def quad_rows(pose7: np.ndarray, radius: np.ndarray, colors: np.ndarray,
     boxes = place(pose7, off * r, quats, scales * r, body)
     discs = place(pose7, hubs * r + (0, 0, 0.03) * r, np.array([IDENTITY] * 4),
                   np.array((0.9, 0.9, 1.0)) * r, np.array(ROTOR_DISC))
-    spin = np.where(flying, 2 * math.pi * SPIN_HZ * time, 0.0)[:, None] * (1, -1, 1, -1)
+    if spin is None:
+        spin = np.where(flying, 2 * math.pi * SPIN_HZ * time, 0.0)[:, None] * (1, -1, 1, -1)
     blade_q = yaw_quat(spin + np.arange(4) * 0.7)
     blades = place(pose7, hubs * r + (0, 0, 0.02) * r, blade_q,
                    np.array((0.85, 0.07, 0.02)) * r, np.array(BLADE))
