@@ -96,7 +96,8 @@ class Frames(Case):
                 gl.glFinish()
                 viewer.flip()
                 times.append(time.perf_counter() - t0)
-            assert viewer.view3d.active and len(viewer.view3d.drawn["disc"]) >= 4 * drones
+            drawn = viewer.view3d.drawn
+            assert viewer.view3d.active and len(drawn["quadfar"]) + len(drawn["box"]) >= drones
         finally:
             viewer.close()
         return 1.0 / float(np.median(times[count(10, 1):]))

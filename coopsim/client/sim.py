@@ -33,6 +33,10 @@ class _Server:
         return reply.params[0], reply.text
 
 
+def _fields(reply: Message) -> tuple:
+    return reply.params, reply.data
+
+
 def _poses(reply: Message) -> dict[str, Pose]:
     names = reply.text.splitlines()
     return {n: tuple(reply.data[3 * i:3 * i + 3]) for i, n in enumerate(names)}
@@ -49,6 +53,16 @@ def _body(name: str, kind: str, data: Sequence[float], color) -> tuple[str, list
 
 class Sim(_Server):
     """``/sim``: time, mode and what is in the world. Poses are (x m, y m, yaw rad)."""
+
+    def mesh(self, name: str):
+        """Protocol 11: a mesh's triangles, ``name`` a world mesh's (``MESH_1``) or ``"ROBOT
+        FILE"`` (a robot's mesh file basename, as its ``links`` visuals give it): (V, 3)
+        vertices (the file's frame and units) and (T, 3) vertex indices, at most
+        :data:`~coopsim.model.meshwire.MAX_TRIANGLES` (decimated beyond)."""
+        from ..model.meshwire import parse_reply
+
+        verts, faces, _ = parse_reply(*_fields(self.call(27, name)))
+        return verts, faces
 
     def status(self) -> dict:
         """The run's figures: step, paused (0/1), mode_index (0 realtime, 1 lockstep, 2

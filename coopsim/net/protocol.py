@@ -230,6 +230,7 @@ SIM_COMMANDS = {c.id: c for c in (
     Command(24, "detach", text="req"),
     Command(25, "set_param", data=(0, 1), text="req"),
     Command(26, "record", params=(0, 1), text="opt"),
+    Command(27, "mesh", text="req"),  # protocol 11: a mesh's triangles (model/meshwire.py)
 )}
 
 PLAYBACK_COMMANDS = {c.id: c for c in (

@@ -26,6 +26,9 @@ from .protocol import Command, Message
 from .server import Server, answer_errors, split_request
 from ..model.snapshot import rule_metrics, wrapped_poses
 from ..sim.describe import posed_layout
+from ..sim.meshsource import mesh_source
+from ..model.meshwire import indexed, reply_fields
+from ..model.scenerydoc import mesh_triangles
 from ..sim.slots import LEASE_MAX
 from ..model.specs import (COLORS, MODES, SHAPES, ExternalSpec, ObjectSpec, RobotSpec,
                            TargetSpec, WorldSpec, check_dt)
@@ -66,6 +69,7 @@ class SimServer(Server):
         self.more_state: list[Callable[[], dict]] = []  # other servers' /sim state entries
         self._request: tuple = ([], b"")  # (envelope, payload) of the request being answered
         self._loading: threading.Thread | None = None  # the load under way (_load)
+        self._mesh_replies: dict = {}  # (path, read by MuJoCo) -> the mesh reply's fields
         self._done: deque = deque()  # (envelope, reply) of loads done, for the server thread
 
     def handle(self, msg: Message, command: Command) -> Message:
@@ -304,6 +308,25 @@ class SimServer(Server):
                 self.socket.send_multipart(envelope + [reply.to_wire()], zmq.NOBLOCK)
             except zmq.ZMQError:
                 pass  # the peer went away: nothing to answer
+
+    def _mesh(self, msg: Message) -> Message:
+        """Protocol 11: a mesh's triangles, indexed and bounded (model/meshwire.py); the file
+        found on the stepper's thread, read and decimated here, once per file."""
+        words = msg.text.split()
+        if len(words) not in (1, 2):
+            raise ProtocolError(p.WRONG_ARITY, "text must be 'MESH_NAME' (a world mesh) or "
+                                               f"'ROBOT FILE' (a robot's mesh), not {msg.text!r}")
+        spec = self._on_stepper(mesh_source, self.stepper.sim.world, words)
+        key = (spec.path, spec.vertices is None)
+        if key not in self._mesh_replies:
+            try:
+                tris = mesh_triangles(spec)
+                self._mesh_replies[key] = reply_fields(*indexed(tris), len(tris))
+            except (OSError, ValueError) as exc:
+                raise ProtocolError(p.FAILED, f"mesh {msg.text}: its file cannot be read "
+                                              f"({exc})") from None
+        params, data = self._mesh_replies[key]
+        return msg.reply(params=params, data=data)
 
     def _record(self, msg: Message) -> Message:
         if self.recording is None:

@@ -109,7 +109,7 @@ class Viewer(pyglet.window.Window):
         pyglet.gl.glClearColor(*BACKGROUND)
         self.clear()
         if self.view3d.active:
-            self.view3d.draw(self.scene, self.link.frame)
+            self.view3d.draw(self.scene, self.link.frame, self.link)
         else:
             self.view = Mat4(*self.camera.matrix())
             self.scene.draw()
@@ -129,7 +129,7 @@ class Viewer(pyglet.window.Window):
             if self._fit_pending:
                 self.fit()
         self.scene.set_scale(self.camera.scale, self.camera.angle)
-        self.scene.update(link.frame)
+        self.scene.update(link.frame, flat=not self.view3d.active)
         self.status_parts = status_parts(link)
         self.status_text = status_text(self.status_parts)
         self.teleop.tick()  # the gamepad, while driving

@@ -27,14 +27,16 @@ layout(location = 2) in vec3 i_pos;
 layout(location = 3) in vec4 i_quat;
 layout(location = 4) in vec3 i_scale;
 layout(location = 5) in vec4 i_color;
+layout(location = 6) in vec2 a_tint;
 uniform mat4 u_viewproj;
 out vec4 v_color;
 out vec3 v_normal;
+const vec3 GREY = vec3(0.75, 0.75, 0.8);
 vec3 qrot(vec4 q, vec3 v) { return v + 2.0 * cross(q.yzw, cross(q.yzw, v) + q.x * v); }
 void main() {
     gl_Position = u_viewproj * vec4(qrot(i_quat, a_pos * i_scale) + i_pos, 1.0);
     v_normal = qrot(i_quat, a_normal / max(i_scale, vec3(1e-6)));
-    v_color = i_color;
+    v_color = vec4(mix(i_color.rgb * a_tint.x, GREY, a_tint.y), i_color.a);
 }
 """
 
@@ -79,7 +81,17 @@ def set_viewproj(program: ShaderProgram, matrix: np.ndarray) -> None:
     program["u_viewproj"] = tuple(float(v) for v in np.asarray(matrix).T.ravel())
 
 
-# -- unit meshes: (V, 6) rows of x, y, z, nx, ny, nz, triangles, in a 1 m box about the origin --
+# -- unit meshes: (V, 6) rows of x, y, z, nx, ny, nz, triangles, in a 1 m box about the origin;
+# a mesh may add two columns per vertex, its tint (x the instance's colour) and its mix towards
+# grey (0-1), so one instance draws parts of several shades (tinted(): 1, 0 for the others) --
+
+def tinted(mesh: np.ndarray, tint: float = 1.0, grey: float = 0.0) -> np.ndarray:
+    """(V, 8) ``mesh``'s rows with a tint and a grey mix (a (V, 8) mesh is returned as is)."""
+    mesh = np.asarray(mesh, dtype=float)
+    if mesh.shape[1] == 8:
+        return mesh
+    return np.column_stack((mesh, np.full(len(mesh), tint), np.full(len(mesh), grey)))
+
 
 def box_mesh() -> np.ndarray:
     """A 1 m cube centred on the origin."""
@@ -138,6 +150,37 @@ def disc_mesh(segments: int = 10) -> np.ndarray:
     return np.array(rows, dtype=float)
 
 
+def compose(parts) -> np.ndarray:
+    """(V, 8) one mesh of several unit meshes placed in a common frame: ``parts`` are
+    (mesh, offset (3,), quaternion w, x, y, z, scale (3,), tint, grey) each."""
+    from .view3d_bodies import qrot
+
+    out = []
+    for mesh, offset, quat, scale, tint, grey in parts:
+        mesh = np.asarray(mesh, dtype=float)
+        q = np.broadcast_to(np.asarray(quat, dtype=float), (len(mesh), 4))
+        normal = qrot(q, mesh[:, 3:6] / np.maximum(np.asarray(scale, dtype=float), 1e-6))
+        normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
+        out.append(tinted(np.column_stack((qrot(q, mesh[:, :3] * scale) + offset, normal)),
+                          tint, grey))
+    return np.concatenate(out)
+
+
+def far_quad_mesh() -> np.ndarray:
+    """A quadrotor of radius 1 m (centre to a rotor's hub) in one mesh, for bodies a few
+    pixels large: its hull, its arms' tops (flat) and four grey six-sided rotor discs; a
+    third of the vertices of the parts drawn one by one (view3d_bodies.quad_rows)."""
+    from .view3d_bodies import quad_parts
+
+    offsets, quats, scales, hubs = quad_parts(1.0)
+    flat = box_mesh()[30:]  # the +z face: two triangles
+    parts = [(box_mesh(), offsets[0], quats[0], scales[0], 1.0, 0.0)]
+    parts += [(flat, offsets[k], quats[k], scales[k], 0.6, 0.0) for k in (1, 2)]
+    parts += [(disc_mesh(6), hub + (0, 0, 0.03), (1.0, 0.0, 0.0, 0.0), (0.9, 0.9, 1.0), 1.0,
+               0.75) for hub in hubs]
+    return compose(parts)
+
+
 def _float_attribute(location: int, size: int, stride: int, offset: int, divisor: int) -> None:
     gl.glEnableVertexAttribArray(location)
     gl.glVertexAttribPointer(location, size, gl.GL_FLOAT, gl.GL_FALSE, stride,
@@ -165,7 +208,8 @@ class Shapes:
 
     Args:
         program: The shapes program (:func:`programs`).
-        mesh: (V, 6) the unit mesh's triangles (x, y, z, nx, ny, nz).
+        mesh: (V, 6) the unit mesh's triangles (x, y, z, nx, ny, nz), or (V, 8) with each
+            vertex's tint and grey mix (:func:`tinted`).
     """
 
     def __init__(self, program: ShaderProgram, mesh: np.ndarray) -> None:
@@ -176,9 +220,10 @@ class Shapes:
         gl.glGenVertexArrays(1, ctypes.byref(self.vao))
         gl.glBindVertexArray(self.vao)
         self.mesh_buffer, self.instance_buffer = _buffer(), _buffer()
-        _upload(self.mesh_buffer, mesh)
-        _float_attribute(0, 3, 24, 0, 0)
-        _float_attribute(1, 3, 24, 12, 0)
+        _upload(self.mesh_buffer, tinted(mesh))
+        _float_attribute(0, 3, 32, 0, 0)
+        _float_attribute(1, 3, 32, 12, 0)
+        _float_attribute(6, 2, 32, 24, 0)
         _upload(self.instance_buffer, np.zeros(INSTANCE_FLOATS))
         stride = INSTANCE_FLOATS * 4
         for location, (size, offset) in enumerate(((3, 0), (4, 12), (3, 28), (4, 40)), start=2):

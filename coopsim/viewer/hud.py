@@ -416,12 +416,15 @@ def draw_names(scene, camera, show: bool) -> None:
         draw.add_text(imgui.ImVec2(left, top), color, text)
 
 
-def label_texts(scene) -> list[str]:
-    """Each robot's label: its name, and in a 3D world its altitude when it flies."""
+def label_texts(scene, rows=None) -> list[str]:
+    """Each robot's label (or those of the robots at indices ``rows``): its name, and in a
+    3D world its altitude when it flies."""
+    rows = range(len(scene.robot_names)) if rows is None else rows
+    names = scene.robot_names
     if scene.altitude is None:
-        return list(scene.robot_names)
-    return [f"{n} {altitude_text(z)}" if z > AIRBORNE else n
-            for n, z in zip(scene.robot_names, scene.altitude)]
+        return [names[i] for i in rows]
+    return [f"{names[i]} {altitude_text(scene.altitude[i])}" if scene.altitude[i] > AIRBORNE
+            else names[i] for i in rows]
 
 
 def place_labels(labels) -> list[tuple[float, float]]:

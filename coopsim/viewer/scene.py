@@ -247,11 +247,22 @@ class Scene:
 
     # -- moving -------------------------------------------------------------------------------
 
-    def update(self, frame: StateFrame | None) -> None:
-        """Move bodies to the frame's poses (or the layout's own, when the frame does not fit)."""
+    def update(self, frame: StateFrame | None, flat: bool = True) -> None:
+        """Move bodies to the frame's poses (or the layout's own, when the frame does not fit).
+
+        Args:
+            frame: The latest state frame, or None.
+            flat: Whether the 2D top view is shown; False (the 3D view) keeps only what the
+                3D view and the widgets read (positions, altitudes, arms), not the 2D layers.
+        """
         if self.layout is None:
             return
         robots, objects, parts, columns, pose3d = self._poses(frame)
+        if not flat:  # the 3D view draws its own bodies: placing 2D layers is wasted time
+            self.robot_xy = self.drawn_xy = robots[:, :2].copy()
+            self.altitude = None if pose3d is None else pose3d[:, 2].copy()
+            self._update_arms(robots, objects, frame if columns is not None else None, pose3d)
+            return
         self.layers["objects_rim"].update(objects)
         self.layers["objects"].update(objects)
         self.layers["parts"].update(parts)

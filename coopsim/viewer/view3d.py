@@ -21,6 +21,7 @@ from .flight import AIRBORNE
 from .hud import LABEL_MIN_RADIUS, label_texts, place_labels
 from .scene import _pose7
 from .view3d_links import imported, link_rows
+from .view3d_meshes import MeshCache
 
 TRAIL_EVERY = 0.1  # s of sim time between two points of a trail
 TRAIL_POINTS = 100  # points kept per trail (10 s)
@@ -30,10 +31,12 @@ DETAIL_PX = 6.0  # px: smaller bodies lose what cannot be seen at that size (bla
 
 
 def is_3d(layout: dict | None) -> bool:
-    """Whether ``layout`` is a world on a 3D engine (its bodies carry quaternions)."""
+    """Whether ``layout`` is a world on a 3D engine (its bodies carry quaternions, or it has
+    meshes or terrain: only the 3D engines take them)."""
     if not layout:
         return False
-    return any("quat" in b for b in layout.get("robots", []) + layout.get("objects", []))
+    return bool(layout.get("scenery")) or \
+        any("quat" in b for b in layout.get("robots", []) + layout.get("objects", []))
 
 
 class Trails:
@@ -49,7 +52,7 @@ class Trails:
         self.points, self.filled, self.last = np.zeros((0, 0, 3)), 0, -np.inf
 
     def push(self, time: float, xyz: np.ndarray) -> None:
-        if len(self.points) != len(xyz) or time < self.last:  # a new world, or a rewind
+        if len(self.points) != len(xyz) or time < self.last or not len(xyz):  # new world, rewind
             self.points = np.repeat(xyz[:, None], TRAIL_POINTS, axis=1)
             self.filled, self.last = 1, time
         elif time - self.last >= TRAIL_EVERY:
@@ -69,6 +72,25 @@ class Trails:
         return pts[:, :-1].reshape(-1, 3), pts[:, 1:].reshape(-1, 3), col.reshape(-1, 4)
 
 
+class Spin:
+    """Each quadrotor's four blade angles (rad), turned by its rotors' streamed speeds
+    (columns ``rotor_w1..4``, rad/s, protocol 11) times :data:`view3d_bodies.SPIN_SCALE`
+    over sim time (so a paused run's blades stand still), alternate rotors the other way."""
+
+    def __init__(self) -> None:
+        self.angle = np.zeros((0, 4))
+        self.last = -np.inf
+
+    def advance(self, time: float, speeds: np.ndarray) -> np.ndarray:
+        if self.angle.shape != speeds.shape or time < self.last:  # a new world, or a rewind
+            self.angle = np.tile(np.arange(4) * 0.7, (len(speeds), 1))
+        elif time > self.last:
+            self.angle = self.angle + np.nan_to_num(speeds) * (1, -1, 1, -1) * \
+                (vb.SPIN_SCALE * (time - self.last))
+        self.last = time
+        return self.angle
+
+
 class View3D:
     """The 3D view of one window.
 
@@ -83,10 +105,14 @@ class View3D:
         self.selected: str | None = None
         self.following = False
         self.trails = Trails()
+        self.meshes = MeshCache()
+        self.spin = Spin()
+        self._rotor_columns: list[int] = []
         self._gl = None
         self._layout = None
         self._static_key = None
         self._colors = np.zeros((0, 4))
+        self._kinds = _robot_kinds([])
         self.drawn: dict[str, np.ndarray] = {}  # kind -> instance rows of the last frame
         self.pose7 = np.zeros((0, 7))  # the robots' poses last drawn
         self.radius = np.zeros(0)
@@ -132,19 +158,21 @@ class View3D:
 
     # -- drawing ------------------------------------------------------------------------------
 
-    def draw(self, scene, frame) -> None:
-        """Draw the world (call inside the window's frame, after clearing it)."""
+    def draw(self, scene, frame, link=None) -> None:
+        """Draw the world (call inside the window's frame, after clearing it); ``link`` (the
+        window's) is asked for the meshes' triangles (view3d_meshes.py)."""
         layout = scene.layout
         if layout is None:
             return
         if self._gl is None:
             self._gl = _Gl()
+        self.meshes.want(link, layout)
         self._update(scene, frame)
-        self._gl.draw(self.camera.matrix(), self.drawn)
+        self._gl.draw(self.camera.matrix(), self.drawn, self.meshes.rows)
 
     def _update(self, scene, frame) -> None:
         layout = scene.layout
-        robots, objects, _, columns, pose3d = scene._poses(frame)
+        robots, objects, parts, columns, pose3d = scene._poses(frame)
         robot_list = layout.get("robots", [])
         if pose3d is None:
             pose3d = np.array([_pose7(r, p) for r, p in zip(robot_list, robots)]).reshape(-1, 7)
@@ -155,36 +183,44 @@ class View3D:
         self.pose7, self.radius = pose3d, scene.robot_radius
         time = float(frame.time) if frame is not None else 0.0
         self.trails.push(time, pose3d[:, :3])
-        key = _world_key(layout)
+        key = (_world_key(layout), self.meshes.version)
         if key != self._static_key:
             self._static_key = key
-            self._gl.set_static(layout, scene.floor)
+            self._gl.set_static(layout, scene.floor, self.meshes.rows)
             self._colors = np.array([vb.rgba(r.get("color", (40, 90, 230))) for r in robot_list]
                                     ).reshape(-1, 4)
+            self._kinds = _robot_kinds(robot_list)
+            names = list(layout.get("columns", []))
+            wanted = [f"rotor_w{k}" for k in range(1, 5)]
+            self._rotor_columns = [names.index(w) for w in wanted] \
+                if all(w in names for w in wanted) else []
         colors = self._colors
         self.drawn = vb.merge(
             {"box": vb.floor_rows(*scene.floor)}, vb.object_rows(layout.get("objects", []), obj3d),
             {"sphere": vb.target_rows(layout.get("targets", []))},
-            self._robots(robot_list, pose3d, colors, time),
-            link_rows(robot_list, pose3d, columns, layout.get("columns", [])),
+            self._robots(robot_list, pose3d, colors, time, columns),
+            link_rows(robot_list, pose3d, columns, layout.get("columns", []), self.meshes.rows)
+            if self._kinds[2].any() else {},
             vb.arm_rows(scene.arms.arms, scene.arms.frames, pose3d) if scene.arms else {},
+            vb.part_rows(layout.get("parts", []), parts, robot_list, pose3d, self.radius)
+            if layout.get("parts") else {},
             self._selection(robot_list, pose3d))
         self._gl.set_lines(self._lines(scene, pose3d, colors, columns))
         if self.following and self.selected is not None:
             row = [r["name"] for r in robot_list].index(self.selected)
             self.camera.follow(pose3d[row, :3])
 
-    def _robots(self, robots: list[dict], pose7: np.ndarray, colors: np.ndarray, time: float):
-        hints = [r.get("draw", {}) for r in robots]
-        quad = np.array([bool(h.get("rotorcraft")) for h in hints], dtype=bool)
-        arm = np.array([bool(h.get("arm")) for h in hints], dtype=bool)
-        linked = imported(robots)  # drawn link by link (view3d_links.py)
-        quad &= ~linked
-        ground = ~quad & ~arm & ~linked
+    def _robots(self, robots: list[dict], pose7: np.ndarray, colors: np.ndarray, time: float,
+                columns):
+        quad, ground, _, ground_list = self._kinds
         detail = len(robots) <= TRAILS_FOR_ALL or \
             self.camera.scale * float(np.median(self.radius)) >= DETAIL_PX
-        return vb.merge(vb.quad_rows(pose7[quad], self.radius[quad], colors[quad], time, detail),
-                        vb.ground_rows([r for r, g in zip(robots, ground) if g], pose7[ground],
+        spin = None
+        if detail and self._rotor_columns and columns is not None and len(columns) == len(quad):
+            spin = self.spin.advance(time, columns[quad][:, self._rotor_columns])
+        return vb.merge(vb.quad_rows(pose7[quad], self.radius[quad], colors[quad], time, detail,
+                                     spin),
+                        vb.ground_rows(ground_list, pose7[ground],
                                        self.radius[ground], colors[ground]))
 
     def _selection(self, robots: list[dict], pose7: np.ndarray) -> dict:
@@ -251,8 +287,7 @@ class View3D:
         focal = self.camera.height / (2 * np.tan(np.radians(22.5)))
         px_radius = focal * self.radius[rows] / np.maximum(depth, 1e-6)
         keep = (depth > 0) & ((px_radius >= LABEL_MIN_RADIUS) | (len(rows) == 1))
-        every = label_texts(scene)
-        texts = [every[i] for i in rows]
+        texts = label_texts(scene, rows)
         draw = imgui.get_background_draw_list()
         color = imgui.get_color_u32(imgui.ImVec4(0.05, 0.05, 0.05, 1.0))
         labels = []
@@ -267,6 +302,18 @@ class View3D:
         if self._gl is not None:
             self._gl.delete()
             self._gl = None
+
+
+def _robot_kinds(robots: list[dict]):
+    """Per robot of a layout (computed once per world, not per frame): which are drawn as
+    quadrotors, as ground robots, link by link (imported), and the ground robots' entries."""
+    hints = [r.get("draw", {}) for r in robots]
+    quad = np.array([bool(h.get("rotorcraft")) for h in hints], dtype=bool)
+    arm = np.array([bool(h.get("arm")) for h in hints], dtype=bool)
+    linked = imported(robots)  # drawn link by link (view3d_links.py)
+    quad &= ~linked
+    ground = ~quad & ~arm & ~linked
+    return quad, ground, linked, [r for r, g in zip(robots, ground) if g]
 
 
 def _world_key(layout: dict | None) -> tuple:
@@ -303,18 +350,19 @@ class _Gl:
     def __init__(self) -> None:
         self.shapes_program, self.lines_program = gl3d.programs()
         meshes = {"box": gl3d.box_mesh(), "cylinder": gl3d.cylinder_mesh(),
-                  "sphere": gl3d.sphere_mesh(), "disc": gl3d.disc_mesh()}
+                  "sphere": gl3d.sphere_mesh(), "disc": gl3d.disc_mesh(),
+                  "quadfar": gl3d.far_quad_mesh()}
         self.kinds = {k: gl3d.Shapes(self.shapes_program, m) for k, m in meshes.items()}
         self.lines = gl3d.Lines(self.lines_program)
         self.static: list[gl3d.Shapes] = []
 
-    def set_static(self, layout: dict, floor) -> None:
+    def set_static(self, layout: dict, floor, triangles: dict) -> None:
         from .view3d_scenery import static_meshes
 
         for shape in self.static:
             shape.delete()
         self.static = []
-        for mesh, color in static_meshes(layout):
+        for mesh, color in static_meshes(layout, triangles):
             shape = gl3d.Shapes(self.shapes_program, mesh)
             shape.set(vb.rows((0, 0, 0), vb.IDENTITY, (1, 1, 1), color))
             self.static.append(shape)
@@ -322,10 +370,12 @@ class _Gl:
     def set_lines(self, lines) -> None:
         self.lines.set(*lines)
 
-    def draw(self, matrix: np.ndarray, drawn: dict[str, np.ndarray]) -> None:
+    def draw(self, matrix: np.ndarray, drawn: dict[str, np.ndarray], meshes: dict) -> None:
         gl3d.depth_on()
         gl3d.set_viewproj(self.shapes_program, matrix)
-        for kind in ("box", "cylinder", "sphere"):
+        for kind in [k for k in drawn if k != "disc"]:
+            if kind not in self.kinds:  # a mesh's kind: its triangles came (view3d_meshes)
+                self.kinds[kind] = gl3d.Shapes(self.shapes_program, meshes[kind])
             self.kinds[kind].set(drawn[kind])
             self.kinds[kind].draw()
         for shape in self.static:

@@ -17,7 +17,8 @@ import numpy as np
 from ..model.armstate import matrix_quaternion
 from .flight import AIRBORNE
 
-SPIN_HZ = 1.3  # turns per second of sim time a flying rotor is drawn at (legible, not real)
+SPIN_HZ = 1.3  # turns per second of sim time a flying rotor is drawn at without its speed
+SPIN_SCALE = 1 / 400  # drawn rad per propeller rad: 2,500 rad/s (hover) turns ~1 per second
 SHADOW = (0.05, 0.05, 0.08, 0.32)
 ROTOR_DISC = (0.75, 0.75, 0.8, 0.35)
 BLADE = (0.12, 0.12, 0.14, 1.0)
@@ -30,8 +31,10 @@ ARM_JOINT = (45 / 255, 45 / 255, 50 / 255, 1.0)
 ARM_BASE = (110 / 255, 110 / 255, 120 / 255, 1.0)
 SELECTED = (1.0, 0.85, 0.1, 0.6)
 FINGER = 0.012  # m, half-width of a drawn gripper finger
+PART_LIFT = 0.06  # m: a carried part's underside above its tallest carrier's top (supports)
+PART_THICKNESS = 0.04  # m: a carried part's drawn thickness (the layout gives it in plan only)
 IDENTITY = (1.0, 0.0, 0.0, 0.0)
-KINDS = ("box", "cylinder", "sphere", "disc")
+KINDS = ("box", "cylinder", "sphere", "disc", "quadfar")  # quadfar: gl3d.far_quad_mesh
 
 
 # -- quaternions (w, x, y, z), body to world --------------------------------------------------
@@ -154,7 +157,7 @@ def target_rows(targets: list[dict]) -> np.ndarray:
 
 # -- robots -----------------------------------------------------------------------------------
 
-def _quad_parts(r: float) -> tuple[np.ndarray, ...]:
+def quad_parts(r: float) -> tuple[np.ndarray, ...]:
     """A quadrotor's solid parts in its frame (X layout): hull, two arms, the nose, as
     offsets, quats, scales; sized by its radius r (m, centre to a rotor's hub)."""
     d = r / math.sqrt(2)
@@ -167,29 +170,33 @@ def _quad_parts(r: float) -> tuple[np.ndarray, ...]:
 
 
 def quad_rows(pose7: np.ndarray, radius: np.ndarray, colors: np.ndarray,
-              time: float, detail: bool = True) -> dict[str, np.ndarray]:
+              time: float, detail: bool = True, spin=None) -> dict[str, np.ndarray]:
     """Quadrotors at their attitude: hull, arms and nose (boxes), rotor discs, blades turning
     (alternate rotors the other way) while airborne, a shadow on the floor under each.
-    Without ``detail`` (bodies a few pixels large) no blades and no nose: half the vertices."""
+    Without ``detail`` (bodies a few pixels large) each body is one ``quadfar`` instance
+    (gl3d.far_quad_mesh: hull, arms, rotor discs; no blades, no nose) and its shadow.
+    ``spin``: (N, 4) each blade's angle, rad (from the rotors' streamed speeds: Spin); None
+    turns every flying rotor at :data:`SPIN_HZ`."""
     n = len(pose7)
     if n == 0:
         return {}
-    r = radius[:, None, None]
-    off, quats, scales, hubs = _quad_parts(1.0)
-    parts = 4 if detail else 3
-    body = np.concatenate((colors[:, None], colors[:, None] * (0.6, 0.6, 0.6, 1),
-                           colors[:, None] * (0.6, 0.6, 0.6, 1),
-                           np.broadcast_to(NOSE, (n, 1, 4))), axis=1)[:, :parts]
-    boxes = place(pose7, off[:parts] * r, quats[:parts], scales[:parts] * r, body)
     flying = pose7[:, 2] > AIRBORNE
-    discs = place(pose7, hubs * r + (0, 0, 0.03) * r, np.array([IDENTITY] * 4),
-                  np.array((0.9, 0.9, 1.0)) * r, np.array(ROTOR_DISC))
     shadow = rows(np.column_stack((pose7[flying, :2], np.full(flying.sum(), 0.003))), IDENTITY,
                   np.column_stack((2.4 * radius[flying],) * 2 + (np.ones(flying.sum()),)),
                   SHADOW)
-    if not detail:
-        return {"box": boxes, "disc": np.concatenate((discs, shadow))}
-    spin = np.where(flying, 2 * math.pi * SPIN_HZ * time, 0.0)[:, None] * (1, -1, 1, -1)
+    if not detail:  # one instance of the whole body each (a few pixels: no blades, no nose)
+        return {"quadfar": rows(pose7[:, :3], pose7[:, 3:7], np.repeat(radius[:, None], 3, 1),
+                                colors), "disc": shadow}
+    r = radius[:, None, None]
+    off, quats, scales, hubs = quad_parts(1.0)
+    body = np.concatenate((colors[:, None], colors[:, None] * (0.6, 0.6, 0.6, 1),
+                           colors[:, None] * (0.6, 0.6, 0.6, 1),
+                           np.broadcast_to(NOSE, (n, 1, 4))), axis=1)
+    boxes = place(pose7, off * r, quats, scales * r, body)
+    discs = place(pose7, hubs * r + (0, 0, 0.03) * r, np.array([IDENTITY] * 4),
+                  np.array((0.9, 0.9, 1.0)) * r, np.array(ROTOR_DISC))
+    if spin is None:
+        spin = np.where(flying, 2 * math.pi * SPIN_HZ * time, 0.0)[:, None] * (1, -1, 1, -1)
     blade_q = yaw_quat(spin + np.arange(4) * 0.7)
     blades = place(pose7, hubs * r + (0, 0, 0.02) * r, blade_q,
                    np.array((0.85, 0.07, 0.02)) * r, np.array(BLADE))
@@ -203,7 +210,7 @@ def ground_rows(robots: list[dict], pose7: np.ndarray, radius: np.ndarray,
     n = len(robots)
     if n == 0:
         return {}
-    height = np.clip(0.8 * radius, 0.04, 0.3)
+    height = ground_height(radius)
     centre = pose7.copy()
     centre[:, 2] = np.maximum(pose7[:, 2], height / 2)
     boxy = np.array([r.get("draw", {}).get("shape") == "box" for r in robots])
@@ -222,6 +229,42 @@ def ground_rows(robots: list[dict], pose7: np.ndarray, radius: np.ndarray,
                  np.array(NOSE))
     out["box"] = np.concatenate((out["box"], nose))
     return out
+
+
+def ground_height(radius) -> np.ndarray:
+    """The drawn height (m) of ground robots of ``radius`` (m): a chassis' proportions."""
+    return np.clip(0.8 * np.asarray(radius, dtype=float), 0.04, 0.3)
+
+
+def part_rows(parts: list[dict], poses: np.ndarray, robots: list[dict], pose7: np.ndarray,
+              radius: np.ndarray) -> dict[str, np.ndarray]:
+    """Carried parts (a team's bar, the layout's ``parts``) at their planar poses (x, y m,
+    yaw rad), raised on supports: each part :data:`PART_LIFT` above the tallest robot of its
+    section, :data:`PART_THICKNESS` thick, and a post from each of the section's robots up to
+    it. A box shape is drawn as a box, a circle as a cylinder, a polygon as its bounding box."""
+    boxes, cylinders = [], []
+    sections = [r.get("section") for r in robots]
+    for part, (x, y, yaw) in zip(parts, np.asarray(poses, dtype=float).reshape(-1, 3)):
+        carriers = [k for k, s in enumerate(sections) if s == part.get("section")]
+        top = float(ground_height(radius[carriers]).max()) if carriers else 0.0
+        z = top + PART_LIFT + PART_THICKNESS / 2
+        color = rgba(part.get("color", (150, 110, 60)))
+        turn, c, s = yaw_quat(yaw), math.cos(yaw), math.sin(yaw)
+        for shape in part.get("shapes", ()):
+            ox, oy = (list(shape.get("offset", (0.0, 0.0))) + [0.0, 0.0])[:2]
+            at = (x + c * ox - s * oy, y + s * ox + c * oy, z)
+            if shape.get("kind") == "circle":
+                d = 2 * float(shape.get("radius", 0.05))
+                cylinders.append(rows(at, IDENTITY, (d, d, PART_THICKNESS), color))
+                continue
+            size = shape.get("size") or np.ptp(np.asarray(shape.get("vertices", [[0, 0]]),
+                                                          dtype=float), axis=0)
+            boxes.append(rows(at, turn, (float(size[0]), float(size[1]), PART_THICKNESS), color))
+        for k in carriers:  # the supports: from the robot's top up to the part's underside
+            base = ground_height(radius[k])
+            cylinders.append(rows((pose7[k, 0], pose7[k, 1], (base + z) / 2), IDENTITY,
+                                  (0.03, 0.03, max(z - base, 1e-3)), ARM_BASE))
+    return {k: np.concatenate(v) for k, v in (("box", boxes), ("cylinder", cylinders)) if v}
 
 
 def arm_rows(arms, frames: dict[str, np.ndarray], pose7: np.ndarray) -> dict[str, np.ndarray]:
@@ -271,9 +314,11 @@ def selection_rows(pose7: np.ndarray, radius: float) -> np.ndarray:
 
 
 def merge(*parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """One (K, 14) array per kind from several kind -> rows dicts."""
+    """One (K, 14) array per kind from several kind -> rows dicts (the :data:`KINDS`, then
+    any other kind a part names: a mesh's, viewer/view3d_meshes.py)."""
     out = {}
-    for kind in KINDS:
+    extra = sorted({k for p in parts for k in p if k not in KINDS})
+    for kind in KINDS + tuple(extra):
         found = [p[kind] for p in parts if kind in p and len(p[kind])]
         out[kind] = np.concatenate(found) if found else np.zeros((0, 14), dtype=np.float32)
     return out

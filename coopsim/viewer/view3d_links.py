@@ -2,10 +2,11 @@
 :func:`coopsim.model.linkposes.link_poses` gives from the state document's ``links`` and the
 stream's ``link_q`` columns (contract 3 of round 13), drawn as its visual shapes.
 
-Primitive visuals (box, sphere, cylinder, capsule, ellipsoid) are drawn as they are. A mesh's
-triangles never travel over the network (only its file's basename), so the viewer draws the
-robot's skeleton instead: a grey bone from each link's origin to its parent's, and a dot at
-each mesh's origin; the shape is the links' poses, true to the joints. A robot without a
+Primitive visuals (box, sphere, cylinder, capsule, ellipsoid) are drawn as they are; a mesh
+visual as its triangles once ``/sim`` has sent them (protocol 11, viewer/view3d_meshes.py: one
+instanced kind per robot type and file, scaled by the visual's ``scale``), else as a dot at the
+mesh's origin. A grey bone runs from each link's origin to its parent's (the skeleton, true to
+the joints). A robot without a
 ``links`` document (built-in types, older servers) is drawn as its base, as before.
 Frames: world, metres; quaternions (w, x, y, z).
 """
@@ -17,6 +18,7 @@ import numpy as np
 from ..model.linkposes import columns_of, link_poses, link_visuals, links_of, quat_mul, \
     quat_rotate
 from .view3d_bodies import merge, quat_from_z, rows
+from .view3d_meshes import robot_key
 
 BONE = (0.55, 0.56, 0.6, 1.0)
 BONE_RADIUS = 0.012  # m
@@ -29,7 +31,7 @@ def imported(robots: list[dict]) -> np.ndarray:
 
 
 def link_rows(robots: list[dict], pose7: np.ndarray, columns: np.ndarray | None,
-              names: list[str]) -> dict[str, np.ndarray]:
+              names: list[str], meshes=()) -> dict[str, np.ndarray]:
     """Instance rows (per shape kind) of every imported robot's links.
 
     Args:
@@ -37,6 +39,7 @@ def link_rows(robots: list[dict], pose7: np.ndarray, columns: np.ndarray | None,
         pose7: (N, 7) their base poses x, y, z, qw, qx, qy, qz.
         columns: (N, C) the streamed columns (None: every joint at its zero).
         names: The layout's column names.
+        meshes: The mesh kinds whose triangles have come (view3d_meshes.robot_key).
     """
     out = []
     for row, entry in enumerate(robots):
@@ -44,11 +47,11 @@ def link_rows(robots: list[dict], pose7: np.ndarray, columns: np.ndarray | None,
             continue
         values = columns_of(names, columns[row]) if columns is not None and \
             row < len(columns) else None
-        out.append(_robot(entry, pose7[row], values))
+        out.append(_robot(entry, pose7[row], values, meshes))
     return merge(*out) if out else {}
 
 
-def _robot(entry: dict, pose7: np.ndarray, columns) -> dict[str, np.ndarray]:
+def _robot(entry: dict, pose7: np.ndarray, columns, meshes=()) -> dict[str, np.ndarray]:
     poses = link_poses(entry, pose7, columns)
     parents = {link["name"]: link.get("parent", "") for link in links_of(entry)["links"]}
     starts = [poses[p][0] for n, p in parents.items() if p in poses and n in poses]
@@ -63,6 +66,9 @@ def _robot(entry: dict, pose7: np.ndarray, columns) -> dict[str, np.ndarray]:
         lxyz, lquat = poses[link]
         for v in visuals:
             kind, scale = _shape(v)
+            if v.kind == "mesh" and robot_key(entry.get("type", ""), v.file) in meshes:
+                kind, scale = robot_key(entry.get("type", ""), v.file), tuple(v.scale)
+                kinds.setdefault(kind, [])
             xyz = lxyz + quat_rotate(lquat, v.xyz)
             kinds[kind].append(rows(xyz, quat_mul(lquat, np.asarray(v.quat, dtype=float)),
                                     scale, v.color))

@@ -1,9 +1,11 @@
 """The 3D view's still scenery: the floor's zones, the world's meshes and its terrain
 (the layout's ``zones`` and ``scenery``, protocol 9) as triangle meshes in the world frame.
 
-No triangle of a world's mesh file travels over the network (docs/protocol.md, version 9), so a
-mesh is drawn as what the layout gives: its floor outline (a convex polygon) raised from its
-``bottom`` to its ``top``; the terrain is drawn from its grid of heights. Units: metres.
+A world mesh is drawn from its triangles once ``/sim`` has sent them (protocol 11,
+viewer/view3d_meshes.py), placed by the layout's ``scale``, ``quat`` and ``x, y, z``; until then
+(and from a server that cannot send them) as what the layout gives: its floor outline (a convex
+polygon) raised from its ``bottom`` to its ``top``. The terrain is drawn from its grid of
+heights. Units: metres.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.polygons import ear_indices
-from .view3d_bodies import rgba
+from .view3d_bodies import qrot, rgba
+from .view3d_meshes import world_key
 
 TERRAIN = (150, 120, 80)
 ZONE_LIFT = 0.001  # m above the floor, under the grid lines
@@ -58,8 +61,20 @@ def terrain_triangles(t: dict) -> np.ndarray:
                            np.stack((a, c, d), axis=2).reshape(-1, 3, 3)))
 
 
-def static_meshes(layout: dict) -> list[tuple[np.ndarray, tuple]]:
-    """The layout's zones, meshes and terrain: (vertex rows (V, 6), RGBA 0-1) each."""
+def placed(rows: np.ndarray, mesh: dict) -> np.ndarray:
+    """(V, 6) a world mesh's file-frame triangle rows scaled, turned and moved as its layout
+    entry says (``scale``, ``quat`` w, x, y, z, ``x, y, z``), normals turned with them."""
+    tris = rows[:, :3].reshape(-1, 3, 3) * np.asarray(mesh.get("scale", (1, 1, 1)), dtype=float)
+    quat = np.broadcast_to(np.asarray(mesh.get("quat", (1, 0, 0, 0)), dtype=float),
+                           tris.shape[:2] + (4,))
+    xyz = np.array([mesh.get(k, 0.0) for k in "xyz"], dtype=float)
+    return _rows(qrot(quat, tris) + xyz)
+
+
+def static_meshes(layout: dict, triangles: dict | None = None) -> list[tuple[np.ndarray, tuple]]:
+    """The layout's zones, meshes and terrain: (vertex rows (V, 6), RGBA 0-1) each; a mesh
+    whose triangle rows ``triangles`` holds (by view3d_meshes.world_key) drawn from them."""
+    triangles = triangles or {}
     out = []
     for zone in layout.get("zones", []):
         if len(zone.get("polygon", ())) >= 3:
@@ -70,7 +85,10 @@ def static_meshes(layout: dict) -> list[tuple[np.ndarray, tuple]]:
     if terrain and np.asarray(terrain.get("grid", ())).ndim == 2:
         out.append((_rows(terrain_triangles(terrain)), rgba(TERRAIN)))
     for mesh in scenery.get("meshes", ()):
-        if len(mesh.get("outline", ())) >= 3:
+        got = triangles.get(world_key(mesh.get("name", "")))
+        if got is not None:
+            out.append((placed(got, mesh), rgba(mesh.get("color", (150, 150, 150)))))
+        elif len(mesh.get("outline", ())) >= 3:
             out.append((_rows(prism(mesh["outline"], float(mesh.get("bottom", 0.0)),
                                     float(mesh.get("top", 0.1)))),
                         rgba(mesh.get("color", (150, 150, 150)))))

@@ -213,7 +213,8 @@ def test_a_thousand_crazyflies_are_drawn_at_their_heights(display, viewer_for): 
         pump(viewer, _shown(viewer, n), "the swarm")
         pump(viewer, lambda: viewer.view3d.pose7.shape == (n, 7), "their poses")
         rgb = _pixels(screenshot(viewer, "view3d_swarm"))
-        assert len(viewer.view3d.drawn["disc"]) == 4 * n + n  # rotors and shadows
+        drawn = viewer.view3d.drawn  # a few pixels each: one instance per body, a shadow
+        assert len(drawn["quadfar"]) == len(drawn["disc"]) == n
         xy, depth = viewer.view3d.camera.project(viewer.view3d.pose7[:, :3])
         assert (depth > 0).all()
         inside = (xy[:, 0] > 0) & (xy[:, 0] < viewer.width) & (xy[:, 1] > 40) & \
@@ -242,3 +243,36 @@ def test_a_worlds_meshes_stand_from_their_bottom_to_their_top_and_the_terrain_fo
     assert mesh[:, 2].min() == pytest.approx(0.5) and mesh[:, 2].max() == pytest.approx(1.25)
     assert mesh[:, 0].min() == pytest.approx(2) and mesh[:, 0].max() == pytest.approx(3)
     assert colour == pytest.approx((90 / 255, 90 / 255, 90 / 255, 1.0))
+
+
+def test_the_crazyflies_blades_turn_at_its_rotors_streamed_speeds(display, viewer_for,
+                                                                  crazyflie):  # noqa: F811
+    """The stream carries each propeller's speed (``rotor_w1..4``, protocol 11): the blades
+    turn by them over sim time (still while paused: the same pixels twice), alternate rotors
+    the other way."""
+    from coopsim.viewer.view3d_bodies import SPIN_SCALE
+
+    viewer = viewer_for(crazyflie.network.endpoint, top=False)
+    pump(viewer, _shown(viewer, 1), "the crazyflie")
+    names = viewer.scene.layout["columns"]
+    cols = [names.index(f"rotor_w{k}") for k in range(1, 5)]
+    with Client(crazyflie.network.endpoint) as client:
+        step = client.sim().status()["step"]
+        client.sim().step(20)
+        pump(viewer, _stepped(viewer, step + 20), "flying")
+        frame(viewer)
+        w = viewer.link.frame.columns[0, cols]
+        assert (w > 100).all()  # rad/s: the propellers turn
+        a0, t0 = viewer.view3d.spin.angle[0].copy(), viewer.view3d.spin.last
+        viewer.view3d.camera.follow(viewer.link.frame.pose3d[0, :3])
+        viewer.dispatch_event("on_mouse_scroll", viewer.width / 2, viewer.height / 2, 0, 14)
+        still = [_pixels(screenshot(viewer, "view3d_blades")).copy() for _ in range(2)]
+        assert np.array_equal(*still)  # paused: the blades stand
+        client.sim().step(5)
+        pump(viewer, _stepped(viewer, step + 25), "five more steps")
+        frame(viewer)
+    turned = (viewer.view3d.spin.angle[0] - a0) * (1, -1, 1, -1)
+    expected = viewer.link.frame.columns[0, cols] * SPIN_SCALE * (viewer.view3d.spin.last - t0)
+    assert turned == pytest.approx(expected, rel=0.25)
+    assert (np.abs(_pixels(screenshot(viewer, "view3d_blades")).astype(int) - still[0]) > 40
+            ).any()  # moved: the blades (and the drone) where they now are

@@ -127,7 +127,10 @@ class Rotors(Module):
     columns = (Column("flight_ref_x", 1e-4, 2, 5, "command"),
                Column("flight_ref_y", 1e-4, 2, 6, "command"),
                Column("flight_ref_z", 1e-4, 2, 7, "command"),
-               Column("flight_tracking", 1.0, 1, 8, "command"))
+               Column("flight_tracking", 1.0, 1, 8, "command"),
+               # protocol 11: the propellers' speeds (rad/s) on the stream, for the 3D view's
+               # rotors to turn at the rate they really do (viewer/view3d_bodies.py)
+               *(Column(f"rotor_w{k + 1}", 1.0, 2, k, "reading", stream=True) for k in range(4)))
 
     @classmethod
     def command_row(cls, command, data, params, robot):
