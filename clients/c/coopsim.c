@@ -23,6 +23,7 @@ void coopsim_msg_free(coopsim_msg *m)
     free(m->text_buf);
     free(m->params);
     free(m->data);
+    free(m->frame);
     coopsim_msg_init(m);
 }
 
@@ -428,6 +429,32 @@ int coopsim_open(coopsim_client *c, const char *nameserver, int timeout_ms)
     return coopsim_open_keys(c, nameserver, timeout_ms, NULL);
 }
 
+/* Protocol 11: the reply's frames after its message, the first kept in reply->frame (a camera
+ * read's pixels), any others read and dropped so the socket is ready for the next request. */
+static int receive_frame(void *sock, coopsim_msg *reply)
+{
+    int rc = 0, first = 1, more = 1;
+    while (more) {
+        zmq_msg_t part;
+        zmq_msg_init(&part);
+        if (zmq_msg_recv(&part, sock, 0) < 0) {
+            zmq_msg_close(&part);
+            return rc;
+        }
+        size_t n = zmq_msg_size(&part);
+        if (first && reserve((void **)&reply->frame, &reply->frame_cap, n ? n : 1, 1) == 0) {
+            memcpy(reply->frame, zmq_msg_data(&part), n);
+            reply->frame_len = n;
+        } else if (first) {
+            rc = COOPSIM_NO_MEMORY;
+        }
+        first = 0;
+        more = zmq_msg_more(&part);
+        zmq_msg_close(&part);
+    }
+    return rc;
+}
+
 int coopsim_call(coopsim_client *c, void *sock, int command, const char *text,
                  const int64_t *params, int nparams, const double *data, int ndata,
                  coopsim_msg *reply)
@@ -459,7 +486,11 @@ int coopsim_call(coopsim_client *c, void *sock, int command, const char *text,
     int rc = BAD_REPLY;
     if (zmq_msg_recv(&msg, sock, 0) >= 0)
         rc = decode(zmq_msg_data(&msg), zmq_msg_size(&msg), reply);
+    int more = zmq_msg_more(&msg);
     zmq_msg_close(&msg);
+    reply->frame_len = 0;
+    if (more && receive_frame(sock, reply) != 0 && rc == 0)
+        rc = COOPSIM_NO_MEMORY;
     if (rc == COOPSIM_NO_MEMORY)
         set_error(reply, rc, command, "out of memory for the reply");
     else if (rc != 0)

@@ -40,10 +40,15 @@ typedef struct {
     int64_t *params;
     size_t ndata;
     double *data;
+    /* Protocol 11: the bytes of the ZeroMQ frame after the reply's message (a camera read's
+     * pixels when its text ends with `frame`: docs/protocol.md, "Camera images"); frame_len 0
+     * for a reply of one frame. */
+    unsigned char *frame;
+    size_t frame_len;
     /* What the message owns (not for callers): the text buffer and the buffers' capacities,
      * and room for the client's own error sentences. */
     char *text_buf;
-    size_t text_cap, params_cap, data_cap;
+    size_t text_cap, params_cap, data_cap, frame_cap;
     char note[512];
 } coopsim_msg;
 

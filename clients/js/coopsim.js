@@ -174,6 +174,7 @@ export class Client {
   async request(endpoint, command, text = "", params = [], data = []) {
     const sock = this.socket(endpoint);
     let frame;
+    let frames = [];
     try {
       await sock.send(pack(command, text, params, data));
     } catch (err) {
@@ -184,7 +185,8 @@ export class Client {
     }
     while (frame === undefined) {
       try {
-        [frame] = await sock.receive();
+        // protocol 11: a camera read ending with "frame" has its pixels in a second frame
+        [frame, ...frames] = await sock.receive();
       } catch (err) {
         if (err.code !== "EAGAIN") throw err;
         // the socket's events come through the same event loop: let those pending arrive
@@ -198,6 +200,7 @@ export class Client {
     }
     const reply = unpack(frame);
     if (reply.error) throw new RemoteError(reply.error, reply.text, reply.command);
+    if (frames.length) reply.frames = frames; // Buffers, after the message's own frame
     return reply;
   }
 

@@ -125,7 +125,7 @@ def _write_steps(recording, out: _Out, params: dict) -> int:
         out.write(STATE, state_json(snap), ns)
         for topic, data in scans.messages(snap, ns) + arms.messages(snap, ns):
             out.write(topic, data, ns)
-        for topic, data in image_messages(snap, ns, images, lambda t: True):
+        for topic, data in image_messages(snap, ns, images, lambda t: True, params):
             out.write(topic, data, ns)
         for topic, data in metric_messages(snap):
             out.write(topic, data, ns)

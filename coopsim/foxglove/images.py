@@ -5,7 +5,8 @@ each new image goes out once on ``/robots/<name>/camera3d`` (``rgb8``) and, when
 depth, ``/robots/<name>/camera3d/depth`` (``32FC1``, m along the optical axis, +inf for nothing
 within far), frame ``<name>/camera3d``; encoded only when someone subscribes. With them,
 ``/tf/cameras`` (``foxglove.FrameTransforms``) places each image's frame: ``<name>`` (the robot's
-frame on ``/tf``) -> ``<name>/camera3d`` at the camera's mount, an optical frame (z along the
+frame on ``/tf``) -> ``<name>/camera3d`` at the camera's mount (a recording's images: the
+scenario's), an optical frame (z along the
 optical axis, x to the image's right, y down it: ROS's REP 103, which Foxglove's camera panels
 follow).
 """
@@ -16,7 +17,7 @@ import struct
 
 import numpy as np
 
-from ..model.images import fresh, optical_pose
+from ..model.images import camera_mount, fresh, optical_pose
 from .proto import Msg, quaternion4, timestamp, vector3
 from .scene import Topic
 
@@ -43,16 +44,18 @@ def raw_image(ns: int, frame: str, pixels: np.ndarray) -> bytes:
     return bytes(msg.raw(6, data).string(7, frame).data)
 
 
-def image_messages(snap, ns: int, sent: dict, wanted) -> list[tuple[Topic, bytes]]:
+def image_messages(snap, ns: int, sent: dict, wanted,
+                   params: dict | None = None) -> list[tuple[Topic, bytes]]:
     """(topic, RawImage) of every image published since the last call that ``wanted(topic)``
     (``sent``: robot name -> the step of its image sent last, updated here), and one
-    FrameTransforms of their camera frames on :data:`TF_CAMERAS` when wanted."""
+    FrameTransforms of their camera frames on :data:`TF_CAMERAS` when wanted (``params``:
+    robot -> module -> values, the mount of an image without one)."""
     out, frames = [], Msg()
     for name, shot in fresh(snap.extra.get("camera3d"), sent):
         for topic, pixels in ((image_topic(name), shot.rgb), (image_topic(name, True), shot.depth)):
             if pixels is not None and wanted(topic):
                 out.append((topic, raw_image(ns, f"{name}/camera3d", pixels)))
-        x, y, z, *q = optical_pose(shot.mount if shot.mount is not None else ())
+        x, y, z, *q = optical_pose(camera_mount(shot, name, params))
         frames.sub(1, Msg().sub(1, timestamp(ns)).string(2, name).string(3, f"{name}/camera3d")
                    .sub(4, vector3(x, y, z)).sub(5, quaternion4(*q)))
     if frames.data and wanted(TF_CAMERAS):

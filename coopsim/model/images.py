@@ -93,6 +93,16 @@ def optical_pose(mount) -> tuple[float, ...]:
     return (x, y, z, *matrix_quaternion(rot))
 
 
+def camera_mount(shot, robot: str, params: dict | None) -> tuple:
+    """x, y, z (m), yaw, pitch (deg) of the camera that rendered ``shot`` (a published image):
+    its own ``mount``, else robot ``robot``'s ``camera3d`` parameters in ``params`` (robot ->
+    module -> values: a recording's images carry no mount), else the module's defaults (0)."""
+    if getattr(shot, "mount", None) is not None:
+        return shot.mount
+    values = ((params or {}).get(robot) or {}).get("camera3d") or {}
+    return tuple(float(values.get(k, 0.0)) for k in MOUNT)
+
+
 def fresh(board, sent: dict) -> list[tuple[str, object]]:
     """(robot name, image) of each camera image on ``board`` (a camera's published images:
     ``.seen``, name -> image with a ``step``; None for none) not sent yet; ``sent`` (robot

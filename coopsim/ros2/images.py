@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.images import MOUNT, fresh, intrinsics, optical_pose
+from ..model.images import camera_mount, fresh, intrinsics, optical_pose
 from .cdr import Writer
 from .messages import CAMERA_INFO, IMAGE, TF
 from .scene import ros_robot
@@ -75,11 +75,3 @@ def camera_messages(snap, ns: int, sent: dict,
                     camera_info(ns, frame, w, h, shot.fov)))
     return out + ([("/tf", TF, transforms3d(frames))] if frames else [])
 
-
-def camera_mount(shot, robot: str, params: dict | None) -> tuple:
-    """x, y, z (m), yaw, pitch (deg) of the camera that rendered ``shot``: its own, else the
-    robot's ``camera3d`` parameters in ``params``, else the module's defaults (0)."""
-    if getattr(shot, "mount", None) is not None:
-        return shot.mount
-    values = ((params or {}).get(robot) or {}).get("camera3d") or {}
-    return tuple(float(values.get(k, 0.0)) for k in MOUNT)

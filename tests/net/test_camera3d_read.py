@@ -3,13 +3,17 @@
 requests), the Python client's ``bot.camera3d.read()`` as a numpy array, bad words answered
 with error 4, and a camera on an engine without a renderer answered with error 4. Protocol 11:
 the word ``frame`` puts the pixels raw in a second ZeroMQ frame, read by raw REQ and DEALER
-sockets as docs/protocol.md says, by the Python client without a copy, and back as base64
-through the JSON gateway."""
+sockets as docs/protocol.md says, by the Python client without a copy, by the C client
+(clients/c/camera.c), and back as base64 through the JSON gateway."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
+import subprocess
+from pathlib import Path
 
 import msgpack
 import numpy as np
@@ -152,6 +156,28 @@ def test_the_json_gateway_answers_a_frame_read_with_base64(run):
     assert text.startswith("rgb8 raw ") and " frame " not in text
     r, g, b = decode(text, 640, 480)["rgb"][240, 320].astype(int)
     assert g - max(r, b) > 60  # the green box ahead
+
+
+def test_the_c_client_reads_the_frame(run, tmp_path):
+    """Another language: clients/c keeps a reply's second frame (coopsim_msg.frame)."""
+    source = Path(__file__).resolve().parents[2] / "clients" / "c"
+    if not (shutil.which("cc") and shutil.which("make")):
+        pytest.skip("no cc / make")
+    for f in source.iterdir():
+        if f.suffix in (".c", ".h") or f.name == "Makefile":
+            shutil.copy(f, tmp_path)
+    built = subprocess.run(["make", "camera", "CFLAGS=-O2 -Werror"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    if built.returncode and "zmq.h" in built.stderr + built.stdout:
+        pytest.skip("libzmq3-dev / libmsgpuck-dev headers not installed")
+    assert built.returncode == 0, built.stderr
+    env = dict(os.environ, COOPSIM_NAMESERVER=run.network.endpoint)
+    proc = subprocess.run([tmp_path / "camera", "cf"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    step, w, h, size, r, g, b, depth = proc.stdout.split()
+    assert (w, h, int(size)) == ("640", "480", RGB + DEPTH)
+    assert int(g) - max(int(r), int(b)) > 60 and float(depth) == pytest.approx(1.8, abs=0.01)
 
 
 def test_an_engine_without_a_renderer_answers_error_4():

@@ -79,3 +79,6 @@ def test_foxglove_gets_a_matching_frame_transform():
         rotation=fm.Quaternion(x=qx, y=qy, z=qz, w=qw))])
     assert out[TF_CAMERAS] == sdk.encode()
     _looks_30_down(rotation((qw, qx, qy, qz)))
+    params = {"cf-1": {"camera3d": dict(zip(("x", "y", "z", "yaw", "pitch"), MOUNT))}}
+    recorded = dict(image_messages(_snap(None), 3_000_000_500, {}, lambda t: True, params))
+    assert recorded[TF_CAMERAS] == out[TF_CAMERAS]  # a recording's image: the scenario's mount
