@@ -18,13 +18,12 @@ The connection that sends a robot's poses owns it, as on the robot's endpoint (t
 from __future__ import annotations
 
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
 from ..model.errors import NotAllowedError
 from . import protocol as p
 from .protocol import HELLO, Command, Message, PoseCommand
 from .robothub import identify
-from .server import Server, recv_request, split_request
+from .server import Server, forget_closed, recv_request, split_request
 
 #: The channel's commands: the robot is the text.
 POSE_CHANNEL_COMMANDS = {c.id: c for c in (
@@ -142,12 +141,4 @@ class PoseChannel(Server):
 
     def _disconnected(self) -> None:
         """Connections that closed: the robots whose poses they sent are free."""
-        while True:
-            try:
-                event = parse_monitor_message(self._monitor.recv_multipart(zmq.NOBLOCK))
-            except zmq.Again:
-                return
-            if event["event"] == zmq.EVENT_DISCONNECTED:
-                fd = event["value"]
-                self._callers = {r: o for r, o in self._callers.items() if o.link != fd}
-                self.stepper.slots.disconnected(fd)
+        self._callers = forget_closed(self._monitor, self._callers, self.stepper.slots)
