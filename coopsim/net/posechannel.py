@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import zmq
 
-from ..model.errors import NotAllowedError
+from ..model.errors import NotAllowedError, ProtocolError
 from . import protocol as p
 from .protocol import HELLO, Command, Message, PoseCommand
 from .robothub import identify
@@ -66,6 +66,9 @@ class PoseChannel(Server):
 
     def handle(self, msg: Message, command: Command) -> Message:
         robot = msg.text
+        if msg.params and msg.params[0] not in (0, 1):
+            raise ProtocolError(p.OUT_OF_RANGE, f"{command.name} takes params [], [0] or [1], "
+                                                f"got {list(msg.params)}")
         owner = self._owner()
         slots = self.stepper.slots
         if command.id == 5:
