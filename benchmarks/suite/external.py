@@ -20,30 +20,34 @@ ROBOTS = 2 if SMOKE else 10
 SECONDS = 0.5 if SMOKE else 5.0
 RATE = 200.0  # Hz, each robot's pose stream
 
-#: The stream in its own process: per robot one DEALER to its endpoint (and one to the pose
-#: channel, when given), a pose then a sonar read every period, replies drained as they come
-#: (argv: seconds, rate, channel endpoint or "", robot endpoints...).
+#: The stream, in its own process (in the smoke run: in this one, sparing a process start):
+#: per robot one DEALER to its endpoint (and one to the pose channel, when given), a pose then
+#: a sonar read every period, replies drained as they come (argv: seconds, rate, channel
+#: endpoint or "", robot endpoints...).
 STREAMER = r"""
 import math, sys, time, msgpack, zmq
-seconds, rate, channel, ends = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4:]
-ctx = zmq.Context()
-def dealer(e):
-    s = ctx.socket(zmq.DEALER); s.setsockopt(zmq.LINGER, 0); s.connect(e); return s
-reads = [dealer(e) for e in ends]
-poses = [dealer(channel) for e in ends] if channel else reads
-t0 = tick = time.perf_counter()
-while tick - t0 < seconds:
-    for k, s in enumerate(reads):
-        x = -4.0 + 0.5 * k + 0.1 * math.sin(tick - t0)
-        pose = [x, -1.0 + 0.2 * (tick - t0), 0.0]
-        who = f"robot{k + 1}" if channel else ""
-        poses[k].send_multipart([b"", msgpack.packb([0, who, 20, [], pose])])
-        s.send_multipart([b"", msgpack.packb([0, "", 200, [], []])])
-        for r in {s, poses[k]}:
-            while r.poll(0):
-                r.recv_multipart()
-    tick += 1.0 / rate
-    time.sleep(max(0.0, tick - time.perf_counter()))
+def stream(seconds, rate, channel, ends):
+    ctx = zmq.Context()
+    def dealer(e):
+        s = ctx.socket(zmq.DEALER); s.setsockopt(zmq.LINGER, 0); s.connect(e); return s
+    reads = [dealer(e) for e in ends]
+    poses = [dealer(channel) for e in ends] if channel else reads
+    t0 = tick = time.perf_counter()
+    while tick - t0 < seconds:
+        for k, s in enumerate(reads):
+            x = -4.0 + 0.5 * k + 0.1 * math.sin(tick - t0)
+            pose = [x, -1.0 + 0.2 * (tick - t0), 0.0]
+            who = f"robot{k + 1}" if channel else ""
+            poses[k].send_multipart([b"", msgpack.packb([0, who, 20, [], pose])])
+            s.send_multipart([b"", msgpack.packb([0, "", 200, [], []])])
+            for r in {s, poses[k]}:
+                while r.poll(0):
+                    r.recv_multipart()
+        tick += 1.0 / rate
+        time.sleep(max(0.0, tick - time.perf_counter()))
+    ctx.destroy(linger=0)
+if __name__ == "__main__":
+    stream(float(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4:])
 """
 
 
@@ -82,9 +86,7 @@ class Stream(Case):
             clock = _stepper_clock()
             steps0, missed0 = stepper.snapshot.step, stepper.missed
             cpu0 = time.clock_gettime(clock)
-            subprocess.run([sys.executable, "-c", STREAMER, str(SECONDS), str(RATE), channel,
-                            *ends],
-                           check=True, timeout=SECONDS + 60)
+            _stream(channel, ends)
             steps, missed = stepper.snapshot.step - steps0, stepper.missed - missed0
             self.stepper_ms = (time.clock_gettime(clock) - cpu0) * 1e3 / max(1, steps)
             latency = stepper.sim.external.state()["latency"]
@@ -115,3 +117,14 @@ def _stepper_clock() -> int:
     """The CPU-time clock of the run's stepper thread (found by its name)."""
     thread = next(t for t in threading.enumerate() if t.name == "coopsim-stepper")
     return time.pthread_getcpuclockid(thread.ident)
+
+
+def _stream(channel: str, ends: list) -> None:
+    """Stream SECONDS of poses and reads (another process; this one in the smoke run)."""
+    if SMOKE:
+        space = {"__name__": "streamer"}
+        exec(STREAMER, space)  # noqa: S102 -- this module's own text
+        space["stream"](SECONDS, RATE, channel, ends)
+        return
+    subprocess.run([sys.executable, "-c", STREAMER, str(SECONDS), str(RATE), channel, *ends],
+                   check=True, timeout=SECONDS + 60)

@@ -217,6 +217,9 @@ class Robot:
                   quat: Sequence[float] | None = None) -> float:
         """Send an external robot's pose (protocol 10, docs/in-the-loop.md): ``x, y`` m and
         ``yaw`` rad in the world frame, or with ``z`` (m) and ``quat`` (w, x, y, z) its 3D pose.
+        It goes to the pose channel ``/external`` (protocol 11: off the simulation's stepping
+        thread; its connection owns the robot's poses) where the server has one, else to the
+        robot's own endpoint.
 
         Returns:
             The simulated time (s) of the step the server had taken when it took the pose.

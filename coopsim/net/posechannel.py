@@ -18,13 +18,12 @@ The connection that sends a robot's poses owns it, as on the robot's endpoint (t
 from __future__ import annotations
 
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
-from ..model.errors import NotAllowedError
+from ..model.errors import NotAllowedError, ProtocolError
 from . import protocol as p
 from .protocol import HELLO, Command, Message, PoseCommand
 from .robothub import identify
-from .server import Server, recv_request, split_request
+from .server import Server, forget_closed, recv_request, split_request
 
 #: The channel's commands: the robot is the text.
 POSE_CHANNEL_COMMANDS = {c.id: c for c in (
@@ -67,6 +66,9 @@ class PoseChannel(Server):
 
     def handle(self, msg: Message, command: Command) -> Message:
         robot = msg.text
+        if msg.params and msg.params[0] not in (0, 1):
+            raise ProtocolError(p.OUT_OF_RANGE, f"{command.name} takes params [], [0] or [1], "
+                                                f"got {list(msg.params)}")
         owner = self._owner()
         slots = self.stepper.slots
         if command.id == 5:
@@ -142,12 +144,4 @@ class PoseChannel(Server):
 
     def _disconnected(self) -> None:
         """Connections that closed: the robots whose poses they sent are free."""
-        while True:
-            try:
-                event = parse_monitor_message(self._monitor.recv_multipart(zmq.NOBLOCK))
-            except zmq.Again:
-                return
-            if event["event"] == zmq.EVENT_DISCONNECTED:
-                fd = event["value"]
-                self._callers = {r: o for r, o in self._callers.items() if o.link != fd}
-                self.stepper.slots.disconnected(fd)
+        self._callers = forget_closed(self._monitor, self._callers, self.stepper.slots)

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
 from ..model.errors import ProtocolError, SimulationError
 from ..sim.slots import Owner
@@ -39,7 +38,7 @@ from .offload import Offload
 from .hubreads import Reads, only_reads
 from .robotport import Later, Reply, RobotPort
 from .security import RUN_USER
-from .server import answer_errors, recv_request, split_request
+from .server import answer_errors, forget_closed, recv_request, split_request
 
 log = logging.getLogger(__name__)
 
@@ -238,15 +237,7 @@ class RobotHub:
 
     def _disconnected(self) -> None:
         """Connections that closed: the robots they owned are free and leave lockstep."""
-        while True:
-            try:
-                event = parse_monitor_message(self._monitor.recv_multipart(zmq.NOBLOCK))
-            except zmq.Again:
-                return
-            if event["event"] == zmq.EVENT_DISCONNECTED:
-                fd = event["value"]
-                self._callers = {r: o for r, o in self._callers.items() if o.link != fd}
-                self.stepper.slots.disconnected(fd)
+        self._callers = forget_closed(self._monitor, self._callers, self.stepper.slots)
 
     def _identify(self, caller) -> Owner:
         """Who sent a request (see :func:`identify`), worked out once per connection."""

@@ -22,6 +22,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Callable
 
 import zmq
+from zmq.utils.monitor import parse_monitor_message
 
 from . import protocol as p
 from ..model.errors import (CoopsimError, NotAllowedError, OwnedError, ParameterError,
@@ -129,6 +130,20 @@ class Server:
             self.socket.send_multipart(envelope + [reply.to_wire()], zmq.NOBLOCK)
         except zmq.ZMQError:
             pass  # the peer went away: nothing to answer
+
+
+def forget_closed(monitor: zmq.Socket, callers: dict, slots) -> dict:
+    """Take the closed connections a socket's monitor reports: the robots each owned are free
+    in ``slots`` (and leave lockstep); return ``callers`` (routing id -> Owner) without them."""
+    while True:
+        try:
+            event = parse_monitor_message(monitor.recv_multipart(zmq.NOBLOCK))
+        except zmq.Again:
+            return callers
+        if event["event"] == zmq.EVENT_DISCONNECTED:
+            fd = event["value"]
+            callers = {r: o for r, o in callers.items() if o.link != fd}
+            slots.disconnected(fd)
 
 
 def answer_errors(server, payload: bytes):

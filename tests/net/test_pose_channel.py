@@ -70,6 +70,7 @@ def test_a_raw_pose_on_the_channel_moves_the_body_without_the_stepper_serving_it
                                   ("", [3.0, 3.0, 0.0], 3, "text")):
         reply = channel.ask(20, text, data=data)
         assert reply[0] == code and why in reply[1], reply
+    assert channel.ask(20, "real", params=[2], data=[-1.9, 0.0, 0.0])[0] == p.OUT_OF_RANGE
     stranger = Peer(lookup(run.network.endpoint, "/external"))
     try:
         reply = stranger.ask(20, "real", data=[-1.9, 0.0, 0.0])
