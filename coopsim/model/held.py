@@ -66,6 +66,8 @@ def _turn(q0, q1) -> tuple:
 
 def slerp(q0, q1, f: float) -> tuple:
     """The attitude a fraction ``f`` (0..1) of the short way from unit ``q0`` to ``q1``."""
+    if q0 == q1:  # the usual case of a stream that does not turn: nothing to work out
+        return tuple(q0)
     rx, ry, rz = (f * v for v in _turn(q0, q1))
     angle = math.sqrt(rx * rx + ry * ry + rz * rz)
     k = math.sin(angle / 2) / angle if angle > 1e-12 else 0.5

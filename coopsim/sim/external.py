@@ -71,8 +71,8 @@ def _at(track: _Track, t: float) -> tuple:
     straight line, the attitude by slerp), held after its end."""
     if track.t_end <= track.t_start or t >= track.t_end:
         return track.end
-    f = max(0.0, (t - track.t_start) / (track.t_end - track.t_start))
-    return held.lerp_pose(track.start, track.end, f)
+    f = (t - track.t_start) / (track.t_end - track.t_start)
+    return track.start if f <= 0.0 else held.lerp_pose(track.start, track.end, f)
 
 
 def _pose(track: _Track, robot: str, data: list) -> tuple:
