@@ -262,7 +262,7 @@ class ExternalRobots:
                              "received": t.received, "last": t.last_sim,
                              "stale_since": t.stale_since, "stale_count": t.stale_count,
                              "refused": {str(k): v for k, v in sorted(t.refused.items())},
-                             "pose": None if t.end is None else list(t.end)}
+                             "last_pose": None if t.end is None else list(t.end)}
                       for name, t in self.tracks.items()}
             latency = {"to_snapshot": _figures(self.to_snapshot),
                        "to_reading": _figures(self.to_reading)}

@@ -142,7 +142,7 @@ def test_on_a_2d_engine_the_body_is_planar_and_the_state_keeps_the_3d_pose():
     x, y, yaw = snap.poses[snap.index["ext"]]
     assert (x, y) == pytest.approx(POSE[:2], abs=1e-3)
     assert yaw == pytest.approx(held.planar(np.array([*POSE, *[0.0] * 6]))[0, 2], abs=1e-3)
-    assert st.sim.external.state()["robots"]["ext"]["pose"] == pytest.approx(list(POSE))
+    assert st.sim.external.state()["robots"]["ext"]["last_pose"] == pytest.approx(list(POSE))
 
 
 @pytest.mark.parametrize("data, why", [
@@ -156,4 +156,4 @@ def test_3d_poses_out_of_bounds_are_refused_with_14(data, why):
         st.sim.external.receive("ext", data, wall=0.0)
     assert caught.value.code == 14
     st.sim.external.receive("ext", (0.0, 0.0, 1.0, 1.05, 0.0, 0.0, 0.0), wall=0.0)  # noise
-    assert st.sim.external.state()["robots"]["ext"]["pose"][3] == 1.0  # normalised
+    assert st.sim.external.state()["robots"]["ext"]["last_pose"][3] == 1.0  # normalised
