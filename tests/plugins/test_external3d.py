@@ -157,3 +157,23 @@ def test_3d_poses_out_of_bounds_are_refused_with_14(data, why):
     assert caught.value.code == 14
     st.sim.external.receive("ext", (0.0, 0.0, 1.0, 1.05, 0.0, 0.0, 0.0), wall=0.0)  # noise
     assert st.sim.external.state()["robots"]["ext"]["last_pose"][3] == 1.0  # normalised
+
+
+def test_on_mujoco_a_ground_robot_driving_into_an_external_one_cannot_push_it():
+    from coopsim.plugins.modules.motors import Motors
+
+    st = stepper([external(robot("real", x=0.5), stale=5.0), robot("pusher", x=-0.5)],
+                 "mujoco")
+    sim = st.sim
+    sim.external.receive("real", (0.5, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), wall=0.0)
+    cmd = next(c for c in Motors.commands if c.name == "set_speeds")
+    taken = {("pusher", "motors"): Motors.command_row(
+        cmd, (0.4, 0.4), sim.world.robot("pusher").modules["motors"], None)}
+    for _ in range(250):  # 2.5 s at 0.4 m/s: it reaches the external robot after about 1.5 s
+        sim.command(taken)
+        taken = {}
+        sim.actuate()
+        sim.physics()
+        snap = sim.sense()
+    assert snap.poses[snap.index["real"]] == pytest.approx((0.5, 0.0, 0.0), abs=1e-6)
+    assert 0.0 < snap.poses[snap.index["pusher"], 0] < 0.2  # up against it, stopped
