@@ -316,13 +316,18 @@ class AerialEngine(Engine):
         self.kind[rows] = np.where(self.kind[rows] == FREE, FREE, IDLE)
 
     def hold_rows(self, rows: np.ndarray, states: np.ndarray) -> None:
-        """See :meth:`Engine.hold_rows`: each row's full state set; the next step carries it
-        at its velocity alone (:func:`coopsim.model.held.advance`), its dynamics (gravity, the
-        floor, the walls, its wrench) skipped."""
+        """See :meth:`Engine.hold_rows`: each flying row's full state set; the next step
+        carries it at its velocity alone (:func:`coopsim.model.held.advance`), its dynamics
+        (gravity, the floor, the walls, its wrench) skipped. A ground row takes the planar
+        part (:meth:`reset_rows`), as on ``mujoco``."""
         self._sync()
         self._read = (None, None)
         rows = np.asarray(rows, dtype=np.int64)
         states = np.array(states, dtype=float).reshape(len(rows), 13)
+        ground = self.kind[rows] != FREE
+        if ground.any():
+            self.reset_rows(rows[ground], held.planar(states[ground]))
+            rows, states = rows[~ground], states[~ground]
         self.state[rows] = states
         self.wrench[rows], self.cmd[rows] = 0.0, 0.0
         self._held = (rows, states)

@@ -128,11 +128,19 @@ def _hover():
     return DriverSetting("flight", (("shape", "hover"), ("height", 1.0)))
 
 
-def test_on_aerial_the_pose_is_held_at_its_height_and_attitude():
-    st = stepper([external(flyer("ext", 0.0, 0.0, 0.5, LIDAR))], "aerial")
+def test_on_aerial_the_pose_is_held_at_its_height_and_attitude_a_ground_robot_planar():
+    st = stepper([external(flyer("ext", 0.0, 0.0, 0.5, LIDAR)),
+                  external(robot("rover", x=-1.0))], "aerial")
+    rover = (-1.0, 0.5, *POSE[2:])
+    for k in range(20):
+        if k % 2 == 0:
+            st.sim.external.receive("rover", rover, wall=k * DT)
+        st.tick()
     stream(st, "ext", POSE, 20, 0.0)
     snap = st.snapshot
     assert_at(snap.pose3d[snap.index["ext"]], POSE)
+    level = (-1.0, 0.5, 0.0, *held.yaw_quat(float(held.planar([*rover, *[0.0] * 6])[0, 2])))
+    assert_at(snap.pose3d[snap.index["rover"]], level)  # on the floor, level, its yaw
 
 
 def test_on_a_2d_engine_the_body_is_planar_and_the_state_keeps_the_3d_pose():
