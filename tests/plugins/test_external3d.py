@@ -25,8 +25,8 @@ from test_ranges3d import LENGTH, WIDTH, expected_scan, flyer
 
 ROLL = math.radians(20.0)
 #: 1 m up, rolled 20 degrees and turned 0.4 rad: the attitude yaw then roll (body axes)
-POSE = (0.3, -0.2, 1.0, *held._qmul(held.yaw_quat(0.4), (math.cos(ROLL / 2),
-                                                         math.sin(ROLL / 2), 0.0, 0.0)))
+POSE = (0.3, -0.2, 1.0, *held.quat_mul(held.yaw_quat(0.4), (math.cos(ROLL / 2),
+                                                            math.sin(ROLL / 2), 0.0, 0.0)).tolist())
 LIDAR = [("beams", 90), ("channels", 8), ("vfov", 30.0), ("max_range", 8.0), ("x", 0.0)]
 DT = 0.01
 
@@ -82,7 +82,7 @@ def test_a_pose_1_m_up_rolled_20_degrees_holds_the_body_and_its_lidar_casts_from
 
 def test_between_poses_the_body_follows_the_line_and_the_slerp(flying):
     st, wall = flying
-    turn = held._qmul(held.yaw_quat(0.3), POSE[3:])  # 0.3 rad more about world z
+    turn = tuple(held.quat_mul(held.yaw_quat(0.3), POSE[3:]).tolist())  # 0.3 rad more about z
     far = (POSE[0] + 0.1, POSE[1], POSE[2] + 0.05, *turn)
     st.sim.external.receive("ext", far, wall=wall + 0.1)  # a 10 Hz stream: 0.1 s to get there
     for k in range(1, 12):
