@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model import held
 from ..model.errors import SimulationError
 from ..model.robot_type import Assembly, BodySpec, MemberSpec
 from ..model.specs import FloorSpec, ObjectSpec
@@ -121,6 +122,7 @@ class AerialEngine(Engine):
         # the kernel's health: why each row diverged, its value, the state at the step's start
         self._bad, self._what, self._start = np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 13))
         self._read = (None, None)  # robot_state(), state3d(): read-only, until the state moves
+        self._held = None  # issue 44: rows held this step and their states at its start
 
     # -- what it can run --------------------------------------------------------------------------
 
@@ -223,6 +225,8 @@ class AerialEngine(Engine):
             self._diverged = tuple(
                 Divergence(k, f"robot {self._bodies[k].name}",
                            why(int(self._bad[k]), float(self._what[k]))) for k in rows.tolist())
+        if self._held is not None:  # issue 44: external robots carried, not simulated
+            self._carry_held(dt)
 
     def diverged(self) -> tuple:
         """See :meth:`Engine.diverged`: the rows the kernel put back in the last step."""
@@ -310,6 +314,30 @@ class AerialEngine(Engine):
         s[rows, 9:12], s[rows, 12] = 0.0, state[:, 5]
         self.wrench[rows], self.cmd[rows] = 0.0, 0.0
         self.kind[rows] = np.where(self.kind[rows] == FREE, FREE, IDLE)
+
+    def hold_rows(self, rows: np.ndarray, states: np.ndarray) -> None:
+        """See :meth:`Engine.hold_rows`: each flying row's full state set; the next step
+        carries it at its velocity alone (:func:`coopsim.model.held.advance`), its dynamics
+        (gravity, the floor, the walls, its wrench) skipped. A ground row takes the planar
+        part (:meth:`reset_rows`), as on ``mujoco``."""
+        self._sync()
+        self._read = (None, None)
+        rows = np.asarray(rows, dtype=np.int64)
+        states = np.array(states, dtype=float).reshape(len(rows), 13)
+        ground = self.kind[rows] != FREE
+        if ground.any():
+            self.reset_rows(rows[ground], held.planar(states[ground]))
+            rows, states = rows[~ground], states[~ground]
+        self.state[rows] = states
+        self.wrench[rows], self.cmd[rows] = 0.0, 0.0
+        self._held = (rows, states)
+
+    def _carry_held(self, dt: float) -> None:
+        """After the kernel stepped every row: the held rows where their velocity takes them
+        (what the kernel made of them is dropped)."""
+        rows, start = self._held
+        self._held = None
+        self.state[rows] = held.advance(start, dt)
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """No contacts (see the module): (N, 2) zeros."""

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..model import held
 from ..model.errors import SimulationError
 from ..model.linkposes import MAX_COLUMNS
 from ..model.robot_type import Assembly
@@ -276,6 +277,16 @@ class Engine(ABC):
             SimulationError: the engine cannot (the default: an engine from before this call).
         """
         raise SimulationError(f"the {self.label} engine cannot reset robots in place")
+
+    def hold_rows(self, rows: np.ndarray, states: np.ndarray) -> None:
+        """Hold robots ``rows`` through the next step as bodies moved from outside (issue
+        44's external robots): each put at ``states`` (len(rows), 13; :data:`STATE3D`'s
+        columns, the state at the step's start) and carried at its velocity, pushed by nothing,
+        its drive command and wrench dropped. A ``flight`` engine holds the full pose
+        (height and attitude); the default (a 2D engine) holds the planar part through
+        :meth:`reset_rows` (:func:`coopsim.model.held.planar`).
+        """
+        self.reset_rows(rows, held.planar(states))
 
     def copy_template(self) -> CopyTemplate:
         """This world's robots and static layout for the copies batch backend (an engine with

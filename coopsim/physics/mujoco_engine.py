@@ -64,6 +64,7 @@ from . import mujoco_arms as ma
 from . import mujoco_bodies as mbt
 from . import mujoco_build as mb
 from . import mujoco_health as mh
+from . import mujoco_held as mhd
 from . import mujoco_import as mi
 from . import mujoco_scenery as msc
 from . import mujoco_imported_arm as mia
@@ -475,6 +476,17 @@ class MujocoEngine(Access, Engine):
         state = np.asarray(state, dtype=np.float64).reshape(len(rows), 6)
         for k, s in zip(np.asarray(rows).tolist(), state):
             table.bodies[k].place(self.data, s)
+        table.mode[rows], table.cmd[rows], table.wrench[rows] = _STILL, 0.0, 0.0
+        self.data.xfrc_applied[table.ids[rows]] = 0.0
+        mujoco.mj_forward(self.model, self.data)
+
+    def hold_rows(self, rows: np.ndarray, states: np.ndarray) -> None:
+        """See :meth:`Engine.hold_rows`: each chassis at its full pose (a ground one at the
+        planar part), immovable through the step (:mod:`coopsim.physics.mujoco_held`)."""
+        table = self._ready()
+        self._moved += 1
+        mhd.hold(self.model, self.data, [table.bodies[k] for k in np.asarray(rows).tolist()],
+                 states)
         table.mode[rows], table.cmd[rows], table.wrench[rows] = _STILL, 0.0, 0.0
         self.data.xfrc_applied[table.ids[rows]] = 0.0
         mujoco.mj_forward(self.model, self.data)

@@ -3,12 +3,14 @@ follow the poses they are sent, with their staleness and the latency of their po
 
 A pose arrives on the robot's endpoint (``external_pose``, command 20, docs/protocol.md) or
 from the ROS 2 bridge, on whatever thread serves it: :meth:`ExternalRobots.receive` checks it
-and stores it under a lock. Each step, before the engine steps, :meth:`ExternalRobots.apply`
-puts every external robot where its latest pose says at the step's end (interpolated over the
-interval poses come at, so a slow stream moves the body smoothly) with the matching velocity,
-through the engine's ``reset_rows``: simulated robots collide with it and are pushed, and
-whatever pushed it during a step is undone by the next. Frames and units: world frame, m, rad,
-s; simulated time for staleness, wall-clock time (``time.perf_counter``) for latencies.
+and stores it under a lock. A pose is [x, y, yaw] or the full [x, y, z, qw, qx, qy, qz].
+Each step, before the engine steps, :meth:`ExternalRobots.apply` puts every external robot
+where its stream is at the step's start, moving so that it ends the step where the stream is
+then (interpolated over the interval poses come at: the position on a straight line, the
+attitude by slerp), held through the step by the engine's ``hold_rows``: on ``mujoco`` and
+``aerial`` at its streamed height and attitude, immovable (simulated robots collide with it and
+cannot push it); on a 2D engine in the plane. Frames and units: world frame, m, rad, s;
+simulated time for staleness, wall-clock time (``time.perf_counter``) for latencies.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model import held
 from ..model.commands import POSE_FLOOD, POSE_REFUSED
 from ..model.errors import ProtocolError
 
@@ -30,16 +33,24 @@ MAX_INTERPOLATION = 0.25
 SAMPLES = 20_000
 #: A burst of this many seconds' worth of ``max_rate`` poses is let through.
 BURST = 0.1
+#: The lowest height (m) a pose's origin may have: a little below the floor (a motion-capture
+#: system's noise on a robot standing on it); lower is refused (error 14).
+MIN_Z = -0.05
+#: The highest (m): farther above the floor is refused as a bad frame (error 14).
+MAX_Z = 1000.0
 
 
 @dataclass
 class _Track:
     """One external robot's stream: its segment from ``start`` (at ``t_start``) to ``end``
-    (at ``t_end``), simulated time, poses (x, y, yaw); its counts and pending receipts."""
+    (at ``t_end``), simulated time, poses (x, y, z, qw, qx, qy, qz; m, unit quaternion body to
+    world); ``flat`` when its latest pose came as [x, y, yaw] (held in the plane, at the
+    body's own height, level); its counts and pending receipts."""
 
     spec: object
     start: tuple | None = None
     end: tuple | None = None
+    flat: bool = False
     t_start: float = 0.0
     t_end: float = 0.0
     last_sim: float | None = None  # simulated time of the last pose received
@@ -55,25 +66,35 @@ class _Track:
     shown: list = field(default_factory=list)  # receipt times shown, no reading served yet
 
 
-def yaw_of(data) -> float:
-    """The heading (rad) of a pose: ``[x, y, yaw]`` or ``[x, y, z, qw, qx, qy, qz]``."""
-    if len(data) == 3:
-        return float(data[2])
-    _, _, _, w, x, y, z = data
-    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-
-
-def _wrap(angle: float) -> float:
-    return (angle + math.pi) % (2.0 * math.pi) - math.pi
-
-
 def _at(track: _Track, t: float) -> tuple:
-    """The track's pose at simulated time ``t`` (linear along its segment, held after)."""
+    """The track's pose at simulated time ``t``: along its segment (the position on the
+    straight line, the attitude by slerp), held after its end."""
     if track.t_end <= track.t_start or t >= track.t_end:
         return track.end
-    f = max(0.0, (t - track.t_start) / (track.t_end - track.t_start))
-    (x0, y0, a0), (x1, y1, a1) = track.start, track.end
-    return (x0 + f * (x1 - x0), y0 + f * (y1 - y0), a0 + f * _wrap(a1 - a0))
+    f = (t - track.t_start) / (track.t_end - track.t_start)
+    return track.start if f <= 0.0 else held.lerp_pose(track.start, track.end, f)
+
+
+def _pose(track: _Track, robot: str, data: list) -> tuple:
+    """A pose's 7 values and whether it came flat ([x, y, yaw]: at the last pose's height,
+    level), its height and quaternion checked (the quaternion normalised).
+
+    Raises:
+        ProtocolError: POSE_REFUSED: not a unit quaternion (within ``QUAT_TOLERANCE``), or a
+            height below ``MIN_Z`` or above ``MAX_Z``.
+    """
+    if len(data) == 3:
+        z = track.end[2] if track.end is not None else 0.0
+        return (data[0], data[1], z, *held.yaw_quat(data[2])), True
+    norm = math.sqrt(sum(v * v for v in data[3:]))
+    if abs(norm - 1.0) > held.QUAT_TOLERANCE:
+        raise ProtocolError(POSE_REFUSED, f"{robot}: the quaternion is not a unit one "
+                                          f"(norm {norm:.3g})")
+    if not MIN_Z <= data[2] <= MAX_Z:
+        where = "below the floor" if data[2] < MIN_Z else "too far above the floor"
+        raise ProtocolError(POSE_REFUSED, f"{robot}: z {data[2]:.3g} m is {where} (a pose's "
+                                          f"height is {MIN_Z:g} to {MAX_Z:g} m): refused")
+    return (*data[:3], *(v / norm for v in data[3:])), False
 
 
 class ExternalRobots:
@@ -134,12 +155,13 @@ class ExternalRobots:
             self._store(track, pose, wall)
 
     def _checked(self, track: _Track, robot: str, data, wall: float) -> tuple:
+        """The pose ``data`` as (pose 7-tuple, flat), checked: its numbers, its place, the
+        stream's rate and the jump from the last pose."""
         spec = track.spec
         if len(data) not in (3, 7) or not all(math.isfinite(v) for v in data):
             raise ProtocolError(POSE_REFUSED, f"{robot}: a pose is 3 or 7 finite numbers")
-        if len(data) == 7 and abs(math.hypot(*data[3:]) - 1.0) > 0.1:
-            raise ProtocolError(POSE_REFUSED, f"{robot}: the quaternion is not a unit one")
-        x, y, yaw = float(data[0]), float(data[1]), yaw_of(data)
+        pose, flat = _pose(track, robot, [float(v) for v in data])
+        x, y = pose[0], pose[1]
         if not self.floor.contains(x, y):
             raise ProtocolError(POSE_REFUSED, f"{robot}: ({x:.3g}, {y:.3g}) m is off the "
                                               "floor: refused")
@@ -153,15 +175,18 @@ class ExternalRobots:
             raise ProtocolError(POSE_FLOOD, f"{robot}: poses come faster than its max_rate "
                                             f"{spec.max_rate:g} Hz: this one is dropped")
         if track.end is not None and not track.stale:
-            jump = math.hypot(x - track.end[0], y - track.end[1])
+            # in 3D when both poses have a height, in the plane when either came without
+            jump = math.dist(pose[:2 if flat or track.flat else 3],
+                             track.end[:2 if flat or track.flat else 3])
             allowed = spec.max_jump + spec.max_speed * (wall - track.last_wall)
             if jump > allowed:
                 raise ProtocolError(POSE_REFUSED, f"{robot}: a jump of {jump:.3g} m from its "
                                                   f"last pose (at most {allowed:.3g} m at its "
                                                   f"max_speed {spec.max_speed:g} m/s): refused")
-        return x, y, yaw
+        return pose, flat
 
-    def _store(self, track: _Track, pose: tuple, wall: float) -> None:
+    def _store(self, track: _Track, checked: tuple, wall: float) -> None:
+        pose, track.flat = checked
         interval = 0.0 if track.last_wall is None or track.stale else \
             min(MAX_INTERPOLATION, wall - track.last_wall)
         track.start = pose if track.end is None else _at(track, self.now)
@@ -175,12 +200,16 @@ class ExternalRobots:
     # -- the step (the stepper's thread) ----------------------------------------------------------
 
     def apply(self, sim) -> None:
-        """Before the engine steps: every external robot with a pose placed where its stream
-        says at the step's end, moving at the stream's velocity; staleness updated."""
+        """Before the engine steps: every external robot with a pose put where its stream is
+        at the step's start, moving so that it is where the stream is at the step's end
+        (position and attitude; at rest when stale), held there through the step
+        (``Engine.hold_rows``: on ``mujoco`` and ``aerial`` at its height and attitude, on a
+        2D engine in the plane; a robot streaming [x, y, yaw] through ``reset_rows``, level at
+        its own height); staleness updated."""
         if not self.tracks:
             return
         t0, t1 = sim.time, sim.time + sim.dt
-        rows, states = [], []
+        held_rows, states, flat_rows, flat = [], [], [], []
         with self.lock:
             self.now = t1
             for name, track in self.tracks.items():
@@ -188,15 +217,17 @@ class ExternalRobots:
                 if row is None or track.end is None:
                     continue
                 self._mark_stale(track, t1)
-                a, b = _at(track, t0), _at(track, t1)
-                v = (0.0, 0.0, 0.0) if track.stale else (
-                    (b[0] - a[0]) / sim.dt, (b[1] - a[1]) / sim.dt, _wrap(b[2] - a[2]) / sim.dt)
-                rows.append(row)
-                states.append((*b, *v))
+                a = _at(track, t0)
+                state = held.carrying(a, a if track.stale else _at(track, t1), sim.dt)
+                (flat_rows if track.flat else held_rows).append(row)
+                (flat if track.flat else states).append(state)
                 self._applied.extend((name, w) for w in track.pending)
                 track.pending.clear()
-        if rows:
-            sim.world.engine.reset_rows(np.array(rows), np.array(states, dtype=float))
+        engine = sim.world.engine
+        if held_rows:
+            engine.hold_rows(np.array(held_rows), np.array(states, dtype=float))
+        if flat_rows:
+            engine.reset_rows(np.array(flat_rows), held.planar(np.array(flat, dtype=float)))
         sim.extra["external_stale"] = self.stale_robots()  # readers: HUD, summary, rules
 
     def _mark_stale(self, track: _Track, now: float) -> None:
@@ -242,7 +273,8 @@ class ExternalRobots:
                              "stale" if t.stale else "live",
                              "received": t.received, "last": t.last_sim,
                              "stale_since": t.stale_since, "stale_count": t.stale_count,
-                             "refused": {str(k): v for k, v in sorted(t.refused.items())}}
+                             "refused": {str(k): v for k, v in sorted(t.refused.items())},
+                             "last_pose": None if t.end is None else list(t.end)}
                       for name, t in self.tracks.items()}
             latency = {"to_snapshot": _figures(self.to_snapshot),
                        "to_reading": _figures(self.to_reading)}

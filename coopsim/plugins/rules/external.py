@@ -72,7 +72,8 @@ class External(Rule):
         self.travelled[name] = max(self.travelled.get(name, 0.0),
                                    math.hypot(x - start[0], y - start[1]))
         bumper = snap.readings.get("bumper")
-        if bumper is not None and bumper[row].any():
+        # a robot without a bumper (a Crazyflie) has NaN in its row: no touch
+        if bumper is not None and (bumper[row] > 0).any():
             self.touches += 1
             if self.p["touch"] == "fail":
                 self.end(f"FAIL: {name} touched something at t = {snap.time:.2f} s")
