@@ -44,10 +44,11 @@ PROFILE = "coopsim"
 #: The version written into a new recording's metadata (``format``). Readers read every version
 #: up to it (format 1 files: module-less column entries, team ``bars`` instead of ``parts``, no
 #: per-block dt or rules; format 2 files: no camera blobs; format 3 files: no 3D poses; format 4
-#: files: no objects' 3D poses; format 5 files: no camera3d images); a
+#: files: no objects' 3D poses; format 5 files: no camera3d images; format 6 files: no shared
+#: control feedback); a
 #: change to what is written bumps it, with an entry in the changelog that opens
 #: docs/recording-format.md.
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 ENCODING = "msgpack"
 FRAMES_TOPIC = "/frames"
 LAYOUT_TOPIC = "/layout"
