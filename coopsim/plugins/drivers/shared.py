@@ -256,7 +256,8 @@ def _positions(snap) -> np.ndarray:
     pos[:, :2] = np.asarray(snap.poses)[:, :2]
     mocap = snap.readings.get("mocap")
     if mocap is not None and len(mocap):
-        has = np.any(mocap[:, :3] != 0.0, axis=1)
+        # NaN: a robot without a mocap module; all 0: one not yet measured
+        has = np.isfinite(mocap[:, :3]).all(axis=1) & np.any(mocap[:, :3] != 0.0, axis=1)
         pos[has] = mocap[has, :3]
     return pos
 
