@@ -26,7 +26,7 @@ def feedback_squads(recording) -> list[str]:
     if not recording.frame_count:
         return []
     ends = sorted({0, recording.frame_count - 1})
-    return list(dict.fromkeys(n for i in ends for n in recording.frame(i).shared))
+    return list(dict.fromkeys(n for i in ends for n in recording.frame(i).feedback))
 
 
 def export_feedback_csv(recording, out: IO[str]) -> int:
@@ -38,7 +38,7 @@ def export_feedback_csv(recording, out: IO[str]) -> int:
     writer.writerow(HEADER)
     rows = 0
     for frame in recording.iter_frames():
-        for squad, row in sorted(frame.shared.items()):
+        for squad, row in sorted(frame.feedback.items()):
             values = [repr(float(v)) for v in row]
             values[:2] = [str(int(float(v))) for v in row[:2]]  # step and seq: integers
             writer.writerow((f"{frame.position:.6f}", squad, *values))

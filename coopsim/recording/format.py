@@ -139,7 +139,7 @@ class Frame:
         twist3d: (N, 6) vx, vy, vz (m/s, world), wx, wy, wz (rad/s, body frame), or None.
         object_pose3d: (M, 7) x, y, z (m, world), qw, qx, qy, qz of the objects (format 5,
             a 3D world), or None.
-        shared: Squad -> its shared-control feedback row at this step (format 7:
+        feedback: Squad -> its shared-control feedback row at this step (format 7:
             :data:`coopsim.model.steering.RECORD_FIELDS`); empty without.
     """
 
@@ -156,7 +156,7 @@ class Frame:
     pose3d: np.ndarray | None = None
     twist3d: np.ndarray | None = None
     object_pose3d: np.ndarray | None = None
-    shared: Mapping = field(default_factory=dict)
+    feedback: Mapping = field(default_factory=dict)
 
 
 def columns_to_json(columns: Sequence[Column]) -> str:
@@ -271,7 +271,7 @@ class FrameEncoder:
                modules: Sequence[Mapping] | None = None,
                three_d: np.ndarray | None = None,
                objects_3d: np.ndarray | None = None,
-               shared: Sequence[Mapping] | None = None) -> bytes:
+               feedback: Sequence[Mapping] | None = None) -> bytes:
         """One message for F consecutive steps of one layout.
 
         Args:
@@ -289,7 +289,7 @@ class FrameEncoder:
                 None in a 2D world (the block is then what format 3 wrote).
             objects_3d: (5, F, M) object values of :data:`OBJECT_3D_COLUMNS` in a 3D world;
                 None in a 2D world (the block is then what format 4 wrote).
-            shared: Per step, squad -> its feedback row (format 7; omitted when no step has
+            feedback: Per step, squad -> its feedback row (format 7; omitted when no step has
                 any: the block is then what format 6 wrote).
         """
         key = bool(key or self._robots.shape_changed(robots.shape[2])
@@ -307,8 +307,8 @@ class FrameEncoder:
             block["R"] = [dict(r) for r in rules]
         if modules and any(modules):
             block["X"] = [dict(m) for m in modules]
-        if shared and any(shared):
-            block["F"] = [dict(m) for m in shared]
+        if feedback and any(feedback):
+            block["F"] = [dict(m) for m in feedback]
         if three_d is not None:
             block["3"] = self._three.encode(three_d, key)
         if objects_3d is not None:
@@ -376,7 +376,7 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
         for m in segment:
             rules = m.get("R") or [{}] * len(m["s"])
             extra = m.get("X") or [{}] * len(m["s"])
-            shared = m.get("F") or [{}] * len(m["s"])  # format 7
+            fed = m.get("F") or [{}] * len(m["s"])  # format 7
             for k, (step, time, position) in enumerate(zip(m["s"], m["t"], m["p"])):
                 frames.append(Frame(m["i"] + k, position / 1e9, step, time, m["L"],
                                     robots[j], bodies[j], rules[k] if k < len(rules) else {},
@@ -385,7 +385,7 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
                                     None if pose3d is None else pose3d[j],
                                     None if twist3d is None else twist3d[j],
                                     None if objects3d is None else objects3d[j],
-                                    shared[k] if k < len(shared) else {}))
+                                    fed[k] if k < len(fed) else {}))
                 j += 1
     return frames
 

@@ -349,7 +349,7 @@ class _WriterState:
                                    modules=[item[8] for item in run],
                                    three_d=None if three is None else _three_d(run),
                                    objects_3d=_objects_3d(run),
-                                   shared=[item[11] for item in run])
+                                   feedback=[item[11] for item in run])
         self.writer.add_message(self.frames_id, stamps[0], data, stamps[0], self.blocks)
         self.blocks += 1
         self.frames += len(run)

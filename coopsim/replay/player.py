@@ -344,7 +344,7 @@ def _with_feedback(extra: dict, frame) -> dict:
     Raises:
         RecordingError: a recorded feedback entry that is not a row of numbers.
     """
-    rows = getattr(frame, "shared", None)
+    rows = getattr(frame, "feedback", None)
     if not rows:
         return extra
     try:

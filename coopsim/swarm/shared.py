@@ -12,7 +12,8 @@ altitude, moved by the person's vz) and the artificial potentials of
 :mod:`coopsim.swarm.potentials`: r_i, the sum of
 
 * the obstacles' repulsion ``k_obstacle (1/s - 1/influence) / s^2`` away from the nearest point
-  of every object within ``influence`` m of the robot (s the clearance, m), and
+  of every object within ``influence`` m of the robot (s the clearance, m): the world's objects,
+  a map's walls among them, and the floor's edge walls (:func:`edge_walls`), and
 * the neighbours' repulsion, the push part of the potentials' spacing spring,
   ``k_pair (spacing - d)`` away from every other robot nearer than the formation's spacing (d
   the distance, m): members of the group and robots outside it alike.
@@ -20,7 +21,8 @@ altitude, moved by the person's vz) and the artificial potentials of
 The **feedback** is ``gain * sum_i r_i`` (N, world frame): the repulsion on the whole group, what
 a haptic device renders against the person's hand. The members' mutual pushes cancel in pairs
 (Newton's third law), so the feedback holds the obstacles and the robots outside the group;
-:func:`group_velocity` also gives the two parts apart.
+:func:`group_velocity` also gives the two parts apart. Ground robots are members too: their set
+point has no vertical part, and :func:`unicycle` turns it into a differential drive's wheels.
 """
 
 from __future__ import annotations

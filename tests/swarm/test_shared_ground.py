@@ -154,7 +154,7 @@ def test_export_writes_the_feedback_csv_and_the_bag_the_wrenches(run, tmp_path):
 
 def test_a_recorded_feedback_that_is_not_numbers_is_refused():
     frame = rf.Frame(3, 0.0, 3, 0.03, 0, np.zeros((0, 6)), np.zeros((0, 3)),
-                     shared={"convoy": ["junk"]})
+                     feedback={"convoy": ["junk"]})
     with pytest.raises(RecordingError, match="step 3's shared-control feedback"):
         _with_feedback({}, frame)
 

@@ -1,17 +1,21 @@
-"""``shared``: quadrotor squads under shared control: a person steers, the robots keep formation
-and avoid obstacles, and the group's repulsion is served as a feedback force.
+"""``shared``: squads under shared control: a person steers, the robots keep formation and
+avoid obstacles and walls, and the group's repulsion is served as a feedback force.
 
-Every quadrotor hosting it belongs to a squad of the scenario (``[SQUAD_n]``: its formation and
-spacing); a quadrotor in no squad is a squad of one. Each step, per squad, the driver takes the
-person's latest velocity command from the run's board (``extra["steer"]``, posted by ``/squads``
-command 4; it holds ``hold`` s and then the squad hovers where it is: a dead man's handle),
-turns it into one velocity set point per robot with :func:`coopsim.swarm.shared.group_velocity`
-(the formation's slots about the squad's centroid, the altitude, the obstacles' and neighbours'
-repulsion on the world's objects and every other robot) and flies it with the ``flight``
-driver's cascaded controller (:mod:`coopsim.swarm.flight`, from the imu and mocap readings,
-commanding ``rotors``). It posts each squad's feedback force (:class:`coopsim.model.steering.
-Feedback`, N) on the board (``extra["feedback"]``), which ``/squads`` command 5 and the ROS 2
-bridge serve. Batch capable. Units m, s, N, world frame (z up).
+Every robot hosting it belongs to a squad of the scenario (``[SQUAD_n]``: its formation and
+spacing); a robot in no squad is a squad of one. Its robots are quadrotors (``rotors``, ``imu``,
+``mocap``) or ground robots (a ``velocity`` drive, else a ``motors`` differential drive), mixed
+freely. Each step, per squad, the driver takes the person's latest velocity command from the
+run's board (``extra["steer"]``, posted by ``/squads`` command 4; it holds ``hold`` s and then
+the squad hovers or stops where it is: a dead man's handle), turns it into one velocity set
+point per robot with :func:`coopsim.swarm.shared.group_velocity` (the formation's slots about
+the squad's centroid, the altitude, the repulsion of the world's objects, the floor's edge
+walls and every other robot) and drives it: a quadrotor with the ``flight`` driver's cascaded
+controller (:mod:`coopsim.swarm.flight`, from the imu and mocap readings, commanding
+``rotors``), a ``velocity`` drive with its planar part, a differential drive with
+:func:`coopsim.swarm.shared.unicycle`'s wheel speeds. It posts each squad's feedback force
+(:class:`coopsim.model.steering.Feedback`, N) on the board (``extra["feedback"]``), which
+``/squads`` command 5, the ROS 2 bridge and the recorder (format 7) take. Batch capable. Units
+m, s, N, world frame (z up).
 """
 
 from __future__ import annotations
@@ -41,9 +45,9 @@ class SharedControl(Driver):
     docstring)."""
 
     label = "shared"
-    description = ("shared control: a person steers a quadrotor squad's velocity over /squads; "
-                   "formation, obstacle avoidance, a feedback force (needs rotors, imu, mocap); "
-                   "batch capable")
+    description = ("shared control: a person steers a squad's velocity over /squads; "
+                   "formation, obstacle and wall avoidance, a feedback force (quadrotors: "
+                   "rotors, imu, mocap; ground robots: velocity or motors); batch capable")
     batch = True
     params = (
         number("height", "altitude the squad takes off to and holds, m", 1.0, 0.1, 100.0, "m"),
