@@ -33,6 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 
 
+#: Obstacle tables longer than this are screened (:func:`_near`) before the exact geometry.
+SCREEN_FROM = 32
+
+
 @dataclass(frozen=True)
 class SharedLaw:
     """Gains and sizes of the group's law (see the module docstring).
@@ -94,13 +98,11 @@ def obstacle_push(p: np.ndarray, shapes: np.ndarray, law: SharedLaw) -> np.ndarr
     """(N, 3) the obstacles' repulsion on each robot, m/s (the potentials' law on the nearest
     points of ``shapes``, see :func:`nearest_points`). Shapes whose footprint's circle lies
     beyond ``influence`` of every robot push nothing and are left out first (a map's
-    thousands of walls cost one distance each)."""
+    thousands of walls cost one distance each; a few shapes are taken whole)."""
     if not len(shapes) or not len(p):
         return np.zeros((len(p), 3))
-    reach = np.hypot(p[:, None, 0] - shapes[None, :, 1], p[:, None, 1] - shapes[None, :, 2])
-    near = (reach - np.hypot(shapes[:, 5], shapes[:, 6])[None, :] < law.influence).any(axis=0)
-    if not near.all():
-        shapes = shapes[near]
+    if len(shapes) > SCREEN_FROM:
+        shapes = _near(p, shapes, law.influence)
         if not len(shapes):
             return np.zeros((len(p), 3))
     nearest, clear = nearest_points(p, shapes)
@@ -109,6 +111,15 @@ def obstacle_push(p: np.ndarray, shapes: np.ndarray, law: SharedLaw) -> np.ndarr
     mag = np.where(clear < law.influence,
                    law.k_obstacle * (1.0 / s - 1.0 / law.influence) / s ** 2, 0.0)
     return np.einsum("nm,nmk->nk", mag / np.maximum(clear, 1e-9), away)
+
+
+def _near(p: np.ndarray, shapes: np.ndarray, influence: float) -> np.ndarray:
+    """The rows of ``shapes`` whose footprint's circle (centre x, y; radius the half length and
+    width's hypotenuse, m) comes within ``influence`` m of some robot at ``p`` in the plane:
+    the only ones that can push (a cheap screen before the exact geometry)."""
+    reach = np.hypot(p[:, None, 0] - shapes[None, :, 1], p[:, None, 1] - shapes[None, :, 2])
+    near = (reach - np.hypot(shapes[:, 5], shapes[:, 6])[None, :] < influence).any(axis=0)
+    return shapes if near.all() else shapes[near]
 
 
 def neighbour_push(p: np.ndarray, others: np.ndarray, law: SharedLaw) -> np.ndarray:

@@ -167,3 +167,15 @@ def test_the_floor_edge_walls_push_back_into_the_floor():
     assert push[0, 0] < 0 and push[0, 1:] == pytest.approx([0, 0])  # from the +x edge, -x
     assert push[1, 1] > 0 and abs(push[1, 0]) < 1e-12  # from the -y edge, +y
     assert np.all(push[2] == 0.0)  # 2 m from every edge: beyond the influence
+
+
+def test_a_map_of_many_walls_pushes_as_its_near_walls_alone():
+    law = SharedLaw()
+    near = np.array([(0, 5.0, 0.0, 0.0, 0.0, 5.0, 0.05, 1.0),  # 10 m long: its end is near
+                     (1, -0.5, 0.6, 0.0, 0.0, 0.2, 0.2, 1.0)])
+    far = np.array([(0, 20.0 + k, 20.0, 0.0, 0.0, 0.5, 0.5, 1.0) for k in range(100)])
+    p = np.array([[-0.3, 0.0, 0.0], [-0.6, 0.1, 0.0]])
+    alone = obstacle_push(p, near, law)
+    assert np.linalg.norm(alone, axis=1).min() > 0.1  # both robots are pushed
+    assert obstacle_push(p, np.vstack((far[:50], near, far[50:])), law) == \
+        pytest.approx(alone, abs=1e-12)
