@@ -18,12 +18,14 @@ import numpy as np
 import pytest
 from mcap.reader import make_reader
 
+from coopsim.client import Client
 from coopsim.formats.files import load
 from coopsim.model.errors import RecordingError
 from coopsim.model.steering import RECORD_FIELDS, Steer
 from coopsim.recording import format as rf
 from coopsim.recording.reader import Recording
 from coopsim.replay.player import _with_feedback, recorded_steps
+from coopsim.replay.servers import Replay
 from coopsim.ros2.bag import export_ros2
 from coopsim.ros2.feedback import topic, wrench
 from coopsim.swarm.shared import SharedLaw, edge_walls, obstacle_push
@@ -126,6 +128,18 @@ def test_the_recording_gives_back_the_live_feedback_step_for_step(run):
     for frame, snap in replayed[1:]:
         assert dict(snap.extra["feedback"]) == dict(live[frame.step])
         assert snap.extra["steer"]["convoy"].velocity == STEERS["convoy"]
+
+
+def test_a_replay_shows_the_recorded_feedback_in_sim_state(run):
+    path, truth = run
+    with Replay(str(path), port=0, paused=True) as replay, Client(replay.endpoint) as client:
+        client.playback().seek(truth[-1].time)
+        state = client.sim().state()
+    steered = state["squad_orders"]["steered"]
+    fb = truth[-1].extra["feedback"]["convoy"]
+    assert set(steered) == {"convoy", "pair"}
+    assert steered["convoy"] == {"step": fb.step, "seq": 1,
+                                 "force": [round(f, 6) for f in fb.force]}
 
 
 def test_export_writes_the_feedback_csv_and_the_bag_the_wrenches(run, tmp_path):
