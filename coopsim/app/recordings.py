@@ -91,13 +91,7 @@ def _export_csv(rec, out: str, metrics_out: str | None) -> None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return
     click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
-    if metrics_out is None and out != "-" and metric_names(rec):
-        metrics_out = os.path.splitext(out)[0] + ".metrics.csv"
-    if metrics_out is not None:
-        with _whole_file(metrics_out) as stream:
-            rows = export_metrics_csv(rec, stream)
-        click.echo(f"{rows} metric rows written to "
-                   f"{'stdout' if metrics_out == '-' else metrics_out}", err=True)
+    _beside(rec, out, metrics_out, "metric", metric_names, export_metrics_csv)
 
 
 def _export_feedback(rec, out: str, feedback_out: str | None) -> None:
@@ -105,13 +99,20 @@ def _export_feedback(rec, out: str, feedback_out: str | None) -> None:
     some; recording format 7) or where ``feedback_out`` says."""
     from ..recording.feedbackcsv import export_feedback_csv, feedback_squads
 
-    if feedback_out is None and out != "-" and feedback_squads(rec):
-        feedback_out = os.path.splitext(out)[0] + ".feedback.csv"
-    if feedback_out is not None:
-        with _whole_file(feedback_out) as stream:
-            rows = export_feedback_csv(rec, stream)
-        click.echo(f"{rows} feedback rows written to "
-                   f"{'stdout' if feedback_out == '-' else feedback_out}", err=True)
+    _beside(rec, out, feedback_out, "feedback", feedback_squads, export_feedback_csv)
+
+
+def _beside(rec, out: str, path: str | None, kind: str, has, export) -> None:
+    """A second CSV of ``rec`` written by ``export`` to ``path``, or, when None, beside the
+    CSV ``out`` as NAME.<kind>.csv when ``has(rec)`` finds something to write (metrics, shared
+    control's feedback); its row count said on stderr."""
+    if path is None and out != "-" and has(rec):
+        path = f"{os.path.splitext(out)[0]}.{'metrics' if kind == 'metric' else kind}.csv"
+    if path is not None:
+        with _whole_file(path) as stream:
+            rows = export(rec, stream)
+        click.echo(f"{rows} {kind} rows written to {'stdout' if path == '-' else path}",
+                   err=True)
 
 
 @contextlib.contextmanager
