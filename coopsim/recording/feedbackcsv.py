@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 from typing import IO
 
+from ..model.errors import RecordingError
 from ..model.steering import RECORD_FIELDS
 
 #: The file's columns (``sim_time`` is the recorded row's ``time``).
@@ -39,8 +40,22 @@ def export_feedback_csv(recording, out: IO[str]) -> int:
     rows = 0
     for frame in recording.iter_frames():
         for squad, row in sorted(frame.feedback.items()):
-            values = [repr(float(v)) for v in row]
-            values[:2] = [str(int(float(v))) for v in row[:2]]  # step and seq: integers
-            writer.writerow((f"{frame.position:.6f}", squad, *values))
+            writer.writerow((f"{frame.position:.6f}", squad, *_cells(frame, row)))
             rows += 1
     return rows
+
+
+def _cells(frame, row) -> list[str]:
+    """A recorded row as CSV cells (step and seq integers, the rest as Python prints floats).
+
+    Raises:
+        RecordingError: not :data:`RECORD_FIELDS`' count of numbers.
+    """
+    try:
+        values = [float(v) for v in row]
+        if len(values) != len(RECORD_FIELDS):
+            raise ValueError(len(values))
+    except (TypeError, ValueError):
+        raise RecordingError(f"bad recorded block: step {frame.index}'s shared-control "
+                             "feedback is not rows of numbers") from None
+    return [str(int(values[0])), str(int(values[1])), *map(repr, values[2:])]

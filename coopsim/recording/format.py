@@ -376,7 +376,7 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
         for m in segment:
             rules = m.get("R") or [{}] * len(m["s"])
             extra = m.get("X") or [{}] * len(m["s"])
-            fed = m.get("F") or [{}] * len(m["s"])  # format 7
+            fed = _feedback_rows(m)  # format 7
             for k, (step, time, position) in enumerate(zip(m["s"], m["t"], m["p"])):
                 frames.append(Frame(m["i"] + k, position / 1e9, step, time, m["L"],
                                     robots[j], bodies[j], rules[k] if k < len(rules) else {},
@@ -388,6 +388,20 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
                                     fed[k] if k < len(fed) else {}))
                 j += 1
     return frames
+
+
+def _feedback_rows(block: Mapping) -> list:
+    """A block's ``F`` (format 7): per step a map of squad -> feedback row; empty maps when it
+    has none.
+
+    Raises:
+        RecordingError: an ``F`` that is not a list of maps.
+    """
+    fed = block.get("F") or [{}] * len(block["s"])
+    if not isinstance(fed, list) or not all(isinstance(m, dict) for m in fed):
+        raise RecordingError("bad recorded block: its shared-control feedback (F) is not a "
+                             "list of maps")
+    return fed
 
 
 def _objects_3d(segment: Sequence[Mapping], bodies: np.ndarray) -> np.ndarray | None:

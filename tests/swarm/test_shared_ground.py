@@ -12,8 +12,10 @@ WrenchStamped. The floor's edge walls push on their own (the law, without a run)
 from __future__ import annotations
 
 import csv
+import io
 from types import MappingProxyType
 
+import msgpack
 import numpy as np
 import pytest
 from mcap.reader import make_reader
@@ -23,6 +25,7 @@ from coopsim.formats.files import load
 from coopsim.model.errors import RecordingError
 from coopsim.model.steering import RECORD_FIELDS, Steer
 from coopsim.recording import format as rf
+from coopsim.recording.feedbackcsv import export_feedback_csv
 from coopsim.recording.reader import Recording
 from coopsim.replay.player import _with_feedback, recorded_steps
 from coopsim.replay.servers import Replay
@@ -193,3 +196,30 @@ def test_a_map_of_many_walls_pushes_as_its_near_walls_alone():
     assert np.linalg.norm(alone, axis=1).min() > 0.1  # both robots are pushed
     assert obstacle_push(p, np.vstack((far[:50], near, far[50:])), law) == \
         pytest.approx(alone, abs=1e-12)
+
+
+def test_a_block_whose_feedback_is_no_list_of_maps_is_refused():
+    block = msgpack.unpackb(rf.FrameEncoder(rf.CORE_COLUMNS).encode(
+        0, [1], [0.01], [0], 0, np.zeros((6, 1, 0)), np.zeros((3, 1, 0)), key=True))
+    block["F"] = "junk"
+    with pytest.raises(RecordingError, match=r"feedback \(F\) is not a list of maps"):
+        rf.decode_frames([msgpack.packb(block)], rf.CORE_COLUMNS)
+    frame = rf.Frame(0, 0.0, 1, 0.01, 0, np.zeros((0, 6)), np.zeros((0, 3)),
+                     feedback={"convoy": [1.0, "x"]})
+    with pytest.raises(RecordingError, match="step 0's shared-control feedback"):
+        export_feedback_csv(_OneFrame(frame), io.StringIO())
+
+
+class _OneFrame:
+    """A recording of one decoded step (what the feedback CSV reads of a Recording)."""
+
+    frame_count = 1
+
+    def __init__(self, frame) -> None:
+        self._frame = frame
+
+    def frame(self, index: int):
+        return self._frame
+
+    def iter_frames(self):
+        return iter([self._frame])
