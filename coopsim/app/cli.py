@@ -268,6 +268,9 @@ def repair(file, output) -> None:
 @click.option("--metrics-csv", "metrics_out", type=click.Path(),
               help="The monitors' metrics, one row per step ('-' for stdout; default: beside "
                    "the CSV as NAME.metrics.csv when the recording has metrics).")
+@click.option("--feedback-csv", "feedback_out", type=click.Path(),
+              help="Shared control's feedback, one row per squad per step ('-' for stdout; "
+                   "default: beside the CSV as NAME.feedback.csv when the recording has it).")
 @click.option("--foxglove", "fox_out", type=click.Path(), metavar="OUT.mcap",
               help="Write an MCAP with Foxglove's schemas (scene, transforms, poses, state, "
                    "metrics, events) that opens in Foxglove as is, and a Foxglove layout "
@@ -277,13 +280,13 @@ def repair(file, output) -> None:
                    "and metadata.yaml, topics as coopsim run --ros2 publishes them, in sim "
                    "time (docs/ros2.md).")
 @friendly
-def export(file, out, metrics_out, fox_out, ros2_out) -> None:
+def export(file, out, metrics_out, feedback_out, fox_out, ros2_out) -> None:
     """Export a recording: one CSV row per robot per recorded step (and its metrics) with
     --csv; a Foxglove-ready MCAP with --foxglove; a ROS 2 bag with --ros2 (any of them
     together)."""
     from .recordings import export_command
 
-    export_command(file, out, metrics_out, fox_out, ros2_out)
+    export_command(file, out, metrics_out, fox_out, ros2_out, feedback_out)
 
 
 @main.command()

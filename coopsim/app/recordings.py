@@ -45,14 +45,15 @@ def _not_the_input(file, *outputs) -> None:
             raise CoopsimError(f"{out}: the export would overwrite the recording it reads")
 
 
-def export_command(file, out, metrics_out, fox_out, ros2_out=None) -> None:
-    """``coopsim export``: FILE as CSV (``out``, and its metrics), a Foxglove MCAP and/or a
-    ROS 2 bag folder."""
+def export_command(file, out, metrics_out, fox_out, ros2_out=None,
+                   feedback_out=None) -> None:
+    """``coopsim export``: FILE as CSV (``out``, its metrics and its shared-control feedback),
+    a Foxglove MCAP and/or a ROS 2 bag folder."""
     from ..recording.reader import Recording
 
     if out is None and fox_out is None and ros2_out is None:
         raise CoopsimError("export needs --csv OUT, --foxglove OUT.mcap or --ros2 OUT")
-    _not_the_input(file, out, metrics_out, fox_out, ros2_out)
+    _not_the_input(file, out, metrics_out, fox_out, ros2_out, feedback_out)
     if ros2_out is not None and os.path.exists(ros2_out):
         raise CoopsimError(f"{ros2_out}: already exists (a bag folder is never overwritten)")
     if fox_out is not None:
@@ -62,6 +63,7 @@ def export_command(file, out, metrics_out, fox_out, ros2_out=None) -> None:
         rec.require_sound()  # a damaged file: nothing is written (docs/recording-format.md)
         if out is not None:
             _export_csv(rec, out, metrics_out)
+            _export_feedback(rec, out, feedback_out)
         if fox_out is not None:
             from ..foxglove.export import export_foxglove, layout_path
             from ..ros2.bag import recorded_params  # the scans' beam layouts and rates
@@ -89,13 +91,28 @@ def _export_csv(rec, out: str, metrics_out: str | None) -> None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return
     click.echo(f"{rows} rows written to {'stdout' if out == '-' else out}", err=True)
-    if metrics_out is None and out != "-" and metric_names(rec):
-        metrics_out = os.path.splitext(out)[0] + ".metrics.csv"
-    if metrics_out is not None:
-        with _whole_file(metrics_out) as stream:
-            rows = export_metrics_csv(rec, stream)
-        click.echo(f"{rows} metric rows written to "
-                   f"{'stdout' if metrics_out == '-' else metrics_out}", err=True)
+    _beside(rec, out, metrics_out, "metric", metric_names, export_metrics_csv)
+
+
+def _export_feedback(rec, out: str, feedback_out: str | None) -> None:
+    """Shared control's feedback beside the CSV (NAME.feedback.csv, when the recording holds
+    some; recording format 7) or where ``feedback_out`` says."""
+    from ..recording.feedbackcsv import export_feedback_csv, feedback_squads
+
+    _beside(rec, out, feedback_out, "feedback", feedback_squads, export_feedback_csv)
+
+
+def _beside(rec, out: str, path: str | None, kind: str, has, export) -> None:
+    """A second CSV of ``rec`` written by ``export`` to ``path``, or, when None, beside the
+    CSV ``out`` as NAME.<kind>.csv when ``has(rec)`` finds something to write (metrics, shared
+    control's feedback); its row count said on stderr."""
+    if path is None and out != "-" and has(rec):
+        path = f"{os.path.splitext(out)[0]}.{'metrics' if kind == 'metric' else kind}.csv"
+    if path is not None:
+        with _whole_file(path) as stream:
+            rows = export(rec, stream)
+        click.echo(f"{rows} {kind} rows written to {'stdout' if path == '-' else path}",
+                   err=True)
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ published on ROS 2 (docs/in-the-loop.md). Both travel through the run's board
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .commands import OUT_OF_RANGE
 from .errors import ProtocolError
@@ -24,6 +24,10 @@ MAX_YAW_RATE = 10.0
 FEEDBACK_FIELDS = ("time", "fx", "fy", "fz", "obstacle_x", "obstacle_y", "obstacle_z",
                    "neighbour_x", "neighbour_y", "neighbour_z", "centre_x", "centre_y",
                    "centre_z", "vx", "vy", "vz")
+#: A recorded feedback's row (recording format 7, a block's ``F``; docs/recording-format.md):
+#: the step and steer seq, the steer flown (m/s, rad/s), then :data:`FEEDBACK_FIELDS`.
+RECORD_FIELDS = ("step", "seq", "steer_vx", "steer_vy", "steer_vz", "steer_yaw_rate",
+                 *FEEDBACK_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,8 @@ class Feedback:
         obstacles, neighbours: The two parts of the force, N (the members' mutual pushes cancel
             in pairs: ``neighbours`` is the push of robots outside the squad).
         centre: The squad's centroid, m. velocity: Its mean velocity, m/s.
+        steer: (vx, vy, vz, yaw_rate) the person's command the squad flew this step, m/s and
+            rad/s (zeros when none was in force); recorded, not on the wire.
     """
 
     squad: str
@@ -82,6 +88,7 @@ class Feedback:
     neighbours: tuple[float, float, float]
     centre: tuple[float, float, float]
     velocity: tuple[float, float, float]
+    steer: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
 
     @property
     def data(self) -> tuple[float, ...]:
@@ -96,3 +103,25 @@ class Feedback:
         d = [float(x) for x in data]
         return cls(squad, int(params[0]), d[0], int(params[1]), tuple(d[1:4]), tuple(d[4:7]),
                    tuple(d[7:10]), tuple(d[10:13]), tuple(d[13:16]))
+
+    @property
+    def row(self) -> list[float]:
+        """The recorded row (:data:`RECORD_FIELDS`, msgpack-ready floats)."""
+        return [float(self.step), float(self.seq), *map(float, self.steer), *self.data]
+
+    @classmethod
+    def of_row(cls, squad: str, row) -> "Feedback":
+        """The reading out of a recorded row (:attr:`row`).
+
+        Raises:
+            ValueError: not :data:`RECORD_FIELDS`' count of numbers.
+        """
+        d = [float(x) for x in row]
+        if len(d) != len(RECORD_FIELDS):
+            raise ValueError(f"a feedback row has {len(RECORD_FIELDS)} numbers, not {len(d)}")
+        fb = cls.of_wire(squad, (d[0], d[1]), d[6:])
+        return replace(fb, steer=tuple(d[2:6]))
+
+    def steer_command(self) -> "Steer":
+        """The steer this step flew, as a :class:`Steer` (stamped at the feedback's time)."""
+        return Steer(self.squad, self.seq, tuple(self.steer[:3]), self.steer[3], self.time)

@@ -173,10 +173,7 @@ class SquadServer(Server):
     def _shared_state(self) -> dict:
         """Shared control's part of ``squad_orders`` (call under the lock): the steer commands
         taken, and each squad under shared control's latest feedback step, steer and force."""
-        board = self.stepper.snapshot.extra.get("feedback", {})
-        return {"steers": self.steers, "steered": {
-            k: dict(step=fb.step, seq=fb.seq, force=[round(f, 6) for f in fb.force])
-            for k, fb in board.items()}}
+        return {"steers": self.steers, "steered": steered(self.stepper.snapshot)}
 
     # -- commands -----------------------------------------------------------------------------
 
@@ -311,3 +308,10 @@ def _post(stepper, order: SquadOrder) -> int:
     stepper.refresh()  # readers (a paused run's /sim state too) see it before the next step
     return sim.step
 
+
+def steered(snap) -> dict:
+    """``squad_orders``' ``steered``: each squad under shared control's latest feedback step,
+    steer seq and force (N) on ``snap``'s board (a live run's, or a replay's: format 7)."""
+    board = snap.extra.get("feedback", {})
+    return {k: dict(step=fb.step, seq=fb.seq, force=[round(f, 6) for f in fb.force])
+            for k, fb in board.items()}

@@ -44,10 +44,11 @@ PROFILE = "coopsim"
 #: The version written into a new recording's metadata (``format``). Readers read every version
 #: up to it (format 1 files: module-less column entries, team ``bars`` instead of ``parts``, no
 #: per-block dt or rules; format 2 files: no camera blobs; format 3 files: no 3D poses; format 4
-#: files: no objects' 3D poses; format 5 files: no camera3d images); a
+#: files: no objects' 3D poses; format 5 files: no camera3d images; format 6 files: no shared
+#: control feedback); a
 #: change to what is written bumps it, with an entry in the changelog that opens
 #: docs/recording-format.md.
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 ENCODING = "msgpack"
 FRAMES_TOPIC = "/frames"
 LAYOUT_TOPIC = "/layout"
@@ -101,6 +102,9 @@ FRAME_SCHEMA = json.dumps({
                              "wz as [widths, bytes] like r; absent in a 2D world"},
         "O": {"description": "3D worlds only (format 5): objects' z, qw, qx, qy, qz as "
                              "[widths, bytes] like r; absent in a 2D world"},
+        "F": {"type": "array", "description": "per step, shared control's squads (format 7): "
+                                              "map of squad to its feedback row (step, seq, "
+                                              "steer, feedback data); absent when none"},
     },
 })
 LAYOUT_SCHEMA = json.dumps({
@@ -135,6 +139,8 @@ class Frame:
         twist3d: (N, 6) vx, vy, vz (m/s, world), wx, wy, wz (rad/s, body frame), or None.
         object_pose3d: (M, 7) x, y, z (m, world), qw, qx, qy, qz of the objects (format 5,
             a 3D world), or None.
+        feedback: Squad -> its shared-control feedback row at this step (format 7:
+            :data:`coopsim.model.steering.RECORD_FIELDS`); empty without.
     """
 
     index: int
@@ -150,6 +156,7 @@ class Frame:
     pose3d: np.ndarray | None = None
     twist3d: np.ndarray | None = None
     object_pose3d: np.ndarray | None = None
+    feedback: Mapping = field(default_factory=dict)
 
 
 def columns_to_json(columns: Sequence[Column]) -> str:
@@ -263,7 +270,8 @@ class FrameEncoder:
                key: bool, rules: Sequence[Mapping] | None = None, dt: float = 0.0,
                modules: Sequence[Mapping] | None = None,
                three_d: np.ndarray | None = None,
-               objects_3d: np.ndarray | None = None) -> bytes:
+               objects_3d: np.ndarray | None = None,
+               feedback: Sequence[Mapping] | None = None) -> bytes:
         """One message for F consecutive steps of one layout.
 
         Args:
@@ -281,6 +289,8 @@ class FrameEncoder:
                 None in a 2D world (the block is then what format 3 wrote).
             objects_3d: (5, F, M) object values of :data:`OBJECT_3D_COLUMNS` in a 3D world;
                 None in a 2D world (the block is then what format 4 wrote).
+            feedback: Per step, squad -> its feedback row (format 7; omitted when no step has
+                any: the block is then what format 6 wrote).
         """
         key = bool(key or self._robots.shape_changed(robots.shape[2])
                    or self._bodies.shape_changed(bodies.shape[2])
@@ -297,6 +307,8 @@ class FrameEncoder:
             block["R"] = [dict(r) for r in rules]
         if modules and any(modules):
             block["X"] = [dict(m) for m in modules]
+        if feedback and any(feedback):
+            block["F"] = [dict(m) for m in feedback]
         if three_d is not None:
             block["3"] = self._three.encode(three_d, key)
         if objects_3d is not None:
@@ -364,6 +376,7 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
         for m in segment:
             rules = m.get("R") or [{}] * len(m["s"])
             extra = m.get("X") or [{}] * len(m["s"])
+            fed = _feedback_rows(m)  # format 7
             for k, (step, time, position) in enumerate(zip(m["s"], m["t"], m["p"])):
                 frames.append(Frame(m["i"] + k, position / 1e9, step, time, m["L"],
                                     robots[j], bodies[j], rules[k] if k < len(rules) else {},
@@ -371,9 +384,24 @@ def decode_frames(payloads: Sequence[bytes], robot_columns: Sequence[Column],
                                     extra[k] if k < len(extra) else {},
                                     None if pose3d is None else pose3d[j],
                                     None if twist3d is None else twist3d[j],
-                                    None if objects3d is None else objects3d[j]))
+                                    None if objects3d is None else objects3d[j],
+                                    fed[k] if k < len(fed) else {}))
                 j += 1
     return frames
+
+
+def _feedback_rows(block: Mapping) -> list:
+    """A block's ``F`` (format 7): per step a map of squad -> feedback row; empty maps when it
+    has none.
+
+    Raises:
+        RecordingError: an ``F`` that is not a list of maps.
+    """
+    fed = block.get("F") or [{}] * len(block["s"])
+    if not isinstance(fed, list) or not all(isinstance(m, dict) for m in fed):
+        raise RecordingError("bad recorded block: its shared-control feedback (F) is not a "
+                             "list of maps")
+    return fed
 
 
 def _objects_3d(segment: Sequence[Mapping], bodies: np.ndarray) -> np.ndarray | None:

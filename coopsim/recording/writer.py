@@ -215,7 +215,8 @@ class Recorder:
         self._recorded_step = snap.step
         three = None if snap.pose3d is None else (snap.pose3d, snap.twist3d)  # format 4
         self._queue.append((snap.step, snap.time, robots, bodies, layout, counts, snap.rules,
-                            dt, extra, three, snap.object_pose3d))  # objects in 3D: format 5
+                            dt, extra, three, snap.object_pose3d,  # objects in 3D: format 5
+                            _feedback(snap)))  # shared control: format 7
         self._accepted += 1
 
     def close(self) -> None:
@@ -330,7 +331,7 @@ class _WriterState:
 
     def _write_run(self, run: list) -> None:
         """Steps with the same bodies, as one block; only the first may bring a new layout."""
-        step, sim_time, _, _, layout, _, _, dt, _, three, _ = run[0]
+        step, sim_time, _, _, layout, _, _, dt, _, three, _, _ = run[0]
         stamps = [self._log_time(item[1]) for item in run]
         if layout is not None:
             data = rf.encode_layout(self.layouts, step, sim_time, layout)
@@ -347,7 +348,8 @@ class _WriterState:
                                    rules=[item[6] for item in run], dt=dt,
                                    modules=[item[8] for item in run],
                                    three_d=None if three is None else _three_d(run),
-                                   objects_3d=_objects_3d(run))
+                                   objects_3d=_objects_3d(run),
+                                   feedback=[item[11] for item in run])
         self.writer.add_message(self.frames_id, stamps[0], data, stamps[0], self.blocks)
         self.blocks += 1
         self.frames += len(run)
@@ -436,6 +438,13 @@ def _objects_3d(run: list) -> np.ndarray | None:
         return None
     poses = np.array([item[10] for item in run], dtype=float).reshape(len(run), -1, 7)
     return poses[..., 2:7].transpose(2, 0, 1)
+
+
+def _feedback(snap: Snapshot) -> dict:
+    """Shared control's squads on the board at this step (format 7, a block's ``F``): squad ->
+    its feedback's recorded row (:data:`coopsim.model.steering.RECORD_FIELDS`); {} without."""
+    board = snap.extra.get("feedback")
+    return {name: fb.row for name, fb in board.items()} if board else {}
 
 
 def _queue_size(snap: Snapshot) -> int:

@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from dataclasses import replace
+from types import MappingProxyType
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from ..model.capabilities import Recordable, capability
 from ..model.plugins import CARRIED, MODULES, carried_modules
 from ..model.snapshot import Snapshot, frozen
 from ..model.specs import TargetSpec
+from ..model.steering import Feedback
 from ..sim.describe import posed_layout
 from ..sim.stepper import Stats
 
@@ -329,8 +331,29 @@ def _snapshot(frame, values, names: tuple, cols: dict) -> Snapshot:
         objects=objects, object_poses=frozen(np.array(frame.bodies[:m])),
         parts=parts, part_poses=frozen(np.array(frame.bodies[m:])), targets=targets,
         layout_version=frame.layout, index={n: i for i, n in enumerate(robots)},
-        rules=frame.rules, extra=extra, pose3d=frame.pose3d, twist3d=frame.twist3d,  # 3D
+        rules=frame.rules, extra=_with_feedback(extra, frame), pose3d=frame.pose3d,
+        twist3d=frame.twist3d,  # 3D
         object_pose3d=getattr(frame, "object_pose3d", None))  # format 5: objects in 3D
+
+
+def _with_feedback(extra: dict, frame) -> dict:
+    """``extra`` with shared control's board as the live run had it (recording format 7):
+    ``feedback`` (squad -> Feedback) and ``steer`` (squad -> the Steer that step flew); as is
+    when the step recorded none.
+
+    Raises:
+        RecordingError: a recorded feedback entry that is not a row of numbers.
+    """
+    rows = getattr(frame, "feedback", None)
+    if not rows:
+        return extra
+    try:
+        board = {str(name): Feedback.of_row(str(name), row) for name, row in rows.items()}
+    except (AttributeError, TypeError, ValueError):
+        raise RecordingError(f"bad recorded block: step {frame.index}'s shared-control "
+                             "feedback is not rows of numbers") from None
+    steers = {name: fb.steer_command() for name, fb in board.items() if fb.seq}
+    return {**extra, "feedback": MappingProxyType(board), "steer": MappingProxyType(steers)}
 
 
 def recorded_steps(recording: Recording):

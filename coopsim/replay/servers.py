@@ -26,6 +26,7 @@ from ..net.protocol import Command, Message
 from ..recording.reader import Recording
 from ..net.server import Server
 from ..net.simserver import list_objects, list_robots, list_targets
+from ..net.squads import steered
 from ..net.statestream import StatePublisher
 
 
@@ -107,9 +108,11 @@ class ReplaySimServer(Server):
                      rules=dict(self.player.snapshot.rules),
                      metrics=[n for n, _ in rule_metrics(self.player.snapshot.rules)],
                      engine_warnings=[],  # a replay steps no engine
-                     # a replay serves no /squads: it takes no squad order
+                     # a replay serves no /squads: it takes no squad order; the feedback
+                     # recorded (format 7) is shown as the live run showed it
                      squad_orders=dict(published=0, unknown=0, refused=0, orders={},
-                                       arrived={}, steers=0, steered={}))
+                                       arrived={}, steers=0,
+                                       steered=steered(self.player.snapshot)))
         return msg.reply(json.dumps(state), params=(st.steps, state["layout_version"]))
 
 

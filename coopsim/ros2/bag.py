@@ -4,7 +4,8 @@
 ``metadata.yaml`` (rosbag2's bag description, version 5, readable by ``ros2 bag`` from Humble
 on), with the topics the live bridge publishes (:mod:`.scene`): per recorded step ``/clock``,
 ``/tf`` and every robot's odometry, scans at their module's rate, ``/map`` and ``/tf_static``
-at the start and after every layout change. Times are sim time (the recording's clock, from 0).
+at the start and after every layout change, and shared control's ``/squads/<squad>/feedback``
+(recording format 7). Times are sim time (the recording's clock, from 0).
 The export streams (one recorded chunk in memory at a time) and writes into ``OUT.part/``,
 renamed when done, so a failed export leaves no half bag.
 """
@@ -20,6 +21,7 @@ from mcap.writer import CompressionType, Writer
 from ..model.errors import CoopsimError
 from ..replay.player import recorded_steps
 from . import messages as m
+from .feedback import WRENCH, messages as feedback_messages
 from .images import camera_messages
 from .scene import RosScene
 
@@ -180,7 +182,7 @@ def recorded_params(recording) -> dict:
 
 
 def _write_steps(recording, bag: _Bag) -> int:
-    scene, key, origins, steps, images = None, None, {}, 0, {}
+    scene, key, origins, steps, images, fed = None, None, {}, 0, {}, -1
     params = recorded_params(recording)
     for frame, layout, snap in recorded_steps(recording):
         ns = round(frame.position * 1e9)
@@ -203,8 +205,24 @@ def _write_steps(recording, bag: _Bag) -> int:
             bag.write(topic, short, data, ns)
         for topic, data in scene.clouds():
             bag.write(topic, m.CLOUD, data, ns)
+        fed = _feedback(bag, snap, ns, fed)
         steps += 1
     return steps
+
+
+def _feedback(bag: _Bag, snap, ns: int, after: int) -> int:
+    """Shared control's WrenchStamped of each squad computed after step ``after`` (recording
+    format 7), as the live bridge publishes them (the header stamped with the sim time it was
+    computed at), logged at the recorded step's time ``ns``; the last step written (a reset
+    starts over)."""
+    board = snap.extra.get("feedback")
+    if not board:
+        return after
+    if min(fb.step for fb in board.values()) < after:
+        after = -1  # a reset: the steps start over
+    for topic, data in feedback_messages(snap, after):
+        bag.write(topic, WRENCH, data, ns)
+    return max(after, *(fb.step for fb in board.values()))
 
 
 def metadata_yaml(bag: _Bag, filename: str) -> str:

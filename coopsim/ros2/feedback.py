@@ -5,7 +5,7 @@ The force (N) is the one ``/squads`` command 5 serves (:class:`coopsim.model.ste
 in the ``map`` frame (the world frame, ENU), the torque zero; the stamp is the sim time of the
 step it was computed from (``Feedback.time``).
 The live bridge publishes it for every snapshot its thread takes (every step while it keeps up);
-recordings do not hold it, so a bag export has none.
+recordings hold it (format 7), so a bag export (``coopsim export --ros2``) has it too.
 """
 
 from __future__ import annotations

@@ -173,6 +173,22 @@ class Batch:
         self._sim.commands[module][self.rows] = values
 
 
+    def set_some(self, module: str, which: np.ndarray, values: np.ndarray) -> None:
+        """Store (k, width) commands of ``module`` for the robots ``which`` (indices into
+        :attr:`names`) only: a batch of robots of several kinds (the ``shared`` driver's
+        quadrotors and ground robots) commands each kind through its own module."""
+        values = np.asarray(values, dtype=float)
+        table = self._sim.commands[module]
+        if values.shape != (len(which), table.shape[1]) or not np.isfinite(values).all():
+            raise SimulationError(f"{module} commands must be a finite ({len(which)}, "
+                                  f"{table.shape[1]}) array")
+        table[self.rows[which]] = values
+
+    def axles(self) -> np.ndarray:
+        """(n,) each robot's wheel axle (the distance between its wheels), m, from its type."""
+        return np.array([self._sim.world.robot(n).axle for n in self.names], dtype=float)
+
+
 def batch_rows(sim, names: list[str]) -> np.ndarray:
     """The read-only rows of robots ``names`` in ``sim``'s tables (one lookup per robot:
     done when the layout changes, not per step)."""

@@ -12,7 +12,8 @@ altitude, moved by the person's vz) and the artificial potentials of
 :mod:`coopsim.swarm.potentials`: r_i, the sum of
 
 * the obstacles' repulsion ``k_obstacle (1/s - 1/influence) / s^2`` away from the nearest point
-  of every object within ``influence`` m of the robot (s the clearance, m), and
+  of every object within ``influence`` m of the robot (s the clearance, m): the world's objects,
+  a map's walls among them, and the floor's edge walls (:func:`edge_walls`), and
 * the neighbours' repulsion, the push part of the potentials' spacing spring,
   ``k_pair (spacing - d)`` away from every other robot nearer than the formation's spacing (d
   the distance, m): members of the group and robots outside it alike.
@@ -20,7 +21,8 @@ altitude, moved by the person's vz) and the artificial potentials of
 The **feedback** is ``gain * sum_i r_i`` (N, world frame): the repulsion on the whole group, what
 a haptic device renders against the person's hand. The members' mutual pushes cancel in pairs
 (Newton's third law), so the feedback holds the obstacles and the robots outside the group;
-:func:`group_velocity` also gives the two parts apart.
+:func:`group_velocity` also gives the two parts apart. Ground robots are members too: their set
+point has no vertical part, and :func:`unicycle` turns it into a differential drive's wheels.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+
+#: Obstacle tables longer than this are screened (:func:`_near`) before the exact geometry.
+SCREEN_FROM = 32
 
 
 @dataclass(frozen=True)
@@ -90,15 +96,30 @@ def nearest_points(p: np.ndarray, shapes: np.ndarray) -> tuple[np.ndarray, np.nd
 
 def obstacle_push(p: np.ndarray, shapes: np.ndarray, law: SharedLaw) -> np.ndarray:
     """(N, 3) the obstacles' repulsion on each robot, m/s (the potentials' law on the nearest
-    points of ``shapes``, see :func:`nearest_points`)."""
+    points of ``shapes``, see :func:`nearest_points`). Shapes whose footprint's circle lies
+    beyond ``influence`` of every robot push nothing and are left out first (a map's
+    thousands of walls cost one distance each; a few shapes are taken whole)."""
     if not len(shapes) or not len(p):
         return np.zeros((len(p), 3))
+    if len(shapes) > SCREEN_FROM:
+        shapes = _near(p, shapes, law.influence)
+        if not len(shapes):
+            return np.zeros((len(p), 3))
     nearest, clear = nearest_points(p, shapes)
     away = p[:, None, :] - nearest
     s = np.maximum(clear, 0.05)  # inside or touching: the push of 5 cm, not infinity
     mag = np.where(clear < law.influence,
                    law.k_obstacle * (1.0 / s - 1.0 / law.influence) / s ** 2, 0.0)
     return np.einsum("nm,nmk->nk", mag / np.maximum(clear, 1e-9), away)
+
+
+def _near(p: np.ndarray, shapes: np.ndarray, influence: float) -> np.ndarray:
+    """The rows of ``shapes`` whose footprint's circle (centre x, y; radius the half length and
+    width's hypotenuse, m) comes within ``influence`` m of some robot at ``p`` in the plane:
+    the only ones that can push (a cheap screen before the exact geometry)."""
+    reach = np.hypot(p[:, None, 0] - shapes[None, :, 1], p[:, None, 1] - shapes[None, :, 2])
+    near = (reach - np.hypot(shapes[:, 5], shapes[:, 6])[None, :] < influence).any(axis=0)
+    return shapes if near.all() else shapes[near]
 
 
 def neighbour_push(p: np.ndarray, others: np.ndarray, law: SharedLaw) -> np.ndarray:
@@ -114,8 +135,9 @@ def neighbour_push(p: np.ndarray, others: np.ndarray, law: SharedLaw) -> np.ndar
 
 
 def group_velocity(p: np.ndarray, offsets: np.ndarray, heading: float, v_person,
-                   z_ref: float, shapes: np.ndarray, others: np.ndarray,
-                   law: SharedLaw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   z_ref, shapes: np.ndarray, others: np.ndarray, law: SharedLaw,
+                   ground: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The group's velocity set points and the repulsion on it.
 
     Args:
@@ -123,10 +145,12 @@ def group_velocity(p: np.ndarray, offsets: np.ndarray, heading: float, v_person,
         offsets: (N, 2) each member's slot in the formation's frame (x forward, y left), m.
         heading: The formation's heading, rad (counter-clockwise from +x).
         v_person: (vx, vy, vz) the person's velocity command, m/s, world frame.
-        z_ref: The group's altitude, m.
+        z_ref: The group's altitude, m (or (N,) one per member).
         shapes: (M, 8) the obstacles (:func:`nearest_points`). others: (K, 3) robots outside
             the group, m.
         law: Gains and sizes.
+        ground: (N,) True for members that drive on the floor: their set point has no
+            vertical part (before the cap), they neither climb nor sink; None: all fly.
 
     Returns:
         (v_set (N, 3) m/s capped at ``law.v_max``; obstacles (3,) and neighbours (3,): the
@@ -142,9 +166,41 @@ def group_velocity(p: np.ndarray, offsets: np.ndarray, heading: float, v_person,
     v[:, :2] += law.k_slot * (slots - p[:, :2])
     v[:, 2] += law.k_z * (z_ref - p[:, 2])
     v += obstacles + neighbours
+    if ground is not None:
+        v[ground, 2] = 0.0
     speed = np.linalg.norm(v, axis=1, keepdims=True)
     v *= np.minimum(1.0, law.v_max / np.maximum(speed, 1e-12))
     return v, obstacles.sum(axis=0), neighbours.sum(axis=0)
+
+
+def edge_walls(length: float, width: float, thick: float = 0.1) -> np.ndarray:
+    """(4, 8) obstacle rows of the floor's edge walls (:func:`nearest_points`): boxes ``thick``
+    m thick whose inner faces are the edges of a ``length`` x ``width`` m floor centred on the
+    origin, as tall as any flight (their nearest point is level with the robot)."""
+    hl, hw, t = length / 2.0, width / 2.0, thick / 2.0
+    tall = 1e4
+    return np.array([(0, hl + t, 0.0, 0.0, 0.0, t, hw + thick, tall),
+                     (0, -hl - t, 0.0, 0.0, 0.0, t, hw + thick, tall),
+                     (0, 0.0, hw + t, 0.0, 0.0, hl + thick, t, tall),
+                     (0, 0.0, -hw - t, 0.0, 0.0, hl + thick, t, tall)], dtype=float)
+
+
+def unicycle(v: np.ndarray, yaw: np.ndarray, k_heading: float, axle: np.ndarray,
+             top: np.ndarray) -> np.ndarray:
+    """(N, 2) left, right wheel speeds (m/s) taking differential drives along planar
+    velocity set points ``v`` ((N, >= 2) m/s, world frame) from headings ``yaw`` (rad): turn
+    at ``k_heading`` (1/s) times the heading error towards the set point's direction, forward
+    at the set point's speed along the nose (none while it points more than 90 degrees away:
+    turn first); both wheels scaled down together where one would exceed ``top`` (m/s), which
+    keeps the curvature. ``axle``: the wheels' distance, m. A set point under 1 mm/s: still."""
+    speed = np.hypot(v[:, 0], v[:, 1])
+    error = (np.arctan2(v[:, 1], v[:, 0]) - yaw + np.pi) % (2.0 * np.pi) - np.pi
+    moving = speed > 1e-3
+    forward = np.where(moving, speed * np.maximum(np.cos(error), 0.0), 0.0)
+    turn = np.where(moving, k_heading * error, 0.0)
+    out = np.column_stack((forward - turn * axle / 2.0, forward + turn * axle / 2.0))
+    peak = np.abs(out).max(axis=1)
+    return out * np.minimum(1.0, top / np.maximum(peak, 1e-12))[:, None]
 
 
 def shapes_of(specs, poses: np.ndarray) -> np.ndarray:

@@ -195,7 +195,7 @@ def test_record_refuses_a_path_that_is_not_mcap_and_leaves_the_file_alone(tmp_pa
     assert scenario.read_bytes() == before
 
 
-@pytest.mark.parametrize("option", ["--csv", "--metrics-csv"])
+@pytest.mark.parametrize("option", ["--csv", "--metrics-csv", "--feedback-csv"])
 def test_export_refuses_to_write_over_the_recording_it_reads(tmp_path, option):
     rec = tmp_path / "run.mcap"
     rec.write_bytes((ROOT / "recordings" / "sample.mcap").read_bytes())

@@ -94,6 +94,8 @@ ALLOWED = {
                                         "X key), not the module",
     ("ros2/images.py", "camera3d"): "the snapshot's camera3d images (recording format 6's X "
                                     "key) and their topic names, not the module",
+    ("recording/feedbackcsv.py", "squad"): "the feedback CSV's squad-name column (recording "
+                                           "format 7), not the driver",
 }
 
 

@@ -2,7 +2,7 @@
 on /squads (steer, 4), reads its feedback force (feedback, 5) every step; the squad flies in
 formation, slows before a pillar and is pushed back by it (the force points away from it);
 a steer lapses after the driver's hold; errors 3, 4, 5 and 16 for bad steers (one paused run
-on the aerial engine, stepped by hand)."""
+on the aerial engine, stepped by hand); a robot it can neither fly nor drive is named."""
 
 from __future__ import annotations
 
@@ -160,16 +160,13 @@ def test_a_flood_of_steers_is_coalesced_and_the_latest_wins(person):
     assert squads.feedback("flock").seq == previous
 
 
-def test_a_robot_that_cannot_fly_is_named_by_the_driver(tmp_path):
-    from helpers import step_by_hand
+def test_a_robot_it_cannot_steer_is_named_by_the_driver():
+    from coopsim.model.errors import SimulationError
+    from coopsim.plugins.drivers.shared import _kind
 
-    from coopsim.sim.drivers import DriverError
-    from coopsim.sim.simulation import Simulation
-
-    (tmp_path / "shared.world").write_text(WORLD)
-    (tmp_path / "ground.scenario").write_text(
-        "[WORLD]\nfile shared.world\n[ROBOT_1]\ntype single\nname r1\nposition 0 1 0\n"
-        "driver shared\n")
-    with pytest.raises(DriverError) as err:
-        step_by_hand(Simulation(load(tmp_path / "ground.scenario")), 2)
-    assert "robot r1 has no rotors, imu, mocap module" in str(err.value)
+    assert [_kind(m, "r") for m in (("rotors", "imu", "mocap", "motors"), ("velocity", "gps"),
+                                     ("motors", "sonar"))] == ["fly", "planar", "wheels"]
+    with pytest.raises(SimulationError) as err:  # an arm: no drive the driver knows
+        _kind(("joints", "tool", "gripper"), "r1")
+    assert "robot r1 has no rotors, imu, mocap module, nor velocity or motors" in \
+        str(err.value)

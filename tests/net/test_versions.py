@@ -85,11 +85,11 @@ def test_the_protocol_changelog_names_the_changes_clients_of_version_1_tripped_o
         assert change in changelog, change
 
 
-def test_a_new_recording_says_format_6_and_format_1_and_2_recordings_still_play(tmp_path):
+def test_a_new_recording_says_format_7_and_format_1_and_2_recordings_still_play(tmp_path):
     record(tmp_path / "new.mcap", 5)
     with open(tmp_path / "new.mcap", "rb") as f:
         meta = {m.name: m.metadata for m in make_reader(f).iter_metadata()}
-    assert meta["coopsim"]["format"] == "6"
+    assert meta["coopsim"]["format"] == "7"
     with Recording(tmp_path / "new.mcap") as new:
         assert new.frame(4).step > 0
     for old in sorted((ROOT / "recordings").glob("*.mcap")):

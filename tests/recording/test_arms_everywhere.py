@@ -90,7 +90,7 @@ def test_the_recording_is_format_5_with_the_objects_3d_block_and_seeks(run_out):
                   make_reader(f).iter_messages() if c.topic == rf.FRAMES_TOPIC]
     assert blocks and all("O" in b and "3" in b for b in blocks)
     with Recording(out / "arm.mcap") as rec:
-        assert rec.meta["format"] == "6" and rec.frame_count > 300
+        assert rec.meta["format"] == "7" and rec.frame_count > 300
         frames = list(rec.iter_frames())
         for k in (rec.frame_count - 1, rec.frame_count // 2, 3):  # seeks back, chunk by chunk
             seek = rec.frame(k)

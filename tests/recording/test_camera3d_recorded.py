@@ -42,7 +42,7 @@ def recorded(tmp_path_factory):
 def test_the_images_replay_as_they_were_published(recorded):
     path, truth = recorded
     with Recording(path) as rec:
-        assert rec.meta["format"] == "6"
+        assert rec.meta["format"] == "7"
         replayed = [snap for _, _, snap in recorded_steps(rec)]
     shots = [s.extra["camera3d"].seen["cf"] for s in replayed]
     assert sorted({s.step for s in shots}) == [0, 5, 10]  # at the camera's rate

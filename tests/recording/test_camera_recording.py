@@ -27,7 +27,7 @@ def test_blobs_are_recorded_at_the_cameras_rate_and_come_back_in_exports(tmp_pat
     path = tmp_path / "camera.mcap"
     _, snaps = record(path, 30, spec=_spec())
     with Recording(path) as rec:
-        assert rec.meta["format"] == "6"
+        assert rec.meta["format"] == "7"
         entries = [(n, s) for f in rec.iter_frames() if f.modules.get("camera")
                    for n, s in zip(f.modules["camera"]["robots"], f.modules["camera"]["steps"])]
         assert len(entries) == len(set(entries))  # each update once

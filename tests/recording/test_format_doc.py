@@ -105,7 +105,7 @@ def decode_recording(path: Path) -> dict:
                 assert message.log_time == item["p"][0]
                 blocks.append(item)
     start = meta["coopsim"]
-    assert int(start["format"]) <= 6  # 4, 5, 6: 2D blocks as 3 wrote them (3D blocks add "3", "O")
+    assert int(start["format"]) <= 7  # 4 to 7: 2D blocks as 3 wrote them (3D add "3", "O"; 7 "F")
     robot_cols, body_cols = _columns(start["robot_columns"]), _columns(start["body_columns"])
     robots, bodies, steps = _Track(robot_cols), _Track(body_cols), []
     for block in sorted(blocks, key=lambda b: b["i"]):

@@ -147,7 +147,7 @@ def test_the_mcap_package_reads_a_recording(plain):
     assert {c.message_encoding for c in summary.channels.values()} == {"msgpack"}
     assert all(ci.compression == "zstd" for ci in summary.chunk_indexes)
     assert len(messages) == summary.statistics.message_count
-    assert metadata["coopsim"]["format"] == "6" and metadata["coopsim.end"]["frames"] == "451"
+    assert metadata["coopsim"]["format"] == "7" and metadata["coopsim.end"]["frames"] == "451"
     assert attachments == []  # the scenario was built in code: there is no file text
 
 

@@ -54,7 +54,7 @@ def _blocks(path: Path) -> list[dict]:
 
 def test_a_3d_recording_is_format_4_and_seeks_to_its_3d_poses(flown):
     with Recording(flown / "fly.mcap") as rec:
-        assert rec.meta["format"] == "6" and rec.frame_count > 50
+        assert rec.meta["format"] == "7" and rec.frame_count > 50
         last = rec.frame(rec.frame_count - 1)
         middle = rec.frame(rec.frame_count // 2)  # seek back into an earlier chunk
         first = rec.frame(0)

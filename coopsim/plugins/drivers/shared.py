@@ -1,17 +1,21 @@
-"""``shared``: quadrotor squads under shared control: a person steers, the robots keep formation
-and avoid obstacles, and the group's repulsion is served as a feedback force.
+"""``shared``: squads under shared control: a person steers, the robots keep formation and
+avoid obstacles and walls, and the group's repulsion is served as a feedback force.
 
-Every quadrotor hosting it belongs to a squad of the scenario (``[SQUAD_n]``: its formation and
-spacing); a quadrotor in no squad is a squad of one. Each step, per squad, the driver takes the
-person's latest velocity command from the run's board (``extra["steer"]``, posted by ``/squads``
-command 4; it holds ``hold`` s and then the squad hovers where it is: a dead man's handle),
-turns it into one velocity set point per robot with :func:`coopsim.swarm.shared.group_velocity`
-(the formation's slots about the squad's centroid, the altitude, the obstacles' and neighbours'
-repulsion on the world's objects and every other robot) and flies it with the ``flight``
-driver's cascaded controller (:mod:`coopsim.swarm.flight`, from the imu and mocap readings,
-commanding ``rotors``). It posts each squad's feedback force (:class:`coopsim.model.steering.
-Feedback`, N) on the board (``extra["feedback"]``), which ``/squads`` command 5 and the ROS 2
-bridge serve. Batch capable. Units m, s, N, world frame (z up).
+Every robot hosting it belongs to a squad of the scenario (``[SQUAD_n]``: its formation and
+spacing); a robot in no squad is a squad of one. Its robots are quadrotors (``rotors``, ``imu``,
+``mocap``) or ground robots (a ``velocity`` drive, else a ``motors`` differential drive), mixed
+freely. Each step, per squad, the driver takes the person's latest velocity command from the
+run's board (``extra["steer"]``, posted by ``/squads`` command 4; it holds ``hold`` s and then
+the squad hovers or stops where it is: a dead man's handle), turns it into one velocity set
+point per robot with :func:`coopsim.swarm.shared.group_velocity` (the formation's slots about
+the squad's centroid, the altitude, the repulsion of the world's objects, the floor's edge
+walls and every other robot) and drives it: a quadrotor with the ``flight`` driver's cascaded
+controller (:mod:`coopsim.swarm.flight`, from the imu and mocap readings, commanding
+``rotors``), a ``velocity`` drive with its planar part, a differential drive with
+:func:`coopsim.swarm.shared.unicycle`'s wheel speeds. It posts each squad's feedback force
+(:class:`coopsim.model.steering.Feedback`, N) on the board (``extra["feedback"]``), which
+``/squads`` command 5, the ROS 2 bridge and the recorder (format 7) take. Batch capable. Units
+m, s, N, world frame (z up).
 """
 
 from __future__ import annotations
@@ -25,13 +29,15 @@ from ...model.errors import SimulationError
 from ...model.steering import Feedback
 from ...swarm import flight
 from ...swarm.formations import Formation, assign
-from ...swarm.shared import SharedLaw, group_velocity, shapes_of
+from ...swarm.shared import SharedLaw, edge_walls, group_velocity, shapes_of, unicycle
 from ..params import number
 from .flight import Flight, _airframe, _kernels
 
 
 #: The modules a robot needs to be flown by this driver.
 FLYING = ("rotors", "imu", "mocap")
+#: Ground drives it steers, first found wins: (module label, kind).
+GROUND = (("velocity", "planar"), ("motors", "wheels"))
 
 
 class SharedControl(Driver):
@@ -39,9 +45,9 @@ class SharedControl(Driver):
     docstring)."""
 
     label = "shared"
-    description = ("shared control: a person steers a quadrotor squad's velocity over /squads; "
-                   "formation, obstacle avoidance, a feedback force (needs rotors, imu, mocap); "
-                   "batch capable")
+    description = ("shared control: a person steers a squad's velocity over /squads; "
+                   "formation, obstacle and wall avoidance, a feedback force (quadrotors: "
+                   "rotors, imu, mocap; ground robots: velocity or motors); batch capable")
     batch = True
     params = (
         number("height", "altitude the squad takes off to and holds, m", 1.0, 0.1, 100.0, "m"),
@@ -52,6 +58,8 @@ class SharedControl(Driver):
         number("k_obstacle", "obstacle repulsion gain, m^3/s", 0.05, 0.0, 10.0, "m^3/s"),
         number("influence", "clearance within which obstacles repel, m", 0.8, 0.05, 20.0, "m"),
         number("gain", "feedback force per m/s of repulsion, N s/m", 1.0, 0.0, 1000.0, "N s/m"),
+        number("k_heading", "a differential drive's turn rate per rad of heading error, 1/s",
+               3.0, 0.1, 50.0, "1/s"),
     )
 
     def __init__(self, params, rng) -> None:
@@ -60,7 +68,10 @@ class SharedControl(Driver):
         self._flight = Flight(Flight.values({"shape": "hover"}), rng)
         self._groups: dict[str, dict] = {}  # squad -> {rows, offsets, heading, z_ref}
         self._key = None  # (names, squads) the groups were made for
-        self._shapes = None  # (the object specs, their obstacle rows)
+        self._shapes = None  # (the object specs, the floor, their obstacle rows + the walls)
+        self._kinds = None  # _Kinds of the batch's robots
+        self._last = None  # sim time of the last step, s (a batch with no quadrotor)
+        self._mocap = None  # this step's mocap readings of the quadrotors
 
     def law(self, spacing: float) -> SharedLaw:
         """The group law's gains and sizes from the parameters and the squad's spacing."""
@@ -70,14 +81,11 @@ class SharedControl(Driver):
                          gain=p["gain"])
 
     def step_batch(self, bots) -> None:
-        if tuple(bots.names) != self._flight._names:
-            _check_flyers(bots)
-        imu, mocap = bots.read("imu"), bots.read("mocap")
-        ctl, snap = self._flight, bots.snapshot
-        names = tuple(bots.names)
-        dt = ctl.advance(names, bots.time, mocap,
-                         lambda n: _airframe(bots.robot(n).params("rotors")))
-        p = np.ascontiguousarray(mocap[:, :3], dtype=float)  # the law reads the mocap
+        snap, names = bots.snapshot, tuple(bots.names)
+        if self._kinds is None or self._kinds.names != names:
+            self._kinds = _Kinds(bots)
+        kinds = self._kinds
+        p, vel, dt = self._state(bots, kinds)
         squads = snap.extra.get("squads", ())
         if self._key != (names, squads):
             self._groups = self._make_groups(names, squads, p)
@@ -87,26 +95,68 @@ class SharedControl(Driver):
         v_set = np.zeros_like(p)
         feedback = {}
         for squad, group in self._groups.items():
-            v_set[group["rows"]], feedback[squad] = self._group(squad, group, snap, dt, p,
-                                                                shapes, everyone, bots.rows)
-        ref = flight.hover(p, ctl._origin[:, 3])
-        ref[:, 3:6] = v_set  # track the set point's velocity from where each robot is
-        values = np.zeros((len(names), 9))
-        values[:, 0], values[:, 1:5] = 1.0, self._speeds(mocap, imu, ref, dt)
-        bots.set("rotors", values)
+            v_set[group["rows"]], feedback[squad] = self._group(
+                squad, group, snap, dt, (p, vel, kinds.ground), shapes, everyone, bots.rows)
+        self._command(bots, kinds, p, v_set, dt)
         board = dict(snap.extra.get("feedback", {}))
         board.update(feedback)
         bots.post("feedback", MappingProxyType(board))
 
+    def _state(self, bots, kinds) -> tuple[np.ndarray, np.ndarray, float]:
+        """(positions (n, 3) m, velocities (n, 3) m/s, the time step s) of the batch's robots:
+        a quadrotor's from its mocap and the cascade's estimate, a ground robot's from its
+        pose and twist on the floor (z 0)."""
+        snap, n = bots.snapshot, len(bots.names)
+        p, vel = np.zeros((n, 3)), np.zeros((n, 3))
+        ground = np.flatnonzero(kinds.ground)
+        p[ground, :2] = snap.poses[bots.rows[ground], :2]
+        vel[ground, :2] = snap.velocities[bots.rows[ground], :2]
+        if not len(kinds.fly):
+            dt = 0.0 if self._last is None else max(bots.time - self._last, 0.0)
+            self._last = bots.time
+            return p, vel, dt
+        self._mocap = mocap = bots.read("mocap")[kinds.fly]
+        dt = self._flight.advance(kinds.fly_names, bots.time, mocap,
+                                  lambda n: _airframe(bots.robot(n).params("rotors")))
+        p[kinds.fly] = mocap[:, :3]  # the law reads the mocap
+        vel[kinds.fly] = self._flight._est.v
+        return p, vel, dt
+
+    def _command(self, bots, kinds, p, v_set, dt) -> None:
+        """Each robot's command for its velocity set point: a quadrotor's propeller speeds
+        through the flight cascade, a holonomic robot's ``velocity``, a differential drive's
+        wheel speeds (:func:`coopsim.swarm.shared.unicycle`)."""
+        if len(kinds.fly):
+            ctl, fly = self._flight, kinds.fly
+            ref = flight.hover(p[fly], ctl._origin[:, 3])
+            ref[:, 3:6] = v_set[fly]  # track the set point's velocity from where each is
+            values = np.zeros((len(fly), 9))
+            values[:, 0] = 1.0
+            values[:, 1:5] = self._speeds(self._mocap, bots.read("imu")[fly], ref, dt)
+            bots.set_some("rotors", fly, values)
+        if len(kinds.planar):
+            values = np.zeros((len(kinds.planar), 6))  # vx, vy, yaw rate 0, no reference
+            values[:, :2] = v_set[kinds.planar, :2]
+            bots.set_some("velocity", kinds.planar, values)
+        if len(kinds.wheels):
+            w = kinds.wheels
+            yaw = bots.snapshot.poses[bots.rows[w], 2]
+            bots.set_some("motors", w, unicycle(v_set[w], yaw, self.p["k_heading"],
+                                                kinds.axle, kinds.top))
+
     def _shapes_now(self, snap) -> np.ndarray:
         """The world's objects as obstacle rows, where they are now (the table is made once
         per set of objects; only the poses change from step to step)."""
-        if self._shapes is None or self._shapes[0] is not snap.object_specs:
-            self._shapes = (snap.object_specs, shapes_of(snap.object_specs, snap.object_poses))
-        table = self._shapes[1]
-        if len(table):
-            table[:, 1:3] = snap.object_poses[:, :2]
-            table[:, 4] = snap.object_poses[:, 2]
+        floor = snap.extra["map"].floor if snap.extra.get("map") is not None else None
+        if self._shapes is None or self._shapes[0] is not snap.object_specs \
+                or self._shapes[1] != floor:
+            walls = edge_walls(floor.length, floor.width) if floor else np.zeros((0, 8))
+            self._shapes = (snap.object_specs, floor, np.vstack(
+                (shapes_of(snap.object_specs, snap.object_poses), walls)))
+        table, m = self._shapes[2], len(snap.object_specs)
+        if m:  # the objects move; the floor's edge walls after them stand still
+            table[:m, 1:3] = snap.object_poses[:, :2]
+            table[:m, 4] = snap.object_poses[:, 2]
         return table
 
     def _speeds(self, mocap, imu, ref, dt) -> np.ndarray:
@@ -119,23 +169,29 @@ class SharedControl(Driver):
         return flight.control(ctl._gains(), ctl._fleet, ctl._est, mocap[:, 3:7], imu[:, 3:6],
                               ref, dt)
 
-    def _group(self, squad, group, snap, dt, p, shapes, everyone, rows) -> tuple:
-        """(velocity set points (n, 3) m/s, Feedback) of one squad this step."""
+    def _group(self, squad, group, snap, dt, state, shapes, everyone, rows) -> tuple:
+        """(velocity set points (n, 3) m/s, Feedback) of one squad this step (``state``: the
+        batch's positions, velocities and ground flags)."""
+        p, vel, ground = state
         steer = snap.extra.get("steer", {}).get(squad)
         live = steer is not None and snap.time - steer.time <= self.p["hold"]
         v_person = steer.velocity if live else (0.0, 0.0, 0.0)
-        group["heading"] += (steer.yaw_rate if live else 0.0) * dt
+        yaw_rate = steer.yaw_rate if live else 0.0
+        group["heading"] += yaw_rate * dt
         group["z_ref"] = max(0.1, group["z_ref"] + v_person[2] * dt)
         mine = group["rows"]
         others = np.delete(everyone, rows[mine], axis=0) if len(everyone) else everyone
         law = self.law(group["spacing"])
+        low = ground[mine]  # a ground member holds the floor, not the squad's altitude
+        z_ref = np.where(low, p[mine, 2], group["z_ref"]) if low.any() else group["z_ref"]
         v, obstacles, neighbours = group_velocity(p[mine], group["offsets"], group["heading"],
-                                                  v_person, group["z_ref"], shapes, others, law)
+                                                  v_person, z_ref, shapes, others, law,
+                                                  low if low.any() else None)
         force, obstacles, neighbours = (law.gain * (obstacles + neighbours),
                                         law.gain * obstacles, law.gain * neighbours)
         fb = Feedback(squad, snap.step, snap.time, steer.seq if live else 0, _t(force),
                       _t(obstacles), _t(neighbours), _t(p[mine].mean(axis=0)),
-                      _t(self._flight._est.v[mine].mean(axis=0)))
+                      _t(vel[mine].mean(axis=0)), (*v_person, yaw_rate))
         return v, fb
 
     def _make_groups(self, names, squads, p) -> dict[str, dict]:
@@ -161,13 +217,40 @@ class SharedControl(Driver):
                 "z_ref": float(self.p["height"]), "spacing": formation.spacing}
 
 
-def _check_flyers(bots) -> None:
-    """Raise SimulationError naming the first robot that is no quadrotor this driver can fly."""
-    for name in bots.names:
-        missing = [m for m in FLYING if m not in bots.robot(name).modules()]
-        if missing:
-            raise SimulationError(f"the shared driver flies quadrotors: robot {name} has no "
-                                  f"{', '.join(missing)} module (docs/in-the-loop.md)")
+class _Kinds:
+    """The batch's robots by how the driver commands them (indices into its names): ``fly``
+    (quadrotors: rotors, imu, mocap), ``planar`` (a ``velocity`` drive), ``wheels`` (a
+    ``motors`` differential drive, with its axle and top wheel speed, m, m/s); ``ground``
+    flags the last two.
+
+    Raises:
+        SimulationError: naming the first robot that is none of them.
+    """
+
+    def __init__(self, bots) -> None:
+        self.names = tuple(bots.names)
+        kinds = [_kind(bots.robot(n).modules(), n) for n in self.names]
+        pick = lambda k: np.array([i for i, x in enumerate(kinds) if x == k],  # noqa: E731
+                                  dtype=np.int64)
+        self.fly, self.planar, self.wheels = pick("fly"), pick("planar"), pick("wheels")
+        self.fly_names = tuple(self.names[i] for i in self.fly)
+        self.ground = np.array([k != "fly" for k in kinds], dtype=bool)
+        self.axle = bots.axles()[self.wheels]
+        self.top = np.array([bots.robot(self.names[i]).params("motors")["max_speed"]
+                             for i in self.wheels], dtype=float)
+
+
+def _kind(modules, name: str) -> str:
+    """How the driver commands a robot with ``modules``: fly, planar or wheels."""
+    if all(m in modules for m in FLYING):
+        return "fly"
+    for label, kind in GROUND:
+        if label in modules:
+            return kind
+    missing = [m for m in FLYING if m not in modules]
+    raise SimulationError(f"the shared driver steers quadrotors and ground robots: robot "
+                          f"{name} has no {', '.join(missing)} module, nor velocity or motors "
+                          "(docs/in-the-loop.md)")
 
 
 def _positions(snap) -> np.ndarray:
@@ -177,7 +260,8 @@ def _positions(snap) -> np.ndarray:
     pos[:, :2] = np.asarray(snap.poses)[:, :2]
     mocap = snap.readings.get("mocap")
     if mocap is not None and len(mocap):
-        has = np.any(mocap[:, :3] != 0.0, axis=1)
+        # NaN: a robot without a mocap module; all 0: one not yet measured
+        has = np.isfinite(mocap[:, :3]).all(axis=1) & np.any(mocap[:, :3] != 0.0, axis=1)
         pos[has] = mocap[has, :3]
     return pos
 
