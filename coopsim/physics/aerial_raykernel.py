@@ -1,0 +1,202 @@
+"""The compiled ray cast of the ``aerial`` engine's range sensing in 3D
+(:mod:`coopsim.physics.aerial_rays` builds the tables and holds the numpy twin).
+
+Every ray is tested against the floor plane and against the solids its segment's bounding box
+meets: the wide ones (the floor's edge walls, long boxes) always, the others found by their
+centre's x among the solids sorted by it (a ray looks at the few whose x range can meet its
+own). Each test is MuJoCo's (``engine_ray.c``: ``ray_plane``, ``ray_box``, ``ray_cylinder``,
+``ray_sphere``): the first non-negative distance at which the ray meets the solid's surface, so
+a ray starting inside a solid meets it where it leaves. The bounding boxes only choose which
+solids are tested (grown, so rounding cannot drop one), and a minimum does not depend on the
+order, so this kernel and the numpy twin, which tests every solid, give the same bits (no libm
+call, no ``fastmath``: ``sqrt`` is correctly rounded everywhere).
+
+Layouts (float64): ``solids`` (S, :data:`WIDTH`) one row a solid: :data:`KIND` (0 cylinder,
+1 box, 2 ball: :mod:`coopsim.model.placement`'s codes), :data:`OWNER` (the robot row whose own
+solid it is, -1 for the world's), the centre (:data:`CX`, :data:`CY`, :data:`CZ`, m, world),
+its frame :data:`MAT` ... (3x3 row-major, the solid's axes in the world: columns), the half
+sizes :data:`SA`, :data:`SB`, :data:`SH` (a box's along its x, y, z; a cylinder's radius and
+-, half height; a ball's radius); ``boxes`` (S, 6) each solid's world bounding box, lowest
+x, y, z then highest, m.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..model.compiled import COMPILED, jit, warmer
+
+CYLINDER, BOX, BALL = 0, 1, 2  # as coopsim.model.placement's CIRCLE, BOX, BALL
+KIND, OWNER, CX, CY, CZ, MAT, SA, SB, SH = 0, 1, 2, 3, 4, 5, 14, 15, 16
+WIDTH = 17  # columns of a solid row
+MINVAL = 1e-15  # MuJoCo's mjMINVAL
+GROW = 1e-9  # m, and relative: the bounding boxes and segments are grown by this much
+BIG = 0.5  # m: a solid wider than this along x (half) is tested by every ray
+
+
+@jit()
+def cast(pnt, vec, row, reach, solids, boxes, floor, out):
+    """Distances of the rays into ``out`` (m,): to the nearest of the floor and the solids
+    not of the ray's robot, -1 where none is met (whatever the reach: the caller caps).
+
+    Args:
+        pnt: (m, 3) origins, m, world. vec: (m, 3) unit directions, world.
+        row: (m,) int64 each ray's robot row (its own solids are not seen).
+        reach: (m,) farthest distance that matters, m (the segment the solids are found on).
+        solids: (S, WIDTH) the solids. boxes: (S, 6) their bounding boxes.
+        floor: (2,) the floor plane's half length and half width, m (MuJoCo's plane size).
+        out: (m,) distances, m.
+    """
+    wide = np.flatnonzero(boxes[:, 3] - boxes[:, 0] > 2.0 * BIG)
+    small = np.flatnonzero(boxes[:, 3] - boxes[:, 0] <= 2.0 * BIG)
+    centre = (boxes[small, 0] + boxes[small, 3]) * 0.5
+    order = np.argsort(centre)
+    small, xs = small[order], centre[order]
+    pad = 0.0
+    for j in range(len(small)):
+        pad = max(pad, (boxes[small[j], 3] - boxes[small[j], 0]) * 0.5)
+    pad = pad * (1.0 + GROW) + GROW
+    for i in range(len(out)):
+        best = _floor(pnt[i, 0], pnt[i, 1], pnt[i, 2], vec[i, 0], vec[i, 1], vec[i, 2], floor)
+        far = reach[i] * (1.0 + GROW) + GROW
+        lo0, hi0 = _span(pnt[i, 0], vec[i, 0], far)
+        lo1, hi1 = _span(pnt[i, 1], vec[i, 1], far)
+        lo2, hi2 = _span(pnt[i, 2], vec[i, 2], far)
+        first = np.searchsorted(xs, lo0 - pad)
+        last = np.searchsorted(xs, hi0 + pad, side="right")
+        for k in range(len(wide) + last - first):
+            j = wide[k] if k < len(wide) else small[first + k - len(wide)]
+            if solids[j, OWNER] == row[i] or boxes[j, 0] > hi0 or boxes[j, 3] < lo0 or \
+                    boxes[j, 1] > hi1 or boxes[j, 4] < lo1 or boxes[j, 2] > hi2 or \
+                    boxes[j, 5] < lo2:
+                continue
+            t = _solid(pnt, vec, i, solids, j)
+            if t >= 0.0 and (best < 0.0 or t < best):
+                best = t
+        out[i] = best
+    return True
+
+
+@jit(inline=True)
+def _span(p, v, far):
+    """Lowest and highest coordinate of a segment from ``p`` along ``v`` for ``far``, grown."""
+    e = p + far * v
+    lo, hi = min(p, e), max(p, e)
+    return lo - GROW * (1.0 + abs(lo)), hi + GROW * (1.0 + abs(hi))
+
+
+@jit(inline=True)
+def _floor(p0, p1, p2, v0, v1, v2, floor):
+    """MuJoCo's ``ray_plane`` for the floor (z = 0, up, half sizes ``floor``): -1 if missed."""
+    if v2 > -MINVAL:
+        return -1.0
+    x = -p2 / v2
+    if x < 0.0:
+        return -1.0
+    if abs(p0 + x * v0) <= floor[0] and abs(p1 + x * v1) <= floor[1]:
+        return x
+    return -1.0
+
+
+@jit(inline=True)
+def _solid(pnt, vec, i, solids, j):
+    """Distance along ray ``i`` to solid ``j``'s surface (MuJoCo's tests), -1 if missed."""
+    d0, d1, d2 = pnt[i, 0] - solids[j, CX], pnt[i, 1] - solids[j, CY], pnt[i, 2] - solids[j, CZ]
+    v0, v1, v2 = vec[i, 0], vec[i, 1], vec[i, 2]
+    kind = solids[j, KIND]
+    if kind == BALL:
+        return _ball(d0, d1, d2, v0, v1, v2, solids[j, SA])
+    m = MAT
+    lp0 = solids[j, m] * d0 + solids[j, m + 3] * d1 + solids[j, m + 6] * d2
+    lp1 = solids[j, m + 1] * d0 + solids[j, m + 4] * d1 + solids[j, m + 7] * d2
+    lp2 = solids[j, m + 2] * d0 + solids[j, m + 5] * d1 + solids[j, m + 8] * d2
+    lv0 = solids[j, m] * v0 + solids[j, m + 3] * v1 + solids[j, m + 6] * v2
+    lv1 = solids[j, m + 1] * v0 + solids[j, m + 4] * v1 + solids[j, m + 7] * v2
+    lv2 = solids[j, m + 2] * v0 + solids[j, m + 5] * v1 + solids[j, m + 8] * v2
+    if kind == BOX:
+        return _box(lp0, lp1, lp2, lv0, lv1, lv2, solids[j, SA], solids[j, SB], solids[j, SH])
+    return _cylinder(lp0, lp1, lp2, lv0, lv1, lv2, solids[j, SA], solids[j, SH])
+
+
+@jit(inline=True)
+def _nearer(x, sol):
+    """The nearer of a distance so far ``x`` (-1: none) and a non-negative ``sol``."""
+    return sol if x < 0.0 or sol < x else x
+
+
+@jit(inline=True)
+def _ball(d0, d1, d2, v0, v1, v2, r):
+    """MuJoCo's ``ray_sphere``: the smaller non-negative root of |d + x v| = r, or -1."""
+    a = v0 * v0 + v1 * v1 + v2 * v2
+    b = v0 * d0 + v1 * d1 + v2 * d2
+    c = d0 * d0 + d1 * d1 + d2 * d2 - r * r
+    det = b * b - a * c
+    if det < MINVAL or a < MINVAL:
+        return -1.0
+    sq = math.sqrt(det)
+    x1, x2 = (-b - sq) / a, (-b + sq) / a
+    return x1 if x1 >= 0.0 else (x2 if x2 >= 0.0 else -1.0)
+
+
+@jit(inline=True)
+def _face(x, sol, q0, w0, s0, q1, w1, s1):
+    """``x`` or ``sol`` (the nearer) when the point ``sol`` along the ray is within a face:
+    |q0 + sol w0| <= s0 and |q1 + sol w1| <= s1 (the face's other two axes)."""
+    if sol >= 0.0 and abs(q0 + sol * w0) <= s0 and abs(q1 + sol * w1) <= s1:
+        return _nearer(x, sol)
+    return x
+
+
+@jit(inline=True)
+def _box(p0, p1, p2, v0, v1, v2, s0, s1, s2):
+    """MuJoCo's ``ray_box`` in the box's frame (half sizes s0, s1, s2): -1 if missed."""
+    x = -1.0
+    if abs(v0) > MINVAL:
+        x = _face(x, (-s0 - p0) / v0, p1, v1, s1, p2, v2, s2)
+        x = _face(x, (s0 - p0) / v0, p1, v1, s1, p2, v2, s2)
+    if abs(v1) > MINVAL:
+        x = _face(x, (-s1 - p1) / v1, p0, v0, s0, p2, v2, s2)
+        x = _face(x, (s1 - p1) / v1, p0, v0, s0, p2, v2, s2)
+    if abs(v2) > MINVAL:
+        x = _face(x, (-s2 - p2) / v2, p0, v0, s0, p1, v1, s1)
+        x = _face(x, (s2 - p2) / v2, p0, v0, s0, p1, v1, s1)
+    return x
+
+
+@jit(inline=True)
+def _cylinder(p0, p1, p2, v0, v1, v2, r, h):
+    """MuJoCo's ``ray_cylinder`` in the cylinder's frame (radius ``r``, half height ``h``, axis
+    z): its caps, then its side (both roots, each within the height): -1 if missed."""
+    x = -1.0
+    if abs(v2) > MINVAL:
+        for side in (-1.0, 1.0):
+            sol = (side * h - p2) / v2
+            if sol >= 0.0:
+                q0, q1 = p0 + sol * v0, p1 + sol * v1
+                if q0 * q0 + q1 * q1 <= r * r:
+                    x = _nearer(x, sol)
+    a = v0 * v0 + v1 * v1
+    b = v0 * p0 + v1 * p1
+    c = p0 * p0 + p1 * p1 - r * r
+    det = b * b - a * c
+    if a < MINVAL or det < MINVAL:
+        return x
+    sq = math.sqrt(det)
+    for sol in ((-b - sq) / a, (-b + sq) / a):
+        if sol >= 0.0 and abs(p2 + sol * v2) <= h:
+            x = _nearer(x, sol)
+    return x
+
+
+def _load() -> None:
+    """Compile (or load from numba's cache) :func:`cast` with one ray and one solid."""
+    one3 = np.zeros((1, 3))
+    solid = np.zeros((1, WIDTH))
+    solid[0, MAT:MAT + 9] = np.eye(3).reshape(9)
+    cast(one3 + [0.0, 0.0, 1.0], one3 + [0.0, 0.0, -1.0], np.zeros(1, np.int64), np.ones(1),
+         solid, np.zeros((1, 6)), np.ones(2), np.empty(1))
+
+
+WARM = warmer(_load) if COMPILED else None  # loaded off the stepper thread, before it needs it
