@@ -65,3 +65,75 @@ class Rays(Case):
     @unit("us/ray")
     def track_us_per_ray(self, robots):
         return per_call_ms(self.cast, count(10, 1)) * 1e3 / self.rays
+
+
+class AerialLidar3D(Case):
+    """The same lidars on the ``aerial`` engine (coopsim.physics.aerial_rays: one compiled cast
+    of every ray against the floor, its walls, the arena's static objects and the other robots):
+    10 driving TurtleBot3s, each with a 16 x 360 lidar at 10 Hz, dt 0.02 s, one thread: ms per
+    tick and x real time (the goal: >= 1); ``idle`` as :class:`Lidar3D`'s."""
+
+    params = (sizes(10, smoke=2), ["cast", "idle"])
+    param_names = ("robots", "lidar")
+
+    def setup(self, robots, lidar):
+        threads(1)
+        rate = 10.0 if lidar == "cast" else 0.01
+        self.stepper = swarm(robots, "aerial", robot_type="turtlebot3", warm=10,
+                             params=LIDAR[:2] + (("lidar", "rate", rate),) + LIDAR[3:])
+        _warm_aerial_rays()
+        self.ms = tick_ms(self.stepper, 50)
+
+    @unit("ms")
+    def track_ms(self, robots, lidar):
+        return self.ms
+
+    @unit("x real time")
+    def track_x_real_time(self, robots, lidar):
+        return x_real_time(DT, self.ms)
+
+
+class AerialAltimeters(Case):
+    """N hovering Crazyflies on the ``aerial`` engine (500 Hz, ``flight``; altimeters every
+    step): ms per tick with the altimeters cast in 3D (against the floor, the other drones...)
+    and with the same world casting in the floor slice as before (``ranges3d = False``),
+    measured alternately in one process; ``track_ratio`` is 3D / slice."""
+
+    params = (sizes(1000, smoke=2),)
+    param_names = ("drones",)
+
+    def setup(self, drones):
+        from .common import build, flyers
+
+        threads(1)
+        _warm_aerial_rays()
+        self.steppers = {"3d": build(flyers(drones), warm=10),
+                         "slice": build(flyers(drones), warm=10)}
+        self.steppers["slice"].sim.world.engine.ranges3d = False
+        ticks = max(5, 5000 // drones)
+        self.ms = {"3d": [], "slice": []}
+        for _ in range(count(3)):
+            for key, stepper in self.steppers.items():
+                self.ms[key].append(tick_ms(stepper, ticks))
+
+    @unit("ms")
+    def track_ms_3d(self, drones):
+        return min(self.ms["3d"])
+
+    @unit("ms")
+    def track_ms_slice(self, drones):
+        return min(self.ms["slice"])
+
+    @unit("x")
+    def track_ratio(self, drones):
+        return min(self.ms["3d"]) / min(self.ms["slice"])
+
+
+def _warm_aerial_rays() -> None:
+    """Load the aerial ray kernel now (what the background warm-up does), so the case times it
+    and not its numpy twin."""
+    from coopsim.physics import aerial_raykernel as ark
+
+    if ark.WARM is not None:
+        ark._load()
+        ark.WARM.ready = True

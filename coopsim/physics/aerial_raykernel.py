@@ -1,8 +1,8 @@
 """The compiled ray cast of the ``aerial`` engine's range sensing in 3D
 (:mod:`coopsim.physics.aerial_rays` builds the tables and holds the numpy twin).
 
-Every ray is tested against the floor plane and against the solids its segment's bounding box
-meets: the wide ones (the floor's edge walls, long boxes) always, the others found by their
+Every ray is tested against the floor plane and against the solids whose bounding box its
+segment passes through (the slab test): the wide ones (the floor's edge walls, long boxes) always, the others found by their
 centre's x among the solids sorted by it (a ray looks at the few whose x range can meet its
 own). Each test is MuJoCo's (``engine_ray.c``: ``ray_plane``, ``ray_box``, ``ray_cylinder``,
 ``ray_sphere``): the first non-negative distance at which the ray meets the solid's surface, so
@@ -66,16 +66,43 @@ def cast(pnt, vec, row, reach, solids, boxes, floor, out):
         lo2, hi2 = _span(pnt[i, 2], vec[i, 2], far)
         first = np.searchsorted(xs, lo0 - pad)
         last = np.searchsorted(xs, hi0 + pad, side="right")
+        inv0, inv1, inv2 = _inverse(vec[i, 0]), _inverse(vec[i, 1]), _inverse(vec[i, 2])
         for k in range(len(wide) + last - first):
             j = wide[k] if k < len(wide) else small[first + k - len(wide)]
-            if solids[j, OWNER] == row[i] or boxes[j, 0] > hi0 or boxes[j, 3] < lo0 or \
-                    boxes[j, 1] > hi1 or boxes[j, 4] < lo1 or boxes[j, 2] > hi2 or \
-                    boxes[j, 5] < lo2:
+            if solids[j, OWNER] == row[i] or boxes[j, 1] > hi1 or boxes[j, 4] < lo1 or \
+                    boxes[j, 2] > hi2 or boxes[j, 5] < lo2 or \
+                    not _slab(pnt, i, boxes, j, far, inv0, inv1, inv2):
                 continue
             t = _solid(pnt, vec, i, solids, j)
             if t >= 0.0 and (best < 0.0 or t < best):
                 best = t
         out[i] = best
+    return True
+
+
+@jit(inline=True)
+def _inverse(v):
+    """1 / v, 0 for v = 0 (an axis :func:`_slab` then tests by the origin alone)."""
+    return 1.0 / v if v != 0.0 else 0.0
+
+
+@jit(inline=True)
+def _slab(pnt, i, boxes, j, far, inv0, inv1, inv2):
+    """Whether ray ``i``, from 0 to ``far``, passes through box ``j`` (the slab test; the box
+    is grown, so rounding cannot make it miss a solid the ray meets)."""
+    t0, t1 = 0.0, far
+    for a in range(3):
+        inv, p = (inv0, inv1, inv2)[a], pnt[i, a]
+        if inv == 0.0:
+            if p < boxes[j, a] or p > boxes[j, a + 3]:
+                return False
+            continue
+        ta, tb = (boxes[j, a] - p) * inv, (boxes[j, a + 3] - p) * inv
+        if ta > tb:
+            ta, tb = tb, ta
+        t0, t1 = max(t0, ta), min(t1, tb)
+        if t0 > t1:
+            return False
     return True
 
 
@@ -190,13 +217,72 @@ def _cylinder(p0, p1, p2, v0, v1, v2, r, h):
     return x
 
 
+#: Columns of a robot's solid in its own frame (:func:`place`): the robot row, the kind, the
+#: centre (m), the cosine and sine of its yaw, the half sizes as :data:`SA` ... :data:`SH`
+L_ROW, L_KIND, L_X, L_Y, L_Z, L_COS, L_SIN, L_A, L_B, L_H = range(10)
+LOCAL = 10
+
+
+@jit()
+def place(local, state, solids, boxes, start):
+    """Write the robots' solids where ``state`` (N, 13) places them into ``solids`` and
+    ``boxes`` from row ``start`` on: one row a ``local`` (R, :data:`LOCAL`) row. The same
+    operations as ``aerial_rays.place_numpy`` (no libm call), so the same bits."""
+    for r in range(len(local)):
+        o, j = int(local[r, L_ROW]), start + r
+        w, x, y, z = state[o, 3], state[o, 4], state[o, 5], state[o, 6]
+        m00, m01, m02 = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)
+        m10, m11, m12 = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)
+        m20, m21, m22 = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
+        c0, c1, c2 = local[r, L_X], local[r, L_Y], local[r, L_Z]
+        cy, sy = local[r, L_COS], local[r, L_SIN]
+        solids[j, KIND], solids[j, OWNER] = local[r, L_KIND], local[r, L_ROW]
+        solids[j, CX] = state[o, 0] + (m00 * c0 + m01 * c1 + m02 * c2)
+        solids[j, CY] = state[o, 1] + (m10 * c0 + m11 * c1 + m12 * c2)
+        solids[j, CZ] = state[o, 2] + (m20 * c0 + m21 * c1 + m22 * c2)
+        _turned(solids, j, m00, m01, m02, cy, sy, 0)
+        _turned(solids, j, m10, m11, m12, cy, sy, 1)
+        _turned(solids, j, m20, m21, m22, cy, sy, 2)
+        solids[j, SA], solids[j, SB], solids[j, SH] = local[r, L_A], local[r, L_B], local[r, L_H]
+        _box_of(solids, boxes, j)
+    return True
+
+
+@jit(inline=True)
+def _turned(solids, j, r0, r1, r2, cy, sy, i):
+    """Row ``i`` of the body's matrix row (r0, r1, r2) times a turn by the solid's yaw."""
+    solids[j, MAT + 3 * i] = r0 * cy + r1 * sy
+    solids[j, MAT + 3 * i + 1] = r1 * cy - r0 * sy
+    solids[j, MAT + 3 * i + 2] = r2
+
+
+@jit(inline=True)
+def _box_of(solids, boxes, j):
+    """Solid ``j``'s grown world bounding box into ``boxes[j]`` (``aerial_rays``'s rule)."""
+    h0, h1, h2 = solids[j, SA], solids[j, SB], solids[j, SH]
+    if solids[j, KIND] != BOX:
+        h1 = h0
+    if solids[j, KIND] == BALL:
+        h2 = h0
+    for k in range(3):
+        m = MAT + 3 * k
+        reach = (abs(solids[j, m]) * h0 + abs(solids[j, m + 1]) * h1
+                 + abs(solids[j, m + 2]) * h2) * (1.0 + GROW) + GROW
+        boxes[j, k] = solids[j, CX + k] - reach
+        boxes[j, k + 3] = solids[j, CX + k] + reach
+
+
 def _load() -> None:
-    """Compile (or load from numba's cache) :func:`cast` with one ray and one solid."""
+    """Compile (or load from numba's cache) :func:`cast` with one ray and one solid, and
+    :func:`place`."""
     one3 = np.zeros((1, 3))
     solid = np.zeros((1, WIDTH))
     solid[0, MAT:MAT + 9] = np.eye(3).reshape(9)
     cast(one3 + [0.0, 0.0, 1.0], one3 + [0.0, 0.0, -1.0], np.zeros(1, np.int64), np.ones(1),
          solid, np.zeros((1, 6)), np.ones(2), np.empty(1))
+    state = np.zeros((1, 13))
+    state[0, 3] = 1.0
+    place(np.zeros((1, LOCAL)), state, solid, np.zeros((1, 6)), 0)
 
 
 WARM = warmer(_load) if COMPILED else None  # loaded off the stepper thread, before it needs it

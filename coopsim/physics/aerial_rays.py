@@ -31,7 +31,6 @@ import dataclasses
 import numpy as np
 
 from ..model import placement as pl
-from ..model.snapshot import quat_matrices
 from . import aerial_raykernel as ark
 from .aerial_raykernel import BALL, BOX, CX, CZ, GROW, KIND, MAT, MINVAL, OWNER, SA, SB, SH, \
     WIDTH
@@ -39,7 +38,6 @@ from .mujoco_state import wall_boxes
 
 WALL_HEIGHT = 4.0  # m, as coopsim.physics.mujoco_build's (a test keeps them equal)
 WALL_THICKNESS = 1.0  # m, as coopsim.physics.mujoco_build's
-_LOCAL = 9  # local solid columns: owner, kind, x, y, zc, yaw, a, b, half height
 
 
 def body_solids(body, height: float) -> np.ndarray:
@@ -78,8 +76,8 @@ def bounding_boxes(solids: np.ndarray) -> np.ndarray:
 
 
 class Scene:
-    """The solids a ray may meet in one aerial world: the walls and objects kept until the
-    objects change, the robots' placed at each cast from their state.
+    """The solids a ray may meet in one aerial world, one table: the walls and objects (kept
+    until the objects change), then the robots' (placed at each cast from their state).
 
     Args:
         floor: The world's FloorSpec.
@@ -92,35 +90,31 @@ class Scene:
         self.floor = np.array([floor.length / 2 + WALL_THICKNESS,
                                floor.width / 2 + WALL_THICKNESS])
         self._objects: tuple | None = None
-        self._static: tuple = ()
+        self._static = self._walls
         self._bodies = None
-        self._local = np.zeros((0, _LOCAL))
+        self._local = np.zeros((0, ark.LOCAL))
         self._extent = np.zeros((0, 2))
+        self._table: tuple | None = None  # (solids, boxes), the static rows filled in
 
-    def static(self, objects) -> tuple[np.ndarray, np.ndarray]:
-        """The walls' and ``objects``' (ObjectSpecs) solid rows and bounding boxes."""
+    def tables(self, objects, bodies: list, state: np.ndarray,
+               compiled: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(solids, boxes): every solid of the world, the robots' where ``state`` (N, 13)
+        places them (``compiled``: by the kernel, else its numpy twin: the same bits)."""
         objects = tuple(objects)
         if objects != self._objects:
-            rows = [pl.object_rows(o) for o in objects]
-            solids = [self._walls]
-            for r in rows:
-                kind, x, y, yaw, a, b, lo, hi = r[0, :pl.ZHI + 1]
-                solids.append(_rows(kind, x, y, (lo + hi) / 2, yaw, a, b, (hi - lo) / 2))
-            table = np.vstack(solids)
-            self._static, self._objects = (table, bounding_boxes(table)), objects
-        return self._static
-
-    def robots(self, bodies: list, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The robots' solid rows and bounding boxes where ``state`` (N, 13) places them."""
+            self._static, self._objects, self._table = _static(self._walls, objects), \
+                objects, None
         local = self._layout(bodies)
-        owner = local[:, 0].astype(np.int64)
-        rot = quat_matrices(state[owner, 3:7])
-        solids = _rows(local[:, 1], 0.0, 0.0, 0.0, local[:, 5], local[:, 6], local[:, 7],
-                       local[:, 8], local[:, 0])
-        solids[:, CX:CZ + 1] = state[owner, :3] + np.einsum("nij,nj->ni", rot, local[:, 2:5])
-        turn = solids[:, MAT:MAT + 9].reshape(-1, 3, 3)
-        solids[:, MAT:MAT + 9] = np.einsum("nij,njk->nik", rot, turn).reshape(-1, 9)
-        return solids, bounding_boxes(solids)
+        if self._table is None:
+            solids = np.vstack([self._static, np.zeros((len(local), WIDTH))])
+            boxes = bounding_boxes(solids)
+            self._table = solids, boxes
+        solids, boxes = self._table
+        if compiled:
+            ark.place(local, state, solids, boxes, len(self._static))
+        else:
+            place_numpy(local, state, solids, boxes, len(self._static))
+        return solids, boxes
 
     def extent(self, bodies: list, rows: np.ndarray) -> np.ndarray:
         """(len(rows), 2) lowest and highest body-frame z of each robot's solids, m."""
@@ -128,7 +122,7 @@ class Scene:
         return self._extent[np.asarray(rows, dtype=np.int64)]
 
     def _layout(self, bodies: list) -> np.ndarray:
-        """The robots' solids in their own frames, (S, 9) rows, worked out once a layout."""
+        """The robots' solids in their own frames, (R, LOCAL) rows, worked out once a layout."""
         if bodies is not self._bodies:
             parts, extent = [], np.zeros((len(bodies), 2))
             for k, body in enumerate(bodies):
@@ -137,10 +131,10 @@ class Scene:
                 extent[k] = (lo.min(), hi.max()) if len(s) else (0.0, 0.0)
                 parts.append(np.column_stack([np.full(len(s), float(k)), s[:, pl.KIND],
                                               s[:, pl.X], s[:, pl.Y], (lo + hi) / 2,
-                                              s[:, pl.YAW], s[:, pl.A], s[:, pl.B],
-                                              (hi - lo) / 2]))
-            self._local = np.vstack(parts) if parts else np.zeros((0, _LOCAL))
-            self._bodies, self._extent = bodies, extent
+                                              np.cos(s[:, pl.YAW]), np.sin(s[:, pl.YAW]),
+                                              s[:, pl.A], s[:, pl.B], (hi - lo) / 2]))
+            self._local = np.vstack(parts) if parts else np.zeros((0, ark.LOCAL))
+            self._bodies, self._extent, self._table = bodies, extent, None
         return self._local
 
     def cast(self, objects, bodies: list, state: np.ndarray, rows: np.ndarray,
@@ -148,16 +142,17 @@ class Scene:
              compiled: bool = True) -> np.ndarray:
         """(n, k) distances, m, from ``origins`` (n, 3) along ``directions`` (n, k, 3) of
         robots ``rows``, their own solids skipped; ``reach`` (n,) where nothing is within it.
-        ``compiled``: the kernel may serve (once loaded)."""
+        ``compiled``: the kernels may serve (once loaded)."""
         n, k = directions.shape[:2]
         reach = np.asarray(reach, dtype=float)
-        solids, boxes = (np.vstack(t) for t in zip(self.static(objects),
-                                                   self.robots(bodies, state)))
-        pnt = np.repeat(np.ascontiguousarray(origins, dtype=float), k, axis=0)
+        compiled = compiled and ark.WARM is not None and ark.WARM.ready
+        solids, boxes = self.tables(objects, bodies, state, compiled)
+        pnt = np.ascontiguousarray(origins, dtype=float)
+        row, far = np.asarray(rows, dtype=np.int64), reach
+        if k > 1:
+            pnt, row, far = np.repeat(pnt, k, axis=0), np.repeat(row, k), np.repeat(reach, k)
         vec = np.ascontiguousarray(directions, dtype=float).reshape(n * k, 3)
-        row = np.repeat(np.asarray(rows, dtype=np.int64), k)
-        far = np.repeat(reach, k)
-        if compiled and ark.WARM is not None and ark.WARM.ready:
+        if compiled:
             dist = np.empty(n * k)
             ark.cast(pnt, vec, row, far, solids, boxes, self.floor, dist)
         else:
@@ -165,6 +160,38 @@ class Scene:
         dist = dist.reshape(n, k)
         cap = reach[:, None]
         return np.where((dist >= 0.0) & (dist < cap), dist, cap)
+
+
+def _static(walls: np.ndarray, objects: tuple) -> np.ndarray:
+    """The walls' and ``objects``' (ObjectSpecs) solid rows."""
+    solids = [walls]
+    for o in objects:
+        kind, x, y, yaw, a, b, lo, hi = pl.object_rows(o)[0, :pl.ZHI + 1]
+        solids.append(_rows(kind, x, y, (lo + hi) / 2, yaw, a, b, (hi - lo) / 2))
+    return np.vstack(solids)
+
+
+def place_numpy(local, state, solids, boxes, start: int) -> None:
+    """:func:`coopsim.physics.aerial_raykernel.place` in numpy: the same operations, so the
+    same bits."""
+    j = slice(start, start + len(local))
+    o = local[:, ark.L_ROW].astype(np.int64)
+    w, x, y, z = state[o, 3], state[o, 4], state[o, 5], state[o, 6]
+    m = ((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)),
+         (2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)),
+         (2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)))
+    c0, c1, c2 = local[:, ark.L_X], local[:, ark.L_Y], local[:, ark.L_Z]
+    cy, sy = local[:, ark.L_COS], local[:, ark.L_SIN]
+    solids[j, KIND], solids[j, OWNER] = local[:, ark.L_KIND], local[:, ark.L_ROW]
+    for i in range(3):
+        r0, r1, r2 = m[i]
+        solids[j, CX + i] = state[o, i] + (r0 * c0 + r1 * c1 + r2 * c2)
+        solids[j, MAT + 3 * i] = r0 * cy + r1 * sy
+        solids[j, MAT + 3 * i + 1] = r1 * cy - r0 * sy
+        solids[j, MAT + 3 * i + 2] = r2
+    solids[j, SA], solids[j, SB], solids[j, SH] = local[:, ark.L_A], local[:, ark.L_B], \
+        local[:, ark.L_H]
+    boxes[j] = bounding_boxes(solids[j])
 
 
 # -- the numpy twin of aerial_raykernel.cast -----------------------------------------------------

@@ -170,6 +170,8 @@ def test_the_kernel_and_the_numpy_twin_give_the_same_bits(cluttered):
     directions /= np.linalg.norm(directions, axis=2, keepdims=True)
     reach = rng.uniform(0.1, 6.0, 600)
     scene, args = engine._scene, (engine._objects, engine._bodies, engine.state, rows)
+    placed = [scene.tables(*args[:3], compiled)[0].copy() for compiled in (True, False)]
+    assert np.array_equal(placed[0].view(np.int64), placed[1].view(np.int64))
     fast = scene.cast(*args, origins, directions, reach, compiled=True)
     slow = scene.cast(*args, origins, directions, reach, compiled=False)
     assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
