@@ -2,14 +2,15 @@
 (:mod:`coopsim.physics.aerial_rays` builds the tables and holds the numpy twin).
 
 Every ray is tested against the floor plane and against the solids whose bounding box its
-segment passes through (the slab test): the wide ones (the floor's edge walls, long boxes) always, the others found by their
-centre's x among the solids sorted by it (a ray looks at the few whose x range can meet its
-own). Each test is MuJoCo's (``engine_ray.c``: ``ray_plane``, ``ray_box``, ``ray_cylinder``,
-``ray_sphere``): the first non-negative distance at which the ray meets the solid's surface, so
-a ray starting inside a solid meets it where it leaves. The bounding boxes only choose which
-solids are tested (grown, so rounding cannot drop one), and a minimum does not depend on the
-order, so this kernel and the numpy twin, which tests every solid, give the same bits (no libm
-call, no ``fastmath``: ``sqrt`` is correctly rounded everywhere).
+segment passes through (the slab test): the wide ones (the floor's edge walls, long boxes)
+always, the others found by their centre's x among the solids sorted by it (a ray looks at the
+few whose x range can meet its own). Each test is MuJoCo's (``engine_ray.c``: ``ray_plane``,
+``ray_box``, ``ray_cylinder``, ``ray_sphere``): the first non-negative distance at which the ray
+meets the solid's surface, so a ray starting inside a solid meets it where it leaves. The
+bounding boxes only choose which solids are tested (grown, so rounding cannot drop one), and a
+minimum does not depend on the order, so this kernel and the numpy twin, which tests every
+solid, give the same bits (no libm call, no ``fastmath``: ``sqrt`` is correctly rounded
+everywhere).
 
 Layouts (float64): ``solids`` (S, :data:`WIDTH`) one row a solid: :data:`KIND` (0 cylinder,
 1 box, 2 ball: :mod:`coopsim.model.placement`'s codes), :data:`OWNER` (the robot row whose own
