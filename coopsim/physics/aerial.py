@@ -101,9 +101,6 @@ class AerialEngine(Engine):
     features = frozenset({"flight", "velocity", "differential"})
     checks_health = True
     kernels = "auto"
-    #: False: its range sensors cast in the floor slice as before round 14 (a comparison's
-    #: baseline, benchmarks/suite/ranges3d.py); True: in 3D (:meth:`cast3d`)
-    ranges3d = True
 
     def __init__(self, floor: FloorSpec, kernels: str | None = None) -> None:
         super().__init__(floor)

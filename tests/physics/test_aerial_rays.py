@@ -176,3 +176,16 @@ def test_the_kernel_and_the_numpy_twin_give_the_same_bits(cluttered):
     slow = scene.cast(*args, origins, directions, reach, compiled=False)
     assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
     assert 1000 < (fast < reach[:, None]).sum() < 3000 - 100  # most meet something, not all
+
+
+def test_ranges3d_false_casts_in_the_floor_slice_as_before():
+    """The benchmark's baseline (Engine.ranges3d): the altimeter over a box then reads the
+    floor's distance from the body's centre, as before round 14."""
+    scn = scenario([flyer("cf", 0.0, 0.0, 1.0)], [box("under", 0.0, 0.0, size=(0.6, 0.6))],
+                   floor=(LENGTH, WIDTH))
+    scn = dataclasses.replace(scn, settings=dataclasses.replace(scn.settings, engine="aerial"))
+    stepper = Stepper(Simulation(scn), mode="lockstep")
+    stepper.sim.world.engine.ranges3d = False
+    stepper.tick()
+    z = stepper.sim.world.engine.state3d()[0, 2]
+    assert stepper.snapshot.reading("cf", "altimeter")[0] == z
