@@ -3,8 +3,8 @@
 
 Every ray is tested against the floor plane and against the solids whose bounding box its
 segment passes through (the slab test): the wide ones (the floor's edge walls, long boxes)
-always, the others found by their centre's x among the solids sorted by it (a ray looks at the
-few whose x range can meet its own). Each test is MuJoCo's (``engine_ray.c``: ``ray_plane``,
+always, the others found on a grid of their centres (a ray looks at the cells its segment
+covers, or at all of them when it covers more cells than there are solids). Each test is MuJoCo's (``engine_ray.c``: ``ray_plane``,
 ``ray_box``, ``ray_cylinder``, ``ray_sphere``): the first non-negative distance at which the ray
 meets the solid's surface, so a ray starting inside a solid meets it where it leaves. The
 bounding boxes only choose which solids are tested (grown, so rounding cannot drop one), and a
@@ -50,35 +50,81 @@ def cast(pnt, vec, row, reach, solids, boxes, floor, out):
         floor: (2,) the floor plane's half length and half width, m (MuJoCo's plane size).
         out: (m,) distances, m.
     """
-    wide = np.flatnonzero(boxes[:, 3] - boxes[:, 0] > 2.0 * BIG)
-    small = np.flatnonzero(boxes[:, 3] - boxes[:, 0] <= 2.0 * BIG)
-    centre = (boxes[small, 0] + boxes[small, 3]) * 0.5
-    order = np.argsort(centre)
-    small, xs = small[order], centre[order]
-    pad = 0.0
-    for j in range(len(small)):
-        pad = max(pad, (boxes[small[j], 3] - boxes[small[j], 0]) * 0.5)
-    pad = pad * (1.0 + GROW) + GROW
+    half0, half1 = (boxes[:, 3] - boxes[:, 0]) * 0.5, (boxes[:, 4] - boxes[:, 1]) * 0.5
+    wide = np.flatnonzero((half0 > BIG) | (half1 > BIG))
+    small = np.flatnonzero((half0 <= BIG) & (half1 <= BIG))
+    start, items, x0, y0, size, nx, ny, pad0, pad1 = _grid(boxes, small)
     for i in range(len(out)):
         best = _floor(pnt[i, 0], pnt[i, 1], pnt[i, 2], vec[i, 0], vec[i, 1], vec[i, 2], floor)
         far = reach[i] * (1.0 + GROW) + GROW
+        inv = (_inverse(vec[i, 0]), _inverse(vec[i, 1]), _inverse(vec[i, 2]))
+        for k in range(len(wide)):
+            best = _try(pnt, vec, row, i, solids, boxes, wide[k], far, inv, best)
         lo0, hi0 = _span(pnt[i, 0], vec[i, 0], far)
         lo1, hi1 = _span(pnt[i, 1], vec[i, 1], far)
-        lo2, hi2 = _span(pnt[i, 2], vec[i, 2], far)
-        first = np.searchsorted(xs, lo0 - pad)
-        last = np.searchsorted(xs, hi0 + pad, side="right")
-        inv0, inv1, inv2 = _inverse(vec[i, 0]), _inverse(vec[i, 1]), _inverse(vec[i, 2])
-        for k in range(len(wide) + last - first):
-            j = wide[k] if k < len(wide) else small[first + k - len(wide)]
-            if solids[j, OWNER] == row[i] or boxes[j, 1] > hi1 or boxes[j, 4] < lo1 or \
-                    boxes[j, 2] > hi2 or boxes[j, 5] < lo2 or \
-                    not _slab(pnt, i, boxes, j, far, inv0, inv1, inv2):
-                continue
-            t = _solid(pnt, vec, i, solids, j)
-            if t >= 0.0 and (best < 0.0 or t < best):
-                best = t
+        fx0, fx1 = (lo0 - pad0 - x0) / size, (hi0 + pad0 - x0) / size
+        fy0, fy1 = (lo1 - pad1 - y0) / size, (hi1 + pad1 - y0) / size
+        if not (fx1 - fx0 + 2.0) * (fy1 - fy0 + 2.0) <= len(small):  # (a NaN too) all of them
+            for k in range(len(small)):
+                best = _try(pnt, vec, row, i, solids, boxes, small[k], far, inv, best)
+            out[i] = best
+            continue
+        for ix in range(max(int(math.floor(fx0)), 0), min(int(math.floor(fx1)), nx - 1) + 1):
+            for iy in range(max(int(math.floor(fy0)), 0),
+                            min(int(math.floor(fy1)), ny - 1) + 1):
+                for k in range(start[ix * ny + iy], start[ix * ny + iy + 1]):
+                    best = _try(pnt, vec, row, i, solids, boxes, items[k], far, inv, best)
         out[i] = best
     return True
+
+
+@jit()
+def _grid(boxes, small):
+    """The ``small`` solids binned by their box's centre on a grid of square cells (about one
+    solid a cell where they are spread): (start (cells + 1,) each cell's first index in
+    ``items``, items, lowest centre x, y, the cell's side (m), nx, ny, and the largest half
+    width along x and y (grown): a ray looks at the cells its segment, widened by these,
+    covers)."""
+    n = len(small)
+    cx, cy = np.empty(n), np.empty(n)
+    pad0 = pad1 = 0.0
+    for k in range(n):
+        j = small[k]
+        cx[k], cy[k] = (boxes[j, 0] + boxes[j, 3]) * 0.5, (boxes[j, 1] + boxes[j, 4]) * 0.5
+        pad0 = max(pad0, (boxes[j, 3] - boxes[j, 0]) * 0.5)
+        pad1 = max(pad1, (boxes[j, 4] - boxes[j, 1]) * 0.5)
+    x0, y0 = (cx.min(), cy.min()) if n else (0.0, 0.0)
+    spanx, spany = (cx.max() - x0, cy.max() - y0) if n else (0.0, 0.0)
+    size = max(4.0 * max(pad0, pad1), 1e-3)
+    while (spanx / size + 1.0) * (spany / size + 1.0) > 4.0 * n + 16.0:
+        size *= 2.0
+    nx, ny = int(spanx / size) + 1, int(spany / size) + 1
+    cell = np.empty(n, np.int64)
+    start = np.zeros(nx * ny + 1, np.int64)
+    for k in range(n):
+        cell[k] = min(int((cx[k] - x0) / size), nx - 1) * ny + min(int((cy[k] - y0) / size),
+                                                                     ny - 1)
+        start[cell[k] + 1] += 1
+    for c in range(nx * ny):
+        start[c + 1] += start[c]
+    fill, items = start[:-1].copy(), np.empty(n, np.int64)
+    for k in range(n):
+        items[fill[cell[k]]] = small[k]
+        fill[cell[k]] += 1
+    return start, items, x0, y0, size, nx, ny, pad0 * (1.0 + GROW) + GROW, \
+        pad1 * (1.0 + GROW) + GROW
+
+
+@jit(inline=True)
+def _try(pnt, vec, row, i, solids, boxes, j, far, inv, best):
+    """``best`` or ray ``i``'s distance to solid ``j`` if nearer (not its own robot's, its box
+    on the ray's way: the slab test first)."""
+    if solids[j, OWNER] == row[i] or not _slab(pnt, i, boxes, j, far, inv[0], inv[1], inv[2]):
+        return best
+    t = _solid(pnt, vec, i, solids, j)
+    if t >= 0.0 and (best < 0.0 or t < best):
+        return t
+    return best
 
 
 @jit(inline=True)
