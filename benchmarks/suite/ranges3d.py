@@ -10,10 +10,10 @@ LIDAR = (("lidar", "channels", 16), ("lidar", "beams", 360), ("lidar", "rate", 1
          ("lidar", "max_range", 8.0))
 
 
-def _world(robots: int, lidar: tuple):
-    """``robots`` driving TurtleBot3s on mujoco in the bench arena (no static obstacles: the
-    3D start check), each lidar set by ``lidar``; 10 ticks taken."""
-    return swarm(robots, "mujoco", robot_type="turtlebot3", params=lidar, obstacles=False,
+def _world(robots: int, lidar: tuple, engine: str = "mujoco"):
+    """``robots`` driving TurtleBot3s on ``engine`` in the bench arena (no static obstacles:
+    the 3D start check), each lidar set by ``lidar``; 10 ticks taken."""
+    return swarm(robots, engine, robot_type="turtlebot3", params=lidar, obstacles=False,
                  warm=10)
 
 
@@ -25,11 +25,14 @@ class Lidar3D(Case):
 
     params = (sizes(10, smoke=2), ["cast", "idle"])
     param_names = ("robots", "lidar")
+    engine = "mujoco"
 
     def setup(self, robots, lidar):
         threads(1)
         rate = 10.0 if lidar == "cast" else 0.01
-        self.stepper = _world(robots, LIDAR[:2] + (("lidar", "rate", rate),) + LIDAR[3:])
+        self.stepper = _world(robots, LIDAR[:2] + (("lidar", "rate", rate),) + LIDAR[3:],
+                              self.engine)
+        _warm_aerial_rays()
         self.ms = tick_ms(self.stepper, 50)
 
     @unit("ms")
@@ -67,30 +70,12 @@ class Rays(Case):
         return per_call_ms(self.cast, count(10, 1)) * 1e3 / self.rays
 
 
-class AerialLidar3D(Case):
-    """The same lidars on the ``aerial`` engine (coopsim.physics.aerial_rays: one compiled cast
-    of every ray against the floor, its walls, the arena's static objects and the other robots):
-    10 driving TurtleBot3s, each with a 16 x 360 lidar at 10 Hz, dt 0.02 s, one thread: ms per
-    tick and x real time (the goal: >= 1); ``idle`` as :class:`Lidar3D`'s."""
+class AerialLidar3D(Lidar3D):
+    """:class:`Lidar3D` on the ``aerial`` engine (coopsim.physics.aerial_rays: one compiled cast
+    of every ray against the floor, its walls and the other robots): 10 driving TurtleBot3s,
+    each with a 16 x 360 lidar at 10 Hz, dt 0.02 s, one thread (the goal: >= 1x real time)."""
 
-    params = (sizes(10, smoke=2), ["cast", "idle"])
-    param_names = ("robots", "lidar")
-
-    def setup(self, robots, lidar):
-        threads(1)
-        rate = 10.0 if lidar == "cast" else 0.01
-        self.stepper = swarm(robots, "aerial", robot_type="turtlebot3", warm=10,
-                             params=LIDAR[:2] + (("lidar", "rate", rate),) + LIDAR[3:])
-        _warm_aerial_rays()
-        self.ms = tick_ms(self.stepper, 50)
-
-    @unit("ms")
-    def track_ms(self, robots, lidar):
-        return self.ms
-
-    @unit("x real time")
-    def track_x_real_time(self, robots, lidar):
-        return x_real_time(DT, self.ms)
+    engine = "aerial"
 
 
 class AerialAltimeters(Case):
@@ -110,7 +95,7 @@ class AerialAltimeters(Case):
         self.steppers = {"3d": build(flyers(drones), warm=10),
                          "slice": build(flyers(drones), warm=10)}
         self.steppers["slice"].sim.world.engine.ranges3d = False
-        ticks = max(5, 5000 // drones)
+        ticks = count(max(5, 5000 // drones), 5)
         self.ms = {"3d": [], "slice": []}
         for _ in range(count(3)):
             for key, stepper in self.steppers.items():
