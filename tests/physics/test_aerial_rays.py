@@ -189,6 +189,22 @@ def test_ranges3d_false_casts_in_the_floor_slice_as_before():
     stepper.tick()
     z = stepper.sim.world.engine.state3d()[0, 2]
     assert stepper.snapshot.reading("cf", "altimeter")[0] == z
+    stepper.sim.world.engine.ranges3d = True
+    stepper.tick()
+    assert stepper.snapshot.reading("cf", "altimeter")[0] == pytest.approx(0.5 - 0.0145,
+                                                                          abs=0.01)
+
+
+def test_a_landed_crazyflie_reads_zero_and_the_point_cloud_matches_mujoco(cluttered):
+    st = run("aerial", [flyer("cf", 0.0, 0.0, 0.0)])
+    assert 0.0 <= st.snapshot.reading("cf", "altimeter")[0] < 0.001  # its underside on it
+    clouds = []
+    for st in cluttered:
+        snap = st.snapshot
+        info = snap.reading("cf", "lidar")
+        clouds.append(snap.extra["lidar"].points("cf", info[3] + np.arange(90) * info[4]))
+    assert clouds[0].shape == clouds[1].shape == (16 * 90, 3)
+    assert np.abs(clouds[0] - clouds[1]).max() < 0.01
 
 
 def test_a_swarm_on_the_kernels_grid_gives_the_numpy_twins_bits():
