@@ -2,9 +2,11 @@
 (:mod:`coopsim.physics.aerial_rays` builds the tables and holds the numpy twin).
 
 Every ray is tested against the floor plane and against the solids whose bounding box its
-segment passes through (the slab test): the wide ones (the floor's edge walls, long boxes)
-always, the others found on a grid of their centres (a ray looks at the cells its segment
-covers, or at all of them when it covers more cells than there are solids). Each test is MuJoCo's (``engine_ray.c``: ``ray_plane``,
+segment passes through (the slab test). Up to :data:`FEW` solids a ray tests them all; beyond,
+each solid is registered in the cells of a grid that its bounding box covers, and a ray walks
+its segment in parts of two cells, testing the solids of the cells each part may cross, nearest
+part first, and stops once the nearest surface met lies before the next part (no solid left
+can be nearer: it would have been registered in a cell already looked at). Each test is MuJoCo's (``engine_ray.c``: ``ray_plane``,
 ``ray_box``, ``ray_cylinder``, ``ray_sphere``): the first non-negative distance at which the ray
 meets the solid's surface, so a ray starting inside a solid meets it where it leaves. The
 bounding boxes only choose which solids are tested (grown, so rounding cannot drop one), and a
@@ -34,7 +36,8 @@ KIND, OWNER, CX, CY, CZ, MAT, SA, SB, SH = 0, 1, 2, 3, 4, 5, 14, 15, 16
 WIDTH = 17  # columns of a solid row
 MINVAL = 1e-15  # MuJoCo's mjMINVAL
 GROW = 1e-9  # m, and relative: the bounding boxes and segments are grown by this much
-BIG = 0.5  # m: a solid wider than this along x (half) is tested by every ray
+FEW = 32  # solids up to which every ray tests every solid (no grid)
+MAX_CELLS = 256  # a solid covering more grid cells than this is tested by every ray
 
 
 @jit()
@@ -50,69 +53,103 @@ def cast(pnt, vec, row, reach, solids, boxes, floor, out):
         floor: (2,) the floor plane's half length and half width, m (MuJoCo's plane size).
         out: (m,) distances, m.
     """
-    half0, half1 = (boxes[:, 3] - boxes[:, 0]) * 0.5, (boxes[:, 4] - boxes[:, 1]) * 0.5
-    wide = np.flatnonzero((half0 > BIG) | (half1 > BIG))
-    small = np.flatnonzero((half0 <= BIG) & (half1 <= BIG))
-    start, items, x0, y0, size, nx, ny, pad0, pad1 = _grid(boxes, small)
+    start, items, wide, x0, y0, size, nx, ny = _grid(boxes)
     for i in range(len(out)):
         best = _floor(pnt[i, 0], pnt[i, 1], pnt[i, 2], vec[i, 0], vec[i, 1], vec[i, 2], floor)
         far = reach[i] * (1.0 + GROW) + GROW
         inv = (_inverse(vec[i, 0]), _inverse(vec[i, 1]), _inverse(vec[i, 2]))
         for k in range(len(wide)):
             best = _try(pnt, vec, row, i, solids, boxes, wide[k], far, inv, best)
-        lo0, hi0 = _span(pnt[i, 0], vec[i, 0], far)
-        lo1, hi1 = _span(pnt[i, 1], vec[i, 1], far)
-        fx0, fx1 = (lo0 - pad0 - x0) / size, (hi0 + pad0 - x0) / size
-        fy0, fy1 = (lo1 - pad1 - y0) / size, (hi1 + pad1 - y0) / size
-        if not (fx1 - fx0 + 2.0) * (fy1 - fy0 + 2.0) <= len(small):  # (a NaN too) all of them
-            for k in range(len(small)):
-                best = _try(pnt, vec, row, i, solids, boxes, small[k], far, inv, best)
+        if nx == 0:  # few solids: every one (wide holds them all)
             out[i] = best
             continue
-        for ix in range(max(int(math.floor(fx0)), 0), min(int(math.floor(fx1)), nx - 1) + 1):
-            for iy in range(max(int(math.floor(fy0)), 0),
-                            min(int(math.floor(fy1)), ny - 1) + 1):
-                for k in range(start[ix * ny + iy], start[ix * ny + iy + 1]):
-                    best = _try(pnt, vec, row, i, solids, boxes, items[k], far, inv, best)
+        step, parts = 2.0 * size, 1
+        if far < step * 1e6:
+            parts = int(far / step) + 1
+        else:  # an unbounded (or vast) reach: one part, the cells its box covers
+            step = far
+        for part in range(parts):
+            ta = part * step if part else 0.0  # (0 inf is NaN)
+            if best >= 0.0 and best < ta * (1.0 - GROW) - GROW:
+                break  # what is left lies beyond the nearest met (see the module)
+            best = _cells(pnt, vec, row, i, solids, boxes, start, items, x0, y0, size, nx,
+                          ny, ta, min(ta + step, far), far, inv, best)
         out[i] = best
     return True
 
 
+@jit(inline=True)
+def _cells(pnt, vec, row, i, solids, boxes, start, items, x0, y0, size, nx, ny, ta, tb,
+           far, inv, best):
+    """``best`` after the solids registered in the cells that the part ``ta`` .. ``tb`` (m)
+    of ray ``i`` may cross (the cells its bounding box, grown, covers)."""
+    xa, xb = _at(pnt[i, 0], vec[i, 0], ta), _at(pnt[i, 0], vec[i, 0], tb)
+    ya, yb = _at(pnt[i, 1], vec[i, 1], ta), _at(pnt[i, 1], vec[i, 1], tb)
+    lo0, hi0 = min(xa, xb), max(xa, xb)
+    lo1, hi1 = min(ya, yb), max(ya, yb)
+    fx0 = (lo0 - GROW * (1.0 + abs(lo0)) - x0) / size
+    fx1 = (hi0 + GROW * (1.0 + abs(hi0)) - x0) / size
+    fy0 = (lo1 - GROW * (1.0 + abs(lo1)) - y0) / size
+    fy1 = (hi1 + GROW * (1.0 + abs(hi1)) - y0) / size
+    if not (fx1 >= 0.0 and fy1 >= 0.0 and fx0 <= nx and fy0 <= ny):  # (NaN: none)
+        return best
+    ax, bx = int(math.floor(max(fx0, 0.0))), min(int(math.floor(min(fx1, nx))), nx - 1)
+    ay, by = int(math.floor(max(fy0, 0.0))), min(int(math.floor(min(fy1, ny))), ny - 1)
+    for ix in range(ax, bx + 1):
+        for iy in range(ay, by + 1):
+            for k in range(start[ix * ny + iy], start[ix * ny + iy + 1]):
+                best = _try(pnt, vec, row, i, solids, boxes, items[k], far, inv, best)
+    return best
+
+
+@jit(inline=True)
+def _at(p, v, t):
+    """p + t v, p where v = 0 (t may be inf: a ray along the other axes stays at p)."""
+    return p + t * v if v != 0.0 else p
+
+
 @jit()
-def _grid(boxes, small):
-    """The ``small`` solids binned by their box's centre on a grid of square cells (about one
-    solid a cell where they are spread): (start (cells + 1,) each cell's first index in
-    ``items``, items, lowest centre x, y, the cell's side (m), nx, ny, and the largest half
-    width along x and y (grown): a ray looks at the cells its segment, widened by these,
-    covers)."""
-    n = len(small)
-    cx, cy = np.empty(n), np.empty(n)
-    pad0 = pad1 = 0.0
-    for k in range(n):
-        j = small[k]
-        cx[k], cy[k] = (boxes[j, 0] + boxes[j, 3]) * 0.5, (boxes[j, 1] + boxes[j, 4]) * 0.5
-        pad0 = max(pad0, (boxes[j, 3] - boxes[j, 0]) * 0.5)
-        pad1 = max(pad1, (boxes[j, 4] - boxes[j, 1]) * 0.5)
-    x0, y0 = (cx.min(), cy.min()) if n else (0.0, 0.0)
-    spanx, spany = (cx.max() - x0, cy.max() - y0) if n else (0.0, 0.0)
-    size = max(4.0 * max(pad0, pad1), 1e-3)
-    while (spanx / size + 1.0) * (spany / size + 1.0) > 4.0 * n + 16.0:
+def _grid(boxes):
+    """Every solid registered in each cell of a grid of squares that its bounding box covers
+    (x, y), about one solid a cell: (start (cells + 1,) each cell's first index in ``items``,
+    items, wide (the solids every ray tests: all of them when there are at most
+    :data:`FEW`, else those covering more than :data:`MAX_CELLS` cells), lowest x, y, the
+    cell's side (m), nx, ny); nx = ny = 0 when there is no grid."""
+    n = len(boxes)
+    if n <= FEW:
+        return np.zeros(1, np.int64), np.zeros(0, np.int64), np.arange(n), 0.0, 0.0, 1.0, 0, 0
+    x0, y0, x1, y1, pad = boxes[:, 0].min(), boxes[:, 1].min(), boxes[:, 3].max(), \
+        boxes[:, 4].max(), np.inf
+    for j in range(n):  # the smallest solid's half width sets the cell (a drone's)
+        pad = min(pad, max(boxes[j, 3] - boxes[j, 0], boxes[j, 4] - boxes[j, 1]) * 0.5)
+    size = max(4.0 * pad, 1e-3)
+    while ((x1 - x0) / size + 1.0) * ((y1 - y0) / size + 1.0) > 4.0 * n + 16.0:
         size *= 2.0
-    nx, ny = int(spanx / size) + 1, int(spany / size) + 1
-    cell = np.empty(n, np.int64)
+    nx, ny = int((x1 - x0) / size) + 1, int((y1 - y0) / size) + 1
+    cover = np.empty((n, 4), np.int64)
     start = np.zeros(nx * ny + 1, np.int64)
-    for k in range(n):
-        cell[k] = min(int((cx[k] - x0) / size), nx - 1) * ny + min(int((cy[k] - y0) / size),
-                                                                     ny - 1)
-        start[cell[k] + 1] += 1
-    for c in range(nx * ny):
-        start[c + 1] += start[c]
-    fill, items = start[:-1].copy(), np.empty(n, np.int64)
-    for k in range(n):
-        items[fill[cell[k]]] = small[k]
-        fill[cell[k]] += 1
-    return start, items, x0, y0, size, nx, ny, pad0 * (1.0 + GROW) + GROW, \
-        pad1 * (1.0 + GROW) + GROW
+    wide = np.zeros(n, np.bool_)
+    for j in range(n):
+        a, b = min(int((boxes[j, 0] - x0) / size), nx - 1), min(int((boxes[j, 3] - x0) / size),
+                                                                nx - 1)
+        c, d = min(int((boxes[j, 1] - y0) / size), ny - 1), min(int((boxes[j, 4] - y0) / size),
+                                                                ny - 1)
+        cover[j] = a, b, c, d
+        wide[j] = (b - a + 1) * (d - c + 1) > MAX_CELLS
+        if not wide[j]:
+            for ix in range(a, b + 1):
+                for iy in range(c, d + 1):
+                    start[ix * ny + iy + 1] += 1
+    for cell in range(nx * ny):
+        start[cell + 1] += start[cell]
+    fill, items = start[:-1].copy(), np.empty(start[-1], np.int64)
+    for j in range(n):
+        if not wide[j]:
+            for ix in range(cover[j, 0], cover[j, 1] + 1):
+                for iy in range(cover[j, 2], cover[j, 3] + 1):
+                    items[fill[ix * ny + iy]] = j
+                    fill[ix * ny + iy] += 1
+    return start, items, np.flatnonzero(wide), x0, y0, size, nx, ny
 
 
 @jit(inline=True)
@@ -151,14 +188,6 @@ def _slab(pnt, i, boxes, j, far, inv0, inv1, inv2):
         if t0 > t1:
             return False
     return True
-
-
-@jit(inline=True)
-def _span(p, v, far):
-    """Lowest and highest coordinate of a segment from ``p`` along ``v`` for ``far``, grown."""
-    e = p + far * v
-    lo, hi = min(p, e), max(p, e)
-    return lo - GROW * (1.0 + abs(lo)), hi + GROW * (1.0 + abs(hi))
 
 
 @jit(inline=True)

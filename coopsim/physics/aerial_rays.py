@@ -227,8 +227,9 @@ def _chunk(pnt, vec, row, reach, solids, boxes, floor) -> np.ndarray:
 
 
 def _span(pnt, vec, far) -> tuple[np.ndarray, np.ndarray]:
-    """The kernel's ``_span`` for every ray and axis: (m, 3) lowest and highest."""
-    end = pnt + far[:, None] * vec
+    """Each ray's segment's bounding box, grown: (m, 3) lowest and highest coordinates."""
+    with np.errstate(invalid="ignore"):  # an unbounded reach along an axis it does not move
+        end = np.where(vec != 0.0, pnt + far[:, None] * vec, pnt)
     lo, hi = np.minimum(pnt, end), np.maximum(pnt, end)
     return lo - GROW * (1.0 + np.abs(lo)), hi + GROW * (1.0 + np.abs(hi))
 

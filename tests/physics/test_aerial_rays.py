@@ -239,8 +239,16 @@ def test_a_swarm_on_the_kernels_grid_gives_the_numpy_twins_bits():
     directions[:, 0] = [0.0, 0.0, -1.0]  # an altimeter
     directions[:, 1] = [1.0, 0.0, 0.0]  # along a row
     directions /= np.linalg.norm(directions, axis=2, keepdims=True)
-    for reach in (np.full(300, 4.0), np.full(300, 30.0)):
-        args = (objects, bodies, state, rows, state[:, :3], directions, reach)
-        fast, slow = scene.cast(*args, compiled=True), scene.cast(*args, compiled=False)
-        assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
-    assert (fast[:, 0] < state[:, 2]).sum() > 0  # some drones see another below
+    walls = [ObjectSpec(f"w{k}", "box", (3.0, 0.1, 1.0), (x, y, 0.5), yaw)  # a map's
+             for k, (x, y, yaw) in enumerate(zip(rng.uniform(-9.0, 9.0, 60),
+                                                 rng.uniform(-9.0, 9.0, 60),
+                                                 rng.choice([0.0, math.pi / 2], 60)))]
+    seen = []
+    for reach in (np.full(300, 4.0), np.full(300, 30.0), np.full(300, np.inf)):
+        for world in (objects, objects + walls):
+            args = (world, bodies, state, rows, state[:, :3], directions, reach)
+            fast, slow = scene.cast(*args, compiled=True), scene.cast(*args, compiled=False)
+            assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
+            seen.append(fast)
+    assert (seen[0][:, 0] < state[:, 2]).sum() > 0  # some drones see another below
+    assert (seen[3] < seen[2]).sum() > 100  # the walls are seen
