@@ -84,6 +84,9 @@ def main() -> None:
         _bench("--robots", "3", "--engine", "aerial", "--robot-type", "crazyflie",
                "--threads", threads)
     _swarm()
+    from coopsim.physics import aerial_raykernel
+
+    aerial_raykernel._load()  # the aerial engine's range sensing (tests/physics/test_aerial_rays)
     try:
         _batch()
     except Exception as exc:  # noqa: BLE001 -- the test compiles them then, as before

@@ -10,10 +10,10 @@ LIDAR = (("lidar", "channels", 16), ("lidar", "beams", 360), ("lidar", "rate", 1
          ("lidar", "max_range", 8.0))
 
 
-def _world(robots: int, lidar: tuple):
-    """``robots`` driving TurtleBot3s on mujoco in the bench arena (no static obstacles: the
-    3D start check), each lidar set by ``lidar``; 10 ticks taken."""
-    return swarm(robots, "mujoco", robot_type="turtlebot3", params=lidar, obstacles=False,
+def _world(robots: int, lidar: tuple, engine: str = "mujoco"):
+    """``robots`` driving TurtleBot3s on ``engine`` in the bench arena (no static obstacles:
+    the 3D start check), each lidar set by ``lidar``; 10 ticks taken."""
+    return swarm(robots, engine, robot_type="turtlebot3", params=lidar, obstacles=False,
                  warm=10)
 
 
@@ -25,11 +25,14 @@ class Lidar3D(Case):
 
     params = (sizes(10, smoke=2), ["cast", "idle"])
     param_names = ("robots", "lidar")
+    engine = "mujoco"
 
     def setup(self, robots, lidar):
         threads(1)
         rate = 10.0 if lidar == "cast" else 0.01
-        self.stepper = _world(robots, LIDAR[:2] + (("lidar", "rate", rate),) + LIDAR[3:])
+        self.stepper = _world(robots, LIDAR[:2] + (("lidar", "rate", rate),) + LIDAR[3:],
+                              self.engine)
+        _warm_aerial_rays()
         self.ms = tick_ms(self.stepper, 50)
 
     @unit("ms")
@@ -65,3 +68,57 @@ class Rays(Case):
     @unit("us/ray")
     def track_us_per_ray(self, robots):
         return per_call_ms(self.cast, count(10, 1)) * 1e3 / self.rays
+
+
+class AerialLidar3D(Lidar3D):
+    """:class:`Lidar3D` on the ``aerial`` engine (coopsim.physics.aerial_rays: one compiled cast
+    of every ray against the floor, its walls and the other robots): 10 driving TurtleBot3s,
+    each with a 16 x 360 lidar at 10 Hz, dt 0.02 s, one thread (the goal: >= 1x real time)."""
+
+    engine = "aerial"
+
+
+class AerialAltimeters(Case):
+    """N hovering Crazyflies on the ``aerial`` engine (500 Hz, ``flight``; altimeters every
+    step): ms per tick with the altimeters cast in 3D (against the floor, the other drones...)
+    and with the same world casting in the floor slice as before (``ranges3d = False``),
+    measured alternately in one process; ``track_ratio`` is 3D / slice."""
+
+    params = (sizes(1000, smoke=2),)
+    param_names = ("drones",)
+
+    def setup(self, drones):
+        from .common import build, flyers
+
+        threads(1)
+        _warm_aerial_rays()
+        self.steppers = {"3d": build(flyers(drones), warm=10),
+                         "slice": build(flyers(drones), warm=10)}
+        self.steppers["slice"].sim.world.engine.ranges3d = False
+        ticks = count(max(5, 5000 // drones), 5)
+        self.ms = {"3d": [], "slice": []}
+        for _ in range(count(3)):
+            for key, stepper in self.steppers.items():
+                self.ms[key].append(tick_ms(stepper, ticks))
+
+    @unit("ms")
+    def track_ms_3d(self, drones):
+        return min(self.ms["3d"])
+
+    @unit("ms")
+    def track_ms_slice(self, drones):
+        return min(self.ms["slice"])
+
+    @unit("x")
+    def track_ratio(self, drones):
+        return min(self.ms["3d"]) / min(self.ms["slice"])
+
+
+def _warm_aerial_rays() -> None:
+    """Load the aerial ray kernel now (what the background warm-up does), so the case times it
+    and not its numpy twin."""
+    from coopsim.physics import aerial_raykernel as ark
+
+    if ark.WARM is not None:
+        ark._load()
+        ark.WARM.ready = True

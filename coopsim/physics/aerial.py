@@ -59,7 +59,7 @@ from ..model.errors import SimulationError
 from ..model.robot_type import Assembly, BodySpec, MemberSpec
 from ..model.specs import FloorSpec, ObjectSpec
 from . import aerial_kernels as jit
-from . import aerial_numpy
+from . import aerial_numpy, aerial_rays
 from .aerial_kernels import CLEAR, DIFFERENTIAL, FREE, IDLE, MU, RADIUS, VELOCITY
 from .engine import Engine, Handles, as_geometry, outline_geometry
 from ..model.health import Divergence, why
@@ -81,6 +81,7 @@ class _Body:
     cmd: np.ndarray = field(default_factory=lambda: np.zeros(3))
     mode: int = IDLE  # a ground robot's drive mode now
     row: int = -1
+    solids: np.ndarray = field(default_factory=lambda: np.zeros((0, 8)))  # aerial_rays's
 
 
 class AerialEngine(Engine):
@@ -112,6 +113,7 @@ class AerialEngine(Engine):
         self._bodies: list[_Body] = []
         self._pending: tuple | None = None
         self._diverged: tuple = ()
+        self._scene = aerial_rays.Scene(floor)  # range sensing in 3D
         self._allocate(0)
 
     def _allocate(self, n: int) -> None:
@@ -382,6 +384,24 @@ class AerialEngine(Engine):
         """None: objects never move and robots have no parts."""
         return _EMPTY
 
+    # -- range sensing in 3D (aerial_rays) --------------------------------------------------------
+
+    def cast3d(self, rows: np.ndarray, origins: np.ndarray, directions: np.ndarray,
+               reach: np.ndarray) -> np.ndarray:
+        """Distances (len(rows), k), m, from world-frame ``origins`` (n, 3) along unit
+        ``directions`` (n, k, 3) against the floor, its edge walls, the objects and the other
+        robots' bodies, each robot's own skipped; ``reach`` (n,) m where nothing is within it
+        (:mod:`coopsim.physics.aerial_rays`)."""
+        self._sync()
+        return self._scene.cast(self._objects, self._bodies, self.state, rows, origins,
+                                directions, reach, compiled=self._k is jit)
+
+    def chassis_extent(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), 2) lowest and highest point of each robot's body along its body z
+        axis, m, body frame (where its range sensors sit and its underside is)."""
+        self._sync()
+        return self._scene.extent(self._bodies, rows)
+
 
 def _planar(s: np.ndarray) -> np.ndarray:
     """(N, 6) the planar projection of (N, 13) STATE3D rows (AerialEngine.robot_state)."""
@@ -413,7 +433,10 @@ def _body(member: MemberSpec, body: BodySpec) -> _Body:
     param[0], param[1:4] = mass, inertia
     param[CLEAR], param[RADIUS] = clear, r
     param[MU] = body.floor_friction if body.floor_friction > 0 else GROUND_FRICTION
-    return _Body(member.name, bool(body.free), state, param)
+    # what its rays meet (aerial_rays): a flyer as tall as its clearance says, a ground robot
+    # as mujoco builds it
+    solids = aerial_rays.body_solids(body, height if body.free else body.height)
+    return _Body(member.name, bool(body.free), state, param, solids=solids)
 
 
 def _backend(kind: str):

@@ -135,6 +135,9 @@ class Engine(ABC):
     strict_placement: ClassVar[bool] = False
     #: True when :meth:`step` checks every body and :meth:`diverged` reports what it put back.
     checks_health: ClassVar[bool] = False
+    #: An engine with ``cast3d`` and ``chassis_extent`` (mujoco, aerial) casts the range sensors
+    #: in 3D; set False (on the class or one engine) they cast in the floor slice (a baseline).
+    ranges3d: bool = True
 
     def __init__(self, floor: FloorSpec) -> None:
         self.floor = floor

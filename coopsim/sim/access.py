@@ -184,7 +184,8 @@ class Access:
     def casts3d(self) -> bool:
         """Whether the engine casts rays against its 3D geometry (``mujoco``); the others
         sense in the floor slice (:class:`coopsim.sim.sensing.Geometry`)."""
-        return hasattr(self.engine, "cast3d")
+        # an engine may be told to cast in the floor slice (Engine.ranges3d: a baseline)
+        return hasattr(self.engine, "cast3d") and self.engine.ranges3d
 
     def cast3d(self, rows: np.ndarray, origins: np.ndarray, directions: np.ndarray,
                reach: np.ndarray) -> np.ndarray:

@@ -9,10 +9,10 @@ only the floor. White noise of std ``noise`` (m), clipped to [0, max_range]; ``r
 update rate (Hz). In a 2D world (an engine without ``flight``) the robots are on the floor: it
 reads 0.
 
-On an engine that casts rays in 3D (``mujoco``) it sees what is really below instead: the ray is
+On an engine that casts rays in 3D (``mujoco``, ``aerial``) it sees what is really below: the ray is
 cast along the body's -z axis against the 3D geometry (objects, other robots, the terrain; the
 robot's own geoms skipped) and measured from the underside of the body
-(:func:`.ranging3d.underside`).
+(:func:`.ranging3d.underside`); on ``aerial`` likewise (:mod:`coopsim.physics.aerial_rays`).
 """
 
 from __future__ import annotations

@@ -11,11 +11,12 @@ The scan itself is not one column per beam: robots may carry different beam coun
 ``lidar`` (:class:`Scans`) and served by ``read``; the reading row (``info``) holds a summary:
 the nearest return and its bearing, the beam layout and the time the scan was taken.
 
-On an engine that casts rays in 3D (``mujoco``) the lidar casts from its real pose (the chassis's
-middle height plus ``z``, tilted with the body) and may have ``channels`` vertical channels
-spread over ``vfov`` degrees: its scan is then channels x beams distances, channel after
-channel from the lowest, and it gives a point cloud (command ``points``, :meth:`point_cloud`;
-:mod:`.ranging3d`). Other engines cast one level sweep as before, bit for bit.
+On an engine that casts rays in 3D (``mujoco``, ``aerial``) the lidar casts from its real pose
+(the chassis's middle height plus ``z``, tilted with the body) and may have ``channels``
+vertical channels spread over ``vfov`` degrees: its scan is then channels x beams distances,
+channel after channel from the lowest, and it gives a point cloud (command ``points``,
+:meth:`point_cloud`; :mod:`.ranging3d`). Other engines cast one level sweep as before, bit for
+bit.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """Range sensing in 3D: the ``sonar``, ``lidar``, ``proximity`` and ``altimeter`` of a robot in
-a world on an engine that casts rays against its 3D geometry (``mujoco``).
+a world on an engine that casts rays against its 3D geometry (``mujoco``, ``aerial``).
 
 There each sensor casts from its real pose: the robot's position and attitude (a quadrotor's
 roll and pitch tilt its beams), at the height of its chassis, against everything in 3D (a wall
 lower than the sensor is flown over, a tilted lidar's beams meet the floor), skipping the
-robot's own geoms. On other engines (``pymunk``, ``kinematic``, ``aerial``) the modules cast in
-the floor slice as before (:mod:`.ranging`), bit for bit.
+robot's own geoms; on ``aerial`` likewise against its 3D geometry
+(:mod:`coopsim.physics.aerial_rays`). On the 2D engines (``pymunk``, ``kinematic``) the modules
+cast in the floor slice as before (:mod:`.ranging`), bit for bit.
 
 Frames and units: beams are given in the robot's body frame (x ahead, y to the left, z up) as
 an azimuth (rad from x, counter-clockwise) and an elevation (rad above the x-y plane); a sensor
@@ -72,7 +73,7 @@ def cast(frame, rows: np.ndarray, local: np.ndarray, reach: np.ndarray,
     offset = np.zeros((len(rows), 3)) if mount is None else np.array(mount, dtype=float)
     offset[:, 2] += frame.physics.chassis_extent(rows).mean(axis=1)
     origins = state[:, :3] + np.einsum("nij,nj->ni", rot, offset)
-    world = np.einsum("nij,kj->nki", rot, local)
+    world = local @ rot.transpose(0, 2, 1)  # (n, k, 3); einsum was 13x slower here
     return frame.physics.cast3d(rows, origins, world, np.asarray(reach, dtype=float))
 
 

@@ -48,7 +48,7 @@ class Sonar(Module):
     @classmethod
     def sense(cls, frame, rows, p, prev):
         reach = p["max_range"]
-        if ranging3d.active(frame):  # from its real 3D pose (a mujoco world)
+        if ranging3d.active(frame):  # from its real 3D pose (mujoco, aerial)
             return ranging3d.fan(frame, rows, ANGLES, reach)
         # Cast from the centre (own chassis skipped by group) and subtract the radius: a ray
         # starting on the chassis edge would begin inside a wall the robot is pressed into.

@@ -1,0 +1,254 @@
+"""Range sensing in 3D on the ``aerial`` engine (issue 42): its ``lidar``, ``sonar``,
+``proximity`` and ``altimeter`` cast from the sensor's real 3D pose against the aerial world's
+3D geometry (coopsim.physics.aerial_rays), and read what the ``mujoco`` engine reads in the same
+world to 1 cm; the compiled kernel and its numpy twin give the same bits."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from coopsim.model.specs import ObjectSpec, ParamSetting, RobotSpec
+from coopsim.sim.simulation import Simulation
+from coopsim.sim.stepper import Stepper
+
+from helpers import box, robot, scenario
+
+LENGTH, WIDTH = 4.0, 3.0  # m, the room
+LIDAR = (("beams", 90), ("channels", 16), ("vfov", 30.0), ("max_range", 8.0), ("x", 0.0))
+
+
+def flyer(name, x, y, z, params=(), yaw=0.0) -> RobotSpec:
+    """A Crazyflie carrying a lidar and a sonar too (tests/plugins/test_ranges3d.py's type)."""
+    from tests.plugins.test_ranges3d import flyer_type
+
+    flyer_type()
+    return RobotSpec("cf_ranges", name, (x, y, z), yaw,
+                     params=tuple(ParamSetting("lidar", k, v) for k, v in params))
+
+
+def run(engine, robots, objects=(), floor=(LENGTH, WIDTH), tilt=None, steps=1):
+    """A lockstep run of ``steps`` steps on ``engine``; ``tilt`` (robot name, quaternion w x y
+    z) sets a flyer's attitude first (nothing turns it within a step: no torque, no spin)."""
+    scn = scenario(robots, objects, floor=floor, seed=3)
+    scn = dataclasses.replace(scn, settings=dataclasses.replace(scn.settings, engine=engine))
+    stepper = Stepper(Simulation(scn), mode="lockstep")
+    if tilt is not None:
+        eng = stepper.sim.world.engine
+        eng.state3d()  # builds the layout (compiles mujoco's model)
+        row = stepper.sim.robots.index[tilt[0]]
+        if engine == "mujoco":
+            body = eng._robots[row]
+            eng.data.qpos[body.qadr + 3:body.qadr + 7] = tilt[1]
+        else:
+            eng.state[row, 3:7] = tilt[1]
+    for _ in range(steps):
+        stepper.tick()
+    return stepper
+
+
+def both(robots, objects=(), **kw):
+    """The same world run on ``aerial`` and on ``mujoco``: their steppers."""
+    return run("aerial", robots, objects, **kw), run("mujoco", robots, objects, **kw)
+
+
+CLUTTER = (ObjectSpec("tall", "box", (0.4, 0.8, 1.6), (1.2, 0.6, 0.8), 0.5),
+           ObjectSpec("post", "cylinder", (0.3, 0.3, 1.4), (-1.2, -0.7, 0.7)),
+           ObjectSpec("ball", "sphere", (0.5, 0.5, 0.5), (-1.0, 0.8, 0.9)),
+           box("low", 0.6, -0.9, size=(0.3, 0.3)))
+
+
+@pytest.fixture(scope="module")
+def cluttered():
+    """A 16 x 90 lidar 1 m up in a room with a yawed box, a post, a ball in the air, a low
+    box, another Crazyflie and a TurtleBot3, on both engines."""
+    robots = [flyer("cf", 0.1, -0.1, 1.0, LIDAR, yaw=0.4), flyer("other", 0.6, 0.3, 1.05),
+              robot("tb", -0.5, 0.2, type="turtlebot3", params=[("lidar", "max_range", 8.0)])]
+    return both(robots, CLUTTER)
+
+
+def test_a_lidar_1_m_up_in_a_cluttered_room_reads_what_mujoco_reads(cluttered):
+    aerial, mujoco = (st.snapshot.extra["lidar"] for st in cluttered)
+    for name, size in (("cf", 16 * 90), ("tb", 360)):
+        a, m = aerial.of(name), mujoco.of(name)
+        assert a.shape == m.shape == (size,)
+        assert np.abs(a - m).max() < 0.01, name
+        assert (a < 7.9).all()  # the room is closed: every ray returns
+    scan = aerial.of("cf").reshape(16, 90)
+    assert np.ptp(scan, axis=1).min() > 0.5  # not one flat slice: the channels differ
+
+
+def test_the_other_readings_match_mujoco_too(cluttered):
+    aerial, mujoco = (st.snapshot for st in cluttered)
+    for name, label in (("cf", "sonar"), ("other", "sonar"), ("cf", "altimeter"),
+                        ("other", "altimeter"), ("cf", "lidar")):
+        a, m = aerial.reading(name, label), mujoco.reading(name, label)
+        assert np.abs(np.asarray(a) - np.asarray(m)).max() < 0.01, (name, label)
+
+
+def test_a_crazyflie_flies_over_a_low_wall_a_ground_robot_sees():
+    low = box("low", 1.0, 0.0, size=(0.2, 2.8))  # 0.5 m tall, its face at x = 0.9
+    robots = [flyer("cf", 0.0, 0.5, 1.0, [("beams", 4), ("max_range", 8.0)]),
+              robot("tb", 0.0, -0.5, 0.0, type="turtlebot3",
+                    params=[("lidar", "beams", 4), ("lidar", "x", 0.0),
+                            ("lidar", "max_range", 8.0)])]
+    for st in both(robots, [low]):
+        scans = st.snapshot.extra["lidar"]
+        assert scans.of("cf")[2] == pytest.approx(LENGTH / 2, abs=0.01)  # the room's wall
+        assert scans.of("tb")[2] == pytest.approx(0.9, abs=0.01)  # the low wall
+        assert st.snapshot.reading("cf", "sonar")[5] == pytest.approx(LENGTH / 2 - 0.0695,
+                                                                      abs=0.01)
+        assert st.snapshot.reading("cf", "altimeter")[0] == pytest.approx(1.0 - 0.0145,
+                                                                          abs=0.01)
+
+
+def test_tilted_20_degrees_the_beams_hit_the_floor_where_geometry_says():
+    pitch = math.radians(20.0)  # nose down: a positive turn about the body's y axis
+    q = (math.cos(pitch / 2), 0.0, math.sin(pitch / 2), 0.0)
+    runs = both([flyer("cf", 0.0, 0.0, 1.0, [("beams", 36), ("max_range", 8.0), ("x", 0.0)])],
+                floor=(8.0, 8.0), tilt=("cf", q))
+    scans = []
+    for st in runs:
+        state = st.sim.world.engine.state3d()[0]
+        scan = st.snapshot.extra["lidar"].of("cf")
+        assert scan[18] == pytest.approx(state[2] / math.sin(pitch), abs=0.01)  # ahead
+        alt = st.snapshot.reading("cf", "altimeter")[0]
+        assert alt == pytest.approx((state[2] - 0.0145 * math.cos(pitch)) / math.cos(pitch),
+                                    abs=0.01)
+        scans.append(scan)
+    assert np.abs(scans[0] - scans[1]).max() < 0.01
+
+
+def test_the_altimeter_sees_a_box_and_a_robot_below_and_proximity_a_wall():
+    under = box("under", 0.0, 0.0, size=(0.6, 0.6))  # 0.5 m tall
+    wall = box("wall", 0.5, 1.0, size=(0.2, 0.6))  # its face at x = 0.4
+    robots = [flyer("cf", 0.0, 0.0, 1.0), flyer("top", -1.0, -0.8, 1.5),
+              flyer("below", -1.0, -0.8, 0.6), robot("e", 0.4 - 0.035 - 0.02, 1.0, type="epuck")]
+    snaps = [st.snapshot for st in both(robots, [under, wall])]
+    for snap in snaps:
+        assert snap.reading("cf", "altimeter")[0] == pytest.approx(0.5 - 0.0145, abs=0.01)
+        # from top's underside to below's top, both falling alike for one step
+        assert snap.reading("top", "altimeter")[0] == pytest.approx(0.9 - 0.029, abs=0.01)
+        ir = snap.reading("e", "proximity")
+        assert ir[0] > 0 and ir[7] > 0  # the two front sensors see it, 2 cm off
+    ir = [np.asarray(snap.reading("e", "proximity")) for snap in snaps]
+    assert np.abs(ir[0] - ir[1]).max() < 0.02 * 4095  # 2 % of saturation
+
+
+def test_random_rays_meet_what_mujoco_meets(cluttered):
+    """Rays every way from each robot (other robots, the ball, the yawed box, the post, the
+    walls, the floor) on both engines' cast3d, from the same origins."""
+    aerial, mujoco = (st.sim.world.engine for st in cluttered)
+    rng = np.random.default_rng(11)
+    rows = np.repeat(np.arange(3), 100)
+    origins = aerial.state[rows, :3] + rng.normal(0.0, 0.02, (300, 3))
+    directions = rng.normal(0.0, 1.0, (300, 8, 3))
+    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+    toward = aerial.state[[1, 0, 1]][rows, :3] - origins  # and some at another robot
+    directions[:, 0] = toward / np.linalg.norm(toward, axis=1, keepdims=True)
+    reach = np.full(300, 6.0)
+    a = aerial.cast3d(rows, origins, directions, reach)
+    m = mujoco.cast3d(rows, origins, directions, reach)
+    assert np.abs(a - m).max() < 0.01
+    assert (a[:, 0] < np.linalg.norm(toward, axis=1)).all()  # the robots aimed at are seen
+    assert 0.5 < (a < reach[:, None]).mean() < 1.0  # no ceiling: some leave upwards
+
+
+def test_the_kernel_and_the_numpy_twin_give_the_same_bits(cluttered):
+    from coopsim.physics import aerial_raykernel as ark
+
+    ark._load()  # what the background warm-up does
+    ark.WARM.ready = True
+    engine = cluttered[0].sim.world.engine
+    rng = np.random.default_rng(7)
+    rows = np.repeat(np.arange(3), 200)
+    origins = engine.state[rows, :3] + rng.normal(0.0, 0.3, (600, 3))
+    directions = rng.normal(0.0, 1.0, (600, 5, 3))
+    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+    reach = rng.uniform(0.1, 6.0, 600)
+    scene, args = engine._scene, (engine._objects, engine._bodies, engine.state, rows)
+    placed = [scene.tables(*args[:3], compiled)[0].copy() for compiled in (True, False)]
+    assert np.array_equal(placed[0].view(np.int64), placed[1].view(np.int64))
+    fast = scene.cast(*args, origins, directions, reach, compiled=True)
+    slow = scene.cast(*args, origins, directions, reach, compiled=False)
+    assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
+    assert 1000 < (fast < reach[:, None]).sum() < 3000 - 100  # most meet something, not all
+
+
+def test_ranges3d_false_casts_in_the_floor_slice_as_before():
+    """The benchmark's baseline (Engine.ranges3d): the altimeter over a box then reads the
+    floor's distance from the body's centre, as before round 14."""
+    scn = scenario([flyer("cf", 0.0, 0.0, 1.0)], [box("under", 0.0, 0.0, size=(0.6, 0.6))],
+                   floor=(LENGTH, WIDTH))
+    scn = dataclasses.replace(scn, settings=dataclasses.replace(scn.settings, engine="aerial"))
+    stepper = Stepper(Simulation(scn), mode="lockstep")
+    stepper.sim.world.engine.ranges3d = False
+    stepper.tick()
+    z = stepper.sim.world.engine.state3d()[0, 2]
+    assert stepper.snapshot.reading("cf", "altimeter")[0] == z
+    stepper.sim.world.engine.ranges3d = True
+    stepper.tick()
+    assert stepper.snapshot.reading("cf", "altimeter")[0] == pytest.approx(0.5 - 0.0145,
+                                                                          abs=0.01)
+
+
+def test_a_landed_crazyflie_reads_zero_and_the_point_cloud_matches_mujoco(cluttered):
+    st = run("aerial", [flyer("cf", 0.0, 0.0, 0.0)])
+    assert 0.0 <= st.snapshot.reading("cf", "altimeter")[0] < 0.001  # its underside on it
+    clouds = []
+    for st in cluttered:
+        snap = st.snapshot
+        info = snap.reading("cf", "lidar")
+        clouds.append(snap.extra["lidar"].points("cf", info[3] + np.arange(90) * info[4]))
+    assert clouds[0].shape == clouds[1].shape == (16 * 90, 3)
+    assert np.abs(clouds[0] - clouds[1]).max() < 0.01
+
+
+def test_a_swarm_on_the_kernels_grid_gives_the_numpy_twins_bits():
+    """300 drones, a few tilted, in a 20 m room with objects: the kernel finds its candidates
+    on a grid of the solids' centres, the twin tests every solid; the same bits, up to the
+    rays that fly along a row of drones or across the whole room."""
+    from types import SimpleNamespace
+
+    from coopsim.model.robot_type import BodySpec, ShapeSpec
+    from coopsim.model.specs import FloorSpec
+    from coopsim.physics import aerial_raykernel as ark
+    from coopsim.physics.aerial_rays import Scene, body_solids
+
+    ark._load()
+    ark.WARM.ready = True
+    rng = np.random.default_rng(3)
+    disc = BodySpec("b", "dynamic", 0.03, (ShapeSpec("circle", radius=0.07),), (0.0, 0.0),
+                    free=True)
+    bodies = [SimpleNamespace(solids=body_solids(disc, 0.03)) for _ in range(300)]
+    state = np.zeros((300, 13))
+    state[:, :2] = rng.uniform(-9.0, 9.0, (300, 2))
+    state[:, 2] = rng.uniform(0.2, 3.0, 300)
+    q = rng.normal(0.0, 0.2, (300, 4)) + [1.0, 0.0, 0.0, 0.0]
+    state[:, 3:7] = q / np.linalg.norm(q, axis=1, keepdims=True)
+    objects = [ObjectSpec(f"o{k}", shape, (0.8, 0.5, 1.0), (x, y, 0.5), yaw)
+               for k, (shape, x, y, yaw) in enumerate([("box", 2.0, 3.0, 0.3),
+                                                        ("cylinder", -4.0, 1.0, 0.0),
+                                                        ("sphere", 5.0, -5.0, 0.0)])]
+    scene = Scene(FloorSpec(20.0, 20.0))
+    rows = np.arange(300)
+    directions = rng.normal(0.0, 1.0, (300, 6, 3)) * [1.0, 1.0, 3.0]
+    directions[:, 0] = [0.0, 0.0, -1.0]  # an altimeter
+    directions[:, 1] = [1.0, 0.0, 0.0]  # along a row
+    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+    walls = [ObjectSpec(f"w{k}", "box", (3.0, 0.1, 1.0), (x, y, 0.5), yaw)  # a map's
+             for k, (x, y, yaw) in enumerate(zip(rng.uniform(-9.0, 9.0, 60),
+                                                 rng.uniform(-9.0, 9.0, 60),
+                                                 rng.choice([0.0, math.pi / 2], 60)))]
+    seen = []
+    for reach in (np.full(300, 4.0), np.full(300, 30.0), np.full(300, np.inf)):
+        for world in (objects, objects + walls):
+            args = (world, bodies, state, rows, state[:, :3], directions, reach)
+            fast, slow = scene.cast(*args, compiled=True), scene.cast(*args, compiled=False)
+            assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
+            seen.append(fast)
+    assert (seen[0][:, 0] < state[:, 2]).sum() > 0  # some drones see another below
+    assert (seen[3] < seen[2]).sum() > 100  # the walls are seen
