@@ -38,8 +38,9 @@ def indexed(tris: np.ndarray, cap: int = MAX_TRIANGLES) -> tuple[np.ndarray, np.
         return verts, faces
     lo, size = pts.min(axis=0), max(float(np.ptp(pts, axis=0).max()), 1e-12)
     for cells in _CELLS:
-        key = np.minimum(((pts - lo) / size * cells).astype(np.int64), cells)
-        _, cluster = np.unique(key, axis=0, return_inverse=True)
+        ijk = np.minimum(((pts - lo) / size * cells).astype(np.int64), cells)
+        key = (ijk[:, 0] * (cells + 1) + ijk[:, 1]) * (cells + 1) + ijk[:, 2]  # one int a cell
+        _, cluster = np.unique(key, return_inverse=True)
         cluster = cluster.reshape(-1)
         faces = _kept(cluster.reshape(-1, 3))
         if len(faces) <= cap or cells == _CELLS[-1]:

@@ -81,7 +81,10 @@ VIEWER_NICE = 5
 
 def lower_priority() -> None:
     """Run this process (and the threads it starts after, Mesa's renderer's among them)
-    :data:`VIEWER_NICE` steps nicer; nothing where the OS has no ``nice``."""
+    :data:`VIEWER_NICE` steps nicer, and let Mesa's software renderer (llvmpipe) rasterize on
+    one core fewer than the machine has (``LP_NUM_THREADS``, unless set already): a run beside
+    the window keeps a core of its own. Call before the first window (Mesa reads it then)."""
+    os.environ.setdefault("LP_NUM_THREADS", str(max(1, (os.cpu_count() or 2) - 1)))
     try:
         os.nice(VIEWER_NICE)
     except (AttributeError, OSError):

@@ -168,15 +168,16 @@ def compose(parts) -> np.ndarray:
 
 def far_quad_mesh() -> np.ndarray:
     """A quadrotor of radius 1 m (centre to a rotor's hub) in one mesh, for bodies a few
-    pixels large: its hull, its arms' tops (flat) and four grey six-sided rotor discs; a
-    third of the vertices of the parts drawn one by one (view3d_bodies.quad_rows)."""
+    pixels large: its hull, its arms' tops (flat) and four grey four-sided rotor discs: 96
+    vertices against 228 for its hull, arms and rotor discs drawn part by part
+    (view3d_bodies.quad_rows)."""
     from .view3d_bodies import quad_parts
 
     offsets, quats, scales, hubs = quad_parts(1.0)
     flat = box_mesh()[30:]  # the +z face: two triangles
     parts = [(box_mesh(), offsets[0], quats[0], scales[0], 1.0, 0.0)]
     parts += [(flat, offsets[k], quats[k], scales[k], 0.6, 0.0) for k in (1, 2)]
-    parts += [(disc_mesh(6), hub + (0, 0, 0.03), (1.0, 0.0, 0.0, 0.0), (0.9, 0.9, 1.0), 1.0,
+    parts += [(disc_mesh(4), hub + (0, 0, 0.03), (1.0, 0.0, 0.0, 0.0), (0.9, 0.9, 1.0), 1.0,
                0.75) for hub in hubs]
     return compose(parts)
 

@@ -40,16 +40,19 @@ class MeshCache:
         self.version = 0
         self._pending: dict = {}  # key -> Future of the reply
         self._asked: set[str] = set()
+        self._layout = None  # the document last looked through
 
     def want(self, link, layout: dict | None) -> None:
         """Ask ``link`` (anything with ``submit``) for every mesh of ``layout`` not yet asked
         for, and take the replies that came."""
         if link is None or layout is None or not hasattr(link, "submit"):
             return
-        for key, text in _named(layout):
-            if key not in self._asked:
-                self._asked.add(key)
-                self._pending[key] = link.submit("/sim", MESH, text)
+        if layout is not self._layout:  # a new document: look for new names (not per frame)
+            self._layout = layout
+            for key, text in _named(layout):
+                if key not in self._asked:
+                    self._asked.add(key)
+                    self._pending[key] = link.submit("/sim", MESH, text)
         for key, future in list(self._pending.items()):
             if future.done():
                 del self._pending[key]

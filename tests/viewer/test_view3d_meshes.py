@@ -10,26 +10,26 @@ import pytest
 from coopsim.model.meshwire import MAX_TRIANGLES, flat_rows, indexed, parse_reply, reply_fields
 
 from nethelpers import live
-from scenery_helpers import scenario_text, write_world
-from test_viewer import pump, screenshot, viewer_for  # noqa: F401
+from scenery_helpers import scenario_text, write_stl, write_world
+from test_viewer import ROOT, pump, screenshot, viewer_for  # noqa: F401
 
 pytest.importorskip("mujoco")
 
 
 def _sphere(rings: int, segments: int) -> np.ndarray:
     """(T, 3, 3) a unit sphere's latitude-longitude triangles, unindexed (as an STL holds)."""
-    th, ph = np.linspace(0, np.pi, rings + 1), np.linspace(0, 2 * np.pi, segments + 1)
-    p = lambda i, j: (np.sin(th[i]) * np.cos(ph[j]), np.sin(th[i]) * np.sin(ph[j]),  # noqa: E731
-                      np.cos(th[i]))
-    return np.array([t for i in range(rings) for j in range(segments)
-                     for t in ((p(i, j), p(i + 1, j), p(i + 1, j + 1)),
-                               (p(i, j), p(i + 1, j + 1), p(i, j + 1)))])
+    th, ph = np.meshgrid(np.linspace(0, np.pi, rings + 1), np.linspace(0, 2 * np.pi,
+                                                                    segments + 1), indexing="ij")
+    p = np.stack((np.sin(th) * np.cos(ph), np.sin(th) * np.sin(ph), np.cos(th)), axis=-1)
+    a, b, c, d = p[:-1, :-1], p[1:, :-1], p[1:, 1:], p[:-1, 1:]
+    return np.concatenate((np.stack((a, b, c), axis=2), np.stack((a, c, d), axis=2))
+                          ).reshape(-1, 3, 3)
 
 
 def test_a_large_mesh_is_welded_decimated_under_the_cap_and_read_back_as_sent():
-    tris = _sphere(200, 200)  # 80,000 triangles
-    verts, faces = indexed(tris)
-    assert len(faces) <= MAX_TRIANGLES and len(faces) > MAX_TRIANGLES / 4
+    tris = _sphere(100, 100)  # 20,000 triangles, under a cap of 2,000 here
+    verts, faces = indexed(tris, cap=2000)
+    assert 500 < len(faces) <= 2000 < MAX_TRIANGLES
     assert np.linalg.norm(verts, axis=1) == pytest.approx(1.0, abs=0.02)  # still the sphere
     params, data = reply_fields(verts, faces, len(tris))
     back, back_faces, source = parse_reply(params, data)
@@ -49,7 +49,12 @@ def run(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("meshes3d")
     write_world(folder)
-    (folder / "s.scenario").write_text(scenario_text(""))
+    urdf = (ROOT / "tests" / "data" / "descriptions" / "tiny_arm.urdf").read_text()
+    write_stl(folder / "fore.stl", (-0.02, -0.02, 0.0), (0.02, 0.02, 0.2))  # its forearm
+    (folder / "arm.urdf").write_text(urdf.replace(
+        '<box size="0.04 0.04 0.2"/>', '<mesh filename="fore.stl"/>'))
+    (folder / "s.scenario").write_text(scenario_text(
+        "[ROBOT_1]\ndescription arm.urdf\nname m1\nposition -3 -3 0\n"))
     with live(load(folder / "s.scenario"), paused=True) as running:
         yield running
 
@@ -64,22 +69,27 @@ def test_sim_mesh_answers_the_file_triangles_and_refuses_paths_and_unknown_names
         assert len(verts) == 8 and len(faces) == 12
         assert verts.min(axis=0) == pytest.approx((-0.1, -1, 0))
         assert verts.max(axis=0) == pytest.approx((0.1, 1, 1))
+        verts, faces = sim.mesh("m1 fore.stl")  # the robot's mesh, by its file's basename
+        assert len(faces) == 12 and verts.max(axis=0) == pytest.approx((0.02, 0.02, 0.2))
         codes = []
         for text in ("../../etc/passwd", "/etc/passwd", "MESH_9", "nobody wall.stl", "a b c"):
             with pytest.raises(CoopsimError) as err:
                 sim.call(27, text)
             codes.append(err.value.code)
         assert codes == [5, 5, 5, 5, 3]
-        assert sim.status()["robots"] == 0  # the server is still there and answering
+        assert sim.status()["robots"] == 1  # the server is still there and answering
 
 
 def test_the_3d_view_draws_the_worlds_meshes_from_their_triangles(display, viewer_for, run):  # noqa: F811
     viewer = viewer_for(run.network.endpoint, top=False)
-    pump(viewer, lambda: len(viewer.view3d.meshes.rows) == 2, "both meshes' triangles")
+    pump(viewer, lambda: len(viewer.view3d.meshes.rows) == 3, "the three meshes' triangles")
     pump(viewer, lambda: viewer.view3d._static_key[1] == viewer.view3d.meshes.version,
          "the scenery rebuilt")
     shapes = viewer.view3d._gl.static  # the terrain, then MESH_1 and MESH_2: 12 triangles each
     assert [s.vertices for s in shapes[1:]] == [36, 36]
+    arm = [k for k in viewer.view3d.drawn if k.startswith("mesh:") and k.endswith("fore.stl")]
+    assert len(arm) == 1 and len(viewer.view3d.drawn[arm[0]]) == 1  # the link's mesh, once
+    assert viewer.view3d._gl.kinds[arm[0]].vertices == 36
     image = screenshot(viewer, "view3d_meshes")
     cam = viewer.view3d.camera
     rgb = np.frombuffer(image.get_data("RGB", image.width * 3), np.uint8).reshape(

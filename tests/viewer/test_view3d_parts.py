@@ -29,9 +29,31 @@ def test_a_teams_bar_is_drawn_above_its_two_robots_on_supports(display, viewer_f
         posts = [r for r in viewer.view3d.drawn["cylinder"] if np.isclose(r[7], 0.03)]
         assert sorted((round(float(p[0]), 2), round(float(p[1]), 2)) for p in posts) == \
             sorted((round(r["x"], 2), round(r["y"], 2)) for r in robots)
+        sx, sy = viewer.view3d.camera.to_screen(part["x"], part["y"], z)
+        viewer.dispatch_event("on_mouse_scroll", sx, sy, 0, 12)  # closer, towards the bar
         image = screenshot(viewer, "view3d_team2_bar")
         rgb = np.frombuffer(image.get_data("RGB", image.width * 3), np.uint8).reshape(
             image.height, image.width, 3)
         x, y = (int(round(v)) for v in viewer.view3d.camera.to_screen(part["x"], part["y"], z))
         r, g, b = (int(v) for v in rgb[y - 1:y + 2, x - 1:x + 2].reshape(-1, 3).mean(axis=0))
         assert r > g > b and r - b > 40, (r, g, b)  # the bar's brown, lit
+
+
+def test_the_viewer_leaves_a_core_to_the_run_beside_it():
+    """``coopsim view`` (lower_priority) runs nicer and lets Mesa's llvmpipe rasterize on one
+    core fewer than the machine has, unless LP_NUM_THREADS is set (a process of its own: the
+    nice value and the environment are the process's)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os; from coopsim.viewer import lower_priority; lower_priority(); "
+            "print(os.environ['LP_NUM_THREADS'], os.nice(0))")
+    env = {k: v for k, v in os.environ.items() if k != "LP_NUM_THREADS"}
+    got = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert got == [str(max(1, (os.cpu_count() or 2) - 1)), str(os.nice(0) + 5)]
+    env["LP_NUM_THREADS"] = "3"
+    got = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert got[0] == "3"
