@@ -88,6 +88,8 @@ ALLOWED = {
     ("model/limits.py", "external"): "the reserved robot name of /external (protocol 11)",
     ("net/posechannel.py", "external"): "the external_pose reply's text (protocol 11)",
     ("net/simserver.py", "external"): "insert_robot's external word (protocol 11), not the rule",
+    ("model/images.py", "camera3d"): "a published image's camera mount, else the robot's "
+                                     "camera3d parameters (ROS 2 /tf, Foxglove's frames)",
     ("client/images.py", "camera3d"): "the read reply that carries images (docs/protocol.md, "
                                       "camera3d), decoded for the client's numpy array",
     ("foxglove/images.py", "camera3d"): "the snapshot's camera3d images (recording format 6's "
