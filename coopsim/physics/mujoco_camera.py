@@ -23,6 +23,7 @@ from ..model.errors import SimulationError
 from ..model.images import View
 
 GEOMS = 10000  # the scene's most geoms (MuJoCo's Renderer's default)
+HIDDEN = 5  # the geom group a view's own robot is moved to while its scene is made
 BACKENDS = ("egl", "osmesa", "glfw")
 
 
@@ -127,21 +128,42 @@ class Renderer:
         for flag in ("mjRND_SHADOW", "mjRND_REFLECTION", "mjRND_SKYBOX"):
             self._scene.flags[getattr(mujoco.mjtRndFlag, flag)] = 0
         self._option, self._camera = mujoco.MjvOption(), mujoco.MjvCamera()
+        self._option.geomgroup[HIDDEN] = 0
         self._perturb = mujoco.MjvPerturb()
         self._model, self._size = model, size
 
-    def render(self, model, data, views: list[View]) -> list[tuple]:
+    def render(self, model, data, views: list[View], hide: list | None = None) -> list[tuple]:
         """Each view's (rgb (h, w, 3) uint8, depth (h, w) float32 m or None), rows top first;
-        depth along the optical axis, +inf where nothing lies within ``far``."""
+        depth along the optical axis, +inf where nothing lies within ``far``.
+
+        Args:
+            hide: Per view, the geom ids it does not see (its own robot's: an int array) or
+                None; views hiding the same geoms share one scene update.
+        """
         import mujoco
 
         if not views:
             return []
         self._ready(model, max(v.width for v in views), max(v.height for v in views))
         self._gl.make_current()
-        mujoco.mjv_updateScene(model, data, self._option, self._perturb, self._camera,
-                               mujoco.mjtCatBit.mjCAT_ALL, self._scene)
-        return [self._one(v) for v in views]
+        hide = hide if hide is not None else [None] * len(views)
+        out: list = [None] * len(views)
+        groups: dict = {}
+        for i, ids in enumerate(hide):
+            key = None if ids is None or not len(ids) else tuple(np.asarray(ids).tolist())
+            groups.setdefault(key, []).append(i)
+        for key, members in groups.items():
+            ids = np.array(key if key is not None else (), dtype=np.int64)
+            saved = model.geom_group[ids].copy()
+            model.geom_group[ids] = HIDDEN  # a group the scene leaves out (why: one update
+            try:  # per robot instead of a Python pass over the scene's geoms)
+                mujoco.mjv_updateScene(model, data, self._option, self._perturb, self._camera,
+                                       mujoco.mjtCatBit.mjCAT_ALL, self._scene)
+            finally:
+                model.geom_group[ids] = saved
+            for i in members:
+                out[i] = self._one(views[i])
+        return out
 
     def _one(self, view: View) -> tuple:
         """Render and read back one view (the scene is updated already)."""

@@ -20,6 +20,7 @@ Only an engine with a renderer (``mujoco``) renders: elsewhere a read answers er
 
 from __future__ import annotations
 
+import logging
 import zlib
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -28,11 +29,14 @@ from typing import Mapping
 import numpy as np
 
 from ...model.commands import Command
+from ...model.errors import SimulationError
 from ...model.images import View, depth_mm, encode, intrinsics, parse_request, png, unpng
 from ...model.module import Module
 from ...model.params import ParamSpec
 from ...model.snapshot import quat_matrices
 from .common import rate
+
+log = logging.getLogger(__name__)
 
 SIDE = 4096  # pixels: the largest width or height (a 4K frame; 100,000 is refused)
 
@@ -54,6 +58,21 @@ class Image:
     fov: float
     near: float
     far: float
+
+
+class ImageReading(np.ndarray):
+    """An in-process driver's image read: the RGB image (h, w, 3) uint8 when asked, else the
+    depth image (h, w) float32 m, with the attributes of the network client's reading
+    (coopsim.client.images.ImageReading).
+
+    Attributes:
+        rgb: (h, w, 3) uint8 or None. depth: (h, w) float32 m (+inf: nothing within far) or None.
+        step: The step it shows. time: Its simulated time, s.
+        k: (fx, fy, cx, cy) pixels. near, far: Clipping distances, m.
+    """
+
+    rgb = depth = None
+    step, time, k, near, far = 0, 0.0, (), 0.0, 0.0
 
 
 @dataclass(frozen=True)
@@ -107,25 +126,38 @@ class Camera3d(Module):
 
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
-        """The cameras with ``publish`` 1 render and publish an image; the reading is the step
-        of each camera's latest published image (0 before any, or when it does not publish)."""
-        out = cls.sense(frame, rows, p, prev)
+        """The cameras with ``publish`` 1 publish the image queued at their previous due step
+        (rendered meanwhile by the render process, beside the stepper: one period late, stamped
+        with the step it shows) and queue this step's; the reading is the step of each
+        camera's latest published image (0 before any, or when it does not publish)."""
+        out = prev.copy()
         pub = np.nonzero(p["publish"] > 0)[0]
-        if len(pub) and frame.state3d is not None:
-            picks = [{k: p[k][i] for k in p} for i in pub.tolist()]
-            views = [view(frame.state3d[rows[i]], q, bool(q["depth"]))
-                     for i, q in zip(pub.tolist(), picks)]
-            shots = frame.physics.render_images(views)
-            old = frame.extra.get(cls.label)
-            seen = dict(old.seen) if old is not None else {}
-            for i, q, (rgb, depth) in zip(pub.tolist(), picks, shots):
-                name = frame.names[rows[i]]
-                rgb, depth = noisy(rgb, depth, q, rng)  # the run's generator: seeded
-                rgb.flags.writeable = False
-                if depth is not None:
-                    depth.flags.writeable = False
-                seen[name] = Image(frame.step, frame.time, rgb, depth, float(q["fov"]),
-                                   float(q["near"]), float(q["far"]))
+        if not len(pub) or frame.state3d is None:
+            return out
+        picks = [{k: p[k][i] for k in p} for i in pub.tolist()]
+        names = [frame.names[rows[i]] for i in pub.tolist()]
+        old = frame.extra.get(cls.label)
+        seen = dict(old.seen) if old is not None else {}
+        for i, name, (tag, shot) in zip(pub.tolist(), names, _taken(frame.physics, names)):
+            if shot is None:
+                continue
+            (step, time, q), (rgb, depth) = tag, shot
+            rgb, depth = noisy(rgb, depth, q, rng)  # the run's generator: seeded
+            rgb.flags.writeable = False
+            if depth is not None:
+                depth.flags.writeable = False
+            seen[name] = Image(step, time, rgb, depth, float(q["fov"]), float(q["near"]),
+                               float(q["far"]))
+            out[i, 0] = float(step)
+        views = [view(frame.state3d[rows[i]], q, bool(q["depth"]))
+                 for i, q in zip(pub.tolist(), picks)]
+        try:
+            frame.physics.render_submit(views, [int(rows[i]) for i in pub.tolist()],
+                                        [(cls.label, n) for n in names],
+                                        [(frame.step, frame.time, q) for q in picks])
+        except SimulationError as exc:  # the run goes on; the next due step tries again
+            log.warning("%s", exc)
+        if seen or old is not None:  # no board before the first image
             alive = set(frame.names)
             frame.extra[cls.label] = Images(MappingProxyType(
                 {n: s for n, s in seen.items() if n in alive}))
@@ -168,19 +200,51 @@ class Camera3d(Module):
     check_read_text = staticmethod(parse_request)
 
     @classmethod
+    def read_local(cls, command, sim, robot: str, values, text: str) -> ImageReading:
+        """A ``read`` by an in-process driver (``bot.camera3d.read(text)``, on the thread that
+        owns the world): the image as numpy, as the network client gives it
+        (:class:`ImageReading`; the text's format word is ignored)."""
+        kind, _ = parse_request(text)
+        snap = sim.snapshot
+        q = {s.name: values[s.name] for s in cls.params}
+        (rgb, depth), = _render(sim.world.engine, snap.index[robot], q, kind != "rgb")
+        rgb, depth = noisy(rgb, depth, q, stream(sim.seed, robot, snap.step))
+        rgb, depth = (rgb if kind != "depth" else None), (depth if kind != "rgb" else None)
+        out = np.asarray(rgb if rgb is not None else depth).view(ImageReading)
+        out.rgb, out.depth, out.step, out.time = rgb, depth, snap.step, snap.time
+        out.k = intrinsics(int(q["width"]), int(q["height"]), q["fov"])
+        out.near, out.far = float(q["near"]), float(q["far"])
+        return out
+
+    @classmethod
     def read_world(cls, command, sim, robot: str, values, text: str) -> tuple:
         """A ``read`` rendered now, on the thread that owns the world: (text, params, data)
         of the reply (coopsim.model.images)."""
         kind, fmt = parse_request(text)
         snap = sim.snapshot
         q = {s.name: values[s.name] for s in cls.params}
-        state = sim.world.engine.state3d()[snap.index[robot]]
-        (rgb, depth), = sim.world.engine.render_images([view(state, q, kind != "rgb")])
+        row = snap.index[robot]  # its camera does not see its own robot
+        (rgb, depth), = _render(sim.world.engine, row, q, kind != "rgb")
         rgb, depth = noisy(rgb, depth, q, stream(sim.seed, robot, snap.step))
         reply = encode(rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
         w, h = int(q["width"]), int(q["height"])
         return reply, (snap.step, w, h), (snap.time, *intrinsics(w, h, q["fov"]), q["near"],
                                           q["far"])
+
+
+def _taken(physics, names: list) -> list[tuple]:
+    """(tag, (rgb, depth)) of the image queued for each of ``names`` at its camera's previous
+    due step, (None, None) where none is (the first, or one lost with a render process that
+    died: said once in the log)."""
+    out = []
+    for name in names:
+        try:
+            got = physics.render_take((Camera3d.label, name))
+        except SimulationError as exc:
+            log.warning("%s", exc)
+            got = None
+        out.append(got if got is not None else (None, None))
+    return out
 
 
 def view(state: np.ndarray, q: Mapping, depth: bool) -> View:
@@ -194,6 +258,12 @@ def view(state: np.ndarray, q: Mapping, depth: bool) -> View:
     pos = state[:3] + rot @ np.array([float(q["x"]), float(q["y"]), float(q["z"])])
     return View(tuple(pos), tuple(forward), tuple(up), float(q["fov"]), float(q["near"]),
                 float(q["far"]), int(q["width"]), int(q["height"]), depth)
+
+
+def _render(engine, row: int, q: Mapping, depth: bool) -> list[tuple]:
+    """The image of robot ``row``'s camera (parameters ``q``) rendered now, its robot
+    unseen: [(rgb, depth or None)]."""
+    return engine.render_images([view(engine.state3d()[row], q, depth)], [row])
 
 
 def stream(seed: int, robot: str, step: int) -> np.random.Generator:
