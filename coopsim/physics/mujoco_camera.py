@@ -1,10 +1,12 @@
-"""RGB and depth images of a MuJoCo world, rendered offscreen by MuJoCo's own renderer.
+"""RGB and depth images of a MuJoCo world, rendered offscreen by MuJoCo's own renderer, in the
+run's render process (:mod:`coopsim.physics.mujoco_renderproc`), never the run's own process.
 
 Headless: the OpenGL context comes from EGL (Mesa's software renderer where there is no GPU)
 or OSMesa, as ``MUJOCO_GL`` says (``egl``, the default here, or ``osmesa``; ``glfw`` needs a
-display). The renderer is built on first use (a world whose cameras nobody reads never opens a
-context), on the thread that owns the world, and rebuilt when the model is recompiled (a layout
-change) or a larger image is asked for.
+display). The renderer is built on first use (a world whose cameras nobody reads never starts
+the process) and rebuilt when the model is recompiled (a layout change) or a larger image is
+asked for. A view may leave geoms out (its own robot's): they are moved to a hidden geom group
+while its scene is made.
 
 Per call: one ``mjv_updateScene`` for every view, then for each view the scene's camera (and
 its headlight) is put at the view's pose, ``mjr_render`` draws into the offscreen buffer and
@@ -82,8 +84,17 @@ def _missing(backend: str, exc: BaseException) -> str:
 
 
 def missing() -> str:
-    """Why camera3d cannot render here, in one sentence ("" when it can): a context is opened
-    and freed (the first one also starts EGL or OSMesa for the process)."""
+    """Why camera3d cannot render here, in one sentence ("" when it can), found by a render
+    process (:mod:`coopsim.physics.mujoco_renderproc`): this process opens no OpenGL context,
+    so one that draws with pyglet may ask too."""
+    from .mujoco_renderproc import check
+
+    return check()
+
+
+def missing_here() -> str:
+    """:func:`missing` asked in this process: a context is opened and freed (the first one also
+    starts EGL or OSMesa for the process)."""
     try:
         gl = context_class()
         with _one_thread():

@@ -24,7 +24,7 @@ Run as ``python -m coopsim.physics.mujoco_renderproc FD FDS`` by :class:`RenderP
 
 from __future__ import annotations
 
-import logging
+import functools
 import mmap
 import os
 import socket
@@ -37,8 +37,6 @@ from multiprocessing.connection import Connection
 import numpy as np
 
 from ..model.errors import SimulationError
-
-log = logging.getLogger(__name__)
 
 SHM_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None  # memory, not disk, where there
 
@@ -126,10 +124,7 @@ class RenderProcess:
             return
         ours, theirs = socket.socketpair()
         fds_ours, fds_theirs = socket.socketpair()
-        env = dict(os.environ)
-        env.setdefault("MUJOCO_GL", "egl")
-        env.setdefault("LP_NUM_THREADS", "0")  # Mesa renders in its one thread: the run has
-        # the other core (its worker threads fought the stepper: 2.5x slower an image)
+        env = _environment()
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-m", __name__, str(theirs.fileno()), str(fds_theirs.fileno())],
@@ -206,6 +201,20 @@ class RenderProcess:
         return SimulationError(
             f"camera3d's render process died ({type(exc).__name__}, exit code {code}); "
             "the run goes on and the next image starts a new one")
+
+
+def _environment() -> dict:
+    """The render process's environment: this one's, with MuJoCo's GL backend (``egl`` when
+    unset) and PyOpenGL's platform matching it, whatever this process (a viewer's: GLX) has."""
+    env = dict(os.environ)
+    backend = env.setdefault("MUJOCO_GL", "egl").strip().lower()
+    if backend in ("egl", "osmesa"):
+        env["PYOPENGL_PLATFORM"] = backend
+    else:
+        env.pop("PYOPENGL_PLATFORM", None)
+    env.setdefault("LP_NUM_THREADS", "0")  # Mesa renders in its one thread: the run has the
+    # other core (its worker threads fought the stepper: 2.5x slower an image)
+    return env
 
 
 def _stop(proc, conn, fds) -> None:
@@ -295,8 +304,27 @@ def _serve(conn: Connection, fds: socket.socket) -> None:
                                             f"{type(exc).__name__}: {exc}"))
 
 
+@functools.lru_cache(maxsize=None)
+def check() -> str:
+    """Why camera3d cannot render here, one sentence ("" when it can), as a render process
+    finds it (once a process: it costs a process start)."""
+    env = _environment()
+    done = subprocess.run([sys.executable, "-m", __name__, "check"], env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if done.returncode:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"camera3d's render process could not start ({tail})"
+    return done.stdout.strip()
+
+
 def main(argv: list[str]) -> int:
-    """The render process's entry: ``argv`` holds the two socket descriptors."""
+    """The render process's entry: ``argv`` holds the two socket descriptors (or ``check``:
+    print why it cannot render, nothing when it can)."""
+    if argv[:1] == ["check"]:
+        from .mujoco_camera import missing_here
+
+        print(missing_here())
+        return 0
     conn = Connection(int(argv[0]))
     fds = socket.socket(fileno=int(argv[1]))
     try:

@@ -49,6 +49,8 @@ class Image:
         step, time: When it was rendered (s). rgb: (h, w, 3) uint8, read-only.
         depth: (h, w) float32 m (+inf: nothing within far), read-only, or None.
         fov, near, far: The camera's vertical field of view (deg) and clipping distances (m).
+        published: The step whose snapshot first carried it (one camera period after
+            ``step``: rendered meanwhile in the render process), -1 when not known (replayed).
     """
 
     step: int
@@ -58,6 +60,7 @@ class Image:
     fov: float
     near: float
     far: float
+    published: int = -1
 
 
 class ImageReading(np.ndarray):
@@ -147,7 +150,7 @@ class Camera3d(Module):
             if depth is not None:
                 depth.flags.writeable = False
             seen[name] = Image(step, time, rgb, depth, float(q["fov"]), float(q["near"]),
-                               float(q["far"]))
+                               float(q["far"]), frame.step)
             out[i, 0] = float(step)
         views = [view(frame.state3d[rows[i]], q, bool(q["depth"]))
                  for i, q in zip(pub.tolist(), picks)]
@@ -169,7 +172,8 @@ class Camera3d(Module):
         [name...], "steps": [step...], "times": [s...], "rgb": [PNG...], "depth": [16-bit
         PNG of mm, or empty...], "lens": [[fov deg, near m, far m]...]}``; None if none."""
         board = snap.extra.get(cls.label)
-        names = [n for n, i in board.seen.items() if i.step > after] if board else []
+        names = [n for n, i in board.seen.items() if max(i.step, i.published) > after] \
+            if board else []
         if not names:
             return None
         shots = [board.seen[n] for n in names]
