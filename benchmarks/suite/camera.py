@@ -6,10 +6,6 @@ render (no EGL/OSMesa)."""
 
 from .common import Case, alternate, build, count, flyers, per_call_ms, sizes, threads, unit
 
-#: ``coopsim bench smoke`` runs these cases in a process of their own, as asv runs every case:
-#: MuJoCo's EGL renderer and the viewer cases' PyOpenGL (GLX) take one OpenGL platform a process.
-OWN_PROCESS = True
-
 
 def _renders() -> None:
     """Raise NotImplementedError with the sentence when MuJoCo's renderer cannot start here."""
