@@ -84,17 +84,9 @@ def _missing(backend: str, exc: BaseException) -> str:
 
 
 def missing() -> str:
-    """Why camera3d cannot render here, in one sentence ("" when it can), found by a render
-    process (:mod:`coopsim.physics.mujoco_renderproc`): this process opens no OpenGL context,
-    so one that draws with pyglet may ask too."""
-    from .mujoco_renderproc import check
-
-    return check()
-
-
-def missing_here() -> str:
-    """:func:`missing` asked in this process: a context is opened and freed (the first one also
-    starts EGL or OSMesa for the process)."""
+    """Why camera3d cannot render in this process, in one sentence ("" when it can): a context
+    is opened and freed (the first one also starts EGL or OSMesa for the process). Run by a
+    render process: :func:`coopsim.physics.mujoco_renderproc.missing` asks one."""
     try:
         gl = context_class()
         with _one_thread():

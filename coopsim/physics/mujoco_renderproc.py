@@ -296,16 +296,20 @@ def _serve(conn: Connection, fds: socket.socket) -> None:
         elif msg[0] == "render":
             try:
                 child.render(*msg[2:])
-                conn.send(("done", msg[1]))
+                reply = ("done", msg[1])
             except SimulationError as exc:  # the renderer cannot start: its sentence
-                conn.send(("error", msg[1], str(exc)))
+                reply = ("error", msg[1], str(exc))
             except Exception as exc:  # noqa: BLE001 -- the run gets one sentence, not a hang
-                conn.send(("error", msg[1], f"camera3d could not render: "
-                                            f"{type(exc).__name__}: {exc}"))
+                reply = ("error", msg[1], f"camera3d could not render: "
+                                          f"{type(exc).__name__}: {exc}")
+            try:
+                conn.send(reply)
+            except OSError:  # the run has gone: nobody to answer
+                return
 
 
 @functools.lru_cache(maxsize=None)
-def check() -> str:
+def missing() -> str:
     """Why camera3d cannot render here, one sentence ("" when it can), as a render process
     finds it (once a process: it costs a process start)."""
     env = _environment()
@@ -321,12 +325,14 @@ def main(argv: list[str]) -> int:
     """The render process's entry: ``argv`` holds the two socket descriptors (or ``check``:
     print why it cannot render, nothing when it can)."""
     if argv[:1] == ["check"]:
-        from .mujoco_camera import missing_here
+        from .mujoco_camera import missing as missing_here
 
         print(missing_here())
         return 0
     conn = Connection(int(argv[0]))
     fds = socket.socket(fileno=int(argv[1]))
+    if hasattr(os, "SCHED_BATCH"):  # Linux: a request waking this process does not preempt
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))  # the stepper that sent it
     try:
         _serve(conn, fds)
     finally:

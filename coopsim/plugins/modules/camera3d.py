@@ -21,6 +21,7 @@ Only an engine with a renderer (``mujoco``) renders: elsewhere a read answers er
 from __future__ import annotations
 
 import logging
+import math
 import zlib
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -33,7 +34,6 @@ from ...model.errors import SimulationError
 from ...model.images import View, depth_mm, encode, intrinsics, parse_request, png, unpng
 from ...model.module import Module
 from ...model.params import ParamSpec
-from ...model.snapshot import quat_matrices
 from .common import rate
 
 log = logging.getLogger(__name__)
@@ -253,15 +253,23 @@ def _taken(physics, names: list) -> list[tuple]:
 
 def view(state: np.ndarray, q: Mapping, depth: bool) -> View:
     """The :class:`View` of a camera with parameters ``q`` on a body of state ``state``
-    (x, y, z m, quaternion w, x, y, z body to world, ...)."""
-    rot = quat_matrices(state[3:7])[0]
-    yaw, pitch = np.radians(float(q["yaw"])), np.radians(float(q["pitch"]))
-    cy, sy, cp, sp = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch)
-    forward = rot @ np.array([cp * cy, cp * sy, -sp])  # Rz(yaw) Ry(pitch) applied to +x
-    up = rot @ np.array([sp * cy, sp * sy, cp])  # ... and to +z
-    pos = state[:3] + rot @ np.array([float(q["x"]), float(q["y"]), float(q["z"])])
-    return View(tuple(pos), tuple(forward), tuple(up), float(q["fov"]), float(q["near"]),
-                float(q["far"]), int(q["width"]), int(q["height"]), depth)
+    (x, y, z m, quaternion w, x, y, z body to world, ...). Plain floats, not numpy: one
+    camera's few products cost less so, once per image on the stepper's thread."""
+    w, x, y, z = (float(v) for v in state[3:7])
+    rot = ((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)),
+           (2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)),
+           (2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)))
+
+    def turned(v):  # rot @ v
+        return tuple(r[0] * v[0] + r[1] * v[1] + r[2] * v[2] for r in rot)
+    yaw, pitch = math.radians(float(q["yaw"])), math.radians(float(q["pitch"]))
+    cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
+    forward = turned((cp * cy, cp * sy, -sp))  # Rz(yaw) Ry(pitch) applied to +x
+    up = turned((sp * cy, sp * sy, cp))  # ... and to +z
+    mount = turned((float(q["x"]), float(q["y"]), float(q["z"])))
+    pos = tuple(float(a) + b for a, b in zip(state[:3], mount))
+    return View(pos, forward, up, float(q["fov"]), float(q["near"]), float(q["far"]),
+                int(q["width"]), int(q["height"]), depth)
 
 
 def _render(engine, row: int, q: Mapping, depth: bool) -> list[tuple]:
