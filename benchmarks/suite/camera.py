@@ -36,6 +36,32 @@ def _cameras(n: int, publish: int):
     return replace(spec, robots=tuple(replace(r, params=params) for r in spec.robots))
 
 
+def _cpu_ms(stepper, ticks: int) -> float:
+    """CPU ms of this process per tick of ``stepper`` over ``ticks`` ticks."""
+    t0 = time.process_time()
+    for _ in range(ticks):
+        stepper.tick()
+    return (time.process_time() - t0) / ticks * 1e3
+
+
+def _render_cpu_ms(stepper, ticks: int) -> float:
+    """Tick ``stepper`` ``ticks`` times; the CPU ms a tick its render process used meanwhile
+    (from Linux's /proc; NaN elsewhere)."""
+    proc = getattr(stepper.sim.world.engine._renderer, "_proc", None)
+    path = f"/proc/{proc.pid}/stat" if proc is not None else ""
+
+    def used() -> float:
+        with open(path) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    if not path or not os.path.exists(path):
+        _cpu_ms(stepper, ticks)
+        return float("nan")
+    c0 = used()
+    _cpu_ms(stepper, ticks)
+    return (used() - c0) * 1e3 / ticks
+
+
 class Cameras(Case):
     """10 hovering Crazyflies at 500 Hz (mujoco), each camera 160 x 120 RGB at 30 Hz
     published, and the same world with the cameras unread, ticks alternating in blocks: x real
@@ -78,27 +104,31 @@ class Cameras(Case):
         return self.render_ms
 
 
-def _cpu_ms(stepper, ticks: int) -> float:
-    """CPU ms of this process per tick of ``stepper`` over ``ticks`` ticks."""
-    t0 = time.process_time()
-    for _ in range(ticks):
-        stepper.tick()
-    return (time.process_time() - t0) / ticks * 1e3
+class ReadImage(Case):
+    """One 640 x 480 RGB-D image (raw: 0.9 MB of RGB and 1.2 MB of float32 depth, base64 in
+    the reply) read by the Python client from a lockstep run in this process: ms per read,
+    rendering, encoding, transport and decoding included (goal <= 20 ms)."""
 
+    def setup(self):
+        _renders()
+        from dataclasses import replace
 
-def _render_cpu_ms(stepper, ticks: int) -> float:
-    """Tick ``stepper`` ``ticks`` times; the CPU ms a tick its render process used meanwhile
-    (from Linux's /proc; NaN elsewhere)."""
-    proc = getattr(stepper.sim.world.engine._renderer, "_proc", None)
-    path = f"/proc/{proc.pid}/stat" if proc is not None else ""
+        from coopsim.app.run import Run, RunOptions
+        from coopsim.client import Client
+        from coopsim.model.specs import ParamSetting
 
-    def used() -> float:
-        with open(path) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    if not path or not os.path.exists(path):
-        _cpu_ms(stepper, ticks)
-        return float("nan")
-    c0 = used()
-    _cpu_ms(stepper, ticks)
-    return (used() - c0) * 1e3 / ticks
+        spec = flyers(1, driven=False, engine="mujoco")
+        params = tuple(ParamSetting("camera3d", k, v) for k, v in (("width", 640),
+                                                                    ("height", 480)))
+        spec = replace(spec, robots=tuple(replace(r, params=params) for r in spec.robots))
+        with Run(spec, RunOptions(port=0, controllers=False)) as run:
+            run.stepper.pause()
+            run.start()
+            with Client(run.network.endpoint, timeout=10.0) as client:
+                camera = client.robot("cf0").camera3d
+                self.ms = per_call_ms(lambda: camera.read("rgbd raw"), count(20, 1),
+                                      count(5, 1))
+
+    @unit("ms")
+    def track_ms(self):
+        return self.ms
