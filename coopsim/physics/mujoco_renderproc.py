@@ -195,12 +195,18 @@ class RenderProcess:
 
     def _died(self, exc: BaseException) -> SimulationError:
         """Forget the dead process and its requests; the sentence a read answers."""
-        code = self._proc.poll() if self._proc is not None else None
+        code = None
+        if self._proc is not None:
+            try:
+                code = self._proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:  # alive but mute: close() ends it
+                pass
+        how = (f"killed by signal {-code}" if code is not None and code < 0 else
+               f"exit code {code}" if code is not None else type(exc).__name__)
         self.close()
         self._done = {}
-        return SimulationError(
-            f"camera3d's render process died ({type(exc).__name__}, exit code {code}); "
-            "the run goes on and the next image starts a new one")
+        return SimulationError(f"camera3d's render process died ({how}); the run goes on and "
+                               "the next image starts a new one")
 
 
 def _environment() -> dict:
