@@ -9,22 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.images import decode
+from ..model.images import ImageReading, decode
 
 IMAGE_MODULES = ("camera3d",)  # modules whose read replies carry images
-
-
-class ImageReading(np.ndarray):
-    """An image as a numpy array, with the reply's header.
-
-    Attributes:
-        rgb: (h, w, 3) uint8 or None. depth: (h, w) float32 m (+inf: nothing within far) or None.
-        step: The step it shows. time: Its simulated time, s.
-        k: (fx, fy, cx, cy) pixels. near, far: Clipping distances, m.
-    """
-
-    rgb = depth = None
-    step, time, k, near, far = 0, 0.0, (), 0.0, 0.0
 
 
 def image_reading(reply) -> ImageReading:

@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 from coopsim.model.errors import SimulationError  # noqa: E402
+from coopsim.client.images import ImageReading  # noqa: E402
 from coopsim.model.images import intrinsics  # noqa: E402
 from coopsim.model.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec,  # noqa: E402
                                  ScenarioSpec, Settings, WorldSpec)
@@ -57,7 +58,7 @@ def test_a_camera_does_not_see_its_own_robot_but_another_robots_camera_does(sim)
 
 def test_an_in_process_drivers_read_gives_the_image_as_numpy(sim):
     image = LocalRobot(sim, "cf").camera3d.read("rgbd")
-    assert isinstance(image, np.ndarray) and image.shape == (30, 40, 3)
+    assert isinstance(image, ImageReading) and image.shape == (30, 40, 3)  # the client's class
     assert image.dtype == np.uint8 and np.array_equal(image, image.rgb)
     r, g, b = image[15, 20].astype(int)
     assert r - max(g, b) > 60  # the red box, through its own body

@@ -31,7 +31,8 @@ import numpy as np
 
 from ...model.commands import Command
 from ...model.errors import SimulationError
-from ...model.images import View, depth_mm, encode, intrinsics, parse_request, png, unpng
+from ...model.images import (ImageReading, View, depth_mm, encode, intrinsics, parse_request,
+                             png, unpng)
 from ...model.module import Module
 from ...model.params import ParamSpec
 from .common import rate
@@ -61,21 +62,6 @@ class Image:
     near: float
     far: float
     published: int = -1
-
-
-class ImageReading(np.ndarray):
-    """An in-process driver's image read: the RGB image (h, w, 3) uint8 when asked, else the
-    depth image (h, w) float32 m, with the attributes of the network client's reading
-    (coopsim.client.images.ImageReading).
-
-    Attributes:
-        rgb: (h, w, 3) uint8 or None. depth: (h, w) float32 m (+inf: nothing within far) or None.
-        step: The step it shows. time: Its simulated time, s.
-        k: (fx, fy, cx, cy) pixels. near, far: Clipping distances, m.
-    """
-
-    rgb = depth = None
-    step, time, k, near, far = 0, 0.0, (), 0.0, 0.0
 
 
 @dataclass(frozen=True)
