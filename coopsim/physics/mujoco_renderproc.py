@@ -55,6 +55,7 @@ class RenderProcess:
         self._done: dict = {}  # key -> (tag, (rgb, depth)) or its request's SimulationError
         self._next = 0
         self._finalizer = None
+        self._pid = 0  # the process that started it
 
     # -- the run's calls ----------------------------------------------------------------------
 
@@ -71,6 +72,7 @@ class RenderProcess:
         with ``tags[i]`` (anything: what the caller needs to know of them then)."""
         if not views:
             return
+        self._inherited()
         hide = hide if hide is not None else [None] * len(views)
         tags = tags if tags is not None else [None] * len(views)
         try:
@@ -102,6 +104,7 @@ class RenderProcess:
             SimulationError: the request failed (the renderer cannot start here: the sentence
                 says what is missing), or the process died waiting.
         """
+        self._inherited()
         while key in self._busy:
             self._receive()
         done = self._done.pop(key, None)
@@ -118,10 +121,20 @@ class RenderProcess:
 
     # -- the process ----------------------------------------------------------------------------
 
+    def _inherited(self) -> None:
+        """Forget a render process this process inherited through fork (an environment's
+        worker copying the run): not its to talk to or stop; its own starts on its next image."""
+        if self._proc is not None and self._pid != os.getpid():
+            self._finalizer.detach()
+            self._finalizer = None
+            self.close()
+            self._done = {}
+
     def _started(self) -> None:
         """Start the process if none runs."""
         if self._proc is not None:
             return
+        self._pid = os.getpid()
         ours, theirs = socket.socketpair()
         fds_ours, fds_theirs = socket.socketpair()
         env = _environment()
