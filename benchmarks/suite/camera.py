@@ -47,8 +47,8 @@ def _cpu_ms(stepper, ticks: int) -> float:
 def _render_cpu_ms(stepper, ticks: int) -> float:
     """Tick ``stepper`` ``ticks`` times; the CPU ms a tick its render process used meanwhile
     (from Linux's /proc; NaN elsewhere)."""
-    proc = getattr(stepper.sim.world.engine._renderer, "_proc", None)
-    path = f"/proc/{proc.pid}/stat" if proc is not None else ""
+    pid = stepper.sim.world.engine.render_pid()
+    path = f"/proc/{pid}/stat" if pid is not None else ""
 
     def used() -> float:
         with open(path) as f:

@@ -326,6 +326,9 @@ class Engine(ABC):
     def render_take(self, key):  # noqa: D102 -- above: nothing was ever queued
         return None
 
+    def render_pid(self) -> int | None:  # noqa: D102 -- the render process's id: none here
+        return None
+
     def state3d(self) -> np.ndarray:
         """(N, 13) full state of every robot's chassis, robot order (columns :data:`STATE3D`).
 

@@ -146,6 +146,11 @@ class Access:
         for it), None when none is (never queued, or lost with a render process that died)."""
         return self._render_process().take(key)
 
+    def render_pid(self) -> int | None:
+        """The process id of the run's render process (None before the first image): what a
+        benchmark reads its CPU time by."""
+        return self._renderer.pid if self._renderer is not None else None
+
     def _render_process(self):
         """The run's render process client, made on first use (the model compiled first)."""
         from .mujoco_renderproc import RenderProcess

@@ -59,6 +59,11 @@ class RenderProcess:
 
     # -- the run's calls ----------------------------------------------------------------------
 
+    @property
+    def pid(self) -> int | None:
+        """The render process's id, None while none runs."""
+        return self._proc.pid if self._proc is not None else None
+
     def render(self, model, data, views: list, hide: list | None = None) -> list[tuple]:
         """Each view's (rgb, depth or None) now (:meth:`mujoco_camera.Renderer.render`)."""
         keys = [("now", i) for i in range(len(views))]
