@@ -128,7 +128,7 @@ class Camera3d(Module):
         old = frame.extra.get(cls.label)
         seen = dict(old.seen) if old is not None else {}
         for i, name, (tag, shot) in zip(pub.tolist(), names, _taken(frame.physics, names)):
-            if shot is None:
+            if shot is None or _stale(tag[0], frame, p["rate"][i]):
                 continue
             (step, time, q), (rgb, depth) = tag, shot
             rgb, depth = noisy(rgb, depth, q, rng)  # the run's generator: seeded
@@ -220,6 +220,13 @@ class Camera3d(Module):
         w, h = int(q["width"]), int(q["height"])
         return reply, (snap.step, w, h), (snap.time, *intrinsics(w, h, q["fov"]), q["near"],
                                           q["far"])
+
+
+def _stale(step: int, frame, rate: float) -> bool:
+    """Whether an image rendered at ``step`` is older than two of its camera's periods (its
+    camera stopped publishing meanwhile): dropped, not published late."""
+    period = max(1, round(1.0 / (rate * frame.dt))) if rate > 0 else 1
+    return frame.step - step > 2 * period
 
 
 def _taken(physics, names: list) -> list[tuple]:
