@@ -7,15 +7,18 @@ it moves and tilts with the body (a quadrotor's camera rolls with it). Images ar
 ``near`` and ``far`` (m); depth is the distance along the optical axis (ROS's depth image), m.
 ``noise`` adds Gaussian noise of that standard deviation to each colour level (0..255, rounded
 and clipped) and ``depth_noise`` (m) to each depth, from a generator seeded by the run's seed,
-the robot's name and the step for a read, from the run's generator for a published image: the same run gives
-the same images.
+the robot's name and the step for a read, from the run's generator for a published image: the
+same run gives the same images. A camera does not see its own robot.
 
-A camera nobody reads costs nothing: an image is rendered when a client reads one (command
-``read``, answered between two steps on the thread that owns the world) or, for a camera whose
-``publish`` is 1, at its ``rate`` (Hz) for the recording and the ROS 2 and Foxglove bridges.
-The reading is the step of the camera's latest published image (0 before any, or when it does
-not publish): while no camera publishes the step leaves the module out altogether.
-Only an engine with a renderer (``mujoco``) renders: elsewhere a read answers error 4.
+Images render in the run's render process (coopsim.physics.mujoco_renderproc). A camera nobody
+reads costs nothing: an image is rendered when a client reads one (command ``read``, answered
+between two steps on the thread that owns the world; an in-process driver's read gives it as
+numpy) or, for a camera whose ``publish`` is 1, at its ``rate`` (Hz) for the recording and the
+ROS 2 and Foxglove bridges: rendered from its due step's state while the world steps on and
+published at the camera's next due step, one period later. The reading is the step of the
+camera's latest published image (0 before any, or when it does not publish): while no camera
+publishes the step leaves the module out altogether. Only an engine with a renderer
+(``mujoco``) renders: elsewhere a read answers error 4.
 """
 
 from __future__ import annotations
