@@ -295,12 +295,15 @@ class _Child:
         mujoco.mj_kinematics(model, data)  # the geoms' poses: all an image needs but the
         mujoco.mj_comPos(model, data)  # lights (a light may track a body's subtree)
         mujoco.mj_camlight(model, data)
-        shots = self.renderer.render(model, data, [v for v, _, _ in items],
-                                     [ids for _, ids, _ in items])
-        for (view, _, off), (rgb, depth) in zip(items, shots):
-            self.mm[off:off + rgb.nbytes] = rgb.tobytes()
-            if depth is not None:
-                self.mm[off + rgb.nbytes:off + rgb.nbytes + depth.nbytes] = depth.tobytes()
+        outs = []
+        for view, _, off in items:  # each image straight into its slot: no copy
+            h, w = view.height, view.width
+            rgb = np.frombuffer(self.mm, np.uint8, h * w * 3, off).reshape(h, w, 3)
+            depth = np.frombuffer(self.mm, np.float32, h * w, off + rgb.nbytes).reshape(h, w) \
+                if view.depth else None
+            outs.append((rgb, depth))
+        self.renderer.render(model, data, [v for v, _, _ in items], [ids for _, ids, _ in items],
+                             outs)
 
 
 def _serve(conn: Connection, fds: socket.socket) -> None:
