@@ -270,7 +270,6 @@ class _Child:
 
         self.fds, self.renderer = fds, Renderer()
         self.model = self.data = self.mm = None
-        self.roots: dict = {}  # root body id -> its geom ids (of the current model)
 
     def shm(self, size: int) -> None:
         """Map the shared memory whose descriptor comes next on the descriptor socket."""
@@ -284,7 +283,7 @@ class _Child:
         """Hold ``model`` (a layout's compiled model) and data for it."""
         import mujoco
 
-        self.model, self.data, self.roots = model, mujoco.MjData(model), {}
+        self.model, self.data = model, mujoco.MjData(model)
 
     def render(self, qpos, mocap_pos, mocap_quat, items: list) -> None:
         """Render ``items`` ((view, hidden geom ids or None, offset)) into the shared memory."""
