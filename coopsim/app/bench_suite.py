@@ -123,41 +123,13 @@ def smoke(only: str | None = None) -> int:
     """``coopsim bench smoke``: every case of the suite once at its smoke size; the number of
     failures (the command exits 1 if any)."""
     os.environ["COOPSIM_BENCH_SMOKE"] = "1"  # before the suite's modules read it
-    failed, apart = 0, set()
+    failed = 0
     for module, cls, methods in suite_cases():
         name = module.__name__.split(".", 1)[1]
         if only and not re.search(only, name):
             continue
-        if getattr(module, "OWN_PROCESS", False) and not os.environ.get(_CHILD):
-            if name not in apart:  # as asv runs every case: in a process of its own
-                apart.add(name)
-                failed += _smoke_apart(name)
-            continue
         failed += smoke_one(module, cls, methods, lambda line: click.echo(line))
     click.echo(f"{failed} failed" if failed else "every case ran")
-    return failed
-
-
-#: Set in the process that smokes one module apart (:func:`_smoke_apart`).
-_CHILD = "COOPSIM_SMOKE_APART"
-
-
-def _smoke_apart(name: str) -> int:
-    """Smoke module ``name`` in a child process (a module whose ``OWN_PROCESS`` says its cases
-    cannot share one with the others': MuJoCo's EGL renderer and the viewer's PyOpenGL take
-    one OpenGL platform a process); its lines said here, its failures returned."""
-    done = subprocess.run([sys.executable, "-m", "coopsim", "bench", "smoke", "--only",
-                           f"^{re.escape(name)}$"], env=dict(os.environ, **{_CHILD: "1"}),
-                          capture_output=True, text=True)
-    lines = [line for line in done.stdout.splitlines()
-             if line != "every case ran" and not line.endswith(" failed")]
-    for line in lines:
-        click.echo(line)
-    failed = sum(": FAILED:" in line for line in lines)
-    if done.returncode and not failed:  # it died before saying which
-        click.echo(f"{name}: FAILED: the child process exited {done.returncode}: "
-                   f"{done.stderr.strip()[-300:]}")
-        failed = 1
     return failed
 
 

@@ -11,23 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.images import FRAME, decode, framed
+from ..model.images import FRAME, ImageReading, decode, framed
 
 IMAGE_MODULES = ("camera3d",)  # modules whose read replies carry images
 IMAGE_FRAMES_SINCE = 11  # the protocol version whose camera reads take the word ``frame``
-
-
-class ImageReading(np.ndarray):
-    """An image as a numpy array, with the reply's header.
-
-    Attributes:
-        rgb: (h, w, 3) uint8 or None. depth: (h, w) float32 m (+inf: nothing within far) or None.
-        step: The step it shows. time: Its simulated time, s.
-        k: (fx, fy, cx, cy) pixels. near, far: Clipping distances, m.
-    """
-
-    rgb = depth = None
-    step, time, k, near, far = 0, 0.0, (), 0.0, 0.0
 
 
 def image_reading(reply) -> ImageReading:

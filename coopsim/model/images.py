@@ -288,3 +288,19 @@ def unpng(blob: bytes) -> np.ndarray:
     if bits == 8:
         return rows.reshape(h, w, 3)
     return rows.view(">u2").reshape(h, w).astype(np.uint16)
+
+
+class ImageReading(np.ndarray):
+    """A camera image as a numpy array, with the reply's header: what ``bot.camera3d.read()``
+    gives on both hosts (the Python client, coopsim.client.images; an in-process driver,
+    ``Camera3d.read_local``). The RGB image (h, w, 3) uint8 when one came, else the depth image
+    (h, w) float32 m.
+
+    Attributes:
+        rgb: (h, w, 3) uint8 or None. depth: (h, w) float32 m (+inf: nothing within far) or None.
+        step: The step it shows. time: Its simulated time, s.
+        k: (fx, fy, cx, cy) pixels. near, far: Clipping distances, m.
+    """
+
+    rgb = depth = None
+    step, time, k, near, far = 0, 0.0, (), 0.0, 0.0

@@ -318,10 +318,13 @@ class Engine(ABC):
         B 0..255) in the images :meth:`render_images` renders: a robot's colour. An engine
         without a renderer ignores it."""
 
-    def render_images(self, views: list) -> list[tuple]:
+    def render_images(self, views: list, rows=None) -> list[tuple]:
         """Offscreen images of the world (the ``camera3d`` module's): for each
         :class:`~coopsim.model.images.View`, (rgb (h, w, 3) uint8, depth (h, w) float32 m or
-        None), world as of the last step. An engine without a renderer (the 2D ones) has none.
+        None), world as of the last step; ``rows``: per view, the robot row it does not see
+        (its own), or None. An engine without a renderer (the 2D ones) has none.
+        ``render_submit(views, rows, keys, tags)`` queues them, ``render_take(key)`` takes
+        (tag, images) later.
 
         Raises:
             ParameterError: this engine renders no images (a read answers error 4).
@@ -330,6 +333,15 @@ class Engine(ABC):
 
         raise ParameterError(f"camera3d renders images with MuJoCo: the {self.label} engine has "
                              "no renderer (use engine mujoco)")
+
+    def render_submit(self, views, rows, keys, tags=None) -> None:  # noqa: D102 -- above
+        self.render_images(views, rows)
+
+    def render_take(self, key):  # noqa: D102 -- above: nothing was ever queued
+        return None
+
+    def render_pid(self) -> int | None:  # noqa: D102 -- the render process's id: none here
+        return None
 
     def state3d(self) -> np.ndarray:
         """(N, 13) full state of every robot's chassis, robot order (columns :data:`STATE3D`).

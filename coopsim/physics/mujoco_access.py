@@ -7,7 +7,8 @@ module holds the world's layout, compile and step).
 * Robots from description files: their moving joints' positions and their ``links`` documents
   (:mod:`coopsim.physics.mujoco_links`).
 * Camera images (``camera3d``): geoms painted in their objects' colours and offscreen renders
-  (:mod:`coopsim.physics.mujoco_camera`, opened on first use).
+  in the run's render process (:mod:`coopsim.physics.mujoco_renderproc`, started on first use),
+  each camera's own robot left out of its image.
 * The 2D casters' geometry (the engines' common ray casters, used by the 2D engines' sensors and
   any cast not made in 3D): :meth:`Access.static_geometry` and :meth:`Access.moving_geometry`
   give the floor projection of what reaches into the slice ``z <= SLICE_TOP`` (a body whose
@@ -125,15 +126,61 @@ class Access:
                 for geom in body.element.geoms:
                     geom.rgba = rgba
 
-    def render_images(self, views: list) -> list[tuple]:
-        """Offscreen images by MuJoCo's renderer (:mod:`coopsim.physics.mujoco_camera`), built
-        on first use: a world whose cameras nobody reads opens no OpenGL context."""
-        from .mujoco_camera import Renderer
+    def render_images(self, views: list, rows=None) -> list[tuple]:
+        """Offscreen images rendered now by the run's render process
+        (:mod:`coopsim.physics.mujoco_renderproc`), started on first use: a world whose
+        cameras nobody reads starts none. ``rows``: per view, the robot row whose own geoms
+        it does not see (its camera's robot), or None."""
+        process = self._render_process()
+        return process.render(self.model, self.data, views, self._hidden(rows, views))
+
+    def render_submit(self, views: list, rows, keys: list, tags: list | None = None) -> None:
+        """Queue images of the world as of now (rendered while the run steps on); view i's are
+        taken with :meth:`render_take` of ``keys[i]``, with ``tags[i]``. ``rows`` as in
+        :meth:`render_images`."""
+        self._render_process().submit(self.model, self.data, views, self._hidden(rows, views),
+                                      keys, tags)
+
+    def render_take(self, key):
+        """(tag, (rgb, depth or None)) queued under ``key`` by :meth:`render_submit` (waiting
+        for it), None when none is (never queued, or lost with a render process that died)."""
+        return self._render_process().take(key)
+
+    def render_pid(self) -> int | None:
+        """The process id of the run's render process (None before the first image): what a
+        benchmark reads its CPU time by."""
+        return self._renderer.pid if self._renderer is not None else None
+
+    def _render_process(self):
+        """The run's render process client, made on first use (the model compiled first)."""
+        from .mujoco_renderproc import RenderProcess
 
         if self._renderer is None:
-            self._renderer = Renderer()
+            self._renderer = RenderProcess()
         self._ready()  # the model compiled for the current layout
-        return self._renderer.render(self.model, self.data, views)
+        return self._renderer
+
+    def _hidden(self, rows, views: list) -> list | None:
+        """Per view, the geom ids of its robot (every geom of the tree its chassis roots)."""
+        if rows is None:
+            return None
+        table = self._ready()
+        model = self.model
+        held = getattr(self, "_own_geoms", None)  # [model, {row: geom ids}]
+        if held is None or held[0] is not model:
+            held = self._own_geoms = [model, {}]
+        out = []
+        for row in rows:
+            if row is None:
+                out.append(None)
+                continue
+            ids = held[1].get(int(row))
+            if ids is None:
+                root = model.body_rootid[table.ids[int(row)]]
+                ids = held[1][int(row)] = np.flatnonzero(
+                    model.body_rootid[model.geom_bodyid] == root).astype(np.int32)
+            out.append(ids)
+        return out
 
     # -- geometry for the 2D casters -------------------------------------------------------------
 

@@ -1,10 +1,12 @@
-"""RGB and depth images of a MuJoCo world, rendered offscreen by MuJoCo's own renderer.
+"""RGB and depth images of a MuJoCo world, rendered offscreen by MuJoCo's own renderer, in the
+run's render process (:mod:`coopsim.physics.mujoco_renderproc`), never the run's own process.
 
 Headless: the OpenGL context comes from EGL (Mesa's software renderer where there is no GPU)
 or OSMesa, as ``MUJOCO_GL`` says (``egl``, the default here, or ``osmesa``; ``glfw`` needs a
-display). The renderer is built on first use (a world whose cameras nobody reads never opens a
-context), on the thread that owns the world, and rebuilt when the model is recompiled (a layout
-change) or a larger image is asked for.
+display). The renderer is built on first use (a world whose cameras nobody reads never starts
+the process) and rebuilt when the model is recompiled (a layout change) or a larger image is
+asked for. A view may leave geoms out (its own robot's): they are moved to a hidden geom group
+while its scene is made.
 
 Per call: one ``mjv_updateScene`` for every view, then for each view the scene's camera (and
 its headlight) is put at the view's pose, ``mjr_render`` draws into the offscreen buffer and
@@ -23,6 +25,7 @@ from ..model.errors import SimulationError
 from ..model.images import View
 
 GEOMS = 10000  # the scene's most geoms (MuJoCo's Renderer's default)
+HIDDEN = 5  # the geom group a view's own robot is moved to while its scene is made
 BACKENDS = ("egl", "osmesa", "glfw")
 
 
@@ -81,8 +84,9 @@ def _missing(backend: str, exc: BaseException) -> str:
 
 
 def missing() -> str:
-    """Why camera3d cannot render here, in one sentence ("" when it can): a context is opened
-    and freed (the first one also starts EGL or OSMesa for the process)."""
+    """Why camera3d cannot render in this process, in one sentence ("" when it can): a context
+    is opened and freed (the first one also starts EGL or OSMesa for the process). Run by a
+    render process: :func:`coopsim.physics.mujoco_renderproc.missing` asks one."""
     try:
         gl = context_class()
         with _one_thread():
@@ -101,6 +105,7 @@ class Renderer:
         self._model = None
         self._size = (0, 0)
         self._gl = self._ctx = self._scene = None
+        self._buffers: dict = {}  # (h, w, depth) -> read-back buffers (see _scratch)
 
     def _ready(self, model, width: int, height: int) -> None:
         """Open (or reopen) the context for ``model`` with a buffer of at least this size."""
@@ -127,24 +132,48 @@ class Renderer:
         for flag in ("mjRND_SHADOW", "mjRND_REFLECTION", "mjRND_SKYBOX"):
             self._scene.flags[getattr(mujoco.mjtRndFlag, flag)] = 0
         self._option, self._camera = mujoco.MjvOption(), mujoco.MjvCamera()
+        self._option.geomgroup[HIDDEN] = 0
         self._perturb = mujoco.MjvPerturb()
         self._model, self._size = model, size
 
-    def render(self, model, data, views: list[View]) -> list[tuple]:
+    def render(self, model, data, views: list[View], hide: list | None = None,
+               outs: list | None = None) -> list[tuple]:
         """Each view's (rgb (h, w, 3) uint8, depth (h, w) float32 m or None), rows top first;
-        depth along the optical axis, +inf where nothing lies within ``far``."""
+        depth along the optical axis, +inf where nothing lies within ``far``.
+
+        Args:
+            hide: Per view, the geom ids it does not see (its own robot's: an int array) or
+                None; views hiding the same geoms share one scene update.
+            outs: Per view, the (rgb, depth) arrays to write it into (else new ones).
+        """
         import mujoco
 
         if not views:
             return []
         self._ready(model, max(v.width for v in views), max(v.height for v in views))
         self._gl.make_current()
-        mujoco.mjv_updateScene(model, data, self._option, self._perturb, self._camera,
-                               mujoco.mjtCatBit.mjCAT_ALL, self._scene)
-        return [self._one(v) for v in views]
+        hide = hide if hide is not None else [None] * len(views)
+        out: list = [None] * len(views)
+        groups: dict = {}
+        for i, ids in enumerate(hide):
+            key = None if ids is None or not len(ids) else tuple(np.asarray(ids).tolist())
+            groups.setdefault(key, []).append(i)
+        for key, members in groups.items():
+            ids = np.array(key if key is not None else (), dtype=np.int64)
+            saved = model.geom_group[ids].copy()
+            model.geom_group[ids] = HIDDEN  # a group the scene leaves out (why: one update
+            try:  # per robot instead of a Python pass over the scene's geoms)
+                mujoco.mjv_updateScene(model, data, self._option, self._perturb, self._camera,
+                                       mujoco.mjtCatBit.mjCAT_ALL, self._scene)
+            finally:
+                model.geom_group[ids] = saved
+            for i in members:
+                out[i] = self._one(views[i], outs[i] if outs is not None else None)
+        return out
 
-    def _one(self, view: View) -> tuple:
-        """Render and read back one view (the scene is updated already)."""
+    def _one(self, view: View, out: tuple | None = None) -> tuple:
+        """Render and read back one view (the scene is updated already), into ``out`` ((h, w,
+        3) uint8, (h, w) float32 or None: the shared memory) when given."""
         import mujoco
 
         top = view.near * np.tan(np.radians(view.fov) / 2.0)
@@ -160,19 +189,33 @@ class Renderer:
                 light.pos[:], light.dir[:] = view.pos, view.forward
         rect = mujoco.MjrRect(0, 0, view.width, view.height)
         mujoco.mjr_render(rect, self._scene, self._ctx)
-        rgb = np.empty((view.height, view.width, 3), np.uint8)
-        buf = np.empty((view.height, view.width), np.float32) if view.depth else None
-        mujoco.mjr_readPixels(rgb, buf, rect, self._ctx)
-        depth = None
-        if buf is not None:  # reversed z: d = near (far - z) / (z (far - near)), 0 at far
-            depth = np.ascontiguousarray(buf[::-1])
-            none = depth <= 0.0
+        rgb_buf, depth_buf, mask = self._scratch(view)
+        mujoco.mjr_readPixels(rgb_buf, depth_buf, rect, self._ctx)
+        rgb, depth = out if out is not None else (
+            np.empty((view.height, view.width, 3), np.uint8),
+            np.empty((view.height, view.width), np.float32) if view.depth else None)
+        rgb[...] = rgb_buf[::-1]  # rows top first
+        if depth is not None:  # reversed z: d = near (far - z) / (z (far - near)), 0 at far
+            depth[...] = depth_buf[::-1]
+            np.less_equal(depth, 0.0, out=mask)
             # float32 throughout: the buffer holds 24 bits, float64 would only cost time
             depth *= np.float32(view.far - view.near)
             depth += np.float32(view.near)
             np.divide(np.float32(view.near * view.far), depth, out=depth)
-            depth[none] = np.inf
-        return np.ascontiguousarray(rgb[::-1]), depth
+            np.copyto(depth, np.float32(np.inf), where=mask)
+        return rgb, depth
+
+    def _scratch(self, view: View) -> tuple:
+        """The read-back buffers of a view's size, kept: a fresh megabyte array per image was
+        a fresh mapping the kernel faulted in page by page (twice the image's cost)."""
+        key = (view.height, view.width, bool(view.depth))
+        held = self._buffers.get(key)
+        if held is None:
+            h, w = key[:2]
+            held = self._buffers[key] = (
+                np.empty((h, w, 3), np.uint8), np.empty((h, w), np.float32) if key[2] else None,
+                np.empty((h, w), bool))
+        return held
 
     def close(self) -> None:
         """Free the GL resources (a later render opens them again)."""

@@ -162,7 +162,7 @@ class MujocoEngine(Access, Engine):
         self._warned: tuple | None = None  # (data, its warning counts, the overflow kinds)
         self._scenery = msc.Scenery()  # meshes and a height field (mujoco_scenery)
         self._ground: msc.Ground | None = None  # the bodies riding on the height field
-        self._renderer = None  # camera3d's offscreen renderer (mujoco_camera), on first use
+        self._renderer = None  # camera3d's render process (mujoco_renderproc), on first use
 
     @classmethod
     def refuses_assembly(cls, assembly: Assembly) -> str:

@@ -43,10 +43,20 @@ class Access:
         """Rotors drive of robots ``rows``: (n, 3) force (N) and torque (N m), body frame."""
         self.engine.apply_wrench(rows, force, torque)
 
-    def render_images(self, views: list) -> list[tuple]:
+    def render_images(self, views: list, rows=None) -> list[tuple]:
         """The engine's offscreen images of ``views`` (coopsim.model.images.View): (rgb,
-        depth or None) each; error 4 (ParameterError) on an engine with no renderer."""
-        return self.engine.render_images(views)
+        depth or None) each, view i not seeing robot ``rows[i]`` (its own; None: sees all);
+        error 4 (ParameterError) on an engine with no renderer."""
+        return self.engine.render_images(views, rows)
+
+    def render_submit(self, views: list, rows, keys: list, tags: list | None = None) -> None:
+        """Queue :meth:`render_images`' images (rendered in the render process while the run
+        steps on), taken later with :meth:`render_take` of ``keys[i]``, with ``tags[i]``."""
+        self.engine.render_submit(views, rows, keys, tags)
+
+    def render_take(self, key):
+        """(tag, (rgb, depth)) queued under ``key`` (waiting for it), or None."""
+        return self.engine.render_take(key)
 
     # -- by role ----------------------------------------------------------------------------------
 

@@ -1,20 +1,111 @@
-"""The camera test files in a process of their own (tests/glprocess.py says why)."""
+"""``camera3d`` rendered in the run's render process (coopsim/physics/mujoco_renderproc.py):
+a camera does not see its own robot while another robot's camera does; an in-process driver's
+``bot.camera3d.read()`` gives the image as numpy; a render process that dies is said in one
+sentence, the run goes on and the next image starts a new one, also from a process whose
+PyOpenGL is bound to GLX (a viewer's); published images are the same bits for the same seed."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+import numpy as np
+import pytest
 
-from glprocess import FILES, OWN
+pytest.importorskip("mujoco")
 
-ROOT = Path(__file__).resolve().parents[2]
+from coopsim.model.errors import SimulationError  # noqa: E402
+from coopsim.client.images import ImageReading  # noqa: E402
+from coopsim.model.images import intrinsics  # noqa: E402
+from coopsim.model.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec,  # noqa: E402
+                                 ScenarioSpec, Settings, WorldSpec)
+from coopsim.sim.drivers import LocalRobot  # noqa: E402
+from coopsim.sim.simulation import Simulation  # noqa: E402
+
+from helpers import step_by_hand  # noqa: E402
+
+# the box's near face 2 m ahead of cf's camera (mounted 0.2 m behind cf's centre)
+BOX = ObjectSpec("crate", "box", (0.4, 0.6, 0.6), (2.0, 0.0, 1.0), 0.0, 0.0, (200, 30, 30))
 
 
-def test_the_camera_files_pass_in_a_process_of_their_own():
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "-p", "no:xdist", *FILES], cwd=ROOT, capture_output=True, text=True,
-                          env=dict(os.environ, **{OWN: "1"}))
-    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
-    assert " passed" in done.stdout and " skipped" not in done.stdout, done.stdout[-2000:]
+def _cam(**extra):
+    values = {"width": 40, "height": 30, "fov": 40, **extra}
+    return tuple(ParamSetting("camera3d", k, v) for k, v in values.items())
+
+
+@pytest.fixture(scope="module")
+def sim():
+    """cf with its camera behind its own body, looking through it at the box; peer 1 m
+    behind cf, its camera looking at cf; a third publishing at 100 Hz (dt 0.002)."""
+    robots = (RobotSpec("crazyflie", "cf", (0.0, 0.0, 1.0), params=_cam(x=-0.2)),
+              RobotSpec("crazyflie", "peer", (-1.0, 0.0, 1.0), params=_cam()),
+              RobotSpec("crazyflie", "pub", (0.0, 2.0, 1.0),
+                        params=_cam(publish=1, rate=100.0)))
+    spec = ScenarioSpec(WorldSpec(FloorSpec(8.0, 8.0)), robots=robots, objects=(BOX,),
+                        settings=Settings(dt=0.002, seed=1, engine="mujoco"), name="cam")
+    return Simulation(spec)
+
+
+def _depth(sim, robot):
+    return LocalRobot(sim, robot).camera3d.read("depth")
+
+
+def test_a_camera_does_not_see_its_own_robot_but_another_robots_camera_does(sim):
+    mine = _depth(sim, "cf")
+    # through its own body (0.2 m ahead, 0.09 m across) to the box's face 2 m ahead
+    assert mine[15, 20] == pytest.approx(2.0, abs=0.01)
+    theirs = _depth(sim, "peer")
+    # cf's body 1 m ahead of peer's camera, nearer than the box behind it (3 m)
+    assert 0.9 < theirs[15, 20] < 1.0
+
+
+def test_an_in_process_drivers_read_gives_the_image_as_numpy(sim):
+    image = LocalRobot(sim, "cf").camera3d.read("rgbd")
+    assert isinstance(image, ImageReading) and image.shape == (30, 40, 3)  # the client's class
+    assert image.dtype == np.uint8 and np.array_equal(image, image.rgb)
+    r, g, b = image[15, 20].astype(int)
+    assert r - max(g, b) > 60  # the red box, through its own body
+    assert image.depth.shape == (30, 40) and image.depth.dtype == np.float32
+    assert image.step == sim.snapshot.step and image.time == sim.snapshot.time
+    assert image.k == pytest.approx(intrinsics(40, 30, 40.0))
+    assert (image.near, image.far) == (0.01, 50.0)
+    only = LocalRobot(sim, "cf").camera3d.read("depth")
+    assert only.rgb is None and np.array_equal(only, image.depth)
+
+
+def test_a_render_process_that_dies_is_said_and_the_next_image_starts_a_new_one(
+        sim, caplog, monkeypatch):
+    renderer = sim.world.engine._renderer
+    _depth(sim, "cf")
+    renderer._proc.kill()
+    renderer._proc.wait()
+    with pytest.raises(SimulationError) as err:
+        _depth(sim, "cf")
+    assert "render process died (killed by signal 9)" in str(err.value)
+    assert str(err.value).count(". ") == 0
+    # the new process is started from a process whose PyOpenGL is GLX (a pyglet viewer's):
+    # the run's process never renders, so it does not matter
+    monkeypatch.setenv("PYOPENGL_PLATFORM", "glx")
+    assert _depth(sim, "cf")[15, 20] == pytest.approx(2.0, abs=0.01)  # a new process
+    step_by_hand(sim, 1)  # the published camera queues an image
+    renderer._proc.kill()
+    step_by_hand(sim, 12)  # its next due steps: the run goes on, saying why once
+    assert "render process died" in caplog.text
+    assert sim.snapshot.extra["camera3d"].seen["pub"].step > 1  # published again since
+
+
+def test_published_images_are_bit_identical_for_the_same_seed():
+    def run(seed):
+        robot = RobotSpec("crazyflie", "pub", (0.0, 0.0, 1.0),
+                          params=_cam(publish=1, rate=100.0, noise=8.0, depth_noise=0.01))
+        spec = ScenarioSpec(WorldSpec(FloorSpec(8.0, 8.0)), robots=(robot,), objects=(BOX,),
+                            settings=Settings(dt=0.002, seed=seed, engine="mujoco"), name="c")
+        sim = Simulation(spec)
+        shots = []
+        for _ in range(11):  # rendered beside the steps, published one period later
+            step_by_hand(sim, 1)
+            board = sim.snapshot.extra.get("camera3d")
+            shots.append(board.seen["pub"] if board is not None else None)
+        return [s for s in shots if s is not None]
+    one, two, other = run(1), run(1), run(2)
+    assert [s.step for s in one] == [0] * 5 + [5] * 2
+    for a, b in zip(one, two):
+        assert np.array_equal(a.rgb, b.rgb) and np.array_equal(a.depth, b.depth)
+    assert not np.array_equal(one[-1].rgb, other[-1].rgb)

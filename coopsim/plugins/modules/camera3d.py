@@ -7,19 +7,24 @@ it moves and tilts with the body (a quadrotor's camera rolls with it). Images ar
 ``near`` and ``far`` (m); depth is the distance along the optical axis (ROS's depth image), m.
 ``noise`` adds Gaussian noise of that standard deviation to each colour level (0..255, rounded
 and clipped) and ``depth_noise`` (m) to each depth, from a generator seeded by the run's seed,
-the robot's name and the step for a read, from the run's generator for a published image: the same run gives
-the same images.
+the robot's name and the step for a read, from the run's generator for a published image: the
+same run gives the same images. A camera does not see its own robot.
 
-A camera nobody reads costs nothing: an image is rendered when a client reads one (command
-``read``, answered between two steps on the thread that owns the world) or, for a camera whose
-``publish`` is 1, at its ``rate`` (Hz) for the recording and the ROS 2 and Foxglove bridges.
-The reading is the step of the camera's latest published image (0 before any, or when it does
-not publish): while no camera publishes the step leaves the module out altogether.
-Only an engine with a renderer (``mujoco``) renders: elsewhere a read answers error 4.
+Images render in the run's render process (coopsim.physics.mujoco_renderproc). A camera nobody
+reads costs nothing: an image is rendered when a client reads one (command ``read``, answered
+between two steps on the thread that owns the world; an in-process driver's read gives it as
+numpy) or, for a camera whose ``publish`` is 1, at its ``rate`` (Hz) for the recording and the
+ROS 2 and Foxglove bridges: rendered from its due step's state while the world steps on and
+published at the camera's next due step, one period later. The reading is the step of the
+camera's latest published image (0 before any, or when it does not publish): while no camera
+publishes the step leaves the module out altogether. Only an engine with a renderer
+(``mujoco``) renders: elsewhere a read answers error 4.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import zlib
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -28,12 +33,14 @@ from typing import Mapping
 import numpy as np
 
 from ...model.commands import Command
-from ...model.images import (MOUNT, View, depth_mm, encode, encode_frame, framed,
-                              intrinsics, parse_request, png, unpng)
+from ...model.errors import SimulationError
+from ...model.images import (MOUNT, ImageReading, View, depth_mm, encode, encode_frame,
+                              framed, intrinsics, parse_request, png, unpng)
 from ...model.module import Module
 from ...model.params import ParamSpec
-from ...model.snapshot import quat_matrices
 from .common import rate
+
+log = logging.getLogger(__name__)
 
 SIDE = 4096  # pixels: the largest width or height (a 4K frame; 100,000 is refused)
 
@@ -49,6 +56,8 @@ class Image:
         mount: The camera's x, y, z (m), yaw, pitch (deg) on its body when it rendered (the
             bridges' camera frame, coopsim.model.images.optical_pose); None: not known (a
             recording's images: the bridges take the scenario's).
+        published: The step whose snapshot first carried it (one camera period after
+            ``step``: rendered meanwhile in the render process), -1 when not known (replayed).
     """
 
     step: int
@@ -59,6 +68,7 @@ class Image:
     near: float
     far: float
     mount: tuple | None = None
+    published: int = -1
 
 
 @dataclass(frozen=True)
@@ -114,26 +124,39 @@ class Camera3d(Module):
 
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
-        """The cameras with ``publish`` 1 render and publish an image; the reading is the step
-        of each camera's latest published image (0 before any, or when it does not publish)."""
-        out = cls.sense(frame, rows, p, prev)
+        """The cameras with ``publish`` 1 publish the image queued at their previous due step
+        (rendered meanwhile by the render process, beside the stepper: one period late, stamped
+        with the step it shows) and queue this step's; the reading is the step of each
+        camera's latest published image (0 before any, or when it does not publish)."""
+        out = prev.copy()
         pub = np.nonzero(p["publish"] > 0)[0]
-        if len(pub) and frame.state3d is not None:
-            picks = [{k: p[k][i] for k in p} for i in pub.tolist()]
-            views = [view(frame.state3d[rows[i]], q, bool(q["depth"]))
-                     for i, q in zip(pub.tolist(), picks)]
-            shots = frame.physics.render_images(views)
-            old = frame.extra.get(cls.label)
-            seen = dict(old.seen) if old is not None else {}
-            for i, q, (rgb, depth) in zip(pub.tolist(), picks, shots):
-                name = frame.names[rows[i]]
-                rgb, depth = noisy(rgb, depth, q, rng)  # the run's generator: seeded
-                rgb.flags.writeable = False
-                if depth is not None:
-                    depth.flags.writeable = False
-                seen[name] = Image(frame.step, frame.time, rgb, depth, float(q["fov"]),
-                                   float(q["near"]), float(q["far"]),
-                                   tuple(float(q[k]) for k in MOUNT))  # h42-frame: /tf
+        if not len(pub) or frame.state3d is None:
+            return out
+        picks = [{k: p[k][i] for k in p} for i in pub.tolist()]
+        names = [frame.names[rows[i]] for i in pub.tolist()]
+        old = frame.extra.get(cls.label)
+        seen = dict(old.seen) if old is not None else {}
+        for i, name, (tag, shot) in zip(pub.tolist(), names, _taken(frame.physics, names)):
+            if shot is None or _stale(tag[0], frame, p["rate"][i]):
+                continue
+            (step, time, q), (rgb, depth) = tag, shot
+            rgb, depth = noisy(rgb, depth, q, rng)  # the run's generator: seeded
+            rgb.flags.writeable = False
+            if depth is not None:
+                depth.flags.writeable = False
+            seen[name] = Image(step, time, rgb, depth, float(q["fov"]), float(q["near"]),
+                               float(q["far"]),
+                               tuple(float(q[k]) for k in MOUNT), frame.step)  # h42-frame: /tf
+            out[i, 0] = float(step)
+        views = [view(frame.state3d[rows[i]], q, bool(q["depth"]))
+                 for i, q in zip(pub.tolist(), picks)]
+        try:
+            frame.physics.render_submit(views, [int(rows[i]) for i in pub.tolist()],
+                                        [(cls.label, n) for n in names],
+                                        [(frame.step, frame.time, q) for q in picks])
+        except SimulationError as exc:  # the run goes on; the next due step tries again
+            log.warning("%s", exc)
+        if seen or old is not None:  # no board before the first image
             alive = set(frame.names)
             frame.extra[cls.label] = Images(MappingProxyType(
                 {n: s for n, s in seen.items() if n in alive}))
@@ -145,7 +168,8 @@ class Camera3d(Module):
         [name...], "steps": [step...], "times": [s...], "rgb": [PNG...], "depth": [16-bit
         PNG of mm, or empty...], "lens": [[fov deg, near m, far m]...]}``; None if none."""
         board = snap.extra.get(cls.label)
-        names = [n for n, i in board.seen.items() if i.step > after] if board else []
+        names = [n for n, i in board.seen.items() if max(i.step, i.published) > after] \
+            if board else []
         if not names:
             return None
         shots = [board.seen[n] for n in names]
@@ -176,6 +200,23 @@ class Camera3d(Module):
     check_read_text = staticmethod(parse_request)
 
     @classmethod
+    def read_local(cls, command, sim, robot: str, values, text: str) -> ImageReading:
+        """A ``read`` by an in-process driver (``bot.camera3d.read(text)``, on the thread that
+        owns the world): the image as numpy, as the network client gives it
+        (:class:`ImageReading`; the text's format word is ignored)."""
+        kind, _ = parse_request(text)
+        snap = sim.snapshot
+        q = {s.name: values[s.name] for s in cls.params}
+        (rgb, depth), = _render(sim.world.engine, snap.index[robot], q, kind != "rgb")
+        rgb, depth = noisy(rgb, depth, q, stream(sim.seed, robot, snap.step))
+        rgb, depth = (rgb if kind != "depth" else None), (depth if kind != "rgb" else None)
+        out = np.asarray(rgb if rgb is not None else depth).view(ImageReading)
+        out.rgb, out.depth, out.step, out.time = rgb, depth, snap.step, snap.time
+        out.k = intrinsics(int(q["width"]), int(q["height"]), q["fov"])
+        out.near, out.far = float(q["near"]), float(q["far"])
+        return out
+
+    @classmethod
     def read_world(cls, command, sim, robot: str, values, text: str) -> tuple:
         """A ``read`` rendered now, on the thread that owns the world: (text, params, data)
         of the reply (coopsim.model.images), and its pixel frame when the text ends with
@@ -183,8 +224,8 @@ class Camera3d(Module):
         kind, fmt = parse_request(text)
         snap = sim.snapshot
         q = {s.name: values[s.name] for s in cls.params}
-        state = sim.world.engine.state3d()[snap.index[robot]]
-        (rgb, depth), = sim.world.engine.render_images([view(state, q, kind != "rgb")])
+        row = snap.index[robot]  # its camera does not see its own robot
+        (rgb, depth), = _render(sim.world.engine, row, q, kind != "rgb")
         rgb, depth = noisy(rgb, depth, q, stream(sim.seed, robot, snap.step))
         asked = (rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
         reply = encode_frame(*asked) if framed(text) else (encode(*asked),)  # frame: protocol 11
@@ -193,17 +234,53 @@ class Camera3d(Module):
                                              q["far"]), *reply[1:]
 
 
+def _stale(step: int, frame, rate: float) -> bool:
+    """Whether an image rendered at ``step`` is older than two of its camera's periods (its
+    camera stopped publishing meanwhile): dropped, not published late."""
+    period = max(1, round(1.0 / (rate * frame.dt))) if rate > 0 else 1
+    return frame.step - step > 2 * period
+
+
+def _taken(physics, names: list) -> list[tuple]:
+    """(tag, (rgb, depth)) of the image queued for each of ``names`` at its camera's previous
+    due step, (None, None) where none is (the first, or one lost with a render process that
+    died: said once in the log)."""
+    out = []
+    for name in names:
+        try:
+            got = physics.render_take((Camera3d.label, name))
+        except SimulationError as exc:
+            log.warning("%s", exc)
+            got = None
+        out.append(got if got is not None else (None, None))
+    return out
+
+
 def view(state: np.ndarray, q: Mapping, depth: bool) -> View:
     """The :class:`View` of a camera with parameters ``q`` on a body of state ``state``
-    (x, y, z m, quaternion w, x, y, z body to world, ...)."""
-    rot = quat_matrices(state[3:7])[0]
-    yaw, pitch = np.radians(float(q["yaw"])), np.radians(float(q["pitch"]))
-    cy, sy, cp, sp = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch)
-    forward = rot @ np.array([cp * cy, cp * sy, -sp])  # Rz(yaw) Ry(pitch) applied to +x
-    up = rot @ np.array([sp * cy, sp * sy, cp])  # ... and to +z
-    pos = state[:3] + rot @ np.array([float(q["x"]), float(q["y"]), float(q["z"])])
-    return View(tuple(pos), tuple(forward), tuple(up), float(q["fov"]), float(q["near"]),
-                float(q["far"]), int(q["width"]), int(q["height"]), depth)
+    (x, y, z m, quaternion w, x, y, z body to world, ...). Plain floats, not numpy: one
+    camera's few products cost less so, once per image on the stepper's thread."""
+    w, x, y, z = (float(v) for v in state[3:7])
+    rot = ((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)),
+           (2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)),
+           (2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)))
+
+    def turned(v):  # rot @ v
+        return tuple(r[0] * v[0] + r[1] * v[1] + r[2] * v[2] for r in rot)
+    yaw, pitch = math.radians(float(q["yaw"])), math.radians(float(q["pitch"]))
+    cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
+    forward = turned((cp * cy, cp * sy, -sp))  # Rz(yaw) Ry(pitch) applied to +x
+    up = turned((sp * cy, sp * sy, cp))  # ... and to +z
+    mount = turned((float(q["x"]), float(q["y"]), float(q["z"])))
+    pos = tuple(float(a) + b for a, b in zip(state[:3], mount))
+    return View(pos, forward, up, float(q["fov"]), float(q["near"]), float(q["far"]),
+                int(q["width"]), int(q["height"]), depth)
+
+
+def _render(engine, row: int, q: Mapping, depth: bool) -> list[tuple]:
+    """The image of robot ``row``'s camera (parameters ``q``) rendered now, its robot
+    unseen: [(rgb, depth or None)]."""
+    return engine.render_images([view(engine.state3d()[row], q, depth)], [row])
 
 
 def stream(seed: int, robot: str, step: int) -> np.random.Generator:
