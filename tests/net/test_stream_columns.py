@@ -22,6 +22,7 @@ from nethelpers import Peer, live, lookup
 SONAR = tuple(f"sonar{i}" for i in range(11))
 LEDS = tuple(f"led{i}" for i in range(8))
 ARM = tuple(f"arm_q{i}" for i in range(1, 8))
+ROTORS = tuple(f"rotor_w{i}" for i in range(1, 5))  # protocol 11: the propellers' speeds
 FRAMES = 400  # frames a condition may take to show (a failure if more: ~13 s at 30 Hz)
 
 
@@ -78,13 +79,14 @@ def test_a_world_where_one_robot_carries_an_arm_streams_its_angles():
             Client(run.network.endpoint, timeout=30.0) as client:
         state = client.sim().state()
         rows = {r["name"]: i for i, r in enumerate(state["robots"])}
-        assert tuple(state["columns"]) == ARM  # a Crazyflie and an IRB 120: no sonar, no LEDs
+        assert tuple(state["columns"]) == ARM + ROTORS  # a Crazyflie and an IRB 120: no sonar
         stream = client.subscribe_state()
         frame = _until(stream, lambda f: f.column_names is not None)
         stream.close()
-        assert frame.column_names == ARM and frame.columns.shape == (2, 7)
-        q1 = frame.column("arm_q1")
+        assert frame.column_names == ARM + ROTORS and frame.columns.shape == (2, 11)
+        q1, w1 = frame.column("arm_q1"), frame.column("rotor_w1")
         assert np.isfinite(q1[rows["arm"]]) and np.isnan(q1[rows["cf"]])
+        assert np.isfinite(w1[rows["cf"]]) and np.isnan(w1[rows["arm"]])
 
 
 def test_inserting_a_robot_of_a_new_type_announces_the_new_columns(swarm):
