@@ -14,30 +14,37 @@ from .common import Case, count, unit
 CHANGES = 40  # key changes per measurement (one under the smoke size)
 
 
-def _latencies(nameserver: str, changes: int) -> list[int]:
-    """Steps from each change to the first step whose commanded wheel speeds show it."""
+def _latencies(nameserver: str, changes: int) -> tuple[list[int], list[float]]:
+    """Steps from each change's arrival at the server (the step its motion reply names: the
+    last the server had completed) to the first step whose commanded wheel speeds show it, and
+    the ms from the change (``set``) to that reply. A step counted from what a reader saw
+    before the change would add the reader's own lag of up to a step (round 14: 1-2 steps on
+    a quiet machine for that reason alone, the same on the base)."""
     from coopsim.client import Client
-    from coopsim.client.teleop import Teleop, TeleopThread
+    from coopsim.client.teleop import Teleop
     from coopsim.model.teleop import Intent
 
-    out, rng = [], random.Random(7)
+    steps, sends, rng = [], [], random.Random(7)
     with Client(nameserver) as client, Client(nameserver) as watcher:
-        driver = TeleopThread(Teleop(client, "robot1")).start()
+        driver = Teleop(client, "robot1")  # what TeleopThread's thread calls on a change
+        driver.take()
         reader = watcher.robot("robot1")
         try:
             for k in range(changes):
                 sign = 1.0 if k % 2 == 0 else -1.0
                 time.sleep(rng.uniform(0.0, 0.01))  # anywhere in the step
-                before = reader.motors.read().step  # the last completed step
-                driver.set(Intent(forward=sign))
+                t0 = time.perf_counter()
+                driver.apply(Intent(forward=sign))
+                sends.append(1000.0 * (time.perf_counter() - t0))
+                taken = driver.robot.last.step  # the step the server took it after
                 while True:
                     reading = reader.motors.read()
                     if reading[0] * sign > 0.4:
-                        out.append(reading.step - before)
+                        steps.append(reading.step - taken)
                         break
         finally:
-            driver.stop()
-    return out
+            driver.close()
+    return steps, sends
 
 
 class KeyToCommand(Case):
@@ -55,7 +62,7 @@ class KeyToCommand(Case):
                             settings=Settings(dt=0.01, mode="realtime", seed=1), name="teleop")
         with Run(spec, RunOptions(port=0, controllers=False)) as run:  # in this process: its
             run.start()  # own threads serve it, as coopsim run's do
-            self.steps = _latencies(run.network.endpoint, count(CHANGES))
+            self.steps, self.sends = _latencies(run.network.endpoint, count(CHANGES))
 
     @unit("steps")
     def track_steps_p95(self):
@@ -69,3 +76,9 @@ class KeyToCommand(Case):
     @unit("steps")
     def track_steps_max(self):
         return float(max(self.steps))
+
+    @unit("ms")
+    def track_send_ms_p95(self):
+        """The change to the server's reply (the teleop thread's send and its round trip)."""
+        ordered = sorted(self.sends)
+        return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
