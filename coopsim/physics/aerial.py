@@ -61,7 +61,8 @@ from ..model.specs import FloorSpec, ObjectSpec
 from . import aerial_kernels as jit
 from . import aerial_numpy, aerial_rays
 from .aerial_kernels import CLEAR, DIFFERENTIAL, FREE, IDLE, MU, RADIUS, VELOCITY
-from .engine import Engine, Handles, as_geometry, outline_geometry
+from .engine import Engine, Handles
+from .shapes import as_geometry, outline_geometry
 from ..model.health import Divergence, why
 
 GROUND_FRICTION = 1.0  # Coulomb coefficient on the floor of a free body whose floor_friction is 0

@@ -60,8 +60,8 @@ from ..model.specs import FloorSpec, ObjectSpec
 from . import kinematic_kernels as jit
 from . import kinematic_small as small
 from . import kinematic_numpy
-from .engine import (CopyTemplate, Engine, Handles, as_geometry, box_corners,
-                     outline_geometry)
+from .engine import CopyTemplate, Engine, Handles
+from .shapes import as_geometry, box_corners, outline_geometry
 from .kinematic_kernels import (BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY,
                                 grid_geometry)
 

@@ -31,7 +31,7 @@ from . import mujoco_bodies as mbt
 from . import mujoco_links as ml
 from . import mujoco_rays as mr
 from . import mujoco_state as ms
-from .engine import as_geometry
+from .shapes import as_geometry
 from .mujoco_build import WALL_THICKNESS, Body
 
 try:

@@ -5,7 +5,7 @@ step). Each gives the bits of the per-body methods it replaces
 (:meth:`~coopsim.physics.mujoco_build.Body.pose`, :meth:`~coopsim.physics.mujoco_build.Body.
 pose3d`, :func:`coopsim.physics.mujoco_state.outline`): the same operations in the same order,
 element by element, and the boxes' corners turned by the same stacked ``matmul`` as
-:func:`coopsim.physics.engine.box_corners`.
+:func:`coopsim.physics.shapes.box_corners`.
 
 Frames and units: world frame (z up), metres, radians; quaternions (w, x, y, z).
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import box_corners, mark_sides
+from .shapes import box_corners, mark_sides
 
 
 def rotations(quat: np.ndarray) -> np.ndarray:

@@ -26,7 +26,8 @@ import pymunk.batch as batch
 from ..model.robot_type import Assembly, JointSpec, ShapeSpec
 from ..model.specs import FloorSpec, ObjectSpec
 from ..model.errors import SimulationError
-from .engine import ATTACH_KINDS, FEATURES, Engine, Handles, as_geometry, mark_sides
+from .engine import ATTACH_KINDS, FEATURES, Engine, Handles
+from .shapes import as_geometry, mark_sides
 
 GRAVITY = 9.81  # m/s^2
 FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
