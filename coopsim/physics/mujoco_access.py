@@ -15,6 +15,10 @@ module holds the world's layout, compile and step).
   lowest point is higher is left out: a shelf, a flying object), boxes as their four edges
   turned by their yaw, cylinders and spheres as circles, an arm's joints as circles of their
   links' radii (moving geometry), numpy over index arrays gathered once a layout.
+* Bodies put somewhere between steps: :meth:`Access.reset_rows` (a planar state) and
+  :meth:`Access.hold_rows` (an external robot's full pose, held: :mod:`coopsim.physics.mujoco_held`).
+* Bodies' poses (:meth:`Access.poses`, :meth:`Access.poses3d`, from index arrays kept per
+  list of handles: :mod:`coopsim.physics.mujoco_bodies`) and the robots' contacts.
 * Range sensing in 3D: :meth:`Access.cast3d` casts from world-frame origins against the
   compiled model with each robot's own geoms skipped (:mod:`coopsim.physics.mujoco_rays`).
 
@@ -28,6 +32,8 @@ import numpy as np
 from ..model.errors import SimulationError
 from . import mujoco_arms as ma
 from . import mujoco_bodies as mbt
+from . import mujoco_build as mb
+from . import mujoco_held as mhd
 from . import mujoco_links as ml
 from . import mujoco_rays as mr
 from . import mujoco_state as ms
@@ -232,3 +238,65 @@ class Access:
             mr.refresh(self.model, self.data)
             held[1] = self._moved
         return held[2]
+
+    # -- poses and contacts (mujoco_bodies, mujoco_state) ------------------------------------
+
+    def poses3d(self, handles: list) -> np.ndarray:
+        """See :meth:`Engine.poses3d`: each body's real position and orientation now, from
+        its joints as :meth:`state3d` (MuJoCo's body frames lag a substep behind them)."""
+        return self._table(handles).poses3d(self.data.qpos)
+
+    def _table(self, handles: list) -> mbt.BodyTable:
+        """The index arrays of ``handles`` in the current model (compiled if need be), kept
+        for the last few lists asked for (the snapshot's objects, a module's bodies)."""
+        self._ready()
+        key = tuple(map(id, handles))
+        table = self._tables.get(key)
+        if table is None or table[0] is not self.model:
+            if len(self._tables) >= 8:  # lists of bodies gone with old layouts
+                self._tables.clear()
+            # the handles are held with the table: their ids stay theirs while it lives
+            table = self._tables[key] = (self.model, mbt.BodyTable(handles), list(handles))
+        return table[1]
+
+    def contacts(self, pose: np.ndarray) -> np.ndarray:
+        """See :meth:`Engine.contacts`; touching the floor does not count."""
+        rows = self._ready()
+        data, n = self.data, len(self._robots)
+        if not data.ncon or not n:
+            return np.zeros((n, 2))
+        geoms = data.contact.geom[:data.ncon]
+        keep = (geoms != 0).all(axis=1)  # geom 0 is the floor
+        bodies = self.model.geom_bodyid[geoms[keep]]
+        return ms.contact_sides(bodies, data.contact.pos[:data.ncon][keep, :2],
+                                rows.row_of_body, np.asarray(pose), n)
+
+    def poses(self, handles: list) -> np.ndarray:
+        return self._table(handles).poses(self.data.qpos)
+
+    # -- bodies put somewhere between steps ------------------------------------------------------
+
+    def reset_rows(self, rows: np.ndarray, state: np.ndarray) -> None:
+        """See :meth:`Engine.reset_rows`: each chassis put at the planar state (a free body
+        level, at the height it started at), its drive command and wrench dropped."""
+        table = self._ready()
+        state = np.asarray(state, dtype=np.float64).reshape(len(rows), 6)
+        for k, s in zip(np.asarray(rows).tolist(), state):
+            table.bodies[k].place(self.data, s)
+        self._settle(table, rows)
+
+    def hold_rows(self, rows: np.ndarray, states: np.ndarray) -> None:
+        """See :meth:`Engine.hold_rows`: each chassis at its full pose (a ground one at the
+        planar part), immovable through the step (:mod:`coopsim.physics.mujoco_held`)."""
+        table = self._ready()
+        mhd.hold(self.model, self.data, [table.bodies[k] for k in np.asarray(rows).tolist()],
+                 states)
+        self._settle(table, rows)
+
+    def _settle(self, table, rows) -> None:
+        """After bodies ``rows`` were put somewhere: their drive commands and wrenches dropped,
+        the state's derived quantities worked out again (``mj_forward``), moved counted."""
+        self._moved += 1
+        table.mode[rows], table.cmd[rows], table.wrench[rows] = mb.STILL, 0.0, 0.0
+        self.data.xfrc_applied[table.ids[rows]] = 0.0
+        mujoco.mj_forward(self.model, self.data)

@@ -64,7 +64,6 @@ from . import mujoco_arms as ma
 from . import mujoco_bodies as mbt
 from . import mujoco_build as mb
 from . import mujoco_health as mh
-from . import mujoco_held as mhd
 from . import mujoco_import as mi
 from . import mujoco_scenery as msc
 from . import mujoco_imported_arm as mia
@@ -468,29 +467,6 @@ class MujocoEngine(Access, Engine):
             raise SimulationError(f"{table.bodies[int(ground[0])].label} rides on the floor: "
                                   "only free bodies take a wrench")
 
-    def reset_rows(self, rows: np.ndarray, state: np.ndarray) -> None:
-        """See :meth:`Engine.reset_rows`: each chassis put at the planar state (a free body
-        level, at the height it started at), its drive command and wrench dropped."""
-        table = self._ready()
-        self._moved += 1
-        state = np.asarray(state, dtype=np.float64).reshape(len(rows), 6)
-        for k, s in zip(np.asarray(rows).tolist(), state):
-            table.bodies[k].place(self.data, s)
-        table.mode[rows], table.cmd[rows], table.wrench[rows] = _STILL, 0.0, 0.0
-        self.data.xfrc_applied[table.ids[rows]] = 0.0
-        mujoco.mj_forward(self.model, self.data)
-
-    def hold_rows(self, rows: np.ndarray, states: np.ndarray) -> None:
-        """See :meth:`Engine.hold_rows`: each chassis at its full pose (a ground one at the
-        planar part), immovable through the step (:mod:`coopsim.physics.mujoco_held`)."""
-        table = self._ready()
-        self._moved += 1
-        mhd.hold(self.model, self.data, [table.bodies[k] for k in np.asarray(rows).tolist()],
-                 states)
-        table.mode[rows], table.cmd[rows], table.wrench[rows] = _STILL, 0.0, 0.0
-        self.data.xfrc_applied[table.ids[rows]] = 0.0
-        mujoco.mj_forward(self.model, self.data)
-
     # -- scenery (mujoco_scenery) ---------------------------------------------------------------
 
     def add_scenery(self, meshes: tuple, terrain) -> None:
@@ -516,36 +492,3 @@ class MujocoEngine(Access, Engine):
             self._ground = msc.Ground(self._scenery.terrain, [
                 b for b in self._bodies.values() if b.kind == "ground"], self.model)
         return self._ground
-
-    def poses3d(self, handles: list) -> np.ndarray:
-        """See :meth:`Engine.poses3d`: each body's real position and orientation now, from
-        its joints as :meth:`state3d` (MuJoCo's body frames lag a substep behind them)."""
-        return self._table(handles).poses3d(self.data.qpos)
-
-    def _table(self, handles: list) -> mbt.BodyTable:
-        """The index arrays of ``handles`` in the current model (compiled if need be), kept
-        for the last few lists asked for (the snapshot's objects, a module's bodies)."""
-        self._ready()
-        key = tuple(map(id, handles))
-        table = self._tables.get(key)
-        if table is None or table[0] is not self.model:
-            if len(self._tables) >= 8:  # lists of bodies gone with old layouts
-                self._tables.clear()
-            # the handles are held with the table: their ids stay theirs while it lives
-            table = self._tables[key] = (self.model, mbt.BodyTable(handles), list(handles))
-        return table[1]
-
-    def contacts(self, pose: np.ndarray) -> np.ndarray:
-        """See :meth:`Engine.contacts`; touching the floor does not count."""
-        rows = self._ready()
-        data, n = self.data, len(self._robots)
-        if not data.ncon or not n:
-            return np.zeros((n, 2))
-        geoms = data.contact.geom[:data.ncon]
-        keep = (geoms != 0).all(axis=1)  # geom 0 is the floor
-        bodies = self.model.geom_bodyid[geoms[keep]]
-        return ms.contact_sides(bodies, data.contact.pos[:data.ncon][keep, :2],
-                                rows.row_of_body, np.asarray(pose), n)
-
-    def poses(self, handles: list) -> np.ndarray:
-        return self._table(handles).poses(self.data.qpos)
