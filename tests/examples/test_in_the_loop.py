@@ -60,7 +60,7 @@ def test_4a_the_real_robot_stops_before_the_virtual_wall_and_the_rule_passes():
 def test_4b_three_simulated_followers_keep_a_column_behind_an_external_leader():
     scenario = load(EXAMPLES / "leader_formation.scenario")
     with live(scenario) as run:
-        proc = _stand_in("leader.py", run.network.endpoint, "--speed", "0.5")
+        proc = _stand_in("leader.py", run.network.endpoint, "--speed", "0.5", "--clock", "sim")
         try:
             run.stepper.wait_step(500, 60.0)  # 5 s: a third of the circle
             snap = run.stepper.snapshot
@@ -72,7 +72,7 @@ def test_4b_three_simulated_followers_keep_a_column_behind_an_external_leader():
     assert abs(r - 1.5) < 0.05 and pose["leader"][1] > 1.0  # on its circle, well round it
     for ahead, behind in (("leader", "f1"), ("f1", "f2"), ("f2", "f3")):
         gap = math.dist(pose[ahead], pose[behind])
-        # the column held (a follower lags more when a busy machine steps the run slower
-        # than the leader's wall-clock stream moves)
+        # the column held (the leader on the run's clock: a busy machine stepping the run
+        # slower than real time does not let it run ahead of its followers)
         assert 0.4 < gap < 1.6, (ahead, behind, gap)
     assert not run.stepper.finished  # the stream never went stale
