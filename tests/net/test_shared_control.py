@@ -17,7 +17,7 @@ from coopsim.client.squads import Squads
 from coopsim.formats.files import load
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from nethelpers import live  # noqa: E402
+from nethelpers import live, wait_until  # noqa: E402
 
 WORLD = """[FLOOR]
 size 8 4 0.1
@@ -84,7 +84,8 @@ def fly(client, squads, seconds: float, v=None) -> list:
 
 def test_a_bad_steer_is_refused_with_its_code(person):
     client, squads = person
-    client.sim().step(1)
+    client.sim().step(1)  # answered after 8 s at most: under load the step may come later
+    wait_until(lambda: not squads_error(squads, "flock"))  # the driver has taken a step
     for args, code in ((("nobody", 0.1, 0.0), 5), (("idle", 0.1, 0.0), 16),
                        (("flock", 60.0, 0.0), 4), (("flock", 0.0, 0.0, 0.0, 11.0), 4)):
         with pytest.raises(RemoteError) as err:
