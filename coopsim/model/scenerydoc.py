@@ -106,8 +106,20 @@ def mesh_triangles(m: MeshSpec) -> np.ndarray:
         data = fh.read()
     if m.path.lower().endswith(".obj"):
         return _obj_triangles(data)
-    count = int(np.frombuffer(data, "<u4", 1, 80)[0])
+    count = int(np.frombuffer(data, "<u4", 1, 80)[0]) if len(data) >= 84 else -1
+    if 84 + 50 * count != len(data):  # not a binary STL: an ASCII one (a robot's mesh file)
+        return _stl_ascii_triangles(data)
     return np.frombuffer(data, _STL_RECORD, count, 84)["v"].astype(float)
+
+
+def _stl_ascii_triangles(data: bytes) -> np.ndarray:
+    """An ASCII STL's facets, (n, 3, 3): its ``vertex x y z`` lines three by three."""
+    points = [[float(w) for w in words[1:4]]
+              for words in (line.split() for line in data.decode("ascii", "replace").splitlines())
+              if words and words[0] == "vertex"]
+    if not points or len(points) % 3:
+        raise ValueError(f"an ASCII STL of {len(points)} vertices (three a facet)")
+    return np.asarray(points, dtype=float).reshape(-1, 3, 3)
 
 
 def _obj_triangles(data: bytes) -> np.ndarray:
