@@ -103,6 +103,9 @@ def _robots_and_files(sim: Sim, tmp_path: Path) -> None:
         sim.detach("nobody")
     assert info.value.code == p.UNKNOWN_NAME
     assert sim.set_param("r1", "sonar", "noise", 0.01) == 0.01
+    with pytest.raises(RemoteError) as info:  # a world without meshes (one with them:
+        sim.mesh("MESH_1")  # tests/viewer/test_view3d_meshes.py)
+    assert info.value.code == p.UNKNOWN_NAME
     path = tmp_path / "on_demand.mcap"
     assert sim.record(True, str(path)) == str(path)
     assert sim.state()["recording"] == str(path)
