@@ -43,7 +43,7 @@ ERROR_NAMES = {
     TELEOPERATED: "teleoperated", POSE_REFUSED: "pose refused", POSE_FLOOD: "pose flood",
 }
 ERROR_NAMES[NOT_SHARED] = "not shared"
-# protocol 11, h44-channel: a motion command to an external robot (its pose is its stream's)
+# protocol 11: a motion command to an external robot (its pose is its stream's)
 EXTERNAL_ROBOT = 17
 ERROR_NAMES[EXTERNAL_ROBOT] = "external robot"
 

@@ -314,7 +314,8 @@ class Simulation:
         """Call after inserting or removing anything: the snapshot then shows the new layout
         (readings carried over, nothing measured, no random draw) before the next step."""
         self._sync_layout()
-        self.external.follow([s.spec for s in self.world.sections.values()])  # h44-channel
+        # robots inserted at run time may be external: their streams are followed from now
+        self.external.follow([s.spec for s in self.world.sections.values()])
         frame = self._frame(self.world.engine.robot_state(), self.actuated, geometry=False)
         carried = self.sensors.carried(self.world)
         if "taken" in self.extra:  # laid out for the new robots too (coopsim.sim.rates)

@@ -144,9 +144,9 @@ class Camera3d(Module):
             rgb.flags.writeable = False
             if depth is not None:
                 depth.flags.writeable = False
+            mount = tuple(float(q[k]) for k in MOUNT)  # the bridges' camera frame (/tf)
             seen[name] = Image(step, time, rgb, depth, float(q["fov"]), float(q["near"]),
-                               float(q["far"]),
-                               tuple(float(q[k]) for k in MOUNT), frame.step)  # h42-frame: /tf
+                               float(q["far"]), mount, frame.step)
             out[i, 0] = float(step)
         views = [view(frame.state3d[rows[i]], q, bool(q["depth"]))
                  for i, q in zip(pub.tolist(), picks)]
