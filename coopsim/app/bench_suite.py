@@ -1,8 +1,10 @@
 """The benchmark suite's commands (``coopsim bench smoke``, ``coopsim bench compare``).
 
 The suite is airspeed velocity's (asv): ``benchmarks/suite/`` of a clone, configured by its
-``asv.conf.json`` (benchmarks/README.md). ``smoke`` runs every case once at its tiny size in
-this process (``COOPSIM_BENCH_SMOKE=1``): CI's proof that each still runs. ``compare`` measures
+``asv.conf.json`` (benchmarks/README.md). ``smoke`` runs every case once at its tiny size
+(``COOPSIM_BENCH_SMOKE=1``) through the suite's own runner, ``benchmarks/smoke.py``, in a
+process of its own: CI's proof that each still runs. The app layer never imports the suite
+(the suite stands above the package it measures). ``compare`` measures
 the headline cases on two commits and lists what got slower.
 
 Why ``compare`` does not let asv build a virtualenv per commit: installing coopsim's
@@ -17,23 +19,18 @@ dependencies themselves is not measured this way (``asv run`` with its virtualen
 
 from __future__ import annotations
 
-import inspect
-import itertools
 import json
 import os
-import pkgutil
 import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import click
 
 from ..model.errors import CoopsimError
 
-PREFIXES = ("time_", "track_", "peakmem_", "mem_", "timeraw_")
 
 
 def clone() -> Path:
@@ -49,88 +46,28 @@ def clone() -> Path:
     return top
 
 
-def suite_cases(package: str = "suite"):
-    """Every case of the suite: (module, class or None, method name, callable owner), after
-    importing every module of ``benchmarks/<package>``."""
-    import importlib
-
-    sys.path.insert(0, str(clone() / "benchmarks"))
-    root = importlib.import_module(package)
-    for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{package}.{info.name}")
-        for name, obj in sorted(vars(module).items()):
-            if inspect.isclass(obj) and obj.__module__ == module.__name__:
-                methods = [m for m in dir(obj) if m.startswith(PREFIXES)]
-                if methods:
-                    yield module, obj, methods
-            elif inspect.isfunction(obj) and name.startswith(PREFIXES):
-                yield module, None, [name]
-
-
-def smoke_one(module, cls, methods, say) -> int:
-    """Run a class's (or a function's) cases once for each combination of its parameters; say
-    each as ``ok``, ``skipped: why`` or ``FAILED: error``. Returns the failures."""
-    where = f"{module.__name__.split('.', 1)[1]}.{cls.__name__ if cls else methods[0]}"
-    if cls is None:
-        return _attempt(where, lambda: getattr(module, methods[0])(), say)
-    params = cls.params if hasattr(cls, "params") else ()
-    combos = list(itertools.product(*params)) if params and isinstance(params[0], (list, tuple)) \
-        else [(p,) for p in params] or [()]
-    failed = 0
-    for combo in combos:
-        obj = cls()
-        cache = [cls().setup_cache()] if hasattr(cls, "setup_cache") else []
-
-        def run(obj=obj, combo=combo, cache=cache):
-            if hasattr(obj, "setup"):
-                obj.setup(*cache, *combo)
-            try:
-                for name in methods:
-                    result = getattr(obj, name)(*cache, *combo)
-                    if name.startswith("timeraw_"):  # asv runs the code it returns: so do we
-                        _run_code(result)
-            finally:
-                if hasattr(obj, "teardown"):
-                    obj.teardown(*cache, *combo)
-        failed += _attempt(f"{where}{combo if combo else ''}", run, say)
-    return failed
-
-
-def _run_code(code: str) -> None:
-    """Run ``code`` in a fresh interpreter importing this coopsim, as asv's ``timeraw_``."""
-    top = str(Path(__file__).resolve().parents[2])
-    path = os.pathsep.join(p for p in (top, os.environ.get("PYTHONPATH")) if p)
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                   env=dict(os.environ, PYTHONPATH=path))
-
-
-def _attempt(where: str, run, say) -> int:
-    """``run()``, said as ok / skipped / FAILED with its time; 1 if it failed."""
-    t0 = time.perf_counter()
-    try:
-        run()
-    except NotImplementedError as why:
-        say(f"{where}: skipped: {why}")
-        return 0
-    except Exception as error:  # noqa: BLE001 - a broken case is reported, the rest still run
-        say(f"{where}: FAILED: {type(error).__name__}: {error}")
-        return 1
-    say(f"{where}: ok ({time.perf_counter() - t0:.2f} s)")
-    return 0
-
-
 def smoke(only: str | None = None) -> int:
-    """``coopsim bench smoke``: every case of the suite once at its smoke size; the number of
-    failures (the command exits 1 if any)."""
-    os.environ["COOPSIM_BENCH_SMOKE"] = "1"  # before the suite's modules read it
-    failed = 0
-    for module, cls, methods in suite_cases():
-        name = module.__name__.split(".", 1)[1]
-        if only and not re.search(only, name):
-            continue
-        failed += smoke_one(module, cls, methods, lambda line: click.echo(line))
-    click.echo(f"{failed} failed" if failed else "every case ran")
-    return failed
+    """``coopsim bench smoke``: every case of the suite once at its smoke size, run by the
+    suite's own runner (``benchmarks/smoke.py``) in a process of its own, so this package never
+    imports the suite; its lines are passed through. Returns the runner's exit status (1 if a
+    case failed)."""
+    top = clone()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(top), str(top / "benchmarks"), os.environ.get("PYTHONPATH")) if p))
+    done = subprocess.run([sys.executable, str(top / "benchmarks" / "smoke.py"),
+                           *([only] if only else [])], env=env)
+    return done.returncode
+
+
+def suite_value(expression: str, top: Path) -> str:
+    """What ``expression`` (Python, over ``suite.common``) prints, asked of the suite in a
+    process of its own (this package never imports the suite)."""
+    done = subprocess.run([sys.executable, "-c", f"from suite import common; print({expression})"],
+                          env=dict(os.environ, PYTHONPATH=str(top / "benchmarks")),
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise CoopsimError(f"the benchmark suite does not load: {done.stderr[-2000:]}")
+    return done.stdout.strip()
 
 
 def tree(top: Path, rev: str) -> tuple[str, Path]:
@@ -232,9 +169,7 @@ def compare(base: str, head: str, factor: float = 1.1, rounds: int = 2,
     alike), then asv's comparison; returns the lines of the cases slower by more than
     ``factor``."""
     top = clone()
-    sys.path.insert(0, str(top / "benchmarks"))
-    from suite.common import headline_regex
-
+    headline = suite_value("common.headline_regex()", top)
     conf = str(compare_config(top))
     shas = [tree(top, rev) for rev in (base, head)]
     for sha, path in shas:
@@ -246,7 +181,7 @@ def compare(base: str, head: str, factor: float = 1.1, rounds: int = 2,
                    if k not in ("PYTHONPATH", "COOPSIM_BENCH_SMOKE")}
             env.update(ASV_PYTHONPATH=str(path), COOPSIM_JIT="wait")
             asv("run", "--config", conf, "--python=same", "--set-commit-hash", sha,
-                "--bench", bench or headline_regex(), "--attribute", "rounds=1",
+                "--bench", bench or headline, "--attribute", "rounds=1",
                 *(["--append-samples"] if k else []), "--show-stderr", env=env)
     table = asv("compare", "--config", conf, "--factor", str(factor), "--split",
                 shas[0][0], shas[1][0], capture=True)
