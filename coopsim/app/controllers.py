@@ -46,6 +46,9 @@ from ..model.plugins import ROBOT_TYPES
 from ..model.specs import ScenarioSpec
 
 TAIL_LINES = 12  # lines of a controller's output kept to show why it failed
+# s at most the verdict waits for a controller that let go of its robot to exit (a hang guard:
+# one leaving its loop on an exception detaches first and exits a moment later)
+SETTLE_GUARD = 10.0
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +162,25 @@ class Controllers:
         for robot in done:
             self._ended.setdefault(robot, now - self.started)
         return done
+
+    def settle(self, robots, guard: float = SETTLE_GUARD) -> None:
+        """Wait for the controllers of ``robots`` (those that let go of their robot) to end,
+        so that a crash's exit code is seen before the verdict is said.
+
+        Args:
+            robots: Robot names; those without a launched controller are skipped.
+            guard: Seconds at most for each (a hang guard: a controller that let go and goes
+                on running is left running and is stopped with the others).
+        """
+        for robot in sorted(robots):
+            proc = self.procs.get(robot)
+            if proc is None or proc.poll() is not None:
+                continue
+            try:
+                proc.wait(guard)
+            except subprocess.TimeoutExpired:
+                continue
+        self.exited()
 
     def cpu_seconds(self) -> float:
         """CPU time (user + system, s) the running controllers have used so far, each with

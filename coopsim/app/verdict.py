@@ -48,10 +48,28 @@ def verdict(finished: str, live) -> Verdict:
         live: The :class:`~coopsim.app.run.Run` (its controllers, lockstep book and robot
             servers are read).
     """
+    if live.controllers is not None:  # a controller that let go of its robot is exiting:
+        # its exit (a crash's code) is part of the verdict, so wait for it to be seen
+        live.controllers.settle(let_go(live))
     label, _, rest = finished.partition(": ")
     outcome = next((o for o in ("PASS", "FAIL") if rest.startswith(o + ":")), "")
     reason = f"{label}: {rest[len(outcome) + 1:].strip()}" if outcome else finished
     return Verdict(outcome, reason, tuple(controller_notes(live)), tuple(crash_notes(live)))
+
+
+LET_GO = ("asked to", "released", "its controller's connection closed")
+
+
+def let_go(live) -> set[str]:
+    """Robots whose controller detached from lockstep itself (a detach, a release, its
+    connection closed): a controller leaving its loop on an exception does that just before
+    it exits, so the run may end before its process is seen to have ended."""
+    robots = set()
+    for entry in live.stepper.slots.detached_log:
+        robot, _, why = entry.partition(": ")
+        if why in LET_GO:
+            robots.add(robot)
+    return robots
 
 
 def crash_notes(live) -> list[tuple[str, ...]]:

@@ -31,7 +31,7 @@ def grade(exercise: str, *controllers, options=()) -> tuple[int, str, str]:
     verdict banner and stderr."""
     given = [a for c in controllers for a in ("--controller", c)]
     proc = coopsim("run", EXERCISES / f"{exercise}.scenario", "--headless", "--port", "0",
-                   *given, *options, timeout=180)
+                   *given, *options, timeout=600)  # a hang guard, not a deadline
     banner = proc.stdout[proc.stdout.find("\n" + BANNER):]
     return proc.returncode, banner, proc.stderr
 
@@ -97,6 +97,16 @@ def test_a_garbage_sending_controller_is_named_with_the_error_codes_it_got(broke
     _, banner, _ = broken_formation
     assert "right answered 200 request(s) with an error (error 1 x120, error 2 x40, error 4 " \
            "x40)" in banner
+
+
+def test_a_controller_that_lets_go_and_then_crashes_is_in_the_verdict():
+    """The run ends before the controller's process does (it let go of its robot first): the
+    verdict waits for its exit, so the crash is said whatever the machine's load."""
+    code, banner, _ = grade("01_wander", BAD / "slow_crash.py")
+    assert code == 1
+    lines = banner.strip().splitlines()
+    assert lines[1].startswith("controller of robot1 exited with code 1 within"), banner
+    assert "| cleaning up slowly before failing" in banner
 
 
 def test_a_crashing_controller_fails_with_its_last_output():
