@@ -1,0 +1,247 @@
+"""The optional capabilities a hardware module may offer, each a typing ``Protocol``: the
+members one front end calls (ROS 2 scans and twists, Gymnasium spaces, drawing, recording
+columns, compiled kernels...).
+
+:mod:`coopsim.model.capabilities` finds them on a module (``capability(module, LaserScanner)``),
+gives the defaults of a module that declares part of one, registers adapters and keeps the
+deprecated base-class members; it re-exports every name here. Frames and units as in
+:mod:`coopsim.model.module`. Nothing here imports pymunk, zmq, Gymnasium or ROS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping, Protocol, runtime_checkable
+
+import numpy as np
+
+
+# -- the capabilities (ROS 2 and Foxglove; learning; viewer; network; recording) ---------------
+
+@dataclass(frozen=True)
+class LaserScan:
+    """One planar scan of a range finder, as ROS 2's ``sensor_msgs/LaserScan`` holds it.
+
+    Attributes:
+        angle_min: Angle of the first beam, rad, counter-clockwise from the sensor's axis.
+        increment: Angle between beams, rad.
+        ranges: (beams,) distances from the sensor's mounting point, m: +inf for nothing seen,
+            anything below ``range_min`` for no return.
+        range_min, range_max: The distances it measures, m.
+    """
+
+    angle_min: float
+    increment: float
+    ranges: np.ndarray
+    range_min: float
+    range_max: float
+
+
+@runtime_checkable
+class LaserScanner(Protocol):
+    """A range finder as other robot software sees it (ROS 2's ``/R/scan``, Foxglove's scans).
+
+    Attributes:
+        laser_rank: Which of a robot's range finders is its main scan: the highest rank.
+    """
+
+    laser_rank: ClassVar[int]
+
+    @classmethod
+    def laser_scan(cls, snap, robot: str, params: Mapping, radius: float) -> LaserScan | None:
+        """The latest reading of ``robot`` (network name) as a planar scan, or None when there
+        is none; ``params`` its values of the module's parameters, ``radius`` its chassis, m."""
+
+    @classmethod
+    def laser_mount(cls, params: Mapping) -> tuple[float, float, float]:
+        """Where the beams start: (x ahead, y left, m; yaw, rad) in the robot's frame
+        (default: the chassis centre)."""
+
+
+@runtime_checkable
+class TwistDriven(Protocol):
+    """A drive that takes body velocities (ROS 2's ``cmd_vel``)."""
+
+    @classmethod
+    def from_twist(cls, forward: float, left: float, turn: float, yaw: float, axle: float,
+                   params: Mapping) -> tuple[float, ...] | None:
+        """The stored command for ``forward``/``left`` m/s and ``turn`` rad/s in the robot's
+        frame (``yaw`` its heading, rad, world frame; ``axle`` m), or None when not driven so.
+
+        Raises:
+            ProtocolError: the values are beyond what the module takes.
+        """
+
+
+@runtime_checkable
+class Learnable(Protocol):
+    """A reading a learner observes and/or a drive a learner's action commands (coopsim.env).
+
+    Attributes:
+        contact: The reading is contact switches (above 0.5: touching; the ``collisions``
+            metric reads every such module).
+        per_target: Values per target when the reading holds one block per target, else 0.
+        action_fields: Names of a learner's action values, with units; () when a learner
+            cannot drive this module, else it is a robot's motion module.
+    """
+
+    contact: ClassVar[bool]
+    per_target: ClassVar[int]
+    action_fields: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def observation_space(cls, params: Mapping[str, float],
+                          n_targets: int) -> tuple[Any, Any] | None:
+        """``(low, high)`` of the reading, each ``len(reading_fields(...))`` floats (default:
+        unbounded), or None when it cannot be observed (no reading fields)."""
+
+    @classmethod
+    def action_space(cls, params: Mapping[str, float]) -> tuple[Any, Any]:
+        """``(low, high)`` of an action, each ``len(action_fields)`` floats (default:
+        unbounded)."""
+
+    @classmethod
+    def from_action(cls, action: np.ndarray, params: Mapping[str, float]) -> tuple[float, ...]:
+        """The stored command for a checked action (default: its values, then zeros up to
+        ``len(command_fields)``; batched worlds refuse a module that overrides it)."""
+
+
+@runtime_checkable
+class PerTargetReading(Protocol):
+    """A reading whose width follows the world's targets (the target finder's)."""
+
+    @classmethod
+    def field_names(cls, n_targets: int) -> tuple[str, ...]:
+        """Names of the reading's values for ``n_targets`` targets."""
+
+
+@runtime_checkable
+class Drawable(Protocol):
+    """A module the viewer (and Foxglove) draws: ``draw`` is a JSON-ready hint
+    (docs/plugins.md), sent in the module's ``/sim state`` entry."""
+
+    draw: ClassVar[Mapping | None]
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    """A module that replies to ``read`` commands with more or less than its reading row."""
+
+    @classmethod
+    def answer(cls, command, row: np.ndarray, text: str, snap) -> tuple[str, list]:
+        """Reply (text, data) from one robot's reading ``row`` (default: the whole row)."""
+
+    @classmethod
+    def answer_robot(cls, command, robot: str, row: np.ndarray, text: str,
+                     snap) -> tuple[str, list]:
+        """Reply (text, data) to robot ``robot`` (network name); default: :meth:`answer`."""
+
+
+@runtime_checkable
+class Recordable(Protocol):
+    """What the state stream and the recording keep of a module.
+
+    Attributes:
+        columns: Per-robot :class:`~coopsim.model.module.Column` values (default none).
+    """
+
+    columns: ClassVar[tuple]
+
+    @classmethod
+    def record(cls, snap, after: int) -> Any:
+        """msgpack-ready data kept beyond the columns at a recorded step (taken after step
+        ``after``; -1 at the start), or None (the default)."""
+
+    @classmethod
+    def replay(cls, data: Any, board: Any, robots: tuple) -> Any:
+        """What recorded ``data`` puts back on the snapshot's board, given the previous step's
+        ``board`` (None at first) and the step's robot names; default None."""
+
+
+@runtime_checkable
+class CopyKernel(Protocol):
+    """A module the ``copies`` backend of batched worlds computes inside its compiled step
+    (:mod:`coopsim.env.copies`), by what it is rather than by its name.
+
+    Attributes:
+        copy_kind: ``"wheels"``: a differential drive whose command is the (left, right) wheel
+            speeds, m/s, clipped to +-``max_speed`` and scaled by ``efficiency`` % (parameters
+            of those names), driving at their mean along the heading and turning at their
+            difference over the axle; ``"fan"``: distances from the chassis edge along
+            ``copy_angles``, cast from the centre against everything but the robot's own
+            chassis, capped at ``max_range`` m; ``"contact"``: the engine's front and rear
+            contact flags; ``"frame"``: the module's own ``measure`` run on a frame of the
+            copies' arrays, so its ``sense`` may read only the frame's ``dt``, ``pose``,
+            ``velocity``, ``radius``, ``axle``, ``group``, ``targets``, ``target_colors``,
+            ``contacts``, ``memo``, ``actuated`` (the wheels driven, under the drive's label)
+            and ``geometry.heading``, and its previous reading (:mod:`coopsim.env.copysense`).
+            A ``wheels`` drive's own reading is a ``frame`` one. "" (the default): not
+            computed there (the batch then runs on the ``world`` backend, saying so).
+        copy_angles: A fan's beam angles, rad from the heading, counter-clockwise.
+    """
+
+    copy_kind: ClassVar[str]
+    copy_angles: ClassVar[tuple[float, ...]]
+
+
+@runtime_checkable
+class ModuleKernel(Protocol):
+    """A kind whose ``sense``/``measure`` and/or ``actuate`` are compiled kernels over arrays:
+    what the step plan (:class:`coopsim.sim.plan.StepPlan`) looks for to skip gathers or to
+    fuse kinds into one compiled call. The module's own classmethods stay the entry points
+    (the plan calls them once per kind per step, as every module's); the kernels are what they
+    call, declared so that a plan may call them itself.
+
+    Attributes:
+        kernel_views: The frame arrays the kernels read, in the order they take them: names of
+            :class:`~coopsim.model.module.Frame` attributes (``pose``, ``velocity``,
+            ``state3d``, ``radius``, ``axle``, ``group``) -- read-only, all robots' rows.
+        kernel_sense: A compiled function ``(views, rows, params, state, normals, uniforms,
+            prev, out)`` writing the noisy reading of robots ``rows`` (int64, ascending) into
+            ``out`` (len(rows), width): ``views`` the tuple of ``kernel_views``, ``params``
+            (len(rows), P) float64 in the order of the module's ``params``, ``state`` the
+            tuple of its state table's arrays in ``state_fields`` order (written in place,
+            all robots' rows) then ``seen``, ``normals`` (len(rows), k) its block of the
+            step's one draw (``noise_draws``), ``uniforms`` (len(rows),) for lost data (empty
+            when its ``lost`` is 0), ``prev`` the rows' previous reading; or None.
+        kernel_actuate: A compiled function ``(views, rows, params, state, commands, out)``
+            computing what ``actuate`` hands the engine for robots ``rows`` from their stored
+            ``commands`` (len(rows), command fields) into ``out``; or None.
+    """
+
+    kernel_views: ClassVar[tuple[str, ...]]
+    kernel_sense: ClassVar[Any]
+    kernel_actuate: ClassVar[Any]
+
+
+@runtime_checkable
+class Offloaded(Protocol):
+    """An action whose costly part may run off the stepper thread (the ``tool`` module's
+    inverse kinematics): the network serves it in real time from a solver thread
+    (coopsim.net.offload) while the run goes on stepping."""
+
+    @classmethod
+    def prepare(cls, command, sim, robot: str, msg, seconds: float | None):
+        """Take what the action needs from the world now (on the thread owning it) and return
+        its job: an object with ``run()`` (pure computation, any thread, touches no World) and
+        ``finish(sim, result) -> str`` (the reply's text, on the thread owning the World; it
+        may raise the errors ``act`` raises). ``seconds``: the wall-time cap of ``run``
+        (None: none, as in lockstep). ``act`` must equal ``finish(sim, run())`` with None."""
+
+
+@runtime_checkable
+class ValueChecker(Protocol):
+    """A module whose parameter values are checked together, beyond each one's own range (an
+    airframe's thrust-to-weight): asked wherever values change, before anything is stored --
+    a scenario's ``param`` lines and timed events (``coopsim check``: file:line) and
+    parameter writes over the network and by events (error 4)."""
+
+    @classmethod
+    def check_values(cls, values: Mapping, robot=None) -> str:
+        """Why this combination of one robot's values is refused ("" when it is not).
+
+        Args:
+            values: Parameter name -> value, every parameter of the module.
+            robot: The robot's :class:`~coopsim.model.module.RobotInfo` (its body's
+                ``mass``), or None when unknown.
+        """
