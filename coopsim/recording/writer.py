@@ -32,6 +32,7 @@ from mcap.data_stream import RecordBuilder
 from mcap.writer import CompressionType, IndexType, Writer
 
 from . import format as rf
+from .encoding import FrameEncoder
 from ..model.errors import RecordingError
 from ..model.capabilities import Recordable, capability, supplies
 from ..model.plugins import MODULES, module_columns
@@ -297,7 +298,7 @@ class _WriterState:
 
     def __init__(self, writer: Writer, keyframe_every: int, dt: float, columns) -> None:
         self.writer, self.keyframe_every, self.dt = writer, keyframe_every, dt
-        self.encoder = rf.FrameEncoder(columns)
+        self.encoder = FrameEncoder(columns)
         self.frames = 0  # steps handed to the MCAP writer
         self.written = 0  # steps in chunks that reached the file
         self.blocks = 0  # /frames messages written

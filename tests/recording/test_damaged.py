@@ -25,6 +25,7 @@ from coopsim.app.analyze import tracking_errors  # noqa: E402
 from coopsim.formats.files import load  # noqa: E402
 from coopsim.model.errors import RecordingError  # noqa: E402
 from coopsim.recording import format as rf  # noqa: E402
+from coopsim.recording.encoding import FrameEncoder  # noqa: E402
 from coopsim.recording.index import read_index  # noqa: E402
 from coopsim.recording.reader import Recording  # noqa: E402
 from coopsim.replay.player import Player  # noqa: E402
@@ -62,7 +63,7 @@ def recorded_with_a_cut_3d_block(out: Path, first: int) -> int:
     """Record the flight again with the 3D values of the first /frames block from step
     ``first`` on one robot short, as a faulty writer would: every chunk's CRC checks, that
     block does not decode. Return the offset of the chunk that holds it."""
-    encode, cut = rf.FrameEncoder.encode, []
+    encode, cut = FrameEncoder.encode, []
 
     def faulty(self, index, steps, times, stamps, *args, **kwargs):
         data = encode(self, index, steps, times, stamps, *args, **kwargs)
@@ -72,7 +73,7 @@ def recorded_with_a_cut_3d_block(out: Path, first: int) -> int:
         return data
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(rf.FrameEncoder, "encode", faulty)
+        mp.setattr(FrameEncoder, "encode", faulty)
         record(out, 250, spec=load(str(FLY)), keyframe_every=50, drive=False)
     return next(c.offset for c in _chunks(out) if c.start <= cut[0] <= c.end)
 

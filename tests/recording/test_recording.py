@@ -16,6 +16,7 @@ from mcap.records import Message as McapMessage
 from mcap.writer import Writer
 
 from coopsim.recording import format as rf
+from coopsim.recording.encoding import FrameEncoder
 from coopsim.model.errors import RecordingError
 from coopsim.recording.index import read_chunk, read_index
 from coopsim.recording.reader import CSV_HEADER, Recording, export_csv, format_info
@@ -289,7 +290,7 @@ def test_a_newer_format_is_refused(tmp_path, monkeypatch):
 
 def test_frames_codec_handles_no_robots_and_large_values():
     columns = rf.robot_columns(module_columns())
-    enc = rf.FrameEncoder(columns)
+    enc = FrameEncoder(columns)
     robots = np.zeros((len(columns), 3, 0))  # (columns, steps, robots)
     bodies = np.array([[[1e5, -2e5, 123.0]], [[1e5 + 1, -2e5, 124.0]], [[1e5, -2e5, 125.0]]])
     data = enc.encode(0, [1, 2, 3], [0.1, 0.2, 0.3], [0, 100, 200], 0, robots,

@@ -25,6 +25,7 @@ from coopsim.formats.files import load
 from coopsim.model.errors import RecordingError
 from coopsim.model.steering import RECORD_FIELDS, Steer
 from coopsim.recording import format as rf
+from coopsim.recording.encoding import FrameEncoder
 from coopsim.recording.feedbackcsv import export_feedback_csv
 from coopsim.recording.reader import Recording
 from coopsim.replay.player import _with_feedback, recorded_steps
@@ -199,7 +200,7 @@ def test_a_map_of_many_walls_pushes_as_its_near_walls_alone():
 
 
 def test_a_block_whose_feedback_is_no_list_of_maps_is_refused():
-    block = msgpack.unpackb(rf.FrameEncoder(rf.CORE_COLUMNS).encode(
+    block = msgpack.unpackb(FrameEncoder(rf.CORE_COLUMNS).encode(
         0, [1], [0.01], [0], 0, np.zeros((6, 1, 0)), np.zeros((3, 1, 0)), key=True))
     block["F"] = "junk"
     with pytest.raises(RecordingError, match=r"feedback \(F\) is not a list of maps"):
