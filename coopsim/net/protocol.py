@@ -183,7 +183,7 @@ ROBOT_COMMANDS = {c.id: c for c in (
     Command(1, "modules"),
     Command(2, "detach"),
     Command(3, "commands", text="opt"),
-    Command(4, "claim", params=(0, 1)),
+    Command(4, "claim", params=(0, 1), data=(0, 1)),  # protocol 12: data [dead man, s]
     Command(5, "release"),
     Command(10, "param_list", text="req"),
     Command(11, "param_info", text="req"),

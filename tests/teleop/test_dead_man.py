@@ -1,0 +1,152 @@
+"""The dead man (issue 53, item 1): a ``coopsim teleop`` process killed (SIGKILL) or frozen
+(SIGSTOP) while a key is held stops its robot within the deadline, measured in simulated time;
+so does a network controller that asked for a dead man (claim data [T]) and falls silent, while
+one that did not keeps its speeds (the classic lab controller). A teleop claim on an external
+robot is refused with error 17 (item 6); a second teleop on the same robot makes the first
+wait, and the first gets the robot back when the second lets go (item 10)."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coopsim.sim.deadman import DEAD_MAN
+
+from helpers import robot, scenario
+from nethelpers import Peer, live, lookup, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+MOTORS_READ, SPEEDS, CLAIM, RELEASE = 103, 100, 4, 5
+SLACK = 1.0  # s of simulated time for the stepper to see it and the test to read it
+
+
+@pytest.fixture(scope="module")
+def run():
+    world = scenario(robots=[robot("r1", -3.0, 0.0), robot("r2", 0.0, 3.0),
+                             robot("r3", 0.0, -3.0)], floor=(40.0, 40.0), mode="realtime",
+                     dt=0.01, seed=5)
+    with live(world) as run:
+        yield run
+
+
+def _commanded(peer: Peer) -> tuple[tuple[float, float], float]:
+    """((left, right) commanded wheel speeds m/s, the simulated time of the reading, s)."""
+    reply = peer.ok(MOTORS_READ)
+    return (reply[4][0], reply[4][1]), reply[3][0] * 0.01
+
+
+def _sim_time(run) -> float:
+    return run.stepper.snapshot.time
+
+
+class Terminal:
+    """``coopsim teleop ROBOT`` in a real pty, a real process."""
+
+    def __init__(self, run, name: str) -> None:
+        self.master, slave = pty.openpty()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "coopsim", "teleop", name, "--nameserver",
+             run.network.endpoint, "--speed", "0.2"], stdin=slave, stdout=slave, stderr=slave,
+            env=env, cwd=ROOT)
+        os.close(slave)
+        self.out = bytearray()
+
+    def said(self, text: bytes) -> bool:
+        while True:
+            try:
+                if not select.select([self.master], [], [], 0.05)[0]:
+                    return text in self.out
+                self.out.extend(os.read(self.master, 4096))
+            except OSError:
+                return text in self.out
+
+    def hold(self, key: bytes, reader: Peer, want) -> bool:
+        """The key pressed again (a keyboard's auto-repeat); True once ``want(speeds)``."""
+        os.write(self.master, key)
+        return want(_commanded(reader)[0])
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)
+
+
+def _driving(term: Terminal, reader: Peer) -> None:
+    wait_until(lambda: term.said(b"currently:"), timeout=60)
+    wait_until(lambda: term.hold(b"i", reader, lambda c: c[0] > 0.19 and c[1] > 0.19),
+               every=0.05)
+
+
+def _stops_within(reader: Peer, since: float, deadline: float) -> None:
+    """The robot's commanded speeds go to 0 at a simulated time at most ``deadline`` (+ the
+    slack) after ``since``."""
+    stopped = wait_until(lambda: (lambda c: c[0] == (0.0, 0.0) and c)(_commanded(reader)),
+                         timeout=60, every=0.02)
+    assert stopped[1] - since <= deadline + SLACK, (stopped, since)
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGSTOP])
+def test_a_teleop_killed_or_frozen_with_a_key_held_stops_its_robot(run, how):
+    reader = Peer(lookup(run.network.endpoint, "/r1"))
+    term = Terminal(run, "r1")
+    try:
+        _driving(term, reader)
+        os.kill(term.proc.pid, how)
+        since = _sim_time(run)  # its last command came before this
+        _stops_within(reader, since, DEAD_MAN)
+        assert any("r1: stopped:" in line for line in run.stepper.slots.dead.log)
+        if how == signal.SIGSTOP:
+            os.kill(term.proc.pid, signal.SIGCONT)  # woken: its key is long released
+            os.write(term.master, b"\x03")
+            assert term.proc.wait(60) in (0, 2), term.out.decode(errors="replace")
+    finally:
+        term.close()
+        reader.close()
+
+
+def test_a_controller_that_asked_for_a_dead_man_stops_when_silent(run):
+    endpoint = lookup(run.network.endpoint, "/r2")
+    mine, reader = Peer(endpoint), Peer(endpoint)
+    try:
+        claimed = mine.ok(CLAIM, data=[0.3])
+        assert "with a 0.3 s dead man" in claimed[1]
+        mine.ok(SPEEDS, data=[0.1, 0.1])
+        since = _sim_time(run)
+        _stops_within(reader, since, 0.3)
+        mine.ok(SPEEDS, data=[0.1, 0.1])  # alive again: it drives again
+        wait_until(lambda: _commanded(reader)[0] == (0.1, 0.1))
+        mine.ok(CLAIM, data=[0.0])  # disarmed: its speeds hold as before protocol 12
+        mine.ok(SPEEDS, data=[0.1, 0.1])
+        after = _sim_time(run)
+        wait_until(lambda: _sim_time(run) > after + 0.3 + SLACK, timeout=60)
+        assert _commanded(reader)[0] == (0.1, 0.1)
+        bad = mine.ask(CLAIM, data=[-1.0])
+        assert bad[0] == 4 and "dead man" in bad[1]
+        mine.ok(SPEEDS, data=[0.0, 0.0])
+        mine.ok(RELEASE)
+    finally:
+        mine.close()
+        reader.close()
+
+
+def test_a_dead_man_holder_whose_connection_closes_stops_at_once(run):
+    endpoint = lookup(run.network.endpoint, "/r3")
+    mine, reader = Peer(endpoint), Peer(endpoint)
+    try:
+        mine.ok(CLAIM, data=[30.0])  # a long deadline: only the closing stops it
+        mine.ok(SPEEDS, data=[0.1, 0.1])
+        mine.close()
+        since = _sim_time(run)
+        _stops_within(reader, since, 0.0)
+    finally:
+        reader.close()
