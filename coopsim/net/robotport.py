@@ -154,11 +154,11 @@ class RobotPort:
             raise ProtocolError(p.OUT_OF_RANGE, f"claim's data [dead man] is 0 (none) or a "
                                                 f"deadline within 0..{DEAD_MAN_MAX:g} s, not "
                                                 f"{dead_man!r}")
-        if how and self.robot in self.stepper.sim.external.tracks:  # protocol 12: error 17
+        if how == 2 and self.robot in self.stepper.sim.external.tracks:  # protocol 12: 17
             raise ProtocolError(EXTERNAL_ROBOT, (
                 f"{self.robot} is an external robot: its pose comes from its pose stream, so "
-                f"a {'teleop' if how == 2 else 'forced'} claim (params [{how}]) is refused: it "
-                "would displace the stream (docs/in-the-loop.md)"))
+                "a teleop claim (params [2]) is refused: it would displace the stream "
+                "(docs/in-the-loop.md)"))
         slots = self.stepper.slots
         taken = slots.claim(self.robot, owner, force=how == 1, teleop=how == 2,
                             dead_man=dead_man)
