@@ -41,6 +41,7 @@ ARM_SPEED = 0.1  # m/s: the most an arm's tool is jogged at, whatever the linear
 #: robot's own listing, command 3: a motion command's name and its data count, or an action).
 DRIVES = (("wheels", "set_speeds", 2), ("planar", "set_velocity", 3),
           ("flyer", "set_thrust_attitude", 4), ("jog", "move_to", 3))
+RELEASE_STEER = 6  # /squads command 6 release: text the squad (protocol 12)
 STEER = 4  # /squads command 4 steer: text the squad, data [vx, vy, vz, yaw_rate] (protocol 10)
 POSE_MODULE = "mocap"  # the pose a flyer's outer loop closes on (the flight cascade's input)
 
@@ -184,11 +185,13 @@ class GroupTeleop:
                                   intent.turn * w))
 
     def close(self) -> None:
-        """Steer it still (it holds there: its formation and obstacle laws go on)."""
+        """Steer it still (it holds there: its formation and obstacle laws go on) and give its
+        steering up (protocol 12: another connection may steer it now)."""
         try:
             self.apply(STILL)
+            self.client.request(self.endpoint, RELEASE_STEER, self.name)
         except ProtocolError:
-            pass  # the run is gone
+            pass  # the run is gone, or a server before protocol 12 (no release: error 2)
 
 
 class TeleopThread:

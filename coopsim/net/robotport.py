@@ -162,8 +162,7 @@ class RobotPort:
         slots = self.stepper.slots
         taken = slots.claim(self.robot, owner, force=how == 1, teleop=how == 2,
                             dead_man=dead_man)
-        armed = slots.dead.deadline_of(self.robot) if slots.dead_man_armed(self.robot, owner) \
-            else 0.0
+        armed = slots.dead.deadline_of(self.robot, owner.key)
         text = f"claimed by {owner.label}" + (f" with a {armed:g} s dead man" if armed else "") \
             + (f" (taken from {taken})" if taken else "")
         return msg.reply(text, params=(int(bool(taken)),))

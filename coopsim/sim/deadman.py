@@ -22,12 +22,15 @@ This layer keeps the book; :class:`~coopsim.sim.slots.CommandSlots` calls it und
 from __future__ import annotations
 
 import collections
+import logging
 from dataclasses import dataclass, field
 from typing import Hashable
 
 DEAD_MAN = 0.5  # s: the default deadline (a teleop claim's, a steer's; claim data [T] sets it)
 DEAD_MAN_MAX = 60.0  # s: the longest deadline a claim may ask for (the lease's bound)
 KEPT = 256  # latest expiries kept in DeadMen.log
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -54,11 +57,15 @@ class DeadMen:
 
     Args:
         deadline: The run's default deadline, s.
+        note: Called with each expiry's line, ``"<robot>: stopped: <why>"`` (the slots'
+            detach log, which the run's verdict prints).
     """
 
-    def __init__(self, deadline: float = DEAD_MAN) -> None:
-        self.deadline = deadline
-        self._armed: dict[str, tuple[Hashable, float]] = {}  # robot -> (owner key, deadline)
+    def __init__(self, deadline: float = DEAD_MAN, note=None) -> None:
+        self.deadline, self.note = deadline, note
+        # robot -> owner key -> deadline: kept per owner, so a teleop that a second teleop
+        # displaced has its dead man again when the robot is given back to it
+        self._armed: dict[str, dict[Hashable, float]] = {}
         self._holds: dict[str, Hold] = {}
         self.sim_time = 0.0  # of the latest step taken
         self.expired = 0  # holds that expired (silence, a closed connection, the lease)
@@ -68,38 +75,39 @@ class DeadMen:
         """``key``'s motion of ``robot`` stops after ``deadline`` s of silence (None: the
         run's default; 0: disarm)."""
         deadline = self.deadline if deadline is None else deadline
-        self._holds.pop(robot, None)
+        keys = self._armed.setdefault(robot, {})
         if deadline > 0:
-            self._armed[robot] = (key, deadline)
+            keys[key] = deadline
+            hold = self._holds.get(robot)
+            if hold is not None and hold.key == key:
+                hold.deadline = deadline
         else:
-            self._armed.pop(robot, None)
+            self.forget(robot, key)
 
     def armed(self, robot: str, key: Hashable) -> bool:
         """True when ``key`` armed a dead man on ``robot`` (its commands need a safe row)."""
-        armed = self._armed.get(robot)
-        return armed is not None and armed[0] == key
+        return key in self._armed.get(robot, ())
 
-    def deadline_of(self, robot: str) -> float:
-        """The armed deadline of ``robot`` (s), 0 when none."""
-        armed = self._armed.get(robot)
-        return armed[1] if armed else 0.0
+    def deadline_of(self, robot: str, key: Hashable) -> float:
+        """The deadline ``key`` armed on ``robot`` (s), 0 when none."""
+        return self._armed.get(robot, {}).get(key, 0.0)
 
     def owned_by(self, robot: str, key: Hashable) -> None:
-        """``robot`` is ``key``'s now: a dead man another owner armed ends (without a stop:
-        the new owner commands it)."""
-        armed = self._armed.get(robot)
-        if armed is not None and armed[0] != key:
-            self.forget(robot)
+        """``robot`` is ``key``'s now: another owner's hold ends (without a stop: the new owner
+        commands it); its dead man stays armed should the robot come back to it."""
+        hold = self._holds.get(robot)
+        if hold is not None and hold.key != key:
+            del self._holds[robot]
 
     def held(self, robot: str, key: Hashable, module: str, safe, active: float) -> None:
         """``key`` commanded ``module`` of ``robot`` at active time ``active``; ``safe`` is the
         module's fallback (None: it has none)."""
-        armed = self._armed.get(robot)
-        if armed is None or armed[0] != key:
+        deadline = self.deadline_of(robot, key)
+        if not deadline:
             return
         hold = self._holds.get(robot)
-        if hold is None:
-            hold = self._holds[robot] = Hold(key, armed[1], self.sim_time, active)
+        if hold is None or hold.key != key:
+            hold = self._holds[robot] = Hold(key, deadline, self.sim_time, active)
         hold.sim, hold.active = self.sim_time, active
         if safe is not None:
             hold.safe[module] = tuple(safe)
@@ -133,13 +141,26 @@ class DeadMen:
         if hold is None:
             return {}
         self.expired += 1
-        self.log.append(f"{robot}: stopped: {why}")
+        line = f"{robot}: stopped: {why}"
+        self.log.append(line)
+        log.info("%s", line)
+        if self.note is not None:
+            self.note(line)
         return {(robot, module): values for module, values in hold.safe.items()}
 
-    def forget(self, robot: str) -> None:
-        """Drop ``robot``'s dead man and hold without a stop (released, removed, reset)."""
-        self._armed.pop(robot, None)
-        self._holds.pop(robot, None)
+    def forget(self, robot: str, key: Hashable | None = None) -> None:
+        """Drop ``key``'s dead man and hold of ``robot`` without a stop (released, closed);
+        ``key`` None: everyone's (removed, an operator's release)."""
+        keys = self._armed.get(robot, {})
+        if key is None:
+            keys.clear()
+        else:
+            keys.pop(key, None)
+        if not keys:
+            self._armed.pop(robot, None)
+        hold = self._holds.get(robot)
+        if hold is not None and (key is None or hold.key == key):
+            del self._holds[robot]
 
     def clear_holds(self) -> None:
         """A reset: the held commands are gone with the world (armed dead men stay)."""

@@ -91,7 +91,6 @@ class CommandSlots:
                  dead_man: float = DEAD_MAN) -> None:
         self.clock = clock or WallClock()
         self.lease = lease
-        self.dead = DeadMen(dead_man)  # guarded by cond
         self.cond = threading.Condition()
         self._pending: dict[tuple[str, str], tuple[float, ...]] = {}
         self._attached: dict[str, float] = {}  # robot -> active time since when it is awaited
@@ -111,6 +110,7 @@ class CommandSlots:
         # the latest detaches, "robot: why" (bounded: a long run whose controllers come and go
         # would otherwise grow it for ever)
         self.detached_log: collections.deque[str] = collections.deque(maxlen=DETACHED_KEPT)
+        self.dead = DeadMen(dead_man, note=self.detached_log.append)  # guarded by cond
         self.generation = 0  # number of takes so far; a command put now is used by take #gen+1
 
     def _now(self) -> float:
@@ -259,7 +259,7 @@ class CommandSlots:
         if robot in self._attached and current.key != owner.key:
             self._attached.pop(robot, None)  # the old owner's commitment is not the new one's
             self._committed.discard(robot)
-        self.dead.owned_by(robot, owner.key)  # the old owner's dead man ends: the new commands
+        self.dead.owned_by(robot, owner.key)  # the old owner's hold ends: the new one commands
         self._owners[robot] = (owner, now)
         return current.label
 
@@ -304,7 +304,7 @@ class CommandSlots:
                                  "only its owner releases it (claim with params [1] forces it)",
                                  held[0].label)
             self._owners.pop(robot, None)
-            self.dead.forget(robot)  # given up knowingly: the holder left it as it chose
+            self.dead.forget(robot, key)  # given up knowingly: the holder left it as it chose
             if key is None:  # an operator's release (/sim detach) lifts a patience detach too
                 self._benched.pop(robot, None)
                 self._displaced.pop(robot, None)
@@ -330,9 +330,9 @@ class CommandSlots:
             self._displaced = {r: d for r, d in self._displaced.items() if d[0].link != link}
             gone = [r for r, (owner, _) in self._owners.items() if owner.link == link]
             for robot in gone:
-                del self._owners[robot]
+                key = self._owners.pop(robot)[0].key
                 self._pending.update(self.dead.cut(robot, "its holder's connection closed"))
-                self.dead.forget(robot)
+                self.dead.forget(robot, key)
                 self._give_back(robot, self._now())  # a teleop's connection closed
             self._benched = {r: b for r, b in self._benched.items() if b[1] != link}
         for robot in gone:

@@ -150,3 +150,30 @@ def test_a_dead_man_holder_whose_connection_closes_stops_at_once(run):
         _stops_within(reader, since, 0.0)
     finally:
         reader.close()
+
+
+def test_a_second_teleop_makes_the_first_wait_then_gives_the_robot_back(run):
+    """Item 10: a second teleop session on the same robot displaces the first (a teleop claim
+    displaces whoever owns it); the first's commands get error 13 and its client waits; when
+    the second lets go, the first owns the robot again and drives on, without a claim."""
+    from coopsim.client import Client
+    from coopsim.client.teleop import Teleop, TeleopThread
+    from coopsim.model.teleop import Intent
+
+    reader = Peer(lookup(run.network.endpoint, "/r2"))
+    with Client(run.network.endpoint) as one, Client(run.network.endpoint) as two:
+        first = TeleopThread(Teleop(one, "r2")).start()
+        try:
+            first.set(Intent(forward=1.0))
+            wait_until(lambda: _commanded(reader)[0][0] > 0.4)  # 0.5 m/s, the top speed
+            second = Teleop(two, "r2")
+            assert "taken from the connection from" in second.take()
+            second.apply(Intent(forward=-1.0))
+            wait_until(lambda: _commanded(reader)[0][0] < -0.4)
+            assert first.alive, "the first waits (error 13), it does not end"
+            second.close()  # stops the robot, gives it back to the first
+            wait_until(lambda: _commanded(reader)[0][0] > 0.4)  # the first drives again
+        finally:
+            first.stop()
+    wait_until(lambda: _commanded(reader)[0] == (0.0, 0.0))
+    reader.close()
