@@ -239,7 +239,14 @@ def test_a_group_teleop_frozen_with_a_key_held_stops_steering(person):
         wait_until(lambda: said(b"currently:"), timeout=60)
         wait_until(driving, timeout=120, every=0.05)
         os.kill(proc.pid, signal.SIGSTOP)
-        fb, _ = fly(client, squads, 1.0)[-1]  # 1 s of simulated time: past the 0.5 s hold
+        frozen = client.sim().status()["time"]
+
+        def later():  # steps are queued: a step reply may come before they are all taken
+            client.sim().step(25)
+            fb = squads.feedback("flock")
+            return fb.time > frozen + 1.0 and fb  # 1 s of simulated time: past the hold
+
+        fb = wait_until(later, timeout=300, every=0.05)
         assert fb.seq == 0, "the frozen person's steer lapsed: the squad hovers"
         os.kill(proc.pid, signal.SIGCONT)
         os.write(master, b"\x03")
