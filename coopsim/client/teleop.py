@@ -67,13 +67,17 @@ class Teleop:
         client: A :class:`~coopsim.client.Client` (its sockets are used from one thread).
         name: The robot's network name.
         speeds: Top speeds the intents are fractions of.
+        dead_man: The server stops the robot after this many s without a command from this
+            session (protocol 12: claim data; None: the server's default, 0.5 s).
 
     Raises:
         ProtocolError: no such robot (5), or it has nothing teleop can drive (6).
     """
 
-    def __init__(self, client, name: str, speeds: Speeds = Speeds()) -> None:
+    def __init__(self, client, name: str, speeds: Speeds = Speeds(),
+                 dead_man: float | None = None) -> None:
         self.client, self.name, self.speeds = client, name, speeds
+        self.dead_man = dead_man
         self.sim = client.sim()
         entry = next((r for r in self.sim.state().get("robots", []) if r.get("name") == name),
                      None)
@@ -96,7 +100,8 @@ class Teleop:
     def take(self) -> str:
         """Claim the robot for teleop; return the server's sentence (it names the owner it
         was taken from, if any)."""
-        reply = self.robot.call(4, params=(TELEOP_CLAIM,))
+        data = () if self.dead_man is None else (self.dead_man,)
+        reply = self.robot.call(4, params=(TELEOP_CLAIM,), data=data)
         if reply.params and reply.params[0]:
             self.taken_from = reply.text.partition("(taken from ")[2].rstrip(")")
         return reply.text

@@ -49,12 +49,12 @@ def _sim_time(run) -> float:
 class Terminal:
     """``coopsim teleop ROBOT`` in a real pty, a real process."""
 
-    def __init__(self, run, name: str) -> None:
+    def __init__(self, run, name: str, *args: str) -> None:
         self.master, slave = pty.openpty()
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "coopsim", "teleop", name, "--nameserver",
-             run.network.endpoint, "--speed", "0.2"], stdin=slave, stdout=slave, stderr=slave,
+             run.network.endpoint, "--speed", "0.2", *args], stdin=slave, stdout=slave, stderr=slave,
             env=env, cwd=ROOT)
         os.close(slave)
         self.out = bytearray()
@@ -98,12 +98,14 @@ def _stops_within(reader: Peer, since: float, deadline: float) -> None:
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGSTOP], ids=["SIGKILL", "SIGSTOP"])
 def test_a_teleop_killed_or_frozen_with_a_key_held_stops_its_robot(run, how):
     reader = Peer(lookup(run.network.endpoint, "/r1"))
-    term = Terminal(run, "r1")
+    deadline = DEAD_MAN if how == signal.SIGKILL else 0.4  # the default, and --dead-man's
+    term = Terminal(run, "r1", *(() if deadline == DEAD_MAN else ("--dead-man", "0.4")))
     try:
         _driving(term, reader)
+        assert f"with a {deadline:g} s dead man".encode() in term.out
         os.kill(term.proc.pid, how)
         since = _sim_time(run)  # its last command came before this
-        _stops_within(reader, since, DEAD_MAN)
+        _stops_within(reader, since, deadline)
         assert any("r1: stopped:" in line for line in run.stepper.slots.dead.log)
         if how == signal.SIGSTOP:
             os.kill(term.proc.pid, signal.SIGCONT)  # woken: its key is long released
