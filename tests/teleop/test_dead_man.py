@@ -120,17 +120,18 @@ def test_a_controller_that_asked_for_a_dead_man_stops_when_silent(run):
     endpoint = lookup(run.network.endpoint, "/r2")
     mine, reader = Peer(endpoint), Peer(endpoint)
     try:
-        claimed = mine.ok(CLAIM, data=[0.3])
-        assert "with a 0.3 s dead man" in claimed[1]
+        claimed = mine.ok(CLAIM, data=[1.0])
+        assert "with a 1 s dead man" in claimed[1]
         mine.ok(SPEEDS, data=[0.1, 0.1])
         since = _sim_time(run)
-        _stops_within(reader, since, 0.3)
+        wait_until(lambda: _commanded(reader)[0] == (0.1, 0.1))
+        _stops_within(reader, since, 1.0)
         mine.ok(SPEEDS, data=[0.1, 0.1])  # alive again: it drives again
         wait_until(lambda: _commanded(reader)[0] == (0.1, 0.1))
         mine.ok(CLAIM, data=[0.0])  # disarmed: its speeds hold as before protocol 12
         mine.ok(SPEEDS, data=[0.1, 0.1])
         after = _sim_time(run)
-        wait_until(lambda: _sim_time(run) > after + 0.3 + SLACK, timeout=60)
+        wait_until(lambda: _sim_time(run) > after + 1.0 + SLACK, timeout=60)
         assert _commanded(reader)[0] == (0.1, 0.1)
         bad = mine.ask(CLAIM, data=[-1.0])
         assert bad[0] == 4 and "dead man" in bad[1]
@@ -147,6 +148,7 @@ def test_a_dead_man_holder_whose_connection_closes_stops_at_once(run):
     try:
         mine.ok(CLAIM, data=[30.0])  # a long deadline: only the closing stops it
         mine.ok(SPEEDS, data=[0.1, 0.1])
+        wait_until(lambda: _commanded(reader)[0] == (0.1, 0.1))
         mine.close()
         since = _sim_time(run)
         _stops_within(reader, since, 0.0)
@@ -179,3 +181,36 @@ def test_a_second_teleop_makes_the_first_wait_then_gives_the_robot_back(run):
             first.stop()
     wait_until(lambda: _commanded(reader)[0] == (0.0, 0.0))
     reader.close()
+
+
+def test_in_lockstep_a_slow_holder_is_never_stopped_and_a_silent_one_at_the_lease():
+    """Lockstep: an attached holder that commands every step is never silent in simulated
+    time, however slow (the run waits for it: the deadline does not make the run depend on
+    the machine); one that falls silent is stopped when the lease detaches it, at the step
+    after its last command."""
+    import time
+
+    world = scenario(robots=[robot("r1", 0.0, 0.0)], mode="lockstep", dt=0.01, seed=5)
+    with live(world) as run:
+        run.stepper.slots.lease = 1.0
+        endpoint = lookup(run.network.endpoint, "/r1")
+        mine, reader = Peer(endpoint), Peer(endpoint)
+        try:
+            mine.ok(CLAIM, data=[0.05])  # a deadline of five steps
+            for _ in range(3):
+                mine.ok(SPEEDS, data=[0.1, 0.1])  # answered after the step using it
+                time.sleep(0.3)  # a slow controller: six times the deadline between steps
+                assert _commanded(reader)[0] == (0.1, 0.1)
+            assert run.stepper.slots.dead.expired == 0
+            snap = run.stepper.snapshot  # the run waits for its next command here
+            x0 = snap.poses[snap.index["r1"], 0]
+            stopped = wait_until(lambda: (lambda c: c[0] == (0.0, 0.0) and c)(
+                _commanded(reader)), timeout=60)  # silent: the 1 s lease detaches it
+            wait_until(lambda: run.stepper.snapshot.time > stopped[1] + 1.0, timeout=60)
+            snap = run.stepper.snapshot  # the run went on alone, as fast as it can
+            assert abs(snap.poses[snap.index["r1"], 0] - x0) < 0.005  # not one step more
+            assert any("r1: stopped: the lease detached it" in line
+                       for line in run.stepper.slots.detached_log)
+        finally:
+            mine.close()
+            reader.close()
