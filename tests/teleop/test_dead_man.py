@@ -214,3 +214,21 @@ def test_in_lockstep_a_slow_holder_is_never_stopped_and_a_silent_one_at_the_leas
         finally:
             mine.close()
             reader.close()
+
+
+def test_the_safe_commands_stop_wheels_and_level_a_quadrotor():
+    """What an expired dead man stores per module (coopsim.sim.deadman.safe_row): a module's
+    ``stop``, but a multirotor's ``rotors`` level at the hover thrust m g, yaw rate 0 (its
+    ``stop`` would drop it); a module with no ``stop`` has none."""
+    from coopsim.model.plugins import MODULES
+    from coopsim.sim.deadman import safe_row
+
+    def defaults(label):
+        return {spec.name: spec.default for spec in MODULES.get(label).params}
+
+    assert safe_row(MODULES.get("motors"), defaults("motors"), None) == (0.0, 0.0)
+    rotors = defaults("rotors")
+    row = safe_row(MODULES.get("rotors"), rotors, None)
+    assert row[0] == 3.0  # set_thrust_attitude's mode
+    assert row[1] == pytest.approx(rotors["mass"] * 9.81) and row[2:5] == (0.0, 0.0, 0.0)
+    assert safe_row(MODULES.get("sonar"), defaults("sonar"), None) is None
