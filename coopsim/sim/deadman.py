@@ -107,6 +107,8 @@ class DeadMen:
             return
         hold = self._holds.get(robot)
         if hold is None or hold.key != key:
+            if safe is None:
+                return  # nothing it could fall back to: nothing held
             hold = self._holds[robot] = Hold(key, deadline, self.sim_time, active)
         hold.sim, hold.active = self.sim_time, active
         if safe is not None:
@@ -118,15 +120,18 @@ class DeadMen:
         if hold is not None and hold.key == key:
             hold.sim, hold.active = self.sim_time, active
 
-    def step(self, sim_time: float, active: float, commanded) -> dict:
-        """A step is taken at ``sim_time``: holds whose robot got a command since the last
-        step are alive; the others silent for longer than their deadline expire. Return their
-        safe commands, (robot, module) -> values."""
+    def step(self, sim_time: float, active: float, pending) -> dict:
+        """A step is taken at ``sim_time``: holds whose modules got a command since the last
+        step (``pending``, (robot, module) -> values) are alive; the others silent for longer
+        than their deadline expire. Return their safe commands, (robot, module) -> values.
+        Without holds (the usual step) this costs one test."""
         self.sim_time = sim_time
+        if not self._holds:
+            return {}
         out = {}
         for robot in list(self._holds):
             hold = self._holds[robot]
-            if robot in commanded:
+            if any((robot, module) in pending for module in hold.safe):
                 hold.sim = sim_time
                 continue
             if sim_time - hold.sim > hold.deadline and active - hold.active > hold.deadline:

@@ -348,8 +348,7 @@ class CommandSlots:
         with self.cond:
             now = self._now()
             if sim_time is not None:
-                commanded = {robot for robot, _ in self._pending}
-                self._pending.update(self.dead.step(sim_time, now, commanded))
+                self._pending.update(self.dead.step(sim_time, now, self._pending))
             self._count_held()
             for robot in self._attached:  # its silence starts when its reply is due: now
                 self._attached[robot] = now
