@@ -18,9 +18,9 @@ from typing import Hashable
 from ..model.errors import NotAllowedError, ProtocolError, UnknownNameError
 from ..model.capabilities import Answerer, Offloaded, capability
 from ..model.commands import EXTERNAL_ROBOT
-from ..sim.deadman import DEAD_MAN_MAX, safe_row
 from ..model.module import RobotInfo
 from ..model.plugins import MODULES
+from ..sim.deadman import DEAD_MAN_MAX, safe_row
 from . import protocol as p
 from .protocol import Command, Message, robot_commands
 from .server import reply_errors
