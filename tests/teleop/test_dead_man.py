@@ -170,8 +170,9 @@ def test_a_second_teleop_makes_the_first_wait_then_gives_the_robot_back(run):
         try:
             first.set(Intent(forward=1.0))
             wait_until(lambda: _commanded(reader)[0][0] > 0.4)  # 0.5 m/s, the top speed
-            second = Teleop(two, "r2")
-            assert "taken from the connection from" in second.take()
+            second = Teleop(two, "r2")  # the viewer's T and its gamepad drive through it too
+            said = second.take()
+            assert "taken from the connection from" in said and "with a 0.5 s dead man" in said
             second.apply(Intent(forward=-1.0))
             wait_until(lambda: _commanded(reader)[0][0] < -0.4)
             assert first.alive, "the first waits (error 13), it does not end"
