@@ -161,14 +161,17 @@ def run(file, **flags) -> None:
               help="Top linear speed, m/s (q/z and w/x: x1.1, x0.9).")
 @click.option("--turn", type=click.FloatRange(0.01, 20.0), default=1.0, show_default=True,
               help="Top turn rate, rad/s (q/z and e/c: x1.1, x0.9).")
+@click.option("--dead-man", type=click.FloatRange(0.05, 60.0), default=0.5, show_default=True,
+              help="The server stops the robot when this terminal sends nothing for this long "
+                   "(killed, frozen, cut off), s of simulated time (protocol 12).")
 @friendly
-def teleop(robot, group, nameserver, speed, turn) -> None:
+def teleop(robot, group, nameserver, speed, turn, dead_man) -> None:
     """Drive ROBOT (or steer a squad: --group) from this terminal with teleop_twist_keyboard's
     keys (docs/in-the-loop.md): it is taken from its controller (told with error 13) and given
     back on Ctrl+C or Ctrl+D."""
     from .teleop import teleop_command
 
-    teleop_command(robot, nameserver, speed, turn, group)
+    teleop_command(robot, nameserver, speed, turn, group, dead_man)
 
 
 @main.command()

@@ -33,9 +33,10 @@ Ctrl+C or Ctrl+D: give the robot back and quit
 
 
 def teleop_command(robot: str | None, nameserver: str | None, speed: float, turn: float,
-                   group: str | None = None) -> None:
+                   group: str | None = None, dead_man: float | None = None) -> None:
     """Drive ``robot`` (or steer squad ``group``) from this terminal until Ctrl+C/Ctrl+D;
-    exit 2 when driving stopped because the robot was taken or the run ended."""
+    exit 2 when driving stopped because the robot was taken or the run ended. ``dead_man``:
+    the server's deadline for this terminal's silence, s (None: the server's 0.5 s)."""
     from ..client import Client
     from ..client.teleop import GroupTeleop, Teleop, TeleopThread
 
@@ -48,7 +49,7 @@ def teleop_command(robot: str | None, nameserver: str | None, speed: float, turn
         raise CoopsimError("coopsim teleop reads keys from a terminal; stdin is not one")
     keys = TerminalKeys(Speeds(speed, turn))
     with Client(nameserver, timeout=3.0) as client:
-        session = Teleop(client, robot, keys.speeds) if group is None else \
+        session = Teleop(client, robot, keys.speeds, dead_man) if group is None else \
             GroupTeleop(client, group, keys.speeds)
         robot = robot or f"squad {group}"
         driver = TeleopThread(session)

@@ -198,12 +198,14 @@ class Robot:
         released, when this connection owned it)."""
         self.call(_DETACH)
 
-    def claim(self, force: bool = False) -> str:
+    def claim(self, force: bool = False, dead_man: float | None = None) -> str:
         """Own the robot: its motion commands are this connection's alone until :meth:`release`
         (docs/protocol.md section 3, *Ownership*); the first motion command claims it too.
 
         Args:
             force: Take it from another owner (for operators).
+            dead_man: Protocol 12: stop the robot when this connection sends no motion
+                command for this long, s (0 < T <= 60; 0 disarms; None: as it was).
 
         Returns:
             The server's sentence, ``claimed by <how it names this connection>``.
@@ -211,7 +213,8 @@ class Robot:
         Raises:
             RobotOwned: another connection owns it (error 11; the text names the owner).
         """
-        return self.call(_CLAIM, params=(int(bool(force)),)).text
+        data = () if dead_man is None else (float(dead_man),)
+        return self.call(_CLAIM, params=(int(bool(force)),), data=data).text
 
     def send_pose(self, x: float, y: float, yaw: float = 0.0, *, z: float | None = None,
                   quat: Sequence[float] | None = None) -> float:

@@ -46,10 +46,20 @@ class Squads:
             (the command's sequence number, the step it was taken after).
 
         Raises:
-            RemoteError: 5 no such squad, 16 not under shared control, 4 beyond the limits.
+            RemoteError: 5 no such squad, 16 not under shared control, 4 beyond the limits,
+                11 another connection steers it (protocol 12; the text names it).
         """
         reply = self.client.request(self.endpoint, 4, squad, data=(vx, vy, vz, yaw_rate))
         return int(reply.params[0]), int(reply.params[1])
+
+    def release(self, squad: str) -> bool:
+        """Give up steering ``squad`` (protocol 12: one connection steers a squad at a time);
+        True when this connection steered it.
+
+        Raises:
+            RemoteError: 11 another connection steers it, 5 no such squad.
+        """
+        return bool(self.client.request(self.endpoint, 6, squad).params[0])
 
     def feedback(self, squad: str) -> Feedback:
         """The squad's latest feedback force (N, world frame) and the step it belongs to.

@@ -41,6 +41,7 @@ ARM_SPEED = 0.1  # m/s: the most an arm's tool is jogged at, whatever the linear
 #: robot's own listing, command 3: a motion command's name and its data count, or an action).
 DRIVES = (("wheels", "set_speeds", 2), ("planar", "set_velocity", 3),
           ("flyer", "set_thrust_attitude", 4), ("jog", "move_to", 3))
+RELEASE_STEER = 6  # /squads command 6 release: text the squad (protocol 12)
 STEER = 4  # /squads command 4 steer: text the squad, data [vx, vy, vz, yaw_rate] (protocol 10)
 POSE_MODULE = "mocap"  # the pose a flyer's outer loop closes on (the flight cascade's input)
 
@@ -66,13 +67,17 @@ class Teleop:
         client: A :class:`~coopsim.client.Client` (its sockets are used from one thread).
         name: The robot's network name.
         speeds: Top speeds the intents are fractions of.
+        dead_man: The server stops the robot after this many s without a command from this
+            session (protocol 12: claim data; None: the server's default, 0.5 s).
 
     Raises:
         ProtocolError: no such robot (5), or it has nothing teleop can drive (6).
     """
 
-    def __init__(self, client, name: str, speeds: Speeds = Speeds()) -> None:
+    def __init__(self, client, name: str, speeds: Speeds = Speeds(),
+                 dead_man: float | None = None) -> None:
         self.client, self.name, self.speeds = client, name, speeds
+        self.dead_man = dead_man
         self.sim = client.sim()
         entry = next((r for r in self.sim.state().get("robots", []) if r.get("name") == name),
                      None)
@@ -95,7 +100,8 @@ class Teleop:
     def take(self) -> str:
         """Claim the robot for teleop; return the server's sentence (it names the owner it
         was taken from, if any)."""
-        reply = self.robot.call(4, params=(TELEOP_CLAIM,))
+        data = () if self.dead_man is None else (self.dead_man,)
+        reply = self.robot.call(4, params=(TELEOP_CLAIM,), data=data)
         if reply.params and reply.params[0]:
             self.taken_from = reply.text.partition("(taken from ")[2].rstrip(")")
         return reply.text
@@ -184,11 +190,13 @@ class GroupTeleop:
                                   intent.turn * w))
 
     def close(self) -> None:
-        """Steer it still (it holds there: its formation and obstacle laws go on)."""
+        """Steer it still (it holds there: its formation and obstacle laws go on) and give its
+        steering up (protocol 12: another connection may steer it now)."""
         try:
             self.apply(STILL)
+            self.client.request(self.endpoint, RELEASE_STEER, self.name)
         except ProtocolError:
-            pass  # the run is gone
+            pass  # the run is gone, or a server before protocol 12 (no release: error 2)
 
 
 class TeleopThread:

@@ -20,6 +20,7 @@ from ..model.capabilities import Answerer, Offloaded, capability
 from ..model.commands import EXTERNAL_ROBOT
 from ..model.module import RobotInfo
 from ..model.plugins import MODULES
+from ..sim.deadman import DEAD_MAN_MAX, safe_row
 from . import protocol as p
 from .protocol import Command, Message, robot_commands
 from .server import reply_errors
@@ -148,8 +149,22 @@ class RobotPort:
             raise ProtocolError(p.OUT_OF_RANGE, f"claim takes params [0], [1] (force) or [2] "
                                                 f"(teleop: force, and give it back on release), "
                                                 f"got [{how}]")
-        taken = self.stepper.slots.claim(self.robot, owner, force=how == 1, teleop=how == 2)
-        text = f"claimed by {owner.label}" + (f" (taken from {taken})" if taken else "")
+        dead_man = msg.data[0] if msg.data else None
+        if dead_man is not None and not 0.0 <= dead_man <= DEAD_MAN_MAX:  # NaN fails too
+            raise ProtocolError(p.OUT_OF_RANGE, f"claim's data [dead man] is 0 (none) or a "
+                                                f"deadline within 0..{DEAD_MAN_MAX:g} s, not "
+                                                f"{dead_man!r}")
+        if how == 2 and self.robot in self.stepper.sim.external.tracks:  # protocol 12: 17
+            raise ProtocolError(EXTERNAL_ROBOT, (
+                f"{self.robot} is an external robot: its pose comes from its pose stream, so "
+                "a teleop claim (params [2]) is refused: it would displace the stream "
+                "(docs/in-the-loop.md)"))
+        slots = self.stepper.slots
+        taken = slots.claim(self.robot, owner, force=how == 1, teleop=how == 2,
+                            dead_man=dead_man)
+        armed = slots.dead.deadline_of(self.robot, owner.key)
+        text = f"claimed by {owner.label}" + (f" with a {armed:g} s dead man" if armed else "") \
+            + (f" (taken from {taken})" if taken else "")
         return msg.reply(text, params=(int(bool(taken)),))
 
     def _release(self, msg: Message) -> Message:
@@ -268,9 +283,12 @@ class RobotPort:
         values = module.command_row(command, msg.data, self.modules[command.module], self.info)
         if self.stepper.finished:
             raise NotAllowedError(f"the run has finished ({self.stepper.finished})")
-        lockstep = self.stepper.mode == "lockstep"
-        generation = self.stepper.slots.put(self.robot, command.module, values, attach=lockstep,
-                                            owner=self._owner())
+        lockstep, slots, owner = self.stepper.mode == "lockstep", self.stepper.slots, self._owner()
+        safe = None
+        if slots.dead_man_armed(self.robot, owner):  # the fallback, should its holder go silent
+            safe = safe_row(module, self.modules[command.module], self.info)
+        generation = slots.put(self.robot, command.module, values, attach=lockstep,
+                               owner=owner, safe=safe)
         if lockstep:
             return Reply(msg, generation)
         snap = self.stepper.snapshot

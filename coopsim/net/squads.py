@@ -34,6 +34,7 @@ from ..model.orders import SquadOrder, parse_order
 from ..model.steering import Steer
 from .protocol import HELLO, Command, Message
 from .server import Server
+from .steerowners import SteerOwners
 
 SQUAD_COMMANDS = {c.id: c for c in (
     HELLO,
@@ -42,6 +43,7 @@ SQUAD_COMMANDS = {c.id: c for c in (
     Command(3, "status", text="opt"),
     Command(4, "steer", data=(2, 4), text="req"),
     Command(5, "feedback", text="req"),
+    Command(6, "release", text="req"),  # protocol 12: gives a squad's steering up
 )}
 
 
@@ -87,6 +89,11 @@ class SquadServer(Server):
         self._outbox: deque = deque()  # arrival events for this server's thread to publish
         self.steers = 0  # steer commands taken (shared control): their sequence numbers
         self._steering: dict[str, Steer] = {}  # squad -> its steer not yet on the board
+        # protocol 12: one connection steers a squad (net/steerowners.py); closed connections
+        # are seen on this server's thread through the socket's monitor
+        self.steerers = SteerOwners(stepper.slots, lambda: stepper.snapshot.time)
+        self._monitor = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self._caller = None  # (routing id, frame, descriptor) of the request being served
 
     def register(self, names) -> None:
         """Register ``/squads`` (rep) and ``/squads/events`` (pub) at a name server."""
@@ -98,12 +105,26 @@ class SquadServer(Server):
         super().stop(timeout)
         if never_started:
             self.events.close(0)
+            self._monitor.close(0)
 
     def _serve(self) -> None:
         try:
             super()._serve()
         finally:
             self.events.close(0)  # on the thread that used it
+            self._monitor.close(0)
+
+    def _serve_one(self, frames: list, total: int) -> None:
+        """Note who asks (a steer's owner) before serving the request."""
+        try:
+            fd = frames[-1].get(zmq.SRCFD)
+        except zmq.ZMQError:
+            fd = -1
+        self._caller = (frames[0].bytes, frames[-1], fd)
+        try:
+            super()._serve_one(frames, total)
+        finally:
+            self._caller = None
 
     #: Arrival events wait at most this long for the server's thread, ms.
     poll_ms = 20
@@ -113,7 +134,9 @@ class SquadServer(Server):
         return getattr(self, f"_{command.name}")(msg)
 
     def idle(self) -> None:
-        """Publish the arrival events noted since (on this server's thread)."""
+        """Publish the arrival events noted since, and forget the steering of connections that
+        closed (on this server's thread)."""
+        self.steerers.forget_closed(self._monitor)
         while self._outbox:
             squad, wire = self._outbox.popleft()
             try:
@@ -223,9 +246,11 @@ class SquadServer(Server):
         Steers arriving faster than the run steps are coalesced (the latest per squad wins):
         at most one post waits on the stepper, however fast a device sends."""
         self._shared(msg.text)
+        steer = Steer.parse(msg.text, msg.data)  # error 4 before it takes the squad
+        self.steerers.take(msg.text, self._owner())  # error 11: another connection steers it
         with self._lock:
             self.steers += 1
-            steer = Steer.parse(msg.text, msg.data, self.steers)
+            steer = replace(steer, seq=self.steers)
             queue = not self._steering
             self._steering[steer.squad] = steer
         if queue:
@@ -241,6 +266,20 @@ class SquadServer(Server):
         steers = dict(sim.extra.get("steer", {}))
         steers.update({k: replace(v, time=sim.time) for k, v in taken.items()})
         sim.extra["steer"] = MappingProxyType(steers)
+
+    def _release(self, msg: Message) -> Message:
+        """Give a squad's steering up (protocol 12): params [1] when this connection steered
+        it, [0] when nobody did; error 11 when another connection does, 5 for no such squad.
+        The squad flies its latest steer until the driver's ``hold`` runs out, then hovers."""
+        self._squad(msg.text)
+        was = self.steerers.release(msg.text, self._owner().key)
+        return msg.reply("released" if was else "was not steered", params=(int(was),))
+
+    def _owner(self):
+        """The Owner the request being served comes from (as a robot's: net/robothub.py)."""
+        from .robothub import identify  # the hub's rule: a Curve key's name, or the connection
+
+        return identify(self._caller)
 
     def _feedback(self, msg: Message) -> Message:
         """The squad's latest feedback force (N) and the step it belongs to."""

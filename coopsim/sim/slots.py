@@ -34,6 +34,10 @@ as it is.
 wall time between two looks of the stepper, but by at most :data:`ACTIVE_GAP` per look, so a
 simulator that was stopped (SIGSTOP, a debugger, a suspended laptop) or starved by the machine
 does not count that time against its controllers.
+
+**The dead man** (:mod:`coopsim.sim.deadman`): a teleop claim, and a claim with a deadline,
+arm it; the holder's motion then stops when it falls silent past the deadline, its connection
+closes, or the lockstep lease detaches it (the lease alone only frees the robot's ownership).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from typing import Hashable
 from ..model.commands import TELEOPERATED
 from ..model.errors import NotAllowedError, OwnedError, ProtocolError
 from .clock import WallClock
+from .deadman import DEAD_MAN, DeadMen
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +84,11 @@ class CommandSlots:
     Args:
         clock: Wall clock (its ``now`` feeds the active time that leases are measured in).
         lease: Default lease, s.
+        dead_man: The default dead-man deadline, s (:mod:`coopsim.sim.deadman`).
     """
 
-    def __init__(self, clock=None, lease: float = DEFAULT_LEASE) -> None:
+    def __init__(self, clock=None, lease: float = DEFAULT_LEASE,
+                 dead_man: float = DEAD_MAN) -> None:
         self.clock = clock or WallClock()
         self.lease = lease
         self.cond = threading.Condition()
@@ -103,6 +110,7 @@ class CommandSlots:
         # the latest detaches, "robot: why" (bounded: a long run whose controllers come and go
         # would otherwise grow it for ever)
         self.detached_log: collections.deque[str] = collections.deque(maxlen=DETACHED_KEPT)
+        self.dead = DeadMen(dead_man, note=self.detached_log.append)  # guarded by cond
         self.generation = 0  # number of takes so far; a command put now is used by take #gen+1
 
     def _now(self) -> float:
@@ -116,8 +124,13 @@ class CommandSlots:
         self._seen = wall
         return self._active
 
+    def active_time(self) -> float:
+        """Active time now, s (leases and dead men are measured in it)."""
+        with self.cond:
+            return self._now()
+
     def put(self, robot: str, module: str, values: tuple[float, ...],
-            attach: bool = True, owner: Owner | None = None) -> int:
+            attach: bool = True, owner: Owner | None = None, safe=None) -> int:
         """Store a module's command values for a robot; with ``attach`` the robot joins lockstep.
 
         Args:
@@ -127,6 +140,8 @@ class CommandSlots:
             attach: Join lockstep (the next step waits for this robot's commands).
             owner: The connection commanding it: it owns the robot from now on (None: an
                 in-process caller, which neither owns nor is refused).
+            safe: The module's fallback command should the owner's dead man expire (only
+                needed when :meth:`dead_man_armed`).
 
         Returns:
             The generation the command was put in: it is used by the step whose take makes
@@ -142,6 +157,7 @@ class CommandSlots:
                 self._take_ownership(robot, owner, now, force=False)
                 if attach and self._benched.get(robot, (None,))[0] == owner.key:
                     raise NotAllowedError(self._benched[robot][2])
+                self.dead.held(robot, owner.key, module, safe, now)
             self._pending[(robot, module)] = tuple(values)
             if attach:
                 self._attached[robot] = now
@@ -155,13 +171,16 @@ class CommandSlots:
 
     # -- ownership --------------------------------------------------------------------------------
 
-    def claim(self, robot: str, owner: Owner, force: bool = False, teleop: bool = False) -> str:
+    def claim(self, robot: str, owner: Owner, force: bool = False, teleop: bool = False,
+              dead_man: float | None = None) -> str:
         """Make ``owner`` the robot's owner; return the label of the owner it took it from
         ("" when it was free or already its own).
 
         Args:
             teleop: A person's teleop claim: forced, and the owner it displaces gets the robot
-                back when the teleop connection gives it up (see the module docstring).
+                back when the teleop connection gives it up (see the module docstring); it
+                arms the dead man (``dead_man`` s, the run's default when None).
+            dead_man: Arm the dead man with this deadline, s (0 disarms; None: as it was).
 
         Raises:
             OwnedError: another owner holds it and ``force`` is not set.
@@ -174,7 +193,15 @@ class CommandSlots:
             taken = self._take_ownership(robot, owner, now, force or teleop)
             if self._benched.get(robot, (None,))[0] == owner.key:
                 del self._benched[robot]  # claimed again, knowingly: it may attach again
+            if teleop or dead_man is not None:
+                self.dead.arm(robot, owner.key, dead_man)
+            self.dead.spoke(robot, owner.key, now)
             return taken
+
+    def dead_man_armed(self, robot: str, owner: Owner | None) -> bool:
+        """True when ``owner`` armed a dead man on ``robot`` (its motion needs safe rows)."""
+        with self.cond:
+            return owner is not None and self.dead.armed(robot, owner.key)
 
     def _note_displaced(self, robot: str, owner: Owner, now: float) -> None:
         """Remember whom a teleop claim displaces (under the lock): the robot's owner, unless
@@ -232,6 +259,7 @@ class CommandSlots:
         if robot in self._attached and current.key != owner.key:
             self._attached.pop(robot, None)  # the old owner's commitment is not the new one's
             self._committed.discard(robot)
+        self.dead.owned_by(robot, owner.key)  # the old owner's hold ends: the new one commands
         self._owners[robot] = (owner, now)
         return current.label
 
@@ -276,6 +304,7 @@ class CommandSlots:
                                  "only its owner releases it (claim with params [1] forces it)",
                                  held[0].label)
             self._owners.pop(robot, None)
+            self.dead.forget(robot, key)  # given up knowingly: the holder left it as it chose
             if key is None:  # an operator's release (/sim detach) lifts a patience detach too
                 self._benched.pop(robot, None)
                 self._displaced.pop(robot, None)
@@ -301,7 +330,9 @@ class CommandSlots:
             self._displaced = {r: d for r, d in self._displaced.items() if d[0].link != link}
             gone = [r for r, (owner, _) in self._owners.items() if owner.link == link]
             for robot in gone:
-                del self._owners[robot]
+                key = self._owners.pop(robot)[0].key
+                self._pending.update(self.dead.cut(robot, "its holder's connection closed"))
+                self.dead.forget(robot, key)
                 self._give_back(robot, self._now())  # a teleop's connection closed
             self._benched = {r: b for r, b in self._benched.items() if b[1] != link}
         for robot in gone:
@@ -311,10 +342,13 @@ class CommandSlots:
 
     # -- lockstep ---------------------------------------------------------------------------------
 
-    def take(self) -> dict[tuple[str, str], tuple[float, ...]]:
-        """Commands phase: return and clear the commands received since the last take."""
+    def take(self, sim_time: float | None = None) -> dict[tuple[str, str], tuple[float, ...]]:
+        """Commands phase: return and clear the commands received since the last take (with
+        the safe commands of dead men that expired: ``sim_time`` is the step's start, s)."""
         with self.cond:
             now = self._now()
+            if sim_time is not None:
+                self._pending.update(self.dead.step(sim_time, now, self._pending))
             self._count_held()
             for robot in self._attached:  # its silence starts when its reply is due: now
                 self._attached[robot] = now
@@ -400,6 +434,8 @@ class CommandSlots:
                     if now - t > self.lease and r not in self._committed]
             for robot in late:
                 self._owners.pop(robot, None)
+                self._pending.update(self.dead.cut(robot, "the lease detached it"))
+                self.dead.forget(robot)
             slow = self._impatient(self._steady, late)
         for robot, why in slow:
             log.warning("lockstep: %s", why)
@@ -424,6 +460,7 @@ class CommandSlots:
         """Forget pending commands and commitments (reset); attachments and owners stay."""
         with self.cond:
             self._pending.clear()
+            self.dead.clear_holds()
             self._committed.clear()
             self._commits.clear()
             self.cond.notify_all()
@@ -440,4 +477,5 @@ class CommandSlots:
                 self._held.pop(robot, None)
                 self._benched.pop(robot, None)
                 self._displaced.pop(robot, None)
+                self.dead.forget(robot)
             self.cond.notify_all()

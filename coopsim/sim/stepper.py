@@ -102,7 +102,7 @@ class Stepper(WorldOwner):
     def tick(self) -> Snapshot:
         """Take one step: commands -> actuators -> physics -> sensors -> rules, then publish."""
         self._last_step_wall = self.clock.now()
-        self.sim.command(self.slots.take())
+        self.sim.command(self.slots.take(self.sim.time))
         self.sim.actuate()
         self.sim.physics()
         self.sim.sense()

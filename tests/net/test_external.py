@@ -151,3 +151,18 @@ def test_a_silent_stream_goes_stale_and_the_state_and_the_summary_say_so(run):
     assert line.startswith("real stale (") and "to snapshot p95" in line
     text = format_summary(run.stepper.stats(), run.stepper.sim.scenario, 3, external=line)
     assert re.search(rf"^external +{re.escape(line)}$", text, re.M), text
+
+
+def test_a_teleop_claim_on_an_external_robot_is_refused_and_its_stream_goes_on(run, real):
+    """Issue 53 item 6: a teleop claim would displace the pose stream (its poses then refused
+    with 13, the twin frozen): error 17, and the stream keeps the robot."""
+    person = Peer(lookup(run.network.endpoint, "/real"))
+    try:
+        real.ok(4, params=[1])  # the stream's connection owns it (a flood test took it)
+        real.ok(20, data=[-2.0, 0.0, 0.0])
+        reply = person.ask(4, params=[2])
+        assert reply[0] == 17, reply
+        assert "real is an external robot" in reply[1] and "displace" in reply[1]
+        assert real.ask(20, data=[-2.0, 0.0, 0.0])[0] == 0  # not displaced
+    finally:
+        person.close()

@@ -171,3 +171,90 @@ def test_a_robot_it_cannot_steer_is_named_by_the_driver():
         _kind(("joints", "tool", "gripper"), "r1")
     assert "robot r1 has no rotors, imu, mocap module, nor velocity or motors" in \
         str(err.value)
+
+
+def test_one_connection_steers_a_squad_at_a_time(person):
+    """Issue 53 item 9: the first connection steering a squad owns its steering; another's
+    steer and release are error 11 naming it, until it releases it or its connection closes."""
+    client, squads = person
+    squads.steer("flock", 0.0, 0.0)  # this connection steers it
+    with Client(client.nameserver) as other_client:
+        other = Squads(other_client)
+        for call in (lambda: other.steer("flock", -0.3, 0.0), lambda: other.release("flock")):
+            with pytest.raises(RemoteError) as err:
+                call()
+            assert err.value.code == 11 and "steered by the connection from" in err.value.text
+        assert squads.release("flock") and not squads.release("flock")
+        assert other.steer("flock", 0.0, 0.0)[0] > 0  # free: the other steers it now
+        with pytest.raises(RemoteError) as err:
+            squads.steer("flock", 0.3, 0.0)
+        assert err.value.code == 11
+    wait_until(lambda: not steer_refused(squads))  # its connection closed: free again
+    assert squads.release("flock")
+
+
+def steer_refused(squads) -> bool:
+    try:
+        squads.steer("flock", 0.0, 0.0)
+    except RemoteError as exc:
+        assert exc.code == 11
+        return True
+    return False
+
+
+def test_a_group_teleop_frozen_with_a_key_held_stops_steering(person):
+    """Issue 53 item 1 for squads: ``coopsim teleop --group`` frozen (SIGSTOP) while a key is
+    held: its last steer lapses after the driver's hold (0.5 s of simulated time), the squad
+    hovers; woken and quit, it gives the steering up."""
+    import os
+    import pty
+    import select
+    import signal
+    import subprocess
+
+    client, squads = person
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coopsim", "teleop", "--group", "flock", "--nameserver",
+         client.nameserver, "--speed", "0.3"], stdin=slave, stdout=slave, stderr=slave,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    os.close(slave)
+    out = bytearray()
+
+    def said(text: bytes) -> bool:
+        while select.select([master], [], [], 0.05)[0]:
+            try:
+                out.extend(os.read(master, 4096))
+            except OSError:
+                break
+        return text in out
+
+    def driving() -> bool:
+        os.write(master, b"i")  # held: the keyboard repeats it
+        client.sim().step(25)
+        fb = squads.feedback("flock")
+        return fb.seq > 0 and fb.velocity[0] > 0.1
+
+    try:
+        wait_until(lambda: said(b"currently:"), timeout=60)
+        wait_until(driving, timeout=120, every=0.05)
+        os.kill(proc.pid, signal.SIGSTOP)
+        frozen = client.sim().status()["time"]
+
+        def later():  # steps are queued: a step reply may come before they are all taken
+            client.sim().step(25)
+            fb = squads.feedback("flock")
+            return fb.time > frozen + 1.0 and fb  # 1 s of simulated time: past the hold
+
+        fb = wait_until(later, timeout=300, every=0.05)
+        assert fb.seq == 0, "the frozen person's steer lapsed: the squad hovers"
+        os.kill(proc.pid, signal.SIGCONT)
+        os.write(master, b"\x03")
+        assert proc.wait(60) == 0, out.decode(errors="replace")
+        assert not squads.release("flock"), "the teleop gave the steering up"
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
+            proc.kill()
+            proc.wait()
+        os.close(master)

@@ -158,6 +158,15 @@ class Rotors(Module):
         return (MODES[name], *map(float, data), 0.0, 0.0, 0.0, 0.0)
 
     @classmethod
+    def dead_man_row(cls, params, robot):
+        """The stored command when a dead man expires (coopsim.sim.deadman): level, at the
+        hover thrust m g of the ``mass`` parameter, yaw rate 0 (no position loop here: it
+        coasts on the speed it had while its attitude loop holds it level)."""
+        top = float(params["max_speed"])
+        thrust = min(float(params["mass"]) * 9.81, 4.0 * float(params["kf"]) * top * top)
+        return (MODES["set_thrust_attitude"], thrust, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+    @classmethod
     def check_values(cls, values, robot=None) -> str:
         """The :class:`~coopsim.model.capabilities.ValueChecker` capability:
         :func:`airframe_problem` with the robot's body mass (the one the engine flies), else
