@@ -24,6 +24,8 @@ from .meshes import SUFFIXES as MESH_SUFFIXES
 from .meshes import ascii_stl_as_binary
 from .mjcfframes import Defaults, body_frame
 
+DROPPED_SUFFIXES = (".dae",)  # meshes of a URDF that MuJoCo is not given (COLLADA)
+
 MAX_LINKS = 500  # links (MJCF: bodies) of one description
 MAX_JOINTS = 500  # joints of one description
 URDF_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
@@ -153,9 +155,20 @@ def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
                 raise tree.error(geometry, f"link {name!r}: <mesh> without filename")
             scale = tree.numbers(geometry, "scale", 3, (1.0, 1.0, 1.0))
             if not filename.lower().endswith(MESH_SUFFIXES):
+                _dropped(tree, geometry, filename, mesh)
                 continue  # a .dae: dropped from what MuJoCo compiles (_urdf_text)
             meshes.append(mesh(filename, tree.line(geometry), scale, use))
     return Link(name, "", mass, inertia, tuple(meshes), com, tree.line(element))
+
+
+def _dropped(tree: _Tree, geometry: ET.Element, filename: str, mesh) -> None:
+    """A mesh MuJoCo is not given: a COLLADA file, confined like any other (a network load
+    may not name a file outside its data folders); any other suffix (``/etc/passwd``) is no
+    mesh at all and is refused at its line."""
+    if not filename.lower().endswith(DROPPED_SUFFIXES):
+        raise tree.error(geometry, f"mesh {filename!r} is not a mesh file: give "
+                                   f"{', '.join(MESH_SUFFIXES + DROPPED_SUFFIXES)}")
+    mesh(filename, tree.line(geometry), (1.0, 1.0, 1.0), "dropped")
 
 
 def _check_inertia(tree: _Tree, element: ET.Element, link: str, inertia: tuple) -> None:
