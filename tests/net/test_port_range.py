@@ -15,7 +15,7 @@ from coopsim.net import ports
 
 from helpers import robot, scenario
 from nethelpers import Peer, lookup
-from rechelpers import run_cli
+from rechelpers import run_cli, start_cli, stop, wait_endpoint
 
 LIST = 2
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -65,6 +65,24 @@ def test_a_range_too_small_for_the_world_is_refused_with_exit_2_and_one_sentence
     assert line.startswith(f"coopsim: the port range {low}-{high} (--ports, $COOPSIM_PORTS) is "
                            "too small for this world"), out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_replay_binds_in_the_range_too_given_by_the_environment(monkeypatch):
+    low, high = _span(20)
+    monkeypatch.setenv(ports.ENV, f"{low}-{high}")  # the child's environment
+    proc = start_cli("replay", os.path.join(ROOT, "recordings", "sample.mcap"), "--headless",
+                     "--port", "0")
+    try:
+        endpoint = wait_endpoint(proc, 120.0)  # a loaded machine starts a replay slowly
+        peer = Peer(endpoint)
+        try:
+            listed = [line.split() for line in peer.ok(LIST, "")[1].splitlines()]
+        finally:
+            peer.close()
+        assert {"/sim", "/playback"} <= {name for name, _ in listed}
+        assert all(low <= _port(e) <= high for _, e in [("ns", endpoint), *listed]), listed
+    finally:
+        stop(proc)
 
 
 @pytest.mark.parametrize("text", ["20000", "20100-20000", "0-10", "a-b", "20000-70000"])
