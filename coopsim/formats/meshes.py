@@ -96,8 +96,8 @@ def _too_many(path: str, line: int, count: int, limit: int) -> None:
     if count > limit:
         why = (f"mesh has over {limit} triangles (the limit)" if limit != MAX_STL_TRIANGLES else
                f"an STL holds at most {limit} triangles (MuJoCo's STL reader), this one "
-               f"{'more' if line else count}: decimate it, or save it as OBJ (at most "
-               f"{MAX_TRIANGLES})")
+               f"{'has more' if line else f'has {count}'}: decimate it, or save it as OBJ "
+               f"(at most {MAX_TRIANGLES})")
         raise FileFormatError(path, line, why)
 
 
