@@ -52,6 +52,25 @@ def main(verbose: bool) -> None:
     signal.signal(signal.SIGTERM, interrupt.on_signal)
 
 
+
+def _port_range(ctx, param, value):
+    from ..net.ports import parse
+
+    try:
+        return None if not value else parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def ports_option(fn):
+    """--ports LOW-HIGH ($COOPSIM_PORTS): every port the servers bind taken from a range."""
+    return click.option("--ports", metavar="LOW-HIGH", envvar="COOPSIM_PORTS",
+                        callback=_port_range,
+                        help="Bind every server port (module servers, /sim, streams, robots, "
+                             "gateway and Foxglove with port 0, the name server with --port 0) "
+                             "in this range, e.g. 20000-20100 for a firewall (default "
+                             "$COOPSIM_PORTS, else ports the OS picks).")(fn)
+
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 def check(files: tuple[str, ...]) -> None:
@@ -101,6 +120,7 @@ def list_(scenarios: tuple[str, ...]) -> None:
 @click.option("--port", type=int, default=10000, show_default=True,
               help="Name server port (0 = any free port).")
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address servers bind.")
+@ports_option
 @click.option("--no-controllers", is_flag=True, help="Do not launch the scenario's controllers.")
 @click.option("--controller", "controller", multiple=True, metavar="[ROBOT=]COMMAND",
               help="Drive ROBOT (default: the first robot section) with COMMAND, run from the "
@@ -316,6 +336,7 @@ def plot(file, out, robots) -> None:
 @click.option("--port", type=int, default=10000, show_default=True,
               help="Name server port (0 = any free port).")
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address servers bind.")
+@ports_option
 @click.option("--speed", type=float, default=1.0, show_default=True,
               help="Playback speed factor (negative plays backwards).")
 @click.option("--start", type=float, help="Position to start at, s.")

@@ -146,8 +146,11 @@ def replay_command(file, headless, fps, foxglove, foxglove_rate, **settings) -> 
 
     from ..model.bundled import resolve
 
+    from ..net import ports
+
     gui = wants_gui(headless)
-    with Replay(resolve(file), **settings) as playback, contextlib.ExitStack() as stack:
+    with ports.confined(settings.pop("ports", None)), Replay(resolve(file), **settings) \
+            as playback, contextlib.ExitStack() as stack:
         if foxglove is not None:
             bridge = stack.enter_context(start_bridge(ReplaySource(playback.player),
                                                       settings["bind"], foxglove, foxglove_rate,

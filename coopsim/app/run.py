@@ -22,6 +22,7 @@ from ..formats.folders import BUNDLED, DataFolders
 from ..model import threads
 from ..model.bundled import resolve
 from ..net.gateway import IDLE_TIMEOUT, Gateway
+from ..net import ports
 from ..net.network import Network
 from ..net.security import ServerKeys, advertised_host, child_env, require_keys
 from ..sim.simulation import Simulation
@@ -73,6 +74,7 @@ class RunOptions:
     ros2: bool = False  # publish the robots as ROS 2 topics over DDS (docs/ros2.md)
     ros2_domain: int = 0  # DDS domain id (ROS_DOMAIN_ID)
     ros2_rate: float = 50.0  # Hz of sim time: odometry, /tf, /clock in realtime mode
+    ports: tuple[int, int] | None = None  # (low, high): every port bound in it (--ports)
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -178,6 +180,8 @@ class Run:
         try:
             self._start_recorder()
             opts = self.options
+            self._ports = ports.confined(opts.ports)  # until close: robots inserted later too
+            self._ports.__enter__()
             if opts.ros2:  # before /sim answers, so its state has "ros2" from the first answer
                 self.ros2 = start_ros2(self.stepper, opts)
             if opts.network:
@@ -317,6 +321,9 @@ class Run:
         if self.network is not None:
             self.network.close()
             self.network = None
+        if getattr(self, "_ports", None) is not None:
+            self._ports.__exit__(None, None, None)
+            self._ports = None
 
 
 def start_bridge(source, bind: str, port: int, rate: float, insecure: bool):
@@ -328,7 +335,8 @@ def start_bridge(source, bind: str, port: int, rate: float, insecure: bool):
     if not is_loopback(bind) and not insecure:
         raise SimulationError(f"--foxglove serves without authentication: binding {bind} "
                               "needs --insecure (or use an SSH tunnel to 127.0.0.1)")
-    return Bridge(source, bind, port, rate).start()
+    return Bridge(source, bind, ports.free_port(bind, port, "the Foxglove bridge"),
+                  rate).start()
 
 
 def start_ros2(stepper: Stepper, opts: RunOptions):

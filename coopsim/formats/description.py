@@ -198,10 +198,12 @@ def search_path(spec: DescriptionSpec) -> tuple[str, ...]:
     return tuple(dict.fromkeys((*spec.search, *env, *up)))
 
 
-def resolve(name: str, spec: DescriptionSpec, base: str) -> tuple[str, list[str]]:
+def resolve(name: str, spec: DescriptionSpec, base: str,
+            inside=None) -> tuple[str, list[str]]:
     """The file a description's ``name`` (``package://``, ``file://``, relative or absolute)
     means, relative to ``base``, and where it was looked for (the first candidate that
-    exists, or "" when none does)."""
+    exists, or "" when none does); with ``inside`` (a predicate on resolved paths) only the
+    candidates it accepts are looked at, so that nothing outside is ever tested for existence."""
     if name.startswith("file://"):
         tried = [name[len("file://"):]]
     elif name.startswith("package://"):
@@ -215,7 +217,7 @@ def resolve(name: str, spec: DescriptionSpec, base: str) -> tuple[str, list[str]
         tried = [name]
     else:
         tried = [os.path.join(base, name)] + [os.path.join(d, name) for d in spec.search]
-    tried = [os.path.realpath(t) for t in tried]
+    tried = [r for r in map(os.path.realpath, tried) if inside is None or inside(r)]
     return next((t for t in tried if os.path.isfile(t)), ""), tried
 
 
@@ -296,12 +298,17 @@ def mesh_reader(spec: DescriptionSpec, folders=None):
     total = [0]
 
     def read(name: str, line: int, scale: tuple, use: str) -> Mesh:
-        what = "file" if use == "file" else "mesh"
-        real, tried = resolve(name, spec, os.path.dirname(spec.path))
+        what = "file" if use in ("file", "dropped") else "mesh"
+        real, tried = resolve(name, spec, os.path.dirname(spec.path),
+                              None if folders is None else folders.inside)
+        if folders is not None and not tried:  # outside: said without looking (no oracle)
+            raise NotAllowedError(f"{spec.path}:{line}: {what} {name!r} is outside the "
+                                  f"simulation's data folders ({folders.describe()})")
+        if use == "dropped":  # a COLLADA file MuJoCo is not given: confined, not needed
+            return Mesh(real, use, tuple(scale), 0, ((0.0,) * 3, (0.0,) * 3), line)
         if not real:
             raise FileFormatError(spec.path, line, f"{what} {name!r} not found (looked for "
                                                    f"{', '.join(tried[:4]) or 'nothing'})")
-        _confined(real, folders, f"{what} {name!r}", spec.path, line)
         if use == "file":  # another asset MuJoCo reads itself (an MJCF's texture): found, inside
             return Mesh(real, use, tuple(scale), 0, ((0.0,) * 3, (0.0,) * 3), line)
         try:

@@ -24,6 +24,8 @@ from .sections import PathLike, open_regular
 SUFFIXES = (".stl", ".obj")
 MAX_MESH_BYTES = 64 << 20  # bytes of one mesh file
 MAX_TRIANGLES = 1_000_000  # triangles of one mesh (an OBJ polygon of n corners counts n - 2)
+#: triangles of one STL: MuJoCo's STL decoder refuses more (an OBJ may hold MAX_TRIANGLES)
+MAX_STL_TRIANGLES = 200_000
 _STL_HEADER = 80
 _STL_RECORD = 50  # bytes per triangle of a binary STL: normal, 3 corners, attribute
 
@@ -69,9 +71,9 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
     if suffix == ".obj":
         count, points = _obj(text, data, max_triangles)
     elif _binary_stl(data):
-        count, points = _stl_binary(text, data, max_triangles)
+        count, points = _stl_binary(text, data, min(max_triangles, MAX_STL_TRIANGLES))
     else:
-        count, points = _stl_ascii(text, data, max_triangles)
+        count, points = _stl_ascii(text, data, min(max_triangles, MAX_STL_TRIANGLES))
     if count == 0 or points.size == 0:
         raise FileFormatError(text, 0, "mesh has no triangles")
     if not np.isfinite(points).all():
@@ -92,7 +94,11 @@ def _binary_stl(data: bytes) -> bool:
 
 def _too_many(path: str, line: int, count: int, limit: int) -> None:
     if count > limit:
-        raise FileFormatError(path, line, f"mesh has over {limit} triangles (the limit)")
+        why = (f"mesh has over {limit} triangles (the limit)" if limit != MAX_STL_TRIANGLES else
+               f"an STL holds at most {limit} triangles (MuJoCo's STL reader), this one "
+               f"{'has more' if line else f'has {count}'}: decimate it, or save it as OBJ "
+               f"(at most {MAX_TRIANGLES})")
+        raise FileFormatError(path, line, why)
 
 
 def _stl_binary(path: str, data: bytes, limit: int) -> tuple[int, np.ndarray]:

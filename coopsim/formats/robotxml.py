@@ -20,9 +20,12 @@ import numpy as np
 
 from ..model.errors import FileFormatError
 from ..model.imported import Description, DescriptionSpec, Joint, Link, Site
+from ..model.limits import field_problem
 from .meshes import SUFFIXES as MESH_SUFFIXES
 from .meshes import ascii_stl_as_binary
 from .mjcfframes import Defaults, body_frame
+
+DROPPED_SUFFIXES = (".dae",)  # meshes of a URDF that MuJoCo is not given (COLLADA)
 
 MAX_LINKS = 500  # links (MJCF: bodies) of one description
 MAX_JOINTS = 500  # joints of one description
@@ -136,6 +139,8 @@ def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
         mass = tree.numbers(m, "value", 1, (None,))[0]
         if mass is None or mass < 0:
             raise tree.error(m, f"link {name!r}: mass must be >= 0 kg, got {m.get('value')!r}")
+        if field_problem("mass", mass):
+            raise tree.error(m, f"link {name!r}: {field_problem('mass', mass)}")
         origin = inertial.find("origin")
         if origin is not None:
             com = tree.numbers(origin, "xyz", 3, com)
@@ -153,9 +158,20 @@ def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
                 raise tree.error(geometry, f"link {name!r}: <mesh> without filename")
             scale = tree.numbers(geometry, "scale", 3, (1.0, 1.0, 1.0))
             if not filename.lower().endswith(MESH_SUFFIXES):
+                _dropped(tree, geometry, filename, mesh)
                 continue  # a .dae: dropped from what MuJoCo compiles (_urdf_text)
             meshes.append(mesh(filename, tree.line(geometry), scale, use))
     return Link(name, "", mass, inertia, tuple(meshes), com, tree.line(element))
+
+
+def _dropped(tree: _Tree, geometry: ET.Element, filename: str, mesh) -> None:
+    """A mesh MuJoCo is not given: a COLLADA file, confined like any other (a network load
+    may not name a file outside its data folders); any other suffix (``/etc/passwd``) is no
+    mesh at all and is refused at its line."""
+    if not filename.lower().endswith(DROPPED_SUFFIXES):
+        raise tree.error(geometry, f"mesh {filename!r} is not a mesh file: give "
+                                   f"{', '.join(MESH_SUFFIXES + DROPPED_SUFFIXES)}")
+    mesh(filename, tree.line(geometry), (1.0, 1.0, 1.0), "dropped")
 
 
 def _check_inertia(tree: _Tree, element: ET.Element, link: str, inertia: tuple) -> None:
@@ -331,6 +347,10 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
 
 def _mjcf(tree: _Tree, mesh) -> Description:
     root = tree.root
+    for element in root.iter():  # bounds as for every mass coopsim takes (model/limits.py)
+        why = field_problem("mass", tree.numbers(element, "mass", 1, (0.0,))[0])
+        if why:
+            raise tree.error(element, why)
     for bad in root.iter("include"):
         raise tree.error(bad, "<include> is refused: give one self-contained MJCF file")
     bodies = list(root.iter("body"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from .errors import ProtocolError
 
@@ -140,11 +141,11 @@ class Command:
 
 @dataclass(frozen=True)
 class PoseCommand(Command):
-    """An external robot's pose (protocol 10): a non-finite number is a refused pose (error
-    :data:`POSE_REFUSED`), not a malformed request, so a hostile stream reads one code."""
+    """An external robot's pose (protocol 10): its numbers (how many, finite) are the pose
+    checks' (coopsim.sim.external: error :data:`POSE_REFUSED`, counted in the robot's
+    ``refused``), not a malformed request's, so a hostile stream reads one code whatever is
+    wrong with a pose; params and text are checked here as for any command."""
 
     def check(self, msg) -> None:
-        if not all(math.isfinite(d) for d in msg.data):
-            raise ProtocolError(POSE_REFUSED, f"{self.name}: the pose has a number that is not "
-                                              "finite (NaN or infinity): refused")
-        super().check(msg)
+        shape = SimpleNamespace(params=msg.params, data=(0.0,) * self.data[0], text=msg.text)
+        super().check(shape)

@@ -71,9 +71,11 @@ class View:
 
 def intrinsics(width: int, height: int, fov: float) -> tuple[float, float, float, float]:
     """(fx, fy, cx, cy) in pixels of a pinhole camera of vertical field of view ``fov`` (deg)
-    with square pixels; (cx, cy) the image centre (ROS's convention: pixel centres at .5)."""
+    with square pixels; (cx, cy) the image centre in ROS's (OpenCV's) convention, where pixel
+    centres are at whole numbers: the first pixel's centre is 0, so the centre of a symmetric
+    frustum (as MuJoCo renders) is at ((width - 1) / 2, (height - 1) / 2)."""
     f = 0.5 * height / math.tan(math.radians(fov) / 2.0)
-    return f, f, 0.5 * width, 0.5 * height
+    return f, f, 0.5 * (width - 1), 0.5 * (height - 1)
 
 
 MOUNT = ("x", "y", "z", "yaw", "pitch")  # a camera's mount parameters (m, m, m, deg, deg)

@@ -33,6 +33,7 @@ import time
 
 import zmq
 
+from . import ports
 from . import protocol as p
 from .gatewayconn import Connection
 from .gatewaylines import SLICE_MS, format_reply
@@ -85,7 +86,7 @@ class Gateway:
         self.idle_timeout = idle_timeout
         self.evict_idle = evict_idle
         try:
-            self._listener = socket.create_server((bind, port))
+            self._listener = ports.listen_any(bind, port, "the JSON-lines gateway")
         except OSError as exc:
             raise OSError(f"cannot open the JSON gateway on {bind}:{port}: {exc}") from None
         self._listener.settimeout(SLICE_MS / 1000)  # so the accept loop notices close()

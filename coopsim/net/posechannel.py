@@ -84,6 +84,7 @@ class PoseChannel(Server):
             return msg.reply(f"claimed by {owner.label}" + (f" (taken from {taken})"
                                                             if taken else ""),
                              params=(int(bool(taken)),))
+        external.check_shape(robot, msg.data)  # error 14 before 11, counted
         if owner is not None:
             slots.claim(robot, owner)  # error 11: another connection's
         external.receive(robot, msg.data)

@@ -32,6 +32,7 @@ import zmq
 
 from ..model.errors import ProtocolError, SimulationError
 from ..sim.slots import Owner
+from . import ports
 from . import protocol as p
 from .protocol import Message
 from .offload import Offload
@@ -123,7 +124,7 @@ class RobotHub:
             return port
         try:
             self._fds.take()  # libzmq aborts the process if a bind runs out of descriptors
-            number = self.socket.bind_to_random_port(f"tcp://{self.bind}")
+            number = ports.bind_any(self.socket, self.bind, f"robot {name!r}")
         except (zmq.ZMQError, OSError) as exc:  # out of descriptors or ports: say so
             raise SimulationError(
                 f"cannot open an endpoint for robot {name!r}: {exc} ({len(self.ports)} robot "

@@ -177,6 +177,7 @@ class RobotPort:
         sending it owns the robot (error 11 for another's), a bad pose is error 14, a flood
         error 15; nothing changes on an error and the run goes on."""
         owner = self._owner()
+        self.stepper.sim.external.check_shape(self.robot, msg.data)  # 14 before 11, counted
         if owner is not None:
             self.stepper.slots.claim(self.robot, owner)  # error 11: another connection's
         self.stepper.sim.external.receive(self.robot, msg.data)

@@ -24,6 +24,7 @@ from typing import Callable
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
+from . import ports
 from . import protocol as p
 from ..model.errors import (CoopsimError, NotAllowedError, OwnedError, ParameterError,
                              ProtocolError, RegistryError, UnknownNameError)
@@ -64,7 +65,7 @@ class Server:
             if port:
                 self.socket.bind(f"tcp://{bind}:{port}")
             else:
-                port = self.socket.bind_to_random_port(f"tcp://{bind}")
+                port = ports.bind_any(self.socket, bind, name)
         except zmq.ZMQError:
             self.socket.close(0)  # an open socket would make ctx.term() hang forever
             raise

@@ -27,6 +27,7 @@ from types import MappingProxyType
 import numpy as np
 import zmq
 
+from . import ports
 from . import protocol as p
 from ..model.errors import ProtocolError
 from ..model.commands import NOT_SHARED
@@ -70,7 +71,7 @@ class SquadServer(Server):
         try:
             if configure is not None:
                 configure(self.events)
-            port = self.events.bind_to_random_port(f"tcp://{bind}")
+            port = ports.bind_any(self.events, bind, "/squads/events")
         except zmq.ZMQError:
             self.events.close(0)
             self.socket.close(0)

@@ -49,6 +49,7 @@ import zmq
 
 from ..model.plugins import CARRIED, snapshot_columns
 from ..model.snapshot import Snapshot, rule_metrics, wrapped_poses
+from . import ports
 from . import protocol as p
 from .protocol import Message
 
@@ -370,7 +371,7 @@ def _pub(ctx: zmq.Context, bind: str, advertise: str | None = None,
     try:
         if configure is not None:
             configure(sock)
-        port = sock.bind_to_random_port(f"tcp://{bind}")
+        port = ports.bind_any(sock, bind, "a state stream")
     except zmq.ZMQError:
         sock.close(0)
         raise

@@ -26,6 +26,7 @@ import numpy as np
 from ..model import held
 from ..model.commands import POSE_FLOOD, POSE_REFUSED
 from ..model.errors import ProtocolError
+from ..model.limits import field_problem
 
 #: The longest interval a pose is interpolated over, s (a slower stream jumps at its end).
 MAX_INTERPOLATION = 0.25
@@ -84,6 +85,9 @@ def _pose(track: _Track, robot: str, data: list) -> tuple:
             height below ``MIN_Z`` or above ``MAX_Z``.
     """
     if len(data) == 3:
+        if field_problem("yaw", data[2]):  # the bounds of every yaw coopsim takes
+            raise ProtocolError(POSE_REFUSED, f"{robot}: {field_problem('yaw', data[2])}: "
+                                              "refused")
         z = track.end[2] if track.end is not None else 0.0
         return (data[0], data[1], z, *held.yaw_quat(data[2])), True
     norm = math.sqrt(sum(v * v for v in data[3:]))
@@ -132,6 +136,22 @@ class ExternalRobots:
 
     # -- poses in (any thread) ------------------------------------------------------------------
 
+    def check_shape(self, robot: str, data) -> None:
+        """Refuse a pose that is not 3 or 7 finite numbers before anything else about it (its
+        owner) is looked at, counted in the robot's ``refused`` as :meth:`receive` counts.
+
+        Raises:
+            ProtocolError: POSE_REFUSED with the sentence.
+        """
+        why = _malformed(data)
+        if not why:
+            return
+        track = self.tracks.get(robot)
+        if track is not None:
+            with self.lock:
+                track.refused[POSE_REFUSED] = track.refused.get(POSE_REFUSED, 0) + 1
+        raise ProtocolError(POSE_REFUSED, f"{robot}: {why}")
+
     def receive(self, robot: str, data, wall: float | None = None) -> None:
         """Take one pose of ``robot`` (``[x, y, yaw]`` or ``[x, y, z, qw, qx, qy, qz]``, m and
         rad, world frame).
@@ -158,8 +178,8 @@ class ExternalRobots:
         """The pose ``data`` as (pose 7-tuple, flat), checked: its numbers, its place, the
         stream's rate and the jump from the last pose."""
         spec = track.spec
-        if len(data) not in (3, 7) or not all(math.isfinite(v) for v in data):
-            raise ProtocolError(POSE_REFUSED, f"{robot}: a pose is 3 or 7 finite numbers")
+        if _malformed(data):
+            raise ProtocolError(POSE_REFUSED, f"{robot}: {_malformed(data)}")
         pose, flat = _pose(track, robot, [float(v) for v in data])
         x, y = pose[0], pose[1]
         if not self.floor.contains(x, y):
@@ -288,9 +308,26 @@ class ExternalRobots:
         words = [f"{n} {r['status']} ({r['received']} poses, stale {r['stale_count']} "
                  "times)" for n, r in state["robots"].items()]
         lat = state["latency"]
-        ms = [f"{k.replace('_', ' ')} p95 {v['p95'] * 1e3:.1f} ms" for k, v in lat.items()
+        ms = [f"{SUMMARY_WORDS[k]} p95 {v['p95'] * 1e3:.1f} ms" for k, v in lat.items()
               if v["count"]]
         return "; ".join(words + ms)
+
+
+#: The summary's words for the latencies: ``to_reading`` ends when a client reads, so it says
+#: how long a reader waited for the pose, not how soon a reading held it.
+SUMMARY_WORDS = {"to_snapshot": "to snapshot", "to_reading": "to the next read by a client"}
+
+
+def _malformed(data) -> str:
+    """Why ``data`` is no pose (not 3 or 7 numbers, or one not finite), or ""."""
+    if len(data) not in (3, 7):
+        got = f"{len(data)} numbers"
+    elif not all(math.isfinite(v) for v in data):
+        got = "a number that is not finite (NaN or infinity)"
+    else:
+        return ""
+    return (f"a pose is 3 numbers [x, y, yaw] or 7 [x, y, z, qw, qx, qy, qz], all finite; got "
+            f"{got}: refused")
 
 
 def _figures(samples) -> dict:

@@ -102,14 +102,20 @@ class Simulation:
         """
         if scenario is not None and world is None:
             world = self.build(scenario)  # validate fully before dropping the current run
-        if scenario is not None:
-            self.scenario = scenario
-        version = self.world.layout_version + 1
-        with collector_held():
-            if world is None:
-                world = World(self.scenario, self.engine, version)
-            world.layout_version = version
-            self._start(world, self.dt)
+        saved = dict(self.__dict__)  # a start that fails leaves the old run as it was
+        try:
+            if scenario is not None:
+                self.scenario = scenario
+            version = self.world.layout_version + 1
+            with collector_held():
+                if world is None:
+                    world = World(self.scenario, self.engine, version)
+                world.layout_version = version
+                self._start(world, self.dt)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
 
     def _start(self, world: World, dt: float) -> None:
         """Start the run on a newly built ``world``: time 0, the seed's generator, the
@@ -150,6 +156,9 @@ class Simulation:
         """
         world = World(scenario, self.engine)
         RuleHost(scenario)
+        # the engine's model compiled here (MuJoCo's mesh decoders run now), so that nothing
+        # it refuses is found only once the running world has been replaced
+        world.engine.robot_state()
         return world
 
     def restore_layout(self) -> None:

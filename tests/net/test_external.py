@@ -62,7 +62,7 @@ def test_a_raw_pose_message_moves_the_body_and_hostile_ones_get_documented_codes
                             ([1000.0, 0.0, 0.0], 14, "off the floor"),
                             ([1.5, 0.0, 0.0], 14, "a jump of 3.5 m"),
                             ([-2.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0], 14, "not a unit one"),
-                            ([-2.0, 0.0, 0.0, 1.0], 14, "3 or 7 finite numbers")):
+                            ([-2.0, 0.0, 0.0, 1.0], 14, "got 4 numbers")):
         reply = real.ask(20, data=data)
         assert reply[0] == code and why in reply[1], reply
     other = Peer(lookup(run.network.endpoint, "/other"))
@@ -75,6 +75,33 @@ def test_a_raw_pose_message_moves_the_body_and_hostile_ones_get_documented_codes
         stranger.close()
     snap = run.stepper.wait_step(run.stepper.snapshot.step + 2, 30.0)
     assert snap.poses[snap.index["real"], 0] == pytest.approx(-2.0, abs=1e-3)
+
+
+def test_every_malformed_pose_is_14_and_counted_as_refused(run, real):
+    """Issue 53, item 10: 2 or 8 numbers are error 14 as 4 are (not 3, wrong arity), a NaN
+    refusal is counted in the state document's ``refused``, and a yaw of 1e308 is refused as
+    any yaw beyond the bounds of model/limits.py."""
+    def refused() -> int:
+        state = json_state(run)
+        return state["external"]["robots"]["real"]["refused"].get("14", 0)
+    real.ask(20, data=[-2.0, 0.0, 0.0])
+    before = refused()
+    for data, why in (([0.0, 0.0], "got 2 numbers"), ([0.0] * 8, "got 8 numbers"),
+                      ([math.nan, 0.0, 0.0], "not finite"), ([-2.0, 0.0, 1e308], "yaw must be")):
+        reply = real.ask(20, data=data)
+        assert reply[0] == p.POSE_REFUSED and why in reply[1], reply
+    assert refused() == before + 4
+
+
+def json_state(run) -> dict:
+    """The state document of ``run`` (/sim command 23)."""
+    import json
+
+    peer = Peer(lookup(run.network.endpoint, "/sim"))
+    try:
+        return json.loads(peer.ok(23)[1])
+    finally:
+        peer.close()
 
 
 def test_a_flood_is_refused_with_15_and_the_run_goes_on(run):

@@ -74,7 +74,8 @@ def test_the_bag_carries_image_depth_and_camera_info(recorded, tmp_path):
     assert metres[12, 16] == pytest.approx(1.8, abs=0.01)
     info = got["/cf/camera3d/camera_info"][-1]
     assert info.k[0] == pytest.approx(12.0 / np.tan(np.radians(30.0)))
-    assert (info.k[2], info.k[5], info.distortion_model) == (16.0, 12.0, "plumb_bob")
+    # ROS's convention, pixel centres at whole numbers: cx = (32 - 1) / 2, cy = (24 - 1) / 2
+    assert (info.k[2], info.k[5], info.distortion_model) == (15.5, 11.5, "plumb_bob")
 
 
 def test_the_foxglove_export_carries_the_images(recorded, tmp_path):
