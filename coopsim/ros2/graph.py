@@ -22,6 +22,11 @@ from dataclasses import dataclass
 
 from .cdr import Writer
 
+# What a stock ROS 2 node must set to find a loopback-only run, measured with rclpy on Fast DDS
+# (docs/ros2.md, *Finding coopsim*): with its defaults it looks by multicast and drops the
+# loopback addresses of a participant it cannot tell is on its own host, so it never matches.
+RECIPE = "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
+
 NODE = "coopsim"  # the node's name in the ROS 2 graph (namespace "/")
 TOPIC = "ros_discovery_info"  # a DDS topic name: no "rt/" prefix, it is not a ROS topic
 TYPE = "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_"
@@ -45,6 +50,15 @@ def idl_type():
         "reader_gid_seq": t.sequence[gid], "writer_gid_seq": t.sequence[gid]})
     return struct_(module, "ParticipantEntitiesInfo", {
         "gid": gid, "node_entities_info_seq": t.sequence[node]})
+
+
+def startup_line(domain: int, loopback: bool) -> str:
+    """The line ``coopsim run --ros2`` prints on stderr: where DDS is, and what a ROS 2 shell
+    must export to find it (``ROS_DOMAIN_ID`` too when the domain is not ROS 2's default 0)."""
+    if not loopback:
+        return f"ros2: DDS domain {domain} (every interface)"
+    recipe = (f"ROS_DOMAIN_ID={domain} " if domain else "") + RECIPE
+    return f"ros2: DDS domain {domain}, loopback only: export {recipe} in your ROS 2 shells"
 
 
 def guid_bytes(entity) -> bytes:

@@ -27,8 +27,11 @@ participant is deleted at once), so no record outlives its type object.
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import threading
+import types
+from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,7 @@ def untyped_topic(owner, name: str, datatype):
     :class:`~.dds.Participant`) whose endpoints made from now on announce no type
     information."""
     from cyclonedds.topic import Topic
+    datatype = _own(datatype)
     with ENDPOINTS:
         hidden = [_HIDDEN[a] for a in _BY_CLASS.get(datatype, ())]
         for h in hidden:
@@ -77,6 +81,24 @@ def untyped_topic(owner, name: str, datatype):
         _BY_CLASS.setdefault(datatype, set()).add(address)
         record.holders.add(id(owner))
         return topic
+
+
+@functools.lru_cache(maxsize=None)
+def _own(datatype):
+    """A class of the bridge's own for ``datatype`` (the same name, fields and XTypes data):
+    Cyclone shares a type object only among topics of one Python class, so a topic another
+    part of the process makes of ``datatype`` itself (a test's reader) gets a type object of
+    its own, with its type information, rather than the bridge's without."""
+    from cyclonedds.idl import IdlStruct
+    datatype.__idl__.fill_type_data()
+    copy = dataclass(types.new_class(datatype.__name__, (IdlStruct,),
+                                     {"typename": datatype.__idl_typename__},
+                                     lambda ns: ns.update(
+                                         __annotations__=dict(datatype.__annotations__))))
+    copy.__idl__.populate()
+    copy.__idl__._xt_data = datatype.__idl__._xt_data
+    copy.__idl__._xt_bytedata = datatype.__idl__._xt_bytedata
+    return copy
 
 
 def release(owner) -> None:
