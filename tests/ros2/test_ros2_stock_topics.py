@@ -95,7 +95,7 @@ def test_twists_from_rclpy_drive_and_odometry_equals_the_state(stock):
     run, node = stock
     node("sub", topic="/robot2/odom", type=ODOM)
     start = run.stepper.snapshot
-    node("pub", topic="/robot2/cmd_vel", type=TWIST, count=10, period=0.05,
+    node("pub", topic="/robot2/cmd_vel", type=TWIST, count=40, period=0.05,
          msg={"linear": {"x": 0.3}, "angular": {"z": 0.6}})  # as a node does: again and again
     applied = lambda: run.ros2.counts.by_robot.get("robot2", 0)  # noqa: E731
     for _ in range(30):  # the Twist arrives on Cyclone's thread: steps until it is in
