@@ -4,9 +4,10 @@ and readers with a callback.
 
 ROS 2 maps a topic ``/robot1/odom`` of type ``nav_msgs/msg/Odometry`` to the DDS topic
 ``rt/robot1/odom`` of type ``nav_msgs::msg::dds_::Odometry_``; the IDL structs below mirror the
-ROS 2 definitions field for field, so the type information Cyclone sends in discovery is the one
-a ROS 2 node's rmw layer expects. Payloads are written as coopsim encodes them
-(:mod:`.messages`), not built as Python objects first.
+ROS 2 definitions field for field (the readers decode with them). The endpoints announce no
+XTypes type information (:mod:`.untyped`), so every ROS 2 RMW matches them by that type name.
+Payloads are written as coopsim encodes them (:mod:`.messages`), not built as Python objects
+first.
 """
 
 from __future__ import annotations

@@ -6,8 +6,10 @@ holds, and which of its writers and readers belong to which node, from the
 transient local, keep last 1) that every RMW publishes for its participant. The bridge
 publishes one for its Cyclone participant: one node, ``/coopsim``, holding every writer and
 reader the bridge made, sent again whenever it makes another. ``rclpy``'s
-``node.get_node_names()`` (and so ``ros2 node list``) then lists ``coopsim``, and
-``ros2 topic info -v`` names it as the node of each topic's publisher.
+``node.get_node_names()`` (and so ``ros2 node list``) then lists ``coopsim`` on Jazzy and
+Kilted alike. Jazzy also names it as the node of each topic's publishers and subscriptions
+(``get_publishers_info_by_topic``, ``ros2 topic info -v``); Kilted (rclpy 9.1.2, Fast DDS 3)
+still shows them as ``_CREATED_BY_BARE_DDS_APP_`` (measured; why is not known yet).
 
 A GID (``rmw_dds_common/msg/Gid``) is the entity's 16-byte DDS GUID (prefix and entity id),
 as RMWs from ROS 2 Iron on write it (Jazzy, Kilted).
