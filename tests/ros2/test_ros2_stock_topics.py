@@ -26,7 +26,8 @@ from coopsim.ros2.scene import _scanner  # noqa: E402
 from tests.nethelpers import SCENARIOS, live  # noqa: E402
 from tests.ros2.rosnode import RosNode, domain, ros_distro  # noqa: E402,F401 - a fixture
 
-ODOM, SCAN, GRID = "nav_msgs/msg/Odometry", "sensor_msgs/msg/LaserScan", "nav_msgs/msg/OccupancyGrid"
+ODOM, SCAN = "nav_msgs/msg/Odometry", "sensor_msgs/msg/LaserScan"
+GRID = "nav_msgs/msg/OccupancyGrid"
 TWIST, CLOCK, TF = "geometry_msgs/msg/Twist", "rosgraph_msgs/msg/Clock", "tf2_msgs/msg/TFMessage"
 
 
