@@ -62,8 +62,8 @@ def _announce(live) -> None:
     if live.foxglove is not None:
         click.echo(f"foxglove: {live.foxglove.url}", err=True)
     if live.ros2 is not None:
-        where = "loopback only" if live.ros2.loopback else "every interface"
-        click.echo(f"ros2: DDS domain {live.ros2.domain} ({where})", err=True)
+        from ..ros2.graph import startup_line
+        click.echo(startup_line(live.ros2.domain, live.ros2.loopback), err=True)
 
 
 def drive_command(driver, robot, nameserver, params, steps, seed) -> None:

@@ -22,6 +22,7 @@ from .dds import LATCHED, Participant, on_samples
 from .external import ExternalTopics
 from .drive import TwistRefused, drive_of
 from .feedback import WRENCH, messages as feedback_messages
+from .graph import GraphInfo
 from .images import camera_messages
 from .scene import RosScene
 
@@ -65,6 +66,8 @@ class RosBridge:
             raise CoopsimError(f"--ros2-rate must be > 0 Hz, not {rate:g}")
         self.stepper, self.rate = stepper, float(rate)
         self.dds = Participant(domain, loopback)
+        self.graph = GraphInfo(self.dds)  # /coopsim in `ros2 node list`
+        self.dds.on_endpoint = self.graph.add
         self.domain, self.loopback = self.dds.domain_id, loopback
         #: The owner of the robots ROS drives: one for the whole graph (DDS does not say which
         #: node published a Twist), so a ZeroMQ client cannot take a robot ROS drives, nor ROS

@@ -4,9 +4,10 @@ and readers with a callback.
 
 ROS 2 maps a topic ``/robot1/odom`` of type ``nav_msgs/msg/Odometry`` to the DDS topic
 ``rt/robot1/odom`` of type ``nav_msgs::msg::dds_::Odometry_``; the IDL structs below mirror the
-ROS 2 definitions field for field, so the type information Cyclone sends in discovery is the one
-a ROS 2 node's rmw layer expects. Payloads are written as coopsim encodes them
-(:mod:`.messages`), not built as Python objects first.
+ROS 2 definitions field for field (the readers decode with them). The endpoints announce no
+XTypes type information (:mod:`.untyped`), so every ROS 2 RMW matches them by that type name.
+Payloads are written as coopsim encodes them (:mod:`.messages`), not built as Python objects
+first.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import types
 from dataclasses import dataclass
 
 from ..model.errors import CoopsimError
+from .untyped import ENDPOINTS, release, untyped_topic
 
 DOMAIN_MAX = 232  # the largest domain id whose RTPS ports fit under 65535 (ROS 2's limit too)
 
@@ -122,6 +124,17 @@ def idl_types() -> dict:
         "nav_msgs/OccupancyGrid": struct("nav_msgs/OccupancyGrid", {
             "header": H, "info": meta, "data": t.sequence[t.int8]}),
         "rosgraph_msgs/Clock": struct("rosgraph_msgs/Clock", {"clock": T}),
+        "sensor_msgs/Image": struct("sensor_msgs/Image", {
+            "header": H, "height": t.uint32, "width": t.uint32, "encoding": str,
+            "is_bigendian": t.uint8, "step": t.uint32, "data": t.sequence[t.uint8]}),
+        "sensor_msgs/CameraInfo": struct("sensor_msgs/CameraInfo", {
+            "header": H, "height": t.uint32, "width": t.uint32, "distortion_model": str,
+            "d": t.sequence[t.float64], "k": t.array[t.float64, 9],
+            "r": t.array[t.float64, 9], "p": t.array[t.float64, 12],
+            "binning_x": t.uint32, "binning_y": t.uint32,
+            "roi": struct("sensor_msgs/RegionOfInterest", {
+                "x_offset": t.uint32, "y_offset": t.uint32, "height": t.uint32,
+                "width": t.uint32, "do_rectify": bool})}),
     })
     return out
 
@@ -178,31 +191,54 @@ class Participant:
         if loopback:
             self.tied = tie_to_loopback(_socket_fds() - before)
         self._topics: dict[str, object] = {}
+        #: Called with ``writer=`` or ``reader=`` (the Cyclone entity) for each ROS topic's
+        #: endpoint made (:class:`.graph.GraphInfo` lists them as the node's).
+        self.on_endpoint = None
 
     def topic(self, name: str, short: str):
         """The DDS topic of ROS topic ``name`` (``/robot1/odom`` -> ``rt/robot1/odom``)."""
         from cyclonedds.topic import Topic
         topic = self._topics.get(name)
         if topic is None:
-            topic = self._topics[name] = Topic(self.participant, "rt" + name,
-                                               idl_types()[short])
+            topic = self._topics[name] = untyped_topic(self, "rt" + name,
+                                                       idl_types()[short])
         return topic
 
     def writer(self, name: str, short: str, qos: Qos = STREAM) -> "RawWriter":
         from cyclonedds.pub import DataWriter
-        return RawWriter(DataWriter(self.participant, self.topic(name, short),
-                                    qos=qos.policies()))
+        topic = self.topic(name, short)
+        with ENDPOINTS:  # never while a type's information is restored (.untyped)
+            writer = DataWriter(self.participant, topic, qos=qos.policies())
+        if self.on_endpoint is not None:
+            self.on_endpoint(writer=writer)
+        return RawWriter(writer)
+
+    def raw_writer(self, dds_topic: str, datatype, qos: Qos = STREAM) -> "RawWriter":
+        """A writer on a DDS topic of its own name and IDL type (``ros_discovery_info``)."""
+        from cyclonedds.pub import DataWriter
+        topic = self._topics.get(dds_topic)
+        if topic is None:
+            topic = self._topics[dds_topic] = untyped_topic(self, dds_topic, datatype)
+        with ENDPOINTS:
+            return RawWriter(DataWriter(self.participant, topic, qos=qos.policies()))
 
     def reader(self, name: str, short: str, on_data, qos: Qos = COMMANDS):
         """A reader whose ``on_data(reader)`` is called on Cyclone's thread as data comes."""
         from cyclonedds.core import Listener
         from cyclonedds.sub import DataReader
         listener = Listener(on_data_available=on_data)
-        return DataReader(self.participant, self.topic(name, short), qos=qos.policies(),
-                          listener=listener)
+        topic = self.topic(name, short)
+        with ENDPOINTS:
+            reader = DataReader(self.participant, topic, qos=qos.policies(), listener=listener)
+        if self.on_endpoint is not None:
+            self.on_endpoint(reader=reader)
+        return reader
 
     def close(self) -> None:
         """Leave the domain (every writer and reader of this participant goes with it)."""
+        if self.participant is not None:  # at once, not when collected: .untyped's records
+            self.participant._delete(self.participant._ref)  # of its types end here
+        release(self)
         self._topics.clear()
         self.participant = None
         self._domain = None

@@ -41,7 +41,9 @@ def test_a_default_ros2_run_listens_on_loopback_only(tmp_path):
     proc = start_cli("run", "--headless", "--ros2", "--ros2-domain", str(domain),
                      "--no-controllers", "--port", "0", "--mode", "lockstep", cwd=tmp_path)
     try:
-        _wait_for_line(proc, f"ros2: DDS domain {domain} (loopback only)")
+        _wait_for_line(proc, f"ros2: DDS domain {domain}, loopback only: export "
+                       f"ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST "
+                       "in your ROS 2 shells")
         sockets = _udp_sockets(proc.pid)
         assert sockets, "the run has DDS sockets"
         beyond = [s for s in sockets if not LOCAL.match(s)]

@@ -1,0 +1,113 @@
+"""What ``--ros2`` costs a realtime run in CPU (issue 54's goal: at most 10 % of the run's CPU
+for 100 robots at 50 Hz with odometry, scans and tf going to a subscriber).
+
+The same swarm (100 driving robots, dt 0.02 s: 50 Hz, an 11-ray sonar each, so ``/R/scan`` at
+10 Hz) runs paced in real time for the same number of steps twice, without the bridge and with
+it (``/clock``, ``/tf`` and every robot's ``/R/odom`` each step, the scans, the cmd_vel
+readers); the figure is the share of the bridged run's CPU (this process: the stepper, the
+bridge's thread and Cyclone's threads) that the bridge added. The subscriber runs in its own
+process: stock rclpy (``COOPSIM_ROS_PYTHON``, a ROS 2 venv: tests/ros2/rosnode.py) taking every
+odometry and scan, else a Cyclone DDS reader of the same topics.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+from .common import Case, count, sizes, swarm, unit
+
+#: A stock rclpy node taking every robot's odometry and scan (best effort or reliable: the
+#: bridge's writers are reliable). Prints "ready" once subscribed.
+RCLPY_SUBSCRIBER = r"""
+import sys, rclpy
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import LaserScan
+n = int(sys.argv[1]); rclpy.init(); node = rclpy.create_node("bench_subscriber")
+subs = [node.create_subscription(T, f"/r{i}/{t}", lambda m: None, 10)
+        for i in range(n) for t, T in (("odom", Odometry), ("scan", LaserScan))]
+print("ready", flush=True)
+rclpy.spin(node)
+"""
+
+#: The same with Cyclone DDS (no ROS 2 here).
+CYCLONE_SUBSCRIBER = r"""
+import sys, time
+from cyclonedds.domain import Domain, DomainParticipant
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+from coopsim.ros2.dds import idl_types, loopback_config
+dom, n = int(sys.argv[2]), int(sys.argv[1])
+d = Domain(dom, loopback_config()); dp = DomainParticipant(dom); T = idl_types()
+rs = [DataReader(dp, Topic(dp, f"rt/r{i}/{t}", T[k])) for i in range(n)
+      for t, k in (("odom", "nav_msgs/Odometry"), ("scan", "sensor_msgs/LaserScan"))]
+print("ready", flush=True)
+while True:
+    for r in rs:
+        r.take(64)
+    time.sleep(0.01)
+"""
+
+
+def _subscriber(robots: int, domain: int) -> subprocess.Popen:
+    """The subscriber process: stock rclpy where a ROS 2 Python is named, else Cyclone."""
+    ros = os.environ.get("COOPSIM_ROS_PYTHON", "")
+    if ros and os.path.exists(ros):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "ROS_"))}
+        env.update(ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+        cmd, kw = [ros, "-c", RCLPY_SUBSCRIBER, str(robots)], {"env": env}
+    else:
+        cmd, kw = [sys.executable, "-c", CYCLONE_SUBSCRIBER, str(robots), str(domain)], {}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, **kw)
+    proc.stdout.readline()  # ready: subscribed
+    return proc
+
+
+def cpu_per_step(robots: int, steps: int, domain: int | None) -> float:
+    """CPU seconds of this process per step of a realtime swarm run of ``steps`` steps, with
+    the ROS 2 bridge on ``domain`` and a subscriber (None: without)."""
+    stepper = swarm(robots, mode="realtime")
+    bridge = reader = None
+    if domain is not None:
+        from coopsim.ros2.bridge import RosBridge
+        bridge = RosBridge(stepper, domain).start()
+        reader = _subscriber(robots, domain)
+    try:
+        stepper.start()
+        first = stepper.snapshot.step
+        stepper.wait_step(first + count(50, 2), 120.0)  # matched, the writers made
+        cpu, at = time.process_time(), stepper.snapshot.step
+        stepper.wait_step(at + steps - 1, 60.0 + steps)
+        used, done = time.process_time() - cpu, stepper.snapshot.step - at
+    finally:
+        stepper.stop()
+        if bridge is not None:
+            bridge.close()
+        if reader is not None:
+            reader.kill()
+            reader.wait(10)
+    return used / max(done, 1)
+
+
+class Ros2Cpu(Case):
+    """The share of a realtime run's CPU that ``--ros2`` adds: 100 robots at 50 Hz, odometry,
+    scans and tf to a subscriber in another process, against the same run without."""
+
+    params = (sizes(100, smoke=2),)
+    param_names = ("robots",)
+
+    def setup(self, robots):
+        try:
+            import coopsim.ros2.bridge  # noqa: F401
+            import cyclonedds  # noqa: F401
+        except ImportError as e:  # the ros2 extra (cyclonedds) is not installed
+            raise NotImplementedError(str(e))
+        steps = count(500, 10)  # 10 s at 50 Hz
+        domain = 150 + (os.getpid() + 25) % 50
+        off = cpu_per_step(robots, steps, None)
+        on = cpu_per_step(robots, steps, domain)
+        self.share = max(on - off, 0.0) / on
+
+    @unit("share of CPU")
+    def track_share(self, robots):
+        return self.share

@@ -1,0 +1,150 @@
+"""The 3D topics of ``coopsim run --ros2`` to stock ROS 2 (rclpy from the ``ros-*`` wheels,
+Kilted on Fast DDS 3 and Jazzy on Fast DDS 2; tests/ros2/rclprobe.py): in one mujoco run, the
+shared-control example's three crazyflies (``cf1``'s camera publishing), an ``irb120`` arm and a
+turtlebot3 whose lidar casts 4 channels: ``/cf1/imu`` equal to the imu module's reading,
+``/irb/joint_states`` equal to the arm's angles, ``/cf1/camera3d/image_raw`` (``rgb8``) and
+``/depth`` (``32FC1``) equal to the camera's images with their CameraInfo, ``/tb/points``
+(``sensor_msgs/PointCloud2``) equal to the lidar's points, and ``/squads/flock/feedback`` equal
+to the squad's feedback force."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+pytest.importorskip("cyclonedds", reason="the ros2 extra (cyclonedds) is not installed")
+pytest.importorskip("mujoco")
+pytest.importorskip("tests.ros2.rosnode", reason="tests/ros2/rosnode.py (the ROS 2 harness) "
+                    "is not in this checkout")
+
+from coopsim.formats.files import load  # noqa: E402
+from coopsim.model.armstate import joint_angles  # noqa: E402
+from coopsim.model.images import intrinsics  # noqa: E402
+from coopsim.model.plugins import MODULES  # noqa: E402
+from coopsim.model.specs import ParamSetting, RobotSpec  # noqa: E402
+from tests.nethelpers import live  # noqa: E402
+from tests.ros2.rosnode import RosNode, domain, ros_distro  # noqa: E402,F401 - a fixture
+from tests.ros2.test_ros2_stock_topics import ns_of, stamp, step_until  # noqa: E402
+
+EXAMPLE = "examples/shared-control/shared_flight.scenario"
+W, H = 32, 24  # the camera's image, pixels
+IMU, JOINTS = "sensor_msgs/msg/Imu", "sensor_msgs/msg/JointState"
+IMAGE, INFO = "sensor_msgs/msg/Image", "sensor_msgs/msg/CameraInfo"
+CLOUD, WRENCH = "sensor_msgs/msg/PointCloud2", "geometry_msgs/msg/WrenchStamped"
+
+
+def _spec():
+    spec = load(EXAMPLE)
+    cam = tuple(ParamSetting("camera3d", k, v) for k, v in
+                (("publish", 1), ("width", W), ("height", H), ("rate", 50), ("depth", 1)))
+    robots = [dataclasses.replace(r, params=r.params + cam) if r.name == "cf1" else r
+              for r in spec.robots]
+    robots.append(RobotSpec("irb120", "irb", (1.5, 1.5, 0.0)))
+    lidar = tuple(ParamSetting("lidar", k, v) for k, v in (("channels", 4), ("rate", 100)))
+    robots.append(RobotSpec("turtlebot3", "tb", (1.5, -1.5, 0.0), params=lidar))
+    return dataclasses.replace(spec, robots=tuple(robots))
+
+
+@pytest.fixture(scope="module")
+def sensed(ros_distro):
+    name, python = ros_distro
+    dom = domain() + (5 if name == "jazzy" else 4)
+    with live(_spec(), paused=True, ros2=True, ros2_domain=dom, ros2_rate=500.0,
+              duration=600.0) as run, RosNode(python, domain=dom) as node:
+        yield run, node
+
+
+def test_imu_equals_the_imu_modules_reading(sensed):
+    run, node = sensed
+    node("sub", topic="/cf1/imu", type=IMU)
+    snap, msg = step_until(run, node, "/cf1/imu")
+    row = snap.index["cf1"]
+    names, reading = snap.fields["imu"], snap.readings["imu"][row]
+    got = dict(zip(names, reading.tolist()))
+    a, g = msg["linear_acceleration"], msg["angular_velocity"]
+    assert [a["x"], a["y"], a["z"]] == [got["ax"], got["ay"], got["az"]]
+    assert [g["x"], g["y"], g["z"]] == [got["gx"], got["gy"], got["gz"]]
+    q = msg["orientation"]
+    qw, qx, qy, qz = snap.pose3d[row, 3:7].tolist()
+    assert [q["x"], q["y"], q["z"], q["w"]] == [qx, qy, qz, qw]
+    assert msg["header"]["frame_id"] == "cf1/base_link"
+
+
+def test_joint_states_equal_the_arms_angles(sensed):
+    run, node = sensed
+    node("sub", topic="/irb/joint_states", type=JOINTS)
+    snap, msg = step_until(run, node, "/irb/joint_states")
+    angles = joint_angles(snap)[snap.index["irb"]]
+    assert msg["name"] == [f"joint_{k}" for k in range(1, 7)]
+    assert msg["position"] == pytest.approx(angles[:6].tolist(), abs=0.0)
+    assert len(msg["velocity"]) == len(msg["effort"]) == 6
+
+
+def _received(node, topic: str, want, tries: int = 40):
+    """The first message on ``topic`` (kept by the probe) for which ``want(msg)`` holds."""
+    for _ in range(tries):
+        for msg in node("take", topic=topic, n=50, timeout=1.0)["msgs"]:
+            if want(msg):
+                return msg
+    raise AssertionError(f"{topic}: no message as expected")
+
+
+def test_camera_images_and_their_camera_info(sensed):
+    run, node = sensed
+    for topic, kind in (("image_raw", IMAGE), ("depth", IMAGE), ("camera_info", INFO)):
+        node("sub", topic=f"/cf1/camera3d/{topic}", type=kind, keep=50)
+    for _ in range(30):  # until the readers matched: a 50 Hz camera, dt 0.002 s
+        before = run.stepper.snapshot.step
+        run.stepper.step(10)
+        snap = run.stepper.wait_step(before + 9, 60.0)
+        shot = snap.extra["camera3d"].seen["cf1"]
+        rgb = np.ascontiguousarray(shot.rgb, np.uint8).tobytes()
+        depth = np.ascontiguousarray(shot.depth, "<f4").tobytes()
+        image = next((m for m in node("take", topic="/cf1/camera3d/image_raw", n=50,
+                                      timeout=1.0)["msgs"] if bytes(m["data"]) == rgb), None)
+        if image is not None:
+            break
+    assert image is not None, "no image equal to the camera's"
+    assert (image["encoding"], image["width"], image["height"], image["step"]) == \
+        ("rgb8", W, H, 3 * W)
+    far = _received(node, "/cf1/camera3d/depth", lambda m: bytes(m["data"]) == depth)
+    assert (far["encoding"], far["step"], stamp(far)) == ("32FC1", 4 * W, stamp(image))
+    info = _received(node, "/cf1/camera3d/camera_info", lambda m: stamp(m) == stamp(image))
+    fx, fy, cx, cy = intrinsics(W, H, shot.fov)
+    assert info["k"] == pytest.approx([fx, 0, cx, 0, fy, cy, 0, 0, 1])
+    assert (info["width"], info["height"], info["distortion_model"]) == (W, H, "plumb_bob")
+    assert image["header"]["frame_id"] == info["header"]["frame_id"] == "cf1/camera3d"
+
+
+def test_point_clouds_equal_the_lidars_points(sensed):
+    run, node = sensed
+    node("sub", topic="/tb/points", type=CLOUD)
+    snap, msg = step_until(run, node, "/tb/points")
+    robot = next(r for r in run.ros2._scene[1].robots if r.name == "tb")
+    origin, points = MODULES.get("lidar").point_cloud(snap, "tb", robot.scans[0].params)
+    want = np.asarray(points + origin, "<f4")
+    assert [f["name"] for f in msg["fields"]] == ["x", "y", "z"]
+    assert (msg["height"], msg["width"], msg["point_step"]) == (1, len(want), 12)
+    got = np.frombuffer(bytes(msg["data"]), "<f4").reshape(-1, 3)
+    assert np.array_equal(got, want) and len(got) > 0
+    assert msg["header"]["frame_id"] == "tb/base_link"
+
+
+def test_the_squads_feedback_wrench(sensed):
+    run, node = sensed
+    node("sub", topic="/squads/flock/feedback", type=WRENCH, keep=50)
+    for _ in range(40):  # a step at a time, until the reader has matched and the step's came
+        before = run.stepper.snapshot.step
+        run.stepper.step(1)
+        snap = run.stepper.wait_step(before, 60.0)
+        fb = snap.extra["feedback"]["flock"]  # the force of the latest step computed
+        mine = [m for m in node("take", topic="/squads/flock/feedback", n=50,
+                                timeout=1.0)["msgs"] if stamp(m) == round(fb.time * 1e9)]
+        if mine:
+            break
+    assert len(mine) == 1, "one message a step"
+    f = mine[0]["wrench"]["force"]
+    assert (f["x"], f["y"], f["z"]) == tuple(fb.force)
+    assert mine[0]["header"]["frame_id"] == "map"
