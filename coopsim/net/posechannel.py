@@ -17,6 +17,8 @@ The connection that sends a robot's poses owns it, as on the robot's endpoint (t
 
 from __future__ import annotations
 
+import time
+
 import zmq
 
 from ..model.errors import NotAllowedError, ProtocolError
@@ -33,6 +35,29 @@ POSE_CHANNEL_COMMANDS = {c.id: c for c in (
     PoseCommand(20, "external_pose", params=(0, 1), data=(3, 7), text="req"),
 )}
 QUIET = 1  # a pose's params [1]: answer it only when it is refused
+BATCH = 4096  # requests received at once before they are served (their arrival stamped)
+#: s: the longest a backlog's arrivals are spread over (see :func:`arrivals`)
+SPREAD = 0.5
+
+
+def arrivals(empty: float, now: float, n: int) -> list[float]:
+    """The arrival times (perf_counter s) of ``n`` requests received together at ``now``,
+    the socket last seen empty at ``empty``: spread evenly over that interval (at most its
+    last :data:`SPREAD` s), the last at ``now``.
+
+    Why: the flood limit (error 15, ``max_rate``) and the pose latencies count from a pose's
+    arrival, not from when this thread got to it. ZeroMQ stamps no arrival time, and a
+    thread kept off the CPU (a loaded machine) found a steady 200 Hz stream's poses queued
+    and took them in one burst: counted then, they were a flood. Each of them arrived after
+    the socket was last seen empty and before now; spread over that interval, a stream
+    that kept its rate keeps it. A sender cannot fake a stamp (it is the server's clock),
+    and the bound still holds: a flood found in a backlog is spread over at most
+    :data:`SPREAD` s, so it gains at most ``max_rate`` x SPREAD poses over its rate, once
+    (the token bucket is then empty), and its rate stays refused."""
+    if n <= 1:
+        return [now] * n
+    start = max(empty, now - SPREAD)
+    return [start + (now - start) * (i + 1) / n for i in range(n)]
 
 
 class PoseChannel(Server):
@@ -52,6 +77,7 @@ class PoseChannel(Server):
         self._monitor = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._callers: dict[bytes, object] = {}  # routing id -> Owner (this thread only)
         self._caller = None  # (routing id, frame, descriptor) of the request being served
+        self._arrival: float | None = None  # its arrival (perf_counter s, see arrivals())
         self.received = 0  # poses taken through the channel (read by other threads: an int)
 
     def stop(self, timeout: float = 2.0) -> None:
@@ -76,7 +102,7 @@ class PoseChannel(Server):
             return msg.reply("released" if was else "was not owned", params=(int(was),))
         external = self.stepper.sim.external
         if robot not in external.tracks:
-            external.receive(robot, msg.data)  # raises error 14 with its sentence
+            external.receive(robot, msg.data, self._arrival)  # raises error 14, its sentence
         if command.id == 4:
             if owner is None:
                 raise NotAllowedError("claim needs a network connection")
@@ -86,7 +112,7 @@ class PoseChannel(Server):
                              params=(int(bool(taken)),))
         if owner is not None:
             slots.claim(robot, owner)  # error 11: another connection's
-        external.receive(robot, msg.data)
+        external.receive(robot, msg.data, self._arrival)
         self.received += 1
         if msg.params and msg.params[0] == QUIET:
             return None
@@ -107,29 +133,43 @@ class PoseChannel(Server):
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self._monitor, zmq.POLLIN)
+        empty = time.perf_counter()  # when the socket was last seen empty
         try:
             while not self._stop.is_set():
                 events = dict(poller.poll(self.poll_ms))
                 if self._monitor in events:
                     self._disconnected()
-                while self.socket in events:
-                    try:
-                        frames, total = recv_request(self.socket, zmq.NOBLOCK)
-                    except zmq.Again:
-                        break
-                    self._serve_caller(frames, total)
+                if self.socket not in events:
+                    empty = time.perf_counter()
+                    continue
+                batch = self._drain()
+                now = time.perf_counter()
+                for (frames, total), wall in zip(batch, arrivals(empty, now, len(batch))):
+                    self._serve_caller(frames, total, wall)
+                empty = now
         finally:
             self.socket.disable_monitor()
             self._monitor.close(0)
             self.socket.close(0)
 
-    def _serve_caller(self, frames: list, total: int) -> None:
+    def _drain(self) -> list:
+        """Every request waiting now (at most :data:`BATCH`), received before any is served:
+        their arrival is stamped from this moment (:func:`arrivals`)."""
+        batch = []
+        while len(batch) < BATCH:
+            try:
+                batch.append(recv_request(self.socket, zmq.NOBLOCK))
+            except zmq.Again:
+                break
+        return batch
+
+    def _serve_caller(self, frames: list, total: int, wall: float) -> None:
         envelope, payload, count = split_request(frames, total)
         try:
             fd = frames[-1].get(zmq.SRCFD)
         except zmq.ZMQError:
             fd = -1
-        self._caller = (envelope[0], frames[-1], fd)
+        self._caller, self._arrival = (envelope[0], frames[-1], fd), wall
         try:
             reply = Message(p.BAD_MESSAGE, f"a request is one frame, got {count}", -1) \
                 if payload is None else self.answer(payload)

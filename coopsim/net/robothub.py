@@ -34,6 +34,7 @@ from ..model.errors import ProtocolError, SimulationError
 from ..sim.slots import Owner
 from . import protocol as p
 from .protocol import Message
+from .imagereads import ImageReads, Rendering
 from .offload import Offload
 from .hubreads import Reads, only_reads
 from .robotport import Later, Reply, RobotPort
@@ -102,6 +103,7 @@ class RobotHub:
         self._fds = _Descriptors()
         self._callers: dict[bytes, Owner] = {}  # routing id -> who, for motion commands
         self.offload = Offload(self.wake)  # inverse kinematics off the stepper in real time
+        self.images = ImageReads()  # image reads rendered beside the stepper, their budgets
         self.reads = Reads(self)  # the reading thread, lent the socket for long steps
         self._asked = 0.0  # perf_counter() of the latest request served
         stepper.waiter = self
@@ -133,6 +135,7 @@ class RobotHub:
                          driver, info)
         port.identify = self._identify
         port.offload = self.offload
+        port.images = self.images
         port.local = f"tcp://{self.bind}:{number}"
         self.ports[name] = port
         self._by_port[number] = port
@@ -221,6 +224,8 @@ class RobotHub:
         the stepper steps): answer reads alone, leave the rest (disconnections, requests
         that may change something, offloaded actions' replies) to the stepper."""
         ms = 0 if timeout <= 0 else max(1, int(timeout * 1000))
+        if self.images.pending and not reads_only:
+            ms = min(ms, 1)  # images rendering: look for them every millisecond
         # the reading thread's poller leaves the monitor out: its events wait for the stepper
         events = dict((self.reads.poller if reads_only else self._poller).poll(ms))
         if self._wake_r in events:
@@ -281,6 +286,9 @@ class RobotHub:
         if isinstance(reply, Later):  # an offloaded action: answered once solved
             self._later.append((envelope, port, reply))
             return
+        if isinstance(reply, Rendering):  # an image read: answered once rendered
+            self.images.pending.append((envelope, port, reply))
+            return
         self._send(envelope, reply)
 
     def _answer(self, port, payload: bytes | None, count: int):
@@ -313,6 +321,8 @@ class RobotHub:
         the World), and motion replies whose step is done or whose wait ran out."""
         if self._later and not reads_only:
             self._finish_later()
+        if not reads_only and self.images.busy and self.stepper.owns_world():
+            self.images.flush(self._send, self.stepper.sim.world.engine)
         if not self._pending:
             return
         stepper, now = self.stepper, time.perf_counter()

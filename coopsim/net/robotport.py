@@ -21,6 +21,7 @@ from ..model.commands import EXTERNAL_ROBOT
 from ..model.module import RobotInfo
 from ..model.plugins import MODULES
 from . import protocol as p
+from .imagereads import Rendering
 from .protocol import Command, Message, robot_commands
 from .server import reply_errors
 
@@ -78,6 +79,7 @@ class RobotPort:
         self.caller = None
         self.identify = None  # the hub's caller -> Owner
         self.offload = None  # the hub's Offload: actions solved off the stepper in real time
+        self.images = None  # the hub's ImageReads: image reads' budgets, rendered beside it
         self.set_modules(modules, driver, info)
 
     def note_error(self, reply: Message) -> None:
@@ -255,10 +257,34 @@ class RobotPort:
         check = getattr(module, "check_read_text", None)
         if check is not None:  # a bad request refused here, not queued on the world's thread
             check(msg.text)
+        values = self.modules[command.module]
+        sizer = getattr(module, "read_bytes", None)
+        size = sizer(values, msg.text) if sizer is not None else 0
+        if self.images is not None:  # protocol 12: error 18 over the per-read budget
+            self.images.check(size, f"a {values['width']}x{values['height']} "
+                                    f"{msg.text.split()[0] if msg.text else 'rgb'} image")
+            if hasattr(module, "read_submit") and self.stepper.mode == "realtime" \
+                    and self.stepper.owns_world():
+                return self._read_later(msg, command, module, size)
         text, params, data, *frames = self._on_stepper(
             module.read_world, command, self.stepper.sim, self.robot,
             self.modules[command.module], msg.text)
         return msg.reply(text, params=params, data=data, frames=frames)
+
+    def _read_later(self, msg: Message, command: Command, module, size: int) -> Rendering:
+        """In real time, on the stepper's thread: the read's render queued (error 18 over the
+        connection's or everyone's budget of images in flight), answered by the hub once
+        the image is back (coopsim.net.imagereads): the world steps on meanwhile."""
+        owner = self._owner()
+        key = owner.key if owner is not None else None
+        slot = self.images.admit(key, size)
+        try:
+            job = module.read_submit(command, self.stepper.sim, self.robot,
+                                     self.modules[command.module], msg.text, slot)
+        except BaseException:
+            self.images.answered(key, size, slot)
+            raise
+        return Rendering(msg, job, key, size, slot)
 
     def _move(self, msg: Message, command: Command):
         """Motion commands. The reply's text is the mode; in lockstep it comes after the step

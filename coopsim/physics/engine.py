@@ -341,6 +341,15 @@ class Engine(ABC):
     def render_take(self, key):  # noqa: D102 -- above: nothing was ever queued
         return None
 
+    def render_ready(self, key) -> bool:
+        """Whether ``render_take(key)`` would return without waiting (nothing queued here:
+        it would)."""
+        return True
+
+    def render_trim(self, keep: int) -> None:
+        """Release the render memory beyond ``keep`` bytes once nothing is queued (none
+        here)."""
+
     def render_pid(self) -> int | None:  # noqa: D102 -- the render process's id: none here
         return None
 

@@ -152,6 +152,18 @@ class Access:
         for it), None when none is (never queued, or lost with a render process that died)."""
         return self._render_process().take(key)
 
+    def render_ready(self, key) -> bool:
+        """Whether :meth:`render_take` of ``key`` would return without waiting (its images
+        are back, or it has none queued); never waits itself."""
+        return self._renderer is None or self._renderer.ready(key)
+
+    def render_trim(self, keep: int) -> None:
+        """Release the render process's shared memory when it is over ``keep`` bytes and no
+        request is queued (a huge read's megabytes are not kept; the next image maps what it
+        needs)."""
+        if self._renderer is not None:
+            self._renderer.trim(keep)
+
     def render_pid(self) -> int | None:
         """The process id of the run's render process (None before the first image): what a
         benchmark reads its CPU time by."""

@@ -134,7 +134,9 @@ class ExternalRobots:
 
     def receive(self, robot: str, data, wall: float | None = None) -> None:
         """Take one pose of ``robot`` (``[x, y, yaw]`` or ``[x, y, z, qw, qx, qy, qz]``, m and
-        rad, world frame).
+        rad, world frame) that arrived at ``wall`` (``time.perf_counter`` s; default now): the
+        flood limit and the latencies count from its arrival (the pose channel stamps it as
+        it receives it: coopsim.net.posechannel.arrivals).
 
         Raises:
             ProtocolError: POSE_REFUSED (not external, not finite, off the floor, a jump
@@ -167,10 +169,10 @@ class ExternalRobots:
                                               "floor: refused")
         if track.refilled is None:
             track.tokens = spec.max_rate * BURST + 1.0
-        else:
-            track.tokens = min(spec.max_rate * BURST + 1.0, track.tokens + (
-                wall - track.refilled) * spec.max_rate)
-        track.refilled = wall
+        else:  # arrivals from two paths (the channel, a robot's endpoint) may cross: >= 0
+            track.tokens = min(spec.max_rate * BURST + 1.0, track.tokens + max(
+                0.0, wall - track.refilled) * spec.max_rate)
+        track.refilled = wall if track.refilled is None else max(track.refilled, wall)
         if track.tokens < 1.0:
             raise ProtocolError(POSE_FLOOD, f"{robot}: poses come faster than its max_rate "
                                             f"{spec.max_rate:g} Hz: this one is dropped")
@@ -178,7 +180,7 @@ class ExternalRobots:
             # in 3D when both poses have a height, in the plane when either came without
             jump = math.dist(pose[:2 if flat or track.flat else 3],
                              track.end[:2 if flat or track.flat else 3])
-            allowed = spec.max_jump + spec.max_speed * (wall - track.last_wall)
+            allowed = spec.max_jump + spec.max_speed * max(0.0, wall - track.last_wall)
             if jump > allowed:
                 raise ProtocolError(POSE_REFUSED, f"{robot}: a jump of {jump:.3g} m from its "
                                                   f"last pose (at most {allowed:.3g} m at its "
@@ -188,7 +190,7 @@ class ExternalRobots:
     def _store(self, track: _Track, checked: tuple, wall: float) -> None:
         pose, track.flat = checked
         interval = 0.0 if track.last_wall is None or track.stale else \
-            min(MAX_INTERPOLATION, wall - track.last_wall)
+            min(MAX_INTERPOLATION, max(0.0, wall - track.last_wall))
         track.start = pose if track.end is None else _at(track, self.now)
         track.end, track.t_start, track.t_end = pose, self.now, self.now + interval
         track.last_sim, track.last_wall = self.now, wall

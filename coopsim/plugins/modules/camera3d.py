@@ -34,7 +34,7 @@ import numpy as np
 
 from ...model.commands import Command
 from ...model.errors import SimulationError
-from ...model.images import (MOUNT, ImageReading, View, depth_mm, encode, encode_frame,
+from ...model.images import (KEEP_BYTES, MOUNT, ImageReading, View, depth_mm, encode, encode_frame,
                               framed, intrinsics, parse_request, png, unpng)
 from ...model.module import Module
 from ...model.params import ParamSpec
@@ -226,12 +226,66 @@ class Camera3d(Module):
         q = {s.name: values[s.name] for s in cls.params}
         row = snap.index[robot]  # its camera does not see its own robot
         (rgb, depth), = _render(sim.world.engine, row, q, kind != "rgb")
+        if rgb.size * (1 + 4 * (depth is not None) / 3) > KEEP_BYTES:
+            sim.world.engine.render_trim(KEEP_BYTES)  # a huge image's memory: given back
         rgb, depth = noisy(rgb, depth, q, stream(sim.seed, robot, snap.step))
         asked = (rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
         reply = encode_frame(*asked) if framed(text) else (encode(*asked),)  # frame: protocol 11
         w, h = int(q["width"]), int(q["height"])
         return reply[0], (snap.step, w, h), (snap.time, *intrinsics(w, h, q["fov"]), q["near"],
                                              q["far"]), *reply[1:]
+
+
+    @classmethod
+    def read_bytes(cls, values, text: str) -> int:
+        """The bytes of pixels a ``read`` with ``text`` renders (3 a pixel for rgb, 4 more
+        for depth): what the image budgets count (coopsim.net.imagereads)."""
+        kind, _ = parse_request(text)
+        return int(values["width"]) * int(values["height"]) * (3 + 4 * (kind != "rgb"))
+
+    @classmethod
+    def read_submit(cls, command, sim, robot: str, values, text: str, slot: int) -> "ReadJob":
+        """A ``read`` whose render is queued now (the thread that owns the world: the view
+        and the state of this step) and answered later (:class:`ReadJob`), so the world steps
+        on while the render process renders (coopsim.net.imagereads)."""
+        kind, _ = parse_request(text)
+        snap = sim.snapshot
+        q = {s.name: values[s.name] for s in cls.params}
+        engine, row = sim.world.engine, snap.index[robot]
+        key = ("read", slot)
+        engine.render_submit([view(engine.state3d()[row], q, kind != "rgb")], [row], [key])
+        return ReadJob(engine, key, text, q, (snap.step, snap.time),
+                       stream(sim.seed, robot, snap.step))
+
+
+class ReadJob:
+    """A queued ``read``: :meth:`ready` says whether its image is back, :meth:`finish` gives
+    the reply's (text, params, data, *frames) as :meth:`Camera3d.read_world` does (both on
+    the thread that owns the world)."""
+
+    def __init__(self, engine, key, text: str, q: Mapping, when: tuple, rng) -> None:
+        self.engine, self.key, self.text, self.q, self.when, self.rng = \
+            engine, key, text, q, when, rng
+
+    def ready(self) -> bool:
+        """Whether the image is back (never waits)."""
+        return self.engine.render_ready(self.key)
+
+    def finish(self) -> tuple:
+        """The reply's fields: the image with its noise, encoded as asked."""
+        got = self.engine.render_take(self.key)
+        if got is None:
+            raise SimulationError("camera3d: the image was lost (the world was reloaded or "
+                                  "the render process restarted): read again")
+        rgb, depth = got[1]
+        kind, fmt = parse_request(self.text)
+        rgb, depth = noisy(rgb, depth, self.q, self.rng)
+        asked = (rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
+        reply = encode_frame(*asked) if framed(self.text) else (encode(*asked),)
+        q, (step, time) = self.q, self.when
+        w, h = int(q["width"]), int(q["height"])
+        return reply[0], (step, w, h), (time, *intrinsics(w, h, q["fov"]), q["near"],
+                                        q["far"]), *reply[1:]
 
 
 def _stale(step: int, frame, rate: float) -> bool:
