@@ -259,10 +259,9 @@ class RobotPort:
             check(msg.text)
         values = self.modules[command.module]
         sizer = getattr(module, "read_bytes", None)
-        size = sizer(values, msg.text) if sizer is not None else 0
-        if self.images is not None:  # protocol 12: error 18 over the per-read budget
-            self.images.check(size, f"a {values['width']}x{values['height']} "
-                                    f"{msg.text.split()[0] if msg.text else 'rgb'} image")
+        if self.images is not None and sizer is not None:  # protocol 12: error 18
+            size, what = sizer(values, msg.text)
+            self.images.check(size, what)
             if hasattr(module, "read_submit") and self.stepper.mode == "realtime" \
                     and self.stepper.owns_world():
                 return self._read_later(msg, command, module, size)

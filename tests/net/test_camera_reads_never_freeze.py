@@ -82,11 +82,12 @@ def test_a_read_over_the_per_read_budget_is_refused_with_error_18(run):
     peer = Peer(lookup(run.network.endpoint, "/cf/camera3d"))
     try:
         values = hub.ports["cf"].modules["camera3d"]
-        size = Camera3d.read_bytes(values, "rgbd")
+        size, what = Camera3d.read_bytes(values, "rgbd")
         hub.images.read_bytes = size - 1  # the budget one byte short of a 160x120 rgbd
         refused = peer.ask(5000, "rgbd raw", timeout=WAIT)
         assert refused[0] == 18 and "over budget" in refused[1], refused
-        assert f"at most {size - 1}" in refused[1]
+        assert f"{what} is {size} bytes of pixels, a read may take at most {size - 1}" \
+            in refused[1] and what == "a 160x120 rgbd image" and size == 160 * 120 * 7
         assert peer.ask(5000, "rgb raw", timeout=WAIT)[0] == 0  # 3 of its 7 bytes a pixel
     finally:
         hub.images.read_bytes = type(hub.images)().read_bytes
@@ -99,7 +100,7 @@ def test_reads_over_a_connections_budget_in_flight_are_refused_and_memory_freed(
     import zmq
 
     hub = run.network.hub
-    size = Camera3d.read_bytes(hub.ports["cf"].modules["camera3d"], "rgb")
+    size, _ = Camera3d.read_bytes(hub.ports["cf"].modules["camera3d"], "rgb")
     peer = Peer(lookup(run.network.endpoint, "/cf/camera3d"), kind=zmq.DEALER, delimiter=True)
     hub.images.client_bytes = 2 * size  # two 160x120 rgb images in flight at most
     try:
@@ -108,8 +109,7 @@ def test_reads_over_a_connections_budget_in_flight_are_refused_and_memory_freed(
             peer.send_frames([msgpack.packb([0, "rgb raw", 5000, [], []])])
         codes = sorted(peer.receive(timeout=WAIT)[0] for _ in range(6))
         assert 0 in codes and set(codes) <= {0, 18}, codes  # 18 for those found in flight
-        wait_until(lambda: hub.images.in_flight() == 0)
-        assert not hub.images.pending
+        wait_until(lambda: hub.images.in_flight() == 0 and not hub.images.pending)
     finally:
         hub.images.client_bytes = type(hub.images)().client_bytes
         peer.close()

@@ -16,7 +16,6 @@ import pytest
 import zmq
 
 from coopsim.formats.files import parse_scenario
-from coopsim.net.posechannel import SPREAD, arrivals
 
 from nethelpers import ROOT, Peer, live, lookup, wait_until
 
@@ -78,6 +77,8 @@ def test_a_200_hz_burst_read_late_is_not_a_flood_and_a_true_flood_is():
 
 
 def test_arrivals_are_spread_since_the_socket_was_last_empty_within_the_bound():
+    from coopsim.net.posechannel import SPREAD, arrivals
+
     assert arrivals(10.0, 10.1, 1) == [10.1]
     assert arrivals(10.0, 10.1, 4) == pytest.approx([10.025, 10.05, 10.075, 10.1])
     late = arrivals(0.0, 100.0, 2)  # idle a long time: spread over SPREAD s at most

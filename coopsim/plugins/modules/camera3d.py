@@ -237,11 +237,13 @@ class Camera3d(Module):
 
 
     @classmethod
-    def read_bytes(cls, values, text: str) -> int:
-        """The bytes of pixels a ``read`` with ``text`` renders (3 a pixel for rgb, 4 more
-        for depth): what the image budgets count (coopsim.net.imagereads)."""
+    def read_bytes(cls, values, text: str) -> tuple[int, str]:
+        """The bytes of pixels a ``read`` with ``text`` renders (3 a pixel for rgb, 4 for
+        depth, 7 for rgbd), what the image budgets count (coopsim.net.imagereads), and the
+        image in words (``a 160x120 rgbd image``)."""
         kind, _ = parse_request(text)
-        return int(values["width"]) * int(values["height"]) * (3 + 4 * (kind != "rgb"))
+        w, h = int(values["width"]), int(values["height"])
+        return w * h * (3 * (kind != "depth") + 4 * (kind != "rgb")), f"a {w}x{h} {kind} image"
 
     @classmethod
     def read_submit(cls, command, sim, robot: str, values, text: str, slot: int) -> "ReadJob":

@@ -1,0 +1,116 @@
+"""Camera reads beside a real-time world (issue 53, item 2): four clients reading 160 x 120 RGB
+images as fast as they can and one reading at 30 Hz beside a camera that publishes at 30 Hz,
+from a ``coopsim run`` of its own (mujoco, 500 Hz, real time); the real-time factor while they
+read over the same run's without readers (before and after them, averaged), and the error 9
+replies (the read and the stepper waiting on each other froze the world: goal 0 of them, and
+>= 0.9 of the factor without readers). Skipped where MuJoCo cannot render."""
+
+import threading
+import time
+
+from .camera import _renders
+from .common import SMOKE, Case, LiveRun, unit
+
+SECONDS = 0.5 if SMOKE else 10.0  # s of wall time each phase
+TEXT = """[WORLD]
+file {root}/worlds/empty.world
+
+[ROBOT_1]
+type crazyflie
+name cf
+position 0 0 0.05
+
+[ROBOT_2]
+type crazyflie
+name pub
+position 0 1 0.05
+param camera3d.publish 1
+param camera3d.rate 30
+
+[SETTINGS]
+engine mujoco
+dt 0.002
+mode realtime
+seed 1
+"""
+
+
+def _factor(sim, seconds: float) -> float:
+    """The run's real-time factor over ``seconds`` of wall time: its simulated time gone by
+    over the wall time between two status reads."""
+    t0, w0 = sim.status()["time"], time.perf_counter()
+    time.sleep(seconds)
+    t1, w1 = sim.status()["time"], time.perf_counter()
+    return (t1 - t0) / (w1 - w0)
+
+
+def _reader(nameserver: str, robot: str, period: float, stop, tally: dict) -> None:
+    """Read ``robot``'s camera every ``period`` s (0: as fast as it can) until ``stop``."""
+    from coopsim.client import Client, RemoteError
+
+    with Client(nameserver, timeout=30.0) as client:
+        camera = client.robot(robot).camera3d
+        while not stop.is_set():
+            began = time.perf_counter()
+            try:
+                camera.read("rgb")
+                tally["reads"] += 1
+            except RemoteError as exc:
+                tally[exc.code] = tally.get(exc.code, 0) + 1
+            if period:
+                stop.wait(max(0.0, period - (time.perf_counter() - began)))
+
+
+class Readers(Case):
+    """x real time of a 500 Hz mujoco run with four as-fast-as-they-can readers and a 30 Hz
+    reader (beside a camera publishing at 30 Hz) over the same run without them."""
+
+    timeout = 300
+
+    def setup(self):
+        _renders()
+        from coopsim.client import Client
+
+        with LiveRun(0, text=TEXT) as run, Client(run.nameserver, timeout=30.0) as client:
+            sim = client.sim()
+            while sim.status()["time"] < 0.5:  # started, its kernels and renderer warm
+                time.sleep(0.1)
+            before = _factor(sim, SECONDS)
+            stop, tally = threading.Event(), {"reads": 0}
+            readers = [threading.Thread(target=_reader, args=(run.nameserver, robot, period,
+                                                              stop, tally))
+                       for robot, period in (("cf", 0),) * 4 + (("pub", 1 / 30),)]
+            for thread in readers:
+                thread.start()
+            self.reading = _factor(sim, SECONDS)
+            stop.set()
+            for thread in readers:
+                thread.join(60.0)
+            self.alone = (before + _factor(sim, SECONDS)) / 2
+            self.tally = dict(tally)
+
+    @unit("x real time")
+    def track_x_real_time_reading(self):
+        return self.reading
+
+    @unit("x real time")
+    def track_x_real_time_alone(self):
+        return self.alone
+
+    @unit("x alone")
+    def track_reading_over_alone(self):
+        return self.reading / self.alone
+
+    @unit("reads/s")
+    def track_reads_per_s(self):
+        return self.tally["reads"] / SECONDS
+
+    @unit("replies")
+    def track_timeouts(self):
+        """Reads answered error 9 (goal 0)."""
+        return self.tally.get(9, 0)
+
+    @unit("replies")
+    def track_errors(self):
+        """Reads answered with any error."""
+        return sum(v for k, v in self.tally.items() if k != "reads")
