@@ -114,6 +114,11 @@ class ImageReads:
                 self._flight.pop(key, None)
             self._slots.discard(slot)
 
+    def rendered(self, size: int) -> None:
+        """An image of ``size`` bytes was rendered at once (lockstep, or no loop running):
+        its render memory is given back by the next :meth:`flush` as a later read's is."""
+        self._large = self._large or size > KEEP_BYTES
+
     @property
     def busy(self) -> bool:
         """Whether :meth:`flush` has something to do (reads to answer, memory to release)."""
@@ -142,8 +147,10 @@ class ImageReads:
                 send(envelope, reply)
             self.pending = keep
         if self._large and not self.pending and engine is not None:
-            self._large = False
-            engine.render_trim(KEEP_BYTES)
+            try:
+                self._large = not engine.render_trim(KEEP_BYTES)  # False: a camera renders
+            except SimulationError:  # the render process died: its memory went with it
+                self._large = False
 
     def drop(self) -> None:
         """Forget the reads in flight (the run stops: their replies are never sent)."""

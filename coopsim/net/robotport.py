@@ -265,6 +265,7 @@ class RobotPort:
             if hasattr(module, "read_submit") and self.stepper.mode == "realtime" \
                     and self.stepper.owns_world():
                 return self._read_later(msg, command, module, size)
+            self.images.rendered(size)  # its memory given back after, as a later one's
         text, params, data, *frames = self._on_stepper(
             module.read_world, command, self.stepper.sim, self.robot,
             self.modules[command.module], msg.text)

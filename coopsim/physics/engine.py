@@ -346,9 +346,14 @@ class Engine(ABC):
         it would)."""
         return True
 
-    def render_trim(self, keep: int) -> None:
-        """Release the render memory beyond ``keep`` bytes once nothing is queued (none
-        here)."""
+    def render_memory(self) -> int:
+        """Bytes of render memory this process holds for images (none here)."""
+        return 0
+
+    def render_trim(self, keep: int) -> bool:
+        """Release the render memory beyond ``keep`` bytes when nothing is queued; False
+        when something still renders (try later). None here: True."""
+        return True
 
     def render_pid(self) -> int | None:  # noqa: D102 -- the render process's id: none here
         return None

@@ -157,12 +157,15 @@ class Access:
         are back, or it has none queued); never waits itself."""
         return self._renderer is None or self._renderer.ready(key)
 
-    def render_trim(self, keep: int) -> None:
+    def render_memory(self) -> int:
+        """Bytes of shared memory the render process and this one map for images now."""
+        return self._renderer.shared_bytes() if self._renderer is not None else 0
+
+    def render_trim(self, keep: int) -> bool:
         """Release the render process's shared memory when it is over ``keep`` bytes and no
         request is queued (a huge read's megabytes are not kept; the next image maps what it
-        needs)."""
-        if self._renderer is not None:
-            self._renderer.trim(keep)
+        needs). False: a request still renders, try later."""
+        return self._renderer is None or self._renderer.trim(keep)
 
     def render_pid(self) -> int | None:
         """The process id of the run's render process (None before the first image): what a

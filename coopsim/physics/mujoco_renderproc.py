@@ -128,18 +128,28 @@ class RenderProcess:
             raise self._died(exc) from None
         return key not in self._busy
 
-    def trim(self, keep: int) -> None:
+    def shared_bytes(self) -> int:
+        """Bytes of the shared memory mapped now (0: none)."""
+        return len(self._mm) if self._mm is not None else 0
+
+    def trim(self, keep: int) -> bool:
         """Unmap the shared memory when it is larger than ``keep`` bytes and nothing is in
         flight, in both processes (the next request maps a new one of the size it needs):
-        a 4096 x 4096 RGB-D read's 200 MB are not kept for the 160 x 120 ones after it."""
-        if self._mm is None or len(self._mm) <= keep or self._open:
-            return
+        a 4096 x 4096 RGB-D read's 200 MB are not kept for the 160 x 120 ones after it.
+        Returns False when a request still renders (try again later)."""
+        if self._mm is None or len(self._mm) <= keep:
+            return True
         try:
+            while self._open and self._conn.poll(0):  # the replies already back: received
+                self._receive()
+            if self._open:  # a request still renders into it: later
+                return False
             self._conn.send(("unshare",))
         except (OSError, EOFError) as exc:
             raise self._died(exc) from None
         _unmap(self._mm)
         self._mm, self._slots, self._top = None, {}, 0
+        return True
 
     def close(self) -> None:
         """Stop the process (a later request starts a new one)."""

@@ -115,6 +115,30 @@ def test_reads_over_a_connections_budget_in_flight_are_refused_and_memory_freed(
         peer.close()
 
 
+def test_a_large_reads_memory_is_given_back_once_answered(run):
+    """A 2048 x 1536 RGB-D read (22 MB of pixels, within the budgets) is answered; then the
+    render memory it needed (shared with the render process) is released, structurally: the
+    engine maps none until the next image."""
+    from coopsim.client import Client
+    from coopsim.model.images import KEEP_BYTES
+
+    engine = run.stepper.sim.world.engine
+    with Client(run.network.endpoint, timeout=WAIT) as client:
+        bot = client.robot("cf")
+        bot.set_param("camera3d", "width", 2048)
+        bot.set_param("camera3d", "height", 1536)
+        try:
+            image = bot.camera3d.read("rgbd")
+            assert image.shape == (1536, 2048, 3) and image.depth.shape == (1536, 2048)
+            wait_until(lambda: engine.render_memory() <= KEEP_BYTES, WAIT)
+            small = bot.camera3d.read("rgb")  # and the next image renders as before
+        finally:
+            bot.set_param("camera3d", "width", 160)
+            bot.set_param("camera3d", "height", 120)
+        assert small.shape == (1536, 2048, 3)
+        assert bot.camera3d.read("rgb").shape == (120, 160, 3)
+
+
 def test_the_budgets_of_reads_in_flight_per_connection_and_in_all():
     from coopsim.net.imagereads import ImageReads
     from coopsim.model.errors import ProtocolError

@@ -34,7 +34,7 @@ import numpy as np
 
 from ...model.commands import Command
 from ...model.errors import SimulationError
-from ...model.images import (KEEP_BYTES, MOUNT, ImageReading, View, depth_mm, encode, encode_frame,
+from ...model.images import (MOUNT, ImageReading, View, depth_mm, encode, encode_frame,
                               framed, intrinsics, parse_request, png, unpng)
 from ...model.module import Module
 from ...model.params import ParamSpec
@@ -226,8 +226,6 @@ class Camera3d(Module):
         q = {s.name: values[s.name] for s in cls.params}
         row = snap.index[robot]  # its camera does not see its own robot
         (rgb, depth), = _render(sim.world.engine, row, q, kind != "rgb")
-        if rgb.size * (1 + 4 * (depth is not None) / 3) > KEEP_BYTES:
-            sim.world.engine.render_trim(KEEP_BYTES)  # a huge image's memory: given back
         rgb, depth = noisy(rgb, depth, q, stream(sim.seed, robot, snap.step))
         asked = (rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
         reply = encode_frame(*asked) if framed(text) else (encode(*asked),)  # frame: protocol 11
