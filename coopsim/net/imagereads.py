@@ -8,8 +8,9 @@ real-time factor to 0). So:
 * **Beside the world.** In real time, while the stepper's loop runs, the stepper only queues a
   read's render (the view and the state now: a few microseconds) and goes on stepping; the run's
   render process renders it on another core, and the hub answers it (noise, encoding) once the
-  pixels are back (:meth:`ImageReads.flush`, on the stepper's thread between two steps). The
-  image shows the world at the step the read was served at, as before. In lockstep, and while
+  pixels are back (:meth:`ImageReads.flush`, on the stepper's thread between two steps). One
+  read renders at a time (:data:`RENDERING`), the others wait their turn in the hub; a read is
+  served, and its image shows the world, at the step its turn comes. In lockstep, and while
   no loop runs, a read still renders at once (lockstep waits for its controllers anyway).
 * **Within budgets** (error 18 ``over budget``, docs/protocol.md): one read's pixels at most
   :data:`READ_BYTES` (3 bytes a pixel for rgb, 4 for depth, 7 for rgbd: the rendered buffers);
@@ -37,21 +38,31 @@ CLIENT_BYTES = 64 << 20  # bytes of one connection's reads in flight
 TOTAL_BYTES = 128 << 20  # bytes of every connection's reads in flight together
 
 
+#: Reads rendering in the render process at once. Why one: the process renders in turn, and a
+#: published camera's image, taken one period after it was queued, waits behind every read
+#: queued before it; with one, it waits for one read at most, however many clients read.
+RENDERING = 1
+
+
 @dataclass
 class Rendering:
-    """A read whose render is queued: answered by the hub once ``job.ready()``.
+    """A read admitted: served (its render queued) by :meth:`ImageReads.flush` when no other
+    read renders, answered once ``job.ready()``.
 
     Attributes:
-        msg: The request. job: The module's render job (``ready()``, ``finish()`` ->
-            (text, params, data, *frames)). key: The connection it counts against.
-        size: Its bytes (the budgets). slot: Its render slot (a small integer, reused).
+        msg: The request. start: ``start()`` -> the module's render job (``ready()``,
+            ``finish()`` -> (text, params, data, *frames)), called on the thread that owns
+            the World: the image shows the step it is called at. key: The connection it
+            counts against. size: Its bytes (the budgets). slot: Its render slot (a small
+            integer, reused). job: The job once started, else None.
     """
 
     msg: Message
-    job: object
+    start: Callable[[], object]
     key: Hashable
     size: int
     slot: int
+    job: object = None
 
 
 class ImageReads:
@@ -130,33 +141,47 @@ class ImageReads:
             return sum(self._flight.values())
 
     def flush(self, send: Callable[[list, Message], None], engine) -> None:
-        """Answer the reads whose images are back (the thread that owns the World); release
-        the render memory once a large read's is no longer needed."""
-        if self.pending:
-            keep = []
-            for item in self.pending:
-                envelope, port, rendering = item
-                if not _ready(rendering):
-                    keep.append(item)
+        """Answer the reads whose images are back and start the next ones (the thread that
+        owns the World); release the render memory once a large read's is no longer
+        needed."""
+        keep, rendering = [], 0
+        for item in self.pending:
+            envelope, port, read = item
+            if read.job is None and rendering < RENDERING:
+                reply = reply_errors(port.name, read.msg, lambda r=read: _started(r))
+                if reply is not None:  # it could not start: answered now
+                    self._send(send, envelope, port, read, reply)
                     continue
-                reply = reply_errors(port.name, rendering.msg, lambda r=rendering: r.msg.reply(
-                    *_fields(r.job.finish())))
-                self.answered(rendering.key, rendering.size, rendering.slot)
-                if reply.error:
-                    port.note_error(reply)
-                send(envelope, reply)
-            self.pending = keep
+            if read.job is None or not _ready(read):
+                rendering += read.job is not None
+                keep.append(item)
+                continue
+            reply = reply_errors(port.name, read.msg, lambda r=read: r.msg.reply(
+                *_fields(r.job.finish())))
+            self._send(send, envelope, port, read, reply)
+        self.pending = keep  # (in order: a read answered frees its turn for those after it)
         if self._large and not self.pending and engine is not None:
             try:
                 self._large = not engine.render_trim(KEEP_BYTES)  # False: a camera renders
             except SimulationError:  # the render process died: its memory went with it
                 self._large = False
 
+    def _send(self, send, envelope: list, port, read: Rendering, reply: Message) -> None:
+        self.answered(read.key, read.size, read.slot)
+        if reply.error:
+            port.note_error(reply)
+        send(envelope, reply)
+
     def drop(self) -> None:
         """Forget the reads in flight (the run stops: their replies are never sent)."""
         for _, _, rendering in self.pending:
             self.answered(rendering.key, rendering.size, rendering.slot)
         self.pending = []
+
+
+def _started(read: Rendering) -> None:
+    """Start ``read``'s render (None: started; an exception: it could not)."""
+    read.job = read.start()
 
 
 def _ready(rendering: Rendering) -> bool:

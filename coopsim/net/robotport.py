@@ -278,13 +278,9 @@ class RobotPort:
         owner = self._owner()
         key = owner.key if owner is not None else None
         slot = self.images.admit(key, size)
-        try:
-            job = module.read_submit(command, self.stepper.sim, self.robot,
-                                     self.modules[command.module], msg.text, slot)
-        except BaseException:
-            self.images.answered(key, size, slot)
-            raise
-        return Rendering(msg, job, key, size, slot)
+        values, sim = self.modules[command.module], self.stepper.sim
+        return Rendering(msg, lambda: module.read_submit(command, sim, self.robot, values,
+                                                         msg.text, slot), key, size, slot)
 
     def _move(self, msg: Message, command: Command):
         """Motion commands. The reply's text is the mode; in lockstep it comes after the step

@@ -250,6 +250,8 @@ class Camera3d(Module):
         on while the render process renders (coopsim.net.imagereads)."""
         kind, _ = parse_request(text)
         snap = sim.snapshot
+        if robot not in snap.index:
+            raise SimulationError(f"/{robot} is not in the simulation any more")
         q = {s.name: values[s.name] for s in cls.params}
         engine, row = sim.world.engine, snap.index[robot]
         key = ("read", slot)
