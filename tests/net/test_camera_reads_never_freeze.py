@@ -158,3 +158,25 @@ def test_the_budgets_of_reads_in_flight_per_connection_and_in_all():
     with pytest.raises(ProtocolError) as err:
         images.check(101, "an image")
     assert err.value.code == 18 and images.refused == 3
+
+
+def test_every_read_the_lent_thread_may_serve_needs_nothing_of_the_world():
+    """Every module's every command, as the reading thread classifies it: a read that needs
+    the World (``read_world``: camera3d's) and every command that is no read are left to the
+    stepper; snapshot reads and the generic read-only commands are served."""
+    import msgpack
+
+    from coopsim.model.plugins import MODULES
+    from coopsim.net.hubreads import only_reads
+    from coopsim.net.robotport import RobotPort
+
+    for label in list(MODULES):
+        port = RobotPort("r", {label: None}, stepper=None, endpoint="")
+        for command in port.commands.values():
+            payload = msgpack.packb([0, "", command.id, [], []])
+            module = port.classes.get(command.module)
+            snapshot_read = command.kind == "read" and not hasattr(module, "read_world")
+            generic = command.name in ("hello", "modules", "commands")
+            assert only_reads(port, payload) == (snapshot_read or generic), (label, command)
+    camera = RobotPort("r", {"camera3d": None}, stepper=None, endpoint="")
+    assert not only_reads(camera, msgpack.packb([0, "rgb", 5000, [], []]))
