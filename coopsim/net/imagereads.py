@@ -172,16 +172,25 @@ class ImageReads:
             port.note_error(reply)
         send(envelope, reply)
 
-    def drop(self) -> None:
-        """Forget the reads in flight (the run stops: their replies are never sent)."""
-        for _, _, rendering in self.pending:
-            self.answered(rendering.key, rendering.size, rendering.slot)
-        self.pending = []
+    def settle(self, send: Callable[[list, Message], None]) -> None:
+        """Answer every read admitted, waiting for its image (the stepper's loop ends: no
+        later flush would answer them; the thread that owns the World)."""
+        pending, self.pending = self.pending, []
+        for envelope, port, read in pending:
+            reply = reply_errors(port.name, read.msg, lambda r=read: _settled(r))
+            self._send(send, envelope, port, read, reply)
 
 
 def _started(read: Rendering) -> None:
     """Start ``read``'s render (None: started; an exception: it could not)."""
     read.job = read.start()
+
+
+def _settled(read: Rendering) -> Message:
+    """``read``'s reply, started and waited for now."""
+    if read.job is None:
+        _started(read)
+    return read.msg.reply(*_fields(read.job.finish()))
 
 
 def _ready(rendering: Rendering) -> bool:

@@ -212,6 +212,7 @@ class RobotHub:
 
     def release(self) -> None:
         """The stepper's loop ended: serve from the fallback thread again (unless closing)."""
+        self.images.settle(self._send)  # reads in flight: answered now, no flush comes later
         self._owner = None
         self._lock.release()
         if not self._closed:
@@ -224,8 +225,7 @@ class RobotHub:
         the stepper steps): answer reads alone, leave the rest (disconnections, requests
         that may change something, offloaded actions' replies) to the stepper."""
         ms = 0 if timeout <= 0 else max(1, int(timeout * 1000))
-        if self.images.pending and not reads_only:
-            ms = min(ms, 1)  # images rendering: look for them every millisecond
+        ms = min(ms, 1) if self.images.pending and not reads_only else ms  # images: look often
         # the reading thread's poller leaves the monitor out: its events wait for the stepper
         events = dict((self.reads.poller if reads_only else self._poller).poll(ms))
         if self._wake_r in events:
