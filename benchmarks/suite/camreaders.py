@@ -1,6 +1,7 @@
 """Camera reads beside a real-time world (issue 53, item 2): four clients reading 160 x 120 RGB
 images as fast as they can and one reading at 30 Hz beside a camera that publishes at 30 Hz,
-from a ``coopsim run`` of its own (mujoco, 500 Hz, real time); the real-time factor while they
+from a ``coopsim run`` of its own (mujoco, 18 Crazyflies at 500 Hz in real time: steps of 1 ms
+of CPU or more, so the hub lends them to its reading thread, where the old code deadlocked); the real-time factor while they
 read over the same run's without readers (before and after them, averaged), and the error 9
 replies (the read and the stepper waiting on each other froze the world: goal 0 of them, and
 >= 0.9 of the factor without readers). Skipped where MuJoCo cannot render."""
@@ -12,6 +13,7 @@ from .camera import _renders
 from .common import SMOKE, Case, LiveRun, unit
 
 SECONDS = 0.5 if SMOKE else 10.0  # s of wall time each phase
+CROWD = 1 if SMOKE else 16  # more Crazyflies: steps of >= 1 ms, lent to the reading thread
 TEXT = """[WORLD]
 file {root}/worlds/empty.world
 
@@ -26,7 +28,12 @@ name pub
 position 0 1 0.05
 param camera3d.publish 1
 param camera3d.rate 30
-
+""" + "".join(f"""
+[ROBOT_{i + 3}]
+type crazyflie
+name crowd{i}
+position {-3 + 0.5 * (i % 8):.1f} {-3 + 0.5 * (i // 8):.1f} 0.05
+""" for i in range(CROWD)) + """
 [SETTINGS]
 engine mujoco
 dt 0.002
