@@ -6,6 +6,7 @@ read over the same run's without readers (before and after them, averaged), and 
 replies (the read and the stepper waiting on each other froze the world: goal 0 of them, and
 >= 0.9 of the factor without readers). Skipped where MuJoCo cannot render."""
 
+import os
 import threading
 import time
 
@@ -42,13 +43,24 @@ seed 1
 """
 
 
-def _factor(sim, seconds: float) -> float:
-    """The run's real-time factor over ``seconds`` of wall time: its simulated time gone by
-    over the wall time between two status reads."""
-    t0, w0 = sim.status()["time"], time.perf_counter()
+def _cpu_s(pid: int) -> float:
+    """CPU seconds process ``pid`` has used (Linux's /proc; NaN elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _factor(sim, seconds: float, pid: int) -> tuple[float, float]:
+    """Over ``seconds`` of wall time: the run's real-time factor (its simulated time gone by
+    over the wall time between two status reads) and its process's CPU seconds per simulated
+    second (what a quiet machine needs for real time, whatever the load here)."""
+    t0, w0, c0 = sim.status()["time"], time.perf_counter(), _cpu_s(pid)
     time.sleep(seconds)
-    t1, w1 = sim.status()["time"], time.perf_counter()
-    return (t1 - t0) / (w1 - w0)
+    t1, w1, c1 = sim.status()["time"], time.perf_counter(), _cpu_s(pid)
+    return (t1 - t0) / (w1 - w0), (c1 - c0) / max(t1 - t0, 1e-9)
 
 
 def _reader(nameserver: str, robot: str, period: float, stop, tally: dict) -> None:
@@ -82,18 +94,21 @@ class Readers(Case):
             sim = client.sim()
             while sim.status()["time"] < 0.5:  # started, its kernels and renderer warm
                 time.sleep(0.1)
-            before = _factor(sim, SECONDS)
+            pid = run.proc.pid
+            before = _factor(sim, SECONDS, pid)
             stop, tally = threading.Event(), {"reads": 0}
             readers = [threading.Thread(target=_reader, args=(run.nameserver, robot, period,
                                                               stop, tally))
                        for robot, period in (("cf", 0),) * 4 + (("pub", 1 / 30),)]
             for thread in readers:
                 thread.start()
-            self.reading = _factor(sim, SECONDS)
+            self.reading, self.reading_cpu = _factor(sim, SECONDS, pid)
             stop.set()
             for thread in readers:
                 thread.join(60.0)
-            self.alone = (before + _factor(sim, SECONDS)) / 2
+            after = _factor(sim, SECONDS, pid)
+            self.alone = (before[0] + after[0]) / 2
+            self.alone_cpu = (before[1] + after[1]) / 2
             self.tally = dict(tally)
 
     @unit("x real time")
@@ -107,6 +122,13 @@ class Readers(Case):
     @unit("x alone")
     def track_reading_over_alone(self):
         return self.reading / self.alone
+
+    @unit("x alone")
+    def track_cpu_over_alone(self):
+        """The run's process's CPU seconds per simulated second while they read, over the
+        same without readers (the render process's not counted: it renders on another
+        core)."""
+        return self.reading_cpu / self.alone_cpu
 
     @unit("reads/s")
     def track_reads_per_s(self):

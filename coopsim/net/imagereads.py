@@ -27,6 +27,8 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Hashable
 
+import zmq
+
 from ..model.commands import OVER_BUDGET
 from ..model.errors import ProtocolError, SimulationError
 from ..model.images import KEEP_BYTES
@@ -83,6 +85,7 @@ class ImageReads:
         self._flight: dict[Hashable, int] = {}  # connection -> bytes in flight
         self._slots: set[int] = set()
         self._large = False  # a read over KEEP_BYTES since the memory was last released
+        self._fd: int | None = None  # the render process's socket while a poller watches it
 
     def check(self, size: int, what: str) -> None:
         """Error 18 when one read of ``size`` bytes is over the per-read budget."""
@@ -124,6 +127,20 @@ class ImageReads:
             else:
                 self._flight.pop(key, None)
             self._slots.discard(slot)
+
+    def watch(self, poller, ms: int, engine) -> int:
+        """While reads render, have ``poller`` (the serving thread's) watch the render
+        process's socket too, so their images wake it (no polling every millisecond); the
+        poll's ms, capped at 50 meanwhile. ``engine``: the World's engine (falsy: not the
+        thread that owns the World)."""
+        fd = engine.render_fd() if self.pending and engine else None
+        if fd != self._fd:
+            if self._fd is not None:
+                poller.unregister(self._fd)
+            if fd is not None:
+                poller.register(fd, zmq.POLLIN)
+            self._fd = fd
+        return min(ms, 50) if self.pending else ms
 
     def rendered(self, size: int) -> None:
         """An image of ``size`` bytes was rendered at once (lockstep, or no loop running):

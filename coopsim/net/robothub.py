@@ -225,7 +225,9 @@ class RobotHub:
         the stepper steps): answer reads alone, leave the rest (disconnections, requests
         that may change something, offloaded actions' replies) to the stepper."""
         ms = 0 if timeout <= 0 else max(1, int(timeout * 1000))
-        ms = min(ms, 1) if self.images.pending and not reads_only else ms  # images: look often
+        if not reads_only:  # image reads rendering: their replies wake this poll
+            ms = self.images.watch(self._poller, ms, self.stepper.owns_world()
+                                   and self.stepper.sim.world.engine)
         # the reading thread's poller leaves the monitor out: its events wait for the stepper
         events = dict((self.reads.poller if reads_only else self._poller).poll(ms))
         if self._wake_r in events:

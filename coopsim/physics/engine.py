@@ -350,6 +350,11 @@ class Engine(ABC):
         """Bytes of render memory this process holds for images (none here)."""
         return 0
 
+    def render_fd(self) -> int | None:
+        """A descriptor that turns readable when queued images are back (a waiter polls it
+        instead of asking every millisecond); None: none (nothing is ever queued here)."""
+        return None
+
     def render_trim(self, keep: int) -> bool:
         """Release the render memory beyond ``keep`` bytes when nothing is queued; False
         when something still renders (try later). None here: True."""

@@ -157,6 +157,10 @@ class Access:
         are back, or it has none queued); never waits itself."""
         return self._renderer is None or self._renderer.ready(key)
 
+    def render_fd(self) -> int | None:
+        """The render process's socket (readable when images are back), None before it runs."""
+        return self._renderer.fileno() if self._renderer is not None else None
+
     def render_memory(self) -> int:
         """Bytes of shared memory the render process and this one map for images now."""
         return self._renderer.shared_bytes() if self._renderer is not None else 0

@@ -128,6 +128,11 @@ class RenderProcess:
             raise self._died(exc) from None
         return key not in self._busy
 
+    def fileno(self) -> int | None:
+        """The socket replies come back on (readable when images are back), None while no
+        process runs."""
+        return self._conn.fileno() if self._conn is not None else None
+
     def shared_bytes(self) -> int:
         """Bytes of the shared memory mapped now (0: none)."""
         return len(self._mm) if self._mm is not None else 0
