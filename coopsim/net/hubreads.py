@@ -53,7 +53,7 @@ class Reads:
     Attributes:
         lend_min: s, see :data:`LEND_MIN`. quiet: s, see :data:`LEND_QUIET`.
         lender: The stepper's thread ident while it has lent the socket, else None.
-        deferred: (frames, count) of the requests left to the stepper.
+        deferred: (frames, count, arrival) of the requests left to the stepper.
         poller: The reading thread's poller: the socket and the wake pipe (not the monitor).
     """
 
@@ -98,14 +98,14 @@ class Reads:
         hub._lock.acquire()
         self.lender, hub._owner = None, threading.get_ident()
         deferred, self.deferred, self._held = self.deferred, [], set()
-        for frames, total in deferred:
-            hub._serve_one(frames, total)
+        for frames, total, wall in deferred:
+            hub._serve_one(frames, total, wall=wall)
 
-    def defer(self, frames: list, total: int) -> None:
+    def defer(self, frames: list, total: int, wall: float | None = None) -> None:
         """Leave a request to the stepper (served first after the step), and every later
         request of the same connection with it: replies go out in the order asked (a read
-        sent after a motion command is not answered before it)."""
-        self.deferred.append((frames, total))
+        sent after a motion command is not answered before it). ``wall``: its arrival."""
+        self.deferred.append((frames, total, wall))
         self._held.add(frames[0].bytes)
 
     def held(self, frames: list) -> bool:

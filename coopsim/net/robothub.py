@@ -31,6 +31,7 @@ from typing import Callable
 import zmq
 
 from ..model.errors import ProtocolError, SimulationError
+from ..sim.external import arrivals
 from ..sim.slots import Owner
 from . import protocol as p
 from .protocol import Message
@@ -106,6 +107,7 @@ class RobotHub:
         self.images = ImageReads()  # image reads rendered beside the stepper, their budgets
         self.reads = Reads(self)  # the reading thread, lent the socket for long steps
         self._asked = 0.0  # perf_counter() of the latest request served
+        self._empty = time.perf_counter()  # when the socket was last seen empty (arrivals)
         stepper.waiter = self
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
@@ -240,6 +242,8 @@ class RobotHub:
             self._disconnected()
         if self.socket in events:
             self._serve_batch(reads_only)
+        else:
+            self._empty = time.perf_counter()  # seen empty: later arrivals came after
         self._flush(reads_only)
 
     def _disconnected(self) -> None:
@@ -258,22 +262,28 @@ class RobotHub:
         return owner
 
     def _serve_batch(self, reads_only: bool = False) -> None:
-        self._asked = time.perf_counter()
-        for _ in range(_BATCH):
+        """Serve what is waiting (at most _BATCH), received first: their arrival is stamped
+        before any is served (an external pose's flood limit counts from it, posechannel)."""
+        batch = []
+        while len(batch) < _BATCH:
             try:
-                frames, total = recv_request(self.socket, zmq.NOBLOCK)
+                batch.append(recv_request(self.socket, zmq.NOBLOCK))
             except zmq.Again:
-                return
-            self._serve_one(frames, total, reads_only)
+                break
+        self._asked = now = time.perf_counter()
+        for (frames, total), wall in zip(batch, arrivals(self._empty, now, len(batch))):
+            self._serve_one(frames, total, reads_only, wall)
+        self._empty = now
 
-    def _serve_one(self, frames: list, total: int, reads_only: bool = False) -> None:
+    def _serve_one(self, frames: list, total: int, reads_only: bool = False,
+                   wall: float | None = None) -> None:
         port, fd = self._port_of(frames[-1])
         envelope, payload, count = split_request(frames, total)
         if reads_only and (not only_reads(port, payload) or self.reads.held(frames)):
-            self.reads.defer(frames, total)  # the stepper serves it after its step
+            self.reads.defer(frames, total, wall)  # the stepper serves it after its step
             return
         if isinstance(port, RobotPort):
-            port.caller = (envelope[0], frames[-1], fd)
+            port.caller, port.arrival = (envelope[0], frames[-1], fd), wall
         reply = self._answer(port, payload, count)
         if isinstance(port, RobotPort):
             port.caller = None

@@ -77,6 +77,7 @@ class RobotPort:
         # at a time) and turns it into an Owner only when a command needs one (motion, claim,
         # parameter writes, actions).
         self.caller = None
+        self.arrival: float | None = None  # the request's arrival (perf_counter s), by the hub
         self.identify = None  # the hub's caller -> Owner
         self.offload = None  # the hub's Offload: actions solved off the stepper in real time
         self.images = None  # the hub's ImageReads: image reads' budgets, rendered beside it
@@ -166,7 +167,7 @@ class RobotPort:
         owner = self._owner()
         if owner is not None:
             self.stepper.slots.claim(self.robot, owner)  # error 11: another connection's
-        self.stepper.sim.external.receive(self.robot, msg.data)
+        self.stepper.sim.external.receive(self.robot, msg.data, self.arrival)
         snap = self.stepper.snapshot
         return msg.reply("external", params=(snap.step,), data=(snap.time,))
 

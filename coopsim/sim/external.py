@@ -40,6 +40,30 @@ MIN_Z = -0.05
 MAX_Z = 1000.0
 
 
+#: s: the longest a backlog's arrivals are spread over (see :func:`arrivals`)
+SPREAD = 0.5
+
+
+def arrivals(empty: float, now: float, n: int) -> list[float]:
+    """The arrival times (perf_counter s) of ``n`` requests received together at ``now``,
+    the socket last seen empty at ``empty``: spread evenly over that interval (at most its
+    last :data:`SPREAD` s), the last at ``now``.
+
+    Why: the flood limit (error 15, ``max_rate``) and the pose latencies count from a pose's
+    arrival, not from when the thread serving them (the pose channel's, the robot hub's) got
+    to it. ZeroMQ stamps no arrival time, and a thread kept off the CPU (a loaded machine) found a steady 200 Hz stream's poses queued
+    and took them in one burst: counted then, they were a flood. Each of them arrived after
+    the socket was last seen empty and before now; spread over that interval, a stream
+    that kept its rate keeps it. A sender cannot fake a stamp (it is the server's clock),
+    and the bound still holds: a flood found in a backlog is spread over at most
+    :data:`SPREAD` s, so it gains at most ``max_rate`` x SPREAD poses over its rate, once
+    (the token bucket is then empty), and its rate stays refused."""
+    if n <= 1:
+        return [now] * n
+    start = max(empty, now - SPREAD)
+    return [start + (now - start) * (i + 1) / n for i in range(n)]
+
+
 @dataclass
 class _Track:
     """One external robot's stream: its segment from ``start`` (at ``t_start``) to ``end``

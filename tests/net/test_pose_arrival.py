@@ -34,6 +34,12 @@ type single
 name flood
 position 2 0 0
 external stale 5 max_speed 2 max_rate 200
+
+[ROBOT_3]
+type single
+name own
+position 0 2 0
+external stale 5 max_speed 2 max_rate 200
 """
 POSES = 60  # three times the burst a 200 Hz robot is let through (0.1 s: 21 poses)
 
@@ -72,6 +78,24 @@ def test_a_200_hz_burst_read_late_is_not_a_flood_and_a_true_flood_is():
             refused = _refusals(peer, 5.0)
             assert refused and {r[0] for r in refused} == {15}, refused[:3]
             assert channel.received - flood < POSES
+        finally:
+            peer.close()
+
+
+def test_a_200_hz_burst_read_late_on_the_robots_own_endpoint_is_not_a_flood_either():
+    """The same through the robot's own endpoint (protocol 10's way, served by the stepper's
+    thread, held here by the same lock): every pose answered 0, none 15."""
+    with live(parse_scenario(SCENARIO, "arrival.scenario")) as run:
+        external = run.stepper.sim.external
+        peer = Peer(lookup(run.network.endpoint, "/own"), zmq.DEALER, delimiter=True)
+        try:
+            with external.lock:  # the stepper stops at its step or at the first pose
+                for _ in range(POSES):
+                    peer.send_frames([msgpack.packb([0, "", 20, [], [0.0, 2.0, 0.0]])])
+                    time.sleep(0.005)  # 200 Hz
+            codes = [peer.receive(timeout=60.0)[0] for _ in range(POSES)]
+            assert codes == [0] * POSES, codes
+            assert external.tracks["own"].refused == {}
         finally:
             peer.close()
 
