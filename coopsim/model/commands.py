@@ -47,6 +47,10 @@ ERROR_NAMES[NOT_SHARED] = "not shared"
 # protocol 11: a motion command to an external robot (its pose is its stream's)
 EXTERNAL_ROBOT = 17
 ERROR_NAMES[EXTERNAL_ROBOT] = "external robot"
+# protocol 12: an image read over the per-read budget, or over its connection's (or everyone's)
+# budget of image bytes in flight (coopsim.net.imagereads); nothing was queued
+OVER_BUDGET = 18
+ERROR_NAMES[OVER_BUDGET] = "over budget"
 
 #: Kinds of robot commands: how a robot's endpoint dispatches them.
 #: ``read``: answered at once from the last completed step's snapshot;

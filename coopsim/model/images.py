@@ -46,6 +46,10 @@ FRAME = "frame"  # the request's last word for the pixels in a frame of their ow
 PNG_LEVEL = 1  # zlib level: a camera image compresses about as well at 1 as at 9, 5x faster
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
+#: Bytes of render memory kept after an image (shared memory, read-back buffers): beyond, it is
+#: released once nothing renders, so a huge read's megabytes are not kept for the next one.
+KEEP_BYTES = 8 << 20
+
 
 @dataclass(frozen=True)
 class View:

@@ -12,7 +12,9 @@ Frames and units: world frame (z up), metres; quaternions (w, x, y, z).
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from functools import lru_cache
 
 import numpy as np
@@ -23,6 +25,9 @@ from .scenery import MeshSpec, TerrainSpec, hull, rotation
 #: The most samples each way of the terrain's grid in the document (heights of the image's
 #: pixels nearest to an even spacing, corners included): 33 x 33 floats at most.
 GRID_MAX = 33
+#: The largest mesh file read, bytes: the bound the world and description loads check
+#: (coopsim.formats.meshes.MAX_MESH_BYTES; model/ cannot import formats/).
+MESH_FILE_BYTES = 64 << 20
 _STL_RECORD = np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
 
 
@@ -102,14 +107,39 @@ def mesh_triangles(m: MeshSpec) -> np.ndarray:
     """
     if m.vertices is not None:  # an ASCII STL: kept as read
         return np.asarray(m.vertices, dtype=float).reshape(-1, 3, 3)
-    with open(m.path, "rb") as fh:
-        data = fh.read()
+    data = read_mesh_file(m.path)
     if m.path.lower().endswith(".obj"):
         return _obj_triangles(data)
     count = int(np.frombuffer(data, "<u4", 1, 80)[0]) if len(data) >= 84 else -1
     if 84 + 50 * count != len(data):  # not a binary STL: an ASCII one (a robot's mesh file)
         return _stl_ascii_triangles(data)
     return np.frombuffer(data, _STL_RECORD, count, 84)["v"].astype(float)
+
+
+def read_mesh_file(path: str, limit: int = MESH_FILE_BYTES) -> bytes:
+    """The bytes of mesh file ``path``, read by the rules of every file the server reads
+    (coopsim.formats.sections.open_regular): opened without blocking (a FIFO put in a
+    mesh's place would hold the reading thread until a writer came), a regular file only,
+    refused unread when its size is over ``limit`` (a 1 GiB sparse file was read whole).
+
+    Raises:
+        OSError: missing, unreadable, not a regular file, or over ``limit`` bytes.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)  # of what was opened: a file swapped after a check is caught
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.ENXIO, "not a regular file (a FIFO, device, socket or "
+                                       "directory)")
+        if st.st_size > limit:
+            raise OSError(errno.EFBIG, f"mesh too large ({st.st_size} bytes, over {limit})")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # grew since the fstat
+        raise OSError(errno.EFBIG, f"mesh too large (over {limit} bytes)")
+    return data
 
 
 def _stl_ascii_triangles(data: bytes) -> np.ndarray:

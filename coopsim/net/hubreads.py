@@ -8,6 +8,15 @@ generic read-only commands are answered from the latest snapshot at once; every 
 stepper, which serves it first when it takes the socket back after the step
 (:meth:`Reads.take_back`). Only the stepper writes the World; the hub's serve lock says who uses
 the socket (sim/ownership.py, the lock order).
+
+The lock order, read by read: this thread holds the serve lock while it serves, and the
+stepper takes that lock back after the step, so nothing served here may wait for the
+stepper. What it serves needs nothing of the World: the snapshot (published under the
+stepper's ``stepped`` lock, held for a few statements), the port's module tables, the
+external robots' latency book (its own lock, a leaf), the pending lockstep replies (sent
+from the snapshot's step number). A read that needs the World (``read_world``) and
+everything that may change something is deferred (:func:`only_reads`); disconnections and
+offloaded actions' replies wait for the stepper too.
 """
 
 from __future__ import annotations
@@ -44,7 +53,7 @@ class Reads:
     Attributes:
         lend_min: s, see :data:`LEND_MIN`. quiet: s, see :data:`LEND_QUIET`.
         lender: The stepper's thread ident while it has lent the socket, else None.
-        deferred: (frames, count) of the requests left to the stepper.
+        deferred: (frames, count, arrival) of the requests left to the stepper.
         poller: The reading thread's poller: the socket and the wake pipe (not the monitor).
     """
 
@@ -89,14 +98,14 @@ class Reads:
         hub._lock.acquire()
         self.lender, hub._owner = None, threading.get_ident()
         deferred, self.deferred, self._held = self.deferred, [], set()
-        for frames, total in deferred:
-            hub._serve_one(frames, total)
+        for frames, total, wall in deferred:
+            hub._serve_one(frames, total, wall=wall)
 
-    def defer(self, frames: list, total: int) -> None:
+    def defer(self, frames: list, total: int, wall: float | None = None) -> None:
         """Leave a request to the stepper (served first after the step), and every later
         request of the same connection with it: replies go out in the order asked (a read
-        sent after a motion command is not answered before it)."""
-        self.deferred.append((frames, total))
+        sent after a motion command is not answered before it). ``wall``: its arrival."""
+        self.deferred.append((frames, total, wall))
         self._held.add(frames[0].bytes)
 
     def held(self, frames: list) -> bool:
@@ -128,9 +137,15 @@ class Reads:
 
 
 def only_reads(port, payload: bytes | None) -> bool:
-    """Whether a request to ``port`` only reads (the reading thread answers it): a read of
-    a module or a generic read-only command, or one whose answer is an error the World has no
-    part in (a malformed or unknown request, a removed robot's)."""
+    """Whether a request to ``port`` only reads the snapshot (the reading thread answers it):
+    a read of a module or a generic read-only command, or one whose answer is an error the
+    World has no part in (a malformed or unknown request, a removed robot's).
+
+    A read the module answers from the World itself (``read_world``: camera3d renders an
+    image) is not one: it is left to the stepper like a write. Why: served here it queued its
+    render to the stepper and waited for it while this thread held the serve lock, and the
+    stepper, its step done, waited for that lock to take the socket back: both waited out
+    the 5 s call timeout (error 9, the world frozen). This thread never waits on the World."""
     if not isinstance(port, RobotPort) or payload is None:
         return True
     try:
@@ -138,4 +153,6 @@ def only_reads(port, payload: bytes | None) -> bool:
     except ProtocolError:
         return True
     command = port.commands.get(msg.command)
-    return command is None or command.kind == "read" or command.name in _READ_ONLY
+    if command is None or command.name in _READ_ONLY:
+        return True
+    return command.kind == "read" and not hasattr(port.classes.get(command.module), "read_world")

@@ -17,9 +17,12 @@ The connection that sends a robot's poses owns it, as on the robot's endpoint (t
 
 from __future__ import annotations
 
+import time
+
 import zmq
 
 from ..model.errors import NotAllowedError, ProtocolError
+from ..sim.external import SPREAD, arrivals  # noqa: F401 -- SPREAD: the bound, documented
 from . import protocol as p
 from .protocol import HELLO, Command, Message, PoseCommand
 from .robothub import identify
@@ -33,8 +36,7 @@ POSE_CHANNEL_COMMANDS = {c.id: c for c in (
     PoseCommand(20, "external_pose", params=(0, 1), data=(3, 7), text="req"),
 )}
 QUIET = 1  # a pose's params [1]: answer it only when it is refused
-
-
+BATCH = 4096  # requests received at once before they are served (their arrival stamped)
 class PoseChannel(Server):
     """Serves ``/external`` for one stepper, on its own thread.
 
@@ -52,6 +54,7 @@ class PoseChannel(Server):
         self._monitor = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._callers: dict[bytes, object] = {}  # routing id -> Owner (this thread only)
         self._caller = None  # (routing id, frame, descriptor) of the request being served
+        self._arrival: float | None = None  # its arrival (perf_counter s, see arrivals())
         self.received = 0  # poses taken through the channel (read by other threads: an int)
 
     def stop(self, timeout: float = 2.0) -> None:
@@ -76,7 +79,7 @@ class PoseChannel(Server):
             return msg.reply("released" if was else "was not owned", params=(int(was),))
         external = self.stepper.sim.external
         if robot not in external.tracks:
-            external.receive(robot, msg.data)  # raises error 14 with its sentence
+            external.receive(robot, msg.data, self._arrival)  # raises error 14, its sentence
         if command.id == 4:
             if owner is None:
                 raise NotAllowedError("claim needs a network connection")
@@ -87,7 +90,7 @@ class PoseChannel(Server):
         external.check_shape(robot, msg.data)  # error 14 before 11, counted
         if owner is not None:
             slots.claim(robot, owner)  # error 11: another connection's
-        external.receive(robot, msg.data)
+        external.receive(robot, msg.data, self._arrival)
         self.received += 1
         if msg.params and msg.params[0] == QUIET:
             return None
@@ -108,29 +111,43 @@ class PoseChannel(Server):
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self._monitor, zmq.POLLIN)
+        empty = time.perf_counter()  # when the socket was last seen empty
         try:
             while not self._stop.is_set():
                 events = dict(poller.poll(self.poll_ms))
                 if self._monitor in events:
                     self._disconnected()
-                while self.socket in events:
-                    try:
-                        frames, total = recv_request(self.socket, zmq.NOBLOCK)
-                    except zmq.Again:
-                        break
-                    self._serve_caller(frames, total)
+                if self.socket not in events:
+                    empty = time.perf_counter()
+                    continue
+                batch = self._drain()
+                now = time.perf_counter()
+                for (frames, total), wall in zip(batch, arrivals(empty, now, len(batch))):
+                    self._serve_caller(frames, total, wall)
+                empty = now
         finally:
             self.socket.disable_monitor()
             self._monitor.close(0)
             self.socket.close(0)
 
-    def _serve_caller(self, frames: list, total: int) -> None:
+    def _drain(self) -> list:
+        """Every request waiting now (at most :data:`BATCH`), received before any is served:
+        their arrival is stamped from this moment (:func:`arrivals`)."""
+        batch = []
+        while len(batch) < BATCH:
+            try:
+                batch.append(recv_request(self.socket, zmq.NOBLOCK))
+            except zmq.Again:
+                break
+        return batch
+
+    def _serve_caller(self, frames: list, total: int, wall: float) -> None:
         envelope, payload, count = split_request(frames, total)
         try:
             fd = frames[-1].get(zmq.SRCFD)
         except zmq.ZMQError:
             fd = -1
-        self._caller = (envelope[0], frames[-1], fd)
+        self._caller, self._arrival = (envelope[0], frames[-1], fd), wall
         try:
             reply = Message(p.BAD_MESSAGE, f"a request is one frame, got {count}", -1) \
                 if payload is None else self.answer(payload)

@@ -31,10 +31,12 @@ from typing import Callable
 import zmq
 
 from ..model.errors import ProtocolError, SimulationError
+from ..sim.external import arrivals
 from ..sim.slots import Owner
 from . import ports
 from . import protocol as p
 from .protocol import Message
+from .imagereads import ImageReads, Rendering
 from .offload import Offload
 from .hubreads import Reads, only_reads
 from .robotport import Later, Reply, RobotPort
@@ -103,8 +105,10 @@ class RobotHub:
         self._fds = _Descriptors()
         self._callers: dict[bytes, Owner] = {}  # routing id -> who, for motion commands
         self.offload = Offload(self.wake)  # inverse kinematics off the stepper in real time
+        self.images = ImageReads()  # image reads rendered beside the stepper, their budgets
         self.reads = Reads(self)  # the reading thread, lent the socket for long steps
         self._asked = 0.0  # perf_counter() of the latest request served
+        self._empty = time.perf_counter()  # when the socket was last seen empty (arrivals)
         stepper.waiter = self
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
@@ -134,6 +138,7 @@ class RobotHub:
                          driver, info)
         port.identify = self._identify
         port.offload = self.offload
+        port.images = self.images
         port.local = f"tcp://{self.bind}:{number}"
         self.ports[name] = port
         self._by_port[number] = port
@@ -210,6 +215,7 @@ class RobotHub:
 
     def release(self) -> None:
         """The stepper's loop ended: serve from the fallback thread again (unless closing)."""
+        self.images.settle(self._send)  # reads in flight: answered now, no flush comes later
         self._owner = None
         self._lock.release()
         if not self._closed:
@@ -222,6 +228,9 @@ class RobotHub:
         the stepper steps): answer reads alone, leave the rest (disconnections, requests
         that may change something, offloaded actions' replies) to the stepper."""
         ms = 0 if timeout <= 0 else max(1, int(timeout * 1000))
+        if not reads_only:  # image reads rendering: their replies wake this poll
+            ms = self.images.watch(self._poller, ms, self.stepper.owns_world()
+                                   and self.stepper.sim.world.engine)
         # the reading thread's poller leaves the monitor out: its events wait for the stepper
         events = dict((self.reads.poller if reads_only else self._poller).poll(ms))
         if self._wake_r in events:
@@ -234,6 +243,8 @@ class RobotHub:
             self._disconnected()
         if self.socket in events:
             self._serve_batch(reads_only)
+        else:
+            self._empty = time.perf_counter()  # seen empty: later arrivals came after
         self._flush(reads_only)
 
     def _disconnected(self) -> None:
@@ -252,22 +263,28 @@ class RobotHub:
         return owner
 
     def _serve_batch(self, reads_only: bool = False) -> None:
-        self._asked = time.perf_counter()
-        for _ in range(_BATCH):
+        """Serve what is waiting (at most _BATCH), received first: their arrival is stamped
+        before any is served (an external pose's flood limit counts from it, posechannel)."""
+        batch = []
+        while len(batch) < _BATCH:
             try:
-                frames, total = recv_request(self.socket, zmq.NOBLOCK)
+                batch.append(recv_request(self.socket, zmq.NOBLOCK))
             except zmq.Again:
-                return
-            self._serve_one(frames, total, reads_only)
+                break
+        self._asked = now = time.perf_counter()
+        for (frames, total), wall in zip(batch, arrivals(self._empty, now, len(batch))):
+            self._serve_one(frames, total, reads_only, wall)
+        self._empty = now
 
-    def _serve_one(self, frames: list, total: int, reads_only: bool = False) -> None:
+    def _serve_one(self, frames: list, total: int, reads_only: bool = False,
+                   wall: float | None = None) -> None:
         port, fd = self._port_of(frames[-1])
         envelope, payload, count = split_request(frames, total)
         if reads_only and (not only_reads(port, payload) or self.reads.held(frames)):
-            self.reads.defer(frames, total)  # the stepper serves it after its step
+            self.reads.defer(frames, total, wall)  # the stepper serves it after its step
             return
         if isinstance(port, RobotPort):
-            port.caller = (envelope[0], frames[-1], fd)
+            port.caller, port.arrival = (envelope[0], frames[-1], fd), wall
         reply = self._answer(port, payload, count)
         if isinstance(port, RobotPort):
             port.caller = None
@@ -281,6 +298,9 @@ class RobotHub:
             return
         if isinstance(reply, Later):  # an offloaded action: answered once solved
             self._later.append((envelope, port, reply))
+            return
+        if isinstance(reply, Rendering):  # an image read: answered once rendered
+            self.images.pending.append((envelope, port, reply))
             return
         self._send(envelope, reply)
 
@@ -314,6 +334,8 @@ class RobotHub:
         the World), and motion replies whose step is done or whose wait ran out."""
         if self._later and not reads_only:
             self._finish_later()
+        if not reads_only and self.images.busy and self.stepper.owns_world():
+            self.images.flush(self._send, self.stepper.sim.world.engine)
         if not self._pending:
             return
         stepper, now = self.stepper, time.perf_counter()

@@ -22,6 +22,7 @@ from ..model.module import RobotInfo
 from ..model.plugins import MODULES
 from ..sim.deadman import DEAD_MAN_MAX, safe_row
 from . import protocol as p
+from .imagereads import Rendering
 from .protocol import Command, Message, robot_commands
 from .server import reply_errors
 
@@ -77,8 +78,10 @@ class RobotPort:
         # at a time) and turns it into an Owner only when a command needs one (motion, claim,
         # parameter writes, actions).
         self.caller = None
+        self.arrival: float | None = None  # the request's arrival (perf_counter s), by the hub
         self.identify = None  # the hub's caller -> Owner
         self.offload = None  # the hub's Offload: actions solved off the stepper in real time
+        self.images = None  # the hub's ImageReads: image reads' budgets, rendered beside it
         self.set_modules(modules, driver, info)
 
     def note_error(self, reply: Message) -> None:
@@ -180,7 +183,7 @@ class RobotPort:
         self.stepper.sim.external.check_shape(self.robot, msg.data)  # 14 before 11, counted
         if owner is not None:
             self.stepper.slots.claim(self.robot, owner)  # error 11: another connection's
-        self.stepper.sim.external.receive(self.robot, msg.data)
+        self.stepper.sim.external.receive(self.robot, msg.data, self.arrival)
         snap = self.stepper.snapshot
         return msg.reply("external", params=(snap.step,), data=(snap.time,))
 
@@ -271,10 +274,30 @@ class RobotPort:
         check = getattr(module, "check_read_text", None)
         if check is not None:  # a bad request refused here, not queued on the world's thread
             check(msg.text)
+        values = self.modules[command.module]
+        sizer = getattr(module, "read_bytes", None)
+        if self.images is not None and sizer is not None:  # protocol 12: error 18
+            size, what = sizer(values, msg.text)
+            self.images.check(size, what)
+            if hasattr(module, "read_submit") and self.stepper.mode == "realtime" \
+                    and self.stepper.owns_world():
+                return self._read_later(msg, command, module, size)
+            self.images.rendered(size)  # its memory given back after, as a later one's
         text, params, data, *frames = self._on_stepper(
             module.read_world, command, self.stepper.sim, self.robot,
             self.modules[command.module], msg.text)
         return msg.reply(text, params=params, data=data, frames=frames)
+
+    def _read_later(self, msg: Message, command: Command, module, size: int) -> Rendering:
+        """In real time, on the stepper's thread: the read's render queued (error 18 over the
+        connection's or everyone's budget of images in flight), answered by the hub once
+        the image is back (coopsim.net.imagereads): the world steps on meanwhile."""
+        owner = self._owner()
+        key = owner.key if owner is not None else None
+        slot = self.images.admit(key, size)
+        values, sim = self.modules[command.module], self.stepper.sim
+        return Rendering(msg, lambda: module.read_submit(command, sim, self.robot, values,
+                                                         msg.text, slot), key, size, slot)
 
     def _move(self, msg: Message, command: Command):
         """Motion commands. The reply's text is the mode; in lockstep it comes after the step

@@ -341,6 +341,25 @@ class Engine(ABC):
     def render_take(self, key):  # noqa: D102 -- above: nothing was ever queued
         return None
 
+    def render_ready(self, key) -> bool:
+        """Whether ``render_take(key)`` would return without waiting (nothing queued here:
+        it would)."""
+        return True
+
+    def render_memory(self) -> int:
+        """Bytes of render memory this process holds for images (none here)."""
+        return 0
+
+    def render_fd(self) -> int | None:
+        """A descriptor that turns readable when queued images are back (a waiter polls it
+        instead of asking every millisecond); None: none (nothing is ever queued here)."""
+        return None
+
+    def render_trim(self, keep: int) -> bool:
+        """Release the render memory beyond ``keep`` bytes when nothing is queued; False
+        when something still renders (try later). None here: True."""
+        return True
+
     def render_pid(self) -> int | None:  # noqa: D102 -- the render process's id: none here
         return None
 

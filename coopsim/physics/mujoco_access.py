@@ -152,6 +152,25 @@ class Access:
         for it), None when none is (never queued, or lost with a render process that died)."""
         return self._render_process().take(key)
 
+    def render_ready(self, key) -> bool:
+        """Whether :meth:`render_take` of ``key`` would return without waiting (its images
+        are back, or it has none queued); never waits itself."""
+        return self._renderer is None or self._renderer.ready(key)
+
+    def render_fd(self) -> int | None:
+        """The render process's socket (readable when images are back), None before it runs."""
+        return self._renderer.fileno() if self._renderer is not None else None
+
+    def render_memory(self) -> int:
+        """Bytes of shared memory the render process and this one map for images now."""
+        return self._renderer.shared_bytes() if self._renderer is not None else 0
+
+    def render_trim(self, keep: int) -> bool:
+        """Release the render process's shared memory when it is over ``keep`` bytes and no
+        request is queued (a huge read's megabytes are not kept; the next image maps what it
+        needs). False: a request still renders, try later."""
+        return self._renderer is None or self._renderer.trim(keep)
+
     def render_pid(self) -> int | None:
         """The process id of the run's render process (None before the first image): what a
         benchmark reads its CPU time by."""

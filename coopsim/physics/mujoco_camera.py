@@ -217,6 +217,16 @@ class Renderer:
                 np.empty((h, w), bool))
         return held
 
+    def pixels(self) -> int:
+        """The pixels of the offscreen buffer open now (0: none)."""
+        return self._size[0] * self._size[1]
+
+    def forget_buffers(self, above: int) -> None:
+        """Drop the kept read-back buffers of images over ``above`` pixels (a huge read's
+        are not kept for good)."""
+        for key in [k for k in self._buffers if k[0] * k[1] > above]:
+            del self._buffers[key]
+
     def close(self) -> None:
         """Free the GL resources (a later render opens them again)."""
         if self._ctx is not None:

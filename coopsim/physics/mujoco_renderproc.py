@@ -117,6 +117,45 @@ class RenderProcess:
             raise done
         return done
 
+    def ready(self, key) -> bool:
+        """Whether :meth:`take` of ``key`` would return at once: the replies already sent
+        are received (never waiting for one)."""
+        self._inherited()
+        try:
+            while self._open and self._conn.poll(0):
+                self._receive()
+        except (OSError, EOFError) as exc:
+            raise self._died(exc) from None
+        return key not in self._busy
+
+    def fileno(self) -> int | None:
+        """The socket replies come back on (readable when images are back), None while no
+        process runs."""
+        return self._conn.fileno() if self._conn is not None else None
+
+    def shared_bytes(self) -> int:
+        """Bytes of the shared memory mapped now (0: none)."""
+        return len(self._mm) if self._mm is not None else 0
+
+    def trim(self, keep: int) -> bool:
+        """Unmap the shared memory when it is larger than ``keep`` bytes and nothing is in
+        flight, in both processes (the next request maps a new one of the size it needs):
+        a 4096 x 4096 RGB-D read's 200 MB are not kept for the 160 x 120 ones after it.
+        Returns False when a request still renders (try again later)."""
+        if self._mm is None or len(self._mm) <= keep:
+            return True
+        try:
+            while self._open and self._conn.poll(0):  # the replies already back: received
+                self._receive()
+            if self._open:  # a request still renders into it: later
+                return False
+            self._conn.send(("unshare",))
+        except (OSError, EOFError) as exc:
+            raise self._died(exc) from None
+        _unmap(self._mm)
+        self._mm, self._slots, self._top = None, {}, 0
+        return True
+
     def close(self) -> None:
         """Stop the process (a later request starts a new one)."""
         if self._finalizer is not None:
@@ -227,6 +266,15 @@ class RenderProcess:
                                "the next image starts a new one")
 
 
+def _unmap(mm) -> None:
+    """Close a mapping now (dropped with its last view when one is still alive)."""
+    if mm is not None:
+        try:
+            mm.close()
+        except BufferError:  # a view of it is alive: it goes with that view
+            pass
+
+
 def _environment() -> dict:
     """The render process's environment: this one's, with MuJoCo's GL backend (``egl`` when
     unset) and PyOpenGL's platform matching it, whatever this process (a viewer's: GLX) has."""
@@ -279,6 +327,15 @@ class _Child:
         finally:
             os.close(fds[0])
 
+    def unshare(self) -> None:
+        """Drop the shared memory (the run released it) and the read-back buffers kept for
+        images larger than a megabyte (the next image of that size makes them again)."""
+        _unmap(self.mm)
+        self.mm = None
+        self.renderer.forget_buffers(1 << 20)
+        if self.renderer.pixels() > 1 << 22:  # its GL buffer grew for a huge image: reopen
+            self.renderer.close()  # at the size the next image needs
+
     def set_model(self, model) -> None:
         """Hold ``model`` (a layout's compiled model) and data for it."""
         import mujoco
@@ -319,6 +376,8 @@ def _serve(conn: Connection, fds: socket.socket) -> None:
             child.set_model(msg[1])
         elif msg[0] == "shm":
             child.shm(msg[1])
+        elif msg[0] == "unshare":
+            child.unshare()
         elif msg[0] == "render":
             try:
                 child.render(*msg[2:])

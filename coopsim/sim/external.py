@@ -41,6 +41,30 @@ MIN_Z = -0.05
 MAX_Z = 1000.0
 
 
+#: s: the longest a backlog's arrivals are spread over (see :func:`arrivals`)
+SPREAD = 0.5
+
+
+def arrivals(empty: float, now: float, n: int) -> list[float]:
+    """The arrival times (perf_counter s) of ``n`` requests received together at ``now``,
+    the socket last seen empty at ``empty``: spread evenly over that interval (at most its
+    last :data:`SPREAD` s), the last at ``now``.
+
+    Why: the flood limit (error 15, ``max_rate``) and the pose latencies count from a pose's
+    arrival, not from when the thread serving them (the pose channel's, the robot hub's) got
+    to it. ZeroMQ stamps no arrival time, and a thread kept off the CPU (a loaded machine) found a steady 200 Hz stream's poses queued
+    and took them in one burst: counted then, they were a flood. Each of them arrived after
+    the socket was last seen empty and before now; spread over that interval, a stream
+    that kept its rate keeps it. A sender cannot fake a stamp (it is the server's clock),
+    and the bound still holds: a flood found in a backlog is spread over at most
+    :data:`SPREAD` s, so it gains at most ``max_rate`` x SPREAD poses over its rate, once
+    (the token bucket is then empty), and its rate stays refused."""
+    if n <= 1:
+        return [now] * n
+    start = max(empty, now - SPREAD)
+    return [start + (now - start) * (i + 1) / n for i in range(n)]
+
+
 @dataclass
 class _Track:
     """One external robot's stream: its segment from ``start`` (at ``t_start``) to ``end``
@@ -154,7 +178,9 @@ class ExternalRobots:
 
     def receive(self, robot: str, data, wall: float | None = None) -> None:
         """Take one pose of ``robot`` (``[x, y, yaw]`` or ``[x, y, z, qw, qx, qy, qz]``, m and
-        rad, world frame).
+        rad, world frame) that arrived at ``wall`` (``time.perf_counter`` s; default now): the
+        flood limit and the latencies count from its arrival (the pose channel stamps it as
+        it receives it: coopsim.net.posechannel.arrivals).
 
         Raises:
             ProtocolError: POSE_REFUSED (not external, not finite, off the floor, a jump
@@ -187,10 +213,10 @@ class ExternalRobots:
                                               "floor: refused")
         if track.refilled is None:
             track.tokens = spec.max_rate * BURST + 1.0
-        else:
-            track.tokens = min(spec.max_rate * BURST + 1.0, track.tokens + (
-                wall - track.refilled) * spec.max_rate)
-        track.refilled = wall
+        else:  # arrivals from two paths (the channel, a robot's endpoint) may cross: >= 0
+            track.tokens = min(spec.max_rate * BURST + 1.0, track.tokens + max(
+                0.0, wall - track.refilled) * spec.max_rate)
+        track.refilled = wall if track.refilled is None else max(track.refilled, wall)
         if track.tokens < 1.0:
             raise ProtocolError(POSE_FLOOD, f"{robot}: poses come faster than its max_rate "
                                             f"{spec.max_rate:g} Hz: this one is dropped")
@@ -198,7 +224,7 @@ class ExternalRobots:
             # in 3D when both poses have a height, in the plane when either came without
             jump = math.dist(pose[:2 if flat or track.flat else 3],
                              track.end[:2 if flat or track.flat else 3])
-            allowed = spec.max_jump + spec.max_speed * (wall - track.last_wall)
+            allowed = spec.max_jump + spec.max_speed * max(0.0, wall - track.last_wall)
             if jump > allowed:
                 raise ProtocolError(POSE_REFUSED, f"{robot}: a jump of {jump:.3g} m from its "
                                                   f"last pose (at most {allowed:.3g} m at its "
@@ -208,7 +234,7 @@ class ExternalRobots:
     def _store(self, track: _Track, checked: tuple, wall: float) -> None:
         pose, track.flat = checked
         interval = 0.0 if track.last_wall is None or track.stale else \
-            min(MAX_INTERPOLATION, wall - track.last_wall)
+            min(MAX_INTERPOLATION, max(0.0, wall - track.last_wall))
         track.start = pose if track.end is None else _at(track, self.now)
         track.end, track.t_start, track.t_end = pose, self.now, self.now + interval
         track.last_sim, track.last_wall = self.now, wall

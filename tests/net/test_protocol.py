@@ -7,7 +7,7 @@ import math
 import msgpack
 import pytest
 
-from coopsim.model.commands import EXTERNAL_ROBOT, NOT_SHARED
+from coopsim.model.commands import EXTERNAL_ROBOT, NOT_SHARED, OVER_BUDGET
 
 from coopsim.model.plugins import MODULES
 
@@ -210,7 +210,8 @@ def test_error_codes_are_distinct_and_named():
     assert codes == list(range(16))
     codes.append(NOT_SHARED)  # 16: shared control's (version 10)
     codes.append(EXTERNAL_ROBOT)  # 17: motion to an external robot (version 11)
-    assert set(p.ERROR_NAMES) == set(codes)
+    codes.append(OVER_BUDGET)  # 18: an image read over its budgets (version 12)
+    assert set(p.ERROR_NAMES) == set(codes) and p.ERROR_NAMES[OVER_BUDGET] == "over budget"
 
 
 # --- hello ----------------------------------------------------------------------------------------

@@ -234,6 +234,62 @@ class Camera3d(Module):
                                              q["far"]), *reply[1:]
 
 
+    @classmethod
+    def read_bytes(cls, values, text: str) -> tuple[int, str]:
+        """The bytes of pixels a ``read`` with ``text`` renders (3 a pixel for rgb, 4 for
+        depth, 7 for rgbd), what the image budgets count (coopsim.net.imagereads), and the
+        image in words (``a 160x120 rgbd image``)."""
+        kind, _ = parse_request(text)
+        w, h = int(values["width"]), int(values["height"])
+        return w * h * (3 * (kind != "depth") + 4 * (kind != "rgb")), f"a {w}x{h} {kind} image"
+
+    @classmethod
+    def read_submit(cls, command, sim, robot: str, values, text: str, slot: int) -> "ReadJob":
+        """A ``read`` whose render is queued now (the thread that owns the world: the view
+        and the state of this step) and answered later (:class:`ReadJob`), so the world steps
+        on while the render process renders (coopsim.net.imagereads)."""
+        kind, _ = parse_request(text)
+        snap = sim.snapshot
+        if robot not in snap.index:
+            raise SimulationError(f"/{robot} is not in the simulation any more")
+        q = {s.name: values[s.name] for s in cls.params}
+        engine, row = sim.world.engine, snap.index[robot]
+        key = ("read", slot)
+        engine.render_submit([view(engine.state3d()[row], q, kind != "rgb")], [row], [key])
+        return ReadJob(engine, key, text, q, (snap.step, snap.time),
+                       stream(sim.seed, robot, snap.step))
+
+
+class ReadJob:
+    """A queued ``read``: :meth:`ready` says whether its image is back, :meth:`finish` gives
+    the reply's (text, params, data, *frames) as :meth:`Camera3d.read_world` does (both on
+    the thread that owns the world)."""
+
+    def __init__(self, engine, key, text: str, q: Mapping, when: tuple, rng) -> None:
+        self.engine, self.key, self.text, self.q, self.when, self.rng = \
+            engine, key, text, q, when, rng
+
+    def ready(self) -> bool:
+        """Whether the image is back (never waits)."""
+        return self.engine.render_ready(self.key)
+
+    def finish(self) -> tuple:
+        """The reply's fields: the image with its noise, encoded as asked."""
+        got = self.engine.render_take(self.key)
+        if got is None:
+            raise SimulationError("camera3d: the image was lost (the world was reloaded or "
+                                  "the render process restarted): read again")
+        rgb, depth = got[1]
+        kind, fmt = parse_request(self.text)
+        rgb, depth = noisy(rgb, depth, self.q, self.rng)
+        asked = (rgb if kind != "depth" else None, depth if kind != "rgb" else None, fmt)
+        reply = encode_frame(*asked) if framed(self.text) else (encode(*asked),)
+        q, (step, time) = self.q, self.when
+        w, h = int(q["width"]), int(q["height"])
+        return reply[0], (step, w, h), (time, *intrinsics(w, h, q["fov"]), q["near"],
+                                        q["far"]), *reply[1:]
+
+
 def _stale(step: int, frame, rate: float) -> bool:
     """Whether an image rendered at ``step`` is older than two of its camera's periods (its
     camera stopped publishing meanwhile): dropped, not published late."""
