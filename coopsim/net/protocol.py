@@ -139,7 +139,20 @@ class Message:
         return Message(OK, text, self.command, tuple(params), tuple(data), tuple(frames))
 
 
+_INTS, _NUMBERS = frozenset((int,)), frozenset((int, float))
+
+
 def _check_fields(items) -> tuple:
+    # The common case first, checked by exact types in C (map, set): msgpack decodes integers
+    # as int (always within 64 bits), floats as float, booleans as bool (refused), so a
+    # message made only of those is well formed; anything else goes the long way, which says
+    # what is wrong. On every request and reply of a lockstep loop (issue 55).
+    if type(items) is list and len(items) == 5:
+        error, text, command, params, data = items
+        if type(error) is int and type(command) is int and type(text) is str \
+                and type(params) is list and type(data) is list \
+                and set(map(type, params)) <= _INTS and set(map(type, data)) <= _NUMBERS:
+            return error, text, command, tuple(params), tuple(map(float, data))
     if not isinstance(items, (list, tuple)) or len(items) != 5:
         raise BadMessage("a message is an array of exactly 5 items: "
                          "[error_code, text, command, params, data]")

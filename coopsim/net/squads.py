@@ -150,6 +150,8 @@ class SquadServer(Server):
         end of its latest order (:func:`coopsim.swarm.game.arrived`, from the robots' poses and
         their speeds since the step before) for ``squad_orders`` and ``/squads/events``."""
         last, self._last = self._last, snap  # snapshots are immutable: kept, not copied
+        if not self._latest:  # no order since a start: nothing arrives (read unlocked: a
+            return  # dict's truth is atomic; an order given meanwhile is seen next step)
         with self._lock:
             pending = {k: o for k, o in self._current().items()
                        if self._arrivals.get(k, {}).get("seq") != o.seq}

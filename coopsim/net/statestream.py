@@ -35,7 +35,9 @@ step: when ``layout_version`` changes (and with it, maybe, the columns), a subsc
 ``/sim`` (command 23, state) for the layout. The message is built from the snapshot's arrays
 with one copy per block and per module, and packed by numpy (:func:`pack_message`), with no
 loop over robots. Publishing is rate-limited in wall time (default 30 Hz) so a fast lockstep
-run does not flood slow subscribers; 0 publishes every step.
+run does not flood slow subscribers; 0 publishes every step. The sockets are XPUB (PUB to a
+subscriber, which sees no difference): subscriptions arrive as messages, so a run nobody
+subscribes to builds no message at all.
 """
 
 from __future__ import annotations
@@ -328,6 +330,7 @@ class StatePublisher:
         self.period = 1.0 / rate if rate > 0 else 0.0
         self._last = 0.0
         self._plan: tuple = (None, None)  # (the modules carried, their StreamColumns)
+        self._topics: dict = {self.socket: set(), self.latest: set()}  # subscribed, per socket
 
     def columns(self, snap: Snapshot) -> StreamColumns:
         """The columns the stream carries with ``snap``: those of the modules its world's
@@ -342,6 +345,8 @@ class StatePublisher:
         if not force and now - self._last < self.period:
             return
         self._last = now
+        if not self.listened():
+            return  # nobody subscribes: no message is built (issue 55)
         st = self.stepper.stats()
         wire = pack_state(snap, st.mode, st.rtf, st.speed, st.missed, st.paused,
                           len(st.attached), self.columns(snap), st.late, st.recent_rtf)
@@ -350,6 +355,23 @@ class StatePublisher:
                 sock.send_multipart(frames, zmq.NOBLOCK)
             except zmq.ZMQError:
                 pass  # no room for slow subscribers: they get the next one
+
+    def listened(self) -> bool:
+        """Whether anyone subscribes to either stream now. An XPUB socket hands up the
+        first subscription to a topic (``1`` + topic) and, when its last subscriber leaves
+        or its connection closes, the unsubscription (``0`` + topic): read here, without
+        waiting."""
+        for sock, topics in self._topics.items():
+            while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                try:
+                    note = sock.recv(zmq.NOBLOCK)
+                except zmq.ZMQError:
+                    break
+                if note[:1] == b"\x01":
+                    topics.add(note[1:])
+                elif note[:1] == b"\x00":
+                    topics.discard(note[1:])
+        return any(self._topics.values())
 
     def register(self, names) -> None:
         """Register both streams at a name server (kind ``pub``)."""
@@ -364,8 +386,9 @@ class StatePublisher:
 
 def _pub(ctx: zmq.Context, bind: str, advertise: str | None = None,
          configure=None) -> tuple[zmq.Socket, str]:
-    """A bound PUB socket (configured first: CurveZMQ) and the endpoint it advertises."""
-    sock = ctx.socket(zmq.PUB)
+    """A bound XPUB socket (configured first: CurveZMQ) and the endpoint it advertises: a
+    PUB that also says who subscribes (:meth:`StatePublisher.listened`)."""
+    sock = ctx.socket(zmq.XPUB)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.SNDHWM, 10)
     try:

@@ -44,6 +44,10 @@ log = logging.getLogger(__name__)
 START_WAIT = 10.0  # s the first lockstep step waits for wait_for controllers to attach, at most
 STALL = 0.5  # s without a step in lockstep before the stepper reports whom it waits for
 _SERVE_MARGIN = 0.0015  # s before a deadline a serving waiter hands over to the precise wait
+#: s of wall time between two looks at the network between steps that do not wait (a lockstep
+#: run nobody drives, speed 0): a look every step cost a poll system call a step, more than a
+#: small world's tick (issue 55); a request waits this long at most. Waits always serve.
+POLL_EVERY = 0.0005
 
 
 class Stepper(WorldOwner):
@@ -70,6 +74,9 @@ class Stepper(WorldOwner):
         # Wakes threads waiting for a step. Apart from the loop's: in lockstep every motor
         # command would otherwise wake every thread waiting for its own step.
         self.stepped = threading.Condition()
+        # Wakes wait_finished: the run finished or the loop ended. Not every step: a watcher
+        # woken at every step of a fast lockstep run cost a thread switch a step (issue 55).
+        self._ended = threading.Condition()
         self.hooks: list[Hook] = []
         self.idle_hooks: list[Hook] = []  # called about every 0.1 s while paused
         self.snapshot = sim.snapshot
@@ -92,6 +99,7 @@ class Stepper(WorldOwner):
         self._last_step_wall = 0.0  # when the latest step was taken (stall reports)
         self.tick_cpu = 0.0  # s of CPU time the loop's latest step took (sim/waiter.py: lend)
         self._started_wall: float | None = None  # when the loop (re)started, for wait_for
+        self._poll_at = 0.0  # perf_counter() from which the loop looks at the network again
         self._speed: float | None = None
         self.set_mode(mode)
         if speed is not None:
@@ -109,6 +117,7 @@ class Stepper(WorldOwner):
         snapshot = self.sim.apply_rules()
         if self.sim.ended and not self.finished:
             self.finished = self.sim.ended
+            self._say_ended()
         self._publish(snapshot)
         self.sim.external.published()  # issue 44: pose received -> in this snapshot
         for hook in self.hooks:
@@ -256,9 +265,14 @@ class Stepper(WorldOwner):
 
     def wait_finished(self, timeout: float | None = None) -> bool:
         """Block until the run has finished (or the loop ended); return whether it has."""
-        with self.stepped:
-            return self.stepped.wait_for(lambda: bool(self.finished) or not self.running,
-                                         timeout)
+        with self._ended:
+            return self._ended.wait_for(lambda: bool(self.finished) or not self.running,
+                                        timeout)
+
+    def _say_ended(self) -> None:
+        """Wake :meth:`wait_finished` (the run finished, or the loop is ending)."""
+        with self._ended:
+            self._ended.notify_all()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Ask the loop to end and wait for its thread."""
@@ -292,7 +306,7 @@ class Stepper(WorldOwner):
         self._take_world()  # the waiter (the hub's serving), then the World: sim/ownership.py
         try:
             while not self._stop.is_set():
-                self.waiter.poll()
+                self._serve_between()
                 self._run_calls()
                 if self._done(duration, max_steps):
                     if not linger:
@@ -311,6 +325,14 @@ class Stepper(WorldOwner):
             self._wake_all()
             self.waiter.release()
 
+    def _serve_between(self) -> None:
+        """Serve what waits on the network between two steps, at most every
+        :data:`POLL_EVERY` s (a loop that waits serves while it waits anyway)."""
+        now = time.perf_counter()
+        if now >= self._poll_at:
+            self._poll_at = now + POLL_EVERY
+            self.waiter.poll()
+
     def _finish(self, duration, max_steps) -> None:
         """Finished: say why once, then idle serving calls (reset clears it)."""
         if not self.finished:
@@ -322,7 +344,7 @@ class Stepper(WorldOwner):
         self._idle(lambda: not self.finished, 0.1)
 
     def _wake_all(self) -> None:
-        for cond in (self.cond, self.stepped):
+        for cond in (self.cond, self.stepped, self._ended):
             with cond:
                 cond.notify_all()
         self.waiter.wake()
@@ -334,7 +356,10 @@ class Stepper(WorldOwner):
         thread answer reads from the latest snapshot (:meth:`~coopsim.sim.waiter.Waiter.lend`:
         only the stepper writes the World; other requests wait for the step's end)."""
         lent = self.waiter.lend(self.tick_cpu)  # reads answered meanwhile (sim/waiter.py)
-        start = time.thread_time()  # CPU time: a loaded machine's waits do not count
+        # CPU time (a loaded machine's waits do not count), for lend: real time only (a
+        # lockstep step is never lent), so lockstep saves two clock reads a step
+        timed = self.mode == "realtime"
+        start = time.thread_time() if timed else 0.0
         try:
             self.tick()
         except Exception as exc:  # noqa: BLE001 -- the loop must outlive a bad step
@@ -351,7 +376,7 @@ class Stepper(WorldOwner):
         finally:
             if lent:
                 self.waiter.take_back()
-            self.tick_cpu = time.thread_time() - start
+            self.tick_cpu = time.thread_time() - start if timed else 0.0
 
     def _done(self, duration, max_steps) -> bool:
         if self.finished:
