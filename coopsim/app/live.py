@@ -64,6 +64,8 @@ def _announce(live) -> None:
     if live.ros2 is not None:
         where = "loopback only" if live.ros2.loopback else "every interface"
         click.echo(f"ros2: DDS domain {live.ros2.domain} ({where})", err=True)
+    if live.ros2_control_line:
+        click.echo(live.ros2_control_line, err=True)
 
 
 def drive_command(driver, robot, nameserver, params, steps, seed) -> None:

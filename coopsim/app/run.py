@@ -132,6 +132,8 @@ class Run:
         self.recorder = None
         self.foxglove = None
         self.ros2 = None
+        self.ros2_control = None  # the ROS 2 run-control node (ros2/services_host.py)
+        self.ros2_control_line = ""  # its start-up line (or why there is none)
         #: Where network requests may read (load) and write (record): see DataFolders.
         self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER,
                                             options.allow_python)
@@ -170,6 +172,13 @@ class Run:
         self._start_cpu = max(cpu, self._start_cpu)
         return busy
 
+    def _start_ros2_control(self) -> None:
+        from ..ros2.services_host import start_control
+        self.ros2_control, self.ros2_control_line = start_control(
+            self.network.sim, self.ros2.domain, self.ros2.loopback)
+        if self.ros2_control is not None:
+            self.network.sim.more_state.append(self.ros2_control.control.state)
+
     def _controller_specs(self) -> list:
         return controller_specs(self.scenario, self.stepper.sim.world.robots, self.overrides,
                                 from_scenario=self.options.controllers)
@@ -187,6 +196,8 @@ class Run:
                 if self.ros2 is not None:
                     network.sim.more_state.append(self.ros2.state)
                 self.network = network.start()
+                if self.ros2 is not None:  # pause/resume/reset/step as ROS 2 services
+                    self._start_ros2_control()
             if opts.json_port is not None and self.network is not None:
                 self.gateway = Gateway(self.network.endpoint, opts.bind, opts.json_port,
                                        idle_timeout=opts.json_idle_timeout,
@@ -308,6 +319,9 @@ class Run:
         if self.foxglove is not None:
             self.foxglove.close()
             self.foxglove = None
+        if self.ros2_control is not None:
+            self.ros2_control.close()
+            self.ros2_control = None
         if self.ros2 is not None:
             self.ros2.close()
             self.ros2 = None

@@ -83,6 +83,13 @@ def fill(msg, values: dict):
     for key, value in values.items():
         if isinstance(value, dict):
             fill(getattr(msg, key), value)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            # a sequence of messages: its element type from the field's declared type
+            kind = msg.get_fields_and_field_types()[key]
+            inner = kind[kind.index("<") + 1:].rstrip(">").split(",")[0]
+            pkg, name = inner.split("/")
+            cls = ros_type(f"{pkg}/msg/{name}")
+            setattr(msg, key, [fill(cls(), v) for v in value])
         else:
             if isinstance(value, str) and value.lower().lstrip("+-") in ("nan", "inf"):
                 value = float(value)

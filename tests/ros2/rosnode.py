@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -155,6 +156,25 @@ class RosNode:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def spawn(python: Path, script: Path, args=(), domain: int = 0,
+          env: dict | None = None) -> subprocess.Popen:
+    """A node script started as a user would start it (stdout and stderr piped, text)."""
+    return subprocess.Popen([str(python), str(script), *map(str, args)], text=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=ros_env(domain, env), cwd=ROOT)
+
+
+def stop(proc: subprocess.Popen) -> tuple[str, str]:
+    """Ctrl-C a spawned node (as a user stops it), kill it if it lingers: (stdout, stderr)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        return proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate(timeout=10)
 
 
 def run_script(python: Path, script: Path, args=(), domain: int = 0, env: dict | None = None,
