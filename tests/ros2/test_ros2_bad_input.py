@@ -92,6 +92,12 @@ def test_a_flood_of_twists_is_taken_and_the_run_goes_on(bridged):
     twist(node, "robot1", x=0.0, w=0.5)  # the last word: turn in place
     wait_until(lambda: counts(run)["received"] > before["received"] + 10, timeout=60)
     steps_on(run, 50)  # the run kept stepping through the flood
+
+    def settled() -> bool:  # no Twist arrived over 20 steps: the flood has been taken
+        seen = counts(run)["received"]
+        steps_on(run, 20)
+        return counts(run)["received"] == seen
+    wait_until(settled, timeout=120)
     assert run.stepper.snapshot.step > step0 and not run.stepper.error
     after = counts(run)
     # every Twist taken was applied or refused (none half-read); DDS may drop some (keep last 10)
