@@ -52,7 +52,7 @@ def test_the_wall_follower_drives_the_turtlebot_along_the_walls(ros_distro):
             out, err = stop(node)
         figures = run.ros2.state()["ros2"]["cmd_vel"]
     assert travelled() > 2.0, (figures, err[-2000:])
-    assert figures["by_robot"]["tb3"] > 20 and figures["refused"] == 0
+    assert figures["by_robot"]["tb3"] > 20 and figures["refused"] == 0, figures["last_refusal"]
     assert "ahead" in err  # its log line: it read scans on the sim clock and commanded
 
 
