@@ -4,7 +4,8 @@ controllers); for each Twist, the time from its publication to the end of the fi
 moved the robot with it (the step whose command read, ``slots.take``, held it). Issue 54's goal:
 p95 within one step (dt) + 2 ms on a quiet machine. Both ends read CLOCK_MONOTONIC, one clock
 for every process of the machine. Reported: p50, p95 and the worst latency (ms), the p95's part
-in DDS (publish to coopsim's listener) and the bound (dt + 2 ms).
+in DDS (publish to coopsim's listener) and the bound (dt + 2 ms); beside them, in the same run,
+the same figures for a ZeroMQ client's wheel-speed commands (the baseline).
 
 Run as a table: ``cd benchmarks && PYTHONPATH=.. python -m suite.ros2_latency [N]``.
 """
@@ -40,8 +41,25 @@ for i in range(int(sys.argv[1])):
 """
 
 
+#: The baseline in the same run: a ZeroMQ client (coopsim's, another process) sending the same
+#: commands as wheel speeds to robot2 (``motors.set_speeds``), send time before each request.
+ZMQ_SENDER = r"""
+import json, sys, time
+from coopsim.client import Client
+with Client(sys.argv[1]) as c:
+    bot = c.robot("robot2")
+    for i in range(int(sys.argv[2])):
+        x = 0.1 + i * 1e-4
+        sent = time.monotonic()
+        bot.motors.set_speeds(x, x)
+        print(json.dumps({"i": i, "x": x, "t": sent}), flush=True)
+        time.sleep(0.05)
+"""
+
+
 def measure(n: int = 200, python: str | None = None) -> dict:
-    """Latencies of ``n`` Twists (ms): p50, p95, max, the DDS part's p95 and the bound."""
+    """Latencies of ``n`` Twists (ms): p50, p95, max, the DDS part's p95 and the bound; and
+    ``zmq``: the same figures for a ZeroMQ client's commands in the same run (the baseline)."""
     from coopsim.app.run import Run, RunOptions
     from coopsim.formats.files import load
 
@@ -50,7 +68,7 @@ def measure(n: int = 200, python: str | None = None) -> dict:
         raise NotImplementedError("no ROS 2 Python: set COOPSIM_ROS_PYTHON (.ci/ros-venvs)")
     domain = 150 + os.getpid() % 50
     scenario = load(str(root() / "scenarios" / "demo.scenario"))
-    arrived, taken, ended = {}, [], {}
+    arrived, taken, ended = {}, {"robot1": [], "robot2": []}, {}
     options = RunOptions(port=0, controllers=False, ros2=True, ros2_domain=domain,
                          duration=3600.0)
     with Run(scenario, options) as run:
@@ -61,10 +79,18 @@ def measure(n: int = 200, python: str | None = None) -> dict:
         env.update(ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
         out = subprocess.run([python, "-c", PUBLISHER, str(n)], capture_output=True, text=True,
                              env=env, timeout=n * 0.05 + 120).stdout
-        time.sleep(0.2)  # the last Twist's step
+        base = subprocess.run([sys.executable, "-c", ZMQ_SENDER, run.network.endpoint, str(n)],
+                              capture_output=True, text=True, timeout=n * 0.05 + 120).stdout
+        time.sleep(0.2)  # the last command's step
         dt = stepper.sim.dt
-    sent = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return _figures(sent, arrived, taken, ended, dt)
+    figures = _figures(_lines(out), arrived, taken["robot1"], ended, dt)
+    figures["zmq"] = _figures(_lines(base), {}, taken["robot2"], ended, dt)
+    figures["p95_over_zmq"] = figures["p95_ms"] / figures["zmq"]["p95_ms"]
+    return figures
+
+
+def _lines(out: str) -> list:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
 def _watch(stepper, bridge, arrived, taken, ended) -> None:
@@ -79,8 +105,8 @@ def _watch(stepper, bridge, arrived, taken, ended) -> None:
     def on_take():
         out = take()
         for (robot, _), values in out.items():
-            if robot == "robot1":  # a differential drive: left = right = linear.x
-                taken.append((stepper.snapshot.step + 1, round(values[0], 6)))
+            if robot in taken:  # a differential drive: left = right = linear.x
+                taken[robot].append((stepper.snapshot.step + 1, round(values[0], 6)))
         return out
     bridge._apply, stepper.slots.take = on_twist, on_take
     stepper.hooks.append(lambda snap: ended.setdefault(snap.step, time.monotonic()))
@@ -125,6 +151,10 @@ class CmdVelLatency(Case):
     @unit("x bound")
     def track_p95_over_bound(self):
         return self.figures["p95_ms"] / self.figures["bound_ms"]
+
+    @unit("x zmq")
+    def track_p95_over_zmq(self):
+        return self.figures["p95_over_zmq"]
 
 
 if __name__ == "__main__":
