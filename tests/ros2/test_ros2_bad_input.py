@@ -24,7 +24,7 @@ def bridged(ros_distro):
     """A realtime demo run with --ros2 (its robots' controllers not started: nobody drives
     them) and a probe node of the distribution."""
     name, python = ros_distro
-    dom = domain() + (3 if name == "jazzy" else 2)
+    dom = domain() + (9 if name == "jazzy" else 8)
     with live(load(str(SCENARIOS / "demo.scenario")), ros2=True, ros2_domain=dom,
               duration=3600.0) as run, RosNode(python, domain=dom) as node:
         yield run, node

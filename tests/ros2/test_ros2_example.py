@@ -31,7 +31,7 @@ def sequences_reach(distro: str) -> None:
 def test_the_wall_follower_drives_the_turtlebot_along_the_walls(ros_distro):
     name, python = ros_distro
     sequences_reach(name)
-    dom = domain() + (5 if name == "jazzy" else 4)
+    dom = domain() + (11 if name == "jazzy" else 10)
     scenario = load(str(EXAMPLES / "wall_follow.scenario"))
     with live(scenario, ros2=True, ros2_domain=dom, duration=3600.0) as run:
         snap = run.stepper.snapshot
@@ -59,7 +59,7 @@ def test_the_wall_follower_drives_the_turtlebot_along_the_walls(ros_distro):
 def test_the_joint_reader_prints_the_arms_joints(ros_distro):
     name, python = ros_distro
     sequences_reach(name)
-    dom = domain() + (7 if name == "jazzy" else 6)
+    dom = domain() + (13 if name == "jazzy" else 12)
     with live(load(str(SCENARIOS / "arm_reach.scenario")), ros2=True, ros2_domain=dom,
               duration=3600.0) as run:
         code, lines, err = run_script(
