@@ -175,7 +175,7 @@ class Run:
     def _start_ros2_control(self) -> None:
         from ..ros2.services_host import start_control
         self.ros2_control, self.ros2_control_line = start_control(
-            self.network.sim, self.ros2.domain, self.ros2.loopback)
+            sim_caller(self.network.sim), self.ros2.domain, self.ros2.loopback)
         if self.ros2_control is not None:
             self.network.sim.more_state.append(self.ros2_control.control.state)
 
@@ -343,6 +343,27 @@ def start_bridge(source, bind: str, port: int, rate: float, insecure: bool):
         raise SimulationError(f"--foxglove serves without authentication: binding {bind} "
                               "needs --insecure (or use an SSH tunnel to 127.0.0.1)")
     return Bridge(source, bind, port, rate).start()
+
+
+def sim_caller(sim):
+    """``call(name, params) -> reply``: one ``/sim`` command answered by ``sim`` (the run's
+    SimServer) in this process, with the server's checks and error codes (the ROS 2
+    run-control services' way in: coopsim/ros2/services.py)."""
+    from ..net import protocol as p
+    from ..net.protocol import Message
+    from ..net.server import reply_errors
+
+    ids = {c.name: c.id for c in p.SIM_COMMANDS.values()}
+
+    def call(name: str, params=()):
+        command = p.SIM_COMMANDS[ids[name]]
+        msg = Message(command=command.id, params=tuple(params))
+
+        def handle():
+            command.check(msg)
+            return sim.handle(msg, command)
+        return reply_errors("/sim", msg, handle)
+    return call
 
 
 def start_ros2(stepper: Stepper, opts: RunOptions):

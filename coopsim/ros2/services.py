@@ -13,11 +13,11 @@ service name and, for ``step``, the number of steps, and sends back ``(success, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
-from ..net import protocol as p
-from ..net.protocol import Message
-from ..net.server import reply_errors
-from ..net.simserver import MAX_STEPS
+from ..model.commands import OUT_OF_RANGE
+
+MAX_STEPS = 1_000_000  # most steps one call takes: /sim's step limit (net/simserver.py)
 
 #: The run-control services: name -> (/sim command, ROS 2 type). Names under the node's
 #: namespace ``/coopsim``; the Gazebo Classic aliases take std_srvs/Empty (no answer to read).
@@ -30,7 +30,6 @@ SERVICES = {
     "/unpause_physics": ("resume", "std_srvs/srv/Empty"),
     "/reset_simulation": ("reset", "std_srvs/srv/Empty"),
 }
-COMMAND_IDS = {c.name: c.id for c in p.SIM_COMMANDS.values()}
 
 
 @dataclass
@@ -46,10 +45,14 @@ class RunControl:
     """The run-control services' answers, given by a run's ``/sim`` server.
 
     Args:
-        sim: The run's :class:`~coopsim.net.simserver.SimServer` (its ``handle`` answers).
+        sim: Answers one ``/sim`` command as the server would, given its name (``pause``,
+            ``resume``, ``reset``, ``step``) and its integer params: a reply with ``error``
+            (0: done), ``text``, ``params`` and ``data`` (/sim's status). The app layer makes it
+            from the run's :class:`~coopsim.net.simserver.SimServer` (``sim_caller`` in
+            coopsim/app/run.py); this layer imports nothing of the network's.
     """
 
-    def __init__(self, sim) -> None:
+    def __init__(self, sim: Callable) -> None:
         self.sim = sim
         self.step_count = 1  # steps /coopsim/step takes (the node's step_count parameter)
         self.counts = ServiceCounts()
@@ -57,7 +60,7 @@ class RunControl:
     def set_step_count(self, n) -> tuple[bool, str]:
         """Take ``n`` as the count of the next ``/coopsim/step`` calls (1..MAX_STEPS)."""
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_STEPS:
-            return self._refused(f"error {p.OUT_OF_RANGE}: step count must be "
+            return self._refused(f"error {OUT_OF_RANGE}: step count must be "
                                  f"1..{MAX_STEPS}, not {n!r}")
         self.step_count = n
         return True, f"/coopsim/step takes {n} step(s)"
@@ -71,14 +74,7 @@ class RunControl:
         name = SERVICES[service][0]
         c = self.counts
         c.calls[service] = c.calls.get(service, 0) + 1
-        command = p.SIM_COMMANDS[COMMAND_IDS[name]]
-        params = (self.step_count,) if name == "step" else ()
-        msg = Message(command=command.id, params=params)
-
-        def handle():
-            command.check(msg)
-            return self.sim.handle(msg, command)
-        reply = reply_errors("/sim", msg, handle)
+        reply = self.sim(name, (self.step_count,) if name == "step" else ())
         if reply.error:
             return self._refused(f"error {reply.error}: {reply.text}")
         return True, status_line(name, reply)
@@ -96,7 +92,7 @@ class RunControl:
                                  "step_count": self.step_count}}
 
 
-def status_line(name: str, reply: Message) -> str:
+def status_line(name: str, reply) -> str:
     """The message of a successful call: what was done and the run's status after it (/sim's
     status reply: params step, paused; data time)."""
     step, paused = reply.params[0], bool(reply.params[1])

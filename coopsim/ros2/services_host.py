@@ -135,7 +135,8 @@ class ControlNode:
 
 
 def start_control(sim, domain: int, loopback: bool) -> tuple[ControlNode | None, str]:
-    """The run-control node for a run whose ``/sim`` is ``sim``, and the start-up line.
+    """The run-control node for a run whose ``/sim`` answers through ``sim`` (see
+    :class:`RunControl`), and the start-up line.
 
     Returns (None, why) when no Python with rclpy is found or the node does not start: the
     run goes on with its topics only.
