@@ -177,7 +177,8 @@ class Run:
         self.ros2_control, self.ros2_control_line = start_control(
             sim_caller(self.network.sim), self.ros2.domain, self.ros2.loopback)
         if self.ros2_control is not None:
-            self.network.sim.more_state.append(self.ros2_control.control.state)
+            # first: the bridge's own entry stays the last one added (as before the services)
+            self.network.sim.more_state.insert(0, self.ros2_control.control.state)
 
     def _controller_specs(self) -> list:
         return controller_specs(self.scenario, self.stepper.sim.world.robots, self.overrides,

@@ -33,8 +33,10 @@ READY_WAIT = 60.0  # s for the node to come up (rclpy's first import can take se
 
 def ros_python() -> str | None:
     """The Python the node runs with: ``$COOPSIM_ROS_PYTHON``, else this interpreter when it
-    can import rclpy, else None (no services)."""
+    can import rclpy, else None (no services; ``COOPSIM_ROS_PYTHON=none`` too)."""
     named = os.environ.get(PYTHON_VAR, "").strip()
+    if named.lower() == "none":  # the services turned off on purpose (docs/ros2.md)
+        return None
     if named:
         return named
     return sys.executable if importlib.util.find_spec("rclpy") is not None else None
@@ -103,18 +105,24 @@ class ControlNode:
                     raise KeyError(service)
             except (json.JSONDecodeError, KeyError, TypeError):
                 continue  # not a call: nothing to answer
-            if service == "/coopsim/step":
-                ok, message = self.control.set_step_count(call.get("count", 1))
-                if ok:
-                    ok, message = self.control.call(service)
-            else:
-                ok, message = self.control.call(service)
+            try:
+                ok, message = self._answer(service, call.get("count", 1))
+            except Exception as exc:  # noqa: BLE001 - a bug must not silence the services
+                log.exception("ros2 control: %s", service)
+                ok, message = False, f"error 10: internal error answering {service}: {exc}"
             try:
                 self.proc.stdin.write(json.dumps({"id": call.get("id"), "success": ok,
                                                   "message": message}) + "\n")
                 self.proc.stdin.flush()
             except (BrokenPipeError, OSError, ValueError):
                 return  # the node is gone
+
+    def _answer(self, service: str, count) -> tuple[bool, str]:
+        if service == "/coopsim/step":
+            ok, message = self.control.set_step_count(count)
+            if not ok:
+                return ok, message
+        return self.control.call(service)
 
     def _log_stderr(self) -> None:
         for line in self.proc.stderr:
@@ -144,7 +152,9 @@ def start_control(sim, domain: int, loopback: bool) -> tuple[ControlNode | None,
     python = ros_python()
     if python is None:
         return None, (f"ros2: run-control services off (no rclpy: set {PYTHON_VAR} to a "
-                      "Python with ROS 2, docs/ros2.md)")
+                      "Python with ROS 2, docs/ros2.md)"
+                      if os.environ.get(PYTHON_VAR, "").strip().lower() != "none" else
+                      f"ros2: run-control services off ({PYTHON_VAR}=none)")
     try:
         node = ControlNode(RunControl(sim), python, domain, loopback)
     except CoopsimError as exc:
