@@ -6,6 +6,7 @@ refused and counted, nothing moves that should not, and the run goes on stepping
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
@@ -39,9 +40,19 @@ def pose(run, robot: str):
     return snap.poses[snap.index[robot]].copy(), snap.step
 
 
-def twist(node, robot, x=0.0, y=0.0, w=0.0, **more) -> dict:
-    return node("pub", topic=f"/{robot}/cmd_vel", type=TWIST,
-                msg={"linear": {"x": x, "y": y}, "angular": {"z": w}}, **more)
+def twist(node, robot, x=0.0, y=0.0, w=0.0, until=None, **more) -> dict:
+    """Publish a Twist; with ``until``, again and again (5 at 20 Hz, as a ROS controller
+    publishes at a rate) until ``until()`` holds: the first samples of a new writer may be lost
+    while the two sides still match each other (volatile DDS), which a lone Twist would not
+    survive."""
+    msg = {"linear": {"x": x, "y": y}, "angular": {"z": w}}
+    if until is None:
+        return node("pub", topic=f"/{robot}/cmd_vel", type=TWIST, msg=msg, **more)
+    deadline = time.monotonic() + 120
+    while not until():
+        assert time.monotonic() < deadline, f"no Twist to {robot} was taken in 120 s"
+        node("pub", topic=f"/{robot}/cmd_vel", type=TWIST, msg=msg, count=5, period=0.05)
+    return {}
 
 
 def steps_on(run, n: int = 20) -> None:
@@ -55,9 +66,9 @@ def test_a_twist_not_finite_is_refused_and_moves_nothing(bridged, bad):
     run, node = bridged
     start, _ = pose(run, "robot3")
     before = counts(run)["refused"]
-    twist(node, "robot3", x=bad)
-    twist(node, "robot3", w=bad)
-    wait_until(lambda: counts(run)["refused"] >= before + 2, timeout=60)
+    twist(node, "robot3", x=bad, until=lambda: counts(run)["refused"] > before)
+    seen = counts(run)["refused"]
+    twist(node, "robot3", w=bad, until=lambda: counts(run)["refused"] > seen)
     assert counts(run)["last_refusal"] == "robot3: a cmd_vel component is not finite"
     steps_on(run)
     assert (pose(run, "robot3")[0] == start).all()  # not a hair
@@ -67,14 +78,14 @@ def test_an_absurd_twist_is_refused_and_a_large_one_saturates(bridged):
     run, node = bridged
     start, _ = pose(run, "robot2")
     before = counts(run)["refused"]
-    twist(node, "robot2", x=1e9)  # beyond the wheels' sanity (100 m/s): refused
-    wait_until(lambda: counts(run)["refused"] > before, timeout=60)
+    # beyond the wheels' sanity (100 m/s): refused
+    twist(node, "robot2", x=1e9, until=lambda: counts(run)["refused"] > before)
     assert counts(run)["last_refusal"].startswith("robot2: ")
     steps_on(run)
     assert (pose(run, "robot2")[0] == start).all()
     applied = counts(run)["applied"]
-    twist(node, "robot2", x=50.0)  # within sanity, beyond motors.max_speed: saturates there
-    wait_until(lambda: counts(run)["applied"] > applied, timeout=60)
+    # within sanity, beyond motors.max_speed: saturates there
+    twist(node, "robot2", x=50.0, until=lambda: counts(run)["applied"] > applied)
     p0, s0 = pose(run, "robot2")
     steps_on(run, 50)
     p1, s1 = pose(run, "robot2")
@@ -88,6 +99,8 @@ def test_a_flood_of_twists_is_taken_and_the_run_goes_on(bridged):
     run, node = bridged
     before = counts(run)
     step0 = run.stepper.snapshot.step
+    twist(node, "robot1", x=0.1, until=lambda: counts(run)["received"] > before["received"])
+    before = counts(run)
     sent = twist(node, "robot1", x=0.1, count=3000)["sent"]
     twist(node, "robot1", x=0.0, w=0.5)  # the last word: turn in place
     wait_until(lambda: counts(run)["received"] > before["received"] + 10, timeout=60)
@@ -126,8 +139,7 @@ def test_a_robot_a_client_owns_moves_only_as_its_owner_says(bridged):
         bot.claim()
         start, _ = pose(run, "robot4")
         before = counts(run)["refused"]
-        twist(node, "robot4", x=0.3, count=5, period=0.05)
-        wait_until(lambda: counts(run)["refused"] >= before + 5, timeout=60)
+        twist(node, "robot4", x=0.3, until=lambda: counts(run)["refused"] >= before + 5)
         said = counts(run)["last_refusal"]
         assert said.startswith("robot4:") and "owned" in said, said
         steps_on(run)
