@@ -102,21 +102,21 @@ def test_a_flood_of_twists_is_taken_and_the_run_goes_on(bridged):
     twist(node, "robot1", x=0.1, until=lambda: counts(run)["received"] > before["received"])
     before = counts(run)
     sent = twist(node, "robot1", x=0.1, count=3000)["sent"]
-    twist(node, "robot1", x=0.0, w=0.5)  # the last word: turn in place
     wait_until(lambda: counts(run)["received"] > before["received"] + 10, timeout=60)
     steps_on(run, 50)  # the run kept stepping through the flood
+    assert run.stepper.snapshot.step > step0 and not run.stepper.error
+    flood = counts(run)
+    # every Twist taken was applied or refused (none half-read); cmd_vel is read best effort, so
+    # a flood may lose some on the way (docs/ros2.md, *Bad input*), never more than were sent
+    assert flood["malformed"] == before["malformed"]
+    assert flood["received"] - before["received"] <= len(sent)
 
-    def turning() -> bool:  # the last Twist arrived and holds: turning in place, not driving
+    def turning() -> bool:  # the bridge still takes Twists: turning in place, not driving
         a0, _ = pose(run, "robot1")
         steps_on(run, 10)
         a1, _ = pose(run, "robot1")
-        return math.hypot(*(a1[:2] - a0[:2])) < 1e-6 and a1[2] != a0[2]
-    wait_until(turning, timeout=120)
-    assert run.stepper.snapshot.step > step0 and not run.stepper.error
-    after = counts(run)
-    # every Twist taken was applied or refused (none half-read); DDS may drop some (keep last 10)
-    assert after["malformed"] == before["malformed"]
-    assert after["received"] - before["received"] <= len(sent) + 1
+        return math.hypot(*(a1[:2] - a0[:2])) < 1e-3 and a1[2] != a0[2]  # 0.1 m/s: 1e-2
+    twist(node, "robot1", x=0.0, w=0.5, until=turning)  # after the flood, a controller's word
     twist(node, "robot1")
 
 
