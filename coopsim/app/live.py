@@ -64,6 +64,8 @@ def _announce(live) -> None:
     if live.ros2 is not None:
         from ..ros2.graph import startup_line
         click.echo(startup_line(live.ros2.domain, live.ros2.loopback), err=True)
+    if live.ros2_control_line:
+        click.echo(live.ros2_control_line, err=True)
 
 
 def drive_command(driver, robot, nameserver, params, steps, seed) -> None:

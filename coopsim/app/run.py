@@ -134,6 +134,8 @@ class Run:
         self.recorder = None
         self.foxglove = None
         self.ros2 = None
+        self.ros2_control = None  # the ROS 2 run-control node (ros2/services_host.py)
+        self.ros2_control_line = ""  # its start-up line (or why there is none)
         #: Where network requests may read (load) and write (record): see DataFolders.
         self.folders = DataFolders.for_run(scenario.path, options.data_dirs, RECORDINGS_FOLDER,
                                             options.allow_python)
@@ -172,6 +174,14 @@ class Run:
         self._start_cpu = max(cpu, self._start_cpu)
         return busy
 
+    def _start_ros2_control(self) -> None:
+        from ..ros2.services_host import start_control
+        self.ros2_control, self.ros2_control_line = start_control(
+            sim_caller(self.network.sim), self.ros2.domain, self.ros2.loopback)
+        if self.ros2_control is not None:
+            # first: the bridge's own entry stays the last one added (as before the services)
+            self.network.sim.more_state.insert(0, self.ros2_control.control.state)
+
     def _controller_specs(self) -> list:
         return controller_specs(self.scenario, self.stepper.sim.world.robots, self.overrides,
                                 from_scenario=self.options.controllers)
@@ -191,6 +201,8 @@ class Run:
                 if self.ros2 is not None:
                     network.sim.more_state.append(self.ros2.state)
                 self.network = network.start()
+                if self.ros2 is not None:  # pause/resume/reset/step as ROS 2 services
+                    self._start_ros2_control()
             if opts.json_port is not None and self.network is not None:
                 self.gateway = Gateway(self.network.endpoint, opts.bind, opts.json_port,
                                        idle_timeout=opts.json_idle_timeout,
@@ -312,6 +324,9 @@ class Run:
         if self.foxglove is not None:
             self.foxglove.close()
             self.foxglove = None
+        if self.ros2_control is not None:
+            self.ros2_control.close()
+            self.ros2_control = None
         if self.ros2 is not None:
             self.ros2.close()
             self.ros2 = None
@@ -337,6 +352,27 @@ def start_bridge(source, bind: str, port: int, rate: float, insecure: bool):
                               "needs --insecure (or use an SSH tunnel to 127.0.0.1)")
     return Bridge(source, bind, ports.free_port(bind, port, "the Foxglove bridge"),
                   rate).start()
+
+
+def sim_caller(sim):
+    """``call(name, params) -> reply``: one ``/sim`` command answered by ``sim`` (the run's
+    SimServer) in this process, with the server's checks and error codes (the ROS 2
+    run-control services' way in: coopsim/ros2/services.py)."""
+    from ..net import protocol as p
+    from ..net.protocol import Message
+    from ..net.server import reply_errors
+
+    ids = {c.name: c.id for c in p.SIM_COMMANDS.values()}
+
+    def call(name: str, params=()):
+        command = p.SIM_COMMANDS[ids[name]]
+        msg = Message(command=command.id, params=tuple(params))
+
+        def handle():
+            command.check(msg)
+            return sim.handle(msg, command)
+        return reply_errors("/sim", msg, handle)
+    return call
 
 
 def start_ros2(stepper: Stepper, opts: RunOptions):

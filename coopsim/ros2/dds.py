@@ -254,7 +254,8 @@ def on_samples(each, malformed):
             malformed()
             return
         for sample in samples:
-            each(sample)
+            if type(sample).__name__ != "InvalidSample":  # a writer gone (a node that quit):
+                each(sample)  # an instance's state changed, no data: nothing to take
     return on_data
 
 
