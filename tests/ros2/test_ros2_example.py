@@ -5,7 +5,6 @@ prints the irb120's ``/arm/joint_states`` as coopsim has the joints. Both distri
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 
@@ -21,16 +20,8 @@ pytest.importorskip("cyclonedds", reason="the ros2 extra (cyclonedds) is not ins
 EXAMPLES = ROOT / "examples" / "ros2"
 
 
-def sequences_reach(distro: str) -> None:
-    """Types holding a sequence (LaserScan, JointState) reach Fast DDS 3 (Kilted) only with the
-    bridge that announces no XTypes type information (issue 54, item 1: h54-topics' part)."""
-    if distro == "kilted" and importlib.util.find_spec("coopsim.ros2.untyped") is None:
-        pytest.xfail("this bridge's scans and joint states do not reach Fast DDS 3 yet")
-
-
 def test_the_wall_follower_drives_the_turtlebot_along_the_walls(ros_distro):
     name, python = ros_distro
-    sequences_reach(name)
     dom = domain() + (11 if name == "jazzy" else 10)
     scenario = load(str(EXAMPLES / "wall_follow.scenario"))
     with live(scenario, ros2=True, ros2_domain=dom, duration=3600.0) as run:
@@ -58,7 +49,6 @@ def test_the_wall_follower_drives_the_turtlebot_along_the_walls(ros_distro):
 
 def test_the_joint_reader_prints_the_arms_joints(ros_distro):
     name, python = ros_distro
-    sequences_reach(name)
     dom = domain() + (13 if name == "jazzy" else 12)
     with live(load(str(SCENARIOS / "arm_reach.scenario")), ros2=True, ros2_domain=dom,
               duration=3600.0) as run:
