@@ -67,6 +67,7 @@ from . import mujoco_health as mh
 from . import mujoco_import as mi
 from . import mujoco_scenery as msc
 from . import mujoco_imported_arm as mia
+from . import mujoco_servos as msv
 from . import mujoco_links as ml
 from . import mujoco_state as ms
 from .engine import Engine, Handles
@@ -155,6 +156,7 @@ class MujocoEngine(Access, Engine):
         self._diverged: list = []  # what the last step put back (mujoco_health)
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
         self._moved = 0  # steps and resets so far: the robots' state read since is kept
+        self._mean = None  # (model, step, (driven, 3)): ground robots' mean velocity (step)
         self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
         self._tables: dict = {}  # id()s of a list of bodies -> (model, BodyTable, the list)
         self._notes: tuple[str, ...] = ()  # what warnings() has said (once each)
@@ -235,6 +237,7 @@ class MujocoEngine(Access, Engine):
         for mounted in assembly.imports:
             self._save()
             imported = mi.attach(self.spec, mounted, handles.bodies[mounted.body])
+            msv.build(self.spec, imported)  # its held joints' servos (mujoco_servos)
             handles.imports[mounted.key] = imported
             self._imports.append(imported)
             self._stale = True
@@ -298,7 +301,9 @@ class MujocoEngine(Access, Engine):
     def _compile(self) -> None:
         time = self.data.time if self.data is not None else 0.0
         # arms' servos damp implicitly (mujoco_arms); a world without arms stays as it was
-        self.spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST if self._arms
+        servos = any(i.servos for i in self._imports)  # held joints damp implicitly too
+        self.spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+                                          if self._arms or servos
                                           else mujoco.mjtIntegrator.mjINT_EULER)
         self.spec.memory = mb.world_arena(self._bodies.values(), self._arms) \
             + mi.arena(self._imports)
@@ -320,6 +325,8 @@ class MujocoEngine(Access, Engine):
         for imported in self._imports:
             imported.bind(self.model)
             imported.restore(self.data)
+            msv.bind(self.model, imported)
+            msv.restore(self.data, imported)
         mujoco.mj_forward(self.model, self.data)  # frames and contacts of the new layout
         self._stale, self._rows, self._arm_table = False, None, None
 
@@ -339,6 +346,8 @@ class MujocoEngine(Access, Engine):
         self._diverged, held = [], []
         if self._scenery.terrain is not None:  # ground bodies on their way to its height
             self._riders().follow(data, dt)
+        ground = rows.qadr[rows.driven, None] + np.arange(3)  # x, y, yaw of the driven
+        start = data.qpos[ground]
         for _ in range(n):
             self._drive_forces(rows, dt / n)
             if len(rows.flyers):
@@ -355,6 +364,10 @@ class MujocoEngine(Access, Engine):
             guard.contain(model, data, held)
             mujoco.mj_forward(model, data)
         ml.roll_wheels(self._imports, model, data, dt)  # described bases' wheels turn
+        # a ground robot's velocity is its displacement over the step (as the kinematic
+        # engine's): what its wheels turned by, so odometry sums to the pose (the rate at the
+        # step's end, sampled while the drive's capped force ramps it, drifts from it)
+        self._mean = (model, self._moved, (data.qpos[ground] - start) / dt)
 
     def diverged(self) -> tuple:
         """See :meth:`Engine.diverged` (:mod:`coopsim.physics.mujoco_health`)."""
@@ -442,6 +455,11 @@ class MujocoEngine(Access, Engine):
                 rows.states = ms.RobotStates(rows.qadr, rows.dadr, rows.free, rows.z,
                                              rows.static, rows.fixed)
             full = rows.states.full(self.data.qpos, self.data.qvel)
+            mean = getattr(self, "_mean", None)
+            if mean is not None and mean[0] is self.model and mean[1] == self._moved \
+                    and len(rows.driven):
+                full[rows.driven, 7], full[rows.driven, 8] = mean[2][:, 0], mean[2][:, 1]
+                full[rows.driven, 12] = mean[2][:, 2]
             if self._scenery.terrain is not None:  # ground robots at the terrain's height
                 self._riders().lift(full, rows.free, rows.static)
             planar = rows.states.planar(full)
