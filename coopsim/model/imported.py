@@ -280,6 +280,7 @@ class Mounted:
         wheels: A wheeled base's wheels (``imported_mobile.WheelBase``), turned by the engine
             as the base rolls (what its links are drawn at), or None.
         servos: Its held joints (``imported_servos.ServoJoint``): a position servo each.
+        airframe: A multirotor's airframe (``imported_mobile.Airframe``: its mixer), or None.
     """
 
     key: str
@@ -289,6 +290,7 @@ class Mounted:
     prefix: str
     wheels: object = None
     servos: tuple = ()
+    airframe: object = None
 
 
 class ImportedType(RobotType):
@@ -321,7 +323,8 @@ class ImportedType(RobotType):
         if cls.MOBILE is not None:  # a wheeled base, a multirotor, sensors on links
             mount, member = chassis(cls.MOBILE, d, mount, member, cls.modules)
         mounted = Mounted("robot", "base", d, ds, f"{spec.name}/",
-                          cls.MOBILE.wheels if cls.MOBILE is not None else None, cls.SERVOS)
+                          cls.MOBILE.wheels if cls.MOBILE is not None else None, cls.SERVOS,
+                          cls.MOBILE.frame if cls.MOBILE is not None else None)
         return Assembly((member,), (mount,), imports=(mounted,),
                         arms=(cls.ARM,) if arm else ())
 

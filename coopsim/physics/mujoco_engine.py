@@ -157,6 +157,7 @@ class MujocoEngine(Access, Engine):
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
         self._moved = 0  # steps and resets so far: the robots' state read since is kept
         self._mean = None  # (model, step, (driven, 3)): ground robots' mean velocity (step)
+        self._mixers: dict = {}  # id(body) -> a described multirotor's Mixer (imported_rotors)
         self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
         self._tables: dict = {}  # id()s of a list of bodies -> (model, BodyTable, the list)
         self._notes: tuple[str, ...] = ()  # what warnings() has said (once each)
@@ -238,6 +239,8 @@ class MujocoEngine(Access, Engine):
             self._save()
             imported = mi.attach(self.spec, mounted, handles.bodies[mounted.body])
             msv.build(self.spec, imported)  # its held joints' servos (mujoco_servos)
+            if mounted.airframe is not None:  # a described multirotor's own rotors
+                self._mixers[id(handles.bodies[mounted.body])] = mounted.airframe.mixer()
             handles.imports[mounted.key] = imported
             self._imports.append(imported)
             self._stale = True
@@ -250,6 +253,7 @@ class MujocoEngine(Access, Engine):
         for imported in handles.imports.values():
             mi.remove(self.spec, imported)
             self._imports.remove(imported)
+            self._mixers.pop(id(imported.mount), None)
         for body in handles.items:
             self._removed(body)
 
@@ -480,6 +484,12 @@ class MujocoEngine(Access, Engine):
         table = self._ready()
         table.wrench[rows, :3] = np.asarray(force, dtype=float).reshape(-1, 3)
         table.wrench[rows, 3:] = np.asarray(torque, dtype=float).reshape(-1, 3)
+        if self._mixers:  # described multirotors: the wanted wrench through their rotors
+            for k in np.asarray(rows).reshape(-1):
+                mixer = self._mixers.get(id(table.bodies[int(k)]))
+                if mixer is not None:
+                    f, t = mixer.remix(table.wrench[k, :3], table.wrench[k, 3:])
+                    table.wrench[k, :3], table.wrench[k, 3:] = f, t
         ground = np.asarray(rows)[~table.free[rows]]
         if len(ground):
             raise SimulationError(f"{table.bodies[int(ground[0])].label} rides on the floor: "

@@ -49,11 +49,13 @@ def build(spec, imported) -> list:
 
 
 def _no_self_contacts(spec, imported) -> list:
-    """Exclude contacts between the robot's own bodies that a held joint moves, and between
-    them and the rest of the robot: a held joint is driven to where its file puts it, and
-    links modelled touching (a hand's fingers, a leg's thigh and hip) would fight its servo."""
+    """Exclude contacts between the robot's own bodies and with its mount: a held joint is
+    driven where its file puts it, and links modelled touching (a hand's fingers, a leg's
+    thigh and hip, a fixed base's mount inside the pelvis) would fight its servo."""
     bodies = [b.name for b in imported.root.find_all(mujoco.mjtObj.mjOBJ_BODY)]
     names = [imported.root.name] + [b for b in bodies if b != imported.root.name]
+    if imported.mount is not None:  # what carries it (a fixed base's mount is inside it)
+        names.insert(0, imported.mount.name)
     out = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
