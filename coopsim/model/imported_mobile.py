@@ -10,12 +10,10 @@ with their origins) at its zero configuration; nothing needs MuJoCo. What each n
   extent of the wheel link's mesh, else the wheel joint's height above the root link's origin
   (a ``base_footprint`` root stands on the floor); the top speed is the wheel
   joints' ``<limit velocity>`` (rad/s) times the radius, m/s.
-* a **multirotor** (:func:`airframe`): exactly four rotor links, one in each quadrant of the
-  base's x-y plane, each within :data:`X_TOLERANCE` of a diagonal (the ``rotors`` module flies
-  an X frame: rotor 1 front right, 2 back right, 3 back left, 4 front left, 1 and 3 turning
-  clockwise seen from above); ``arm`` is their mean distance from the base's z axis; the mass
-  is the whole tree's and the inertia the whole tree's about its centre of mass, in the base's
-  axes (principal moments only: the products of inertia are left out, as the module's).
+* a **multirotor** (:func:`airframe`): four or more rotors of any layout, links of the file
+  or ``rotor`` lines (:mod:`coopsim.model.imported_rotors`: their allocation matrix and
+  mixer); ``arm`` is their mean distance from the base's z axis (the module's virtual X); the
+  mass and the principal moments are the whole tree's (parallel-axis theorem).
 * a **sensor on a link** (:func:`mount`): the link's origin in the base's frame, x, y, z (m),
   and the yaw of its x axis (rad).
 
@@ -234,10 +232,12 @@ def airframe(description, rotors: tuple[str, ...], spin: tuple[str, ...] = (),
     km = km or DEFAULT_TORQUE_RATIO * kf
     matrix = allocation(positions, axes, spins, km / kf)
     if not controllable(matrix):
-        raise DescriptionKeyError(
-            "rotors: these rotors cannot control thrust, roll, pitch and yaw together (at "
-            + ", ".join(f"({x:.3g}, {y:.3g}) m {s}" for (x, y, _), s in zip(positions, spins))
-            + "): spread them round the centre and give them both spins")
+        key = "spin" if spin else "rotors"
+        text = (f"{key}: these rotors cannot control thrust, roll, pitch and yaw together (at "
+                + ", ".join(f"({x:.3g}, {y:.3g}) m {s}" for (x, y, _), s in zip(positions,
+                                                                               spins))
+                + "): spread them round the centre and give them both spins")
+        raise MobileKeyError(key, text) if spin else DescriptionKeyError(text)
     # the rotors module's virtual X frame: 4 kf' max^2 is the real rotors' total thrust
     virtual_kf = kf * n / 4.0 * float(np.mean(axes[:, 2]))
     return Airframe(names, float(arms.mean()), mass, inertia, float(virtual_kf),
