@@ -2,8 +2,8 @@
 item 6): the Z1 arm, the TIAGo, the Go2 standing in its SRDF stance and the Talos (base fixed
 at its half-sitting height), each in a live MuJoCo world served over real sockets. The 3D view
 opens framed on the robots (viewer/view3d.robots_box: the camera's target inside the robots'
-box and near enough that they fill the window, not the 6 m floor), and a Crazyflie hovering
-2 m ahead of each reads its ``camera3d`` (the robot seen from the front). Screenshots:
+box and near enough that they fill the window, not the 6 m floor), and a Crazyflie 0.9-2.6 m
+ahead of each reads its ``camera3d`` (the robot seen from the front). Screenshots:
 test-artifacts/screenshots/robot_<name>_view.png and robot_<name>_camera.png (docs/images'
 robot_*.png are these, looked at)."""
 
@@ -66,12 +66,13 @@ def _robot(name: str, tmp: Path) -> list[str]:
 def _scenario(name: str, tmp: Path) -> Path:
     (tmp / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
     path = tmp / f"{name}.scenario"
-    height = {"z1": 0.4, "tiago": 0.8, "go2": 0.3, "talos": 1.1}[name]
+    ahead, height = {"z1": (0.9, 0.3), "tiago": (2.2, 0.8), "go2": (1.2, 0.35),
+                     "talos": (2.6, 1.0)}[name]
     path.write_text("\n".join(
         ["[WORLD]", "file w.world", "[SETTINGS]", "engine mujoco", "dt 0.005",
          "mode lockstep", "seed 1", "[ROBOT_1]", f"name {name}", *rm._search(None, ()),
          *_robot(name, tmp), "[ROBOT_2]", "type crazyflie", "name cam",
-         f"position 1.6 0 {height}", "orientation 0 0 180", "param camera3d.width 480",
+         f"position {ahead} 0 {height}", "orientation 0 0 180", "param camera3d.width 480",
          "param camera3d.height 360", "param camera3d.pitch 10"]) + "\n")
     return path
 
@@ -83,6 +84,7 @@ def test_a_robot_opens_framed_in_the_3d_view_and_is_seen_by_a_camera(display, vi
 
     from coopsim.client import Client
     from coopsim.formats.files import load
+    from coopsim.viewer.camera3d import Camera3D
     from coopsim.viewer.view3d import robots_box
 
     with live(load(str(_scenario(name, tmp_path))), paused=True) as run:
@@ -99,7 +101,9 @@ def test_a_robot_opens_framed_in_the_3d_view_and_is_seen_by_a_camera(display, vi
     # framed on the robots: the camera looks into their box from within a few of its sizes
     assert (low - 1e-6 <= cam.target).all() and (cam.target <= high + 1e-6).all()
     assert cam.distance < 3 * float(np.linalg.norm(high - low)) + 0.5
-    assert cam.distance < 4.0  # the whole 6 m floor would need about 7 m
+    floor = Camera3D(cam.width, cam.height)
+    floor.fit((-3.0, -3.0, 0.0), (3.0, 3.0, 1.0))  # what the view opened on before
+    assert cam.distance < 0.75 * floor.distance
     # the camera sees the robot: its middle is not the bare floor and sky of an empty scene
     middle = np.asarray(image)[120:240, 160:320].reshape(-1, 3).astype(int)
     assert np.ptp(middle, axis=0).max() > 40
