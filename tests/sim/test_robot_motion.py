@@ -2,8 +2,9 @@
 robot_motion.py runs each check; docs/robots.md states the figures): the TIAGo's base drives
 true (odometry against the pose), the Iris (rotors at -59/-123/123/59 degrees) hovers and
 flies the eight through the mixer its file gives, a file without rotor links says how to name
-them, tilted and + frames mix right, the Go2 stands from its SRDF stance, the Talos' held
-joints track targets with its base fixed and refuse targets past their limits."""
+them, tilted and + frames mix right, the Go2 stands from its SRDF stance, the Talos stands on its feet in
+its half-sitting stance, and its held joints track targets with its base fixed and refuse
+targets past their limits."""
 
 from __future__ import annotations
 
@@ -113,6 +114,16 @@ def test_the_go2_stands_from_its_srdf_stance():
     stance, height = rm.srdf_stance(go2 / "srdf/go2.srdf")
     got = rm.check_legged(go2 / "urdf/go2.urdf", stance, height, seconds=5.0)
     print("Go2:", got["figure"])
+    assert got["worst_m"] <= 0.02 and got["past_limits"] == 0
+
+
+@needs_package
+def test_the_talos_stands_on_its_feet_in_its_half_sitting_stance():
+    urdf = ROBOTS / "talos_data/robots/talos_reduced.urdf"
+    stance, height = rm.srdf_stance(ROBOTS / "talos_data/srdf/talos.srdf", "half_sitting")
+    stance = {k: v for k, v in stance.items() if k in rm.described_joints(urdf)}
+    got = rm.check_legged(urdf, stance, height, seconds=4.0)
+    print("Talos standing:", got["figure"])
     assert got["worst_m"] <= 0.02 and got["past_limits"] == 0
 
 

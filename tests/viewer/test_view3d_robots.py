@@ -50,7 +50,7 @@ def _tiago(tmp: Path) -> Path:
 def _robot(name: str, tmp: Path) -> list[str]:
     if name == "z1":
         return [f"description {ROBOTS / 'z1_description/urdf/z1.urdf'}", "base fixed",
-                "position 0 0 0"]
+                "position 0 0 0", "stance joint2 1.2 joint3 -1.3 joint5 0.4"]
     if name == "tiago":
         return [f"description {_tiago(tmp)}", "position 0 0 0",
                 "wheels wheel_left_joint wheel_right_joint"]
@@ -66,13 +66,15 @@ def _robot(name: str, tmp: Path) -> list[str]:
 def _scenario(name: str, tmp: Path) -> Path:
     (tmp / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
     path = tmp / f"{name}.scenario"
-    ahead, height = {"z1": (0.9, 0.3), "tiago": (2.2, 0.8), "go2": (1.2, 0.35),
+    ahead, height = {"z1": (0.9, 0.35), "tiago": (2.2, 0.8), "go2": (1.2, 0.35),
                      "talos": (2.6, 1.0)}[name]
+    where = f"0.2 {-ahead} {height}\norientation 0 0 90" if name == "z1" else \
+        f"{ahead} 0 {height}\norientation 0 0 180"  # the arm from its side
     path.write_text("\n".join(
         ["[WORLD]", "file w.world", "[SETTINGS]", "engine mujoco", "dt 0.005",
          "mode lockstep", "seed 1", "[ROBOT_1]", f"name {name}", *rm._search(None, ()),
          *_robot(name, tmp), "[ROBOT_2]", "type crazyflie", "name cam",
-         f"position {ahead} 0 {height}", "orientation 0 0 180", "param camera3d.width 480",
+         f"position {where}", "param camera3d.width 480",
          "param camera3d.height 360", "param camera3d.pitch 10"]) + "\n")
     return path
 
