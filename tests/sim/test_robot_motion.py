@@ -146,3 +146,39 @@ def test_the_talos_held_joints_track_targets_with_its_base_fixed_and_refuse_past
         Servos.command_row(command, tuple(targets), {}, RobotInfo("t", kind))
     with pytest.raises(ProtocolError, match="one target per held joint"):
         Servos.command_row(command, tuple(targets[:3]), {}, RobotInfo("t", kind))
+
+
+def test_a_rotor_axis_of_no_length_or_lying_level_is_refused():
+    from coopsim.model.imported import Description, Link
+    from coopsim.model.imported_mobile import DescriptionKeyError, airframe
+
+    frame = Description("t", "t.urdf", (Link("base", mass=1.0,
+                                             inertia=(0.01, 0, 0, 0.01, 0, 0.02)),), (),
+                        root="base")
+    lines = [list(row) for row in rm.plus_lines()]
+    for bad, words in (((0, 0, 0), "has no length"), ((1, 0, 0), "lies level")):
+        lines[2][3:6] = bad
+        with pytest.raises(DescriptionKeyError, match=words):
+            airframe(frame, (), given=tuple(map(tuple, lines)))
+    assert len(airframe(frame, (), given=rm.plus_lines()).positions) == 4
+
+
+@needs_package
+@pytest.mark.parametrize("stance, words", [
+    ("FL_hip_joint 5", "FL_hip_joint 5 is beyond its limits"),
+    ("nowhere 0.1", "'nowhere' is not a held joint"),
+    ("FL_hip_joint 0.1 FR_hip_joint", "give pairs of a joint and its position"),
+    ("FL_hip_joint high", "FL_hip_joint's position 'high' is not a finite number"),
+])
+def test_a_stance_past_the_limits_or_of_no_held_joint_is_refused_at_its_line(tmp_path, stance,
+                                                                               words):
+    (tmp_path / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
+    path = tmp_path / "g.scenario"
+    urdf = ROBOTS / "go2_description/urdf/go2.urdf"
+    path.write_text("\n".join(["[WORLD]", "file w.world", "[SETTINGS]", "engine mujoco",
+                               "[ROBOT_1]", f"description {urdf}", "name g", "base floating",
+                               "position 0 0 0.4", *rm._search(urdf, ()),
+                               f"stance {stance}"]) + "\n")
+    with pytest.raises(FileFormatError) as err:
+        load(str(path))
+    assert err.value.line == 11 and words in str(err.value)
