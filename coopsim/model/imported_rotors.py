@@ -82,3 +82,12 @@ class Mixer:
         """The wrench the real rotors give for the wanted one (body frame)."""
         out = self.matrix @ self.thrusts(np.asarray(force, float), np.asarray(torque, float))
         return out[:3], out[3:]
+
+
+def remix_rows(mixers: dict, bodies: list, wrench: np.ndarray, rows) -> None:
+    """Put the wanted body wrenches of ``rows`` ((n, 6) ``wrench``, in place) through the
+    mixers of the bodies that have one (``mixers``: id(body) -> :class:`Mixer`)."""
+    for k in np.asarray(rows).reshape(-1):
+        mixer = mixers.get(id(bodies[int(k)]))
+        if mixer is not None:
+            wrench[k, :3], wrench[k, 3:] = mixer.remix(wrench[k, :3], wrench[k, 3:])

@@ -58,6 +58,7 @@ import numpy as np
 
 from ..model.errors import SimulationError
 from ..model.imported_arm import ImportedArmSpec
+from ..model.imported_rotors import remix_rows
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import mujoco_arms as ma
@@ -485,11 +486,7 @@ class MujocoEngine(Access, Engine):
         table.wrench[rows, :3] = np.asarray(force, dtype=float).reshape(-1, 3)
         table.wrench[rows, 3:] = np.asarray(torque, dtype=float).reshape(-1, 3)
         if self._mixers:  # described multirotors: the wanted wrench through their rotors
-            for k in np.asarray(rows).reshape(-1):
-                mixer = self._mixers.get(id(table.bodies[int(k)]))
-                if mixer is not None:
-                    f, t = mixer.remix(table.wrench[k, :3], table.wrench[k, 3:])
-                    table.wrench[k, :3], table.wrench[k, 3:] = f, t
+            remix_rows(self._mixers, table.bodies, table.wrench, rows)
         ground = np.asarray(rows)[~table.free[rows]]
         if len(ground):
             raise SimulationError(f"{table.bodies[int(ground[0])].label} rides on the floor: "
