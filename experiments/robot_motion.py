@@ -257,6 +257,9 @@ def main() -> None:
     if args.kind in ("wheeled", "all"):
         print("tiago", check_wheeled(robots / "tiago_description/robots/tiago.urdf",
                                      "wheel_left_joint", "wheel_right_joint")["figure"])
+        print("tiago pro (front wheels)", check_wheeled(
+            robots / "tiago_pro_description/robots/tiago_pro.urdf", "wheel_front_left_joint",
+            "wheel_front_right_joint")["figure"])
     if args.kind in ("multirotor", "all"):
         print("iris", check_multirotor(robots / "iris_description/robots/iris.urdf",
                                        [f"iris__rotor_{k}" for k in range(4)])["figure"])
