@@ -157,7 +157,7 @@ class MujocoEngine(Access, Engine):
         self._diverged: list = []  # what the last step put back (mujoco_health)
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
         self._moved = 0  # steps and resets so far: the robots' state read since is kept
-        self._mean = None  # (model, step, (driven, 3)): ground robots' mean velocity (step)
+        self._mean = None  # (rows, step, (driven, 3)): ground robots' mean velocity (step)
         self._mixers: dict = {}  # id(body) -> a described multirotor's Mixer (imported_rotors)
         self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
         self._tables: dict = {}  # id()s of a list of bodies -> (model, BodyTable, the list)
@@ -372,7 +372,7 @@ class MujocoEngine(Access, Engine):
         # a ground robot's velocity is its displacement over the step (as the kinematic
         # engine's): what its wheels turned by, so odometry sums to the pose (the rate at the
         # step's end, sampled while the drive's capped force ramps it, drifts from it)
-        self._mean = (model, self._moved, (data.qpos[ground] - start) / dt)
+        self._mean = (rows, self._moved, (data.qpos[ground] - start) / dt)
 
     def diverged(self) -> tuple:
         """See :meth:`Engine.diverged` (:mod:`coopsim.physics.mujoco_health`)."""
@@ -460,16 +460,29 @@ class MujocoEngine(Access, Engine):
                 rows.states = ms.RobotStates(rows.qadr, rows.dadr, rows.free, rows.z,
                                              rows.static, rows.fixed)
             full = rows.states.full(self.data.qpos, self.data.qvel)
-            mean = getattr(self, "_mean", None)
-            if mean is not None and mean[0] is self.model and mean[1] == self._moved \
-                    and len(rows.driven):
-                full[rows.driven, 7], full[rows.driven, 8] = mean[2][:, 0], mean[2][:, 1]
-                full[rows.driven, 12] = mean[2][:, 2]
+            self._mean_velocity(rows, full)
             if self._scenery.terrain is not None:  # ground robots at the terrain's height
                 self._riders().lift(full, rows.free, rows.static)
             planar = rows.states.planar(full)
             self._states = (self._moved, rows, full, planar)
         return full, planar
+
+    def _mean_velocity(self, rows: _Rows, full: np.ndarray) -> None:
+        """Each driven ground robot's velocity in ``full`` (in place): its mean over the last
+        step (step()), kept across a recompile between steps (the rows rebuilt: matched by
+        body)."""
+        mean = self._mean
+        if mean is None or mean[1] != self._moved or not len(rows.driven):
+            return
+        if mean[0] is rows:
+            at, values = rows.driven, mean[2]
+        else:  # a body added or removed since the step: the same robots by identity
+            was = {id(mean[0].bodies[k]): i for i, k in enumerate(mean[0].driven)}
+            pairs = [(k, was[id(rows.bodies[k])]) for k in rows.driven
+                     if id(rows.bodies[k]) in was]
+            at = np.array([k for k, _ in pairs], dtype=np.int64)
+            values = mean[2][[i for _, i in pairs]].reshape(-1, 3)
+        full[at, 7], full[at, 8], full[at, 12] = values[:, 0], values[:, 1], values[:, 2]
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         table = self._ready()
