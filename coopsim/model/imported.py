@@ -26,7 +26,7 @@ import numpy as np
 from .errors import RegistryError
 from .imported_arm import section_arm
 from .imported_mobile import Mobile, chassis, kit, mobile
-from .imported_servos import held
+from .imported_servos import HELD, held
 from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from .specs import RobotSpec
 
@@ -329,18 +329,6 @@ class ImportedType(RobotType):
                         arms=(cls.ARM,) if arm else ())
 
 
-def _servo_kit() -> tuple[str, ...]:
-    """The module of the held joints (``servos``), registered here when this process's
-    install predates its entry point (setup.cfg: a checkout not reinstalled yet)."""
-    from .plugins import MODULES
-
-    if "servos" not in MODULES:
-        from ..plugins.modules.servos import Servos
-
-        MODULES.put("servos", Servos)
-    return kit("servos")
-
-
 def type_label(name: str) -> str:
     """A robot type label from a description's name: an identifier (``ur5-arm`` -> ``ur5_arm``)."""
     label = re.sub(r"\W", "_", name) or "imported"
@@ -377,7 +365,7 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
         "footprint": max(MOUNT_RADIUS, description.reach()),
         # every described robot also carries what its links are drawn from (posture)
         "modules": tuple(dict.fromkeys(spec.modules + found.modules + kit("description")
-                                       + (_servo_kit() if servos else ()))),
+                                       + (kit(HELD) if servos else ()))),
         "ARM": arm, "SERVOS": servos,
         "MOBILE": found, "defaults": MappingProxyType(found.defaults),
         # an arm is drawn from its joint angles, as a built-in arm (the arm hint)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .imported_mobile import DescriptionKeyError, MobileKeyError
+from .imported_mobile import ROTORS, WHEELS, DescriptionKeyError, MobileKeyError
 
 #: Error at which a servo pulls with the joint's full effort: rad (revolute), m (prismatic).
 SAG = {"revolute": 0.1, "continuous": 0.1, "prismatic": 0.01}
@@ -31,6 +31,8 @@ SAG = {"revolute": 0.1, "continuous": 0.1, "prismatic": 0.01}
 DEFAULT_KP = 100.0
 #: Most joints one ``servos`` command sets (the posture reading's columns).
 MAX_SERVOS = 32
+#: The ``described_by`` word of the module of the held joints (``imported_mobile.kit``).
+HELD = "held"
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,10 @@ class ServoJoint:
 def driven_elsewhere(description, spec, arm) -> set[str]:
     """Names of the moving joints another module drives: the wheels, the arm's joints and
     fingers, and the joints whose child is a rotor link."""
-    out = set(spec.get("wheels", ()) or ())
+    out = set(spec.get(WHEELS, ()) or ())
     if arm is not None:
         out |= {link.key for link in arm.links} | set(arm.fingers)
-    rotors = set(spec.get("rotors", ()) or ())
+    rotors = set(spec.get(ROTORS, ()) or ())
     out |= {j.name for j in description.joints if j.child in rotors}
     return out
 
@@ -129,4 +131,4 @@ def check_targets(servos: tuple[ServoJoint, ...], targets) -> str:
 
 
 __all__ = ["ServoJoint", "held", "stance_of", "check_targets", "DescriptionKeyError",
-           "MAX_SERVOS"]
+           "MAX_SERVOS", "HELD"]

@@ -43,7 +43,7 @@ class Servos(Module):
     """A described robot's held joints: set points (rad or m) in the file's order."""
 
     label = "servos"
-    described_by = ("servos",)  # every described robot with a joint no other module drives
+    described_by = ("held",)  # every described robot with a joint no other module drives
     description = ("a robot from a description file: position servos on the joints no other "
                    "module drives (legs, torso, head, hands), set points in rad or m")
     commands = (
