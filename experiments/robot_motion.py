@@ -286,7 +286,11 @@ def main() -> None:
         stance, height = srdf_stance(go2 / "srdf/go2.srdf")
         print("go2", check_legged(go2 / "urdf/go2.urdf", stance, height)["figure"])
     if args.kind in ("humanoid", "all"):
-        print("talos", check_humanoid(robots / "talos_data/robots/talos_full_v2.urdf")["figure"])
+        talos = robots / "talos_data/robots/talos_reduced.urdf"
+        print("talos, base fixed", check_humanoid(talos)["figure"])
+        stance, height = srdf_stance(robots / "talos_data/srdf/talos.srdf", "half_sitting")
+        stance = {k: v for k, v in stance.items() if k in described_joints(talos)}
+        print("talos, standing", check_legged(talos, stance, height)["figure"])
 
 
 if __name__ == "__main__":
