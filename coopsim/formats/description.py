@@ -72,6 +72,22 @@ def _search(key: str, tokens: list, rest: str) -> tuple:
     return dirs
 
 
+#: What a ``rotors`` key naming a link the file lacks adds: how to name rotors.
+ROTOR_HINT = ("; a multirotor's rotors are links of the file (one per propeller, its origin at "
+              "the hub, its joint axis or z axis the thrust) or, where the file has none, one "
+              "'rotor X Y Z AX AY AZ cw|ccw' line each (docs/files.md, Rotors)")
+
+
+def _rotor_line(key: str, tokens: list, rest: str) -> tuple:
+    """``rotor X Y Z AX AY AZ cw|ccw``: a rotor's hub (m) and thrust axis in the root link's
+    frame and its spin seen from above."""
+    if len(tokens) != 7 or tokens[6] not in ("cw", "ccw"):
+        raise Bad(f"{key} needs X Y Z AX AY AZ cw|ccw (a hub in m, a thrust axis, a spin), "
+                  f"got {rest!r}")
+    conv = real("a number", lambda v: abs(v) <= 100)
+    return (*(conv(t) for t in tokens[:6]), tokens[6])
+
+
 @dataclass(frozen=True)
 class DescKey:
     """One row of the description keys.
@@ -119,7 +135,12 @@ DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
             doc="the rotor links (rotors module, flight driver)"),
     DescKey("sensor", _names("module and link", 2, 2), "", repeat=True,
             doc="a sensor module and the link it is mounted on: sensor imu base_link"),
-    DescKey("spin", _names("cw or ccw", 4, 4), "",
+    DescKey("rotor", _rotor_line, "", repeat=True,
+            doc="a rotor the file lacks: X Y Z AX AY AZ cw|ccw (hub m, thrust axis; rotors)",
+            modules=()),
+    DescKey("stance", _names("joint and position", 2, 128), "",
+            doc="held joints' start positions: pairs JOINT VALUE (rad or m; servos module)"),
+    DescKey("spin", _names("cw or ccw", 1, 16), "",
             doc="each rotor's turn seen from above, in the rotors' order (rotors module)"),
     DescKey("kf", fixed(("N s^2",), real("> 0", lambda v: v > 0)), "",
             doc="the rotors' thrust coefficient, N s^2 (rotors module)"),
@@ -354,7 +375,8 @@ def check_names(described: Description, spec: DescriptionSpec) -> tuple[str, str
         for name in (value if refers else ()):
             if name not in kinds[refers]:
                 what = refers.replace("_or_", " or ").replace("moving", "moving joint")
-                return key, f"{key}: {described.source} has no {what} {name!r}"
+                return key, f"{key}: {described.source} has no {what} {name!r}" + (
+                    ROTOR_HINT if key == "rotors" else "")
     return None
 
 

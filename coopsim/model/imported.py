@@ -26,6 +26,7 @@ import numpy as np
 from .errors import RegistryError
 from .imported_arm import section_arm
 from .imported_mobile import Mobile, chassis, kit, mobile
+from .imported_servos import HELD, held
 from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from .specs import RobotSpec
 
@@ -278,6 +279,8 @@ class Mounted:
         prefix: The prefix of its names in the engine (``<robot>/``).
         wheels: A wheeled base's wheels (``imported_mobile.WheelBase``), turned by the engine
             as the base rolls (what its links are drawn at), or None.
+        servos: Its held joints (``imported_servos.ServoJoint``): a position servo each.
+        airframe: A multirotor's airframe (``imported_mobile.Airframe``: its mixer), or None.
     """
 
     key: str
@@ -286,6 +289,8 @@ class Mounted:
     spec: DescriptionSpec
     prefix: str
     wheels: object = None
+    servos: tuple = ()
+    airframe: object = None
 
 
 class ImportedType(RobotType):
@@ -301,6 +306,7 @@ class ImportedType(RobotType):
     SPEC: ClassVar[DescriptionSpec | None] = None
     ARM: ClassVar = None  # its arm (coopsim.model.imported_arm), made once per type
     MOBILE: ClassVar[Mobile | None] = None  # wheels, rotors, sensors (imported_mobile)
+    SERVOS: ClassVar[tuple] = ()  # its held joints (imported_servos)
     draw = MappingProxyType({"shape": "disc", "heading": True})
 
     @classmethod
@@ -317,7 +323,8 @@ class ImportedType(RobotType):
         if cls.MOBILE is not None:  # a wheeled base, a multirotor, sensors on links
             mount, member = chassis(cls.MOBILE, d, mount, member, cls.modules)
         mounted = Mounted("robot", "base", d, ds, f"{spec.name}/",
-                          cls.MOBILE.wheels if cls.MOBILE is not None else None)
+                          cls.MOBILE.wheels if cls.MOBILE is not None else None, cls.SERVOS,
+                          cls.MOBILE.frame if cls.MOBILE is not None else None)
         return Assembly((member,), (mount,), imports=(mounted,),
                         arms=(cls.ARM,) if arm else ())
 
@@ -349,6 +356,7 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
                             "imported robot another type name")
     arm = section_arm(description, spec)
     found = mobile(description, spec)  # MobileKeyError: the key's line (formats.description)
+    servos = held(description, spec, arm)  # every joint no other module drives is held
     cls = type(f"Imported_{label}", (ImportedType,), {
         "label": label, "DESCRIPTION": description, "SPEC": spec,
         "description": f"imported from {description.kind.upper()} {spec.given or spec.path}: "
@@ -356,8 +364,9 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
                        f"joints ({found.base or spec.base} base)",
         "footprint": max(MOUNT_RADIUS, description.reach()),
         # every described robot also carries what its links are drawn from (posture)
-        "modules": tuple(dict.fromkeys(spec.modules + found.modules + kit("description"))),
-        "ARM": arm,
+        "modules": tuple(dict.fromkeys(spec.modules + found.modules + kit("description")
+                                       + (kit(HELD) if servos else ()))),
+        "ARM": arm, "SERVOS": servos,
         "MOBILE": found, "defaults": MappingProxyType(found.defaults),
         # an arm is drawn from its joint angles, as a built-in arm (the arm hint)
         **({"draw": MappingProxyType({**ImportedType.draw, "arm": True})} if arm else {})})

@@ -10,12 +10,10 @@ with their origins) at its zero configuration; nothing needs MuJoCo. What each n
   extent of the wheel link's mesh, else the wheel joint's height above the root link's origin
   (a ``base_footprint`` root stands on the floor); the top speed is the wheel
   joints' ``<limit velocity>`` (rad/s) times the radius, m/s.
-* a **multirotor** (:func:`airframe`): exactly four rotor links, one in each quadrant of the
-  base's x-y plane, each within :data:`X_TOLERANCE` of a diagonal (the ``rotors`` module flies
-  an X frame: rotor 1 front right, 2 back right, 3 back left, 4 front left, 1 and 3 turning
-  clockwise seen from above); ``arm`` is their mean distance from the base's z axis; the mass
-  is the whole tree's and the inertia the whole tree's about its centre of mass, in the base's
-  axes (principal moments only: the products of inertia are left out, as the module's).
+* a **multirotor** (:func:`airframe`): four or more rotors of any layout, links of the file
+  or ``rotor`` lines (:mod:`coopsim.model.imported_rotors`: their allocation matrix and
+  mixer); ``arm`` is their mean distance from the base's z axis (the module's virtual X); the
+  mass and the principal moments are the whole tree's (parallel-axis theorem).
 * a **sensor on a link** (:func:`mount`): the link's origin in the base's frame, x, y, z (m),
   and the yaw of its x axis (rad).
 
@@ -31,14 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import CoopsimError
+from .imported_rotors import SPIN_SIGN, Mixer, allocation, controllable, default_spins
 
-#: Largest angle a rotor may lie off its quadrant's diagonal, rad (10 degrees).
-X_TOLERANCE = math.radians(10.0)
-#: Largest spread of the rotors' arms, as a share of their mean (an X frame is symmetric).
-ARM_SPREAD = 0.1
-#: The ``rotors`` module's spin pattern in its rotor order (FR, BR, BL, FL): ``cw`` clockwise
-#: seen from above.
-SPIN = ("cw", "ccw", "cw", "ccw")
 #: Defaults when the scenario names no ``kf``/``km`` and the rotor joints give no top speed.
 WHEELS, ROTORS = "wheels", "rotors"  # the description keys (formats.description's rows)
 DEFAULT_MAX_SPEED = 2500.0  # rad/s, the Crazyflie's fastest measured propeller speed
@@ -80,16 +72,21 @@ class WheelBase:
 
 @dataclass(frozen=True)
 class Airframe:
-    """A quadrotor read from the description, in the ``rotors`` module's terms.
+    """A multirotor read from the description, in the ``rotors`` module's terms (its virtual
+    X frame) and its real rotors' (:mod:`coopsim.model.imported_rotors`).
 
     Attributes:
-        rotors: The rotor links in the module's order (front right, back right, back left,
-            front left).
-        arm: Mean distance of the rotors from the base's z axis, m.
+        rotors: The rotor links (or ``rotor1``.. for ``rotor`` lines), in the key's order.
+        arm: Mean distance of the rotors from the base's z axis, m (the virtual X's arm).
         mass: The whole tree's mass, kg.
         inertia: Principal moments about the centre of mass in the base's axes, kg m^2.
-        kf, km: Thrust (N s^2) and drag-torque (N m s^2) coefficients.
+        kf, km: The virtual X frame's thrust (N s^2) and drag-torque (N m s^2) coefficients:
+            four virtual rotors at top speed give what the real ones give together.
         max_speed: Largest propeller speed, rad/s.
+        positions, axes: Each real rotor's hub (m) and unit thrust axis, root frame.
+        spins: Each real rotor's ``cw`` or ``ccw`` (seen from above).
+        rotor_kf, rotor_km: One real rotor's thrust (N s^2) and drag-torque (N m s^2)
+            coefficients.
     """
 
     rotors: tuple[str, ...]
@@ -99,6 +96,16 @@ class Airframe:
     kf: float
     km: float
     max_speed: float
+    positions: tuple = ()
+    axes: tuple = ()
+    spins: tuple = ()
+    rotor_kf: float = 0.0
+    rotor_km: float = 0.0
+
+    def mixer(self) -> Mixer:
+        """The real rotors' mixer (allocation matrix, per-rotor thrust cap)."""
+        matrix = allocation(self.positions, self.axes, self.spins, self.rotor_km / self.rotor_kf)
+        return Mixer(matrix, self.rotor_kf * self.max_speed ** 2)
 
     def params(self) -> dict:
         """The ``rotors`` module's parameters (its type's defaults)."""
@@ -194,66 +201,78 @@ def _radius(description, joint, frames) -> float:
 
 
 def airframe(description, rotors: tuple[str, ...], spin: tuple[str, ...] = (),
-             kf: float = 0.0, km: float = 0.0) -> Airframe:
-    """The quadrotor whose rotor links are ``rotors`` (module doc); ``spin`` (``cw``/``ccw``
-    for each named rotor, in the same order) must match the module's pattern; ``kf``, ``km``
-    0 take the defaults above.
+             kf: float = 0.0, km: float = 0.0, given: tuple = ()) -> Airframe:
+    """The multirotor whose rotors are the links ``rotors`` or the ``given`` rotor lines
+    (x, y, z, ax, ay, az, spin each; :mod:`coopsim.model.imported_rotors`); ``spin`` (cw/ccw
+    per rotor, in their order) or alternating; ``kf``, ``km`` 0 take the defaults above.
 
     Raises:
-        DescriptionKeyError: not four known links, not an X frame, or a spin pattern the
-            module cannot fly.
+        DescriptionKeyError: a link the file lacks, fewer than four rotors, a rotor axis of
+            no length or level with the frame, or rotors that cannot control thrust and the
+            three torques (the allocation's rank is below 4).
     """
-    if len(rotors) != 4 or len(set(rotors)) != 4:
-        raise DescriptionKeyError(f"rotors: name four different rotor links (the rotors "
-                                  f"module flies a quadrotor), got {len(rotors)}")
     frames = link_frames(description)
-    for name in rotors:
-        _link(description, name, "rotors")
-    xy = np.array([frames[name][:2, 3] for name in rotors])
-    order = _x_frame(rotors, xy)
+    positions, axes, spins = _rotor_geometry(description, frames, rotors, given)
+    names = tuple(rotors) or tuple(f"rotor{k + 1}" for k in range(len(given)))
+    if len(positions) < 4:
+        raise DescriptionKeyError(f"rotors: a multirotor needs at least four rotors to control "
+                                  f"its thrust, roll, pitch and yaw, got {len(positions)}")
     if spin:
-        _check_spin(rotors, spin, order)
-    arms = np.hypot(xy[:, 0], xy[:, 1])
+        if len(spin) != len(positions) or any(s not in SPIN_SIGN for s in spin):
+            raise MobileKeyError("spin", f"spin: give cw or ccw for each of the "
+                                         f"{len(positions)} rotors, in their order, got "
+                                         f"{' '.join(spin)}")
+        spins = tuple(spin)
+    spins = spins if all(spins) else default_spins(positions)
+    arms = np.hypot(positions[:, 0], positions[:, 1])
     mass, inertia = mass_properties(description, frames)
     top = _rotor_speed(description, rotors) or DEFAULT_MAX_SPEED
-    kf = kf or DEFAULT_THRUST_TO_WEIGHT * mass * GRAVITY / (4.0 * top * top)
+    n = len(positions)
+    kf = kf or DEFAULT_THRUST_TO_WEIGHT * mass * GRAVITY / (n * top * top)
     km = km or DEFAULT_TORQUE_RATIO * kf
-    return Airframe(tuple(rotors[k] for k in order), float(arms.mean()), mass, inertia,
-                    float(kf), float(km), float(top))
+    matrix = allocation(positions, axes, spins, km / kf)
+    if not controllable(matrix):
+        key = "spin" if spin else "rotors"
+        text = (f"{key}: these rotors cannot control thrust, roll, pitch and yaw together (at "
+                + ", ".join(f"({x:.3g}, {y:.3g}) m {s}" for (x, y, _), s in zip(positions,
+                                                                               spins))
+                + "): spread them round the centre and give them both spins")
+        raise MobileKeyError(key, text) if spin else DescriptionKeyError(text)
+    # the rotors module's virtual X frame: 4 kf' max^2 is the real rotors' total thrust
+    virtual_kf = kf * n / 4.0 * float(np.mean(axes[:, 2]))
+    return Airframe(names, float(arms.mean()), mass, inertia, float(virtual_kf),
+                    float(km * n / 4.0), float(top), tuple(map(tuple, positions)),
+                    tuple(map(tuple, axes)), spins, float(kf), float(km))
 
 
-def _x_frame(rotors, xy: np.ndarray) -> list[int]:
-    """Indices of the rotors in the module's order (FR, BR, BL, FL), checked to be an X."""
-    angle = np.arctan2(xy[:, 1], xy[:, 0])
-    order = []
-    for diagonal in (-math.pi / 4, -3 * math.pi / 4, 3 * math.pi / 4, math.pi / 4):
-        off = np.abs((angle - diagonal + math.pi) % (2 * math.pi) - math.pi)
-        k = int(np.argmin(off))
-        if off[k] > X_TOLERANCE or k in order:
-            raise DescriptionKeyError(
-                "rotors: the rotors module flies an X frame (one rotor on each diagonal: front "
-                "right, back right, back left, front left, within "
-                f"{math.degrees(X_TOLERANCE):g} degrees); the links {', '.join(rotors)} are at "
-                + ", ".join(f"{math.degrees(a):.0f}" for a in angle) + " degrees from the x axis")
-        order.append(k)
-    arms = np.hypot(xy[:, 0], xy[:, 1])
-    if np.ptp(arms) > ARM_SPREAD * arms.mean() or not arms.min() > 0:
-        raise DescriptionKeyError(f"rotors: the rotors' distances from the centre differ "
-                                  f"({', '.join(f'{a:.4g}' for a in arms)} m): an X frame's "
-                                  f"are within {ARM_SPREAD:.0%} of each other")
-    return order
-
-
-def _check_spin(rotors, spin, order) -> None:
-    if len(spin) != len(rotors) or any(s not in ("cw", "ccw") for s in spin):
-        raise MobileKeyError("spin", f"spin: give cw or ccw for each of the {len(rotors)} "
-                                  f"rotors, in their order, got {' '.join(spin)}")
-    got = tuple(spin[k] for k in order)
-    if got != SPIN:
-        raise MobileKeyError(
-            "spin", "spin: the rotors module's X frame turns its front-right and back-left rotors "
-            "clockwise and the other two counter-clockwise (seen from above); these rotors "
-            f"turn {', '.join(f'{rotors[k]} {s}' for k, s in zip(order, got))}")
+def _rotor_geometry(description, frames, rotors, given) -> tuple:
+    """(N, 3) hub positions, (N, 3) unit thrust axes and the given spins ("" each for the
+    linked rotors) of the rotor links or lines."""
+    if given:
+        pos = np.array([g[:3] for g in given], float)
+        axes = np.array([g[3:6] for g in given], float)
+        spins = tuple(str(g[6]) for g in given)
+    else:
+        pos, axes = [], []
+        for name in rotors:
+            _link(description, name, "rotors")
+            frame = frames[name]
+            joint = next((j for j in description.joints if j.child == name), None)
+            if joint is not None and joint.kind in ("revolute", "continuous"):
+                axes.append(frame[:3, :3] @ np.asarray(joint.axis, float))
+            else:
+                axes.append(frame[:3, 2])
+            pos.append(frame[:3, 3])
+        pos, axes, spins = np.array(pos, float).reshape(-1, 3), \
+            np.array(axes, float).reshape(-1, 3), ("",) * len(rotors)
+    for k, axis in enumerate(axes):
+        size = float(np.linalg.norm(axis))
+        if not size > 1e-9 or abs(axis[2]) < 1e-6 * size:
+            raise DescriptionKeyError(f"rotors: rotor {k + 1}'s thrust axis "
+                                      f"{tuple(round(float(v), 6) for v in axis)} has no length "
+                                      "or lies level: give an axis with an upward part")
+        axes[k] = axis / size * (1.0 if axis[2] > 0 else -1.0)  # thrust points up
+    return pos, axes, spins
 
 
 def _rotor_speed(description, rotors) -> float:
@@ -352,6 +371,11 @@ def mobile(description, spec) -> Mobile:
         MobileKeyError: a key names what cannot be what it says (its ``key`` says which).
     """
     wheels, rotors = spec.get(WHEELS), spec.get(ROTORS)
+    if spec.all("rotor"):  # rotors the file lacks, given as lines
+        if rotors:
+            raise MobileKeyError("rotor", "rotor: name the rotor links (rotors) or give rotor "
+                                          "lines, not both")
+        rotors = "lines"
     if (wheels or rotors) and any(k == "base" for k, _ in spec.lines):
         key = "wheels" if wheels else "rotors"
         raise MobileKeyError("base", f"base: a robot with {key} sets its own base (wheels ride "
@@ -370,8 +394,9 @@ def mobile(description, spec) -> Mobile:
                                  if (spec_ := _param(label, "max_speed")) is not None})
         if rotors:
             key = "rotors"
-            frame = airframe(description, tuple(rotors), tuple(spec.get("spin", ())),
-                             float(spec.get("kf", 0.0)), float(spec.get("km", 0.0)))
+            frame = airframe(description, tuple(rotors) if rotors != "lines" else (),
+                             tuple(spec.get("spin", ())), float(spec.get("kf", 0.0)),
+                             float(spec.get("km", 0.0)), tuple(spec.all("rotor")))
             modules += kit(ROTORS)
             defaults.update({label: frame.params() for label in modules
                              if _param(label, "kf") is not None})  # the propellers' module

@@ -401,6 +401,12 @@ class Engine(ABC):
         whose mount bodies are ``handles`` (the ``descriptions`` feature; all NaN without)."""
         return np.full((len(handles), MAX_COLUMNS), np.nan)
 
+    def servo_targets(self, handles: list, targets: np.ndarray | None = None) -> np.ndarray:
+        """(K, 32) the held joints' set points (rad or m) of the described robots mounted on
+        ``handles``, after holding ``targets`` when given (NaN: a joint's home); all NaN on an
+        engine without the ``descriptions`` feature."""
+        return np.full((len(handles), 32), np.nan)
+
     def links_document(self, handle) -> dict | None:
         """The layout document's ``links`` (coopsim.model.linkposes: kinematic tree and visual
         shapes) of the robot from a description file mounted on body ``handle``; None for

@@ -36,6 +36,7 @@ from . import mujoco_build as mb
 from . import mujoco_held as mhd
 from . import mujoco_links as ml
 from . import mujoco_rays as mr
+from . import mujoco_servos as msv
 from . import mujoco_state as ms
 from .shapes import as_geometry
 from .mujoco_build import WALL_THICKNESS, Body
@@ -89,6 +90,29 @@ class Access:
     def described_positions(self, handles: list) -> np.ndarray:
         """See :meth:`Engine.described_positions` (mujoco_links.positions)."""
         return ml.positions(self._imports, self.model, self.data, handles)
+
+    def servo_targets(self, handles: list, targets: np.ndarray | None = None) -> np.ndarray:
+        """(K, width) the held joints' set points (rad or m; NaN beyond a robot's) of the
+        described robots mounted on ``handles``; with ``targets`` ((K, width), NaN beyond),
+        first hold those (NaN: the joint's home; mujoco_servos: the ``servos`` module checked
+        their limits)."""
+        self._ready()
+        by_mount = {id(i.mount): i for i in self._imports}
+        width = 32 if targets is None else np.shape(targets)[1]
+        out = np.full((len(handles), width), np.nan)
+        for k, h in enumerate(handles):
+            found = by_mount.get(id(h))
+            if found is None or not found.servos:
+                continue
+            n = min(len(found.servos), width)
+            if targets is not None:  # NaN: the joint's home
+                row = np.array(found.target, dtype=float)
+                given = np.asarray(targets[k][:n], dtype=float)
+                homes = np.array([s.home for s in found.servos[:n]])
+                row[:n] = np.where(np.isnan(given), homes, given)
+                msv.set_targets(self.data, found, row)
+            out[k, :n] = found.target[:n]
+        return out
 
     def links_document(self, handle) -> dict | None:
         """See :meth:`Engine.links_document` (mujoco_links)."""

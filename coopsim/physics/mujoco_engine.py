@@ -58,6 +58,7 @@ import numpy as np
 
 from ..model.errors import SimulationError
 from ..model.imported_arm import ImportedArmSpec
+from ..model.imported_rotors import remix_rows
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import mujoco_arms as ma
@@ -67,6 +68,7 @@ from . import mujoco_health as mh
 from . import mujoco_import as mi
 from . import mujoco_scenery as msc
 from . import mujoco_imported_arm as mia
+from . import mujoco_servos as msv
 from . import mujoco_links as ml
 from . import mujoco_state as ms
 from .engine import Engine, Handles
@@ -155,6 +157,8 @@ class MujocoEngine(Access, Engine):
         self._diverged: list = []  # what the last step put back (mujoco_health)
         self._substeps: tuple = (None, 0.0, 1)  # model, dt, MuJoCo steps per step
         self._moved = 0  # steps and resets so far: the robots' state read since is kept
+        self._mean = None  # (rows, step, (driven, 3)): ground robots' mean velocity (step)
+        self._mixers: dict = {}  # id(body) -> a described multirotor's Mixer (imported_rotors)
         self._states: tuple = (-1, None, None, None)  # moved, rows, state3d, robot_state
         self._tables: dict = {}  # id()s of a list of bodies -> (model, BodyTable, the list)
         self._notes: tuple[str, ...] = ()  # what warnings() has said (once each)
@@ -235,6 +239,9 @@ class MujocoEngine(Access, Engine):
         for mounted in assembly.imports:
             self._save()
             imported = mi.attach(self.spec, mounted, handles.bodies[mounted.body])
+            msv.build(self.spec, imported)  # its held joints' servos (mujoco_servos)
+            if mounted.airframe is not None:  # a described multirotor's own rotors
+                self._mixers[id(handles.bodies[mounted.body])] = mounted.airframe.mixer()
             handles.imports[mounted.key] = imported
             self._imports.append(imported)
             self._stale = True
@@ -247,6 +254,7 @@ class MujocoEngine(Access, Engine):
         for imported in handles.imports.values():
             mi.remove(self.spec, imported)
             self._imports.remove(imported)
+            self._mixers.pop(id(imported.mount), None)
         for body in handles.items:
             self._removed(body)
 
@@ -298,7 +306,9 @@ class MujocoEngine(Access, Engine):
     def _compile(self) -> None:
         time = self.data.time if self.data is not None else 0.0
         # arms' servos damp implicitly (mujoco_arms); a world without arms stays as it was
-        self.spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST if self._arms
+        servos = any(i.servos for i in self._imports)  # held joints damp implicitly too
+        self.spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+                                          if self._arms or servos
                                           else mujoco.mjtIntegrator.mjINT_EULER)
         self.spec.memory = mb.world_arena(self._bodies.values(), self._arms) \
             + mi.arena(self._imports)
@@ -320,6 +330,8 @@ class MujocoEngine(Access, Engine):
         for imported in self._imports:
             imported.bind(self.model)
             imported.restore(self.data)
+            msv.bind(self.model, imported)
+            msv.restore(self.data, imported)
         mujoco.mj_forward(self.model, self.data)  # frames and contacts of the new layout
         self._stale, self._rows, self._arm_table = False, None, None
 
@@ -339,6 +351,8 @@ class MujocoEngine(Access, Engine):
         self._diverged, held = [], []
         if self._scenery.terrain is not None:  # ground bodies on their way to its height
             self._riders().follow(data, dt)
+        ground = rows.qadr[rows.driven, None] + np.arange(3)  # x, y, yaw of the driven
+        start = data.qpos[ground]
         for _ in range(n):
             self._drive_forces(rows, dt / n)
             if len(rows.flyers):
@@ -355,6 +369,10 @@ class MujocoEngine(Access, Engine):
             guard.contain(model, data, held)
             mujoco.mj_forward(model, data)
         ml.roll_wheels(self._imports, model, data, dt)  # described bases' wheels turn
+        # a ground robot's velocity is its displacement over the step (as the kinematic
+        # engine's): what its wheels turned by, so odometry sums to the pose (the rate at the
+        # step's end, sampled while the drive's capped force ramps it, drifts from it)
+        self._mean = (rows, self._moved, (data.qpos[ground] - start) / dt)
 
     def diverged(self) -> tuple:
         """See :meth:`Engine.diverged` (:mod:`coopsim.physics.mujoco_health`)."""
@@ -442,11 +460,29 @@ class MujocoEngine(Access, Engine):
                 rows.states = ms.RobotStates(rows.qadr, rows.dadr, rows.free, rows.z,
                                              rows.static, rows.fixed)
             full = rows.states.full(self.data.qpos, self.data.qvel)
+            self._mean_velocity(rows, full)
             if self._scenery.terrain is not None:  # ground robots at the terrain's height
                 self._riders().lift(full, rows.free, rows.static)
             planar = rows.states.planar(full)
             self._states = (self._moved, rows, full, planar)
         return full, planar
+
+    def _mean_velocity(self, rows: _Rows, full: np.ndarray) -> None:
+        """Each driven ground robot's velocity in ``full`` (in place): its mean over the last
+        step (step()), kept across a recompile between steps (the rows rebuilt: matched by
+        body)."""
+        mean = self._mean
+        if mean is None or mean[1] != self._moved or not len(rows.driven):
+            return
+        if mean[0] is rows:
+            at, values = rows.driven, mean[2]
+        else:  # a body added or removed since the step: the same robots by identity
+            was = {id(mean[0].bodies[k]): i for i, k in enumerate(mean[0].driven)}
+            pairs = [(k, was[id(rows.bodies[k])]) for k in rows.driven
+                     if id(rows.bodies[k]) in was]
+            at = np.array([k for k, _ in pairs], dtype=np.int64)
+            values = mean[2][[i for _, i in pairs]].reshape(-1, 3)
+        full[at, 7], full[at, 8], full[at, 12] = values[:, 0], values[:, 1], values[:, 2]
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         table = self._ready()
@@ -462,6 +498,8 @@ class MujocoEngine(Access, Engine):
         table = self._ready()
         table.wrench[rows, :3] = np.asarray(force, dtype=float).reshape(-1, 3)
         table.wrench[rows, 3:] = np.asarray(torque, dtype=float).reshape(-1, 3)
+        if self._mixers:  # described multirotors: the wanted wrench through their rotors
+            remix_rows(self._mixers, table.bodies, table.wrench, rows)
         ground = np.asarray(rows)[~table.free[rows]]
         if len(ground):
             raise SimulationError(f"{table.bodies[int(ground[0])].label} rides on the floor: "

@@ -48,6 +48,9 @@ class Imported:
         self.qpos = np.zeros(len(self.names))  # the state a compile restores, rad or m
         self.qvel = np.zeros(len(self.names))
         self.mount = None  # the mount body it is attached on (set by attach)
+        self.servos = tuple(getattr(mounted, "servos", ()))  # held joints (mujoco_servos)
+        self.target = np.array([s.home for s in self.servos], dtype=float)  # their set points
+        self.held = np.zeros(0, dtype=np.int64)  # their actuators in the current model
 
     @property
     def dof(self) -> int:

@@ -148,6 +148,17 @@ class Access:
         description file (NaN rows: none; NaN beyond its joints)."""
         return self._by_arm(rows, self.engine.described_positions, (width,), "imported")
 
+    def servo_targets(self, rows: np.ndarray, targets: np.ndarray | None) -> np.ndarray:
+        """(len(rows), 32) the held joints' set points (rad or m) of each described robot
+        (NaN rows: none; NaN beyond its held joints); with ``targets`` (len(rows), 32), first
+        hold those (NaN: that joint's home)."""
+        handles, where = self._handles(rows, "imported")
+        out = np.full((len(rows), 32), np.nan)
+        if handles:
+            given = None if targets is None else np.asarray(targets, float)[where]
+            out[where] = self.engine.servo_targets(list(handles), given)
+        return out
+
     def wrist_wrench(self, rows: np.ndarray) -> np.ndarray:
         """(len(rows), 6) force (N) and torque (N m) at each robot's wrist, tool frame (NaN
         rows: no arm)."""

@@ -148,12 +148,18 @@ class View3D:
         return f"following {self.selected}" if self.following else "stopped following"
 
     def fit(self, scene) -> None:
-        """F: the floor and everything on it (up to the highest robot) fill the window."""
+        """A new world and F: the robots fill the window (:func:`robots_box`: a 9 cm
+        Crazyflie in a 6 m arena, an arm and its cubes); without robots the floor and
+        everything on it (up to the highest robot) does."""
         length, width = scene.floor
-        top = max([1.0] + [float(z) for z in (scene.altitude if scene.altitude is not None
-                                              else [])])
         if length <= 0 or width <= 0:
             length = width = 4.0
+        box = robots_box(scene.layout, (length, width))
+        if box is not None:
+            self.camera.fit(*box)
+            return
+        top = max([1.0] + [float(z) for z in (scene.altitude if scene.altitude is not None
+                                              else [])])
         self.camera.fit((-length / 2, -width / 2, 0.0), (length / 2, width / 2, top))
 
     # -- drawing ------------------------------------------------------------------------------
@@ -302,6 +308,32 @@ class View3D:
         if self._gl is not None:
             self._gl.delete()
             self._gl = None
+
+
+#: The smallest box the robots are framed in, m a side: a lone small robot keeps some floor
+#: round it (a Crazyflie fills about a quarter of the window).
+MIN_BOX = 0.5
+
+
+def robots_box(layout: dict | None, floor: tuple[float, float]):
+    """(low, high) corners (m, world frame) of the box round the layout's robots: each a
+    disc of its radius from the floor up to twice its radius above its origin (an arm or a
+    humanoid stands about as tall as it reaches), at least :data:`MIN_BOX` a side and no
+    wider than the floor; None without robots."""
+    robots = (layout or {}).get("robots", [])
+    if not robots:
+        return None
+    xyz = np.array([(float(r.get("x", 0.0)), float(r.get("y", 0.0)), float(r.get("z", 0.0)))
+                    for r in robots])
+    radius = np.array([max(0.02, float(r.get("radius", 0.2))) for r in robots])
+    low = np.column_stack((xyz[:, :2] - radius[:, None], np.zeros(len(robots)))).min(axis=0)
+    high = np.column_stack((xyz[:, :2] + radius[:, None], xyz[:, 2] + 2 * radius)).max(axis=0)
+    centre, half = (low + high) / 2, np.maximum((high - low) / 2, MIN_BOX / 2)
+    low, high = centre - half, centre + half
+    edge = np.array(floor, float) / 2
+    low[:2], high[:2] = np.maximum(low[:2], -edge), np.minimum(high[:2], edge)
+    low[2] = max(low[2], 0.0)
+    return low, high
 
 
 def _robot_kinds(robots: list[dict]):

@@ -114,7 +114,7 @@ def test_the_flight_driver_flies_the_quadrotor_along_an_eight(tmp_path):
 
 
 @pytest.mark.parametrize("spin, extra, line, words", [
-    ("cw cw cw ccw", (), 13, "spin: the rotors module's X frame turns its front-right"),
+    ("cw cw cw cw", (), 13, "cannot control thrust, roll, pitch and yaw together"),
     ("ccw cw cw ccw", ("sensor wheels base_link",), 16, "sensor: 'wheels' is not a module"),
     ("ccw cw cw ccw", ("sensor lidar nowhere",), 16, "has no link 'nowhere'"),
     ("ccw cw cw ccw", ("base floating",), 16, "base: a robot with rotors sets its own base"),
@@ -141,15 +141,16 @@ def _frame(rotor_xy, wheels=()):
     return Description("t", "t.urdf", tuple(links), tuple(joints), root="base")
 
 
-def test_a_plus_frame_and_wheels_named_right_first_are_refused():
+def test_a_plus_frame_flies_and_wheels_named_right_first_are_refused():
     from coopsim.model.imported_mobile import DescriptionKeyError, airframe, wheel_base
 
-    plus = _frame([(0.1, 0.0), (0.0, -0.1), (-0.1, 0.0), (0.0, 0.1)])
-    with pytest.raises(DescriptionKeyError, match="flies an X frame"):
-        airframe(plus, ("r0", "r1", "r2", "r3"))
+    plus = airframe(_frame([(0.1, 0.0), (0.0, -0.1), (-0.1, 0.0), (0.0, 0.1)]),
+                    ("r0", "r1", "r2", "r3"))
+    assert plus.spins == ("cw", "ccw", "cw", "ccw")  # alternating from the front, cw first
     x = airframe(_frame([(0.1, -0.1), (-0.1, -0.1), (-0.1, 0.1), (0.1, 0.1)]),
                  ("r3", "r2", "r1", "r0"))
-    assert x.rotors == ("r0", "r1", "r2", "r3") and x.arm == pytest.approx(0.1 * math.sqrt(2))
+    assert x.rotors == ("r3", "r2", "r1", "r0") and x.arm == pytest.approx(0.1 * math.sqrt(2))
+    assert x.spins == ("ccw", "cw", "ccw", "cw")  # front right (r0) and back left cw
     assert 4 * x.kf * x.max_speed ** 2 == pytest.approx(2 * x.mass * 9.81)  # the default kf
     base = _frame([], wheels=(("wl", 0.1), ("wr", -0.1)))
     assert wheel_base(base, "wl", "wr").axle == pytest.approx(0.2)
