@@ -32,17 +32,6 @@ PACKAGE = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_
     "site-packages" / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
 
 
-def servos_module() -> None:
-    """Register the held joints' module (``servos``) when the installed coopsim predates
-    its entry point (a checkout not reinstalled: ``pip install -e .`` reads setup.cfg)."""
-    from coopsim.model.plugins import MODULES
-
-    if "servos" not in MODULES:
-        from coopsim.plugins.modules.servos import Servos
-
-        MODULES.put("servos", Servos)
-
-
 def robots_folder() -> Path | None:
     """example-robot-data's ``robots`` folder as installed, or None."""
     try:
@@ -62,7 +51,6 @@ def _run(lines: list[str], folder: Path, dt: float, name: str = "s"):
     from coopsim.sim.simulation import Simulation
     from coopsim.sim.stepper import Stepper
 
-    servos_module()
     (folder / "w.world").write_text("[FLOOR]\nsize 12 12 0.1\n")
     path = folder / f"{name}.scenario"
     path.write_text("\n".join(["[WORLD]", "file w.world", "[SETTINGS]", "engine mujoco",

@@ -139,17 +139,3 @@ def _fill(cache, auto) -> None:
     if proc.returncode != 0:
         sys.stderr.write(f"conftest: filling numba's kernel cache failed{cache.failure(proc)}; "
                          "the runs fill it themselves\n")
-
-
-def _servos_module() -> None:
-    """The held joints' module (``servos``), registered in this process when the installed
-    coopsim predates its entry point (setup.cfg; a checkout not reinstalled yet)."""
-    from coopsim.model.plugins import MODULES
-
-    if "servos" not in MODULES:
-        from coopsim.plugins.modules.servos import Servos
-
-        MODULES.put("servos", Servos)
-
-
-_servos_module()
