@@ -191,7 +191,9 @@ class Description:
         root: The root link's name.
         text: The text MuJoCo compiles (an URDF's mesh paths resolved, its compiler options set).
         assets: (name, bytes) of mesh files MuJoCo is given from memory (an ASCII STL as
-            binary: MuJoCo reads only binary STL).
+            binary: MuJoCo reads only binary STL; a COLLADA mesh as binary STL).
+        repairs: ``file:line: link 'name' repaired: why`` for each mass or inertia repaired
+            on load (coopsim.formats.inertiarepair), warned when the file is read.
     """
 
     name: str
@@ -203,6 +205,7 @@ class Description:
     kind: str = "urdf"
     text: str = field(default="", repr=False)
     assets: tuple[tuple[str, bytes], ...] = field(default=(), repr=False)
+    repairs: tuple[str, ...] = ()
 
     def link(self, name: str) -> Link:
         """The link called ``name`` (KeyError when none is)."""

@@ -102,6 +102,12 @@ def mesh_triangles(m: MeshSpec) -> np.ndarray:
     """
     if m.vertices is not None:  # an ASCII STL: kept as read
         return np.asarray(m.vertices, dtype=float).reshape(-1, 3, 3)
+    if m.path.lower().endswith(".dae"):  # a robot's COLLADA mesh (checked when it loaded)
+        from ..formats.collada import dae_triangles
+        try:
+            return np.array(dae_triangles(m.path))
+        except Exception as exc:  # noqa: BLE001 -- FileFormatError, as the callers expect
+            raise ValueError(str(exc)) from None
     with open(m.path, "rb") as fh:
         data = fh.read()
     if m.path.lower().endswith(".obj"):
