@@ -24,6 +24,7 @@ import io
 import os
 import re
 import struct
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -118,8 +119,10 @@ def _cached(path: str, size: int, mtime: int, limit: int) -> np.ndarray:
     data = _read(path)
     if _declared(data) > 2 * limit:  # a polygon makes >= 1 triangle: refused before parsing
         raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
-    doc = _parse(path, data)
-    tris = _scene_triangles(doc, path, limit)
+    with warnings.catch_warnings():  # pycollada's own use of numpy.matrix: not the file's
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        doc = _parse(path, data)
+        tris = _scene_triangles(doc, path, limit)
     unit = getattr(getattr(doc, "assetInfo", None), "unitmeter", None) or 1.0
     tris = tris * float(unit)
     if not np.isfinite(tris).all():

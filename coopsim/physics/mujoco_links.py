@@ -141,6 +141,13 @@ def links_document(d: Description) -> dict:
             mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, parent) or f"body{parent}",
             "xyz": _r(model.body_pos[b]), "quat": _r(model.body_quat[b]),
             "moving": _joints(model, b, moving), "visuals": _visuals(model, b, files)})
+    if links and all(link["name"] != d.root for link in links):
+        # MuJoCo made the root its world (an URDF's ``world`` link: the Z1's, the URs'): it
+        # is listed all the same, at the robot's body frame, the old roots hanging from it
+        for link in links:
+            link["parent"] = link["parent"] or d.root
+        links.insert(0, {"name": d.root, "parent": "", "xyz": [0.0] * 3,
+                         "quat": [1.0, 0.0, 0.0, 0.0], "moving": [], "visuals": []})
     doc = {"root": d.root, "columns": min(len(moving), len(COLUMNS)), "links": links}
     _DOCS[id(d)] = (d, doc)
     return doc
