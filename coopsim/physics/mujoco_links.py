@@ -41,20 +41,21 @@ def _standalone(d: Description):
 
 
 def _mesh_files(d: Description) -> dict[str, str]:
-    """The names MuJoCo's model gives mesh files -> their basenames (a file given from memory,
+    """The names MuJoCo's model gives mesh files -> their names in the document
+    (:meth:`~coopsim.model.imported.Description.mesh_names`; a file given from memory,
     ``coopsim_ascii_K.stl`` or ``coopsim_dae_K.stl`` of formats.robotxml._urdf_text, is the
-    K-th ASCII STL or COLLADA file), and ("bounds", basename) -> the mesh's bounds."""
+    K-th ASCII STL or COLLADA file), and ("bounds", name) -> the mesh's bounds."""
     paths = sorted({m.path for link in d.links for m in link.meshes})
-    names = {p: os.path.basename(p) for p in paths}
+    names = d.mesh_names()  # basenames, with folders where two files share one
     memory = {"coopsim_ascii": [p for p in paths if _ascii_stl(p)],
               "coopsim_dae": [p for p in paths if p.lower().endswith(".dae")]}
     for name, _ in d.assets:  # coopsim_<kind>_K.stl: the K-th file of that kind
         kind, _, k = name[:-len(".stl")].rpartition("_")
         if kind in memory and k.isdigit() and int(k) < len(memory[kind]):
-            names[name] = os.path.basename(memory[kind][int(k)])
-    for link in d.links:  # a mesh's bounds (scaled, its file's frame), by basename
+            names[name] = names[memory[kind][int(k)]]
+    for link in d.links:  # a mesh's bounds (scaled, its file's frame), by name
         for m in link.meshes:
-            names[("bounds", os.path.basename(m.path))] = m.bounds
+            names[("bounds", names[m.path])] = m.bounds
     return names
 
 

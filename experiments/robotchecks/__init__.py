@@ -5,7 +5,8 @@ kind (tests/experiments/test_robot_table.py).
 Each check is ``check(urdf: str) -> Check``: it loads the file through coopsim's own loader
 (in process, no network) and measures one figure against an independent oracle. :data:`CHECKS`
 maps a kind (:func:`experiments.robotchecks.kinds.kind_of`) to its check; a kind without one
-gets the FK check alone (every tree's kinematics is checked against Pinocchio's).
+gets the FK check alone (every tree's kinematics is checked against Pinocchio's). The motion
+checks (:mod:`.motion`) need ``experiments/`` on the path (``robot_motion``).
 """
 
 from __future__ import annotations
@@ -29,15 +30,16 @@ class Check:
 
 
 def _checks() -> dict:
-    """Kind -> its check (a module that is missing leaves its kind to the FK check)."""
+    """Kind -> its check: FK for every kind (``fk``), and the motion checks of h52-motion's
+    ``experiments/robot_motion.py`` when it is there (:mod:`.motion`)."""
     from . import fk
     found = {"fk": fk.check}
-    for kind, module in (("wheeled", "wheeled"), ("multirotor", "multirotor"),
-                         ("legged", "legged"), ("humanoid", "humanoid"), ("hand", "hand")):
-        try:
-            found[kind] = __import__(f"{__name__}.{module}", fromlist=["check"]).check
-        except ImportError:
-            continue
+    try:
+        from . import motion
+    except ImportError:
+        return found
+    found.update(wheeled=motion.wheeled, multirotor=motion.multirotor, legged=motion.legged,
+                 humanoid=motion.held, hand=motion.held)
     return found
 
 

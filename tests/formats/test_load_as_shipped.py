@@ -189,3 +189,24 @@ def test_the_links_document_lists_a_root_mujoco_made_its_world(tmp_path):
     assert (second["name"], second["parent"]) == ("base_link", "world")
     assert second["xyz"] == pytest.approx([0, 0, 0.2])
     assert [link["parent"] for link in doc["links"]].count("") == 1
+
+
+def test_two_mesh_files_of_one_basename_are_told_apart_in_the_links_document(tmp_path):
+    pytest.importorskip("mujoco")
+    from coopsim.physics.mujoco_links import links_document
+    from coopsim.sim.meshsource import mesh_source
+    for folder, size in (("torso", 0.1), ("gripper", 0.02)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "base.obj").write_text(
+            f"v 0 0 0\nv {size} 0 0\nv 0 {size} 0\nv 0 0 {size}\n"
+            "f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n")
+    urdf = ARM.replace('<box size="0.05 0.05 0.3"/>', '<mesh filename="torso/base.obj"/>') \
+              .replace('<box size="0.04 0.04 0.2"/>', '<mesh filename="gripper/base.obj"/>')
+    d = _described(tmp_path, urdf)
+    assert sorted(d.mesh_names().values()) == ["gripper/base.obj", "torso/base.obj"]
+    files = {link["name"]: [v.get("file") for v in link["visuals"]]
+             for link in links_document(d)["links"]}
+    assert files["upper"] == ["torso/base.obj"] and files["fore"] == ["gripper/base.obj"]
+    world = type("W", (), {"robots": [type("R", (), {"name": "arm1", "type": "tiny_arm"})()]})()
+    assert mesh_source(world, ["arm1", "gripper/base.obj"]).path == \
+        str(tmp_path / "gripper" / "base.obj")
