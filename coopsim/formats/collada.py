@@ -69,9 +69,23 @@ def _geometry_only(data: bytes) -> bytes:
     """``data`` without what is not read (materials, textures, cameras, lights, animations):
     a material naming a texture the package lacks makes pycollada drop the geometry bound
     to it (ANYmal B's foot), and parsing them costs time."""
-    for tag in _UNREAD:
-        data = re.sub(rb"<" + tag + rb"\b.*?</" + tag + rb">", b"", data, flags=re.S)
-    return data
+    parts, at = [], 0
+    cuts = []
+    for tag in _UNREAD:  # found by bytes.find: a regex over a 10 MB file cost as much as parsing
+        start = data.find(b"<" + tag)
+        while start >= 0:
+            end = data.find(b"</" + tag + b">", start)
+            if end < 0:
+                break
+            end += len(tag) + 3
+            cuts.append((start, end))
+            start = data.find(b"<" + tag, end)
+    for start, end in sorted(cuts):
+        if start >= at:  # a cut inside an earlier one (none in COLLADA) is skipped
+            parts.append(data[at:start])
+            at = end
+    parts.append(data[at:])
+    return b"".join(parts)
 
 
 def _parse(path: str, data: bytes):
