@@ -30,6 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..model.errors import FileFormatError
+from ..model.scenerydoc import READERS
 from .sections import open_regular
 
 MAX_BYTES = 64 << 20  # bytes of one .dae (meshes.MAX_MESH_BYTES)
@@ -190,3 +191,6 @@ def stl_bytes(tris: np.ndarray) -> bytes:
     rec = np.zeros(len(tris), dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
     rec["v"] = tris
     return b"\0" * 80 + struct.pack("<I", len(tris)) + rec.tobytes()
+
+
+READERS[".dae"] = dae_triangles  # /sim 27, Foxglove: model.scenerydoc.mesh_triangles reads it
