@@ -11,7 +11,10 @@ it they are skipped.
   collision meshes) 1.5 m apart, each with ``joints``, ``tool``, ``gripper``, ``force`` and
   ``pose``, every arm making a slow joint move (its servos set every step), dt 0.002 s
   (500 Hz), one thread: ms per step, and x real time (goal >= 0.3 at 100 arms on 2 cores);
-  the baseline beside it, the same count of built-in ``irb120`` arms.
+  the baseline beside it, the same count of built-in ``irb120`` arms. Kind ``z1``: the
+  Unitree Z1 (``z1.urdf``: 6 joints to ``link06``, its COLLADA visual meshes; issue 52's goal
+  >= 1x real time at 100 arms on one core), at 1 and 10 arms: 100 copies of its 240,000
+  visual triangles in one MuJoCo model took over 20 GB (not run).
 """
 
 from __future__ import annotations
@@ -28,8 +31,14 @@ PANDA = ("description {share}/example-robot-data/robots/panda_description/urdf/p
          "tool panda_hand_tcp\n"
          "gripper panda_finger_joint1 panda_finger_joint2\n"
          "home 0 -0.785 0 -2.356 0 1.571 0.785\n")
+# the Unitree Z1 of issue 52 (COLLADA visual meshes, STL collision): 6 joints to link06
+Z1 = ("description {share}/example-robot-data/robots/z1_description/urdf/z1.urdf\n"
+      "tool link06\n"
+      "home 0 0.8 -0.8 0 0 0\n")
 MOVES = {"panda": (0.3, -0.5, 0.3, -2.0, 0.3, 1.8, 1.0),  # rad: where each kind moves to
+         "z1": (0.3, 1.2, -1.0, 0.3, 0.3, 0.3),
          "irb120": (0.3, 0.3, 0.3, 0.3, 1.2, 0.3)}
+ROBOTS = {"panda": PANDA, "z1": Z1}
 G1 = ("description {share}/example-robot-data/robots/g1_description/urdf/"
       "g1_29dof_rev_1_0.urdf\n")
 
@@ -99,15 +108,18 @@ class Arms(Case):
     """N imported Pandas moving at 500 Hz, one thread: ms per step (and x real time); beside
     it the same count of built-in ``irb120`` arms (the baseline: 6 joints, capsules)."""
 
-    params = (sizes("panda", "irb120", smoke="panda"), sizes(1, 10, 100, smoke=1))
+    params = (sizes("panda", "z1", "irb120", smoke="panda"), sizes(1, 10, 100, smoke=1))
     param_names = ("kind", "arms")
 
     def setup(self, kind, arms):
         from coopsim.sim.drivers import LocalRobot
 
+        if kind == "z1" and arms > 10:  # each Z1 keeps its own copy of its visual meshes in
+            # MuJoCo's model: 100 of them took over 20 GB (issue 52, left open)
+            raise NotImplementedError("100 Z1 arms need over 20 GB: measured at 10")
         threads(1)
         folder = tempfile.mkdtemp(prefix="coopsim-imported-")
-        robot = PANDA.format(share=_share()) if kind == "panda" else "type irb120\n"
+        robot = ROBOTS[kind].format(share=_share()) if kind in ROBOTS else "type irb120\n"
         self.stepper = _stepper(_scenario(folder, robot, arms))
         move = MOVES[kind]
         for k in range(arms):  # a slow move of every joint: the servos set every step

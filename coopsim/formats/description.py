@@ -20,6 +20,7 @@ nothing outside its data folders.
 
 from __future__ import annotations
 
+import logging
 import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ SEARCH_ENV = "COOPSIM_DESCRIPTION_PATH"
 MAX_BYTES = 8 << 20  # bytes of a description file
 MAX_ROBOT_TRIANGLES = 4_000_000  # triangles of all of one description's meshes
 ANCESTORS = 5  # package:// is looked for in the description's folder and the 4 above it
+log = logging.getLogger(__name__)
 
 
 def _names(what: str, low: int = 1, high: int = 64):
@@ -360,7 +362,10 @@ def load_description(spec: DescriptionSpec, folders=None) -> Description:
     """
     data = read_bytes(spec.path)
     root, lines = read_xml(spec.path, data)
-    return robotxml.parse(spec, root, lines, mesh_reader(spec, folders))
+    described = robotxml.parse(spec, root, lines, mesh_reader(spec, folders))
+    for line in described.repairs:  # warned once per read: a repair is no refusal
+        log.warning("%s", line)
+    return described
 
 
 def check_names(described: Description, spec: DescriptionSpec) -> tuple[str, str] | None:

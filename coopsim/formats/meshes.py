@@ -55,6 +55,11 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
     """
     text = os.fspath(path)
     suffix = os.path.splitext(text)[1].lower()
+    if suffix == ".dae":  # COLLADA: a description's mesh, read with pycollada (formats.collada)
+        from .collada import dae_triangles
+        points = dae_triangles(text, max_triangles).reshape(-1, 3)
+        return MeshInfo(text, len(points) // 3, tuple(map(float, points.min(axis=0))),
+                        tuple(map(float, points.max(axis=0))))
     if suffix not in SUFFIXES:
         raise FileFormatError(text, 0, f"mesh format {suffix or '(none)'!r} is not read: "
                                        f"give {' or '.join(SUFFIXES)}")

@@ -2,9 +2,9 @@
 :class:`~coopsim.model.imported.Description` (docs/files.md "Robots from a description file").
 
 Every problem is ``FileFormatError`` at the element's line: a name missing or given twice, a
-number that is not one, a malformed inertia (not positive definite, or a principal moment
-larger than the other two together), a zero or negative mass, a link that moves but weighs
-nothing, an unknown parent or child link, a joint cycle, two roots, too many links or joints.
+number that is not one, a negative mass, an unknown parent or child link, a joint cycle, two
+roots, too many links or joints. An inertia that is not positive definite, or a link that moves
+but weighs nothing, is repaired with a warning (:mod:`coopsim.formats.inertiarepair`).
 The text MuJoCo compiles is made here too: an URDF's mesh paths resolved, its visuals in
 formats MuJoCo cannot read dropped, and its compiler told to keep every link (a tool link on
 a fixed joint keeps its name).
@@ -21,21 +21,16 @@ import numpy as np
 from ..model.errors import FileFormatError
 from ..model.imported import Description, DescriptionSpec, Joint, Link, Site
 from ..model.limits import field_problem
-from .meshes import SUFFIXES as MESH_SUFFIXES
+from . import collada, inertiarepair
+from .meshes import SUFFIXES
 from .meshes import ascii_stl_as_binary
 from .mjcfframes import Defaults, body_frame
 
-DROPPED_SUFFIXES = (".dae",)  # meshes of a URDF that MuJoCo is not given (COLLADA)
-
+MESH_SUFFIXES = SUFFIXES + (".dae",)  # a description's meshes: STL, OBJ, COLLADA (converted)
 MAX_LINKS = 500  # links (MJCF: bodies) of one description
 MAX_JOINTS = 500  # joints of one description
 URDF_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 MJCF_JOINTS = {"hinge": "revolute", "slide": "prismatic", "ball": "ball", "free": "floating"}
-#: An inertia whose principal moments are all below this (kg m^2) is a zero one (a massless
-#: frame, rounding left in its off-diagonal terms); otherwise each must be > 0 (MuJoCo refuses
-#: the rest). The triangle inequality broken, as CAD exports often write it, MuJoCo balances
-#: (``balanceinertia``).
-ZERO_INERTIA = 1e-12
 #: The compiler options MuJoCo reads an URDF with: every link kept, mesh paths as given
 #: (already resolved), visuals kept (MuJoCo gives them no contacts).
 URDF_COMPILER = {"fusestatic": "false", "strippath": "false", "discardvisual": "false",
@@ -47,6 +42,7 @@ class _Tree:
 
     def __init__(self, path: str, root: ET.Element, lines: dict) -> None:
         self.path, self.root, self.lines = path, root, lines
+        self.repairs: dict[str, inertiarepair.Repair] = {}  # link name -> its repair
 
     def line(self, element: ET.Element) -> int:
         return self.lines.get(id(element), 0)
@@ -121,11 +117,12 @@ def _urdf(tree: _Tree, mesh) -> Description:
     root = next(name for name in links if name not in parents)
     ordered = [links[root]] + [Link(l.name, parents[l.name].name, l.mass, l.inertia, l.meshes,
                                     l.com, l.line) for l in links.values() if l.name != root]
-    _check_masses(tree, ordered, joints)
+    ordered = _check_masses(tree, ordered, joints)
     text, assets = _urdf_text(tree, {name: m.path for name, m in resolved.items()})
     return Description(tree.root.get("name", "") or os.path.splitext(
         os.path.basename(tree.path))[0], tree.path, tuple(ordered), tuple(joints), (), root,
-        "urdf", text, assets)
+        "urdf", text, assets, tuple(inertiarepair.warning(tree.path, fix)
+                                    for fix in tree.repairs.values()))
 
 
 def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
@@ -139,8 +136,8 @@ def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
         mass = tree.numbers(m, "value", 1, (None,))[0]
         if mass is None or mass < 0:
             raise tree.error(m, f"link {name!r}: mass must be >= 0 kg, got {m.get('value')!r}")
-        if field_problem("mass", mass):
-            raise tree.error(m, f"link {name!r}: {field_problem('mass', mass)}")
+        if field_problem("link mass", mass):
+            raise tree.error(m, f"link {name!r}: {field_problem('link mass', mass)}")
         origin = inertial.find("origin")
         if origin is not None:
             com = tree.numbers(origin, "xyz", 3, com)
@@ -150,6 +147,9 @@ def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
                             for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
             if any(inertia) or not all(math.isfinite(v) for v in inertia):
                 _check_inertia(tree, i, name, inertia)  # all zero: a massless frame's
+                fix = inertiarepair.inertia_fix(name, tree.line(i), mass, inertia)
+                if fix is not None:
+                    tree.repairs[name], inertia = fix, fix.inertia
     meshes = []
     for use in ("visual", "collision"):
         for geometry in element.iterfind(f"{use}/geometry/mesh"):
@@ -158,34 +158,18 @@ def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
                 raise tree.error(geometry, f"link {name!r}: <mesh> without filename")
             scale = tree.numbers(geometry, "scale", 3, (1.0, 1.0, 1.0))
             if not filename.lower().endswith(MESH_SUFFIXES):
-                _dropped(tree, geometry, filename, mesh)
-                continue  # a .dae: dropped from what MuJoCo compiles (_urdf_text)
+                raise tree.error(geometry, f"mesh {filename!r} is not a mesh file: give "
+                                           f"{', '.join(MESH_SUFFIXES)}")
             meshes.append(mesh(filename, tree.line(geometry), scale, use))
     return Link(name, "", mass, inertia, tuple(meshes), com, tree.line(element))
 
 
-def _dropped(tree: _Tree, geometry: ET.Element, filename: str, mesh) -> None:
-    """A mesh MuJoCo is not given: a COLLADA file, confined like any other (a network load
-    may not name a file outside its data folders); any other suffix (``/etc/passwd``) is no
-    mesh at all and is refused at its line."""
-    if not filename.lower().endswith(DROPPED_SUFFIXES):
-        raise tree.error(geometry, f"mesh {filename!r} is not a mesh file: give "
-                                   f"{', '.join(MESH_SUFFIXES + DROPPED_SUFFIXES)}")
-    mesh(filename, tree.line(geometry), (1.0, 1.0, 1.0), "dropped")
-
-
 def _check_inertia(tree: _Tree, element: ET.Element, link: str, inertia: tuple) -> None:
-    """Refuse an inertia that is no body's: missing or not finite, or a principal moment that
-    is not positive (:data:`ZERO_INERTIA`; a broken triangle inequality MuJoCo balances)."""
+    """Refuse an inertia that is missing or not finite (one that is not positive definite is
+    repaired: :mod:`coopsim.formats.inertiarepair`; a broken triangle inequality MuJoCo
+    balances)."""
     if not all(math.isfinite(v) for v in inertia):
         raise tree.error(element, f"link {link!r}: <inertia> needs ixx ixy ixz iyy iyz izz")
-    xx, xy, xz, yy, yz, zz = inertia
-    moments = np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]))
-    top = max(1e-30, float(np.abs(moments).max()))
-    if top > ZERO_INERTIA and moments.min() <= 0:
-        raise tree.error(element, f"link {link!r}: malformed inertia (principal moments "
-                                  f"{', '.join(f'{m:.4g}' for m in moments)} kg m^2: each must "
-                                  "be > 0, or all 0 for a massless frame)")
 
 
 def _urdf_joint(tree: _Tree, element: ET.Element) -> Joint:
@@ -279,30 +263,37 @@ def _reached(joints: list, root: str) -> set:
     return reached
 
 
-def _check_masses(tree: _Tree, links: list, joints: list) -> None:
-    """Refuse a link that moves (on a joint that is not fixed) with a zero mass or inertia of
-    its own: MuJoCo cannot move it (a massless link on a fixed joint is a frame, and fine).
-    A moving link without ``<inertial>`` takes its mass from its geometry, so it needs some."""
-    by_name = {l.name: l for l in links}
+def _check_masses(tree: _Tree, links: list, joints: list) -> list:
+    """``links`` with each link that moves (on a joint that is not fixed) but has a zero mass
+    or inertia of its own repaired (:func:`coopsim.formats.inertiarepair.moving_fix`: MuJoCo
+    cannot move it; a massless link on a fixed joint is a frame, and fine). A moving link
+    without ``<inertial>`` takes its mass from its geometry; with none it is repaired too.
+
+    Raises:
+        FileFormatError: the whole robot weighs nothing.
+    """
+    by_name = {l.name: k for k, l in enumerate(links)}
+    elements = {e.get("name", "").strip(): e for e in tree.root.findall("link")}
+    out = list(links)
     for j in joints:
-        if j.kind == "fixed":
-            continue
-        link = by_name[j.child]
-        element = next(e for e in tree.root.findall("link") if e.get("name") == link.name)
+        link = out[by_name[j.child]]
+        element = elements[link.name]
         inertial = element.find("inertial")
-        if inertial is None:
-            if element.find("collision") is None and element.find("visual") is None:
-                raise tree.error(element, f"link {link.name!r} moves on joint {j.name!r} but has "
-                                          "no <inertial> and no geometry to weigh: zero mass")
-        elif not (link.mass > 0 and _positive(link.inertia)):
-            at = inertial.find("mass") if not link.mass > 0 else inertial.find("inertia")
-            what = "mass is zero" if not link.mass > 0 else "inertia has a zero moment"
-            raise tree.error(at, f"link {link.name!r} moves on joint {j.name!r} (line "
-                                 f"{j.line}) but its {what}: MuJoCo cannot move it")
-    if not sum(l.mass for l in links) > 0 and not any(
+        if j.kind == "fixed" or (inertial is None and (element.find("collision") is not None
+                                                       or element.find("visual") is not None)):
+            continue
+        if inertial is not None and link.mass > 0 and _positive(link.inertia):
+            continue
+        at = element if inertial is None else inertial
+        fix = inertiarepair.moving_fix(link.name, tree.line(at), link.mass, link.inertia, j.name)
+        tree.repairs[link.name] = inertiarepair.merged(tree.repairs.get(link.name), fix)
+        out[by_name[j.child]] = Link(link.name, link.parent_joint, fix.mass, fix.inertia,
+                                     link.meshes, link.com, link.line)
+    if not sum(l.mass for l in out) > 0 and not any(
             e.find("collision") is not None for e in tree.root.findall("link")):
         raise FileFormatError(tree.path, links[0].line, "the robot has zero mass: no link has "
                                                         "an <inertial> with a mass > 0")
+    return out
 
 
 def _positive(inertia: tuple) -> bool:
@@ -312,23 +303,32 @@ def _positive(inertia: tuple) -> bool:
         return True
     xx, xy, xz, yy, yz, zz = inertia
     return bool(np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz],
-                                             [xz, yz, zz]])).min() > 0)
+                                             [xz, yz, zz]])).min() > inertiarepair.MIN_MOMENT)
 
 
 def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
     """The URDF MuJoCo compiles and the mesh files it is given as bytes: mesh paths resolved,
-    meshes MuJoCo cannot read (COLLADA) dropped, ASCII STL given as binary (MuJoCo reads
-    only binary STL), the compiler options of :data:`URDF_COMPILER` (replacing any
-    ``<mujoco>`` element)."""
-    ascii_names, assets = {}, []
+    meshes in formats MuJoCo cannot read dropped, ASCII STL given as binary (MuJoCo reads
+    only binary STL, ``coopsim_ascii_K.stl``), COLLADA as binary STL (``coopsim_dae_K.stl``,
+    decimated to MuJoCo's limit: :func:`coopsim.formats.collada.decimated`), K counting the
+    files of each kind in sorted order; the compiler options of :data:`URDF_COMPILER`
+    (replacing any ``<mujoco>`` element) and the repairs of :mod:`.inertiarepair`."""
+    ascii_names, assets, daes = {}, [], 0
     for path in sorted(set(resolved.values())):
+        if path.lower().endswith(".dae"):
+            ascii_names[path] = f"coopsim_dae_{daes}.stl"
+            assets.append((ascii_names[path], collada.stl_bytes(collada.decimated(
+                collada.dae_triangles(path)))))
+            daes += 1
+            continue
         data = ascii_stl_as_binary(path)
         if data is not None:
-            ascii_names[path] = f"coopsim_ascii_{len(assets)}.stl"
+            ascii_names[path] = f"coopsim_ascii_{len(assets) - daes}.stl"
             assets.append((ascii_names[path], data))
     root = ET.fromstring(ET.tostring(tree.root))  # a copy: the parsed tree stays as read
     for old in root.findall("mujoco"):
         root.remove(old)
+    inertiarepair.apply(root, tree.repairs)
     extra = ET.Element("mujoco")
     ET.SubElement(extra, "compiler", URDF_COMPILER)
     root.insert(0, extra)
@@ -348,7 +348,7 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
 def _mjcf(tree: _Tree, mesh) -> Description:
     root = tree.root
     for element in root.iter():  # bounds as for every mass coopsim takes (model/limits.py)
-        why = field_problem("mass", tree.numbers(element, "mass", 1, (0.0,))[0])
+        why = field_problem("link mass", tree.numbers(element, "mass", 1, (0.0,))[0])
         if why:
             raise tree.error(element, why)
     for bad in root.iter("include"):

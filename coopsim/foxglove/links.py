@@ -46,7 +46,7 @@ def _local_files(robot_type: str) -> dict[str, str]:
     d = getattr(cls, "DESCRIPTION", None)
     if d is None:
         return {}
-    return {os.path.basename(m.path): m.path for link in d.links for m in link.meshes}
+    return {name: path for path, name in d.mesh_names().items()}
 
 
 def _file_triangles(path: str) -> np.ndarray | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import os
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar
@@ -192,7 +193,9 @@ class Description:
         root: The root link's name.
         text: The text MuJoCo compiles (an URDF's mesh paths resolved, its compiler options set).
         assets: (name, bytes) of mesh files MuJoCo is given from memory (an ASCII STL as
-            binary: MuJoCo reads only binary STL).
+            binary: MuJoCo reads only binary STL; a COLLADA mesh as binary STL).
+        repairs: ``file:line: link 'name' repaired: why`` for each mass or inertia repaired
+            on load (coopsim.formats.inertiarepair), warned when the file is read.
     """
 
     name: str
@@ -204,6 +207,7 @@ class Description:
     kind: str = "urdf"
     text: str = field(default="", repr=False)
     assets: tuple[tuple[str, bytes], ...] = field(default=(), repr=False)
+    repairs: tuple[str, ...] = ()
 
     def link(self, name: str) -> Link:
         """The link called ``name`` (KeyError when none is)."""
@@ -211,6 +215,21 @@ class Description:
             if link.name == name:
                 return link
         raise KeyError(name)
+
+    def mesh_names(self) -> dict[str, str]:
+        """Each mesh file's name in the ``links`` document (path -> name): its basename, or,
+        where two files share one (TALOS's ``torso/base_link.STL`` and
+        ``gripper/base_link.STL``), as many of its trailing folders as tell it apart."""
+        paths = sorted({m.path for link in self.links for m in link.meshes})
+        tails = {p: p.replace(os.sep, "/").split("/") for p in paths}
+        out = {}
+        for p, parts in tails.items():
+            for k in range(1, len(parts) + 1):
+                name = "/".join(parts[-k:])
+                if not any("/".join(q[-k:]) == name for o, q in tails.items() if o != p):
+                    break
+            out[p] = name
+        return out
 
     def joint(self, name: str) -> Joint:
         """The joint called ``name`` (KeyError when none is)."""

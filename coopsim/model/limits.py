@@ -108,6 +108,9 @@ def too_many_objects(count: int) -> str:
 
 SIZE = Limit(0.001, 1000.0, "m")
 MASS = Limit(0.001, 10000.0, "kg", zero=True)
+# a link's mass in a description file: a tiny or zero one is repaired with a warning
+# (formats/inertiarepair.py: a 1 mg antenna as shipped), the top bound is every mass's
+LINK_MASS = Limit(0.0, MASS.high, "kg")
 POSITION = Limit(-10000.0, 10000.0, "m")
 YAW = Limit(-2 * math.pi, 2 * math.pi, "rad", degrees=True)
 COLOR = Limit(0, 255, integer=True)
@@ -120,6 +123,7 @@ FIELDS: dict[str, Limit] = {
     **{f"position {n}": POSITION for n in ("x", "y", "z")},
     "yaw": YAW,
     "mass": MASS,
+    "link mass": LINK_MASS,
     **{f"color {n}": COLOR for n in "RGB"},
     "floor length": FLOOR_EXTENT, "floor width": FLOOR_EXTENT, "floor height": FLOOR_HEIGHT,
 }

@@ -98,6 +98,11 @@ def _grid(t: TerrainSpec) -> tuple[tuple, float, float]:
     return grid, float(h.min() * top), float(h.max() * top)
 
 
+#: Suffix -> (path -> (n, 3, 3) triangles) of formats a lower layer cannot read itself: the
+#: file readers register here (coopsim.formats.collada: ``.dae``), so model/ imports no format.
+READERS: dict = {}
+
+
 def mesh_triangles(m: MeshSpec) -> np.ndarray:
     """(n, 3, 3) the corners of ``m``'s triangles, its file's frame and units, read from its
     local file (already checked against the limits when the world was read).
@@ -107,6 +112,12 @@ def mesh_triangles(m: MeshSpec) -> np.ndarray:
     """
     if m.vertices is not None:  # an ASCII STL: kept as read
         return np.asarray(m.vertices, dtype=float).reshape(-1, 3, 3)
+    reader = READERS.get(os.path.splitext(m.path)[1].lower())
+    if reader is not None:  # a robot's COLLADA mesh (checked when it loaded; read by the same
+        try:                # file rules: a regular file, its size bound, opened non-blocking)
+            return np.array(reader(m.path), dtype=float)
+        except Exception as exc:  # noqa: BLE001 -- FileFormatError, as the callers expect
+            raise ValueError(str(exc)) from None
     data = read_mesh_file(m.path)
     if m.path.lower().endswith(".obj"):
         return _obj_triangles(data)

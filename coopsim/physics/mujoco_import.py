@@ -86,13 +86,34 @@ class Imported:
         return q, d
 
 
+def description_spec(d):
+    """The description ``d`` read into its own MjSpec by MuJoCo's parser; an URDF's meshes
+    that only links with their own ``<inertial>`` use are given ``inertia="shell"``: their
+    volume weighs nothing there, and a mesh too thin to have one (Alex's ``nub``, a flat
+    plate) would otherwise stop MuJoCo's compiler ("mesh volume is too small").
+
+    Raises:
+        Exception: MuJoCo's parser's own.
+    """
+    if d.kind != "urdf":
+        return mujoco.MjSpec.from_file(d.source)
+    spec = mujoco.MjSpec.from_string(d.text, assets=dict(d.assets))
+    weighed = set()  # meshes whose volume gives a body its inertia
+    for body in spec.bodies:
+        if not body.explicitinertial:
+            weighed.update(g.meshname for g in body.geoms
+                           if g.type == mujoco.mjtGeom.mjGEOM_MESH)
+    for mesh in spec.meshes:
+        if mesh.name not in weighed:
+            mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
+    return spec
+
+
 def _child_spec(mounted: Mounted):
     """The description compiled into its own MjSpec by MuJoCo's parser."""
     d = mounted.description
     try:
-        if d.kind == "urdf":
-            return mujoco.MjSpec.from_string(d.text, assets=dict(d.assets))
-        return mujoco.MjSpec.from_file(d.source)
+        return description_spec(d)
     except Exception as exc:  # noqa: BLE001 -- MuJoCo's parser raises its own errors
         raise SimulationError(f"MuJoCo could not read {d.source}: {_one_line(exc)}") from None
 

@@ -5,8 +5,7 @@ MJCF say the same (the format: :mod:`coopsim.model.linkposes`; docs/protocol.md)
 Bounded: no triangle goes in it (a mesh is its file's basename, scale and placement), at most
 :data:`~coopsim.formats.robotxml.MAX_LINKS` links and :data:`MAX_VISUALS` shapes per link.
 A link's visual shapes are its geoms without contacts (URDF ``<visual>``, an MJCF's visual
-class), or its collision geoms when it has none (the Panda of example-robot-data, whose visual
-meshes are COLLADA files MuJoCo cannot read). MuJoCo re-centres a mesh on its centre of mass
+class), or its collision geoms when it has none. MuJoCo re-centres a mesh on its centre of mass
 and turns it to its principal axes; the document undoes that (``mesh_pos``/``mesh_quat``), so
 a mesh's ``xyz``/``quat`` place the *file's* frame and a client draws the file as it is.
 """
@@ -37,24 +36,26 @@ def _r(values, n: int = 6) -> list:
 
 def _standalone(d: Description):
     """The description compiled alone (its names unprefixed)."""
-    if d.kind == "urdf":
-        return mujoco.MjSpec.from_string(d.text, assets=dict(d.assets)).compile()
-    return mujoco.MjSpec.from_file(d.source).compile()
+    from .mujoco_import import description_spec
+    return description_spec(d).compile()
 
 
 def _mesh_files(d: Description) -> dict[str, str]:
-    """The names MuJoCo's model gives mesh files -> their basenames (an ASCII STL given from
-    memory, ``coopsim_ascii_K.stl`` of formats.robotxml._urdf_text, is the K-th ASCII one),
-    and ("bounds", basename) -> the mesh's bounds."""
+    """The names MuJoCo's model gives mesh files -> their names in the document
+    (:meth:`~coopsim.model.imported.Description.mesh_names`; a file given from memory,
+    ``coopsim_ascii_K.stl`` or ``coopsim_dae_K.stl`` of formats.robotxml._urdf_text, is the
+    K-th ASCII STL or COLLADA file), and ("bounds", name) -> the mesh's bounds."""
     paths = sorted({m.path for link in d.links for m in link.meshes})
-    names = {p: os.path.basename(p) for p in paths}
-    asset_names = [name for name, _ in d.assets]
-    ascii_paths = [p for p in paths if _ascii_stl(p)]
-    for name, path in zip(asset_names, ascii_paths):
-        names[name] = os.path.basename(path)
-    for link in d.links:  # a mesh's bounds (scaled, its file's frame), by basename
+    names = d.mesh_names()  # basenames, with folders where two files share one
+    memory = {"coopsim_ascii": [p for p in paths if _ascii_stl(p)],
+              "coopsim_dae": [p for p in paths if p.lower().endswith(".dae")]}
+    for name, _ in d.assets:  # coopsim_<kind>_K.stl: the K-th file of that kind
+        kind, _, k = name[:-len(".stl")].rpartition("_")
+        if kind in memory and k.isdigit() and int(k) < len(memory[kind]):
+            names[name] = names[memory[kind][int(k)]]
+    for link in d.links:  # a mesh's bounds (scaled, its file's frame), by name
         for m in link.meshes:
-            names[("bounds", os.path.basename(m.path))] = m.bounds
+            names[("bounds", names[m.path])] = m.bounds
     return names
 
 
@@ -141,6 +142,13 @@ def links_document(d: Description) -> dict:
             mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, parent) or f"body{parent}",
             "xyz": _r(model.body_pos[b]), "quat": _r(model.body_quat[b]),
             "moving": _joints(model, b, moving), "visuals": _visuals(model, b, files)})
+    if links and all(link["name"] != d.root for link in links):
+        # MuJoCo made the root its world (an URDF's ``world`` link: the Z1's, the URs'): it
+        # is listed all the same, at the robot's body frame, the old roots hanging from it
+        for link in links:
+            link["parent"] = link["parent"] or d.root
+        links.insert(0, {"name": d.root, "parent": "", "xyz": [0.0] * 3,
+                         "quat": [1.0, 0.0, 0.0, 0.0], "moving": [], "visuals": []})
     doc = {"root": d.root, "columns": min(len(moving), len(COLUMNS)), "links": links}
     _DOCS[id(d)] = (d, doc)
     return doc

@@ -1,11 +1,10 @@
 """Which local mesh file a ``/sim`` ``mesh`` request (protocol 11) names: a world mesh by its
-section name, or an imported robot's mesh by the robot's name and the file's basename, both as
-the layout document gives them. Only files the world or a robot's description already read
+section name, or an imported robot's mesh by the robot's name and the file's name (its
+basename, with folders where two of its files share one), both as the layout document gives
+them. Only files the world or a robot's description already read
 and checked are found; the request never carries a path (model/meshwire.py)."""
 
 from __future__ import annotations
-
-import os
 
 from ..model.errors import UnknownNameError
 from ..model.plugins import ROBOT_TYPES
@@ -29,9 +28,8 @@ def mesh_source(world, words: list[str]) -> MeshSpec:
     if robot is None:
         raise UnknownNameError(f"no robot {words[0]!r}")
     description = getattr(ROBOT_TYPES.get(robot.type), "DESCRIPTION", None)
-    paths = [] if description is None else \
-        [m.path for link in description.links for m in link.meshes
-         if os.path.basename(m.path) == words[1]]
+    names = {} if description is None else description.mesh_names()
+    paths = [path for path, name in names.items() if name == words[1]]
     if not paths:
         raise UnknownNameError(f"{words[0]} has no mesh file {words[1]!r} (its links' "
                                "visuals[].file)")

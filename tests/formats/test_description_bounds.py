@@ -33,7 +33,7 @@ def test_a_urdf_mass_beyond_the_bounds_is_refused_at_its_line(tmp_path, value):
     with pytest.raises(FileFormatError) as info:
         _load(tmp_path, "arm.urdf", bad)
     assert info.value.line == _line(bad, f'value="{value}"')
-    assert "link 'upper': mass must be 0 (static) or between 0.001 and 10000 kg" in str(info.value)
+    assert "link 'upper': link mass must be between 0 and 10000 kg" in str(info.value)
 
 
 def test_an_mjcf_mass_beyond_the_bounds_is_refused_at_its_line(tmp_path):
@@ -41,7 +41,16 @@ def test_an_mjcf_mass_beyond_the_bounds_is_refused_at_its_line(tmp_path):
     with pytest.raises(FileFormatError) as info:
         _load(tmp_path, "arm.xml", bad)
     assert info.value.line == _line(bad, 'mass="1e308"')
-    assert "mass must be 0 (static) or between 0.001 and 10000 kg" in str(info.value)
+    assert "link mass must be between 0 and 10000 kg" in str(info.value)
+
+
+def test_a_tiny_link_mass_is_repaired_not_refused(tmp_path):
+    """A 1 mg link (TIAGo's antenna as shipped) is under every other mass's 1 g bound: a link's
+    mass is repaired with a warning instead (formats/inertiarepair.py)."""
+    tiny = (DATA / "tiny_arm.urdf").read_text().replace('<mass value="1.0"/>',
+                                                        '<mass value="1e-06"/>')
+    spec = _load(tmp_path, "arm.urdf", tiny)
+    assert spec.robots[0].name == "a"
 
 
 def test_masses_within_the_bounds_load(tmp_path):

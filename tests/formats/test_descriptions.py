@@ -76,24 +76,35 @@ def test_an_external_entity_is_refused(tmp_path):
     assert "DTD" in error_of(tmp_path, external).reason
 
 
-def test_a_zero_mass_is_refused_at_its_line(tmp_path):
+def test_a_zero_mass_of_a_moving_link_is_repaired_at_its_line(tmp_path, caplog):
     bad = ARM.replace('<mass value="1.0"/>', '<mass value="0"/>')
-    exc = error_of(tmp_path, bad)
+    described = ROBOT_TYPES.get(load(tmp_path, bad).robots[0].type).DESCRIPTION
     line = next(n for n, text in enumerate(bad.splitlines(), 1) if 'value="0"' in text)
-    assert exc.line == line and "moves on joint 'shoulder'" in exc.reason
-    assert "its mass is zero" in exc.reason
-    flat = ARM.replace('ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0.001"',
-                       'ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0"')
-    assert "malformed inertia (principal moments 0, 0.008, 0.008" in error_of(tmp_path, flat).reason
+    assert described.link("upper").mass == pytest.approx(1e-3)
+    assert described.repairs == (f"{tmp_path / 'arm.urdf'}:{line}: link 'upper' repaired: moves "
+                                 "on joint 'shoulder': mass 0 kg -> 0.001 kg (boundmass)",)
+    assert described.repairs[0] in caplog.text
+    assert 'mass value="0.001"' in described.text  # what MuJoCo compiles is the repaired one
     frame = ARM.replace('<link name="tool"/>', '<link name="tool"><inertial><mass value="0"/>'
                         '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>'
                         '</link>')
-    load(tmp_path, frame)  # a massless frame on a fixed joint (a tool link) is fine
+    frame_type = ROBOT_TYPES.get(load(tmp_path, frame).robots[0].type)
+    assert frame_type.DESCRIPTION.repairs == ()  # a massless frame on a fixed joint is fine
 
 
-def test_a_malformed_inertia_is_refused(tmp_path):
-    negative = ARM.replace('ixx="0.008"', 'ixx="-0.008"')
-    assert "malformed inertia" in error_of(tmp_path, negative).reason
+def test_an_inertia_that_is_not_positive_definite_is_repaired_a_negative_mass_refused(
+        tmp_path):
+    flat = ARM.replace('ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0.001"',
+                       'ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="-3.5e-08"')
+    described = ROBOT_TYPES.get(load(tmp_path, flat).robots[0].type).DESCRIPTION
+    (repair,) = described.repairs
+    assert "link 'upper' repaired: principal moments -3.5e-08, 0.008, 0.008 kg m^2 are not all " \
+           "> 0: raised to 8e-05, 0.008, 0.008 (boundinertia)" in repair
+    assert described.link("upper").inertia[-1] == pytest.approx(8e-5)
+    negative = ARM.replace('<mass value="1.0"/>', '<mass value="-1"/>')
+    assert "mass must be >= 0 kg" in error_of(tmp_path, negative).reason
+    nan = ARM.replace('ixx="0.008"', 'ixx="nan"')
+    assert "needs 1 finite number" in error_of(tmp_path, nan).reason
 
 
 def test_a_joint_cycle_and_an_unknown_parent_are_refused(tmp_path):
@@ -204,7 +215,7 @@ def test_a_realistic_urdf_loads_its_package_meshes_without_a_search_key(tmp_path
     described = ROBOT_TYPES.get(spec.robots[0].type).DESCRIPTION
     assert len(described.moving) == 6 and len(described.links) == 11
     meshes = [m for link in described.links for m in link.meshes]
-    assert meshes and all(m.path.endswith(".stl") for m in meshes)  # its .dae visuals dropped
+    assert {m.path[-4:] for m in meshes} == {".stl", ".dae"}  # its .dae visuals are read too
 
 
 def test_what_mujoco_refuses_is_reported_by_check_at_the_robot(tmp_path):

@@ -65,7 +65,7 @@ def test_malformed_meshes_are_refused(tmp_path):
         mesh_info(bad)
     assert info.value.line == 2
     with pytest.raises(FileFormatError, match="is not read"):
-        mesh_info(tmp_path / "robot.dae")
+        mesh_info(tmp_path / "robot.ply")  # COLLADA (.dae) is read: formats/collada.py
     with pytest.raises(FileFormatError, match="no such mesh file"):
         mesh_info(tmp_path / "gone.stl")
 

@@ -30,7 +30,9 @@ def sim(tmp_path_factory):
     for name in ("tiny_arm.urdf", "tiny_arm.scenario", "floor.world"):
         shutil.copy(DATA / name, data / name)
     urdf = (DATA / "tiny_arm.urdf").read_text()
-    (data / "bad.urdf").write_text(urdf.replace('<mass value="1.0"/>', '<mass value="0"/>'))
+    # a lie, not a rounding: inverted limits are refused (a zero mass is repaired)
+    (data / "bad.urdf").write_text(urdf.replace('lower="-1.5" upper="1.5"',
+                                                'lower="1.5" upper="-1.5"'))
     (data / "bad.scenario").write_text((DATA / "tiny_arm.scenario").read_text()
                                        .replace("tiny_arm.urdf", "bad.urdf"))
     (root / "out.urdf").write_text(urdf)
@@ -47,7 +49,10 @@ def test_a_bad_description_is_an_error_reply_with_its_line(sim):
     peer, data = sim
     error, text, command, *_ = peer.ask(LOAD, str(data / "bad.scenario"))
     assert (error, command) == (p.FAILED, LOAD)
-    assert text.startswith(f"{data / 'bad.urdf'}:11: link 'upper' moves on joint 'shoulder'")
+    line = next(n for n, t in enumerate((data / "bad.urdf").read_text().splitlines(), 1)
+                if 'upper="-1.5"' in t)
+    assert text.startswith(f"{data / 'bad.urdf'}:{line}: joint 'shoulder': lower limit 1.5 is "
+                           "above the upper -1.5")
     assert peer.ok(STATE)[0] == 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ mujoco = pytest.importorskip("mujoco")
 
 from coopsim.formats.description import load_description  # noqa: E402
 from coopsim.model.imported import DescriptionSpec  # noqa: E402
+from coopsim.model.scenerydoc import mesh_triangles  # noqa: E402
 from coopsim.model.linkposes import (link_poses, link_visuals, placed_visuals,  # noqa: E402
                                      quat_rotate)
 from coopsim.physics.mujoco_links import _standalone, links_document  # noqa: E402
@@ -81,15 +83,15 @@ def test_panda_meshes_place_their_files():
     for link, visual, (xyz, quat) in shapes[:4]:
         path = next(m.path for lk in d.links for m in lk.meshes
                     if os.path.basename(m.path) == visual.file)
-        raw = Path(path).read_bytes()
-        n = int.from_bytes(raw[80:84], "little")
-        tri = np.frombuffer(raw[84:84 + 50 * n], dtype=np.dtype(
-            [("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]))["v"].reshape(-1, 3)
+        # the file's triangles as every client reads them (the Panda's visuals are COLLADA)
+        tri = mesh_triangles(SimpleNamespace(path=path, vertices=None)).reshape(-1, 3)
         placed = xyz + np.array([quat_rotate(quat, p) for p in tri[::7] * visual.scale])
         b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, link)
-        g = next(g for g in range(model.body_geomadr[b], model.body_geomadr[b]
-                                  + model.body_geomnum[b])
-                 if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH)
+        meshes = [g for g in range(model.body_geomadr[b], model.body_geomadr[b]
+                                   + model.body_geomnum[b])
+                  if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH]
+        g = next((g for g in meshes if model.geom_contype[g] == 0
+                  and model.geom_conaffinity[g] == 0), meshes[0])  # the visual one
         m = model.geom_dataid[g]
         verts = model.mesh_vert[model.mesh_vertadr[m]:model.mesh_vertadr[m]
                                 + model.mesh_vertnum[m]]

@@ -1,0 +1,196 @@
+"""COLLADA (``.dae``) meshes of a description: their triangles, read with pycollada (the
+``3d`` extra, imported only when a COLLADA mesh is met), checked and bounded like the STL and
+OBJ files of :mod:`coopsim.formats.meshes`, and handed to MuJoCo as binary STL from memory
+(MuJoCo reads STL, OBJ and MSH only; docs/files.md "Meshes").
+
+A ``.dae`` is untrusted XML: a DTD or entity declaration is refused before pycollada parses
+it, its size is bounded (:data:`~coopsim.formats.meshes.MAX_MESH_BYTES`) and its declared
+primitive counts are summed before parsing (:func:`_declared`), its triangles after. Every
+geometry instance of its scene is taken with its node transforms, in metres (the asset's
+``<unit meter>``); materials, textures and cameras are not read (a texture the file names
+but lacks is no error).
+
+A mesh over :data:`MUJOCO_FACES` triangles (MuJoCo's limit per mesh) is given to MuJoCo
+decimated by vertex clustering (:func:`decimated`); drawing (the 3D view's ``/sim`` 27,
+Foxglove) reads the full mesh. Triangles are cached per file (path, size and mtime), so a
+robot of 20 links naming one foot mesh four times parses it once.
+
+Units: metres, the file's frame (a description's ``scale`` applies after).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import struct
+import warnings
+from functools import lru_cache
+
+import numpy as np
+
+from ..model.errors import FileFormatError
+from ..model.scenerydoc import READERS
+from .sections import open_regular
+
+MAX_BYTES = 64 << 20  # bytes of one .dae (meshes.MAX_MESH_BYTES)
+MUJOCO_FACES = 200_000  # MuJoCo's limit of faces per mesh: above it the mesh is decimated
+EXTRA = "pip install 'coopsim[3d]'"  # what installs pycollada
+_COUNT = re.compile(rb"<(triangles|polylist|polygons|tristrips|trifans)\b[^>]*?\bcount=\"(\d+)\"")
+
+
+def _declared(data: bytes) -> int:
+    """The primitives the file declares (``count`` of each triangles/polygon element): a
+    bound read before parsing (a polygon of n corners makes n - 2 triangles, counted after)."""
+    return sum(int(m.group(2)) for m in _COUNT.finditer(data))
+
+
+def _read(path: str) -> bytes:
+    try:
+        fh = open_regular(path)
+    except FileNotFoundError:
+        raise FileFormatError(path, 0, "no such mesh file") from None
+    except OSError as exc:
+        raise FileFormatError(path, 0, f"cannot read mesh: {exc.strerror or exc}") from None
+    with fh:
+        data = fh.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise FileFormatError(path, 0, f"mesh too large (over {MAX_BYTES} bytes)")
+    head = data[:4096]
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in head:
+        raise FileFormatError(path, 0, "a DTD or entity in a COLLADA file is refused")
+    return data
+
+
+_UNREAD = (b"library_images", b"library_effects", b"library_materials", b"bind_material",
+           b"library_cameras", b"library_lights", b"library_animations")
+
+
+def _geometry_only(data: bytes) -> bytes:
+    """``data`` without what is not read (materials, textures, cameras, lights, animations):
+    a material naming a texture the package lacks makes pycollada drop the geometry bound
+    to it (ANYmal B's foot), and parsing them costs time."""
+    parts, at = [], 0
+    cuts = []
+    for tag in _UNREAD:  # found by bytes.find: a regex over a 10 MB file cost as much as parsing
+        start = data.find(b"<" + tag)
+        while start >= 0:
+            end = data.find(b"</" + tag + b">", start)
+            if end < 0:
+                break
+            end += len(tag) + 3
+            cuts.append((start, end))
+            start = data.find(b"<" + tag, end)
+    for start, end in sorted(cuts):
+        if start >= at:  # a cut inside an earlier one (none in COLLADA) is skipped
+            parts.append(data[at:start])
+            at = end
+    parts.append(data[at:])
+    return b"".join(parts)
+
+
+def _parse(path: str, data: bytes):
+    """pycollada's document of ``data`` (its geometry only: :func:`_geometry_only`)."""
+    try:
+        import collada
+    except ImportError:
+        raise FileFormatError(path, 0, "COLLADA (.dae) meshes need pycollada: "
+                                       f"{EXTRA}") from None
+    ignore = [collada.common.DaeUnsupportedError, collada.common.DaeBrokenRefError]
+    try:
+        return collada.Collada(io.BytesIO(_geometry_only(data)), ignore=ignore)
+    except Exception as exc:  # noqa: BLE001 -- pycollada and its XML parser raise their own
+        where = getattr(exc, "position", None) or getattr(exc, "lineno", None) or 0
+        line = where[0] if isinstance(where, tuple) else int(where or 0)
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise FileFormatError(path, line, f"not a readable COLLADA file: {reason[:200]}") \
+            from None
+
+
+def _scene_triangles(doc, path: str, limit: int) -> np.ndarray:
+    """(n, 3, 3) every geometry instance's triangles, node transforms applied, file units."""
+    parts, total = [], 0
+    scene = doc.scene if doc.scene is not None else (doc.scenes[0] if doc.scenes else None)
+    if scene is None:
+        raise FileFormatError(path, 0, "COLLADA file has no scene")
+    for bound in scene.objects("geometry"):
+        for prim in bound.primitives():
+            tris = prim.triangleset() if hasattr(prim, "triangleset") else prim  # polygons
+            index = getattr(tris, "vertex_index", None)
+            if getattr(tris, "vertex", None) is None or index is None or len(index) == 0 \
+                    or np.ndim(index) != 2 or np.shape(index)[1] != 3:
+                continue  # lines, points: nothing to draw or collide
+            total += len(tris.vertex_index)
+            if total > limit:
+                raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
+            parts.append(np.asarray(tris.vertex, dtype=float)[np.asarray(tris.vertex_index)])
+    if not parts:
+        raise FileFormatError(path, 0, "mesh has no triangles")
+    return np.concatenate(parts).reshape(-1, 3, 3)
+
+
+@lru_cache(maxsize=64)  # float32 corners: the Z1's nine files hold 9 MB, Go1's trunk 13 MB
+def _cached(path: str, size: int, mtime: int, limit: int) -> np.ndarray:
+    data = _read(path)
+    if _declared(data) > 2 * limit:  # a polygon makes >= 1 triangle: refused before parsing
+        raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
+    with warnings.catch_warnings():  # pycollada's own use of numpy.matrix: not the file's
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        doc = _parse(path, data)
+        tris = _scene_triangles(doc, path, limit)
+    unit = getattr(getattr(doc, "assetInfo", None), "unitmeter", None) or 1.0
+    tris = (tris * float(unit)).astype(np.float32)  # what MuJoCo's STL holds anyway
+    if not np.isfinite(tris).all():
+        raise FileFormatError(path, 0, "mesh has a vertex that is not a finite number")
+    tris.setflags(write=False)  # shared by every caller of the cache
+    return tris
+
+
+def dae_triangles(path: str, limit: int = 1_000_000) -> np.ndarray:
+    """(n, 3, 3) the triangles of the COLLADA file ``path`` (float32, read-only), m, its file
+    frame.
+
+    Raises:
+        FileFormatError: ``path:line:`` missing, unreadable, too large, over ``limit``
+            triangles, a DTD, malformed, no triangles, or pycollada missing (the ``3d`` extra).
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        raise FileFormatError(path, 0, "no such mesh file") from None
+    return _cached(os.path.realpath(path), st.st_size, st.st_mtime_ns, limit)
+
+
+def decimated(tris: np.ndarray, limit: int = MUJOCO_FACES) -> np.ndarray:
+    """``tris`` with at most ``limit`` triangles: vertices merged on a grid (vertex
+    clustering), the grid coarsened until few enough triangles stay non-degenerate; a mesh
+    within ``limit`` is returned as is."""
+    if len(tris) <= limit:
+        return tris
+    points = tris.reshape(-1, 3)
+    lo, span = points.min(axis=0), float(np.ptp(points, axis=0).max()) or 1.0
+    cells = max(8, int(2 * limit ** 0.5))  # a surface of n triangles spans ~sqrt(n) cells
+    while True:
+        ijk = np.minimum(((points - lo) / span * cells).astype(np.int64), cells - 1)
+        key = (ijk[:, 0] * cells + ijk[:, 1]) * cells + ijk[:, 2]
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        faces = inverse.reshape(-1, 3)
+        keep = (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & \
+               (faces[:, 0] != faces[:, 2])
+        kept = faces[keep]  # a face twice (its corners merged alike) is kept once, its winding
+        _, once = np.unique(np.sort(kept, axis=1), axis=0, return_index=True)
+        faces = kept[np.sort(once)]
+        if len(faces) <= limit:
+            return points[first][faces]
+        cells = max(1, int(cells * 0.8))
+
+
+def stl_bytes(tris: np.ndarray) -> bytes:
+    """The binary STL of ``tris`` ((n, 3, 3), float32 corners, zero normals: MuJoCo computes
+    its own)."""
+    rec = np.zeros(len(tris), dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    rec["v"] = tris
+    return b"\0" * 80 + struct.pack("<I", len(tris)) + rec.tobytes()
+
+
+READERS[".dae"] = dae_triangles  # /sim 27, Foxglove: model.scenerydoc.mesh_triangles reads it

@@ -1,0 +1,70 @@
+"""docs/robots.md's table of example-robot-data (issue 52): the script that writes it, run on one
+robot of each kind from the package as installed (each loads as shipped, its FK within 1 mm /
+0.1° of Pinocchio's, its kind's check where one exists), and the table in the docs naming every
+URDF the installed package ships."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "experiments"))
+
+pytest.importorskip("mujoco")
+pytest.importorskip("collada")
+pytest.importorskip("pinocchio")
+robot_table = pytest.importorskip("robot_table")
+
+#: One robot of each kind (the quickest of its kind to load): file -> kind.
+ONE_PER_KIND = {"z1.urdf": "arm", "tiago.urdf": "wheeled", "iris.urdf": "multirotor",
+                "go2.urdf": "legged", "talos_reduced.urdf": "humanoid",
+                "allegro_right_hand.urdf": "hand", "double_pendulum.urdf": "bench"}
+#: The kinds whose motion check (h52-motion's experiments/robot_motion.py, when present) must
+#: pass here: the ones its figures were measured on (docs/robots.md).
+MOTION_GATED = ("wheeled", "multirotor", "legged", "humanoid")
+
+
+def _share():
+    try:
+        return robot_table.share()
+    except Exception:  # noqa: BLE001 -- PackageNotFoundError: the test extra is missing
+        pytest.skip("example-robot-data is not installed (pip install '.[test]')")
+
+
+def test_one_robot_of_each_kind_loads_as_shipped_and_passes_its_checks():
+    _share()
+    rows = robot_table.table(list(ONE_PER_KIND))
+    assert {r.file: r.kind for r in rows} == ONE_PER_KIND
+    for r in rows:
+        assert r.loaded, f"{r.file}: {r.missing}"
+        assert r.fk is not None and r.fk.ok, f"{r.file}: {r.fk}"
+        if r.kind in MOTION_GATED:
+            assert r.motion is None or r.motion.ok is not False, f"{r.file}: {r.motion}"
+    tiago = next(r for r in rows if r.file == "tiago.urdf")
+    assert tiago.loads == "yes (2 repaired)" and "dae" in tiago.meshes  # the antennas
+    text = robot_table.markdown(rows)
+    assert text.count("\n| ") == len(rows)  # below the header and its rule: a line a robot
+    assert "Loaded as shipped: 7 of 7 (100 %)" in text
+
+
+def test_an_empty_file_is_a_row_saying_why(tmp_path):
+    _share()
+    (row,) = robot_table.table(["ur3.urdf"])
+    assert (row.loads, row.kind) == ("no", "arm") and "empty <robot>" in row.missing
+
+
+def test_the_docs_table_lists_every_urdf_of_the_installed_package(tmp_path):
+    robots = _share()
+    doc = (ROOT / "docs" / "robots.md").read_text()
+    table = doc.split(robot_table.BEGIN, 1)[1].split(robot_table.END, 1)[0]
+    listed = {line.split(" | ")[1] for line in table.splitlines() if line.startswith("| ")}
+    shipped = {Path(p).name for p in robot_table.urdfs(robots)}
+    assert shipped <= listed, f"not in docs/robots.md: {sorted(shipped - listed)} (run " \
+                              "experiments/robot_table.py --write)"
+    copy = tmp_path / "robots.md"
+    copy.write_text(f"head\n{robot_table.BEGIN}\nold\n{robot_table.END}\ntail\n")
+    robot_table.write("| new |", copy)
+    assert copy.read_text() == f"head\n{robot_table.BEGIN}\n| new |\n{robot_table.END}\ntail\n"
