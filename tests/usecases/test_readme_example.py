@@ -63,7 +63,7 @@ def test_why_coopsim_names_the_alternatives_and_quotes_measured_figures():
     section = text[text.index("## Why coopsim, and when not"):]
     section = section[:section.index("\n## ", 3)]
     for name in ("Stage", "ARGoS", "Webots", "CoppeliaSim", "IR-SIM", "3D is young",
-                 "ROS 2 untested against ROS", "3D sensing costs on 2 cores",
+                 "ROS 2 without rviz2 and Nav2 tried", "3D sensing costs on 2 cores",
                  "Python's speed limits"):
         assert name in section, name
     performance = (ROOT / "docs" / "performance.md").read_text()
