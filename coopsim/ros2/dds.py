@@ -314,11 +314,11 @@ class RawWriter:
 
     def __init__(self, writer) -> None:
         from cyclonedds._clayer import ddspy_write  # the binding's own write of bytes
-        self.writer, self._write = writer, ddspy_write
+        self.writer, self._write, self._ref = writer, ddspy_write, writer._ref
 
     def write(self, payload: bytes) -> None:
         pad = -len(payload) % 4  # the binding pads to whole words too
-        ret = self._write(self.writer._ref, payload + b"\x00" * pad if pad else payload)
+        ret = self._write(self._ref, payload + b"\x00" * pad if pad else payload)
         if ret < 0:
             raise CoopsimError(f"DDS write failed ({ret}) on {self.writer.topic.name}")
 

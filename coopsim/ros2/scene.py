@@ -118,7 +118,14 @@ class RosScene:
 
     def _motion(self, snap) -> tuple:
         """Every robot's pose in its odometry frame (x, y, yaw arrays) and velocity in its
-        base frame (forward, sideways m/s; yaw rate rad/s)."""
+        base frame (forward, sideways m/s; yaw rate rad/s); once per snapshot (odometry and
+        /tf both use it)."""
+        last = getattr(self, "_last_motion", None)
+        if last is None or last[0] is not snap:
+            last = self._last_motion = (snap, self._planar_motion(snap))
+        return last[1]
+
+    def _planar_motion(self, snap) -> tuple:
         pose = snap.poses[self._rows]
         o = self._origins
         dx, dy = pose[:, 0] - o[:, 0], pose[:, 1] - o[:, 1]
