@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 
+from .bridges import ROS2_READER
 from .common import Case, count, sizes, swarm, unit
 
 #: A stock rclpy node taking every robot's odometry and scan (best effort or reliable: the
@@ -30,24 +31,6 @@ print("ready", flush=True)
 rclpy.spin(node)
 """
 
-#: The same with Cyclone DDS (no ROS 2 here).
-CYCLONE_SUBSCRIBER = r"""
-import sys, time
-from cyclonedds.domain import Domain, DomainParticipant
-from cyclonedds.sub import DataReader
-from cyclonedds.topic import Topic
-from coopsim.ros2.dds import idl_types, loopback_config
-dom, n = int(sys.argv[2]), int(sys.argv[1])
-d = Domain(dom, loopback_config()); dp = DomainParticipant(dom); T = idl_types()
-rs = [DataReader(dp, Topic(dp, f"rt/r{i}/{t}", T[k])) for i in range(n)
-      for t, k in (("odom", "nav_msgs/Odometry"), ("scan", "sensor_msgs/LaserScan"))]
-print("ready", flush=True)
-while True:
-    for r in rs:
-        r.take(64)
-    time.sleep(0.01)
-"""
-
 
 def _subscriber(robots: int, domain: int) -> subprocess.Popen:
     """The subscriber process: stock rclpy where a ROS 2 Python is named, else Cyclone."""
@@ -57,7 +40,8 @@ def _subscriber(robots: int, domain: int) -> subprocess.Popen:
         env.update(ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
         cmd, kw = [ros, "-c", RCLPY_SUBSCRIBER, str(robots)], {"env": env}
     else:
-        cmd, kw = [sys.executable, "-c", CYCLONE_SUBSCRIBER, str(robots), str(domain)], {}
+        # the same with Cyclone DDS (no ROS 2 here): the bridges case's reader
+        cmd, kw = [sys.executable, "-c", ROS2_READER, str(domain), str(robots)], {}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, **kw)
     proc.stdout.readline()  # ready: subscribed
     return proc

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..model.errors import FileFormatError
 from ..model.scenerydoc import READERS
-from .sections import open_regular
+from .sections import read_mesh_bytes
 
 MAX_BYTES = 64 << 20  # bytes of one .dae (meshes.MAX_MESH_BYTES)
 MUJOCO_FACES = 200_000  # MuJoCo's limit of faces per mesh: above it the mesh is decimated
@@ -46,16 +46,7 @@ def _declared(data: bytes) -> int:
 
 
 def _read(path: str) -> bytes:
-    try:
-        fh = open_regular(path)
-    except FileNotFoundError:
-        raise FileFormatError(path, 0, "no such mesh file") from None
-    except OSError as exc:
-        raise FileFormatError(path, 0, f"cannot read mesh: {exc.strerror or exc}") from None
-    with fh:
-        data = fh.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise FileFormatError(path, 0, f"mesh too large (over {MAX_BYTES} bytes)")
+    data = read_mesh_bytes(path, MAX_BYTES)
     head = data[:4096]
     if b"<!DOCTYPE" in data or b"<!ENTITY" in head:
         raise FileFormatError(path, 0, "a DTD or entity in a COLLADA file is refused")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.errors import FileFormatError
-from .sections import PathLike, open_regular
+from .sections import PathLike, open_regular, read_mesh_bytes
 
 SUFFIXES = (".stl", ".obj")
 MAX_MESH_BYTES = 64 << 20  # bytes of one mesh file
@@ -63,16 +63,7 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
     if suffix not in SUFFIXES:
         raise FileFormatError(text, 0, f"mesh format {suffix or '(none)'!r} is not read: "
                                        f"give {' or '.join(SUFFIXES)}")
-    try:
-        fh = open_regular(text)
-    except FileNotFoundError:
-        raise FileFormatError(text, 0, "no such mesh file") from None
-    except OSError as exc:
-        raise FileFormatError(text, 0, f"cannot read mesh: {exc.strerror or exc}") from None
-    with fh:
-        data = fh.read(MAX_MESH_BYTES + 1)
-    if len(data) > MAX_MESH_BYTES:
-        raise FileFormatError(text, 0, f"mesh too large (over {MAX_MESH_BYTES} bytes)")
+    data = read_mesh_bytes(text, MAX_MESH_BYTES)
     if suffix == ".obj":
         count, points = _obj(text, data, max_triangles)
     elif _binary_stl(data):

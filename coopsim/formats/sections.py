@@ -205,6 +205,26 @@ def open_regular(path: PathLike) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def read_mesh_bytes(path: PathLike, limit: int) -> bytes:
+    """The bytes of mesh file ``path`` by :func:`open_regular`'s rules, at most ``limit``.
+
+    Raises:
+        FileFormatError: ``path:0:`` missing, unreadable, not a regular file, or over
+            ``limit`` bytes.
+    """
+    try:
+        fh = open_regular(path)
+    except FileNotFoundError:
+        raise FileFormatError(str(path), 0, "no such mesh file") from None
+    except OSError as exc:
+        raise FileFormatError(str(path), 0, f"cannot read mesh: {exc.strerror or exc}") from None
+    with fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FileFormatError(str(path), 0, f"mesh too large (over {limit} bytes)")
+    return data
+
+
 def read_text(path: PathLike) -> str:
     """Return the text of ``path``, or raise FileFormatError (missing, unreadable, binary, or
     not a regular file: a FIFO or device is refused without blocking on it)."""
