@@ -102,8 +102,8 @@ def _watch(stepper, bridge, arrived, taken, ended) -> None:
         arrived.setdefault(round(sample.linear.x, 6), time.monotonic())
         apply(robot, sample)
 
-    def on_take():
-        out = take()
+    def on_take(*args):  # the slots' take, whatever it is given (the step's time)
+        out = take(*args)
         for (robot, _), values in out.items():
             if robot in taken:  # a differential drive: left = right = linear.x
                 taken[robot].append((stepper.snapshot.step + 1, round(values[0], 6)))

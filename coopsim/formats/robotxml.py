@@ -20,7 +20,7 @@ import numpy as np
 
 from ..model.errors import FileFormatError
 from ..model.imported import Description, DescriptionSpec, Joint, Link, Site
-from ..model.limits import field_problem
+from ..model.limits import LINK_MASS
 from . import collada, inertiarepair
 from .meshes import SUFFIXES
 from .meshes import ascii_stl_as_binary
@@ -136,8 +136,8 @@ def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
         mass = tree.numbers(m, "value", 1, (None,))[0]
         if mass is None or mass < 0:
             raise tree.error(m, f"link {name!r}: mass must be >= 0 kg, got {m.get('value')!r}")
-        if field_problem("link mass", mass):
-            raise tree.error(m, f"link {name!r}: {field_problem('link mass', mass)}")
+        if LINK_MASS.problem(mass):
+            raise tree.error(m, f"link {name!r}: link mass {LINK_MASS.problem(mass)}")
         origin = inertial.find("origin")
         if origin is not None:
             com = tree.numbers(origin, "xyz", 3, com)
@@ -348,9 +348,9 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
 def _mjcf(tree: _Tree, mesh) -> Description:
     root = tree.root
     for element in root.iter():  # bounds as for every mass coopsim takes (model/limits.py)
-        why = field_problem("link mass", tree.numbers(element, "mass", 1, (0.0,))[0])
+        why = LINK_MASS.problem(tree.numbers(element, "mass", 1, (0.0,))[0])
         if why:
-            raise tree.error(element, why)
+            raise tree.error(element, f"link mass {why}")
     for bad in root.iter("include"):
         raise tree.error(bad, "<include> is refused: give one self-contained MJCF file")
     bodies = list(root.iter("body"))

@@ -123,7 +123,6 @@ FIELDS: dict[str, Limit] = {
     **{f"position {n}": POSITION for n in ("x", "y", "z")},
     "yaw": YAW,
     "mass": MASS,
-    "link mass": LINK_MASS,
     **{f"color {n}": COLOR for n in "RGB"},
     "floor length": FLOOR_EXTENT, "floor width": FLOOR_EXTENT, "floor height": FLOOR_HEIGHT,
 }

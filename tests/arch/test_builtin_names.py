@@ -21,6 +21,8 @@ NOT_CORE = ("plugins", "swarm")  # the built-in plugins and the library they are
 
 #: (file, label): why this string is not the plugin of that name.
 ALLOWED = {
+    ("physics/mujoco_import.py", "servos"): "the Mounted field of a description's held joints "
+                                            "(read with getattr), not the module's label",
     ("app/analyze.py", "tracking"): "the `coopsim analyze tracking` subcommand's name",
     ("app/cli_bench.py", "tracking"): "the `coopsim analyze tracking` subcommand's name",
     ("app/points.py", "monitors"): "the scenario attribute [MONITORS] fills (Rule.section)",

@@ -11,7 +11,7 @@ from coopsim.model.meshwire import MAX_TRIANGLES, flat_rows, indexed, parse_repl
 
 from nethelpers import live
 from scenery_helpers import scenario_text, write_stl, write_world
-from test_viewer import ROOT, pump, screenshot, viewer_for  # noqa: F401
+from test_viewer import ROOT, frame_floor, pump, screenshot, viewer_for  # noqa: F401
 
 pytest.importorskip("mujoco")
 
@@ -90,6 +90,7 @@ def test_the_3d_view_draws_the_worlds_meshes_from_their_triangles(display, viewe
     arm = [k for k in viewer.view3d.drawn if k.startswith("mesh:") and k.endswith("fore.stl")]
     assert len(arm) == 1 and len(viewer.view3d.drawn[arm[0]]) == 1  # the link's mesh, once
     assert viewer.view3d._gl.kinds[arm[0]].vertices == 36
+    frame_floor(viewer)  # the walls stand away from the arm the view opens on
     image = screenshot(viewer, "view3d_meshes")
     cam = viewer.view3d.camera
     rgb = np.frombuffer(image.get_data("RGB", image.width * 3), np.uint8).reshape(

@@ -151,6 +151,15 @@ def menu(viewer, top: str, item: str) -> None:
     click(viewer, f"menu.{item}")
 
 
+def frame_floor(viewer) -> None:
+    """The 3D view framed on the whole floor (a new world opens framed on its robots): for the
+    tests that look at scenery away from them."""
+    length, width = viewer.scene.floor
+    altitude = viewer.scene.altitude
+    top = max([1.0] + [float(z) for z in (altitude if altitude is not None else [])])
+    viewer.view3d.camera.fit((-length / 2, -width / 2, 0.0), (length / 2, width / 2, top))
+
+
 def screenshot(viewer, name: str):
     """Draw a frame, keep it as test-artifacts/screenshots/NAME.png and return its pixels."""
     import pyglet
