@@ -22,6 +22,7 @@ discovery on loopback (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``), nothing of 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import queue
@@ -72,9 +73,22 @@ def ros_env(domain: int, extra: dict | None = None) -> dict:
     return env
 
 
+#: DDS domains are handed out in blocks of BLOCK (a test file adds an offset below BLOCK of its
+#: own); the blocks start at FIRST and stay at or below 232, the last domain whose ports fit
+FIRST, BLOCK, BLOCKS = 8, 16, 14
+
+
 def domain() -> int:
-    """A DDS domain of this test process's own (parallel workers and sessions do not meet)."""
-    return 100 + os.getpid() % 120
+    """The first DDS domain of this test process's block: xdist workers of one session get
+    neighbouring blocks, never the same one (before, ``100 + pid % 120``: two workers started
+    one after the other have neighbouring pids, so one worker's file at offset 4 shared a domain
+    with the other's file at offset 3, and each run's probe read the other run's topics);
+    sessions are told apart by xdist's run id (or the pid), which can still meet by chance."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
+    session = int.from_bytes(hashlib.sha256(run_id.encode()).digest()[:4], "big")
+    return FIRST + BLOCK * ((session + index) % BLOCKS)
 
 
 class RosNode:

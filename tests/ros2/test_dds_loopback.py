@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("cyclonedds", reason="the ros2 extra (cyclonedds) is not installed")
 
 from tests.rechelpers import start_cli  # noqa: E402
+from tests.ros2 import rosnode  # noqa: E402
 
 LOCAL = re.compile(r"^(127\.\d+\.\d+\.\d+|\[?::1\]?|[^%\s]+%lo):\d+$")
 
@@ -37,7 +38,7 @@ def _wait_for_line(proc, words: str) -> list[str]:
 
 @pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2)")
 def test_a_default_ros2_run_listens_on_loopback_only(tmp_path):
-    domain = 100 + os.getpid() % 120
+    domain = rosnode.domain() + 15
     proc = start_cli("run", "--headless", "--ros2", "--ros2-domain", str(domain),
                      "--no-controllers", "--port", "0", "--mode", "lockstep", cwd=tmp_path)
     try:

@@ -22,14 +22,12 @@ from coopsim.recording.reader import Recording  # noqa: E402
 from coopsim.formats.files import load  # noqa: E402
 from tests.nethelpers import SCENARIOS, live  # noqa: E402
 from tests.rechelpers import run_cli  # noqa: E402
+from tests.ros2.rosnode import domain  # noqa: E402
 
 PEER = Path(__file__).with_name("ddspeer.py")
 ROBOTS = ("robot1", "robot2", "robot3", "robot4")
 
 
-def domain() -> int:
-    """A DDS domain of this test process's own (parallel test workers do not meet)."""
-    return 100 + os.getpid() % 120
 
 
 class DdsPeer:

@@ -24,6 +24,7 @@ from rosbags.typesys import Stores, get_typestore  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nethelpers import live  # noqa: E402
+from tests.ros2.rosnode import domain  # noqa: E402
 
 STORE = get_typestore(Stores.ROS2_HUMBLE)
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shared-control"
@@ -60,7 +61,7 @@ def test_the_live_bridge_publishes_every_steps_feedback():
 
     from coopsim.ros2.dds import idl_types
 
-    dom = 100 + (os.getpid() + 7) % 120
+    dom = domain() + 14
     got, seen = [], threading.Condition()
 
     def on_data(reader) -> None:
