@@ -8,7 +8,8 @@ step sends no shape: only the links' frames, on ``/tf/arms`` (``foxglove.FrameTr
 stream's ``link_q`` columns). Shapes: a box a CubePrimitive, a sphere or ellipsoid a
 SpherePrimitive, a cylinder a CylinderPrimitive, a capsule a cylinder and two spheres, a mesh
 a TriangleListPrimitive of its file's triangles (a live run: the robot type of this process
-knows each mesh's file, :attr:`~coopsim.model.imported.ImportedType.DESCRIPTION`) or, where
+knows each mesh's file, :attr:`~coopsim.model.imported.ImportedType.DESCRIPTION`; a file of
+over 20,000 triangles decimated as ``/sim`` 27 serves it, model/meshwire.py) or, where
 the file is not known here (an export or replay in another process: the document names only
 basenames) or cannot be read, the box of its bounds. Frames and units: m; Foxglove's
 quaternions x, y, z, w.
@@ -18,18 +19,20 @@ from __future__ import annotations
 
 import logging
 import os
+from functools import lru_cache
+from types import SimpleNamespace
 
 import numpy as np
 
 from ..model.linkposes import (link_columns, link_visuals, links_of, local_poses, quat_matrix,
                                row_columns)
+from ..model.meshwire import MAX_TRIANGLES, indexed
 from ..model.plugins import ROBOT_TYPES
 from ..model.scenerydoc import mesh_triangles
 from .proto import Msg, Slot, Template, color, pose3, quaternion4, vector3
 from .scenery import MAX_DRAWN_TRIANGLES, _triangles
 
 log = logging.getLogger(__name__)
-_STL_SOLID = b"solid"
 
 
 def _rgb(c) -> tuple[list[float], float]:
@@ -50,19 +53,25 @@ def _local_files(robot_type: str) -> dict[str, str]:
 
 
 def _file_triangles(path: str) -> np.ndarray | None:
-    """(n, 3, 3) a binary STL's or an OBJ's triangles, or None (ASCII STL, unreadable)."""
+    """(n, 3, 3) a mesh file's triangles (STL, OBJ, COLLADA), at most :data:`MAX_TRIANGLES`
+    of them (a larger mesh decimated as ``/sim`` 27 serves it to the 3D view, so a robot of
+    large COLLADA meshes, the Z1's 244,000 triangles, stays within the scene's budget), or
+    None (unreadable: its bounds' box)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(84)
-        size = os.path.getsize(path)
-        if path.lower().endswith(".stl") and head.startswith(_STL_SOLID) and (
-                len(head) < 84 or size != 84 + 50 * int.from_bytes(head[80:84], "little")):
-            return None  # ASCII STL: its bounds' box
-        from types import SimpleNamespace
-        return mesh_triangles(SimpleNamespace(path=path, vertices=None))
+        st = os.stat(path)
+        return _bounded(path, st.st_size, st.st_mtime_ns)
     except (OSError, ValueError) as exc:
         log.warning("link mesh %s drawn as its bounds: %s", path, exc)
         return None
+
+
+@lru_cache(maxsize=64)  # per file: a robot names one foot mesh four times
+def _bounded(path: str, size: int, mtime: int) -> np.ndarray:
+    tri = mesh_triangles(SimpleNamespace(path=path, vertices=None))
+    if len(tri) <= MAX_TRIANGLES:
+        return tri
+    verts, faces = indexed(tri, MAX_TRIANGLES)
+    return verts[faces]
 
 
 def _place(xyz, quat) -> Msg:

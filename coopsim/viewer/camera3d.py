@@ -151,13 +151,22 @@ class Camera3D:
 
     def fit(self, low, high) -> None:
         """Look at the box from ``low`` to ``high`` (m, world frame) from the front and above,
-        near enough that it fills the window."""
+        as near as lets each of its corners stay inside the window (a 5 % margin a side): a
+        tall robot beside a wide one fills the window, not a sphere round them both."""
         low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
         self.target = (low + high) / 2
-        radius = max(0.05, float(np.linalg.norm(high - low)) / 2)
-        aspect = min(1.0, self.width / self.height)
-        self.distance = min(MAX_DISTANCE, radius / math.sin(FOV / 2 * aspect) * 0.95)
         self.yaw, self.pitch = math.radians(-90.0), math.radians(50.0)
+        self.distance = 1.0
+        right, up, forward = self.axes()
+        corners = np.array([(x, y, z) for x in (low[0], high[0]) for y in (low[1], high[1])
+                            for z in (low[2], high[2])]) - self.target
+        half_v = math.tan(FOV / 2) * 0.9
+        half_h = half_v * self.width / self.height
+        # a corner at depth (distance + c.forward) is inside when |c.right| and |c.up| are
+        # within the half-widths times that depth
+        need = np.maximum(np.abs(corners @ right) / half_h, np.abs(corners @ up) / half_v) \
+            - corners @ forward
+        self.distance = min(MAX_DISTANCE, max(0.1, float(need.max())))
 
     def follow(self, point) -> None:
         """Keep ``point`` (m, world frame) at the window's centre (the C key)."""

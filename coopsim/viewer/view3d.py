@@ -20,7 +20,7 @@ from .camera3d import Camera3D
 from .flight import AIRBORNE
 from .hud import LABEL_MIN_RADIUS, label_texts, place_labels
 from .scene import _pose7
-from .view3d_links import imported, link_rows
+from .view3d_links import imported, link_rows, links_extent
 from .view3d_meshes import MeshCache
 
 TRAIL_EVERY = 0.1  # s of sim time between two points of a trail
@@ -316,18 +316,24 @@ MIN_BOX = 0.5
 
 
 def robots_box(layout: dict | None, floor: tuple[float, float]):
-    """(low, high) corners (m, world frame) of the box round the layout's robots: each a
-    disc of its radius from the floor up to twice its radius above its origin (an arm or a
-    humanoid stands about as tall as it reaches), at least :data:`MIN_BOX` a side and no
+    """(low, high) corners (m, world frame) of the box round the layout's robots: a robot
+    from a description file its shapes' box (view3d_links.links_extent), any other a disc
+    of its radius from the floor up to twice its radius above its origin, at least :data:`MIN_BOX` a side and no
     wider than the floor; None without robots."""
     robots = (layout or {}).get("robots", [])
     if not robots:
         return None
-    xyz = np.array([(float(r.get("x", 0.0)), float(r.get("y", 0.0)), float(r.get("z", 0.0)))
-                    for r in robots])
-    radius = np.array([max(0.02, float(r.get("radius", 0.2))) for r in robots])
-    low = np.column_stack((xyz[:, :2] - radius[:, None], np.zeros(len(robots)))).min(axis=0)
-    high = np.column_stack((xyz[:, :2] + radius[:, None], xyz[:, 2] + 2 * radius)).max(axis=0)
+    lows, highs = [], []
+    for r in robots:
+        found = links_extent(r)  # a described robot: its shapes' own box
+        if found is None:
+            xyz = np.array([float(r.get(k, 0.0)) for k in "xyz"])
+            radius = max(0.02, float(r.get("radius", 0.2)))
+            found = (np.array((xyz[0] - radius, xyz[1] - radius, 0.0)),
+                     np.array((xyz[0] + radius, xyz[1] + radius, xyz[2] + 2 * radius)))
+        lows.append(found[0])
+        highs.append(found[1])
+    low, high = np.min(lows, axis=0), np.max(highs, axis=0)
     centre, half = (low + high) / 2, np.maximum((high - low) / 2, MIN_BOX / 2)
     low, high = centre - half, centre + half
     edge = np.array(floor, float) / 2

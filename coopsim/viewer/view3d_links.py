@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.linkposes import columns_of, link_poses, link_visuals, links_of, quat_mul, \
-    quat_rotate
+from ..model.linkposes import columns_of, link_poses, link_visuals, links_of, placed_visuals, \
+    quat_matrix, quat_mul, quat_rotate
 from .view3d_bodies import merge, quat_from_z, rows
 from .view3d_meshes import robot_key
 
@@ -89,3 +89,28 @@ def _shape(v) -> tuple[str, tuple[float, float, float]]:
     if v.kind == "capsule":
         return "cylinder", (2 * s[0], 2 * s[0], s[1] + 2 * s[0])
     return "sphere", (MESH_DOT,) * 3  # a mesh: its origin (its triangles stay on the server)
+
+
+def links_extent(entry: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """(low, high) corners (m, world frame) of the box round a described robot's visual
+    shapes at its layout pose (``x, y, z, quat``; joints at zero): a mesh's bounds' corners,
+    a primitive's sphere of its largest size. None for a robot without a ``links`` document
+    or shapes."""
+    if links_of(entry) is None:
+        return None
+    pose = (float(entry.get("x", 0.0)), float(entry.get("y", 0.0)), float(entry.get("z", 0.0)),
+            *entry.get("quat", (1.0, 0.0, 0.0, 0.0)))
+    points = []
+    for _, v, (xyz, quat) in placed_visuals(entry, pose):
+        if v.kind == "mesh":
+            lo, hi = v.bounds
+            corners = np.array([(x, y, z) for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
+                                for z in (lo[2], hi[2])])
+            points.append(xyz + corners @ quat_matrix(quat).T)
+        else:
+            reach = max(list(v.size) + [0.0])
+            points.append(xyz + np.array([[-reach] * 3, [reach] * 3]))
+    if not points:
+        return None
+    points = np.concatenate(points)
+    return points.min(axis=0), points.max(axis=0)

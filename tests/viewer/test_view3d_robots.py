@@ -3,7 +3,10 @@ item 6): the Z1 arm, the TIAGo, the Go2 standing in its SRDF stance and the Talo
 at its half-sitting height), each in a live MuJoCo world served over real sockets. The 3D view
 opens framed on the robots (viewer/view3d.robots_box: the camera's target inside the robots'
 box and near enough that they fill the window, not the 6 m floor), and a Crazyflie 0.9-2.6 m
-ahead of each reads its ``camera3d`` (the robot seen from the front). Screenshots:
+ahead of each reads its ``camera3d`` (the robot seen from the front). Once every mesh's
+triangles have come and been drawn, what the view drew is checked against an oracle that is
+not coopsim (linkoracle.py: Pinocchio's own reading of the URDF and its meshes, placed where
+MuJoCo's world holds the robot): every mesh within 1 mm. Screenshots:
 test-artifacts/screenshots/robot_<name>_view.png and robot_<name>_camera.png (docs/images'
 robot_*.png are these, looked at)."""
 
@@ -80,8 +83,8 @@ def _scenario(name: str, tmp: Path) -> Path:
 
 
 @pytest.mark.parametrize("name", ["z1", "tiago", "go2", "talos"])
-def test_a_robot_opens_framed_in_the_3d_view_and_is_seen_by_a_camera(display, viewer_for,
-                                                                      tmp_path, name):
+def test_a_robot_opens_framed_drawn_where_pinocchio_puts_it_and_seen_by_a_camera(
+        display, viewer_for, tmp_path, name):
     from PIL import Image
 
     from coopsim.client import Client
@@ -93,8 +96,9 @@ def test_a_robot_opens_framed_in_the_3d_view_and_is_seen_by_a_camera(display, vi
         viewer = viewer_for(run.network.endpoint, top=False)
         pump(viewer, lambda: viewer.link.connected and viewer.link.frame is not None
              and viewer.view3d.active and viewer.scene.layout is not None
-             and viewer.frames > 3, "the robot in 3D")
+             and viewer.frames > 3 and _meshes_in(viewer, name), "the robot's meshes in 3D")
         screenshot(viewer, f"robot_{name}_view")
+        _drawn_where_pinocchio_puts_it(viewer, run, name, tmp_path)
         cam = viewer.view3d.camera
         low, high = robots_box(viewer.scene.layout, viewer.scene.floor)
         with Client(run.network.endpoint, timeout=30.0) as client:
@@ -109,3 +113,42 @@ def test_a_robot_opens_framed_in_the_3d_view_and_is_seen_by_a_camera(display, vi
     # the camera sees the robot: its middle is not the bare floor and sky of an empty scene
     middle = np.asarray(image)[120:240, 160:320].reshape(-1, 3).astype(int)
     assert np.ptp(middle, axis=0).max() > 40
+
+
+def _meshes_in(viewer, name: str) -> bool:
+    """Every mesh file of the robot has its triangles in the view, and the view drew with
+    them (its rows name the files' kinds)."""
+    from coopsim.viewer.view3d_meshes import robot_key
+
+    entry = next(r for r in viewer.scene.layout["robots"] if r["name"] == name)
+    keys = {robot_key(entry["type"], v["file"]) for link in entry["links"]["links"]
+            for v in link["visuals"] if v["kind"] == "mesh"}
+    return keys <= set(viewer.view3d.meshes.rows) and keys <= set(viewer.view3d.drawn)
+
+
+def _drawn_where_pinocchio_puts_it(viewer, run, name: str, tmp: Path) -> None:
+    """The oracle: every vertex the 3D view draws of each of the robot's meshes (its instance
+    row applied to the triangles ``/sim`` 27 served) lies within 1 mm of where Pinocchio,
+    reading the same URDF and meshes itself, puts that mesh's vertices, with the robot where
+    MuJoCo's world holds it (linkoracle.py)."""
+    import linkoracle
+    from coopsim.model.meshwire import MAX_TRIANGLES
+    from coopsim.model.plugins import ROBOT_TYPES
+    from coopsim.viewer.view3d_meshes import robot_key
+
+    pytest.importorskip("pinocchio")
+    entry = next(r for r in viewer.scene.layout["robots"] if r["name"] == name)
+    urdf = _robot(name, tmp)[0].split(" ", 1)[1]
+    files = {n: p for p, n in ROBOT_TYPES.get(entry["type"]).DESCRIPTION.mesh_names().items()}
+    engine = run.stepper.sim.world.engine
+    expected = linkoracle.expected_meshes(urdf, str(ROBOTS.parent.parent), entry["links"],
+                                          engine.model, engine.data, f"{name}/")
+    drawn = linkoracle.drawn_meshes(entry["links"], files, viewer.view3d.drawn,
+                                    viewer.view3d.meshes.rows,
+                                    lambda f: robot_key(entry["type"], f))
+    assert len(drawn) >= 9
+    found = linkoracle.misplacements(expected, drawn, MAX_TRIANGLES)
+    for which, pose, served, decimated in found:
+        assert pose < 1e-3, f"{name}: {which} drawn {pose * 1000:.1f} mm from Pinocchio's"
+        assert served < (1e-2 if decimated else 1e-3), \
+            f"{name}: {which}'s served triangles {served * 1000:.1f} mm from the file's"
