@@ -35,7 +35,9 @@ const vec3 GREY = vec3(0.75, 0.75, 0.8);
 vec3 qrot(vec4 q, vec3 v) { return v + 2.0 * cross(q.yzw, cross(q.yzw, v) + q.x * v); }
 void main() {
     gl_Position = u_viewproj * vec4(qrot(i_quat, a_pos * i_scale) + i_pos, 1.0);
-    v_normal = qrot(i_quat, a_normal / max(i_scale, vec3(1e-6)));
+    // a mirroring scale (a URDF's scale="1 -1 1") turns the normal with its sign
+    vec3 safe = mix(vec3(1e-6), i_scale, greaterThan(abs(i_scale), vec3(1e-6)));
+    v_normal = qrot(i_quat, a_normal / safe);
     v_color = vec4(mix(i_color.rgb * a_tint.x, GREY, a_tint.y), i_color.a);
 }
 """
