@@ -27,27 +27,14 @@ def _pin():
     return pin
 
 
-def _mujoco_pose(model, data, body: str):
-    """(3,), (3, 3) the world pose of MuJoCo body ``body``, or None without one."""
-    import mujoco
-
-    b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body)
-    if b < 0:
-        return None
-    return np.array(data.xpos[b]), np.array(data.xmat[b]).reshape(3, 3)
-
-
-def _q(pm, model, data, prefix: str) -> np.ndarray:
-    """Pinocchio's configuration holding MuJoCo's joint positions (by the file's names)."""
-    import mujoco
-
+def _q(pm, value) -> np.ndarray:
+    """Pinocchio's configuration holding each joint at ``value(file's joint name)`` (rad or
+    m; None: its neutral)."""
     q = _pin().neutral(pm)
     for jid in range(1, pm.njoints):
-        name, joint = pm.names[jid], pm.joints[jid]
-        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, prefix + name)
-        if j < 0 or joint.nq == 0:
+        joint, v = pm.joints[jid], value(pm.names[jid])
+        if v is None or joint.nq == 0:
             continue
-        v = float(data.qpos[model.jnt_qposadr[j]])
         if joint.nq == 2:  # a continuous joint: (cos, sin)
             q[joint.idx_q:joint.idx_q + 2] = (np.cos(v), np.sin(v))
         else:
@@ -55,30 +42,46 @@ def _q(pm, model, data, prefix: str) -> np.ndarray:
     return q
 
 
-def expected_meshes(urdf: str, packages: str, doc: dict, model, data, prefix: str
+def mujoco_world(model, data, prefix: str):
+    """(joint value, link anchor) of a robot in MuJoCo's world (its names ``prefix``ed): a
+    joint's position by the file's name, a link's world pose (position, 3 x 3) by its name;
+    None where MuJoCo has no such joint or body."""
+    import mujoco
+
+    def value(name: str):
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, prefix + name)
+        return None if j < 0 else float(data.qpos[model.jnt_qposadr[j]])
+
+    def anchor(name: str):
+        b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, prefix + name)
+        return None if b < 0 else (np.array(data.xpos[b]), np.array(data.xmat[b]).reshape(3, 3))
+
+    return value, anchor
+
+
+def expected_meshes(urdf: str, packages: str, doc: dict, value, anchor
                     ) -> dict[tuple[str, str], list[tuple]]:
     """(link, mesh file's realpath) -> for each of that link's visual meshes of that file, in
     the file's order: (its vertices (V, 3) in its own frame, scaled, as Pinocchio read them;
     the rotation (3, 3) and translation (3,) placing that frame in the world; its triangle
-    count). Pinocchio's
-    placements, the model anchored where MuJoCo's world has the first link of ``doc`` it has
-    a body for."""
+    count). Pinocchio's placements at the joints' ``value(name)``, the model anchored where
+    ``anchor(link)`` puts the first link of ``doc`` it places (:func:`mujoco_world`)."""
     p = _pin()
     pm = p.buildModelFromUrdf(urdf)
     gm = p.buildGeomFromUrdf(pm, urdf, p.GeometryType.VISUAL, package_dirs=[packages])
     pd, gd = pm.createData(), gm.createData()
-    p.forwardKinematics(pm, pd, _q(pm, model, data, prefix))
+    p.forwardKinematics(pm, pd, _q(pm, value))
     p.updateFramePlacements(pm, pd)
     p.updateGeometryPlacements(pm, pd, gm, gd)
     for link in doc["links"]:
-        at = _mujoco_pose(model, data, prefix + link["name"])
+        at = anchor(link["name"])
         if at is not None and pm.existFrame(link["name"]):
             frame = pd.oMf[pm.getFrameId(link["name"])]
             rot = at[1] @ frame.rotation.T  # world <- Pinocchio's base
             shift = at[0] - rot @ frame.translation
             break
     else:
-        raise AssertionError("no link of the robot is a body of MuJoCo's world")
+        raise AssertionError("no link of the robot is anchored")
     out = defaultdict(list)
     for k, g in enumerate(gm.geometryObjects):
         if not g.meshPath or not hasattr(g.geometry, "vertices"):

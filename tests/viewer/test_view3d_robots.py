@@ -142,7 +142,8 @@ def _drawn_where_pinocchio_puts_it(viewer, run, name: str, tmp: Path) -> None:
     files = {n: p for p, n in ROBOT_TYPES.get(entry["type"]).DESCRIPTION.mesh_names().items()}
     engine = run.stepper.sim.world.engine
     expected = linkoracle.expected_meshes(urdf, str(ROBOTS.parent.parent), entry["links"],
-                                          engine.model, engine.data, f"{name}/")
+                                          *linkoracle.mujoco_world(engine.model, engine.data,
+                                                                   f"{name}/"))
     drawn = linkoracle.drawn_meshes(entry["links"], files, viewer.view3d.drawn,
                                     viewer.view3d.meshes.rows,
                                     lambda f: robot_key(entry["type"], f))
