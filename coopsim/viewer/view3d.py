@@ -318,8 +318,8 @@ MIN_BOX = 0.5
 def robots_box(layout: dict | None, floor: tuple[float, float]):
     """(low, high) corners (m, world frame) of the box round the layout's robots: a robot
     from a description file its shapes' box (view3d_links.links_extent), any other a disc
-    of its radius from the floor up to twice its radius above its origin, at least :data:`MIN_BOX` a side and no
-    wider than the floor; None without robots."""
+    of its radius from the floor up to twice its radius above its origin; at least
+    :data:`MIN_BOX` a side and no wider than the floor; None without robots."""
     robots = (layout or {}).get("robots", [])
     if not robots:
         return None
