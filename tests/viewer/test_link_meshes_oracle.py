@@ -8,7 +8,6 @@ No window: the rows are what the view uploads."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +16,8 @@ import pytest
 pytest.importorskip("mujoco")
 pytest.importorskip("pinocchio")
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "experiments"))
-import robot_motion as rm  # noqa: E402
+from test_view3d_robots import ROBOTS, pytestmark  # noqa: E402,F401 -- the package's folder
 
-ROBOTS = rm.robots_folder()
-pytestmark = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
 FILES = ["ur_description/urdf/ur5_robot.urdf", "tiago_description/robots/tiago_dual.urdf",
          "solo_description/robots/solo12.urdf", "romeo_description/urdf/romeo_small.urdf",
          "allegro_hand_description/urdf/allegro_right_hand.urdf",
