@@ -3,6 +3,7 @@ over the network, what CurveZMQ keys cost, many clients at once, and what a requ
 frames costs the simulator's memory (was benchmarks/network_bench.py, curve_bench.py,
 load_bench.py, message_cap_bench.py; plugins_bench.py's driver against controller)."""
 
+import os
 import statistics
 import subprocess
 import sys
@@ -117,7 +118,9 @@ class Keys(Case):
 class Lockstep(Case):
     """One robot in lockstep (``coopsim run``, its own process), one Python client in this one
     looping "read the sonar, set the motors": ms per step (goal: >= 0.5 / (2 raw round trips)
-    steps per second)."""
+    steps per second), and CPU per step of both processes (the client's ``process_time``, the
+    run's from /proc: every thread, libzmq's included), so a loaded machine's waits do not
+    count."""
 
     def setup(self):
         from coopsim.client import Client
@@ -126,18 +129,26 @@ class Lockstep(Case):
             bot = client.robot("robot1")
 
             def block():
-                t0, n = time.perf_counter(), count(200)
+                n = count(2000)
+                t0, c0, s0 = time.perf_counter(), time.process_time(), _cpu_s(run.proc.pid)
                 for _ in range(n):
                     bot.sonar.read()
                     bot.motors.set_speeds(0.2, 0.2)
-                return (time.perf_counter() - t0) * 1e3 / n
+                cpu = time.process_time() - c0 + _cpu_s(run.proc.pid) - s0
+                return (time.perf_counter() - t0) * 1e3 / n, cpu * 1e6 / n
             block()
-            self.ms = alternate(block, block)[0]
+            blocks = [block() for _ in range(count(10, 2))]
+            self.ms = statistics.median(ms for ms, _ in blocks)
+            self.cpu_us = statistics.median(us for _, us in blocks)
             bot.detach()
 
     @unit("ms")
     def track_ms_per_step(self):
         return self.ms
+
+    @unit("us")
+    def track_cpu_us_per_step(self):
+        return self.cpu_us
 
 
 class Clients(Case):
@@ -216,6 +227,15 @@ class Flood(Case):
     @unit("x idle")
     def track_peak_rss_ratio(self):
         return self.ratio
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU time of process ``pid`` so far (user + system, every thread), s; 0 off Linux."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_mb(pid: int) -> float:

@@ -16,6 +16,9 @@ from ..net.security import ClientKeys
 from .process import SIM_PID_ENV, _process_gone
 
 
+_RCVMORE = int(zmq.RCVMORE)  # a plain int: pyzmq converts an enum option on every call
+
+
 class RemoteError(ProtocolError):
     """The server answered with a non-zero error code (see docs/protocol.md)."""
 
@@ -112,9 +115,9 @@ class Client:
                 replaced, so a server that never completes its handshake (or a lost reply)
                 costs one timeout per request, never a socket that blocks for good.
         """
-        sock = self._socket(endpoint)
+        sock = self._sockets.get(endpoint) or self._socket(endpoint)
         try:  # the socket's SNDTIMEO and RCVTIMEO are the timeout: one call each, no poll
-            sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+            sock.send(p.pack(0, text, command, params, data))  # Message(...).to_wire()
             frame = sock.recv()
         except zmq.Again:
             frame = self._await(endpoint, sock)
@@ -147,7 +150,7 @@ class Client:
         for endpoint, command, text, params, data in calls:
             sock = self._socket(endpoint)
             try:
-                sock.send(Message(0, text, command, tuple(params), tuple(data)).to_wire())
+                sock.send(p.pack(0, text, command, params, data))
             except zmq.Again:
                 self._drop(endpoint)
                 raise ProtocolError(p.TIMEOUT, f"{endpoint} took no request within "
@@ -325,9 +328,9 @@ def _set_timeouts(sock: zmq.Socket, seconds: float) -> None:
 def _with_frames(reply: Message, sock: zmq.Socket) -> Message:
     """``reply`` with the binary frames that came after its own (protocol 11: a camera read's
     pixels), received uncopied (memoryviews of ZeroMQ's buffers); most replies have none."""
-    if not sock.getsockopt(zmq.RCVMORE):  # not sock.rcvmore: pyzmq's attribute look-up
+    if not sock.get(_RCVMORE):  # not sock.rcvmore: pyzmq's attribute look-up
         return reply  # costs more than the option itself, on every reply
     frames = []
-    while sock.getsockopt(zmq.RCVMORE):
+    while sock.get(_RCVMORE):
         frames.append(sock.recv(copy=False).buffer)
     return replace(reply, frames=tuple(frames))

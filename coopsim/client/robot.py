@@ -58,6 +58,7 @@ class ModuleProxy:
             return self._robot.invoke(command, args, text)
         call.__name__ = call.__qualname__ = name
         call.__doc__ = command.doc  # the server's listing carries it: help(bot.motors.stop)
+        self.__dict__[name] = call  # made once: a loop's later calls find it as an attribute
         return call
 
     def __dir__(self):
@@ -124,9 +125,12 @@ class Robot:
 
     def invoke(self, command: Command, args: tuple, text: str = ""):
         """Send a declared module command; shape the reply by its kind."""
-        words = [a for a in args if isinstance(a, str)]
-        data = [float(a) for a in args if not isinstance(a, str)]
-        text = words[0] if words else text
+        if args:
+            words = [a for a in args if isinstance(a, str)]
+            data = [float(a) for a in args if not isinstance(a, str)]
+            text = words[0] if words else text
+        else:
+            data = []
         if command.kind == "read" and command.module in IMAGE_MODULES:
             return image_reading(self._send_motion(command, framed_text(text, self.image_frames),
                                                    data))

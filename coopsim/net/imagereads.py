@@ -148,6 +148,11 @@ class ImageReads:
         self._large = self._large or size > KEEP_BYTES
 
     @property
+    def watching(self) -> bool:
+        """Whether :meth:`watch` has something to do (reads rendering, or a socket watched)."""
+        return bool(self.pending) or self._fd is not None
+
+    @property
     def busy(self) -> bool:
         """Whether :meth:`flush` has something to do (reads to answer, memory to release)."""
         return bool(self.pending) or self._large

@@ -104,9 +104,7 @@ class Message:
 
     def to_wire(self) -> bytes:
         """Pack as one msgpack array of five items (floats as float64)."""
-        return msgpack.packb(
-            [self.error, self.text, self.command, list(self.params),
-             [float(x) for x in self.data]], use_bin_type=True)
+        return pack(self.error, self.text, self.command, self.params, self.data)
 
     @classmethod
     def from_wire(cls, frame: bytes, max_bytes: int | None = MAX_MESSAGE_BYTES) -> "Message":
@@ -124,19 +122,45 @@ class Message:
         if max_bytes is not None and len(frame) > max_bytes:
             raise BadMessage(f"message of {len(frame)} bytes is over the {max_bytes}-byte limit")
         try:
-            items = msgpack.unpackb(frame, raw=False, strict_map_key=True)
+            items = _unpackb(frame)  # msgpack's defaults: raw=False, strict_map_key=True
         except Exception as exc:  # noqa: BLE001 -- msgpack raises many unrelated types
             raise BadMessage(f"not a msgpack message ({type(exc).__name__})") from None
-        return cls(*_check_fields(items))
+        return new_message(*_check_fields(items))
 
     def fail(self, code: int, text: str) -> "Message":
         """An error reply to this request."""
-        return Message(code, text, self.command)
+        return new_message(code, text, self.command, (), ())
 
     def reply(self, text: str = "", params: Sequence[int] = (),
               data: Sequence[float] = (), frames: Sequence = ()) -> "Message":
         """A successful reply to this request (``frames``: binary frames sent after it)."""
-        return Message(OK, text, self.command, tuple(params), tuple(data), tuple(frames))
+        return new_message(OK, text, self.command, tuple(params), tuple(data), tuple(frames))
+
+
+_new = object.__new__
+
+
+def new_message(error: int, text: str, command: int, params: tuple, data: tuple,
+                frames: tuple = ()) -> Message:
+    """A :class:`Message` of fields already of their types (tuples), built without the frozen
+    dataclass's ``__init__`` (one ``object.__setattr__`` a field: 3x the cost), equal to
+    ``Message(error, text, command, params, data, frames)``. On every request and reply."""
+    msg = _new(Message)
+    fields = msg.__dict__
+    fields["error"], fields["text"], fields["command"] = error, text, command
+    fields["params"], fields["data"], fields["frames"] = params, data, frames
+    return msg
+
+
+_Packer, _unpackb = msgpack.Packer, msgpack.unpackb
+
+
+def pack(error: int, text: str, command: int, params: Sequence[int],
+         data: Sequence[float]) -> bytes:
+    """One message's frame (:meth:`Message.to_wire`) from its fields, without a Message: the
+    five-item msgpack array, data as float64. A Packer a call (msgpack's ``packb`` makes one
+    too, through keyword arguments; one shared between threads would share its buffer)."""
+    return _Packer().pack([error, text, command, list(params), list(map(float, data))])
 
 
 _INTS, _NUMBERS = frozenset((int,)), frozenset((int, float))

@@ -3,7 +3,8 @@
 Each robot keeps an endpoint of its own (a TCP port; every module name of the robot resolves to
 it), but all of them are bound on one ROUTER socket: 10,000 robots cost 10,000 listening file
 descriptors, not 10,000 sockets with their mailboxes and threads. A request's robot is the local
-port of the connection it came in on (ZeroMQ's SRCFD message property, then getsockname).
+port of the connection it came in on (ZeroMQ's SRCFD message property, then getsockname,
+once per connection: coopsim.net.hubconns).
 
 The hub is the stepper's :class:`~coopsim.sim.waiter.Waiter`: while the stepper waits between
 steps it polls the socket and answers requests itself. Reads answer at once from the snapshot; a
@@ -21,8 +22,6 @@ from __future__ import annotations
 
 import logging
 import os
-import resource
-import socket as pysocket
 import threading
 import time
 from dataclasses import dataclass
@@ -39,18 +38,19 @@ from .protocol import Message
 from .imagereads import ImageReads, Rendering
 from .offload import Offload
 from .hubreads import Reads, only_reads
+from .hubconns import Routes, _Descriptors, _fd_limit, identify, raise_fd_limit  # noqa: F401
 from .robotport import Later, Reply, RobotPort
-from .security import RUN_USER
 from .server import answer_errors, forget_closed, recv_request, split_request
 
 log = logging.getLogger(__name__)
 
 STEP_WAIT = 0.5  # s a lockstep motor reply waits, while the run is paused, before "not yet"
 START_STEP_WAIT = 2.0  # s it waits while the first step waits for controllers (see _answer_early)
-FD_SPARE = 64  # descriptors kept free for connections, files and libzmq (which aborts without)
-_RECOUNT = 1024  # binds between exact counts of the open descriptors
 _BATCH = 256  # requests served per poll before the stepper gets its thread back
 _FALLBACK_POLL = 0.1  # s
+# flags as plain ints: pyzmq's enum flags cost an enum operation each time they are combined
+_NOBLOCK, _MORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
+_EVENTS, _POLLIN = int(zmq.EVENTS), int(zmq.POLLIN)
 
 
 @dataclass
@@ -104,6 +104,7 @@ class RobotHub:
         self._closed = False
         self._fds = _Descriptors()
         self._callers: dict[bytes, Owner] = {}  # routing id -> who, for motion commands
+        self._routes = Routes()  # routing id -> the robot port its connection reached
         self.offload = Offload(self.wake)  # inverse kinematics off the stepper in real time
         self.images = ImageReads()  # image reads rendered beside the stepper, their budgets
         self.reads = Reads(self)  # the reading thread, lent the socket for long steps
@@ -228,8 +229,8 @@ class RobotHub:
         the stepper steps): answer reads alone, leave the rest (disconnections, requests
         that may change something, offloaded actions' replies) to the stepper."""
         ms = 0 if timeout <= 0 else max(1, int(timeout * 1000))
-        if not reads_only:  # image reads rendering: their replies wake this poll
-            ms = self.images.watch(self._poller, ms, self.stepper.owns_world()
+        if not reads_only and self.images.watching:  # image reads rendering: their replies
+            ms = self.images.watch(self._poller, ms, self.stepper.owns_world()  # wake this poll
                                    and self.stepper.sim.world.engine)
         # the reading thread's poller leaves the monitor out: its events wait for the stepper
         events = dict((self.reads.poller if reads_only else self._poller).poll(ms))
@@ -249,7 +250,9 @@ class RobotHub:
 
     def _disconnected(self) -> None:
         """Connections that closed: the robots they owned are free and leave lockstep."""
-        self._callers = forget_closed(self._monitor, self._callers, self.stepper.slots)
+        closed: set[int] = set()
+        self._callers = forget_closed(self._monitor, self._callers, self.stepper.slots, closed)
+        self._routes.forget(closed)
 
     def _identify(self, caller) -> Owner:
         """Who sent a request (see :func:`identify`), worked out once per connection."""
@@ -265,12 +268,13 @@ class RobotHub:
     def _serve_batch(self, reads_only: bool = False) -> None:
         """Serve what is waiting (at most _BATCH), received first: their arrival is stamped
         before any is served (an external pose's flood limit counts from it, posechannel)."""
-        batch = []
-        while len(batch) < _BATCH:
-            try:
-                batch.append(recv_request(self.socket, zmq.NOBLOCK))
-            except zmq.Again:
-                break
+        batch, sock = [], self.socket
+        try:  # after the first, the socket's EVENTS says whether another waits: an empty
+            batch.append(recv_request(sock, _NOBLOCK))  # receive's exception costs 3x that
+            while len(batch) < _BATCH and sock.get(_EVENTS) & _POLLIN:
+                batch.append(recv_request(sock, _NOBLOCK))
+        except zmq.Again:
+            pass
         self._asked = now = time.perf_counter()
         for (frames, total), wall in zip(batch, arrivals(self._empty, now, len(batch))):
             self._serve_one(frames, total, reads_only, wall)
@@ -278,8 +282,8 @@ class RobotHub:
 
     def _serve_one(self, frames: list, total: int, reads_only: bool = False,
                    wall: float | None = None) -> None:
-        port, fd = self._port_of(frames[-1])
         envelope, payload, count = split_request(frames, total)
+        port, fd = self._port_of(envelope[0], frames[-1])
         if reads_only and (not only_reads(port, payload) or self.reads.held(frames)):
             self.reads.defer(frames, total, wall)  # the stepper serves it after its step
             return
@@ -315,17 +319,11 @@ class RobotHub:
             return Message(p.FAILED, "the connection went away", -1)
         return answer_errors(port, payload)
 
-    def _port_of(self, frame) -> tuple[RobotPort | str | None, int]:
+    def _port_of(self, route: bytes, frame) -> tuple[RobotPort | str | None, int]:
         """The robot whose endpoint the frame's connection reached (by its local port), and
         the connection's descriptor."""
-        try:
-            fd = frame.get(zmq.SRCFD)
-            sock = pysocket.socket(fileno=fd)
-            try:
-                number = sock.getsockname()[1]
-            finally:
-                sock.detach()  # the descriptor is ZeroMQ's: never close it
-        except (OSError, zmq.ZMQError):
+        number, fd = self._routes.port_of(route, frame)
+        if number is None:
             return None, -1
         return self._by_port.get(number) or self._gone.get(number), fd
 
@@ -341,10 +339,10 @@ class RobotHub:
         stepper, now = self.stepper, time.perf_counter()
         done, keep = stepper.done_generation, []
         for item in self._pending:
-            if done > item.generation:
+            if done > item.generation:  # the usual reply, packed without a Message
                 snap = stepper.snapshot
-                self._send(item.envelope, item.msg.reply("lockstep", params=(snap.step,),
-                                                         data=(snap.time,)))
+                self._send_wire(item.envelope, p.pack(p.OK, "lockstep", item.msg.command,
+                                                      (snap.step,), (snap.time,)))
             elif stepper.finished or (now >= item.deadline
                                       and _answer_early(stepper, now - item.deadline)):
                 snap = stepper.snapshot
@@ -368,10 +366,24 @@ class RobotHub:
             self._send(envelope, reply)
 
     def _send(self, envelope: list, reply: Message) -> None:
+        if not reply.frames:
+            self._send_wire(envelope, reply.to_wire())
+            return
         try:
             # protocol 11: binary frames (a camera's pixels) go after the message, uncopied
             self.socket.send_multipart(envelope + [reply.to_wire(), *reply.frames], zmq.NOBLOCK,
-                                       copy=not reply.frames)
+                                       copy=False)
+        except zmq.ZMQError:
+            pass  # the peer went away: nothing to answer
+
+    def _send_wire(self, envelope: list, wire: bytes) -> None:
+        """Send one reply frame after its envelope, frame by frame (send_multipart's Python
+        combines pyzmq's enum flags per frame: more than the sends themselves)."""
+        send = self.socket.send
+        try:
+            for part in envelope:
+                send(part, _MORE)
+            send(wire, _NOBLOCK)
         except zmq.ZMQError:
             pass  # the peer went away: nothing to answer
 
@@ -431,81 +443,6 @@ def _answer_early(stepper, late: float) -> bool:
     if not stepper.running or stepper.paused:
         return True
     return stepper.starting and late >= START_STEP_WAIT - STEP_WAIT
-
-
-def identify(caller) -> Owner:
-    """Who sent a request: ``caller`` is (routing id, frame, descriptor) of its connection.
-
-    Where CurveZMQ keys are in use, a listed client key is the identity (its name, from the ZAP
-    handler's User-Id: two connections with one key are one owner); otherwise, and for the run's
-    own key pair, the connection is (its routing id). The label names the key and the peer's
-    address.
-    """
-    route, frame, fd = caller
-    try:
-        user = frame.get("User-Id")
-    except (zmq.ZMQError, KeyError, UnicodeDecodeError):
-        user = ""
-    address = _peer(fd)
-    if user and user != RUN_USER:
-        return Owner(("key", user), f"client key {user!r} ({address})", fd)
-    return Owner(("connection", route), f"the connection from {address}", fd)
-
-
-def _peer(fd: int) -> str:
-    try:
-        sock = pysocket.socket(fileno=fd)
-        try:
-            host, port = sock.getpeername()[:2]
-        finally:
-            sock.detach()
-        return f"{host}:{port}"
-    except (OSError, ValueError, TypeError):
-        return "an unknown address"
-
-
-class _Descriptors:
-    """An estimate of this process's open descriptors, counted exactly now and then, so a bind
-    is refused before libzmq runs out (it aborts the process when it does)."""
-
-    def __init__(self) -> None:
-        self.open, self.since = _count_fds(), 0
-
-    def take(self) -> None:
-        """Account for one more; raise OSError when fewer than FD_SPARE would stay free."""
-        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if soft == resource.RLIM_INFINITY:
-            return
-        if self.since >= _RECOUNT or self.open + self.since + 4 * FD_SPARE > soft:
-            self.open, self.since = _count_fds(), 0
-        if self.open + self.since + FD_SPARE >= soft:
-            raise OSError(f"too many open files (keeping {FD_SPARE} free)")
-        self.since += 1
-
-
-def _count_fds() -> int:
-    try:
-        return len(os.listdir("/proc/self/fd"))
-    except OSError:
-        return 0
-
-
-def _fd_limit() -> str:
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return "unlimited" if soft == resource.RLIM_INFINITY else str(soft)
-
-
-def raise_fd_limit() -> int:
-    """Raise the soft open-file limit to the hard one (each robot endpoint holds a listening
-    descriptor); return the limit now in force."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != hard:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-            soft = hard
-        except (ValueError, OSError):
-            pass  # keep the soft limit; binding past it is reported per robot
-    return soft
 
 
 def _decoded(frame: bytes) -> Message:

@@ -133,9 +133,10 @@ class Server:
             pass  # the peer went away: nothing to answer
 
 
-def forget_closed(monitor: zmq.Socket, callers: dict, slots) -> dict:
+def forget_closed(monitor: zmq.Socket, callers: dict, slots, closed: set | None = None) -> dict:
     """Take the closed connections a socket's monitor reports: the robots each owned are free
-    in ``slots`` (and leave lockstep); return ``callers`` (routing id -> Owner) without them."""
+    in ``slots`` (and leave lockstep); return ``callers`` (routing id -> Owner) without them.
+    ``closed``: a set the closed connections' descriptors are added to."""
     while True:
         try:
             event = parse_monitor_message(monitor.recv_multipart(zmq.NOBLOCK))
@@ -145,6 +146,8 @@ def forget_closed(monitor: zmq.Socket, callers: dict, slots) -> dict:
             fd = event["value"]
             callers = {r: o for r, o in callers.items() if o.link != fd}
             slots.disconnected(fd)
+            if closed is not None:
+                closed.add(fd)
 
 
 def answer_errors(server, payload: bytes):
