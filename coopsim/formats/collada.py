@@ -39,7 +39,7 @@ MAX_BYTES = 64 << 20  # bytes of one .dae (meshes.MAX_MESH_BYTES)
 MUJOCO_FACES = 200_000  # MuJoCo's limit of faces per mesh: above it the mesh is decimated
 #: Triangles of one mesh MuJoCo is given (its collision hull, mass, camera images): a bigger
 #: one is decimated (:func:`for_engine`). The 3D view and Foxglove draw the file's own.
-ENGINE_FACES = 20_000
+ENGINE_FACES = 10_000
 MAX_TRIANGLES = 1_000_000  # of one file read (meshes.MAX_TRIANGLES)
 EXTRA = "pip install 'coopsim[3d]'"  # what installs pycollada
 _COUNT = re.compile(rb"<(triangles|polylist|polygons|tristrips|trifans)\b[^>]*?\bcount=\"(\d+)\"")

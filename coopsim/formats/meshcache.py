@@ -2,7 +2,7 @@
 COLLADA triangles and the smaller meshes MuJoCo is given (:mod:`coopsim.formats.collada`,
 :mod:`coopsim.formats.robotxml`) are kept as ``.npy`` arrays keyed by the file's bytes and the
 code that converted them, so a robot's second process reads them instead of parsing 20 MB of
-XML again (docs/files.md "Meshes").
+XML again (docs/robots.md, *Every robot of example-robot-data*).
 
 Where: ``COOPSIM_MESH_CACHE`` (a folder; ``off`` turns the cache off), else
 ``$XDG_CACHE_HOME/coopsim/meshes``, else ``~/.cache/coopsim/meshes``. A folder that cannot be

@@ -325,8 +325,8 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
     """The URDF MuJoCo compiles and the mesh files it is given as bytes: mesh paths resolved,
     meshes in formats MuJoCo cannot read dropped, ASCII STL given as binary (MuJoCo reads
     only binary STL, ``coopsim_ascii_K.stl``; a binary STL over
-    :data:`~coopsim.formats.collada.ENGINE_FACES` triangles decimated, ``coopsim_stl_K.stl``:
-    :func:`big_stl`), COLLADA as binary STL
+    :data:`~coopsim.formats.collada.ENGINE_FACES` triangles decimated, ``coopsim_stl_K.stl``,
+    K counting every binary STL: :func:`big_stl`), COLLADA as binary STL
     (``coopsim_dae_K.stl``, decimated: :func:`coopsim.formats.collada.for_engine`), K counting the
     files of each kind in sorted order; the compiler options of :data:`URDF_COMPILER`
     (replacing any ``<mujoco>`` element) and the repairs of :mod:`.inertiarepair`."""
@@ -338,12 +338,12 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
                 collada.dae_triangles(path)))
         else:
             data = ascii_stl_as_binary(path)
-            if data is None and big_stl(path):
-                kind, data = "stl", _engine_stl(path)
+            if data is None and path.lower().endswith(".stl"):  # K counts every binary STL
+                kind, data = "stl", _engine_stl(path) if big_stl(path) else None
         if data is not None:
             ascii_names[path] = f"coopsim_{kind}_{counts[kind]}.stl"
             assets.append((ascii_names[path], data))
-            counts[kind] += 1
+        counts[kind] += kind != "ascii" or data is not None
     root = ET.fromstring(ET.tostring(tree.root))  # a copy: the parsed tree stays as read
     for old in root.findall("mujoco"):
         root.remove(old)

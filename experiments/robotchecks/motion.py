@@ -33,6 +33,8 @@ def wheeled(urdf: str) -> Check:
     names = [j.get("name", "") for j in _joints(urdf) if j.get("type") == "continuous"]
     left = [n for n in names if "wheel" in n and "left" in n and "caster" not in n]
     right = [n for n in names if "wheel" in n and "right" in n and "caster" not in n]
+    if len(left) > 1 and len(right) > 1:  # four driven wheels (TIAGo Pro): the front pair
+        left, right = [n for n in left if "front" in n], [n for n in right if "front" in n]
     if len(left) != 1 or len(right) != 1:
         return Check("", None, "no single left and right wheel joint: a caster base (PR2) is "
                                "not a differential drive")

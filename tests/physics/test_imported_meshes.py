@@ -6,6 +6,7 @@ over 20 GB), a removed robot takes the meshes nobody else uses with it, and a me
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -105,3 +106,9 @@ def test_a_mesh_over_the_engine_budget_reaches_mujoco_decimated(tmp_path):
     assert _size(model, "a") == pytest.approx(0.2, rel=0.02)
     drawn = mesh_triangles(SimpleNamespace(vertices=None, path=str(tmp_path / "ball.stl")))
     assert len(drawn) == len(tris)  # drawn whole
+    from coopsim.formats.description import load_description
+    from coopsim.model.imported import DescriptionSpec
+    from coopsim.physics.mujoco_links import links_document
+    doc = json.dumps(links_document(load_description(DescriptionSpec(str(tmp_path /
+                                                                          "ball.urdf")))))
+    assert '"ball.stl"' in doc and "coopsim_" not in doc  # clients are told the file
