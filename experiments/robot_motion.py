@@ -197,7 +197,9 @@ def check_legged(urdf, stance: dict, height: float, search=(), dt: float = 0.005
     q = np.array(q)[:, :len(moving)]
     lower = np.array([j.lower for j in moving])
     upper = np.array([j.upper for j in moving])
-    past = int(((q < lower - 1e-3) | (q > upper + 1e-3)).any(axis=0).sum())
+    beyond = ((q < lower - 1e-3) | (q > upper + 1e-3)).any(axis=0)
+    past = int(beyond.sum())
+    names = [moving[k].name for k in np.flatnonzero(beyond)]
     zs = np.array(zs)
     settled = zs[int(round(1.0 / dt)):]
     out = {"height_m": float(settled.mean()), "nominal_m": height,
@@ -206,7 +208,8 @@ def check_legged(urdf, stance: dict, height: float, search=(), dt: float = 0.005
     out["ok"] = out["worst_m"] <= 0.02 and past == 0
     out["figure"] = (f"stands {seconds:g} s: base {out['final_m']:.3f} m (nominal "
                      f"{height:.3f} m, worst {out['worst_m'] * 100:.2f} cm off after 1 s), "
-                     f"{past} joints past their limits")
+                     f"{past} joints past their limits" + (f" ({', '.join(names)})" if names
+                                                            else ""))
     return out
 
 

@@ -27,8 +27,9 @@ from . import Check
 
 DT = 0.002  # s: 500 Hz
 DOWN = (0.0, math.pi / 2, 0.0)  # roll, pitch, yaw: a tool frame whose x points down (Z1's)
+#: m, base frame: z >= 0.25 keeps the Z1's gripper (0.15 m) off the floor.
 POINTS = ((0.35, 0.0, 0.25), (0.30, 0.15, 0.25), (0.40, -0.10, 0.30), (0.25, -0.20, 0.25),
-          (0.40, 0.05, 0.25))  # m, base frame: z >= 0.25 keeps the Z1's gripper (0.15 m) off the floor
+          (0.40, 0.05, 0.25))
 GOAL_MM = 5.0
 SAMPLES, SPREAD, SEED = 4, 0.5, 52
 SETTLE_S = 0.3  # s held after each move before the tool is read

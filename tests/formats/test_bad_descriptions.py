@@ -19,7 +19,8 @@ from rechelpers import run_cli
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "descriptions"
 ARM = (DATA / "tiny_arm.urdf").read_text()
-BOX = '<collision><origin xyz="0 0 0.1"/><geometry><box size="0.04 0.04 0.2"/></geometry></collision>'
+BOX = ('<collision><origin xyz="0 0 0.1"/><geometry><box size="0.04 0.04 0.2"/></geometry>'
+       '</collision>')
 CUBE = '<collision><geometry><mesh filename="cube.dae"/></geometry></collision>'
 FLYER = ('<?xml version="1.0"?>\n<robot name="flyer">\n  <link name="body">\n    <inertial>'
          '<mass value="1.0"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.02"/>'

@@ -21,7 +21,8 @@ from coopsim.sim.simulation import Simulation  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "descriptions"
 ARM = (DATA / "tiny_arm.urdf").read_text()
-BOX = '<collision><origin xyz="0 0 0.1"/><geometry><box size="0.04 0.04 0.2"/></geometry></collision>'
+BOX = ('<collision><origin xyz="0 0 0.1"/><geometry><box size="0.04 0.04 0.2"/></geometry>'
+       '</collision>')
 MESH = '<collision><geometry><mesh filename="{uri}"/></geometry></collision>'
 
 
@@ -91,7 +92,7 @@ def test_a_mesh_over_the_engine_budget_reaches_mujoco_decimated(tmp_path):
     from coopsim.formats import collada
     from coopsim.model.scenerydoc import mesh_triangles
 
-    n = 80  # a sphere of 2 * 80 * 160 = 25,600 triangles (some degenerate at the poles), over ENGINE_FACES
+    n = 80  # a sphere of 2 * 80 * 160 = 25,600 triangles (some degenerate at the poles)
     theta, phi = np.meshgrid(np.linspace(0, np.pi, n + 1), np.linspace(0, 2 * np.pi, 2 * n + 1))
     grid = 0.1 * np.stack([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi),
                            np.cos(theta)], axis=-1)
