@@ -176,7 +176,7 @@ def check_legged(urdf, stance: dict, height: float, search=(), dt: float = 0.005
     """Stand ``seconds`` from ``stance`` dropped from ``height`` + 2 cm (module doc)."""
     from coopsim.sim.drivers import LocalRobot
 
-    words = " ".join(f"{k} {v:g}" for k, v in stance.items())
+    words = " ".join(f"{k} {float(v)!r}" for k, v in stance.items())  # :g rounded past limits
     with tempfile.TemporaryDirectory() as tmp:
         sim, stepper = _run([f"description {urdf}", "name lg", f"position 0 0 {height + 0.02}",
                              "base floating", *_search(urdf, search), f"stance {words}"],

@@ -58,8 +58,9 @@ def multirotor(urdf: str) -> Check:
 
 
 def legged(urdf: str) -> Check:
-    """Stand 10 s from the package SRDF's ``standing`` stance, its nominal height the one the
-    stance puts the base at (:func:`stance_height`; the SRDF's own where that is unknown)."""
+    """Stand 10 s from the package SRDF's ``standing`` stance (else the file's zero posture:
+    :func:`_zero_posture`), its nominal height the one the stance puts the base at
+    (:func:`stance_height`; the SRDF's own where that is unknown)."""
     for path, state in _standing(urdf):
         stance, height = robot_motion.srdf_stance(path, state)
         keep = robot_motion.described_joints(urdf)
@@ -69,7 +70,24 @@ def legged(urdf: str) -> Check:
         said = f"; the SRDF says {height:.3f} m" if kinematic and abs(kinematic - height) \
             > 0.005 else ""
         return Check(found["figure"] + said, bool(found["ok"]))
-    return Check("", None, "its package has no SRDF standing stance")
+    return _zero_posture(urdf)
+
+
+def _zero_posture(urdf: str) -> Check:
+    """Without an SRDF stance: stand in the file's own posture (each joint at 0, clipped into
+    its limits), from the height its foot spheres give (Laikago)."""
+    from coopsim.formats.description import load_description
+    from coopsim.model.imported import DescriptionSpec
+
+    d = load_description(DescriptionSpec(urdf))
+    stance = {j.name: min(max(0.0, j.lower), j.upper) for j in d.moving}
+    height = stance_height(urdf, stance)
+    if not height:
+        return Check("", None, "its package has no SRDF standing stance, its feet no spheres "
+                               "to take a height from")
+    found = robot_motion.check_legged(urdf, stance, height)
+    return Check(found["figure"] + "; in its file's zero posture (no SRDF stance)",
+                 bool(found["ok"]))
 
 
 def _standing(urdf: str) -> list[tuple[Path, str]]:
