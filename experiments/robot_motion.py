@@ -176,7 +176,7 @@ def check_legged(urdf, stance: dict, height: float, search=(), dt: float = 0.005
     """Stand ``seconds`` from ``stance`` dropped from ``height`` + 2 cm (module doc)."""
     from coopsim.sim.drivers import LocalRobot
 
-    words = " ".join(f"{k} {v:g}" for k, v in stance.items())
+    words = " ".join(f"{k} {float(v)!r}" for k, v in stance.items())  # :g rounded past limits
     with tempfile.TemporaryDirectory() as tmp:
         sim, stepper = _run([f"description {urdf}", "name lg", f"position 0 0 {height + 0.02}",
                              "base floating", *_search(urdf, search), f"stance {words}"],
@@ -197,7 +197,9 @@ def check_legged(urdf, stance: dict, height: float, search=(), dt: float = 0.005
     q = np.array(q)[:, :len(moving)]
     lower = np.array([j.lower for j in moving])
     upper = np.array([j.upper for j in moving])
-    past = int(((q < lower - 1e-3) | (q > upper + 1e-3)).any(axis=0).sum())
+    beyond = ((q < lower - 1e-3) | (q > upper + 1e-3)).any(axis=0)
+    past = int(beyond.sum())
+    names = [moving[k].name for k in np.flatnonzero(beyond)]
     zs = np.array(zs)
     settled = zs[int(round(1.0 / dt)):]
     out = {"height_m": float(settled.mean()), "nominal_m": height,
@@ -206,7 +208,8 @@ def check_legged(urdf, stance: dict, height: float, search=(), dt: float = 0.005
     out["ok"] = out["worst_m"] <= 0.02 and past == 0
     out["figure"] = (f"stands {seconds:g} s: base {out['final_m']:.3f} m (nominal "
                      f"{height:.3f} m, worst {out['worst_m'] * 100:.2f} cm off after 1 s), "
-                     f"{past} joints past their limits")
+                     f"{past} joints past their limits" + (f" ({', '.join(names)})" if names
+                                                            else ""))
     return out
 
 
@@ -230,6 +233,7 @@ def check_humanoid(urdf, search=(), dt: float = 0.005, fraction: float = 0.3) ->
         servos = ROBOT_TYPES.get(sim.world.robot("hu").type).SERVOS[:32]
         targets = [s.home + min(0.5, fraction * (min(s.upper, s.home + 1.5) - s.home))
                    for s in servos]
+        targets = _mimicked(urdf, servos, targets)
         bot = LocalRobot(sim, "hu")
         bot.servos.set_targets(*targets)
         for _ in range(int(round(2.0 / dt))):
@@ -244,6 +248,36 @@ def check_humanoid(urdf, search=(), dt: float = 0.005, fraction: float = 0.3) ->
     out["ok"] = out["worst_rad"] <= 0.1  # the servos pull with full effort at 0.1 rad
     out["figure"] = (f"{len(servos)} held joints to targets, base fixed: worst "
                      f"{out['worst_rad']:.4f} rad, median {out['median_rad']:.4f} rad after 2 s")
+    return out
+
+
+def mimics(urdf) -> dict[str, tuple[str, float, float]]:
+    """Joint -> (the joint it mimics, multiplier, offset) of an URDF's ``<mimic>`` elements
+    (MuJoCo's compiler couples them with an equality constraint)."""
+    out = {}
+    for joint in ET.parse(urdf).getroot().iter("joint"):
+        m = joint.find("mimic")
+        if m is not None and m.get("joint"):
+            out[joint.get("name")] = (m.get("joint"), float(m.get("multiplier", 1.0)),
+                                      float(m.get("offset", 0.0)))
+    return out
+
+
+def _mimicked(urdf, servos, targets: list[float]) -> list[float]:
+    """``targets`` with each joint that mimics another held one sent where its coupling puts
+    it (multiplier x the other's target + offset): a target of its own fought the coupling
+    (the Talos' gripper fingers ended 0.26 rad off); a joint whose follower is past the 32
+    joints ``set_targets`` sets stays home (Romeo's hands)."""
+    coupled = mimics(urdf)
+    index = {s.name: k for k, s in enumerate(servos)}
+    out = list(targets)
+    for follower, (leader, _, _) in coupled.items():  # one held past the 32 set: it stays
+        if follower not in index and leader in index:  # home, so does what it follows
+            out[index[leader]] = servos[index[leader]].home
+    for k, s in enumerate(servos):
+        leader = coupled.get(s.name)
+        if leader is not None and leader[0] in index:
+            out[k] = min(max(leader[1] * out[index[leader[0]]] + leader[2], s.lower), s.upper)
     return out
 
 

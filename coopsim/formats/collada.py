@@ -10,10 +10,11 @@ geometry instance of its scene is taken with its node transforms, in metres (the
 ``<unit meter>``); materials, textures and cameras are not read (a texture the file names
 but lacks is no error).
 
-A mesh over :data:`MUJOCO_FACES` triangles (MuJoCo's limit per mesh) is given to MuJoCo
-decimated by vertex clustering (:func:`decimated`); drawing (the 3D view's ``/sim`` 27,
-Foxglove) reads the full mesh. Triangles are cached per file (path, size and mtime), so a
-robot of 20 links naming one foot mesh four times parses it once.
+A mesh over :data:`ENGINE_FACES` triangles is given to MuJoCo decimated by vertex clustering
+(:func:`for_engine`, :func:`decimated`); drawing (the 3D view's ``/sim`` 27, Foxglove) reads
+the full mesh. Triangles are cached per file (path, size and mtime), so a robot of 20 links
+naming one foot mesh four times parses it once, and on disk by content
+(:mod:`coopsim.formats.meshcache`), so a second process does not parse it again.
 
 Units: metres, the file's frame (a description's ``scale`` applies after).
 """
@@ -31,10 +32,15 @@ import numpy as np
 
 from ..model.errors import FileFormatError
 from ..model.scenerydoc import READERS
+from . import meshcache
 from .sections import read_mesh_bytes
 
 MAX_BYTES = 64 << 20  # bytes of one .dae (meshes.MAX_MESH_BYTES)
 MUJOCO_FACES = 200_000  # MuJoCo's limit of faces per mesh: above it the mesh is decimated
+#: Triangles of one mesh MuJoCo is given (its collision hull, mass, camera images): a bigger
+#: one is decimated (:func:`for_engine`). The 3D view and Foxglove draw the file's own.
+ENGINE_FACES = 10_000
+MAX_TRIANGLES = 1_000_000  # of one file read (meshes.MAX_TRIANGLES)
 EXTRA = "pip install 'coopsim[3d]'"  # what installs pycollada
 _COUNT = re.compile(rb"<(triangles|polylist|polygons|tristrips|trifans)\b[^>]*?\bcount=\"(\d+)\"")
 
@@ -57,21 +63,30 @@ _UNREAD = (b"library_images", b"library_effects", b"library_materials", b"bind_m
            b"library_cameras", b"library_lights", b"library_animations")
 
 
+def _starts(data: bytes, prefix: bytes):
+    """Offsets of every ``prefix`` in ``data``, found in one pass by ``bytes.find`` (a regex
+    over a 10 MB file cost as much as parsing it)."""
+    start = data.find(prefix)
+    while start >= 0:
+        yield start
+        start = data.find(prefix, start + len(prefix))
+
+
 def _geometry_only(data: bytes) -> bytes:
     """``data`` without what is not read (materials, textures, cameras, lights, animations):
     a material naming a texture the package lacks makes pycollada drop the geometry bound
-    to it (ANYmal B's foot), and parsing them costs time."""
-    parts, at = [], 0
+    to it (ANYmal B's foot), and parsing them costs time. Two passes over the bytes (the
+    ``<library_`` and ``<bind_material`` tags), not one per element."""
     cuts = []
-    for tag in _UNREAD:  # found by bytes.find: a regex over a 10 MB file cost as much as parsing
-        start = data.find(b"<" + tag)
-        while start >= 0:
-            end = data.find(b"</" + tag + b">", start)
-            if end < 0:
-                break
-            end += len(tag) + 3
-            cuts.append((start, end))
-            start = data.find(b"<" + tag, end)
+    for start in [*_starts(data, b"<library_"), *_starts(data, b"<bind_material")]:
+        tag = next((t for t in _UNREAD if data.startswith(t, start + 1)), None)
+        if tag is None or data[start + 1 + len(tag):start + 2 + len(tag)] not in \
+                (b">", b" ", b"\t", b"\n", b"\r", b"/"):
+            continue
+        end = data.find(b"</" + tag + b">", start)
+        if end >= 0:
+            cuts.append((start, end + len(tag) + 3))
+    parts, at = [], 0
     for start, end in sorted(cuts):
         if start >= at:  # a cut inside an earlier one (none in COLLADA) is skipped
             parts.append(data[at:start])
@@ -125,15 +140,28 @@ def _cached(path: str, size: int, mtime: int, limit: int) -> np.ndarray:
     data = _read(path)
     if _declared(data) > 2 * limit:  # a polygon makes >= 1 triangle: refused before parsing
         raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
+    name = meshcache.key(data, "dae")
+    tris = meshcache.get(name, (3, 3), np.float32)  # read and checked by an earlier process
+    if tris is None:
+        tris = _converted(path, data)
+        meshcache.put(name, tris)
+    if len(tris) > limit:
+        raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
+    tris.setflags(write=False)  # shared by every caller of the cache
+    return tris
+
+
+def _converted(path: str, data: bytes) -> np.ndarray:
+    """(n, 3, 3) float32 triangles of the COLLADA bytes ``data``, m (every triangle: the
+    caller bounds their count)."""
     with warnings.catch_warnings():  # pycollada's own use of numpy.matrix: not the file's
         warnings.simplefilter("ignore", PendingDeprecationWarning)
         doc = _parse(path, data)
-        tris = _scene_triangles(doc, path, limit)
+        tris = _scene_triangles(doc, path, 2 * MAX_TRIANGLES)
     unit = getattr(getattr(doc, "assetInfo", None), "unitmeter", None) or 1.0
     tris = (tris * float(unit)).astype(np.float32)  # what MuJoCo's STL holds anyway
     if not np.isfinite(tris).all():
         raise FileFormatError(path, 0, "mesh has a vertex that is not a finite number")
-    tris.setflags(write=False)  # shared by every caller of the cache
     return tris
 
 
@@ -160,20 +188,57 @@ def decimated(tris: np.ndarray, limit: int = MUJOCO_FACES) -> np.ndarray:
         return tris
     points = tris.reshape(-1, 3)
     lo, span = points.min(axis=0), float(np.ptp(points, axis=0).max()) or 1.0
+    unit = (points - lo) / span
     cells = max(8, int(2 * limit ** 0.5))  # a surface of n triangles spans ~sqrt(n) cells
     while True:
-        ijk = np.minimum(((points - lo) / span * cells).astype(np.int64), cells - 1)
-        key = (ijk[:, 0] * cells + ijk[:, 1]) * cells + ijk[:, 2]
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        faces = inverse.reshape(-1, 3)
-        keep = (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & \
-               (faces[:, 0] != faces[:, 2])
-        kept = faces[keep]  # a face twice (its corners merged alike) is kept once, its winding
-        _, once = np.unique(np.sort(kept, axis=1), axis=0, return_index=True)
-        faces = kept[np.sort(once)]
+        faces, first = _clustered(unit, cells)
         if len(faces) <= limit:
             return points[first][faces]
-        cells = max(1, int(cells * 0.8))
+        cells = max(1, int(cells * min(0.8, (limit / len(faces)) ** 0.5)))
+
+
+def _clustered(unit: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """(faces, first) of the corners ``unit`` (in [0, 1]^3, three a triangle) merged on a
+    grid of ``cells`` a side: each face's three cluster indices (faces whose corners merged
+    dropped, a face twice kept once, the first's winding) and each cluster's first corner."""
+    ijk = np.minimum((unit * cells).astype(np.int64), cells - 1)
+    key = (ijk[:, 0] * cells + ijk[:, 1]) * cells + ijk[:, 2]
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    faces = inverse.reshape(-1, 3)
+    keep = (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & \
+           (faces[:, 0] != faces[:, 2])
+    kept = faces[keep]
+    ordered = np.sort(kept, axis=1).astype(np.int64)
+    n = np.int64(len(first))
+    if n < 1 << 21:  # one int64 a face: a sort of numbers, not of rows
+        _, once = np.unique((ordered[:, 0] * n + ordered[:, 1]) * n + ordered[:, 2],
+                            return_index=True)
+    else:
+        _, once = np.unique(ordered, axis=0, return_index=True)
+    return kept[np.sort(once)], first
+
+
+def for_engine(tris: np.ndarray, limit: int = ENGINE_FACES) -> np.ndarray:
+    """``tris`` decimated to ``limit`` triangles (:func:`decimated`) for MuJoCo: its compile
+    of a 150,000-triangle trunk cost more CPU than the rest of the robot's load, and 100 arms'
+    copies of their meshes filled gigabytes. Cached by content (:mod:`.meshcache`)."""
+    if len(tris) <= limit:
+        return tris
+    tris = np.ascontiguousarray(tris, dtype=np.float32)
+    name = meshcache.key(tris.tobytes(), "engine", limit)
+    found = meshcache.get(name, (3, 3), np.float32)
+    if found is None:
+        found = decimated(tris, limit).astype(np.float32)
+        meshcache.put(name, found)
+    return found
+
+
+def stl_triangles(data: bytes) -> np.ndarray:
+    """(n, 3, 3) float32 corners of the binary STL ``data`` (already checked)."""
+    count = struct.unpack_from("<I", data, 80)[0]
+    rec = np.frombuffer(data, dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")],
+                        count=count, offset=84)
+    return rec["v"]
 
 
 def stl_bytes(tris: np.ndarray) -> bytes:

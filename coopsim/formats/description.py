@@ -21,6 +21,7 @@ nothing outside its data folders.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -87,7 +88,11 @@ def _rotor_line(key: str, tokens: list, rest: str) -> tuple:
         raise Bad(f"{key} needs X Y Z AX AY AZ cw|ccw (a hub in m, a thrust axis, a spin), "
                   f"got {rest!r}")
     conv = real("a number", lambda v: abs(v) <= 100)
-    return (*(conv(t) for t in tokens[:6]), tokens[6])
+    values = tuple(conv(t) for t in tokens[:6])
+    if not math.hypot(*values[3:6]) > 1e-9:  # refused at its own line, not the rotors'
+        raise Bad(f"{key}: the thrust axis {tokens[3]} {tokens[4]} {tokens[5]} has no length: "
+                  "give the direction the rotor pushes (e.g. 0 0 1)")
+    return (*values, tokens[6])
 
 
 @dataclass(frozen=True)

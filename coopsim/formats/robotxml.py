@@ -306,25 +306,44 @@ def _positive(inertia: tuple) -> bool:
                                              [xz, yz, zz]])).min() > inertiarepair.MIN_MOMENT)
 
 
+def big_stl(path: str) -> bool:
+    """True when ``path`` names an STL of over :data:`~coopsim.formats.collada.ENGINE_FACES`
+    triangles (binary; an ASCII one of that size is converted anyway): MuJoCo is given it
+    decimated (``coopsim_stl_K.stl``)."""
+    return path.lower().endswith(".stl") and os.path.getsize(path) > 84 + 50 * \
+        collada.ENGINE_FACES
+
+
+def _engine_stl(path: str) -> bytes:
+    """The binary STL file ``path`` decimated for MuJoCo (:func:`collada.for_engine`)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    return collada.stl_bytes(collada.for_engine(collada.stl_triangles(data)))
+
+
 def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
     """The URDF MuJoCo compiles and the mesh files it is given as bytes: mesh paths resolved,
     meshes in formats MuJoCo cannot read dropped, ASCII STL given as binary (MuJoCo reads
-    only binary STL, ``coopsim_ascii_K.stl``), COLLADA as binary STL (``coopsim_dae_K.stl``,
-    decimated to MuJoCo's limit: :func:`coopsim.formats.collada.decimated`), K counting the
+    only binary STL, ``coopsim_ascii_K.stl``; a binary STL over
+    :data:`~coopsim.formats.collada.ENGINE_FACES` triangles decimated, ``coopsim_stl_K.stl``,
+    K counting every binary STL: :func:`big_stl`), COLLADA as binary STL
+    (``coopsim_dae_K.stl``, decimated: :func:`coopsim.formats.collada.for_engine`), K counting the
     files of each kind in sorted order; the compiler options of :data:`URDF_COMPILER`
     (replacing any ``<mujoco>`` element) and the repairs of :mod:`.inertiarepair`."""
-    ascii_names, assets, daes = {}, [], 0
+    ascii_names, assets, counts = {}, [], {"dae": 0, "ascii": 0, "stl": 0}
     for path in sorted(set(resolved.values())):
+        kind, data = "ascii", None
         if path.lower().endswith(".dae"):
-            ascii_names[path] = f"coopsim_dae_{daes}.stl"
-            assets.append((ascii_names[path], collada.stl_bytes(collada.decimated(
-                collada.dae_triangles(path)))))
-            daes += 1
-            continue
-        data = ascii_stl_as_binary(path)
+            kind, data = "dae", collada.stl_bytes(collada.for_engine(
+                collada.dae_triangles(path)))
+        else:
+            data = ascii_stl_as_binary(path)
+            if data is None and path.lower().endswith(".stl"):  # K counts every binary STL
+                kind, data = "stl", _engine_stl(path) if big_stl(path) else None
         if data is not None:
-            ascii_names[path] = f"coopsim_ascii_{len(assets) - daes}.stl"
+            ascii_names[path] = f"coopsim_{kind}_{counts[kind]}.stl"
             assets.append((ascii_names[path], data))
+        counts[kind] += kind != "ascii" or data is not None
     root = ET.fromstring(ET.tostring(tree.root))  # a copy: the parsed tree stays as read
     for old in root.findall("mujoco"):
         root.remove(old)

@@ -16,6 +16,9 @@ across recompiles (another body added or removed).
 
 from __future__ import annotations
 
+import hashlib
+import os
+
 import numpy as np
 
 from ..model.errors import SimulationError
@@ -145,6 +148,9 @@ def refusal(mounted: Mounted) -> str:
 
 def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     """Attach ``mounted``'s description on the mount body ``mount`` of the world ``spec``.
+    Its meshes given from memory are named by their content (two files' ``coopsim_dae_0.stl``
+    are told apart), and a mesh another attached robot already has is shared
+    (:func:`_share_meshes`: 100 Z1 arms compile one copy of their meshes, not 100).
 
     Raises:
         SimulationError: MuJoCo's parser refused the file (checked files rarely are).
@@ -156,10 +162,14 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     for joint in list(root.joints):  # the mount's joint is the base's (fixed or floating)
         if joint.type == mujoco.mjtJoint.mjJNT_FREE:
             child.delete(joint)
+    files = _content_names(mounted.description)
+    for mesh in child.meshes:
+        mesh.file = files.get(mesh.file, (mesh.file, b""))[0]
     frame = mount.element.add_frame()
     attached = frame.attach_body(root, mounted.prefix, "")
-    if mounted.description.assets:  # meshes from memory: the world compiles them
-        spec.assets = {**spec.assets, **dict(mounted.description.assets)}
+    if files:  # meshes from memory: the world compiles them
+        spec.assets = {**spec.assets, **dict(files.values())}
+    _share_meshes(spec, attached, mounted.prefix, {name for name, _ in files.values()})
     # a wheeled base rides on its ground joints: its links touch what it does, not the floor
     bits = (SOLID, SOLID) if mount.kind == "ground" else (ARM, ARM_TOUCHES)
     for geom in attached.find_all(mujoco.mjtObj.mjOBJ_GEOM):
@@ -170,9 +180,53 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     return imported
 
 
+_NAMED: dict[int, tuple] = {}  # id(description) -> (description, its files' content names)
+
+
+def _content_names(d) -> dict[str, tuple[str, bytes]]:
+    """A description's memory files (``coopsim_dae_K.stl``...) -> (a name made of their
+    content's digest, their bytes)."""
+    if id(d) not in _NAMED or _NAMED[id(d)][0] is not d:
+        _NAMED[id(d)] = (d, {name: (f"{hashlib.blake2b(data, digest_size=12).hexdigest()}_"
+                                    f"{name}", data) for name, data in d.assets})
+    return _NAMED[id(d)][1]
+
+
+def _mesh_key(mesh) -> tuple:
+    """What makes two mesh elements compile alike: file, scale, inertia, hull, frame."""
+    return (mesh.file, tuple(mesh.scale), int(mesh.inertia), int(mesh.maxhullvert),
+            tuple(mesh.refpos), tuple(mesh.refquat), bool(mesh.smoothnormal))
+
+
+def _share_meshes(spec, attached, prefix: str, memory: set) -> None:
+    """Point the geoms of the body tree ``attached`` (names ``prefix``...) at the meshes of
+    robots attached before whose file (a memory file named by content, or an absolute path)
+    and settings are the same, and delete their own copies."""
+    first = {}
+    for mesh in spec.meshes:
+        if not mesh.name.startswith(prefix) and (mesh.file in memory
+                                                 or os.path.isabs(mesh.file)):
+            first.setdefault(_mesh_key(mesh), mesh.name)
+    if not first:
+        return
+    mine = {m.name: m for m in spec.meshes if m.name.startswith(prefix)}
+    shared = {name: first.get(_mesh_key(m)) for name, m in mine.items()}
+    shared = {name: other for name, other in shared.items() if other is not None}
+    for geom in attached.find_all(mujoco.mjtObj.mjOBJ_GEOM):
+        if geom.meshname in shared:
+            geom.meshname = shared[geom.meshname]
+    for name in shared:
+        spec.delete(mine[name])
+
+
 def remove(spec, imported: Imported) -> None:
-    """Take an attached description out of the world spec."""
+    """Take an attached description out of the world spec, and its meshes no other robot's
+    geoms use (:func:`_share_meshes`)."""
     spec.delete(imported.root)
+    used = {geom.meshname for geom in spec.geoms}
+    for mesh in [m for m in spec.meshes if m.name.startswith(imported.prefix)]:
+        if mesh.name not in used:
+            spec.delete(mesh)
 
 
 def arena(imports) -> int:

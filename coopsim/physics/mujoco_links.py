@@ -43,12 +43,15 @@ def _standalone(d: Description):
 def _mesh_files(d: Description) -> dict[str, str]:
     """The names MuJoCo's model gives mesh files -> their names in the document
     (:meth:`~coopsim.model.imported.Description.mesh_names`; a file given from memory,
-    ``coopsim_ascii_K.stl`` or ``coopsim_dae_K.stl`` of formats.robotxml._urdf_text, is the
-    K-th ASCII STL or COLLADA file), and ("bounds", name) -> the mesh's bounds."""
+    ``coopsim_ascii_K.stl``, ``coopsim_dae_K.stl`` or ``coopsim_stl_K.stl`` of
+    formats.robotxml._urdf_text, is the K-th ASCII STL, COLLADA or binary STL file), and
+    ("bounds", name) -> the mesh's bounds."""
     paths = sorted({m.path for link in d.links for m in link.meshes})
     names = d.mesh_names()  # basenames, with folders where two files share one
     memory = {"coopsim_ascii": [p for p in paths if _ascii_stl(p)],
-              "coopsim_dae": [p for p in paths if p.lower().endswith(".dae")]}
+              "coopsim_dae": [p for p in paths if p.lower().endswith(".dae")],
+              "coopsim_stl": [p for p in paths if p.lower().endswith(".stl")
+                              and not _ascii_stl(p)]}
     for name, _ in d.assets:  # coopsim_<kind>_K.stl: the K-th file of that kind
         kind, _, k = name[:-len(".stl")].rpartition("_")
         if kind in memory and k.isdigit() and int(k) < len(memory[kind]):

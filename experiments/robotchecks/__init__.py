@@ -32,14 +32,14 @@ class Check:
 def _checks() -> dict:
     """Kind -> its check: FK for every kind (``fk``), and the motion checks of h52-motion's
     ``experiments/robot_motion.py`` when it is there (:mod:`.motion`)."""
-    from . import fk
-    found = {"fk": fk.check}
+    from . import arm_move, fk
+    found = {"fk": fk.check, "arm": arm_move.check}
     try:
         from . import motion
     except ImportError:
         return found
     found.update(wheeled=motion.wheeled, multirotor=motion.multirotor, legged=motion.legged,
-                 humanoid=motion.held, hand=motion.held)
+                 humanoid=motion.held, hand=motion.held, bench=motion.held)
     return found
 
 

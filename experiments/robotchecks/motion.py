@@ -11,6 +11,8 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
+
 import robot_motion  # noqa: F401 -- h52-motion's checks: ImportError when absent
 
 from . import Check
@@ -33,6 +35,8 @@ def wheeled(urdf: str) -> Check:
     names = [j.get("name", "") for j in _joints(urdf) if j.get("type") == "continuous"]
     left = [n for n in names if "wheel" in n and "left" in n and "caster" not in n]
     right = [n for n in names if "wheel" in n and "right" in n and "caster" not in n]
+    if len(left) > 1 and len(right) > 1:  # four driven wheels (TIAGo Pro): the front pair
+        left, right = [n for n in left if "front" in n], [n for n in right if "front" in n]
     if len(left) != 1 or len(right) != 1:
         return Check("", None, "no single left and right wheel joint: a caster base (PR2) is "
                                "not a differential drive")
@@ -54,17 +58,91 @@ def multirotor(urdf: str) -> Check:
 
 
 def legged(urdf: str) -> Check:
-    """Stand 10 s from the package SRDF's ``standing`` stance."""
-    srdf = sorted(Path(urdf).parent.parent.glob("srdf/*.srdf"))
-    for path in srdf:
-        try:
-            stance, height = robot_motion.srdf_stance(path)
-        except ValueError:
-            continue
+    """Stand 10 s from the package SRDF's ``standing`` stance (else the file's zero posture:
+    :func:`_zero_posture`), its nominal height the one the stance puts the base at
+    (:func:`stance_height`; the SRDF's own where that is unknown)."""
+    for path, state in _standing(urdf):
+        stance, height = robot_motion.srdf_stance(path, state)
         keep = robot_motion.described_joints(urdf)
-        return _check(robot_motion.check_legged(urdf, {k: v for k, v in stance.items()
-                                                       if k in keep}, height))
-    return Check("", None, "its package has no SRDF standing stance")
+        stance = {k: v for k, v in stance.items() if k in keep}
+        kinematic = stance_height(urdf, stance)
+        found = robot_motion.check_legged(urdf, stance, kinematic or height)
+        said = f"; the SRDF says {height:.3f} m" if kinematic and abs(kinematic - height) \
+            > 0.005 else ""
+        return Check(found["figure"] + said, bool(found["ok"]))
+    return _zero_posture(urdf)
+
+
+def _zero_posture(urdf: str) -> Check:
+    """Without an SRDF stance: stand in the file's own posture (each joint at 0, clipped into
+    its limits), from the height its foot spheres give (Laikago)."""
+    from coopsim.formats.description import load_description
+    from coopsim.model.imported import DescriptionSpec
+
+    d = load_description(DescriptionSpec(urdf))
+    stance = {j.name: min(max(0.0, j.lower), j.upper) for j in d.moving}
+    height = stance_height(urdf, stance)
+    if not height:
+        return Check("", None, "its package has no SRDF standing stance, its feet no spheres "
+                               "to take a height from")
+    found = robot_motion.check_legged(urdf, stance, height)
+    return Check(found["figure"] + "; in its file's zero posture (no SRDF stance)",
+                 bool(found["ok"]))
+
+
+def _standing(urdf: str) -> list[tuple[Path, str]]:
+    """(SRDF, state) of the package's standing stances: the SRDF named as the URDF first, its
+    ``standing`` state, else its first ``standing_*`` one (ANYmal-Kinova's and B1-Z1's
+    ``standing_with_arm_up``: their plain ``standing`` SRDF names no arm joint, which stayed
+    at its home on a limit's edge and sagged past it)."""
+    stem = Path(urdf).stem
+    paths = sorted(Path(urdf).parent.parent.glob("srdf/*.srdf"), key=lambda p: p.stem != stem)
+    out = []
+    for path in paths:
+        names = [g.get("name", "") for g in ET.parse(path).getroot().iter("group_state")]
+        names = sorted((n for n in names if n.startswith("standing")),
+                       key=lambda n: n != "standing")
+        out += [(path, names[0])] if names else []
+    return out
+
+
+def _foot_radii(urdf: str) -> dict[str, tuple]:
+    """Link name -> (the centre in its frame, m; the radius, m) of each sphere a link named
+    ``*foot*`` collides with."""
+    out = {}
+    for link in ET.parse(urdf).getroot().iter("link"):
+        if "foot" not in link.get("name", "").lower():
+            continue
+        for shape in link.iter("collision"):
+            sphere, origin = shape.find("geometry/sphere"), shape.find("origin")
+            if sphere is not None:
+                xyz = [float(v) for v in (origin.get("xyz", "0 0 0") if origin is not None
+                                          else "0 0 0").split()]
+                out.setdefault(link.get("name"), []).append((xyz, float(sphere.get("radius"))))
+    return out
+
+
+def stance_height(urdf: str, stance: dict) -> float | None:
+    """The base's height (m) with the feet (spheres on ``*foot*`` links) on the floor at
+    ``stance``, by Pinocchio's kinematics of the file; None without foot spheres or ``pin``.
+    B1's SRDF says 0.55 m where its stance reaches 0.528 m: the feet would hang 2.2 cm up."""
+    radii = _foot_radii(urdf)
+    try:
+        import pinocchio as pin
+    except ImportError:
+        return None
+    if not radii:
+        return None
+    model = pin.buildModelFromUrdf(urdf)
+    data, q = model.createData(), pin.neutral(model)
+    for name, value in stance.items():
+        if model.existJointName(name) and model.joints[model.getJointId(name)].nq == 1:
+            q[model.joints[model.getJointId(name)].idx_q] = value
+    pin.framesForwardKinematics(model, data, q)
+    lowest = [float(data.oMf[model.getFrameId(name)].act(np.array(xyz))[2]) - radius
+              for name, spheres in radii.items() if model.existFrame(name)
+              for xyz, radius in spheres]
+    return -min(lowest) if lowest else None
 
 
 def held(urdf: str) -> Check:

@@ -1,7 +1,7 @@
 """docs/robots.md's table of example-robot-data (issue 52): the script that writes it, run on one
 robot of each kind from the package as installed (each loads as shipped, its FK within 1 mm /
-0.1° of Pinocchio's, its kind's check where one exists), and the table in the docs naming every
-URDF the installed package ships."""
+0.1° of Pinocchio's, its kind's check's figure within its goal), and the table in the docs
+naming every URDF the installed package ships."""
 
 from __future__ import annotations
 
@@ -18,13 +18,24 @@ pytest.importorskip("collada")
 pytest.importorskip("pinocchio")
 robot_table = pytest.importorskip("robot_table")
 
-#: One robot of each kind (the quickest of its kind to load): file -> kind.
+#: One robot of each kind: file -> kind (B1: its SRDF height is 2.2 cm above its stance's).
 ONE_PER_KIND = {"z1.urdf": "arm", "tiago.urdf": "wheeled", "iris.urdf": "multirotor",
-                "go2.urdf": "legged", "talos_reduced.urdf": "humanoid",
+                "b1.urdf": "legged", "talos_reduced.urdf": "humanoid",
                 "allegro_right_hand.urdf": "hand", "double_pendulum.urdf": "bench"}
-#: The kinds whose motion check (h52-motion's experiments/robot_motion.py, when present) must
-#: pass here: the ones its figures were measured on (docs/robots.md).
-MOTION_GATED = ("wheeled", "multirotor", "legged", "humanoid")
+#: Each kind's figure in its check (experiments/robotchecks) and its goal: a regression past
+#: the goal fails here.
+GOALS = {"arm": ("move_to", "worst {} mm", 5.0), "wheeled": ("odometry", "straight: odometry "
+                                                              "{} %", 1.0),
+         "multirotor": ("hover", "hover at 1 m: {} cm", 2.0),
+         "legged": ("stands", "worst {} cm off", 2.0),
+         "humanoid": ("held", "worst {} rad", 0.1), "hand": ("held", "worst {} rad", 0.1),
+         "bench": ("held", "worst {} rad", 0.1)}
+
+
+def _figure(text: str, pattern: str) -> float:
+    """The number in ``text`` where ``{}`` stands in ``pattern``."""
+    head, tail = pattern.split("{}")
+    return float(text.split(head, 1)[1].split(tail, 1)[0])
 
 
 def _share():
@@ -41,8 +52,11 @@ def test_one_robot_of_each_kind_loads_as_shipped_and_passes_its_checks():
     for r in rows:
         assert r.loaded, f"{r.file}: {r.missing}"
         assert r.fk is not None and r.fk.ok, f"{r.file}: {r.fk}"
-        if r.kind in MOTION_GATED:
-            assert r.motion is None or r.motion.ok is not False, f"{r.file}: {r.motion}"
+        word, pattern, goal = GOALS[r.kind]
+        assert r.motion is not None and r.motion.ok is True, f"{r.file}: {r.motion}"
+        assert word in r.motion.figure and _figure(r.motion.figure, pattern) <= goal, \
+            f"{r.file}: {r.motion.figure}"
+        assert 0 < r.cpu_s and 0 < r.cold_s  # timed (no timed assertion: a loaded machine)
     tiago = next(r for r in rows if r.file == "tiago.urdf")
     assert tiago.loads == "yes (2 repaired)" and "dae" in tiago.meshes  # the antennas
     text = robot_table.markdown(rows)

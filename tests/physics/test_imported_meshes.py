@@ -1,0 +1,115 @@
+"""Meshes of described robots in one MuJoCo world (issue 52): two files' COLLADA meshes given
+from memory keep their own shapes (both were ``coopsim_dae_0.stl``, and the last robot's
+replaced the first's), robots of one file share one copy of their meshes (100 Z1 arms took
+over 20 GB), a removed robot takes the meshes nobody else uses with it, and a mesh over
+``ENGINE_FACES`` triangles reaches MuJoCo decimated while drawing reads the file's own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+pytest.importorskip("collada")
+
+from coopsim.formats.files import load  # noqa: E402
+from coopsim.sim.simulation import Simulation  # noqa: E402
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "descriptions"
+ARM = (DATA / "tiny_arm.urdf").read_text()
+BOX = ('<collision><origin xyz="0 0 0.1"/><geometry><box size="0.04 0.04 0.2"/></geometry>'
+       '</collision>')
+MESH = '<collision><geometry><mesh filename="{uri}"/></geometry></collision>'
+
+
+def _world(folder: Path, robots: list[tuple[str, str]]) -> Simulation:
+    """A mujoco run of robots (name, URDF file in ``folder``) 1 m apart."""
+    (folder / "floor.world").write_text("[FLOOR]\nsize 8 8 0.1\n")
+    sections = "".join(f"[ROBOT_{k + 1}]\ndescription {urdf}\nname {name}\n"
+                       f"position {k:g} 0 0\n\n" for k, (name, urdf) in enumerate(robots))
+    (folder / "s.scenario").write_text(f"[WORLD]\nfile floor.world\n\n{sections}"
+                                       "[SETTINGS]\nengine mujoco\nmode lockstep\n")
+    sim = Simulation(load(str(folder / "s.scenario")))
+    sim.physics()
+    return sim
+
+
+def _size(model, robot: str) -> float:
+    """The largest extent (m) of the mesh of ``robot``'s geom with one."""
+    for g in range(model.ngeom):
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) or ""
+        body = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[g]) or ""
+        if body.startswith(f"{robot}/") and model.geom_dataid[g] >= 0 and name is not None:
+            m = model.geom_dataid[g]
+            verts = model.mesh_vert[model.mesh_vertadr[m]:model.mesh_vertadr[m]
+                                    + model.mesh_vertnum[m]]
+            return float(np.ptp(verts, axis=0).max())
+    raise AssertionError(f"{robot} has no mesh geom")
+
+
+def _two_cubes(folder: Path) -> None:
+    """small.urdf (a 0.1 m COLLADA cube) and big.urdf (0.3 m) in separate folders, each
+    naming its own ``cube.dae``."""
+    text = (DATA / "cube.dae").read_text()
+    for sub, scale in (("small", "0.001"), ("big", "0.003")):
+        (folder / sub).mkdir()
+        (folder / sub / "cube.dae").write_text(text.replace(
+            "<matrix>0.001 0 0 0 0 0.001 0 0 0 0 0.001 0",
+            f"<matrix>{scale} 0 0 0 0 {scale} 0 0 0 0 {scale} 0"))
+        (folder / f"{sub}.urdf").write_text(ARM.replace(BOX, MESH.format(uri=f"{sub}/cube.dae"),
+                                                         1).replace('<robot name="tiny_arm"',
+                                                                    f'<robot name="{sub}"'))
+
+
+def test_two_files_collada_meshes_keep_their_own_shapes_in_one_world(tmp_path):
+    assert "<matrix>0.001 0 0 0 0 0.001 0 0 0 0 0.001 0" in (DATA / "cube.dae").read_text()
+    _two_cubes(tmp_path)
+    model = _world(tmp_path, [("a", "small.urdf"), ("b", "big.urdf")]).world.engine.model
+    assert _size(model, "a") == pytest.approx(0.1, rel=1e-3)
+    assert _size(model, "b") == pytest.approx(0.3, rel=1e-3)
+
+
+def test_robots_of_one_file_share_their_meshes_and_a_removed_one_leaves_them(tmp_path):
+    _two_cubes(tmp_path)
+    sim = _world(tmp_path, [("a", "small.urdf"), ("b", "small.urdf"), ("c", "small.urdf"),
+                            ("d", "big.urdf")])
+    engine = sim.world.engine
+    assert engine.model.nmesh == 2  # one cube for a, b and c, one for d
+    assert _size(engine.model, "c") == pytest.approx(0.1, rel=1e-3)
+    sim.world.remove_robot("a")  # whose meshes b and c use
+    sim.physics()
+    assert engine.model.nmesh == 2 and _size(engine.model, "b") == pytest.approx(0.1, rel=1e-3)
+    sim.world.remove_robot("d")  # nobody else uses its mesh
+    sim.physics()
+    assert engine.model.nmesh == 1
+
+
+def test_a_mesh_over_the_engine_budget_reaches_mujoco_decimated(tmp_path):
+    from coopsim.formats import collada
+    from coopsim.model.scenerydoc import mesh_triangles
+
+    n = 80  # a sphere of 2 * 80 * 160 = 25,600 triangles (some degenerate at the poles)
+    theta, phi = np.meshgrid(np.linspace(0, np.pi, n + 1), np.linspace(0, 2 * np.pi, 2 * n + 1))
+    grid = 0.1 * np.stack([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi),
+                           np.cos(theta)], axis=-1)
+    a, b, c, d = grid[:-1, :-1], grid[1:, :-1], grid[1:, 1:], grid[:-1, 1:]
+    tris = np.concatenate([np.stack([a, b, c], -2).reshape(-1, 3, 3),
+                           np.stack([a, c, d], -2).reshape(-1, 3, 3)]).astype(np.float32)
+    assert len(tris) > collada.ENGINE_FACES
+    (tmp_path / "ball.stl").write_bytes(collada.stl_bytes(tris))
+    (tmp_path / "ball.urdf").write_text(ARM.replace(BOX, MESH.format(uri="ball.stl"), 1))
+    model = _world(tmp_path, [("a", "ball.urdf")]).world.engine.model
+    assert 0 < model.nmeshface <= collada.ENGINE_FACES
+    assert _size(model, "a") == pytest.approx(0.2, rel=0.02)
+    drawn = mesh_triangles(SimpleNamespace(vertices=None, path=str(tmp_path / "ball.stl")))
+    assert len(drawn) == len(tris)  # drawn whole
+    from coopsim.formats.description import load_description
+    from coopsim.model.imported import DescriptionSpec
+    from coopsim.physics.mujoco_links import links_document
+    doc = json.dumps(links_document(load_description(DescriptionSpec(str(tmp_path /
+                                                                          "ball.urdf")))))
+    assert '"ball.stl"' in doc and "coopsim_" not in doc  # clients are told the file
