@@ -64,12 +64,12 @@ def physics(sim, found) -> bool:
     call), after the step's count and time moved on; False when a robot diverged (the
     sensors then run plain after the containment, on the draw kept in ``sim``)."""
     noise = sim.sensors.draw(sim.params, sim.world, sim.rng)
-    result = found.run(sim.states, sim.commands[found.acting], noise, sim.time, sim.dt)
-    if result is None:
+    speeds, readings = found.run(sim.states, sim.commands[found.acting], noise, sim.time,
+                                 sim.dt)
+    sim.actuated = {found.acting: speeds}
+    if readings is None:
         sim.fused_noise = noise
         return False
-    speeds, readings = result
-    sim.actuated = {found.acting: speeds}
     sim.fused_readings = readings
     return True
 

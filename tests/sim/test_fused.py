@@ -117,3 +117,28 @@ def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch):
     assert sim.step_path == "plain (module 'imu' has a rate)"
     on_mujoco = Simulation(_flyers(1, {}, engine="mujoco"))
     assert on_mujoco.step_path == "plain (engine 'mujoco' has no fused step)"
+
+
+def test_a_step_where_a_robot_diverges_gives_the_plain_paths_bits(monkeypatch):
+    """cf0 spun up by two rotors at full speed, high above the floor, passes the angular rate
+    bound (step 972): the pass steps it, the engine puts it back, the step's sensors run after
+    its containment on the same draw, and the run goes on as the plain one does."""
+    runs = []
+    for fuse in (True, False):
+        monkeypatch.setattr(fused, "ENABLED", fuse)
+        robots = tuple(RobotSpec("crazyflie", f"cf{k}", (0.5 * k, 0.0, 100.0),
+                                 params=(ParamSetting("imu", "accel_noise", 0.01),))
+                       for k in range(2))
+        sim = Simulation(ScenarioSpec(WorldSpec(FloorSpec(6.0, 6.0)), robots=robots,
+                                      settings=Settings(dt=0.002, seed=3, engine="aerial")))
+        assert not fuse or flyfused.wait(600)
+        stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
+        for _ in range(1000):
+            sim.commands["rotors"][0] = (1.0, 2500.0, 2500.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            out.append(_columns(stepper.tick()))
+            took += sim._fusing
+        assert "cf0" in sim.extra["diverged"]
+        runs.append((out, took))
+    (fast, took), (plain, none) = runs
+    assert took == 999 and none == 0  # every step but the one where cf0 diverged
+    _same(fast, plain)

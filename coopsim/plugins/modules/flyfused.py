@@ -277,8 +277,8 @@ class FlightPass:
         return bind(self.side.kernels) and self.side.ready()
 
     def run(self, states, commands, noise: dict, time: float, dt: float):
-        """One tick: (rotor speeds (n, 4) rad/s, readings by label) or None when a row
-        diverged (the engine put it back; nothing was read).
+        """One tick: (rotor speeds (n, 4) rad/s, readings by label), the readings None when
+        a row diverged (the engine put it back; nothing was read).
 
         Args:
             states: The simulation's state tables (coopsim.sim.states).
@@ -307,7 +307,7 @@ class FlightPass:
         n = self.side.step(dt, lambda *engine: TICK(engine, rotors, time, imu_args, mocap, alti))
         if n == WRENCH_NOT_FINITE:
             self.side.engine.apply_wrench(self.rotor_rows, self.wrench[:, :3], self.wrench[:, 3:])
-        return None if n else (speeds, out)
+        return speeds, None if n else out
 
 
 _NO_NORMALS = np.zeros((0, 0))
