@@ -5,7 +5,7 @@ its check, and the imu's, mocap's, altimeter's and rotors' readings with their n
 (:mod:`coopsim.sim.fused` chooses it and hands the arrays in and the readings out).
 
 Each phase is the kernel the plain path calls, in the same order, on the same arrays
-(:func:`coopsim.swarm.flight_kernels._wanted` and ``wrench_row``, the engine's ``step_rows``
+(:func:`coopsim.swarm.flight_kernels.rotor_row`, the engine's ``step_rows``
 and ``check_rows``, :func:`coopsim.plugins.modules.flying.imu`, ``mocap``, ``altimeter``, the
 engine's ``place`` and ``cast`` for the altimeter in 3D, then ``ranging3d.underside``'s and
 ``Altimeter.clip``'s caps), and the noise is the plan's one draw: so a tick gives the plain
@@ -21,7 +21,6 @@ plain path serves (the same bits).
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 
@@ -51,16 +50,7 @@ def _rotors(s, rows, c, par, dt, speeds, seen, out, wrench):
     """flight_kernels.rotors on ``s`` (the state at the step's start); False when a wrench
     is not finite (the engine's apply_wrench refuses it)."""
     for i in range(len(rows)):
-        r = rows[i]
-        fk._wanted(i, s, r, c, par, out)
-        tau, top = par[i, fk.TAU], par[i, fk.TOP]
-        alpha = -math.expm1(-dt / tau) if tau > 0 else 1.0
-        for k in range(4):
-            now = speeds[r, k]
-            out[i, k] = min(max(now + alpha * (out[i, k] - now), 0.0), top)
-            speeds[r, k] = out[i, k]
-        seen[r] = True
-        fk.wrench_row(i, out, par[i, fk.ARM], par[i, fk.KF], par[i, fk.KM], wrench)
+        fk.rotor_row(i, s, rows, c, par, dt, speeds, seen, out, wrench)
     for i in range(len(rows)):
         for k in range(6):
             if not wrench[i, k] - wrench[i, k] == 0.0:  # NaN or infinite
