@@ -230,8 +230,7 @@ class Sensors:
         Args:
             world: The World (its layout must match ``params``).
             frame: This step's :meth:`frame`.
-            rng: The run's random generator (noise, lost data).
-            noise: This step's draw when it was made before (:meth:`draw`), else None.
+            rng: The run's random generator. noise: This step's draw if made before (:meth:`draw`).
         """
         self._remap(world, len(world.targets))
         readings = self.prev.copy() if self.prev is self._sealed else self._seal(self.prev)
