@@ -79,7 +79,10 @@ KERNEL_SOURCES = ("model/compiled.py", "model/ikkernel.py", "physics/kinematic_k
                   "physics/kinematic_small.py", "physics/aerial_kernels.py",
                   "raycast/jitcast.py", "raycast/jitfan.py", "raycast/jitgrid.py",
                   "raycast/jitwalk.py", "raycast/numpycast.py", "plugins/modules/kernels.py",
-                  "env/batchcast.py", "env/copykernels.py")
+                  "env/batchcast.py", "env/copykernels.py",
+                  # the fused step's tick (plugins/modules/flyfused.py) calls these
+                  "model/quaternion_kernels.py", "physics/aerial_raykernel.py",
+                  "plugins/modules/flying.py", "swarm/flight_kernels.py")
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _STAMP: list = []  # source_stamp's value, computed once a process
 

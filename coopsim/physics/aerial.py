@@ -115,6 +115,7 @@ class AerialEngine(Engine):
         self._pending: tuple | None = None
         self._diverged: tuple = ()
         self._scene = aerial_rays.Scene(floor)  # range sensing in 3D
+        self._fused = None  # its fused side (fused()), made when first asked for
         self._allocate(0)
 
     def _allocate(self, n: int) -> None:
@@ -230,6 +231,17 @@ class AerialEngine(Engine):
                            why(int(self._bad[k]), float(self._what[k]))) for k in rows.tolist())
         if self._held is not None:  # issue 44: external robots carried, not simulated
             self._carry_held(dt)
+
+    def fused(self):
+        """See :meth:`Engine.fused`: an :class:`~coopsim.physics.aerial_fused.AerialFused` on
+        the numba backend, else None."""
+        if self._k is not jit:
+            return None
+        if self._fused is None:
+            from .aerial_fused import AerialFused
+
+            self._fused = AerialFused(self)
+        return self._fused
 
     def diverged(self) -> tuple:
         """See :meth:`Engine.diverged`: the rows the kernel put back in the last step."""

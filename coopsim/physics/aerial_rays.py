@@ -100,6 +100,17 @@ class Scene:
                compiled: bool) -> tuple[np.ndarray, np.ndarray]:
         """(solids, boxes): every solid of the world, the robots' where ``state`` (N, 13)
         places them (``compiled``: by the kernel, else its numpy twin: the same bits)."""
+        local, solids, boxes, start = self.unplaced(objects, bodies)
+        if compiled:
+            ark.place(local, state, solids, boxes, start)
+        else:
+            place_numpy(local, state, solids, boxes, start)
+        return solids, boxes
+
+    def unplaced(self, objects, bodies: list) -> tuple:
+        """(local, solids, boxes, start): the tables of :meth:`tables` with the robots' rows
+        (from ``start`` on) as the last placing left them, for a caller placing them itself
+        (``aerial_raykernel.place``: a fused step)."""
         objects = tuple(objects)
         if objects != self._objects:
             self._static, self._objects, self._table = _static(self._walls, objects), \
@@ -110,11 +121,7 @@ class Scene:
             boxes = bounding_boxes(solids)
             self._table = solids, boxes
         solids, boxes = self._table
-        if compiled:
-            ark.place(local, state, solids, boxes, len(self._static))
-        else:
-            place_numpy(local, state, solids, boxes, len(self._static))
-        return solids, boxes
+        return local, solids, boxes, len(self._static)
 
     def extent(self, bodies: list, rows: np.ndarray) -> np.ndarray:
         """(len(rows), 2) lowest and highest body-frame z of each robot's solids, m."""

@@ -201,6 +201,12 @@ class Engine(ABC):
         if reason:
             raise SimulationError(reason)
 
+    def fused(self):
+        """The engine's side of a fused step (:mod:`coopsim.sim.fused`): an object handing its
+        compiled step's parts and arrays to a pass that runs the whole tick in one compiled
+        call, or None (the default: every step is the plain one, :meth:`step`)."""
+        return None
+
     def warnings(self) -> tuple[str, ...]:
         """What the engine could not do as the world asked without ending the run, one
         sentence each, each said once since the engine was built (mujoco: its contacts

@@ -4,8 +4,9 @@ change, never per step.
 A :class:`StepPlan` names the phases in order (commands, actuators, physics, sensors, rules), the
 module kinds that act (those with commands that some robot carries: their rows and parameter
 arrays) and the kinds that sense (:meth:`coopsim.sim.sensing.Sensors.plan`: rows, parameter
-arrays, whether a rate masks their rows, the noise each draws). Per step the core then makes a
-number of Python calls that grows with the module kinds of the world, never with its robots:
+arrays, whether a rate masks their rows, the noise each draws), and whether the step is one
+fused compiled call (:mod:`coopsim.sim.fused`) or the plain path. On the plain path the core
+makes a number of Python calls that grows with the module kinds of the world, never with its robots:
 one ``actuate`` per acting kind, one ``sense``/``measure`` per sensing kind, one generator call
 for all the noise. What no module asks for (ray geometry, contacts) is never built
 (:meth:`~coopsim.model.module.Frame.defer`).
@@ -19,6 +20,7 @@ import numpy as np
 
 from ..model.capabilities import kernel_of
 from ..model.plugins import MODULES
+from .fused import choose
 
 #: The phases of one step, in the order :meth:`coopsim.sim.stepper.Stepper.tick` runs them.
 PHASES = ("command", "actuate", "physics", "sense", "rules")
@@ -36,7 +38,12 @@ class StepPlan:
             (its command table is then handed over without a gather).
         sensing: The sensing plan's entries (:meth:`coopsim.sim.sensing.Sensors.plan`).
         kernels: Labels of the kinds that declare a compiled kernel
-            (:class:`~coopsim.model.capabilities.ModuleKernel`).
+            (:class:`~coopsim.model.capabilities.ModuleKernel`) or a fused pass
+            (``fused_pass``, :mod:`coopsim.sim.fused`).
+        fused: The fused pass the step takes (:func:`coopsim.sim.fused.choose`), or None:
+            the plain path, one call per kind per phase.
+        path: Which path and why, one line: ``fused (rotors, imu, ...)`` or ``plain (module
+            'x' has no kernel)`` (``coopsim run`` prints it once).
         phases: :data:`PHASES`.
     """
 
@@ -44,6 +51,8 @@ class StepPlan:
     actuators: tuple
     sensing: tuple
     kernels: frozenset
+    fused: object = None
+    path: str = ""
     phases: tuple = PHASES
 
     @classmethod
@@ -58,8 +67,10 @@ class StepPlan:
                                len(rows) == n))
         sensing = tuple(sensors.plan(params, world))
         kinds = {entry[0]: entry[1] for entry in (*acting, *sensing)}
+        found, path = choose(tuple(acting), sensing, world)
         return cls(key, tuple(acting), sensing,
-                   frozenset(k for k, m in kinds.items() if kernel_of(m) is not None))
+                   frozenset(k for k, m in kinds.items() if kernel_of(m) is not None
+                             or getattr(m, "fused_pass", None) is not None), found, path)
 
 
 def read_only(table: np.ndarray) -> np.ndarray:

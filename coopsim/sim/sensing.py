@@ -17,6 +17,7 @@ from ..raycast import AutoCaster, JitRayCaster, fan_directions, sonar_distances
 from ..raycast.jitcast import robot_shapes
 from ..raycast import contiguous as _c
 from .rates import Rates
+from .tables import CommandTables, ParamArrays, ParamTable, RobotTable  # noqa: F401 (theirs)
 
 _BASE_MEASURE = Module.measure.__func__  # modules that keep it: see Sensors.plan
 _BASE_DRAWS = Module.noise_draws.__func__  # modules that declare none: see noise_plan
@@ -166,129 +167,6 @@ def _fan(angles: np.ndarray, _cache: dict = {}) -> np.ndarray:  # noqa: B006 -- 
     return fan
 
 
-class RobotTable:
-    """Per-robot constants as arrays, rebuilt when the layout changes: chassis ``radius`` (m),
-    wheel ``axle`` (m), sensing ``group``, and the row of each ``name``."""
-
-    def __init__(self) -> None:
-        self.version = -1
-        self.names: tuple[str, ...] = ()
-        self.index: dict[str, int] = {}
-        self.radius = self.axle = np.zeros(0)
-        self.group = np.zeros(0, dtype=np.int64)
-
-    def refresh(self, world) -> bool:
-        """Re-gather if the layout changed; return whether it did."""
-        if world.layout_version == self.version:
-            return False
-        robots = world.robots
-        self.names = tuple(r.name for r in robots)
-        self.index = {n: i for i, n in enumerate(self.names)}
-        self.radius = np.array([r.radius for r in robots], dtype=float)
-        self.axle = np.array([r.axle for r in robots], dtype=float)
-        self.group = np.array([r.group for r in robots], dtype=np.int64)
-        self.version = world.layout_version
-        return True
-
-
-class ParamTable:
-    """Per-robot parameter arrays for every module, rebuilt when the layout or a value changes.
-
-    Attributes:
-        modules: (label, module class) of every registered module.
-        rows: Module label -> indices of the robots carrying it.
-        values: Module label -> parameter name -> values aligned with ``rows``.
-    """
-
-    def __init__(self) -> None:
-        self.key: tuple[int, int] = (-1, -1)
-        self.modules: list = []
-        self.rows: dict[str, np.ndarray] = {}
-        self.values: dict[str, dict[str, np.ndarray]] = {}
-
-    def refresh(self, world) -> None:
-        """Re-gather the arrays if needed (key: layout version, parameter epoch)."""
-        key = (world.layout_version, world.param_epoch)
-        if key == self.key:
-            return
-        self.rows, self.values = {}, {}
-        self.modules = list(MODULES.items())  # (label, module), as of this layout
-        for label, module in self.modules:
-            carriers = [(i, r.modules[label]) for i, r in enumerate(world.robots)
-                        if label in r.modules]
-            self.rows[label] = np.array([i for i, _ in carriers], dtype=np.int64)
-            self.values[label] = ParamArrays({
-                spec.name: np.array([v[spec.name] for _, v in carriers], dtype=float)
-                for spec in module.params}, bool(carriers))
-        self.key = key
-
-
-class ParamArrays(dict):
-    """Parameter name -> values of one module for its robots, and ``zero``: the names whose
-    values are all 0 (:meth:`Module.measure` then skips noise and lost data without looking)."""
-
-    def __init__(self, values: dict, some: bool = True) -> None:
-        super().__init__(values)  # some=False: the arrays are empty (nobody carries it)
-        self.zero = frozenset(k for k, v in values.items() if not some or not v.any())
-
-
-class CommandTables(dict):
-    """Module label -> its commands of every robot, (robots, command fields) float64; it notes
-    the labels whose tables were handed out (``touched``: looked up, iterated with values, set).
-
-    Why: a snapshot holds a read-only copy of every table, and most modules with commands are
-    carried by no robot of a world (a table of zeros as wide as the module's commands: 67
-    columns for ``joints``). A table nobody looked up since the last snapshot still holds
-    that snapshot's bits, so the next one shares its copy (:meth:`Simulation._snapshot`): at
-    10,000 robots the copies had cost ~10 % of a step. Every write starts with a look-up
-    (``sim.commands[label][rows] = ...``); iterating labels alone hands out no table. Code
-    that kept a table from an earlier step and wrote into it would go unseen: look it up
-    again (every writer in coopsim does, in the same expression as the write).
-    """
-
-    def __init__(self, tables=()) -> None:
-        super().__init__(tables)
-        self.touched = set(self)  # new tables: no snapshot holds their bits yet
-
-    def __getitem__(self, label: str) -> np.ndarray:
-        self.touched.add(label)
-        return dict.__getitem__(self, label)
-
-    def __setitem__(self, label: str, table: np.ndarray) -> None:
-        self.touched.add(label)
-        dict.__setitem__(self, label, table)
-
-    def __iter__(self):  # overridden, so that dict(tables) and {**tables} look tables up
-        return dict.__iter__(self)
-
-    def get(self, label: str, default=None):
-        self.touched.add(label)
-        return dict.get(self, label, default)
-
-    def values(self):
-        self.touched.update(dict.keys(self))
-        return dict.values(self)
-
-    def items(self):
-        self.touched.update(dict.keys(self))
-        return dict.items(self)
-
-    def setdefault(self, label: str, default=None):
-        self.touched.add(label)
-        return dict.setdefault(self, label, default)
-
-    def update(self, *args, **kwargs) -> None:
-        new = dict(*args, **kwargs)
-        self.touched.update(new)
-        dict.update(self, new)
-
-    def copy(self) -> dict:
-        return dict(self.items())
-
-    def __reduce__(self):  # a pickled (or deep-copied) table set: every table touched
-        return (CommandTables, (dict(dict.items(self)),))
-
-
 class Sensors:
     """Computes readings each step and remembers them for the next.
 
@@ -341,7 +219,7 @@ class Sensors:
         return frame
 
     def sense(self, world, params: ParamTable, frame: Frame,
-              rng: np.random.Generator) -> dict[str, np.ndarray]:
+              rng: np.random.Generator, noise: dict | None = None) -> dict[str, np.ndarray]:
         """Measure every module of every robot after a physics step.
 
         Only the modules some robot carries are visited (:meth:`plan`); the others keep their
@@ -352,7 +230,7 @@ class Sensors:
         Args:
             world: The World (its layout must match ``params``).
             frame: This step's :meth:`frame`.
-            rng: The run's random generator (noise, lost data).
+            rng: The run's random generator. noise: This step's draw if made before (:meth:`draw`).
         """
         self._remap(world, len(world.targets))
         readings = self.prev.copy() if self.prev is self._sealed else self._seal(self.prev)
@@ -362,7 +240,7 @@ class Sensors:
             frame.noise = draw_noise(plan, due, rng)
         else:  # every carrier measures every step: the rows and the draw's split are kept
             due, layout = self._fixed
-            frame.noise = draw_noise(plan, due, rng, layout)
+            frame.noise = draw_noise(plan, due, rng, layout) if noise is None else noise
         for (label, module, _, _, _, plain, _, _, _), (rows, values, every) in zip(plan, due):
             prev = readings[label]
             if every:  # the usual case: no gather, no scatter
@@ -379,6 +257,28 @@ class Sensors:
         taken = self.rates.published()
         if taken is not None:
             frame.extra["taken"] = taken
+        return readings
+
+    def draw(self, params: ParamTable, world, rng: np.random.Generator) -> dict:
+        """This step's noise, drawn ahead of :meth:`sense` (a fused step draws before its one
+        compiled call), for a plan without rates (:meth:`plan`); the same draw as
+        :meth:`sense` makes."""
+        plan = self.plan(params, world)
+        due, layout = self._fixed
+        return draw_noise(plan, due, rng, layout)
+
+    def adopt(self, world, measured: dict, extra: dict) -> dict[str, np.ndarray]:
+        """Take readings measured outside :meth:`sense` (a fused step's) as this step's, as
+        :meth:`sense` would have kept them (read-only, the others carried over)."""
+        self._remap(world, len(world.targets))
+        readings = self.prev.copy() if self.prev is self._sealed else self._seal(self.prev)
+        for label, out in measured.items():
+            out.setflags(write=False)
+            readings[label] = out
+        self.prev = self._sealed = readings
+        taken = self.rates.published()
+        if taken is not None:
+            extra["taken"] = taken
         return readings
 
     def _due(self, entry: tuple, frame: Frame, prev: np.ndarray) -> tuple:

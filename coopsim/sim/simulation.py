@@ -26,6 +26,7 @@ from .external import ExternalRobots
 from .health import Health
 from .rules import RuleHost
 from .sensing import CommandTables, ParamTable, RobotTable, Sensors
+from . import fused
 from .plan import StepPlan, read_only
 from .snapshots import SnapshotMaker, with_rules
 from .states import StateTables
@@ -128,6 +129,9 @@ class Simulation:
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
         self.robots, self.params = RobotTable(), ParamTable()
         self._plan: StepPlan | None = None
+        self.step_path = ""  # the last plan's path, one line (StepPlan.path)
+        self._fusing = False  # this step takes the plan's fused pass (sim/fused.py)
+        self.fused_noise = self.fused_readings = None  # what a fused physics phase hands on
         self._sensed: tuple | None = None  # (key, frame) of the last sensing phase
         self._moves = 0  # bodies moved between steps from outside (moved())
         self.snapshots = SnapshotMaker()  # builds this run's snapshots (sim/snapshots.py)
@@ -146,6 +150,7 @@ class Simulation:
         frame = self._remember(self._frame(world.engine.robot_state(), {}, geometry=True))
         zero = self.sensors.sense(world, self.params, frame, make_rng(self.seed))
         self.snapshot = self.snapshots.make(self, frame, zero)
+        self.plan()  # its path known from the start (step_path); a fused pass compiles now
 
     def build(self, scenario: ScenarioSpec) -> World:
         """``scenario``'s world for this simulation's engine, its rules checked: what
@@ -202,10 +207,14 @@ class Simulation:
         """Actuators phase: every module with commands that some robot carries acts on the
         engine (the plan's actuators, :class:`~coopsim.sim.plan.StepPlan`), from the state
         the last sensing phase read when nothing moved a body since (:meth:`moved`)."""
-        frame = self._acting_frame()
+        plan = self.plan()
+        self._fusing = plan.fused is not None and not self.external and plan.fused.ready()
         self.actuated = {}
+        if self._fusing:  # the fused pass acts inside the physics phase's one call
+            return
+        frame = self._acting_frame()
         commands = self.commands
-        for label, module, rows, values, every in self.plan().actuators:
+        for label, module, rows, values, every in plan.actuators:
             table = commands[label]
             self.actuated[label] = module.actuate(frame, rows, values,
                                                   read_only(table) if every else table[rows])
@@ -217,6 +226,7 @@ class Simulation:
         if self._plan is None or self._plan.key != key:
             self._plan = StepPlan.build(key, self.params, self.commands, len(self.robots.names),
                                         self.sensors, self.world)
+            self.step_path = self._plan.path
         return self._plan
 
     def moved(self) -> None:
@@ -251,9 +261,12 @@ class Simulation:
         """Physics phase: advance the engine by dt; a robot the engine found diverged is
         contained (:mod:`coopsim.sim.health`; the other engines' robots at :meth:`sense`)."""
         self.external.apply(self)  # issue 44: external robots where their poses say
-        self.world.engine.step(self.dt)
+        if not self._fusing:
+            self.world.engine.step(self.dt)
         self.step += 1
         self.time = self._t0 + (self.step - self._k0) * self.dt
+        if self._fusing:  # actuators, the engine's step and the sensors in one call
+            self._fusing = fused.physics(self, self._plan.fused)
         self.health.after_step(self)
 
     def sense(self) -> Snapshot:
@@ -265,9 +278,14 @@ class Simulation:
                 log.warning("%s", note)
             self.extra["engine_warnings"] = notes
         state = self.health.checked(self, self.world.engine.robot_state())
-        frame = self._frame(state, self.actuated, geometry=True)
-        self._remember(frame)
-        readings = self.sensors.sense(self.world, self.params, frame, self.rng)
+        if self._fusing:
+            readings, frame = fused.sense(self, self._plan.fused, state,
+                                          self.world.engine.state3d())
+        else:
+            frame = self._frame(state, self.actuated, geometry=True)
+            self._remember(frame)
+            noise, self.fused_noise = self.fused_noise, None  # a fused step's, if it diverged
+            readings = self.sensors.sense(self.world, self.params, frame, self.rng, noise)
         self.snapshot = self.snapshots.make(self, frame, readings)
         return self.snapshot
 

@@ -242,16 +242,23 @@ def rotors(s, rows, c, par, dt, speeds, seen, out, wrench):
             (N m), written.
     """
     for i in range(len(rows)):
-        r = rows[i]
-        _wanted(i, s, r, c, par, out)
-        tau, top = par[i, TAU], par[i, TOP]
-        alpha = -math.expm1(-dt / tau) if tau > 0 else 1.0
-        for k in range(4):
-            now = speeds[r, k]
-            out[i, k] = min(max(now + alpha * (out[i, k] - now), 0.0), top)
-            speeds[r, k] = out[i, k]
-        seen[r] = True
-        wrench_row(i, out, par[i, ARM], par[i, KF], par[i, KM], wrench)
+        rotor_row(i, s, rows, c, par, dt, speeds, seen, out, wrench)
+
+
+@jit(inline=True)
+def rotor_row(i, s, rows, c, par, dt, speeds, seen, out, wrench):
+    """Row i of :func:`rotors` (the fused step's tick calls it too:
+    coopsim.plugins.modules.flyfused)."""
+    r = rows[i]
+    _wanted(i, s, r, c, par, out)
+    tau, top = par[i, TAU], par[i, TOP]
+    alpha = -math.expm1(-dt / tau) if tau > 0 else 1.0
+    for k in range(4):
+        now = speeds[r, k]
+        out[i, k] = min(max(now + alpha * (out[i, k] - now), 0.0), top)
+        speeds[r, k] = out[i, k]
+    seen[r] = True
+    wrench_row(i, out, par[i, ARM], par[i, KF], par[i, KM], wrench)
 
 
 def warm() -> None:

@@ -23,6 +23,7 @@ from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
 from . import flying, ranging3d
+from .flyfused import FlightPass
 from .common import lost, noise, rate
 from .rotors import full_state
 
@@ -31,6 +32,7 @@ class Altimeter(Module):
     """Range to the floor along the body's -z axis, m."""
 
     label = "altimeter"
+    fused_pass = FlightPass  # one compiled call a tick with the engine (flyfused)
     described_by = ("rotors",)  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "range to the floor along the body's -z axis, m (max_range when beyond)"

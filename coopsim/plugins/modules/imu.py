@@ -34,6 +34,7 @@ from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import flying
+from .flyfused import FlightPass
 from .common import lost, rate
 from .rotors import full_state
 
@@ -42,6 +43,7 @@ class Imu(Module):
     """Accelerometer (specific force, m/s^2) and gyroscope (rad/s), body frame."""
 
     label = "imu"
+    fused_pass = FlightPass  # one compiled call a tick with the engine (flyfused)
     described_by = ("rotors",)  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = ("accelerometer: specific force ax, ay, az (m/s^2, body frame, +9.81 on z at "
@@ -72,6 +74,8 @@ class Imu(Module):
 
     #: the noise parameters in the order they draw (3 normals each per robot and reading)
     NOISE = ("accel_walk", "accel_noise", "gyro_walk", "gyro_noise")
+    #: the parameters in the order the kernel takes them (flying.imu's ``par``)
+    KERNEL_PARAMS = ("accel_noise", "gyro_noise", "accel_walk", "gyro_walk")
     #: per robot: the last velocity (m/s, world) and time (s) read, the six biases
     state_fields = (StateField("v", (3,)), StateField("t"), StateField("bias", (6,)))
 
@@ -141,7 +145,7 @@ class Imu(Module):
         return out
 
 
-IMU_PARAMS = ("accel_noise", "gyro_noise", "accel_walk", "gyro_walk")  # the kernel's par
+IMU_PARAMS = Imu.KERNEL_PARAMS  # the kernel's par
 
 
 def _state3d(frame) -> np.ndarray:

@@ -10,6 +10,7 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import Module
 from . import flying
+from .flyfused import FlightPass
 from .common import lost, noise, rate, wrap
 
 
@@ -17,6 +18,7 @@ class Gps(Module):
     """Position in the world frame, m."""
 
     label = "gps"
+    fused_pass = FlightPass  # one compiled call a tick with the engine (flyfused)
     described_by = ("wheels", "rotors")  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "x, y in the world frame, m"
@@ -36,6 +38,7 @@ class Compass(Module):
     """Heading in the world frame, rad."""
 
     label = "compass"
+    fused_pass = FlightPass  # one compiled call a tick with the engine (flyfused)
     described_by = ("wheels", "rotors")  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "yaw in the world frame, rad, counter-clockwise from +x, in (-pi, pi]"

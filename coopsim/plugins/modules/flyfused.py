@@ -1,0 +1,311 @@
+"""The fused step of a world of quadrotors (``rotors``, ``imu``, ``mocap``, ``altimeter``, ``gps``,
+``compass``) on an engine that offers a fused side (``aerial``: :meth:`Engine.fused`): one
+compiled call a tick runs the rotors (inner loops, mixer, lag, wrench), the engine's step and
+its check, and the imu's, mocap's, altimeter's and rotors' readings with their noise
+(:mod:`coopsim.sim.fused` chooses it and hands the arrays in and the readings out).
+
+Each phase is the kernel the plain path calls, in the same order, on the same arrays
+(:func:`coopsim.swarm.flight_kernels.rotor_row`, the engine's ``step_rows``
+and ``check_rows``, :func:`coopsim.plugins.modules.flying.imu`, ``mocap``, ``altimeter``, the
+engine's ``place`` and ``cast`` for the altimeter in 3D, then ``ranging3d.underside``'s and
+``Altimeter.clip``'s caps), and the noise is the plan's one draw: so a tick gives the plain
+path's bits (tests/sim/test_fused.py). The ``gps`` and ``compass`` readings are the planar
+state's columns (numpy's ``arctan2`` made the yaw), taken after the call. What the pass saves
+is the Python between the kernels: frames, gathers, one call per kind per phase.
+
+The engine's kernels reach this module at run time (:func:`bind`: plugins never import
+physics); the tick is compiled once they do, by the background warm-up
+(:func:`coopsim.model.compiled.warmer`), and cached on disk by numba. Until it is loaded the
+plain path serves (the same bits).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from ...model.compiled import jit, numba, warm_all, warmer
+from . import flying
+
+#: The kinds the pass computes; ``rotors`` the one that acts.
+LABELS = ("rotors", "imu", "mocap", "altimeter", "gps", "compass")
+ACTING = "rotors"
+AFTER = ("gps", "compass")  # the planar state's columns, in numpy after the tick
+PLAIN = ("rotors", "altimeter", *AFTER)  # noiseless here: their noise is not in a kernel
+COMPILED = numba is not None and flying.COMPILED
+WRENCH_NOT_FINITE = -1  # the tick's answer when a rotor's wrench is not finite
+
+# The engine's kernels (AerialFused.kernels) and coopsim.swarm.flight_kernels (the swarm
+# library loads only when something flies), bound before the tick is first compiled or
+# loaded: numba reads a kernel's globals when it compiles it.
+step_rows = check_rows = place = cast = fk = None
+_STATE = {"bound": None, "warm": None}
+_LOCK = threading.Lock()
+
+
+@jit(inline=True)
+def _rotors(s, rows, c, par, dt, speeds, seen, out, wrench):
+    """flight_kernels.rotors on ``s`` (the state at the step's start); False when a wrench
+    is not finite (the engine's apply_wrench refuses it)."""
+    for i in range(len(rows)):
+        fk.rotor_row(i, s, rows, c, par, dt, speeds, seen, out, wrench)
+    for i in range(len(rows)):
+        for k in range(6):
+            if not wrench[i, k] - wrench[i, k] == 0.0:  # NaN or infinite
+                return False
+    return True
+
+
+@jit(inline=True)
+def _rotor_reading(speeds, par, out):
+    """Rotors.sense: the speeds (rad/s) and the thrust kf sum(w^2) (N), numpy's sum of four
+    left to right."""
+    for i in range(len(out)):
+        total = speeds[i, 0] * speeds[i, 0]
+        for k in range(1, 4):
+            total += speeds[i, k] * speeds[i, k]
+        for k in range(4):
+            out[i, k] = speeds[i, k]
+        out[i, 4] = par[i, fk.KF] * total
+
+
+@jit(inline=True)
+def _altimeter(s, rows, reach, below, scene, ray, dist, out):
+    """ranging3d.underside then Altimeter.clip: from each body's underside along its -z axis
+    to what is below, m. ``scene`` (local, solids, boxes, first robot row, floor); ``ray``
+    (n, 7) scratch: origin, direction, reach of the cast."""
+    local, solids, boxes, start, floor = scene
+    for i in range(len(rows)):
+        r = rows[i]
+        w, x, y, z = s[r, 3], s[r, 4], s[r, 5], s[r, 6]
+        ray[i, 0], ray[i, 1], ray[i, 2] = s[r, 0], s[r, 1], s[r, 2]
+        ray[i, 3] = -(2 * (x * z + w * y))
+        ray[i, 4] = -(2 * (y * z - w * x))
+        ray[i, 5] = -(1 - 2 * (x * x + y * y))
+        ray[i, 6] = reach[i] + below[i]
+    place(local, s, solids, boxes, start)
+    cast(ray[:, 0:3], ray[:, 3:6], rows, ray[:, 6], solids, boxes, floor, dist)
+    for i in range(len(rows)):
+        d, far = dist[i], ray[i, 6]
+        if not (d >= 0.0 and d < far):
+            d = far
+        v = min(max(d - below[i], 0.0), reach[i])
+        out[i, 0] = min(max(v, 0.0), reach[i])
+
+
+def _tick(engine, rotors, time, imu, mocap, alti):
+    """One tick (compiled by :func:`_compile`): the rotors on the state at the step's start,
+    the engine's step and check, then, when no row diverged, the readings. Returns the rows
+    that diverged (nothing is read then: the caller measures after containing them) or
+    :data:`WRENCH_NOT_FINITE` (nothing stepped).
+
+    Args:
+        engine: (s, start, wrench, cmd, param, kind, half, dt, bad, what): the engine's step
+            (aerial_kernels.step's arrays).
+        rotors: (rows, commands, par, speeds, seen, out, wrench scratch, reading).
+        time: Sim time after the step, s.
+        imu: (rows, last_v, last_t, bias, seen, par, cols, normals, out): flying.imu's.
+        mocap: (rows, par, cols, normals, out): flying.mocap's.
+        alti: (rows, reach, cast3d, below, scene, ray, dist, out): see :func:`_altimeter`;
+            without ``cast3d`` flying.altimeter's floor range, capped.
+    """
+    s, start, wrench, cmd, param, kind, half, dt, bad, what = engine
+    rrows, rcmd, rpar, speeds, rseen, rout, rwrench, rread = rotors
+    if not _rotors(start, rrows, rcmd, rpar, dt, speeds, rseen, rout, rwrench):
+        return WRENCH_NOT_FINITE
+    for i in range(len(rrows)):
+        for k in range(6):
+            wrench[rrows[i], k] = rwrench[i, k]
+    step_rows(s, wrench, cmd, param, kind, half, dt, start)
+    n = check_rows(s, half, bad, what, start)
+    if n:
+        return n
+    _rotor_reading(rout, rpar, rread)
+    irows, last_v, last_t, bias, iseen, ipar, icols, inormals, iout = imu
+    flying.imu(s, irows, time, dt, last_v, last_t, bias, iseen, ipar, icols, inormals, iout)
+    mrows, mpar, mcols, mnormals, mout = mocap
+    flying.mocap(s, mrows, mpar, mcols, mnormals, mout)
+    arows, reach, cast3d, below, scene, ray, dist, aout = alti
+    if cast3d:
+        _altimeter(s, arows, reach, below, scene, ray, dist, aout)
+    else:
+        flying.altimeter(s, arows, reach, aout)
+        for i in range(len(arows)):
+            aout[i, 0] = min(max(aout[i, 0], 0.0), reach[i])
+    return 0
+
+
+def bind(kernels: dict) -> bool:
+    """Hand the engine's kernels (``AerialFused.kernels``) over and register the tick's load
+    with the background warm-up (:func:`coopsim.model.compiled.warmer`) the first time; True
+    once it is loaded."""
+    with _LOCK:
+        if _STATE["warm"] is None:
+            if not COMPILED:
+                return False
+            g = globals()
+            for name in ("step_rows", "check_rows", "place", "cast"):
+                g[name] = kernels[name]
+            g["fk"] = _flight_kernels()
+            _STATE["bound"], _STATE["warm"] = kernels, warmer(_load)
+        elif _STATE["bound"] is not kernels:
+            return False  # another engine's kernels: this process compiled the first's
+    return _STATE["warm"].ready
+
+
+def _flight_kernels():
+    """coopsim.swarm.flight_kernels, imported when first needed."""
+    from ...swarm import flight_kernels
+
+    return flight_kernels
+
+
+def wait(timeout: float = 600.0) -> bool:
+    """Wait until the tick is loaded (after :func:`bind`), running the warm-up here if no
+    thread has taken it; True when it is loaded."""
+    warm = _STATE["warm"]
+    end = time.monotonic() + timeout
+    while warm is not None and not warm.ready and time.monotonic() < end:
+        warm_all()
+        time.sleep(0.01)
+    return warm is not None and warm.ready
+
+
+TICK = jit()(_tick) if COMPILED else None
+
+
+def _load() -> None:
+    """Compile (or load from numba's cache) :data:`TICK` with one quadrotor."""
+    TICK(*_sample())
+
+
+def _sample() -> tuple:
+    """Arguments of one quadrotor's tick (its types as a world's)."""
+    one, rows, none = np.zeros(1), np.zeros(1, np.int64), _NO_NORMALS
+    s = np.zeros((1, 13))
+    s[0, 3] = 1.0
+    par = np.array([[0.027, 0.046, 2.22e-8, 1.3e-10, 2500.0, 1.6e-5, 1.6e-5, 2.9e-5, 60.0,
+                     12.0, 0.07]])
+    param = np.array([[0.027, 1.6e-5, 1.6e-5, 2.9e-5, 0.01, 0.07, 1.0]])
+    engine = (s.copy(), s.copy(), np.zeros((1, 6)), np.zeros((1, 3)), param,
+              np.full(1, 3, np.int64), np.full(2, 5.0), 0.002, np.zeros(1, np.int64), one.copy())
+    rotors = (rows, np.zeros((1, 9)), par, np.zeros((1, 4)), np.zeros(1, bool),
+              np.zeros((1, 4)), np.zeros((1, 6)), np.zeros((1, 5)))
+    imu = (rows, np.zeros((1, 3)), one.copy(), np.zeros((1, 6)), np.zeros(1, bool),
+           np.zeros((1, 4)), np.full(4, -1, np.int64), none, np.zeros((1, 6)))
+    mocap = (rows, np.zeros((1, 2)), np.full(2, -1, np.int64), none, np.zeros((1, 7)))
+    alti = (rows, one + 4.0, True, one.copy(), _NO_SCENE, np.zeros((1, 7)), one.copy(),
+            np.zeros((1, 1)))
+    return engine, rotors, 0.002, imu, mocap, alti
+
+
+class FlightPass:
+    """One plan's fused pass over a world of quadrotors (chosen by :mod:`coopsim.sim.fused`
+    through the ``fused`` attribute of every kind it computes).
+
+    Args:
+        rotors: The acting entry (label, module, rows, values, every) of ``rotors``.
+        sensing: Label -> the sensing plan's entry of each kind (coopsim.sim.sensing).
+        side: The engine's fused side (:meth:`Engine.fused`).
+        casts3d: Whether the altimeter casts against the 3D scene (``ranging3d.active``).
+    """
+
+    labels, acting = LABELS, ACTING
+
+    def __init__(self, rotors, sensing: dict, side, casts3d: bool) -> None:
+        self.side, self.casts3d = side, casts3d
+        bind(side.kernels)  # the tick loads in the background from now
+        self.rows = {label: np.ascontiguousarray(entry[2], dtype=np.int64)
+                     for label, entry in sensing.items()}
+        self.rotor_rows = np.ascontiguousarray(rotors[2], dtype=np.int64)
+        self.every = rotors[4]
+        self.rpar = flying.matrix(rotors[3], _flight_kernels().ROTOR_PARAMS)
+        (_, imu, _, imu_p, *_), (_, mocap, _, mocap_p, *_) = sensing["imu"], sensing["mocap"]
+        self.ipar = flying.matrix(imu_p, imu.KERNEL_PARAMS)
+        self.icols = flying.columns(imu_p, imu.NOISE)[0]
+        self.mpar = flying.matrix(mocap_p, mocap.NOISE)
+        self.mcols = flying.columns(mocap_p, mocap.NOISE)[0]
+        self.reach = np.array(sensing["altimeter"][3]["max_range"], dtype=float)
+        arows = self.rows["altimeter"]
+        self.below = side.below(arows) if casts3d else np.zeros(len(arows))
+        self.after = tuple(sensing[k] for k in AFTER if k in sensing)
+        n = len(self.rotor_rows)
+        self.wrench, self.ray, self.dist = np.empty((n, 6)), np.empty((len(arows), 7)), \
+            np.empty(len(arows))
+
+    @classmethod
+    def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
+        """The pass for a plan's ``acting`` and ``sensing`` entries on ``engine``, or None
+        and why not (one sentence)."""
+        side = engine.fused()
+        if side is None or not COMPILED:
+            return None, f"engine '{engine.label}' has no fused step"
+        for entry in acting:
+            if entry[0] != ACTING:
+                return None, f"module '{entry[0]}' has no kernel"
+        for label, _, _, _, timed, plain, every, _, lossy in sensing:
+            if label not in LABELS:
+                return None, f"module '{label}' has no kernel"
+            why = ("has a rate" if timed else "loses readings" if lossy
+                   else "is on some robots only" if not every
+                   else "draws noise outside a kernel" if not plain and label in PLAIN else "")
+            if why:
+                return None, f"module '{label}' {why}"
+        by = {entry[0]: entry for entry in sensing}
+        missing = [k for k in LABELS if k not in AFTER and k not in by] + \
+            ([] if len(acting) == 1 else [ACTING])
+        if missing:
+            return None, f"module '{missing[0]}' is missing (the pass flies rotors, imu, " \
+                         f"mocap and altimeter together)"
+        return cls(acting[0], by, side, casts3d), ""
+
+    def ready(self) -> bool:
+        """Whether this step may take the pass: its tick loaded (:func:`bind`) and the
+        engine's side ready (no held robot, a serial step)."""
+        return bind(self.side.kernels) and self.side.ready()
+
+    def run(self, states, commands, noise: dict, time: float, dt: float):
+        """One tick: (rotor speeds (n, 4) rad/s, readings by label), the readings None when
+        a row diverged (the engine put it back; nothing was read).
+
+        Args:
+            states: The simulation's state tables (coopsim.sim.states).
+            commands: The ``rotors`` command table (N, 9).
+            noise: This step's draw by label (coopsim.sim.sensing.draw_noise).
+            time: Sim time after the step, s. dt: The step, s.
+
+        Raises:
+            SimulationError: a rotor's wrench is not finite (the engine's sentence).
+        """
+        rows, rn = self.rows, len(self.rotor_rows)
+        rot, imu = states.get(ACTING), states.get("imu")
+        cmd = commands if self.every else commands[self.rotor_rows]
+        out = {ACTING: np.empty((len(rows[ACTING]), 5)), "imu": np.empty((len(rows["imu"]), 6)),
+               "mocap": np.empty((len(rows["mocap"]), 7)),
+               "altimeter": np.empty((len(rows["altimeter"]), 1))}
+        speeds = np.empty((rn, 4))
+        rotors = (self.rotor_rows, cmd, self.rpar, rot.arrays["speeds"], rot.seen, speeds,
+                  self.wrench, out[ACTING])
+        imu_args = (rows["imu"], imu.arrays["v"], imu.arrays["t"], imu.arrays["bias"], imu.seen,
+                    self.ipar, self.icols, _block(noise, "imu"), out["imu"])
+        mocap = (rows["mocap"], self.mpar, self.mcols, _block(noise, "mocap"), out["mocap"])
+        scene = self.side.scene() if self.casts3d else _NO_SCENE
+        alti = (rows["altimeter"], self.reach, self.casts3d, self.below, scene, self.ray,
+                self.dist, out["altimeter"])
+        n = self.side.step(dt, lambda *engine: TICK(engine, rotors, time, imu_args, mocap, alti))
+        if n == WRENCH_NOT_FINITE:
+            self.side.engine.apply_wrench(self.rotor_rows, self.wrench[:, :3], self.wrench[:, 3:])
+        return speeds, None if n else out
+
+
+_NO_NORMALS = np.zeros((0, 0))
+_NO_NORMALS.setflags(write=False)
+_NO_SCENE = (np.zeros((0, 10)), np.zeros((0, 17)), np.zeros((0, 6)), 0, np.zeros(2))
+
+
+def _block(noise: dict, label: str) -> np.ndarray:
+    """Kind ``label``'s normals of the step's draw (read-only), or none."""
+    block = noise.get(label)
+    return _NO_NORMALS if block is None or block[0] is None else block[0]

@@ -1,0 +1,89 @@
+"""The fused step: when every module kind of a world has a fused pass that covers them all, on an
+engine that offers its side of one (:meth:`~coopsim.physics.engine.Engine.fused`), a step's
+actuators, physics and sensors are one compiled call over flat arrays; Python stays at the
+edges (the commands and drivers before it, the snapshot, rules and publishing after it).
+
+A module kind names the pass that computes it by its class attribute ``fused_pass`` (a
+built-in quadrotor's kinds: :class:`coopsim.plugins.modules.flyfused.FlightPass`); the plan
+(:class:`~coopsim.sim.plan.StepPlan`) takes it when the acting and sensing kinds all name the
+same pass and it accepts them (:func:`choose`), and says which path the world took and why
+(``StepPlan.path``: ``fused (rotors, imu, ...)`` or ``plain (module 'x' has no kernel)``);
+``coopsim run`` prints it once. A world with a Python-only kind (a third-party plugin's
+module) keeps the plain path unchanged.
+
+Same results: the pass calls the kernels the plain path calls, in its order, and draws the
+noise in the one call the plain path makes (:meth:`~coopsim.sim.sensing.Sensors.draw`): a step
+gives the same bits either way, so the two may alternate (the pass serves once its tick is
+compiled, and gives way for a step with a held external robot, one big enough for the
+threads, or one where a robot diverged: that step's sensors then run plain after the
+containment, on the same draw).
+"""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+PLAIN = "plain"
+FUSED = "fused"
+#: False: every plan takes the plain path (``COOPSIM_FUSED=0``; tests compare the two).
+ENABLED = os.environ.get("COOPSIM_FUSED", "1").strip() != "0"
+
+
+def choose(acting: tuple, sensing: tuple, world) -> tuple:
+    """(the pass or None, the path as one line) for a plan's ``acting`` entries (label,
+    module, rows, values, every) and ``sensing`` entries (coopsim.sim.sensing.Sensors.plan)
+    on ``world``."""
+    if not ENABLED:
+        return None, f"{PLAIN} (COOPSIM_FUSED=0)"
+    passes = []
+    for entry in (*acting, *sensing):
+        found = getattr(entry[1], "fused_pass", None)
+        if found is None:
+            return None, f"{PLAIN} (module '{entry[0]}' has no kernel)"
+        passes.append(found)
+    if not passes:
+        return None, f"{PLAIN} (no module acts or senses)"
+    if any(p is not passes[0] for p in passes):
+        return None, f"{PLAIN} (the modules' kernels belong to different passes)"
+    engine = world.engine
+    found, why = passes[0].build(acting, sensing, engine, _casts3d(engine))
+    if found is None:
+        return None, f"{PLAIN} ({why})"
+    labels = dict.fromkeys(e[0] for e in (*acting, *sensing))
+    return found, f"{FUSED} ({', '.join(labels)})"
+
+
+def _casts3d(engine) -> bool:
+    """Whether range sensors cast in 3D on ``engine`` (coopsim.sim.access.Access.casts3d)."""
+    return hasattr(engine, "cast3d") and bool(engine.ranges3d)
+
+
+def physics(sim, found) -> bool:
+    """The physics phase through pass ``found`` (its actuators and sensors inside the same
+    call), after the step's count and time moved on; False when a robot diverged (the
+    sensors then run plain after the containment, on the draw kept in ``sim``)."""
+    noise = sim.sensors.draw(sim.params, sim.world, sim.rng)
+    speeds, readings = found.run(sim.states, sim.commands[found.acting], noise, sim.time,
+                                 sim.dt)
+    sim.actuated = {found.acting: speeds}
+    if readings is None:
+        sim.fused_noise = noise
+        return False
+    sim.fused_readings = readings
+    return True
+
+
+def sense(sim, found, state, state3d) -> dict:
+    """The sensing phase of a fused step: the pass's readings and the kinds read off the
+    planar ``state`` after it, taken as this step's (Sensors.adopt); returns them with the
+    frame the snapshot reads (``pose``, ``velocity``, ``state3d``)."""
+    readings = sim.fused_readings
+    frame = SimpleNamespace(pose=state[:, :3], velocity=state[:, 3:6], state3d=state3d)
+    prev = sim.sensors.prev
+    for label, module, rows, values, *_ in found.after:
+        readings[label] = module.clip(module.sense(frame, rows, values, prev.get(label)),
+                                      values)
+    sim.fused_readings = None
+    return sim.sensors.adopt(sim.world, readings, sim.extra), frame
+

@@ -1,0 +1,144 @@
+"""The fused step (coopsim.sim.fused, coopsim.plugins.modules.flyfused): a world of Crazyflies on
+``aerial`` takes one compiled call a tick and gives the plain path's bits, every snapshot column,
+at 1, 2 and 4 numba threads; a world with a kind that has no kernel (or a pass that refuses it)
+keeps the plain path and says why."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coopsim.model import threads as policy
+from coopsim.model.specs import (DriverSetting, FloorSpec, ParamSetting, RobotSpec,
+                                 ScenarioSpec, Settings, WorldSpec)
+from coopsim.physics import aerial_kernels
+from coopsim.plugins.modules import flyfused
+from coopsim.sim import fused
+from coopsim.sim.simulation import Simulation
+from coopsim.sim.stepper import Stepper
+
+pytestmark = pytest.mark.skipif(not flyfused.COMPILED, reason="the fused step needs numba")
+
+NOISY = {"imu": {"accel_noise": 0.01, "gyro_noise": 0.002},
+         "mocap": {"noise": 0.001, "angle_noise": 0.002}}
+
+
+def _flyers(n: int, params: dict | None = None, engine: str = "aerial") -> ScenarioSpec:
+    """``n`` Crazyflies 0.5 m apart hovering at 1 m under the ``flight`` driver at 100 Hz,
+    with noisy imus and mocaps (``params``: module -> name -> value on every robot)."""
+    hover = (DriverSetting("flight", (("shape", "eight"), ("height", 1.0), ("every", 5),
+                                      ("takeoff", 0.2), ("period", 2.0))),)
+    chosen = NOISY if params is None else params
+    settings = tuple(ParamSetting(m, k, v) for m, values in chosen.items()
+                     for k, v in values.items())
+    robots = tuple(RobotSpec("crazyflie", f"cf{k}", (0.5 * k - 1.0, 0.25 * k, 0.0),
+                             drivers=hover, params=settings) for k in range(n))
+    return ScenarioSpec(WorldSpec(FloorSpec(6.0, 6.0)), robots=robots,
+                        settings=Settings(dt=0.002, mode="lockstep", seed=7, engine=engine))
+
+
+def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch) -> tuple[list, int, str]:
+    """Every snapshot's columns over ``steps`` ticks, how many ticks took the fused pass, and
+    the plan's path."""
+    monkeypatch.setattr(fused, "ENABLED", fuse)
+    sim = Simulation(spec)
+    if fuse:  # the tick compiled (or loaded) before the run, so that every step takes it
+        found = sim.plan().fused
+        assert found is not None
+        flyfused.bind(found.side.kernels)
+        assert flyfused.wait(600)
+    stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
+    for _ in range(steps):
+        snap = stepper.tick()
+        took += sim._fusing
+        out.append(_columns(snap))
+    return out, took, sim.step_path
+
+
+def _columns(snap) -> dict:
+    cols = {"pose3d": snap.pose3d, "twist3d": snap.twist3d, "poses": snap.poses,
+            "velocities": snap.velocities}
+    cols.update({f"reading {k}": v for k, v in snap.readings.items()})
+    cols.update({f"command {k}": v for k, v in snap.commands.items()})
+    return {k: np.array(v).tobytes() for k, v in cols.items()}
+
+
+def _same(a: list, b: list) -> None:
+    assert len(a) == len(b)
+    for step, (x, y) in enumerate(zip(a, b)):
+        assert x.keys() == y.keys()
+        for k in x:
+            assert x[k] == y[k], f"step {step + 1}: {k} differs"
+
+
+def test_a_crazyflie_world_takes_the_fused_pass_and_gives_the_plain_paths_bits(monkeypatch):
+    spec = _flyers(3)
+    fast, took, path = _run(spec, 400, True, monkeypatch)
+    assert path == "fused (rotors, altimeter, compass, gps, imu, mocap)"
+    assert took == 400
+    plain, none, plain_path = _run(spec, 400, False, monkeypatch)
+    assert none == 0 and plain_path == "plain (COOPSIM_FUSED=0)"
+    _same(fast, plain)
+
+
+@pytest.mark.parametrize("count", [2, 4])
+def test_the_same_bits_on_more_threads(monkeypatch, count):
+    """With the engine's threads sharing big steps (a low PARALLEL_MIN), those steps take the
+    plain parallel step, the others the pass: the run is still the one-thread fused run."""
+    spec = _flyers(5)
+    policy.use(1)
+    one, _, _ = _run(spec, 150, True, monkeypatch)
+    monkeypatch.setattr(aerial_kernels, "PARALLEL_MIN", 4)
+    try:
+        if policy.use(count) < 2:
+            pytest.skip("one core: no threads to share the rows")
+        many, took, _ = _run(spec, 150, True, monkeypatch)
+    finally:
+        policy.use(1)
+    assert took == 0  # every step was the engine's parallel one
+    _same(one, many)
+
+
+def test_a_kind_without_a_kernel_keeps_the_plain_path_and_says_which(monkeypatch):
+    monkeypatch.setattr(fused, "ENABLED", True)
+    ground = ScenarioSpec(WorldSpec(FloorSpec(4.0, 4.0)),
+                          robots=(RobotSpec("single", "r0", (0.0, 0.0, 0.0)),),
+                          settings=Settings(dt=0.02, seed=1, engine="kinematic"))
+    sim = Simulation(ground)
+    assert sim.plan().fused is None
+    assert sim.step_path.startswith("plain (module '") and "has no kernel" in sim.step_path
+
+
+def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch):
+    monkeypatch.setattr(fused, "ENABLED", True)
+    timed = _flyers(2, {"imu": {"rate": 100.0}})
+    sim = Simulation(timed)
+    assert sim.plan().fused is None
+    assert sim.step_path == "plain (module 'imu' has a rate)"
+    on_mujoco = Simulation(_flyers(1, {}, engine="mujoco"))
+    assert on_mujoco.step_path == "plain (engine 'mujoco' has no fused step)"
+
+
+def test_a_step_where_a_robot_diverges_gives_the_plain_paths_bits(monkeypatch):
+    """cf0 spun up by two rotors at full speed, high above the floor, passes the angular rate
+    bound (step 972): the pass steps it, the engine puts it back, the step's sensors run after
+    its containment on the same draw, and the run goes on as the plain one does."""
+    runs = []
+    for fuse in (True, False):
+        monkeypatch.setattr(fused, "ENABLED", fuse)
+        robots = tuple(RobotSpec("crazyflie", f"cf{k}", (0.5 * k, 0.0, 100.0),
+                                 params=(ParamSetting("imu", "accel_noise", 0.01),))
+                       for k in range(2))
+        sim = Simulation(ScenarioSpec(WorldSpec(FloorSpec(6.0, 6.0)), robots=robots,
+                                      settings=Settings(dt=0.002, seed=3, engine="aerial")))
+        assert not fuse or flyfused.wait(600)
+        stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
+        for _ in range(1000):
+            sim.commands["rotors"][0] = (1.0, 2500.0, 2500.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            out.append(_columns(stepper.tick()))
+            took += sim._fusing
+        assert "cf0" in sim.extra["diverged"]
+        runs.append((out, took))
+    (fast, took), (plain, none) = runs
+    assert took == 999 and none == 0  # every step but the one where cf0 diverged
+    _same(fast, plain)
