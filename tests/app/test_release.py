@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from venvhelpers import link_dependencies, share_dependencies
+from venvhelpers import link_dependencies, share_dependencies, stop_fillers
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 600  # s: a build and a run on a loaded machine; a hang still ends
@@ -77,7 +77,8 @@ def installed(dist, tmp_path_factory):
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     elsewhere = base / "elsewhere"
     elsewhere.mkdir()
-    return env_dir / "bin", env, elsewhere
+    yield env_dir / "bin", env, elsewhere
+    stop_fillers(env_dir)  # its numba cache is never used again
 
 
 def test_the_wheel_carries_the_bundled_content_and_the_sdist_its_sources(dist):
