@@ -33,7 +33,6 @@ SLOW_FIRST = (
     "tests/bench/test_suite_smoke.py",
     "tests/viewer/test_viewer_robots.py",
     "tests/ros2/test_ros2_stock_topics.py",
-    "tests/env/test_learning_batch.py",
     "tests/viewer/test_viewer.py",
     "tests/net/test_curve_cli.py",
     "tests/usecases/test_exercises.py",
