@@ -27,7 +27,8 @@ from ..model.specs import FloorSpec, ObjectSpec
 from ..model.errors import SimulationError
 from . import pymunk_build as pb
 from .engine import ATTACH_KINDS, FEATURES, Engine, Handles
-from .pymunk_build import FLOOR_FRICTION, GRAVITY, WALL_THICKNESS  # noqa: F401 (also here)
+# the engine's constants, defined with the parts they shape; public here as before
+from .pymunk_build import FLOOR_FRICTION, GRAVITY, WALL_THICKNESS  # noqa: F401
 from .shapes import as_geometry, mark_sides
 
 ITERATIONS = 10  # solver iterations per step
