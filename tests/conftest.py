@@ -18,33 +18,51 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-#: The test files that take longest, longest first (each file's setup + call + teardown summed,
-#: `--durations=0` of the whole suite, docs/performance.md "The test suite's time"). They are
-#: handed to the xdist workers first, the rest after in collection order: with `--dist
-#: loadfile` a file runs whole on one worker, and a long file started last kept one worker busy
-#: for minutes after the other had finished (xdist's own order, by number of tests, put files
-#: of a few long tests last). A file missing here only loses its place at the front. Measured
-#: at 5081d40 (test_kinematic.py left out: its 370 s were compiling, now done once up front).
+#: The test files that take longest, longest first (each file's setup + call + teardown
+#: summed). They are handed to the xdist workers first, the rest after in collection order:
+#: with `--dist loadfile` a file runs whole on one worker, and a long file started last keeps
+#: one worker busy for minutes after the other has finished. A file missing here only loses its
+#: place at the front. Ordered by a fresh-clone CI run of round15b-base (3,728 tests, 2,008 s,
+#: load 8-9): its 40 slowest tests (`--durations=40`) and each file's stretch on its worker;
+#: `--durations=N` now also prints the N slowest files (pytest_terminal_summary below), the
+#: figures to keep this list by (the viewer's files: `-n 2` over tests/viewer and tests/teleop,
+#: load 6, their last files in collection order, 18-19 s each, moved up).
 SLOW_FIRST = (
     "tests/experiments/test_sweep.py",
     "tests/examples/test_plugin_arm.py",
     "tests/app/test_cli.py",
-    "tests/env/test_learning_batch.py",
-    "tests/viewer/test_viewer.py",
+    "tests/bench/test_suite_smoke.py",
     "tests/viewer/test_viewer_robots.py",
-    "tests/scenarios/test_arm_tasks.py",
-    "tests/usecases/test_exercises.py",
+    "tests/ros2/test_ros2_stock_topics.py",
+    "tests/viewer/test_viewer.py",
     "tests/net/test_curve_cli.py",
-    "tests/plugins/test_textbook.py",
-    "tests/foxglove/test_plot.py",
-    "tests/experiments/test_sweep_scheduler_and_checks.py",
-    "tests/conformance/test_conformance_clients.py",
-    "tests/physics/test_aerial_engine.py",
+    "tests/usecases/test_exercises.py",
     "tests/viewer/test_viewer_first_use.py",
+    "tests/scenarios/test_arm_tasks.py",
+    "tests/experiments/test_sweep_scheduler_and_checks.py",
     "tests/physics/test_mujoco_engine.py",
-    "tests/swarm/test_swarm_structure.py",
+    "tests/foxglove/test_plot.py",
+    "tests/usecases/test_tutorial.py",
+    "tests/ros2/test_ros2_stock_sensors.py",
+    "tests/physics/test_thread_bits.py",
     "tests/usecases/test_octave_transport.py",
+    "tests/plugins/test_textbook.py",
+    "tests/conformance/test_conformance_clients.py",
+    "tests/clients/test_seeded_controllers.py",
+    "tests/physics/test_aerial_engine.py",
+    "tests/examples/test_learning_examples.py",
+    "tests/games/test_ctf_determinism.py",
+    "tests/games/test_squad_crossing_eight_line.py",
+    "tests/experiments/test_robot_table.py",
+    "tests/usecases/test_one_source.py",
+    "tests/swarm/test_swarm_structure.py",
     "tests/viewer/test_viewer_hud_and_labels.py",
+    "tests/games/test_ctf_game.py",
+    "tests/foxglove/test_links_outlets.py",
+    "tests/app/test_release.py",
+    "tests/viewer/test_view3d_robots.py",
+    "tests/viewer/test_viewer_sensors.py",
+    "tests/viewer/test_view3d.py",
 )
 
 
@@ -52,6 +70,30 @@ def pytest_configure(config):
     """Keep the collection's order for xdist's file scheduling (see :data:`SLOW_FIRST`)."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+
+
+#: seconds per test file (setup + call + teardown summed), gathered for the summary below
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Sum each file's phases (in the controller of an xdist run: the workers' reports)."""
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """With ``--durations=N``, also the N slowest test files, each file's phases summed: what
+    :data:`SLOW_FIRST` is ordered by (a file runs whole on one worker under ``--dist
+    loadfile``, so its sum is the stretch it keeps that worker)."""
+    count = config.getoption("durations", None)
+    if count is None or not _FILE_SECONDS or hasattr(config, "workerinput"):
+        return
+    ranked = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])
+    terminalreporter.write_sep("=", f"slowest {count or len(ranked)} test files (setup + call "
+                                    "+ teardown summed; tests/conftest.py SLOW_FIRST)")
+    for path, seconds in ranked[:count or None]:
+        terminalreporter.write_line(f"{seconds:9.2f}s {path}")
 
 
 def pytest_collection_modifyitems(session, config, items):

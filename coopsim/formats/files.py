@@ -14,13 +14,13 @@ from dataclasses import replace
 
 from ..model.errors import CoopsimError, FileFormatError, NotAllowedError, ScenarioError
 from ..model import limits
-from ..model.placement import Solids, assembly_rows, first_problem, object_rows
-from ..model.plugins import ENGINES, METRICS, ROBOT_TYPES, RULES, blame, default_engine
+from ..model.plugins import METRICS, ROBOT_TYPES, RULES, blame
 from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, RuleSetting, ScenarioSpec, Settings,
                            TargetSpec, WorldSpec, yaw_from_degrees)
 from ..model.validate import check_events, check_monitors, check_rates, check_robot_spec
 from . import games, maps, scenery
 from .description import described_robot
+from .enginecheck import check_engine  # also imported from here (coopsim.app.run)
 from .events import build_events, build_monitors
 from .keys import SCENARIO_RULES, WORLD_RULES
 from .sections import PathLike, Section, read_text, split_sections
@@ -162,62 +162,6 @@ def _rule(section: Section, path: PathLike) -> RuleSetting:
                 raise FileFormatError(path, lineno, str(exc)) from None
             settings.append(pair)
     return RuleSetting(label, tuple(settings), section.line)
-
-
-def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
-    """Check that the engine (``label``, default the scenario's) can run every robot and
-    object of ``scenario``.
-
-    Raises:
-        FileFormatError: at the line of the first robot or object it refuses (the
-            world's objects first, then the scenario's by line; the ``[SETTINGS] engine``
-            line, or line 0, for an unknown engine).
-    """
-    path = scenario.path or scenario.name
-    try:
-        engine = ENGINES.get(label or scenario.settings.engine or default_engine())
-    except CoopsimError as exc:
-        raise FileFormatError(path, getattr(scenario.settings, "line", 0), str(exc)) from None
-    if engine.missing():  # an optional library it needs is not installed
-        raise FileFormatError(path, getattr(scenario.settings, "line", 0), engine.missing())
-    scenery = engine.refuses_scenery(scenario.world)  # meshes, a height field
-    if scenery:
-        raise FileFormatError(scenario.world.path or path, *scenery)
-    for obj in scenario.world.objects:  # the world file is read first
-        reason = engine.refuses_object(obj)
-        if reason:
-            raise FileFormatError(scenario.world.path or path, obj.line, reason)
-    assemblies = [check_robot_spec(spec) for spec in scenario.robots]
-    refused = [(spec.line, f"robot {spec.name} ({spec.type}): {reason}")
-               for spec, assembly in zip(scenario.robots, assemblies)
-               for reason in [engine.refuses_assembly(assembly)] if reason]
-    refused += [(obj.line, reason) for obj in scenario.objects
-                for reason in [engine.refuses_object(obj)] if reason]
-    if refused:
-        raise FileFormatError(path, *min(refused, key=lambda r: r[0]))
-    if engine.strict_placement:
-        _check_placements(scenario, assemblies, path)
-
-
-def _check_placements(scenario: ScenarioSpec, assemblies: list, path: PathLike) -> None:
-    """Raise FileFormatError at the first object or robot (the world's objects first, then
-    the scenario's by line) that starts below the floor or inside a body placed before it
-    (:mod:`coopsim.model.placement`; objects inserted later by an event are checked then)."""
-    solids, where = Solids(), []
-    for obj in scenario.world.objects:
-        if obj.start:
-            solids.add(f"object {obj.name}", object_rows(obj))
-            where.append((scenario.world.path or path, obj.line))
-    mine = [(obj.line, f"object {obj.name}", object_rows(obj)) for obj in scenario.objects
-            if obj.start]
-    mine += [(spec.line, f"robot {spec.name} ({spec.type})", assembly_rows(assembly))
-             for spec, assembly in zip(scenario.robots, assemblies)]
-    for line, label, rows in sorted(mine, key=lambda m: m[0]):
-        solids.add(label, rows)
-        where.append((path, line))
-    problem = first_problem(solids)
-    if problem is not None:
-        raise FileFormatError(*where[problem.item], problem.reason)
 
 
 def _world_of(section: Section, path: PathLike, folders=None) -> WorldSpec:

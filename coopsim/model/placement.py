@@ -5,7 +5,7 @@ MuJoCo resolves an overlap by a contact force as deep as the overlap: a body sta
 table is thrown out (or, pressed by the table against the floor plane, below it), a thousand
 boxes started at one point make half a million contacts a step, and a body below the floor
 falls forever. So such a placement is refused before anything is built: ``coopsim check`` and
-the loaders say ``file:line`` (:func:`coopsim.formats.files.check_engine`), a run-time insertion
+the loaders say ``file:line`` (:func:`coopsim.formats.enginecheck.check_engine`), a run-time insertion
 (``/sim insert_object``, ``insert_robot``, a timed ``insert``) is refused with the sentence
 (:class:`coopsim.sim.world.World`).
 

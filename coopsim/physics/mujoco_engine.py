@@ -62,8 +62,8 @@ from ..model.imported_rotors import remix_rows
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import mujoco_arms as ma
-from . import mujoco_bodies as mbt
 from . import mujoco_build as mb
+from . import mujoco_drive as md
 from . import mujoco_health as mh
 from . import mujoco_import as mi
 from . import mujoco_scenery as msc
@@ -91,43 +91,6 @@ _FULL = np.array([int(mujoco.mjtWarning.mjWARN_CONTACTFULL),  # the arena overfl
                   int(mujoco.mjtWarning.mjWARN_CNSTRFULL)]) if mujoco is not None else None
 
 
-class _Rows:
-    """Per-layout index arrays of the robots, in robot order, and their commands."""
-
-    def __init__(self, bodies: list[Body], model) -> None:
-        n = len(bodies)
-        self.bodies = bodies
-        self.ids = np.array([b.id for b in bodies], dtype=np.int64)
-        self.free = np.array([b.free for b in bodies], dtype=bool)
-        self.qadr = np.array([b.qadr for b in bodies], dtype=np.int64)
-        self.dadr = np.array([b.dadr for b in bodies], dtype=np.int64)
-        self.z = np.array([b.qpos0_z for b in bodies], dtype=float)
-        # a static chassis (an arm's pedestal) stands where it was built: x, y, yaw, z
-        self.static = np.array([b.static for b in bodies], dtype=bool)
-        self.fixed = np.array([b.qpos[:4] if b.static else np.zeros(4) for b in bodies],
-                              dtype=float).reshape(n, 4)
-        self.driven = np.flatnonzero([bool(b.drive) and b.kind == "ground" for b in bodies])
-        d = self.dadr[self.driven]
-        self.mass, self.moment = model.dof_M0[d], model.dof_M0[d + 2]
-        self.max_force = np.array([bodies[k].max_force for k in self.driven], dtype=float)
-        self.max_torque = np.array([bodies[k].max_torque for k in self.driven], dtype=float)
-        self.row_of_body = np.full(model.nbody, -1, dtype=np.int64)
-        self.row_of_body[self.ids] = np.arange(n)
-        self.mode = np.array([b.mode for b in bodies], dtype=np.int64)
-        self.cmd = np.array([b.cmd for b in bodies], dtype=float).reshape(n, 3)
-        self.wrench = np.array([b.wrench for b in bodies], dtype=float).reshape(n, 6)
-        self.flyers = np.flatnonzero(self.free)
-        self.movers: mbt.Outlines | None = None  # moving_geometry's bodies, on first use
-        self.guard: mh.Guard | None = None  # the divergence guard, made at the first step
-        self.states: ms.RobotStates | None = None  # state3d's index arrays, at first use
-
-    def scatter(self) -> None:
-        """Hand the commands back to the bodies (the next layout gathers them again)."""
-        for k, body in enumerate(self.bodies):
-            body.mode, body.cmd, body.wrench = int(self.mode[k]), self.cmd[k].copy(), \
-                self.wrench[k].copy()
-
-
 class MujocoEngine(Access, Engine):
     """Rigid bodies in 3D with MuJoCo: ground robots, arms, movable objects and flying
     bodies."""
@@ -150,7 +113,7 @@ class MujocoEngine(Access, Engine):
         self._robots: list[Body] = []
         self.model = self.data = None
         self._stale = True  # the model must be compiled before it is used
-        self._rows: _Rows | None = None
+        self._rows: md.Rows | None = None
         self._arms: list[ma.Arm] = []  # in insertion order
         self._arm_table: ma.ArmTable | None = None
         self._imports: list[mi.Imported] = []  # robots from description files (mujoco_import)
@@ -295,12 +258,12 @@ class MujocoEngine(Access, Engine):
             if self._rows is not None:
                 self._rows.scatter()
 
-    def _ready(self) -> _Rows:
+    def _ready(self) -> md.Rows:
         """Compile the model if it changed; the robots' rows of the current layout."""
         if self._stale:
             self._compile()
         if self._rows is None:
-            self._rows = _Rows(self._robots, self.model)
+            self._rows = md.Rows(self._robots, self.model)
         return self._rows
 
     def _compile(self) -> None:
@@ -354,9 +317,9 @@ class MujocoEngine(Access, Engine):
         ground = rows.qadr[rows.driven, None] + np.arange(3)  # x, y, yaw of the driven
         start = data.qpos[ground]
         for _ in range(n):
-            self._drive_forces(rows, dt / n)
+            md.drive_forces(self.data, rows, dt / n)
             if len(rows.flyers):
-                self._wrench_forces(rows)
+                md.wrench_forces(self.data, rows)
             mujoco.mj_step(model, data)
             units = guard.substep(data)
             if len(units):  # the usual step has none: no arrays gathered
@@ -378,7 +341,7 @@ class MujocoEngine(Access, Engine):
         """See :meth:`Engine.diverged` (:mod:`coopsim.physics.mujoco_health`)."""
         return tuple(self._diverged)
 
-    def _guard(self, rows: _Rows) -> mh.Guard:
+    def _guard(self, rows: md.Rows) -> mh.Guard:
         if rows.guard is None:
             labels = {int(self.model.body_rootid[b.id]): b.label
                       for b in self._bodies.values() if b.id >= 0}
@@ -386,7 +349,7 @@ class MujocoEngine(Access, Engine):
                                   rows.ids, labels)
         return rows.guard
 
-    def _contain(self, rows: _Rows, guard: mh.Guard, units: np.ndarray) -> np.ndarray:
+    def _contain(self, rows: md.Rows, guard: mh.Guard, units: np.ndarray) -> np.ndarray:
         """Put diverged ``units`` back (their robots' commands dropped); note what they were;
         return them."""
         if not len(units):
@@ -396,38 +359,6 @@ class MujocoEngine(Access, Engine):
         hit = np.isin(guard.robot_unit, units)
         rows.mode[hit], rows.cmd[hit], rows.wrench[hit] = _STILL, 0.0, 0.0
         return units  # step() puts them back again at its end, frames and contacts computed
-
-    def _drive_forces(self, rows: _Rows, h: float) -> None:
-        """Forces and torques that bring each driven ground robot to its commanded velocity
-        within the substep ``h`` (s), capped as pymunk's drive joints are."""
-        k = rows.driven
-        if not len(k):
-            return
-        qpos, qvel = self.data.qpos, self.data.qvel
-        q, d = rows.qadr[k], rows.dadr[k]
-        mode, cmd = rows.mode[k], rows.cmd[k]
-        yaw = qpos[q + 2]
-        diff = mode == _DIFFERENTIAL
-        vx = np.where(diff, cmd[:, 0] * np.cos(yaw), cmd[:, 0])
-        vy = np.where(diff, cmd[:, 0] * np.sin(yaw), cmd[:, 1])
-        w = np.where(diff, cmd[:, 1], cmd[:, 2])
-        fx = rows.mass * (vx - qvel[d]) / h
-        fy = rows.mass * (vy - qvel[d + 1]) / h
-        scale = np.minimum(1.0, rows.max_force / np.maximum(np.hypot(fx, fy), 1e-300))
-        torque = np.clip(rows.moment * (w - qvel[d + 2]) / h, -rows.max_torque, rows.max_torque)
-        frc = self.data.qfrc_applied
-        frc[d], frc[d + 1], frc[d + 2] = fx * scale, fy * scale, torque
-
-    def _wrench_forces(self, rows: _Rows) -> None:
-        """The held body-frame wrenches in the world frame, by each flyer's orientation at the
-        start of this substep (from its free joint's quaternion)."""
-        f = rows.flyers
-        quat = self.data.qpos[rows.qadr[f, None] + np.arange(3, 7)]
-        rot = ms.rotations(quat / np.linalg.norm(quat, axis=1, keepdims=True))
-        wrench = rows.wrench[f]
-        out = self.data.xfrc_applied
-        out[rows.ids[f], :3] = np.einsum("nij,nj->ni", rot, wrench[:, :3])
-        out[rows.ids[f], 3:] = np.einsum("nij,nj->ni", rot, wrench[:, 3:])
 
     def warnings(self) -> tuple[str, ...]:
         """See :meth:`Engine.warnings`: MuJoCo's arena overflowed (its CONTACTFULL or
@@ -467,7 +398,7 @@ class MujocoEngine(Access, Engine):
             self._states = (self._moved, rows, full, planar)
         return full, planar
 
-    def _mean_velocity(self, rows: _Rows, full: np.ndarray) -> None:
+    def _mean_velocity(self, rows: md.Rows, full: np.ndarray) -> None:
         """Each driven ground robot's velocity in ``full`` (in place): its mean over the last
         step (step()), kept across a recompile between steps (the rows rebuilt: matched by
         body)."""

@@ -16,22 +16,21 @@ robot rows once per layout.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pymunk
 import pymunk.batch as batch
 
-from ..model.robot_type import Assembly, JointSpec, ShapeSpec
+from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from ..model.errors import SimulationError
+from . import pymunk_build as pb
 from .engine import ATTACH_KINDS, FEATURES, Engine, Handles
+# the engine's constants, defined with the parts they shape; public here as before
+from .pymunk_build import FLOOR_FRICTION, GRAVITY, WALL_THICKNESS  # noqa: F401
 from .shapes import as_geometry, mark_sides
 
-GRAVITY = 9.81  # m/s^2
-FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
-WALL_THICKNESS = 1.0  # m, the invisible boundary walls just outside the floor
 ITERATIONS = 10  # solver iterations per step
 _NO_GEOMETRY = as_geometry([], [])  # no moving shapes (read-only: shared)
 for _empty in _NO_GEOMETRY:
@@ -45,53 +44,6 @@ _STATE = _F.POSITION | _F.ANGLE | _F.VELOCITY | _F.ANGULAR_VELOCITY
 _VELOCITY = _F.VELOCITY | _F.ANGULAR_VELOCITY
 _A = batch.ArbiterFields
 _CONTACT = _A.BODY_A_ID | _A.BODY_B_ID | _A.POINT_A_1
-
-
-@dataclass(eq=False)
-class _Object:
-    """An object's pymunk parts."""
-
-    body: pymunk.Body
-    shapes: tuple
-    joints: tuple = ()
-    static: bool = True
-
-
-@dataclass(eq=False)
-class _Joint:
-    """A joint's constraints and the rest angle of b relative to a (its zero)."""
-
-    a: pymunk.Body
-    b: pymunk.Body
-    pivot: pymunk.Constraint
-    motor: pymunk.SimpleMotor | None = None
-    rest: float = 0.0
-    extra: list = field(default_factory=list)  # limit, motor and spring constraints
-    spring: pymunk.DampedSpring | None = None  # a sprung joint's spring
-
-    def force(self, dt: float) -> float:
-        """The force the joint carried in the last step, N: a sprung joint's spring force
-        (+ stretched: b pulls a towards the slide's inner end), else the hinge's impulse / dt."""
-        if self.spring is None:
-            return self.pivot.impulse / dt
-        s = self.spring
-        stretch = (s.a.local_to_world(s.anchor_a) - s.b.local_to_world(s.anchor_b)).length
-        return s.stiffness * (stretch - s.rest_length)
-
-
-@dataclass(eq=False)
-class _Attachment:
-    """The constraints of one :meth:`PymunkEngine.attach`."""
-
-    constraints: tuple
-
-
-@dataclass(eq=False)
-class _Robot:
-    """A robot's chassis and its control body (None when it is not driven)."""
-
-    body: pymunk.Body
-    control: pymunk.Body | None
 
 
 @dataclass
@@ -120,8 +72,8 @@ class PymunkEngine(Engine):
         self.space = pymunk.Space()
         self.space.iterations = ITERATIONS
         self.ground = pymunk.Body(body_type=pymunk.Body.STATIC)
-        self.space.add(*_boundary(floor))
-        self._robots: list[_Robot] = []
+        self.space.add(*pb.boundary(floor))
+        self._robots: list[pb.Robot] = []
         self._version = 0  # bumped on every body added or removed
         self._rows = _Rows()
         self._bodies: list = []  # the bodies in batch row order (see _table)
@@ -131,19 +83,19 @@ class PymunkEngine(Engine):
 
     # -- layout -----------------------------------------------------------------------------------
 
-    def add_object(self, spec: ObjectSpec) -> _Object:
+    def add_object(self, spec: ObjectSpec) -> pb.Object:
         self.check_object(spec)
-        shape_spec = _object_shape(spec)
-        body = _body(spec.mass, (shape_spec,), "static" if spec.static else "dynamic")
+        shape_spec = pb.object_shape(spec)
+        body = pb.body(spec.mass, (shape_spec,), "static" if spec.static else "dynamic")
         body.position, body.angle = spec.position[:2], spec.yaw
-        shapes = (_shape(body, shape_spec, 0),)
-        joints = () if spec.static else _floor_joints(self.ground, body, spec.mass,
+        shapes = (pb.shape(body, shape_spec, 0),)
+        joints = () if spec.static else pb.floor_joints(self.ground, body, spec.mass,
                                                        FLOOR_FRICTION, max(spec.size[:2]) / 2)
         self.space.add(body, *shapes, *joints)
         self._changed()
-        return _Object(body, shapes, joints, spec.static)
+        return pb.Object(body, shapes, joints, spec.static)
 
-    def remove_object(self, handle: _Object) -> None:
+    def remove_object(self, handle: pb.Object) -> None:
         self.space.remove(handle.body, *handle.shapes, *handle.joints)
         self._changed()
 
@@ -151,44 +103,28 @@ class PymunkEngine(Engine):
         self.check_assembly(assembly)
         handles, items = Handles(), []
         for spec in assembly.bodies:
-            body = _body(spec.mass, spec.shapes, spec.kind)
+            body = pb.body(spec.mass, spec.shapes, spec.kind)
             body.position, body.angle = spec.position, spec.yaw
-            items += [body, *(_shape(body, s, group) for s in spec.shapes)]
+            items += [body, *(pb.shape(body, s, group) for s in spec.shapes)]
             if spec.floor_friction > 0 and spec.kind == "dynamic":
-                reach = max(_reach(s) for s in spec.shapes) if spec.shapes else 0.1
-                items += _floor_joints(self.ground, body, spec.mass, spec.floor_friction, reach)
+                reach = max(pb.reach(s) for s in spec.shapes) if spec.shapes else 0.1
+                items += pb.floor_joints(self.ground, body, spec.mass, spec.floor_friction, reach)
             handles.bodies[spec.key] = body
         for spec in assembly.joints:
-            joint = self._joint(spec, handles.bodies)
+            joint = pb.joint(spec, handles.bodies, self.ground)
             items += [joint.pivot, *joint.extra]
             handles.joints[spec.key] = joint
         for member in assembly.members:
-            robot = _Robot(handles.bodies[member.body], None)
+            robot = pb.Robot(handles.bodies[member.body], None)
             if member.drive:
                 robot.control = pymunk.Body(body_type=pymunk.Body.KINEMATIC)
                 robot.control.position, robot.control.angle = robot.body.position, robot.body.angle
-                items += [robot.control, *_drive_joints(robot.control, robot.body, member)]
+                items += [robot.control, *pb.drive_joints(robot.control, robot.body, member)]
             handles.robots[member.name] = robot
         self.space.add(*items)
         handles.items = items
         self._changed()
         return handles
-
-    def _joint(self, spec: JointSpec, bodies: dict) -> _Joint:
-        a = bodies[spec.a] if spec.a else self.ground
-        b = bodies[spec.b]
-        if spec.kind == "sprung":
-            return _sprung(a, b, spec)
-        pivot = pymunk.PivotJoint(a, b, spec.anchor_a, spec.anchor_b)
-        joint = _Joint(a, b, pivot, rest=b.angle - a.angle)
-        if spec.kind == "revolute" and spec.limits is not None:
-            lo, hi = spec.limits
-            joint.extra.append(pymunk.RotaryLimitJoint(a, b, joint.rest + lo, joint.rest + hi))
-        if spec.kind == "revolute" and spec.motor:
-            joint.motor = pymunk.SimpleMotor(a, b, 0.0)
-            joint.motor.max_force = spec.max_torque
-            joint.extra.append(joint.motor)
-        return joint
 
     def remove_assembly(self, handles: Handles) -> None:
         self.space.remove(*handles.items)
@@ -204,7 +140,7 @@ class PymunkEngine(Engine):
 
     # -- run-time constraints ----------------------------------------------------------------------
 
-    def attach(self, a, b, kind: str, anchor: tuple[float, float]) -> _Attachment:
+    def attach(self, a, b, kind: str, anchor: tuple[float, float]) -> pb.Attachment:
         """A pivot joint at ``anchor`` (world, m), plus for ``weld`` a gear joint holding the
         relative angle: real constraints the solver keeps, so a held object still collides
         and drags on the floor. The two bodies no longer collide with each other."""
@@ -218,9 +154,9 @@ class PymunkEngine(Engine):
         for c in constraints:
             c.collide_bodies = False
         self.space.add(*constraints)
-        return _Attachment(tuple(constraints))
+        return pb.Attachment(tuple(constraints))
 
-    def detach(self, handle: _Attachment) -> None:
+    def detach(self, handle: pb.Attachment) -> None:
         self.space.remove(*handle.constraints)
 
     # -- stepping ---------------------------------------------------------------------------------
@@ -330,7 +266,7 @@ class PymunkEngine(Engine):
         return out
 
     def poses(self, handles: list) -> np.ndarray:
-        bodies = [h.body if isinstance(h, _Object) else h for h in handles]
+        bodies = [h.body if isinstance(h, pb.Object) else h for h in handles]
         return np.array([(b.position.x, b.position.y, b.angle) for b in bodies],
                         dtype=float).reshape(-1, 3)
 
@@ -353,7 +289,7 @@ class PymunkEngine(Engine):
         circles, segments = [], []
         for shape in self.space.shapes:
             if shape.body.body_type == pymunk.Body.STATIC:
-                _shape_geometry(shape, circles, segments)
+                pb.shape_geometry(shape, circles, segments)
         return as_geometry(circles, segments)
 
     def moving_geometry(self):
@@ -366,130 +302,8 @@ class PymunkEngine(Engine):
             return _NO_GEOMETRY
         circles, segments = [], []
         for shape in self._moving[1]:
-            _shape_geometry(shape, circles, segments)
+            pb.shape_geometry(shape, circles, segments)
         return as_geometry(circles, segments)
-
-
-# -- building -------------------------------------------------------------------------------------
-
-def _object_shape(spec: ObjectSpec) -> ShapeSpec:
-    if spec.shape == "box":
-        return ShapeSpec("box", size=(spec.size[0], spec.size[1]))
-    return ShapeSpec("circle", radius=spec.radius)
-
-
-def _area(s: ShapeSpec) -> float:
-    if s.kind == "circle":
-        return math.pi * s.radius ** 2
-    if s.kind == "box":
-        return s.size[0] * s.size[1]
-    v = np.asarray(s.vertices, dtype=float)
-    return 0.5 * abs(float(np.dot(v[:, 0], np.roll(v[:, 1], 1)) - np.dot(v[:, 1],
-                                                                           np.roll(v[:, 0], 1))))
-
-
-def _reach(s: ShapeSpec) -> float:
-    """Farthest point of a shape from its body's origin, m."""
-    off = math.hypot(*s.offset)
-    if s.kind == "circle":
-        return off + s.radius
-    if s.kind == "box":
-        return off + math.hypot(*s.size) / 2
-    return max(math.hypot(x, y) for x, y in s.vertices)
-
-
-def _moment(mass: float, s: ShapeSpec) -> float:
-    if s.kind == "circle":
-        return pymunk.moment_for_circle(mass, 0, s.radius, s.offset)
-    return pymunk.moment_for_poly(mass, _vertices(s), s.offset)
-
-
-def _vertices(s: ShapeSpec) -> list:
-    if s.kind == "box":
-        hl, hw = s.size[0] / 2, s.size[1] / 2
-        return [(-hl, -hw), (hl, -hw), (hl, hw), (-hl, hw)]
-    return [tuple(v) for v in s.vertices]
-
-
-def _body(mass: float, shapes: tuple, kind: str) -> pymunk.Body:
-    if kind == "static":
-        return pymunk.Body(body_type=pymunk.Body.STATIC)
-    if kind == "kinematic":
-        return pymunk.Body(body_type=pymunk.Body.KINEMATIC)
-    areas = [_area(s) for s in shapes]
-    total = sum(areas) or 1.0
-    moment = sum(_moment(mass * a / total, s) for a, s in zip(areas, shapes))
-    return pymunk.Body(mass, moment)
-
-
-def _shape(body: pymunk.Body, s: ShapeSpec, group: int) -> pymunk.Shape:
-    if s.kind == "circle":
-        shape = pymunk.Circle(body, s.radius, s.offset)
-    elif s.kind == "box" and s.offset == (0.0, 0.0):
-        shape = pymunk.Poly.create_box(body, s.size)
-    else:
-        shape = pymunk.Poly(body, _vertices(s), pymunk.Transform.translation(*s.offset))
-    shape.friction, shape.elasticity = s.friction, s.elasticity
-    if group:
-        shape.filter = pymunk.ShapeFilter(group=group)
-    return shape
-
-
-def _sprung(a: pymunk.Body, b: pymunk.Body, spec: JointSpec) -> _Joint:
-    """A hinge at ``spec.anchor_a`` on a that slides along b's x axis, ``spec.travel`` m each
-    way about ``spec.anchor_b``, held at the middle by a spring (critically damped for a's
-    mass). The spring runs from the hinge towards b's origin, so it stretches when a is pulled
-    outwards (the slide's outer end)."""
-    (bx, by), travel = spec.anchor_b, spec.travel
-    inward = -1.0 if bx > 0 else 1.0  # towards b's origin along its x axis
-    groove = pymunk.GrooveJoint(b, a, (bx - travel, by), (bx + travel, by), spec.anchor_a)
-    length = max(abs(bx), 4 * travel)
-    spring = pymunk.DampedSpring(b, a, (bx + inward * length, by), spec.anchor_a, length,
-                                 spec.stiffness, 2.0 * math.sqrt(spec.stiffness * a.mass))
-    return _Joint(a, b, groove, rest=b.angle - a.angle, extra=[spring], spring=spring)
-
-
-def _floor_joints(ground: pymunk.Body, body: pymunk.Body, mass: float, mu: float,
-                  reach: float) -> tuple:
-    friction = mu * mass * GRAVITY
-    pivot = pymunk.PivotJoint(ground, body, (0, 0), (0, 0))
-    pivot.max_bias, pivot.max_force = 0.0, friction
-    gear = pymunk.GearJoint(ground, body, 0.0, 1.0)
-    gear.max_bias, gear.max_force = 0.0, friction * reach
-    return pivot, gear
-
-
-def _drive_joints(control: pymunk.Body, body: pymunk.Body, member) -> tuple:
-    pivot = pymunk.PivotJoint(control, body, (0, 0), (0, 0))
-    pivot.max_bias, pivot.max_force = 0.0, member.max_force
-    gear = pymunk.GearJoint(control, body, 0.0, 1.0)
-    gear.max_bias, gear.max_force = 0.0, member.max_torque
-    return pivot, gear
-
-
-def _boundary(floor: FloorSpec) -> list:
-    """Static boxes just outside the floor's four edges; their inner faces are the edges."""
-    body = pymunk.Body(body_type=pymunk.Body.STATIC)
-    hl, hw, t = floor.length / 2, floor.width / 2, WALL_THICKNESS
-    boxes = [
-        (-hl - t, -hw - t, hl + t, -hw), (-hl - t, hw, hl + t, hw + t),
-        (-hl - t, -hw, -hl, hw), (hl, -hw, hl + t, hw),
-    ]
-    shapes = [pymunk.Poly(body, [(l, b), (r, b), (r, t_), (l, t_)]) for l, b, r, t_ in boxes]
-    for shape in shapes:
-        shape.friction = 0.6
-    return [body, *shapes]
-
-
-def _shape_geometry(shape: pymunk.Shape, circles: list, segments: list) -> None:
-    group = shape.filter.group
-    if isinstance(shape, pymunk.Circle):
-        x, y = shape.body.local_to_world(shape.offset)
-        circles.append((x, y, shape.radius, group))
-        return
-    pts = [shape.body.local_to_world(v) for v in shape.get_vertices()]
-    for a, b in zip(pts, pts[1:] + pts[:1]):
-        segments.append((a[0], a[1], b[0], b[1], group))
 
 
 def _body_of(handle) -> pymunk.Body:

@@ -10,7 +10,7 @@ Frames and layout:
     * For the search, cells also have *flat* indices into a copy padded by one blocked cell on
       every side (``(row + 1) * stride + col + 1``), so a neighbour lookup never leaves the array.
 
-Rasterising is exact per cell centre: the signed distance to each box, circle or polygon is
+Rasterising (:mod:`coopsim.swarm.raster`) is exact per cell centre: the signed distance to each box, circle or polygon is
 evaluated with numpy in the shape's bounding window only (a 20 m x 20 m grid at 0.1 m builds in
 a few milliseconds). An obstacle thinner than a cell is still caught when the inflation is at
 least half a cell diagonal (``res / sqrt(2)``), as a 0.2 m robot radius is at 0.1 m cells.
@@ -30,6 +30,7 @@ from scipy.sparse.csgraph import dijkstra
 
 from ..model.specs import FloorSpec, ObjectSpec
 
+from . import raster
 from .errors import SwarmError
 
 _EPS = 1e-9  # cells: a segment this close to a cell border touches the cells on both sides
@@ -422,82 +423,7 @@ def build_grid(floor: FloorSpec, objects: Iterable[ObjectSpec] = (),
     """
     if not resolution > 0:
         raise SwarmError(f"grid resolution must be > 0 m per cell, got {resolution}")
-    cols = max(1, int(math.ceil(floor.length / resolution - 1e-9)))
-    rows = max(1, int(math.ceil(floor.width / resolution - 1e-9)))
-    origin = (-floor.length / 2, -floor.width / 2)
     inflate = robot_radius + clearance
-    xs = origin[0] + (np.arange(cols) + 0.5) * resolution
-    ys = origin[1] + (np.arange(rows) + 0.5) * resolution
-    blocked = (np.abs(ys)[:, None] > floor.width / 2 - inflate) \
-        | (np.abs(xs)[None, :] > floor.length / 2 - inflate)
-    for obj in objects:
-        if obj.static or include_movable:
-            _stamp(blocked, xs, ys, _object_bounds(obj, inflate),
-                   lambda px, py, o=obj: _object_distance(o, px, py) <= inflate)
-    for poly in no_go:
-        verts = _polygon(poly)
-        lo, hi = verts.min(axis=0) - inflate, verts.max(axis=0) + inflate
-        _stamp(blocked, xs, ys, (lo[0], lo[1], hi[0], hi[1]),
-               lambda px, py, v=verts: _polygon_blocked(v, px, py, inflate))
+    blocked, origin = raster.blocked_cells(floor, objects, no_go, resolution, inflate,
+                                           include_movable)
     return Grid(blocked, resolution, origin, inflate)
-
-
-def _stamp(blocked: np.ndarray, xs: np.ndarray, ys: np.ndarray, bounds, test) -> None:
-    """OR ``test(x, y)`` into ``blocked`` over the cells whose centres lie within ``bounds``."""
-    x0, y0, x1, y1 = bounds
-    c0, c1 = np.searchsorted(xs, x0), np.searchsorted(xs, x1, side="right")
-    r0, r1 = np.searchsorted(ys, y0), np.searchsorted(ys, y1, side="right")
-    if c0 >= c1 or r0 >= r1:
-        return
-    px, py = np.meshgrid(xs[c0:c1], ys[r0:r1])
-    blocked[r0:r1, c0:c1] |= test(px, py)
-
-
-def _object_bounds(obj: ObjectSpec, inflate: float) -> tuple[float, float, float, float]:
-    """World bounding box (x0, y0, x1, y1) of an object grown by ``inflate``, m."""
-    x, y = obj.position[0], obj.position[1]
-    if obj.shape == "box":
-        hx, hy = obj.size[0] / 2, obj.size[1] / 2
-        c, s = abs(math.cos(obj.yaw)), abs(math.sin(obj.yaw))
-        ex, ey = c * hx + s * hy, s * hx + c * hy
-    elif obj.shape in ("cylinder", "sphere"):
-        ex = ey = obj.radius
-    else:
-        raise SwarmError(f"object {obj.name!r}: unknown shape {obj.shape!r}")
-    return x - ex - inflate, y - ey - inflate, x + ex + inflate, y + ey + inflate
-
-
-def _object_distance(obj: ObjectSpec, px: np.ndarray, py: np.ndarray) -> np.ndarray:
-    """Signed distance (m, negative inside) from points to an object's 2D outline."""
-    dx, dy = px - obj.position[0], py - obj.position[1]
-    if obj.shape != "box":
-        return np.hypot(dx, dy) - obj.radius
-    c, s = math.cos(obj.yaw), math.sin(obj.yaw)
-    lx, ly = c * dx + s * dy, -s * dx + c * dy  # into the box frame
-    qx, qy = np.abs(lx) - obj.size[0] / 2, np.abs(ly) - obj.size[1] / 2
-    outside = np.hypot(np.maximum(qx, 0), np.maximum(qy, 0))
-    return outside + np.minimum(np.maximum(qx, qy), 0)
-
-
-def _polygon(poly) -> np.ndarray:
-    verts = np.asarray(poly, dtype=float)
-    if verts.ndim != 2 or verts.shape[1] != 2 or len(verts) < 3:
-        raise SwarmError(f"a no-go polygon needs a (k, 2) array of k >= 3 vertices, "
-                         f"got shape {verts.shape}")
-    return verts
-
-
-def _polygon_blocked(verts: np.ndarray, px: np.ndarray, py: np.ndarray,
-                     inflate: float) -> np.ndarray:
-    """True where points are inside the polygon or within ``inflate`` m of its edges."""
-    inside = np.zeros(px.shape, dtype=bool)
-    near = np.zeros(px.shape, dtype=bool)
-    for (ax, ay), (bx, by) in zip(verts, np.roll(verts, -1, axis=0)):
-        crosses = (ay > py) != (by > py)  # even-odd rule, one edge at a time
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x_at = ax + (py - ay) * (bx - ax) / (by - ay)
-        inside ^= crosses & (px < x_at)
-        ex, ey = bx - ax, by - ay
-        t = np.clip(((px - ax) * ex + (py - ay) * ey) / max(ex * ex + ey * ey, 1e-300), 0, 1)
-        near |= np.hypot(px - ax - t * ex, py - ay - t * ey) <= inflate
-    return inside | near

@@ -28,7 +28,7 @@ from typing import Sequence as Seq
 
 import numpy as np
 
-from . import kernels
+from . import slotfit
 from .arbitrator import Decision, RobotController
 from .astar import SNAP_DISTANCE, Path, find_path, replan, smooth
 from .behaviours import GoTo, Hold, Sequence
@@ -371,82 +371,9 @@ class Squad:
         return [(np.vstack([pos[k], middle[k], ends[k]]), anchors) for k in range(n)]
 
     def _fit(self, slots: np.ndarray, formation: Formation, label: int) -> np.ndarray:
-        """Move slots that fall in blocked cells (or another region) to the nearest free cells
-        of region ``label`` that stay 0.9 spacing away from every other slot.
-
-        Raises:
-            SwarmError: ``unreachable: ...`` when no such cell lies anywhere on the floor.
-        """
-        slots = np.array(slots, dtype=float)
-        ok = self.grid.free_at(slots, label)
-        if ok.all():
-            return slots
-        gap = 0.9 * min(formation.spacing, _min_gap(slots))
-        if kernels.COMPILED:
-            return self._fit_compiled(slots, ok, gap, label)
-        taken = np.zeros(self.grid.shape, dtype=bool)  # cells too near a slot already placed
-        for p in slots[ok]:
-            self._claim(taken, p, gap)
-        for k in np.nonzero(~ok)[0]:
-            slots[k] = self._free_spot(slots[k], taken, gap, label)
-            self._claim(taken, slots[k], gap)
-        return slots
-
-    def _fit_compiled(self, slots: np.ndarray, ok: np.ndarray, gap: float,
-                      label: int) -> np.ndarray:
-        """:meth:`_fit`'s moves by the compiled ring scan (:func:`kernels.nearest_open`)."""
-        g = self.grid
-        lo = np.asarray(g.origin)
-        hi = lo + np.array(g.shape[::-1]) * g.resolution
-        open_cells = g.region(label).astype(np.uint8)  # cleared as slots claim their cells
-        args = (g.origin[0], g.origin[1], g.resolution)
-        for p in slots[ok]:
-            kernels.claim(open_cells, *args, p[0], p[1], gap)
-        for k in np.nonzero(~ok)[0]:
-            p = np.clip(slots[k], lo, hi)
-            x, y = kernels.nearest_open(open_cells, *args, p[0], p[1])
-            if math.isnan(x):
-                raise SwarmError(f"unreachable: no free place left for a formation slot near "
-                                 f"({p[0]:.2f}, {p[1]:.2f}) m")
-            slots[k] = (x, y)
-            kernels.claim(open_cells, *args, x, y, gap)
-        return slots
-
-    def _claim(self, taken: np.ndarray, p: np.ndarray, gap: float) -> None:
-        """Mark the cells whose centres lie within ``gap`` m of p."""
-        g = self.grid
-        r, c = g.cell_of(p[0], p[1])
-        reach = int(math.ceil(gap / g.resolution)) + 1
-        r0, r1 = max(0, r - reach), min(g.shape[0], r + reach + 1)
-        c0, c1 = max(0, c - reach), min(g.shape[1], c + reach + 1)
-        if r0 >= r1 or c0 >= c1:
-            return
-        rr, cc = np.mgrid[r0:r1, c0:c1]
-        x = g.origin[0] + (cc + 0.5) * g.resolution
-        y = g.origin[1] + (rr + 0.5) * g.resolution
-        taken[r0:r1, c0:c1] |= np.hypot(x - p[0], y - p[1]) < gap
-
-    def _free_spot(self, p: np.ndarray, taken: np.ndarray, gap: float,
-                   label: int) -> np.ndarray:
-        """The free, unclaimed cell of region ``label`` nearest to p (first brought onto the
-        floor); the search radius doubles from one gap until it spans the floor."""
-        g = self.grid
-        lo = np.asarray(g.origin)
-        hi = lo + np.array(g.shape[::-1]) * g.resolution
-        p = np.clip(p, lo, hi)
-        radius, reach = max(gap, g.resolution), float(np.hypot(*(hi - lo)))
-        while True:
-            cand = g.free_near(p[0], p[1], radius, label)
-            if len(cand):
-                cols = np.floor((cand[:, 0] - lo[0]) / g.resolution).astype(np.int64)
-                rows = np.floor((cand[:, 1] - lo[1]) / g.resolution).astype(np.int64)
-                cand = cand[~taken[rows, cols]]
-            if len(cand):
-                return cand[0]
-            if radius >= reach:
-                raise SwarmError(f"unreachable: no free place left for a formation slot near "
-                                 f"({p[0]:.2f}, {p[1]:.2f}) m")
-            radius *= 2
+        """Slots in blocked cells (or another region) moved to free ones of region ``label``
+        (:func:`coopsim.swarm.slotfit.fit`); raises SwarmError ``unreachable: ...``."""
+        return slotfit.fit(self.grid, slots, formation.spacing, label)
 
     def _connect(self, chains: list[tuple]) -> list[np.ndarray]:
         """Check every leg of every chain at once; re-route each blocked leg.
@@ -518,11 +445,3 @@ class Squad:
             orders.append(Sequence(tuple(steps)))
         return tuple(orders)
 
-
-def _min_gap(slots: np.ndarray) -> float:
-    """Smallest distance between two slots, m (inf for one slot)."""
-    if len(slots) < 2:
-        return math.inf
-    d = np.hypot(slots[:, None, 0] - slots[None, :, 0], slots[:, None, 1] - slots[None, :, 1])
-    d[np.diag_indices(len(slots))] = np.inf
-    return float(d.min())

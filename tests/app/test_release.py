@@ -12,12 +12,13 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import venv
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from venvhelpers import link_dependencies, share_dependencies, stop_fillers
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 600  # s: a build and a run on a loaded machine; a hang still ends
@@ -60,18 +61,6 @@ def _left_out(folder: str, names: list[str]) -> set[str]:
     return out
 
 
-def _links_to_dependencies(folder: Path) -> Path:
-    """A folder of links to everything in this environment's site-packages but coopsim."""
-    folder.mkdir()
-    site = Path(sysconfig.get_paths()["purelib"])
-    for entry in site.iterdir():
-        name = entry.name.lower()
-        if name.startswith(("coopsim", "__editable__")) or name.endswith(".pth"):
-            continue  # the clone's editable install must not be seen
-        (folder / entry.name).symlink_to(entry)
-    return folder
-
-
 @pytest.fixture(scope="module")
 def installed(dist, tmp_path_factory):
     """A fresh venv with the wheel installed: (its bin folder, an environment, a bare folder)."""
@@ -80,10 +69,7 @@ def installed(dist, tmp_path_factory):
     env_dir = base / "venv"
     venv.create(env_dir, with_pip=False, symlinks=True)
     python = env_dir / "bin" / "python"
-    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                      "['purelib'])"], cwd=base).stdout.strip())
-    deps = _links_to_dependencies(base / "deps")
-    (site / "zz_coopsim_test_deps.pth").write_text(f"{deps}\n")
+    share_dependencies(python, link_dependencies(base / "deps"))
     _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
           "--no-index", "--quiet", str(wheel)], cwd=base)
     env = {k: v for k, v in os.environ.items()
@@ -91,7 +77,8 @@ def installed(dist, tmp_path_factory):
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     elsewhere = base / "elsewhere"
     elsewhere.mkdir()
-    return env_dir / "bin", env, elsewhere
+    yield env_dir / "bin", env, elsewhere
+    stop_fillers(env_dir)  # its numba cache is never used again
 
 
 def test_the_wheel_carries_the_bundled_content_and_the_sdist_its_sources(dist):

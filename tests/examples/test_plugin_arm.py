@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from venvhelpers import link_dependencies, share_dependencies
 from xvfbhelpers import start_xvfb, stop_xvfb
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,10 +53,13 @@ pytestmark = pytest.mark.slow  # every test needs the venv fixture (about 25 s t
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory) -> Path:
     """The bin folder of a new venv holding coopsim and coopsim-arm, both editable."""
-    where = tmp_path_factory.mktemp("plugin-arm") / "venv"
+    base = tmp_path_factory.mktemp("plugin-arm")
+    where = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=600)
-    # pip reuses its wheel cache (no download when warm); not byte-compiling the ~600 MB of
-    # dependencies halves the time, and Python compiles what it imports anyway
+    # coopsim's dependencies are this environment's, linked (tests/venvhelpers.py): pip
+    # resolves them as installed instead of unpacking ~600 MB again; coopsim and the plugin
+    # are installed as a newcomer installs them
+    share_dependencies(where / "bin" / "python", link_dependencies(base / "deps"))
     for package in (ROOT, PLUGIN):
         result = subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "-q",
                                  "--no-compile", "--disable-pip-version-check", "-e",

@@ -320,7 +320,7 @@ def test_cli_run_goes_on_and_names_the_robot_when_the_physics_diverges(tmp_path)
         def bad(self, dt):  # a force no body survives, from t = 0.1 s
             if self.data is not None and self.data.time > 0.1:
                 self.data.qfrc_applied[:] = 1e308
-                self._drive_forces = lambda rows, h: None
+                me.md.drive_forces = lambda data, rows, h: None
             step(self, dt)
         me.MujocoEngine.step = bad
         """)

@@ -1,0 +1,73 @@
+"""Whether an engine can run a scenario: :func:`check_engine`, the loaders' last check
+(``coopsim run`` and ``coopsim check`` with an engine named; docs/files.md).
+
+An engine refuses what it cannot build (a mesh, a height field, an object's shape, a robot's
+assembly) and, where its placement is strict, a body that starts below the floor or inside one
+placed before it (:mod:`coopsim.model.placement`). The first refusal in file order is raised as
+``path:line: reason``, the world's objects before the scenario's robots and objects.
+"""
+
+from __future__ import annotations
+
+from ..model.errors import CoopsimError, FileFormatError
+from ..model.placement import Solids, assembly_rows, first_problem, object_rows
+from ..model.plugins import ENGINES, default_engine
+from ..model.specs import ScenarioSpec
+from ..model.validate import check_robot_spec
+from .sections import PathLike
+
+
+def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
+    """Check that the engine (``label``, default the scenario's) can run every robot and
+    object of ``scenario``.
+
+    Raises:
+        FileFormatError: at the line of the first robot or object it refuses (the
+            world's objects first, then the scenario's by line; the ``[SETTINGS] engine``
+            line, or line 0, for an unknown engine).
+    """
+    path = scenario.path or scenario.name
+    try:
+        engine = ENGINES.get(label or scenario.settings.engine or default_engine())
+    except CoopsimError as exc:
+        raise FileFormatError(path, getattr(scenario.settings, "line", 0), str(exc)) from None
+    if engine.missing():  # an optional library it needs is not installed
+        raise FileFormatError(path, getattr(scenario.settings, "line", 0), engine.missing())
+    scenery = engine.refuses_scenery(scenario.world)  # meshes, a height field
+    if scenery:
+        raise FileFormatError(scenario.world.path or path, *scenery)
+    for obj in scenario.world.objects:  # the world file is read first
+        reason = engine.refuses_object(obj)
+        if reason:
+            raise FileFormatError(scenario.world.path or path, obj.line, reason)
+    assemblies = [check_robot_spec(spec) for spec in scenario.robots]
+    refused = [(spec.line, f"robot {spec.name} ({spec.type}): {reason}")
+               for spec, assembly in zip(scenario.robots, assemblies)
+               for reason in [engine.refuses_assembly(assembly)] if reason]
+    refused += [(obj.line, reason) for obj in scenario.objects
+                for reason in [engine.refuses_object(obj)] if reason]
+    if refused:
+        raise FileFormatError(path, *min(refused, key=lambda r: r[0]))
+    if engine.strict_placement:
+        _check_placements(scenario, assemblies, path)
+
+
+def _check_placements(scenario: ScenarioSpec, assemblies: list, path: PathLike) -> None:
+    """Raise FileFormatError at the first object or robot (the world's objects first, then
+    the scenario's by line) that starts below the floor or inside a body placed before it
+    (:mod:`coopsim.model.placement`; objects inserted later by an event are checked then)."""
+    solids, where = Solids(), []
+    for obj in scenario.world.objects:
+        if obj.start:
+            solids.add(f"object {obj.name}", object_rows(obj))
+            where.append((scenario.world.path or path, obj.line))
+    mine = [(obj.line, f"object {obj.name}", object_rows(obj)) for obj in scenario.objects
+            if obj.start]
+    mine += [(spec.line, f"robot {spec.name} ({spec.type})", assembly_rows(assembly))
+             for spec, assembly in zip(scenario.robots, assemblies)]
+    for line, label, rows in sorted(mine, key=lambda m: m[0]):
+        solids.add(label, rows)
+        where.append((path, line))
+    problem = first_problem(solids)
+    if problem is not None:
+        raise FileFormatError(*where[problem.item], problem.reason)

@@ -1,0 +1,87 @@
+"""The mujoco engine's robots in rows (:mod:`coopsim.physics.mujoco_engine`): per-layout index
+arrays and commands, and what the commands become every substep.
+
+A ground robot's drive is a force and a torque that bring its velocity (world frame, m/s and
+rad/s) to the commanded one within the substep, capped by its member's ``max_force`` (N) and
+``max_torque`` (N m) as pymunk's drive joints are; a flyer's wrench, held in its body frame
+(N, N m), is turned into the world frame by its orientation at the substep's start.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import mujoco_bodies as mbt
+from . import mujoco_health as mh
+from . import mujoco_state as ms
+from .mujoco_build import DIFFERENTIAL, Body
+
+
+class Rows:
+    """Per-layout index arrays of the robots, in robot order, and their commands."""
+
+    def __init__(self, bodies: list[Body], model) -> None:
+        n = len(bodies)
+        self.bodies = bodies
+        self.ids = np.array([b.id for b in bodies], dtype=np.int64)
+        self.free = np.array([b.free for b in bodies], dtype=bool)
+        self.qadr = np.array([b.qadr for b in bodies], dtype=np.int64)
+        self.dadr = np.array([b.dadr for b in bodies], dtype=np.int64)
+        self.z = np.array([b.qpos0_z for b in bodies], dtype=float)
+        # a static chassis (an arm's pedestal) stands where it was built: x, y, yaw, z
+        self.static = np.array([b.static for b in bodies], dtype=bool)
+        self.fixed = np.array([b.qpos[:4] if b.static else np.zeros(4) for b in bodies],
+                              dtype=float).reshape(n, 4)
+        self.driven = np.flatnonzero([bool(b.drive) and b.kind == "ground" for b in bodies])
+        d = self.dadr[self.driven]
+        self.mass, self.moment = model.dof_M0[d], model.dof_M0[d + 2]
+        self.max_force = np.array([bodies[k].max_force for k in self.driven], dtype=float)
+        self.max_torque = np.array([bodies[k].max_torque for k in self.driven], dtype=float)
+        self.row_of_body = np.full(model.nbody, -1, dtype=np.int64)
+        self.row_of_body[self.ids] = np.arange(n)
+        self.mode = np.array([b.mode for b in bodies], dtype=np.int64)
+        self.cmd = np.array([b.cmd for b in bodies], dtype=float).reshape(n, 3)
+        self.wrench = np.array([b.wrench for b in bodies], dtype=float).reshape(n, 6)
+        self.flyers = np.flatnonzero(self.free)
+        self.movers: mbt.Outlines | None = None  # moving_geometry's bodies, on first use
+        self.guard: mh.Guard | None = None  # the divergence guard, made at the first step
+        self.states: ms.RobotStates | None = None  # state3d's index arrays, at first use
+
+    def scatter(self) -> None:
+        """Hand the commands back to the bodies (the next layout gathers them again)."""
+        for k, body in enumerate(self.bodies):
+            body.mode, body.cmd, body.wrench = int(self.mode[k]), self.cmd[k].copy(), \
+                self.wrench[k].copy()
+
+
+def drive_forces(data, rows: Rows, h: float) -> None:
+    """Forces and torques that bring each driven ground robot to its commanded velocity
+    within the substep ``h`` (s), capped as pymunk's drive joints are."""
+    k = rows.driven
+    if not len(k):
+        return
+    qpos, qvel = data.qpos, data.qvel
+    q, d = rows.qadr[k], rows.dadr[k]
+    mode, cmd = rows.mode[k], rows.cmd[k]
+    yaw = qpos[q + 2]
+    diff = mode == DIFFERENTIAL
+    vx = np.where(diff, cmd[:, 0] * np.cos(yaw), cmd[:, 0])
+    vy = np.where(diff, cmd[:, 0] * np.sin(yaw), cmd[:, 1])
+    w = np.where(diff, cmd[:, 1], cmd[:, 2])
+    fx = rows.mass * (vx - qvel[d]) / h
+    fy = rows.mass * (vy - qvel[d + 1]) / h
+    scale = np.minimum(1.0, rows.max_force / np.maximum(np.hypot(fx, fy), 1e-300))
+    torque = np.clip(rows.moment * (w - qvel[d + 2]) / h, -rows.max_torque, rows.max_torque)
+    frc = data.qfrc_applied
+    frc[d], frc[d + 1], frc[d + 2] = fx * scale, fy * scale, torque
+
+def wrench_forces(data, rows: Rows) -> None:
+    """The held body-frame wrenches in the world frame, by each flyer's orientation at the
+    start of this substep (from its free joint's quaternion)."""
+    f = rows.flyers
+    quat = data.qpos[rows.qadr[f, None] + np.arange(3, 7)]
+    rot = ms.rotations(quat / np.linalg.norm(quat, axis=1, keepdims=True))
+    wrench = rows.wrench[f]
+    out = data.xfrc_applied
+    out[rows.ids[f], :3] = np.einsum("nij,nj->ni", rot, wrench[:, :3])
+    out[rows.ids[f], 3:] = np.einsum("nij,nj->ni", rot, wrench[:, 3:])
