@@ -3,6 +3,7 @@ over the network, what CurveZMQ keys cost, many clients at once, and what a requ
 frames costs the simulator's memory (was benchmarks/network_bench.py, curve_bench.py,
 load_bench.py, message_cap_bench.py; plugins_bench.py's driver against controller)."""
 
+import contextlib
 import os
 import statistics
 import subprocess
@@ -26,28 +27,41 @@ while True:
 """
 
 
-def _round_trips(endpoints, rounds: int, configure=None) -> list[float]:
-    """Round trips (s) of ``rounds`` motor commands sent to ``endpoints`` in turn, one REQ
-    socket each (``configure(sock)`` before it connects: e.g. CurveZMQ keys)."""
-    import msgpack
+@contextlib.contextmanager
+def _connected(endpoints, configure=None):
+    """One REQ socket to each of ``endpoints`` (``configure(sock)`` before it connects: e.g.
+    CurveZMQ keys), kept for the whole case: a motor command makes its socket the robot's
+    owner, and a new socket's would be refused (error 11, owned) until the server has taken
+    the close of the one before, which on a loaded machine may come after the new socket's
+    first request."""
     import zmq
 
-    ctx, frame, out = zmq.Context.instance(), msgpack.packb(MOTORS), []
     socks = []
-    for endpoint in endpoints:
-        sock = ctx.socket(zmq.REQ)
-        sock.setsockopt(zmq.LINGER, 0)
-        if configure is not None:
-            configure(sock)
-        sock.connect(endpoint)
-        socks.append(sock)
+    try:
+        for endpoint in endpoints:
+            sock = zmq.Context.instance().socket(zmq.REQ)
+            socks.append(sock)
+            sock.setsockopt(zmq.LINGER, 0)
+            if configure is not None:
+                configure(sock)
+            sock.connect(endpoint)
+        yield socks
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def _round_trips(socks, rounds: int) -> list[float]:
+    """Round trips (s) of ``rounds`` motor commands sent through ``socks`` in turn."""
+    import msgpack
+
+    frame, out = msgpack.packb(MOTORS), []
     for k in range(rounds):
         t0 = time.perf_counter()
         socks[k % len(socks)].send(frame)
-        assert msgpack.unpackb(socks[k % len(socks)].recv())[0] == 0
+        reply = msgpack.unpackb(socks[k % len(socks)].recv())
+        assert reply[0] == 0, f"motors.set_speeds: {reply}"
         out.append(time.perf_counter() - t0)
-    for sock in socks:
-        sock.close()
     return out
 
 
@@ -71,11 +85,11 @@ class RoundTrip(Case):
         echo = subprocess.Popen([sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True)
         try:
             raw = [f"tcp://127.0.0.1:{echo.stdout.readline().strip()}"]
-            with LiveRun(10) as run:
-                ends = _robots(run.nameserver, 10)
+            with LiveRun(10) as run, _connected(raw) as echoes, \
+                    _connected(_robots(run.nameserver, 10)) as ends:
                 rounds = count(1000, 2)
                 _round_trips(ends, rounds // 10 + 1)  # warm-up
-                self.p = {q: alternate(lambda: _p(_round_trips(raw, rounds), q),
+                self.p = {q: alternate(lambda: _p(_round_trips(echoes, rounds), q),
                                        lambda: _p(_round_trips(ends, rounds), q)) for q in (50, 99)}
         finally:
             echo.kill()
@@ -104,11 +118,11 @@ class Keys(Case):
             keys = ClientKeys.load(Path(folder) / "keys" / "clients" / "client")
             with LiveRun(10) as plain, \
                     LiveRun(10, extra=("--keys", str(Path(folder) / "keys"))) as curve:
-                ends = _robots(plain.nameserver, 10), _robots(curve.nameserver, 10, keys)
-                rounds = count(1000, 2)
-                self.p50 = alternate(
-                    lambda: _p(_round_trips(ends[0], rounds), 50),
-                    lambda: _p(_round_trips(ends[1], rounds, keys.apply), 50))
+                with _connected(_robots(plain.nameserver, 10)) as bare, \
+                        _connected(_robots(curve.nameserver, 10, keys), keys.apply) as sealed:
+                    rounds = count(1000, 2)
+                    self.p50 = alternate(lambda: _p(_round_trips(bare, rounds), 50),
+                                         lambda: _p(_round_trips(sealed, rounds), 50))
 
     @unit("x plain")
     def track_p50_ratio(self):
@@ -176,7 +190,8 @@ class Clients(Case):
                 for _ in range(count(50)):
                     t0 = time.perf_counter()
                     sock.send(request)
-                    assert msgpack.unpackb(sock.recv())[0] == 0
+                    reply = msgpack.unpackb(sock.recv())
+                    assert reply[0] == 0, f"/sim state: {reply}"
                     times.append(time.perf_counter() - t0)
                 sock.close()
             workers = [threading.Thread(target=one) for _ in range(clients)]

@@ -201,7 +201,7 @@ def _write_steps(recording, bag: _Bag) -> int:
             bag.write(topic, short, data, ns)
         for topic, data in scene.scans(snap, ns):
             bag.write(topic, m.SCAN, data, ns)
-        for topic, short, data in camera_messages(snap, ns, images, params):
+        for topic, short, data in camera_messages(snap, images, params):
             bag.write(topic, short, data, ns)
         for topic, data in scene.clouds():
             bag.write(topic, m.CLOUD, data, ns)

@@ -157,7 +157,7 @@ class RosBridge:
             for topic, short, data in scene.arm_messages(snap, ns):
                 self._write(topic, short, data)
         self._write_each(m.SCAN, scene.scans(snap, ns))
-        for topic, short, data in camera_messages(snap, ns, self._images, scene.params):
+        for topic, short, data in camera_messages(snap, self._images, scene.params):
             self._write(topic, short, data)
         for topic, data in scene.clouds():
             self._write(topic, m.CLOUD, data)

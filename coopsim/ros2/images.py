@@ -57,14 +57,17 @@ def camera_info(ns: int, frame: str, width: int, height: int, fov: float) -> byt
     return out.bytes()
 
 
-def camera_messages(snap, ns: int, sent: dict,
+def camera_messages(snap, sent: dict,
                     params: dict | None = None) -> list[tuple[str, str, bytes]]:
     """(topic, type, message) of every image published since the last call (``sent``: robot
     name -> the step of its image sent last, updated here), and one ``/tf`` of their camera
-    frames; ``params`` (robot -> module -> values) gives the mount of an image without one."""
+    frames; ``params`` (robot -> module -> values) gives the mount of an image without one.
+    Each header is stamped with the sim time of the step its image shows (the image's
+    ``time``, ns), not the later step that publishes it: one image, one stamp, however late
+    the bridge got to it."""
     out, frames = [], []
     for robot, shot in fresh(snap.extra.get("camera3d"), sent):
-        name = ros_robot(robot)
+        name, ns = ros_robot(robot), round(shot.time * 1e9)
         frames.append((ns, f"{name}/base_link", f"{name}/camera3d",
                        *optical_pose(camera_mount(shot, robot, params))))
         frame, h, w = f"{name}/camera3d", *shot.rgb.shape[:2]

@@ -8,6 +8,7 @@ The RNG is seeded, so a failure names the message that caused it and repeats.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import random
@@ -19,7 +20,7 @@ import zmq
 from coopsim.net import protocol as p
 
 from helpers import box, robot, scenario, target
-from nethelpers import ROOT, Peer, live, lookup
+from nethelpers import ROOT, Peer, live, lookup, wait_until
 
 COUNT = 10_000
 SEED = 20261121
@@ -186,12 +187,25 @@ def test_fuzz_a_robot_server(run):
     codes = _fuzz(endpoint, run.network.robots["r1"].commands, SEED + 1)
     _well_spread(codes)
     assert {p.OUT_OF_RANGE, p.UNKNOWN_NAME} <= set(codes), codes
+    _until_unowned(run, "r1")
     peer = Peer(endpoint)
     assert peer.ok(0) == [0, "/r1", 0, [p.PROTOCOL_VERSION], []]
     peer.ok(13, "motors.max_speed", data=[0.5])
     assert peer.ok(12, "motors.max_speed")[4] == [0.5]
     assert peer.ok(100, data=[0.1, 0.1])[1] == "realtime"
     assert len(peer.ok(200)[4]) == 11
+
+
+def _until_unowned(run, name: str) -> None:
+    """Wait until the server has taken the fuzz connections' closes: a fuzzed motion command
+    or claim made one of them ``name``'s owner, and the close of a TCP connection reaches the
+    server's monitor when it does, not before the next connection's first request (the close
+    frees the robot; /sim ``state``'s ``owners`` says when it has)."""
+    sim = Peer(lookup(run.network.endpoint, "/sim"))
+    try:
+        wait_until(lambda: name not in json.loads(sim.ok(23)[1])["owners"], timeout=120.0)
+    finally:
+        sim.close()
 
 
 def test_fuzz_sim(run):

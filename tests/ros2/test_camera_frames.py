@@ -44,7 +44,7 @@ def test_ros2_tf_gets_the_camera_frame_the_image_names():
     from rosbags.typesys import Stores, get_typestore
 
     store = get_typestore(Stores.ROS2_HUMBLE)
-    out = {topic: (short, data) for topic, short, data in camera_messages(_snap(MOUNT), 7, {})}
+    out = {topic: (short, data) for topic, short, data in camera_messages(_snap(MOUNT), {})}
     short, data = out["/tf"]
     assert rosbags and short == m.TF
     tf, = store.deserialize_cdr(data, m.ros_name(m.TF)).transforms
@@ -59,10 +59,10 @@ def test_ros2_tf_gets_the_camera_frame_the_image_names():
 
 def test_an_image_without_a_mount_takes_the_scenarios_parameters():
     params = {"cf-1": {"camera3d": dict(zip(("x", "y", "z", "yaw", "pitch"), MOUNT))}}
-    with_params = dict((t, d) for t, _, d in camera_messages(_snap(None), 7, {}, params))
+    with_params = dict((t, d) for t, _, d in camera_messages(_snap(None), {}, params))
     assert with_params["/tf"] == dict((t, d) for t, _, d in
-                                      camera_messages(_snap(MOUNT), 7, {}))["/tf"]
-    bare = dict((t, d) for t, _, d in camera_messages(_snap(None), 7, {}))["/tf"]
+                                      camera_messages(_snap(MOUNT), {}))["/tf"]
+    bare = dict((t, d) for t, _, d in camera_messages(_snap(None), {}))["/tf"]
     assert bare != with_params["/tf"]  # no parameters: the module's defaults (0)
 
 
