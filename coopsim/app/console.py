@@ -26,6 +26,7 @@ def run_headless(live: Run) -> Verdict:
         live.start()
         if live.network is not None:
             click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
+        _say_step(live)
         stats = _watch_headless(live)
     except KeyboardInterrupt:  # before watch() took over: stop as it would have
         live.stepper.stop()
@@ -138,6 +139,12 @@ def _status_line(stats) -> None:
                f"missed {stats.missed}", nl=False, err=True)
 
 
+def _say_step(live: Run) -> None:
+    """Say once which path the run's step takes (fused or plain, and why), after the name
+    server's line: scripts read the endpoint from the first lines (docs/protocol.md)."""
+    click.echo(f"step: {live.stepper.sim.step_path}", err=True)
+
+
 def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
     """Start ``live`` with a viewer window in a child process and follow both to the end.
 
@@ -149,6 +156,7 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
 
     endpoint = live.network.endpoint
     click.echo(f"name server: {endpoint}   (Ctrl-C stops)", err=True)
+    _say_step(live)
     viewer = start_viewer(endpoint, fps, stderr=subprocess.PIPE, env=live.client_env())
     click.echo(f"viewer: pid {viewer.pid} (closing its window ends the run)", err=True)
     shown = threading.Event()

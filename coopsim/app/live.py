@@ -53,9 +53,8 @@ def run_command(file, headless, fps, **flags) -> None:
 
 
 def _announce(live) -> None:
-    """Say on stderr which path its step takes (fused or plain, and why) and where the run's
-    recording, gateway and Foxglove bridge are."""
-    click.echo(f"step: {live.stepper.sim.step_path}", err=True)
+    """Say on stderr where the run's recording, gateway and Foxglove bridge are (the name
+    server's line and the step's path follow once the run has started: app/console.py)."""
     if live.recorder is not None:
         click.echo(f"recording: {live.recorder.path}", err=True)
     if live.gateway is not None:

@@ -85,7 +85,7 @@ def test_an_impatient_client_keeps_its_fixed_deadline(simulator):
     proc, endpoint = simulator
     with Client(endpoint, timeout=TIMEOUT, patient=False) as client:
         bot = client.robot("robot1")
-        os.kill(proc.pid, signal.SIGSTOP)
+        _stop(proc)  # stopped before the read, not while it is answered
         try:
             with pytest.raises(ProtocolError) as info:
                 bot.gps.read()

@@ -164,11 +164,12 @@ def test_start_up_lines_and_sigterm_stop_cleanly(tmp_path):
          "--no-controllers", "--record", str(path), "scenarios/one_robot.scenario"], cwd=ROOT,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        lines = [proc.stderr.readline() for _ in range(3)]
+        lines = [proc.stderr.readline() for _ in range(4)]
         assert lines[0] == f"recording: {path}\n", lines
         assert re.fullmatch(r"json gateway: 127\.0\.0\.1:\d+\n", lines[1]), lines
         assert re.fullmatch(r"name server: tcp://127\.0\.0\.1:\d+   \(Ctrl-C stops\)\n",
                             lines[2]), lines
+        assert lines[3] == "step: plain (module 'motors' has no kernel)\n", lines
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
     finally:

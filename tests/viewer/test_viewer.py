@@ -66,6 +66,13 @@ def read_endpoint(proc: subprocess.Popen) -> str:
     raise AssertionError(f"no name server line (exit {proc.wait()})")
 
 
+def _viewer_pid(proc: subprocess.Popen) -> int:
+    """The viewer's pid from the lines after the name server's: the step's path, then it."""
+    line = proc.stderr.readline()
+    assert line.startswith("step: plain ("), line  # said once, after the name server's line
+    return int(re.search(r"viewer: pid (\d+)", proc.stderr.readline()).group(1))
+
+
 @pytest.fixture
 def sim(display):
     """The demo scenario without its controllers (robots stay where the file puts them)."""
@@ -377,7 +384,7 @@ def test_view_command_closing_the_window_ends_run_gui_but_a_crash_does_not(displ
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         endpoint = read_endpoint(run)
-        pid = int(re.search(r"viewer: pid (\d+)", run.stderr.readline()).group(1))
+        pid = _viewer_pid(run)
         os.kill(pid, signal.SIGKILL)  # the viewer dies: the simulation goes on
         assert any("keeps running" in line for line in iter(run.stderr.readline, ""))
         with Client(endpoint) as client:
@@ -391,7 +398,7 @@ def test_view_command_closing_the_window_ends_run_gui_but_a_crash_does_not(displ
                             "--no-controllers"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     read_endpoint(run)
-    pid = int(re.search(r"viewer: pid (\d+)", run.stderr.readline()).group(1))
+    pid = _viewer_pid(run)
     assert run.stderr.readline().startswith("viewer: showing tcp://127.0.0.1:")  # window open
     os.kill(pid, signal.SIGTERM)  # closes the window as its close button does: exit 0
     out, err = run.communicate(timeout=20)
