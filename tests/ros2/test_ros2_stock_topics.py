@@ -12,6 +12,7 @@ the DDS peer of test_ros2_bridge.py and by rosbags (test_bag.py).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -22,6 +23,7 @@ pytest.importorskip("tests.ros2.rosnode", reason="tests/ros2/rosnode.py (the ROS
                     "is not in this checkout")
 
 from coopsim.formats.files import load  # noqa: E402
+from coopsim.model.specs import ParamSetting  # noqa: E402
 from coopsim.ros2.scene import _scanner  # noqa: E402
 from tests.nethelpers import SCENARIOS, live  # noqa: E402
 from tests.ros2.rosnode import RosNode, domain, ros_distro  # noqa: E402,F401 - a fixture
@@ -34,11 +36,19 @@ TWIST, CLOCK, TF = "geometry_msgs/msg/Twist", "rosgraph_msgs/msg/Clock", "tf2_ms
 @pytest.fixture(scope="module")
 def stock(ros_distro):
     """A paused realtime demo run with --ros2 (the test steps it) and a stock rclpy node of
-    the distribution on the same domain."""
+    the distribution on the same domain. Odometry, /tf and /clock go out every step (the
+    bridge's rate at the demo's 100 Hz), and robot1's scan too (its sonar's rate): a step
+    that publishes none would cost :func:`step_until` its whole wait for a message that
+    never comes."""
     name, python = ros_distro
     dom = domain() + (3 if name == "jazzy" else 2)  # apart from the other ROS 2 modules'
-    with live(load(str(SCENARIOS / "demo.scenario")), paused=True, ros2=True,
-              ros2_domain=dom, duration=600.0) as run, RosNode(python, domain=dom) as node:
+    spec = load(str(SCENARIOS / "demo.scenario"))
+    every = (ParamSetting("sonar", "rate", 100.0),)
+    spec = dataclasses.replace(spec, robots=tuple(
+        dataclasses.replace(r, params=r.params + every) if r.name == "robot1" else r
+        for r in spec.robots))
+    with live(spec, paused=True, ros2=True,
+              ros2_domain=dom, ros2_rate=100.0, duration=600.0) as run, RosNode(python, domain=dom) as node:
         yield run, node
 
 
