@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from robotchecks import CHECKS, Check  # noqa: E402
-from robotchecks.kinds import PACKAGES, kind_of, package_of  # noqa: E402
+from robotchecks.kinds import PACKAGES, kind_of, package_of, share  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "robots.md"
@@ -73,13 +73,6 @@ class Row:
     @property
     def loaded(self) -> bool:
         return self.loads.startswith("yes")
-
-
-def share() -> Path:
-    """example-robot-data's ``robots`` folder (as installed)."""
-    from importlib.metadata import distribution
-    return Path(distribution("example-robot-data").locate_file(
-        "cmeel.prefix/share/example-robot-data/robots"))
 
 
 def urdfs(robots: Path) -> list[str]:

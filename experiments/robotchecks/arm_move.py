@@ -191,7 +191,7 @@ def errors(urdf: str, tool: str, home: str = "", points=POINTS) -> list[float]:
 
 
 def main() -> None:
-    from robot_table import share
+    from .kinds import share
     urdf = sys.argv[1] if len(sys.argv) > 1 else str(share() / "z1_description/urdf/z1.urdf")
     found = reached(urdf, sys.argv[2] if len(sys.argv) > 2 else "")
     print(" ".join(f"{e:.2f}" for e in found), f"mm; largest {max(found):.2f} mm")

@@ -9,6 +9,14 @@ authors say they are); a package not there is classified from the file (:func:`g
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+def share() -> Path:
+    """example-robot-data's ``robots`` folder (as installed)."""
+    from importlib.metadata import distribution
+    return Path(distribution("example-robot-data").locate_file(
+        "cmeel.prefix/share/example-robot-data/robots"))
+
 
 KINDS = ("arm", "wheeled", "multirotor", "legged", "humanoid", "hand", "bench")
 
