@@ -135,13 +135,15 @@ EXPECTED = {"no keys": {"protocol", "failed"}, "wrong server key": {"protocol", 
 
 
 def handshake(endpoint: str, keys: ClientKeys | None, kind: int = zmq.REQ,
-              request: bytes | None = None):
+              request: bytes | None = None, listen: bool = True):
     """Connect a ``kind`` socket with ``keys``, send ``request`` (REQ) or subscribe (SUB), and
     wait for the handshake's outcome (``ok``, ``denied``, ``protocol``, ``failed``).
 
     Returns:
         (outcome, reply frames or None): the reply is waited for only after an ``ok``; after a
         failed handshake whatever arrived within a short look is returned (it must be None).
+        ``listen`` False: no reply is waited for after an ``ok`` (a stream that publishes only
+        on events would keep the wait to its end).
     """
     ctx = zmq.Context()
     sock = ctx.socket(kind)
@@ -159,7 +161,7 @@ def handshake(endpoint: str, keys: ClientKeys | None, kind: int = zmq.REQ,
             except zmq.Again:
                 pass
         outcome = _outcome(monitor)
-        wait = HANDSHAKE_WAIT if outcome == "ok" else 0.3
+        wait = (HANDSHAKE_WAIT if listen else 0.0) if outcome == "ok" else 0.3
         reply = sock.recv_multipart() if sock.poll(int(wait * 1000)) else None
         return outcome, reply
     finally:
