@@ -115,10 +115,10 @@ class Stepper(WorldOwner):
         self.sim.physics()
         self.sim.sense()
         snapshot = self.sim.apply_rules()
-        if self.sim.ended and not self.finished:
-            self.finished = self.sim.ended
+        ending = self.sim.ended if self.sim.ended and not self.finished else ""
+        self._publish(snapshot, ending)
+        if ending:
             self._say_ended()
-        self._publish(snapshot)
         self.sim.external.published()  # issue 44: pose received -> in this snapshot
         for hook in self.hooks:
             hook(snapshot)
@@ -219,9 +219,14 @@ class Stepper(WorldOwner):
         with self.stepped:
             return self.snapshot, self.layout_key
 
-    def _publish(self, snapshot: Snapshot) -> Snapshot:
+    def _publish(self, snapshot: Snapshot, ending: str = "") -> Snapshot:
+        """Make ``snapshot`` the latest; ``ending``: why the run ended at it (a rule), said in
+        ``finished`` only once the snapshot is there (a thread that sees the run finished
+        reads the snapshot that finished it, not the step before)."""
         with self.stepped:
             self.snapshot = snapshot
+            if ending:
+                self.finished = ending
             self.layout_key = (self._resets, snapshot.layout_version)
             self.done_generation = self.slots.generation
             self.stepped.notify_all()
