@@ -74,10 +74,10 @@ def physics(sim, found) -> bool:
     return True
 
 
-def sense(sim, found, state, state3d) -> dict:
+def sense(sim, found, state, state3d) -> tuple:
     """The sensing phase of a fused step: the pass's readings and the kinds read off the
-    planar ``state`` after it, taken as this step's (Sensors.adopt); returns them with the
-    frame the snapshot reads (``pose``, ``velocity``, ``state3d``)."""
+    planar ``state`` after it, taken as this step's (Sensors.adopt): (readings, the
+    frame the snapshot reads (``pose``, ``velocity``, ``state3d``))."""
     readings = sim.fused_readings
     frame = SimpleNamespace(pose=state[:, :3], velocity=state[:, 3:6], state3d=state3d)
     prev = sim.sensors.prev
