@@ -8,7 +8,8 @@ it, its size is bounded (:data:`~coopsim.formats.meshes.MAX_MESH_BYTES`) and its
 primitive counts are summed before parsing (:func:`_declared`), its triangles after. Every
 geometry instance of its scene is taken with its node transforms, in metres (the asset's
 ``<unit meter>``); materials, textures and cameras are not read (a texture the file names
-but lacks is no error).
+but lacks is no error), nor the normals and texture coordinates of the primitives' corners
+(:func:`_positions_only`: their numbers were most of a file's parse).
 
 A mesh over :data:`ENGINE_FACES` triangles is given to MuJoCo decimated by vertex clustering
 (:func:`for_engine`, :func:`decimated`); drawing (the 3D view's ``/sim`` 27, Foxglove) reads
@@ -95,8 +96,82 @@ def _geometry_only(data: bytes) -> bytes:
     return b"".join(parts)
 
 
+#: Per-corner inputs of a primitive that are not read (the triangles are positions only).
+_UNUSED = (b"NORMAL", b"TEXCOORD", b"TEXTANGENT", b"TEXBINORMAL", b"COLOR", b"TANGENT",
+           b"BINORMAL")
+_ATTR = re.compile(rb'\b(semantic|source)="#?([^"]*)"')
+
+
+def _spans(data: bytes, opening: bytes, closing: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every ``opening`` ... ``closing`` element of ``data``."""
+    return [(start, data.find(closing, start)) for start in _starts(data, opening)]
+
+
+def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= at < end for start, end in spans)
+
+
+def _unused_sources(data: bytes) -> tuple[set, list]:
+    """(the ids of the ``<source>`` elements only a primitive's unread input names (normals,
+    texture coordinates: not a ``<vertices>`` element's, not outside the geometries),
+    the (start, end) of those inputs' ``semantic`` values)."""
+    geometries = _spans(data, b"<library_geometries", b"</library_geometries>")
+    vertices = _spans(data, b"<vertices", b"</vertices>")
+    kept, named, semantics = set(), set(), []
+    for start in _starts(data, b"<input"):
+        tag = data[start:data.find(b">", start)]
+        attrs = {m.group(1): (m.group(2), m.start(2)) for m in _ATTR.finditer(tag)}
+        semantic, at = attrs.get(b"semantic", (b"", 0))
+        source = attrs.get(b"source", (b"", 0))[0]
+        if semantic in _UNUSED and _inside(start, geometries) and \
+                not _inside(start, vertices):
+            named.add(source)
+            semantics.append((start + at, start + at + len(semantic)))
+        else:
+            kept.add(source)
+    unused = named - kept
+    return unused, [(a, b) for a, b in semantics if _source_of(data, a) in unused]
+
+
+def _source_of(data: bytes, at: int) -> bytes:
+    """The ``source`` named by the ``<input>`` tag around offset ``at``."""
+    tag = data[data.rfind(b"<input", 0, at):data.find(b">", at)]
+    found = re.search(rb'\bsource="#?([^"]*)"', tag)
+    return found.group(1) if found else b""
+
+
+def _positions_only(data: bytes) -> bytes:
+    """``data`` with the float arrays of its unused sources (:func:`_unused_sources`) empty
+    and the inputs naming them given a semantic pycollada does not read (``UNREAD``, kept
+    at its offset so each corner's index stride stays): parsing the normals' text was half of
+    a COLLADA file's conversion (B1's trunk: 1.08 M normal floats beside 0.38 M of positions);
+    the triangles are the same to the bit (tests/formats/test_collada.py; all 262 of
+    example-robot-data 6)."""
+    unused, semantics = _unused_sources(data)
+    if not unused:
+        return data
+    edits = [(a, b, b"UNREAD") for a, b in semantics]
+    for start in _starts(data, b"<source"):
+        tag_end = data.find(b">", start)
+        found = re.search(rb'\bid="([^"]*)"', data[start:tag_end])
+        if found is None or found.group(1) not in unused:
+            continue
+        array, close = data.find(b"<float_array", start), data.find(b"</source>", start)
+        text = data.find(b">", array) + 1
+        end = data.find(b"</float_array>", text)
+        if 0 <= array < close and data[text - 2:text] != b"/>" and 0 <= end < close:
+            edits.append((text, end, b""))
+    parts, at = [], 0
+    for start, end, new in sorted(edits):
+        parts += [data[at:start], new]
+        at = end
+    parts.append(data[at:])
+    return b"".join(parts)
+
+
 def _parse(path: str, data: bytes):
-    """pycollada's document of ``data`` (its geometry only: :func:`_geometry_only`)."""
+    """pycollada's document of ``data`` (its geometry only, its positions only:
+    :func:`_geometry_only`, :func:`_positions_only`)."""
     try:
         import collada
     except ImportError:
@@ -104,7 +179,8 @@ def _parse(path: str, data: bytes):
                                        f"{EXTRA}") from None
     ignore = [collada.common.DaeUnsupportedError, collada.common.DaeBrokenRefError]
     try:
-        return collada.Collada(io.BytesIO(_geometry_only(data)), ignore=ignore)
+        return collada.Collada(io.BytesIO(_positions_only(_geometry_only(data))),
+                               ignore=ignore)
     except Exception as exc:  # noqa: BLE001 -- pycollada and its XML parser raise their own
         where = getattr(exc, "position", None) or getattr(exc, "lineno", None) or 0
         line = where[0] if isinstance(where, tuple) else int(where or 0)
