@@ -130,10 +130,73 @@ def plus_lines(arm: float = 0.215) -> list[tuple]:
             (-arm, 0.0, 0.0, 0, 0, 1, "cw"), (0.0, -arm, 0.0, 0, 0, 1, "ccw")]
 
 
+#: Borinot's six rotors as its authors' description gives them (hidro_robots,
+#: ``robots/borinot/xacro/definition.urdf.xacro``: the ``rotor`` macros, hub x y z in the base
+#: link's frame, m, thrust along +z, spin; the flying-arm file example-robot-data ships
+#: leaves them out): a hexa frame of radius 0.185 m, 0.05 m above the base link's origin.
+BORINOT = ((0.0, -0.185, "cw"), (0.0, 0.185, "ccw"), (0.1602146997, 0.0925, "cw"),
+           (-0.1602146997, -0.0925, "ccw"), (0.1602146997, -0.0925, "ccw"),
+           (-0.1602146997, 0.0925, "cw"))
+
+
+def borinot_lines() -> list[tuple]:
+    """Borinot's six rotor lines (:data:`BORINOT`)."""
+    return [(x, y, 0.05, 0, 0, 1, spin) for x, y, spin in BORINOT]
+
+
+def _geom_bottom(model, data, g: int) -> float | None:
+    """The lowest z (m, world frame) of MuJoCo geom ``g`` as posed in ``data``; None for a
+    kind without a bottom (a plane)."""
+    import mujoco
+
+    rot, pos, size, kind = data.geom_xmat[g].reshape(3, 3), data.geom_xpos[g], \
+        model.geom_size[g], model.geom_type[g]
+    if kind == mujoco.mjtGeom.mjGEOM_MESH:  # the vertices MuJoCo collides with (hull's)
+        first, n = model.mesh_vertadr[model.geom_dataid[g]], \
+            model.mesh_vertnum[model.geom_dataid[g]]
+        return float((model.mesh_vert[first:first + n] @ rot[2] + pos[2]).min())
+    if kind == mujoco.mjtGeom.mjGEOM_SPHERE:
+        return float(pos[2] - size[0])
+    if kind == mujoco.mjtGeom.mjGEOM_BOX:
+        return float(pos[2] - np.abs(rot[2]) @ size)
+    if kind == mujoco.mjtGeom.mjGEOM_CAPSULE:
+        return float(pos[2] - abs(rot[2, 2]) * size[1] - size[0])
+    if kind == mujoco.mjtGeom.mjGEOM_CYLINDER:
+        return float(pos[2] - abs(rot[2, 2]) * size[1] - size[0] * np.hypot(*rot[2, :2]))
+    return None
+
+
+def resting_height(urdf, posture: dict | None = None) -> tuple[float, str]:
+    """(the root link's height, m, that puts the robot's lowest collision point on the floor,
+    its root level; the link that point is on) in ``posture`` ({joint: rad or m}, the rest
+    at 0): the collision geometry as coopsim gives it to MuJoCo (meshes as their vertices)."""
+    import mujoco
+
+    from coopsim.formats.description import load_description
+    from coopsim.model.imported import DescriptionSpec
+    from coopsim.physics.mujoco_import import description_spec
+
+    model = description_spec(load_description(DescriptionSpec(str(urdf)))).compile()
+    data = mujoco.MjData(model)
+    for name, value in (posture or {}).items():
+        joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if joint >= 0:
+            data.qpos[model.jnt_qposadr[joint]] = value
+    mujoco.mj_kinematics(model, data)
+    low = [(_geom_bottom(model, data, g), g) for g in range(model.ngeom)
+           if model.geom_contype[g] or model.geom_conaffinity[g]]  # visual geoms: 0, 0
+    z, g = min((z, g) for z, g in low if z is not None)
+    return -z, mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[g])
+
+
 def check_multirotor(urdf, rotors=(), spin=(), lines=(), search=(), dt: float = 0.005,
                      seconds: float = 16.0, gains: str = LARGE_GAINS) -> dict:
-    """Hover at 1 m, then the flight driver's eight (module doc)."""
-    keys = [f"description {urdf}", "name mr", "position 0 0 0", *_search(urdf, search)]
+    """Hover at 1 m, then the flight driver's eight (module doc), from rest on its lowest
+    point (:func:`resting_height`: a flying arm's hanging arm; set at the floor, its
+    geometry 0.35 m into it, it was thrown up and flipped)."""
+    start = max(0.0, resting_height(urdf)[0])
+    keys = [f"description {urdf}", "name mr", f"position 0 0 {start!r}",
+            *_search(urdf, search)]
     keys += [f"rotors {' '.join(rotors)}"] if rotors else []
     keys += [f"rotor {' '.join(map(str, row))}" for row in lines]
     keys += [f"spin {' '.join(spin)}"] if spin else []
@@ -195,6 +258,7 @@ def check_legged(urdf, stance: dict, height: float, search=(), dt: float = 0.005
         moving = robot_type.DESCRIPTION.moving
         del bot
     q = np.array(q)[:, :len(moving)]
+    seen, moving = len(moving), moving[:q.shape[1]]  # posture reads 32 (Centauro has 39)
     lower = np.array([j.lower for j in moving])
     upper = np.array([j.upper for j in moving])
     beyond = ((q < lower - 1e-3) | (q > upper + 1e-3)).any(axis=0)
@@ -209,7 +273,9 @@ def check_legged(urdf, stance: dict, height: float, search=(), dt: float = 0.005
     out["figure"] = (f"stands {seconds:g} s: base {out['final_m']:.3f} m (nominal "
                      f"{height:.3f} m, worst {out['worst_m'] * 100:.2f} cm off after 1 s), "
                      f"{past} joints past their limits" + (f" ({', '.join(names)})" if names
-                                                            else ""))
+                                                            else "")
+                     + (f" (of the first {len(moving)} of its {seen} joints, the posture "
+                        "reading's)" if seen > len(moving) else ""))
     return out
 
 
@@ -303,6 +369,9 @@ def main() -> None:
         print("hextilt (6 tilted rotor lines)", check_multirotor(
             robots / "hextilt_description/urdf/hextilt_flying_arm_5.urdf",
             lines=hexa_lines())["figure"])
+        print("borinot (6 rotor lines of its authors' description)", check_multirotor(
+            robots / "borinot_description/urdf/borinot_flying_arm_2.urdf",
+            lines=borinot_lines())["figure"])
     if args.kind in ("legged", "all"):
         go2 = robots / "go2_description"
         stance, height = srdf_stance(go2 / "srdf/go2.srdf")

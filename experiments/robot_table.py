@@ -261,6 +261,35 @@ def _imports(robots: Path) -> None:
     _load(str(robots / "double_pendulum_description" / "urdf" / "double_pendulum.urdf"))
 
 
+def _check_of(cell: str) -> Check | None:
+    """The :class:`Check` a table cell shows (:func:`_cell`'s inverse)."""
+    if cell == "—":
+        return None
+    for mark, ok in ((" ✗", False), (" (not measured)", None)):
+        if cell.endswith(mark):
+            text = cell[:-len(mark)]
+            return Check(text, ok) if ok is False else Check("", None, text)
+    return Check(cell, True)
+
+
+def written(doc: Path = DOC) -> list[Row]:
+    """The rows of ``doc``'s table as written (:func:`markdown`'s inverse, the figures as
+    text): what ``--merge`` keeps of the rows it does not check again."""
+    table = doc.read_text().split(BEGIN, 1)[1].split(END, 1)[0]
+    rows = []
+    for line in table.splitlines()[3:]:
+        if not line.startswith("| "):
+            continue
+        c = line[2:-2].split(" | ")
+        cpu, _, cold = c[5].partition(" (")
+        row = Row(c[0], c[1], c[2], c[3], "" if c[4] == "—" else c[4],
+                  float(cpu) if cpu != "—" else float("nan"),
+                  float(cold[:-1]) if cold else float("nan"), _check_of(c[6]),
+                  _check_of(c[8]), "" if c[9] == "—" else c[9])
+        rows.append(row)
+    return rows
+
+
 def write(text: str, doc: Path = DOC) -> None:
     """Replace the text between the markers of ``doc`` with ``text``."""
     old = doc.read_text()
@@ -276,10 +305,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", help="also keep each row in this folder (one file a row)")
     parser.add_argument("--rows", help="make the table of the rows kept in this folder (by "
                                        "--save runs, e.g. one per kind) instead of checking")
+    parser.add_argument("--merge", action="store_true", help="with --rows: the rows kept "
+                        "replace the same files' rows of docs/robots.md, the others stay")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)  # the repairs are in the table, not on stderr
     if args.rows:
         rows = [pickle.loads(p.read_bytes()) for p in sorted(Path(args.rows).glob("*.row"))]
+        kept = {(r.package, r.file) for r in rows}
+        rows += [r for r in written() if (r.package, r.file) not in kept] if args.merge \
+            else []
         rows.sort(key=lambda r: (r.file == "—", r.package, r.file))
     else:
         rows = table(args.only, args.save)

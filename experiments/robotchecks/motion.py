@@ -18,8 +18,9 @@ import robot_motion  # noqa: F401 -- h52-motion's checks: ImportError when absen
 from . import Check
 
 #: Rotor lines of files without rotor links (h52-motion: hector is a + frame, hextilt six
-#: tilted rotors).
-LINES = {"quadrotor_base.urdf": "plus_lines", "hextilt_flying_arm_5.urdf": "hexa_lines"}
+#: tilted rotors; borinot its authors' six rotors).
+LINES = {"quadrotor_base.urdf": "plus_lines", "hextilt_flying_arm_5.urdf": "hexa_lines",
+         "borinot_flying_arm_2.urdf": "borinot_lines"}
 
 
 def _check(found: dict) -> Check:
@@ -38,9 +39,20 @@ def wheeled(urdf: str) -> Check:
     if len(left) > 1 and len(right) > 1:  # four driven wheels (TIAGo Pro): the front pair
         left, right = [n for n in left if "front" in n], [n for n in right if "front" in n]
     if len(left) != 1 or len(right) != 1:
-        return Check("", None, "no single left and right wheel joint: a caster base (PR2) is "
-                               "not a differential drive")
+        return Check("", None, _no_drive(urdf))
     return _check(robot_motion.check_wheeled(urdf, left[0], right[0]))
+
+
+def _no_drive(urdf: str) -> str:
+    """Why a wheeled base without one left and one right wheel joint is not driven (PR2: its
+    casters' joints are fixed in example-robot-data's file)."""
+    casters = [j for j in _joints(urdf) if "caster" in j.get("name", "") and j.get("type")]
+    fixed = sum(j.get("type") == "fixed" for j in casters)
+    said = (f"its {len(casters)} caster joints (steering and wheels) are all fixed in this "
+            "file: nothing of its base turns; " if casters and fixed == len(casters) else "")
+    return (f"no single left and right wheel joint: {said}a caster base driven by a planar "
+            "velocity (vx, vy, wz, as PR2's own base controller steers its powered casters) "
+            "is not a drive coopsim offers (`wheels`: one left and one right wheel joint)")
 
 
 def multirotor(urdf: str) -> Check:
@@ -75,18 +87,20 @@ def legged(urdf: str) -> Check:
 
 def _zero_posture(urdf: str) -> Check:
     """Without an SRDF stance: stand in the file's own posture (each joint at 0, clipped into
-    its limits), from the height its foot spheres give (Laikago)."""
+    its limits), from the height its foot spheres give (Laikago), else the height that puts
+    its lowest collision point in that posture on the floor (Centauro's wheels, the
+    quadruped's contact links: :func:`robot_motion.resting_height`)."""
     from coopsim.formats.description import load_description
     from coopsim.model.imported import DescriptionSpec
 
     d = load_description(DescriptionSpec(urdf))
     stance = {j.name: min(max(0.0, j.lower), j.upper) for j in d.moving}
-    height = stance_height(urdf, stance)
+    height, how = stance_height(urdf, stance), "its foot spheres on the floor"
     if not height:
-        return Check("", None, "its package has no SRDF standing stance, its feet no spheres "
-                               "to take a height from")
+        height, link = robot_motion.resting_height(urdf, stance)
+        how = f"its lowest collision point ({link}) on the floor"
     found = robot_motion.check_legged(urdf, stance, height)
-    return Check(found["figure"] + "; in its file's zero posture (no SRDF stance)",
+    return Check(f"{found['figure']}; in its file's zero posture (no SRDF stance), {how}",
                  bool(found["ok"]))
 
 

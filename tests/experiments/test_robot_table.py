@@ -18,10 +18,12 @@ pytest.importorskip("collada")
 pytest.importorskip("pinocchio")
 robot_table = pytest.importorskip("robot_table")
 
-#: One robot of each kind: file -> kind (B1: its SRDF height is 2.2 cm above its stance's).
+#: One robot of each kind: file -> kind (B1: its SRDF height is 2.2 cm above its stance's;
+#: the quadruped, cheap, stands without an SRDF or foot spheres: its lowest collision point).
 ONE_PER_KIND = {"z1.urdf": "arm", "tiago.urdf": "wheeled", "iris.urdf": "multirotor",
-                "b1.urdf": "legged", "talos_reduced.urdf": "humanoid",
-                "allegro_right_hand.urdf": "hand", "double_pendulum.urdf": "bench"}
+                "b1.urdf": "legged", "quadruped.urdf": "legged",
+                "talos_reduced.urdf": "humanoid", "allegro_right_hand.urdf": "hand",
+                "double_pendulum.urdf": "bench"}
 #: Each kind's figure in its check (experiments/robotchecks) and its goal: a regression past
 #: the goal fails here.
 GOALS = {"arm": ("move_to", "worst {} mm", 5.0), "wheeled": ("odometry", "straight: odometry "
@@ -61,7 +63,9 @@ def test_one_robot_of_each_kind_loads_as_shipped_and_passes_its_checks():
     assert tiago.loads == "yes (2 repaired)" and "dae" in tiago.meshes  # the antennas
     text = robot_table.markdown(rows)
     assert text.count("\n| ") == len(rows)  # below the header and its rule: a line a robot
-    assert "Loaded as shipped: 7 of 7 (100 %)" in text
+    assert "Loaded as shipped: 8 of 8 (100 %)" in text
+    quadruped = next(r for r in rows if r.file == "quadruped.urdf")
+    assert "its lowest collision point (FL_contact) on the floor" in quadruped.motion.figure
 
 
 def test_an_empty_file_is_a_row_saying_why(tmp_path):

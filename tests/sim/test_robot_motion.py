@@ -71,6 +71,23 @@ def test_the_iris_hovers_and_flies_the_eight_through_its_own_mixer():
 
 
 @needs_package
+def test_a_robot_starts_resting_on_its_lowest_collision_point():
+    """The Borinot's arm hangs 0.347 m below its base link (set at the floor it was thrown up
+    and flipped); the quadruped's contact links carry it 0.345 m up; the Iris' legs 0.055 m."""
+    borinot = ROBOTS / "borinot_description/urdf/borinot_flying_arm_2.urdf"
+    height, link = rm.resting_height(borinot)
+    assert link == "flying_arm_2__link2" and height == pytest.approx(0.3467, abs=2e-4)
+    bent = rm.resting_height(borinot, {"flying_arm_2__j_bl_link1": 1.5})[0]
+    assert bent < height - 0.1  # the arm swung up: the base's own geometry is lowest
+    height, link = rm.resting_height(ROBOTS / "quadruped_description/urdf/quadruped.urdf")
+    assert link == "FL_contact" and height == pytest.approx(0.345)
+    assert rm.resting_height(ROBOTS / "iris_description/robots/iris.urdf")[0] == \
+        pytest.approx(0.055)
+    assert len(rm.borinot_lines()) == 6 and {row[-1] for row in rm.borinot_lines()} == \
+        {"cw", "ccw"}
+
+
+@needs_package
 def test_a_file_without_rotor_links_says_how_to_name_them(tmp_path):
     (tmp_path / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
     path = tmp_path / "h.scenario"
