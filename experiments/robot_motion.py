@@ -10,7 +10,8 @@ call them; docs/robots.md states the figures).
   distance, degrees). Goals: 0 mm, 0 deg; <= 1 %; <= 1 deg.
 * :func:`check_multirotor`: hover at 1 m (the largest height error over the last 3 s of 12, m;
   the position loop's integral takes some seconds to settle a heavy airframe's hover) and
-  the ``flight`` driver's eight (mean horizontal error, m). Goals: <= 0.02 m; <= 0.1 m.
+  the ``flight`` driver's eight (mean horizontal error, m), from rest on its lowest point
+  (:func:`resting_height`). Goals: <= 0.02 m; <= 0.1 m.
 * :func:`check_legged`: stands 10 s from its stance (base height against the nominal one, m;
   joints past their limits). Goals: within 0.02 m; none.
 * :func:`check_humanoid`: the base fixed, every held joint sent a target within its limits
