@@ -3,6 +3,7 @@ called before and after every step on the stepper thread."""
 
 from __future__ import annotations
 
+from ..model.driver import Rule
 from ..model.errors import CoopsimError, SimulationError
 from ..model.plugins import RULES
 from ..model.specs import RuleSetting
@@ -38,9 +39,11 @@ class RuleHost:
         self.ended = ""
 
     def before(self, sim) -> None:
-        """Every rule's ``before_step``."""
+        """Every rule's ``before_step`` (those that keep the base one, which does nothing,
+        are not called: a guarded call a rule a step, issue 55)."""
         for rule in self.rules:
-            _guard(rule, lambda: rule.before_step(sim))
+            if type(rule).before_step is not _NO_BEFORE:
+                _guard(rule, lambda: rule.before_step(sim))
 
     def after(self, sim, snap) -> None:
         """Every rule's ``after_step``; the first rule that ends the run gives the reason."""
@@ -60,6 +63,9 @@ class RuleHost:
             fields = rule.fields()
             out[key] = {"overlay": rule.overlay, **fields} if rule.overlay else fields
         return out
+
+
+_NO_BEFORE = Rule.before_step
 
 
 def _guard(rule, call) -> None:

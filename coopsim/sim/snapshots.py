@@ -28,6 +28,7 @@ from .sensing import CommandTables
 
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
 _NO_POSES3D = frozen(np.zeros((0, 7)))  # the 3D poses of no object, shared
+_NO_STATE3D = {"pose3d": None, "twist3d": None}  # a 2D world's snapshot fields (a copy each)
 DEPTH = 4  # blocks kept per field: the latest snapshot's, one a reader encodes, spares
 #: Robots from which snapshots take ring blocks: below, a fresh copy costs less than the
 #: ring's bookkeeping (~1 us against ~3 us a field); above, the allocation and its page
@@ -169,11 +170,12 @@ class SnapshotMaker:
             readings=dict(readings),  # read-only arrays (Sensors.sense, Sensors.carried)
             fields=fields, objects=objects, object_poses=object_poses,
             parts=parts,
-            part_poses=frozen(engine.poses(part_handles) if part_handles else _NO_POSES),
+            part_poses=frozen(engine.poses(part_handles)) if part_handles else _NO_POSES,
             targets=targets, layout_version=world.layout_version,
             index=sim.robots.index, rules=sim.rules.fields(),
             extra={k: v for k, v in sim.extra.items() if not k.startswith("_")},
-            object_specs=specs, object_pose3d=pose3d, **self._state3d(frame.state3d))
+            object_specs=specs, object_pose3d=pose3d,
+            **(self._state3d(frame.state3d) if frame.state3d is not None else _NO_STATE3D))
 
     def _frozen_commands(self, sim) -> dict[str, np.ndarray]:
         """The snapshot's commands: a read-only copy of each table, but the last snapshot's
@@ -182,8 +184,17 @@ class SnapshotMaker:
         tables, last = sim.commands, self._published
         copy = self._copy
         if isinstance(tables, CommandTables):
-            out = {k: last[k] if k not in tables.touched and k in last else copy(k, v)[0]
-                   for k, v in dict.items(tables)}
+            touched = tables.touched
+            if len(touched) < len(last) and last.keys() == dict.keys(tables):
+                # the usual step: the last copies, the few tables touched since copied anew
+                # (their keys keep their places: the same dict as the comprehension's below)
+                out = dict(last)
+                for k in touched:
+                    if k in out:  # a look-up of a label with no table (get) notes it too
+                        out[k] = copy(k, dict.__getitem__(tables, k))[0]
+            else:
+                out = {k: last[k] if k not in touched and k in last else copy(k, v)[0]
+                       for k, v in dict.items(tables)}
             tables.touched = set()
         else:  # someone put a plain dict there: copy every table
             out = {k: copy(k, v)[0] for k, v in tables.items()}
