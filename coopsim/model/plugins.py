@@ -168,13 +168,6 @@ def reference_type() -> str:
     return found[0][1]
 
 
-#: The engine :func:`default_engine` looks at first. Why: the scan by label imports the aerial,
-#: kinematic and mujoco engines before it reaches pymunk, ~0.16 s of CPU at every run's start.
-#: Only where to look: when its class no longer declares ``default``, the scan decides
-#: (tests/model/test_registry.py checks that no other built-in engine declares it).
-DEFAULT_FIRST = "pymunk"
-
-
 def default_engine() -> str:
     """The label of the default engine (``Engine.default``, set on the class itself): the one a
     scenario runs on when neither ``[SETTINGS] engine`` nor ``--engine`` names one.
@@ -182,12 +175,6 @@ def default_engine() -> str:
     Raises:
         RegistryError: no loadable engine declares it.
     """
-    try:
-        if vars(ENGINES.get(DEFAULT_FIRST)).get("default") \
-                and ENGINES.origin(DEFAULT_FIRST).package == BUILTIN:
-            return DEFAULT_FIRST
-    except RegistryError:  # not loadable: the scan finds another
-        pass
     return _first_engine(lambda cls: vars(cls).get("default"), "itself the default "
                                                                "(Engine.default)")
 
