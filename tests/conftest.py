@@ -132,9 +132,9 @@ def pytest_sessionstart(session):
 
 
 #: Kernel sources tests/kernelwarm.py compiles (coopsim's own cache fill does the others)
-WARMED = ("physics/kinematic_kernels.py", "physics/kinematic_small.py",
-          "physics/aerial_kernels.py", "swarm/kernels.py", "model/compiled.py",
-          "physics/aerial_raykernel.py")
+WARMED = ("physics/kinematic_kernels.py", "physics/kinematic_grid.py",
+          "physics/kinematic_small.py", "physics/aerial_kernels.py", "swarm/kernels.py",
+          "model/compiled.py", "physics/aerial_raykernel.py")
 
 
 def _start_warming_the_rest(cache):

@@ -88,9 +88,13 @@ class Load(Case):
     threads), the figure that a loaded 2-core machine does not inflate."""
 
     def setup(self):
-        self.folder = tempfile.mkdtemp(prefix="coopsim-imported-")
-        self.path = _scenario(self.folder, G1.format(share=_share()), 1, side=12.0)
+        robot = G1.format(share=_share())  # before the folder: a skip leaves nothing behind
+        self.folder = tempfile.TemporaryDirectory(prefix="coopsim-imported-")
+        self.path = _scenario(self.folder.name, robot, 1, side=12.0)
         _stepper(self.path).tick()
+
+    def teardown(self):
+        self.folder.cleanup()
 
     @unit("s")
     def track_s(self):
@@ -116,13 +120,16 @@ class Arms(Case):
         from coopsim.sim.drivers import LocalRobot
 
         threads(1)
-        folder = tempfile.mkdtemp(prefix="coopsim-imported-")
         robot = ROBOTS[kind].format(share=_share()) if kind in ROBOTS else "type irb120\n"
-        self.stepper = _stepper(_scenario(folder, robot, arms))
+        self.folder = tempfile.TemporaryDirectory(prefix="coopsim-imported-")
+        self.stepper = _stepper(_scenario(self.folder.name, robot, arms))
         move = MOVES[kind]
         for k in range(arms):  # a slow move of every joint: the servos set every step
             LocalRobot(self.stepper.sim, f"r{k + 1}").joints.set_positions(*move, 0.01)
         self.ms = tick_ms(self.stepper, count(max(5, 500 // arms)), blocks=3)
+
+    def teardown(self, kind, arms):
+        self.folder.cleanup()
 
     @unit("ms")
     def track_ms(self, kind, arms):

@@ -63,7 +63,8 @@ class Posture(Case):
         from coopsim.sim.drivers import LocalRobot
         from coopsim.sim.simulation import Simulation
         from coopsim.sim.stepper import Stepper
-        folder = Path(tempfile.mkdtemp(prefix="coopsim-links-"))
+        self.folder = tempfile.TemporaryDirectory(prefix="coopsim-links-")
+        folder = Path(self.folder.name)
         side = 2 * int(robots ** 0.5 + 1) + 2
         (folder / "w.world").write_text(f"[FLOOR]\nsize {side} {side} 0.1\n")
         rows = int(robots ** 0.5 + 0.999)
@@ -78,6 +79,9 @@ class Posture(Case):
         for k in range(robots):
             LocalRobot(sim, f"r{k}").motors.set_speeds(0.1, 0.15)
         self.stepper.tick()
+
+    def teardown(self, robots):
+        self.folder.cleanup()
 
     @unit("ms")
     def track_ms(self, robots):

@@ -76,7 +76,8 @@ def jit(parallel: bool = False, inline: bool = False, nogil: bool = True):
 #: Files (relative to the coopsim package) holding kernels that kernels of other files inline
 #: or call: a cached kernel is keyed by their sizes and times too (:func:`source_stamp`).
 KERNEL_SOURCES = ("model/compiled.py", "model/ikkernel.py", "physics/kinematic_kernels.py",
-                  "physics/kinematic_small.py", "physics/aerial_kernels.py",
+                  "physics/kinematic_grid.py", "physics/kinematic_small.py",
+                  "physics/aerial_kernels.py",
                   "raycast/jitcast.py", "raycast/jitfan.py", "raycast/jitgrid.py",
                   "raycast/jitwalk.py", "raycast/numpycast.py", "plugins/modules/kernels.py",
                   "env/batchcast.py", "env/copykernels.py",

@@ -14,8 +14,8 @@ with their origins) at its zero configuration; nothing needs MuJoCo. What each n
   or ``rotor`` lines (:mod:`coopsim.model.imported_rotors`: their allocation matrix and
   mixer); ``arm`` is their mean distance from the base's z axis (the module's virtual X); the
   mass and the principal moments are the whole tree's (parallel-axis theorem).
-* a **sensor on a link** (:func:`mount`): the link's origin in the base's frame, x, y, z (m),
-  and the yaw of its x axis (rad).
+* a **sensor on a link** (:func:`~coopsim.model.imported_frames.mount`): the link's origin
+  in the base's frame, x, y, z (m), and the yaw of its x axis (rad).
 
 Frames and units: the description's root link frame (x forward, z up), metres, kilograms,
 radians.
@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CoopsimError
+from .imported_frames import (DescriptionKeyError, MobileKeyError, joint_named, link_frames,
+                              link_named, mass_properties, mount)
 from .imported_rotors import SPIN_SIGN, Mixer, allocation, controllable, default_spins
 
 #: Defaults when the scenario names no ``kf``/``km`` and the rotor joints give no top speed.
@@ -38,18 +39,6 @@ DEFAULT_THRUST_TO_WEIGHT = 2.0  # kf is chosen so that 4 kf max_speed^2 = 2 m g
 DEFAULT_TORQUE_RATIO = 0.01  # m: km = 0.01 kf (the Crazyflie's 0.006, a 10-inch prop's 0.016)
 GRAVITY = 9.81  # m/s^2
 
-
-class DescriptionKeyError(CoopsimError):
-    """A scenario key names links or joints the description does not have, or ones that
-    cannot be what the key says (the caller adds the file and line)."""
-
-
-class MobileKeyError(DescriptionKeyError):
-    """:class:`DescriptionKeyError` with the scenario key it is about (its line)."""
-
-    def __init__(self, key: str, text: str) -> None:
-        super().__init__(text)
-        self.key = key
 
 
 @dataclass(frozen=True)
@@ -114,52 +103,6 @@ class Airframe:
                 "izz": self.inertia[2]}
 
 
-def rotation(rpy) -> np.ndarray:
-    """URDF's fixed-axis roll, pitch, yaw (rad) as a 3x3 rotation: Rz(y) Ry(p) Rx(r)."""
-    r, p, y = (float(a) for a in rpy)
-    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
-                              math.cos(y), math.sin(y))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
-def link_frames(description) -> dict[str, np.ndarray]:
-    """Each link's frame in the root link's frame at zero joint positions: name -> 4x4."""
-    children: dict[str, list] = {}
-    for joint in description.joints:
-        children.setdefault(joint.parent, []).append(joint)
-    frames = {description.root: np.eye(4)}
-    todo = [description.root]
-    while todo:
-        parent = todo.pop()
-        for joint in children.get(parent, ()):
-            step = np.eye(4)
-            step[:3, :3] = rotation(joint.origin_rpy)
-            step[:3, 3] = joint.origin_xyz
-            frames[joint.child] = frames[parent] @ step
-            todo.append(joint.child)
-    return frames
-
-
-def _joint(description, name: str, what: str):
-    joint = next((j for j in description.joints if j.name == name), None)
-    if joint is None:
-        known = ", ".join(j.name for j in description.joints) or "none"
-        raise DescriptionKeyError(f"{what}: {description.name} has no joint {name!r} "
-                                  f"(its joints: {known})")
-    return joint
-
-
-def _link(description, name: str, what: str):
-    link = next((k for k in description.links if k.name == name), None)
-    if link is None:
-        known = ", ".join(k.name for k in description.links)
-        raise DescriptionKeyError(f"{what}: {description.name} has no link {name!r} "
-                                  f"(its links: {known})")
-    return link
-
-
 def wheel_base(description, left: str, right: str) -> WheelBase:
     """The base driven by the wheel joints ``left`` and ``right`` (module doc).
 
@@ -168,7 +111,7 @@ def wheel_base(description, left: str, right: str) -> WheelBase:
             two are not apart across the base.
     """
     frames = link_frames(description)
-    joints = [_joint(description, name, "wheels") for name in (left, right)]
+    joints = [joint_named(description, name, "wheels") for name in (left, right)]
     for j in joints:
         if j.kind not in ("revolute", "continuous"):
             raise DescriptionKeyError(f"wheels: joint {j.name!r} is {j.kind}, not a revolute "
@@ -188,7 +131,7 @@ def wheel_base(description, left: str, right: str) -> WheelBase:
 def _radius(description, joint, frames) -> float:
     """A wheel's radius: half the largest extent of its link's mesh, else its axis' height
     above the root."""
-    link = _link(description, joint.child, "wheels")
+    link = link_named(description, joint.child, "wheels")
     extents = [max(np.subtract(m.bounds[1], m.bounds[0])) for m in link.meshes]
     if extents and max(extents) > 0:
         return float(max(extents)) / 2
@@ -255,7 +198,7 @@ def _rotor_geometry(description, frames, rotors, given) -> tuple:
     else:
         pos, axes = [], []
         for name in rotors:
-            _link(description, name, "rotors")
+            link_named(description, name, "rotors")
             frame = frames[name]
             joint = next((j for j in description.joints if j.child == name), None)
             if joint is not None and joint.kind in ("revolute", "continuous"):
@@ -281,50 +224,6 @@ def _rotor_speed(description, rotors) -> float:
               if j.child in rotors and j.kind in ("revolute", "continuous") and j.speed
               and j.speed > 0]
     return float(min(speeds)) if speeds else 0.0
-
-
-def mass_properties(description, frames=None) -> tuple[float, tuple[float, float, float]]:
-    """The whole tree's mass (kg) and principal-axis moments about its centre of mass in the
-    root's axes (kg m^2, the diagonal of the composite inertia: parallel-axis theorem)."""
-    frames = frames if frames is not None else link_frames(description)
-    parts = []
-    for link in description.links:
-        if link.name not in frames or not link.mass > 0:
-            continue
-        frame = frames[link.name]
-        com = frame[:3, :3] @ np.asarray(getattr(link, "com", (0.0, 0.0, 0.0)), float) \
-            + frame[:3, 3]
-        parts.append((float(link.mass), com, frame[:3, :3] @ _tensor(link.inertia)
-                      @ frame[:3, :3].T))
-    mass = sum(m for m, _, _ in parts)
-    if not mass > 0:
-        raise DescriptionKeyError(f"{description.name} has no mass")
-    centre = sum(m * c for m, c, _ in parts) / mass
-    total = np.zeros((3, 3))
-    for m, c, tensor in parts:
-        d = c - centre
-        total += tensor + m * (d @ d * np.eye(3) - np.outer(d, d))
-    return mass, (float(total[0, 0]), float(total[1, 1]), float(total[2, 2]))
-
-
-def _tensor(inertia) -> np.ndarray:
-    """A 3x3 inertia tensor from (ixx, ixy, ixz, iyy, iyz, izz), (ixx, iyy, izz) or 3x3."""
-    a = np.asarray(inertia, dtype=float)
-    if a.shape == (3, 3):
-        return a
-    if a.size == 3:
-        return np.diag(a)
-    ixx, ixy, ixz, iyy, iyz, izz = a.reshape(6)
-    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-
-
-def mount(description, link: str, what: str) -> tuple[float, float, float, float]:
-    """Where a sensor on ``link`` sits: x, y, z (m) in the root's frame and the yaw of the
-    link's x axis (rad)."""
-    _link(description, link, what)
-    frame = link_frames(description)[link]
-    return (float(frame[0, 3]), float(frame[1, 3]), float(frame[2, 3]),
-            float(math.atan2(frame[1, 0], frame[0, 0])))
 
 
 # -- the type of a described mobile robot ---------------------------------------------------------

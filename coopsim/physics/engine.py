@@ -8,7 +8,9 @@ to :meth:`Engine.set_robots`, which is the row order of every array the simulati
 Two engines ship: ``pymunk`` (rigid-body dynamics: pushing, stalling, joints, carried bars) and
 ``kinematic`` (commanded motion with overlap resolution in numba kernels, numpy without numba,
 for swarms; :mod:`coopsim.physics.kinematic` states its rules). A new
-engine implements this class and registers under ``coopsim.engines`` (docs/plugins.md).
+engine implements this class and registers under ``coopsim.engines`` (docs/plugins.md). The
+3D calls (flight, arms, described robots, images) and a 2D engine's answers to them are its base
+:class:`~coopsim.physics.engine3d.Engine3D`.
 
 Frames and units: world frame, metres, radians, seconds; yaw counter-clockwise from +x.
 """
@@ -23,11 +25,11 @@ import numpy as np
 
 from ..model import held
 from ..model.errors import SimulationError
-from ..model.linkposes import MAX_COLUMNS
 from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from ..model.health import Divergence
-from .shapes import bottom, floats, planar_state3d
+from .engine3d import Engine3D
+from .shapes import bottom, floats
 
 #: What an engine may offer. ``joints``: pivot/revolute joints (carried bars, arms);
 #: ``movable_objects``: objects with mass (pymunk: robots push them; kinematic: they stand still
@@ -107,7 +109,7 @@ class CopyTemplate:
     limits: np.ndarray
 
 
-class Engine(ABC):
+class Engine(Engine3D, ABC):
     """Base of physics engines.
 
     Args:
@@ -320,127 +322,6 @@ class Engine(ABC):
         """
         return ()
 
-    def paint(self, handles, color) -> None:
-        """Give the bodies ``handles`` (and the bodies below them) the colour ``color`` (R, G,
-        B 0..255) in the images :meth:`render_images` renders: a robot's colour. An engine
-        without a renderer ignores it."""
-
-    def render_images(self, views: list, rows=None) -> list[tuple]:
-        """Offscreen images of the world (the ``camera3d`` module's): for each
-        :class:`~coopsim.model.images.View`, (rgb (h, w, 3) uint8, depth (h, w) float32 m or
-        None), world as of the last step; ``rows``: per view, the robot row it does not see
-        (its own), or None. An engine without a renderer (the 2D ones) has none.
-        ``render_submit(views, rows, keys, tags)`` queues them, ``render_take(key)`` takes
-        (tag, images) later.
-
-        Raises:
-            ParameterError: this engine renders no images (a read answers error 4).
-        """
-        from ..model.errors import ParameterError
-
-        raise ParameterError(f"camera3d renders images with MuJoCo: the {self.label} engine has "
-                             "no renderer (use engine mujoco)")
-
-    def render_submit(self, views, rows, keys, tags=None) -> None:  # noqa: D102 -- above
-        self.render_images(views, rows)
-
-    def render_take(self, key):  # noqa: D102 -- above: nothing was ever queued
-        return None
-
-    def render_ready(self, key) -> bool:
-        """Whether ``render_take(key)`` would return without waiting (nothing queued here:
-        it would)."""
-        return True
-
-    def render_memory(self) -> int:
-        """Bytes of render memory this process holds for images (none here)."""
-        return 0
-
-    def render_fd(self) -> int | None:
-        """A descriptor that turns readable when queued images are back (a waiter polls it
-        instead of asking every millisecond); None: none (nothing is ever queued here)."""
-        return None
-
-    def render_trim(self, keep: int) -> bool:
-        """Release the render memory beyond ``keep`` bytes when nothing is queued; False
-        when something still renders (try later). None here: True."""
-        return True
-
-    def render_pid(self) -> int | None:  # noqa: D102 -- the render process's id: none here
-        return None
-
-    def state3d(self) -> np.ndarray:
-        """(N, 13) full state of every robot's chassis, robot order (columns :data:`STATE3D`).
-
-        A 2D engine's answer (the default): z 0, the yaw as a quaternion about z, vz 0 and the
-        yaw rate as the body's z rate; a ``flight`` engine reports its bodies' real state.
-        """
-        return planar_state3d(self.robot_state())
-
-    def apply_wrench(self, rows: np.ndarray, force: np.ndarray, torque: np.ndarray) -> None:
-        """Hold a wrench on robots ``rows`` through the next step(s) until set again: ``force``
-        (len(rows), 3) N and ``torque`` (len(rows), 3) N m, both in each chassis's body frame
-        (x forward, z up through the rotors), applied at its centre of mass. What the
-        ``rotors`` drive sets; gravity is the engine's own.
-
-        Raises:
-            SimulationError: the engine has no ``flight`` feature (the default).
-        """
-        raise SimulationError(f"the {self.label} engine has no flight (3D bodies): use an "
-                              "engine with the flight feature (engine mujoco)")
-
-    # -- arms (the ``arms`` feature) -------------------------------------------------------------
-
-    def arm_state(self, handles: list) -> np.ndarray:
-        """(K, MAX_JOINTS, 3) of arms by handle: each joint's angle (rad), rate (rad/s) and the
-        torque its drive gave during the last step (N m), joints from base to flange; rows
-        beyond an arm's joints read 0 (:data:`coopsim.model.arm.MAX_JOINTS`).
-
-        Raises:
-            SimulationError: the engine has no ``arms`` feature (the default).
-        """
-        raise SimulationError(f"the {self.label} engine has no arms: use engine mujoco")
-
-    def described_positions(self, handles: list) -> np.ndarray:
-        """(K, :data:`coopsim.model.linkposes.MAX_COLUMNS`) the moving joints' positions (rad
-        or m, the description's order; NaN beyond them) of the robots from description files
-        whose mount bodies are ``handles`` (the ``descriptions`` feature; all NaN without)."""
-        return np.full((len(handles), MAX_COLUMNS), np.nan)
-
-    def servo_targets(self, handles: list, targets: np.ndarray | None = None) -> np.ndarray:
-        """(K, 32) the held joints' set points (rad or m) of the described robots mounted on
-        ``handles``, after holding ``targets`` when given (NaN: a joint's home); all NaN on an
-        engine without the ``descriptions`` feature."""
-        return np.full((len(handles), 32), np.nan)
-
-    def links_document(self, handle) -> dict | None:
-        """The layout document's ``links`` (coopsim.model.linkposes: kinematic tree and visual
-        shapes) of the robot from a description file mounted on body ``handle``; None for
-        any other body (and on an engine without the ``descriptions`` feature)."""
-        return None
-
-    def set_arm_targets(self, handles: list, q: np.ndarray, qd: np.ndarray) -> None:
-        """Hold joint set points until set again: ``q`` (K, MAX_JOINTS) angles, rad, and
-        ``qd`` (K, MAX_JOINTS) feed-forward rates, rad/s. Each joint's servo (a stiff
-        position loop, its torque capped by the link's ``max_effort``) pulls the joint to
-        them from the next step on; set points already within the limits and speeds (the
-        modules check). Columns beyond an arm's joints are ignored.
-
-        Raises:
-            SimulationError: the engine has no ``arms`` feature (the default).
-        """
-        raise SimulationError(f"the {self.label} engine has no arms: use engine mujoco")
-
-    def wrist_wrench(self, handles: list) -> np.ndarray:
-        """(K, 6) what a force-torque sensor between each arm's flange and its tool reads
-        during the last step: force (N) and torque (N m) in the tool frame, the load the tool
-        side puts on the flange (its own weight, what it holds, what it pushes against).
-
-        Raises:
-            SimulationError: the engine has no ``arms`` feature (the default).
-        """
-        raise SimulationError(f"the {self.label} engine has no arms: use engine mujoco")
-
     @abstractmethod
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """(N, 2) 1.0 where a robot's chassis touches something at its front / rear half."""
@@ -448,16 +329,6 @@ class Engine(ABC):
     @abstractmethod
     def poses(self, handles: list) -> np.ndarray:
         """(K, 3) x, y, yaw of bodies (objects or assembly bodies) by handle."""
-
-    def poses3d(self, handles: list) -> np.ndarray:
-        """(K, 7) x, y, z (m, world frame) and orientation quaternion (w, x, y, z; body to
-        world) of bodies by handle. A 2D engine's answer (the default): its planar poses on the
-        floor (z 0, turned about z only); a ``flight`` engine reports the real pose (objects
-        lifted by an arm, stacked cubes)."""
-        p = np.asarray(self.poses(handles), dtype=float).reshape(-1, 3)
-        out = np.zeros((len(p), 7))
-        out[:, 0:2], out[:, 3], out[:, 6] = p[:, :2], np.cos(p[:, 2] / 2), np.sin(p[:, 2] / 2)
-        return out
 
     def joint_state(self, handles: list) -> np.ndarray:
         """(K, 2) angle of b relative to a (rad) and its rate (rad/s) of joints by handle."""

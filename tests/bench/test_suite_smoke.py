@@ -15,19 +15,25 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 ENV = {k: v for k, v in os.environ.items() if k != "COOPSIM_BENCH_SMOKE"} | {"PYTHONPATH": str(ROOT)}
 
 
-def coopsim(*args):
+def coopsim(*args, env=None):
     return subprocess.run([sys.executable, "-m", "coopsim", *args], cwd=ROOT, text=True,
-                          capture_output=True, env=ENV)
+                          capture_output=True, env=ENV | (env or {}))
 
 
-def test_every_case_runs_once_at_its_smoke_size():
-    done = coopsim("bench", "smoke")
+def test_every_case_runs_once_at_its_smoke_size(tmp_path):
+    """... and removes what it made in the temporary folder (asv calls each case's teardown;
+    imported.py's and links.py's scenario folders were left in /tmp by every run)."""
+    (tmp := tmp_path / "tmp").mkdir()
+    done = coopsim("bench", "smoke", env={"TMPDIR": str(tmp)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith("every case ran")
     ran = {line.split(".")[0].split(":")[0] for line in done.stdout.splitlines()[:-1]}
     modules = {p.stem for p in SUITE.glob("*.py")} - {"__init__", "common"}
     assert modules <= ran, f"modules with no case run: {modules - ran}"
     assert "FAILED" not in done.stdout
+    # Dask's own scratch folder (its two lock files, one folder every cluster reuses) stays
+    left = sorted(p.name for p in tmp.iterdir() if p.name != "dask-scratch-space")
+    assert not left, "left in the temporary folder"
 
 
 def test_the_ten_headline_cases_name_cases_of_the_suite():

@@ -155,16 +155,19 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def run_controller(live: Run, argv: list, cwd: Path, timeout: float = 60) -> str:
-    """Run a controller process against ``live``; assert it exits 0; return its stderr."""
-    proc = run_process(live, argv, cwd, timeout)
+def run_controller(live: Run, argv: list, cwd: Path, timeout: float = 60, env=None) -> str:
+    """Run a controller process against ``live`` (``env``: more environment variables); assert
+    it exits 0; return its stderr."""
+    proc = run_process(live, argv, cwd, timeout, env)
     assert proc.returncode == 0, f"{argv} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}"
     return proc.stderr
 
 
-def run_process(live: Run, argv: list, cwd: Path, timeout: float = 60):
-    """Run a process against ``live`` (its name server and robot1 in the environment)."""
-    env = dict(os.environ, COOPSIM_NAMESERVER=live.network.endpoint, COOPSIM_ROBOT="robot1")
+def run_process(live: Run, argv: list, cwd: Path, timeout: float = 60, env=None):
+    """Run a process against ``live`` (its name server and robot1 in the environment, with
+    ``env``'s variables)."""
+    env = dict(os.environ, COOPSIM_NAMESERVER=live.network.endpoint, COOPSIM_ROBOT="robot1",
+               **(env or {}))
     return subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
@@ -287,9 +290,12 @@ def test_js_unknown_module_or_command_is_a_clear_error(live, js_dir):
     assert_clear_error(js_ids(live, js_dir, "robot1", ["wings.read"]), NO_MODULE)
 
 
-def test_js_unit_and_live_tests_pass(live, js_dir):
-    """``node --test``: encoding against the protocol doc's bytes, plus calls to the live run."""
-    run_controller(live, ["node", "--test"], js_dir)
+def test_js_unit_and_live_tests_pass(live, js_dir, tmp_path):
+    """``node --test``: encoding against the protocol doc's bytes, plus calls to the live run;
+    what its tests make in the temporary folder they remove (a key folder was left in /tmp)."""
+    (tmp := tmp_path / "tmp").mkdir()
+    run_controller(live, ["node", "--test"], js_dir, env={"TMPDIR": str(tmp)})
+    assert not list(tmp.iterdir())
 
 
 # -- Octave --------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // Tests of the JavaScript client: `npm test` (node --test). The live tests need a simulator:
 // COOPSIM_NAMESERVER=tcp://127.0.0.1:PORT npm test   (tests/test_clients.py does this).
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -113,8 +113,9 @@ test("live: every id the robot declares is the one the client sends", { skip: NO
 const KEY_A = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
 const KEY_B = "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6";
 
-test("loadKeys reads a client folder's certificates, as coopsim keys writes them", () => {
+test("loadKeys reads a client folder's certificates, as coopsim keys writes them", (t) => {
   const dir = mkdtempSync(join(tmpdir(), "coopsim-keys-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true })); // every run left one in /tmp
   writeFileSync(join(dir, "server.key"), `#   ZeroMQ CURVE Public Certificate\n\nmetadata\n` +
                 `curve\n    public-key = "${KEY_A}"\n`);
   writeFileSync(join(dir, "client.key_secret"), `metadata\ncurve\n    public-key = "${KEY_B}"\n` +
