@@ -56,7 +56,7 @@ def sensed(ros_distro):
     with live(_spec(), paused=True, ros2=True, ros2_domain=dom, ros2_rate=500.0,
               duration=600.0) as run, RosNode(python, domain=dom) as node:
         # the camera's readers before its first image (before the bridge's writers); a
-        # second reader of a type once dropped by Cyclone (docs/ros2.md) is the late test's
+        # reader made once the images flow, by a second node, is the depth test's below
         for topic, kind in (("image_raw", IMAGE), ("depth", IMAGE), ("camera_info", INFO)):
             node("sub", topic=f"/cf1/camera3d/{topic}", type=kind, keep=50)
         yield run, node
@@ -156,9 +156,9 @@ def test_a_depth_reader_made_after_the_images_flowed_gets_them(sensed):
             got = second("take", topic=topic, n=1, timeout=0.2)["msgs"]
             if got:
                 break
-    writer = run.ros2._writers.get(topic)
-    assert got, (f"no {topic} in 200 periods; its writer matched "
-                 f"{writer.matched() if writer else 'no writer'} readers")
+        writer = run.ros2._writers.get(topic)  # asked while the second node is there
+        assert got, (f"no {topic} in 200 periods; its writer matched "
+                     f"{writer.matched() if writer else 'no writer'} readers")
     assert (got[-1]["encoding"], got[-1]["width"], got[-1]["height"]) == ("32FC1", W, H)
 
 
