@@ -23,6 +23,17 @@ from .untyped import ENDPOINTS, release, untyped_topic
 
 DOMAIN_MAX = 232  # the largest domain id whose RTPS ports fit under 65535 (ROS 2's limit too)
 
+# Cyclone drops the XTypes type information in Fast DDS's discovery (vendor id 1.15, eProsima),
+# whatever else is configured. coopsim's endpoints announce none, so every match is by type
+# name whatever the peer announces; but Cyclone also reads the type look-up replies that two
+# Fast DDS participants send each other (a ROS node and coopsim's services node), fails to
+# validate Fast DDS's type object of every type holding a sequence, marks that type invalid, and
+# from then on drops the discovery of each Fast DDS endpoint of it: a Kilted node's second
+# sensor_msgs/Image reader (/R/camera3d/depth after image_raw) matched no writer for a whole run
+# on a busy machine (docs/ros2.md). Ignored, no Fast DDS type enters Cyclone's type library.
+IGNORE_FAST_DDS_TYPES = ("<Compatibility><IgnoreTypeInformation>1.15</IgnoreTypeInformation>"
+                         "</Compatibility>")
+
 # Discovery by unicast on loopback only: no multicast, peers probed on 127.0.0.1 at the
 # participant indices 0..MaxAutoParticipantIndex (the RTPS well-known ports), so every DDS
 # participant on this machine that looks on loopback finds the run and nothing beyond does.
@@ -31,8 +42,11 @@ LOOPBACK_CONFIG = """<CycloneDDS><Domain id="any"><General>
 <AllowMulticast>false</AllowMulticast></General>
 <Discovery><ParticipantIndex>auto</ParticipantIndex>
 <MaxAutoParticipantIndex>{peers}</MaxAutoParticipantIndex>
-<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>"""
+<Peers><Peer address="127.0.0.1"/></Peers></Discovery>
+""" + IGNORE_FAST_DDS_TYPES + "</Domain></CycloneDDS>"
 LOOPBACK_PEERS = 32
+#: Beyond loopback: Cyclone's defaults (or the user's CYCLONEDDS_URI) and the type rule above.
+OPEN_CONFIG = f'<CycloneDDS><Domain id="any">{IGNORE_FAST_DDS_TYPES}</Domain></CycloneDDS>'
 
 
 def require_dds(what: str = "--ros2"):
@@ -56,6 +70,12 @@ def check_domain(domain: int) -> int:
 def loopback_config(peers: int = LOOPBACK_PEERS) -> str:
     """The Cyclone DDS configuration that keeps discovery and data on 127.0.0.1."""
     return LOOPBACK_CONFIG.format(peers=peers)
+
+
+def open_config() -> str:
+    """The Cyclone DDS configuration beyond loopback: the user's ``CYCLONEDDS_URI`` (files or
+    XML, comma-separated; Cyclone's defaults without it), then :data:`OPEN_CONFIG`."""
+    return ",".join(filter(None, (os.environ.get("CYCLONEDDS_URI", "").strip(), OPEN_CONFIG)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -175,7 +195,8 @@ class Participant:
     Args:
         domain: DDS domain id (ROS_DOMAIN_ID), 0..232.
         loopback: Keep discovery and data on 127.0.0.1 (:data:`LOOPBACK_CONFIG`); else
-            Cyclone's defaults (every interface, multicast discovery).
+            Cyclone's defaults or ``CYCLONEDDS_URI`` (every interface, multicast discovery),
+            with :data:`IGNORE_FAST_DDS_TYPES` in both.
     """
 
     def __init__(self, domain: int = 0, loopback: bool = True) -> None:
@@ -184,7 +205,8 @@ class Participant:
         self.domain_id = check_domain(domain)
         before, self.tied = _socket_fds(), 0
         try:
-            self._domain = Domain(self.domain_id, loopback_config()) if loopback else None
+            self._domain = Domain(self.domain_id,
+                                  loopback_config() if loopback else open_config())
             self.participant = DomainParticipant(self.domain_id)
         except Exception as exc:  # noqa: BLE001 - Cyclone's DDSException, said as a sentence
             raise CoopsimError(f"cannot join DDS domain {self.domain_id}: {exc}") from None

@@ -1,7 +1,8 @@
 """The bridge's DDS endpoints announce no XTypes type information (coopsim/ros2/untyped.py: what
 lets Fast DDS 3 match them by type name), however many topics share a type; a topic the rest of
 the process makes of the same IDL class keeps its information; the node's ``ros_discovery_info``
-and the start-up line (coopsim/ros2/graph.py)."""
+and the start-up line (coopsim/ros2/graph.py); beyond loopback, the user's ``CYCLONEDDS_URI``
+is kept and Fast DDS's type information ignored (coopsim/ros2/dds.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from cyclonedds.topic import Topic  # noqa: E402
 
 from coopsim.ros2 import untyped  # noqa: E402
 from coopsim.ros2.cdr import Reader  # noqa: E402
-from coopsim.ros2.dds import Participant, idl_types  # noqa: E402
+from coopsim.ros2.dds import OPEN_CONFIG, Participant, idl_types, open_config  # noqa: E402
 from coopsim.ros2.graph import GraphInfo, entities_info, startup_line  # noqa: E402
 
 NOT_FOUND = -60  # DDS_RETCODE_NOT_FOUND: the entity has no type information
@@ -59,6 +60,17 @@ def test_a_closed_participants_type_objects_are_forgotten():
     assert untyped._HIDDEN
     p.close()
     assert not untyped._HIDDEN
+
+
+def test_beyond_loopback_the_users_configuration_comes_first(monkeypatch):
+    monkeypatch.delenv("CYCLONEDDS_URI", raising=False)
+    assert open_config() == OPEN_CONFIG
+    mine = ('<CycloneDDS><Domain id="any"><General><AllowMulticast>false</AllowMulticast>'
+            "</General></Domain></CycloneDDS>")
+    monkeypatch.setenv("CYCLONEDDS_URI", mine)
+    assert open_config() == f"{mine},{OPEN_CONFIG}"
+    p = Participant(100 + (os.getpid() + 17) % 120, loopback=False)  # Cyclone takes both
+    p.close()
 
 
 def test_ros_discovery_info_lists_the_node_and_its_endpoints(dds):
