@@ -252,6 +252,7 @@ class FlightPass:
         self.after = tuple(sensing[k] for k in AFTER if k in sensing)
         n = len(self.rotor_rows)
         self._scratch: dict = {}
+        self._layout, self._kept = None, ()
         self.wrench, self.ray, self.dist = np.empty((n, 6)), np.empty((len(arows), 7)), \
             np.empty(len(arows))
 
@@ -309,12 +310,11 @@ class FlightPass:
         speeds = np.empty((rn, 4))
         rotors = (self.rotor_rows, cmd, self.rpar, rot.arrays["speeds"], rot.seen, speeds,
                   self.wrench, out[ACTING])
+        inormals, mnormals, istart, mstart = self._blocks(layout)
         imu_args = (rows["imu"], imu.arrays["v"], imu.arrays["t"], imu.arrays["bias"], imu.seen,
-                    self.ipar, self.icols, self._normals("imu", layout), out["imu"])
-        mocap = (rows["mocap"], self.mpar, self.mcols, self._normals("mocap", layout),
-                 out["mocap"])
-        noise = (np.uint64(key or 0), self._start("imu", key, layout),
-                 self._start("mocap", key, layout))
+                    self.ipar, self.icols, inormals, out["imu"])
+        mocap = (rows["mocap"], self.mpar, self.mcols, mnormals, out["mocap"])
+        noise = (np.uint64(key), istart, mstart) if key is not None else (_KEY0, -1, -1)
         scene = self.side.scene() if self.casts3d else _NO_SCENE
         alti = (rows["altimeter"], self.reach, self.casts3d, self.below, scene, self.ray,
                 self.dist, out["altimeter"])
@@ -323,6 +323,15 @@ class FlightPass:
         if n == WRENCH_NOT_FINITE:
             self.side.engine.apply_wrench(self.rotor_rows, self.wrench[:, :3], self.wrench[:, 3:])
         return speeds, None if n else out
+
+    def _blocks(self, layout: tuple) -> tuple:
+        """(the imu's scratch normals, the mocap's, the imu's first normal in the step's
+        draw, the mocap's) for ``layout``, kept while the plan keeps it."""
+        if self._layout is not layout:
+            self._kept = (self._normals("imu", layout), self._normals("mocap", layout),
+                          self._start("imu", layout), self._start("mocap", layout))
+            self._layout = layout
+        return self._kept
 
     def _normals(self, label: str, layout: tuple) -> np.ndarray:
         """Kind ``label``'s (rows, k) scratch for its normals in ``layout``'s draw, kept
@@ -335,13 +344,14 @@ class FlightPass:
         return block
 
     @staticmethod
-    def _start(label: str, key, layout: tuple) -> int:
+    def _start(label: str, layout: tuple) -> int:
         """Kind ``label``'s first normal in the step's draw, -1 when it draws none."""
         part = _part(layout, label)
-        return part[3] if key is not None and part is not None and part[4] else -1
+        return part[3] if part is not None and part[4] else -1
 
 
 _NO_SCENE = (np.zeros((0, 10)), np.zeros((0, 17)), np.zeros((0, 6)), 0, np.zeros(2))
+_KEY0 = np.uint64(0)  # the key of a step without noise (nothing is drawn)
 
 
 def _part(layout: tuple, label: str):
