@@ -111,6 +111,7 @@ class CopySensing:
                        for label, *_ in self.plan}
         self.prev = {label: np.zeros((self.n, w)) for label, w in self.widths.items()}
         self.rng = np.random.Generator(np.random.PCG64(0))  # restart seeds it
+        self.layout = _noise_layout(sim, copies)
 
     def restart(self, seed: int) -> np.random.Generator:
         """Every reading zeroed and the run's generator seeded (a whole batch's reset, as
@@ -128,7 +129,13 @@ class CopySensing:
             arr[rows] = 0.0
 
     def measure(self, frame: Frame, rng) -> dict:
-        """Every planned module's reading (N, width) this step; remembered for the next."""
+        """Every planned module's reading (N, width) this step; remembered for the next.
+        The noise is the world backend's draw (one key a step, the sensing plan's layout over
+        the copies' rows: coopsim.sim.sensing.draw_noise), so the two read alike."""
+        if self.layout[2]:
+            from ..sim.sensing import draw_noise
+
+            frame.noise = draw_noise([], [], rng, self.layout)
         for label, module, rows, values, direct in self.plan:
             every = len(rows) == self.n
             prev = self.prev[label]
@@ -146,6 +153,27 @@ class CopySensing:
             else:
                 prev[rows] = out
         return self.prev
+
+
+def _noise_layout(sim, copies: int) -> tuple:
+    """coopsim.sim.sensing.noise_layout of the world backend's plan for ``copies`` copies of
+    ``sim``'s robots (every drawing kind in the simulation's module order, copy-major rows),
+    whether this backend serves the kind or not: each kind's block sits where the world
+    backend's does."""
+    from ..sim.sensing import _idle, noise_plan
+
+    parts, i, j = [], 0, 0
+    for label, module in sim.params.modules:
+        rows, values = sim.params.rows[label], sim.params.values[label]
+        if not len(rows) or _idle(module, values):
+            continue
+        k, lossy = noise_plan(module, values, len(sim.world.targets))
+        n = copies * len(rows)
+        a, b = n * k, n if lossy else 0
+        if a or b:
+            parts.append((label, n, k, i, a, j, b))
+            i, j = i + a, j + b
+    return i, j, tuple(parts)
 
 
 def module_width(label: str, n_targets: int) -> int:

@@ -237,6 +237,19 @@ def _checked(i, s, half, bad, what, start):
 # the other, 13 values already in the cache, instead of a separate pass copying the whole state.
 
 @jit()
+def planar(s, out):
+    """``out`` (N, 6) = the planar projection of the (N, 13) rows ``s`` (aerial._planar's
+    arithmetic, libm's atan2: numpy's SIMD arctan2 may round an ulp apart)."""
+    for i in range(len(s)):
+        qw, qx, qy, qz = s[i, 3], s[i, 4], s[i, 5], s[i, 6]
+        out[i, 0], out[i, 1] = s[i, 0], s[i, 1]
+        out[i, 2] = math.atan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+        out[i, 3], out[i, 4] = s[i, 7], s[i, 8]
+        out[i, 5] = 2.0 * (qx * qz - qw * qy) * s[i, 10] + 2.0 * (qy * qz + qw * qx) * s[i, 11] \
+            + (1.0 - 2.0 * (qx * qx + qy * qy)) * s[i, 12]
+
+
+@jit()
 def step_rows(s, w, cmd, p, kind, half, dt, start):
     """One step of ``dt`` s of every row from ``start`` into ``s``, on the calling thread."""
     for i in range(len(s)):

@@ -11,12 +11,13 @@ same pass and it accepts them (:func:`choose`), and says which path the world to
 ``coopsim run`` prints it once. A world with a Python-only kind (a third-party plugin's
 module) keeps the plain path unchanged.
 
-Same results: the pass calls the kernels the plain path calls, in its order, and draws the
-noise in the one call the plain path makes (:meth:`~coopsim.sim.sensing.Sensors.draw`): a step
-gives the same bits either way, so the two may alternate (the pass serves once its tick is
-compiled, and gives way for a step with a held external robot, one big enough for the
+Same results: the pass calls the kernels the plain path calls, in its order, and draws its
+noise inside its call from the step's key that the plain path's draw takes
+(:meth:`~coopsim.sim.sensing.Sensors.key`; counter-based: :mod:`coopsim.model.noise_kernels`):
+a step gives the same bits either way, so the two may alternate (the pass serves once its tick
+is compiled, and gives way for a step with a held external robot, one big enough for the
 threads, or one where a robot diverged: that step's sensors then run plain after the
-containment, on the same draw).
+containment, on the draw of the same key).
 """
 
 from __future__ import annotations
@@ -63,12 +64,12 @@ def physics(sim, found) -> bool:
     """The physics phase through pass ``found`` (its actuators and sensors inside the same
     call), after the step's count and time moved on; False when a robot diverged (the
     sensors then run plain after the containment, on the draw kept in ``sim``)."""
-    noise = sim.sensors.draw(sim.params, sim.world, sim.rng)
-    speeds, readings = found.run(sim.states, sim.commands[found.acting], noise, sim.time,
-                                 sim.dt)
+    key, layout = sim.sensors.key(sim.params, sim.world, sim.rng)
+    speeds, readings = found.run(sim.states, sim.commands[found.acting], key, layout,
+                                 sim.time, sim.dt)
     sim.actuated = {found.acting: speeds}
     if readings is None:
-        sim.fused_noise = noise
+        sim.fused_noise = sim.sensors.draw(sim.params, sim.world, sim.rng, key)
         return False
     sim.fused_readings = readings
     return True

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.capabilities import reading_fields
+from ..model import noise_kernels
 from ..model.module import Frame, Module
 from ..model.plugins import MODULES
 from ..raycast import AutoCaster, JitRayCaster, fan_directions, sonar_distances
@@ -43,24 +44,32 @@ def noise_plan(module, values, n_targets: int) -> tuple[int, bool]:
 
 
 def draw_noise(plan: list[tuple], due: list[tuple], rng: np.random.Generator,
-               layout: tuple | None = None) -> dict:
-    """Every kind's noise for this step in two generator calls at most: one
-    ``standard_normal`` for all the normals, one ``random`` for all the lost-data uniforms, in
-    the plan's kind order, split into read-only per-kind blocks: label -> ((rows, k) normals
-    or None, (rows,) uniforms or None). No draw when nobody needs one (a noiseless run draws
-    nothing, as before). ``layout``: :func:`noise_layout` of ``plan`` and ``due``, when the
-    caller kept it (a plan without rates: the same every step)."""
+               layout: tuple | None = None, key: int | None = None) -> dict:
+    """Every kind's noise for this step from one 64-bit key taken from ``rng`` (one
+    ``random_raw``; :mod:`coopsim.model.noise_kernels` makes the normals and the lost-data
+    uniforms of it, counter-based), in the plan's kind order, split into read-only per-kind
+    blocks: label -> ((rows, k) normals or None, (rows,) uniforms or None). No key is taken
+    when nobody needs noise (a noiseless run draws nothing, as before). ``layout``:
+    :func:`noise_layout` of ``plan`` and ``due``, when the caller kept it (a plan without
+    rates: the same every step); ``key``: this step's, when taken before (:func:`noise_key`)."""
     n_normal, n_uniform, parts = noise_layout(plan, due) if layout is None else layout
     if not parts:
         return {}
-    normal = rng.standard_normal(n_normal) if n_normal else None
-    uniform = rng.random(n_uniform) if n_uniform else None
+    if key is None:
+        key = noise_key(rng)
+    normal = noise_kernels.normals(key, n_normal) if n_normal else None
+    uniform = noise_kernels.uniforms(key, n_uniform) if n_uniform else None
     for arr in (normal, uniform):
         if arr is not None:
             arr.setflags(write=False)
     return {label: (normal[i:i + a].reshape(n, k) if a else None,
                     uniform[j:j + b] if b else None)
             for label, n, k, i, a, j, b in parts}
+
+
+def noise_key(rng: np.random.Generator) -> int:
+    """This step's noise key: the next 64 bits of the run's generator."""
+    return int(rng.bit_generator.random_raw())
 
 
 def noise_layout(plan: list[tuple], due: list[tuple]) -> tuple[int, int, tuple]:
@@ -265,13 +274,22 @@ class Sensors:
             frame.extra["taken"] = taken
         return readings
 
-    def draw(self, params: ParamTable, world, rng: np.random.Generator) -> dict:
-        """This step's noise, drawn ahead of :meth:`sense` (a fused step draws before its one
-        compiled call), for a plan without rates (:meth:`plan`); the same draw as
-        :meth:`sense` makes."""
+    def draw(self, params: ParamTable, world, rng: np.random.Generator,
+             key: int | None = None) -> dict:
+        """This step's noise, drawn ahead of :meth:`sense` (a fused step's, when a robot
+        diverged), for a plan without rates (:meth:`plan`); the same draw as :meth:`sense`
+        makes (``key``: the step's, when a fused pass took it, :meth:`key`)."""
         plan = self.plan(params, world)
         due, layout = self._fixed
-        return draw_noise(plan, due, rng, layout)
+        return draw_noise(plan, due, rng, layout, key)
+
+    def key(self, params: ParamTable, world, rng: np.random.Generator) -> tuple:
+        """(this step's noise key, or None when the step draws no noise; the draw's layout
+        :func:`noise_layout`) for a plan without rates: what a fused pass draws its blocks
+        from inside its call, the same bits as :meth:`draw`."""
+        self.plan(params, world)
+        layout = self._fixed[1]
+        return (noise_key(rng) if layout[2] else None), layout
 
     def adopt(self, world, measured: dict, extra: dict) -> dict[str, np.ndarray]:
         """Take readings measured outside :meth:`sense` (a fused step's) as this step's, as

@@ -228,11 +228,13 @@ def _digest(engine: str, steps: int = 40) -> str:
 
 
 @pytest.mark.parametrize("engine, digest", [
-    ("pymunk", "70038338bffdf9f7e15aa3b4bd547cbcca372458e23b8e6f7be4c4eb0c0c6956"),
-    ("kinematic", "3110e6968b744ee25fbfd59e3a53c3b2a1c7cfddf32b99740cc552fa12e1cf39")])
+    ("pymunk", "1fb26a522f19824e7e72e3d888cb5189c323d49d8211e8c0f2bc344bfd6df4dd"),
+    ("kinematic", "5abb8d518eba97b6b66246ce9460e6481611b19dce5925e155ca48cac0b5df21")])
 def test_2d_worlds_read_bit_for_bit_what_they_did_before(engine, digest):
     """The digests were taken with the same code on ``round13-base``, before range sensing
-    went 3D: a 2D world's sonar, lidar and proximity readings have not moved by a bit."""
+    went 3D: a 2D world's sonar, lidar and proximity readings have not moved by a bit since,
+    but for the noise's one move (issue 55: drawn counter-based from one key a step,
+    coopsim.model.noise_kernels; the digests taken again then, nothing else changed)."""
     assert _digest(engine) == digest
 
 

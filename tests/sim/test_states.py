@@ -1,6 +1,6 @@
 """Per-kind state tables (coopsim.model.kernel, coopsim.sim.states) and the noise in one draw
 (coopsim.sim.sensing.draw_noise): state kept by robot name over layout changes, started afresh
-by a reset; every kind's noise from one generator call a step, the same for the same seed."""
+by a reset; every kind's noise from one key a step, the same for the same seed."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from coopsim.model.kernel import KindState, StateField
+from coopsim.model.noise_kernels import normals_numpy, uniforms_numpy
 from coopsim.sim.sensing import ParamArrays, draw_noise
 from coopsim.sim.simulation import Simulation, make_rng
 from coopsim.sim.states import StateTables
@@ -53,8 +54,8 @@ def test_the_noise_of_every_kind_is_one_draw_split_in_the_plan_s_order():
     plan, due = _plan(("a", 2, True, np.arange(3)), ("b", 0, False, np.arange(5)),
                       ("c", 4, False, np.arange(2)), ("d", 0, True, np.arange(4)))
     blocks = draw_noise(plan, due, make_rng(7))
-    rng = make_rng(7)
-    normal, uniform = rng.standard_normal(3 * 2 + 2 * 4), rng.random(3 + 4)
+    key = int(make_rng(7).bit_generator.random_raw())  # the step's one key
+    normal, uniform = normals_numpy(key, 0, 3 * 2 + 2 * 4), uniforms_numpy(key, 3 + 4)
     assert set(blocks) == {"a", "c", "d"}          # "b" takes nothing
     assert np.array_equal(blocks["a"][0], normal[:6].reshape(3, 2))
     assert np.array_equal(blocks["c"][0], normal[6:].reshape(2, 4))
@@ -98,8 +99,8 @@ def _noisy_run(seed: int, steps: int = 5, counted: list | None = None):
 def test_a_noisy_run_is_the_same_for_the_same_seed_and_draws_its_noise_once_a_step():
     calls = []
     a, b, c = _noisy_run(3, counted=calls), _noisy_run(3), _noisy_run(4)
-    # two kinds with noise, one with lost data: one call for the normals, one for the lost
-    assert calls == [["random", "standard_normal"]] * 5
+    # two kinds with noise, one with lost data: one key a step for the normals and the lost
+    assert calls == [["bit_generator"]] * 5
     for label in ("sonar", "target"):
         assert np.array_equal(a.readings[label], b.readings[label])
     assert not np.array_equal(a.readings["sonar"], c.readings["sonar"])

@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from ...model import noise_kernels
 from ...model.compiled import jit, numba, warm_all, warmer
 from . import flying
 
@@ -95,7 +96,20 @@ def _altimeter(s, rows, reach, below, scene, ray, dist, out):
         out[i, 0] = min(max(v, 0.0), reach[i])
 
 
-def _tick(engine, rotors, time, imu, mocap, alti):
+@jit(inline=True)
+def _draw(key, start, out):
+    """``out`` (n, k) = normals ``start`` .. of the step's draw keyed by ``key``
+    (noise_kernels: the plain path's block of the kind, the same bits); none when ``start``
+    is < 0 (the kind draws nothing)."""
+    if start < 0:
+        return
+    k = out.shape[1]
+    for i in range(out.shape[0]):
+        for j in range(k):
+            out[i, j] = noise_kernels.normal(key, start + i * k + j)
+
+
+def _tick(engine, rotors, time, noise, imu, mocap, alti):
     """One tick (compiled by :func:`_compile`): the rotors on the state at the step's start,
     the engine's step and check, then, when no row diverged, the readings. Returns the rows
     that diverged (nothing is read then: the caller measures after containing them) or
@@ -106,6 +120,8 @@ def _tick(engine, rotors, time, imu, mocap, alti):
             (aerial_kernels.step's arrays).
         rotors: (rows, commands, par, speeds, seen, out, wrench scratch, reading).
         time: Sim time after the step, s.
+        noise: (key uint64, the imu's first normal in the step's draw, the mocap's; -1:
+            none): the normals are drawn into ``imu``'s and ``mocap``'s blocks.
         imu: (rows, last_v, last_t, bias, seen, par, cols, normals, out): flying.imu's.
         mocap: (rows, par, cols, normals, out): flying.mocap's.
         alti: (rows, reach, cast3d, below, scene, ray, dist, out): see :func:`_altimeter`;
@@ -124,8 +140,11 @@ def _tick(engine, rotors, time, imu, mocap, alti):
         return n
     _rotor_reading(rout, rpar, rread)
     irows, last_v, last_t, bias, iseen, ipar, icols, inormals, iout = imu
-    flying.imu(s, irows, time, dt, last_v, last_t, bias, iseen, ipar, icols, inormals, iout)
     mrows, mpar, mcols, mnormals, mout = mocap
+    key, istart, mstart = noise
+    _draw(key, istart, inormals)
+    _draw(key, mstart, mnormals)
+    flying.imu(s, irows, time, dt, last_v, last_t, bias, iseen, ipar, icols, inormals, iout)
     flying.mocap(s, mrows, mpar, mcols, mnormals, mout)
     arows, reach, cast3d, below, scene, ray, dist, aout = alti
     if cast3d:
@@ -183,7 +202,7 @@ def _load() -> None:
 
 def _sample() -> tuple:
     """Arguments of one quadrotor's tick (its types as a world's)."""
-    one, rows, none = np.zeros(1), np.zeros(1, np.int64), _NO_NORMALS
+    one, rows, none = np.zeros(1), np.zeros(1, np.int64), np.zeros((0, 0))
     s = np.zeros((1, 13))
     s[0, 3] = 1.0
     par = np.array([[0.027, 0.046, 2.22e-8, 1.3e-10, 2500.0, 1.6e-5, 1.6e-5, 2.9e-5, 60.0,
@@ -198,7 +217,7 @@ def _sample() -> tuple:
     mocap = (rows, np.zeros((1, 2)), np.full(2, -1, np.int64), none, np.zeros((1, 7)))
     alti = (rows, one + 4.0, True, one.copy(), _NO_SCENE, np.zeros((1, 7)), one.copy(),
             np.zeros((1, 1)))
-    return engine, rotors, 0.002, imu, mocap, alti
+    return engine, rotors, 0.002, (np.uint64(1), -1, -1), imu, mocap, alti
 
 
 class FlightPass:
@@ -232,6 +251,8 @@ class FlightPass:
         self.below = side.below(arows) if casts3d else np.zeros(len(arows))
         self.after = tuple(sensing[k] for k in AFTER if k in sensing)
         n = len(self.rotor_rows)
+        self._scratch: dict = {}
+        self._layout, self._kept = None, ()
         self.wrench, self.ray, self.dist = np.empty((n, 6)), np.empty((len(arows), 7)), \
             np.empty(len(arows))
 
@@ -266,14 +287,15 @@ class FlightPass:
         engine's side ready (no held robot, a serial step)."""
         return bind(self.side.kernels) and self.side.ready()
 
-    def run(self, states, commands, noise: dict, time: float, dt: float):
+    def run(self, states, commands, key: int | None, layout: tuple, time: float, dt: float):
         """One tick: (rotor speeds (n, 4) rad/s, readings by label), the readings None when
         a row diverged (the engine put it back; nothing was read).
 
         Args:
             states: The simulation's state tables (coopsim.sim.states).
             commands: The ``rotors`` command table (N, 9).
-            noise: This step's draw by label (coopsim.sim.sensing.draw_noise).
+            key: This step's noise key, None for no noise; layout: the draw's
+                (coopsim.sim.sensing.noise_layout): where the imu's and mocap's normals are.
             time: Sim time after the step, s. dt: The step, s.
 
         Raises:
@@ -288,24 +310,54 @@ class FlightPass:
         speeds = np.empty((rn, 4))
         rotors = (self.rotor_rows, cmd, self.rpar, rot.arrays["speeds"], rot.seen, speeds,
                   self.wrench, out[ACTING])
+        inormals, mnormals, istart, mstart = self._blocks(layout)
         imu_args = (rows["imu"], imu.arrays["v"], imu.arrays["t"], imu.arrays["bias"], imu.seen,
-                    self.ipar, self.icols, _block(noise, "imu"), out["imu"])
-        mocap = (rows["mocap"], self.mpar, self.mcols, _block(noise, "mocap"), out["mocap"])
+                    self.ipar, self.icols, inormals, out["imu"])
+        mocap = (rows["mocap"], self.mpar, self.mcols, mnormals, out["mocap"])
+        noise = (np.uint64(key), istart, mstart) if key is not None else (_KEY0, -1, -1)
         scene = self.side.scene() if self.casts3d else _NO_SCENE
         alti = (rows["altimeter"], self.reach, self.casts3d, self.below, scene, self.ray,
                 self.dist, out["altimeter"])
-        n = self.side.step(dt, lambda *engine: TICK(engine, rotors, time, imu_args, mocap, alti))
+        n = self.side.step(dt, lambda *engine: TICK(engine, rotors, time, noise, imu_args, mocap,
+                                                        alti))
         if n == WRENCH_NOT_FINITE:
             self.side.engine.apply_wrench(self.rotor_rows, self.wrench[:, :3], self.wrench[:, 3:])
         return speeds, None if n else out
 
+    def _blocks(self, layout: tuple) -> tuple:
+        """(the imu's scratch normals, the mocap's, the imu's first normal in the step's
+        draw, the mocap's) for ``layout``, kept while the plan keeps it."""
+        if self._layout is not layout:
+            self._kept = (self._normals("imu", layout), self._normals("mocap", layout),
+                          self._start("imu", layout), self._start("mocap", layout))
+            self._layout = layout
+        return self._kept
 
-_NO_NORMALS = np.zeros((0, 0))
-_NO_NORMALS.setflags(write=False)
+    def _normals(self, label: str, layout: tuple) -> np.ndarray:
+        """Kind ``label``'s (rows, k) scratch for its normals in ``layout``'s draw, kept
+        while the shape is (the tick fills it; nothing outside reads it)."""
+        part = _part(layout, label)
+        shape = (part[1], part[2]) if part is not None and part[4] else (0, 0)
+        block = self._scratch.get(label)
+        if block is None or block.shape != shape:
+            block = self._scratch[label] = np.zeros(shape)
+        return block
+
+    @staticmethod
+    def _start(label: str, layout: tuple) -> int:
+        """Kind ``label``'s first normal in the step's draw, -1 when it draws none."""
+        part = _part(layout, label)
+        return part[3] if part is not None and part[4] else -1
+
+
 _NO_SCENE = (np.zeros((0, 10)), np.zeros((0, 17)), np.zeros((0, 6)), 0, np.zeros(2))
+_KEY0 = np.uint64(0)  # the key of a step without noise (nothing is drawn)
 
 
-def _block(noise: dict, label: str) -> np.ndarray:
-    """Kind ``label``'s normals of the step's draw (read-only), or none."""
-    block = noise.get(label)
-    return _NO_NORMALS if block is None or block[0] is None else block[0]
+def _part(layout: tuple, label: str):
+    """Kind ``label``'s part (label, rows, k, first normal, count, ...) of a step's draw
+    (coopsim.sim.sensing.noise_layout), or None."""
+    for part in layout[2]:
+        if part[0] == label:
+            return part
+    return None
