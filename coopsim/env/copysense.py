@@ -160,12 +160,12 @@ def _noise_layout(sim, copies: int) -> tuple:
     ``sim``'s robots (every drawing kind in the simulation's module order, copy-major rows),
     whether this backend serves the kind or not: each kind's block sits where the world
     backend's does."""
-    from ..sim.sensing import _idle, noise_plan
+    from ..sim.sensing import idle, noise_plan
 
     parts, i, j = [], 0, 0
     for label, module in sim.params.modules:
         rows, values = sim.params.rows[label], sim.params.values[label]
-        if not len(rows) or _idle(module, values):
+        if not len(rows) or idle(module, values):
             continue
         k, lossy = noise_plan(module, values, len(sim.world.targets))
         n = copies * len(rows)

@@ -331,7 +331,7 @@ class Sensors:
         plan = []
         for label, module in params.modules:
             rows, values = params.rows[label], params.values[label]
-            if not len(rows) or _idle(module, values):
+            if not len(rows) or idle(module, values):
                 continue
             timed = label in self.rates.steps or ("rate" in values
                                                   and "rate" not in values.zero)
@@ -430,7 +430,7 @@ class Sensors:
         self.rates.remap(names)
 
 
-def _idle(module, values) -> bool:
+def idle(module, values) -> bool:
     """Whether a kind that senses only on demand is left out of the step: its ``idle_unless``
     parameter (camera3d's ``publish``) is 0 for every robot carrying it, so its readings stay
     as they were and a camera nobody reads costs no call at all."""
