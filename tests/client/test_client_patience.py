@@ -71,7 +71,7 @@ def test_a_dead_simulator_fails_the_request_at_once_with_error_9(simulator):
     with Client(endpoint, timeout=TIMEOUT) as client:
         bot = client.robot("robot1")
         bot.motors.set_speeds(0.1, 0.1)
-        os.kill(proc.pid, signal.SIGSTOP)
+        _stop(proc)  # stopped before the request, not while it is answered
         killer = threading.Timer(1.0, proc.kill)  # dies while the request waits
         killer.start()
         with pytest.raises(ProtocolError) as info:
