@@ -219,18 +219,13 @@ class Sensors:
         if self._layout_version != world.layout_version:
             self._layout(world)
         pose = state[:, :3]
-        # Frame(...) and two defer() calls, as one dict: the same attributes (a frame a step,
-        # ~2 us of a small world's step; issue 55)
-        frame = object.__new__(Frame)
-        frame.__dict__.update(
-            dt=dt, pose=pose, velocity=state[:, 3:6], radius=table.radius, axle=table.axle,
-            group=table.group, commands=commands, actuated=actuated, targets=self._targets,
-            physics=access, extra={} if extra is None else extra, step=step,
-            names=table.names, target_colors=self._target_colors, objects=self._objects,
-            time=time, memo={}, state3d=state3d, states=states, noise=None,
-            _deferred={"geometry": lambda: self._geometry(world, pose, table.radius,
-                                                          table.group),
-                       "contacts": lambda: world.engine.contacts(pose)})
+        frame = Frame(dt, pose, state[:, 3:6], table.radius, table.axle, table.group,
+                      commands, actuated, self._targets, None, None, access,
+                      {} if extra is None else extra, step, table.names,
+                      self._target_colors, self._objects, time, state3d=state3d,
+                      states=states)
+        frame.defer("geometry", lambda: self._geometry(world, pose, table.radius, table.group))
+        frame.defer("contacts", lambda: world.engine.contacts(pose))
         return frame
 
     def sense(self, world, params: ParamTable, frame: Frame,

@@ -184,17 +184,8 @@ class SnapshotMaker:
         tables, last = sim.commands, self._published
         copy = self._copy
         if isinstance(tables, CommandTables):
-            touched = tables.touched
-            if len(touched) < len(last) and last.keys() == dict.keys(tables):
-                # the usual step: the last copies, the few tables touched since copied anew
-                # (their keys keep their places: the same dict as the comprehension's below)
-                out = dict(last)
-                for k in touched:
-                    if k in out:  # a look-up of a label with no table (get) notes it too
-                        out[k] = copy(k, dict.__getitem__(tables, k))[0]
-            else:
-                out = {k: last[k] if k not in touched and k in last else copy(k, v)[0]
-                       for k, v in dict.items(tables)}
+            out = {k: last[k] if k not in tables.touched and k in last else copy(k, v)[0]
+                   for k, v in dict.items(tables)}
             tables.touched = set()
         else:  # someone put a plain dict there: copy every table
             out = {k: copy(k, v)[0] for k, v in tables.items()}
