@@ -39,14 +39,20 @@ class Odometry(Module):
         sensing plan draws them with every kind's noise (``frame.normals``)."""
         return 2 if _slips(p) else 0
 
+    _flat: tuple = (None, None)  # (the axle array, its planar rows' mask or None)
+
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
-        axle = frame.axle if len(rows) == len(frame.axle) else frame.axle[rows]
-        flat = axle <= 0  # a planar base (base planar): no axle, no left and right wheel
-        if not flat.any():
+        every = len(rows) == len(frame.axle)
+        axle = frame.axle if every else frame.axle[rows]
+        if cls._flat[0] is not frame.axle:  # a new table (tables.py makes a new array)
+            flat = frame.axle <= 0  # a planar base (base planar): no left and right wheel
+            cls._flat = (frame.axle, flat if flat.any() else None)
+        if cls._flat[1] is None:
             return cls._wheeled(frame, rows, p, prev, rng, axle)
+        flat = cls._flat[1] if every else cls._flat[1][rows]
         out = cls._wheeled(frame, rows, p, prev, rng, np.where(flat, 1.0, axle))
-        out[flat] = _planar(frame, np.asarray(rows)[flat], prev[flat])
+        out[flat] = _planar(frame, np.arange(len(frame.axle))[rows][flat], prev[flat])
         return out
 
     @classmethod
