@@ -187,8 +187,9 @@ def markdown(rows: list[Row]) -> str:
         cpu = f"{r.cpu_s:.2f} ({r.cold_s:.2f})" if r.cpu_s == r.cpu_s else "—"
         missing = MISSES.get(r.file, r.missing) if r.motion and r.motion.ok is False \
             else r.missing
+        moves = (r.moves or MOVES[r.kind]) if r.loaded else "—"
         lines.append(f"| {r.package} | {r.file} | {r.kind} | {r.loads} | {r.meshes or '—'} | "
-                     f"{cpu} | {_cell(r.fk)} | {(r.moves or MOVES[r.kind]) if r.loaded else '—'} | "
+                     f"{cpu} | {_cell(r.fk)} | {moves} | "
                      f"{_cell(r.motion)} | {missing or '—'} |")
     lines += ["", summary(rows)]
     return "\n".join(lines)

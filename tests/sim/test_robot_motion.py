@@ -1,7 +1,7 @@
 """Issue 52's motion goals on example-robot-data's robots as installed (experiments/
 robot_motion.py runs each check; docs/robots.md states the figures): the TIAGo's base drives
-true (odometry against the pose), so does the PR2's caster base on a planar velocity, the Iris (rotors at -59/-123/123/59 degrees) hovers and
-flies the eight through the mixer its file gives, a file without rotor links says how to name
+true (odometry against the pose), so does the PR2's caster base on a planar velocity, the
+Iris (rotors at -59/-123/123/59 degrees) hovers and flies the eight through the mixer its file gives, a file without rotor links says how to name
 them, tilted and + frames mix right, the Go2 stands from its SRDF stance, the Talos stands on its feet in
 its half-sitting stance, and its held joints track targets with its base fixed and refuse
 targets past their limits."""
