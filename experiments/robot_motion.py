@@ -8,6 +8,8 @@ call them; docs/robots.md states the figures).
 * :func:`check_wheeled`: 10 s at rest (the pose's drift, mm and degrees), 2 m straight on
   equal wheel commands and a 90-degree turn on the spot (odometry against the pose: % of the
   distance, degrees). Goals: 0 mm, 0 deg; <= 1 %; <= 1 deg.
+* :func:`check_planar`: the same on a planar base (``base planar``: PR2's casters) driven by
+  the ``velocity`` module, and 1 m sideways after the straight leg.
 * :func:`check_multirotor`: hover at 1 m (the largest height error over the last 3 s of 12, m;
   the position loop's integral takes some seconds to settle a heavy airframe's hover) and
   the ``flight`` driver's eight (mean horizontal error, m), from rest on its lowest point
@@ -104,6 +106,49 @@ def check_wheeled(urdf, left: str, right: str, search=(), dt: float = 0.02) -> d
     out["figure"] = (f"rest 10 s {out['rest_mm']:.3f} mm {out['rest_deg']:.4f} deg; "
                      f"{out['distance_m']:.2f} m straight: odometry {out['straight_pct']:.3f} % "
                      f"off; {turned:.1f} deg turn: {off:.3f} deg off")
+    return out
+
+
+def check_planar(urdf, search=(), dt: float = 0.02) -> dict:
+    """Rest, 2 m straight ahead, 1 m to the left and a 90-degree turn on the spot of a
+    planar base (``base planar``: PR2's casters) on its velocity module, each followed by
+    2 s at rest (module doc; the same figures as :func:`check_wheeled`'s, and the sideways
+    leg's)."""
+    from coopsim.sim.drivers import LocalRobot
+
+    with tempfile.TemporaryDirectory() as tmp:
+        sim, stepper = _run([f"description {urdf}", "name rb", "position 0 0 0",
+                             *_search(urdf, search), "base planar"], Path(tmp), dt)
+        bot = LocalRobot(sim, "rb")
+
+        def drive(seconds: float, vx: float, vy: float, w: float):
+            bot.velocity.set_velocity(vx, vy, w)  # world frame: the base starts at yaw 0
+            for _ in range(int(round(seconds / dt))):
+                snap = stepper.tick()
+            return snap.poses[0].copy(), np.array(snap.reading("rb", "odometry"))
+
+        rest, _ = drive(10.0, 0.0, 0.0, 0.0)
+        speed = 0.4
+        drive(2.0 / speed, speed, 0.0, 0.0)
+        pose, odo = drive(2.0, 0.0, 0.0, 0.0)
+        drive(1.0 / speed, 0.0, speed, 0.0)
+        side, odo1 = drive(2.0, 0.0, 0.0, 0.0)
+        rate = 0.5
+        drive((math.pi / 2) / rate, 0.0, 0.0, rate)
+        after, odo2 = drive(2.0, 0.0, 0.0, 0.0)
+    travel = float(np.hypot(*pose[:2])) + float(np.hypot(*(side[:2] - pose[:2])))
+    off = max(float(np.hypot(*(pose[:2] - odo[:2]))), float(np.hypot(*(side[:2] - odo1[:2]))))
+    turned = math.degrees(after[2] - side[2])
+    out = {"rest_mm": float(np.hypot(*rest[:2]) * 1000), "rest_deg": math.degrees(abs(rest[2])),
+           "distance_m": float(np.hypot(*pose[:2])), "straight_pct": off / travel * 100,
+           "drift_mm": abs(float(pose[1])) * 1000, "turned_deg": turned,
+           "turn_deg": math.degrees(abs((after[2] - side[2]) - (odo2[2] - odo1[2])))}
+    out["ok"] = (out["rest_mm"] < 0.5 and out["rest_deg"] < 0.05 and out["straight_pct"] <= 1
+                 and out["turn_deg"] <= 1 and out["drift_mm"] <= 5)
+    out["figure"] = (f"rest 10 s {out['rest_mm']:.3f} mm {out['rest_deg']:.4f} deg; "
+                     f"{out['distance_m']:.2f} m straight ({out['drift_mm']:.3f} mm aside) and "
+                     f"1 m sideways: odometry {out['straight_pct']:.3f} % off; {turned:.1f} deg "
+                     f"turn: {out['turn_deg']:.3f} deg off")
     return out
 
 
@@ -361,6 +406,8 @@ def main() -> None:
         print("tiago pro (front wheels)", check_wheeled(
             robots / "tiago_pro_description/robots/tiago_pro.urdf", "wheel_front_left_joint",
             "wheel_front_right_joint")["figure"])
+        print("pr2 (base planar)", check_planar(robots / "pr2_description/urdf/pr2.urdf")[
+            "figure"])
     if args.kind in ("multirotor", "all"):
         print("iris", check_multirotor(robots / "iris_description/robots/iris.urdf",
                                        [f"iris__rotor_{k}" for k in range(4)])["figure"])

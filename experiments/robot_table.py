@@ -37,6 +37,7 @@ BEGIN, END = "<!-- robot-table: begin -->", "<!-- robot-table: end -->"
 MOVES = {"arm": "joints, tool (`tool`, `gripper`)", "wheeled": "base (`wheels`)",
          "multirotor": "rotors (`rotors`)", "legged": "joints (posture)",
          "humanoid": "joints (posture)", "hand": "joints (posture)", "bench": "joints (posture)"}
+PLANAR = "base (`base planar`)"  # a wheeled base without a left and right wheel joint (PR2)
 #: Files and packages that cannot load, and why (the table's last column).
 KNOWN = {"ur3.urdf": "the file is an empty <robot> (its xacro was not expanded): the "
                      "ur3_robot.urdf beside it is the UR3",
@@ -69,6 +70,7 @@ class Row:
     fk: Check | None = None
     motion: Check | None = None
     missing: str = ""
+    moves: str = ""  # what coopsim drives, where not its kind's (MOVES)
 
     @property
     def loaded(self) -> bool:
@@ -132,6 +134,15 @@ def _motion(kind: str, path: str) -> Check | None:
         return Check("", False, f"the check stopped: {why[0] if why else type(exc).__name__}")
 
 
+def _planar(path: str) -> bool:
+    """Whether the wheeled base of ``path`` is driven as a planar base (robotchecks)."""
+    try:
+        from robotchecks.motion import planar
+    except ImportError:  # no motion checks: the kind's drive
+        return False
+    return planar(path)
+
+
 def load_row(path: str) -> Row:
     """The row of one URDF: loaded (timed in CPU s: read, checked, meshes converted, MuJoCo's
     compile) and checked."""
@@ -153,6 +164,8 @@ def load_row(path: str) -> Row:
     row.meshes = _meshes(d)
     row.fk = CHECKS["fk"](path)
     row.motion = _motion(row.kind, path)
+    if row.kind == "wheeled" and _planar(path):
+        row.moves = PLANAR
     if row.motion is not None and row.motion.ok is False and not row.missing:
         row.missing = row.motion.note or "its check misses its goal (the column before)"
     return row
@@ -174,8 +187,9 @@ def markdown(rows: list[Row]) -> str:
         cpu = f"{r.cpu_s:.2f} ({r.cold_s:.2f})" if r.cpu_s == r.cpu_s else "—"
         missing = MISSES.get(r.file, r.missing) if r.motion and r.motion.ok is False \
             else r.missing
+        moves = (r.moves or MOVES[r.kind]) if r.loaded else "—"
         lines.append(f"| {r.package} | {r.file} | {r.kind} | {r.loads} | {r.meshes or '—'} | "
-                     f"{cpu} | {_cell(r.fk)} | {MOVES[r.kind] if r.loaded else '—'} | "
+                     f"{cpu} | {_cell(r.fk)} | {moves} | "
                      f"{_cell(r.motion)} | {missing or '—'} |")
     lines += ["", summary(rows)]
     return "\n".join(lines)
@@ -285,7 +299,8 @@ def written(doc: Path = DOC) -> list[Row]:
         row = Row(c[0], c[1], c[2], c[3], "" if c[4] == "—" else c[4],
                   float(cpu) if cpu != "—" else float("nan"),
                   float(cold[:-1]) if cold else float("nan"), _check_of(c[6]),
-                  _check_of(c[8]), "" if c[9] == "—" else c[9])
+                  _check_of(c[8]), "" if c[9] == "—" else c[9],
+                  c[7] if c[7] not in ("—", MOVES.get(c[2])) else "")
         rows.append(row)
     return rows
 

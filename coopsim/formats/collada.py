@@ -189,8 +189,11 @@ def _parse(path: str, data: bytes):
             from None
 
 
-def _scene_triangles(doc, path: str, limit: int) -> np.ndarray:
-    """(n, 3, 3) every geometry instance's triangles, node transforms applied, file units."""
+def _scene_triangles(doc, path: str, limit: int, unit: float = 1.0) -> np.ndarray:
+    """(n, 3, 3) float32 every geometry instance's triangles, node transforms applied, times
+    ``unit`` (m per file unit). The vertices are scaled and rounded to float32 before the
+    corners are gathered from them: the same numbers as gathering first, a sixth of the
+    work (a soup repeats each vertex about six times)."""
     parts, total = [], 0
     scene = doc.scene if doc.scene is not None else (doc.scenes[0] if doc.scenes else None)
     if scene is None:
@@ -205,7 +208,8 @@ def _scene_triangles(doc, path: str, limit: int) -> np.ndarray:
             total += len(tris.vertex_index)
             if total > limit:
                 raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
-            parts.append(np.asarray(tris.vertex, dtype=float)[np.asarray(tris.vertex_index)])
+            vertex = (np.asarray(tris.vertex, dtype=float) * unit).astype(np.float32)
+            parts.append(vertex[np.asarray(tris.vertex_index)])
     if not parts:
         raise FileFormatError(path, 0, "mesh has no triangles")
     return np.concatenate(parts).reshape(-1, 3, 3)
@@ -233,9 +237,9 @@ def _converted(path: str, data: bytes) -> np.ndarray:
     with warnings.catch_warnings():  # pycollada's own use of numpy.matrix: not the file's
         warnings.simplefilter("ignore", PendingDeprecationWarning)
         doc = _parse(path, data)
-        tris = _scene_triangles(doc, path, 2 * MAX_TRIANGLES)
-    unit = getattr(getattr(doc, "assetInfo", None), "unitmeter", None) or 1.0
-    tris = (tris * float(unit)).astype(np.float32)  # what MuJoCo's STL holds anyway
+        unit = getattr(getattr(doc, "assetInfo", None), "unitmeter", None) or 1.0
+        # float32: what MuJoCo's STL holds anyway
+        tris = _scene_triangles(doc, path, 2 * MAX_TRIANGLES, float(unit))
     if not np.isfinite(tris).all():
         raise FileFormatError(path, 0, "mesh has a vertex that is not a finite number")
     return tris
@@ -256,31 +260,47 @@ def dae_triangles(path: str, limit: int = 1_000_000) -> np.ndarray:
     return _cached(os.path.realpath(path), st.st_size, st.st_mtime_ns, limit)
 
 
+#: Cells a side of the grid the corners are merged on first (:func:`decimated`): 2^21, 63
+#: bits a key; a micrometre of a 2 m mesh, so only coincident corners merge.
+_FINE = 1 << 21
+
+
 def decimated(tris: np.ndarray, limit: int = MUJOCO_FACES) -> np.ndarray:
     """``tris`` with at most ``limit`` triangles: vertices merged on a grid (vertex
     clustering), the grid coarsened until few enough triangles stay non-degenerate; a mesh
-    within ``limit`` is returned as is."""
+    within ``limit`` is returned as is. The corners are merged once on a fine grid (a
+    triangle soup repeats each vertex about six times), so each coarser grid sorts the
+    vertices, not the corners (B1-Z1's 14 meshes: 0.63 s of CPU before, 0.3 s)."""
     if len(tris) <= limit:
         return tris
     points = tris.reshape(-1, 3)
-    lo, span = points.min(axis=0), float(np.ptp(points, axis=0).max()) or 1.0
-    unit = (points - lo) / span
+    lo, hi = box(points)
+    unit = (points - lo) / (float((hi - lo).max()) or 1.0)
+    _, first, inverse = np.unique(_keys(unit, _FINE), return_index=True, return_inverse=True)
+    vertices = unit[first]
     cells = max(8, int(2 * limit ** 0.5))  # a surface of n triangles spans ~sqrt(n) cells
     while True:
-        faces, first = _clustered(unit, cells)
+        faces, rep = _clustered(vertices, inverse, cells)
         if len(faces) <= limit:
-            return points[first][faces]
+            return points[first[rep]][faces]
         cells = max(1, int(cells * min(0.8, (limit / len(faces)) ** 0.5)))
 
 
-def _clustered(unit: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
-    """(faces, first) of the corners ``unit`` (in [0, 1]^3, three a triangle) merged on a
-    grid of ``cells`` a side: each face's three cluster indices (faces whose corners merged
-    dropped, a face twice kept once, the first's winding) and each cluster's first corner."""
+def _keys(unit: np.ndarray, cells: int) -> np.ndarray:
+    """One int64 per point of ``unit`` (in [0, 1]^3): its cell of a grid ``cells`` a side."""
     ijk = np.minimum((unit * cells).astype(np.int64), cells - 1)
-    key = (ijk[:, 0] * cells + ijk[:, 1]) * cells + ijk[:, 2]
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    faces = inverse.reshape(-1, 3)
+    return (ijk[:, 0] * cells + ijk[:, 1]) * cells + ijk[:, 2]
+
+
+def _clustered(vertices: np.ndarray, inverse: np.ndarray,
+               cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """(faces, first) of the merged corners ``vertices`` (in [0, 1]^3; ``inverse``: each
+    corner's vertex, three a triangle) clustered on a grid of ``cells`` a side: each face's
+    three cluster indices (faces whose corners merged dropped, a face twice kept once, the
+    first's winding) and each cluster's first vertex."""
+    _, first, cluster = np.unique(_keys(vertices, cells), return_index=True,
+                                  return_inverse=True)
+    faces = cluster[inverse].reshape(-1, 3)
     keep = (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & \
            (faces[:, 0] != faces[:, 2])
     kept = faces[keep]
@@ -292,6 +312,14 @@ def _clustered(unit: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
     else:
         _, once = np.unique(ordered, axis=0, return_index=True)
     return kept[np.sort(once)], first
+
+
+def box(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) corners of the (n, 3) ``points``' bounding box: reduced along rows of
+    a transposed copy (numpy's reduction down the columns of an (n, 3) array cost 25 times
+    more: 40 ms for Go1's trunk)."""
+    columns = np.ascontiguousarray(points.T)
+    return columns.min(axis=1), columns.max(axis=1)
 
 
 def for_engine(tris: np.ndarray, limit: int = ENGINE_FACES) -> np.ndarray:

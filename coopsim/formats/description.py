@@ -229,8 +229,8 @@ def search_path(spec: DescriptionSpec) -> tuple[str, ...]:
 def resolve(name: str, spec: DescriptionSpec, base: str,
             inside=None) -> tuple[str, list[str]]:
     """The file a description's ``name`` (``package://``, ``file://``, relative or absolute)
-    means, relative to ``base``, and where it was looked for (the first candidate that
-    exists, or "" when none does); with ``inside`` (a predicate on resolved paths) only the
+    means, relative to ``base``, and where it was looked for up to it (the first candidate
+    that exists, or "" when none does); with ``inside`` (a predicate on resolved paths) only the
     candidates it accepts are looked at, so that nothing outside is ever tested for existence."""
     if name.startswith("file://"):
         tried = [name[len("file://"):]]
@@ -245,8 +245,13 @@ def resolve(name: str, spec: DescriptionSpec, base: str,
         tried = [name]
     else:
         tried = [os.path.join(base, name)] + [os.path.join(d, name) for d in spec.search]
-    tried = [r for r in map(os.path.realpath, tried) if inside is None or inside(r)]
-    return next((t for t in tried if os.path.isfile(t)), ""), tried
+    looked = []  # resolved one by one up to the first found: realpath stats every folder
+    for real in map(os.path.realpath, tried):
+        if inside is None or inside(real):
+            looked.append(real)
+            if os.path.isfile(real):
+                return real, looked
+    return "", looked
 
 
 # --- safe reading ---------------------------------------------------------------------------------

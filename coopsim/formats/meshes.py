@@ -56,10 +56,10 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
     text = os.fspath(path)
     suffix = os.path.splitext(text)[1].lower()
     if suffix == ".dae":  # COLLADA: a description's mesh, read with pycollada (formats.collada)
-        from .collada import dae_triangles
+        from .collada import box, dae_triangles
         points = dae_triangles(text, max_triangles).reshape(-1, 3)
-        return MeshInfo(text, len(points) // 3, tuple(map(float, points.min(axis=0))),
-                        tuple(map(float, points.max(axis=0))))
+        lo, hi = box(points)
+        return MeshInfo(text, len(points) // 3, tuple(map(float, lo)), tuple(map(float, hi)))
     if suffix not in SUFFIXES:
         raise FileFormatError(text, 0, f"mesh format {suffix or '(none)'!r} is not read: "
                                        f"give {' or '.join(SUFFIXES)}")
@@ -74,7 +74,8 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
         raise FileFormatError(text, 0, "mesh has no triangles")
     if not np.isfinite(points).all():
         raise FileFormatError(text, 0, "mesh has a vertex that is not a finite number")
-    lo, hi = points.min(axis=0), points.max(axis=0)
+    from .collada import box
+    lo, hi = box(points)
     return MeshInfo(text, count, tuple(map(float, lo)), tuple(map(float, hi)))
 
 

@@ -12,6 +12,7 @@ a fixed joint keeps its name).
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import xml.etree.ElementTree as ET
@@ -344,7 +345,7 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
             ascii_names[path] = f"coopsim_{kind}_{counts[kind]}.stl"
             assets.append((ascii_names[path], data))
         counts[kind] += kind != "ascii" or data is not None
-    root = ET.fromstring(ET.tostring(tree.root))  # a copy: the parsed tree stays as read
+    root = copy.deepcopy(tree.root)  # a copy: the parsed tree stays as read
     for old in root.findall("mujoco"):
         root.remove(old)
     inertiarepair.apply(root, tree.repairs)

@@ -32,7 +32,7 @@ from .robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from .specs import RobotSpec
 
 Vec3 = tuple[float, float, float]
-BASES = ("fixed", "floating")
+BASES = ("fixed", "floating", "planar")  # planar: a caster or omni base (imported_mobile)
 #: Joint kinds of a description (URDF's; an MJCF's hinge is ``revolute``, slide ``prismatic``,
 #: ball ``ball``, free ``floating``).
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball")
@@ -50,7 +50,8 @@ class DescriptionSpec:
     Attributes:
         path: The file, resolved (absolute).
         given: The path as written in the scenario (messages).
-        base: ``fixed`` (welded at the section's pose) or ``floating`` (a free body).
+        base: ``fixed`` (welded at the section's pose), ``floating`` (a free body) or
+            ``planar`` (a caster or omni base on the floor driven by a planar velocity).
         search: Folders meshes and ``package://`` names are looked for in, resolved, in order.
         keys: (key, value) pairs of the per-module keys (``tool``, ``gripper``, ``wheels``,
             ``rotors``, ``sensor``...), in file order; a value is what the key's row parsed.

@@ -14,6 +14,10 @@ with their origins) at its zero configuration; nothing needs MuJoCo. What each n
   or ``rotor`` lines (:mod:`coopsim.model.imported_rotors`: their allocation matrix and
   mixer); ``arm`` is their mean distance from the base's z axis (the module's virtual X); the
   mass and the principal moments are the whole tree's (parallel-axis theorem).
+* a **planar base** (``base planar``: PR2's powered casters, an omni or mecanum base, whose
+  wheels cannot drive it as a left and a right wheel): the chassis rides on the floor and is
+  driven by a planar velocity (the ``velocity`` module's vx, vy, yaw rate), capped at the
+  robot's weight times 1 g (:func:`planar_caps`); its wheel joints are held like any other.
 * a **sensor on a link** (:func:`~coopsim.model.imported_frames.mount`): the link's origin
   in the base's frame, x, y, z (m), and the yaw of its x axis (rad).
 
@@ -34,6 +38,7 @@ from .imported_rotors import SPIN_SIGN, Mixer, allocation, controllable, default
 
 #: Defaults when the scenario names no ``kf``/``km`` and the rotor joints give no top speed.
 WHEELS, ROTORS = "wheels", "rotors"  # the description keys (formats.description's rows)
+PLANAR = "planar"  # ``base planar``: the modules a caster or omni base carries (their kit)
 DEFAULT_MAX_SPEED = 2500.0  # rad/s, the Crazyflie's fastest measured propeller speed
 DEFAULT_THRUST_TO_WEIGHT = 2.0  # kf is chosen so that 4 kf max_speed^2 = 2 m g
 DEFAULT_TORQUE_RATIO = 0.01  # m: km = 0.01 kf (the Crazyflie's 0.006, a 10-inch prop's 0.016)
@@ -248,18 +253,21 @@ class Mobile:
         wheels: The wheeled base, or None.
         frame: The multirotor's airframe, or None.
         radius: The chassis radius (sensing, the floor outline), m.
+        planar: A planar base (``base planar``): driven by a planar velocity.
     """
 
     @property
     def base(self) -> str:
-        """``wheeled``, ``floating`` (rotors) or "" (the section's ``base`` stands)."""
-        return "wheeled" if self.wheels else "floating" if self.frame else ""
+        """``wheeled``, ``floating`` (rotors), ``planar`` or "" (the section's ``base``)."""
+        return "wheeled" if self.wheels else "floating" if self.frame else \
+            PLANAR if self.planar else ""
 
     modules: tuple[str, ...] = ()
     defaults: dict = None
     wheels: WheelBase | None = None
     frame: Airframe | None = None
     radius: float = 0.0
+    planar: bool = False
 
 
 def mobile(description, spec) -> Mobile:
@@ -278,10 +286,14 @@ def mobile(description, spec) -> Mobile:
     if (wheels or rotors) and any(k == "base" for k, _ in spec.lines):
         key = "wheels" if wheels else "rotors"
         raise MobileKeyError("base", f"base: a robot with {key} sets its own base (wheels ride "
-                                     "on the floor, rotors fly a free body): leave base out")
+                                     "on the floor, rotors fly a free body; base planar drives a "
+                                     "base without them): leave base out")
     if wheels and rotors:
         raise MobileKeyError("rotors", "rotors: a robot has wheels or rotors, not both")
     modules, defaults, base, frame = [], {}, None, None
+    planar = spec.base == PLANAR
+    if planar:  # wheels and rotors with a base line were refused above
+        _planar_kit(modules, defaults)
     try:
         if wheels:
             key = "wheels"
@@ -306,7 +318,16 @@ def mobile(description, spec) -> Mobile:
     except DescriptionKeyError as exc:
         raise MobileKeyError(key, str(exc)) from None
     return Mobile(tuple(dict.fromkeys(modules)), defaults, base, frame,
-                  _reach(description, base, frame))
+                  _reach(description, base, frame), planar)
+
+
+def _planar_kit(modules: list, defaults: dict) -> None:
+    """A planar base's modules (``velocity``, ``odometry``, ``gps``, ``compass``) added, its
+    velocity without the module's lag: the lag starts from the achieved velocity, so a base
+    its own arms' reactions turn would follow the turn; a base controller servos the command."""
+    modules += kit(PLANAR)
+    defaults.update({label: {"tau": 0.0} for label in modules
+                     if _param(label, "tau") is not None})
 
 
 def _sensors(description, spec, modules: list, defaults: dict) -> None:
@@ -382,13 +403,22 @@ def drive_caps(description, base: WheelBase) -> tuple[float, float]:
     return force, force * base.axle / 2
 
 
+def planar_caps(description, radius: float) -> tuple[float, float]:
+    """A planar base's drive caps: the force (N) its weight times 1 g (a caster base's file
+    gives no driven wheel's effort: PR2's caster joints are fixed), the torque (N m) that
+    force at half the chassis radius ``radius`` (m)."""
+    force = mass_properties(description)[0] * GRAVITY
+    return force, force * radius / 2
+
+
 def chassis(found: Mobile, description, body, member, modules: tuple[str, ...]):
     """The imported type's mount body and member made mobile (``body``, ``member``: the
     :class:`~coopsim.model.robot_type.BodySpec` and ``MemberSpec`` of a fixed or floating
     mount): a wheeled base rides on the floor under the ground drive (a disc of the chassis
     radius, ``differential``, capped by :func:`drive_caps`), a multirotor is a free body whose
     ``mass`` is the airframe's (the engine weighs the file's links; controllers and checks
-    read this one) under ``rotors``. Returns (body, member)."""
+    read this one) under ``rotors``; a planar base rides on the floor as a wheeled one under
+    the ``velocity`` drive, capped by :func:`planar_caps`. Returns (body, member)."""
     from dataclasses import replace
 
     from .robot_type import ShapeSpec
@@ -400,6 +430,12 @@ def chassis(found: Mobile, description, body, member, modules: tuple[str, ...]):
         member = replace(member, modules=modules, radius=found.radius,
                          axle=found.wheels.axle, drive="differential", max_force=force,
                          max_torque=torque)
+    elif found.planar:
+        force, torque = planar_caps(description, found.radius)
+        body = replace(body, kind="dynamic", free=False,
+                       shapes=(ShapeSpec("circle", radius=found.radius),))
+        member = replace(member, modules=modules, radius=found.radius, drive="velocity",
+                         max_force=force, max_torque=torque)
     elif found.frame is not None:
         body = replace(body, kind="dynamic", free=True, shapes=(), mass=found.frame.mass)
         member = replace(member, modules=modules, radius=found.radius, drive="rotors")

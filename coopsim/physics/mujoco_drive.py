@@ -34,7 +34,7 @@ class Rows:
                               dtype=float).reshape(n, 4)
         self.driven = np.flatnonzero([bool(b.drive) and b.kind == "ground" for b in bodies])
         d = self.dadr[self.driven]
-        self.mass, self.moment = model.dof_M0[d], model.dof_M0[d + 2]
+        self.mass, self.moment = apparent(model, d), apparent(model, d + 2)
         self.max_force = np.array([bodies[k].max_force for k in self.driven], dtype=float)
         self.max_torque = np.array([bodies[k].max_torque for k in self.driven], dtype=float)
         self.row_of_body = np.full(model.nbody, -1, dtype=np.int64)
@@ -52,6 +52,31 @@ class Rows:
         for k, body in enumerate(self.bodies):
             body.mode, body.cmd, body.wrench = int(self.mode[k]), self.cmd[k].copy(), \
                 self.wrench[k].copy()
+
+
+def apparent(model, dofs: np.ndarray) -> np.ndarray:
+    """Each dof's inertia as its drive feels it within a substep (kg or kg m^2, at qpos0):
+    its mass matrix diagonal ``dof_M0`` when its body is one rigid tree (a built-in robot's
+    chassis), else 1 / (M^-1)_ii, the body's own with its joints free: a described base's
+    arms and head, held by servos, do not follow it within the substep, and a drive gain
+    of the whole robot's inertia overshot and kept PR2's base turning at rest."""
+    out = model.dof_M0[dofs].copy()
+    jointed = np.flatnonzero(model.tree_dofnum[model.dof_treeid[dofs]] > 3)
+    if len(jointed):
+        import mujoco
+
+        data = mujoco.MjData(model)
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)
+        mujoco.mj_crb(model, data)
+        mujoco.mj_factorM(model, data)
+        for k in jointed:
+            unit = np.zeros(model.nv)
+            unit[dofs[k]] = 1.0
+            solved = np.empty(model.nv)
+            mujoco.mj_solveM(model, data, solved.reshape(1, -1), unit.reshape(1, -1))
+            out[k] = 1.0 / solved[dofs[k]]
+    return out
 
 
 def drive_forces(data, rows: Rows, h: float) -> None:

@@ -31,28 +31,31 @@ def _joints(urdf: str) -> list[ET.Element]:
     return list(ET.parse(urdf).getroot().iter("joint"))
 
 
-def wheeled(urdf: str) -> Check:
-    """Rest, 2 m straight and a 90° turn on the file's left and right wheel joints."""
+def _wheel_pair(urdf: str) -> tuple[list[str], list[str]]:
+    """The file's left and right driven wheel joints (continuous, named so; the front pair
+    of four)."""
     names = [j.get("name", "") for j in _joints(urdf) if j.get("type") == "continuous"]
     left = [n for n in names if "wheel" in n and "left" in n and "caster" not in n]
     right = [n for n in names if "wheel" in n and "right" in n and "caster" not in n]
     if len(left) > 1 and len(right) > 1:  # four driven wheels (TIAGo Pro): the front pair
         left, right = [n for n in left if "front" in n], [n for n in right if "front" in n]
-    if len(left) != 1 or len(right) != 1:
-        return Check("", None, _no_drive(urdf))
+    return left, right
+
+
+def planar(urdf: str) -> bool:
+    """Whether a wheeled base has no single left and right wheel joint (PR2: its casters'
+    joints are fixed in example-robot-data's file): it is driven as ``base planar``."""
+    left, right = _wheel_pair(urdf)
+    return len(left) != 1 or len(right) != 1
+
+
+def wheeled(urdf: str) -> Check:
+    """Rest, 2 m straight and a 90° turn on the file's left and right wheel joints; a base
+    without them (:func:`planar`) on a planar velocity, also 1 m sideways."""
+    if planar(urdf):
+        return _check(robot_motion.check_planar(urdf))
+    left, right = _wheel_pair(urdf)
     return _check(robot_motion.check_wheeled(urdf, left[0], right[0]))
-
-
-def _no_drive(urdf: str) -> str:
-    """Why a wheeled base without one left and one right wheel joint is not driven (PR2: its
-    casters' joints are fixed in example-robot-data's file)."""
-    casters = [j for j in _joints(urdf) if "caster" in j.get("name", "") and j.get("type")]
-    fixed = sum(j.get("type") == "fixed" for j in casters)
-    said = (f"its {len(casters)} caster joints (steering and wheels) are all fixed in this "
-            "file: nothing of its base turns; " if casters and fixed == len(casters) else "")
-    return (f"no single left and right wheel joint: {said}a caster base driven by a planar "
-            "velocity (vx, vy, wz, as PR2's own base controller steers its powered casters) "
-            "is not a drive coopsim offers (`wheels`: one left and one right wheel joint)")
 
 
 def multirotor(urdf: str) -> Check:

@@ -78,6 +78,8 @@ ALLOWED = {
     ("model/imported_arm.py", "gripper"): "the [ROBOT_n] gripper key an arm's error points at",
     ("model/imported_arm.py", "tool"): "the [ROBOT_n] tool key an arm is read from",
     ("model/imported_mobile.py", "rotors"): "the [ROBOT_n] rotors key of a described robot",
+    ("model/imported_mobile.py", "velocity"): "a planar base's velocity drive kind (base "
+                                              "planar), not the module",
     ("formats/robotxml.py", "velocity"): "the URDF <limit velocity> attribute",
     ("formats/robotxml.py", "mujoco"): "the MJCF root element and the URDF <mujoco> element",
     ("app/run.py", "external"): "the summary's external robots line (issue 44), not the rule",

@@ -68,12 +68,20 @@ DAE = """<?xml version="1.0" encoding="utf-8"?>
 
 
 def _whole(path: str, data: bytes) -> np.ndarray:
-    """The triangles pycollada gives from every source of the file (the reader before)."""
+    """The triangles pycollada gives from every source of the file, float64 corners gathered
+    from its bound primitives (the reader before: not the reader's own gather)."""
     ignore = [collada.common.DaeUnsupportedError, collada.common.DaeBrokenRefError]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PendingDeprecationWarning)
         doc = collada.Collada(io.BytesIO(reader._geometry_only(data)), ignore=ignore)
-        return reader._scene_triangles(doc, path, 1_000_000)
+        parts = []
+        for bound in doc.scene.objects("geometry"):
+            for prim in bound.primitives():
+                tris = prim.triangleset() if hasattr(prim, "triangleset") else prim
+                index = getattr(tris, "vertex_index", None)
+                if index is not None and len(index) and np.ndim(index) == 2:
+                    parts.append(np.asarray(tris.vertex, dtype=float)[np.asarray(index)])
+        return np.concatenate(parts).reshape(-1, 3, 3)
 
 
 def test_unused_normals_and_texture_coordinates_are_not_parsed():

@@ -126,6 +126,38 @@ def test_keys_that_cannot_be_what_they_say_are_refused_at_their_line(tmp_path, s
     assert err.value.line == line and words in str(err.value)
 
 
+def test_a_planar_base_drives_any_way_on_its_velocity_with_its_odometry_matching(tmp_path):
+    # base planar: the rover's wheels left alone (held), the chassis on a planar velocity;
+    # beside it the rover on its wheels (both robots' odometry in one module pass)
+    path = _scenario(tmp_path, [f"description {EXAMPLES / 'rover.urdf'}", "name rv",
+                                "position 0 0 0", "base planar", "type planar_rover", "[ROBOT_2]",
+                                f"description {EXAMPLES / 'rover.urdf'}", "name wh",
+                                "position 0 2 0", "wheels wheel_left_joint wheel_right_joint"],
+                     0.02)
+    sim = Simulation(load(str(path)))
+    stepper, bot = Stepper(sim, mode="lockstep"), LocalRobot(sim, "rv")
+    assert {"velocity", "odometry", "gps", "compass"} <= set(sim.world.robot("rv").modules)
+    assert "motors" not in sim.world.robot("rv").modules
+    LocalRobot(sim, "wh").motors.set_speeds(0.1, 0.1)
+    for command in ((0.1, 0.2, 0.0), (0.0, 0.0, 0.5), (0.2, -0.1, 0.3)):
+        bot.velocity.set_velocity(*command)  # world frame
+        for _ in range(50):
+            snap = stepper.tick()
+        pose, odo = snap.poses[0], np.array(snap.reading("rv", "odometry"))
+        assert odo[:3] == pytest.approx(pose[:3], abs=1e-6) and odo[3:] == pytest.approx(0)
+    wheeled = np.array(snap.reading("wh", "odometry"))
+    assert wheeled[0] == pytest.approx(0.3, abs=0.01) and wheeled[3:] == pytest.approx(0.3,
+                                                                                        abs=0.01)
+    assert pose[2] == pytest.approx(0.8, abs=0.01)  # 0.5 + 0.3 rad/s for 1 s each
+    assert pose[:2] == pytest.approx((0.1 + 0.2, 0.2 - 0.1), abs=0.01)
+
+
+def test_a_planar_base_with_wheels_is_refused_at_its_base_line(tmp_path):
+    with pytest.raises(FileFormatError) as err:
+        load(str(rover(tmp_path, "base planar")))
+    assert err.value.line == 15 and "a robot with wheels sets its own base" in str(err.value)
+
+
 def _frame(rotor_xy, wheels=()):
     """A description of a base with links at ``rotor_xy`` (m) and wheel joints at y = +-w."""
     from coopsim.model.imported import Description, Joint, Link

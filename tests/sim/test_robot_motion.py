@@ -1,7 +1,7 @@
 """Issue 52's motion goals on example-robot-data's robots as installed (experiments/
 robot_motion.py runs each check; docs/robots.md states the figures): the TIAGo's base drives
-true (odometry against the pose), the Iris (rotors at -59/-123/123/59 degrees) hovers and
-flies the eight through the mixer its file gives, a file without rotor links says how to name
+true (odometry against the pose), so does the PR2's caster base on a planar velocity, the
+Iris (rotors at -59/-123/123/59 degrees) hovers and flies the eight through the mixer its file gives, a file without rotor links says how to name
 them, tilted and + frames mix right, the Go2 stands from its SRDF stance, the Talos stands on its feet in
 its half-sitting stance, and its held joints track targets with its base fixed and refuse
 targets past their limits."""
@@ -59,6 +59,17 @@ def test_the_tiago_base_rests_drives_straight_and_turns_with_its_odometry_true(t
     print("TIAGo:", got["figure"])
     assert got["rest_mm"] < 0.01 and got["rest_deg"] < 0.001  # 10 s at rest: 0 mm, 0 deg
     assert got["distance_m"] > 1.9 and got["straight_pct"] <= 1.0
+    assert got["turned_deg"] == pytest.approx(90, abs=5) and got["turn_deg"] <= 1.0
+
+
+@needs_package
+def test_the_pr2_caster_base_rests_drives_straight_sideways_and_turns_with_its_odometry_true():
+    # base planar: its casters' joints are fixed in the file; the drive's gain once was the
+    # whole robot's inertia and its held arms kept the base turning 4 degrees in 10 s at rest
+    got = rm.check_planar(ROBOTS / "pr2_description/urdf/pr2.urdf")
+    print("PR2:", got["figure"])
+    assert got["rest_mm"] < 0.01 and got["rest_deg"] < 0.001
+    assert got["distance_m"] > 1.9 and got["drift_mm"] < 5 and got["straight_pct"] <= 1.0
     assert got["turned_deg"] == pytest.approx(90, abs=5) and got["turn_deg"] <= 1.0
 
 

@@ -1,4 +1,6 @@
-"""``odometry``: dead reckoning from the wheels' motion, from (0, 0, 0) at load and reset."""
+"""``odometry``: dead reckoning from the wheels' motion, from (0, 0, 0) at load and reset; a
+described planar base's (``base planar``: no left and right wheel) from its own planar motion
+(:func:`_planar`), its wheel travels 0."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ class Odometry(Module):
     """x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)."""
 
     label = "odometry"
-    described_by = ("wheels",)  # description keys giving it (imported_mobile)
+    described_by = ("wheels", "planar")  # description keys giving it (imported_mobile)
     description = "x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)"
     params = (
         ParamSpec("slip", "float", "std of wheel slip, % of each step's wheel travel",
@@ -37,10 +39,26 @@ class Odometry(Module):
         sensing plan draws them with every kind's noise (``frame.normals``)."""
         return 2 if _slips(p) else 0
 
+    _flat: tuple = (None, None)  # (the axle array, its planar rows' mask or None)
+
     @classmethod
     def measure(cls, frame, rows, p, prev, rng):
+        every = len(rows) == len(frame.axle)
+        axle = frame.axle if every else frame.axle[rows]
+        if cls._flat[0] is not frame.axle:  # a new table (tables.py makes a new array)
+            flat = frame.axle <= 0  # a planar base (base planar): no left and right wheel
+            cls._flat = (frame.axle, flat if flat.any() else None)
+        if cls._flat[1] is None:
+            return cls._wheeled(frame, rows, p, prev, rng, axle)
+        flat = cls._flat[1] if every else cls._flat[1][rows]
+        out = cls._wheeled(frame, rows, p, prev, rng, np.where(flat, 1.0, axle))
+        out[flat] = _planar(frame, np.arange(len(frame.axle))[rows][flat], prev[flat])
+        return out
+
+    @classmethod
+    def _wheeled(cls, frame, rows, p, prev, rng, axle):
+        """x, y, yaw and each wheel's travel integrated from the wheels' speeds."""
         speeds = Motors.wheel_speeds(frame, rows)
-        axle = frame.axle if len(rows) == len(frame.axle) else frame.axle[rows]
         slip = speeds.size and _slips(p)
         if not slip and kernels.WARM.ready:  # one compiled call, the same bits
             out = np.empty((len(rows), 5))
@@ -64,6 +82,25 @@ class Odometry(Module):
     def act(cls, command, sim, robot, msg):
         sim.zero_reading(robot, cls.label)
         return "odometry reset"
+
+
+def _planar(frame, rows, prev) -> np.ndarray:
+    """A planar base's odometry (it has no left and right wheel): the step's displacement
+    (world frame, what the engine reports as the velocity times dt) turned into the base's
+    frame at the step's mid heading, then turned by the odometry's own mid heading, as a
+    caster base's controller integrates its casters' motion; the wheel travels stay 0."""
+    vel, dt = frame.velocity[rows], frame.dt
+    dyaw = vel[:, 2] * dt
+    true_mid = frame.pose[rows, 2] - dyaw / 2  # the pose is the step's end
+    c, s = np.cos(true_mid), np.sin(true_mid)
+    forward = (vel[:, 0] * c + vel[:, 1] * s) * dt
+    left = (vel[:, 1] * c - vel[:, 0] * s) * dt
+    mid = prev[:, 2] + dyaw / 2
+    out = prev.copy()
+    out[:, 0] += forward * np.cos(mid) - left * np.sin(mid)
+    out[:, 1] += forward * np.sin(mid) + left * np.cos(mid)
+    out[:, 2] = wrap(prev[:, 2] + dyaw)
+    return out
 
 
 def _slips(p) -> bool:

@@ -34,6 +34,7 @@ class Velocity(Module):
     """Holonomic velocity drive with lag, acceleration limit and an optional position loop."""
 
     label = "velocity"
+    described_by = ("planar",)  # a described planar base (imported_mobile: base planar)
     description = ("holonomic drive: world-frame velocity (m/s) and yaw rate (rad/s) through a "
                    "first-order lag and an acceleration limit, or a position reference to track")
     params = (
