@@ -45,12 +45,16 @@ class Odometry(Module):
     def measure(cls, frame, rows, p, prev, rng):
         every = len(rows) == len(frame.axle)
         axle = frame.axle if every else frame.axle[rows]
-        if cls._flat[0] is not frame.axle:  # a new table (tables.py makes a new array)
+        # one read of the cache: worlds on other threads (sweeps, vector envs) replace it
+        # between this world's check and its use, so the pair is taken whole
+        seen, mask = cls._flat
+        if seen is not frame.axle:  # a new table (tables.py makes a new array)
             flat = frame.axle <= 0  # a planar base (base planar): no left and right wheel
-            cls._flat = (frame.axle, flat if flat.any() else None)
-        if cls._flat[1] is None:
+            mask = flat if flat.any() else None
+            cls._flat = (frame.axle, mask)
+        if mask is None:
             return cls._wheeled(frame, rows, p, prev, rng, axle)
-        flat = cls._flat[1] if every else cls._flat[1][rows]
+        flat = mask if every else mask[rows]
         out = cls._wheeled(frame, rows, p, prev, rng, np.where(flat, 1.0, axle))
         out[flat] = _planar(frame, np.arange(len(frame.axle))[rows][flat], prev[flat])
         return out
