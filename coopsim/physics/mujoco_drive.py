@@ -27,6 +27,7 @@ class Rows:
         self.bodies = bodies
         self.ids = np.array([b.id for b in bodies], dtype=np.int64)
         self.free = np.array([b.free for b in bodies], dtype=bool)
+        self.grounded = not self.free.all()  # some robot rides the floor (takes no wrench)
         self.qadr = np.array([b.qadr for b in bodies], dtype=np.int64)
         self.dadr = np.array([b.dadr for b in bodies], dtype=np.int64)
         self.z = np.array([b.qpos0_z for b in bodies], dtype=float)

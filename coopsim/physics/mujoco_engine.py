@@ -432,7 +432,7 @@ class MujocoEngine(Access, Engine):
         table.wrench[rows, 3:] = np.asarray(torque, dtype=float).reshape(-1, 3)
         if self._mixers:  # described multirotors: the wanted wrench through their rotors
             remix_rows(self._mixers, table.bodies, table.wrench, rows)
-        ground = np.asarray(rows)[~table.free[rows]]
+        ground = np.asarray(rows)[~table.free[rows]] if table.grounded else ()
         if len(ground):
             raise SimulationError(f"{table.bodies[int(ground[0])].label} rides on the floor: "
                                   "only free bodies take a wrench")

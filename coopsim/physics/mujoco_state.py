@@ -50,7 +50,12 @@ def turn_z(w, x, y, z, vx, vy, vz):
 def yaw_of(quat: np.ndarray) -> np.ndarray:
     """(n,) heading (rad) of (n, 4) quaternions: the angle of the body's x axis projected on the
     floor, counter-clockwise from +x."""
-    w, x, y, z = quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3]
+    return yaw(quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3])
+
+
+def yaw(w, x, y, z):
+    """:func:`yaw_of` of one quaternion's floats (a numpy float) or of (n,) arrays: numpy's
+    arctan2 both ways (math.atan2's bits differ from it)."""
     return np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
@@ -112,11 +117,10 @@ class RobotStates:
         if len(self.moving) > FEW:
             out[self.moving] = planar(full[self.moving])
             return out
-        arctan2 = np.arctan2  # not math.atan2: numpy's own, whose bits differ from libm's
         for row in self.moving.tolist():
             x, y, _, qw, qx, qy, qz, vx, vy, _, wx, wy, wz = full[row].tolist()
-            out[row] = (x, y, float(arctan2(2 * (qw * qz + qx * qy), 1 - 2 * (qy * qy + qz * qz))),
-                        vx, vy, turn_z(qw, qx, qy, qz, wx, wy, wz))
+            out[row] = (x, y, float(yaw(qw, qx, qy, qz)), vx, vy,
+                        turn_z(qw, qx, qy, qz, wx, wy, wz))
         return out
 
 

@@ -59,3 +59,16 @@ def test_a_few_flyers_wrenches_are_the_arrays_bits_and_the_turned_wrench():
     turned = np.hstack([np.einsum("nij,nj->ni", rot, wrench[:, :3]),
                         np.einsum("nij,nj->ni", rot, wrench[:, 3:])])
     np.testing.assert_allclose(arrays[1:], turned, rtol=0, atol=1e-12)
+
+
+def test_a_few_free_bodies_poses_are_the_arrays_bits():
+    from coopsim.physics.mujoco_bodies import BodyTable
+
+    rng = np.random.default_rng(3)
+    bodies = [SimpleNamespace(kind="free", qadr=7 * k, bottom=0.0, qpos=np.zeros(7))
+              for k in range(N)]
+    qpos = rng.normal(size=7 * N)
+    many, few = BodyTable(bodies), BodyTable(bodies[:ms.FEW])
+    arrays, floats = many.poses(qpos), few.poses(qpos)
+    assert arrays[:ms.FEW].tobytes() == floats.tobytes()
+    np.testing.assert_array_equal(arrays[:, 2], ms.yaw_of(qpos.reshape(N, 7)[:, 3:7]))
