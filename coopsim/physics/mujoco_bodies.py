@@ -54,10 +54,14 @@ class BodyTable:
     def poses(self, qpos: np.ndarray) -> np.ndarray:
         """(n, 3) x, y, yaw now (free bodies: the heading of their x axis on the floor)."""
         out = self.fixed.copy()
-        if len(self.f):
+        if len(self.f) > ms.FEW:
             q = qpos[self.fq]
             out[self.f, 0], out[self.f, 1] = q[:, 0], q[:, 1]
             out[self.f, 2] = ms.yaw_of(q[:, 3:7])
+        elif len(self.f):  # a few (an arm's cube): one by one on floats, the same bits
+            for k, at in zip(self.f.tolist(), self.fq[:, 0].tolist()):
+                x, y, _, qw, qx, qy, qz = qpos[at:at + 7].tolist()
+                out[k] = (x, y, float(ms.yaw(qw, qx, qy, qz)))
         if len(self.g):
             out[self.g] = qpos[self.gq]
         return out

@@ -9,6 +9,8 @@ rad/s) to the commanded one within the substep, capped by its member's ``max_for
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import mujoco_bodies as mbt
@@ -25,6 +27,7 @@ class Rows:
         self.bodies = bodies
         self.ids = np.array([b.id for b in bodies], dtype=np.int64)
         self.free = np.array([b.free for b in bodies], dtype=bool)
+        self.grounded = not self.free.all()  # some robot rides the floor (takes no wrench)
         self.qadr = np.array([b.qadr for b in bodies], dtype=np.int64)
         self.dadr = np.array([b.dadr for b in bodies], dtype=np.int64)
         self.z = np.array([b.qpos0_z for b in bodies], dtype=float)
@@ -33,6 +36,7 @@ class Rows:
         self.fixed = np.array([b.qpos[:4] if b.static else np.zeros(4) for b in bodies],
                               dtype=float).reshape(n, 4)
         self.driven = np.flatnonzero([bool(b.drive) and b.kind == "ground" for b in bodies])
+        self.ground = self.qadr[self.driven, None] + np.arange(3)  # their x, y, yaw in qpos
         d = self.dadr[self.driven]
         self.mass, self.moment = apparent(model, d), apparent(model, d + 2)
         self.max_force = np.array([bodies[k].max_force for k in self.driven], dtype=float)
@@ -102,11 +106,22 @@ def drive_forces(data, rows: Rows, h: float) -> None:
 
 def wrench_forces(data, rows: Rows) -> None:
     """The held body-frame wrenches in the world frame, by each flyer's orientation at the
-    start of this substep (from its free joint's quaternion)."""
-    f = rows.flyers
-    quat = data.qpos[rows.qadr[f, None] + np.arange(3, 7)]
-    rot = ms.rotations(quat / np.linalg.norm(quat, axis=1, keepdims=True))
-    wrench = rows.wrench[f]
-    out = data.xfrc_applied
-    out[rows.ids[f], :3] = np.einsum("nij,nj->ni", rot, wrench[:, :3])
-    out[rows.ids[f], 3:] = np.einsum("nij,nj->ni", rot, wrench[:, 3:])
+    start of this substep (from its free joint's quaternion, normalised): a few flyers one by
+    one on floats (numpy's calls cost more than their arithmetic), more as arrays, the same
+    bits (:func:`.mujoco_state.turn`)."""
+    f, out = rows.flyers, data.xfrc_applied
+    if len(f) <= ms.FEW:
+        qpos = data.qpos
+        for row, q, body in zip(f.tolist(), rows.qadr[f].tolist(), rows.ids[f].tolist()):
+            w, x, y, z = qpos[q + 3:q + 7].tolist()
+            s = math.sqrt(w * w + x * x + y * y + z * z)
+            w, x, y, z = w / s, x / s, y / s, z / s
+            fx, fy, fz, tx, ty, tz = rows.wrench[row].tolist()
+            out[body] = ms.turn(w, x, y, z, fx, fy, fz) + ms.turn(w, x, y, z, tx, ty, tz)
+        return
+    w, x, y, z = data.qpos[rows.qadr[f, None] + np.arange(3, 7)].T
+    s = np.sqrt(w * w + x * x + y * y + z * z)
+    w, x, y, z = w / s, x / s, y / s, z / s
+    wrench = rows.wrench[f].T
+    out[rows.ids[f]] = np.column_stack(ms.turn(w, x, y, z, *wrench[:3])
+                                       + ms.turn(w, x, y, z, *wrench[3:]))

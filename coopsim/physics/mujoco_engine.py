@@ -314,8 +314,8 @@ class MujocoEngine(Access, Engine):
         self._diverged, held = [], []
         if self._scenery.terrain is not None:  # ground bodies on their way to its height
             self._riders().follow(data, dt)
-        ground = rows.qadr[rows.driven, None] + np.arange(3)  # x, y, yaw of the driven
-        start = data.qpos[ground]
+        ground = rows.ground  # x, y, yaw of the driven (a flyer's or an arm's world: none)
+        start = data.qpos[ground] if len(ground) else None
         for _ in range(n):
             md.drive_forces(self.data, rows, dt / n)
             if len(rows.flyers):
@@ -335,7 +335,8 @@ class MujocoEngine(Access, Engine):
         # a ground robot's velocity is its displacement over the step (as the kinematic
         # engine's): what its wheels turned by, so odometry sums to the pose (the rate at the
         # step's end, sampled while the drive's capped force ramps it, drifts from it)
-        self._mean = (rows, self._moved, (data.qpos[ground] - start) / dt)
+        self._mean = None if start is None else \
+            (rows, self._moved, (data.qpos[ground] - start) / dt)
 
     def diverged(self) -> tuple:
         """See :meth:`Engine.diverged` (:mod:`coopsim.physics.mujoco_health`)."""
@@ -431,7 +432,7 @@ class MujocoEngine(Access, Engine):
         table.wrench[rows, 3:] = np.asarray(torque, dtype=float).reshape(-1, 3)
         if self._mixers:  # described multirotors: the wanted wrench through their rotors
             remix_rows(self._mixers, table.bodies, table.wrench, rows)
-        ground = np.asarray(rows)[~table.free[rows]]
+        ground = np.asarray(rows)[~table.free[rows]] if table.grounded else ()
         if len(ground):
             raise SimulationError(f"{table.bodies[int(ground[0])].label} rides on the floor: "
                                   "only free bodies take a wrench")

@@ -69,6 +69,7 @@ class RobotRays:
         self.spare = next((g for g in range(_GROUPS - 1, -1, -1) if g not in used), -1)
         # robots whose cast swaps groups (see cast); the others may go through the lean loop
         self.swaps = np.array([self.spare >= 0 and not a for a in self.alone], dtype=bool)
+        self.swapping = bool(self.swaps.any())  # none (quadrotors alone): no gather a cast
         self._geomid = np.empty(1, dtype=np.int32)
         self._seen = None  # _screen's geoms, worked out when first asked
         self.mask = np.ones(_GROUPS, dtype=np.uint8)
@@ -94,7 +95,7 @@ class RobotRays:
         """
         model, n, k = self.model, len(rows), directions.shape[1]
         reach = np.asarray(reach, dtype=float)
-        if k < FEW and not self.swaps[np.asarray(rows, dtype=np.int64)].any():
+        if k < FEW and not (self.swapping and self.swaps[np.asarray(rows, np.int64)].any()):
             dist = self._few(data, rows, origins, directions, reach)
             cap = reach[:, None]
             return np.where((dist >= 0.0) & (dist < cap), dist, cap)
@@ -136,12 +137,14 @@ class RobotRays:
         dist = np.full(n * k, mrk.ASK)
         # the screen bounds each ray's segment by its reach: an unbounded one goes to mj_ray
         screen = self._screen(data) if n * k >= SCREEN and np.isfinite(reach).all() else None
+        ask = range(n * k)  # unscreened (a few rays): every one through mj_ray
         if screen is not None:
             mrk.screen(pnt, vec, bodies, np.ascontiguousarray(reach, dtype=float), screen[0],
                        self.model.geom_bodyid, data.geom_xpos, data.geom_xmat,
                        self.model.geom_aabb, *screen[1:], dist)
+            ask = np.flatnonzero(dist == mrk.ASK).tolist()
         ray, model, mask, geomid = mujoco.mj_ray, self.model, self.mask, self._geomid
-        for i in np.flatnonzero(dist == mrk.ASK).tolist():
+        for i in ask:
             dist[i] = ray(model, data, pnt[i], vec[i], mask, 1, int(bodies[i]), geomid)
         return dist.reshape(n, k)
 

@@ -14,6 +14,8 @@ import numpy as np
 
 from .shapes import box_corners, mark_sides
 
+FEW = 8  # bodies up to which a state row or a wrench is worked out on floats, one by one
+
 
 def rotations(quat: np.ndarray) -> np.ndarray:
     """(n, 3, 3) body-to-world rotation matrices of (n, 4) unit quaternions (w, x, y, z)."""
@@ -31,10 +33,29 @@ def rotations(quat: np.ndarray) -> np.ndarray:
     return out
 
 
+def turn(w, x, y, z, vx, vy, vz) -> tuple:
+    """A body-frame vector (vx, vy, vz) in the world frame, by the unit quaternion (w, x, y, z):
+    :func:`rotations`' matrix times it, its entries as there and each sum left to right, on
+    floats (a few bodies, one by one) and on (n,) arrays alike, the same bits."""
+    return ((1 - 2 * (y * y + z * z)) * vx + 2 * (x * y - w * z) * vy + 2 * (x * z + w * y) * vz,
+            2 * (x * y + w * z) * vx + (1 - 2 * (x * x + z * z)) * vy + 2 * (y * z - w * x) * vz,
+            turn_z(w, x, y, z, vx, vy, vz))
+
+
+def turn_z(w, x, y, z, vx, vy, vz):
+    """The world-frame z component of :func:`turn` alone (floats or arrays)."""
+    return 2 * (x * z - w * y) * vx + 2 * (y * z + w * x) * vy + (1 - 2 * (x * x + y * y)) * vz
+
+
 def yaw_of(quat: np.ndarray) -> np.ndarray:
     """(n,) heading (rad) of (n, 4) quaternions: the angle of the body's x axis projected on the
     floor, counter-clockwise from +x."""
-    w, x, y, z = quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3]
+    return yaw(quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3])
+
+
+def yaw(w, x, y, z):
+    """:func:`yaw_of` of one quaternion's floats (a numpy float) or of (n,) arrays: numpy's
+    arctan2 both ways (math.atan2's bits differ from it)."""
     return np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
@@ -89,10 +110,17 @@ class RobotStates:
         return out
 
     def planar(self, full: np.ndarray) -> np.ndarray:
-        """(N, 6) :func:`planar` of :meth:`full`'s rows (the still rows' worked out once)."""
+        """(N, 6) :func:`planar` of :meth:`full`'s rows (the still rows' worked out once; a
+        few moving rows one by one on floats: numpy's call costs more than their arithmetic,
+        the same bits)."""
         out = self.still_planar.copy()
-        if len(self.moving):
+        if len(self.moving) > FEW:
             out[self.moving] = planar(full[self.moving])
+            return out
+        for row in self.moving.tolist():
+            x, y, _, qw, qx, qy, qz, vx, vy, _, wx, wy, wz = full[row].tolist()
+            out[row] = (x, y, float(yaw(qw, qx, qy, qz)), vx, vy,
+                        turn_z(qw, qx, qy, qz, wx, wy, wz))
         return out
 
 
@@ -103,8 +131,8 @@ def planar(state: np.ndarray) -> np.ndarray:
     out[:, 0:2] = state[:, 0:2]
     out[:, 2] = yaw_of(state[:, 3:7])
     out[:, 3:5] = state[:, 7:9]
-    rot = rotations(state[:, 3:7])
-    out[:, 5] = np.einsum("nj,nj->n", rot[:, 2, :], state[:, 10:13])  # (R w_body)_z
+    w, x, y, z = state[:, 3:7].T
+    out[:, 5] = turn_z(w, x, y, z, state[:, 10], state[:, 11], state[:, 12])  # (R w_body)_z
     return out
 
 

@@ -138,8 +138,11 @@ class Joints(Module):
             board.put(at, plan)
         live = board.arrays["live"][at]
         if live.any():
-            slots = at[live]
-            plan = {k: board.arrays[k][slots] for k in _EVALUATED}  # not the stored commands
+            slots, arrays = at[live], board.arrays
+            # every robot of the board live, in its order (one arm moving): the arrays
+            # themselves, read only; else a gather of what _evaluate reads (not the commands)
+            plan = arrays if board.ordered and len(slots) == len(arrays["t0"]) else \
+                {k: arrays[k][slots] for k in _EVALUATED}
             e = frame.time + frame.dt - plan["t0"]
             q, qd, done = _evaluate(plan, e)
             frame.physics.set_arm_targets(rows[live], q, qd)
@@ -191,6 +194,7 @@ class Plans(ByName):
         self.arrays["live"] = self.arrays["live"].astype(bool)
         self._key: tuple = (None, b"")
         self._at = np.zeros(0, np.int64)
+        self.ordered = True  # _at is 0, 1, ...: the board's slots in the rows' order
 
     def slots(self, frame, rows: np.ndarray) -> np.ndarray:
         """(len(rows),) the board's slot of each robot (new robots get one)."""
@@ -199,6 +203,7 @@ class Plans(ByName):
             names = row_names(frame, rows)
             self.put(names, {})  # slots for robots not seen before
             self._at = np.array([self.index[n] for n in names], dtype=np.int64)
+            self.ordered = bool((self._at == np.arange(len(self._at))).all())
             self._key = key
         return self._at
 

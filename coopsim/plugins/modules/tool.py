@@ -78,21 +78,19 @@ class Tool(Module):
     def sense(cls, frame, rows, p, prev):
         from .joints import arm_specs, arm_state
 
-        out = np.zeros((len(rows), 7))
-        out[:, 3] = 1.0
         if frame.state3d is None or not len(rows):
-            return out
+            return _unarmed(len(rows))
         q = arm_state(frame, rows)[:, :, 0]
-        arms = arm_specs(frame, rows)
-        for arm, at in _groups(arms):
+        out = None  # made only where some robot has no arm or the arms differ
+        for arm, at in _groups(arm_specs(frame, rows)):
             state = frame.state3d[rows] if at is None else frame.state3d[rows[at]]
             angles = q[:, :arm.dof] if at is None else q[at, :arm.dof]
             got = armkernel.run(*_constants(arm), state, angles)
-            if at is None:
-                out = got
-            else:
-                out[at] = got
-        return out
+            if at is None:  # one kind of arm on every robot (the usual)
+                return got
+            out = _unarmed(len(rows)) if out is None else out
+            out[at] = got
+        return _unarmed(len(rows)) if out is None else out
 
     @classmethod
     def act(cls, command, sim, robot, msg):
@@ -216,6 +214,13 @@ def _miss(job: IKJob, fit: Solved) -> str:
 
 _CONSTANTS: dict[int, tuple] = {}  # id(arm) -> (arm, its constant matrices)
 _GROUPS: dict[int, tuple] = {}  # id of a tuple of arms (Access.arms) -> (it, its groups)
+
+
+def _unarmed(n: int) -> np.ndarray:
+    """(n, 7) the reading of robots without an arm: the origin, the identity quaternion."""
+    out = np.zeros((n, 7))
+    out[:, 3] = 1.0
+    return out
 
 
 def _groups(arms) -> list[tuple]:
