@@ -40,6 +40,8 @@ from typing import Sequence
 
 import numpy as np
 
+from scipy.sparse.csgraph import dijkstra
+
 from . import kernels
 from .errors import SwarmError
 from .grid import DIAGONAL_STEP, STEP, Grid
@@ -194,7 +196,6 @@ def _dijkstra(grid: Grid, start: int, goal: int) -> tuple[list[int], float] | No
     """The same shortest path as :func:`search`, by scipy's Dijkstra (compiled) over the grid's
     move graph: a fixed cost (all cells nearer than the goal) for the hard cases where obstacles
     mislead the heuristic and the Python A* would expand thousands of cells."""
-    from scipy.sparse.csgraph import dijkstra  # here: loading a plugin costs no SciPy
     dist, pred = dijkstra(grid.graph(), indices=start, return_predecessors=True)
     if not math.isfinite(dist[goal]):
         return None

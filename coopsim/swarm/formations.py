@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from .errors import SwarmError
 
@@ -232,7 +233,6 @@ def assign(positions: np.ndarray, slots: np.ndarray, squared: bool = False) -> n
         raise SwarmError("empty squad: nothing to assign (0 robots)")
     if len(slots) < len(positions):
         raise SwarmError(f"{len(positions)} robots but only {len(slots)} slots")
-    from scipy.optimize import linear_sum_assignment  # here: loading a plugin costs no SciPy
     cost = np.linalg.norm(positions[:, None, :] - slots[None, :, :], axis=2)
     rows, cols = linear_sum_assignment(cost ** 2 if squared else cost)
     out = np.empty(len(positions), dtype=int)
@@ -259,7 +259,6 @@ def shape_error(positions: np.ndarray, offsets: np.ndarray, heading: float) -> n
 def _fit(p: np.ndarray, f: np.ndarray, theta: float) -> np.ndarray:
     """The errors of one fit of centred slots ``f`` to centred positions ``p`` from a start
     heading ``theta`` (rad)."""
-    from scipy.optimize import linear_sum_assignment  # here: loading a plugin costs no SciPy
     for _ in range(2):
         c, s = math.cos(theta), math.sin(theta)
         placed = f @ np.array([[c, s], [-s, c]])

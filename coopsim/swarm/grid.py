@@ -21,12 +21,12 @@ from __future__ import annotations
 import math
 import threading
 from array import array
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
-
-if TYPE_CHECKING:  # SciPy is imported where it is used: loading a plugin costs none of it
-    from scipy.sparse import csr_matrix
+from scipy import ndimage
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
 
 from ..model.specs import FloorSpec, ObjectSpec
 
@@ -68,7 +68,6 @@ class Grid:
         padded = np.pad(self.blocked, 1, constant_values=True)
         self._padded_blocked = padded
         self.free = bytearray((~padded).astype(np.uint8).ravel().tobytes())
-        from scipy import ndimage
         # Moves that never cut a corner connect exactly the 4-connected free regions (a diagonal
         # step needs both side cells free), so these labels decide reachability in O(1).
         labels, _ = ndimage.label(~padded)
@@ -166,7 +165,6 @@ class Grid:
         those already chosen in its region, which spreads them along the region's rim."""
         if per_region is None:
             per_region = int(min(16, max(1, 4_000_000 // len(self.free))))
-        from scipy.sparse.csgraph import dijkstra
         graph = self.graph()
         sizes = np.bincount(self.labels)
         out = []
@@ -194,7 +192,6 @@ class Grid:
         return self._csr
 
     def _build_graph(self) -> csr_matrix:
-        from scipy.sparse import csr_matrix
         free = np.frombuffer(bytes(self.free), dtype=np.uint8).astype(bool)
         idx = np.nonzero(free)[0]
         st = self.stride
