@@ -112,7 +112,9 @@ def test_the_default_engine_is_found_without_importing_another_engine():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:3] == ["pymunk", "[]", "False"], done.stdout
+    assert done.stdout.split("\n")[:3] == ["pymunk", "[]", "False"], (
+        f"{done.stdout}(an install whose metadata predates coopsim.defaults scans by label: "
+        "pip install -e .)")
 
 
 def test_a_packages_declared_default_comes_after_the_builtins(tmp_path, monkeypatch):
