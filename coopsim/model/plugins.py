@@ -3,7 +3,8 @@
 ``ROBOT_TYPES``, ``MODULES``, ``DRIVERS``, ``ENGINES``, ``RULES`` and ``METRICS`` (metric kinds
 of ``[MONITORS]``) read the entry-point groups ``coopsim.robot_types``, ``coopsim.modules``,
 ``coopsim.drivers``, ``coopsim.engines``, ``coopsim.rules`` and ``coopsim.metrics``
-(docs/plugins.md). A module's command ids must be new across all modules and
+(docs/plugins.md); ``coopsim.defaults`` names each kind's default without importing it (its
+``engine`` entry: the default engine's class, read by :func:`default_engine`). A module's command ids must be new across all modules and
 at least :data:`~coopsim.model.commands.FIRST_MODULE_ID`; its column names new across modules.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 import traceback
+from importlib import metadata
 from typing import Any, Iterable, Mapping
 
 from .commands import FIRST_MODULE_ID
@@ -20,7 +22,7 @@ from .capabilities import Learnable, Recordable, capability
 from . import kernel
 from .module import Module, check_declaration
 from .errors import RegistryError
-from .registry import BUILTIN, Registry
+from .registry import BUILTIN, Registry, _dist
 from .robot_type import RobotType
 
 
@@ -61,6 +63,10 @@ DRIVERS: Registry = Registry("driver", "coopsim.drivers", check=_subclass(Driver
 RULES: Registry = Registry("rule", "coopsim.rules", check=_subclass(Rule))
 ENGINES: Registry = Registry("engine", "coopsim.engines", lazy=True, check=_check_engine)
 METRICS: Registry = Registry("metric kind", "coopsim.metrics", check=_subclass(MetricKind))
+#: The entry-point group that names a kind's default by its class, read from the packages'
+#: metadata without importing anything: ``engine = <the default engine's class>``, the target of
+#: its ``coopsim.engines`` entry (docs/plugins.md). The class's own declaration still decides.
+DEFAULTS = "coopsim.defaults"
 
 #: Every registry by its plural name, in the order ``coopsim list`` shows them.
 REGISTRIES = {"robot types": ROBOT_TYPES, "modules": MODULES, "drivers": DRIVERS,
@@ -170,13 +176,26 @@ def reference_type() -> str:
 
 def default_engine() -> str:
     """The label of the default engine (``Engine.default``, set on the class itself): the one a
-    scenario runs on when neither ``[SETTINGS] engine`` nor ``--engine`` names one.
+    scenario runs on when neither ``[SETTINGS] engine`` nor ``--engine`` names one. The engines
+    that ``coopsim.defaults`` names (:data:`DEFAULTS`) are looked at first, so a run imports
+    only its own engine (the scan by label imported MuJoCo to find pymunk).
 
     Raises:
         RegistryError: no loadable engine declares it.
     """
     return _first_engine(lambda cls: vars(cls).get("default"), "itself the default "
-                                                               "(Engine.default)")
+                                                               "(Engine.default)",
+                         first=declared_defaults(ENGINES, "engine"))
+
+
+def declared_defaults(registry: Registry, kind: str) -> list[str]:
+    """The labels of ``registry`` whose class a :data:`DEFAULTS` entry named ``kind`` names
+    (the entry's value is the class's entry-point target), the built-ins' first, then other
+    packages' by name; nothing is imported. An entry naming no registered class is passed over."""
+    by_target = {registry.origin(label).target: label for label in registry.labels()}
+    entries = sorted(metadata.entry_points(group=DEFAULTS, name=kind),
+                     key=lambda ep: (_dist(ep) != BUILTIN, _dist(ep)))
+    return [by_target[ep.value] for ep in entries if ep.value in by_target]
 
 
 def engine_with(feature: str) -> str:
@@ -189,12 +208,13 @@ def engine_with(feature: str) -> str:
     return _first_engine(lambda cls: feature in cls.features, f"the feature {feature!r}")
 
 
-def _first_engine(wanted, what: str) -> str:
-    """The first engine, built-ins first (by label), whose class ``wanted`` accepts. Engines
-    load lazily: only those looked at until one is found are imported."""
+def _first_engine(wanted, what: str, first: Iterable[str] = ()) -> str:
+    """The first engine whose class ``wanted`` accepts: those of ``first`` (labels), then the
+    rest, built-ins first (by label). Engines load lazily: only those looked at until one is
+    found are imported."""
     order = sorted(ENGINES.labels(), key=lambda label: (ENGINES.origin(label).package != BUILTIN,
                                                         label))
-    for label in order:
+    for label in dict.fromkeys([*first, *order]):
         try:
             cls = ENGINES.get(label)
         except RegistryError:  # a broken engine plugin: reported in ENGINES.problems

@@ -16,6 +16,7 @@ import a physics library. Classes can also be registered in code with :meth:`Reg
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from dataclasses import dataclass
@@ -220,12 +221,22 @@ class Registry(Generic[T]):
 
 def _dist(ep: metadata.EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
-    return dist.metadata["Name"] if dist is not None else ""
+    return _name_version(dist)[0] if dist is not None else ""
+
+
+@functools.lru_cache(maxsize=None)
+def _name_version(dist: metadata.Distribution) -> tuple[str, str]:
+    """A distribution's name and version, its METADATA parsed once per distribution object (the
+    entry points of one group share theirs). Why: each ``dist.metadata`` parses the file again,
+    and sorting and admitting the six groups' plugins asked ~260 times a process (0.06 s)."""
+    meta = dist.metadata
+    return meta["Name"], meta["Version"]
 
 
 def _ep_origin(ep: metadata.EntryPoint) -> Origin:
     dist = getattr(ep, "dist", None)
-    return Origin(_dist(ep) or "(unknown package)", dist.version if dist else "", ep.value)
+    return Origin(_dist(ep) or "(unknown package)", _name_version(dist)[1] if dist else "",
+                  ep.value)
 
 
 def _qualname(item) -> str:

@@ -18,7 +18,6 @@ import stat
 from functools import lru_cache
 
 import numpy as np
-from scipy.spatial import ConvexHull, QhullError
 
 from .scenery import MeshSpec, TerrainSpec, hull, rotation
 
@@ -69,6 +68,7 @@ def _footprint(m: MeshSpec) -> tuple[list, float, float]:
 def _hull(xy: np.ndarray) -> np.ndarray:
     """(k, 2) the convex hull of (n, 2) points, counter-clockwise: Qhull's (a mesh may have
     millions of vertices), the pure-Python chain for a flat footprint Qhull refuses."""
+    from scipy.spatial import ConvexHull, QhullError  # here: SciPy costs every run ~0.3 s to import
     try:
         return xy[ConvexHull(xy).vertices]  # 2D: counter-clockwise
     except (QhullError, ValueError):
