@@ -51,6 +51,10 @@ _FALLBACK_POLL = 0.1  # s
 # flags as plain ints: pyzmq's enum flags cost an enum operation each time they are combined
 _NOBLOCK, _MORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
 _EVENTS, _POLLIN = int(zmq.EVENTS), int(zmq.POLLIN)
+#: libzmq's send as pyzmq's compiled socket has it: the Python socket's ``send`` wraps it in
+#: a Python call for options a ROUTER never uses (DRAFT routing_id, group); 8 frames a
+#: lockstep step go out through it (issue 55)
+_zsend = zmq.backend.Socket.send
 
 
 @dataclass
@@ -379,11 +383,11 @@ class RobotHub:
     def _send_wire(self, envelope: list, wire: bytes) -> None:
         """Send one reply frame after its envelope, frame by frame (send_multipart's Python
         combines pyzmq's enum flags per frame: more than the sends themselves)."""
-        send = self.socket.send
+        sock = self.socket
         try:
             for part in envelope:
-                send(part, _MORE)
-            send(wire, _NOBLOCK)
+                _zsend(sock, part, _MORE)
+            _zsend(sock, wire, _NOBLOCK)
         except zmq.ZMQError:
             pass  # the peer went away: nothing to answer
 
