@@ -100,7 +100,13 @@ class RobotHub:
         self._poller.register(self._wake_r, zmq.POLLIN)
         # closed connections free the robots they owned (and leave lockstep) at once
         self._monitor = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        self._poller.register(self._monitor, zmq.POLLIN)
+        # watched by its descriptor (ZMQ_FD), not as a socket: a socket in a poll costs two
+        # system calls before and two after each wait (its events asked), a lockstep step
+        # waits twice (issue 55). ZeroMQ makes the descriptor readable when news comes after
+        # the monitor was read empty; every look reads it empty (forget_closed), the first
+        # at the end of this constructor.
+        self._monitor_fd = self._monitor.get(zmq.FD)
+        self._poller.register(self._monitor_fd, zmq.POLLIN)
         self._owner: int | None = None  # ident of the thread serving now
         self._lock = threading.Lock()  # held by whoever serves; layout ops from others wait
         self._fallback: threading.Thread | None = None
@@ -115,6 +121,7 @@ class RobotHub:
         self._asked = 0.0  # perf_counter() of the latest request served
         self._empty = time.perf_counter()  # when the socket was last seen empty (arrivals)
         stepper.waiter = self
+        self._disconnected()  # the monitor read empty: its descriptor tells of news from now on
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
 
@@ -244,7 +251,7 @@ class RobotHub:
                     pass
             except BlockingIOError:
                 pass
-        if self._monitor in events and not reads_only:
+        if self._monitor_fd in events and not reads_only:
             self._disconnected()
         if self.socket in events:
             self._serve_batch(reads_only)
@@ -291,26 +298,26 @@ class RobotHub:
         if reads_only and (not only_reads(port, payload) or self.reads.held(frames)):
             self.reads.defer(frames, total, wall)  # the stepper serves it after its step
             return
-        if isinstance(port, RobotPort):
+        robot = isinstance(port, RobotPort)  # asked once: on every request (issue 55)
+        if robot:
             port.caller, port.arrival = (envelope[0], frames[-1], fd), wall
         reply = self._answer(port, payload, count)
-        if isinstance(port, RobotPort):
+        if robot:
             port.caller = None
             port.requests += 1
-        if isinstance(port, RobotPort) and isinstance(reply, Message) and reply.error \
-                and not self.stepper.finished:  # after the end, errors are not the client's
-            port.note_error(reply)
-        if isinstance(reply, Reply):  # a lockstep motion command: answered after its step
+        if isinstance(reply, Message):  # the usual: answered now
+            if robot and reply.error and not self.stepper.finished:  # after the end, errors
+                port.note_error(reply)  # are not the client's
+            self._send(envelope, reply)
+        elif isinstance(reply, Reply):  # a lockstep motion command: answered after its step
             self._pending.append(_Pending(envelope, reply.msg, reply.generation,
                                           time.perf_counter() + STEP_WAIT))
-            return
-        if isinstance(reply, Later):  # an offloaded action: answered once solved
+        elif isinstance(reply, Later):  # an offloaded action: answered once solved
             self._later.append((envelope, port, reply))
-            return
-        if isinstance(reply, Rendering):  # an image read: answered once rendered
+        elif isinstance(reply, Rendering):  # an image read: answered once rendered
             self.images.pending.append((envelope, port, reply))
-            return
-        self._send(envelope, reply)
+        else:
+            self._send(envelope, reply)
 
     def _answer(self, port, payload: bytes | None, count: int):
         if payload is None:
