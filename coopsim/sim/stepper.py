@@ -416,7 +416,10 @@ class Stepper(WorldOwner):
         if self._holding_start():
             self._idle(lambda: len(self.slots.attached()) >= self.wait_for, 0.05)
             return False
-        if not self._idle(self.slots.ready, 0.05):
+        # ready already (nobody attached, or every command in): no wait, whose set-up and
+        # second look cost about a tenth of a small world's tick (issue 55)
+        ready = self.slots.ready() and not self._calls and not self._stop.is_set()
+        if not ready and not self._idle(self.slots.ready, 0.05):
             self.slots.expire()
             return False
         return self.speed == 0.0 or self._pace(count_missed=False)
