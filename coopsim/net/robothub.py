@@ -100,13 +100,7 @@ class RobotHub:
         self._poller.register(self._wake_r, zmq.POLLIN)
         # closed connections free the robots they owned (and leave lockstep) at once
         self._monitor = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        # watched by its descriptor (ZMQ_FD), not as a socket: a socket in a poll costs two
-        # system calls before and two after each wait (its events asked), a lockstep step
-        # waits twice (issue 55). ZeroMQ makes the descriptor readable when news comes after
-        # the monitor was read empty; every look reads it empty (forget_closed), the first
-        # at the end of this constructor.
-        self._monitor_fd = self._monitor.get(zmq.FD)
-        self._poller.register(self._monitor_fd, zmq.POLLIN)
+        self._poller.register(self._monitor, zmq.POLLIN)
         self._owner: int | None = None  # ident of the thread serving now
         self._lock = threading.Lock()  # held by whoever serves; layout ops from others wait
         self._fallback: threading.Thread | None = None
@@ -121,7 +115,6 @@ class RobotHub:
         self._asked = 0.0  # perf_counter() of the latest request served
         self._empty = time.perf_counter()  # when the socket was last seen empty (arrivals)
         stepper.waiter = self
-        self._disconnected()  # the monitor read empty: its descriptor tells of news from now on
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
 
@@ -251,7 +244,7 @@ class RobotHub:
                     pass
             except BlockingIOError:
                 pass
-        if self._monitor_fd in events and not reads_only:
+        if self._monitor in events and not reads_only:
             self._disconnected()
         if self.socket in events:
             self._serve_batch(reads_only)
