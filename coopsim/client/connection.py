@@ -17,6 +17,9 @@ from .process import SIM_PID_ENV, _process_gone
 
 
 _RCVMORE = int(zmq.RCVMORE)  # a plain int: pyzmq converts an enum option on every call
+#: libzmq's send as pyzmq's compiled socket has it, without the Python socket's wrapper (for
+#: DRAFT options a REQ never uses): on every request (issue 55)
+_zsend = zmq.backend.Socket.send
 
 
 class RemoteError(ProtocolError):
@@ -117,7 +120,7 @@ class Client:
         """
         sock = self._sockets.get(endpoint) or self._socket(endpoint)
         try:  # the socket's SNDTIMEO and RCVTIMEO are the timeout: one call each, no poll
-            sock.send(p.pack(0, text, command, params, data))  # Message(...).to_wire()
+            _zsend(sock, p.pack(0, text, command, params, data))  # Message(...).to_wire()
             frame = sock.recv()
         except zmq.Again:
             frame = self._await(endpoint, sock)

@@ -51,6 +51,10 @@ _FALLBACK_POLL = 0.1  # s
 # flags as plain ints: pyzmq's enum flags cost an enum operation each time they are combined
 _NOBLOCK, _MORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
 _EVENTS, _POLLIN = int(zmq.EVENTS), int(zmq.POLLIN)
+#: libzmq's send as pyzmq's compiled socket has it: the Python socket's ``send`` wraps it in
+#: a Python call for options a ROUTER never uses (DRAFT routing_id, group); 8 frames a
+#: lockstep step go out through it (issue 55)
+_zsend = zmq.backend.Socket.send
 
 
 @dataclass
@@ -287,26 +291,26 @@ class RobotHub:
         if reads_only and (not only_reads(port, payload) or self.reads.held(frames)):
             self.reads.defer(frames, total, wall)  # the stepper serves it after its step
             return
-        if isinstance(port, RobotPort):
+        robot = isinstance(port, RobotPort)  # asked once: on every request (issue 55)
+        if robot:
             port.caller, port.arrival = (envelope[0], frames[-1], fd), wall
         reply = self._answer(port, payload, count)
-        if isinstance(port, RobotPort):
+        if robot:
             port.caller = None
             port.requests += 1
-        if isinstance(port, RobotPort) and isinstance(reply, Message) and reply.error \
-                and not self.stepper.finished:  # after the end, errors are not the client's
-            port.note_error(reply)
-        if isinstance(reply, Reply):  # a lockstep motion command: answered after its step
+        if isinstance(reply, Message):  # the usual: answered now
+            if robot and reply.error and not self.stepper.finished:  # after the end, errors
+                port.note_error(reply)  # are not the client's
+            self._send(envelope, reply)
+        elif isinstance(reply, Reply):  # a lockstep motion command: answered after its step
             self._pending.append(_Pending(envelope, reply.msg, reply.generation,
                                           time.perf_counter() + STEP_WAIT))
-            return
-        if isinstance(reply, Later):  # an offloaded action: answered once solved
+        elif isinstance(reply, Later):  # an offloaded action: answered once solved
             self._later.append((envelope, port, reply))
-            return
-        if isinstance(reply, Rendering):  # an image read: answered once rendered
+        elif isinstance(reply, Rendering):  # an image read: answered once rendered
             self.images.pending.append((envelope, port, reply))
-            return
-        self._send(envelope, reply)
+        else:
+            self._send(envelope, reply)
 
     def _answer(self, port, payload: bytes | None, count: int):
         if payload is None:
@@ -379,11 +383,11 @@ class RobotHub:
     def _send_wire(self, envelope: list, wire: bytes) -> None:
         """Send one reply frame after its envelope, frame by frame (send_multipart's Python
         combines pyzmq's enum flags per frame: more than the sends themselves)."""
-        send = self.socket.send
+        sock = self.socket
         try:
             for part in envelope:
-                send(part, _MORE)
-            send(wire, _NOBLOCK)
+                _zsend(sock, part, _MORE)
+            _zsend(sock, wire, _NOBLOCK)
         except zmq.ZMQError:
             pass  # the peer went away: nothing to answer
 

@@ -161,13 +161,13 @@ def answer_errors(server, payload: bytes):
     command = server.commands.get(msg.command)
     if command is None:
         return server.unknown(msg)
-
-    def handle():
+    try:  # reply_errors' handling without its closure: on every request (issue 55)
         command.check(msg)
         if command.id == 0:
             return p.hello_reply(msg, server.name)
         return server.handle(msg, command)
-    return reply_errors(server.name, msg, handle)
+    except Exception as exc:  # noqa: BLE001 -- a server never dies on input
+        return error_of(server.name, msg, exc)
 
 
 def reply_errors(name: str, msg: Message, fn: Callable[[], object]):
@@ -176,24 +176,30 @@ def reply_errors(name: str, msg: Message, fn: Callable[[], object]):
     action: coopsim.net.offload)."""
     try:
         return fn()
-    except ProtocolError as exc:
+    except Exception as exc:  # noqa: BLE001 -- a server never dies on input
+        return error_of(name, msg, exc)
+
+
+def error_of(name: str, msg: Message, exc: Exception) -> Message:
+    """The reply to ``msg`` with the documented code of ``exc``, an error its handling by
+    server ``name`` raised (a bug in a handler: INTERNAL, and a log line)."""
+    if isinstance(exc, ProtocolError):
         return msg.fail(exc.code, exc.text)
-    except (UnknownNameError, RegistryError) as exc:  # before ParameterError: an unknown
-        return msg.fail(p.UNKNOWN_NAME, str(exc))  # parameter name is both
-    except ParameterError as exc:
+    if isinstance(exc, (UnknownNameError, RegistryError)):  # before ParameterError: an
+        return msg.fail(p.UNKNOWN_NAME, str(exc))  # unknown parameter name is both
+    if isinstance(exc, ParameterError):
         return msg.fail(p.OUT_OF_RANGE, str(exc))
-    except OwnedError as exc:  # before NotAllowedError, which it is
+    if isinstance(exc, OwnedError):  # before NotAllowedError, which it is
         return msg.fail(p.OWNED, str(exc))
-    except NotAllowedError as exc:
+    if isinstance(exc, NotAllowedError):
         return msg.fail(p.NOT_ALLOWED, str(exc))
-    except CoopsimError as exc:
+    if isinstance(exc, CoopsimError):
         return msg.fail(p.FAILED, str(exc))
-    except FutureTimeout:  # the stepper did not get to a queued change in time
+    if isinstance(exc, FutureTimeout):  # the stepper did not get to a queued change in time
         return msg.fail(p.TIMEOUT, f"{name}: the simulation did not carry out command "
                                    f"{msg.command} in time; it may or may not happen later")
-    except Exception as exc:  # noqa: BLE001 -- a server never dies on input
-        log.exception("%s: command %s failed", name, msg.command)
-        return msg.fail(p.INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+    log.error("%s: command %s failed", name, msg.command, exc_info=exc)
+    return msg.fail(p.INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
 
 
 def recv_request(socket: zmq.Socket, flags: int = 0) -> tuple[list, int]:

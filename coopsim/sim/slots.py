@@ -91,7 +91,11 @@ class CommandSlots:
                  dead_man: float = DEAD_MAN) -> None:
         self.clock = clock or WallClock()
         self.lease = lease
-        self.cond = threading.Condition()
+        # The condition's lock, taken as itself (notify_all holds under it as under the
+        # condition): a Condition's ``with`` is a Python call around the lock's, and a
+        # lockstep step takes it about ten times (issue 55)
+        self.lock = threading.RLock()
+        self.cond = threading.Condition(self.lock)
         self._pending: dict[tuple[str, str], tuple[float, ...]] = {}
         self._attached: dict[str, float] = {}  # robot -> active time since when it is awaited
         self._committed: set[str] = set()
@@ -126,7 +130,7 @@ class CommandSlots:
 
     def active_time(self) -> float:
         """Active time now, s (leases and dead men are measured in it)."""
-        with self.cond:
+        with self.lock:
             return self._now()
 
     def put(self, robot: str, module: str, values: tuple[float, ...],
@@ -151,7 +155,7 @@ class CommandSlots:
         Raises:
             OwnedError: another owner holds the robot.
         """
-        with self.cond:
+        with self.lock:
             now = self._now()
             if owner is not None:
                 self._take_ownership(robot, owner, now, force=False)
@@ -186,7 +190,7 @@ class CommandSlots:
             OwnedError: another owner holds it and ``force`` is not set.
             ProtocolError: error 13, ``owner`` was displaced by a teleop claim.
         """
-        with self.cond:
+        with self.lock:
             now = self._now()
             if teleop:
                 self._note_displaced(robot, owner, now)
@@ -200,7 +204,7 @@ class CommandSlots:
 
     def dead_man_armed(self, robot: str, owner: Owner | None) -> bool:
         """True when ``owner`` armed a dead man on ``robot`` (its motion needs safe rows)."""
-        with self.cond:
+        with self.lock:
             return owner is not None and self.dead.armed(robot, owner.key)
 
     def _note_displaced(self, robot: str, owner: Owner, now: float) -> None:
@@ -277,7 +281,7 @@ class CommandSlots:
         Raises:
             OwnedError: another owner holds the robot.
         """
-        with self.cond:
+        with self.lock:
             held = self._owners.get(robot)
             self._teleoperated(robot, owner, what)
             if owner is None or held is None or held[0].key == owner.key:
@@ -297,7 +301,7 @@ class CommandSlots:
         Raises:
             OwnedError: ``key`` is given and another owner holds the robot.
         """
-        with self.cond:
+        with self.lock:
             held = self._owners.get(robot)
             if held is not None and key is not None and held[0].key != key:
                 raise OwnedError(f"{robot} is owned by {held[0].label}, not by this connection; "
@@ -315,18 +319,18 @@ class CommandSlots:
 
     def owner(self, robot: str) -> str:
         """The label of the robot's owner, or "" when it is free."""
-        with self.cond:
+        with self.lock:
             held = self._owners.get(robot)
             return held[0].label if held else ""
 
     def owners(self) -> dict[str, str]:
         """Robot -> its owner's label, for every owned robot."""
-        with self.cond:
+        with self.lock:
             return {robot: held[0].label for robot, held in sorted(self._owners.items())}
 
     def disconnected(self, link: Hashable) -> list[str]:
         """A connection closed: every robot it owned is free and leaves lockstep; return them."""
-        with self.cond:
+        with self.lock:
             self._displaced = {r: d for r, d in self._displaced.items() if d[0].link != link}
             gone = [r for r, (owner, _) in self._owners.items() if owner.link == link]
             for robot in gone:
@@ -345,7 +349,7 @@ class CommandSlots:
     def take(self, sim_time: float | None = None) -> dict[tuple[str, str], tuple[float, ...]]:
         """Commands phase: return and clear the commands received since the last take (with
         the safe commands of dead men that expired: ``sim_time`` is the step's start, s)."""
-        with self.cond:
+        with self.lock:
             now = self._now()
             if sim_time is not None:
                 self._pending.update(self.dead.step(sim_time, now, self._pending))
@@ -361,12 +365,12 @@ class CommandSlots:
 
     def ready(self) -> bool:
         """True when every attached robot has committed a command for the coming step."""
-        with self.cond:
-            return self._committed >= set(self._attached)
+        with self.lock:  # issuperset takes the dict's keys as they are: no set a call
+            return self._committed.issuperset(self._attached)
 
     def detach(self, robot: str, why: str = "asked to") -> bool:
         """Remove a robot from lockstep; return whether it was attached."""
-        with self.cond:
+        with self.lock:
             found = self._attached.pop(robot, None) is not None
             self._committed.discard(robot)
             if found:
@@ -428,7 +432,7 @@ class CommandSlots:
     def expire(self) -> list[str]:
         """Detach every attached robot the coming step has waited for longer than the lease
         (in active time); it also loses its owner. Return their names."""
-        with self.cond:
+        with self.lock:
             now = self._now()
             late = [r for r, t in self._attached.items()
                     if now - t > self.lease and r not in self._committed]
@@ -448,17 +452,17 @@ class CommandSlots:
 
     def waiting(self) -> list[str]:
         """Attached robots that have not committed a command for the coming step."""
-        with self.cond:
+        with self.lock:
             return sorted(set(self._attached) - self._committed)
 
     def attached(self) -> list[str]:
         """Names of the robots attached to lockstep."""
-        with self.cond:
+        with self.lock:
             return sorted(self._attached)
 
     def clear(self) -> None:
         """Forget pending commands and commitments (reset); attachments and owners stay."""
-        with self.cond:
+        with self.lock:
             self._pending.clear()
             self.dead.clear_holds()
             self._committed.clear()
@@ -467,7 +471,7 @@ class CommandSlots:
 
     def forget(self, robots) -> None:
         """Drop removed robots entirely (their owners too)."""
-        with self.cond:
+        with self.lock:
             gone = set(robots)
             self._pending = {k: v for k, v in self._pending.items() if k[0] not in gone}
             for robot in robots:
