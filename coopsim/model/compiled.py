@@ -38,7 +38,8 @@ except ImportError:  # numba missing: the numpy / Python paths serve
 COMPILED = numba is not None
 
 
-def jit(parallel: bool = False, inline: bool = False, nogil: bool = True):
+def jit(parallel: bool = False, inline: bool = False, nogil: bool = True,
+        counted: bool = True):
     """numba's ``njit``, cached on disk (``cache=True``: ``__pycache__`` or
     ``NUMBA_CACHE_DIR``; see :func:`source_stamp` for what a cached kernel is keyed by), with
     numpy's division semantics (no Python division checks: the kernels check their divisors or
@@ -55,6 +56,13 @@ def jit(parallel: bool = False, inline: bool = False, nogil: bool = True):
             encoding a snapshot, a solver -- runs meanwhile). Every kernel of coopsim is
             nopython code (no object mode, no Python objects inside): the arguments are
             unboxed before the GIL is released and the results boxed after it is taken back.
+        counted: Keep numba's reference counting of arrays (its NRT). False for a hot kernel
+            that allocates no array, returns none and calls no kernel returning one: an
+            array handed to an inlined function that branches is counted up and down around
+            each call (two atomic operations, which LLVM does not prune), and the kernel then
+            spends more on the counts than on its work (the aerial ray cast: 6x). Only the
+            counting goes (numba's ``_nrt=False``): no operation on a float changes, the same
+            bits.
 
     Returns:
         A decorator for the kernel.
@@ -62,12 +70,13 @@ def jit(parallel: bool = False, inline: bool = False, nogil: bool = True):
     if numba is None:
         return lambda f: f
     make = numba.njit(cache=True, parallel=parallel, error_model="numpy", nogil=nogil,
-                      inline="always" if inline else "never")
+                      inline="always" if inline else "never", _nrt=counted)
+    options = ("nogil",) * nogil + ("uncounted",) * (not counted)
 
     def decorate(f):
         kernel = make(f)
         if _KeyedCache is not None and type(getattr(kernel, "_cache", None)) is _FunctionCache:
-            kernel._cache = _KeyedCache(f, ("nogil",) if nogil else ())
+            kernel._cache = _KeyedCache(f, options)
         return kernel
 
     return decorate

@@ -236,7 +236,7 @@ def _checked(i, s, half, bad, what, start):
 # keeps two state buffers and the step reads each row from the last step's (``start``) into
 # the other, 13 values already in the cache, instead of a separate pass copying the whole state.
 
-@jit()
+@jit(counted=False)
 def planar(s, out):
     """``out`` (N, 6) = the planar projection of the (N, 13) rows ``s`` (aerial._planar's
     arithmetic, libm's atan2: numpy's SIMD arctan2 may round an ulp apart)."""
@@ -249,7 +249,7 @@ def planar(s, out):
             + (1.0 - 2.0 * (qx * qx + qy * qy)) * s[i, 12]
 
 
-@jit()
+@jit(counted=False)
 def step_rows(s, w, cmd, p, kind, half, dt, start):
     """One step of ``dt`` s of every row from ``start`` into ``s``, on the calling thread."""
     for i in range(len(s)):
@@ -267,7 +267,7 @@ def step_rows_parallel(s, w, cmd, p, kind, half, dt, start):
         _row(i, s, w, cmd, p, kind, half, dt)
 
 
-@jit()
+@jit(counted=False)
 def check_rows(s, half, bad, what, start):
     """Every row checked after its step (:func:`_checked`); returns how many diverged. A
     first pass that writes nothing counts them (the usual answer, 0, costs a tenth of what a

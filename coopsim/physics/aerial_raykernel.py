@@ -54,6 +54,14 @@ def cast(pnt, vec, row, reach, solids, boxes, floor, out):
         out: (m,) distances, m.
     """
     start, items, wide, x0, y0, size, nx, ny = _grid(boxes)
+    return _rays(pnt, vec, row, reach, solids, boxes, floor, out, start, items, wide, x0, y0,
+                 size, nx, ny)
+
+
+@jit(counted=False)  # a few tests of a solid a ray: numba's counts cost 6x the work
+def _rays(pnt, vec, row, reach, solids, boxes, floor, out, start, items, wide, x0, y0, size,
+          nx, ny):
+    """:func:`cast`'s rays, ``start`` ... ``ny`` its grid (:func:`_grid`)."""
     for i in range(len(out)):
         best = _floor(pnt[i, 0], pnt[i, 1], pnt[i, 2], vec[i, 0], vec[i, 1], vec[i, 2], floor)
         far = reach[i] * (1.0 + GROW) + GROW
@@ -299,7 +307,7 @@ L_ROW, L_KIND, L_X, L_Y, L_Z, L_COS, L_SIN, L_A, L_B, L_H = range(10)
 LOCAL = 10
 
 
-@jit()
+@jit(counted=False)
 def place(local, state, solids, boxes, start):
     """Write the robots' solids where ``state`` (N, 13) places them into ``solids`` and
     ``boxes`` from row ``start`` on: one row a ``local`` (R, :data:`LOCAL`) row. The same

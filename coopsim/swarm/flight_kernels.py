@@ -161,7 +161,7 @@ def _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out, tan_til
     _mix(thrust, tx, ty, tz, fleet[i, ARM], kf, fleet[i, KM], top, out, i)
 
 
-@jit(nogil=True)
+@jit(counted=False)
 def cascade(g, fleet, p, v, integral, ready, mocap, imu, ref, dt, out):
     """flight.estimate then flight.control (float loops) for every row, in place.
 
@@ -228,7 +228,7 @@ def _wanted(i, s, r, c, par, out):
     _mix(c[i, 1], tx, ty, tz, par[i, ARM], par[i, KF], par[i, KM], par[i, TOP], out, i)
 
 
-@jit(nogil=True)
+@jit(counted=False)
 def rotors(s, rows, c, par, dt, speeds, seen, out, wrench):
     """The ``rotors`` module's step for robots ``rows``: each one's wanted propeller speeds
     (:func:`_wanted`), through the motors' lag from its speeds, capped, and its body wrench.

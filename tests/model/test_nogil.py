@@ -77,3 +77,45 @@ def test_a_cached_kernel_is_keyed_by_its_options_and_the_inlined_sources(tmp_pat
     before = compiled.source_stamp(("inlined.py",))
     source.write_text("a = 12\n")
     assert compiled.source_stamp(("inlined.py",)) != before
+
+
+@compiled.jit(inline=True)
+def _put(out, rows, i):
+    """out[rows[i]] = i, skipping a negative row (a branch: numba counts the arrays handed in
+    up and down around it)."""
+    if rows[i] >= 0:
+        out[rows[i]] = i
+
+
+@compiled.jit(counted=False)
+def _fill(out, rows):
+    """:func:`_put` for every row; makes no array (``counted=False``)."""
+    for i in range(len(rows)):
+        _put(out, rows, i)
+
+
+def test_an_uncounted_kernel_is_keyed_apart_and_gives_the_same_result():
+    """``counted=False`` leaves numba's reference counts out (its ``_nrt``) and is part of
+    the cached kernel's key; the result is the counted twin's."""
+    assert _fill.targetoptions["_nrt"] is False and _span.targetoptions["_nrt"] is True
+    key = _fill._cache._index_key((), _fill.targetctx.codegen())
+    assert key[-2:] == (("nogil", "uncounted"), compiled.source_stamp())
+    rows, out = np.array([2, -1, 0]), np.full(3, -5.0)
+    counted = compiled.jit()(_fill.py_func)
+    twin = np.full(3, -5.0)
+    _fill(out, rows)
+    counted(twin, rows)
+    assert out.tolist() == twin.tolist() == [2.0, -5.0, 0.0]
+
+
+def test_the_hot_flying_kernels_are_uncounted():
+    """The fused tick and the kernels it calls on every drone count no array (the 1,000
+    Crazyflies' tick spent most of its ray cast on the counts: docs/performance.md)."""
+    from coopsim.physics import aerial_kernels, aerial_raykernel
+    from coopsim.plugins.modules import flyfused, flying
+    from coopsim.swarm import flight_kernels
+
+    kernels = (flyfused.TICK, aerial_raykernel._rays, aerial_raykernel.place,
+               aerial_kernels.step_rows, aerial_kernels.check_rows, flying.imu, flying.mocap,
+               flying.altimeter, flight_kernels.cascade, flight_kernels.rotors)
+    assert [k.__name__ for k in kernels if k.targetoptions.get("_nrt", True)] == []

@@ -192,7 +192,7 @@ def wait(timeout: float = 600.0) -> bool:
     return warm is not None and warm.ready
 
 
-TICK = jit()(_tick) if COMPILED else None
+TICK = jit(counted=False)(_tick) if COMPILED else None  # (compiled.jit: no array made)
 
 
 def _load() -> None:

@@ -87,7 +87,7 @@ def _imu_part(out, i, c0, bias, r, b0, normals, walk_col, noise_col, walk, noise
             out[i, c0 + k] += normals[i, noise_col + k] * (noise / math.sqrt(h))
 
 
-@jit(nogil=True)
+@jit(counted=False)
 def imu(s, rows, time, dt, last_v, last_t, bias, seen, par, cols, normals, out):
     """The ``imu`` module's readings (coopsim.plugins.modules.imu) of robots ``rows`` into
     ``out`` (n, 6), its state tables updated in place.
@@ -140,7 +140,7 @@ def _turned(out, i, t0, t1, t2):
         out[i, 3 + k] = q[k] / norm * sign
 
 
-@jit(nogil=True)
+@jit(counted=False)
 def mocap(s, rows, par, cols, normals, out):
     """The ``mocap`` module's readings of robots ``rows`` into ``out`` (n, 7): the pose, the
     quaternion in the w >= 0 hemisphere, then noise: ``par`` (n, 2) noise, angle_noise;
@@ -161,7 +161,7 @@ def mocap(s, rows, par, cols, normals, out):
                     normals[i, c + 2] * par[i, 1])
 
 
-@jit(nogil=True)
+@jit(counted=False)
 def altimeter(s, rows, top, out):
     """The ``altimeter`` module's noiseless ranges (m) of robots ``rows`` into ``out`` (n, 1);
     ``top`` (n,) their max_range."""
@@ -174,7 +174,7 @@ def altimeter(s, rows, top, out):
         out[i, 0] = min(hit, top[i])
 
 
-@jit(nogil=True)
+@jit(counted=False)
 def pose(s, rows, out):
     """The ``pose`` module's noiseless readings (x, y, z m, yaw rad) of robots ``rows``."""
     for i in range(len(rows)):
