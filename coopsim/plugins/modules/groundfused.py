@@ -62,7 +62,8 @@ def _clip(v, low, high):
 
 @jit()
 def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets, key, starts,
-           noises, outs, offsets):
+           sonar_noise, gps_noise, compass_noise, motors, sonar, odometry, gps, compass, bumper,
+           target, offsets):
     """Every reading of a ground world's step from the planar ``state`` (N, 6: x, y, yaw, vx,
     vy, yaw rate) after it, every robot carrying each kind present (a kind absent: its output
     has no rows).
@@ -75,11 +76,14 @@ def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets
         dist: (N, 11) the sonar's cast distances, m; reach: (N,) its max_range, m.
         targets: (T, 2) target positions, m.
         key: This step's noise key (uint64); starts: (sonar, gps, compass) first normal of
-            each in the step's draw, -1: none; noises: their (N,) ``noise`` parameters.
-        outs: (motors, sonar, odometry, gps, compass, bumper, target (N, T, 2)) readings.
+            each in the step's draw, -1: none; sonar_noise, gps_noise, compass_noise: their
+            (N,) ``noise`` parameters.
+        motors, sonar, odometry, gps, compass, bumper, target (N, T, 2): The readings.
         offsets: (2, N, T) scratch: the targets' offsets (their angle is numpy's, after).
+
+    Flat arguments, no tuples: numba's dispatcher types arrays and numbers in C, a tuple in
+    Python (several us a call).
     """
-    motors, sonar, odometry, gps, compass, bumper, target = outs
     velocity, speeds = state[:, 3:6], motors[:, 2:]
     for i in range(len(motors)):
         motors[i, 0], motors[i, 1] = driven[i, 0], driven[i, 1]
@@ -95,9 +99,9 @@ def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets
     for i in range(len(sonar)):
         for j in range(sonar.shape[1]):
             sonar[i, j] = dist[i, j]
-    _noisy(sonar, key, starts[0], noises[0])
-    _noisy(gps, key, starts[1], noises[1])
-    _noisy(compass, key, starts[2], noises[2])
+    _noisy(sonar, key, starts[0], sonar_noise)
+    _noisy(gps, key, starts[1], gps_noise)
+    _noisy(compass, key, starts[2], compass_noise)
     for i in range(len(sonar)):  # Sonar.clip
         for j in range(sonar.shape[1]):
             sonar[i, j] = _clip(sonar[i, j], 0.0, reach[i])
@@ -116,11 +120,11 @@ def _load() -> None:
     for frozen in (False, True):  # the engine's copy of the state, or a read-only view
         state = np.zeros((1, 6))
         state.flags.writeable = not frozen
-        outs = (np.zeros((1, 4)), np.zeros((1, 11)), np.zeros((1, 5)), two.copy(), one.copy(),
-                two.copy(), np.zeros((1, 1, 2)))
         _sense(state, two.copy(), np.ones(1), 0.1, two.copy(), prev, two.copy(),
                np.zeros((1, 11)), np.ones(1), two.copy(), np.uint64(1),
-               np.full(3, -1, np.int64), (np.zeros(1),) * 3, outs, np.zeros((2, 1, 1)))
+               np.full(3, -1, np.int64), *(np.zeros(1),) * 3, np.zeros((1, 4)),
+               np.zeros((1, 11)), np.zeros((1, 5)), two.copy(), one.copy(), two.copy(),
+               np.zeros((1, 1, 2)), np.zeros((2, 1, 1)))
 
 
 #: Ready once the background warm-up has loaded :func:`_sense`.
@@ -189,7 +193,9 @@ class GroundPass:
         n, p = len(self.rows), self.values
         table = sim.commands[ACTING]
         wheels, twist = np.empty((n, 2)), np.empty((n, 2))
-        kernels.drive(table, p["max_speed"], p["efficiency"], sim.robots.axle, wheels, twist)
+        # the serial kernels straight away: ready() holds the rows under threads.ROWS_MIN
+        kernels.drive.serial(table, p["max_speed"], p["efficiency"], sim.robots.axle, wheels,
+                             twist)
         engine = sim.world.engine
         engine.drive(self.rows, twist[:, 0], twist[:, 1])
         engine.step(sim.dt)
@@ -222,11 +228,11 @@ class GroundPass:
         contact = world.engine.contacts(pose) if "bumper" in by else _NONE
         starts, noises = self._noise(layout)
         _sense(state, heading, robots.axle, sim.dt, sim.actuated[ACTING], prev["odometry"],
-               contact, dist, self.reach, targets, np.uint64(key if key is not None else 0), starts,
-               noises, (outs["motors"], outs["sonar"], outs["odometry"], outs["gps"],
-                        outs["compass"], outs["bumper"], target), offsets)
+               contact, dist, self.reach, targets, np.uint64(0 if key is None else key),
+               starts, *noises, outs["motors"], outs["sonar"], outs["odometry"], outs["gps"],
+               outs["compass"], outs["bumper"], target, offsets)
         if "target" in by:  # numpy's arctan2, then the compiled bearings: Target.sense's
-            kernels.target_bearings(np.arctan2(offsets[1], offsets[0]), pose, target)
+            kernels.target_bearings.serial(np.arctan2(offsets[1], offsets[0]), pose, target)
             outs["target"] = target.reshape(n, -1)
         return {label: out for label, out in outs.items() if label in by}
 
