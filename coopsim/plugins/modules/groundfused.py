@@ -17,7 +17,10 @@ reading, odometry's midpoint rule, the target's offsets and bearings) or its num
 operation for operation (noise ``out + z * noise``, ``np.clip``'s ternaries, ``wrap_angle``),
 and the normals are the plan's draw (:mod:`coopsim.model.noise_kernels`, counter-based, drawn
 in the call from the step's key): a step gives the same bits either way
-(tests/sim/test_groundfused.py), so the two paths may alternate. Frames and units: world frame;
+(tests/sim/test_groundfused.py), so the two paths may alternate. The pass refuses (the plan
+says why) a kind with a rate or lost readings, noise it does not draw (the target's, odometry's
+slip), a kind on some robots only, another kind or actuator, a 3D engine; a step with
+``threads.ROWS_MIN`` robots or more gives way to the plain path. Frames and units: world frame;
 m, m/s, rad, rad/s, s.
 """
 
@@ -80,9 +83,6 @@ def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets
             (N,) ``noise`` parameters.
         motors, sonar, odometry, gps, compass, bumper, target (N, T, 2): The readings.
         offsets: (2, N, T) scratch: the targets' offsets (their angle is numpy's, after).
-
-    Flat arguments, no tuples: numba's dispatcher types arrays and numbers in C, a tuple in
-    Python (several us a call).
     """
     velocity, speeds = state[:, 3:6], motors[:, 2:]
     for i in range(len(motors)):
