@@ -164,7 +164,7 @@ class GroundPass:
         if len(acting) != 1 or acting[0][0] != ACTING or not acting[0][4]:
             label = next((e[0] for e in acting if e[0] != ACTING), ACTING)
             return None, f"module '{label}' is not driven by every robot's motors only"
-        for label, _, _, values, timed, plain, every, k, lossy in sensing:
+        for label, _, _, _, timed, _, every, k, lossy in sensing:
             if label not in LABELS:
                 return None, f"module '{label}' has no kernel"
             why = ("has a rate" if timed else "loses readings" if lossy
