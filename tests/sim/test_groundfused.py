@@ -111,3 +111,33 @@ def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch, 
     sim = Simulation(_robots(2, params=params))
     assert sim.plan().fused is None
     assert sim.step_path == f"plain ({why})"
+
+
+def _changing(spec: ScenarioSpec, fuse: bool, monkeypatch) -> list:
+    """Every snapshot's columns over 120 ticks of ``spec`` while its layout changes between
+    steps: a robot added at step 30, odometry reset at 50, a robot and a target removed at 80
+    (the pass is planned anew each time, the readings carried over by name)."""
+    monkeypatch.setattr(fused, "ENABLED", fuse)
+    warm_all()
+    sim = Simulation(spec)
+    stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
+    for k in range(120):
+        if k == 30:
+            sim.world.add_robot(RobotSpec("single", "late", (1.5, -1.5, 0.0), params=tuple(
+                ParamSetting(*p) for p in NOISY)))
+            sim.relayout()
+        elif k == 50:
+            sim.zero_reading("r1", "odometry")
+        elif k == 80:
+            sim.world.remove_robot("r0")
+            sim.world.remove_target(0)
+            sim.relayout()
+        out.append(_columns(stepper.tick()))
+        took += sim._fusing
+    assert took == (120 if fuse else 0)
+    return out
+
+
+def test_a_changing_layout_gives_the_plain_paths_bits(monkeypatch):
+    spec = _robots(3)
+    _same(_changing(spec, True, monkeypatch), _changing(spec, False, monkeypatch))
