@@ -3,10 +3,11 @@ engine that offers its side of one (:meth:`~coopsim.physics.engine.Engine.fused`
 actuators, physics and sensors are one compiled call over flat arrays; Python stays at the
 edges (the commands and drivers before it, the snapshot, rules and publishing after it).
 
-A module kind names the pass that computes it by its class attribute ``fused_pass`` (a
-built-in quadrotor's kinds: :class:`coopsim.plugins.modules.flyfused.FlightPass`); the plan
-(:class:`~coopsim.sim.plan.StepPlan`) takes it when the acting and sensing kinds all name the
-same pass and it accepts them (:func:`choose`), and says which path the world took and why
+A module kind names the pass that computes it by its class attribute ``fused_pass``, or the
+passes, a tuple (a built-in quadrotor's kinds: :class:`coopsim.plugins.modules.flyfused.FlightPass`;
+a ``single`` robot's: :class:`coopsim.plugins.modules.groundfused.GroundPass`; ``gps`` and
+``compass`` name both); the plan (:class:`~coopsim.sim.plan.StepPlan`) takes the first pass
+that the acting and sensing kinds all name and that accepts them (:func:`choose`), and says which path the world took and why
 (``StepPlan.path``: ``fused (rotors, imu, ...)`` or ``plain (module 'x' has no kernel)``);
 ``coopsim run`` prints it once. A world with a Python-only kind (a third-party plugin's
 module) keeps the plain path unchanged.
@@ -37,18 +38,22 @@ def choose(acting: tuple, sensing: tuple, world) -> tuple:
     on ``world``."""
     if not ENABLED:
         return None, f"{PLAIN} (COOPSIM_FUSED=0)"
-    passes = []
+    common = None
     for entry in (*acting, *sensing):
         found = getattr(entry[1], "fused_pass", None)
         if found is None:
             return None, f"{PLAIN} (module '{entry[0]}' has no kernel)"
-        passes.append(found)
-    if not passes:
+        names = found if isinstance(found, tuple) else (found,)
+        common = names if common is None else tuple(p for p in common if p in names)
+    if common is None:
         return None, f"{PLAIN} (no module acts or senses)"
-    if any(p is not passes[0] for p in passes):
+    if not common:
         return None, f"{PLAIN} (the modules' kernels belong to different passes)"
     engine = world.engine
-    found, why = passes[0].build(acting, sensing, engine, _casts3d(engine))
+    for each in common:  # the first pass that takes the world
+        found, why = each.build(acting, sensing, engine, _casts3d(engine))
+        if found is not None:
+            break
     if found is None:
         return None, f"{PLAIN} ({why})"
     labels = dict.fromkeys(e[0] for e in (*acting, *sensing))
@@ -64,6 +69,9 @@ def physics(sim, found) -> bool:
     """The physics phase through pass ``found`` (its actuators and sensors inside the same
     call), after the step's count and time moved on; False when a robot diverged (the
     sensors then run plain after the containment, on the draw kept in ``sim``)."""
+    own = getattr(found, "physics", None)
+    if own is not None:  # a pass that reads after the health check (groundfused)
+        return own(sim)
     key, layout = sim.sensors.key(sim.params, sim.world, sim.rng)
     speeds, readings = found.run(sim.states, sim.commands[found.acting], key, layout,
                                  sim.time, sim.dt)
@@ -79,7 +87,8 @@ def sense(sim, found, state, state3d) -> tuple:
     """The sensing phase of a fused step: the pass's readings and the kinds read off the
     planar ``state`` after it, taken as this step's (Sensors.adopt): (readings, the
     frame the snapshot reads (``pose``, ``velocity``, ``state3d``))."""
-    readings = sim.fused_readings
+    measure = getattr(found, "measure", None)
+    readings = measure(sim, state) if measure is not None else sim.fused_readings
     frame = SimpleNamespace(pose=state[:, :3], velocity=state[:, 3:6], state3d=state3d)
     prev = sim.sensors.prev
     for label, module, rows, values, *_ in found.after:

@@ -190,7 +190,7 @@ class Sensors:
         if caster is None and previous is not None:
             caster = previous.caster
         self.caster = caster if caster is not None else AutoCaster()
-        # The static shapes binned in the caster, as bytes (see _geometry): after a reset to
+        # The static shapes binned in the caster, as bytes (see geometry): after a reset to
         # the same walls nothing is binned again. A caster serves one simulation.
         self._static: tuple = (previous._static if previous is not None
                                and previous.caster is self.caster else ())
@@ -224,7 +224,7 @@ class Sensors:
                       {} if extra is None else extra, step, table.names,
                       self._target_colors, self._objects, time, state3d=state3d,
                       states=states)
-        frame.defer("geometry", lambda: self._geometry(world, pose, table.radius, table.group))
+        frame.defer("geometry", lambda: self.geometry(world, pose, table.radius, table.group))
         frame.defer("contacts", lambda: world.engine.contacts(pose))
         return frame
 
@@ -374,8 +374,17 @@ class Sensors:
             self._objects = tuple(spec for spec, _ in world.objects.values())
             self._layout_version = world.layout_version
 
-    def _geometry(self, world, pose, radius, group) -> Geometry:
-        """Moving shapes for this step's rays; static ones are binned once per layout."""
+    def targets(self, world) -> np.ndarray:
+        """(T, 2) the positions of ``world``'s targets, world frame, m (taken again when the
+        layout changes, as :meth:`frame` takes them)."""
+        if self._layout_version != world.layout_version:
+            self._layout(world)
+        return self._targets
+
+    def geometry(self, world, pose, radius, group) -> Geometry:
+        """This step's ray geometry for robots at ``pose`` (N, 3) with chassis ``radius`` (N,)
+        m and ``group`` (N,): moving shapes made now, static ones binned once per layout (a
+        frame's, or a fused pass's: coopsim.plugins.modules.groundfused)."""
         if self._static_version != world.layout_version:
             sc, scg, ss, ssg = world.engine.static_geometry()
             static = tuple((a.dtype.str, a.shape, a.tobytes())

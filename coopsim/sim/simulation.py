@@ -279,8 +279,10 @@ class Simulation:
             self.extra["engine_warnings"] = notes
         state = self.health.checked(self, self.world.engine.robot_state())
         if self._fusing:
+            engine = self.world.engine  # the full state on a 3D engine, as _frame takes it
             readings, frame = fused.sense(self, self._plan.fused, state,
-                                          self.world.engine.state3d())
+                                          engine.state3d() if "flight" in engine.features
+                                          else None)
         else:
             frame = self._frame(state, self.actuated, geometry=True)
             self._remember(frame)

@@ -102,9 +102,9 @@ def test_the_same_bits_on_more_threads(monkeypatch, count):
 def test_a_kind_without_a_kernel_keeps_the_plain_path_and_says_which(monkeypatch):
     monkeypatch.setattr(fused, "ENABLED", True)
     ground = ScenarioSpec(WorldSpec(FloorSpec(4.0, 4.0)),
-                          robots=(RobotSpec("single", "r0", (0.0, 0.0, 0.0)),),
+                          robots=(RobotSpec("swarmbot", "r0", (0.0, 0.0, 0.0)),),
                           settings=Settings(dt=0.02, seed=1, engine="kinematic"))
-    sim = Simulation(ground)
+    sim = Simulation(ground)  # single's kinds (groundfused's) with a radio and floor sensors
     assert sim.plan().fused is None
     assert sim.step_path.startswith("plain (module '") and "has no kernel" in sim.step_path
 

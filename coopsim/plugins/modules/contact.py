@@ -7,12 +7,14 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import Module
 from .common import noise, rate, wrap
+from .groundfused import GroundPass
 
 
 class Bumper(Module):
     """Contact switches on the front and rear halves of the chassis."""
 
     label = "bumper"
+    fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
     copy_kind = "contact"  # the engine's contact flags, in the copies batch backend too
     description = "front, rear: 1.0 while the chassis touches something on that half, else 0.0"
     params = (rate(),)

@@ -10,6 +10,7 @@ from ...model.limits import shown
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import kernels
+from .groundfused import GroundPass
 from .common import clip
 
 SPEED_SANITY = 100.0  # m/s: larger wheel speeds are an error; up to it they saturate at max_speed
@@ -19,6 +20,7 @@ class Motors(Module):
     """Differential drive: the stored command is (left, right) wheel speed, m/s."""
 
     label = "motors"
+    fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
     described_by = ("wheels",)  # description keys giving it (imported_mobile)
     description = "differential drive: set wheel speeds or power; reads commanded and actual speeds"
     params = (

@@ -11,6 +11,7 @@ from ...model.kernel import normals
 from ...model.module import Module
 from ...model.params import ParamSpec
 from . import kernels
+from .groundfused import GroundPass
 from .common import wrap
 from .motors import Motors
 
@@ -19,6 +20,7 @@ class Odometry(Module):
     """x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)."""
 
     label = "odometry"
+    fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
     described_by = ("wheels", "planar")  # description keys giving it (imported_mobile)
     description = "x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)"
     params = (

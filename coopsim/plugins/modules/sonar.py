@@ -15,6 +15,7 @@ from ...model.metric_kind import MetricKind, need_robot, robot_row
 from ...model.module import Column, LaserScan, Module
 from ...model.params import ParamSpec
 from . import ranging3d
+from .groundfused import GroundPass
 from .common import clip, lost, noise, rate
 from .ranging import beam_angles
 
@@ -28,6 +29,7 @@ class Sonar(Module):
     """Ray distances from the chassis edge, cast against everything but the robot's own parts."""
 
     label = "sonar"
+    fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "11 ray distances (m) from the chassis edge, right (-90 deg) to left (+90 deg)"
     params = (

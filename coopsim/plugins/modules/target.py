@@ -9,6 +9,7 @@ from ...model.commands import UNKNOWN_NAME, Command
 from ...model.errors import ProtocolError
 from ...model.module import Module
 from . import kernels
+from .groundfused import GroundPass
 from .common import lost, noise, rate, wrap
 
 
@@ -16,6 +17,7 @@ class Target(Module):
     """Per target: distance (m) and angle from the heading (rad, + to the left)."""
 
     label = "target"
+    fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
     description = "per target: distance (m) and angle from the heading (rad, + to the left)"
     params = (noise("m and rad", 1.0), lost(), rate())
     commands = (

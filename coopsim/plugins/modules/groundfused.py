@@ -1,0 +1,258 @@
+"""The fused step of a world of ground robots (``motors``, ``sonar``, ``target``, ``odometry``,
+``gps``, ``compass``, ``bumper``: the ``single`` robot's kinds) on a 2D engine: the motors drive
+the engine (one compiled call and the engine's ``drive``), the engine steps (its own call: on
+the kinematic engine one compiled call up to ``kinematic.SMALL_N`` robots), then one compiled
+call makes every reading with its noise from the planar state (:mod:`coopsim.sim.fused`
+chooses it and hands the arrays in and the readings out).
+
+What it saves is the plain sensing phase's Python: the frame, one ``sense``/``measure``/``clip``
+a kind, the noise draw's blocks, the memo of the wheel speeds. What stays outside the call:
+the sonar's cast (:meth:`coopsim.sim.sensing.Geometry.cast_fan`, the plain path's call, one
+compiled kernel), the bumper's contact flags (the engine's ``contacts``) and the target's
+world-frame angle (numpy's ``arctan2``: numba's ``atan2`` differs from it in the last bit for
+some arguments, so the plain path's bits need numpy's).
+
+Same results: each reading is the plain path's kernel body (:mod:`.kernels`: the motors'
+reading, odometry's midpoint rule, the target's offsets and bearings) or its numpy formula
+operation for operation (noise ``out + z * noise``, ``np.clip``'s ternaries, ``wrap_angle``),
+and the normals are the plan's draw (:mod:`coopsim.model.noise_kernels`, counter-based, drawn
+in the call from the step's key): a step gives the same bits either way
+(tests/sim/test_groundfused.py), so the two paths may alternate. The pass refuses (the plan
+says why) a kind with a rate or lost readings, noise it does not draw (the target's, odometry's
+slip), a kind on some robots only, another kind or actuator, a 3D engine; a step with
+``threads.ROWS_MIN`` robots or more gives way to the plain path. Frames and units: world frame;
+m, m/s, rad, rad/s, s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model import noise_kernels
+from ...model.compiled import jit, numba, warmer
+from ...model.threads import ROWS_MIN, parallel
+from . import kernels
+
+#: The kinds the pass computes; ``motors`` the one that acts.
+LABELS = ("motors", "sonar", "target", "odometry", "gps", "compass", "bumper")
+ACTING = "motors"
+NOISY = ("sonar", "gps", "compass")  # the kinds whose noise the call adds (base ``measure``)
+WIDTH = {"motors": 4, "odometry": 5, "gps": 2, "compass": 1, "bumper": 2}  # sonar: its beams
+COMPILED = numba is not None
+
+
+@jit(inline=True)
+def _noisy(out, key, start, noise):
+    """``out`` (n, k) += normals ``start`` .. of the step's draw keyed by ``key`` times each
+    row's ``noise`` (Module.measure's ``out + normals * noise[:, None]``); none when
+    ``start`` < 0 (the kind draws nothing)."""
+    if start < 0:
+        return
+    k = out.shape[1]
+    for i in range(out.shape[0]):
+        for j in range(k):
+            out[i, j] = out[i, j] + noise_kernels.normal(key, start + i * k + j) * noise[i]
+
+
+@jit(inline=True)
+def _clip(v, low, high):
+    """``np.clip`` of one value: its ternaries (NaN goes through, the same signed zeros)."""
+    if v != v:
+        return v
+    v = v if v > low else low
+    return v if v < high else high
+
+
+@jit()
+def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets, key, starts,
+           sonar_noise, gps_noise, compass_noise, motors, sonar, odometry, gps, compass, bumper,
+           target, offsets):
+    """Every reading of a ground world's step from the planar ``state`` (N, 6: x, y, yaw, vx,
+    vy, yaw rate) after it, every robot carrying each kind present (a kind absent: its output
+    has no rows).
+
+    Args:
+        heading: (N, 2) cos, sin of the yaws (the ray geometry's, numpy's bits).
+        axle: (N,) wheel separation, m. dt: The step, s.
+        driven: (N, 2) the wheel speeds the motors drove this step, m/s.
+        prev: (N, 5) odometry's last reading. contact: (N, 2) the engine's contact flags.
+        dist: (N, 11) the sonar's cast distances, m; reach: (N,) its max_range, m.
+        targets: (T, 2) target positions, m.
+        key: This step's noise key (uint64); starts: (sonar, gps, compass) first normal of
+            each in the step's draw, -1: none; sonar_noise, gps_noise, compass_noise: their
+            (N,) ``noise`` parameters.
+        motors, sonar, odometry, gps, compass, bumper, target (N, T, 2): The readings.
+        offsets: (2, N, T) scratch: the targets' offsets (their angle is numpy's, after).
+    """
+    velocity, speeds = state[:, 3:6], motors[:, 2:]
+    for i in range(len(motors)):
+        motors[i, 0], motors[i, 1] = driven[i, 0], driven[i, 1]
+        kernels._wheel_row(i, velocity, heading, axle, motors, 2)
+    for i in range(len(odometry)):  # from the actual wheel speeds, as Odometry.measure
+        kernels._odometry_row(i, speeds, axle, dt, prev, odometry)
+    for i in range(len(gps)):
+        gps[i, 0], gps[i, 1] = state[i, 0], state[i, 1]
+    for i in range(len(compass)):
+        compass[i, 0] = state[i, 2]
+    for i in range(len(bumper)):
+        bumper[i, 0], bumper[i, 1] = contact[i, 0], contact[i, 1]
+    for i in range(len(sonar)):
+        for j in range(sonar.shape[1]):
+            sonar[i, j] = dist[i, j]
+    _noisy(sonar, key, starts[0], sonar_noise)
+    _noisy(gps, key, starts[1], gps_noise)
+    _noisy(compass, key, starts[2], compass_noise)
+    for i in range(len(sonar)):  # Sonar.clip
+        for j in range(sonar.shape[1]):
+            sonar[i, j] = _clip(sonar[i, j], 0.0, reach[i])
+    for i in range(len(compass)):  # Compass.clip
+        compass[i, 0] = kernels._wrap(compass[i, 0])
+    for i in range(len(target)):
+        kernels._offsets_row(i, state, targets, offsets, target)
+
+
+def _load() -> None:
+    """Compile (or load from numba's cache) :func:`_sense` with one robot and one target, its
+    inputs as a step gives them (read-only state and readings)."""
+    one, two = np.zeros((1, 1)), np.zeros((1, 2))
+    prev = np.zeros((1, 5))
+    prev.flags.writeable = False  # the sealed readings
+    for frozen in (False, True):  # the engine's copy of the state, or a read-only view
+        state = np.zeros((1, 6))
+        state.flags.writeable = not frozen
+        _sense(state, two.copy(), np.ones(1), 0.1, two.copy(), prev, two.copy(),
+               np.zeros((1, 11)), np.ones(1), two.copy(), np.uint64(1),
+               np.full(3, -1, np.int64), *(np.zeros(1),) * 3, np.zeros((1, 4)),
+               np.zeros((1, 11)), np.zeros((1, 5)), two.copy(), one.copy(), two.copy(),
+               np.zeros((1, 1, 2)), np.zeros((2, 1, 1)))
+
+
+#: Ready once the background warm-up has loaded :func:`_sense`.
+WARM = warmer(_load) if COMPILED else None
+
+
+class GroundPass:
+    """One plan's fused pass over a world of ground robots (chosen by :mod:`coopsim.sim.fused`
+    through the ``fused_pass`` of every kind it computes).
+
+    Args:
+        motors: The acting entry (label, module, rows, values, every) of ``motors``.
+        sensing: Label -> the sensing plan's entry of each kind (coopsim.sim.sensing).
+        angles: The sonar's beam angles from the heading (11,), rad.
+    """
+
+    acting = ACTING
+    after = ()  # every reading is made by the pass
+
+    def __init__(self, motors, sensing: dict, angles: np.ndarray) -> None:
+        self.rows = motors[2]
+        self.values = motors[3]
+        self.sensing = sensing
+        self.reach = (np.array(sensing["sonar"][3]["max_range"], dtype=float)
+                      if "sonar" in sensing else _NONE1)
+        self.angles = angles
+        self._blocks: tuple = (None, None)  # (layout, starts) kept while the plan's is
+
+    @classmethod
+    def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
+        """The pass for a plan's ``acting`` and ``sensing`` entries on ``engine``, or None
+        and why not (one sentence)."""
+        if not COMPILED:
+            return None, "no compiled kernels (numba)"
+        if casts3d or "flight" in engine.features:
+            return None, f"engine '{engine.label}' senses in 3D"
+        if len(acting) != 1 or acting[0][0] != ACTING or not acting[0][4]:
+            label = next((e[0] for e in acting if e[0] != ACTING), ACTING)
+            return None, f"module '{label}' is not driven by every robot's motors only"
+        for label, _, _, _, timed, _, every, k, lossy in sensing:
+            if label not in LABELS:
+                return None, f"module '{label}' has no kernel"
+            why = ("has a rate" if timed else "loses readings" if lossy
+                   else "is on some robots only" if not every
+                   else "draws noise outside a kernel" if k and label not in NOISY else "")
+            if why:
+                return None, f"module '{label}' {why}"
+        by = {entry[0]: entry for entry in sensing}
+        if ACTING not in by:
+            return None, "module 'motors' does not sense"
+        sonar = by.get("sonar")  # its beam angles, the same floats as sonar.ANGLES
+        angles = np.array(sonar[1].copy_angles if sonar is not None else (), dtype=float)
+        return cls(acting[0], by, angles), ""
+
+    def ready(self) -> bool:
+        """Whether this step may take the pass: its call and the modules' kernels loaded, and
+        few enough robots for one thread (from ``threads.ROWS_MIN`` rows the plain path's
+        kernels share them among numba's threads: the same bits)."""
+        return (WARM.ready and kernels.WARM.ready
+                and not parallel(len(self.rows), ROWS_MIN))
+
+    def physics(self, sim) -> bool:
+        """The actuators and the engine's step (``Motors.actuate``'s compiled call, the
+        engine's ``drive`` and ``step``); the readings are made at :meth:`measure`, on the
+        state the health check passed. True: the step stays fused."""
+        n, p = len(self.rows), self.values
+        table = sim.commands[ACTING]
+        wheels, twist = np.empty((n, 2)), np.empty((n, 2))
+        # the serial kernels straight away: ready() holds the rows under threads.ROWS_MIN
+        kernels.drive.serial(table, p["max_speed"], p["efficiency"], sim.robots.axle, wheels,
+                             twist)
+        engine = sim.world.engine
+        engine.drive(self.rows, twist[:, 0], twist[:, 1])
+        engine.step(sim.dt)
+        sim.actuated = {ACTING: wheels}
+        return True
+
+    def measure(self, sim, state: np.ndarray) -> dict:
+        """Every kind's reading of this step from the planar ``state`` (N, 6) after it, with
+        its noise: label -> (N, width), as the plain sensing phase makes them."""
+        world, robots, by = sim.world, sim.robots, self.sensing
+        key, layout = sim.sensors.key(sim.params, world, sim.rng)
+        prev = sim.sensors.carried(world)
+        n = len(state)
+        pose = state[:, :3]
+        outs = {label: np.empty((n if label in by else 0, WIDTH[label]))
+                for label in WIDTH}
+        dist, heading = _NONE, None
+        if "sonar" in by:
+            geometry = sim.sensors.geometry(world, pose, robots.radius, robots.group)
+            dist = geometry.cast_fan(self.rows, self.angles, self.reach)
+            heading = geometry.heading
+        if heading is None:  # as the geometry makes it: numpy's cos and sin
+            heading = np.empty((n, 2))
+            np.cos(pose[:, 2], out=heading[:, 0])
+            np.sin(pose[:, 2], out=heading[:, 1])
+        outs["sonar"] = np.empty(dist.shape if "sonar" in by else (0, 11))
+        targets = sim.sensors.targets(world) if "target" in by else _NO_TARGETS
+        target = np.empty((n if "target" in by else 0, len(targets), 2))
+        offsets = np.empty((2, len(target), len(targets)))
+        contact = world.engine.contacts(pose) if "bumper" in by else _NONE
+        starts, noises = self._noise(layout)
+        _sense(state, heading, robots.axle, sim.dt, sim.actuated[ACTING], prev["odometry"],
+               contact, dist, self.reach, targets, np.uint64(0 if key is None else key),
+               starts, *noises, outs["motors"], outs["sonar"], outs["odometry"], outs["gps"],
+               outs["compass"], outs["bumper"], target, offsets)
+        if "target" in by:  # numpy's arctan2, then the compiled bearings: Target.sense's
+            kernels.target_bearings.serial(np.arctan2(offsets[1], offsets[0]), pose, target)
+            outs["target"] = target.reshape(n, -1)
+        return {label: out for label, out in outs.items() if label in by}
+
+    def _noise(self, layout: tuple) -> tuple:
+        """((sonar, gps, compass) first normal in ``layout``'s draw, -1: none; their
+        ``noise`` parameters), kept while the plan's layout is."""
+        if self._blocks[0] is not layout:
+            starts = np.full(3, -1, np.int64)
+            noises = []
+            for k, label in enumerate(NOISY):
+                part = next((p for p in layout[2] if p[0] == label), None)
+                if part is not None and part[4]:
+                    starts[k] = part[3]
+                entry = self.sensing.get(label)
+                noises.append(np.array(entry[3]["noise"], dtype=float)
+                              if entry is not None else _NONE1)
+            self._blocks = (layout, (starts, tuple(noises)))
+        return self._blocks[1]
+
+
+_NONE = np.zeros((0, 2))
+_NONE1 = np.zeros(0)
+_NO_TARGETS = np.zeros((0, 2))

@@ -1,0 +1,143 @@
+"""The ground robots' fused step (coopsim.plugins.modules.groundfused): a world of ``single``
+robots (motors, sonar, target, odometry, gps, compass, bumper) takes the pass on the kinematic
+and pymunk engines and gives the plain path's bits, every snapshot column, with noise and
+contacts, at 1 and 2 numba threads; a world with another kind, or one the pass refuses, keeps
+the plain path and says why."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coopsim.model import threads as policy
+from coopsim.model.compiled import warm_all
+from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
+                                 ScenarioSpec, Settings, TargetSpec, WorldSpec)
+from coopsim.plugins.modules import groundfused, kernels
+from coopsim.sim import fused
+from coopsim.sim.simulation import Simulation
+from coopsim.sim.stepper import Stepper
+from tests.sim.test_fused import _columns, _same  # every snapshot column, compared
+
+pytestmark = pytest.mark.skipif(not groundfused.COMPILED, reason="the fused step needs numba")
+
+NOISY = (("sonar", "noise", 0.01), ("gps", "noise", 0.02), ("compass", "noise", 0.01))
+
+
+def _robots(n: int, params=NOISY, engine: str = "kinematic", kind: str = "single",
+            ) -> ScenarioSpec:
+    """``n`` robots of ``kind`` wandering (the ``wander`` driver) in a 4 m arena with a box
+    and a post, two targets, the robots overlapping at the start (contacts); ``params``
+    (module, name, value) on every robot."""
+    settings = tuple(ParamSetting(*p) for p in params)
+    robots = tuple(RobotSpec(kind, f"r{k}", (0.35 * k - 0.6, 0.1 * k - 0.5, 0.4 * k),
+                             drivers=(DriverSetting("wander", ()),), params=settings)
+                   for k in range(n))
+    objects = (ObjectSpec("wall", "box", (0.3, 2.0, 0.5), (1.2, 0.0, 0.25)),
+               ObjectSpec("post", "cylinder", (0.4, 0.4, 0.5), (-1.2, 0.8, 0.25)))
+    world = WorldSpec(FloorSpec(4.0, 4.0), objects=objects)
+    return ScenarioSpec(world, robots=robots,
+                        targets=(TargetSpec("red", (1.5, 1.5, 0.0)),
+                                 TargetSpec("blue", (-1.5, -1.0, 0.0))),
+                        settings=Settings(dt=0.05, mode="lockstep", seed=3, engine=engine))
+
+
+def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch) -> tuple[list, int, str]:
+    """Every snapshot's columns over ``steps`` ticks, how many ticks took the fused pass, and
+    the plan's path."""
+    monkeypatch.setattr(fused, "ENABLED", fuse)
+    warm_all()  # the kernels loaded before the run, so that every step takes the same path
+    assert groundfused.WARM.ready and kernels.WARM.ready
+    sim = Simulation(spec)
+    stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
+    for _ in range(steps):
+        snap = stepper.tick()
+        took += sim._fusing
+        out.append(_columns(snap))
+    return out, took, sim.step_path
+
+
+LABELS = "fused (motors, bumper, compass, gps, odometry, sonar, target)"
+
+
+@pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
+def test_a_single_robot_world_takes_the_ground_pass_and_gives_the_plain_paths_bits(
+        monkeypatch, engine):
+    spec = _robots(4, engine=engine)
+    fast, took, path = _run(spec, 300, True, monkeypatch)
+    assert path == LABELS
+    assert took == 300
+    plain, none, plain_path = _run(spec, 300, False, monkeypatch)
+    assert none == 0 and plain_path == "plain (COOPSIM_FUSED=0)"
+    _same(fast, plain)
+    bumped = [np.frombuffer(s["reading bumper"]).any() for s in fast]
+    assert any(bumped)  # the contacts were read, not only zeros
+
+
+@pytest.mark.parametrize("count", [2, 4])
+def test_the_same_bits_on_more_threads(monkeypatch, count):
+    """With the modules' kernels sharing the rows among threads (a low ROWS_MIN for the pass),
+    those steps give way to the plain path: the run is still the one-thread fused run."""
+    spec = _robots(3)
+    policy.use(1)
+    one, _, _ = _run(spec, 150, True, monkeypatch)
+    monkeypatch.setattr(groundfused, "ROWS_MIN", 2)
+    try:
+        if policy.use(count) < 2:
+            pytest.skip("one core: no threads to share the rows")
+        many, took, _ = _run(spec, 150, True, monkeypatch)
+    finally:
+        policy.use(1)
+    assert took == 0  # every step gave way to the plain path
+    _same(one, many)
+
+
+def test_a_kind_without_the_pass_keeps_the_plain_path_and_says_which(monkeypatch):
+    monkeypatch.setattr(fused, "ENABLED", True)
+    sim = Simulation(_robots(2, kind="swarmbot"))  # single's kinds plus radio and line
+    assert sim.plan().fused is None
+    assert sim.step_path.startswith("plain (module '")
+    assert sim.step_path.endswith("' has no kernel)")
+
+
+@pytest.mark.parametrize("params, why", [
+    ((("target", "noise", 0.1),), "module 'target' draws noise outside a kernel"),
+    ((("odometry", "slip", 5.0),), "module 'odometry' draws noise outside a kernel"),
+    ((("sonar", "lost", 5.0),), "module 'sonar' loses readings"),
+    ((("gps", "rate", 5.0),), "module 'gps' has a rate"),
+])
+def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch, params, why):
+    monkeypatch.setattr(fused, "ENABLED", True)
+    sim = Simulation(_robots(2, params=params))
+    assert sim.plan().fused is None
+    assert sim.step_path == f"plain ({why})"
+
+
+def _changing(spec: ScenarioSpec, fuse: bool, monkeypatch) -> list:
+    """Every snapshot's columns over 120 ticks of ``spec`` while its layout changes between
+    steps: a robot added at step 30, odometry reset at 50, a robot and a target removed at 80
+    (the pass is planned anew each time, the readings carried over by name)."""
+    monkeypatch.setattr(fused, "ENABLED", fuse)
+    warm_all()
+    sim = Simulation(spec)
+    stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
+    for k in range(120):
+        if k == 30:
+            sim.world.add_robot(RobotSpec("single", "late", (1.5, -1.5, 0.0), params=tuple(
+                ParamSetting(*p) for p in NOISY)))
+            sim.relayout()
+        elif k == 50:
+            sim.zero_reading("r1", "odometry")
+        elif k == 80:
+            sim.world.remove_robot("r0")
+            sim.world.remove_target(0)
+            sim.relayout()
+        out.append(_columns(stepper.tick()))
+        took += sim._fusing
+    assert took == (120 if fuse else 0)
+    return out
+
+
+def test_a_changing_layout_gives_the_plain_paths_bits(monkeypatch):
+    spec = _robots(3)
+    _same(_changing(spec, True, monkeypatch), _changing(spec, False, monkeypatch))
