@@ -2,9 +2,10 @@
 the simulator a user would pick instead, alternating in one run; the headline figure is the
 ratio coopsim / peer of robot-steps per CPU second (above 1: coopsim is ahead).
 
-- ``Crazyflies``: N Crazyflies at 500 Hz hovering 1 m above their start, a position
-  controller at 100 Hz (N = 1, 10, 100, 1,000). coopsim: the whole ``Simulation`` on the
-  ``aerial`` engine, the ``flight`` driver (``every 5``), imu, mocap and altimeter.
+- ``Crazyflies``: N Crazyflies at 500 Hz hovering 1 m above their start (N = 1, 10, 100,
+  1,000). coopsim: the whole ``Simulation`` on the ``aerial`` engine, the ``flight`` driver
+  every step (its whole cascade at 500 Hz, as every shipped scenario flies it:
+  :func:`.common.flyers`), imu, mocap and altimeter.
   crazyflow 0.4 (JAX + MuJoCo on the CPU): ``Sim(n_worlds=1, n_drones=N, control=state,
   freq=500, state_freq=100)``, each call ``state_control`` then ``step(5)`` as its README flies
   it. RotorPy 3: its batched torch vehicle (``BatchedMultirotor``, Crazyflie parameters, the
