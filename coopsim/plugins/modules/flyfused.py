@@ -29,6 +29,7 @@ import numpy as np
 from ...model import noise_kernels
 from ...model.compiled import jit, numba, warm_all, warmer
 from . import flying
+from .common import sensing_refusal
 
 #: The kinds the pass computes; ``rotors`` the one that acts.
 LABELS = ("rotors", "imu", "mocap", "altimeter", "gps", "compass")
@@ -266,14 +267,10 @@ class FlightPass:
         for entry in acting:
             if entry[0] != ACTING:
                 return None, f"module '{entry[0]}' has no kernel"
-        for label, _, _, _, timed, plain, every, _, lossy in sensing:
-            if label not in LABELS:
-                return None, f"module '{label}' has no kernel"
-            why = ("has a rate" if timed else "loses readings" if lossy
-                   else "is on some robots only" if not every
-                   else "draws noise outside a kernel" if not plain and label in PLAIN else "")
+        for entry in sensing:
+            why = sensing_refusal(entry, LABELS, not entry[5] and entry[0] in PLAIN)
             if why:
-                return None, f"module '{label}' {why}"
+                return None, why
         by = {entry[0]: entry for entry in sensing}
         missing = [k for k in LABELS if k not in AFTER and k not in by] + \
             ([] if len(acting) == 1 else [ACTING])

@@ -32,6 +32,7 @@ from ...model import noise_kernels
 from ...model.compiled import jit, numba, warmer
 from ...model.threads import ROWS_MIN, parallel
 from . import kernels
+from .common import sensing_refusal
 
 #: The kinds the pass computes; ``motors`` the one that acts.
 LABELS = ("motors", "sonar", "target", "odometry", "gps", "compass", "bumper")
@@ -164,14 +165,10 @@ class GroundPass:
         if len(acting) != 1 or acting[0][0] != ACTING or not acting[0][4]:
             label = next((e[0] for e in acting if e[0] != ACTING), ACTING)
             return None, f"module '{label}' is not driven by every robot's motors only"
-        for label, _, _, _, timed, _, every, k, lossy in sensing:
-            if label not in LABELS:
-                return None, f"module '{label}' has no kernel"
-            why = ("has a rate" if timed else "loses readings" if lossy
-                   else "is on some robots only" if not every
-                   else "draws noise outside a kernel" if k and label not in NOISY else "")
+        for entry in sensing:
+            why = sensing_refusal(entry, LABELS, entry[7] and entry[0] not in NOISY)
             if why:
-                return None, f"module '{label}' {why}"
+                return None, why
         by = {entry[0]: entry for entry in sensing}
         if ACTING not in by:
             return None, "module 'motors' does not sense"
