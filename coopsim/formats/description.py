@@ -24,7 +24,7 @@ import logging
 import math
 import os
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import defusedxml
 import defusedxml.ElementTree as DET
@@ -395,15 +395,21 @@ def check_names(described: Description, spec: DescriptionSpec) -> tuple[str, str
     return None
 
 
-def described_robot(section: Section, path: PathLike, folders=None) -> tuple:
+def described_robot(section: Section, path: PathLike, folders=None,
+                    taken: dict | None = None) -> tuple:
     """The robot type label and the :class:`DescriptionSpec` of a ``[ROBOT_n]`` section: the
     section's ``type`` and None when it names no description; else the type derived from the
     file (:func:`coopsim.model.imported.imported_type`: the section's ``type`` or the
     description's name), registered in this process.
 
+    Args:
+        taken: The labels earlier sections of the same scenario made, label -> (what made it,
+            section name); updated. Two robots of one file with other keys get two types.
+
     Raises:
         FileFormatError: the description's own ``file:line`` problem; at the section's line,
-            a name its keys give that the description lacks, or a type that is not imported.
+            a name its keys give that the description lacks, or a type that is not imported
+            or that an earlier section made from other keys.
         NotAllowedError: (``folders`` given) a file outside the run's data folders.
     """
     spec = description_spec(section, path, folders)
@@ -413,7 +419,8 @@ def described_robot(section: Section, path: PathLike, folders=None) -> tuple:
     problem = check_names(described, spec)
     if problem:
         raise FileFormatError(path, spec.line_of(problem[0]), problem[1])
-    label = section.get("type") or type_label(described.name)
+    label = own_label(section, path, type_label(described.name), (described, spec),
+                      {} if taken is None else taken)
     try:
         imported_type(label, described, spec, ROBOT_TYPES)
     except CoopsimError as exc:  # an arm's key (imported_arm.ArmError) says which
@@ -421,3 +428,30 @@ def described_robot(section: Section, path: PathLike, folders=None) -> tuple:
         raise FileFormatError(path, spec.line_of(key) if key else section.line_of("type"),
                               str(exc)) from None
     return label, spec
+
+
+def own_label(section: Section, path: PathLike, default: str, made: tuple, taken: dict) -> str:
+    """The type label of a described robot that no earlier section of the scenario made from
+    other keys: the section's ``type``, else ``default`` (the file's name), else ``default_2``,
+    ``default_3``... (two robots of one file, one with a lidar and one without, are two types;
+    sharing one label would give both the last one's modules).
+
+    Args:
+        made: (description, spec) of this section; what tells two sections' robots apart
+            (the spec's line numbers and path as written do not).
+        taken: label -> (what made it, section name), updated with this section's label.
+
+    Raises:
+        FileFormatError: at the ``type`` line, a ``type`` an earlier section made otherwise.
+    """
+    description, spec = made
+    same = (description, replace(spec, given="", lines=(), line=0))
+    label, n = section.get("type") or default, 2
+    while label in taken and taken[label][0] != same:
+        if section.get("type"):
+            raise FileFormatError(path, section.line_of("type"), f"type {label!r} is "
+                                  f"[{taken[label][1]}]'s, built from other keys: give this "
+                                  "robot a type of its own")
+        label, n = f"{default}_{n}", n + 1
+    taken.setdefault(label, (same, section.name))
+    return label

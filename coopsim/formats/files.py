@@ -88,11 +88,13 @@ def _targets(section: Section, floor: FloorSpec, path: PathLike) -> list:
     return targets
 
 
-def _robot(section: Section, floor: FloorSpec, path: PathLike, folders=None) -> RobotSpec:
+def _robot(section: Section, floor: FloorSpec, path: PathLike, folders=None,
+           taken: dict | None = None) -> RobotSpec:
     """Build and validate the RobotSpec of a [ROBOT_n] section; it must fit on the floor.
     A robot from a description file gets its type here
-    (:func:`~coopsim.formats.description.described_robot`)."""
-    rtype, dspec = described_robot(section, path, folders)
+    (:func:`~coopsim.formats.description.described_robot`; ``taken``: the described types
+    earlier sections made)."""
+    rtype, dspec = described_robot(section, path, folders, taken)
     if rtype is None:
         raise FileFormatError(path, section.line, f"[{section.name}] is missing the required "
                                                   "key 'type' (or 'description')")
@@ -329,6 +331,7 @@ def _scenario_sections(sections: list, floor: FloorSpec, path: PathLike,
     out: dict[str, list] = {"TARGET": [], "ROBOT": [], "OBJECT": [], "RULE": [], "ZONE": [],
                             "SQUAD": []}
     names: dict[str, str] = {}
+    taken: dict[str, tuple] = {}  # the described robots' type labels (description.own_label)
     for s in sections:
         if s.kind == "TARGET":
             out["TARGET"] += first.attempt(_targets, s, floor, path) or []
@@ -346,7 +349,7 @@ def _scenario_sections(sections: list, floor: FloorSpec, path: PathLike,
                     path, s.line_of("name"), f"robot name {s.get('name')!r} is already used by "
                                              f"[{names[s.get('name')]}]"))
             names.setdefault(s.get("name"), s.name)
-            out["ROBOT"].append(first.attempt(_robot, s, floor, path, folders))
+            out["ROBOT"].append(first.attempt(_robot, s, floor, path, folders, taken))
     return out
 
 

@@ -246,3 +246,36 @@ def test_an_mjcf_names_no_file_outside_the_data_folders(tmp_path):
     with pytest.raises(FileFormatError, match="file 'gone.png' not found"):
         parse_scenario(scenario_text("arm.xml", world="floor.world"), inside / "s.scenario",
                        DataFolders([inside]))
+
+
+def two_robots(folder: Path, first: str, second: str) -> Path:
+    """A scenario with two robots of one file (tiny_arm.urdf), each with its own keys."""
+    write(folder, "arm.urdf", ARM)
+    return write(folder, "two.scenario", (
+        f"[WORLD]\nfile {DATA / 'floor.world'}\n\n"
+        f"[ROBOT_1]\ndescription arm.urdf\nname arm1\nposition 0.5 0 0\n{first}\n"
+        f"[ROBOT_2]\ndescription arm.urdf\nname arm2\nposition -0.5 0 0\n{second}\n"
+        "[SETTINGS]\nengine mujoco\n"))
+
+
+def test_two_robots_of_one_file_with_other_keys_are_two_types(tmp_path):
+    # one label for both gave the first robot the second's modules (its imu, not its lidar)
+    spec = load_scenario(two_robots(tmp_path, "sensor lidar upper", "sensor imu fore"))
+    types = [r.type for r in spec.robots]
+    assert types == ["tiny_arm", "tiny_arm_2"]
+    first, second = (ROBOT_TYPES.get(t).modules for t in types)
+    assert "lidar" in first and "imu" not in first
+    assert "imu" in second and "lidar" not in second
+
+
+def test_two_robots_of_one_file_with_the_same_keys_share_their_type(tmp_path):
+    spec = load_scenario(two_robots(tmp_path, "sensor imu fore", "sensor imu fore"))
+    assert [r.type for r in spec.robots] == ["tiny_arm", "tiny_arm"]
+
+
+def test_a_type_made_from_other_keys_of_an_earlier_robot_is_refused_at_its_line(tmp_path):
+    path = two_robots(tmp_path, "type arm\nsensor lidar upper", "type arm\nsensor imu fore")
+    with pytest.raises(FileFormatError) as info:
+        load_scenario(path)
+    assert info.value.line == path.read_text().splitlines().index("type arm", 8) + 1
+    assert "[ROBOT_1]'s, built from other keys" in str(info.value)
