@@ -33,7 +33,7 @@ import numpy as np
 
 from ..model.errors import FileFormatError
 from ..model.scenerydoc import READERS
-from . import meshcache
+from . import daereader, meshcache
 from .sections import read_mesh_bytes
 
 MAX_BYTES = 64 << 20  # bytes of one .dae (meshes.MAX_MESH_BYTES)
@@ -189,12 +189,9 @@ def _parse(path: str, data: bytes):
             from None
 
 
-def _scene_triangles(doc, path: str, limit: int, unit: float = 1.0) -> np.ndarray:
-    """(n, 3, 3) float32 every geometry instance's triangles, node transforms applied, times
-    ``unit`` (m per file unit). The vertices are scaled and rounded to float32 before the
-    corners are gathered from them: the same numbers as gathering first, a sixth of the
-    work (a soup repeats each vertex about six times)."""
-    parts, total = [], 0
+def _scene_primitives(doc, path: str):
+    """(vertex, vertex index) of every triangle set of pycollada's document ``doc``: each
+    geometry instance's, node transforms applied (lines and points skipped)."""
     scene = doc.scene if doc.scene is not None else (doc.scenes[0] if doc.scenes else None)
     if scene is None:
         raise FileFormatError(path, 0, "COLLADA file has no scene")
@@ -205,11 +202,21 @@ def _scene_triangles(doc, path: str, limit: int, unit: float = 1.0) -> np.ndarra
             if getattr(tris, "vertex", None) is None or index is None or len(index) == 0 \
                     or np.ndim(index) != 2 or np.shape(index)[1] != 3:
                 continue  # lines, points: nothing to draw or collide
-            total += len(tris.vertex_index)
-            if total > limit:
-                raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
-            vertex = (np.asarray(tris.vertex, dtype=float) * unit).astype(np.float32)
-            parts.append(vertex[np.asarray(tris.vertex_index)])
+            yield tris.vertex, index
+
+
+def _gathered(primitives, path: str, limit: int, unit: float = 1.0) -> np.ndarray:
+    """(n, 3, 3) float32 the triangles of ``primitives`` ((vertex, vertex index) pairs),
+    times ``unit`` (m per file unit). The vertices are scaled and rounded to float32 before
+    the corners are gathered from them: the same numbers as gathering first, a sixth of the
+    work (a soup repeats each vertex about six times)."""
+    parts, total = [], 0
+    for vertex, index in primitives:
+        total += len(index)
+        if total > limit:
+            raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
+        vertex = (np.asarray(vertex, dtype=float) * unit).astype(np.float32)
+        parts.append(vertex[np.asarray(index)])
     if not parts:
         raise FileFormatError(path, 0, "mesh has no triangles")
     return np.concatenate(parts).reshape(-1, 3, 3)
@@ -233,13 +240,20 @@ def _cached(path: str, size: int, mtime: int, limit: int) -> np.ndarray:
 
 def _converted(path: str, data: bytes) -> np.ndarray:
     """(n, 3, 3) float32 triangles of the COLLADA bytes ``data``, m (every triangle: the
-    caller bounds their count)."""
-    with warnings.catch_warnings():  # pycollada's own use of numpy.matrix: not the file's
-        warnings.simplefilter("ignore", PendingDeprecationWarning)
-        doc = _parse(path, data)
-        unit = getattr(getattr(doc, "assetInfo", None), "unitmeter", None) or 1.0
-        # float32: what MuJoCo's STL holds anyway
-        tris = _scene_triangles(doc, path, 2 * MAX_TRIANGLES, float(unit))
+    caller bounds their count): read by :mod:`.daereader` where it reads the file (the
+    same bits, tests/formats/test_daereader.py), else by pycollada."""
+    found = daereader.triangles(data)
+    if found is not None:
+        parts, unit = found
+        tris = _gathered(parts, path, 2 * MAX_TRIANGLES, unit)
+    else:
+        with warnings.catch_warnings():  # pycollada's own use of numpy.matrix: not the file's
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
+            doc = _parse(path, data)
+            unit = getattr(getattr(doc, "assetInfo", None), "unitmeter", None) or 1.0
+            # float32: what MuJoCo's STL holds anyway
+            tris = _gathered(_scene_primitives(doc, path), path, 2 * MAX_TRIANGLES,
+                             float(unit))
     if not np.isfinite(tris).all():
         raise FileFormatError(path, 0, "mesh has a vertex that is not a finite number")
     return tris
@@ -287,9 +301,16 @@ def decimated(tris: np.ndarray, limit: int = MUJOCO_FACES) -> np.ndarray:
 
 
 def _keys(unit: np.ndarray, cells: int) -> np.ndarray:
-    """One int64 per point of ``unit`` (in [0, 1]^3): its cell of a grid ``cells`` a side."""
-    ijk = np.minimum((unit * cells).astype(np.int64), cells - 1)
-    return (ijk[:, 0] * cells + ijk[:, 1]) * cells + ijk[:, 2]
+    """One int64 per point of ``unit`` (in [0, 1]^3): its cell of a grid ``cells`` a side
+    (``min(floor(u * cells), cells - 1)`` a coordinate, computed in place: no temporary
+    the size of the points is made twice)."""
+    ijk = (unit * cells).astype(np.int64)
+    np.minimum(ijk, cells - 1, out=ijk)
+    key = ijk[:, 0] * cells
+    key += ijk[:, 1]
+    key *= cells
+    key += ijk[:, 2]
+    return key
 
 
 def _clustered(vertices: np.ndarray, inverse: np.ndarray,
@@ -301,17 +322,21 @@ def _clustered(vertices: np.ndarray, inverse: np.ndarray,
     _, first, cluster = np.unique(_keys(vertices, cells), return_index=True,
                                   return_inverse=True)
     faces = cluster[inverse].reshape(-1, 3)
-    keep = (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & \
-           (faces[:, 0] != faces[:, 2])
+    a, b, c = faces[:, 0], faces[:, 1], faces[:, 2]
+    keep = (a != b) & (b != c) & (a != c)
     kept = faces[keep]
-    ordered = np.sort(kept, axis=1).astype(np.int64)
+    a, b, c = (kept[:, i].astype(np.int64) for i in range(3))
+    low, high = np.minimum(np.minimum(a, b), c), np.maximum(np.maximum(a, b), c)
+    middle = a + b + c - low - high  # the three sorted without a sort of each row
     n = np.int64(len(first))
     if n < 1 << 21:  # one int64 a face: a sort of numbers, not of rows
-        _, once = np.unique((ordered[:, 0] * n + ordered[:, 1]) * n + ordered[:, 2],
-                            return_index=True)
+        _, once = np.unique((low * n + middle) * n + high, return_index=True)
     else:
-        _, once = np.unique(ordered, axis=0, return_index=True)
-    return kept[np.sort(once)], first
+        _, once = np.unique(np.stack([low, middle, high], axis=1), axis=0,
+                            return_index=True)
+    firsts = np.zeros(len(kept), dtype=bool)
+    firsts[once] = True  # each face's first, in the faces' order (no sort of indices)
+    return kept[firsts], first
 
 
 def box(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -329,7 +354,7 @@ def for_engine(tris: np.ndarray, limit: int = ENGINE_FACES) -> np.ndarray:
     if len(tris) <= limit:
         return tris
     tris = np.ascontiguousarray(tris, dtype=np.float32)
-    name = meshcache.key(tris.tobytes(), "engine", limit)
+    name = meshcache.key(memoryview(tris).cast("B"), "engine", limit)
     found = meshcache.get(name, (3, 3), np.float32)
     if found is None:
         found = decimated(tris, limit).astype(np.float32)
