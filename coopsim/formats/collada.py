@@ -205,58 +205,73 @@ def _scene_primitives(doc, path: str):
             yield tris.vertex, index
 
 
-def _gathered(primitives, path: str, limit: int, unit: float = 1.0) -> np.ndarray:
-    """(n, 3, 3) float32 the triangles of ``primitives`` ((vertex, vertex index) pairs),
-    times ``unit`` (m per file unit). The vertices are scaled and rounded to float32 before
-    the corners are gathered from them: the same numbers as gathering first, a sixth of the
-    work (a soup repeats each vertex about six times)."""
-    parts, total = [], 0
+def _gathered(primitives, path: str, limit: int,
+              unit: float = 1.0) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """(triangles, (vertices, corners)): the (n, 3, 3) float32 triangles of ``primitives``
+    ((vertex, vertex index) pairs) times ``unit`` (m per file unit), and the same as an
+    indexed mesh (``triangles == vertices[corners].reshape(-1, 3, 3)``, which the
+    decimation merges on: :func:`decimated`). The vertices are scaled and rounded to
+    float32 before the corners are gathered from them: the same numbers as gathering first,
+    a sixth of the work (a soup repeats each vertex about six times)."""
+    vertices, corners, total, offset = [], [], 0, 0
     for vertex, index in primitives:
         total += len(index)
         if total > limit:
             raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
         vertex = (np.asarray(vertex, dtype=float) * unit).astype(np.float32)
-        parts.append(vertex[np.asarray(index)])
-    if not parts:
+        vertices.append(vertex)
+        corners.append(np.asarray(index, dtype=np.int64).reshape(-1) + offset)
+        offset += len(vertex)
+    if not vertices:
         raise FileFormatError(path, 0, "mesh has no triangles")
-    return np.concatenate(parts).reshape(-1, 3, 3)
+    table, corner = np.concatenate(vertices), np.concatenate(corners)
+    return table[corner].reshape(-1, 3, 3), (table, corner)
 
 
 @lru_cache(maxsize=64)  # float32 corners: the Z1's nine files hold 9 MB, Go1's trunk 13 MB
-def _cached(path: str, size: int, mtime: int, limit: int) -> np.ndarray:
+def _cached(path: str, size: int, mtime: int, limit: int) -> tuple:
+    """(triangles, indexed or None): see :func:`dae_triangles`; the indexed mesh of
+    :func:`_gathered` where the file was parsed here (not read from the disk cache)."""
     data = _read(path)
     if _declared(data) > 2 * limit:  # a polygon makes >= 1 triangle: refused before parsing
         raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
     name = meshcache.key(data, "dae")
     tris = meshcache.get(name, (3, 3), np.float32)  # read and checked by an earlier process
+    indexed = None
     if tris is None:
-        tris = _converted(path, data)
+        tris, indexed = _read_indexed(path, data)
         meshcache.put(name, tris)
     if len(tris) > limit:
         raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
     tris.setflags(write=False)  # shared by every caller of the cache
-    return tris
+    return tris, indexed
 
 
 def _converted(path: str, data: bytes) -> np.ndarray:
     """(n, 3, 3) float32 triangles of the COLLADA bytes ``data``, m (every triangle: the
-    caller bounds their count): read by :mod:`.daereader` where it reads the file (the
-    same bits, tests/formats/test_daereader.py), else by pycollada."""
+    caller bounds their count)."""
+    return _read_indexed(path, data)[0]
+
+
+def _read_indexed(path: str, data: bytes) -> tuple[np.ndarray, tuple]:
+    """:func:`_converted`'s triangles and their indexed mesh (:func:`_gathered`): read by
+    :mod:`.daereader` where it reads the file (the same bits: tests/formats/
+    test_daereader.py), else by pycollada."""
     found = daereader.triangles(data)
     if found is not None:
         parts, unit = found
-        tris = _gathered(parts, path, 2 * MAX_TRIANGLES, unit)
+        tris, indexed = _gathered(parts, path, 2 * MAX_TRIANGLES, unit)
     else:
         with warnings.catch_warnings():  # pycollada's own use of numpy.matrix: not the file's
             warnings.simplefilter("ignore", PendingDeprecationWarning)
             doc = _parse(path, data)
             unit = getattr(getattr(doc, "assetInfo", None), "unitmeter", None) or 1.0
             # float32: what MuJoCo's STL holds anyway
-            tris = _gathered(_scene_primitives(doc, path), path, 2 * MAX_TRIANGLES,
-                             float(unit))
+            tris, indexed = _gathered(_scene_primitives(doc, path), path, 2 * MAX_TRIANGLES,
+                                      float(unit))
     if not np.isfinite(tris).all():
         raise FileFormatError(path, 0, "mesh has a vertex that is not a finite number")
-    return tris
+    return tris, indexed
 
 
 def dae_triangles(path: str, limit: int = 1_000_000) -> np.ndarray:
@@ -271,7 +286,17 @@ def dae_triangles(path: str, limit: int = 1_000_000) -> np.ndarray:
         st = os.stat(path)
     except OSError:
         raise FileFormatError(path, 0, "no such mesh file") from None
-    return _cached(os.path.realpath(path), st.st_size, st.st_mtime_ns, limit)
+    return _cached(os.path.realpath(path), st.st_size, st.st_mtime_ns, limit)[0]
+
+
+def dae_engine(path: str) -> np.ndarray:
+    """The triangles of the COLLADA file ``path`` MuJoCo is given (:func:`for_engine`), m:
+    decimated on its indexed mesh where this process parsed it (the same triangles as from
+    the soup, a sixth of the corners sorted)."""
+    dae_triangles(path)  # checked (and cached) as every reader of the file
+    st = os.stat(path)
+    tris, indexed = _cached(os.path.realpath(path), st.st_size, st.st_mtime_ns, 1_000_000)
+    return for_engine(tris, indexed=indexed)
 
 
 #: Cells a side of the grid the corners are merged on first (:func:`decimated`): 2^21, 63
@@ -279,25 +304,53 @@ def dae_triangles(path: str, limit: int = 1_000_000) -> np.ndarray:
 _FINE = 1 << 21
 
 
-def decimated(tris: np.ndarray, limit: int = MUJOCO_FACES) -> np.ndarray:
+def decimated(tris: np.ndarray, limit: int = MUJOCO_FACES, indexed=None) -> np.ndarray:
     """``tris`` with at most ``limit`` triangles: vertices merged on a grid (vertex
     clustering), the grid coarsened until few enough triangles stay non-degenerate; a mesh
     within ``limit`` is returned as is. The corners are merged once on a fine grid (a
     triangle soup repeats each vertex about six times), so each coarser grid sorts the
-    vertices, not the corners (B1-Z1's 14 meshes: 0.63 s of CPU before, 0.3 s)."""
+    vertices, not the corners (B1-Z1's 14 meshes: 0.63 s of CPU before, 0.3 s); given
+    ``indexed`` (``(vertices, corners)``, ``tris == vertices[corners]``: :func:`_gathered`),
+    that merge sorts the vertices too (:func:`_merged_indexed`), with the same result."""
     if len(tris) <= limit:
         return tris
     points = tris.reshape(-1, 3)
-    lo, hi = box(points)
-    unit = (points - lo) / (float((hi - lo).max()) or 1.0)
-    _, first, inverse = np.unique(_keys(unit, _FINE), return_index=True, return_inverse=True)
-    vertices = unit[first]
+    if indexed is None:
+        lo, hi = box(points)
+        unit = (points - lo) / (float((hi - lo).max()) or 1.0)
+        _, first, inverse = np.unique(_keys(unit, _FINE), return_index=True,
+                                      return_inverse=True)
+        vertices = unit[first]
+    else:
+        vertices, first, inverse = _merged_indexed(points, *indexed)
     cells = max(8, int(2 * limit ** 0.5))  # a surface of n triangles spans ~sqrt(n) cells
     while True:
         faces, rep = _clustered(vertices, inverse, cells)
         if len(faces) <= limit:
             return points[first[rep]][faces]
         cells = max(1, int(cells * min(0.8, (limit / len(faces)) ** 0.5)))
+
+
+def _merged_indexed(points: np.ndarray, table: np.ndarray,
+                    corner: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The soup's merge on the fine grid (``np.unique`` of its corners' cells: each cell's
+    first corner and each corner's cell, in cell order; the first corners' places in the
+    unit box) computed on the vertices ``table`` the corners index (``points ==
+    table[corner]``): a corner's cell is its vertex's, and a cell's first corner the least
+    of its vertices' first corners. The corners' unit coordinates are made elementwise, so
+    a vertex's are its corners' to the bit."""
+    n = len(corner)
+    earliest = np.full(len(table), n, dtype=np.int64)
+    np.minimum.at(earliest, corner, np.arange(n, dtype=np.int64))
+    used = np.flatnonzero(earliest < n)  # vertices some corner names
+    lo, hi = box(table[used])  # the corners' box: the same values
+    scale = float((hi - lo).max()) or 1.0
+    _, cell = np.unique(_keys((table[used] - lo) / scale, _FINE), return_inverse=True)
+    first = np.full(int(cell.max()) + 1, n, dtype=np.int64)
+    np.minimum.at(first, cell, earliest[used])
+    cell_of = np.zeros(len(table), dtype=np.int64)
+    cell_of[used] = cell
+    return (points[first] - lo) / scale, first, cell_of[corner]
 
 
 def _keys(unit: np.ndarray, cells: int) -> np.ndarray:
@@ -347,17 +400,18 @@ def box(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return columns.min(axis=1), columns.max(axis=1)
 
 
-def for_engine(tris: np.ndarray, limit: int = ENGINE_FACES) -> np.ndarray:
-    """``tris`` decimated to ``limit`` triangles (:func:`decimated`) for MuJoCo: its compile
-    of a 150,000-triangle trunk cost more CPU than the rest of the robot's load, and 100 arms'
-    copies of their meshes filled gigabytes. Cached by content (:mod:`.meshcache`)."""
+def for_engine(tris: np.ndarray, limit: int = ENGINE_FACES, indexed=None) -> np.ndarray:
+    """``tris`` decimated to ``limit`` triangles (:func:`decimated`, on ``indexed`` where
+    given) for MuJoCo: its compile of a 150,000-triangle trunk cost more CPU than the rest of
+    the robot's load, and 100 arms' copies of their meshes filled gigabytes. Cached by
+    content (:mod:`.meshcache`)."""
     if len(tris) <= limit:
         return tris
     tris = np.ascontiguousarray(tris, dtype=np.float32)
     name = meshcache.key(memoryview(tris).cast("B"), "engine", limit)
     found = meshcache.get(name, (3, 3), np.float32)
     if found is None:
-        found = decimated(tris, limit).astype(np.float32)
+        found = decimated(tris, limit, indexed).astype(np.float32)
         meshcache.put(name, found)
     return found
 
