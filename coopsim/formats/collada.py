@@ -388,7 +388,7 @@ def _clustered(vertices: np.ndarray, inverse: np.ndarray,
     first's winding) and each cluster's first vertex."""
     _, first, cluster = np.unique(_keys(vertices, cells), return_index=True,
                                   return_inverse=True)
-    faces = cluster[inverse].reshape(-1, 3)
+    faces = cluster.astype(np.int32)[inverse].reshape(-1, 3)  # int32: half the bytes
     a, b, c = faces[:, 0], faces[:, 1], faces[:, 2]
     keep = (a != b) & (b != c) & (a != c)
     kept = faces[keep]
