@@ -168,3 +168,33 @@ def test_the_decimation_on_the_indexed_mesh_is_the_soup_s(name):
         soup = collada.decimated(tris, limit)
         assert len(soup) <= limit
         assert collada.decimated(tris, limit, indexed).tobytes() == soup.tobytes()
+
+
+@pytest.mark.parametrize("text", [b"1 -0 0.5", b"-0.0 1e5 -2.5E-3", b"+.5 5. -.25e+1",
+                                  b"\n 0.06334948 0.1494719\t9.99987e-4\r\n",
+                                  b"123456789012345678 1", b"1e23 1", b"1.2.3", b"1e", b". 1",
+                                  b"1-2", b"1 e5", b"1e5e5", b"--1", b"nan 1", b"0x10"])
+def test_the_decimal_parse_is_numpy_s_or_hands_over(text):
+    try:
+        want = np.fromstring(text, dtype=np.float32, sep=" ")
+    except ValueError:
+        want = None
+    got = daereader._decimals(text)
+    if got is not None:
+        assert want is not None and got.tobytes() == want.tobytes()
+
+
+def test_every_array_of_numbers_shipped_parses_to_numpy_s_bits():
+    parsed = 0
+    for path in sorted(_robots().rglob("*.dae")):
+        data = path.read_bytes()
+        for start in daereader.tag_starts(data):
+            if not data.startswith(b"<float_array", start) or \
+                    data.startswith(b"/>", data.index(b">", start) - 1):
+                continue
+            text = data[data.index(b">", start) + 1:data.index(b"<", start + 1)]
+            got = daereader._decimals(text) if text.strip() else None
+            if got is not None:
+                parsed += 1
+                assert got.tobytes() == np.fromstring(text, np.float32, sep=" ").tobytes()
+    assert parsed >= 1_000
