@@ -1,15 +1,15 @@
-"""COLLADA (``.dae``) meshes of a description: their triangles, read with pycollada (the
-``3d`` extra, imported only when a COLLADA mesh is met), checked and bounded like the STL and
-OBJ files of :mod:`coopsim.formats.meshes`, and handed to MuJoCo as binary STL from memory
+"""COLLADA (``.dae``) meshes of a description: their triangles, read by
+:mod:`coopsim.formats.daereader` (over defusedxml) or, for what it does not read, with
+pycollada (the ``3d`` extra, imported only then), checked and bounded like the STL and OBJ
+files of :mod:`coopsim.formats.meshes`, and handed to MuJoCo as binary STL from memory
 (MuJoCo reads STL, OBJ and MSH only; docs/files.md "Meshes").
 
-A ``.dae`` is untrusted XML: a DTD or entity declaration is refused before pycollada parses
-it, its size is bounded (:data:`~coopsim.formats.meshes.MAX_MESH_BYTES`) and its declared
+A ``.dae`` is untrusted XML: a DTD or entity declaration is refused before it is parsed, its size is bounded (:data:`~coopsim.formats.meshes.MAX_MESH_BYTES`) and its declared
 primitive counts are summed before parsing (:func:`_declared`), its triangles after. Every
 geometry instance of its scene is taken with its node transforms, in metres (the asset's
 ``<unit meter>``); materials, textures and cameras are not read (a texture the file names
 but lacks is no error), nor the normals and texture coordinates of the primitives' corners
-(:func:`_positions_only`: their numbers were most of a file's parse).
+(their numbers were most of a file's parse; for pycollada: :func:`_positions_only`).
 
 A mesh over :data:`ENGINE_FACES` triangles is given to MuJoCo decimated by vertex clustering
 (:func:`for_engine`, :func:`decimated`); drawing (the 3D view's ``/sim`` 27, Foxglove) reads

@@ -3,9 +3,10 @@ their node transforms composed and applied as pycollada does (float32, the same 
 in the same order, so the same bits), without pycollada's object model and without the byte
 edits its reader needs first (:func:`coopsim.formats.collada._positions_only`).
 
-Read over defusedxml (a DTD, an entity, an external reference refused), the positions' text
-parsed by numpy's ``fromstring`` as pycollada parses it; normals, texture coordinates,
-materials, images, effects, cameras, lights and animations are not read.
+Read over defusedxml (a DTD, an entity, an external reference refused; the number texts cut
+out first and given back, :func:`_cut`), the positions' text parsed to the bits of numpy's
+``fromstring``, which pycollada uses (:mod:`coopsim.formats.numbertext`); normals, texture
+coordinates, materials, images, effects, cameras, lights and animations are not read.
 
 What it reads: ``<node>`` trees of ``<translate>``, ``<rotate>``, ``<scale>``, ``<matrix>`` and
 ``<instance_geometry>``; meshes of ``<source>``, one ``<vertices>`` of positions only,
@@ -27,16 +28,17 @@ import re
 
 import numpy as np
 
+from .numbertext import decimals
+
 #: Per-corner inputs of a primitive that are not read (pycollada's reader is given them
 #: renamed, see collada._UNUSED): their sources are neither parsed nor checked.
 _UNUSED = frozenset(("NORMAL", "TEXCOORD", "TEXTANGENT", "TEXBINORMAL", "COLOR", "TANGENT",
                      "BINORMAL"))
 #: What may stand at the file's top: what is read, and the libraries that are not (collada's
 #: _UNREAD, cut before pycollada parses the file).
-_TOP = frozenset(("asset", "extra", "library_images", "library_effects",
-                      "library_materials", "library_cameras", "library_lights",
-                      "library_animations", "library_geometries", "library_visual_scenes",
-                      "scene"))
+_TOP = frozenset(("asset", "extra", "library_images", "library_effects", "library_materials",
+                  "library_cameras", "library_lights", "library_animations",
+                  "library_geometries", "library_visual_scenes", "scene"))
 #: Libraries read only when empty (44 files of example-robot-data carry an empty controllers').
 _EMPTY = frozenset(("library_controllers", "library_nodes"))
 #: Instances in a node that pycollada's reader binds to nothing: their libraries are cut.
@@ -64,7 +66,8 @@ def triangles(data: bytes, tags: list[int] | None = None) -> tuple[list, float] 
         return None  # pycollada's reader says where
     try:
         return _Document(root).read()
-    except (_Unread, ValueError, TypeError, KeyError, IndexError):
+    except (_Unread, ValueError, TypeError, KeyError, IndexError, AttributeError,
+            OverflowError):  # what numpy or a missing attribute raises: pycollada says why
         return None
 
 
@@ -154,6 +157,7 @@ class _Document:
             if name not in _TOP and not (name in _EMPTY and len(child) == 0):
                 raise _Unread(f"a {child.tag} is not read here")
         self.meshes = {}
+        self.bound: dict = {}  # geometry id -> its primitives (vertex, index), unbound
         for lib in root.findall(self.ns + "library_geometries"):
             for geom in lib:
                 if self._local(geom) == "extra":
@@ -204,7 +208,6 @@ class _Document:
     def read(self) -> tuple[list, float]:
         unit = self.unit()
         parts: list = []
-        self.bound: dict = {}  # geometry id -> its primitives (vertex, index), unbound
         for node in self.scene().findall(self.ns + "node"):
             self._node(node, None, parts)
         return parts, unit
@@ -380,87 +383,13 @@ def _position_data(doc: _Document, source) -> np.ndarray:
     if text is None or text.isspace():
         data = np.array([], dtype=np.float32)
     else:
-        data = _decimals(text) if isinstance(text, bytes) else None
+        data = decimals(text) if isinstance(text, bytes) else None
         if data is None:
             data = np.fromstring(text, dtype=np.float32, sep=" ")
         data[np.isnan(data)] = 0
     if data.size % 3:
         raise _Unread("positions not a multiple of three")
     return data.reshape((-1, 3))
-
-
-_POW10 = np.array([10.0 ** k for k in range(23)])  # each exactly a double
-_NUMBER = b"0123456789.+-eE \t\n\r"
-
-
-def _decimals(raw: bytes) -> np.ndarray | None:
-    """``np.fromstring(raw, dtype=np.float32, sep=" ")`` to the bit, in about half its CPU,
-    or None (then numpy parses it): the text's dots (and exponent letters) taken out, its
-    numbers parsed as integers (numpy's integer parse is six times its decimal one), each
-    scaled by its power of ten in one IEEE operation (``m * 10**k`` or ``m / 10**-k`` with
-    ``m < 2**53`` and ``|k| <= 22``: both exact, so the quotient or product is the
-    correctly rounded decimal, as ``strtod``'s) and rounded to float32 as numpy rounds
-    ``strtod``'s double. None for anything else: a character other than digits, ``.+-eE``
-    and spaces, a token of two dots or exponents, a sign inside a mantissa, a mantissa of
-    2**53 or more, an exponent past 22. Of the package's 1,717 arrays of numbers 1,658 are
-    parsed here, every one bit-identical (tests/formats/test_daereader.py); B1-Z1's
-    positions: 0.13 s of CPU against 0.19."""
-    if raw.translate(None, _NUMBER):
-        return None
-    b = np.frombuffer(raw, dtype=np.uint8)
-    edge = np.diff((b > 32).view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts, ends = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
-    t = len(starts)
-    exps = np.flatnonzero((b | 32) == 101)  # e or E
-    mark = np.full(t, -1, dtype=np.int64)  # each token's exponent letter
-    if len(exps):
-        etok = np.searchsorted(starts, exps, side="right") - 1
-        if t == 0 or exps[-1] + 1 >= len(b) or (b[exps + 1] <= 32).any() or \
-                (np.diff(etok) == 0).any():
-            return None
-        mark[etok] = exps
-    stop = np.where(mark >= 0, mark, ends)  # each mantissa's end
-    dots = np.flatnonzero(b == 46)
-    if len(dots) == t and ((dots >= starts) & (dots < stop)).all():
-        dtok = slice(None)  # a dot a token, in its mantissa
-    else:
-        dtok = np.searchsorted(starts, dots, side="right") - 1
-        if (np.diff(dtok) == 0).any() or (dots >= stop[dtok]).any():
-            return None
-    signs = np.flatnonzero((b == 45) | (b == 43))
-    before = b[signs - 1]
-    if not ((before <= 32) | ((before | 32) == 101) | (signs == 0)).all():
-        return None  # a sign only at a token's start or after its exponent letter
-    return _scaled(raw, b, t, starts, stop, dots, dtok, mark)
-
-
-def _scaled(raw: bytes, b: np.ndarray, t: int, starts, stop, dots, dtok, mark):
-    """:func:`_decimals`' integers and their scaling (its checks passed)."""
-    text = raw.replace(b".", b"")
-    exponents = (mark >= 0).any()
-    if exponents:
-        text = text.replace(b"e", b" ").replace(b"E", b" ")
-    try:
-        ints = np.fromstring(text, dtype=np.int64, sep=" ")
-    except ValueError:
-        return None
-    has = mark >= 0
-    if t == 0 or len(ints) != t + int(has.sum()):
-        return None
-    if exponents:
-        place = np.arange(t) + np.cumsum(has) - has  # a mantissa's place among the integers
-        mant = ints[place]
-        exp = np.where(has, ints[np.minimum(place + 1, len(ints) - 1)], 0)
-    else:
-        mant, exp = ints, 0
-    frac = np.zeros(t, dtype=np.int64)
-    frac[dtok] = stop[dtok] - dots - 1
-    m, k = np.abs(mant), exp - frac
-    if (m >= 1 << 53).any() or (np.abs(k) > 22).any():
-        return None
-    m = m.astype(np.float64)
-    v = np.where(k >= 0, m * _POW10[np.clip(k, 0, 22)], m / _POW10[np.clip(-k, 0, 22)])
-    return np.where(b[starts] == 45, -v, v).astype(np.float32)
 
 
 def _ints(element) -> np.ndarray:

@@ -23,7 +23,7 @@ import numpy as np
 
 _HERE = Path(__file__).resolve().parent
 #: The modules whose code makes an entry: a change to either starts new keys.
-_CODE = ("collada.py", "daereader.py", "meshcache.py", "robotxml.py")
+_CODE = ("collada.py", "daereader.py", "meshcache.py", "numbertext.py", "robotxml.py")
 
 
 def folder() -> Path | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 
 pytest.importorskip("collada")
 
-from coopsim.formats import collada, daereader  # noqa: E402
+from coopsim.formats import collada, daereader, numbertext  # noqa: E402
 from coopsim.model.errors import FileFormatError  # noqa: E402
 
 #: (file, read by the lean reader): what each shows.
@@ -32,12 +33,12 @@ SAMPLE = [("hector_description/meshes/quadrotor/quadrotor_base.dae", True),  # r
 
 
 def _robots() -> Path:
+    """example-robot-data's robots folder (the ``test`` extra installs the package)."""
     try:
-        from importlib.metadata import distribution
-        return Path(distribution("example-robot-data").locate_file(
-            "cmeel.prefix/share/example-robot-data/robots"))
-    except Exception:  # noqa: BLE001 -- PackageNotFoundError: the test extra is missing
+        found = metadata.distribution("example-robot-data")
+    except metadata.PackageNotFoundError:
         pytest.skip("example-robot-data is not installed (pip install '.[test]')")
+    return Path(found.locate_file("cmeel.prefix/share/example-robot-data/robots"))
 
 
 def _pycollada(path: str, data: bytes) -> np.ndarray:
@@ -179,7 +180,7 @@ def test_the_decimal_parse_is_numpy_s_or_hands_over(text):
         want = np.fromstring(text, dtype=np.float32, sep=" ")
     except ValueError:
         want = None
-    got = daereader._decimals(text)
+    got = numbertext.decimals(text)
     if got is not None:
         assert want is not None and got.tobytes() == want.tobytes()
 
@@ -193,7 +194,7 @@ def test_every_array_of_numbers_shipped_parses_to_numpy_s_bits():
                     data.startswith(b"/>", data.index(b">", start) - 1):
                 continue
             text = data[data.index(b">", start) + 1:data.index(b"<", start + 1)]
-            got = daereader._decimals(text) if text.strip() else None
+            got = numbertext.decimals(text) if text.strip() else None
             if got is not None:
                 parsed += 1
                 assert got.tobytes() == np.fromstring(text, np.float32, sep=" ").tobytes()
