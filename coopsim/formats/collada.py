@@ -237,7 +237,11 @@ def _gathered(primitives, path: str, limit: int,
     if not vertices:
         raise FileFormatError(path, 0, "mesh has no triangles")
     table, corner = np.concatenate(vertices), np.concatenate(corners)
-    return table[corner].reshape(-1, 3, 3), (table, corner)
+    tris = table[corner].reshape(-1, 3, 3)
+    corner = corner.astype(np.int32)  # kept beside the triangles: half the bytes
+    table.setflags(write=False)
+    corner.setflags(write=False)
+    return tris, (table, corner)
 
 
 @lru_cache(maxsize=64)  # float32 corners: the Z1's nine files hold 9 MB, Go1's trunk 13 MB
