@@ -23,7 +23,7 @@ import numpy as np
 
 _HERE = Path(__file__).resolve().parent
 #: The modules whose code makes an entry: a change to either starts new keys.
-_CODE = ("collada.py", "meshcache.py", "robotxml.py")
+_CODE = ("collada.py", "daereader.py", "meshcache.py", "numbertext.py", "robotxml.py")
 
 
 def folder() -> Path | None:
@@ -57,11 +57,13 @@ def _stamp() -> bytes:
 
 def key(data: bytes, *parts) -> str:
     """The entry name of a conversion of the file bytes ``data`` with ``parts`` (what else
-    it depends on: a limit, the kind of output)."""
-    h = hashlib.blake2b(data, digest_size=20)
+    it depends on: a limit, the kind of output; ``data`` any bytes-like object). SHA-256:
+    on this CPU's SHA instructions 2.5 times BLAKE2b's speed (B1-Z1's 65 MB of COLLADA:
+    0.034 s against 0.084)."""
+    h = hashlib.sha256(data)
     h.update(_stamp())
     h.update(repr(parts).encode())
-    return h.hexdigest()
+    return h.hexdigest()[:40]
 
 
 def get(name: str, trailing: tuple[int, ...], dtype) -> np.ndarray | None:

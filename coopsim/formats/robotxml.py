@@ -335,8 +335,7 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
     for path in sorted(set(resolved.values())):
         kind, data = "ascii", None
         if path.lower().endswith(".dae"):
-            kind, data = "dae", collada.stl_bytes(collada.for_engine(
-                collada.dae_triangles(path)))
+            kind, data = "dae", collada.stl_bytes(collada.dae_engine(path))
         else:
             data = ascii_stl_as_binary(path)
             if data is None and path.lower().endswith(".stl"):  # K counts every binary STL
