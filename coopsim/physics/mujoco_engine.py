@@ -87,8 +87,8 @@ else:
 
 INSTALL = "pip install 'coopsim[3d]'"
 _STILL, _DIFFERENTIAL, _VELOCITY = mb.STILL, mb.DIFFERENTIAL, mb.VELOCITY
-_FULL = np.array([int(mujoco.mjtWarning.mjWARN_CONTACTFULL),  # the arena overflowed
-                  int(mujoco.mjtWarning.mjWARN_CNSTRFULL)]) if mujoco is not None else None
+_FULL = (int(mujoco.mjtWarning.mjWARN_CONTACTFULL),  # the arena overflowed
+         int(mujoco.mjtWarning.mjWARN_CNSTRFULL)) if mujoco is not None else None
 
 
 class MujocoEngine(Access, Engine):
@@ -371,8 +371,9 @@ class MujocoEngine(Access, Engine):
         if not self._notes and self.data is not None:
             counts = self._warned
             if counts is None or counts[0] is not self.data:  # a view of the data's counts
-                counts = self._warned = (self.data, self.data.warning.number, _FULL)
-            if counts[1][counts[2]].any():  # the usual step: nothing overflowed, nothing built
+                counts = self._warned = (self.data, self.data.warning.number)
+            number = counts[1]
+            if number[_FULL[0]] or number[_FULL[1]]:  # the usual step: none, nothing built
                 said = mb.overflow(self.model, self.data)
                 self._notes = (said,) if said else ()
         return self._notes
