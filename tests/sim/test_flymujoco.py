@@ -5,7 +5,6 @@ with noise, objects under the altimeters, a diverged robot, and the screened cas
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
@@ -15,6 +14,7 @@ from coopsim.sim import fused
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 from coopsim.swarm import flight_kernels as fk
+from tests.sim.test_fused import _columns, _same  # every snapshot column, compared
 
 pytest.importorskip("mujoco")
 pytestmark = pytest.mark.skipif(not flymujoco.COMPILED, reason="the fused step needs numba")
@@ -38,14 +38,6 @@ def _flyers(n: int, objects: tuple = (), params: tuple = NOISY, z: float = 0.0,
                         settings=Settings(dt=0.002, mode="lockstep", seed=11, engine="mujoco"))
 
 
-def _columns(snap) -> dict:
-    cols = {"pose3d": snap.pose3d, "twist3d": snap.twist3d, "poses": snap.poses,
-            "velocities": snap.velocities}
-    cols.update({f"reading {k}": v for k, v in snap.readings.items()})
-    cols.update({f"command {k}": v for k, v in snap.commands.items()})
-    return {k: np.array(v).tobytes() for k, v in cols.items()}
-
-
 def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch, each=None) -> tuple:
     """Every snapshot's columns over ``steps`` ticks, how many took the pass, the path and
     the simulation (``each(sim)`` before every tick)."""
@@ -63,14 +55,6 @@ def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch, each=None) -> 
         out.append(_columns(stepper.tick()))
         took += sim._fusing
     return out, took, sim.step_path, sim
-
-
-def _same(a: list, b: list) -> None:
-    assert len(a) == len(b)
-    for step, (x, y) in enumerate(zip(a, b)):
-        assert x.keys() == y.keys()
-        for k in x:
-            assert x[k] == y[k], f"step {step + 1}: {k} differs"
 
 
 def test_crazyflies_over_boxes_take_the_pass_and_give_the_plain_paths_bits(monkeypatch):

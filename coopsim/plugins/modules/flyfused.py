@@ -168,7 +168,7 @@ def bind(kernels: dict) -> bool:
             g = globals()
             for name in ("step_rows", "check_rows", "place", "cast"):
                 g[name] = kernels[name]
-            g["fk"] = _flight_kernels()
+            bind_flight()
             _STATE["bound"], _STATE["warm"] = kernels, warmer(_load)
         elif _STATE["bound"] is not kernels:
             return False  # another engine's kernels: this process compiled the first's
@@ -180,6 +180,14 @@ def _flight_kernels():
     from ...swarm import flight_kernels
 
     return flight_kernels
+
+
+def bind_flight():
+    """Bind :data:`fk` (coopsim.swarm.flight_kernels) and return it: before a kernel that
+    inlines this module's helpers is compiled (the tick, flymujoco's readings call)."""
+    global fk
+    fk = _flight_kernels()
+    return fk
 
 
 def wait(timeout: float = 600.0) -> bool:

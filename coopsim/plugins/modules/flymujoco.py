@@ -21,12 +21,13 @@ import numpy as np
 
 from ...model.compiled import jit, warmer
 from . import flying
-from .flyfused import ACTING, COMPILED, FlightPass, _draw, kinds
+from .flyfused import ACTING, COMPILED, FlightPass, _draw, _rotor_reading, bind_flight, kinds
 
 _KEY0 = np.uint64(0)  # the key of a step without noise (nothing is drawn)
-# coopsim.swarm.flight_kernels (the swarm library loads only when something flies), bound
-# before the call is first compiled or loaded (numba reads a kernel's globals then), and the
-# call's warm-up, registered by the first pass built (warm())
+# coopsim.swarm.flight_kernels (the swarm library loads only when something flies), bound here
+# and in flyfused (whose helpers the call inlines) before the call is first compiled or loaded
+# (numba reads a kernel's globals then), and the call's warm-up, registered by the first pass
+# built (warm())
 fk = None
 _STATE: dict = {"warm": None}
 
@@ -40,8 +41,7 @@ def _readings(s, time, dt, noise, rotor, imu, mocap, alti):
         noise: (key uint64, the imu's first normal in the step's draw, the mocap's; -1:
             none).
         rotor: (speeds (n, 4) rad/s after the lag, par (n, 11) ROTOR_PARAMS, out (n, 5)):
-            ``Rotors.sense``'s speeds and thrust kf sum(w^2), numpy's sum of four left to
-            right.
+            ``Rotors.sense``'s speeds and thrust (flyfused's ``_rotor_reading``).
         imu: (rows, last_v, last_t, bias, seen, par, cols, normals, out): flying.imu's.
         mocap: (rows, par, cols, normals, out): flying.mocap's.
         alti: (rows, reach, cast3d, origin (n, 3), down (n, 1, 3), out (n, 1)): with
@@ -49,13 +49,7 @@ def _readings(s, time, dt, noise, rotor, imu, mocap, alti):
             axis, cast by the caller), else flying.altimeter's floor range, capped.
     """
     speeds, rpar, rout = rotor
-    for i in range(len(rout)):
-        total = speeds[i, 0] * speeds[i, 0]
-        for k in range(1, 4):
-            total += speeds[i, k] * speeds[i, k]
-        for k in range(4):
-            rout[i, k] = speeds[i, k]
-        rout[i, 4] = rpar[i, fk.KF] * total
+    _rotor_reading(speeds, rpar, rout)
     key, istart, mstart = noise
     irows, last_v, last_t, bias, iseen, ipar, icols, inormals, iout = imu
     mrows, mpar, mcols, mnormals, mout = mocap
@@ -182,8 +176,6 @@ def warm():
     time, :data:`fk` bound before it."""
     global fk
     if _STATE["warm"] is None:
-        from ...swarm import flight_kernels
-
-        fk = flight_kernels
+        fk = bind_flight()
         _STATE["warm"] = warmer(_load)
     return _STATE["warm"]
