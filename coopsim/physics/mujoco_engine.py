@@ -87,8 +87,8 @@ else:
 
 INSTALL = "pip install 'coopsim[3d]'"
 _STILL, _DIFFERENTIAL, _VELOCITY = mb.STILL, mb.DIFFERENTIAL, mb.VELOCITY
-_FULL = np.array([int(mujoco.mjtWarning.mjWARN_CONTACTFULL),  # the arena overflowed
-                  int(mujoco.mjtWarning.mjWARN_CNSTRFULL)]) if mujoco is not None else None
+_FULL = (int(mujoco.mjtWarning.mjWARN_CONTACTFULL),  # the arena overflowed
+         int(mujoco.mjtWarning.mjWARN_CNSTRFULL)) if mujoco is not None else None
 
 
 class MujocoEngine(Access, Engine):
@@ -102,6 +102,9 @@ class MujocoEngine(Access, Engine):
                           "descriptions", "scenery"})
     strict_placement = True  # a body started inside another is thrown out by its contacts
     checks_health = True
+    #: a world of quadrotors takes a fused pass around the step (plugins' flymujoco: MuJoCo's
+    #: step is no kernel a compiled tick can call, so it has no fused side of its own)
+    flies_around = True
 
     def __init__(self, floor: FloorSpec) -> None:
         if mujoco is None:
@@ -368,8 +371,9 @@ class MujocoEngine(Access, Engine):
         if not self._notes and self.data is not None:
             counts = self._warned
             if counts is None or counts[0] is not self.data:  # a view of the data's counts
-                counts = self._warned = (self.data, self.data.warning.number, _FULL)
-            if counts[1][counts[2]].any():  # the usual step: nothing overflowed, nothing built
+                counts = self._warned = (self.data, self.data.warning.number)
+            number = counts[1]
+            if number[_FULL[0]] or number[_FULL[1]]:  # the usual step: none, nothing built
                 said = mb.overflow(self.model, self.data)
                 self._notes = (said,) if said else ()
         return self._notes

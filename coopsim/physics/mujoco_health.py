@@ -74,9 +74,10 @@ class Guard:
         """The units whose velocities or coordinates went beyond the bounds (usually none:
         one pass over each array)."""
         qvel, qpos, calm = data.qvel, data.qpos, self.calm
-        # max and min: two passes with no temporary array (NaN fails both tests)
-        if (not len(qvel) or (qvel.max() <= calm and qvel.min() >= -calm)) \
-                and math.isfinite(float(qpos.sum())):
+        # max and min: two passes with no temporary array (NaN fails both tests); the ufuncs'
+        # reductions called straight (ndarray.max's Python wrapper costs as much as the pass)
+        if (not len(qvel) or (_MAX(qvel) <= calm and _MIN(qvel) >= -calm)) \
+                and math.isfinite(_SUM(qpos)):
             return _NONE
         with np.errstate(invalid="ignore"):
             bound = np.where(self.dof_linear, health.MAX_SPEED, health.MAX_RATE)
@@ -90,7 +91,7 @@ class Guard:
             return _NONE
         qpos = data.qpos
         p = qpos[self.free_xyz]  # one gather, (3, k) x, y, z
-        (x0, y0, z0), (x1, y1, z1) = p.min(axis=1).tolist(), p.max(axis=1).tolist()
+        (x0, y0, z0), (x1, y1, z1) = _MIN(p, axis=1).tolist(), _MAX(p, axis=1).tolist()
         wide, deep = self.half[0] + health.BEYOND, self.half[1] + health.BEYOND
         if (x1 <= wide and x0 >= -wide and y1 <= deep and y0 >= -deep
                 and z0 >= -health.DEPTH and z1 <= health.CEILING):
@@ -152,3 +153,4 @@ class Guard:
 
 
 _NONE = np.zeros(0, np.int64)
+_MAX, _MIN, _SUM = np.maximum.reduce, np.minimum.reduce, np.add.reduce

@@ -96,6 +96,8 @@ class RobotRays:
         model, n, k = self.model, len(rows), directions.shape[1]
         reach = np.asarray(reach, dtype=float)
         if k < FEW and not (self.swapping and self.swaps[np.asarray(rows, np.int64)].any()):
+            if n * k < SCREEN:  # too few to screen: mj_ray for each, capped on floats
+                return self._one_by_one(data, rows, origins, directions, reach)
             dist = self._few(data, rows, origins, directions, reach)
             cap = reach[:, None]
             return np.where((dist >= 0.0) & (dist < cap), dist, cap)
@@ -120,6 +122,22 @@ class RobotRays:
         cap = reach[:, None]
         return np.where((dist >= 0.0) & (dist < cap), dist, cap)
 
+
+    def _one_by_one(self, data, rows, origins, directions, reach) -> np.ndarray:
+        """:meth:`cast` of fewer rays than :data:`SCREEN` (an altimeter's one ray from each
+        of a few quadrotors) that swap no groups: ``mj_ray`` for each, as :meth:`_few` calls
+        it, and its cap on floats (the same test as the array path's ``np.where``)."""
+        n, k = directions.shape[:2]
+        vec = np.ascontiguousarray(directions, dtype=float)
+        pnt = np.ascontiguousarray(origins, dtype=float)
+        out = np.empty((n, k))
+        ray, model, mask, geomid, bodies = mujoco.mj_ray, self.model, self.mask, \
+            self._geomid, self.bodies
+        for i, (row, cap) in enumerate(zip(np.asarray(rows).tolist(), reach.tolist())):
+            for j in range(k):
+                d = ray(model, data, pnt[i], vec[i, j], mask, 1, bodies[row], geomid)
+                out[i, j] = d if d >= 0.0 and d < cap else cap
+        return out
 
     def _few(self, data, rows, origins, directions, reach) -> np.ndarray:
         """(n, k) raw ``mj_ray`` distances (-1: no hit) of a few rays from each robot none of

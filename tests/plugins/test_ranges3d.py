@@ -375,3 +375,27 @@ def test_the_screened_cast_gives_mj_rays_bits_and_asks_it_where_a_geom_is_on_the
     slow = rays.cast(engine.data, rows, origins, directions, reach)
     assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
     assert (fast < reach[:, None]).sum() > 40  # most meet something (the floor, the box...)
+
+
+def test_fewer_rays_than_the_screen_takes_give_the_loops_bits():
+    """An altimeter's one ray from each of a few quadrotors (fewer than ``SCREEN``) goes
+    through ``mj_ray`` one by one, capped on floats: the loop of one ``mj_ray`` a ray (a
+    robot whose cast swaps groups) gives the same distances, hits and misses alike."""
+    from coopsim.physics import mujoco_rays as mr
+
+    cfs = [flyer(f"cf{i}", -1.2 + 0.6 * i, 0.0, 1.0) for i in range(4)]
+    st = run(cfs, [box("under", -1.2, 0.0, size=(0.4, 0.4))])
+    engine = st.sim.world.engine
+    rays = engine._rays()
+    rng = np.random.default_rng(8)
+    rows = np.arange(4)
+    origins = engine.data.xpos[rays.body_ids[rows]] + rng.normal(0.0, 0.05, (4, 3))
+    directions = rng.normal(0.0, 0.3, (4, 1, 3)) + [0.0, 0.0, -1.0]
+    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+    reach = np.array([5.0, 0.5, 2.0, 0.01])  # the second and fourth fall short of the floor
+    assert len(rows) < mr.SCREEN
+    fast = rays.cast(engine.data, rows, origins, directions, reach)
+    rays.swaps[:], rays.swapping = True, True  # the loop of one mj_ray a ray
+    slow = rays.cast(engine.data, rows, origins, directions, reach)
+    assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
+    assert fast[1, 0] == 0.5 and fast[3, 0] == 0.01 and fast[0, 0] < 1.0  # the box's top

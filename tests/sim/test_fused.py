@@ -115,6 +115,9 @@ def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch):
     sim = Simulation(timed)
     assert sim.plan().fused is None
     assert sim.step_path == "plain (module 'imu' has a rate)"
+    from coopsim.physics.mujoco_engine import MujocoEngine
+
+    monkeypatch.setattr(MujocoEngine, "flies_around", False)  # no pass around its step
     on_mujoco = Simulation(_flyers(1, {}, engine="mujoco"))
     assert on_mujoco.step_path == "plain (engine 'mujoco' has no fused step)"
 

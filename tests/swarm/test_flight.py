@@ -185,3 +185,23 @@ def test_the_neighbour_sensor_finds_what_a_distance_table_finds_in_its_order():
         assert np.array_equal(i, want_i) and np.array_equal(j, want_j)
         assert np.array_equal(got, rel[want_i, want_j])
         assert n < 400 or len(i) > n  # a crowd: the sensor sees pairs
+
+
+def test_a_few_quadrotors_eight_on_floats_gives_the_array_paths_bits(monkeypatch):
+    """Up to ``flight.FEW`` quadrotors the reference is worked out on floats: every entry is
+    the array path's to the bit (signed zeros of a start at -0.0 and of the hold before it,
+    both planes, a yaw rate or none, one yaw or one per quadrotor)."""
+    rng = np.random.default_rng(4)
+    cases = []
+    for k in range(400):
+        n = 1 + k % flight.FEW
+        s = rng.uniform(-5.0, 40.0, n)
+        s[0] = (-0.0, 0.0, -1.0, s[0])[k % 4]
+        cases.append((s, rng.uniform(-3.0, 3.0, (n, 3)), rng.uniform(0.1, 3.0),
+                      rng.uniform(0.5, 20.0), flight.PLANES[k % 2],
+                      rng.uniform(-4.0, 4.0, n) if k % 3 else float(rng.uniform(-4, 4)),
+                      rng.uniform(-2.0, 2.0) if k % 5 else 0.0))
+    few = [flight.eight(*case) for case in cases]
+    monkeypatch.setattr(flight, "FEW", 0)  # every case through the arrays
+    for case, got in zip(cases, few):
+        assert got.tobytes() == flight.eight(*case).tobytes()

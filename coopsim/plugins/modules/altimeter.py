@@ -24,6 +24,7 @@ from ...model.module import Module
 from ...model.params import ParamSpec
 from . import flying, ranging3d
 from .flyfused import FlightPass
+from .flymujoco import AroundPass
 from .common import lost, noise, rate
 from .rotors import full_state
 
@@ -32,7 +33,7 @@ class Altimeter(Module):
     """Range to the floor along the body's -z axis, m."""
 
     label = "altimeter"
-    fused_pass = FlightPass  # one compiled call a tick with the engine (flyfused)
+    fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
     described_by = ("rotors",)  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "range to the floor along the body's -z axis, m (max_range when beyond)"

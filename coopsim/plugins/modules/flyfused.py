@@ -168,7 +168,7 @@ def bind(kernels: dict) -> bool:
             g = globals()
             for name in ("step_rows", "check_rows", "place", "cast"):
                 g[name] = kernels[name]
-            g["fk"] = _flight_kernels()
+            bind_flight()
             _STATE["bound"], _STATE["warm"] = kernels, warmer(_load)
         elif _STATE["bound"] is not kernels:
             return False  # another engine's kernels: this process compiled the first's
@@ -180,6 +180,14 @@ def _flight_kernels():
     from ...swarm import flight_kernels
 
     return flight_kernels
+
+
+def bind_flight():
+    """Bind :data:`fk` (coopsim.swarm.flight_kernels) and return it: before a kernel that
+    inlines this module's helpers is compiled (the tick, flymujoco's readings call)."""
+    global fk
+    fk = _flight_kernels()
+    return fk
 
 
 def wait(timeout: float = 600.0) -> bool:
@@ -235,8 +243,14 @@ class FlightPass:
     labels, acting = LABELS, ACTING
 
     def __init__(self, rotors, sensing: dict, side, casts3d: bool) -> None:
-        self.side, self.casts3d = side, casts3d
+        self.side = side
         bind(side.kernels)  # the tick loads in the background from now
+        self._tables(rotors, sensing, casts3d, side.below)
+
+    def _tables(self, rotors, sensing: dict, casts3d: bool, below) -> None:
+        """The rows, parameter matrices and scratch of the plan's entries (``below(rows)``:
+        each robot's origin to its underside, m, the engine's)."""
+        self.casts3d = casts3d
         self.rows = {label: np.ascontiguousarray(entry[2], dtype=np.int64)
                      for label, entry in sensing.items()}
         self.rotor_rows = np.ascontiguousarray(rotors[2], dtype=np.int64)
@@ -249,7 +263,7 @@ class FlightPass:
         self.mcols = flying.columns(mocap_p, mocap.NOISE)[0]
         self.reach = np.array(sensing["altimeter"][3]["max_range"], dtype=float)
         arows = self.rows["altimeter"]
-        self.below = side.below(arows) if casts3d else np.zeros(len(arows))
+        self.below = below(arows) if casts3d else np.zeros(len(arows))
         self.after = tuple(sensing[k] for k in AFTER if k in sensing)
         n = len(self.rotor_rows)
         self._scratch: dict = {}
@@ -264,20 +278,8 @@ class FlightPass:
         side = engine.fused()
         if side is None or not COMPILED:
             return None, f"engine '{engine.label}' has no fused step"
-        for entry in acting:
-            if entry[0] != ACTING:
-                return None, f"module '{entry[0]}' has no kernel"
-        for entry in sensing:
-            why = sensing_refusal(entry, LABELS, not entry[5] and entry[0] in PLAIN)
-            if why:
-                return None, why
-        by = {entry[0]: entry for entry in sensing}
-        missing = [k for k in LABELS if k not in AFTER and k not in by] + \
-            ([] if len(acting) == 1 else [ACTING])
-        if missing:
-            return None, f"module '{missing[0]}' is missing (the pass flies rotors, imu, " \
-                         f"mocap and altimeter together)"
-        return cls(acting[0], by, side, casts3d), ""
+        by, why = kinds(acting, sensing)
+        return (None, why) if why else (cls(acting[0], by, side, casts3d), "")
 
     def ready(self) -> bool:
         """Whether this step may take the pass: its tick loaded (:func:`bind`) and the
@@ -345,6 +347,25 @@ class FlightPass:
         """Kind ``label``'s first normal in the step's draw, -1 when it draws none."""
         part = _part(layout, label)
         return part[3] if part is not None and part[4] else -1
+
+
+def kinds(acting: tuple, sensing: tuple) -> tuple[dict, str]:
+    """(label -> sensing entry, "") when a flying pass computes a plan's ``acting`` and
+    ``sensing`` kinds, else ({}, why not: one sentence)."""
+    for entry in acting:
+        if entry[0] != ACTING:
+            return {}, f"module '{entry[0]}' has no kernel"
+    for entry in sensing:
+        why = sensing_refusal(entry, LABELS, not entry[5] and entry[0] in PLAIN)
+        if why:
+            return {}, why
+    by = {entry[0]: entry for entry in sensing}
+    missing = [k for k in LABELS if k not in AFTER and k not in by] + \
+        ([] if len(acting) == 1 else [ACTING])
+    if missing:
+        return {}, f"module '{missing[0]}' is missing (the pass flies rotors, imu, mocap " \
+                   f"and altimeter together)"
+    return by, ""
 
 
 _NO_SCENE = (np.zeros((0, 10)), np.zeros((0, 17)), np.zeros((0, 6)), 0, np.zeros(2))

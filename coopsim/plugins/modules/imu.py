@@ -35,6 +35,7 @@ from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import flying
 from .flyfused import FlightPass
+from .flymujoco import AroundPass
 from .common import lost, rate
 from .rotors import full_state
 
@@ -43,7 +44,7 @@ class Imu(Module):
     """Accelerometer (specific force, m/s^2) and gyroscope (rad/s), body frame."""
 
     label = "imu"
-    fused_pass = FlightPass  # one compiled call a tick with the engine (flyfused)
+    fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
     described_by = ("rotors",)  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = ("accelerometer: specific force ax, ay, az (m/s^2, body frame, +9.81 on z at "

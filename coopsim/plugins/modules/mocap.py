@@ -18,6 +18,7 @@ from ...model.module import Module
 from ...model.params import ParamSpec
 from . import flying
 from .flyfused import FlightPass
+from .flymujoco import AroundPass
 from .common import lost, noise, rate
 from .rotors import full_state
 
@@ -26,7 +27,7 @@ class Mocap(Module):
     """Pose from motion capture: x, y, z (m) and the quaternion qw, qx, qy, qz."""
 
     label = "mocap"
-    fused_pass = FlightPass  # one compiled call a tick with the engine (flyfused)
+    fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
     described_by = ("rotors",)  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = ("motion-capture pose: x, y, z (m, world frame) and quaternion qw, qx, qy, qz "

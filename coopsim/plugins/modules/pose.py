@@ -11,6 +11,7 @@ from ...model.commands import Command
 from ...model.module import Module
 from . import flying
 from .flyfused import FlightPass
+from .flymujoco import AroundPass
 from .groundfused import GroundPass
 from .common import lost, noise, rate, wrap
 
@@ -19,7 +20,7 @@ class Gps(Module):
     """Position in the world frame, m."""
 
     label = "gps"
-    fused_pass = (FlightPass, GroundPass)  # one compiled call a tick (flyfused, groundfused)
+    fused_pass = (FlightPass, AroundPass, GroundPass)  # (flyfused, flymujoco, groundfused)
     described_by = ("wheels", "rotors", "planar")  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "x, y in the world frame, m"
@@ -39,7 +40,7 @@ class Compass(Module):
     """Heading in the world frame, rad."""
 
     label = "compass"
-    fused_pass = (FlightPass, GroundPass)  # one compiled call a tick (flyfused, groundfused)
+    fused_pass = (FlightPass, AroundPass, GroundPass)  # (flyfused, flymujoco, groundfused)
     described_by = ("wheels", "rotors", "planar")  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "yaw in the world frame, rad, counter-clockwise from +x, in (-pi, pi]"

@@ -47,6 +47,7 @@ from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import flying
 from .flyfused import FlightPass
+from .flymujoco import AroundPass
 
 SANITY_RATE = 50.0  # rad/s: larger body or yaw rates are refused
 GRAVITY = 9.81  # m/s^2
@@ -105,7 +106,7 @@ class Rotors(Module):
     """Four propellers: speed, thrust and rates, or thrust and attitude commands."""
 
     label = "rotors"
-    fused_pass = FlightPass  # one compiled call a tick with the engine (flyfused)
+    fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
     described_by = ("rotors",)  # description keys giving it (imported_mobile)
     description = ("a quadrotor's four propellers (X frame) with motor lag: speeds (rad/s), or "
                    "thrust (N) with body rates (rad/s) or attitude (rad)")

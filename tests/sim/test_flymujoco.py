@@ -1,0 +1,107 @@
+"""The fused step around MuJoCo's own (coopsim.plugins.modules.flymujoco): a world of
+Crazyflies on ``mujoco`` takes the pass (the rotors' call, the engine's step, one compiled call
+for the readings, the engine's cast) and gives the plain path's bits, every snapshot column,
+with noise, objects under the altimeters, a diverged robot, and the screened cast of many."""
+
+from __future__ import annotations
+
+import pytest
+
+from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
+                                 ScenarioSpec, Settings, WorldSpec)
+from coopsim.plugins.modules import flymujoco
+from coopsim.sim import fused
+from coopsim.sim.simulation import Simulation
+from coopsim.sim.stepper import Stepper
+from coopsim.swarm import flight_kernels as fk
+from tests.sim.test_fused import _columns, _same  # every snapshot column, compared
+
+pytest.importorskip("mujoco")
+pytestmark = pytest.mark.skipif(not flymujoco.COMPILED, reason="the fused step needs numba")
+
+NOISY = (ParamSetting("imu", "accel_noise", 0.01), ParamSetting("imu", "gyro_noise", 0.002),
+         ParamSetting("imu", "accel_walk", 0.001), ParamSetting("mocap", "noise", 0.001),
+         ParamSetting("mocap", "angle_noise", 0.002))
+PATH = "fused (rotors, altimeter, compass, gps, imu, mocap)"
+
+
+def _flyers(n: int, objects: tuple = (), params: tuple = NOISY, z: float = 0.0,
+            driven: bool = True) -> ScenarioSpec:
+    """``n`` Crazyflies 0.5 m apart flying a small eight at 1 m under the ``flight`` driver
+    every step on ``mujoco``, at height ``z`` to start."""
+    eight = (DriverSetting("flight", (("shape", "eight"), ("height", 1.0), ("takeoff", 0.3),
+                                      ("period", 2.0), ("size", 0.3))),) if driven else ()
+    robots = tuple(RobotSpec("crazyflie", f"cf{k}", (0.5 * (k % 4) - 0.75,
+                                                    0.5 * (k // 4) - 0.5, z),
+                             drivers=eight, params=params) for k in range(n))
+    return ScenarioSpec(WorldSpec(FloorSpec(6.0, 6.0)), robots=robots, objects=objects,
+                        settings=Settings(dt=0.002, mode="lockstep", seed=11, engine="mujoco"))
+
+
+def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch, each=None) -> tuple:
+    """Every snapshot's columns over ``steps`` ticks, how many took the pass, the path and
+    the simulation (``each(sim)`` before every tick)."""
+    monkeypatch.setattr(fused, "ENABLED", fuse)
+    sim = Simulation(spec)
+    if fuse:  # loaded before the run (numba's cache), so that every step takes it
+        assert sim.plan().fused is not None
+        for warm, load in ((flymujoco.warm(), flymujoco._load), (fk.WARM, fk.warm)):
+            load()
+            monkeypatch.setattr(warm, "ready", True)
+    stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
+    for _ in range(steps):
+        if each is not None:
+            each(sim)
+        out.append(_columns(stepper.tick()))
+        took += sim._fusing
+    return out, took, sim.step_path, sim
+
+
+def test_crazyflies_over_boxes_take_the_pass_and_give_the_plain_paths_bits(monkeypatch):
+    """Three noisy Crazyflies fly off the floor and over two boxes (the altimeter's cast meets
+    them): every column of every step is the plain path's."""
+    boxes = tuple(ObjectSpec(f"BOX_{k}", "box", (0.2, 0.3, h), (x, -0.5, h / 2))
+                  for k, (x, h) in enumerate(((-0.45, 0.4), (0.05, 0.2))))  # the eights' ends
+    spec = _flyers(3, boxes)
+    fast, took, path, sim = _run(spec, 500, True, monkeypatch)
+    assert path == PATH and took == 500
+    plain, none, plain_path, other = _run(spec, 500, False, monkeypatch)
+    assert none == 0 and plain_path == "plain (COOPSIM_FUSED=0)"
+    _same(fast, plain)
+    alt = sim.snapshot.readings["altimeter"][:, 0]
+    assert 0.0 < alt.min() and alt.max() < 4.0  # off the floor, something below each
+    assert sim.snapshot.readings["imu"].tobytes() == other.snapshot.readings["imu"].tobytes()
+
+
+def test_many_crazyflies_cast_through_the_screen_with_the_same_bits(monkeypatch):
+    """Nine altimeters (from ``mujoco_rays.SCREEN`` rays on, the compiled screen in front of
+    ``mj_ray``), noiseless: the pass and the plain path agree."""
+    from coopsim.physics import mujoco_raykernel as mrk
+
+    mrk._load()
+    monkeypatch.setattr(mrk.WARM, "ready", True)
+    spec = _flyers(9, params=())
+    fast, took, _, _ = _run(spec, 200, True, monkeypatch)
+    plain, _, _, _ = _run(spec, 200, False, monkeypatch)
+    assert took == 200
+    _same(fast, plain)
+
+
+def test_a_robot_that_diverges_is_put_back_alike_either_way(monkeypatch):
+    """cf0 spun up by two rotors at full speed high above the floor passes the angular rate
+    bound; the engine puts it back and the run goes on as the plain one does."""
+    def spin(sim):
+        sim.commands["rotors"][0] = (1.0, 2500.0, 2500.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+    spec = _flyers(2, params=NOISY[:1], z=50.0, driven=False)
+    fast, took, _, sim = _run(spec, 1000, True, monkeypatch, spin)
+    assert "cf0" in sim.extra["diverged"] and took == 1000
+    plain, _, _, other = _run(spec, 1000, False, monkeypatch, spin)
+    assert "cf0" in other.extra["diverged"]
+    _same(fast, plain)
+
+
+def test_a_world_with_another_kind_keeps_the_plain_path(monkeypatch):
+    monkeypatch.setattr(fused, "ENABLED", True)
+    timed = Simulation(_flyers(1, params=(ParamSetting("imu", "rate", 100.0),)))
+    assert timed.plan().fused is None and timed.step_path == "plain (module 'imu' has a rate)"
