@@ -119,8 +119,7 @@ class CoopsimEnv(gymnasium.Env):
         reward, terminated, truncated = episode.outcome(snap, robot)
         if self.render_mode == "human":
             self.render()
-        return (observe(episode, snap, robot, self._order), reward, terminated, truncated,
-                {"time": snap.time, "step": snap.step, "metrics": dict(episode.metrics(snap))})
+        return self._obs(snap), reward, terminated, truncated, self._info(snap)
 
     def render(self):
         """``rgb_array``: an (H, W, 3) uint8 top-down image; ``human``: the viewer shows
