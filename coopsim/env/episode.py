@@ -10,7 +10,7 @@ action space first), so a step costs one tick plus a few array reads.
 
 from __future__ import annotations
 
-import math
+import operator
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -116,15 +116,20 @@ class Episode:
         self._values: tuple = (None, {})  # (the rules' fields, their metric values)
         # agents whose motion module stores an action as it is: written in place (act_one)
         self._plain = {a: plain_actions(m.motion) for a, m in self.maps.items()}
+        self._rows = {a: _PlainRow(m) for a, m in self.maps.items() if self._plain[a]}
         self._terms = {a: self._agent_terms(a) for a in self.agents}
 
     def _agent_terms(self, agent: str) -> tuple:
-        """``agent``'s reward terms as (weight, metric) and the task's endings (a Python
-        task: none), worked out once: the step only reads the values."""
+        """``agent``'s reward terms as (weight, metric) and the task's metric endings as
+        (metric, comparison, threshold) (a Python task: none), worked out once: the step only
+        reads the values. ``terminate ended`` needs no term: :meth:`outcome` ends on ``ended``
+        before it reads one, and a term without a metric holds only then
+        (:meth:`~coopsim.model.task.EndTerm.holds`); a reward term without a metric adds 0."""
         if callable(self.task):
             return (), ()
         return (tuple((t.weight, t.metric) for t in self.task.rewards
-                      if t.robot in ("", agent)), self.task.ends)
+                      if t.robot in ("", agent) and t.metric),
+                tuple((t.metric, _COMPARE[t.op], t.value) for t in self.task.ends if t.metric))
 
     def _truncate_at(self) -> float | None:
         if isinstance(self.task, TaskSpec) and self.task.truncate is not None:
@@ -160,6 +165,19 @@ class Episode:
     def act_one(self, name: str, action) -> None:
         """:meth:`act` for one agent (the single-agent environment's step: no dict, and an
         action a module stores as it is written into the command table in place)."""
+        row = self._rows.get(name)
+        if row is not None and type(action) is np.ndarray and action.dtype is _F64 \
+                and action.shape == row.shape:  # the common case, checked on Python floats
+            for v, low, high in zip(action.tolist(), row.lows, row.highs):
+                if not low <= v <= high:  # NaN is outside too
+                    row.amap.check_bounds(action)  # raises, naming the value and the bound
+            table = self.sim.commands[row.motion]  # looked up each step: CommandTables notes it
+            i = self.sim.robots.index[name]
+            if row.width == table.shape[1]:
+                table[i] = action
+            else:
+                self._store(name, row.amap, action, True)
+            return
         amap = self.maps.get(name)
         if amap is None:
             self.act({name: action})  # raises, naming the agents
@@ -221,19 +239,38 @@ class Episode:
         if callable(self.task):
             reward, terminated, truncated = self.task(snap, agent)
             return float(reward), bool(terminated) or bool(ended), bool(truncated)
-        values = self.metrics(snap) if self._metrics else {}
+        values = self.metrics(snap) if self._metrics else _NO_VALUES
         rewards, ends = self._terms[agent]
         reward = 0.0
         for weight, metric in rewards:
-            v = _value(values, metric)
-            reward += 0.0 if math.isnan(v) else weight * v
-        terminated = bool(ended) or any(t.holds(_value(values, t.metric), ended) for t in ends)
+            v = values.get(metric)
+            if v is not None and (v := float(v)) == v:  # a missing or NaN metric adds 0
+                reward += weight * v  # (skipping "+ 0.0" keeps the bits: reward is never -0)
+        terminated = bool(ended)
+        if not terminated:
+            for metric, compare, threshold in ends:
+                v = values.get(metric)
+                if v is not None and compare(float(v), threshold):  # NaN compares false
+                    terminated = True
+                    break
         truncated = (not terminated and self.truncate_at is not None
                      and snap.time >= self.truncate_at - 1e-9)
         return reward, terminated, truncated
 
 
+_NO_VALUES: Mapping = {}  # a task that names no metric reads none
+_F64 = np.dtype(np.float64)
+#: ``terminate METRIC OP VALUE``'s comparisons (:data:`~coopsim.model.task.OPERATORS`).
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
-def _value(values: Mapping, name: str) -> float:
-    v = values.get(name) if name else None
-    return math.nan if v is None else float(v)
+
+class _PlainRow:
+    """What :meth:`Episode.act_one` needs to check and store an action a module stores as
+    it is (:func:`~.mapping.plain_actions`), read off the agent's map once."""
+
+    __slots__ = ("amap", "motion", "shape", "width", "lows", "highs")
+
+    def __init__(self, amap: AgentMap) -> None:
+        self.amap, self.motion = amap, amap.motion
+        self.shape, self.width = amap.action_low.shape, amap.action_low.shape[0]
+        self.lows, self.highs = amap.action_low.tolist(), amap.action_high.tolist()

@@ -44,7 +44,12 @@ def observe(episode: Episode, snap, agent: str, order: tuple[str, ...] | None):
     if order is None:
         return episode.flat_observation(snap, agent)
     i, readings = snap.index[agent], snap.readings
-    return {label: readings[label][i].astype(np.float64) for label in order}
+    # a float64 row copied as it is (the bits astype's copy gives, for less)
+    return {label: row.copy() if (row := readings[label][i]).dtype is _F64
+            else row.astype(np.float64) for label in order}
+
+
+_F64 = np.dtype(np.float64)
 
 
 class CoopsimEnv(gymnasium.Env):
@@ -86,6 +91,7 @@ class CoopsimEnv(gymnasium.Env):
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.episode.sim.dt)}
         self._drawing = Drawing(spec, size)
         self._order = None if flat else tuple(self.observation_space.spaces)
+        self.closed = False
 
     def _obs(self, snap):
         return observe(self.episode, snap, self.robot, self._order)
@@ -105,10 +111,12 @@ class CoopsimEnv(gymnasium.Env):
 
     def step(self, action):
         """Store the action as the motion command, take one simulation step."""
-        refuse_closed(self, "step")
-        self.episode.act_one(self.robot, action)
-        snap = self.episode.tick()
-        reward, terminated, truncated = self.episode.outcome(snap, self.robot)
+        if self.closed:
+            refuse_closed(self, "step")
+        episode, robot = self.episode, self.robot
+        episode.act_one(robot, action)
+        snap = episode.tick()
+        reward, terminated, truncated = episode.outcome(snap, robot)
         if self.render_mode == "human":
             self.render()
         return self._obs(snap), reward, terminated, truncated, self._info(snap)
