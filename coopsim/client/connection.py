@@ -16,7 +16,6 @@ from ..net.security import ClientKeys
 from .process import SIM_PID_ENV, _process_gone
 
 
-_RCVMORE = int(zmq.RCVMORE)  # a plain int: pyzmq converts an enum option on every call
 #: libzmq's send as pyzmq's compiled socket has it, without the Python socket's wrapper (for
 #: DRAFT options a REQ never uses): on every request (issue 55)
 _zsend = zmq.backend.Socket.send
@@ -121,10 +120,10 @@ class Client:
         sock = self._sockets.get(endpoint) or self._socket(endpoint)
         try:  # the socket's SNDTIMEO and RCVTIMEO are the timeout: one call each, no poll
             _zsend(sock, p.pack(0, text, command, params, data))  # Message(...).to_wire()
-            frame = sock.recv()
+            frame = sock.recv(copy=False)  # a Frame: its ``more`` came with it (issue 55)
         except zmq.Again:
             frame = self._await(endpoint, sock)
-        reply = _with_frames(Message.from_wire(frame, max_bytes=None), sock)
+        reply = _with_frames(Message.from_wire(frame.bytes, max_bytes=None), frame, sock)
         if reply.error:
             finished = reply.error == p.NOT_ALLOWED and "finished" in reply.text
             kind = RunFinished if finished else RobotOwned if reply.error == p.OWNED \
@@ -162,15 +161,16 @@ class Client:
         replies = []
         for endpoint, sock in sent:
             try:
-                frame = sock.recv()
+                frame = sock.recv(copy=False)
             except zmq.Again:
                 frame = self._await(endpoint, sock)
-            replies.append(_with_frames(Message.from_wire(frame, max_bytes=None), sock))
+            replies.append(_with_frames(Message.from_wire(frame.bytes, max_bytes=None), frame,
+                                        sock))
         return replies
 
-    def _await(self, endpoint: str, sock: zmq.Socket) -> bytes:
+    def _await(self, endpoint: str, sock: zmq.Socket) -> zmq.Frame:
         """A reply that did not come within the timeout: go on waiting while the server is
-        alive (``patient``), else drop the socket and raise error 9."""
+        alive (``patient``), else drop the socket and raise error 9. Returns its first frame."""
         link = self._links.get(endpoint)
         while self.patient and link is not None:
             gone = link.gone()
@@ -178,7 +178,7 @@ class Client:
                 self._drop(endpoint)
                 raise ProtocolError(p.TIMEOUT, f"no reply from {endpoint}: {gone}")
             if sock.poll(int(self.timeout * 1000)):
-                return sock.recv()
+                return sock.recv(copy=False)
         self._drop(endpoint)
         raise ProtocolError(p.TIMEOUT, f"no reply from {endpoint} within {self.timeout:g} s")
 
@@ -328,12 +328,15 @@ def _set_timeouts(sock: zmq.Socket, seconds: float) -> None:
     sock.setsockopt(zmq.SNDTIMEO, ms)
 
 
-def _with_frames(reply: Message, sock: zmq.Socket) -> Message:
-    """``reply`` with the binary frames that came after its own (protocol 11: a camera read's
-    pixels), received uncopied (memoryviews of ZeroMQ's buffers); most replies have none."""
-    if not sock.get(_RCVMORE):  # not sock.rcvmore: pyzmq's attribute look-up
-        return reply  # costs more than the option itself, on every reply
-    frames = []
-    while sock.get(_RCVMORE):
-        frames.append(sock.recv(copy=False).buffer)
+def _with_frames(reply: Message, first: zmq.Frame, sock: zmq.Socket) -> Message:
+    """``reply`` (of frame ``first``) with the binary frames that came after its own (protocol
+    11: a camera read's pixels), received uncopied (memoryviews of ZeroMQ's buffers); most
+    replies have none. A received Frame says whether more follow (``more``): asking the socket
+    (RCVMORE) would cost an enum conversion in pyzmq on every reply (issue 55)."""
+    if not first.more:
+        return reply
+    frames, frame = [], first
+    while frame.more:
+        frame = sock.recv(copy=False)
+        frames.append(frame.buffer)
     return replace(reply, frames=tuple(frames))

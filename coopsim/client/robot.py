@@ -144,12 +144,16 @@ class Robot:
         return reply.text
 
     def _send_motion(self, command: Command, text: str, data: list):
-        """``call``, waiting while a teleop drives the robot when it is a motion command."""
+        """:meth:`call` (its body, not a call of it: on every command of a loop, issue 55),
+        waiting while a teleop drives the robot when it is a motion command."""
         told = False
         while True:
             try:
-                return self.call(command.id, text, data=data)
+                reply = self.client.request(self.endpoint, command.id, text, (), data)
+                self._timeouts = 0
+                return reply
             except ProtocolError as exc:
+                self._timeouts = self._timeouts + 1 if exc.code == TIMEOUT else 0
                 if exc.code != TELEOPERATED or command.kind != "motion" \
                         or not self.wait_while_teleoperated:
                     raise

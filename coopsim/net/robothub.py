@@ -38,6 +38,7 @@ from .protocol import Message
 from .imagereads import ImageReads, Rendering
 from .offload import Offload
 from .hubreads import Reads, only_reads
+from .hubwait import FdWait
 from .hubconns import Routes, _Descriptors, _fd_limit, identify, raise_fd_limit  # noqa: F401
 from .robotport import Later, Reply, RobotPort
 from .server import answer_errors, forget_closed, recv_request, split_request
@@ -101,6 +102,7 @@ class RobotHub:
         # closed connections free the robots they owned (and leave lockstep) at once
         self._monitor = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._poller.register(self._monitor, zmq.POLLIN)
+        self._fdwait = FdWait(self.socket, self._monitor, self._wake_r)  # the usual wait
         self._owner: int | None = None  # ident of the thread serving now
         self._lock = threading.Lock()  # held by whoever serves; layout ops from others wait
         self._fallback: threading.Thread | None = None
@@ -233,24 +235,35 @@ class RobotHub:
         the stepper steps): answer reads alone, leave the rest (disconnections, requests
         that may change something, offloaded actions' replies) to the stepper."""
         ms = 0 if timeout <= 0 else max(1, int(timeout * 1000))
-        if not reads_only and self.images.watching:  # image reads rendering: their replies
-            ms = self.images.watch(self._poller, ms, self.stepper.owns_world()  # wake this poll
-                                   and self.stepper.sim.world.engine)
-        # the reading thread's poller leaves the monitor out: its events wait for the stepper
-        events = dict((self.reads.poller if reads_only else self._poller).poll(ms))
-        if self._wake_r in events:
+        if reads_only or self.images.watching:
+            asked, closed, woken = self._zmq_poll(ms, reads_only)
+        else:  # the usual: one system poll (coopsim.net.hubwait)
+            asked, closed, woken = self._fdwait.wait(ms)
+        if woken:
             try:
                 while os.read(self._wake_r, 4096):
                     pass
             except BlockingIOError:
                 pass
-        if self._monitor in events and not reads_only:
+        if closed:
             self._disconnected()
-        if self.socket in events:
-            self._serve_batch(reads_only)
-        else:
+        if not asked or not self._serve_batch(reads_only):
             self._empty = time.perf_counter()  # seen empty: later arrivals came after
-        self._flush(reads_only)
+        if self._pending or self._later or self.images.busy:
+            self._flush(reads_only)
+
+    def _zmq_poll(self, ms: int, reads_only: bool) -> tuple[bool, bool, bool]:
+        """:meth:`FdWait.wait`'s answer from zmq_poll: the reading thread's poller (it leaves
+        the monitor out: its events wait for the stepper), or the hub's while image reads
+        render (their render process's socket wakes it too)."""
+        if reads_only:
+            events = dict(self.reads.poller.poll(ms))
+        else:
+            ms = self.images.watch(self._poller, ms, self.stepper.owns_world()
+                                   and self.stepper.sim.world.engine)
+            events = dict(self._poller.poll(ms))
+        return (self.socket in events, self._monitor in events and not reads_only,
+                self._wake_r in events)
 
     def _disconnected(self) -> None:
         """Connections that closed: the robots they owned are free and leave lockstep."""
@@ -269,20 +282,23 @@ class RobotHub:
             owner = self._callers[caller[0]] = identify(caller)
         return owner
 
-    def _serve_batch(self, reads_only: bool = False) -> None:
+    def _serve_batch(self, reads_only: bool = False) -> bool:
         """Serve what is waiting (at most _BATCH), received first: their arrival is stamped
-        before any is served (an external pose's flood limit counts from it, posechannel)."""
+        before any is served (an external pose's flood limit counts from it, posechannel).
+        Returns whether there was any (a descriptor's wake may have had none)."""
         batch, sock = [], self.socket
         try:  # after the first, the socket's EVENTS says whether another waits: an empty
             batch.append(recv_request(sock, _NOBLOCK))  # receive's exception costs 3x that
             while len(batch) < _BATCH and sock.get(_EVENTS) & _POLLIN:
                 batch.append(recv_request(sock, _NOBLOCK))
         except zmq.Again:
-            pass
+            if not batch:
+                return False
         self._asked = now = time.perf_counter()
         for (frames, total), wall in zip(batch, arrivals(self._empty, now, len(batch))):
             self._serve_one(frames, total, reads_only, wall)
         self._empty = now
+        return True
 
     def _serve_one(self, frames: list, total: int, reads_only: bool = False,
                    wall: float | None = None) -> None:

@@ -230,6 +230,10 @@ def recv_request(socket: zmq.Socket, flags: int = 0) -> tuple[list, int]:
 def split_request(frames: list, total: int) -> tuple[list[bytes], bytes | None, int]:
     """(envelope, payload, body frame count) of a message from :func:`recv_request`; the
     payload is None unless the body is exactly one frame."""
+    if total == 4 and len(frames[2]) == 0 and len(frames[1]):  # the usual: a REQ_CORRELATE
+        # REQ's [identity, request id, b"", payload], split without a list made and searched
+        # (on every request of a lockstep loop, issue 55)
+        return [frames[0].bytes, frames[1].bytes, b""], frames[3].bytes, 1
     envelope, body = split_envelope([f.bytes for f in frames])
     count = len(body) + total - len(frames)
     return envelope, (body[0] if count == 1 else None), count

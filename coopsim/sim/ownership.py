@@ -115,6 +115,8 @@ class WorldOwner:
         self.world_lock.acquire()
 
     def _run_calls(self) -> None:
+        if not self._calls:  # the usual (once a loop): a call queued now is run next time
+            return
         with self.cond:
             calls, self._calls = self._calls, []
         for fn, args, future in calls:

@@ -462,7 +462,7 @@ class Stepper(WorldOwner):
     def _idle(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``predicate`` holds, a call arrives or stop; return the predicate."""
         self.waiter.wait(timeout, lambda: predicate() or self._calls or self._stop.is_set())
-        with self.cond:
+        with self.slots.lock:  # the condition's lock as itself: no Python call around it
             return predicate() and not self._calls and not self._stop.is_set()
 
     def _sleep_until(self, deadline: float) -> None:
