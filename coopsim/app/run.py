@@ -25,7 +25,6 @@ from ..net.gateway import IDLE_TIMEOUT, Gateway
 from ..net import ports
 from ..net.network import Network
 from ..net.security import ServerKeys, advertised_host, child_env, require_keys
-from ..raycast import start_warmup
 from ..sim.simulation import Simulation
 from ..model.specs import ScenarioSpec, Settings, WorldSpec
 from ..sim.stepper import Stats, Stepper
@@ -123,10 +122,6 @@ class Run:
         if options.engine is not None or scenario.world.meshes or scenario.world.terrain:
             check_engine(scenario, options.engine)  # scenery needs an engine that builds it
         threads.use(self.settings.threads)  # the process's kernels (coopsim.model.threads)
-        # the compiled sensing loads while the world is built (the world's sensors would start
-        # it after the build); after the checks above, so a refused run exits at once, not
-        # after loading every kernel for nothing (the exit waits for a load under way)
-        start_warmup()
         sim = Simulation(scenario, seed=self.settings.seed, dt=self.settings.dt,
                          engine=self.settings.engine)
         self.stepper = Stepper(sim, clock=clock, mode=self.settings.mode,
