@@ -27,16 +27,25 @@ Layout: :mod:`.formations` (slots, assignment), :mod:`.grid` (occupancy grid), :
 :mod:`.arbitrator` (the subsumption stack), :mod:`.squad` (squad commands).
 """
 
-from .arbitrator import Arbitrator, Decision, RobotController
-from .astar import Path, find_path, replan, search, smooth
-from .behaviours import (AvoidCollision, AvoidLines, Drop, GoTo, Hold, Idle, PickUp, RespectBorders,
-                         RobotState, Rotate, Sequence, Stop)
-from .errors import SwarmError
-from .follower import Drive, PathFollower, steer, wheel_speeds
-from .formations import (FORMATIONS, Formation, assign, block, circle, column, half_circle,
-                         inverse_wedge, line, wedge)
-from .grid import Grid, build_grid
-from .squad import Attack, Defend, Gather, Plan, Squad, SquadGoTo
+from importlib import import_module
+
+#: Each name of the package, the module it is imported from when first asked for (PEP 562):
+#: the simulator's plugins import the few modules they use (``coopsim.swarm.flight``) without
+#: the planner's SciPy (optimize, sparse, ndimage: ~0.3 s of CPU a process, issue 53); a
+#: controller's ``from coopsim.swarm import Squad`` imports it at that line, as before.
+_HOMES = {
+    "arbitrator": ("Arbitrator", "Decision", "RobotController"),
+    "astar": ("Path", "find_path", "replan", "search", "smooth"),
+    "behaviours": ("AvoidCollision", "AvoidLines", "Drop", "GoTo", "Hold", "Idle", "PickUp",
+                   "RespectBorders", "RobotState", "Rotate", "Sequence", "Stop"),
+    "errors": ("SwarmError",),
+    "follower": ("Drive", "PathFollower", "steer", "wheel_speeds"),
+    "formations": ("FORMATIONS", "Formation", "assign", "block", "circle", "column",
+                   "half_circle", "inverse_wedge", "line", "wedge"),
+    "grid": ("Grid", "build_grid"),
+    "squad": ("Attack", "Defend", "Gather", "Plan", "Squad", "SquadGoTo"),
+}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "Arbitrator", "Attack", "AvoidCollision", "AvoidLines", "Decision", "Defend", "Drive", "Drop",
@@ -47,3 +56,17 @@ __all__ = [
     "column", "half_circle", "inverse_wedge", "line", "replan", "search", "smooth", "steer",
     "wedge", "wheel_speeds",
 ]
+
+
+def __getattr__(name: str):
+    """A name of :data:`__all__`, imported from its module on first use (then cached here)."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -23,6 +23,7 @@ import struct
 import subprocess
 import sys
 import time
+import venv as pyvenv
 import zlib
 from pathlib import Path
 
@@ -55,17 +56,20 @@ def venv(tmp_path_factory) -> Path:
     """The bin folder of a new venv holding coopsim and coopsim-arm, both editable."""
     base = tmp_path_factory.mktemp("plugin-arm")
     where = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=600)
+    # no pip of its own (ensurepip unpacking pip into it: ~5 s of CPU): this environment's
+    # pip installs into it (``pip --python``, as tests/app/test_release.py), both packages in
+    # one resolution
+    pyvenv.create(where, with_pip=False, symlinks=True)
     # coopsim's dependencies are this environment's, linked (tests/venvhelpers.py): pip
     # resolves them as installed instead of unpacking ~600 MB again; coopsim and the plugin
-    # are installed as a newcomer installs them
-    share_dependencies(where / "bin" / "python", link_dependencies(base / "deps"))
-    for package in (ROOT, PLUGIN):
-        result = subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "-q",
-                                 "--no-compile", "--disable-pip-version-check", "-e",
-                                 str(package)],
-                                capture_output=True, text=True, timeout=900)
-        assert result.returncode == 0, result.stderr[-3000:]
+    # are installed as a newcomer installs them (editable, with pip)
+    python = where / "bin" / "python"
+    share_dependencies(python, link_dependencies(base / "deps"))
+    result = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
+                             "-q", "--no-compile", "--disable-pip-version-check",
+                             "-e", str(ROOT), "-e", str(PLUGIN)],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
     return where / "bin"
 
 

@@ -21,6 +21,7 @@ m, s, N, world frame (z up).
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,10 +29,12 @@ from ...model.driver import Driver
 from ...model.errors import SimulationError
 from ...model.steering import Feedback
 from ...swarm import flight
-from ...swarm.formations import Formation, assign
 from ...swarm.shared import SharedLaw, edge_walls, group_velocity, shapes_of, unicycle
 from ..params import number
 from .flight import Flight, _airframe, _kernels
+
+if TYPE_CHECKING:
+    from ...swarm.formations import Formation
 
 
 #: The modules a robot needs to be flown by this driver.
@@ -72,6 +75,11 @@ class SharedControl(Driver):
         self._kinds = None  # _Kinds of the batch's robots
         self._last = None  # sim time of the last step, s (a batch with no quadrotor)
         self._mocap = None  # this step's mocap readings of the quadrotors
+        # the slots' assignment (SciPy) here, as the run is built, not in its first step; and
+        # not when the registry imports this module (every run would pay it, issue 53)
+        from ...swarm import formations
+
+        self.shape, self.assign = formations.Formation, formations.assign
 
     def law(self, spacing: float) -> SharedLaw:
         """The group law's gains and sizes from the parameters and the squad's spacing."""
@@ -198,21 +206,21 @@ class SharedControl(Driver):
         """Each squad's members (rows of ``names``), their slots (assigned once, nearest
         first), heading 0 and the altitude to take off to."""
         row = {n: i for i, n in enumerate(names)}
-        groups, seen = {}, set()
+        groups, seen, shape = {}, set(), self.shape
         for spec in squads:
             mine = [row[n] for n in spec.robots if n in row]
             if mine:
-                groups[spec.name] = self._group_of(Formation.of(spec), np.array(mine), p)
+                groups[spec.name] = self._group_of(shape.of(spec), np.array(mine), p)
                 seen.update(mine)
         for i, name in enumerate(names):
             if i not in seen:  # a squad of one: it hovers, avoiding, and reports its feedback
-                groups[name] = self._group_of(Formation("line", 0.6), np.array([i]), p)
+                groups[name] = self._group_of(shape("line", 0.6), np.array([i]), p)
         return groups
 
     def _group_of(self, formation: Formation, rows: np.ndarray, p: np.ndarray) -> dict:
         slots = formation.offsets(len(rows))
         slots = slots - slots.mean(axis=0)  # about the centroid, which the law keeps them on
-        order = assign(p[rows, :2] - p[rows, :2].mean(axis=0), slots)
+        order = self.assign(p[rows, :2] - p[rows, :2].mean(axis=0), slots)
         return {"rows": rows, "offsets": slots[order], "heading": 0.0,
                 "z_ref": float(self.p["height"]), "spacing": formation.spacing}
 

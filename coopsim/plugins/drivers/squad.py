@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,7 +25,9 @@ from ...model.errors import ProtocolError
 from ...model.params import ParamSpec
 from ...model.radio import messages, pack
 from ...swarm.behaviours import RobotState
-from ...swarm.ctf import CtfView, TeamPlayer
+
+if TYPE_CHECKING:
+    from ...swarm.ctf import TeamPlayer
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,11 @@ class SquadDriver(Driver):
 
     def __init__(self, params, rng) -> None:
         super().__init__(params, rng)
+        # the game's planner (SciPy) here, as the run is built, not in its first step; and
+        # not when the registry imports this module (every run would pay it, issue 53)
+        from ...swarm import ctf
+
+        self.view, self.player = ctf.CtfView, ctf.TeamPlayer
         self.teams: dict[str, TeamPlayer] | None = None
         self.seen: dict[str, int] = {}  # squad -> sequence number of the last order taken
         self.heard_after: dict[str, int] = {}  # robot -> radio deliveries read up to this step
@@ -65,7 +73,8 @@ class SquadDriver(Driver):
                 self.seen[name] = order.seq
                 for team in self.teams.values():
                     team.order(order)
-        view = CtfView.of(snap.rules.get(self.p["rule"])) if self.p["role"] != "none" else None
+        view = self.view.of(snap.rules.get(self.p["rule"])) \
+            if self.p["role"] != "none" else None
         heard = self._radio(bots, snap.time) if "radio" in snap.readings else {}
         wheels = {}
         for team in self.teams.values():
@@ -105,7 +114,7 @@ class SquadDriver(Driver):
         out = {}
         for team in sorted({s.team or s.name for s in squads}):
             members = [s for s in squads if (s.team or s.name) == team]
-            out[team] = TeamPlayer(team, members, {s.name: role for s in members},
+            out[team] = self.player(team, members, {s.name: role for s in members},
                                    bots.snapshot.extra["map"], self.p["beat"], self.p["think"],
                                    self.p["pause"])
         return out

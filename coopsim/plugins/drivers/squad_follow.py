@@ -13,6 +13,7 @@ What the squad's structure sees is in the driver's ``state`` (breaks, re-formati
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,10 +23,10 @@ from ...swarm.arbitrator import Decision, RobotController
 from ...swarm.behaviours import AvoidCollision, RobotState
 from ...swarm.errors import SwarmError
 from ...swarm.follower import steer_all
-from ...swarm.formations import Formation
-from ...swarm.game import planning_grid
-from ...swarm.squad import Squad, SquadGoTo
 from ...swarm.structure import Track, control_squads
+
+if TYPE_CHECKING:
+    from ...swarm.formations import Formation
 
 
 class SquadFollow(Driver):
@@ -45,6 +46,11 @@ class SquadFollow(Driver):
 
     def __init__(self, params, rng) -> None:
         super().__init__(params, rng)
+        # the planner (SciPy) here, as the run is built, not in its first step; and not when
+        # the registry imports this module (every run would pay it, issue 53)
+        from ...swarm import formations, game, squad
+
+        self.planner = (formations.Formation, game.planning_grid, squad.Squad, squad.SquadGoTo)
         self.squads: list[_Follower] | None = None
 
     def step_batch(self, bots) -> None:
@@ -89,14 +95,14 @@ class SquadFollow(Driver):
 
     def _squads(self, bots) -> list:
         """A follower per scenario squad holding these robots."""
+        shape, planning_grid, *squad = self.planner
         grid = planning_grid(bots.snapshot.extra["map"])
         row = {name: k for k, name in enumerate(bots.names)}
         out = []
         for spec in bots.snapshot.extra.get("squads", ()):
             rows = [row[r] for r in spec.robots if r in row]
             if rows:
-                out.append(_Follower(spec.name, rows, grid,
-                                     Formation.of(spec)))
+                out.append(_Follower(spec.name, rows, grid, shape.of(spec), *squad))
         return out
 
     def state(self) -> dict:
@@ -126,11 +132,13 @@ BEAMS = AvoidCollision(D_CRIT).beams  # the sonar beams it watches
 class _Follower:
     """One squad after the target."""
 
-    def __init__(self, name: str, rows: list[int], grid, formation: Formation) -> None:
-        self.name, self.rows = name, rows
+    def __init__(self, name: str, rows: list[int], grid, formation: Formation, squad: type,
+                 goto: type) -> None:
+        """``squad`` and ``goto``: coopsim.swarm.squad's Squad and SquadGoTo."""
+        self.name, self.rows, self.goto = name, rows, goto
         controllers = [RobotController(None, reflexes=[AvoidCollision(d_crit=D_CRIT)])
                        for _ in rows]
-        self.squad = Squad([None] * len(rows), grid, formation, controllers=controllers)
+        self.squad = squad([None] * len(rows), grid, formation, controllers=controllers)
         self.sent: tuple[float, float] | None = None
         self.error = ""
 
@@ -139,7 +147,7 @@ class _Follower:
         if self.sent is not None and math.dist(goal, self.sent) <= replan:
             return
         try:
-            self.squad.command(SquadGoTo(goal[0], goal[1], heading=heading), positions)
+            self.squad.command(self.goto(goal[0], goal[1], heading=heading), positions)
         except SwarmError as exc:
             self.error = str(exc)  # unreachable: keep going where it was sent before
             return

@@ -24,7 +24,6 @@ import numpy as np
 from ...model.driver import Rule
 from ...model.errors import SimulationError
 from ...model.params import ParamSpec
-from ...swarm.formations import Formation, shape_error
 from ..params import number
 from .formation import Referee
 
@@ -62,6 +61,11 @@ class SquadShape(Rule):
         self.error = 0.0
         self.referee = Referee(self.p["formed"], self.p["broken"], self.p["hold"])
         self.goal: tuple[float, float] | None = None
+        # the formations' module (SciPy) as the run is built; not when the registry imports
+        # this module (every run would pay it, issue 53)
+        from ...swarm import formations
+
+        self.shape, self.fit = formations.Formation, formations.shape_error
 
     def check(self, scenario) -> None:
         spec = next((q for q in scenario.squads if q.name == self.p["squad"]), None)
@@ -69,7 +73,7 @@ class SquadShape(Rule):
             raise SimulationError(f"squad_shape: no squad {self.p['squad']!r} in the scenario "
                                   "(a [SQUAD_n] section names it)")
         self.names = list(spec.robots)
-        self.offsets = Formation.of(spec).offsets(len(self.names))
+        self.offsets = self.shape.of(spec).offsets(len(self.names))
 
     def after_step(self, sim, snap) -> None:
         p = self.p
@@ -77,7 +81,8 @@ class SquadShape(Rule):
         pos = snap.poses[rows, :2]
         heading = math.atan2(float(np.sin(snap.poses[rows, 2]).sum()),
                              float(np.cos(snap.poses[rows, 2]).sum()))
-        self.error = float(np.sqrt(np.mean(shape_error(pos, self.offsets, heading) ** 2)))
+        error = self.fit(pos, self.offsets, heading)
+        self.error = float(np.sqrt(np.mean(error ** 2)))
         ref = self.referee
         if snap.time >= p["after"]:
             ref.note(self.error)
