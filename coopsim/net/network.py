@@ -46,18 +46,26 @@ class Network:
         self._lock = threading.Lock()
         self.guard = guarded(self.ctx, keys)  # before the first bind
         on = {"advertise": advertise, "configure": self.guard and self.guard.configure}
+        made: list = []  # what is bound so far: closed again if a later bind is refused
         try:
-            self.names = NameServer(self.ctx, bind, port, **on)
-        except OSError:
+            self.names = _made(made, NameServer(self.ctx, bind, port, **on))
+            self.hub = _made(made, RobotHub(self.ctx, stepper, bind, **on))
+            self.sim = _made(made, SimServer(self.ctx, stepper, self.sync_robots, bind,
+                                             recording, **on))
+            self.publisher = _made(made, StatePublisher(self.ctx, stepper, bind, publish_rate,
+                                                        **on))
+            self.squads = _made(made, SquadServer(self.ctx, stepper, bind, **on))
+            self.poses = _made(made, PoseChannel(self.ctx, stepper, bind, **on))  # protocol 11
+        except BaseException:
+            # a --ports range too small for the servers (or a bind refused) ends the start-up:
+            # every socket closed before the context ends, else its term() (at exit, or when
+            # the collector reaches it on any thread) waits for them for ever
+            for server in reversed(made):
+                server.close() if hasattr(server, "close") else server.stop(timeout=0)
             if self.guard is not None:
                 self.guard.close()
             self.ctx.term()
             raise
-        self.hub = RobotHub(self.ctx, stepper, bind, **on)
-        self.sim = SimServer(self.ctx, stepper, self.sync_robots, bind, recording, **on)
-        self.publisher = StatePublisher(self.ctx, stepper, bind, publish_rate, **on)
-        self.squads = SquadServer(self.ctx, stepper, bind, **on)
-        self.poses = PoseChannel(self.ctx, stepper, bind, **on)  # protocol 11: /external
         self.names.register("/sim", self.sim.endpoint)
         self.publisher.register(self.names)
         self.squads.register(self.names)
@@ -133,6 +141,12 @@ class Network:
         if self.guard is not None:  # after every Curve server has closed
             self.guard.close()
         self.ctx.term()
+
+
+def _made(made: list, server):
+    """``server``, noted in ``made`` (what :class:`Network` closes if its start-up fails)."""
+    made.append(server)
+    return server
 
 
 def _driver_values(robot):

@@ -66,7 +66,7 @@ class Server:
                 self.socket.bind(f"tcp://{bind}:{port}")
             else:
                 port = ports.bind_any(self.socket, bind, name)
-        except zmq.ZMQError:
+        except BaseException:  # a bind refused, or a --ports range with no port left
             self.socket.close(0)  # an open socket would make ctx.term() hang forever
             raise
         self.endpoint = f"tcp://{advertise or bind}:{port}"

@@ -72,7 +72,7 @@ class SquadServer(Server):
             if configure is not None:
                 configure(self.events)
             port = ports.bind_any(self.events, bind, "/squads/events")
-        except zmq.ZMQError:
+        except BaseException:  # a bind refused, or no port left in --ports
             self.events.close(0)
             self.socket.close(0)
             raise

@@ -323,7 +323,7 @@ class StatePublisher:
         self.socket, self.endpoint = _pub(ctx, bind, advertise, configure)
         try:
             self.latest, self.latest_endpoint = _pub(ctx, bind, advertise, configure)
-        except zmq.ZMQError:
+        except BaseException:  # a bind refused, or no port left in --ports
             self.socket.close(0)  # an open socket would make ctx.term() hang
             raise
         self.stepper = stepper
@@ -395,7 +395,7 @@ def _pub(ctx: zmq.Context, bind: str, advertise: str | None = None,
         if configure is not None:
             configure(sock)
         port = ports.bind_any(sock, bind, "a state stream")
-    except zmq.ZMQError:
+    except BaseException:  # a bind refused, or no port left in --ports
         sock.close(0)
         raise
     return sock, f"tcp://{advertise or bind}:{port}"
