@@ -139,6 +139,39 @@ def _fan_all_pairs(o, d, angles, reach, edge, rg, fixed, moving, out):
             out[n, k] = rn if best >= mr else best - en
 
 
+@_jit()
+def _fan_robots(state, radius, rg, angles, reach, fixed, objects, heading, out):
+    """Every robot's fan (a sonar's, from its chassis edge) by :func:`_fan_all_pairs`'s tests,
+    its shapes read where they are: the static ones (``fixed``, as :func:`_flat` keeps them),
+    the moving objects' (``objects`` = circles, segments [x1, y1, x2, y2], their groups) and
+    every robot's chassis circle from its planar ``state`` (N, >= 3: x, y, yaw) and ``radius``
+    (N,), m, of group ``rg`` (N,). Static circles, the objects' circles, the chassis, static
+    segments, the objects' segments: :meth:`Sensors.geometry`'s moving set (objects, then
+    chassis) in :func:`_fan_all_pairs`' order, so the same bits. Also fills ``heading`` (N, 2)
+    with cos, sin of the yaws (:func:`_robot_shape`'s: numpy's bits)."""
+    fc, fcg, fs, fsg = fixed
+    mc, ms, mcg, msg = objects
+    for n in range(len(out)):
+        heading[n, 0], heading[n, 1] = math.cos(state[n, 2]), math.sin(state[n, 2])
+    for n in range(len(out)):
+        rn, en, g = reach[n], radius[n], rg[n]
+        mr = rn + en
+        x, y = state[n, 0], state[n, 1]
+        for k in range(out.shape[1]):
+            dx, dy = fan_dir(heading, n, angles, k, True)
+            norm = math.sqrt(dx * dx + dy * dy)  # as _one_ray: unit, zero stays zero
+            dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
+            best = _nearest_circle(mr, x, y, dx, dy, mr, g, fc, fcg)
+            best = _nearest_circle(best, x, y, dx, dy, mr, g, mc, mcg)
+            for e in range(len(out)):  # the chassis, as _nearest_circle's rows
+                if g == 0 or rg[e] != g:
+                    best = min(best, circle_hit(x, y, dx, dy, mr, state[e, 0], state[e, 1],
+                                                radius[e]))
+            best = _nearest_segment(best, x, y, dx, dy, mr, g, fs, fsg, False)
+            best = _nearest_segment(best, x, y, dx, dy, mr, g, ms, msg, True)
+            out[n, k] = rn if best >= mr else best - en
+
+
 @_jit(parallel=True)
 def _rows(o, d, fan, angles, reach, edge, rg, grids, out):
     """Every row of ``out`` (see :func:`_row`), shared among numba's threads. Also serves the
@@ -297,6 +330,23 @@ class JitRayCaster:
                            out)
             return out
         return self._run(poses, heading, True, fan, max_range, radius, groups, moving, k)
+
+    def fan_robots(self, state, radius, groups, fan, max_range, objects,
+                   heading) -> np.ndarray | None:
+        """Every robot's sonar distances (N, K), m, as :func:`sonar_distances` gives them
+        with every robot's chassis among the moving shapes (:meth:`Sensors.geometry`'s set),
+        in one kernel that reads the chassis from the planar ``state`` (N, 6, C-contiguous),
+        ``radius`` (N,) m and int64 ``groups`` (N,) itself (:func:`_fan_robots`); ``fan`` (K,
+        2) the (cos, sin) of the angles, ``max_range`` (N,) m, ``objects`` the other moving
+        shapes as :meth:`fan` takes them; fills ``heading`` (N, 2) with the yaws' cos, sin.
+        None when :meth:`fan` would walk the grid (too many pairs): the caller casts so."""
+        n, k = len(state), len(fan)
+        shapes = len(objects[0]) + n + len(objects[1]) + len(self._flat[0]) + len(self._flat[2])
+        if n * k * shapes > _ALL_PAIRS:
+            return None
+        out = np.empty((n, k))
+        _fan_robots(state, radius, groups, fan, max_range, self._flat, objects, heading, out)
+        return out
 
     def _run(self, o, d, fan, angles, reach, edge, rg, moving, k) -> np.ndarray:
         """Bins the ``moving`` shapes (circles, segments, their groups) on the static grid's

@@ -6,11 +6,13 @@ call makes every reading with its noise from the planar state (:mod:`coopsim.sim
 chooses it and hands the arrays in and the readings out).
 
 What it saves is the plain sensing phase's Python: the frame, one ``sense``/``measure``/``clip``
-a kind, the noise draw's blocks, the memo of the wheel speeds. What stays outside the call:
-the sonar's cast (:meth:`coopsim.sim.sensing.Geometry.cast_fan`, the plain path's call, one
-compiled kernel), the bumper's contact flags (the engine's ``contacts``) and the target's
-world-frame angle (numpy's ``arctan2``: numba's ``atan2`` differs from it in the last bit for
-some arguments, so the plain path's bits need numpy's).
+a kind, the noise draw's blocks, the memo of the wheel speeds, the ray geometry. What stays
+outside the call: the sonar's cast (one compiled call that reads the chassis from the state,
+:meth:`coopsim.sim.sensing.Sensors.fan_robots`: plugins do not import the caster; with many
+shapes the plain path's geometry and :meth:`~coopsim.sim.sensing.Geometry.cast_fan`), the
+bumper's contact flags (the engine's ``contacts``) and the target's world-frame angle (numpy's
+``arctan2``: numba's ``atan2`` differs from it in the last bit for some arguments, so the
+plain path's bits need numpy's).
 
 Same results: each reading is the plain path's kernel body (:mod:`.kernels`: the motors'
 reading, odometry's midpoint rule, the target's offsets and bearings) or its numpy formula
@@ -152,6 +154,7 @@ class GroundPass:
         self.reach = (np.array(sensing["sonar"][3]["max_range"], dtype=float)
                       if "sonar" in sensing else _NONE1)
         self.angles = angles
+        self.fan = np.column_stack((np.cos(angles), np.sin(angles)))  # as the casters turn
         self._blocks: tuple = (None, None)  # (layout, starts) kept while the plan's is
 
     @classmethod
@@ -210,10 +213,13 @@ class GroundPass:
         outs = {label: np.empty((n if label in by else 0, WIDTH[label]))
                 for label in WIDTH}
         dist, heading = _NONE, None
-        if "sonar" in by:
-            geometry = sim.sensors.geometry(world, pose, robots.radius, robots.group)
-            dist = geometry.cast_fan(self.rows, self.angles, self.reach)
-            heading = geometry.heading
+        if "sonar" in by:  # one compiled call (the chassis read from the state), or the
+            heading = np.empty((n, 2))  # plain path's geometry and cast: the same bits
+            dist = sim.sensors.fan_robots(world, state, robots, self.fan, self.reach, heading)
+            if dist is None:
+                geometry = sim.sensors.geometry(world, pose, robots.radius, robots.group)
+                dist = geometry.cast_fan(self.rows, self.angles, self.reach)
+                heading = geometry.heading
         if heading is None:  # as the geometry makes it: numpy's cos and sin
             heading = np.empty((n, 2))
             np.cos(pose[:, 2], out=heading[:, 0])
