@@ -332,21 +332,30 @@ class JitRayCaster:
         return self._run(poses, heading, True, fan, max_range, radius, groups, moving, k)
 
     def fan_robots(self, state, radius, groups, fan, max_range, objects,
-                   heading) -> np.ndarray | None:
+                   heading) -> np.ndarray:
         """Every robot's sonar distances (N, K), m, as :func:`sonar_distances` gives them
-        with every robot's chassis among the moving shapes (:meth:`Sensors.geometry`'s set),
-        in one kernel that reads the chassis from the planar ``state`` (N, 6, C-contiguous),
-        ``radius`` (N,) m and int64 ``groups`` (N,) itself (:func:`_fan_robots`); ``fan`` (K,
-        2) the (cos, sin) of the angles, ``max_range`` (N,) m, ``objects`` the other moving
-        shapes as :meth:`fan` takes them; fills ``heading`` (N, 2) with the yaws' cos, sin.
-        None when :meth:`fan` would walk the grid (too many pairs): the caller casts so."""
+        with every robot's chassis among the moving shapes (``Sensors.geometry``'s set): a
+        few pairs in one kernel that reads the chassis from the planar ``state`` (N, 6,
+        C-contiguous), ``radius`` (N,) m and int64 ``groups`` (N,) itself
+        (:func:`_fan_robots`), more on the grid as :meth:`fan` casts them; ``fan`` (K, 2) the
+        (cos, sin) of the angles, ``max_range`` (N,) m, ``objects`` the other moving shapes
+        as :meth:`fan` takes them. Fills ``heading`` (N, 2) with the yaws' cos, sin."""
         n, k = len(state), len(fan)
         shapes = len(objects[0]) + n + len(objects[1]) + len(self._flat[0]) + len(self._flat[2])
-        if n * k * shapes > _ALL_PAIRS:
-            return None
-        out = np.empty((n, k))
-        _fan_robots(state, radius, groups, fan, max_range, self._flat, objects, heading, out)
-        return out
+        if n * k * shapes <= _ALL_PAIRS:
+            out = np.empty((n, k))
+            _fan_robots(state, radius, groups, fan, max_range, self._flat, objects, heading,
+                        out)
+            return out
+        circles = np.empty((n, 3))
+        robot_shapes(state[:, :3], radius, circles, heading)
+        mc, ms, mcg, msg = objects
+        if len(mc):  # the objects' circles first, as Sensors.geometry lays them out
+            circles, groups_all = np.concatenate((mc, circles)), np.concatenate((mcg, groups))
+        else:
+            groups_all = groups
+        return self._run(np.ascontiguousarray(state[:, :3]), heading, True, fan, max_range,
+                         radius, groups, (circles, ms, groups_all, msg), k)
 
     def _run(self, o, d, fan, angles, reach, edge, rg, moving, k) -> np.ndarray:
         """Bins the ``moving`` shapes (circles, segments, their groups) on the static grid's

@@ -414,14 +414,13 @@ class Sensors:
 
     def fan_robots(self, world, state: np.ndarray, table: "RobotTable", fan: np.ndarray,
                    reach: np.ndarray, heading: np.ndarray) -> np.ndarray | None:
-        """Every robot's sonar fan from the planar ``state`` (N, 6) in one compiled call
-        (:meth:`coopsim.raycast.jitcast.JitRayCaster.fan_robots`: the chassis read from the
-        state, no :class:`Geometry` built): (N, K) distances, m, the bits
+        """Every robot's sonar fan from the planar ``state`` (N, 6), no :class:`Geometry`
+        built (:meth:`coopsim.raycast.jitcast.JitRayCaster.fan_robots`: for a few robots one
+        compiled call reading the chassis from the state): (N, K) distances, m, the bits
         :meth:`Geometry.cast_fan` gives for every robot; ``fan`` (K, 2) the angles' (cos,
-        sin), ``reach`` (N,) m; ``heading`` (N, 2) filled with the yaws' cos, sin. None when
-        the compiled caster does not serve yet or would walk its grid (many shapes): the
-        caller then builds the :meth:`geometry` and casts there (a fused pass:
-        coopsim.plugins.modules.groundfused)."""
+        sin), ``reach`` (N,) m; ``heading`` (N, 2) filled with the yaws' cos, sin. None while
+        the compiled caster does not serve yet: the caller then builds the :meth:`geometry`
+        and casts there (a fused pass: coopsim.plugins.modules.groundfused)."""
         caster = getattr(self.caster, "active", self.caster)
         if not isinstance(caster, JitRayCaster):
             return None

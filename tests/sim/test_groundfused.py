@@ -149,9 +149,10 @@ def test_a_changing_layout_gives_the_plain_paths_bits(monkeypatch):
 def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
         monkeypatch, engine, pairs):
     """The pass casts its fans in one call reading the chassis from the state while the pairs
-    are few (jitcast._ALL_PAIRS), with more on the plain path's geometry and grid; both give
-    the plain path's bits, with movable objects among the shapes (a pushed box and ball on
-    pymunk: new moving shapes every step)."""
+    are few (jitcast._ALL_PAIRS), with more on the caster's grid (the chassis circles laid out
+    after the objects', as the plain path's geometry does); both give the plain path's bits,
+    with movable objects among the shapes (a pushed box and ball on pymunk: new moving shapes
+    every step)."""
     from dataclasses import replace
 
     from coopsim.raycast import jitcast
