@@ -114,6 +114,30 @@ def _nearest_segment(best, x, y, dx, dy, mr, g, segments, groups, ends):
     return best
 
 
+@_jit(inline=True)
+def _pairs_row(n, o, d, angles, reach, edge, rg, fixed, moving, chassis, out):
+    """Row n of :func:`_fan_all_pairs` (see there), with the circles ``chassis`` = (centres
+    (M, >= 2), radii (M,), groups (M,)) tested after the moving ones."""
+    fc, fcg, fs, fsg = fixed
+    mc, ms, mcg, msg = moving
+    cs, cr, cg = chassis
+    rn, en, g = reach[n], edge[n], rg[n]
+    mr = rn + en
+    x, y = o[n, 0], o[n, 1]
+    for k in range(out.shape[1]):
+        dx, dy = fan_dir(d, n, angles, k, True)
+        norm = math.sqrt(dx * dx + dy * dy)  # as _one_ray: unit, zero stays zero
+        dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
+        best = _nearest_circle(mr, x, y, dx, dy, mr, g, fc, fcg)
+        best = _nearest_circle(best, x, y, dx, dy, mr, g, mc, mcg)
+        for e in range(len(cr)):  # as _nearest_circle's rows
+            if g == 0 or cg[e] != g:
+                best = min(best, circle_hit(x, y, dx, dy, mr, cs[e, 0], cs[e, 1], cr[e]))
+        best = _nearest_segment(best, x, y, dx, dy, mr, g, fs, fsg, False)
+        best = _nearest_segment(best, x, y, dx, dy, mr, g, ms, msg, True)
+        out[n, k] = rn if best >= mr else best - en
+
+
 @_jit()
 def _fan_all_pairs(o, d, angles, reach, edge, rg, fixed, moving, out):
     """:func:`_rows` for a ``fan`` by testing every (ray, shape) pair: for a few robots in a
@@ -122,21 +146,9 @@ def _fan_all_pairs(o, d, angles, reach, edge, rg, fixed, moving, out):
     y2 - y1], their groups), ``moving`` = this cast's (segments as [x1, y1, x2, y2]); world
     frame, m. Static circles, moving ones, static segments, moving ones: the order of the
     minimum over one concatenated set, so the same bits."""
-    fc, fcg, fs, fsg = fixed
-    mc, ms, mcg, msg = moving
     for n in range(len(out)):
-        rn, en, g = reach[n], edge[n], rg[n]
-        mr = rn + en
-        x, y = o[n, 0], o[n, 1]
-        for k in range(out.shape[1]):
-            dx, dy = fan_dir(d, n, angles, k, True)
-            norm = math.sqrt(dx * dx + dy * dy)  # as _one_ray: unit, zero stays zero
-            dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
-            best = _nearest_circle(mr, x, y, dx, dy, mr, g, fc, fcg)
-            best = _nearest_circle(best, x, y, dx, dy, mr, g, mc, mcg)
-            best = _nearest_segment(best, x, y, dx, dy, mr, g, fs, fsg, False)
-            best = _nearest_segment(best, x, y, dx, dy, mr, g, ms, msg, True)
-            out[n, k] = rn if best >= mr else best - en
+        _pairs_row(n, o, d, angles, reach, edge, rg, fixed, moving, (o, edge[:0], rg[:0]),
+                   out)
 
 
 @_jit()
@@ -149,27 +161,11 @@ def _fan_robots(state, radius, rg, angles, reach, fixed, objects, heading, out):
     segments, the objects' segments: :meth:`Sensors.geometry`'s moving set (objects, then
     chassis) in :func:`_fan_all_pairs`' order, so the same bits. Also fills ``heading`` (N, 2)
     with cos, sin of the yaws (:func:`_robot_shape`'s: numpy's bits)."""
-    fc, fcg, fs, fsg = fixed
-    mc, ms, mcg, msg = objects
     for n in range(len(out)):
         heading[n, 0], heading[n, 1] = math.cos(state[n, 2]), math.sin(state[n, 2])
     for n in range(len(out)):
-        rn, en, g = reach[n], radius[n], rg[n]
-        mr = rn + en
-        x, y = state[n, 0], state[n, 1]
-        for k in range(out.shape[1]):
-            dx, dy = fan_dir(heading, n, angles, k, True)
-            norm = math.sqrt(dx * dx + dy * dy)  # as _one_ray: unit, zero stays zero
-            dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
-            best = _nearest_circle(mr, x, y, dx, dy, mr, g, fc, fcg)
-            best = _nearest_circle(best, x, y, dx, dy, mr, g, mc, mcg)
-            for e in range(len(out)):  # the chassis, as _nearest_circle's rows
-                if g == 0 or rg[e] != g:
-                    best = min(best, circle_hit(x, y, dx, dy, mr, state[e, 0], state[e, 1],
-                                                radius[e]))
-            best = _nearest_segment(best, x, y, dx, dy, mr, g, fs, fsg, False)
-            best = _nearest_segment(best, x, y, dx, dy, mr, g, ms, msg, True)
-            out[n, k] = rn if best >= mr else best - en
+        _pairs_row(n, state, heading, angles, reach, radius, rg, fixed, objects,
+                   (state, radius, rg), out)
 
 
 @_jit(parallel=True)
