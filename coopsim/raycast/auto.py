@@ -101,6 +101,11 @@ def _load_all() -> None:
             jitcast.sonar_distances(caster, poses, np.full(n, 0.2), np.linspace(-1.5, 1.5, 11),
                                     np.full(n, 2.0), np.arange(1, n + 1), circles,
                                     np.arange(1, n + 1), None, None)
+        fan = np.column_stack((np.cos([-0.5, 0.5]), np.sin([-0.5, 0.5])))
+        caster.fan_robots(np.zeros((1, 6)), np.full(1, 0.2), np.ones(1, np.int64), fan,
+                          np.full(1, 2.0), jitcast.checked_shapes(np.zeros((1, 3)), None,
+                                                                  np.ones(1), None),
+                          np.empty((1, 2)))  # a ground pass's fan (sim/sensing.fan_robots)
     except Exception:  # noqa: BLE001 -- a failed compile leaves sensing on numpy, said once
         log.exception("the compiled ray caster failed to load; sensing stays on numpy")
         return

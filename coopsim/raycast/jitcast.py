@@ -114,6 +114,30 @@ def _nearest_segment(best, x, y, dx, dy, mr, g, segments, groups, ends):
     return best
 
 
+@_jit(inline=True)
+def _pairs_row(n, o, d, angles, reach, edge, rg, fixed, moving, chassis, out):
+    """Row n of :func:`_fan_all_pairs` (see there), with the circles ``chassis`` = (centres
+    (M, >= 2), radii (M,), groups (M,)) tested after the moving ones."""
+    fc, fcg, fs, fsg = fixed
+    mc, ms, mcg, msg = moving
+    cs, cr, cg = chassis
+    rn, en, g = reach[n], edge[n], rg[n]
+    mr = rn + en
+    x, y = o[n, 0], o[n, 1]
+    for k in range(out.shape[1]):
+        dx, dy = fan_dir(d, n, angles, k, True)
+        norm = math.sqrt(dx * dx + dy * dy)  # as _one_ray: unit, zero stays zero
+        dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
+        best = _nearest_circle(mr, x, y, dx, dy, mr, g, fc, fcg)
+        best = _nearest_circle(best, x, y, dx, dy, mr, g, mc, mcg)
+        for e in range(len(cr)):  # as _nearest_circle's rows
+            if g == 0 or cg[e] != g:
+                best = min(best, circle_hit(x, y, dx, dy, mr, cs[e, 0], cs[e, 1], cr[e]))
+        best = _nearest_segment(best, x, y, dx, dy, mr, g, fs, fsg, False)
+        best = _nearest_segment(best, x, y, dx, dy, mr, g, ms, msg, True)
+        out[n, k] = rn if best >= mr else best - en
+
+
 @_jit()
 def _fan_all_pairs(o, d, angles, reach, edge, rg, fixed, moving, out):
     """:func:`_rows` for a ``fan`` by testing every (ray, shape) pair: for a few robots in a
@@ -122,21 +146,26 @@ def _fan_all_pairs(o, d, angles, reach, edge, rg, fixed, moving, out):
     y2 - y1], their groups), ``moving`` = this cast's (segments as [x1, y1, x2, y2]); world
     frame, m. Static circles, moving ones, static segments, moving ones: the order of the
     minimum over one concatenated set, so the same bits."""
-    fc, fcg, fs, fsg = fixed
-    mc, ms, mcg, msg = moving
     for n in range(len(out)):
-        rn, en, g = reach[n], edge[n], rg[n]
-        mr = rn + en
-        x, y = o[n, 0], o[n, 1]
-        for k in range(out.shape[1]):
-            dx, dy = fan_dir(d, n, angles, k, True)
-            norm = math.sqrt(dx * dx + dy * dy)  # as _one_ray: unit, zero stays zero
-            dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
-            best = _nearest_circle(mr, x, y, dx, dy, mr, g, fc, fcg)
-            best = _nearest_circle(best, x, y, dx, dy, mr, g, mc, mcg)
-            best = _nearest_segment(best, x, y, dx, dy, mr, g, fs, fsg, False)
-            best = _nearest_segment(best, x, y, dx, dy, mr, g, ms, msg, True)
-            out[n, k] = rn if best >= mr else best - en
+        _pairs_row(n, o, d, angles, reach, edge, rg, fixed, moving, (o, edge[:0], rg[:0]),
+                   out)
+
+
+@_jit()
+def _fan_robots(state, radius, rg, angles, reach, fixed, objects, heading, out):
+    """Every robot's fan (a sonar's, from its chassis edge) by :func:`_fan_all_pairs`'s tests,
+    its shapes read where they are: the static ones (``fixed``, as :func:`_flat` keeps them),
+    the moving objects' (``objects`` = circles, segments [x1, y1, x2, y2], their groups) and
+    every robot's chassis circle from its planar ``state`` (N, >= 3: x, y, yaw) and ``radius``
+    (N,), m, of group ``rg`` (N,). Static circles, the objects' circles, the chassis, static
+    segments, the objects' segments: :meth:`Sensors.geometry`'s moving set (objects, then
+    chassis) in :func:`_fan_all_pairs`' order, so the same bits. Also fills ``heading`` (N, 2)
+    with cos, sin of the yaws (:func:`_robot_shape`'s: numpy's bits)."""
+    for n in range(len(out)):
+        heading[n, 0], heading[n, 1] = math.cos(state[n, 2]), math.sin(state[n, 2])
+    for n in range(len(out)):
+        _pairs_row(n, state, heading, angles, reach, radius, rg, fixed, objects,
+                   (state, radius, rg), out)
 
 
 @_jit(parallel=True)
@@ -297,6 +326,32 @@ class JitRayCaster:
                            out)
             return out
         return self._run(poses, heading, True, fan, max_range, radius, groups, moving, k)
+
+    def fan_robots(self, state, radius, groups, fan, max_range, objects,
+                   heading) -> np.ndarray:
+        """Every robot's sonar distances (N, K), m, as :func:`sonar_distances` gives them
+        with every robot's chassis among the moving shapes (``Sensors.geometry``'s set): a
+        few pairs in one kernel that reads the chassis from the planar ``state`` (N, 6,
+        C-contiguous), ``radius`` (N,) m and int64 ``groups`` (N,) itself
+        (:func:`_fan_robots`), more on the grid as :meth:`fan` casts them; ``fan`` (K, 2) the
+        (cos, sin) of the angles, ``max_range`` (N,) m, ``objects`` the other moving shapes
+        as :meth:`fan` takes them. Fills ``heading`` (N, 2) with the yaws' cos, sin."""
+        n, k = len(state), len(fan)
+        shapes = len(objects[0]) + n + len(objects[1]) + len(self._flat[0]) + len(self._flat[2])
+        if n * k * shapes <= _ALL_PAIRS:
+            out = np.empty((n, k))
+            _fan_robots(state, radius, groups, fan, max_range, self._flat, objects, heading,
+                        out)
+            return out
+        circles = np.empty((n, 3))
+        robot_shapes(state[:, :3], radius, circles, heading)
+        mc, ms, mcg, msg = objects
+        if len(mc):  # the objects' circles first, as Sensors.geometry lays them out
+            circles, groups_all = np.concatenate((mc, circles)), np.concatenate((mcg, groups))
+        else:
+            groups_all = groups
+        return self._run(np.ascontiguousarray(state[:, :3]), heading, True, fan, max_range,
+                         radius, groups, (circles, ms, groups_all, msg), k)
 
     def _run(self, o, d, fan, angles, reach, edge, rg, moving, k) -> np.ndarray:
         """Bins the ``moving`` shapes (circles, segments, their groups) on the static grid's

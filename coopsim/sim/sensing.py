@@ -206,6 +206,7 @@ class Sensors:
         self._plan_key: tuple = ()
         self._planned: list[tuple] = []
         self._fixed: tuple | None = None  # (due, noise layout) of a plan without rates
+        self._objects_kept: tuple = (None, None)  # (moving_geometry's, contiguous): fan_robots
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
               dt: float, access, extra: dict | None = None, step: int = 0, time: float = 0.0,
@@ -385,14 +386,7 @@ class Sensors:
         """This step's ray geometry for robots at ``pose`` (N, 3) with chassis ``radius`` (N,)
         m and ``group`` (N,): moving shapes made now, static ones binned once per layout (a
         frame's, or a fused pass's: coopsim.plugins.modules.groundfused)."""
-        if self._static_version != world.layout_version:
-            sc, scg, ss, ssg = world.engine.static_geometry()
-            static = tuple((a.dtype.str, a.shape, a.tobytes())
-                           for a in map(np.asarray, (sc, scg, ss, ssg)))
-            if static != self._static:  # the very same shapes: already binned, bit for bit
-                self.caster.set_static(sc, ss, scg, ssg)
-                self._static = static
-            self._static_version = world.layout_version
+        self._bin_static(world)
         mc, mcg, ms, msg = world.engine.moving_geometry()
         circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]
         heading = None
@@ -406,6 +400,38 @@ class Sensors:
             circles, circle_group = np.concatenate((mc, circles)), np.concatenate((mcg, group))
         return Geometry(self.caster, circles, circle_group, ms, msg, pose, radius, group,
                         heading)
+
+    def _bin_static(self, world) -> None:
+        """The world's static shapes binned in the caster, once per layout."""
+        if self._static_version != world.layout_version:
+            sc, scg, ss, ssg = world.engine.static_geometry()
+            static = tuple((a.dtype.str, a.shape, a.tobytes())
+                           for a in map(np.asarray, (sc, scg, ss, ssg)))
+            if static != self._static:  # the very same shapes: already binned, bit for bit
+                self.caster.set_static(sc, ss, scg, ssg)
+                self._static = static
+            self._static_version = world.layout_version
+
+    def fan_robots(self, world, state: np.ndarray, table: "RobotTable", fan: np.ndarray,
+                   reach: np.ndarray, heading: np.ndarray) -> np.ndarray | None:
+        """Every robot's sonar fan from the planar ``state`` (N, 6), no :class:`Geometry`
+        built (:meth:`coopsim.raycast.jitcast.JitRayCaster.fan_robots`: for a few robots one
+        compiled call reading the chassis from the state): (N, K) distances, m, the bits
+        :meth:`Geometry.cast_fan` gives for every robot; ``fan`` (K, 2) the angles' (cos,
+        sin), ``reach`` (N,) m; ``heading`` (N, 2) filled with the yaws' cos, sin. None while
+        the compiled caster does not serve yet: the caller then builds the :meth:`geometry`
+        and casts there (a fused pass: coopsim.plugins.modules.groundfused)."""
+        caster = getattr(self.caster, "active", self.caster)
+        if not isinstance(caster, JitRayCaster):
+            return None
+        self._bin_static(world)
+        moving = world.engine.moving_geometry()
+        kept = self._objects_kept
+        if kept[0] is not moving:  # the engines hand the same tuple back while nothing moves
+            mc, mcg, ms, msg = moving
+            kept = self._objects_kept = (moving, (_c(mc), _c(ms), _c(mcg), _c(msg)))
+        return caster.fan_robots(_c(state), _c(table.radius), _c(table.group), fan, reach,
+                                 kept[1], heading)
 
     def _remap(self, world, n_targets: int) -> None:
         """Carry previous readings over a layout change, matched by robot name."""

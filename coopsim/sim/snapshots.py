@@ -138,6 +138,7 @@ class SnapshotMaker:
     def __init__(self) -> None:
         self._layout: tuple = (None,)  # what snapshots take from the layout (see make)
         self._published: dict[str, np.ndarray] = {}  # the last snapshot's commands
+        self._tables = None  # the command tables they were copied from
         self.ring = Ring()  # the blocks the snapshots' robot arrays look into
 
     def make(self, sim, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
@@ -184,8 +185,18 @@ class SnapshotMaker:
         tables, last = sim.commands, self._published
         copy = self._copy
         if isinstance(tables, CommandTables):
-            out = {k: last[k] if k not in tables.touched and k in last else copy(k, v)[0]
-                   for k, v in dict.items(tables)}
+            touched, out = tables.touched, None
+            if tables is self._tables and len(touched) < len(last):  # a few looked up: the
+                out = last.copy()  # last copies, those tables copied anew
+                for k in touched:
+                    if k in tables:  # (dict's own test: get() of a missing label touches it)
+                        out[k] = copy(k, dict.__getitem__(tables, k))[0]
+                if len(out) != dict.__len__(tables):  # a table taken away (one added is
+                    out = None  # touched, so then too): every key again
+            if out is None:
+                out = {k: last[k] if k not in touched and k in last else copy(k, v)[0]
+                       for k, v in dict.items(tables)}
+            self._tables = tables
             tables.touched = set()
         else:  # someone put a plain dict there: copy every table
             out = {k: copy(k, v)[0] for k, v in tables.items()}

@@ -141,3 +141,29 @@ def _changing(spec: ScenarioSpec, fuse: bool, monkeypatch) -> list:
 def test_a_changing_layout_gives_the_plain_paths_bits(monkeypatch):
     spec = _robots(3)
     _same(_changing(spec, True, monkeypatch), _changing(spec, False, monkeypatch))
+
+
+
+@pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
+@pytest.mark.parametrize("pairs", ["all pairs", "grid"])
+def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
+        monkeypatch, engine, pairs):
+    """The pass casts its fans in one call reading the chassis from the state while the pairs
+    are few (jitcast._ALL_PAIRS), with more on the caster's grid (the chassis circles laid out
+    after the objects', as the plain path's geometry does); both give the plain path's bits,
+    with movable objects among the shapes (a pushed box and ball on pymunk: new moving shapes
+    every step)."""
+    from dataclasses import replace
+
+    from coopsim.raycast import jitcast
+
+    spec = _robots(4, engine=engine)
+    movable = (ObjectSpec("crate", "box", (0.3, 0.3, 0.3), (0.0, -0.2, 0.15), mass=1.0),
+               ObjectSpec("ball", "cylinder", (0.3, 0.3, 0.3), (-0.5, 0.3, 0.15), mass=0.5))
+    spec = replace(spec, world=replace(spec.world, objects=spec.world.objects + movable))
+    plain, _, _ = _run(spec, 150, False, monkeypatch)
+    if pairs == "grid":
+        monkeypatch.setattr(jitcast, "_ALL_PAIRS", 0)  # every cast walks the grid
+    fast, took, _ = _run(spec, 150, True, monkeypatch)
+    assert took == 150
+    _same(fast, plain)

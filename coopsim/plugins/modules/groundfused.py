@@ -6,11 +6,13 @@ call makes every reading with its noise from the planar state (:mod:`coopsim.sim
 chooses it and hands the arrays in and the readings out).
 
 What it saves is the plain sensing phase's Python: the frame, one ``sense``/``measure``/``clip``
-a kind, the noise draw's blocks, the memo of the wheel speeds. What stays outside the call:
-the sonar's cast (:meth:`coopsim.sim.sensing.Geometry.cast_fan`, the plain path's call, one
-compiled kernel), the bumper's contact flags (the engine's ``contacts``) and the target's
-world-frame angle (numpy's ``arctan2``: numba's ``atan2`` differs from it in the last bit for
-some arguments, so the plain path's bits need numpy's).
+a kind, the noise draw's blocks, the memo of the wheel speeds, the ray geometry. What stays
+outside the call: the sonar's cast (:meth:`coopsim.sim.sensing.Sensors.fan_robots`, for a few
+robots one compiled call that reads the chassis from the state; plugins do not import the
+caster; before the compiled caster serves, the plain path's geometry and cast), the
+bumper's contact flags (the engine's ``contacts``) and the target's world-frame angle (numpy's
+``arctan2``: numba's ``atan2`` differs from it in the last bit for some arguments, so the
+plain path's bits need numpy's).
 
 Same results: each reading is the plain path's kernel body (:mod:`.kernels`: the motors'
 reading, odometry's midpoint rule, the target's offsets and bearings) or its numpy formula
@@ -152,7 +154,10 @@ class GroundPass:
         self.reach = (np.array(sensing["sonar"][3]["max_range"], dtype=float)
                       if "sonar" in sensing else _NONE1)
         self.angles = angles
+        self.fan = np.column_stack((np.cos(angles), np.sin(angles)))  # as the casters turn
         self._blocks: tuple = (None, None)  # (layout, starts) kept while the plan's is
+        self._kept: tuple = (None, None)  # what measure takes from the layout (_keep)
+        self._order: tuple = ()  # the kinds present, by their place in _OUTS
 
     @classmethod
     def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
@@ -202,36 +207,51 @@ class GroundPass:
     def measure(self, sim, state: np.ndarray) -> dict:
         """Every kind's reading of this step from the planar ``state`` (N, 6) after it, with
         its noise: label -> (N, width), as the plain sensing phase makes them."""
-        world, robots, by = sim.world, sim.robots, self.sensing
-        key, layout = sim.sensors.key(sim.params, world, sim.rng)
-        prev = sim.sensors.carried(world)
+        world, sensors, robots = sim.world, sim.sensors, sim.robots
+        key, layout = sensors.key(sim.params, world, sim.rng)
+        prev = sensors.carried(world)["odometry"]
         n = len(state)
-        pose = state[:, :3]
-        outs = {label: np.empty((n if label in by else 0, WIDTH[label]))
-                for label in WIDTH}
-        dist, heading = _NONE, None
-        if "sonar" in by:
-            geometry = sim.sensors.geometry(world, pose, robots.radius, robots.group)
-            dist = geometry.cast_fan(self.rows, self.angles, self.reach)
-            heading = geometry.heading
-        if heading is None:  # as the geometry makes it: numpy's cos and sin
-            heading = np.empty((n, 2))
-            np.cos(pose[:, 2], out=heading[:, 0])
-            np.sin(pose[:, 2], out=heading[:, 1])
-        outs["sonar"] = np.empty(dist.shape if "sonar" in by else (0, 11))
-        targets = sim.sensors.targets(world) if "target" in by else _NO_TARGETS
-        target = np.empty((n if "target" in by else 0, len(targets), 2))
-        offsets = np.empty((2, len(target), len(targets)))
-        contact = world.engine.contacts(pose) if "bumper" in by else _NONE
-        starts, noises = self._noise(layout)
-        _sense(state, heading, robots.axle, sim.dt, sim.actuated[ACTING], prev["odometry"],
-               contact, dist, self.reach, targets, np.uint64(0 if key is None else key),
-               starts, *noises, outs["motors"], outs["sonar"], outs["odometry"], outs["gps"],
-               outs["compass"], outs["bumper"], target, offsets)
-        if "target" in by:  # numpy's arctan2, then the compiled bearings: Target.sense's
-            kernels.target_bearings.serial(np.arctan2(offsets[1], offsets[0]), pose, target)
-            outs["target"] = target.reshape(n, -1)
-        return {label: out for label, out in outs.items() if label in by}
+        kept = self._kept
+        if kept[0] is not layout or kept[1] != (world.layout_version, n):
+            kept = self._keep(sensors, world, layout, n)
+        _, _, labels, shapes, targets, heading, offsets, angle, starts, noises = kept
+        outs = [np.empty(shape) if type(shape) is tuple else shape for shape in shapes]
+        dist = _NONE
+        if self.reach is not _NONE1:  # sonar: one compiled call (the chassis read from the
+            dist = sensors.fan_robots(world, state, robots, self.fan, self.reach, heading)
+            if dist is None:  # state), or the numpy caster's geometry and cast: same bits
+                geometry = sensors.geometry(world, state[:, :3], robots.radius, robots.group)
+                dist = geometry.cast_fan(self.rows, self.angles, self.reach)
+                heading = geometry.heading
+        else:  # as the geometry makes it: numpy's cos and sin
+            np.cos(state[:, 2], out=heading[:, 0])
+            np.sin(state[:, 2], out=heading[:, 1])
+        contact = world.engine.contacts(state[:, :3]) if "bumper" in self.sensing else _NONE
+        _sense(state, heading, robots.axle, sim.dt, sim.actuated[ACTING], prev, contact, dist,
+               self.reach, targets, np.uint64(0 if key is None else key), starts, *noises,
+               *outs, offsets)
+        if type(shapes[6]) is tuple:  # target: numpy's arctan2, then the compiled bearings
+            np.arctan2(offsets[1], offsets[0], out=angle)  # (Target.sense's)
+            kernels.target_bearings.serial(angle, state[:, :3], outs[6])
+            outs[6] = outs[6].reshape(n, -1)
+        return dict(zip(labels, (outs[k] for k in self._order)))
+
+    def _keep(self, sensors, world, layout: tuple, n: int) -> tuple:
+        """What :meth:`measure` takes from the layout: the readings' shapes in
+        :func:`_sense`'s order (absent kinds: an empty array, shared), the targets, scratch
+        (headings, the targets' offsets and angles) and the noise blocks."""
+        by = self.sensing
+        targets = sensors.targets(world) if "target" in by else _NO_TARGETS
+        width = dict(WIDTH, sonar=len(self.angles))
+        shapes = [((n, width[label]) if label in by else np.empty((0, width[label])))
+                  for label in _OUTS[:-1]]
+        shapes.append((n, len(targets), 2) if "target" in by else np.empty((0, 0, 2)))
+        self._order = tuple(k for k, label in enumerate(_OUTS) if label in by)
+        self._kept = (layout, (world.layout_version, n), tuple(_OUTS[k] for k in self._order),
+                      tuple(shapes), targets, np.empty((n, 2)),
+                      np.empty((2, n if "target" in by else 0, len(targets))),
+                      np.empty((n if "target" in by else 0, len(targets))), *self._noise(layout))
+        return self._kept
 
     def _noise(self, layout: tuple) -> tuple:
         """((sonar, gps, compass) first normal in ``layout``'s draw, -1: none; their
@@ -252,4 +272,6 @@ class GroundPass:
 
 _NONE = np.zeros((0, 2))
 _NONE1 = np.zeros(0)
+#: :func:`_sense`'s readings, in the order it takes them
+_OUTS = ("motors", "sonar", "odometry", "gps", "compass", "bumper", "target")
 _NO_TARGETS = np.zeros((0, 2))
