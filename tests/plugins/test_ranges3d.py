@@ -371,7 +371,8 @@ def test_the_screened_cast_gives_mj_rays_bits_and_asks_it_where_a_geom_is_on_the
                engine.model.geom_aabb, *screen[1:], marks)
     assert (marks == mrk.ASK).any() and (marks != mrk.ASK).sum() > 20  # both ways taken
     fast = rays.cast(engine.data, rows, origins, directions, reach)
-    rays.swaps[:] = True  # the loop of one mj_ray a ray
+    rays.swaps[:], rays.swapping = True, True  # the loop of one mj_ray a ray (both: the
+    # fast path is taken unless `swapping` says some robot swaps groups)
     slow = rays.cast(engine.data, rows, origins, directions, reach)
     assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
     assert (fast < reach[:, None]).sum() > 40  # most meet something (the floor, the box...)
