@@ -42,6 +42,7 @@ from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
 from ...model.limits import shown
 from ...model.module import Column, Module
+from .armmujoco import ArmPass
 from .common import ByName, row_names
 
 MAX_POINTS = 8  # waypoints of one set_trajectory
@@ -105,14 +106,22 @@ class Joints(Module):
             return _row(VELOCITIES, points=[(0.0, *data)])
         return _row(TRAJECTORY, points=_trajectory(arm, data))
 
+    fused_pass = ArmPass  # the engine's step and the arm's readings in one pass (armmujoco)
+
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        state = arm_state(frame, rows)
-        n = len(rows)
+        return cls.reading(arm_state(frame, rows), arm_specs(frame, rows))
+
+    @staticmethod
+    def reading(state: np.ndarray, arms: tuple) -> np.ndarray:
+        """(n, 22) the reading of ``arms`` (n ArmSpecs, None: no arm) in ``state`` (n,
+        MAX_JOINTS, 3: angle rad, rate rad/s, torque N m; NaN rows: no arm), the plain path's
+        and the fused pass's (:mod:`.armmujoco`)."""
+        n = len(state)
         out = np.empty((n, 1 + 3 * MAX_JOINTS))
         out[:, 1:].reshape(n, 3, MAX_JOINTS)[:] = state.transpose(0, 2, 1)
         ok = ~np.isnan(state[:, 0, 0])
-        out[:, 0] = np.where(ok, arm_dofs(frame, rows), 0.0)
+        out[:, 0] = np.where(ok, dofs_of(arms), 0.0)
         if not ok.all():  # rows without an arm read 0
             np.nan_to_num(out, copy=False)
         return out
@@ -228,10 +237,9 @@ def arm_specs(frame, rows) -> list:
 _DOFS: dict = {}  # id of a tuple of ArmSpecs (Access.arms) -> (the tuple, their dofs)
 
 
-def arm_dofs(frame, rows) -> np.ndarray:
-    """(len(rows),) each robot's arm's joint count (0: no arm), found once for the tuple of
-    arms the engine access gives for these rows (the same tuple every step of a layout)."""
-    arms = arm_specs(frame, rows)
+def dofs_of(arms: tuple) -> np.ndarray:
+    """(len(arms),) each arm's joint count (0: None), found once for the tuple of arms the
+    engine access gives for a layout's rows (the same tuple every step of a layout)."""
     held = _DOFS.get(id(arms))
     if held is None or held[0] is not arms:
         if len(_DOFS) >= 64:  # tuples of layouts gone
