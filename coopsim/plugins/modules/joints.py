@@ -56,6 +56,7 @@ DEFAULT_SPEED = 0.5
 MIN_SPEED = 0.001
 MOVES = "_arm_moves"  # the board's moves tool.move_to left for the next step, by robot name
 _J = range(1, MAX_JOINTS + 1)
+_ANY = np.logical_or.reduce  # ndarray.any without its Python wrapper (a step calls it often)
 
 
 def _fields() -> tuple[str, ...]:
@@ -134,19 +135,21 @@ class Joints(Module):
         at = board.slots(frame, rows)
         if frame.extra.get(MOVES):
             _take_moves(frame, rows, at, board)
-        changed = (commands != board.arrays["last"][at]).any(axis=1)
-        if changed.any():
+        arrays = board.arrays  # every robot of the board, in its order: no gather
+        whole = board.ordered and len(at) == len(arrays["t0"])
+        changed = _ANY(commands != (arrays["last"] if whole else arrays["last"][at]), axis=1)
+        if _ANY(changed):
             plan = {k: v[at] for k, v in board.arrays.items()}
             # a cleared command (a layout restored) drops the plan: the arm holds where it is
             cleared = changed & (commands[:, 0] == NONE)
             plan["mode"][cleared], plan["live"][cleared] = NONE, False
             fresh = changed & (commands[:, 0] != NONE)
-            if fresh.any():
+            if _ANY(fresh):
                 _start(frame, rows[fresh], commands[fresh], plan, fresh)
             plan["last"][changed] = commands[changed]
             board.put(at, plan)
         live = board.arrays["live"][at]
-        if live.any():
+        if _ANY(live):
             slots, arrays = at[live], board.arrays
             # every robot of the board live, in its order (one arm moving): the arrays
             # themselves, read only; else a gather of what _evaluate reads (not the commands)
@@ -155,7 +158,7 @@ class Joints(Module):
             e = frame.time + frame.dt - plan["t0"]
             q, qd, done = _evaluate(plan, e)
             frame.physics.set_arm_targets(rows[live], q, qd)
-            if done.any():  # its last set point is held by the engine: nothing more to send
+            if _ANY(done):  # its last set point is held by the engine: nothing more to send
                 board.arrays["live"][at[live][done]] = False
         return None
 
