@@ -118,3 +118,20 @@ def test_a_world_the_pass_does_not_cover_keeps_the_plain_path(monkeypatch):
     assert noisy.step_path == "plain (module 'force' draws noise outside a kernel)"
     timed = Simulation(_arms(("irb120",), params=(ParamSetting("tool", "rate", 100.0),)))
     assert timed.step_path == "plain (module 'tool' has a rate)"
+
+
+def test_an_object_put_back_by_the_guard_gives_the_plain_paths_bits(monkeypatch):
+    """A cube moved below the floor's depth is contained (the guard's loop over a few free
+    bodies) and the arms go on alike either way."""
+    def sink(sim, k):
+        if k == 50:  # before arm0 reaches it
+            h = sim.world.objects["CUBE_0"][1]
+            sim.world.engine.data.qpos[h.qadr + 2] = -20.0
+
+    spec = _arms(("irb120", "irb120"))
+    fast, took, _, _, sim = _run(spec, 800, True, monkeypatch, sink)
+    plain, _, _, _, other = _run(spec, 800, False, monkeypatch, sink)
+    assert took == 800
+    _same(fast, plain)
+    for run in (sim, other):  # put back where the step started, each step again
+        assert [d.label for d in run.world.engine.diverged()] == ["object CUBE_0"]

@@ -83,7 +83,8 @@ class ArmPass:
 
     def measure(self, sim, state) -> dict:
         """The pass's kinds' readings of this step (label -> (n, width)): one read of the
-        arms' state for ``joints`` and ``tool`` (``state``, the planar one, is not read)."""
+        arms' state for ``joints`` and ``tool`` (every kind is on every robot: the same rows;
+        ``state``, the planar one, is not read)."""
         access, by = sim.access, self.sensing
         label, module, rows, values, *_ = by[ACTING]
         arm, arms = access.arm_state(rows), access.arms(rows)
@@ -91,8 +92,8 @@ class ArmPass:
         entry = by.get("tool")
         if entry is not None:
             module, rows, values = entry[1:4]
-            out["tool"] = module.clip(module.reading(access.arms(rows), sim.world.engine.state3d(),
-                                                     rows, arm[:, :, 0]), values)
+            out["tool"] = module.clip(module.reading(arms, sim.world.engine.state3d(), rows,
+                                                     arm[:, :, 0]), values)
         entry = by.get("force")
         if entry is not None:
             module, rows, values = entry[1:4]
