@@ -105,6 +105,7 @@ class MujocoEngine(Access, Engine):
     #: a world of quadrotors takes a fused pass around the step (plugins' flymujoco: MuJoCo's
     #: step is no kernel a compiled tick can call, so it has no fused side of its own)
     flies_around = True
+    arms_around = True  # and so does a world of arms (plugins' armmujoco)
 
     def __init__(self, floor: FloorSpec) -> None:
         if mujoco is None:

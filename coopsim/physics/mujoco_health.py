@@ -11,7 +11,8 @@ sets it), so one robot's divergence cannot put the others back at their start.
 
 Cost: a substep with nothing wrong is two passes over ``qvel`` (its largest and smallest
 value, no temporary array) and one over ``qpos`` (finite); a step adds one gather of the free
-bodies' positions and two reductions over it, and one copy of ``qpos`` (the step's start). The
+bodies' positions and two reductions over it (up to four free bodies: their coordinates
+compared on floats), and one copy of ``qpos`` (the step's start). The
 arrays are gathered only for the units that went wrong.
 """
 
@@ -58,6 +59,7 @@ class Guard:
         self.dof_unit = root[model.dof_bodyid]
         self.free_q = np.array(free_q, np.int64)
         self.free_xyz = (self.free_q[:, None] + np.arange(3)).T.copy()  # (3, k) x, y, z
+        self._few = self.free_q.tolist()  # step()'s loop over a few free bodies
         self.body_unit = root
         self.act_unit = jnt_unit[model.actuator_trnid[:, 0]] if model.nu else np.zeros(0, int)
         self.act_q = model.jnt_qposadr[model.actuator_trnid[:, 0]] if model.nu else \
@@ -90,12 +92,21 @@ class Guard:
         if not len(self.free_q):
             return _NONE
         qpos = data.qpos
-        p = qpos[self.free_xyz]  # one gather, (3, k) x, y, z
-        (x0, y0, z0), (x1, y1, z1) = _MIN(p, axis=1).tolist(), _MAX(p, axis=1).tolist()
         wide, deep = self.half[0] + health.BEYOND, self.half[1] + health.BEYOND
-        if (x1 <= wide and x0 >= -wide and y1 <= deep and y0 >= -deep
-                and z0 >= -health.DEPTH and z1 <= health.CEILING):
-            return _NONE  # the usual step (NaN fails every test)
+        if len(self.free_q) <= _FEW:  # an arm's cube or two: on floats, no gather
+            for q in self._few:
+                x, y, z = qpos[q:q + 3].tolist()
+                if not (-wide <= x <= wide and -deep <= y <= deep
+                        and -health.DEPTH <= z <= health.CEILING):
+                    break  # (NaN fails every test) the arrays below say which
+            else:
+                return _NONE
+        else:
+            p = qpos[self.free_xyz]  # one gather, (3, k) x, y, z
+            (x0, y0, z0), (x1, y1, z1) = _MIN(p, axis=1).tolist(), _MAX(p, axis=1).tolist()
+            if (x1 <= wide and x0 >= -wide and y1 <= deep and y0 >= -deep
+                    and z0 >= -health.DEPTH and z1 <= health.CEILING):
+                return _NONE  # the usual step (NaN fails every test)
         p = qpos[self.free_xyz.T]
         with np.errstate(invalid="ignore"):
             reach = np.maximum(np.abs(p[:, 0]) - self.half[0], np.abs(p[:, 1]) - self.half[1])
@@ -153,4 +164,5 @@ class Guard:
 
 
 _NONE = np.zeros(0, np.int64)
+_FEW = 4  # free bodies step() checks one by one on floats (more: one gather, two reductions)
 _MAX, _MIN, _SUM = np.maximum.reduce, np.minimum.reduce, np.add.reduce

@@ -210,7 +210,10 @@ class Simulation:
         plan = self.plan()
         self._fusing = plan.fused is not None and not self.external and plan.fused.ready()
         self.actuated = {}
-        if self._fusing:  # the fused pass acts inside the physics phase's one call
+        if self._fusing:  # the fused pass acts inside the physics phase's one call, or
+            act = getattr(plan.fused, "act", None)  # before an engine's own step (armmujoco)
+            if act is not None:
+                act(self)
             return
         frame = self._acting_frame()
         commands = self.commands
@@ -218,6 +221,12 @@ class Simulation:
             table = commands[label]
             self.actuated[label] = module.actuate(frame, rows, values,
                                                   read_only(table) if every else table[rows])
+
+    @property
+    def access(self):
+        """The modules' access to this world's engine (a
+        :class:`~coopsim.model.module.PhysicsAccess`: ``frame.physics``)."""
+        return self._access
 
     def plan(self) -> StepPlan:
         """This step's :class:`~coopsim.sim.plan.StepPlan`, worked out again only when the

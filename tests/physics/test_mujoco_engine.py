@@ -215,6 +215,24 @@ def test_a_diverged_object_is_put_back_and_named():
     assert engine.data.qvel[h.dadr:h.dadr + 6].tolist() == [0.0] * 6
 
 
+@pytest.mark.parametrize("count", [1, 4, 5])  # the guard's few on floats, then its arrays
+@pytest.mark.parametrize("where", [(0.0, 0.0, -20.0), (0.0, 10_006.0, 0.1), (-10_006.0, 0.0, 0.1)])
+def test_an_object_beyond_the_bounds_is_put_back_alone(count, where):
+    """An object moved below the floor's depth or beyond its edges between two steps is the
+    one named, among ``count`` objects (the guard's loop over a few, its arrays over
+    more)."""
+    cubes = [ObjectSpec(f"b{k}", "box", (0.2, 0.2, 0.2), (2.0, 0.5 * k, 0.1), 0.0, 1.0)
+             for k in range(count)]
+    engine, handles = world(assemblies=[ground()], objects=cubes)
+    run(engine, 0.02)
+    h = handles[-1]
+    engine.data.qpos[h.qadr:h.qadr + 3] = where
+    engine.step(DT)
+    (found,) = engine.diverged()  # that one alone
+    assert (found.row, found.label) == (-1, f"object b{count - 1}")
+    assert ("altitude" if where[2] < 0 else "beyond the floor's edges") in found.why
+
+
 def test_reset_rows_puts_robots_back_and_drops_their_commands():
     engine, _ = world(assemblies=[ground(), flyer(x=2.0, z=1.0)])
     engine.apply_wrench(np.array([1]), np.array([[0.0, 0.0, 30.0]]), np.zeros((1, 3)))

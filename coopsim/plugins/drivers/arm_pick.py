@@ -39,6 +39,8 @@ GRASP = 0.005  # m: the tool point this far above the object's top when grabbing
 DROP = 0.003  # m: the placed object's bottom this far above the surface it lay on
 ABOVE_PICK, AT_PICK, LIFT, ABOVE_PLACE, AT_PLACE, LEAVE = range(6)
 SETTLED = 0.05  # rad/s: slower joints have stopped
+# ndarray.all and any without their Python wrappers (every step calls them)
+_ALL, _ANY = np.logical_and.reduce, np.logical_or.reduce
 PLACED = "arm_pick_placed"  # Snapshot.extra: how many objects the arms have put down so far
 
 
@@ -85,10 +87,10 @@ class ArmPick(Driver):
         # (0 where none) beside zero rates, against tol beside SETTLED
         if self._within[0] != self.p["tol"]:
             self._within = (self.p["tol"], np.repeat([self.p["tol"], SETTLED], MAX_JOINTS))
-        arrived = (np.abs(joints[:, 1:1 + 2 * MAX_JOINTS] - self.aims)
-                   <= self._within[1]).all(axis=1)
+        arrived = _ALL(np.abs(joints[:, 1:1 + 2 * MAX_JOINTS] - self.aims) <= self._within[1],
+                       axis=1)
         over = self.idle | (snap.time - self.since >= self.p["patience"]) | arrived
-        if not over.any():  # every arm is on its way: nothing to do this step
+        if not _ANY(over):  # every arm is on its way: nothing to do this step
             return
         poses, held = bots.read("pose"), bots.read("gripper")[:, 0]
         for i in np.flatnonzero(over):

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...model.commands import Command
 from ...model.module import Module
+from .armmujoco import ArmPass
 from .common import lost, noise, rate
 
 
@@ -25,8 +26,16 @@ class Force(Module):
                         doc="fx, fy, fz (N), tx, ty, tz (N m): the wrist's wrench, tool frame"),)
     fields = ("fx", "fy", "fz", "tx", "ty", "tz")
 
+    fused_pass = ArmPass  # the engine's step and the arm's readings in one pass (armmujoco)
+
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        out = np.asarray(frame.physics.wrist_wrench(rows), dtype=float)
+        return cls.reading(frame.physics.wrist_wrench(rows))
+
+    @staticmethod
+    def reading(wrench) -> np.ndarray:
+        """(n, 6) the reading of the wrist wrenches ``wrench`` (n, 6: N, N m, tool frame; NaN
+        rows: no arm), the plain path's and the fused pass's (:mod:`.armmujoco`)."""
+        out = np.asarray(wrench, dtype=float)
         # rows without an arm read 0 (nan_to_num costs more than the test: skip it when clean)
         return out if np.isfinite(out).all() else np.nan_to_num(out)

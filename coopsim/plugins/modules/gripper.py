@@ -18,6 +18,7 @@ from ...model.commands import FAILED, Command
 from ...model.errors import ProtocolError, SimulationError
 from ...model.module import Module
 from ...model.params import ParamSpec
+from .armmujoco import ArmPass
 
 
 class Gripper(Module):
@@ -39,6 +40,7 @@ class Gripper(Module):
                 doc="[held (1 or 0), its mass kg]; text: its name ('' when none)"),
     )
     fields = ("held", "mass")
+    fused_pass = ArmPass  # an arm's step and readings in one pass (armmujoco)
 
     @classmethod
     def sense(cls, frame, rows, p, prev):

@@ -42,6 +42,7 @@ from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
 from ...model.limits import shown
 from ...model.module import Column, Module
+from .armmujoco import ArmPass
 from .common import ByName, row_names
 
 MAX_POINTS = 8  # waypoints of one set_trajectory
@@ -55,6 +56,7 @@ DEFAULT_SPEED = 0.5
 MIN_SPEED = 0.001
 MOVES = "_arm_moves"  # the board's moves tool.move_to left for the next step, by robot name
 _J = range(1, MAX_JOINTS + 1)
+_ANY = np.logical_or.reduce  # ndarray.any without its Python wrapper (a step calls it often)
 
 
 def _fields() -> tuple[str, ...]:
@@ -105,14 +107,22 @@ class Joints(Module):
             return _row(VELOCITIES, points=[(0.0, *data)])
         return _row(TRAJECTORY, points=_trajectory(arm, data))
 
+    fused_pass = ArmPass  # the engine's step and the arm's readings in one pass (armmujoco)
+
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        state = arm_state(frame, rows)
-        n = len(rows)
+        return cls.reading(arm_state(frame, rows), arm_specs(frame, rows))
+
+    @staticmethod
+    def reading(state: np.ndarray, arms: tuple) -> np.ndarray:
+        """(n, 22) the reading of ``arms`` (n ArmSpecs, None: no arm) in ``state`` (n,
+        MAX_JOINTS, 3: angle rad, rate rad/s, torque N m; NaN rows: no arm), the plain path's
+        and the fused pass's (:mod:`.armmujoco`)."""
+        n = len(state)
         out = np.empty((n, 1 + 3 * MAX_JOINTS))
         out[:, 1:].reshape(n, 3, MAX_JOINTS)[:] = state.transpose(0, 2, 1)
         ok = ~np.isnan(state[:, 0, 0])
-        out[:, 0] = np.where(ok, arm_dofs(frame, rows), 0.0)
+        out[:, 0] = np.where(ok, dofs_of(arms), 0.0)
         if not ok.all():  # rows without an arm read 0
             np.nan_to_num(out, copy=False)
         return out
@@ -125,19 +135,21 @@ class Joints(Module):
         at = board.slots(frame, rows)
         if frame.extra.get(MOVES):
             _take_moves(frame, rows, at, board)
-        changed = (commands != board.arrays["last"][at]).any(axis=1)
-        if changed.any():
+        arrays = board.arrays  # every robot of the board, in its order: no gather
+        whole = board.ordered and len(at) == len(arrays["t0"])
+        changed = _ANY(commands != (arrays["last"] if whole else arrays["last"][at]), axis=1)
+        if _ANY(changed):
             plan = {k: v[at] for k, v in board.arrays.items()}
             # a cleared command (a layout restored) drops the plan: the arm holds where it is
             cleared = changed & (commands[:, 0] == NONE)
             plan["mode"][cleared], plan["live"][cleared] = NONE, False
             fresh = changed & (commands[:, 0] != NONE)
-            if fresh.any():
+            if _ANY(fresh):
                 _start(frame, rows[fresh], commands[fresh], plan, fresh)
             plan["last"][changed] = commands[changed]
             board.put(at, plan)
         live = board.arrays["live"][at]
-        if live.any():
+        if _ANY(live):
             slots, arrays = at[live], board.arrays
             # every robot of the board live, in its order (one arm moving): the arrays
             # themselves, read only; else a gather of what _evaluate reads (not the commands)
@@ -146,7 +158,7 @@ class Joints(Module):
             e = frame.time + frame.dt - plan["t0"]
             q, qd, done = _evaluate(plan, e)
             frame.physics.set_arm_targets(rows[live], q, qd)
-            if done.any():  # its last set point is held by the engine: nothing more to send
+            if _ANY(done):  # its last set point is held by the engine: nothing more to send
                 board.arrays["live"][at[live][done]] = False
         return None
 
@@ -228,10 +240,9 @@ def arm_specs(frame, rows) -> list:
 _DOFS: dict = {}  # id of a tuple of ArmSpecs (Access.arms) -> (the tuple, their dofs)
 
 
-def arm_dofs(frame, rows) -> np.ndarray:
-    """(len(rows),) each robot's arm's joint count (0: no arm), found once for the tuple of
-    arms the engine access gives for these rows (the same tuple every step of a layout)."""
-    arms = arm_specs(frame, rows)
+def dofs_of(arms: tuple) -> np.ndarray:
+    """(len(arms),) each arm's joint count (0: None), found once for the tuple of arms the
+    engine access gives for a layout's rows (the same tuple every step of a layout)."""
     held = _DOFS.get(id(arms))
     if held is None or held[0] is not arms:
         if len(_DOFS) >= 64:  # tuples of layouts gone

@@ -11,6 +11,7 @@ from ...model.commands import Command
 from ...model.module import Module
 from . import flying
 from .flyfused import FlightPass
+from .armmujoco import ArmPass
 from .flymujoco import AroundPass
 from .groundfused import GroundPass
 from .common import lost, noise, rate, wrap
@@ -20,7 +21,7 @@ class Gps(Module):
     """Position in the world frame, m."""
 
     label = "gps"
-    fused_pass = (FlightPass, AroundPass, GroundPass)  # (flyfused, flymujoco, groundfused)
+    fused_pass = (FlightPass, AroundPass, GroundPass, ArmPass)  # flyfused... armmujoco
     described_by = ("wheels", "rotors", "planar")  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "x, y in the world frame, m"
@@ -40,7 +41,7 @@ class Compass(Module):
     """Heading in the world frame, rad."""
 
     label = "compass"
-    fused_pass = (FlightPass, AroundPass, GroundPass)  # (flyfused, flymujoco, groundfused)
+    fused_pass = (FlightPass, AroundPass, GroundPass, ArmPass)  # flyfused... armmujoco
     described_by = ("wheels", "rotors", "planar")  # description keys giving it (imported_mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "yaw in the world frame, rad, counter-clockwise from +x, in (-pi, pi]"
@@ -65,6 +66,7 @@ class Pose(Module):
     """The robot's body in 3D: position (m) and heading (rad), world frame."""
 
     label = "pose"
+    fused_pass = ArmPass  # read off the state after an arm's pass (armmujoco)
     description = ("x, y, z (m, world frame) and yaw (rad) of the robot's body: an arm's "
                    "pedestal or mobile base (z 0 in a 2D world)")
     params = (noise("m", 10.0), lost(), rate())

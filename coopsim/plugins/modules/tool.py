@@ -39,6 +39,7 @@ from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
 from ...model.module import Module
 from ...model.params import ParamSpec
+from .armmujoco import ArmPass
 from .common import rate
 from .joints import DEFAULT_SPEED, positions_row, speed_fraction, start_move
 
@@ -73,6 +74,7 @@ class Tool(Module):
                     "error rad, then the joint angles rad; nothing moves"),
     )
     fields = ("x", "y", "z", "qw", "qx", "qy", "qz")
+    fused_pass = ArmPass  # the engine's step and the arm's readings in one pass (armmujoco)
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
@@ -80,10 +82,18 @@ class Tool(Module):
 
         if frame.state3d is None or not len(rows):
             return _unarmed(len(rows))
-        q = arm_state(frame, rows)[:, :, 0]
+        return cls.reading(arm_specs(frame, rows), frame.state3d, rows,
+                           arm_state(frame, rows)[:, :, 0])
+
+    @staticmethod
+    def reading(arms: tuple, state3d: np.ndarray, rows: np.ndarray,
+                q: np.ndarray) -> np.ndarray:
+        """(n, 7) the tool points of robots ``rows`` with arms ``arms`` (None: no arm) at
+        angles ``q`` (n, MAX_JOINTS) rad on the bodies of ``state3d`` (N, 13), world frame
+        (the plain path's and the fused pass's, :mod:`.armmujoco`)."""
         out = None  # made only where some robot has no arm or the arms differ
-        for arm, at in _groups(arm_specs(frame, rows)):
-            state = frame.state3d[rows] if at is None else frame.state3d[rows[at]]
+        for arm, at in _groups(arms):
+            state = state3d[rows] if at is None else state3d[rows[at]]
             angles = q[:, :arm.dof] if at is None else q[at, :arm.dof]
             got = armkernel.run(*_constants(arm), state, angles)
             if at is None:  # one kind of arm on every robot (the usual)
