@@ -28,10 +28,13 @@ m, m/s, rad, rad/s, s.
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 
 from ...model import noise_kernels
-from ...model.compiled import jit, numba, warmer
+from ...model.compiled import jit, numba, warm_all, warmer
 from ...model.threads import ROWS_MIN, parallel
 from . import kernels
 from .common import sensing_refusal
@@ -66,28 +69,11 @@ def _clip(v, low, high):
     return v if v < high else high
 
 
-@jit()
-def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets, key, starts,
-           sonar_noise, gps_noise, compass_noise, motors, sonar, odometry, gps, compass, bumper,
-           target, offsets):
-    """Every reading of a ground world's step from the planar ``state`` (N, 6: x, y, yaw, vx,
-    vy, yaw rate) after it, every robot carrying each kind present (a kind absent: its output
-    has no rows).
-
-    Args:
-        heading: (N, 2) cos, sin of the yaws (the ray geometry's, numpy's bits).
-        axle: (N,) wheel separation, m. dt: The step, s.
-        driven: (N, 2) the wheel speeds the motors drove this step, m/s.
-        prev: (N, 5) odometry's last reading. contact: (N, 2) the engine's contact flags.
-        dist: (N, 11) the sonar's cast distances, m; reach: (N,) its max_range, m.
-        targets: (T, 2) target positions, m.
-        key: This step's noise key (uint64); starts: (sonar, gps, compass) first normal of
-            each in the step's draw, -1: none; sonar_noise, gps_noise, compass_noise: their
-            (N,) ``noise`` parameters.
-        motors, sonar, odometry, gps, compass, bumper, target (N, T, 2): The readings.
-        offsets: (2, N, T) scratch: the targets' offsets (their angle is numpy's, after).
-    """
-    velocity, speeds = state[:, 3:6], motors[:, 2:]
+@jit(inline=True)
+def _fill(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets):
+    """:func:`_sense`'s readings once the sonar's (``outs[1]``) holds its cast distances."""
+    motors, sonar, odometry, gps, compass, bumper, target = outs
+    velocity, speeds, axle = state[:, 3:6], motors[:, 2:], par[0]
     for i in range(len(motors)):
         motors[i, 0], motors[i, 1] = driven[i, 0], driven[i, 1]
         kernels._wheel_row(i, velocity, heading, axle, motors, 2)
@@ -99,12 +85,10 @@ def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets
         compass[i, 0] = state[i, 2]
     for i in range(len(bumper)):
         bumper[i, 0], bumper[i, 1] = contact[i, 0], contact[i, 1]
-    for i in range(len(sonar)):
-        for j in range(sonar.shape[1]):
-            sonar[i, j] = dist[i, j]
-    _noisy(sonar, key, starts[0], sonar_noise)
-    _noisy(gps, key, starts[1], gps_noise)
-    _noisy(compass, key, starts[2], compass_noise)
+    _noisy(sonar, key, starts[0], par[2])
+    _noisy(gps, key, starts[1], par[3])
+    _noisy(compass, key, starts[2], par[4])
+    reach = par[1]
     for i in range(len(sonar)):  # Sonar.clip
         for j in range(sonar.shape[1]):
             sonar[i, j] = _clip(sonar[i, j], 0.0, reach[i])
@@ -114,20 +98,110 @@ def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets
         kernels._offsets_row(i, state, targets, offsets, target)
 
 
+@jit()
+def _sense(state, heading, dt, driven, prev, contact, dist, par, targets, key, starts, outs,
+           offsets):
+    """Every reading of a ground world's step from the planar ``state`` (N, 6: x, y, yaw, vx,
+    vy, yaw rate) after it, every robot carrying each kind present (a kind absent: its output
+    has no rows).
+
+    Args:
+        heading: (N, 2) cos, sin of the yaws (the ray geometry's, numpy's bits).
+        dt: The step, s.
+        driven: (N, 2) the wheel speeds the motors drove this step, m/s.
+        prev: (N, 5) odometry's last reading. contact: (N, 2) the engine's contact flags.
+        dist: (N, K) the sonar's cast distances, m.
+        par: (6, N) per robot: wheel separation (m), the sonar's max_range (m), the sonar's,
+            gps' and compass' ``noise``, the chassis radius (m) (:meth:`GroundPass._keep`).
+        targets: (T, 2) target positions, m.
+        key: This step's noise key (uint64); starts: (sonar, gps, compass) first normal of
+            each in the step's draw, -1: none.
+        outs: The readings (motors, sonar, odometry, gps, compass, bumper, target (N, T, 2)).
+        offsets: (2, N, T) scratch: the targets' offsets (their angle is numpy's, after).
+    """
+    sonar = outs[1]
+    for i in range(len(sonar)):
+        for j in range(sonar.shape[1]):
+            sonar[i, j] = dist[i, j]
+    _fill(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets)
+
+
+#: The compiled caster's fan of every robot (:func:`coopsim.raycast.jitcast._fan_robots`),
+#: handed over at run time (:func:`bind`: plugins do not import the caster) before
+#: :func:`_sense_cast` compiles.
+FAN = None
+
+
+@jit()
+def _sense_cast(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs,
+                offsets, fan, group, fixed, objects):
+    """:func:`_sense` with the sonar's cast in the same call: :data:`FAN` (the caster's own
+    kernel, the bits of its call) writes the distances into ``outs[1]`` and ``heading``;
+    ``fan`` (K, 2) the angles' cos, sin, ``group`` (N,) int64 the robots' groups, ``fixed``
+    and ``objects`` the static and the moving objects' shapes as the caster keeps them."""
+    FAN(state, par[5], group, fan, par[1], fixed, objects, heading, outs[1])
+    _fill(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets)
+
+
+_CAST: dict = {"kernel": None, "warm": None}
+_CAST_LOCK = threading.Lock()
+
+
+def bind(kernel) -> bool:
+    """Hand the caster's fan kernel over (:meth:`coopsim.sim.sensing.Sensors.fan_parts`) and
+    register :func:`_sense_cast`'s load with the background warm-up the first time; True once
+    it is loaded (until then the cast is a call of its own)."""
+    with _CAST_LOCK:
+        if _CAST["warm"] is None:
+            global FAN
+            FAN = kernel
+            _CAST["kernel"] = kernel
+            _CAST["warm"] = warmer(_load_cast)
+        elif _CAST["kernel"] is not kernel:
+            return False
+    return _CAST["warm"].ready
+
+
+def wait_cast(timeout: float = 600.0) -> bool:
+    """Wait until :func:`_sense_cast` is loaded after :func:`bind` (running the warm-up here
+    if no thread has taken it); True when it is."""
+    end = time.monotonic() + timeout
+    while _CAST["warm"] is not None and not _CAST["warm"].ready and time.monotonic() < end:
+        warm_all()
+        time.sleep(0.01)
+    return _CAST["warm"] is not None and _CAST["warm"].ready
+
+
+def _sample(frozen: bool) -> tuple:
+    """:func:`_sense_cast`'s arguments for one robot and one target up to ``offsets`` (state,
+    heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets) as a step
+    gives them: the sealed readings read-only, the state the engine's copy or a read-only
+    view (``frozen``)."""
+    state, prev = np.zeros((1, 6)), np.zeros((1, 5))
+    state.flags.writeable = not frozen
+    prev.flags.writeable = False
+    outs = (np.zeros((1, 4)), np.zeros((1, 11)), np.zeros((1, 5)), np.zeros((1, 2)),
+            np.zeros((1, 1)), np.zeros((1, 2)), np.zeros((1, 1, 2)))
+    return (state, np.zeros((1, 2)), 0.1, np.zeros((1, 2)), prev, np.zeros((1, 2)),
+            np.ones((6, 1)), np.zeros((1, 2)), np.uint64(1), np.full(3, -1, np.int64), outs,
+            np.zeros((2, 1, 1)))
+
+
 def _load() -> None:
-    """Compile (or load from numba's cache) :func:`_sense` with one robot and one target, its
-    inputs as a step gives them (read-only state and readings)."""
-    one, two = np.zeros((1, 1)), np.zeros((1, 2))
-    prev = np.zeros((1, 5))
-    prev.flags.writeable = False  # the sealed readings
+    """Compile (or load from numba's cache) :func:`_sense` with one robot and one target."""
     for frozen in (False, True):  # the engine's copy of the state, or a read-only view
-        state = np.zeros((1, 6))
-        state.flags.writeable = not frozen
-        _sense(state, two.copy(), np.ones(1), 0.1, two.copy(), prev, two.copy(),
-               np.zeros((1, 11)), np.ones(1), two.copy(), np.uint64(1),
-               np.full(3, -1, np.int64), *(np.zeros(1),) * 3, np.zeros((1, 4)),
-               np.zeros((1, 11)), np.zeros((1, 5)), two.copy(), one.copy(), two.copy(),
-               np.zeros((1, 1, 2)), np.zeros((2, 1, 1)))
+        args = _sample(frozen)
+        _sense(*args[:6], np.zeros((1, 11)), *args[6:])
+
+
+def _load_cast() -> None:
+    """Compile (or load) :func:`_sense_cast` with the shapes' arrays as the caster keeps
+    them (:meth:`coopsim.sim.sensing.Sensors.fan_parts`)."""
+    circles, segments = np.zeros((0, 3)), np.zeros((0, 4))
+    groups = np.zeros(0, np.int64)
+    for frozen in (False, True):
+        _sense_cast(*_sample(frozen), np.ones((11, 2)), np.zeros(1, np.int64),
+                    (circles, groups, segments, groups), (circles, segments, groups, groups))
 
 
 #: Ready once the background warm-up has loaded :func:`_sense`.
@@ -155,7 +229,6 @@ class GroundPass:
                       if "sonar" in sensing else _NONE1)
         self.angles = angles
         self.fan = np.column_stack((np.cos(angles), np.sin(angles)))  # as the casters turn
-        self._blocks: tuple = (None, None)  # (layout, starts) kept while the plan's is
         self._kept: tuple = (None, None)  # what measure takes from the layout (_keep)
         self._order: tuple = ()  # the kinds present, by their place in _OUTS
 
@@ -207,67 +280,87 @@ class GroundPass:
     def measure(self, sim, state: np.ndarray) -> dict:
         """Every kind's reading of this step from the planar ``state`` (N, 6) after it, with
         its noise: label -> (N, width), as the plain sensing phase makes them."""
-        world, sensors, robots = sim.world, sim.sensors, sim.robots
+        world, sensors = sim.world, sim.sensors
         key, layout = sensors.key(sim.params, world, sim.rng)
         prev = sensors.carried(world)["odometry"]
         n = len(state)
         kept = self._kept
         if kept[0] is not layout or kept[1] != (world.layout_version, n):
-            kept = self._keep(sensors, world, layout, n)
-        _, _, labels, shapes, targets, heading, offsets, angle, starts, noises = kept
-        outs = [np.empty(shape) if type(shape) is tuple else shape for shape in shapes]
-        dist = _NONE
-        if self.reach is not _NONE1:  # sonar: one compiled call (the chassis read from the
-            dist = sensors.fan_robots(world, state, robots, self.fan, self.reach, heading)
-            if dist is None:  # state), or the numpy caster's geometry and cast: same bits
-                geometry = sensors.geometry(world, state[:, :3], robots.radius, robots.group)
-                dist = geometry.cast_fan(self.rows, self.angles, self.reach)
-                heading = geometry.heading
-        else:  # as the geometry makes it: numpy's cos and sin
-            np.cos(state[:, 2], out=heading[:, 0])
-            np.sin(state[:, 2], out=heading[:, 1])
+            kept = self._keep(sim, layout, n)
+        _, _, labels, shapes, targets, heading, offsets, angle, starts, par = kept
+        outs = tuple([np.empty(shape) if type(shape) is tuple else shape for shape in shapes])
         contact = world.engine.contacts(state[:, :3]) if "bumper" in self.sensing else _NONE
-        _sense(state, heading, robots.axle, sim.dt, sim.actuated[ACTING], prev, contact, dist,
-               self.reach, targets, np.uint64(0 if key is None else key), starts, *noises,
-               *outs, offsets)
+        key = np.uint64(0 if key is None else key)
+        # sonar: its cast inside the one call when the compiled caster tests every pair
+        parts = sensors.fan_parts(world, n, len(self.fan)) if len(self.fan) else None
+        if parts is not None and bind(parts[0]):
+            _sense_cast(state, heading, sim.dt, sim.actuated[ACTING], prev, contact, par,
+                        targets, key, starts, outs, offsets, self.fan, sim.robots.group,
+                        parts[1], parts[2])
+        else:
+            dist, heading = self._cast(sim, state, heading)
+            _sense(state, heading, sim.dt, sim.actuated[ACTING], prev, contact, dist, par,
+                   targets, key, starts, outs, offsets)
         if type(shapes[6]) is tuple:  # target: numpy's arctan2, then the compiled bearings
             np.arctan2(offsets[1], offsets[0], out=angle)  # (Target.sense's)
             kernels.target_bearings.serial(angle, state[:, :3], outs[6])
-            outs[6] = outs[6].reshape(n, -1)
+            outs = (*outs[:6], outs[6].reshape(n, -1))
         return dict(zip(labels, (outs[k] for k in self._order)))
 
-    def _keep(self, sensors, world, layout: tuple, n: int) -> tuple:
+    def _cast(self, sim, state: np.ndarray, heading: np.ndarray) -> tuple:
+        """(the sonar's (N, K) distances, m, or none; the yaws' (cos, sin)) by a call of its
+        own: the compiled caster's for many pairs (the chassis read from the state), or the
+        numpy caster's geometry and cast (the same bits)."""
+        if not len(self.fan):  # as the geometry makes it: numpy's cos and sin
+            np.cos(state[:, 2], out=heading[:, 0])
+            np.sin(state[:, 2], out=heading[:, 1])
+            return _NONE, heading
+        world, sensors, robots = sim.world, sim.sensors, sim.robots
+        dist = sensors.fan_robots(world, state, robots, self.fan, self.reach, heading)
+        if dist is not None:
+            return dist, heading
+        geometry = sensors.geometry(world, state[:, :3], robots.radius, robots.group)
+        return geometry.cast_fan(self.rows, self.angles, self.reach), geometry.heading
+
+    def _keep(self, sim, layout: tuple, n: int) -> tuple:
         """What :meth:`measure` takes from the layout: the readings' shapes in
         :func:`_sense`'s order (absent kinds: an empty array, shared), the targets, scratch
-        (headings, the targets' offsets and angles) and the noise blocks."""
-        by = self.sensing
-        targets = sensors.targets(world) if "target" in by else _NO_TARGETS
+        (headings, the targets' offsets and angles), the noise blocks' starts and the rows'
+        parameters (:func:`_sense`'s ``par``)."""
+        by, world = self.sensing, sim.world
+        targets = sim.sensors.targets(world) if "target" in by else _NO_TARGETS
         width = dict(WIDTH, sonar=len(self.angles))
         shapes = [((n, width[label]) if label in by else np.empty((0, width[label])))
                   for label in _OUTS[:-1]]
         shapes.append((n, len(targets), 2) if "target" in by else np.empty((0, 0, 2)))
         self._order = tuple(k for k, label in enumerate(_OUTS) if label in by)
+        starts, noises = self._noise(layout)
+        par = np.zeros((6, n))
+        par[0], par[5] = sim.robots.axle, sim.robots.radius
+        if len(self.reach):
+            par[1] = self.reach
+        for k, noise in enumerate(noises):
+            if len(noise):
+                par[2 + k] = noise
         self._kept = (layout, (world.layout_version, n), tuple(_OUTS[k] for k in self._order),
                       tuple(shapes), targets, np.empty((n, 2)),
                       np.empty((2, n if "target" in by else 0, len(targets))),
-                      np.empty((n if "target" in by else 0, len(targets))), *self._noise(layout))
+                      np.empty((n if "target" in by else 0, len(targets))), starts, par)
         return self._kept
 
     def _noise(self, layout: tuple) -> tuple:
         """((sonar, gps, compass) first normal in ``layout``'s draw, -1: none; their
-        ``noise`` parameters), kept while the plan's layout is."""
-        if self._blocks[0] is not layout:
-            starts = np.full(3, -1, np.int64)
-            noises = []
-            for k, label in enumerate(NOISY):
-                part = next((p for p in layout[2] if p[0] == label), None)
-                if part is not None and part[4]:
-                    starts[k] = part[3]
-                entry = self.sensing.get(label)
-                noises.append(np.array(entry[3]["noise"], dtype=float)
-                              if entry is not None else _NONE1)
-            self._blocks = (layout, (starts, tuple(noises)))
-        return self._blocks[1]
+        ``noise`` parameters)."""
+        starts = np.full(3, -1, np.int64)
+        noises = []
+        for k, label in enumerate(NOISY):
+            part = next((p for p in layout[2] if p[0] == label), None)
+            if part is not None and part[4]:
+                starts[k] = part[3]
+            entry = self.sensing.get(label)
+            noises.append(np.array(entry[3]["noise"], dtype=float)
+                          if entry is not None else _NONE1)
+        return starts, noises
 
 
 _NONE = np.zeros((0, 2))
