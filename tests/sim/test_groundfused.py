@@ -149,7 +149,8 @@ def test_a_changing_layout_gives_the_plain_paths_bits(monkeypatch):
 def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
         monkeypatch, engine, pairs):
     """The pass casts its fans inside its one compiled call (the caster's kernel handed over,
-    groundfused.bind) or in a call of their own reading the chassis from the state while the
+    groundfused.bind; on the kinematic engine the motors, the engine's drive and step in one
+    call before it, groundfused.bind_engine) or in a call of their own reading the chassis from the state while the
     pairs are few (jitcast._ALL_PAIRS), with more on the caster's grid (the chassis circles
     laid out after the objects', as the plain path's geometry does); each gives the plain
     path's bits, with movable objects among the shapes (a pushed box and ball on pymunk: new
@@ -163,8 +164,8 @@ def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
                ObjectSpec("ball", "cylinder", (0.3, 0.3, 0.3), (-0.5, 0.3, 0.15), mass=0.5))
     spec = replace(spec, world=replace(spec.world, objects=spec.world.objects + movable))
     plain, _, _ = _run(spec, 150, False, monkeypatch)
-    _run(spec, 1, True, monkeypatch)  # the caster's kernel handed to the pass
-    assert groundfused.wait_cast()
+    _run(spec, 1, True, monkeypatch)  # the caster's and the engine's kernels handed over
+    assert groundfused.wait()
     if pairs == "grid":
         monkeypatch.setattr(jitcast, "_ALL_PAIRS", 0)  # every cast walks the grid
     if pairs == "all pairs":
@@ -172,6 +173,11 @@ def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
     if pairs == "in the pass's call":  # every step's cast and readings in the one call
         monkeypatch.setattr(jitcast.JitRayCaster, "fan_robots", _refused)
         monkeypatch.setattr(groundfused, "_sense", _refused)
+        if engine == "kinematic":  # and the motors, the drive and the step in one call
+            from coopsim.physics.kinematic import KinematicEngine
+
+            for name in ("drive", "step"):
+                monkeypatch.setattr(KinematicEngine, name, _refused)
     fast, took, _ = _run(spec, 150, True, monkeypatch)
     assert took == 150
     _same(fast, plain)

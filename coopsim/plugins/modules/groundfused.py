@@ -162,14 +162,65 @@ def bind(kernel) -> bool:
     return _CAST["warm"].ready
 
 
-def wait_cast(timeout: float = 600.0) -> bool:
-    """Wait until :func:`_sense_cast` is loaded after :func:`bind` (running the warm-up here
-    if no thread has taken it); True when it is."""
+#: The engine's small-world drive and step (:attr:`coopsim.physics.kinematic_fused.KERNELS`),
+#: handed over at run time (:func:`bind_engine`) before :func:`_act` compiles.
+DRIVE = STEP = None
+
+
+@jit()
+def _act(commands, max_speed, efficiency, axle, wheels, twist, rows, cmd, mode, driven, arrays):
+    """The actuators and the engine's step in one call: ``Motors.actuate``'s kernel (the
+    wheel speeds ``wheels`` and the chassis' ``twist``, (N, 2)), then the engine's ``drive``
+    of robots ``rows`` (:data:`DRIVE` on its ``cmd``, ``mode``, ``driven``) and its ``step``
+    (:data:`STEP` on its ``arrays``): the kernels the plain path calls, in its order."""
+    for i in range(len(wheels)):
+        kernels._drive_row(i, commands, max_speed, efficiency, axle, wheels, twist)
+    DRIVE(cmd, mode, driven, rows, twist[:, 0], twist[:, 1])
+    pos, buf, yaw, heading, radius, state, contact, moved, flag, every, static, half, dt, \
+        limits = arrays
+    STEP(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, every, static,
+         half, dt, limits)
+
+
+_ENGINE: dict = {"kernels": None, "warm": None}
+
+
+def bind_engine(side) -> bool:
+    """Hand the engine's fused side over (its ``kernels`` and a ``sample`` of its arrays:
+    :class:`coopsim.physics.kinematic_fused.KinematicFused`) and register :func:`_act`'s load
+    with the background warm-up the first time; True once it is loaded."""
+    with _CAST_LOCK:
+        if _ENGINE["warm"] is None:
+            global DRIVE, STEP
+            sample = side.sample()
+            if sample is None:
+                return False
+            DRIVE, STEP = side.kernels["drive"], side.kernels["step"]
+            _ENGINE["kernels"] = side.kernels
+            _ENGINE["warm"] = warmer(lambda: _load_act(sample))
+        elif _ENGINE["kernels"] is not side.kernels:
+            return False
+    return _ENGINE["warm"].ready
+
+
+def _load_act(sample: tuple) -> None:
+    """Compile (or load) :func:`_act` with the motors' arrays and ``sample``, a copy of the
+    engine's (``KinematicFused.sample``: their types)."""
+    n = len(sample[0])
+    _act(np.zeros((n, 2)), np.ones(n), np.ones(n), np.ones(n), np.zeros((n, 2)),
+         np.zeros((n, 2)), np.arange(n, dtype=np.int64), *sample)
+
+
+def wait(timeout: float = 600.0) -> bool:
+    """Wait until the calls bound so far (:func:`bind`, :func:`bind_engine`) are loaded
+    (running their warm-up here if no thread has taken it); True when they are, and some
+    is."""
+    warms = [w for w in (_CAST["warm"], _ENGINE["warm"]) if w is not None]
     end = time.monotonic() + timeout
-    while _CAST["warm"] is not None and not _CAST["warm"].ready and time.monotonic() < end:
+    while not all(w.ready for w in warms) and time.monotonic() < end:
         warm_all()
         time.sleep(0.01)
-    return _CAST["warm"] is not None and _CAST["warm"].ready
+    return bool(warms) and all(w.ready for w in warms)
 
 
 def _sample(frozen: bool) -> tuple:
@@ -262,18 +313,26 @@ class GroundPass:
                 and not parallel(len(self.rows), ROWS_MIN))
 
     def physics(self, sim) -> bool:
-        """The actuators and the engine's step (``Motors.actuate``'s compiled call, the
-        engine's ``drive`` and ``step``); the readings are made at :meth:`measure`, on the
-        state the health check passed. True: the step stays fused."""
+        """The actuators and the engine's step (``Motors.actuate``'s kernel, the engine's
+        ``drive`` and ``step``): one compiled call where the engine hands its small world's
+        kernels over (:meth:`~coopsim.physics.engine.Engine.fused`), else a call each; the
+        readings are made at :meth:`measure`, on the state the health check passed. True:
+        the step stays fused."""
         n, p = len(self.rows), self.values
         table = sim.commands[ACTING]
         wheels, twist = np.empty((n, 2)), np.empty((n, 2))
-        # the serial kernels straight away: ready() holds the rows under threads.ROWS_MIN
-        kernels.drive.serial(table, p["max_speed"], p["efficiency"], sim.robots.axle, wheels,
-                             twist)
         engine = sim.world.engine
-        engine.drive(self.rows, twist[:, 0], twist[:, 1])
-        engine.step(sim.dt)
+        side = engine.fused()
+        arrays = side.arrays(sim.dt) if side is not None and bind_engine(side) else None
+        if arrays is not None:
+            _act(table, p["max_speed"], p["efficiency"], sim.robots.axle, wheels, twist,
+                 self.rows, *arrays)
+            side.stepped()
+        else:  # the serial kernels straight away: ready() holds the rows under ROWS_MIN
+            kernels.drive.serial(table, p["max_speed"], p["efficiency"], sim.robots.axle,
+                                 wheels, twist)
+            engine.drive(self.rows, twist[:, 0], twist[:, 1])
+            engine.step(sim.dt)
         sim.actuated = {ACTING: wheels}
         return True
 
