@@ -151,12 +151,14 @@ def bind(kernel) -> bool:
     """Hand the caster's fan kernel over (:meth:`coopsim.sim.sensing.Sensors.fan_parts`) and
     register :func:`_sense_cast`'s load with the background warm-up the first time; True once
     it is loaded (until then the cast is a call of its own)."""
+    if _CAST["kernel"] is kernel:  # bound already: no lock a step
+        return _CAST["warm"].ready
     with _CAST_LOCK:
         if _CAST["warm"] is None:
             global FAN
             FAN = kernel
-            _CAST["kernel"] = kernel
             _CAST["warm"] = warmer(_load_cast)
+            _CAST["kernel"] = kernel  # after its warm: the test before the lock reads both
         elif _CAST["kernel"] is not kernel:
             return False
     return _CAST["warm"].ready
@@ -189,6 +191,8 @@ def bind_engine(side) -> bool:
     """Hand the engine's fused side over (its ``kernels`` and a ``sample`` of its arrays:
     :class:`coopsim.physics.kinematic_fused.KinematicFused`) and register :func:`_act`'s load
     with the background warm-up the first time; True once it is loaded."""
+    if _ENGINE["kernels"] is side.kernels:  # bound already: no lock a step
+        return _ENGINE["warm"].ready
     with _CAST_LOCK:
         if _ENGINE["warm"] is None:
             global DRIVE, STEP
@@ -196,8 +200,8 @@ def bind_engine(side) -> bool:
             if sample is None:
                 return False
             DRIVE, STEP = side.kernels["drive"], side.kernels["step"]
-            _ENGINE["kernels"] = side.kernels
             _ENGINE["warm"] = warmer(lambda: _load_act(sample))
+            _ENGINE["kernels"] = side.kernels  # after its warm, as bind's
         elif _ENGINE["kernels"] is not side.kernels:
             return False
     return _ENGINE["warm"].ready
@@ -303,6 +307,9 @@ class GroundPass:
             return None, "module 'motors' does not sense"
         sonar = by.get("sonar")  # its beam angles, the same floats as sonar.ANGLES
         angles = np.array(sonar[1].copy_angles if sonar is not None else (), dtype=float)
+        side = engine.fused()
+        if side is not None:  # its one call loaded from the start, not from the first step
+            bind_engine(side)
         return cls(acting[0], by, angles), ""
 
     def ready(self) -> bool:
