@@ -285,7 +285,6 @@ class GroundPass:
         self.angles = angles
         self.fan = np.column_stack((np.cos(angles), np.sin(angles)))  # as the casters turn
         self._kept: tuple = (None, None)  # what measure takes from the layout (_keep)
-        self._order: tuple = ()  # the kinds present, by their place in _OUTS
 
     @classmethod
     def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
@@ -316,8 +315,8 @@ class GroundPass:
         """Whether this step may take the pass: its call and the modules' kernels loaded, and
         few enough robots for one thread (from ``threads.ROWS_MIN`` rows the plain path's
         kernels share them among numba's threads: the same bits)."""
-        return (WARM.ready and kernels.WARM.ready
-                and not parallel(len(self.rows), ROWS_MIN))
+        return (len(self.rows) < ROWS_MIN or not parallel(len(self.rows), ROWS_MIN)) \
+            and WARM.ready and kernels.WARM.ready
 
     def physics(self, sim) -> bool:
         """The actuators and the engine's step (``Motors.actuate``'s kernel, the engine's
@@ -371,7 +370,7 @@ class GroundPass:
             np.arctan2(offsets[1], offsets[0], out=angle)  # (Target.sense's)
             kernels.target_bearings.serial(angle, state[:, :3], outs[6])
             outs = (*outs[:6], outs[6].reshape(n, -1))
-        return dict(zip(labels, (outs[k] for k in self._order)))
+        return {label: outs[k] for label, k in labels}
 
     def _cast(self, sim, state: np.ndarray, heading: np.ndarray) -> tuple:
         """(the sonar's (N, K) distances, m, or none; the yaws' (cos, sin)) by a call of its
@@ -399,7 +398,6 @@ class GroundPass:
         shapes = [((n, width[label]) if label in by else np.empty((0, width[label])))
                   for label in _OUTS[:-1]]
         shapes.append((n, len(targets), 2) if "target" in by else np.empty((0, 0, 2)))
-        self._order = tuple(k for k, label in enumerate(_OUTS) if label in by)
         starts, noises = self._noise(layout)
         par = np.zeros((6, n))
         par[0], par[5] = sim.robots.axle, sim.robots.radius
@@ -408,7 +406,8 @@ class GroundPass:
         for k, noise in enumerate(noises):
             if len(noise):
                 par[2 + k] = noise
-        self._kept = (layout, (world.layout_version, n), tuple(_OUTS[k] for k in self._order),
+        self._kept = (layout, (world.layout_version, n),
+                      tuple((label, k) for k, label in enumerate(_OUTS) if label in by),
                       tuple(shapes), targets, np.empty((n, 2)),
                       np.empty((2, n if "target" in by else 0, len(targets))),
                       np.empty((n if "target" in by else 0, len(targets))), starts, par)
