@@ -1,18 +1,20 @@
 """The fused step of a world of ground robots (``motors``, ``sonar``, ``target``, ``odometry``,
 ``gps``, ``compass``, ``bumper``: the ``single`` robot's kinds) on a 2D engine: the motors drive
-the engine (one compiled call and the engine's ``drive``), the engine steps (its own call: on
-the kinematic engine one compiled call up to ``kinematic.SMALL_N`` robots), then one compiled
-call makes every reading with its noise from the planar state (:mod:`coopsim.sim.fused`
-chooses it and hands the arrays in and the readings out).
+the engine and the engine steps (on the kinematic engine up to ``kinematic.SMALL_N`` robots one
+compiled call, :func:`_act`, with the engine's kernels handed over at run time:
+:meth:`~coopsim.physics.engine.Engine.fused`; else the motors' call, the engine's ``drive``
+and ``step``), then one compiled call makes every reading with its noise from the planar state,
+the sonar's cast inside it while the compiled caster tests every pair (:func:`_sense_cast`, the
+caster's kernel handed over at run time: :func:`bind`; plugins import neither the engine nor
+the caster). :mod:`coopsim.sim.fused` chooses the pass and hands the readings out.
 
-What it saves is the plain sensing phase's Python: the frame, one ``sense``/``measure``/``clip``
-a kind, the noise draw's blocks, the memo of the wheel speeds, the ray geometry. What stays
-outside the call: the sonar's cast (:meth:`coopsim.sim.sensing.Sensors.fan_robots`, for a few
-robots one compiled call that reads the chassis from the state; plugins do not import the
-caster; before the compiled caster serves, the plain path's geometry and cast), the
-bumper's contact flags (the engine's ``contacts``) and the target's world-frame angle (numpy's
-``arctan2``: numba's ``atan2`` differs from it in the last bit for some arguments, so the
-plain path's bits need numpy's).
+What it saves is the plain path's Python: the frame, one ``sense``/``measure``/``clip`` a
+kind, the noise draw's blocks, the memo of the wheel speeds, the ray geometry, the calls
+between the kernels. What stays outside the calls: the health check between the step and the
+readings, a cast on the caster's grid (many pairs) or before the compiled caster serves (the
+plain path's geometry and cast), the bumper's contact flags (the engine's ``contacts``) and
+the target's world-frame angle (numpy's ``arctan2``: numba's ``atan2`` differs from it in the
+last bit for some arguments, so the plain path's bits need numpy's).
 
 Same results: each reading is the plain path's kernel body (:mod:`.kernels`: the motors'
 reading, odometry's midpoint rule, the target's offsets and bearings) or its numpy formula
