@@ -132,6 +132,7 @@ class KinematicEngine(Engine):
         self._static: tuple | None = None  # static grid, rebuilt lazily after a change
         self._shapes: tuple | None = None  # static shapes for the ray caster
         self._pending: tuple | None = None  # (robots, drives) of a set_robots not yet applied
+        self._fused = None  # its fused side (fused()), made when first asked for
         self._allocate(0)
 
     def _allocate(self, n: int) -> None:
@@ -291,6 +292,17 @@ class KinematicEngine(Engine):
                     self._resolve(static)
                 self._k.finish(self.pos, start, self.yaw, self.cmd, self.mode, dt, self.state)
         self._carry()
+
+    def fused(self):
+        """See :meth:`Engine.fused`: a :class:`~coopsim.physics.kinematic_fused.KinematicFused`
+        on the numba backend (its small worlds' drive and step in a pass's call), else None."""
+        if self._k is not jit:
+            return None
+        if self._fused is None:
+            from .kinematic_fused import KinematicFused
+
+            self._fused = KinematicFused(self, SMALL_N)
+        return self._fused
 
     def _substeps(self, dt: float) -> int:
         """Substeps for this step: the fastest robot moves at most SUBSTEP_REACH of the

@@ -168,6 +168,11 @@ def _fan_robots(state, radius, rg, angles, reach, fixed, objects, heading, out):
                    (state, radius, rg), out)
 
 
+#: The kernel of :meth:`JitRayCaster.fan_robots`' few pairs, for a fused pass that casts inside
+#: its own compiled call (coopsim.sim.sensing.Sensors.fan_parts): the same bits.
+fan_robots_kernel = _fan_robots
+
+
 @_jit(parallel=True)
 def _rows(o, d, fan, angles, reach, edge, rg, grids, out):
     """Every row of ``out`` (see :func:`_row`), shared among numba's threads. Also serves the
@@ -337,8 +342,7 @@ class JitRayCaster:
         (cos, sin) of the angles, ``max_range`` (N,) m, ``objects`` the other moving shapes
         as :meth:`fan` takes them. Fills ``heading`` (N, 2) with the yaws' cos, sin."""
         n, k = len(state), len(fan)
-        shapes = len(objects[0]) + n + len(objects[1]) + len(self._flat[0]) + len(self._flat[2])
-        if n * k * shapes <= _ALL_PAIRS:
+        if self.robots_pairs(n, k, objects) is not None:
             out = np.empty((n, k))
             _fan_robots(state, radius, groups, fan, max_range, self._flat, objects, heading,
                         out)
@@ -352,6 +356,14 @@ class JitRayCaster:
             groups_all = groups
         return self._run(np.ascontiguousarray(state[:, :3]), heading, True, fan, max_range,
                          radius, groups, (circles, ms, groups_all, msg), k)
+
+    def robots_pairs(self, n: int, k: int, objects: tuple) -> tuple | None:
+        """The static shapes as :data:`fan_robots_kernel` takes them (``fixed``) when
+        :meth:`fan_robots` casts ``k`` rays from each of ``n`` robots among ``objects`` by
+        testing every pair, else None (the grid serves)."""
+        flat = self._flat
+        shapes = len(objects[0]) + n + len(objects[1]) + len(flat[0]) + len(flat[2])
+        return flat if n * k * shapes <= _ALL_PAIRS else None
 
     def _run(self, o, d, fan, angles, reach, edge, rg, moving, k) -> np.ndarray:
         """Bins the ``moving`` shapes (circles, segments, their groups) on the static grid's

@@ -15,7 +15,7 @@ from ..model import noise_kernels
 from ..model.module import Frame, Module
 from ..model.plugins import MODULES
 from ..raycast import AutoCaster, JitRayCaster, fan_directions, sonar_distances
-from ..raycast.jitcast import robot_shapes
+from ..raycast.jitcast import fan_robots_kernel, robot_shapes
 from ..raycast import contiguous as _c
 from .rates import Rates
 from .tables import CommandTables, ParamArrays, ParamTable, RobotTable  # noqa: F401 (theirs)
@@ -424,14 +424,33 @@ class Sensors:
         caster = getattr(self.caster, "active", self.caster)
         if not isinstance(caster, JitRayCaster):
             return None
+        objects = self._objects_now(world)
+        return caster.fan_robots(_c(state), _c(table.radius), _c(table.group), fan, reach,
+                                 objects, heading)
+
+    def fan_parts(self, world, n: int, k: int) -> tuple | None:
+        """(the compiled caster's kernel, the static shapes, the moving objects' shapes) that
+        cast a fan of ``k`` rays from each of ``n`` robots in one call by testing every pair
+        (:meth:`fan_robots`' kernel: ``kernel(state, radius, groups, fan, reach, static,
+        objects, heading, out)``, the same bits), for a fused pass that casts inside its own
+        compiled call; None when the caster would walk its grid or is not compiled yet."""
+        caster = getattr(self.caster, "active", self.caster)
+        if not isinstance(caster, JitRayCaster):
+            return None
+        objects = self._objects_now(world)
+        fixed = caster.robots_pairs(n, k, objects)
+        return None if fixed is None else (fan_robots_kernel, fixed, objects)
+
+    def _objects_now(self, world) -> tuple:
+        """The static shapes binned (once per layout) and the moving objects' shapes now as
+        the compiled caster takes them: (circles, segments, their int64 groups), contiguous."""
         self._bin_static(world)
         moving = world.engine.moving_geometry()
         kept = self._objects_kept
         if kept[0] is not moving:  # the engines hand the same tuple back while nothing moves
             mc, mcg, ms, msg = moving
             kept = self._objects_kept = (moving, (_c(mc), _c(ms), _c(mcg), _c(msg)))
-        return caster.fan_robots(_c(state), _c(table.radius), _c(table.group), fan, reach,
-                                 kept[1], heading)
+        return kept[1]
 
     def _remap(self, world, n_targets: int) -> None:
         """Carry previous readings over a layout change, matched by robot name."""

@@ -140,6 +140,7 @@ class SnapshotMaker:
         self._published: dict[str, np.ndarray] = {}  # the last snapshot's commands
         self._tables = None  # the command tables they were copied from
         self.ring = Ring()  # the blocks the snapshots' robot arrays look into
+        self._names: tuple = (None, ())  # (the board's names, those snapshots carry): _public
 
     def make(self, sim, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         """The snapshot of ``sim`` (a Simulation) after its step, from ``frame`` and the
@@ -174,9 +175,18 @@ class SnapshotMaker:
             part_poses=frozen(engine.poses(part_handles)) if part_handles else _NO_POSES,
             targets=targets, layout_version=world.layout_version,
             index=sim.robots.index, rules=sim.rules.fields(),
-            extra={k: v for k, v in sim.extra.items() if not k.startswith("_")},
+            extra=self._public(sim.extra),
             object_specs=specs, object_pose3d=pose3d,
             **(self._state3d(frame.state3d) if frame.state3d is not None else _NO_STATE3D))
+
+    def _public(self, extra: dict) -> dict:
+        """The board's entries a snapshot carries (names not starting with ``_``): their
+        names picked again only when the board's names change."""
+        names = tuple(extra)
+        kept = self._names
+        if kept[0] != names:
+            kept = self._names = (names, tuple(k for k in names if not k.startswith("_")))
+        return {k: extra[k] for k in kept[1]}
 
     def _frozen_commands(self, sim) -> dict[str, np.ndarray]:
         """The snapshot's commands: a read-only copy of each table, but the last snapshot's

@@ -229,7 +229,8 @@ class Stepper(WorldOwner):
                 self.finished = ending
             self.layout_key = (self._resets, snapshot.layout_version)
             self.done_generation = self.slots.generation
-            self.stepped.notify_all()
+            if self.stepped._waiters:  # noqa: SLF001 -- nobody waits (a run nobody watches):
+                self.stepped.notify_all()  # no Python-level notify a step (issue 55)
         self.waiter.stepped()
         return snapshot
 

@@ -145,14 +145,16 @@ def test_a_changing_layout_gives_the_plain_paths_bits(monkeypatch):
 
 
 @pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
-@pytest.mark.parametrize("pairs", ["all pairs", "grid"])
+@pytest.mark.parametrize("pairs", ["in the pass's call", "all pairs", "grid"])
 def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
         monkeypatch, engine, pairs):
-    """The pass casts its fans in one call reading the chassis from the state while the pairs
-    are few (jitcast._ALL_PAIRS), with more on the caster's grid (the chassis circles laid out
-    after the objects', as the plain path's geometry does); both give the plain path's bits,
-    with movable objects among the shapes (a pushed box and ball on pymunk: new moving shapes
-    every step)."""
+    """The pass casts its fans inside its one compiled call (the caster's kernel handed over,
+    groundfused.bind; on the kinematic engine the motors, the engine's drive and step in one
+    call before it, groundfused.bind_engine) or in a call of their own reading the chassis from the state while the
+    pairs are few (jitcast._ALL_PAIRS), with more on the caster's grid (the chassis circles
+    laid out after the objects', as the plain path's geometry does); each gives the plain
+    path's bits, with movable objects among the shapes (a pushed box and ball on pymunk: new
+    moving shapes every step)."""
     from dataclasses import replace
 
     from coopsim.raycast import jitcast
@@ -162,8 +164,24 @@ def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
                ObjectSpec("ball", "cylinder", (0.3, 0.3, 0.3), (-0.5, 0.3, 0.15), mass=0.5))
     spec = replace(spec, world=replace(spec.world, objects=spec.world.objects + movable))
     plain, _, _ = _run(spec, 150, False, monkeypatch)
+    _run(spec, 1, True, monkeypatch)  # the caster's and the engine's kernels handed over
+    assert groundfused.wait()
     if pairs == "grid":
         monkeypatch.setattr(jitcast, "_ALL_PAIRS", 0)  # every cast walks the grid
+    if pairs == "all pairs":
+        monkeypatch.setattr(groundfused, "bind", lambda kernel: False)
+    if pairs == "in the pass's call":  # every step's cast and readings in the one call
+        monkeypatch.setattr(jitcast.JitRayCaster, "fan_robots", _refused)
+        monkeypatch.setattr(groundfused, "_sense", _refused)
+        if engine == "kinematic":  # and the motors, the drive and the step in one call
+            from coopsim.physics.kinematic import KinematicEngine
+
+            for name in ("drive", "step"):
+                monkeypatch.setattr(KinematicEngine, name, _refused)
     fast, took, _ = _run(spec, 150, True, monkeypatch)
     assert took == 150
     _same(fast, plain)
+
+
+def _refused(*args):
+    raise AssertionError("not this path")

@@ -29,8 +29,16 @@ CORE = ("coopsim/sim/", "coopsim/plugins/", "coopsim/model/module.py", "coopsim/
         "coopsim/model/capabilities.py", "coopsim/swarm/")
 BY_SIZE = ("coopsim/sim/snapshots.py",)
 #: The same by single functions: a few quadrotors' figure-eight is worked out on floats (one
-#: call, ``_eight_few``), many in arrays (one call of ``wrap`` among the array operations).
-BY_SIZE_CALLS = (("coopsim/swarm/flight.py", "_eight_few"), ("coopsim/swarm/flight.py", "wrap"))
+#: call, ``_eight_few``), many in arrays (one call of ``wrap`` among the array operations); the
+#: ground pass folds a small world's motors, drive and step into one call (``_act``, from the
+#: engine's ``SMALL_N`` robots down) and the sonar's cast into the readings' (``_sense_cast``,
+#: a few pairs), a large one calls the motors' kernel, the cast and ``_sense`` apart.
+_GROUND = "coopsim/plugins/modules/groundfused.py"
+BY_SIZE_CALLS = (("coopsim/swarm/flight.py", "_eight_few"), ("coopsim/swarm/flight.py", "wrap"),
+                 (_GROUND, "_act"), (_GROUND, "bind"), (_GROUND, "_sense_cast"),
+                 (_GROUND, "_sense"), (_GROUND, "_cast"), ("coopsim/sim/sensing.py", "fan_parts"),
+                 ("coopsim/sim/sensing.py", "fan_robots"),
+                 ("coopsim/plugins/modules/kernels.py", "_drive"))
 
 
 def _stepper(n: int, kind: str) -> Stepper:

@@ -1,18 +1,20 @@
 """The fused step of a world of ground robots (``motors``, ``sonar``, ``target``, ``odometry``,
 ``gps``, ``compass``, ``bumper``: the ``single`` robot's kinds) on a 2D engine: the motors drive
-the engine (one compiled call and the engine's ``drive``), the engine steps (its own call: on
-the kinematic engine one compiled call up to ``kinematic.SMALL_N`` robots), then one compiled
-call makes every reading with its noise from the planar state (:mod:`coopsim.sim.fused`
-chooses it and hands the arrays in and the readings out).
+the engine and the engine steps (on the kinematic engine up to ``kinematic.SMALL_N`` robots one
+compiled call, :func:`_act`, with the engine's kernels handed over at run time:
+:meth:`~coopsim.physics.engine.Engine.fused`; else the motors' call, the engine's ``drive``
+and ``step``), then one compiled call makes every reading with its noise from the planar state,
+the sonar's cast inside it while the compiled caster tests every pair (:func:`_sense_cast`, the
+caster's kernel handed over at run time: :func:`bind`; plugins import neither the engine nor
+the caster). :mod:`coopsim.sim.fused` chooses the pass and hands the readings out.
 
-What it saves is the plain sensing phase's Python: the frame, one ``sense``/``measure``/``clip``
-a kind, the noise draw's blocks, the memo of the wheel speeds, the ray geometry. What stays
-outside the call: the sonar's cast (:meth:`coopsim.sim.sensing.Sensors.fan_robots`, for a few
-robots one compiled call that reads the chassis from the state; plugins do not import the
-caster; before the compiled caster serves, the plain path's geometry and cast), the
-bumper's contact flags (the engine's ``contacts``) and the target's world-frame angle (numpy's
-``arctan2``: numba's ``atan2`` differs from it in the last bit for some arguments, so the
-plain path's bits need numpy's).
+What it saves is the plain path's Python: the frame, one ``sense``/``measure``/``clip`` a
+kind, the noise draw's blocks, the memo of the wheel speeds, the ray geometry, the calls
+between the kernels. What stays outside the calls: the health check between the step and the
+readings, a cast on the caster's grid (many pairs) or before the compiled caster serves (the
+plain path's geometry and cast), the bumper's contact flags (the engine's ``contacts``) and
+the target's world-frame angle (numpy's ``arctan2``: numba's ``atan2`` differs from it in the
+last bit for some arguments, so the plain path's bits need numpy's).
 
 Same results: each reading is the plain path's kernel body (:mod:`.kernels`: the motors'
 reading, odometry's midpoint rule, the target's offsets and bearings) or its numpy formula
@@ -28,10 +30,13 @@ m, m/s, rad, rad/s, s.
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 
 from ...model import noise_kernels
-from ...model.compiled import jit, numba, warmer
+from ...model.compiled import jit, numba, warm_all, warmer
 from ...model.threads import ROWS_MIN, parallel
 from . import kernels
 from .common import sensing_refusal
@@ -66,28 +71,11 @@ def _clip(v, low, high):
     return v if v < high else high
 
 
-@jit()
-def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets, key, starts,
-           sonar_noise, gps_noise, compass_noise, motors, sonar, odometry, gps, compass, bumper,
-           target, offsets):
-    """Every reading of a ground world's step from the planar ``state`` (N, 6: x, y, yaw, vx,
-    vy, yaw rate) after it, every robot carrying each kind present (a kind absent: its output
-    has no rows).
-
-    Args:
-        heading: (N, 2) cos, sin of the yaws (the ray geometry's, numpy's bits).
-        axle: (N,) wheel separation, m. dt: The step, s.
-        driven: (N, 2) the wheel speeds the motors drove this step, m/s.
-        prev: (N, 5) odometry's last reading. contact: (N, 2) the engine's contact flags.
-        dist: (N, 11) the sonar's cast distances, m; reach: (N,) its max_range, m.
-        targets: (T, 2) target positions, m.
-        key: This step's noise key (uint64); starts: (sonar, gps, compass) first normal of
-            each in the step's draw, -1: none; sonar_noise, gps_noise, compass_noise: their
-            (N,) ``noise`` parameters.
-        motors, sonar, odometry, gps, compass, bumper, target (N, T, 2): The readings.
-        offsets: (2, N, T) scratch: the targets' offsets (their angle is numpy's, after).
-    """
-    velocity, speeds = state[:, 3:6], motors[:, 2:]
+@jit(inline=True)
+def _fill(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets):
+    """:func:`_sense`'s readings once the sonar's (``outs[1]``) holds its cast distances."""
+    motors, sonar, odometry, gps, compass, bumper, target = outs
+    velocity, speeds, axle = state[:, 3:6], motors[:, 2:], par[0]
     for i in range(len(motors)):
         motors[i, 0], motors[i, 1] = driven[i, 0], driven[i, 1]
         kernels._wheel_row(i, velocity, heading, axle, motors, 2)
@@ -99,12 +87,10 @@ def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets
         compass[i, 0] = state[i, 2]
     for i in range(len(bumper)):
         bumper[i, 0], bumper[i, 1] = contact[i, 0], contact[i, 1]
-    for i in range(len(sonar)):
-        for j in range(sonar.shape[1]):
-            sonar[i, j] = dist[i, j]
-    _noisy(sonar, key, starts[0], sonar_noise)
-    _noisy(gps, key, starts[1], gps_noise)
-    _noisy(compass, key, starts[2], compass_noise)
+    _noisy(sonar, key, starts[0], par[2])
+    _noisy(gps, key, starts[1], par[3])
+    _noisy(compass, key, starts[2], par[4])
+    reach = par[1]
     for i in range(len(sonar)):  # Sonar.clip
         for j in range(sonar.shape[1]):
             sonar[i, j] = _clip(sonar[i, j], 0.0, reach[i])
@@ -114,20 +100,165 @@ def _sense(state, heading, axle, dt, driven, prev, contact, dist, reach, targets
         kernels._offsets_row(i, state, targets, offsets, target)
 
 
+@jit()
+def _sense(state, heading, dt, driven, prev, contact, dist, par, targets, key, starts, outs,
+           offsets):
+    """Every reading of a ground world's step from the planar ``state`` (N, 6: x, y, yaw, vx,
+    vy, yaw rate) after it, every robot carrying each kind present (a kind absent: its output
+    has no rows).
+
+    Args:
+        heading: (N, 2) cos, sin of the yaws (the ray geometry's, numpy's bits).
+        dt: The step, s.
+        driven: (N, 2) the wheel speeds the motors drove this step, m/s.
+        prev: (N, 5) odometry's last reading. contact: (N, 2) the engine's contact flags.
+        dist: (N, K) the sonar's cast distances, m.
+        par: (6, N) per robot: wheel separation (m), the sonar's max_range (m), the sonar's,
+            gps' and compass' ``noise``, the chassis radius (m) (:meth:`GroundPass._keep`).
+        targets: (T, 2) target positions, m.
+        key: This step's noise key (uint64); starts: (sonar, gps, compass) first normal of
+            each in the step's draw, -1: none.
+        outs: The readings (motors, sonar, odometry, gps, compass, bumper, target (N, T, 2)).
+        offsets: (2, N, T) scratch: the targets' offsets (their angle is numpy's, after).
+    """
+    sonar = outs[1]
+    for i in range(len(sonar)):
+        for j in range(sonar.shape[1]):
+            sonar[i, j] = dist[i, j]
+    _fill(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets)
+
+
+#: The compiled caster's fan of every robot (:func:`coopsim.raycast.jitcast._fan_robots`),
+#: handed over at run time (:func:`bind`: plugins do not import the caster) before
+#: :func:`_sense_cast` compiles.
+FAN = None
+
+
+@jit()
+def _sense_cast(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs,
+                offsets, fan, group, fixed, objects):
+    """:func:`_sense` with the sonar's cast in the same call: :data:`FAN` (the caster's own
+    kernel, the bits of its call) writes the distances into ``outs[1]`` and ``heading``;
+    ``fan`` (K, 2) the angles' cos, sin, ``group`` (N,) int64 the robots' groups, ``fixed``
+    and ``objects`` the static and the moving objects' shapes as the caster keeps them."""
+    FAN(state, par[5], group, fan, par[1], fixed, objects, heading, outs[1])
+    _fill(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets)
+
+
+_CAST: dict = {"kernel": None, "warm": None}
+_CAST_LOCK = threading.Lock()
+
+
+def bind(kernel) -> bool:
+    """Hand the caster's fan kernel over (:meth:`coopsim.sim.sensing.Sensors.fan_parts`) and
+    register :func:`_sense_cast`'s load with the background warm-up the first time; True once
+    it is loaded (until then the cast is a call of its own)."""
+    if _CAST["kernel"] is kernel:  # bound already: no lock a step
+        return _CAST["warm"].ready
+    with _CAST_LOCK:
+        if _CAST["warm"] is None:
+            global FAN
+            FAN = kernel
+            _CAST["warm"] = warmer(_load_cast)
+            _CAST["kernel"] = kernel  # after its warm: the test before the lock reads both
+        elif _CAST["kernel"] is not kernel:
+            return False
+    return _CAST["warm"].ready
+
+
+#: The engine's small-world drive and step (:attr:`coopsim.physics.kinematic_fused.KERNELS`),
+#: handed over at run time (:func:`bind_engine`) before :func:`_act` compiles.
+DRIVE = STEP = None
+
+
+@jit()
+def _act(commands, max_speed, efficiency, axle, wheels, twist, rows, cmd, mode, driven, arrays):
+    """The actuators and the engine's step in one call: ``Motors.actuate``'s kernel (the
+    wheel speeds ``wheels`` and the chassis' ``twist``, (N, 2)), then the engine's ``drive``
+    of robots ``rows`` (:data:`DRIVE` on its ``cmd``, ``mode``, ``driven``) and its ``step``
+    (:data:`STEP` on its ``arrays``): the kernels the plain path calls, in its order."""
+    for i in range(len(wheels)):
+        kernels._drive_row(i, commands, max_speed, efficiency, axle, wheels, twist)
+    DRIVE(cmd, mode, driven, rows, twist[:, 0], twist[:, 1])
+    pos, buf, yaw, heading, radius, state, contact, moved, flag, every, static, half, dt, \
+        limits = arrays
+    STEP(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, every, static,
+         half, dt, limits)
+
+
+_ENGINE: dict = {"kernels": None, "warm": None}
+
+
+def bind_engine(side) -> bool:
+    """Hand the engine's fused side over (its ``kernels`` and a ``sample`` of its arrays:
+    :class:`coopsim.physics.kinematic_fused.KinematicFused`) and register :func:`_act`'s load
+    with the background warm-up the first time; True once it is loaded."""
+    if _ENGINE["kernels"] is side.kernels:  # bound already: no lock a step
+        return _ENGINE["warm"].ready
+    with _CAST_LOCK:
+        if _ENGINE["warm"] is None:
+            global DRIVE, STEP
+            sample = side.sample()
+            if sample is None:
+                return False
+            DRIVE, STEP = side.kernels["drive"], side.kernels["step"]
+            _ENGINE["warm"] = warmer(lambda: _load_act(sample))
+            _ENGINE["kernels"] = side.kernels  # after its warm, as bind's
+        elif _ENGINE["kernels"] is not side.kernels:
+            return False
+    return _ENGINE["warm"].ready
+
+
+def _load_act(sample: tuple) -> None:
+    """Compile (or load) :func:`_act` with the motors' arrays and ``sample``, a copy of the
+    engine's (``KinematicFused.sample``: their types)."""
+    n = len(sample[0])
+    _act(np.zeros((n, 2)), np.ones(n), np.ones(n), np.ones(n), np.zeros((n, 2)),
+         np.zeros((n, 2)), np.arange(n, dtype=np.int64), *sample)
+
+
+def wait(timeout: float = 600.0) -> bool:
+    """Wait until the calls bound so far (:func:`bind`, :func:`bind_engine`) are loaded
+    (running their warm-up here if no thread has taken it); True when they are, and some
+    is."""
+    warms = [w for w in (_CAST["warm"], _ENGINE["warm"]) if w is not None]
+    end = time.monotonic() + timeout
+    while not all(w.ready for w in warms) and time.monotonic() < end:
+        warm_all()
+        time.sleep(0.01)
+    return bool(warms) and all(w.ready for w in warms)
+
+
+def _sample(frozen: bool) -> tuple:
+    """:func:`_sense_cast`'s arguments for one robot and one target up to ``offsets`` (state,
+    heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets) as a step
+    gives them: the sealed readings read-only, the state the engine's copy or a read-only
+    view (``frozen``)."""
+    state, prev = np.zeros((1, 6)), np.zeros((1, 5))
+    state.flags.writeable = not frozen
+    prev.flags.writeable = False
+    outs = (np.zeros((1, 4)), np.zeros((1, 11)), np.zeros((1, 5)), np.zeros((1, 2)),
+            np.zeros((1, 1)), np.zeros((1, 2)), np.zeros((1, 1, 2)))
+    return (state, np.zeros((1, 2)), 0.1, np.zeros((1, 2)), prev, np.zeros((1, 2)),
+            np.ones((6, 1)), np.zeros((1, 2)), np.uint64(1), np.full(3, -1, np.int64), outs,
+            np.zeros((2, 1, 1)))
+
+
 def _load() -> None:
-    """Compile (or load from numba's cache) :func:`_sense` with one robot and one target, its
-    inputs as a step gives them (read-only state and readings)."""
-    one, two = np.zeros((1, 1)), np.zeros((1, 2))
-    prev = np.zeros((1, 5))
-    prev.flags.writeable = False  # the sealed readings
+    """Compile (or load from numba's cache) :func:`_sense` with one robot and one target."""
     for frozen in (False, True):  # the engine's copy of the state, or a read-only view
-        state = np.zeros((1, 6))
-        state.flags.writeable = not frozen
-        _sense(state, two.copy(), np.ones(1), 0.1, two.copy(), prev, two.copy(),
-               np.zeros((1, 11)), np.ones(1), two.copy(), np.uint64(1),
-               np.full(3, -1, np.int64), *(np.zeros(1),) * 3, np.zeros((1, 4)),
-               np.zeros((1, 11)), np.zeros((1, 5)), two.copy(), one.copy(), two.copy(),
-               np.zeros((1, 1, 2)), np.zeros((2, 1, 1)))
+        args = _sample(frozen)
+        _sense(*args[:6], np.zeros((1, 11)), *args[6:])
+
+
+def _load_cast() -> None:
+    """Compile (or load) :func:`_sense_cast` with the shapes' arrays as the caster keeps
+    them (:meth:`coopsim.sim.sensing.Sensors.fan_parts`)."""
+    circles, segments = np.zeros((0, 3)), np.zeros((0, 4))
+    groups = np.zeros(0, np.int64)
+    for frozen in (False, True):
+        _sense_cast(*_sample(frozen), np.ones((11, 2)), np.zeros(1, np.int64),
+                    (circles, groups, segments, groups), (circles, segments, groups, groups))
 
 
 #: Ready once the background warm-up has loaded :func:`_sense`.
@@ -155,9 +286,7 @@ class GroundPass:
                       if "sonar" in sensing else _NONE1)
         self.angles = angles
         self.fan = np.column_stack((np.cos(angles), np.sin(angles)))  # as the casters turn
-        self._blocks: tuple = (None, None)  # (layout, starts) kept while the plan's is
         self._kept: tuple = (None, None)  # what measure takes from the layout (_keep)
-        self._order: tuple = ()  # the kinds present, by their place in _OUTS
 
     @classmethod
     def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
@@ -179,95 +308,126 @@ class GroundPass:
             return None, "module 'motors' does not sense"
         sonar = by.get("sonar")  # its beam angles, the same floats as sonar.ANGLES
         angles = np.array(sonar[1].copy_angles if sonar is not None else (), dtype=float)
+        side = engine.fused()
+        if side is not None:  # its one call loaded from the start, not from the first step
+            bind_engine(side)
         return cls(acting[0], by, angles), ""
 
     def ready(self) -> bool:
         """Whether this step may take the pass: its call and the modules' kernels loaded, and
         few enough robots for one thread (from ``threads.ROWS_MIN`` rows the plain path's
         kernels share them among numba's threads: the same bits)."""
-        return (WARM.ready and kernels.WARM.ready
-                and not parallel(len(self.rows), ROWS_MIN))
+        return (len(self.rows) < ROWS_MIN or not parallel(len(self.rows), ROWS_MIN)) \
+            and WARM.ready and kernels.WARM.ready
 
     def physics(self, sim) -> bool:
-        """The actuators and the engine's step (``Motors.actuate``'s compiled call, the
-        engine's ``drive`` and ``step``); the readings are made at :meth:`measure`, on the
-        state the health check passed. True: the step stays fused."""
+        """The actuators and the engine's step (``Motors.actuate``'s kernel, the engine's
+        ``drive`` and ``step``): one compiled call where the engine hands its small world's
+        kernels over (:meth:`~coopsim.physics.engine.Engine.fused`), else a call each; the
+        readings are made at :meth:`measure`, on the state the health check passed. True:
+        the step stays fused."""
         n, p = len(self.rows), self.values
         table = sim.commands[ACTING]
         wheels, twist = np.empty((n, 2)), np.empty((n, 2))
-        # the serial kernels straight away: ready() holds the rows under threads.ROWS_MIN
-        kernels.drive.serial(table, p["max_speed"], p["efficiency"], sim.robots.axle, wheels,
-                             twist)
         engine = sim.world.engine
-        engine.drive(self.rows, twist[:, 0], twist[:, 1])
-        engine.step(sim.dt)
+        side = engine.fused()
+        arrays = side.arrays(sim.dt) if side is not None and bind_engine(side) else None
+        if arrays is not None:
+            _act(table, p["max_speed"], p["efficiency"], sim.robots.axle, wheels, twist,
+                 self.rows, *arrays)
+            side.stepped()
+        else:  # the serial kernels straight away: ready() holds the rows under ROWS_MIN
+            kernels.drive.serial(table, p["max_speed"], p["efficiency"], sim.robots.axle,
+                                 wheels, twist)
+            engine.drive(self.rows, twist[:, 0], twist[:, 1])
+            engine.step(sim.dt)
         sim.actuated = {ACTING: wheels}
         return True
 
     def measure(self, sim, state: np.ndarray) -> dict:
         """Every kind's reading of this step from the planar ``state`` (N, 6) after it, with
         its noise: label -> (N, width), as the plain sensing phase makes them."""
-        world, sensors, robots = sim.world, sim.sensors, sim.robots
+        world, sensors = sim.world, sim.sensors
         key, layout = sensors.key(sim.params, world, sim.rng)
         prev = sensors.carried(world)["odometry"]
         n = len(state)
         kept = self._kept
         if kept[0] is not layout or kept[1] != (world.layout_version, n):
-            kept = self._keep(sensors, world, layout, n)
-        _, _, labels, shapes, targets, heading, offsets, angle, starts, noises = kept
-        outs = [np.empty(shape) if type(shape) is tuple else shape for shape in shapes]
-        dist = _NONE
-        if self.reach is not _NONE1:  # sonar: one compiled call (the chassis read from the
-            dist = sensors.fan_robots(world, state, robots, self.fan, self.reach, heading)
-            if dist is None:  # state), or the numpy caster's geometry and cast: same bits
-                geometry = sensors.geometry(world, state[:, :3], robots.radius, robots.group)
-                dist = geometry.cast_fan(self.rows, self.angles, self.reach)
-                heading = geometry.heading
-        else:  # as the geometry makes it: numpy's cos and sin
-            np.cos(state[:, 2], out=heading[:, 0])
-            np.sin(state[:, 2], out=heading[:, 1])
+            kept = self._keep(sim, layout, n)
+        _, _, labels, shapes, targets, heading, offsets, angle, starts, par = kept
+        outs = tuple([np.empty(shape) if type(shape) is tuple else shape for shape in shapes])
         contact = world.engine.contacts(state[:, :3]) if "bumper" in self.sensing else _NONE
-        _sense(state, heading, robots.axle, sim.dt, sim.actuated[ACTING], prev, contact, dist,
-               self.reach, targets, np.uint64(0 if key is None else key), starts, *noises,
-               *outs, offsets)
+        key = np.uint64(0 if key is None else key)
+        # sonar: its cast inside the one call when the compiled caster tests every pair
+        parts = sensors.fan_parts(world, n, len(self.fan)) if len(self.fan) else None
+        if parts is not None and bind(parts[0]):
+            _sense_cast(state, heading, sim.dt, sim.actuated[ACTING], prev, contact, par,
+                        targets, key, starts, outs, offsets, self.fan, sim.robots.group,
+                        parts[1], parts[2])
+        else:
+            dist, heading = self._cast(sim, state, heading)
+            _sense(state, heading, sim.dt, sim.actuated[ACTING], prev, contact, dist, par,
+                   targets, key, starts, outs, offsets)
         if type(shapes[6]) is tuple:  # target: numpy's arctan2, then the compiled bearings
             np.arctan2(offsets[1], offsets[0], out=angle)  # (Target.sense's)
             kernels.target_bearings.serial(angle, state[:, :3], outs[6])
-            outs[6] = outs[6].reshape(n, -1)
-        return dict(zip(labels, (outs[k] for k in self._order)))
+            outs = (*outs[:6], outs[6].reshape(n, -1))
+        return {label: outs[k] for label, k in labels}
 
-    def _keep(self, sensors, world, layout: tuple, n: int) -> tuple:
+    def _cast(self, sim, state: np.ndarray, heading: np.ndarray) -> tuple:
+        """(the sonar's (N, K) distances, m, or none; the yaws' (cos, sin)) by a call of its
+        own: the compiled caster's for many pairs (the chassis read from the state), or the
+        numpy caster's geometry and cast (the same bits)."""
+        if not len(self.fan):  # as the geometry makes it: numpy's cos and sin
+            np.cos(state[:, 2], out=heading[:, 0])
+            np.sin(state[:, 2], out=heading[:, 1])
+            return _NONE, heading
+        world, sensors, robots = sim.world, sim.sensors, sim.robots
+        dist = sensors.fan_robots(world, state, robots, self.fan, self.reach, heading)
+        if dist is not None:
+            return dist, heading
+        geometry = sensors.geometry(world, state[:, :3], robots.radius, robots.group)
+        return geometry.cast_fan(self.rows, self.angles, self.reach), geometry.heading
+
+    def _keep(self, sim, layout: tuple, n: int) -> tuple:
         """What :meth:`measure` takes from the layout: the readings' shapes in
         :func:`_sense`'s order (absent kinds: an empty array, shared), the targets, scratch
-        (headings, the targets' offsets and angles) and the noise blocks."""
-        by = self.sensing
-        targets = sensors.targets(world) if "target" in by else _NO_TARGETS
+        (headings, the targets' offsets and angles), the noise blocks' starts and the rows'
+        parameters (:func:`_sense`'s ``par``)."""
+        by, world = self.sensing, sim.world
+        targets = sim.sensors.targets(world) if "target" in by else _NO_TARGETS
         width = dict(WIDTH, sonar=len(self.angles))
         shapes = [((n, width[label]) if label in by else np.empty((0, width[label])))
                   for label in _OUTS[:-1]]
         shapes.append((n, len(targets), 2) if "target" in by else np.empty((0, 0, 2)))
-        self._order = tuple(k for k, label in enumerate(_OUTS) if label in by)
-        self._kept = (layout, (world.layout_version, n), tuple(_OUTS[k] for k in self._order),
+        starts, noises = self._noise(layout)
+        par = np.zeros((6, n))
+        par[0], par[5] = sim.robots.axle, sim.robots.radius
+        if len(self.reach):
+            par[1] = self.reach
+        for k, noise in enumerate(noises):
+            if len(noise):
+                par[2 + k] = noise
+        self._kept = (layout, (world.layout_version, n),
+                      tuple((label, k) for k, label in enumerate(_OUTS) if label in by),
                       tuple(shapes), targets, np.empty((n, 2)),
                       np.empty((2, n if "target" in by else 0, len(targets))),
-                      np.empty((n if "target" in by else 0, len(targets))), *self._noise(layout))
+                      np.empty((n if "target" in by else 0, len(targets))), starts, par)
         return self._kept
 
     def _noise(self, layout: tuple) -> tuple:
         """((sonar, gps, compass) first normal in ``layout``'s draw, -1: none; their
-        ``noise`` parameters), kept while the plan's layout is."""
-        if self._blocks[0] is not layout:
-            starts = np.full(3, -1, np.int64)
-            noises = []
-            for k, label in enumerate(NOISY):
-                part = next((p for p in layout[2] if p[0] == label), None)
-                if part is not None and part[4]:
-                    starts[k] = part[3]
-                entry = self.sensing.get(label)
-                noises.append(np.array(entry[3]["noise"], dtype=float)
-                              if entry is not None else _NONE1)
-            self._blocks = (layout, (starts, tuple(noises)))
-        return self._blocks[1]
+        ``noise`` parameters)."""
+        starts = np.full(3, -1, np.int64)
+        noises = []
+        for k, label in enumerate(NOISY):
+            part = next((p for p in layout[2] if p[0] == label), None)
+            if part is not None and part[4]:
+                starts[k] = part[3]
+            entry = self.sensing.get(label)
+            noises.append(np.array(entry[3]["noise"], dtype=float)
+                          if entry is not None else _NONE1)
+        return starts, noises
 
 
 _NONE = np.zeros((0, 2))
