@@ -165,6 +165,32 @@ class Lockstep(Case):
         return self.cpu_us
 
 
+class LockstepExchange(Lockstep):
+    """:class:`Lockstep`'s robot and measures, its loop one request a step: protocol 13's
+    exchange, ``motors.set_speeds(0.2, 0.2)`` answered after its step with the sonar's reading
+    (``bot.exchange``), where :class:`Lockstep` reads, then sets the motors: two."""
+
+    def setup(self):
+        from coopsim.client import Client
+
+        with LiveRun(1, mode="lockstep") as run, Client(run.nameserver) as client:
+            bot = client.robot("robot1")
+            exchange = bot.exchange("motors.set_speeds", ("sonar",))
+
+            def block():
+                n = count(2000)
+                t0, c0, s0 = time.perf_counter(), time.process_time(), _cpu_s(run.proc.pid)
+                for _ in range(n):
+                    exchange(0.2, 0.2)
+                cpu = time.process_time() - c0 + _cpu_s(run.proc.pid) - s0
+                return (time.perf_counter() - t0) * 1e3 / n, cpu * 1e6 / n
+            block()
+            blocks = [block() for _ in range(count(10, 2))]
+            self.ms = statistics.median(ms for ms, _ in blocks)
+            self.cpu_us = statistics.median(us for _, us in blocks)
+            bot.detach()
+
+
 class Clients(Case):
     """N clients at once (threads of this process, a REQ socket each) asking ``/sim`` for its
     state (command 23) of a run of 100 robots in real time: round trip p99, ms."""

@@ -66,6 +66,10 @@ def _check(port, params: tuple) -> Plan:
         raise ProtocolError(p.OUT_OF_RANGE, (
             f"exchange: params[0] is a motion command's id; {motion.id} is {motion.module} "
             f"{motion.name} (kind {motion.kind or '-'}): send it on its own"))
+    if motion.text == "req" or motion.params[0] > 0:  # a plugin's: the exchange carries data only
+        raise ProtocolError(p.OUT_OF_RANGE, (
+            f"exchange: {motion.id} ({motion.module} {motion.name}) needs text or params, which "
+            "an exchange does not carry: send it on its own"))
     reads = []
     for k, cid in enumerate(params[1:], 1):
         command = _command(port, cid, f"params[{k}]")
@@ -95,11 +99,13 @@ def _command(port, cid: int, where: str) -> Command:
     return command
 
 
-def motion_request(msg: Message, plan: Plan) -> Message:
-    """The motion command an exchange carries, as a request of its own (checked as one)."""
-    inner = Message(0, "", plan.motion.id, (), msg.data)
-    plan.motion.check(inner)
-    return inner
+def check_motion(msg: Message, plan: Plan) -> None:
+    """Check the exchange's data as its motion command's request (error 3 with that command's
+    sentence); the exchange's own check has found them finite already, so only the count is
+    looked at here, without a request of its own made (on every step of a loop)."""
+    lo, hi = plan.motion.data
+    if not lo <= len(msg.data) <= hi:
+        plan.motion.check(Message(0, "", plan.motion.id, (), msg.data))
 
 
 def reply_wire(port, plan: Plan, mode: str, snap=None) -> bytes:

@@ -22,7 +22,7 @@ from ..model.module import RobotInfo
 from ..model.plugins import MODULES
 from ..sim.deadman import DEAD_MAN_MAX, safe_row
 from . import protocol as p
-from .exchange import Plan, motion_request, plan_of, reply_wire
+from .exchange import Plan, check_motion, plan_of, reply_wire
 from .imagereads import Rendering
 from .protocol import Command, Message, robot_commands
 from .server import reply_errors
@@ -194,7 +194,8 @@ class RobotPort:
         """Protocol 13: the motion command of ``params[0]`` with ``data``, answered (after its
         step in lockstep) with the reads of ``params[1:]`` (:mod:`coopsim.net.exchange`)."""
         plan = plan_of(self, msg.params)
-        reply = self._move(motion_request(msg, plan), plan.motion)
+        check_motion(msg, plan)
+        reply = self._move(msg, plan.motion)  # its data are the motion's; its reply not sent
         if isinstance(reply, Reply):
             return Reply(msg, reply.generation, plan)
         return reply_wire(self, plan, "realtime")  # a frame the hub sends as it is
