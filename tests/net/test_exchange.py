@@ -6,8 +6,11 @@ driven by the two-request loop with the same commands."""
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import struct
+import subprocess
+import sys
 
 import pytest
 
@@ -15,7 +18,7 @@ from coopsim.client import Client
 from coopsim.net import protocol as p
 
 from helpers import box, robot, scenario, target
-from nethelpers import Peer, live, lookup
+from nethelpers import ROOT, Lines, Peer, live, lookup
 
 DT = 0.01
 READS = (200, 500, 300, 400, 700)  # sonar, gps, target, odometry, bumper: reads of no text
@@ -119,3 +122,20 @@ def test_a_run_driven_by_exchanges_is_the_run_of_the_two_request_loop_bit_for_bi
     assert one == two and one_digest == two_digest
     assert [s for s, _, _ in one] == list(range(one[0][0], one[0][0] + 150))
     assert _drive(6, one_request=True)[1] != one_digest, "another seed draws other noise"
+
+
+def test_the_example_controller_steps_once_a_request_in_its_own_process():
+    """clients/python/avoid_step.py, a process of its own: one step an iteration, each
+    reading taken at the step its reply names."""
+    with live(_world()) as run:
+        env = dict(os.environ, COOPSIM_NAMESERVER=run.network.endpoint, PYTHONPATH=str(ROOT))
+        proc = subprocess.Popen([sys.executable, str(ROOT / "clients/python/avoid_step.py"), "r1",
+                                 "--steps", "60", "--print"], env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out = Lines(proc)
+        code, err = out.finish(120)
+        assert code == 0, err
+        records = out.records()
+        steps = [r["step"] for r in records]
+        assert len(records) == 60 and steps == list(range(steps[0], steps[0] + 60))
+        assert all(r["taken"] == r["step"] and 0 < r["ahead"] < 3.0 for r in records)
