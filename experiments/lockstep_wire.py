@@ -129,6 +129,9 @@ def loop(tree: str, steps: int) -> dict:
     """µs of CPU a step of the lockstep loop against checkout ``tree`` (``PATH:one``: its
     one-request loop)."""
     root, _, kind = tree.partition(":")
+    # PYTHONPATH picks the tree, so both processes start in an empty folder: ``-m`` and
+    # ``-c`` put the working folder first on sys.path, and run from a checkout they would
+    # import that checkout's coopsim whatever PYTHONPATH says
     env = dict(os.environ, PYTHONPATH=root, COOPSIM_JIT="wait")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "one.scenario"
@@ -137,14 +140,15 @@ def loop(tree: str, steps: int) -> dict:
                         "position -4 -3 0\n")
         run = subprocess.Popen([sys.executable, "-m", "coopsim", "run", str(path), "--port",
                                 "0", "--headless", "--no-controllers"], env=env, text=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             nameserver = next(m.group(1) for line in run.stderr
                               if (m := re.search(r"name server: (\S+)", line)))
             threading.Thread(target=run.stderr.read, daemon=True).start()  # never blocks it
             client = subprocess.Popen([sys.executable, "-c", CLIENT, str(Path(__file__).parent),
-                                       nameserver, str(steps), kind or "two"], env=env, text=True,
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                       nameserver, str(steps), kind or "two"], env=env,
+                                      text=True, cwd=folder, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE)
             assert client.stdout.readline().strip() == "go", "the client did not start"
             s0 = threads(run.pid)
             marks = json.loads(client.stdout.readline())
