@@ -141,13 +141,13 @@ class Lockstep(Case):
 
         with LiveRun(1, mode="lockstep") as run, Client(run.nameserver) as client:
             bot = client.robot("robot1")
+            step = self.loop(bot)
 
             def block():
                 n = count(2000)
                 t0, c0, s0 = time.perf_counter(), time.process_time(), _cpu_s(run.proc.pid)
                 for _ in range(n):
-                    bot.sonar.read()
-                    bot.motors.set_speeds(0.2, 0.2)
+                    step()
                 cpu = time.process_time() - c0 + _cpu_s(run.proc.pid) - s0
                 return (time.perf_counter() - t0) * 1e3 / n, cpu * 1e6 / n
             block()
@@ -155,6 +155,14 @@ class Lockstep(Case):
             self.ms = statistics.median(ms for ms, _ in blocks)
             self.cpu_us = statistics.median(us for _, us in blocks)
             bot.detach()
+
+    @staticmethod
+    def loop(bot):
+        """One step of the loop: two requests."""
+        def step():
+            bot.sonar.read()
+            bot.motors.set_speeds(0.2, 0.2)
+        return step
 
     @unit("ms")
     def track_ms_per_step(self):
@@ -170,25 +178,10 @@ class LockstepExchange(Lockstep):
     exchange, ``motors.set_speeds(0.2, 0.2)`` answered after its step with the sonar's reading
     (``bot.exchange``), where :class:`Lockstep` reads, then sets the motors: two."""
 
-    def setup(self):
-        from coopsim.client import Client
-
-        with LiveRun(1, mode="lockstep") as run, Client(run.nameserver) as client:
-            bot = client.robot("robot1")
-            exchange = bot.exchange("motors.set_speeds", ("sonar",))
-
-            def block():
-                n = count(2000)
-                t0, c0, s0 = time.perf_counter(), time.process_time(), _cpu_s(run.proc.pid)
-                for _ in range(n):
-                    exchange(0.2, 0.2)
-                cpu = time.process_time() - c0 + _cpu_s(run.proc.pid) - s0
-                return (time.perf_counter() - t0) * 1e3 / n, cpu * 1e6 / n
-            block()
-            blocks = [block() for _ in range(count(10, 2))]
-            self.ms = statistics.median(ms for ms, _ in blocks)
-            self.cpu_us = statistics.median(us for _, us in blocks)
-            bot.detach()
+    @staticmethod
+    def loop(bot):
+        exchange = bot.exchange("motors.set_speeds", ("sonar",))
+        return lambda: exchange(0.2, 0.2)
 
 
 class Clients(Case):
