@@ -2,7 +2,7 @@
 beside the wire's floor, checkouts alternating (issue 55: "lockstep at the wire's speed",
 docs/performance.md).
 
-    python experiments/lockstep_wire.py TREE [TREE ...] [--rounds 4] [--steps 3000]
+    python experiments/lockstep_wire.py TREE[:one] [TREE[:one] ...] [--rounds 4] [--steps 3000]
 
 Each round runs, in turn, the floor and one ``coopsim run`` per tree (one ``single`` robot,
 lockstep, dt 0.01 s, headless, its own process, that tree's coopsim first on sys.path):
@@ -11,7 +11,10 @@ lockstep, dt 0.01 s, headless, its own process, that tree's coopsim first on sys
   ``send_multipart``) and a REQ socket here with the client's options (REQ_RELAXED,
   REQ_CORRELATE), two round trips a step as the loop sends, then one;
 - the loop: ``bot.sonar.read()``, ``bot.motors.set_speeds(0.2, 0.2)`` (``net.Lockstep``'s),
-  300 steps warm, then one block of ``--steps``, the client run in a child process of its own.
+  300 steps warm, then one block of ``--steps``, the client run in a child process of its own;
+  ``TREE:one`` runs that tree's one-request loop instead (protocol 13's exchange:
+  ``bot.exchange("motors.set_speeds", ("sonar",))`` called with (0.2, 0.2), one round trip a
+  step, ``net.LockstepExchange``'s).
 
 CPU comes from /proc (user + system, every thread), per step, per process, and per thread
 kind: libzmq's I/O thread (``ZMQbg/IO/0``) apart from the rest (the stepper's thread: the
@@ -47,15 +50,22 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from lockstep_wire import threads
 from coopsim.client import Client
-steps = int(sys.argv[3])
+steps, one = int(sys.argv[3]), sys.argv[4] == "one"
 with Client(sys.argv[2]) as client:
     bot = client.robot("robot1")
+    if one:  # protocol 13: one round trip a step
+        ex = bot.exchange("motors.set_speeds", ("sonar",))
+        def step():
+            ex(0.2, 0.2)
+    else:
+        def step():
+            bot.sonar.read(); bot.motors.set_speeds(0.2, 0.2)
     for _ in range(300):
-        bot.sonar.read(); bot.motors.set_speeds(0.2, 0.2)
+        step()
     print("go", flush=True)  # the parent marks the server's CPU, and again at the block's end
     before, t0 = threads(0), time.perf_counter()
     for _ in range(steps):
-        bot.sonar.read(); bot.motors.set_speeds(0.2, 0.2)
+        step()
     after, wall = threads(0), time.perf_counter() - t0
     print(json.dumps([before, after, wall]), flush=True)
     sys.stdin.readline()  # detached only once the parent has marked: no free steps counted
@@ -115,8 +125,13 @@ def floor(round_trips: int, steps: int) -> dict:
             "server": _per_step(s0, s1, steps)}
 
 
-def loop(root: str, steps: int) -> dict:
-    """µs of CPU a step of the lockstep loop against checkout ``root``."""
+def loop(tree: str, steps: int) -> dict:
+    """µs of CPU a step of the lockstep loop against checkout ``tree`` (``PATH:one``: its
+    one-request loop)."""
+    root, _, kind = tree.partition(":")
+    # PYTHONPATH picks the tree, so both processes start in an empty folder: ``-m`` and
+    # ``-c`` put the working folder first on sys.path, and run from a checkout they would
+    # import that checkout's coopsim whatever PYTHONPATH says
     env = dict(os.environ, PYTHONPATH=root, COOPSIM_JIT="wait")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "one.scenario"
@@ -125,14 +140,15 @@ def loop(root: str, steps: int) -> dict:
                         "position -4 -3 0\n")
         run = subprocess.Popen([sys.executable, "-m", "coopsim", "run", str(path), "--port",
                                 "0", "--headless", "--no-controllers"], env=env, text=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             nameserver = next(m.group(1) for line in run.stderr
                               if (m := re.search(r"name server: (\S+)", line)))
             threading.Thread(target=run.stderr.read, daemon=True).start()  # never blocks it
             client = subprocess.Popen([sys.executable, "-c", CLIENT, str(Path(__file__).parent),
-                                       nameserver, str(steps)], env=env, text=True,
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                       nameserver, str(steps), kind or "two"], env=env,
+                                      text=True, cwd=folder, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE)
             assert client.stdout.readline().strip() == "go", "the client did not start"
             s0 = threads(run.pid)
             marks = json.loads(client.stdout.readline())
@@ -141,7 +157,7 @@ def loop(root: str, steps: int) -> dict:
         finally:
             run.terminate()
             run.wait(20)
-    return {"case": "loop", "tree": root, "client": _per_step(*marks[:2], steps),
+    return {"case": "loop", "tree": tree, "client": _per_step(*marks[:2], steps),
             "server": _per_step(s0, s1, steps), "wall_us": round(marks[2] * 1e6 / steps, 1)}
 
 

@@ -141,13 +141,13 @@ class Lockstep(Case):
 
         with LiveRun(1, mode="lockstep") as run, Client(run.nameserver) as client:
             bot = client.robot("robot1")
+            step = self.loop(bot)
 
             def block():
                 n = count(2000)
                 t0, c0, s0 = time.perf_counter(), time.process_time(), _cpu_s(run.proc.pid)
                 for _ in range(n):
-                    bot.sonar.read()
-                    bot.motors.set_speeds(0.2, 0.2)
+                    step()
                 cpu = time.process_time() - c0 + _cpu_s(run.proc.pid) - s0
                 return (time.perf_counter() - t0) * 1e3 / n, cpu * 1e6 / n
             block()
@@ -156,6 +156,14 @@ class Lockstep(Case):
             self.cpu_us = statistics.median(us for _, us in blocks)
             bot.detach()
 
+    @staticmethod
+    def loop(bot):
+        """One step of the loop: two requests."""
+        def step():
+            bot.sonar.read()
+            bot.motors.set_speeds(0.2, 0.2)
+        return step
+
     @unit("ms")
     def track_ms_per_step(self):
         return self.ms
@@ -163,6 +171,17 @@ class Lockstep(Case):
     @unit("us")
     def track_cpu_us_per_step(self):
         return self.cpu_us
+
+
+class LockstepExchange(Lockstep):
+    """:class:`Lockstep`'s robot and measures, its loop one request a step: protocol 13's
+    exchange, ``motors.set_speeds(0.2, 0.2)`` answered after its step with the sonar's reading
+    (``bot.exchange``), where :class:`Lockstep` reads, then sets the motors: two."""
+
+    @staticmethod
+    def loop(bot):
+        exchange = bot.exchange("motors.set_speeds", ("sonar",))
+        return lambda: exchange(0.2, 0.2)
 
 
 class Clients(Case):

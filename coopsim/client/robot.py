@@ -82,6 +82,7 @@ class Robot:
         self.last: StepInfo | None = None
         self._last_motion: tuple | None = None
         self._timeouts = 0  # requests in a row that got no reply
+        self._exchanges: dict = {}  # (motion, reads) -> its Exchange (protocol 13, step())
         hello = self.call(0, params=(PROTOCOL_VERSION,))  # a server of another version says so
         #: Camera reads ask for their pixels in a frame of their own (protocol 11; False:
         #: base64 in the text, as a server of version 10 sends them).
@@ -143,13 +144,48 @@ class Robot:
             return self.last
         return reply.text
 
-    def _send_motion(self, command: Command, text: str, data: list):
+    def step(self, motion: str, *data: float, read: Sequence[str] = ()):
+        """Protocol 13: send a motion command and get the reads of the step that used it, in
+        one request (robot command 6, ``exchange``; docs/protocol.md section 3, *Exchange*).
+
+        ``bot.step("motors.set_speeds", 0.3, 0.3, read=("sonar", "gps"))`` is, in lockstep,
+        one step: the motion command's reply, after the step, carrying that step's sonar and
+        gps readings, bit for bit what ``bot.sonar.read()`` would answer right then. The
+        exchange is checked once here and kept (:meth:`exchange` gives it to hold).
+
+        Args:
+            motion: ``module.command`` of a motion command.
+            data: The motion command's numbers.
+            read: Module labels whose ``read`` the reply carries.
+
+        Returns:
+            A :class:`~coopsim.client.exchange.Stepped`: a StepInfo (also in :attr:`last`)
+            with each reading by label (``stepped["sonar"]``, ``stepped.sonar``).
+
+        Raises:
+            RemoteError: as the motion command would (11 owned, 6 finished or detached...);
+                2 from a server of protocol 12 or older, which has no command 6.
+        """
+        key = (motion, tuple(read))
+        exchange = self._exchanges.get(key)
+        if exchange is None:
+            exchange = self._exchanges[key] = self.exchange(motion, read)
+        return exchange(*data)
+
+    def exchange(self, motion: str, read: Sequence[str] = ()):
+        """A prepared :class:`~coopsim.client.exchange.Exchange`: call it with the motion
+        command's numbers (``ex = bot.exchange("motors.set_speeds", ("sonar",)); ex(0.3,
+        0.3)``), as :meth:`step` does."""
+        from .exchange import Exchange
+        return Exchange(self, motion, read)
+
+    def _send_motion(self, command: Command, text: str, data: list, params: tuple = ()):
         """:meth:`call` (its body, not a call of it: on every command of a loop, issue 55),
         waiting while a teleop drives the robot when it is a motion command."""
         told = False
         while True:
             try:
-                reply = self.client.request(self.endpoint, command.id, text, (), data)
+                reply = self.client.request(self.endpoint, command.id, text, params, data)
                 self._timeouts = 0
                 return reply
             except ProtocolError as exc:

@@ -26,15 +26,15 @@ from ..model.errors import ProtocolError
 #: The wire's version, answered by every server's hello (command 0). A change to a message, a
 #: command, an error code or the state stream bumps it in the same commit, with an entry in the
 #: changelog that opens docs/protocol.md.
-PROTOCOL_VERSION = 12
+PROTOCOL_VERSION = 13
 #: Client versions a server serves. Version 8 made the state stream's and ``/sim state``'s
 #: per-robot columns the world's own, changing with its layout (docs/protocol.md, Changelog):
 #: a client of version 2 to 7 may take them for fixed for the whole run, so it is refused.
 #: Version 9 only adds the layout document's optional ``scenery`` key (a map key a version-8
 #: client skips), so a version-8 client is served as itself. Version 10 only adds commands,
 #: replies, error codes and layout keys (none changes an old one), so versions 8 and 9 are
-#: served as themselves; versions 11 and 12 only add again, so versions 8 to 11 are.
-SERVED_VERSIONS = (8, 9, 10, 11, 12)
+#: served as themselves; versions 11, 12 and 13 only add again, so versions 8 to 12 are.
+SERVED_VERSIONS = (8, 9, 10, 11, 12, 13)
 #: Where a client of another version reads what changed (quoted in the version-mismatch error).
 CHANGELOG = "docs/protocol.md, 'Changelog'"
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000"  # YARP's default port
@@ -213,6 +213,9 @@ NAME_COMMANDS = {c.id: c for c in (
     Command(2, "list", params=(0, 1), text="opt"),
 )}
 
+EXCHANGE = 6  # protocol 13: the robot command that sets motion and answers reads (one trip)
+MAX_EXCHANGE_READS = 16  # reads one exchange may name (params[1:])
+
 #: Commands every robot endpoint has; each module adds its own (ids >= 100, declared by the module,
 #: see coopsim.model.module and :func:`robot_commands`).
 ROBOT_COMMANDS = {c.id: c for c in (
@@ -228,6 +231,9 @@ ROBOT_COMMANDS = {c.id: c for c in (
     Command(13, "param_set", data=(0, 1), text="req"),
     # protocol 10: an external robot's pose, [x, y, yaw] or [x, y, z, qw, qx, qy, qz]
     PoseCommand(20, "external_pose", data=(3, 7)),
+    # protocol 13: a motion command and reads in one request, answered after the step that
+    # used the command (docs/protocol.md section 3, *Exchange*); data is the motion's
+    Command(EXCHANGE, "exchange", params=(1, 1 + MAX_EXCHANGE_READS), data=(0, 4096)),
 )}
 
 

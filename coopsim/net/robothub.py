@@ -40,6 +40,7 @@ from .offload import Offload
 from .hubreads import Reads, only_reads
 from .hubwait import FdWait
 from .hubconns import Routes, _Descriptors, _fd_limit, identify, raise_fd_limit  # noqa: F401
+from .exchange import reply_wire
 from .robotport import Later, Reply, RobotPort
 from .server import answer_errors, forget_closed, recv_request, split_request
 
@@ -66,6 +67,8 @@ class _Pending:
     msg: Message
     generation: int
     deadline: float
+    port: RobotPort | None = None  # an exchange's (protocol 13), with its plan
+    plan: object = None
 
 
 class RobotHub:
@@ -320,7 +323,9 @@ class RobotHub:
             self._send(envelope, reply)
         elif isinstance(reply, Reply):  # a lockstep motion command: answered after its step
             self._pending.append(_Pending(envelope, reply.msg, reply.generation,
-                                          time.perf_counter() + STEP_WAIT))
+                                          time.perf_counter() + STEP_WAIT, port, reply.plan))
+        elif isinstance(reply, bytes):  # an exchange answered now (real time): its frame
+            self._send_wire(envelope, reply)
         elif isinstance(reply, Later):  # an offloaded action: answered once solved
             self._later.append((envelope, port, reply))
         elif isinstance(reply, Rendering):  # an image read: answered once rendered
@@ -362,10 +367,16 @@ class RobotHub:
             if done > item.generation:  # the usual reply, packed without a Message
                 snap = stepper.snapshot
                 self._send_wire(item.envelope, p.pack(p.OK, "lockstep", item.msg.command,
-                                                      (snap.step,), (snap.time,)))
+                                                      (snap.step,), (snap.time,))
+                                if item.plan is None else
+                                reply_wire(item.port, item.plan, "lockstep", snap))
             elif stepper.finished or (now >= item.deadline
                                       and _answer_early(stepper, now - item.deadline)):
                 snap = stepper.snapshot
+                if item.plan is not None:  # an exchange: the reads of the latest step
+                    self._send_wire(item.envelope, reply_wire(
+                        item.port, item.plan, "lockstep: queued, the step has not run yet", snap))
+                    continue
                 self._send(item.envelope, item.msg.reply(
                     "lockstep: queued, the step has not run yet", params=(snap.step,),
                     data=(snap.time,)))

@@ -22,6 +22,7 @@ from ..model.module import RobotInfo
 from ..model.plugins import MODULES
 from ..sim.deadman import DEAD_MAN_MAX, safe_row
 from . import protocol as p
+from .exchange import Plan, check_motion, plan_of, reply_wire
 from .imagereads import Rendering
 from .protocol import Command, Message, robot_commands
 from .server import reply_errors
@@ -35,6 +36,7 @@ class Reply:
 
     msg: Message
     generation: int
+    plan: Plan | None = None  # protocol 13: an exchange's, whose reply carries its reads
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ class RobotPort:
         self.info = info or RobotInfo(self.robot)
         self.classes = {label: MODULES.get(label) for label in modules}
         self.commands = robot_commands(self.classes.values())
+        self.exchanges: dict[tuple, Plan] = {}  # checked exchanges (coopsim.net.exchange)
 
     def unknown(self, msg: Message) -> Message:
         """Name the module a foreign command id belongs to, when one does."""
@@ -186,6 +189,16 @@ class RobotPort:
         self.stepper.sim.external.receive(self.robot, msg.data, self.arrival)
         snap = self.stepper.snapshot
         return msg.reply("external", params=(snap.step,), data=(snap.time,))
+
+    def _exchange(self, msg: Message):
+        """Protocol 13: the motion command of ``params[0]`` with ``data``, answered (after its
+        step in lockstep) with the reads of ``params[1:]`` (:mod:`coopsim.net.exchange`)."""
+        plan = plan_of(self, msg.params)
+        check_motion(msg, plan)
+        reply = self._move(msg, plan.motion)  # its data are the motion's; its reply not sent
+        if isinstance(reply, Reply):
+            return Reply(msg, reply.generation, plan)
+        return reply_wire(self, plan, "realtime")  # a frame the hub sends as it is
 
     def _owner(self):
         """The Owner the request being served comes from (None: not from the network)."""

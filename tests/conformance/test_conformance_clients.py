@@ -171,12 +171,12 @@ def test_a_transcript_the_server_disagrees_with_fails_and_names_the_step(live, t
     folder = tmp_path / "drifted"
     shutil.copytree(TRANSCRIPTS, folder)
     names = folder / "01_nameserver.jsonl"
-    names.write_text(names.read_text().replace('"expect": [0, "/nameserver", 0, [12], []]',
-                                               '"expect": [0, "/nameserver", 0, [13], []]', 1))
+    names.write_text(names.read_text().replace('"expect": [0, "/nameserver", 0, [13], []]',
+                                               '"expect": [0, "/nameserver", 0, [14], []]', 1))
     result = run_cli("conformance", live[0], "--transcripts", str(folder), "--only",
                      "01_nameserver", timeout=300)
     assert result.returncode == 1
-    assert "FAIL 01_nameserver.jsonl:2 hello: reply[3][0]: expected 13, got 12" in result.stdout
+    assert "FAIL 01_nameserver.jsonl:2 hello: reply[3][0]: expected 14, got 13" in result.stdout
     assert re.search(r"\d+ passed, 1 failed", result.stdout)
 
 

@@ -95,7 +95,7 @@ def test_commands_lists_what_the_robot_serves_with_ids_arities_and_kinds(each_r1
 
 
 def test_unknown_command(each_r1):
-    for command in (6, 99, 104, 900, -5):
+    for command in (7, 99, 104, 900, -5):  # 6 is protocol 13's exchange
         error, text, cmd, *_ = each_r1.ask(command)
         assert (error, cmd) == (p.UNKNOWN_COMMAND, command) and str(command) in text
 
