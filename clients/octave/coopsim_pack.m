@@ -49,9 +49,13 @@ function b = array_header(n)
 end
 
 function b = big_endian(x)
-  % msgpack is big-endian; swap each element's bytes on a little-endian machine.
-  [~, ~, endian] = computer;
-  if endian == 'L'
+  % msgpack is big-endian; swap each element's bytes on a little-endian machine (asked once).
+  persistent little
+  if isempty(little)
+    [~, ~, endian] = computer;
+    little = endian == 'L';
+  end
+  if little
     x = swapbytes(x);
   end
   b = typecast(x, 'uint8');
