@@ -50,21 +50,8 @@ function [v, pos] = next_tagged(b, pos, t)
 end
 
 function [v, pos] = take_num(b, pos, n, cls)
-  v = double(from_big(typecast(b(pos:pos + n - 1), cls)));
+  v = double(coopsim_big_endian(typecast(b(pos:pos + n - 1), cls)));
   pos = pos + n;
-end
-
-function x = from_big(x)
-  % msgpack is big-endian: swap each element's bytes on a little-endian machine (asked once:
-  % `computer` costs about as much as the rest of a number's decoding)
-  persistent little
-  if isempty(little)
-    [~, ~, endian] = computer;
-    little = endian == 'L';
-  end
-  if little
-    x = swapbytes(x);
-  end
 end
 
 function [v, pos] = take_str(b, pos, n)
@@ -78,7 +65,7 @@ function [v, pos] = take_array(b, pos, n)
   if n > 1 && last <= numel(b) && all(b(pos:9:last) == 203)
     % n float64s in a row (a reading's data): one typecast for them all, the same numbers
     x = reshape(b(pos:last), 9, n);
-    v = num2cell(double(from_big(typecast(reshape(x(2:9, :), 1, []), 'double'))));
+    v = num2cell(double(coopsim_big_endian(typecast(reshape(x(2:9, :), 1, []), 'double'))));
     pos = last + 1;
     return
   end
