@@ -49,10 +49,6 @@ function b = array_header(n)
 end
 
 function b = big_endian(x)
-  % msgpack is big-endian; swap each element's bytes on a little-endian machine.
-  [~, ~, endian] = computer;
-  if endian == 'L'
-    x = swapbytes(x);
-  end
-  b = typecast(x, 'uint8');
+  % msgpack is big-endian: the bytes of x in wire order
+  b = typecast(coopsim_big_endian(x), 'uint8');
 end

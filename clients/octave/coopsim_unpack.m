@@ -50,12 +50,7 @@ function [v, pos] = next_tagged(b, pos, t)
 end
 
 function [v, pos] = take_num(b, pos, n, cls)
-  x = typecast(b(pos:pos + n - 1), cls);
-  [~, ~, endian] = computer;
-  if endian == 'L'
-    x = swapbytes(x);                               % msgpack is big-endian
-  end
-  v = double(x);
+  v = double(coopsim_big_endian(typecast(b(pos:pos + n - 1), cls)));
   pos = pos + n;
 end
 
@@ -66,6 +61,14 @@ function [v, pos] = take_str(b, pos, n)
 end
 
 function [v, pos] = take_array(b, pos, n)
+  last = pos + 9 * n - 1;
+  if n > 1 && last <= numel(b) && all(b(pos:9:last) == 203)
+    % n float64s in a row (a reading's data): one typecast for them all, the same numbers
+    x = reshape(b(pos:last), 9, n);
+    v = num2cell(double(coopsim_big_endian(typecast(reshape(x(2:9, :), 1, []), 'double'))));
+    pos = last + 1;
+    return
+  end
   v = cell(1, n);
   for i = 1:n
     [v{i}, pos] = next_item(b, pos);

@@ -71,9 +71,12 @@ def test_an_idle_robot_fails_each_exercise_with_its_reason(exercise, limit, reas
 @pytest.fixture(scope="module")
 def broken_formation():
     """04_formation with a broken controller on each robot: ``left`` never sends anything,
-    ``lead`` hangs after 10 steps, ``right`` sends garbage."""
+    ``lead`` hangs after 10 steps, ``right`` sends garbage. The first step waits for the two
+    that attach (``--wait-for 2``), not the 10 s start wait for ``left`` as well (that wait's
+    end is tests/net/test_lockstep_behaviour.py's); ``left`` is named all the same: it never
+    sent a request."""
     return grade("04_formation", f"left={BAD / 'silent.py'}", f"lead={BAD / 'hang.py'}",
-                 f"right={BAD / 'garbage.py'}")
+                 f"right={BAD / 'garbage.py'}", options=("--wait-for", "2"))
 
 
 def test_broken_controllers_fail_the_exercise(broken_formation):
