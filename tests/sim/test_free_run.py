@@ -21,7 +21,7 @@ def _step_now(stepper: Stepper) -> int:
 
 
 def test_a_controller_attaching_mid_run_is_waited_for():
-    slots = CommandSlots()
+    slots = CommandSlots(lease=60.0)  # a loaded machine's slow test thread: never detached
     stepper, attached = _free(slots=slots), threading.Event()
 
     def attach(snap):  # on the stepper's thread, inside step 10: a commits for step 11
