@@ -365,6 +365,8 @@ class CommandSlots:
 
     def ready(self) -> bool:
         """True when every attached robot has committed a command for the coming step."""
+        if not self._attached:  # nobody awaited (a run nobody drives): no lock, as a dict's
+            return True  # truth is read whole; the loop asks twice a step (issue 55)
         with self.lock:  # issuperset takes the dict's keys as they are: no set a call
             return self._committed.issuperset(self._attached)
 

@@ -33,6 +33,7 @@ from ..model.errors import NotAllowedError, SimulationError
 from ..model.snapshot import Snapshot
 from ..model.specs import MODES
 from .clock import WallClock
+from .freerun import FreeRunning
 from .ownership import WorldOwner
 from .pacing import Pacer, Stats
 from .simulation import Simulation
@@ -50,7 +51,7 @@ _SERVE_MARGIN = 0.0015  # s before a deadline a serving waiter hands over to the
 POLL_EVERY = 0.0005
 
 
-class Stepper(WorldOwner):
+class Stepper(WorldOwner, FreeRunning):
     """Steps a Simulation in real time or lockstep, on the thread that owns its World.
 
     Args:
@@ -62,6 +63,8 @@ class Stepper(WorldOwner):
         wait_for: Controllers the first lockstep step waits for (see :data:`START_WAIT`).
         slots: Command slots shared with the robot hub.
     """
+
+    poll_every = POLL_EVERY  # s between two looks at the network when no step waits
 
     def __init__(self, sim: Simulation, clock=None, mode: str = "realtime",
                  speed: float | None = None, slots: CommandSlots | None = None,
@@ -318,6 +321,8 @@ class Stepper(WorldOwner):
                     if not linger:
                         break
                     self._finish(duration, max_steps)
+                elif self._free():
+                    self._run_free(duration, max_steps)
                 elif self._may_step():
                     self._guarded_tick()
         finally:
@@ -340,7 +345,7 @@ class Stepper(WorldOwner):
             return
         now = time.perf_counter()
         if now >= self._poll_at:
-            self._poll_at = now + POLL_EVERY
+            self._poll_at = now + self.poll_every
             self.waiter.poll()
 
     def _finish(self, duration, max_steps) -> None:
@@ -373,20 +378,25 @@ class Stepper(WorldOwner):
         try:
             self.tick()
         except Exception as exc:  # noqa: BLE001 -- the loop must outlive a bad step
-            step = self.snapshot.step + 1
-            self.error = f"step {step} failed: {type(exc).__name__}: {exc}"
-            log.debug("step %d failed", step, exc_info=True)  # the traceback, for debugging
-            if self.end_on_error:
-                log.error("%s; the run ends", self.error)
-                self.finished = f"step {step}: FAIL: {type(exc).__name__}: {exc}"
-                self._wake_all()
-            else:
-                log.error("%s; the run is paused", self.error)
-                self.paused = True
+            self._failed(exc)
         finally:
             if lent:
                 self.waiter.take_back()
             self.tick_cpu = time.thread_time() - start if timed else 0.0
+
+    def _failed(self, exc: Exception) -> None:
+        """A step raised ``exc``: pause the run (or end it, with ``end_on_error``), the error
+        logged in one line and kept in ``error``."""
+        step = self.snapshot.step + 1
+        self.error = f"step {step} failed: {type(exc).__name__}: {exc}"
+        log.debug("step %d failed", step, exc_info=True)  # the traceback, for debugging
+        if self.end_on_error:
+            log.error("%s; the run ends", self.error)
+            self.finished = f"step {step}: FAIL: {type(exc).__name__}: {exc}"
+            self._wake_all()
+        else:
+            log.error("%s; the run is paused", self.error)
+            self.paused = True
 
     def _done(self, duration, max_steps) -> bool:
         if self.finished:
