@@ -38,6 +38,10 @@ BY_SIZE_CALLS = (("coopsim/swarm/flight.py", "_eight_few"), ("coopsim/swarm/flig
                  (_GROUND, "_act"), (_GROUND, "bind"), (_GROUND, "_sense_cast"),
                  (_GROUND, "_sense"), (_GROUND, "_cast"), ("coopsim/sim/sensing.py", "fan_parts"),
                  ("coopsim/sim/sensing.py", "fan_robots"),
+                 # a large world asks for the shapes twice a step (``fan_parts``, which declines
+                 # to cast every pair, then ``fan_robots``), a small one once
+                 ("coopsim/sim/sensing.py", "_objects_now"),
+                 ("coopsim/sim/sensing.py", "_bin_static"),
                  ("coopsim/plugins/modules/kernels.py", "_drive"))
 
 
