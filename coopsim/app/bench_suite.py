@@ -162,6 +162,19 @@ def asv(*args: str, env: dict | None = None, capture: bool = False) -> str:
     return done.stdout if capture else ""
 
 
+def ensure_machine(conf: str) -> bool:
+    """Record this machine for asv (``asv machine --yes``: its host name, OS, CPU and memory
+    as asv reads them) when asv has no record of any (``~/.asv-machine.json``); True when it
+    did. Why: ``asv run`` on a machine it does not know stops with "No information stored
+    about machine" before timing anything, and the first ``coopsim bench compare`` on a new
+    machine failed that way after compiling both trees' kernels."""
+    if Path("~/.asv-machine.json").expanduser().is_file():
+        return False
+    click.echo("asv knows no machine here: recording this one (asv machine --yes)", err=True)
+    asv("machine", "--yes", "--config", conf, capture=True)
+    return True
+
+
 def compare(base: str, head: str, factor: float = 1.1, rounds: int = 2,
             bench: str | None = None) -> list[str]:
     """``coopsim bench compare BASE HEAD``: the headline cases (or those ``bench`` matches) of
@@ -172,6 +185,7 @@ def compare(base: str, head: str, factor: float = 1.1, rounds: int = 2,
     headline = suite_value("common.headline_regex()", top)
     conf = str(compare_config(top))
     shas = [tree(top, rev) for rev in (base, head)]
+    ensure_machine(conf)
     for sha, path in shas:
         warm(top, sha, path)
     for k in range(rounds):

@@ -59,3 +59,20 @@ def test_compare_refuses_a_name_that_is_no_commit():
     assert done.returncode == 2
     assert "'no-such-rev' names no commit" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_compare_records_a_machine_asv_does_not_know(tmp_path, monkeypatch):
+    """On a new machine ``asv run`` stops with "No information stored about machine": ``bench
+    compare`` records it first (real asv; skipped where the ``bench`` extra is not installed),
+    once."""
+    import pytest
+
+    pytest.importorskip("asv")
+    from coopsim.app.bench_suite import ensure_machine
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    conf = str(ROOT / "asv.conf.json")
+    assert ensure_machine(conf) is True
+    recorded = (tmp_path / ".asv-machine.json").read_text()
+    assert '"machine"' in recorded and '"cpu"' in recorded
+    assert ensure_machine(conf) is False  # known now: nothing asked again
