@@ -18,7 +18,9 @@ first, then answers:
 - ``{"cmd": "call", "service": S, "type": "std_srvs/srv/Trigger", "request": {...},
   "timeout": s}``: call a service (waits for it first); answers ``{"response": {...}}`` or
   ``{"error": "..."}``.
-- ``{"cmd": "graph"}``: topics with types, nodes, services, as the ROS 2 graph shows them.
+- ``{"cmd": "graph", "wait_topic": T, "wait_node": N, "timeout": S}``: topics with types,
+  nodes, services, as the ROS 2 graph shows them, after waiting for T and N to show (both
+  optional); ``"found"`` says whether they did.
 - ``{"cmd": "now"}``: the node's clock (sim time with ``--sim-time``), ns.
 - ``{"cmd": "quit"}``.
 
@@ -203,13 +205,16 @@ class Probe:
             self.node.destroy_client(client)
 
     def graph(self, cmd: dict) -> dict:
+        found = True  # what was waited for showed (a test asserts it: no silent time-out)
         if cmd.get("wait_topic"):  # discovery takes a moment: wait for one topic to show
-            self._wait(lambda: any(n == cmd["wait_topic"] for n, _ in
-                                   self.node.get_topic_names_and_types()),
-                       cmd.get("timeout", 30))
+            found = self._wait(lambda: any(n == cmd["wait_topic"] for n, _ in
+                                           self.node.get_topic_names_and_types()),
+                               cmd.get("timeout", 30))
         if cmd.get("wait_node"):
-            self._wait(lambda: cmd["wait_node"] in self._nodes(), cmd.get("timeout", 30))
-        return {"topics": {n: t for n, t in self.node.get_topic_names_and_types()},
+            found = found and self._wait(lambda: cmd["wait_node"] in self._nodes(),
+                                         cmd.get("timeout", 30))
+        return {"found": found,
+                "topics": {n: t for n, t in self.node.get_topic_names_and_types()},
                 "nodes": self._nodes(),
                 "services": {n: t for n, t in self.node.get_service_names_and_types()}}
 
