@@ -116,15 +116,39 @@ def main() -> None:
     node = Control(services)
     executor = MultiThreadedExecutor(num_threads=4)
     executor.add_node(node)
-    threading.Thread(target=executor.spin, daemon=True).start()
+    spinning = threading.Thread(target=spin, args=(executor,), daemon=True)
+    spinning.start()
     print(json.dumps({"ready": True, "node": f"/{NODE}", "rclpy": rclpy_version(),
                       "rmw": rclpy.get_rmw_implementation_identifier()}), flush=True)
     for line in sys.stdin:  # coopsim's answers; the end of stdin is coopsim gone
         if line.strip():
             node.answered(line)
+    leave(node, executor, spinning)
+
+
+def spin(executor) -> None:
+    """The executor's loop, until ``rclpy.try_shutdown`` ends it."""
+    try:
+        executor.spin()
+    except Exception:  # noqa: BLE001 - ExternalShutdownException: the way out
+        pass
+
+
+def leave(node, executor, spinning: threading.Thread, grace: float = 2.0) -> None:
+    """End the process, the node torn down first when its executor has stopped.
+
+    Torn down, Fast DDS removes its shared-memory segments (``/dev/shm/fastdds_*``, some
+    50 KB-1 MB each); a process that just exits leaves them behind, run after run. A node is
+    destroyed only once the executor's threads are gone (destroying it under a spinning
+    executor can abort in rclpy's C layer); a callback still waiting after ``grace`` seconds
+    (a call coopsim never answered) leaves it as it is."""
     rclpy.try_shutdown()
     sys.stdout.flush()
-    os._exit(0)  # (tearing a node down under a spinning executor can abort in rclpy's C layer)
+    spinning.join(grace)
+    if not spinning.is_alive() and executor.shutdown(timeout_sec=grace):
+        node.destroy_node()
+        sys.exit(0)
+    os._exit(0)
 
 
 if __name__ == "__main__":

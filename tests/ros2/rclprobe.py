@@ -118,7 +118,8 @@ class Probe:
         self.subs, self.pubs = {}, {}
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
-        threading.Thread(target=self._spin, daemon=True).start()
+        self.spinning = threading.Thread(target=self._spin, daemon=True)
+        self.spinning.start()
 
     def _spin(self) -> None:
         try:
@@ -240,9 +241,15 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001 - answered, the test reads it
             out = {"error": f"{type(exc).__name__}: {exc}"}
         print(json.dumps(out), flush=True)
-    rclpy.try_shutdown()  # the spinning thread returns; then leave without tearing down more
+    rclpy.try_shutdown()  # the spinning thread returns
     sys.stdout.flush()
-    os._exit(0)  # (destroying a node under a spinning executor can abort in rclpy's C layer)
+    # torn down once the executor stopped (destroying a node under a spinning executor can
+    # abort in rclpy's C layer), Fast DDS removes its /dev/shm segments; else they stay
+    probe.spinning.join(2.0)
+    if not probe.spinning.is_alive() and probe.executor.shutdown(timeout_sec=2.0):
+        probe.node.destroy_node()
+        sys.exit(0)
+    os._exit(0)
 
 
 def rclpy_version() -> str:
