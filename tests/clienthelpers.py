@@ -54,3 +54,40 @@ def clearance(state: dict, x: float, y: float) -> float:
         else:  # cylinder, sphere: a circle
             gaps.append(math.hypot(dx, dy) - obj["size"][0] / 2)
     return min(gaps)
+
+
+def wander_speeds(d) -> tuple[float, float]:
+    """The C, JavaScript and Octave ``wander``'s wheel speeds (m/s) from its 11 distances, in
+    Python with the same operations in the same order (so the same bits)."""
+    right, left, ahead = min(d[0:5]), min(d[6:11]), min(d[3:8])
+    if ahead < 0.6:
+        turn = 1.0 if right < left else -1.0
+        return -0.2 * turn, 0.2 * turn
+    steer = 0.25 * (min(right, 2.0) - min(left, 2.0))
+    return 0.35 + steer, 0.35 - steer
+
+
+def wander_reference(live: Run, steps: int = STEPS) -> tuple[float, float, float]:
+    """Drive ``live``'s robot1 as the languages' ``wander`` decides, with two plain requests a
+    step (sonar read, then set_speeds), stop it and detach; its pose (x, y, yaw) after.
+
+    A language's wander sends one exchange a step instead: on a fresh run of the same
+    scenario its robot must end at this pose bit for bit, or the client took the wrong numbers
+    out of the exchange's reply."""
+    with Client(live.network.endpoint, keys=live.network.local_keys) as client:
+        bot = client.robot("robot1")
+        for _ in range(steps):
+            bot.motors.set_speeds(*wander_speeds(bot.sonar.read()))
+        bot.motors.stop()
+        bot.detach()
+    return robot_pose(live, steps)
+
+
+def robot_pose(live: Run, steps: int = STEPS) -> tuple[float, float, float]:
+    """robot1's pose (x, y, yaw) in ``live`` as /sim says it, once the run (stepping on
+    without its controller) is 500 steps past the controller's ``steps``: the robot has come
+    to rest after its stop by then (its wheels slow down over a few steps), so the pose does
+    not depend on when it is asked."""
+    assert live.stepper.wait_step(steps + 500, 60.0) is not None, "the run stopped stepping"
+    with Client(live.network.endpoint, keys=live.network.local_keys) as client:
+        return tuple(client.sim().robots()["robot1"])

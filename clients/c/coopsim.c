@@ -703,6 +703,39 @@ void coopsim_close(coopsim_client *c)
     zmq_ctx_term(c->ctx);
 }
 
+/* -- exchange ------------------------------------------------------------------------------------ */
+
+int coopsim_exchange(coopsim_client *c, coopsim_robot *bot, int motion, const double *data,
+                     int ndata, const int *reads, int nreads, coopsim_msg *reply)
+{
+    int64_t ids[1 + COOPSIM_EXCHANGE_MAX];
+    if (nreads < 0 || nreads > COOPSIM_EXCHANGE_MAX) {
+        reply->error = 4;
+        return reply->error; /* the server would refuse it with 3: said before sending */
+    }
+    ids[0] = motion;
+    for (int i = 0; i < nreads; i++)
+        ids[1 + i] = reads[i];
+    return coopsim_call(c, bot->sock, COOPSIM_EXCHANGE, "", ids, 1 + nreads, data, ndata, reply);
+}
+
+const double *coopsim_exchange_read(const coopsim_msg *reply, int k, size_t *n, int64_t *step)
+{
+    size_t at = 1; /* data[0] is the time */
+    if (k < 0 || reply->error != 0 || reply->nparams < 1 + 2 * (size_t)(k + 1))
+        return NULL;
+    for (int i = 0; i < k; i++)
+        at += (size_t)reply->params[1 + 2 * i];
+    size_t count = (size_t)reply->params[1 + 2 * k];
+    if (at + count > reply->ndata)
+        return NULL;
+    if (n)
+        *n = count;
+    if (step)
+        *step = reply->params[2 + 2 * k];
+    return reply->data + at;
+}
+
 /* -- ownership ----------------------------------------------------------------------------------- */
 
 int coopsim_claim(coopsim_client *c, coopsim_robot *bot, int force, coopsim_msg *reply)

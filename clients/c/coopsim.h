@@ -27,6 +27,8 @@
 #define COOPSIM_COMMANDS 3
 #define COOPSIM_CLAIM 4         /* own the robot (params [1]: take it from its owner) */
 #define COOPSIM_RELEASE 5       /* give it up */
+#define COOPSIM_EXCHANGE 6      /* a motion command and the reads of its step (version 13) */
+#define COOPSIM_EXCHANGE_MAX 16 /* reads one exchange carries at most */
 
 /* One message: a reply received. Initialise it with coopsim_msg_init; every call then grows its
  * buffers to fit the reply (no reply is cut) and reuses them; coopsim_msg_free releases them.
@@ -141,6 +143,20 @@ int coopsim_id(const coopsim_robot *bot, const char *module, const char *name,
 int coopsim_invoke(coopsim_client *c, coopsim_robot *bot, const char *module, const char *name,
                    const char *text, const int64_t *params, int nparams, const double *data,
                    int ndata, coopsim_msg *reply);
+
+/* One motion command and the reads of the step that used it, in one round trip (robot command 6,
+ * docs/protocol.md section 3, "Exchange"): `motion` is the motion command's id, `data` its data,
+ * `reads` the ids of 0 to COOPSIM_EXCHANGE_MAX reads. Answered when the motion's reply would be
+ * (in lockstep after the step): reply->params = [step, n1, taken1, n2, taken2, ...], reply->data
+ * = [time, read1..., read2...]; coopsim_exchange_read finds each read's numbers. Returns as
+ * coopsim_call (4 for more than COOPSIM_EXCHANGE_MAX reads, without sending). */
+int coopsim_exchange(coopsim_client *c, coopsim_robot *bot, int motion, const double *data,
+                     int ndata, const int *reads, int nreads, coopsim_msg *reply);
+
+/* Read `k`'s numbers (0 = the first read named) in an exchange's reply: a pointer into
+ * reply->data, their count in *n and the step they were measured at in *step (either may be
+ * NULL); NULL when the reply has no read `k`. */
+const double *coopsim_exchange_read(const coopsim_msg *reply, int k, size_t *n, int64_t *step);
 
 /* Own robot `bot` (docs/protocol.md section 3, "Ownership"): from now on its motion commands
  * are this connection's alone. `force` 1 takes it from another owner (for operators). Returns 0,

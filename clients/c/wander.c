@@ -3,7 +3,8 @@
  *
  * Usage: ./wander [ROBOT] [STEPS]   ROBOT defaults to $COOPSIM_ROBOT or robot1; STEPS to forever.
  * The name server is $COOPSIM_NAMESERVER or tcp://127.0.0.1:10000. In lockstep every loop
- * iteration is one simulation step: the motor reply comes after the step that used it.
+ * iteration is one simulation step and one round trip: an exchange (robot command 6) sends the
+ * speeds and brings back the sonar of the step that used them.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -84,18 +85,25 @@ int main(int argc, char **argv)
     int stop_motors = need(&bot, "motors", "stop", &r);
     int status = sonar < 0 || set_speeds < 0 || stop_motors < 0;
     r.error = 0;
-    for (long i = 0; !status && !stop && (steps < 0 || i < steps); i++) {
+    /* The first distances by a read; then each step is one exchange: the speeds go out and the
+     * step's distances come back in the reply (in lockstep, after the step that used them). */
+    const double *d = NULL;
+    size_t n = 0;
+    if (!status && coopsim_call(&c, bot.sock, sonar, "", NULL, 0, NULL, 0, &r) == 0) {
+        d = r.data;
+        n = r.ndata;
+    }
+    for (long i = 0; d && !status && !stop && (steps < 0 || i < steps); i++) {
         double speeds[2];
-        if (coopsim_call(&c, bot.sock, sonar, "", NULL, 0, NULL, 0, &r) != 0)
-            break; /* 11 distances from the last step */
-        if (r.ndata != 11) {
-            fprintf(stderr, "wander: the sonar gave %zu distances, not 11\n", r.ndata);
+        if (n != 11) {
+            fprintf(stderr, "wander: the sonar gave %zu distances, not 11\n", n);
             status = 1;
             break;
         }
-        wander_speeds(r.data, speeds);
-        if (coopsim_call(&c, bot.sock, set_speeds, "", NULL, 0, speeds, 2, &r) != 0)
-            break; /* in lockstep, answered after the step */
+        wander_speeds(d, speeds);
+        if (coopsim_exchange(&c, &bot, set_speeds, speeds, 2, &sonar, 1, &r) != 0)
+            break;
+        d = coopsim_exchange_read(&r, 0, &n, NULL);
     }
     if (r.error != 0 && !stop) { /* a signal interrupts the wait: that is no error */
         fprintf(stderr, "wander: error %d: %s\n", r.error, r.text);

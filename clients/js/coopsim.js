@@ -236,7 +236,10 @@ export class Client {
 
 /** Commands every robot has, at the same ids (docs/protocol.md section 3). Module commands
  * (motors, sonar, ...) have the ids each robot declares: look them up by name (Robot.id). */
-export const ROBOT_COMMANDS = { modules: 1, detach: 2, commands: 3, claim: 4, release: 5 };
+export const ROBOT_COMMANDS = {
+  modules: 1, detach: 2, commands: 3, claim: 4, release: 5, exchange: 6,
+};
+export const EXCHANGE_MAX = 16; // reads one exchange carries at most
 
 /** The key of a command in Robot.commands: "module.name", or "name" for a common command. */
 export function commandKey(module, name) {
@@ -298,6 +301,26 @@ export class Robot {
   /** Send a command by id (the common ones are in ROBOT_COMMANDS). */
   request(command, text = "", params = [], data = []) {
     return this.client.request(this.endpoint, command, text, params, data);
+  }
+
+  /** One motion command and the reads of the step that used it, in one round trip (robot
+   * command 6, docs/protocol.md section 3, "Exchange"; protocol 13). `motion` and each of
+   * `reads` are "module.command" names, `data` the motion's numbers. Resolves when the motion's
+   * reply would (in lockstep after the step) with `{step, time, reads}`: `reads` holds one
+   * `{data, step}` per read named, in order. */
+  async exchange(motion, data = [], reads = []) {
+    if (reads.length > EXCHANGE_MAX) {
+      throw new RemoteError(4, `an exchange carries at most ${EXCHANGE_MAX} reads`, -1);
+    }
+    const ids = [motion, ...reads].map((n) => this.id(...n.split(".")));
+    const reply = await this.request(ROBOT_COMMANDS.exchange, "", ids, data);
+    const p = reply.params, out = [];
+    for (let k = 0, at = 1; k < reads.length; k++) {
+      const n = Number(p[1 + 2 * k]);
+      out.push({ data: reply.data.slice(at, at + n), step: Number(p[2 + 2 * k]) });
+      at += n;
+    }
+    return { step: Number(p[0]), time: reply.data[0], reads: out };
   }
 
   /** Leave lockstep: the simulation stops waiting for this controller (and the robot is

@@ -36,9 +36,13 @@ async function main() {
     // The robot's own command ids, by name; a robot without sonar or motors fails here, clearly.
     const { sonar, motors } = robot.modules;
     try {
+      // The first distances by a read; then one exchange a step: the speeds go out, the sonar
+      // of the step that used them comes back (lockstep: it resolves after the step).
+      let distances = (await sonar.read()).data;
       for (let i = 0; i < steps && !stop; i++) {
-        const [left, right] = wanderSpeeds((await sonar.read()).data);
-        await motors.set_speeds(left, right); // lockstep: resolves after the step
+        const got = await robot.exchange("motors.set_speeds", wanderSpeeds(distances),
+                                         ["sonar.read"]);
+        distances = got.reads[0].data;
       }
     } finally {
       // Stop the wheels and leave lockstep, so the run does not wait for us; errors here only

@@ -3,7 +3,8 @@ function wander(robot, steps)
 %   clients/python/wander.py).
 %   WANDER(ROBOT, STEPS): ROBOT defaults to $COOPSIM_ROBOT or 'robot1', STEPS to forever
 %   (both may be strings, as in the command syntax `wander robot1 300`). In lockstep every loop
-%   iteration is one simulation step: the motor reply comes after the step that used it.
+%   iteration is one simulation step and one round trip: an exchange sends the speeds and brings
+%   back the sonar of the step that used them.
   if nargin < 1 || isempty(robot)
     robot = getenv('COOPSIM_ROBOT');
   end
@@ -17,11 +18,14 @@ function wander(robot, steps)
   end
   bot = coopsim_robot(robot);                       % fetches its command table once
   done = onCleanup(@() finish(bot));  %#ok<NASGU> runs on return, error or Ctrl-C
+  % the first distances by a read; then one exchange a step: the speeds go out and the sonar
+  % of the step that used them comes back (lockstep: after the step)
+  sonar = coopsim_request(bot, 'sonar.read');       % 11 distances, index 1 = right side
+  d = sonar.data;
   i = 0;
   while i < steps
-    sonar = coopsim_request(bot, 'sonar.read');     % 11 distances, index 1 = right side
-    speeds = wander_speeds(sonar.data);
-    coopsim_request(bot, 'motors.set_speeds', '', [], speeds);  % lockstep: after the step
+    reads = coopsim_exchange(bot, 'motors.set_speeds', wander_speeds(d), {'sonar.read'});
+    d = reads{1};
     i = i + 1;
   end
 end

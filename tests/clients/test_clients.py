@@ -28,7 +28,8 @@ from coopsim.formats.files import load
 from coopsim.app.run import Run, RunOptions
 from coopsim.model.commands import Command
 
-from clienthelpers import CLIENTS, ROOT, SCENARIO, STEPS, assert_wandered  # noqa: F401
+from clienthelpers import (CLIENTS, ROOT, SCENARIO, STEPS, assert_wandered,  # noqa: F401
+                           robot_pose, wander_reference)
 
 CROWD = 200
 LOOKED_UP = ["motors.set_speeds", "sonar.read", "motors.stop", "detach"]
@@ -47,6 +48,28 @@ def live(tmp_path):
     with Run(load(str(path)), RunOptions(port=0, controllers=False)) as run:
         run.start()
         yield run
+
+
+@pytest.fixture
+def waiting(tmp_path):
+    """``live``, but its first step waits for a controller (``--wait-for 1``): where a robot
+    ends then does not depend on how long its controller took to start."""
+    path = tmp_path / "waiting.scenario"
+    path.write_text(SCENARIO)
+    with Run(load(str(path)), RunOptions(port=0, controllers=False, wait_for=1)) as run:
+        run.start()
+        yield run
+
+
+@pytest.fixture
+def reference(tmp_path):
+    """Where robot1 ends after the languages' wander decisions sent as two plain requests a
+    step, on a run of its own like ``waiting`` (see clienthelpers.wander_reference)."""
+    path = tmp_path / "reference.scenario"
+    path.write_text(SCENARIO)
+    with Run(load(str(path)), RunOptions(port=0, controllers=False, wait_for=1)) as run:
+        run.start()
+        return wander_reference(run)
 
 
 @pytest.fixture
@@ -204,9 +227,11 @@ def c_wander(c_build):
     return c_build / "wander"
 
 
-def test_c_wander_drives_in_lockstep(live, c_wander):
-    run_controller(live, [c_wander, "robot1", STEPS], c_wander.parent)
-    assert_wandered(live)
+def test_c_wander_drives_in_lockstep(waiting, c_wander, reference):
+    """One exchange a step (coopsim_exchange): the same path as two plain requests a step."""
+    run_controller(waiting, [c_wander, "robot1", STEPS], c_wander.parent)
+    assert_wandered(waiting)
+    assert robot_pose(waiting) == reference
 
 
 def test_c_unknown_robot_is_a_clear_error(live, c_wander):
@@ -252,9 +277,11 @@ def js_dir():
     return folder
 
 
-def test_js_wander_drives_in_lockstep(live, js_dir):
-    run_controller(live, ["node", "wander.js", "robot1", STEPS], js_dir)
-    assert_wandered(live)
+def test_js_wander_drives_in_lockstep(waiting, js_dir, reference):
+    """One exchange a step (robot.exchange): the same path as two plain requests a step."""
+    run_controller(waiting, ["node", "wander.js", "robot1", STEPS], js_dir)
+    assert_wandered(waiting)
+    assert robot_pose(waiting) == reference
 
 
 # `ids ROBOT KEY...`: prints `module.name id` for each key, looked up in the robot's command
@@ -314,9 +341,11 @@ def octave_dir():
     return CLIENTS / "octave"
 
 
-def test_octave_wander_drives_in_lockstep(live, octave_dir):
-    run_controller(live, [*OCTAVE, "--eval", f"wander robot1 {STEPS}"], octave_dir)
-    assert_wandered(live)
+def test_octave_wander_drives_in_lockstep(waiting, octave_dir, reference):
+    """One exchange a step (coopsim_exchange): the same path as two plain requests a step."""
+    run_controller(waiting, [*OCTAVE, "--eval", f"wander robot1 {STEPS}"], octave_dir)
+    assert_wandered(waiting)
+    assert robot_pose(waiting) == reference
 
 
 def test_octave_packs_the_documented_bytes_and_raises_error_replies(live, octave_dir):
