@@ -8,6 +8,10 @@ Each round runs one process per tree, in turn; each process builds
 ``step.SmallWorld``'s world (benchmarks/suite), warms them, then times seven blocks of each
 by ``time.process_time`` (1,000 env steps, 1,000 bare ticks of the same world, 2,000
 SmallWorld ticks) and prints one JSON line: the medians, µs, the path the plan took, the load.
+Where the env step's time goes, by differences of blocks run the same way: ``unwrapped_us``
+(the env without Gymnasium's wrappers), ``tick_reset_us`` (bare ticks with the env's reset
+every 20 s of sim time): wrappers = env - unwrapped, the env's own layer = unwrapped -
+tick_reset, the resets = tick_reset - tick.
 """
 
 from __future__ import annotations
@@ -42,14 +46,25 @@ def measure(root: str) -> dict:
     def step():
         if env.step(action)[3]:  # truncated after 20 s: go on from the start
             env.reset()
+    bare, episode = env.unwrapped, env.unwrapped.episode
+
+    def unwrapped():
+        if bare.step(action)[3]:
+            bare.reset()
+
+    def tick_reset():
+        if episode.stepper.tick().time >= episode.truncate_at - 1e-9:
+            episode.reset()
     for _ in range(500):
         step()
     warm_all()
-    stepper, small = env.unwrapped.episode.stepper, swarm(1, "kinematic", warm=50)
-    blocks = {"env_us": [], "tick_us": [], "small_us": []}
+    stepper, small = episode.stepper, swarm(1, "kinematic", warm=50)
+    blocks = {"env_us": [], "tick_us": [], "small_us": [], "unwrapped_us": [],
+              "tick_reset_us": []}
     for _ in range(7):
         for name, call, n in (("env_us", step, 1000), ("tick_us", stepper.tick, 1000),
-                              ("small_us", small.tick, 2000)):
+                              ("small_us", small.tick, 2000), ("unwrapped_us", unwrapped, 1000),
+                              ("tick_reset_us", tick_reset, 1000)):
             start = time.process_time()
             for _ in range(n):
                 call()

@@ -216,3 +216,21 @@ def test_step_and_reset_after_close_raise_and_keys_follow_the_space():
         env.step(env.action_space.sample())
     with pytest.raises(LearningError, match=r"reset\(\) after close"):
         env.reset(seed=0)
+
+
+def test_the_step_holds_the_world_lock_exactly_when_a_human_view_may_serve_the_world():
+    """A human view's servers call into the world under the stepper's world lock, so its
+    steps hold it too; without a view no other thread can, and the step skips the lock."""
+    from coopsim.env.gym import CoopsimEnv
+
+    held = {}
+    for mode in (None, "human"):
+        env = CoopsimEnv(str(GOAL), render_mode=mode)
+        env.render = lambda: None  # no viewer in this test: only whether the lock is held
+        lock = env.episode.stepper.world_lock
+        env.episode.stepper.hooks.append(lambda snap, mode=mode, lock=lock: held.setdefault(
+            mode, []).append(lock._is_owned()))  # noqa: SLF001 -- RLock's own test
+        env.reset(seed=0)
+        for _ in range(3):
+            env.step(np.array([0.3, 0.2]))
+    assert held == {None: [False] * 3, "human": [True] * 3}
