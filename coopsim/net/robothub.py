@@ -182,14 +182,16 @@ class RobotHub:
     def sleeps(self) -> bool:
         return False
 
-    def wait(self, timeout: float, predicate: Callable[[], bool]) -> None:
-        """Serve requests until ``predicate()`` holds or ``timeout`` s have passed."""
+    def wait(self, timeout: float, predicate: Callable[[], bool]) -> bool:
+        """Serve requests until ``predicate()`` holds or ``timeout`` s have passed; return
+        whether it holds."""
         deadline = time.perf_counter() + timeout
         while not predicate():
             left = deadline - time.perf_counter()
             if left <= 0:
-                return
+                return False
             self._poll(left)
+        return True
 
     def poll(self) -> None:
         """Serve what is waiting now."""

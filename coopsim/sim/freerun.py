@@ -42,18 +42,19 @@ class FreeRunning:
 
         def go() -> bool:  # what ends a wait: every command in, a call, stop
             return ready() or self._calls or stop.is_set()
-        waited = False
+        waited = False  # the latest wait ended with every command in (or a call, or stop)
         while True:
             snap = self.snapshot
             if snap.step >= end_step or snap.time >= end_time or self._calls or self.finished \
                     or stop.is_set() or self.paused or self._speed or self.mode != "lockstep" \
                     or self._single_steps:
                 return
-            if not ready():  # a controller's command awaited: served while waiting
-                wait(LEASE_LOOK, go)
-                if not go():
+            # past the checks, a wait that ended well ended with every command in: no thread
+            # but this one takes a command out (a detach only makes the step readier)
+            if not waited and not ready():  # a controller's command awaited: served meanwhile
+                waited = wait(LEASE_LOOK, go)
+                if not waited:
                     slots.expire()  # the round's wait runs out the same way
-                waited = True
                 continue  # the checks again: a request may have queued a call or paused
             if not waited:  # steps that wait for nothing: look at the network now and then
                 now = clock()
