@@ -125,11 +125,25 @@ class Client:
             frame = self._await(endpoint, sock)
         reply = _with_frames(Message.from_wire(frame.bytes, max_bytes=None), frame, sock)
         if reply.error:
-            finished = reply.error == p.NOT_ALLOWED and "finished" in reply.text
-            kind = RunFinished if finished else RobotOwned if reply.error == p.OWNED \
-                else RobotTeleoperated if reply.error == p.TELEOPERATED else RemoteError
-            raise kind(reply.error, reply.text)
+            raise _remote_error(reply.error, reply.text)
         return reply
+
+    def request_fields(self, endpoint: str, wire: bytes) -> tuple:
+        """:meth:`request` for a packed request (``wire``) whose reply is one frame: the
+        reply's five fields ``(error, text, command, params, data)``, no Message made (a
+        lockstep loop's exchange, every step: issue 55). Raises as :meth:`request`."""
+        sock = self._sockets.get(endpoint) or self._socket(endpoint)
+        try:
+            _zsend(sock, wire)
+            frame = sock.recv(copy=False)
+        except zmq.Again:
+            frame = self._await(endpoint, sock)
+        if frame.more:  # binary frames after it (no exchange's): read them, drop them
+            _with_frames(p.new_message(0, "", 0, (), ()), frame, sock)
+        fields = p.fields_of(frame.bytes)
+        if fields[0]:
+            raise _remote_error(fields[0], fields[1])
+        return fields
 
     def request_many(self, calls) -> list[Message]:
         """Send several requests, each to its own endpoint, before awaiting any reply; return
@@ -318,6 +332,14 @@ class _Link(Link):
         if pid.isdigit() and _process_gone(int(pid)):
             return f"the simulation (pid {pid}) is gone"
         return super().gone()
+
+
+def _remote_error(code: int, text: str) -> RemoteError:
+    """The exception of an error reply: its kind says what a caller may do about it."""
+    finished = code == p.NOT_ALLOWED and "finished" in text
+    kind = RunFinished if finished else RobotOwned if code == p.OWNED \
+        else RobotTeleoperated if code == p.TELEOPERATED else RemoteError
+    return kind(code, text)
 
 
 def _set_timeouts(sock: zmq.Socket, seconds: float) -> None:

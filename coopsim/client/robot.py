@@ -189,14 +189,19 @@ class Robot:
                 self._timeouts = 0
                 return reply
             except ProtocolError as exc:
-                self._timeouts = self._timeouts + 1 if exc.code == TIMEOUT else 0
-                if exc.code != TELEOPERATED or command.kind != "motion" \
-                        or not self.wait_while_teleoperated:
+                if not self._waits(exc, command):
                     raise
                 if not told:
                     print(f"coopsim: {exc.text}; waiting", file=sys.stderr, flush=True)
                     told = True
                 time.sleep(TELEOP_POLL)
+
+    def _waits(self, exc: ProtocolError, command: Command) -> bool:
+        """``command`` failed with ``exc`` (the timeouts in a row counted): whether it is
+        sent again, a motion command refused while a person drives the robot (error 13)."""
+        self._timeouts = self._timeouts + 1 if exc.code == TIMEOUT else 0
+        return exc.code == TELEOPERATED and command.kind == "motion" \
+            and self.wait_while_teleoperated
 
     def repeat(self) -> StepInfo | None:
         """Send the latest motion command again (in lockstep: take one more step with it)."""

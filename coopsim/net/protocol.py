@@ -119,13 +119,7 @@ class Message:
             BadMessage: a ProtocolError of code BAD_MESSAGE with a sentence saying what is
                 wrong, and the request's command id when it could be read (else -1).
         """
-        if max_bytes is not None and len(frame) > max_bytes:
-            raise BadMessage(f"message of {len(frame)} bytes is over the {max_bytes}-byte limit")
-        try:
-            items = _unpackb(frame)  # msgpack's defaults: raw=False, strict_map_key=True
-        except Exception as exc:  # noqa: BLE001 -- msgpack raises many unrelated types
-            raise BadMessage(f"not a msgpack message ({type(exc).__name__})") from None
-        return new_message(*_check_fields(items))
+        return new_message(*fields_of(frame, max_bytes))
 
     def fail(self, code: int, text: str) -> "Message":
         """An error reply to this request."""
@@ -135,6 +129,23 @@ class Message:
               data: Sequence[float] = (), frames: Sequence = ()) -> "Message":
         """A successful reply to this request (``frames``: binary frames sent after it)."""
         return new_message(OK, text, self.command, tuple(params), tuple(data), tuple(frames))
+
+
+def fields_of(frame: bytes, max_bytes: int | None = None) -> tuple:
+    """A frame's five fields ``(error, text, command, params, data)`` checked as
+    :meth:`Message.from_wire` checks them (it is this plus a Message): a client's lockstep
+    loop reads its reply's fields straight from them (issue 55).
+
+    Raises:
+        BadMessage: as :meth:`Message.from_wire`.
+    """
+    if max_bytes is not None and len(frame) > max_bytes:
+        raise BadMessage(f"message of {len(frame)} bytes is over the {max_bytes}-byte limit")
+    try:
+        items = _unpackb(frame)  # msgpack's defaults: raw=False, strict_map_key=True
+    except Exception as exc:  # noqa: BLE001 -- msgpack raises many unrelated types
+        raise BadMessage(f"not a msgpack message ({type(exc).__name__})") from None
+    return _check_fields(items)
 
 
 _new = object.__new__

@@ -195,9 +195,9 @@ class RobotPort:
         step in lockstep) with the reads of ``params[1:]`` (:mod:`coopsim.net.exchange`)."""
         plan = plan_of(self, msg.params)
         check_motion(msg, plan)
-        reply = self._move(msg, plan.motion)  # its data are the motion's; its reply not sent
+        reply = self._move(msg, plan.motion, plan)  # its data are the motion's
         if isinstance(reply, Reply):
-            return Reply(msg, reply.generation, plan)
+            return reply
         return reply_wire(self, plan, "realtime")  # a frame the hub sends as it is
 
     def _owner(self):
@@ -312,9 +312,10 @@ class RobotPort:
         return Rendering(msg, lambda: module.read_submit(command, sim, self.robot, values,
                                                          msg.text, slot), key, size, slot)
 
-    def _move(self, msg: Message, command: Command):
-        """Motion commands. The reply's text is the mode; in lockstep it comes after the step
-        (a :class:`Reply` the hub sends once that step has run)."""
+    def _move(self, msg: Message, command: Command, plan: Plan | None = None):
+        """Motion commands (``plan``: an exchange's). The reply's text is the mode; in
+        lockstep it comes after the step (a :class:`Reply` the hub sends once that step has
+        run)."""
         module = self.classes[command.module]
         refuse_external(self.stepper.sim, self.robot, command)  # protocol 11: error 17
         values = module.command_row(command, msg.data, self.modules[command.module], self.info)
@@ -327,7 +328,7 @@ class RobotPort:
         generation = slots.put(self.robot, command.module, values, attach=lockstep,
                                owner=owner, safe=safe)
         if lockstep:
-            return Reply(msg, generation)
+            return Reply(msg, generation, plan)
         snap = self.stepper.snapshot
         return msg.reply("realtime", params=(snap.step,), data=(snap.time,))
 

@@ -170,7 +170,8 @@ class CommandSlots:
                 self._committed.add(robot)
             elif robot in self._attached:  # alive, in realtime: keeps its lease for lockstep
                 self._attached[robot] = now
-            self.cond.notify_all()
+            if self.cond._waiters:  # noqa: SLF001 -- the hub serves on the waiting thread
+                self.cond.notify_all()  # itself: nobody to wake, no Python-level notify
             return self.generation
 
     # -- ownership --------------------------------------------------------------------------------

@@ -23,10 +23,10 @@ class Waiter:
     def __init__(self, cond: threading.Condition) -> None:
         self.cond = cond
 
-    def wait(self, timeout: float, predicate: Callable[[], bool]) -> None:
-        """Return when ``predicate()`` holds or ``timeout`` s have passed."""
+    def wait(self, timeout: float, predicate: Callable[[], bool]) -> bool:
+        """Return when ``predicate()`` holds or ``timeout`` s have passed: whether it holds."""
         with self.cond:
-            self.cond.wait_for(predicate, timeout)
+            return bool(self.cond.wait_for(predicate, timeout))
 
     def poll(self) -> None:
         """Serve whatever is waiting, without waiting (between steps run as fast as possible)."""

@@ -79,3 +79,26 @@ def test_a_free_run_stops_at_its_duration_and_a_failed_step_pauses_it():
         assert "ZeroDivisionError: boom" in stepper.error and _step_now(stepper) == 5
     finally:
         stepper.stop()
+
+
+def test_a_driven_lockstep_run_steps_in_the_lean_loop_and_its_lease_still_detaches():
+    """A controller's commands are waited for inside the lean loop (the round's tick path
+    never runs while it drives), and one that falls silent is detached by its lease there,
+    as the round's wait does, after which the run goes on by itself."""
+    slots = CommandSlots(lease=0.3)
+    stepper, rounds = _free(slots=slots), []
+    plain = stepper._guarded_tick
+    stepper._guarded_tick = lambda: (rounds.append(stepper.snapshot.step), plain())[1]
+    stepper.start()
+    try:
+        slots.put("a", "motors", (0.1, 0.1))  # attached from here on: each step waits for it
+        step = stepper.wait_step(0, 5).step
+        for _ in range(20):  # the controller's loop: one command after each step
+            slots.put("a", "motors", (0.1, 0.1))
+            step = stepper.wait_step(step, 5).step
+        assert rounds == []  # every step in the lean loop, the waits included
+        # silent now: the lease detaches it and the run goes on without it
+        assert stepper.wait_step(step + 50, 30) is not None
+        assert "a" not in slots.attached() and rounds == []
+    finally:
+        stepper.stop()
