@@ -291,11 +291,10 @@ class Sensors:
         """Take readings measured outside :meth:`sense` (a fused step's) as this step's, as
         :meth:`sense` would have kept them (read-only, the others carried over)."""
         self._remap(world, len(world.targets))
-        readings = self.prev.copy() if self.prev is self._sealed else self._seal(self.prev)
-        for label, out in measured.items():
+        prev = self.prev if self.prev is self._sealed else self._seal(self.prev)
+        for out in measured.values():
             out.setflags(write=False)
-            readings[label] = out
-        self.prev = self._sealed = readings
+        self.prev = self._sealed = readings = {**prev, **measured}  # one C-level merge
         taken = self.rates.published()
         if taken is not None:
             extra["taken"] = taken

@@ -327,7 +327,9 @@ class GroundPass:
         readings are made at :meth:`measure`, on the state the health check passed. True:
         the step stays fused."""
         n, p = len(self.rows), self.values
-        table = sim.commands[ACTING]
+        # read, never written here: not marked touched (CommandTables), so the snapshot shares
+        # the last one's copy of the table instead of copying it again each step
+        table = dict.__getitem__(sim.commands, ACTING)
         wheels, twist = np.empty((n, 2)), np.empty((n, 2))
         engine = sim.world.engine
         side = engine.fused()
@@ -355,7 +357,10 @@ class GroundPass:
         if kept[0] is not layout or kept[1] != (world.layout_version, n):
             kept = self._keep(sim, layout, n)
         _, _, labels, shapes, targets, heading, offsets, angle, starts, par = kept
-        outs = tuple([np.empty(shape) if type(shape) is tuple else shape for shape in shapes])
+        if labels is _OUTS:  # every kind carried: one fresh array each
+            outs = tuple(map(np.empty, shapes))
+        else:
+            outs = tuple([np.empty(shape) if type(shape) is tuple else shape for shape in shapes])
         contact = world.engine.contacts(state[:, :3]) if "bumper" in self.sensing else _NONE
         key = np.uint64(0 if key is None else key)
         # sonar: its cast inside the one call when the compiled caster tests every pair
@@ -372,6 +377,8 @@ class GroundPass:
             np.arctan2(offsets[1], offsets[0], out=angle)  # (Target.sense's)
             kernels.target_bearings.serial(angle, state[:, :3], outs[6])
             outs = (*outs[:6], outs[6].reshape(n, -1))
+        if labels is _OUTS:
+            return dict(zip(_OUTS, outs))
         return {label: outs[k] for label, k in labels}
 
     def _cast(self, sim, state: np.ndarray, heading: np.ndarray) -> tuple:
@@ -409,6 +416,7 @@ class GroundPass:
             if len(noise):
                 par[2 + k] = noise
         self._kept = (layout, (world.layout_version, n),
+                      _OUTS if all(label in by for label in _OUTS) else
                       tuple((label, k) for k, label in enumerate(_OUTS) if label in by),
                       tuple(shapes), targets, np.empty((n, 2)),
                       np.empty((2, n if "target" in by else 0, len(targets))),
