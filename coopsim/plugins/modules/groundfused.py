@@ -287,6 +287,7 @@ class GroundPass:
         self.angles = angles
         self.fan = np.column_stack((np.cos(angles), np.sin(angles)))  # as the casters turn
         self._kept: tuple = (None, None)  # what measure takes from the layout (_keep)
+        self._side = None  # the engine's fused side when this step's physics took its call
 
     @classmethod
     def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
@@ -334,6 +335,7 @@ class GroundPass:
         engine = sim.world.engine
         side = engine.fused()
         arrays = side.arrays(sim.dt) if side is not None and bind_engine(side) else None
+        self._side = side if arrays is not None else None  # its contacts read at measure
         if arrays is not None:
             _act(table, p["max_speed"], p["efficiency"], sim.robots.axle, wheels, twist,
                  self.rows, *arrays)
@@ -361,7 +363,12 @@ class GroundPass:
             outs = tuple(map(np.empty, shapes))
         else:
             outs = tuple([np.empty(shape) if type(shape) is tuple else shape for shape in shapes])
-        contact = world.engine.contacts(state[:, :3]) if "bumper" in self.sensing else _NONE
+        if "bumper" not in self.sensing:
+            contact = _NONE
+        elif self._side is not None:  # the engine's flags: the kernel copies them as they are
+            contact = self._side.contacts()
+        else:
+            contact = world.engine.contacts(state[:, :3])
         key = np.uint64(0 if key is None else key)
         # sonar: its cast inside the one call when the compiled caster tests every pair
         parts = sensors.fan_parts(world, n, len(self.fan)) if len(self.fan) else None
