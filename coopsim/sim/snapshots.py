@@ -213,6 +213,8 @@ class SnapshotMaker:
         copy = self._copy
         if isinstance(tables, CommandTables):
             touched, out = tables.touched, None
+            if tables is self._tables and not touched:  # nothing looked up since: the last
+                return last  # snapshot's copies, the same mapping (no one writes into it)
             if tables is self._tables and len(touched) < len(last):  # a few looked up: the
                 out = last.copy()  # last copies, those tables copied anew
                 for k in touched:

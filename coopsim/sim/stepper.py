@@ -118,7 +118,8 @@ class Stepper(WorldOwner, FreeRunning):
         self.sim.physics()
         self.sim.sense()
         snapshot = self.sim.apply_rules()
-        ending = self.sim.ended if self.sim.ended and not self.finished else ""
+        ending = self.sim.ended  # a property: read once
+        ending = ending if ending and not self.finished else ""
         self._publish(snapshot, ending)
         if ending:
             self._say_ended()
