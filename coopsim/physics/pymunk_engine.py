@@ -203,6 +203,13 @@ class PymunkEngine(Engine):
         table = self._table()
         state = self._read()
         yaw = state[table.chassis[rows], 2]
+        if len(yaw) <= _FEW:  # numpy's cos and sin, the products in Python (IEEE's product,
+            # numpy's multiply's bits): no arrays made for a few robots
+            cos, sin = np.cos(yaw).tolist(), np.sin(yaw).tolist()
+            velocity = [(f * c, f * s, w)
+                        for f, c, s, w in zip(forward.tolist(), cos, sin, turn.tolist())]
+            self._write_few(table.control[rows].tolist(), state, velocity)
+            return
         velocity = np.empty((len(yaw), 3))
         np.multiply(forward, np.cos(yaw), out=velocity[:, 0])
         np.multiply(forward, np.sin(yaw), out=velocity[:, 1])
@@ -216,11 +223,7 @@ class PymunkEngine(Engine):
         """Set the control bodies' twists; every other body keeps its velocity."""
         state = self._read()
         if len(control_rows) <= _FEW:  # a few robots: body by body beats the batch copy
-            for row, (vx, vy, w) in zip(control_rows.tolist(), velocity.tolist()):
-                if row >= 0:
-                    body = self._bodies[row]
-                    body.velocity, body.angular_velocity = (vx, vy), w
-                    state[row, 3:6] = vx, vy, w
+            self._write_few(control_rows.tolist(), state, velocity.tolist())
             return
         out = state[:, 3:6].copy()
         keep = control_rows >= 0
@@ -229,6 +232,15 @@ class PymunkEngine(Engine):
         self._set.set_float_buf(np.ascontiguousarray(out, dtype=np.float64).ravel())
         batch.set_space_bodies(self.space, _VELOCITY, self._set)
         state[:, 3:6] = out
+
+    def _write_few(self, control_rows: list, state: np.ndarray, velocity: list) -> None:
+        """:meth:`_write_controls` body by body: ``velocity`` (vx, vy, w) of each row, m/s and
+        rad/s, world frame, into the control bodies and the cached ``state``."""
+        for row, (vx, vy, w) in zip(control_rows, velocity):
+            if row >= 0:
+                body = self._bodies[row]
+                body.velocity, body.angular_velocity = (vx, vy), w
+                state[row, 3:6] = vx, vy, w
 
     def reset_rows(self, rows: np.ndarray, state: np.ndarray) -> None:
         """See :meth:`Engine.reset_rows`: the chassis is moved and given the velocity, its
