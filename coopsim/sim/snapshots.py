@@ -254,7 +254,7 @@ class SnapshotMaker:
         return self.ring.put(_POSES, pose)[0], self.ring.put(_VELOCITIES, velocity)[0]
 
     def _whole_state(self, state: np.ndarray) -> tuple:
-        """:meth:`_robot_state` of a C-contiguous (N, 6) ``state``: read-only views of columns
+        """:meth:`_robot_state` of a planar (N, 6) ``state``: read-only views of columns
         0-2 and 3-5 of one copy (for a few robots one fresh copy and two views cost about
         half of two copies of its strided halves)."""
         if len(state) < RING_ROWS:
