@@ -51,6 +51,13 @@ class KinematicFused:
                                          e.contact, e._moved, e._flag, e._rows,
                                          e._static_grid(), e._half, float(dt), e._limits)
 
+    def contacts(self) -> np.ndarray:
+        """The engine's own (N, 2) contact flags of the last step, not copied: what
+        :meth:`KinematicEngine.contacts` copies, for a pass that copies them into its readings
+        inside its call."""
+        self.engine._sync()
+        return self.engine.contact
+
     def stepped(self) -> None:
         """After a pass's call drove and stepped the engine: the carried objects moved with
         their robots (the end of :meth:`KinematicEngine.step`)."""

@@ -202,6 +202,14 @@ class PymunkEngine(Engine):
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         table = self._table()
         state = self._read()
+        if len(rows) <= _FEW:  # numpy's cos and sin, the products in Python (IEEE's product,
+            # numpy's multiply's bits): no arrays made for a few robots
+            yaw = state[:, 2].take(table.chassis[rows])  # a third of state[rows, 2]'s cost
+            cos, sin = np.cos(yaw).tolist(), np.sin(yaw).tolist()
+            velocity = [(f * c, f * s, w)
+                        for f, c, s, w in zip(forward.tolist(), cos, sin, turn.tolist())]
+            self._write_few(table.control[rows].tolist(), state, velocity)
+            return
         yaw = state[table.chassis[rows], 2]
         velocity = np.empty((len(yaw), 3))
         np.multiply(forward, np.cos(yaw), out=velocity[:, 0])
@@ -216,11 +224,7 @@ class PymunkEngine(Engine):
         """Set the control bodies' twists; every other body keeps its velocity."""
         state = self._read()
         if len(control_rows) <= _FEW:  # a few robots: body by body beats the batch copy
-            for row, (vx, vy, w) in zip(control_rows.tolist(), velocity.tolist()):
-                if row >= 0:
-                    body = self._bodies[row]
-                    body.velocity, body.angular_velocity = (vx, vy), w
-                    state[row, 3:6] = vx, vy, w
+            self._write_few(control_rows.tolist(), state, velocity.tolist())
             return
         out = state[:, 3:6].copy()
         keep = control_rows >= 0
@@ -229,6 +233,15 @@ class PymunkEngine(Engine):
         self._set.set_float_buf(np.ascontiguousarray(out, dtype=np.float64).ravel())
         batch.set_space_bodies(self.space, _VELOCITY, self._set)
         state[:, 3:6] = out
+
+    def _write_few(self, control_rows: list, state: np.ndarray, velocity: list) -> None:
+        """:meth:`_write_controls` body by body: ``velocity`` (vx, vy, w) of each row, m/s and
+        rad/s, world frame, into the control bodies and the cached ``state``."""
+        for row, (vx, vy, w) in zip(control_rows, velocity):
+            if row >= 0:
+                body = self._bodies[row]
+                body.velocity, body.angular_velocity = (vx, vy), w
+                state[row, 3], state[row, 4], state[row, 5] = vx, vy, w  # no tuple -> array
 
     def reset_rows(self, rows: np.ndarray, state: np.ndarray) -> None:
         """See :meth:`Engine.reset_rows`: the chassis is moved and given the velocity, its
@@ -249,9 +262,10 @@ class PymunkEngine(Engine):
         out = np.zeros((len(self._robots), 2))
         self._arbiters.clear()
         batch.get_space_arbiters(self.space, _CONTACT, self._arbiters)
-        ids = np.frombuffer(self._arbiters.int_buf(), dtype=np.uintp).reshape(-1, 2)
-        if not len(ids) or not len(self._robots):
+        found = self._arbiters.int_buf()
+        if not len(found) or not len(self._robots):  # no pair touching: no array made
             return out
+        ids = np.frombuffer(found, dtype=np.uintp).reshape(-1, 2)
         points = np.frombuffer(self._arbiters.float_buf(), dtype=np.float64).reshape(-1, 2)
         if len(ids) <= _FEW_PAIRS:
             return _few_contacts(ids.tolist(), points.tolist(), table.robot_of, pose, out)

@@ -24,7 +24,8 @@ containment, on the draw of the same key).
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
+
+from .snapshots import StateFrame
 
 PLAIN = "plain"
 FUSED = "fused"
@@ -89,7 +90,7 @@ def sense(sim, found, state, state3d) -> tuple:
     frame the snapshot reads (``pose``, ``velocity``, ``state3d``))."""
     measure = getattr(found, "measure", None)
     readings = measure(sim, state) if measure is not None else sim.fused_readings
-    frame = SimpleNamespace(pose=state[:, :3], velocity=state[:, 3:6], state3d=state3d)
+    frame = StateFrame(state, state3d)
     prev = sim.sensors.prev
     for label, module, rows, values, *_ in found.after:
         readings[label] = module.clip(module.sense(frame, rows, values, prev.get(label)),

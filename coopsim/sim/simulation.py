@@ -388,11 +388,11 @@ class Simulation:
         frame for the snapshot)."""
         access = self._access  # made anew with each world, engine and dt (_start, set_dt...)
         state = state.view()
-        state.setflags(write=False)  # a view: the engine's own array stays writable
+        state.setflags(False)  # write=False; a view: the engine's own array stays writable
         state3d = None
         if "flight" in self.world.engine.features:  # a 3D world: the full state too
             state3d = self.world.engine.state3d().view()
-            state3d.setflags(write=False)
+            state3d.setflags(False)  # write=False
         if geometry:
             return self.sensors.frame(self.world, state, self.robots, self.commands, actuated,
                                       self.dt, access, extra=self.extra, step=self.step,

@@ -29,6 +29,10 @@ from .sensing import CommandTables
 _NO_POSES = frozen(np.zeros((0, 3)))  # the poses of no object or part, shared
 _NO_POSES3D = frozen(np.zeros((0, 7)))  # the 3D poses of no object, shared
 _NO_STATE3D = {"pose3d": None, "twist3d": None}  # a 2D world's snapshot fields (a copy each)
+#: Snapshot's fields in the order ``Snapshot(**fields)`` was given them (its ``__dict__``)
+_FIELDS = ("step", "time", "robots", "poses", "velocities", "commands", "readings", "fields",
+           "objects", "object_poses", "parts", "part_poses", "targets", "layout_version",
+           "index", "rules", "extra", "object_specs", "object_pose3d", "pose3d", "twist3d")
 DEPTH = 4  # blocks kept per field: the latest snapshot's, one a reader encodes, spares
 #: Robots from which snapshots take ring blocks: below, a fresh copy costs less than the
 #: ring's bookkeeping (~1 us against ~3 us a field); above, the allocation and its page
@@ -148,36 +152,49 @@ class SnapshotMaker:
         world = sim.world
         key = (world.layout_version, len(world.targets))
         if self._layout[0] != key:  # names, fields and shapes change only with the layout
-            handles = [h for _, h in world.objects.values()]
-            still = all(spec.static for spec, _ in world.objects.values())
-            self._layout = (key, {k: reading_fields(m, key[1]) for k, m in MODULES.items()},
-                            tuple(world.objects), tuple(p.name for p in world.parts),
-                            (tuple(world.targets),
-                             tuple(spec for spec, _ in world.objects.values())),
-                            # static objects never move: their poses are read once
-                            frozen(world.engine.poses(handles)) if still else handles,
-                            [p.handle for p in world.parts],
-                            _poses3d(world.engine, handles) if still else handles)
-        _, fields, objects, parts, (targets, specs), object_poses, part_handles, pose3d = \
-            self._layout
+            self._layout = (key, *self._take_layout(world, key[1]))
+        _, fields, object_poses, part_handles, pose3d = self._layout
+        fields = fields.copy()  # the layout's fields, in Snapshot's order; the step's below
         engine = world.engine
         if isinstance(object_poses, list):  # one batched call for every object
-            object_poses = frozen(engine.poses(object_poses))
-            pose3d = _poses3d(engine, pose3d)
-        poses, velocities = self._robot_state(frame.pose, frame.velocity)
-        return new_snapshot(
-            step=sim.step, time=sim.time, robots=sim.robots.names,
-            poses=poses, velocities=velocities,
-            commands=self._frozen_commands(sim),
-            readings=dict(readings),  # read-only arrays (Sensors.sense, Sensors.carried)
-            fields=fields, objects=objects, object_poses=object_poses,
-            parts=parts,
-            part_poses=frozen(engine.poses(part_handles)) if part_handles else _NO_POSES,
-            targets=targets, layout_version=world.layout_version,
-            index=sim.robots.index, rules=sim.rules.fields(),
-            extra=self._public(sim.extra),
-            object_specs=specs, object_pose3d=pose3d,
-            **(self._state3d(frame.state3d) if frame.state3d is not None else _NO_STATE3D))
+            fields["object_poses"] = frozen(engine.poses(object_poses))
+            fields["object_pose3d"] = _poses3d(engine, pose3d)
+        if part_handles:
+            fields["part_poses"] = frozen(engine.poses(part_handles))
+        fields["step"], fields["time"] = sim.step, sim.time
+        fields["robots"], fields["index"] = sim.robots.names, sim.robots.index
+        if type(frame) is StateFrame:  # a fused step's: one state, one copy
+            fields["poses"], fields["velocities"] = self._whole_state(frame.state)
+        else:
+            fields["poses"], fields["velocities"] = self._robot_state(frame.pose,
+                                                                      frame.velocity)
+        fields["commands"] = self._frozen_commands(sim)
+        fields["readings"] = dict(readings)  # read-only arrays (Sensors.sense, .carried)
+        fields["rules"], fields["extra"] = sim.rules.fields(), self._public(sim.extra)
+        if frame.state3d is not None:
+            fields.update(self._state3d(frame.state3d))
+        out = object.__new__(Snapshot)  # as new_snapshot, on a dict of its own
+        object.__setattr__(out, "__dict__", fields)
+        return out
+
+    @staticmethod
+    def _take_layout(world, n_targets: int) -> tuple:
+        """What snapshots take from the layout: (Snapshot's fields in its order, the step's
+        left None; the objects' poses, or their handles while some move; the parts'
+        handles; the objects' 3D poses, or their handles)."""
+        handles = [h for _, h in world.objects.values()]
+        still = all(spec.static for spec, _ in world.objects.values())
+        # static objects never move: their poses are read once
+        object_poses = frozen(world.engine.poses(handles)) if still else handles
+        pose3d = _poses3d(world.engine, handles) if still else handles
+        fields = dict.fromkeys(_FIELDS)
+        fields.update(fields={k: reading_fields(m, n_targets) for k, m in MODULES.items()},
+                      objects=tuple(world.objects), parts=tuple(p.name for p in world.parts),
+                      targets=tuple(world.targets), layout_version=world.layout_version,
+                      object_specs=tuple(spec for spec, _ in world.objects.values()),
+                      object_poses=object_poses, object_pose3d=pose3d,
+                      part_poses=_NO_POSES, **_NO_STATE3D)
+        return fields, object_poses, [p.handle for p in world.parts], pose3d
 
     def _public(self, extra: dict) -> dict:
         """The board's entries a snapshot carries (names not starting with ``_``): their
@@ -196,6 +213,8 @@ class SnapshotMaker:
         copy = self._copy
         if isinstance(tables, CommandTables):
             touched, out = tables.touched, None
+            if tables is self._tables and not touched:  # nothing looked up since: the last
+                return last  # snapshot's copies, the same mapping (no one writes into it)
             if tables is self._tables and len(touched) < len(last):  # a few looked up: the
                 out = last.copy()  # last copies, those tables copied anew
                 for k in touched:
@@ -234,12 +253,41 @@ class SnapshotMaker:
             return self.ring.put(_STATE, state, (3, 3))
         return self.ring.put(_POSES, pose)[0], self.ring.put(_VELOCITIES, velocity)[0]
 
+    def _whole_state(self, state: np.ndarray) -> tuple:
+        """:meth:`_robot_state` of a planar (N, 6) ``state``: read-only views of columns
+        0-2 and 3-5 of one copy (for a few robots one fresh copy and two views cost about
+        half of two copies of its strided halves)."""
+        if len(state) < RING_ROWS:
+            whole = frozen(state.copy())  # its views are read-only too
+            return whole[:, :3], whole[:, 3:6]
+        return self.ring.put(_STATE, state, (3, 3))
+
     def _copy(self, key, source: np.ndarray, widths: tuple = ()) -> tuple[np.ndarray, ...]:
         """Read-only copies of ``source``'s column groups (:meth:`Ring.put`), in a ring block
         from :data:`RING_ROWS` rows on, else fresh."""
         if len(source) >= RING_ROWS:
             return self.ring.put(key, source, widths)
         return split(source.copy(), widths) if widths else (frozen(source.copy()),)
+
+
+class StateFrame:
+    """A fused step's frame (:mod:`coopsim.sim.fused`): the planar ``state`` (N, 6: x, y, yaw,
+    vx, vy, yaw rate; world frame; m, rad, m/s, rad/s) its readings were made from, C-contiguous,
+    and the full ``state3d`` on a 3D engine (None in 2D); ``pose`` and ``velocity`` are views
+    of ``state`` (what the kinds read after a pass take), the snapshot copies ``state`` once."""
+
+    def __init__(self, state: np.ndarray, state3d: np.ndarray | None) -> None:
+        self.state, self.state3d = state, state3d
+
+    @property
+    def pose(self) -> np.ndarray:
+        """(N, 3) x, y, yaw: a view of :attr:`state`."""
+        return self.state[:, :3]
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """(N, 3) vx, vy, yaw rate: a view of :attr:`state`."""
+        return self.state[:, 3:6]
 
 
 def _poses3d(engine, handles: list) -> np.ndarray | None:

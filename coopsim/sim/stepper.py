@@ -76,7 +76,8 @@ class Stepper(WorldOwner, FreeRunning):
         self.pacer = Pacer(self.clock)  # the real-time schedule (sim/pacing.py)
         # Wakes threads waiting for a step. Apart from the loop's: in lockstep every motor
         # command would otherwise wake every thread waiting for its own step.
-        self.stepped = threading.Condition()
+        self._stepped_lock = threading.RLock()  # taken bare at a publish: no Python frames
+        self.stepped = threading.Condition(self._stepped_lock)
         # Wakes wait_finished: the run finished or the loop ended. Not every step: a watcher
         # woken at every step of a fast lockstep run cost a thread switch a step (issue 55).
         self._ended = threading.Condition()
@@ -118,7 +119,8 @@ class Stepper(WorldOwner, FreeRunning):
         self.sim.physics()
         self.sim.sense()
         snapshot = self.sim.apply_rules()
-        ending = self.sim.ended if self.sim.ended and not self.finished else ""
+        ending = self.sim.ended  # a property: read once
+        ending = ending if ending and not self.finished else ""
         self._publish(snapshot, ending)
         if ending:
             self._say_ended()
@@ -226,7 +228,7 @@ class Stepper(WorldOwner, FreeRunning):
         """Make ``snapshot`` the latest; ``ending``: why the run ended at it (a rule), said in
         ``finished`` only once the snapshot is there (a thread that sees the run finished
         reads the snapshot that finished it, not the step before)."""
-        with self.stepped:
+        with self._stepped_lock:  # self.stepped's own lock (its __enter__ is Python's)
             self.snapshot = snapshot
             if ending:
                 self.finished = ending

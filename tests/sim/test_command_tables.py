@@ -33,7 +33,8 @@ def test_an_untouched_table_is_shared_and_equals_the_table(engine):
     idle = idle_label(st.sim)
     first, second = st.tick(), st.tick()
     assert second.commands[idle] is first.commands[idle]  # shared, not copied again
-    assert second.commands["motors"] is not first.commands["motors"]  # actuated: copied
+    # the motors' table: the plain path's actuators look it up (copied anew), the fused pass
+    # only reads it (shared); either way the bits below
     for k, table in dict.items(st.sim.commands):
         assert second.commands[k].tobytes() == table.tobytes()
         assert not second.commands[k].flags.writeable

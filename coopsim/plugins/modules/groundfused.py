@@ -287,6 +287,8 @@ class GroundPass:
         self.angles = angles
         self.fan = np.column_stack((np.cos(angles), np.sin(angles)))  # as the casters turn
         self._kept: tuple = (None, None)  # what measure takes from the layout (_keep)
+        self._side = None  # the engine's fused side when this step's physics took its call
+        self._bound = None  # the engine's fused side once its call is loaded (bind_engine)
 
     @classmethod
     def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
@@ -327,11 +329,16 @@ class GroundPass:
         readings are made at :meth:`measure`, on the state the health check passed. True:
         the step stays fused."""
         n, p = len(self.rows), self.values
-        table = sim.commands[ACTING]
+        # read, never written here: not marked touched (CommandTables), so the snapshot shares
+        # the last one's copy of the table instead of copying it again each step
+        table = dict.__getitem__(sim.commands, ACTING)
         wheels, twist = np.empty((n, 2)), np.empty((n, 2))
         engine = sim.world.engine
         side = engine.fused()
-        arrays = side.arrays(sim.dt) if side is not None and bind_engine(side) else None
+        bound = side is not None and (side is self._bound or bind_engine(side))
+        arrays = side.arrays(sim.dt) if bound else None
+        self._bound = side if bound else None  # once loaded, loaded for good: no ask a step
+        self._side = side if arrays is not None else None  # its contacts read at measure
         if arrays is not None:
             _act(table, p["max_speed"], p["efficiency"], sim.robots.axle, wheels, twist,
                  self.rows, *arrays)
@@ -354,9 +361,17 @@ class GroundPass:
         kept = self._kept
         if kept[0] is not layout or kept[1] != (world.layout_version, n):
             kept = self._keep(sim, layout, n)
-        _, _, labels, shapes, targets, heading, offsets, angle, starts, par = kept
-        outs = tuple([np.empty(shape) if type(shape) is tuple else shape for shape in shapes])
-        contact = world.engine.contacts(state[:, :3]) if "bumper" in self.sensing else _NONE
+        _, _, labels, shapes, targets, heading, offsets, angle, starts, par, (dy, dx) = kept
+        if labels is _OUTS:  # every kind carried: one fresh array each
+            outs = tuple(map(np.empty, shapes))
+        else:
+            outs = tuple([np.empty(shape) if type(shape) is tuple else shape for shape in shapes])
+        if "bumper" not in self.sensing:
+            contact = _NONE
+        elif self._side is not None:  # the engine's flags: the kernel copies them as they are
+            contact = self._side.contacts()
+        else:
+            contact = world.engine.contacts(state[:, :3])
         key = np.uint64(0 if key is None else key)
         # sonar: its cast inside the one call when the compiled caster tests every pair
         parts = sensors.fan_parts(world, n, len(self.fan)) if len(self.fan) else None
@@ -369,9 +384,11 @@ class GroundPass:
             _sense(state, heading, sim.dt, sim.actuated[ACTING], prev, contact, dist, par,
                    targets, key, starts, outs, offsets)
         if type(shapes[6]) is tuple:  # target: numpy's arctan2, then the compiled bearings
-            np.arctan2(offsets[1], offsets[0], out=angle)  # (Target.sense's)
+            np.arctan2(dy, dx, angle)  # (Target.sense's; the views kept, out positional)
             kernels.target_bearings.serial(angle, state[:, :3], outs[6])
             outs = (*outs[:6], outs[6].reshape(n, -1))
+        if labels is _OUTS:
+            return dict(zip(_OUTS, outs))
         return {label: outs[k] for label, k in labels}
 
     def _cast(self, sim, state: np.ndarray, heading: np.ndarray) -> tuple:
@@ -393,7 +410,7 @@ class GroundPass:
         """What :meth:`measure` takes from the layout: the readings' shapes in
         :func:`_sense`'s order (absent kinds: an empty array, shared), the targets, scratch
         (headings, the targets' offsets and angles), the noise blocks' starts and the rows'
-        parameters (:func:`_sense`'s ``par``)."""
+        parameters (:func:`_sense`'s ``par``), the offsets' y and x views (``arctan2``'s)."""
         by, world = self.sensing, sim.world
         targets = sim.sensors.targets(world) if "target" in by else _NO_TARGETS
         width = dict(WIDTH, sonar=len(self.angles))
@@ -408,11 +425,13 @@ class GroundPass:
         for k, noise in enumerate(noises):
             if len(noise):
                 par[2 + k] = noise
+        offsets = np.empty((2, n if "target" in by else 0, len(targets)))
         self._kept = (layout, (world.layout_version, n),
+                      _OUTS if all(label in by for label in _OUTS) else
                       tuple((label, k) for k, label in enumerate(_OUTS) if label in by),
-                      tuple(shapes), targets, np.empty((n, 2)),
-                      np.empty((2, n if "target" in by else 0, len(targets))),
-                      np.empty((n if "target" in by else 0, len(targets))), starts, par)
+                      tuple(shapes), targets, np.empty((n, 2)), offsets,
+                      np.empty((n if "target" in by else 0, len(targets))), starts, par,
+                      (offsets[1], offsets[0]))
         return self._kept
 
     def _noise(self, layout: tuple) -> tuple:
