@@ -29,9 +29,10 @@ ROBOT_COLORS = [(40, 90, 230), (230, 40, 40), (40, 160, 60), (230, 200, 30), (15
 
 # -- heading arrows ---------------------------------------------------------------------------------
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def yawed(display):
-    """An empty 10 x 10 m world, paused, with one robot per yaw of YAWS in a row."""
+    """An empty 10 x 10 m world, paused, with one robot per yaw of YAWS in a row (one run for
+    the arrow tests: they only look at it)."""
     run = Sim("worlds/empty.world", "--no-controllers")
     try:
         with Client(run.endpoint) as client:
