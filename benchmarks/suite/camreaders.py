@@ -13,7 +13,7 @@ import time
 from .camera import _renders
 from .common import SMOKE, Case, LiveRun, unit
 
-SECONDS = 0.5 if SMOKE else 10.0  # s of wall time each phase
+SECONDS = 0.2 if SMOKE else 10.0  # s of wall time each phase
 CROWD = 1 if SMOKE else 16  # more Crazyflies: steps of >= 1 ms, lent to the reading thread
 TEXT = """[WORLD]
 file {root}/worlds/empty.world

@@ -48,9 +48,7 @@ def verdict(finished: str, live) -> Verdict:
         live: The :class:`~coopsim.app.run.Run` (its controllers, lockstep book and robot
             servers are read).
     """
-    if live.controllers is not None:  # a controller that let go of its robot is exiting:
-        # its exit (a crash's code) is part of the verdict, so wait for it to be seen
-        live.controllers.settle(let_go(live))
+    _settle(live)
     label, _, rest = finished.partition(": ")
     outcome = next((o for o in ("PASS", "FAIL") if rest.startswith(o + ":")), "")
     reason = f"{label}: {rest[len(outcome) + 1:].strip()}" if outcome else finished
@@ -58,6 +56,14 @@ def verdict(finished: str, live) -> Verdict:
 
 
 LET_GO = ("asked to", "released", "its controller's connection closed")
+
+
+def _settle(live) -> None:
+    """Wait for the controllers that let go of their robot to be seen ending: such a one is
+    exiting, and its exit (a crash's code) is part of the verdict and of the ``ended`` line's
+    forfeits (a fast run could otherwise end between its letting go and its exit)."""
+    if live.controllers is not None:
+        live.controllers.settle(let_go(live))
 
 
 def let_go(live) -> set[str]:
@@ -111,6 +117,7 @@ def forfeits(live) -> list[str]:
 
 def ended_line(finished: str, live) -> str:
     """The summary's ``ended`` value: the end reason, and which team forfeited, if any."""
+    _settle(live)
     gone = forfeits(live)
     if not gone:
         return finished

@@ -1,7 +1,7 @@
 """Lockstep results do not depend on the machine: the capture-the-flag scenario, with its
 launched team controller and in-process drivers, plays the identical game (score, end time,
 every recorded pose of every step, bit for bit) on a quiet machine, beside two CPU-burning
-processes, and when the simulator process is stopped for 15 s mid-game (SIGSTOP/SIGCONT, as a
+processes, and when the simulator process is stopped for 12 s mid-game (SIGSTOP/SIGCONT, as a
 debugger or a suspended laptop does) and continued.
 
 The game is cut short (``--duration``): enough steps for both teams to move, plan and radio.
@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CTF = ROOT / "scenarios" / "ctf.scenario"
 DURATION = 4.0  # s of game: 80 steps at the scenario's dt 0.05
 STOP_AT = 30  # the step after which the simulator is stopped
-STOPPED = 15.0  # s the simulator stays stopped
+STOPPED = 12.0  # s the simulator stays stopped: past team B's 10 s call timeout
+# (clients/python/ctf_team.py), so its client waits on by the connection's monitor
 RUN_WAIT = 600.0  # s a run may take on a loaded machine before the test gives up
 BURN_FOR = 900  # s a burner runs at most, should the test die without killing it
 BURNER = (f"import time\nend = time.monotonic() + {BURN_FOR}\n"

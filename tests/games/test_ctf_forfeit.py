@@ -34,8 +34,12 @@ def _game(tmp_path, *options):
 def test_a_team_whose_controller_crashed_forfeited_and_the_ended_line_says_so(tmp_path):
     (tmp_path / "crash.py").write_text(CRASH)
     # lockstep: the run waits for b1's controller once it has attached, so it has crashed
-    # before the game goes on
-    ended, out = _game(tmp_path, "--mode", "lockstep", "--controller", "b1=crash.py")
+    # before the game goes on; --wait-for 1: it is the one controller launched (the scenario's
+    # wait_for 5 counts team B's five robots and would hold the first step ~12 s for four
+    # that never come); --speed 0: the game's 4 s played at once (the summary waits for the
+    # exit of a controller that let go, app/verdict.py)
+    ended, out = _game(tmp_path, "--mode", "lockstep", "--wait-for", "1", "--speed", "0",
+                       "--controller", "b1=crash.py")
     assert ended.startswith("ctf: capture the flag: ") and \
         ended.endswith("; team B forfeited (its controllers crashed)"), out
     assert "controller of b1 exited with code 1" in out and "a bug in team B's" in out

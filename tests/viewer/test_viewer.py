@@ -422,12 +422,14 @@ def test_view_bad_start_is_one_line_and_exit_2(endpoint, message):
 
 @pytest.fixture(scope="module")
 def recording(display, tmp_path_factory):
-    """A 3 s recording of the demo with its controllers driving."""
+    """A 3 s recording of the demo with its controllers driving, in lockstep as fast as they
+    answer (the same 301 frames in ~1.6 s less wall than in real time)."""
     path = tmp_path_factory.mktemp("rec") / "demo.mcap"
     env = dict(os.environ)
     env.pop("DISPLAY", None)
     result = subprocess.run([sys.executable, "-m", "coopsim", "run", "--headless", "--port", "0",
-                             "--duration", "3", "--record", str(path)], cwd=ROOT, env=env,
+                             "--duration", "3", "--mode", "lockstep", "--speed", "0",
+                             "--record", str(path)], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return path

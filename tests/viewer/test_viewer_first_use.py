@@ -29,9 +29,10 @@ ROBOT_COLORS = [(40, 90, 230), (230, 40, 40), (40, 160, 60), (230, 200, 30), (15
 
 # -- heading arrows ---------------------------------------------------------------------------------
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def yawed(display):
-    """An empty 10 x 10 m world, paused, with one robot per yaw of YAWS in a row."""
+    """An empty 10 x 10 m world, paused, with one robot per yaw of YAWS in a row (one run for
+    the arrow tests: they only look at it)."""
     run = Sim("worlds/empty.world", "--no-controllers")
     try:
         with Client(run.endpoint) as client:
@@ -272,8 +273,11 @@ def _grab_columns(region: np.ndarray) -> np.ndarray:
     return np.flatnonzero(handle)
 
 
-@pytest.mark.parametrize("where", ["start", "middle", "end"])
-def test_the_scrub_handle_leaves_the_times_readable(display, viewer_for, tmp_path, where):
+def test_the_scrub_handle_leaves_the_times_readable(display, viewer_for, tmp_path):
+    """At the replay's start, middle and end, the handle is where the time is and covers
+    neither time label. One replay and one window sought three times (a window and a replay
+    each cost ~1.5 s to open; the window follows a seek as it shows a position it opened at).
+    """
     from coopsim.replay.servers import Replay
 
     from rechelpers import record
@@ -282,24 +286,30 @@ def test_the_scrub_handle_leaves_the_times_readable(display, viewer_for, tmp_pat
     record(path, 150)  # 3 s at dt 0.02
     with Replay(str(path), port=0, paused=True) as rp, Client(rp.endpoint) as client:
         pb = client.playback().status()
-        target = {"start": pb["start"], "middle": (pb["start"] + pb["end"]) / 2,
-                  "end": pb["end"]}[where]
-        client.playback().seek(target)
-        viewer = viewer_for(rp.endpoint)
-        pump(viewer, lambda: connected(viewer)() and viewer.link.playback is not None
-             and abs(viewer.link.playback.position - target) < 0.03
-             and "timeline.end" in viewer.ui.marks, "the replay at its position")
-        frame(viewer)
-        image = screenshot(viewer, f"timeline_handle_at_{where}")
+        viewer = None
+        for where, at in (("start", 0.0), ("middle", 0.5), ("end", 1.0)):
+            target = pb["start"] + at * (pb["end"] - pb["start"])
+            client.playback().seek(target)
+            viewer = viewer or viewer_for(rp.endpoint)
+            pump(viewer, lambda: connected(viewer)() and viewer.link.playback is not None
+                 and abs(viewer.link.playback.position - target) < 0.03
+                 and abs(viewer.timeline.shown - target) < 0.03
+                 and "timeline.end" in viewer.ui.marks, f"the replay at its {where}")
+            frame(viewer)
+            _handle_at(viewer, screenshot(viewer, f"timeline_handle_at_{where}"), at)
+
+
+def _handle_at(viewer, image, fraction_wanted: float) -> None:
+    """The scrub bar's handle in ``image`` is at ``fraction_wanted`` of the bar and covers
+    neither time label, which show text."""
     scrub, end = viewer.ui.marks["timeline.scrub"], viewer.ui.marks["timeline.end"]
     label = viewer.ui.marks["timeline.position"]
     assert label[2] <= scrub[0] and scrub[2] <= end[0], "the labels are beside the bar"
     grab = _grab_columns(_region(viewer, image, "timeline.scrub"))
     assert len(grab), "no handle on the scrub bar"
     fraction = grab.mean() / (scrub[2] - scrub[0])  # where along the bar the handle is
-    assert fraction == pytest.approx({"start": 0.0, "middle": 0.5, "end": 1.0}[where], abs=0.05)
+    assert fraction == pytest.approx(fraction_wanted, abs=0.05)
     for mark in ("timeline.end", "timeline.position"):
         region = _region(viewer, image, mark)
         assert not len(_grab_columns(region)), f"the handle covers {mark}"
         assert (region.min(axis=2) > 150).sum() > 20, f"{mark} shows no text"
-    assert viewer.timeline.shown == pytest.approx(target, abs=0.03)
