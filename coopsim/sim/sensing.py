@@ -207,6 +207,9 @@ class Sensors:
         self._planned: list[tuple] = []
         self._fixed: tuple | None = None  # (due, noise layout) of a plan without rates
         self._objects_kept: tuple = (None, None)  # (moving_geometry's, contiguous): fan_robots
+        # (layout key, readings) of the first layout laid out from nothing: a reset to the same
+        # robots takes those blank readings again (read-only, so shared) instead of making them
+        self._blank: tuple = previous._blank if previous is not None else ((), {})
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
               dt: float, access, extra: dict | None = None, step: int = 0, time: float = 0.0,
@@ -464,6 +467,10 @@ class Sensors:
             k in self.prev and self.prev[k].shape[1] == w for k, w in widths.items())
         if same:
             return
+        if not self._names:  # laid out from nothing (a start): the blank readings
+            self.prev, self._names = self._blank_readings(world, names, widths), names
+            self.rates.remap(names)
+            return
         old = {n: i for i, n in enumerate(self._names)}
         prev = {}
         for label, width in widths.items():
@@ -477,6 +484,22 @@ class Sensors:
             prev[label] = arr
         self.prev, self._names = prev, names
         self.rates.remap(names)
+
+    def _blank_readings(self, world, names: tuple, widths: dict) -> dict[str, np.ndarray]:
+        """Readings before any measurement for robots ``names``: zeros, NaN where a robot
+        does not carry the module; read-only and kept, so that the next start with the same
+        robots and modules (a reset) shares them instead of making them again."""
+        key = (names, tuple(tuple(r.modules) for r in world.robots), tuple(widths.items()))
+        if self._blank[0] == key:
+            return dict(self._blank[1])
+        prev = {}
+        for label, width in widths.items():
+            arr = np.zeros((len(names), width))
+            arr[[label not in r.modules for r in world.robots]] = np.nan
+            arr.setflags(write=False)
+            prev[label] = arr
+        self._blank = (key, prev)
+        return dict(prev)
 
 
 def idle(module, values) -> bool:
