@@ -8,6 +8,8 @@ last value and odometry integrates. Modules reach the world only through the :cl
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..model.capabilities import reading_fields
@@ -462,26 +464,20 @@ class Sensors:
             return
         self._layout_key = key
         names = tuple(r.name for r in world.robots)
-        widths = {label: len(reading_fields(m, n_targets)) for label, m in MODULES.items()}
+        widths = _widths(tuple(MODULES.items()), n_targets)
         same = names == self._names and all(
             k in self.prev and self.prev[k].shape[1] == w for k, w in widths.items())
         if same:
             return
-        if not self._names:  # laid out from nothing (a start): the blank readings
-            self.prev, self._names = self._blank_readings(world, names, widths), names
-            self.rates.remap(names)
-            return
+        prev = self._blank_readings(world, names, widths)  # read-only: copied to carry
         old = {n: i for i, n in enumerate(self._names)}
-        prev = {}
+        kept = [(i, old[name]) for i, name in enumerate(names) if name in old]
         for label, width in widths.items():
-            arr = np.zeros((len(names), width))
-            arr[[label not in r.modules for r in world.robots]] = np.nan
             last = self.prev.get(label)
-            if last is not None and last.shape[1] == width:
-                for i, name in enumerate(names):
-                    if name in old:
-                        arr[i] = last[old[name]]
-            prev[label] = arr
+            if kept and last is not None and last.shape[1] == width:
+                arr = prev[label] = prev[label].copy()
+                for i, j in kept:
+                    arr[i] = last[j]
         self.prev, self._names = prev, names
         self.rates.remap(names)
 
@@ -500,6 +496,14 @@ class Sensors:
             prev[label] = arr
         self._blank = (key, prev)
         return dict(prev)
+
+
+@functools.lru_cache(maxsize=16)
+def _widths(modules: tuple, n_targets: int) -> dict[str, int]:
+    """Module label -> its reading's width among ``n_targets`` targets, for the registered
+    ``modules`` (label, class): worked out once per registry and target count, not at every
+    start (issue 55). Callers do not change the dict."""
+    return {label: len(reading_fields(m, n_targets)) for label, m in modules}
 
 
 def idle(module, values) -> bool:
