@@ -97,6 +97,11 @@ def test_an_episode_after_resets_equals_a_fresh_envs_bit_for_bit():
     fresh = _episode(gymnasium.make(ID, scenario=str(GOAL)).unwrapped, 3)
     assert again == fresh
     assert again != _episode(env, 4)
+    # a parameter set during a run is the scenario's again after a reset (its table is
+    # gathered again, not kept)
+    env.episode.sim.set_param("robot1", "sonar", "noise", 0.5)
+    env.episode.sim.set_param("robot1", "motors", "max_speed", 0.2)
+    assert _episode(env, 3) == fresh
 
 
 def test_the_task_rewards_minus_the_distance_and_terminates_at_the_target():
