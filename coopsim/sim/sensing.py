@@ -186,9 +186,13 @@ class Sensors:
             :class:`~coopsim.raycast.AutoCaster`: numpy until the compiled kernels are loaded,
             then numba).
         previous: The sensors this one replaces (a reset, a restored layout).
+        kept: (the parameter table, its key when ``previous`` planned on it) when a reset
+            kept the table (``Simulation._params_kept``): ``previous``'s sensing plan, made
+            at its start on fresh rates as this one's would be, is taken again.
     """
 
-    def __init__(self, caster=None, previous: "Sensors | None" = None) -> None:
+    def __init__(self, caster=None, previous: "Sensors | None" = None,
+                 kept: tuple = (None, None)) -> None:
         if caster is None and previous is not None:
             caster = previous.caster
         self.caster = caster if caster is not None else AutoCaster()
@@ -212,6 +216,11 @@ class Sensors:
         # (layout key, readings) of the first layout laid out from nothing: a reset to the same
         # robots takes those blank readings again (read-only, so shared) instead of making them
         self._blank: tuple = previous._blank if previous is not None else ((), {})
+        params, last = kept
+        if previous is not None and last is not None \
+                and previous._plan_key[:2] == (id(params), last):
+            self._plan_key = (id(params), params.key, *previous._plan_key[2:])
+            self._planned, self._fixed = previous._planned, previous._fixed
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
               dt: float, access, extra: dict | None = None, step: int = 0, time: float = 0.0,

@@ -130,6 +130,7 @@ class Simulation:
         self._access = Access(world, dt)  # stateless: one per world, engine and dt
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
         self.robots, self.params = RobotTable(), ParamTable() if params is None else params
+        last = None if params is None else params.key  # the key the last run's plans hold
         if params is not None:  # up to date with the new world: nothing gathered again
             params.key = (world.layout_version, world.param_epoch)
         self._plan: StepPlan | None = None
@@ -141,7 +142,7 @@ class Simulation:
         self.snapshots = SnapshotMaker()  # builds this run's snapshots (sim/snapshots.py)
         # The caster (its static shapes binned) lives as long as the simulation: a reset to
         # the same walls bins nothing again.
-        self.sensors = Sensors(self._caster, self.sensors)
+        self.sensors = Sensors(self._caster, self.sensors, (self.params, last))
         self.commands: dict[str, np.ndarray] = CommandTables()
         self.actuated: dict = {}
         self.extra: dict = {}
