@@ -420,7 +420,7 @@ class KinematicEngine(Engine):
         pad = self._rmax + GAP + 1e-6  # 1e-6 m: more than any rounding of a cell index
         if self._static is None or self._static[-1] < pad:
             shapes, kinds = static_shapes(self._standing())
-            self._static = (*static_grid(shapes, kinds, self._half, pad), pad)
+            self._static = (*binned(shapes, kinds, self._half, pad), pad)
         return self._static[:-1]
 
     def static_geometry(self):
@@ -469,6 +469,20 @@ def static_shapes(objects: list) -> tuple[np.ndarray, np.ndarray]:
             rows.append((s.position[0], s.position[1], s.radius, 0.0, 0.0, 0.0))
             kinds.append(CIRCLE)
     return np.array(rows, dtype=float).reshape(-1, 6), np.array(kinds, dtype=np.int64)
+
+
+_BINNED: dict = {}  # (shapes, kinds, half as bytes, pad) -> static_grid's arrays, latest last
+
+
+def binned(shapes: np.ndarray, kinds: np.ndarray, half: np.ndarray, pad: float) -> tuple:
+    """:func:`static_grid`, kept for the last 8 layouts: a new engine over the same walls (a
+    reset) bins nothing again (issue 55). Shared safely: no kernel writes into a grid."""
+    key = (shapes.tobytes(), kinds.tobytes(), np.asarray(half, float).tobytes(), pad)
+    grid = _BINNED.pop(key, None) or static_grid(shapes, kinds, half, pad)
+    if len(_BINNED) >= 8:
+        del _BINNED[next(iter(_BINNED))]  # the oldest
+    _BINNED[key] = grid
+    return grid
 
 
 def static_grid(shapes: np.ndarray, kinds: np.ndarray, half: np.ndarray, pad: float) -> tuple:

@@ -8,6 +8,8 @@ last value and odometry integrates. Modules reach the world only through the :cl
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..model.capabilities import reading_fields
@@ -184,9 +186,13 @@ class Sensors:
             :class:`~coopsim.raycast.AutoCaster`: numpy until the compiled kernels are loaded,
             then numba).
         previous: The sensors this one replaces (a reset, a restored layout).
+        kept: (the parameter table, its key when ``previous`` planned on it) when a reset
+            kept the table (``Simulation._params_kept``): ``previous``'s sensing plan, made
+            at its start on fresh rates as this one's would be, is taken again.
     """
 
-    def __init__(self, caster=None, previous: "Sensors | None" = None) -> None:
+    def __init__(self, caster=None, previous: "Sensors | None" = None,
+                 kept: tuple = (None, None)) -> None:
         if caster is None and previous is not None:
             caster = previous.caster
         self.caster = caster if caster is not None else AutoCaster()
@@ -207,6 +213,14 @@ class Sensors:
         self._planned: list[tuple] = []
         self._fixed: tuple | None = None  # (due, noise layout) of a plan without rates
         self._objects_kept: tuple = (None, None)  # (moving_geometry's, contiguous): fan_robots
+        # (layout key, readings) of the first layout laid out from nothing: a reset to the same
+        # robots takes those blank readings again (read-only, so shared) instead of making them
+        self._blank: tuple = previous._blank if previous is not None else ((), {})
+        params, last = kept
+        if previous is not None and last is not None \
+                and previous._plan_key[:2] == (id(params), last):
+            self._plan_key = (id(params), params.key, *previous._plan_key[2:])
+            self._planned, self._fixed = previous._planned, previous._fixed
 
     def frame(self, world, state: np.ndarray, table: "RobotTable", commands, actuated,
               dt: float, access, extra: dict | None = None, step: int = 0, time: float = 0.0,
@@ -458,24 +472,46 @@ class Sensors:
             return
         self._layout_key = key
         names = tuple(r.name for r in world.robots)
-        widths = {label: len(reading_fields(m, n_targets)) for label, m in MODULES.items()}
+        widths = _widths(tuple(MODULES.items()), n_targets)
         same = names == self._names and all(
             k in self.prev and self.prev[k].shape[1] == w for k, w in widths.items())
         if same:
             return
+        prev = self._blank_readings(world, names, widths)  # read-only: copied to carry
         old = {n: i for i, n in enumerate(self._names)}
+        kept = [(i, old[name]) for i, name in enumerate(names) if name in old]
+        for label, width in widths.items():
+            last = self.prev.get(label)
+            if kept and last is not None and last.shape[1] == width:
+                arr = prev[label] = prev[label].copy()
+                for i, j in kept:
+                    arr[i] = last[j]
+        self.prev, self._names = prev, names
+        self.rates.remap(names)
+
+    def _blank_readings(self, world, names: tuple, widths: dict) -> dict[str, np.ndarray]:
+        """Readings before any measurement for robots ``names``: zeros, NaN where a robot
+        does not carry the module; read-only and kept, so that the next start with the same
+        robots and modules (a reset) shares them instead of making them again."""
+        key = (names, tuple(tuple(r.modules) for r in world.robots), tuple(widths.items()))
+        if self._blank[0] == key:
+            return dict(self._blank[1])
         prev = {}
         for label, width in widths.items():
             arr = np.zeros((len(names), width))
             arr[[label not in r.modules for r in world.robots]] = np.nan
-            last = self.prev.get(label)
-            if last is not None and last.shape[1] == width:
-                for i, name in enumerate(names):
-                    if name in old:
-                        arr[i] = last[old[name]]
+            arr.setflags(write=False)
             prev[label] = arr
-        self.prev, self._names = prev, names
-        self.rates.remap(names)
+        self._blank = (key, prev)
+        return dict(prev)
+
+
+@functools.lru_cache(maxsize=16)
+def _widths(modules: tuple, n_targets: int) -> dict[str, int]:
+    """Module label -> its reading's width among ``n_targets`` targets, for the registered
+    ``modules`` (label, class): worked out once per registry and target count, not at every
+    start (issue 55). Callers do not change the dict."""
+    return {label: len(reading_fields(m, n_targets)) for label, m in modules}
 
 
 def idle(module, values) -> bool:

@@ -108,26 +108,31 @@ class Simulation:
             if scenario is not None:
                 self.scenario = scenario
             version = self.world.layout_version + 1
+            kept = self._params_kept() if world is None else None  # the same scenario again
             with collector_held():
                 if world is None:
                     world = World(self.scenario, self.engine, version)
                 world.layout_version = version
-                self._start(world, self.dt)
+                self._start(world, self.dt, kept)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
 
-    def _start(self, world: World, dt: float) -> None:
+    def _start(self, world: World, dt: float, params: ParamTable | None = None) -> None:
         """Start the run on a newly built ``world``: time 0, the seed's generator, the
-        scenario's rules and drivers, the tables laid out, readings measured afresh (with a
-        generator of their own, so the run's draws start at the step) into the first
-        snapshot."""
+        scenario's rules and drivers, the tables laid out (``params``: the last run's
+        parameter table, which ``world`` lays out alike: :meth:`_params_kept`), readings
+        measured afresh (with a generator of their own, so the run's draws start at the
+        step) into the first snapshot."""
         self.world, self.engine, self.dt = world, world.engine_label, dt
         self.rng = make_rng(self.seed)
         self._access = Access(world, dt)  # stateless: one per world, engine and dt
         self.step, self.time, self._t0, self._k0 = 0, 0.0, 0.0, 0
-        self.robots, self.params = RobotTable(), ParamTable()
+        self.robots, self.params = RobotTable(), ParamTable() if params is None else params
+        last = None if params is None else params.key  # the key the last run's plans hold
+        if params is not None:  # up to date with the new world: nothing gathered again
+            params.key = (world.layout_version, world.param_epoch)
         self._plan: StepPlan | None = None
         self.step_path = ""  # the last plan's path, one line (StepPlan.path)
         self._fusing = False  # this step takes the plan's fused pass (sim/fused.py)
@@ -137,7 +142,7 @@ class Simulation:
         self.snapshots = SnapshotMaker()  # builds this run's snapshots (sim/snapshots.py)
         # The caster (its static shapes binned) lives as long as the simulation: a reset to
         # the same walls bins nothing again.
-        self.sensors = Sensors(self._caster, self.sensors)
+        self.sensors = Sensors(self._caster, self.sensors, (self.params, last))
         self.commands: dict[str, np.ndarray] = CommandTables()
         self.actuated: dict = {}
         self.extra: dict = {}
@@ -151,6 +156,18 @@ class Simulation:
         zero = self.sensors.sense(world, self.params, frame, make_rng(self.seed))
         self.snapshot = self.snapshots.make(self, frame, zero)
         self.plan()  # its path known from the start (step_path); a fused pass compiles now
+        self._built = self.params.key  # the world's layout and parameters as built
+
+    def _params_kept(self) -> ParamTable | None:
+        """The parameter table, when a world built again from the same scenario lays out the
+        same one (issue 55: a reset then gathers no module's values again): since the run
+        started, nothing was inserted or removed and no parameter was set (the world's layout
+        version and parameter epoch as built), and no module kind was registered."""
+        params, world = self.params, self.world
+        if params.key != self._built or params.key != (world.layout_version,
+                                                       world.param_epoch):
+            return None
+        return params if params.modules == MODULES.items() else None
 
     def build(self, scenario: ScenarioSpec) -> World:
         """``scenario``'s world for this simulation's engine, its rules checked: what

@@ -78,6 +78,32 @@ def test_reset_with_the_same_seed_repeats_the_episode_in_one_env():
     assert runs[0] == runs[1]
 
 
+def _episode(env, seed: int, steps: int = 40) -> bytes:
+    obs, info = env.reset(seed=seed)
+    seq = [obs["sonar"], obs["gps"], np.array([info["time"]])]
+    for k in range(steps):
+        obs, reward, *_ = env.step(np.array([0.5, 0.1 * (k % 4) - 0.1]))
+        seq += [obs["sonar"], obs["gps"], obs["motors"], np.array([reward])]
+    return np.concatenate(seq).tobytes()
+
+
+def test_an_episode_after_resets_equals_a_fresh_envs_bit_for_bit():
+    # a reset reuses what the last run built (issue 55): nothing of that run may leak into
+    # the next, whatever seed it ran with and however far it went
+    env = gymnasium.make(ID, scenario=str(GOAL)).unwrapped
+    _episode(env, 4, 120)
+    _episode(env, 8, 7)
+    again = _episode(env, 3)
+    fresh = _episode(gymnasium.make(ID, scenario=str(GOAL)).unwrapped, 3)
+    assert again == fresh
+    assert again != _episode(env, 4)
+    # a parameter set during a run is the scenario's again after a reset (its table is
+    # gathered again, not kept)
+    env.episode.sim.set_param("robot1", "sonar", "noise", 0.5)
+    env.episode.sim.set_param("robot1", "motors", "max_speed", 0.2)
+    assert _episode(env, 3) == fresh
+
+
 def test_the_task_rewards_minus_the_distance_and_terminates_at_the_target():
     env = gymnasium.make(ID, scenario=str(GOAL)).unwrapped
     obs, info = env.reset(seed=0)
