@@ -99,6 +99,12 @@ def main() -> int:
     return report(got, args.factor)
 
 
+def figure(runs: list[dict]) -> float | None:
+    """The case's own figure, median over rounds (None for a ``peakmem_`` case: asv measures it)."""
+    values = [r["figure"] for r in runs if r["figure"] is not None]
+    return round(statistics.median(values), 4) if values else None
+
+
 def report(got: dict, factor: float) -> int:
     """Print one JSON line a case; 1 when a case is slower than ``factor`` by CPU."""
     worse = 0
@@ -114,8 +120,7 @@ def report(got: dict, factor: float) -> int:
         print(json.dumps({
             "case": name, "by": key, "ratio": round(ratio, 3),
             "base": round(med[0], 4), "new": round(med[1], 4),
-            "figure_base": round(statistics.median(r["figure"] for r in base), 4),
-            "figure_new": round(statistics.median(r["figure"] for r in new), 4),
+            "figure_base": figure(base), "figure_new": figure(new),
             "cpu_range_base": [round(min(r["cpu_s"] for r in base), 3),
                                round(max(r["cpu_s"] for r in base), 3)],
             "cpu_range_new": [round(min(r["cpu_s"] for r in new), 3),

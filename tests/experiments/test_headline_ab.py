@@ -20,9 +20,9 @@ def test_a_case_name_splits_into_module_class_method_and_params():
 
 
 def test_the_report_flags_a_case_slower_by_cpu_and_compares_memory_by_rss(capsys):
-    row = lambda cpu, rss=1: {"figure": 1.0, "cpu_s": cpu, "rss": rss}  # noqa: E731
+    row = lambda cpu, rss=1, fig=1.0: {"figure": fig, "cpu_s": cpu, "rss": rss}  # noqa: E731
     got = {"arms.Ik.track_ms": ([row(1.0), row(1.2)], [row(1.3), row(1.4)]),
-           "build.Memory.peakmem_world(10000)": ([row(5, 100)], [row(1, 100)])}
+           "build.Memory.peakmem_world(10000)": ([row(5, 100, None)], [row(1, 100, None)])}
     assert headline_ab.report(got, 1.1) == 1
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert lines[0]["ratio"] == round(1.35 / 1.1, 3) and lines[0]["by"] == "cpu_s"
