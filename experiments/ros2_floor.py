@@ -177,13 +177,15 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--robots", type=int, default=100)
     ap.add_argument("--rclpy", action="store_true", help="a stock rclpy publisher instead")
+    ap.add_argument("--kinds", default="c,python", help="blocks beside idle: c, python")
+    ap.add_argument("--no-sim", action="store_true", help="skip the sim's own CPU a step")
     ap.add_argument("--unmatched", action="store_true",
                     help="no subscriber: Cyclone's write with no reader to send to")
     args = ap.parse_args()
     if args.rclpy:
         return rclpy_reference(args)
     from suite import ros2cost
-    off = ros2cost.cpu_per_step(args.robots, args.steps, None) * 1e3
+    off = 0.0 if args.no_sim else ros2cost.cpu_per_step(args.robots, args.steps, None) * 1e3
     domain = 150 + (os.getpid() + 11) % 50
     bridge, writers, payloads, rows = step_samples(args.robots, domain)
     reader = None if args.unmatched else ros2cost._subscriber(args.robots, domain)
@@ -193,7 +195,7 @@ def main() -> None:
                 and time.monotonic() < deadline:
             time.sleep(0.1)  # discovery: every odometry and scan writer matched
         c_loop = compiled(libddsc_path())
-        kinds = ["idle", "c", "python"] if c_loop else ["idle", "python"]
+        kinds = ["idle"] + [k for k in args.kinds.split(",") if c_loop or k != "c"]
         runs = {k: [] for k in kinds}
         for _ in range(args.rounds):
             for kind in kinds:

@@ -17,7 +17,7 @@ import threading
 import time
 
 from .bridges import ROS2_READER, received as taken
-from .common import Case, count, sizes, swarm, unit
+from .common import SMOKE, Case, count, sizes, swarm, unit
 
 #: A stock rclpy node taking every robot's odometry and scan (best effort or reliable: the
 #: bridge's writers are reliable). Prints "ready" once subscribed, then "count N" (messages
@@ -127,7 +127,7 @@ class Ros2Cpu(Case):
         domain = 150 + (os.getpid() + 25) % 50
         off, got = cpu_per_step(robots, steps, None), []
         on = cpu_per_step(robots, steps, domain, received=got)
-        if not got[0]:  # a bridge nobody reads skips no work, but it is not the case measured
+        if not got[0] and not SMOKE:  # an unread bridge writes nothing: not the case measured
             raise RuntimeError("ros2cost: the subscriber took no message (it never matched)")
         self.share = max(on - off, 0.0) / on
 
