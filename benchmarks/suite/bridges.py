@@ -25,7 +25,10 @@ with connect(sys.argv[1], subprotocols=["foxglove.sdk.v1"], max_size=None) as ws
                 {"id": c["id"], "channelId": c["id"]} for c in json.loads(m)["channels"]]}))
 """
 
-#: A DDS participant in its own process reading every robot's odometry and scan.
+#: A DDS participant in its own process reading every robot's odometry and scan. Its topics
+#: are typed (the binding's type information) while the bridge's writers announce none: Cyclone
+#: matches them by type name. It prints "count N" (samples taken so far) twice a second, so the
+#: cases can say whether it matched at all (:func:`received`).
 ROS2_READER = r"""
 import sys, time
 from cyclonedds.domain import Domain, DomainParticipant
@@ -37,11 +40,24 @@ d = Domain(dom, loopback_config()); dp = DomainParticipant(dom); T = idl_types()
 rs = [DataReader(dp, Topic(dp, f"rt/r{i}/{t}", T[k])) for i in range(n)
       for t, k in (("odom", "nav_msgs/Odometry"), ("scan", "sensor_msgs/LaserScan"))]
 print("ready", flush=True)
+got, said = 0, time.monotonic()
 while True:
     for r in rs:
-        r.take(64)
+        got += len(r.take(64))
+    if time.monotonic() - said > 0.5:
+        print("count", got, flush=True)
+        said = time.monotonic()
     time.sleep(0.01)
 """
+
+
+def received(reader: subprocess.Popen) -> int:
+    """Kill a subscriber process that prints ``count N`` lines (:data:`ROS2_READER`) and
+    return the last N it printed: the samples it took (0: it never matched the bridge)."""
+    reader.kill()
+    out, _ = reader.communicate(timeout=10)
+    counts = [int(line.split()[1]) for line in out.splitlines() if line.startswith("count ")]
+    return counts[-1] if counts else 0
 
 
 def _bridged_ratio(stepper, on, off, reader: subprocess.Popen, close) -> float:

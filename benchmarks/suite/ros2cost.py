@@ -13,20 +13,26 @@ odometry and scan, else a Cyclone DDS reader of the same topics.
 import os
 import subprocess
 import sys
+import threading
 import time
 
-from .bridges import ROS2_READER
-from .common import Case, count, sizes, swarm, unit
+from .bridges import ROS2_READER, received as taken
+from .common import SMOKE, Case, count, sizes, swarm, unit
 
 #: A stock rclpy node taking every robot's odometry and scan (best effort or reliable: the
-#: bridge's writers are reliable). Prints "ready" once subscribed.
+#: bridge's writers are reliable). Prints "ready" once subscribed, then "count N" (messages
+#: taken so far) twice a second, as the Cyclone reader does (:func:`.bridges.received`).
 RCLPY_SUBSCRIBER = r"""
 import sys, rclpy
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import LaserScan
 n = int(sys.argv[1]); rclpy.init(); node = rclpy.create_node("bench_subscriber")
-subs = [node.create_subscription(T, f"/r{i}/{t}", lambda m: None, 10)
+got = [0]
+def take(msg):
+    got[0] += 1
+subs = [node.create_subscription(T, f"/r{i}/{t}", take, 10)
         for i in range(n) for t, T in (("odom", Odometry), ("scan", LaserScan))]
+timer = node.create_timer(0.5, lambda: print("count", got[0], flush=True))
 print("ready", flush=True)
 rclpy.spin(node)
 """
@@ -47,9 +53,33 @@ def _subscriber(robots: int, domain: int) -> subprocess.Popen:
     return proc
 
 
-def cpu_per_step(robots: int, steps: int, domain: int | None) -> float:
+def thread_cpu() -> dict:
+    """CPU seconds of each thread of this process so far, by thread id (/proc; empty where
+    there is none), with its name as the kernel has it."""
+    out, tick = {}, os.sysconf("SC_CLK_TCK")
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as fh:
+                stat = fh.read()
+        except OSError:  # ended meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        out[int(tid)] = (stat[stat.index("(") + 1:stat.rindex(")")],
+                         (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def cpu_per_step(robots: int, steps: int, domain: int | None,
+                 threads: dict | None = None, received: list | None = None) -> float:
     """CPU seconds of this process per step of a realtime swarm run of ``steps`` steps, with
-    the ROS 2 bridge on ``domain`` and a subscriber (None: without)."""
+    the ROS 2 bridge on ``domain`` and a subscriber (None: without); ``threads``, a dict, gets
+    each thread's CPU ms a step by its name (the stepper, the bridge, Cyclone's threads);
+    ``received``, a list, gets the messages the subscriber took over the whole run (0: it
+    never matched the bridge, and the figure is not of a subscribed bridge)."""
     stepper = swarm(robots, mode="realtime")
     bridge = reader = None
     if domain is not None:
@@ -60,16 +90,23 @@ def cpu_per_step(robots: int, steps: int, domain: int | None) -> float:
         stepper.start()
         first = stepper.snapshot.step
         stepper.wait_step(first + count(50, 2), 120.0)  # matched, the writers made
-        cpu, at = time.process_time(), stepper.snapshot.step
+        before, cpu, at = thread_cpu(), time.process_time(), stepper.snapshot.step
         stepper.wait_step(at + steps - 1, 60.0 + steps)
         used, done = time.process_time() - cpu, stepper.snapshot.step - at
+        after, names = thread_cpu(), {t.native_id: t.name for t in threading.enumerate()}
     finally:
         stepper.stop()
         if bridge is not None:
             bridge.close()
         if reader is not None:
-            reader.kill()
-            reader.wait(10)
+            got = taken(reader)
+            if received is not None:
+                received.append(got)
+    if threads is not None:
+        for tid, (name, spent) in after.items():
+            key = names.get(tid, name)
+            was = before.get(tid, (name, 0.0))[1]
+            threads[key] = threads.get(key, 0.0) + (spent - was) * 1e3 / max(done, 1)
     return used / max(done, 1)
 
 
@@ -88,8 +125,10 @@ class Ros2Cpu(Case):
             raise NotImplementedError(str(e))
         steps = count(500, 10)  # 10 s at 50 Hz
         domain = 150 + (os.getpid() + 25) % 50
-        off = cpu_per_step(robots, steps, None)
-        on = cpu_per_step(robots, steps, domain)
+        off, got = cpu_per_step(robots, steps, None), []
+        on = cpu_per_step(robots, steps, domain, received=got)
+        if not got[0] and not SMOKE:  # an unread bridge writes nothing: not the case measured
+            raise RuntimeError("ros2cost: the subscriber took no message (it never matched)")
         self.share = max(on - off, 0.0) / on
 
     @unit("share of CPU")

@@ -227,13 +227,18 @@ class Participant:
         return topic
 
     def writer(self, name: str, short: str, qos: Qos = STREAM) -> "RawWriter":
+        """A writer of ROS topic ``name``; a volatile one (not ``latched``) writes nothing
+        while no reader has matched it (:class:`Matched`)."""
+        from cyclonedds.core import Listener
         from cyclonedds.pub import DataWriter
         topic = self.topic(name, short)
+        gate = None if qos.latched else Matched()
+        listener = Listener(on_publication_matched=gate.update) if gate else None
         with ENDPOINTS:  # never while a type's information is restored (.untyped)
-            writer = DataWriter(self.participant, topic, qos=qos.policies())
+            writer = DataWriter(self.participant, topic, qos=qos.policies(), listener=listener)
         if self.on_endpoint is not None:
             self.on_endpoint(writer=writer)
-        return RawWriter(writer)
+        return RawWriter(writer, gate)
 
     def raw_writer(self, dds_topic: str, datatype, qos: Qos = STREAM) -> "RawWriter":
         """A writer on a DDS topic of its own name and IDL type (``ros_discovery_info``)."""
@@ -331,14 +336,33 @@ def tie_to_loopback(fds) -> int:
     return tied
 
 
-class RawWriter:
-    """A DataWriter fed payloads already in CDR (the header included)."""
+class Matched:
+    """How many readers a writer has matched, as Cyclone's publication-matched listener last
+    said (on its own thread, set at the writer's creation so that no match is missed). A
+    volatile writer with none skips its writes: nobody would receive them, and a write costs
+    Cyclone a serialized copy and its history's bookkeeping even then (docs/ros2.md)."""
 
-    def __init__(self, writer) -> None:
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def update(self, writer, status) -> None:
+        self.count = status.current_count
+
+
+class RawWriter:
+    """A DataWriter fed payloads already in CDR (the header included); with a
+    :class:`Matched` ``gate``, writes go out only while a reader has matched it."""
+
+    def __init__(self, writer, gate: Matched | None = None) -> None:
         from cyclonedds._clayer import ddspy_write  # the binding's own write of bytes
         self.writer, self._write, self._ref = writer, ddspy_write, writer._ref
+        self._gate = gate
 
     def write(self, payload: bytes) -> None:
+        if self._gate is not None and not self._gate.count:
+            return
         pad = -len(payload) % 4  # the binding pads to whole words too
         ret = self._write(self._ref, payload + b"\x00" * pad if pad else payload)
         if ret < 0:

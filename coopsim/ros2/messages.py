@@ -168,9 +168,10 @@ class OdomBatch:
         self.data = np.frombuffer(b"".join(bytes(p.data) for p in parts), np.uint8).copy()
         starts = np.cumsum([0] + [len(p.data) for p in parts])
         self.bounds = list(zip(starts[:-1].tolist(), starts[1:].tolist()))
-        self._stamp = np.array([a + p._stamp for a, p in zip(starts, parts)], dtype=np.intp)
-        self._pose = np.array([a + p._pose for a, p in zip(starts, parts)], dtype=np.intp)
-        self._twist = np.array([a + p._twist for a, p in zip(starts, parts)], dtype=np.intp)
+        # the bytes each step writes, as flat indices into the buffer (made once, not a step)
+        self._stamp = _spans([a + p._stamp for a, p in zip(starts, parts)], 8)
+        self._pose = _spans([a + p._pose for a, p in zip(starts, parts)], 56)
+        self._twist = _spans([a + p._twist for a, p in zip(starts, parts)], 48)
 
     def fill(self, ns: int, x, y, yaw, forward, side, turn) -> list[bytes]:
         """Every robot's message at ``ns`` (arrays in the order of the frames: pose in the
@@ -187,18 +188,23 @@ class OdomBatch:
         the odometry frame and (n, 6) twists vx, vy, vz (m/s), wx, wy, wz (rad/s) in the base
         frame (a 3D world's odometry)."""
         n = len(self.bounds)
-        sec, nsec = divmod(int(ns), 1_000_000_000)
-        stamp = np.empty(n, dtype=[("sec", "<i4"), ("nsec", "<u4")])
-        stamp["sec"], stamp["nsec"] = sec, nsec
-        pose = np.ascontiguousarray(pose, dtype="<f8")
-        twist = np.ascontiguousarray(twist, dtype="<f8")
         buf = self.data.copy()
-        for at, values in ((self._stamp, stamp.view(np.uint8).reshape(n, 8)),
-                           (self._pose, pose.view(np.uint8).reshape(n, 56)),
-                           (self._twist, twist.view(np.uint8).reshape(n, 48))):
-            buf[at[:, None] + np.arange(values.shape[1])] = values
+        buf[self._stamp] = np.tile(_stamp_bytes(ns), n)
+        buf[self._pose] = np.ascontiguousarray(pose, dtype="<f8").view(np.uint8).ravel()
+        buf[self._twist] = np.ascontiguousarray(twist, dtype="<f8").view(np.uint8).ravel()
         raw = buf.tobytes()
         return [raw[a:b] for a, b in self.bounds]
+
+
+def _spans(starts, width: int) -> np.ndarray:
+    """Flat byte indices of ``width`` bytes from each of ``starts`` (in their order)."""
+    return (np.asarray(starts, dtype=np.intp)[:, None] + np.arange(width)).ravel()
+
+
+def _stamp_bytes(ns: int) -> np.ndarray:
+    """builtin_interfaces/Time at ``ns`` as its 8 CDR bytes (int32 sec, uint32 nanosec)."""
+    sec, nsec = divmod(int(ns), 1_000_000_000)
+    return np.frombuffer(struct.pack("<iI", sec, nsec), np.uint8)
 
 
 @dataclass(frozen=True)
@@ -268,6 +274,10 @@ class TfTemplate:
             w.string(child)
             self._at.append((stamp, w.f64(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)))
         self.data = w.buf
+        self._buf = np.frombuffer(bytes(w.buf), np.uint8)
+        # every transform's stamp and pose bytes as flat indices (one numpy write each a step)
+        self._stamps = _spans([a for a, _ in self._at], 8)
+        self._poses = _spans([b for _, b in self._at], 56)
 
     def fill(self, ns: int, x, y, yaw) -> bytes:
         """The message at ``ns`` with planar transforms (arrays of x, y in m, yaw in rad, in
@@ -279,12 +289,10 @@ class TfTemplate:
 
     def fill_full(self, ns: int, pose: np.ndarray) -> bytes:
         """The message at ``ns`` with (n, 7) transforms x, y, z (m), qx, qy, qz, qw."""
-        buf = bytearray(self.data)
-        sec, nsec = divmod(int(ns), 1_000_000_000)
-        for (stamp, at), row in zip(self._at, np.asarray(pose, dtype=float).tolist()):
-            struct.pack_into("<iI", buf, stamp, sec, nsec)
-            struct.pack_into("<7d", buf, at, *row)
-        return bytes(buf)
+        buf = self._buf.copy()
+        buf[self._stamps] = np.tile(_stamp_bytes(ns), len(self._at))
+        buf[self._poses] = np.ascontiguousarray(pose, dtype="<f8").view(np.uint8).ravel()
+        return buf.tobytes()
 
 
 #: REP 145: covariance[0] = -1 marks a field the sensor does not estimate

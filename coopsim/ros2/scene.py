@@ -104,6 +104,7 @@ class RosScene:
         self.arms = RosArms({**layout, "robots": [r for r in layout.get("robots", ())
                                                   if "links" not in r]}, where)
         self.links = RosLinks(layout, where)
+        self._inertial = [r for r in self.robots if r.imu]  # /R/imu's robots, looked at a step
         self._rows = np.array([r.row for r in self.robots], dtype=int)
         self._origins = np.array([r.origin for r in self.robots], dtype=float).reshape(-1, 3)
         self._topics = [f"/{r.ns}/odom" for r in self.robots]
@@ -181,9 +182,9 @@ class RosScene:
         gx, gy, gz and ax, ay, az (body frame) and the true orientation in the world (a 2D
         world: the yaw; none when the snapshot has no reading of it)."""
         out = []
-        for r in self.robots:
+        for r in self._inertial:
             reading, names = snap.readings.get(r.imu), snap.fields.get(r.imu, ())
-            if not r.imu or reading is None or not set(IMU_FIELDS) <= set(names):
+            if reading is None or not set(IMU_FIELDS) <= set(names):
                 continue
             gyro = [names.index(n) for n in IMU_FIELDS[3:]]
             accel = [names.index(n) for n in IMU_FIELDS[:3]]
