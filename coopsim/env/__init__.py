@@ -22,14 +22,22 @@ HOVER_ID = "coopsim/CrazyflieHover-v0"
 
 def register_envs() -> None:
     """Register ``coopsim/Scenario-v0`` (its ``make_vec`` gives the batched worlds) and
-    ``coopsim/CrazyflieHover-v0`` with Gymnasium; a second call does nothing."""
+    ``coopsim/CrazyflieHover-v0`` with Gymnasium; a second call does nothing.
+
+    ``coopsim/Scenario-v0`` declines Gymnasium's passive env checker (``disable_env_checker``,
+    an :class:`~gymnasium.envs.registration.EnvSpec` field): it checks only the first reset
+    and step, every later step pays its call, and the test suite runs Gymnasium's full
+    ``check_env`` on this env instead (tests/env/test_learning_gym.py). ``gymnasium.make(..., disable_env_checker=False)``
+    adds it back; the order enforcer stays (a step before the first reset raises).
+    """
     # from the registration module: an entry-point plugin runs while gymnasium is importing
     from gymnasium.envs.registration import register, registry
 
     if SCENARIO_ID in registry:
         return
     register(id=SCENARIO_ID, entry_point="coopsim.env.gym:CoopsimEnv",
-             vector_entry_point="coopsim.env.vector:CoopsimVectorEnv")
+             vector_entry_point="coopsim.env.vector:CoopsimVectorEnv",
+             disable_env_checker=True)
     register(id=HOVER_ID, entry_point="coopsim.env.flight:make")
 
 

@@ -233,13 +233,17 @@ class Episode:
             self._values = (snap.rules, metric_values(snap.rules))
         return self._values[1]
 
-    def outcome(self, snap, agent: str) -> tuple[float, bool, bool]:
-        """(reward, terminated, truncated) of ``agent`` after the step that made ``snap``."""
+    def outcome(self, snap, agent: str, values: Mapping | None = None
+                ) -> tuple[float, bool, bool]:
+        """(reward, terminated, truncated) of ``agent`` after the step that made ``snap``;
+        ``values``: the step's metric values when the caller gathered them already
+        (:meth:`metrics`' mapping)."""
         ended = self.sim.ended
         if callable(self.task):
             reward, terminated, truncated = self.task(snap, agent)
             return float(reward), bool(terminated) or bool(ended), bool(truncated)
-        values = self.metrics(snap) if self._metrics else _NO_VALUES
+        if values is None:
+            values = self.metrics(snap) if self._metrics else _NO_VALUES
         rewards, ends = self._terms[agent]
         reward = 0.0
         for weight, metric in rewards:

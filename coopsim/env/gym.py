@@ -7,6 +7,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from ..model.snapshot import metric_values
 from .episode import Episode, load, select_agents
 from .mapping import AgentMap, LearningError
 from .render import Drawing
@@ -102,9 +103,12 @@ class CoopsimEnv(gymnasium.Env):
     def _obs(self, snap):
         return observe(self.episode, snap, self.robot, self._order)
 
-    def _info(self, snap) -> dict:
-        return {"time": snap.time, "step": snap.step,
-                "metrics": dict(self.episode.metrics(snap))}
+    @staticmethod
+    def _info(snap, metrics: dict) -> dict:
+        """``info``: sim time (s), step count, and ``metrics``: the snapshot's metric values
+        in a dict of the caller's own (:func:`~coopsim.model.snapshot.metric_values`' fresh
+        one)."""
+        return {"time": snap.time, "step": snap.step, "metrics": metrics}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start the scenario over (with ``seed``: the run's generator seeded with it)."""
@@ -113,7 +117,7 @@ class CoopsimEnv(gymnasium.Env):
         snap = self.episode.reset(seed)
         if self.render_mode == "human":
             self.render()
-        return self._obs(snap), self._info(snap)
+        return self._obs(snap), self._info(snap, metric_values(snap.rules))
 
     def step(self, action):
         """Store the action as the motion command, take one simulation step."""
@@ -122,11 +126,14 @@ class CoopsimEnv(gymnasium.Env):
         episode, robot = self.episode, self.robot
         episode.act_one(robot, action)
         snap = self._tick()
-        reward, terminated, truncated = episode.outcome(snap, robot)
+        # the step's metrics, gathered once: the reward and the endings read them, and the
+        # info hands the same fresh dict to the caller (nobody else holds it)
+        metrics = metric_values(snap.rules)
+        reward, terminated, truncated = episode.outcome(snap, robot, metrics)
         if self._human:
             self.render()
         return (observe(episode, snap, robot, self._order), reward, terminated, truncated,
-                self._info(snap))
+                self._info(snap, metrics))
 
     def render(self):
         """``rgb_array``: an (H, W, 3) uint8 top-down image; ``human``: the viewer shows

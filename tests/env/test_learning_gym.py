@@ -31,6 +31,20 @@ def test_passes_gymnasiums_env_checker(flat):
         assert env.observation_space["sonar"].high.tolist() == [2.0] * 11  # sonar.max_range
 
 
+def test_make_adds_the_order_enforcer_but_not_the_passive_checker_unless_asked():
+    """The registration declines the passive checker (it checks the first step only, the
+    test above runs the full one); asked for, it comes back and passes; order is enforced."""
+    env = gymnasium.make(ID, scenario=str(GOAL))
+    assert type(env) is gymnasium.wrappers.OrderEnforcing
+    assert type(env.env) is type(env.unwrapped)
+    with pytest.raises(gymnasium.error.ResetNeeded):
+        env.step(np.array([0.3, 0.2]))
+    checked = gymnasium.make(ID, scenario=str(GOAL), disable_env_checker=False)
+    assert type(checked.env) is gymnasium.wrappers.PassiveEnvChecker
+    checked.reset(seed=0)
+    checked.step(np.array([0.3, 0.2]))
+
+
 def test_a_fresh_interpreter_makes_it_by_the_module_prefixed_id():
     code = ("import gymnasium\n"
             f"env = gymnasium.make('coopsim.env:{ID}', scenario={str(GOAL)!r})\n"
