@@ -119,6 +119,8 @@ class RobotHub:
         self.reads = Reads(self)  # the reading thread, lent the socket for long steps
         self._asked = 0.0  # perf_counter() of the latest request served
         self._empty = time.perf_counter()  # when the socket was last seen empty (arrivals)
+        self._awaited: Callable[[], bool] | None = None  # what the stepper's wait waits for
+        self._ended = False  # that wait's predicate held after the request _ends_wait served
         stepper.waiter = self
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
@@ -186,12 +188,18 @@ class RobotHub:
         """Serve requests until ``predicate()`` holds or ``timeout`` s have passed; return
         whether it holds."""
         deadline = time.perf_counter() + timeout
-        while not predicate():
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                return False
-            self._poll(left)
-        return True
+        self._awaited, self._ended = predicate, False  # see _ends_wait
+        try:
+            while not predicate():
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return False
+                self._poll(left)
+                if self._ended:  # _ends_wait asked the predicate already
+                    return True
+            return True
+        finally:
+            self._awaited = None
 
     def poll(self) -> None:
         """Serve what is waiting now."""
@@ -291,14 +299,19 @@ class RobotHub:
         """Serve what is waiting (at most _BATCH), received first: their arrival is stamped
         before any is served (an external pose's flood limit counts from it, posechannel).
         Returns whether there was any (a descriptor's wake may have had none)."""
-        batch, sock = [], self.socket
+        batch, sock, served = [], self.socket, False
         try:  # after the first, the socket's EVENTS says whether another waits: an empty
             batch.append(recv_request(sock, _NOBLOCK))  # receive's exception costs 3x that
+            if self._awaited is not None and not reads_only:  # the stepper's lockstep wait
+                served = True
+                if self._ends_wait(batch.pop()):
+                    return True  # the rest, if any, in the next wait: FdWait asks EVENTS first
             while len(batch) < _BATCH and sock.get(_EVENTS) & _POLLIN:
                 batch.append(recv_request(sock, _NOBLOCK))
         except zmq.Again:
-            if not batch:
-                return False
+            pass
+        if not batch:
+            return served
         self._asked = now = time.perf_counter()
         if len(batch) == 1:  # a lockstep loop's one request a step: it arrived by now
             self._serve_one(*batch[0], reads_only, now)
@@ -307,6 +320,16 @@ class RobotHub:
                 self._serve_one(frames, total, reads_only, wall)
         self._empty = now
         return True
+
+    def _ends_wait(self, first: tuple[list, int]) -> bool:
+        """Serve a wait's first request now; True when that ended the wait (a lockstep loop's
+        one request a step): then no ZMQ_EVENTS ask (a ``getpid`` and a ``poll`` in libzmq)
+        looks for more this step (issue 55). The socket was not seen empty: the next batch
+        is stamped from the last time it was (arrivals' bound holds)."""
+        self._asked = now = time.perf_counter()
+        self._serve_one(*first, False, now)
+        self._ended = self._awaited()
+        return self._ended
 
     def _serve_one(self, frames: list, total: int, reads_only: bool = False,
                    wall: float | None = None) -> None:
