@@ -29,7 +29,7 @@ from typing import Callable
 
 import zmq
 
-from ..model.errors import ProtocolError, SimulationError
+from ..model.errors import SimulationError
 from ..sim.external import arrivals
 from ..sim.slots import Owner
 from . import ports
@@ -42,7 +42,7 @@ from .hubwait import FdWait
 from .hubconns import Routes, _Descriptors, _fd_limit, identify, raise_fd_limit  # noqa: F401
 from .exchange import reply_wire
 from .robotport import Later, Reply, RobotPort
-from .server import answer_errors, forget_closed, recv_request, split_request
+from .server import answer_errors, decoded, forget_closed, recv_request, split_request
 
 log = logging.getLogger(__name__)
 
@@ -323,9 +323,8 @@ class RobotHub:
 
     def _ends_wait(self, first: tuple[list, int]) -> bool:
         """Serve a wait's first request now; True when that ended the wait (a lockstep loop's
-        one request a step): then no ZMQ_EVENTS ask (a ``getpid`` and a ``poll`` in libzmq)
-        looks for more this step (issue 55). The socket was not seen empty: the next batch
-        is stamped from the last time it was (arrivals' bound holds)."""
+        one request a step): no ZMQ_EVENTS ask (a ``getpid`` and a ``poll`` in libzmq) looks
+        for more then (issue 55); the next batch is stamped from when the socket was empty."""
         self._asked = now = time.perf_counter()
         self._serve_one(*first, False, now)
         self._ended = self._awaited()
@@ -365,7 +364,7 @@ class RobotHub:
         if payload is None:
             return Message(p.BAD_MESSAGE, f"a request is one frame, got {count}", -1)
         if isinstance(port, str):  # a connection to a robot that has been removed
-            msg = _decoded(payload)
+            msg = decoded(payload)
             return msg if msg.error else msg.fail(
                 p.UNKNOWN_NAME, f"/{port} is not in the simulation any more")
         if port is None:
@@ -503,9 +502,3 @@ def _answer_early(stepper, late: float) -> bool:
         return True
     return stepper.starting and late >= START_STEP_WAIT - STEP_WAIT
 
-
-def _decoded(frame: bytes) -> Message:
-    try:
-        return Message.from_wire(frame)
-    except ProtocolError as exc:
-        return p.error_reply(exc)
