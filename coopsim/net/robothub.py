@@ -188,7 +188,8 @@ class RobotHub:
         """Serve requests until ``predicate()`` holds or ``timeout`` s have passed; return
         whether it holds."""
         deadline = time.perf_counter() + timeout
-        self._awaited, self._ended = predicate, False  # see _ends_wait
+        lockstep = self.stepper.mode == "lockstep"  # a step's commands awaited (_ends_wait)
+        self._awaited, self._ended = predicate if lockstep else None, False
         try:
             while not predicate():
                 left = deadline - time.perf_counter()
@@ -322,10 +323,10 @@ class RobotHub:
         return True
 
     def _ends_wait(self, first: tuple[list, int]) -> bool:
-        """Serve a wait's first request now; True when that ended the wait (a lockstep loop's
+        """Serve a lockstep wait's first request now; True when that ended the wait (a loop's
         one request a step): no ZMQ_EVENTS ask (a ``getpid`` and a ``poll`` in libzmq) looks
-        for more then (issue 55); the next batch is stamped from when the socket was empty."""
-        self._asked = now = time.perf_counter()
+        for more then (issue 55). Later requests are stamped after it, in the socket's order."""
+        self._asked = self._empty = now = time.perf_counter()
         self._serve_one(*first, False, now)
         self._ended = self._awaited()
         return self._ended
