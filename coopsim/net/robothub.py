@@ -29,7 +29,7 @@ from typing import Callable
 
 import zmq
 
-from ..model.errors import ProtocolError, SimulationError
+from ..model.errors import SimulationError
 from ..sim.external import arrivals
 from ..sim.slots import Owner
 from . import ports
@@ -42,7 +42,7 @@ from .hubwait import FdWait
 from .hubconns import Routes, _Descriptors, _fd_limit, identify, raise_fd_limit  # noqa: F401
 from .exchange import reply_wire
 from .robotport import Later, Reply, RobotPort
-from .server import answer_errors, forget_closed, recv_request, split_request
+from .server import answer_errors, decoded, forget_closed, recv_request, split_request
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,8 @@ class RobotHub:
         self.reads = Reads(self)  # the reading thread, lent the socket for long steps
         self._asked = 0.0  # perf_counter() of the latest request served
         self._empty = time.perf_counter()  # when the socket was last seen empty (arrivals)
+        self._awaited: Callable[[], bool] | None = None  # what the stepper's wait waits for
+        self._ended = False  # that wait's predicate held after the request _ends_wait served
         stepper.waiter = self
 
     # -- robots (any thread; carried out by the serving thread) ----------------------------------
@@ -186,12 +188,19 @@ class RobotHub:
         """Serve requests until ``predicate()`` holds or ``timeout`` s have passed; return
         whether it holds."""
         deadline = time.perf_counter() + timeout
-        while not predicate():
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                return False
-            self._poll(left)
-        return True
+        lockstep = self.stepper.mode == "lockstep"  # a step's commands awaited (_ends_wait)
+        self._awaited, self._ended = predicate if lockstep else None, False
+        try:
+            while not predicate():
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return False
+                self._poll(left)
+                if self._ended:  # _ends_wait asked the predicate already
+                    return True
+            return True
+        finally:
+            self._awaited = None
 
     def poll(self) -> None:
         """Serve what is waiting now."""
@@ -291,14 +300,19 @@ class RobotHub:
         """Serve what is waiting (at most _BATCH), received first: their arrival is stamped
         before any is served (an external pose's flood limit counts from it, posechannel).
         Returns whether there was any (a descriptor's wake may have had none)."""
-        batch, sock = [], self.socket
+        batch, sock, served = [], self.socket, False
         try:  # after the first, the socket's EVENTS says whether another waits: an empty
             batch.append(recv_request(sock, _NOBLOCK))  # receive's exception costs 3x that
+            if self._awaited is not None and not reads_only:  # the stepper's lockstep wait
+                served = True
+                if self._ends_wait(batch.pop()):
+                    return True  # the rest, if any, in the next wait: FdWait asks EVENTS first
             while len(batch) < _BATCH and sock.get(_EVENTS) & _POLLIN:
                 batch.append(recv_request(sock, _NOBLOCK))
         except zmq.Again:
-            if not batch:
-                return False
+            pass
+        if not batch:
+            return served
         self._asked = now = time.perf_counter()
         if len(batch) == 1:  # a lockstep loop's one request a step: it arrived by now
             self._serve_one(*batch[0], reads_only, now)
@@ -307,6 +321,15 @@ class RobotHub:
                 self._serve_one(frames, total, reads_only, wall)
         self._empty = now
         return True
+
+    def _ends_wait(self, first: tuple[list, int]) -> bool:
+        """Serve a lockstep wait's first request now; True when that ended the wait (a loop's
+        one request a step): no ZMQ_EVENTS ask (a ``getpid`` and a ``poll`` in libzmq) looks
+        for more then (issue 55). Later requests are stamped after it, in the socket's order."""
+        self._asked = self._empty = now = time.perf_counter()
+        self._serve_one(*first, False, now)
+        self._ended = self._awaited()
+        return self._ended
 
     def _serve_one(self, frames: list, total: int, reads_only: bool = False,
                    wall: float | None = None) -> None:
@@ -342,7 +365,7 @@ class RobotHub:
         if payload is None:
             return Message(p.BAD_MESSAGE, f"a request is one frame, got {count}", -1)
         if isinstance(port, str):  # a connection to a robot that has been removed
-            msg = _decoded(payload)
+            msg = decoded(payload)
             return msg if msg.error else msg.fail(
                 p.UNKNOWN_NAME, f"/{port} is not in the simulation any more")
         if port is None:
@@ -480,9 +503,3 @@ def _answer_early(stepper, late: float) -> bool:
         return True
     return stepper.starting and late >= START_STEP_WAIT - STEP_WAIT
 
-
-def _decoded(frame: bytes) -> Message:
-    try:
-        return Message.from_wire(frame)
-    except ProtocolError as exc:
-        return p.error_reply(exc)

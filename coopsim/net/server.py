@@ -150,6 +150,14 @@ def forget_closed(monitor: zmq.Socket, callers: dict, slots, closed: set | None 
                 closed.add(fd)
 
 
+def decoded(frame: bytes) -> Message:
+    """The request in ``frame``, or the reply with the documented code of why it is none."""
+    try:
+        return Message.from_wire(frame)
+    except ProtocolError as exc:
+        return p.error_reply(exc)
+
+
 def answer_errors(server, payload: bytes):
     """Decode, validate and handle one request for ``server`` (anything with ``name``,
     ``commands``, ``unknown(msg)`` and ``handle(msg, command)``), turning every error into the

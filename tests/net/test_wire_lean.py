@@ -95,3 +95,55 @@ def test_a_connection_is_looked_up_once_and_forgotten_when_it_closes(run):
         for peer in peers:
             peer.close()
     wait_until(lambda: not hub._routes._ports)  # the monitor's closes took them
+
+
+class _CountingSocket(zmq.Socket):
+    """The hub's ROUTER socket (a shadow: the same libzmq socket), counting its ZMQ_EVENTS
+    asks (each a ``getpid`` and a ``poll`` inside libzmq)."""
+
+    asks = 0
+
+    def get(self, option: int):
+        self.asks += option == zmq.EVENTS
+        return super().get(option)
+
+
+def test_a_lockstep_loop_request_that_completes_its_step_is_served_without_a_look_for_more():
+    """Issue 55: the stepper's wait for a driven step serves the request that completes it
+    at once, without asking the socket whether more wait (the next wait's look finds them)."""
+    with live(scenario([robot("r1")], mode="lockstep")) as run:
+        hub = run.network.hub
+        bot = Peer(lookup(run.network.endpoint, "/r1"))
+        bot.ok(100, data=[0.1, 0.1])  # attached: every step waits for its command now
+        plain = hub.socket
+        counting = _CountingSocket(shadow=plain.underlying)
+        hub.socket = counting  # the batch's look uses hub.socket; FdWait keeps its own
+        try:
+            steps = [bot.ok(6, params=[100, 200], data=[0.1, 0.1])[3][0] for _ in range(50)]
+        finally:
+            hub.socket = plain
+        assert steps == list(range(steps[0], steps[0] + 50))  # one step a request
+        assert counting.asks <= 5, counting.asks  # 50 and more before: one look a step
+
+
+def test_reads_that_come_during_a_driven_steps_wait_are_all_answered_and_the_step_taken():
+    """Requests that reach the hub before the awaited command, or beside it, are all served
+    (those after the command in the next wait, right after the step)."""
+    with live(scenario([robot("r1")], mode="lockstep")) as run:
+        endpoint = lookup(run.network.endpoint, "/r1")
+        bot, readers = Peer(endpoint), [Peer(endpoint) for _ in range(4)]
+        try:
+            first = bot.ok(100, data=[0.1, 0.1])[3][0]
+            for k in range(10):
+                for reader in readers[:2]:
+                    reader.send_frames([msgpack.packb([0, "", 200, [], []])])
+                bot.send_frames([msgpack.packb([0, "", 100, [], [0.1, 0.1]])])
+                for reader in readers[2:]:
+                    reader.send_frames([msgpack.packb([0, "", 200, [], []])])
+                assert bot.receive()[3][0] == first + 1 + k
+                for reader in readers:
+                    reply = reader.receive()
+                    assert reply[0] == 0 and len(reply[4]) == 11, reply
+        finally:
+            for peer in (bot, *readers):
+                peer.close()
