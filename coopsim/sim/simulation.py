@@ -291,6 +291,7 @@ class Simulation:
             self.world.engine.step(self.dt)
         self.step += 1
         self.time = self._t0 + (self.step - self._k0) * self.dt
+        self.health.vouched = False  # until a fused call checks this step's state itself
         if self._fusing:  # actuators, the engine's step and the sensors in one call
             self._fusing = fused.physics(self, self._plan.fused)
         self.health.after_step(self)
