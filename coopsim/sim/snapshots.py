@@ -144,7 +144,7 @@ class SnapshotMaker:
         self._published: dict[str, np.ndarray] = {}  # the last snapshot's commands
         self._tables = None  # the command tables they were copied from
         self.ring = Ring()  # the blocks the snapshots' robot arrays look into
-        self._names: tuple = (None, ())  # (the board's names, those snapshots carry): _public
+        self._names: tuple = (None, ())  # (the board's names, those snapshots leave): _public
 
     def make(self, sim, frame: Frame, readings: dict[str, np.ndarray]) -> Snapshot:
         """The snapshot of ``sim`` (a Simulation) after its step, from ``frame`` and the
@@ -202,8 +202,11 @@ class SnapshotMaker:
         names = tuple(extra)
         kept = self._names
         if kept[0] != names:
-            kept = self._names = (names, tuple(k for k in names if not k.startswith("_")))
-        return {k: extra[k] for k in kept[1]}
+            kept = self._names = (names, tuple(k for k in names if k.startswith("_")))
+        out = dict(extra)  # one C-level copy, the few private entries then taken out: ~0.2 us
+        for k in kept[1]:  # less than a comprehension over the public ones
+            del out[k]
+        return out
 
     def _frozen_commands(self, sim) -> dict[str, np.ndarray]:
         """The snapshot's commands: a read-only copy of each table, but the last snapshot's
