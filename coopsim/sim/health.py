@@ -59,7 +59,8 @@ class Health:
     def __init__(self) -> None:
         self.marks: dict[str, Mark] = {}
         #: True when this step's fused call checked the state it left (a pass sets it at the
-        #: physics phase: coopsim.plugins.modules.groundfused); :meth:`checked` takes it once
+        #: physics phase: coopsim.plugins.modules.groundfused): the sensing phase then skips
+        #: :meth:`checked` (Simulation.sense; it clears it)
         self.vouched = False
 
     def after_step(self, sim) -> None:
@@ -74,9 +75,6 @@ class Health:
         check reads nothing more) checked; a diverged robot contained. Returns the state the
         sensors should read: ``state`` itself, or read again after a put-back."""
         if sim.world.engine.checks_health:
-            return state
-        if self.vouched:  # the step's compiled call found every row within the bounds
-            self.vouched = False
             return state
         found = _planar(sim, state)
         if not found:

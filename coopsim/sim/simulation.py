@@ -304,7 +304,10 @@ class Simulation:
             for note in notes[len(self.extra.get("engine_warnings", ())):]:
                 log.warning("%s", note)
             self.extra["engine_warnings"] = notes
-        state = self.health.checked(self, self.world.engine.robot_state())
+        state = self.world.engine.robot_state()
+        if not self.health.vouched:  # else the fused step's own call checked it: no call
+            state = self.health.checked(self, state)
+        self.health.vouched = False
         if self._fusing:
             engine = self.world.engine  # the full state on a 3D engine, as _frame takes it
             readings, frame = fused.sense(self, self._plan.fused, state,

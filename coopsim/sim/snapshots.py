@@ -170,7 +170,9 @@ class SnapshotMaker:
                                                                       frame.velocity)
         fields["commands"] = self._frozen_commands(sim)
         fields["readings"] = dict(readings)  # read-only arrays (Sensors.sense, .carried)
-        fields["rules"], fields["extra"] = sim.rules.fields(), self._public(sim.extra)
+        # no rule: no call for its empty mapping
+        fields["rules"] = sim.rules.fields() if sim.rules.rules else {}
+        fields["extra"] = self._public(sim.extra)
         if frame.state3d is not None:
             fields.update(self._state3d(frame.state3d))
         out = object.__new__(Snapshot)  # as new_snapshot, on a dict of its own
@@ -261,7 +263,8 @@ class SnapshotMaker:
         0-2 and 3-5 of one copy (for a few robots one fresh copy and two views cost about
         half of two copies of its strided halves)."""
         if len(state) < RING_ROWS:
-            whole = frozen(state.copy())  # its views are read-only too
+            whole = state.copy()
+            whole.setflags(False)  # frozen()'s, without its call: its views are read-only too
             return whole[:, :3], whole[:, 3:6]
         return self.ring.put(_STATE, state, (3, 3))
 

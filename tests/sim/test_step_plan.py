@@ -44,7 +44,7 @@ BY_SIZE_CALLS = (("coopsim/swarm/flight.py", "_eight_few"), ("coopsim/swarm/flig
                  ("coopsim/sim/sensing.py", "_bin_static"),
                  # a small world's health check inside the pass's call (``_act``), a large
                  # one's in Python
-                 ("coopsim/sim/health.py", "_planar"),
+                 ("coopsim/sim/health.py", "checked"), ("coopsim/sim/health.py", "_planar"),
                  ("coopsim/plugins/modules/kernels.py", "_drive"))
 
 
