@@ -225,7 +225,8 @@ class Simulation:
         engine (the plan's actuators, :class:`~coopsim.sim.plan.StepPlan`), from the state
         the last sensing phase read when nothing moved a body since (:meth:`moved`)."""
         plan = self.plan()
-        self._fusing = plan.fused is not None and not self.external and plan.fused.ready()
+        # (the external robots' tracks read, not its __bool__: no Python call a step)
+        self._fusing = plan.fused is not None and not self.external.tracks and plan.fused.ready()
         self.actuated = {}
         if self._fusing:  # the fused pass acts inside the physics phase's one call, or
             act = getattr(plan.fused, "act", None)  # before an engine's own step (armmujoco)

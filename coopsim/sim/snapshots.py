@@ -282,6 +282,8 @@ class StateFrame:
     and the full ``state3d`` on a 3D engine (None in 2D); ``pose`` and ``velocity`` are views
     of ``state`` (what the kinds read after a pass take), the snapshot copies ``state`` once."""
 
+    __slots__ = ("state", "state3d")  # made every fused step
+
     def __init__(self, state: np.ndarray, state3d: np.ndarray | None) -> None:
         self.state, self.state3d = state, state3d
 

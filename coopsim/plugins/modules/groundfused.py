@@ -316,6 +316,7 @@ class GroundPass:
         self._bound = None  # the engine's fused side once its call is loaded (bind_engine)
         self._keys = np.zeros(1, np.uint64)  # the step's noise key, as _sense takes it
         self._edge = (None, np.zeros(4))  # (the floor, _healthy's bounds on it)
+        self._twist = np.empty((len(self.rows), 2))  # scratch: the chassis' speeds, m/s, rad/s
 
     @classmethod
     def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
@@ -359,7 +360,7 @@ class GroundPass:
         # read, never written here: not marked touched (CommandTables), so the snapshot shares
         # the last one's copy of the table instead of copying it again each step
         table = dict.__getitem__(sim.commands, ACTING)
-        wheels, twist = np.empty((n, 2)), np.empty((n, 2))
+        wheels, twist = np.empty((n, 2)), self._twist  # the wheels' speeds kept (actuated)
         engine = sim.world.engine
         side = engine.fused()
         bound = side is not None and (side is self._bound or bind_engine(side))
