@@ -91,7 +91,7 @@ def sense(sim, found, state, state3d) -> tuple:
     measure = getattr(found, "measure", None)
     readings = measure(sim, state) if measure is not None else sim.fused_readings
     frame = StateFrame(state, state3d)
-    prev = sim.sensors.prev
+    prev = sim.sensors.prev if found.after else None
     for label, module, rows, values, *_ in found.after:
         readings[label] = module.clip(module.sense(frame, rows, values, prev.get(label)),
                                       values)

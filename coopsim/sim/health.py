@@ -58,6 +58,10 @@ class Health:
 
     def __init__(self) -> None:
         self.marks: dict[str, Mark] = {}
+        #: True when this step's fused call checked the state it left (a pass sets it at the
+        #: physics phase: coopsim.plugins.modules.groundfused): the sensing phase then skips
+        #: :meth:`checked` (Simulation.sense; it clears it)
+        self.vouched = False
 
     def after_step(self, sim) -> None:
         """An engine that checks its own bodies: contain every robot it put back this step."""

@@ -248,9 +248,8 @@ class Sensors:
         for out in measured.values():
             out.setflags(False)  # write=False, positional: half the keyword's cost
         self.prev = self._sealed = readings = {**prev, **measured}  # one C-level merge
-        taken = self.rates.published()
-        if taken is not None:
-            extra["taken"] = taken
+        if self.rates.steps:  # some kind has a rate (else published() says None)
+            extra["taken"] = self.rates.published()
         return readings
 
     def _due(self, entry: tuple, frame: Frame, prev: np.ndarray) -> tuple:

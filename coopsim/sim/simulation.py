@@ -225,7 +225,8 @@ class Simulation:
         engine (the plan's actuators, :class:`~coopsim.sim.plan.StepPlan`), from the state
         the last sensing phase read when nothing moved a body since (:meth:`moved`)."""
         plan = self.plan()
-        self._fusing = plan.fused is not None and not self.external and plan.fused.ready()
+        # (the external robots' tracks read, not its __bool__: no Python call a step)
+        self._fusing = plan.fused is not None and not self.external.tracks and plan.fused.ready()
         self.actuated = {}
         if self._fusing:  # the fused pass acts inside the physics phase's one call, or
             act = getattr(plan.fused, "act", None)  # before an engine's own step (armmujoco)
@@ -291,6 +292,7 @@ class Simulation:
             self.world.engine.step(self.dt)
         self.step += 1
         self.time = self._t0 + (self.step - self._k0) * self.dt
+        self.health.vouched = False  # until a fused call checks this step's state itself
         if self._fusing:  # actuators, the engine's step and the sensors in one call
             self._fusing = fused.physics(self, self._plan.fused)
         self.health.after_step(self)
@@ -303,7 +305,10 @@ class Simulation:
             for note in notes[len(self.extra.get("engine_warnings", ())):]:
                 log.warning("%s", note)
             self.extra["engine_warnings"] = notes
-        state = self.health.checked(self, self.world.engine.robot_state())
+        state = self.world.engine.robot_state()
+        if not self.health.vouched:  # else the fused step's own call checked it: no call
+            state = self.health.checked(self, state)
+        self.health.vouched = False
         if self._fusing:
             engine = self.world.engine  # the full state on a 3D engine, as _frame takes it
             readings, frame = fused.sense(self, self._plan.fused, state,

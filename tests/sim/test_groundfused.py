@@ -185,3 +185,35 @@ def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
 
 def _refused(*args):
     raise AssertionError("not this path")
+
+
+def test_a_robot_beyond_the_bounds_is_caught_by_the_passs_own_call(monkeypatch, caplog):
+    """On the kinematic engine the pass's one call (motors, drive, step) checks the state it
+    leaves (groundfused._healthy) and the sensing phase then checks nothing more: a robot
+    thrown past the floor's edge is still caught at that step, put back where the last
+    snapshot had it and marked, the other robot left alone."""
+    from coopsim.physics.kinematic import KinematicEngine
+
+    monkeypatch.setattr(fused, "ENABLED", True)
+    sim = Simulation(_robots(2))
+    stepper = Stepper(sim, mode="lockstep")
+    stepper.tick()  # the engine's kernels handed over
+    assert groundfused.wait()
+    for _ in range(3):
+        stepper.tick()
+    for name in ("drive", "step"):  # the motors, the drive and the step in the pass's call
+        monkeypatch.setattr(KinematicEngine, name, _refused)
+    last = sim.snapshot.poses[0].copy()
+    other = sim.snapshot.poses[1].copy()
+    shot = sim.world.engine.robot_state()[0].copy()
+    shot[0] = 20_000.0  # m: far past the 4 m floor and the bounds' 10 km beyond it
+    sim.world.engine.reset_rows(np.array([0]), shot[None])
+    stepper.tick()
+    assert sim._fusing and not sim.health.vouched  # the pass's step, its check said no
+    mark = sim.snapshot.extra["diverged"]["r0"]
+    assert "beyond" in mark.why and mark.step == sim.step
+    assert sim.snapshot.poses[0].tolist() == last.tolist()
+    assert "r1" not in sim.snapshot.extra["diverged"]
+    assert sim.snapshot.poses[1].tolist() != other.tolist()  # it drove on
+    stepper.tick()  # and the run goes on on the pass, every robot within the bounds again
+    assert sim._fusing and sim.snapshot.extra["diverged"]["r0"].count == 1

@@ -42,6 +42,9 @@ BY_SIZE_CALLS = (("coopsim/swarm/flight.py", "_eight_few"), ("coopsim/swarm/flig
                  # to cast every pair, then ``fan_robots``), a small one once
                  ("coopsim/sim/sensing.py", "_objects_now"),
                  ("coopsim/sim/sensing.py", "_bin_static"),
+                 # a small world's health check inside the pass's call (``_act``), a large
+                 # one's in Python
+                 ("coopsim/sim/health.py", "checked"), ("coopsim/sim/health.py", "_planar"),
                  ("coopsim/plugins/modules/kernels.py", "_drive"))
 
 

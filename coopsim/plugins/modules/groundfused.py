@@ -10,9 +10,11 @@ the caster). :mod:`coopsim.sim.fused` chooses the pass and hands the readings ou
 
 What it saves is the plain path's Python: the frame, one ``sense``/``measure``/``clip`` a
 kind, the noise draw's blocks, the memo of the wheel speeds, the ray geometry, the calls
-between the kernels. What stays outside the calls: the health check between the step and the
-readings, a cast on the caster's grid (many pairs) or before the compiled caster serves (the
-plain path's geometry and cast), the bumper's contact flags (the engine's ``contacts``) and
+between the kernels; on the kinematic engine :func:`_act` also checks the robots' health
+(the bounds of :mod:`coopsim.model.health`) on the state it leaves. What stays outside the
+calls: the health check between the step and the readings on other engines, a cast on the
+caster's grid (many pairs) or before the compiled caster serves (the plain path's geometry and
+cast), the bumper's contact flags (the engine's ``contacts``) and
 the target's world-frame angle (numpy's ``arctan2``: numba's ``atan2`` differs from it in the
 last bit for some arguments, so the plain path's bits need numpy's).
 
@@ -30,11 +32,13 @@ m, m/s, rad, rad/s, s.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 
 import numpy as np
 
+from ...model import health as bounds
 from ...model import noise_kernels
 from ...model.compiled import jit, numba, warm_all, warmer
 from ...model.threads import ROWS_MIN, parallel
@@ -72,9 +76,10 @@ def _clip(v, low, high):
 
 
 @jit(inline=True)
-def _fill(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets):
+def _fill(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs, offsets):
     """:func:`_sense`'s readings once the sonar's (``outs[1]``) holds its cast distances."""
     motors, sonar, odometry, gps, compass, bumper, target = outs
+    key = keys[0]
     velocity, speeds, axle = state[:, 3:6], motors[:, 2:], par[0]
     for i in range(len(motors)):
         motors[i, 0], motors[i, 1] = driven[i, 0], driven[i, 1]
@@ -101,7 +106,7 @@ def _fill(state, heading, dt, driven, prev, contact, par, targets, key, starts, 
 
 
 @jit()
-def _sense(state, heading, dt, driven, prev, contact, dist, par, targets, key, starts, outs,
+def _sense(state, heading, dt, driven, prev, contact, dist, par, targets, keys, starts, outs,
            offsets):
     """Every reading of a ground world's step from the planar ``state`` (N, 6: x, y, yaw, vx,
     vy, yaw rate) after it, every robot carrying each kind present (a kind absent: its output
@@ -116,7 +121,8 @@ def _sense(state, heading, dt, driven, prev, contact, dist, par, targets, key, s
         par: (6, N) per robot: wheel separation (m), the sonar's max_range (m), the sonar's,
             gps' and compass' ``noise``, the chassis radius (m) (:meth:`GroundPass._keep`).
         targets: (T, 2) target positions, m.
-        key: This step's noise key (uint64); starts: (sonar, gps, compass) first normal of
+        keys: (1,) uint64: this step's noise key (an array: a numpy scalar costs the call
+            ~0.3 us to type); starts: (sonar, gps, compass) first normal of
             each in the step's draw, -1: none.
         outs: The readings (motors, sonar, odometry, gps, compass, bumper, target (N, T, 2)).
         offsets: (2, N, T) scratch: the targets' offsets (their angle is numpy's, after).
@@ -125,7 +131,7 @@ def _sense(state, heading, dt, driven, prev, contact, dist, par, targets, key, s
     for i in range(len(sonar)):
         for j in range(sonar.shape[1]):
             sonar[i, j] = dist[i, j]
-    _fill(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets)
+    _fill(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs, offsets)
 
 
 #: The compiled caster's fan of every robot (:func:`coopsim.raycast.jitcast._fan_robots`),
@@ -135,14 +141,14 @@ FAN = None
 
 
 @jit()
-def _sense_cast(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs,
+def _sense_cast(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs,
                 offsets, fan, group, fixed, objects):
     """:func:`_sense` with the sonar's cast in the same call: :data:`FAN` (the caster's own
     kernel, the bits of its call) writes the distances into ``outs[1]`` and ``heading``;
     ``fan`` (K, 2) the angles' cos, sin, ``group`` (N,) int64 the robots' groups, ``fixed``
     and ``objects`` the static and the moving objects' shapes as the caster keeps them."""
     FAN(state, par[5], group, fan, par[1], fixed, objects, heading, outs[1])
-    _fill(state, heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets)
+    _fill(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs, offsets)
 
 
 _CAST: dict = {"kernel": None, "warm": None}
@@ -171,12 +177,30 @@ def bind(kernel) -> bool:
 DRIVE = STEP = None
 
 
+@jit(inline=True)
+def _healthy(state, edge) -> bool:
+    """:func:`coopsim.model.health.healthy_planar`'s test of every (N, 6) planar row (x, y,
+    yaw, vx, vy, yaw rate; NaN fails each) inside the call; ``edge``: the floor's half length
+    and half width, the fastest speed and turn rate (m/s, rad/s), the reach beyond the edges
+    (m). A bool either way, so the same outcome as its row or array form."""
+    hx, hy, fast, beyond = edge[0], edge[1], edge[2], edge[3]
+    for i in range(len(state)):
+        if not (abs(state[i, 3]) <= fast and abs(state[i, 4]) <= fast
+                and abs(state[i, 5]) <= fast and abs(state[i, 0]) - hx <= beyond
+                and abs(state[i, 1]) - hy <= beyond and math.isfinite(state[i, 2])):
+            return False
+    return True
+
+
 @jit()
-def _act(commands, max_speed, efficiency, axle, wheels, twist, rows, cmd, mode, driven, arrays):
+def _act(commands, max_speed, efficiency, axle, wheels, twist, rows, edge, cmd, mode, driven,
+         arrays):
     """The actuators and the engine's step in one call: ``Motors.actuate``'s kernel (the
     wheel speeds ``wheels`` and the chassis' ``twist``, (N, 2)), then the engine's ``drive``
     of robots ``rows`` (:data:`DRIVE` on its ``cmd``, ``mode``, ``driven``) and its ``step``
-    (:data:`STEP` on its ``arrays``): the kernels the plain path calls, in its order."""
+    (:data:`STEP` on its ``arrays``): the kernels the plain path calls, in its order. Returns
+    the health check of the state it left (:func:`_healthy` on ``edge``): True when every
+    robot is within the bounds (the sensing phase then checks nothing more)."""
     for i in range(len(wheels)):
         kernels._drive_row(i, commands, max_speed, efficiency, axle, wheels, twist)
     DRIVE(cmd, mode, driven, rows, twist[:, 0], twist[:, 1])
@@ -184,6 +208,7 @@ def _act(commands, max_speed, efficiency, axle, wheels, twist, rows, cmd, mode, 
         limits = arrays
     STEP(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, every, static,
          half, dt, limits)
+    return _healthy(state, edge)
 
 
 _ENGINE: dict = {"kernels": None, "warm": None}
@@ -214,7 +239,7 @@ def _load_act(sample: tuple) -> None:
     engine's (``KinematicFused.sample``: their types)."""
     n = len(sample[0])
     _act(np.zeros((n, 2)), np.ones(n), np.ones(n), np.ones(n), np.zeros((n, 2)),
-         np.zeros((n, 2)), np.arange(n, dtype=np.int64), *sample)
+         np.zeros((n, 2)), np.arange(n, dtype=np.int64), np.ones(4), *sample)
 
 
 def wait(timeout: float = 600.0) -> bool:
@@ -231,7 +256,7 @@ def wait(timeout: float = 600.0) -> bool:
 
 def _sample(frozen: bool) -> tuple:
     """:func:`_sense_cast`'s arguments for one robot and one target up to ``offsets`` (state,
-    heading, dt, driven, prev, contact, par, targets, key, starts, outs, offsets) as a step
+    heading, dt, driven, prev, contact, par, targets, keys, starts, outs, offsets) as a step
     gives them: the sealed readings read-only, the state the engine's copy or a read-only
     view (``frozen``)."""
     state, prev = np.zeros((1, 6)), np.zeros((1, 5))
@@ -240,8 +265,8 @@ def _sample(frozen: bool) -> tuple:
     outs = (np.zeros((1, 4)), np.zeros((1, 11)), np.zeros((1, 5)), np.zeros((1, 2)),
             np.zeros((1, 1)), np.zeros((1, 2)), np.zeros((1, 1, 2)))
     return (state, np.zeros((1, 2)), 0.1, np.zeros((1, 2)), prev, np.zeros((1, 2)),
-            np.ones((6, 1)), np.zeros((1, 2)), np.uint64(1), np.full(3, -1, np.int64), outs,
-            np.zeros((2, 1, 1)))
+            np.ones((6, 1)), np.zeros((1, 2)), np.ones(1, np.uint64), np.full(3, -1, np.int64),
+            outs, np.zeros((2, 1, 1)))
 
 
 def _load() -> None:
@@ -289,6 +314,9 @@ class GroundPass:
         self._kept: tuple = (None, None)  # what measure takes from the layout (_keep)
         self._side = None  # the engine's fused side when this step's physics took its call
         self._bound = None  # the engine's fused side once its call is loaded (bind_engine)
+        self._keys = np.zeros(1, np.uint64)  # the step's noise key, as _sense takes it
+        self._edge = (None, np.zeros(4))  # (the floor, _healthy's bounds on it)
+        self._twist = np.empty((len(self.rows), 2))  # scratch: the chassis' speeds, m/s, rad/s
 
     @classmethod
     def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
@@ -332,16 +360,19 @@ class GroundPass:
         # read, never written here: not marked touched (CommandTables), so the snapshot shares
         # the last one's copy of the table instead of copying it again each step
         table = dict.__getitem__(sim.commands, ACTING)
-        wheels, twist = np.empty((n, 2)), np.empty((n, 2))
+        wheels, twist = np.empty((n, 2)), self._twist  # the wheels' speeds kept (actuated)
         engine = sim.world.engine
         side = engine.fused()
         bound = side is not None and (side is self._bound or bind_engine(side))
         arrays = side.arrays(sim.dt) if bound else None
         self._bound = side if bound else None  # once loaded, loaded for good: no ask a step
         self._side = side if arrays is not None else None  # its contacts read at measure
-        if arrays is not None:
-            _act(table, p["max_speed"], p["efficiency"], sim.robots.axle, wheels, twist,
-                 self.rows, *arrays)
+        edge = self._edge
+        if edge[0] is not sim.world.floor:
+            edge = self._bounds(sim.world.floor)
+        if arrays is not None:  # True: every robot within the bounds, checked in the call
+            sim.health.vouched = _act(table, p["max_speed"], p["efficiency"], sim.robots.axle,
+                                      wheels, twist, self.rows, edge[1], *arrays)
             side.stepped()
         else:  # the serial kernels straight away: ready() holds the rows under ROWS_MIN
             kernels.drive.serial(table, p["max_speed"], p["efficiency"], sim.robots.axle,
@@ -350,6 +381,12 @@ class GroundPass:
             engine.step(sim.dt)
         sim.actuated = {ACTING: wheels}
         return True
+
+    def _bounds(self, floor) -> tuple:
+        """(``floor``, :func:`_healthy`'s ``edge`` on it), kept: made once a floor."""
+        self._edge = (floor, np.array([floor.length / 2, floor.width / 2,
+                                       min(bounds.MAX_SPEED, bounds.MAX_RATE), bounds.BEYOND]))
+        return self._edge
 
     def measure(self, sim, state: np.ndarray) -> dict:
         """Every kind's reading of this step from the planar ``state`` (N, 6) after it, with
@@ -372,23 +409,27 @@ class GroundPass:
             contact = self._side.contacts()
         else:
             contact = world.engine.contacts(state[:, :3])
-        key = np.uint64(0 if key is None else key)
+        keys = self._keys
+        keys[0] = 0 if key is None else key
         # sonar: its cast inside the one call when the compiled caster tests every pair
         parts = sensors.fan_parts(world, n, len(self.fan)) if len(self.fan) else None
         if parts is not None and bind(parts[0]):
             _sense_cast(state, heading, sim.dt, sim.actuated[ACTING], prev, contact, par,
-                        targets, key, starts, outs, offsets, self.fan, sim.robots.group,
+                        targets, keys, starts, outs, offsets, self.fan, sim.robots.group,
                         parts[1], parts[2])
         else:
             dist, heading = self._cast(sim, state, heading)
             _sense(state, heading, sim.dt, sim.actuated[ACTING], prev, contact, dist, par,
-                   targets, key, starts, outs, offsets)
+                   targets, keys, starts, outs, offsets)
+        motors, sonar, odometry, gps, compass, bumper, target = outs
         if type(shapes[6]) is tuple:  # target: numpy's arctan2, then the compiled bearings
             np.arctan2(dy, dx, angle)  # (Target.sense's; the views kept, out positional)
-            kernels.target_bearings.serial(angle, state[:, :3], outs[6])
-            outs = (*outs[:6], outs[6].reshape(n, -1))
-        if labels is _OUTS:
-            return dict(zip(_OUTS, outs))
+            kernels.target_bearings.serial(angle, state[:, :3], target)
+            target = target.reshape(n, -1)
+        if labels is _OUTS:  # a dict display: less than half dict(zip())'s cost
+            return {"motors": motors, "sonar": sonar, "odometry": odometry, "gps": gps,
+                    "compass": compass, "bumper": bumper, "target": target}
+        outs = (motors, sonar, odometry, gps, compass, bumper, target)
         return {label: outs[k] for label, k in labels}
 
     def _cast(self, sim, state: np.ndarray, heading: np.ndarray) -> tuple:
