@@ -19,6 +19,7 @@ the squad holds its previous order. The counts appear in ``/sim state`` under
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections import deque
 from dataclasses import replace
@@ -34,7 +35,7 @@ from ..model.commands import NOT_SHARED
 from ..model.orders import SquadOrder, parse_order
 from ..model.steering import Steer
 from .protocol import HELLO, Command, Message
-from .server import Server
+from .server import Server, recv_request
 from .steerowners import SteerOwners
 
 SQUAD_COMMANDS = {c.id: c for c in (
@@ -95,6 +96,13 @@ class SquadServer(Server):
         self.steerers = SteerOwners(stepper.slots, lambda: stepper.snapshot.time)
         self._monitor = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._caller = None  # (routing id, frame, descriptor) of the request being served
+        # What wakes this server's thread besides a request or a closed connection: an arrival
+        # queued by the stepper's hook, or stop(). It sleeps in a poll of the three otherwise
+        # (it woke every 20 ms to look: 50 wake-ups a second of a run nobody orders).
+        self._woken, self._waker = socket.socketpair()
+        for end in (self._woken, self._waker):
+            end.setblocking(False)
+        self._wake_lock = threading.Lock()  # the waker is written from other threads
 
     def register(self, names) -> None:
         """Register ``/squads`` (rep) and ``/squads/events`` (pub) at a name server."""
@@ -103,17 +111,59 @@ class SquadServer(Server):
 
     def stop(self, timeout: float = 2.0) -> None:
         never_started = self._thread.ident is None
+        self._stop.set()
+        self._wake()  # out of its poll now, not at the next safety wake-up
         super().stop(timeout)
         if never_started:
             self.events.close(0)
             self._monitor.close(0)
+            self._close_wake()
 
     def _serve(self) -> None:
+        """Sleep until a request, a closed connection, an arrival or stop() wakes the thread;
+        then publish what is queued and answer every request waiting."""
+        poller = zmq.Poller()
+        for source in (self.socket, self._monitor, self._woken):
+            poller.register(source, zmq.POLLIN)
         try:
-            super()._serve()
-        finally:
-            self.events.close(0)  # on the thread that used it
+            while not self._stop.is_set():
+                if self._woken.fileno() in dict(poller.poll(self.poll_ms)):
+                    self._drain_wake()
+                self.idle()
+                while True:  # every request here now, one receive each
+                    try:
+                        frames, total = recv_request(self.socket, zmq.NOBLOCK)
+                    except zmq.Again:
+                        break
+                    self._serve_one(frames, total)
+        finally:  # on the thread that used them
+            self.socket.close(0)
+            self.events.close(0)
             self._monitor.close(0)
+            self._close_wake()
+
+    def _wake(self) -> None:
+        """Wake this server's thread (from any thread; a no-op once it has closed)."""
+        with self._wake_lock:
+            if self._waker is not None:
+                try:
+                    self._waker.send(b"!")
+                except OSError:
+                    pass  # its buffer is full: the thread has wake-ups pending already
+
+    def _drain_wake(self) -> None:
+        try:
+            while self._woken.recv(4096):
+                pass
+        except OSError:
+            pass  # drained (BlockingIOError)
+
+    def _close_wake(self) -> None:
+        with self._wake_lock:  # never closed under a writer: its descriptor could be reused
+            self._woken.close()
+            if self._waker is not None:
+                self._waker.close()
+                self._waker = None
 
     def _serve_one(self, frames: list, total: int) -> None:
         """Note who asks (a steer's owner) before serving the request."""
@@ -127,8 +177,9 @@ class SquadServer(Server):
         finally:
             self._caller = None
 
-    #: Arrival events wait at most this long for the server's thread, ms.
-    poll_ms = 20
+    #: The server's thread wakes at least this often, ms: a safety net only (what it serves
+    #: wakes it: requests, closed connections, arrivals, stop()).
+    poll_ms = 1000
 
     def handle(self, msg: Message, command: Command) -> Message:
         self.idle()
@@ -182,6 +233,7 @@ class SquadServer(Server):
                                            "time": round(snap.time, 6), "x": x, "y": y}
         wire = Message(0, f"{order.squad} arrived", 2, (order.seq, snap.step), (x, y)).to_wire()
         self._outbox.append((order.squad, wire))
+        self._wake()  # published by the server's thread now
 
     def state(self) -> dict:
         """The ``squad_orders`` entry of ``/sim state``: the channel's counts (``published``,

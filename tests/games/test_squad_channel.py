@@ -169,6 +169,31 @@ def test_a_squad_that_arrives_in_formation_is_reported_on_the_channel_and_in_sim
         events.close()
 
 
+def test_an_arrival_wakes_the_squad_server_which_otherwise_sleeps(monkeypatch):
+    """/squads publishes an arrival when the stepper's hook notes it, not at its next look: with
+    its safety wake-up out of reach (30 s) the event still comes, and the run still stops."""
+    from coopsim.net.squads import SquadServer
+
+    monkeypatch.setattr(SquadServer, "poll_ms", 30_000)
+    with live(squad_a_driven(), speed=0.0) as run, Client(run.network.endpoint) as client:
+        events, server = Subscription(client, ["A"]), run.network.squads
+        try:  # closed whatever happens: an open subscriber keeps the client's term() waiting
+            until_heard(Squads(client), events)
+            sent = Squads(client).send("A", "goto", (-5.0, -4.0), "line")
+            for _ in range(int(WAIT / 0.5) * 6):  # /sim's state below: no request to /squads
+                if events.arrivals:  # wakes it
+                    break
+                events.poll(0.5)
+                state = client.sim().state()
+                assert state["time"] < 200.0, ("no arrival published", state["squad_orders"])
+            assert events.arrivals, ("no arrival published",
+                                     client.sim().state()["squad_orders"])
+            assert (events.arrivals[0]["squad"], events.arrivals[0]["seq"]) == ("A", sent.seq)
+        finally:
+            events.close()
+    assert not server._thread.is_alive()  # stop() woke it: joined within its 2 s
+
+
 def test_sim_state_names_the_member_a_squad_waits_for_and_why():
     """Issue 35, item 10: a member that cannot move (its motors give nothing) is named in
     /sim state squad_orders blocked, with why; the squad goes on without it."""

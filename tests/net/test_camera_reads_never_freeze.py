@@ -21,6 +21,7 @@ pytest.importorskip("mujoco")
 from coopsim.model.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec,  # noqa: E402
                                  ScenarioSpec, Settings, WorldSpec)
 from coopsim.plugins.modules.camera3d import Camera3d  # noqa: E402
+from coopsim.raycast.auto import wait_ready  # noqa: E402
 
 from nethelpers import Peer, live, lookup, wait_until  # noqa: E402
 
@@ -38,12 +39,17 @@ def _world():
                         name="cams")
 
 
-def _reader(endpoint: str, text: str, out: list) -> None:
+def _reader(endpoint: str, text: str, out: list, failed: list) -> None:
+    """Read ``READS`` images into ``out``; what stops the thread goes into ``failed`` with its
+    text (a thread's exception is otherwise only printed, and the test saw [0, 0, 0, 0])."""
     peer = Peer(endpoint)
     try:
         for _ in range(READS):
             reply = peer.ask(5000, text, timeout=WAIT)
             out.append((reply[0], reply[1] if reply[0] else "", reply[4][:1]))
+    except BaseException as exc:  # noqa: BLE001 -- reported by the test, with its reads
+        failed.append(f"reader {threading.current_thread().name} after {len(out)} reads: "
+                      f"{type(exc).__name__}: {exc}")
     finally:
         peer.close()
 
@@ -53,6 +59,10 @@ def run():
     with live(_world()) as run:
         hub = run.network.hub
         hub.reads.lend_min, hub.reads.quiet = 0.0, 3 * WAIT  # every step lent, as long ones
+        # started and warm before the readers (the start-up is not what is tested: under load
+        # the first reads waited on it, at sim time 0)
+        wait_ready(10 * WAIT)
+        assert run.stepper.wait_step(0, 10 * WAIT) is not None, "the run never stepped"
         yield run
 
 
@@ -60,12 +70,15 @@ def test_four_readers_beside_a_published_camera_get_every_image_and_the_world_st
     endpoint = lookup(run.network.endpoint, "/cf/camera3d")
     start = run.stepper.snapshot.time
     results: list[list] = [[] for _ in range(READERS)]
-    threads = [threading.Thread(target=_reader, args=(endpoint, "rgb raw", out))
+    failed: list[str] = []
+    threads = [threading.Thread(target=_reader, args=(endpoint, "rgb raw", out, failed))
                for out in results]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(READS * WAIT)
+        thread.join(READS * WAIT)  # a bound on failure: each read fails after WAIT s itself
+    why = (failed, [t.name for t in threads if t.is_alive()], run.stepper.snapshot.time)
+    assert not why[0] and not why[1], ("readers failed or hung; sim time now", why)
     errors = [(code, text) for out in results for code, text, _ in out if code]
     assert errors == [], errors  # never error 9 (the read and the stepper waiting on each other)
     assert [len(out) for out in results] == [READS] * READERS
