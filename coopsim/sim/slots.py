@@ -51,6 +51,7 @@ from typing import Hashable
 from ..model.commands import TELEOPERATED
 from ..model.errors import NotAllowedError, OwnedError, ProtocolError
 from .clock import WallClock
+from .condition import WatchedCondition
 from .deadman import DEAD_MAN, DeadMen
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class CommandSlots:
         # condition): a Condition's ``with`` is a Python call around the lock's, and a
         # lockstep step takes it about ten times (issue 55)
         self.lock = threading.RLock()
-        self.cond = threading.Condition(self.lock)
+        self.cond = WatchedCondition(self.lock)
         self._pending: dict[tuple[str, str], tuple[float, ...]] = {}
         self._attached: dict[str, float] = {}  # robot -> active time since when it is awaited
         self._committed: set[str] = set()
@@ -170,8 +171,8 @@ class CommandSlots:
                 self._committed.add(robot)
             elif robot in self._attached:  # alive, in realtime: keeps its lease for lockstep
                 self._attached[robot] = now
-            if self.cond._waiters:  # noqa: SLF001 -- the hub serves on the waiting thread
-                self.cond.notify_all()  # itself: nobody to wake, no Python-level notify
+            if self.cond.waiting:  # the hub serves on the waiting thread itself: nobody
+                self.cond.notify_all()  # to wake, no Python-level notify
             return self.generation
 
     # -- ownership --------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from ..model.errors import NotAllowedError, SimulationError
 from ..model.snapshot import Snapshot
 from ..model.specs import MODES
 from .clock import WallClock
+from .condition import WatchedCondition
 from .freerun import FreeRunning
 from .ownership import WorldOwner
 from .pacing import Pacer, Stats
@@ -77,7 +78,7 @@ class Stepper(WorldOwner, FreeRunning):
         # Wakes threads waiting for a step. Apart from the loop's: in lockstep every motor
         # command would otherwise wake every thread waiting for its own step.
         self._stepped_lock = threading.RLock()  # taken bare at a publish: no Python frames
-        self.stepped = threading.Condition(self._stepped_lock)
+        self.stepped = WatchedCondition(self._stepped_lock)
         # Wakes wait_finished: the run finished or the loop ended. Not every step: a watcher
         # woken at every step of a fast lockstep run cost a thread switch a step (issue 55).
         self._ended = threading.Condition()
@@ -234,7 +235,7 @@ class Stepper(WorldOwner, FreeRunning):
                 self.finished = ending
             self.layout_key = (self._resets, snapshot.layout_version)
             self.done_generation = self.slots.generation
-            if self.stepped._waiters:  # noqa: SLF001 -- nobody waits (a run nobody watches):
+            if self.stepped.waiting:  # nobody waits (a run nobody watches):
                 self.stepped.notify_all()  # no Python-level notify a step (issue 55)
         self.waiter.stepped()
         return snapshot
