@@ -147,26 +147,28 @@ def test_a_squad_that_arrives_in_formation_is_reported_on_the_channel_and_in_sim
 
     with live(squad_a_driven(), speed=0.0) as run, Client(run.network.endpoint) as client:
         events = Subscription(client, ["A"])
-        until_heard(Squads(client), events)  # holds: no arrival to report
-        sent = Squads(client).send("A", "goto", (-5.0, -4.0), "line")
-        assert client.sim().state()["squad_orders"]["arrived"] == {}
-        while not events.arrivals:
-            events.poll(0.5)
-            state = client.sim().state()
-            assert state["time"] < 200.0, ("no arrival reported", state["squad_orders"])
-        event = events.arrivals[0]
-        assert (event["squad"], event["seq"]) == ("A", sent.seq)
-        arrived = client.sim().state()["squad_orders"]["arrived"]["A"]
-        assert {k: arrived[k] for k in ("seq", "step", "x", "y")} == \
-            {k: event[k] for k in ("seq", "step", "x", "y")}
-        assert math.dist((event["x"], event["y"]), (-5.0, -4.0)) < 0.3
-        # the report is true: the line stands formed where the event was seen
-        frame = run.stepper.snapshot
-        pos = np.array([frame.poses[frame.index[n], :2] for n in ("a1", "a2", "a3")])
-        rms = float(np.sqrt(np.mean(shape_error(pos, Formation("line", 0.6).offsets(3),
-                                                0.0) ** 2)))
-        assert rms <= 0.1 and frame.step >= event["step"]
-        events.close()
+        try:  # closed whatever happens: an open subscriber keeps the client's term() waiting
+            until_heard(Squads(client), events)  # holds: no arrival to report
+            sent = Squads(client).send("A", "goto", (-5.0, -4.0), "line")
+            assert client.sim().state()["squad_orders"]["arrived"] == {}
+            while not events.arrivals:
+                events.poll(0.5)
+                state = client.sim().state()
+                assert state["time"] < 200.0, ("no arrival reported", state["squad_orders"])
+            event = events.arrivals[0]
+            assert (event["squad"], event["seq"]) == ("A", sent.seq)
+            arrived = client.sim().state()["squad_orders"]["arrived"]["A"]
+            assert {k: arrived[k] for k in ("seq", "step", "x", "y")} == \
+                {k: event[k] for k in ("seq", "step", "x", "y")}
+            assert math.dist((event["x"], event["y"]), (-5.0, -4.0)) < 0.3
+            # the report is true: the line stands formed where the event was seen
+            frame = run.stepper.snapshot
+            pos = np.array([frame.poses[frame.index[n], :2] for n in ("a1", "a2", "a3")])
+            rms = float(np.sqrt(np.mean(shape_error(pos, Formation("line", 0.6).offsets(3),
+                                                    0.0) ** 2)))
+            assert rms <= 0.1 and frame.step >= event["step"]
+        finally:
+            events.close()
 
 
 def test_an_arrival_wakes_the_squad_server_which_otherwise_sleeps(monkeypatch):
