@@ -108,6 +108,10 @@ class Subscription:
         if client.keys is not None:
             client.keys.apply(self.socket)  # a run with --keys: a Curve client, as every socket
         self.socket.connect(client.lookup("/squads/events", "pub"))
+        # closing the client closes it too: an open socket would keep the client's context
+        # term() waiting for ever (as the client's own state streams, connection.py)
+        self._client = client
+        client._streams.add(self.socket)  # noqa: SLF001 -- the client's own registry
 
     def poll(self, timeout: float = 0.0) -> list[SquadOrder]:
         """The orders received so far (waiting up to ``timeout`` s for the first)."""
@@ -132,7 +136,9 @@ class Subscription:
         return out
 
     def close(self) -> None:
+        """Close the subscription (closing its client closes it too)."""
         self.socket.close(0)
+        self._client._streams.discard(self.socket)  # noqa: SLF001
 
 
 __all__ = ["Squads", "Subscription"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -215,3 +216,17 @@ def test_sim_state_names_the_member_a_squad_waits_for_and_why():
         why = blocked["A"]["a2"]  # where it stands, how far from its slot, since when
         assert why.startswith("has not ") and "slot" in why
         assert "A" not in state["squad_orders"]["arrived"]
+
+
+def test_closing_the_client_closes_a_subscription_left_open():
+    """A Subscription the user forgot to close no longer keeps ``Client.close()`` (its
+    context's term()) waiting for ever."""
+    with live(load(SCENARIO)) as run:
+        client = Client(run.network.endpoint)
+        events = Subscription(client, ["A"])
+        closer = threading.Thread(target=client.close, daemon=True)
+        closer.start()
+        closer.join(30)
+        assert not closer.is_alive(), "Client.close() hangs on an open Subscription"
+        assert events.socket.closed
+        events.close()  # a second close does nothing
