@@ -7,12 +7,13 @@ alternating (issue 55: "no case slower than the base by more than 1.1x").
 figure; on a loaded 2-core machine a case's wall time swings 2x between two runs of the same
 tree. Every headline case does a fixed amount of work (so many calls, blocks, robots), so the
 CPU time of its ``setup`` and ``track_``/``peakmem_`` call (``time.process_time``, all the
-process's threads; some cases time their loop in ``setup``) is a load-robust measure of its cost: this script runs each case in a fresh process
-per tree per round, BASE then NEW, with the NEW tree's benchmark suite for both (as ``bench
-compare`` does), and prints per case the case's own figure (median over rounds), the call's
-CPU seconds (median) and NEW / BASE by CPU; the memory case compares peak RSS instead. Both
-trees' kernels are compiled (or loaded) at their smoke size first (``COOPSIM_JIT=wait``).
-Exit status 1 when a case's CPU ratio exceeds ``--factor``.
+process's threads; some cases time their loop in ``setup``) is a load-robust measure of its
+cost: this script runs each case in a fresh process per tree per round, BASE then NEW, with the
+NEW tree's benchmark suite for both (as ``bench compare`` does), and prints per case the case's
+own figure (median over rounds), the call's CPU seconds (median) and NEW / BASE by CPU; the
+memory case compares peak RSS instead. Both trees' kernels are compiled (or loaded) at their
+smoke size first (``COOPSIM_JIT=wait``). Exit status 1 when a case's CPU ratio exceeds
+``--factor``.
 """
 
 from __future__ import annotations
@@ -27,9 +28,6 @@ import statistics
 import subprocess
 import sys
 import time
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-
 
 def parse(name: str) -> tuple[str, str, str, tuple]:
     """``"step.Step.track_ms('pymunk', 100)"`` -> (module, class, method, params)."""
@@ -55,22 +53,32 @@ def one(suite: str, name: str) -> dict:
     return {"figure": figure, "cpu_s": cpu, "rss": rss}
 
 
-def run(tree: str, suite: str, name: str | None, smoke: bool = False) -> dict | None:
-    """One fresh process for ``tree`` (its coopsim first on sys.path)."""
+def run(tree: str, suite: str, name: str | None) -> dict | None:
+    """This script again in a fresh process for ``tree`` (its coopsim first on sys.path), as
+    ``ground_tick.py`` runs itself: ``--one`` a case (its figures), or, ``name`` None,
+    ``--warm`` (every headline case once at its smoke size: the kernels compiled or loaded)."""
     env = {k: v for k, v in os.environ.items() if k != "COOPSIM_BENCH_SMOKE"}
-    env.update(PYTHONPATH=tree, COOPSIM_JIT="wait", **({"COOPSIM_BENCH_SMOKE": "1"} if smoke else {}))
-    code = ("import sys, json; sys.path.insert(0, %r); import headline_ab as h; " % HERE
-            + ("sys.path.insert(1, %r); from suite.common import warm_headline; warm_headline()"
-               % suite if smoke else "print(json.dumps(h.one(%r, %r)))" % (suite, name)))
-    done = subprocess.run([sys.executable, "-c", code], env=env, cwd="/tmp",
-                          capture_output=True, text=True)
+    env.update(PYTHONPATH=tree, COOPSIM_JIT="wait")
+    if name is None:
+        env["COOPSIM_BENCH_SMOKE"] = "1"
+    args = ["--warm", suite] if name is None else ["--one", suite, name]
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), *args], env=env,
+                          cwd="/tmp", capture_output=True, text=True)
     if done.returncode:
         print(f"{tree}: {name or 'warm-up'} failed:\n{done.stderr[-1500:]}", file=sys.stderr)
         return None
-    return None if smoke else json.loads(done.stdout.strip().splitlines()[-1])
+    return None if name is None else json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["--one"]:  # one case in this process (run())
+        print(json.dumps(one(*sys.argv[2:4])))
+        return 0
+    if sys.argv[1:2] == ["--warm"]:
+        sys.path.insert(1, sys.argv[2])
+        from suite.common import warm_headline
+        warm_headline()
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("base")
     parser.add_argument("new")
@@ -87,7 +95,7 @@ def main() -> int:
 
     names = [n for n in HEADLINE if re.search(args.only, n)]
     for tree in trees if not args.no_warm else ():
-        run(tree, suite, None, smoke=True)
+        run(tree, suite, None)
     got = {n: ([], []) for n in names}
     for k in range(args.rounds):
         for name in names:
@@ -95,12 +103,14 @@ def main() -> int:
                 result = run(tree, suite, name)
                 if result:
                     got[name][side].append(result)
-        print(f"round {k + 1}/{args.rounds} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr)
+        print(f"round {k + 1}/{args.rounds} done, load {os.getloadavg()[0]:.2f}",
+              file=sys.stderr)
     return report(got, args.factor)
 
 
 def figure(runs: list[dict]) -> float | None:
-    """The case's own figure, median over rounds (None for a ``peakmem_`` case: asv measures it)."""
+    """The case's own figure, median over rounds (None for a ``peakmem_`` case: asv measures
+    it)."""
     values = [r["figure"] for r in runs if r["figure"] is not None]
     return round(statistics.median(values), 4) if values else None
 

@@ -25,10 +25,11 @@ def register_envs() -> None:
     ``coopsim/CrazyflieHover-v0`` with Gymnasium; a second call does nothing.
 
     ``coopsim/Scenario-v0`` declines Gymnasium's passive env checker (``disable_env_checker``,
-    an :class:`~gymnasium.envs.registration.EnvSpec` field): it checks only the first reset
-    and step, every later step pays its call, and the test suite runs Gymnasium's full
-    ``check_env`` on this env instead (tests/env/test_learning_gym.py). ``gymnasium.make(..., disable_env_checker=False)``
-    adds it back; the order enforcer stays (a step before the first reset raises).
+    an :class:`~gymnasium.envs.registration.EnvSpec` field): it checks only the first reset and
+    step, every later step pays its call, and the test suite runs Gymnasium's full
+    ``check_env`` on this env instead (tests/env/test_learning_gym.py);
+    ``gymnasium.make(..., disable_env_checker=False)`` adds it back. The order enforcer stays
+    (a step before the first reset raises).
     """
     # from the registration module: an entry-point plugin runs while gymnasium is importing
     from gymnasium.envs.registration import register, registry

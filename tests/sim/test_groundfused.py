@@ -150,11 +150,11 @@ def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
         monkeypatch, engine, pairs):
     """The pass casts its fans inside its one compiled call (the caster's kernel handed over,
     groundfused.bind; on the kinematic engine the motors, the engine's drive and step in one
-    call before it, groundfused.bind_engine) or in a call of their own reading the chassis from the state while the
-    pairs are few (jitcast._ALL_PAIRS), with more on the caster's grid (the chassis circles
-    laid out after the objects', as the plain path's geometry does); each gives the plain
-    path's bits, with movable objects among the shapes (a pushed box and ball on pymunk: new
-    moving shapes every step)."""
+    call before it, groundfused.bind_engine) or in a call of their own reading the chassis from
+    the state while the pairs are few (jitcast._ALL_PAIRS), with more on the caster's grid (the
+    chassis circles laid out after the objects', as the plain path's geometry does); each gives
+    the plain path's bits, with movable objects among the shapes (a pushed box and ball on
+    pymunk: new moving shapes every step)."""
     from dataclasses import replace
 
     from coopsim.raycast import jitcast
