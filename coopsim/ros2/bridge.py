@@ -82,6 +82,7 @@ class RosBridge:
         self._origins: dict = {}
         self._images: dict = {}  # robot -> the step of its camera3d image sent last
         self._next_odom = 0.0
+        self._time = 0.0  # the sim time of the snapshot published from last, s
         self._feedback_step = -1  # the step whose feedback went out last
         self._latest = None
         self._new = threading.Event()
@@ -145,6 +146,9 @@ class RosBridge:
 
     def _publish(self, snap, key) -> None:
         """Publish what is due at ``snap``."""
+        if snap.time < self._time:
+            self._rewind(snap.time)
+        self._time = snap.time
         scene = self._scene_for(snap, key)
         ns = round(snap.time * 1e9)
         if self.stepper.mode == "lockstep" or snap.time + 1e-9 >= self._next_odom:
@@ -162,6 +166,18 @@ class RosBridge:
         for topic, data in scene.clouds():
             self._write(topic, m.CLOUD, data)
         self._feedback(snap)
+
+    def _rewind(self, now: float) -> None:
+        """Sim time went back (a reset: it starts over at 0): what is due is due from ``now``
+        on, not once the run has caught up with the time it had reached (``/clock``, ``/tf``
+        and odometry would stop for that long, and a ``use_sim_time`` node with them)."""
+        self._next_odom = now
+        self._images.clear()
+        self._feedback_step = -1
+        if self._scene is not None:
+            for r in self._scene[1].robots:
+                for s in r.scans:
+                    s.due = min(s.due, now)
 
     def _feedback(self, snap) -> None:
         """Shared control's feedback force of each steered squad (docs/in-the-loop.md), once
