@@ -44,3 +44,38 @@ def test_ros2_without_the_extra_names_the_install_command(tmp_path):
     said = "--ros2 needs the Cyclone DDS binding: pip install 'coopsim[ros2]'"
     assert said in done.stderr and said in " ".join(DOC.split())
     assert "Traceback" not in done.stderr
+
+
+def ci_packages() -> list[str]:
+    """The ROS 2 wheels .ci/ros-venvs installs (its PKGS, without the distribution's prefix):
+    what the tests prove a stock node needs."""
+    script = (ROOT / ".ci" / "ros-venvs").read_text()
+    return re.search(r'PKGS="([^"]*)"', script).group(1).split()
+
+
+def install_commands(text: str) -> list[str]:
+    """Every ``pip install`` command in ``text`` that installs a ``ros-`` wheel, its
+    continuation lines joined."""
+    joined = re.sub(r"\\\n\s*", " ", text)
+    return [line[line.index("pip install"):] for line in joined.splitlines()
+            if "pip install" in line and re.search(r"\bros-", line.split("pip install")[1])]
+
+
+def test_every_ros_install_line_installs_what_the_tests_run_with():
+    """``pip install ros-rclpy`` alone fails at ``rclpy.init()`` (no RMW: the wheel of
+    rmw_fastrtps_cpp is a package of its own), and a message package missing fails at its
+    import: each install line of the docs installs every wheel .ci/ros-venvs does, for Kilted
+    (``ros-``) and for Jazzy (``ros-jazzy-``)."""
+    need = ci_packages()
+    assert "rmw-fastrtps-cpp" in need and "rclpy" in need
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             *sorted((ROOT / "examples").rglob("*.md")), *sorted((ROOT / "examples").rglob("*.py"))]
+    found = {}
+    for page in pages:
+        for command in install_commands(page.read_text()):
+            words = set(command.split())
+            prefix = "ros-jazzy-" if "ros-jazzy-rclpy" in words else "ros-"
+            missing = [prefix + p for p in need if prefix + p not in words]
+            assert not missing, f"{page.relative_to(ROOT)}: {command!r} lacks {missing}"
+            found[prefix] = page
+    assert set(found) == {"ros-", "ros-jazzy-"}, found  # both distributions are shown
