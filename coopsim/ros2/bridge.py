@@ -110,6 +110,7 @@ class RosBridge:
             self._thread.join(5.0)
         self._readers.clear()
         self._writers.clear()
+        self.graph.close()
         self.dds.close()
 
     def __call__(self, snap) -> None:

@@ -6,10 +6,20 @@ holds, and which of its writers and readers belong to which node, from the
 transient local, keep last 1) that every RMW publishes for its participant. The bridge
 publishes one for its Cyclone participant: one node, ``/coopsim``, holding every writer and
 reader the bridge made, sent again whenever it makes another. ``rclpy``'s
-``node.get_node_names()`` (and so ``ros2 node list``) then lists ``coopsim`` on Jazzy and
-Kilted alike. Jazzy also names it as the node of each topic's publishers and subscriptions
-(``get_publishers_info_by_topic``, ``ros2 topic info -v``); Kilted (rclpy 9.1.2, Fast DDS 3)
-still shows them as ``_CREATED_BY_BARE_DDS_APP_`` (measured; why is not known yet).
+``node.get_node_names()`` (and so ``ros2 node list``) then lists ``coopsim``, and
+``get_publishers_info_by_topic`` (``ros2 topic info -v``) names it as the node of each topic's
+publishers and subscriptions, on Jazzy and Kilted alike.
+
+Kilted needs a second copy of the message. An RMW finds an endpoint's node by the GID of the
+participant its discovery names (the parameter ``PID_PARTICIPANT_GUID``), which Cyclone DDS
+never sends: Fast DDS 2 (Jazzy) then takes the participant from the endpoint's GUID prefix, as
+the RTPS specification implies, but Fast DDS 3 (Kilted) leaves it unknown (16 zero bytes), and
+rmw_dds_common, finding no participant of that GID, named every endpoint
+``_CREATED_BY_BARE_DDS_APP_``. So the node and its endpoints go out twice, under the
+participant's GID and under the unknown one (:data:`UNKNOWN`), each from a writer of its own
+(transient local, keep last 1: late joiners get both). The cost: ``ros2 node list`` lists
+``/coopsim`` twice (its endpoints once). On close the copy under the unknown GID is emptied
+(the participant's own goes with the participant), so no node keeps it listed.
 
 A GID (``rmw_dds_common/msg/Gid``) is the entity's 16-byte DDS GUID (prefix and entity id),
 as RMWs from ROS 2 Iron on write it (Jazzy, Kilted).
@@ -32,6 +42,8 @@ RECIPE = "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
 NODE = "coopsim"  # the node's name in the ROS 2 graph (namespace "/")
 TOPIC = "ros_discovery_info"  # a DDS topic name: no "rt/" prefix, it is not a ROS topic
 TYPE = "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_"
+#: The GID Fast DDS 3 gives the participant of an endpoint whose discovery does not name it
+UNKNOWN = bytes(16)
 
 
 @functools.lru_cache(maxsize=None)
@@ -68,12 +80,15 @@ def guid_bytes(entity) -> bytes:
     return entity.get_guid().bytes
 
 
-def entities_info(participant: bytes, readers, writers, node: str = NODE,
+def entities_info(participant: bytes, readers, writers, node: str | None = NODE,
                   namespace: str = "/") -> bytes:
     """``ParticipantEntitiesInfo`` in CDR (little endian, header included): one node holding
-    the readers and writers of the given GUIDs (16 bytes each)."""
+    the readers and writers of the given GUIDs (16 bytes each); with ``node`` None, no node."""
     out = Writer()
     out.buf += participant
+    if node is None:
+        out.u32(0)
+        return out.bytes()
     out.u32(1)  # one node
     out.string(namespace)
     out.string(node)
@@ -86,7 +101,8 @@ def entities_info(participant: bytes, readers, writers, node: str = NODE,
 
 class GraphInfo:
     """Publishes the participant's ``ros_discovery_info`` (the node ``/coopsim`` and its
-    endpoints), again each time :meth:`add` is given an endpoint it has not listed.
+    endpoints, under the participant's GID and under :data:`UNKNOWN`), again each time
+    :meth:`add` is given an endpoint it has not listed.
 
     Args:
         dds: The bridge's :class:`~.dds.Participant`.
@@ -99,6 +115,7 @@ class GraphInfo:
         self._writers: list[bytes] = []
         self._lock = threading.Lock()  # the bridge's thread and the caller's make endpoints
         self.writer = dds.raw_writer(TOPIC, idl_type(), LATCHED)
+        self.unknown = dds.raw_writer(TOPIC, idl_type(), LATCHED)  # Fast DDS 3's copy
         self.sent = 0
         self.publish()  # the node, before it has any topic
 
@@ -113,5 +130,18 @@ class GraphInfo:
     def publish(self) -> None:
         """Send the node and its endpoints (transient local: late joiners get the last)."""
         pp = guid_bytes(self.dds.participant)
-        self.writer.write(entities_info(pp, list(self._readers), list(self._writers)))
+        readers, writers = list(self._readers), list(self._writers)
+        self.writer.write(entities_info(pp, readers, writers))
+        self.unknown.write(entities_info(UNKNOWN, readers, writers))
         self.sent += 1
+
+    def close(self, wait: float = 1.0) -> None:
+        """Empty the copy under :data:`UNKNOWN` (no participant's leaving removes it from
+        the nodes' graphs), waiting up to ``wait`` s for the readers to acknowledge it."""
+        from cyclonedds.util import duration
+        with self._lock:
+            self.unknown.write(entities_info(UNKNOWN, [], [], node=None))
+        try:
+            self.unknown.writer.wait_for_acks(duration(seconds=wait))
+        except Exception:  # noqa: BLE001 - not acknowledged in time: nothing more to do
+            pass

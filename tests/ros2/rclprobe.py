@@ -20,7 +20,11 @@ first, then answers:
   ``{"error": "..."}``.
 - ``{"cmd": "graph", "wait_topic": T, "wait_node": N, "timeout": S}``: topics with types,
   nodes, services, as the ROS 2 graph shows them, after waiting for T and N to show (both
-  optional); ``"found"`` says whether they did.
+  optional; ``wait_gone``: until node N has left); ``"found"`` says whether they did.
+- ``{"cmd": "endpoints", "topic": T, "kind": "pub" | "sub", "wait_node": N, "timeout": S}``:
+  the topic's publishers (or subscriptions) as the ROS 2 graph shows them (``ros2 topic info
+  -v``): node name and namespace, type, GID; after waiting until one shows (with
+  ``wait_node``: until one shows as that node's, ``"found"`` says whether it did).
 - ``{"cmd": "now"}``: the node's clock (sim time with ``--sim-time``), ns.
 - ``{"cmd": "quit"}``.
 
@@ -214,10 +218,27 @@ class Probe:
         if cmd.get("wait_node"):
             found = found and self._wait(lambda: cmd["wait_node"] in self._nodes(),
                                          cmd.get("timeout", 30))
+        if cmd.get("wait_gone"):  # until a node has left the graph
+            found = found and self._wait(lambda: cmd["wait_gone"] not in self._nodes(),
+                                         cmd.get("timeout", 30))
         return {"found": found,
                 "topics": {n: t for n, t in self.node.get_topic_names_and_types()},
                 "nodes": self._nodes(),
                 "services": {n: t for n, t in self.node.get_service_names_and_types()}}
+
+    def endpoints(self, cmd: dict) -> dict:
+        get = (self.node.get_publishers_info_by_topic if cmd.get("kind", "pub") == "pub"
+               else self.node.get_subscriptions_info_by_topic)
+        want = cmd.get("wait_node")
+
+        def shown() -> bool:
+            found = get(cmd["topic"])
+            return bool(found) and (want is None or any(
+                (i.node_namespace.rstrip("/") + "/" + i.node_name) == want for i in found))
+        found = self._wait(shown, cmd.get("timeout", 30))
+        return {"found": found, "endpoints": [
+            {"node": i.node_namespace.rstrip("/") + "/" + i.node_name, "type": i.topic_type,
+             "gid": list(i.endpoint_gid)} for i in get(cmd["topic"])]}
 
     def _nodes(self) -> list:
         return [(ns.rstrip("/") + "/" + n) for n, ns in
