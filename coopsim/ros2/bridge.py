@@ -220,6 +220,8 @@ class RosBridge:
         ns = round(snap.time * 1e9)
         self._write("/map", m.GRID, scene.grid(ns), LATCHED)
         self._write("/tf_static", m.TF, scene.static_transforms(ns), LATCHED)
+        for topic, data in scene.descriptions():
+            self._write(topic, m.STRING, data, LATCHED)
         for r in scene.robots:
             if r.name in drives and r.name not in self._readers:
                 self._readers[r.name] = self.dds.reader(f"/{r.ns}/cmd_vel", m.TWIST,

@@ -116,6 +116,7 @@ def idl_types() -> dict:
                                            "origin": pose})
     out.update({
         "std_msgs/Header": H, "geometry_msgs/Twist": twist,
+        "std_msgs/String": struct("std_msgs/String", {"data": str}),  # robot_description
         "geometry_msgs/PoseStamped": struct("geometry_msgs/PoseStamped",  # external robots
                                             {"header": H, "pose": pose}),
         "nav_msgs/Odometry": struct("nav_msgs/Odometry", {

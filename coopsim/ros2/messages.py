@@ -61,6 +61,7 @@ DEFINITIONS = {
                                "float64[] velocity\nfloat64[] effort\n"),
     "tf2_msgs/TFMessage": "geometry_msgs/TransformStamped[] transforms\n",
     "rosgraph_msgs/Clock": "builtin_interfaces/Time clock\n",
+    "std_msgs/String": "string data\n",
 }
 
 # sensor_msgs/Image and CameraInfo: camera3d's images (written by .images)
@@ -82,6 +83,7 @@ ODOMETRY, SCAN, TF, GRID, CLOCK, TWIST = ("nav_msgs/Odometry", "sensor_msgs/Lase
 IMU = "sensor_msgs/Imu"
 JOINT_STATE = "sensor_msgs/JointState"
 CLOUD = "sensor_msgs/PointCloud2"
+STRING = "std_msgs/String"  # /R/robot_description
 _SEPARATOR = "=" * 80
 
 
@@ -313,6 +315,13 @@ def imu(ns: int, frame: str, orientation, gyro, accel) -> bytes:
     w.f64(*(0.0,) * 9)
     w.f64(*accel)
     w.f64(*(0.0,) * 9)
+    return w.bytes()
+
+
+def string(text: str) -> bytes:
+    """std_msgs/String holding ``text`` (UTF-8)."""
+    w = Writer()
+    w.string(text)
     return w.bytes()
 
 

@@ -4,7 +4,11 @@ its snapshots. The live bridge (:mod:`.bridge`) and the bag export (:mod:`.bag`)
 Frames (REP 103/105; x forward, y left, z up, metres, radians), per robot ``R``:
 ``map`` (the world) -> ``R/odom`` (where the robot started; static) -> ``R/base_link`` (the
 chassis centre; moves) -> ``R/laser`` (the scan's origin; static, at the centre). Odometry is
-the exact motion since the start (the simulator knows the truth), in ``R/odom``.
+the exact motion since the start (the simulator knows the truth), in ``R/odom``. A robot from a
+description file whose scenario puts a sensor on a link (``sensor lidar base_scan``) has that
+sensor's messages in the link's own frame (``R/base_scan``, on ``/tf`` with the file's other
+links: :mod:`.links`) instead, and an URDF's text on ``/R/robot_description``
+(:func:`described`).
 
 In a 3D world (snapshots with ``pose3d``) odometry and ``/tf`` carry the height, the full
 orientation and the 6-DoF twist (linear and angular velocity in ``R/base_link``), and a robot
@@ -19,12 +23,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.arm import quat_matrix
+from ..model.armstate import matrix_quaternion
 from ..model.capabilities import LaserScanner, capability
-from ..model.plugins import MODULES
+from ..model.linkposes import links_of
+from ..model.plugins import MODULES, ROBOT_TYPES
 from ..model.snapshot import quat_matrices, wrap_angle
 from . import messages as m
 from .arms import RosArms
-from .links import RosLinks
+from .links import BODY, RosLinks, _is_body
 from .occupancy import Occupancy
 from .scenery import planar, scenery_frames, transforms3d
 
@@ -52,6 +59,7 @@ class Scan:
     due: float = 0.0  # sim time of the next scan, s
     template: tuple | None = None  # (geometry key, ScanTemplate)
     cloud: bool = False  # its module gives a point cloud (a lidar with channels > 1)
+    linked: bool = False  # its frame is a link of the robot's file (on /tf with the links)
 
 
 @dataclass
@@ -65,6 +73,57 @@ class RosRobot:
     radius: float
     scans: list[Scan]
     imu: str = ""  # the label of its inertial module (IMU_FIELDS), "" for none: /R/imu
+    imu_frame: str = ""  # the frame of /R/imu: R/base_link, or the link the module is on
+    imu_turn: tuple | None = None  # that link's rotation in R/base_link, (w, x, y, z)
+    description: str | None = None  # an URDF's text: /R/robot_description
+
+
+@dataclass(frozen=True)
+class Described:
+    """What a robot's description file gives its ROS topics.
+
+    Attributes:
+        urdf: The URDF file's text as it is on disk (``/R/robot_description``, as
+            robot_state_publisher publishes it), or None (an MJCF, or not readable).
+        sensors: Module label -> (the link its ``sensor`` line puts it on, that link's
+            rotation in the robot's ``R/base_link`` frame at the zero pose, (w, x, y, z)),
+            for links published on ``/tf`` (:mod:`.links`) or the body itself.
+    """
+
+    urdf: str | None
+    sensors: dict
+
+
+def described(robot: dict) -> Described | None:
+    """A layout robot's :class:`Described`, when its type is imported from a description
+    file registered in this process (the live run's; an export's when its scenario loads)."""
+    from ..model.imported import ImportedType
+    from ..model.imported_frames import link_frames
+
+    label, doc = robot.get("type"), links_of(robot)
+    kind = ROBOT_TYPES.get(label) if label in ROBOT_TYPES else None
+    if doc is None or not (isinstance(kind, type) and issubclass(kind, ImportedType)) \
+            or kind.DESCRIPTION is None:
+        return None
+    d, spec = kind.DESCRIPTION, kind.SPEC
+    urdf = None
+    if d.kind == "urdf":
+        try:
+            with open(d.source, encoding="utf-8") as f:
+                urdf = f.read()
+        except (OSError, UnicodeDecodeError):
+            urdf = None
+    root = doc["links"][0]
+    on_tf = {link["name"] for link in doc["links"]}
+    frames, sensors = link_frames(d), {}
+    for module, link in spec.all("sensor") if spec is not None else ():
+        if link not in on_tf or link not in frames:
+            continue
+        turn = quat_matrix(root["quat"]) @ frames[link][:3, :3]
+        x, y, z, w = matrix_quaternion(turn)
+        sensors[module] = (BODY if _is_body(root) and link == root["name"] else link,
+                           (w, x, y, z))
+    return Described(urdf, sensors)
 
 
 class RosScene:
@@ -93,10 +152,16 @@ class RosScene:
                 x, y, yaw = (float(v) for v in snap.poses[row])
                 self.origins[name] = (x, y, float(wrap_angle(yaw)))
             ns = ros_robot(name)
+            file = described(robot)
+            sensors = file.sensors if file is not None else {}
+            imu = _inertial(layout, robot)
+            link, turn = sensors.get(imu, (BODY, None))
             self.robots.append(RosRobot(
                 name, ns, row, self.origins[name],
-                float(robot.get("radius", 0.0)), _scans(ns, robot, params.get(name, {})),
-                _inertial(layout, robot)))
+                float(robot.get("radius", 0.0)),
+                _scans(ns, robot, params.get(name, {}), sensors), imu, f"{ns}/{link}",
+                None if turn is None or np.allclose(turn, (1.0, 0.0, 0.0, 0.0)) else turn,
+                file.urdf if file is not None else None))
         self.occupancy = Occupancy.of_layout(layout)
         self.pending: list[tuple[str, bytes]] = []  # point clouds made by scans()
         where = {r.name: (r.ns, r.row) for r in self.robots}
@@ -194,17 +259,31 @@ class RosScene:
             else:
                 orientation = m.yaw_quaternion(float(snap.poses[r.row, 2]))
             row = reading[r.row]
-            out.append((f"/{r.ns}/imu", m.imu(ns, f"{r.ns}/base_link", orientation,
-                                              row[gyro].tolist(), row[accel].tolist())))
+            rates, force = row[gyro], row[accel]
+            if r.imu_turn is not None:  # on a link turned in the body: its axes, its attitude
+                turn = quat_matrix(r.imu_turn)
+                rates, force = turn.T @ rates, turn.T @ force
+                body = quat_matrix((orientation[3], *orientation[:3]))
+                orientation = matrix_quaternion(body @ turn)
+            out.append((f"/{r.ns}/imu", m.imu(ns, r.imu_frame, orientation,
+                                              rates.tolist(), force.tolist())))
         return out
+
+    def descriptions(self) -> list[tuple[str, bytes]]:
+        """(topic, std_msgs/String) of every robot with an URDF: ``/R/robot_description``
+        (published transient local, as robot_state_publisher does)."""
+        return [(f"/{r.ns}/robot_description", m.string(r.description))
+                for r in self.robots if r.description is not None]
 
     def static_transforms(self, ns: int) -> bytes:
         """tf2_msgs/TFMessage for ``/tf_static``: ``map`` -> each ``R/odom`` (its start pose)
-        and ``R/base_link`` -> each scan frame."""
+        and ``R/base_link`` -> each scan frame (not a link of the robot's file: those are on
+        ``/tf``)."""
         items = []
         for r in self.robots:
             items.append((ns, "map", f"{r.ns}/odom", *r.origin))
-            items += [(ns, f"{r.ns}/base_link", s.frame, *s.mount) for s in r.scans]
+            items += [(ns, f"{r.ns}/base_link", s.frame, *s.mount) for s in r.scans
+                      if not s.linked]
         extra = scenery_frames(self.layout, ns)  # protocol 9: the world's meshes and terrain
         return transforms3d(planar(items) + extra) if extra else m.transforms(items)
 
@@ -266,11 +345,13 @@ def _inertial(layout: dict, robot: dict) -> str:
     return ""
 
 
-def _scans(ns: str, robot: dict, params: dict) -> list[Scan]:
+def _scans(ns: str, robot: dict, params: dict, links: dict | None = None) -> list[Scan]:
     """The robot's range finders (:class:`~coopsim.model.capabilities.LaserScanner` modules,
     or adapted to one), the highest
     ``laser_rank`` (a lidar before a sonar) on ``/R/scan`` in frame ``R/laser``, the others on
-    ``/R/scan_LABEL`` in frame ``R/LABEL``."""
+    ``/R/scan_LABEL`` in frame ``R/LABEL``; a module on a link of the robot's file (``links``:
+    label -> (link, turn), :class:`Described`) in that link's frame ``R/LINK``."""
+    links = links or {}
     found = [label for label in robot.get("modules") or () if label in MODULES and
              _scanner(label) is not None]
     found.sort(key=lambda label: -_scanner(label).laser_rank)
@@ -279,11 +360,13 @@ def _scans(ns: str, robot: dict, params: dict) -> list[Scan]:
         p = {**_defaults(label), **params.get(label, {})}
         rate = float(p.get("rate") or 0.0) or SCAN_RATE
         frame = f"{ns}/laser" if k == 0 else f"{ns}/{label}"
+        if label in links:
+            frame = f"{ns}/{links[label][0]}"
         topic = f"/{ns}/scan" if k == 0 else f"/{ns}/scan_{label}"
         cloud = k == 0 and hasattr(MODULES.get(label), "point_cloud") \
             and int(p.get("channels", 1)) > 1
         out.append(Scan(label, topic, frame, p, _scanner(label).laser_mount(p), 1.0 / rate,
-                        cloud=cloud))
+                        cloud=cloud, linked=label in links))
     return out
 
 
