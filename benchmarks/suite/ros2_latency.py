@@ -100,11 +100,11 @@ def _lines(out: str) -> list:
 def _watch(stepper, bridge, arrived, taken, ended) -> None:
     """Note when each Twist reaches the bridge, which step's command read holds it, and when
     each step ends (the stepper's hook, after the step)."""
-    apply, take = bridge._apply, stepper.slots.take
+    apply, take = bridge.cmd_vel.apply, stepper.slots.take
 
-    def on_twist(robot, sample):
-        arrived.setdefault(round(sample.linear.x, 6), time.monotonic())
-        apply(robot, sample)
+    def on_twist(robot, linear, angular):  # the bridge's cmd_vel thread read it
+        arrived.setdefault(round(linear[0], 6), time.monotonic())
+        apply(robot, linear, angular)
 
     def on_take(*args):  # the slots' take, whatever it is given (the step's time)
         out = take(*args)
@@ -112,7 +112,7 @@ def _watch(stepper, bridge, arrived, taken, ended) -> None:
             if robot in taken:  # a differential drive: left = right = linear.x
                 taken[robot].append((stepper.snapshot.step + 1, round(values[0], 6)))
         return out
-    bridge._apply, stepper.slots.take = on_twist, on_take
+    bridge.cmd_vel.apply, stepper.slots.take = on_twist, on_take
     stepper.hooks.append(lambda snap: ended.setdefault(snap.step, time.monotonic()))
 
 

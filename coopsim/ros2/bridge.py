@@ -4,9 +4,10 @@ A hook on the stepper hands each new snapshot to the bridge's thread (never bloc
 the thread publishes from the latest one: ``/clock``, ``/tf`` and every robot's odometry at
 ``rate`` Hz of sim time (every step in lockstep, where ROS controllers answer each step), scans
 at their module's rate, ``/map`` and ``/tf_static`` (transient local) whenever the layout
-changes. ``/R/cmd_vel`` Twists arrive on Cyclone's listener thread and go into the robot's
-command slot as a network client's motion command would (:mod:`.drive`), so leases, lockstep
-attachment and the motion module's limits are the same for ROS nodes as for ZeroMQ clients.
+changes. ``/R/cmd_vel`` Twists are read by a thread of their own at a bounded rate (each
+robot's newest, :mod:`.cmdvel`) and go into the robot's command slot as a network client's
+motion command would (:mod:`.drive`), so leases, lockstep attachment and the motion module's
+limits are the same for ROS nodes as for ZeroMQ clients.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from dataclasses import dataclass, field
 from ..model.errors import CoopsimError, NotAllowedError
 from ..sim.slots import Owner
 from . import messages as m
-from .dds import LATCHED, Participant, on_samples
+from .cmdvel import CmdVelReaders
+from .dds import LATCHED, Participant
 from .external import ExternalTopics
 from .drive import TwistRefused, drive_of
 from .feedback import WRENCH, messages as feedback_messages
@@ -37,10 +39,11 @@ class Counts:
     """What the bridge did, for ``/sim state``'s ``ros2`` entry."""
 
     published: int = 0  # messages written
-    received: int = 0  # cmd_vel messages taken
+    received: int = 0  # cmd_vel messages that reached coopsim
     applied: int = 0  # of them, stored as the robot's command
     refused: int = 0  # not finite, or beyond the motion module's limits
     malformed: int = 0  # could not be read as a Twist
+    dropped: int = 0  # superseded by a newer one before they were read (.cmdvel's bound)
     errors: int = 0  # publications that failed (the first is logged)
     last_refusal: str = ""
     by_robot: dict = field(default_factory=dict)  # robot -> cmd_vel applied
@@ -75,7 +78,8 @@ class RosBridge:
         self.owner = Owner(("ros2", self.domain), f"ROS 2 (DDS domain {self.domain})")
         self.counts = Counts()
         self._writers: dict[str, object] = {}
-        self._readers: dict[str, object] = {}
+        self._readers: set[str] = set()  # robots whose cmd_vel is read
+        self.cmd_vel = CmdVelReaders(self.dds, self._apply, self.counts)
         self._drives: dict[str, object] = {}
         self.external = ExternalTopics(stepper, self.dds)  # issue 44: external robots' poses
         self._scene: tuple | None = None  # (layout key, RosScene)
@@ -108,6 +112,7 @@ class RosBridge:
             self.stepper.hooks.remove(self)
         if self._thread.is_alive():
             self._thread.join(5.0)
+        self.cmd_vel.close()
         self._readers.clear()
         self._writers.clear()
         self.graph.close()
@@ -125,7 +130,7 @@ class RosBridge:
                          "published": c.published, "errors": c.errors,
                          "cmd_vel": {"received": c.received, "applied": c.applied,
                                      "refused": c.refused, "malformed": c.malformed,
-                                     "last_refusal": c.last_refusal,
+                                     "dropped": c.dropped, "last_refusal": c.last_refusal,
                                      "by_robot": dict(c.by_robot)},
                          "external": self.external.state()}}
 
@@ -224,8 +229,8 @@ class RosBridge:
             self._write(topic, m.STRING, data, LATCHED)
         for r in scene.robots:
             if r.name in drives and r.name not in self._readers:
-                self._readers[r.name] = self.dds.reader(f"/{r.ns}/cmd_vel", m.TWIST,
-                                                        self._on_twist(r.name))
+                self._readers.add(r.name)
+                self.cmd_vel.add(r.name, f"/{r.ns}/cmd_vel")
         self.external.follow(scene.robots)  # issue 44: external robots' pose topics
         return scene
 
@@ -242,27 +247,20 @@ class RosBridge:
                 drives[r.name] = drive
         return self.stepper.view(), world.describe(), params, drives
 
-    # -- cmd_vel (Cyclone's listener thread) ------------------------------------------------------
+    # -- cmd_vel (.cmdvel's thread) ----------------------------------------------------------------
 
-    def _on_twist(self, robot: str):
-        return on_samples(lambda sample: self._apply(robot, sample), self._malformed)
-
-    def _malformed(self) -> None:
-        self.counts.malformed += 1
-
-    def _apply(self, robot: str, sample) -> None:
-        """One Twist into ``robot``'s command slot (lockstep: attaching it)."""
+    def _apply(self, robot: str, linear: tuple, angular: tuple) -> None:
+        """One Twist (m/s, rad/s in the robot's base frame) into ``robot``'s command slot
+        (lockstep: attaching it)."""
         c = self.counts
-        c.received += 1
         drive, stepper = self._drives.get(robot), self.stepper
         snap = stepper.snapshot
         if drive is None or robot not in snap.index or stepper.finished:
             return
         try:
-            lin, ang = sample.linear, sample.angular
             yaw = float(snap.poses[snap.index[robot], 2])
-            values = drive.command((lin.x, lin.y, lin.z), (ang.x, ang.y, ang.z), yaw)
-        except (TwistRefused, AttributeError, TypeError) as exc:
+            values = drive.command(linear, angular, yaw)
+        except TwistRefused as exc:
             c.refused += 1
             c.last_refusal = f"{robot}: {exc}"
             return

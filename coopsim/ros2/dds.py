@@ -168,12 +168,15 @@ class Qos:
         reliable: Reliable (else best effort). A reliable writer serves best-effort readers
             too; a best-effort reader accepts both kinds of writer.
         latched: Transient local durability (late joiners get the last ``depth`` samples).
-        depth: Keep-last history depth.
+        depth: Keep-last history depth (with ``keep_all``: the most samples kept).
+        keep_all: Keep every sample up to ``depth`` (more are refused and counted in the
+            reader's sample-rejected status) instead of the last ``depth``.
     """
 
     reliable: bool = True
     latched: bool = False
     depth: int = 10
+    keep_all: bool = False
 
     def policies(self):
         from cyclonedds.core import Policy
@@ -182,6 +185,9 @@ class Qos:
         rel = (Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=100))
                if self.reliable else Policy.Reliability.BestEffort)
         dur = Policy.Durability.TransientLocal if self.latched else Policy.Durability.Volatile
+        if self.keep_all:
+            return CQos(rel, dur, Policy.History.KeepAll, Policy.ResourceLimits(
+                max_samples=self.depth, max_instances=-1, max_samples_per_instance=self.depth))
         return CQos(rel, dur, Policy.History.KeepLast(self.depth))
 
 
@@ -251,10 +257,11 @@ class Participant:
             return RawWriter(DataWriter(self.participant, topic, qos=qos.policies()))
 
     def reader(self, name: str, short: str, on_data, qos: Qos = COMMANDS):
-        """A reader whose ``on_data(reader)`` is called on Cyclone's thread as data comes."""
+        """A reader whose ``on_data(reader)`` is called on Cyclone's thread as data comes
+        (with ``on_data`` None, one that is only read: :mod:`.cmdvel`)."""
         from cyclonedds.core import Listener
         from cyclonedds.sub import DataReader
-        listener = Listener(on_data_available=on_data)
+        listener = Listener(on_data_available=on_data) if on_data is not None else None
         topic = self.topic(name, short)
         with ENDPOINTS:
             reader = DataReader(self.participant, topic, qos=qos.policies(), listener=listener)

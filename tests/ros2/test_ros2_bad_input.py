@@ -120,6 +120,44 @@ def test_a_flood_of_twists_is_taken_and_the_run_goes_on(bridged):
     twist(node, "robot1")
 
 
+def test_a_flood_is_read_at_the_documented_rate_and_its_excess_counted(bridged):
+    """docs/ros2.md, *Bad input*: cmd_vel is read at most READ_RATE times a second (each
+    robot's newest Twist applied), and every Twist that reached coopsim is accounted for:
+    applied, refused, malformed or dropped. Before, each Twist cost Python on Cyclone's
+    listener thread (a flood took a realtime run to 0.56-0.59x) and what a flood lost was
+    lost unsaid."""
+    from coopsim.ros2.cmdvel import READ_RATE
+    run, node = bridged
+    twist(node, "robot1", x=0.05, until=lambda: counts(run)["applied"] > 0)
+    start, reads = time.perf_counter(), run.ros2.cmd_vel.reads
+    before = counts(run)
+    sent = twist(node, "robot1", x=0.05, count=20000)["sent"]
+
+    def turning() -> bool:  # a Twist sent after the flood is taken: the flood has been read
+        a0, _ = pose(run, "robot1")
+        steps_on(run, 5)
+        return pose(run, "robot1")[0][2] != a0[2]
+    twist(node, "robot1", w=0.5, until=turning)
+    twist(node, "robot1")  # stop it
+
+    def settled() -> dict:  # the counts once the reading thread has nothing left to read
+        last = None
+        while last != counts(run):
+            last = counts(run)
+            steps_on(run, 5)
+        return last
+    after, wall = settled(), time.perf_counter() - start
+    reads = run.ros2.cmd_vel.reads - reads
+    got = {k: after[k] - before[k] for k in ("received", "applied", "refused", "malformed",
+                                             "dropped")}
+    assert got["received"] == (got["applied"] + got["refused"] + got["malformed"]
+                               + got["dropped"]), got
+    assert got["dropped"] > 0, got  # 20,000 as fast as rclpy publishes: most superseded
+    assert got["applied"] <= reads <= READ_RATE * wall + 1, (got, reads, wall)
+    assert len(sent) == 20000
+    assert not run.stepper.error
+
+
 def test_an_unknown_robot_has_no_cmd_vel_and_no_service(bridged):
     run, node = bridged
     out = twist(node, "ghost", x=1.0, timeout=3, ok_error=True)
