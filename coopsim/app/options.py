@@ -85,7 +85,15 @@ def foxglove_options(fn):
 
 
 def ros2_options(fn):
-    """--ros2, --ros2-domain and --ros2-rate: the robots as ROS 2 topics over DDS."""
+    """--ros2, --ros2-domain, --ros2-rate and --ros2-discovery: the robots as ROS 2 topics
+    over DDS."""
+    fn = click.option("--ros2-discovery", type=click.Choice(["localhost", "subnet"]),
+                      default="localhost", show_default=True,
+                      help="localhost: DDS on loopback only (ROS 2 shells export "
+                           "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST); subnet: ROS 2's default "
+                           "discovery on this machine's interfaces, so nodes with no settings "
+                           "(ros2 topic list) find the run, and so can the network: needs "
+                           "--insecure (docs/ros2.md).")(fn)
     fn = click.option("--ros2-rate", type=click.FloatRange(min=0.0, min_open=True),
                       default=50.0, show_default=True, metavar="HZ",
                       help="Odometry, /tf and /clock per second of sim time in realtime mode "

@@ -74,6 +74,9 @@ class RunOptions:
     ros2: bool = False  # publish the robots as ROS 2 topics over DDS (docs/ros2.md)
     ros2_domain: int = 0  # DDS domain id (ROS_DOMAIN_ID)
     ros2_rate: float = 50.0  # Hz of sim time: odometry, /tf, /clock in realtime mode
+    #: "localhost" (DDS on loopback) or "subnet" (ROS 2's default discovery on this machine's
+    #: interfaces, which needs ``insecure``: docs/ros2.md, *Discovery*)
+    ros2_discovery: str = "localhost"
     ports: tuple[int, int] | None = None  # (low, high): every port bound in it (--ports)
 
 
@@ -376,15 +379,22 @@ def sim_caller(sim):
 
 
 def start_ros2(stepper: Stepper, opts: RunOptions):
-    """The ROS 2 bridge (docs/ros2.md): DDS on loopback unless ``--bind`` reaches beyond it,
-    which needs ``--insecure`` (DDS as coopsim runs it has no authentication)."""
+    """The ROS 2 bridge (docs/ros2.md): DDS on loopback unless ``--bind`` reaches beyond it
+    or ``--ros2-discovery subnet`` asks for ROS 2's default discovery, either of which needs
+    ``--insecure`` (DDS as coopsim runs it has no authentication)."""
     from ..net.security import is_loopback
     from ..ros2.bridge import RosBridge
 
-    loopback = is_loopback(opts.bind)
+    if opts.ros2_discovery not in ("localhost", "subnet"):
+        raise SimulationError(f"--ros2-discovery is localhost or subnet, not "
+                              f"{opts.ros2_discovery!r}")
+    loopback = is_loopback(opts.bind) and opts.ros2_discovery == "localhost"
     if not loopback and not opts.insecure:
-        raise SimulationError(f"--ros2 publishes without authentication: binding {opts.bind} "
-                              "needs --insecure (else DDS stays on 127.0.0.1)")
+        why = (f"binding {opts.bind}" if not is_loopback(opts.bind)
+               else "--ros2-discovery subnet (ROS 2's default discovery on this machine's "
+                    "networks)")
+        raise SimulationError(f"--ros2 publishes without authentication: {why} needs "
+                              "--insecure (else DDS stays on 127.0.0.1)")
     return RosBridge(stepper, opts.ros2_domain, loopback, opts.ros2_rate).start()
 
 

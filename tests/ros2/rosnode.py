@@ -62,14 +62,20 @@ def need_ros(distro: str) -> Path:
 
 
 def ros_env(domain: int, extra: dict | None = None) -> dict:
-    """A ROS 2 node's environment: Fast DDS on ``domain``, discovery on loopback."""
+    """A ROS 2 node's environment: Fast DDS on ``domain``, discovery on loopback; ``extra``
+    adds variables (a value None removes one: ``ROS_AUTOMATIC_DISCOVERY_RANGE`` for ROS 2's
+    default discovery)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ROS_", "RMW_", "CYCLONEDDS", "FASTRTPS", "FASTDDS",
                                 "PYTHON", "AMENT_", "COOPSIM_"))}
     env.update(ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp",
                ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1",
                PYTHONDONTWRITEBYTECODE="1")
-    env.update(extra or {})
+    for key, value in (extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
     return env
 
 

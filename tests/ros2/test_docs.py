@@ -27,7 +27,7 @@ def test_the_documented_loopback_configuration_is_the_one_coopsim_uses():
 def test_every_documented_flag_is_on_the_cli():
     help_text = subprocess.run([sys.executable, "-m", "coopsim", "run", "--help"],
                                capture_output=True, text=True, cwd=ROOT).stdout
-    for flag in ("--ros2", "--ros2-domain", "--ros2-rate"):
+    for flag in ("--ros2", "--ros2-domain", "--ros2-rate", "--ros2-discovery"):
         assert flag in DOC and flag in help_text
     export = subprocess.run([sys.executable, "-m", "coopsim", "export", "--help"],
                             capture_output=True, text=True, cwd=ROOT).stdout
