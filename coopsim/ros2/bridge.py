@@ -247,7 +247,7 @@ class RosBridge:
                 drives[r.name] = drive
         return self.stepper.view(), world.describe(), params, drives
 
-    # -- cmd_vel (.cmdvel's thread) ----------------------------------------------------------------
+    # -- cmd_vel (.cmdvel's thread) ---------------------------------------------------------------
 
     def _apply(self, robot: str, linear: tuple, angular: tuple) -> None:
         """One Twist (m/s, rad/s in the robot's base frame) into ``robot``'s command slot
