@@ -18,6 +18,8 @@ with the ``imu`` module publishes ``sensor_msgs/Imu`` on ``/R/imu`` (REP 145). A
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from dataclasses import dataclass
 
@@ -106,13 +108,7 @@ def described(robot: dict) -> Described | None:
             or kind.DESCRIPTION is None:
         return None
     d, spec = kind.DESCRIPTION, kind.SPEC
-    urdf = None
-    if d.kind == "urdf":
-        try:
-            with open(d.source, encoding="utf-8") as f:
-                urdf = f.read()
-        except (OSError, UnicodeDecodeError):
-            urdf = None
+    urdf = _text(d.source) if d.kind == "urdf" else None
     root = doc["links"][0]
     on_tf = {link["name"] for link in doc["links"]}
     frames, sensors = link_frames(d), {}
@@ -124,6 +120,24 @@ def described(robot: dict) -> Described | None:
         sensors[module] = (BODY if _is_body(root) and link == root["name"] else link,
                            (w, x, y, z))
     return Described(urdf, sensors)
+
+
+def _text(path: str) -> str | None:
+    """A file's text, read once for every robot of its type (None when it cannot be)."""
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+    return _read(path, stamp)
+
+
+@functools.lru_cache(maxsize=64)
+def _read(path: str, stamp: int) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 class RosScene:
