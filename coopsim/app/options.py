@@ -103,8 +103,9 @@ def ros2_options(fn):
                       help="DDS domain id (default $ROS_DOMAIN_ID, else 0).")(fn)
     return click.option("--ros2", is_flag=True,
                         help="Publish every robot as a ROS 2 robot over DDS (odom, scan, tf, "
-                             "map, clock; cmd_vel drives it), on loopback unless --bind says "
-                             "otherwise; needs pip install 'coopsim[ros2]'; docs/ros2.md.")(fn)
+                             "map, clock; cmd_vel drives it), on loopback unless --bind or "
+                             "--ros2-discovery says otherwise; needs pip install "
+                             "'coopsim[ros2]'; docs/ros2.md.")(fn)
 
 
 def client_keys(keys):
