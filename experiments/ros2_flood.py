@@ -3,7 +3,8 @@ ROS 2 venv ``COOPSIM_ROS_PYTHON`` or ``.venv-ros-kilted``) publish Twists as fas
 can, one node per robot of the demo scenario, and the run's real-time factor (sim time over
 wall time) is taken over the flood, beside the same run quiet for as long and the same flood on
 topics no reader has (``/nobodyN/cmd_vel``, which DDS never delivers). Prints one JSON line per
-case: the factor, the Twists published a second, and the bridge's ``cmd_vel`` counts.
+case: the factor, the Twists published a second, the run's CPU (every thread: Cyclone's
+receiving one too) and its CPU a Twist received, and the bridge's ``cmd_vel`` counts.
 
     PYTHONPATH=. python experiments/ros2_flood.py --count 100000
     PYTHONPATH=/work/main python experiments/ros2_flood.py   # another tree's bridge, same flood
@@ -54,9 +55,11 @@ def flood(run, nodes, topics, count: int, match: bool) -> dict:
         t.join()
     wall = time.perf_counter() - w0
     after = run.ros2.state()["ros2"]["cmd_vel"]
+    cpu, received = time.process_time() - c0, after["received"] - before.get("received", 0)
     return {"factor": round((run.stepper.snapshot.time - s0) / wall, 3),
             "wall_s": round(wall, 2), "twists_per_s": round(sum(sent) / wall),
-            "run_cpu_s": round(time.process_time() - c0, 2),
+            "run_cpu_s": round(cpu, 2),
+            "run_cpu_us_a_twist": round(cpu / received * 1e6, 1) if received else None,
             **{k: after[k] - before.get(k, 0) for k in
                ("received", "applied", "refused", "malformed", "dropped") if k in after}}
 
