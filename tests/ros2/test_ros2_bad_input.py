@@ -120,6 +120,7 @@ def test_a_flood_of_twists_is_taken_and_the_run_goes_on(bridged):
     twist(node, "robot1")
 
 
+@pytest.mark.slow
 def test_a_flood_is_read_at_the_documented_rate_and_its_excess_counted(bridged):
     """docs/ros2.md, *Bad input*: cmd_vel is read at most READ_RATE times a second (each
     robot's newest Twist applied), and every Twist that reached coopsim is accounted for:

@@ -38,6 +38,7 @@ FASTDDS_HOST_ONLY = """<?xml version="1.0" encoding="UTF-8" ?>
 """
 
 
+@pytest.mark.slow
 def test_subnet_discovery_needs_insecure(tmp_path):
     done = run_cli("run", "--headless", "--duration", "0.1", "--ros2", "--ros2-discovery",
                    "subnet", "--no-controllers", "--port", "0", cwd=tmp_path, timeout=120)
