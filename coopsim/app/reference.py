@@ -355,13 +355,20 @@ def index_page() -> str:
         "Module kinds: " + " · ".join(f"[{k}](modules.md#{k})" for k in kinds), ""])
 
 
-PAGES = {"index.md": index_page, "modules.md": modules_page, "plugins.md": plugins_page,
+def module_links_page() -> str:
+    """One line linking each module kind's section, for docs/index.md (the site's home, which
+    includes it): its links are relative to docs/."""
+    return module_links()
+
+
+PAGES = {"module-links.md": module_links_page, "index.md": index_page, "modules.md": modules_page, "plugins.md": plugins_page,
          "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page}
 
 
 def render() -> dict[str, str]:
     """File name -> text of every page."""
-    return {name: HEAD + make().rstrip() + "\n" for name, make in PAGES.items()}
+    return {name: ("" if name == "module-links.md" else HEAD) + make().rstrip() + "\n"
+            for name, make in PAGES.items()}
 
 
 def module_links(prefix: str = "reference/") -> str:
