@@ -179,7 +179,7 @@ _ROBOT_KEYS = {  # type: required unless the robot comes from a description file
     "controller": Key(rest("a shell command")),
     "param": Key(_param, repeat=True),
     "driver": Key(_driver, repeat=True),
-    "external": Key(_external),  # issue 44: its pose comes from outside
+    "external": Key(_external),  # its pose comes from outside
     **DESCRIPTION_ROBOT_KEYS,  # description, base, search and the per-module keys
 }
 _SETTINGS_KEYS = {  # key = field name of specs.Settings

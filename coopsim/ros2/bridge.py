@@ -77,7 +77,7 @@ class RosBridge:
         self._writers: dict[str, object] = {}
         self._readers: dict[str, object] = {}
         self._drives: dict[str, object] = {}
-        self.external = ExternalTopics(stepper, self.dds)  # issue 44: external robots' poses
+        self.external = ExternalTopics(stepper, self.dds)  # external robots' poses
         self._scene: tuple | None = None  # (layout key, RosScene)
         self._origins: dict = {}
         self._images: dict = {}  # robot -> the step of its camera3d image sent last
@@ -207,7 +207,7 @@ class RosBridge:
             if r.name in drives and r.name not in self._readers:
                 self._readers[r.name] = self.dds.reader(f"/{r.ns}/cmd_vel", m.TWIST,
                                                         self._on_twist(r.name))
-        self.external.follow(scene.robots)  # issue 44: external robots' pose topics
+        self.external.follow(scene.robots)  # external robots' pose topics
         return scene
 
     def _describe(self):
