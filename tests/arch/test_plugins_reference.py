@@ -11,8 +11,6 @@ import inspect
 import re
 from pathlib import Path
 
-import pytest
-
 from coopsim.model import capabilities
 from coopsim.model.driver import Rule
 from coopsim.model.metric_kind import MetricKind
@@ -61,12 +59,14 @@ def test_the_section_documents_every_spec_a_robot_type_needs_and_what_plugins_se
             "Snapshot"} <= names
 
 
-@pytest.mark.parametrize("name, module, body", class_tables(), ids=lambda v: str(v)[:20])
-def test_each_class_table_lists_the_fields_in_order_with_their_defaults(name, module, body):
-    cls = getattr(importlib.import_module(module), name)
-    declared = [(f"`{f.name}`", documented_default(f)) for f in dataclasses.fields(cls)]
-    assert [(r[0], r[1]) for r in rows(body)] == declared
-    assert all(r[2] for r in rows(body)), "every field says what it holds"
+def test_each_class_table_lists_the_fields_in_order_with_their_defaults():
+    tables = class_tables()
+    assert len(tables) >= 8
+    for name, module, body in tables:
+        cls = getattr(importlib.import_module(module), name)
+        declared = [(f"`{f.name}`", documented_default(f)) for f in dataclasses.fields(cls)]
+        assert [(r[0], r[1]) for r in rows(body)] == declared, name
+        assert all(r[2] for r in rows(body)), f"{name}: every field says what it holds"
 
 
 def documented_calls(heading: str) -> list[tuple[str, str, list[str]]]:
