@@ -22,8 +22,11 @@ plugins of other installed packages.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import importlib
 import inspect
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Iterable
@@ -69,10 +72,20 @@ def table(header: Iterable[str], rows: Iterable[Iterable[object]]) -> list[str]:
     return lines + [""]
 
 
+_ROLE = re.compile(r":\w+:`(~?)([\w.]+)(\(\))?`")
+
+
+def markdown(text: str) -> str:
+    """Docstring markup as Markdown: ``:class:`~a.b.C``` -> `C`, ````x```` -> `x`."""
+    text = _ROLE.sub(lambda m: f"`{m[2].rsplit('.', 1)[-1] if m[1] else m[2]}{m[3] or ''}`", text)
+    return re.sub(r"``(.+?)``", r"`\1`", text)
+
+
 def doc(obj: object) -> str:
-    """The object's own docstring (not a base class's), cleaned; "" when it has none."""
+    """The object's own docstring (not a base class's), cleaned, as Markdown; "" when it has
+    none."""
     text = vars(obj).get("__doc__") if isinstance(obj, type) else getattr(obj, "__doc__", None)
-    return inspect.cleandoc(text) if text else ""
+    return markdown(inspect.cleandoc(text)) if text else ""
 
 
 def _span(lo_hi: tuple[int, int]) -> str:
@@ -340,6 +353,54 @@ def protocol_page() -> str:
     return "\n".join(out)
 
 
+#: The dataclasses a plugin builds or is handed (docs/plugins.md): (module, class name).
+CONTRACT = (("coopsim.model.robot_type", "ShapeSpec"), ("coopsim.model.robot_type", "BodySpec"),
+            ("coopsim.model.robot_type", "JointSpec"), ("coopsim.model.robot_type", "MemberSpec"),
+            ("coopsim.model.robot_type", "PartSpec"), ("coopsim.model.robot_type", "Assembly"),
+            ("coopsim.model.module", "Frame"), ("coopsim.model.snapshot", "Snapshot"))
+
+
+def attributes(cls: type) -> dict[str, str]:
+    """Field name -> its sentence from the class docstring's ``Attributes:`` section."""
+    text = doc(cls)
+    out: dict[str, str] = {}
+    names: list[str] = []
+    for line in text.split("Attributes:", 1)[1].splitlines() if "Attributes:" in text else ():
+        head = re.match(r"    (\w+(?:, \w+)*)(?: \([^)]*\))?: (.*)", line)
+        if head:
+            names = head.group(1).split(", ")
+            out.update((n, head.group(2)) for n in names)
+        elif line.startswith("        ") and names:
+            out.update((n, out[n] + " " + line.strip()) for n in names)
+        elif line.strip() and not line.startswith(" "):
+            break
+    return out
+
+
+def _field_default(f) -> str:
+    if f.default is not dataclasses.MISSING:
+        return code(repr(f.default))
+    if f.default_factory is not dataclasses.MISSING:
+        return code(repr(f.default_factory()))
+    return "required"
+
+
+def contract_page() -> str:
+    """The plugin contract's dataclasses, field by field, from their docstrings."""
+    out = ["# Plugin contract", "",
+           "What a plugin builds and what it is handed, field by field, in declaration order, "
+           "from the classes' docstrings ([Writing plugins](../plugins.md) says how they fit). "
+           "Units are SI; poses are world frame, yaw counter-clockwise from +x.", ""]
+    for module, name in CONTRACT:
+        cls = getattr(importlib.import_module(module), name)
+        said = attributes(cls)
+        out += [f"## {name}", "", f"`{module}.{name}`: " + doc(cls).split("\n\n")[0], ""]
+        out += table(("field", "default", "what it holds"),
+                     [(f"`{f.name}`", _field_default(f), said.get(f.name, ""))
+                      for f in dataclasses.fields(cls)])
+    return "\n".join(out)
+
+
 def index_page() -> str:
     kinds = [label for label, _ in builtins("modules")]
     return "\n".join([
@@ -349,6 +410,8 @@ def index_page() -> str:
         "* [Module kinds](modules.md): each kind's commands, parameters, reading, columns and "
         "state",
         "* [Plugins](plugins.md): robot types, drivers, rules, engines, metric kinds",
+        "* [Plugin contract](contract.md): the classes a plugin builds and is handed, field by "
+        "field",
         "* [Command line](cli.md): every `coopsim` command and option",
         "* [File keys](files.md): every `.world`, `.scenario` and `.sweep` section and key",
         "* [Protocol tables](protocol.md): each server's commands and the error codes", "",
@@ -362,6 +425,7 @@ def module_links_page() -> str:
 
 
 PAGES = {"module-links.md": module_links_page, "index.md": index_page, "modules.md": modules_page, "plugins.md": plugins_page,
+         "contract.md": contract_page,
          "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page}
 
 
