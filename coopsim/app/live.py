@@ -39,7 +39,7 @@ def run_command(file, headless, fps, **flags) -> None:
     scenario = load_scenario_or_world(file)
     # the compiled sensing loads while the run is set up (raycast/auto.py); started once the
     # file has loaded: a refused file then exits at once, not after loading every kernel for
-    # nothing (~0.7 s of CPU: the exit waits for a load under way, issue 53)
+    # nothing (~0.7 s of CPU: the exit waits for a load under way)
     start_warmup()
     gui = wants_gui(headless)
     with Run(scenario, options) as live:

@@ -17,7 +17,7 @@ from .process import SIM_PID_ENV, _process_gone
 
 
 #: libzmq's send as pyzmq's compiled socket has it, without the Python socket's wrapper (for
-#: DRAFT options a REQ never uses): on every request (issue 55)
+#: DRAFT options a REQ never uses): on every request
 _zsend = zmq.backend.Socket.send
 
 
@@ -120,7 +120,7 @@ class Client:
         sock = self._sockets.get(endpoint) or self._socket(endpoint)
         try:  # the socket's SNDTIMEO and RCVTIMEO are the timeout: one call each, no poll
             _zsend(sock, p.pack(0, text, command, params, data))  # Message(...).to_wire()
-            frame = sock.recv(copy=False)  # a Frame: its ``more`` came with it (issue 55)
+            frame = sock.recv(copy=False)  # a Frame: its ``more`` came with it
         except zmq.Again:
             frame = self._await(endpoint, sock)
         reply = _with_frames(Message.from_wire(frame.bytes, max_bytes=None), frame, sock)
@@ -131,7 +131,7 @@ class Client:
     def request_fields(self, endpoint: str, wire: bytes) -> tuple:
         """:meth:`request` for a packed request (``wire``) whose reply is one frame: the
         reply's five fields ``(error, text, command, params, data)``, no Message made (a
-        lockstep loop's exchange, every step: issue 55). Raises as :meth:`request`."""
+        lockstep loop's exchange, every step). Raises as :meth:`request`."""
         sock = self._sockets.get(endpoint) or self._socket(endpoint)
         try:
             _zsend(sock, wire)
@@ -354,7 +354,7 @@ def _with_frames(reply: Message, first: zmq.Frame, sock: zmq.Socket) -> Message:
     """``reply`` (of frame ``first``) with the binary frames that came after its own (protocol
     11: a camera read's pixels), received uncopied (memoryviews of ZeroMQ's buffers); most
     replies have none. A received Frame says whether more follow (``more``): asking the socket
-    (RCVMORE) would cost an enum conversion in pyzmq on every reply (issue 55)."""
+    (RCVMORE) would cost an enum conversion in pyzmq on every reply."""
     if not first.more:
         return reply
     frames, frame = [], first

@@ -82,7 +82,7 @@ class Exchange:
         """Send the motion command with ``data`` and return what the step read."""
         robot = self.robot
         # packed here and the reply's fields read without a Message: a lockstep loop's
-        # every step, whose client side cost twice a bare request's (issue 55)
+        # every step, whose client side cost twice a bare request's
         wire = self._head + _packb(list(map(float, data)))
         try:
             _, text, _, params, values = robot.client.request_fields(robot.endpoint, wire)

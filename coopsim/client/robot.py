@@ -180,7 +180,7 @@ class Robot:
         return Exchange(self, motion, read)
 
     def _send_motion(self, command: Command, text: str, data: list, params: tuple = ()):
-        """:meth:`call` (its body, not a call of it: on every command of a loop, issue 55),
+        """:meth:`call` (its body, not a call of it: on every command of a loop),
         waiting while a teleop drives the robot when it is a motion command."""
         told = False
         while True:

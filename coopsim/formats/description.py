@@ -157,10 +157,13 @@ DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
 
 #: The ``[ROBOT_n]`` keys this module adds to the scenario format (coopsim.formats.keys).
 ROBOT_KEYS = {
-    "description": Key(lambda key, tokens, rest: _path(key, rest)),
+    "description": Key(lambda key, tokens, rest: _path(key, rest),
+                       doc="PATH: a URDF (.urdf) or MJCF (.xml, .mjcf) file the robot is built "
+                           "from; the keys below go with it only"),
     "base": Key(pick("base", BASES)),
     "search": Key(_search),
-    **{row.key: Key(row.parse, repeat=row.repeat) for row in DESCRIPTION_KEYS.values()},
+    **{row.key: Key(row.parse, repeat=row.repeat, doc=row.doc)
+       for row in DESCRIPTION_KEYS.values()},
 }
 DESCRIPTION_ONLY = tuple(k for k in ROBOT_KEYS if k != "description")
 

@@ -101,7 +101,7 @@ def _robot(section: Section, floor: FloorSpec, path: PathLike, folders=None,
     params = tuple(replace(p, line=n) for k, p, n in section.entries if k == "param")
     drivers = tuple(replace(d, line=n) for k, d, n in section.entries if k == "driver")
     extra = {"color": section.get("color")} if section.get("color") else {}
-    if section.get("external") is not None:  # issue 44: a robot whose pose comes from outside
+    if section.get("external") is not None:  # a robot whose pose comes from outside
         extra["external"] = section.get("external")
     spec = RobotSpec(type=rtype, name=section.get("name"), description=dspec,
                      position=section.get("position"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 
-from ..model.limits import field_problem, first_problem, name_problem
+from ..model.limits import FIELDS, field_problem, first_problem, name_problem
 from ..model.orders import FORMATION_NAMES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting,
                            ExternalSpec, ParamSetting, yaw_from_degrees)
@@ -52,6 +52,10 @@ def _within(*labels: str):
         why = first_problem(zip(labels, values if isinstance(values, tuple) else (values,)))
         if why:
             raise Bad(why)
+    spans = list(dict.fromkeys(FIELDS[label].span() for label in labels))
+    check.rule = f"each {spans[0]}" if len(spans) == 1 and len(labels) > 1 else "; ".join(
+        f"{label.split()[-1]} {FIELDS[label].span()}" for label in labels) if len(spans) > 1 \
+        else spans[0]
     return check
 
 
@@ -62,6 +66,9 @@ def _flat(orientation: tuple) -> None:
     why = field_problem("yaw", yaw_from_degrees(orientation[2]))
     if why:
         raise Bad(why)
+
+
+_flat.rule = "phi = psi = 0 (2D); theta, the yaw, in degrees: " + FIELDS["yaw"].span()
 
 
 _RGB = fixed(("R", "G", "B"), integer("an integer", lambda v: True), _within(
@@ -172,7 +179,7 @@ _ROBOT_KEYS = {  # type: required unless the robot comes from a description file
     "controller": Key(rest("a shell command")),
     "param": Key(_param, repeat=True),
     "driver": Key(_driver, repeat=True),
-    "external": Key(_external),  # issue 44: its pose comes from outside
+    "external": Key(_external),  # its pose comes from outside
     **DESCRIPTION_ROBOT_KEYS,  # description, base, search and the per-module keys
 }
 _SETTINGS_KEYS = {  # key = field name of specs.Settings

@@ -96,7 +96,7 @@ def mesh(section: Section, path: PathLike, folders=None) -> sc.MeshSpec:
     Raises:
         FileFormatError: a missing or malformed file, too many triangles, absurd extents.
     """
-    from . import meshes  # the description loader's reader (h43-load): STL and OBJ
+    from . import meshes  # the description loader's reader: STL and OBJ
     where = _file(section, "file", path, MESH_SUFFIXES, folders)
     line = section.line_of("file")
     try:

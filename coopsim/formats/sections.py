@@ -52,6 +52,9 @@ def number(tok: str) -> float:
     return float(tok)
 
 
+number.rule = "a number"
+
+
 def real(text: str, ok: Callable[[float], bool]) -> Callable[[str], float]:
     """Converter to a float for which ``ok`` holds; ``text`` says which (``> 0``)."""
     def conv(tok: str) -> float:
@@ -59,6 +62,7 @@ def real(text: str, ok: Callable[[float], bool]) -> Callable[[str], float]:
         if not ok(value):
             raise Bad(f"must be {text}, got {tok}")
         return value
+    conv.rule = text  # what the reference (coopsim.app.reference) says of the value
     return conv
 
 
@@ -68,6 +72,7 @@ def integer(text: str, ok: Callable[[int], bool]) -> Callable[[str], int]:
         if not INT.fullmatch(tok) or not ok(int(tok)):
             raise Bad(f"must be {text}, got {tok!r}")
         return int(tok)
+    conv.rule = text
     return conv
 
 
@@ -88,6 +93,9 @@ def boolean(tok: str) -> bool:
     if tok.lower() not in ("true", "false", "1", "0"):
         raise Bad(f"must be true, false, 1 or 0, got {tok!r}")
     return tok.lower() in ("true", "1")
+
+
+boolean.rule = "true, false, 1 or 0"
 
 
 
@@ -118,6 +126,11 @@ def fixed(names: tuple, conv, check: Callable | None = None) -> Parse:
         if check is not None:
             check(value)
         return value
+    parse.usage = " ".join(names)
+    rules = [getattr(c, "rule", "") for c in convs]
+    if getattr(check, "rule", ""):  # the whole value's range says more than "a number"
+        rules = [r for r in rules if r != number.rule] + [check.rule]
+    parse.rule = "; ".join(dict.fromkeys(r for r in rules if r))
     return parse
 
 
@@ -131,6 +144,7 @@ def pick(what: str, options: Iterable[str]) -> Parse:
         if tokens[0] not in options:
             raise Bad(f"unknown {what} {tokens[0]!r} (expected {', '.join(options)})")
         return tokens[0]
+    parse.usage, parse.rule = what, ", ".join(options)
     return parse
 
 
@@ -140,6 +154,7 @@ def rest(what: str) -> Parse:
         if not rest:
             raise Bad(f"{key} needs a value ({what})")
         return rest
+    parse.usage, parse.rule = what, "the rest of the line"
     return parse
 
 
@@ -148,11 +163,18 @@ def rest(what: str) -> Parse:
 
 @dataclass(frozen=True)
 class Key:
-    """One allowed key: how to parse it, whether it must appear, whether it may repeat."""
+    """One allowed key: how to parse it, whether it must appear, whether it may repeat.
+
+    The reference (docs/reference, ``python -m coopsim.app.reference``) shows each key's
+    values from its parser: the ``usage`` and ``rule`` that :func:`fixed`, :func:`pick` and
+    :func:`rest` give theirs, else the first line of the parser's docstring; ``doc`` adds a
+    sentence where those do not say enough.
+    """
 
     parse: Parse
     required: bool = False
     repeat: bool = False
+    doc: str = ""
 
 
 @dataclass(frozen=True)

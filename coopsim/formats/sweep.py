@@ -146,7 +146,8 @@ _AXIS_KEYS = {
     "values": Key(_values),
     "range": Key(_range),
 }
-_RULES = {"SWEEP": Rule(_SWEEP_KEYS), "AXIS": Rule(_AXIS_KEYS, indexed=True)}
+#: The ``.sweep`` format's sections and keys (as keys.py's ``SCENARIO_RULES``).
+SWEEP_RULES = {"SWEEP": Rule(_SWEEP_KEYS), "AXIS": Rule(_AXIS_KEYS, indexed=True)}
 
 
 def load_sweep(path) -> SweepSpec:
@@ -157,7 +158,7 @@ def load_sweep(path) -> SweepSpec:
             scenario's own path and line).
     """
     text = read_text(path)
-    sections = split_sections(text, path, _RULES, ".sweep")
+    sections = split_sections(text, path, SWEEP_RULES, ".sweep")
     heads = [s for s in sections if s.kind == "SWEEP"]
     if not heads:
         raise FileFormatError(path, 0, "no [SWEEP] section; a sweep needs one")

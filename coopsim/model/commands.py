@@ -30,7 +30,7 @@ INTERNAL = 10  # a bug in the server; the request changed nothing it could roll 
 OWNED = 11  # another connection owns the robot: motion commands are its alone (text names it)
 BUSY = 12  # this connection has its share of requests in flight already (inverse kinematics)
 TELEOPERATED = 13  # a person's teleop took the robot from this connection; given back on release
-# protocol 10, h44-external: an external robot's pose refused (not finite, a teleport, off the
+# protocol 10: an external robot's pose refused (not finite, a teleport, off the
 # floor, or the robot is not external) / more poses than the robot's max_rate (a flood)
 POSE_REFUSED = 14
 POSE_FLOOD = 15

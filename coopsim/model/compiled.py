@@ -197,8 +197,7 @@ def polite():
     the GIL away at every sleep and socket call and then waits up to the switch interval to
     get it back, several times a step: with the default 5 ms, the first run after an install
     (the kernels compiling for some 11-37 s) ran the demo at 0.56-0.58x real time with about
-    340 of its 2,000 steps late; with 0.1 ms, at 0.87x with 33-39 late (benchmarks/results/history.md,
-    issue 35).
+    340 of its 2,000 steps late; with 0.1 ms, at 0.87x with 33-39 late (benchmarks/results/history.md).
     The setting is the process's: the one found when the first of overlapping warm-ups began
     is restored when the last ends.
     """

@@ -1,4 +1,4 @@
-"""Held poses (issue 44's external robots in 3D): the quaternion arithmetic that interpolates a
+"""Held poses (external robots in 3D): the quaternion arithmetic that interpolates a
 streamed pose, gives the velocity that carries a body from one pose to the next in a step, and
 moves a held body along that velocity with no force on it.
 

@@ -75,9 +75,10 @@ class Limit:
         fine = math.isfinite(v) and ((self.low <= v <= self.high) or (self.zero and v == 0))
         if fine and (not self.integer or v == int(v)):
             return ""
-        return f"must be {self._span()}, got {self._show(v)}"
+        return f"must be {self.span()}, got {self._show(v)}"
 
-    def _span(self) -> str:
+    def span(self) -> str:
+        """What a value must be, as error sentences and the reference say it."""
         unit = f" {self.unit}" if self.unit else ""
         kind = "an integer " if self.integer else ""
         span = f"{kind}between {self.low:g} and {self.high:g}{unit}"

@@ -1,5 +1,5 @@
 """Each link's world pose and visuals of an imported robot, from what a network client has
-(contract 3 of round 13; docs/protocol.md, the state document's ``links`` and the stream's
+(docs/protocol.md, the state document's ``links`` and the stream's
 ``link_q`` columns; docs/robots.md "Your own robot", *What is shown where*).
 
 A robot built from a description file (URDF, MJCF) has, in the state document (``/sim``

@@ -177,6 +177,10 @@ class Assembly:
     """Everything one ``[ROBOT_n]`` section adds to the world.
 
     Attributes:
+        members: The networked robots (:class:`MemberSpec`) it creates, at least one.
+        bodies: Every rigid body (:class:`BodySpec`), chassis included.
+        joints: Joints between its bodies (:class:`JointSpec`).
+        parts: Bodies drawn and tracked that are not robots (:class:`PartSpec`).
         arms: 3D serial manipulators mounted on its bodies (engines with the ``arms``
             feature build them).
         imports: Description files (URDF, MJCF) mounted on its bodies, each a

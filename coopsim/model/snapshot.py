@@ -79,11 +79,13 @@ class Snapshot:
             ``motors``: left, right wheel speeds commanded, m/s, before limits).
         readings: Module label -> (N, width) reading array.
         fields: Module label -> names of its reading's columns.
-        objects: Object names; object_poses: (M, 3) their x, y, yaw.
+        objects: Object names.
+        object_poses: (M, 3) x, y (m), yaw (rad) of each object, in the order of ``objects``.
         object_specs: Each object's :class:`~coopsim.model.specs.ObjectSpec` as inserted or
             updated, in the order of ``objects``: ``shape`` (its kind: box, cylinder, sphere),
             ``size`` m, ``mass`` kg (0 = static), ``color`` RGB (a replay leaves it empty).
-        parts: Part names (``team1.bar``); part_poses: (K, 3) x, y, yaw of each part's body.
+        parts: Part names (``team1.bar``).
+        part_poses: (K, 3) x, y (m), yaw (rad) of each part's body, in the order of ``parts``.
         targets: Target markers (:class:`~coopsim.model.specs.TargetSpec`: ``color`` name,
             ``position`` m, ``rgb``), in the order the target module reports.
         layout_version: Changes whenever something is inserted, updated or removed.

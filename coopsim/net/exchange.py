@@ -127,5 +127,5 @@ def reply_wire(port, plan: Plan, mode: str, snap=None) -> bytes:
                    else snap.step)
         data += values
     if plan.reads:
-        port.stepper.sim.external.served(robot)  # issue 44: pose -> reading served
+        port.stepper.sim.external.served(robot)  # pose -> reading served
     return p.pack(p.OK, mode, p.EXCHANGE, params, data)

@@ -3,7 +3,7 @@ descriptors the hub's binds may still take (coopsim.net.robothub).
 
 A request's robot is the local port of the connection it came in on (ZeroMQ's SRCFD message
 property, then ``getsockname``): a system call and a socket object, worked out once per
-connection (:class:`Routes`), not once per request (issue 55: a lockstep loop's two requests a
+connection (:class:`Routes`), not once per request (a lockstep loop's two requests a
 step paid it every time).
 """
 

@@ -4,7 +4,7 @@ libzmq's ``zmq_poll`` over the hub's three sources (the ROUTER socket, its monit
 pipe) makes two passes when it waits: a ``poll()`` with no timeout, then the real one, and after
 each pass it asks both sockets for ZMQ_EVENTS, each ask a ``getpid()`` and a ``poll()`` of the
 socket's mailbox inside libzmq: seven system polls for each request a lockstep loop sends
-(issue 55: 19 a step in the stepper's thread). :class:`FdWait` waits on the sockets' own
+(19 a step in the stepper's thread). :class:`FdWait` waits on the sockets' own
 descriptors (ZMQ_FD) and the pipe with one ``poll()``.
 
 Why that is correct: a ZeroMQ socket's descriptor is edge-triggered. It turns readable when a

@@ -134,7 +134,7 @@ class Message:
 def fields_of(frame: bytes, max_bytes: int | None = None) -> tuple:
     """A frame's five fields ``(error, text, command, params, data)`` checked as
     :meth:`Message.from_wire` checks them (it is this plus a Message): a client's lockstep
-    loop reads its reply's fields straight from them (issue 55).
+    loop reads its reply's fields straight from them.
 
     Raises:
         BadMessage: as :meth:`Message.from_wire`.
@@ -181,7 +181,7 @@ def _check_fields(items) -> tuple:
     # The common case first, checked by exact types in C (map, set): msgpack decodes integers
     # as int (always within 64 bits), floats as float, booleans as bool (refused), so a
     # message made only of those is well formed; anything else goes the long way, which says
-    # what is wrong. On every request and reply of a lockstep loop (issue 55).
+    # what is wrong. On every request and reply of a lockstep loop.
     if type(items) is list and len(items) == 5:
         error, text, command, params, data = items
         if type(error) is int and type(command) is int and type(text) is str \

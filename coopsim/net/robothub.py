@@ -55,7 +55,7 @@ _NOBLOCK, _MORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
 _EVENTS, _POLLIN = int(zmq.EVENTS), int(zmq.POLLIN)
 #: libzmq's send as pyzmq's compiled socket has it: the Python socket's ``send`` wraps it in
 #: a Python call for options a ROUTER never uses (DRAFT routing_id, group); 8 frames a
-#: lockstep step go out through it (issue 55)
+#: lockstep step go out through it
 _zsend = zmq.backend.Socket.send
 
 
@@ -325,7 +325,7 @@ class RobotHub:
     def _ends_wait(self, first: tuple[list, int]) -> bool:
         """Serve a lockstep wait's first request now; True when that ended the wait (a loop's
         one request a step): no ZMQ_EVENTS ask (a ``getpid`` and a ``poll`` in libzmq) looks
-        for more then (issue 55). Later requests are stamped after it, in the socket's order."""
+        for more then. Later requests are stamped after it, in the socket's order."""
         self._asked = self._empty = now = time.perf_counter()
         self._serve_one(*first, False, now)
         self._ended = self._awaited()
@@ -338,7 +338,7 @@ class RobotHub:
         if reads_only and (not only_reads(port, payload) or self.reads.held(frames)):
             self.reads.defer(frames, total, wall)  # the stepper serves it after its step
             return
-        robot = isinstance(port, RobotPort)  # asked once: on every request (issue 55)
+        robot = isinstance(port, RobotPort)  # asked once: on every request
         if robot:
             port.caller, port.arrival = (envelope[0], frames[-1], fd), wall
         reply = self._answer(port, payload, count)

@@ -273,7 +273,7 @@ class RobotPort:
         row = snap.reading(self.robot, command.module)
         answerer = capability(self.classes[command.module], Answerer, default=True)
         text, data = answerer.answer_robot(command, self.robot, row, msg.text, snap)
-        self.stepper.sim.external.served(self.robot)  # issue 44: pose -> reading served
+        self.stepper.sim.external.served(self.robot)  # pose -> reading served
         return msg.reply(text, params=_stamp(snap, self.robot, command.module), data=data)
 
     def _read_world(self, msg: Message, command: Command) -> Message:

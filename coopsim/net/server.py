@@ -169,7 +169,7 @@ def answer_errors(server, payload: bytes):
     command = server.commands.get(msg.command)
     if command is None:
         return server.unknown(msg)
-    try:  # reply_errors' handling without its closure: on every request (issue 55)
+    try:  # reply_errors' handling without its closure: on every request
         command.check(msg)
         if command.id == 0:
             return p.hello_reply(msg, server.name)
@@ -240,7 +240,7 @@ def split_request(frames: list, total: int) -> tuple[list[bytes], bytes | None, 
     payload is None unless the body is exactly one frame."""
     if total == 4 and len(frames[2]) == 0 and len(frames[1]):  # the usual: a REQ_CORRELATE
         # REQ's [identity, request id, b"", payload], split without a list made and searched
-        # (on every request of a lockstep loop, issue 55)
+        # (on every request of a lockstep loop)
         return [frames[0].bytes, frames[1].bytes, b""], frames[3].bytes, 1
     envelope, body = split_envelope([f.bytes for f in frames])
     count = len(body) + total - len(frames)

@@ -346,7 +346,7 @@ class StatePublisher:
             return
         self._last = now
         if not self.listened():
-            return  # nobody subscribes: no message is built (issue 55)
+            return  # nobody subscribes: no message is built
         st = self.stepper.stats()
         wire = pack_state(snap, st.mode, st.rtf, st.speed, st.missed, st.paused,
                           len(st.attached), self.columns(snap), st.late, st.recent_rtf)

@@ -126,7 +126,7 @@ class AerialEngine(Engine):
         # the kernel's health: why each row diverged, its value, the state at the step's start
         self._bad, self._what, self._start = np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 13))
         self._read = (None, None)  # robot_state(), state3d(): read-only, until the state moves
-        self._held = None  # issue 44: rows held this step and their states at its start
+        self._held = None  # rows held this step and their states at its start
 
     # -- what it can run --------------------------------------------------------------------------
 
@@ -229,7 +229,7 @@ class AerialEngine(Engine):
             self._diverged = tuple(
                 Divergence(k, f"robot {self._bodies[k].name}",
                            why(int(self._bad[k]), float(self._what[k]))) for k in rows.tolist())
-        if self._held is not None:  # issue 44: external robots carried, not simulated
+        if self._held is not None:  # external robots carried, not simulated
             self._carry_held(dt)
 
     def fused(self):

@@ -1,6 +1,6 @@
 """The ``kinematic`` engine's static grid: the standing objects as shape rows, binned once per
 layout into square cells (CSR) that the overlap resolution reads a robot's cell of, and the
-cache that lets a reset over the same walls bin nothing again (issue 55).
+cache that lets a reset over the same walls bin nothing again.
 
 Split out of :mod:`coopsim.physics.kinematic` (which re-exports these names) at the seam between
 the engine's bookkeeping and its static geometry.
@@ -42,7 +42,7 @@ _BINNED: dict = {}  # (shapes, kinds, half as bytes, pad) -> static_grid's array
 
 def binned(shapes: np.ndarray, kinds: np.ndarray, half: np.ndarray, pad: float) -> tuple:
     """:func:`static_grid`, kept for the last :data:`KEPT` layouts: a new engine over the same
-    walls (a reset) bins nothing again (issue 55), and a process that goes through many layouts
+    walls (a reset) bins nothing again, and a process that goes through many layouts
     holds no more than two grids. Shared safely: no kernel writes into a grid."""
     key = (shapes.tobytes(), kinds.tobytes(), np.asarray(half, float).tobytes(), pad)
     grid = _BINNED.pop(key, None) or static_grid(shapes, kinds, half, pad)

@@ -1,4 +1,4 @@
-"""External robots held on the ``mujoco`` engine (issue 44, docs/in-the-loop.md "How the body
+"""External robots held on the ``mujoco`` engine (docs/in-the-loop.md "How the body
 follows"): a body whose pose comes from outside keeps its free joint (or its floor joints), and
 for the step it is held it is put at the streamed pose with the velocity that carries it to the
 next one, and its joints get a huge armature. The armature is added to the body's own rows of

@@ -81,7 +81,7 @@ class RosBridge:
         self._readers: set[str] = set()  # robots whose cmd_vel is read
         self.cmd_vel = CmdVelReaders(self.dds, self._apply, self.counts)
         self._drives: dict[str, object] = {}
-        self.external = ExternalTopics(stepper, self.dds)  # issue 44: external robots' poses
+        self.external = ExternalTopics(stepper, self.dds)  # external robots' poses
         self._scene: tuple | None = None  # (layout key, RosScene)
         self._origins: dict = {}
         self._images: dict = {}  # robot -> the step of its camera3d image sent last
@@ -231,7 +231,7 @@ class RosBridge:
             if r.name in drives and r.name not in self._readers:
                 self._readers.add(r.name)
                 self.cmd_vel.add(r.name, f"/{r.ns}/cmd_vel")
-        self.external.follow(scene.robots)  # issue 44: external robots' pose topics
+        self.external.follow(scene.robots)  # external robots' pose topics
         return scene
 
     def _describe(self):

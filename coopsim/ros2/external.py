@@ -1,4 +1,4 @@
-"""External robots' poses from a ROS 2 graph (issue 44, docs/in-the-loop.md): each robot marked
+"""External robots' poses from a ROS 2 graph (docs/in-the-loop.md): each robot marked
 ``external`` takes ``/R/external/pose`` (``geometry_msgs/PoseStamped``) and
 ``/R/external/odom`` (``nav_msgs/Odometry``, its pose), both in the world (``map``) frame, into
 the same checks and store as the protocol's ``external_pose`` (:mod:`coopsim.sim.external`).

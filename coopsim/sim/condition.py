@@ -2,7 +2,7 @@
 
 The stepper publishes a step and the hub leaves a command many thousand times a second; most
 of the time nobody waits on either (a run nobody watches; the hub serving on the waiting thread
-itself), and ``notify_all`` then still costs a Python call and its checks (issue 55). CPython's
+itself), and ``notify_all`` then still costs a Python call and its checks. CPython's
 ``threading.Condition`` keeps its waiters in a private attribute; this class counts them itself
 so that a notifier can skip the call without reading it.
 """

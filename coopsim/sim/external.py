@@ -1,4 +1,4 @@
-"""External robots (issue 44): robots whose pose comes from outside, held as bodies that
+"""External robots: robots whose pose comes from outside, held as bodies that
 follow the poses they are sent, with their staleness and the latency of their poses measured.
 
 A pose arrives on the robot's endpoint (``external_pose``, command 20, docs/protocol.md) or

@@ -1,4 +1,4 @@
-"""The stepper's loop for unpaced lockstep steps (issue 55): a lockstep run, unpaced and
+"""The stepper's loop for unpaced lockstep steps: a lockstep run, unpaced and
 running, takes its steps here, without the loop's round of checks and calls between two steps:
 at once when every awaited command is in (nobody attached: a headless ``coopsim run`` nobody
 drives), else after the waiter has served requests until they are (a network controller's
@@ -28,7 +28,7 @@ class FreeRunning:
 
     def _run_free(self, duration, max_steps) -> None:
         """Step while :meth:`_free` holds, each step what the loop's own round would do
-        without that round's checks and calls (issue 55): a step whose commands are all in
+        without that round's checks and calls: a step whose commands are all in
         is taken at once (the network looked at every ``poll_every`` s); one that waits for
         a controller's command has the waiter serve until it is in (the leases looked at
         every :data:`LEASE_LOOK` s, as the round's wait does); a failed step is handled as

@@ -40,7 +40,7 @@ class RuleHost:
 
     def before(self, sim) -> None:
         """Every rule's ``before_step`` (those that keep the base one, which does nothing,
-        are not called: a guarded call a rule a step, issue 55)."""
+        are not called: a guarded call a rule a step)."""
         for rule in self.rules:
             if type(rule).before_step is not _NO_BEFORE:
                 _guard(rule, lambda: rule.before_step(sim))

@@ -448,7 +448,7 @@ class Sensors:
 def _widths(modules: tuple, n_targets: int) -> dict[str, int]:
     """Module label -> its reading's width among ``n_targets`` targets, for the registered
     ``modules`` (label, class): worked out once per registry and target count, not at every
-    start (issue 55). Callers do not change the dict."""
+    start. Callers do not change the dict."""
     return {label: len(reading_fields(m, n_targets)) for label, m in modules}
 
 

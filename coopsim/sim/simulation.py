@@ -160,7 +160,7 @@ class Simulation:
 
     def _params_kept(self) -> ParamTable | None:
         """The parameter table, when a world built again from the same scenario lays out the
-        same one (issue 55: a reset then gathers no module's values again): since the run
+        same one (a reset then gathers no module's values again): since the run
         started, nothing was inserted or removed and no parameter was set (the world's layout
         version and parameter epoch as built), and no module kind was registered."""
         params, world = self.params, self.world
@@ -287,7 +287,7 @@ class Simulation:
     def physics(self) -> None:
         """Physics phase: advance the engine by dt; a robot the engine found diverged is
         contained (:mod:`coopsim.sim.health`; the other engines' robots at :meth:`sense`)."""
-        self.external.apply(self)  # issue 44: external robots where their poses say
+        self.external.apply(self)  # external robots where their poses say
         if not self._fusing:
             self.world.engine.step(self.dt)
         self.step += 1

@@ -94,7 +94,7 @@ class CommandSlots:
         self.lease = lease
         # The condition's lock, taken as itself (notify_all holds under it as under the
         # condition): a Condition's ``with`` is a Python call around the lock's, and a
-        # lockstep step takes it about ten times (issue 55)
+        # lockstep step takes it about ten times
         self.lock = threading.RLock()
         self.cond = WatchedCondition(self.lock)
         self._pending: dict[tuple[str, str], tuple[float, ...]] = {}
@@ -368,7 +368,7 @@ class CommandSlots:
     def ready(self) -> bool:
         """True when every attached robot has committed a command for the coming step."""
         if not self._attached:  # nobody awaited (a run nobody drives): no lock, as a dict's
-            return True  # truth is read whole; the loop asks twice a step (issue 55)
+            return True  # truth is read whole; the loop asks twice a step
         with self.lock:  # issuperset takes the dict's keys as they are: no set a call
             return self._committed.issuperset(self._attached)
 

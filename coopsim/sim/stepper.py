@@ -48,7 +48,7 @@ STALL = 0.5  # s without a step in lockstep before the stepper reports whom it w
 _SERVE_MARGIN = 0.0015  # s before a deadline a serving waiter hands over to the precise wait
 #: s of wall time between two looks at the network between steps that do not wait (a lockstep
 #: run nobody drives, speed 0): a look every step cost a poll system call a step, more than a
-#: small world's tick (issue 55); a request waits this long at most. Waits always serve.
+#: small world's tick; a request waits this long at most. Waits always serve.
 POLL_EVERY = 0.0005
 
 
@@ -80,7 +80,7 @@ class Stepper(WorldOwner, FreeRunning):
         self._stepped_lock = threading.RLock()  # taken bare at a publish: no Python frames
         self.stepped = WatchedCondition(self._stepped_lock)
         # Wakes wait_finished: the run finished or the loop ended. Not every step: a watcher
-        # woken at every step of a fast lockstep run cost a thread switch a step (issue 55).
+        # woken at every step of a fast lockstep run cost a thread switch a step.
         self._ended = threading.Condition()
         self.hooks: list[Hook] = []
         self.idle_hooks: list[Hook] = []  # called about every 0.1 s while paused
@@ -125,7 +125,7 @@ class Stepper(WorldOwner, FreeRunning):
         self._publish(snapshot, ending)
         if ending:
             self._say_ended()
-        self.sim.external.published()  # issue 44: pose received -> in this snapshot
+        self.sim.external.published()  # pose received -> in this snapshot
         for hook in self.hooks:
             hook(snapshot)
         return snapshot
@@ -236,7 +236,7 @@ class Stepper(WorldOwner, FreeRunning):
             self.layout_key = (self._resets, snapshot.layout_version)
             self.done_generation = self.slots.generation
             if self.stepped.waiting:  # nobody waits (a run nobody watches):
-                self.stepped.notify_all()  # no Python-level notify a step (issue 55)
+                self.stepped.notify_all()  # no Python-level notify a step
         self.waiter.stepped()
         return snapshot
 
@@ -343,7 +343,7 @@ class Stepper(WorldOwner, FreeRunning):
         """Serve what waits on the network between two steps, at most every
         :data:`POLL_EVERY` s (a loop that waits serves while it waits anyway: a lockstep step
         still waiting for a command goes to its wait, which serves, without this look: one
-        poll of the sockets a step fewer, issue 55)."""
+        poll of the sockets a step fewer)."""
         if self.mode == "lockstep" and not self.paused and not self.slots.ready():
             return
         now = time.perf_counter()
@@ -431,7 +431,7 @@ class Stepper(WorldOwner, FreeRunning):
             self._idle(lambda: len(self.slots.attached()) >= self.wait_for, 0.05)
             return False
         # ready already (nobody attached, or every command in): no wait, whose set-up and
-        # second look cost about a tenth of a small world's tick (issue 55)
+        # second look cost about a tenth of a small world's tick
         ready = self.slots.ready() and not self._calls and not self._stop.is_set()
         if not ready and not self._idle(self.slots.ready, 0.05):
             self.slots.expire()

@@ -75,7 +75,7 @@ _NOBODY: dict = {}  # (label, module) -> the rows and values of a module no robo
 def _carried_by_nobody(label: str, module) -> tuple:
     """The empty rows and parameter arrays of ``module`` when no robot carries it, made once
     (an empty array holds nothing to write: sharing it is safe). A reset lays out every
-    registered module's table again; most are carried by nobody (issue 55: ~0.2 ms a reset)."""
+    registered module's table again; most are carried by nobody (~0.2 ms a reset)."""
     key = (label, module)
     made = _NOBODY.get(key)
     if made is None:

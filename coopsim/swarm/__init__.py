@@ -31,7 +31,7 @@ from importlib import import_module
 
 #: Each name of the package, the module it is imported from when first asked for (PEP 562):
 #: the simulator's plugins import the few modules they use (``coopsim.swarm.flight``) without
-#: the planner's SciPy (optimize, sparse, ndimage: ~0.3 s of CPU a process, issue 53); a
+#: the planner's SciPy (optimize, sparse, ndimage: ~0.3 s of CPU a process); a
 #: controller's ``from coopsim.swarm import Squad`` imports it at that line, as before.
 _HOMES = {
     "arbitrator": ("Arbitrator", "Decision", "RobotController"),

@@ -98,7 +98,7 @@ def run_badges(run: dict, paused: bool) -> list[tuple[str, str]]:
         out.append(("PAUSED", "state"))
     elif run.get("waiting_for"):
         out.append((f"STALLED: waiting for {_names(run['waiting_for'])}", "state"))
-    if run.get("stale"):  # issue 44: external robots without poses for their timeout
+    if run.get("stale"):  # external robots without poses for their timeout
         out.append((f"STALE: {_names(run['stale'])}", "error"))
     if run.get("recording"):
         out.append((f"REC {os.path.basename(run['recording'])}", "rec"))

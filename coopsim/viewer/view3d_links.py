@@ -1,6 +1,6 @@
 """Imported robots (URDF, MJCF) in the 3D view, link by link: each link at the pose
 :func:`coopsim.model.linkposes.link_poses` gives from the state document's ``links`` and the
-stream's ``link_q`` columns (contract 3 of round 13), drawn as its visual shapes.
+stream's ``link_q`` columns, drawn as its visual shapes.
 
 Primitive visuals (box, sphere, cylinder, capsule, ellipsoid) are drawn as they are; a mesh
 visual as its triangles once ``/sim`` has sent them (protocol 11, viewer/view3d_meshes.py: one

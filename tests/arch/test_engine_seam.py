@@ -1,4 +1,4 @@
-"""No back doors into an engine (issue 32): code outside ``coopsim/physics/`` uses an engine
+"""No back doors into an engine: code outside ``coopsim/physics/`` uses an engine
 only through the public interface of :class:`coopsim.physics.engine.Engine` (its methods,
 ``label``/``description``/``features`` and ``floor``); no underscore names, no private arrays
 such as the kinematic engine's ``pos`` or ``cmd``. An ast scan: an engine object is
@@ -90,7 +90,7 @@ def test_scan_catches_the_old_batch_reset():
 
 
 def test_scan_catches_an_engine_unpacked_from_a_tuple():
-    """How coopsim/env/copies.py read the kinematic engine's internals before issue 45."""
+    """How coopsim/env/copies.py once read the kinematic engine's internals."""
     old = ("def _load(self, sim):\n"
            "    engine, k = sim.world.engine, self.copies\n"
            "    engine._sync()\n"

@@ -1,4 +1,4 @@
-"""Sub-packages meet through public names (issue 45): no module of coopsim imports a private
+"""Sub-packages meet through public names: no module of coopsim imports a private
 name (one leading underscore) from another sub-package, nor reads one off a module of another
 sub-package it imported (``from ..raycast import auto`` then ``auto._policy()``). What one
 sub-package needs of another is made public and documented there (the copies backend's kernel
@@ -79,7 +79,7 @@ def _dotted(path: Path) -> str:
 
 
 def test_the_scan_catches_what_the_copies_backend_did():
-    """The imports and reads coopsim/env had before issue 45 (the test fails on them)."""
+    """The imports and reads coopsim/env once had (the test fails on them)."""
     old = ("from ..physics.kinematic_kernels import (DIFFERENTIAL, NONE, _finish_robot,\n"
            "                                         _pair)\n"
            "from ..raycast.jitfan import _circles\n"

@@ -76,7 +76,7 @@ class SharedControl(Driver):
         self._last = None  # sim time of the last step, s (a batch with no quadrotor)
         self._mocap = None  # this step's mocap readings of the quadrotors
         # the slots' assignment (SciPy) here, as the run is built, not in its first step; and
-        # not when the registry imports this module (every run would pay it, issue 53)
+        # not when the registry imports this module (every run would pay it)
         from ...swarm import formations
 
         self.shape, self.assign = formations.Formation, formations.assign

@@ -54,7 +54,7 @@ class SquadDriver(Driver):
     def __init__(self, params, rng) -> None:
         super().__init__(params, rng)
         # the game's planner (SciPy) here, as the run is built, not in its first step; and
-        # not when the registry imports this module (every run would pay it, issue 53)
+        # not when the registry imports this module (every run would pay it)
         from ...swarm import ctf
 
         self.view, self.player = ctf.CtfView, ctf.TeamPlayer

@@ -47,7 +47,7 @@ class SquadFollow(Driver):
     def __init__(self, params, rng) -> None:
         super().__init__(params, rng)
         # the planner (SciPy) here, as the run is built, not in its first step; and not when
-        # the registry imports this module (every run would pay it, issue 53)
+        # the registry imports this module (every run would pay it)
         from ...swarm import formations, game, squad
 
         self.planner = (formations.Formation, game.planning_grid, squad.Squad, squad.SquadGoTo)

@@ -1,4 +1,4 @@
-"""``external``: grade or end a run on its external robots (issue 44, docs/in-the-loop.md):
+"""``external``: grade or end a run on its external robots (docs/in-the-loop.md):
 a stale stream fails or ends it, a touch fails it, and standing still after a journey passes
 it (the real robot stopped where it should)."""
 

@@ -62,7 +62,7 @@ class SquadShape(Rule):
         self.referee = Referee(self.p["formed"], self.p["broken"], self.p["hold"])
         self.goal: tuple[float, float] | None = None
         # the formations' module (SciPy) as the run is built; not when the registry imports
-        # this module (every run would pay it, issue 53)
+        # this module (every run would pay it)
         from ...swarm import formations
 
         self.shape, self.fit = formations.Formation, formations.shape_error

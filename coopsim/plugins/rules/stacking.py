@@ -1,4 +1,4 @@
-"""``stacked`` and ``delivered``: the grades of manipulation tasks (issue 34, CoopDynSim's arms).
+"""``stacked`` and ``delivered``: the grades of manipulation tasks (CoopDynSim's arms).
 
 Both read the objects' 3D poses (``Snapshot.object_pose3d``: centre x, y, z in m, world frame)
 and their sizes (``Snapshot.object_specs``); an object's speed is its centre's displacement
