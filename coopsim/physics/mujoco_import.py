@@ -162,6 +162,10 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     for joint in list(root.joints):  # the mount's joint is the base's (fixed or floating)
         if joint.type == mujoco.mjtJoint.mjJNT_FREE:
             child.delete(joint)
+    # the section's pose is the root body's: its own pos and orientation in the file (where
+    # MuJoCo alone would put it in its world) would be added to the section's a second time
+    root.pos, root.quat = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
+    root.alt.type = mujoco.mjtOrientation.mjORIENTATION_QUAT
     files = _content_names(mounted.description)
     for mesh in child.meshes:
         mesh.file = files.get(mesh.file, (mesh.file, b""))[0]
