@@ -134,6 +134,9 @@ DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
             doc="the arm's servo natural frequency, rad/s (default 60: the built-in arms')"),
     DescKey("kp", _numbers(1, 7, lambda v: v > 0, "> 0"),
             doc="the arm's servo stiffness per joint, N m/rad (default: derived)"),
+    DescKey("effort", _numbers(1, 7, lambda v: v > 0, "> 0"),
+            doc="the arm's top torque per joint, N m, overriding the file's (URDF <limit "
+            "effort>, an MJCF's actuator ranges; default 10 where it gives none)"),
     DescKey("kv", _numbers(1, 7, lambda v: v > 0, "> 0"),
             doc="the arm's servo damping per joint, N m s/rad (default: derived)"),
     DescKey("wheels", _names("joint", 2, 2), "moving",

@@ -25,7 +25,7 @@ from ..model.limits import LINK_MASS
 from . import collada, inertiarepair
 from .meshes import SUFFIXES
 from .meshes import ascii_stl_as_binary
-from .mjcfframes import Defaults, body_frame
+from .mjcfframes import ACTUATORS, Defaults, body_frame
 
 MESH_SUFFIXES = SUFFIXES + (".dae",)  # a description's meshes: STL, OBJ, COLLADA (converted)
 MAX_LINKS = 500  # links (MJCF: bodies) of one description
@@ -380,9 +380,10 @@ def _mjcf(tree: _Tree, mesh) -> Description:
     if world is None or world.find("body") is None:
         raise tree.error(root, "the MJCF model has no <worldbody> with a <body>")
     compiler = root.find("compiler")
+    defaults = Defaults(root)
     read = _MjcfRead(tree, compiler is None or compiler.get("angle", "degree") == "degree",
                      "xyz" if compiler is None else compiler.get("eulerseq", "xyz"),
-                     Defaults(root))
+                     defaults, _efforts(tree, defaults))
     read.body(world.find("body"), "", "main")
     _mjcf_meshes(tree, mesh)
     name = root.get("model", "") or os.path.splitext(os.path.basename(tree.path))[0]
@@ -395,8 +396,10 @@ class _MjcfRead:
     and sites, each joint's origin the frame of its body in its parent body's
     (:mod:`coopsim.formats.mjcfframes`), with the ``<default>`` classes applied."""
 
-    def __init__(self, tree: _Tree, degrees: bool, seq: str, defaults: Defaults) -> None:
+    def __init__(self, tree: _Tree, degrees: bool, seq: str, defaults: Defaults,
+                 efforts: dict | None = None) -> None:
         self.tree, self.degrees, self.seq, self.defaults = tree, degrees, seq, defaults
+        self.efforts = efforts or {}  # joint name -> its actuators' top torque or force
         self.links: list = []
         self.joints: list = []
         self.sites: list = []
@@ -417,7 +420,8 @@ class _MjcfRead:
             first = f"{name}_fixed"
             self.joints.append(Joint(first, "fixed", parent, name, (0.0, 0.0, 1.0), xyz, rpy,
                                      0.0, 0.0, line=tree.line(body)))
-        self.links.append(Link(name, first, self._mass(body, name), line=tree.line(body)))
+        mass, com = self._mass(body, name)
+        self.links.append(Link(name, first, mass, com=com, line=tree.line(body)))
         for s in body.findall("site"):
             self.sites.append(Site(tree.name(s, "site"), name,
                                    tree.numbers(s, "pos", 3, (0.0,) * 3), tree.line(s)))
@@ -435,21 +439,82 @@ class _MjcfRead:
         scale = math.pi / 180 if self.degrees and kind == "revolute" else 1.0
         lo, hi = _floats(tree, j, get(j, cls, "range"), 2, (-math.inf, math.inf))
         axis = _floats(tree, j, get(j, cls, "axis"), 3, (0.0, 0.0, 1.0))
+        effort = self.efforts.get(jname, math.inf)
+        if _limited(get(j, cls, "actuatorfrclimited"), get(j, cls, "actuatorfrcrange")):
+            low, high = _floats(tree, j, get(j, cls, "actuatorfrcrange"), 2, (0.0, 0.0))
+            effort = min(effort, max(abs(low), abs(high)))
         self.joints.append(Joint(jname, kind, parent, name, axis, xyz, rpy, lo * scale,
-                                 hi * scale, line=tree.line(j)))
+                                 hi * scale, effort=effort if effort > 0 else math.inf,
+                                 line=tree.line(j)))
         return jname
 
-    def _mass(self, body, name: str) -> float:
-        """The body's ``<inertial>`` mass, else its geoms' given masses (MuJoCo's inference
-        from geom densities is not repeated here: 0 then)."""
+    def _mass(self, body, name: str) -> tuple[float, tuple]:
+        """The body's ``<inertial>`` mass and its ``pos`` (the centre of mass, m), else its
+        geoms' given masses at their ``pos`` (MuJoCo's inference from geom densities and
+        shapes is not repeated here: 0 then)."""
         inertial = body.find("inertial")
         if inertial is None:
-            return sum(_floats(self.tree, g, g.get("mass"), 1, (0.0,))[0]
-                       for g in body.findall("geom"))
+            geoms = [(_floats(self.tree, g, g.get("mass"), 1, (0.0,))[0],
+                      np.asarray(self.tree.numbers(g, "pos", 3, (0.0,) * 3)))
+                     for g in body.findall("geom")]
+            mass = sum(m for m, _ in geoms)
+            com = sum(m * p for m, p in geoms) / mass if mass > 0 else np.zeros(3)
+            return mass, tuple(float(v) for v in com)
         mass = self.tree.numbers(inertial, "mass", 1, (0.0,))[0]
-        if not mass > 0:
-            raise self.tree.error(inertial, f"body {name!r}: mass must be > 0 kg")
-        return mass
+        if mass < 0:  # 0 is a massless frame (robosuite's mounts): MuJoCo compiles it
+            raise self.tree.error(inertial, f"body {name!r}: mass must be >= 0 kg")
+        return mass, self.tree.numbers(inertial, "pos", 3, (0.0,) * 3)
+
+
+def _limited(flag, given) -> bool:
+    """MuJoCo's ``ctrllimited``/``forcelimited``/``actuatorfrclimited``: ``true``, or ``auto``
+    (the default, with ``<compiler autolimits="true">``, MuJoCo's default) and a range given."""
+    return flag == "true" or (flag in (None, "auto") and given is not None)
+
+
+def _efforts(tree: _Tree, defaults: Defaults) -> dict[str, float]:
+    """Joint name -> the top torque (N m) or force (N) the file's actuators on it give:
+    ``|gear|`` times the actuator's force bound, the smaller of its ``forcerange`` and, for a
+    ``motor`` or a ``general`` actuator without a bias (its control a force), its
+    ``ctrlrange`` times its gain (robosuite's UR5e: ``<motor ctrlrange="-150 150">``, 150 N m).
+    An actuator bounded by neither gives none; of several on a joint the largest counts."""
+    out: dict[str, float] = {}
+    for group in tree.root.findall("actuator"):
+        for a in group:
+            if a.tag not in ACTUATORS or not a.get("joint"):
+                continue
+            get = defaults.get
+            bound = math.inf
+            force = get(a, "main", "forcerange")
+            if _limited(get(a, "main", "forcelimited"), force):
+                bound = max(map(abs, _floats(tree, a, force, 2, (math.inf, math.inf))))
+            ctrl = get(a, "main", "ctrlrange")
+            gain = 1.0
+            if a.tag == "general":
+                gain = abs(float(_first(tree, a, get(a, "main", "gainprm"), 1.0)))
+            by_ctrl = a.tag == "motor" or (a.tag == "general" and get(
+                a, "main", "biastype", "none") == "none" and get(
+                a, "main", "gaintype", "fixed") == "fixed")
+            if by_ctrl and _limited(get(a, "main", "ctrllimited"), ctrl):
+                bound = min(bound, gain * max(map(abs, _floats(tree, a, ctrl, 2, (0.0, 0.0)))))
+            gear = abs(_first(tree, a, get(a, "main", "gear"), 1.0))
+            if math.isfinite(bound):
+                joint = a.get("joint")
+                out[joint] = max(out.get(joint, 0.0), gear * bound)
+    return out
+
+
+def _first(tree: _Tree, element, text, default: float) -> float:
+    """The first number of ``text`` (``gear``, ``gainprm``: up to 10 numbers)."""
+    if text is None or not str(text).split():
+        return default
+    try:
+        value = float(str(text).split()[0])
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise tree.error(element, f"expected a finite number first, got {text!r}")
+    return value
 
 
 def _floats(tree: _Tree, element, text, n: int, default: tuple) -> tuple:

@@ -63,3 +63,86 @@ def test_the_root_bodys_pose_is_the_sections_counted_once(tmp_path, base):
     assert pos == pytest.approx([0.5, 0, 0.75], abs=1e-3)
     assert np.abs(quat) == pytest.approx([1, 0, 0, 0], abs=1e-6)
     assert sim.snapshot.pose3d[0][:3] == pytest.approx(pos, abs=1e-3)
+
+
+ARM = """<mujoco model="weak_arm">
+  <compiler angle="radian"/>
+  <default>
+    <motor ctrlrange="-1 1"/>
+  </default>
+  <worldbody>
+    <body name="base" pos="0 0 0">
+      <inertial pos="0 0 0" mass="0" diaginertia="0 0 0"/>
+      <body name="upper" pos="0 0 0.1">
+        <joint name="shoulder" type="hinge" axis="0 1 0" range="-3 3"/>
+        <inertial pos="0 0 0.15" mass="1" diaginertia="0.01 0.01 0.001"/>
+        <geom type="capsule" fromto="0 0 0 0 0 0.3" size="0.02" contype="0" conaffinity="0"/>
+        <body name="fore" pos="0 0 0.3">
+          <joint name="elbow" type="hinge" axis="0 1 0" range="-2.5 2.5"/>
+          <inertial pos="0 0 0.1" mass="0.5" diaginertia="0.004 0.004 0.001"/>
+          <geom type="capsule" fromto="0 0 0 0 0 0.2" size="0.02" contype="0"
+                conaffinity="0"/>
+          <site name="tip" pos="0 0 0.2"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="shoulder" ctrlrange="-2 2" gear="1.5"/>
+    <motor joint="elbow" gear="5"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def arm_robot(tmp_path, *extra: str):
+    (tmp_path / "arm.xml").write_text(ARM)
+    sim = Simulation(load(str(scenario(tmp_path, ["description arm.xml", "name a",
+                                                  "position 0 0 0", "tool tip", *extra]))))
+    from coopsim.sim.stepper import Stepper
+    return sim, Stepper(sim, mode="lockstep")
+
+
+def test_a_massless_frame_loads_and_the_actuators_limits_are_the_joints_efforts(tmp_path):
+    # robosuite's UR5e: a massless root frame was refused, and its <motor ctrlrange> torques
+    # were ignored (the arm held with 10 N m a joint)
+    sim, _ = arm_robot(tmp_path)
+    arm = sim.world.robot("a").info.arm
+    assert [l.max_effort for l in arm.links] == pytest.approx([3.0, 5.0])  # |gear| x ctrl
+    sim, _ = arm_robot(tmp_path / "..", "effort 40 30")
+    assert [l.max_effort for l in sim.world.robot("a").info.arm.links] == [40.0, 30.0]
+
+
+def test_holding_torques_are_mujocos_gravity_torques(tmp_path):
+    from coopsim.plugins.modules.tool import holding_torques
+    sim, stepper = arm_robot(tmp_path)
+    stepper.tick()
+    engine, arm = sim.world.engine, sim.world.robot("a").info.arm
+    model, data = engine.model, engine.data
+    import mujoco
+    for q in ([0.3, -0.4], [1.2, 0.9], [-2.0, 1.5]):
+        for name, v in zip(("shoulder", "elbow"), q):
+            data.qpos[model.jnt_qposadr[model.joint(f"a/{name}").id]] = v
+        data.qvel[:] = 0
+        mujoco.mj_forward(model, data)
+        bias = [data.qfrc_bias[model.jnt_dofadr[model.joint(f"a/{n}").id]]
+                for n in ("shoulder", "elbow")]
+        assert holding_torques(arm, np.array(q), np.array([0, 0, -9.81])) == \
+            pytest.approx(bias, abs=1e-3)
+
+
+def test_move_to_refuses_what_the_arm_cannot_hold_and_reaches_what_it_can(tmp_path):
+    from coopsim.model.errors import ProtocolError
+    from coopsim.sim.drivers import LocalRobot
+    sim, stepper = arm_robot(tmp_path)
+    stepper.tick()
+    bot = LocalRobot(sim, "a")
+    # the arm out level: 9.81 x (1 x 0.15 + 0.5 x 0.4) = 3.4 N m at the shoulder, 3 given
+    with pytest.raises(ProtocolError, match=r"move_to: cannot hold: joint shoulder of a "
+                                            r"\(weak_arm\) needs 3\.\d+ N m"):
+        bot.tool.move_to(0.48, 0.0, 0.12)
+    assert abs(sim.snapshot.readings["joints"][0][1]) < 1e-3  # nothing moved
+    seconds = float(bot.tool.move_to(0.15, 0.0, 0.55, 1.0).split()[0])
+    for _ in range(int((seconds + 1.0) / 0.01)):
+        stepper.tick()
+    assert bot.tool.read()[:3] == pytest.approx([0.15, 0.0, 0.55], abs=5e-3)
