@@ -24,7 +24,8 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
     Raises:
         FileFormatError: at the line of the first robot or object it refuses (the
             world's objects first, then the scenario's by line; the ``[SETTINGS] engine``
-            line, or line 0, for an unknown engine).
+            line, or line 0, for an unknown engine); what MuJoCo refuses of a robot's
+            description file at that file's line (``order_line``: the robot's).
     """
     path = scenario.path or scenario.name
     try:
@@ -41,13 +42,23 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
         if reason:
             raise FileFormatError(scenario.world.path or path, obj.line, reason)
     assemblies = [check_robot_spec(spec) for spec in scenario.robots]
-    refused = [(spec.line, f"robot {spec.name} ({spec.type}): {reason}")
-               for spec, assembly in zip(scenario.robots, assemblies)
-               for reason in [engine.refuses_assembly(assembly)] if reason]
+    refused = []
+    for spec, assembly in zip(scenario.robots, assemblies):
+        try:
+            reason = engine.refuses_assembly(assembly)
+        except FileFormatError as exc:  # in the robot's description file, at its line
+            exc.order_line = spec.line
+            refused.append((spec.line, exc))
+            continue
+        if reason:
+            refused.append((spec.line, f"robot {spec.name} ({spec.type}): {reason}"))
     refused += [(obj.line, reason) for obj in scenario.objects
                 for reason in [engine.refuses_object(obj)] if reason]
     if refused:
-        raise FileFormatError(path, *min(refused, key=lambda r: r[0]))
+        line, first = min(refused, key=lambda r: r[0])
+        if isinstance(first, FileFormatError):
+            raise first
+        raise FileFormatError(path, line, first)
     if engine.strict_placement:
         _check_placements(scenario, assemblies, path)
 

@@ -44,6 +44,7 @@ class _Tree:
     def __init__(self, path: str, root: ET.Element, lines: dict) -> None:
         self.path, self.root, self.lines = path, root, lines
         self.repairs: dict[str, inertiarepair.Repair] = {}  # link name -> its repair
+        self.notes: list[str] = []  # other warnings, ``path:line: what was done``
 
     def line(self, element: ET.Element) -> int:
         return self.lines.get(id(element), 0)
@@ -81,7 +82,7 @@ def parse(spec: DescriptionSpec, root: ET.Element, lines: dict, mesh) -> Descrip
     """
     tree = _Tree(spec.path, root, lines)
     if root.tag == "robot":
-        return _urdf(tree, mesh)
+        return _urdf(tree, mesh, spec)
     if root.tag == "mujoco":
         return _mjcf(tree, mesh)
     raise tree.error(root, f"not a description: the root element is <{root.tag}>, not <robot> "
@@ -95,7 +96,7 @@ def _count(tree: _Tree, elements: list, limit: int, what: str) -> None:
 
 # --- URDF --------------------------------------------------------------------------------------
 
-def _urdf(tree: _Tree, mesh) -> Description:
+def _urdf(tree: _Tree, mesh, spec: DescriptionSpec) -> Description:
     links_xml, joints_xml = tree.root.findall("link"), tree.root.findall("joint")
     _count(tree, links_xml, MAX_LINKS, "link")
     _count(tree, joints_xml, MAX_JOINTS, "joint")
@@ -118,12 +119,12 @@ def _urdf(tree: _Tree, mesh) -> Description:
     root = next(name for name in links if name not in parents)
     ordered = [links[root]] + [Link(l.name, parents[l.name].name, l.mass, l.inertia, l.meshes,
                                     l.com, l.line) for l in links.values() if l.name != root]
-    ordered = _check_masses(tree, ordered, joints)
+    ordered = _check_masses(tree, ordered, joints, spec.base != "fixed")
     text, assets = _urdf_text(tree, {name: m.path for name, m in resolved.items()})
     return Description(tree.root.get("name", "") or os.path.splitext(
         os.path.basename(tree.path))[0], tree.path, tuple(ordered), tuple(joints), (), root,
         "urdf", text, assets, tuple(inertiarepair.warning(tree.path, fix)
-                                    for fix in tree.repairs.values()))
+                                    for fix in tree.repairs.values()) + tuple(tree.notes))
 
 
 def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
@@ -264,11 +265,13 @@ def _reached(joints: list, root: str) -> set:
     return reached
 
 
-def _check_masses(tree: _Tree, links: list, joints: list) -> list:
+def _check_masses(tree: _Tree, links: list, joints: list, free_root: bool = False) -> list:
     """``links`` with each link that moves (on a joint that is not fixed) but has a zero mass
     or inertia of its own repaired (:func:`coopsim.formats.inertiarepair.moving_fix`: MuJoCo
     cannot move it; a massless link on a fixed joint is a frame, and fine). A moving link
     without ``<inertial>`` takes its mass from its geometry; with none it is repaired too.
+    With ``free_root`` (a floating or planar base) the root link moves too: its zero inertia
+    (pybullet's Laikago) is repaired as a moving link's.
 
     Raises:
         FileFormatError: the whole robot weighs nothing.
@@ -276,10 +279,13 @@ def _check_masses(tree: _Tree, links: list, joints: list) -> list:
     by_name = {l.name: k for k, l in enumerate(links)}
     elements = {e.get("name", "").strip(): e for e in tree.root.findall("link")}
     out = list(links)
-    for j in joints:
+    root = Joint("the floating base", "floating", "", links[0].name, (0.0, 0.0, 1.0))
+    for j in joints + ([root] if free_root else []):
         link = out[by_name[j.child]]
         element = elements[link.name]
         inertial = element.find("inertial")
+        if j is root and (inertial is None or not link.mass > 0):
+            continue  # a massless root frame: the links welded to it weigh
         if j.kind == "fixed" or (inertial is None and (element.find("collision") is not None
                                                        or element.find("visual") is not None)):
             continue
@@ -305,6 +311,19 @@ def _positive(inertia: tuple) -> bool:
     xx, xy, xz, yy, yz, zz = inertia
     return bool(np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz],
                                              [xz, yz, zz]])).min() > inertiarepair.MIN_MOMENT)
+
+
+def _no_size(shape: ET.Element) -> bool:
+    """Whether a URDF ``<box>``, ``<sphere>``, ``<cylinder>`` or ``<capsule>`` has a zero
+    size (pybullet's laikago_toes.urdf: ``<sphere radius="0.0"/>``)."""
+    for attr in {"box": ("size",), "sphere": ("radius",), "cylinder": ("radius", "length"),
+                 "capsule": ("radius", "length")}.get(shape.tag, ()):
+        try:
+            if any(float(v) == 0 for v in shape.get(attr, "1").split()):
+                return True
+        except ValueError:
+            return False
+    return False
 
 
 def big_stl(path: str) -> bool:
@@ -345,6 +364,7 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
             assets.append((ascii_names[path], data))
         counts[kind] += kind != "ascii" or data is not None
     root = copy.deepcopy(tree.root)  # a copy: the parsed tree stays as read
+    originals = {id(c): o for c, o in zip(root.iter(), tree.root.iter())}  # for their lines
     for old in root.findall("mujoco"):
         root.remove(old)
     inertiarepair.apply(root, tree.repairs)
@@ -356,6 +376,13 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
             m = shape.find("geometry/mesh")
             if m is not None and not m.get("filename", "").lower().endswith(MESH_SUFFIXES):
                 link.remove(shape)
+        for shape in link.findall("visual"):  # MuJoCo refuses a shape of no size
+            empty = next((g for g in shape.iterfind("geometry/*") if _no_size(g)), None)
+            if empty is not None:
+                link.remove(shape)
+                tree.notes.append(f"{tree.path}:{tree.line(originals[id(empty)])}: link "
+                                  f"{link.get('name')!r}: a visual <{empty.tag}> of no size "
+                                  "is not drawn")
         for m in link.iterfind("*/geometry/mesh"):
             path = resolved[m.get("filename")]
             m.set("filename", ascii_names.get(path, path))

@@ -146,3 +146,70 @@ def test_move_to_refuses_what_the_arm_cannot_hold_and_reaches_what_it_can(tmp_pa
     for _ in range(int((seconds + 1.0) / 0.01)):
         stepper.tick()
     assert bot.tool.read()[:3] == pytest.approx([0.15, 0.0, 0.55], abs=5e-3)
+
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "descriptions"
+TINY = (DATA / "tiny_arm.urdf").read_text()
+
+
+def check(path: Path):
+    from click.testing import CliRunner
+    from coopsim.app.cli import main
+    return CliRunner().invoke(main, ["check", str(path)])
+
+
+def test_check_refuses_a_described_robot_the_scenarios_engine_cannot_build(tmp_path):
+    # run refused it (the default engine is 2D) while check said OK
+    (tmp_path / "arm.urdf").write_text(TINY)
+    path = scenario(tmp_path, ["description arm.urdf", "name a", "position 0 0 0"])
+    path.write_text(path.read_text().replace("engine mujoco\n", ""))
+    result = check(path)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{path}:6: robot a (tiny_arm): the pymunk engine cannot build" in result.output and "engine mujoco" in result.output
+
+
+def test_a_floating_root_link_without_inertia_is_repaired_and_runs(tmp_path, caplog):
+    # pybullet's laikago.urdf: its chassis weighs 13.7 kg with a zero inertia; welded in the
+    # floating base MuJoCo refused the world at run ("mass and inertia of moving bodies")
+    (tmp_path / "arm.urdf").write_text(TINY.replace(
+        '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>',
+        '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>'))
+    path = scenario(tmp_path, ["description arm.urdf", "name a", "position 0 0 0.2",
+                               "base floating"])
+    assert check(path).exit_code == 0
+    assert "link 'base_link' repaired: moves on joint 'the floating base'" in caplog.text
+    sim = Simulation(load(str(path)))
+    assert body_pose(sim, "a/base_link")[0][2] == pytest.approx(0.2, abs=0.01)
+
+
+def test_a_visual_mesh_with_no_volume_is_drawn_not_collided_on_an_arm(tmp_path):
+    # robosuite's Sawyer: its head's visual meshes (contype 0) were made colliders of the
+    # arm, and MuJoCo refused the world at run ("coplanar vertices") after check said OK
+    (tmp_path / "flat.obj").write_text("v 0 0 0\nv 0.1 0 0\nv 0.1 0.1 0\nv 0 0.1 0\n"
+                                       "f 1 2 3\nf 1 3 4\n")
+    (tmp_path / "arm.xml").write_text(ARM.replace(
+        "<worldbody>", '<asset><mesh name="flat" file="flat.obj" inertia="shell"/></asset>\n'
+                       "  <worldbody>").replace(
+        '<site name="tip"', '<geom type="mesh" mesh="flat" contype="0" conaffinity="0"/>\n'
+                            '          <site name="tip"'))
+    path = scenario(tmp_path, ["description arm.xml", "name a", "position 0 0 0",
+                               "tool tip"])
+    assert check(path).exit_code == 0
+    sim = Simulation(load(str(path)))
+    sim.physics()
+    model = sim.world.engine.model
+    flat = [g for g in range(model.ngeom) if model.geom_dataid[g] >= 0]
+    assert flat and all(model.geom_contype[g] == 0 for g in flat)
+
+
+def test_what_mujoco_refuses_is_reported_at_the_description_files_line(tmp_path):
+    # a zero-size shape: reported at the scenario's robot line, not the file's
+    (tmp_path / "arm.urdf").write_text(TINY.replace(
+        '<box size="0.04 0.04 0.2"/>', '<sphere radius="0"/>'))
+    path = scenario(tmp_path, ["description arm.urdf", "name a", "position 0 0 0"])
+    result = check(path)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{tmp_path / 'arm.urdf'}:18: MuJoCo cannot build arm.urdf: Error: size 0 must " \
+           "be positive" in result.output
+    with pytest.raises(FileFormatError, match=r"arm\.urdf:18: MuJoCo cannot build"):
+        load(str(path))
