@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -41,8 +42,10 @@ URDF_COMPILER = {"fusestatic": "false", "strippath": "false", "discardvisual": "
 class _Tree:
     """An XML tree with its lines: the context of every message."""
 
-    def __init__(self, path: str, root: ET.Element, lines: dict) -> None:
+    def __init__(self, path: str, root: ET.Element, lines: dict,
+                 files: dict | None = None) -> None:
         self.path, self.root, self.lines = path, root, lines
+        self.files = files or {}  # id -> the included file an element came from
         self.repairs: dict[str, inertiarepair.Repair] = {}  # link name -> its repair
         self.notes: list[str] = []  # other warnings, ``path:line: what was done``
 
@@ -50,7 +53,8 @@ class _Tree:
         return self.lines.get(id(element), 0)
 
     def error(self, element: ET.Element, reason: str) -> FileFormatError:
-        return FileFormatError(self.path, self.line(element), reason)
+        return FileFormatError(self.files.get(id(element), self.path), self.line(element),
+                               reason)
 
     def numbers(self, element: ET.Element, attr: str, n: int, default: tuple) -> tuple:
         """``n`` finite numbers of ``attr`` (space-separated), or ``default`` when absent."""
@@ -73,20 +77,47 @@ class _Tree:
         return name
 
 
-def parse(spec: DescriptionSpec, root: ET.Element, lines: dict, mesh) -> Description:
+def parse(spec: DescriptionSpec, root: ET.Element, lines: dict, mesh,
+          files: dict | None = None) -> Description:
     """The checked description of the XML tree ``root`` (``lines``: each element's line by
-    ``id``; ``mesh(name, line, scale, use) -> Mesh`` resolves and checks a mesh).
+    ``id``; ``files``: by ``id``, the file of each element an MJCF ``<include>`` brought in;
+    ``mesh(name, line, scale, use) -> Mesh`` resolves and checks a mesh).
 
     Raises:
         FileFormatError: at the file's line of the first problem.
     """
-    tree = _Tree(spec.path, root, lines)
+    tree = _Tree(spec.path, root, lines, files)
     if root.tag == "robot":
+        _xacro_defaults(tree)
         return _urdf(tree, mesh, spec)
     if root.tag == "mujoco":
         return _mjcf(tree, mesh)
     raise tree.error(root, f"not a description: the root element is <{root.tag}>, not <robot> "
                            "(URDF) or <mujoco> (MJCF)")
+
+
+_OPTENV = re.compile(r"\$\(optenv\s+([^\s)]+)\s*([^)]*)\)")
+_XACRO = re.compile(r"\$\{|\$\(")
+
+
+def _xacro_defaults(tree: _Tree) -> None:
+    """Replace each xacro leftover with a default, ``$(optenv NAME DEFAULT)`` (pybullet's
+    husky.urdf: ``$(optenv HUSKY_IMU_XYZ 0.19 0 0.149)``), by its default, with a warning at
+    its line (the environment is not read: a description loads the same everywhere); any
+    other (``$(arg ...)``, ``${...}``, ``$(find ...)``) is refused at its line: the file's
+    xacro was not expanded."""
+    for element in tree.root.iter():
+        for attr, value in element.attrib.items():
+            if "$" not in value:
+                continue
+            taken = _OPTENV.sub(lambda m: m.group(2).strip(), value)
+            left = _XACRO.search(taken)
+            if left:
+                raise tree.error(element, f"<{element.tag} {attr}> holds the xacro expression "
+                                          f"{value!r}: expand the file with xacro first")
+            element.set(attr, taken)
+            tree.notes.append(f"{tree.path}:{tree.line(element)}: <{element.tag} {attr}> "
+                              f"{value!r} is a xacro leftover: its default {taken!r} is taken")
 
 
 def _count(tree: _Tree, elements: list, limit: int, what: str) -> None:
@@ -397,8 +428,6 @@ def _mjcf(tree: _Tree, mesh) -> Description:
         why = LINK_MASS.problem(tree.numbers(element, "mass", 1, (0.0,))[0])
         if why:
             raise tree.error(element, f"link mass {why}")
-    for bad in root.iter("include"):
-        raise tree.error(bad, "<include> is refused: give one self-contained MJCF file")
     bodies = list(root.iter("body"))
     joints_xml = [e for e in root.iter() if e.tag in ("joint", "freejoint")]
     _count(tree, bodies, MAX_LINKS, "body")

@@ -213,3 +213,56 @@ def test_what_mujoco_refuses_is_reported_at_the_description_files_line(tmp_path)
            "be positive" in result.output
     with pytest.raises(FileFormatError, match=r"arm\.urdf:18: MuJoCo cannot build"):
         load(str(path))
+
+
+def test_an_mjcf_include_is_read_within_the_files_folder(tmp_path, caplog):
+    # dm_control's suite and gymnasium-robotics' Fetch <include> their shared parts
+    (tmp_path / "parts").mkdir()
+    body = ARM[ARM.index("<body name=\"base\""):ARM.index("</worldbody>")]
+    (tmp_path / "parts" / "body.xml").write_text(f"<mujoco>\n  {body}</mujoco>\n")
+    (tmp_path / "parts" / "motors.xml").write_text(
+        '<mujoco>\n  <actuator>\n    <motor joint="shoulder" ctrlrange="-2 2" gear="1.5"/>\n'
+        "  </actuator>\n</mujoco>\n")
+    main = ('<mujoco model="split_arm">\n  <compiler angle="radian"/>\n'
+            '  <worldbody>\n    <include file="parts/body.xml"/>\n  </worldbody>\n'
+            '  <include file="./parts/motors.xml"/>\n</mujoco>\n')
+    (tmp_path / "arm.xml").write_text(main)
+    path = scenario(tmp_path, ["description arm.xml", "name a", "position 0 0 0",
+                               "tool tip"])
+    assert check(path).exit_code == 0
+    sim = Simulation(load(str(path)))
+    arm = sim.world.robot("a").info.arm
+    assert [l.key for l in arm.links] == ["shoulder", "elbow"]
+    assert arm.links[0].max_effort == pytest.approx(3.0)
+    assert body_pose(sim, "a/fore")[0] == pytest.approx([0, 0, 0.4], abs=1e-6)
+    # outside the file's folder: refused at the <include>'s line
+    (tmp_path / "arm.xml").write_text(main.replace("parts/body.xml", "../body.xml"))
+    with pytest.raises(FileFormatError, match=r"arm\.xml:4: <include file='\.\./body\.xml'> "
+                                              r"is outside the description's folder"):
+        load(str(path))
+    # a problem inside an included file: at that file's own line
+    (tmp_path / "arm.xml").write_text(main)
+    (tmp_path / "parts" / "motors.xml").write_text(
+        '<mujoco>\n  <actuator>\n    <motor joint="shoulder" gear="x"/>\n  </actuator>\n'
+        "</mujoco>\n")
+    with pytest.raises(FileFormatError, match=r"parts/motors\.xml:3: "):
+        load(str(path))
+
+
+def test_xacro_leftovers_with_a_default_take_it_with_a_warning(tmp_path, caplog):
+    # pybullet's husky.urdf: <origin xyz="$(optenv HUSKY_IMU_XYZ 0.19 0 0.149)"/> refused
+    text = TINY.replace('<origin xyz="0 0 0.3" rpy="0 0 0"/>',
+                        '<origin xyz="$(optenv ELBOW_XYZ 0 0 0.3)" rpy="0 0 0"/>')
+    (tmp_path / "arm.urdf").write_text(text)
+    path = scenario(tmp_path, ["description arm.urdf", "name a", "position 0 0 0",
+                               "tool tool"])
+    assert check(path).exit_code == 0
+    assert f"arm.urdf:28: <origin xyz> '$(optenv ELBOW_XYZ 0 0 0.3)' is a xacro leftover: " \
+           "its default '0 0 0.3' is taken" in caplog.text
+    sim = Simulation(load(str(path)))
+    assert body_pose(sim, "a/fore")[0] == pytest.approx([0, 0, 0.4], abs=1e-6)
+    (tmp_path / "arm.urdf").write_text(text.replace("$(optenv ELBOW_XYZ 0 0 0.3)",
+                                                    "$(arg elbow)"))
+    with pytest.raises(FileFormatError, match=r"arm\.urdf:28: <origin xyz> holds the xacro "
+                                              r"expression '\$\(arg elbow\)'"):
+        load(str(path))
