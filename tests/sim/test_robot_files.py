@@ -266,3 +266,19 @@ def test_xacro_leftovers_with_a_default_take_it_with_a_warning(tmp_path, caplog)
     with pytest.raises(FileFormatError, match=r"arm\.urdf:28: <origin xyz> holds the xacro "
                                               r"expression '\$\(arg elbow\)'"):
         load(str(path))
+
+
+def test_a_floating_base_and_a_robot_given_no_keys_carry_a_pose(tmp_path):
+    from coopsim.sim.drivers import LocalRobot
+    from coopsim.sim.stepper import Stepper
+    (tmp_path / "ball.xml").write_text(BALL.format(joint='<freejoint name="root"/>'))
+    (tmp_path / "arm.urdf").write_text(TINY)
+    path = scenario(tmp_path, ["description ball.xml", "name b", "position 0.5 0 0.75",
+                               "base floating", "[ROBOT_2]", "description arm.urdf",
+                               "name a", "position -1 0 0"])
+    sim = Simulation(load(str(path)))
+    Stepper(sim, mode="lockstep").tick()
+    ball, arm = LocalRobot(sim, "b"), LocalRobot(sim, "a")
+    assert "pose" in ball.modules() and "pose" in arm.modules()
+    assert ball.pose.read()[:3] == pytest.approx([0.5, 0, 0.75], abs=0.01)
+    assert arm.pose.read() == pytest.approx([-1, 0, 0, 0], abs=1e-6)
