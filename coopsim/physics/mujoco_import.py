@@ -245,9 +245,27 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     for geom in attached.find_all(mujoco.mjtObj.mjOBJ_GEOM):
         if geom.contype or geom.conaffinity:  # visual geoms (0, 0) keep no contacts
             geom.contype, geom.conaffinity = bits
+    _show_visuals(attached)
     imported = Imported(mounted, attached)
     imported.mount = mount  # the body its links' poses are relative to (mujoco_links)
     return imported
+
+
+COLLISION_GROUP = 3  # MuJoCo's geom group for collision geometry: images do not draw it
+
+
+def _show_visuals(attached) -> None:
+    """In every body of the tree ``attached`` that has visual geometry (geoms without
+    contacts), put the colliding geoms in :data:`COLLISION_GROUP`: a camera image draws what
+    the file shows (pybullet's Husky: its meshes, not a black box on four discs); a body with
+    collision geometry only keeps it drawn."""
+    bodies = [attached] + list(attached.find_all(mujoco.mjtObj.mjOBJ_BODY))
+    for body in bodies:
+        geoms = list(body.geoms)
+        if any(not (g.contype or g.conaffinity) for g in geoms):
+            for g in geoms:
+                if g.contype or g.conaffinity:
+                    g.group = COLLISION_GROUP
 
 
 _NAMED: dict[int, tuple] = {}  # id(description) -> (description, its files' content names)

@@ -282,3 +282,46 @@ def test_a_floating_base_and_a_robot_given_no_keys_carry_a_pose(tmp_path):
     assert "pose" in ball.modules() and "pose" in arm.modules()
     assert ball.pose.read()[:3] == pytest.approx([0.5, 0, 0.75], abs=0.01)
     assert arm.pose.read() == pytest.approx([-1, 0, 0, 0], abs=1e-6)
+
+
+LOOKS = """<?xml version="1.0"?>
+<robot name="looks">
+  <material name="Red"><color rgba="0.8 0.1 0.1 1"/></material>
+  <link name="base_link">
+    <inertial><mass value="5"/>
+      <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>
+    <visual><origin xyz="0 0 0.3"/><geometry><box size="0.3 0.3 0.3"/></geometry>
+      <material name="Red"/></visual>
+    <collision><origin xyz="0 0 0.3"/><geometry><box size="0.5 0.5 0.5"/></geometry>
+    </collision>
+  </link>
+</robot>
+"""
+
+
+@pytest.mark.slow  # the run's render process
+def test_a_camera_draws_the_visual_geometry_in_its_colours_and_a_grey_floor_grey(tmp_path):
+    # pybullet's Husky was a black box on four discs (its collision shapes), images dim (the
+    # brightest pixel 69/255)
+    from coopsim.model.images import View
+    (tmp_path / "looks.urdf").write_text(LOOKS)
+    sim = Simulation(load(str(scenario(tmp_path, ["description looks.urdf", "name l",
+                                                  "position 0 0 0"]))))
+    sim.physics()
+    forward = np.array([-2.0, 0.0, -1.0]) / np.sqrt(5.0)
+    up = np.array([0.0, 0.0, 1.0]) - forward * forward[2]
+    view = View((2.0, 0.0, 1.3), tuple(forward), tuple(up / np.linalg.norm(up)), 40, 0.05, 20,
+                160, 120)
+    try:
+        rgb, _ = sim.world.engine.render_images([view])[0]
+    except Exception as exc:  # noqa: BLE001 -- no EGL/OSMesa on this machine
+        pytest.skip(f"no offscreen renderer: {exc}")
+    finally:
+        sim.world.engine.close() if hasattr(sim.world.engine, "close") else None
+    centre = rgb[60, 80].astype(int)  # the box's face: the visual's red, not a grey hull
+    assert centre[0] > 120 and centre[1] < 60 and centre[2] < 60, centre
+    # the 0.5 m collision box would cover columns the 0.3 m visual leaves to the floor
+    edge = rgb[60, 96].astype(int)
+    assert abs(edge[0] - edge[1]) < 10, edge
+    floor = rgb[115, 5].astype(int)  # a mid-grey floor (0.5) reads mid-grey
+    assert 90 <= floor.mean() <= 170 and np.ptp(floor) < 10, floor
