@@ -325,3 +325,26 @@ def test_a_camera_draws_the_visual_geometry_in_its_colours_and_a_grey_floor_grey
     assert abs(edge[0] - edge[1]) < 10, edge
     floor = rgb[115, 5].astype(int)  # a mid-grey floor (0.5) reads mid-grey
     assert 90 <= floor.mean() <= 170 and np.ptp(floor) < 10, floor
+
+
+@pytest.mark.parametrize("name,text", [
+    ("quad.obj", "v 0 0 0\nv 2 0 0\nv 2 1 0\nv 0 1 0.5\nf 1 2 3 4\n"),
+    ("tri.stl", "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 2 0 0\n"
+                "vertex 2 1 0.5\nendloop\nendfacet\nendsolid t\n")])
+def test_every_mesh_formats_count_and_bounds_are_cached(tmp_path, monkeypatch, name, text):
+    # robosuite's UR5e parsed its 20 OBJ files on every load (2.1 s of CPU)
+    from coopsim.formats import meshes
+    monkeypatch.setenv("COOPSIM_MESH_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / name
+    path.write_text(text)
+    first = meshes.mesh_info(path)
+    assert len(list((tmp_path / "cache").glob("*.npy"))) == 1
+
+    def parse(*_):
+        raise AssertionError("parsed again")
+    monkeypatch.setattr(meshes, "_obj", parse)
+    monkeypatch.setattr(meshes, "_stl_ascii", parse)
+    again = meshes.mesh_info(path)
+    assert (again.triangles, again.lower, again.upper) == \
+        (first.triangles, first.lower, first.upper) == (2 if name.endswith("obj") else 1,
+                                                         (0, 0, 0), (2, 1, 0.5))
