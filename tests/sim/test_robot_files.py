@@ -6,6 +6,7 @@ Small files written by each test, on the real MuJoCo engine."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -348,3 +349,23 @@ def test_every_mesh_formats_count_and_bounds_are_cached(tmp_path, monkeypatch, n
     assert (again.triangles, again.lower, again.upper) == \
         (first.triangles, first.lower, first.upper) == (2 if name.endswith("obj") else 1,
                                                          (0, 0, 0), (2, 1, 0.5))
+
+
+@pytest.mark.slow  # a process per robot
+def test_a_sample_of_the_package_table_loads_and_moves_true():
+    # experiments/robot_packages.py makes docs/robots.md's table of robots from pybullet,
+    # robosuite, dm_control and gymnasium-robotics; a sample of it, with the packages that are
+    # installed (pybullet is in the test extra)
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+    import robot_packages as rp
+    sample = [r for r in rp.ROBOTS if (r.package, r.name) in (
+        ("pybullet", "kuka_iiwa"), ("pybullet", "laikago"), ("robosuite", "ur5e"))]
+    rows = [r for r in rp.survey(sample, None, None) if r["loads"] is not None]
+    if not rows:
+        assert not os.environ.get("CI"), "CI installs the test extra (pybullet)"
+        pytest.skip("none of the sample's packages is installed")
+    for row in rows:
+        assert row["loads"], row
+        if row["robot"] in ("kuka_iiwa", "ur5e"):
+            assert row["moves"].endswith("✓"), row
