@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 
 import numpy as np
 
-from ..formats.description import read_bytes, read_xml
 from ..model.errors import FileFormatError, SimulationError
 from ..model.imported import Mounted
 from .mujoco_build import ARM, ARM_TOUCHES, SOLID, Body
@@ -130,7 +128,6 @@ def _one_line(exc: Exception) -> str:
 
 _REFUSALS: dict[tuple, tuple] = {}  # the robot's build -> (its descriptions, the refusal)
 _BUILDING: set = set()  # the builds under way (a build's own check passes)
-_ELEMENT = re.compile(r"Element name '([^']*)', id (\d+)")
 
 
 def refusal(assembly, build) -> str:
@@ -140,9 +137,9 @@ def refusal(assembly, build) -> str:
     check`` and every load ask; ``run`` then builds what ``check`` built).
 
     Raises:
-        FileFormatError: ``description-file:line: MuJoCo cannot build ...: its reason`` at
-            the line of the element MuJoCo names (the root link for the mount it is welded
-            to; the first zero-size shape for a size MuJoCo refuses), line 0 when none.
+        FileFormatError: ``description-file: MuJoCo cannot build ...: its reason`` (line 0;
+            ``prefix`` and ``root_line`` for :func:`coopsim.formats.enginecheck.check_engine`
+            to find the line of the element MuJoCo names).
     """
     mounted = assembly.imports[0]
     d = mounted.description
@@ -164,52 +161,10 @@ def refusal(assembly, build) -> str:
     if not held[1]:
         return ""
     why = held[1].removeprefix(f"MuJoCo could not read {d.source}: ")
-    raise FileFormatError(d.source, _line_of(mounted, why),
-                          f"MuJoCo cannot build {os.path.basename(d.source)}: {why}")
-
-
-def _line_of(mounted: Mounted, why: str) -> int:
-    """The line of the description that MuJoCo's message ``why`` is about (0: unknown)."""
-    d = mounted.description
-    try:
-        root, lines = read_xml(d.source, read_bytes(d.source))
-    except FileFormatError:
-        return 0
-    if "size 0 must be positive" in why or "size must be positive" in why:
-        for element in root.iter():
-            if element.tag in _SHAPES and _zero_size(element):
-                return lines.get(id(element), 0)
-    found = _ELEMENT.search(why)
-    if found is None:
-        return 0
-    name = found.group(1)
-    if name and not name.startswith(mounted.prefix):  # the mount: the root link is welded in it
-        return d.links[0].line
-    name = name.removeprefix(mounted.prefix)
-    for element in root.iter():
-        if name and element.get("name") == name:
-            return lines.get(id(element), 0)
-    for element in root.iter("mesh"):  # an URDF's mesh: MuJoCo names it by its file's stem
-        stem = os.path.splitext(os.path.basename(element.get("filename", "")))[0]
-        if name and stem == name:
-            return lines.get(id(element), 0)
-    return 0
-
-
-#: A description's shapes and the attributes of their sizes (URDF's, then MJCF's geom).
-_SHAPES = {"box": ("size",), "sphere": ("radius",), "cylinder": ("radius", "length"),
-           "capsule": ("radius", "length"), "geom": ("size",)}
-
-
-def _zero_size(element) -> bool:
-    for attr in _SHAPES[element.tag]:
-        try:
-            if any(float(v) == 0 for v in element.get(attr, "1").split()):
-                return element.tag != "geom" or element.get("type") not in ("plane", "mesh",
-                                                                             "hfield")
-        except ValueError:
-            return False
-    return False
+    error = FileFormatError(d.source, 0, f"MuJoCo cannot build {os.path.basename(d.source)}: "
+                                         f"{why}")
+    error.prefix, error.root_line = mounted.prefix, d.links[0].line  # the line: enginecheck
+    raise error
 
 
 def attach(spec, mounted: Mounted, mount: Body) -> Imported:
