@@ -71,7 +71,7 @@ ROBOTS = (
     Robot("robosuite", "panda", "models/assets/robots/panda/robot.xml", ("tool right_hand",)),
     Robot("robosuite", "spot", "models/assets/robots/spot/robot.xml", ("base floating",), 0.7),
     Robot("dm_control", "quadruped", "suite/quadruped.xml", ("base floating",), 0.6),
-    Robot("dm_control", "reacher", "suite/reacher.xml", ("tool fingertip",)),
+    Robot("dm_control", "reacher", "suite/reacher.xml", ("tool finger",)),
     Robot("dm_control", "humanoid", "suite/humanoid.xml", ("base floating",), 1.4),
     Robot("gymnasium_robotics", "fetch_reach", "envs/assets/fetch/reach.xml"),
     Robot("gymnasium_robotics", "shadow_hand", "envs/assets/hand/reach.xml"),
@@ -200,8 +200,8 @@ def table(rows: list[dict]) -> str:
     lines = ["| package | robot | file | loads | load CPU (s) | moves | image |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        loads = "absent" if r["loads"] is None else ("yes" if r["loads"] else
-                                                     f"no: {r.get('why', '')[:160]}")
+        why = re.sub(r"^\S*robot\.scenario:\d+: ", "", r.get("why", ""))  # its temporary file
+        loads = "absent" if r["loads"] is None else ("yes" if r["loads"] else f"no: {why[:160]}")
         cpu = f"{r['cpu']:.2f}" if "cpu" in r else "—"
         image = os.path.basename(r["image"]) if r.get("image") else "—"
         lines.append(f"| {r['package']} | {r['robot']} | {r['file']} | {loads} | {cpu} | "

@@ -148,6 +148,10 @@ def fold_chain(desc, tool: str) -> tuple[list[LinkSpec], np.ndarray, list]:
     tip, extra = _tip(desc, tool)
     links, moving, t = [], [], np.eye(4)
     for joint in chain_to(desc, tip):
+        if not joint.parent:  # an MJCF root body's own joint (dm_control's reacher)
+            raise ArmError(f"joint {joint.name} of {desc.name} moves its root body "
+                           f"{joint.child} against the world: an arm's chain starts at a root "
+                           "link that does not move (give the file a fixed base body)")
         t = t @ origin(joint.origin_xyz, joint.origin_rpy)
         if joint.kind == "fixed":
             continue

@@ -369,3 +369,15 @@ def test_a_sample_of_the_package_table_loads_and_moves_true():
         assert row["loads"], row
         if row["robot"] in ("kuka_iiwa", "ur5e"):
             assert row["moves"].endswith("✓"), row
+
+
+def test_an_arm_whose_root_body_turns_against_the_world_is_refused_at_the_tool_line(
+        tmp_path):
+    # dm_control's reacher: the root body's own hinge; a KeyError traceback before
+    (tmp_path / "ball.xml").write_text(BALL.format(
+        joint='<joint name="spin" type="hinge" axis="0 0 1"/>'))
+    path = scenario(tmp_path, ["description ball.xml", "name b", "position 0 0 0.75",
+                               "tool leg"])
+    with pytest.raises(FileFormatError, match=r"s\.scenario:11: joint spin of ball moves its "
+                                              r"root body torso against the world"):
+        load(str(path))
