@@ -134,6 +134,9 @@ DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
             doc="the arm's servo natural frequency, rad/s (default 60: the built-in arms')"),
     DescKey("kp", _numbers(1, 7, lambda v: v > 0, "> 0"),
             doc="the arm's servo stiffness per joint, N m/rad (default: derived)"),
+    DescKey("effort", _numbers(1, 7, lambda v: v > 0, "> 0"),
+            doc="the arm's top torque per joint, N m, overriding the file's (URDF <limit "
+            "effort>, an MJCF's actuator ranges; default 10 where it gives none)"),
     DescKey("kv", _numbers(1, 7, lambda v: v > 0, "> 0"),
             doc="the arm's servo damping per joint, N m s/rad (default: derived)"),
     DescKey("wheels", _names("joint", 2, 2), "moving",
@@ -375,10 +378,69 @@ def load_description(spec: DescriptionSpec, folders=None) -> Description:
     """
     data = read_bytes(spec.path)
     root, lines = read_xml(spec.path, data)
-    described = robotxml.parse(spec, root, lines, mesh_reader(spec, folders))
+    files: dict[int, str] = {}
+    if root.tag == "mujoco":
+        _include(spec.path, root, lines, files, folders, [len(data)], ())
+    described = robotxml.parse(spec, root, lines, mesh_reader(spec, folders), files)
     for line in described.repairs:  # warned once per read: a repair is no refusal
         log.warning("%s", line)
     return described
+
+
+MAX_INCLUDE_DEPTH = 8  # an MJCF's <include> within <include>d files
+
+
+def _include(path: str, root: ET.Element, lines: dict, files: dict, folders, total: list,
+             chain: tuple) -> None:
+    """Replace each ``<include file=...>`` under ``root`` (an MJCF's, read from ``path``) by
+    the children of the included file's ``<mujoco>`` root, in place, as MuJoCo does: the file
+    relative to the main file's folder (``files``' first path), confined to that folder's
+    tree (as meshes are) and to ``folders`` when given; ``lines`` and ``files`` learn the
+    included elements' lines and file; ``total``: the bytes read so far, bounded by
+    :data:`MAX_BYTES` over all the files.
+
+    Raises:
+        FileFormatError: at the ``<include>``'s line: no file, outside the folder, missing,
+            included twice in one chain (a cycle), nested too deep, too many bytes; the
+            included file's own line of a problem in it.
+        NotAllowedError: (``folders`` given) outside the run's data folders.
+    """
+    main = chain[0] if chain else path
+    top = os.path.dirname(os.path.realpath(main))
+    for parent in list(root.iter()):
+        for k, child in reversed(list(enumerate(parent))):
+            if child.tag != "include":
+                continue
+            where, line = files.get(id(child), path), lines.get(id(child), 0)
+            name = child.get("file", "")
+            if not name:
+                raise FileFormatError(where, line, "<include> needs a file")
+            real = os.path.realpath(os.path.join(top, name))
+            if not real.startswith(top + os.sep):
+                raise FileFormatError(where, line, f"<include file={name!r}> is outside the "
+                                      f"description's folder {top} (includes stay in its tree)")
+            _confined(real, folders, f"included file {name!r}", where, line)
+            if real in chain or real == os.path.realpath(main) or \
+                    len(chain) >= MAX_INCLUDE_DEPTH:
+                raise FileFormatError(where, line, f"<include file={name!r}>: an include "
+                                      f"cycle or more than {MAX_INCLUDE_DEPTH} levels")
+            if not os.path.isfile(real):
+                raise FileFormatError(where, line, f"included file {name!r} not found "
+                                      f"(looked for {real})")
+            data = read_bytes(real, MAX_BYTES - total[0])
+            total[0] += len(data)
+            sub, sub_lines = read_xml(real, data)
+            if sub.tag != "mujoco":
+                raise FileFormatError(real, sub_lines.get(id(sub), 0), f"an included file's "
+                                      f"root is <mujoco>, not <{sub.tag}>")
+            lines.update(sub_lines)
+            for element in sub.iter():
+                files[id(element)] = real
+            _include(real, sub, lines, files, folders, total, (chain or (main,)) + (real,))
+            parent.remove(child)
+            for j, grand in enumerate(list(sub)):
+                parent.insert(k + j, grand)
+            files.pop(id(sub), None), lines.pop(id(sub), None)  # it is dropped: its id too
 
 
 def check_names(described: Description, spec: DescriptionSpec) -> tuple[str, str] | None:

@@ -9,11 +9,15 @@ placed before it (:mod:`coopsim.model.placement`). The first refusal in file ord
 
 from __future__ import annotations
 
+import os
+import re
+
 from ..model.errors import CoopsimError, FileFormatError
 from ..model.placement import Solids, assembly_rows, first_problem, object_rows
 from ..model.plugins import ENGINES, default_engine
 from ..model.specs import ScenarioSpec
 from ..model.validate import check_robot_spec
+from .description import read_bytes, read_xml
 from .sections import PathLike
 
 
@@ -24,7 +28,8 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
     Raises:
         FileFormatError: at the line of the first robot or object it refuses (the
             world's objects first, then the scenario's by line; the ``[SETTINGS] engine``
-            line, or line 0, for an unknown engine).
+            line, or line 0, for an unknown engine); what MuJoCo refuses of a robot's
+            description file at that file's line (``order_line``: the robot's).
     """
     path = scenario.path or scenario.name
     try:
@@ -41,13 +46,25 @@ def check_engine(scenario: ScenarioSpec, label: str | None = None) -> None:
         if reason:
             raise FileFormatError(scenario.world.path or path, obj.line, reason)
     assemblies = [check_robot_spec(spec) for spec in scenario.robots]
-    refused = [(spec.line, f"robot {spec.name} ({spec.type}): {reason}")
-               for spec, assembly in zip(scenario.robots, assemblies)
-               for reason in [engine.refuses_assembly(assembly)] if reason]
+    refused = []
+    for spec, assembly in zip(scenario.robots, assemblies):
+        try:
+            reason = engine.refuses_assembly(assembly)
+        except FileFormatError as exc:  # in the robot's description file, at its line
+            if not exc.line and hasattr(exc, "prefix"):
+                exc = _at_line(exc)
+            exc.order_line = spec.line
+            refused.append((spec.line, exc))
+            continue
+        if reason:
+            refused.append((spec.line, f"robot {spec.name} ({spec.type}): {reason}"))
     refused += [(obj.line, reason) for obj in scenario.objects
                 for reason in [engine.refuses_object(obj)] if reason]
     if refused:
-        raise FileFormatError(path, *min(refused, key=lambda r: r[0]))
+        line, first = min(refused, key=lambda r: r[0])
+        if isinstance(first, FileFormatError):
+            raise first
+        raise FileFormatError(path, line, first)
     if engine.strict_placement:
         _check_placements(scenario, assemblies, path)
 
@@ -71,3 +88,51 @@ def _check_placements(scenario: ScenarioSpec, assemblies: list, path: PathLike) 
     problem = first_problem(solids)
     if problem is not None:
         raise FileFormatError(*where[problem.item], problem.reason)
+
+
+_ELEMENT = re.compile(r"Element name '([^']*)', id (\d+)")
+#: A description's shapes and the attributes of their sizes (URDF's, then MJCF's geom).
+_SHAPES = {"box": ("size",), "sphere": ("radius",), "cylinder": ("radius", "length"),
+           "capsule": ("radius", "length"), "geom": ("size",)}
+
+
+def _at_line(exc: FileFormatError) -> FileFormatError:
+    """MuJoCo's refusal of a description file (:func:`coopsim.physics.mujoco_import.refusal`)
+    at the file's line of what its message names: an element of that name (its prefix
+    ``exc.prefix`` taken off; an URDF's mesh by its file's stem), the root link
+    (``exc.root_line``) for the base it is welded in, the first shape of a zero size for a
+    size MuJoCo refuses; line 0 when none."""
+    why = exc.reason
+    try:
+        root, lines = read_xml(exc.path, read_bytes(exc.path))
+    except FileFormatError:
+        return exc
+    line = 0
+    found = _ELEMENT.search(why)
+    if "size 0 must be positive" in why or "size must be positive" in why:
+        line = next((lines.get(id(e), 0) for e in root.iter()
+                     if e.tag in _SHAPES and _zero_size(e)), 0)
+    elif found is not None and found.group(1):
+        name = found.group(1)
+        if not name.startswith(exc.prefix):  # the mount: the root link is welded in it
+            line = exc.root_line
+        else:
+            name = name.removeprefix(exc.prefix)
+            stem = lambda e: os.path.splitext(os.path.basename(e.get("filename", "")))[0]  # noqa: E731
+            line = next((lines.get(id(e), 0) for e in root.iter() if e.get("name") == name
+                         or (e.tag == "mesh" and stem(e) == name)), 0)
+    return FileFormatError(exc.path, line, why)
+
+
+def _zero_size(element) -> bool:
+    """Whether a shape's size has a zero (an MJCF plane, mesh or height field is sized
+    otherwise)."""
+    if element.tag == "geom" and element.get("type") in ("plane", "mesh", "hfield"):
+        return False
+    for attr in _SHAPES[element.tag]:
+        try:
+            if any(float(v) == 0 for v in element.get(attr, "1").split()):
+                return True
+        except ValueError:
+            return False
+    return False

@@ -376,14 +376,16 @@ def _check_scenario(spec: ScenarioSpec, sections: list, path: PathLike) -> None:
     for setting, section in zip(spec.rules, [s for s in sections if s.kind == "RULE"]):
         first.attempt(_check_rule, setting, spec, section, path)
     named = [s for s in sections if s.kind == "SETTINGS" and s.get("engine")]
-    if named:
-        line = named[0].line_of("engine")
+    described = any(r.description is not None for r in spec.robots)
+    if named or described:  # a robot from a file is built here as run builds it
+        line = named[0].line_of("engine") if named else 0
         try:
             check_engine(spec)
         except FileFormatError as exc:  # in the world file: ordered at the [WORLD] line
             here = exc.path == os.fspath(path)
+            at = getattr(exc, "order_line", None)  # a description's: at its robot's line
             first.attempt(_raise, FileFormatError(exc.path, exc.line or line, exc.reason),
-                          at=(exc.line or line) if here else _line_of_world(sections))
+                          at=at or ((exc.line or line) if here else _line_of_world(sections)))
     first.raise_first()
 
 

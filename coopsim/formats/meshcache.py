@@ -1,6 +1,7 @@
 """A content-hash cache of converted meshes in the user's cache folder: a description's
-COLLADA triangles and the smaller meshes MuJoCo is given (:mod:`coopsim.formats.collada`,
-:mod:`coopsim.formats.robotxml`) are kept as ``.npy`` arrays keyed by the file's bytes and the
+COLLADA triangles, the smaller meshes MuJoCo is given (:mod:`coopsim.formats.collada`,
+:mod:`coopsim.formats.robotxml`) and every STL and OBJ file's triangle count and bounds
+(:func:`coopsim.formats.meshes.mesh_info`: robosuite's UR5e parsed 20 OBJ files) are kept as ``.npy`` arrays keyed by the file's bytes and the
 code that converted them, so a robot's second process reads them instead of parsing 20 MB of
 XML again (docs/robots.md, *Every robot of example-robot-data*).
 
@@ -23,7 +24,8 @@ import numpy as np
 
 _HERE = Path(__file__).resolve().parent
 #: The modules whose code makes an entry: a change to either starts new keys.
-_CODE = ("collada.py", "daereader.py", "meshcache.py", "numbertext.py", "robotxml.py")
+_CODE = ("collada.py", "daereader.py", "meshcache.py", "meshes.py", "numbertext.py",
+         "robotxml.py")
 
 
 def folder() -> Path | None:

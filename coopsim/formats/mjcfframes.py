@@ -85,26 +85,35 @@ def body_frame(tree, body, degrees: bool, seq: str) -> tuple[tuple, tuple]:
     return xyz, rpy_of(r)
 
 
+#: MJCF's actuator elements (``<actuator>`` children and ``<default>`` entries).
+ACTUATORS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder",
+             "muscle", "adhesion")
+
+
 class Defaults:
-    """A joint's attributes through the file's ``<default>`` classes (nested classes inherit
-    their parent's); built once per file."""
+    """An element's attributes through the file's ``<default>`` classes (nested classes
+    inherit their parent's), for joints and actuators; built once per file. MuJoCo keeps one
+    actuator default per class whatever shortcut wrote it: so here."""
 
     def __init__(self, root) -> None:
-        self.joint: dict[str, dict] = {}
+        self.classes: dict[str, dict[str, dict]] = {}  # class -> tag -> attributes
         for top in root.findall("default"):
             self._walk(top, {}, "main")
 
     def _walk(self, element, inherited: dict, name: str) -> None:
-        attrs = dict(inherited)
-        for j in element.findall("joint"):
-            attrs.update(j.attrib)
-        self.joint[element.get("class", name)] = attrs
+        attrs = {tag: dict(values) for tag, values in inherited.items()}
+        for child in element:
+            tag = "actuator" if child.tag in ACTUATORS else child.tag
+            if tag in ("joint", "actuator"):
+                attrs.setdefault(tag, {}).update(child.attrib)
+        self.classes[element.get("class", name)] = attrs
         for child in element.findall("default"):
             self._walk(child, attrs, child.get("class", name))
 
-    def get(self, joint, cls: str, attr: str, default=None):
-        """``attr`` of ``joint``: its own, else its class's (``cls``: the joint's ``class``,
-        the enclosing ``childclass`` or ``main``)."""
-        if joint.get(attr) is not None:
-            return joint.get(attr)
-        return self.joint.get(joint.get("class", cls), {}).get(attr, default)
+    def get(self, element, cls: str, attr: str, default=None):
+        """``attr`` of ``element`` (a joint or an actuator): its own, else its class's
+        (``cls``: the element's ``class``, the enclosing ``childclass`` or ``main``)."""
+        if element.get(attr) is not None:
+            return element.get(attr)
+        tag = "actuator" if element.tag in ACTUATORS else "joint"
+        return self.classes.get(element.get("class", cls), {}).get(tag, {}).get(attr, default)

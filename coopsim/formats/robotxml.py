@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..model.limits import LINK_MASS
 from . import collada, inertiarepair
 from .meshes import SUFFIXES
 from .meshes import ascii_stl_as_binary
-from .mjcfframes import Defaults, body_frame
+from .mjcfframes import ACTUATORS, Defaults, body_frame
 
 MESH_SUFFIXES = SUFFIXES + (".dae",)  # a description's meshes: STL, OBJ, COLLADA (converted)
 MAX_LINKS = 500  # links (MJCF: bodies) of one description
@@ -41,15 +42,19 @@ URDF_COMPILER = {"fusestatic": "false", "strippath": "false", "discardvisual": "
 class _Tree:
     """An XML tree with its lines: the context of every message."""
 
-    def __init__(self, path: str, root: ET.Element, lines: dict) -> None:
+    def __init__(self, path: str, root: ET.Element, lines: dict,
+                 files: dict | None = None) -> None:
         self.path, self.root, self.lines = path, root, lines
+        self.files = files or {}  # id -> the included file an element came from
         self.repairs: dict[str, inertiarepair.Repair] = {}  # link name -> its repair
+        self.notes: list[str] = []  # other warnings, ``path:line: what was done``
 
     def line(self, element: ET.Element) -> int:
         return self.lines.get(id(element), 0)
 
     def error(self, element: ET.Element, reason: str) -> FileFormatError:
-        return FileFormatError(self.path, self.line(element), reason)
+        return FileFormatError(self.files.get(id(element), self.path), self.line(element),
+                               reason)
 
     def numbers(self, element: ET.Element, attr: str, n: int, default: tuple) -> tuple:
         """``n`` finite numbers of ``attr`` (space-separated), or ``default`` when absent."""
@@ -72,20 +77,47 @@ class _Tree:
         return name
 
 
-def parse(spec: DescriptionSpec, root: ET.Element, lines: dict, mesh) -> Description:
+def parse(spec: DescriptionSpec, root: ET.Element, lines: dict, mesh,
+          files: dict | None = None) -> Description:
     """The checked description of the XML tree ``root`` (``lines``: each element's line by
-    ``id``; ``mesh(name, line, scale, use) -> Mesh`` resolves and checks a mesh).
+    ``id``; ``files``: by ``id``, the file of each element an MJCF ``<include>`` brought in;
+    ``mesh(name, line, scale, use) -> Mesh`` resolves and checks a mesh).
 
     Raises:
         FileFormatError: at the file's line of the first problem.
     """
-    tree = _Tree(spec.path, root, lines)
+    tree = _Tree(spec.path, root, lines, files)
     if root.tag == "robot":
-        return _urdf(tree, mesh)
+        _xacro_defaults(tree)
+        return _urdf(tree, mesh, spec)
     if root.tag == "mujoco":
         return _mjcf(tree, mesh)
     raise tree.error(root, f"not a description: the root element is <{root.tag}>, not <robot> "
                            "(URDF) or <mujoco> (MJCF)")
+
+
+_OPTENV = re.compile(r"\$\(optenv\s+([^\s)]+)\s*([^)]*)\)")
+_XACRO = re.compile(r"\$\{|\$\(")
+
+
+def _xacro_defaults(tree: _Tree) -> None:
+    """Replace each xacro leftover with a default, ``$(optenv NAME DEFAULT)`` (pybullet's
+    husky.urdf: ``$(optenv HUSKY_IMU_XYZ 0.19 0 0.149)``), by its default, with a warning at
+    its line (the environment is not read: a description loads the same everywhere); any
+    other (``$(arg ...)``, ``${...}``, ``$(find ...)``) is refused at its line: the file's
+    xacro was not expanded."""
+    for element in tree.root.iter():
+        for attr, value in element.attrib.items():
+            if "$" not in value:
+                continue
+            taken = _OPTENV.sub(lambda m: m.group(2).strip(), value)
+            left = _XACRO.search(taken)
+            if left:
+                raise tree.error(element, f"<{element.tag} {attr}> holds the xacro expression "
+                                          f"{value!r}: expand the file with xacro first")
+            element.set(attr, taken)
+            tree.notes.append(f"{tree.path}:{tree.line(element)}: <{element.tag} {attr}> "
+                              f"{value!r} is a xacro leftover: its default {taken!r} is taken")
 
 
 def _count(tree: _Tree, elements: list, limit: int, what: str) -> None:
@@ -95,7 +127,7 @@ def _count(tree: _Tree, elements: list, limit: int, what: str) -> None:
 
 # --- URDF --------------------------------------------------------------------------------------
 
-def _urdf(tree: _Tree, mesh) -> Description:
+def _urdf(tree: _Tree, mesh, spec: DescriptionSpec) -> Description:
     links_xml, joints_xml = tree.root.findall("link"), tree.root.findall("joint")
     _count(tree, links_xml, MAX_LINKS, "link")
     _count(tree, joints_xml, MAX_JOINTS, "joint")
@@ -118,12 +150,12 @@ def _urdf(tree: _Tree, mesh) -> Description:
     root = next(name for name in links if name not in parents)
     ordered = [links[root]] + [Link(l.name, parents[l.name].name, l.mass, l.inertia, l.meshes,
                                     l.com, l.line) for l in links.values() if l.name != root]
-    ordered = _check_masses(tree, ordered, joints)
+    ordered = _check_masses(tree, ordered, joints, spec.base != "fixed")
     text, assets = _urdf_text(tree, {name: m.path for name, m in resolved.items()})
     return Description(tree.root.get("name", "") or os.path.splitext(
         os.path.basename(tree.path))[0], tree.path, tuple(ordered), tuple(joints), (), root,
         "urdf", text, assets, tuple(inertiarepair.warning(tree.path, fix)
-                                    for fix in tree.repairs.values()))
+                                    for fix in tree.repairs.values()) + tuple(tree.notes))
 
 
 def _urdf_link(tree: _Tree, element: ET.Element, mesh) -> Link:
@@ -264,11 +296,13 @@ def _reached(joints: list, root: str) -> set:
     return reached
 
 
-def _check_masses(tree: _Tree, links: list, joints: list) -> list:
+def _check_masses(tree: _Tree, links: list, joints: list, free_root: bool = False) -> list:
     """``links`` with each link that moves (on a joint that is not fixed) but has a zero mass
     or inertia of its own repaired (:func:`coopsim.formats.inertiarepair.moving_fix`: MuJoCo
     cannot move it; a massless link on a fixed joint is a frame, and fine). A moving link
     without ``<inertial>`` takes its mass from its geometry; with none it is repaired too.
+    With ``free_root`` (a floating or planar base) the root link moves too: its zero inertia
+    (pybullet's Laikago) is repaired as a moving link's.
 
     Raises:
         FileFormatError: the whole robot weighs nothing.
@@ -276,10 +310,13 @@ def _check_masses(tree: _Tree, links: list, joints: list) -> list:
     by_name = {l.name: k for k, l in enumerate(links)}
     elements = {e.get("name", "").strip(): e for e in tree.root.findall("link")}
     out = list(links)
-    for j in joints:
+    root = Joint("the floating base", "floating", "", links[0].name, (0.0, 0.0, 1.0))
+    for j in joints + ([root] if free_root else []):
         link = out[by_name[j.child]]
         element = elements[link.name]
         inertial = element.find("inertial")
+        if j is root and (inertial is None or not link.mass > 0):
+            continue  # a massless root frame: the links welded to it weigh
         if j.kind == "fixed" or (inertial is None and (element.find("collision") is not None
                                                        or element.find("visual") is not None)):
             continue
@@ -305,6 +342,19 @@ def _positive(inertia: tuple) -> bool:
     xx, xy, xz, yy, yz, zz = inertia
     return bool(np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz],
                                              [xz, yz, zz]])).min() > inertiarepair.MIN_MOMENT)
+
+
+def _no_size(shape: ET.Element) -> bool:
+    """Whether a URDF ``<box>``, ``<sphere>``, ``<cylinder>`` or ``<capsule>`` has a zero
+    size (pybullet's laikago_toes.urdf: ``<sphere radius="0.0"/>``)."""
+    for attr in {"box": ("size",), "sphere": ("radius",), "cylinder": ("radius", "length"),
+                 "capsule": ("radius", "length")}.get(shape.tag, ()):
+        try:
+            if any(float(v) == 0 for v in shape.get(attr, "1").split()):
+                return True
+        except ValueError:
+            return False
+    return False
 
 
 def big_stl(path: str) -> bool:
@@ -345,6 +395,7 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
             assets.append((ascii_names[path], data))
         counts[kind] += kind != "ascii" or data is not None
     root = copy.deepcopy(tree.root)  # a copy: the parsed tree stays as read
+    originals = {id(c): o for c, o in zip(root.iter(), tree.root.iter())}  # for their lines
     for old in root.findall("mujoco"):
         root.remove(old)
     inertiarepair.apply(root, tree.repairs)
@@ -356,6 +407,13 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
             m = shape.find("geometry/mesh")
             if m is not None and not m.get("filename", "").lower().endswith(MESH_SUFFIXES):
                 link.remove(shape)
+        for shape in link.findall("visual"):  # MuJoCo refuses a shape of no size
+            empty = next((g for g in shape.iterfind("geometry/*") if _no_size(g)), None)
+            if empty is not None:
+                link.remove(shape)
+                tree.notes.append(f"{tree.path}:{tree.line(originals[id(empty)])}: link "
+                                  f"{link.get('name')!r}: a visual <{empty.tag}> of no size "
+                                  "is not drawn")
         for m in link.iterfind("*/geometry/mesh"):
             path = resolved[m.get("filename")]
             m.set("filename", ascii_names.get(path, path))
@@ -370,8 +428,6 @@ def _mjcf(tree: _Tree, mesh) -> Description:
         why = LINK_MASS.problem(tree.numbers(element, "mass", 1, (0.0,))[0])
         if why:
             raise tree.error(element, f"link mass {why}")
-    for bad in root.iter("include"):
-        raise tree.error(bad, "<include> is refused: give one self-contained MJCF file")
     bodies = list(root.iter("body"))
     joints_xml = [e for e in root.iter() if e.tag in ("joint", "freejoint")]
     _count(tree, bodies, MAX_LINKS, "body")
@@ -380,9 +436,10 @@ def _mjcf(tree: _Tree, mesh) -> Description:
     if world is None or world.find("body") is None:
         raise tree.error(root, "the MJCF model has no <worldbody> with a <body>")
     compiler = root.find("compiler")
+    defaults = Defaults(root)
     read = _MjcfRead(tree, compiler is None or compiler.get("angle", "degree") == "degree",
                      "xyz" if compiler is None else compiler.get("eulerseq", "xyz"),
-                     Defaults(root))
+                     defaults, _efforts(tree, defaults))
     read.body(world.find("body"), "", "main")
     _mjcf_meshes(tree, mesh)
     name = root.get("model", "") or os.path.splitext(os.path.basename(tree.path))[0]
@@ -395,8 +452,10 @@ class _MjcfRead:
     and sites, each joint's origin the frame of its body in its parent body's
     (:mod:`coopsim.formats.mjcfframes`), with the ``<default>`` classes applied."""
 
-    def __init__(self, tree: _Tree, degrees: bool, seq: str, defaults: Defaults) -> None:
+    def __init__(self, tree: _Tree, degrees: bool, seq: str, defaults: Defaults,
+                 efforts: dict | None = None) -> None:
         self.tree, self.degrees, self.seq, self.defaults = tree, degrees, seq, defaults
+        self.efforts = efforts or {}  # joint name -> its actuators' top torque or force
         self.links: list = []
         self.joints: list = []
         self.sites: list = []
@@ -417,7 +476,8 @@ class _MjcfRead:
             first = f"{name}_fixed"
             self.joints.append(Joint(first, "fixed", parent, name, (0.0, 0.0, 1.0), xyz, rpy,
                                      0.0, 0.0, line=tree.line(body)))
-        self.links.append(Link(name, first, self._mass(body, name), line=tree.line(body)))
+        mass, com = self._mass(body, name)
+        self.links.append(Link(name, first, mass, com=com, line=tree.line(body)))
         for s in body.findall("site"):
             self.sites.append(Site(tree.name(s, "site"), name,
                                    tree.numbers(s, "pos", 3, (0.0,) * 3), tree.line(s)))
@@ -435,21 +495,82 @@ class _MjcfRead:
         scale = math.pi / 180 if self.degrees and kind == "revolute" else 1.0
         lo, hi = _floats(tree, j, get(j, cls, "range"), 2, (-math.inf, math.inf))
         axis = _floats(tree, j, get(j, cls, "axis"), 3, (0.0, 0.0, 1.0))
+        effort = self.efforts.get(jname, math.inf)
+        if _limited(get(j, cls, "actuatorfrclimited"), get(j, cls, "actuatorfrcrange")):
+            low, high = _floats(tree, j, get(j, cls, "actuatorfrcrange"), 2, (0.0, 0.0))
+            effort = min(effort, max(abs(low), abs(high)))
         self.joints.append(Joint(jname, kind, parent, name, axis, xyz, rpy, lo * scale,
-                                 hi * scale, line=tree.line(j)))
+                                 hi * scale, effort=effort if effort > 0 else math.inf,
+                                 line=tree.line(j)))
         return jname
 
-    def _mass(self, body, name: str) -> float:
-        """The body's ``<inertial>`` mass, else its geoms' given masses (MuJoCo's inference
-        from geom densities is not repeated here: 0 then)."""
+    def _mass(self, body, name: str) -> tuple[float, tuple]:
+        """The body's ``<inertial>`` mass and its ``pos`` (the centre of mass, m), else its
+        geoms' given masses at their ``pos`` (MuJoCo's inference from geom densities and
+        shapes is not repeated here: 0 then)."""
         inertial = body.find("inertial")
         if inertial is None:
-            return sum(_floats(self.tree, g, g.get("mass"), 1, (0.0,))[0]
-                       for g in body.findall("geom"))
+            geoms = [(_floats(self.tree, g, g.get("mass"), 1, (0.0,))[0],
+                      np.asarray(self.tree.numbers(g, "pos", 3, (0.0,) * 3)))
+                     for g in body.findall("geom")]
+            mass = sum(m for m, _ in geoms)
+            com = sum(m * p for m, p in geoms) / mass if mass > 0 else np.zeros(3)
+            return mass, tuple(float(v) for v in com)
         mass = self.tree.numbers(inertial, "mass", 1, (0.0,))[0]
-        if not mass > 0:
-            raise self.tree.error(inertial, f"body {name!r}: mass must be > 0 kg")
-        return mass
+        if mass < 0:  # 0 is a massless frame (robosuite's mounts): MuJoCo compiles it
+            raise self.tree.error(inertial, f"body {name!r}: mass must be >= 0 kg")
+        return mass, self.tree.numbers(inertial, "pos", 3, (0.0,) * 3)
+
+
+def _limited(flag, given) -> bool:
+    """MuJoCo's ``ctrllimited``/``forcelimited``/``actuatorfrclimited``: ``true``, or ``auto``
+    (the default, with ``<compiler autolimits="true">``, MuJoCo's default) and a range given."""
+    return flag == "true" or (flag in (None, "auto") and given is not None)
+
+
+def _efforts(tree: _Tree, defaults: Defaults) -> dict[str, float]:
+    """Joint name -> the top torque (N m) or force (N) the file's actuators on it give:
+    ``|gear|`` times the actuator's force bound, the smaller of its ``forcerange`` and, for a
+    ``motor`` or a ``general`` actuator without a bias (its control a force), its
+    ``ctrlrange`` times its gain (robosuite's UR5e: ``<motor ctrlrange="-150 150">``, 150 N m).
+    An actuator bounded by neither gives none; of several on a joint the largest counts."""
+    out: dict[str, float] = {}
+    for group in tree.root.findall("actuator"):
+        for a in group:
+            if a.tag not in ACTUATORS or not a.get("joint"):
+                continue
+            get = defaults.get
+            bound = math.inf
+            force = get(a, "main", "forcerange")
+            if _limited(get(a, "main", "forcelimited"), force):
+                bound = max(map(abs, _floats(tree, a, force, 2, (math.inf, math.inf))))
+            ctrl = get(a, "main", "ctrlrange")
+            gain = 1.0
+            if a.tag == "general":
+                gain = abs(float(_first(tree, a, get(a, "main", "gainprm"), 1.0)))
+            by_ctrl = a.tag == "motor" or (a.tag == "general" and get(
+                a, "main", "biastype", "none") == "none" and get(
+                a, "main", "gaintype", "fixed") == "fixed")
+            if by_ctrl and _limited(get(a, "main", "ctrllimited"), ctrl):
+                bound = min(bound, gain * max(map(abs, _floats(tree, a, ctrl, 2, (0.0, 0.0)))))
+            gear = abs(_first(tree, a, get(a, "main", "gear"), 1.0))
+            if math.isfinite(bound):
+                joint = a.get("joint")
+                out[joint] = max(out.get(joint, 0.0), gear * bound)
+    return out
+
+
+def _first(tree: _Tree, element, text, default: float) -> float:
+    """The first number of ``text`` (``gear``, ``gainprm``: up to 10 numbers)."""
+    if text is None or not str(text).split():
+        return default
+    try:
+        value = float(str(text).split()[0])
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise tree.error(element, f"expected a finite number first, got {text!r}")
+    return value
 
 
 def _floats(tree: _Tree, element, text, n: int, default: tuple) -> tuple:

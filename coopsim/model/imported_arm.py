@@ -26,7 +26,7 @@ seconds, newtons.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -73,6 +73,10 @@ class ImportedArmSpec(ArmSpec):
         omega: The servos' natural frequency, rad/s (0: the built-in arms').
         links_moved: Every description link the arm moves (bodies: gravity compensation,
             the arm's collision kind, no self-collision).
+        loads: Per arm joint (mass kg, x, y, z m): the links it carries up to the next arm
+            joint (fingers with the last), their mass at their centre of mass in the joint's
+            frame as the chain folds it: what its effort and those before it must hold
+            against gravity (:func:`coopsim.plugins.modules.tool.holding_torques`).
     """
 
     body: str = ""
@@ -85,6 +89,7 @@ class ImportedArmSpec(ArmSpec):
     kv: tuple[float, ...] = ()
     omega: float = 0.0
     links_moved: tuple[str, ...] = ()
+    loads: tuple[tuple[float, float, float, float], ...] = ()
 
 
 def origin(xyz, rpy) -> np.ndarray:
@@ -143,6 +148,10 @@ def fold_chain(desc, tool: str) -> tuple[list[LinkSpec], np.ndarray, list]:
     tip, extra = _tip(desc, tool)
     links, moving, t = [], [], np.eye(4)
     for joint in chain_to(desc, tip):
+        if not joint.parent:  # an MJCF root body's own joint (dm_control's reacher)
+            raise ArmError(f"joint {joint.name} of {desc.name} moves its root body "
+                           f"{joint.child} against the world: an arm's chain starts at a root "
+                           "link that does not move (give the file a fixed base body)")
         t = t @ origin(joint.origin_xyz, joint.origin_rpy)
         if joint.kind == "fixed":
             continue
@@ -321,6 +330,7 @@ class ArmOptions:
         payload: kg (a heavier grasp is refused).
         omega: The servos' natural frequency, rad/s (0: the built-in arms').
         kp, kv: Per-joint servo gains overriding the derived ones (empty: derived).
+        effort: Per-joint top torques, N m, overriding the file's (empty: the file's).
         stroke, force: A grasp site's opening (m) and grip (N); force overrides the fingers'.
     """
 
@@ -331,6 +341,7 @@ class ArmOptions:
     omega: float = 0.0
     kp: tuple[float, ...] = ()
     kv: tuple[float, ...] = ()
+    effort: tuple[float, ...] = ()
     stroke: float = DEFAULT_STROKE
     force: float | None = None
 
@@ -348,6 +359,9 @@ def arm_from_description(desc, options: ArmOptions, base: str, key: str = "arm"
         raise ArmError(f"an arm of {desc.name} needs its tool: a link or site name")
     links, rest, moving = fold_chain(desc, tool)
     links = [_with_mass(l, _rigid_mass(desc, j.child)) for l, j in zip(links, moving)]
+    efforts = _numbers("effort", options.effort, len(links))
+    if efforts:
+        links = [replace(l, max_effort=e) for l, e in zip(links, efforts)]
     links[-1], point = fold_tool(links[-1], rest)
     home = _numbers("home", options.home, len(links))
     if home and not all(l.limits[0] <= v <= l.limits[1] for l, v in zip(links, home)):
@@ -367,12 +381,37 @@ def arm_from_description(desc, options: ArmOptions, base: str, key: str = "arm"
         fingers=finger_names, finger_open=opened, finger_closed=closed,
         inertia=joint_inertias(desc, moving, angles),
         kp=_numbers("kp", options.kp, len(links)), kv=_numbers("kv", options.kv, len(links)),
-        omega=options.omega, links_moved=tuple(subtree(desc, moving[0].child)))
+        omega=options.omega, links_moved=tuple(subtree(desc, moving[0].child)),
+        loads=_loads(desc, moving, angles, rest[:3, :3]))
     try:
         arm.validate()
     except ValueError as exc:
         raise ArmError(str(exc)) from None
     return arm
+
+
+def _loads(desc, moving: list, angles: dict, turn: np.ndarray) -> tuple:
+    """:attr:`ImportedArmSpec.loads`: per arm joint the mass and centre of mass of the links
+    between it and the next arm joint, in its child link's frame (the last one's turned by
+    ``turn``, the fixed turn the tool folds into it), at ``angles``."""
+    frames, _ = tree_frames(desc, angles)
+    links = _links(desc)
+    out = []
+    for k, joint in enumerate(moving):
+        mine = set(subtree(desc, joint.child))
+        if k + 1 < len(moving):
+            mine -= set(subtree(desc, moving[k + 1].child))
+        inv = np.linalg.inv(frames[joint.child])
+        mass, moment = 0.0, np.zeros(3)
+        for name in mine:
+            link = links[name]
+            at = (inv @ frames[name] @ np.append(np.asarray(link.com, float), 1.0))[:3]
+            mass, moment = mass + link.mass, moment + link.mass * at
+        com = moment / mass if mass > 0 else np.zeros(3)
+        if k + 1 == len(moving):
+            com = turn.T @ com
+        out.append((float(mass), *(float(v) for v in com)))
+    return tuple(out)
 
 
 def _gripper(desc, options: ArmOptions) -> tuple:
@@ -429,5 +468,5 @@ def section_arm(desc, spec, base: str = "base") -> ImportedArmSpec | None:
                          home=spec.get("home", ()), payload=spec.get("payload",
                                                                      (DEFAULT_PAYLOAD,))[0],
                          omega=spec.get("omega", (0.0,))[0], kp=spec.get("kp", ()),
-                         kv=spec.get("kv", ()))
+                         kv=spec.get("kv", ()), effort=spec.get("effort", ()))
     return arm_from_description(desc, options, base)

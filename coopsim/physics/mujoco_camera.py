@@ -6,7 +6,10 @@ or OSMesa, as ``MUJOCO_GL`` says (``egl``, the default here, or ``osmesa``; ``gl
 display). The renderer is built on first use (a world whose cameras nobody reads never starts
 the process) and rebuilt when the model is recompiled (a layout change) or a larger image is
 asked for. A view may leave geoms out (its own robot's): they are moved to a hidden geom group
-while its scene is made.
+while its scene is made. What is drawn is what is seen: a described robot's link that has
+visual geometry shows it, in the file's colours, its collision geometry being in MuJoCo's
+group 3, which no image draws (:func:`coopsim.physics.mujoco_import.attach`); the headlight
+(:data:`HEADLIGHT`) lights a mid-grey floor mid-grey.
 
 Per call: one ``mjv_updateScene`` for every view, then for each view the scene's camera (and
 its headlight) is put at the view's pose, ``mjr_render`` draws into the offscreen buffer and
@@ -25,6 +28,11 @@ from ..model.errors import SimulationError
 from ..model.images import View
 
 GEOMS = 10000  # the scene's most geoms (MuJoCo's Renderer's default)
+#: The headlight (ambient, diffuse, specular; the world has no other light): mostly ambient,
+#: so that a surface reads near its own colour whatever its angle to the camera (a mid-grey
+#: floor seen from above at 30 degrees reads about 115/255, facing the camera 134; MuJoCo's
+#: default 0.1 ambient and 0.4 diffuse gave at most 59).
+HEADLIGHT = ((0.7, 0.7, 0.7), (0.35, 0.35, 0.35), (0.1, 0.1, 0.1))
 HIDDEN = 5  # the geom group a view's own robot is moved to while its scene is made
 BACKENDS = ("egl", "osmesa", "glfw")
 
@@ -125,6 +133,9 @@ class Renderer:
             raise SimulationError(_missing(os.environ.get("MUJOCO_GL") or "egl", exc)) from None
         model.vis.global_.offwidth, model.vis.global_.offheight = size
         model.vis.quality.offsamples = 0  # no multisampling: 5x faster on Mesa's llvmpipe
+        light = model.vis.headlight
+        light.ambient[:], light.diffuse[:], light.specular[:] = HEADLIGHT
+        light.active = 1
         self._ctx = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100)
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self._ctx)
         self._ctx.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR

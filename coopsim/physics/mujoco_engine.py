@@ -136,11 +136,24 @@ class MujocoEngine(Access, Engine):
 
     @classmethod
     def refuses_assembly(cls, assembly: Assembly) -> str:
-        """The base checks, then what MuJoCo's compiler refuses of a description file."""
+        """The base checks, then what MuJoCo's compiler refuses of a robot from a description
+        file, built as a run builds it (:func:`coopsim.physics.mujoco_import.refusal`).
+
+        Raises:
+            FileFormatError: at the description file's line of what MuJoCo names.
+        """
         reason = super().refuses_assembly(assembly)
-        if reason or mujoco is None:
+        if reason or mujoco is None or not assembly.imports:
             return reason
-        return next((why for m in assembly.imports for why in [mi.refusal(m)] if why), "")
+        return mi.refusal(assembly, lambda: cls._built(assembly))
+
+    @classmethod
+    def _built(cls, assembly: Assembly) -> None:
+        """Build ``assembly`` alone in a world of its own and compile it, as a run does
+        (raises what the build or MuJoCo's compiler raises)."""
+        engine = cls(FloorSpec(100.0, 100.0))
+        engine.add_assembly(assembly, 0)
+        engine._compile()
 
     @classmethod
     def missing(cls) -> str:

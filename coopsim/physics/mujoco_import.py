@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from ..model.errors import SimulationError
+from ..model.errors import FileFormatError, SimulationError
 from ..model.imported import Mounted
 from .mujoco_build import ARM, ARM_TOUCHES, SOLID, Body
 
@@ -126,24 +126,45 @@ def _one_line(exc: Exception) -> str:
     return "; ".join(line.strip() for line in str(exc).strip().splitlines() if line.strip())
 
 
-_REFUSALS: dict[int, tuple] = {}  # id(description) -> (description, MuJoCo's refusal or "")
+_REFUSALS: dict[tuple, tuple] = {}  # the robot's build -> (its descriptions, the refusal)
+_BUILDING: set = set()  # the builds under way (a build's own check passes)
 
 
-def refusal(mounted: Mounted) -> str:
-    """Why MuJoCo cannot build ``mounted``'s description on its own ("" when it can): what
-    its compiler refuses that coopsim's checks do not see (a mesh too thin to have a volume).
-    Compiled once per description (``coopsim check`` with ``engine mujoco`` asks too)."""
+def refusal(assembly, build) -> str:
+    """What MuJoCo refuses of ``assembly``'s descriptions, built by ``build()`` as a run
+    builds them (the mount, the attached file, the arm's servos, held joints): "" when it
+    builds, else raised at the file's line. Compiled once per robot type and base (``coopsim
+    check`` and every load ask; ``run`` then builds what ``check`` built).
+
+    Raises:
+        FileFormatError: ``description-file: MuJoCo cannot build ...: its reason`` (line 0;
+            ``prefix`` and ``root_line`` for :func:`coopsim.formats.enginecheck.check_engine`
+            to find the line of the element MuJoCo names).
+    """
+    mounted = assembly.imports[0]
     d = mounted.description
-    if id(d) not in _REFUSALS or _REFUSALS[id(d)][0] is not d:
+    key = (tuple(id(m.description) for m in assembly.imports), mounted.spec.base,
+           tuple(b.free for b in assembly.bodies))
+    if key in _BUILDING:  # the build below adds the assembly, which asks again
+        return ""
+    held = _REFUSALS.get(key)
+    if held is None or held[0] != [m.description for m in assembly.imports]:
+        why = ""
+        _BUILDING.add(key)
         try:
-            _child_spec(mounted).compile()
-            why = ""
-        except SimulationError as exc:
-            why = str(exc)
+            build()
         except Exception as exc:  # noqa: BLE001 -- MuJoCo's compiler raises its own errors
-            why = f"MuJoCo cannot build {d.source}: {_one_line(exc)}"
-        _REFUSALS[id(d)] = (d, why)
-    return _REFUSALS[id(d)][1]
+            why = _one_line(exc).removeprefix("MuJoCo could not build the world: ")
+        finally:
+            _BUILDING.discard(key)
+        _REFUSALS[key] = held = ([m.description for m in assembly.imports], why)
+    if not held[1]:
+        return ""
+    why = held[1].removeprefix(f"MuJoCo could not read {d.source}: ")
+    error = FileFormatError(d.source, 0, f"MuJoCo cannot build {os.path.basename(d.source)}: "
+                                         f"{why}")
+    error.prefix, error.root_line = mounted.prefix, d.links[0].line  # the line: enginecheck
+    raise error
 
 
 def attach(spec, mounted: Mounted, mount: Body) -> Imported:
@@ -162,6 +183,10 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     for joint in list(root.joints):  # the mount's joint is the base's (fixed or floating)
         if joint.type == mujoco.mjtJoint.mjJNT_FREE:
             child.delete(joint)
+    # the section's pose is the root body's: its own pos and orientation in the file (where
+    # MuJoCo alone would put it in its world) would be added to the section's a second time
+    root.pos, root.quat = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
+    root.alt.type = mujoco.mjtOrientation.mjORIENTATION_QUAT
     files = _content_names(mounted.description)
     for mesh in child.meshes:
         mesh.file = files.get(mesh.file, (mesh.file, b""))[0]
@@ -175,9 +200,27 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     for geom in attached.find_all(mujoco.mjtObj.mjOBJ_GEOM):
         if geom.contype or geom.conaffinity:  # visual geoms (0, 0) keep no contacts
             geom.contype, geom.conaffinity = bits
+    _show_visuals(attached)
     imported = Imported(mounted, attached)
     imported.mount = mount  # the body its links' poses are relative to (mujoco_links)
     return imported
+
+
+COLLISION_GROUP = 3  # MuJoCo's geom group for collision geometry: images do not draw it
+
+
+def _show_visuals(attached) -> None:
+    """In every body of the tree ``attached`` that has visual geometry (geoms without
+    contacts), put the colliding geoms in :data:`COLLISION_GROUP`: a camera image draws what
+    the file shows (pybullet's Husky: its meshes, not a black box on four discs); a body with
+    collision geometry only keeps it drawn."""
+    bodies = [attached] + list(attached.find_all(mujoco.mjtObj.mjOBJ_BODY))
+    for body in bodies:
+        geoms = list(body.geoms)
+        if any(not (g.contype or g.conaffinity) for g in geoms):
+            for g in geoms:
+                if g.contype or g.conaffinity:
+                    g.group = COLLISION_GROUP
 
 
 _NAMED: dict[int, tuple] = {}  # id(description) -> (description, its files' content names)

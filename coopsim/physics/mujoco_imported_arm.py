@@ -127,8 +127,9 @@ def build(spec, arm: ImportedArmSpec, prefix: str, label: str, group: int = 0) -
     for name in bodies:
         body = spec.body(name)
         body.gravcomp = 1.0
-        for geom in body.geoms:
-            geom.contype, geom.conaffinity = ARM, ARM_TOUCHES
+        for geom in body.geoms:  # visual geoms (0, 0) stay without contacts
+            if geom.contype or geom.conaffinity:
+                geom.contype, geom.conaffinity = ARM, ARM_TOUCHES
     elements += _tool(spec, arm, prefix)
     root = spec.body(prefix + arm.links_moved[0]).parent
     names = [root.name] + bodies

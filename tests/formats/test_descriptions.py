@@ -218,14 +218,14 @@ def test_a_realistic_urdf_loads_its_package_meshes_without_a_search_key(tmp_path
     assert {m.path[-4:] for m in meshes} == {".stl", ".dae"}  # its .dae visuals are read too
 
 
-def test_what_mujoco_refuses_is_reported_by_check_at_the_robot(tmp_path):
+def test_what_mujoco_refuses_is_reported_by_check_at_the_files_line(tmp_path):
     pytest.importorskip("mujoco")
     (tmp_path / "flat.obj").write_text("v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nf 1 2 3\n")
     flat = ARM.replace('<link name="tool"/>', '<link name="tool"><collision><geometry>'
                                               '<mesh filename="flat.obj"/></geometry>'
                                               '</collision></link>')
     exc = error_of(tmp_path, flat)  # [SETTINGS] engine mujoco: the engine's check runs
-    assert exc.path.endswith("s.scenario") and exc.line == 4
+    assert exc.path.endswith("arm.urdf") and exc.line == 20  # the <mesh> naming flat.obj
     assert "MuJoCo cannot build" in exc.reason and "\n" not in exc.reason
 
 

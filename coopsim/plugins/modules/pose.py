@@ -67,6 +67,7 @@ class Pose(Module):
 
     label = "pose"
     fused_pass = ArmPass  # read off the state after an arm's pass (armmujoco)
+    described_by = ("description",)  # every robot from a description file (its root link)
     description = ("x, y, z (m, world frame) and yaw (rad) of the robot's body: an arm's "
                    "pedestal or mobile base (z 0 in a 2D world)")
     params = (noise("m", 10.0), lost(), rate())

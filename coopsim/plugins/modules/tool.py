@@ -44,6 +44,7 @@ from .common import rate
 from .joints import DEFAULT_SPEED, positions_row, speed_fraction, start_move
 
 SANITY = 1000.0  # m: larger coordinates are refused before any solving
+GRAVITY = 9.81  # m/s^2: what the angles a move_to found are checked to hold against
 #: What one request may spend: iterations over all restarts (the same answer on every
 #: machine); the network's real-time path adds a wall-time cap (coopsim.net.offload).
 BUDGET = Budget(iterations=800, per_seed=40, polish=20)
@@ -118,7 +119,8 @@ class Tool(Module):
         return IKJob(command.name, robot, f"{robot} ({sim.world.robot(robot).type})", arm,
                      position, rotation is not None, inv[:3, :3] @ position + inv[:3, 3],
                      local_rot, q_now, speed, float(params["tolerance"]),
-                     float(params["angle_tolerance"]), replace(BUDGET, seconds=seconds))
+                     float(params["angle_tolerance"]), replace(BUDGET, seconds=seconds),
+                     inv[:3, :3] @ np.array([0.0, 0.0, -GRAVITY]))
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,8 @@ class IKJob:
         speed: The move's fraction of the joints' top speeds.
         tol, angle_tol: What counts as reached, m and rad.
         budget: What the search may spend (coopsim.model.ikkernel.Budget).
+        gravity: (3,) gravity in the arm's base frame, m/s^2: a ``move_to`` whose angles the
+            joints' efforts cannot hold against it is refused (:func:`holding_torques`).
     """
 
     name: str
@@ -152,6 +156,7 @@ class IKJob:
     tol: float
     angle_tol: float
     budget: Budget
+    gravity: np.ndarray | None = None
 
     def run(self) -> Solved:
         """Solve (any thread: reads nothing but the job)."""
@@ -170,6 +175,9 @@ class IKJob:
                     f"{fit.angle_error:.6g} {angles}")
         if not fit.ok:
             raise ProtocolError(OUT_OF_RANGE, _miss(self, fit))
+        weak = _too_weak(self, fit.q)
+        if weak:
+            raise ProtocolError(OUT_OF_RANGE, weak)
         sim.world.robot(self.robot)  # UnknownNameError: removed while it was solved
         start_move(sim.extra, self.robot, positions_row(self.arm, fit.q, self.speed))
         need = float(np.max(np.abs(fit.q - self.q_now) / (self.arm.speeds * self.speed)))
@@ -218,6 +226,48 @@ def _miss(job: IKJob, fit: Solved) -> str:
             f"{fit.position_error:.3f} m{turn} beyond what the arm of {job.who} reaches from its "
             f"pose (the nearest to {what} within the joint limits; reach {job.arm.reach:g} m)"
             f"{spent}")
+
+
+def holding_torques(arm: ArmSpec, q: np.ndarray, gravity: np.ndarray) -> np.ndarray:
+    """(dof,) the torque each joint needs, N m, to hold the arm still at angles ``q`` (rad)
+    against ``gravity`` (m/s^2, the arm's base frame), from the arm's ``loads`` (an arm of a
+    description: :attr:`~coopsim.model.imported_arm.ImportedArmSpec.loads`; zeros for an arm
+    without them)."""
+    loads = np.asarray(getattr(arm, "loads", ()) or (), float).reshape(-1, 4)
+    if len(loads) != arm.dof:
+        return np.zeros(arm.dof)
+    a, b, c, origins, tool, _, _ = _constants(arm)
+    axes = chain_constants(arm)[4]
+    rot, pos = np.eye(3), np.zeros(3)
+    at, axis = [], []
+    for j in range(arm.dof):
+        pos = pos + rot @ origins[j]
+        rot = rot @ (a[j] + math.sin(q[j]) * b[j] + math.cos(q[j]) * c[j])
+        at.append(pos.copy())
+        axis.append(rot @ axes[j])
+        loads[j, 1:] = pos + rot @ loads[j, 1:]  # the load's centre in the base frame
+    out = np.zeros(arm.dof)
+    for i in range(arm.dof):
+        moment = sum(np.cross(loads[j, 1:] - at[i], loads[j, 0] * gravity)
+                     for j in range(i, arm.dof))
+        out[i] = -float(np.dot(axis[i], moment))
+    return out
+
+
+def _too_weak(job: IKJob, q: np.ndarray) -> str:
+    """Why the arm cannot hold the angles ``q`` a ``move_to`` found ("" when it can): a
+    joint whose effort is below the torque gravity needs there."""
+    if job.gravity is None:
+        return ""
+    need = np.abs(holding_torques(job.arm, np.asarray(q, float), job.gravity))
+    effort = np.array([l.max_effort for l in job.arm.links])
+    over = np.flatnonzero(need > effort)
+    if not len(over):
+        return ""
+    k = int(over[np.argmax(need[over] / effort[over])])
+    return (f"move_to: cannot hold: joint {job.arm.links[k].key} of {job.who} needs "
+            f"{need[k]:.3g} N m against gravity at the angles reaching that point, its effort is "
+            f"{effort[k]:.3g} N m (the file's limit, or the section's effort key); nothing moves")
 
 
 # -- batched kinematics --------------------------------------------------------------------------

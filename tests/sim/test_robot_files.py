@@ -1,0 +1,383 @@
+"""Robot files as MuJoCo's and PyBullet's users ship them (docs/robots.md "Your own robot"):
+the root body's pose counted once, massless frames, the file's actuator limits and a
+``move_to`` the arm cannot hold refused, ``coopsim check`` refusing what ``run`` refuses at the
+file's line, ``<include>`` confined to the file's folder and xacro leftovers with a default.
+Small files written by each test, on the real MuJoCo engine."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+
+from coopsim.formats.files import load  # noqa: E402
+from coopsim.model.errors import FileFormatError  # noqa: E402
+from coopsim.sim.simulation import Simulation  # noqa: E402
+
+
+def scenario(folder: Path, robot: list[str], name: str = "s") -> Path:
+    """A scenario of one robot on a floor, mujoco, lockstep."""
+    (folder / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
+    path = folder / f"{name}.scenario"
+    path.write_text("\n".join(["[WORLD]", "file w.world", "[SETTINGS]", "engine mujoco",
+                               "dt 0.01", "mode lockstep", "[ROBOT_1]"] + robot) + "\n")
+    return path
+
+
+def body_pose(sim: Simulation, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(position, quaternion w x y z) of MuJoCo body ``name`` now."""
+    engine = sim.world.engine
+    sim.physics()
+    model, data = engine.model, engine.data
+    i = model.body(name).id
+    return data.xpos[i].copy(), data.xquat[i].copy()
+
+
+BALL = """<mujoco model="ball">
+  <worldbody>
+    <body name="torso" pos="0 0 0.75" euler="0 0 90">
+      {joint}
+      <geom type="sphere" size="0.1" mass="5"/>
+      <body name="leg" pos="0.3 0 0">
+        <joint name="hip" type="hinge" axis="0 0 1" range="-30 30"/>
+        <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.05" mass="0.5"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("base", ["fixed", "floating"])
+def test_the_root_bodys_pose_is_the_sections_counted_once(tmp_path, base):
+    # the root's pos="0 0 0.75" and turn were added to the section's pose: a humanoid given
+    # its file's height hung at twice it, gymnasium's Ant started at 1.5 m
+    (tmp_path / "ball.xml").write_text(BALL.format(
+        joint='<freejoint name="root"/>' if base == "floating" else ""))
+    sim = Simulation(load(str(scenario(tmp_path, ["description ball.xml", "name b",
+                                                  "position 0.5 0 0.75", f"base {base}"]))))
+    pos, quat = body_pose(sim, "b/torso")
+    assert pos == pytest.approx([0.5, 0, 0.75], abs=1e-3)
+    assert np.abs(quat) == pytest.approx([1, 0, 0, 0], abs=1e-6)
+    assert sim.snapshot.pose3d[0][:3] == pytest.approx(pos, abs=1e-3)
+
+
+ARM = """<mujoco model="weak_arm">
+  <compiler angle="radian"/>
+  <default>
+    <motor ctrlrange="-1 1"/>
+  </default>
+  <worldbody>
+    <body name="base" pos="0 0 0">
+      <inertial pos="0 0 0" mass="0" diaginertia="0 0 0"/>
+      <body name="upper" pos="0 0 0.1">
+        <joint name="shoulder" type="hinge" axis="0 1 0" range="-3 3"/>
+        <inertial pos="0 0 0.15" mass="1" diaginertia="0.01 0.01 0.001"/>
+        <geom type="capsule" fromto="0 0 0 0 0 0.3" size="0.02" contype="0" conaffinity="0"/>
+        <body name="fore" pos="0 0 0.3">
+          <joint name="elbow" type="hinge" axis="0 1 0" range="-2.5 2.5"/>
+          <inertial pos="0 0 0.1" mass="0.5" diaginertia="0.004 0.004 0.001"/>
+          <geom type="capsule" fromto="0 0 0 0 0 0.2" size="0.02" contype="0"
+                conaffinity="0"/>
+          <site name="tip" pos="0 0 0.2"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="shoulder" ctrlrange="-2 2" gear="1.5"/>
+    <motor joint="elbow" gear="5"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def arm_robot(tmp_path, *extra: str):
+    (tmp_path / "arm.xml").write_text(ARM)
+    sim = Simulation(load(str(scenario(tmp_path, ["description arm.xml", "name a",
+                                                  "position 0 0 0", "tool tip", *extra]))))
+    from coopsim.sim.stepper import Stepper
+    return sim, Stepper(sim, mode="lockstep")
+
+
+def test_a_massless_frame_loads_and_the_actuators_limits_are_the_joints_efforts(tmp_path):
+    # robosuite's UR5e: a massless root frame was refused, and its <motor ctrlrange> torques
+    # were ignored (the arm held with 10 N m a joint)
+    sim, _ = arm_robot(tmp_path)
+    arm = sim.world.robot("a").info.arm
+    assert [l.max_effort for l in arm.links] == pytest.approx([3.0, 5.0])  # |gear| x ctrl
+    sim, _ = arm_robot(tmp_path / "..", "effort 40 30")
+    assert [l.max_effort for l in sim.world.robot("a").info.arm.links] == [40.0, 30.0]
+
+
+def test_holding_torques_are_mujocos_gravity_torques(tmp_path):
+    from coopsim.plugins.modules.tool import holding_torques
+    sim, stepper = arm_robot(tmp_path)
+    stepper.tick()
+    engine, arm = sim.world.engine, sim.world.robot("a").info.arm
+    model, data = engine.model, engine.data
+    import mujoco
+    for q in ([0.3, -0.4], [1.2, 0.9], [-2.0, 1.5]):
+        for name, v in zip(("shoulder", "elbow"), q):
+            data.qpos[model.jnt_qposadr[model.joint(f"a/{name}").id]] = v
+        data.qvel[:] = 0
+        mujoco.mj_forward(model, data)
+        bias = [data.qfrc_bias[model.jnt_dofadr[model.joint(f"a/{n}").id]]
+                for n in ("shoulder", "elbow")]
+        assert holding_torques(arm, np.array(q), np.array([0, 0, -9.81])) == \
+            pytest.approx(bias, abs=1e-3)
+
+
+def test_move_to_refuses_what_the_arm_cannot_hold_and_reaches_what_it_can(tmp_path):
+    from coopsim.model.errors import ProtocolError
+    from coopsim.sim.drivers import LocalRobot
+    sim, stepper = arm_robot(tmp_path)
+    stepper.tick()
+    bot = LocalRobot(sim, "a")
+    # the arm out level: 9.81 x (1 x 0.15 + 0.5 x 0.4) = 3.4 N m at the shoulder, 3 given
+    with pytest.raises(ProtocolError, match=r"move_to: cannot hold: joint shoulder of a "
+                                            r"\(weak_arm\) needs 3\.\d+ N m"):
+        bot.tool.move_to(0.48, 0.0, 0.12)
+    assert abs(sim.snapshot.readings["joints"][0][1]) < 1e-3  # nothing moved
+    seconds = float(bot.tool.move_to(0.15, 0.0, 0.55, 1.0).split()[0])
+    for _ in range(int((seconds + 1.0) / 0.01)):
+        stepper.tick()
+    assert bot.tool.read()[:3] == pytest.approx([0.15, 0.0, 0.55], abs=5e-3)
+
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "descriptions"
+TINY = (DATA / "tiny_arm.urdf").read_text()
+
+
+def check(path: Path):
+    from click.testing import CliRunner
+    from coopsim.app.cli import main
+    return CliRunner().invoke(main, ["check", str(path)])
+
+
+def test_check_refuses_a_described_robot_the_scenarios_engine_cannot_build(tmp_path):
+    # run refused it (the default engine is 2D) while check said OK
+    (tmp_path / "arm.urdf").write_text(TINY)
+    path = scenario(tmp_path, ["description arm.urdf", "name a", "position 0 0 0"])
+    path.write_text(path.read_text().replace("engine mujoco\n", ""))
+    result = check(path)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{path}:6: robot a (tiny_arm): the pymunk engine cannot build" in result.output and "engine mujoco" in result.output
+
+
+def test_a_floating_root_link_without_inertia_is_repaired_and_runs(tmp_path, caplog):
+    # pybullet's laikago.urdf: its chassis weighs 13.7 kg with a zero inertia; welded in the
+    # floating base MuJoCo refused the world at run ("mass and inertia of moving bodies")
+    (tmp_path / "arm.urdf").write_text(TINY.replace(
+        '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>',
+        '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>'))
+    path = scenario(tmp_path, ["description arm.urdf", "name a", "position 0 0 0.2",
+                               "base floating"])
+    assert check(path).exit_code == 0
+    assert "link 'base_link' repaired: moves on joint 'the floating base'" in caplog.text
+    sim = Simulation(load(str(path)))
+    assert body_pose(sim, "a/base_link")[0][2] == pytest.approx(0.2, abs=0.01)
+
+
+def test_a_visual_mesh_with_no_volume_is_drawn_not_collided_on_an_arm(tmp_path):
+    # robosuite's Sawyer: its head's visual meshes (contype 0) were made colliders of the
+    # arm, and MuJoCo refused the world at run ("coplanar vertices") after check said OK
+    (tmp_path / "flat.obj").write_text("v 0 0 0\nv 0.1 0 0\nv 0.1 0.1 0\nv 0 0.1 0\n"
+                                       "f 1 2 3\nf 1 3 4\n")
+    (tmp_path / "arm.xml").write_text(ARM.replace(
+        "<worldbody>", '<asset><mesh name="flat" file="flat.obj" inertia="shell"/></asset>\n'
+                       "  <worldbody>").replace(
+        '<site name="tip"', '<geom type="mesh" mesh="flat" contype="0" conaffinity="0"/>\n'
+                            '          <site name="tip"'))
+    path = scenario(tmp_path, ["description arm.xml", "name a", "position 0 0 0",
+                               "tool tip"])
+    assert check(path).exit_code == 0
+    sim = Simulation(load(str(path)))
+    sim.physics()
+    model = sim.world.engine.model
+    flat = [g for g in range(model.ngeom) if model.geom_dataid[g] >= 0]
+    assert flat and all(model.geom_contype[g] == 0 for g in flat)
+
+
+def test_what_mujoco_refuses_is_reported_at_the_description_files_line(tmp_path):
+    # a zero-size shape: reported at the scenario's robot line, not the file's
+    (tmp_path / "arm.urdf").write_text(TINY.replace(
+        '<box size="0.04 0.04 0.2"/>', '<sphere radius="0"/>'))
+    path = scenario(tmp_path, ["description arm.urdf", "name a", "position 0 0 0"])
+    result = check(path)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{tmp_path / 'arm.urdf'}:18: MuJoCo cannot build arm.urdf: Error: size 0 must " \
+           "be positive" in result.output
+    with pytest.raises(FileFormatError, match=r"arm\.urdf:18: MuJoCo cannot build"):
+        load(str(path))
+
+
+def test_an_mjcf_include_is_read_within_the_files_folder(tmp_path, caplog):
+    # dm_control's suite and gymnasium-robotics' Fetch <include> their shared parts
+    (tmp_path / "parts").mkdir()
+    body = ARM[ARM.index("<body name=\"base\""):ARM.index("</worldbody>")]
+    (tmp_path / "parts" / "body.xml").write_text(f"<mujoco>\n  {body}</mujoco>\n")
+    (tmp_path / "parts" / "motors.xml").write_text(
+        '<mujoco>\n  <actuator>\n    <motor joint="shoulder" ctrlrange="-2 2" gear="1.5"/>\n'
+        "  </actuator>\n</mujoco>\n")
+    main = ('<mujoco model="split_arm">\n  <compiler angle="radian"/>\n'
+            '  <worldbody>\n    <include file="parts/body.xml"/>\n  </worldbody>\n'
+            '  <include file="./parts/motors.xml"/>\n</mujoco>\n')
+    (tmp_path / "arm.xml").write_text(main)
+    path = scenario(tmp_path, ["description arm.xml", "name a", "position 0 0 0",
+                               "tool tip"])
+    assert check(path).exit_code == 0
+    sim = Simulation(load(str(path)))
+    arm = sim.world.robot("a").info.arm
+    assert [l.key for l in arm.links] == ["shoulder", "elbow"]
+    assert arm.links[0].max_effort == pytest.approx(3.0)
+    assert body_pose(sim, "a/fore")[0] == pytest.approx([0, 0, 0.4], abs=1e-6)
+    # outside the file's folder: refused at the <include>'s line
+    (tmp_path / "arm.xml").write_text(main.replace("parts/body.xml", "../body.xml"))
+    with pytest.raises(FileFormatError, match=r"arm\.xml:4: <include file='\.\./body\.xml'> "
+                                              r"is outside the description's folder"):
+        load(str(path))
+    # a problem inside an included file: at that file's own line
+    (tmp_path / "arm.xml").write_text(main)
+    (tmp_path / "parts" / "motors.xml").write_text(
+        '<mujoco>\n  <actuator>\n    <motor joint="shoulder" gear="x"/>\n  </actuator>\n'
+        "</mujoco>\n")
+    with pytest.raises(FileFormatError, match=r"parts/motors\.xml:3: "):
+        load(str(path))
+
+
+def test_xacro_leftovers_with_a_default_take_it_with_a_warning(tmp_path, caplog):
+    # pybullet's husky.urdf: <origin xyz="$(optenv HUSKY_IMU_XYZ 0.19 0 0.149)"/> refused
+    text = TINY.replace('<origin xyz="0 0 0.3" rpy="0 0 0"/>',
+                        '<origin xyz="$(optenv ELBOW_XYZ 0 0 0.3)" rpy="0 0 0"/>')
+    (tmp_path / "arm.urdf").write_text(text)
+    path = scenario(tmp_path, ["description arm.urdf", "name a", "position 0 0 0",
+                               "tool tool"])
+    assert check(path).exit_code == 0
+    assert f"arm.urdf:28: <origin xyz> '$(optenv ELBOW_XYZ 0 0 0.3)' is a xacro leftover: " \
+           "its default '0 0 0.3' is taken" in caplog.text
+    sim = Simulation(load(str(path)))
+    assert body_pose(sim, "a/fore")[0] == pytest.approx([0, 0, 0.4], abs=1e-6)
+    (tmp_path / "arm.urdf").write_text(text.replace("$(optenv ELBOW_XYZ 0 0 0.3)",
+                                                    "$(arg elbow)"))
+    with pytest.raises(FileFormatError, match=r"arm\.urdf:28: <origin xyz> holds the xacro "
+                                              r"expression '\$\(arg elbow\)'"):
+        load(str(path))
+
+
+def test_a_floating_base_and_a_robot_given_no_keys_carry_a_pose(tmp_path):
+    from coopsim.sim.drivers import LocalRobot
+    from coopsim.sim.stepper import Stepper
+    (tmp_path / "ball.xml").write_text(BALL.format(joint='<freejoint name="root"/>'))
+    (tmp_path / "arm.urdf").write_text(TINY)
+    path = scenario(tmp_path, ["description ball.xml", "name b", "position 0.5 0 0.75",
+                               "base floating", "[ROBOT_2]", "description arm.urdf",
+                               "name a", "position -1 0 0"])
+    sim = Simulation(load(str(path)))
+    Stepper(sim, mode="lockstep").tick()
+    ball, arm = LocalRobot(sim, "b"), LocalRobot(sim, "a")
+    assert "pose" in ball.modules() and "pose" in arm.modules()
+    assert ball.pose.read()[:3] == pytest.approx([0.5, 0, 0.75], abs=0.01)
+    assert arm.pose.read() == pytest.approx([-1, 0, 0, 0], abs=1e-6)
+
+
+LOOKS = """<?xml version="1.0"?>
+<robot name="looks">
+  <material name="Red"><color rgba="0.8 0.1 0.1 1"/></material>
+  <link name="base_link">
+    <inertial><mass value="5"/>
+      <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>
+    <visual><origin xyz="0 0 0.3"/><geometry><box size="0.3 0.3 0.3"/></geometry>
+      <material name="Red"/></visual>
+    <collision><origin xyz="0 0 0.3"/><geometry><box size="0.5 0.5 0.5"/></geometry>
+    </collision>
+  </link>
+</robot>
+"""
+
+
+@pytest.mark.slow  # the run's render process
+def test_a_camera_draws_the_visual_geometry_in_its_colours_and_a_grey_floor_grey(tmp_path):
+    # pybullet's Husky was a black box on four discs (its collision shapes), images dim (the
+    # brightest pixel 69/255)
+    from coopsim.model.images import View
+    (tmp_path / "looks.urdf").write_text(LOOKS)
+    sim = Simulation(load(str(scenario(tmp_path, ["description looks.urdf", "name l",
+                                                  "position 0 0 0"]))))
+    sim.physics()
+    forward = np.array([-2.0, 0.0, -1.0]) / np.sqrt(5.0)
+    up = np.array([0.0, 0.0, 1.0]) - forward * forward[2]
+    view = View((2.0, 0.0, 1.3), tuple(forward), tuple(up / np.linalg.norm(up)), 40, 0.05, 20,
+                160, 120)
+    try:
+        rgb, _ = sim.world.engine.render_images([view])[0]
+    except Exception as exc:  # noqa: BLE001 -- no EGL/OSMesa on this machine
+        pytest.skip(f"no offscreen renderer: {exc}")
+    finally:
+        sim.world.engine.close() if hasattr(sim.world.engine, "close") else None
+    centre = rgb[60, 80].astype(int)  # the box's face: the visual's red, not a grey hull
+    assert centre[0] > 120 and centre[1] < 60 and centre[2] < 60, centre
+    # the 0.5 m collision box would cover columns the 0.3 m visual leaves to the floor
+    edge = rgb[60, 96].astype(int)
+    assert abs(edge[0] - edge[1]) < 10, edge
+    floor = rgb[115, 5].astype(int)  # a mid-grey floor (0.5) reads mid-grey
+    assert 90 <= floor.mean() <= 170 and np.ptp(floor) < 10, floor
+
+
+@pytest.mark.parametrize("name,text", [
+    ("quad.obj", "v 0 0 0\nv 2 0 0\nv 2 1 0\nv 0 1 0.5\nf 1 2 3 4\n"),
+    ("tri.stl", "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 2 0 0\n"
+                "vertex 2 1 0.5\nendloop\nendfacet\nendsolid t\n")])
+def test_every_mesh_formats_count_and_bounds_are_cached(tmp_path, monkeypatch, name, text):
+    # robosuite's UR5e parsed its 20 OBJ files on every load (2.1 s of CPU)
+    from coopsim.formats import meshes
+    monkeypatch.setenv("COOPSIM_MESH_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / name
+    path.write_text(text)
+    first = meshes.mesh_info(path)
+    assert len(list((tmp_path / "cache").glob("*.npy"))) == 1
+
+    def parse(*_):
+        raise AssertionError("parsed again")
+    monkeypatch.setattr(meshes, "_obj", parse)
+    monkeypatch.setattr(meshes, "_stl_ascii", parse)
+    again = meshes.mesh_info(path)
+    assert (again.triangles, again.lower, again.upper) == \
+        (first.triangles, first.lower, first.upper) == (2 if name.endswith("obj") else 1,
+                                                         (0, 0, 0), (2, 1, 0.5))
+
+
+@pytest.mark.slow  # a process per robot
+def test_a_sample_of_the_package_table_loads_and_moves_true():
+    # experiments/robot_packages.py makes docs/robots.md's table of robots from pybullet,
+    # robosuite, dm_control and gymnasium-robotics; a sample of it, with the packages that are
+    # installed (pybullet is in the test extra)
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+    import robot_packages as rp
+    sample = [r for r in rp.ROBOTS if (r.package, r.name) in (
+        ("pybullet", "kuka_iiwa"), ("pybullet", "laikago"), ("robosuite", "ur5e"))]
+    rows = [r for r in rp.survey(sample, None, None) if r["loads"] is not None]
+    if not rows:
+        assert not os.environ.get("CI"), "CI installs the test extra (pybullet)"
+        pytest.skip("none of the sample's packages is installed")
+    for row in rows:
+        assert row["loads"], row
+        if row["robot"] in ("kuka_iiwa", "ur5e"):
+            assert row["moves"].endswith("✓"), row
+
+
+def test_an_arm_whose_root_body_turns_against_the_world_is_refused_at_the_tool_line(
+        tmp_path):
+    # dm_control's reacher: the root body's own hinge; a KeyError traceback before
+    (tmp_path / "ball.xml").write_text(BALL.format(
+        joint='<joint name="spin" type="hinge" axis="0 0 1"/>'))
+    path = scenario(tmp_path, ["description ball.xml", "name b", "position 0 0 0.75",
+                               "tool leg"])
+    with pytest.raises(FileFormatError, match=r"s\.scenario:11: joint spin of ball moves its "
+                                              r"root body torso against the world"):
+        load(str(path))
