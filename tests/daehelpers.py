@@ -67,3 +67,55 @@ def big_positions(path: Path, megabytes: float = 50) -> Path:
     unit = " 0.1234567 -2.345678 3.456789"  # 29 bytes a vertex
     n = int(megabytes * 1e6 / len(unit))
     return write(path, text(positions=CUBE + unit * (n - 8)))
+
+
+DESCRIPTIONS = Path(__file__).resolve().parent / "data" / "descriptions"
+BOX = ('<collision><origin xyz="0 0 0.1"/><geometry><box size="0.04 0.04 0.2"/></geometry>'
+       '</collision>')
+
+
+def scenario(folder: Path, dae: Path) -> Path:
+    """A scenario in ``folder`` (its world, its URDF beside it) of one arm whose forearm
+    collides as the COLLADA file ``dae`` (named relative to ``folder``, or absolute)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "floor.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
+    arm = (DESCRIPTIONS / "tiny_arm.urdf").read_text().replace(
+        BOX, f'<collision><geometry><mesh filename="{dae}"/></geometry></collision>', 1)
+    (folder / f"{Path(dae).stem}.urdf").write_text(arm)
+    path = folder / f"{Path(dae).stem}.scenario"
+    path.write_text(f"[WORLD]\nfile floor.world\n\n[ROBOT_1]\ndescription {Path(dae).stem}.urdf"
+                    "\nname r1\nposition 0.5 0 0\n\n[SETTINGS]\nengine mujoco\n")
+    return path
+
+
+def peak(path: str) -> dict:
+    """Read the COLLADA file ``path`` in this process (the mesh cache off) and say what it
+    cost: RSS after the imports and at the peak (bytes), the mesh's bytes (triangles and
+    indexed mesh) or the refusal."""
+    import os
+    os.environ["COOPSIM_MESH_CACHE"] = "off"
+    from coopsim.formats import collada
+    from coopsim.model.errors import FileFormatError
+    base = _status("VmRSS")
+    try:
+        st = os.stat(path)  # what dae_triangles reads, with the indexed mesh it keeps
+        tris, (table, corner), _ = collada._cached(os.path.realpath(path), st.st_size,
+                                                   st.st_mtime_ns, collada.MAX_TRIANGLES)
+        out = dict(mesh=tris.nbytes + table.nbytes + corner.nbytes, triangles=len(tris))
+    except FileFormatError as exc:
+        out = dict(refused=str(exc))
+    return dict(out, base=base, peak=_status("VmHWM"), size=os.path.getsize(path))
+
+
+def _status(key: str) -> int:
+    """A figure of /proc/self/status in bytes: VmRSS now, VmHWM the peak of this program
+    (getrusage's ru_maxrss is not: it keeps the forking parent's peak across exec)."""
+    with open("/proc/self/status") as fh:
+        line = next(line for line in fh if line.startswith(key + ":"))
+    return int(line.split()[1]) * 1024
+
+
+if __name__ == "__main__":  # python tests/daehelpers.py FILE: peak(FILE) as JSON
+    import json
+    import sys
+    print(json.dumps(peak(sys.argv[1])))
