@@ -10,8 +10,9 @@ connection asks ``status`` every 20 ms, and prints one JSON line a load: the rep
 code, its first 100 characters), the load's wall time, the real-time factor over it (sim time
 gained / wall time, counted on the old world until the new one replaced it) and the longest
 gap between two status answers. The files (tests/daehelpers.py): 100,000 nested nodes,
-200,000 instances (14 MB), a negative index, a NaN position, and last a valid 50 MB array
-(loaded: it replaces the world).
+200,000 instances (14 MB), a negative index, a NaN position, a 50 MB array whose last
+index is out of range (parsed whole, then refused), and last a valid 50 MB array (loaded: it
+replaces the world).
 """
 
 from __future__ import annotations
@@ -48,7 +49,10 @@ def files(folder: Path) -> list[tuple[str, Path]]:
                                            dae.text(p=dae.CUBE_P.replace("0 2 1", "0 2 -1", 1))),
                "nan position": dae.write(folder / "nan.dae",
                                          dae.text(positions=dae.CUBE.replace("1 1 1", "1 nan 1"))),
+               "50 MB, a bad index last": dae.big_positions(folder / "bad50.dae", 50),
                "valid 50 MB": dae.big_positions(folder / "big.dae", 50)}
+    bad = hostile["50 MB, a bad index last"]
+    bad.write_text(bad.read_text().replace("3 4 7</p>", "3 4 99999999</p>"))
     for name, path in hostile.items():
         made.append((name, dae.scenario(folder, path.name)))
     return made
@@ -62,13 +66,15 @@ def rate(sim, until: threading.Event, samples: list) -> None:
         time.sleep(0.02)
 
 
-def factor(samples: list) -> tuple[float, float]:
-    """(sim time gained / wall time, the longest wall gap between answers), counting only
-    increases of sim time (a new world starts at 0)."""
+def factor(samples: list) -> tuple[float, float, float]:
+    """(sim time gained / wall time, the longest wall gap between answers, when it began
+    after the first sample, s), counting only increases of sim time (a new world starts at
+    0)."""
     gained = sum(max(0.0, b[1] - a[1]) for a, b in zip(samples, samples[1:]))
     wall = samples[-1][0] - samples[0][0]
-    gap = max((b[0] - a[0] for a, b in zip(samples, samples[1:])), default=0.0)
-    return gained / wall if wall > 0 else 0.0, gap
+    gap, at = max(((b[0] - a[0], a[0] - samples[0][0]) for a, b in zip(samples, samples[1:])),
+                  default=(0.0, 0.0))
+    return gained / wall if wall > 0 else 0.0, gap, at
 
 
 def main() -> None:
@@ -99,7 +105,7 @@ def main() -> None:
         stop = threading.Event()
         threading.Timer(3.0, stop.set).start()
         rate(sim, stop, samples)
-        base, base_gap = factor(samples)
+        base, base_gap, _ = factor(samples)
         print(json.dumps(dict(tree=tree, load="baseline", rtf=round(base, 3),
                               gap_s=round(base_gap, 3), uptime=os.getloadavg()[0])), flush=True)
         for name, scenario in made[1:]:
@@ -118,9 +124,10 @@ def main() -> None:
             thread.start()
             rate(sim, done, samples)
             thread.join()
-            rtf, gap = factor(samples)
+            rtf, gap, at = factor(samples)
             print(json.dumps(dict(load=name, **reply, rtf=round(rtf, 3), gap_s=round(gap, 3),
-                                  uptime=os.getloadavg()[0])), flush=True)
+                                  gap_at_s=round(at, 2), uptime=os.getloadavg()[0])),
+                  flush=True)
     finally:
         proc.send_signal(signal.SIGINT)  # coopsim run's Ctrl-C: a clean exit
         try:

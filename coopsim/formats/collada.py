@@ -148,7 +148,7 @@ def dae_triangles(path: str, limit: int = 1_000_000) -> np.ndarray:
 
     Raises:
         FileFormatError: ``path:line:`` missing, unreadable, too large, over ``limit``
-            triangles, a DTD, malformed, no triangles, or pycollada missing (the ``3d`` extra).
+            triangles, a DTD, malformed, no triangles (daereader's refusals, at their line).
     """
     try:
         st = os.stat(path)

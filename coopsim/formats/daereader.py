@@ -6,11 +6,11 @@ pycollada the oracle), bounded, every refusal ``file:line: what is wrong``.
 Read over defusedxml (a DTD, an entity, an external reference refused); the texts of the
 number arrays (``<float_array>``, ``<p>``) are cut out by byte offsets before the XML is
 parsed (:func:`_cut`: most of a file's bytes) and parsed from the file's own bytes a
-megabyte at a time (:data:`CHUNK`), so no copy of them is made whole and no single numpy call
-holds the interpreter for long: a load's parse leaves the stepper thread its turns. The
-positions' text is parsed to the bits of numpy's ``fromstring``
-(:mod:`coopsim.formats.numbertext`); normals, texture coordinates, materials, images, effects,
-cameras, lights, controllers and animations are not read.
+quarter megabyte at a time (:data:`CHUNK`), so no copy of them is made whole and no single
+numpy call holds the interpreter for long: a load's parse leaves the stepper thread its
+turns. The positions' text is parsed to the bits of numpy's ``fromstring``
+(:mod:`coopsim.formats.numbertext`); normals, texture coordinates, materials, images,
+effects, cameras, lights, controllers and animations are not read.
 
 What it reads: ``<node>`` trees of ``<translate>``, ``<rotate>``, ``<scale>`` and ``<matrix>``,
 ``<instance_geometry>`` and ``<instance_node>`` (a node of ``<library_nodes>`` or of the
@@ -40,7 +40,7 @@ from .numbertext import decimals
 
 MAX_TAGS = 100_000  # '<' of one file (example-robot-data's largest: 13,011)
 MAX_VISITS = 100_000  # nodes visited in a scene's walk (each <instance_node> visits again)
-CHUNK = 1 << 20  # bytes of number text parsed in one numpy call
+CHUNK = 1 << 18  # bytes of number text parsed (or XML fed) in one call: a few ms
 _FLOAT = b"0123456789.+-eE \t\n\r"
 _INT = b"0123456789+- \t\n\r"
 _SPACES = (b" ", b"\n", b"\t", b"\r")
