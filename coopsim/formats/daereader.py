@@ -43,7 +43,8 @@ MAX_VISITS = 100_000  # nodes visited in a scene's walk (each <instance_node> vi
 CHUNK = 1 << 18  # bytes of number text parsed (or XML fed) in one call: a few ms
 _FLOAT = b"0123456789.+-eE \t\n\r"
 _INT = b"0123456789+- \t\n\r"
-_SPACES = (b" ", b"\n", b"\t", b"\r")
+WORD = 1024  # bytes of one number's text, at most
+_SPACE = re.compile(rb"[ \t\n\r]")
 #: A word of a number text holding a character no number of its kind has (float: True).
 _WORD = {True: re.compile(rb"[^ \t\n\r]*[^0-9.+\-eE \t\n\r][^ \t\n\r]*"),
          False: re.compile(rb"[^ \t\n\r]*[^0-9+\- \t\n\r][^ \t\n\r]*")}
@@ -236,14 +237,20 @@ class _Source:
 
 def _pieces(buf: bytes, start: int, end: int):
     """(offset, ``buf[offset:...]``): ``buf[start:end]`` in pieces of about :data:`CHUNK`
-    bytes, each cut at a space."""
+    bytes, each cut at a space.
+
+    Raises:
+        ValueError: a word of over :data:`WORD` bytes (no number is that long).
+    """
     while start < end:
         cut = start + CHUNK
         if cut >= end:
             cut = end
         else:
-            found = [f for f in (buf.find(s, cut, end) for s in _SPACES) if f >= 0]
-            cut = min(found) if found else end
+            space = _SPACE.search(buf, cut, min(end, cut + WORD))
+            if space is None and cut + WORD < end:
+                raise ValueError(f"a word of over {WORD} characters")
+            cut = space.start() if space is not None else end
         yield start, buf[start:cut]
         start = cut
 
@@ -258,8 +265,14 @@ def _numbers(source: _Source, element, floats: bool) -> np.ndarray:
     """
     allowed, dtype = (_FLOAT, np.float32) if floats else (_INT, np.int64)
     name = element.tag.rpartition("}")[2]
-    pieces, count = [], 0
-    for offset, chunk in source.chunks(element):
+    pieces, count, chunks = [], 0, source.chunks(element)
+    while True:
+        try:
+            offset, chunk = next(chunks)
+        except StopIteration:
+            break
+        except ValueError as exc:  # a word too long to be a number
+            raise source.refuse(element, f"<{name}> holds {exc}") from None
         if chunk.isspace():
             continue
         if chunk.translate(None, allowed):

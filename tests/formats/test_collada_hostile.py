@@ -118,7 +118,8 @@ def test_a_50_mb_array_is_read_within_four_times_the_file(tmp_path):
 def test_check_and_run_refuse_hostile_files_with_exit_2_and_no_traceback(tmp_path):
     negative = dae.write(tmp_path / "negative.dae",
                          dae.text(p=dae.CUBE_P.replace("0 2 1", "0 2 -1", 1)))
-    cases = [(dae.nested(tmp_path / "nested.dae"), "<node><node>", "COLLADA file has over 100000 tags"),
+    cases = [(dae.nested(tmp_path / "nested.dae"), "<node><node>",
+              "COLLADA file has over 100000 tags"),
              (negative, "<p>", "vertex index -1 is outside the 8 positions")]
     for path, needle, why in cases:
         scenario = dae.scenario(tmp_path, path.name)
@@ -129,3 +130,11 @@ def test_check_and_run_refuse_hostile_files_with_exit_2_and_no_traceback(tmp_pat
             assert done.returncode == 2, (args, out)
             assert "Traceback" not in out, out
             assert f"{path}:{dae.line_of(path, needle)}: {why}" in out, out
+
+
+def test_a_word_too_long_to_be_a_number_is_refused_before_it_is_parsed(tmp_path):
+    """A 300,000-digit word: numpy's parse of it would take ten times its size."""
+    path = dae.write(tmp_path / "long.dae", dae.text(positions=dae.CUBE + " 1" + "0" * 300_000))
+    exc = _refusal(path)
+    assert exc.reason == f"<float_array> holds a word of over {daereader.WORD} characters"
+    assert exc.line == dae.line_of(path, "<float_array")

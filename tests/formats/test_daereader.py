@@ -179,7 +179,8 @@ def test_strips_and_fans_are_read_and_lines_skipped(tmp_path, primitive, corners
     ('<triangles count="1"><input semantic="VERTEX" source="#v" offset="0"/>\n'
      '<p>0 1 2.5</p></triangles>', 11, "<p> holds '2.5', not an integer"),
     (QUAD.replace("0 1 2 3", "0 1 2 4"), 10, "vertex index 4 is outside the 4 positions"),
-    (POLYGONS.replace("<p>0 2 1</p>", "<ph>0 1 2</ph>"), 10, "polygons with holes (<ph>) are not read")])
+    (POLYGONS.replace("<p>0 2 1</p>", "<ph>0 1 2</ph>"), 10,
+     "polygons with holes (<ph>) are not read")])
 def test_what_is_wrong_is_said_at_its_line(tmp_path, primitive, line, why):
     """Wrapped by pycollada before (a negative index to the last vertex, a 20-digit one to
     int32's -1) or refused by it without a line."""
