@@ -19,9 +19,9 @@ scene); meshes of a ``<vertices>`` with a POSITION input and ``<triangles>`` (it
 ``<tristrips>`` and ``<trifans>``; ``<lines>`` and ``<linestrips>`` are skipped (nothing to
 draw or collide). Refused, at the element's line: ``<lookat>`` and ``<skew>``, polygons with
 holes, a geometry that is not a ``<mesh>``, a broken reference, numbers that do not parse
-or are not finite, an index outside the positions, more than :data:`MAX_TAGS` tags, nodes
-visited more than :data:`MAX_VISITS` times (an ``<instance_node>`` cycle), instances making
-more than the triangle limit (counted before any is transformed).
+or are not finite, an index outside the positions, more than :data:`MAX_TAGS` tags, a
+walk visiting more than :data:`MAX_VISITS` nodes and instances (an ``<instance_node>``
+cycle), instances making more than the triangle limit (counted before any is transformed).
 
 Units: the file's (its ``<unit meter>`` is returned, applied by the caller), its frame.
 """
@@ -39,7 +39,7 @@ from ..model.errors import FileFormatError
 from .numbertext import decimals
 
 MAX_TAGS = 100_000  # '<' of one file (example-robot-data's largest: 13,011)
-MAX_VISITS = 100_000  # nodes visited in a scene's walk (each <instance_node> visits again)
+MAX_VISITS = 100_000  # nodes and instances a scene's walk visits (an <instance_node>: again)
 CHUNK = 1 << 18  # bytes of number text parsed (or XML fed) in one call: a few ms
 _FLOAT = b"0123456789.+-eE \t\n\r"
 _INT = b"0123456789+- \t\n\r"
@@ -356,12 +356,24 @@ class _Document:
         return order[0]
 
     def read(self) -> tuple[list, float]:
+        """(parts, unit): :func:`triangles`'. The scene is walked depth first without
+        recursion; nodes and instances are counted as they are visited and waiting, each at
+        most :data:`MAX_VISITS`, and triangles instance by instance before any is bound.
+
+        Raises:
+            FileFormatError: over those bounds or the triangle limit, at the element's line.
+        """
         unit = self.unit()
         parts: list = []
         triangles, visits = 0, 0
         stack = [("node", n, None) for n in reversed(self.scene().findall(self.ns + "node"))]
         while stack:
             kind, element, parent = stack.pop()
+            visits += 1
+            if visits > MAX_VISITS:
+                raise self.source.refuse(element, f"the scene visits over {MAX_VISITS} nodes "
+                                                  "and instances (the limit; an "
+                                                  "<instance_node> cycle?)")
             if kind == "geometry":
                 prims = self._mesh(element)
                 triangles += sum(len(index) for _, index in prims)
@@ -372,11 +384,11 @@ class _Document:
                     # pycollada's BoundTriangleSet: vertex * asmatrix(m).T[:3, :3] + m[:3, 3]
                     parts.append((np.dot(vertex, parent.T[:3, :3]) + parent[:3, 3], index))
                 continue
-            visits += 1
-            if visits > MAX_VISITS:
-                raise self.source.refuse(element, f"the scene visits over {MAX_VISITS} nodes "
-                                                  "(the limit; an <instance_node> cycle?)")
             bound, children = self._node(element, parent)
+            if len(stack) + len(children) > MAX_VISITS:
+                raise self.source.refuse(element, f"the scene visits over {MAX_VISITS} nodes "
+                                                  "and instances (the limit; an "
+                                                  "<instance_node> cycle?)")
             stack.extend(reversed(children))
         return parts, unit
 

@@ -80,11 +80,22 @@ def test_a_geometry_instanced_many_times_copies_only_the_vertices_it_uses(tmp_pa
     assert np.array_equal(tris[0], [[1, 0, 0], [2, 0, 0], [2, 1, 0]])
 
 
-def test_an_instance_node_cycle_is_refused(tmp_path):
-    scene = (dae.ONE + '    <node id="a"><instance_node url="#a"/></node>\n')
-    path = dae.write(tmp_path / "cycle.dae", dae.text(scene=scene))
-    exc = _refusal(path)
-    assert exc.reason.startswith(f"the scene visits over {daereader.MAX_VISITS} nodes")
+@pytest.mark.parametrize("scene", [
+    '    <node id="a"><instance_node url="#a"/></node>\n',
+    # a node of 30,000 instances of a geometry of no triangles, instancing itself first: the
+    # walk's waiting instances grew by 30,000 each visit
+    '    <node id="a"><instance_node url="#a"/>' + '<instance_geometry url="#l"/>' * 30_000 +
+    '</node>\n'])
+def test_an_instance_node_cycle_is_refused(tmp_path, scene):
+    lines = ('<geometry id="l"><mesh><source id="lp"><float_array>0 0 0 1 1 1</float_array>'
+             '</source><vertices id="lv"><input semantic="POSITION" source="#lp"/></vertices>'
+             '<lines count="1"><input semantic="VERTEX" source="#lv" offset="0"/><p>0 1</p>'
+             '</lines></mesh></geometry>')
+    text = dae.text(scene=dae.ONE + scene).replace("</library_geometries>",
+                                                   lines + "</library_geometries>")
+    exc = _refusal(dae.write(tmp_path / "cycle.dae", text))
+    assert exc.reason.startswith(f"the scene visits over {daereader.MAX_VISITS} nodes and "
+                                 "instances (the limit")
 
 
 def test_no_file_needs_pycollada(tmp_path, monkeypatch):
