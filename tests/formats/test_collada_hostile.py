@@ -69,7 +69,7 @@ def test_instances_past_the_triangle_limit_are_refused_at_the_instance_with_its_
 def test_a_geometry_instanced_many_times_copies_only_the_vertices_it_uses(tmp_path):
     """A 1-triangle geometry over 20,000 positions, 300 instances: 3 vertices an instance
     bound, not 20,000 (each instance copied them all before: 200,000 positions and 3,000
-    instances took 7 GB)."""
+    instances needed over 7 GB)."""
     positions = dae.CUBE + " 0.5 0.5 0.5" * 20_000
     scene = '    <node><translate>1 0 0</translate><instance_geometry url="#g"/></node>\n' * 300
     path = dae.write(tmp_path / "wide.dae", dae.text(positions=positions, p="0 1 2",

@@ -251,3 +251,17 @@ def test_every_array_of_numbers_shipped_parses_to_numpy_s_bits():
                 parsed += 1
                 assert got.tobytes() == np.fromstring(text, np.float32, sep=" ").tobytes()
     assert parsed >= 1_000
+
+
+def test_lines_after_cut_texts_of_many_lines_are_the_file_s(tmp_path):
+    """The number texts are cut before the XML is parsed: an element after them is still
+    said at its line in the file."""
+    positions = "0 0 0\n1 0 0\n1 1 0\n0 1 0.5\n"
+    primitive = QUAD.replace("<p>0 1 2 3</p>", "<p>0 1\n2 3</p>").replace(
+        "<vcount>4</vcount>", "<vcount>5</vcount>")
+    path, data = _file(tmp_path, positions=positions, primitive=primitive)
+    with pytest.raises(FileFormatError) as got:
+        collada._converted(path, data)
+    want = data.decode().splitlines().index(next(line for line in data.decode().splitlines()
+                                                 if "<vcount>5" in line)) + 1
+    assert got.value.line == want == 14, str(got.value)
