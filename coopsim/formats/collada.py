@@ -68,13 +68,13 @@ def _read(path: str) -> tuple[bytes, list[int]]:
         at = -1
         for _ in range(daereader.MAX_TAGS + 1):
             at = data.find(b"<", at + 1)
-        raise FileFormatError(path, daereader._line(data, at), "COLLADA file has over "
+        raise FileFormatError(path, daereader.line_at(data, at), "COLLADA file has over "
                               f"{daereader.MAX_TAGS} tags (the limit)")
     tags = daereader.tag_starts(data)
     for start in tags:
         if data.startswith(b"!", start + 1) and (data.startswith(b"<!DOCTYPE", start) or (
                 data.startswith(b"<!ENTITY", start) and start + 8 <= 4096)):
-            raise FileFormatError(path, daereader._line(data, start),
+            raise FileFormatError(path, daereader.line_at(data, start),
                                   "a DTD or entity in a COLLADA file is refused")
     return data, tags
 

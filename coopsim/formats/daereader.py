@@ -67,7 +67,7 @@ def triangles(path: str, data: bytes, tags: list[int] | None = None,
     """
     tags = tag_starts(data) if tags is None else tags
     if len(tags) > MAX_TAGS:
-        raise FileFormatError(path, _line(data, tags[MAX_TAGS]),
+        raise FileFormatError(path, line_at(data, tags[MAX_TAGS]),
                               f"COLLADA file has over {MAX_TAGS} tags (the limit)")
     cut = _cut(data, tags)
     source = _Source(path, data)
@@ -93,7 +93,7 @@ def tag_starts(data: bytes) -> list[int]:
     return starts
 
 
-def _line(data: bytes, offset: int) -> int:
+def line_at(data: bytes, offset: int) -> int:
     """The 1-based line of byte ``offset`` of ``data``."""
     return data.count(b"\n", 0, max(0, offset)) + 1
 
@@ -199,7 +199,7 @@ class _Source:
     def _at(self, offset: int) -> int:
         """The line of the parsed bytes' ``offset`` in the file."""
         k = bisect.bisect_right(self.shifts, (offset, math.inf)) - 1
-        return _line(self.data, offset + (self.shifts[k][1] if k >= 0 else 0))
+        return line_at(self.data, offset + (self.shifts[k][1] if k >= 0 else 0))
 
     def line(self, element) -> int:
         """The line of ``element`` in the file (0 where unknown)."""
@@ -278,7 +278,7 @@ def _numbers(source: _Source, element, floats: bool) -> np.ndarray:
         if chunk.translate(None, allowed):
             bad = _WORD[floats].search(chunk)
             where = source.line(element) if offset is None else \
-                _line(source.data, offset + bad.start())
+                line_at(source.data, offset + bad.start())
             raise FileFormatError(source.path, where, f"<{name}> holds "
                                   f"{bad.group().decode('utf-8', 'replace')[:40]!r}, not "
                                   f"{'a finite decimal number' if floats else 'an integer'}")
