@@ -39,25 +39,6 @@ def headline_regex() -> str:
     return "^(" + "|".join(re.escape(name) for name in HEADLINE) + ")$"
 
 
-def warm_headline() -> None:
-    """Run every class of :data:`HEADLINE` once at its smoke size (``COOPSIM_BENCH_SMOKE=1``
-    must be set before this module is imported): numba compiles, or loads from its cache, every
-    kernel the headline cases use, before ``coopsim bench compare`` times anything."""
-    import importlib
-    import itertools
-
-    for name in dict.fromkeys(n.split("(")[0].rsplit(".", 1)[0] for n in HEADLINE):
-        module, cls = name.split(".")
-        owner = getattr(importlib.import_module(f"{__package__}.{module}"), cls)
-        params = getattr(owner, "params", ())
-        for combo in itertools.product(*params) if params else [()]:
-            case = owner()
-            if hasattr(case, "setup"):
-                case.setup(*combo)
-            for method in (m for m in dir(case) if m.startswith(("track_", "time_"))):
-                getattr(case, method)(*combo)
-
-
 def sizes(*full, smoke=1) -> list:
     """A case's parameter values: ``full``, or ``[smoke]`` under :data:`SMOKE`."""
     return [smoke] if SMOKE else list(full)
