@@ -34,7 +34,7 @@ def test_the_differences_quote_the_table_and_say_the_order_is_reversed():
 
 
 def test_the_variant_script_runs_and_matches_the_table_at_our_speed():
-    done = subprocess.run([sys.executable, str(ROOT / "experiments" / "amsa_variant.py"),
+    done = subprocess.run([sys.executable, str(ROOT / "studies" / "amsa_variant.py"),
                            "--speeds", "0.05", "--seeds", "1"], capture_output=True, text=True,
                            timeout=600)
     assert done.returncode == 0, done.stderr

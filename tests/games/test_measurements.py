@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def bench(name: str, *args: str) -> str:
-    done = subprocess.run([sys.executable, str(ROOT / "experiments" / name), *args],
+    done = subprocess.run([sys.executable, str(ROOT / "studies" / name), *args],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout

@@ -24,7 +24,7 @@ from test_viewer import SHOTS, close, pump, screenshot, viewer_for  # noqa: F401
 pytest.importorskip("mujoco")
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "experiments"))
+sys.path.insert(0, str(ROOT / "tests" / "robots"))
 import robot_motion as rm  # noqa: E402
 
 ROBOTS = rm.robots_folder()

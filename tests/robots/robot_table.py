@@ -1,10 +1,10 @@
 """docs/robots.md's table of every robot of the installed example-robot-data (issue 52): for
 each URDF (and each package that ships none), its kind, whether coopsim loads it as shipped
 (with how many repairs), its meshes, the CPU it took to load, its forward kinematics against
-Pinocchio's, the check of its kind (experiments/robotchecks: h52-motion's wheeled, multirotor,
+Pinocchio's, the check of its kind (tests/robots/robotchecks: h52-motion's wheeled, multirotor,
 legged checks where present) and what is not supported and why.
 
-    PYTHONPATH=.:experiments python experiments/robot_table.py [--write] [--only NAME...]
+    PYTHONPATH=. python tests/robots/robot_table.py [--write] [--only NAME...]
 
 Without ``--write`` the table is printed; with it, docs/robots.md's text between the
 ``robot-table`` markers is replaced. Everything runs in this process from the package as
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from robotchecks import CHECKS, Check  # noqa: E402
 from robotchecks.kinds import PACKAGES, kind_of, package_of, share  # noqa: E402,F401
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "robots.md"
 BEGIN, END = "<!-- robot-table: begin -->", "<!-- robot-table: end -->"
 #: What coopsim drives of each kind (the section keys of docs/robots.md, "Your own robot").

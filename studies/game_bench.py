@@ -11,7 +11,7 @@
    (team B a launched controller process, every robot read and commanded over the protocol
    each step); the real-time factor is the run's own summary line.
 
-Usage: python experiments/game_bench.py [--team 10] [--seconds 120] [--no-network]
+Usage: python studies/game_bench.py [--team 10] [--seconds 120] [--no-network]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Reproduce the AMSA leader/follower study: writes docs/experiments/amsa.md and its figures.
 
-    python experiments/amsa.py            # from the repository's root; needs
+    python studies/amsa.py            # from the repository's root; needs
                                                # pip install -e '.[experiments]'
 
 1. Scenario 2 (scenarios/amsa_scenario2.scenario) with seed 1: the distance between the rovers

@@ -14,7 +14,7 @@
 2. Cost: 20 squads of 10 robots (200 robots, one driver) on a 60 x 60 m floor; the driver's
    time per step against the whole step's, same run.
 
-Usage: python experiments/formation_study.py [--sizes 3 6 12] [--formations ...]
+Usage: python studies/formation_study.py [--sizes 3 6 12] [--formations ...]
        [--layouts open obstacle corridor] [--plot DIR] [--only shape|cost]
 """
 

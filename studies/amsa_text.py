@@ -1,4 +1,4 @@
-"""The text of docs/experiments/amsa.md, with the numbers experiments/amsa.py measured."""
+"""The text of docs/experiments/amsa.md, with the numbers studies/amsa.py measured."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ HOLD = 0.9  # share of seeds within BOUND for a gain to "hold" in a context
 HEAD = """\
 # The AMSA leader/follower study, reproduced
 
-*Written by `python experiments/amsa.py` (from the repository's root, with
+*Written by `python studies/amsa.py` (from the repository's root, with
 `pip install -e '.[experiments]'`); every number and figure below comes from that run and is the
 same on a re-run (all runs are seeded).*
 
@@ -111,7 +111,7 @@ TAIL = """\
 - **Our Fig. 6 drifts where the paper's oscillates.** The distance rises and falls slowly with
   the random leader's turns (legs of 10 s on average): with Kv 0.35 it crosses a band of
   0.1 m either side of its mean about 0.5 times per 100 s (1.2 times with Kv 0.05;
-  `python experiments/amsa_variant.py`), while the paper describes oscillation around the
+  `python studies/amsa_variant.py`), while the paper describes oscillation around the
   reference with local peaks. Our follower's law sets the wheel speeds, which the robot takes
   from one step to the next: the loop is first order, it cannot overshoot, and a higher gain
   only holds the follower closer. Oscillation and peaks that grow with the gain need dynamics
@@ -127,7 +127,7 @@ TAIL = """\
   {kv05_over} seeds pass 2.2 m for a while: with a gain that low, each turn of the random
   leader opens a gap that takes 1 / Kv = 20 s to close. The paper shows one run; we show ten.
 - **One variant tried: a slower leader.** The paper does not give its leader's speed; ours is
-  0.05 m/s. At 0.025 m/s (10 seeds, `python experiments/amsa_variant.py`), Kv 0.35 keeps
+  0.05 m/s. At 0.025 m/s (10 seeds, `python studies/amsa_variant.py`), Kv 0.35 keeps
   1.56 m on average (largest 1.63 m) and Kv 0.05 1.68 m (largest 1.84 m): the levels come to
   the paper's (around 1.5 m, and near 1.8 m), but the distance still drifts without
   oscillating (0.0 and 0.1 crossings per 100 s) and Kv 0.35's maximal distance stays below Kv

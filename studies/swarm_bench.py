@@ -14,7 +14,7 @@ line of sight, smoothing and slot fitting: coopsim.swarm.kernels); up to ``--pyt
 the same commands are also timed with the kernels switched off (pure Python A*, scipy's
 Dijkstra, numpy), the baseline of the ratio column.
 
-Usage: python experiments/swarm_bench.py [--repeat 20] [--sizes 3 10 50 200] [--python-max 50]
+Usage: python studies/swarm_bench.py [--repeat 20] [--sizes 3 10 50 200] [--python-max 50]
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 horizontal error (the distance in x-y from the reference the driver sends with each command)
 over the laps after the take-off hold, printed with the largest and the vertical one.
 
-    PYTHONPATH=. python experiments/imported_eight.py [--seconds 19] [--scenario PATH]
+    PYTHONPATH=. python studies/imported_eight.py [--seconds 19] [--scenario PATH]
 
 Goal: mean horizontal error within 0.1 m (docs/robots.md, "Your own robot").
 """

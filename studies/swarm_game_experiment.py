@@ -17,7 +17,7 @@ block). Table 4 -- a 3-robot squad in a line gets a GoTo every I ms of sim time 
 drives in a real simulation (in-process, dt = 0.05 s): the SI's decomposition time and the robot
 intelligence's time (the three robots' subsumption decisions for one step) per interval.
 
-Usage: python experiments/swarm_game_experiment.py [--repeat 20] [--sizes 10 50 200]
+Usage: python studies/swarm_game_experiment.py [--repeat 20] [--sizes 10 50 200]
 """
 
 from __future__ import annotations

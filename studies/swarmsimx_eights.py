@@ -20,7 +20,7 @@ reference it computed from that reading (the reference rides with the ``set_roto
 recording columns ``flight_ref_x/y/z``). Prints a table (mean, std, median, p95, max, m) beside
 Fig. 4's figures and draws the CDFs.
 
-Usage: python experiments/swarmsimx_eights.py [--laps 2] [--others 30] [--only A]
+Usage: python studies/swarmsimx_eights.py [--laps 2] [--others 30] [--only A]
        [--plot docs/experiments/swarmsimx_eights.png]
 """
 

@@ -3,7 +3,7 @@
 lockstep on the ``mujoco`` engine and returns its figures (the table script and the tests
 call them; docs/robots.md states the figures).
 
-    PYTHONPATH=. python experiments/robot_motion.py [wheeled|multirotor|legged|humanoid|all]
+    PYTHONPATH=. python tests/robots/robot_motion.py [wheeled|multirotor|legged|humanoid|all]
 
 * :func:`check_wheeled`: 10 s at rest (the pose's drift, mm and degrees), 2 m straight on
   equal wheel commands and a 90-degree turn on the spot (odometry against the pose: % of the

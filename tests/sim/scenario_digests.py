@@ -7,17 +7,17 @@ time, poses, velocities, commands, readings, rules and rate stamps. Prints one l
 
 Same checkout, the compiled kernels against numpy (the two must give the same bits):
 
-    COOPSIM_JIT=numpy python experiments/scenario_digests.py > numpy.txt
-    COOPSIM_JIT=wait python experiments/scenario_digests.py > compiled.txt
+    COOPSIM_JIT=numpy python tests/sim/scenario_digests.py > numpy.txt
+    COOPSIM_JIT=wait python tests/sim/scenario_digests.py > compiled.txt
     diff numpy.txt compiled.txt
 
 Two checkouts (this one and ``DIR``, e.g. the commit before a change, ``git archive``d):
-``PYTHONPATH=DIR python experiments/scenario_digests.py`` against this checkout's output.
+``PYTHONPATH=DIR python tests/sim/scenario_digests.py`` against this checkout's output.
 
 The flying and arm scenarios need a 3D engine: ``--engines mujoco,aerial`` digests them (the 2D
 engines refuse them, a line each).
 
-Usage: python experiments/scenario_digests.py [--steps 150] [--only NAME]
+Usage: python tests/sim/scenario_digests.py [--steps 150] [--only NAME]
            [--engines pymunk,kinematic]
 """
 
@@ -34,7 +34,7 @@ import numpy as np
 import coopsim
 from coopsim.raycast import auto
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 
 def digest_run(path: Path, engine: str, steps: int) -> str:

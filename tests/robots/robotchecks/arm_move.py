@@ -10,7 +10,7 @@ Two ways to pick the points:
   limits, the tool's pose read there, the arm sent home, then ``move_to`` each pose (position
   and orientation) in turn from where the last one ended.
 
-    PYTHONPATH=.:experiments python -m robotchecks.arm_move [URDF [TOOL]]   (default: the Z1)
+    PYTHONPATH=.:tests/robots python -m robotchecks.arm_move [URDF [TOOL]]   (default: the Z1)
 """
 
 from __future__ import annotations

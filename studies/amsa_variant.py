@@ -1,7 +1,7 @@
 """One model variant of the AMSA scenario 2 (docs/experiments/amsa.md, "Where ours differs"):
 the leader's speed, which the paper does not give, against the paper's Fig. 6 levels.
 
-    python experiments/amsa_variant.py [--speeds 0.05,0.025] [--seeds 10]
+    python studies/amsa_variant.py [--speeds 0.05,0.025] [--seeds 10]
 
 For each leader speed, scenarios/amsa_scenario2.scenario with that speed is run in-process in
 lockstep for each seed, and each gain's segment (Kv 0.35 for 0-100 s, Kv 0.05 for 100-200 s,

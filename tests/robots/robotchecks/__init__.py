@@ -1,12 +1,12 @@
 """Per-kind checks of the robots of example-robot-data, shared by the table's script
-(``experiments/robot_table.py``, docs/robots.md) and the tests that run it on one robot per
-kind (tests/experiments/test_robot_table.py).
+(``tests/robots/robot_table.py``, docs/robots.md) and the tests that run it on one robot per
+kind (tests/robots/test_robot_table.py).
 
 Each check is ``check(urdf: str) -> Check``: it loads the file through coopsim's own loader
 (in process, no network) and measures one figure against an independent oracle. :data:`CHECKS`
-maps a kind (:func:`experiments.robotchecks.kinds.kind_of`) to its check; a kind without one
+maps a kind (:func:`robotchecks.kinds.kind_of`) to its check; a kind without one
 gets the FK check alone (every tree's kinematics is checked against Pinocchio's). The motion
-checks (:mod:`.motion`) need ``experiments/`` on the path (``robot_motion``).
+checks (:mod:`.motion`) need ``tests/robots/`` on the path (``robot_motion``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Check:
 
 def _checks() -> dict:
     """Kind -> its check: FK for every kind (``fk``), and the motion checks of h52-motion's
-    ``experiments/robot_motion.py`` when it is there (:mod:`.motion`)."""
+    ``tests/robots/robot_motion.py`` when it is there (:mod:`.motion`)."""
     from . import arm_move, fk
     found = {"fk": fk.check, "arm": arm_move.check}
     try:

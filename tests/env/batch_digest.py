@@ -6,7 +6,7 @@ others go on); SHA-256 of every step's observations, rewards, ends and robot sta
 The same digest before and after a change to the batch means the same results bit for bit;
 tests/env/test_learning_batch.py compares it across numba thread counts in subprocesses.
 
-Usage: python experiments/batch_digest.py [--copies 8] [--steps 80]
+Usage: python tests/env/batch_digest.py [--copies 8] [--steps 80]
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=8)
     parser.add_argument("--steps", type=int, default=80)
     args = parser.parse_args()
-    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "learn_avoid.scenario"
+    scenario = Path(__file__).resolve().parents[2] / "scenarios" / "learn_avoid.scenario"
     print(digest(args.copies, args.steps, str(scenario)))
 
 

@@ -11,9 +11,9 @@ in-process, lockstep, on each engine asked for, in the same run; the figure is t
 plot (boxes: quartiles, whiskers: 1.5 IQR, red crosses beyond, green dashed line: the 20 ms
 step). It also says how well the formation sits on the sphere at the end.
 
-Usage: python experiments/swarmsimx_sphere.py [--robots 10,20,...] [--engine mujoco,aerial]
+Usage: python studies/swarmsimx_sphere.py [--robots 10,20,...] [--engine mujoco,aerial]
        [--steps 500] [--most mujoco=200] [--plot docs/experiments/swarmsimx_sphere.png]
-       python experiments/swarmsimx_sphere.py --compare-sensor 1000 --steps 100
+       python studies/swarmsimx_sphere.py --compare-sensor 1000 --steps 100
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ each with its imu, mocap and altimeter, in lockstep at 500 Hz on each of ``--eng
 the real-time factor it allows (2 ms / CPU per step). Run it with ``COOPSIM_JIT=wait`` and
 with a baseline tree on PYTHONPATH in turn, alternating, to compare.
 
-Usage: python experiments/crazyflie_step.py [--engines mujoco aerial] [--tau 0.145] [--earlier]
+Usage: python studies/crazyflie_step.py [--engines mujoco aerial] [--tau 0.145] [--earlier]
            [--crazyflow /tmp/peers-venv/bin/python] [--plot docs/experiments/crazyflie_step.png]
-       python experiments/crazyflie_step.py --eights
-       python experiments/crazyflie_step.py --cost 1000 --every 5 --engines aerial --steps 500
+       python studies/crazyflie_step.py --eights
+       python studies/crazyflie_step.py --cost 1000 --every 5 --engines aerial --steps 500
        (--crazyflow runs this file with that interpreter as ``--only-crazyflow``.)
 """
 

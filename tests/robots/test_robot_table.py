@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "experiments"))
+sys.path.insert(0, str(ROOT / "tests" / "robots"))
 
 pytest.importorskip("mujoco")
 pytest.importorskip("collada")
@@ -24,7 +24,7 @@ ONE_PER_KIND = {"z1.urdf": "arm", "tiago.urdf": "wheeled", "iris.urdf": "multiro
                 "b1.urdf": "legged", "quadruped.urdf": "legged",
                 "talos_reduced.urdf": "humanoid", "allegro_right_hand.urdf": "hand",
                 "double_pendulum.urdf": "bench"}
-#: Each kind's figure in its check (experiments/robotchecks) and its goal: a regression past
+#: Each kind's figure in its check (tests/robots/robotchecks) and its goal: a regression past
 #: the goal fails here.
 GOALS = {"arm": ("move_to", "worst {} mm", 5.0), "wheeled": ("odometry", "straight: odometry "
                                                               "{} %", 1.0),
@@ -81,7 +81,7 @@ def test_the_docs_table_lists_every_urdf_of_the_installed_package(tmp_path):
     listed = {line.split(" | ")[1] for line in table.splitlines() if line.startswith("| ")}
     shipped = {Path(p).name for p in robot_table.urdfs(robots)}
     assert shipped <= listed, f"not in docs/robots.md: {sorted(shipped - listed)} (run " \
-                              "experiments/robot_table.py --write)"
+                              "tests/robots/robot_table.py --write)"
     copy = tmp_path / "robots.md"
     copy.write_text(f"head\n{robot_table.BEGIN}\nold\n{robot_table.END}\ntail\n")
     robot_table.write("| new |", copy)

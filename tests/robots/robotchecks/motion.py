@@ -1,8 +1,8 @@
-"""The table's motion checks, one per kind, from h52-motion's ``experiments/robot_motion.py``
-(imported from ``experiments/``; absent, this module raises ImportError and the table leaves
+"""The table's motion checks, one per kind, from h52-motion's ``tests/robots/robot_motion.py``
+(imported from ``tests/robots/``; absent, this module raises ImportError and the table leaves
 the column to the FK check): each finds what its check needs in the file and its package
 (wheel joints, rotor links or lines, the SRDF's standing stance) and turns the check's dict
-into a :class:`~experiments.robotchecks.Check`.
+into a :class:`~robotchecks.Check`.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Prints the analysis table and, for B and C, each run's summary (steps, real-time
 deadline misses: C is also the "1,000 robots with batch tracking drivers at 50 Hz hold real
 time" benchmark).
 
-Usage: python experiments/swarmsimx_study.py [--out DIR] [--seconds 24] [--others 1000]
+Usage: python studies/swarmsimx_study.py [--out DIR] [--seconds 24] [--others 1000]
        [--plot docs/experiments/swarmsimx_tracking.png]
 """
 
@@ -39,7 +39,7 @@ def scenario(folder: Path, name: str, mode: str, seconds: float, others: int,
     side = math.ceil(math.sqrt(others + 1))
     size = side * 6.0 + 6.0
     (folder / f"{name}.world").write_text(f"[FLOOR]\nsize {size} {size} 0.1\n")
-    lines = [f"# {name}: SwarmSimX's tracking study (experiments/swarmsimx_study.py)",
+    lines = [f"# {name}: SwarmSimX's tracking study (studies/swarmsimx_study.py)",
              "[WORLD]", f"file {name}.world", "[SETTINGS]", f"dt {DT}", f"mode {mode}",
              f"duration {seconds}", "seed 1",
              "[ROBOT_1]", "type holonomic", "name quad1", f"position {-size / 2 + 4} 0 0"]
