@@ -43,6 +43,7 @@ def _readme_row(command: str) -> str:
     return rows[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_readme_table_lists_every_option_of_the_command(command):
     row = _readme_row(command)
@@ -53,6 +54,7 @@ def test_readme_table_lists_every_option_of_the_command(command):
     assert not missing, f"README's coopsim {command} row lacks {missing}"
 
 
+@pytest.mark.slow
 def test_run_help_gives_every_setting_its_default():
     text = " ".join(_help("run").split())  # click wraps lines: compare on one line
     defaults = Settings()
@@ -72,6 +74,7 @@ def test_readme_names_the_extra_plot_needs():
     assert f"'.[{extra}]'" in row and f"'coopsim[{extra}]'" in row
 
 
+@pytest.mark.slow
 def test_readme_names_the_metrics_file_export_writes(tmp_path):
     """The export row's example (``--csv ctf.csv``) names the metrics file export writes beside
     it (formation.mcap has a monitor's metrics)."""

@@ -227,6 +227,7 @@ def _digest_in_process(threads: int, copies: int, steps: int) -> str:
     return out.stdout.split()[-1]
 
 
+@pytest.mark.slow
 def test_a_batch_runs_the_same_bits_on_one_and_two_threads():
     """128 copies x 4 robots x 11 sonar rays: 5,632 rays a step, above the copies' fan
     kernel's parallel threshold (4,096), so the second process splits them over 2 threads;

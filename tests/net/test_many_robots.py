@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from coopsim.client import Client
 from coopsim.model.specs import FloorSpec, RobotSpec, ScenarioSpec, Settings, WorldSpec
 
@@ -74,6 +76,7 @@ LOW_LIMIT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_past_the_open_file_limit_robots_are_refused_clearly(tmp_path):
     done = subprocess.run([sys.executable, "-c", LOW_LIMIT], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)

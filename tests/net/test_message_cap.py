@@ -60,6 +60,7 @@ def test_beyond_the_transport_cap_the_connection_drops_and_a_relaxed_req_recover
         other.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SERVERS)
 @pytest.mark.parametrize("kind", [zmq.REQ, zmq.DEALER], ids=["req", "dealer"])
 def test_a_request_of_many_frames_is_refused(run, name, kind):

@@ -262,6 +262,7 @@ print(threads.count(), hashlib.sha256(t._drive_mixed(engine, rng, 100).tobytes()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(aerial_kernels.numba is None, reason="the threads are numba's")
 def test_the_thread_count_changes_no_bit():
     """400 mixed rows shared among 1, 2 and 4 threads (8 rows from which they share, 4 a

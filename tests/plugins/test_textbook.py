@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from coopsim.formats.files import load_scenario
 from coopsim.model.specs import DriverSetting
@@ -110,6 +111,7 @@ def test_kilobots_disperse_by_messages():
     assert np.median(_neighbours(snap.poses, 0.06)) < start
 
 
+@pytest.mark.slow
 def test_the_python_client_script_drives_an_epuck_over_the_network():
     spec = scenario([robot("epuck1", 0.0, 0.0, type="epuck")], [box("W", 0.3, 0, (0.1, 1.0))],
                     floor=(2, 2), dt=0.02, mode="lockstep")

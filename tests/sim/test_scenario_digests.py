@@ -15,6 +15,8 @@ from coopsim.model import compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def digests(policy: str, scenario: str) -> list[str]:
     env = dict(os.environ, COOPSIM_JIT=policy)
