@@ -195,6 +195,7 @@ def test_keys_survive_comments_spacing_and_moved_files_but_not_a_real_change(fol
     assert not set(keys()) & set(first)
 
 
+@pytest.mark.slow
 def test_the_committed_amsa_table_has_one_row_per_point_of_its_sweep():
     """studies/amsa.py resumes it: every point of sweeps/amsa_grid.sweep has exactly
     one row (so nothing reruns and no cell pools duplicates)."""

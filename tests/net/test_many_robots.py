@@ -26,6 +26,7 @@ def swarm(n: int, engine: str = "kinematic") -> ScenarioSpec:
                         settings=Settings(mode="lockstep", engine=engine), name="swarm")
 
 
+@pytest.mark.slow
 def test_ten_thousand_robots_each_answer_on_their_own_endpoint():
     with live(swarm(10_000), paused=True) as run, Client(run.network.endpoint) as client:
         endpoints = {port.endpoint for port in run.network.robots.values()}

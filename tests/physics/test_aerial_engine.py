@@ -56,6 +56,7 @@ def hold(engine, force, torque=(0.0, 0.0, 0.0), rows=None):
     engine.apply_wrench(rows, np.tile(force, (len(rows), 1)), np.tile(torque, (len(rows), 1)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernels", KERNELS)
 def test_free_fall_is_semi_implicit_euler_at_g(kernels):
     engine, dt, n = make([flyer("a", z=10.0)], kernels=kernels), 0.002, 500

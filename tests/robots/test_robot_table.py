@@ -47,6 +47,7 @@ def _share():
         pytest.skip("example-robot-data is not installed (pip install '.[test]')")
 
 
+@pytest.mark.slow
 def test_one_robot_of_each_kind_loads_as_shipped_and_passes_its_checks():
     _share()
     rows = robot_table.table(list(ONE_PER_KIND))

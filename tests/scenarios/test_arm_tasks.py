@@ -98,6 +98,7 @@ def picked(steps: int) -> np.ndarray:
     return np.array(track)
 
 
+@pytest.mark.slow
 def test_arm_pick_moves_every_cube_to_its_mirror_spot_the_same_way_twice():
     track = picked(900)
     start = track[0]

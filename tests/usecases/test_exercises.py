@@ -57,6 +57,7 @@ def test_the_reference_solution_passes(exercise, solution, tmp_path):
     ("03_follow", None, "exercise_follow: FAIL: robot1 was "),
     ("04_formation", 4, "formation: FAIL: not formed at the red target after 4 s"),
 ], ids=[exercise for exercise, _ in CASES])
+@pytest.mark.slow
 def test_an_idle_robot_fails_each_exercise_with_its_reason(exercise, limit, reason):
     spec = load(str(EXERCISES / f"{exercise}.scenario"))
     idle = dataclasses.replace(spec.robots[0], controller=None, drivers=())
