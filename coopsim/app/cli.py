@@ -74,10 +74,12 @@ def ports_option(fn):
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 def check(files: tuple[str, ...]) -> None:
-    """Validate .world, .scenario and .sweep FILES without running them."""
+    """Validate .world, .scenario and .sweep FILES without running them. A relative FILE that
+    is not in the current folder is looked for among the bundled files, as ``run`` does."""
     from ..formats.check import check as check_files
+    from ..model.bundled import resolve
 
-    errors = check_files(files)
+    errors = check_files([resolve(f) for f in files])
     for line in errors:
         click.echo(line, err=True)
     if errors:
@@ -91,9 +93,10 @@ def list_(scenarios: tuple[str, ...]) -> None:
     """List robot types and modules with their parameters (and the robot types SCENARIOS
     import from description files)."""
     from ..formats.check import check as check_files
+    from ..model.bundled import resolve
     from .listing import describe_registries
 
-    errors = check_files(scenarios)  # loading them registers their imported types
+    errors = check_files([resolve(f) for f in scenarios])  # loading them registers their imported types
     for line in errors:
         click.echo(line, err=True)
     if errors:

@@ -28,6 +28,8 @@ CLIENTS = ROOT / "clients"
 START_WAIT = 60.0  # s for a child to print its endpoints (a failure, not slowness)
 OCTAVE = "octave-cli --no-history --quiet --no-init-file --eval conformance"
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _unavailable(reason: str) -> None:
     if os.environ.get("CI"):

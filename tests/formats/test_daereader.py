@@ -237,6 +237,7 @@ def test_the_decimal_parse_is_numpy_s_or_hands_over(text):
         assert want is not None and got.tobytes() == want.tobytes()
 
 
+@pytest.mark.slow
 def test_every_array_of_numbers_shipped_parses_to_numpy_s_bits():
     parsed = 0
     for path in sorted(_robots().rglob("*.dae")):

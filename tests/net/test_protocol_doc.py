@@ -158,6 +158,7 @@ def test_a_request_with_a_nonzero_error_code_is_served_as_if_it_were_0(servers, 
     peer.close()
 
 
+@pytest.mark.slow
 def test_start_up_lines_and_sigterm_stop_cleanly(tmp_path):
     path = tmp_path / "term.mcap"
     proc = subprocess.Popen(

@@ -202,6 +202,7 @@ def steer_refused(squads) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_a_group_teleop_frozen_with_a_key_held_stops_steering(person):
     """Issue 53 item 1 for squads: ``coopsim teleop --group`` frozen (SIGSTOP) while a key is
     held: its last steer lapses after the driver's hold (0.5 s of simulated time), the squad

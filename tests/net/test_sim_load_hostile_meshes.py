@@ -2,7 +2,7 @@
 each answered with error 8 and the COLLADA file's ``file:line: what is wrong`` (100,000
 nested nodes were error 10 with a RecursionError; a negative index and a NaN position
 loaded), nothing of it loaded, and the running world steps on. The real-time factor during
-such loads is measured by experiments/sim_load_rate.py, not asserted here."""
+such loads is measured by studies/sim_load_rate.py, not asserted here."""
 
 from __future__ import annotations
 

@@ -103,6 +103,7 @@ def test_a_new_recording_says_format_7_and_format_1_and_2_recordings_still_play(
             assert "parts" in rec.layout(0) and "bars" not in rec.layout(0)
 
 
+@pytest.mark.slow
 def test_coopsim_info_reads_a_format_1_recording():
     result = run_cli("info", str(ROOT / "recordings/sample.mcap"))
     assert result.returncode == 0, result.stderr
@@ -127,6 +128,7 @@ def _old_nameserver(ctx: zmq.Context, stop: threading.Event) -> tuple[str, threa
     return f"tcp://127.0.0.1:{port}", thread
 
 
+@pytest.mark.slow
 def test_the_gateway_refuses_a_name_server_of_another_version():
     ctx, stop = zmq.Context(), threading.Event()
     endpoint, thread = _old_nameserver(ctx, stop)
