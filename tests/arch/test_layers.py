@@ -109,6 +109,7 @@ def test_the_layer_check_catches_an_upward_import_and_io_in_physics():
     assert len(found) == 3, found
 
 
+@pytest.mark.slow
 def test_coopsim_check_imports_no_physics_library():
     code = ("import sys\nfrom coopsim.app import cli\n"
             "try:\n    cli.main(['check', 'scenarios/demo.scenario', 'worlds/maze.world'])\n"
@@ -120,6 +121,7 @@ def test_coopsim_check_imports_no_physics_library():
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_the_client_imports_no_simulator():
     code = ("import sys\nimport coopsim.client\n"
             "bad = [m for m in ('pymunk', 'pyglet', 'coopsim.sim', 'coopsim.physics') "
