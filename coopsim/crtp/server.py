@@ -199,8 +199,12 @@ class CrtpServer:
                 fw.counts.refused += 1
                 return
             replies = fw.handle(port, channel, data, wall)
-            if port == wire.COMMANDER and fw.setpoint is not None and fw.setpoint.kind == "stop":
-                self.released[i] = True  # cflib's close_link: another client may connect
+            if port in (wire.COMMANDER, wire.GENERIC, wire.HIGH_LEVEL):
+                # a zero-thrust setpoint is cflib's close_link: another client may connect
+                # (packets its threads still had queued do not take the link back; a
+                # command does)
+                self.released[i] = (port == wire.COMMANDER and fw.setpoint is not None
+                                    and fw.setpoint.kind == "stop")
             replies += fw.take_console()
         for reply in replies:
             self._send(i, reply, addr)
@@ -208,7 +212,7 @@ class CrtpServer:
     def _hold(self, i: int, addr, wall: float) -> bool:
         """Whether ``addr`` holds Crazyflie ``i``'s link now (taking it when it is free)."""
         if self.clients[i] == addr:
-            self.heard[i], self.released[i] = wall, False
+            self.heard[i] = wall
             return True
         if (self.clients[i] is None or self.released[i]
                 or wall - self.heard[i] > LINK_LEASE):
