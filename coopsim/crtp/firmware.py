@@ -55,7 +55,7 @@ class Block:
 
     ops: list = field(default_factory=list)
     period: float | None = None
-    due: float = 0.0
+    due: float | None = 0.0
     once: bool = False
 
     def size(self) -> int:
@@ -265,7 +265,7 @@ class Firmware:
             ticks = rest[0]
             block.once = ticks == 0
             block.period = 0.01 * max(ticks, 1)
-            block.due = self.time  # the next step sends it
+            block.due = None  # the next step sends it; then every period from there
             return 0
         if cmd == 4:  # stop
             if block is None:
@@ -733,6 +733,8 @@ class Firmware:
         """The started blocks due at ``t`` (each then set to its next time, by sim time)."""
         out = []
         for ident, block in self.blocks.items():
+            if block.period is not None and block.due is None:
+                block.due = t
             if block.period is None or t + 1e-9 < block.due:
                 continue
             out.append((ident, block))
