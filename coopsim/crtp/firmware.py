@@ -473,9 +473,9 @@ class Firmware:
         if cmd == 0:
             self.group_mask = args[0]
             return []
-        if cmd == 6:  # define: id, location (0 = memory), type (0 = poly4d), offset, pieces
+        if cmd == 6:  # define: id, location (1 = memory), type (0 = poly4d), offset, pieces
             ident, location, kind, offset, count = args
-            if location != 0 or kind != 0:
+            if location != 1 or kind != 0:
                 self.say("HL: only poly4d trajectories in memory are served")
                 return []
             try:

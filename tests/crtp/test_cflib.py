@@ -122,9 +122,9 @@ def test_high_level_takeoff_go_to_land(tmp_path):
                 hover.append(truth(run, "cf1")[2])
             rms = math.sqrt(np.mean((np.array(hover) - 0.5) ** 2))
             assert rms < 0.02
-            hl.go_to(start[0] + 0.5, start[1] + 0.3, 0.7, 0.0, 2.0)
-            wait_until(lambda: fw.plan is not None and fw.plan.duration == 2.0)
-            t_end = fw.plan.t0 + 2.0
+            hl.go_to(start[0] + 0.5, start[1] + 0.3, 0.7, 0.0, 2.5)
+            wait_until(lambda: fw.plan is not None and fw.plan.duration == 2.5)
+            t_end = fw.plan.t0 + 2.5
             wait_until(lambda: run.stepper.snapshot.time >= t_end)
             err = np.linalg.norm(truth(run, "cf1") - (start + [0.5, 0.3, 0.7 - start[2]]))
             assert err < 0.05
