@@ -100,6 +100,7 @@ class Trajectory(Plan):
     def at(self, t: float) -> np.ndarray:
         total = float(self.durations.sum())
         tau = min(max((t - self.t0) / self.scale, 0.0), total)
+        moving = 0.0 <= (t - self.t0) / self.scale < total  # before and after: held still
         sign = 1.0
         if self.reverse:
             tau, sign = total - tau, -1.0
@@ -108,10 +109,11 @@ class Trajectory(Plan):
         rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
         ref = np.zeros(11)
         ref[0:3] = rot @ v[:3, 0] + self.offset
-        ref[3:6] = rot @ v[:3, 1] * (sign / self.scale)
-        ref[6:9] = rot @ v[:3, 2] / (self.scale * self.scale)
+        if moving:
+            ref[3:6] = rot @ v[:3, 1] * (sign / self.scale)
+            ref[6:9] = rot @ v[:3, 2] / (self.scale * self.scale)
+            ref[10] = v[3, 1] * sign / self.scale
         ref[9] = wrap(v[3, 0] + self.turn)
-        ref[10] = v[3, 1] * sign / self.scale
         return ref
 
 

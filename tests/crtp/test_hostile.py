@@ -154,3 +154,51 @@ def test_absurd_setpoints_and_a_second_client(tmp_path):
         assert truth(run, "cf1")[0] - start[0] < 5.0
         first.close()
         second.close()
+
+
+@pytest.mark.slow
+def test_coopsim_run_crtp_process_and_scan(tmp_path):
+    """``coopsim run --crtp`` as a process: its start-up line lists the URIs, cflib's scan
+    finds them (ports 19850-19859 on 127.0.0.1), /sim state lists them."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    import cflib.crtp
+    from coopsim.client import Client
+
+    from .crtphelpers import free_ports, scenario_file
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.bind(("127.0.0.1", wire.BASE_PORT))
+        probe.close()
+        base = wire.BASE_PORT
+    except OSError:  # another run holds the scanned ports: serve beside them, scan nothing
+        probe.close()
+        base = free_ports(2)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coopsim", "run", str(scenario_file(tmp_path, 2)), "--headless",
+         "--port", "0", "--crtp", "--crtp-port", str(base)], cwd=root, text=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=root))
+    try:
+        crtp = nameserver = None
+        for line in proc.stderr:
+            crtp = crtp or re.search(r"crtp: cf1 (udp://\S+), cf2 (udp://\S+)", line)
+            nameserver = nameserver or re.search(r"name server: (tcp://\S+)", line)
+            if crtp and nameserver:
+                break
+        assert crtp and nameserver, "the run did not start"
+        uris = [crtp[1], crtp[2]]
+        assert uris == [f"udp://127.0.0.1:{base}", f"udp://127.0.0.1:{base + 1}"]
+        if base == wire.BASE_PORT:
+            found = [uri for uri, _ in cflib.crtp.scan_interfaces()]
+            assert set(uris) <= set(found)
+        with Client(nameserver[1]) as c:
+            state = c.sim().state()["crtp"]["crazyflies"]
+        assert [state["cf1"]["uri"], state["cf2"]["uri"]] == uris
+    finally:
+        proc.kill()
+        proc.wait()
