@@ -437,7 +437,7 @@ class Firmware:
             return self._set("stop", (), wall)
         if kind in (1, 8):
             vx, vy, vz, yawrate = struct.unpack("<ffff", body)
-            return self._set("velocity", (vx, vy, vz, math.radians(yawrate)), wall)
+            return self._set("velocity_world", (vx, vy, vz, math.radians(yawrate)), wall)
         if kind in (2, 9):
             roll, pitch, yawrate, z = struct.unpack("<ffff", body)
             return self._set("zdistance", (math.radians(roll), math.radians(pitch),
@@ -540,7 +540,7 @@ class Firmware:
     def decide(self, t: float, dt: float, wall: float):
         """What the motors do next: ``("off",)``, ``("none",)`` (never commanded: leave the
         robot alone), ``("ref", ref)`` (the cascade tracks ``ref``, (11,)), ``("attitude",
-        thrust N, roll, pitch, yaw rate)`` or ``("motors", speeds)``. Caller holds the lock."""
+        thrust N, roll, pitch, yaw rate)`` or ``("power", speeds)``. Caller holds the lock."""
         queued, self.queue = self.queue, []
         for item in queued:
             self._apply(item, t)
@@ -554,7 +554,7 @@ class Firmware:
             return ("off",)
         if self.params["motorPowerSet.enable"]:
             top = float(self.airframe["max_speed"])
-            return ("motors", np.array([top * math.sqrt(self.params[f"motorPowerSet.m{k}"]
+            return ("power", np.array([top * math.sqrt(self.params[f"motorPowerSet.m{k}"]
                                                          / 65535.0) for k in range(1, 5)]))
         sp = self.setpoint
         if sp is not None:
@@ -606,7 +606,7 @@ class Firmware:
         self.yaw_ref = wrap((yaw if self.yaw_ref is None else self.yaw_ref) + rate * dt)
         ref[9], ref[10] = self.yaw_ref, rate
         ref[0:3] = p
-        if sp.kind == "velocity":
+        if sp.kind == "velocity_world":
             ref[3:6] = _cut_norm(np.array(v[0:3]), MAX_SPEED)
         elif sp.kind == "hover":
             c, s = math.cos(yaw), math.sin(yaw)

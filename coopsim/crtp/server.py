@@ -41,7 +41,6 @@ WAKE = 0.1  #: s the server thread waits at most between two looks at its stop f
 BURST = 256  #: datagrams taken from one socket before the next socket's turn
 RECV = 256  #: bytes read of a datagram (longer ones are cut, then dropped as oversize)
 ROTORS = "rotors"
-_MODES = {"off": 0.0, "ref": 1.0, "motors": 1.0, "attitude": 3.0}
 
 
 class CrtpServer:
@@ -326,7 +325,7 @@ class CrtpServer:
             top = float(fw.airframe["max_speed"])
             total = 4.0 * float(fw.airframe["kf"]) * top * top
             values = (3.0, min(max(thrust, 0.0), total), roll, pitch, rate, 0.0, 0.0, 0.0, 0.0)
-        elif kind == "motors":
+        elif kind == "power":
             speeds = decision[1]
             fw.speeds = speeds
             values = (1.0, *map(float, speeds), 0.0, 0.0, 0.0, 0.0)
