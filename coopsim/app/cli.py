@@ -16,7 +16,8 @@ from .. import __version__
 from . import interrupt
 from .cli_bench import analyze, bench
 from .options import (EXIT_BAD_INPUT, foxglove_options, friendly, keys_options, recording_path,
-                      ros2_options, threads_option, token_options)
+                      ros2_options, threads_option, token_options,
+                      crtp_options)
 
 
 class _Command(click.Group):
@@ -159,6 +160,7 @@ def list_(scenarios: tuple[str, ...]) -> None:
 @token_options
 @foxglove_options
 @ros2_options
+@crtp_options
 @friendly
 def run(file, **flags) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo. A relative FILE that is
