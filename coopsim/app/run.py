@@ -216,6 +216,8 @@ class Run:
                 self.controllers = Controllers(specs, self.network.endpoint, opts.log_dir,
                                                self.client_env(),
                                                seed=self.stepper.sim.seed).start()
+                # the lease counts a launched controller's silence net of its CPU waits
+                self.stepper.slots.cpu_wait = self.controllers.cpu_wait
         except BaseException:
             self.close()
             raise
