@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 
 
-def _read(path: str) -> float:
+def _read(path: str, field: int = 1) -> float:
     try:
         with open(path, "rb") as f:
-            return int(f.read().split()[1]) / 1e9
+            return int(f.read().split()[field]) / 1e9
     except (OSError, IndexError, ValueError):
         return 0.0  # gone, or no schedstat: counts nothing
 
@@ -33,20 +33,25 @@ def process_wait(pid: int) -> float:
     return _read(f"/proc/{pid}/schedstat")
 
 
-def group_wait(pgid: int) -> float:
-    """s the main threads of every process of process group ``pgid`` have waited for a CPU
-    (a launched controller leads its own group: it and what it started)."""
-    total = 0.0
+def group_wait(pgid: int) -> tuple[float, bool, float]:
+    """(s the main threads of every process of process group ``pgid`` have waited for a CPU,
+    whether one of them is runnable now, s they have run on a CPU). A launched controller
+    leads its own group (it and what it started). The kernel adds a wait to the figure when
+    the wait ends (the task gets a CPU), so a task runnable now may be in the middle of one."""
+    total, runnable, ran = 0.0, False, 0.0
     try:
         entries = [e for e in os.listdir("/proc") if e.isdigit()]
     except OSError:
-        return 0.0
+        return 0.0, False, 0.0
     for entry in entries:
         try:
             with open(f"/proc/{entry}/stat", "rb") as stat:
-                if int(stat.read().rsplit(b")", 1)[1].split()[2]) != pgid:
-                    continue
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            if int(fields[2]) != pgid:
+                continue
         except (OSError, IndexError, ValueError):
             continue
+        runnable = runnable or fields[0] == b"R"
         total += process_wait(int(entry))
-    return total
+        ran += _read(f"/proc/{entry}/schedstat", 0)
+    return total, runnable, ran

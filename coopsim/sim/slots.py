@@ -102,10 +102,12 @@ class CommandSlots:
                  dead_man: float = DEAD_MAN) -> None:
         self.clock = clock or WallClock()
         self.lease = lease
-        #: ``cpu_wait(robot) -> s``: how long the robot's controller has waited for a CPU so
-        #: far (cumulative; 0 for a controller the run did not launch). Set by the run.
+        #: ``cpu_wait(robot) -> (s, runnable, ran)``: how long the robot's controller has waited
+        #: for a CPU so far, whether it is runnable now (in the middle of a wait the figure does
+        #: not show yet), and how long it has run on one, s (cumulative); (0, False, 0) for a
+        #: controller the run did not launch. Set by the run.
         self.cpu_wait = None
-        # robot -> (active time, CPU waits of it and of the stepper thread) when its silence
+        # robot -> (CPU waits of it and of the stepper thread, its CPU time) when its silence
         # began to be measured net of CPU waits (STARVE_LOOK into a step's wait)
         self._starve_base: dict[str, tuple[float, float]] = {}
         # The condition's lock, taken as itself (notify_all holds under it as under the
@@ -461,7 +463,7 @@ class CommandSlots:
             due = [r for r, t in self._attached.items() if now - t >= STARVE_LOOK
                    and r not in self._committed and r not in self._starve_base]
         if due:  # the /proc reads outside the lock (the hub's threads take it every command)
-            bases = {r: (now, self._starved(r)) for r in due}
+            bases = {r: self._starved(r)[::2] for r in due}
             with self.lock:
                 for robot, base in bases.items():
                     self._starve_base.setdefault(robot, base)
@@ -484,10 +486,12 @@ class CommandSlots:
             self.detach(robot, f"silent for more than the {self.lease:g} s lease")
         return late + [robot for robot, _ in slow]
 
-    def _starved(self, robot: str) -> float:
-        """s the robot's controller and the calling (stepper) thread have waited for a CPU."""
+    def _starved(self, robot: str) -> tuple[float, bool, float]:
+        """(s the robot's controller and the calling (stepper) thread have waited for a CPU,
+        whether the controller is runnable now, s it has run)."""
         hook = self.cpu_wait
-        return thread_wait() + (hook(robot) if hook is not None else 0.0)
+        waited, runnable, ran = hook(robot) if hook is not None else (0.0, False, 0.0)
+        return thread_wait() + waited, runnable, ran
 
     def _silence(self, robot: str, plain: float, now: float) -> float:
         """``robot``'s silence, s of active time: ``plain`` less the CPU waits since its base
@@ -495,7 +499,10 @@ class CommandSlots:
         base = self._starve_base.get(robot)
         if base is None:
             return plain
-        return plain - max(0.0, self._starved(robot) - base[1])
+        waited, runnable, ran = self._starved(robot)
+        if runnable and ran - base[1] < self.lease:  # waiting for a CPU right now (the figure
+            return 0.0  # counts a wait when it ends), not spinning for a lease: not silent
+        return plain - max(0.0, waited - base[0])
 
     def waiting(self) -> list[str]:
         """Attached robots that have not committed a command for the coming step."""

@@ -37,7 +37,8 @@ def test_busy_processes_sharing_a_cpu_wait_and_a_sleeping_one_does_not():
         for proc in procs:
             os.sched_setaffinity(proc.pid, {cpu})
             assert proc.stdout.readline() == "ready\n"  # started: asleep on its stdin
-        before = [group_wait(p.pid) for p in procs]
+        before = [group_wait(p.pid)[0] for p in procs]
+        assert not any(group_wait(p.pid)[1] for p in procs), "asleep: not runnable"
         for proc in procs[:2]:  # two spin on the one CPU; the third sleeps
             proc.stdin.write("go\n")
             proc.stdin.flush()
