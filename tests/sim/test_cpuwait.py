@@ -12,7 +12,8 @@ import pytest
 
 from coopsim.sim.cpuwait import group_wait, process_wait, thread_wait
 
-# says it is ready, waits for a line, spins 0.3 s of CPU time, says so, then sleeps until its stdin closes
+# says it is ready, waits for a line, spins 0.3 s of CPU time, says so, then sleeps until
+# its stdin closes
 BUSY = """import sys, time
 print("ready", flush=True)
 sys.stdin.readline()
