@@ -167,16 +167,20 @@ class Run:
         self.stepper.wait_for = max(0, self._wait_for() - dead)
 
     def _controllers_busy(self) -> bool:
-        """True when the controllers this run launched used CPU time since the last ask (the
-        stepper asks while its first lockstep step waits for them): one still busy starting
+        """True when the controllers this run launched used CPU time, or waited for a CPU,
+        since the last ask (the stepper asks while its first lockstep step waits for them):
+        one still busy starting
         (imports, compiling: seconds on a loaded machine) is not late, so the game starts with
         every launched controller whatever the machine does, while one that hangs before
         sending anything is not waited for beyond the start wait."""
         ctl = self.controllers
         if ctl is None:
             return False
-        cpu = ctl.cpu_seconds()
-        busy = cpu > self._start_cpu
+        # CPU time used, and time spent waiting for a CPU (a loaded machine keeps a starting
+        # controller runnable without running it: busy all the same, not late)
+        waits = [ctl.cpu_wait(robot) for robot in ctl.procs]
+        cpu = ctl.cpu_seconds() + sum(w[0] for w in waits)
+        busy = cpu > self._start_cpu or any(w[1] for w in waits)
         self._start_cpu = max(cpu, self._start_cpu)
         return busy
 
@@ -229,6 +233,8 @@ class Run:
                 self.controllers = Controllers(specs, self.network.endpoint, opts.log_dir,
                                                self.client_env(),
                                                seed=self.stepper.sim.seed).start()
+                # the lease counts a launched controller's silence net of its CPU waits
+                self.stepper.slots.cpu_wait = self.controllers.cpu_wait
         except BaseException:
             self.close()
             raise

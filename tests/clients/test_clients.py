@@ -147,7 +147,7 @@ def assert_ids(stdout: str, declared: dict) -> None:
 
 def assert_finds_ids(live: Run, renumbered: dict, ids) -> None:
     """``ids(robot)`` (a finished process printing LOOKED_UP's ids) prints the ids robot1
-    declares, and the other ids /renumbered declares; it said hello with protocol 13 first."""
+    declares, and the other ids /renumbered declares; it said hello with protocol 14 first."""
     HELLOS.clear()
     for robot, declared in (("robot1", ids_by_name(robot1_commands(live))),
                             ("renumbered", renumbered)):
@@ -155,14 +155,14 @@ def assert_finds_ids(live: Run, renumbered: dict, ids) -> None:
         assert proc.returncode == 0, proc.stderr
         assert_ids(proc.stdout, declared)
     assert renumbered["sonar.read"] != ids_by_name(robot1_commands(live))["sonar.read"]
-    assert HELLOS == [[13]]
+    assert HELLOS == [[14]]
 
 
 def test_python_says_protocol_7_when_it_opens_a_robot(live, renumbered):
     HELLOS.clear()
     with Client(live.network.endpoint) as client:
         bot = client.robot("renumbered")
-    assert HELLOS == [[13]] and "motors" in bot.module_labels
+    assert HELLOS == [[14]] and "motors" in bot.module_labels
 
 
 def require(*tools: str) -> None:

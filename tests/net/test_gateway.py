@@ -164,7 +164,7 @@ def test_coopsim_run_json_port_serves_the_gateway():
                      None)
         assert match, f"stderr began: {seen}"
         s = Session((match[1], int(match[2])))
-        assert s.ask(["/robot1", 0, "", 0, [], []]) == [0, "/robot1", 0, [13], []]
+        assert s.ask(["/robot1", 0, "", 0, [], []]) == [0, "/robot1", 0, [14], []]
         s.close()
     finally:
         proc.terminate()
