@@ -25,7 +25,7 @@ from ..model.plugins import (MODULES, default_engine, engine_with, motion_module
                              reference_type)
 from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec, Settings, TargetSpec,
                            WorldSpec)
-from ..raycast import JitRayCaster, RayCaster, wait_ready
+from ..raycast import JitRayCaster
 from ..sim.simulation import Simulation
 from ..sim.stepper import Stepper
 
@@ -41,7 +41,7 @@ class StepRow:
 
     Attributes:
         robots: N. median, p95: of the whole step. phase_ms: phase -> median.
-        engine: Physics engine label. caster: ``jit`` or ``numpy`` (the sonar's caster).
+        engine: Physics engine label. caster: ``jit`` (the sonar's caster).
         samples: ``step`` and each phase -> every timed step's time, ms.
         rss_mb: The process's resident memory after the run, MiB (0 where /proc is missing).
     """
@@ -139,17 +139,13 @@ def cases(engines: str, casters_: str, counts: str) -> list[tuple[str, str, int]
 
 
 def make_caster(kind: str):
-    """The sonar's caster for a benchmark: ``jit`` (its kernels loaded first) or ``numpy``.
+    """The sonar's caster for a benchmark: ``jit``, the one caster (a column of the tables).
 
     Raises:
-        CoopsimError: ``jit`` without numba, or a kind that is neither.
+        CoopsimError: any other kind.
     """
-    if kind == "numpy":
-        return RayCaster()
     if kind != "jit":
-        raise CoopsimError(f"caster must be jit or numpy, not {kind!r}")
-    if not wait_ready(600):
-        raise CoopsimError("the compiled caster is not available (is numba installed?)")
+        raise CoopsimError(f"caster must be jit, not {kind!r}")
     return JitRayCaster()
 
 

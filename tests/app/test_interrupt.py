@@ -33,8 +33,8 @@ HANG_CAP = 60.0  # s: a run that does not end by then hangs (no timing is assert
 
 
 def _start(tmp_path: Path, *flags: str) -> subprocess.Popen:
-    """``coopsim run`` of one robot until Ctrl-C, headless, recording, numpy sensing."""
-    env = {**os.environ, "DISPLAY": "", "COOPSIM_JIT": "numpy"}
+    """``coopsim run`` of one robot until Ctrl-C, headless, recording."""
+    env = {**os.environ, "DISPLAY": ""}
     return subprocess.Popen(
         [sys.executable, *flags, "-m", "coopsim", "run", str(SCENARIO), "--headless", "--port",
          "0", "--record", str(tmp_path / "run.mcap")], cwd=tmp_path, env=env, text=True,

@@ -80,13 +80,3 @@ def plans(n: int, seed: int) -> tuple[dict, np.ndarray]:
     e = rng.uniform(-0.1, 4.0, n)
     e[:5] = times[:5, 1]  # exactly at a waypoint
     return plan, e
-
-
-def test_the_joints_plans_kernel_is_the_numpy_evaluation_bit_for_bit():
-    from coopsim.plugins.modules import joints
-
-    plan, e = plans(500, 41)
-    want = joints._evaluate_numpy(plan, e)
-    got = joints._evaluate(plan, e)
-    assert all(a.tobytes() == b.tobytes() for a, b in zip(got, want))
-    assert 0 < want[2].sum() < 500  # some plans over, some under way
