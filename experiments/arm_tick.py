@@ -24,10 +24,9 @@ import time
 def measure(root: str, n: int, ticks: int) -> dict:
     """This process's figures for checkout ``root`` (its coopsim first on sys.path)."""
     sys.path[:0] = [root, os.path.join(root, "benchmarks")]
-    from coopsim.raycast.auto import wait_ready
-    from suite.common import arms, build, threads
+    from suite.common import arms, build, kernels_ready, threads
 
-    wait_ready(900)
+    kernels_ready()
     threads(1)
     stepper = build(arms(n, dt=0.001 if n == 1 else 0.002), warm=200)
     blocks = []

@@ -49,10 +49,9 @@ def measure(root: str, episodes: int) -> dict:
     import numpy as np
 
     import coopsim.env  # noqa: F401 -- registers coopsim/Scenario-v0
-    from coopsim.raycast.auto import wait_ready
-    from suite.common import threads
+    from suite.common import kernels_ready, threads
 
-    wait_ready(900)
+    kernels_ready()
     threads(1)
     env = gymnasium.make("coopsim/Scenario-v0", engine="kinematic",
                          scenario=os.path.join(root, "scenarios", "learn_goal.scenario"))

@@ -32,11 +32,9 @@ def measure(root: str) -> dict:
     import numpy as np
 
     import coopsim.env  # noqa: F401 -- registers coopsim/Scenario-v0
-    from coopsim.model.compiled import warm_all
-    from coopsim.raycast.auto import wait_ready
-    from suite.common import swarm, threads
+    from suite.common import kernels_ready, swarm, threads
 
-    wait_ready(900)
+    kernels_ready()
     threads(1)
     env = gymnasium.make("coopsim/Scenario-v0", engine="kinematic",
                          scenario=os.path.join(root, "scenarios", "learn_goal.scenario"))
@@ -57,7 +55,7 @@ def measure(root: str) -> dict:
             episode.reset()
     for _ in range(500):
         step()
-    warm_all()
+    kernels_ready()
     stepper, small = episode.stepper, swarm(1, "kinematic", warm=50)
     blocks = {"env_us": [], "tick_us": [], "small_us": [], "unwrapped_us": [],
               "tick_reset_us": []}

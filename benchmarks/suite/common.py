@@ -92,16 +92,11 @@ def root() -> Path:
 
 
 def kernels_ready() -> None:
-    """Wait until the compiled kernels are loaded (from numba's cache, or compiled), every
-    registered one, before a case times anything: a fresh process loads them in the
-    background and steps on the plain path meanwhile, so a case timed at once measured the
-    plain path for its first second or two (``step.SmallWorld`` read ~100 µs a tick in a
-    fresh process against ~22 once loaded, round twenty-one)."""
-    from coopsim.model.compiled import warm_all
-    from coopsim.raycast import auto
+    """Load every registered kernel (from numba's cache, or compiled) before a case times
+    anything (a simulation loads those of its world as it is made; this loads the rest)."""
+    from coopsim.model.compiled import load_pending
 
-    auto.wait_ready(900)
-    warm_all()
+    load_pending()
 
 
 def swarm(n: int, engine: str | None = None, caster: str = "jit", robot_type: str | None = None,
@@ -112,7 +107,7 @@ def swarm(n: int, engine: str | None = None, caster: str = "jit", robot_type: st
     ticks already taken (the first builds the static grids).
 
     Args:
-        engine: Engine label (None: the default). caster: ``jit`` or ``numpy``.
+        engine: Engine label (None: the default). caster: ``jit``.
         params: (module, parameter, value) set on every robot, e.g. ``("lidar", "rate", 5.0)``.
         obstacles: False: the arena without its static objects (the mujoco engine's 3D start
             check finds robots of the grid's jitter inside the cylinders the 2D engines pass).

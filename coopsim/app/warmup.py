@@ -16,45 +16,43 @@ import time
 
 from ..model.bundled import bundled_root
 
-#: (bundled scenario, engine) pairs stepped: each engine's step, the ground and flying fused
-#: passes, the arms' kernels (a pair whose engine is not installed is left out)
-WORLDS = (("demo", "pymunk"), ("one_robot", "kinematic"), ("learn_goal", "kinematic"),
-          ("crazyflie_hover", "aerial"), ("crazyflie_hover", "mujoco"),
-          ("arm_reach", "mujoco"))
+#: Bundled scenarios stepped on every engine that accepts them: ground robots with every module
+#: of the reference robot and a target, a one-robot world, a Crazyflie, an arm
+SCENARIOS = ("demo", "one_robot", "learn_goal", "crazyflie_hover", "arm_reach")
 STEPS = 3  # steps each world takes (the first plan, its fused pass, a second sensing)
 
 
 def warmup(say=print) -> None:
     """Compile (or load) every kernel; ``say`` gets the summary line."""
     from ..model import compiled
+    from ..model.plugins import ENGINES
 
     wall, cpu = time.perf_counter(), time.process_time()
     compiled.import_kernel_modules()
     compiled.load_pending()
-    for name, engine in WORLDS:
-        _step(name, engine)
+    for engine in ENGINES.labels():
+        for name in SCENARIOS:
+            _step(name, engine)
     compiled.load_pending()
-    what = "compiled" if compiled._NOTICED.is_set() else "loaded from the cache"
+    what = "compiled" if compiled.compiled_here() else "loaded from the cache"
     folder = os.environ.get("NUMBA_CACHE_DIR") or "__pycache__ beside the sources"
     say(f"coopsim: the kernels are {what} ({time.perf_counter() - wall:.1f} s, "
         f"{time.process_time() - cpu:.1f} s of CPU; cache: {folder})")
 
 
 def _step(name: str, engine: str) -> None:
-    """Build bundled scenario ``name`` on ``engine`` and take :data:`STEPS` steps."""
+    """Build bundled scenario ``name`` on ``engine`` and take :data:`STEPS` steps; nothing
+    when the engine refuses the scenario or cannot load (its package missing)."""
     from ..formats.files import load
-    from ..model.plugins import ENGINES
+    from ..model.errors import CoopsimError
     from ..sim.simulation import Simulation
     from ..sim.stepper import Stepper
 
-    if engine not in ENGINES.labels():
-        return
+    spec = load(str(bundled_root() / "scenarios" / f"{name}.scenario"))
     try:
-        ENGINES.get(engine)
-    except Exception:  # noqa: BLE001 -- an engine whose package is missing (mujoco)
+        sim = Simulation(spec, seed=1, engine=engine)
+    except (CoopsimError, ImportError):  # a 2D engine refusing a flyer, mujoco not installed
         return
-    sim = Simulation(load(str(bundled_root() / "scenarios" / f"{name}.scenario")), seed=1,
-                     engine=engine)
     stepper = Stepper(sim, mode="lockstep")
     for _ in range(STEPS):
         stepper.tick()

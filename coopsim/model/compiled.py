@@ -120,7 +120,10 @@ def _names(code: types.CodeType) -> set:
 def _constant(value) -> bytes | None:
     """The bytes a frozen global ``value`` is keyed by, None for what numba does not freeze
     (modules and functions are followed, not keyed)."""
-    if isinstance(value, (bool, int, float, complex, str, bytes, tuple, np.generic)):
+    if isinstance(value, tuple):  # numba freezes a tuple of constants too
+        parts = [_constant(v) for v in value]
+        return None if None in parts else b"(" + b",".join(parts) + b")"
+    if isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
         return repr(value).encode()
     if isinstance(value, np.ndarray):
         return repr((value.dtype.str, value.shape)).encode() + value.tobytes()
@@ -156,6 +159,11 @@ def sources_key(func) -> str:
                            and not isinstance(getattr(value, n), types.ModuleType)]
             elif hasattr(value, "py_func"):
                 todo.append(value)
+            elif isinstance(value, tuple):  # kernels handed over in a tuple: followed too
+                todo += [v for v in value if hasattr(v, "py_func")]
+                frozen = _constant(value)
+                if frozen is not None:
+                    digest.update(name.encode() + b"=" + frozen)
             else:
                 frozen = _constant(value)
                 if frozen is not None:
@@ -215,6 +223,11 @@ def notice() -> None:
             sys.stderr.flush()
         except (OSError, ValueError):  # no stderr (a closed pipe): the compile goes on
             pass
+
+
+def compiled_here() -> bool:
+    """Whether this process compiled a kernel (a cache miss), as :func:`notice` said."""
+    return _NOTICED.is_set()
 
 
 class Warm:

@@ -15,7 +15,7 @@ import numpy as np
 import pymunk
 import pytest
 
-from coopsim.raycast import numpycast as raycast
+from coopsim.raycast import jitcast as raycast
 from coopsim.raycast.jitcast import JitRayCaster as RayCaster
 
 pytestmark = pytest.mark.filterwarnings("error")  # NaN or division warnings fail the tests
