@@ -209,8 +209,8 @@ else:
 
 _NOTICED = threading.Event()
 #: The line a process writes on stderr when it first compiles a kernel
-NOTICE = ("coopsim: compiling the simulator's kernels (once after an install or an update, "
-          "about a minute; `coopsim warmup` does it ahead)\n")
+NOTICE = ("coopsim: compiling the simulator's kernels (once after an install or an update; "
+          "minutes on a busy machine; `coopsim warmup` does it ahead)\n")
 
 
 def notice() -> None:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..model import placement as pl
 from . import aerial_raykernel as ark
-from .aerial_raykernel import BALL, BOX, CX, CZ, GROW, KIND, MAT, MINVAL, OWNER, SA, SB, SH, \
+from .aerial_raykernel import BALL, BOX, CX, CZ, GROW, KIND, MAT, OWNER, SA, SB, SH, \
     WIDTH
 from .mujoco_state import wall_boxes
 
