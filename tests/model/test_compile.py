@@ -128,7 +128,7 @@ for path, engine in ((sys.argv[1], "kinematic"), (sys.argv[1], "pymunk"),
     for label in sys.argv[3].split(","):
         if label in snap.readings:
             data = np.ascontiguousarray(snap.readings[label]).tobytes()
-            print(engine, label, st.sim.step_path, hashlib.sha256(data).hexdigest()[:16])
+            print(engine, label, hashlib.sha256(data).hexdigest()[:16], st.sim.step_path)
 """
 
 
@@ -151,7 +151,7 @@ def test_an_edited_helper_recompiles_every_kind_that_uses_it(tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
         out = {}
         for line in done.stdout.splitlines():
-            engine, label, path, digest = line.split()
+            engine, label, digest, path = line.split(" ", 3)
             out[engine, label] = (path, digest)
         return out
 
