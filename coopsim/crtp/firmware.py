@@ -47,6 +47,8 @@ GRAVITY = 9.81
 VBAT = 3.9  #: V reported as pm.vbat (coopsim has no battery model)
 LATENCIES = 4096  #: setpoint latencies kept for the percentiles
 CONSOLE_LINES = 16  #: console lines waiting to be sent, at most
+EXTPOS_TAU = 0.05  #: s: how fast the position estimate follows external positions (extpos)
+EXTPOS_STALE = 0.5  #: s: an external position older than this no longer corrects the estimate
 
 
 @dataclass
@@ -126,7 +128,8 @@ class Firmware:
         self.engaged = False  # some client has commanded its motors this run
         # the stepper thread's: the state seen last, the control's memory
         self.time = 0.0
-        self.state = np.zeros(13)  # x y z qw qx qy qz vx vy vz wx wy wz (truth: the estimate)
+        self.state = np.zeros(13)  # x y z qw qx qy qz vx vy vz wx wy wz: the estimate
+        self.offset = np.zeros(3)  # the estimate's position less the true one, m (extpos)
         self.acc = np.zeros(3)  # world acceleration, m/s^2 (from the last two velocities)
         self.integral = np.zeros(3)
         self.yaw_ref: float | None = None
@@ -530,6 +533,13 @@ class Firmware:
             self.acc = (state[7:10] - self.state[7:10]) / dt
         self.time = t
         self.state = np.array(state, dtype=float)
+        ext = self.extpos
+        if ext is not None and dt > 0 and t - ext[4] <= EXTPOS_STALE:
+            # the estimator trusts a motion-capture position: the estimate's position moves
+            # to it with time constant EXTPOS_TAU (a mocap frame off by d moves the flight by -d)
+            error = np.array(ext[0:3], dtype=float) - self.state[0:3] - self.offset
+            self.offset += error * min(1.0, dt / EXTPOS_TAU)
+        self.state[0:3] += self.offset
         return dt
 
     @property
@@ -633,6 +643,7 @@ class Firmware:
         cmd, args = item[0], item[1:] and item[1]
         if cmd == "reset":
             self.integral[:] = 0.0
+            self.offset[:] = 0.0
             self.params["kalman.resetEstimation"] = 0
             return
         flying = self.plan is not None

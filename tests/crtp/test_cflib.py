@@ -137,6 +137,36 @@ def test_high_level_takeoff_go_to_land(tmp_path):
 
 
 @pytest.mark.slow
+def test_an_external_position_moves_the_estimate_and_so_the_flight(tmp_path):
+    """A motion-capture frame 0.3 m off in x: the estimate follows extpos, so the Crazyflie,
+    holding its high-level set point in the estimate, flies 0.3 m the other way and stays there
+    once the mocap goes quiet; a reset of the estimator drops the offset (on the old code extpos
+    was only logged: it stayed put)."""
+    with crtp_run(tmp_path) as (run, uris):
+        fw = firmware(run)
+        with connect(uris[0], tmp_path / "cache") as scf:
+            hl = scf.cf.high_level_commander
+            start = truth(run, "cf1")
+            hl.takeoff(0.5, 1.5)
+            sim_wait(run, 2.5)
+            for _ in range(150):  # mocap at ~50 Hz, off by +0.3 m in x, for ~3 s of sim time
+                x, y, z = truth(run, "cf1")
+                scf.cf.extpos.send_extpos(x + 0.3, y, z)
+                sim_wait(run, 0.02)
+            moved = truth(run, "cf1")
+            assert moved[0] == pytest.approx(start[0] - 0.3, abs=0.05)
+            assert fw.state[0] == pytest.approx(start[0], abs=0.05)  # what it believes
+            sim_wait(run, 1.0)  # the mocap gone quiet: the offset is kept
+            assert truth(run, "cf1")[0] == pytest.approx(start[0] - 0.3, abs=0.05)
+            scf.cf.param.set_value("kalman.resetEstimation", 1)
+            wait_until(lambda: not fw.offset.any())
+            sim_wait(run, 2.0)
+            assert truth(run, "cf1")[0] == pytest.approx(start[0], abs=0.05)
+            hl.land(0.0, 1.5)
+            wait_until(lambda: fw.mode == "off")
+
+
+@pytest.mark.slow
 def test_uploaded_trajectory(tmp_path):
     with crtp_run(tmp_path) as (run, uris):
         fw = firmware(run)
