@@ -371,6 +371,26 @@ def test_a_sample_of_the_package_table_loads_and_moves_true():
             assert row["moves"].endswith("✓"), row
 
 
+@pytest.mark.slow  # a process per robot
+def test_pybullets_a1_and_laikago_stand_10_s_within_5_degrees_of_level():
+    # they ended on their backs: started in their files' zero posture (the A1's knees clipped
+    # to -0.92 rad, all feet ahead of the hips), no stance; now in pybullet's examples'
+    # standing postures on the gains of their files' efforts
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+    import robot_packages as rp
+    sample = [r for r in rp.ROBOTS if (r.package, r.name) in (("pybullet", "a1"),
+                                                               ("pybullet", "laikago"))]
+    rows = rp.survey(sample, None, None)
+    if any(row["loads"] is None for row in rows):
+        assert not os.environ.get("CI"), "CI installs the test extra (pybullet)"
+        pytest.skip("pybullet is not installed")
+    assert len(rows) == 2
+    for row in rows:
+        assert row["loads"], row
+        assert row["moves"].startswith("10 s: tilt") and row["moves"].endswith("✓"), row
+
+
 def test_an_arm_whose_root_body_turns_against_the_world_is_refused_at_the_tool_line(
         tmp_path):
     # dm_control's reacher: the root body's own hinge; a KeyError traceback before
