@@ -13,9 +13,10 @@ Checks (one process per robot, so that each load is a first load, its CPU its ow
 * an arm (``tool`` given): ``move_to`` a point in front at half its reach, then 3 s of steps:
   the tool's distance from the point (goal <= 5 mm) or the refusal's reason;
 * a floating base: 10 s of steps from the section's pose (a legged robot in its standing
-  posture, ``stance``): its root link's largest tilt from level and how far it moved (goal:
-  within 5 degrees, the root at least half its start height up at the end: a robot that
-  falls over, or onto its belly as pybullet's Minitaur without its knee loops, fails);
+  posture, ``stance``): its root link's largest tilt from level and how far it moved; a legged robot's goal
+  (``stands``): within 5 degrees, its root at least half its start height up at the end (a
+  robot that falls over, or onto its belly as pybullet's Minitaur without its knee loops,
+  fails);
 * anything else: 2 s of steps held, its root link's drift.
 
 Run: ``PYTHONPATH=. python experiments/robot_packages.py [--packages DIR] [--images DIR]
@@ -52,6 +53,7 @@ class Robot:
     file: str
     keys: tuple[str, ...] = ()
     z: float = 0.0  # the section's position z, m (a floating base's start height)
+    stands: bool = False  # a legged robot: judged on standing (tilt and height kept)
 
 
 def _stance(legs: tuple[str, ...], names: tuple[str, str, str],
@@ -78,23 +80,27 @@ ROBOTS = (
     Robot("pybullet", "panda", "franka_panda/panda.urdf", ("tool panda_hand",)),
     Robot("pybullet", "xarm6", "xarm/xarm6_robot.urdf", ("tool link6",)),
     Robot("pybullet", "r2d2", "r2d2.urdf", ("base floating",), 0.5),
-    Robot("pybullet", "a1", "a1/a1.urdf", ("base floating", A1_STANCE), 0.29),
+    Robot("pybullet", "a1", "a1/a1.urdf", ("base floating", A1_STANCE), 0.29, True),
     Robot("pybullet", "mini_cheetah", "mini_cheetah/mini_cheetah.urdf", ("base floating",),
-          0.45),
+          0.45, True),
     Robot("pybullet", "laikago", "laikago/laikago_toes_zup.urdf",
-          ("base floating", LAIKAGO_STANCE), 0.48),
+          ("base floating", LAIKAGO_STANCE), 0.48, True),
     # y up (pybullet's examples load it turned by 180 degrees about (0, 1, 1); a section
     # turns a robot about z only): on its side
-    Robot("pybullet", "laikago_yup", "laikago/laikago.urdf", ("base floating",), 0.6),
-    Robot("pybullet", "minitaur", "quadruped/minitaur.urdf", ("base floating",), 0.3),
+    Robot("pybullet", "laikago_yup", "laikago/laikago.urdf", ("base floating",), 0.6,
+          True),
+    Robot("pybullet", "minitaur", "quadruped/minitaur.urdf", ("base floating",), 0.3,
+          True),
     Robot("pybullet", "husky", "husky/husky.urdf", ("base floating",), 0.2),
     Robot("pybullet", "racecar", "racecar/racecar.urdf", ("base floating",), 0.1),
     Robot("robosuite", "ur5e", "models/assets/robots/ur5e/robot.xml", ("tool right_hand",)),
     Robot("robosuite", "sawyer", "models/assets/robots/sawyer/robot.xml",
           ("tool right_hand",)),
     Robot("robosuite", "panda", "models/assets/robots/panda/robot.xml", ("tool right_hand",)),
-    Robot("robosuite", "spot", "models/assets/robots/spot/robot.xml", ("base floating",), 0.7),
-    Robot("dm_control", "quadruped", "suite/quadruped.xml", ("base floating",), 0.6),
+    Robot("robosuite", "spot", "models/assets/robots/spot/robot.xml", ("base floating",), 0.7,
+          True),
+    Robot("dm_control", "quadruped", "suite/quadruped.xml", ("base floating",), 0.6,
+          True),
     Robot("dm_control", "reacher", "suite/reacher.xml", ("tool finger",)),
     Robot("dm_control", "humanoid", "suite/humanoid.xml", ("base floating",), 1.4),
     Robot("gymnasium_robotics", "fetch_reach", "envs/assets/fetch/reach.xml"),
@@ -125,8 +131,9 @@ def scenario(folder: Path, robot: Robot, path: Path) -> Path:
     return out
 
 
-def one(path: str, image: str = "") -> dict:
-    """Load and move the robot of scenario ``path`` (in this process: its first load)."""
+def one(path: str, image: str = "", stands: bool = False) -> dict:
+    """Load and move the robot of scenario ``path`` (in this process: its first load);
+    ``stands``: judge it as a legged robot standing."""
     import numpy as np
 
     from coopsim.formats.files import load
@@ -172,10 +179,11 @@ def one(path: str, image: str = "") -> dict:
             snap = stepper.tick()
             tilt = max(tilt, _tilt(snap.pose3d[0][3:7]))
         moved = np.array(snap.pose3d[0][:3]) - z0
-        stands = tilt <= 5.0 and snap.pose3d[0][2] >= 0.5 * z0[2]
+        held = tilt <= 5.0 and snap.pose3d[0][2] >= 0.5 * z0[2]
         out["moves"] = (f"10 s: tilt {tilt:.1f}° at most, root moved "
                         f"{100 * float(np.linalg.norm(moved)):.1f} cm (height "
-                        f"{100 * float(moved[2]):+.1f} cm)" + (" ✓" if stands else " ✗"))
+                        f"{100 * float(moved[2]):+.1f} cm)"
+                        + ((" ✓" if held else " ✗") if stands else ""))
     if image:
         out["image"] = _image(sim, snap, image)
     return out
@@ -219,8 +227,8 @@ def survey(robots, extra: str | None, images: str | None) -> list[dict]:
             path = scenario(Path(tmp), robot, folder / robot.file)
             image = os.path.join(images, f"{robot.package}_{robot.name}.png") if images else ""
             code = ("import json, sys; sys.path.insert(0, %r); import robot_packages as rp; "
-                    "print('ROW' + json.dumps(rp.one(%r, %r)))"
-                    % (str(Path(__file__).parent), str(path), image))
+                    "print('ROW' + json.dumps(rp.one(%r, %r, %r)))"
+                    % (str(Path(__file__).parent), str(path), image, robot.stands))
             done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                   env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=900)
             found = re.search(r"^ROW(.*)$", done.stdout, re.M)
