@@ -45,9 +45,6 @@ def bench() -> None:
 @click.option("--steps", default=100, show_default=True, help="Timed steps per count.")
 @click.option("--engine", help="Physics engine, or several comma-separated (one panel "
                                 "each); default: the default engine (pymunk: Engine.default).")
-@click.option("--caster", default="jit", show_default=True,
-              help="The sonar's ray caster: jit (numba; its kernels load first) or numpy, or "
-                   "both comma-separated.")
 @click.option("--plot", type=click.Path(),
               help="Draw box plots of the step times into this image (needs matplotlib: pip "
                    "install 'coopsim[plot]').")
@@ -56,12 +53,12 @@ def bench() -> None:
                    "declaring RobotType.reference).")
 @threads_option
 @friendly
-def bench_step(counts: str, steps: int, engine: str, caster: str, plot, robot_type,
+def bench_step(counts: str, steps: int, engine: str, plot, robot_type,
                threads) -> None:
     """Step time against robot count (the reference robots, sonar every step, dt 0.02 s)."""
     from .bench import bench_step_command
 
-    bench_step_command(counts, steps, engine, caster, plot, robot_type, threads)
+    bench_step_command(counts, steps, engine, "jit", plot, robot_type, threads)
 
 
 @bench.command("realtime")
@@ -71,19 +68,17 @@ def bench_step(counts: str, steps: int, engine: str, caster: str, plot, robot_ty
               help="Sim time each run lasts, s (as much wall time when real time holds).")
 @click.option("--engine", help="Physics engine, or several comma-separated; default: the swarm "
                                 "engine (kinematic: the first with the swarm feature).")
-@click.option("--caster", default="jit", show_default=True,
-              help="The sonar's ray caster: jit or numpy, or both comma-separated.")
 @click.option("--robot-type", metavar="TYPE",
               help="Robot type of the world's robots (default: the reference type, the one "
                    "declaring RobotType.reference).")
 @threads_option
 @friendly
-def bench_realtime(counts: str, seconds: float, engine: str, caster: str, robot_type,
+def bench_realtime(counts: str, seconds: float, engine: str, robot_type,
                    threads) -> None:
     """The step benchmark's world run in real time: missed deadlines and real-time factor."""
     from .bench import bench_realtime_command
 
-    bench_realtime_command(counts, seconds, engine, caster, robot_type, threads)
+    bench_realtime_command(counts, seconds, engine, "jit", robot_type, threads)
 
 
 @bench.command("smoke")
@@ -101,19 +96,22 @@ def bench_smoke(only) -> None:
 @click.argument("base")
 @click.argument("head")
 @click.option("--factor", default=1.1, show_default=True, type=click.FloatRange(min=1.0),
-              help="A case is listed as slower when HEAD's figure exceeds BASE's x FACTOR.")
-@click.option("--rounds", default=2, show_default=True, type=click.IntRange(1, 10),
-              help="Rounds, each running BASE then HEAD.")
+              help="A case is listed as slower when HEAD's CPU time exceeds BASE's x FACTOR.")
+@click.option("--rounds", default=3, show_default=True, type=click.IntRange(1, 20),
+              help="Rounds, each running every case on BASE then on HEAD, a fresh process "
+                   "each; the medians are compared.")
 @click.option("--bench", "regex", metavar="REGEX",
-              help="asv's --bench regex instead of the 10 headline cases.")
+              help="The suite's cases whose asv name this regex finds, instead of the 10 "
+                   "headline cases.")
 @friendly
 def bench_compare(base: str, head: str, factor: float, rounds: int, regex) -> None:
-    """The headline cases of the suite on two commits (asv, benchmarks/README.md); lists the
-    cases slower by more than FACTOR and exits 1 if there are any."""
+    """The headline cases of the suite on two commits (or two folders holding coopsim) by CPU
+    time, each case in fresh processes alternating between them (benchmarks/README.md); lists
+    the cases slower by more than FACTOR and exits 1 if there are any."""
     from .bench_suite import compare
 
     slower = compare(base, head, factor, rounds, regex)
-    click.echo(f"{len(slower)} case(s) slower by more than {factor:g}x"
+    click.echo(f"{len(slower)} case(s) slower by more than {factor:g}x or failed"
                + "".join(f"\n{line}" for line in slower))
     if slower:
         sys.exit(1)

@@ -16,14 +16,10 @@ EXIT_BAD_INPUT = 2
 
 
 def _refuse(line: str) -> None:
-    """Say LINE on stderr and exit 2; the ray caster's exit notice stays quiet, so the error is
-    the command's one line. After a Ctrl-C the error is what the interrupt cut short: the
+    """Say LINE on stderr and exit 2. After a Ctrl-C the error is what the interrupt cut short: the
     command was interrupted (exit 130)."""
     if interrupt.requested():
         interrupt.exit_interrupted()
-    auto = sys.modules.get("coopsim.raycast.auto")  # loaded only when a run began warming up
-    if auto is not None:
-        auto.refused()
     click.echo(f"coopsim: {line}", err=True)
     sys.exit(EXIT_BAD_INPUT)
 
@@ -106,6 +102,19 @@ def ros2_options(fn):
                              "map, clock; cmd_vel drives it), on loopback unless --bind or "
                              "--ros2-discovery says otherwise; needs pip install "
                              "'coopsim[ros2]'; docs/ros2.md.")(fn)
+
+
+def crtp_options(fn):
+    """--crtp and --crtp-port: every Crazyflie on its own CRTP/UDP port for cflib."""
+    fn = click.option("--crtp-port", type=click.IntRange(1, 65535), default=19850,
+                      show_default=True, metavar="PORT",
+                      help="UDP port of the first Crazyflie; the others follow in section "
+                           "order (cflib's scan_interfaces() probes 19850-19859).")(fn)
+    return click.option("--crtp", is_flag=True, default=None,
+                        help="Serve every Crazyflie over CRTP/UDP for Bitcraze's cflib "
+                             "(udp://127.0.0.1:19850 + i), on loopback unless --bind says "
+                             "otherwise, which needs --insecure; [SETTINGS] crtp true does the "
+                             "same; docs/crazyflie.md.")(fn)
 
 
 def client_keys(keys):

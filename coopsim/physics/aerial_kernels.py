@@ -2,9 +2,7 @@
 
 One step is one pass over the rows: :func:`step_rows` (serial) or :func:`step_rows_parallel`
 (``prange``), both inlining :func:`_row`, so a row comes out alike from either and at any thread
-count: row i reads and writes only row i. :mod:`coopsim.physics.aerial_numpy` does the same in
-numpy, with the same floating-point operations in the same order per row, so the two give the
-same bits. That is why no libm function is called (numpy's and the C library's ``sin`` may
+count: row i reads and writes only row i. No libm function is called (platforms' ``sin`` may
 round differently): sine and cosine come from :func:`_sinc_cos` (series and angle doubling),
 and ``sqrt`` is correctly rounded everywhere. No ``fastmath``: nothing is reordered or fused.
 
@@ -232,7 +230,7 @@ def _checked(i, s, half, bad, what, start):
 # Two kernels, the step's and the check's: the check fused into the step's loop made the step
 # twice as long at 10,000 rows, and its loop after the step's in the same kernel still half as
 # long again (the compiler optimises the step's loop less beside it), apart 1.2-1.25x
-# (experiments/divergence_check.py). A row's start is not copied for the check: the engine
+# (measured once by a one-off script, divergence_check.py, removed after f92fabb3). A row's start is not copied for the check: the engine
 # keeps two state buffers and the step reads each row from the last step's (``start``) into
 # the other, 13 values already in the cache, instead of a separate pass copying the whole state.
 

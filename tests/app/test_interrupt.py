@@ -31,10 +31,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "one_robot.scenario"
 HANG_CAP = 60.0  # s: a run that does not end by then hangs (no timing is asserted)
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _start(tmp_path: Path, *flags: str) -> subprocess.Popen:
-    """``coopsim run`` of one robot until Ctrl-C, headless, recording, numpy sensing."""
-    env = {**os.environ, "DISPLAY": "", "COOPSIM_JIT": "numpy"}
+    """``coopsim run`` of one robot until Ctrl-C, headless, recording."""
+    env = {**os.environ, "DISPLAY": ""}
     return subprocess.Popen(
         [sys.executable, *flags, "-m", "coopsim", "run", str(SCENARIO), "--headless", "--port",
          "0", "--record", str(tmp_path / "run.mcap")], cwd=tmp_path, env=env, text=True,

@@ -13,7 +13,8 @@ import pytest
 
 from coopsim.model import compiled
 
-pytestmark = pytest.mark.skipif(not compiled.COMPILED, reason="the threads are numba's")
+pytestmark = [pytest.mark.skipif(not compiled.COMPILED, reason="the threads are numba's"),
+              pytest.mark.slow]  # its tests start processes
 
 RUN = r"""
 import hashlib, sys
@@ -43,7 +44,7 @@ print(threads.count(), digest.hexdigest())
 
 
 def _run(n: int) -> tuple[int, str]:
-    env = {**os.environ, "COOPSIM_JIT": "wait"}
+    env = dict(os.environ)
     for key in ("NUMBA_NUM_THREADS", "COOPSIM_THREADS"):
         env.pop(key, None)
     done = subprocess.run([sys.executable, "-c", RUN, str(n)], capture_output=True, text=True,

@@ -280,6 +280,7 @@ def _in_room(points, length=4.0, width=3.0) -> np.ndarray:
                               np.abs(np.abs(points[:, 1]) - width / 2)])
 
 
+@pytest.mark.slow
 def test_foxglove_export_carries_the_point_cloud(cloud_run):
     pytest.importorskip("foxglove")
     from rechelpers import run_cli
@@ -301,6 +302,7 @@ def test_foxglove_export_carries_the_point_cloud(cloud_run):
     assert _in_room(points).max() < 0.02  # the robot at the origin, level
 
 
+@pytest.mark.slow
 def test_ros2_bag_export_carries_point_cloud2(cloud_run):
     pytest.importorskip("rosbags")
     from rechelpers import run_cli
@@ -350,8 +352,7 @@ def test_the_screened_cast_gives_mj_rays_bits_and_asks_it_where_a_geom_is_on_the
     path of a robot whose cast swaps groups, is the reference)."""
     from coopsim.physics import mujoco_raykernel as mrk
 
-    mrk._load()  # what the background warm-up does (numba's cache: a load, not a compile)
-    mrk.WARM.ready = True
+    mrk._load()  # what a run's loaders do (numba's cache: a load, not a compile)
     cfs = [flyer(f"cf{i}", -1.2 + 0.6 * (i % 5), -0.6 + 0.6 * (i // 5), 1.0) for i in range(10)]
     st = run(cfs + [flyer("low", 0.0, 0.0, 0.3)], [box("under", 1.2, 0.0, size=(0.4, 0.4)),
                                                    cylinder("pole", -1.2, 0.0, 0.3)])

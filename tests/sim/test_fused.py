@@ -17,7 +17,6 @@ from coopsim.sim import fused
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
-pytestmark = pytest.mark.skipif(not flyfused.COMPILED, reason="the fused step needs numba")
 
 NOISY = {"imu": {"accel_noise": 0.01, "gyro_noise": 0.002},
          "mocap": {"noise": 0.001, "angle_noise": 0.002}}
@@ -81,6 +80,7 @@ def test_a_crazyflie_world_takes_the_fused_pass_and_gives_the_plain_paths_bits(m
     _same(fast, plain)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count", [2, 4])
 def test_the_same_bits_on_more_threads(monkeypatch, count):
     """With the engine's threads sharing big steps (a low PARALLEL_MIN), those steps take the
