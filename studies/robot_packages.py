@@ -13,10 +13,10 @@ Checks (one process per robot, so that each load is a first load, its CPU its ow
 * an arm (``tool`` given): ``move_to`` a point in front at half its reach, then 3 s of steps:
   the tool's distance from the point (goal <= 5 mm) or the refusal's reason;
 * a floating base: 10 s of steps from the section's pose (a legged robot in its standing
-  posture, ``stance``): its root link's largest tilt from level and how far it moved; a legged robot's goal
-  (``stands``): within 5 degrees, its root at least half its start height up at the end (a
-  robot that falls over, or onto its belly as pybullet's Minitaur without its knee loops,
-  fails);
+  posture, ``stance``): its root link's largest tilt from level and how far it moved; a
+  legged robot's goal (``stands``): within 5 degrees, its root at least half its start
+  height up at the end (a robot that falls over, or onto its belly as pybullet's Minitaur
+  without its knee loops, fails);
 * anything else: 2 s of steps held, its root link's drift.
 
 Run: ``PYTHONPATH=. python studies/robot_packages.py [--packages DIR] [--images DIR]

@@ -3,10 +3,11 @@ arrays and commands, and what the commands become every substep.
 
 A ground robot's drive is a force and a torque that bring its velocity (world frame, m/s and
 rad/s) to the commanded one within the substep, capped by its member's ``max_force`` (N) and
-``max_torque`` (N m) as pymunk's drive joints are; the force and torque come from the planar
-inertia of its x, y and yaw together (:func:`planar_inertia`), so a base whose mass sits off
-its turning axis (pybullet's racecar, ahead of its rear axle) does not turn or slide aside; a flyer's wrench, held in its body frame
-(N, N m), is turned into the world frame by its orientation at the substep's start.
+``max_torque`` (N m) as pymunk's drive joints are; the force and torque come from the
+planar inertia of its x, y and yaw together (:func:`planar_inertia`), so a base whose mass
+sits off its turning axis (pybullet's racecar, ahead of its rear axle) does not turn or
+slide aside; a flyer's wrench, held in its body frame (N, N m), is turned into the world
+frame by its orientation at the substep's start.
 """
 
 from __future__ import annotations
