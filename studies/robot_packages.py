@@ -12,8 +12,11 @@ Checks (one process per robot, so that each load is a first load, its CPU its ow
 
 * an arm (``tool`` given): ``move_to`` a point in front at half its reach, then 3 s of steps:
   the tool's distance from the point (goal <= 5 mm) or the refusal's reason;
-* a floating base: 3 s of steps from the section's pose: how far its root link's height
-  moved (a robot that falls over or through the floor moves far);
+* a floating base: 10 s of steps from the section's pose (a legged robot in its standing
+  posture, ``stance``): its root link's largest tilt from level and how far it moved; a
+  legged robot's goal (``stands``): within 5 degrees, its root at least half its start
+  height up at the end (a robot that falls over, or onto its belly as pybullet's Minitaur
+  without its knee loops, fails);
 * anything else: 2 s of steps held, its root link's drift.
 
 Run: ``PYTHONPATH=. python studies/robot_packages.py [--packages DIR] [--images DIR]
@@ -50,27 +53,54 @@ class Robot:
     file: str
     keys: tuple[str, ...] = ()
     z: float = 0.0  # the section's position z, m (a floating base's start height)
+    stands: bool = False  # a legged robot: judged on standing (tilt and height kept)
 
+
+def _stance(legs: tuple[str, ...], names: tuple[str, str, str],
+            angles: tuple[float, float, float]) -> str:
+    """A ``stance`` line: each leg's three joints (``names`` with ``{}`` for the leg) at
+    ``angles`` (rad)."""
+    return "stance " + " ".join(f"{n.format(leg)} {a:g}" for leg in legs
+                                for n, a in zip(names, angles))
+
+
+# The standing postures of pybullet's examples (their files' zero posture is no stance: the
+# A1's knees clip to -0.92 rad, all four feet 16 cm ahead of the hips; the Laikago's legs lean
+# back): the A1's hip 0, thigh 0.9, calf -1.8 rad (Unitree's stand, motion_imitation's
+# INIT_MOTOR_ANGLES); the Laikago's pybullet_envs/minitaur/robots/laikago_constants.py
+# angles (0, 0.67, -1.25) plus its joint offsets (0, -0.6, 0.66).
+A1_STANCE = _stance(("FR", "FL", "RR", "RL"), ("{}_hip_joint", "{}_upper_joint",
+                                               "{}_lower_joint"), (0.0, 0.9, -1.8))
+LAIKAGO_STANCE = _stance(("FR", "FL", "RR", "RL"), (
+    "{}_hip_motor_2_chassis_joint", "{}_upper_leg_2_hip_motor_joint",
+    "{}_lower_leg_2_upper_leg_joint"), (0.0, 0.07, -0.59))
 
 ROBOTS = (
     Robot("pybullet", "kuka_iiwa", "kuka_iiwa/model.urdf", ("tool lbr_iiwa_link_7",)),
     Robot("pybullet", "panda", "franka_panda/panda.urdf", ("tool panda_hand",)),
     Robot("pybullet", "xarm6", "xarm/xarm6_robot.urdf", ("tool link6",)),
     Robot("pybullet", "r2d2", "r2d2.urdf", ("base floating",), 0.5),
-    Robot("pybullet", "a1", "a1/a1.urdf", ("base floating",), 0.45),
+    Robot("pybullet", "a1", "a1/a1.urdf", ("base floating", A1_STANCE), 0.29, True),
     Robot("pybullet", "mini_cheetah", "mini_cheetah/mini_cheetah.urdf", ("base floating",),
-          0.45),
-    Robot("pybullet", "laikago", "laikago/laikago.urdf", ("base floating",), 0.6),
-    Robot("pybullet", "laikago_toes", "laikago/laikago_toes.urdf", ("base floating",), 0.6),
-    Robot("pybullet", "minitaur", "quadruped/minitaur.urdf", ("base floating",), 0.3),
+          0.45, True),
+    Robot("pybullet", "laikago", "laikago/laikago_toes_zup.urdf",
+          ("base floating", LAIKAGO_STANCE), 0.48, True),
+    # y up (pybullet's examples load it turned by 180 degrees about (0, 1, 1); a section
+    # turns a robot about z only): on its side
+    Robot("pybullet", "laikago_yup", "laikago/laikago.urdf", ("base floating",), 0.6,
+          True),
+    Robot("pybullet", "minitaur", "quadruped/minitaur.urdf", ("base floating",), 0.3,
+          True),
     Robot("pybullet", "husky", "husky/husky.urdf", ("base floating",), 0.2),
     Robot("pybullet", "racecar", "racecar/racecar.urdf", ("base floating",), 0.1),
     Robot("robosuite", "ur5e", "models/assets/robots/ur5e/robot.xml", ("tool right_hand",)),
     Robot("robosuite", "sawyer", "models/assets/robots/sawyer/robot.xml",
           ("tool right_hand",)),
     Robot("robosuite", "panda", "models/assets/robots/panda/robot.xml", ("tool right_hand",)),
-    Robot("robosuite", "spot", "models/assets/robots/spot/robot.xml", ("base floating",), 0.7),
-    Robot("dm_control", "quadruped", "suite/quadruped.xml", ("base floating",), 0.6),
+    Robot("robosuite", "spot", "models/assets/robots/spot/robot.xml", ("base floating",), 0.7,
+          True),
+    Robot("dm_control", "quadruped", "suite/quadruped.xml", ("base floating",), 0.6,
+          True),
     Robot("dm_control", "reacher", "suite/reacher.xml", ("tool finger",)),
     Robot("dm_control", "humanoid", "suite/humanoid.xml", ("base floating",), 1.4),
     Robot("gymnasium_robotics", "fetch_reach", "envs/assets/fetch/reach.xml"),
@@ -101,8 +131,9 @@ def scenario(folder: Path, robot: Robot, path: Path) -> Path:
     return out
 
 
-def one(path: str, image: str = "") -> dict:
-    """Load and move the robot of scenario ``path`` (in this process: its first load)."""
+def one(path: str, image: str = "", stands: bool = False) -> dict:
+    """Load and move the robot of scenario ``path`` (in this process: its first load);
+    ``stands``: judge it as a legged robot standing."""
     import numpy as np
 
     from coopsim.formats.files import load
@@ -143,14 +174,26 @@ def one(path: str, image: str = "") -> dict:
                                                                      else " ✗")
     else:
         z0 = np.array(snap.pose3d[0][:3])
-        for _ in range(300):
+        tilt = 0.0
+        for _ in range(1000):
             snap = stepper.tick()
+            tilt = max(tilt, _tilt(snap.pose3d[0][3:7]))
         moved = np.array(snap.pose3d[0][:3]) - z0
-        out["moves"] = (f"3 s: root moved {100 * float(np.linalg.norm(moved)):.1f} cm "
-                        f"(height {100 * float(moved[2]):+.1f} cm)")
+        held = tilt <= 5.0 and snap.pose3d[0][2] >= 0.5 * z0[2]
+        out["moves"] = (f"10 s: tilt {tilt:.1f}° at most, root moved "
+                        f"{100 * float(np.linalg.norm(moved)):.1f} cm (height "
+                        f"{100 * float(moved[2]):+.1f} cm)"
+                        + ((" ✓" if held else " ✗") if stands else ""))
     if image:
         out["image"] = _image(sim, snap, image)
     return out
+
+
+def _tilt(quat) -> float:
+    """The angle between a body's z axis, at orientation ``quat`` (w, x, y, z), and the
+    world's, degrees."""
+    w, x, y, z = quat
+    return math.degrees(math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (x * x + y * y)))))
 
 
 def _image(sim, snap, path: str) -> str:
@@ -184,8 +227,8 @@ def survey(robots, extra: str | None, images: str | None) -> list[dict]:
             path = scenario(Path(tmp), robot, folder / robot.file)
             image = os.path.join(images, f"{robot.package}_{robot.name}.png") if images else ""
             code = ("import json, sys; sys.path.insert(0, %r); import robot_packages as rp; "
-                    "print('ROW' + json.dumps(rp.one(%r, %r)))"
-                    % (str(Path(__file__).parent), str(path), image))
+                    "print('ROW' + json.dumps(rp.one(%r, %r, %r)))"
+                    % (str(Path(__file__).parent), str(path), image, robot.stands))
             done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                   env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=900)
             found = re.search(r"^ROW(.*)$", done.stdout, re.M)

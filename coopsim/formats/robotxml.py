@@ -21,11 +21,12 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..model.errors import FileFormatError
-from ..model.imported import Description, DescriptionSpec, Joint, Link, Site
+from ..model.imported import (Description, DescriptionSpec, Joint, Link, Site,
+                              obj_memory_name)
 from ..model.limits import LINK_MASS
 from . import collada, inertiarepair
 from .meshes import SUFFIXES
-from .meshes import ascii_stl_as_binary
+from .meshes import ascii_stl_as_binary, obj_as_binary_stl
 from .mjcfframes import ACTUATORS, Defaults, body_frame
 
 MESH_SUFFIXES = SUFFIXES + (".dae",)  # a description's meshes: STL, OBJ, COLLADA (converted)
@@ -444,7 +445,30 @@ def _mjcf(tree: _Tree, mesh) -> Description:
     _mjcf_meshes(tree, mesh)
     name = root.get("model", "") or os.path.splitext(os.path.basename(tree.path))[0]
     return Description(name, tree.path, tuple(read.links), tuple(read.joints),
-                       tuple(read.sites), read.links[0].name, "mjcf", "")
+                       tuple(read.sites), read.links[0].name, "mjcf", "",
+                       assets=_mjcf_obj_assets(tree))
+
+
+def _mjcf_obj_assets(tree: _Tree) -> tuple[tuple[str, bytes], ...]:
+    """An MJCF's OBJ meshes as binary STL from memory (:func:`.meshes.obj_as_binary_stl`,
+    named by :func:`~coopsim.model.imported.obj_memory_name`): MuJoCo's compiler parses OBJ
+    text on every compile (robosuite's arms and Spot: tens of MB). Not where a texture may
+    need an OBJ's texture coordinates, nor where the compiler moves mesh paths (meshdir,
+    assetdir); an OBJ that is not all triangles stays an OBJ."""
+    compiler = tree.root.find("compiler")
+    if (compiler is not None and (compiler.get("meshdir") or compiler.get("assetdir"))) \
+            or tree.root.find(".//texture") is not None:
+        return ()
+    out = {}
+    for m in tree.root.iter("mesh"):
+        file = m.get("file") or ""
+        if file.lower().endswith(".obj") and obj_memory_name(file) not in out:
+            path = file if os.path.isabs(file) else os.path.join(os.path.dirname(tree.path),
+                                                                 file)
+            data = obj_as_binary_stl(path)
+            if data is not None:
+                out[obj_memory_name(file)] = data
+    return tuple(out.items())
 
 
 class _MjcfRead:

@@ -395,3 +395,11 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
     _MADE[label] = (made, cls)
     return cls
 
+
+def obj_memory_name(file: str) -> str:
+    """The name an MJCF's OBJ mesh ``file`` (its ``<mesh file>`` as written) is given to
+    MuJoCo from memory as binary STL under (:func:`coopsim.formats.meshes.obj_as_binary_stl`,
+    the description's ``assets``)."""
+    import hashlib
+
+    return f"coopsim_obj_{hashlib.blake2b(file.encode(), digest_size=8).hexdigest()}.stl"

@@ -3,8 +3,11 @@ arrays and commands, and what the commands become every substep.
 
 A ground robot's drive is a force and a torque that bring its velocity (world frame, m/s and
 rad/s) to the commanded one within the substep, capped by its member's ``max_force`` (N) and
-``max_torque`` (N m) as pymunk's drive joints are; a flyer's wrench, held in its body frame
-(N, N m), is turned into the world frame by its orientation at the substep's start.
+``max_torque`` (N m) as pymunk's drive joints are; the force and torque come from the
+planar inertia of its x, y and yaw together (:func:`planar_inertia`), so a base whose mass
+sits off its turning axis (pybullet's racecar, ahead of its rear axle) does not turn or
+slide aside; a flyer's wrench, held in its body frame (N, N m), is turned into the world
+frame by its orientation at the substep's start.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ class Rows:
         self.driven = np.flatnonzero([bool(b.drive) and b.kind == "ground" for b in bodies])
         self.ground = self.qadr[self.driven, None] + np.arange(3)  # their x, y, yaw in qpos
         d = self.dadr[self.driven]
-        self.mass, self.moment = apparent(model, d), apparent(model, d + 2)
+        self.inertia = planar_inertia(model, d)
         self.max_force = np.array([bodies[k].max_force for k in self.driven], dtype=float)
         self.max_torque = np.array([bodies[k].max_torque for k in self.driven], dtype=float)
         self.row_of_body = np.full(model.nbody, -1, dtype=np.int64)
@@ -58,28 +61,42 @@ class Rows:
                 self.wrench[k].copy()
 
 
-def apparent(model, dofs: np.ndarray) -> np.ndarray:
-    """Each dof's inertia as its drive feels it within a substep (kg or kg m^2, at qpos0):
-    its mass matrix diagonal ``dof_M0`` when its body is one rigid tree (a built-in robot's
-    chassis), else 1 / (M^-1)_ii, the body's own with its joints free: a described base's
-    arms and head, held by servos, do not follow it within the substep, and a drive gain
-    of the whole robot's inertia overshot and kept PR2's base turning at rest."""
-    out = model.dof_M0[dofs].copy()
+def planar_inertia(model, dofs: np.ndarray) -> np.ndarray:
+    """Each driven base's inertia as its drive feels it within a substep, at qpos0 (yaw 0):
+    the 3 x 3 matrix (kg, kg m, kg m^2) that turns a change of its (vx, vy, w) over the
+    substep into the force and torque on its x, y and yaw dofs starting at ``dofs``: the
+    inverse of M^-1's block of those three dofs, the base's own with its other joints free (a
+    described base's arms and head, held by servos, do not follow it within the substep, and
+    a gain of the whole robot's inertia overshot and kept PR2's base turning at rest); for a
+    one-body chassis the mass matrix's block itself. Its off-diagonal terms are a mass off
+    the turning axis: a drive that left them out pushed a racecar's sideways and turning
+    motion against each other, an oscillation every substep and a drift aside."""
+    import mujoco
+
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_comPos(model, data)
+    # one rigid tree: its mass m, moment about the yaw axis and the mass's offset (cx, cy)
+    # from that axis: [[m, 0, -m cy], [0, m, m cx], [-m cy, m cx, moment]]
+    mass, moment = model.dof_M0[dofs], model.dof_M0[dofs + 2]
+    root = model.jnt_bodyid[model.dof_jntid[dofs]]
+    cx, cy = (data.subtree_com[root, :2] - data.xanchor[model.dof_jntid[dofs + 2], :2]).T
+    out = np.zeros((len(dofs), 3, 3))
+    out[:, 0, 0] = out[:, 1, 1] = mass
+    out[:, 0, 2] = out[:, 2, 0] = -mass * cy
+    out[:, 1, 2] = out[:, 2, 1] = mass * cx
+    out[:, 2, 2] = moment
     jointed = np.flatnonzero(model.tree_dofnum[model.dof_treeid[dofs]] > 3)
     if len(jointed):
-        import mujoco
-
-        data = mujoco.MjData(model)
-        mujoco.mj_kinematics(model, data)
-        mujoco.mj_comPos(model, data)
         mujoco.mj_crb(model, data)
         mujoco.mj_factorM(model, data)
         for k in jointed:
-            unit = np.zeros(model.nv)
-            unit[dofs[k]] = 1.0
-            solved = np.empty(model.nv)
-            mujoco.mj_solveM(model, data, solved.reshape(1, -1), unit.reshape(1, -1))
-            out[k] = 1.0 / solved[dofs[k]]
+            first = dofs[k]
+            units = np.zeros((3, model.nv))
+            units[np.arange(3), first + np.arange(3)] = 1.0
+            solved = np.empty((3, model.nv))
+            mujoco.mj_solveM(model, data, solved, units)
+            out[k] = np.linalg.inv(solved[:, first:first + 3])
     return out
 
 
@@ -97,10 +114,16 @@ def drive_forces(data, rows: Rows, h: float) -> None:
     vx = np.where(diff, cmd[:, 0] * np.cos(yaw), cmd[:, 0])
     vy = np.where(diff, cmd[:, 0] * np.sin(yaw), cmd[:, 1])
     w = np.where(diff, cmd[:, 1], cmd[:, 2])
-    fx = rows.mass * (vx - qvel[d]) / h
-    fy = rows.mass * (vy - qvel[d + 1]) / h
+    # the planar inertia at this yaw: turned from qpos0's (yaw 0) about z
+    c, s = np.cos(yaw), np.sin(yaw)
+    turn = np.zeros((len(k), 3, 3))
+    turn[:, 0, 0], turn[:, 0, 1], turn[:, 1, 0], turn[:, 1, 1] = c, -s, s, c
+    turn[:, 2, 2] = 1.0
+    inertia = turn @ rows.inertia @ turn.transpose(0, 2, 1)
+    change = np.stack([vx - qvel[d], vy - qvel[d + 1], w - qvel[d + 2]], axis=1) / h
+    fx, fy, torque = np.einsum("nij,nj->in", inertia, change)
     scale = np.minimum(1.0, rows.max_force / np.maximum(np.hypot(fx, fy), 1e-300))
-    torque = np.clip(rows.moment * (w - qvel[d + 2]) / h, -rows.max_torque, rows.max_torque)
+    torque = np.clip(torque, -rows.max_torque, rows.max_torque)
     frc = data.qfrc_applied
     frc[d], frc[d + 1], frc[d + 2] = fx * scale, fy * scale, torque
 

@@ -22,7 +22,7 @@ import os
 import numpy as np
 
 from ..model.errors import FileFormatError, SimulationError
-from ..model.imported import Mounted
+from ..model.imported import Mounted, obj_memory_name
 from .mujoco_build import ARM, ARM_TOUCHES, SOLID, Body
 
 try:
@@ -99,7 +99,14 @@ def description_spec(d):
         Exception: MuJoCo's parser's own.
     """
     if d.kind != "urdf":
-        return mujoco.MjSpec.from_file(d.source)
+        spec = mujoco.MjSpec.from_file(d.source)
+        if d.assets:  # its OBJ meshes as binary STL (coopsim.formats.robotxml)
+            memory = dict(d.assets)
+            for mesh in spec.meshes:
+                mesh.file = obj_memory_name(mesh.file) if obj_memory_name(mesh.file) in \
+                    memory else mesh.file
+            spec.assets = memory
+        return spec
     spec = mujoco.MjSpec.from_string(d.text, assets=dict(d.assets))
     weighed = set()  # meshes whose volume gives a body its inertia
     for body in spec.bodies:
