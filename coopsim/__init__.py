@@ -25,7 +25,7 @@ from .model.threads import configure as _configure_threads  # noqa: E402
 
 _configure_threads()  # before anything imports numba: idle OpenMP threads sleep (model/threads.py)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _EXPORTS = {
     "CoopsimError": "model.errors", "FileFormatError": "model.errors", "ParameterError": "model.errors",

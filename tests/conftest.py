@@ -60,7 +60,7 @@ SLOW_FIRST = (
     "tests/net/test_lockstep_behaviour.py",
     "tests/examples/test_learning_examples.py",
     "tests/ros2/test_ros2_stock_topics.py",
-    "tests/experiments/test_robot_table.py",
+    "tests/robots/test_robot_table.py",
     "tests/ros2/test_ros2_bridge.py",
     "tests/net/test_curve_servers.py",
     "tests/client/test_client_patience.py",

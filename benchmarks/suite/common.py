@@ -39,25 +39,6 @@ def headline_regex() -> str:
     return "^(" + "|".join(re.escape(name) for name in HEADLINE) + ")$"
 
 
-def warm_headline() -> None:
-    """Run every class of :data:`HEADLINE` once at its smoke size (``COOPSIM_BENCH_SMOKE=1``
-    must be set before this module is imported): numba compiles, or loads from its cache, every
-    kernel the headline cases use, before ``coopsim bench compare`` times anything."""
-    import importlib
-    import itertools
-
-    for name in dict.fromkeys(n.split("(")[0].rsplit(".", 1)[0] for n in HEADLINE):
-        module, cls = name.split(".")
-        owner = getattr(importlib.import_module(f"{__package__}.{module}"), cls)
-        params = getattr(owner, "params", ())
-        for combo in itertools.product(*params) if params else [()]:
-            case = owner()
-            if hasattr(case, "setup"):
-                case.setup(*combo)
-            for method in (m for m in dir(case) if m.startswith(("track_", "time_"))):
-                getattr(case, method)(*combo)
-
-
 def sizes(*full, smoke=1) -> list:
     """A case's parameter values: ``full``, or ``[smoke]`` under :data:`SMOKE`."""
     return [smoke] if SMOKE else list(full)
@@ -92,11 +73,11 @@ def root() -> Path:
 
 
 def kernels_ready() -> None:
-    """Wait until the compiled kernels are loaded (from numba's cache, or compiled), every
-    registered one, before a case times anything: a fresh process loads them in the
-    background and steps on the plain path meanwhile, so a case timed at once measured the
-    plain path for its first second or two (``step.SmallWorld`` read ~100 µs a tick in a
-    fresh process against ~22 once loaded, round twenty-one)."""
+    """Wait until every compiled kernel is loaded before a case times anything: a fresh process
+    loads them in the background and steps on the plain path meanwhile, so a case timed at once
+    measured the plain path for its first second or two (``step.SmallWorld`` read ~100 µs a
+    tick in a fresh process against ~22 once loaded). The suite runs against older commits too
+    (``coopsim bench compare``): it uses only what they have."""
     from coopsim.model.compiled import warm_all
     from coopsim.raycast import auto
 
@@ -107,38 +88,44 @@ def kernels_ready() -> None:
 def swarm(n: int, engine: str | None = None, caster: str = "jit", robot_type: str | None = None,
           mode: str = "lockstep", warm: int = 5, seed: int = 0, params: tuple = (),
           obstacles: bool = True):
-    """A stepper over ``coopsim bench step``'s world: ``n`` driving robots of ``robot_type``
-    (default the reference type, 11-ray sonar) in an arena with obstacles, dt 0.02 s, ``warm``
-    ticks already taken (the first builds the static grids).
+    """A stepper over ``coopsim bench step``'s world (``coopsim.app.bench.swarm_stepper``:
+    ``n`` driving robots of ``robot_type``, default the reference type, 11-ray sonar, in an
+    arena with obstacles, dt 0.02 s, the kernels loaded), ``warm`` ticks already taken (the
+    first builds the static grids). The arguments are ``swarm_stepper``'s.
 
-    Args:
-        engine: Engine label (None: the default). caster: ``jit`` or ``numpy``.
-        params: (module, parameter, value) set on every robot, e.g. ``("lidar", "rate", 5.0)``.
-        obstacles: False: the arena without its static objects (the mujoco engine's 3D start
-            check finds robots of the grid's jitter inside the cylinders the 2D engines pass).
-    """
+    A tree from before ``swarm_stepper`` (an older commit under ``coopsim bench compare``) has
+    its world built here from the parts it has, as ``swarm_stepper`` builds it."""
     from coopsim.app import bench
-    from coopsim.app.bench import make_caster, swarm_scenario
+
+    if hasattr(bench, "swarm_stepper"):
+        stepper = bench.swarm_stepper(n, engine, caster, robot_type, mode, seed, params,
+                                      obstacles)
+    else:
+        stepper = _older_swarm(bench, n, engine, caster, robot_type, mode, seed, params,
+                               obstacles)
+    for _ in range(count(warm)):
+        stepper.tick()
+    return stepper
+
+
+def _older_swarm(bench, n, engine, caster, robot_type, mode, seed, params, obstacles):
+    """``swarm_stepper`` for a tree that lacks it (see :func:`swarm`)."""
+    from dataclasses import replace
+
     from coopsim.sim.simulation import Simulation
 
     driving = getattr(bench, "driving", None) or bench._driving  # its name before round 12
-    spec = swarm_scenario(n, seed, robot_type=robot_type)
+    spec = bench.swarm_scenario(n, seed, robot_type=robot_type)
     if not obstacles:
-        from dataclasses import replace
-
         spec = replace(spec, world=replace(spec.world, objects=()))
     if params:
-        from dataclasses import replace
-
         from coopsim.model.specs import ParamSetting
 
         spec = replace(spec, robots=tuple(replace(r, params=tuple(ParamSetting(*p) for p in params))
                                           for r in spec.robots))
-    sim = Simulation(spec, engine=engine, caster=make_caster(caster))
-    stepper = driving(sim, mode, seed)
+    stepper = driving(Simulation(spec, engine=engine, caster=bench.make_caster(caster)), mode,
+                      seed)
     kernels_ready()
-    for _ in range(count(warm)):
-        stepper.tick()
     return stepper
 
 

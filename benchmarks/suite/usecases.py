@@ -1,6 +1,6 @@
 """The showcases (docs/usecases.md): each run to its rule's end in lockstep, headless, and what
 its controllers and rule cost over stepping the same world without them (was
-benchmarks/usecases_bench.py; the capture-the-flag games are experiments/game_bench.py)."""
+benchmarks/usecases_bench.py; the capture-the-flag games are studies/game_bench.py)."""
 
 import dataclasses
 import time

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define COOPSIM_PROTOCOL_VERSION 13 /* sent in every hello (docs/protocol.md, Changelog) */
+#define COOPSIM_PROTOCOL_VERSION 14 /* sent in every hello (docs/protocol.md, Changelog) */
 #define COOPSIM_DEFAULT_NAMESERVER "tcp://127.0.0.1:10000"
 #define COOPSIM_TIMEOUT 9       /* error code of a request that got no reply in time */
 #define COOPSIM_UNKNOWN_NAME 5  /* error code of a module or command name a robot lacks */

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { decode, encode } from "@msgpack/msgpack";
 import * as zmq from "zeromq";
 
-export const PROTOCOL_VERSION = 13; // sent in every hello (docs/protocol.md, Changelog)
+export const PROTOCOL_VERSION = 14; // sent in every hello (docs/protocol.md, Changelog)
 export const DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000";
 export const TIMEOUT = 9; // error code of a request that got no reply in time
 // error code of a motion command to a robot another connection owns; its text names the owner

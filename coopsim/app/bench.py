@@ -1,11 +1,16 @@
-"""Benchmarks of the simulation core (``coopsim bench step``).
+"""Benchmarks of the simulation core (``coopsim bench step``, ``coopsim bench realtime``).
 
 Step time against robot count: N robots of the reference type (``RobotType.reference``: the
 built-in ``single``, 11 sonars) spread over a square arena with static obstacles, every robot
 driving and its sonars cast every step, dt = 0.02 s (SwarmSimX's setting). Robots drive through
-their motion module as a learner's action would (``Learnable.from_action``). Figures are wall-clock per step (commands, actuators, physics, sensors, rules), one
-core, after a warm-up; :func:`plot_steps` draws them as SwarmSimX's study 1 did: box plots of
-the step time against the number of robots, with the step's deadline.
+their motion module as a learner's action would (``Learnable.from_action``). The world is the
+benchmark suite's (``benchmarks/suite``: ``step.Step`` and every case on ``common.swarm`` build
+it with :func:`swarm_stepper`); these two commands are the suite's step case for an installed
+coopsim. Figures are per step (commands, actuators, physics, sensors, rules), after a warm-up,
+the compiled kernels loaded: wall time, and beside it the process's CPU time (every thread),
+which another process on the machine inflates far less; :func:`plot_steps` draws the wall times
+as SwarmSimX's study 1 did: box plots of the step time against the number of robots, with the
+step's deadline.
 """
 
 from __future__ import annotations
@@ -40,10 +45,11 @@ class StepRow:
     """One line of the step-time table (times in ms).
 
     Attributes:
-        robots: N. median, p95: of the whole step. phase_ms: phase -> median.
+        robots: N. median, p95: of the whole step, wall time. phase_ms: phase -> median.
         engine: Physics engine label. caster: ``jit`` or ``numpy`` (the sonar's caster).
         samples: ``step`` and each phase -> every timed step's time, ms.
         rss_mb: The process's resident memory after the run, MiB (0 where /proc is missing).
+        cpu_median: The median step's CPU time, ms (the process's, every thread).
     """
 
     robots: int
@@ -54,6 +60,7 @@ class StepRow:
     caster: str = "jit"
     samples: dict = field(default_factory=dict)
     rss_mb: float = 0.0
+    cpu_median: float = 0.0
 
     @property
     def realtime_factor(self) -> float:
@@ -153,19 +160,60 @@ def make_caster(kind: str):
     return JitRayCaster()
 
 
+def kernels_ready() -> None:
+    """Wait until the compiled kernels are loaded (from numba's cache, or compiled), every
+    registered one, before anything is timed: a fresh process loads them in the background and
+    steps on the plain path meanwhile (a one-robot tick read ~100 µs in a fresh process
+    against ~22 once loaded)."""
+    from ..model.compiled import warm_all
+    from ..raycast import auto
+
+    auto.wait_ready(900)
+    warm_all()
+
+
+def swarm_stepper(n: int, engine: str | None = None, caster: str = "jit",
+                  robot_type: str | None = None, mode: str = "lockstep", seed: int = 0,
+                  params: tuple = (), obstacles: bool = True) -> Stepper:
+    """A stepper over the benchmarks' world: ``n`` driving robots of ``robot_type`` (default the
+    reference type, 11-ray sonar) in :func:`swarm_scenario`'s arena, dt 0.02 s, the compiled
+    kernels loaded (:func:`kernels_ready`), no tick taken yet.
+
+    Args:
+        engine: Engine label (None: the default). caster: ``jit`` or ``numpy``.
+        mode: The stepper's mode (``lockstep``, or ``realtime`` to pace it).
+        params: (module, parameter, value) set on every robot, e.g. ``("lidar", "rate", 5.0)``.
+        obstacles: False: the arena without its static objects (the mujoco engine's 3D start
+            check finds robots of the grid's jitter inside the cylinders the 2D engines pass).
+    """
+    from dataclasses import replace
+
+    from ..model.specs import ParamSetting
+
+    spec = swarm_scenario(n, seed, robot_type=robot_type)
+    if not obstacles:
+        spec = replace(spec, world=replace(spec.world, objects=()))
+    if params:
+        spec = replace(spec, robots=tuple(
+            replace(r, params=tuple(ParamSetting(*p) for p in params)) for r in spec.robots))
+    stepper = driving(Simulation(spec, engine=engine, caster=make_caster(caster)), mode, seed)
+    kernels_ready()
+    return stepper
+
+
 def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
                 engine: str | None = None, caster: str = "jit",
                 robot_type: str | None = None) -> StepRow:
     """Median and p95 step time for ``n`` robots (of ``robot_type``, default the reference
-    type), with a per-phase breakdown (median ms) and every sample."""
-    sim = Simulation(swarm_scenario(n, seed, robot_type=robot_type), engine=engine,
-                     caster=make_caster(caster))
-    stepper = driving(sim, "lockstep", seed)
+    type), with a per-phase breakdown (median ms), every sample and the median step's CPU."""
+    stepper = swarm_stepper(n, engine, caster, robot_type, seed=seed)
+    sim = stepper.sim
     for _ in range(warmup):
         stepper.tick()
     samples = {"step": [], **{k: [] for k in PHASES}}
+    cpu = []
     for _ in range(steps):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         sim.command(stepper.slots.take())
         sim.actuate()
         t1 = time.perf_counter()
@@ -173,14 +221,15 @@ def bench_steps(n: int, steps: int = 100, warmup: int = 10, seed: int = 0,
         t2 = time.perf_counter()
         sim.sense()
         sim.apply_rules()
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), time.process_time()
         samples["step"].append((t3 - t0) * 1e3)
+        cpu.append((c3 - c0) * 1e3)
         for key, a, b in zip(PHASES, (t0, t1, t2), (t1, t2, t3)):
             samples[key].append((b - a) * 1e3)
     ms = sorted(samples["step"])
     return StepRow(n, statistics.median(ms), ms[min(len(ms) - 1, int(0.95 * len(ms)))],
                    {k: statistics.median(samples[k]) for k in PHASES},
-                   sim.world.engine.label, caster, samples, rss_mib())
+                   sim.world.engine.label, caster, samples, rss_mib(), statistics.median(cpu))
 
 
 def driving(sim: Simulation, mode: str, seed: int) -> Stepper:
@@ -233,9 +282,8 @@ def bench_realtime(n: int, seconds: float = 20.0, engine: str | None = None,
     for ``seconds`` of sim time, paced by the stepper's own realtime loop, after ``warmup``
     unpaced steps (the first builds the static grids); every paced step counts. Robots of
     ``robot_type`` (default: the reference type)."""
-    sim = Simulation(swarm_scenario(n, seed, robot_type=robot_type), engine=engine,
-                     caster=make_caster(caster))
-    stepper = driving(sim, "realtime", seed)
+    stepper = swarm_stepper(n, engine, caster, robot_type, mode="realtime", seed=seed)
+    sim = stepper.sim
     for _ in range(warmup):
         stepper.tick()
     times, cpu, tick = [], [], stepper.tick
@@ -286,14 +334,15 @@ def rss_mib() -> float:
 
 def format_table(rows: list[StepRow]) -> str:
     """Markdown table of the rows."""
-    out = ["| engine | caster | robots | median ms | p95 ms | actuators | physics | sensors "
-           "| x real time | RSS MiB |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| engine | caster | robots | median ms | CPU median ms | p95 ms | actuators "
+           "| physics | sensors | x real time | RSS MiB |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         p = r.phase_ms
-        out.append(f"| {r.engine} | {r.caster} | {r.robots} | {r.median:.2f} | {r.p95:.2f} | "
-                   f"{p['actuators']:.2f} | {p['physics']:.2f} | {p['sensors']:.2f} | "
-                   f"{r.realtime_factor:.1f} | {r.rss_mb:.0f} |")
+        out.append(f"| {r.engine} | {r.caster} | {r.robots} | {r.median:.2f} | "
+                   f"{r.cpu_median:.2f} | {r.p95:.2f} | {p['actuators']:.2f} | "
+                   f"{p['physics']:.2f} | {p['sensors']:.2f} | {r.realtime_factor:.1f} | "
+                   f"{r.rss_mb:.0f} |")
     return "\n".join(out)
 
 
@@ -365,7 +414,8 @@ def bench_step_command(counts: str, steps: int, engine: str | None, caster: str,
     rows = _measure_cases(engine or default_engine(), caster, counts,
                           lambda n, eng, kind: bench_steps(n, steps, engine=eng, caster=kind,
                                                            robot_type=robot_type),
-                          lambda row: f"median {row.median:.2f} ms, p95 {row.p95:.2f} ms")
+                          lambda row: f"median {row.median:.2f} ms (CPU {row.cpu_median:.2f} "
+                                      f"ms), p95 {row.p95:.2f} ms")
     click.echo(format_table(rows))
     if plot:
         plot_steps(rows, plot)
@@ -381,5 +431,6 @@ def bench_realtime_command(counts: str, seconds: float, engine: str | None, cast
                           lambda n, eng, kind: bench_realtime(n, seconds, engine=eng,
                                                               caster=kind,
                                                               robot_type=robot_type),
-                          lambda row: f"{row.missed_share:.2%} missed, {row.rtf:.3f}x real time")
+                          lambda row: f"{row.missed_share:.2%} missed, {row.rtf:.3f}x real time, "
+                                      f"CPU p50 {row.cpu_ms[0]:.2f} ms a step")
     click.echo(format_realtime(rows))

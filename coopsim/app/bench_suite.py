@@ -4,27 +4,36 @@ The suite is airspeed velocity's (asv): ``benchmarks/suite/`` of a clone, config
 ``asv.conf.json`` (benchmarks/README.md). ``smoke`` runs every case once at its tiny size
 (``COOPSIM_BENCH_SMOKE=1``) through the suite's own runner, ``benchmarks/smoke.py``, in a
 process of its own: CI's proof that each still runs. The app layer never imports the suite
-(the suite stands above the package it measures). ``compare`` measures
-the headline cases on two commits and lists what got slower.
+(the suite stands above the package it measures). ``compare`` measures cases of the suite on
+two commits by CPU time and lists what got slower.
 
-Why ``compare`` does not let asv build a virtualenv per commit: installing coopsim's
-dependencies (numpy, scipy, numba, pymunk, mujoco, imgui) into a fresh environment takes
-minutes per commit and needs the network, and numba would compile every kernel again in each.
-Instead each commit's tree is unpacked once (``git archive``) into ``.asv/trees/<sha>`` and its
-cases run with ``asv run --python=same`` with that tree first on the path (asv's
-``ASV_PYTHONPATH``): the same installed dependencies on both sides, so the comparison isolates
-the code; numba's cache persists beside each tree, so a tree compiles once. A change of the
-dependencies themselves is not measured this way (``asv run`` with its virtualenv does that).
+How ``compare`` measures: each case runs in a fresh process per commit per round, the two
+commits alternating case by case (the machine's drift falls on both alike), through the suite's
+worker ``benchmarks/cpu.py``; a case does a fixed amount of work, so the CPU seconds of its
+setup and timed call compare the commits whatever else the machine runs (the wall clock on a
+loaded 2-core machine swung a case 2x between two runs of one tree); the medians over the
+rounds are compared (a ``peakmem_`` case by peak RSS).
+
+Why not a virtualenv per commit (asv's own way): installing coopsim's dependencies into a fresh
+environment takes minutes per commit and needs the network, and numba would compile every
+kernel again in each. Instead each commit's tree is unpacked once (``git archive``) into
+``.asv/trees/<sha>`` and run with that tree first on the path: the same installed dependencies
+on both sides, so the comparison isolates the code; numba's cache persists beside each tree,
+so a tree compiles once. The suite is the clone's own for both commits (today's cases run
+against the old commit). A change of the dependencies themselves is not measured this way
+(``asv run`` with its virtualenv does that).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -71,15 +80,19 @@ def suite_value(expression: str, top: Path) -> str:
 
 
 def tree(top: Path, rev: str) -> tuple[str, Path]:
-    """The commit ``rev`` names and its tree unpacked (once) under ``.asv/trees/``.
+    """The commit ``rev`` names and its tree unpacked (once) under ``.asv/trees/``; or, when
+    ``rev`` is a folder holding a coopsim tree (a working copy with changes not committed),
+    (that folder, it as it is).
 
     Raises:
-        CoopsimError: ``rev`` names no commit.
+        CoopsimError: ``rev`` names no commit and no such folder.
     """
+    if (Path(rev) / "coopsim" / "__init__.py").is_file():
+        return str(Path(rev).resolve()), Path(rev).resolve()
     done = subprocess.run(["git", "-C", str(top), "rev-parse", "--verify", f"{rev}^{{commit}}"],
                           capture_output=True, text=True)
     if done.returncode:
-        raise CoopsimError(f"{rev!r} names no commit of {top}")
+        raise CoopsimError(f"{rev!r} names no commit of {top} and no folder holding coopsim")
     sha = done.stdout.strip()
     path = top / ".asv" / "trees" / sha
     if not path.is_dir():
@@ -115,89 +128,152 @@ def reuse_kernels(new: Path, trees: Path) -> None:
         shutil.copytree(cache, new / cache.relative_to(old), dirs_exist_ok=True)
 
 
-def warm(top: Path, sha: str, path: Path) -> None:
-    """Compile (or load) the kernels of the tree ``path`` by running the headline cases once at
-    their smoke size with its coopsim, before anything is timed: a tree compiles once (numba's
-    cache lies in it), 10-40 s on a quiet machine, which asv's per-case timeout must not pay.
+def worker(top: Path, path: Path, *args: str, smoke: bool = False) -> subprocess.CompletedProcess:
+    """The suite's worker (``benchmarks/cpu.py ARGS``, the clone's suite) in a fresh process
+    with the tree ``path`` first on the path, from an empty folder (``/tmp``: no coopsim of the
+    working folder slips in), the kernels waited for (``COOPSIM_JIT=wait``); at smoke size when
+    ``smoke``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "COOPSIM_BENCH_SMOKE")}
+    env.update(PYTHONPATH=str(path), COOPSIM_JIT="wait")
+    if smoke:
+        env["COOPSIM_BENCH_SMOKE"] = "1"
+    return subprocess.run([sys.executable, str(top / "benchmarks" / "cpu.py"), *args],
+                          cwd=tempfile.gettempdir(), env=env, capture_output=True, text=True)
+
+
+def case_names(top: Path, regex: str | None) -> list[str]:
+    """The cases ``regex`` selects (asv's names), or the headline ones.
 
     Raises:
-        CoopsimError: a headline case fails on that tree.
+        CoopsimError: the suite does not load, or the regex selects nothing.
     """
-    click.echo(f"kernels of {sha[:10]}: compiling or loading (once per tree)", err=True)
-    env = dict(os.environ, COOPSIM_BENCH_SMOKE="1", COOPSIM_JIT="wait",
-               PYTHONPATH=os.pathsep.join((str(path), str(top / "benchmarks"))))
-    done = subprocess.run([sys.executable, "-c",
-                           "from suite.common import warm_headline; warm_headline()"],
-                          cwd=path, env=env, capture_output=True, text=True)
+    if regex is None:
+        return suite_value("chr(10).join(common.HEADLINE)", top).splitlines()
+    done = worker(top, top, "--list", regex)
     if done.returncode:
-        raise CoopsimError(f"the headline cases fail on {sha[:10]}:\n{done.stderr[-2000:]}")
+        raise CoopsimError(f"the benchmark suite does not load: {done.stderr[-2000:]}")
+    found = done.stdout.split("\n")
+    found = [n for n in found if n]
+    if not found:
+        raise CoopsimError(f"--bench {regex!r} selects no case of the suite")
+    return found
 
 
-def compare_config(top: Path) -> Path:
-    """A copy of ``asv.conf.json`` whose paths are absolute and whose results go to
-    ``.asv/compare-results`` (a comparison's figures are not the stored history)."""
-    text = re.sub(r"^\s*//.*$", "", (top / "asv.conf.json").read_text(), flags=re.M)
-    conf = json.loads(text)
-    conf.update(repo=str(top), benchmark_dir=str(top / "benchmarks" / "suite"),
-                results_dir=str(top / ".asv" / "compare-results"),
-                html_dir=str(top / ".asv" / "compare-html"), env_dir=str(top / ".asv" / "env"))
-    path = top / ".asv" / "compare.conf.json"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(conf, indent=1))
-    return path
+def warm(top: Path, label: str, path: Path, names: list[str]) -> None:
+    """Compile (or load) the kernels of the tree ``path`` by running the classes of ``names``
+    once at their smoke size with its coopsim, before anything is timed (a tree compiles once:
+    numba's cache lies in it). A failure is said and the comparison goes on: a case the tree
+    cannot run (an API it lacks) then shows as failed on that side."""
+    click.echo(f"kernels of {short(label)}: compiling or loading (once per tree)", err=True)
+    done = worker(top, path, "--warm", *names, smoke=True)
+    if done.returncode:
+        click.echo(f"warning: the cases' warm-up failed on {short(label)}: "
+                   f"{(done.stderr.strip().splitlines() or ['?'])[-1]}", err=True)
 
 
-def asv(*args: str, env: dict | None = None, capture: bool = False) -> str:
-    """Run ``python -m asv ARGS``; its output when ``capture``. ``asv run`` exits 2 when a case
-    failed: that is a result (``asv compare`` marks it), not an error here.
+def measure(top: Path, path: Path, name: str) -> dict:
+    """One case on the tree ``path`` in a fresh process: the worker's figures (``cpu_s``,
+    ``wall_s``, ``rss``, ``figure``), ``skipped`` or ``error``."""
+    done = worker(top, path, "--one", name)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode or not lines:
+        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
+    return json.loads(lines[-1])
 
-    Raises:
-        CoopsimError: asv is missing or fails.
+
+@dataclass(frozen=True)
+class Compared:
+    """One case of a comparison: medians over the rounds of BASE's and HEAD's runs.
+
+    Attributes:
+        case: asv's name. by: ``cpu_s`` (CPU seconds of setup and call) or ``rss`` (peak
+            resident bytes, a ``peakmem_`` case). base, head: the medians of ``by``.
+        wall_base, wall_head: the same runs' wall seconds (medians), said beside the CPU.
+        figure_base, figure_head: the case's own figure (medians; None where it has none).
+        note: why there is no ratio (a side failed or skipped the case), else "".
     """
-    done = subprocess.run([sys.executable, "-m", "asv", *args], env=env, text=True,
-                          capture_output=capture)
-    if done.returncode and not (args[0] == "run" and done.returncode == 2):
-        raise CoopsimError(f"asv {args[0]} failed (exit {done.returncode}; is asv installed? "
-                           f"pip install 'coopsim[bench]'){': ' + done.stderr if capture else ''}")
-    return done.stdout if capture else ""
+
+    case: str
+    by: str = "cpu_s"
+    base: float = 0.0
+    head: float = 0.0
+    wall_base: float = 0.0
+    wall_head: float = 0.0
+    figure_base: float | None = None
+    figure_head: float | None = None
+    note: str = ""
+
+    @property
+    def ratio(self) -> float:
+        """HEAD / BASE (1.0 where BASE is 0)."""
+        return self.head / self.base if self.base else 1.0
 
 
-def ensure_machine(conf: str) -> bool:
-    """Record this machine for asv (``asv machine --yes``: its host name, OS, CPU and memory
-    as asv reads them) when asv has no record of any (``~/.asv-machine.json``); True when it
-    did. Why: ``asv run`` on a machine it does not know stops with "No information stored
-    about machine" before timing anything, and the first ``coopsim bench compare`` on a new
-    machine failed that way after compiling both trees' kernels."""
-    if Path("~/.asv-machine.json").expanduser().is_file():
-        return False
-    click.echo("asv knows no machine here: recording this one (asv machine --yes)", err=True)
-    asv("machine", "--yes", "--config", conf, capture=True)
-    return True
+def judge(case: str, base: list[dict], head: list[dict]) -> Compared:
+    """The medians of a case's rounds on both sides (:class:`Compared`)."""
+    for side, runs in (("base", base), ("head", head)):
+        bad = [r for r in runs if "error" in r or "skipped" in r]
+        if bad or not runs:
+            why = bad[0].get("error") or f"skipped: {bad[0]['skipped']}" if bad else "no run"
+            return Compared(case, note=f"{side}: {why}")
+    by = "rss" if case.split(".")[2].startswith("peakmem") else "cpu_s"
+
+    def median(runs, key):
+        values = [r[key] for r in runs if r.get(key) is not None]
+        return statistics.median(values) if values else None
+
+    return Compared(case, by, median(base, by), median(head, by), median(base, "wall_s"),
+                    median(head, "wall_s"), median(base, "figure"), median(head, "figure"))
 
 
-def compare(base: str, head: str, factor: float = 1.1, rounds: int = 2,
+def table(rows: list[Compared], factor: float) -> str:
+    """The comparison as a Markdown table; a row slower than ``factor`` starts its ratio with
+    ``+``, a case that did not run on a side says why."""
+    out = ["| case | by | BASE | HEAD | HEAD/BASE | wall BASE s | wall HEAD s | figure BASE "
+           "| figure HEAD |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r.note:
+            out.append(f"| {r.case} | | | | {r.note} | | | | |")
+            continue
+        mark = "+" if r.ratio > factor else ""
+        unit = "MiB" if r.by == "rss" else "CPU s"
+        scale = 1 / 2**20 if r.by == "rss" else 1.0
+        out.append(f"| {r.case} | {unit} | {r.base * scale:.4g} | {r.head * scale:.4g} | "
+                   f"{mark}{r.ratio:.3f} | {r.wall_base:.4g} | {r.wall_head:.4g} | "
+                   f"{_fig(r.figure_base)} | {_fig(r.figure_head)} |")
+    return "\n".join(out)
+
+
+def short(label: str) -> str:
+    """A commit's first 10 hex digits; a folder's path whole."""
+    return label if os.sep in label else label[:10]
+
+
+def _fig(value) -> str:
+    return "" if value is None else f"{value:.4g}"
+
+
+def compare(base: str, head: str, factor: float = 1.1, rounds: int = 3,
             bench: str | None = None) -> list[str]:
-    """``coopsim bench compare BASE HEAD``: the headline cases (or those ``bench`` matches) of
-    both commits, ``rounds`` rounds alternating BASE, HEAD (the machine's drift hits both
-    alike), then asv's comparison; returns the lines of the cases slower by more than
-    ``factor``."""
+    """``coopsim bench compare BASE HEAD``: the headline cases (or those ``bench`` selects)
+    of both commits (or trees), each case in a fresh process per side per round, BASE then
+    HEAD, by CPU time; prints the table and returns the names of the cases slower by more than
+    ``factor`` (or that failed on a side)."""
     top = clone()
-    headline = suite_value("common.headline_regex()", top)
-    conf = str(compare_config(top))
-    shas = [tree(top, rev) for rev in (base, head)]
-    ensure_machine(conf)
-    for sha, path in shas:
-        warm(top, sha, path)
+    names = case_names(top, bench)
+    sides = [tree(top, rev) for rev in (base, head)]
+    for label, path in sides:
+        warm(top, label, path, names)
+    got: dict[str, tuple[list, list]] = {n: ([], []) for n in names}
     for k in range(rounds):
-        for sha, path in shas:
-            click.echo(f"round {k + 1}/{rounds}: {sha[:10]}", err=True)
-            env = {k: v for k, v in os.environ.items()
-                   if k not in ("PYTHONPATH", "COOPSIM_BENCH_SMOKE")}
-            env.update(ASV_PYTHONPATH=str(path), COOPSIM_JIT="wait")
-            asv("run", "--config", conf, "--python=same", "--set-commit-hash", sha,
-                "--bench", bench or headline, "--attribute", "rounds=1",
-                *(["--append-samples"] if k else []), "--show-stderr", env=env)
-    table = asv("compare", "--config", conf, "--factor", str(factor), "--split",
-                shas[0][0], shas[1][0], capture=True)
-    click.echo(table)
-    return [line for line in table.splitlines() if line.lstrip("| ").startswith("+")]
+        for name in names:
+            for s, (_, path) in enumerate(sides):
+                got[name][s].append(measure(top, path, name))
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        click.echo(f"round {k + 1}/{rounds} done (load {load:.2f})", err=True)
+    rows = [judge(n, *got[n]) for n in names]
+    click.echo(f"BASE {short(sides[0][0])}, HEAD {short(sides[1][0])}: {rounds} round(s), each case "
+               "a fresh process per side, medians")
+    click.echo(table(rows, factor))
+    return [r.case for r in rows if r.note and not r.note.split(": ", 1)[1].startswith("skipped")
+            or not r.note and r.ratio > factor]

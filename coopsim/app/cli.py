@@ -16,7 +16,8 @@ from .. import __version__
 from . import interrupt
 from .cli_bench import analyze, bench
 from .options import (EXIT_BAD_INPUT, foxglove_options, friendly, keys_options, recording_path,
-                      ros2_options, threads_option, token_options)
+                      ros2_options, threads_option, token_options,
+                      crtp_options)
 
 
 class _Command(click.Group):
@@ -74,10 +75,12 @@ def ports_option(fn):
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 def check(files: tuple[str, ...]) -> None:
-    """Validate .world, .scenario and .sweep FILES without running them."""
+    """Validate .world, .scenario and .sweep FILES without running them. A relative FILE that
+    is not in the current folder is looked for among the bundled files, as ``run`` does."""
     from ..formats.check import check as check_files
+    from ..model.bundled import resolve
 
-    errors = check_files(files)
+    errors = check_files([resolve(f) for f in files])
     for line in errors:
         click.echo(line, err=True)
     if errors:
@@ -91,9 +94,10 @@ def list_(scenarios: tuple[str, ...]) -> None:
     """List robot types and modules with their parameters (and the robot types SCENARIOS
     import from description files)."""
     from ..formats.check import check as check_files
+    from ..model.bundled import resolve
     from .listing import describe_registries
 
-    errors = check_files(scenarios)  # loading them registers their imported types
+    errors = check_files([resolve(f) for f in scenarios])  # loading them registers their imported types
     for line in errors:
         click.echo(line, err=True)
     if errors:
@@ -156,6 +160,7 @@ def list_(scenarios: tuple[str, ...]) -> None:
 @token_options
 @foxglove_options
 @ros2_options
+@crtp_options
 @friendly
 def run(file, **flags) -> None:
     """Run FILE (.scenario or .world); without FILE, the bundled demo. A relative FILE that is

@@ -101,19 +101,22 @@ def bench_smoke(only) -> None:
 @click.argument("base")
 @click.argument("head")
 @click.option("--factor", default=1.1, show_default=True, type=click.FloatRange(min=1.0),
-              help="A case is listed as slower when HEAD's figure exceeds BASE's x FACTOR.")
-@click.option("--rounds", default=2, show_default=True, type=click.IntRange(1, 10),
-              help="Rounds, each running BASE then HEAD.")
+              help="A case is listed as slower when HEAD's CPU time exceeds BASE's x FACTOR.")
+@click.option("--rounds", default=3, show_default=True, type=click.IntRange(1, 20),
+              help="Rounds, each running every case on BASE then on HEAD, a fresh process "
+                   "each; the medians are compared.")
 @click.option("--bench", "regex", metavar="REGEX",
-              help="asv's --bench regex instead of the 10 headline cases.")
+              help="The suite's cases whose asv name this regex finds, instead of the 10 "
+                   "headline cases.")
 @friendly
 def bench_compare(base: str, head: str, factor: float, rounds: int, regex) -> None:
-    """The headline cases of the suite on two commits (asv, benchmarks/README.md); lists the
-    cases slower by more than FACTOR and exits 1 if there are any."""
+    """The headline cases of the suite on two commits (or two folders holding coopsim) by CPU
+    time, each case in fresh processes alternating between them (benchmarks/README.md); lists
+    the cases slower by more than FACTOR and exits 1 if there are any."""
     from .bench_suite import compare
 
     slower = compare(base, head, factor, rounds, regex)
-    click.echo(f"{len(slower)} case(s) slower by more than {factor:g}x"
+    click.echo(f"{len(slower)} case(s) slower by more than {factor:g}x or failed"
                + "".join(f"\n{line}" for line in slower))
     if slower:
         sys.exit(1)

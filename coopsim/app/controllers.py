@@ -44,6 +44,7 @@ from ..model.driver import ROBOT_SEED_VARIABLE, SEED_VARIABLE, robot_seed
 from ..model.errors import CoopsimError, SimulationError
 from ..model.plugins import ROBOT_TYPES
 from ..model.specs import ScenarioSpec
+from ..sim.cpuwait import group_wait
 
 TAIL_LINES = 12  # lines of a controller's output kept to show why it failed
 # s at most the verdict waits for a controller that let go of its robot to exit (a hang guard:
@@ -204,6 +205,16 @@ class Controllers:
             except (OSError, IndexError, ValueError):
                 pass  # ended meanwhile: counts nothing
         return total
+
+    def cpu_wait(self, robot: str) -> tuple[float, bool, float]:
+        """(s ``robot``'s controller, the main threads of its process group, has waited for a
+        CPU so far; whether it is runnable now; s it has run on a CPU): what the lockstep lease
+        needs to count its silence net of a loaded machine's doing (coopsim/sim/slots.py);
+        (0, False, 0) for a robot without a running launched controller."""
+        proc = self.procs.get(robot)
+        if proc is None or proc.returncode is not None:
+            return 0.0, False, 0.0
+        return group_wait(proc.pid)
 
     def _drain(self, robot: str, stream, tail: collections.deque) -> None:
         """Read a controller's output to its end (it has exited then, or closed its output),

@@ -69,6 +69,8 @@ def _announce(live) -> None:
         click.echo(startup_line(live.ros2.domain, live.ros2.loopback), err=True)
     if live.ros2_control_line:
         click.echo(live.ros2_control_line, err=True)
+    if live.crtp is not None:
+        click.echo(live.crtp.startup_line(), err=True)
 
 
 def drive_command(driver, robot, nameserver, params, steps, seed) -> None:

@@ -108,6 +108,19 @@ def ros2_options(fn):
                              "'coopsim[ros2]'; docs/ros2.md.")(fn)
 
 
+def crtp_options(fn):
+    """--crtp and --crtp-port: every Crazyflie on its own CRTP/UDP port for cflib."""
+    fn = click.option("--crtp-port", type=click.IntRange(1, 65535), default=19850,
+                      show_default=True, metavar="PORT",
+                      help="UDP port of the first Crazyflie; the others follow in section "
+                           "order (cflib's scan_interfaces() probes 19850-19859).")(fn)
+    return click.option("--crtp", is_flag=True, default=None,
+                        help="Serve every Crazyflie over CRTP/UDP for Bitcraze's cflib "
+                             "(udp://127.0.0.1:19850 + i), on loopback unless --bind says "
+                             "otherwise, which needs --insecure; [SETTINGS] crtp true does the "
+                             "same; docs/crazyflie.md.")(fn)
+
+
 def client_keys(keys):
     """A client's keys: the folder given, else $COOPSIM_SERVER_KEY/$COOPSIM_CLIENT_KEY."""
     from ..net.security import ClientKeys

@@ -78,6 +78,8 @@ class RunOptions:
     #: interfaces, which needs ``insecure``: docs/ros2.md, *Discovery*)
     ros2_discovery: str = "localhost"
     ports: tuple[int, int] | None = None  # (low, high): every port bound in it (--ports)
+    crtp: bool | None = None  # serve the Crazyflies over CRTP/UDP; None = [SETTINGS] crtp
+    crtp_port: int = 19850  # the first Crazyflie's UDP port (docs/crazyflie.md)
 
 
 def load_scenario_or_world(path: str | Path | None) -> ScenarioSpec:
@@ -137,6 +139,7 @@ class Run:
         self.recorder = None
         self.foxglove = None
         self.ros2 = None
+        self.crtp = None  # the CRTP server (crtp/server.py)
         self.ros2_control = None  # the ROS 2 run-control node (ros2/services_host.py)
         self.ros2_control_line = ""  # its start-up line (or why there is none)
         #: Where network requests may read (load) and write (record): see DataFolders.
@@ -164,16 +167,20 @@ class Run:
         self.stepper.wait_for = max(0, self._wait_for() - dead)
 
     def _controllers_busy(self) -> bool:
-        """True when the controllers this run launched used CPU time since the last ask (the
-        stepper asks while its first lockstep step waits for them): one still busy starting
+        """True when the controllers this run launched used CPU time, or waited for a CPU,
+        since the last ask (the stepper asks while its first lockstep step waits for them):
+        one still busy starting
         (imports, compiling: seconds on a loaded machine) is not late, so the game starts with
         every launched controller whatever the machine does, while one that hangs before
         sending anything is not waited for beyond the start wait."""
         ctl = self.controllers
         if ctl is None:
             return False
-        cpu = ctl.cpu_seconds()
-        busy = cpu > self._start_cpu
+        # CPU time used, and time spent waiting for a CPU (a loaded machine keeps a starting
+        # controller runnable without running it: busy all the same, not late)
+        waits = [ctl.cpu_wait(robot) for robot in ctl.procs]
+        cpu = ctl.cpu_seconds() + sum(w[0] for w in waits)
+        busy = cpu > self._start_cpu or any(w[1] for w in waits)
         self._start_cpu = max(cpu, self._start_cpu)
         return busy
 
@@ -197,12 +204,19 @@ class Run:
             self._ports.__enter__()
             if opts.ros2:  # before /sim answers, so its state has "ros2" from the first answer
                 self.ros2 = start_ros2(self.stepper, opts)
+            serve_crtp = opts.crtp if opts.crtp is not None else self.scenario.settings.crtp
+            if serve_crtp:  # before /sim answers, so its state lists the ports from the first
+                from ..crtp.server import CrtpServer
+                self.crtp = CrtpServer(self.stepper, opts.bind, opts.crtp_port,
+                                       opts.insecure).start()
             if opts.network:
                 network = Network(self.stepper, opts.bind, opts.port, opts.publish_rate,
                                   recording=self, keys=self.keys,
                                   advertise=advertised_host(opts.bind, opts.advertise))
                 if self.ros2 is not None:
                     network.sim.more_state.append(self.ros2.state)
+                if self.crtp is not None:
+                    network.sim.more_state.append(self.crtp.state)
                 self.network = network.start()
                 if self.ros2 is not None:  # pause/resume/reset/step as ROS 2 services
                     self._start_ros2_control()
@@ -219,6 +233,8 @@ class Run:
                 self.controllers = Controllers(specs, self.network.endpoint, opts.log_dir,
                                                self.client_env(),
                                                seed=self.stepper.sim.seed).start()
+                # the lease counts a launched controller's silence net of its CPU waits
+                self.stepper.slots.cpu_wait = self.controllers.cpu_wait
         except BaseException:
             self.close()
             raise
@@ -333,6 +349,9 @@ class Run:
         if self.ros2 is not None:
             self.ros2.close()
             self.ros2 = None
+        if self.crtp is not None:
+            self.crtp.close()
+            self.crtp = None
         if self.gateway is not None:  # before the servers it forwards to
             self.gateway.close()
             self.gateway = None

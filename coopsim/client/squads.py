@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
+import sys
+import time
+
 import zmq
 
+from ..model.commands import TELEOPERATED
 from ..model.errors import ProtocolError
 from ..model.orders import SquadOrder, parse_order
 from ..model.steering import Feedback
 from ..net.protocol import Message
 from .connection import Client
+from .robot import TELEOP_POLL
+
+PERSON = 2  # steer params [2]: a person's steer (protocol 14), as a teleop claim's [2]
 
 
 class Squads:
@@ -36,28 +43,53 @@ class Squads:
         reply = self.client.request(self.endpoint, 2, order.text, data=order.data)
         return SquadOrder(squad, verb, order.point, formation, radius, reply.params[0])
 
+    #: A steer refused because a person took the squad from this connection (error 13)
+    #: waits, trying again every :data:`~coopsim.client.robot.TELEOP_POLL` s, until the
+    #: squad is given back, then goes through (one line on stderr says so), as a robot's
+    #: motion command does; False: it raises the RemoteError.
+    wait_while_teleoperated = True
+
     def steer(self, squad: str, vx: float, vy: float, vz: float = 0.0,
-              yaw_rate: float = 0.0) -> tuple[int, int]:
+              yaw_rate: float = 0.0, person: bool = False) -> tuple[int, int]:
         """Steer a squad under shared control (docs/in-the-loop.md): its velocity, m/s, world
         frame, and the formation's turn, rad/s. It holds the ``shared`` driver's ``hold`` s:
         send it again (at the rate a hand moves) to keep going.
+
+        Args:
+            person: A person's steer (protocol 14, params [2]: ``coopsim teleop --group``):
+                it takes the squad from the connection steering it, which has it back when
+                this one releases it, disconnects or stays silent for the lease.
 
         Returns:
             (the command's sequence number, the step it was taken after).
 
         Raises:
             RemoteError: 5 no such squad, 16 not under shared control, 4 beyond the limits,
-                11 another connection steers it (protocol 12; the text names it).
+                11 another connection steers it (protocol 12; the text names it), 13 a
+                person took it from this connection (only with ``wait_while_teleoperated``
+                False).
         """
-        reply = self.client.request(self.endpoint, 4, squad, data=(vx, vy, vz, yaw_rate))
-        return int(reply.params[0]), int(reply.params[1])
+        told = False
+        while True:
+            try:
+                reply = self.client.request(self.endpoint, 4, squad, (PERSON,) if person else (),
+                                            (vx, vy, vz, yaw_rate))
+                return int(reply.params[0]), int(reply.params[1])
+            except ProtocolError as exc:
+                if exc.code != TELEOPERATED or not self.wait_while_teleoperated:
+                    raise
+                if not told:
+                    print(f"coopsim: {exc.text}; waiting", file=sys.stderr, flush=True)
+                    told = True
+                time.sleep(TELEOP_POLL)
 
     def release(self, squad: str) -> bool:
         """Give up steering ``squad`` (protocol 12: one connection steers a squad at a time);
         True when this connection steered it.
 
         Raises:
-            RemoteError: 11 another connection steers it, 5 no such squad.
+            RemoteError: 11 another connection steers it (13: a person took it from this
+                one), 5 no such squad.
         """
         return bool(self.client.request(self.endpoint, 6, squad).params[0])
 

@@ -28,8 +28,10 @@ robot's motion command by the next step: ``benchmarks/suite/teleop.py``) and aga
 from __future__ import annotations
 
 import math
+import sys
 import threading
 
+from ..model.commands import TELEOPERATED
 from ..model.errors import ProtocolError
 from ..model.teleop import STILL, Intent, Speeds
 from .teleopfly import Hover
@@ -43,6 +45,7 @@ DRIVES = (("wheels", "set_speeds", 2), ("planar", "set_velocity", 3),
           ("flyer", "set_thrust_attitude", 4), ("jog", "move_to", 3))
 RELEASE_STEER = 6  # /squads command 6 release: text the squad (protocol 12)
 STEER = 4  # /squads command 4 steer: text the squad, data [vx, vy, vz, yaw_rate] (protocol 10)
+PERSON_STEER = 2  # steer params [2]: a person's, as a teleop claim (protocol 14)
 POSE_MODULE = "mocap"  # the pose a flyer's outer loop closes on (the flight cascade's input)
 
 
@@ -169,29 +172,52 @@ class GroupTeleop:
     """
 
     kind = "group"
-    taken_from = ""
 
     def __init__(self, client, squad: str, speeds: Speeds = Speeds()) -> None:
         self.client, self.name, self.speeds = client, squad, speeds
         self.endpoint = client.lookup("/squads", "rep")
         self.last: Intent = STILL
+        self.taken_from = ""  # the connection steering the squad before this person took it
+        self._told = False  # the sentence of a steer refused with error 13 was printed
 
     def take(self) -> str:
-        """Steer it still once (the server says at once when the squad is not steerable)."""
-        self.apply(STILL)
+        """Steer it still once, as a person (the server says at once when the squad is not
+        steerable); return a sentence naming the connection it was taken from, if any."""
+        reply = self._steer(STILL)
+        if reply is not None and "(taken from " in reply.text:
+            self.taken_from = reply.text.partition("(taken from ")[2].rstrip(")")
+            return f"steering squad {self.name} (taken from {self.taken_from})"
         return f"steering squad {self.name}"
 
     def apply(self, intent: Intent) -> None:
         """Send the squad's velocity for ``intent``."""
+        self._steer(intent)
+
+    def _steer(self, intent: Intent):
+        """A person's steer (``/squads`` 4, params ``[2]``, protocol 14): it takes the squad
+        from the connection steering it. Another person took it from this one (error 13):
+        the sentence once on stderr, and the next send tries again (given back when that
+        person lets go); the reply, or None while refused."""
         self.last = intent
         v, w = self.speeds.linear, self.speeds.angular
-        self.client.request(self.endpoint, STEER, self.name,
-                            data=(intent.forward * v, intent.left * v, intent.up * v,
-                                  intent.turn * w))
+        try:
+            reply = self.client.request(self.endpoint, STEER, self.name, (PERSON_STEER,),
+                                        (intent.forward * v, intent.left * v, intent.up * v,
+                                         intent.turn * w))
+        except ProtocolError as exc:
+            if exc.code != TELEOPERATED:
+                raise
+            if not self._told:
+                print(f"coopsim: {exc.text}; waiting", file=sys.stderr, flush=True)
+                self._told = True
+            return None
+        self._told = False
+        return reply
 
     def close(self) -> None:
         """Steer it still (it holds there: its formation and obstacle laws go on) and give its
-        steering up (protocol 12: another connection may steer it now)."""
+        steering up (protocol 12: another connection may steer it now; the one this person
+        took it from has it back)."""
         try:
             self.apply(STILL)
             self.client.request(self.endpoint, RELEASE_STEER, self.name)

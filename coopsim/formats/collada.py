@@ -1,15 +1,17 @@
 """COLLADA (``.dae``) meshes of a description: their triangles, read by
-:mod:`coopsim.formats.daereader` (over defusedxml) or, for what it does not read, with
-pycollada (the ``3d`` extra, imported only then), checked and bounded like the STL and OBJ
-files of :mod:`coopsim.formats.meshes`, and handed to MuJoCo as binary STL from memory
+:mod:`coopsim.formats.daereader` (coopsim's own reader, over defusedxml), bounded like the STL
+and OBJ files of :mod:`coopsim.formats.meshes`, and handed to MuJoCo as binary STL from memory
 (MuJoCo reads STL, OBJ and MSH only; docs/files.md "Meshes").
 
-A ``.dae`` is untrusted XML: a DTD or entity declaration is refused before it is parsed, its size is bounded (:data:`~coopsim.formats.meshes.MAX_MESH_BYTES`) and its declared
-primitive counts are summed before parsing (:func:`_declared`), its triangles after. Every
-geometry instance of its scene is taken with its node transforms, in metres (the asset's
-``<unit meter>``); materials, textures and cameras are not read (a texture the file names
-but lacks is no error), nor the normals and texture coordinates of the primitives' corners
-(their numbers were most of a file's parse; for pycollada: :func:`_positions_only`).
+A ``.dae`` is untrusted XML: a DTD or entity declaration is refused before it is parsed, its
+size is bounded (:data:`~coopsim.formats.meshes.MAX_MESH_BYTES`), its tags counted
+(:data:`~coopsim.formats.daereader.MAX_TAGS`) and its declared primitive counts summed before
+parsing (:func:`_declared`), its triangles counted instance by instance before any is
+transformed. Every geometry instance of its scene is taken with its node transforms, in
+metres (the asset's ``<unit meter>``); materials, textures and cameras are not read (a
+texture the file names but lacks is no error), nor the normals and texture coordinates of the
+primitives' corners. Peak memory stays within about 4 times the file's size plus the mesh it
+yields (tests/formats/test_collada_hostile.py).
 
 A mesh over :data:`ENGINE_FACES` triangles is given to MuJoCo decimated by vertex clustering
 (:func:`for_engine`, :func:`decimated`); drawing (the 3D view's ``/sim`` 27, Foxglove) reads
@@ -22,11 +24,9 @@ Units: metres, the file's frame (a description's ``scale`` applies after).
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import struct
-import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -42,7 +42,6 @@ MUJOCO_FACES = 200_000  # MuJoCo's limit of faces per mesh: above it the mesh is
 #: one is decimated (:func:`for_engine`). The 3D view and Foxglove draw the file's own.
 ENGINE_FACES = 10_000
 MAX_TRIANGLES = 1_000_000  # of one file read (meshes.MAX_TRIANGLES)
-EXTRA = "pip install 'coopsim[3d]'"  # what installs pycollada
 _COUNT = re.compile(rb"<(triangles|polylist|polygons|tristrips|trifans)\b[^>]*?\bcount=\"(\d+)\"")
 
 
@@ -61,160 +60,23 @@ def _declared(data: bytes, tags: list[int] | None = None) -> int:
 
 
 def _read(path: str) -> tuple[bytes, list[int]]:
-    """(the bytes of ``path``, the offset of each ``<`` in them); refused: a DTD anywhere,
-    an entity in the first 4 kB."""
+    """(the bytes of ``path``, the offset of each ``<`` in them); refused: over
+    :data:`~coopsim.formats.daereader.MAX_TAGS` tags (counted before they are listed), a DTD
+    anywhere, an entity in the first 4 kB."""
     data = read_mesh_bytes(path, MAX_BYTES)
+    if data.count(b"<") > daereader.MAX_TAGS:
+        at = -1
+        for _ in range(daereader.MAX_TAGS + 1):
+            at = data.find(b"<", at + 1)
+        raise FileFormatError(path, daereader.line_at(data, at), "COLLADA file has over "
+                              f"{daereader.MAX_TAGS} tags (the limit)")
     tags = daereader.tag_starts(data)
     for start in tags:
         if data.startswith(b"!", start + 1) and (data.startswith(b"<!DOCTYPE", start) or (
                 data.startswith(b"<!ENTITY", start) and start + 8 <= 4096)):
-            raise FileFormatError(path, 0, "a DTD or entity in a COLLADA file is refused")
+            raise FileFormatError(path, daereader.line_at(data, start),
+                                  "a DTD or entity in a COLLADA file is refused")
     return data, tags
-
-
-_UNREAD = (b"library_images", b"library_effects", b"library_materials", b"bind_material",
-           b"library_cameras", b"library_lights", b"library_animations")
-
-
-def _starts(data: bytes, prefix: bytes):
-    """Offsets of every ``prefix`` in ``data``, found in one pass by ``bytes.find`` (a regex
-    over a 10 MB file cost as much as parsing it)."""
-    start = data.find(prefix)
-    while start >= 0:
-        yield start
-        start = data.find(prefix, start + len(prefix))
-
-
-def _geometry_only(data: bytes) -> bytes:
-    """``data`` without what is not read (materials, textures, cameras, lights, animations):
-    a material naming a texture the package lacks makes pycollada drop the geometry bound
-    to it (ANYmal B's foot), and parsing them costs time. Two passes over the bytes (the
-    ``<library_`` and ``<bind_material`` tags), not one per element."""
-    cuts = []
-    for start in [*_starts(data, b"<library_"), *_starts(data, b"<bind_material")]:
-        tag = next((t for t in _UNREAD if data.startswith(t, start + 1)), None)
-        if tag is None or data[start + 1 + len(tag):start + 2 + len(tag)] not in \
-                (b">", b" ", b"\t", b"\n", b"\r", b"/"):
-            continue
-        end = data.find(b"</" + tag + b">", start)
-        if end >= 0:
-            cuts.append((start, end + len(tag) + 3))
-    parts, at = [], 0
-    for start, end in sorted(cuts):
-        if start >= at:  # a cut inside an earlier one (none in COLLADA) is skipped
-            parts.append(data[at:start])
-            at = end
-    parts.append(data[at:])
-    return b"".join(parts)
-
-
-#: Per-corner inputs of a primitive that are not read (the triangles are positions only).
-_UNUSED = (b"NORMAL", b"TEXCOORD", b"TEXTANGENT", b"TEXBINORMAL", b"COLOR", b"TANGENT",
-           b"BINORMAL")
-_ATTR = re.compile(rb'\b(semantic|source)="#?([^"]*)"')
-
-
-def _spans(data: bytes, opening: bytes, closing: bytes) -> list[tuple[int, int]]:
-    """(start, end) of every ``opening`` ... ``closing`` element of ``data``."""
-    return [(start, data.find(closing, start)) for start in _starts(data, opening)]
-
-
-def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
-    return any(start <= at < end for start, end in spans)
-
-
-def _unused_sources(data: bytes) -> tuple[set, list]:
-    """(the ids of the ``<source>`` elements only a primitive's unread input names (normals,
-    texture coordinates: not a ``<vertices>`` element's, not outside the geometries),
-    the (start, end) of those inputs' ``semantic`` values)."""
-    geometries = _spans(data, b"<library_geometries", b"</library_geometries>")
-    vertices = _spans(data, b"<vertices", b"</vertices>")
-    kept, named, semantics = set(), set(), []
-    for start in _starts(data, b"<input"):
-        tag = data[start:data.find(b">", start)]
-        attrs = {m.group(1): (m.group(2), m.start(2)) for m in _ATTR.finditer(tag)}
-        semantic, at = attrs.get(b"semantic", (b"", 0))
-        source = attrs.get(b"source", (b"", 0))[0]
-        if semantic in _UNUSED and _inside(start, geometries) and \
-                not _inside(start, vertices):
-            named.add(source)
-            semantics.append((start + at, start + at + len(semantic)))
-        else:
-            kept.add(source)
-    unused = named - kept
-    return unused, [(a, b) for a, b in semantics if _source_of(data, a) in unused]
-
-
-def _source_of(data: bytes, at: int) -> bytes:
-    """The ``source`` named by the ``<input>`` tag around offset ``at``."""
-    tag = data[data.rfind(b"<input", 0, at):data.find(b">", at)]
-    found = re.search(rb'\bsource="#?([^"]*)"', tag)
-    return found.group(1) if found else b""
-
-
-def _positions_only(data: bytes) -> bytes:
-    """``data`` with the float arrays of its unused sources (:func:`_unused_sources`) empty
-    and the inputs naming them given a semantic pycollada does not read (``UNREAD``, kept
-    at its offset so each corner's index stride stays): parsing the normals' text was half of
-    a COLLADA file's conversion (B1's trunk: 1.08 M normal floats beside 0.38 M of positions);
-    the triangles are the same to the bit (tests/formats/test_collada.py; all 262 of
-    example-robot-data 6)."""
-    unused, semantics = _unused_sources(data)
-    if not unused:
-        return data
-    edits = [(a, b, b"UNREAD") for a, b in semantics]
-    for start in _starts(data, b"<source"):
-        tag_end = data.find(b">", start)
-        found = re.search(rb'\bid="([^"]*)"', data[start:tag_end])
-        if found is None or found.group(1) not in unused:
-            continue
-        array, close = data.find(b"<float_array", start), data.find(b"</source>", start)
-        text = data.find(b">", array) + 1
-        end = data.find(b"</float_array>", text)
-        if 0 <= array < close and data[text - 2:text] != b"/>" and 0 <= end < close:
-            edits.append((text, end, b""))
-    parts, at = [], 0
-    for start, end, new in sorted(edits):
-        parts += [data[at:start], new]
-        at = end
-    parts.append(data[at:])
-    return b"".join(parts)
-
-
-def _parse(path: str, data: bytes):
-    """pycollada's document of ``data`` (its geometry only, its positions only:
-    :func:`_geometry_only`, :func:`_positions_only`)."""
-    try:
-        import collada
-    except ImportError:
-        raise FileFormatError(path, 0, "COLLADA (.dae) meshes need pycollada: "
-                                       f"{EXTRA}") from None
-    ignore = [collada.common.DaeUnsupportedError, collada.common.DaeBrokenRefError]
-    try:
-        return collada.Collada(io.BytesIO(_positions_only(_geometry_only(data))),
-                               ignore=ignore)
-    except Exception as exc:  # noqa: BLE001 -- pycollada and its XML parser raise their own
-        where = getattr(exc, "position", None) or getattr(exc, "lineno", None) or 0
-        line = where[0] if isinstance(where, tuple) else int(where or 0)
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise FileFormatError(path, line, f"not a readable COLLADA file: {reason[:200]}") \
-            from None
-
-
-def _scene_primitives(doc, path: str):
-    """(vertex, vertex index) of every triangle set of pycollada's document ``doc``: each
-    geometry instance's, node transforms applied (lines and points skipped)."""
-    scene = doc.scene if doc.scene is not None else (doc.scenes[0] if doc.scenes else None)
-    if scene is None:
-        raise FileFormatError(path, 0, "COLLADA file has no scene")
-    for bound in scene.objects("geometry"):
-        for prim in bound.primitives():
-            tris = prim.triangleset() if hasattr(prim, "triangleset") else prim  # polygons
-            index = getattr(tris, "vertex_index", None)
-            if getattr(tris, "vertex", None) is None or index is None or len(index) == 0 \
-                    or np.ndim(index) != 2 or np.shape(index)[1] != 3:
-                continue  # lines, points: nothing to draw or collide
-            yield tris.vertex, index
 
 
 def _gathered(primitives, path: str, limit: int,
@@ -256,7 +118,7 @@ def _cached(path: str, size: int, mtime: int, limit: int) -> tuple:
     tris = meshcache.get(name, (3, 3), np.float32)  # read and checked by an earlier process
     indexed = None
     if tris is None:
-        tris, indexed = _read_indexed(path, data, tags)
+        tris, indexed = _read_indexed(path, data, tags, limit)
         meshcache.put(name, tris)
     if len(tris) > limit:
         raise FileFormatError(path, 0, f"mesh has over {limit} triangles (the limit)")
@@ -265,28 +127,17 @@ def _cached(path: str, size: int, mtime: int, limit: int) -> tuple:
 
 
 def _converted(path: str, data: bytes) -> np.ndarray:
-    """(n, 3, 3) float32 triangles of the COLLADA bytes ``data``, m (every triangle: the
-    caller bounds their count)."""
+    """(n, 3, 3) float32 triangles of the COLLADA bytes ``data``, m."""
     return _read_indexed(path, data)[0]
 
 
-def _read_indexed(path: str, data: bytes, tags: list[int] | None = None) -> tuple:
-    """:func:`_converted`'s triangles and their indexed mesh (:func:`_gathered`): read by
-    :mod:`.daereader` where it reads the file (the same bits: tests/formats/
-    test_daereader.py), else by pycollada."""
-    found = daereader.triangles(data, tags)
-    if found is not None:
-        parts, unit = found
-        tris, indexed = _gathered(parts, path, 2 * MAX_TRIANGLES, unit)
-    else:
-        with warnings.catch_warnings():  # pycollada's own use of numpy.matrix: not the file's
-            warnings.simplefilter("ignore", PendingDeprecationWarning)
-            doc = _parse(path, data)
-            unit = getattr(getattr(doc, "assetInfo", None), "unitmeter", None) or 1.0
-            # float32: what MuJoCo's STL holds anyway
-            tris, indexed = _gathered(_scene_primitives(doc, path), path, 2 * MAX_TRIANGLES,
-                                      float(unit))
-    if not np.isfinite(tris).all():
+def _read_indexed(path: str, data: bytes, tags: list[int] | None = None,
+                  limit: int = MAX_TRIANGLES) -> tuple:
+    """:func:`_converted`'s triangles and their indexed mesh (:func:`_gathered`), read by
+    :mod:`.daereader` (at most ``limit`` triangles)."""
+    parts, unit = daereader.triangles(path, data, tags, limit)
+    tris, indexed = _gathered(parts, path, limit, unit)
+    if not np.isfinite(tris).all():  # a finite vertex and transform can still overflow
         raise FileFormatError(path, 0, "mesh has a vertex that is not a finite number")
     return tris, indexed
 
@@ -297,7 +148,7 @@ def dae_triangles(path: str, limit: int = 1_000_000) -> np.ndarray:
 
     Raises:
         FileFormatError: ``path:line:`` missing, unreadable, too large, over ``limit``
-            triangles, a DTD, malformed, no triangles, or pycollada missing (the ``3d`` extra).
+            triangles, a DTD, malformed, no triangles (daereader's refusals, at their line).
     """
     try:
         st = os.stat(path)

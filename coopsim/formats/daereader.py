@@ -1,89 +1,84 @@
-"""A lean reader of a COLLADA (``.dae``) file's triangles: the scene's geometry instances,
-their node transforms composed and applied as pycollada does (float32, the same numpy calls
-in the same order, so the same bits), without pycollada's object model and without the byte
-edits its reader needs first (:func:`coopsim.formats.collada._positions_only`).
+"""coopsim's reader of a COLLADA (``.dae``) file's triangles: the scene's geometry instances,
+their node transforms composed and applied with pycollada's float32 numpy calls in its order
+(so the triangles of a file pycollada reads are its bits: tests/formats/test_daereader.py,
+pycollada the oracle), bounded, every refusal ``file:line: what is wrong``.
 
-Read over defusedxml (a DTD, an entity, an external reference refused; the number texts cut
-out first and given back, :func:`_cut`), the positions' text parsed to the bits of numpy's
-``fromstring``, which pycollada uses (:mod:`coopsim.formats.numbertext`); normals, texture
-coordinates, materials, images, effects, cameras, lights and animations are not read.
+Read over defusedxml (a DTD, an entity, an external reference refused); the texts of the
+number arrays (``<float_array>``, ``<p>``) are cut out by byte offsets before the XML is
+parsed (:func:`_cut`: most of a file's bytes) and parsed from the file's own bytes a
+quarter megabyte at a time (:data:`CHUNK`), so no copy of them is made whole and no single
+numpy call holds the interpreter for long: a load's parse leaves the stepper thread its
+turns. The positions' text is parsed to the bits of numpy's ``fromstring``
+(:mod:`coopsim.formats.numbertext`); normals, texture coordinates, materials, images,
+effects, cameras, lights, controllers and animations are not read.
 
-What it reads: ``<node>`` trees of ``<translate>``, ``<rotate>``, ``<scale>``, ``<matrix>`` and
-``<instance_geometry>``; meshes of ``<source>``, one ``<vertices>`` of positions only,
-``<triangles>`` (its first ``<p>``, as pycollada) and ``<polylist>`` of polygons of 3 corners
-or more (fanned from the first corner, as pycollada). Anything else (``<instance_node>``,
-``<library_nodes>``, controllers and skins, ``<lines>``, ``<polygons>``, strips and fans,
-``<lookat>``, ``<skew>``, a ``<vertices>`` with normals, a broken or doubled reference,
-numbers that do not parse, a polygon of fewer than 3 corners, a negative or out-of-range
-index) is not read here: :func:`triangles` returns None and pycollada reads the file, with
-its own ``file:line: why`` where the file is malformed. tests/formats/test_daereader.py
-compares both readers to the bit.
+What it reads: ``<node>`` trees of ``<translate>``, ``<rotate>``, ``<scale>`` and ``<matrix>``,
+``<instance_geometry>`` and ``<instance_node>`` (a node of ``<library_nodes>`` or of the
+scene); meshes of a ``<vertices>`` with a POSITION input and ``<triangles>`` (its first
+``<p>``), ``<polylist>``, ``<polygons>`` (polygons fanned from their first corner),
+``<tristrips>`` and ``<trifans>``; ``<lines>`` and ``<linestrips>`` are skipped (nothing to
+draw or collide). Refused, at the element's line: ``<lookat>`` and ``<skew>``, polygons with
+holes, a geometry that is not a ``<mesh>``, a broken reference, numbers that do not parse
+or are not finite, an index outside the positions, more than :data:`MAX_TAGS` tags, a
+walk visiting more than :data:`MAX_VISITS` nodes and instances (an ``<instance_node>``
+cycle), instances making more than the triangle limit (counted before any is transformed).
 
 Units: the file's (its ``<unit meter>`` is returned, applied by the caller), its frame.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 import re
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from ..model.errors import FileFormatError
 from .numbertext import decimals
 
-#: Per-corner inputs of a primitive that are not read (pycollada's reader is given them
-#: renamed, see collada._UNUSED): their sources are neither parsed nor checked.
-_UNUSED = frozenset(("NORMAL", "TEXCOORD", "TEXTANGENT", "TEXBINORMAL", "COLOR", "TANGENT",
-                     "BINORMAL"))
-#: What may stand at the file's top: what is read, and the libraries that are not (collada's
-#: _UNREAD, cut before pycollada parses the file).
-_TOP = frozenset(("asset", "extra", "library_images", "library_effects", "library_materials",
-                  "library_cameras", "library_lights", "library_animations",
-                  "library_geometries", "library_visual_scenes", "scene"))
-#: Libraries read only when empty (44 files of example-robot-data carry an empty controllers').
-_EMPTY = frozenset(("library_controllers", "library_nodes"))
-#: Instances in a node that pycollada's reader binds to nothing: their libraries are cut.
-_UNBOUND = frozenset(("instance_camera", "instance_light"))
+MAX_TAGS = 100_000  # '<' of one file (example-robot-data's largest: 13,011)
+MAX_VISITS = 100_000  # nodes and instances a scene's walk visits (an <instance_node>: again)
+CHUNK = 1 << 18  # bytes of number text parsed (or XML fed) in one call: a few ms
+_FLOAT = b"0123456789.+-eE \t\n\r"
+_INT = b"0123456789+- \t\n\r"
+WORD = 1024  # bytes of one number's text, at most
+_SPACE = re.compile(rb"[ \t\n\r]")
+#: A word of a number text holding a character no number of its kind has (float: True).
+_WORD = {True: re.compile(rb"[^ \t\n\r]*[^0-9.+\-eE \t\n\r][^ \t\n\r]*"),
+         False: re.compile(rb"[^ \t\n\r]*[^0-9+\- \t\n\r][^ \t\n\r]*")}
+_SKIPPED = frozenset(("lines", "linestrips"))
+_PRIMITIVES = frozenset(("triangles", "polylist", "polygons", "tristrips", "trifans"))
 _IDENTITY = np.identity(4, dtype=np.float32)
 _IDENTITY.flags.writeable = False
 
 
-class _Unread(Exception):
-    """The file holds something this reader does not read: pycollada reads it."""
+def triangles(path: str, data: bytes, tags: list[int] | None = None,
+              limit: int = 1_000_000) -> tuple[list, float]:
+    """(parts, unit) of the COLLADA bytes ``data`` (read from ``path``): each geometry
+    instance's primitives in pycollada's order, as (the float32 (n, 3) vertices its
+    triangles use, node transforms applied, the (t, 3) int64 vertex index of its triangles),
+    and the metres per file unit. ``tags``: :func:`tag_starts` of ``data``, where known.
 
-
-def triangles(data: bytes, tags: list[int] | None = None) -> tuple[list, float] | None:
-    """(parts, unit) of the COLLADA bytes ``data``: each geometry instance's primitives in
-    pycollada's order, as (the bound float32 (n, 3) vertices, node transforms applied, the
-    (t, 3) int32 vertex index of its triangles), and the metres per file unit; or None
-    where the file holds what this reader does not read (:mod:`this module's docstring
-    <coopsim.formats.daereader>`: pycollada then reads it). ``tags``: :func:`tag_starts`
-    of ``data``, where known."""
-    cut = _cut(data, tag_starts(data) if tags is None else tags)
-    root = _parsed(cut[0] if cut is not None else data)
-    if root is not None and cut is not None and not _restored(root, cut[1]):
-        root = _parsed(data)  # the cut did not match the tree: read the whole file
+    Raises:
+        FileFormatError: ``path:line:`` what is wrong (this module's docstring), or over
+            ``limit`` triangles.
+    """
+    tags = tag_starts(data) if tags is None else tags
+    if len(tags) > MAX_TAGS:
+        raise FileFormatError(path, line_at(data, tags[MAX_TAGS]),
+                              f"COLLADA file has over {MAX_TAGS} tags (the limit)")
+    cut = _cut(data, tags)
+    source = _Source(path, data)
+    root = None
+    if cut is not None:
+        root = source.parse(cut[0], cut[2])
+        if not source.restore(root, cut[1]):
+            root = None  # the cut did not match the tree: read the whole file
     if root is None:
-        return None  # pycollada's reader says where
-    try:
-        return _Document(root).read()
-    except (_Unread, ValueError, TypeError, KeyError, IndexError, AttributeError,
-            OverflowError):  # what numpy or a missing attribute raises: pycollada says why
-        return None
-
-
-def _parsed(data: bytes):
-    """The element tree of ``data`` (defusedxml: no DTD, entity or external reference), or
-    None where it is not well-formed XML."""
-    import defusedxml
-    import defusedxml.ElementTree as DET
-    try:
-        return DET.fromstring(data, forbid_dtd=True)
-    except (DET.ParseError, defusedxml.DefusedXmlException, ValueError):
-        return None
-
-
-#: The openings of the elements whose text is cut before the XML is parsed (:func:`_cut`).
-_OPEN = re.compile(rb"<(float_array)\b[^>]*>|<(p)>")
+        root = source.parse(data, [])
+    return _Document(source, root, limit).read()
 
 
 def tag_starts(data: bytes) -> list[int]:
@@ -98,20 +93,36 @@ def tag_starts(data: bytes) -> list[int]:
     return starts
 
 
-def _cut(data: bytes, tags: list[int]) -> tuple[bytes, dict[str, list]] | None:
-    """(``data`` without the text of its ``<float_array>`` and ``<p>`` elements, those
-    texts as bytes by element name in the file's order), or None where the file is not
-    cut (a comment, CDATA or declaration, or a character XML forbids that numpy reads as a
-    space: the whole file is parsed). The texts are most of a file's bytes: parsing the
-    rest cost a tenth as much (B1-Z1: 0.15 s of CPU before). Bytes, not XML:
-    :func:`_restored` checks the texts against the tree's elements. ``tags``:
-    :func:`tag_starts` of ``data``."""
+def line_at(data: bytes, offset: int) -> int:
+    """The 1-based line of byte ``offset`` of ``data``."""
+    return data.count(b"\n", 0, max(0, offset)) + 1
+
+
+#: The openings of the elements whose text is cut before the XML is parsed (:func:`_cut`).
+_OPEN = re.compile(rb"<(float_array)\b[^>]*>|<(p)>")
+
+
+def _cut(data: bytes, tags: list[int]) -> tuple[bytes, dict, list] | None:
+    """(``data`` without the text of its ``<float_array>`` and ``<p>`` elements, the
+    (start, end) of each of those texts in ``data`` by element name in the file's order,
+    the shifts: (offset in the cut bytes, bytes cut before it) at each cut), or None where
+    the file is not cut (a CDATA section or declaration, or a character XML forbids that
+    numpy reads as a space: the whole file is parsed). Comments are skipped. Bytes, not
+    XML: :meth:`_Source.restore` checks the texts against the tree's elements."""
     if b"\x0b" in data or b"\x0c" in data:
         return None
-    parts, texts, at = [], {"float_array": [], "p": []}, 0
+    parts, texts, shifts, at, removed, skip = [], {"float_array": [], "p": []}, [], 0, 0, 0
     for start in tags:
+        if start < skip:
+            continue
         if data.startswith(b"!", start + 1):
-            return None
+            if not data.startswith(b"!--", start + 1):
+                return None
+            end = data.find(b"-->", start + 4)
+            if end < 0:
+                return None
+            skip = end + 3
+            continue
         m = _OPEN.match(data, start)
         if m is None:
             continue
@@ -120,112 +131,283 @@ def _cut(data: bytes, tags: list[int]) -> tuple[bytes, dict[str, list]] | None:
             texts[name].append(None)
             continue
         end = data.find(b"<", m.end())
-        if start < at or not data.startswith(f"</{name}>".encode(), end):
+        if not data.startswith(f"</{name}>".encode(), end):
             return None
         parts.append(data[at:m.end()])
-        texts[name].append(data[m.end():end])
+        texts[name].append((m.end(), end))
+        where = m.end() - removed  # the text's place in the cut bytes
+        removed += end - m.end()
+        shifts.append((where, removed))
         at = end
     parts.append(data[at:])
-    return b"".join(parts), texts
+    return b"".join(parts), texts, shifts
 
 
-def _restored(root, texts: dict[str, list]) -> bool:
-    """Give the cut texts back to ``root``'s ``<float_array>`` and ``<p>`` elements, in
-    order; False (nothing given) where their numbers differ from the cut's or an element
-    of the cut has text in the tree."""
-    ns = root.tag[:root.tag.index("}") + 1] if root.tag.startswith("{") else ""
-    found = {name: list(root.iter(ns + name)) for name in texts}
-    if any(len(found[name]) != len(texts[name]) for name in texts) or \
-            any(e.text is not None or len(e) for name in texts for e in found[name]):
-        return False
-    for name, elements in found.items():
-        for element, text in zip(elements, texts[name]):
-            element.text = text
-    return True
+class _Lines(ET.TreeBuilder):
+    """A tree builder noting each element's byte offset in the parsed bytes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parser = None
+        self.offsets: dict[int, int] = {}
+
+    def start(self, tag, attrs):
+        element = super().start(tag, attrs)
+        self.offsets[id(element)] = self.parser.parser.CurrentByteIndex
+        return element
+
+
+class _Source:
+    """The file's bytes, its parsed tree's element offsets, and the cut texts."""
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path, self.data = path, data
+        self.offsets: dict[int, int] = {}
+        self.shifts: list[tuple[int, int]] = []
+        self.spans: dict[int, tuple[int, int]] = {}  # id(element) -> its text in data
+
+    def parse(self, xml: bytes, shifts: list):
+        """The root element of ``xml`` (``data`` or its cut, whose ``shifts`` map offsets
+        back), fed in :data:`CHUNK` pieces.
+
+        Raises:
+            FileFormatError: a DTD, an entity or an external reference; malformed XML.
+        """
+        import defusedxml
+        import defusedxml.ElementTree as DET
+        self.shifts = shifts
+        builder = _Lines()
+        parser = DET.DefusedXMLParser(target=builder, forbid_dtd=True, forbid_entities=True,
+                                      forbid_external=True)
+        builder.parser = parser
+        try:
+            for at in range(0, len(xml), CHUNK):
+                parser.feed(xml[at:at + CHUNK])
+            root = parser.close()
+        except defusedxml.DefusedXmlException as exc:
+            raise FileFormatError(self.path, self._at(parser.parser.CurrentByteIndex),
+                                  f"refused: {type(exc).__name__} (a COLLADA file may declare "
+                                  "no DTD, entity or external reference)") from None
+        except ET.ParseError as exc:
+            where = parser.parser.ErrorByteIndex
+            line = self._at(where) if where >= 0 else exc.position[0]
+            raise FileFormatError(self.path, line, "not well-formed XML: "
+                                  f"{str(exc).split(':')[0]}") from None
+        self.offsets = builder.offsets
+        return root
+
+    def _at(self, offset: int) -> int:
+        """The line of the parsed bytes' ``offset`` in the file."""
+        k = bisect.bisect_right(self.shifts, (offset, math.inf)) - 1
+        return line_at(self.data, offset + (self.shifts[k][1] if k >= 0 else 0))
+
+    def line(self, element) -> int:
+        """The line of ``element`` in the file (0 where unknown)."""
+        offset = self.offsets.get(id(element))
+        return 0 if offset is None else self._at(offset)
+
+    def restore(self, root, texts: dict[str, list]) -> bool:
+        """Note the cut texts of ``root``'s ``<float_array>`` and ``<p>`` elements, in
+        order; False (nothing noted) where their numbers differ from the cut's or an element
+        of the cut has text in the tree."""
+        ns = root.tag[:root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+        found = {name: list(root.iter(ns + name)) for name in texts}
+        if any(len(found[name]) != len(texts[name]) for name in texts) or \
+                any(e.text is not None or len(e) for name in texts for e in found[name]):
+            return False
+        for name, elements in found.items():
+            for element, span in zip(elements, texts[name]):
+                if span is not None:
+                    self.spans[id(element)] = span
+        return True
+
+    def chunks(self, element):
+        """The text of ``element`` in pieces of about :data:`CHUNK` bytes cut at spaces, as
+        (the piece's offset in the file or None where unknown, the piece's bytes)."""
+        span = self.spans.get(id(element))
+        if span is not None:
+            yield from _pieces(self.data, *span)
+        elif element.text is not None:
+            text = element.text.encode("utf-8", "replace")
+            yield from ((None, piece) for _, piece in _pieces(text, 0, len(text)))
+
+    def refuse(self, element, why: str) -> FileFormatError:
+        return FileFormatError(self.path, self.line(element), why)
+
+
+def _pieces(buf: bytes, start: int, end: int):
+    """(offset, ``buf[offset:...]``): ``buf[start:end]`` in pieces of about :data:`CHUNK`
+    bytes, each cut at a space.
+
+    Raises:
+        ValueError: a word of over :data:`WORD` bytes (no number is that long).
+    """
+    while start < end:
+        cut = start + CHUNK
+        if cut >= end:
+            cut = end
+        else:
+            space = _SPACE.search(buf, cut, min(end, cut + WORD))
+            if space is None and cut + WORD < end:
+                raise ValueError(f"a word of over {WORD} characters")
+            cut = space.start() if space is not None else end
+        yield start, buf[start:cut]
+        start = cut
+
+
+def _numbers(source: _Source, element, floats: bool) -> np.ndarray:
+    """The numbers of ``element``'s text: float32 (``floats``; refused where one is not
+    finite) or int64, parsed a chunk at a time.
+
+    Raises:
+        FileFormatError: at the element's line: a word that is not a number, a number that
+            is not finite.
+    """
+    allowed, dtype = (_FLOAT, np.float32) if floats else (_INT, np.int64)
+    name = element.tag.rpartition("}")[2]
+    pieces, count, chunks = [], 0, source.chunks(element)
+    while True:
+        try:
+            offset, chunk = next(chunks)
+        except StopIteration:
+            break
+        except ValueError as exc:  # a word too long to be a number
+            raise source.refuse(element, f"<{name}> holds {exc}") from None
+        if chunk.isspace():
+            continue
+        if chunk.translate(None, allowed):
+            bad = _WORD[floats].search(chunk)
+            where = source.line(element) if offset is None else \
+                line_at(source.data, offset + bad.start())
+            raise FileFormatError(source.path, where, f"<{name}> holds "
+                                  f"{bad.group().decode('utf-8', 'replace')[:40]!r}, not "
+                                  f"{'a finite decimal number' if floats else 'an integer'}")
+        parsed = decimals(chunk) if floats else None
+        if parsed is None:
+            try:
+                parsed = np.fromstring(chunk, dtype=dtype, sep=" ")
+            except ValueError:
+                raise source.refuse(element, f"<{name}> holds a word that is not "
+                                             f"{'a number' if floats else 'an integer'}") \
+                    from None
+        if floats and not np.isfinite(parsed).all():
+            k = count + int(np.flatnonzero(~np.isfinite(parsed))[0])
+            raise source.refuse(element, f"<{name}>'s number {k + 1} is past float32's "
+                                         "range (not finite)")
+        count += len(parsed)
+        pieces.append(parsed)
+    if not pieces:
+        return np.zeros(0, dtype=dtype)
+    return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
 
 class _Document:
-    """One parsed file: its namespace, geometries by id, and the walk of its scene."""
+    """One parsed file: its namespace, geometries and nodes by id, and its scene's walk."""
 
-    def __init__(self, root) -> None:
-        if not root.tag.startswith("{") or not root.tag.endswith("}COLLADA"):
-            raise _Unread("not a namespaced COLLADA root")
+    def __init__(self, source: _Source, root, limit: int) -> None:
+        self.source, self.root, self.limit = source, root, limit
+        if root.tag.rpartition("}")[2] != "COLLADA":
+            raise source.refuse(root, f"not a COLLADA file (its root is <{root.tag}>)")
         self.ns = root.tag[:-len("COLLADA")]
-        self.root = root
-        for child in root:
-            name = self._local(child)
-            if name not in _TOP and not (name in _EMPTY and len(child) == 0):
-                raise _Unread(f"a {child.tag} is not read here")
-        self.meshes = {}
-        self.bound: dict = {}  # geometry id -> its primitives (vertex, index), unbound
+        self.geometries = {}
         for lib in root.findall(self.ns + "library_geometries"):
-            for geom in lib:
-                if self._local(geom) == "extra":
-                    continue
-                gid = geom.get("id")
-                if self._local(geom) != "geometry" or not gid or gid in self.meshes:
-                    raise _Unread("a geometry without a unique id")
-                self.meshes[gid] = geom
+            for geom in lib.findall(self.ns + "geometry"):
+                if geom.get("id"):
+                    self.geometries.setdefault(geom.get("id"), geom)
+        self.nodes: dict | None = None  # id -> node, made at the first <instance_node>
+        self.meshes: dict = {}  # geometry id -> its primitives (vertex, index), unbound
 
     def _local(self, element) -> str:
         tag = element.tag
-        if not isinstance(tag, str) or not tag.startswith(self.ns):
-            raise _Unread(f"a foreign element {tag!r}")
-        return tag[len(self.ns):]
+        return tag[len(self.ns):] if isinstance(tag, str) and tag.startswith(self.ns) else ""
 
     def unit(self) -> float:
-        """Metres per file unit, as pycollada reads ``<asset><unit meter>`` (a Python float;
-        unreadable or 0: 1)."""
+        """Metres per file unit (``<asset><unit meter>``; none given: 1).
+
+        Raises:
+            FileFormatError: at the unit's line: not a positive number.
+        """
         asset = self.root.find(self.ns + "asset")
         node = asset.find(self.ns + "unit") if asset is not None else None
+        if node is None or node.get("meter") is None:
+            return 1.0
         try:
-            meter = float(node.get("meter")) if node is not None else None
-        except (TypeError, ValueError):
-            meter = None
-        return meter or 1.0
+            meter = float(node.get("meter"))
+        except ValueError:
+            meter = math.nan
+        if not math.isfinite(meter) or meter <= 0:
+            raise self.source.refuse(node, f"unit meter={node.get('meter')!r} is not a "
+                                           "positive number")
+        return meter
 
     def scene(self):
-        """The ``<visual_scene>`` pycollada binds: the one ``<scene>`` names, else the
-        first."""
-        scenes = {}
-        order = []
-        for lib in self.root.findall(self.ns + "library_visual_scenes"):
-            for vs in lib.findall(self.ns + "visual_scene"):
-                if vs.get("id") in scenes:
-                    raise _Unread("two visual scenes of one id")
-                scenes[vs.get("id")] = vs
-                order.append(vs)
+        """The ``<visual_scene>`` the ``<scene>`` names, else the first."""
+        order = [vs for lib in self.root.findall(self.ns + "library_visual_scenes")
+                 for vs in lib.findall(self.ns + "visual_scene")]
         named = self.root.find(f"{self.ns}scene/{self.ns}instance_visual_scene")
         if named is not None:
             url = named.get("url") or ""
-            if not url.startswith("#") or url[1:] not in scenes:
-                raise _Unread("the default scene's reference is broken")
-            return scenes[url[1:]]
+            found = next((vs for vs in order if "#" + (vs.get("id") or "") == url), None)
+            if found is None:
+                raise self.source.refuse(named, f"the scene names no visual scene {url!r}")
+            return found
         if not order:
-            raise _Unread("no scene")
+            raise self.source.refuse(self.root, "COLLADA file has no <visual_scene>")
         return order[0]
 
     def read(self) -> tuple[list, float]:
+        """(parts, unit): :func:`triangles`'. The scene is walked depth first without
+        recursion; nodes and instances are counted as they are visited and waiting, each at
+        most :data:`MAX_VISITS`, and triangles instance by instance before any is bound.
+
+        Raises:
+            FileFormatError: over those bounds or the triangle limit, at the element's line.
+        """
         unit = self.unit()
         parts: list = []
-        for node in self.scene().findall(self.ns + "node"):
-            self._node(node, None, parts)
+        triangles, visits = 0, 0
+        stack = [("node", n, None) for n in reversed(self.scene().findall(self.ns + "node"))]
+        while stack:
+            kind, element, parent = stack.pop()
+            visits += 1
+            if visits > MAX_VISITS:
+                raise self.source.refuse(element, f"the scene visits over {MAX_VISITS} nodes "
+                                                  "and instances (the limit; an "
+                                                  "<instance_node> cycle?)")
+            if kind == "geometry":
+                prims = self._mesh(element)
+                triangles += sum(len(index) for _, index in prims)
+                if triangles > self.limit:
+                    raise self.source.refuse(element, f"mesh has over {self.limit} triangles "
+                                                      "(the limit)")
+                for vertex, index in prims:
+                    # pycollada's BoundTriangleSet: vertex * asmatrix(m).T[:3, :3] + m[:3, 3]
+                    parts.append((np.dot(vertex, parent.T[:3, :3]) + parent[:3, 3], index))
+                continue
+            bound, children = self._node(element, parent)
+            if len(stack) + len(children) > MAX_VISITS:
+                raise self.source.refuse(element, f"the scene visits over {MAX_VISITS} nodes "
+                                                  "and instances (the limit; an "
+                                                  "<instance_node> cycle?)")
+            stack.extend(reversed(children))
         return parts, unit
 
-    def _node(self, node, parent, parts: list) -> None:
-        """Append the node's geometry instances (depth first, document order) bound to
-        its matrix composed onto ``parent`` (pycollada's ``Node.objects``)."""
+    def _node(self, node, parent) -> tuple[np.ndarray, list]:
+        """(the node's matrix composed onto ``parent`` (pycollada's ``Node.objects``), its
+        children to walk in document order: ("node" or "geometry", element, that matrix))."""
         transforms, children = [], []
         for child in node:
             name = self._local(child)
             if name in _TRANSFORMS:
-                transforms.append(_TRANSFORMS[name](child.text))
-            elif name in ("node", "instance_geometry"):
-                children.append(child)
-            elif name in _UNBOUND and not (child.get("url") or "").startswith("#"):
-                raise _Unread(f"a <{name}> of a malformed reference")
-            elif name not in ("extra", "asset", *_UNBOUND):
-                raise _Unread(f"a <{name}> in a node")
+                transforms.append(_TRANSFORMS[name](self.source, child))
+            elif name in ("lookat", "skew"):
+                raise self.source.refuse(child, f"a <{name}> transform is not read")
+            elif name == "node":
+                children.append(["node", child])
+            elif name == "instance_node":
+                children.append(["node", self._node_of(child)])
+            elif name == "instance_geometry":
+                children.append(["geometry", child])
         if not transforms:
             matrix = _IDENTITY
         elif len(transforms) == 1:
@@ -235,43 +417,58 @@ class _Document:
             for t in transforms:
                 matrix = np.dot(matrix, t)
         bound = matrix if parent is None else np.dot(parent, matrix)
-        for child in children:
-            if self._local(child) == "node":
-                self._node(child, bound, parts)
-            else:
-                self._instance(child, bound, parts)
+        return bound, [(kind, element, bound) for kind, element in children]
 
-    def _instance(self, element, matrix: np.ndarray, parts: list) -> None:
-        url = element.get("url") or ""
-        if not url.startswith("#") or url[1:] not in self.meshes:
-            raise _Unread("a broken geometry reference")
-        if url[1:] not in self.bound:
-            self.bound[url[1:]] = _Mesh(self, self.meshes[url[1:]]).primitives()
-        for vertex, index in self.bound[url[1:]]:
-            # pycollada's BoundTriangleSet: vertex * asmatrix(matrix).T[:3, :3] + matrix[:3, 3]
-            parts.append((np.dot(vertex, matrix.T[:3, :3]) + matrix[:3, 3], index))
+    def _node_of(self, instance):
+        if self.nodes is None:
+            self.nodes = {}
+            for node in self.root.iter(self.ns + "node"):
+                if node.get("id"):
+                    self.nodes.setdefault(node.get("id"), node)
+        url = instance.get("url") or ""
+        found = self.nodes.get(url[1:]) if url.startswith("#") else None
+        if found is None:
+            raise self.source.refuse(instance, f"<instance_node> names no node {url!r}")
+        return found
+
+    def _mesh(self, instance) -> list:
+        url = instance.get("url") or ""
+        geometry = self.geometries.get(url[1:]) if url.startswith("#") else None
+        if geometry is None:
+            raise self.source.refuse(instance, f"<instance_geometry> names no geometry {url!r}")
+        gid = url[1:]
+        if gid not in self.meshes:
+            self.meshes[gid] = _Mesh(self, geometry).primitives()
+        return self.meshes[gid]
 
 
-def _floats(text, count: int | None = None) -> np.ndarray:
-    """pycollada's parse of a transform's numbers (float32, ``count`` of them)."""
-    if text is None:
-        raise _Unread("a transform without numbers")
-    floats = np.fromstring(text, dtype=np.float32, sep=" ")
-    if count is not None and len(floats) != count:
-        raise _Unread("a transform of the wrong length")
+def _floats(source: _Source, element, count: int) -> np.ndarray:
+    """A transform's ``count`` numbers (float32, pycollada's parse).
+
+    Raises:
+        FileFormatError: at its line: not ``count`` finite numbers.
+    """
+    name = element.tag.rpartition("}")[2]
+    try:
+        floats = np.fromstring(element.text or "", dtype=np.float32, sep=" ")
+    except ValueError:
+        floats = np.zeros(0, dtype=np.float32)
+    if len(floats) != count or not np.isfinite(floats).all():
+        raise source.refuse(element, f"<{name}> needs {count} finite numbers, not "
+                                     f"{(element.text or '').strip()[:60]!r}")
     return floats
 
 
-def _translate(text) -> np.ndarray:
-    x, y, z = _floats(text, 3)
+def _translate(source, element) -> np.ndarray:
+    x, y, z = _floats(source, element, 3)
     matrix = np.identity(4, dtype=np.float32)
     matrix[:3, 3] = [x, y, z]
     return matrix
 
 
-def _rotate(text) -> np.ndarray:
+def _rotate(source, element) -> np.ndarray:
     """pycollada's ``makeRotationMatrix`` on its float32 numbers (the angle in degrees)."""
-    x, y, z, angle = _floats(text, 4)
+    x, y, z, angle = _floats(source, element, 4)
     angle = angle * np.pi / 180.0
     c = np.cos(angle)
     s = np.sin(angle)
@@ -282,8 +479,8 @@ def _rotate(text) -> np.ndarray:
                      [0, 0, 0, 1]], dtype=np.float32)
 
 
-def _scale(text) -> np.ndarray:
-    x, y, z = _floats(text, 3)
+def _scale(source, element) -> np.ndarray:
+    x, y, z = _floats(source, element, 3)
     matrix = np.identity(4, dtype=np.float32)
     matrix[0, 0] = x
     matrix[1, 1] = y
@@ -291,8 +488,8 @@ def _scale(text) -> np.ndarray:
     return matrix
 
 
-def _matrix(text) -> np.ndarray:
-    floats = _floats(text, 16)
+def _matrix(source, element) -> np.ndarray:
+    floats = _floats(source, element, 16)
     floats.shape = (4, 4)
     return floats
 
@@ -304,136 +501,140 @@ class _Mesh:
     """One ``<geometry>``'s ``<mesh>``: its positions and its primitives' vertex indices."""
 
     def __init__(self, doc: _Document, geometry) -> None:
-        self.doc = doc
-        meshes = [m for m in geometry if doc._local(m) != "extra"]
-        if len(meshes) != 1 or doc._local(meshes[0]) != "mesh":
-            raise _Unread("a geometry that is not one mesh")
-        self.sources, self.vertices, self.prims = {}, None, []
-        for child in meshes[0]:
-            name = doc._local(child)
-            if name == "source":
-                if not child.get("id") or child.get("id") in self.sources:
-                    raise _Unread("a source without a unique id")
-                self.sources[child.get("id")] = child
-            elif name == "vertices" and self.vertices is None:
-                self.vertices = child
-            elif name in ("triangles", "polylist"):
-                self.prims.append(child)
-            elif name != "extra":
-                raise _Unread(f"a <{name}> in a mesh")
+        self.doc, self.source = doc, doc.source
+        mesh = geometry.find(doc.ns + "mesh")
+        if mesh is None:
+            raise self.source.refuse(geometry, f"geometry {geometry.get('id')!r} is not a "
+                                               "<mesh> (a convex mesh, spline or B-rep is not "
+                                               "read)")
+        self.mesh = mesh
+        self.sources = {s.get("id"): s for s in mesh.findall(doc.ns + "source")
+                        if s.get("id")}
+        self.vertices = mesh.find(doc.ns + "vertices")
 
     def positions(self) -> tuple[str, np.ndarray]:
-        """(the ``<vertices>`` id, its positions: float32 (n, 3), NaN read as 0)."""
-        inputs = self.vertices.findall(self.doc.ns + "input") if self.vertices is not None \
-            else []
-        vid = self.vertices.get("id") if self.vertices is not None else None
-        if len(inputs) != 1 or inputs[0].get("semantic") != "POSITION" or not vid or \
-                vid in self.sources:
-            raise _Unread("a <vertices> that is not one POSITION input")
+        """(the ``<vertices>`` id, its positions: float32 (n, 3))."""
+        ns = self.doc.ns
+        where = self.vertices if self.vertices is not None else self.mesh
+        inputs = [] if self.vertices is None else [
+            i for i in self.vertices.findall(ns + "input") if i.get("semantic") == "POSITION"]
+        if not inputs or not self.vertices.get("id"):
+            raise self.source.refuse(where, "a mesh needs a <vertices id=...> with a "
+                                            "POSITION input")
         url = inputs[0].get("source") or ""
-        source = self.sources.get(url[1:])
-        if source is None or not url.startswith("#"):
-            raise _Unread("a broken position reference")
-        return vid, _position_data(self.doc, source)
+        source = self.sources.get(url[1:]) if url.startswith("#") else None
+        if source is None:
+            raise self.source.refuse(inputs[0], f"POSITION names no <source> {url!r} of "
+                                                "its mesh")
+        array = source.find(ns + "float_array")
+        if array is None:
+            raise self.source.refuse(source, "the positions' <source> has no <float_array>")
+        params = source.findall(f"{ns}technique_common/{ns}accessor/{ns}param")
+        if params and len(params) != 3:
+            raise self.source.refuse(source, f"positions of {len(params)} components, not 3")
+        data = _numbers(self.source, array, floats=True)
+        if data.size % 3:
+            raise self.source.refuse(array, f"{data.size} position numbers: not 3 a vertex")
+        return self.vertices.get("id"), data.reshape((-1, 3))
 
     def primitives(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(vertex, index) of each triangle-making primitive, the vertices those of the
+        positions its triangles use (a geometry instanced many times copies only those)."""
         vid, vertex = self.positions()
-        self._check_sources(vid)
         out = []
-        for prim in self.prims:
-            index = _vertex_index(self.doc, prim, vid)
-            if len(index):
-                if index.min() < 0 or index.max() >= len(vertex):
-                    raise _Unread("an index out of the positions")
-                out.append((vertex, index))
+        for prim in self.mesh:
+            name = self.doc._local(prim)
+            if name in _SKIPPED or name not in _PRIMITIVES:
+                continue
+            index, p = _vertex_index(self.doc, prim, name, vid)
+            if len(index) == 0:
+                continue
+            low, high = int(index.min()), int(index.max())
+            if low < 0 or high >= len(vertex):
+                bad = low if low < 0 else high
+                raise self.source.refuse(p, f"vertex index {bad} is outside the "
+                                            f"{len(vertex)} positions of <vertices "
+                                            f"id={vid!r}>" if bad < 1 << 62 else
+                                            f"a vertex index of over 18 digits is outside the "
+                                            f"{len(vertex)} positions of <vertices id={vid!r}>")
+            out.append(_used(vertex, index))
         return out
 
-    def _check_sources(self, vid: str) -> None:
-        """Every source is named by an input, those of the unread inputs (normals, texture
-        coordinates) by no read input, and each has a float array and an accessor: as
-        pycollada's reader sees them (collada._positions_only empties those arrays)."""
-        position = self.vertices.find(self.doc.ns + "input").get("source")[1:]
-        unread = set()
-        for prim in self.prims:
-            for element in prim.findall(self.doc.ns + "input"):
-                source = element.get("source") or ""
-                if element.get("semantic") in _UNUSED and source.startswith("#") and \
-                        len(source) > 1:
-                    unread.add(source[1:])
-                elif element.get("semantic") != "VERTEX" or source != "#" + vid:
-                    raise _Unread("an input this reader does not know")
-        if position in unread or set(self.sources) != unread | {position}:
-            raise _Unread("a source named by read and unread inputs, or by none")
-        for sid in unread:  # pycollada's FloatSource.load of an emptied array
-            accessor = self.sources[sid].find(f"{self.doc.ns}technique_common/"
-                                              f"{self.doc.ns}accessor")
-            if self.sources[sid].find(self.doc.ns + "float_array") is None or \
-                    accessor is None or accessor.find(self.doc.ns + "param") is None:
-                raise _Unread("a source without a float array or an accessor")
+
+def _used(vertex: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows of ``vertex`` that ``index`` names, ``index`` renumbered onto them):
+    ``vertex`` itself where every row is named (a shipped file's case)."""
+    named = np.zeros(len(vertex), dtype=bool)
+    named[index.reshape(-1)] = True
+    if named.all():
+        return vertex, index
+    renumber = np.cumsum(named) - 1
+    return vertex[named], renumber[index]
 
 
-def _position_data(doc: _Document, source) -> np.ndarray:
-    """pycollada's FloatSource of positions: float32, NaN set to 0, three columns."""
-    array = source.find(doc.ns + "float_array")
-    params = source.findall(f"{doc.ns}technique_common/{doc.ns}accessor/{doc.ns}param")
-    if array is None or len(params) != 3 or \
-            [p.get("name") for p in params] == ["S", "T", "P"]:
-        raise _Unread("positions that are not three float columns")
-    text = array.text
-    if text is None or text.isspace():
-        data = np.array([], dtype=np.float32)
-    else:
-        data = decimals(text) if isinstance(text, bytes) else None
-        if data is None:
-            data = np.fromstring(text, dtype=np.float32, sep=" ")
-        data[np.isnan(data)] = 0
-    if data.size % 3:
-        raise _Unread("positions not a multiple of three")
-    return data.reshape((-1, 3))
-
-
-def _ints(element) -> np.ndarray:
-    text = element.text
-    if text is None or text.isspace():
-        return np.array([], dtype=np.int32)
-    return np.fromstring(text, dtype=np.int32, sep=" ")
-
-
-def _vertex_index(doc: _Document, prim, vid: str) -> np.ndarray:
-    """(t, 3) int32 vertex indices of a ``<triangles>`` or ``<polylist>`` (fanned)."""
+def _vertex_index(doc: _Document, prim, name: str, vid: str) -> tuple[np.ndarray, object]:
+    """((t, 3) int64 vertex indices of a primitive, its (first) ``<p>``)."""
+    source = doc.source
     offsets, vertex = [], []
     for element in prim.findall(doc.ns + "input"):
-        offset = int(element.get("offset"))
+        try:
+            offset = int(element.get("offset"))
+        except (TypeError, ValueError):
+            raise source.refuse(element, f"an <input> of <{name}> without an integer "
+                                         "offset") from None
+        if not 0 <= offset < 1024:
+            raise source.refuse(element, f"input offset {offset} is not within 0..1023")
         offsets.append(offset)
         if element.get("semantic") == "VERTEX":
             if element.get("source") != "#" + vid:
-                raise _Unread("a VERTEX input not naming the <vertices>")
+                raise source.refuse(element, f"the VERTEX input names "
+                                             f"{element.get('source')!r}, not its mesh's "
+                                             f"<vertices> '#{vid}'")
             vertex.append(offset)
     if len(vertex) != 1:
-        raise _Unread("not one VERTEX input")
+        raise source.refuse(prim, f"<{name}> has {len(vertex)} VERTEX inputs, not one")
     stride = max(offsets) + 1
-    p = prim.find(doc.ns + "p")
-    if p is None:
-        raise _Unread("a primitive without <p>")
-    index = _ints(p)
-    if index.size % stride:
-        raise _Unread("indices not a multiple of the inputs")
-    rows = index.reshape(-1, stride)[:, vertex[0]]
-    if doc._local(prim) == "triangles":
-        if len(rows) % 3:
-            raise _Unread("triangles' corners not a multiple of 3")
-        return rows.reshape(-1, 3)
-    vcount = prim.find(doc.ns + "vcount")
-    if vcount is None:
-        raise _Unread("a polylist without <vcount>")
-    counts = _ints(vcount)
-    if len(rows) == 0:
-        if len(counts):  # pycollada's triangulation fails on it
-            raise _Unread("polygon counts without corners")
-        return rows.reshape(0, 3)
-    if (counts < 3).any() or int(counts.sum(dtype=np.int64)) != len(rows):
-        raise _Unread("a polygon of under 3 corners, or counts not the corners")
-    return _fanned(rows, counts)
+    ps = prim.findall(doc.ns + "p")
+    if not ps:
+        raise source.refuse(prim, f"<{name}> has no <p>")
+    if any(doc._local(e) == "ph" for e in prim):
+        raise source.refuse(prim, "polygons with holes (<ph>) are not read")
+    if name == "triangles":
+        ps = ps[:1]  # pycollada's: the first
+    rows = []
+    for p in ps:
+        index = _numbers(source, p, floats=False)
+        if index.size % stride:
+            raise source.refuse(p, f"{index.size} indices: not a multiple of the "
+                                   f"{stride} inputs a corner")
+        rows.append(index.reshape(-1, stride)[:, vertex[0]])
+    if name == "triangles":
+        if len(rows[0]) % 3:
+            raise source.refuse(ps[0], f"{len(rows[0])} corners: not 3 a triangle")
+        return rows[0].reshape(-1, 3), ps[0]
+    if name == "polylist":
+        vcount = prim.find(doc.ns + "vcount")
+        counts = np.zeros(0, dtype=np.int64) if vcount is None else \
+            _numbers(source, vcount, floats=False)
+        corners = rows[0]
+        if len(corners) == 0 and len(counts) == 0:
+            return corners.reshape(0, 3), ps[0]
+        if vcount is None or (counts < 3).any() or int(counts.sum()) != len(corners):
+            raise source.refuse(vcount if vcount is not None else prim,
+                                "<vcount> must count each polygon's corners (3 or more), "
+                                f"{len(corners)} in all")
+        return _fanned(corners, counts), ps[0]
+    for p, corners in zip(ps, rows):
+        if 0 < len(corners) < 3:
+            raise source.refuse(p, f"a <{name}> <p> of {len(corners)} corners: 3 or more")
+    kept = [corners for corners in rows if len(corners)]
+    if not kept:
+        return np.zeros((0, 3), dtype=np.int64), ps[0]
+    counts = np.array([len(c) for c in kept], dtype=np.int64)
+    corners = np.concatenate(kept)
+    if name == "tristrips":
+        return _stripped(corners, counts), ps[0]
+    return _fanned(corners, counts), ps[0]  # polygons, trifans: fans from the first corner
 
 
 def _fanned(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -446,3 +647,16 @@ def _fanned(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
     k = np.arange(len(first)) - np.repeat(np.cumsum(counts - 2) - (counts - 2), counts - 2)
     corner = first + k
     return np.stack([rows[first], rows[corner + 1], rows[corner + 2]], axis=1)
+
+
+def _stripped(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(t, 3) the strips' triangles: corners (k, k + 1, k + 2) of each, every second one
+    (k odd) wound the other way, (k + 1, k, k + 2)."""
+    starts = np.cumsum(counts) - counts
+    first = np.repeat(starts, counts - 2)
+    k = np.arange(len(first)) - np.repeat(np.cumsum(counts - 2) - (counts - 2), counts - 2)
+    corner = first + k
+    odd = (k % 2).astype(bool)
+    a = np.where(odd, corner + 1, corner)
+    b = np.where(odd, corner, corner + 1)
+    return np.stack([rows[a], rows[b], rows[corner + 2]], axis=1)

@@ -193,6 +193,7 @@ _SETTINGS_KEYS = {  # key = field name of specs.Settings
     "wait_for": Key(fixed(("controllers",), integer("an integer >= 0", lambda v: 0 <= v < 10**6))),
     "threads": Key(fixed(("threads",), integer("an integer from 1 to 1024",
                                                lambda v: 1 <= v <= 1024))),
+    "crtp": Key(fixed(("true/false",), boolean)),
 }
 _RULE_KEYS = {
     "type": Key(fixed(("rule label",), str), required=True),

@@ -55,7 +55,7 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
     """
     text = os.fspath(path)
     suffix = os.path.splitext(text)[1].lower()
-    if suffix == ".dae":  # COLLADA: a description's mesh, read with pycollada (formats.collada)
+    if suffix == ".dae":  # COLLADA: a description's mesh, read by formats.collada
         from .collada import box, dae_triangles
         points = dae_triangles(text, max_triangles).reshape(-1, 3)
         lo, hi = box(points)

@@ -395,6 +395,7 @@ class Settings:
         threads: Threads the compiled kernels (sensing, kinematic physics, actuators) share
             a step's robots among (None = the cores the process may use; see
             :mod:`coopsim.model.threads`). Changes the speed, never a result.
+        crtp: Serve every Crazyflie over CRTP/UDP for cflib (coopsim.crtp; ``--crtp``).
     """
 
     dt: float = 0.01
@@ -406,6 +407,7 @@ class Settings:
     engine: str = ""
     wait_for: int | None = None
     threads: int | None = None
+    crtp: bool = False
 
 
 @dataclass(frozen=True)

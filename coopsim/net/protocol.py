@@ -26,15 +26,15 @@ from ..model.errors import ProtocolError
 #: The wire's version, answered by every server's hello (command 0). A change to a message, a
 #: command, an error code or the state stream bumps it in the same commit, with an entry in the
 #: changelog that opens docs/protocol.md.
-PROTOCOL_VERSION = 13
+PROTOCOL_VERSION = 14
 #: Client versions a server serves. Version 8 made the state stream's and ``/sim state``'s
 #: per-robot columns the world's own, changing with its layout (docs/protocol.md, Changelog):
 #: a client of version 2 to 7 may take them for fixed for the whole run, so it is refused.
 #: Version 9 only adds the layout document's optional ``scenery`` key (a map key a version-8
 #: client skips), so a version-8 client is served as itself. Version 10 only adds commands,
 #: replies, error codes and layout keys (none changes an old one), so versions 8 and 9 are
-#: served as themselves; versions 11, 12 and 13 only add again, so versions 8 to 12 are.
-SERVED_VERSIONS = (8, 9, 10, 11, 12, 13)
+#: served as themselves; versions 11 to 14 only add again, so versions 8 to 13 are.
+SERVED_VERSIONS = (8, 9, 10, 11, 12, 13, 14)
 #: Where a client of another version reads what changed (quoted in the version-mismatch error).
 CHANGELOG = "docs/protocol.md, 'Changelog'"
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:10000"  # YARP's default port

@@ -15,7 +15,6 @@ them, and gives the freed memory back to the OS (docs/reliability.md, *Message s
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import threading
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -256,10 +255,13 @@ def release_memory() -> None:
 
 
 def _malloc_trim():
+    """glibc's ``malloc_trim`` from the process's own symbols (``dlopen(NULL)``), or None.
+    Not ``ctypes.util.find_library``: it runs ``ldconfig -p`` (a process) from the serving
+    thread at the first flood."""
     global _TRIM
     if _TRIM is False:
         try:
-            _TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+            _TRIM = ctypes.CDLL(None).malloc_trim
         except (OSError, AttributeError):  # not glibc
             _TRIM = None
     return _TRIM

@@ -113,11 +113,11 @@ class SimServer(Server):
             if not self.stepper.paused:
                 raise NotAllowedError("step takes steps of a paused run: pause it first "
                                       "(command 2)")
-            self.stepper.step(n)
-            return self.stepper.snapshot.step + n
-        target = self._on_stepper(queue)
+            return self.stepper.step(n), self.stepper.step_cuts
+        target, cuts = self._on_stepper(queue)
         if self.stepper.running:  # a long run of steps is answered with its progress so far
-            self.stepper.wait_step(target - 1, min(STEP_WAIT, max(1.0, n * 0.01)))
+            # (a pause, resume or reset, from a ROS 2 service meanwhile, ends the wait)
+            self.stepper.wait_steps(target, cuts, min(STEP_WAIT, max(1.0, n * 0.01)))
         return self._status(msg)
 
     def _reset(self, msg: Message) -> Message:

@@ -38,12 +38,15 @@ from .protocol import HELLO, Command, Message
 from .server import Server, recv_request
 from .steerowners import SteerOwners
 
+PERSON = 2  # steer params [2]: a person's steer (protocol 14), as claim params [2] (teleop)
+
 SQUAD_COMMANDS = {c.id: c for c in (
     HELLO,
     Command(1, "list"),
     Command(2, "send", data=(0, 3), text="req"),
     Command(3, "status", text="opt"),
-    Command(4, "steer", data=(2, 4), text="req"),
+    # protocol 14: params [2] a person's steer (coopsim teleop --group), as a teleop claim
+    Command(4, "steer", params=(0, 1), data=(2, 4), text="req"),
     Command(5, "feedback", text="req"),
     Command(6, "release", text="req"),  # protocol 12: gives a squad's steering up
 )}
@@ -299,10 +302,20 @@ class SquadServer(Server):
         """A person's velocity for a squad under shared control (docs/in-the-loop.md): posted
         on the board between two steps (not awaited), where the ``shared`` driver reads it.
         Steers arriving faster than the run steps are coalesced (the latest per squad wins):
-        at most one post waits on the stepper, however fast a device sends."""
+        at most one post waits on the stepper, however fast a device sends.
+
+        Protocol 14: params ``[2]`` is a person's steer (net/steerowners.py): it takes the
+        squad from the connection steering it (error 13 to that one until the person lets
+        go); the reply's text then says whom from, ``<squad> (taken from <owner>)``."""
+        if msg.params and msg.params[0] not in (0, PERSON):
+            raise ProtocolError(p.OUT_OF_RANGE, f"steer takes params [{PERSON}] (a person's "
+                                                "steer, as a teleop claim) or none, not "
+                                                f"{list(msg.params)}")
         self._shared(msg.text)
         steer = Steer.parse(msg.text, msg.data)  # error 4 before it takes the squad
-        self.steerers.take(msg.text, self._owner())  # error 11: another connection steers it
+        # error 11: another connection steers it; 13: a person took it from this one
+        person = bool(msg.params) and msg.params[0] == PERSON
+        taken = self.steerers.take(msg.text, self._owner(), person)
         with self._lock:
             self.steers += 1
             steer = replace(steer, seq=self.steers)
@@ -310,7 +323,8 @@ class SquadServer(Server):
             self._steering[steer.squad] = steer
         if queue:
             self.stepper.call(self._post_steers)
-        return msg.reply(msg.text, params=(steer.seq, self.stepper.snapshot.step))
+        text = f"{msg.text} (taken from {taken})" if taken else msg.text
+        return msg.reply(text, params=(steer.seq, self.stepper.snapshot.step))
 
     def _post_steers(self) -> None:
         """On the stepper thread: the steers taken since the last post onto the board (a new
@@ -324,8 +338,10 @@ class SquadServer(Server):
 
     def _release(self, msg: Message) -> Message:
         """Give a squad's steering up (protocol 12): params [1] when this connection steered
-        it, [0] when nobody did; error 11 when another connection does, 5 for no such squad.
-        The squad flies its latest steer until the driver's ``hold`` runs out, then hovers."""
+        it, [0] when nobody did; error 11 when another connection does (13 when a person took
+        it from this one), 5 for no such squad. The squad flies its latest steer until the
+        driver's ``hold`` runs out, then hovers; a person's release gives it back to the
+        connection it took it from."""
         self._squad(msg.text)
         was = self.steerers.release(msg.text, self._owner().key)
         return msg.reply("released" if was else "was not steered", params=(int(was),))

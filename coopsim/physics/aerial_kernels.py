@@ -232,7 +232,7 @@ def _checked(i, s, half, bad, what, start):
 # Two kernels, the step's and the check's: the check fused into the step's loop made the step
 # twice as long at 10,000 rows, and its loop after the step's in the same kernel still half as
 # long again (the compiler optimises the step's loop less beside it), apart 1.2-1.25x
-# (experiments/divergence_check.py). A row's start is not copied for the check: the engine
+# (measured once by a one-off script, divergence_check.py, removed after f92fabb3). A row's start is not copied for the check: the engine
 # keeps two state buffers and the step reads each row from the last step's (``start``) into
 # the other, 13 values already in the cache, instead of a separate pass copying the whole state.
 

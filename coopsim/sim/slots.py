@@ -33,7 +33,13 @@ as it is.
 **Silence is measured on the run's active time**, not on the wall clock: time advances by the
 wall time between two looks of the stepper, but by at most :data:`ACTIVE_GAP` per look, so a
 simulator that was stopped (SIGSTOP, a debugger, a suspended laptop) or starved by the machine
-does not count that time against its controllers.
+does not count that time against its controllers. **Nor does a loaded machine**: once a
+lockstep step has waited :data:`STARVE_LOOK` for a controller, the time its controller (the
+:attr:`CommandSlots.cpu_wait` hook: a launched controller's process group) and the stepper's
+own thread spent waiting for a CPU from then on (:mod:`coopsim.sim.cpuwait`) is taken off its
+silence: a controller starved for seconds is not late, one that hangs (asleep, blocked,
+stopped) is detached after the lease as before, so lockstep results do not depend on the
+machine.
 
 **The dead man** (:mod:`coopsim.sim.deadman`): a teleop claim, and a claim with a deadline,
 arm it; the holder's motion then stops when it falls silent past the deadline, its connection
@@ -52,6 +58,7 @@ from ..model.commands import TELEOPERATED
 from ..model.errors import NotAllowedError, OwnedError, ProtocolError
 from .clock import WallClock
 from .condition import WatchedCondition
+from .cpuwait import thread_wait
 from .deadman import DEAD_MAN, DeadMen
 
 log = logging.getLogger(__name__)
@@ -59,6 +66,9 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE = 3.0  # s of active time a controller may stay silent before it is detached
 LEASE_MAX = 60.0  # s: the longest lease /sim set_lease accepts
 ACTIVE_GAP = 0.25  # s: the most one gap between two looks of the stepper adds to active time
+#: s of active time a lockstep step waits for a controller before its silence is measured net
+#: of CPU waits (module docstring): a /proc read then, none for a step that waits less
+STARVE_LOOK = 0.1
 DETACHED_KEPT = 256  # latest detaches kept in CommandSlots.detached_log
 PATIENCE_WINDOW = 20  # steps shared with other controllers over which held time is summed
 PATIENCE_FACTOR = 10.0  # patience: this many times the others' median wait per window step
@@ -92,6 +102,14 @@ class CommandSlots:
                  dead_man: float = DEAD_MAN) -> None:
         self.clock = clock or WallClock()
         self.lease = lease
+        #: ``cpu_wait(robot) -> (s, runnable, ran)``: how long the robot's controller has waited
+        #: for a CPU so far, whether it is runnable now (in the middle of a wait the figure does
+        #: not show yet), and how long it has run on one, s (cumulative); (0, False, 0) for a
+        #: controller the run did not launch. Set by the run.
+        self.cpu_wait = None
+        # robot -> (CPU waits of it and of the stepper thread, its CPU time) when its silence
+        # began to be measured net of CPU waits (STARVE_LOOK into a step's wait)
+        self._starve_base: dict[str, tuple[float, float]] = {}
         # The condition's lock, taken as itself (notify_all holds under it as under the
         # condition): a Condition's ``with`` is a Python call around the lock's, and a
         # lockstep step takes it about ten times
@@ -358,6 +376,8 @@ class CommandSlots:
             self._count_held()
             for robot in self._attached:  # its silence starts when its reply is due: now
                 self._attached[robot] = now
+            if self._starve_base:
+                self._starve_base.clear()
             pending, self._pending = self._pending, {}
             self._committed.clear()
             self._commits.clear()
@@ -435,11 +455,23 @@ class CommandSlots:
 
     def expire(self) -> list[str]:
         """Detach every attached robot the coming step has waited for longer than the lease
-        (in active time); it also loses its owner. Return their names."""
+        (in active time, less the CPU waits since :data:`STARVE_LOOK` into the wait: the
+        module docstring); it also loses its owner. Return their names. Called on the
+        stepper's thread, whose own CPU waits count too."""
+        with self.lock:
+            now = self._now()
+            due = [r for r, t in self._attached.items() if now - t >= STARVE_LOOK
+                   and r not in self._committed and r not in self._starve_base]
+        if due:  # the /proc reads outside the lock (the hub's threads take it every command)
+            bases = {r: self._starved(r)[::2] for r in due}
+            with self.lock:
+                for robot, base in bases.items():
+                    self._starve_base.setdefault(robot, base)
         with self.lock:
             now = self._now()
             late = [r for r, t in self._attached.items()
-                    if now - t > self.lease and r not in self._committed]
+                    if now - t > self.lease and r not in self._committed
+                    and self._silence(r, now - t, now) > self.lease]
             for robot in late:
                 self._owners.pop(robot, None)
                 self._pending.update(self.dead.cut(robot, "the lease detached it"))
@@ -453,6 +485,24 @@ class CommandSlots:
                         "run was waiting for it (the lease); detached", robot, self.lease)
             self.detach(robot, f"silent for more than the {self.lease:g} s lease")
         return late + [robot for robot, _ in slow]
+
+    def _starved(self, robot: str) -> tuple[float, bool, float]:
+        """(s the robot's controller and the calling (stepper) thread have waited for a CPU,
+        whether the controller is runnable now, s it has run)."""
+        hook = self.cpu_wait
+        waited, runnable, ran = hook(robot) if hook is not None else (0.0, False, 0.0)
+        return thread_wait() + waited, runnable, ran
+
+    def _silence(self, robot: str, plain: float, now: float) -> float:
+        """``robot``'s silence, s of active time: ``plain`` less the CPU waits since its base
+        (under the lock)."""
+        base = self._starve_base.get(robot)
+        if base is None:
+            return plain
+        waited, runnable, ran = self._starved(robot)
+        if runnable and ran - base[1] < self.lease:  # waiting for a CPU right now (the figure
+            return 0.0  # counts a wait when it ends), not spinning for a lease: not silent
+        return plain - max(0.0, waited - base[0])
 
     def waiting(self) -> list[str]:
         """Attached robots that have not committed a command for the coming step."""

@@ -94,7 +94,9 @@ class Stepper(WorldOwner, FreeRunning):
         self.finished = ""  # why the run ended (duration reached, a rule), if it did
         self.done_generation = 0
         self.paused = False
-        self._single_steps = 0
+        self._single_steps = 0  # steps queued by step() and not yet taken
+        #: Bumped when a pause, a resume or a reset drops steps queued by step() (wait_steps)
+        self.step_cuts = 0
         self._stop = threading.Event()
         self.wait_for = wait_for
         self.start_wait = START_WAIT  # s the first step waits for them, at most
@@ -159,33 +161,60 @@ class Stepper(WorldOwner, FreeRunning):
         return 1.0 if self.mode == "realtime" else 0.0
 
     def pause(self) -> None:
-        """Stop stepping until resumed (single steps still work)."""
+        """Stop stepping until resumed; steps queued by :meth:`step` and not yet taken are
+        dropped (carried out between two steps, a pause stops a long step within one step).
+        Single steps asked afterwards still work."""
         self.paused = True
+        self._cut_steps()
 
     def resume(self) -> None:
-        """Continue stepping after a pause.
+        """Continue stepping after a pause (steps queued by :meth:`step` are dropped).
 
         Raises:
             NotAllowedError: the run has finished (reset starts it over).
         """
         self._check_not_finished()
         self.paused = False
-        self._single_steps = 0
+        self._cut_steps()
         self._reanchor()
 
-    def step(self, n: int = 1) -> None:
-        """While paused, take ``n`` steps at once (no pacing, no lockstep wait)."""
+    def step(self, n: int = 1) -> int:
+        """While paused, take ``n`` steps at once (no pacing, no lockstep wait), after those
+        still queued; return the step the run will stand at when they are taken (on the
+        stepper thread, where no step is under way: :meth:`wait_steps`). A pause, a resume or
+        a reset drops the steps not yet taken."""
         if n < 1:
             raise SimulationError(f"step count must be at least 1, not {n}")
         self._check_not_finished()
         self.paused = True
         self._single_steps += n
+        return self.snapshot.step + self._single_steps
+
+    def _cut_steps(self) -> None:
+        """Drop the steps queued by :meth:`step` and not yet taken; wake :meth:`wait_steps`."""
+        if self._single_steps:
+            self._single_steps = 0
+            with self.stepped:
+                self.step_cuts += 1
+                self.stepped.notify_all()
+
+    def wait_steps(self, target: int, cuts: int, timeout: float) -> Snapshot:
+        """Block until the run stands at step ``target`` (what :meth:`step` returned), the
+        steps were dropped (``step_cuts`` is no longer ``cuts``, read with that return: a
+        pause, a resume or a reset), the loop ends, or ``timeout`` s; return the latest
+        snapshot (any thread)."""
+        with self.stepped:
+            self.stepped.wait_for(lambda: self.snapshot.step >= target
+                                  or self.step_cuts != cuts or self._stop.is_set(), timeout)
+            return self.snapshot
 
     def reset(self, scenario=None, world=None) -> Snapshot:
         """Restore the scenario (or load a new one, its world built beforehand when given:
-        :meth:`Simulation.reset`) and its seed; stays paused if paused."""
+        :meth:`Simulation.reset`) and its seed; stays paused if paused (steps queued by
+        :meth:`step` are dropped)."""
         self.sim.reset(scenario, world)
         self._resets += 1
+        self._cut_steps()
         self.slots.clear()
         self.pacer.restart()
         self.error = ""

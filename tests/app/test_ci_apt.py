@@ -9,6 +9,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 APT = """#!/bin/sh
@@ -39,6 +41,7 @@ def _run(tmp_path, busy: int, final: int = 0, wait: int = 600):
     return done, calls.read_text().splitlines() if calls.exists() else []
 
 
+@pytest.mark.slow
 def test_apt_waits_for_a_held_lock_and_says_so(tmp_path):
     done, calls = _run(tmp_path, busy=3)
     assert done.returncode == 0, done.stderr
@@ -48,6 +51,7 @@ def test_apt_waits_for_a_held_lock_and_says_so(tmp_path):
     assert [c.split()[2] for c in calls] == ["update"] * 4 + ["install"]
 
 
+@pytest.mark.slow
 def test_the_wait_is_bounded_and_other_failures_are_not_retried(tmp_path):
     done, calls = _run(tmp_path, busy=10 ** 6, wait=0)
     assert done.returncode == 100 and "Could not get lock" in done.stderr

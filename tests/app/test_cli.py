@@ -9,6 +9,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def coopsim(*args, timeout=120):
     """Run ``coopsim ARGS`` in a subprocess (the installed console script's module)."""

@@ -36,6 +36,7 @@ def _options(help_text: str) -> list[tuple[str, ...]]:
     return found
 
 
+@pytest.mark.slow
 def test_run_help_gives_every_setting_its_default():
     text = " ".join(_help("run").split())  # click wraps lines: compare on one line
     defaults = Settings()
@@ -61,6 +62,7 @@ def test_the_docs_name_the_extra_plot_needs():
     assert f"'coopsim[{extra}]'" in text and f"'.[{extra}]'" in text
 
 
+@pytest.mark.slow
 def test_the_reference_names_the_metrics_file_export_writes(tmp_path):
     """export's --metrics-csv default (beside the CSV as NAME.metrics.csv) is the file export
     writes (formation.mcap has a monitor's metrics)."""
@@ -71,3 +73,11 @@ def test_the_reference_names_the_metrics_file_export_writes(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([csv_name, metrics_name])
+
+
+def test_readme_and_the_testing_page_give_the_suite_s_two_tiers():
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert 'pytest -m "not slow"' in readme and "docs/testing.md" in readme
+    page = (ROOT / "docs" / "testing.md").read_text()
+    assert 'pytest -m "not slow"' in page and "pytest -m slow" in page
+    assert re.search(r"markers\s*=\s*\n\s*slow:", (ROOT / "setup.cfg").read_text())

@@ -9,6 +9,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from prochelpers import ROOT, Coopsim
 
 SLEEP = 'python -c "import time; time.sleep(600)"'
@@ -16,6 +18,8 @@ STUBBORN = ('python -c "import signal, time; signal.signal(signal.SIGTERM, signa
             'time.sleep(600)"')
 PARENT = "sh -c 'sleep 600 & sleep 600'"
 CLIENT = f"python {ROOT / 'clients' / 'python' / 'wander.py'}"
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def _scenario(folder: Path) -> Path:

@@ -32,6 +32,8 @@ CONTROLLER = textwrap.dedent("""\
             bot.motors.set_speeds(0.4, 0.4)
     """)
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _scenario(folder, sections: str):
     (folder / "w.world").write_text("[FLOOR]\nsize 10 10 0.1\n")

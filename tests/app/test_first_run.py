@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BOUND = 300  # s: a run that has not ended by then hangs (main's waited for the compile)
 STILL = re.compile(r"the compiled kernels are still being built \(process (\d+)\)")
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _run(tmp_path, *args: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "COOPSIM_JIT"}

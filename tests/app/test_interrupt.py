@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "one_robot.scenario"
 HANG_CAP = 60.0  # s: a run that does not end by then hangs (no timing is asserted)
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _start(tmp_path: Path, *flags: str) -> subprocess.Popen:
     """``coopsim run`` of one robot until Ctrl-C, headless, recording, numpy sensing."""

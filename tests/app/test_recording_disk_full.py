@@ -24,6 +24,8 @@ from prochelpers import ROOT, Coopsim
 
 SCENARIO = str(ROOT / "scenarios" / "demo.scenario")
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _wait(predicate, timeout: float = 30.0):
     deadline = time.monotonic() + timeout

@@ -1,5 +1,7 @@
-"""The release: ``python -m build`` makes an sdist and a wheel, and the wheel installed into a
-fresh virtual environment, away from the clone, runs the bundled demo and lists the plugins.
+"""The release: ``python -m build`` makes an sdist and a wheel, ``twine check`` passes both
+(their metadata and README render as PyPI shows them), and the wheel installed into a fresh
+virtual environment, away from the clone, says its version, runs the bundled demo, checks a
+bundled scenario and lists the plugins.
 
 The fresh environment reaches the dependencies already installed here through a folder of
 links to this environment's site-packages, coopsim's own entries left out (no network, no
@@ -19,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from venvhelpers import link_dependencies, share_dependencies, stop_fillers
+
+pytestmark = pytest.mark.slow  # builds in a process, installs into a fresh venv
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 600  # s: a build and a run on a loaded machine; a hang still ends
@@ -96,6 +100,21 @@ def test_the_wheel_carries_the_bundled_content_and_the_sdist_its_sources(dist):
         assert f"/{needed}" in listing
 
 
+def test_twine_passes_the_wheel_and_the_sdist(dist):
+    pytest.importorskip("twine")
+    done = _run([sys.executable, "-m", "twine", "check", "--strict", *map(str, dist)],
+                cwd=dist[0].parent)
+    assert done.stdout.count("PASSED") == 2, done.stdout
+
+
+def test_the_wheel_is_named_for_the_version(dist):
+    import coopsim
+
+    wheel, sdist = dist
+    assert wheel.name.startswith(f"coopsim-{coopsim.__version__}-")
+    assert sdist.name == f"coopsim-{coopsim.__version__}.tar.gz"
+
+
 def test_the_installed_wheel_runs_from_its_own_files_away_from_the_clone(installed):
     bin_dir, env, elsewhere = installed
     where = _run([str(bin_dir / "python"), "-c", "import coopsim, coopsim.model.bundled as b; "
@@ -124,7 +143,7 @@ def test_the_installed_coopsim_runs_the_bundled_demo_headless(installed):
     bin_dir, env, elsewhere = installed
     # lockstep: the first step waits for the four controller processes (bundled scripts run by
     # the venv's Python), so they must start from the wheel's files for the run to go on
-    done = _run([str(bin_dir / "coopsim"), "run", "--headless", "--duration", "1", "--port", "0",
+    done = _run([str(bin_dir / "coopsim"), "run", "--headless", "--duration", "2", "--port", "0",
                  "--mode", "lockstep"], cwd=elsewhere, env=env)
     text = done.stdout + done.stderr
     assert "steps" in text and "Traceback" not in text
@@ -136,3 +155,10 @@ def test_the_installed_coopsim_finds_a_bundled_scenario_by_its_clone_path(instal
     done = _run([str(bin_dir / "coopsim"), "run", "scenarios/one_robot.scenario", "--headless",
                  "--duration", "0.5", "--port", "0", "--no-controllers"], cwd=elsewhere, env=env)
     assert "Traceback" not in done.stderr
+
+
+def test_the_installed_coopsim_checks_a_bundled_scenario_by_its_clone_path(installed):
+    bin_dir, env, elsewhere = installed
+    done = _run([str(bin_dir / "coopsim"), "check", "scenarios/demo.scenario",
+                 "scenarios/ctf.scenario"], cwd=elsewhere, env=env)
+    assert "2 file(s) OK" in done.stdout

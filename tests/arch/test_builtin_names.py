@@ -21,6 +21,8 @@ NOT_CORE = ("plugins", "swarm")  # the built-in plugins and the library they are
 
 #: (file, label): why this string is not the plugin of that name.
 ALLOWED = {
+    ("formats/description.py", "mujoco"): "the MJCF root element's tag (<mujoco>), not the engine",
+    ("formats/mjcfframes.py", "velocity"): "MJCF's <velocity> actuator element, not the module",
     ("physics/mujoco_import.py", "servos"): "the Mounted field of a description's held joints "
                                             "(read with getattr), not the module's label",
     ("app/analyze.py", "tracking"): "the `coopsim analyze tracking` subcommand's name",
@@ -63,6 +65,9 @@ ALLOWED = {
     ("env/batch.py", "events"): "the scenario attribute [EVENT_n] fills (batched worlds refuse it)",
     ("env/copies.py", "events"): "the scenario attribute [EVENT_n] fills (the copies backend "
                                  "refuses it)",
+    ("crtp/server.py", "crazyflie"): "the robot type CRTP serves (the Crazyflie's own wire)",
+    ("crtp/server.py", "rotors"): "a Crazyflie's motors: the slot its propeller speeds go to",
+    ("crtp/server.py", "altimeter"): "the flow deck's ranger: range.zrange where it is carried",
     ("ros2/dds.py", "velocity"): "sensor_msgs/JointState's velocity field",
     ("physics/engine.py", "joints"): "the joints engine feature (pivot and revolute joints)",
     ("ros2/dds.py", "pose"): "a ROS message's field (geometry_msgs/PoseWithCovariance.pose)",

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test starts a Python process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 RUN = '''

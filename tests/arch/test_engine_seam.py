@@ -13,7 +13,7 @@ from pathlib import Path
 from coopsim.physics.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[2]
-SCANNED = [p for d in ("coopsim", "benchmarks", "examples", "experiments") for p in (ROOT / d).rglob("*.py")
+SCANNED = [p for d in ("coopsim", "benchmarks", "examples", "studies") for p in (ROOT / d).rglob("*.py")
            if "physics" not in p.relative_to(ROOT).parts[:2]]
 PUBLIC = {n for n in dir(Engine) if not n.startswith("_")} | {"floor"}
 

@@ -31,6 +31,8 @@ ALLOWED = {
     "replay": {"model", "sim", "net", "recording", "replay"},
     "foxglove": {"model", "replay", "foxglove"},
     "ros2": {"model", "formats", "sim", "replay", "ros2"},
+    # the Crazyflie's CRTP for cflib: slots (sim), the loopback check (net), the cascade (swarm)
+    "crtp": {"model", "sim", "net", "swarm", "crtp"},
     "client": {"model", "net", "client"},
     "viewer": {"model", "net", "client", "viewer"},  # client: teleop drives a robot (T)
     "conformance": {"model", "net", "client", "conformance"},
@@ -42,7 +44,7 @@ ALLOWED = {
     "env": {"model", "formats", "physics", "raycast", "sim", "net", "viewer", "env"},
     # the command: every front end, never the built-in plugins (they come by entry point)
     "app": {"model", "formats", "raycast", "sim", "net", "recording", "replay", "client",
-            "viewer", "app", "foxglove", "conformance", "ros2"},
+            "viewer", "app", "foxglove", "conformance", "ros2", "crtp"},
 }
 #: The modules of net/ the Python client uses: the wire, the connection's liveness, the client's
 #: keys and the state stream's decoder; never a server (docs/architecture.md, the client row).
@@ -109,6 +111,7 @@ def test_the_layer_check_catches_an_upward_import_and_io_in_physics():
     assert len(found) == 3, found
 
 
+@pytest.mark.slow
 def test_coopsim_check_imports_no_physics_library():
     code = ("import sys\nfrom coopsim.app import cli\n"
             "try:\n    cli.main(['check', 'scenarios/demo.scenario', 'worlds/maze.world'])\n"
@@ -120,6 +123,7 @@ def test_coopsim_check_imports_no_physics_library():
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_the_client_imports_no_simulator():
     code = ("import sys\nimport coopsim.client\n"
             "bad = [m for m in ('pymunk', 'pyglet', 'coopsim.sim', 'coopsim.physics') "

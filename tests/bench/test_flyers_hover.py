@@ -13,8 +13,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from suite.common import build, flyers  # noqa: E402
+import pytest
 
 
+@pytest.mark.slow
 def test_the_benchmark_crazyflies_hold_their_hover_for_10_s():
     stepper = build(flyers(4), warm=1)
     lowest, tilt = np.inf, 0.0

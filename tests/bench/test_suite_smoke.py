@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "benchmarks" / "suite"
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -20,6 +22,7 @@ def coopsim(*args, env=None):
                           capture_output=True, env=ENV | (env or {}))
 
 
+@pytest.mark.slow
 def test_every_case_runs_once_at_its_smoke_size(tmp_path):
     """... and removes what it made in the temporary folder (asv calls each case's teardown;
     imported.py's and links.py's scenario folders were left in /tmp by every run)."""
@@ -54,25 +57,9 @@ def test_the_ten_headline_cases_name_cases_of_the_suite():
             assert wanted in set(combos), name
 
 
+@pytest.mark.slow
 def test_compare_refuses_a_name_that_is_no_commit():
     done = coopsim("bench", "compare", "no-such-rev", "HEAD")
     assert done.returncode == 2
     assert "'no-such-rev' names no commit" in done.stderr
     assert "Traceback" not in done.stderr
-
-
-def test_compare_records_a_machine_asv_does_not_know(tmp_path, monkeypatch):
-    """On a new machine ``asv run`` stops with "No information stored about machine": ``bench
-    compare`` records it first (real asv; skipped where the ``bench`` extra is not installed),
-    once."""
-    import pytest
-
-    pytest.importorskip("asv")
-    from coopsim.app.bench_suite import ensure_machine
-
-    monkeypatch.setenv("HOME", str(tmp_path))
-    conf = str(ROOT / "asv.conf.json")
-    assert ensure_machine(conf) is True
-    recorded = (tmp_path / ".asv-machine.json").read_text()
-    assert '"machine"' in recorded and '"cpu"' in recorded
-    assert ensure_machine(conf) is False  # known now: nothing asked again

@@ -36,6 +36,7 @@ def client(run):
         yield client
 
 
+@pytest.mark.slow
 def test_import_does_not_pull_in_the_simulator():
     code = ("import sys, coopsim.client; "
             "print(sorted(m for m in ('pymunk', 'pyglet', 'coopsim.sim.world') if m in sys.modules))")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from helpers import robot, scenario
 from nethelpers import ROOT, live, wait_until
 
@@ -27,6 +29,8 @@ STUBBORN = textwrap.dedent("""\
             except ProtocolError:
                 pass  # rides out a slow simulation, and so would loop forever without a check
     """)
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def _controller(tmp_path, nameserver: str, **env) -> subprocess.Popen:

@@ -20,6 +20,8 @@ from nethelpers import simulator_process
 TIMEOUT = 0.3  # s: the client's timeout, far below the stop
 STOPPED = 2.0  # s the simulator stays stopped
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture
 def simulator():

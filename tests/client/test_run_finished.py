@@ -24,6 +24,7 @@ print("left the with block")
 """
 
 
+@pytest.mark.slow
 def test_a_finished_run_ends_a_looping_controller_with_status_0(tmp_path):
     script = tmp_path / "loop.py"
     script.write_text(CONTROLLER)

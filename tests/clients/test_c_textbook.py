@@ -8,12 +8,16 @@ import math
 import os
 import subprocess
 
+import pytest
+
 
 from coopsim.app.run import Run, RunOptions
 from coopsim.formats.files import load_scenario
 
 from clienthelpers import ROOT
 from test_clients import c_build  # noqa: F401 -- the module-scoped build fixture
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def _run_c(scenario: str, program, robot: str, steps: int, drop_driver: bool = True):

@@ -147,7 +147,7 @@ def assert_ids(stdout: str, declared: dict) -> None:
 
 def assert_finds_ids(live: Run, renumbered: dict, ids) -> None:
     """``ids(robot)`` (a finished process printing LOOKED_UP's ids) prints the ids robot1
-    declares, and the other ids /renumbered declares; it said hello with protocol 13 first."""
+    declares, and the other ids /renumbered declares; it said hello with protocol 14 first."""
     HELLOS.clear()
     for robot, declared in (("robot1", ids_by_name(robot1_commands(live))),
                             ("renumbered", renumbered)):
@@ -155,14 +155,14 @@ def assert_finds_ids(live: Run, renumbered: dict, ids) -> None:
         assert proc.returncode == 0, proc.stderr
         assert_ids(proc.stdout, declared)
     assert renumbered["sonar.read"] != ids_by_name(robot1_commands(live))["sonar.read"]
-    assert HELLOS == [[13]]
+    assert HELLOS == [[14]]
 
 
 def test_python_says_protocol_7_when_it_opens_a_robot(live, renumbered):
     HELLOS.clear()
     with Client(live.network.endpoint) as client:
         bot = client.robot("renumbered")
-    assert HELLOS == [[13]] and "motors" in bot.module_labels
+    assert HELLOS == [[14]] and "motors" in bot.module_labels
 
 
 def require(*tools: str) -> None:
@@ -227,6 +227,7 @@ def c_wander(c_build):
     return c_build / "wander"
 
 
+@pytest.mark.slow
 def test_c_wander_drives_in_lockstep(waiting, c_wander, reference):
     """One exchange a step (coopsim_exchange): the same path as two plain requests a step."""
     run_controller(waiting, [c_wander, "robot1", STEPS], c_wander.parent)
@@ -234,6 +235,7 @@ def test_c_wander_drives_in_lockstep(waiting, c_wander, reference):
     assert robot_pose(waiting) == reference
 
 
+@pytest.mark.slow
 def test_c_unknown_robot_is_a_clear_error(live, c_wander):
     env = dict(os.environ, COOPSIM_NAMESERVER=live.network.endpoint)
     proc = subprocess.run([c_wander, "robotX", "5"], env=env, capture_output=True, text=True,
@@ -242,11 +244,13 @@ def test_c_unknown_robot_is_a_clear_error(live, c_wander):
     assert "error 5" in proc.stderr and "/robotX" in proc.stderr
 
 
+@pytest.mark.slow
 def test_c_finds_ids_by_module_and_name(live, renumbered, c_build):
     assert_finds_ids(live, renumbered,
                      lambda robot: run_process(live, [c_build / "ids", robot, *LOOKED_UP], c_build))
 
 
+@pytest.mark.slow
 def test_c_unknown_module_or_command_is_a_clear_error(live, c_build):
     assert_clear_error(run_process(live, [c_build / "ids", "robot1", "motors.fly"], c_build),
                        NO_COMMAND)
@@ -254,6 +258,7 @@ def test_c_unknown_module_or_command_is_a_clear_error(live, c_build):
                        NO_MODULE)
 
 
+@pytest.mark.slow
 def test_c_reads_a_large_sim_state_whole(crowd, c_build):
     """/sim state of 200 robots is far over the old 8 KiB cap (and over 64 KiB): none is cut."""
     proc = run_process(crowd, [c_build / "simstate"], c_build)
@@ -341,6 +346,7 @@ def octave_dir():
     return CLIENTS / "octave"
 
 
+@pytest.mark.slow
 def test_octave_wander_drives_in_lockstep(waiting, octave_dir, reference):
     """One exchange a step (coopsim_exchange): the same path as two plain requests a step."""
     run_controller(waiting, [*OCTAVE, "--eval", f"wander robot1 {STEPS}"], octave_dir)
@@ -348,6 +354,7 @@ def test_octave_wander_drives_in_lockstep(waiting, octave_dir, reference):
     assert robot_pose(waiting) == reference
 
 
+@pytest.mark.slow
 def test_octave_packs_the_documented_bytes_and_raises_error_replies(live, octave_dir):
     script = (
         "disp(sprintf('%02x', coopsim_pack(1, '/robot1/motors')));"
@@ -376,11 +383,13 @@ def octave_ids(live: Run, octave_dir: Path, robot: str, keys: list):
     return run_process(live, [*OCTAVE, "--eval", script], octave_dir)
 
 
+@pytest.mark.slow
 def test_octave_finds_ids_by_module_and_name(live, renumbered, octave_dir):
     assert_finds_ids(live, renumbered,
                      lambda robot: octave_ids(live, octave_dir, robot, LOOKED_UP))
 
 
+@pytest.mark.slow
 def test_octave_unknown_module_or_command_is_a_clear_error(live, octave_dir):
     assert_clear_error(octave_ids(live, octave_dir, "robot1", ["motors.fly"]),
                        NO_COMMAND, "coopsim:unknownname")

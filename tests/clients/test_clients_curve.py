@@ -22,6 +22,8 @@ from clienthelpers import SCENARIO, STEPS, assert_wandered
 from curvehelpers import keys, net  # noqa: F401 -- fixtures
 from test_clients import OCTAVE, c_build, js_dir, octave_dir  # noqa: F401 -- fixtures
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture
 def live(tmp_path, net, keys):

@@ -42,6 +42,7 @@ def _assert_handed_over(proc, client, bot) -> None:
     client.close()
 
 
+@pytest.mark.slow
 def test_c_client_is_refused_then_claims_with_force(live, c_build):
     client, bot = _owned_by_python(live)
     _assert_handed_over(run_process(live, [c_build / "owner", "robot1"], c_build), client, bot)
@@ -82,6 +83,7 @@ OCTAVE_OWNER = (
     "r = coopsim_release(bot); printf('release: ok %s\\n', r.text); coopsim_close(bot);")
 
 
+@pytest.mark.slow
 def test_octave_client_is_refused_then_claims_with_force(live, octave_dir):
     client, bot = _owned_by_python(live)
     proc = run_process(live, [*OCTAVE, "--eval", OCTAVE_OWNER], octave_dir)

@@ -94,6 +94,7 @@ def _assert_waited_then_failed_fast(lines: list[str]) -> None:
     assert after[-1].endswith("its connection closed (the server stopped or crashed)"), after
 
 
+@pytest.mark.slow
 def test_c_waits_through_a_stopped_simulator(c_build):
     (c_build / "loop.c").write_text(C_LOOP)
     build = subprocess.run(["cc", "-O2", "-Werror", "-Wall", "-std=c11", "-o", "loop", "loop.c",

@@ -21,6 +21,8 @@ from clienthelpers import CLIENTS  # noqa: E402
 
 DT = 0.005
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture
 def flying(tmp_path):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 import zlib
 
+import pytest
+
 from coopsim.client import Client
 from coopsim.client.host import run_seed
 from coopsim.model.driver import robot_seed
@@ -26,6 +28,7 @@ def test_the_robot_seed_is_the_documented_crc32():
     assert robot_seed(7, "robot1") != robot_seed(7, "robot2") != robot_seed(8, "robot2")
 
 
+@pytest.mark.slow
 def test_launched_controllers_get_the_runs_seed_and_their_robots_stream(tmp_path):
     spec = scenario(robots=[robot("r1", -2.0, 0.0), robot("r2", 2.0, 0.0)], mode="realtime",
                     seed=11)
@@ -51,6 +54,7 @@ def test_a_controller_without_a_seed_takes_the_runs(monkeypatch):
     assert run_seed("r1") == 1234
 
 
+@pytest.mark.slow
 def test_the_demo_twice_in_lockstep_exports_byte_identical_csvs(tmp_path):
     csvs = []
     for i in (1, 2):

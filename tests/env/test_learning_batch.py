@@ -214,19 +214,20 @@ def test_the_batch_casts_each_copy_in_its_own_frame_as_the_world_caster_would():
 
 
 def _digest_in_process(threads: int, copies: int, steps: int) -> str:
-    """experiments/batch_digest.py's digest in a fresh process with ``threads`` numba threads
+    """tests/env/batch_digest.py's digest in a fresh process with ``threads`` numba threads
     (the compiled casters waited for: the copies' fans are cast by the parallel kernel)."""
     import os
     import subprocess
     import sys
 
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), COOPSIM_JIT="wait")
-    out = subprocess.run([sys.executable, str(ROOT / "experiments" / "batch_digest.py"),
+    out = subprocess.run([sys.executable, str(ROOT / "tests" / "env" / "batch_digest.py"),
                           "--copies", str(copies), "--steps", str(steps)],
                          capture_output=True, text=True, env=env, check=True)
     return out.stdout.split()[-1]
 
 
+@pytest.mark.slow
 def test_a_batch_runs_the_same_bits_on_one_and_two_threads():
     """128 copies x 4 robots x 11 sonar rays: 5,632 rays a step, above the copies' fan
     kernel's parallel threshold (4,096), so the second process splits them over 2 threads;

@@ -45,6 +45,7 @@ def test_make_adds_the_order_enforcer_but_not_the_passive_checker_unless_asked()
     checked.step(np.array([0.3, 0.2]))
 
 
+@pytest.mark.slow
 def test_a_fresh_interpreter_makes_it_by_the_module_prefixed_id():
     code = ("import gymnasium\n"
             f"env = gymnasium.make('coopsim.env:{ID}', scenario={str(GOAL)!r})\n"
@@ -192,6 +193,7 @@ def test_bad_make_arguments_fail_at_make(tmp_path):
         gymnasium.make(ID, scenario=str(bad))
 
 
+@pytest.mark.slow
 def test_coopsim_check_reports_a_bad_task_line(tmp_path):
     bad = write(tmp_path, TWO + "\n[MONITORS]\nmetric d speed a\n\n[TASK]\n"
                                  "reward -1 d\nterminate d => 3\n")
@@ -204,6 +206,7 @@ def test_coopsim_check_reports_a_bad_task_line(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_the_core_imports_neither_gymnasium_nor_pettingzoo():
     code = ("import sys\nimport coopsim, coopsim.sim.simulation, coopsim.app.cli\n"
             "from coopsim.app import cli\ncli.main(['list'], standalone_mode=False)\n"

@@ -19,6 +19,8 @@ from nethelpers import ROOT, live
 
 EXAMPLES = ROOT / "examples" / "in-the-loop"
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture(scope="module", autouse=True)
 def external_rule():

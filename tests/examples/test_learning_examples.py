@@ -35,6 +35,7 @@ def test_the_network_is_the_same_on_arrays_and_one_reading():
         Network([0.0] * 5, hidden=3)
 
 
+@pytest.mark.slow
 def test_evolve_then_deploy_the_champion_over_the_network(tmp_path):
     out = tmp_path / "evo"
     done = subprocess.run(
@@ -82,6 +83,7 @@ def _in_process(champion: Path, steps: int) -> float:
     return sum(speeds) / steps
 
 
+@pytest.mark.slow
 def test_the_pettingzoo_coverage_example_trains_a_shared_policy(tmp_path):
     out = tmp_path / "cov"
     done = subprocess.run(

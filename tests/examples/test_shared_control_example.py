@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from coopsim.formats.files import load
 
@@ -21,6 +22,8 @@ sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(EXAMPLE))
 from nethelpers import live  # noqa: E402
 import person  # noqa: E402
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def test_the_person_flies_the_squad_round_the_pillars_and_plots_the_feedback(tmp_path):

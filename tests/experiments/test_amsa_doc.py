@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "experiments" / "amsa.md"
 
@@ -33,8 +35,9 @@ def test_the_differences_quote_the_table_and_say_the_order_is_reversed():
     assert "One variant tried: a slower leader." in differs
 
 
+@pytest.mark.slow
 def test_the_variant_script_runs_and_matches_the_table_at_our_speed():
-    done = subprocess.run([sys.executable, str(ROOT / "experiments" / "amsa_variant.py"),
+    done = subprocess.run([sys.executable, str(ROOT / "studies" / "amsa_variant.py"),
                            "--speeds", "0.05", "--seeds", "1"], capture_output=True, text=True,
                            timeout=600)
     assert done.returncode == 0, done.stderr

@@ -110,6 +110,7 @@ def test_presence_is_followed_through_events_and_resets(tmp_path):
         load(tmp_path, "[EVENT_1]\nat 1\nremove OBJECT_1\n[EVENT_2]\nat 2\nremove OBJECT_1\n")
 
 
+@pytest.mark.slow
 def test_coopsim_check_says_file_line_and_exits_2(tmp_path):
     path = tmp_path / "s.scenario"
     path.write_text(scenario_text(tmp_path, "[EVENT_1]\nat 1\nparam r1.motors.max_speed 9\n"))

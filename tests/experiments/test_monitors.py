@@ -133,6 +133,7 @@ def test_a_bad_metric_is_reported_at_its_line(spec_path, line, message):
     assert message in err.value.reason
 
 
+@pytest.mark.slow
 def test_cli_summary_info_and_export(spec_path, tmp_path):
     rec = tmp_path / "m.mcap"
     out = subprocess.run([sys.executable, "-m", "coopsim", "run", str(spec_path), "--headless",

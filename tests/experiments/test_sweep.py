@@ -115,6 +115,7 @@ def rows(path):
     return pq.read_table(path).to_pylist()
 
 
+@pytest.mark.slow
 def test_a_localcluster_sweep_writes_rows_csv_plots_and_recordings(folder):
     path = write_sweep(folder, speeds="0 0.0001")
     out = sweep(folder, path, "--workers", 2, "--csv", "--plot", "--record")
@@ -140,6 +141,7 @@ def test_a_localcluster_sweep_writes_rows_csv_plots_and_recordings(folder):
     assert again.returncode == 0 and "0 run now" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_failing_point_gets_an_error_row_and_the_exit_status_counts(folder):
     path = write_sweep(folder, seeds="0", speeds="0 0.5")
     out = sweep(folder, path, "--workers", 1)
@@ -150,6 +152,7 @@ def test_a_failing_point_gets_an_error_row_and_the_exit_status_counts(folder):
     assert table[0.5]["status"] == "error" and "r1 left the start" in table[0.5]["error"]
 
 
+@pytest.mark.slow
 def test_resume_after_ctrl_c_runs_only_what_is_missing(folder):
     path = write_sweep(folder, seeds="0-7", duration=40, speeds="0")
     env = {**os.environ, "PYTHONPATH": str(folder)}
@@ -179,6 +182,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_a_sweep_on_a_real_scheduler_with_two_workers(folder):
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
@@ -206,6 +210,7 @@ def test_a_sweep_on_a_real_scheduler_with_two_workers(folder):
                 proc.kill()
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_line_within_10_s(folder):
     path = write_sweep(folder)
     out = sweep(folder, path, "--scheduler", f"tcp://127.0.0.1:{free_port()}")
@@ -238,6 +243,7 @@ def test_a_bad_sweep_is_reported_at_its_line(folder, change, needle, message):
     assert message in err.value.reason
 
 
+@pytest.mark.slow
 def test_a_base_scenario_that_does_not_load_is_its_own_file_line(folder):
     (folder / "s.scenario").write_text("[WORLD]\nfile w.world\n[ROBOT_1]\ntype single\n")
     path = write_sweep(folder)
@@ -248,6 +254,7 @@ def test_a_base_scenario_that_does_not_load_is_its_own_file_line(folder):
     assert not (folder / "a.parquet").exists()  # nothing started
 
 
+@pytest.mark.slow
 def test_a_bad_value_on_the_command_line_exits_2_before_any_task(folder):
     path = write_sweep(folder, speeds="0 9")
     out = sweep(folder, path)
@@ -256,6 +263,7 @@ def test_a_bad_value_on_the_command_line_exits_2_before_any_task(folder):
     assert not (folder / "a.parquet").exists()
 
 
+@pytest.mark.slow
 def test_without_the_extra_sweep_names_the_pip_command_and_run_needs_none(folder):
     code = ("import sys; sys.modules['distributed'] = None; sys.modules['pyarrow'] = None\n"
             "from coopsim.app.cli import main\n"

@@ -42,6 +42,7 @@ def http_server():
     server.server_close()
 
 
+@pytest.mark.slow
 def test_an_http_server_as_scheduler_is_one_line_and_exit_2(folder, http_server):
     path = write_sweep(folder)
     out = sweep(folder, path, "--scheduler", http_server)
@@ -69,6 +70,7 @@ def test_a_malformed_scheduler_address_is_refused_before_dask_is_asked(folder, a
                              "65535)\n")
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_the_terminal_prints_only_the_friendly_message(folder):
     """SIGINT to the process group, as a terminal's Ctrl-C sends it, with a LocalCluster's
     worker processes busy: no worker traceback under the message."""
@@ -104,6 +106,7 @@ EVENT = "[EVENT_1]\nat 3\nparam r1.motors.max_speed 0\n"
     (5, "\n[AXIS_3]\nsetting duration\nvalues 4 3\n", "values 4 3", 3),
     (5, "\n[AXIS_3]\nsetting duration\nrange 1 5 1\n", "range 1 5 1", 1),
 ])
+@pytest.mark.slow
 def test_a_duration_ending_before_an_event_is_file_line_in_sweep_and_check(folder, duration,
                                                                           axis, needle, value):
     scenario = folder / "s.scenario"
@@ -192,8 +195,9 @@ def test_keys_survive_comments_spacing_and_moved_files_but_not_a_real_change(fol
     assert not set(keys()) & set(first)
 
 
+@pytest.mark.slow
 def test_the_committed_amsa_table_has_one_row_per_point_of_its_sweep():
-    """experiments/amsa.py resumes it: every point of sweeps/amsa_grid.sweep has exactly
+    """studies/amsa.py resumes it: every point of sweeps/amsa_grid.sweep has exactly
     one row (so nothing reruns and no cell pools duplicates)."""
     from coopsim.app.sweep import Table, plan
 

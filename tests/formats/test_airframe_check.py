@@ -60,6 +60,7 @@ BAD = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case, lines, line, said", BAD, ids=[c[0] for c in BAD])
 def test_an_implausible_airframe_is_refused_at_its_line(tmp_path, case, lines, line, said):
     result = check(tmp_path, HEAD + lines)
@@ -69,6 +70,7 @@ def test_an_implausible_airframe_is_refused_at_its_line(tmp_path, case, lines, l
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_plausible_airframes_pass(tmp_path):
     # the bounds themselves, two airframes that need both lines, and a flat frame (izz = ixx
     # + iyy exactly)

@@ -81,6 +81,7 @@ def _files(folder: Path, name: str, lie: bool) -> tuple[Path, Path, int]:
     return scenario, where, next((n for n, t in enumerate(lines, 1) if needle in t), 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(LIES))
 def test_check_and_run_exit_2_at_the_lies_line_and_pass_without_it(tmp_path, name):
     pytest.importorskip("mujoco")

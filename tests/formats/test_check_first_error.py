@@ -79,6 +79,7 @@ def test_with_the_first_fixed_the_second_is_reported(folder, text, line, fragmen
     assert info.value.line == second, str(info.value)
 
 
+@pytest.mark.slow
 def test_check_command_prints_the_first_error(folder):
     path = folder / "two.scenario"
     path.write_text(TWO_ERRORS[0][1])
@@ -96,6 +97,7 @@ def test_check_command_prints_the_first_error(folder):
     # a default that names no robot: no param line to point at, so the header
     ("[RULE_1]\ntype exercise_follow\nparam robot r1\n", 5),
 ])
+@pytest.mark.slow
 def test_a_rule_parameter_naming_no_robot_is_reported_at_its_param_line(folder, rule, line):
     path = folder / "rule.scenario"
     path.write_text(WORLD + "[TARGET]\nred 1 1 0\n" + rule + ROBOT.replace("ROBOT_1", "ROBOT_2"))

@@ -54,6 +54,7 @@ def test_the_shipped_office_map_alone_is_its_worlds_floor(tmp_path):
     ("map m.pgm", 2, "a map image alone has no size in metres"),
     ("# nothing", 1, "[WORLD] is missing the required key 'file' (a .world file; or 'map'"),
 ])
+@pytest.mark.slow
 def test_an_image_alone_or_an_empty_world_is_a_file_line_error(tmp_path, world, line, reason):
     path = _map_only(tmp_path, world=world)
     with pytest.raises(FileFormatError) as caught:

@@ -38,6 +38,7 @@ def _check(path: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd=path.parent)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("side, walls", [(1000, 500_000), (4000, 8_000_000)])
 def test_check_refuses_a_checkerboard_with_its_wall_count_exit_2(tmp_path, side, walls):
     """The issue's probe: a 4,000 x 4,000 checkerboard PNG of a few KB ran `check` over 60 s
@@ -96,6 +97,7 @@ def _row_merge(occ: np.ndarray) -> list:
     return sorted(out, key=lambda t: (t[1], t[0]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("named", ["the image of a map_server YAML", "the map line itself"])
 def test_a_fifo_map_is_refused_at_once_exit_2(tmp_path, named):
     os.mkfifo(tmp_path / "pipe.pgm")

@@ -111,6 +111,7 @@ def test_the_shipped_maps_load_and_their_scenarios_run():
      "m.yaml", "does not fit on the"),
     ({"cut.pgm": b"P5\n10 10\n255\n" + bytes(20)}, "cut.pgm", "cut short"),
 ])
+@pytest.mark.slow
 def test_bad_map_files_are_reported_at_the_map_line_exit_2(tmp_path, files, line, reason):
     for name, data in files.items():
         if data is None:

@@ -12,10 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("collada")
-
-from coopsim.formats import collada  # noqa: E402
-from coopsim.model.errors import FileFormatError  # noqa: E402
+from coopsim.formats import collada
+from coopsim.model.errors import FileFormatError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "descriptions"
 
@@ -37,7 +35,7 @@ def test_a_collada_mesh_is_cached_by_content_and_served_from_the_cache(cube, mon
 
     def parse(*_):
         raise AssertionError("parsed again")
-    monkeypatch.setattr(collada, "_parse", parse)
+    monkeypatch.setattr(collada, "_read_indexed", parse)
     again = collada.dae_triangles(str(cube))
     assert np.array_equal(again, first) and not again.flags.writeable
     with pytest.raises(FileFormatError, match="mesh has over 10 triangles"):

@@ -113,6 +113,7 @@ def test_dead_slow_and_hostile_clients_leave_the_run_alone(live):
     rude.ws.socket.close()
 
 
+@pytest.mark.slow
 def test_a_port_in_use_is_a_clear_error(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -133,6 +134,7 @@ def test_beyond_loopback_needs_insecure():
             pass
 
 
+@pytest.mark.slow
 def test_a_replay_plays_pauses_and_seeks_from_foxglove(tmp_path):
     rec = tmp_path / "rec.mcap"
     done = run_cli("run", str(SCENARIO), "--headless", "--port", "0", "--duration", "2",

@@ -22,6 +22,8 @@ from coopsim.recording.reader import Recording
 
 SCENARIO = RECDATA / "foxglove.scenario"
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):

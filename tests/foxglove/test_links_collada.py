@@ -17,7 +17,7 @@ pytest.importorskip("mujoco")
 pytest.importorskip("collada")
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "experiments"))
+sys.path.insert(0, str(ROOT / "tests" / "robots"))
 import robot_motion as rm  # noqa: E402
 
 ROBOTS = rm.robots_folder()

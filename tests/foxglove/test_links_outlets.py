@@ -27,6 +27,8 @@ from coopsim.replay.player import recorded_steps  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 RADIUS = 0.033  # m: the rover's wheels (docs/robots.md)
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture(scope="module")
 def outlets(tmp_path_factory):

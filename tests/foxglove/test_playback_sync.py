@@ -26,6 +26,8 @@ pytest.importorskip("foxglove")
 SAMPLE = Path(__file__).resolve().parents[2] / "recordings" / "sample.mcap"
 ROBOT = "/robots/robot1/pose"
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture(scope="module")
 def replay():

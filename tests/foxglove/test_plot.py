@@ -21,6 +21,7 @@ def _image(path: Path) -> np.ndarray:
     return matplotlib.image.imread(path)
 
 
+@pytest.mark.slow
 def test_plots_of_the_sample_recording(tmp_path):
     done = run_cli("plot", str(SAMPLE), "--out", str(tmp_path / "plots"))
     assert done.returncode == 0, done.stderr
@@ -36,6 +37,7 @@ def test_plots_of_the_sample_recording(tmp_path):
     assert red.sum() > 50
 
 
+@pytest.mark.slow
 def test_metrics_are_plotted_and_robots_can_be_picked(tmp_path):
     rec = tmp_path / "rec.mcap"
     done = run_cli("run", str(RECDATA / "foxglove.scenario"), "--headless", "--port", "0",
@@ -61,6 +63,7 @@ def test_metrics_are_plotted_and_robots_can_be_picked(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_plot_of_a_bad_file_is_exit_2(tmp_path):
     bad = tmp_path / "x.mcap"
     bad.write_bytes(b"\x89MCAP0\r\n" + b"\0" * 40)
@@ -71,6 +74,7 @@ def test_plot_of_a_bad_file_is_exit_2(tmp_path):
     assert done.returncode == 2 and "no such file" in done.stderr
 
 
+@pytest.mark.slow
 def test_plot_without_matplotlib_says_which_pip_command_to_run(tmp_path):
     code = ("import sys\nsys.modules['matplotlib'] = None\nfrom coopsim.app.cli import main\n"
             "main(sys.argv[1:])\n")
@@ -83,6 +87,7 @@ def test_plot_without_matplotlib_says_which_pip_command_to_run(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_a_3d_recording_gets_the_altitude_plot(tmp_path):
     """A real MuJoCo world recorded: two free bodies let go at 1 m and 2 m fall under gravity."""
     pytest.importorskip("mujoco")

@@ -57,6 +57,7 @@ def _files(folder, mode="lockstep"):
     return path
 
 
+@pytest.mark.slow
 def test_the_export_draws_each_lidar_scan_at_its_rate(tmp_path):
     from test_export import read_back
 

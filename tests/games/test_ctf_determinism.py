@@ -35,6 +35,8 @@ BURN_FOR = 900  # s a burner runs at most, should the test die without killing i
 BURNER = (f"import time\nend = time.monotonic() + {BURN_FOR}\n"
           "while time.monotonic() < end:\n    pass\n")
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _start(record: Path) -> tuple[subprocess.Popen, str, threading.Thread, list]:
     proc = subprocess.Popen(

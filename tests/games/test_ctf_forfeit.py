@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from test_ctf_game import short_game
 
 CRASH = """\
@@ -18,6 +20,8 @@ with Client() as client:
     print("team B's controller: about to crash")
     raise RuntimeError("a bug in team B's controller")
 """
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def _game(tmp_path, *options):

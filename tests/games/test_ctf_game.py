@@ -10,10 +10,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from coopsim.recording.reader import Recording
 
 ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def short_game(tmp_path: Path, time_limit: float) -> Path:

@@ -11,11 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def bench(name: str, *args: str) -> str:
-    done = subprocess.run([sys.executable, str(ROOT / "experiments" / name), *args],
+    done = subprocess.run([sys.executable, str(ROOT / "studies" / name), *args],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -25,6 +27,7 @@ def numbers(line: str) -> list[float]:
     return [float(x) for x in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])", line)]
 
 
+@pytest.mark.slow
 def test_the_swarm_game_experiment_prints_the_papers_tables():
     out = bench("swarm_game_experiment.py", "--repeat", "2", "--sizes", "10", "--commands", "2")
     rows = {line.split("|")[1].strip(): numbers(line.split("|", 2)[2])
@@ -38,6 +41,7 @@ def test_the_swarm_game_experiment_prints_the_papers_tables():
     assert len(rows["RI: one step's decisions, 3 robots, ms"]) == 9
 
 
+@pytest.mark.slow
 def test_the_game_benchmark_plays_and_compares_with_its_baseline():
     out = bench("game_bench.py", "--team", "2", "--seconds", "3", "--no-network")
     base = next(line for line in out.splitlines() if "no drivers (baseline)" in line)

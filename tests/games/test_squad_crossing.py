@@ -19,6 +19,7 @@ from crossing import check_crossing
 # the member that cannot move in test_squad_crossing_blocked.py.
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, formation", [(6, "wedge"), (6, "line"), (3, "wedge"), (3, "line")])
 def test_a_squad_goes_round_the_river_and_arrives_in_shape(n, formation):
     check_crossing(n, formation)

@@ -11,8 +11,10 @@ import math
 import numpy as np
 
 from crossing import GOAL, cross, squad_of
+import pytest
 
 
+@pytest.mark.slow
 def test_a_member_that_cannot_move_is_named_with_why_in_the_log_and_on_the_board(caplog):
     """s3's motors give nothing: the squad goes on without it (before, it waited for it at the
     start for ever, saying nothing) and then waits for it at the goal; the log and the board

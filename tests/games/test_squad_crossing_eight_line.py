@@ -6,7 +6,9 @@ other crossings). A real run in lockstep, bounded by steps."""
 from __future__ import annotations
 
 from crossing import check_crossing
+import pytest
 
 
+@pytest.mark.slow
 def test_eight_in_a_line_go_round_the_river_and_arrive_in_shape():
     check_crossing(8, "line")

@@ -96,6 +96,7 @@ def test_a_circle_squad_takes_its_radius_from_the_file():
                                                       "(at least 0.40 m for 2 robots)"),
     ("formation half_circle\nradius -1\n", "radius must be > 0, got -1"),
 ])
+@pytest.mark.slow
 def test_a_bad_squad_radius_is_an_error_at_its_line(tmp_path, tail, words):
     bad = tmp_path / "r.scenario"
     bad.write_text(scenario_text(robot("a1", -2, 0), robot("a2", 2, 0),
@@ -109,6 +110,7 @@ def test_a_bad_squad_radius_is_an_error_at_its_line(tmp_path, tail, words):
     assert out.startswith(f"{bad}:{line}: ") and words in out and "Traceback" not in out
 
 
+@pytest.mark.slow
 def test_coopsim_check_reports_a_self_intersecting_polygon_as_file_line(tmp_path):
     bad = tmp_path / "bowtie.scenario"
     bad.write_text(scenario_text("[ZONE_1]\nkind water\npolygon 0 0  1 1  1 0  0 1\n"))

@@ -91,6 +91,7 @@ def test_builtins_come_from_the_coopsim_distribution():
     assert "stop_when_all_at_target" in RULES and "sonar" in MODULES
 
 
+@pytest.mark.slow
 def test_engines_import_only_when_asked():
     code = ("import sys\nfrom coopsim.model.plugins import ENGINES\n"
             "assert 'pymunk' in ENGINES.labels() and 'pymunk' not in sys.modules\n"
@@ -100,6 +101,7 @@ def test_engines_import_only_when_asked():
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_the_default_engine_is_found_without_importing_another_engine():
     """``coopsim.defaults`` names the default engine's class in the metadata: a run looks it up
     importing that engine only (the scan by label imported aerial, kinematic, mujoco and MuJoCo
@@ -134,6 +136,7 @@ def test_a_packages_declared_default_comes_after_the_builtins(tmp_path, monkeypa
     assert declared_defaults(Registry("rule", "coopsim.rules", lazy=True), "rule") == []
 
 
+@pytest.mark.slow
 def test_coopsim_list_names_every_plugin_and_its_package(plugin_path):
     env = dict(os.environ, PYTHONPATH=str(plugin_path))
     done = subprocess.run([sys.executable, "-m", "coopsim", "list"], capture_output=True,

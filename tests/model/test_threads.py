@@ -82,6 +82,7 @@ def test_a_module_kernel_on_the_threads_gives_the_serial_bits():
     assert one.tobytes() == many.tobytes()
 
 
+@pytest.mark.slow
 def test_bench_says_the_thread_count_and_the_load():
     done = subprocess.run([sys.executable, "-m", "coopsim", "bench", "step", "--robots", "3",
                            "--steps", "2", "--engine", "kinematic", "--caster", "numpy",

@@ -222,6 +222,7 @@ print(json.dumps(out))
 '''
 
 
+@pytest.mark.slow
 def test_a_plugin_modules_action_is_the_owners_too():
     """Decided by the command's declared kind, so a module no one here wrote is covered."""
     done = subprocess.run([sys.executable, "-c", PLUGIN], cwd=ROOT, capture_output=True,

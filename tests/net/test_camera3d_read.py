@@ -48,6 +48,7 @@ def run():
         yield run
 
 
+@pytest.mark.slow
 def test_a_640x480_rgbd_read_through_the_robot_server(run):
     peer = Peer(lookup(run.network.endpoint, "/cf/camera3d"))
     try:
@@ -65,6 +66,7 @@ def test_a_640x480_rgbd_read_through_the_robot_server(run):
         peer.close()
 
 
+@pytest.mark.slow
 def test_the_python_client_returns_a_numpy_image(run):
     with Client(run.network.endpoint, timeout=10.0) as client:
         bot = client.robot("cf")
@@ -99,6 +101,7 @@ def _raw(endpoint: str, kind: int, text: str) -> list[bytes]:
         sock.close(0)
 
 
+@pytest.mark.slow
 def test_a_frame_read_carries_the_pixels_raw_in_a_second_zeromq_frame(run):
     """docs/protocol.md, *Camera images*, byte by byte, with nothing but pyzmq and msgpack."""
     endpoint = lookup(run.network.endpoint, "/cf/camera3d")
@@ -128,6 +131,7 @@ def _owner(array: np.ndarray):
     return array
 
 
+@pytest.mark.slow
 def test_the_python_client_takes_the_frame_without_a_copy(run):
     with Client(run.network.endpoint, timeout=10.0) as client:
         bot = client.robot("cf")
@@ -143,6 +147,7 @@ def test_the_python_client_takes_the_frame_without_a_copy(run):
         assert client._socket(bot.endpoint).getsockopt(zmq.MAXMSGSIZE) == -1  # no cap
 
 
+@pytest.mark.slow
 def test_the_json_gateway_answers_a_frame_read_with_base64(run):
     gateway = Gateway(run.network.endpoint, timeout=30.0).start()
     try:
@@ -158,6 +163,7 @@ def test_the_json_gateway_answers_a_frame_read_with_base64(run):
     assert g - max(r, b) > 60  # the green box ahead
 
 
+@pytest.mark.slow
 def test_the_c_client_reads_the_frame(run, tmp_path):
     """Another language: clients/c keeps a reply's second frame (coopsim_msg.frame)."""
     source = Path(__file__).resolve().parents[2] / "clients" / "c"

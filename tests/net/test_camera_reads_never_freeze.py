@@ -66,6 +66,7 @@ def run():
         yield run
 
 
+@pytest.mark.slow
 def test_four_readers_beside_a_published_camera_get_every_image_and_the_world_steps(run):
     endpoint = lookup(run.network.endpoint, "/cf/camera3d")
     start = run.stepper.snapshot.time
@@ -90,6 +91,7 @@ def test_four_readers_beside_a_published_camera_get_every_image_and_the_world_st
     assert "pub" in board.seen  # the published camera went on publishing
 
 
+@pytest.mark.slow
 def test_a_read_over_the_per_read_budget_is_refused_with_error_18(run):
     hub = run.network.hub
     peer = Peer(lookup(run.network.endpoint, "/cf/camera3d"))
@@ -107,6 +109,7 @@ def test_a_read_over_the_per_read_budget_is_refused_with_error_18(run):
         peer.close()
 
 
+@pytest.mark.slow
 def test_reads_over_a_connections_budget_in_flight_are_refused_and_memory_freed(run):
     """A DEALER pipelining reads: the ones past its budget of bytes in flight get 18 at once;
     the others are answered; nothing stays counted in flight afterwards."""
@@ -128,6 +131,7 @@ def test_reads_over_a_connections_budget_in_flight_are_refused_and_memory_freed(
         peer.close()
 
 
+@pytest.mark.slow
 def test_a_large_reads_memory_is_given_back_once_answered(run):
     """A 2048 x 1536 RGB-D read (22 MB of pixels, within the budgets) is answered; then the
     render memory it needed (shared with the render process) is released, structurally: the

@@ -20,6 +20,8 @@ ONE = str(ROOT / "scenarios" / "one_robot.scenario")
 SAMPLE = str(ROOT / "recordings" / "sample.mcap")
 BRIEF = ["--headless", "--port", "0", "--no-controllers", "--duration", "0.2", "--speed", "0"]
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def coopsim(*args, timeout=60, env=None):
     """``coopsim ARGS`` as a process without a display."""

@@ -56,6 +56,7 @@ def session(address, *lines, wait: float = 30.0) -> list:
             return replies + ["open"]
 
 
+@pytest.mark.slow
 def test_the_auth_line_opens_a_session_forwarded_to_curve_servers(run):
     """The run's gateway forwards with the run's own keys; the session stays open."""
     replies = session(run.gateway.address, AUTH, STATUS, ["/robot1/sonar", 0, "", 200, [], []])
@@ -73,18 +74,21 @@ def test_the_auth_line_opens_a_session_forwarded_to_curve_servers(run):
                                      'closing'),
     (b"hello\n", 'the first line must be ["/auth", 0, "TOKEN", 0, [], []]; closing'),
 ])
+@pytest.mark.slow
 def test_anything_but_the_token_first_is_error_6_and_the_connection_closes(run, first, text):
     replies = session(run.gateway.address, first, STATUS)
     assert replies[0][:2] == [6, text]
     assert replies[1:] == []  # the status request was never answered: closed
 
 
+@pytest.mark.slow
 def test_no_auth_line_in_time_is_error_6_and_closed(run, monkeypatch):
     monkeypatch.setattr(gw, "AUTH_WAIT", 0.5)
     replies = session(run.gateway.address)
     assert replies == [[6, "no auth line within 0.5 s; closing", -1, [], []]]
 
 
+@pytest.mark.slow
 def test_beyond_loopback_the_gateway_needs_a_long_enough_token(net):
     with pytest.raises(SecurityError, match="would take anyone's commands: give it a token"):
         Gateway("tcp://127.0.0.1:9", bind=net.host if net.netns else "0.0.0.0")
@@ -92,6 +96,7 @@ def test_beyond_loopback_the_gateway_needs_a_long_enough_token(net):
         Gateway("tcp://127.0.0.1:9", bind="127.0.0.1", token="short")
 
 
+@pytest.mark.slow
 def test_with_keys_a_token_is_needed_even_on_loopback(run, keys):
     """Without one, any local user would reach the Curve-protected run with its keys."""
     alice = ClientKeys.load(keys / "clients" / "alice")
@@ -111,6 +116,7 @@ def test_on_loopback_without_keys_no_token_is_needed_and_an_auth_line_is_answere
     assert replies[1] == [0, "authenticated", 0, [], []]
 
 
+@pytest.mark.slow
 def test_on_loopback_a_token_given_is_required(run, keys):
     alice = ClientKeys.load(keys / "clients" / "alice")
     gateway = Gateway(run.network.endpoint, token=TOKEN, keys=alice).start()
@@ -121,6 +127,7 @@ def test_on_loopback_a_token_given_is_required(run, keys):
         gateway.close()
 
 
+@pytest.mark.slow
 def test_without_keys_the_gateway_gets_nothing_from_curve_servers(run):
     gateway = Gateway(run.network.endpoint, timeout=1.0).start()
     try:

@@ -32,6 +32,8 @@ from nethelpers import ROOT, SCENARIOS, live
 HELLO = msgpack.packb([0, "", 0, [8], []])
 CASES = list(EXPECTED)
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture(scope="module")
 def run(net, keys):

@@ -124,6 +124,7 @@ def test_a_run_driven_by_exchanges_is_the_run_of_the_two_request_loop_bit_for_bi
     assert _drive(6, one_request=True)[1] != one_digest, "another seed draws other noise"
 
 
+@pytest.mark.slow
 def test_the_example_controller_steps_once_a_request_in_its_own_process():
     """clients/python/avoid_step.py, a process of its own: one step an iteration, each
     reading taken at the step its reply names."""

@@ -25,6 +25,8 @@ EXAMPLES = ROOT / "examples" / "in-the-loop"
 ROLL = math.radians(20.0)
 POSE = np.array([0.0, 0.0, 1.0, math.cos(ROLL / 2), math.sin(ROLL / 2), 0.0, 0.0])
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def held_at(snap, pose) -> bool:
     got = snap.pose3d[snap.index["flyer"]]

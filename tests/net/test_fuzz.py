@@ -208,6 +208,7 @@ def _until_unowned(run, name: str) -> None:
         sim.close()
 
 
+@pytest.mark.slow
 def test_fuzz_sim(run):
     endpoint = lookup(run.network.endpoint, "/sim")
     codes = _fuzz(endpoint, p.SIM_COMMANDS, SEED + 2, _tame_sim)

@@ -151,6 +151,7 @@ def test_connections_beyond_the_cap_are_told_and_closed(live):
         gateway.close()
 
 
+@pytest.mark.slow
 def test_coopsim_run_json_port_serves_the_gateway():
     coopsim = Path(sys.executable).parent / "coopsim"  # the venv's entry point
     proc = subprocess.Popen(
@@ -163,13 +164,14 @@ def test_coopsim_run_json_port_serves_the_gateway():
                      None)
         assert match, f"stderr began: {seen}"
         s = Session((match[1], int(match[2])))
-        assert s.ask(["/robot1", 0, "", 0, [], []]) == [0, "/robot1", 0, [13], []]
+        assert s.ask(["/robot1", 0, "", 0, [], []]) == [0, "/robot1", 0, [14], []]
         s.close()
     finally:
         proc.terminate()
         proc.wait(30)
 
 
+@pytest.mark.slow
 def test_coopsim_gateway_serves_a_running_simulation(live):
     coopsim = Path(sys.executable).parent / "coopsim"
     proc = subprocess.Popen([coopsim, "gateway", live.network.endpoint, "--json-port", "0"],

@@ -258,6 +258,7 @@ def test_an_address_at_its_cap_makes_room_from_its_own_idle_connections(run):
         gateway.close()
 
 
+@pytest.mark.slow
 def test_coopsim_gateway_idle_timeout_option(run):
     coopsim = Path(sys.executable).parent / "coopsim"
     proc = subprocess.Popen([coopsim, "gateway", run.network.endpoint, "--json-port", "0",
@@ -274,6 +275,7 @@ def test_coopsim_gateway_idle_timeout_option(run):
         proc.wait(30)
 
 
+@pytest.mark.slow
 def test_coopsim_run_json_idle_timeout_option():
     proc, address = run_with_gateway("--json-idle-timeout", "0.5")
     try:

@@ -34,6 +34,7 @@ def _x(run, name="r1") -> float:
     return Peer(lookup(run.network.endpoint, f"/{name}")).ok(500)[4][0]
 
 
+@pytest.mark.slow
 def test_a_controller_process_drives_a_robot_in_lockstep():
     with live(_world("lockstep")) as run:
         x0 = _x(run)
@@ -53,6 +54,7 @@ def test_a_controller_process_drives_a_robot_in_lockstep():
         assert _status(Peer(lookup(run.network.endpoint, "/sim")))["attached"] == 0
 
 
+@pytest.mark.slow
 def test_a_controller_process_drives_a_robot_in_realtime():
     with live(_world("realtime")) as run:
         x0 = _x(run)
@@ -66,6 +68,7 @@ def test_a_controller_process_drives_a_robot_in_realtime():
         assert _x(run) - x0 > 0.1
 
 
+@pytest.mark.slow
 def test_a_killed_controller_is_detached_when_its_connection_closes(caplog):
     caplog.set_level(logging.INFO, logger="coopsim.sim.slots")
     with live(_world("lockstep", robots=("r1", "r2"))) as run:
@@ -90,6 +93,7 @@ def test_a_killed_controller_is_detached_when_its_connection_closes(caplog):
         procs[1].wait(5)
 
 
+@pytest.mark.slow
 def test_a_hung_controller_stalls_the_run_no_longer_than_its_lease(caplog):
     lease = 1.0
     caplog.set_level(logging.WARNING, logger="coopsim.sim.slots")
@@ -119,6 +123,7 @@ def test_an_explicit_detach_lets_the_run_go_on():
         assert sim.status()["attached"] == 0
 
 
+@pytest.mark.slow
 def test_mode_switches_with_a_controller_connected(caplog):
     caplog.set_level(logging.WARNING, logger="coopsim.sim.slots")
     with live(_world("realtime")) as run:

@@ -81,6 +81,7 @@ SILENT = ("import time; from coopsim.client import Client\n"
           "    time.sleep(30)\n")
 
 
+@pytest.mark.slow
 def test_the_cli_says_whom_a_stalled_run_waits_for(tmp_path):
     (tmp_path / "silent.py").write_text(SILENT)
     (tmp_path / "w.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
@@ -102,6 +103,7 @@ def test_the_cli_says_whom_a_stalled_run_waits_for(tmp_path):
         proc.wait(10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["realtime", "lockstep"])
 def test_the_mode_default_speed_shows_in_the_summary(mode):
     done = subprocess.run([sys.executable, "-m", "coopsim", "run", "scenarios/one_robot.scenario",
@@ -148,6 +150,7 @@ BUSY_START = ("import time\nend = time.process_time() + {seconds}\n"
               " flush=True)\n")
 
 
+@pytest.mark.slow
 def test_the_first_step_waits_for_a_launched_controller_busy_starting(tmp_path):
     """A controller that takes longer than the start wait to start, all of it busy (on a
     loaded machine: imports and compiling), still gets the run's first step: its own CPU time

@@ -4,6 +4,8 @@ the usual 10 s to start Python), instead of running ahead without them."""
 
 from __future__ import annotations
 
+import pytest
+
 from coopsim.client import Client  # noqa: F401 -- the controller imports it; fail early here
 
 from helpers import robot, scenario
@@ -20,6 +22,8 @@ with Client() as c:
         bot.motors.set_speeds(0.1, 0.1)
     print("drove", bot.name if hasattr(bot, "name") else "")
 """
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def test_the_first_step_waits_past_start_wait_for_a_launched_controller_still_starting(

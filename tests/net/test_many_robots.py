@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from coopsim.client import Client
 from coopsim.model.specs import FloorSpec, RobotSpec, ScenarioSpec, Settings, WorldSpec
 
@@ -24,6 +26,7 @@ def swarm(n: int, engine: str = "kinematic") -> ScenarioSpec:
                         settings=Settings(mode="lockstep", engine=engine), name="swarm")
 
 
+@pytest.mark.slow
 def test_ten_thousand_robots_each_answer_on_their_own_endpoint():
     with live(swarm(10_000), paused=True) as run, Client(run.network.endpoint) as client:
         endpoints = {port.endpoint for port in run.network.robots.values()}
@@ -74,6 +77,7 @@ LOW_LIMIT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_past_the_open_file_limit_robots_are_refused_clearly(tmp_path):
     done = subprocess.run([sys.executable, "-c", LOW_LIMIT], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)

@@ -72,3 +72,19 @@ def test_a_request_of_many_frames_is_refused(run, name, kind):
         assert peer.ok(0)[1] == name
     finally:
         peer.close()
+
+
+def test_giving_memory_back_starts_no_process(monkeypatch):
+    """The server gives a flood's memory back with glibc's malloc_trim, found in the process's
+    own symbols: ``ctypes.util.find_library`` ran ``ldconfig -p`` from the serving thread."""
+    import subprocess
+
+    from coopsim.net import server
+
+    started = []
+    monkeypatch.setattr(subprocess.Popen, "_execute_child",
+                        lambda self, args, *a, **k: started.append(args) or 1 / 0)
+    monkeypatch.setattr(server, "_TRIM", False)
+    server.release_memory()
+    assert started == []
+    assert server._TRIM is not None  # glibc: found (this suite runs on Linux)

@@ -167,6 +167,7 @@ def test_a_client_request_to_a_dead_handshake_times_out_every_time(run):
         pub.close(0)
 
 
+@pytest.mark.slow
 def test_sigterm_ends_a_run_whose_gateway_got_stream_requests():
     proc, address = run_with_gateway()
     socks = []

@@ -55,6 +55,7 @@ def test_every_endpoint_the_name_server_lists_is_in_the_range():
     assert ports.current() is None  # the range ends with the run
 
 
+@pytest.mark.slow
 def test_a_range_too_small_for_the_world_is_refused_with_exit_2_and_one_sentence():
     low, high = _span(3)
     out = run_cli("run", "--headless", "--port", "0", "--ports", f"{low}-{high}",
@@ -67,6 +68,7 @@ def test_a_range_too_small_for_the_world_is_refused_with_exit_2_and_one_sentence
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_a_replay_binds_in_the_range_too_given_by_the_environment(monkeypatch):
     low, high = _span(20)
     monkeypatch.setenv(ports.ENV, f"{low}-{high}")  # the child's environment

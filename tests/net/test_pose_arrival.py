@@ -58,6 +58,7 @@ def _refusals(peer: Peer, wait: float) -> list:
     return out
 
 
+@pytest.mark.slow
 def test_a_200_hz_burst_read_late_is_not_a_flood_and_a_true_flood_is():
     with live(parse_scenario(SCENARIO, "arrival.scenario")) as run:
         channel = run.network.poses

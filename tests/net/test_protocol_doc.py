@@ -126,8 +126,9 @@ def test_sim_detach_an_attached_robot(servers):
 
 def test_robot_hello_and_param_texts(servers):
     bot = Peer(servers[0]["robot"])
-    assert bot.ask(0) == [0, "/r1", 0, [13], []]
-    assert bot.ask(0, params=[13]) == [0, "/r1", 0, [13], []]
+    assert bot.ask(0) == [0, "/r1", 0, [14], []]
+    assert bot.ask(0, params=[14]) == [0, "/r1", 0, [14], []]
+    assert bot.ask(0, params=[13]) == [0, "/r1", 0, [13], []]  # protocol 14 only added
     assert bot.ask(0, params=[12]) == [0, "/r1", 0, [12], []]  # protocol 13 only added
     assert bot.ask(0, params=[11]) == [0, "/r1", 0, [11], []]  # protocol 12 only added
     assert bot.ask(0, params=[10]) == [0, "/r1", 0, [10], []]  # protocol 11 only added
@@ -158,6 +159,7 @@ def test_a_request_with_a_nonzero_error_code_is_served_as_if_it_were_0(servers, 
     peer.close()
 
 
+@pytest.mark.slow
 def test_start_up_lines_and_sigterm_stop_cleanly(tmp_path):
     path = tmp_path / "term.mcap"
     proc = subprocess.Popen(

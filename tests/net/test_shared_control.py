@@ -202,6 +202,7 @@ def steer_refused(squads) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_a_group_teleop_frozen_with_a_key_held_stops_steering(person):
     """Issue 53 item 1 for squads: ``coopsim teleop --group`` frozen (SIGSTOP) while a key is
     held: its last steer lapses after the driver's hold (0.5 s of simulated time), the squad
@@ -258,3 +259,75 @@ def test_a_group_teleop_frozen_with_a_key_held_stops_steering(person):
             proc.kill()
             proc.wait()
         os.close(master)
+
+
+def test_a_person_takes_a_squad_from_its_steerer_and_gives_it_back(person):
+    """A person (``coopsim teleop --group``) takes a squad another connection steers, as a
+    teleop claim takes a robot: that connection's steers and releases get error 13 meanwhile,
+    a third connection's error 11 naming the person; when the person lets go (Ctrl+C; or its
+    connection closes) the squad is the displaced connection's again, without asking."""
+    import os
+    import pty
+    import select
+    import subprocess
+
+    client, squads = person
+    client.sim().step(1)
+    wait_until(lambda: not squads_error(squads, "flock"))  # the driver has taken a step
+    squads.wait_while_teleoperated = False  # the 13 itself, not the wait
+    squads.steer("flock", 0.0, 0.0)  # a script's connection steers it
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coopsim", "teleop", "--group", "flock", "--nameserver",
+         client.nameserver], stdin=slave, stdout=slave, stderr=slave,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    os.close(slave)
+    out = bytearray()
+
+    def said(text: bytes) -> bool:
+        while select.select([master], [], [], 0.05)[0]:
+            try:
+                out.extend(os.read(master, 4096))
+            except OSError:
+                break
+        return text in out or proc.poll() is not None
+
+    try:
+        wait_until(lambda: said(b"currently:"), timeout=120)
+        assert b"steering squad flock (taken from the connection from" in out, out.decode(
+            errors="replace")
+        for call in (lambda: squads.steer("flock", 0.3, 0.0), lambda: squads.release("flock")):
+            with pytest.raises(RemoteError) as err:
+                call()
+            assert err.value.code == 13 and "steered by a person" in err.value.text
+        with Client(client.nameserver) as third:
+            with pytest.raises(RemoteError) as err:
+                Squads(third).steer("flock", 0.0, 0.0)
+            assert err.value.code == 11
+        os.write(master, b"\x03")
+        assert proc.wait(60) == 0, out.decode(errors="replace")
+        said(b"has it back")
+        assert b"has it back" in out, out.decode(errors="replace")
+        assert squads.steer("flock", 0.0, 0.0)[0] > 0, "given back when the person let go"
+        with Client(client.nameserver) as other:  # a person whose connection closes
+            Squads(other).steer("flock", 0.0, 0.0, person=True)
+            with pytest.raises(RemoteError) as err:
+                squads.steer("flock", 0.0, 0.0)
+            assert err.value.code == 13
+        wait_until(lambda: not refused(squads, 13))
+        assert squads.release("flock")
+    finally:
+        squads.wait_while_teleoperated = True
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+def refused(squads, code: int) -> bool:
+    try:
+        squads.steer("flock", 0.0, 0.0)
+    except RemoteError as exc:
+        assert exc.code == code
+        return True
+    return False

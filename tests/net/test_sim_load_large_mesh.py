@@ -53,6 +53,7 @@ def folder(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow
 def test_check_refuses_the_stl_at_the_line_naming_it(folder):
     out = run_cli("check", str(folder / "big.scenario"))
     assert out.returncode == 2, out.stdout + out.stderr
@@ -61,6 +62,7 @@ def test_check_refuses_the_stl_at_the_line_naming_it(folder):
     assert f"an STL holds at most {MAX_STL_TRIANGLES} triangles" in text and "250000" in text
 
 
+@pytest.mark.slow
 def test_start_up_refuses_it_with_exit_2_before_building_anything(folder):
     out = run_cli("run", "--headless", "--port", "0", str(folder / "big.scenario"),
                   timeout=120)

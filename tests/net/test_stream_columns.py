@@ -120,7 +120,7 @@ def test_a_protocol_7_hello_is_refused_with_the_documented_error(swarm, name):
     try:
         reply = peer.ask(0, params=[7])
         assert reply[0] == p.VERSION_MISMATCH == 7 and reply[3:] == [[], []]
-        assert reply[1] == ("this server speaks coopsim protocol 13, the client protocol 7; what "
+        assert reply[1] == ("this server speaks coopsim protocol 14, the client protocol 7; what "
                             "changed between them is listed in docs/protocol.md, 'Changelog' "
                             "(update the client)")
         assert peer.ask(0, params=[8])[0::3] == [0, [8]]  # the connection goes on (9 serves 8)
@@ -128,10 +128,10 @@ def test_a_protocol_7_hello_is_refused_with_the_documented_error(swarm, name):
         peer.close()
 
 
-def test_the_python_client_says_protocol_13_and_an_older_one_is_told_why(swarm):
+def test_the_python_client_says_protocol_14_and_an_older_one_is_told_why(swarm):
     with Client(swarm.network.endpoint) as client:
-        assert client.hello("/sim") == (13, "/sim")
-        with pytest.raises(RemoteError, match="speaks coopsim protocol 13, the client protocol 7"):
+        assert client.hello("/sim") == (14, "/sim")
+        with pytest.raises(RemoteError, match="speaks coopsim protocol 14, the client protocol 7"):
             client.request(client.nameserver, 0, params=(7,))
 
 

@@ -1,6 +1,6 @@
-"""Versions that mean something (issue #22): hello says protocol 13 (protocol 8 changed the
-stream's columns, so version-2 to -7 clients are refused; 9 to 13 only added and serve 8 to
-12) and an older client is told clearly; new recordings say format 2 and format-1 recordings
+"""Versions that mean something (issue #22): hello says protocol 14 (protocol 8 changed the
+stream's columns, so version-2 to -7 clients are refused; 9 to 14 only added and serve 8 to
+13) and an older client is told clearly; new recordings say format 2 and format-1 recordings
 still play; both docs open with their changelog; the gateway refuses a name server of another
 version."""
 
@@ -24,18 +24,18 @@ from rechelpers import record, run_cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_hello_says_protocol_13_serves_8_to_12_and_refuses_every_older_version():
+def test_hello_says_protocol_14_serves_8_to_13_and_refuses_every_older_version():
     """Protocol 8's stream columns change with the layout: a version-7 client may have read
-    them once for the whole run, so it is not served; protocols 9 to 13 only added (a
-    layout key; commands, replies, error codes, keys, request words), so version-8 to -12
+    them once for the whole run, so it is not served; protocols 9 to 14 only added (a
+    layout key; commands, replies, error codes, keys, request words), so version-8 to -13
     clients are served as themselves."""
-    assert p.PROTOCOL_VERSION == 13
-    for sent in ((13,), ()):
+    assert p.PROTOCOL_VERSION == 14
+    for sent in ((14,), ()):
         reply = p.hello_reply(Message(0, "", 0, sent), "/sim")
-        assert (reply.error, reply.params) == (0, (13,))
-    for served in (8, 9, 10, 11, 12):
+        assert (reply.error, reply.params) == (0, (14,))
+    for served in (8, 9, 10, 11, 12, 13):
         assert p.hello_reply(Message(0, "", 0, (served,)), "/sim").params == (served,)
-    for old in (7, 6, 5, 4, 3, 2, 14):
+    for old in (7, 6, 5, 4, 3, 2, 15):
         reply = p.hello_reply(Message(0, "", 0, (old,)), "/sim")
         assert reply.error == p.VERSION_MISMATCH and reply.params == (), old
 
@@ -44,7 +44,7 @@ def test_hello_says_protocol_13_serves_8_to_12_and_refuses_every_older_version()
 def test_an_older_client_is_told_both_versions_and_where_the_changelog_is(old):
     reply = p.hello_reply(Message(0, "", 0, (old,)), "/robot1")
     assert reply.error == p.VERSION_MISMATCH == 7
-    assert "speaks coopsim protocol 13" in reply.text and f"client protocol {old};" in reply.text
+    assert "speaks coopsim protocol 14" in reply.text and f"client protocol {old};" in reply.text
     assert "docs/protocol.md, 'Changelog'" in reply.text
 
 
@@ -103,6 +103,7 @@ def test_a_new_recording_says_format_7_and_format_1_and_2_recordings_still_play(
             assert "parts" in rec.layout(0) and "bars" not in rec.layout(0)
 
 
+@pytest.mark.slow
 def test_coopsim_info_reads_a_format_1_recording():
     result = run_cli("info", str(ROOT / "recordings/sample.mcap"))
     assert result.returncode == 0, result.stderr
@@ -127,6 +128,7 @@ def _old_nameserver(ctx: zmq.Context, stop: threading.Event) -> tuple[str, threa
     return f"tcp://127.0.0.1:{port}", thread
 
 
+@pytest.mark.slow
 def test_the_gateway_refuses_a_name_server_of_another_version():
     ctx, stop = zmq.Context(), threading.Event()
     endpoint, thread = _old_nameserver(ctx, stop)
@@ -137,7 +139,7 @@ def test_the_gateway_refuses_a_name_server_of_another_version():
         thread.join()
         ctx.term()
     assert result.returncode == 2
-    assert re.search(r"error 7: .*speaks protocol 1, the client 13", result.stderr)
+    assert re.search(r"error 7: .*speaks protocol 1, the client 14", result.stderr)
 
 
 def test_every_client_sends_and_its_readme_says_the_version_servers_answer():

@@ -56,6 +56,7 @@ def hold(engine, force, torque=(0.0, 0.0, 0.0), rows=None):
     engine.apply_wrench(rows, np.tile(force, (len(rows), 1)), np.tile(torque, (len(rows), 1)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernels", KERNELS)
 def test_free_fall_is_semi_implicit_euler_at_g(kernels):
     engine, dt, n = make([flyer("a", z=10.0)], kernels=kernels), 0.002, 500
@@ -262,6 +263,7 @@ print(threads.count(), hashlib.sha256(t._drive_mixed(engine, rng, 100).tobytes()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(aerial_kernels.numba is None, reason="the threads are numba's")
 def test_the_thread_count_changes_no_bit():
     """400 mixed rows shared among 1, 2 and 4 threads (8 rows from which they share, 4 a

@@ -53,6 +53,7 @@ def sim():
     return _sim()
 
 
+@pytest.mark.slow
 def test_a_box_in_front_appears_in_its_colour_at_its_distance(sim):
     images, params, data = _read(sim)
     rgb, depth = images["rgb"], images["depth"]
@@ -70,6 +71,7 @@ def test_a_box_in_front_appears_in_its_colour_at_its_distance(sim):
     assert depth[2, 40] > 2.0
 
 
+@pytest.mark.slow
 def test_png_carries_the_same_pixels_and_millimetre_depth(sim):
     raw, _, _ = _read(sim, "rgbd raw")
     png, _, _ = _read(sim, "rgbd png")
@@ -78,6 +80,7 @@ def test_png_carries_the_same_pixels_and_millimetre_depth(sim):
     assert np.abs(raw["depth"][near] - png["depth"][near]).max() <= 0.0005 + 1e-6
 
 
+@pytest.mark.slow
 def test_a_rolled_quadrotor_sees_the_box_rolled():
     level = _sim(params=(("pitch", 0.0),))
     rolled = _sim(params=(("pitch", 0.0),))
@@ -110,6 +113,7 @@ def test_a_rolled_quadrotor_sees_the_box_rolled():
     assert np.degrees(np.arctan(abs(slope(tilted)))) == pytest.approx(30.0, abs=4.0)
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_noisy_image():
     noise = (("noise", 8.0), ("depth_noise", 0.01))
     one, two, other = _sim(1, params=noise), _sim(1, params=noise), _sim(2, params=noise)
@@ -146,6 +150,7 @@ def test_an_engine_without_a_renderer_refuses_with_error_4():
         _read(sim)
 
 
+@pytest.mark.slow
 def test_a_camera_nobody_reads_renders_nothing_and_a_published_one_renders_at_its_rate():
     quiet = _sim()
     step_by_hand(quiet, 20)

@@ -24,6 +24,8 @@ from helpers import step_by_hand  # noqa: E402
 # the box's near face 2 m ahead of cf's camera (mounted 0.2 m behind cf's centre)
 BOX = ObjectSpec("crate", "box", (0.4, 0.6, 0.6), (2.0, 0.0, 1.0), 0.0, 0.0, (200, 30, 30))
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _cam(**extra):
     values = {"width": 40, "height": 30, "fov": 40, **extra}

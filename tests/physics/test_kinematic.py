@@ -298,6 +298,7 @@ def test_numba_path_equals_numpy_path():
         assert np.array_equal(cf, cs)
 
 
+@pytest.mark.slow
 def test_without_numba_the_numpy_path_serves():
     """A fresh interpreter where ``import numba`` fails, as without the package installed."""
     code = textwrap.dedent("""
@@ -375,6 +376,7 @@ def test_team2_is_refused_with_a_reason_and_movable_objects_stand_still():
     ("[ROBOT_1]\ntype team2\nname t\nposition 0 0 0\n", 5,
      "robot t (team2): the kinematic engine has no joints"),
 ])
+@pytest.mark.slow
 def test_cli_run_refuses_with_file_and_line(tmp_path, section, line, reason):
     (tmp_path / "w.world").write_text("[FLOOR]\nsize 10 10 0.1\n")
     path = tmp_path / "k.scenario"

@@ -301,6 +301,7 @@ def _run(path: Path, *prelude: str) -> subprocess.CompletedProcess:
                           timeout=300, cwd=path.parent, env=env)  # MUJOCO_LOG.TXT there
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["pymunk", "kinematic"])
 def test_cli_run_refuses_a_floating_object_on_a_2d_engine(tmp_path, engine):
     (tmp_path / "w.world").write_text("[FLOOR]\nsize 10 10 0.1\n")
@@ -315,6 +316,7 @@ def test_cli_run_refuses_a_floating_object_on_a_2d_engine(tmp_path, engine):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_cli_run_without_mujoco_names_the_install_command(tmp_path):
     (tmp_path / "w.world").write_text("[FLOOR]\nsize 10 10 0.1\n")
     path = tmp_path / "m.scenario"
@@ -327,6 +329,7 @@ def test_cli_run_without_mujoco_names_the_install_command(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_cli_run_goes_on_and_names_the_robot_when_the_physics_diverges(tmp_path):
     (tmp_path / "w.world").write_text("[FLOOR]\nsize 10 10 0.1\n")
     path = tmp_path / "d.scenario"

@@ -39,6 +39,7 @@ def _pile(n: int) -> str:
     return "[FLOOR]\nsize 20 20 0.1\n\n" + "\n".join(sections)
 
 
+@pytest.mark.slow
 def test_check_refuses_piles_bodies_below_the_floor_and_inside_a_table_with_file_line(
         tmp_path):
     """On main all four passed ``check`` (and ran: 5 steps a minute at 1.9 GB, a Crazyflie

@@ -131,6 +131,7 @@ def test_a_2d_engine_refuses_scenery_at_its_line(folder):
     assert "scenery feature" in str(exc.value)
 
 
+@pytest.mark.slow
 def test_coopsim_check_and_run_say_file_line_and_exit_2(folder):
     (folder / "missing.world").write_text(WORLD.replace("wall.stl", "gone.stl"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

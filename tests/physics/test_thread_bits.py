@@ -13,7 +13,8 @@ import pytest
 
 from coopsim.model import compiled
 
-pytestmark = pytest.mark.skipif(not compiled.COMPILED, reason="the threads are numba's")
+pytestmark = [pytest.mark.skipif(not compiled.COMPILED, reason="the threads are numba's"),
+              pytest.mark.slow]  # its tests start processes
 
 RUN = r"""
 import hashlib, sys

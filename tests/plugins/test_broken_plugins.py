@@ -71,6 +71,8 @@ ENTRY_POINTS = textwrap.dedent('''
     grumpy = brokenbot:Grumpy
 ''')
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory) -> Path:

@@ -73,6 +73,7 @@ def test_file_colours_show_until_a_controller_sets_them_and_again_after_a_reset(
     assert st.snapshot.reading("lit", "leds").tolist() == [RED] * 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("color, what", [
     ("16777216", "parameter color = 16777216 is out of range [0, 16777215]"),
     ("-1", "parameter color = -1 is out of range [0, 16777215]"),
@@ -85,6 +86,7 @@ def test_a_bad_colour_in_a_file_is_its_line_and_exit_2(tmp_path, color, what):
     assert f"{path}:8: " in done.stderr and what in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_run_refuses_a_bad_colour_the_same_way_and_loads_nothing(tmp_path):
     path = _write(tmp_path, "16777216")
     done = run_cli("run", str(path), "--headless", "--port", "0", "--duration", "0.1")

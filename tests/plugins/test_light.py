@@ -97,6 +97,7 @@ def _phototaxis(st, name, steps):
     return after
 
 
+@pytest.mark.slow
 def test_a_kilobot_finds_the_lamp_by_phototaxis():
     dt = 0.05
     spec = scenario([robot("k", 0.0, 0.0, math.pi, type="kilobot")],

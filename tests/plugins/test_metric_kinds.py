@@ -69,6 +69,7 @@ def test_builtin_kinds_are_registered_by_the_plugins_that_compute_them():
     assert METRICS.origin("distance").package == "coopsim"
 
 
+@pytest.mark.slow
 def test_a_plugin_kind_is_listed_checked_and_computed(plugin):
     listing = cli(plugin, "list").stdout
     kinds = listing.split("Metric kinds:")[1]
@@ -87,6 +88,7 @@ def test_a_plugin_kind_is_listed_checked_and_computed(plugin):
     ("metric h heading ghost", "metric h: no robot named 'ghost'"),
     ("metric h compass_rose r1", "unknown metric kind 'compass_rose' (expected at_target, "),
 ])
+@pytest.mark.slow
 def test_a_plugin_kind_checks_its_own_arguments_at_the_line(plugin, metric, reason):
     path = scenario(plugin, metric)
     done = cli(plugin, "check", str(path))

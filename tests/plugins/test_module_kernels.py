@@ -183,6 +183,7 @@ assert after == before, (before, after)
 """
 
 
+@pytest.mark.slow
 def test_the_kernels_load_in_the_background_and_no_step_compiles_another():
     """The background warm-up loads every version of the kernels a step passes (read-only or
     not, strided or not): ticks of 1 and 3 robots on both engines compile none. In a process

@@ -280,6 +280,7 @@ def _in_room(points, length=4.0, width=3.0) -> np.ndarray:
                               np.abs(np.abs(points[:, 1]) - width / 2)])
 
 
+@pytest.mark.slow
 def test_foxglove_export_carries_the_point_cloud(cloud_run):
     pytest.importorskip("foxglove")
     from rechelpers import run_cli
@@ -301,6 +302,7 @@ def test_foxglove_export_carries_the_point_cloud(cloud_run):
     assert _in_room(points).max() < 0.02  # the robot at the origin, level
 
 
+@pytest.mark.slow
 def test_ros2_bag_export_carries_point_cloud2(cloud_run):
     pytest.importorskip("rosbags")
     from rechelpers import run_cli

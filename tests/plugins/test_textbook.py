@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from coopsim.formats.files import load_scenario
 from coopsim.model.specs import DriverSetting
@@ -61,6 +62,7 @@ def test_the_turtlebot_follows_the_corridor_wall_on_its_right():
     assert not snap.reading("tb3", "bumper").any()
 
 
+@pytest.mark.slow
 def test_the_thymio_goes_round_the_band_along_its_edge():
     spec = load_scenario(ROOT / "scenarios" / "thymio_line.scenario")
     angles, off_edge = [], []
@@ -92,6 +94,7 @@ def _neighbours(poses, within=0.1):
     return (d < within).sum(axis=1) - 1
 
 
+@pytest.mark.slow
 def test_kilobots_aggregate_by_messages():
     spec = _kilobots("aggregate")
     start = (_neighbours(np.array([r.position for r in spec.robots])) >= 2).mean()
@@ -103,6 +106,7 @@ def test_kilobots_aggregate_by_messages():
     assert (led[walking] == 200 * 65536).mean() > 0.9
 
 
+@pytest.mark.slow
 def test_kilobots_disperse_by_messages():
     spec = _kilobots("disperse", spacing=0.04)
     start = np.median(_neighbours(np.array([r.position for r in spec.robots]), 0.06))
@@ -110,6 +114,7 @@ def test_kilobots_disperse_by_messages():
     assert np.median(_neighbours(snap.poses, 0.06)) < start
 
 
+@pytest.mark.slow
 def test_the_python_client_script_drives_an_epuck_over_the_network():
     spec = scenario([robot("epuck1", 0.0, 0.0, type="epuck")], [box("W", 0.3, 0, (0.1, 1.0))],
                     floor=(2, 2), dt=0.02, mode="lockstep")

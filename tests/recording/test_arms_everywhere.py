@@ -35,6 +35,8 @@ from rechelpers import run_cli  # noqa: E402
 
 GOAL = (0.8, 0.3, -0.2, 0.4, 0.6, -0.5)  # rad, the irb120's six joints
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _spec():
     spec = scenario([robot("irb", 0.0, 0.0, type="irb120")],

@@ -20,6 +20,8 @@ from rechelpers import record  # noqa: E402
 
 CAM = (("width", 32), ("height", 24), ("publish", 1), ("rate", 100.0))
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _spec():
     params = tuple(ParamSetting("camera3d", k, v) for k, v in CAM)

@@ -110,6 +110,7 @@ def test_every_chunk_is_checked_and_replay_keeps_to_the_readable_part(flown, dam
             tracking_errors(str(path))  # coopsim analyze tracking: refused whole
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["late", "cut3d"])
 def test_info_lists_the_damage_and_export_writes_nothing(damaged, kind, tmp_path):
     path, offset = damaged[kind]
@@ -128,6 +129,7 @@ def test_info_lists_the_damage_and_export_writes_nothing(damaged, kind, tmp_path
     assert list(tmp_path.iterdir()) == []  # no partial CSV, no .part left behind
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["late", "cut3d"])
 def test_replay_exit_at_end_plays_up_to_the_damage_and_exits_2(damaged, kind):
     path, offset = damaged[kind]
@@ -138,6 +140,7 @@ def test_replay_exit_at_end_plays_up_to_the_damage_and_exits_2(damaged, kind):
     assert "playback stopped at" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_sound_copy_still_exports_whole(flown, tmp_path):
     shutil.copy(flown, tmp_path / "ok.mcap")
     done = run_cli("export", str(tmp_path / "ok.mcap"), "--csv", str(tmp_path / "ok.csv"))

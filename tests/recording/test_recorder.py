@@ -68,6 +68,7 @@ def test_no_recording_unless_asked(tmp_path, monkeypatch):
     assert live.recorder is None and not (tmp_path / "recordings").exists()
 
 
+@pytest.mark.slow
 def test_cli_records_then_info_and_export(tmp_path):
     out = tmp_path / "cli.mcap"
     done = run_cli("run", str(SCENARIO), "--headless", "--port", "0", "--no-controllers",
@@ -88,6 +89,7 @@ def test_cli_records_then_info_and_export(tmp_path):
     assert len(lines) == 1 + 51 * 2 and lines[1].startswith("0.000000,alpha,-1.0000,-1.0000,")
 
 
+@pytest.mark.slow
 def test_sigkill_leaves_a_recording_info_and_replay_can_read(tmp_path):
     out = tmp_path / "killed.mcap"
     proc = start_cli("run", str(SCENARIO), "--headless", "--port", "0", "--no-controllers",
@@ -131,6 +133,7 @@ def _wait_for_steps(path, seconds: float) -> int:
     raise AssertionError(f"{path} did not reach {seconds} s of steps")
 
 
+@pytest.mark.slow
 def test_sigterm_ends_the_run_cleanly_with_a_complete_recording(tmp_path):
     out = tmp_path / "terminated.mcap"
     proc = start_cli("run", str(SCENARIO), "--headless", "--port", "0", "--no-controllers",

@@ -22,6 +22,8 @@ from coopsim.recording.repair import repair
 
 from prochelpers import ROOT, Coopsim
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _coopsim(*args, cwd=ROOT):
     return subprocess.run([sys.executable, "-m", "coopsim", *args], capture_output=True,

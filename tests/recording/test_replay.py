@@ -180,6 +180,7 @@ def test_play_runs_forward_and_sim_pause_stops_it(replay):
     assert client.request(pb, 1).params[1] == 0
 
 
+@pytest.mark.slow
 def test_replay_process_plays_to_the_end_and_exits(recording):
     # paused until the test has looked: a replay playing at once could reach its end and exit
     # while a slow (loaded) test is still asking for the names (it got error 9, no reply)
@@ -202,6 +203,7 @@ def test_replay_process_plays_to_the_end_and_exits(recording):
 
 
 @pytest.mark.parametrize("content", [b"", b"hello\n", b"\x89MCAP0\r\n\x01"])
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [("info",), ("replay", "--headless", "--port", "0"),
                                      ("export", "--csv", "-")])
 def test_bad_files_exit_2_with_one_line(tmp_path, content, command):
@@ -214,6 +216,7 @@ def test_bad_files_exit_2_with_one_line(tmp_path, content, command):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_info_json_of_a_recording_made_elsewhere(recording):
     done = run_cli("info", str(recording), "--json")
     facts = json.loads(done.stdout)

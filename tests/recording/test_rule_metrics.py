@@ -43,6 +43,8 @@ PACKAGE = textwrap.dedent('''
                     "after": 0.0, "note": "not a number"}
 ''')
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):

@@ -52,6 +52,7 @@ def _blocks(path: Path) -> list[dict]:
                 if c.topic == rf.FRAMES_TOPIC]
 
 
+@pytest.mark.slow
 def test_a_3d_recording_is_format_4_and_seeks_to_its_3d_poses(flown):
     with Recording(flown / "fly.mcap") as rec:
         assert rec.meta["format"] == "7" and rec.frame_count > 50
@@ -73,6 +74,7 @@ def test_a_3d_recording_is_format_4_and_seeks_to_its_3d_poses(flown):
     assert all("3" in b for b in _blocks(flown / "fly.mcap"))
 
 
+@pytest.mark.slow
 def test_a_2d_recording_has_no_3d_values(tmp_path):
     spec = tmp_path / "flat.scenario"
     spec.write_text(FLY.read_text().replace("engine      mujoco", "engine      pymunk")
@@ -86,6 +88,7 @@ def test_a_2d_recording_has_no_3d_values(tmp_path):
         assert rec.frame(0).pose3d is None and list(recorded_steps(rec))[0][2].pose3d is None
 
 
+@pytest.mark.slow
 def test_the_csv_adds_z_roll_and_pitch_for_a_3d_recording(flown):
     with open(flown / "fly.csv", newline="") as f:
         table = list(csv.reader(f))
@@ -100,6 +103,7 @@ def test_the_csv_adds_z_roll_and_pitch_for_a_3d_recording(flown):
             (frame.pose3d[k, 2], angles[k, 0], angles[k, 1]), abs=6e-5)
 
 
+@pytest.mark.slow
 def test_the_foxglove_export_carries_z_and_orientation(flown):
     with Recording(flown / "fly.mcap") as rec:
         frames = list(rec.iter_frames())
@@ -130,6 +134,7 @@ def test_the_foxglove_export_carries_z_and_orientation(flown):
             assert local[:, 2] == pytest.approx(0.015, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_the_ros2_bag_carries_3d_odometry(flown):
     rosbags = pytest.importorskip("rosbags")  # noqa: F841
     from rosbags.highlevel import AnyReader

@@ -20,6 +20,8 @@ from rosbags.highlevel import AnyReader  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "recordings" / "sample.mcap"  # the demo: 4 robots, 10 s at 0.01 s
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture(scope="module")
 def bag(tmp_path_factory):

@@ -22,6 +22,8 @@ from rosbags.highlevel import AnyReader  # noqa: E402
 FLY = Path(__file__).resolve().parents[1] / "data" / "wire3d" / "fly.scenario"
 SECONDS = 1.0  # dt 0.01: 100 steps, the take-off and the eight's start
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def imu_messages(folder: Path) -> dict:
     """topic -> [(time ns, sensor_msgs/Imu)] of the bag's imu topics."""

@@ -20,6 +20,8 @@ from tests.ros2 import rosnode  # noqa: E402
 
 LOCAL = re.compile(r"^(127\.\d+\.\d+\.\d+|\[?::1\]?|[^%\s]+%lo):\d+$")
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _udp_sockets(pid: int) -> list[str]:
     """The local addresses of the UDP sockets ``ss`` lists for process ``pid``."""

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from coopsim.ros2.dds import loopback_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +26,7 @@ def test_the_documented_loopback_configuration_is_the_one_coopsim_uses():
     assert squeeze(shown) == squeeze(loopback_config())
 
 
+@pytest.mark.slow
 def test_every_documented_flag_is_on_the_cli():
     help_text = subprocess.run([sys.executable, "-m", "coopsim", "run", "--help"],
                                capture_output=True, text=True, cwd=ROOT).stdout
@@ -34,6 +37,7 @@ def test_every_documented_flag_is_on_the_cli():
     assert "--ros2 OUT" in export
 
 
+@pytest.mark.slow
 def test_ros2_without_the_extra_names_the_install_command(tmp_path):
     code = ("import sys\nsys.modules['cyclonedds'] = None\nsys.modules['cyclonedds.domain'] = "
             "None\nfrom coopsim.app.cli import main\nmain(sys.argv[1:])\n")

@@ -25,6 +25,8 @@ from test_ros2_bridge import DdsPeer, domain  # noqa: E402
 
 GOAL = (0.5, -0.3, 0.4, 0.2, -0.6, 0.7)  # rad
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _matrix(t) -> np.ndarray:
     out = np.eye(4)

@@ -64,6 +64,7 @@ def bridged(tmp_path_factory):
         peer.close()
 
 
+@pytest.mark.slow
 def test_the_topics_appear_under_ros2_dds_names(bridged):
     run, peer, _ = bridged
     expect = ["rt/clock", "rt/tf", "rt/tf_static", "rt/map"] + [
@@ -76,6 +77,7 @@ def test_the_topics_appear_under_ros2_dds_names(bridged):
     assert types["rt/clock"] == "rosgraph_msgs::msg::dds_::Clock_"
 
 
+@pytest.mark.slow
 def test_twists_drive_the_robot_one_lockstep_step_each(bridged):
     run, peer, _ = bridged
     peer("topics", expect=["rt/robot1/odom"], follow=["robot1"])
@@ -95,6 +97,7 @@ def test_twists_drive_the_robot_one_lockstep_step_each(bridged):
     assert last["forward"] > 0 and last["turn"] > 0
 
 
+@pytest.mark.slow
 def test_odometry_at_the_paused_step_is_the_sim_state_pose(bridged):
     run, peer, _ = bridged
     peer("topics", expect=["rt/robot2/odom"], follow=["robot2"])
@@ -114,6 +117,7 @@ def test_odometry_at_the_paused_step_is_the_sim_state_pose(bridged):
     assert (odom["frame"], odom["child"]) == ("robot2/odom", "robot2/base_link")
 
 
+@pytest.mark.slow
 def test_bad_twists_are_refused_and_counted(bridged):
     run, peer, _ = bridged
     run.stepper.resume()
@@ -128,6 +132,7 @@ def test_bad_twists_are_refused_and_counted(bridged):
     assert run.stepper.error in ("", None)
 
 
+@pytest.mark.slow
 def test_a_robot_a_client_owns_refuses_twists_and_ros_owns_what_it_drives(bridged):
     run, peer, _ = bridged
     run.stepper.resume()
@@ -147,6 +152,7 @@ def test_a_robot_a_client_owns_refuses_twists_and_ros_owns_what_it_drives(bridge
                    timeout=60)
 
 
+@pytest.mark.slow
 def test_scans_and_odometry_match_the_recording(bridged):
     run, peer, record = bridged
     peer("topics", expect=["rt/robot1/odom", "rt/robot1/scan"], follow=["robot1"])
@@ -185,12 +191,14 @@ def test_scans_and_odometry_match_the_recording(bridged):
     (("--ros2", "--ros2-domain", "300"), "0<=x<=232"),
     (("--ros2", "--bind", "0.0.0.0", "--keys", "nokeys"), ""),
 ])
+@pytest.mark.slow
 def test_bad_ros2_options_exit_2_with_a_sentence(args, words, tmp_path):
     done = run_cli("run", "--headless", "--duration", "0.1", *args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert words in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_beyond_loopback_needs_insecure(tmp_path):
     done = run_cli("run", "--headless", "--duration", "0.1", "--ros2", "--bind", "0.0.0.0",
                    "--insecure", "--no-controllers", "--port", "0", "--mode", "lockstep",

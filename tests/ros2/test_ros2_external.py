@@ -16,6 +16,8 @@ from tests.ros2.test_ros2_bridge import DdsPeer, domain  # noqa: E402
 #: test_external's world, its stream given time (a DDS peer's round trip is slow)
 SLOW = SCENARIO.replace("stale 0.3", "stale 5")
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def test_poses_published_on_ros2_move_the_external_body_and_a_teleport_is_refused():
     dom = domain() + 1

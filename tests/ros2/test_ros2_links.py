@@ -19,6 +19,8 @@ from linkhelpers import HOME, panda_section  # noqa: E402
 from nethelpers import live  # noqa: E402
 from test_ros2_bridge import DdsPeer, domain  # noqa: E402
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 
 def test_every_link_on_tf_and_every_joint_in_joint_states_over_dds(tmp_path):

@@ -32,6 +32,8 @@ r = DataReader(dp, Topic(dp, "rt/r0/odom", idl_types()["nav_msgs/Odometry"]))
 print("ready", flush=True); sys.stdin.read()
 """
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 class Spy:
     """Stands in for the binding's write of bytes: counts the writes that reach it."""

@@ -38,6 +38,7 @@ def finish(name: str, controller=()):
         return run.stepper.snapshot, run.stepper.finished
 
 
+@pytest.mark.slow
 def test_the_python_controller_stacks_three_cubes():
     snap, why = finish("arm_stack")
     assert why.startswith("stacked: PASS: 3 red stacked at t = "), why
@@ -49,6 +50,7 @@ def test_the_python_controller_stacks_three_cubes():
     assert np.allclose(np.diff(tops), 0.04, atol=0.01)  # one on another
 
 
+@pytest.mark.slow
 def test_the_c_controller_builds_and_stacks_three_cubes(tmp_path):
     if shutil.which("cc") is None or shutil.which("make") is None:
         pytest.skip("cc and make are not installed")
@@ -64,6 +66,7 @@ def test_the_c_controller_builds_and_stacks_three_cubes(tmp_path):
     assert why.startswith("stacked: PASS: 3 red stacked at t = "), why
 
 
+@pytest.mark.slow
 def test_two_arms_compared_on_the_same_task_both_finish_with_their_metrics():
     snap, why = finish("arm_compare")
     assert why.startswith("stacked: PASS: 3 red and 3 blue stacked"), why
@@ -75,6 +78,7 @@ def test_two_arms_compared_on_the_same_task_both_finish_with_their_metrics():
     assert snap.time == pytest.approx(max(m["irb.time"], m["mh5.time"]) + 0.5, abs=0.01)
 
 
+@pytest.mark.slow
 def test_the_mobile_manipulator_fetches_the_cube_from_the_shelf_to_the_table():
     snap, why = finish("mobile_fetch")
     assert why.startswith("delivered: PASS: OBJECT_1 delivered on the green target"), why
@@ -94,6 +98,7 @@ def picked(steps: int) -> np.ndarray:
     return np.array(track)
 
 
+@pytest.mark.slow
 def test_arm_pick_moves_every_cube_to_its_mirror_spot_the_same_way_twice():
     track = picked(900)
     start = track[0]
@@ -104,6 +109,7 @@ def test_arm_pick_moves_every_cube_to_its_mirror_spot_the_same_way_twice():
     assert np.array_equal(track, picked(900))  # same scenario and seed: the same bits
 
 
+@pytest.mark.slow
 def test_a_cube_too_heavy_for_the_gripper_ends_the_controller_with_one_sentence(tmp_path):
     """5 kg cubes for a 3 kg arm: the grab is refused (error 8, failed, with the numbers), the
     controller says so in one line and exits 1; nothing crashes and no cube moves."""

@@ -57,6 +57,7 @@ def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch, each=None) -> 
     return out, took, sim.step_path, held, sim
 
 
+@pytest.mark.slow
 def test_an_irb120_picking_at_1khz_gives_the_plain_paths_bits(monkeypatch):
     """The suite's world (one IRB 120, ``arm_pick``, 1 kHz) over a grab, a carry and a
     release: every column of every step, the held board and the cube's pose are the plain
@@ -72,6 +73,7 @@ def test_an_irb120_picking_at_1khz_gives_the_plain_paths_bits(monkeypatch):
         sim.snapshot.readings["gripper"].tobytes()
 
 
+@pytest.mark.slow
 def test_two_kinds_of_arm_give_the_plain_paths_bits(monkeypatch):
     """An IRB 120 and an MH5 (two groups of the tool's chain) and an IRB 120 at rest."""
     spec = _arms(("irb120", "mh5", "irb120"))
@@ -120,6 +122,7 @@ def test_a_world_the_pass_does_not_cover_keeps_the_plain_path(monkeypatch):
     assert timed.step_path == "plain (module 'tool' has a rate)"
 
 
+@pytest.mark.slow
 def test_an_object_put_back_by_the_guard_gives_the_plain_paths_bits(monkeypatch):
     """A cube moved below the floor's depth is contained (the guard's loop over a few free
     bodies) and the arms go on alike either way."""

@@ -119,6 +119,7 @@ def test_the_same_flight_twice_is_the_same_bits(tmp_path):
     assert runs[0].readings["imu"].tobytes() == runs[1].readings["imu"].tobytes()
 
 
+@pytest.mark.slow
 def test_a_crazyflie_on_the_pymunk_engine_is_refused_at_its_line(tmp_path):
     path = scenario(tmp_path, "shape hover", engine="pymunk", dt=0.02)
     code = ("from coopsim.app.cli import main\n"

@@ -81,6 +81,7 @@ def test_a_crazyflie_world_takes_the_fused_pass_and_gives_the_plain_paths_bits(m
     _same(fast, plain)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count", [2, 4])
 def test_the_same_bits_on_more_threads(monkeypatch, count):
     """With the engine's threads sharing big steps (a low PARALLEL_MIN), those steps take the

@@ -3,7 +3,7 @@ robot"): the worked examples' wheeled base (examples/descriptions/rover.urdf) dr
 and turns with its odometry matching its motion, its lidar mounted where the file puts the
 link; the Crazyflie-sized quadrotor (nanoquad.urdf) gets the airframe of its file and the
 ``flight`` driver flies part of an eight (its mean horizontal error printed and bounded; the
-whole eight is ``experiments/imported_eight.py``); keys naming what cannot be what they say
+whole eight is ``studies/imported_eight.py``); keys naming what cannot be what they say
 are refused at their line."""
 
 from __future__ import annotations

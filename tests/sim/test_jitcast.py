@@ -248,6 +248,7 @@ def test_make_caster():
         make_caster("cuda")
 
 
+@pytest.mark.slow
 def test_without_numba_the_numpy_caster_serves():
     """A fresh interpreter where ``import numba`` fails, as without the package installed."""
     code = """if True:

@@ -80,6 +80,7 @@ def test_a_rate_above_one_over_dt_is_refused_and_nothing_changes():
     assert st.sim.set_param("r1", "sonar", "rate", 50.0) == 50.0
 
 
+@pytest.mark.slow
 def test_a_rate_above_one_over_dt_in_a_file_is_reported_at_its_line(tmp_path):
     path = tmp_path / "fast.scenario"
     path.write_text(f"[WORLD] file {ROOT / 'worlds' / 'empty.world'}\n"

@@ -353,11 +353,11 @@ def test_every_mesh_formats_count_and_bounds_are_cached(tmp_path, monkeypatch, n
 
 @pytest.mark.slow  # a process per robot
 def test_a_sample_of_the_package_table_loads_and_moves_true():
-    # experiments/robot_packages.py makes docs/robots.md's table of robots from pybullet,
+    # studies/robot_packages.py makes docs/robots.md's table of robots from pybullet,
     # robosuite, dm_control and gymnasium-robotics; a sample of it, with the packages that are
     # installed (pybullet is in the test extra)
     import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
     import robot_packages as rp
     sample = [r for r in rp.ROBOTS if (r.package, r.name) in (
         ("pybullet", "kuka_iiwa"), ("pybullet", "laikago"), ("robosuite", "ur5e"))]

@@ -1,4 +1,4 @@
-"""experiments/scenario_digests.py, the check that compares kernel paths and checkouts: a run with
+"""tests/sim/scenario_digests.py, the check that compares kernel paths and checkouts: a run with
 the compiled kernels (the modules', the caster's) gives the digest of the run on numpy alone,
 for a scenario with every module of the reference robot, sonar noise and monitors."""
 
@@ -15,10 +15,12 @@ from coopsim.model import compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def digests(policy: str, scenario: str) -> list[str]:
     env = dict(os.environ, COOPSIM_JIT=policy)
-    out = subprocess.run([sys.executable, str(ROOT / "experiments" / "scenario_digests.py"),
+    out = subprocess.run([sys.executable, str(ROOT / "tests" / "sim" / "scenario_digests.py"),
                           "--only", scenario, "--steps", "60"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=900, check=True).stdout
     lines = out.splitlines()

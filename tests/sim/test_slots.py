@@ -65,3 +65,51 @@ def test_an_owner_holds_its_robot_until_it_releases_or_its_lease_lapses():
     assert slots.disconnected(1) == ["r1"] and slots.owner("r1") == ""
     slots.put("r1", "motors", (0.1, 0.1), owner=BOB)
     assert slots.release("r1", "bob") and slots.attached() == [] and slots.owners() == {}
+
+
+def test_a_controller_starved_by_the_machine_is_not_silent_and_a_hung_one_is():
+    """A loaded machine keeps a launched controller waiting for a CPU (its CPU waits, read
+    from /proc by the run's hook: mocked here, at the OS edge): that time is the machine's,
+    not its silence. Once it gets no more of it (asleep: hung, or stopped) the lease runs."""
+    clock = ManualClock()
+    slots = CommandSlots(clock, lease=3.0)
+    waited = {"r1": 0.0}
+    slots.cpu_wait = lambda robot: (waited[robot], False, 0.0)
+    slots.put("r1", "motors", (0.1, 0.1))
+    slots.take()
+    for _ in range(200):  # 10 s of looks, the controller runnable but never on a CPU
+        clock.t += 0.05
+        waited["r1"] += 0.05
+        assert slots.expire() == [], "a starved controller is not detached"
+    slots.put("r1", "motors", (0.1, 0.1))  # it got a CPU at last and sent its command
+    slots.take()
+    looks = 0
+    while slots.attached():  # now it hangs (asleep): its CPU waits stand still
+        looks += 1
+        assert looks < 1000, "a hung controller must be detached"
+        clock.t += 0.05
+        slots.expire()
+    assert 3.0 <= looks * 0.05 <= 3.0 + 0.5, looks  # the lease, give or take the looks
+    assert "lease" in slots.detached_log[-1]
+
+
+def test_a_runnable_controller_is_waiting_for_a_cpu_unless_it_spins_for_a_lease():
+    """The kernel counts a wait for a CPU when it ends: a controller runnable right now may be
+    in the middle of one (not silent), unless it has run on a CPU for a lease since its step's
+    wait began (it spins: hung all the same, and detached)."""
+    clock = ManualClock()
+    slots = CommandSlots(clock, lease=3.0)
+    ran = {"r1": 0.0}
+    slots.cpu_wait = lambda robot: (0.0, True, ran[robot])
+    slots.put("r1", "motors", (0.1, 0.1))
+    slots.take()
+    _looks(slots, clock, 10.0)  # runnable, off the CPU all along (its wait not yet counted)
+    assert slots.attached() == ["r1"]
+    looks = 0
+    while slots.attached():  # now it spins: on the CPU, never sending
+        looks += 1
+        assert looks < 1000, "a spinning controller must be detached"
+        clock.t += 0.05
+        ran["r1"] += 0.05
+        slots.expire()
+    assert ran["r1"] >= 3.0

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from coopsim.model.kernel import KindState, StateField
 from coopsim.model.noise_kernels import normals_numpy, uniforms_numpy
@@ -149,6 +150,7 @@ print(json.dumps(out))
 '''
 
 
+@pytest.mark.slow
 def test_a_module_s_state_table_follows_its_robots_by_name_and_a_reset_starts_it_over():
     done = subprocess.run([sys.executable, "-c", STATE_SCRIPT, "kinematic"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)

@@ -185,3 +185,28 @@ def test_the_detach_log_keeps_only_the_latest():
         assert slots.detach(f"r{k}", "asked to")
     assert len(slots.detached_log) == DETACHED_KEPT
     assert slots.detached_log[-1] == f"r{DETACHED_KEPT + 499}: asked to"
+
+
+@pytest.mark.parametrize("stop", ["pause", "reset", "resume"])
+def test_pause_reset_and_resume_drop_the_steps_a_long_step_still_owes(stop):
+    stepper = Stepper(Simulation(scenario([robot()])), speed=0.0)
+    stepper.pause()
+    stepper.start()
+    try:
+        target, cuts = stepper.call(lambda: (stepper.step(1_000_000), stepper.step_cuts)).result(5)
+        assert target == 1_000_000
+        assert stepper.wait_step(20, 60.0) is not None, "the steps are under way"
+        stepper.call(getattr(stepper, stop)).result(5)
+        if stop == "resume":
+            stepper.call(stepper.pause).result(5)
+        # the steps were dropped: a waiter for them is answered at once, not at its timeout
+        snap = stepper.wait_steps(target, cuts, 600.0)
+        assert snap.step < target and stepper.step_cuts != cuts
+        at = stepper.snapshot.step
+        for _ in range(5):  # five trips through the loop: on a run still stepping, 5+ steps
+            stepper.call(lambda: None).result(5)
+        assert stepper.snapshot.step == at and stepper.paused
+        if stop == "reset":
+            assert at == 0
+    finally:
+        stepper.stop()

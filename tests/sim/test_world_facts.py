@@ -80,6 +80,8 @@ print(json.dumps({"seen": SEEN, "specs": [[s.name, s.shape, s.mass, list(s.color
                   "reading": snap.reading("r1", "looker").tolist()}))
 '''
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.mark.parametrize("engine", ["pymunk", "kinematic"])
 def test_objects_and_targets_are_seen_with_mass_kind_and_colour(engine):

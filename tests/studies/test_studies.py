@@ -18,7 +18,7 @@ from coopsim.sim.simulation import Simulation  # noqa: E402
 from coopsim.sim.stepper import Stepper  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "experiments"))
+sys.path.insert(0, str(ROOT / "studies"))
 
 import swarmsimx_eights as eights  # noqa: E402
 import swarmsimx_sphere as sphere  # noqa: E402

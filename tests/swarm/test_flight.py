@@ -147,6 +147,7 @@ def test_the_cascade_lifts_a_crazyflie_and_a_quadrotor_to_their_hover_points(fix
     assert errors[-250:].max() < 0.02  # held over the last second
 
 
+@pytest.mark.slow
 def test_the_cascade_tracks_a_horizontal_eight_with_yaw_turning():
     centre = np.array([[0.0, 0.0, 1.0]])
     _, start = fly([CF], lambda t: flight.hover(centre, 0.0), 4.0)

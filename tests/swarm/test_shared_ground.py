@@ -146,6 +146,7 @@ def test_a_replay_shows_the_recorded_feedback_in_sim_state(run):
                                  "force": [round(f, 6) for f in fb.force]}
 
 
+@pytest.mark.slow
 def test_export_writes_the_feedback_csv_and_the_bag_the_wrenches(run, tmp_path):
     path, truth = run
     out = tmp_path / "squads.csv"

@@ -31,6 +31,7 @@ def _rms_shape(robots, offsets) -> float:
     return float(np.sqrt(np.mean(shape_error(pos, offsets, heading) ** 2)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("formation", ["line", "column", "wedge", "inverse_wedge", "circle",
                                        "half_circle"])
 def test_a_squad_keeps_its_shape_on_the_way_and_arrives_formed(grid, formation):

@@ -1,4 +1,5 @@
-"""``coopsim bench step``: engines and casters side by side, SwarmSimX's box plot, bad input."""
+"""``coopsim bench step``: engines and casters side by side, CPU beside wall, SwarmSimX's box
+plot, bad input."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # every test runs coopsim in a process
 
 
 def coopsim(*args):
@@ -25,6 +29,11 @@ def test_bench_step_engines_casters_and_plot(tmp_path):
             line.startswith("| kinematic")]
     assert len(rows) == 8
     assert "| kinematic | numpy | 12 |" in out.stdout and "| pymunk | jit | 3 |" in out.stdout
+    header = [c.strip() for c in out.stdout.splitlines()[0].strip("|").split("|")]
+    wall, cpu = header.index("median ms"), header.index("CPU median ms")
+    for row in rows:  # the CPU of a step beside its wall time (never above it by much)
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert 0 < float(cells[cpu]) <= 2 * float(cells[wall]) + 0.05
     rss = [float(r.rstrip(" |").rsplit("|", 1)[1]) for r in rows]
     assert all(50 < m < 4000 for m in rss)  # MiB, read from /proc
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000

@@ -118,6 +118,7 @@ def test_lockstep_reports_no_real_time_figures():
         assert c.sim().state()["realtime"] == {"broken": False, "late": 0.0, "rtf": 0.0}
 
 
+@pytest.mark.slow
 def test_the_cli_says_when_real_time_breaks(tmp_path):
     """1,600 robots at dt = 1 ms cannot run in real time on any machine this runs on (400 nearly
     could on a quiet one): the CLI says so, with the factor."""

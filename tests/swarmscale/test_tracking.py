@@ -127,6 +127,7 @@ def _coopsim(*args, cwd=ROOT):
                           text=True, timeout=300, cwd=cwd, env=env)
 
 
+@pytest.mark.slow
 def test_analyze_tracking_table_figure_and_errors(tmp_path):
     rec = tmp_path / "eight.mcap"
     out = _coopsim("run", "scenarios/tracking.scenario", "--headless", "--port", "0",

@@ -95,6 +95,7 @@ def _stops_within(reader: Peer, since: float, deadline: float) -> None:
     assert stopped[1] - since <= deadline + SLACK, (stopped, since)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGSTOP], ids=["SIGKILL", "SIGSTOP"])
 def test_a_teleop_killed_or_frozen_with_a_key_held_stops_its_robot(run, how):
     reader = Peer(lookup(run.network.endpoint, "/r1"))

@@ -39,6 +39,7 @@ def _commanded(peer: Peer) -> tuple[float, float]:
     return data[0], data[1]
 
 
+@pytest.mark.slow
 def test_terminal_keys_drive_and_the_robot_goes_back(run):
     endpoint = lookup(run.network.endpoint, "/r1")
     controller, reader = Peer(endpoint), Peer(endpoint)
@@ -89,6 +90,7 @@ def test_terminal_keys_drive_and_the_robot_goes_back(run):
         reader.close()
 
 
+@pytest.mark.slow
 def test_not_a_terminal_and_no_robot_exit_2(run):
     base = [sys.executable, "-m", "coopsim", "teleop"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -67,6 +67,7 @@ def test_without_a_robot_the_first_section_is_driven():
         apply_overrides(scenario([]), [(None, "my.py")])
 
 
+@pytest.mark.slow
 def test_an_unknown_robot_is_one_line_and_exit_2():
     proc = coopsim("run", TRANSPORT, "--headless", "--port", "0", "--controller",
                    "team9=python x.py")
@@ -76,6 +77,7 @@ def test_an_unknown_robot_is_one_line_and_exit_2():
         "team1_leader, team2, team2_helper, team2_leader)")
 
 
+@pytest.mark.slow
 def test_the_cli_launches_the_given_controller_from_the_current_folder(tmp_path):
     """With --no-controllers the scenario's own controller lines are not launched, the given
     one is, from the current folder (the script is given by a relative path)."""
@@ -127,6 +129,7 @@ def test_the_team2_support_force_is_the_springs_and_says_pull_or_push():
             assert (sign * force > 5.0).all(), (helper, force)
 
 
+@pytest.mark.slow
 def test_the_first_step_stops_waiting_for_a_controller_that_has_died(tmp_path):
     """A controller that crashes before it attaches would hold lockstep's first step for the
     whole start wait; once it is seen dead, the run waits for the living ones only."""

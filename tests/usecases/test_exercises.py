@@ -36,6 +36,7 @@ def grade(exercise: str, *controllers, options=()) -> tuple[int, str, str]:
     return proc.returncode, banner, proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exercise, solution", CASES)
 def test_the_reference_solution_passes(exercise, solution, tmp_path):
     options = ()
@@ -56,6 +57,7 @@ def test_the_reference_solution_passes(exercise, solution, tmp_path):
     ("03_follow", None, "exercise_follow: FAIL: robot1 was "),
     ("04_formation", 4, "formation: FAIL: not formed at the red target after 4 s"),
 ], ids=[exercise for exercise, _ in CASES])
+@pytest.mark.slow
 def test_an_idle_robot_fails_each_exercise_with_its_reason(exercise, limit, reason):
     spec = load(str(EXERCISES / f"{exercise}.scenario"))
     idle = dataclasses.replace(spec.robots[0], controller=None, drivers=())
@@ -79,6 +81,7 @@ def broken_formation():
                  f"right={BAD / 'garbage.py'}", options=("--wait-for", "2"))
 
 
+@pytest.mark.slow
 def test_broken_controllers_fail_the_exercise(broken_formation):
     code, banner, err = broken_formation
     assert code == 1, banner + err
@@ -86,22 +89,26 @@ def test_broken_controllers_fail_the_exercise(broken_formation):
     assert "formation: not formed at the red target after 80 s" in banner
 
 
+@pytest.mark.slow
 def test_a_controller_that_never_starts_is_named(broken_formation):
     _, banner, _ = broken_formation
     assert "controller of left never sent left a request" in banner
 
 
+@pytest.mark.slow
 def test_a_hanging_controller_is_detached_and_named(broken_formation):
     _, banner, _ = broken_formation
     assert "controller of lead went silent for more than the 3 s lease" in banner
 
 
+@pytest.mark.slow
 def test_a_garbage_sending_controller_is_named_with_the_error_codes_it_got(broken_formation):
     _, banner, _ = broken_formation
     assert "right answered 200 request(s) with an error (error 1 x120, error 2 x40, error 4 " \
            "x40)" in banner
 
 
+@pytest.mark.slow
 def test_a_controller_that_lets_go_and_then_crashes_is_in_the_verdict():
     """The run ends before the controller's process does (it let go of its robot first): the
     verdict waits for its exit, so the crash is said whatever the machine's load."""
@@ -112,6 +119,7 @@ def test_a_controller_that_lets_go_and_then_crashes_is_in_the_verdict():
     assert "| cleaning up slowly before failing" in banner
 
 
+@pytest.mark.slow
 def test_a_crashing_controller_fails_with_its_last_output():
     code, banner, _ = grade("01_wander", BAD / "crash.py")
     assert code == 1

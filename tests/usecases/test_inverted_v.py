@@ -6,9 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.rechelpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def test_the_inverted_v_follows_the_target_and_passes(tmp_path):

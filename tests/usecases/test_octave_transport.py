@@ -17,6 +17,8 @@ from usecasehelpers import ROOT, TRANSPORT_SHORT, coopsim, run_to_end, stepper
 
 OCTAVE = "octave-cli --no-history --quiet --no-init-file"
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture(scope="module")
 def octave():

@@ -14,6 +14,8 @@ from coopsim.formats.files import load
 
 from usecasehelpers import FORMATION_SHORT, NETWORK, TRANSPORT_SHORT, run_to_end, stepper
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.mark.parametrize("name, path", [("transport", TRANSPORT_SHORT),
                                         ("formation", FORMATION_SHORT)])

@@ -10,6 +10,8 @@ import shlex
 import subprocess
 import sys
 
+import pytest
+
 from usecasehelpers import ROOT
 
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
@@ -32,6 +34,7 @@ def _run(argv, cwd):
     return done
 
 
+@pytest.mark.slow
 def test_the_readme_example_drives_from_the_first_step_to_the_end(tmp_path):
     name, code, command = _example()
     (tmp_path / name).write_text(code)

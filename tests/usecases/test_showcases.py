@@ -15,8 +15,10 @@ from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
 from usecasehelpers import FORMATION, TRANSPORT, run_to_end, stepper
+import pytest
 
 
+@pytest.mark.slow
 def test_transport_delivers_both_bars_without_dropping_or_jamming():
     snap, finished = run_to_end(stepper(TRANSPORT))
     assert finished.startswith("transport: PASS: every bar delivered"), finished
@@ -53,6 +55,7 @@ def test_transport_fails_a_team_that_pulls_its_bar_out_of_its_supports():
     assert snap.time < 5.0
 
 
+@pytest.mark.slow
 def test_formation_breaks_for_the_obstacles_and_forms_again_at_the_target(tmp_path):
     step = stepper(FORMATION)
     rec = Recorder(tmp_path / "f.mcap", step.sim.scenario, step.sim.scenario.settings, 1,

@@ -88,6 +88,7 @@ def test_the_tutorial_runs_as_written(tmp_path):
             output = None
 
 
+@pytest.mark.slow
 def test_the_arm_section_runs_as_written(tmp_path):
     """Section 6 alone (it needs neither Octave, C nor Node.js): my_arm.py carries the cube."""
     pytest.importorskip("mujoco")

@@ -20,6 +20,8 @@ from nethelpers import ROOT, SCENARIOS, live
 
 WAIT = 15.0  # s; generous for a loaded machine
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 @pytest.fixture(scope="module")
 def run(net, keys):

@@ -15,6 +15,8 @@ from coopsim.client import Client  # noqa: E402
 
 GOAL = Path(__file__).resolve().parents[2] / "scenarios" / "learn_goal.scenario"
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def test_human_mode_serves_the_run_and_starts_the_viewer(display):
     env = gymnasium.make("coopsim/Scenario-v0", scenario=str(GOAL), render_mode="human")

@@ -16,7 +16,9 @@ import pytest
 pytest.importorskip("mujoco")
 pytest.importorskip("pinocchio")
 
-from test_view3d_robots import ROBOTS, pytestmark  # noqa: E402,F401 -- the package's folder
+from test_view3d_robots import ROBOTS  # noqa: E402 -- the package's folder
+
+pytestmark = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
 
 FILES = ["ur_description/urdf/ur5_robot.urdf", "tiago_description/robots/tiago_dual.urdf",
          "solo_description/robots/solo12.urdf", "romeo_description/urdf/romeo_small.urdf",

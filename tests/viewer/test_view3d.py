@@ -66,6 +66,7 @@ def box_and_flyer():
         yield run
 
 
+@pytest.mark.slow
 def test_crazyflie_opens_in_3d_flies_selects_follows_and_tab_switches(display, viewer_for,
                                                                       crazyflie):  # noqa: F811
     from pyglet.window import key, mouse
@@ -103,6 +104,7 @@ def test_crazyflie_opens_in_3d_flies_selects_follows_and_tab_switches(display, v
     assert viewer.view3d.selected == "cf1"  # a click on a widget selects nothing
 
 
+@pytest.mark.slow
 def test_a_red_box_is_red_exactly_where_the_projection_puts_it(display, viewer_for,
                                                              box_and_flyer):  # noqa: F811
     viewer = viewer_for(box_and_flyer.network.endpoint, top=False)
@@ -146,6 +148,7 @@ def _roll_axis_deg(rgb: np.ndarray) -> float:
     return (angle + 90) % 180 - 90
 
 
+@pytest.mark.slow
 def test_a_quadrotor_rolled_30_degrees_is_drawn_rolled(display, viewer_for,
                                                       box_and_flyer):  # noqa: F811
     import mujoco
@@ -176,6 +179,7 @@ def test_a_quadrotor_rolled_30_degrees_is_drawn_rolled(display, viewer_for,
     assert rolled == pytest.approx(-30, abs=3)
 
 
+@pytest.mark.slow
 def test_arm_stack_shows_the_arm_its_links_and_the_cubes(display, viewer_for):  # noqa: F811
     from coopsim.app.run import load_scenario_or_world
     from test_viewer import ROOT
@@ -199,6 +203,7 @@ def test_arm_stack_shows_the_arm_its_links_and_the_cubes(display, viewer_for):  
         assert _reddish(rgb[y - 1:y + 2, x - 1:x + 2]).any()
 
 
+@pytest.mark.slow
 def test_a_thousand_crazyflies_are_drawn_at_their_heights(display, viewer_for):  # noqa: F811
     """A live aerial-engine world of 1,000 Crazyflies on a 0.5 m grid, 1 m up (paused): the
     view fits them all, each drawn in its colour where the projection puts it."""
@@ -245,6 +250,7 @@ def test_a_worlds_meshes_stand_from_their_bottom_to_their_top_and_the_terrain_fo
     assert colour == pytest.approx((90 / 255, 90 / 255, 90 / 255, 1.0))
 
 
+@pytest.mark.slow
 def test_the_crazyflies_blades_turn_at_its_rotors_streamed_speeds(display, viewer_for,
                                                                   crazyflie):  # noqa: F811
     """The stream carries each propeller's speed (``rotor_w1..4``, protocol 11): the blades

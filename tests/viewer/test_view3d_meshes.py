@@ -80,6 +80,7 @@ def test_sim_mesh_answers_the_file_triangles_and_refuses_paths_and_unknown_names
         assert sim.status()["robots"] == 1  # the server is still there and answering
 
 
+@pytest.mark.slow
 def test_the_3d_view_draws_the_worlds_meshes_from_their_triangles(display, viewer_for, run):  # noqa: F811
     viewer = viewer_for(run.network.endpoint, top=False)
     pump(viewer, lambda: len(viewer.view3d.meshes.rows) == 3, "the three meshes' triangles")

@@ -26,6 +26,8 @@ URDF = """<robot name="twins">
 </robot>
 """
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def test_a_mirrored_mesh_is_lit_as_its_twin(display, viewer_for, tmp_path):
     from coopsim.formats.files import load

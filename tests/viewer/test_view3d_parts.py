@@ -5,9 +5,12 @@ pymunk run over real sockets, shown in 3D as after Tab)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from nethelpers import live
 from test_viewer import ROOT, pump, screenshot, viewer_for  # noqa: F401
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def test_a_teams_bar_is_drawn_above_its_two_robots_on_supports(display, viewer_for):  # noqa: F811

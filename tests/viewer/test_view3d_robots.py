@@ -24,11 +24,12 @@ from test_viewer import SHOTS, close, pump, screenshot, viewer_for  # noqa: F401
 pytest.importorskip("mujoco")
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "experiments"))
+sys.path.insert(0, str(ROOT / "tests" / "robots"))
 import robot_motion as rm  # noqa: E402
 
 ROBOTS = rm.robots_folder()
-pytestmark = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+pytestmark = [pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed"),
+              pytest.mark.slow]  # its tests start a run's processes and a window
 TIAGO_ANTENNA = ('ixx="0.00000002371" ixy="0.00000006119" ixz="0.00000001179" '
                  'iyy="0.00000002833" iyz="0.00000000774" izz="0.00000003849"')
 

@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 WAIT = 15.0  # s for anything to show up; generous, a slow CI box is not a failure
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 # -- set-up: an X server, simulations, the window ----------------------------------------------
 

@@ -17,6 +17,8 @@ pytest.importorskip("mujoco")
 
 ORANGE = (235, 140, 40)
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _shown(viewer):
     return lambda: (viewer.link.connected and viewer.link.frame is not None

@@ -26,6 +26,8 @@ WHITE = 215  # an arrow pixel (white at alpha 0.9 on the body) has every channel
 ROBOT_COLORS = [(40, 90, 230), (230, 40, 40), (40, 160, 60), (230, 200, 30), (150, 60, 200),
                 (30, 30, 30)]
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 # -- heading arrows ---------------------------------------------------------------------------------
 

@@ -18,6 +18,8 @@ pytest.importorskip("mujoco")
 
 RED, GREEN = (220, 40, 40), (40, 170, 60)
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _world(engine: str = "mujoco", z=(1.0, 2.0)) -> ScenarioSpec:
     kind = flyer_type() if engine == "mujoco" else "single"

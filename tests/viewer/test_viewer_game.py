@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import zmq
 
 from coopsim.client import Client
@@ -23,6 +24,8 @@ from test_viewer import (Sim, click, close, connected, frame, pixel, pump, scree
 
 SCENARIO = Path(__file__).resolve().parents[1] / "games" / "data" / "ctf_view.scenario"
 WATER = (60, 120, 220)
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def right_click(viewer, x: float, y: float) -> None:

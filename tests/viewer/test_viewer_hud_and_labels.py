@@ -19,6 +19,7 @@ from test_viewer_game import SCENARIO
 from test_viewer_first_use import _arrow_pixels, _check_arrows, _pixels, _zoom_to, yawed  # noqa: F401
 
 
+@pytest.mark.slow
 def test_the_speed_field_shows_the_runs_speed(display, viewer_for):
     run = Sim("--no-controllers", "--speed", "2")
     try:
@@ -37,6 +38,7 @@ def test_the_speed_field_shows_the_runs_speed(display, viewer_for):
         run.stop()
 
 
+@pytest.mark.slow
 def test_the_squads_panel_leaves_the_arena_clear(display, viewer_for):
     run = Sim(str(SCENARIO))
     try:
@@ -73,6 +75,7 @@ def test_real_time_broken_shows_only_while_the_run_steps(paused, finished, shown
     assert ("REAL TIME BROKEN" in text) == shown, text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", [55.0, 71.5])  # robots 11 and 14 px in radius (the demo's)
 def test_heading_arrows_read_at_the_default_zoom(yawed, viewer_for, scale):  # noqa: F811
     viewer = viewer_for(yawed.endpoint)

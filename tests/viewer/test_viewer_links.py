@@ -20,6 +20,8 @@ pytest.importorskip("mujoco")
 
 ROOT = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _scenario(tmp: Path) -> Path:
     (tmp / "w.world").write_text("[FLOOR]\nsize 3 3 0.1\n")

@@ -15,6 +15,8 @@ from test_viewer import SHOTS, Sim, close, connected, pixel, pump, screenshot, v
 RUN_WAIT = 240.0  # s of wall time for the run to reach its screenshot's sim time (a failure guard)
 ORANGE, CYAN, MAGENTA, YELLOW = (255, 128, 0), (0, 255, 255), (255, 0, 255), (255, 255, 0)
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def _running(viewer, until: float):
     return lambda: connected(viewer)() and viewer.link.frame.time >= until

@@ -16,6 +16,8 @@ pytest.importorskip("PIL")
 
 TB = "[ROBOT_1]\ntype turtlebot3\nname tb\nposition -4 -4 0\n"
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 def test_the_meshes_outlines_and_the_terrain_are_drawn_from_above(display, viewer_for,  # noqa: F811
                                                                     tmp_path):

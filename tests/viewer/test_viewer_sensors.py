@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 
 from coopsim.client import Client
 
 from test_viewer import SHOTS, Sim, close, connected, pixel, pump, screenshot, viewer_for  # noqa: F401
+
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
 def test_the_office_map_is_drawn_as_walls(display, viewer_for):  # noqa: F811

@@ -16,6 +16,8 @@ from test_viewer import SHOTS, connected, frame, pump, screenshot, viewer_for  #
 
 MOTORS_READ, SPEEDS = 103, 100
 
+pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
+
 
 class _Keys:
     """pyglet's key symbols, imported when a test runs (importing pyglet.window needs the

@@ -1,0 +1,57 @@
+"""Time a thread or a process spent waiting for a CPU: the machine's load, in seconds.
+
+Linux counts, for every task, the time it was runnable but not running (waiting on a run
+queue: ``/proc/<pid>/task/<tid>/schedstat``, second field, ns). A controller starved by a
+loaded machine accumulates it; one that hangs (asleep, blocked on a lock or a socket) or was
+stopped (SIGSTOP) does not. The lockstep lease subtracts it from a controller's silence
+(:mod:`coopsim.sim.slots`): silence is the controller's own, never time the machine took from
+it or from the simulator. Where there is no ``/proc`` (or no schedstat), every figure is 0 and
+the lease is the plain active time it was.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def _read(path: str, field: int = 1) -> float:
+    try:
+        with open(path, "rb") as f:
+            return int(f.read().split()[field]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0  # gone, or no schedstat: counts nothing
+
+
+def thread_wait() -> float:
+    """s the calling thread has waited for a CPU so far."""
+    return _read("/proc/thread-self/schedstat")
+
+
+def process_wait(pid: int) -> float:
+    """s the main thread of process ``pid`` has waited for a CPU so far (a controller's
+    Python code runs there; its helper threads, ZeroMQ's I/O, mostly sleep)."""
+    return _read(f"/proc/{pid}/schedstat")
+
+
+def group_wait(pgid: int) -> tuple[float, bool, float]:
+    """(s the main threads of every process of process group ``pgid`` have waited for a CPU,
+    whether one of them is runnable now, s they have run on a CPU). A launched controller
+    leads its own group (it and what it started). The kernel adds a wait to the figure when
+    the wait ends (the task gets a CPU), so a task runnable now may be in the middle of one."""
+    total, runnable, ran = 0.0, False, 0.0
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return 0.0, False, 0.0
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            if int(fields[2]) != pgid:
+                continue
+        except (OSError, IndexError, ValueError):
+            continue
+        runnable = runnable or fields[0] == b"R"
+        total += process_wait(int(entry))
+        ran += _read(f"/proc/{entry}/schedstat", 0)
+    return total, runnable, ran
