@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from coopsim.model.specs import (FloorSpec, ObjectSpec, ParamSetting,  # noqa: E402
                                  RobotSpec, ScenarioSpec, Settings, WorldSpec)
-from coopsim.raycast.auto import wait_ready  # noqa: E402
+from coopsim.model.compiled import load_pending  # noqa: E402
 
 from nethelpers import Peer, live, lookup  # noqa: E402
 
@@ -47,7 +47,7 @@ def main() -> int:
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="coopsim-soak-"))
     with live(world(), record=str(folder / "soak.mcap"), data_dirs=(str(folder),)) as run:
-        wait_ready(600.0)
+        load_pending()
         run.stepper.wait_step(0, 600.0)
         sim = Peer(lookup(run.network.endpoint, "/sim"))
         stop = threading.Event()

@@ -1,5 +1,5 @@
-"""Shared test set-up: make tests/helpers.py importable; fill numba's kernel cache once; hand
-the slowest test files to the xdist workers first."""
+"""Shared test set-up: make tests/helpers.py importable; compile the kernels once; hand the
+slowest test files to the xdist workers first."""
 
 import contextlib
 import hashlib
@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 # A suite started in the background (`bash .ci/run &`, a job runner) gets SIGINT ignored, and
@@ -114,81 +113,54 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_sessionstart(session):
-    """Fill numba's on-disk kernel cache once, before any test, when its stamp is missing.
+    """Compile every kernel once, before any test, when the suite's stamp for these sources
+    is missing: ``coopsim warmup``, then tests/kernelwarm.py (what only tests use).
 
-    Why: every process that starts a run (a test's in-process run, each ``python -m coopsim``
-    child) finds the cache unstamped until a filling process has finished, and starts a filling
-    process of its own (coopsim.raycast.cache): on a fresh checkout the suite's first minutes
-    compiled the same kernels in a dozen processes at once on two cores. Here it is done once,
+    Why: every process that steps a world (a test's in-process run, each ``python -m coopsim``
+    child) compiles what its cache lacks; on a fresh checkout the suite's first minutes would
+    compile the same kernels in a dozen processes at once on two cores. Here it is done once,
     in the controller (not in each xdist worker), before the workers start. Tests about a cold
     cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own and stay cold. A
-    failed fill changes nothing: the runs then start their own filling processes as before.
+    failed warm-up changes nothing: the runs then compile what they use themselves.
     """
     if hasattr(session.config, "workerinput") or session.config.option.collectonly:
-        return  # an xdist worker (the controller filled it), or nothing runs
+        return  # an xdist worker (the controller warmed up), or nothing runs
+    stamp = _stamp()
+    if stamp is None or stamp.exists():
+        return
+    path = str(Path(__file__).parent.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    env = {**os.environ, "PYTHONPATH": path}
+    for args in (["-m", "coopsim", "warmup"], [str(Path(__file__).parent / "kernelwarm.py")]):
+        with tempfile.TemporaryFile() as err:
+            done = subprocess.run([sys.executable, *args], stdout=subprocess.DEVNULL,
+                                  stderr=err, env=env)
+            if done.returncode != 0:
+                err.seek(0)
+                lines = err.read().decode(errors="replace").strip().splitlines()
+                sys.stderr.write(f"conftest: {' '.join(args)} failed ({lines[-1:]}); the "
+                                 "tests compile what they use themselves\n")
+                return
+    with contextlib.suppress(OSError):
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text("numba's cache holds the suite's kernels for these sources\n")
+
+
+def _stamp() -> Path | None:
+    """Where the stamp of a warmed cache for the current kernel sources lies (the cache's
+    folder: NUMBA_CACHE_DIR, else the package's __pycache__), or None without numba."""
     try:
-        from coopsim.raycast import auto, cache
+        import numba
+
+        import coopsim
+        from coopsim.model import compiled
     except ImportError:
-        return
-    if auto._policy() == "numpy":
-        return
-    # on the other core meanwhile (they share no kernel); only for xdist runs (the suite): a
-    # run of one file on one process compiles only what it uses, as before
-    warm = _start_warming_the_rest(cache) if session.config.getoption("numprocesses",
-                                                                       None) else None
-    if not cache.filled():
-        _fill(cache, auto)
-    if warm is not None:
-        _finish_warming(*warm)
-
-
-#: Kernel sources tests/kernelwarm.py compiles (coopsim's own cache fill does the others)
-WARMED = ("physics/kinematic_kernels.py", "physics/kinematic_grid.py",
-          "physics/kinematic_small.py", "physics/aerial_kernels.py", "swarm/kernels.py",
-          "model/compiled.py", "physics/aerial_raykernel.py")
-
-
-def _start_warming_the_rest(cache):
-    """Start compiling the engines' and the swarm library's kernels (tests/kernelwarm.py)
-    unless a stamp says they are compiled for these sources already; (process, stamp) or None.
-    """
-    import coopsim
-
-    package = Path(coopsim.__file__).parent
-    digest = hashlib.sha256(Path(cache.stamp_path()).name.encode())
-    for name in WARMED:
-        st = (package / name).stat()
-        digest.update(f"{name} {st.st_size} {st.st_mtime_ns}".encode())
-    stamp = Path(cache.stamp_path()).with_name(f"suite-kernels-{digest.hexdigest()[:16]}.stamp")
-    if stamp.exists():
         return None
-    path = str(package.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")
-    proc = subprocess.Popen([sys.executable, str(Path(__file__).parent / "kernelwarm.py")],
-                            stdout=subprocess.DEVNULL, stderr=tempfile.TemporaryFile(),
-                            env={**os.environ, "PYTHONPATH": path})
-    return proc, stamp
-
-
-def _finish_warming(proc, stamp) -> None:
-    """Wait for tests/kernelwarm.py; stamp its success, or say it failed (the tests then
-    compile what they use themselves, as before)."""
-    if proc.wait() == 0:
-        with contextlib.suppress(OSError):
-            stamp.write_text("numba's cache holds the suite's engine and swarm kernels\n")
-    else:
-        sys.stderr.write("conftest: compiling the engines' kernels failed; the tests compile "
-                         "them themselves\n")
-
-
-def _fill(cache, auto) -> None:
-    """coopsim's own cache fill (coopsim.raycast.cache), waited for."""
-    proc = cache.start_filling(auto.CHILD_ENV)
-    while proc.poll() is None:
-        if cache.filled():  # another process (an earlier session's run) filled it meanwhile
-            proc.kill()  # ours then only repeats that work (numba writes each file whole)
-            proc.wait()
-            return
-        time.sleep(0.5)
-    if proc.returncode != 0:
-        sys.stderr.write(f"conftest: filling numba's kernel cache failed{cache.failure(proc)}; "
-                         "the runs fill it themselves\n")
+    package = Path(coopsim.__file__).parent
+    digest = hashlib.sha256(f"{numba.__version__} {sys.version}".encode())
+    for name in compiled.kernel_modules():
+        path = package.parent / (name.replace(".", os.sep) + ".py")
+        if not path.exists():
+            path = path.with_suffix("") / "__init__.py"
+        digest.update(name.encode() + hashlib.sha256(path.read_bytes()).digest())
+    folder = os.environ.get("NUMBA_CACHE_DIR") or str(package / "__pycache__")
+    return Path(folder) / f"suite-kernels-{digest.hexdigest()[:16]}.stamp"

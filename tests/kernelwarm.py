@@ -1,16 +1,12 @@
-"""Compile the kernels the suite uses beyond the run's own into numba's on-disk cache, once.
+"""Compile the kernels only the suite uses into numba's on-disk cache, once.
 
-Run by tests/conftest.py as a process of its own beside coopsim's cache fill (which compiles
-the ray casters', the modules' and the batched environments' kernels; the benches here use the
-numpy caster, so the two share no kernel and use both cores), before the xdist workers start;
-the batch casters, last, wait for that fill. Why: the kinematic and aerial engines' kernels and
-the swarm library's A* compile on first use (``cache=True``); on a fresh checkout the workers,
-and every ``python -m coopsim`` child started before the cache held them, compiled the same
-kernels (test_kinematic.py's first tests took 330 s of a loaded machine: 24 s of CPU cold
-against 1.7 s from the cache). Here each is compiled once: a few steps of the small worlds of
-``coopsim bench step`` on both engines at one and two threads, one A* search with its
-smoothing, and the batch casters as tests/env/test_learning_batch.py compares them. Any failure
-changes nothing: the tests then compile what they need, as before.
+Run by tests/conftest.py after ``coopsim warmup`` (every kernel a run uses), before the xdist
+workers start. Why: the tests' own worlds (``coopsim bench step``'s at one and two threads, an
+A* search with its smoothing, the batch casters as tests/env/test_learning_batch.py compares
+them) compile versions a run does not; on a fresh checkout the workers compiled the same
+kernels at once (test_kinematic.py's first tests took 330 s of a loaded machine: 24 s of CPU
+cold against 1.7 s from the cache). Any failure changes nothing: the tests then compile what
+they need.
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ def _bench(*args: str) -> None:
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         try:
-            main(["bench", "step", "--steps", "2", "--caster", "numpy", *args],
+            main(["bench", "step", "--steps", "2", *args],
                  standalone_mode=False)
         except SystemExit:
             pass
@@ -62,9 +58,7 @@ def _batch() -> None:
     env = gymnasium.make_vec("coopsim/Scenario-v0", num_envs=9, scenario=str(
         ROOT / "scenarios" / "learn_avoid.scenario"), robot=["r1", "r2", "r3", "r4"],
         observe=["sonar"], lean=True, backend="world")
-    if not batchcast.wait_ready(600):
-        return
-    caster, sim = env.batch.caster.active, env.batch.sim
+    caster, sim = env.batch.caster, env.batch.sim
     env.reset(seed=0)
     env.step(np.tile([0.5, 0.3], (9, 4, 1)))
     radius, group = np.ascontiguousarray(sim.robots.radius), sim.robots.group.astype(np.int64)

@@ -17,10 +17,7 @@ class Calls(Case):
     param_names = ("drones",)
 
     def setup(self, drones):
-        from coopsim.raycast import auto
-
-        self.stepper = build(flyers(drones), warm=10)
-        auto.wait_ready(600)  # the kernels and the fused tick loaded: counted on one path
+        self.stepper = build(flyers(drones), warm=10)  # its kernels loaded as it was built
         for _ in range(10):
             self.stepper.tick()
 

@@ -14,9 +14,9 @@ WORLDS = {
 
 class Raycast(Case):
     """The 11 sonar rays (2 m) of each of 1,000 robots in ``coopsim bench step``'s arena cast
-    at once by the ``jit`` or ``numpy`` caster, one thread: us per ray."""
+    at once by the caster, one thread: us per ray."""
 
-    params = (["jit", "numpy"],)
+    params = (["jit"],)
     param_names = ("caster",)
 
     def setup(self, caster):

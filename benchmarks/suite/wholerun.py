@@ -26,10 +26,10 @@ def _spec(name: str):
 
 
 def _loaded() -> None:
-    """Wait for the background warm-up (the compiled kernels, a fused step's tick)."""
-    from coopsim.raycast import auto
+    """Load every registered kernel (a simulation loads those of its world as it is made)."""
+    from coopsim.model.compiled import load_pending
 
-    auto.wait_ready(600)
+    load_pending()
 
 
 def whole_us(spec, steps: int) -> float:

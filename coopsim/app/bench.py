@@ -30,7 +30,7 @@ from ..model.plugins import (MODULES, default_engine, engine_with, motion_module
                              reference_type)
 from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec, Settings, TargetSpec,
                            WorldSpec)
-from ..raycast import JitRayCaster, RayCaster, wait_ready
+from ..raycast import JitRayCaster
 from ..sim.simulation import Simulation
 from ..sim.stepper import Stepper
 
@@ -46,7 +46,7 @@ class StepRow:
 
     Attributes:
         robots: N. median, p95: of the whole step, wall time. phase_ms: phase -> median.
-        engine: Physics engine label. caster: ``jit`` or ``numpy`` (the sonar's caster).
+        engine: Physics engine label. caster: ``jit`` (the sonar's caster).
         samples: ``step`` and each phase -> every timed step's time, ms.
         rss_mb: The process's resident memory after the run, MiB (0 where /proc is missing).
         cpu_median: The median step's CPU time, ms (the process's, every thread).
@@ -146,30 +146,22 @@ def cases(engines: str, casters_: str, counts: str) -> list[tuple[str, str, int]
 
 
 def make_caster(kind: str):
-    """The sonar's caster for a benchmark: ``jit`` (its kernels loaded first) or ``numpy``.
+    """The sonar's caster for a benchmark: ``jit``, the one caster (a column of the tables).
 
     Raises:
-        CoopsimError: ``jit`` without numba, or a kind that is neither.
+        CoopsimError: any other kind.
     """
-    if kind == "numpy":
-        return RayCaster()
     if kind != "jit":
-        raise CoopsimError(f"caster must be jit or numpy, not {kind!r}")
-    if not wait_ready(600):
-        raise CoopsimError("the compiled caster is not available (is numba installed?)")
+        raise CoopsimError(f"caster must be jit, not {kind!r}")
     return JitRayCaster()
 
 
 def kernels_ready() -> None:
-    """Wait until the compiled kernels are loaded (from numba's cache, or compiled), every
-    registered one, before anything is timed: a fresh process loads them in the background and
-    steps on the plain path meanwhile (a one-robot tick read ~100 µs in a fresh process
-    against ~22 once loaded)."""
-    from ..model.compiled import warm_all
-    from ..raycast import auto
+    """Load every registered compiled kernel (from numba's cache, or compiled) before anything
+    is timed."""
+    from ..model.compiled import load_pending
 
-    auto.wait_ready(900)
-    warm_all()
+    load_pending()
 
 
 def swarm_stepper(n: int, engine: str | None = None, caster: str = "jit",

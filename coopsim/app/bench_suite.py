@@ -112,9 +112,10 @@ def tree(top: Path, rev: str) -> tuple[str, Path]:
 def reuse_kernels(new: Path, trees: Path) -> None:
     """Give the freshly unpacked tree ``new`` the compiled kernels of the newest tree already
     under ``trees`` wherever a source file is byte for byte the same: its modification time is
-    set to the old one's and that folder's ``__pycache__`` is copied. numba (and coopsim's
-    ``compiled.source_stamp``) key a cached kernel by its files' size and time, so unchanged
-    kernels load at once and a changed file still compiles anew."""
+    set to the old one's and that folder's ``__pycache__`` is copied. numba keys a cached
+    kernel by its own file's size and time (and coopsim's ``compiled.sources_key`` by the text
+    of the files it inlines), so unchanged kernels load at once and a changed file still
+    compiles anew."""
     done = [p for p in trees.iterdir() if p.is_dir() and not p.name.endswith(".part")]
     if not done:
         return

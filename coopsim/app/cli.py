@@ -362,6 +362,16 @@ def replay(file, headless, fps, foxglove, foxglove_rate, **settings) -> None:
 
 
 @main.command()
+@friendly
+def warmup() -> None:
+    """Compile every kernel into numba's disk cache now (a run otherwise compiles what it needs
+    on first use, once after an install or an update, saying so on one line)."""
+    from .warmup import warmup as compile_all
+
+    compile_all()
+
+
+@main.command()
 @click.argument("nameserver", required=False)
 @click.option("--gateway", metavar="HOST:PORT",
               help="Send the transcripts through this JSON-lines gateway instead.")

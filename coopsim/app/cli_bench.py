@@ -45,9 +45,6 @@ def bench() -> None:
 @click.option("--steps", default=100, show_default=True, help="Timed steps per count.")
 @click.option("--engine", help="Physics engine, or several comma-separated (one panel "
                                 "each); default: the default engine (pymunk: Engine.default).")
-@click.option("--caster", default="jit", show_default=True,
-              help="The sonar's ray caster: jit (numba; its kernels load first) or numpy, or "
-                   "both comma-separated.")
 @click.option("--plot", type=click.Path(),
               help="Draw box plots of the step times into this image (needs matplotlib: pip "
                    "install 'coopsim[plot]').")
@@ -56,12 +53,12 @@ def bench() -> None:
                    "declaring RobotType.reference).")
 @threads_option
 @friendly
-def bench_step(counts: str, steps: int, engine: str, caster: str, plot, robot_type,
+def bench_step(counts: str, steps: int, engine: str, plot, robot_type,
                threads) -> None:
     """Step time against robot count (the reference robots, sonar every step, dt 0.02 s)."""
     from .bench import bench_step_command
 
-    bench_step_command(counts, steps, engine, caster, plot, robot_type, threads)
+    bench_step_command(counts, steps, engine, "jit", plot, robot_type, threads)
 
 
 @bench.command("realtime")
@@ -71,19 +68,17 @@ def bench_step(counts: str, steps: int, engine: str, caster: str, plot, robot_ty
               help="Sim time each run lasts, s (as much wall time when real time holds).")
 @click.option("--engine", help="Physics engine, or several comma-separated; default: the swarm "
                                 "engine (kinematic: the first with the swarm feature).")
-@click.option("--caster", default="jit", show_default=True,
-              help="The sonar's ray caster: jit or numpy, or both comma-separated.")
 @click.option("--robot-type", metavar="TYPE",
               help="Robot type of the world's robots (default: the reference type, the one "
                    "declaring RobotType.reference).")
 @threads_option
 @friendly
-def bench_realtime(counts: str, seconds: float, engine: str, caster: str, robot_type,
+def bench_realtime(counts: str, seconds: float, engine: str, robot_type,
                    threads) -> None:
     """The step benchmark's world run in real time: missed deadlines and real-time factor."""
     from .bench import bench_realtime_command
 
-    bench_realtime_command(counts, seconds, engine, caster, robot_type, threads)
+    bench_realtime_command(counts, seconds, engine, "jit", robot_type, threads)
 
 
 @bench.command("smoke")

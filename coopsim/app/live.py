@@ -29,7 +29,6 @@ def run_command(file, headless, fps, **flags) -> None:
     """``coopsim run``: load FILE, serve it, watch it headless or with the viewer; exit 1 when a
     rule graded the run FAIL."""
     from ..net.nameserver import check_port
-    from ..raycast import start_warmup
     from .run import Run, load_scenario_or_world
     from .console import run_headless, run_with_viewer
 
@@ -37,10 +36,6 @@ def run_command(file, headless, fps, **flags) -> None:
     if options.network:
         check_port(options.bind, options.port)  # a taken port ends the run now, not in minutes
     scenario = load_scenario_or_world(file)
-    # the compiled sensing loads while the run is set up (raycast/auto.py); started once the
-    # file has loaded: a refused file then exits at once, not after loading every kernel for
-    # nothing (~0.7 s of CPU: the exit waits for a load under way)
-    start_warmup()
     gui = wants_gui(headless)
     with Run(scenario, options) as live:
         _announce(live)

@@ -16,14 +16,10 @@ EXIT_BAD_INPUT = 2
 
 
 def _refuse(line: str) -> None:
-    """Say LINE on stderr and exit 2; the ray caster's exit notice stays quiet, so the error is
-    the command's one line. After a Ctrl-C the error is what the interrupt cut short: the
+    """Say LINE on stderr and exit 2. After a Ctrl-C the error is what the interrupt cut short: the
     command was interrupted (exit 130)."""
     if interrupt.requested():
         interrupt.exit_interrupted()
-    auto = sys.modules.get("coopsim.raycast.auto")  # loaded only when a run began warming up
-    if auto is not None:
-        auto.refused()
     click.echo(f"coopsim: {line}", err=True)
     sys.exit(EXIT_BAD_INPUT)
 

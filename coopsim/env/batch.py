@@ -96,14 +96,14 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
 
 
 def _caster(base: ScenarioSpec, offsets: np.ndarray, gap: float | None):
-    """The batch's :class:`~coopsim.env.batchcast.BatchCaster` (its copies' extent: the
+    """The batch's :class:`~coopsim.env.batchcast.CopyCaster` (its copies' extent: the
     floor, its walls and a quarter of the gap)."""
-    from .batchcast import BatchCaster
+    from .batchcast import CopyCaster
 
     floor = base.world.floor
     gap = 2 * _reach(base) + 1.0 if gap is None else float(gap)
     half = (floor.length / 2 + WALL + gap / 4, floor.width / 2 + WALL + gap / 4)
-    return BatchCaster(offsets, half)
+    return CopyCaster(offsets, half)
 
 
 def _walls(k: int, dx: float, dy: float, floor) -> list[ObjectSpec]:

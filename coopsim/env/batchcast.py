@@ -15,23 +15,16 @@ run, and nothing from another copy can be hit at all.
 
 Whenever its preconditions do not hold (moving segments or objects, a robot outside the copy
 map, static shapes that are not K alike copies), it casts as :class:`JitRayCaster` does.
-:class:`BatchCaster` serves it the way :class:`~coopsim.raycast.AutoCaster` serves the compiled
-caster (``COOPSIM_JIT``): numpy until the kernels, and this module's own, are loaded in the
-background; never compiled with ``COOPSIM_JIT=numpy``. Frames and units: world frame unless
-said, metres.
+Frames and units: world frame unless said, metres.
 """
 
 from __future__ import annotations
 
-import atexit
-import threading
-
 import numpy as np
 
 from ..model.compiled import jit as _jit
-from ..model.compiled import prange
+from ..model.compiled import prange, warmer
 from ..model.threads import kernel_threads
-from ..raycast import auto
 from ..raycast.jitcast import (CELL_SIZE, JitRayCaster, checked_shapes, contiguous,
                                static_grids)
 from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
@@ -154,15 +147,9 @@ class CopyCaster(JitRayCaster):
         return out
 
 
-_ready = threading.Event()
-_lock = threading.Lock()
-_thread: list = []
-
-
-def _warm() -> None:
-    """Load or compile :func:`copy_fan` (after the caster's own kernels) with a tiny batch."""
-    if not auto.wait_ready():
-        return
+def _load() -> None:
+    """Compile (or load) :func:`copy_fan` with a tiny batch
+    (:func:`coopsim.model.compiled.warmer`)."""
     caster = CopyCaster(np.array([[0.0, 0.0], [10.0, 0.0]]), (4.0, 4.0))
     caster.set_static(None, np.array([[-3.0, -3.0, 3.0, -3.0], [7.0, -3.0, 13.0, -3.0]]))
     caster.set_copies(np.array([[0], [1]]))
@@ -173,64 +160,6 @@ def _warm() -> None:
     moving = (np.column_stack((poses[:, :2], radius)), np.zeros((0, 4)), groups,
               np.zeros(0, np.int64))
     caster.fan(poses, heading, fan, np.full(2, 2.0), radius, groups, moving)
-    _ready.set()
 
 
-def _start() -> None:
-    """Start :func:`_warm` once per process (nothing with ``COOPSIM_JIT=numpy``)."""
-    if auto.policy() == "numpy":
-        return
-    with _lock:
-        if not _thread:
-            _thread.append(threading.Thread(target=_warm, name="coopsim-batch-warmup",
-                                            daemon=True))
-            _thread[0].start()
-            atexit.register(_finish)
-
-
-def _finish() -> None:
-    """At exit: let a compile still running finish (bounded), as the caster's own warm-up does
-    (:func:`coopsim.raycast.auto._finish_warmup`: numba's LLVM under a tearing-down
-    interpreter crashed a short run)."""
-    auto.stop()  # before the caster's own exit handler: this thread may wait on it
-    if _thread and _thread[0].is_alive():
-        _thread[0].join(auto.EXIT_WAIT)
-
-
-def wait_ready(timeout: float | None = None) -> bool:
-    """Start loading this module's kernel (and the caster's) and wait; False with
-    ``COOPSIM_JIT=numpy``, without numba, on timeout or error."""
-    _start()
-    if not _thread:
-        return False
-    _thread[0].join(timeout)
-    return _ready.is_set()
-
-
-class BatchCaster(auto.AutoCaster):
-    """:class:`~coopsim.raycast.AutoCaster` serving a :class:`CopyCaster` once its kernels are
-    loaded (the numpy caster before; see the module). Args as :class:`CopyCaster`'s."""
-
-    def __init__(self, offsets: np.ndarray, half) -> None:
-        self.offsets, self.half, self.members = offsets, half, None
-        super().__init__()
-        if auto.policy() == "wait":
-            wait_ready()
-        else:
-            _start()
-
-    @property
-    def active(self):
-        """The caster serving now."""
-        if self.jit is None and _ready.is_set():
-            self.jit = CopyCaster(self.offsets, self.half)
-            self.jit.set_static(*self._static)
-            if self.members is not None:
-                self.jit.set_copies(self.members)
-        return self.jit if self.jit is not None else self.numpy
-
-    def set_copies(self, members: np.ndarray) -> None:
-        """See :meth:`CopyCaster.set_copies`."""
-        self.members = members
-        if self.jit is not None:
-            self.jit.set_copies(members)
+WARM = warmer(_load)

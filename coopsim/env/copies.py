@@ -92,13 +92,6 @@ def _template(base, seed):
 
 def _check_scenario(base) -> None:
     """Raise Unsupported for what the kernel does not model (see the module)."""
-    from ..model.compiled import COMPILED
-    from ..raycast import auto
-
-    if not COMPILED:
-        raise Unsupported("numba is not installed")
-    if auto.policy() == "numpy":
-        raise Unsupported("COOPSIM_JIT=numpy turns compiled kernels off")
     for what in SCENE:
         if getattr(base, what):
             raise Unsupported(f"scenario {base.name} has {what}")
@@ -217,7 +210,6 @@ class CopyBatch:
         self._state(k * a, len(angles))
         self._cast = bool(self._fan)
         self._kernel = ck.step_copies
-        self._said = False  # whether the first call's compile was announced (or not needed)
 
     def _state(self, n: int, beams: int) -> None:
         """The copies' other per-robot arrays (``n`` rows, zeros): commands, state, contacts,
@@ -289,15 +281,6 @@ class CopyBatch:
     def _run(self, move: bool, rng=None) -> None:
         """The kernel's step (``move`` False: sense only), then the modules' readings (drawn
         from ``rng``, else the run's generator)."""
-        if not self._said:
-            self._said = True
-            from ..raycast import cache
-            from . import copykernels
-
-            if not copykernels.compiled() and not cache.filled():
-                log.warning("coopsim: compiling the copies backend's step (first use after an "
-                            "install or an update: a minute or more on a busy machine; cached "
-                            "on disk for the next runs)")
         with policy.kernel_threads(len(self.pos), PARALLEL_MIN, CHUNK, self.threads):
             s, sc = self._shared, self._scratch
             self._kernel(self.width, self.act_rows, self.pos, sc["buf"], sc["start"], self.yaw,

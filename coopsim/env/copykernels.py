@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ..model.compiled import jit, prange
+from ..model.compiled import jit, prange, warmer
 from ..physics.kinematic_kernels import (DIFFERENTIAL, NONE, finish_robot, floor_clamp,
                                          move_robot, pair_push, static_push)
 from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
@@ -203,17 +203,9 @@ def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:
             np.zeros((n, 3)), np.zeros((n, 2, beams)), np.zeros((n, beams)), np.zeros(n))
 
 
-def compiled() -> bool:
-    """Whether :func:`step_copies` is compiled (or loaded from the cache) in this process."""
-    return bool(getattr(step_copies, "signatures", ()))
-
-
-def wait_ready(timeout: float | None = None) -> bool:
-    """Compile (or load from numba's disk cache) :func:`step_copies` now: what the cache-filling
-    process (:mod:`coopsim.raycast.cache`, ``KERNEL_FILES``) calls. False without numba."""
-    from ..model.compiled import COMPILED
-
-    if not COMPILED:
-        return False
+def _load() -> None:
+    """Compile (or load) :func:`step_copies` (:func:`coopsim.model.compiled.warmer`)."""
     step_copies(*_warm_inputs())
-    return True
+
+
+WARM = warmer(_load)

@@ -19,14 +19,10 @@ Frames and units: world frame, metres, radians; quaternions (w, x, y, z).
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
-from .compiled import COMPILED, jit
-
-#: The kernel is compiled (numba present, not turned off): else its Python source runs.
-ACTIVE = COMPILED and os.environ.get("COOPSIM_JIT", "").strip().lower() != "numpy"
+from .compiled import jit
 
 
 @jit(nogil=True)
@@ -121,14 +117,11 @@ def _matrix_quat(m, q):  # pragma: no cover -- compiled
 
 def run(a, b, c, origins, tool, mount_turn, mount, state, q) -> np.ndarray:
     """(n, 7) tool poses of arms at angles ``q`` (n, dof) on bodies ``state`` (n, >= 7):
-    :func:`tool_poses` compiled (or its Python source without numba: the same bits)."""
+    :func:`tool_poses`, compiled."""
     out = np.empty((len(q), 7))
     args = (a, b, c, origins, tool, mount_turn, mount, np.ascontiguousarray(state, float),
             np.sin(q), np.cos(q), out)
-    if ACTIVE:
-        tool_poses(*args)
-    else:
-        getattr(tool_poses, "py_func", tool_poses)(*args)
+    tool_poses(*args)
     return out
 
 
@@ -137,8 +130,7 @@ def evaluate_plans(times, points, count, velocity, rates, lo, hi, e, q, qd, done
     """The ``joints`` plans' set points ``e`` (n,) s after their starts: ``q``, ``qd`` (n, J)
     rad and rad/s and ``done`` (n,) whether each is its plan's last, written.
 
-    Element for element the numpy of ``coopsim.plugins.modules.joints._evaluate`` (the same
-    IEEE operations in the same order: the same bits; clips keep NaN as ``np.clip`` does).
+    Clips keep NaN as ``np.clip`` does.
 
     Args:
         times: (n, P + 1) waypoint times, s (padded with inf); points: (n, P + 1, J) angles.

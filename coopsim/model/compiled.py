@@ -1,50 +1,61 @@
-"""numba, optional: the one decorator every compiled kernel of coopsim is made with.
+"""The one decorator every compiled kernel of coopsim is made with, and how kernels get compiled.
 
-numba is a dependency of coopsim, but the kernels' modules must import without it (the swarm
-library runs in controllers on machines without numba; the ray casters and the kinematic engine
-then serve their numpy paths). So the kernels are decorated with :func:`jit`, which is numba's
-``njit`` when numba imports and the identity otherwise, and loop with :data:`prange`, which is
-``range`` without numba. Callers test :data:`COMPILED` before calling a kernel that only pays
-compiled. The thread policy for the kernels is :mod:`coopsim.model.threads`.
+numba is a dependency of coopsim and the simulator's only path: every kernel compiles. The
+kernels' modules still import without numba (:func:`jit` is then the identity) for one
+reason: the swarm library runs inside controllers, on machines that need no numba, and keeps
+its numpy and Python code (:data:`COMPILED` is what it tests); nothing on the simulator side
+tests it. The thread policy for the kernels is :mod:`coopsim.model.threads`.
 
-Kernels a step can do without until they are loaded (a module's small-world kernels) are
-*warmed* off the stepper thread: :func:`warmer` registers a function that calls them once, and
-the background warm-up of :mod:`coopsim.raycast.auto` runs every registered one after the ray
-caster's kernels; :meth:`Warm.ready` then says the kernels are loaded and the caller switches
-from its numpy path (which must give the same bits).
+**When kernels compile.** numba compiles a kernel on its first call for each signature and
+keeps it on disk (``cache=True``: ``__pycache__`` beside the source, or ``NUMBA_CACHE_DIR``).
+A module whose kernels a step needs registers a *loader* (:func:`warmer`: a function that calls
+them once with a world's argument types); :func:`load_pending` runs every loader registered and
+not yet run, in the calling thread. A simulation runs them when it is made and whenever its
+step plan is built (a fused pass registers its loader then), so a run steps compiled from its
+first step. Loading from the cache takes milliseconds a kernel; compiling takes seconds, once
+after an install or an update, and the process says so on one stderr line while it compiles
+(:func:`notice`). ``coopsim warmup`` compiles everything ahead (:mod:`coopsim.app.warmup`).
+
+**What a cached kernel is keyed by** (:class:`_KeyedCache`): numba's own key (the signature,
+the CPU, the kernel's bytecode, its own file's time) plus the kernel's options and
+:func:`sources_key`, a digest of the text of every file holding a kernel it calls or inlines,
+found by following its globals (and those kernels' globals, and so on), and of the values of
+the constants it reads from other modules (numba freezes them into the machine code). An edit
+of a helper therefore recompiles every kernel that uses it; nothing is listed by hand.
 
 Importing this module imports numba (when installed); nothing in the client does.
 """
 
 from __future__ import annotations
 
-import atexit
 import hashlib
-import logging
+import importlib
 import os
+import re
 import sys
 import threading
-from contextlib import contextmanager
+import types
 from typing import Callable
+
+import numpy as np
 
 try:
     import numba
     from numba import prange
-except ImportError:  # numba missing: the numpy / Python paths serve
+except ImportError:  # numba missing: only the swarm library (controllers) imports kernels then
     numba = None
     prange = range
 
-#: True when kernels are compiled (numba imported).
+#: True when kernels are compiled (numba imported); tested by the swarm library only.
 COMPILED = numba is not None
 
 
 def jit(parallel: bool = False, inline: bool = False, nogil: bool = True,
         counted: bool = True):
     """numba's ``njit``, cached on disk (``cache=True``: ``__pycache__`` or
-    ``NUMBA_CACHE_DIR``; see :func:`source_stamp` for what a cached kernel is keyed by), with
-    numpy's division semantics (no Python division checks: the kernels check their divisors or
-    know them non-zero); without numba the identity, so that the module defining the kernel
-    imports.
+    ``NUMBA_CACHE_DIR``; keyed as the module says), with numpy's division semantics (no
+    Python division checks: the kernels check their divisors or know them non-zero); without
+    numba the identity, so that the module defining the kernel imports.
 
     Args:
         parallel: Compile ``prange`` loops to run on numba's threads.
@@ -75,49 +86,97 @@ def jit(parallel: bool = False, inline: bool = False, nogil: bool = True,
 
     def decorate(f):
         kernel = make(f)
-        if _KeyedCache is not None and type(getattr(kernel, "_cache", None)) is _FunctionCache:
+        if type(getattr(kernel, "_cache", None)) is _FunctionCache:
             kernel._cache = _KeyedCache(f, options)
         return kernel
 
     return decorate
 
 
-#: Files (relative to the coopsim package) holding kernels that kernels of other files inline
-#: or call: a cached kernel is keyed by their sizes and times too (:func:`source_stamp`).
-KERNEL_SOURCES = ("model/compiled.py", "model/ikkernel.py", "physics/kinematic_kernels.py",
-                  "physics/kinematic_grid.py", "physics/kinematic_small.py",
-                  "physics/aerial_kernels.py",
-                  "raycast/jitcast.py", "raycast/jitfan.py", "raycast/jitgrid.py",
-                  "raycast/jitwalk.py", "raycast/numpycast.py", "plugins/modules/kernels.py",
-                  "env/batchcast.py", "env/copykernels.py",
-                  # the fused step's tick (plugins/modules/flyfused.py) calls these
-                  "model/quaternion_kernels.py", "physics/aerial_raykernel.py",
-                  "plugins/modules/flying.py", "swarm/flight_kernels.py")
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_STAMP: list = []  # source_stamp's value, computed once a process
+_DIGESTS: dict = {}  # file path -> sha256 of its bytes (read once a process)
 
 
-def source_stamp(names: tuple = KERNEL_SOURCES) -> str:
-    """Digest of the size and modification time of ``names`` (files of the coopsim package;
-    missing ones skipped) and of numba's and Python's versions.
-
-    Why: numba keys a cached kernel by its own file's time and bytecode only, not by the
-    files whose functions it inlines or calls (the copies backend's step inlines
-    ``physics/kinematic_kernels.py``) nor by its options (``nogil``): after an edit there, it
-    loaded the stale machine code. :func:`jit` adds this digest and the options to the key."""
-    if names is KERNEL_SOURCES and _STAMP:
-        return _STAMP[0]
-    digest = hashlib.sha256(f"{getattr(numba, '__version__', '')} {sys.version}".encode())
-    for name in names:
+def _file_digest(path: str) -> bytes:
+    digest = _DIGESTS.get(path)
+    if digest is None:
         try:
-            st = os.stat(os.path.join(_PACKAGE, name))
-        except OSError:
+            with open(path, "rb") as fh:
+                digest = hashlib.sha256(fh.read()).digest()
+        except OSError:  # no file (a kernel made from a string): its bytecode keys it
+            digest = b""
+        _DIGESTS[path] = digest
+    return digest
+
+
+def _names(code: types.CodeType) -> set:
+    """The global and attribute names ``code`` and the code nested in it read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _constant(value) -> bytes | None:
+    """The bytes a frozen global ``value`` is keyed by, None for what numba does not freeze
+    (modules and functions are followed, not keyed)."""
+    if isinstance(value, tuple):  # numba freezes a tuple of constants too
+        parts = [_constant(v) for v in value]
+        return None if None in parts else b"(" + b",".join(parts) + b")"
+    if isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
+        return repr(value).encode()
+    if isinstance(value, np.ndarray):
+        return repr((value.dtype.str, value.shape)).encode() + value.tobytes()
+    return None
+
+
+def sources_key(func) -> str:
+    """Digest of what the compiled ``func`` is made of beyond its own bytecode: the text of
+    the file of ``func`` and of every kernel it reaches (a numba dispatcher among its globals,
+    its closure's cells or the attributes it reads of a module among its globals, followed
+    transitively), and the value of every constant it and they read; numba's and Python's
+    versions. Why: numba keys a cached kernel by its own file's time and bytecode only, so an
+    edit of a helper it inlines, or of a constant it imports, left it loading stale machine
+    code."""
+    digest = hashlib.sha256(f"{getattr(numba, '__version__', '')} {sys.version}".encode())
+    todo, seen = [func], set()
+    while todo:
+        f = todo.pop()
+        f = getattr(f, "py_func", f)
+        code = getattr(f, "__code__", None)
+        if code is None or id(f) in seen:
             continue
-        digest.update(f"{name} {st.st_size} {st.st_mtime_ns}".encode())
-    value = digest.hexdigest()[:16]
-    if names is KERNEL_SOURCES:
-        _STAMP.append(value)
-    return value
+        seen.add(id(f))
+        digest.update(code.co_filename.encode() + _file_digest(code.co_filename))
+        names = _names(code)
+        values = [(n, f.__globals__[n]) for n in sorted(names) if n in f.__globals__]
+        values += [(str(i), cell.cell_contents)
+                   for i, cell in enumerate(f.__closure__ or ()) if _filled(cell)]
+        for name, value in values:
+            if isinstance(value, types.ModuleType):  # fk.rotors, jit.step: the attributes read
+                values += [(f"{name}.{n}", getattr(value, n)) for n in sorted(names)
+                           if not n.startswith("__") and hasattr(value, n)
+                           and not isinstance(getattr(value, n), types.ModuleType)]
+            elif hasattr(value, "py_func"):
+                todo.append(value)
+            elif isinstance(value, tuple):  # kernels handed over in a tuple: followed too
+                todo += [v for v in value if hasattr(v, "py_func")]
+                frozen = _constant(value)
+                if frozen is not None:
+                    digest.update(name.encode() + b"=" + frozen)
+            else:
+                frozen = _constant(value)
+                if frozen is not None:
+                    digest.update(name.encode() + b"=" + frozen)
+    return digest.hexdigest()[:16]
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
 
 
 if numba is not None:
@@ -125,24 +184,54 @@ if numba is not None:
 
     class _KeyedCache(_FunctionCache):
         """numba's cache of one kernel, its index key extended by the kernel's options and
-        :func:`source_stamp` (a key it does not find: compiled afresh and saved beside)."""
+        :func:`sources_key` (a key it does not find: compiled afresh and saved beside), and a
+        miss said on stderr (:func:`notice`) before numba compiles."""
 
         def __init__(self, py_func, options: tuple) -> None:
             super().__init__(py_func)
             self._options = options
+            self._func = py_func
+            self._sources: str | None = None  # sources_key, once a process
 
         def _index_key(self, sig, codegen):
-            return (*super()._index_key(sig, codegen), self._options, source_stamp())
+            if self._sources is None:
+                self._sources = sources_key(self._func)
+            return (*super()._index_key(sig, codegen), self._options, self._sources)
+
+        def load_overload(self, sig, target_context):
+            data = super().load_overload(sig, target_context)
+            if data is None:
+                notice()
+            return data
 else:
     _FunctionCache = _KeyedCache = None
 
 
-log = logging.getLogger(__name__)
+_NOTICED = threading.Event()
+#: The line a process writes on stderr when it first compiles a kernel
+NOTICE = ("coopsim: compiling the simulator's kernels (once after an install or an update; "
+          "minutes on a busy machine; `coopsim warmup` does it ahead)\n")
+
+
+def notice() -> None:
+    """Say once a process, on stderr, that kernels compile (a cache miss: numba compiles
+    next, for seconds)."""
+    if not _NOTICED.is_set():
+        _NOTICED.set()
+        try:
+            sys.stderr.write(NOTICE)
+            sys.stderr.flush()
+        except (OSError, ValueError):  # no stderr (a closed pipe): the compile goes on
+            pass
+
+
+def compiled_here() -> bool:
+    """Whether this process compiled a kernel (a cache miss), as :func:`notice` said."""
+    return _NOTICED.is_set()
 
 
 class Warm:
-    """Kernels loaded in the background: :attr:`ready` once :attr:`load` has run (never
-    without numba, or when it raised: the caller's numpy path then serves for good)."""
+    """A module's loader (:func:`warmer`): :attr:`ready` once :attr:`load` has run."""
 
     def __init__(self, load: Callable[[], None]) -> None:
         self.load = load
@@ -150,97 +239,61 @@ class Warm:
 
 
 _WARMERS: list[Warm] = []
-_LOCK = threading.Lock()
-_LATE: list[threading.Thread] = []  # warm-ups of warmers registered after the first one ran
-_STARTED = threading.Event()
+_LOCK = threading.RLock()
 
 
 def warmer(load: Callable[[], None]) -> Warm:
-    """Register ``load`` (no arguments: it calls some kernels once, which compiles them or
-    loads them from numba's cache) for the background warm-up; returns its :class:`Warm`.
-    Registered after the warm-up ran (a plugin imported late), it is loaded in a thread of
-    its own at once."""
+    """Register ``load`` (no arguments: it calls some kernels once with a world's argument
+    types, which compiles them or loads them from numba's cache), run by the next
+    :func:`load_pending`; returns its :class:`Warm`."""
     warm = Warm(load)
     with _LOCK:
         _WARMERS.append(warm)
-        if _STARTED.is_set() and numba is not None:
-            thread = threading.Thread(target=_warm_late, name="coopsim-jit-late", daemon=True)
-            _LATE.append(thread)
-            thread.start()
     return warm
 
 
-@atexit.register
-def _finish() -> None:
-    """At exit: let a late warm-up finish (numba compiling while the interpreter tears down
-    crashed the process; see coopsim.raycast.auto)."""
-    for thread in _LATE:
-        while thread.is_alive():
-            try:
-                thread.join(120.0)
-                break
-            except KeyboardInterrupt:  # SIGTERM at exit: no traceback, the load is short
-                continue
-
-
-#: s between GIL hand-overs while kernels compile in the background (Python's default: 5 ms)
-POLITE_SWITCH = 1e-4
-_POLITE_LOCK = threading.Lock()
-_POLITE: list = [0, 0.005]  # warm-ups under way, the switch interval to restore after them
-
-
-@contextmanager
-def polite():
-    """Within: the interpreter hands the GIL between threads every :data:`POLITE_SWITCH` s.
-
-    Why: numba's compiler is Python code that holds the GIL. A realtime stepper thread gives
-    the GIL away at every sleep and socket call and then waits up to the switch interval to
-    get it back, several times a step: with the default 5 ms, the first run after an install
-    (the kernels compiling for some 11-37 s) ran the demo at 0.56-0.58x real time with about
-    340 of its 2,000 steps late; with 0.1 ms, at 0.87x with 33-39 late (benchmarks/results/history.md).
-    The setting is the process's: the one found when the first of overlapping warm-ups began
-    is restored when the last ends.
-    """
-    with _POLITE_LOCK:
-        if not _POLITE[0]:
-            _POLITE[1] = sys.getswitchinterval()
-            sys.setswitchinterval(min(_POLITE[1], POLITE_SWITCH))
-        _POLITE[0] += 1
-    try:
-        yield
-    finally:
-        with _POLITE_LOCK:
-            _POLITE[0] -= 1
-            if not _POLITE[0]:
-                sys.setswitchinterval(_POLITE[1])
-
-
-def wait_late(timeout: float | None = None) -> None:
-    """Wait for the warm-ups of warmers registered late (``COOPSIM_JIT=wait``: benchmarks)."""
-    for thread in list(_LATE):
-        thread.join(timeout)
-
-
-def _warm_late() -> None:
-    with polite():
-        warm_all()
-
-
-def warm_all() -> None:
-    """Run every registered warmer not yet run (the warm-up thread of
-    :mod:`coopsim.raycast.auto`); one that fails is logged and its kernels stay unused."""
-    _STARTED.set()
-    if numba is None:
+def load_pending() -> None:
+    """Run every registered loader not yet run, here (a simulation calls it when it is made
+    and when its step plan is built). A loader that raises propagates: a kernel that does not
+    compile is a bug, not a path to fall back from."""
+    if numba is None or all(w.ready for w in _WARMERS):
         return
-    for warm in list(_WARMERS):
-        with _LOCK:  # two warm-ups never load the same kernels at once
-            if warm.ready or warm.load is None:
-                continue
-            load, warm.load = warm.load, None
+    with _LOCK:
+        for warm in list(_WARMERS):
+            if not warm.ready:
+                warm.load()
+                warm.ready = True
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: A file holding kernels: it imports from this module, or decorates with a ``jit``
+_KERNEL_FILE = re.compile(rb"compiled import|^\s*@[\w.]*jit\b|\bjit\(", re.M)
+
+
+def kernel_modules() -> list[str]:
+    """The coopsim modules that hold kernels, found by reading the package's files (what
+    ``coopsim warmup`` imports before it runs their loaders)."""
+    found = []
+    for root, dirs, files in os.walk(_PACKAGE):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                with open(path, "rb") as fh:
+                    if _KERNEL_FILE.search(fh.read()):
+                        rel = os.path.relpath(path[:-3], os.path.dirname(_PACKAGE))
+                        found.append(rel.replace(os.sep, ".").removesuffix(".__init__"))
+    return found
+
+
+def import_kernel_modules() -> list:
+    """Import every module :func:`kernel_modules` finds (their loaders register); the
+    modules. One that needs an optional extra not installed is left out."""
+    modules = []
+    for name in kernel_modules():
         try:
-            load()
-        except Exception:  # noqa: BLE001 -- a failed compile: the numpy path serves, said once
-            log.exception("compiled kernels failed to load (%s); numpy serves",
-                          getattr(load, "__qualname__", load))
-            continue
-        warm.ready = True
+            modules.append(importlib.import_module(name))
+        except ImportError as exc:  # e.g. coopsim.env without coopsim[learning]
+            if getattr(exc, "name", None) and exc.name.split(".")[0] == "coopsim":
+                raise
+    return modules

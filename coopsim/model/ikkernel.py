@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .arm import ArmSpec, IKResult, rpy_matrix
-from .compiled import COMPILED, jit, warmer
+from .compiled import jit, warmer
 
 #: Fixed restarts: spreads over the limits, the same in every run (fractions of each range).
 SEEDS = np.random.default_rng(34).random((22, 7))
@@ -409,4 +409,4 @@ def _load() -> None:
 
 #: Ready once the background warm-up has loaded the kernel (it is called either way: a call
 #: before then compiles it or loads it from the cache in the caller's thread).
-WARM = warmer(_load) if COMPILED else None
+WARM = warmer(_load)

@@ -11,11 +11,9 @@ try refuses (a wedge or the tail) draw on from a stream of their own keyed by th
 Uniform ``k`` (lost data) is output ``k`` of a second stream (the key mixed once more), its top
 53 bits over 2^53, in [0, 1).
 
-Two paths give the same bits: the compiled kernels (:func:`fill_normals`,
-:func:`fill_uniforms`, and :func:`normal` inlined in a fused pass) and the numpy twins
-(:func:`normals_numpy`, :func:`uniforms_numpy`) that serve until the kernels are loaded and
-without numba. Only IEEE operations and libm's ``exp`` and ``log1p`` (the rare refusals) make a
-value.
+The compiled kernels (:func:`fill_normals`, :func:`fill_uniforms`, and :func:`normal` inlined
+in a fused pass) are the one implementation. Only IEEE operations and libm's ``exp`` and
+``log1p`` (the rare refusals) make a value.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ import math
 
 import numpy as np
 
-from .compiled import jit, numba, warmer
+from .compiled import jit, warmer
 
 _U = np.uint64
 GAMMA, MIX1, MIX2 = _U(0x9E3779B97F4A7C15), _U(0xBF58476D1CE4E5B9), _U(0x94D049BB133111EB)
@@ -127,94 +125,24 @@ def fill_uniforms(key, out):
         out[i] = _unit(mix(second + _U(i + 1) * GAMMA))
 
 
-# ---------------------------------------------------------------------- the numpy twins
-
-
-def _mix_numpy(z: np.ndarray) -> np.ndarray:
-    """:func:`mix` over a uint64 array (numpy's uint64 arrays wrap as the kernel's do)."""
-    z = (z ^ (z >> S30)) * MIX1
-    z = (z ^ (z >> S27)) * MIX2
-    return z ^ (z >> S31)
-
-
-def normals_numpy(key: int, start: int, m: int) -> np.ndarray:
-    """(m,) :func:`fill_normals`' bits in numpy (the refused few in Python)."""
-    k = np.arange(start + 1, start + m + 1, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        z = _mix_numpy(_U(key) + k * GAMMA)
-    idx = (z & LOW8).astype(np.intp)
-    rabs = (z >> S9) & MAG
-    out = rabs.astype(float) * WI[idx]
-    out[((z >> S8) & _U(1)).astype(bool)] *= -1.0
-    for i in np.flatnonzero(rabs >= KI[idx]).tolist():
-        out[i] = _refused_python(int(z[i]))
-    return out
-
-
-def uniforms_numpy(key: int, m: int) -> np.ndarray:
-    """(m,) :func:`fill_uniforms`' bits in numpy."""
-    with np.errstate(over="ignore"):
-        second = _mix_numpy(np.array([_U(key) ^ SECOND]))[0]
-        z = _mix_numpy(second + np.arange(1, m + 1, dtype=np.uint64) * GAMMA)
-    return (z >> S11).astype(float) * TO_UNIT
-
-
-_MASK = (1 << 64) - 1
-
-
-def _mix_int(z: int) -> int:
-    """:func:`mix` on a Python int."""
-    z = ((z ^ (z >> 30)) * int(MIX1)) & _MASK
-    z = ((z ^ (z >> 27)) * int(MIX2)) & _MASK
-    return z ^ (z >> 31)
-
-
-def _refused_python(first: int) -> float:
-    """:func:`_refused` on Python ints (libm's ``exp`` and ``log1p``, as the kernel's)."""
-    z, c, g = first, 0, int(GAMMA)
-    draw = lambda c: float(_mix_int((first + c * g) & _MASK) >> 11) * TO_UNIT  # noqa: E731
-    while True:
-        idx, rabs, neg = z & 255, (z >> 9) & int(MAG), (z >> 8) & 1
-        x = float(rabs) * float(WI[idx])
-        if rabs < int(KI[idx]):
-            return -x if neg else x
-        if idx == 0:
-            while True:
-                xx = -INV_R * math.log1p(-draw(c + 1))
-                yy = -math.log1p(-draw(c + 2))
-                c += 2
-                if yy + yy > xx * xx:
-                    return -(R + xx) if neg else R + xx
-        c += 1
-        if (float(FI[idx - 1]) - float(FI[idx])) * draw(c) + float(FI[idx]) \
-                < math.exp(-0.5 * x * x):
-            return -x if neg else x
-        c += 1
-        z = _mix_int((first + c * g) & _MASK)
-
-
 def _load() -> None:
     """Compile (or load from numba's cache) the kernels."""
     fill_normals(_U(1), 0, np.empty(4))
     fill_uniforms(_U(1), np.empty(4))
 
 
-WARM = warmer(_load) if numba is not None else None
+WARM = warmer(_load)
 
 
-def normals(key: int, m: int) -> np.ndarray:
-    """(m,) the step's normals keyed by ``key``: compiled once loaded, numpy before."""
-    if WARM is not None and WARM.ready:
-        out = np.empty(m)
-        fill_normals(_U(key), 0, out)
-        return out
-    return normals_numpy(key, 0, m)
+def normals(key: int, m: int, start: int = 0) -> np.ndarray:
+    """(m,) the step's normals ``start`` to ``start + m`` keyed by ``key``."""
+    out = np.empty(m)
+    fill_normals(_U(key), start, out)
+    return out
 
 
 def uniforms(key: int, m: int) -> np.ndarray:
     """(m,) the step's uniforms in [0, 1) keyed by ``key``."""
-    if WARM is not None and WARM.ready:
-        out = np.empty(m)
-        fill_uniforms(_U(key), out)
-        return out
-    return uniforms_numpy(key, m)
+    out = np.empty(m)
+    fill_uniforms(_U(key), out)
+    return out

@@ -33,9 +33,8 @@ body collides with; movable objects are refused), no joints, no carried parts, n
 none.
 
 Compiled: the step is one numba kernel over the rows (:mod:`coopsim.physics.aerial_kernels`),
-shared among numba's threads from ``aerial_kernels.PARALLEL_MIN`` rows on; without numba, or
-with ``COOPSIM_JIT=numpy``, :mod:`coopsim.physics.aerial_numpy` runs the same arithmetic. Both,
-at any thread count, give the same bits (no libm calls, no reordering), so a run is
+shared among numba's threads from ``aerial_kernels.PARALLEL_MIN`` rows on; at any thread
+count it gives the same bits (no libm calls, no reordering), so a run is
 reproducible bit for bit. The kernel checks each row after its step
 (:mod:`coopsim.model.health`: finite, speed, angular rate, altitude): a row that diverged is put
 back at its pose at the step's start, at rest, its wrench and command dropped, and
@@ -49,7 +48,6 @@ the planar projection (yaw from the quaternion, yaw rate about world z).
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,7 +57,7 @@ from ..model.errors import SimulationError
 from ..model.robot_type import Assembly, BodySpec, MemberSpec
 from ..model.specs import FloorSpec, ObjectSpec
 from . import aerial_kernels as jit
-from . import aerial_numpy, aerial_rays
+from . import aerial_rays
 from .aerial_kernels import CLEAR, DIFFERENTIAL, FREE, IDLE, MU, RADIUS, VELOCITY
 from .engine import Engine, Handles
 from .shapes import as_geometry, outline_geometry
@@ -90,11 +88,6 @@ class AerialEngine(Engine):
 
     Args:
         floor: The floor; its edges are walls.
-        kernels: ``"numba"``, ``"numpy"`` or ``"auto"`` (numba when it imports, unless
-            ``COOPSIM_JIT=numpy``); None: the class attribute :attr:`kernels`.
-
-    Raises:
-        ImportError: ``"numba"`` asked for without numba installed.
     """
 
     label = "aerial"
@@ -102,12 +95,10 @@ class AerialEngine(Engine):
                   "no contacts"
     features = frozenset({"flight", "velocity", "differential"})
     checks_health = True
-    kernels = "auto"
 
-    def __init__(self, floor: FloorSpec, kernels: str | None = None) -> None:
+    def __init__(self, floor: FloorSpec) -> None:
         super().__init__(floor)
-        self._k = _backend(kernels or type(self).kernels)
-        self.backend = "numba" if self._k is jit else "numpy"
+        self._k = jit
         self._half = np.array([floor.length / 2, floor.width / 2])
         self._objects: list[ObjectSpec] = []
         self._shapes: tuple | None = None
@@ -234,9 +225,7 @@ class AerialEngine(Engine):
 
     def fused(self):
         """See :meth:`Engine.fused`: an :class:`~coopsim.physics.aerial_fused.AerialFused` on
-        the numba backend, else None."""
-        if self._k is not jit:
-            return None
+        its compiled step's kernels."""
         if self._fused is None:
             from .aerial_fused import AerialFused
 
@@ -266,11 +255,8 @@ class AerialEngine(Engine):
         self._sync()
         planar, full = self._read
         if planar is None:
-            if self._k is jit:  # one compiled pass (numpy's took ~70 us at 1,000 rows)
-                planar = np.empty((len(self.state), 6))
-                jit.planar(self.state, planar)
-            else:
-                planar = _planar(self.state)
+            planar = np.empty((len(self.state), 6))  # one compiled pass
+            jit.planar(self.state, planar)
             planar.setflags(write=False)
             self._read = (planar, full)
         return planar
@@ -411,25 +397,13 @@ class AerialEngine(Engine):
         (:mod:`coopsim.physics.aerial_rays`)."""
         self._sync()
         return self._scene.cast(self._objects, self._bodies, self.state, rows, origins,
-                                directions, reach, compiled=self._k is jit)
+                                directions, reach)
 
     def chassis_extent(self, rows: np.ndarray) -> np.ndarray:
         """(len(rows), 2) lowest and highest point of each robot's body along its body z
         axis, m, body frame (where its range sensors sit and its underside is)."""
         self._sync()
         return self._scene.extent(self._bodies, rows)
-
-
-def _planar(s: np.ndarray) -> np.ndarray:
-    """(N, 6) the planar projection of (N, 13) STATE3D rows (AerialEngine.robot_state)."""
-    qw, qx, qy, qz = s[:, 3], s[:, 4], s[:, 5], s[:, 6]
-    out = np.empty((len(s), 6))
-    out[:, 0:2] = s[:, 0:2]
-    out[:, 2] = np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
-    out[:, 3:5] = s[:, 7:9]
-    out[:, 5] = 2.0 * (qx * qz - qw * qy) * s[:, 10] + 2.0 * (qy * qz + qw * qx) * s[:, 11] \
-        + (1.0 - 2.0 * (qx * qx + qy * qy)) * s[:, 12]
-    return out
 
 
 def _body(member: MemberSpec, body: BodySpec) -> _Body:
@@ -454,14 +428,3 @@ def _body(member: MemberSpec, body: BodySpec) -> _Body:
     # as mujoco builds it
     solids = aerial_rays.body_solids(body, height if body.free else body.height)
     return _Body(member.name, bool(body.free), state, param, solids=solids)
-
-
-def _backend(kind: str):
-    """The kernels module for ``kind`` ("auto", "numba" or "numpy")."""
-    if kind not in ("auto", "numba", "numpy"):
-        raise ValueError(f"kernels must be 'auto', 'numba' or 'numpy', got {kind!r}")
-    if kind == "numba" and jit.numba is None:
-        raise ImportError("the aerial engine's numba kernels need numba")
-    if kind == "auto" and os.environ.get("COOPSIM_JIT", "").strip().lower() == "numpy":
-        return aerial_numpy
-    return jit if kind != "numpy" and jit.numba is not None else aerial_numpy

@@ -2,9 +2,7 @@
 
 One step is one pass over the rows: :func:`step_rows` (serial) or :func:`step_rows_parallel`
 (``prange``), both inlining :func:`_row`, so a row comes out alike from either and at any thread
-count: row i reads and writes only row i. :mod:`coopsim.physics.aerial_numpy` does the same in
-numpy, with the same floating-point operations in the same order per row, so the two give the
-same bits. That is why no libm function is called (numpy's and the C library's ``sin`` may
+count: row i reads and writes only row i. No libm function is called (platforms' ``sin`` may
 round differently): sine and cosine come from :func:`_sinc_cos` (series and angle doubling),
 and ``sqrt`` is correctly rounded everywhere. No ``fastmath``: nothing is reordered or fused.
 

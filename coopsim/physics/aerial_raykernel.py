@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ..model.compiled import COMPILED, jit, warmer
+from ..model.compiled import jit, warmer
 
 CYLINDER, BOX, BALL = 0, 1, 2  # as coopsim.model.placement's CIRCLE, BOX, BALL
 KIND, OWNER, CX, CY, CZ, MAT, SA, SB, SH = 0, 1, 2, 3, 4, 5, 14, 15, 16
@@ -311,7 +311,7 @@ LOCAL = 10
 def place(local, state, solids, boxes, start):
     """Write the robots' solids where ``state`` (N, 13) places them into ``solids`` and
     ``boxes`` from row ``start`` on: one row a ``local`` (R, :data:`LOCAL`) row. The same
-    operations as ``aerial_rays.place_numpy`` (no libm call), so the same bits."""
+    operations for any thread count (no libm call), so the same bits."""
     for r in range(len(local)):
         o, j = int(local[r, L_ROW]), start + r
         w, x, y, z = state[o, 3], state[o, 4], state[o, 5], state[o, 6]
@@ -369,4 +369,4 @@ def _load() -> None:
     place(np.zeros((1, LOCAL)), state, solid, np.zeros((1, 6)), 0)
 
 
-WARM = warmer(_load) if COMPILED else None  # loaded off the stepper thread, before it needs it
+WARM = warmer(_load)  # loaded with a run, before its first step

@@ -36,8 +36,7 @@ One step of ``dt`` seconds:
 
 Determinism: the same inputs give bit-identical outputs whatever the number of threads: each
 robot's new position is computed from the previous pass's positions alone, its neighbours and
-shapes visited in a fixed order (see :mod:`coopsim.physics.kinematic_kernels`). The numba kernels
-run when numba imports, else :mod:`coopsim.physics.kinematic_numpy` (same results to rounding).
+shapes visited in a fixed order (see :mod:`coopsim.physics.kinematic_kernels`, compiled).
 Up to :data:`SMALL_N` robots the whole step is one compiled call (``step_small``: the same
 kernels' per-robot bodies in the same order, so the same bits; a kernel call's dispatch costs
 more than a small world's work). numba's threads share the robots from
@@ -59,7 +58,6 @@ from ..model.robot_type import Assembly
 from ..model.specs import FloorSpec, ObjectSpec
 from . import kinematic_kernels as jit
 from . import kinematic_small as small
-from . import kinematic_numpy
 from .engine import CopyTemplate, Engine, Handles
 from .shapes import as_geometry, box_corners, outline_geometry
 from .kinematic_kernels import (BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY,
@@ -109,23 +107,16 @@ class KinematicEngine(Engine):
 
     Args:
         floor: The floor; its edges are walls.
-        kernels: ``"numba"``, ``"numpy"`` or ``"auto"`` (numba when it imports); None: the
-            class attribute :attr:`kernels`.
-
-    Raises:
-        ImportError: ``"numba"`` asked for without numba installed.
     """
 
     label = "kinematic"
     description = "swarm kinematics (numba): commanded motion, overlap resolution, no joints"
     features = frozenset({"differential", "velocity", "movable_objects", "attach", "swarm",
                           "batch", "copies"})
-    kernels = "auto"
 
-    def __init__(self, floor: FloorSpec, kernels: str | None = None) -> None:
+    def __init__(self, floor: FloorSpec) -> None:
         super().__init__(floor)
-        self._k = _backend(kernels or type(self).kernels)
-        self.backend = "numba" if self._k is jit else "numpy"
+        self._k = jit
         self._half = np.array([floor.length / 2, floor.width / 2])
         self._objects: list[_Object] = []
         self._carried = 0  # objects attached now (none: nothing to move, no moving shapes)
@@ -278,7 +269,7 @@ class KinematicEngine(Engine):
         if not n:
             return
         static = self._static_grid()
-        if n <= SMALL_N and self._k is jit:  # one compiled call: the same bits, no dispatches
+        if n <= SMALL_N:  # one compiled call: the same bits, no dispatches
             small.step_small(self.pos, self._buf, self.yaw, self.cmd, self.mode, self.heading,
                            self.radius, self.state, self.contact, self._moved, self._flag,
                            self._rows, static, self._half, dt, self._limits)
@@ -296,9 +287,7 @@ class KinematicEngine(Engine):
 
     def fused(self):
         """See :meth:`Engine.fused`: a :class:`~coopsim.physics.kinematic_fused.KinematicFused`
-        on the numba backend (its small worlds' drive and step in a pass's call), else None."""
-        if self._k is not jit:
-            return None
+        (its small worlds' drive and step in a pass's call)."""
         if self._fused is None:
             from .kinematic_fused import KinematicFused
 
@@ -350,15 +339,14 @@ class KinematicEngine(Engine):
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         """See :meth:`Engine.drive`; a value that is not a finite number is taken as 0."""
-        if self._k is jit:  # one compiled loop, as _driven_rows would (numpy's ~10 passes
-            # over the rows were a serial millisecond a step at 100,000 robots)
-            self._sync()
-            rows = np.asarray(rows, dtype=np.int64)
-            forward, turn = np.asarray(forward, dtype=float), np.asarray(turn, dtype=float)
-            if rows.ndim == forward.ndim == turn.ndim == 1 and \
-                    len(rows) == len(forward) == len(turn):
-                small.drive_small(self.cmd, self.mode, self.driven, rows, forward, turn)
-                return
+        # one compiled loop, as _driven_rows would (numpy's ~10 passes over the rows were a
+        # serial millisecond a step at 100,000 robots)
+        self._sync()
+        rows = np.asarray(rows, dtype=np.int64)
+        forward, turn = np.asarray(forward, dtype=float), np.asarray(turn, dtype=float)
+        if rows.ndim == forward.ndim == turn.ndim == 1 and len(rows) == len(forward) == len(turn):
+            small.drive_small(self.cmd, self.mode, self.driven, rows, forward, turn)
+            return
         rows, forward, turn = self._driven_rows(rows, forward, turn)
         self.cmd[rows, 0], self.cmd[rows, 1], self.cmd[rows, 2] = forward, 0.0, turn
         self.mode[rows] = DIFFERENTIAL
@@ -445,12 +433,3 @@ class KinematicEngine(Engine):
                 else:
                     circles.append((x, y, s.radius, 0))
         return as_geometry(circles, segments)
-
-
-def _backend(kind: str):
-    """The kernels module for ``kind`` ("auto", "numba" or "numpy")."""
-    if kind not in ("auto", "numba", "numpy"):
-        raise ValueError(f"kernels must be 'auto', 'numba' or 'numpy', got {kind!r}")
-    if kind == "numba" and jit.numba is None:
-        raise ImportError("the kinematic engine's numba kernels need numba")
-    return jit if kind != "numpy" and jit.numba is not None else kinematic_numpy

@@ -3,9 +3,7 @@
 Why numba: a step is a few passes over every robot, each looking at a handful of neighbours and
 static shapes. numpy must first build arrays of (robot, candidate) pairs and scatter the pushes
 back with ``bincount``, which dominates the time at swarm sizes; compiled loops need neither,
-and ``prange`` shares the robots among the cores. :mod:`coopsim.physics.kinematic_numpy` does the
-same in numpy (same function signatures, same order of floating-point operations per robot) when
-numba is not importable.
+and ``prange`` shares the robots among the cores.
 
 Layout of a substep: :func:`move`; :func:`robot_grid` bins the robots (counting sort, CSR, with a
 contiguous copy of their positions in cell order); :func:`first_pass` resolves every robot, in

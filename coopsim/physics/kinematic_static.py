@@ -14,8 +14,7 @@ import math
 
 import numpy as np
 
-from . import kinematic_numpy
-from .kinematic_kernels import BOX, CIRCLE, grid_geometry
+from .kinematic_kernels import BOX, CIRCLE, INV, NX, NY, X0, Y0, grid_geometry
 
 STATIC_CELLS = 64  # static grid cells per static shape (at least 1,024, at most 2^20)
 KEPT = 2  # layouts whose grids are kept: a reset needs the last one, a second spares a flip
@@ -66,8 +65,8 @@ def static_grid(shapes: np.ndarray, kinds: np.ndarray, half: np.ndarray, pad: fl
                   shapes[:, 2]) + pad
     ey = np.where(box, np.abs(shapes[:, 3]) * shapes[:, 4] + np.abs(shapes[:, 2]) * shapes[:, 5],
                   shapes[:, 2]) + pad
-    lo_x, lo_y = kinematic_numpy._cells(shapes[:, 0] - ex, shapes[:, 1] - ey, geom)
-    hi_x, hi_y = kinematic_numpy._cells(shapes[:, 0] + ex, shapes[:, 1] + ey, geom)
+    lo_x, lo_y = _cells(shapes[:, 0] - ex, shapes[:, 1] - ey, geom)
+    hi_x, hi_y = _cells(shapes[:, 0] + ex, shapes[:, 1] + ey, geom)
     wide, tall = hi_x - lo_x + 1, hi_y - lo_y + 1
     count = wide * tall
     sid = np.repeat(np.arange(m), count)
@@ -78,3 +77,13 @@ def static_grid(shapes: np.ndarray, kinds: np.ndarray, half: np.ndarray, pad: fl
     start = np.concatenate(([0], np.cumsum(np.bincount(cell, minlength=ncell))))
     return (np.ascontiguousarray(shapes), kinds, geom, start.astype(np.int64),
             sid[order].astype(np.int64))
+
+
+def _cells(x, y, geom):
+    """Columns and rows of the cells holding the points, clamped to the grid (the kernels'
+    ``_cell``, over arrays)."""
+    fx, fy = (x - geom[X0]) * geom[INV], (y - geom[Y0]) * geom[INV]
+    fx, fy = np.where(fx > 0.0, fx, 0.0), np.where(fy > 0.0, fy, 0.0)
+    fx = np.where(fx < geom[NX] - 1.0, fx, geom[NX] - 1.0)
+    fy = np.where(fy < geom[NY] - 1.0, fy, geom[NY] - 1.0)
+    return fx.astype(np.int64), fy.astype(np.int64)

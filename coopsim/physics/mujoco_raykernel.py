@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.compiled import COMPILED, jit, warmer
+from ..model.compiled import jit, warmer
 
 ASK = -2.0  # a ray whose distance mj_ray must give (a geom's box lies on its way)
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL
@@ -162,4 +162,4 @@ def _load() -> None:
            one3, np.empty(1))  # the dtypes MuJoCo's arrays have (geom_bodyid: int32)
 
 
-WARM = warmer(_load) if COMPILED else None  # loaded off the stepper thread, before it needs it
+WARM = warmer(_load)  # loaded with a run, before its first step

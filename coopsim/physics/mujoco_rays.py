@@ -168,10 +168,8 @@ class RobotRays:
 
     def _screen(self, data):
         """The geoms :func:`.mujoco_raykernel.screen` looks at now (those ``mj_ray`` would
-        not skip with this mask: visible, in an unmasked group), or None (its kernel not
-        loaded yet, or a plane turned away from the world's frame: ``mj_ray`` for all)."""
-        if mrk.WARM is None or not mrk.WARM.ready:
-            return None
+        not skip with this mask: visible, in an unmasked group), or None (a plane turned away
+        from the world's frame: ``mj_ray`` for all)."""
         if self._seen is None:
             self._seen = _seen(self.model, self.mask)
         others, planes = self._seen

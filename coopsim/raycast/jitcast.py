@@ -1,8 +1,8 @@
-"""Batched 2D ray casting in numba-compiled loops: :class:`RayCaster`'s results, faster.
+"""Batched 2D ray casting in numba-compiled loops.
 
-Why numba: the numpy caster (:mod:`coopsim.raycast.numpycast`) spends its time building and
-filtering arrays of (ray, shape) candidate pairs, ~35 ms for the 110,000 sonar rays of 10,000
-robots. Compiled loops need no pair arrays: each ray walks the grid cells it crosses, nearest
+Why compiled loops: a numpy caster spends its time building and filtering arrays of (ray,
+shape) candidate pairs, ~35 ms for the 110,000 sonar rays of 10,000 robots. Compiled loops need
+no pair arrays: each ray walks the grid cells it crosses, nearest
 first, tests the shapes there, and stops once the next cell starts beyond its nearest hit.
 
 1. Grid (:mod:`coopsim.raycast.jitgrid`): the shapes binned into square cells, in CSR layout;
@@ -16,23 +16,20 @@ first, tests the shapes there, and stops once the next cell starts beyond its ne
    far more than either, so the cell reached at the hit distance holds the shape. A ray from
    beyond ~3 grid sizes could need more: it tests every shape of the grid (never so in a
    simulation, whose rays start within its walls).
-3. Hits: :mod:`coopsim.raycast.numpycast`'s float64 formulas, operation for operation, and a
-   minimum, so the distances equal the numpy caster's bit for bit (except hits whose rounding
-   error exceeds the padding: rays almost parallel to a segment).
+3. Hits: exact float64 formulas (:mod:`coopsim.raycast.jitgrid`) and a minimum.
 
-Conventions (world frame, metres) are :mod:`coopsim.raycast.numpycast`'s: a circle is hit where
+Conventions (world frame, metres): a circle is hit where
 the ray enters it, 0 if the origin is strictly inside; a segment where the ray crosses it,
 endpoints included; a segment parallel to the ray or of zero length never; a ray never hits a
-shape of its own non-zero group; nothing hit gives exactly max_range.
+shape of its own non-zero group; nothing hit gives exactly max_range. This is pymunk's
+``segment_query_first`` with radius 0, except that pymunk ignores a circle containing the
+start and a segment whose line passes through the start.
 
 Threads: one ``prange`` kernel on numba's default threading layer, with the threads the
 project's policy gives (:mod:`coopsim.model.threads`; casts of fewer than ``_PARALLEL_MIN`` rays
 run on the calling thread); each robot's (ray's) distances are its own row: the same bits for any
 count.
-Kernels compile on first use and are cached on disk (``cache=True``: ``__pycache__`` or
-``NUMBA_CACHE_DIR``), so only a process without the cache compiles. Without numba this module
-still imports: :func:`make_caster` then returns the numpy :class:`RayCaster` and
-:func:`sonar_distances` computes with numpy.
+Kernels compile once and are cached on disk (:mod:`coopsim.model.compiled`).
 """
 
 from __future__ import annotations
@@ -42,12 +39,34 @@ import math
 import numpy as np
 
 from ..model.compiled import jit as _jit
-from ..model.compiled import numba, prange
+from ..model.compiled import prange, warmer
 from ..model.threads import by_rows, kernel_threads, parallel
 from .jitfan import fan_gather
 from .jitgrid import build, circle_hit, combine, segment_hit
 from .jitwalk import fan_dir, trace
-from .numpycast import RayCaster, as_array, as_groups, warm_allocator
+
+def warm_allocator() -> None:
+    """Frees an 8 MB block: glibc malloc then raises its mmap and trim thresholds, so a cast's
+    temporaries reuse heap pages instead of page-faulting afresh (~1 ms a cast in our VM)."""
+    np.empty(1 << 20)
+
+
+def as_array(a, cols: int, name: str) -> np.ndarray:
+    """Returns ``a`` as a finite float64 (N, cols) array; None gives (0, cols)."""
+    out = np.zeros((0, cols)) if a is None else np.asarray(a, dtype=np.float64)
+    out = out.reshape(0, cols) if out.size == 0 else out
+    if out.ndim != 2 or out.shape[1] != cols or not np.isfinite(out).all():
+        raise ValueError(f"{name} must be a finite (N, {cols}) array, got shape {out.shape}")
+    return out
+
+
+def as_groups(g, n: int, name: str) -> np.ndarray:
+    """Returns the (n,) int64 group array, zeros (no group) when ``g`` is None."""
+    out = np.zeros(n, dtype=np.int64) if g is None else np.asarray(g, dtype=np.int64).ravel()
+    if out.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {out.shape}")
+    return out
+
 
 # Grid cell side, m: about 0.7 x the sonar's rays (2.2 m). Measured on the 11,000-robot swarm's
 # sonar (benchmarks/jitcast_bench.py geometry): 1.5 m 6.0 ms, 1 m 7.6 ms, 2 m 8.7 ms, 3 m 9.0 ms.
@@ -61,7 +80,7 @@ _CHUNK = 512  # rows (robots or rays) a thread takes at a time: as fast as a sta
 @_jit(inline=True)
 def _one_ray(ox, oy, dx, dy, mr, rg, grids):
     """Distance (m) to the first shape of the grid set hit by the ray from (ox, oy) along
-    (dx, dy) (made unit here, as numpycast._rays does; zero stays zero), of length ``mr``."""
+    (dx, dy) (made unit here; zero stays zero), of length ``mr``."""
     norm = math.sqrt(dx * dx + dy * dy)
     dx, dy = (dx / norm, dy / norm) if norm != 0.0 else (dx, dy)
     # Inverse components for the walk; one below 1e-150 moves the ray by far less than the
@@ -196,7 +215,7 @@ def contiguous(a: np.ndarray) -> np.ndarray:
 
 def checked_shapes(circles, segments, circle_group, segment_group) -> tuple:
     """Validated circles (C, 3) [x, y, r] and segments (S, 4) [x1, y1, x2, y2] (m) and their
-    int64 groups (0: none; None: all 0), C-contiguous, as numpycast._bin checks them.
+    int64 groups (0: none; None: all 0), C-contiguous.
 
     Raises:
         ValueError: an array of the wrong width, a negative radius, groups of the wrong length.
@@ -246,8 +265,8 @@ def static_grids(circles, segments, circle_group, segment_group, cell_size: floa
 class JitRayCaster:
     """Casts many 2D rays against circles and line segments at once, in compiled loops.
 
-    :class:`coopsim.raycast.numpycast.RayCaster`'s API and results: static shapes are given once to
-    :meth:`set_static`, moving shapes to every :meth:`cast`; both are hit alike.
+    Static shapes are given once to :meth:`set_static`, moving shapes to every :meth:`cast`;
+    both are hit alike.
 
     Attributes:
         cell_size: Side of the grid cells, m.
@@ -258,12 +277,7 @@ class JitRayCaster:
 
         Args:
             cell_size: Side of the grid cells, m. Changes the speed only (see CELL_SIZE).
-
-        Raises:
-            ImportError: numba is not installed (:func:`make_caster` falls back to numpy).
         """
-        if numba is None:
-            raise ImportError("JitRayCaster needs numba; make_caster() falls back to numpy")
         if not (np.isfinite(cell_size) and cell_size > 0):
             raise ValueError(f"cell_size must be a positive number of metres, got {cell_size}")
         self.cell_size = float(cell_size)
@@ -385,19 +399,9 @@ class JitRayCaster:
         return out
 
 
-def make_caster(kind: str = "auto", cell_size: float = CELL_SIZE):
-    """A ray caster: ``"jit"`` a :class:`JitRayCaster` (needs numba), ``"numpy"`` a
-    :class:`RayCaster`, ``"auto"`` the first if numba imports, else the second.
-
-    Args:
-        kind: "auto", "jit" or "numpy".
-        cell_size: Side of the grid cells, m.
-    """
-    if kind not in ("auto", "jit", "numpy"):
-        raise ValueError(f"kind must be 'auto', 'jit' or 'numpy', got {kind!r}")
-    if kind == "jit" or (kind == "auto" and numba is not None):
-        return JitRayCaster(cell_size)
-    return RayCaster(cell_size)
+def make_caster(cell_size: float = CELL_SIZE) -> "JitRayCaster":
+    """A ray caster (:class:`JitRayCaster`) with grid cells of side ``cell_size``, m."""
+    return JitRayCaster(cell_size)
 
 
 @_jit(inline=True)
@@ -429,8 +433,7 @@ robot_shapes = by_rows(_robot_shapes, _robot_shapes_threads)
 def fan_directions(yaw: np.ndarray, angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(cos, sin) columns of ``yaw`` (N,) and of ``angles`` (K,), rad: the inputs of a fan cast.
 
-    Both casters turn the heading (cos, sin) by each angle's (cos, sin) with the same four
-    products, so their rays, and so their distances, are the same bits."""
+    The caster turns the heading (cos, sin) by each angle's (cos, sin) with four products."""
     return (np.column_stack((np.cos(yaw), np.sin(yaw))),
             np.column_stack((np.cos(angles), np.sin(angles))))
 
@@ -442,7 +445,7 @@ def sonar_distances(caster, poses, radius, angles, max_range, groups, circles, c
     max_range + radius, less the radius; exactly max_range when nothing is within it.
 
     Args:
-        caster: A JitRayCaster (one kernel) or a RayCaster (numpy), its static shapes set.
+        caster: A :class:`JitRayCaster`, its static shapes set.
         poses: (N, 3) x, y (m) and yaw (rad) of the robots, world frame.
         radius: (N,) chassis radii, m.
         angles: (K,) sensor angles from the heading, rad, counter-clockwise.
@@ -451,8 +454,7 @@ def sonar_distances(caster, poses, radius, angles, max_range, groups, circles, c
         circles, circle_group, segments, segment_group: Moving shapes, as for ``cast``.
 
     Returns:
-        (N, K) float64 distances, m: the same from either caster (the ray directions are built
-        alike, :func:`fan_directions`, and the casters' distances are equal).
+        (N, K) float64 distances, m.
     """
     p, rad = as_array(poses, 3, "poses"), as_array(np.reshape(radius, (-1, 1)), 1, "radius")[:, 0]
     reach = as_array(np.reshape(max_range, (-1, 1)), 1, "max_range")[:, 0]
@@ -463,13 +465,29 @@ def sonar_distances(caster, poses, radius, angles, max_range, groups, circles, c
     heading, fan = fan_directions(p[:, 2], a)
     g = as_groups(groups, len(p), "groups")
     moving = (circles, segments, circle_group, segment_group)
-    if isinstance(caster, JitRayCaster):
-        return caster.fan(contiguous(p), heading, fan, contiguous(reach), contiguous(rad),
-                          contiguous(g), checked_shapes(*moving))
-    k = len(a)
-    dirs = np.stack((heading[:, 0:1] * fan[:, 0] - heading[:, 1:2] * fan[:, 1],
-                     heading[:, 1:2] * fan[:, 0] + heading[:, 0:1] * fan[:, 1]), axis=2)
-    edge, ray_reach = np.repeat(rad, k), np.repeat(reach, k)
-    dist = caster.cast(np.repeat(p[:, :2], k, axis=0), dirs.reshape(-1, 2), ray_reach + edge,
-                       circles, segments, np.repeat(g, k), circle_group, segment_group)
-    return np.where(dist >= ray_reach + edge, ray_reach, dist - edge).reshape(len(p), k)
+    return caster.fan(contiguous(p), heading, fan, contiguous(reach), contiguous(rad),
+                      contiguous(g), checked_shapes(*moving))
+
+
+def _load() -> None:
+    """Compile (or load) the caster's kernels with a run's argument types
+    (:func:`coopsim.model.compiled.warmer`)."""
+    caster = JitRayCaster()
+    caster.set_static(np.array([[3.0, 0.0, 0.5]]), np.array([[-5.0, -5.0, 5.0, -5.0]]))
+    caster.cast(np.zeros((2, 2)), np.array([[1.0, 0.0], [0.0, 1.0]]), 2.0,
+                np.array([[0.0, 1.0, 0.2]]), None, np.array([1, 2]), np.array([1]))
+    for n in (1, 2):  # a robot's pose row is contiguous, several robots' a strided view
+        robot_shapes(np.zeros((n, 6))[:, :3], np.ones(n), np.empty((n, 3)), np.empty((n, 2)))
+    for n in (1, 200):  # all pairs, then the grid
+        poses = np.column_stack((np.linspace(-4, 4, n), np.zeros(n), np.zeros(n)))
+        circles = np.column_stack((poses[:, :2], np.full(n, 0.2)))
+        sonar_distances(caster, poses, np.full(n, 0.2), np.linspace(-1.5, 1.5, 11),
+                        np.full(n, 2.0), np.arange(1, n + 1), circles, np.arange(1, n + 1),
+                        None, None)
+    fan = np.column_stack((np.cos([-0.5, 0.5]), np.sin([-0.5, 0.5])))
+    caster.fan_robots(np.zeros((1, 6)), np.full(1, 0.2), np.ones(1, np.int64), fan,
+                      np.full(1, 2.0), checked_shapes(np.zeros((1, 3)), None, np.ones(1), None),
+                      np.empty((1, 2)))  # a ground pass's fan (sim/sensing.fan_robots)
+
+
+WARM = warmer(_load)

@@ -8,8 +8,7 @@ why); shapes spanning too many cells go to an *always* bucket every ray tests; z
 segments nowhere. Static shapes are binned once, moving ones every cast on the static grid's
 geometry when they fit in it, and :func:`combine` merges the two grids cell by cell.
 
-Frames and units: world frame, metres. Without numba the functions are plain Python (never
-called: :func:`coopsim.raycast.jitcast.make_caster` then returns the numpy caster).
+Frames and units: world frame, metres.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ X0, Y0, CS, INV, W, H, NX, NY, PAD, BASE = range(10)
 def circle_hit(ox, oy, dx, dy, mr, cx, cy, r):
     """Distance (m) at which the ray from (ox, oy) along unit (dx, dy), of length ``mr``,
     enters circle (cx, cy, r), 0 from strictly inside; inf for no hit. World frame, m.
-    numpycast._hit_circles for one pair. Branch-free (bitwise & and |, a select): whether a
+    the exact hit of one (ray, circle) pair. Branch-free (bitwise & and |, a select): whether a
     candidate is hit is unpredictable, and a mispredicted branch costs more than the sqrt."""
     mx, my = ox - cx, oy - cy
     b = mx * dx + my * dy  # -t of the closest approach
@@ -265,7 +264,7 @@ def build(circles, cgroup, segments, sgroup, cell_size, cap, like, many):
     cstart, cids = _circle_csr(box[:nc], fate[:nc], geom, many)
     sstart, sids = _segment_csr(segments, fate[nc:], geom)
     sdata = segments[sids]
-    sdata[:, 2] -= sdata[:, 0]  # x2 - x1, y2 - y1 as numpycast._columns has them
+    sdata[:, 2] -= sdata[:, 0]  # x2 - x1, y2 - y1
     sdata[:, 3] -= sdata[:, 1]
     return (geom.reshape(1, 10), cstart, circles[cids], cgroup[cids], sstart, sdata,
             sgroup[sids])

@@ -15,7 +15,7 @@ import numpy as np
 from ..model.capabilities import reading_fields
 from ..model.module import Frame, Module
 from ..model.plugins import MODULES
-from ..raycast import AutoCaster, JitRayCaster, fan_directions, sonar_distances
+from ..raycast import JitRayCaster, fan_directions
 from ..raycast.jitcast import fan_robots_kernel, robot_shapes
 from ..raycast import contiguous as _c
 from .noiseplan import draw_noise, noise_key, noise_layout, noise_plan  # noqa: F401 (theirs)
@@ -66,17 +66,12 @@ class Geometry:
 
         Rays start at the centre with the robot's own group, so they skip its own assembly,
         and the radius is subtracted: a ray starting on the edge would begin inside a wall the
-        robot is pressed into. One compiled kernel once the caster's kernels are loaded
-        (:func:`coopsim.raycast.sonar_distances`), numpy before: the same distances.
+        robot is pressed into. One compiled kernel (:meth:`JitRayCaster.fan`).
         """
-        caster = getattr(self.caster, "active", self.caster)
+        caster = self.caster
         if origins is not None or edge is not None:
             return self._cast_mounted(caster, rows, angles, reach, origins, edge)
-        if not isinstance(caster, JitRayCaster):
-            return sonar_distances(caster, self.pose[rows], self.radius[rows], angles, reach,
-                                   self.group[rows], self.circles, self.circle_group,
-                                   self.segments, self.segment_group)
-        # The compiled caster straight away: these arrays are the simulation's own, valid.
+        # The caster straight away: these arrays are the simulation's own, valid.
         if self._moving is None:
             self._moving = (_c(self.circles), _c(self.segments), _c(self.circle_group),
                             _c(self.segment_group))
@@ -94,10 +89,6 @@ class Geometry:
         if origins is not None:
             pose[:, :2] = origins
         edge = self.radius[rows] if edge is None else np.asarray(edge, float)
-        if not isinstance(caster, JitRayCaster):
-            return sonar_distances(caster, pose, edge, angles, reach, self.group[rows],
-                                   self.circles, self.circle_group, self.segments,
-                                   self.segment_group)
         if self._moving is None:
             self._moving = (_c(self.circles), _c(self.segments), _c(self.circle_group),
                             _c(self.segment_group))
@@ -122,8 +113,7 @@ class Sensors:
 
     Args:
         caster: The ray caster to use (default: ``previous``'s, else a new
-            :class:`~coopsim.raycast.AutoCaster`: numpy until the compiled kernels are loaded,
-            then numba).
+            :class:`~coopsim.raycast.JitRayCaster`).
         previous: The sensors this one replaces (a reset, a restored layout).
         kept: (the parameter table, its key when ``previous`` planned on it) when a reset
             kept the table (``Simulation._params_kept``): ``previous``'s sensing plan, made
@@ -134,7 +124,7 @@ class Sensors:
                  kept: tuple = (None, None)) -> None:
         if caster is None and previous is not None:
             caster = previous.caster
-        self.caster = caster if caster is not None else AutoCaster()
+        self.caster = caster if caster is not None else JitRayCaster()
         # The static shapes binned in the caster, as bytes (see geometry): after a reset to
         # the same walls nothing is binned again. A caster serves one simulation.
         self._static: tuple = (previous._static if previous is not None
@@ -340,12 +330,8 @@ class Sensors:
         self._bin_static(world)
         mc, mcg, ms, msg = world.engine.moving_geometry()
         circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]
-        heading = None
-        if isinstance(getattr(self.caster, "active", self.caster), JitRayCaster):
-            heading = np.empty((len(pose), 2))  # one compiled call, numpy's bits
-            robot_shapes(pose, radius, circles, heading)
-        else:
-            circles[:, :2], circles[:, 2] = pose[:, :2], radius
+        heading = np.empty((len(pose), 2))  # one compiled call, numpy's bits
+        robot_shapes(pose, radius, circles, heading)
         circle_group = group
         if len(mc):  # movable objects and parts
             circles, circle_group = np.concatenate((mc, circles)), np.concatenate((mcg, group))
@@ -364,19 +350,14 @@ class Sensors:
             self._static_version = world.layout_version
 
     def fan_robots(self, world, state: np.ndarray, table: "RobotTable", fan: np.ndarray,
-                   reach: np.ndarray, heading: np.ndarray) -> np.ndarray | None:
+                   reach: np.ndarray, heading: np.ndarray) -> np.ndarray:
         """Every robot's sonar fan from the planar ``state`` (N, 6), no :class:`Geometry`
         built (:meth:`coopsim.raycast.jitcast.JitRayCaster.fan_robots`: for a few robots one
         compiled call reading the chassis from the state): (N, K) distances, m, the bits
         :meth:`Geometry.cast_fan` gives for every robot; ``fan`` (K, 2) the angles' (cos,
-        sin), ``reach`` (N,) m; ``heading`` (N, 2) filled with the yaws' cos, sin. None while
-        the compiled caster does not serve yet: the caller then builds the :meth:`geometry`
-        and casts there (a fused pass: coopsim.plugins.modules.groundfused)."""
-        caster = getattr(self.caster, "active", self.caster)
-        if not isinstance(caster, JitRayCaster):
-            return None
+        sin), ``reach`` (N,) m; ``heading`` (N, 2) filled with the yaws' cos, sin."""
         objects = self._objects_now(world)
-        return caster.fan_robots(_c(state), _c(table.radius), _c(table.group), fan, reach,
+        return self.caster.fan_robots(_c(state), _c(table.radius), _c(table.group), fan, reach,
                                  objects, heading)
 
     def fan_parts(self, world, n: int, k: int) -> tuple | None:
@@ -384,12 +365,9 @@ class Sensors:
         cast a fan of ``k`` rays from each of ``n`` robots in one call by testing every pair
         (:meth:`fan_robots`' kernel: ``kernel(state, radius, groups, fan, reach, static,
         objects, heading, out)``, the same bits), for a fused pass that casts inside its own
-        compiled call; None when the caster would walk its grid or is not compiled yet."""
-        caster = getattr(self.caster, "active", self.caster)
-        if not isinstance(caster, JitRayCaster):
-            return None
+        compiled call; None when the caster would walk its grid."""
         objects = self._objects_now(world)
-        fixed = caster.robots_pairs(n, k, objects)
+        fixed = self.caster.robots_pairs(n, k, objects)
         return None if fixed is None else (fan_robots_kernel, fixed, objects)
 
     def _objects_now(self, world) -> tuple:

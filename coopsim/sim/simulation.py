@@ -14,6 +14,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..model.compiled import load_pending
 from ..model.errors import ParameterError, SimulationError
 from ..model.module import Frame
 from ..model.plugins import CARRIED, MODULES, carried_modules
@@ -124,7 +125,10 @@ class Simulation:
         scenario's rules and drivers, the tables laid out (``params``: the last run's
         parameter table, which ``world`` lays out alike: :meth:`_params_kept`), readings
         measured afresh (with a generator of their own, so the run's draws start at the
-        step) into the first snapshot."""
+        step) into the first snapshot. The kernels the world's modules registered are
+        loaded first (compiled once, said on stderr: :mod:`coopsim.model.compiled`), so the
+        run steps compiled from its first step."""
+        load_pending()
         self.world, self.engine, self.dt = world, world.engine_label, dt
         self.rng = make_rng(self.seed)
         self._access = Access(world, dt)  # stateless: one per world, engine and dt
@@ -253,6 +257,7 @@ class Simulation:
         if self._plan is None or self._plan.key != key:
             self._plan = StepPlan.build(key, self.params, self.commands, len(self.robots.names),
                                         self.sensors, self.world)
+            load_pending()  # a fused pass's call, registered as the plan was built
             self.step_path = self._plan.path
         return self._plan
 

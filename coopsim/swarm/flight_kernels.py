@@ -19,7 +19,6 @@ vel, vel_i, vel_i_max, att, yaw, rate, rate_yaw, max_tilt, max_rate (:class:`fli
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
@@ -33,8 +32,8 @@ ALPHA, BETA = 0.6, 0.15  # the estimate's filter gains (coopsim.swarm.flight.est
 SQRT2 = math.sqrt(2.0)
 TWO_PI = 2.0 * math.pi
 
-#: True when the kernels are compiled and the run does not ask for numpy (``COOPSIM_JIT``).
-COMPILED = numba is not None and os.environ.get("COOPSIM_JIT", "").strip().lower() != "numpy"
+#: True when the kernels are compiled (numba imports: a controller may run without it).
+COMPILED = numba is not None
 
 
 def fleet_array(fleet) -> np.ndarray:
@@ -277,4 +276,4 @@ def warm() -> None:
            np.zeros(1, bool), np.zeros((1, 4)), np.zeros((1, 6)))
 
 
-WARM = warmer(warm) if COMPILED else None  # loaded off the stepper thread
+WARM = warmer(warm) if COMPILED else None  # loaded with a run, before its first step

@@ -122,11 +122,11 @@ def test_bench_step_prints_a_table():
 
 
 def test_bench_step_builds_its_world_of_the_robot_type_asked_for():
-    result = coopsim("bench", "step", "--robots", "3", "--steps", "2", "--caster", "numpy",
+    result = coopsim("bench", "step", "--robots", "3", "--steps", "2",
                      "--robot-type", "holonomic")
     assert result.returncode == 0, result.stderr
     assert "| 3 |" in result.stdout
-    result = coopsim("bench", "step", "--robots", "3", "--steps", "2", "--caster", "numpy",
+    result = coopsim("bench", "step", "--robots", "3", "--steps", "2",
                      "--robot-type", "nope")
     assert result.returncode == 2 and "unknown robot type 'nope'" in result.stderr
     assert "Traceback" not in result.stderr

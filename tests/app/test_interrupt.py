@@ -35,8 +35,8 @@ pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluste
 
 
 def _start(tmp_path: Path, *flags: str) -> subprocess.Popen:
-    """``coopsim run`` of one robot until Ctrl-C, headless, recording, numpy sensing."""
-    env = {**os.environ, "DISPLAY": "", "COOPSIM_JIT": "numpy"}
+    """``coopsim run`` of one robot until Ctrl-C, headless, recording."""
+    env = {**os.environ, "DISPLAY": ""}
     return subprocess.Popen(
         [sys.executable, *flags, "-m", "coopsim", "run", str(SCENARIO), "--headless", "--port",
          "0", "--record", str(tmp_path / "run.mcap")], cwd=tmp_path, env=env, text=True,

@@ -83,19 +83,19 @@ def test_the_scan_catches_what_the_copies_backend_did():
     old = ("from ..physics.kinematic_kernels import (DIFFERENTIAL, NONE, _finish_robot,\n"
            "                                         _pair)\n"
            "from ..raycast.jitfan import _circles\n"
-           "from ..raycast import auto\n"
+           "from ..raycast import jitgrid\n"
            "import coopsim.raycast.jitcast as jc\n"
            "def f():\n"
            "    from coopsim.raycast.jitcast import CELL_SIZE, _grid\n"
-           "    return auto._policy(), jc._shapes, auto.policy()\n")
+           "    return jitgrid._policy(), jc._shapes, jitgrid.build()\n")
     found = violations(old, "coopsim.env.copies")
     assert [v.split(": ", 1)[1] for v in found] == [
         "from coopsim.physics.kinematic_kernels import _finish_robot",
         "from coopsim.physics.kinematic_kernels import _pair",
         "from coopsim.raycast.jitfan import _circles",
         "from coopsim.raycast.jitcast import _grid",
-        "coopsim.raycast.auto._policy",
-        "coopsim.raycast.jitcast._shapes"]
+        "coopsim.raycast.jitcast._shapes",
+        "coopsim.raycast.jitgrid._policy"]
 
 
 def test_the_scan_lets_a_sub_package_use_its_own_private_names():

@@ -24,11 +24,10 @@ def digest(copies: int, steps: int, scenario: str) -> str:
     import gymnasium
 
     import coopsim.env  # noqa: F401 -- registers coopsim/Scenario-v0
-    from coopsim import raycast
-    from coopsim.env import batchcast
+    from coopsim.env import batchcast  # noqa: F401 -- its kernels registered
+    from coopsim.model.compiled import load_pending
 
-    raycast.wait_ready(600)
-    batchcast.wait_ready(600)
+    load_pending()
     count = [0]
 
     def task(snap, rows):  # copy k ends at every 13th step shifted by k

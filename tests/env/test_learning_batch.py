@@ -187,9 +187,7 @@ def test_the_batch_casts_each_copy_in_its_own_frame_as_the_world_caster_would():
     from coopsim.raycast.jitcast import JitRayCaster, fan_directions
 
     env = _vec(9, robot=AGENTS, observe=["sonar"], lean=True, backend="world")
-    if not batchcast.wait_ready(600):  # compiled (or loaded) in the background
-        pytest.skip("compiled casting is off here (COOPSIM_JIT=numpy or no numba)")
-    caster = env.batch.caster.active
+    caster = env.batch.caster
     assert isinstance(caster, batchcast.CopyCaster)
     assert caster._copy is not None and len(caster._copy[5]) < 200  # one copy's walls only
     env.reset(seed=0)
@@ -220,7 +218,7 @@ def _digest_in_process(threads: int, copies: int, steps: int) -> str:
     import subprocess
     import sys
 
-    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), COOPSIM_JIT="wait")
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
     out = subprocess.run([sys.executable, str(ROOT / "tests" / "env" / "batch_digest.py"),
                           "--copies", str(copies), "--steps", str(steps)],
                          capture_output=True, text=True, env=env, check=True)

@@ -85,7 +85,7 @@ def test_a_module_kernel_on_the_threads_gives_the_serial_bits():
 @pytest.mark.slow
 def test_bench_says_the_thread_count_and_the_load():
     done = subprocess.run([sys.executable, "-m", "coopsim", "bench", "step", "--robots", "3",
-                           "--steps", "2", "--engine", "kinematic", "--caster", "numpy",
+                           "--steps", "2", "--engine", "kinematic",
                            "--threads", "1"], capture_output=True, text=True, timeout=600,
                           cwd=ROOT)
     assert done.returncode == 0, done.stderr

@@ -23,7 +23,6 @@ from coopsim.physics.aerial import AerialEngine
 from coopsim.physics.kinematic import KinematicEngine
 from coopsim.plugins.robots.single import Single
 
-KERNELS = ["numba", "numpy"] if aerial_kernels.numba is not None else ["numpy"]
 G = aerial_kernels.GRAVITY
 MASS, INERTIA, HEIGHT, RADIUS = 0.027, (1.4e-5, 1.4e-5, 2.17e-5), 0.03, 0.05  # a Crazyflie
 
@@ -36,9 +35,9 @@ def flyer(name, x=0.0, y=0.0, z=1.0, yaw=0.0, mass=MASS, inertia=INERTIA, drive=
     return Assembly((MemberSpec(name, "body", (), RADIUS, drive=drive),), (body,))
 
 
-def make(assemblies, floor=(20.0, 20.0), kernels="auto", drives=None):
+def make(assemblies, floor=(20.0, 20.0), drives=None):
     """An engine holding ``assemblies`` (one member each), rows in their order."""
-    engine = AerialEngine(FloorSpec(*floor), kernels=kernels)
+    engine = AerialEngine(FloorSpec(*floor))
     handles = [next(iter(engine.add_assembly(a, k + 1).robots.values()))
                for k, a in enumerate(assemblies)]
     engine.set_robots(handles, drives or [a.members[0].drive for a in assemblies])
@@ -56,10 +55,8 @@ def hold(engine, force, torque=(0.0, 0.0, 0.0), rows=None):
     engine.apply_wrench(rows, np.tile(force, (len(rows), 1)), np.tile(torque, (len(rows), 1)))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_free_fall_is_semi_implicit_euler_at_g(kernels):
-    engine, dt, n = make([flyer("a", z=10.0)], kernels=kernels), 0.002, 500
+def test_free_fall_is_semi_implicit_euler_at_g():
+    engine, dt, n = make([flyer("a", z=10.0)]), 0.002, 500
     for _ in range(n):
         engine.step(dt)
     s = engine.state3d()[0]
@@ -69,9 +66,8 @@ def test_free_fall_is_semi_implicit_euler_at_g(kernels):
     np.testing.assert_array_equal(s[[0, 1, 7, 8, 10, 11, 12]], 0.0)
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_m_g_of_thrust_hovers_even_when_turned_about_z(kernels):
-    engine = make([flyer("a", z=1.0, yaw=0.7)], kernels=kernels)
+def test_m_g_of_thrust_hovers_even_when_turned_about_z():
+    engine = make([flyer("a", z=1.0, yaw=0.7)])
     hold(engine, (0.0, 0.0, MASS * G))
     for _ in range(1000):
         engine.step(0.002)
@@ -81,9 +77,8 @@ def test_m_g_of_thrust_hovers_even_when_turned_about_z(kernels):
     assert engine.robot_state()[0, 2] == pytest.approx(0.7, abs=1e-12)
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_a_torque_about_body_x_accelerates_at_tau_over_ixx(kernels):
-    engine, tau, dt = make([flyer("a", z=2.0, yaw=1.1)], kernels=kernels), 1e-5, 0.002
+def test_a_torque_about_body_x_accelerates_at_tau_over_ixx():
+    engine, tau, dt = make([flyer("a", z=2.0, yaw=1.1)]), 1e-5, 0.002
     hold(engine, (0.0, 0.0, MASS * G), (tau, 0.0, 0.0))
     for _ in range(10):
         engine.step(dt)
@@ -97,11 +92,10 @@ def test_a_torque_about_body_x_accelerates_at_tau_over_ixx(kernels):
     assert roll == pytest.approx(tau / INERTIA[0] * dt * dt * 10 * 11 / 2, rel=1e-9)
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_the_gyroscopic_term_has_eulers_sign(kernels):
+def test_the_gyroscopic_term_has_eulers_sign():
     """I = (1, 2, 3) mg m^2 spinning at w = (0, 1, 10) rad/s, no torque: Euler's equations give
     wx' = -(Izz - Iyy) wy wz / Ixx = -10 rad/s^2 and wy' = -(Ixx - Izz) wz wx / Iyy = 0."""
-    engine, dt = make([flyer("a", z=5.0, inertia=(1e-3, 2e-3, 3e-3))], kernels=kernels), 1e-4
+    engine, dt = make([flyer("a", z=5.0, inertia=(1e-3, 2e-3, 3e-3))]), 1e-4
     hold(engine, (0.0, 0.0, MASS * G))
     set_rates(engine, 0, (0.0, 1.0, 10.0))
     engine.step(dt)
@@ -114,9 +108,8 @@ def test_the_gyroscopic_term_has_eulers_sign(kernels):
     assert w2[1] - 1.0 == pytest.approx(-(1 - 3) * 10.0 * w[0] / 2 * dt, rel=1e-9)
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_a_body_lands_rests_and_stays_where_it_landed(kernels):
-    engine = make([flyer("a", z=0.5), flyer("b", x=2.0, z=0.5)], kernels=kernels)
+def test_a_body_lands_rests_and_stays_where_it_landed():
+    engine = make([flyer("a", z=0.5), flyer("b", x=2.0, z=0.5)])
     set_rates(engine, 1, (3.0, -2.0, 5.0))
     engine.state[1, 7:9] = (1.0, 0.5)  # b flies sideways and tumbles into the floor
     for _ in range(500):
@@ -134,10 +127,9 @@ def test_a_body_lands_rests_and_stays_where_it_landed(kernels):
     assert engine.state3d()[0, 9] == pytest.approx(G * 0.002, rel=1e-12)
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_walls_clamp_and_stop_flying_and_ground_robots(kernels):
+def test_walls_clamp_and_stop_flying_and_ground_robots():
     engine = make([flyer("a", x=4.0, z=1.0), flyer("g", x=-4.0, free=False, drive="velocity")],
-                  floor=(10.0, 10.0), kernels=kernels)
+                  floor=(10.0, 10.0))
     hold(engine, (MASS * 10.0, 0.0, MASS * G), rows=[0])
     for _ in range(200):
         engine.set_velocity(np.array([1]), np.array([[-2.0, 0.0, 0.0]]))
@@ -147,12 +139,11 @@ def test_walls_clamp_and_stop_flying_and_ground_robots(kernels):
     assert s[1, 0] == pytest.approx(-5.0 + RADIUS) and s[1, 7] == 0.0
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_ground_robots_drive_the_kinematic_engines_arcs(kernels):
+def test_ground_robots_drive_the_kinematic_engines_arcs():
     """A single robot driving an arc on the floor lands where the kinematic engine puts it."""
     single = Single.build(RobotSpec("single", "r", (0.5, -1.0, 0), 0.4))
-    aerial = AerialEngine(FloorSpec(10.0, 10.0), kernels=kernels)
-    kin = KinematicEngine(FloorSpec(10.0, 10.0), kernels="numpy")
+    aerial = AerialEngine(FloorSpec(10.0, 10.0))
+    kin = KinematicEngine(FloorSpec(10.0, 10.0))
     for engine in (aerial, kin):
         engine.set_robots([engine.add_assembly(single, 1).robots["r"]], ["differential"])
         for _ in range(100):
@@ -188,8 +179,7 @@ def _mujoco_run(n_steps, dt, wrenches, z0, yaw):
     return out
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_a_free_body_follows_mujoco_under_the_same_wrenches(kernels):
+def test_a_free_body_follows_mujoco_under_the_same_wrenches():
     """Contact-free flight: 1,000 steps of a random wrench sequence (thrust about m g, torques
     that tumble it) from the same start give MuJoCo's states within 1e-9."""
     n, dt, z0, yaw = 1000, 0.002, 50.0, 0.3
@@ -199,7 +189,7 @@ def test_a_free_body_follows_mujoco_under_the_same_wrenches(kernels):
     wrenches[:, 0:2] = rng.normal(0.0, 0.02, (n, 2))
     wrenches[:, 3:6] = rng.normal(0.0, 2e-5, (n, 3)) + (1e-5, -2e-5, 5e-6)
     reference = _mujoco_run(n, dt, wrenches, z0, yaw)
-    engine = make([flyer("a", z=z0, yaw=yaw)], floor=(100.0, 100.0), kernels=kernels)
+    engine = make([flyer("a", z=z0, yaw=yaw)], floor=(100.0, 100.0))
     ours = np.empty((n, 13))
     for k in range(n):
         engine.apply_wrench(np.array([0]), wrenches[k:k + 1, :3], wrenches[k:k + 1, 3:])
@@ -212,7 +202,7 @@ def test_a_free_body_follows_mujoco_under_the_same_wrenches(kernels):
     np.testing.assert_allclose(ours, reference, rtol=0, atol=1e-9)
 
 
-def _mixed_world(kernels, n=60):
+def _mixed_world(n=60):
     """Flying and ground robots, some near the floor and the walls, with wrenches and commands
     that land, tumble, climb and hit walls."""
     rng = np.random.default_rng(3)
@@ -224,7 +214,7 @@ def _mixed_world(kernels, n=60):
                                     drive=("differential", "velocity", "")[k % 3]))
         else:
             assemblies.append(flyer(f"f{k}", x, y, rng.uniform(0.0, 0.6), rng.uniform(-3, 3)))
-    engine = make(assemblies, floor=(10.0, 10.0), kernels=kernels)
+    engine = make(assemblies, floor=(10.0, 10.0))
     set_rates(engine, slice(None), rng.normal(0.0, 40.0, (n, 3)))  # some past the series
     engine.state[:, 7:9] = rng.normal(0.0, 8.0, (n, 2))  # some into the walls
     return engine, rng
@@ -243,13 +233,6 @@ def _drive_mixed(engine, rng, steps=300):
     return engine.state3d()
 
 
-@pytest.mark.skipif(aerial_kernels.numba is None, reason="compares numba with numpy")
-def test_numba_and_numpy_give_the_same_bits():
-    states = [_drive_mixed(*_mixed_world(kernels)) for kernels in ("numba", "numpy")]
-    assert states[0].tobytes() == states[1].tobytes()
-    assert (states[0][:, 2] == HEIGHT / 2).any() and (np.abs(states[0][:, :2]) > 4.9).any()
-
-
 RUN = r"""
 import hashlib, sys
 from coopsim.model import threads
@@ -258,7 +241,7 @@ sys.path.insert(0, sys.argv[2])
 from coopsim.physics import aerial_kernels
 aerial_kernels.PARALLEL_MIN, aerial_kernels.CHUNK = 8, 4
 import test_aerial_engine as t
-engine, rng = t._mixed_world("numba", n=400)
+engine, rng = t._mixed_world(n=400)
 print(threads.count(), hashlib.sha256(t._drive_mixed(engine, rng, 100).tobytes()).hexdigest())
 """
 
@@ -278,13 +261,13 @@ def test_the_thread_count_changes_no_bit():
         count, digest = done.stdout.split()
         assert int(count) == n
         out.add(digest)
-    engine, rng = _mixed_world("numba", n=400)  # and the serial kernel in this process
+    engine, rng = _mixed_world(n=400)  # and the serial kernel in this process
     out.add(hashlib.sha256(_drive_mixed(engine, rng, 100).tobytes()).hexdigest())
     assert len(out) == 1
 
 
 def test_same_inputs_same_bits_and_planar_projection():
-    a, b = (_drive_mixed(*_mixed_world("auto"), steps=50) for _ in range(2))
+    a, b = (_drive_mixed(*_mixed_world(), steps=50) for _ in range(2))
     assert a.tobytes() == b.tobytes()
     engine = make([flyer("a", z=1.0, yaw=2.5)])
     set_rates(engine, 0, (0.0, 0.0, 1.5))
@@ -309,10 +292,9 @@ def test_refusals_say_why_in_one_sentence():
     assert ENGINES.get("aerial") is AerialEngine and "flight" in AerialEngine.features
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_a_state_that_is_not_finite_is_put_back_naming_the_robot(kernels):
-    engine = make([flyer("calm", z=1.0), flyer("wild", x=1.0, z=1.0)], kernels=kernels)
-    alone = make([flyer("calm", z=1.0)], kernels=kernels)
+def test_a_state_that_is_not_finite_is_put_back_naming_the_robot():
+    engine = make([flyer("calm", z=1.0), flyer("wild", x=1.0, z=1.0)])
+    alone = make([flyer("calm", z=1.0)])
     with pytest.raises(SimulationError, match="robot wild's wrench is not finite"):
         engine.apply_wrench(np.array([1]), np.array([[0.0, np.nan, 0.0]]), np.zeros((1, 3)))
     for e in (engine, alone):

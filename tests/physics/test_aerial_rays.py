@@ -157,27 +157,6 @@ def test_random_rays_meet_what_mujoco_meets(cluttered):
     assert 0.5 < (a < reach[:, None]).mean() < 1.0  # no ceiling: some leave upwards
 
 
-def test_the_kernel_and_the_numpy_twin_give_the_same_bits(cluttered):
-    from coopsim.physics import aerial_raykernel as ark
-
-    ark._load()  # what the background warm-up does
-    ark.WARM.ready = True
-    engine = cluttered[0].sim.world.engine
-    rng = np.random.default_rng(7)
-    rows = np.repeat(np.arange(3), 200)
-    origins = engine.state[rows, :3] + rng.normal(0.0, 0.3, (600, 3))
-    directions = rng.normal(0.0, 1.0, (600, 5, 3))
-    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
-    reach = rng.uniform(0.1, 6.0, 600)
-    scene, args = engine._scene, (engine._objects, engine._bodies, engine.state, rows)
-    placed = [scene.tables(*args[:3], compiled)[0].copy() for compiled in (True, False)]
-    assert np.array_equal(placed[0].view(np.int64), placed[1].view(np.int64))
-    fast = scene.cast(*args, origins, directions, reach, compiled=True)
-    slow = scene.cast(*args, origins, directions, reach, compiled=False)
-    assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
-    assert 1000 < (fast < reach[:, None]).sum() < 3000 - 100  # most meet something, not all
-
-
 def test_ranges3d_false_casts_in_the_floor_slice_as_before():
     """The benchmark's baseline (Engine.ranges3d): the altimeter over a box then reads the
     floor's distance from the body's centre, as before round 14."""
@@ -205,50 +184,3 @@ def test_a_landed_crazyflie_reads_zero_and_the_point_cloud_matches_mujoco(clutte
         clouds.append(snap.extra["lidar"].points("cf", info[3] + np.arange(90) * info[4]))
     assert clouds[0].shape == clouds[1].shape == (16 * 90, 3)
     assert np.abs(clouds[0] - clouds[1]).max() < 0.01
-
-
-def test_a_swarm_on_the_kernels_grid_gives_the_numpy_twins_bits():
-    """300 drones, a few tilted, in a 20 m room with objects: the kernel finds its candidates
-    on a grid of the solids' centres, the twin tests every solid; the same bits, up to the
-    rays that fly along a row of drones or across the whole room."""
-    from types import SimpleNamespace
-
-    from coopsim.model.robot_type import BodySpec, ShapeSpec
-    from coopsim.model.specs import FloorSpec
-    from coopsim.physics import aerial_raykernel as ark
-    from coopsim.physics.aerial_rays import Scene, body_solids
-
-    ark._load()
-    ark.WARM.ready = True
-    rng = np.random.default_rng(3)
-    disc = BodySpec("b", "dynamic", 0.03, (ShapeSpec("circle", radius=0.07),), (0.0, 0.0),
-                    free=True)
-    bodies = [SimpleNamespace(solids=body_solids(disc, 0.03)) for _ in range(300)]
-    state = np.zeros((300, 13))
-    state[:, :2] = rng.uniform(-9.0, 9.0, (300, 2))
-    state[:, 2] = rng.uniform(0.2, 3.0, 300)
-    q = rng.normal(0.0, 0.2, (300, 4)) + [1.0, 0.0, 0.0, 0.0]
-    state[:, 3:7] = q / np.linalg.norm(q, axis=1, keepdims=True)
-    objects = [ObjectSpec(f"o{k}", shape, (0.8, 0.5, 1.0), (x, y, 0.5), yaw)
-               for k, (shape, x, y, yaw) in enumerate([("box", 2.0, 3.0, 0.3),
-                                                        ("cylinder", -4.0, 1.0, 0.0),
-                                                        ("sphere", 5.0, -5.0, 0.0)])]
-    scene = Scene(FloorSpec(20.0, 20.0))
-    rows = np.arange(300)
-    directions = rng.normal(0.0, 1.0, (300, 6, 3)) * [1.0, 1.0, 3.0]
-    directions[:, 0] = [0.0, 0.0, -1.0]  # an altimeter
-    directions[:, 1] = [1.0, 0.0, 0.0]  # along a row
-    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
-    walls = [ObjectSpec(f"w{k}", "box", (3.0, 0.1, 1.0), (x, y, 0.5), yaw)  # a map's
-             for k, (x, y, yaw) in enumerate(zip(rng.uniform(-9.0, 9.0, 60),
-                                                 rng.uniform(-9.0, 9.0, 60),
-                                                 rng.choice([0.0, math.pi / 2], 60)))]
-    seen = []
-    for reach in (np.full(300, 4.0), np.full(300, 30.0), np.full(300, np.inf)):
-        for world in (objects, objects + walls):
-            args = (world, bodies, state, rows, state[:, :3], directions, reach)
-            fast, slow = scene.cast(*args, compiled=True), scene.cast(*args, compiled=False)
-            assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
-            seen.append(fast)
-    assert (seen[0][:, 0] < state[:, 2]).sum() > 0  # some drones see another below
-    assert (seen[3] < seen[2]).sum() > 100  # the walls are seen

@@ -10,7 +10,6 @@ import math
 import os
 import subprocess
 import sys
-import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,13 +31,12 @@ from coopsim.sim.world import World
 from helpers import box, cylinder, robot, scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNELS = ["numba", "numpy"] if kinematic_kernels.numba is not None else ["numpy"]
 TOL = 1e-6  # m: what a resolved overlap may leave
 
 
-def make(poses, objects=(), floor=(10.0, 10.0), kernels="auto", drives=None):
+def make(poses, objects=(), floor=(10.0, 10.0), drives=None):
     """An engine with ``single`` chassis at ``poses`` [(x, y, yaw)] and static ``objects``."""
-    engine = KinematicEngine(FloorSpec(*floor), kernels=kernels)
+    engine = KinematicEngine(FloorSpec(*floor))
     for spec in objects:
         engine.add_object(spec)
     handles = [engine.add_assembly(Single.build(RobotSpec("single", f"r{k}", (x, y, 0), yaw)),
@@ -60,7 +58,7 @@ def run(engine, steps, dt, forward=None, turn=None, velocity=None):
     return engine.robot_state()
 
 
-def swarm(n, kernels="auto", seed=1, steps=25):
+def swarm(n, seed=1, steps=25):
     """A dense jostling swarm among boxes and cylinders; returns (states, contacts) per step."""
     rng = np.random.default_rng(seed)
     side = math.ceil(math.sqrt(n))
@@ -71,7 +69,7 @@ def swarm(n, kernels="auto", seed=1, steps=25):
     objects = [box(f"B{k}", *rng.uniform(-half + 1, half - 1, 2), size=(0.6, 0.3),
                    yaw=rng.uniform(0, 3)) for k in range(n // 40)]
     objects += [cylinder(f"C{k}", *rng.uniform(-half + 1, half - 1, 2)) for k in range(n // 40)]
-    engine, _ = make(poses, objects, (2 * half, 2 * half), kernels)
+    engine, _ = make(poses, objects, (2 * half, 2 * half))
     out, rows = [], np.arange(n)
     for step in range(steps):
         if step % 5 == 0:
@@ -91,18 +89,16 @@ def gaps(engine):
 
 # --- motion ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_straight_driving_covers_v_times_t(kernels):
-    engine, _ = make([(-2.0, -1.0, 0.3)], kernels=kernels)
+def test_straight_driving_covers_v_times_t():
+    engine, _ = make([(-2.0, -1.0, 0.3)])
     state = run(engine, 50, 0.02, forward=0.5)  # 1 s
     assert state[0, :3] == pytest.approx([-2 + 0.5 * math.cos(0.3), -1 + 0.5 * math.sin(0.3),
                                           0.3], abs=1e-12)
     assert state[0, 3:] == pytest.approx([0.5 * math.cos(0.3), 0.5 * math.sin(0.3), 0.0])
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_turning_on_the_spot_and_along_an_arc(kernels):
-    engine, _ = make([(0.0, 0.0, 0.0), (2.0, 2.0, 0.0)], kernels=kernels)
+def test_turning_on_the_spot_and_along_an_arc():
+    engine, _ = make([(0.0, 0.0, 0.0), (2.0, 2.0, 0.0)])
     rows = np.arange(2)
     for _ in range(100):  # 1 s at 2 rad/s; the second robot also at 0.4 m/s
         engine.drive(rows, np.array([0.0, 0.4]), np.array([2.0, 2.0]))
@@ -122,17 +118,15 @@ def test_yaw_is_reported_within_minus_pi_to_pi():
         assert -math.pi <= yaw <= math.pi
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_velocity_drive_moves_in_the_world_frame(kernels):
-    engine, _ = make([(0.0, 0.0, 1.0)], kernels=kernels, drives=["velocity"])
+def test_velocity_drive_moves_in_the_world_frame():
+    engine, _ = make([(0.0, 0.0, 1.0)], drives=["velocity"])
     state = run(engine, 20, 0.05, velocity=np.array([0.3, -0.2, 0.5]))
     assert state[0, :3] == pytest.approx([0.3, -0.2, 1.5], abs=1e-12)
     assert state[0, 3:] == pytest.approx([0.3, -0.2, 0.5])
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_non_finite_commands_stop_and_huge_ones_stay_on_the_floor(kernels):
-    engine, _ = make([(0.0, 0.0, 0.0), (1.0, 1.0, 0.0)], kernels=kernels)
+def test_non_finite_commands_stop_and_huge_ones_stay_on_the_floor():
+    engine, _ = make([(0.0, 0.0, 0.0), (1.0, 1.0, 0.0)])
     engine.drive(np.arange(2), np.array([np.nan, 1e300]), np.array([np.inf, 0.0]))
     engine.step(0.1)
     state = engine.robot_state()
@@ -151,9 +145,8 @@ def test_undriven_robots_are_not_moved_by_commands():
 
 # --- overlaps -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_robots_driven_into_each_other_stop_without_overlapping(kernels):
-    engine, _ = make([(-1.0, 0.0, 0.0), (1.0, 0.0, math.pi)], kernels=kernels)
+def test_robots_driven_into_each_other_stop_without_overlapping():
+    engine, _ = make([(-1.0, 0.0, 0.0), (1.0, 0.0, math.pi)])
     for _ in range(30):  # 3 s at 0.6 m/s each: they meet after ~1 s
         state = run(engine, 1, 0.1, forward=0.6)
         assert gaps(engine) > -TOL
@@ -162,22 +155,20 @@ def test_robots_driven_into_each_other_stop_without_overlapping(kernels):
     assert engine.contacts(state[:, :3]).tolist() == [[1.0, 0.0], [1.0, 0.0]]
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("dt, yaw", [(0.01, 0.0), (0.1, 0.0), (0.1, 0.5)])
-def test_a_robot_stops_at_a_box_face_without_tunnelling(kernels, dt, yaw):
+def test_a_robot_stops_at_a_box_face_without_tunnelling(dt, yaw):
     wall = box("W", 1.0, 0.0, size=(0.2, 3.0), yaw=yaw)  # a turned wall: oblique approach
-    engine, _ = make([(0.0, 0.0, 0.0)], [wall], kernels=kernels)
+    engine, _ = make([(0.0, 0.0, 0.0)], [wall])
     state = run(engine, int(round(5 / dt)), dt, forward=0.6)
     local_x = (state[0, 0] - 1.0) * math.cos(yaw) + state[0, 1] * math.sin(yaw)
     assert local_x == pytest.approx(-0.1 - R, abs=TOL)  # edge on the face, never beyond
     assert engine.contact[0].tolist() == [1.0, 0.0]
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_fast_robots_do_not_tunnel_through_a_thin_wall_or_each_other(kernels):
+def test_fast_robots_do_not_tunnel_through_a_thin_wall_or_each_other():
     wall = box("W", 1.0, 0.0, size=(0.01, 3.0))
     engine, _ = make([(0.0, 0.0, 0.0), (-2.0, 2.0, 0.0), (2.0, 2.0, 0.0)], [wall],
-                     kernels=kernels, drives=["velocity"] * 3)
+                     drives=["velocity"] * 3)
     rows = np.arange(3)
     for _ in range(30):  # 5 m/s, dt 0.1: 0.5 m a step, more than a diameter
         engine.set_velocity(rows, np.array([[5.0, 0, 0], [5.0, 0, 0], [-5.0, 0, 0]]))
@@ -187,19 +178,16 @@ def test_fast_robots_do_not_tunnel_through_a_thin_wall_or_each_other(kernels):
     assert engine.pos[0, 0] == pytest.approx(1.0 - 0.005 - R, abs=TOL)
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_robots_are_pushed_out_of_cylinders(kernels):
-    engine, _ = make([(0.0, 0.05, 0.0)], [cylinder("C", 1.0, 0.0, diameter=0.5)],
-                     kernels=kernels)
+def test_robots_are_pushed_out_of_cylinders():
+    engine, _ = make([(0.0, 0.05, 0.0)], [cylinder("C", 1.0, 0.0, diameter=0.5)])
     state = run(engine, 40, 0.1, forward=0.6)
     assert math.hypot(state[0, 0] - 1.0, state[0, 1]) >= 0.25 + R - TOL
     assert state[0, 1] > 0.05  # slid off to its side (no friction)
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("yaw", [0.0, math.pi / 2, math.pi, -math.pi / 2])
-def test_floor_edges_hold(kernels, yaw):
-    engine, _ = make([(0.0, 0.0, yaw)], floor=(4.0, 3.0), kernels=kernels)
+def test_floor_edges_hold(yaw):
+    engine, _ = make([(0.0, 0.0, yaw)], floor=(4.0, 3.0))
     state = run(engine, 100, 0.1, forward=0.6)
     edge = np.array([2.0 - R, 1.5 - R])
     assert np.abs(state[0, :2]) == pytest.approx(edge * np.abs([math.cos(yaw),
@@ -218,11 +206,9 @@ def test_a_crowd_pressed_into_a_corner_stays_on_the_floor_and_nearly_apart():
 
 # --- contacts -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_contacts_front_and_rear(kernels):
+def test_contacts_front_and_rear():
     wall = box("W", 0.0, 0.0, size=(0.2, 4.0))
-    engine, _ = make([(-1.0, 0.0, 0.0), (1.0, 0.0, 0.0), (-4.0, 3.5, 0.0)], [wall],
-                     kernels=kernels)
+    engine, _ = make([(-1.0, 0.0, 0.0), (1.0, 0.0, 0.0), (-4.0, 3.5, 0.0)], [wall])
     rows = np.arange(3)
     for _ in range(30):  # the first drives forward into the wall, the second backs into it
         engine.drive(rows, np.array([0.6, -0.6, 0.6]), np.zeros(3))
@@ -248,9 +234,9 @@ def test_one_thread_and_two_threads_are_bit_identical(monkeypatch):
     n = 3000
     try:
         threads.use(1)
-        one = swarm(n, "numba", steps=10)
+        one = swarm(n, steps=10)
         threads.use(2)
-        two = swarm(n, "numba", steps=10)
+        two = swarm(n, steps=10)
     finally:
         threads.use(None)
     assert any(c.any() for _, c in one)  # they did collide
@@ -263,7 +249,7 @@ def test_one_thread_and_two_threads_are_bit_identical(monkeypatch):
 def test_a_small_worlds_one_call_step_equals_the_kernel_by_kernel_step(n, monkeypatch):
     def steps():
         if n > 1:
-            return swarm(n, "numba", steps=40)
+            return swarm(n, steps=40)
         engine, _ = make([(0.0, 0.0, 0.3)], [box("B", 1.0, 0.0, size=(0.2, 2.0))], (3.0, 3.0),
                          "numba")  # into the box, then along it and into the floor's edge
         out = []
@@ -281,50 +267,12 @@ def test_a_small_worlds_one_call_step_equals_the_kernel_by_kernel_step(n, monkey
         assert np.array_equal(s1, s2) and np.array_equal(c1, c2)
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-def test_a_robot_row_out_of_range_is_refused_by_either_drive(kernels):
-    engine, _ = make([(0.0, 0.0, 0.0)], kernels=kernels)  # numba: drive_small at any size
+def test_a_robot_row_out_of_range_is_refused_by_either_drive():
+    engine, _ = make([(0.0, 0.0, 0.0)])  # numba: drive_small at any size
     with pytest.raises(IndexError):
         engine.drive(np.array([1]), np.array([0.3]), np.array([0.0]))
     engine.drive(np.array([-1]), np.array([0.3]), np.array([np.nan]))  # numpy's last row
     assert engine.cmd.tolist() == [[0.3, 0.0, 0.0]]
-
-
-@pytest.mark.skipif(kinematic_kernels.numba is None, reason="needs numba")
-def test_numba_path_equals_numpy_path():
-    fast, slow = swarm(900, "numba"), swarm(900, "numpy")
-    for (sf, cf), (ss, cs) in zip(fast, slow):
-        assert np.abs(sf - ss).max() <= 1e-12
-        assert np.array_equal(cf, cs)
-
-
-@pytest.mark.slow
-def test_without_numba_the_numpy_path_serves():
-    """A fresh interpreter where ``import numba`` fails, as without the package installed."""
-    code = textwrap.dedent("""
-        import sys
-        sys.modules["numba"] = None  # makes "import numba" raise ImportError
-        import numpy as np
-        from coopsim.model.specs import FloorSpec
-        from coopsim.physics.kinematic import KinematicEngine
-        engine = KinematicEngine(FloorSpec(4, 4))
-        assert engine.backend == "numpy"
-        try:
-            KinematicEngine(FloorSpec(4, 4), kernels="numba")
-        except ImportError as exc:
-            print("refused:", exc)
-        engine.step(0.1)
-        print("ok")
-    """)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120, cwd=ROOT)
-    assert result.returncode == 0, result.stderr
-    assert "refused: " in result.stdout and "ok" in result.stdout
-
-
-def test_unknown_kernels_are_refused():
-    with pytest.raises(ValueError, match="kernels must be"):
-        KinematicEngine(FloorSpec(4, 4), kernels="cuda")
 
 
 # --- layout ---------------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ print(threads.count(), digest.hexdigest())
 
 
 def _run(n: int) -> tuple[int, str]:
-    env = {**os.environ, "COOPSIM_JIT": "wait"}
+    env = dict(os.environ)
     for key in ("NUMBA_NUM_THREADS", "COOPSIM_THREADS"):
         env.pop(key, None)
     done = subprocess.run([sys.executable, "-c", RUN, str(n)], capture_output=True, text=True,

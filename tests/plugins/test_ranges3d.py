@@ -352,8 +352,7 @@ def test_the_screened_cast_gives_mj_rays_bits_and_asks_it_where_a_geom_is_on_the
     path of a robot whose cast swaps groups, is the reference)."""
     from coopsim.physics import mujoco_raykernel as mrk
 
-    mrk._load()  # what the background warm-up does (numba's cache: a load, not a compile)
-    mrk.WARM.ready = True
+    mrk._load()  # what a run's loaders do (numba's cache: a load, not a compile)
     cfs = [flyer(f"cf{i}", -1.2 + 0.6 * (i % 5), -0.6 + 0.6 * (i // 5), 1.0) for i in range(10)]
     st = run(cfs + [flyer("low", 0.0, 0.0, 0.3)], [box("under", 1.2, 0.0, size=(0.4, 0.4)),
                                                    cylinder("pole", -1.2, 0.0, 0.3)])

@@ -148,32 +148,6 @@ def test_out_of_range_lidar_parameters_are_refused_with_the_range(name, value):
     assert st.sim.world.robot("r1").modules["lidar"]["beams"] == 360  # nothing changed
 
 
-def test_numpy_and_compiled_casters_give_the_same_scans_and_intensities():
-    """The mounted fan goes through the same kernels as the sonar's: the same bits either way
-    (a run does not change with the caster that served it)."""
-    pytest.importorskip("numba")
-    from coopsim.raycast import JitRayCaster
-    from coopsim.raycast import RayCaster
-
-    rng = np.random.default_rng(5)
-    bots = [robot(f"t{i}", *rng.uniform(-4, 4, 2), rng.uniform(-3, 3), type="turtlebot3",
-                  params=[("lidar", "max_range", 3.5 if i % 2 else 1.0)]) for i in range(30)]
-    bots += [robot(f"e{i}", *rng.uniform(-4, 4, 2), rng.uniform(-3, 3), type="epuck",
-                   params=[("proximity", "range", 0.5)]) for i in range(30)]
-    scn = scenario(bots, [WALL, box("B", -2.0, -2.0, size=(0.5, 2.0))])
-    out = []
-    for caster in (RayCaster(), JitRayCaster()):
-        sim = Simulation(scn, caster=caster)
-        sim.command({})
-        sim.actuate()
-        sim.physics()
-        snap = sim.sense()
-        out.append((snap.extra["lidar"].ranges.copy(), snap.readings["proximity"].copy()))
-    assert np.array_equal(out[0][0], out[1][0], equal_nan=True)
-    assert np.array_equal(out[0][1], out[1][1], equal_nan=True)
-    assert (out[0][1] > 0).any() and (out[0][0] < 3.5).any()  # something was seen
-
-
 def test_proximity_groups_its_beam_layouts_once_per_parameter_change(monkeypatch):
     """The rows sharing a beam layout (e-pucks, Thymios) and the mask of unused sensors are
     worked out when the parameter arrays change, not every step; the readings are those of a

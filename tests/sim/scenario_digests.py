@@ -1,15 +1,9 @@
-"""Check: every scenario's run as one digest, to compare two checkouts or two kernel paths.
+"""Check: every scenario's run as one digest, to compare two checkouts.
 
 For each scenario in ``scenarios/`` and each engine: load it (seed 1), drive every robot with
 motors at (0.3, 0.25) m/s, take 150 steps, reset, take 150 more; hash every snapshot's step,
 time, poses, velocities, commands, readings, rules and rate stamps. Prints one line per
 (scenario, engine): the digest, or why it did not run (a scenario the kinematic engine refuses).
-
-Same checkout, the compiled kernels against numpy (the two must give the same bits):
-
-    COOPSIM_JIT=numpy python tests/sim/scenario_digests.py > numpy.txt
-    COOPSIM_JIT=wait python tests/sim/scenario_digests.py > compiled.txt
-    diff numpy.txt compiled.txt
 
 Two checkouts (this one and ``DIR``, e.g. the commit before a change, ``git archive``d):
 ``PYTHONPATH=DIR python tests/sim/scenario_digests.py`` against this checkout's output.
@@ -26,13 +20,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
 import coopsim
-from coopsim.raycast import auto
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -44,8 +36,6 @@ def digest_run(path: Path, engine: str, steps: int) -> str:
     from coopsim.sim.stepper import Stepper
 
     sim = Simulation(load(str(path)), seed=1, engine=engine)
-    if os.environ.get("COOPSIM_JIT") == "wait":
-        auto.wait_ready(600)  # plugins imported by the load warm their kernels now
     st = Stepper(sim, mode="lockstep")
     h = hashlib.sha256()
     for _ in range(2):
@@ -80,8 +70,7 @@ def main() -> None:
     parser.add_argument("--engines", default="pymunk,kinematic",
                         help="comma-separated engines to run each scenario on")
     args = parser.parse_args()
-    print(f"# coopsim from {Path(coopsim.__file__).parent}, COOPSIM_JIT="
-          f"{os.environ.get('COOPSIM_JIT', 'auto')}")
+    print(f"# coopsim from {Path(coopsim.__file__).parent}")
     for path in sorted(SCENARIOS.glob("*.scenario")):
         if args.only and path.stem != args.only:
             continue

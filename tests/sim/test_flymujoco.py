@@ -17,7 +17,6 @@ from coopsim.swarm import flight_kernels as fk
 from tests.sim.test_fused import _columns, _same  # every snapshot column, compared
 
 pytest.importorskip("mujoco")
-pytestmark = pytest.mark.skipif(not flymujoco.COMPILED, reason="the fused step needs numba")
 
 NOISY = (ParamSetting("imu", "accel_noise", 0.01), ParamSetting("imu", "gyro_noise", 0.002),
          ParamSetting("imu", "accel_walk", 0.001), ParamSetting("mocap", "noise", 0.001),

@@ -17,7 +17,6 @@ from coopsim.sim import fused
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
-pytestmark = pytest.mark.skipif(not flyfused.COMPILED, reason="the fused step needs numba")
 
 NOISY = {"imu": {"accel_noise": 0.01, "gyro_noise": 0.002},
          "mocap": {"noise": 0.001, "angle_noise": 0.002}}

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from coopsim.model import threads as policy
-from coopsim.model.compiled import warm_all
+from coopsim.model.compiled import load_pending
 from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
                                  ScenarioSpec, Settings, TargetSpec, WorldSpec)
 from coopsim.plugins.modules import groundfused, kernels
@@ -19,7 +19,6 @@ from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 from tests.sim.test_fused import _columns, _same  # every snapshot column, compared
 
-pytestmark = pytest.mark.skipif(not groundfused.COMPILED, reason="the fused step needs numba")
 
 NOISY = (("sonar", "noise", 0.01), ("gps", "noise", 0.02), ("compass", "noise", 0.01))
 
@@ -46,7 +45,7 @@ def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch) -> tuple[list,
     """Every snapshot's columns over ``steps`` ticks, how many ticks took the fused pass, and
     the plan's path."""
     monkeypatch.setattr(fused, "ENABLED", fuse)
-    warm_all()  # the kernels loaded before the run, so that every step takes the same path
+    load_pending()  # the kernels loaded before the run (a run loads them as it starts)
     assert groundfused.WARM.ready and kernels.WARM.ready
     sim = Simulation(spec)
     stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
@@ -118,7 +117,7 @@ def _changing(spec: ScenarioSpec, fuse: bool, monkeypatch) -> list:
     steps: a robot added at step 30, odometry reset at 50, a robot and a target removed at 80
     (the pass is planned anew each time, the readings carried over by name)."""
     monkeypatch.setattr(fused, "ENABLED", fuse)
-    warm_all()
+    load_pending()
     sim = Simulation(spec)
     stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
     for k in range(120):

@@ -1,17 +1,11 @@
-"""JitRayCaster against the numpy RayCaster and pymunk's ``Space.segment_query_first``.
-
-Every scene is cast three ways: by JitRayCaster, by RayCaster (the distances must be equal:
-both compute the same float64 formulas, and a minimum does not depend on the order) and per ray
-by pymunk (``test_raycast.reference``, which applies RayCaster's one documented difference:
-a start inside a circle hits it at 0), within 1e-9 m. The first test of a fresh checkout
-compiles the kernels (~10 s); numba's cache spares later runs.
-"""
+"""JitRayCaster, the sensing phase's caster, against pymunk's ``Space.segment_query_first``
+(``test_raycast.reference``, which applies the caster's one documented difference: a start
+inside a circle hits it at 0), and against itself (cell sizes, static or moving shapes, thread
+counts: the same bits)."""
 
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import numba
 import numpy as np
@@ -21,7 +15,6 @@ from test_raycast import box_edges, random_scene, reference, unit
 from coopsim.model import threads as policy
 from coopsim.raycast.jitcast import JitRayCaster, make_caster, sonar_distances
 from coopsim.plugins.modules.sonar import ANGLES as SONAR_ANGLES
-from coopsim.raycast.numpycast import RayCaster
 
 pytestmark = pytest.mark.filterwarnings("error")  # NaN or division warnings fail the tests
 TOL = 1e-9  # m, against pymunk
@@ -29,11 +22,12 @@ TOL = 1e-9  # m, against pymunk
 
 def both(origins, directions, max_range, circles=None, segments=None, cell_size=2.0,
          static=None, **groups):
-    """Distances from a fresh JitRayCaster, checked equal to a fresh RayCaster's. ``static`` =
-    (circles, segments, circle_group, segment_group) given to set_static of both."""
+    """Distances from a fresh JitRayCaster, checked equal to those of one with four times the
+    cell size (which changes the speed only). ``static`` = (circles, segments, circle_group,
+    segment_group) given to set_static of both."""
     out = []
-    for cls in (JitRayCaster, RayCaster):
-        caster = cls(cell_size)
+    for cell in (cell_size, 4 * cell_size):
+        caster = JitRayCaster(cell)
         if static is not None:
             caster.set_static(*static)
         out.append(caster.cast(origins, directions, max_range, circles, segments, **groups))
@@ -43,7 +37,7 @@ def both(origins, directions, max_range, circles=None, segments=None, cell_size=
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_random_scenes_match_numpy_and_pymunk(seed):
+def test_random_scenes_match_pymunk(seed):
     rng = np.random.default_rng(seed)
     side = rng.uniform(5.0, 40.0)
     circles, segments, cg, sg = random_scene(rng, rng.integers(0, 60), rng.integers(0, 12), side)
@@ -202,15 +196,16 @@ def test_thread_counts_give_the_same_distances():
     caster, threads = JitRayCaster(), numba.get_num_threads()
     caster.set_static(None, segments, None, sg)
     args = (origins, directions, 5.0, circles, None, rng.integers(0, 4, n), cg)
-    ref = RayCaster().cast(*args[:4], segments, args[5], cg, sg)
+    ref = reference(origins, directions, np.full(n, 5.0), circles, segments, args[5], cg, sg)
     policy.use(1)  # what the kernels read (coopsim/model/threads.py)
     try:
-        assert np.array_equal(caster.cast(*args), ref)
+        one = caster.cast(*args)
     finally:
         policy.use(None)
+    assert np.abs(one - ref).max() <= TOL
     policy.use(numba.config.NUMBA_NUM_THREADS)
     try:
-        assert np.array_equal(caster.cast(*args), ref)
+        assert np.array_equal(caster.cast(*args), one)
     finally:
         policy.use(None)
     caster.cast(*(a[:10] if isinstance(a, np.ndarray) else a for a in args))  # one thread
@@ -224,11 +219,10 @@ def test_sonar_distances_as_the_sonar_module():
     radius, reach, groups = np.full(n, 0.2), rng.uniform(0.5, 3.0, n), np.arange(1, n + 1)
     circles = np.column_stack([poses[:, :2], radius])
     walls = box_edges(10.0, 10.0, 20.0, 20.0)
-    casters = [JitRayCaster(), RayCaster()]
-    for caster in casters:
-        caster.set_static(None, walls)
-    jit, ref = (sonar_distances(c, poses, radius, SONAR_ANGLES, reach, groups, circles, groups,
-                                None, None) for c in casters)
+    caster = JitRayCaster()
+    caster.set_static(None, walls)
+    jit = sonar_distances(caster, poses, radius, SONAR_ANGLES, reach, groups, circles, groups,
+                          None, None)
     # modules.Sonar's formula, with pymunk's distances
     k = len(SONAR_ANGLES)
     angles = (poses[:, 2:3] + SONAR_ANGLES).ravel()
@@ -236,40 +230,12 @@ def test_sonar_distances_as_the_sonar_module():
                      np.repeat(reach + radius, k), circles, walls, np.repeat(groups, k), groups)
     edge, r = np.repeat(radius, k), np.repeat(reach, k)
     sonar = np.where(dist >= r + edge, r, dist - edge).reshape(n, k)
-    assert jit.shape == (n, k) and np.abs(jit - ref).max() <= 1e-12
+    assert jit.shape == (n, k)
     assert np.abs(jit - sonar).max() <= TOL and 0.05 < (jit < reach[:, None]).mean() < 0.95
 
 
 def test_make_caster():
-    assert type(make_caster()) is JitRayCaster and type(make_caster("jit")) is JitRayCaster
-    assert type(make_caster("numpy")) is RayCaster
-    assert make_caster("auto", 0.5).cell_size == 0.5
-    with pytest.raises(ValueError, match="kind"):
-        make_caster("cuda")
-
-
-@pytest.mark.slow
-def test_without_numba_the_numpy_caster_serves():
-    """A fresh interpreter where ``import numba`` fails, as without the package installed."""
-    code = """if True:
-        import sys
-        sys.modules["numba"] = None  # makes "import numba" raise ImportError
-        import numpy as np
-        from coopsim.raycast.jitcast import JitRayCaster, make_caster, sonar_distances
-        from coopsim.raycast.numpycast import RayCaster
-        caster = make_caster()
-        assert type(caster) is RayCaster, caster
-        out = sonar_distances(caster, np.zeros((1, 3)), [0.2], [0.0], [2.0], [1],
-                              [[0.0, 0.0, 0.2], [1.2, 0.0, 0.5]], [1, 0], None, None)
-        assert abs(out[0, 0] - 0.5) < 1e-12, out
-        try:
-            JitRayCaster()
-        except ImportError:
-            print("ok")
-    """
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60)
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
+    assert type(make_caster()) is JitRayCaster and make_caster(0.5).cell_size == 0.5
 
 
 BAD = [
@@ -292,13 +258,9 @@ BAD = [
 
 
 @pytest.mark.parametrize("method, args, kwargs", BAD)
-def test_invalid_input_raises_the_same_errors(method, args, kwargs):
-    messages = []
-    for cls in (JitRayCaster, RayCaster):
-        with pytest.raises(ValueError) as err:
-            getattr(cls(), method)(*args, **kwargs)
-        messages.append(str(err.value))
-    assert messages[0] == messages[1]
+def test_invalid_input_raises(method, args, kwargs):
+    with pytest.raises(ValueError):
+        getattr(JitRayCaster(), method)(*args, **kwargs)
 
 
 @pytest.mark.parametrize("cell_size", [0.0, -1.0, np.nan, np.inf])
@@ -307,21 +269,18 @@ def test_invalid_cell_size(cell_size):
         JitRayCaster(cell_size)
 
 
-def test_the_public_face_casts_a_fan_alike_from_either_caster():
+def test_the_public_face_casts_a_fan():
     """coopsim.raycast: make a caster, give it the walls, cast a fan (sonar-style readings from
-    the chassis edge); the numpy and the compiled caster give the same bits."""
+    the chassis edge)."""
     import coopsim.raycast as rc
 
     walls = np.array([[1.5, -5.0, 1.5, 5.0], [-5.0, 2.0, 5.0, 2.0]])  # x = 1.5 and y = 2 (m)
     poses = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, math.pi / 2]])
     angles = np.array([-0.5, 0.0, 0.5])
-    out = []
-    for kind in ("numpy", "jit"):
-        caster = rc.make_caster(kind)
-        caster.set_static(segments=walls)
-        out.append(rc.cast_fan(caster, poses, np.full(2, 0.2), angles, np.full(2, 3.0),
-                               np.array([1, 2]), None, None, None, None))
-    assert np.array_equal(out[0], out[1])
+    caster = rc.make_caster()
+    caster.set_static(segments=walls)
+    out = [rc.cast_fan(caster, poses, np.full(2, 0.2), angles, np.full(2, 3.0),
+                       np.array([1, 2]), None, None, None, None)]
     assert out[0][0, 1] == pytest.approx(1.5 - 0.2) and out[0][1, 1] == pytest.approx(2.0 - 0.2)
     assert out[0][0, 0] == pytest.approx(1.5 / math.cos(0.5) - 0.2)
     assert set(rc.__all__) <= set(dir(rc))

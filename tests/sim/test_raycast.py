@@ -1,4 +1,4 @@
-"""RayCaster against pymunk's ``Space.segment_query_first`` on the same scenes.
+"""The ray caster (JitRayCaster) against pymunk's ``Space.segment_query_first`` on the same scenes.
 
 Every scene is built twice: as numpy arrays for ``RayCaster`` and as static shapes in a real
 ``pymunk.Space`` (circles, and boxes as radius-0 segments or polygons), each shape with a
@@ -15,8 +15,8 @@ import numpy as np
 import pymunk
 import pytest
 
-from coopsim.raycast import numpycast as raycast
-from coopsim.raycast.numpycast import RayCaster
+from coopsim.raycast import jitcast as raycast
+from coopsim.raycast.jitcast import JitRayCaster as RayCaster
 
 pytestmark = pytest.mark.filterwarnings("error")  # NaN or division warnings fail the tests
 TOL = 1e-6  # m

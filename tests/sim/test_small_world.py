@@ -13,13 +13,13 @@ import pytest
 from coopsim.app.bench import swarm_scenario
 from coopsim.model.snapshot import Snapshot
 from coopsim.model.specs import ObjectSpec
-from coopsim.raycast.numpycast import RayCaster
+from coopsim.raycast.jitcast import JitRayCaster
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
 
-class CountingCaster(RayCaster):
-    """The numpy caster, counting how often its static shapes are binned."""
+class CountingCaster(JitRayCaster):
+    """The caster, counting how often its static shapes are binned."""
 
     binned = -1  # the constructor's own (empty) binning is not counted
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from coopsim.model.kernel import KindState, StateField
-from coopsim.model.noise_kernels import normals_numpy, uniforms_numpy
+from coopsim.model.noise_kernels import normals, uniforms
 from coopsim.sim.sensing import ParamArrays, draw_noise
 from coopsim.sim.simulation import Simulation, make_rng
 from coopsim.sim.states import StateTables
@@ -56,7 +56,7 @@ def test_the_noise_of_every_kind_is_one_draw_split_in_the_plan_s_order():
                       ("c", 4, False, np.arange(2)), ("d", 0, True, np.arange(4)))
     blocks = draw_noise(plan, due, make_rng(7))
     key = int(make_rng(7).bit_generator.random_raw())  # the step's one key
-    normal, uniform = normals_numpy(key, 0, 3 * 2 + 2 * 4), uniforms_numpy(key, 3 + 4)
+    normal, uniform = normals(key, 3 * 2 + 2 * 4), uniforms(key, 3 + 4)
     assert set(blocks) == {"a", "c", "d"}          # "b" takes nothing
     assert np.array_equal(blocks["a"][0], normal[:6].reshape(3, 2))
     assert np.array_equal(blocks["c"][0], normal[6:].reshape(2, 4))

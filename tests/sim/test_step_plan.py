@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from coopsim.app.bench import swarm_scenario
-from coopsim.raycast import auto
 from coopsim.model.specs import DriverSetting
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
@@ -62,13 +61,8 @@ def _stepper(n: int, kind: str) -> Stepper:
 def _calls(n: int, kind: str, steps: int = 3) -> collections.Counter:
     """Python function calls during ``steps`` ticks after a warm-up, by (file, function)."""
     st = _stepper(n, kind)
-    # the kernels and the fused tick loaded first: a tree whose numba cache is stale loads
-    # them in the background, and a step on numpy's path makes other calls than one compiled
-    auto.wait_ready()
-    for _ in range(5):
+    for _ in range(6):  # the kernels loaded (compiled once) with the run and its first plan
         st.tick()
-    auto.wait_ready()  # and what the ticks bound (the ground pass's folded calls load late,
-    st.tick()  # in a thread of their own, where the cache lacks them): then one tick on them
     seen: collections.Counter = collections.Counter()
 
     def count(frame, event, arg):

@@ -20,15 +20,15 @@ def coopsim(*args):
                           text=True, timeout=600, cwd=ROOT, env=env)
 
 
-def test_bench_step_engines_casters_and_plot(tmp_path):
+def test_bench_step_engines_and_plot(tmp_path):
     png = tmp_path / "steps.png"
     out = coopsim("bench", "step", "--robots", "3,12", "--steps", "5", "--engine",
-                  "pymunk,kinematic", "--caster", "jit,numpy", "--plot", str(png))
+                  "pymunk,kinematic", "--plot", str(png))
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("| pymunk") or
             line.startswith("| kinematic")]
-    assert len(rows) == 8
-    assert "| kinematic | numpy | 12 |" in out.stdout and "| pymunk | jit | 3 |" in out.stdout
+    assert len(rows) == 4
+    assert "| kinematic | jit | 12 |" in out.stdout and "| pymunk | jit | 3 |" in out.stdout
     header = [c.strip() for c in out.stdout.splitlines()[0].strip("|").split("|")]
     wall, cpu = header.index("median ms"), header.index("CPU median ms")
     for row in rows:  # the CPU of a step beside its wall time (never above it by much)
@@ -42,17 +42,15 @@ def test_bench_step_engines_casters_and_plot(tmp_path):
 def test_bench_step_bad_input_is_one_line_and_exit_2():
     out = coopsim("bench", "step", "--robots", "3,x")
     assert out.returncode == 2 and "--robots takes comma-separated counts" in out.stderr
-    out = coopsim("bench", "step", "--robots", "3", "--caster", "gpu")
-    assert out.returncode == 2 and "caster must be jit or numpy, not 'gpu'" in out.stderr
 
 
 def test_bench_realtime_counts_paced_steps_and_deadlines():
-    out = coopsim("bench", "realtime", "--robots", "2,30", "--seconds", "0.4", "--caster",
-                  "numpy")  # no --engine: the first with the swarm feature, kinematic
+    out = coopsim("bench", "realtime", "--robots", "2,30", "--seconds", "0.4")
+    # no --engine: the first with the swarm feature, kinematic
     assert out.returncode == 0, out.stderr
     rows = [line.strip("| ").split(" | ") for line in out.stdout.splitlines()
             if line.startswith("| kinematic")]
-    assert [r[:3] for r in rows] == [["kinematic", "numpy", "2"], ["kinematic", "numpy", "30"]]
+    assert [r[:3] for r in rows] == [["kinematic", "jit", "2"], ["kinematic", "jit", "30"]]
     for row in rows:
         seconds, steps, missed = float(row[3]), int(row[4]), int(row[5])
         rtf, p50, p99 = float(row[7]), float(row[8]), float(row[10])

@@ -49,7 +49,7 @@ class Altimeter(Module):
     def sense(cls, frame, rows, p, prev):
         if ranging3d.active(frame):  # from the underside, against the 3D geometry (mujoco)
             return ranging3d.underside(frame, rows, p["max_range"])
-        if flying.COMPILED and frame.state3d is not None:  # one compiled pass, no gather
+        if frame.state3d is not None:  # one compiled pass, no gather
             out = np.empty((len(rows), 1))
             flying.altimeter(frame.state3d, np.asarray(rows, dtype=np.int64),
                              np.ascontiguousarray(p["max_range"], dtype=float), out)

@@ -14,20 +14,17 @@ state's columns (numpy's ``arctan2`` made the yaw), taken after the call. What t
 is the Python between the kernels: frames, gathers, one call per kind per phase.
 
 The engine's kernels reach this module at run time (:func:`bind`: plugins never import
-physics); the tick is compiled once they do, by the background warm-up
-(:func:`coopsim.model.compiled.warmer`), and cached on disk by numba. Until it is loaded the
-plain path serves (the same bits).
+physics); the tick is compiled (or loaded from numba's disk cache) as they do.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 
 from ...model import noise_kernels
-from ...model.compiled import jit, numba, warm_all, warmer
+from ...model.compiled import jit, load_pending, warmer
 from . import flying
 from .common import sensing_refusal
 
@@ -36,7 +33,6 @@ LABELS = ("rotors", "imu", "mocap", "altimeter", "gps", "compass")
 ACTING = "rotors"
 AFTER = ("gps", "compass")  # the planar state's columns, in numpy after the tick
 PLAIN = ("rotors", "altimeter", *AFTER)  # noiseless here: their noise is not in a kernel
-COMPILED = numba is not None and flying.COMPILED
 WRENCH_NOT_FINITE = -1  # the tick's answer when a rotor's wrench is not finite
 
 # The engine's kernels (AerialFused.kernels) and coopsim.swarm.flight_kernels (the swarm
@@ -158,18 +154,17 @@ def _tick(engine, rotors, time, noise, imu, mocap, alti):
 
 
 def bind(kernels: dict) -> bool:
-    """Hand the engine's kernels (``AerialFused.kernels``) over and register the tick's load
-    with the background warm-up (:func:`coopsim.model.compiled.warmer`) the first time; True
-    once it is loaded."""
+    """Hand the engine's kernels (``AerialFused.kernels``) over and load the tick (compiled
+    or from numba's cache: :func:`coopsim.model.compiled.warmer`) the first time; True once
+    it is loaded (False: another engine's kernels were bound)."""
     with _LOCK:
         if _STATE["warm"] is None:
-            if not COMPILED:
-                return False
             g = globals()
             for name in ("step_rows", "check_rows", "place", "cast"):
                 g[name] = kernels[name]
             bind_flight()
             _STATE["bound"], _STATE["warm"] = kernels, warmer(_load)
+            load_pending()
         elif _STATE["bound"] is not kernels:
             return False  # another engine's kernels: this process compiled the first's
     return _STATE["warm"].ready
@@ -191,17 +186,14 @@ def bind_flight():
 
 
 def wait(timeout: float = 600.0) -> bool:
-    """Wait until the tick is loaded (after :func:`bind`), running the warm-up here if no
-    thread has taken it; True when it is loaded."""
+    """Whether the tick is loaded (after :func:`bind`); ``timeout`` is not used (the load is
+    synchronous)."""
     warm = _STATE["warm"]
-    end = time.monotonic() + timeout
-    while warm is not None and not warm.ready and time.monotonic() < end:
-        warm_all()
-        time.sleep(0.01)
+    load_pending()
     return warm is not None and warm.ready
 
 
-TICK = jit(counted=False)(_tick) if COMPILED else None  # (compiled.jit: no array made)
+TICK = jit(counted=False)(_tick)  # (compiled.jit: no array made)
 
 
 def _load() -> None:
@@ -276,7 +268,7 @@ class FlightPass:
         """The pass for a plan's ``acting`` and ``sensing`` entries on ``engine``, or None
         and why not (one sentence)."""
         side = engine.fused()
-        if side is None or not COMPILED:
+        if side is None:
             return None, f"engine '{engine.label}' has no fused step"
         by, why = kinds(acting, sensing)
         return (None, why) if why else (cls(acting[0], by, side, casts3d), "")

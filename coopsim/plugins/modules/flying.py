@@ -10,12 +10,11 @@ writes them in place with no gather by name.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
 from ...model import kernel
-from ...model.compiled import jit, numba, warmer
+from ...model.compiled import jit, warmer
 from ...model.quaternion_kernels import rotate
 
 
@@ -33,8 +32,6 @@ def matrix(p, names: tuple) -> np.ndarray:
     return built[1]
 
 
-#: True when the kernels are compiled and the run does not ask for numpy (``COOPSIM_JIT``).
-COMPILED = numba is not None and os.environ.get("COOPSIM_JIT", "").strip().lower() != "numpy"
 _NONE = np.zeros((0, 0))
 
 
@@ -196,4 +193,4 @@ def _load() -> None:
     pose(s, rows, np.zeros((1, 4)))
 
 
-WARM = warmer(_load) if COMPILED else None  # loaded off the stepper thread, before it needs them
+WARM = warmer(_load)  # loaded with a run, before its first step

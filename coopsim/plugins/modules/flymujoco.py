@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...model.compiled import jit, warmer
+from ...model.compiled import jit, load_pending, warmer
 from . import flying
-from .flyfused import ACTING, COMPILED, FlightPass, _draw, _rotor_reading, bind_flight, kinds
+from .flyfused import ACTING, FlightPass, _draw, _rotor_reading, bind_flight, kinds
 
 _KEY0 = np.uint64(0)  # the key of a step without noise (nothing is drawn)
 # coopsim.swarm.flight_kernels (the swarm library loads only when something flies), bound here
@@ -87,7 +87,7 @@ class AroundPass(FlightPass):
 
     def __init__(self, rotors, sensing: dict, engine, casts3d: bool) -> None:
         self.engine = engine
-        warm()  # the call loads in the background from now
+        warm()  # the call is loaded (compiled once) here
         self._tables(rotors, sensing, casts3d,
                      lambda rows: -engine.chassis_extent(rows)[:, 0])
         n = len(self.rows["altimeter"])
@@ -104,13 +104,13 @@ class AroundPass(FlightPass):
         by, why = kinds(acting, sensing)
         if why:
             return None, why
-        if not getattr(engine, "flies_around", False) or not COMPILED:
+        if not getattr(engine, "flies_around", False):
             return None, f"engine '{engine.label}' has no fused step"
         return cls(acting[0], by, engine, casts3d), ""
 
     def ready(self) -> bool:
-        """Whether this step may take the pass: its call and the rotors' loaded."""
-        return _STATE["warm"].ready and fk.WARM.ready
+        """Whether this step may take the pass: its call loaded (:func:`warm`)."""
+        return _STATE["warm"].ready
 
     def physics(self, sim) -> bool:
         """The rotors' step on the state at the step's start (``Rotors.actuate``'s compiled
@@ -172,10 +172,11 @@ def _load() -> None:
 
 
 def warm():
-    """The call's warm-up (:func:`coopsim.model.compiled.warmer`), registered the first
-    time, :data:`fk` bound before it."""
+    """The call's warm-up (:func:`coopsim.model.compiled.warmer`), registered and loaded the
+    first time, :data:`fk` bound before it."""
     global fk
     if _STATE["warm"] is None:
         fk = bind_flight()
         _STATE["warm"] = warmer(_load)
+        load_pending()
     return _STATE["warm"]

@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 
 import numpy as np
 
 from ...model import health as bounds
 from ...model import noise_kernels
-from ...model.compiled import jit, numba, warm_all, warmer
+from ...model.compiled import jit, load_pending, warmer
 from ...model.threads import ROWS_MIN, parallel
 from . import kernels
 from .common import sensing_refusal
@@ -50,7 +49,6 @@ LABELS = ("motors", "sonar", "target", "odometry", "gps", "compass", "bumper")
 ACTING = "motors"
 NOISY = ("sonar", "gps", "compass")  # the kinds whose noise the call adds (base ``measure``)
 WIDTH = {"motors": 4, "odometry": 5, "gps": 2, "compass": 1, "bumper": 2}  # sonar: its beams
-COMPILED = numba is not None
 
 
 @jit(inline=True)
@@ -166,6 +164,7 @@ def bind(kernel) -> bool:
             global FAN
             FAN = kernel
             _CAST["warm"] = warmer(_load_cast)
+            load_pending()  # compiled (or loaded) here, before the call that needs it
             _CAST["kernel"] = kernel  # after its warm: the test before the lock reads both
         elif _CAST["kernel"] is not kernel:
             return False
@@ -228,6 +227,7 @@ def bind_engine(side) -> bool:
                 return False
             DRIVE, STEP = side.kernels["drive"], side.kernels["step"]
             _ENGINE["warm"] = warmer(lambda: _load_act(sample))
+            load_pending()
             _ENGINE["kernels"] = side.kernels  # after its warm, as bind's
         elif _ENGINE["kernels"] is not side.kernels:
             return False
@@ -242,15 +242,10 @@ def _load_act(sample: tuple) -> None:
          np.zeros((n, 2)), np.arange(n, dtype=np.int64), np.ones(4), *sample)
 
 
-def wait(timeout: float = 600.0) -> bool:
-    """Wait until the calls bound so far (:func:`bind`, :func:`bind_engine`) are loaded
-    (running their warm-up here if no thread has taken it); True when they are, and some
-    is."""
+def wait() -> bool:
+    """Whether a call was bound (:func:`bind`, :func:`bind_engine`: loaded as it is)."""
     warms = [w for w in (_CAST["warm"], _ENGINE["warm"]) if w is not None]
-    end = time.monotonic() + timeout
-    while not all(w.ready for w in warms) and time.monotonic() < end:
-        warm_all()
-        time.sleep(0.01)
+    load_pending()
     return bool(warms) and all(w.ready for w in warms)
 
 
@@ -287,7 +282,7 @@ def _load_cast() -> None:
 
 
 #: Ready once the background warm-up has loaded :func:`_sense`.
-WARM = warmer(_load) if COMPILED else None
+WARM = warmer(_load)
 
 
 class GroundPass:
@@ -322,8 +317,6 @@ class GroundPass:
     def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
         """The pass for a plan's ``acting`` and ``sensing`` entries on ``engine``, or None
         and why not (one sentence)."""
-        if not COMPILED:
-            return None, "no compiled kernels (numba)"
         if casts3d or "flight" in engine.features:
             return None, f"engine '{engine.label}' senses in 3D"
         if len(acting) != 1 or acting[0][0] != ACTING or not acting[0][4]:
@@ -344,11 +337,10 @@ class GroundPass:
         return cls(acting[0], by, angles), ""
 
     def ready(self) -> bool:
-        """Whether this step may take the pass: its call and the modules' kernels loaded, and
-        few enough robots for one thread (from ``threads.ROWS_MIN`` rows the plain path's
-        kernels share them among numba's threads: the same bits)."""
-        return (len(self.rows) < ROWS_MIN or not parallel(len(self.rows), ROWS_MIN)) \
-            and WARM.ready and kernels.WARM.ready
+        """Whether this step may take the pass: few enough robots for one thread (from
+        ``threads.ROWS_MIN`` rows the plain path's kernels share them among numba's threads:
+        the same bits)."""
+        return len(self.rows) < ROWS_MIN or not parallel(len(self.rows), ROWS_MIN)
 
     def physics(self, sim) -> bool:
         """The actuators and the engine's step (``Motors.actuate``'s kernel, the engine's

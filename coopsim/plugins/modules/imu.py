@@ -116,34 +116,15 @@ class Imu(Module):
         table = frame.state(cls.label)
         cols, width = flying.columns(p, cls.NOISE)
         normals = flying.normals(frame, cls.label, rows, width, rng)
-        if flying.COMPILED:
-            out = np.empty((len(rows), 6))
-            flying.imu(_state3d(frame), rows, float(frame.time), float(frame.dt),
-                       table.arrays["v"], table.arrays["t"], table.arrays["bias"], table.seen,
-                       flying.matrix(p, IMU_PARAMS), cols, normals, out)
-        else:
-            out = cls._noisy(frame, rows, p, table, cols, normals)
+        out = np.empty((len(rows), 6))
+        flying.imu(_state3d(frame), rows, float(frame.time), float(frame.dt),
+                   table.arrays["v"], table.arrays["t"], table.arrays["bias"], table.seen,
+                   flying.matrix(p, IMU_PARAMS), cols, normals, out)
         lost = flying.dropped(frame, cls.label, rows, p, rng)
         if lost is not None:
             out[lost] = prev[lost]
         return out
 
-    @classmethod
-    def _noisy(cls, frame, rows, p, table, cols, normals):
-        """:meth:`measure`'s reading in numpy (what the kernel computes), state updated."""
-        out, h, state = cls._truth(frame, rows, table)
-        bias = table.arrays["bias"][rows]
-        for part, k in ((slice(0, 3), 0), (slice(3, 6), 2)):
-            walk, noise = cols[k], cols[k + 1]
-            if walk >= 0:
-                bias[:, part] += normals[:, walk:walk + 3] * (p[cls.NOISE[k]] * np.sqrt(h))[:, None]
-            if noise >= 0:
-                out[:, part] += normals[:, noise:noise + 3] * \
-                    (p[cls.NOISE[k + 1]] / np.sqrt(h))[:, None]
-        out += bias
-        table.arrays["v"][rows], table.arrays["t"][rows] = state[:, 7:10], frame.time
-        table.arrays["bias"][rows], table.seen[rows] = bias, True
-        return out
 
 
 IMU_PARAMS = Imu.KERNEL_PARAMS  # the kernel's par

@@ -397,39 +397,10 @@ def _start(frame, rows, commands, plan, fresh) -> None:
 def _evaluate(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Set points (n, MAX_JOINTS) angle (rad) and rate (rad/s) of the plans ``e`` s after
     their starts, and (n,) whether each is its plan's last (held from then on): one compiled
-    call (:func:`coopsim.model.armkernel.evaluate_plans`, the same bits as
-    :func:`_evaluate_numpy`, which serves without numba)."""
-    if not armkernel.ACTIVE:
-        return _evaluate_numpy(plan, e)
+    call (:func:`coopsim.model.armkernel.evaluate_plans`)."""
     n = len(e)
     q, qd, done = np.empty((n, MAX_JOINTS)), np.empty((n, MAX_JOINTS)), np.empty(n, bool)
     armkernel.evaluate_plans(plan["times"], plan["points"], plan["count"],
                              plan["mode"] == VELOCITIES, plan["rates"], plan["lo"],
                              plan["hi"], np.ascontiguousarray(e, float), q, qd, done)
-    return q, qd, done
-
-
-def _evaluate_numpy(plan: dict, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_evaluate` in numpy."""
-    n = len(e)
-    ar = np.arange(n)
-    times, points = plan["times"], plan["points"]
-    last = np.clip(plan["count"].astype(np.int64) - 1, 0, MAX_POINTS)
-    passed = (times[:, 1:] <= e[:, None]).sum(axis=1)
-    done = passed >= last
-    i = np.minimum(passed, MAX_POINTS - 1)
-    ta, tb = times[ar, i], times[ar, i + 1]
-    pa, pb = points[ar, i], points[ar, i + 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        span = np.where(done | ~np.isfinite(tb), 1.0, np.maximum(tb - ta, 1e-12))
-        frac = np.clip((e - ta) / span, 0.0, 1.0)
-    q = np.where(done[:, None], points[ar, last], pa + frac[:, None] * (pb - pa))
-    qd = np.where(done[:, None], 0.0, (pb - pa) / span[:, None])
-    vel = plan["mode"] == VELOCITIES
-    if vel.any():
-        start, rates = points[vel, 0], plan["rates"][vel]
-        lo, hi = plan["lo"][vel], plan["hi"][vel]
-        q[vel] = np.clip(start + rates * e[vel, None], lo, hi)
-        qd[vel] = np.where((q[vel] > lo) & (q[vel] < hi), rates, 0.0)
-        done = done & ~vel
     return q, qd, done

@@ -1,16 +1,13 @@
 """Compiled kernels of the ``motors``, ``odometry``, ``target`` and ``velocity`` modules: a small
 world's step.
 
-One robot's ``motors`` and ``odometry`` cost about twenty numpy calls a step, each 0.3-0.7 us on
-a one-row array: more than the arithmetic. Each kernel here is one call doing a module's numpy
-formula robot by robot: the same operations in the same order (no fused multiply-adds: numba
-contracts none without ``fastmath``), so the same bits (tests/plugins/test_module_kernels.py
-compares them over random and edge values; a NaN may come out with the other sign bit). The
-modules call them once :data:`WARM` is ready (loaded by the background warm-up,
-:func:`coopsim.model.compiled.warmer`) and their numpy code before: which one served a step
-does not change the run. From :data:`coopsim.model.threads.ROWS_MIN` robots a kernel shares its
-rows among numba's threads (each robot's row is its own: the same bits). The ``target`` module's kernels leave its angle to numpy's
-``arctan2`` (numba's ``atan2`` differs from it in the last bit for some arguments).
+One robot's ``motors`` and ``odometry`` in numpy cost about twenty calls a step, each 0.3-0.7
+us on a one-row array: more than the arithmetic. Each kernel here is one call doing a module's
+formula robot by robot (no fused multiply-adds: numba contracts none without ``fastmath``).
+The modules call them (loaded with a run: :func:`coopsim.model.compiled.warmer`). From
+:data:`coopsim.model.threads.ROWS_MIN` robots a kernel shares its rows among numba's threads
+(each robot's row is its own: the same bits). The ``target`` module's kernels leave its angle
+to numpy's ``arctan2`` (numba's ``atan2`` differs from it in the last bit for some arguments).
 
 Frames and units: world frame; m, m/s, rad, rad/s, s.
 """
@@ -180,7 +177,7 @@ def _target_bearings_threads(angles, pose, out):
 
 @jit(inline=True)
 def _cap_row(vx, vy, limit):
-    """``velocity._cap`` of one vector: scaled to at most ``limit`` long (hypot, then
+    """One vector: scaled to at most ``limit`` long (hypot, then
     np.maximum's and np.minimum's ternaries: NaN goes through as numpy's)."""
     length = math.hypot(vx, vy)
     length = length if (length > 1e-300 or length != length) else 1e-300

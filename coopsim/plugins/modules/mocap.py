@@ -52,7 +52,7 @@ class Mocap(Module):
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        if flying.COMPILED and frame.state3d is not None:
+        if frame.state3d is not None:
             out = np.empty((len(rows), 7))
             flying.mocap(frame.state3d, np.asarray(rows, dtype=np.int64), _NO_PAR, _NO_COLS,
                          _NO_NORMALS, out)
@@ -66,7 +66,7 @@ class Mocap(Module):
         rows = np.asarray(rows, dtype=np.int64)
         cols, width = flying.columns(p, cls.NOISE)
         normals = flying.normals(frame, cls.label, rows, width, rng)
-        if flying.COMPILED and frame.state3d is not None:
+        if frame.state3d is not None:
             out = np.empty((len(rows), 7))
             flying.mocap(frame.state3d, rows, flying.matrix(p, cls.NOISE), cols, normals, out)
         else:

@@ -11,7 +11,6 @@ from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import kernels
 from .groundfused import GroundPass
-from .common import clip
 
 SPEED_SANITY = 100.0  # m/s: larger wheel speeds are an error; up to it they saturate at max_speed
 
@@ -79,16 +78,9 @@ class Motors(Module):
         """Wheel speeds -> the chassis' forward speed (m/s) and yaw rate (rad/s); returns the
         (len(rows), 2) wheel speeds actually driven (after max_speed and efficiency)."""
         axle = frame.axle if len(rows) == len(frame.axle) else frame.axle[rows]
-        if kernels.WARM.ready:  # one compiled call, the same bits (plugins/modules/kernels.py)
-            wheels, twist = np.empty((len(rows), 2)), np.empty((len(rows), 2))
-            kernels.drive(commands, p["max_speed"], p["efficiency"], axle, wheels, twist)
-            frame.physics.drive(rows, twist[:, 0], twist[:, 1])
-            return wheels
-        limit = p["max_speed"][:, None]
-        wheels = clip(commands, -limit, limit) * (p["efficiency"][:, None] / 100.0)
-        left, right = wheels[:, 0], wheels[:, 1]
-        forward = (left + right) * 0.5  # the mean of two, bit for bit, without its overhead
-        frame.physics.drive(rows, forward, (right - left) / axle)
+        wheels, twist = np.empty((len(rows), 2)), np.empty((len(rows), 2))  # one compiled call
+        kernels.drive(commands, p["max_speed"], p["efficiency"], axle, wheels, twist)
+        frame.physics.drive(rows, twist[:, 0], twist[:, 1])
         return wheels
 
     @classmethod
@@ -99,7 +91,7 @@ class Motors(Module):
         if every and "motors.wheel_speeds" in frame.memo:  # odometry after motors, or before
             return frame.memo["motors.wheel_speeds"]
         heading = getattr(frame.geometry, "heading", None)  # cos, sin of the yaws, if made
-        if every and heading is not None and kernels.WARM.ready:  # one call, the same bits
+        if every and heading is not None:  # one compiled call
             out = np.empty((len(rows), 2))
             kernels.wheel_speeds(frame.velocity, heading, frame.axle, out)
         else:
@@ -114,8 +106,8 @@ class Motors(Module):
         driven = frame.actuated.get(cls.label)
         heading = getattr(frame.geometry, "heading", None)
         if len(rows) == len(frame.pose) and driven is not None and len(driven) == len(rows) \
-                and heading is not None and "motors.wheel_speeds" not in frame.memo \
-                and kernels.WARM.ready:  # every robot's reading in one call, the same bits
+                and heading is not None and "motors.wheel_speeds" not in frame.memo:
+            # every robot's reading in one compiled call
             out = np.empty((len(rows), 4))
             kernels.motors_reading(driven, frame.velocity, heading, frame.axle, out)
             speeds = out[:, 2:]

@@ -77,7 +77,7 @@ class Pose(Module):
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        if flying.COMPILED and frame.state3d is not None:  # one compiled pass, no gather
+        if frame.state3d is not None:  # one compiled pass, no gather
             out = np.empty((len(rows), 4))
             flying.pose(frame.state3d, np.asarray(rows, dtype=np.int64), out)
             return out

@@ -180,30 +180,10 @@ class Rotors(Module):
     @classmethod
     def actuate(cls, frame, rows, p, commands):
         """Propeller speeds after the lag (len(rows), 4), rad/s; the wrench to the engine."""
-        from ...swarm import flight  # here: the swarm package loads only when something flies
-
         if frame.state3d is None:
             raise SimulationError("the rotors module needs an engine with the flight feature "
                                   "(engine mujoco or aerial): its robots cannot fly in 2D")
-        if _kernels() is not None:
-            return cls._compiled(frame, rows, p, commands)
-        state = frame.state(cls.label)
-        now = state.arrays["speeds"][rows]
-        want = cls.wanted(frame.state3d[rows], p, commands)
-        tau = p["tau"]
-        alpha = np.where(tau > 0, -np.expm1(-frame.dt / np.where(tau > 0, tau, 1.0)), 1.0)
-        speeds = np.clip(now + alpha[:, None] * (want - now), 0.0, p["max_speed"][:, None])
-        state.arrays["speeds"][rows] = speeds
-        state.seen[rows] = True
-        force, torque = flight.wrench(speeds, p["arm"], p["kf"], p["km"])
-        frame.physics.apply_wrench(rows, force, torque)
-        return speeds
-
-    @classmethod
-    def _compiled(cls, frame, rows, p, commands):
-        """:meth:`actuate` as one compiled call (coopsim.swarm.flight_kernels.rotors): the
-        same figures to rounding."""
-        k = _kernels()
+        k = _kernels()  # one compiled call (coopsim.swarm.flight_kernels.rotors)
         table = frame.state(cls.label)
         out, wrench = np.empty((len(rows), 4)), np.empty((len(rows), 6))
         k.rotors(frame.state3d, np.asarray(rows, dtype=np.int64),
@@ -212,32 +192,6 @@ class Rotors(Module):
                  table.seen, out, wrench)
         frame.physics.apply_wrench(rows, wrench[:, :3], wrench[:, 3:])
         return out
-
-    @classmethod
-    def wanted(cls, state: np.ndarray, p, commands: np.ndarray) -> np.ndarray:
-        """(n, 4) the propeller speeds each robot's stored command asks for, rad/s (the inner
-        loops closed on ``state``, (n, 13) STATE3D rows)."""
-        from ...swarm import flight
-
-        mode = commands[:, 0]
-        want = np.where((mode == 1.0)[:, None], commands[:, 1:5], 0.0)
-        loop = (mode == 2.0) | (mode == 3.0)
-        if loop.any():
-            q, gyro, c = state[loop, 3:7], state[loop, 10:13], commands[loop]
-            pick = {k: v[loop] for k, v in p.items()}
-            gains = flight.Gains(rate=1.0, rate_yaw=0.25, att=1.0)
-            rates = c[:, 2:5].copy()
-            att = c[:, 0] == 3.0
-            if att.any():
-                rates[att] = flight.attitude_loop(gains, c[att, 2:5], q[att])
-                rates[att, :2] *= pick["attitude_gain"][att, None]
-                rates[att, :2] = np.clip(rates[att, :2], -SANITY_RATE, SANITY_RATE)
-            inertia = np.column_stack((pick["ixx"], pick["iyy"], pick["izz"]))
-            scaled = gyro + (rates - gyro) * pick["rate_gain"][:, None]  # P gain, unit gains
-            torque = flight.rate_loop(gains, inertia, scaled, gyro)
-            want[loop] = flight.mix(c[:, 1], torque, pick["arm"], pick["kf"], pick["km"],
-                                    pick["max_speed"])
-        return want
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
@@ -250,13 +204,10 @@ class Rotors(Module):
 
 
 def _kernels():
-    """coopsim.swarm.flight_kernels when its kernels are compiled and the run does not ask
-    for numpy (``COOPSIM_JIT=numpy``), else None."""
-    if not flying.COMPILED:
-        return None
+    """coopsim.swarm.flight_kernels (imported when something flies)."""
     from ...swarm import flight_kernels
 
-    return flight_kernels if flight_kernels.COMPILED else None
+    return flight_kernels
 
 
 def _within(command: str, what: str, values, lo: float, hi: float, unit: str) -> None:

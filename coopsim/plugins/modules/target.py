@@ -10,7 +10,7 @@ from ...model.errors import ProtocolError
 from ...model.module import Module
 from . import kernels
 from .groundfused import GroundPass
-from .common import lost, noise, rate, wrap
+from .common import lost, noise, rate
 
 
 class Target(Module):
@@ -39,14 +39,9 @@ class Target(Module):
         pose = frame.pose if len(rows) == len(frame.pose) else frame.pose[rows]
         targets = frame.targets
         out = np.empty((len(rows), len(targets), 2))  # cheaper than np.stack
-        if kernels.WARM.ready:  # two compiled calls around numpy's arctan2: the same bits
-            d = np.empty((2, len(rows), len(targets)))
-            kernels.target_offsets(pose, targets, d, out)
-            kernels.target_bearings(np.arctan2(d[1], d[0]), pose, out)
-            return out.reshape(len(rows), -1)
-        d = targets[None, :, :] - pose[:, None, :2]
-        np.hypot(d[..., 0], d[..., 1], out=out[..., 0])
-        out[..., 1] = wrap(np.arctan2(d[..., 1], d[..., 0]) - pose[:, 2:3])
+        d = np.empty((2, len(rows), len(targets)))  # two compiled calls around numpy's arctan2
+        kernels.target_offsets(pose, targets, d, out)
+        kernels.target_bearings(np.arctan2(d[1], d[0]), pose, out)
         return out.reshape(len(rows), -1)
 
     @classmethod

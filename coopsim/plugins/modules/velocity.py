@@ -95,24 +95,10 @@ class Velocity(Module):
         """The velocity driven this step (len(rows), 3): the command (or the position loop's)
         through the lag, the acceleration limit and the caps; world frame, m/s and rad/s."""
         alpha = cls._alpha(p["tau"], frame.dt)
-        if kernels.WARM.ready:  # one compiled call, the same bits (plugins/modules/kernels.py)
-            out = np.empty((len(rows), 3))
-            kernels.velocity(commands, rows, frame.pose, frame.velocity,
-                             (p["max_speed"], p["max_accel"], p["max_yaw_rate"], p["gain"]),
-                             alpha, frame.dt, out)
-            frame.physics.set_velocity(rows, out)
-            return out
-        pose, now = frame.pose[rows], frame.velocity[rows]
-        want = commands[:, :3].copy()
-        track = commands[:, 5] > 0.5
-        if track.any():
-            want[track, :2] += p["gain"][track, None] * (commands[track, 3:5] - pose[track, :2])
-        want[:, :2] = _cap(want[:, :2], p["max_speed"])
-        change = alpha[:, None] * (want - now)
-        change[:, :2] = _cap(change[:, :2], p["max_accel"] * frame.dt)
-        out = now + change
-        out[:, :2] = _cap(out[:, :2], p["max_speed"])
-        out[:, 2] = np.clip(out[:, 2], -p["max_yaw_rate"], p["max_yaw_rate"])
+        out = np.empty((len(rows), 3))  # one compiled call (plugins/modules/kernels.py)
+        kernels.velocity(commands, rows, frame.pose, frame.velocity,
+                         (p["max_speed"], p["max_accel"], p["max_yaw_rate"], p["gain"]),
+                         alpha, frame.dt, out)
         frame.physics.set_velocity(rows, out)
         return out
 
@@ -137,11 +123,3 @@ class Velocity(Module):
             out[:, :3] = driven
         out[:, 3:] = frame.velocity[rows]
         return out
-
-
-def _cap(v: np.ndarray, limit: np.ndarray) -> np.ndarray:
-    """(n, 2) vectors shortened to at most ``limit`` (n,) long."""
-    length = np.hypot(v[:, 0], v[:, 1])
-    scale = np.minimum(1.0, limit / np.maximum(length, 1e-300))
-    return v * scale[:, None]
-
