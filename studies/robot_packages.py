@@ -1,7 +1,8 @@
 """Robots from the packages MuJoCo's and PyBullet's users have, loaded as shipped from a
 scenario written as docs/robots.md says: per robot, whether it loads (``coopsim check`` = the
 load ``run`` does), its load CPU, whether it moves true, and optionally a camera image of it.
-The table goes into docs/robots.md between the ``robot-packages`` markers (``--write``).
+The table goes into docs/experiments/robot-files.md between the ``robot-packages`` markers
+(``--write``).
 
 Packages: ``pybullet`` (its ``pybullet_data``), ``robosuite``, ``dm_control``,
 ``gymnasium_robotics``: each found installed (its folder, without importing it) or in a
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "robots.md"
+DOC = ROOT / "docs" / "experiments" / "robot-files.md"
 BEGIN, END = "<!-- robot-packages: begin -->", "<!-- robot-packages: end -->"
 
 
@@ -260,7 +261,7 @@ def table(rows: list[dict]) -> str:
 
 
 def write(text: str) -> None:
-    """Put ``text`` between the markers of docs/robots.md."""
+    """Put ``text`` between the markers of docs/experiments/robot-files.md."""
     doc = DOC.read_text()
     head, _, rest = doc.partition(BEGIN)
     _, _, tail = rest.partition(END)

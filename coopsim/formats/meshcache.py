@@ -3,7 +3,7 @@ COLLADA triangles, the smaller meshes MuJoCo is given (:mod:`coopsim.formats.col
 :mod:`coopsim.formats.robotxml`) and every STL and OBJ file's triangle count and bounds
 (:func:`coopsim.formats.meshes.mesh_info`: robosuite's UR5e parsed 20 OBJ files) are kept as ``.npy`` arrays keyed by the file's bytes and the
 code that converted them, so a robot's second process reads them instead of parsing 20 MB of
-XML again (docs/robots.md, *Every robot of example-robot-data*).
+XML again (docs/robots.md, *Robots loaded as shipped*).
 
 Where: ``COOPSIM_MESH_CACHE`` (a folder; ``off`` turns the cache off), else
 ``$XDG_CACHE_HOME/coopsim/meshes``, else ``~/.cache/coopsim/meshes``. A folder that cannot be

@@ -1,4 +1,4 @@
-"""The README's command table lists every option each command's --help shows, and ``run --help``
+"""``run --help``
 says where the settings come from when not given (the scenario's [SETTINGS], else a default)."""
 
 from __future__ import annotations
@@ -36,24 +36,6 @@ def _options(help_text: str) -> list[tuple[str, ...]]:
     return found
 
 
-def _readme_row(command: str) -> str:
-    rows = [line for line in (ROOT / "README.md").read_text().splitlines()
-            if line.startswith(f"| `coopsim {command}")]
-    assert len(rows) == 1, f"README has {len(rows)} rows for coopsim {command}"
-    return rows[0]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("command", COMMANDS)
-def test_readme_table_lists_every_option_of_the_command(command):
-    row = _readme_row(command)
-    missing = [spellings for spellings in _options(_help(command))
-               if not any(re.search(rf"`{s}(?![\w-])", row) or re.search(rf"[ /]{s}(?![\w-])",
-                                                                          row)
-                          for s in spellings)]
-    assert not missing, f"README's coopsim {command} row lacks {missing}"
-
-
 @pytest.mark.slow
 def test_run_help_gives_every_setting_its_default():
     text = " ".join(_help("run").split())  # click wraps lines: compare on one line
@@ -66,20 +48,26 @@ def test_run_help_gives_every_setting_its_default():
         assert "scenario's [SETTINGS]" in entry and f"else {default})" in entry, (option, entry)
 
 
-def test_readme_names_the_extra_plot_needs():
-    """``coopsim plot`` without matplotlib names the ``plot`` extra; the table says so first."""
+def _reference(command: str) -> str:
+    """The section of the generated command-line reference (docs/reference/cli.md) of command."""
+    text = (ROOT / "docs" / "reference" / "cli.md").read_text()
+    return text.split(f"\n## coopsim {command}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_docs_name_the_extra_plot_needs():
+    """``coopsim plot`` without matplotlib names the ``plot`` extra; docs/foxglove.md too."""
     from coopsim.app.plot import INSTALL
     extra = re.search(r"\[(\w+)\]", INSTALL)[1]
-    row = _readme_row("plot")
-    assert f"'.[{extra}]'" in row and f"'coopsim[{extra}]'" in row
+    text = (ROOT / "docs" / "foxglove.md").read_text()
+    assert f"'coopsim[{extra}]'" in text and f"'.[{extra}]'" in text
 
 
 @pytest.mark.slow
-def test_readme_names_the_metrics_file_export_writes(tmp_path):
-    """The export row's example (``--csv ctf.csv``) names the metrics file export writes beside
-    it (formation.mcap has a monitor's metrics)."""
-    row = _readme_row("export FILE --csv")
-    csv_name, metrics_name = re.search(r"`--csv (\S+)` writes `(\S+)`", row).groups()
+def test_the_reference_names_the_metrics_file_export_writes(tmp_path):
+    """export's --metrics-csv default (beside the CSV as NAME.metrics.csv) is the file export
+    writes (formation.mcap has a monitor's metrics)."""
+    assert "beside the CSV as NAME.metrics.csv" in _reference("export")
+    csv_name, metrics_name = "ctf.csv", "ctf.metrics.csv"
     done = subprocess.run([sys.executable, "-m", "coopsim", "export",
                            str(ROOT / "recordings" / "formation.mcap"), "--csv", csv_name],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)

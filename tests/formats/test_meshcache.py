@@ -1,5 +1,5 @@
-"""The converted-mesh cache (coopsim.formats.meshcache; docs/robots.md, *Every robot of
-example-robot-data*): a COLLADA file's triangles are kept by content in the cache folder and
+"""The converted-mesh cache (coopsim.formats.meshcache; docs/robots.md, *Robots loaded
+as shipped*): a COLLADA file's triangles are kept by content in the cache folder and
 served from it to a later read that would parse the file again; a damaged entry is read
 again from the file and rewritten; ``COOPSIM_MESH_CACHE=off`` writes nothing; a file's
 bounds still apply to a cached entry."""

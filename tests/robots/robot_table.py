@@ -1,4 +1,5 @@
-"""docs/robots.md's table of every robot of the installed example-robot-data (issue 52): for
+"""The table of every robot of the installed example-robot-data (docs/experiments/robot-files.md,
+issue 52): for
 each URDF (and each package that ships none), its kind, whether coopsim loads it as shipped
 (with how many repairs), its meshes, the CPU it took to load, its forward kinematics against
 Pinocchio's, the check of its kind (tests/robots/robotchecks: h52-motion's wheeled, multirotor,
@@ -6,7 +7,7 @@ legged checks where present) and what is not supported and why.
 
     PYTHONPATH=. python tests/robots/robot_table.py [--write] [--only NAME...]
 
-Without ``--write`` the table is printed; with it, docs/robots.md's text between the
+Without ``--write`` the table is printed; with it, the page's text between the
 ``robot-table`` markers is replaced. Everything runs in this process from the package as
 installed (no network). Goals (issue 52): loads 100 % of arms, wheeled bases and multirotors,
 >= 90 % of all; arms' FK <= 1 mm / 0.1°; loading one robot <= 1 s of CPU after the imports.
@@ -31,7 +32,7 @@ from robotchecks import CHECKS, Check  # noqa: E402
 from robotchecks.kinds import PACKAGES, kind_of, package_of, share  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "robots.md"
+DOC = ROOT / "docs" / "experiments" / "robot-files.md"
 BEGIN, END = "<!-- robot-table: begin -->", "<!-- robot-table: end -->"
 #: What coopsim drives of each kind (the section keys of docs/robots.md, "Your own robot").
 MOVES = {"arm": "joints, tool (`tool`, `gripper`)", "wheeled": "base (`wheels`)",
@@ -315,13 +316,13 @@ def write(text: str, doc: Path = DOC) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help="rewrite docs/robots.md's table")
+    parser.add_argument("--write", action="store_true", help="rewrite the page's table")
     parser.add_argument("--only", nargs="*", help="files or packages to check (default all)")
     parser.add_argument("--save", help="also keep each row in this folder (one file a row)")
     parser.add_argument("--rows", help="make the table of the rows kept in this folder (by "
                                        "--save runs, e.g. one per kind) instead of checking")
     parser.add_argument("--merge", action="store_true", help="with --rows: the rows kept "
-                        "replace the same files' rows of docs/robots.md, the others stay")
+                        "replace the same files' rows of the page, the others stay")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)  # the repairs are in the table, not on stderr
     if args.rows:

@@ -1,5 +1,5 @@
-"""docs/robots.md's table of example-robot-data (issue 52): the script that writes it, run on one
-robot of each kind from the package as installed (each loads as shipped, its FK within 1 mm /
+"""docs/experiments/robot-files.md's table of example-robot-data (issue 52): the script that
+writes it, run on one robot of each kind from the package as installed (each loads as shipped, its FK within 1 mm /
 0.1° of Pinocchio's, its kind's check's figure within its goal), and the table in the docs
 naming every URDF the installed package ships."""
 
@@ -77,11 +77,11 @@ def test_an_empty_file_is_a_row_saying_why(tmp_path):
 
 def test_the_docs_table_lists_every_urdf_of_the_installed_package(tmp_path):
     robots = _share()
-    doc = (ROOT / "docs" / "robots.md").read_text()
+    doc = (ROOT / "docs" / "experiments" / "robot-files.md").read_text()
     table = doc.split(robot_table.BEGIN, 1)[1].split(robot_table.END, 1)[0]
     listed = {line.split(" | ")[1] for line in table.splitlines() if line.startswith("| ")}
     shipped = {Path(p).name for p in robot_table.urdfs(robots)}
-    assert shipped <= listed, f"not in docs/robots.md: {sorted(shipped - listed)} (run " \
+    assert shipped <= listed, f"not in the page: {sorted(shipped - listed)} (run " \
                               "tests/robots/robot_table.py --write)"
     copy = tmp_path / "robots.md"
     copy.write_text(f"head\n{robot_table.BEGIN}\nold\n{robot_table.END}\ntail\n")
