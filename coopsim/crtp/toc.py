@@ -114,7 +114,15 @@ PARAMS = (
     ("motorPowerSet", "m2", P_U16, False, 0),
     ("motorPowerSet", "m3", P_U16, False, 0),
     ("motorPowerSet", "m4", P_U16, False, 0),
+    # every deck driver's presence flag, as a stock firmware has them (cfclient reads the
+    # flow, z-ranger, lighthouse, loco and LED-ring ones when it connects)
+    ("deck", "bcFlow", P_U8, True, 0),
     ("deck", "bcFlow2", P_U8, True, 0),  # set per robot: 1 with an altimeter
+    ("deck", "bcZRanger", P_U8, True, 0),
+    ("deck", "bcZRanger2", P_U8, True, 0),
+    ("deck", "bcLedRing", P_U8, True, 0),
+    ("deck", "bcLoco", P_U8, True, 0),
+    ("deck", "bcDWM1000", P_U8, True, 0),
     ("deck", "bcMultiranger", P_U8, True, 0),
     ("deck", "bcLighthouse4", P_U8, True, 0),
     ("firmware", "revision0", P_U32, True, 0),
