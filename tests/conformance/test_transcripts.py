@@ -94,4 +94,10 @@ def test_the_transcripts_provoke_every_error_code_a_request_can():
 def test_the_hand_written_tables_have_the_registrys_ids_names_and_modules(heading, server):
     documented = doctables.prose_rows(DOC, heading)
     registered = [(c.id, c.module, c.name) for c in doctables.servers()[server]]
-    assert documented == registered
+    if server == "robot":
+        # the modules' full tables are generated (docs/reference/protocol.md); the prose keeps
+        # the rows whose text says more, each with the registry's id, module and name, in order
+        assert documented[:3] == registered[:3]  # hello, modules, detach: every endpoint's
+        assert documented == [row for row in registered if row in set(documented)]
+    else:
+        assert documented == registered
