@@ -13,6 +13,7 @@ import pytest
 cflib = pytest.importorskip("cflib")
 import cflib.crtp  # noqa: E402
 
+import nethelpers  # noqa: E402
 from coopsim.app.run import Run, RunOptions  # noqa: E402
 from coopsim.formats.files import load  # noqa: E402
 
@@ -75,13 +76,8 @@ def crtp_run(tmp_path: Path, n: int = 1, ground: bool = False, **options):
 
 
 def wait_until(predicate, timeout: float = WAIT, every: float = 0.01):
-    end = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < end, "condition not reached in time"
-        time.sleep(every)
+    """nethelpers' wait, with the flights' longer bound."""
+    return nethelpers.wait_until(predicate, timeout, every)
 
 
 def sim_wait(run, seconds: float) -> float:
