@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import random
 import socket
-import time
 from pathlib import Path
 
 import pytest
