@@ -185,6 +185,10 @@ class Simulation:
         # the engine's model compiled here (MuJoCo's mesh decoders run now), so that nothing
         # it refuses is found only once the running world has been replaced
         world.engine.robot_state()
+        # the kernels its modules registered loaded here too (compiled, on a cold cache: for
+        # minutes), not on the stepper's thread as the world replaces the running one: a
+        # /sim load builds on a thread of its own, and the run steps on meanwhile
+        load_pending()
         return world
 
     def restore_layout(self) -> None:
