@@ -27,17 +27,32 @@ ROUNDS = re.compile(rf"(?i)\bround[ -]?\d+|\bround[ -](?:{_NUMBERS})\b|"
                     r"(?! trip)(?:'s)?(?! trip)|/work/|/home/\w")
 
 
+_LEAD = re.compile(r"^\s*(?:#:?|//|\*|>)?\s*")
+
+
 def mentions(text: str, rounds: bool = False) -> list[str]:
     """Each line of ``text`` that names an issue number (with ``rounds``: or a round, or a
     developer machine's path), as ``line: text``."""
-    return [f"{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
-            if NUMBERED.search(INSTANCE.sub("", line)) or (rounds and ROUNDS.search(line))]
+    lines = text.splitlines()
+    found = []
+    for n, line in enumerate(lines, 1):
+        # a mention wrapped onto the next line ("(issue\n    44's"): the line and the next's
+        # start, less its indent and comment marker, read as one
+        after = _LEAD.sub("", lines[n]) if n < len(lines) else ""
+        joined = INSTANCE.sub("", f"{line} {after}")
+        if NUMBERED.search(INSTANCE.sub("", line)) or (
+                NUMBERED.search(joined) and not NUMBERED.search(INSTANCE.sub("", after))) or (
+                rounds and (ROUNDS.search(line) or (ROUNDS.search(f"{line} {after}")
+                                                    and not ROUNDS.search(after)))):
+            found.append(f"{n}: {line.strip()}")
+    return found
 
 
 def test_the_scan_finds_the_ways_an_issue_was_named():
     found = mentions("x = 1  # issue 55\n(issues 54, 55)\nsee #12 there\nh44-external: y\n"
-                     "rule monitors#2 and ``#3``\ncolour 0x12, item #A, PR2's base\nPR #7, Issue 3\n")
-    assert [m.split(":")[0] for m in found] == ["1", "2", "3", "4", "7"]
+                     "rule monitors#2 and ``#3``\ncolour 0x12, item #A, PR2's base\nPR #7, Issue 3\n"
+                     "held (issue\n    # 44's robots)\n")
+    assert [m.split(":")[0] for m in found] == ["1", "2", "3", "4", "7", "8"]
     doc = ("round 13 found it\nthe merged round-14 code\nround twelve's base\nthis round's merges\n"
            "one round trip a step\nround the centre\n/work/wt/h59-base\nfrom /tmp\n"
            "the round trip's p50\n")
