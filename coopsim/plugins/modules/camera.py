@@ -52,7 +52,14 @@ class Blobs:
 
 
 class Camera(Module):
-    """Coloured blobs in view: other robots' LEDs, targets, coloured objects; occluded."""
+    """Coloured blobs in view: other robots' LEDs, targets, coloured objects; occluded.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``read`` (2300): request nothing; reply 6 numbers per blob seen, nearest first: ``[R, G,
+      B, distance m, bearing rad (+ = left), apparent size rad, ...]`` (other robots' lit LEDs,
+      targets, coloured objects; docs/robots.md *The camera*); no data when nothing is seen
+    """
 
     label = "camera"
     mount = "link"  # how a described robot's sensor line mounts it

@@ -79,7 +79,20 @@ class Images:
 
 
 class Camera3d(Module):
-    """RGB and depth images rendered by MuJoCo from a camera mounted on the chassis."""
+    """RGB and depth images rendered by MuJoCo from a camera mounted on the chassis.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``read`` (5000): request text ``[rgb|depth|rgbd] [raw|png] [frame]`` (optional;
+      default ``rgb raw``); reply an image rendered now from the world of the last completed
+      step (a read: open to every connection): params ``[step, width, height]``, data ``[time
+      s, fx, fy, cx, cy (pixels), near, far (m)]``, text one line per image, ``<encoding>
+      <format> <base64>``; with the last word ``frame`` (protocol 11) ``<encoding> <format>
+      frame <offset> <length>`` and the pixels raw in a second ZeroMQ frame after the message
+      (*Camera images* below); error 4 for other words or on an engine without a renderer,
+      error 8 when the renderer cannot start, error 18 over the image budgets (version 12,
+      *Image budgets* below)
+    """
 
     label = "camera3d"
     mount = "xy_yaw"  # a described robot's ``sensor camera3d LINK`` sets x, y and yaw

@@ -77,7 +77,28 @@ class Scans:
 
 
 class Lidar(Module):
-    """A planar laser scanner: beam count, field of view, range, noise, dropout, mounting."""
+    """A planar laser scanner: beam count, field of view, range, noise, dropout, mounting.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``read`` (2100): request nothing; reply the latest scan: ``lidar.beams`` distances
+      (``channels x beams`` on an engine that casts in 3D, channel after channel, lowest
+      first), m, from the sensor's mounting point, beam 0 at ``angle_min`` then every
+      ``increment`` to the left (see ``info``); ``0`` = no return (closer than ``min_range``,
+      or the beam dropped out), ``max_range`` = nothing within it
+    - ``info`` (2101): request nothing; reply ``[nearest, bearing, beams, angle_min, increment,
+      time]``: the nearest return (m) and its bearing (rad from the heading, + = left), the
+      beam count, the first beam's angle and the angle between beams (rad from the heading),
+      the simulated time the scan was taken (s)
+    - ``points`` (2102): request nothing; reply the scan's point cloud, in a world on an engine
+      that casts in 3D (``mujoco``, ``aerial``; docs/robots.md *Range sensing in 3D*): ``[x0,
+      y0, z0, x1, y1, z1, ...]``, m, one point per return (no return and nothing within
+      ``max_range`` give none), in the lidar's frame: origin at the lidar (its chassis's middle
+      height plus ``x``, ``y``, ``z``), axes the robot body's (x ahead, y left, z up); channel
+      after channel (lowest first), each a sweep right to left. ``[]`` on other engines. A 16 x
+      360 cloud is 17,280 floats (~155 KiB of msgpack), a reply: the 64 KiB limit is on
+      requests
+    """
 
     label = "lidar"
     mount = "xy_yaw"  # how a described robot's sensor line mounts it

@@ -45,7 +45,20 @@ class RadioState:
 
 
 class Radio(Module):
-    """Broadcast to robots in range; read what arrived with range and bearing."""
+    """Broadcast to robots in range; read what arrived with range and bearing.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``send`` (930): request text = the payload, standard base64 (RFC 4648, padded) of at most
+      ``radio.max_bytes`` bytes; reply an action: text ``queued N bytes (K waiting)``; error 4
+      (not base64, or over ``max_bytes``) or 6 (32 messages already waiting): nothing is sent
+    - ``read`` (931): request text = a step number (optional); reply the messages delivered
+      after that step (none given: at the latest step) and kept (the last ``radio.keep``
+      steps): text one line per message, ``<sender> <base64 payload>``; data three values per
+      message, ``[range m, bearing rad, step delivered]`` (bearing of the sender from the
+      receiver's heading, + = left); params ``[step]`` as every read; error 4 for a text that
+      is no integer
+    """
 
     label = "radio"
     description = ("broadcast small payloads to robots within range; read them with the "
