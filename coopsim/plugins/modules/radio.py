@@ -47,6 +47,19 @@ class RadioState:
 class Radio(Module):
     """Broadcast to robots in range; read what arrived with range and bearing.
 
+    A range-and-bearing radio, as swarm robots carry: a robot broadcasts a small payload and
+    every other robot with a radio within the sender's ``range`` receives it with the sender's
+    name, the distance between their centres (m) and the sender's bearing from its own heading
+    (rad, + to the left). Walls do not stop it. Payloads are opaque bytes up to ``max_bytes``;
+    coopsim's clients put a msgpack value in them (``coopsim.model.radio``: ``pack``,
+    ``unpack``, ``Inbox``).
+
+    At every step each robot transmits its queue in order while the bytes sent this step stay
+    within its ``bandwidth`` (the first message always goes), so a burst spreads over steps.
+    Each transmitted message reaches each receiver in range unless lost: ``loss`` % per message
+    and receiver, drawn from the run's seeded generator (the same seed loses the same messages;
+    no draw while ``loss`` is 0). ``Inbox(bot).poll()`` reads each message once on either host.
+
     On the wire (robot endpoint commands; the protocol's section 3):
 
     - ``send`` (930): request text = the payload, standard base64 (RFC 4648, padded) of at most
