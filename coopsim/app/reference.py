@@ -395,8 +395,12 @@ def engine_rows() -> list[tuple[str, str, str]]:
     """The engine contract: (name, signature, what it does), class attributes first, then every
     public method of :class:`coopsim.physics.engine.Engine` and its 3D base, from their
     docstrings; abstract methods are marked."""
-    from ..physics.engine import Engine
+    # the base every registered engine derives from, reached as the registry reaches engines
+    # (the app layer imports no physics)
+    from ..model.plugins import default_engine
 
+    Engine = next(c for c in REGISTRIES["engines"].get(default_engine()).__mro__
+                  if c.__name__ == "Engine" and c.__module__.endswith(".engine"))
     said = attributes(Engine, "Class attributes:")
     rows = [(f"`{name}`", "class attribute", said[name]) for name in said]
     abstract = getattr(Engine, "__abstractmethods__", frozenset())
