@@ -27,6 +27,10 @@ class Line(Module):
     drives through the water. The swarm library's ``AvoidLines`` reflex turns 90 degrees away
     from the side that saw a line (the paper's respect-border behaviour), and its path planner
     keeps out of every zone.
+
+    Reading: left, right: 1.0 where that front floor sensor sees a no-go zone (its outline, a
+    line ``width`` m wide, or its inside), else 0.0; the kind of the zone seen: 0 none, 1
+    water, 2 border, 3 nogo (the lower code when both see one).
     """
 
     label = "line"

@@ -60,6 +60,9 @@ class Radio(Module):
     and receiver, drawn from the run's seeded generator (the same seed loses the same messages;
     no draw while ``loss`` is 0). ``Inbox(bot).poll()`` reads each message once on either host.
 
+    Reading: received (messages delivered to it this step), sent (messages it transmitted this
+    step), queued (waiting to go), lost (deliveries to it lost this step).
+
     On the wire (robot endpoint commands; the protocol's section 3):
 
     - ``send`` (930): request text = the payload, standard base64 (RFC 4648, padded) of at most

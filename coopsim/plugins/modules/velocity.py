@@ -42,6 +42,9 @@ class Velocity(Module):
     reference, recorded as the columns ``ref_x``, ``ref_y`` (m) and ``tracking`` (1 while
     tracking), so ``coopsim analyze tracking`` finds the tracking error in any recording
     (docs/experiments/swarmsimx.md).
+
+    Reading: vx, vy, yaw rate driven this step (after the lag and limits), then the body's
+    actual vx, vy (m/s), yaw rate (rad/s).
     """
 
     label = "velocity"
