@@ -42,8 +42,11 @@ class StepPlan:
             (``fused_pass``, :mod:`coopsim.sim.fused`).
         fused: The fused pass the step takes (:func:`coopsim.sim.fused.choose`), or None:
             the plain path, one call per kind per phase.
-        path: Which path and why, one line: ``fused (rotors, imu, ...)`` or ``plain (module
-            'x' has no kernel)`` (``coopsim run`` prints it once).
+        path: Which path and why, one line: ``fused (rotors, imu, ...)``, with ``+ stages
+            (x, ...)`` when kinds no pass computes run around it, or ``plain (module 'x' has
+            a rate and no fused pass)`` (``coopsim run`` prints it once).
+        before: The acting entries of the kinds no pass computes (run before its call).
+        after: The sensing entries of the kinds no pass computes (measured after its call).
         phases: :data:`PHASES`.
     """
 
@@ -53,6 +56,8 @@ class StepPlan:
     kernels: frozenset
     fused: object = None
     path: str = ""
+    before: tuple = ()
+    after: tuple = ()
     phases: tuple = PHASES
 
     @classmethod
@@ -67,10 +72,11 @@ class StepPlan:
                                len(rows) == n))
         sensing = tuple(sensors.plan(params, world))
         kinds = {entry[0]: entry[1] for entry in (*acting, *sensing)}
-        found, path = choose(tuple(acting), sensing, world)
+        found, path, before, after = choose(tuple(acting), sensing, world)
         return cls(key, tuple(acting), sensing,
                    frozenset(k for k, m in kinds.items() if kernel_of(m) is not None
-                             or getattr(m, "fused_pass", None) is not None), found, path)
+                             or getattr(m, "fused_pass", None) is not None), found, path,
+                   before, after)
 
 
 def read_only(table: np.ndarray) -> np.ndarray:
