@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from ..model.capabilities import kernel_of, reading_fields
+from ..model.capabilities import reading_fields
 from ..model.module import Frame, Module
 from ..model.plugins import MODULES
 from ..raycast import JitRayCaster, fan_directions
@@ -280,8 +280,7 @@ class Sensors:
             timed = label in self.rates.steps or ("rate" in values
                                                   and "rate" not in values.zero)
             plain = (getattr(module.measure, "__func__", None) is _BASE_MEASURE
-                     and all(k not in values or k in values.zero for k in ("noise", "lost"))
-                     and kernel_of(module) is None)  # a kernel applies its own clip
+                     and all(k not in values or k in values.zero for k in ("noise", "lost")))
             plan.append((label, module, rows, values, timed, plain,
                          len(rows) == len(world.robots),
                          *noise_plan(module, values, len(world.targets))))
