@@ -56,12 +56,14 @@ class KindState:
             layout, or put back after it diverged); the module sets it True when it writes.
     """
 
-    __slots__ = ("fields", "arrays", "seen")
+    __slots__ = ("fields", "arrays", "seen", "kernel_args")
 
     def __init__(self, fields: tuple[StateField, ...], n: int) -> None:
         self.fields = tuple(fields)
         self.arrays = {f.name: fresh(f, n) for f in self.fields}
         self.seen = np.zeros(n, dtype=bool)
+        #: The arrays in ``fields`` order, then ``seen``: as a kind's kernels take them
+        self.kernel_args = (*self.arrays.values(), self.seen)
 
     def __len__(self) -> int:
         return len(self.seen)
@@ -143,22 +145,33 @@ def views_of(frame, names: tuple) -> tuple:
 def param_matrix(module, p) -> np.ndarray:
     """(len(rows), P) float64: the parameter arrays ``p`` of ``module``'s robots as its kernels
     take them, one column per entry of ``module.params`` in order (a parameter that is not a
-    number: NaN). Kept on ``p`` (the plan's arrays live as long as its parameter table)."""
-    kept = getattr(p, "_matrix", None)
+    number: NaN), read-only."""
+    return _bound(module, p)[0]
+
+
+def _bound(module, p) -> tuple:
+    """(the :func:`param_matrix`, the normals a robot ``measure`` draws (its ``noise_draws``,
+    else the reading's width, -1, while its ``noise`` is non-zero somewhere, else 0), whether
+    it draws a uniform for lost data, an empty (len(rows), 0) block): worked out once and kept
+    on ``p`` (the plan's arrays live as long as its parameter table)."""
+    kept = getattr(p, "_kernel", None)
     if kept is not None and kept[0] is module:
         return kept[1]
     n = len(next(iter(p.values()))) if p else 0
-    out = np.full((n, len(module.params)), np.nan)
+    matrix = np.full((n, len(module.params)), np.nan)
     for j, spec in enumerate(module.params):
         value = p.get(spec.name)
         if value is not None and np.asarray(value).dtype.kind in "biuf":
-            out[:, j] = value
-    out.setflags(write=False)
+            matrix[:, j] = value
+    matrix.setflags(write=False)
+    declared = getattr(module.noise_draws, "__func__", None) is not _BASE_DRAWS[0]
+    k = int(module.noise_draws(p)) if declared else (-1 if _declared(p, "noise") else 0)
+    found = (matrix, k, _declared(p, "lost"), np.zeros((n, 0)))
     try:
-        p._matrix = (module, out)
+        p._kernel = (module, found)
     except AttributeError:  # a plain dict (a frame built outside the simulation): not kept
         pass
-    return out
+    return found
 
 
 def state_of(module, frame) -> tuple:
@@ -166,26 +179,22 @@ def state_of(module, frame) -> tuple:
     then ``seen``; () for a kind that keeps none."""
     if not module.state_fields:
         return ()
-    table = frame.state(module.label)
-    return (*(table.arrays[f.name] for f in table.fields), table.seen)
+    return frame.state(module.label).kernel_args
 
 
 def sense_by_kernel(module, sense, frame, rows, p, prev, rng, noisy: bool) -> np.ndarray:
     """``module``'s reading of robots ``rows`` by its compiled ``sense`` (``kernel_sense``):
     with its noise and lost data when ``noisy`` (the plan's blocks of this step, else draws
     from ``rng`` in the base ``measure``'s order), else none (its noiseless ``sense``)."""
-    n, width = len(rows), prev.shape[1]
-    out = np.empty((n, width))
+    n = len(rows)
+    out = np.empty((n, prev.shape[1]))
     if not n:
         return out
-    declared = getattr(module.noise_draws, "__func__", None) is not _BASE_DRAWS[0]
-    k = 0
-    if noisy:
-        k = int(module.noise_draws(p)) if declared else (width if _declared(p, "noise") else 0)
-    z = normals(frame, module.label, rows, k, rng) if k else np.zeros((n, 0))
-    u = (uniforms(frame, module.label, rows, rng) if noisy and _declared(p, "lost")
-         else _NO_UNIFORMS)
-    sense(views_of(frame, module.kernel_views), _rows(rows), param_matrix(module, p),
+    matrix, k, lossy, z = _bound(module, p)
+    if noisy and k:
+        z = normals(frame, module.label, rows, prev.shape[1] if k < 0 else k, rng)
+    u = uniforms(frame, module.label, rows, rng) if noisy and lossy else _NO_UNIFORMS
+    sense(views_of(frame, module.kernel_views), rows, matrix,
           state_of(module, frame), z, u, prev, out)
     return out
 
@@ -198,15 +207,11 @@ def actuate_by_kernel(module, actuate, role: tuple, frame, rows, p, commands) ->
     n = len(rows)
     out = np.empty((n, len(module.command_fields)))
     drive = np.empty((n, role[1] if role else 0))
-    actuate(views_of(frame, module.kernel_views), _rows(rows), param_matrix(module, p),
+    actuate(views_of(frame, module.kernel_views), rows, _bound(module, p)[0],
             state_of(module, frame), commands, out, drive)
     if role:
         getattr(frame.physics, role[0])(rows, *drive.T)
     return out
-
-
-def _rows(rows) -> np.ndarray:
-    return rows if rows.dtype == np.int64 else rows.astype(np.int64)
 
 
 def _declared(p, name: str) -> bool:
