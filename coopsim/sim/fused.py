@@ -58,7 +58,8 @@ def choose(acting: tuple, sensing: tuple, world) -> tuple:
         names = found if isinstance(found, tuple) else (found,)
         common = names if common is None else tuple(p for p in common if p in names)
     if common is None:
-        return None, f"{PLAIN} ({'no module acts or senses' if not before and not after else 'no module has a fused pass'})", (), ()
+        why = "no module has a fused pass" if before or after else "no module acts or senses"
+        return None, f"{PLAIN} ({why})", (), ()
     if not common:
         return None, f"{PLAIN} (the modules' kernels belong to different passes)", (), ()
     engine = world.engine

@@ -5,7 +5,10 @@ A :class:`StepPlan` names the phases in order (commands, actuators, physics, sen
 module kinds that act (those with commands that some robot carries: their rows and parameter
 arrays) and the kinds that sense (:meth:`coopsim.sim.sensing.Sensors.plan`: rows, parameter
 arrays, whether a rate masks their rows, the noise each draws), and whether the step is one
-fused compiled call (:mod:`coopsim.sim.fused`) or the plain path. On the plain path the core
+fused compiled call (:mod:`coopsim.sim.fused`), with the kinds no pass computes as stages
+before and after it, or the plain path. A kind that declares compiled kernels
+(:class:`~coopsim.model.capabilities.ModuleKernel`) is computed by them on every path (the base
+``Module`` runs them). On the plain path the core
 makes a number of Python calls that grows with the module kinds of the world, never with its robots:
 one ``actuate`` per acting kind, one ``sense``/``measure`` per sensing kind, one generator call
 for all the noise. What no module asks for (ray geometry, contacts) is never built

@@ -25,8 +25,8 @@ NOISY = (("sonar", "noise", 0.01), ("gps", "noise", 0.02), ("compass", "noise", 
 
 def _robots(n: int, params=NOISY, engine: str = "kinematic", kind: str = "single",
             driver: str = "wander") -> ScenarioSpec:
-    """``n`` robots of ``kind`` driven by ``driver`` (``wander``: wandering) in a 4 m arena with a box
-    and a post, two targets, the robots overlapping at the start (contacts); ``params``
+    """``n`` robots of ``kind`` driven by ``driver`` (``wander``: wandering) in a 4 m arena
+    with a box and a post, two targets, the robots overlapping at the start (contacts); ``params``
     (module, name, value) on every robot."""
     settings = tuple(ParamSetting(*p) for p in params)
     robots = tuple(RobotSpec(kind, f"r{k}", (0.35 * k - 0.6, 0.1 * k - 0.5, 0.4 * k),
