@@ -18,7 +18,7 @@ from ..model.plugins import MODULES
 from ..raycast import JitRayCaster, fan_directions
 from ..raycast.jitcast import fan_robots_kernel, robot_shapes
 from ..raycast import contiguous as _c
-from .noiseplan import draw_noise, noise_key, noise_layout, noise_plan  # noqa: F401 (theirs)
+from .noiseplan import draw_noise, draw_some, noise_key, noise_layout, noise_plan  # noqa: F401
 from .rates import Rates
 from .tables import CommandTables, ParamArrays, ParamTable, RobotTable  # noqa: F401 (theirs)
 
@@ -210,11 +210,12 @@ class Sensors:
         after its call) into ``readings``, on ``frame`` with their blocks of this step's draw
         (the key the pass took: :meth:`key`), as :meth:`sense` measures them."""
         carried = self.carried(world)
-        plan = self.plan(params, world)
-        due, layout = self._fixed
+        self.plan(params, world)
+        layout = self._fixed[1]
         key, self._key = self._key, None  # a pass that draws nothing took none: taken here
-        if any(entry[0] == part[0] for entry in entries for part in layout[2]):
-            frame.noise = draw_noise(plan, due, rng, layout, key)
+        labels = {entry[0] for entry in entries}
+        if any(part[0] in labels for part in layout[2]):
+            frame.noise = draw_some(noise_key(rng) if key is None else key, layout, labels)
         for entry in entries:
             readings[entry[0]] = carried[entry[0]]
             _measure(entry, (entry[2], entry[3], entry[6]), frame, readings, rng)
