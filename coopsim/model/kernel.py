@@ -166,7 +166,9 @@ def _bound(module, p) -> tuple:
     matrix.setflags(write=False)
     declared = getattr(module.noise_draws, "__func__", None) is not _BASE_DRAWS[0]
     k = int(module.noise_draws(p)) if declared else (-1 if _declared(p, "noise") else 0)
-    found = (matrix, k, _declared(p, "lost"), np.zeros((n, 0)))
+    none = np.zeros((n, 0))
+    none.setflags(write=False)
+    found = (matrix, k, _declared(p, "lost"), none)
     try:
         p._kernel = (module, found)
     except AttributeError:  # a plain dict (a frame built outside the simulation): not kept
@@ -191,12 +193,22 @@ def sense_by_kernel(module, sense, frame, rows, p, prev, rng, noisy: bool) -> np
     if not n:
         return out
     matrix, k, lossy, z = _bound(module, p)
+    # every array the kernel only reads is read-only (one compiled version for all callers)
     if noisy and k:
-        z = normals(frame, module.label, rows, prev.shape[1] if k < 0 else k, rng)
-    u = uniforms(frame, module.label, rows, rng) if noisy and lossy else _NO_UNIFORMS
-    sense(views_of(frame, module.kernel_views), rows, matrix,
-          state_of(module, frame), z, u, prev, out)
+        z = _read_only(normals(frame, module.label, rows, prev.shape[1] if k < 0 else k, rng))
+    u = (_read_only(uniforms(frame, module.label, rows, rng)) if noisy and lossy
+         else _NO_UNIFORMS)
+    sense(views_of(frame, module.kernel_views), rows, matrix, state_of(module, frame), z, u,
+          _read_only(prev), out)
     return out
+
+
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    """``arr``, or a read-only view of it."""
+    if arr.flags.writeable:
+        arr = arr.view()
+        arr.flags.writeable = False
+    return arr
 
 
 def actuate_by_kernel(module, actuate, role: tuple, frame, rows, p, commands) -> np.ndarray:

@@ -332,24 +332,20 @@ def _load() -> None:
 
 
 def _load_kinds() -> None:
-    """Call the kinds' kernels once with the arrays a step hands them (the frame's read-only
-    views, the plan's read-only noise blocks or none, every robot's or some robots' rows)."""
-    for n in (1, 2):
+    """Call the kinds' kernels once with the arrays a step hands them: the frame's read-only
+    views, the read-only noise blocks (none: (n, 0)), previous readings and parameters
+    (coopsim.model.kernel.sense_by_kernel makes every array a kernel only reads read-only);
+    every robot's commands (a read-only view) or a gather's."""
+    for n in (1, 2):  # one robot's pose is a contiguous view of the state, several robots' not
         state = _frozen(np.zeros((n, 6)), True)
         pose, rows = state[:, :3], np.arange(n, dtype=np.int64)
-        params = _frozen(np.zeros((n, 3)), True)
-        prev = _frozen(np.zeros((n, 2)), True)
-        for z, u in ((np.zeros((n, 0)), _frozen(np.zeros(0), True)),
-                     (_frozen(np.zeros((n, 2)), True), _frozen(np.zeros(n), True)),
-                     (_frozen(np.zeros((n, 2)), True), _frozen(np.zeros(0), True)),
-                     (np.zeros((n, 0)), _frozen(np.zeros(n), True))):
-            gps_sense((pose,), rows, params, (), z, u, prev, np.zeros((n, 2)))
-            compass_sense((pose,), rows, params, (), z[:, :1], u, prev[:, :1].copy(),
-                          np.zeros((n, 1)))
-        for frozen in (False, True):  # every robot's commands (read-only), or a gather's
-            motors_actuate((np.ones(n),), rows, _frozen(np.ones((n, 2)), True), (),
-                           _frozen(np.zeros((n, 2)), frozen), np.zeros((n, 2)),
-                           np.zeros((n, 2)))
+        params, u = _frozen(np.zeros((n, 3)), True), _frozen(np.zeros(0), True)
+        for width, kernel in ((2, gps_sense), (1, compass_sense)):
+            kernel((pose,), rows, params, (), _frozen(np.zeros((n, width)), True), u,
+                   _frozen(np.zeros((n, width)), True), np.zeros((n, width)))
+    for frozen in (False, True):
+        motors_actuate((np.ones(2),), rows, _frozen(np.ones((2, 2)), True), (),
+                       _frozen(np.zeros((2, 2)), frozen), np.zeros((2, 2)), np.zeros((2, 2)))
 
 
 def _frozen(arr: np.ndarray, frozen: bool) -> np.ndarray:
