@@ -50,8 +50,8 @@ def choose(acting: tuple, sensing: tuple, world) -> tuple:
     timed = next((e[0] for e in after if e[4]), None)
     if timed is not None:
         return None, f"{PLAIN} (module '{timed}' has a rate and no fused pass)", (), ()
-    acting = tuple(e for e in acting if e not in before)
-    sensing = tuple(e for e in sensing if e not in after)
+    acting = tuple(e for e in acting if getattr(e[1], "fused_pass", None) is not None)
+    sensing = tuple(e for e in sensing if getattr(e[1], "fused_pass", None) is not None)
     common = None
     for entry in (*acting, *sensing):
         found = entry[1].fused_pass
