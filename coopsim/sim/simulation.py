@@ -238,12 +238,18 @@ class Simulation:
         self.actuated = {}
         if self._fusing:  # the fused pass acts inside the physics phase's one call, or
             act = getattr(plan.fused, "act", None)  # before an engine's own step (armmujoco)
+            if plan.before:  # the acting kinds no pass computes: stages before its call
+                self._act(plan.before)
             if act is not None:
                 act(self)
             return
+        self._act(plan.actuators)
+
+    def _act(self, actuators: tuple) -> None:
+        """The ``actuators`` (plan entries) act on the engine, in order."""
         frame = self._acting_frame()
         commands = self.commands
-        for label, module, rows, values, every in plan.actuators:
+        for label, module, rows, values, every in actuators:
             table = commands[label]
             self.actuated[label] = module.actuate(frame, rows, values,
                                                   read_only(table) if every else table[rows])
@@ -322,7 +328,7 @@ class Simulation:
             engine = self.world.engine  # the full state on a 3D engine, as _frame takes it
             readings, frame = fused.sense(self, self._plan.fused, state,
                                           engine.state3d() if "flight" in engine.features
-                                          else None)
+                                          else None, self._plan.after)
         else:
             frame = self._frame(state, self.actuated, geometry=True)
             self._remember(frame)
