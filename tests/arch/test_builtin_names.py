@@ -21,6 +21,8 @@ NOT_CORE = ("plugins", "swarm")  # the built-in plugins and the library they are
 
 #: (file, label): why this string is not the plugin of that name.
 ALLOWED = {
+    ("model/kernel.py", "pose"): "the frame array a kernel view names (frame.pose), not the module",
+    ("model/kernel.py", "velocity"): "the frame array a kernel view names (frame.velocity)",
     ("formats/description.py", "mujoco"): "the MJCF root element's tag (<mujoco>), not the engine",
     ("formats/mjcfframes.py", "velocity"): "MJCF's <velocity> actuator element, not the module",
     ("physics/mujoco_import.py", "servos"): "the Mounted field of a description's held joints "
