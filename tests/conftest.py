@@ -2,13 +2,17 @@
 slowest test files to the xdist workers first."""
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+import pytest
 
 # A suite started in the background (`bash .ci/run &`, a job runner) gets SIGINT ignored, and
 # every process it starts would keep ignoring it: the tests that stop a run or a sweep with
@@ -16,6 +20,14 @@ from pathlib import Path
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# The suite's bytecode is kept even where PYTHONDONTWRITEBYTECODE is set (this CI's machine
+# sets it): otherwise every run rewrites the asserts of every test module and compiles it, and
+# compiles coopsim's sources, anew: the fast tier's collection 10.7-16 s of CPU without the
+# cached files, 4.6 s with them (load 12). Only this process writes them (__pycache__ is
+# ignored by git); the processes the tests start keep the variable (.ci/run compiles coopsim
+# for them).
+sys.dont_write_bytecode = False
 
 #: The test files that take longest, longest first (each file's setup + call + teardown
 #: summed). They are handed to the xdist workers first, the rest after in collection order:
@@ -82,28 +94,72 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
-#: seconds per test file (setup + call + teardown summed), gathered for the summary below
-_FILE_SECONDS: dict[str, float] = {}
+#: per test file, [wall seconds, CPU seconds] (setup + call + teardown summed), gathered for
+#: the summary below
+_FILE_SECONDS: dict[str, list[float]] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _cpu_phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _cpu_phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item):
+    return (yield from _cpu_phase(item))
+
+
+def _cpu_phase(item):
+    """Keep the CPU seconds of this process (all its threads) that a test's phase took, for
+    its report (the processes the test started are not counted: the slow tier's)."""
+    start = time.process_time()
+    try:
+        return (yield)
+    finally:
+        item._phase_cpu = time.process_time() - start
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The phase's CPU seconds on its report as ``cpu`` (an xdist worker's reports carry it to
+    the controller)."""
+    report = yield
+    report.cpu = item.__dict__.pop("_phase_cpu", 0.0)
+    return report
 
 
 def pytest_runtest_logreport(report):
     """Sum each file's phases (in the controller of an xdist run: the workers' reports)."""
     path = report.nodeid.split("::", 1)[0]
-    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+    seconds = _FILE_SECONDS.setdefault(path, [0.0, 0.0])
+    seconds[0] += report.duration
+    seconds[1] += getattr(report, "cpu", 0.0)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """With ``--durations=N``, also the N slowest test files, each file's phases summed: what
-    :data:`SLOW_FIRST` is ordered by (a file runs whole on one worker under ``--dist
-    loadfile``, so its sum is the stretch it keeps that worker)."""
+    """With ``--durations=N``, also the N slowest test files, each file's phases summed, by
+    wall (what :data:`SLOW_FIRST` is ordered by: a file runs whole on one worker under
+    ``--dist loadfile``, so its sum is the stretch it keeps that worker) and the N costliest by
+    CPU of the pytest process (what the fast tier's budget counts, docs/testing.md)."""
     count = config.getoption("durations", None)
     if count is None or not _FILE_SECONDS or hasattr(config, "workerinput"):
         return
-    ranked = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])
-    terminalreporter.write_sep("=", f"slowest {count or len(ranked)} test files (setup + call "
-                                    "+ teardown summed; tests/conftest.py SLOW_FIRST)")
-    for path, seconds in ranked[:count or None]:
-        terminalreporter.write_line(f"{seconds:9.2f}s {path}")
+    for column, what in ((0, "slowest {} test files by wall (setup + call + teardown summed; "
+                             "tests/conftest.py SLOW_FIRST)"),
+                         (1, "costliest {} test files by CPU of this process (its threads, "
+                             "not the processes it started)")):
+        ranked = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1][column])
+        terminalreporter.write_sep("=", what.format(count or len(ranked)))
+        for path, seconds in ranked[:count or None]:
+            terminalreporter.write_line(f"{seconds[0]:9.2f}s wall {seconds[1]:8.2f}s CPU {path}")
+    cpu = sum(seconds[1] for seconds in _FILE_SECONDS.values())
+    terminalreporter.write_line(f"the tests' CPU in the pytest process(es): {cpu:.1f} s (collection, "
+                                "start-up and any kernel warm-up not included)")
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -112,22 +168,45 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
-def pytest_sessionstart(session):
-    """Compile every kernel once, before any test, when the suite's stamp for these sources
-    is missing: ``coopsim warmup``, then tests/kernelwarm.py (what only tests use).
+def pytest_collection_finish(session):
+    """Compile every kernel once, before the first test, when a selected test is ``slow`` and
+    the suite's stamp for these sources is missing: ``coopsim warmup``, then
+    tests/kernelwarm.py (what only tests use).
 
     Why: every process that steps a world (a test's in-process run, each ``python -m coopsim``
-    child) compiles what its cache lacks; on a fresh checkout the suite's first minutes would
-    compile the same kernels in a dozen processes at once on two cores. Here it is done once,
-    in the controller (not in each xdist worker), before the workers start. Tests about a cold
-    cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own and stay cold. A
-    failed warm-up changes nothing: the runs then compile what they use themselves.
+    child) compiles what its cache lacks; on a fresh checkout the slow tests' first minutes
+    would compile the same kernels in a dozen processes at once on two cores. Here it is done
+    once, by the first process that collected (the only one, or the first xdist worker: the
+    other waits on the stamp's lock), before any test runs. The fast tier (``-m "not slow"``)
+    starts no process and skips it: its tests compile, in its one process, only the kernels
+    they call (the warm-up, every kernel at two thread counts, took 280 s of CPU). Tests about
+    a cold cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own and stay
+    cold. A failed warm-up changes nothing: the runs then compile what they use themselves.
     """
-    if hasattr(session.config, "workerinput") or session.config.option.collectonly:
-        return  # an xdist worker (the controller warmed up), or nothing runs
+    if session.config.option.collectonly or not any(
+            item.get_closest_marker("slow") for item in session.items):
+        return  # nothing runs, or nothing that starts a process
     stamp = _stamp()
     if stamp is None or stamp.exists():
         return
+    with contextlib.suppress(OSError):
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lock = open(stamp.with_suffix(".lock"), "w")
+    except OSError:
+        lock = None
+    try:
+        if lock is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another worker's warm-up: wait for its end
+        if not stamp.exists():
+            _warm(stamp)
+    finally:
+        if lock is not None:
+            lock.close()  # releases the lock
+
+
+def _warm(stamp: Path) -> None:
+    """Run the warm-up commands; write ``stamp`` when they all succeeded."""
     path = str(Path(__file__).parent.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")
     env = {**os.environ, "PYTHONPATH": path}
     for args in (["-m", "coopsim", "warmup"], [str(Path(__file__).parent / "kernelwarm.py")]):
@@ -141,7 +220,6 @@ def pytest_sessionstart(session):
                                  "tests compile what they use themselves\n")
                 return
     with contextlib.suppress(OSError):
-        stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text("numba's cache holds the suite's kernels for these sources\n")
 
 

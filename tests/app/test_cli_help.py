@@ -81,3 +81,7 @@ def test_readme_and_the_testing_page_give_the_suite_s_two_tiers():
     page = (ROOT / "docs" / "testing.md").read_text()
     assert 'pytest -m "not slow"' in page and "pytest -m slow" in page
     assert re.search(r"markers\s*=\s*\n\s*slow:", (ROOT / "setup.cfg").read_text())
+    # the whole suite is README command 2, and the slow tier is run as .ci/run runs the suite
+    flags = re.search(r"-m pytest (.*?) \"\$@\"", (ROOT / ".ci" / "run").read_text())[1]
+    assert "bash .ci/run" in readme and "`bash .ci/run` (README command 2)" in page
+    assert f"pytest -m slow {flags}" in page, flags

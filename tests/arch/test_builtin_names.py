@@ -10,8 +10,11 @@ with the reason it is not that plugin: a word that happens to be a label, never 
 from __future__ import annotations
 
 import ast
+import functools
 from importlib import metadata
 from pathlib import Path
+
+from archhelpers import parse, source
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "coopsim"
@@ -131,7 +134,8 @@ def plugin_files() -> set[Path]:
             if ep.dist is not None and ep.dist.metadata["Name"] == "coopsim"}
 
 
-def named_in_core() -> set[tuple[str, str, int]]:
+@functools.cache
+def named_in_core() -> frozenset[tuple[str, str, int]]:
     labels = builtin_labels()
     plugins = plugin_files()
     found = set()
@@ -139,10 +143,10 @@ def named_in_core() -> set[tuple[str, str, int]]:
         rel = path.relative_to(PACKAGE)
         if rel.parts[0] in NOT_CORE or path in plugins:
             continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse(source(path))):
             if isinstance(node, ast.Constant) and node.value in labels:
                 found.add((rel.as_posix(), node.value, node.lineno))
-    return found
+    return frozenset(found)
 
 
 def test_the_core_names_no_builtin_plugin():

@@ -7,12 +7,15 @@ of every module (a failure lists them all)."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from archhelpers import parse
+from archhelpers import source as read
 
 PACKAGE = Path(__file__).resolve().parents[2] / "coopsim"
 DOC = PACKAGE.parent / "docs" / "architecture.md"
@@ -52,13 +55,14 @@ CLIENT_NET = {"protocol", "liveness", "security", "statestream"}
 NO_IO = {"model", "formats", "physics", "raycast", "sim", "swarm", "plugins"}  # no zmq, no windows
 
 
+@functools.cache
 def _imports(path: Path, source: str | None = None) -> list[str]:
     """Every module ``path`` imports (top level or inside functions), as absolute names
     (``source``: its text, else read from the file)."""
     rel = path.relative_to(PACKAGE.parent).with_suffix("")
     package = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
     out = []
-    for node in ast.walk(ast.parse(source if source is not None else path.read_text())):
+    for node in ast.walk(parse(source if source is not None else read(path))):
         if isinstance(node, ast.Import):
             out += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -148,7 +152,7 @@ def _file_graph() -> dict[str, set[str]]:
         out = set()
         rel = path.relative_to(PACKAGE.parent).with_suffix("")
         package = list(rel.parts[:-1])
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parse(read(path))):
             if isinstance(node, ast.Import):
                 out |= {a.name for a in node.names if a.name in names}
             elif isinstance(node, ast.ImportFrom):

@@ -11,6 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from archhelpers import parse
+from archhelpers import source as read
+
 PACKAGE = Path(__file__).resolve().parents[2] / "coopsim"
 
 
@@ -44,7 +47,7 @@ def violations(source: str, module: str) -> list[str]:
     reads off an imported module."""
     parts = module.split(".")[:-1]  # the importer's package
     mine = _top(module) if len(parts) > 1 else ""
-    tree = ast.parse(source)
+    tree = parse(source)
     out, modules = [], {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -113,6 +116,6 @@ def test_no_module_takes_a_private_name_of_another_sub_package():
     modules = sorted(PACKAGE.rglob("*.py"))
     assert len(modules) > 100, "nothing scanned"
     found = [f"{p.relative_to(PACKAGE.parent)}:{v}" for p in modules
-             for v in violations(p.read_text(), _dotted(p))]
+             for v in violations(read(p), _dotted(p))]
     assert found == [], ("private names used across sub-packages (make the name public and "
                          "document it where it lives):\n" + "\n".join(found))

@@ -57,6 +57,7 @@ def test_connect_cold_then_cached_and_params(tmp_path):
         print(f"connect cold {cold:.3f} s, cached {cached:.3f} s")
 
 
+@pytest.mark.slow
 def test_log_at_its_period_by_sim_time_and_values_against_the_run(tmp_path):
     with crtp_run(tmp_path) as (run, uris):
         got = []
@@ -81,6 +82,7 @@ def test_log_at_its_period_by_sim_time_and_values_against_the_run(tmp_path):
             assert last["stateEstimate.z"] == pytest.approx(z, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_values_against_coopsims_python_client(tmp_path):
     from coopsim.client import Client
 

@@ -17,6 +17,8 @@ from coopsim.sim.simulation import Simulation  # noqa: E402
 from coopsim.sim.stepper import Stepper  # noqa: E402
 from learnhelpers import GOAL  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 STEPS = 1500
 
 

@@ -77,6 +77,7 @@ def test_behaviour_4_is_random_from_the_seed():
     assert turns.sum() > 1.0  # it does turn
 
 
+@pytest.mark.slow
 def test_follower_converges_near_the_reference_distance_in_scenario_1():
     _, snaps = run(scenario("amsa_scenario1"), 240)  # the first segment and a reset
     gap = np.array([s.rules["monitors"]["metrics"]["distance"] for s in snaps])
@@ -88,6 +89,7 @@ def test_follower_converges_near_the_reference_distance_in_scenario_1():
     assert [e["done"] for e in events] == [True, True, False, False]
 
 
+@pytest.mark.slow
 def test_in_scenario_2_kv_035_keeps_closer_than_kv_005():
     _, snaps = run(scenario("amsa_scenario2"), 200)
     gap = np.array([s.rules["monitors"]["metrics"]["distance"] for s in snaps])

@@ -94,6 +94,7 @@ def test_a_relative_collada_uri_resolves_beside_the_description(tmp_path):
     assert d.link("fore").meshes[0].path == str(tmp_path / "meshes" / "cube.dae")
 
 
+@pytest.mark.slow
 def test_a_big_mesh_is_decimated_to_mujocos_limit_and_stays_in_its_bounds():
     rng = np.random.default_rng(1)
     tris = rng.uniform(-1, 1, (MUJOCO_FACES + 5000, 3, 3))

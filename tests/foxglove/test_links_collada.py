@@ -21,7 +21,8 @@ sys.path.insert(0, str(ROOT / "tests" / "robots"))
 import robot_motion as rm  # noqa: E402
 
 ROBOTS = rm.robots_folder()
-pytestmark = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")]
 CUBES, TRIANGLES = 8, 12  # foxglove.SceneEntity's fields
 
 

@@ -109,6 +109,7 @@ def squad_a_driven():
                                       ("a1", "a2", "a3") else r for r in spec.robots))
 
 
+@pytest.mark.slow
 def test_in_process_squad_drivers_carry_out_a_published_order():
     with live(squad_a_driven(), speed=0.0) as run, Client(run.network.endpoint) as client:
         Squads(client).send("A", "goto", (-5.0, -4.0), "line")
@@ -140,6 +141,7 @@ def test_status_answers_an_accepted_order_while_the_stepper_is_busy_and_a_reset_
         assert client.sim().state()["squad_orders"]["orders"] == {}
 
 
+@pytest.mark.slow
 def test_a_squad_that_arrives_in_formation_is_reported_on_the_channel_and_in_sim_state():
     """End to end: a real run, in-process squad drivers, a real subscriber and /sim state."""
     import numpy as np
@@ -172,6 +174,7 @@ def test_a_squad_that_arrives_in_formation_is_reported_on_the_channel_and_in_sim
             events.close()
 
 
+@pytest.mark.slow
 def test_an_arrival_wakes_the_squad_server_which_otherwise_sleeps(monkeypatch):
     """/squads publishes an arrival when the stepper's hook notes it, not at its next look: with
     its safety wake-up out of reach (30 s) the event still comes, and the run still stops."""
@@ -197,6 +200,7 @@ def test_an_arrival_wakes_the_squad_server_which_otherwise_sleeps(monkeypatch):
     assert not server._thread.is_alive()  # stop() woke it: joined within its 2 s
 
 
+@pytest.mark.slow
 def test_sim_state_names_the_member_a_squad_waits_for_and_why():
     """Issue 35, item 10: a member that cannot move (its motors give nothing) is named in
     /sim state squad_orders blocked, with why; the squad goes on without it."""

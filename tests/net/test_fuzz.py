@@ -22,6 +22,8 @@ from coopsim.net import protocol as p
 from helpers import box, robot, scenario, target
 from nethelpers import ROOT, Peer, live, lookup, wait_until
 
+pytestmark = pytest.mark.slow
+
 COUNT = 10_000
 SEED = 20261121
 GOOD_CODES = set(range(p.TIMEOUT)) | {p.OWNED, p.TELEOPERATED, p.POSE_REFUSED, p.POSE_FLOOD}
@@ -208,7 +210,6 @@ def _until_unowned(run, name: str) -> None:
         sim.close()
 
 
-@pytest.mark.slow
 def test_fuzz_sim(run):
     endpoint = lookup(run.network.endpoint, "/sim")
     codes = _fuzz(endpoint, p.SIM_COMMANDS, SEED + 2, _tame_sim)

@@ -30,6 +30,7 @@ def _still(sim, at: int) -> None:
         assert reply[3][:2] == [at, 1], f"stepped on after it was stopped: {reply[3][0]} > {at}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", ["pause", "reset"])
 def test_a_long_step_over_sim_stops_at_a_pause_or_reset(run, sim, stop):
     reply = sim.ok(4, params=[LONG])  # answered after 8 s with the progress so far

@@ -109,6 +109,7 @@ def squads_error(squads, name) -> str:
     return ""
 
 
+@pytest.mark.slow
 def test_the_person_steers_the_squad_in_formation_and_feels_the_pillar(person):
     client, squads = person
     rows = fly(client, squads, 2.5)  # take off; nobody steers
@@ -131,6 +132,7 @@ def test_the_person_steers_the_squad_in_formation_and_feels_the_pillar(person):
     assert all(f.force == pytest.approx(np.add(f.obstacles, f.neighbours)) for f in pushed)
 
 
+@pytest.mark.slow
 def test_a_steer_lapses_after_the_hold_and_the_squad_stops(person):
     client, squads = person
     steered, _ = fly(client, squads, 0.8, (0.0, 0.4, 0.0))[-1]

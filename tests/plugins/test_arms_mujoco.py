@@ -205,6 +205,7 @@ def step(run, n: int) -> None:
     wait_until(lambda: run.stepper.snapshot.step >= want, timeout=120.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["mh5", "lwa", "mobile_lwa"])
 def test_every_arm_type_holds_its_home_and_reaches_a_point(kind):
     sim, bot = arm_sim(kind)
@@ -246,11 +247,13 @@ def run_twice_the_same() -> list[np.ndarray]:
     return out + [np.array(sim.snapshot.object_pose3d)]
 
 
+@pytest.mark.slow
 def test_the_same_commands_give_the_same_run_bit_for_bit():
     first, second = run_twice_the_same(), run_twice_the_same()
     assert all(np.array_equal(a, b) for a, b in zip(first, second))
 
 
+@pytest.mark.slow
 def test_the_mobile_manipulators_tool_rides_with_its_base():
     sim, bot = arm_sim("mobile_lwa")
     tool0, pose0 = tool(bot)[:3], np.array(list(bot.pose.read()))

@@ -138,6 +138,7 @@ def test_the_folded_chain_is_mujocos_own_kinematics(tmp_path):
         want = frames(arm, q)[-1]
         assert np.allclose(want[:3, 3], data.xpos[tip], atol=1e-9)
         assert np.allclose(want[:3, :3], data.xmat[tip].reshape(3, 3), atol=1e-9)
+@pytest.mark.slow
 def test_the_panda_reaches_five_points_and_picks_a_cube(panda_run):
     bot = Controller(panda_run.network.endpoint, "panda")
     try:

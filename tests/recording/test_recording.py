@@ -259,6 +259,7 @@ def test_truncated_anywhere_reads_what_is_complete_or_says_why(plain, tmp_path):
     assert counts == sorted(counts) and counts[-1] > 350 and counts[0] == 0
 
 
+@pytest.mark.slow
 def test_damaged_bytes_never_raise_anything_but_a_recording_error(plain, tmp_path):
     path, _, _ = plain
     data = path.read_bytes()

@@ -91,6 +91,7 @@ def _row(mode: float, speed: float = 0.0, points=()) -> np.ndarray:
     return row
 
 
+@pytest.mark.slow
 def test_joint_commands_of_every_kind_give_the_plain_paths_bits(monkeypatch):
     """Undriven arms sent a move, rates held into a limit, a trajectory and a stop by their
     command tables (the stored rows the network would leave): the same bits."""

@@ -40,6 +40,7 @@ def test_wander_driver_moves_the_robot_in_process():
     assert x < 3 - 0.25 - 0.2 + 0.01  # never through the wall
 
 
+@pytest.mark.slow
 def test_goto_target_driver_reaches_its_colour_in_process():
     scn = scenario([driven(label="goto_target", color="blue")],
                    targets=[target("red", -3, 3), target("blue", 3, 2)])

@@ -56,6 +56,7 @@ def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch, each=None) -> 
     return out, took, sim.step_path, sim
 
 
+@pytest.mark.slow
 def test_crazyflies_over_boxes_take_the_pass_and_give_the_plain_paths_bits(monkeypatch):
     """Three noisy Crazyflies fly off the floor and over two boxes (the altimeter's cast meets
     them): every column of every step is the plain path's."""
@@ -86,6 +87,7 @@ def test_many_crazyflies_cast_through_the_screen_with_the_same_bits(monkeypatch)
     _same(fast, plain)
 
 
+@pytest.mark.slow
 def test_a_robot_that_diverges_is_put_back_alike_either_way(monkeypatch):
     """cf0 spun up by two rotors at full speed high above the floor passes the angular rate
     bound; the engine puts it back and the run goes on as the plain one does."""

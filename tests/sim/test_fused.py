@@ -131,6 +131,7 @@ def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch):
     assert on_mujoco.step_path == "plain (engine 'mujoco' has no fused step)"
 
 
+@pytest.mark.slow
 def test_a_step_where_a_robot_diverges_gives_the_plain_paths_bits(monkeypatch):
     """cf0 spun up by two rotors at full speed, high above the floor, passes the angular rate
     bound (step 972): the pass steps it, the engine puts it back, the step's sensors run after

@@ -95,6 +95,7 @@ def test_the_quadrotor_gets_its_airframe_from_its_file(tmp_path):
     assert (p["kf"], p["km"]) == (2.22e-8, 1.324e-10)
 
 
+@pytest.mark.slow
 def test_the_flight_driver_flies_the_quadrotor_along_an_eight(tmp_path):
     dt = 0.005
     path = nanoquad(tmp_path, "shape eight size 0.8 period 6 takeoff 1 height 1")

@@ -187,6 +187,7 @@ def test_moving_shapes_outside_the_static_grid():
     assert np.abs(out - ref).max() <= TOL and (out < 12.0).mean() > 0.15
 
 
+@pytest.mark.slow
 def test_thread_counts_give_the_same_distances():
     rng = np.random.default_rng(4)
     circles, segments, cg, sg = random_scene(rng, 300, 30, 40.0)

@@ -52,6 +52,7 @@ def _shipped_or_patched(tmp_path, relative: str) -> Path:
     return target
 
 
+@pytest.mark.slow
 @needs_package
 def test_the_tiago_base_rests_drives_straight_and_turns_with_its_odometry_true(tmp_path):
     urdf = _shipped_or_patched(tmp_path, "tiago_description/robots/tiago.urdf")
@@ -62,6 +63,7 @@ def test_the_tiago_base_rests_drives_straight_and_turns_with_its_odometry_true(t
     assert got["turned_deg"] == pytest.approx(90, abs=5) and got["turn_deg"] <= 1.0
 
 
+@pytest.mark.slow
 @needs_package
 def test_the_pr2_caster_base_rests_drives_straight_sideways_and_turns_with_its_odometry_true():
     # base planar: its casters' joints are fixed in the file; the drive's gain once was the
@@ -73,6 +75,7 @@ def test_the_pr2_caster_base_rests_drives_straight_sideways_and_turns_with_its_o
     assert got["turned_deg"] == pytest.approx(90, abs=5) and got["turn_deg"] <= 1.0
 
 
+@pytest.mark.slow
 @needs_package
 def test_the_iris_hovers_and_flies_the_eight_through_its_own_mixer():
     got = rm.check_multirotor(ROBOTS / "iris_description/robots/iris.urdf",
@@ -136,6 +139,7 @@ def test_the_mixer_gives_an_x_frame_what_it_asks_and_a_tilted_hexa_no_sideways_f
     assert math.isclose(float(np.linalg.norm(axes[0])), 1.0, abs_tol=1e-5)  # 6 decimals
 
 
+@pytest.mark.slow
 @needs_package
 def test_the_go2_stands_from_its_srdf_stance():
     go2 = ROBOTS / "go2_description"
@@ -145,6 +149,7 @@ def test_the_go2_stands_from_its_srdf_stance():
     assert got["worst_m"] <= 0.02 and got["past_limits"] == 0
 
 
+@pytest.mark.slow
 @needs_package
 def test_the_talos_stands_on_its_feet_in_its_half_sitting_stance():
     urdf = ROBOTS / "talos_data/robots/talos_reduced.urdf"
@@ -155,6 +160,7 @@ def test_the_talos_stands_on_its_feet_in_its_half_sitting_stance():
     assert got["worst_m"] <= 0.02 and got["past_limits"] == 0
 
 
+@pytest.mark.slow
 @needs_package
 def test_the_talos_held_joints_track_targets_with_its_base_fixed_and_refuse_past_limits():
     urdf = ROBOTS / "talos_data/robots/talos_reduced.urdf"

@@ -85,6 +85,7 @@ def _core(calls: collections.Counter) -> dict:
                         for f, name in BY_SIZE_CALLS)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["kinematic", "aerial"])
 def test_a_step_makes_as_many_python_calls_for_a_thousand_robots_as_for_one(kind):
     one, thousand, more = _calls(1, kind), _calls(1000, kind), _calls(2000, kind)

@@ -45,6 +45,7 @@ def test_the_formation_settles_on_its_sphere():
     assert closest > 0.8 * sphere.SPACING, closest    # and spread out, none crowding another
 
 
+@pytest.mark.slow
 def test_the_crazyflie_lands_on_the_rover():
     stepper = Stepper(Simulation(load(str(ROOT / "scenarios/land_on_rover.scenario"))),
                       mode="lockstep")

@@ -137,6 +137,7 @@ def fly(frames, ref_at, seconds, dt=0.002, tau=0.03, gains=flight.Gains(), start
     return np.array(errors), p
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixed", [False, True])
 def test_the_cascade_lifts_a_crazyflie_and_a_quadrotor_to_their_hover_points(fixed):
     centre = np.array([[0.0, 0.0, 1.0], [2.0, 1.0, 1.5]])

@@ -96,6 +96,7 @@ def run(tmp_path_factory):
     return path, truth
 
 
+@pytest.mark.slow
 def test_the_map_walls_are_obstacles_and_the_squads_keep_formation_off_them(run):
     _, truth = run
     last = truth[-1]

@@ -43,6 +43,7 @@ def test_orders_become_squad_commands(order, want):
     assert command_of(order) == want
 
 
+@pytest.mark.slow
 def test_capture_goes_round_the_water_and_the_nearest_robot_picks_the_flag_up(grid):
     robots = [KinematicRobot(-4.0, y, 0.0) for y in (-1.0, 0.0, 1.0)]
     squad = Squad(robots, grid, Formation("wedge", 0.7))

@@ -115,6 +115,7 @@ def _team(helper_speed: float):
     return Stepper(Simulation(scenario([team])), mode="lockstep")
 
 
+@pytest.mark.slow
 def test_the_team2_support_force_is_the_springs_and_says_pull_or_push():
     """With rigid supports the force drifted to the drives' 150 N cap while both robots drove
     at the same speed; sprung, it is ~0 then, + when the leader pulls, - when it holds back."""

@@ -35,6 +35,7 @@ def test_transport_delivers_both_bars_without_dropping_or_jamming():
     assert teams["team1"]["arrived"] + 10.0 < teams["team2"]["arrived"] < 100.0
 
 
+@pytest.mark.slow
 def test_transport_fails_a_team_that_does_not_move_as_jammed():
     spec = load(str(TRANSPORT))
     idle = dataclasses.replace(spec, robots=tuple(dataclasses.replace(r, drivers=())

@@ -18,7 +18,8 @@ pytest.importorskip("pinocchio")
 
 from test_view3d_robots import ROBOTS  # noqa: E402 -- the package's folder
 
-pytestmark = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")]
 
 FILES = ["ur_description/urdf/ur5_robot.urdf", "tiago_description/robots/tiago_dual.urdf",
          "solo_description/robots/solo12.urdf", "romeo_description/urdf/romeo_small.urdf",
