@@ -93,6 +93,9 @@ def test_an_intruder_cannot_hold_a_lockstep_run():
     steps/s. Now the intruder is refused and the owners' run goes at their pace."""
     with live(_world("lockstep", robots=("r1", "r2"))) as run:
         sim = Peer(lookup(run.network.endpoint, "/sim"))
+        # the owners' own pace is not under test: a lease long enough that a starved driving
+        # thread (a loaded machine, this process's GIL) is never detached for its slowness
+        sim.ok(9, data=[60])
         owners = [_peers(run, name, 1)[0] for name in ("r1", "r2")]
         intruder = _peers(run, "r2", 1)[0]
         stop = threading.Event()
