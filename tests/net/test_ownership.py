@@ -93,9 +93,6 @@ def test_an_intruder_cannot_hold_a_lockstep_run():
     steps/s. Now the intruder is refused and the owners' run goes at their pace."""
     with live(_world("lockstep", robots=("r1", "r2"))) as run:
         sim = Peer(lookup(run.network.endpoint, "/sim"))
-        # the owners' own pace is not under test: a lease long enough that a starved driving
-        # thread (a loaded machine, this process's GIL) is never detached for its slowness
-        sim.ok(9, data=[60])
         owners = [_peers(run, name, 1)[0] for name in ("r1", "r2")]
         intruder = _peers(run, "r2", 1)[0]
         stop = threading.Event()
@@ -105,6 +102,9 @@ def test_an_intruder_cannot_hold_a_lockstep_run():
                 peer.ok(SPEEDS, data=[0.1, 0.1])
         for peer in owners:
             peer.ok(SPEEDS, data=[0.1, 0.1])
+        # the owners' own pace is not under test: once both are attached, a lease long enough
+        # that a starved driving thread (a loaded machine, this process's GIL) is not detached
+        sim.ok(9, data=[60])
         threads = [threading.Thread(target=drive, args=(peer,)) for peer in owners]
         for thread in threads:
             thread.start()
