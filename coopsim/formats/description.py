@@ -393,7 +393,8 @@ MAX_INCLUDE_DEPTH = 8  # an MJCF's <include> within <include>d files
 def _include(path: str, root: ET.Element, lines: dict, files: dict, folders, total: list,
              chain: tuple) -> None:
     """Replace each ``<include file=...>`` under ``root`` (an MJCF's, read from ``path``) by
-    the children of the included file's ``<mujoco>`` root, in place, as MuJoCo does: the file
+    the children of the included file's root (``<mujoco>``, or ``<mujocoinclude>`` as
+    gymnasium-robotics' Adroit hand and kitchen write it), in place, as MuJoCo does: the file
     relative to the main file's folder (``files``' first path), confined to that folder's
     tree (as meshes are) and to ``folders`` when given; ``lines`` and ``files`` learn the
     included elements' lines and file; ``total``: the bytes read so far, bounded by
@@ -430,9 +431,9 @@ def _include(path: str, root: ET.Element, lines: dict, files: dict, folders, tot
             data = read_bytes(real, MAX_BYTES - total[0])
             total[0] += len(data)
             sub, sub_lines = read_xml(real, data)
-            if sub.tag != "mujoco":
+            if sub.tag not in ("mujoco", "mujocoinclude"):  # MuJoCo drops the root itself
                 raise FileFormatError(real, sub_lines.get(id(sub), 0), f"an included file's "
-                                      f"root is <mujoco>, not <{sub.tag}>")
+                                      f"root is <mujoco> or <mujocoinclude>, not <{sub.tag}>")
             lines.update(sub_lines)
             for element in sub.iter():
                 files[id(element)] = real

@@ -1,4 +1,5 @@
-"""Mesh files (STL binary and ASCII, Wavefront OBJ): their triangle count and bounds, read
+"""Mesh files (STL binary and ASCII, Wavefront OBJ, MuJoCo's binary MSH): their triangle count
+and bounds, read
 cheaply and bounded, before MuJoCo loads them (docs/files.md "Meshes").
 
 A description's meshes and a world's static meshes are untrusted files: each is checked here
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.errors import FileFormatError
+from ..model.scenerydoc import READERS
 from .sections import PathLike, open_regular, read_mesh_bytes
 
 SUFFIXES = (".stl", ".obj")
@@ -61,10 +63,15 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
         points = dae_triangles(text, max_triangles).reshape(-1, 3)
         lo, hi = box(points)
         return MeshInfo(text, len(points) // 3, tuple(map(float, lo)), tuple(map(float, hi)))
-    if suffix not in SUFFIXES:
+    if suffix not in SUFFIXES + (".msh",):
         raise FileFormatError(text, 0, f"mesh format {suffix or '(none)'!r} is not read: "
                                        f"give {' or '.join(SUFFIXES)}")
     data = read_mesh_bytes(text, MAX_MESH_BYTES)
+    if suffix == ".msh":  # small (dm_control's fruit fly, robosuite's objects): not cached
+        count, points = _msh(text, data, max_triangles)
+        from .collada import box
+        lo, hi = box(points)
+        return MeshInfo(text, count, tuple(map(float, lo)), tuple(map(float, hi)))
     from . import meshcache
     entry = meshcache.key(data, "info", suffix, max_triangles)  # a robot's next load reads it
     held = meshcache.get(entry, (7,), np.float64)
@@ -90,6 +97,32 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
     lo, hi = box(points)
     meshcache.put(entry, np.array([[count, *lo, *hi]], dtype=np.float64))
     return MeshInfo(text, count, tuple(map(float, lo)), tuple(map(float, hi)))
+
+
+def _msh(path: str, data: bytes, limit: int) -> tuple[int, np.ndarray]:
+    """Triangle count and vertices of a MuJoCo MSH file (its legacy binary mesh: four int32
+    counts, vertices, normals, texture coordinates, faces; MuJoCo's own check: the counts
+    must add up to the file's length, at least 4 vertices; no faces: MuJoCo takes the
+    vertices' convex hull)."""
+    if len(data) < 16:
+        raise FileFormatError(path, 0, "MSH file shorter than its 16-byte header")
+    nvert, nnorm, ntex, nface = struct.unpack_from("<4i", data, 0)
+    if min(nvert, nnorm, ntex, nface) < 0 or nvert < 4 or (nnorm and nnorm != nvert) or \
+            (ntex and ntex != nvert):
+        raise FileFormatError(path, 0, f"MSH header invalid (vertices {nvert}, normals "
+                                       f"{nnorm}, texture coordinates {ntex}, faces {nface})")
+    _too_many(path, 0, nface, limit)
+    size = 16 + 12 * (nvert + nnorm + nface) + 8 * ntex
+    if len(data) != size:
+        raise FileFormatError(path, 0, f"MSH header says {size} bytes, the file is "
+                                       f"{len(data)} (truncated or not an MSH file)")
+    points = np.frombuffer(data, "<f4", 3 * nvert, 16).reshape(-1, 3).astype(float)
+    if not np.isfinite(points).all():
+        raise FileFormatError(path, 0, "mesh has a vertex that is not a finite number")
+    faces = np.frombuffer(data, "<i4", 3 * nface, size - 12 * nface)
+    if faces.size and (faces.min() < 0 or faces.max() >= nvert):
+        raise FileFormatError(path, 0, "MSH face refers to a vertex it does not have")
+    return nface, points
 
 
 def _binary_stl(data: bytes) -> bool:
@@ -242,3 +275,15 @@ def _obj_fast(data: bytes) -> tuple[np.ndarray, np.ndarray] | None:
     if index.min() < 0 or index.max() >= len(vertices) or not np.isfinite(vertices).all():
         return None
     return vertices, index
+
+
+def msh_triangles(path: str) -> np.ndarray:
+    """(n, 3, 3) the corners of a MuJoCo MSH file's triangles (checked as
+    :func:`mesh_info` checks it; one without faces: none), for the 3D view and Foxglove."""
+    data = read_mesh_bytes(path, MAX_MESH_BYTES)
+    count, points = _msh(path, data, MAX_TRIANGLES)
+    faces = np.frombuffer(data, "<i4", 3 * count, len(data) - 12 * count).reshape(-1, 3)
+    return points[faces]
+
+
+READERS[".msh"] = msh_triangles  # /sim 27, Foxglove: model.scenerydoc.mesh_triangles reads it

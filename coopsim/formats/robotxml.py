@@ -502,9 +502,10 @@ class _MjcfRead:
                                      0.0, 0.0, line=tree.line(body)))
         mass, com = self._mass(body, name)
         self.links.append(Link(name, first, mass, com=com, line=tree.line(body)))
-        for s in body.findall("site"):
-            self.sites.append(Site(tree.name(s, "site"), name,
-                                   tree.numbers(s, "pos", 3, (0.0,) * 3), tree.line(s)))
+        for s in body.findall("site"):  # a nameless one (MuJoCo's car) names no tool
+            if s.get("name", "").strip():
+                self.sites.append(Site(tree.name(s, "site"), name,
+                                       tree.numbers(s, "pos", 3, (0.0,) * 3), tree.line(s)))
         for child in body.findall("body"):
             self.body(child, name, cls)
 
