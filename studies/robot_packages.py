@@ -464,6 +464,11 @@ def sweep(extra: str | None, only: list[str]) -> list[dict]:
     return files
 
 
+def _bodiless(row: dict) -> bool:
+    """MuJoCo compiled the file to a model without a body: no robot."""
+    return bool(row.get("oracle")) and row.get("bodies") == 0
+
+
 def _why(row: dict) -> str:
     """A refusal's reason, the file's folder taken off its paths."""
     why = row.get("why", "")
@@ -478,7 +483,7 @@ def sweep_table(rows: list[dict]) -> str:
            "coopsim loads | load CPU median / largest (s) |", "|---|---|---|---|---|---|---|"]
     total = [0, 0, 0, 0, 0]
     for name in dict.fromkeys(r["package"] for r in rows):
-        mine = [r for r in rows if r["package"] == name]
+        mine = [r for r in rows if r["package"] == name and not _bodiless(r)]
         ok = [r for r in mine if r.get("oracle")]
         ours = [r for r in ok if r.get("loads")]
         moving = [r for r in ok if r.get("joints")]
@@ -494,7 +499,10 @@ def sweep_table(rows: list[dict]) -> str:
     out += ["", "Refused by coopsim (MuJoCo or PyBullet loads them):", "",
             "| package | file | why |", "|---|---|---|"]
     out += [f"| {r['package']} | {r['file']} | {_why(r)[:220]} |" for r in rows
-            if r.get("oracle") and not r.get("loads")]
+            if r.get("oracle") and not r.get("loads") and not _bodiless(r)]
+    out += ["", "Not robots: MuJoCo compiles them to a model without a body (an arena, a "
+            "scene of static geoms, a file of defaults; not counted):", ""]
+    out.append(", ".join(f"{r['package']} {r['file']}" for r in rows if _bodiless(r)) + ".")
     out += ["", "Refused by MuJoCo or PyBullet themselves (not counted):", "",
             "| package | file | why |", "|---|---|---|"]
     out += [f"| {r['package']} | {r['file']} | {r.get('oracle_why', r.get('why', ''))[:200]} |"

@@ -351,7 +351,7 @@ def mesh_reader(spec: DescriptionSpec, folders=None):
         if use == "file":  # another asset MuJoCo reads itself (an MJCF's texture): found, inside
             return Mesh(real, use, tuple(scale), 0, ((0.0,) * 3, (0.0,) * 3), line)
         try:
-            info = mesh_info(real)
+            info = mesh_info(real, hull=True)
         except FileFormatError as exc:
             if exc.line:  # a line inside the mesh file: that file's own message
                 raise

@@ -49,8 +49,11 @@ class MeshInfo:
     upper: tuple[float, float, float]
 
 
-def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
-    """Triangle count and bounds of the STL or OBJ file ``path``.
+def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES,
+              hull: bool = False) -> MeshInfo:
+    """Triangle count and bounds of the STL or OBJ file ``path``; with ``hull`` (a robot
+    description's mesh) an OBJ of vertices without faces (MuJoCo's SDF plugin's die) counts
+    no triangles: MuJoCo takes its vertices' convex hull (at least 4 vertices).
 
     Raises:
         FileFormatError: ``path:line:`` missing, unreadable, not a regular file, over
@@ -73,7 +76,7 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
         lo, hi = box(points)
         return MeshInfo(text, count, tuple(map(float, lo)), tuple(map(float, hi)))
     from . import meshcache
-    entry = meshcache.key(data, "info", suffix, max_triangles)  # a robot's next load reads it
+    entry = meshcache.key(data, "info", suffix, max_triangles, hull)  # a robot's next load reads it
     held = meshcache.get(entry, (7,), np.float64)
     if held is not None:
         return MeshInfo(text, int(held[0, 0]), tuple(map(float, held[0, 1:4])),
@@ -89,7 +92,7 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES) -> MeshInfo:
         count, points = _stl_binary(text, data, min(max_triangles, MAX_STL_TRIANGLES))
     else:
         count, points = _stl_ascii(text, data, min(max_triangles, MAX_STL_TRIANGLES))
-    if count == 0 or points.size == 0:
+    if (count == 0 and not (hull and suffix == ".obj")) or len(points) < 4:
         raise FileFormatError(text, 0, "mesh has no triangles")
     if not np.isfinite(points).all():
         raise FileFormatError(text, 0, "mesh has a vertex that is not a finite number")

@@ -192,6 +192,9 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
         if joint.type == mujoco.mjtJoint.mjJNT_FREE:
             child.delete(joint)
     root.mocap = False  # a mocap root (MuJoCo's sand castle) is moved by its base as well
+    # a root's own sleep policy (MuJoCo's sleeping humanoid) is a movable root's only: the
+    # attached root hangs on its mount
+    root.sleep = mujoco.mjtSleepPolicy.mjSLEEP_AUTO
     for key in list(child.keys):  # keyframes count the file's joints, not the world's
         child.delete(key)
     # the section's pose is the root body's: its own pos and orientation in the file (where

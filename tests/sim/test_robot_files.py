@@ -556,3 +556,36 @@ def test_a_keyframe_of_a_free_root_and_a_mocap_root_load(tmp_path):
     sim = Simulation(load(str(scenario(tmp_path, ["description ball.xml", "name b",
                                                   "position 0 0 0.75", "base floating"]))))
     assert body_pose(sim, "b/torso")[0] == pytest.approx([0, 0, 0.75], abs=1e-3)
+
+
+def test_the_robot_is_the_first_body_of_any_worldbody_and_a_vertex_cloud_is_a_hull(
+        tmp_path):
+    # MuJoCo's SDF plugin examples: an included scene's <worldbody> (a floor) comes first
+    # ("no <worldbody> with a <body>"), their die an OBJ of vertices only ("no triangles"),
+    # and the sleeping humanoid's root asks to sleep ("only allowed for movable root bodies")
+    (tmp_path / "scene.xml").write_text(
+        '<mujoco>\n  <worldbody>\n    <geom type="plane" size="1 1 .1"/>\n  </worldbody>\n'
+        '</mujoco>\n')
+    corners = "".join(f"v {x} {y} {z}\n" for x in (0, .1) for y in (0, .1) for z in (0, .1))
+    (tmp_path / "die.obj").write_text(corners)
+    (tmp_path / "die.xml").write_text(
+        '<mujoco model="die">\n  <include file="scene.xml"/>\n'
+        '  <asset><mesh name="die" file="die.obj"/></asset>\n  <worldbody>\n'
+        '    <body name="die" sleep="init">\n      <joint name="j" axis="0 0 1"/>\n'
+        '      <geom type="mesh" mesh="die" mass="1"/>\n    </body>\n  </worldbody>\n'
+        '</mujoco>\n')
+    path = scenario(tmp_path, ["description die.xml", "name d", "position 0 0 1"])
+    sim = Simulation(load(str(path)))
+    assert body_pose(sim, "d/die")[0] == pytest.approx([0, 0, 1], abs=1e-6)
+    (tmp_path / "die.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\n")  # no hull
+    with pytest.raises(FileFormatError, match=r"die\.xml:3: mesh 'die\.obj': mesh has no "
+                                              r"triangles"):
+        load(str(path))
+    # bodies a <replicate> makes come first: refused at its line, not read
+    (tmp_path / "die.xml").write_text(
+        '<mujoco model="dice">\n  <worldbody>\n    <replicate count="2" offset="1 0 0">\n'
+        '      <body><geom type="box" size=".1 .1 .1"/></body>\n    </replicate>\n'
+        '  </worldbody>\n</mujoco>\n')
+    with pytest.raises(FileFormatError, match=r"die\.xml:3: the model's bodies are made by "
+                                              r"<replicate>, which coopsim does not read"):
+        load(str(path))
