@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import struct
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -257,23 +258,26 @@ def _obj_triangles(data: bytes) -> np.ndarray | None:
 
 def _obj_fast(data: bytes) -> tuple[np.ndarray, np.ndarray] | None:
     """An OBJ of triangles only: its vertices (n, 3) and faces' vertex indices (m, 3, from
-    0), read by whole lines and numpy's conversions, not word by word in Python (9 MB in
-    about 0.2 s); None for anything else (an indented line, colours after a vertex, a face
-    of more corners, an index out of range), which :func:`_obj` reads."""
-    if _OBJ_INDENTED.search(data):
+    0), read by whole lines and numpy's C number parser, not word by word in Python
+    (robosuite's Spot, 44 MB in 23 files: 0.6 s of CPU, 1.4 s with a regular expression
+    over the text and numpy's string arrays); None for anything else (an indented line,
+    colours after a vertex, a face of more corners, an index out of range), which
+    :func:`_obj` reads."""
+    if (data[:1] in (b" ", b"\t") or b"\n " in data or b"\n\t" in data) and \
+            _OBJ_INDENTED.search(data):
         return None
     lines = data.splitlines()
-    v = [line for line in lines if line[:2] == b"v "]
-    f = [line for line in lines if line[:2] == b"f "]
-    words = b" ".join(v).split()
-    corners = re.sub(rb"/\S*", b"", b" ".join(f)).split()
-    if not f or len(words) != 4 * len(v) or len(corners) != 4 * len(f):
-        return None  # colours after a vertex, a face of more corners: MuJoCo reads the OBJ
-    try:
-        vertices = np.array(words, dtype=bytes).reshape(-1, 4)[:, 1:].astype(np.float64)
-        index = np.array(corners, dtype=bytes).reshape(-1, 4)[:, 1:].astype(np.int64)
-    except ValueError:
+    v = [line[2:] for line in lines if line[:2] == b"v "]
+    f = [line[2:] for line in lines if line[:2] == b"f "]
+    if not f:
         return None
+    with warnings.catch_warnings():  # a word that is no number ends the parse: counted
+        warnings.simplefilter("ignore")
+        vertices = np.fromstring(b" ".join(v), dtype=np.float64, sep=" ")
+        index = np.fromstring(re.sub(rb"/\S*", b"", b" ".join(f)), dtype=np.int64, sep=" ")
+    if len(vertices) != 3 * len(v) or len(index) != 3 * len(f):
+        return None  # colours after a vertex, a face of more corners: MuJoCo reads the OBJ
+    vertices, index = vertices.reshape(-1, 3), index.reshape(-1, 3)
     index = np.where(index > 0, index - 1, len(vertices) + index)
     if index.min() < 0 or index.max() >= len(vertices) or not np.isfinite(vertices).all():
         return None
