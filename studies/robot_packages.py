@@ -364,7 +364,8 @@ def load_only(path: str, folder: str) -> dict:
     from coopsim.sim.simulation import Simulation
     from coopsim.sim.stepper import Stepper
 
-    (Path(folder) / "floor.world").write_text("[FLOOR]\nsize 6 6 0.1\n")
+    # a floor that pybullet's planes (200 m) and large objects fit on
+    (Path(folder) / "floor.world").write_text("[FLOOR]\nsize 400 400 0.1\n")
     scen = Path(folder) / "robot.scenario"
     scen.write_text("\n".join(["[WORLD]", "file floor.world", "", "[ROBOT_1]",
                                f"description {path}", "name r", "position 0 0 1", "",

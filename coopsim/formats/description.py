@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 
@@ -251,6 +252,9 @@ def resolve(name: str, spec: DescriptionSpec, base: str,
         tried = [name]
     else:
         tried = [os.path.join(base, name)] + [os.path.join(d, name) for d in spec.search]
+        if spec.path.lower().endswith(".urdf"):  # as PyBullet does (pybullet's diff_ring.urdf
+            tried += [os.path.join(d, name) for d in search_path(spec)[1:]]  # names a
+            # folder's file from the folder above), the folders above the file's too
     looked = []  # resolved one by one up to the first found: realpath stats every folder
     for real in map(os.path.realpath, tried):
         if inside is None or inside(real):
@@ -283,6 +287,13 @@ def read_xml(path: str, data: bytes) -> tuple[ET.Element, dict]:
     Raises:
         FileFormatError: ``path:line:`` a DTD or entity, or malformed XML.
     """
+    # what PyBullet's reader takes and expat does not: an XML declaration after blank lines
+    # (pybullet's biped2d_pybullet.urdf; blanked, so that the lines stay), NULs after the
+    # root (its humanoid.urdf)
+    data = data.rstrip(b"\0")
+    late = re.match(rb"\s+(<\?xml[^>]*\?>)", data)
+    if late:
+        data = data[:late.start(1)] + b" " * len(late.group(1)) + data[late.end(1):]
     builder = _Lines()
     parser = DET.DefusedXMLParser(target=builder, forbid_dtd=True, forbid_entities=True,
                                   forbid_external=True)

@@ -418,6 +418,13 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
         for m in link.iterfind("*/geometry/mesh"):
             path = resolved[m.get("filename")]
             m.set("filename", ascii_names.get(path, path))
+    for joint in root.findall("joint"):  # MuJoCo refuses a repeated one; coopsim reads the
+        for tag in ("origin", "axis", "limit", "dynamics"):  # first, as PyBullet does
+            for extra_one in joint.findall(tag)[1:]:
+                joint.remove(extra_one)
+                tree.notes.append(f"{tree.path}:{tree.line(originals[id(extra_one)])}: joint "
+                                  f"{joint.get('name')!r}: a second <{tag}> is ignored (the "
+                                  "first counts)")
     return ET.tostring(root, encoding="unicode"), tuple(assets)
 
 
