@@ -589,3 +589,31 @@ def test_the_robot_is_the_first_body_of_any_worldbody_and_a_vertex_cloud_is_a_hu
     with pytest.raises(FileFormatError, match=r"die\.xml:3: the model's bodies are made by "
                                               r"<replicate>, which coopsim does not read"):
         load(str(path))
+
+
+def test_what_pybullets_reader_takes_loads(tmp_path, caplog):
+    # pybullet_data: biped2d_pybullet.urdf (blank lines before <?xml ...?>), humanoid.urdf (a
+    # NUL after </robot>), spirit40newer.urdf (a joint with two <axis>: MuJoCo refused "repeated
+    # element"), diff_ring.urdf (a mesh named from the folder above the file's)
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "box.stl").write_text(
+        "solid b\n" + "".join(f"facet normal 0 0 1\nouter loop\nvertex {a}\nvertex {b}\n"
+                              f"vertex {c}\nendloop\nendfacet\n" for a, b, c in (
+                                  ("0 0 0", "0.1 0 0", "0 0.1 0"), ("0 0 0", "0 0.1 0", "0 0 0.1"),
+                                  ("0 0 0", "0 0 0.1", "0.1 0 0"),
+                                  ("0.1 0 0", "0 0 0.1", "0 0.1 0"))) + "endsolid b\n")
+    (tmp_path / "parts" / "arm.urdf").write_bytes(b"\n\n  " + TINY.replace(
+        '<axis xyz="0 1 0"/>\n    <limit lower="-2.0"',
+        '<axis xyz="0 1 0"/><axis xyz="1 0 0"/>\n    <limit lower="-2.0"').replace(
+        '<collision><origin xyz="0 0 0.1"/><geometry><box size="0.04 0.04 0.2"/></geometry>',
+        '<collision><origin xyz="0 0 0.1"/><geometry><mesh filename="parts/box.stl"/>'
+        '</geometry>').encode() + b"\0")
+    path = scenario(tmp_path, ["description parts/arm.urdf", "name a", "position 0 0 0",
+                               "tool tool"])
+    assert check(path).exit_code == 0
+    assert "arm.urdf:30: joint 'elbow': a second <axis> is ignored (the first counts)" \
+        in caplog.text
+    sim = Simulation(load(str(path)))
+    model = sim.world.engine.model
+    assert model.jnt_axis[model.joint("a/elbow").id] == pytest.approx([0, 1, 0])
+    assert model.nmesh == 1
