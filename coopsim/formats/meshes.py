@@ -93,7 +93,8 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES,
         count, points = _stl_binary(text, data, min(max_triangles, MAX_STL_TRIANGLES))
     else:
         count, points = _stl_ascii(text, data, min(max_triangles, MAX_STL_TRIANGLES))
-    if (count == 0 and not (hull and suffix == ".obj")) or len(points) < 4:
+    if points.size == 0 or (count == 0 and not (hull and suffix == ".obj"
+                                                and len(points) >= 4)):
         raise FileFormatError(text, 0, "mesh has no triangles")
     if not np.isfinite(points).all():
         raise FileFormatError(text, 0, "mesh has a vertex that is not a finite number")
