@@ -22,6 +22,12 @@ Checks (one process per robot, so that each load is a first load, its CPU its ow
 
 Run: ``PYTHONPATH=. python studies/robot_packages.py [--packages DIR] [--images DIR]
 [--write] [NAME ...]`` (NAME: a row's package/robot, e.g. ``pybullet/kuka_iiwa``).
+
+``--sweep`` instead loads every description file of the packages (and example-robot-data's,
+and MuJoCo's own ``model`` folder as ``DIR/mujoco_models``): first by MuJoCo or PyBullet
+(the oracle: what they refuse is listed, not counted), then by coopsim, loads only; its
+table goes between the ``robot-sweep`` markers (``--save FILE`` keeps the rows, ``--rows
+FILE`` tables them again; NAME: parts of a file's package/path to sweep).
 """
 
 from __future__ import annotations
