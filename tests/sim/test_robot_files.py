@@ -617,3 +617,40 @@ def test_what_pybullets_reader_takes_loads(tmp_path, caplog):
     model = sim.world.engine.model
     assert model.jnt_axis[model.joint("a/elbow").id] == pytest.approx([0, 1, 0])
     assert model.nmesh == 1
+
+
+@pytest.mark.slow  # worker processes
+def test_the_sweep_counts_what_mujoco_loads_and_lists_the_rest(tmp_path):
+    # studies/robot_packages.py --sweep: a package's description files, MuJoCo or PyBullet
+    # the oracle; an included fragment is no file of its own, a bodiless one no robot
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
+    import robot_packages as rp
+    (tmp_path / "arm.xml").write_text(ARM)
+    (tmp_path / "part.xml").write_text("<mujoco><default/></mujoco>\n")
+    (tmp_path / "main.xml").write_text(ARM.replace("<worldbody>",
+                                                   '<include file="part.xml"/><worldbody>'))
+    (tmp_path / "arena.xml").write_text('<mujoco><worldbody><geom type="plane" size="1 1 .1"/>'
+                                        "</worldbody></mujoco>\n")
+    (tmp_path / "bad.xml").write_text(ARM.replace('joint="elbow"', 'joint="knee"'))
+    (tmp_path / "reach.xml").write_text(ARM.replace("<worldbody>", "<worldbody>\n    "
+                                                    '<replicate count="2" offset="1 0 0">'
+                                                    '<body><geom size=".1"/></body>'
+                                                    "</replicate>"))
+    (tmp_path / "package.xml").write_text("<package/>\n")  # ROS's: no MJCF
+    files = rp.robot_files(tmp_path)
+    assert [p.name for p in files] == ["arena.xml", "arm.xml", "bad.xml", "main.xml",
+                                       "reach.xml"]
+    rows = [{"package": "p", "file": p.name, "path": str(p)} for p in files]
+    for row, got in zip(rows, rp._run_tasks([("oracle", r["path"]) for r in rows])):
+        row.update(got)
+    loaded = [r for r in rows if r["oracle"]]
+    for row, got in zip(loaded, rp._run_tasks([("coopsim", r["path"]) for r in loaded])):
+        row.update(got)
+    by = {r["file"]: r for r in rows}
+    assert not by["bad.xml"]["oracle"] and "knee" in by["bad.xml"]["oracle_why"]
+    assert by["arm.xml"]["loads"] and by["main.xml"]["loads"]
+    assert "reach.xml:7: the model's bodies are made by <replicate>" in by["reach.xml"]["why"]
+    text = rp.sweep_table(rows)
+    assert "| p | 4 | 3 | 2 | 66.7 | 2 of 3 |" in text  # arena.xml: no robot, not counted
+    assert "Not robots" in text and "p arena.xml" in text
