@@ -360,12 +360,13 @@ CONTRACT = (("coopsim.model.robot_type", "ShapeSpec"), ("coopsim.model.robot_typ
             ("coopsim.model.module", "Frame"), ("coopsim.model.snapshot", "Snapshot"))
 
 
-def attributes(cls: type) -> dict[str, str]:
-    """Field name -> its sentence from the class docstring's ``Attributes:`` section."""
+def attributes(cls: type, heading: str = "Attributes:") -> dict[str, str]:
+    """Field name -> its sentence from the class docstring's ``Attributes:`` section (or
+    another section of that form: ``Class attributes:``)."""
     text = doc(cls)
     out: dict[str, str] = {}
     names: list[str] = []
-    for line in text.split("Attributes:", 1)[1].splitlines() if "Attributes:" in text else ():
+    for line in text.split(heading, 1)[1].splitlines() if heading in text else ():
         head = re.match(r"    (\w+(?:, \w+)*)(?: \([^)]*\))?: (.*)", line)
         if head:
             names = head.group(1).split(", ")
@@ -385,8 +386,49 @@ def _field_default(f) -> str:
     return "required"
 
 
+def _first_paragraph(obj: object) -> str:
+    text = inspect.getdoc(obj) or ""
+    return " ".join(markdown(text).split("\n\n")[0].split())
+
+
+def engine_rows() -> list[tuple[str, str, str]]:
+    """The engine contract: (name, signature, what it does), class attributes first, then every
+    public method of :class:`coopsim.physics.engine.Engine` and its 3D base, from their
+    docstrings; abstract methods are marked."""
+    # the base every registered engine derives from, reached as the registry reaches engines
+    # (the app layer imports no physics)
+    from ..model.plugins import default_engine
+
+    Engine = next(c for c in REGISTRIES["engines"].get(default_engine()).__mro__
+                  if c.__name__ == "Engine" and c.__module__.endswith(".engine"))
+    said = attributes(Engine, "Class attributes:")
+    rows = [(f"`{name}`", "class attribute", said[name]) for name in said]
+    abstract = getattr(Engine, "__abstractmethods__", frozenset())
+    for cls in (Engine, *Engine.__mro__[1:]):
+        if cls is object:
+            continue
+        for name, member in vars(cls).items():
+            if name.startswith("_") or any(name == r[0].strip("`") for r in rows):
+                continue
+            func = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+            if not callable(func) and not isinstance(member, property):
+                continue
+            target = member.fget if isinstance(member, property) else func
+            try:
+                sig = str(inspect.signature(target)).replace("(self, ", "(").replace("(self)", "()")
+                sig = sig.replace("(cls, ", "(").replace("(cls)", "()")
+            except (TypeError, ValueError):
+                sig = ""
+            what = _first_paragraph(target)
+            if name in abstract:
+                what = "**abstract.** " + what
+            rows.append((f"`{name}`", code(sig) if sig else "property", what))
+    return rows
+
+
 def contract_page() -> str:
-    """The plugin contract's dataclasses, field by field, from their docstrings."""
+    """The plugin contract's dataclasses, field by field, from their docstrings, and the
+    engine contract, method by method."""
     out = ["# Plugin contract", "",
            "What a plugin builds and what it is handed, field by field, in declaration order, "
            "from the classes' docstrings ([Writing plugins](../plugins.md) says how they fit). "
@@ -398,6 +440,12 @@ def contract_page() -> str:
         out += table(("field", "default", "what it holds"),
                      [(f"`{f.name}`", _field_default(f), said.get(f.name, ""))
                       for f in dataclasses.fields(cls)])
+    out += ["## Engine", "",
+            "`coopsim.physics.engine.Engine`: the base of physics engines, registered in the "
+            "`coopsim.engines` entry-point group ([Writing plugins](../plugins.md#an-engine) "
+            "says how one fits). Its class attributes and methods, from their docstrings; a "
+            "feature of `FEATURES` overrides the 3D calls' 2D answers.", ""]
+    out += table(("name", "signature", "what it does"), engine_rows())
     return "\n".join(out)
 
 

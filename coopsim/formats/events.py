@@ -101,15 +101,18 @@ def _metric(key: str, tokens: list, rest: str) -> MetricSpec:
 
 
 EVENT_KEYS = {
-    "at": Key(fixed(("s",), _nonneg), required=True),
-    "param": Key(_param, repeat=True),
-    "reset": Key(_reset),
-    "insert": Key(_change, repeat=True),
-    "remove": Key(_change, repeat=True),
+    "at": Key(fixed(("s",), _nonneg), required=True,
+              doc="sim time; carried out between two steps, before the first step at or after it"),
+    "param": Key(_param, repeat=True, doc="ROBOT.MODULE.NAME value (MODULE `driver`: its "
+                 "in-process driver's parameter)"),
+    "reset": Key(_reset, doc="the bodies go back to the layout at load; done first"),
+    "insert": Key(_change, repeat=True, doc="OBJECT_n not in the world then, or target COLOR x y z"),
+    "remove": Key(_change, repeat=True, doc="an object's name, or target COLOR [x y]"),
 }
 MONITORS_KEYS = {
     "metric": Key(_metric, repeat=True),
-    "after": Key(fixed(("s",), _nonneg)),
+    "after": Key(fixed(("s",), _nonneg), doc="default 0: max_after is the largest value from "
+                 "then on"),
 }
 
 

@@ -161,43 +161,73 @@ def external_spec(words: list[str]) -> ExternalSpec:
 _XYZ = ("x", "y", "z")
 _POSITION = fixed(_XYZ, number, _within("position x", "position y", "position z"))
 _OBJECT_KEYS = {
-    "type": Key(pick("shape", SHAPES), required=True),
+    "type": Key(pick("shape", SHAPES), required=True,
+                doc="in 2D a box is length x width turned by theta; a cylinder or sphere is a "
+                "circle of diameter length (width, and for a sphere height, equal to length)"),
     "size": Key(fixed(("length", "width", "height"), number,
-                      _within("size length", "size width", "size height")), required=True),
-    "position": Key(_POSITION, required=True),
-    "orientation": Key(fixed(("phi", "psi", "theta"), number, _flat)),
-    "mass": Key(fixed(("kg",), number, _within("mass"))),
-    "color": Key(_color),
+                      _within("size length", "size width", "size height")), required=True,
+                doc="m, along the body's x, y and z"),
+    "position": Key(_POSITION, required=True,
+                    doc="m; (x, y) on the floor; z: the centre's height on the 3D engines, "
+                    "ignored by the 2D ones (files.md, *Frames and units*)"),
+    "orientation": Key(fixed(("phi", "psi", "theta"), number, _flat),
+                       doc="degrees; default 0 0 0; theta is the yaw, counter-clockwise from +x"),
+    "mass": Key(fixed(("kg",), number, _within("mass")),
+                doc="default 0: static (never moves); > 0: robots can push it"),
+    "color": Key(_color, doc="default 150 150 150"),
 }
-_SCENARIO_OBJECT_KEYS = {**_OBJECT_KEYS, "start": Key(fixed(("true/false",), boolean))}
+_SCENARIO_OBJECT_KEYS = {**_OBJECT_KEYS, "start": Key(fixed(("true/false",), boolean),
+                                                      doc="default true; false: not in the world "
+                                                      "until an [EVENT_n] inserts it")}
 _ROBOT_KEYS = {  # type: required unless the robot comes from a description file (files.py)
-    "type": Key(fixed(("robot type",), str)),
-    "name": Key(_netname, required=True),
-    "position": _OBJECT_KEYS["position"],
+    "type": Key(fixed(("robot type",), str),
+                doc="a registered robot type (`coopsim list`); required unless `description` "
+                "is given (then the imported type's name)"),
+    "name": Key(_netname, required=True,
+                doc="the robot's network name (its endpoint `/NAME`); unique among the robots"),
+    "position": Key(_POSITION, required=True, doc="m; a ground robot rides on the floor (z "
+                    "ignored); a flyer starts at z; a fixed arm stands on its plate at z"),
     "orientation": _OBJECT_KEYS["orientation"],
-    "color": _OBJECT_KEYS["color"],
-    "controller": Key(rest("a shell command")),
-    "param": Key(_param, repeat=True),
-    "driver": Key(_driver, repeat=True),
-    "external": Key(_external),  # its pose comes from outside
+    "color": Key(_color, doc="default 40 90 230"),
+    "controller": Key(rest("a shell command"), doc="launched by the simulator for this robot, "
+                      "stopped with the run; default none"),
+    "param": Key(_param, repeat=True, doc="a module parameter of the robot type, within its "
+                 "range (the module kinds reference)"),
+    "driver": Key(_driver, repeat=True, doc="an in-process controller (a registered driver) "
+                  "for the section's robots, with its parameters (the plugins reference)"),
+    "external": Key(_external,  # its pose comes from outside
+                    doc="a real robot whose pose comes from outside (in-the-loop.md); defaults: "
+                    "stale 0.5 s, max_speed 5 m/s, max_jump 0.5 m, max_rate 1000 Hz"),
     **DESCRIPTION_ROBOT_KEYS,  # description, base, search and the per-module keys
 }
 _SETTINGS_KEYS = {  # key = field name of specs.Settings
-    "dt": Key(fixed(("s",), _dt)),
-    "mode": Key(pick("mode", MODES)),
-    "duration": Key(fixed(("s",), _positive)),
-    "seed": Key(fixed(("integer",), _seed)),
-    "speed": Key(fixed(("factor",), _nonneg)),
-    "record": Key(fixed(("true/false",), boolean)),
-    "engine": Key(fixed(("engine label",), str)),
-    "wait_for": Key(fixed(("controllers",), integer("an integer >= 0", lambda v: 0 <= v < 10**6))),
+    "dt": Key(fixed(("s",), _dt), doc="the physics step; default 0.01"),
+    "mode": Key(pick("mode", MODES), doc="default realtime; lockstep: each step waits for the "
+                "attached controllers' commands"),
+    "duration": Key(fixed(("s",), _positive), doc="s of sim time; default: run until stopped"),
+    "seed": Key(fixed(("integer",), _seed), doc="default 0; seeds the noise and the launched "
+                "controllers (`COOPSIM_ROBOT_SEED`)"),
+    "speed": Key(fixed(("factor",), _nonneg), doc="1 = wall clock, 0 = as fast as possible; "
+                 "default 1 in realtime, 0 in lockstep"),
+    "record": Key(fixed(("true/false",), boolean), doc="default false; true records to "
+                  "recordings/<scenario>-<UTC time>.mcap"),
+    "engine": Key(fixed(("engine label",), str), doc="a registered physics engine (the "
+                  "plugins reference, *Engines*); default pymunk"),
+    "wait_for": Key(fixed(("controllers",), integer("an integer >= 0", lambda v: 0 <= v < 10**6)),
+                    doc="lockstep's first step waits (10 s at most after the launched "
+                    "controllers' last CPU activity) for N controllers; default: as many as "
+                    "the run launches"),
     "threads": Key(fixed(("threads",), integer("an integer from 1 to 1024",
-                                               lambda v: 1 <= v <= 1024))),
-    "crtp": Key(fixed(("true/false",), boolean)),
+                                               lambda v: 1 <= v <= 1024)),
+                   doc="threads the compiled kernels share a step's robots among (from a few "
+                   "thousand robots on); changes the speed, never a result"),
+    "crtp": Key(fixed(("true/false",), boolean), doc="default false; serve every crazyflie "
+                "over CRTP/UDP to cflib on UDP 19850 + i (crazyflie.md)"),
 }
 _RULE_KEYS = {
-    "type": Key(fixed(("rule label",), str), required=True),
-    "param": Key(_rule_param, repeat=True),
+    "type": Key(fixed(("rule label",), str), required=True,
+                doc="a registered rule (the plugins reference, *Rules*)"),
+    "param": Key(_rule_param, repeat=True, doc="a parameter of the rule; default: the rule's"),
 }
 
 
@@ -214,17 +244,20 @@ def _robot_names(key: str, tokens: list, rest: str) -> tuple:
 
 _ZONE_KEYS = {
     "kind": Key(pick("zone kind", ZONE_KINDS), required=True),
-    "polygon": Key(games.polygon),
-    "box": Key(games.box),
-    "color": Key(_color),
+    "polygon": Key(games.polygon, doc="m, vertices in order (either winding), on the floor; one of "
+                   "polygon or box"),
+    "box": Key(games.box, doc="m and degrees; one of polygon or box"),
+    "color": Key(_color, doc="default water 60 120 220, border 30 30 30, nogo 200 60 60"),
 }
 _SQUAD_KEYS = {
     "name": Key(_netname, required=True),
-    "robots": Key(_robot_names, required=True),
-    "formation": Key(pick("formation", FORMATION_NAMES)),
-    "spacing": Key(fixed(("m",), _positive)),
-    "radius": Key(fixed(("m",), _positive)),
-    "team": Key(_netname),
+    "robots": Key(_robot_names, required=True, doc="robot names of this scenario, each in at "
+                  "most one squad"),
+    "formation": Key(pick("formation", FORMATION_NAMES), doc="default wedge"),
+    "spacing": Key(fixed(("m",), _positive), doc="default 0.6"),
+    "radius": Key(fixed(("m",), _positive), doc="circle and half_circle only; default n x "
+                  "spacing; `coopsim check` says the least radius"),
+    "team": Key(_netname, doc="default: the squad plays for no team"),
 }
 _FLOOR_SIZE = fixed(("length", "width", "height"), number,
                     _within("floor length", "floor width", "floor height"))

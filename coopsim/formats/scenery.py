@@ -54,16 +54,18 @@ MESH_KEYS = {  # and "color", added by coopsim.formats.keys
     "file": Key(rest("an STL or OBJ file, relative to the world file"), required=True),
     "position": Key(_POSITION, required=True),
     "orientation": Key(fixed(("phi", "psi", "theta"), real(
-        "between -360 and 360 degrees", lambda v: -360 <= v <= 360))),
-    "scale": Key(_scale),
+        "between -360 and 360 degrees", lambda v: -360 <= v <= 360)),
+                       doc="about x, then y, then z (fixed axes); all three used; default 0 0 0"),
+    "scale": Key(_scale, doc="file units into metres; default 1"),
 }
 TERRAIN_KEYS = {
     "image": Key(rest("a PNG or PGM grey image, relative to the world file"), required=True),
     "size": Key(fixed(("length", "width", "height"), (
         _span("length", sc.HFIELD_SIZE_RANGE), _span("width", sc.HFIELD_SIZE_RANGE),
         _span("height", sc.HFIELD_HEIGHT_RANGE))), required=True),
-    "position": Key(_POSITION),
-    "base": Key(fixed(("m",), _span("base", sc.HFIELD_BASE_RANGE))),
+    "position": Key(_POSITION, doc="the field's centre and its black level; default 0 0 0"),
+    "base": Key(fixed(("m",), _span("base", sc.HFIELD_BASE_RANGE)),
+                doc="thickness below black; default 0.1"),
     "seen_above": Key(fixed(("m",), real(">= 0 m", lambda v: v >= 0))),
 }
 

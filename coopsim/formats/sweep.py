@@ -134,17 +134,27 @@ def _range(key: str, tokens: list, rest_: str) -> tuple:
 
 
 _SWEEP_KEYS = {
-    "scenario": Key(rest("path to a .scenario file"), required=True),
-    "seeds": Key(_seeds),
-    "duration": Key(fixed(("s",), real("> 0", lambda v: v > 0))),
-    "mode": Key(pick("mode", MODES)),
-    "metrics": Key(_words),
+    "scenario": Key(rest("path to a .scenario file"), required=True,
+                    doc="the base scenario, relative to the sweep file"),
+    "seeds": Key(_seeds, doc="integers >= 0 and ranges A-B (0 1 2 7-9); default: the "
+                 "scenario's seed"),
+    "duration": Key(fixed(("s",), real("> 0", lambda v: v > 0)),
+                    doc="s of sim time per run; default: the scenario's [SETTINGS] duration "
+                    "(one of the two is needed)"),
+    "mode": Key(pick("mode", MODES), doc="grid (default): every combination; zip: the axes' "
+                "i-th values together (every axis the same length)"),
+    "metrics": Key(_words, doc="names of the scenario's [MONITORS] metrics to keep; default "
+                   "all"),
 }
-_AXIS_KEYS = {
-    "param": Key(fixed(("robot.module.name",), str)),
-    "setting": Key(pick("setting", SETTINGS)),
-    "values": Key(_values),
-    "range": Key(_range),
+_AXIS_KEYS = {  # one of param or setting, and one of values or range
+    "param": Key(fixed(("robot.module.name",), str),
+                 doc="ROBOT.MODULE.NAME, a module parameter of a robot section (set at load), "
+                 "or ROBOT.driver.NAME, a parameter of its in-process driver; or setting"),
+    "setting": Key(pick("setting", SETTINGS), doc="a [SETTINGS] key the axis varies; or param"),
+    "values": Key(_values, doc="the values: numbers, true/false or words (a driver's word "
+                  "parameter, an engine); or range"),
+    "range": Key(_range, doc="START STOP STEP: START, START + STEP, ... up to STOP included; "
+                 "or values"),
 }
 #: The ``.sweep`` format's sections and keys (as keys.py's ``SCENARIO_RULES``).
 SWEEP_RULES = {"SWEEP": Rule(_SWEEP_KEYS), "AXIS": Rule(_AXIS_KEYS, indexed=True)}

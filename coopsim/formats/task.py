@@ -57,7 +57,8 @@ def _terminate(key: str, tokens: list, rest: str) -> EndTerm:
 TASK_KEYS = {
     "reward": Key(_reward, repeat=True),
     "terminate": Key(_terminate, repeat=True),
-    "truncate": Key(fixed(("s",), real("> 0", lambda v: v > 0))),
+    "truncate": Key(fixed(("s",), real("> 0", lambda v: v > 0)),
+                    doc="default: [SETTINGS] duration, else never"),
 }
 
 

@@ -107,6 +107,7 @@ class _KernelDefaults:
     kernel_views: tuple = ()
     kernel_sense = None
     kernel_actuate = None
+    kernel_drive: tuple = ()
 
 
 class _OffloadDefaults:
@@ -137,7 +138,7 @@ _KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], type]] = {
     Offloaded: (("prepare",), ("prepare",), _OffloadDefaults),
     CopyKernel: (("copy_kind", "copy_angles"), ("copy_kind",), _CopyDefaults),
     ValueChecker: (("check_values",), ("check_values",), _CheckDefaults),
-    ModuleKernel: (("kernel_views", "kernel_sense", "kernel_actuate"),
+    ModuleKernel: (("kernel_views", "kernel_sense", "kernel_actuate", "kernel_drive"),
                    (), _KernelDefaults),
 }
 CAPABILITIES: tuple[type, ...] = tuple(_KINDS)
@@ -314,11 +315,24 @@ def _attributes_of_self(code: types.CodeType) -> set[tuple[str, bool]]:
 
 def kernel_of(module):
     """``module`` as a :class:`ModuleKernel` when it (or its adapter) declares a compiled
-    ``kernel_sense`` or ``kernel_actuate``, else None (the slow path: its Python classmethods,
-    one call per kind per step)."""
+    ``kernel_sense`` or ``kernel_actuate``, else None (a kind of Python code: its own
+    ``sense``/``measure``/``actuate``, one call per kind per step)."""
     found = capability(module, ModuleKernel)
     if found is None or (found.kernel_sense is None and found.kernel_actuate is None):
         return None
+    return found
+
+
+def kernels_of(module) -> tuple:
+    """(``kernel_sense``, ``kernel_actuate``, ``kernel_drive``) of ``module``'s
+    :class:`ModuleKernel` (its own or an adapter's), (None, None, ()) when it has none: what
+    the base ``Module`` runs, looked up once (kept until an adapter is registered)."""
+    key = (module, kernels_of)
+    found = _CACHE.get(key)
+    if found is None:
+        view = kernel_of(module)
+        found = _CACHE[key] = ((None, None, ()) if view is None else
+                               (view.kernel_sense, view.kernel_actuate, tuple(view.kernel_drive)))
     return found
 
 

@@ -186,32 +186,47 @@ class CopyKernel(Protocol):
 
 @runtime_checkable
 class ModuleKernel(Protocol):
-    """A kind whose ``sense``/``measure`` and/or ``actuate`` are compiled kernels over arrays:
-    what the step plan (:class:`coopsim.sim.plan.StepPlan`) looks for to skip gathers or to
-    fuse kinds into one compiled call. The module's own classmethods stay the entry points
-    (the plan calls them once per kind per step, as every module's); the kernels are what they
-    call, declared so that a plan may call them itself.
+    """A kind whose reading and/or actuation is a compiled kernel over the world's arrays: the
+    one way a kind computes, built-in or a plugin's. The step calls the kernels itself (the
+    base :meth:`~coopsim.model.module.Module.measure`, ``sense`` and ``actuate`` run them, so
+    a kind declaring them writes none of those), with no Python per robot.
+
+    The arguments, every one an array or a tuple of arrays (``rows`` the robots carrying the
+    kind this step, int64, ascending; index ``views`` and ``state`` by ``rows[k]``, the others
+    by ``k``):
+
+    - ``views``: the frame arrays named by ``kernel_views`` (of
+      :data:`coopsim.model.kernel.VIEWS`: ``pose``, ``velocity``, ``state3d``, ``radius``,
+      ``axle``, ``group``), every robot's rows, read-only.
+    - ``params``: (len(rows), P) float64, one column per entry of the kind's ``params``, in
+      order, read-only.
+    - ``state``: the kind's state table (``state_fields``): its arrays in that order, then
+      ``seen`` (N,) bool, every robot's rows, written in place; () when it keeps none.
 
     Attributes:
-        kernel_views: The frame arrays the kernels read, in the order they take them: names of
-            :class:`~coopsim.model.module.Frame` attributes (``pose``, ``velocity``,
-            ``state3d``, ``radius``, ``axle``, ``group``) -- read-only, all robots' rows.
+        kernel_views: Names of the frame arrays the kernels read, in the order they take them.
         kernel_sense: A compiled function ``(views, rows, params, state, normals, uniforms,
-            prev, out)`` writing the noisy reading of robots ``rows`` (int64, ascending) into
-            ``out`` (len(rows), width): ``views`` the tuple of ``kernel_views``, ``params``
-            (len(rows), P) float64 in the order of the module's ``params``, ``state`` the
-            tuple of its state table's arrays in ``state_fields`` order (written in place,
-            all robots' rows) then ``seen``, ``normals`` (len(rows), k) its block of the
-            step's one draw (``noise_draws``), ``uniforms`` (len(rows),) for lost data (empty
-            when its ``lost`` is 0), ``prev`` the rows' previous reading; or None.
-        kernel_actuate: A compiled function ``(views, rows, params, state, commands, out)``
-            computing what ``actuate`` hands the engine for robots ``rows`` from their stored
-            ``commands`` (len(rows), command fields) into ``out``; or None.
+            prev, out)`` writing the reading of robots ``rows`` into ``out`` (len(rows),
+            width) with its noise and lost data applied and kept physically possible:
+            ``normals`` (len(rows), k) its block of the step's one draw (k its
+            ``noise_draws``, else its width when its ``noise`` is non-zero somewhere, else
+            0), ``uniforms`` (len(rows),) for lost data (empty when its ``lost`` is 0
+            everywhere), ``prev`` the rows' previous reading (read-only). Called with no
+            normals and no uniforms it is the noiseless reading (``sense``); or None.
+        kernel_actuate: A compiled function ``(views, rows, params, state, commands, out,
+            drive)``: from the stored ``commands`` (len(rows), command fields), ``out``
+            (len(rows), command fields) what the step keeps as actuated
+            (``frame.actuated[label]``) and ``drive`` (len(rows), ``kernel_drive[1]``) what
+            the engine is handed; or None.
+        kernel_drive: (role, columns): the :class:`~coopsim.model.module.PhysicsAccess`
+            method ``drive`` is handed to, one array a column after ``rows``
+            (``("drive", 2)``: forward speed and yaw rate), or () for none.
     """
 
     kernel_views: ClassVar[tuple[str, ...]]
     kernel_sense: ClassVar[Any]
     kernel_actuate: ClassVar[Any]
+    kernel_drive: ClassVar[tuple]
 
 
 @runtime_checkable

@@ -1,6 +1,6 @@
 """A multirotor of any layout from a description file: its rotors' positions, thrust axes and
 spins make an allocation matrix, and the mixer flies any frame the ``rotors`` module commands
-(docs/robots.md "Multirotors of any layout").
+(docs/robots.md "A wheeled base and a quadrotor").
 
 The ``rotors`` module keeps its four-rotor interface (speeds, thrust and rates, thrust and
 attitude) on a *virtual X frame* of the airframe's mean arm: what it computes is the wrench it

@@ -56,12 +56,14 @@ class KindState:
             layout, or put back after it diverged); the module sets it True when it writes.
     """
 
-    __slots__ = ("fields", "arrays", "seen")
+    __slots__ = ("fields", "arrays", "seen", "kernel_args")
 
     def __init__(self, fields: tuple[StateField, ...], n: int) -> None:
         self.fields = tuple(fields)
         self.arrays = {f.name: fresh(f, n) for f in self.fields}
         self.seen = np.zeros(n, dtype=bool)
+        #: The arrays in ``fields`` order, then ``seen``: as a kind's kernels take them
+        self.kernel_args = (*self.arrays.values(), self.seen)
 
     def __len__(self) -> int:
         return len(self.seen)
@@ -117,3 +119,120 @@ def uniforms(frame, label: str, rows: np.ndarray, rng: np.random.Generator) -> n
     if block is not None and len(block) == len(rows):
         return block
     return rng.random(len(rows))
+
+
+# -- a kind's compiled kernels (the ModuleKernel capability) -----------------------------------
+
+#: The frame arrays a kind's kernels may read (``kernel_views``), every robot's rows, read-only:
+#: ``pose`` (N, 3) x, y, yaw; ``velocity`` (N, 3) vx, vy, yaw rate; ``state3d`` (N, 13) on a 3D
+#: engine ((0, 13) on a 2D one); ``radius``, ``axle`` (N,) m; ``group`` (N,) int64.
+VIEWS = ("pose", "velocity", "state3d", "radius", "axle", "group")
+_NO_3D = np.zeros((0, 13))
+_NO_3D.setflags(write=False)
+_NO_UNIFORMS = np.zeros(0)
+_NO_UNIFORMS.setflags(write=False)
+
+
+def views_of(frame, names: tuple) -> tuple:
+    """The frame arrays ``names`` (of :data:`VIEWS`) as a kind's kernel takes them."""
+    out = []
+    for name in names:
+        value = getattr(frame, name)
+        out.append(_NO_3D if value is None and name == "state3d" else value)
+    return tuple(out)
+
+
+def param_matrix(module, p) -> np.ndarray:
+    """(len(rows), P) float64: the parameter arrays ``p`` of ``module``'s robots as its kernels
+    take them, one column per entry of ``module.params`` in order (a parameter that is not a
+    number: NaN), read-only."""
+    return _bound(module, p)[0]
+
+
+def _bound(module, p) -> tuple:
+    """(the :func:`param_matrix`, the normals a robot ``measure`` draws (its ``noise_draws``,
+    else the reading's width, -1, while its ``noise`` is non-zero somewhere, else 0), whether
+    it draws a uniform for lost data, an empty (len(rows), 0) block): worked out once and kept
+    on ``p`` (the plan's arrays live as long as its parameter table)."""
+    kept = getattr(p, "_kernel", None)
+    if kept is not None and kept[0] is module:
+        return kept[1]
+    n = len(next(iter(p.values()))) if p else 0
+    matrix = np.full((n, len(module.params)), np.nan)
+    for j, spec in enumerate(module.params):
+        value = p.get(spec.name)
+        if value is not None and np.asarray(value).dtype.kind in "biuf":
+            matrix[:, j] = value
+    matrix.setflags(write=False)
+    declared = getattr(module.noise_draws, "__func__", None) is not _BASE_DRAWS[0]
+    k = int(module.noise_draws(p)) if declared else (-1 if _declared(p, "noise") else 0)
+    none = np.zeros((n, 0))
+    none.setflags(write=False)
+    found = (matrix, k, _declared(p, "lost"), none)
+    try:
+        p._kernel = (module, found)
+    except AttributeError:  # a plain dict (a frame built outside the simulation): not kept
+        pass
+    return found
+
+
+def state_of(module, frame) -> tuple:
+    """``module``'s state table as its kernels take it: the arrays in ``state_fields`` order,
+    then ``seen``; () for a kind that keeps none."""
+    if not module.state_fields:
+        return ()
+    return frame.state(module.label).kernel_args
+
+
+def sense_by_kernel(module, sense, frame, rows, p, prev, rng, noisy: bool) -> np.ndarray:
+    """``module``'s reading of robots ``rows`` by its compiled ``sense`` (``kernel_sense``):
+    with its noise and lost data when ``noisy`` (the plan's blocks of this step, else draws
+    from ``rng`` in the base ``measure``'s order), else none (its noiseless ``sense``)."""
+    n = len(rows)
+    out = np.empty((n, prev.shape[1]))
+    if not n:
+        return out
+    matrix, k, lossy, z = _bound(module, p)
+    # every array the kernel only reads is read-only (one compiled version for all callers)
+    if noisy and k:
+        z = _read_only(normals(frame, module.label, rows, prev.shape[1] if k < 0 else k, rng))
+    u = (_read_only(uniforms(frame, module.label, rows, rng)) if noisy and lossy
+         else _NO_UNIFORMS)
+    sense(views_of(frame, module.kernel_views), rows, matrix, state_of(module, frame), z, u,
+          _read_only(prev), out)
+    return out
+
+
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    """``arr``, or a read-only view of it."""
+    if arr.flags.writeable:
+        arr = arr.view()
+        arr.flags.writeable = False
+    return arr
+
+
+def actuate_by_kernel(module, actuate, role: tuple, frame, rows, p, commands) -> np.ndarray:
+    """``module``'s actuation of robots ``rows`` by its compiled ``actuate``
+    (``kernel_actuate``): what it computes for the engine (``kernel_drive``: the role, a
+    :class:`~coopsim.model.module.PhysicsAccess` method taking ``rows`` and one array a
+    column) handed over; returns what it keeps as actuated (len(rows), command fields)."""
+    n = len(rows)
+    out = np.empty((n, len(module.command_fields)))
+    drive = np.empty((n, role[1] if role else 0))
+    actuate(views_of(frame, module.kernel_views), rows, _bound(module, p)[0],
+            state_of(module, frame), commands, out, drive)
+    if role:
+        getattr(frame.physics, role[0])(rows, *drive.T)
+    return out
+
+
+def _declared(p, name: str) -> bool:
+    """Whether parameter ``name`` is declared and non-zero for some robot (``p.zero``)."""
+    if name not in p:
+        return False
+    zero = getattr(p, "zero", None)
+    return name not in zero if zero is not None else bool(np.asarray(p[name]).any())
+
+
+#: Module.noise_draws' base function, set by coopsim.model.module (which imports this module).
+_BASE_DRAWS: list = [None]

@@ -26,12 +26,13 @@ from typing import Any, ClassVar, Mapping, Protocol
 import numpy as np
 
 from .capabilities import LaserScan  # noqa: F401 (its old home: old imports keep working)
-from .capabilities import (Drawable, Learnable, Legacy, Recordable, capability, legacy_uses,
-                           own, reading_fields)
+from .capabilities import (Drawable, Learnable, Legacy, Recordable, capability, kernels_of,
+                           legacy_uses, own, reading_fields)
 from .commands import OUT_OF_RANGE, Command
 from .errors import ProtocolError
 from . import kernel
 from .kernel import KindState, StateField, normals, uniforms
+
 from .params import ParamSpec
 
 
@@ -335,7 +336,16 @@ class Module:
                 (every robot: 0..N-1, which modules may use to skip gathers).
             p: Parameter values per robot, each an array aligned with ``rows``.
             prev: The previous reading of those robots (for integrating sensors).
+
+        A kind with a compiled ``kernel_sense`` (:class:`~coopsim.model.capabilities.
+        ModuleKernel`) gets it run with no noise; else zeros.
         """
+        found = kernels_of(cls)[0]
+        if found is not None:
+            if prev is None or len(prev) != len(rows):  # the rows' previous reading
+                prev = np.zeros((len(rows), len(reading_fields(
+                    cls, len(getattr(frame, "targets", ()))))))
+            return kernel.sense_by_kernel(cls, found, frame, rows, p, prev, None, False)
         return np.zeros((len(rows), len(reading_fields(cls, len(frame.targets)))))
 
     @classmethod
@@ -356,8 +366,12 @@ class Module:
 
         The draws are the plan's blocks for this step (``frame.normals(label)``,
         ``frame.uniforms(label)``) where it drew them, else ``rng``'s (a frame built
-        outside the sensing plan).
+        outside the sensing plan). A kind with a compiled ``kernel_sense`` gets it run with
+        those draws (it applies them itself).
         """
+        found = kernels_of(cls)[0]
+        if found is not None:
+            return kernel.sense_by_kernel(cls, found, frame, rows, p, prev, rng, True)
         out = cls.sense(frame, rows, p, prev)
         # No draws while a parameter is 0 everywhere: the stream stays the same for the same
         # parameters (determinism holds) and noiseless runs skip the generator's cost.
@@ -404,14 +418,21 @@ class Module:
             commands: (len(rows), len(command_fields)) their stored commands.
 
         Returns:
-            Anything :meth:`sense` wants to see as ``frame.actuated[label]`` (or None).
+            Anything :meth:`sense` wants to see as ``frame.actuated[label]`` (or None). A
+            kind with a compiled ``kernel_actuate`` gets it run: its ``out``.
         """
+        _, found, role = kernels_of(cls)
+        if found is not None:
+            return kernel.actuate_by_kernel(cls, found, role, frame, rows, p, commands)
         return None
 
     @classmethod
     def act(cls, command: Command, sim, robot: str, msg) -> str:
         """Carry out an ``action`` command on the stepper thread; return the reply's text."""
         raise ProtocolError(OUT_OF_RANGE, f"{cls.label} has no action {command.name}")
+
+
+kernel._BASE_DRAWS[0] = Module.noise_draws.__func__  # a kernel kind's draws: declared or not
 
 
 # -- declarations -----------------------------------------------------------------------------

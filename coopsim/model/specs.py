@@ -257,8 +257,8 @@ class MonitorsSpec:
 
 @dataclass(frozen=True)
 class ExternalSpec:
-    """A robot whose pose comes from outside (``external`` in a ``[ROBOT_n]`` section, issue
-    44): a real robot under motion capture or ROS 2, held in the world as a body that follows
+    """A robot whose pose comes from outside (``external`` in a ``[ROBOT_n]`` section): a real
+    robot under motion capture or ROS 2, held in the world as a body that follows
     the poses it is sent (docs/in-the-loop.md).
 
     Attributes:

@@ -2,8 +2,10 @@
 
 Every change is queued onto the stepper thread (:meth:`Stepper.call`) and answered when it has been
 carried out, so the reply tells the truth. Reads (status, the lists, state) answer from the latest
-snapshot without waiting for the stepper: ``state`` keeps the layout document of the current
-layout (built once per layout, on the stepper thread) and puts each snapshot's poses into it. Poses
+snapshot and never wait for the stepper: ``state`` keeps the layout document of the current
+layout (built once per layout, on the stepper thread: by the change itself when it came through
+``/sim``, else between two steps, the last snapshot of the layout before answered meanwhile) and
+puts each snapshot's poses into it. Poses
 and sizes on the wire are SI (m, kg) and yaw is in radians; colours are params [R, G, B] 0-255.
 ``state`` answers a JSON document in text.
 """
@@ -64,13 +66,18 @@ class SimServer(Server):
         self.stepper = stepper
         self.on_layout = on_layout
         self.recording = recording
-        self._layout: tuple[tuple, dict] | None = None  # (layout key, World.describe())
+        # (layout key, World.describe(), the snapshot it was described at); replaced whole,
+        # by the stepper's thread (_describe) or this one
+        self._layout: tuple | None = None
+        self._describing: tuple | None = None  # the layout key a _describe is queued for
         self._posed: tuple | None = None  # (snapshot, layout, its posed JSON without "}")
         self.more_state: list[Callable[[], dict]] = []  # other servers' /sim state entries
         self._request: tuple = ([], b"")  # (envelope, payload) of the request being answered
         self._loading: threading.Thread | None = None  # the load under way (_load)
         self._mesh_replies: dict = {}  # (path, read by MuJoCo) -> the mesh reply's fields
         self._done: deque = deque()  # (envelope, reply) of loads done, for the server thread
+        if not stepper.running:  # described now, in place: the first read has it
+            self._layout = self._on_stepper(self._describe)
 
     def handle(self, msg: Message, command: Command) -> Message:
         return getattr(self, f"_{command.name}")(msg)
@@ -83,6 +90,7 @@ class SimServer(Server):
             result = fn(*args)
             self.stepper.refresh()
             self.on_layout()
+            self._layout = self._describe()  # a read after the reply sees the change
             return result
         return self.stepper.call(change).result(wait)
 
@@ -193,19 +201,46 @@ class SimServer(Server):
         return msg.reply(join_json(body, figures), params=(snap.step, snap.layout_version))
 
     def _posed_json(self) -> tuple:
-        """The latest snapshot and its layout with its poses as JSON (without the closing
-        brace), serialized once per snapshot however many clients ask."""
+        """The latest snapshot whose layout is described, and that layout with its poses as
+        JSON (without the closing brace), serialized once per snapshot however many clients
+        ask.
+
+        A read never waits for the stepper (busy for seconds: a kernel compiled as a loaded
+        world's plan is built, a long step): a layout changed through ``/sim`` is described by
+        the change itself (:meth:`_relayout`); one changed otherwise (a timed event, a grasp)
+        is described by the stepper between two steps, and until then reads answer the last
+        snapshot of the layout before, whole and consistent."""
         snap, key = self.stepper.view()
-        if self._layout is None or self._layout[0] != key:
-            def build():  # on the stepper thread, where the world and its snapshot agree
-                return self.stepper.view(), self.stepper.sim.world.describe()
-            (snap, key), layout = self._on_stepper(build)
-            self._layout = (key, layout)
-        layout = self._layout[1]
+        described = self._layout
+        if described is None:  # a server made beside a running loop: its first read waits
+            described = self._layout = self._on_stepper(self._describe)
+        if described[0] != key:
+            self._describe_soon(key)
+            posed = self._posed
+            snap = posed[0] if posed is not None and posed[1] is described[1] else described[2]
+        layout = described[1]
         posed = self._posed
         if posed is None or posed[0] is not snap or posed[1] is not layout:
             posed = self._posed = (snap, layout, json.dumps(posed_layout(layout, snap))[:-1])
         return snap, posed[2]
+
+    def _describe(self) -> tuple:
+        """On the stepper thread, where the world and its snapshot agree: (the layout key,
+        ``World.describe()``, the snapshot)."""
+        snap, key = self.stepper.view()
+        return key, self.stepper.sim.world.describe(), snap
+
+    def _describe_soon(self, key: tuple) -> None:
+        """Have the stepper describe layout ``key`` between two steps (once per key)."""
+        if self._describing == key:
+            return
+        self._describing = key
+
+        def described(future) -> None:  # on the stepper thread (or here, if refused)
+            if future.exception() is None:
+                self._layout = future.result()
+            self._describing = None
+        self.stepper.call(self._describe).add_done_callback(described)
 
     # -- insert, update, remove ---------------------------------------------------------------
 

@@ -129,6 +129,9 @@ class Engine(Engine3D, ABC):
             loaders and run-time insertions refuse such placements with the sentence. False
             (the default): the engine resolves them itself (pymunk and kinematic push
             overlapping bodies apart, aerial lifts a body onto the floor).
+        ranges3d: True (the default): an engine with ``cast3d`` and ``chassis_extent`` (mujoco,
+            aerial) casts the range sensors in 3D; False (on the class or one engine) casts
+            them in the floor slice (a benchmark's baseline).
     """
 
     label: ClassVar[str] = ""
@@ -138,8 +141,6 @@ class Engine(Engine3D, ABC):
     strict_placement: ClassVar[bool] = False
     #: True when :meth:`step` checks every body and :meth:`diverged` reports what it put back.
     checks_health: ClassVar[bool] = False
-    #: An engine with ``cast3d`` and ``chassis_extent`` (mujoco, aerial) casts the range sensors
-    #: in 3D; set False (on the class or one engine) they cast in the floor slice (a baseline).
     ranges3d: bool = True
 
     def __init__(self, floor: FloorSpec) -> None:
@@ -291,8 +292,8 @@ class Engine(Engine3D, ABC):
         raise SimulationError(f"the {self.label} engine cannot reset robots in place")
 
     def hold_rows(self, rows: np.ndarray, states: np.ndarray) -> None:
-        """Hold robots ``rows`` through the next step as bodies moved from outside (issue
-        44's external robots): each put at ``states`` (len(rows), 13; :data:`STATE3D`'s
+        """Hold robots ``rows`` through the next step as bodies moved from outside (external
+        robots): each put at ``states`` (len(rows), 13; :data:`STATE3D`'s
         columns, the state at the step's start) and carried at its velocity, pushed by nothing,
         its drive command and wrench dropped. A ``flight`` engine holds the full pose
         (height and attitude); the default (a 2D engine) holds the planar part through

@@ -44,10 +44,14 @@ class Engine3D:
         raise ParameterError(f"camera3d renders images with MuJoCo: the {self.label} engine has "
                              "no renderer (use engine mujoco)")
 
-    def render_submit(self, views, rows, keys, tags=None) -> None:  # noqa: D102 -- above
+    def render_submit(self, views, rows, keys, tags=None) -> None:
+        """Queue the images of ``views`` under ``keys`` (``render_images``' arguments; here
+        rendered at once)."""
         self.render_images(views, rows)
 
-    def render_take(self, key):  # noqa: D102 -- above: nothing was ever queued
+    def render_take(self, key):
+        """(tag, images) queued under ``key`` by ``render_submit``, or None (here: nothing
+        was ever queued)."""
         return None
 
     def render_ready(self, key) -> bool:
@@ -69,7 +73,8 @@ class Engine3D:
         when something still renders (try later). None here: True."""
         return True
 
-    def render_pid(self) -> int | None:  # noqa: D102 -- the render process's id: none here
+    def render_pid(self) -> int | None:
+        """The render process's id, or None (here: none)."""
         return None
 
     def state3d(self) -> np.ndarray:

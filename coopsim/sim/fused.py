@@ -9,8 +9,9 @@ a ``single`` robot's: :class:`coopsim.plugins.modules.groundfused.GroundPass`; `
 ``compass`` name both); the plan (:class:`~coopsim.sim.plan.StepPlan`) takes the first pass
 that the acting and sensing kinds all name and that accepts them (:func:`choose`), and says which path the world took and why
 (``StepPlan.path``: ``fused (rotors, imu, ...)`` or ``plain (module 'x' has no kernel)``);
-``coopsim run`` prints it once. A world with a Python-only kind (a third-party plugin's
-module) keeps the plain path unchanged.
+``coopsim run`` prints it once. A kind that names no pass (a third-party plugin's module,
+with a compiled kernel or Python code only) runs as a stage before (acting) or after
+(sensing) the pass's call, the other kinds staying fused (:func:`choose`).
 
 Same results: the pass calls the kernels the plain path calls, in its order, and draws its
 noise inside its call from the step's key that the plain path's draw takes
@@ -34,31 +35,46 @@ ENABLED = os.environ.get("COOPSIM_FUSED", "1").strip() != "0"
 
 
 def choose(acting: tuple, sensing: tuple, world) -> tuple:
-    """(the pass or None, the path as one line) for a plan's ``acting`` entries (label,
-    module, rows, values, every) and ``sensing`` entries (coopsim.sim.sensing.Sensors.plan)
-    on ``world``."""
+    """(the pass or None, the path as one line, the acting stages, the sensing stages) for a
+    plan's ``acting`` entries (label, module, rows, values, every) and ``sensing`` entries
+    (coopsim.sim.sensing.Sensors.plan) on ``world``.
+
+    A kind no pass computes (a plugin's, with or without a kernel) is a *stage*: an acting one
+    runs before the pass's call, a sensing one after it (its ``measure``, on the step's draw),
+    and the other kinds stay fused; only a stage with a ``rate`` makes the step plain (the
+    pass draws on the plan's fixed layout)."""
     if not ENABLED:
-        return None, f"{PLAIN} (COOPSIM_FUSED=0)"
+        return None, f"{PLAIN} (COOPSIM_FUSED=0)", (), ()
+    before = tuple(e for e in acting if getattr(e[1], "fused_pass", None) is None)
+    after = tuple(e for e in sensing if getattr(e[1], "fused_pass", None) is None)
+    timed = next((e[0] for e in after if e[4]), None)
+    if timed is not None:
+        return None, f"{PLAIN} (module '{timed}' has a rate and no fused pass)", (), ()
+    acting = tuple(e for e in acting if getattr(e[1], "fused_pass", None) is not None)
+    sensing = tuple(e for e in sensing if getattr(e[1], "fused_pass", None) is not None)
     common = None
     for entry in (*acting, *sensing):
-        found = getattr(entry[1], "fused_pass", None)
-        if found is None:
-            return None, f"{PLAIN} (module '{entry[0]}' has no kernel)"
+        found = entry[1].fused_pass
         names = found if isinstance(found, tuple) else (found,)
         common = names if common is None else tuple(p for p in common if p in names)
     if common is None:
-        return None, f"{PLAIN} (no module acts or senses)"
+        why = "no module has a fused pass" if before or after else "no module acts or senses"
+        return None, f"{PLAIN} ({why})", (), ()
     if not common:
-        return None, f"{PLAIN} (the modules' kernels belong to different passes)"
+        return None, f"{PLAIN} (the modules' kernels belong to different passes)", (), ()
     engine = world.engine
     for each in common:  # the first pass that takes the world
         found, why = each.build(acting, sensing, engine, _casts3d(engine))
         if found is not None:
             break
     if found is None:
-        return None, f"{PLAIN} ({why})"
+        return None, f"{PLAIN} ({why})", (), ()
     labels = dict.fromkeys(e[0] for e in (*acting, *sensing))
-    return found, f"{FUSED} ({', '.join(labels)})"
+    staged = dict.fromkeys(e[0] for e in (*before, *after))
+    path = f"{FUSED} ({', '.join(labels)})"
+    if staged:
+        path += f" + stages ({', '.join(staged)})"
+    return found, path, before, after
 
 
 def _casts3d(engine) -> bool:
@@ -76,7 +92,7 @@ def physics(sim, found) -> bool:
     key, layout = sim.sensors.key(sim.params, sim.world, sim.rng)
     speeds, readings = found.run(sim.states, sim.commands[found.acting], key, layout,
                                  sim.time, sim.dt)
-    sim.actuated = {found.acting: speeds}
+    sim.actuated[found.acting] = speeds
     if readings is None:
         sim.fused_noise = sim.sensors.draw(sim.params, sim.world, sim.rng, key)
         return False
@@ -84,10 +100,12 @@ def physics(sim, found) -> bool:
     return True
 
 
-def sense(sim, found, state, state3d) -> tuple:
-    """The sensing phase of a fused step: the pass's readings and the kinds read off the
-    planar ``state`` after it, taken as this step's (Sensors.adopt): (readings, the
-    frame the snapshot reads (``pose``, ``velocity``, ``state3d``))."""
+def sense(sim, found, state, state3d, after: tuple = ()) -> tuple:
+    """The sensing phase of a fused step: the pass's readings, the kinds read off the
+    planar ``state`` after it and the sensing stages (``after``: the plan's entries of the
+    kinds no pass computes, measured on a full frame with their blocks of the step's draw),
+    taken as this step's (Sensors.adopt): (readings, the frame the snapshot reads
+    (``pose``, ``velocity``, ``state3d``))."""
     measure = getattr(found, "measure", None)
     readings = measure(sim, state) if measure is not None else sim.fused_readings
     frame = StateFrame(state, state3d)
@@ -95,6 +113,8 @@ def sense(sim, found, state, state3d) -> tuple:
     for label, module, rows, values, *_ in found.after:
         readings[label] = module.clip(module.sense(frame, rows, values, prev.get(label)),
                                       values)
+    if after:
+        full = sim._frame(state, sim.actuated, geometry=True)
+        sim.sensors.stages(sim.params, sim.world, full, readings, after, sim.rng)
     sim.fused_readings = None
     return sim.sensors.adopt(sim.world, readings, sim.extra), frame
-

@@ -61,6 +61,21 @@ def draw_noise(plan: list[tuple], due: list[tuple], rng: np.random.Generator,
             for label, n, k, i, a, j, b in parts}
 
 
+def draw_some(key: int, layout: tuple, labels) -> dict:
+    """The blocks of kinds ``labels`` only of the draw :func:`draw_noise` makes of ``key`` and
+    ``layout`` (counter-based: the same bits as its slices, the others not computed)."""
+    out = {}
+    for label, n, k, i, a, j, b in layout[2]:
+        if label in labels:
+            z = noise_kernels.normals(key, a, i).reshape(n, k) if a else None
+            u = noise_kernels.uniforms(key, j + b)[j:] if b else None
+            for arr in (z, u):
+                if arr is not None:
+                    arr.setflags(False)  # write=False
+            out[label] = (z, u)
+    return out
+
+
 def noise_key(rng: np.random.Generator) -> int:
     """This step's noise key: the next 64 bits of the run's generator."""
     return int(rng.bit_generator.random_raw())

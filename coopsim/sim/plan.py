@@ -5,7 +5,10 @@ A :class:`StepPlan` names the phases in order (commands, actuators, physics, sen
 module kinds that act (those with commands that some robot carries: their rows and parameter
 arrays) and the kinds that sense (:meth:`coopsim.sim.sensing.Sensors.plan`: rows, parameter
 arrays, whether a rate masks their rows, the noise each draws), and whether the step is one
-fused compiled call (:mod:`coopsim.sim.fused`) or the plain path. On the plain path the core
+fused compiled call (:mod:`coopsim.sim.fused`), with the kinds no pass computes as stages
+before and after it, or the plain path. A kind that declares compiled kernels
+(:class:`~coopsim.model.capabilities.ModuleKernel`) is computed by them on every path (the base
+``Module`` runs them). On the plain path the core
 makes a number of Python calls that grows with the module kinds of the world, never with its robots:
 one ``actuate`` per acting kind, one ``sense``/``measure`` per sensing kind, one generator call
 for all the noise. What no module asks for (ray geometry, contacts) is never built
@@ -42,8 +45,11 @@ class StepPlan:
             (``fused_pass``, :mod:`coopsim.sim.fused`).
         fused: The fused pass the step takes (:func:`coopsim.sim.fused.choose`), or None:
             the plain path, one call per kind per phase.
-        path: Which path and why, one line: ``fused (rotors, imu, ...)`` or ``plain (module
-            'x' has no kernel)`` (``coopsim run`` prints it once).
+        path: Which path and why, one line: ``fused (rotors, imu, ...)``, with ``+ stages
+            (x, ...)`` when kinds no pass computes run around it, or ``plain (module 'x' has
+            a rate and no fused pass)`` (``coopsim run`` prints it once).
+        before: The acting entries of the kinds no pass computes (run before its call).
+        after: The sensing entries of the kinds no pass computes (measured after its call).
         phases: :data:`PHASES`.
     """
 
@@ -53,6 +59,8 @@ class StepPlan:
     kernels: frozenset
     fused: object = None
     path: str = ""
+    before: tuple = ()
+    after: tuple = ()
     phases: tuple = PHASES
 
     @classmethod
@@ -67,10 +75,11 @@ class StepPlan:
                                len(rows) == n))
         sensing = tuple(sensors.plan(params, world))
         kinds = {entry[0]: entry[1] for entry in (*acting, *sensing)}
-        found, path = choose(tuple(acting), sensing, world)
+        found, path, before, after = choose(tuple(acting), sensing, world)
         return cls(key, tuple(acting), sensing,
                    frozenset(k for k, m in kinds.items() if kernel_of(m) is not None
-                             or getattr(m, "fused_pass", None) is not None), found, path)
+                             or getattr(m, "fused_pass", None) is not None), found, path,
+                   before, after)
 
 
 def read_only(table: np.ndarray) -> np.ndarray:

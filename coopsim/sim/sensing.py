@@ -18,7 +18,7 @@ from ..model.plugins import MODULES
 from ..raycast import JitRayCaster, fan_directions
 from ..raycast.jitcast import fan_robots_kernel, robot_shapes
 from ..raycast import contiguous as _c
-from .noiseplan import draw_noise, noise_key, noise_layout, noise_plan  # noqa: F401 (theirs)
+from .noiseplan import draw_noise, draw_some, noise_key, noise_layout, noise_plan  # noqa: F401
 from .rates import Rates
 from .tables import CommandTables, ParamArrays, ParamTable, RobotTable  # noqa: F401 (theirs)
 
@@ -141,6 +141,7 @@ class Sensors:
         self._plan_key: tuple = ()
         self._planned: list[tuple] = []
         self._fixed: tuple | None = None  # (due, noise layout) of a plan without rates
+        self._key: int | None = None  # the noise key a fused pass took this step (key)
         self._objects_kept: tuple = (None, None)  # (moving_geometry's, contiguous): fan_robots
         # (layout key, readings) of the first layout laid out from nothing: a reset to the same
         # robots takes those blank readings again (read-only, so shared) instead of making them
@@ -195,23 +196,29 @@ class Sensors:
         else:  # every carrier measures every step: the rows and the draw's split are kept
             due, layout = self._fixed
             frame.noise = draw_noise(plan, due, rng, layout) if noise is None else noise
-        for (label, module, _, _, _, plain, _, _, _), (rows, values, every) in zip(plan, due):
-            prev = readings[label]
-            if every:  # the usual case: no gather, no scatter
-                out = (module.clip(module.sense(frame, rows, values, prev), values) if plain
-                       else module.measure(frame, rows, values, prev, rng))
-            elif not len(rows):  # nobody due: the last reading stays
-                continue
-            else:
-                out = prev.copy()
-                out[rows] = module.measure(frame, rows, values, prev[rows], rng)
-            out.setflags(False)  # write=False
-            readings[label] = out
+        for entry, due_now in zip(plan, due):
+            _measure(entry, due_now, frame, readings, rng)
         self.prev = self._sealed = readings
         taken = self.rates.published()
         if taken is not None:
             frame.extra["taken"] = taken
         return readings
+
+    def stages(self, params: ParamTable, world, frame: Frame, readings: dict, entries: tuple,
+               rng: np.random.Generator) -> None:
+        """Measure the sensing plan's ``entries`` (the kinds a fused pass leaves to stages
+        after its call) into ``readings``, on ``frame`` with their blocks of this step's draw
+        (the key the pass took: :meth:`key`), as :meth:`sense` measures them."""
+        carried = self.carried(world)
+        self.plan(params, world)
+        layout = self._fixed[1]
+        key, self._key = self._key, None  # a pass that draws nothing took none: taken here
+        labels = {entry[0] for entry in entries}
+        if any(part[0] in labels for part in layout[2]):
+            frame.noise = draw_some(noise_key(rng) if key is None else key, layout, labels)
+        for entry in entries:
+            readings[entry[0]] = carried[entry[0]]
+            _measure(entry, (entry[2], entry[3], entry[6]), frame, readings, rng)
 
     def draw(self, params: ParamTable, world, rng: np.random.Generator,
              key: int | None = None) -> dict:
@@ -228,7 +235,8 @@ class Sensors:
         from inside its call, the same bits as :meth:`draw`."""
         self.plan(params, world)
         layout = self._fixed[1]
-        return (noise_key(rng) if layout[2] else None), layout
+        self._key = noise_key(rng) if layout[2] else None  # the stages' draw (stages)
+        return self._key, layout
 
     def adopt(self, world, measured: dict, extra: dict) -> dict[str, np.ndarray]:
         """Take readings measured outside :meth:`sense` (a fused step's) as this step's, as
@@ -420,6 +428,27 @@ class Sensors:
             prev[label] = arr
         self._blank = (key, prev)
         return dict(prev)
+
+
+def _measure(entry: tuple, due: tuple, frame: Frame, readings: dict,
+             rng: np.random.Generator) -> None:
+    """One kind of the sensing plan (``entry``) measured for its robots ``due`` (rows,
+    values, every) into ``readings`` (read-only), the last reading kept where none is due:
+    ``sense`` then ``clip`` for a kind with no noise to draw (``plain``), else ``measure``
+    (a kernel's: :class:`~coopsim.model.capabilities.ModuleKernel`)."""
+    label, module, plain = entry[0], entry[1], entry[5]
+    rows, values, every = due
+    prev = readings[label]
+    if every:  # the usual case: no gather, no scatter
+        out = (module.clip(module.sense(frame, rows, values, prev), values) if plain
+               else module.measure(frame, rows, values, prev, rng))
+    elif not len(rows):  # nobody due: the last reading stays
+        return
+    else:
+        out = prev.copy()
+        out[rows] = module.measure(frame, rows, values, prev[rows], rng)
+    out.setflags(False)  # write=False
+    readings[label] = out
 
 
 @functools.lru_cache(maxsize=16)

@@ -185,6 +185,10 @@ class Simulation:
         # the engine's model compiled here (MuJoCo's mesh decoders run now), so that nothing
         # it refuses is found only once the running world has been replaced
         world.engine.robot_state()
+        # the kernels its modules registered loaded here too (compiled, on a cold cache: for
+        # minutes), not on the stepper's thread as the world replaces the running one: a
+        # /sim load builds on a thread of its own, and the run steps on meanwhile
+        load_pending()
         return world
 
     def restore_layout(self) -> None:
@@ -234,12 +238,18 @@ class Simulation:
         self.actuated = {}
         if self._fusing:  # the fused pass acts inside the physics phase's one call, or
             act = getattr(plan.fused, "act", None)  # before an engine's own step (armmujoco)
+            if plan.before:  # the acting kinds no pass computes: stages before its call
+                self._act(plan.before)
             if act is not None:
                 act(self)
             return
+        self._act(plan.actuators)
+
+    def _act(self, actuators: tuple) -> None:
+        """The ``actuators`` (plan entries) act on the engine, in order."""
         frame = self._acting_frame()
         commands = self.commands
-        for label, module, rows, values, every in plan.actuators:
+        for label, module, rows, values, every in actuators:
             table = commands[label]
             self.actuated[label] = module.actuate(frame, rows, values,
                                                   read_only(table) if every else table[rows])
@@ -318,7 +328,7 @@ class Simulation:
             engine = self.world.engine  # the full state on a 3D engine, as _frame takes it
             readings, frame = fused.sense(self, self._plan.fused, state,
                                           engine.state3d() if "flight" in engine.features
-                                          else None)
+                                          else None, self._plan.after)
         else:
             frame = self._frame(state, self.actuated, geometry=True)
             self._remember(frame)

@@ -19,7 +19,7 @@ from .forms import SIM_IDS, Request, file_request, recording_path
 from .ui import DIM_COLOR, Outcome, Ui
 
 ROOT = BUNDLED  # worlds/, scenarios/, recordings/: the clone's, or the installed package's
-LIST_ROWS = 24  # bundled files a file dialog shows without scrolling (every bundled scenario)
+LIST_ROWS = 20  # rows of a file dialog's list before it takes another column
 RECORD_ID = SIM_IDS.get("record")  # None until the simulation offers recording on demand
 
 
@@ -70,18 +70,7 @@ class PathDialog:
             self.path = self.ui.field(f"path##{self.key}.path", f"{self.key}.path", self.path,
                                       420.0)
             imgui.text_colored(DIM_COLOR, "or pick one:")
-            files = bundled(self.folder, self.suffixes)
-            # tall enough for every bundled file up to LIST_ROWS (more scroll): a file below the
-            # fold is one a first-time user never sees
-            rows = max(3, min(len(files), LIST_ROWS))
-            height = rows * imgui.get_text_line_height_with_spacing() + 12.0
-            imgui.begin_child(f"##{self.key}.files", imgui.ImVec2(460.0, height),
-                              imgui.ChildFlags_.borders)
-            for path in files:
-                if imgui.selectable(f"{path.name}##{self.key}.{path}", str(path) == self.path)[0]:
-                    self.path = str(path)
-                self.ui.mark(f"{self.key}.file.{path.name}")
-            imgui.end_child()
+            self._files(bundled(self.folder, self.suffixes))
             if self.ui.button(f"Open##{self.key}", f"{self.key}.open"):
                 self.accept(self.path, self.outcome)
             imgui.same_line()
@@ -89,6 +78,36 @@ class PathDialog:
                 self.open = False
             self.outcome.show()
         imgui.end()
+
+    def _files(self, files: list[Path]) -> None:
+        """The files as a list read down its columns, :data:`LIST_ROWS` rows a column at
+        most: every bundled file shows without scrolling (a file below the fold is one a
+        first-time user never sees; the folder grows as scenarios are added)."""
+        columns = max(1, -(-len(files) // LIST_ROWS))
+        rows = max(3, -(-len(files) // columns))
+        style = imgui.get_style()
+        width = max([imgui.calc_text_size(p.name).x for p in files], default=0.0)
+        size = imgui.ImVec2(
+            max(460.0, columns * (width + 3 * style.cell_padding.x) + 2 * style.window_padding.x),
+            rows * (imgui.get_text_line_height() + 2 * style.cell_padding.y)
+            + 2 * style.window_padding.y + 2.0)
+        imgui.begin_child(f"##{self.key}.files", size, imgui.ChildFlags_.borders)
+        if imgui.begin_table(f"##{self.key}.table", columns,
+                             imgui.TableFlags_.sizing_stretch_same):
+            for row in range(rows):
+                imgui.table_next_row()
+                for column in range(columns):
+                    imgui.table_next_column()
+                    index = column * rows + row
+                    if index < len(files):
+                        self._file(files[index])
+            imgui.end_table()
+        imgui.end_child()
+
+    def _file(self, path: Path) -> None:
+        if imgui.selectable(f"{path.name}##{self.key}.{path}", str(path) == self.path)[0]:
+            self.path = str(path)
+        self.ui.mark(f"{self.key}.file.{path.name}")
 
 
 class MenuBar:

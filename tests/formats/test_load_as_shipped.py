@@ -1,7 +1,7 @@
 """Description files as their packages ship them (issue 52): COLLADA meshes read and handed to
 MuJoCo, ``package://`` and relative mesh URIs, the ``links`` document's root listed, and the
 lies that are refused with ``file:line`` (a mesh of 10 M triangles, inverted limits, a rotor
-axis of zero length, two roots) with ``coopsim check`` exiting 2 (docs/files.md, docs/robots.md
+axis of zero length, two roots) with ``coopsim check`` exiting 2 (docs/files.md; docs/experiments/robot-files.md
 "Every robot of example-robot-data")."""
 
 from __future__ import annotations

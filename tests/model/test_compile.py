@@ -79,16 +79,26 @@ NO_NEW_VERSION = """
 from coopsim.app.bench import swarm_scenario
 from coopsim.model import compiled
 from coopsim.plugins.modules import kernels
+from coopsim.sim import fused as fused_step
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
 compiled.load_pending()
 names = ("wheel_speeds", "odometry", "drive", "target_offsets", "target_bearings",
          "velocity")
-before = {k: len(getattr(kernels, k).serial.signatures) for k in names}
+kinds = ("gps_sense", "compass_sense", "motors_actuate")  # the kinds' own (ModuleKernel)
+
+
+def versions():
+    return {**{k: len(getattr(kernels, k).serial.signatures) for k in names},
+            **{k: len(getattr(kernels, k).signatures) for k in kinds}}
+
+
+before = versions()
 assert all(before.values()), before  # loaded with the loaders, before any step
 for n in (1, 3):
-    for engine in ("kinematic", "pymunk"):
+    for engine, fused in (("kinematic", True), ("pymunk", True), ("kinematic", False)):
+        fused_step.ENABLED = fused  # False: every kind by its own kernel (plain path)
         for kind, module, command in (("single", "motors", (0.3, 0.25)),
                                       ("holonomic", "velocity", (0.3, 0.1, 0.2, 0, 0, 0))):
             st = Stepper(Simulation(swarm_scenario(n, robot_type=kind), engine=engine),
@@ -97,7 +107,7 @@ for n in (1, 3):
                 st.slots.put(name, module, command, attach=False)
             for _ in range(20):
                 st.tick()
-after = {k: len(getattr(kernels, k).serial.signatures) for k in names}
+after = versions()
 assert after == before, (before, after)
 print("ok")
 """

@@ -51,6 +51,45 @@ def test_reads_are_answered_while_the_stepper_is_busy():
             sim.close()
 
 
+def test_a_layout_changed_on_the_stepper_does_not_make_state_wait_for_it():
+    """A layout changed on the stepper's thread, not through /sim (a timed event, a grasp),
+    then the stepper held (a kernel compiling as a plan is built, a long step): state is
+    answered at once from the last snapshot of the layout before, and another client's status
+    behind it too; once the stepper is free, state describes the new layout. Before, the
+    read waited up to 10 s for the stepper to describe the layout, holding /sim for every
+    client, and then answered an error."""
+    with live(_spec()) as run:
+        sim, other = (Peer(run.network.names.lookup("/sim")) for _ in range(2))
+        started, release = threading.Event(), threading.Event()
+        try:
+            before = json.loads(sim.ok(23)[1])
+
+            def change_then_hold():
+                run.stepper.sim.world.add_object(box("crate", -2.0, -2.0))
+                run.stepper.refresh()
+                started.set()
+                release.wait(6 * WAIT)
+            held = run.stepper.call(change_then_hold)
+            assert started.wait(WAIT)
+            reply = sim.ask(23, timeout=3 * WAIT)
+            assert reply[0] == 0, reply
+            state = json.loads(reply[1])
+            assert [o["name"] for o in state["objects"]] == ["wall"]  # the layout before
+            assert state["layout_version"] == before["layout_version"]
+            assert reply[3][1] == before["layout_version"]
+            assert other.ask(_ids("status")[0], timeout=3 * WAIT)[0] == 0
+            assert not held.done(), "the replies must not have waited for the stepper"
+            release.set()
+            held.result(3 * WAIT)
+            while [o["name"] for o in state["objects"]] != ["wall", "crate"]:
+                state = json.loads(sim.ok(23)[1])  # described between two steps
+            assert state["layout_version"] > before["layout_version"]
+        finally:
+            release.set()
+            sim.close()
+            other.close()
+
+
 def test_state_follows_insertions_removals_and_resets():
     with live(_spec(), paused=True) as run:
         sim = Peer(run.network.names.lookup("/sim"))

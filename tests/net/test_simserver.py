@@ -319,6 +319,21 @@ def test_load_a_scenario_replaces_the_robots_and_their_servers(sim, names):
     assert r1 not in names.ok(2)[1]
 
 
+def test_a_load_loads_the_kernels_its_world_registered_off_the_stepper(run, sim):
+    """A loaded world's kernels are loaded (compiled, on a cold cache: minutes) on the load's
+    own thread, before the world replaces the running one: the stepper's thread, which
+    carries out the replacement, never compiles them (before, the stepper loaded them as it
+    started the new world, and the run stopped stepping meanwhile)."""
+    import threading
+
+    from coopsim.model import compiled
+    where = []
+    warm = compiled.warmer(lambda: where.append(threading.current_thread()))
+    sim.ok(22, str(SMALL))
+    assert warm.ready and where and where[0] is not run.stepper._thread, where
+    assert where[0].name == "coopsim/sim-load"
+
+
 def test_load_a_world_leaves_no_robots(sim, names):
     sim.ok(22, str(ROOT / "worlds" / "maze.world"))
     assert sim.ok(10)[3] == [0]

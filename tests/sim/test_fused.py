@@ -99,14 +99,23 @@ def test_the_same_bits_on_more_threads(monkeypatch, count):
     _same(one, many)
 
 
-def test_a_kind_without_a_kernel_keeps_the_plain_path_and_says_which(monkeypatch):
+def test_a_kind_without_a_pass_runs_as_a_stage_and_a_timed_one_keeps_the_plain_path(
+        monkeypatch):
     monkeypatch.setattr(fused, "ENABLED", True)
     ground = ScenarioSpec(WorldSpec(FloorSpec(4.0, 4.0)),
                           robots=(RobotSpec("swarmbot", "r0", (0.0, 0.0, 0.0)),),
                           settings=Settings(dt=0.02, seed=1, engine="kinematic"))
     sim = Simulation(ground)  # single's kinds (groundfused's) with a radio and floor sensors
+    assert sim.plan().fused is not None
+    assert sim.step_path.endswith(" + stages (line, radio)"), sim.step_path
+    assert sim.plan().before == ()  # neither acts
+    assert [e[0] for e in sim.plan().after] == ["line", "radio"]
+    timed = ScenarioSpec(ground.world, robots=(RobotSpec(
+        "swarmbot", "r0", (0.0, 0.0, 0.0), params=(ParamSetting("line", "rate", 10.0),)),),
+        settings=ground.settings)
+    sim = Simulation(timed)
     assert sim.plan().fused is None
-    assert sim.step_path.startswith("plain (module '") and "has no kernel" in sim.step_path
+    assert sim.step_path == "plain (module 'line' has a rate and no fused pass)"
 
 
 def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch):

@@ -1,8 +1,8 @@
 """The ground robots' fused step (coopsim.plugins.modules.groundfused): a world of ``single``
 robots (motors, sonar, target, odometry, gps, compass, bumper) takes the pass on the kinematic
 and pymunk engines and gives the plain path's bits, every snapshot column, with noise and
-contacts, at 1 and 2 numba threads; a world with another kind, or one the pass refuses, keeps
-the plain path and says why."""
+contacts, at 1 and 2 numba threads; a world with kinds no pass computes runs them as stages
+around it, with the same bits; a kind the pass refuses keeps the plain path and says why."""
 
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ NOISY = (("sonar", "noise", 0.01), ("gps", "noise", 0.02), ("compass", "noise", 
 
 
 def _robots(n: int, params=NOISY, engine: str = "kinematic", kind: str = "single",
-            ) -> ScenarioSpec:
-    """``n`` robots of ``kind`` wandering (the ``wander`` driver) in a 4 m arena with a box
-    and a post, two targets, the robots overlapping at the start (contacts); ``params``
+            driver: str = "wander") -> ScenarioSpec:
+    """``n`` robots of ``kind`` driven by ``driver`` (``wander``: wandering) in a 4 m arena
+    with a box and a post, two targets, the robots overlapping at the start (contacts); ``params``
     (module, name, value) on every robot."""
     settings = tuple(ParamSetting(*p) for p in params)
     robots = tuple(RobotSpec(kind, f"r{k}", (0.35 * k - 0.6, 0.1 * k - 0.5, 0.4 * k),
-                             drivers=(DriverSetting("wander", ()),), params=settings)
+                             drivers=(DriverSetting(driver, ()),), params=settings)
                    for k in range(n))
     objects = (ObjectSpec("wall", "box", (0.3, 2.0, 0.5), (1.2, 0.0, 0.25)),
                ObjectSpec("post", "cylinder", (0.4, 0.4, 0.5), (-1.2, 0.8, 0.25)))
@@ -91,12 +91,26 @@ def test_the_same_bits_on_more_threads(monkeypatch, count):
     _same(one, many)
 
 
-def test_a_kind_without_the_pass_keeps_the_plain_path_and_says_which(monkeypatch):
-    monkeypatch.setattr(fused, "ENABLED", True)
-    sim = Simulation(_robots(2, kind="swarmbot"))  # single's kinds plus radio and line
-    assert sim.plan().fused is None
-    assert sim.step_path.startswith("plain (module '")
-    assert sim.step_path.endswith("' has no kernel)")
+@pytest.mark.parametrize("engine, kind, labels, stages", [
+    ("kinematic", "swarmbot", LABELS, "line, radio"),
+    ("pymunk", "swarmbot", LABELS, "line, radio"),
+    ("kinematic", "kilobot", "fused (motors, bumper, compass, gps, odometry)",
+     "leds, light, radio"),
+])
+def test_kinds_without_the_pass_run_as_stages_and_give_the_plain_paths_bits(
+        monkeypatch, engine, kind, labels, stages):
+    """Kinds no pass computes (swarmbot: single's kinds plus radio and line; kilobot: its
+    leds act, before the pass's call) run as stages around it, the others stay fused, and
+    every snapshot column is the plain path's."""
+    spec = _robots(3, kind=kind, engine=engine,  # kilobot: no sonar, its own driver
+                   params=NOISY if kind == "swarmbot" else NOISY[1:],
+                   driver="wander" if kind == "swarmbot" else "kilobot_swarm")
+    fast, took, path = _run(spec, 150, True, monkeypatch)
+    assert path == f"{labels} + stages ({stages})", path
+    assert took == 150
+    plain, none, _ = _run(spec, 150, False, monkeypatch)
+    assert none == 0
+    _same(fast, plain)
 
 
 @pytest.mark.parametrize("params, why", [

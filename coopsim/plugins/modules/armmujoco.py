@@ -74,7 +74,7 @@ class ArmPass:
         table.flags.writeable = False  # as the plain phase hands it over (plan.read_only)
         frame = SimpleNamespace(extra=sim.extra, names=sim.robots.names, time=sim.time,
                                 dt=sim.dt, physics=sim.access, memo={})
-        sim.actuated = {label: module.actuate(frame, rows, values, table)}
+        sim.actuated[label] = module.actuate(frame, rows, values, table)
 
     def physics(self, sim) -> bool:
         """The engine's step. True: the step stays fused."""

@@ -52,7 +52,31 @@ class Blobs:
 
 
 class Camera(Module):
-    """Coloured blobs in view: other robots' LEDs, targets, coloured objects; occluded."""
+    """Coloured blobs in view: other robots' LEDs, targets, coloured objects; occluded.
+
+    A coloured-blob camera as ARGoS's: no image, the blobs it would find in one. Candidates are
+    the lit LEDs of other robots (one blob per robot and colour, at the robot's centre, as
+    large as its chassis), the targets (a 0.1 m marker in the target's colour) and objects,
+    static or movable, whose colour is neither the default grey (150 150 150) nor a map's walls
+    (90 90 90): at their centre where they are *now* (a pushed or carried object's blob moves
+    with it), as large as a box's half diagonal or a cylinder's or sphere's radius. A candidate
+    is seen when it is within ``range``, within ``fov``/2 of the heading (``fov`` 360: all
+    round), and nothing (a wall, an object of any colour, another robot) meets the straight
+    line to it before its own body: one ray per candidate on the same geometry as every range
+    sensor. Its apparent size is 2 atan(radius / distance). ``noise`` is added to distances and
+    bearings; ``lost`` drops a blob. Blobs are served by ``read`` (2300) and published in the
+    snapshot's board (``camera``); the reading row is a summary. Blobs are recorded when a
+    camera updates (at its ``rate``; recording format 3, docs/recording-format.md *Module
+    records*: colour exact, distance to the millimetre, angles to 1e-4 rad) and come back in
+    exports (``coopsim export``, the Foxglove and rosbag exports read the recording step by
+    step).
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``read`` (2300): request nothing; reply 6 numbers per blob seen, nearest first: ``[R, G,
+      B, distance m, bearing rad (+ = left), apparent size rad, ...]`` (other robots' lit LEDs,
+      targets, coloured objects; docs/robots.md *The camera*); no data when nothing is seen
+    """
 
     label = "camera"
     mount = "link"  # how a described robot's sensor line mounts it

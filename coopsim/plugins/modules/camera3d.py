@@ -79,7 +79,87 @@ class Images:
 
 
 class Camera3d(Module):
-    """RGB and depth images rendered by MuJoCo from a camera mounted on the chassis."""
+    """RGB and depth images rendered by MuJoCo from a camera mounted on the chassis.
+
+    - **Geometry.** The camera sits at ``x``, ``y``, ``z`` (m) in the chassis's body frame and
+      looks along the body's +x turned by ``yaw`` (degrees, + = left) and tilted by ``pitch``
+      (degrees, + = down): it moves, rolls and pitches with the body. Images are ``width`` ×
+      ``height`` pixels, rows top first, square pixels, with a vertical field of view ``fov``
+      (degrees); the pinhole intrinsics are fx = fy = (height / 2) / tan(fov / 2), cx = (width
+      − 1) / 2, cy = (height − 1) / 2 (pixels; ROS's and OpenCV's convention: the first pixel's
+      centre is 0). Nothing nearer than ``near`` or farther than ``far`` (m) is seen. A camera
+      does not see its own robot: every geom of the tree of bodies its chassis roots (rotors,
+      arms, links) is left out of its images, as the 3D range sensors skip them; another
+      robot's camera sees them.
+    - **What it shows.** Floor, walls, objects and robots in their colours (an object's and a
+      robot's ``color``), lit by a headlight at the camera; no shadows, reflections or sky
+      (each cost more than the image on a software renderer).
+    - **Depth** is the distance along the optical axis (the z of ROS's depth images), m,
+      float32; ``+inf`` where nothing lies within ``far``.
+    - **Noise.** ``noise`` adds Gaussian noise of that standard deviation to each colour level
+      (0..255, rounded and clipped), ``depth_noise`` (m) to each depth. A read's noise comes
+      from a generator seeded by the run's seed, the robot's name and the step; a published
+      image's from the run's generator, drawn in the run's process when the image is published:
+      the same seed gives the same images.
+    - **Where it renders.** In a render process of the run's own, started with the first image
+      (the run's process never opens an OpenGL context, so a process that draws with pyglet can
+      hold cameras too). A render process that dies is said in one sentence (error 8 on a read)
+      and the next image starts a new one.
+    - **Cost.** A camera nobody reads costs nothing. An image is rendered when a client reads
+      one (command ``read``, 5000; within the image budgets, error 18 beyond:
+      docs/protocol.md, *Image budgets*) or, with ``publish 1``, at the camera's
+      ``rate`` (Hz; 0 = every step) for the recording, ROS 2 and bag exports; a published image
+      shows the step it is due and is published one camera period later, so the stepper never
+      waits for it. On Mesa's software renderer a 160 x 120 image costs about 1 ms, a 640 x 480
+      RGB-D image 5-10 ms.
+    - **Reading it.** ``bot.camera3d.read()`` (Python client) returns the image as a numpy
+      array: (height, width, 3) uint8 RGB; ``read("depth")`` a (height, width) float32 depth
+      image in metres; ``read("rgbd")`` the RGB array with the depth as ``.depth``; every
+      result also has ``.rgb``, ``.step``, ``.time``, ``.k`` (fx, fy, cx, cy) and ``.near``,
+      ``.far``. ``read("rgb png")`` asks for PNG on the wire (smaller, slower). Any other
+      client sends command 5000 with the text ``[rgb|depth|rgbd] [raw|png] [frame]``:
+      docs/protocol.md, *Camera images*, says what the reply holds.
+    - **How an image travels.** The Python client asks for the pixels raw in a second ZeroMQ
+      frame (no base64, no copy); ``cf.image_frames = False`` asks for base64 in the text.
+      Other languages: read every frame of the reply (docs/protocol.md, *The pixels in a
+      frame of their own*); the JSON gateway answers with base64.
+    - **Out.** Published images go into the recording (format 6: a PNG per image, depth to the
+      millimetre; docs/recording-format.md) and out as ROS 2 ``sensor_msgs/Image`` on
+      ``/<robot>/camera3d/image_raw`` (``rgb8``) and ``/<robot>/camera3d/depth`` (``32FC1``)
+      with ``sensor_msgs/CameraInfo`` on ``/<robot>/camera3d/camera_info`` (frame
+      ``<robot>/camera3d``), live with ``coopsim run --ros2`` and in ``coopsim export
+      --rosbag``; and to Foxglove as ``foxglove.RawImage`` on ``/robots/<robot>/camera3d`` and
+      ``/robots/<robot>/camera3d/depth`` (the live bridge, to subscribers only, and ``coopsim
+      export --foxglove``).
+    - **The camera's frame.** ``<robot>/camera3d`` is an optical frame (ROS's REP 103
+      convention for cameras: z along the optical axis, x to the image's right, y down it),
+      placed at the mount (``x``, ``y``, ``z``, ``yaw``, ``pitch`` on the body when the image
+      was rendered). With each image ROS 2's ``/tf`` gets ``<robot>/base_link`` →
+      ``<robot>/camera3d`` and Foxglove's ``/tf/cameras`` ``<robot>`` → ``<robot>/camera3d``
+      (docs/ros2.md, docs/foxglove.md), so rviz2 and Foxglove place the image where the camera
+      is.
+    - **Refused.** A size outside 1..4096 pixels (0, or 100,000 × 100,000), ``fov`` outside
+      1..170 degrees (0 and 180 are refused), ``near`` below 1 mm: at the scenario's ``param``
+      line (``file:line: parameter width = 100000 is out of range [1, 4096]``, exit 2) or over
+      the network with error 4 and the range; nothing is rendered or allocated. A read on an
+      engine without a renderer (the 2D engines, ``aerial``) is error 4 (``camera3d renders
+      images with MuJoCo: the aerial engine has no renderer (use engine mujoco)``). Where the
+      renderer cannot start, a read is error 8 with one sentence saying what is missing
+      (``camera3d cannot render: MuJoCo's egl renderer needs libEGL with Mesa (Debian: libegl1
+      libegl-mesa0 libgl1-mesa-dri) and PyOpenGL (...); set MUJOCO_GL=egl or osmesa``).
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``read`` (5000): request text ``[rgb|depth|rgbd] [raw|png] [frame]`` (optional;
+      default ``rgb raw``); reply an image rendered now from the world of the last completed
+      step (a read: open to every connection): params ``[step, width, height]``, data ``[time
+      s, fx, fy, cx, cy (pixels), near, far (m)]``, text one line per image, ``<encoding>
+      <format> <base64>``; with the last word ``frame`` (protocol 11) ``<encoding> <format>
+      frame <offset> <length>`` and the pixels raw in a second ZeroMQ frame after the message
+      (*Camera images* below); error 4 for other words or on an engine without a renderer,
+      error 8 when the renderer cannot start, error 18 over the image budgets (version 12,
+      *Image budgets* below)
+    """
 
     label = "camera3d"
     mount = "xy_yaw"  # a described robot's ``sensor camera3d LINK`` sets x, y and yaw

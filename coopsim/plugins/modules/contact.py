@@ -11,7 +11,10 @@ from .groundfused import GroundPass
 
 
 class Bumper(Module):
-    """Contact switches on the front and rear halves of the chassis."""
+    """Contact switches on the front and rear halves of the chassis.
+
+    Reading: front, rear: 1.0 while the chassis touches something on that half.
+    """
 
     label = "bumper"
     fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
@@ -38,6 +41,11 @@ class Support(Module):
     """The support holding a carried bar: the bar's angle and the force the joint carries.
 
     Works for any robot type whose members name a ``bar`` body and a ``support`` joint.
+
+    Reading: bar angle from the heading (rad), force carried by the support joint (N; for a
+    sprung support such as ``team2``'s, the spring's force along the bar, + when the bar pulls
+    the robot towards the bar's middle, − when it pushes it away; for a plain hinge, the size
+    of the force): any robot whose type names a carried ``bar`` body and a ``support`` joint.
     """
 
     label = "support"

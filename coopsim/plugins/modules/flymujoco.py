@@ -124,7 +124,7 @@ class AroundPass(FlightPass):
                   self.wrench)
         engine.apply_wrench(rows, self.wrench[:, :3], self.wrench[:, 3:])
         engine.step(sim.dt)
-        sim.actuated = {ACTING: speeds}
+        sim.actuated[ACTING] = speeds
         return True
 
     def measure(self, sim, state) -> dict:

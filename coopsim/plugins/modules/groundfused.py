@@ -371,7 +371,7 @@ class GroundPass:
                                  wheels, twist)
             engine.drive(self.rows, twist[:, 0], twist[:, 1])
             engine.step(sim.dt)
-        sim.actuated = {ACTING: wheels}
+        sim.actuated[ACTING] = wheels
         return True
 
     def _bounds(self, floor) -> tuple:

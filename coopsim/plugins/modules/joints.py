@@ -65,7 +65,32 @@ def _fields() -> tuple[str, ...]:
 
 
 class Joints(Module):
-    """An arm's joint angles, rates and torques; synchronised moves, rates, trajectories."""
+    """An arm's joint angles, rates and torques; synchronised moves, rates, trajectories.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``read`` (4000): request nothing; reply ``[dof, q1..q7, qd1..qd7, e1..e7]``: an arm's
+      joint count, angles rad, rates rad/s and drive torques N m of the last step (joints
+      beyond ``dof`` read 0); recorded and streamed as columns ``arm_q1``..``arm_q7`` (0.1
+      mrad)
+    - ``set_positions`` (4001): request data = ``dof`` angles rad, optionally followed by a
+      speed fraction in [0.001, 1] (default 0.5); reply a motion command: a synchronised joint
+      move (every joint starts and stops together, the slowest at that fraction of its top
+      speed) from the angles the arm has when a step takes it; error 4 for an angle beyond its
+      joint's limits or NaN (the text names the joint and its range in rad and degrees) or a
+      fraction outside [0.001, 1] (a slower move would take hours; the text says so); error 3
+      for another count than ``dof`` or ``dof + 1``. Nothing moves on an error
+    - ``set_trajectory`` (4003): request data = k ≤ 8 waypoints of ``dof + 1`` values each,
+      ``[t, q1..qdof, t, ...]``, t s from the step that takes it, > 0 and strictly increasing;
+      reply a motion command: piecewise linear in joint space through the waypoints. **A
+      trajectory faster than the arm is refused**: error 4 naming the segment, the joint and
+      its top speed when a segment between two waypoints needs more than a joint's top speed,
+      error 4 for a waypoint beyond the limits or times that do not increase, error 3 for a
+      count that is not a multiple of ``dof + 1`` or more than 8 waypoints; nothing moves. The
+      segment from where the arm is to the first waypoint is known only when a step takes the
+      command: when it would need more than a joint's top speed, the whole trajectory starts
+      later by what it lacks (that segment at top speed)
+    """
 
     label = "joints"
     description = ("a 3D arm's joints: angles (rad), rates (rad/s), torques (N m); "

@@ -104,16 +104,25 @@ def _odometry_threads(speeds, axle, dt, prev, out):
 
 
 @jit(inline=True)
+def _drive_one(left, right, max_speed, efficiency, axle):
+    """One robot's ``motors`` actuator: (left, right wheel speed, forward speed, yaw rate) from
+    its commanded wheel speeds, m/s (see :func:`_drive`)."""
+    share = efficiency / 100.0
+    low, high = -max_speed, max_speed
+    if not math.isnan(left):  # np.clip's ternaries: the same signed zeros
+        left = left if left > low else low
+        left = left if left < high else high
+    if not math.isnan(right):
+        right = right if right > low else low
+        right = right if right < high else high
+    left, right = left * share, right * share
+    return left, right, (left + right) * 0.5, (right - left) / axle
+
+
+@jit(inline=True)
 def _drive_row(i, commands, max_speed, efficiency, axle, wheels, twist):
-    share = efficiency[i] / 100.0
-    for k in range(2):
-        v, low, high = commands[i, k], -max_speed[i], max_speed[i]
-        if not math.isnan(v):  # np.clip's ternaries: the same signed zeros
-            v = v if v > low else low
-            v = v if v < high else high
-        wheels[i, k] = v * share
-    twist[i, 0] = (wheels[i, 0] + wheels[i, 1]) * 0.5
-    twist[i, 1] = (wheels[i, 1] - wheels[i, 0]) / axle[i]
+    wheels[i, 0], wheels[i, 1], twist[i, 0], twist[i, 1] = _drive_one(
+        commands[i, 0], commands[i, 1], max_speed[i], efficiency[i], axle[i])
 
 
 @jit()
@@ -223,6 +232,63 @@ def _velocity_threads(commands, rows, pose, now, p, alpha, dt, out):
         _velocity_row(np.int64(k), rows[k], commands, pose, now, p, alpha, dt, out)
 
 
+# -- the kinds' kernels (the ModuleKernel contract: coopsim.model.capability_kinds) ----------
+# Arguments: views (the frame arrays of kernel_views, every robot's rows), rows (int64), params
+# ((len(rows), P) in the kind's params order), state (its state table: () here), then the
+# reading's noise blocks or the stored commands. Module.measure's order: the reading, + normals
+# times ``noise``, lost rows keep the previous reading, clip.
+
+
+@jit(inline=True)
+def _noise_lost(out, params, normals, uniforms, prev):
+    """``out`` += ``normals`` times each row's ``noise`` (``params[:, 0]``), then the rows whose
+    uniform * 100 is under their ``lost`` (%, ``params[:, 1]``) keep ``prev``: the base
+    ``Module.measure``'s arithmetic, operation for operation (no draw: nothing done)."""
+    if normals.shape[1]:
+        for k in range(out.shape[0]):
+            for j in range(out.shape[1]):
+                out[k, j] = out[k, j] + normals[k, j] * params[k, 0]
+    if len(uniforms):
+        for k in range(out.shape[0]):
+            if uniforms[k] * 100.0 < params[k, 1]:
+                for j in range(out.shape[1]):
+                    out[k, j] = prev[k, j]
+
+
+@jit()
+def gps_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """``gps``: x, y of each robot's pose (``views[0]``), m, world frame, with its noise and
+    lost data (params: noise m, lost %, rate)."""
+    pose = views[0]
+    for k in range(len(rows)):
+        out[k, 0], out[k, 1] = pose[rows[k], 0], pose[rows[k], 1]
+    _noise_lost(out, params, normals, uniforms, prev)
+
+
+@jit()
+def compass_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """``compass``: each robot's yaw (``views[0]`` the pose), rad, with its noise and lost
+    data (params: noise rad, lost %, rate), wrapped to (-pi, pi]."""
+    pose = views[0]
+    for k in range(len(rows)):
+        out[k, 0] = pose[rows[k], 2]
+    _noise_lost(out, params, normals, uniforms, prev)
+    for k in range(len(rows)):
+        out[k, 0] = _wrap(out[k, 0])
+
+
+@jit()
+def motors_actuate(views, rows, params, state, commands, out, drive):
+    """``motors``: ``out`` (n, 2) the wheel speeds driven (the commanded left, right, m/s,
+    clipped to +-max_speed, times efficiency %), ``drive`` (n, 2) the chassis' forward speed,
+    m/s, and yaw rate, rad/s, over the wheel separation (``views[0]`` the axles, m); params:
+    max_speed m/s, efficiency %."""
+    axle = views[0]
+    for k in range(len(rows)):
+        out[k, 0], out[k, 1], drive[k, 0], drive[k, 1] = _drive_one(
+            commands[k, 0], commands[k, 1], params[k, 0], params[k, 1], axle[rows[k]])
+
+
 # Each kernel serial for a small world, on the threads for a swarm (coopsim.model.threads):
 # the same rows either way, so the same bits.
 wheel_speeds = by_rows(_wheel_speeds, _wheel_speeds_threads)
@@ -265,6 +331,23 @@ def _load() -> None:
                  (np.ones(n),) * 4, np.ones(n), 0.1, np.zeros((n, 3)))
 
 
+def _load_kinds() -> None:
+    """Call the kinds' kernels once with the arrays a step hands them: the frame's read-only
+    views, the read-only noise blocks (none: (n, 0)), previous readings and parameters
+    (coopsim.model.kernel.sense_by_kernel makes every array a kernel only reads read-only);
+    every robot's commands (a read-only view) or a gather's."""
+    for n in (1, 2):  # one robot's pose is a contiguous view of the state, several robots' not
+        state = _frozen(np.zeros((n, 6)), True)
+        pose, rows = state[:, :3], np.arange(n, dtype=np.int64)
+        params, u = _frozen(np.zeros((n, 3)), True), _frozen(np.zeros(0), True)
+        for width, kernel in ((2, gps_sense), (1, compass_sense)):
+            kernel((pose,), rows, params, (), _frozen(np.zeros((n, width)), True), u,
+                   _frozen(np.zeros((n, width)), True), np.zeros((n, width)))
+    for frozen in (False, True):
+        motors_actuate((np.ones(2),), rows, _frozen(np.ones((2, 2)), True), (),
+                       _frozen(np.zeros((2, 2)), frozen), np.zeros((2, 2)), np.zeros((2, 2)))
+
+
 def _frozen(arr: np.ndarray, frozen: bool) -> np.ndarray:
     """``arr``, or a read-only view of it."""
     if frozen:
@@ -275,3 +358,4 @@ def _frozen(arr: np.ndarray, frozen: bool) -> np.ndarray:
 
 #: Ready once the background warm-up has loaded the kernels above.
 WARM = warmer(_load)
+WARM_KINDS = warmer(_load_kinds)

@@ -57,7 +57,17 @@ def _colours(data, what: str) -> list[float]:
 
 
 class Leds(Module):
-    """Up to eight coloured LEDs whose colours a controller sets."""
+    """Up to eight coloured LEDs whose colours a controller sets.
+
+    Reading: 8 colours, each ``R · 65536 + G · 256 + B`` (0 = off); LEDs past ``count`` stay
+    off. Set as actions (between two steps); streamed and recorded as columns
+    ``led0``..``led7``; the viewer and Foxglove draw them as a ring of dots. Until a
+    controller's first ``set``/``set_each`` (and again after a reset) they show the parameters'
+    colours: ``param leds.color 16711680`` lights every LED red at load, ``param leds.color2
+    255`` LED 2 blue; a bad colour is refused at its ``param`` line (``file:line: parameter
+    color = 16777216 is out of range [0, 16777215]``, exit 2) or over the network
+    (``param_set``: error 4 with the range).
+    """
 
     label = "leds"
     description = "coloured LEDs: set every LED's colour or each one's (R, G, B 0..255); read back"

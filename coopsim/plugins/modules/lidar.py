@@ -77,7 +77,50 @@ class Scans:
 
 
 class Lidar(Module):
-    """A planar laser scanner: beam count, field of view, range, noise, dropout, mounting."""
+    """A planar laser scanner: beam count, field of view, range, noise, dropout, mounting.
+
+    In 3D (an engine that casts in 3D: ``mujoco``, ``aerial``):
+
+    - **Vertical channels.** A lidar with ``channels`` > 1 casts ``channels`` sweeps of
+      ``beams`` beams, their elevations spread evenly over ``vfov`` degrees about the sensor's
+      level (one channel: level): ``param lidar.channels 16``, ``param lidar.vfov 30`` is a
+      VLP-16. Its scan (``read`` 2100, the snapshot's ``lidar`` board, recordings) is then
+      ``channels x beams`` distances, channel after channel from the lowest, each a sweep right
+      to left; ``info`` summarises all of them (the bearing of the nearest return is its
+      beam's). A scan may cast at most 131,072 rays: ``channels 64`` with ``beams 4096`` is
+      refused as ``path:line: tb.lidar: channels x beams is 262144, more than the 131072 rays a
+      scan may cast`` (exit 2) or error 4 over the network; ``channels 0`` or ``200`` as any
+      parameter out of its range.
+    - **Point clouds.** Such a lidar also gives its returns as a point cloud (no return and
+      nothing within ``max_range`` give no point): over the protocol ``points`` (2102, the
+      protocol: ``[x0, y0, z0, ...]`` m in the lidar's frame, origin at the lidar, the body's
+      axes); in Foxglove a ``foxglove.PointCloud`` on ``/robots/<name>/points`` (float32 x, y,
+      z, posed at the lidar in the robot's frame); in ROS 2 a ``sensor_msgs/PointCloud2`` on
+      ``/<name>/points`` in ``<name>/base_link`` (float32 x, y, z, one row, dense), live and in
+      ``coopsim export --ros2``, at the lidar's rate (10 Hz without one). The ROS 2 and
+      Foxglove ``LaserScan`` carry the channel nearest the level. Recordings keep each 3D
+      lidar's origin, so an exported recording draws the same clouds.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``read`` (2100): request nothing; reply the latest scan: ``lidar.beams`` distances
+      (``channels x beams`` on an engine that casts in 3D, channel after channel, lowest
+      first), m, from the sensor's mounting point, beam 0 at ``angle_min`` then every
+      ``increment`` to the left (see ``info``); ``0`` = no return (closer than ``min_range``,
+      or the beam dropped out), ``max_range`` = nothing within it
+    - ``info`` (2101): request nothing; reply ``[nearest, bearing, beams, angle_min, increment,
+      time]``: the nearest return (m) and its bearing (rad from the heading, + = left), the
+      beam count, the first beam's angle and the angle between beams (rad from the heading),
+      the simulated time the scan was taken (s)
+    - ``points`` (2102): request nothing; reply the scan's point cloud, in a world on an engine
+      that casts in 3D (``mujoco``, ``aerial``; docs/robots.md *Range sensing in 3D*): ``[x0,
+      y0, z0, x1, y1, z1, ...]``, m, one point per return (no return and nothing within
+      ``max_range`` give none), in the lidar's frame: origin at the lidar (its chassis's middle
+      height plus ``x``, ``y``, ``z``), axes the robot body's (x ahead, y left, z up); channel
+      after channel (lowest first), each a sweep right to left. ``[]`` on other engines. A 16 x
+      360 cloud is 17,280 floats (~155 KiB of msgpack), a reply: the 64 KiB limit is on
+      requests
+    """
 
     label = "lidar"
     mount = "xy_yaw"  # how a described robot's sensor line mounts it

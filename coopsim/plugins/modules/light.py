@@ -28,7 +28,27 @@ from .common import lost, noise, rate
 
 
 class Light(Module):
-    """Ambient light: the targets as lamps, inverse-square falloff, shadowed by walls."""
+    """Ambient light: the targets as lamps, inverse-square falloff, shadowed by walls.
+
+    The ``light`` module is the Kilobot's ambient-light sensor (any robot type may carry it).
+    The light sources are the world's **targets** (``[TARGET]``): each is a lamp ``height`` m
+    above the sensor at the target's x, y, as ARGoS's light entities hang above its arenas. A
+    sensor at ``x`` m ahead of the chassis centre reads
+
+        light = ambient + Σ over the lamps it sees of gain / (d² + height²)
+
+    with ``d`` the distance on the floor to a lamp (m): a point source's inverse-square law,
+    where ``gain`` is what one lamp reads 1 m away, plus the room's ``ambient`` level. A lamp
+    farther than ``range`` is not summed. A lamp is hidden when the straight line to it meets a
+    wall, an object or another robot first (one ray per robot and lamp on the geometry every
+    range sensor uses; shadows are cast in the plane, as if walls stood taller than the lamps).
+    Gaussian ``noise`` (counts) is added, ``lost`` keeps the previous reading, and the value
+    stays in [0, ``saturation``] (1023, the ADC's full scale). The defaults (gain 10, height
+    0.1 m) give about 100 counts 30 cm from a lamp, 500 at 10 cm and saturate within a few
+    centimetres. One sensor cannot tell where the light comes from, only whether it grows:
+    tests/plugins/test_light.py drives a Kilobot to a lamp 50 cm away by run and tumble (run 1
+    cm; when the light fell meanwhile, turn on the spot), the textbook phototaxis.
+    """
 
     label = "light"
     mount = "x"  # how a described robot's sensor line mounts it

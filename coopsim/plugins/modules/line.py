@@ -18,7 +18,20 @@ from .common import rate
 
 
 class Line(Module):
-    """Front-left and front-right floor sensors, and the kind of the zone they see."""
+    """Front-left and front-right floor sensors, and the kind of the zone they see.
+
+    Each ``[ZONE_n]`` of a scenario (docs/files.md) lies on the floor: its inside is the zone's
+    floor (water, say), its outline a line ``width`` m wide. The ``line`` module's two sensors
+    sit ``ahead`` m in front of the robot's centre, ``spread`` m to either side; a sensor reads
+    1.0 on the outline or inside the zone. Zones do not collide: a robot that ignores them
+    drives through the water. The swarm library's ``AvoidLines`` reflex turns 90 degrees away
+    from the side that saw a line (the paper's respect-border behaviour), and its path planner
+    keeps out of every zone.
+
+    Reading: left, right: 1.0 where that front floor sensor sees a no-go zone (its outline, a
+    line ``width`` m wide, or its inside), else 0.0; the kind of the zone seen: 0 none, 1
+    water, 2 border, 3 nogo (the lower code when both see one).
+    """
 
     label = "line"
     description = ("left, right: 1.0 where that front floor sensor sees a zone (its outline or "

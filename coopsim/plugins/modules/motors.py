@@ -73,15 +73,12 @@ class Motors(Module):
         limit = float(params["max_speed"])
         return np.full(2, -limit), np.full(2, limit)
 
-    @classmethod
-    def actuate(cls, frame, rows, p, commands):
-        """Wheel speeds -> the chassis' forward speed (m/s) and yaw rate (rad/s); returns the
-        (len(rows), 2) wheel speeds actually driven (after max_speed and efficiency)."""
-        axle = frame.axle if len(rows) == len(frame.axle) else frame.axle[rows]
-        wheels, twist = np.empty((len(rows), 2)), np.empty((len(rows), 2))  # one compiled call
-        kernels.drive(commands, p["max_speed"], p["efficiency"], axle, wheels, twist)
-        frame.physics.drive(rows, twist[:, 0], twist[:, 1])
-        return wheels
+    # Wheel speeds -> the chassis' forward speed (m/s) and yaw rate (rad/s), handed to the
+    # engine's differential drive; the wheel speeds driven (after max_speed and efficiency) kept
+    # as actuated: one compiled call (kernels.motors_actuate)
+    kernel_views = ("axle",)
+    kernel_actuate = kernels.motors_actuate
+    kernel_drive = ("drive", 2)
 
     @classmethod
     def wheel_speeds(cls, frame, rows) -> np.ndarray:

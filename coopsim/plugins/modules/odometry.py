@@ -17,7 +17,12 @@ from .motors import Motors
 
 
 class Odometry(Module):
-    """x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)."""
+    """x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m).
+
+    Reading: x, y (m), yaw (rad) integrated from the wheels' travel from (0, 0, 0) at load and
+    after a reset, and each wheel's travel, m (a planar base's: from its own motion, travels 0;
+    a planar base).
+    """
 
     label = "odometry"
     fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...model.commands import Command
 from ...model.module import Module
-from . import flying
+from . import flying, kernels
 from .flyfused import FlightPass
 from .armmujoco import ArmPass
 from .flymujoco import AroundPass
@@ -30,11 +30,8 @@ class Gps(Module):
     fields = ("x", "y")
     copy_kind = "frame"  # the copies batch backend runs measure on its arrays (CopyKernel)
 
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        # a gather copies already; every robot's (rows 0..N-1): one copy of the columns
-        every = len(rows) == len(frame.pose)
-        return frame.pose[:, :2].copy() if every else frame.pose[rows, :2]
+    kernel_views = ("pose",)  # its reading, noise and lost data: one compiled call
+    kernel_sense = kernels.gps_sense
 
 
 class Compass(Module):
@@ -51,15 +48,8 @@ class Compass(Module):
     fields = ("yaw",)
     copy_kind = "frame"  # the copies batch backend runs measure on its arrays (CopyKernel)
 
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        # a gather copies already; every robot's (rows 0..N-1): one copy of the column
-        every = len(rows) == len(frame.pose)
-        return frame.pose[:, 2:3].copy() if every else frame.pose[rows, 2:3]
-
-    @classmethod
-    def clip(cls, out, p):
-        return wrap(out)
+    kernel_views = ("pose",)  # its reading, noise, lost data and wrap: one compiled call
+    kernel_sense = kernels.compass_sense
 
 
 class Pose(Module):

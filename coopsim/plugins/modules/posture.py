@@ -22,7 +22,17 @@ from ...model.module import Column, Module
 
 
 class Posture(Module):
-    """The positions of a described robot's moving joints (rad or m)."""
+    """The positions of a described robot's moving joints (rad or m).
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``read`` (4400): request nothing; reply ``[count, q1 .. q32]``: a robot from a
+      description file (every such robot carries the module, protocol 10): its ``count`` moving
+      joints' positions (rad; m for a prismatic joint) in the file's order of its revolute,
+      continuous and prismatic joints, wheels and fingers included, NaN beyond ``count``;
+      streamed and recorded as the columns ``link_q1`` .. ``link_q32``, which the state
+      document's ``links`` names joint by joint
+    """
 
     label = "posture"
     described_by = ("description",)  # every robot from a description file (imported_mobile)

@@ -45,7 +45,36 @@ class RadioState:
 
 
 class Radio(Module):
-    """Broadcast to robots in range; read what arrived with range and bearing."""
+    """Broadcast to robots in range; read what arrived with range and bearing.
+
+    A range-and-bearing radio, as swarm robots carry: a robot broadcasts a small payload and
+    every other robot with a radio within the sender's ``range`` receives it with the sender's
+    name, the distance between their centres (m) and the sender's bearing from its own heading
+    (rad, + to the left). Walls do not stop it. Payloads are opaque bytes up to ``max_bytes``;
+    coopsim's clients put a msgpack value in them (``coopsim.model.radio``: ``pack``,
+    ``unpack``, ``Inbox``).
+
+    At every step each robot transmits its queue in order while the bytes sent this step stay
+    within its ``bandwidth`` (the first message always goes), so a burst spreads over steps.
+    Each transmitted message reaches each receiver in range unless lost: ``loss`` % per message
+    and receiver, drawn from the run's seeded generator (the same seed loses the same messages;
+    no draw while ``loss`` is 0). ``Inbox(bot).poll()`` reads each message once on either host.
+
+    Reading: received (messages delivered to it this step), sent (messages it transmitted this
+    step), queued (waiting to go), lost (deliveries to it lost this step).
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``send`` (930): request text = the payload, standard base64 (RFC 4648, padded) of at most
+      ``radio.max_bytes`` bytes; reply an action: text ``queued N bytes (K waiting)``; error 4
+      (not base64, or over ``max_bytes``) or 6 (32 messages already waiting): nothing is sent
+    - ``read`` (931): request text = a step number (optional); reply the messages delivered
+      after that step (none given: at the latest step) and kept (the last ``radio.keep``
+      steps): text one line per message, ``<sender> <base64 payload>``; data three values per
+      message, ``[range m, bearing rad, step delivered]`` (bearing of the sender from the
+      receiver's heading, + = left); params ``[step]`` as every read; error 4 for a text that
+      is no integer
+    """
 
     label = "radio"
     description = ("broadcast small payloads to robots within range; read them with the "

@@ -103,7 +103,17 @@ def full_state(frame, rows) -> np.ndarray:
 
 
 class Rotors(Module):
-    """Four propellers: speed, thrust and rates, or thrust and attitude commands."""
+    """Four propellers: speed, thrust and rates, or thrust and attitude commands.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``set_rotors`` (3000): request data = ``[w1, w2, w3, w4]`` propeller speeds rad/s, each
+      in [0, ``rotors.max_speed``], optionally followed by a reference ``[x, y, z]`` m (world
+      frame, recorded for ``coopsim analyze tracking``); reply a motion command: the motors
+      reach the speeds through their first-order lag (``rotors.tau``); error 4 for NaN,
+      negative or above-maximum speeds (the range in the text); error 3 for another count than
+      4 or 7 values; needs an engine with the ``flight`` feature (docs/robots.md *Quadrotors*)
+    """
 
     label = "rotors"
     fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)

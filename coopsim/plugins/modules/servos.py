@@ -40,7 +40,20 @@ def _servos(robot) -> tuple:
 
 
 class Servos(Module):
-    """A described robot's held joints: set points (rad or m) in the file's order."""
+    """A described robot's held joints: set points (rad or m) in the file's order.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``read`` (4500): request nothing; reply ``[count, t1 .. t32]``: a robot from a
+      description file with joints no other module drives (protocol 12): its ``count`` held
+      joints' set points (rad; m for a prismatic joint) in the file's order of those joints,
+      NaN beyond ``count`` (docs/robots.md, *Legged robots, humanoids and the held joints*)
+    - ``set_targets`` (4501): request data = one set point per held joint, ``count`` values
+      (the first 32 when it has more); reply a motion command: each held joint's position servo
+      pulls it to its set point from the step that takes the command on and holds it there; a
+      set point past the joint's limits (or not a number), or a count other than the held
+      joints', is error 4 naming the joint and its limits, and nothing changes
+    """
 
     label = "servos"
     described_by = ("held",)  # every described robot with a joint no other module drives

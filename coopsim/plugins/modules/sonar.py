@@ -26,7 +26,12 @@ ANGLES = beam_angles(COUNT, np.pi)
 
 
 class Sonar(Module):
-    """Ray distances from the chassis edge, cast against everything but the robot's own parts."""
+    """Ray distances from the chassis edge, cast against everything but the robot's own parts.
+
+    Reading: 11 distances, m, measured from the chassis edge along rays at −90°, −72°, …, +90°
+    from the heading (index 0 = right, 5 = ahead, 10 = left); exactly ``max_range`` when
+    nothing is nearer; 0 when pressed against something.
+    """
 
     label = "sonar"
     fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)

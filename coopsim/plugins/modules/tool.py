@@ -52,7 +52,30 @@ SEED_COUNT = 2 + len(SEEDS)  # the angles now, the start, the fixed spreads
 
 
 class Tool(Module):
-    """The tool point's world pose; inverse kinematics and moves to world points."""
+    """The tool point's world pose; inverse kinematics and moves to world points.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``move_to`` (4101): request data = ``[x, y, z]``, ``[x, y, z, speed]``, ``[x, y, z, roll,
+      pitch, yaw]`` or ``[x, y, z, roll, pitch, yaw, speed]``: world frame m and rad (R =
+      Rz(yaw) Ry(pitch) Rx(roll); a tool pointing down has roll π), speed as ``set_positions``;
+      reply an action: inverse kinematics (a bounded Levenberg-Marquardt search from the angles
+      in the latest snapshot, then from fixed starts, within the budget below) within the joint
+      limits, then the synchronised joint move to those angles is stored as the robot's
+      ``set_positions``; text = the move's time s and the angles rad, space-separated. Error 4
+      when no angles within the limits bring the tool within ``tool.tolerance`` m (default
+      0.001) and ``tool.angle_tolerance`` rad (0.01) of the pose: ``move_to: unreachable: the
+      point (1.5, 0, 0.25) is 0.749 m beyond what the arm of a1 (irb120) reaches from its pose
+      ... (2 starts, 80 iterations)`` (or ``; the search stopped at its budget after 21 of 24
+      starts``); nothing moves. Error 4 too when the angles found need more torque against
+      gravity than a joint's effort gives (an arm from a description file): ``move_to: cannot
+      hold: joint J of R needs X N m against gravity at the angles reaching that point, its
+      effort is Y N m ...``; nothing moves. Error 3 for 5 values; error 12 (``busy``) in real
+      time when the connection has 4 requests in flight (*Inverse kinematics* below)
+    - ``ik`` (4102): request data as ``move_to`` without the speed (3 or 6 values); reply an
+      action that moves nothing: text = ``ok`` or ``miss`` (unreachable within the budget), the
+      position error m, the angle error rad, then the joint angles rad; error 12 as ``move_to``
+    """
 
     label = "tool"
     description = ("an arm's tool point: x, y, z (m) and quaternion (world frame); move_to "

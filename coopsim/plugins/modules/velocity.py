@@ -31,7 +31,21 @@ SANITY = 1000.0  # m/s, m: larger velocities or references are refused (up to it
 
 
 class Velocity(Module):
-    """Holonomic velocity drive with lag, acceleration limit and an optional position loop."""
+    """Holonomic velocity drive with lag, acceleration limit and an optional position loop.
+
+    The ``velocity`` module drives a robot whose type declares the ``velocity`` drive
+    (``holonomic``). Each step, from the body's velocity v after the last step towards the
+    commanded v_c, it drives v + clip((1 − e^(−dt/tau)) (v_c − v), max_accel · dt) (the clip
+    bounds the change's length), capped at ``max_speed``; the yaw rate follows the same lag,
+    capped at ``max_yaw_rate``. ``track`` commands v_c = v_ff + gain · (p_ref − p): a position
+    loop above the velocity loop, as a quadrotor's controller has. Its stored command keeps the
+    reference, recorded as the columns ``ref_x``, ``ref_y`` (m) and ``tracking`` (1 while
+    tracking), so ``coopsim analyze tracking`` finds the tracking error in any recording
+    (docs/experiments/swarmsimx.md).
+
+    Reading: vx, vy, yaw rate driven this step (after the lag and limits), then the body's
+    actual vx, vy (m/s), yaw rate (rad/s).
+    """
 
     label = "velocity"
     described_by = ("planar",)  # a described planar base (imported_mobile: base planar)
