@@ -480,6 +480,8 @@ def _why(row: dict) -> str:
     """A refusal's reason, the file's folder taken off its paths."""
     why = row.get("why", "")
     why = why.replace(str(Path(row["path"]).parent) + "/", "")
+    top = row["path"][:-len(row["file"])]  # the package's folder on this machine
+    why = why.replace(top, f"{row['package']}/")
     return re.sub(r"^\S*robot\.scenario:\d+: ", "(at the scenario's line) ", why)
 
 
