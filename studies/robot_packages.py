@@ -514,7 +514,8 @@ def sweep_table(rows: list[dict]) -> str:
     out.append(", ".join(f"{r['package']} {r['file']}" for r in rows if _bodiless(r)) + ".")
     out += ["", "Refused by MuJoCo or PyBullet themselves (not counted):", "",
             "| package | file | why |", "|---|---|---|"]
-    out += [f"| {r['package']} | {r['file']} | {r.get('oracle_why', r.get('why', ''))[:200]} |"
+    out += [f"| {r['package']} | {r['file']} | "
+            f"{_why({**r, 'why': r.get('oracle_why', r.get('why', ''))})[:200]} |"
             for r in rows if not r.get("oracle")]
     return "\n".join(out)
 
