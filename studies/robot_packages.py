@@ -22,6 +22,12 @@ Checks (one process per robot, so that each load is a first load, its CPU its ow
 
 Run: ``PYTHONPATH=. python studies/robot_packages.py [--packages DIR] [--images DIR]
 [--write] [NAME ...]`` (NAME: a row's package/robot, e.g. ``pybullet/kuka_iiwa``).
+
+``--sweep`` instead loads every description file of the packages (and example-robot-data's,
+and MuJoCo's own ``model`` folder as ``DIR/mujoco_models``): first by MuJoCo or PyBullet
+(the oracle: what they refuse is listed, not counted), then by coopsim, loads only; its
+table goes between the ``robot-sweep`` markers (``--save FILE`` keeps the rows, ``--rows
+FILE`` tables them again; NAME: parts of a file's package/path to sweep).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "experiments" / "robot-files.md"
 BEGIN, END = "<!-- robot-packages: begin -->", "<!-- robot-packages: end -->"
+SWEEP_BEGIN, SWEEP_END = "<!-- robot-sweep: begin -->", "<!-- robot-sweep: end -->"
 
 
 @dataclass(frozen=True)
@@ -260,21 +267,284 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write(text: str) -> None:
-    """Put ``text`` between the markers of docs/experiments/robot-files.md."""
+def write(text: str, begin: str = BEGIN, end: str = END) -> None:
+    """Put ``text`` between the markers ``begin`` and ``end`` of
+    docs/experiments/robot-files.md (added at its end where it has none)."""
     doc = DOC.read_text()
-    head, _, rest = doc.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    DOC.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+    if begin not in doc:
+        doc = f"{doc.rstrip()}\n\n{begin}\n{end}\n"
+    head, _, rest = doc.partition(begin)
+    _, _, tail = rest.partition(end)
+    DOC.write_text(f"{head}{begin}\n{text}\n{end}{tail}")
+
+
+# --- the sweep: every robot file of the packages -------------------------------------------
+
+# The packages swept and where their files are: the folder (below the package's data folder)
+# walked for ``.urdf`` files (PyBullet's loadURDF the oracle) and ``.xml`` files whose root is
+# ``<mujoco>`` (MuJoCo's compiler the oracle). ``mujoco_models`` is the ``model`` folder of
+# MuJoCo's source (not in its wheel), ``example-robot-data`` its ``robots`` folder.
+SWEPT = (("pybullet", ""), ("robosuite", "models/assets"), ("dm_control", ""),
+         ("gymnasium_robotics", "envs/assets"), ("example-robot-data", "robots"),
+         ("mujoco_models", "model"))
+TESTS = ("test_assets", "testing")  # folders of a package's own tests' files: not swept
+
+
+def sweep_folder(name: str, extra: str | None) -> Path | None:
+    """The folder a swept package's data is in (see ``package_folder``)."""
+    if name == "example-robot-data":
+        import sysconfig
+        for base in (sysconfig.get_paths()["purelib"], extra or ""):
+            for folder in (Path(base) / "cmeel.prefix" / "share" / name, Path(base) / name):
+                if folder.is_dir():
+                    return folder
+        return None
+    if name == "mujoco_models":
+        found = Path(extra) / name if extra else None
+        return found if found is not None and found.is_dir() else None
+    return package_folder(name, extra)
+
+
+def robot_files(folder: Path) -> list[Path]:
+    """The package's description files under ``folder``: every ``.urdf``, and every ``.xml``
+    whose first element is ``<mujoco>`` (MJCF) that no other file ``<include>``s (a
+    fragment; ROS's ``package.xml`` is not MJCF either), sorted; the package's tests'
+    folders left out."""
+    import xml.etree.ElementTree as ET
+
+    found, included = [], set()
+    for path in sorted(folder.rglob("*")):
+        if any(part in TESTS for part in path.relative_to(folder).parts):
+            continue
+        if path.suffix == ".urdf":
+            found.append(path)
+        elif path.suffix == ".xml":
+            try:
+                root = ET.parse(path).getroot()
+            except ET.ParseError:
+                continue
+            if root.tag == "mujoco":
+                found.append(path)
+            included.update((path.parent / e.get("file", "")).resolve()
+                            for e in root.iter("include"))
+    return [p for p in found if p.resolve() not in included]
+
+
+def oracle(path: str) -> dict:
+    """Whether MuJoCo (an MJCF) or PyBullet (a URDF) loads the file alone, as its users
+    load it (``MjModel.from_xml_path``; ``loadURDF`` in a DIRECT client), with its moving
+    joints (free joints not counted) or the reason it refuses."""
+    if path.endswith(".urdf"):
+        import pybullet
+
+        client = pybullet.connect(pybullet.DIRECT)
+        try:
+            body = pybullet.loadURDF(path, physicsClientId=client)
+            joints = sum(pybullet.getJointInfo(body, j, physicsClientId=client)[2]
+                         != pybullet.JOINT_FIXED
+                         for j in range(pybullet.getNumJoints(body, physicsClientId=client)))
+            return {"oracle": True, "joints": int(joints)}
+        except pybullet.error as exc:
+            return {"oracle": False, "oracle_why": f"pybullet: {exc}"}
+        finally:
+            pybullet.disconnect(client)
+    import mujoco
+
+    try:
+        model = mujoco.MjModel.from_xml_path(path)
+    except ValueError as exc:
+        return {"oracle": False, "oracle_why": "mujoco: " + " ".join(str(exc).split())[:200]}
+    joints = int(sum(t != mujoco.mjtJoint.mjJNT_FREE for t in model.jnt_type))
+    return {"oracle": True, "joints": joints, "bodies": int(model.nbody - 1)}
+
+
+def load_only(path: str, folder: str) -> dict:
+    """Load the description file ``path`` in coopsim (this process) from a scenario of it
+    alone on a floor, as docs/robots.md writes one (fixed base, 1 m up), build MuJoCo's world
+    and step once: ``loads``, its CPU, or the refusal's first line; an exception that is not
+    coopsim's own is a defect (``crash``)."""
+    import traceback
+
+    from coopsim.formats.files import load
+    from coopsim.model.errors import CoopsimError
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
+
+    # a floor that pybullet's planes (200 m) and large objects fit on
+    (Path(folder) / "floor.world").write_text("[FLOOR]\nsize 400 400 0.1\n")
+    scen = Path(folder) / "robot.scenario"
+    scen.write_text("\n".join(["[WORLD]", "file floor.world", "", "[ROBOT_1]",
+                               f"description {path}", "name r", "position 0 0 1", "",
+                               "[SETTINGS]", "engine mujoco", "dt 0.01", "mode lockstep",
+                               "seed 1"]) + "\n")
+    start = time.process_time()
+    try:
+        sim = Simulation(load(str(scen)))
+        sim.physics()
+        Stepper(sim, mode="lockstep").tick()
+    except CoopsimError as exc:
+        return {"loads": False, "why": str(exc).splitlines()[0]}
+    except Exception as exc:  # noqa: BLE001 -- what the sweep looks for
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return {"loads": False, "crash": True,
+                "why": f"{type(exc).__name__}: {exc} ({Path(where.filename).name}:"
+                       f"{where.lineno})"[:300]}
+    return {"loads": True, "cpu": time.process_time() - start}
+
+
+def _worker(tasks: str) -> None:
+    """Do the tasks of the file ``tasks`` (one JSON list a line: index, kind, path), printing
+    a ``ROW`` line of each one's result as it is done (the parent resumes after a crash)."""
+    import logging
+    import warnings
+
+    warnings.simplefilter("ignore")
+    logging.disable(logging.WARNING)
+    with tempfile.TemporaryDirectory() as tmp:
+        for line in Path(tasks).read_text().splitlines():
+            index, kind, path = json.loads(line)
+            got = oracle(path) if kind == "oracle" else load_only(path, tmp)
+            # on a line of its own: MuJoCo and PyBullet write to the same stdout
+            sys.stdout.write(f"\nROW {index} " + json.dumps(got) + "\n")
+            sys.stdout.flush()
+
+
+def _run_tasks(tasks: list[tuple[str, str]], timeout: float = 600.0) -> list[dict]:
+    """Each task's result, in worker processes (a new one after one dies or hangs: that
+    task's result says so)."""
+    import selectors
+
+    results: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        while len(results) < len(tasks):
+            todo = Path(tmp) / f"tasks{len(results)}"
+            todo.write_text("".join(json.dumps([i, *t]) + "\n"
+                                    for i, t in enumerate(tasks) if i >= len(results)))
+            proc = subprocess.Popen([sys.executable, __file__, "--worker", str(todo)],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True,
+                                    env={**os.environ, "PYTHONPATH": str(ROOT)})
+            sel = selectors.DefaultSelector()
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while len(results) < len(tasks):
+                if not sel.select(timeout):
+                    proc.kill()
+                    results.append({"loads": False, "crash": True,
+                                    "why": f"no answer in {timeout:.0f} s"})
+                    break
+                line = proc.stdout.readline()
+                if not line:
+                    proc.wait()
+                    results.append({"loads": False, "crash": True,
+                                    "why": f"the process died (exit {proc.returncode})"})
+                    break
+                found = re.match(r"ROW (\d+) (.*)$", line)
+                if found:
+                    assert int(found.group(1)) == len(results), line
+                    results.append(json.loads(found.group(2)))
+                    print(f"  {len(results)}/{len(tasks)} {tasks[len(results) - 1][1]}: "
+                          f"{found.group(2)[:150]}", file=sys.stderr, flush=True)
+            proc.stdout.close()
+            proc.wait()
+    return results
+
+
+def sweep(extra: str | None, only: list[str]) -> list[dict]:
+    """Every description file of the swept packages: whether MuJoCo or PyBullet loads it,
+    then, of those it loads, whether coopsim does."""
+    files = []
+    for name, sub in SWEPT:
+        folder = sweep_folder(name, extra)
+        if folder is None or not (folder / sub).is_dir():
+            print(f"{name}: not found", file=sys.stderr)
+            continue
+        for path in robot_files(folder / sub):
+            rel = str(path.relative_to(folder))
+            if not only or any(o in f"{name}/{rel}" for o in only):
+                files.append({"package": name, "file": rel, "path": str(path)})
+    print(f"{len(files)} files", file=sys.stderr)
+    for row, got in zip(files, _run_tasks([("oracle", f["path"]) for f in files])):
+        row.update(got)
+    loaded = [f for f in files if f.get("oracle")]
+    for row, got in zip(loaded, _run_tasks([("coopsim", f["path"]) for f in loaded])):
+        row.update(got)
+    return files
+
+
+def _bodiless(row: dict) -> bool:
+    """MuJoCo compiled the file to a model without a body: no robot."""
+    return bool(row.get("oracle")) and row.get("bodies") == 0
+
+
+def _why(row: dict) -> str:
+    """A refusal's reason, the file's folder taken off its paths."""
+    why = row.get("why", "")
+    why = why.replace(str(Path(row["path"]).parent) + "/", "")
+    top = row["path"][:-len(row["file"])]  # the package's folder on this machine
+    why = why.replace(top, f"{row['package']}/")
+    return re.sub(r"^\S*robot\.scenario:\d+: ", "(at the scenario's line) ", why)
+
+
+def sweep_table(rows: list[dict]) -> str:
+    """The sweep's summary per package, then every file coopsim refuses or MuJoCo/PyBullet
+    refuses."""
+    out = ["| package | files | MuJoCo/PyBullet load | coopsim loads | % | with joints: "
+           "coopsim loads | load CPU median / largest (s) |", "|---|---|---|---|---|---|---|"]
+    total = [0, 0, 0, 0, 0]
+    for name in dict.fromkeys(r["package"] for r in rows):
+        mine = [r for r in rows if r["package"] == name and not _bodiless(r)]
+        ok = [r for r in mine if r.get("oracle")]
+        ours = [r for r in ok if r.get("loads")]
+        moving = [r for r in ok if r.get("joints")]
+        cpus = sorted(r["cpu"] for r in ours)
+        counts = (len(mine), len(ok), len(ours), len(moving),
+                  sum(bool(r.get("loads")) for r in moving))
+        total = [a + b for a, b in zip(total, counts)]
+        out.append(f"| {name} | {counts[0]} | {counts[1]} | {counts[2]} | "
+                   f"{100 * counts[2] / max(1, counts[1]):.1f} | {counts[4]} of {counts[3]} | "
+                   + (f"{cpus[len(cpus) // 2]:.2f} / {cpus[-1]:.2f} |" if cpus else "— |"))
+    out.append(f"| all | {total[0]} | {total[1]} | {total[2]} | "
+               f"{100 * total[2] / max(1, total[1]):.1f} | {total[4]} of {total[3]} | |")
+    out += ["", "Refused by coopsim (MuJoCo or PyBullet loads them):", "",
+            "| package | file | why |", "|---|---|---|"]
+    out += [f"| {r['package']} | {r['file']} | {_why(r)[:220]} |" for r in rows
+            if r.get("oracle") and not r.get("loads") and not _bodiless(r)]
+    out += ["", "Not robots: MuJoCo compiles them to a model without a body (an arena, a "
+            "scene of static geoms, a file of defaults; not counted):", ""]
+    out.append(", ".join(f"{r['package']} {r['file']}" for r in rows if _bodiless(r)) + ".")
+    out += ["", "Refused by MuJoCo or PyBullet themselves (not counted):", "",
+            "| package | file | why |", "|---|---|---|"]
+    out += [f"| {r['package']} | {r['file']} | "
+            f"{_why({**r, 'why': r.get('oracle_why', r.get('why', ''))})[:200]} |"
+            for r in rows if not r.get("oracle")]
+    return "\n".join(out)
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--worker"]:
+        _worker(sys.argv[2])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", help="package/robot rows to run (default all)")
+    parser.add_argument("names", nargs="*", help="package/robot rows to run (default all); "
+                        "with --sweep, parts of the files' package/path to sweep")
     parser.add_argument("--packages", help="a folder of unpacked wheels")
     parser.add_argument("--images", help="a folder for each robot's image")
+    parser.add_argument("--sweep", action="store_true",
+                        help="every description file of the packages, loads only")
+    parser.add_argument("--save", help="--sweep: keep the rows in this JSON file")
+    parser.add_argument("--rows", help="--sweep: the table of rows kept (no run)")
     parser.add_argument("--write", action="store_true", help="write the table into the docs")
     args = parser.parse_args()
+    if args.sweep:
+        rows = (json.loads(Path(args.rows).read_text()) if args.rows
+                else sweep(args.packages, args.names))
+        if args.save:
+            Path(args.save).write_text(json.dumps(rows, indent=0))
+        text = sweep_table(rows)
+        print(text)
+        if args.write:
+            write(text, SWEEP_BEGIN, SWEEP_END)
+        return
     chosen = [r for r in ROBOTS if not args.names or f"{r.package}/{r.name}" in args.names]
     if args.images:
         os.makedirs(args.images, exist_ok=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 
@@ -251,6 +252,9 @@ def resolve(name: str, spec: DescriptionSpec, base: str,
         tried = [name]
     else:
         tried = [os.path.join(base, name)] + [os.path.join(d, name) for d in spec.search]
+        if spec.path.lower().endswith(".urdf"):  # as PyBullet does (pybullet's diff_ring.urdf
+            tried += [os.path.join(d, name) for d in search_path(spec)[1:]]  # names a
+            # folder's file from the folder above), the folders above the file's too
     looked = []  # resolved one by one up to the first found: realpath stats every folder
     for real in map(os.path.realpath, tried):
         if inside is None or inside(real):
@@ -283,6 +287,13 @@ def read_xml(path: str, data: bytes) -> tuple[ET.Element, dict]:
     Raises:
         FileFormatError: ``path:line:`` a DTD or entity, or malformed XML.
     """
+    # what PyBullet's reader takes and expat does not: an XML declaration after blank lines
+    # (pybullet's biped2d_pybullet.urdf; blanked, so that the lines stay), NULs after the
+    # root (its humanoid.urdf)
+    data = data.rstrip(b"\0")
+    late = re.match(rb"\s+(<\?xml[^>]*\?>)", data)
+    if late:
+        data = data[:late.start(1)] + b" " * len(late.group(1)) + data[late.end(1):]
     builder = _Lines()
     parser = DET.DefusedXMLParser(target=builder, forbid_dtd=True, forbid_entities=True,
                                   forbid_external=True)
@@ -351,7 +362,7 @@ def mesh_reader(spec: DescriptionSpec, folders=None):
         if use == "file":  # another asset MuJoCo reads itself (an MJCF's texture): found, inside
             return Mesh(real, use, tuple(scale), 0, ((0.0,) * 3, (0.0,) * 3), line)
         try:
-            info = mesh_info(real)
+            info = mesh_info(real, hull=True)
         except FileFormatError as exc:
             if exc.line:  # a line inside the mesh file: that file's own message
                 raise
@@ -393,7 +404,8 @@ MAX_INCLUDE_DEPTH = 8  # an MJCF's <include> within <include>d files
 def _include(path: str, root: ET.Element, lines: dict, files: dict, folders, total: list,
              chain: tuple) -> None:
     """Replace each ``<include file=...>`` under ``root`` (an MJCF's, read from ``path``) by
-    the children of the included file's ``<mujoco>`` root, in place, as MuJoCo does: the file
+    the children of the included file's root (``<mujoco>``, or ``<mujocoinclude>`` as
+    gymnasium-robotics' Adroit hand and kitchen write it), in place, as MuJoCo does: the file
     relative to the main file's folder (``files``' first path), confined to that folder's
     tree (as meshes are) and to ``folders`` when given; ``lines`` and ``files`` learn the
     included elements' lines and file; ``total``: the bytes read so far, bounded by
@@ -430,9 +442,9 @@ def _include(path: str, root: ET.Element, lines: dict, files: dict, folders, tot
             data = read_bytes(real, MAX_BYTES - total[0])
             total[0] += len(data)
             sub, sub_lines = read_xml(real, data)
-            if sub.tag != "mujoco":
+            if sub.tag not in ("mujoco", "mujocoinclude"):  # MuJoCo drops the root itself
                 raise FileFormatError(real, sub_lines.get(id(sub), 0), f"an included file's "
-                                      f"root is <mujoco>, not <{sub.tag}>")
+                                      f"root is <mujoco> or <mujocoinclude>, not <{sub.tag}>")
             lines.update(sub_lines)
             for element in sub.iter():
                 files[id(element)] = real

@@ -418,6 +418,13 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
         for m in link.iterfind("*/geometry/mesh"):
             path = resolved[m.get("filename")]
             m.set("filename", ascii_names.get(path, path))
+    for joint in root.findall("joint"):  # MuJoCo refuses a repeated one; coopsim reads the
+        for tag in ("origin", "axis", "limit", "dynamics"):  # first, as PyBullet does
+            for extra_one in joint.findall(tag)[1:]:
+                joint.remove(extra_one)
+                tree.notes.append(f"{tree.path}:{tree.line(originals[id(extra_one)])}: joint "
+                                  f"{joint.get('name')!r}: a second <{tag}> is ignored (the "
+                                  "first counts)")
     return ET.tostring(root, encoding="unicode"), tuple(assets)
 
 
@@ -433,20 +440,49 @@ def _mjcf(tree: _Tree, mesh) -> Description:
     joints_xml = [e for e in root.iter() if e.tag in ("joint", "freejoint")]
     _count(tree, bodies, MAX_LINKS, "body")
     _count(tree, joints_xml, MAX_JOINTS, "joint")
-    world = root.find("worldbody")
-    if world is None or world.find("body") is None:
-        raise tree.error(root, "the MJCF model has no <worldbody> with a <body>")
+    first = _first_body(tree)
     compiler = root.find("compiler")
     defaults = Defaults(root)
     read = _MjcfRead(tree, compiler is None or compiler.get("angle", "degree") == "degree",
                      "xyz" if compiler is None else compiler.get("eulerseq", "xyz"),
                      defaults, _efforts(tree, defaults))
-    read.body(world.find("body"), "", "main")
+    read.body(first, "", "main")
     _mjcf_meshes(tree, mesh)
     name = root.get("model", "") or os.path.splitext(os.path.basename(tree.path))[0]
     return Description(name, tree.path, tuple(read.links), tuple(read.joints),
                        tuple(read.sites), read.links[0].name, "mjcf", "",
                        assets=_mjcf_obj_assets(tree))
+
+
+#: MJCF elements that make bodies MuJoCo's compiler expands (not read here)
+_MADE = ("replicate", "flexcomp", "composite", "attach", "frame")
+
+
+def _first_body(tree: _Tree) -> ET.Element:
+    """The first ``<body>`` of the model's ``<worldbody>`` sections, in order (MuJoCo merges
+    them: an included scene's comes first in MuJoCo's SDF plugin examples), as MuJoCo's
+    ``worldbody.first_body()`` finds it: none where an element that makes bodies comes
+    before it.
+
+    Raises:
+        FileFormatError: at the element that makes the model's bodies where MuJoCo makes
+            them (``<replicate>``, ``<flexcomp>``, ``<composite>``, ``<attach>``,
+            ``<frame>``: not read), else at the root: no body at all (a scene, an arena).
+    """
+    made = None
+    for world in tree.root.findall("worldbody"):
+        for child in world:
+            if child.tag == "body" and made is None:
+                return child
+            if child.tag in _MADE and made is None and (
+                    child.tag != "frame" or child.find(".//body") is not None):
+                made = child  # its bodies come before any given after it
+    if made is not None:
+        raise tree.error(made, f"the model's bodies are made by <{made.tag}>, which coopsim "
+                               "does not read: a description's robot is the first <body> of "
+                               "its <worldbody>")
+    raise tree.error(tree.root, "the MJCF model has no <worldbody> with a <body> (a scene or "
+                                "an arena: no robot)")
 
 
 def _mjcf_obj_assets(tree: _Tree) -> tuple[tuple[str, bytes], ...]:
@@ -502,9 +538,10 @@ class _MjcfRead:
                                      0.0, 0.0, line=tree.line(body)))
         mass, com = self._mass(body, name)
         self.links.append(Link(name, first, mass, com=com, line=tree.line(body)))
-        for s in body.findall("site"):
-            self.sites.append(Site(tree.name(s, "site"), name,
-                                   tree.numbers(s, "pos", 3, (0.0,) * 3), tree.line(s)))
+        for s in body.findall("site"):  # a nameless one (MuJoCo's car) names no tool
+            if s.get("name", "").strip():
+                self.sites.append(Site(tree.name(s, "site"), name,
+                                       tree.numbers(s, "pos", 3, (0.0,) * 3), tree.line(s)))
         for child in body.findall("body"):
             self.body(child, name, cls)
 

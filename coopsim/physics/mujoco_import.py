@@ -187,9 +187,16 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     root = child.worldbody.first_body()
     if root is None:
         raise SimulationError(f"{mounted.description.source} has no body")
+    _name_nameless(root)
     for joint in list(root.joints):  # the mount's joint is the base's (fixed or floating)
         if joint.type == mujoco.mjtJoint.mjJNT_FREE:
             child.delete(joint)
+    root.mocap = False  # a mocap root (MuJoCo's sand castle) is moved by its base as well
+    # a root's own sleep policy (MuJoCo's sleeping humanoid) is a movable root's only: the
+    # attached root hangs on its mount
+    root.sleep = mujoco.mjtSleepPolicy.mjSLEEP_AUTO
+    for key in list(child.keys):  # keyframes count the file's joints, not the world's
+        child.delete(key)
     # the section's pose is the root body's: its own pos and orientation in the file (where
     # MuJoCo alone would put it in its world) would be added to the section's a second time
     root.pos, root.quat = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
@@ -211,6 +218,28 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     imported = Imported(mounted, attached)
     imported.mount = mount  # the body its links' poses are relative to (mujoco_links)
     return imported
+
+
+def _name_nameless(root) -> None:
+    """Give the bodies and joints of ``root``'s tree that the file leaves nameless (MuJoCo's
+    slider crank) the names coopsim read them by (:class:`coopsim.formats.robotxml._MjcfRead`:
+    ``body<k>``, the k-th link depth first; ``<body>_joint<n>``, the n-th joint, a jointless
+    body's fixed one counted), so that servos and link poses find them."""
+    links = joints = 0
+
+    def walk(body, parent: bool) -> None:
+        nonlocal links, joints
+        if not body.name:
+            body.name = f"body{links}"
+        for joint in body.joints:
+            if not joint.name:
+                joint.name = f"{body.name}_joint{joints}"
+            joints += 1
+        joints += 0 if body.joints or not parent else 1
+        links += 1
+        for sub in body.bodies:
+            walk(sub, True)
+    walk(root, False)
 
 
 COLLISION_GROUP = 3  # MuJoCo's geom group for collision geometry: images do not draw it

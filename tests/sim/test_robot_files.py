@@ -452,3 +452,205 @@ def test_an_mjcfs_obj_meshes_reach_mujoco_as_binary_stl_with_the_same_inertia(tm
     files = {mesh.name: mesh.file for mesh in sim.world.engine.spec.meshes}
     assert files["b/tri"].endswith(".stl")  # from memory
     assert files["b/quad"].endswith("quad.obj")  # a face of four corners: MuJoCo reads it
+
+
+def test_an_included_file_rooted_mujocoinclude_is_read(tmp_path):
+    # gymnasium-robotics' Adroit hand and kitchen: <mujocoinclude> roots were refused
+    body = ARM[ARM.index("<body name=\"base\""):ARM.index("</worldbody>")]
+    (tmp_path / "body.xml").write_text(f"<mujocoinclude>\n  {body}</mujocoinclude>\n")
+    (tmp_path / "arm.xml").write_text(
+        '<mujoco model="split_arm">\n  <compiler angle="radian"/>\n  <worldbody>\n'
+        '    <include file="body.xml"/>\n  </worldbody>\n</mujoco>\n')
+    sim = Simulation(load(str(scenario(tmp_path, ["description arm.xml", "name a",
+                                                  "position 0 0 0", "tool tip"]))))
+    assert body_pose(sim, "a/fore")[0] == pytest.approx([0, 0, 0.4], abs=1e-6)
+    (tmp_path / "body.xml").write_text(f"<robot>\n  {body}</robot>\n")
+    with pytest.raises(FileFormatError, match=r"body\.xml:1: an included file's root is "
+                                              r"<mujoco> or <mujocoinclude>, not <robot>"):
+        load(str(tmp_path / "s.scenario"))
+
+
+def _msh(vertices, faces) -> bytes:
+    """A MuJoCo MSH file: four int32 counts, the vertices, no normals or texture
+    coordinates, the faces."""
+    import struct
+    v = np.asarray(vertices, "<f4").ravel()
+    f = np.asarray(faces, "<i4").ravel()
+    return struct.pack("<4i", len(v) // 3, 0, 0, len(f) // 3) + v.tobytes() + f.tobytes()
+
+
+def test_a_msh_mesh_is_read_checked_and_drawn(tmp_path):
+    # robosuite's objects (can.msh) and dm_control's fruit fly: "mesh format '.msh' is not
+    # read", though MuJoCo reads them
+    from coopsim.formats.meshes import mesh_info
+    from coopsim.model.scenerydoc import mesh_triangles
+    from types import SimpleNamespace
+    tetra = _msh([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.2]],
+                 [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    (tmp_path / "tetra.msh").write_bytes(tetra)
+    info = mesh_info(tmp_path / "tetra.msh")
+    assert info.triangles == 4 and info.upper == pytest.approx((0.1, 0.1, 0.2))
+    assert mesh_triangles(SimpleNamespace(path=str(tmp_path / "tetra.msh"),
+                                          vertices=None)).shape == (4, 3, 3)
+    (tmp_path / "tip.xml").write_text(
+        '<mujoco model="tip">\n  <asset><mesh name="t" file="tetra.msh"/></asset>\n'
+        '  <worldbody>\n    <body name="b">\n      <joint name="j" axis="0 0 1"/>\n'
+        '      <geom type="mesh" mesh="t" mass="1"/>\n    </body>\n  </worldbody>\n'
+        '</mujoco>\n')
+    path = scenario(tmp_path, ["description tip.xml", "name t", "position 0 0 1"])
+    Simulation(load(str(path))).physics()
+    (tmp_path / "tetra.msh").write_bytes(tetra[:-4])  # truncated: MuJoCo refuses it too
+    with pytest.raises(FileFormatError, match=r"tip\.xml:2: mesh 'tetra\.msh': MSH header "
+                                              r"says 112 bytes, the file is 108"):
+        load(str(path))
+
+
+NAMELESS = """<mujoco model="crank">
+  <worldbody>
+    <body pos="0 0 0.1">
+      <joint damping=".1"/>
+      <geom type="capsule" size=".01" fromto="0 0 0 .2 0 0" mass="0.1"/>
+      <site pos=".1 0 0"/>
+      <body pos=".15 0 0">
+        <joint damping=".1"/>
+        <geom type="capsule" size=".01" fromto="0 -.15 0 0 0 0" mass="0.1"/>
+      </body>
+      <body pos=".2 0 0">
+        <geom type="sphere" size=".01" mass="0.1"/>
+        <body><joint type="slide" axis="1 0 0" range="-0.1 0.1"/>
+          <geom type="sphere" size=".01" mass="0.1"/></body>
+      </body>
+    </body>
+  </worldbody>
+  <keyframe><key qpos="0.1 0.2 0.05"/></keyframe>
+</mujoco>
+"""
+
+
+def test_nameless_bodies_joints_and_sites_load_and_hold(tmp_path):
+    # MuJoCo's slider crank and car: nameless joints were held by servos on joints MuJoCo
+    # did not know by coopsim's names ('NoneType' object has no attribute 'armature'), a
+    # nameless site refused ("a site needs a name")
+    from coopsim.sim.stepper import Stepper
+    (tmp_path / "crank.xml").write_text(NAMELESS)
+    sim = Simulation(load(str(scenario(tmp_path, ["description crank.xml", "name c",
+                                                  "position 0 0 0"]))))
+    Stepper(sim, mode="lockstep").tick()
+    model = sim.world.engine.model
+    names = {model.joint(j).name for j in range(model.njnt)}
+    assert {"c/body0_joint0", "c/body1_joint1", "c/body3_joint3"} <= names
+    assert body_pose(sim, "c/body3")[0] == pytest.approx([0.2, 0, 0], abs=1e-3)  # root at 0
+
+
+def test_a_keyframe_of_a_free_root_and_a_mocap_root_load(tmp_path):
+    # MuJoCo's humanoid (keyframes of 28 numbers after its free joint is dropped: "invalid
+    # qpos size") and sand castle (a mocap root: "not a fixed child of world")
+    (tmp_path / "ball.xml").write_text(BALL.format(joint='<freejoint name="root"/>').replace(
+        "</mujoco>", '<keyframe><key name="k" qpos="0 0 1 1 0 0 0 0.1"/></keyframe>\n'
+                     "</mujoco>"))
+    sim = Simulation(load(str(scenario(tmp_path, ["description ball.xml", "name b",
+                                                  "position 0 0 0.75"]))))
+    assert body_pose(sim, "b/torso")[0] == pytest.approx([0, 0, 0.75], abs=1e-3)
+    (tmp_path / "ball.xml").write_text(BALL.format(joint="").replace(
+        '<body name="torso"', '<body name="torso" mocap="true"'))
+    sim = Simulation(load(str(scenario(tmp_path, ["description ball.xml", "name b",
+                                                  "position 0 0 0.75", "base floating"]))))
+    assert body_pose(sim, "b/torso")[0] == pytest.approx([0, 0, 0.75], abs=1e-3)
+
+
+def test_the_robot_is_the_first_body_of_any_worldbody_and_a_vertex_cloud_is_a_hull(
+        tmp_path):
+    # MuJoCo's SDF plugin examples: an included scene's <worldbody> (a floor) comes first
+    # ("no <worldbody> with a <body>"), their die an OBJ of vertices only ("no triangles"),
+    # and the sleeping humanoid's root asks to sleep ("only allowed for movable root bodies")
+    (tmp_path / "scene.xml").write_text(
+        '<mujoco>\n  <worldbody>\n    <geom type="plane" size="1 1 .1"/>\n  </worldbody>\n'
+        '</mujoco>\n')
+    corners = "".join(f"v {x} {y} {z}\n" for x in (0, .1) for y in (0, .1) for z in (0, .1))
+    (tmp_path / "die.obj").write_text(corners)
+    (tmp_path / "die.xml").write_text(
+        '<mujoco model="die">\n  <include file="scene.xml"/>\n'
+        '  <asset><mesh name="die" file="die.obj"/></asset>\n  <worldbody>\n'
+        '    <body name="die" sleep="init">\n      <joint name="j" axis="0 0 1"/>\n'
+        '      <geom type="mesh" mesh="die" mass="1"/>\n    </body>\n  </worldbody>\n'
+        '</mujoco>\n')
+    path = scenario(tmp_path, ["description die.xml", "name d", "position 0 0 1"])
+    sim = Simulation(load(str(path)))
+    assert body_pose(sim, "d/die")[0] == pytest.approx([0, 0, 1], abs=1e-6)
+    (tmp_path / "die.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\n")  # no hull
+    with pytest.raises(FileFormatError, match=r"die\.xml:3: mesh 'die\.obj': mesh has no "
+                                              r"triangles"):
+        load(str(path))
+    # bodies a <replicate> makes come first: refused at its line, not read
+    (tmp_path / "die.xml").write_text(
+        '<mujoco model="dice">\n  <worldbody>\n    <replicate count="2" offset="1 0 0">\n'
+        '      <body><geom type="box" size=".1 .1 .1"/></body>\n    </replicate>\n'
+        '  </worldbody>\n</mujoco>\n')
+    with pytest.raises(FileFormatError, match=r"die\.xml:3: the model's bodies are made by "
+                                              r"<replicate>, which coopsim does not read"):
+        load(str(path))
+
+
+def test_what_pybullets_reader_takes_loads(tmp_path, caplog):
+    # pybullet_data: biped2d_pybullet.urdf (blank lines before <?xml ...?>), humanoid.urdf (a
+    # NUL after </robot>), spirit40newer.urdf (a joint with two <axis>: MuJoCo refused "repeated
+    # element"), diff_ring.urdf (a mesh named from the folder above the file's)
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "box.stl").write_text(
+        "solid b\n" + "".join(f"facet normal 0 0 1\nouter loop\nvertex {a}\nvertex {b}\n"
+                              f"vertex {c}\nendloop\nendfacet\n" for a, b, c in (
+                                  ("0 0 0", "0.1 0 0", "0 0.1 0"), ("0 0 0", "0 0.1 0", "0 0 0.1"),
+                                  ("0 0 0", "0 0 0.1", "0.1 0 0"),
+                                  ("0.1 0 0", "0 0 0.1", "0 0.1 0"))) + "endsolid b\n")
+    (tmp_path / "parts" / "arm.urdf").write_bytes(b"\n\n  " + TINY.replace(
+        '<axis xyz="0 1 0"/>\n    <limit lower="-2.0"',
+        '<axis xyz="0 1 0"/><axis xyz="1 0 0"/>\n    <limit lower="-2.0"').replace(
+        '<collision><origin xyz="0 0 0.1"/><geometry><box size="0.04 0.04 0.2"/></geometry>',
+        '<collision><origin xyz="0 0 0.1"/><geometry><mesh filename="parts/box.stl"/>'
+        '</geometry>').encode() + b"\0")
+    path = scenario(tmp_path, ["description parts/arm.urdf", "name a", "position 0 0 0",
+                               "tool tool"])
+    assert check(path).exit_code == 0
+    assert "arm.urdf:30: joint 'elbow': a second <axis> is ignored (the first counts)" \
+        in caplog.text
+    sim = Simulation(load(str(path)))
+    model = sim.world.engine.model
+    assert model.jnt_axis[model.joint("a/elbow").id] == pytest.approx([0, 1, 0])
+    assert model.nmesh == 1
+
+
+@pytest.mark.slow  # worker processes
+def test_the_sweep_counts_what_mujoco_loads_and_lists_the_rest(tmp_path):
+    # studies/robot_packages.py --sweep: a package's description files, MuJoCo or PyBullet
+    # the oracle; an included fragment is no file of its own, a bodiless one no robot
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
+    import robot_packages as rp
+    (tmp_path / "arm.xml").write_text(ARM)
+    (tmp_path / "part.xml").write_text("<mujoco><default/></mujoco>\n")
+    (tmp_path / "main.xml").write_text(ARM.replace("<worldbody>",
+                                                   '<include file="part.xml"/><worldbody>'))
+    (tmp_path / "arena.xml").write_text('<mujoco><worldbody><geom type="plane" size="1 1 .1"/>'
+                                        "</worldbody></mujoco>\n")
+    (tmp_path / "bad.xml").write_text(ARM.replace('joint="elbow"', 'joint="knee"'))
+    (tmp_path / "reach.xml").write_text(ARM.replace("<worldbody>", "<worldbody>\n    "
+                                                    '<replicate count="2" offset="1 0 0">'
+                                                    '<body><geom size=".1"/></body>'
+                                                    "</replicate>"))
+    (tmp_path / "package.xml").write_text("<package/>\n")  # ROS's: no MJCF
+    files = rp.robot_files(tmp_path)
+    assert [p.name for p in files] == ["arena.xml", "arm.xml", "bad.xml", "main.xml",
+                                       "reach.xml"]
+    rows = [{"package": "p", "file": p.name, "path": str(p)} for p in files]
+    for row, got in zip(rows, rp._run_tasks([("oracle", r["path"]) for r in rows])):
+        row.update(got)
+    loaded = [r for r in rows if r["oracle"]]
+    for row, got in zip(loaded, rp._run_tasks([("coopsim", r["path"]) for r in loaded])):
+        row.update(got)
+    by = {r["file"]: r for r in rows}
+    assert not by["bad.xml"]["oracle"] and "knee" in by["bad.xml"]["oracle_why"]
+    assert by["arm.xml"]["loads"] and by["main.xml"]["loads"]
+    assert "reach.xml:7: the model's bodies are made by <replicate>" in by["reach.xml"]["why"]
+    text = rp.sweep_table(rows)
+    assert "| p | 4 | 3 | 2 | 66.7 | 2 of 3 |" in text  # arena.xml: no robot, not counted
+    assert "Not robots" in text and "p arena.xml" in text
