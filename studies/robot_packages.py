@@ -149,7 +149,7 @@ def one(path: str, image: str = "", stands: bool = False) -> dict:
     from coopsim.sim.drivers import LocalRobot
     from coopsim.sim.simulation import Simulation
     from coopsim.sim.stepper import Stepper
-    import coopsim.physics.mujoco_engine  # noqa: F401 -- its import is not the robot's load
+    import coopsim.physics.mujoco.engine  # noqa: F401 -- its import is not the robot's load
     from coopsim.model.plugins import REGISTRIES
 
     for registry in REGISTRIES.values():  # the plugins' imports are the process's, not its

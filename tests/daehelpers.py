@@ -94,7 +94,7 @@ def peak(path: str) -> dict:
     indexed mesh) or the refusal."""
     import os
     os.environ["COOPSIM_MESH_CACHE"] = "off"
-    from coopsim.formats import collada
+    from coopsim.description import collada
     from coopsim.model.errors import FileFormatError
     base = _status("VmRSS")
     try:

@@ -78,7 +78,7 @@ def main() -> None:
         _bench("--robots", "3", "--engine", "aerial", "--robot-type", "crazyflie",
                "--threads", threads)
     _swarm()
-    from coopsim.physics import aerial_raykernel
+    from coopsim.physics.aerial import raykernel as aerial_raykernel
 
     aerial_raykernel._load()  # the aerial engine's range sensing (tests/physics/test_aerial_rays)
     try:

@@ -15,7 +15,7 @@ from .common import Case, alternate, build, count, flyers, per_call_ms, sizes, t
 def _renders() -> None:
     """Raise NotImplementedError with the sentence when MuJoCo's renderer cannot start here."""
     try:
-        from coopsim.physics.mujoco_renderproc import missing
+        from coopsim.physics.mujoco.renderproc import missing
     except ImportError as exc:
         raise NotImplementedError(f"no MuJoCo: {exc}") from None
     why = missing()

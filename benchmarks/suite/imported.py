@@ -14,7 +14,7 @@ it they are skipped.
   the baseline beside it, the same count of built-in ``irb120`` arms. Kind ``z1``: the
   Unitree Z1 (``z1.urdf``: 6 joints to ``link06``, its COLLADA visual meshes; issue 52's goal
   >= 1x real time at 100 arms on one core): the arms share one copy of their meshes in
-  MuJoCo's model (``physics.mujoco_import``; 100 copies of its 240,000 visual triangles took
+  MuJoCo's model (``physics.mujoco.imported``; 100 copies of its 240,000 visual triangles took
   over 20 GB, now 0.7 GB).
 """
 

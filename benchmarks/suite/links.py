@@ -25,8 +25,8 @@ def _document() -> dict:
     """The rover's links document (needs MuJoCo: NotImplementedError, asv skips, without)."""
     try:
         from coopsim.formats.description import load_description
-        from coopsim.model.imported import DescriptionSpec
-        from coopsim.physics.mujoco_links import links_document
+        from coopsim.description.robot import DescriptionSpec
+        from coopsim.physics.mujoco.links import links_document
         return links_document(load_description(DescriptionSpec(path=str(ROVER))))
     except ImportError as exc:
         raise NotImplementedError(f"mujoco is not installed: {exc}") from None

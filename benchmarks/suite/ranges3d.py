@@ -71,7 +71,7 @@ class Rays(Case):
 
 
 class AerialLidar3D(Lidar3D):
-    """:class:`Lidar3D` on the ``aerial`` engine (coopsim.physics.aerial_rays: one compiled cast
+    """:class:`Lidar3D` on the ``aerial`` engine (coopsim.physics.aerial.rays: one compiled cast
     of every ray against the floor, its walls and the other robots): 10 driving TurtleBot3s,
     each with a 16 x 360 lidar at 10 Hz, dt 0.02 s, one thread (the goal: >= 1x real time)."""
 
@@ -117,7 +117,7 @@ class AerialAltimeters(Case):
 def _warm_aerial_rays() -> None:
     """Load the aerial ray kernel now (what the background warm-up does), so the case times it
     and not its numpy twin."""
-    from coopsim.physics import aerial_raykernel as ark
+    from coopsim.physics.aerial import raykernel as ark
 
     if ark.WARM is not None:
         ark._load()

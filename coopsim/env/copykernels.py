@@ -11,7 +11,7 @@ chassis, less the radius, clipped to max_range; the bumper's contact flags) and 
 per-robot metric terms (the forward speed; the contact flags are the collisions).
 
 The per-robot bodies are the engine's and the ray caster's own inline functions
-(:func:`~coopsim.physics.kinematic_kernels.move_robot`, ``pair_push``, ``static_push``,
+(:func:`~coopsim.physics.kinematic.kernels.move_robot`, ``pair_push``, ``static_push``,
 ``floor_clamp``, ``finish_robot``; :func:`~coopsim.raycast.jitfan.fan_rays`, ``fan_grids``,
 ``fan_circles``: public, documented inline functions), so
 the model is the engine's: what differs from one world holding every copy is the robot pairs
@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from ..model.compiled import jit, prange, warmer
-from ..physics.kinematic_kernels import (DIFFERENTIAL, NONE, finish_robot, floor_clamp,
+from ..physics.kinematic.kernels import (DIFFERENTIAL, NONE, finish_robot, floor_clamp,
                                          move_robot, pair_push, static_push)
 from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
 
@@ -181,7 +181,7 @@ def _physics(lo, hi, act, pos, buf, start, yaw, heading, cmd, mode, state, conta
 def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:
     """Arguments of :func:`step_copies` for a tiny batch with the types a real one has (one
     robot a copy on an empty 4 x 4 m floor): calling it compiles, or loads, the kernel."""
-    from ..physics.kinematic import static_grid
+    from ..physics.kinematic.engine import static_grid
     from ..raycast.jitcast import static_grids
 
     n, beams = copies * agents, 11

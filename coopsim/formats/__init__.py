@@ -8,9 +8,9 @@ the specs and checks what needs the whole file; ``enginecheck.py`` whether an en
 and place it; ``check.py`` is ``coopsim check``. Every error is ``path:line: reason``.
 
 Robot description files (URDF, MJCF) are untrusted XML: ``description.py`` (their keys, the
-search path, ``package://``), ``robotxml.py`` and ``mjcfframes.py`` read them through
+search path, ``package://``), ``robotxml.py`` and ``description/mjcf.py`` read them through
 defusedxml within size limits; meshes (``meshes.py``: STL, OBJ; ``collada.py`` and
 ``daereader.py``: COLLADA) are bounded and cached by content (``meshcache.py``); non-physical
-inertias are repaired with a warning (``inertiarepair.py``). ``maps.py`` turns map images into
+inertias are repaired with a warning (``description/inertia.py``). ``maps.py`` turns map images into
 walls; ``folders.py`` says which folders a network request may read or write.
 """

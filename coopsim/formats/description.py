@@ -4,10 +4,10 @@
 A ``[ROBOT_n]`` section names the file with ``description PATH`` and may add ``base``,
 ``search`` and the per-module keys of :data:`DESCRIPTION_KEYS` (one row per key: the other
 modules' keys are rows of the same table). :func:`description_spec` turns a parsed section into
-a :class:`~coopsim.model.imported.DescriptionSpec`; :func:`load_description` reads the file
+a :class:`~coopsim.description.robot.DescriptionSpec`; :func:`load_description` reads the file
 (defusedxml: no DTD, no entity, no external entity; bounded in bytes, links, joints and mesh
 triangles), resolves its meshes through the search path and checks it
-(:mod:`coopsim.formats.robotxml`), or raises ``FileFormatError`` at the file's line: nothing is
+(:mod:`coopsim.description.robotxml`), or raises ``FileFormatError`` at the file's line: nothing is
 half-loaded.
 
 Paths: ``description`` and ``search`` are relative to the scenario's folder; a mesh is relative
@@ -32,10 +32,10 @@ import defusedxml.ElementTree as DET
 import numpy as np
 
 from ..model.errors import CoopsimError, FileFormatError, NotAllowedError
-from ..model.imported import BASES, Description, DescriptionSpec, Mesh, imported_type, type_label
+from ..description.robot import BASES, Description, DescriptionSpec, Mesh, imported_type, type_label
 from ..model.plugins import ROBOT_TYPES
-from . import robotxml
-from .meshes import mesh_info
+from ..description import robotxml
+from ..description.meshes import mesh_info
 from .sections import Bad, Key, PathLike, Section, fixed, open_regular, pick, real
 
 SUFFIXES = (".urdf", ".xml", ".mjcf")
@@ -119,7 +119,7 @@ class DescKey:
     modules: tuple[str, ...] = ()
 
 
-ARM = ("joints", "tool", "force", "pose")  # an arm's modules (coopsim.model.imported_arm)
+ARM = ("joints", "tool", "force", "pose")  # an arm's modules (coopsim.description.arm)
 #: The per-module keys of a described robot, one row each (docs/files.md's table).
 DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
     DescKey("tool", _names("link or site", 1, 1), "link_or_site",
@@ -337,7 +337,7 @@ def mesh_reader(spec: DescriptionSpec, folders=None):
     """The function the tree checks call for each mesh a description names:
     ``(name, line, scale, use) -> Mesh`` (``use`` ``file``: another file MuJoCo reads, only
     found and confined), the file resolved (:func:`resolve`), confined to
-    ``folders`` when given, and checked (:func:`coopsim.formats.meshes.mesh_info`), with a
+    ``folders`` when given, and checked (:func:`coopsim.description.meshes.mesh_info`), with a
     running total of triangles bounded by :data:`MAX_ROBOT_TRIANGLES`.
 
     Raises (from the returned function):
@@ -476,7 +476,7 @@ def described_robot(section: Section, path: PathLike, folders=None,
                     taken: dict | None = None) -> tuple:
     """The robot type label and the :class:`DescriptionSpec` of a ``[ROBOT_n]`` section: the
     section's ``type`` and None when it names no description; else the type derived from the
-    file (:func:`coopsim.model.imported.imported_type`: the section's ``type`` or the
+    file (:func:`coopsim.description.robot.imported_type`: the section's ``type`` or the
     description's name), registered in this process.
 
     Args:

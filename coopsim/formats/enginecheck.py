@@ -97,7 +97,7 @@ _SHAPES = {"box": ("size",), "sphere": ("radius",), "cylinder": ("radius", "leng
 
 
 def _at_line(exc: FileFormatError) -> FileFormatError:
-    """MuJoCo's refusal of a description file (:func:`coopsim.physics.mujoco_import.refusal`)
+    """MuJoCo's refusal of a description file (:func:`coopsim.physics.mujoco.imported.refusal`)
     at the file's line of what its message names: an element of that name (its prefix
     ``exc.prefix`` taken off; an URDF's mesh by its file's stem), the root link
     (``exc.root_line``) for the base it is welded in, the first shape of a zero size for a

@@ -2,7 +2,7 @@
 *Meshes and terrain*): their keys, and the frozen specs of :mod:`coopsim.model.scenery` built
 from them with the files they name read and checked.
 
-A mesh file is read by :mod:`coopsim.formats.meshes` (its triangles counted, its bounds found,
+A mesh file is read by :mod:`coopsim.description.meshes` (its triangles counted, its bounds found,
 its limits checked); a height field's image by Pillow (PNG and PGM, the ``maps`` extra), its
 size checked from its header before its pixels are decoded. Every problem is a
 :class:`~coopsim.model.errors.FileFormatError` at the line that names the file or the value.
@@ -98,7 +98,7 @@ def mesh(section: Section, path: PathLike, folders=None) -> sc.MeshSpec:
     Raises:
         FileFormatError: a missing or malformed file, too many triangles, absurd extents.
     """
-    from . import meshes  # the description loader's reader: STL and OBJ
+    from ..description import meshes  # the description loader's reader: STL and OBJ
     where = _file(section, "file", path, MESH_SUFFIXES, folders)
     line = section.line_of("file")
     try:
@@ -130,7 +130,7 @@ def _check_extent(section: Section, path: PathLike, extent: np.ndarray) -> None:
 def _ascii_vertices(where: str) -> np.ndarray | None:
     """The triangles' corners of an ASCII STL (MuJoCo reads only binary STL), as the mesh
     reader converts it; None for any other file."""
-    from . import meshes
+    from ..description import meshes
     binary = meshes.ascii_stl_as_binary(where)
     if binary is None:
         return None

@@ -8,7 +8,7 @@ step sends no shape: only the links' frames, on ``/tf/arms`` (``foxglove.FrameTr
 stream's ``link_q`` columns). Shapes: a box a CubePrimitive, a sphere or ellipsoid a
 SpherePrimitive, a cylinder a CylinderPrimitive, a capsule a cylinder and two spheres, a mesh
 a TriangleListPrimitive of its file's triangles (a live run: the robot type of this process
-knows each mesh's file, :attr:`~coopsim.model.imported.ImportedType.DESCRIPTION`; a file of
+knows each mesh's file, :attr:`~coopsim.description.robot.ImportedType.DESCRIPTION`; a file of
 over 20,000 triangles decimated as ``/sim`` 27 serves it, model/meshwire.py) or, where
 the file is not known here (an export or replay in another process: the document names only
 basenames) or cannot be read, the box of its bounds. Frames and units: m; Foxglove's

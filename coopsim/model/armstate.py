@@ -33,7 +33,7 @@ def arm_document(arm: ArmSpec) -> dict:
     """``arm`` as a JSON-ready dict (docs/protocol.md, a robot's ``arm``): every field of the
     :class:`ArmSpec` by its name, tuples as lists, its links as a list of every
     :class:`LinkSpec` field, its gripper as a dict of the :class:`GripperSpec` or None. An
-    arm from a description file (:class:`~coopsim.model.imported_arm.ImportedArmSpec`) says
+    arm from a description file (:class:`~coopsim.description.arm.ImportedArmSpec`) says
     the same fields: what the engine alone needs stays out of the document."""
     doc = asdict(arm)
     return _plain({f.name: doc[f.name] for f in fields(ArmSpec)})

@@ -110,7 +110,7 @@ def too_many_objects(count: int) -> str:
 SIZE = Limit(0.001, 1000.0, "m")
 MASS = Limit(0.001, 10000.0, "kg", zero=True)
 # a link's mass in a description file: a tiny or zero one is repaired with a warning
-# (formats/inertiarepair.py: a 1 mg antenna as shipped), the top bound is every mass's
+# (description/inertia.py: a 1 mg antenna as shipped), the top bound is every mass's
 LINK_MASS = Limit(0.0, MASS.high, "kg")
 POSITION = Limit(-10000.0, 10000.0, "m")
 YAW = Limit(-2 * math.pi, 2 * math.pi, "rad", degrees=True)

@@ -10,7 +10,7 @@ its moving joints as the ``posture`` module's columns ``link_q1``..``link_q32``.
 only, turns the two into every link's pose in the world frame: the viewer (2D outlines, the 3D
 view), Foxglove's scene and ROS 2's ``/tf`` all draw from it.
 
-The ``links`` document (:func:`coopsim.physics.mujoco_links.links_document` makes it from the
+The ``links`` document (:func:`coopsim.physics.mujoco.links.links_document` makes it from the
 model MuJoCo compiled of the file, so an URDF and an MJCF read the same)::
 
     {"root": "panda_link0",            # the description's root link

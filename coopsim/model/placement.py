@@ -10,7 +10,7 @@ the loaders say ``file:line`` (:func:`coopsim.formats.enginecheck.check_engine`)
 (:class:`coopsim.sim.world.World`).
 
 Each object and each body of a robot section is seen as *solids* the way the mujoco engine
-builds them (:mod:`coopsim.physics.mujoco_build`): a box's or cylinder's outline on the floor (a
+builds them (:mod:`coopsim.physics.mujoco.build`): a box's or cylinder's outline on the floor (a
 polygon shape as its bounding box) extruded over its height, a sphere as a ball. A movable
 object stands on the floor unless its bottom is above it (its centre at max(z, height / 2));
 a ground robot's shapes stand on its origin (``BodySpec.z``), a flyer's are centred on it.

@@ -184,7 +184,7 @@ class Assembly:
         arms: 3D serial manipulators mounted on its bodies (engines with the ``arms``
             feature build them).
         imports: Description files (URDF, MJCF) mounted on its bodies, each a
-            :class:`~coopsim.model.imported.Mounted` (engines with the ``descriptions``
+            :class:`~coopsim.description.robot.Mounted` (engines with the ``descriptions``
             feature build them).
     """
 

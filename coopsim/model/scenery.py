@@ -3,7 +3,7 @@ height field from a grey image (normative syntax: ``docs/files.md``, *Meshes and
 
 The parser (:mod:`coopsim.formats.scenery`) reads the files, checks them against the limits
 below and builds these frozen specs; the mujoco engine builds them
-(:mod:`coopsim.physics.mujoco_scenery`); the 2D engines refuse a world that has them.
+(:mod:`coopsim.physics.mujoco.scenery`); the 2D engines refuse a world that has them.
 
 Frames and units: world frame (z up), metres, radians. A mesh's vertices are in its file's
 own frame and units, multiplied by ``scale`` and then turned and moved by its pose. A height

@@ -25,7 +25,7 @@ from .scenery import MeshSpec, TerrainSpec, hull, rotation
 #: pixels nearest to an even spacing, corners included): 33 x 33 floats at most.
 GRID_MAX = 33
 #: The largest mesh file read, bytes: the bound the world and description loads check
-#: (coopsim.formats.meshes.MAX_MESH_BYTES; model/ cannot import formats/).
+#: (coopsim.description.meshes.MAX_MESH_BYTES; model/ cannot import formats/).
 MESH_FILE_BYTES = 64 << 20
 _STL_RECORD = np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
 
@@ -99,7 +99,7 @@ def _grid(t: TerrainSpec) -> tuple[tuple, float, float]:
 
 
 #: Suffix -> (path -> (n, 3, 3) triangles) of formats a lower layer cannot read itself: the
-#: file readers register here (coopsim.formats.collada: ``.dae``), so model/ imports no format.
+#: file readers register here (coopsim.description.collada: ``.dae``), so model/ imports no format.
 READERS: dict = {}
 
 

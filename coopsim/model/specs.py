@@ -292,7 +292,7 @@ class RobotSpec:
         drivers: In-process controllers (see :class:`DriverSetting`).
         line: Line of the section header.
         description: The robot's description file and its keys
-            (:class:`~coopsim.model.imported.DescriptionSpec`), or None for a built-in type.
+            (:class:`~coopsim.description.robot.DescriptionSpec`), or None for a built-in type.
         external: How its pose comes from outside (:class:`ExternalSpec`), or None for a
             simulated robot.
     """

@@ -6,7 +6,7 @@
 call; ``engine3d.py`` gives the 3D calls' 2D answers; ``shapes.py`` the geometry engines share.
 Code outside this package uses an engine through that interface alone.
 
-The engines, each registered by entry point like any plugin: ``pymunk_engine.py`` (2D
+The engines, each registered by entry point like any plugin: ``pymunk/engine.py`` (2D
 dynamics, the default), ``kinematic*.py`` (2D swarms: compiled kernels, a numpy twin, grids,
 a small world's step in one call), ``mujoco_*.py`` (3D on MuJoCo: the only modules importing
 it, and only when the engine is chosen; arms, described robots, scenery, rays, images rendered

@@ -7,7 +7,7 @@ to :meth:`Engine.set_robots`, which is the row order of every array the simulati
 
 Two engines ship: ``pymunk`` (rigid-body dynamics: pushing, stalling, joints, carried bars) and
 ``kinematic`` (commanded motion with overlap resolution in numba kernels, numpy without numba,
-for swarms; :mod:`coopsim.physics.kinematic` states its rules). A new
+for swarms; :mod:`coopsim.physics.kinematic.engine` states its rules). A new
 engine implements this class and registers under ``coopsim.engines`` (docs/plugins.md). The
 3D calls (flight, arms, described robots, images) and a 2D engine's answers to them are its base
 :class:`~coopsim.physics.engine3d.Engine3D`.
@@ -38,7 +38,7 @@ from .shapes import bottom, floats
 #: (:meth:`Engine.attach`, a gripper's hold); ``swarm``: built for thousands of robots a step
 #: (what ``coopsim bench realtime`` runs by default); ``batch``: the engine batched learning
 #: worlds run on (:mod:`coopsim.env.batch`: K copies side by side, rows reset between steps);
-#: ``copies``: the engine whose per-robot bodies (:mod:`coopsim.physics.kinematic_kernels`) the
+#: ``copies``: the engine whose per-robot bodies (:mod:`coopsim.physics.kinematic.kernels`) the
 #: copies batch backend's compiled step inlines (:mod:`coopsim.env.copykernels`); it answers
 #: :meth:`Engine.copy_template` (the arrays those bodies need).
 #: ``flight``: bodies free in 3D (six degrees of freedom, gravity) driven by body-frame
@@ -70,7 +70,7 @@ class Handles:
         robots: Member name -> the handle :meth:`Engine.set_robots` takes for it.
         arms: Arm key -> the handle :meth:`Engine.arm_state` and the other arm calls take.
         imports: Mounted description key -> the engine's handle of it (an imported robot:
-            :mod:`coopsim.physics.mujoco_import`).
+            :mod:`coopsim.physics.mujoco.imported`).
         items: The engine's own bookkeeping (what to remove).
     """
 

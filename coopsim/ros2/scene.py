@@ -99,8 +99,8 @@ class Described:
 def described(robot: dict) -> Described | None:
     """A layout robot's :class:`Described`, when its type is imported from a description
     file registered in this process (the live run's; an export's when its scenario loads)."""
-    from ..model.imported import ImportedType
-    from ..model.imported_frames import link_frames
+    from ..description.robot import ImportedType
+    from ..description.frames import link_frames
 
     label, doc = robot.get("type"), links_of(robot)
     kind = ROBOT_TYPES.get(label) if label in ROBOT_TYPES else None

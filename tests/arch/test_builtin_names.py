@@ -27,8 +27,8 @@ ALLOWED = {
     ("model/kernel.py", "pose"): "the frame array a kernel view names (frame.pose), not the module",
     ("model/kernel.py", "velocity"): "the frame array a kernel view names (frame.velocity)",
     ("formats/description.py", "mujoco"): "the MJCF root element's tag (<mujoco>), not the engine",
-    ("formats/mjcfframes.py", "velocity"): "MJCF's <velocity> actuator element, not the module",
-    ("physics/mujoco_import.py", "servos"): "the Mounted field of a description's held joints "
+    ("description/mjcf.py", "velocity"): "MJCF's <velocity> actuator element, not the module",
+    ("physics/mujoco/imported.py", "servos"): "the Mounted field of a description's held joints "
                                             "(read with getattr), not the module's label",
     ("app/analyze.py", "tracking"): "the `coopsim analyze tracking` subcommand's name",
     ("app/cli_bench.py", "tracking"): "the `coopsim analyze tracking` subcommand's name",
@@ -48,7 +48,7 @@ ALLOWED = {
     ("model/orders.py", "formation"): "a squad order's formation",
     ("model/robot_type.py", "velocity"): "the velocity drive kind",
     ("model/robot_type.py", "kinematic"): "the kinematic body kind (moved, never pushed)",
-    ("physics/pymunk_build.py", "kinematic"): "the kinematic body kind (moved, never pushed)",
+    ("physics/pymunk/build.py", "kinematic"): "the kinematic body kind (moved, never pushed)",
     ("physics/engine.py", "velocity"): "the velocity drive feature",
     ("model/robot_type.py", "rotors"): "the rotors drive kind (a body-frame wrench)",
     ("physics/engine.py", "rotors"): "the rotors drive kind an engine needs flight for",
@@ -85,13 +85,13 @@ ALLOWED = {
                                          "robot's type (its module list, as a type declares)",
     ("formats/description.py", "pose"): "a module the tool and gripper keys give a described "
                                         "robot's type (its module list, as a type declares)",
-    ("model/imported_arm.py", "gripper"): "the [ROBOT_n] gripper key an arm's error points at",
-    ("model/imported_arm.py", "tool"): "the [ROBOT_n] tool key an arm is read from",
-    ("model/imported_mobile.py", "rotors"): "the [ROBOT_n] rotors key of a described robot",
-    ("model/imported_mobile.py", "velocity"): "a planar base's velocity drive kind (base "
+    ("description/arm.py", "gripper"): "the [ROBOT_n] gripper key an arm's error points at",
+    ("description/arm.py", "tool"): "the [ROBOT_n] tool key an arm is read from",
+    ("description/mobile.py", "rotors"): "the [ROBOT_n] rotors key of a described robot",
+    ("description/mobile.py", "velocity"): "a planar base's velocity drive kind (base "
                                               "planar), not the module",
-    ("formats/robotxml.py", "velocity"): "the URDF <limit velocity> attribute",
-    ("formats/robotxml.py", "mujoco"): "the MJCF root element and the URDF <mujoco> element",
+    ("description/robotxml.py", "velocity"): "the URDF <limit velocity> attribute",
+    ("description/robotxml.py", "mujoco"): "the MJCF root element and the URDF <mujoco> element",
     ("app/run.py", "external"): "the summary's external robots line, not the rule",
     ("formats/files.py", "external"): "the [ROBOT_n] external key, not the rule",
     ("formats/keys.py", "external"): "the [ROBOT_n] external key, not the rule",
@@ -152,7 +152,7 @@ def named_in_core() -> frozenset[tuple[str, str, int]]:
 def test_the_core_names_no_builtin_plugin():
     assert {"single", "sonar", "motors", "ctf", "monitors", "min_sonar", "pymunk",
             "kinematic"} <= set(builtin_labels())
-    assert PACKAGE / "physics" / "pymunk_engine.py" in plugin_files()
+    assert PACKAGE / "physics" / "pymunk/engine.py" in plugin_files()
     named = sorted(f"coopsim/{f}:{line}: {label!r}" for f, label, line in named_in_core()
                    if (f, label) not in ALLOWED)
     assert named == [], "built-in plugins named in the core:\n" + "\n".join(named)

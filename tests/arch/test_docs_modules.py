@@ -34,7 +34,7 @@ def test_both_engine_lists_name_every_engine():
 def test_the_mujoco_rows_substep_rule_is_the_engines():
     pytest.importorskip("mujoco")
     from coopsim.model.specs import FloorSpec
-    from coopsim.physics.mujoco_engine import MAX_SUBSTEP, MujocoEngine
+    from coopsim.physics.mujoco.engine import MAX_SUBSTEP, MujocoEngine
 
     row = next(line for line in ROBOTS.splitlines() if line.startswith("| `mujoco` |"))
     assert f"n = ceil(dt / {MAX_SUBSTEP * 1000:g} ms)" in row

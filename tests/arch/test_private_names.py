@@ -2,7 +2,7 @@
 name (one leading underscore) from another sub-package, nor reads one off a module of another
 sub-package it imported (``from ..raycast import auto`` then ``auto._policy()``). What one
 sub-package needs of another is made public and documented there (the copies backend's kernel
-inlines ``kinematic_kernels.move_robot`` and ``jitfan.fan_rays``; the engine answers
+inlines ``kinematic.kernels.move_robot`` and ``jitfan.fan_rays``; the engine answers
 ``copy_template()``). Engines themselves are guarded by tests/arch/test_engine_seam.py. An ast
 scan of every module of the package; dunders (``__version__``) are public."""
 
@@ -83,7 +83,7 @@ def _dotted(path: Path) -> str:
 
 def test_the_scan_catches_what_the_copies_backend_did():
     """The imports and reads coopsim/env once had (the test fails on them)."""
-    old = ("from ..physics.kinematic_kernels import (DIFFERENTIAL, NONE, _finish_robot,\n"
+    old = ("from ..physics.kinematic.kernels import (DIFFERENTIAL, NONE, _finish_robot,\n"
            "                                         _pair)\n"
            "from ..raycast.jitfan import _circles\n"
            "from ..raycast import jitgrid\n"
@@ -93,8 +93,8 @@ def test_the_scan_catches_what_the_copies_backend_did():
            "    return jitgrid._policy(), jc._shapes, jitgrid.build()\n")
     found = violations(old, "coopsim.env.copies")
     assert [v.split(": ", 1)[1] for v in found] == [
-        "from coopsim.physics.kinematic_kernels import _finish_robot",
-        "from coopsim.physics.kinematic_kernels import _pair",
+        "from coopsim.physics.kinematic.kernels import _finish_robot",
+        "from coopsim.physics.kinematic.kernels import _pair",
         "from coopsim.raycast.jitfan import _circles",
         "from coopsim.raycast.jitcast import _grid",
         "coopsim.raycast.jitcast._shapes",
@@ -106,7 +106,7 @@ def test_the_scan_lets_a_sub_package_use_its_own_private_names():
            "from ..physics import kinematic_numpy\n"
            "from .. import __version__\n"
            "x = kinematic_numpy._cells(1, 2)\n")
-    assert violations(own, "coopsim.physics.kinematic_small") == []
+    assert violations(own, "coopsim.physics.kinematic.small") == []
     assert violations("from coopsim import __version__\n", "coopsim.app.cli") == []
     # a package's __init__ is in its own sub-package
     assert violations("from .jitcast import _grid\n", "coopsim.raycast.__init__") == []

@@ -1,4 +1,4 @@
-"""Hostile COLLADA files (coopsim/formats/daereader.py, docs/reliability.md *Mesh files*):
+"""Hostile COLLADA files (coopsim/description/daereader.py, docs/reliability.md *Mesh files*):
 each refused with ``file:line: what is wrong`` (``coopsim check`` and ``run`` exit 2, no
 traceback) or read within its bounds: nesting does not recurse, instances are counted before
 they are transformed, the limit said is the documented one, a valid 50 MB array is read in
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import daehelpers as dae
-from coopsim.formats import collada, daereader
+from coopsim.description import collada, daereader
 from coopsim.model.errors import FileFormatError
 from rechelpers import run_cli
 

@@ -1,4 +1,4 @@
-"""coopsim's COLLADA reader (coopsim/formats/daereader.py) gives pycollada's triangles to the
+"""coopsim's COLLADA reader (coopsim/description/daereader.py) gives pycollada's triangles to the
 bit (pycollada, the ``test`` extra, is the oracle: coopsim reads every file itself), and the
 decimation on its indexed mesh gives the soup's triangles to the bit.
 
@@ -19,7 +19,7 @@ import pytest
 
 pycollada = pytest.importorskip("collada")
 
-from coopsim.formats import collada, daereader, numbertext  # noqa: E402
+from coopsim.description import collada, daereader, numbertext  # noqa: E402
 from coopsim.model.errors import FileFormatError  # noqa: E402
 
 #: Files of example-robot-data and what each shows.

@@ -46,7 +46,7 @@ def test_an_mjcf_mass_beyond_the_bounds_is_refused_at_its_line(tmp_path):
 
 def test_a_tiny_link_mass_is_repaired_not_refused(tmp_path):
     """A 1 mg link (TIAGo's antenna as shipped) is under every other mass's 1 g bound: a link's
-    mass is repaired with a warning instead (formats/inertiarepair.py)."""
+    mass is repaired with a warning instead (description/inertia.py)."""
     tiny = (DATA / "tiny_arm.urdf").read_text().replace('<mass value="1.0"/>',
                                                         '<mass value="1e-06"/>')
     spec = _load(tmp_path, "arm.urdf", tiny)

@@ -13,7 +13,7 @@ import pytest
 from coopsim.formats.description import MAX_BYTES
 from coopsim.formats.files import load_scenario, parse_scenario
 from coopsim.model.errors import FileFormatError, NotAllowedError
-from coopsim.model.imported import DescriptionSpec, ImportedType
+from coopsim.description.robot import DescriptionSpec, ImportedType
 from coopsim.model.plugins import ROBOT_TYPES
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "descriptions"
@@ -193,7 +193,7 @@ def test_a_floating_base_is_a_free_body_and_an_mjcf_arms_servos_replace_its_actu
         next(model.body(i).id for i in range(model.nbody) if model.body(i).name ==
              "arm1/base_link")]).id == free[0]
     # with a tool its joints are an arm's: coopsim's servos drive them, the file's own actuator
-    # on the shoulder would fight them (coopsim.physics.mujoco_imported_arm)
+    # on the shoulder would fight them (coopsim.physics.mujoco.imported_arm)
     names = [model.actuator(i).name for i in range(model.nu)]
     assert "arm2/shoulder_servo" not in names and "arm2/shoulder/servo" in names
     assert model.jnt_range[model.joint("arm2/elbow").id] == pytest.approx([-2.0944, 2.0944],

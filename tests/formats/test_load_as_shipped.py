@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coopsim.formats.collada import MUJOCO_FACES, dae_triangles, decimated, stl_bytes
+from coopsim.description.collada import MUJOCO_FACES, dae_triangles, decimated, stl_bytes
 from coopsim.formats.files import load_scenario
 from coopsim.model.errors import FileFormatError
 from coopsim.model.plugins import ROBOT_TYPES
@@ -72,8 +72,8 @@ def test_a_package_uri_collada_mesh_loads_compiles_and_is_drawn(tmp_path):
     assert mesh.path == str(package / "meshes" / "cube.dae") and mesh.triangles == 12
     assert np.allclose(mesh.bounds, ((0, 0, 0), (0.2, 0.2, 0.2)))  # the visual's scale 2
     assert [name for name, _ in d.assets] == ["coopsim_dae_0.stl"]
-    from coopsim.physics.mujoco_import import description_spec
-    from coopsim.physics.mujoco_links import links_document
+    from coopsim.physics.mujoco.imported import description_spec
+    from coopsim.physics.mujoco.links import links_document
     model = description_spec(d).compile()
     assert model.nmesh == 2 and list(model.mesh_facenum) == [12, 12]  # a mesh per scale
     fore = next(link for link in links_document(d)["links"] if link["name"] == "fore")
@@ -176,7 +176,7 @@ def test_coopsim_check_exits_2_on_a_lie_and_0_with_a_repair_warning(tmp_path):
 
 def test_the_links_document_lists_a_root_mujoco_made_its_world(tmp_path):
     pytest.importorskip("mujoco")
-    from coopsim.physics.mujoco_links import links_document
+    from coopsim.physics.mujoco.links import links_document
     world = ARM.replace('<robot name="tiny_arm">', '<robot name="tiny_arm">\n<link name="world"/>'
                         '<joint name="to_world" type="fixed"><parent link="world"/>'
                         '<child link="base_link"/><origin xyz="0 0 0.2"/></joint>')
@@ -193,7 +193,7 @@ def test_the_links_document_lists_a_root_mujoco_made_its_world(tmp_path):
 
 def test_two_mesh_files_of_one_basename_are_told_apart_in_the_links_document(tmp_path):
     pytest.importorskip("mujoco")
-    from coopsim.physics.mujoco_links import links_document
+    from coopsim.physics.mujoco.links import links_document
     from coopsim.sim.meshsource import mesh_source
     for folder, size in (("torso", 0.1), ("gripper", 0.02)):
         (tmp_path / folder).mkdir()

@@ -1,4 +1,4 @@
-"""The converted-mesh cache (coopsim.formats.meshcache; docs/robots.md, *Robots loaded
+"""The converted-mesh cache (coopsim.description.meshcache; docs/robots.md, *Robots loaded
 as shipped*): a COLLADA file's triangles are kept by content in the cache folder and
 served from it to a later read that would parse the file again; a damaged entry is read
 again from the file and rewritten; ``COOPSIM_MESH_CACHE=off`` writes nothing; a file's
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coopsim.formats import collada
+from coopsim.description import collada
 from coopsim.model.errors import FileFormatError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "descriptions"

@@ -1,5 +1,5 @@
 """Mesh files (STL binary and ASCII, OBJ): triangle counts and bounds read cheaply, limits and
-malformed files refused with file:line (coopsim.formats.meshes), and a description's meshes
+malformed files refused with file:line (coopsim.description.meshes), and a description's meshes
 found through ``package://`` and its search folders, then built on MuJoCo."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from coopsim.formats.files import load_scenario
-from coopsim.formats.meshes import mesh_info
+from coopsim.description.meshes import mesh_info
 from coopsim.model.errors import FileFormatError
 from coopsim.model.plugins import ROBOT_TYPES
 
@@ -65,7 +65,7 @@ def test_malformed_meshes_are_refused(tmp_path):
         mesh_info(bad)
     assert info.value.line == 2
     with pytest.raises(FileFormatError, match="is not read"):
-        mesh_info(tmp_path / "robot.ply")  # COLLADA (.dae) is read: formats/collada.py
+        mesh_info(tmp_path / "robot.ply")  # COLLADA (.dae) is read: description/collada.py
     with pytest.raises(FileFormatError, match="no such mesh file"):
         mesh_info(tmp_path / "gone.stl")
 

@@ -40,8 +40,8 @@ def _reads_limit(x):
 def test_the_kernel_modules_are_found_from_the_code():
     found = compiled.kernel_modules()
     for name in ("coopsim.raycast.jitcast", "coopsim.model.noise_kernels",
-                 "coopsim.plugins.modules.groundfused", "coopsim.physics.kinematic_kernels",
-                 "coopsim.physics.aerial_kernels", "coopsim.env.copykernels"):
+                 "coopsim.plugins.modules.groundfused", "coopsim.physics.kinematic.kernels",
+                 "coopsim.physics.aerial.kernels", "coopsim.env.copykernels"):
         assert name in found
     assert "coopsim.app.cli" not in found and "coopsim.client.client" not in found
 

@@ -54,7 +54,7 @@ def test_a_python_thread_counts_while_a_kernel_runs():
 
 
 def test_every_kernel_is_compiled_nogil():
-    from coopsim.physics import kinematic_kernels, kinematic_small
+    from coopsim.physics.kinematic import kernels as kinematic_kernels, small as kinematic_small
     from coopsim.raycast import jitcast, jitfan, jitgrid, jitwalk
 
     kernels = [v for m in (kinematic_kernels, kinematic_small, jitcast, jitfan, jitgrid,
@@ -105,7 +105,7 @@ def test_an_uncounted_kernel_is_keyed_apart_and_gives_the_same_result():
 def test_the_hot_flying_kernels_are_uncounted():
     """The fused tick and the kernels it calls on every drone count no array (the 1,000
     Crazyflies' tick spent most of its ray cast on the counts: docs/performance.md)."""
-    from coopsim.physics import aerial_kernels, aerial_raykernel
+    from coopsim.physics.aerial import kernels as aerial_kernels, raykernel as aerial_raykernel
     from coopsim.plugins.modules import flyfused, flying
     from coopsim.swarm import flight_kernels
 

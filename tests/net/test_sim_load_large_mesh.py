@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 from coopsim.formats.files import load  # noqa: E402
-from coopsim.formats.meshes import MAX_STL_TRIANGLES  # noqa: E402
+from coopsim.description.meshes import MAX_STL_TRIANGLES  # noqa: E402
 from coopsim.model.errors import CoopsimError  # noqa: E402
 from coopsim.net import protocol as p  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402

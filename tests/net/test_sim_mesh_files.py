@@ -80,6 +80,6 @@ def test_the_reader_refuses_before_reading(tmp_path):
 
 
 def test_the_bound_is_the_loads_bound():
-    from coopsim.formats.meshes import MAX_MESH_BYTES
+    from coopsim.description.meshes import MAX_MESH_BYTES
 
     assert MESH_FILE_BYTES == MAX_MESH_BYTES

@@ -14,7 +14,7 @@ pytest.importorskip("mujoco")
 from coopsim.model import limits  # noqa: E402
 from coopsim.model.specs import ObjectSpec  # noqa: E402
 from coopsim.net import protocol as p  # noqa: E402
-from coopsim.physics import mujoco_build as mb  # noqa: E402
+from coopsim.physics.mujoco import build as mb  # noqa: E402
 
 from helpers import robot, scenario  # noqa: E402
 from nethelpers import Peer, live, lookup, wait_until  # noqa: E402

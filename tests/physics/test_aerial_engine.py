@@ -18,9 +18,9 @@ from coopsim.model.errors import SimulationError
 from coopsim.model.plugins import ENGINES
 from coopsim.model.robot_type import Assembly, BodySpec, JointSpec, MemberSpec, ShapeSpec
 from coopsim.model.specs import FloorSpec, ObjectSpec, RobotSpec
-from coopsim.physics import aerial_kernels
-from coopsim.physics.aerial import AerialEngine
-from coopsim.physics.kinematic import KinematicEngine
+from coopsim.physics.aerial import kernels as aerial_kernels
+from coopsim.physics.aerial.engine import AerialEngine
+from coopsim.physics.kinematic.engine import KinematicEngine
 from coopsim.plugins.robots.single import Single
 
 G = aerial_kernels.GRAVITY
@@ -238,7 +238,7 @@ import hashlib, sys
 from coopsim.model import threads
 assert threads.use(int(sys.argv[1])) == int(sys.argv[1])
 sys.path.insert(0, sys.argv[2])
-from coopsim.physics import aerial_kernels
+from coopsim.physics.aerial import kernels as aerial_kernels
 aerial_kernels.PARALLEL_MIN, aerial_kernels.CHUNK = 8, 4
 import test_aerial_engine as t
 engine, rng = t._mixed_world(n=400)

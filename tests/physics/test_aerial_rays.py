@@ -1,6 +1,6 @@
 """Range sensing in 3D on the ``aerial`` engine (issue 42): its ``lidar``, ``sonar``,
 ``proximity`` and ``altimeter`` cast from the sensor's real 3D pose against the aerial world's
-3D geometry (coopsim.physics.aerial_rays), and read what the ``mujoco`` engine reads in the same
+3D geometry (coopsim.physics.aerial.rays), and read what the ``mujoco`` engine reads in the same
 world to 1 cm; the compiled kernel and its numpy twin give the same bits."""
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ def test_a_camera_nobody_reads_renders_nothing_and_a_published_one_renders_at_it
 
 
 def test_a_renderer_that_cannot_start_says_what_is_missing_in_one_sentence(monkeypatch):
-    from coopsim.physics.mujoco_camera import context_class
+    from coopsim.physics.mujoco.camera import context_class
 
     monkeypatch.setenv("MUJOCO_GL", "vulkan")
     with pytest.raises(SimulationError) as err:

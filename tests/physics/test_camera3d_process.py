@@ -1,4 +1,4 @@
-"""``camera3d`` rendered in the run's render process (coopsim/physics/mujoco_renderproc.py):
+"""``camera3d`` rendered in the run's render process (coopsim/physics/mujoco/renderproc.py):
 a camera does not see its own robot while another robot's camera does; an in-process driver's
 ``bot.camera3d.read()`` gives the image as numpy; a render process that dies is said in one
 sentence, the run goes on and the next image starts a new one, also from a process whose

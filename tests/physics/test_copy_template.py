@@ -12,10 +12,10 @@ import pytest
 
 from coopsim.model.errors import SimulationError
 from coopsim.model.specs import FloorSpec, RobotSpec
-from coopsim.physics import kinematic
+from coopsim.physics.kinematic import engine as kinematic
 from coopsim.physics.engine import CopyTemplate
-from coopsim.physics.kinematic import KinematicEngine
-from coopsim.physics.pymunk_engine import PymunkEngine
+from coopsim.physics.kinematic.engine import KinematicEngine
+from coopsim.physics.pymunk.engine import PymunkEngine
 from coopsim.plugins.robots.single import CHASSIS_RADIUS as R, Single
 
 from helpers import box

@@ -89,7 +89,7 @@ def test_robots_of_one_file_share_their_meshes_and_a_removed_one_leaves_them(tmp
 
 
 def test_a_mesh_over_the_engine_budget_reaches_mujoco_decimated(tmp_path):
-    from coopsim.formats import collada
+    from coopsim.description import collada
     from coopsim.model.scenerydoc import mesh_triangles
 
     n = 80  # a sphere of 2 * 80 * 160 = 25,600 triangles (some degenerate at the poles)
@@ -108,8 +108,8 @@ def test_a_mesh_over_the_engine_budget_reaches_mujoco_decimated(tmp_path):
     drawn = mesh_triangles(SimpleNamespace(vertices=None, path=str(tmp_path / "ball.stl")))
     assert len(drawn) == len(tris)  # drawn whole
     from coopsim.formats.description import load_description
-    from coopsim.model.imported import DescriptionSpec
-    from coopsim.physics.mujoco_links import links_document
+    from coopsim.description.robot import DescriptionSpec
+    from coopsim.physics.mujoco.links import links_document
     doc = json.dumps(links_document(load_description(DescriptionSpec(str(tmp_path /
                                                                           "ball.urdf")))))
     assert '"ball.stl"' in doc and "coopsim_" not in doc  # clients are told the file

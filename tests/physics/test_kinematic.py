@@ -20,8 +20,8 @@ from coopsim.model import threads
 from coopsim.model.errors import SimulationError
 from coopsim.model.robot_type import Assembly
 from coopsim.model.specs import FloorSpec, RobotSpec
-from coopsim.physics import kinematic, kinematic_kernels
-from coopsim.physics.kinematic import KinematicEngine
+from coopsim.physics.kinematic import engine as kinematic, kernels as kinematic_kernels
+from coopsim.physics.kinematic.engine import KinematicEngine
 from coopsim.plugins.robots.single import CHASSIS_RADIUS as R, Single, chassis
 from coopsim.plugins.robots.team2 import Team2
 from coopsim.sim.simulation import Simulation
@@ -259,7 +259,7 @@ def test_a_small_worlds_one_call_step_equals_the_kernel_by_kernel_step(n, monkey
             out.append((engine.robot_state(), engine.contacts(None)))
         return out
 
-    small = steps()  # n <= SMALL_N: kinematic_small.step_small
+    small = steps()  # n <= SMALL_N: kinematic.small.step_small
     monkeypatch.setattr(kinematic, "SMALL_N", 0)
     general = steps()
     assert any(c.any() for _, c in small)  # robots, walls or the box pushed

@@ -1,4 +1,4 @@
-"""The ``kinematic`` engine's static grid cache (physics/kinematic_static.py): a reset over the
+"""The ``kinematic`` engine's static grid cache (physics/kinematic/static.py): a reset over the
 same walls bins nothing again, and a process going through many wall layouts keeps the grids
 of two at most (it kept eight: memory held for the process's life)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from coopsim.model.specs import FloorSpec, RobotSpec
-from coopsim.physics import kinematic, kinematic_static
-from coopsim.physics.kinematic import KinematicEngine
+from coopsim.physics.kinematic import engine as kinematic, static as kinematic_static
+from coopsim.physics.kinematic.engine import KinematicEngine
 from coopsim.plugins.robots.single import Single
 
 from helpers import box

@@ -14,11 +14,11 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 
 from coopsim.formats.description import load_description  # noqa: E402
-from coopsim.model.imported import DescriptionSpec  # noqa: E402
+from coopsim.description.robot import DescriptionSpec  # noqa: E402
 from coopsim.model.scenerydoc import mesh_triangles  # noqa: E402
 from coopsim.model.linkposes import (link_poses, link_visuals, placed_visuals,  # noqa: E402
                                      quat_rotate)
-from coopsim.physics.mujoco_links import _standalone, links_document  # noqa: E402
+from coopsim.physics.mujoco.links import _standalone, links_document  # noqa: E402
 
 from linkhelpers import robots_share  # noqa: E402
 

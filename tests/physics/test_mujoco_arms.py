@@ -19,9 +19,9 @@ from coopsim.model.arm import (MAX_JOINTS, ArmSpec, GripperSpec, LinkSpec,  # no
 from coopsim.model.errors import SimulationError  # noqa: E402
 from coopsim.model.robot_type import Assembly, BodySpec, MemberSpec, ShapeSpec  # noqa: E402
 from coopsim.model.specs import FloorSpec, ObjectSpec  # noqa: E402
-from coopsim.physics.kinematic import KinematicEngine  # noqa: E402
-from coopsim.physics.mujoco_engine import GRAVITY, MujocoEngine  # noqa: E402
-from coopsim.physics.pymunk_engine import PymunkEngine  # noqa: E402
+from coopsim.physics.kinematic.engine import KinematicEngine  # noqa: E402
+from coopsim.physics.mujoco.engine import GRAVITY, MujocoEngine  # noqa: E402
+from coopsim.physics.pymunk.engine import PymunkEngine  # noqa: E402
 from coopsim.plugins.robots.single import chassis  # noqa: E402
 from coopsim.sim.access import Access  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402

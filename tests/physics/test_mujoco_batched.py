@@ -15,9 +15,9 @@ pytest.importorskip("mujoco")
 
 from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec,  # noqa: E402
                                  RobotSpec, ScenarioSpec, Settings, WorldSpec)
-from coopsim.physics import mujoco_state as ms  # noqa: E402
+from coopsim.physics.mujoco import state as ms  # noqa: E402
 from coopsim.physics.shapes import as_geometry  # noqa: E402
-from coopsim.physics.mujoco_engine import SLICE_TOP  # noqa: E402
+from coopsim.physics.mujoco.engine import SLICE_TOP  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402
 from coopsim.sim.stepper import Stepper  # noqa: E402
 

@@ -21,9 +21,9 @@ from coopsim.formats.files import load  # noqa: E402
 from coopsim.model.errors import SimulationError  # noqa: E402
 from coopsim.model.robot_type import Assembly, BodySpec, MemberSpec, ShapeSpec  # noqa: E402
 from coopsim.model.specs import FloorSpec, ObjectSpec  # noqa: E402
-from coopsim.physics.mujoco_engine import GRAVITY, MujocoEngine  # noqa: E402
-from coopsim.physics.mujoco_state import rotations  # noqa: E402
-from coopsim.physics.pymunk_engine import PymunkEngine  # noqa: E402
+from coopsim.physics.mujoco.engine import GRAVITY, MujocoEngine  # noqa: E402
+from coopsim.physics.mujoco.state import rotations  # noqa: E402
+from coopsim.physics.pymunk.engine import PymunkEngine  # noqa: E402
 from coopsim.plugins.robots.single import CHASSIS_RADIUS as R, chassis  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402
 from coopsim.sim.stepper import Stepper  # noqa: E402
@@ -336,7 +336,7 @@ def test_cli_run_goes_on_and_names_the_robot_when_the_physics_diverges(tmp_path)
     path.write_text("[WORLD]\nfile w.world\n[SETTINGS]\nengine mujoco\n"
                     "[ROBOT_1]\ntype single\nname r\nposition 0 0 0\n")
     patch = textwrap.dedent("""\
-        from coopsim.physics import mujoco_engine as me
+        from coopsim.physics.mujoco import engine as me
         step = me.MujocoEngine.step
         def bad(self, dt):  # a force no body survives, from t = 0.1 s
             if self.data is not None and self.data.time > 0.1:

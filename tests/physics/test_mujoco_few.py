@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from coopsim.physics import mujoco_drive as md  # noqa: E402
-from coopsim.physics import mujoco_state as ms  # noqa: E402
+from coopsim.physics.mujoco import drive as md  # noqa: E402
+from coopsim.physics.mujoco import state as ms  # noqa: E402
 
 N = ms.FEW + 5  # more than FEW: the arrays' path
 
@@ -62,7 +62,7 @@ def test_a_few_flyers_wrenches_are_the_arrays_bits_and_the_turned_wrench():
 
 
 def test_a_few_free_bodies_poses_are_the_arrays_bits():
-    from coopsim.physics.mujoco_bodies import BodyTable
+    from coopsim.physics.mujoco.bodies import BodyTable
 
     rng = np.random.default_rng(3)
     bodies = [SimpleNamespace(kind="free", qadr=7 * k, bottom=0.0, qpos=np.zeros(7))

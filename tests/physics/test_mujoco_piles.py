@@ -18,7 +18,7 @@ pytest.importorskip("mujoco")
 from coopsim.app.run import format_summary  # noqa: E402
 from coopsim.model.errors import SimulationError  # noqa: E402
 from coopsim.model.specs import ObjectSpec, RobotSpec  # noqa: E402
-from coopsim.physics import mujoco_build as mb  # noqa: E402
+from coopsim.physics.mujoco import build as mb  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402
 from coopsim.sim.pacing import Stats  # noqa: E402
 from coopsim.sim.world import World  # noqa: E402

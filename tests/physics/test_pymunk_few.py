@@ -1,4 +1,4 @@
-"""The pymunk engine's few-robot paths (up to ``pymunk_engine._FEW`` robots: the drive's
+"""The pymunk engine's few-robot paths (up to ``pymunk.engine._FEW`` robots: the drive's
 velocities made and written body by body in Python, contacts() with no touching pair making no
 array) give the bits of its batch paths: three robots driven into a wall and into each other,
 every step's state and contact flags compared with the same run on the batch paths."""
@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from coopsim.model.specs import FloorSpec, RobotSpec
-from coopsim.physics import pymunk_engine
-from coopsim.physics.pymunk_engine import PymunkEngine
+from coopsim.physics.pymunk import engine as pymunk_engine
+from coopsim.physics.pymunk.engine import PymunkEngine
 from coopsim.plugins.robots.single import Single
 
 from helpers import box

@@ -23,7 +23,7 @@ from coopsim.model import threads
 want = int(sys.argv[1])
 assert threads.use(want) == want  # before numba loads: the pool grows to 4 on 2 cores
 from coopsim.app.bench import driving, make_caster, swarm_scenario
-from coopsim.physics import kinematic_kernels
+from coopsim.physics.kinematic import kernels as kinematic_kernels
 from coopsim.raycast import jitcast
 from coopsim.sim.simulation import Simulation
 

@@ -85,7 +85,7 @@ def test_bumper_front_and_rear():
 
 
 def test_a_few_contact_pairs_map_to_bumpers_as_many_do(monkeypatch):
-    from coopsim.physics import pymunk_engine
+    from coopsim.physics.pymunk import engine as pymunk_engine
 
     def bumpers():
         spec = scenario([robot("r1"), robot("r2", 0.45, 0.0), robot("r3", -1.0, 1.0)],

@@ -321,7 +321,7 @@ def test_ros2_bag_export_carries_point_cloud2(cloud_run):
 
 
 def test_a_robot_of_several_bodies_does_not_see_its_own_arm_but_sees_anothers():
-    """The group swap (coopsim.physics.mujoco_rays): a mobile manipulator's rays skip every
+    """The group swap (coopsim.physics.mujoco.rays): a mobile manipulator's rays skip every
     geom of its own tree (base, arm links, fingers), not only its chassis body."""
     st = run([robot("m", 0.0, 0.0, type="mobile_lwa"), robot("n", 1.5, 0.0, type="mobile_lwa")],
              floor=(6.0, 6.0))
@@ -350,7 +350,7 @@ def test_the_screened_cast_gives_mj_rays_bits_and_asks_it_where_a_geom_is_on_the
     kernel: those that only the floor can stop are worked out there, the others go to
     ``mj_ray``; every distance is ``mj_ray``'s to the bit (the loop of one ``mj_ray`` a ray, the
     path of a robot whose cast swaps groups, is the reference)."""
-    from coopsim.physics import mujoco_raykernel as mrk
+    from coopsim.physics.mujoco import raykernel as mrk
 
     mrk._load()  # what a run's loaders do (numba's cache: a load, not a compile)
     cfs = [flyer(f"cf{i}", -1.2 + 0.6 * (i % 5), -0.6 + 0.6 * (i // 5), 1.0) for i in range(10)]
@@ -383,7 +383,7 @@ def test_fewer_rays_than_the_screen_takes_give_the_loops_bits():
     """An altimeter's one ray from each of a few quadrotors (fewer than ``SCREEN``) goes
     through ``mj_ray`` one by one, capped on floats: the loop of one ``mj_ray`` a ray (a
     robot whose cast swaps groups) gives the same distances, hits and misses alike."""
-    from coopsim.physics import mujoco_rays as mr
+    from coopsim.physics.mujoco import rays as mr
 
     cfs = [flyer(f"cf{i}", -1.2 + 0.6 * i, 0.0, 1.0) for i in range(4)]
     st = run(cfs, [box("under", -1.2, 0.0, size=(0.4, 0.4))])

@@ -219,8 +219,8 @@ def resting_height(urdf, posture: dict | None = None) -> tuple[float, str]:
     import mujoco
 
     from coopsim.formats.description import load_description
-    from coopsim.model.imported import DescriptionSpec
-    from coopsim.physics.mujoco_import import description_spec
+    from coopsim.description.robot import DescriptionSpec
+    from coopsim.physics.mujoco.imported import description_spec
 
     model = description_spec(load_description(DescriptionSpec(str(urdf)))).compile()
     data = mujoco.MjData(model)

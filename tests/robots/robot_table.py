@@ -94,8 +94,8 @@ def _load(path: str):
     """The checked description of ``path`` and its MuJoCo model compiled (what a run's load
     does), timed in CPU s."""
     from coopsim.formats.description import load_description
-    from coopsim.model.imported import DescriptionSpec
-    from coopsim.physics.mujoco_import import description_spec
+    from coopsim.description.robot import DescriptionSpec
+    from coopsim.physics.mujoco.imported import description_spec
 
     start = time.process_time()
     d = load_description(DescriptionSpec(path))
@@ -106,9 +106,9 @@ def _load(path: str):
 def _first_loads(path: str) -> tuple:
     """(description, CPU s, CPU s with no mesh cache): two first loads of ``path`` in this
     process (its own mesh cache emptied before each), the first with an empty converted-mesh
-    cache folder (:mod:`coopsim.formats.meshcache`: as on a machine that never loaded it),
+    cache folder (:mod:`coopsim.description.meshcache`: as on a machine that never loaded it),
     the second with the entries the first wrote (every later process)."""
-    from coopsim.formats import collada
+    from coopsim.description import collada
 
     old = os.environ.get("COOPSIM_MESH_CACHE")
     with tempfile.TemporaryDirectory(prefix="coopsim-table-") as cache:

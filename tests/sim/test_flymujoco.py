@@ -74,9 +74,9 @@ def test_crazyflies_over_boxes_take_the_pass_and_give_the_plain_paths_bits(monke
 
 
 def test_many_crazyflies_cast_through_the_screen_with_the_same_bits(monkeypatch):
-    """Nine altimeters (from ``mujoco_rays.SCREEN`` rays on, the compiled screen in front of
+    """Nine altimeters (from ``mujoco.rays.SCREEN`` rays on, the compiled screen in front of
     ``mj_ray``), noiseless: the pass and the plain path agree."""
-    from coopsim.physics import mujoco_raykernel as mrk
+    from coopsim.physics.mujoco import raykernel as mrk
 
     mrk._load()
     monkeypatch.setattr(mrk.WARM, "ready", True)

@@ -11,7 +11,7 @@ import pytest
 from coopsim.model import threads as policy
 from coopsim.model.specs import (DriverSetting, FloorSpec, ParamSetting, RobotSpec,
                                  ScenarioSpec, Settings, WorldSpec)
-from coopsim.physics import aerial_kernels
+from coopsim.physics.aerial import kernels as aerial_kernels
 from coopsim.plugins.modules import flyfused
 from coopsim.sim import fused
 from coopsim.sim.simulation import Simulation
@@ -124,7 +124,7 @@ def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch):
     sim = Simulation(timed)
     assert sim.plan().fused is None
     assert sim.step_path == "plain (module 'imu' has a rate)"
-    from coopsim.physics.mujoco_engine import MujocoEngine
+    from coopsim.physics.mujoco.engine import MujocoEngine
 
     monkeypatch.setattr(MujocoEngine, "flies_around", False)  # no pass around its step
     on_mujoco = Simulation(_flyers(1, {}, engine="mujoco"))

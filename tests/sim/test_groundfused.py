@@ -187,7 +187,7 @@ def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
         monkeypatch.setattr(jitcast.JitRayCaster, "fan_robots", _refused)
         monkeypatch.setattr(groundfused, "_sense", _refused)
         if engine == "kinematic":  # and the motors, the drive and the step in one call
-            from coopsim.physics.kinematic import KinematicEngine
+            from coopsim.physics.kinematic.engine import KinematicEngine
 
             for name in ("drive", "step"):
                 monkeypatch.setattr(KinematicEngine, name, _refused)
@@ -205,7 +205,7 @@ def test_a_robot_beyond_the_bounds_is_caught_by_the_passs_own_call(monkeypatch, 
     leaves (groundfused._healthy) and the sensing phase then checks nothing more: a robot
     thrown past the floor's edge is still caught at that step, put back where the last
     snapshot had it and marked, the other robot left alone."""
-    from coopsim.physics.kinematic import KinematicEngine
+    from coopsim.physics.kinematic.engine import KinematicEngine
 
     monkeypatch.setattr(fused, "ENABLED", True)
     sim = Simulation(_robots(2))

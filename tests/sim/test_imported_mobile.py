@@ -161,7 +161,7 @@ def test_a_planar_base_with_wheels_is_refused_at_its_base_line(tmp_path):
 
 def _frame(rotor_xy, wheels=()):
     """A description of a base with links at ``rotor_xy`` (m) and wheel joints at y = +-w."""
-    from coopsim.model.imported import Description, Joint, Link
+    from coopsim.description.robot import Description, Joint, Link
 
     links = [Link("base", mass=1.0, inertia=(0.01, 0, 0, 0.01, 0, 0.02))]
     joints = []
@@ -175,7 +175,7 @@ def _frame(rotor_xy, wheels=()):
 
 
 def test_a_plus_frame_flies_and_wheels_named_right_first_are_refused():
-    from coopsim.model.imported_mobile import DescriptionKeyError, airframe, wheel_base
+    from coopsim.description.mobile import DescriptionKeyError, airframe, wheel_base
 
     plus = airframe(_frame([(0.1, 0.0), (0.0, -0.1), (-0.1, 0.0), (0.0, 0.1)]),
                     ("r0", "r1", "r2", "r3"))

@@ -334,7 +334,7 @@ def test_a_camera_draws_the_visual_geometry_in_its_colours_and_a_grey_floor_grey
                 "vertex 2 1 0.5\nendloop\nendfacet\nendsolid t\n")])
 def test_every_mesh_formats_count_and_bounds_are_cached(tmp_path, monkeypatch, name, text):
     # robosuite's UR5e parsed its 20 OBJ files on every load (2.1 s of CPU)
-    from coopsim.formats import meshes
+    from coopsim.description import meshes
     monkeypatch.setenv("COOPSIM_MESH_CACHE", str(tmp_path / "cache"))
     path = tmp_path / name
     path.write_text(text)
@@ -482,7 +482,7 @@ def _msh(vertices, faces) -> bytes:
 def test_a_msh_mesh_is_read_checked_and_drawn(tmp_path):
     # robosuite's objects (can.msh) and dm_control's fruit fly: "mesh format '.msh' is not
     # read", though MuJoCo reads them
-    from coopsim.formats.meshes import mesh_info
+    from coopsim.description.meshes import mesh_info
     from coopsim.model.scenerydoc import mesh_triangles
     from types import SimpleNamespace
     tetra = _msh([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.2]],

@@ -23,7 +23,7 @@ import robot_motion as rm  # noqa: E402
 
 from coopsim.formats.files import load  # noqa: E402
 from coopsim.model.errors import FileFormatError, ProtocolError  # noqa: E402
-from coopsim.model.imported_rotors import Mixer, allocation, default_spins  # noqa: E402
+from coopsim.description.rotors import Mixer, allocation, default_spins  # noqa: E402
 
 ROBOTS = rm.robots_folder()
 needs_package = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
@@ -38,7 +38,7 @@ def _shipped_or_patched(tmp_path, relative: str) -> Path:
     bad = ('ixx="0.00000002371" ixy="0.00000006119" ixz="0.00000001179" iyy="0.00000002833" '
            'iyz="0.00000000774" izz="0.00000003849"')
     try:
-        from coopsim.formats import robotxml
+        from coopsim.description import robotxml
         repaired = "repair" in robotxml.__doc__.lower()
     except Exception:  # noqa: BLE001
         repaired = False
@@ -183,8 +183,8 @@ def test_the_talos_held_joints_track_targets_with_its_base_fixed_and_refuse_past
 
 
 def test_a_rotor_axis_of_no_length_or_lying_level_is_refused():
-    from coopsim.model.imported import Description, Link
-    from coopsim.model.imported_mobile import DescriptionKeyError, airframe
+    from coopsim.description.robot import Description, Link
+    from coopsim.description.mobile import DescriptionKeyError, airframe
 
     frame = Description("t", "t.urdf", (Link("base", mass=1.0,
                                              inertia=(0.01, 0, 0, 0.01, 0, 0.02)),), (),

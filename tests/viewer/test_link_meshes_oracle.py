@@ -40,11 +40,11 @@ def _turned(d) -> dict[str, float]:
 def test_each_mesh_is_drawn_where_pinocchio_puts_it(name):
     import linkoracle
     from coopsim.formats.description import load_description
-    from coopsim.model.imported import DescriptionSpec
+    from coopsim.description.robot import DescriptionSpec
     from coopsim.model.linkposes import COLUMNS, link_poses, quat_matrix
     from coopsim.model.meshwire import MAX_TRIANGLES, flat_rows, indexed
     from coopsim.model.scenerydoc import mesh_triangles
-    from coopsim.physics.mujoco_links import links_document
+    from coopsim.physics.mujoco.links import links_document
     from coopsim.viewer.view3d_links import link_rows
     from coopsim.viewer.view3d_meshes import robot_key
 

@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("mujoco")
 
 from coopsim.formats.description import load_description  # noqa: E402
-from coopsim.model.imported import DescriptionSpec  # noqa: E402
+from coopsim.description.robot import DescriptionSpec  # noqa: E402
 from coopsim.model.linkposes import placed_visuals  # noqa: E402
-from coopsim.physics.mujoco_links import links_document  # noqa: E402
+from coopsim.physics.mujoco.links import links_document  # noqa: E402
 from coopsim.viewer.view3d_links import imported, link_rows  # noqa: E402
 
 ARM = Path(__file__).resolve().parents[1] / "data" / "descriptions" / "tiny_arm.urdf"

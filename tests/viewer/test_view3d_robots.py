@@ -38,7 +38,7 @@ def _tiago(tmp: Path) -> Path:
     """The TIAGo as shipped, or (where this checkout refuses its 1 mg antennas' inertia) a
     copy with those made diagonal."""
     from coopsim.formats import description
-    from coopsim.model.imported import DescriptionSpec
+    from coopsim.description.robot import DescriptionSpec
 
     path = ROBOTS / "tiago_description/robots/tiago.urdf"
     try:

@@ -12,7 +12,7 @@ reads 0.
 On an engine that casts rays in 3D (``mujoco``, ``aerial``) it sees what is really below: the ray is
 cast along the body's -z axis against the 3D geometry (objects, other robots, the terrain; the
 robot's own geoms skipped) and measured from the underside of the body
-(:func:`.ranging3d.underside`); on ``aerial`` likewise (:mod:`coopsim.physics.aerial_rays`).
+(:func:`.ranging3d.underside`); on ``aerial`` likewise (:mod:`coopsim.physics.aerial.rays`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Altimeter(Module):
 
     label = "altimeter"
     fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
-    described_by = ("rotors",)  # description keys giving it (imported_mobile)
+    described_by = ("rotors",)  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "range to the floor along the body's -z axis, m (max_range when beyond)"
     params = (

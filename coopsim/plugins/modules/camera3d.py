@@ -10,7 +10,7 @@ and clipped) and ``depth_noise`` (m) to each depth, from a generator seeded by t
 the robot's name and the step for a read, from the run's generator for a published image: the
 same run gives the same images. A camera does not see its own robot.
 
-Images render in the run's render process (coopsim.physics.mujoco_renderproc). A camera nobody
+Images render in the run's render process (coopsim.physics.mujoco.renderproc). A camera nobody
 reads costs nothing: an image is rendered when a client reads one (command ``read``, answered
 between two steps on the thread that owns the world; an in-process driver's read gives it as
 numpy) or, for a camera whose ``publish`` is 1, at its ``rate`` (Hz) for the recording and the

@@ -114,7 +114,7 @@ def _tick(engine, rotors, time, noise, imu, mocap, alti):
 
     Args:
         engine: (s, start, wrench, cmd, param, kind, half, dt, bad, what): the engine's step
-            (aerial_kernels.step's arrays).
+            (aerial.kernels.step's arrays).
         rotors: (rows, commands, par, speeds, seen, out, wrench scratch, reading).
         time: Sim time after the step, s.
         noise: (key uint64, the imu's first normal in the step's draw, the mocap's; -1:

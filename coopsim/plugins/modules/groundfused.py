@@ -171,7 +171,7 @@ def bind(kernel) -> bool:
     return _CAST["warm"].ready
 
 
-#: The engine's small-world drive and step (:attr:`coopsim.physics.kinematic_fused.KERNELS`),
+#: The engine's small-world drive and step (:attr:`coopsim.physics.kinematic.fused.KERNELS`),
 #: handed over at run time (:func:`bind_engine`) before :func:`_act` compiles.
 DRIVE = STEP = None
 
@@ -215,7 +215,7 @@ _ENGINE: dict = {"kernels": None, "warm": None}
 
 def bind_engine(side) -> bool:
     """Hand the engine's fused side over (its ``kernels`` and a ``sample`` of its arrays:
-    :class:`coopsim.physics.kinematic_fused.KinematicFused`) and register :func:`_act`'s load
+    :class:`coopsim.physics.kinematic.fused.KinematicFused`) and register :func:`_act`'s load
     with the background warm-up the first time; True once it is loaded."""
     if _ENGINE["kernels"] is side.kernels:  # bound already: no lock a step
         return _ENGINE["warm"].ready

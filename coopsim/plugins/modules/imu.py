@@ -45,7 +45,7 @@ class Imu(Module):
 
     label = "imu"
     fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
-    described_by = ("rotors",)  # description keys giving it (imported_mobile)
+    described_by = ("rotors",)  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = ("accelerometer: specific force ax, ay, az (m/s^2, body frame, +9.81 on z at "
                    "rest) and gyroscope gx, gy, gz (rad/s, body frame), noise and bias walk")

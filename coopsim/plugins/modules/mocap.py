@@ -28,7 +28,7 @@ class Mocap(Module):
 
     label = "mocap"
     fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
-    described_by = ("rotors",)  # description keys giving it (imported_mobile)
+    described_by = ("rotors",)  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = ("motion-capture pose: x, y, z (m, world frame) and quaternion qw, qx, qy, qz "
                    "(body to world); exact unless noise or angle_noise is set (both 0 by default)")

@@ -20,7 +20,7 @@ class Motors(Module):
 
     label = "motors"
     fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
-    described_by = ("wheels",)  # description keys giving it (imported_mobile)
+    described_by = ("wheels",)  # description keys giving it (description.mobile)
     description = "differential drive: set wheel speeds or power; reads commanded and actual speeds"
     params = (
         ParamSpec("max_speed", "float", "largest wheel speed, m/s", 0.6, 0.0, 5.0, "m/s"),

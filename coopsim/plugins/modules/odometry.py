@@ -26,7 +26,7 @@ class Odometry(Module):
 
     label = "odometry"
     fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
-    described_by = ("wheels", "planar")  # description keys giving it (imported_mobile)
+    described_by = ("wheels", "planar")  # description keys giving it (description.mobile)
     description = "x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)"
     params = (
         ParamSpec("slip", "float", "std of wheel slip, % of each step's wheel travel",

@@ -22,7 +22,7 @@ class Gps(Module):
 
     label = "gps"
     fused_pass = (FlightPass, AroundPass, GroundPass, ArmPass)  # flyfused... armmujoco
-    described_by = ("wheels", "rotors", "planar")  # description keys giving it (imported_mobile)
+    described_by = ("wheels", "rotors", "planar")  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "x, y in the world frame, m"
     params = (noise("m", 10.0), lost(), rate())
@@ -39,7 +39,7 @@ class Compass(Module):
 
     label = "compass"
     fused_pass = (FlightPass, AroundPass, GroundPass, ArmPass)  # flyfused... armmujoco
-    described_by = ("wheels", "rotors", "planar")  # description keys giving it (imported_mobile)
+    described_by = ("wheels", "rotors", "planar")  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "yaw in the world frame, rad, counter-clockwise from +x, in (-pi, pi]"
     params = (noise("rad", math.pi), lost(), rate())

@@ -35,7 +35,7 @@ class Posture(Module):
     """
 
     label = "posture"
-    described_by = ("description",)  # every robot from a description file (imported_mobile)
+    described_by = ("description",)  # every robot from a description file (description.mobile)
     description = ("a robot from a description file: its moving joints' positions (rad or "
                    "m), wheels and fingers included, in the file's order")
     commands = (Command(4400, "read", "posture", kind="read",

@@ -5,7 +5,7 @@ There each sensor casts from its real pose: the robot's position and attitude (a
 roll and pitch tilt its beams), at the height of its chassis, against everything in 3D (a wall
 lower than the sensor is flown over, a tilted lidar's beams meet the floor), skipping the
 robot's own geoms; on ``aerial`` likewise against its 3D geometry
-(:mod:`coopsim.physics.aerial_rays`). On the 2D engines (``pymunk``, ``kinematic``) the modules
+(:mod:`coopsim.physics.aerial.rays`). On the 2D engines (``pymunk``, ``kinematic``) the modules
 cast in the floor slice as before (:mod:`.ranging`), bit for bit.
 
 Frames and units: beams are given in the robot's body frame (x ahead, y to the left, z up) as

@@ -117,7 +117,7 @@ class Rotors(Module):
 
     label = "rotors"
     fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
-    described_by = ("rotors",)  # description keys giving it (imported_mobile)
+    described_by = ("rotors",)  # description keys giving it (description.mobile)
     description = ("a quadrotor's four propellers (X frame) with motor lag: speeds (rad/s), or "
                    "thrust (N) with body rates (rad/s) or attitude (rad)")
     params = PARAMS

@@ -1,6 +1,6 @@
 """``servos``: the held joints of a robot from a description file (every moving joint that no
 other module drives: not a wheel, not an arm's or a gripper's, not a rotor's), each a position
-servo within the file's effort (:mod:`coopsim.model.imported_servos`; docs/robots.md "Legged
+servo within the file's effort (:mod:`coopsim.description.servos`; docs/robots.md "Legged
 robots, humanoids and the held joints").
 
 Reading: ``count`` (the held joints, at most 32 shown), then ``t1..t32``: each one's set point
@@ -24,7 +24,7 @@ import numpy as np
 
 from ...model.commands import OUT_OF_RANGE, Command
 from ...model.errors import ProtocolError
-from ...model.imported_servos import MAX_SERVOS, check_targets
+from ...description.servos import MAX_SERVOS, check_targets
 from ...model.module import Module
 
 SET, HOME = 1.0, 2.0  # the stored command's mode (0: none)

@@ -254,7 +254,7 @@ def _miss(job: IKJob, fit: Solved) -> str:
 def holding_torques(arm: ArmSpec, q: np.ndarray, gravity: np.ndarray) -> np.ndarray:
     """(dof,) the torque each joint needs, N m, to hold the arm still at angles ``q`` (rad)
     against ``gravity`` (m/s^2, the arm's base frame), from the arm's ``loads`` (an arm of a
-    description: :attr:`~coopsim.model.imported_arm.ImportedArmSpec.loads`; zeros for an arm
+    description: :attr:`~coopsim.description.arm.ImportedArmSpec.loads`; zeros for an arm
     without them)."""
     loads = np.asarray(getattr(arm, "loads", ()) or (), float).reshape(-1, 4)
     if len(loads) != arm.dof:

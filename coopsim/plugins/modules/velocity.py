@@ -48,7 +48,7 @@ class Velocity(Module):
     """
 
     label = "velocity"
-    described_by = ("planar",)  # a described planar base (imported_mobile: base planar)
+    described_by = ("planar",)  # a described planar base (description.mobile: base planar)
     description = ("holonomic drive: world-frame velocity (m/s) and yaw rate (rad/s) through a "
                    "first-order lag and an acceleration limit, or a position reference to track")
     params = (

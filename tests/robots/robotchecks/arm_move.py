@@ -140,7 +140,7 @@ def reached(urdf: str, tool: str = "", home=None) -> list[float]:
     """The tool's distance (mm) from each pose the arm reached by joint moves, after
     ``move_to`` that pose (module doc)."""
     from coopsim.formats.description import load_description
-    from coopsim.model.imported import DescriptionSpec
+    from coopsim.description.robot import DescriptionSpec
 
     tool = tool or tool_of(load_description(DescriptionSpec(str(urdf))))
     home = HOMES.get(os.path.basename(str(urdf))) if home is None else home

@@ -20,10 +20,10 @@ GOAL_MM, GOAL_DEG = 1.0, 0.1
 
 
 def load(urdf: str):
-    """The checked :class:`coopsim.model.imported.Description` of ``urdf``, as a scenario's
+    """The checked :class:`coopsim.description.robot.Description` of ``urdf``, as a scenario's
     ``description`` key loads it (repairs warned, meshes read)."""
     from coopsim.formats.description import load_description
-    from coopsim.model.imported import DescriptionSpec
+    from coopsim.description.robot import DescriptionSpec
     return load_description(DescriptionSpec(urdf))
 
 
@@ -81,7 +81,7 @@ def errors(urdf: str, samples: int = SAMPLES, seed: int = SEED) -> tuple[float, 
     """
     import pinocchio as pin
 
-    from coopsim.physics.mujoco_links import links_document
+    from coopsim.physics.mujoco.links import links_document
     d = load(urdf)
     doc = links_document(d)
     model = pin.buildModelFromUrdf(urdf)

@@ -53,7 +53,7 @@ def package_of(path: str) -> str:
 
 def kind_of(path: str, description=None) -> str:
     """The kind of the robot of file ``path`` (its package's, else :func:`guess` from its
-    ``description`` (a :class:`coopsim.model.imported.Description`), else ``bench``)."""
+    ``description`` (a :class:`coopsim.description.robot.Description`), else ``bench``)."""
     name = os.path.basename(path)
     if name in FILES:
         return FILES[name]

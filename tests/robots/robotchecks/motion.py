@@ -94,7 +94,7 @@ def _zero_posture(urdf: str) -> Check:
     its lowest collision point in that posture on the floor (Centauro's wheels, the
     quadruped's contact links: :func:`robot_motion.resting_height`)."""
     from coopsim.formats.description import load_description
-    from coopsim.model.imported import DescriptionSpec
+    from coopsim.description.robot import DescriptionSpec
 
     d = load_description(DescriptionSpec(urdf))
     stance = {j.name: min(max(0.0, j.lower), j.upper) for j in d.moving}
