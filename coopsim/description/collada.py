@@ -34,7 +34,7 @@ import numpy as np
 from ..model.errors import FileFormatError
 from ..model.scenerydoc import READERS
 from . import daereader, meshcache
-from ..formats.sections import read_mesh_bytes
+from ..model.files import read_mesh_bytes
 
 MAX_BYTES = 64 << 20  # bytes of one .dae (meshes.MAX_MESH_BYTES)
 MUJOCO_FACES = 200_000  # MuJoCo's limit of faces per mesh: above it the mesh is decimated

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.errors import FileFormatError
+from ..model.files import PathLike, open_regular, read_mesh_bytes
 from ..model.scenerydoc import READERS
-from ..formats.sections import PathLike, open_regular, read_mesh_bytes
 
 SUFFIXES = (".stl", ".obj")
 MAX_MESH_BYTES = 64 << 20  # bytes of one mesh file

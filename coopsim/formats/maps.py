@@ -111,7 +111,7 @@ def _on_floor(floor: FloorSpec, x0: float, y0: float, w: float, h: float) -> Non
 
 def _open(path: str, what: str):
     """``path`` opened for reading bytes if it is a regular file (never blocking on a FIFO:
-    :func:`coopsim.formats.sections.open_regular`).
+    :func:`coopsim.model.files.open_regular`).
 
     Raises:
         MapError: missing, unreadable, or not a regular file (the sentence says which).

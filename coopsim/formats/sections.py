@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import errno
 import math
-import os
 import re
-import stat
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, Iterable, Mapping, Union
+from typing import Callable, Iterable, Mapping
 
 from ..model.errors import CoopsimError, FileFormatError
+from ..model.files import PathLike, open_regular
 
-PathLike = Union[str, "os.PathLike[str]"]
 
 #: Largest file read, bytes; anything bigger is not a hand-written world or scenario.
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -203,48 +201,6 @@ class Section:
 
     def line_of(self, key: str) -> int:
         return next((n for k, _, n in self.entries if k == key), self.line)
-
-
-def open_regular(path: PathLike) -> BinaryIO:
-    """``path`` opened for reading bytes, if it is a regular file.
-
-    Why: reading a FIFO waits for a writer, forever (and SIGTERM cannot interrupt the open),
-    and a device may never end. So the file is opened without blocking (``O_NONBLOCK``: a FIFO
-    opens at once) and what was opened is checked (fstat: a file swapped for a FIFO after a
-    check is still caught).
-
-    Raises:
-        OSError: missing or unreadable; IsADirectoryError for a directory; OSError(ENXIO,
-            "not a regular file (a FIFO, device or socket)") for anything else.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory, not a file")
-        raise OSError(errno.ENXIO, "not a regular file (a FIFO, device or socket)")
-    return os.fdopen(fd, "rb")
-
-
-def read_mesh_bytes(path: PathLike, limit: int) -> bytes:
-    """The bytes of mesh file ``path`` by :func:`open_regular`'s rules, at most ``limit``.
-
-    Raises:
-        FileFormatError: ``path:0:`` missing, unreadable, not a regular file, or over
-            ``limit`` bytes.
-    """
-    try:
-        fh = open_regular(path)
-    except FileNotFoundError:
-        raise FileFormatError(str(path), 0, "no such mesh file") from None
-    except OSError as exc:
-        raise FileFormatError(str(path), 0, f"cannot read mesh: {exc.strerror or exc}") from None
-    with fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise FileFormatError(str(path), 0, f"mesh too large (over {limit} bytes)")
-    return data
 
 
 def read_text(path: PathLike) -> str:

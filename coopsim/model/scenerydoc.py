@@ -129,7 +129,7 @@ def mesh_triangles(m: MeshSpec) -> np.ndarray:
 
 def read_mesh_file(path: str, limit: int = MESH_FILE_BYTES) -> bytes:
     """The bytes of mesh file ``path``, read by the rules of every file the server reads
-    (coopsim.formats.sections.open_regular): opened without blocking (a FIFO put in a
+    (coopsim.model.files.open_regular): opened without blocking (a FIFO put in a
     mesh's place would hold the reading thread until a writer came), a regular file only,
     refused unread when its size is over ``limit`` (a 1 GiB sparse file was read whole).
 
