@@ -12,14 +12,15 @@ and no pymunk, zmq or window library.
   (``capabilities.py``, ``capability_kinds.py``), robot types and engine-neutral assemblies
   (``robot_type.py``), drivers and rules (``driver.py``), metric kinds (``metric_kind.py``),
   the entry-point registries and the look-ups by declaration (``registry.py``, ``plugins.py``).
-* **Robots from description files** (URDF, MJCF) as frozen data and the robot types derived
-  from them: ``imported*.py``, ``linkposes.py`` (every link's world pose, numpy only).
+* **Links' poses**: ``linkposes.py`` (every link's world pose, numpy only; the robots from
+  description files themselves are :mod:`coopsim.description`'s).
 * **Arms**: specs and kinematics (``arm.py``), compiled forward and inverse kinematics
   (``armkernel.py``, ``ikkernel.py``), an arm as the state document shows it (``armstate.py``).
 * **Wire data shared by servers and clients**: squad orders (``orders.py``), shared control
   (``steering.py``), teleoperation (``teleop.py``), radio payloads (``radio.py``), camera images
   (``images.py``), meshes (``meshwire.py``, ``scenery.py``, ``scenerydoc.py``), external robots'
   held poses (``held.py``).
+* **Untrusted files**: a regular file only, read within a bound (``files.py``).
 * **Compiled code**: ``compiled.py`` (``jit``, the one optional-numba decorator every kernel is
   made with), ``threads.py`` (the kernels' thread policy), ``quaternion_kernels.py``.
 * Also: where bodies may start (``placement.py``), a body's sane state (``health.py``), the

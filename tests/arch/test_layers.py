@@ -23,17 +23,19 @@ DOC = PACKAGE.parent / "docs" / "architecture.md"
 #: layer -> the layers it may import from (itself included). The map docs/architecture.md draws.
 ALLOWED = {
     "model": {"model"},
-    "formats": {"model", "formats"},
-    "physics": {"model", "physics"},
+    # robots from description files (URDF, MJCF) and their meshes, as data
+    "description": {"model", "description"},
+    "formats": {"model", "description", "formats"},
+    "physics": {"model", "description", "physics"},
     "raycast": {"model", "raycast"},
     "sim": {"model", "raycast", "sim"},
     "swarm": {"model", "swarm"},
-    "plugins": {"model", "swarm", "plugins"},
+    "plugins": {"model", "description", "swarm", "plugins"},
     "net": {"model", "formats", "sim", "swarm", "net"},
     "recording": {"model", "recording"},
     "replay": {"model", "sim", "net", "recording", "replay"},
     "foxglove": {"model", "replay", "foxglove"},
-    "ros2": {"model", "formats", "sim", "replay", "ros2"},
+    "ros2": {"model", "description", "formats", "sim", "replay", "ros2"},
     # the Crazyflie's CRTP for cflib: slots (sim), the loopback check (net), the cascade (swarm)
     "crtp": {"model", "sim", "net", "swarm", "crtp"},
     "client": {"model", "net", "client"},
@@ -52,7 +54,8 @@ ALLOWED = {
 #: The modules of net/ the Python client uses: the wire, the connection's liveness, the client's
 #: keys and the state stream's decoder; never a server (docs/architecture.md, the client row).
 CLIENT_NET = {"protocol", "liveness", "security", "statestream"}
-NO_IO = {"model", "formats", "physics", "raycast", "sim", "swarm", "plugins"}  # no zmq, no windows
+NO_IO = {"model", "description", "formats", "physics", "raycast", "sim", "swarm",
+         "plugins"}  # no zmq, no windows
 
 
 @functools.cache
