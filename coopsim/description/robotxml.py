@@ -379,8 +379,8 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
     only binary STL, ``coopsim_ascii_K.stl``; a binary STL over
     :data:`~coopsim.description.collada.ENGINE_FACES` triangles decimated, ``coopsim_stl_K.stl``,
     K counting every binary STL: :func:`big_stl`), COLLADA as binary STL
-    (``coopsim_dae_K.stl``, decimated: :func:`coopsim.description.collada.for_engine`), K counting the
-    files of each kind in sorted order; the compiler options of :data:`URDF_COMPILER`
+    (``coopsim_dae_K.stl``, decimated: :func:`coopsim.description.collada.for_engine`), K
+    counting the files of each kind in sorted order; the compiler options of :data:`URDF_COMPILER`
     (replacing any ``<mujoco>`` element) and the repairs of :mod:`.inertiarepair`."""
     ascii_names, assets, counts = {}, [], {"dae": 0, "ascii": 0, "stl": 0}
     for path in sorted(set(resolved.values())):

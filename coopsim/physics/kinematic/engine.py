@@ -40,7 +40,7 @@ shapes visited in a fixed order (see :mod:`coopsim.physics.kinematic.kernels`, c
 Up to :data:`SMALL_N` robots the whole step is one compiled call (``step_small``: the same
 kernels' per-robot bodies in the same order, so the same bits; a kernel call's dispatch costs
 more than a small world's work). numba's threads share the robots from
-``kinematic.kernels.PARALLEL_MIN`` robots on (8,192; how many threads: :mod:`coopsim.model.threads`).
+``kernels.PARALLEL_MIN`` robots on (8,192; how many threads: :mod:`coopsim.model.threads`).
 
 Frames and units: world frame, metres, radians (yaw counter-clockwise from +x, reported in
 [-pi, pi]), seconds.

@@ -9,8 +9,8 @@ Layout of a substep: :func:`move`; :func:`robot_grid` bins the robots (counting 
 contiguous copy of their positions in cell order); :func:`first_pass` resolves every robot, in
 cell order; then, while a pass moved any, :func:`activate` lists the robots within reach of one
 that moved and :func:`resolve_pass` resolves only those (in a free swarm a few dozen, in a jam
-its members) and :func:`scatter` writes them back. :func:`finish` reports. :mod:`coopsim.physics.kinematic.small`
-runs all of a step in one call for small worlds (the per-robot bodies are shared inline helpers).
+its members) and :func:`scatter` writes them back. :func:`finish` reports.
+:mod:`coopsim.physics.kinematic.small` runs all of a step in one call for small worlds (the per-robot bodies are shared inline helpers).
 The per-robot bodies another package inlines are public: :func:`move_robot`, :func:`pair_push`,
 :func:`static_push`, :func:`floor_clamp` and :func:`finish_robot` (the copies batch backend's
 step, :mod:`coopsim.env.copykernels`, with :meth:`KinematicEngine.copy_template`'s arrays).

@@ -2,8 +2,8 @@
 layout into square cells (CSR) that the overlap resolution reads a robot's cell of, and the
 cache that lets a reset over the same walls bin nothing again.
 
-Split out of :mod:`coopsim.physics.kinematic.engine` (which re-exports these names) at the seam between
-the engine's bookkeeping and its static geometry.
+Split out of :mod:`coopsim.physics.kinematic.engine` (which re-exports these names) at the
+seam between the engine's bookkeeping and its static geometry.
 
 Frames and units: world frame, metres.
 """
