@@ -1,4 +1,5 @@
-"""numba kernels of the ``kinematic`` engine (:mod:`coopsim.physics.kinematic.engine` states the rules).
+"""numba kernels of the ``kinematic`` engine (:mod:`~coopsim.physics.kinematic.engine` states
+the rules).
 
 Why numba: a step is a few passes over every robot, each looking at a handful of neighbours and
 static shapes. numpy must first build arrays of (robot, candidate) pairs and scatter the pushes
@@ -10,7 +11,8 @@ contiguous copy of their positions in cell order); :func:`first_pass` resolves e
 cell order; then, while a pass moved any, :func:`activate` lists the robots within reach of one
 that moved and :func:`resolve_pass` resolves only those (in a free swarm a few dozen, in a jam
 its members) and :func:`scatter` writes them back. :func:`finish` reports.
-:mod:`coopsim.physics.kinematic.small` runs all of a step in one call for small worlds (the per-robot bodies are shared inline helpers).
+:mod:`coopsim.physics.kinematic.small` runs all of a step in one call for small worlds (the
+per-robot bodies are shared inline helpers).
 The per-robot bodies another package inlines are public: :func:`move_robot`, :func:`pair_push`,
 :func:`static_push`, :func:`floor_clamp` and :func:`finish_robot` (the copies batch backend's
 step, :mod:`coopsim.env.copykernels`, with :meth:`KinematicEngine.copy_template`'s arrays).
