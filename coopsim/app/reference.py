@@ -349,7 +349,10 @@ def protocol_page() -> str:
                        f"`{c.name}`", _span(c.params), _span(c.data), c.text or "–",
                        c.kind or "–", c.doc) for c in commands])
     out += ["## Error codes", ""]
-    out += table(("code", "name"), sorted(wire.ERROR_NAMES.items()))
+    out += ["Every error is a reply with a non-zero `error_code`, the request's `command` id and "
+            "a sentence in `text` ([the wire protocol](../protocol.md#2-error-codes)).", ""]
+    out += table(("code", "name", "when"), [(code, name, wire.ERROR_WHEN[code])
+                                            for code, name in sorted(wire.ERROR_NAMES.items())])
     return "\n".join(out)
 
 

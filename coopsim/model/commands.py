@@ -52,6 +52,65 @@ ERROR_NAMES[EXTERNAL_ROBOT] = "external robot"
 OVER_BUDGET = 18
 ERROR_NAMES[OVER_BUDGET] = "over budget"
 
+#: When each error code is answered: the generated reference's error table
+#: (docs/reference/protocol.md); docs/protocol.md says how errors travel.
+ERROR_WHEN = {
+    OK: "success",
+    BAD_MESSAGE: "not msgpack; not an array of 5; wrong field types; more than one frame; over "
+                 "65,536 bytes",
+    UNKNOWN_COMMAND: "no such command id at this server, or the robot lacks that module",
+    WRONG_ARITY: "wrong number of params or data; a required text missing or malformed",
+    OUT_OF_RANGE: "a value outside its range, or not finite (NaN, inf)",
+    UNKNOWN_NAME: "no such port, robot, object, target colour or index, module or parameter",
+    NOT_ALLOWED: "valid but not allowed now (e.g. changing the world during a replay); a file "
+                 "outside the run's data folders or a path holding a NUL byte (`load`, "
+                 "`record`); a lockstep motion command from a controller detached for holding "
+                 "the run past its patience",
+    VERSION_MISMATCH: "the client's protocol version is not one the server serves",
+    FAILED: "valid but could not be done: a bad file (text `path:line: what is wrong`), an "
+            "object off the floor, a name taken, on `mujoco` a body that would start below the "
+            "floor or inside another body or static geometry, a world's 25,001st object",
+    TIMEOUT: "the simulation did not carry the request out in time",
+    INTERNAL: "a bug in the server; please report it",
+    OWNED: "a motion command, parameter write (`param_set`), action (any command of kind "
+           "`action`) or claim, release, detach for a robot another connection owns, or a "
+           "`/squads` steer or release for a squad another connection steers; the text names "
+           "the owner: `robot2 is owned by the connection from 127.0.0.1:41234: motion commands "
+           "from other connections are refused until ...`",
+    BUSY: "the connection already has its share of requests in flight (`tool.move_to`/`ik` in "
+          "real time: 4), or 64 are in flight from every connection together; nothing was "
+          "queued: `busy: this connection has 4 requests in flight (at most 4); send it again "
+          "once an answer came`",
+    TELEOPERATED: "a motion command, parameter write, action or claim (or a `/squads` steer or "
+                  "release) from the connection a person's teleop displaced, while the person "
+                  "drives: `robot1 is driven by teleop (the connection from 127.0.0.1:52120): "
+                  "... it is yours again, without a claim, when the teleop releases it, "
+                  "disconnects or stays silent for the 3 s lease`; changes nothing",
+    POSE_REFUSED: "an external robot's pose (`external_pose`, command 20, or the ROS 2 pose "
+                  "topics) not taken: a number not finite, not 3 or 7 numbers, a quaternion's "
+                  "norm more than 0.1 from 1 (within it, taken normalised), a height below "
+                  "-0.05 m or above 1,000 m, a 3-number pose's yaw beyond ±2π rad, off the "
+                  "floor, a jump farther from the last pose than its `max_speed` allows (plus "
+                  "`max_jump`), or the robot is not external; the text says which: `real: a "
+                  "jump of 3.5 m from its last pose (at most 0.6 m at its max_speed 2 m/s): "
+                  "refused`. Nothing changes; the stream may go on",
+    POSE_FLOOD: "poses of an external robot coming faster than its `max_rate` (a burst of a "
+                "tenth of a second's worth is let through): this one is dropped, `real: poses "
+                "come faster than its max_rate 1000 Hz: this one is dropped`",
+    NOT_SHARED: "`/squads` steer (4) or feedback (5) for a squad whose robots host no `shared` "
+                "driver, or before that driver's first step: `squad idle is not under shared "
+                "control: its robots host no shared driver (docs/in-the-loop.md)`",
+    EXTERNAL_ROBOT: "a motion command, or a teleop claim (`claim` params `[2]`), to an external "
+                    "robot, whose pose is its stream's: `real is an external robot: its pose "
+                    "comes from its pose stream, so motion command set_speeds (100) is refused "
+                    "(docs/in-the-loop.md)`; nothing changes",
+    OVER_BUDGET: "a `camera3d` `read` over the image budgets: one read's pixels over 64 MiB "
+                 "(`over budget: a 4096x4096 rgbd image is 117440512 bytes of pixels, a read "
+                 "may take at most 67108864: ...`), or its connection's reads in flight over "
+                 "64 MiB (everyone's over 128 MiB): `over budget: this connection has 50331648 "
+                 "bytes of images in flight (at most 67108864), ...`; nothing is rendered",
+}
+
 #: Kinds of robot commands: how a robot's endpoint dispatches them.
 #: ``read``: answered at once from the last completed step's snapshot;
 #: ``motion``: stored in the robot's command slot (latest wins); in lockstep it attaches the
