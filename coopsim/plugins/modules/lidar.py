@@ -79,6 +79,17 @@ class Scans:
 class Lidar(Module):
     """A planar laser scanner: beam count, field of view, range, noise, dropout, mounting.
 
+    ``beams`` beams over ``fov`` degrees about the sensor's axis (``yaw`` from the heading),
+    cast from the mounting point (``x``, ``y``) and measured from it. Over 360° the first beam
+    points straight behind (−180°) and the beams are 360°/beams apart (a ROS ``LaserScan``'s
+    layout); over a narrower field they run from −fov/2 to +fov/2 inclusive. A return gets
+    Gaussian ``noise`` (kept within 0..``max_range``); it reads 0 (no return) when closer than
+    ``min_range`` or when the beam drops out (``dropout`` % per beam); ``max_range`` when
+    nothing is within it. Robots may carry different beam counts, so the scan is not a reading
+    of fixed width: it is published with each step (the snapshot's board entry ``lidar``) and
+    served by ``read`` (2100); the module's reading (``info``, 2101, ``reading("lidar")`` for
+    rules and drivers) is a six-value summary.
+
     In 3D (an engine that casts in 3D: ``mujoco``, ``aerial``):
 
     - **Vertical channels.** A lidar with ``channels`` > 1 casts ``channels`` sweeps of

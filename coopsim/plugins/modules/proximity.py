@@ -38,7 +38,15 @@ def _angles() -> tuple[ParamSpec, ...]:
 
 
 class Proximity(Module):
-    """Up to eight IR proximity sensors: nonlinear, saturating, noisy intensities."""
+    """Up to eight IR proximity sensors: nonlinear, saturating, noisy intensities.
+
+    Sensor *i* sits on the chassis edge at ``angle<i>`` and looks outwards. The reflected
+    intensity of an obstacle ``d`` m from the edge is
+    ``saturation · (g(d) − g(range)) / (g(0) − g(range))`` with ``g(d) = 1 / (d + knee)²``: an
+    inverse-square law softened near the emitter, 0 at ``range`` and beyond, ``saturation`` at
+    contact. ``noise`` is in reading units; values stay within 0..``saturation``; ``lost``
+    repeats the previous reading. A robot uses its first ``count`` sensors; the others read 0.
+    """
 
     label = "proximity"
     mount = "angle"  # how a described robot's sensor line mounts it

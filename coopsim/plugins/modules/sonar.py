@@ -28,6 +28,9 @@ ANGLES = beam_angles(COUNT, np.pi)
 class Sonar(Module):
     """Ray distances from the chassis edge, cast against everything but the robot's own parts.
 
+    The fixed configuration of the ranging machinery the ``lidar`` shares: 11 beams over 180°
+    (18° apart), cast from the chassis centre and measured from the chassis edge.
+
     Reading: 11 distances, m, measured from the chassis edge along rays at −90°, −72°, …, +90°
     from the heading (index 0 = right, 5 = ahead, 10 = left); exactly ``max_range`` when
     nothing is nearer; 0 when pressed against something.
