@@ -22,7 +22,17 @@ MODULES = ("velocity", "sonar", "gps", "compass", "bumper")
 
 
 class Holonomic(RobotType):
-    """A quadrotor seen from above: velocity commands, lag, acceleration limit."""
+    """A quadrotor seen from above: velocity commands, lag, acceleration limit.
+
+    - frame: a circle 0.50 m across (rotor tips, radius 0.25 m), 1.5 kg;
+    - drive: ``velocity``, world-frame velocity and yaw rate reached through a first-order lag
+      and an acceleration limit (the module's parameters); on pymunk a control body with strong
+      joints (200 N, 20 N·m), on the kinematic engine the velocity drive.
+
+    It has no wheels (``odometry`` and ``motors`` do not apply) and no heading preference: it
+    flies any direction at any yaw. ``scenarios/tracking.scenario`` flies one along a
+    figure-eight.
+    """
 
     label = "holonomic"
     description = "quadrotor seen from above, 0.50 m across, velocity drive with lag, 11 sonars"

@@ -32,7 +32,21 @@ def chassis(name: str, key: str, x: float, y: float, yaw: float,
 
 
 class Single(RobotType):
-    """One cylindrical robot, differential drive, 11 sonars and a target finder."""
+    """One cylindrical robot, differential drive, 11 sonars and a target finder.
+
+    A lab robot after the CoopDynSim platforms:
+
+    - chassis: a circle 0.40 m across (radius 0.20 m), 10 kg;
+    - wheels: two driven wheels 0.34 m apart (differential drive), top speed 0.6 m/s
+      (``motors.max_speed``);
+    - drive: a kinematic control body tied to the chassis by a pivot joint (force cap 150 N)
+      and a gear joint (torque cap 40 N·m), both with ``max_bias`` 0; the wheel speeds set the
+      control body's velocity and yaw rate.
+
+    Because the joints are capped and only correct velocity, a robot pushes light objects,
+    stalls against walls and heavy objects (its bumper reports the contact) and never passes
+    through them.
+    """
 
     label = "single"
     description = "cylindrical robot, 0.40 m across, differential drive, 11 sonars"
@@ -64,7 +78,16 @@ class SwarmBot(Single):
 
 class GripperBot(Single):
     """``single``'s chassis with a gripper: it grabs the movable object it touches and carries
-    it (in either engine: the gripper holds through the engine's run-time constraints)."""
+    it.
+
+    ``grab`` holds the nearest object with mass whose outline is within ``gripper.reach`` m
+    (default 0.05) of the chassis edge, ``release`` lets go where it is, ``read`` says what is
+    held (``[held, mass kg]``, text its name). It holds through the engine's run-time
+    constraints (``Engine.attach``): on ``pymunk`` a pivot joint at the contact point plus, for a
+    weld (``gripper.weld`` 1, the default), a gear joint keeping the relative angle (the held
+    object still collides and drags on the floor, and a heavy one slows the robot down); on
+    ``kinematic`` a rigid hold, the object colliding with nothing while carried.
+    """
 
     label = "gripperbot"
     description = "single's 0.40 m robot plus a gripper that holds the movable object it touches"

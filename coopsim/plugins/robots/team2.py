@@ -29,7 +29,18 @@ SUPPORT_TRAVEL = 0.1  # m each way: the spring reads at most +-100 N before the 
 
 
 class Team2(RobotType):
-    """A leader and a helper carrying a bar through pivot supports."""
+    """A leader and a helper carrying a bar through pivot supports.
+
+    Two ``single`` robots carry a 1.6 m × 0.06 m, 2 kg bar, one behind the other (1.2 m apart),
+    each through a support: a hinge at its centre on a short sprung slide along the bar
+    (±0.1 m, 1000 N/m), so the force along the bar is the spring's and is determinate. A
+    section named ``t1`` creates ``t1_leader`` (in front) and ``t1_helper``; the section's
+    position is the bar's centre and its orientation the team's heading. The team's robots and
+    bar share a collision and sensing group: they do not collide with, or see, each other. Both
+    robots also have a ``support`` module. The bar is a *part*: a tracked body that is not a
+    robot, named ``<section>.bar`` (``t1.bar``), listed in ``/sim state`` ``parts``, recorded
+    and drawn.
+    """
 
     label = "team2"
     description = "leader + helper robots carrying a 1.6 m bar on sprung supports"
