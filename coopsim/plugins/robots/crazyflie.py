@@ -7,7 +7,7 @@ Each is one robot on one free body (six degrees of freedom under gravity), drive
 inertia, thrust and drag coefficients, motor time constant, largest propeller speed) reach the
 ``rotors`` module through the type's ``defaults``, where controllers read them
 (``bot.params("rotors")``). The section's z is the body's starting height (0: on the floor).
-docs/robots.md says where each number comes from.
+Each class's docstring gives its numbers and where they come from.
 """
 
 from __future__ import annotations
@@ -45,7 +45,29 @@ class _Quadrotor(RobotType):
 
 
 class Crazyflie(_Quadrotor):
-    """Bitcraze's Crazyflie 2.1 as sold: 27 g, 92 mm motor to motor (docs/robots.md: sources)."""
+    """Bitcraze's Crazyflie 2.1 as sold: 27 g, 92 mm motor to motor.
+
+    The 250 mAh battery, the stock brushed motors and 47 mm propellers, no deck and no markers.
+    The airframe (the ``rotors`` defaults; [n] are the sources listed in docs/robots.md):
+
+    - mass 0.027 kg: the data sheet's take-off weight [10];
+    - 92 mm motor to motor, arm 0.046 m, 29 mm tall [10]; drawn 0.139 m across with propellers;
+    - inertia Ixx, Iyy, Izz 1.657e-5, 1.666e-5, 2.926e-5 kg m²: the diagonal of the identified
+      matrix [11];
+    - thrust coefficient kf 2.22e-8 N s²: thrust = kf w² fitted by least squares through the 16
+      measured rows of [18]'s table (0.19 g RMS residual a rotor);
+    - drag-torque coefficient km = kf × 0.005964552 m = 1.324e-10 N m s² (the identified
+      torque-to-thrust ratio [11]);
+    - motor time constant 0.072 s: [19]'s step (0 to 25,000 rpm in about 180 ms) read as a
+      first-order lag at 92 % (2.5 τ);
+    - largest propeller speed 2500 rad/s: [18]'s fastest row (23,882 rpm at 93.75 % PWM, 57.9 g
+      in all): 0.139 N a rotor, thrust-to-weight 2.10;
+    - hover at about 1727 rad/s (16,500 rpm: [18]'s 24.4 g and 28.6 g rows bracket it).
+
+    The published sets of crazyflow and RotorPy identify heavier builds (30-44 g, markers and
+    decks); their kf and inertia agree with these within a few per cent, their motor lags
+    differ with the method.
+    """
 
     label = "crazyflie"
     description = ("Crazyflie 2.x nano quadrotor, 27 g, 92 mm motor to motor; rotors, imu, "
@@ -75,7 +97,14 @@ class Crazyflie(_Quadrotor):
 
 
 class Quadrotor(_Quadrotor):
-    """A 1.5 kg quadrotor 0.5 m across (SwarmSimX's class of vehicle), X configuration."""
+    """A 1.5 kg quadrotor 0.5 m across (SwarmSimX's class of vehicle), X configuration.
+
+    The airframe (the ``rotors`` defaults, stated rather than measured): 1.5 kg (as the
+    ``holonomic``); 0.50 m across the rotor tips, arm 0.18 m, 0.12 m tall; inertia 0.015, 0.015,
+    0.027 kg m² (an X frame with its battery at the centre); kf 1.0e-5 N s² (hover near
+    606 rad/s); km 1.6e-7 N m s² (1.6 % of kf); motor time constant 0.03 s; largest propeller
+    speed 1000 rad/s (10 N a rotor, thrust-to-weight 2.7).
+    """
 
     label = "quadrotor"
     description = ("1.5 kg quadrotor 0.50 m across (SwarmSimX class), X frame; rotors, imu, "
