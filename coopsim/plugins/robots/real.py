@@ -35,7 +35,15 @@ class _Disc(RobotType):
 
 
 class Epuck(_Disc):
-    """GCtronic / EPFL e-puck: 70 mm, 8 IR proximity sensors, ground sensors, 0.13 m/s."""
+    """GCtronic / EPFL e-puck: 70 mm, 8 IR proximity sensors, ground sensors, 0.13 m/s.
+
+    A disc 70 mm across (radius 0.035 m), 0.15 kg; wheels 53 mm apart, top speed 0.13 m/s.
+    ``proximity``: 8 IR sensors at −17°, −49°, −90°, −150°, +150°, +90°, +49°, +17° (IR0 front
+    right round the back to IR7 front left), range 4 cm, 0..4095; ``line``: floor sensors 3 cm
+    ahead, 1 cm each side; ``leds``: its LED ring (8); ``camera``: a forward coloured-blob
+    camera, 48° field of view as Webots' e-puck camera, 1 m range. Not modelled: its
+    accelerometer and microphones. Sources [1], [2] (docs/robots.md).
+    """
 
     label = "epuck"
     description = ("e-puck: 70 mm disc, 0.13 m/s, 8 IR proximity sensors, floor sensors, "
@@ -52,7 +60,14 @@ class Epuck(_Disc):
 
 class Kilobot(_Disc):
     """Harvard K-Team Kilobot: 33 mm, ~1 cm/s, IR messaging to ~10 cm as a short radio, an
-    ambient-light sensor (10-bit, 0..1023), an RGB LED."""
+    ambient-light sensor (10-bit, 0..1023), an RGB LED.
+
+    A disc 33 mm across (radius 0.0165 m), 16 g, its vibration motors turned into a
+    differential drive 25 mm wide at 1 cm/s. ``radio`` is its IR messaging: range 10 cm, 9-byte
+    messages (``max_bytes`` 9, ``bandwidth`` 9 bytes a step); ``light`` its ambient-light
+    sensor, 10-bit (0..1023), 15.5 mm behind the wheels' axis (``light.x`` −0.0155); ``leds``
+    its RGB LED (``leds.count`` 1). Sources [3], [4], [9] (docs/robots.md).
+    """
 
     label = "kilobot"
     description = ("Kilobot: 33 mm disc, 1 cm/s, IR messaging within 10 cm (radio module), "
@@ -68,7 +83,14 @@ class Kilobot(_Disc):
 
 
 class Turtlebot3(_Disc):
-    """ROBOTIS TurtleBot3 Burger: 360-beam LDS (0.12-3.5 m, 5 Hz), 0.22 m/s, 2.84 rad/s."""
+    """ROBOTIS TurtleBot3 Burger: 360-beam LDS (0.12-3.5 m, 5 Hz), 0.22 m/s, 2.84 rad/s.
+
+    138 × 178 mm modelled as a disc of radius 0.089 m (footprint 0.105 m), 1 kg; wheels 160 mm
+    apart, 0.22 m/s (2 × 0.22 / 0.16 = 2.75 rad/s on the spot; the datasheet gives 2.84 rad/s).
+    ``lidar``: the LDS-01, 360 beams over 360°, 0.12–3.5 m, mounted 32 mm behind the centre;
+    its 5 Hz scan rate is ``param lidar.rate 5`` (by default every sensor reads every step).
+    Sources [5], [6] (docs/robots.md).
+    """
 
     label = "turtlebot3"
     description = "TurtleBot3 Burger: 0.22 m/s, 360-beam lidar 0.12-3.5 m"
@@ -82,7 +104,14 @@ class Turtlebot3(_Disc):
 
 
 class Thymio(_Disc):
-    """Mobsya Thymio II: 5 front and 2 rear IR proximity sensors, 2 ground sensors, LEDs."""
+    """Mobsya Thymio II: 5 front and 2 rear IR proximity sensors, 2 ground sensors, LEDs.
+
+    110 × 112 mm modelled as a disc of radius 0.056 m, 270 g; wheels 95 mm apart, 0.14 m/s.
+    ``proximity``: 7 IR sensors (``count`` 7), five front at +40°, +20°, 0°, −20°, −40°
+    (``prox.horizontal[0..4]``, left to right) and two rear at +170°, −170°, range 10 cm,
+    0..4500; ``line``: two ground sensors 7 cm ahead, 11 mm each side; ``leds`` (8). Not
+    modelled: its buttons. Sources [7], [8] (docs/robots.md).
+    """
 
     label = "thymio"
     description = "Thymio II: 0.14 m/s, 5 front and 2 rear IR proximity sensors, 2 floor sensors"
