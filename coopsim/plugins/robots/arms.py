@@ -136,7 +136,21 @@ class _FixedArm(RobotType):
 
 
 class Irb120(_FixedArm):
-    """ABB IRB 120: 6 axes, 3 kg, 0.58 m reach, on a mounting plate."""
+    """ABB IRB 120: 6 axes, 3 kg, 0.58 m reach, on a mounting plate.
+
+    The IRB 120-3/0.58 ([n] are the sources listed in docs/robots.md; *est.* an estimate):
+
+    - payload 3 kg (4 kg with the wrist vertical), 0.58 m to the wrist centre [12];
+    - 290 mm up to axis 2, 270 mm upper arm, 70 mm + 302 mm to the wrist, 72 mm to the flange
+      [12] (joint 1 placed 0.10 m up those 290 mm: the base casting below it);
+    - joint ranges ±165°, ±110°, −110..+70°, ±160°, ±120°, ±400° [12];
+    - top speeds 250, 250, 250, 320, 320, 420 °/s [12];
+    - drive torques 80, 120, 60, 20, 20, 10 N m *est.* (about twice the static torque at full
+      payload);
+    - link masses 3.067, 3.909, 2.944, 1.328, 0.546, 0.137 kg, base 6.2 kg (ABB's CAD model
+      [15]; 18.1 kg of the data sheet's 25 kg);
+    - home (0, 0, 0, 0, 90°, 0): upper arm up, forearm forward, tool down; footprint 0.34 m.
+    """
 
     label = "irb120"
     description = ("ABB IRB 120 arm: 6 axes, 3 kg payload, 0.58 m reach, parallel gripper; "
@@ -146,7 +160,19 @@ class Irb120(_FixedArm):
 
 
 class Mh5(_FixedArm):
-    """Yaskawa Motoman MH5: 6 axes, 5 kg, 0.706 m reach, on a mounting plate."""
+    """Yaskawa Motoman MH5: 6 axes, 5 kg, 0.706 m reach, on a mounting plate.
+
+    The MH5 (MH5F) ([n] are the sources listed in docs/robots.md; *est.* an estimate):
+
+    - axes S, L, U, R, B, T; payload 5 kg, 0.706 m from the S axis to the B axis [13];
+    - 330 mm up to L (joint S 0.199 m up, L 0.131 m above it, 0.088 m forward), 310 mm upper
+      arm, 40 mm + 305 mm to B, 80 mm to the flange [13];
+    - joint ranges S ±170°, L −65..+150°, U −136..+255°, R ±190°, B ±125°, T ±360° [13];
+    - top speeds 170, 170, 170, 200, 200, 400 °/s (2.96, 3.48, 6.97 rad/s) [13];
+    - drive torques 100, 150, 80, 25, 25, 12 N m *est.*;
+    - link masses 5.0, 4.0, 3.5, 1.5, 0.8, 0.2 kg, base 12 kg *est.* (27 kg in all);
+    - home (0, 0, 0, 0, −90°, 0); footprint 0.43 m.
+    """
 
     label = "mh5"
     description = ("Yaskawa Motoman MH5 arm: 6 axes, 5 kg payload, 0.706 m reach, parallel "
@@ -156,7 +182,20 @@ class Mh5(_FixedArm):
 
 
 class Lwa(_FixedArm):
-    """amtec/Schunk LWA 3: 7 axes (redundant), 0.92 m to the flange, on a mounting plate."""
+    """amtec/Schunk LWA 3: 7 axes (redundant), 0.92 m to the flange, on a mounting plate.
+
+    Rotary and pivot modules alternating ([n] are the sources listed in docs/robots.md; *est.*
+    an estimate):
+
+    - payload 3 kg *est.*; 0.917 m from the shoulder to the flange [14];
+    - shoulder 0.25 m above the mount (joints 1 and 2), upper arm 0.408 m, forearm 0.3165 m,
+      wrist to flange 0.1927 m [14]; mounted upright here (the Care-O-bot hangs it);
+    - rotary joints (1, 3, 5, 7) ±180°, pivots (2, 4, 6) ±113° [14];
+    - top speeds 2 rad/s each *est.* (the description's limit) [14];
+    - drive torques 370, 370, 176, 176, 41.6, 20.1, 9.6 N m (the PowerCube modules') [14];
+    - link masses 3.6, 3.6, 2.0, 2.0, 1.2, 1.2, 0.5 kg, base 4 kg *est.*;
+    - home (0, 0.6, 0, 1.2, 0, π − 1.8, 0) rad: leaning forward, tool down; footprint 0.58 m.
+    """
 
     label = "lwa"
     description = ("amtec/Schunk LWA 3 lightweight arm: 7 axes, 3 kg payload, 0.92 m reach, "
@@ -182,7 +221,15 @@ MOBILE_LWA = _lwa("chassis", MOBILE_MOUNT)
 
 
 class MobileLwa(RobotType):
-    """The LWA 3 on a differential base: drive to a shelf, pick, drive on, place."""
+    """The LWA 3 on a differential base: drive to a shelf, pick, drive on, place.
+
+    The base is a Neobotix MP-500-class differential platform (Neobotix's MM-500 mobile
+    manipulator carries a Schunk arm on it): 0.823 × 0.592 m, top plate 0.358 m high, 1.5 m/s
+    top speed (``motors.max_speed``) [17]; its mass (90 kg), wheel track (0.50 m) and drive caps
+    (400 N, 150 N m) are estimates. The arm stands 0.20 m forward of the base's centre on the
+    top plate, facing forward. Footprint (the base's half diagonal, or the arm at home) 0.78 m.
+    [17] is listed in docs/robots.md.
+    """
 
     label = "mobile_lwa"
     description = ("mobile manipulator: LWA 3 7-axis arm on a 0.82 x 0.59 m differential base "
