@@ -53,7 +53,8 @@ print("ok", stepper.finished)
 
 def test_the_plugins_doc_code_runs():
     text = (ROOT / "docs" / "plugins.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    # the page's whole examples start at the margin; an indented block is a sketch in a list
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
     assert len(blocks) == 4  # module, robot type, driver, rule
     code = "\n".join(blocks) + RUN
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
