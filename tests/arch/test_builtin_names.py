@@ -55,6 +55,9 @@ ALLOWED = {
     ("physics/engine.py", "flight"): "the flight engine feature (free 6-DoF bodies)",
     ("sim/simulation.py", "flight"): "the flight engine feature: a 3D world's full state",
     ("sim/snapshots.py", "flight"): "the flight engine feature: a 3D world's object poses",
+    ("sim/compose.py", "flight"): "the flight engine feature: a 3D world's full state",
+    ("sim/compose.py", "pose"): "the kernel view of the planar poses (model/kernel.py VIEWS)",
+    ("sim/compose.py", "velocity"): "the kernel view of the planar velocities (VIEWS)",
     ("sim/describe.py", "formation"): "a squad's formation in the layout",
     ("viewer/app.py", "target"): "the Target panel's key",
     ("client/teleop.py", "mocap"): "the pose reading a hand-flown quadrotor's outer loop closes "

@@ -203,11 +203,8 @@ def _act(commands, max_speed, efficiency, axle, wheels, twist, rows, edge, cmd, 
     for i in range(len(wheels)):
         kernels._drive_row(i, commands, max_speed, efficiency, axle, wheels, twist)
     DRIVE(cmd, mode, driven, rows, twist[:, 0], twist[:, 1])
-    pos, buf, yaw, heading, radius, state, contact, moved, flag, every, static, half, dt, \
-        limits = arrays
-    STEP(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, every, static,
-         half, dt, limits)
-    return _healthy(state, edge)
+    STEP(cmd, mode, arrays)
+    return _healthy(arrays[5], edge)
 
 
 _ENGINE: dict = {"kernels": None, "warm": None}
