@@ -13,7 +13,9 @@ tests/docs/test_reference.py). The sources, never restated by hand:
   :mod:`coopsim.formats.keys` and :mod:`coopsim.formats.sweep` (each key's values from its
   parser, :class:`coopsim.formats.sections.Key`);
 * the protocol's command tables and error codes: :mod:`coopsim.conformance.doctables` and
-  :mod:`coopsim.model.commands`.
+  :mod:`coopsim.model.commands`;
+* every key of the state document: the :class:`~coopsim.model.statedoc.DocKey` tables beside
+  the code that builds each part (:data:`STATE`).
 
 The output is deterministic: sorted by label, no time stamps, no absolute paths, nothing from
 plugins of other installed packages.
@@ -452,6 +454,60 @@ def contract_page() -> str:
     return "\n".join(out)
 
 
+#: The parts of the state document, in the order ``/sim state`` joins them: (title, module,
+#: name of its tuple of :class:`~coopsim.model.statedoc.DocKey` or of one ``DocKey``).
+STATE = (("The layout", "coopsim.sim.describe", "LAYOUT_KEYS"),
+         ("The run", "coopsim.net.simserver", "RUN_KEYS"),
+         ("Other servers' entries", "coopsim.net.squads", "SQUAD_ORDERS"),
+         ("Other servers' entries", "coopsim.sim.external", "EXTERNAL"),
+         ("Other servers' entries", "coopsim.ros2.bridge", "ROS2"),
+         ("Other servers' entries", "coopsim.ros2.services", "ROS2_CONTROL"),
+         ("Other servers' entries", "coopsim.crtp.server", "CRTP"))
+
+
+def state_parts() -> dict[str, tuple]:
+    """Title -> the top-level keys of that part of the state document (:data:`STATE`)."""
+    out: dict[str, tuple] = {}
+    for title, module, name in STATE:
+        keys = getattr(importlib.import_module(module), name)
+        out[title] = out.get(title, ()) + (keys if isinstance(keys, tuple) else (keys,))
+    return out
+
+
+def anchor(heading: str) -> str:
+    """The anchor Python-Markdown's toc gives ``heading`` (punctuation dropped)."""
+    return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", heading).strip().lower())
+
+
+def _key_table(keys, path: str, heading: str, out: list[str]) -> None:
+    """``keys`` as a table under ``heading``, then each key with fields as its own table."""
+    nested = [(k, f"{path} › {k.name}" if path else k.name) for k in keys if k.fields]
+    links = {k.name: anchor(h) for k, h in nested}
+    out += [heading, ""]
+    out += table(("key", "value", "since", "present", "meaning"),
+                 [(f"`{k.name}`", k.value, k.since or "", k.present or "always",
+                   k.meaning + (f" ([its keys](#{links[k.name]}))" if k.name in links else ""))
+                  for k in keys])
+    for k, sub in nested:
+        _key_table(k.fields, sub, f"### {sub}", out)
+
+
+def state_page() -> str:
+    """Every key of ``/sim state``'s document, from the declarations beside its builders."""
+    out = ["# The state document", "",
+           "What `/sim` command 23 `state` answers (and a replay's `/sim`; a recording keeps "
+           "the layout part): one JSON object, the layout with each body's pose, then the "
+           "run's figures, then other servers' entries. SI units, radians, colours `[R, G, B]` "
+           "0-255 unless a row says otherwise; quaternions `[w, x, y, z]`, body to world. "
+           "*since*: the protocol version that added a key, where it came after version 4; "
+           "*present*: when the key is there (absent otherwise, never null). Sections named "
+           "are [the wire protocol](../protocol.md)'s, which says when to ask for the "
+           "document and how it is built.", ""]
+    for title, keys in state_parts().items():
+        _key_table(keys, "", f"## {title}", out)
+    return "\n".join(out)
+
+
 def index_page() -> str:
     kinds = [label for label, _ in builtins("modules")]
     return "\n".join([
@@ -465,7 +521,8 @@ def index_page() -> str:
         "field",
         "* [Command line](cli.md): every `coopsim` command and option",
         "* [File keys](files.md): every `.world`, `.scenario` and `.sweep` section and key",
-        "* [Protocol tables](protocol.md): each server's commands and the error codes", "",
+        "* [Protocol tables](protocol.md): each server's commands and the error codes",
+        "* [State document](state.md): every key of `/sim state`'s JSON", "",
         "Module kinds: " + " · ".join(f"[{k}](modules.md#{k})" for k in kinds), ""])
 
 
@@ -477,7 +534,8 @@ def module_links_page() -> str:
 
 PAGES = {"module-links.md": module_links_page, "index.md": index_page, "modules.md": modules_page, "plugins.md": plugins_page,
          "contract.md": contract_page,
-         "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page}
+         "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page,
+         "state.md": state_page}
 
 
 def render() -> dict[str, str]:

@@ -33,6 +33,7 @@ from . import protocol as p
 from ..model.errors import ProtocolError
 from ..model.commands import NOT_SHARED
 from ..model.orders import SquadOrder, parse_order
+from ..model.statedoc import DocKey
 from ..model.steering import Steer
 from .protocol import HELLO, Command, Message
 from .server import Server, recv_request
@@ -50,6 +51,31 @@ SQUAD_COMMANDS = {c.id: c for c in (
     Command(5, "feedback", text="req"),
     Command(6, "release", text="req"),  # protocol 12: gives a squad's steering up
 )}
+
+
+#: The keys of ``/sim state``'s ``squad_orders`` (docs/reference/state.md is generated from
+#: them); a replay takes no orders: zeros and ``{}``, its recorded ``steered``.
+SQUAD_ORDERS_KEYS = (
+    DocKey("published", "integer", "orders taken and published"),
+    DocKey("unknown", "integer", "orders dropped for naming no squad"),
+    DocKey("refused", "integer", "orders that failed a check"),
+    DocKey("orders", "squad -> object", "each squad's latest order: `{squad, verb, point "
+           "([x, y] m or null), formation, radius, seq}`"),
+    DocKey("arrived", "squad -> object", "a squad's arrival at the end of its latest order: "
+           "`{seq, step, time, x, y}` (`seq` that order's); absent before it has arrived",
+           since=3),
+    DocKey("blocked", "squad -> {robot: why}", "the members a squad played by in-process "
+           "`squad` drivers waits for, each with a sentence (`has not moved since t = 12.3 "
+           "s, at (-9.0, 1.0) m, 2.4 m from its slot (left behind)`, docs/reliability.md)",
+           since=4, present="live runs"),
+    DocKey("steers", "integer", "the `steer` commands taken (shared control, "
+           "docs/in-the-loop.md)", since=10),
+    DocKey("steered", "squad -> object", "each squad under shared control's latest feedback: "
+           "`{step, seq, force}` (`force` [fx, fy, fz] N, world frame)", since=10),
+)
+#: ``/sim state``'s ``squad_orders`` entry.
+SQUAD_ORDERS = DocKey("squad_orders", "object", "the squad channel (section 9): its counts, "
+                      "each squad's latest order, arrival and blockers", fields=SQUAD_ORDERS_KEYS)
 
 
 class SquadServer(Server):

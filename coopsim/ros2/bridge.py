@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass, field
 
 from ..model.errors import CoopsimError, NotAllowedError
+from ..model.statedoc import DocKey
 from ..sim.slots import Owner
 from . import messages as m
 from .cmdvel import CmdVelReaders
@@ -32,6 +33,33 @@ log = logging.getLogger(__name__)
 
 DEFAULT_RATE = 50.0  # Hz of sim time: /clock, /tf and odometry in realtime mode
 WAKE = 0.1  # s the thread sleeps at most between two looks at the run (stop, layout)
+
+
+#: The keys of ``/sim state``'s ``ros2`` (docs/reference/state.md is generated from them).
+ROS2_KEYS = (
+    DocKey("domain", "integer", "the DDS domain id"),
+    DocKey("loopback", "boolean", "DDS kept on 127.0.0.1 (`--ros2-discovery localhost`)"),
+    DocKey("published", "integer", "messages written"),
+    DocKey("errors", "integer", "publications that failed (the first is logged)"),
+    DocKey("cmd_vel", "object", "the Twists of every `/R/cmd_vel`", fields=(
+        DocKey("received", "integer", "Twists that reached coopsim"),
+        DocKey("applied", "integer", "of them, stored as the robot's command"),
+        DocKey("refused", "integer", "not finite, or beyond the motion module's limits"),
+        DocKey("malformed", "integer", "could not be read as a Twist"),
+        DocKey("dropped", "integer", "superseded by a newer Twist before they were read "
+               "(docs/ros2.md, *Floods*)", since=13),
+        DocKey("last_refusal", "string", "`ROBOT: why`"),
+        DocKey("by_robot", "robot -> integer", "Twists applied"))),
+    DocKey("external", "object", "external robots' poses taken from ROS 2 topics "
+           "(docs/in-the-loop.md)", fields=(
+        DocKey("received", "integer", "poses taken"),
+        DocKey("malformed", "integer", "samples that could not be read"),
+        DocKey("last_refusal", "string", "why the latest refused pose was refused"),
+        DocKey("refused", "code -> integer", "poses refused, by error code (as a string)"))),
+)
+#: ``/sim state``'s ``ros2`` entry.
+ROS2 = DocKey("ros2", "object", "the ROS 2 bridge's counts (docs/ros2.md)",
+              present="a run with `--ros2`", fields=ROS2_KEYS)
 
 
 @dataclass
