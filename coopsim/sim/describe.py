@@ -241,7 +241,9 @@ LAYOUT_KEYS = (
            "sonar) or null"),
     DocKey("columns", "list of names", "the state stream's per-robot columns, in stream "
            "order: the streamed columns of the modules some robot of this world carries, so "
-           "they belong to this `layout_version` (docs/protocol.md section 5)", since=8),
+           "they belong to this `layout_version` (a 2D swarm of sonar robots: `sonar0` .. "
+           "`sonar10`; a Crazyflie world: `rotor_w1` .. `rotor_w4`; docs/protocol.md section "
+           "5)", since=8),
     DocKey("scenery", "object", "the world's meshes and terrain, without triangles "
            "(`/sim` 27 `mesh` serves them)", since=9,
            present="a world with `[MESH_n]` or `[TERRAIN]` sections", fields=SCENERY_KEYS),
