@@ -15,7 +15,9 @@ tests/docs/test_reference.py). The sources, never restated by hand:
 * the protocol's command tables and error codes: :mod:`coopsim.conformance.doctables` and
   :mod:`coopsim.model.commands`;
 * every key of the state document: the :class:`~coopsim.model.statedoc.DocKey` tables beside
-  the code that builds each part (:data:`STATE`).
+  the code that builds each part (:data:`STATE`);
+* the ROS 2 bridge's topics and services: :data:`coopsim.ros2.bridge.TOPICS` and
+  :data:`coopsim.ros2.services.SERVICES`.
 
 The output is deterministic: sorted by label, no time stamps, no absolute paths, nothing from
 plugins of other installed packages.
@@ -508,6 +510,43 @@ def state_page() -> str:
     return "\n".join(out)
 
 
+def _ros_type(short: str) -> str:
+    """``nav_msgs/Odometry`` -> ``nav_msgs/msg/Odometry`` (a service's type is already whole)."""
+    package, _, name = short.partition("/")
+    return short if "/" in name else f"{package}/msg/{name}"
+
+
+def ros2_page() -> str:
+    """The ROS 2 bridge's topics and run-control services, from their declarations."""
+    from ..net.protocol import SIM_COMMANDS
+    from ..ros2.bridge import TOPICS
+    from ..ros2.services import SERVICE_DOES, SERVICES
+
+    ids = {c.name: c.id for c in SIM_COMMANDS.values()}
+    out = ["# ROS 2 topics and services", "",
+           "What `coopsim run --ros2` publishes, reads and serves, from the bridge's "
+           "declarations (`coopsim.ros2.bridge.TOPICS`, `coopsim.ros2.services.SERVICES`); "
+           "[ROS 2](../ros2.md) says how to use them. `R` is a robot's name with `-` turned "
+           "into `_`, `S` a squad's, `LABEL` a module's. QoS is reliable, volatile, keep last "
+           "10 unless a row says otherwise; every stamp is sim time.", ""]
+    for title, rows in (("Each robot's topics", [t for t in TOPICS if t.name.startswith("/R/")]),
+                        ("The run's topics", [t for t in TOPICS
+                                              if not t.name.startswith("/R/")])):
+        out += [f"## {title}", ""]
+        out += table(("topic", "type", "direction", "when", "frame"),
+                     [(f"`{t.name}`", f"`{_ros_type(t.type)}`",
+                       "subscribed" if t.subscribed else "published", t.when, t.frame)
+                      for t in rows])
+    out += ["## Run-control services", "",
+            "Served by node `/coopsim_control`; each call is answered by `/sim` itself (the "
+            "command named), with its checks and effects.", ""]
+    out += table(("service", "type", "does", "`/sim` command"),
+                 [(f"`{name}`", f"`{kind}`", SERVICE_DOES[name],
+                   f"{ids[command]} `{command}`")
+                  for name, (command, kind) in SERVICES.items()])
+    return "\n".join(out)
+
+
 def index_page() -> str:
     kinds = [label for label, _ in builtins("modules")]
     return "\n".join([
@@ -522,7 +561,8 @@ def index_page() -> str:
         "* [Command line](cli.md): every `coopsim` command and option",
         "* [File keys](files.md): every `.world`, `.scenario` and `.sweep` section and key",
         "* [Protocol tables](protocol.md): each server's commands and the error codes",
-        "* [State document](state.md): every key of `/sim state`'s JSON", "",
+        "* [State document](state.md): every key of `/sim state`'s JSON",
+        "* [ROS 2](ros2.md): the bridge's topics and run-control services", "",
         "Module kinds: " + " · ".join(f"[{k}](modules.md#{k})" for k in kinds), ""])
 
 
@@ -535,7 +575,7 @@ def module_links_page() -> str:
 PAGES = {"module-links.md": module_links_page, "index.md": index_page, "modules.md": modules_page, "plugins.md": plugins_page,
          "contract.md": contract_page,
          "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page,
-         "state.md": state_page}
+         "state.md": state_page, "ros2.md": ros2_page}
 
 
 def render() -> dict[str, str]:

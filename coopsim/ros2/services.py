@@ -31,6 +31,16 @@ SERVICES = {
     "/unpause_physics": ("resume", "std_srvs/srv/Empty"),
     "/reset_simulation": ("reset", "std_srvs/srv/Empty"),
 }
+#: What each service does (docs/reference/ros2.md is generated from it and :data:`SERVICES`).
+SERVICE_DOES = {
+    "/coopsim/pause": "stop stepping",
+    "/coopsim/resume": "step again (refused on a finished run)",
+    "/coopsim/step": "take `step_count` steps of a paused run, then answer",
+    "/coopsim/reset": "back to the scenario and its seed",
+    "/pause_physics": "as `/coopsim/pause` (Gazebo Classic's name); a refusal is only logged",
+    "/unpause_physics": "as `/coopsim/resume` (Gazebo Classic's name); a refusal is only logged",
+    "/reset_simulation": "as `/coopsim/reset` (Gazebo Classic's name); a refusal is only logged",
+}
 
 
 #: The keys of ``/sim state``'s ``ros2_control`` (docs/reference/state.md is generated from
