@@ -433,6 +433,46 @@ def engine_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
+def capability_rows(kind: type) -> list[tuple[str, str, str]]:
+    """(member, signature or "class attribute", what it is) of capability ``kind``, from its
+    docstrings."""
+    from ..model.capabilities import members
+
+    said = attributes(kind)
+    rows = []
+    for name in members(kind)[0]:
+        if name in said or not callable(getattr(kind, name, None)):
+            rows.append((f"`{name}`", "class attribute", said.get(name, "")))
+            continue
+        method = inspect.getattr_static(kind, name)
+        func = method.__func__ if isinstance(method, (classmethod, staticmethod)) else method
+        sig = str(inspect.signature(func)).replace("(cls, ", "(").replace("(self, ", "(")
+        sig = sig.replace("'", "")  # the annotations as written (postponed: strings)
+        rows.append((f"`{name}`", code(sig), markdown(inspect.cleandoc(func.__doc__ or ""))))
+    return rows
+
+
+def capabilities_section() -> list[str]:
+    """Every optional module capability: what it is for, its members and their defaults."""
+    from ..model.capabilities import CAPABILITIES, members
+
+    out = ["## Module capabilities", "",
+           "What only one front end needs of a module, each a `typing.Protocol` of "
+           "`coopsim.model.capabilities`: a module offers one by declaring its names on its "
+           "class (nothing to inherit); members it leaves out get the capability's default. "
+           "Front ends ask `capability(module, Kind)`; `register_adapter(Kind, label, "
+           "adapter)` maps someone else's module to one ([Writing plugins]"
+           "(../plugins.md#optional-capabilities-what-one-front-end-needs-of-a-module)).", ""]
+    for kind in CAPABILITIES:
+        text = doc(kind).split("Attributes:")[0].strip()
+        required = members(kind)[1]
+        out += [f"### {kind.__name__}", "", text, "",
+                "Offered by declaring " + (" or ".join(f"`{m}`" for m in required)
+                                          if required else "any of its members") + ".", ""]
+        out += table(("member", "signature", "what it is"), capability_rows(kind))
+    return out
+
+
 def contract_page() -> str:
     """The plugin contract's dataclasses, field by field, from their docstrings, and the
     engine contract, method by method."""
@@ -447,6 +487,7 @@ def contract_page() -> str:
         out += table(("field", "default", "what it holds"),
                      [(f"`{f.name}`", _field_default(f), said.get(f.name, ""))
                       for f in dataclasses.fields(cls)])
+    out += capabilities_section()
     out += ["## Engine", "",
             "`coopsim.physics.engine.Engine`: the base of physics engines, registered in the "
             "`coopsim.engines` entry-point group ([Writing plugins](../plugins.md#an-engine) "

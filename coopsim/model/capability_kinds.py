@@ -39,7 +39,8 @@ class LaserScan:
 
 @runtime_checkable
 class LaserScanner(Protocol):
-    """A range finder as other robot software sees it (ROS 2's ``/R/scan``, Foxglove's scans).
+    """A range finder as other robot software sees it (ROS 2's ``/R/scan`` and bags,
+    Foxglove's ``/robots/NAME/scan``).
 
     Attributes:
         laser_rank: Which of a robot's range finders is its main scan: the highest rank.
@@ -75,7 +76,8 @@ class TwistDriven(Protocol):
 
 @runtime_checkable
 class Learnable(Protocol):
-    """A reading a learner observes and/or a drive a learner's action commands (coopsim.env).
+    """A reading a learner observes and/or a drive a learner's action commands: asked by
+    learning environments (coopsim.env) and the benchmarks' drive.
 
     Attributes:
         contact: The reading is contact switches (above 0.5: touching; the ``collisions``
@@ -108,7 +110,8 @@ class Learnable(Protocol):
 
 @runtime_checkable
 class PerTargetReading(Protocol):
-    """A reading whose width follows the world's targets (the target finder's)."""
+    """A reading whose width follows the world's targets (the target finder's): the
+    simulation sizes the reading by it."""
 
     @classmethod
     def field_names(cls, n_targets: int) -> tuple[str, ...]:
@@ -117,15 +120,20 @@ class PerTargetReading(Protocol):
 
 @runtime_checkable
 class Drawable(Protocol):
-    """A module the viewer (and Foxglove) draws: ``draw`` is a JSON-ready hint
-    (docs/plugins.md), sent in the module's ``/sim state`` entry."""
+    """A module the viewer (and Foxglove) draws, from the module's ``/sim state`` entry.
+
+    Attributes:
+        draw: A JSON-ready hint (docs/plugins.md): ``{"kind": "rays", "angles", "columns",
+            "origin", "color"}`` for a fan of ranges, or None.
+    """
 
     draw: ClassVar[Mapping | None]
 
 
 @runtime_checkable
 class Answerer(Protocol):
-    """A module that replies to ``read`` commands with more or less than its reading row."""
+    """A module that replies to ``read`` commands with more or less than its reading row:
+    asked by the network's ``read`` commands and by in-process drivers."""
 
     @classmethod
     def answer(cls, command, row: np.ndarray, text: str, snap) -> tuple[str, list]:
@@ -139,7 +147,7 @@ class Answerer(Protocol):
 
 @runtime_checkable
 class Recordable(Protocol):
-    """What the state stream and the recording keep of a module.
+    """What the state stream, the recording and its exports keep of a module.
 
     Attributes:
         columns: Per-robot :class:`~coopsim.model.module.Column` values (default none).
@@ -189,7 +197,9 @@ class ModuleKernel(Protocol):
     """A kind whose reading and/or actuation is a compiled kernel over the world's arrays: the
     one way a kind computes, built-in or a plugin's. The step calls the kernels itself (the
     base :meth:`~coopsim.model.module.Module.measure`, ``sense`` and ``actuate`` run them, so
-    a kind declaring them writes none of those), with no Python per robot.
+    a kind declaring them writes none of those), with no Python per robot, on every path: the
+    sensing plan, a fused step's stages, batched worlds.
+    :func:`coopsim.model.capabilities.kernel_of` gives a module's kernel view or None.
 
     The arguments, every one an array or a tuple of arrays (``rows`` the robots carrying the
     kind this step, int64, ascending; index ``views`` and ``state`` by ``rows[k]``, the others
