@@ -332,6 +332,12 @@ def files_page() -> str:
     for title, rules in ((".world", WORLD_RULES), (".scenario", SCENARIO_RULES),
                          (".sweep", SWEEP_RULES)):
         out += [f"## {title} files", ""] + _section_rows(rules)
+    from ..model.specs import COLORS
+
+    out += ["## Named colours", "",
+            "Usable as `[TARGET]` keys and as the value of any `color` key (and `/sim`'s "
+            "colour words): `coopsim.model.specs.COLORS`.", ""]
+    out += table(("name", "R", "G", "B"), [(f"`{n}`", *rgb) for n, rgb in COLORS.items()])
     return "\n".join(out)
 
 
