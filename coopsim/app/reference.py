@@ -348,11 +348,16 @@ def protocol_page() -> str:
     titles = {"nameserver": "Name server", "robot": "Robot endpoints",
               "sim": "The /sim server", "playback": "The /playback server"}
     out = ["# Protocol tables", "",
-           "Each server's commands (id, module, name, arities, text field, dispatch kind) and "
-           "the error codes, from the code; [the wire protocol](../protocol.md) says what they "
-           "mean. Robot commands below 100 belong to every robot; the rest to the module named.",
+           "Each server's commands (id, module, name, arities, text field, dispatch kind, what "
+           "a request holds and its reply answers) and the error codes, from the code; [the "
+           "wire protocol](../protocol.md) says how messages travel and when to send which. "
+           "Robot commands below 100 belong to every robot; the rest to the module named.",
            ""]
-    for server, commands in doctables.servers().items():
+    from ..net.squads import SQUAD_COMMANDS
+
+    titles["squads"] = "The /squads server"
+    servers = {**doctables.servers(), "squads": [SQUAD_COMMANDS[k] for k in sorted(SQUAD_COMMANDS)]}
+    for server, commands in servers.items():
         out += [f"## {titles[server]}", ""]
         out += table(("id", "module", "name", "params", "data", "text", "kind", "what it does"),
                      [(c.id, f"[{c.module}](modules.md#{c.module})" if c.module else "–",

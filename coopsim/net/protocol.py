@@ -384,12 +384,22 @@ SIM_COMMANDS = {c.id: c for c in (
 
 PLAYBACK_COMMANDS = {c.id: c for c in (
     HELLO,
-    Command(1, "status"),
-    Command(2, "play"),
-    Command(3, "pause"),
-    Command(4, "seek", data=(1, 1)),
-    Command(5, "step", params=(1, 1)),
-    Command(6, "set_speed", data=(1, 1)),
+    Command(1, "status", doc=(
+        'Reply: status.')),
+    Command(2, "play", doc=(
+        'Reply: status; at the end (or at the start when playing backwards) it starts over.')),
+    Command(3, "pause", doc=(
+        'Reply: status.')),
+    Command(4, "seek", data=(1, 1), doc=(
+        'Request: data `[position]` s. Reply: shows the last recorded step at or before it. '
+        'Outside the recording it clamps to the first or last step and the text says so: `99 '
+        's is outside the recording (0 .. 20 s); clamped to 20 s`.')),
+    Command(5, "step", params=(1, 1), doc=(
+        'Request: params `[n]`, n may be negative. Reply: pauses and moves n recorded steps; '
+        'clamped at the first or last, and the text says so.')),
+    Command(6, "set_speed", data=(1, 1), doc=(
+        'Request: data `[factor]`, 0.01 ≤ |factor| ≤ 1000; negative plays backwards. Reply: '
+        'status; error 4 outside that range.')),
 )}
 
 #: Topic of the state stream's frames (first frame of each multipart PUB message).

@@ -44,7 +44,7 @@ def test_protocol_md_names_the_version_the_servers_speak():
     assert f'(`[0, "", 0, [{v}], []]`)' in PROTOCOL  # the changelog's hello example
     body = _current_section(PROTOCOL)
     rows = re.findall(r"\| 0 \|(?: – \|)? hello \|.*?params `\[(\d+)\]`", body)
-    assert len(rows) >= 4 and set(rows) == {str(v)}, rows  # each hand table's hello row
+    assert len(rows) >= 2 and set(rows) == {str(v)}, rows  # each hand table's hello row
     said = re.search(r"answers `params = \[PROTOCOL_VERSION\]` \((\d+);", body)
     assert said and int(said.group(1)) == v
     assert f'["/nameserver", 0, "", 0, [{v}], []]\n[0, "/nameserver", 0, [{v}], []]' in body
