@@ -375,7 +375,8 @@ def protocol_page() -> str:
 CONTRACT = (("coopsim.model.robot_type", "ShapeSpec"), ("coopsim.model.robot_type", "BodySpec"),
             ("coopsim.model.robot_type", "JointSpec"), ("coopsim.model.robot_type", "MemberSpec"),
             ("coopsim.model.robot_type", "PartSpec"), ("coopsim.model.robot_type", "Assembly"),
-            ("coopsim.model.module", "Frame"), ("coopsim.model.snapshot", "Snapshot"))
+            ("coopsim.model.module", "Frame"), ("coopsim.model.snapshot", "Snapshot"),
+            ("coopsim.model.capability_kinds", "LaserScan"))
 
 
 def attributes(cls: type, heading: str = "Attributes:") -> dict[str, str]:

@@ -43,15 +43,19 @@ class LaserScanner(Protocol):
     Foxglove's ``/robots/NAME/scan``).
 
     Attributes:
-        laser_rank: Which of a robot's range finders is its main scan: the highest rank.
+        laser_rank: Which of a robot's range finders is its main scan: the highest rank is
+            the robot's ``/R/scan``, and the scan Foxglove draws (``/robots/NAME/scan``) is
+            the highest among its modules not drawn as ``rays``.
     """
 
     laser_rank: ClassVar[int]
 
     @classmethod
     def laser_scan(cls, snap, robot: str, params: Mapping, radius: float) -> LaserScan | None:
-        """The latest reading of ``robot`` (network name) as a planar scan, or None when there
-        is none; ``params`` its values of the module's parameters, ``radius`` its chassis, m."""
+        """The latest reading of ``robot`` (network name) in ``snap`` as a planar scan, or None
+        (the default: not a range finder); ``params`` its values of the module's parameters,
+        ``radius`` its chassis, m. Called when ROS 2 publishes, a bag is written and Foxglove
+        draws the robot's scan."""
 
     @classmethod
     def laser_mount(cls, params: Mapping) -> tuple[float, float, float]:
@@ -67,7 +71,10 @@ class TwistDriven(Protocol):
     def from_twist(cls, forward: float, left: float, turn: float, yaw: float, axle: float,
                    params: Mapping) -> tuple[float, ...] | None:
         """The stored command for ``forward``/``left`` m/s and ``turn`` rad/s in the robot's
-        frame (``yaw`` its heading, rad, world frame; ``axle`` m), or None when not driven so.
+        frame (``yaw`` its heading, rad, world frame; ``axle`` m; ``params`` the robot's
+        values of the module's parameters), or None (the default) when not driven so; called
+        when a ROS 2 ``cmd_vel`` arrives, the result checked by the module's rules as
+        ``command_row``'s.
 
         Raises:
             ProtocolError: the values are beyond what the module takes.
@@ -94,18 +101,23 @@ class Learnable(Protocol):
     @classmethod
     def observation_space(cls, params: Mapping[str, float],
                           n_targets: int) -> tuple[Any, Any] | None:
-        """``(low, high)`` of the reading, each ``len(reading_fields(...))`` floats (default:
-        unbounded), or None when it cannot be observed (no reading fields)."""
+        """``(low, high)`` of the reading, each ``len(reading_fields(...))`` floats, -inf/inf
+        unbounded (the default), or None when it cannot be observed (no reading fields);
+        ``params`` the robot's values of the module's parameters, ``n_targets`` the world's
+        targets. Asked when a learning environment is made, for each observed module."""
 
     @classmethod
     def action_space(cls, params: Mapping[str, float]) -> tuple[Any, Any]:
         """``(low, high)`` of an action, each ``len(action_fields)`` floats (default:
-        unbounded)."""
+        unbounded). Asked when a learning environment is made, of the robot's motion module
+        (the first declaring ``action_fields``)."""
 
     @classmethod
     def from_action(cls, action: np.ndarray, params: Mapping[str, float]) -> tuple[float, ...]:
-        """The stored command for a checked action (default: its values, then zeros up to
-        ``len(command_fields)``; batched worlds refuse a module that overrides it)."""
+        """The stored command row (as ``command_row`` returns it) for an action already checked
+        against ``action_space``, one float64 per ``action_fields`` entry, each learning step
+        (default: its values, then zeros up to ``len(command_fields)``; batched worlds store
+        that and refuse a module that overrides it)."""
 
 
 @runtime_checkable
@@ -142,7 +154,9 @@ class Answerer(Protocol):
     @classmethod
     def answer_robot(cls, command, robot: str, row: np.ndarray, text: str,
                      snap) -> tuple[str, list]:
-        """Reply (text, data) to robot ``robot`` (network name); default: :meth:`answer`."""
+        """Reply (text, data) to robot ``robot`` (network name) from its reading ``row``, the
+        request's ``text`` and the latest Snapshot ``snap``, when a read command arrives (on any
+        thread); default: :meth:`answer`."""
 
 
 @runtime_checkable
@@ -162,8 +176,10 @@ class Recordable(Protocol):
 
     @classmethod
     def replay(cls, data: Any, board: Any, robots: tuple) -> Any:
-        """What recorded ``data`` puts back on the snapshot's board, given the previous step's
-        ``board`` (None at first) and the step's robot names; default None."""
+        """What recorded ``data`` (what :meth:`record` returned at that step, None when
+        nothing) puts back on the snapshot's board (``snap.extra[label]``), given the previous
+        step's rebuilt ``board`` (None at first) and the step's robot names; default None.
+        Called for each recorded step when a recording is read step by step (exports)."""
 
 
 @runtime_checkable
