@@ -17,7 +17,7 @@ tests/docs/test_reference.py). The sources, never restated by hand:
 * every key of the state document: the :class:`~coopsim.model.statedoc.DocKey` tables beside
   the code that builds each part (:data:`STATE`);
 * the ROS 2 bridge's topics and services: :data:`coopsim.ros2.bridge.TOPICS` and
-  :data:`coopsim.ros2.services.SERVICES`.
+  :data:`coopsim.ros2.services.SERVICES`; the Foxglove bridge's topics (:data:`FOXGLOVE`).
 
 The output is deterministic: sorted by label, no time stamps, no absolute paths, nothing from
 plugins of other installed packages.
@@ -600,6 +600,36 @@ def ros2_page() -> str:
     return "\n".join(out)
 
 
+#: The Foxglove bridge's topics in the order the page lists them: (module, a ``Topic``
+#: constant, or a function making one robot's (or metric's) topic, called with ``NAME``).
+FOXGLOVE = (("topics", "SCENE_WORLD"), ("topics", "SCENE_BODIES"), ("topics", "TF"),
+            ("topics", "pose_topic"), ("arms", "SCENE_ARMS"), ("arms", "TF_ARMS"),
+            ("images", "image_topic"), ("images", "TF_CAMERAS"), ("scans", "scan_topic"),
+            ("scans", "points_topic"), ("topics", "STATE"), ("topics", "metric_topic"),
+            ("topics", "EVENTS"))
+
+
+def foxglove_page() -> str:
+    """The Foxglove bridge's topics (live, replays and exports), from their declarations."""
+    rows = []
+    for module, name in FOXGLOVE:
+        item = getattr(importlib.import_module(f"coopsim.foxglove.{module}"), name)
+        if callable(item) and not isinstance(item, type):
+            topic = item("RULE.NAME" if name == "metric_topic" else "NAME")
+            what = " ".join(doc(item).split())
+        else:
+            topic, what = item, item.what
+        rows.append((f"`{topic.name}`", f"`foxglove.{topic.schema}`" if topic.schema else
+                     "JSON", what))
+    out = ["# Foxglove topics", "",
+           "What `coopsim run --foxglove`, a replay's bridge and `coopsim export --foxglove` "
+           "send, from the bridge's declarations (`coopsim.foxglove`'s `Topic` s and their "
+           "functions' docstrings); [Foxglove](../foxglove.md) says how to use them. `NAME` is "
+           "a robot's name; frames and units: `world` is the floor's, z up, metres, radians.", ""]
+    out += table(("topic", "schema", "what"), rows)
+    return "\n".join(out)
+
+
 def index_page() -> str:
     kinds = [label for label, _ in builtins("modules")]
     return "\n".join([
@@ -615,7 +645,8 @@ def index_page() -> str:
         "* [File keys](files.md): every `.world`, `.scenario` and `.sweep` section and key",
         "* [Protocol tables](protocol.md): each server's commands and the error codes",
         "* [State document](state.md): every key of `/sim state`'s JSON",
-        "* [ROS 2](ros2.md): the bridge's topics and run-control services", "",
+        "* [ROS 2](ros2.md): the bridge's topics and run-control services",
+        "* [Foxglove](foxglove.md): the bridge's topics", "",
         "Module kinds: " + " · ".join(f"[{k}](modules.md#{k})" for k in kinds), ""])
 
 
@@ -628,7 +659,8 @@ def module_links_page() -> str:
 PAGES = {"module-links.md": module_links_page, "index.md": index_page, "modules.md": modules_page, "plugins.md": plugins_page,
          "contract.md": contract_page,
          "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page,
-         "state.md": state_page, "ros2.md": ros2_page}
+         "state.md": state_page, "ros2.md": ros2_page,
+         "foxglove.md": foxglove_page}
 
 
 def render() -> dict[str, str]:
