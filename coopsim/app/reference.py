@@ -100,6 +100,9 @@ def _span(lo_hi: tuple[int, int]) -> str:
 def builtins(kind: str) -> list[tuple[str, type]]:
     """(label, class) of coopsim's own plugins of registry ``kind``, by label."""
     registry = REGISTRIES[kind]
+    for label in registry.labels():  # lazy ones too (engines are): import coopsim's own
+        if registry.origin(label).package == BUILTIN:
+            registry.get(label)
     return sorted((label, item) for label, item, origin in registry.loaded()
                   if origin.package == BUILTIN)
 
