@@ -88,10 +88,13 @@ class Learnable(Protocol):
 
     Attributes:
         contact: The reading is contact switches (above 0.5: touching; the ``collisions``
-            metric reads every such module).
-        per_target: Values per target when the reading holds one block per target, else 0.
-        action_fields: Names of a learner's action values, with units; () when a learner
-            cannot drive this module, else it is a robot's motion module.
+            metric reads every such module); default False.
+        per_target: Values per target when the reading holds one block per target (the
+            ``target`` module: 2; batched worlds keep each copy's own block), else 0 (the
+            default).
+        action_fields: Names of a learner's action values, with units; () (the default) when
+            a learner cannot drive this module, else it is a motion module: a robot's first
+            module declaring them is its motion module.
     """
 
     contact: ClassVar[bool]
