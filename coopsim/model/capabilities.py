@@ -13,8 +13,8 @@ to a capability without editing it::
     register_adapter(LaserScanner, "thirdparty_sensor", MyAdapter)
 
 ``MyAdapter`` (a class or any object) supplies the capability's members; the module's own
-declarations (``fields``, ``command_fields``, ``label``...) fill the rest. docs/plugins.md lists
-which front end uses which capability. Frames and units as in :mod:`coopsim.model.module`.
+declarations (``fields``, ``command_fields``, ``label``...) fill the rest. The generated
+reference (docs/reference/contract.md) lists each capability, its members and who asks for it. Frames and units as in :mod:`coopsim.model.module`.
 The capabilities themselves (each a ``Protocol``) are in :mod:`coopsim.model.capability_kinds`
 and re-exported here. Nothing here imports pymunk, zmq, Gymnasium or ROS.
 """
@@ -142,6 +142,13 @@ _KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], type]] = {
                    (), _KernelDefaults),
 }
 CAPABILITIES: tuple[type, ...] = tuple(_KINDS)
+
+
+def members(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(every member of capability ``kind``, the members a module must define to offer it: any
+    of them; () when any member does)."""
+    return _KINDS[kind][0], _KINDS[kind][1]
+
 _ADAPTERS: dict[tuple[type, str], Any] = {}
 _CACHE: dict[tuple, Any] = {}
 

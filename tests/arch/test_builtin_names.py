@@ -35,6 +35,7 @@ ALLOWED = {
     ("app/points.py", "monitors"): "the scenario attribute [MONITORS] fills (Rule.section)",
     ("app/controllers.py", "python"): "the interpreter a controller's command line starts",
     ("client/sim.py", "speed"): "the /sim speed factor",
+    ("net/simserver.py", "speed"): "the state document's `speed` key (RUN_KEYS): the speed factor",
     ("client/squads.py", "formation"): "a squad order's formation word",
     ("formats/events.py", "target"): "the `insert target` event word",
     ("formats/keys.py", "speed"): "the [SETTINGS] speed key",
