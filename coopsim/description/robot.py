@@ -59,6 +59,9 @@ class DescriptionSpec:
         line: Line of the ``description`` key.
         modules: The module labels its keys give the robot, in key order (each row of
             ``coopsim.formats.description.DESCRIPTION_KEYS`` says which).
+        tilt: (roll, pitch), rad: the root link turned about x, then y (fixed axes) on its
+            mount, before the section's yaw (the section's ``orientation`` phi and psi: a
+            file whose robot is not z up, pybullet's y-up ``laikago.urdf``).
     """
 
     path: str
@@ -69,6 +72,7 @@ class DescriptionSpec:
     lines: tuple[tuple[str, int], ...] = ()
     line: int = 0
     modules: tuple[str, ...] = ()
+    tilt: tuple[float, float] = (0.0, 0.0)
 
     def get(self, key: str, default: object = None) -> object:
         """The value of per-module key ``key`` (the last one given), or ``default``."""

@@ -654,3 +654,62 @@ def test_the_sweep_counts_what_mujoco_loads_and_lists_the_rest(tmp_path):
     text = rp.sweep_table(rows)
     assert "| p | 4 | 3 | 2 | 66.7 | 2 of 3 |" in text  # arena.xml: no robot, not counted
     assert "Not robots" in text and "p arena.xml" in text
+
+
+def _upright_tilt(quat, up) -> float:
+    """Degrees between the world's z and the body axis ``up`` (body frame) at ``quat``."""
+    w, x, y, z = quat
+    rot = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                    [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                    [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return float(np.degrees(np.arccos(np.clip((rot @ up)[2], -1.0, 1.0))))
+
+
+def test_a_y_up_robot_turned_as_pybullets_examples_turn_it_stands_10_s(tmp_path):
+    # pybullet_data's laikago.urdf is y up: a section turned it about z only and it lay on its
+    # side (91 degrees); pybullet's examples load it with the quaternion (0, .5, .5, 0)
+    pybullet = pytest.importorskip("pybullet")
+    import sys
+    import pybullet_data
+    from coopsim.sim.stepper import Stepper
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
+    import robot_packages as rp
+    urdf = Path(pybullet_data.getDataPath()) / "laikago" / "laikago.urdf"
+    client = pybullet.connect(pybullet.DIRECT)
+    try:  # the oracle: where pybullet's example puts the chassis
+        body = pybullet.loadURDF(str(urdf), [0, 0, 0.6], [0, 0.5, 0.5, 0],
+                                 physicsClientId=client)
+        x, y, z, w = pybullet.getBasePositionAndOrientation(body, physicsClientId=client)[1]
+    finally:
+        pybullet.disconnect(client)
+    path = scenario(tmp_path, [f"description {urdf}", "name r", "position 0 0 0.6",
+                               "orientation 90 0 180", "base floating", rp.LAIKAGO_STANCE])
+    sim = Simulation(load(str(path)))
+    _, quat = body_pose(sim, "r/chassis")
+    assert abs(float(np.dot(quat, [w, x, y, z]))) == pytest.approx(1.0, abs=1e-6)
+    up = np.array([0.0, 1.0, 0.0])  # the file's up: its legs hang along -y
+    stepper, tilt = Stepper(sim, mode="lockstep"), 0.0
+    for _ in range(1000):  # 10 s
+        stepper.tick()
+        tilt = max(tilt, _upright_tilt(body_pose(sim, "r/chassis")[1], up))
+    pos, _ = body_pose(sim, "r/chassis")
+    assert tilt <= 5.0 and pos[2] >= 0.3, (tilt, pos)
+    # the robot's pose is its upright frame (the root turned back by phi and psi): level
+    assert _upright_tilt(sim.snapshot.pose3d[0][3:7], np.array([0.0, 0.0, 1.0])) <= 5.0
+
+
+@pytest.mark.parametrize("keys,line,message", [
+    (["type single", "name s", "position 0 0 0", "orientation 0 10 0"], 11,
+     "orientation phi and psi must be 0 for a built-in robot type"),
+    (["description arm.urdf", "name a", "position 0 0 0", "tool tool", "orientation 90 0 0"],
+     12, "orientation phi and psi turn the root link of a fixed or floating base without"),
+    (["description arm.urdf", "name a", "position 0 0 0", "orientation 0 190 0"], 11,
+     "orientation psi must be between -180 and 180 degrees, got 190"),
+])
+def test_a_roll_or_pitch_a_robot_cannot_take_is_refused_at_its_line(tmp_path, keys, line,
+                                                                     message):
+    (tmp_path / "arm.urdf").write_text(TINY)
+    path = scenario(tmp_path, keys)
+    result = check(path)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert f"{path}:{line}: {message}" in result.output
