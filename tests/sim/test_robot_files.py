@@ -713,3 +713,42 @@ def test_a_roll_or_pitch_a_robot_cannot_take_is_refused_at_its_line(tmp_path, ke
     result = check(path)
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert f"{path}:{line}: {message}" in result.output
+
+
+MAST = """<?xml version="1.0"?>
+<robot name="mast">
+  <link name="base_link">
+    <inertial><mass value="5"/>
+      <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>
+    <collision><origin xyz="0 0 0.3"/><geometry><box size="0.1 0.1 0.6"/></geometry>
+    </collision>
+  </link>
+  <link name="laser"/>
+  <joint name="laser_fixed" type="fixed">
+    <parent link="base_link"/><child link="laser"/><origin xyz="0 0 0.5"/>
+  </joint>
+</robot>
+"""
+
+
+@pytest.mark.parametrize("base", ["fixed", "floating"])
+def test_a_lidar_on_a_link_casts_from_the_links_height(tmp_path, base):
+    # the sensor line took the link's x, y and yaw but cast at the mount's middle height
+    # (1 cm up): a 0.2 m box ahead hid what stood behind it
+    from coopsim.sim.drivers import LocalRobot
+    from coopsim.sim.stepper import Stepper
+    (tmp_path / "mast.urdf").write_text(MAST)
+    path = scenario(tmp_path, ["description mast.urdf", "name m", "position 0 0 0",
+                               f"base {base}", "sensor lidar laser",
+                               "[OBJECT_1]", "type box", "size 0.2 0.2 0.2",
+                               "position 1 0 0.1", "[OBJECT_2]", "type box",
+                               "size 0.2 0.2 1", "position -1.5 0 0.5"])
+    sim = Simulation(load(str(path)))
+    stepper = Stepper(sim, mode="lockstep")
+    for _ in range(3):
+        stepper.tick()
+    nearest, bearing = LocalRobot(sim, "m").lidar.info()[:2]
+    # over the low box at 0.9 m: the tall one behind, its face 1.4 m away
+    assert nearest == pytest.approx(1.4, abs=0.02) and abs(bearing) > 3.0, (nearest, bearing)
+    origin = sim.snapshot.extra["lidar"].layers["m"][2]
+    assert origin[2] == pytest.approx(0.5, abs=1e-6)  # the point cloud's origin: the link's
