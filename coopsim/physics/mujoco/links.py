@@ -18,6 +18,7 @@ import numpy as np
 
 from ...description.robot import Description
 from ...model.linkposes import COLUMNS, quat_mul, quat_rotate
+from ...model.scenery import rpy_quat
 
 try:
     import mujoco
@@ -139,11 +140,15 @@ def links_document(d: Description) -> dict:
         if int(model.body_rootid[b]) != 1:  # MuJoCo attaches the first body's tree alone
             continue
         parent = int(model.body_parentid[b])
+        # the root sits on the base frame: its own pos and orientation in the file are not
+        # added (mujoco.imported.attach)
+        xyz, quat = ((0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)) if parent == 0 else \
+            (model.body_pos[b], model.body_quat[b])
         links.append({
             "name": mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}",
             "parent": "" if parent == 0 else
             mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, parent) or f"body{parent}",
-            "xyz": _r(model.body_pos[b]), "quat": _r(model.body_quat[b]),
+            "xyz": _r(xyz), "quat": _r(quat),
             "moving": _joints(model, b, moving), "visuals": _visuals(model, b, files)})
     if links and all(link["name"] != d.root for link in links):
         # MuJoCo made the root its world (an URDF's ``world`` link: the Z1's, the URs'): it
@@ -190,7 +195,22 @@ def document_of(imports, handle) -> dict | None:
     """The ``links`` document of the described robot mounted on body ``handle`` (None: no
     description is mounted there)."""
     found = next((i for i in imports if i.mount is handle), None)
-    return None if found is None else links_document(found.mounted.description)
+    if found is None:
+        return None
+    doc, tilt = links_document(found.mounted.description), found.mounted.spec.tilt
+    if not any(tilt):
+        return doc
+    key = (id(doc), tuple(tilt))
+    held = _TILTED.get(key)
+    if held is None or held[0] is not doc:  # the root turned on its mount (the roll, pitch)
+        quat = _r(rpy_quat(tilt[0], tilt[1], 0.0))
+        turned = {**doc, "links": [{**link, "quat": quat} if not link["parent"] else link
+                                   for link in doc["links"]]}
+        held = _TILTED[key] = (doc, turned)
+    return held[1]
+
+
+_TILTED: dict = {}  # (id(document), tilt) -> (document, the document with its root turned)
 
 
 def roll_wheels(imports, model, data, dt: float) -> None:
