@@ -201,6 +201,8 @@ class Description:
             binary: MuJoCo reads only binary STL; a COLLADA mesh as binary STL).
         repairs: ``file:line: link 'name' repaired: why`` for each mass or inertia repaired
             on load (coopsim.description.inertia), warned when the file is read.
+        meshes: An MJCF's mesh files (its ``<mesh file>`` assets, checked; the links' visuals
+            name them); an URDF's are its links' ``meshes``.
     """
 
     name: str
@@ -213,6 +215,7 @@ class Description:
     text: str = field(default="", repr=False)
     assets: tuple[tuple[str, bytes], ...] = field(default=(), repr=False)
     repairs: tuple[str, ...] = ()
+    meshes: tuple[Mesh, ...] = ()
 
     def link(self, name: str) -> Link:
         """The link called ``name`` (KeyError when none is)."""
@@ -225,7 +228,8 @@ class Description:
         """Each mesh file's name in the ``links`` document (path -> name): its basename, or,
         where two files share one (TALOS's ``torso/base_link.STL`` and
         ``gripper/base_link.STL``), as many of its trailing folders as tell it apart."""
-        paths = sorted({m.path for link in self.links for m in link.meshes})
+        paths = sorted({m.path for link in self.links for m in link.meshes}
+                       | {m.path for m in self.meshes if m.use != "file"})
         tails = {p: p.replace(os.sep, "/").split("/") for p in paths}
         out = {}
         for p, parts in tails.items():

@@ -418,11 +418,9 @@ vt 0 0
 QUADS = ["1 4 3 2", "5 6 7 8", "1 2 6 5", "2 3 7 6", "3 4 8 7", "4 1 5 8"]
 
 
-def test_an_mjcfs_obj_meshes_reach_mujoco_as_binary_stl_with_the_same_inertia(tmp_path):
-    # robosuite's arms and Spot: MuJoCo's compiler parsed 30 MB of OBJ text on each of a
-    # load's two compiles; now the cached triangles as binary STL, parsed once per machine
-    import mujoco
-
+def _boxes(tmp_path) -> None:
+    """boxes.xml: a floating base of two OBJ boxes 0.2 x 0.1 x 0.4 m (one of triangles, one
+    of quads)."""
     triangles = [f"f {a}/1 {b}/1 {c}/1" for q in QUADS
                  for a, b, c in ((q.split()[0], q.split()[1], q.split()[2]),
                                  (q.split()[0], q.split()[2], q.split()[3]))]
@@ -440,6 +438,14 @@ def test_an_mjcfs_obj_meshes_reach_mujoco_as_binary_stl_with_the_same_inertia(tm
   </worldbody>
 </mujoco>
 """)
+
+
+def test_an_mjcfs_obj_meshes_reach_mujoco_as_binary_stl_with_the_same_inertia(tmp_path):
+    # robosuite's arms and Spot: MuJoCo's compiler parsed 30 MB of OBJ text on each of a
+    # load's two compiles; now the cached triangles as binary STL, parsed once per machine
+    import mujoco
+
+    _boxes(tmp_path)
     sim = Simulation(load(str(scenario(tmp_path, ["description boxes.xml", "name b",
                                                   "position 0 0 0.5", "base floating"]))))
     sim.physics()
@@ -452,6 +458,25 @@ def test_an_mjcfs_obj_meshes_reach_mujoco_as_binary_stl_with_the_same_inertia(tm
     files = {mesh.name: mesh.file for mesh in sim.world.engine.spec.meshes}
     assert files["b/tri"].endswith(".stl")  # from memory
     assert files["b/quad"].endswith("quad.obj")  # a face of four corners: MuJoCo reads it
+
+
+def test_an_mjcfs_meshes_are_named_and_served_to_the_views(tmp_path):
+    # robosuite's Spot, UR5e and Sawyer were drawn as bones in the 3D view and Foxglove: their
+    # links' meshes were named coopsim_obj_<hash>.stl (the OBJ given to MuJoCo from memory),
+    # and no MJCF mesh was served by /sim mesh (the description listed an URDF's only)
+    from coopsim.sim.meshsource import mesh_source
+    _boxes(tmp_path)
+    sim = Simulation(load(str(scenario(tmp_path, ["description boxes.xml", "name b",
+                                                  "position 0 0 0.5", "base floating"]))))
+    sim.physics()
+    engine = sim.world.engine
+    doc = engine.links_document(engine._imports[0].mount)
+    meshes = [v for link in doc["links"] for v in link["visuals"] if v["kind"] == "mesh"]
+    assert sorted(v["file"] for v in meshes) == ["quad.obj", "tri.obj"]
+    for visual in meshes:
+        assert visual["bounds"] == [[-0.1, -0.05, -0.2], [0.1, 0.05, 0.2]]
+        served = mesh_source(sim.world, ["b", visual["file"]])
+        assert served.path == str((tmp_path / visual["file"]).resolve())
 
 
 def test_an_included_file_rooted_mujocoinclude_is_read(tmp_path):

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from ...description.robot import Description
+from ...description.robot import Description, obj_memory_name
 from ...model.linkposes import COLUMNS, quat_mul, quat_rotate
 from ...model.scenery import rpy_quat
 
@@ -45,7 +45,8 @@ def _mesh_files(d: Description) -> dict[str, str]:
     """The names MuJoCo's model gives mesh files -> their names in the document
     (:meth:`~coopsim.description.robot.Description.mesh_names`; a file given from memory,
     ``coopsim_ascii_K.stl``, ``coopsim_dae_K.stl`` or ``coopsim_stl_K.stl`` of
-    description.robotxml._urdf_text, is the K-th ASCII STL, COLLADA or binary STL file), and
+    description.robotxml._urdf_text, is the K-th ASCII STL, COLLADA or binary STL file; an
+    MJCF's ``coopsim_obj_<hash>.stl``, its OBJ file named by its ``<mesh file>``), and
     ("bounds", name) -> the mesh's bounds."""
     paths = sorted({m.path for link in d.links for m in link.meshes})
     names = d.mesh_names()  # basenames, with folders where two files share one
@@ -57,8 +58,17 @@ def _mesh_files(d: Description) -> dict[str, str]:
         kind, _, k = name[:-len(".stl")].rpartition("_")
         if kind in memory and k.isdigit() and int(k) < len(memory[kind]):
             names[name] = names[memory[kind][int(k)]]
-    for link in d.links:  # a mesh's bounds (scaled, its file's frame), by name
-        for m in link.meshes:
+    if d.kind != "urdf" and d.meshes:
+        # an MJCF's meshes: MuJoCo's model has each at its resolved path, an OBJ given as
+        # binary STL at obj_memory_name of its <mesh file> as written
+        spec = mujoco.MjSpec.from_file(d.source)
+        folder = os.path.join(os.path.dirname(d.source), spec.meshdir or "")
+        for mesh in spec.meshes:
+            path = os.path.realpath(os.path.join(folder, mesh.file))
+            if mesh.file and path in names:  # (found by its basename: _visual)
+                names[obj_memory_name(mesh.file)] = names[path]
+    for m in [m for link in d.links for m in link.meshes] + list(d.meshes):
+        if m.path in names:  # a mesh's bounds (scaled, its file's frame), by name
             names[("bounds", names[m.path])] = m.bounds
     return names
 
@@ -108,7 +118,7 @@ def _visual(model, g: int, files: dict) -> dict | None:
         inv = np.array([model.mesh_quat[m][0], *(-model.mesh_quat[m][1:])])
         quat = quat_mul(quat, inv)
         xyz = xyz - quat_rotate(quat, model.mesh_pos[m])
-        name = files.get(path, os.path.basename(path))
+        name = files.get(path) or files.get(os.path.basename(path), os.path.basename(path))
         shape.update(file=name, scale=_r(model.mesh_scale[m]),
                      bounds=[_r(b) for b in files.get(("bounds", name), ((0,) * 3, (0,) * 3))])
     shape.update(xyz=_r(xyz), quat=_r(quat), color=_r(model.geom_rgba[g], 3))
