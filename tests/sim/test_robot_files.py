@@ -804,3 +804,25 @@ def test_the_links_are_drawn_where_the_world_has_them(tmp_path, robot):
         # within what the held joints sag between the snapshot and now (the bugs: 0.75 m, 90°)
         assert xyz == pytest.approx(pos, abs=2e-3), name
         assert min(np.abs(quat - want).max(), np.abs(quat + want).max()) < 2e-3, name
+
+
+def test_an_mjcfs_material_colours_are_the_drawn_colours(tmp_path):
+    # robosuite's Spot was drawn grey in the 3D view and Foxglove (the geoms' default rgba),
+    # yellow and black in camera images (MuJoCo draws a geom's material)
+    (tmp_path / "m.xml").write_text("""<mujoco model="m">
+  <asset><material name="yellow" rgba="0.9 0.7 0.2 1"/></asset>
+  <worldbody>
+    <body name="base">
+      <geom type="box" size="0.1 0.1 0.1" material="yellow" mass="1"/>
+      <geom type="sphere" size="0.05" material="yellow" rgba="0 0 1 1" pos="0 0 0.2"/>
+    </body>
+  </worldbody>
+</mujoco>
+""")
+    sim = Simulation(load(str(scenario(tmp_path, ["description m.xml", "name m",
+                                                  "position 0 0 0"]))))
+    sim.physics()
+    engine = sim.world.engine
+    doc = engine.links_document(engine._imports[0].mount)
+    colors = {v["kind"]: v["color"] for link in doc["links"] for v in link["visuals"]}
+    assert colors == {"box": [0.9, 0.7, 0.2, 1.0], "sphere": [0.0, 0.0, 1.0, 1.0]}

@@ -121,8 +121,20 @@ def _visual(model, g: int, files: dict) -> dict | None:
         name = files.get(path) or files.get(os.path.basename(path), os.path.basename(path))
         shape.update(file=name, scale=_r(model.mesh_scale[m]),
                      bounds=[_r(b) for b in files.get(("bounds", name), ((0,) * 3, (0,) * 3))])
-    shape.update(xyz=_r(xyz), quat=_r(quat), color=_r(model.geom_rgba[g], 3))
+    shape.update(xyz=_r(xyz), quat=_r(quat), color=_r(_color(model, g), 3))
     return shape
+
+
+_DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)  # MuJoCo's geom rgba when none is given
+
+
+def _color(model, g: int) -> np.ndarray:
+    """Geom ``g``'s colour as MuJoCo draws it: its material's where it has one and gives no
+    rgba of its own (robosuite's Spot: yellow and black materials), else its rgba."""
+    mat = int(model.geom_matid[g])
+    if mat >= 0 and np.allclose(model.geom_rgba[g], _DEFAULT_RGBA):
+        return model.mat_rgba[mat]
+    return model.geom_rgba[g]
 
 
 def _visuals(model, body: int, files: dict) -> list:
