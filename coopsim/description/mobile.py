@@ -244,6 +244,7 @@ def _rotor_speed(description, rotors) -> float:
 #: themselves (their optional ``described_by``: the keys, in the registry's order), so no
 #: module is named here.
 MOUNTS = ("link", "xyz_yaw", "xyz_yaw_middle", "x", "angle")
+MOUNT_HEIGHT = 0.02  # m: an imported type's mount body's shapes (description.robot)
 PROXIMITY_SLOTS = 8
 
 
@@ -340,8 +341,6 @@ def _middle(free: bool) -> float:
     (``description.robot.ImportedType.build``, :func:`chassis`): a free body has none (0); a
     body on the floor or a fixed mount has its shapes standing on its origin, MOUNT_HEIGHT
     tall."""
-    from .robot import MOUNT_HEIGHT
-
     return 0.0 if free else MOUNT_HEIGHT / 2.0
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..model.errors import RegistryError
 from .arm import section_arm
-from .mobile import Mobile, chassis, kit, mobile
+from .mobile import MOUNT_HEIGHT, Mobile, chassis, kit, mobile
 from .servos import HELD, held
 from ..model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from ..model.specs import RobotSpec
@@ -38,7 +38,6 @@ BASES = ("fixed", "floating", "planar")  # planar: a caster or omni base (descri
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball")
 MOVING = ("revolute", "continuous", "prismatic")  # the joints a joints module may drive
 MOUNT_RADIUS = 0.05  # m: the floor outline of a fixed base's mount (placement, rays)
-MOUNT_HEIGHT = 0.02  # m
 LINK_EXTENT = 0.05  # m: what a link without meshes is taken to reach beyond its origin
 MOUNT_MASS = 0.001  # kg: a floating base's own body has no shape; the file's links weigh
 
