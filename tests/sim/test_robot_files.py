@@ -379,13 +379,14 @@ def test_pybullets_a1_and_laikago_stand_10_s_within_5_degrees_of_level():
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
     import robot_packages as rp
-    sample = [r for r in rp.ROBOTS if (r.package, r.name) in (("pybullet", "a1"),
-                                                               ("pybullet", "laikago"))]
+    # (pybullet's y-up laikago.urdf: turned by the section's orientation 90 0 180)
+    sample = [r for r in rp.ROBOTS if (r.package, r.name) in (
+        ("pybullet", "a1"), ("pybullet", "laikago"), ("pybullet", "laikago_yup"))]
     rows = rp.survey(sample, None, None)
     if any(row["loads"] is None for row in rows):
         assert not os.environ.get("CI"), "CI installs the test extra (pybullet)"
         pytest.skip("pybullet is not installed")
-    assert len(rows) == 2
+    assert len(rows) == 3
     for row in rows:
         assert row["loads"], row
         assert row["moves"].startswith("10 s: tilt") and row["moves"].endswith("✓"), row
