@@ -27,8 +27,9 @@ model MuJoCo compiled of the file, so an URDF and an MJCF read the same)::
 
 A root's ``xyz``/``quat`` are in the robot's base frame (the body the stream's pose is of: a
 fixed base's mount at the section's pose, a floating base's free body, a wheeled base's
-chassis). Visual kinds and ``size`` (m): ``box`` [length x, width y, height z]; ``sphere``
-[radius]; ``cylinder`` and ``capsule`` [radius, length along z]; ``ellipsoid`` [rx, ry, rz];
+chassis): at its origin, turned by the section's roll and pitch where it gives them (a file
+whose robot is not z up). Visual kinds and ``size`` (m): ``box`` [length x, width y, height
+z]; ``sphere`` [radius]; ``cylinder`` and ``capsule`` [radius, length along z]; ``ellipsoid`` [rx, ry, rz];
 ``mesh`` [] with ``file`` (the mesh file's basename), ``scale`` (the file's units to m per
 axis) and ``bounds`` ([min xyz, max xyz] of its vertices in its file's frame, scaled, m), its ``xyz``/``quat`` the placement of the *file's own frame* in the link frame. Colours
 are RGBA in 0..1. Joint kinds ``hinge`` (turns ``q - zero`` rad about ``axis`` through
