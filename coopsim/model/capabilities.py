@@ -105,6 +105,7 @@ class _CopyDefaults:
 
 class _KernelDefaults:
     kernel_views: tuple = ()
+    kernel_beams: tuple = ()
     kernel_sense = None
     kernel_actuate = None
     kernel_drive: tuple = ()
@@ -138,8 +139,8 @@ _KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], type]] = {
     Offloaded: (("prepare",), ("prepare",), _OffloadDefaults),
     CopyKernel: (("copy_kind", "copy_angles"), ("copy_kind",), _CopyDefaults),
     ValueChecker: (("check_values",), ("check_values",), _CheckDefaults),
-    ModuleKernel: (("kernel_views", "kernel_sense", "kernel_actuate", "kernel_drive"),
-                   (), _KernelDefaults),
+    ModuleKernel: (("kernel_views", "kernel_sense", "kernel_actuate", "kernel_drive",
+                    "kernel_beams"), (), _KernelDefaults),
 }
 CAPABILITIES: tuple[type, ...] = tuple(_KINDS)
 

@@ -201,8 +201,9 @@ class CopyKernel(Protocol):
             copies' arrays, so its ``sense`` may read only the frame's ``dt``, ``pose``,
             ``velocity``, ``radius``, ``axle``, ``group``, ``targets``, ``target_colors``,
             ``contacts``, ``memo``, ``actuated`` (the wheels driven, under the drive's label)
-            and ``geometry.heading``, and its previous reading (:mod:`coopsim.env.copysense`).
-            A ``wheels`` drive's own reading is a ``frame`` one. "" (the default): not
+            and ``geometry.heading``, its state table and its previous reading
+            (:mod:`coopsim.env.copysense`). A ``wheels`` drive's own reading is a ``frame``
+            one: the wheels driven are put in its state field ``driven`` (N, 2), m/s. "" (the default): not
             computed there (the batch then runs on the ``world`` backend, saying so).
         copy_angles: A fan's beam angles, rad from the heading, counter-clockwise.
     """
@@ -225,15 +226,29 @@ class ModuleKernel(Protocol):
     by ``k``):
 
     - ``views``: the frame arrays named by ``kernel_views`` (of
-      :data:`coopsim.model.kernel.VIEWS`: ``pose``, ``velocity``, ``state3d``, ``radius``,
-      ``axle``, ``group``), every robot's rows, read-only.
+      :data:`coopsim.model.kernel.VIEWS`), read-only. Every robot's rows (index by
+      ``rows[k]``): ``pose``, ``velocity``, ``state3d``, ``radius``, ``axle``, ``group`` and
+      ``contact`` ((N, 2) float64, the engine's contact flags of the last step: 1.0 where the
+      chassis touches something at its front / rear half). Not by rows: ``dt`` ((1,) float64,
+      the step, s), ``targets`` ((T, 2) float64, the targets' positions, m, world frame) and
+      ``ranges`` ((len(rows), K) float64, index by ``k``): for a kind declaring
+      ``kernel_beams`` and a ``max_range`` parameter, each beam's distance from the chassis
+      edge, m, cast from the centre against everything but the robot's own parts, at most
+      ``max_range`` (the floor slice's cast, or the 3D one on an engine casting in 3D).
     - ``params``: (len(rows), P) float64, one column per entry of the kind's ``params``, in
       order, read-only.
     - ``state``: the kind's state table (``state_fields``): its arrays in that order, then
       ``seen`` (N,) bool, every robot's rows, written in place; () when it keeps none.
 
+    A kind keeping what its actuation computed for its reading (``motors``: the wheels
+    driven) declares a state field for it (``state_fields``): ``kernel_actuate`` writes it,
+    ``kernel_sense`` reads it (``frame.actuated`` is not a kernel's).
+
     Attributes:
         kernel_views: Names of the frame arrays the kernels read, in the order they take them.
+        kernel_beams: With ``ranges`` among the views: the beams' angles from the heading, rad,
+            counter-clockwise (a tuple of floats); the kind declares a ``max_range``
+            parameter, m.
         kernel_sense: A compiled function ``(views, rows, params, state, normals, uniforms,
             prev, out)`` writing the reading of robots ``rows`` into ``out`` (len(rows),
             width) with its noise and lost data applied and kept physically possible:
@@ -253,6 +268,7 @@ class ModuleKernel(Protocol):
     """
 
     kernel_views: ClassVar[tuple[str, ...]]
+    kernel_beams: ClassVar[tuple[float, ...]]
     kernel_sense: ClassVar[Any]
     kernel_actuate: ClassVar[Any]
     kernel_drive: ClassVar[tuple]
