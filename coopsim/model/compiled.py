@@ -265,6 +265,13 @@ def load_pending() -> None:
                 warm.ready = True
 
 
+def compile_for(kernel, args: tuple) -> None:
+    """Compile (or load from the cache) ``kernel``'s version for ``args``' types, without
+    calling it: what a call with ``args`` would compile first."""
+    if numba is not None:
+        kernel.compile(tuple(numba.typeof(a) for a in args))
+
+
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: A file holding kernels: it imports from this module, or decorates with a ``jit``
 _KERNEL_FILE = re.compile(rb"compiled import|^\s*@[\w.]*jit\b|\bjit\(", re.M)

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..model import kernel as kernel_views
 from ..model.capabilities import kernel_of
+from ..model.compiled import compile_for
 from ..model.health import planar_edge
 from ..model.threads import ROWS_MIN, parallel
 from ..raycast.jitcast import fan_robots_kernel
@@ -312,11 +313,18 @@ class ComposedPass:
             return kept[1]
         return sim.world.engine.robot_state()
 
-    def physics(self, sim) -> bool:
+    def prepare(self, sim) -> None:
+        """Compile (or load from numba's cache) the calls this plan's steps make, with the
+        arguments' types a step hands them, before the first step (nothing is run: no draw,
+        no step)."""
+        self.physics(sim, dry=True)
+        self.measure(sim, sim.world.engine.robot_state(), dry=True)
+
+    def physics(self, sim, dry: bool = False) -> bool:
         """Every acting kind's kernel and the engine's step: one call where the engine's step
         is compiled (:meth:`~coopsim.physics.engine.Engine.fused`), else the call, the drive
         handed to the engine's access, and the engine's own step. True: the step stays
-        composed."""
+        composed. ``dry``: only compile what the step calls (:meth:`prepare`)."""
         engine = sim.world.engine
         side = engine.fused() if self.in_call else None
         arrays = side.arrays(sim.dt) if side is not None else None
@@ -344,9 +352,15 @@ class ComposedPass:
             edge = self._edge
             if edge[0] is not sim.world.floor:
                 edge = self._edge = (sim.world.floor, planar_edge(sim.world.floor))
+            if dry:
+                compile_for(self.module.act_step, (*base, statics, commands, outs, arrays,
+                                                   edge[1]))
+                return True
             sim.health.vouched = self.module.act_step(*base, statics, commands, outs, arrays,
                                                       edge[1])
             side.stepped()
+        elif dry:
+            compile_for(self.module.act, (*base, statics, commands, outs))
         else:
             self.module.act(*base, statics, commands, outs)
             access = sim.access
@@ -372,11 +386,15 @@ class ComposedPass:
                       tuple(shapes))
         return self._acts
 
-    def measure(self, sim, state: np.ndarray) -> dict:
+    def measure(self, sim, state: np.ndarray, dry: bool = False) -> dict:
         """Every sensing kind's reading of this step from the planar ``state`` (N, 6) after
-        it, with its noise: label -> its readings, as the plain sensing phase makes them."""
+        it, with its noise: label -> its readings, as the plain sensing phase makes them.
+        ``dry``: only compile what the step calls (:meth:`prepare`: no draw taken)."""
         world, sensors = sim.world, sim.sensors
-        key, layout = sensors.key(sim.params, world, sim.rng)
+        if dry:
+            key, layout = None, sensors.layout(sim.params, world)
+        else:
+            key, layout = sensors.key(sim.params, world, sim.rng)
         carried = sensors.carried(world)
         kept = self._kept
         if kept[0] is not layout or kept[1] != (world.layout_version, len(state),
@@ -397,8 +415,11 @@ class ComposedPass:
                            for e in self.sensing])
         outs = tuple([np.empty(prev.shape) for prev in prevs])
         casts = tuple([self._cast(sim, state, entry) for entry in kept[3]]) if kept[3] else ()
-        self.module.sense(*self._base(sim, state, contact), keys, kept[4], kept[2], prevs,
-                          outs, casts)
+        args = (*self._base(sim, state, contact), keys, kept[4], kept[2], prevs, outs, casts)
+        if dry:
+            compile_for(self.module.sense, args)
+            return {}
+        self.module.sense(*args)
         self._state = ((sim.step, world.layout_version, id(world.engine), sim._moves), state)
         if self.every:
             return dict(zip(labels, outs))

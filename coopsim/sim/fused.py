@@ -8,15 +8,15 @@ kind of a world has a fused pass that covers them all, on an engine that offers 
 one compiled call over flat arrays. Either way Python stays at the edges (the commands and
 drivers before it, the snapshot, rules and publishing after it).
 
-A module kind names the pass that computes it by its class attribute ``fused_pass``, or the
-passes, a tuple (a built-in quadrotor's kinds: :class:`coopsim.plugins.modules.flyfused.FlightPass`;
-a ``single`` robot's: :class:`coopsim.plugins.modules.groundfused.GroundPass`; ``gps`` and
-``compass`` name both); the plan (:class:`~coopsim.sim.plan.StepPlan`) takes the first pass
-that the acting and sensing kinds all name and that accepts them (:func:`choose`), and says which path the world took and why
-(``StepPlan.path``: ``fused (rotors, imu, ...)`` or ``plain (module 'x' has no kernel)``);
-``coopsim run`` prints it once. A kind that names no pass (a third-party plugin's module,
-with a compiled kernel or Python code only) runs as a stage before (acting) or after
-(sensing) the pass's call, the other kinds staying fused (:func:`choose`).
+A module kind not yet on kernels names the pass that computes it by its class attribute
+``fused_pass``, or the passes, a tuple (a built-in quadrotor's kinds:
+:class:`coopsim.plugins.modules.flyfused.FlightPass`; ``gps`` and ``compass`` name it too);
+the plan (:class:`~coopsim.sim.plan.StepPlan`) takes the first pass that the acting and sensing
+kinds all name and that accepts them (:func:`choose`), and says which path the world took and
+why (``StepPlan.path``: ``composed (motors, sonar, ...)``, ``fused (rotors, imu, ...)`` or
+``plain (module 'x' has a rate and no fused pass)``); ``coopsim run`` prints it once. A kind
+with Python code only runs as a stage before (acting) or after (sensing) the call, the other
+kinds staying compiled (:func:`choose`).
 
 Same results: the pass calls the kernels the plain path calls, in its order, and draws its
 noise inside its call from the step's key that the plain path's draw takes
@@ -91,11 +91,9 @@ def choose(acting: tuple, sensing: tuple, world) -> tuple:
 def _composed(acting: tuple, sensing: tuple, world) -> tuple | None:
     """:func:`choose`'s answer when the kinds with kernels compose
     (:class:`~coopsim.sim.compose.ComposedPass`): every kind that acts or senses by a kernel
-    goes into the composed calls and the kinds with Python code only are stages; None when
-    some kind with no kernel is one a fused pass computes (that pass serves the world), a
-    kind has a rate, or no kind has a kernel."""
-    if any(e[4] for e in sensing):
-        return None
+    goes into the composed calls and the kinds with Python code only are stages; the plain
+    path when a kind has a rate; None when some kind with no kernel is one a fused pass
+    computes (that pass serves the world) or no kind has a kernel."""
     mine_a = tuple(e for e in acting if kernels_of(e[1])[1] is not None)
     mine_s = tuple(e for e in sensing if kernels_of(e[1])[0] is not None)
     if not mine_a and not mine_s:
@@ -105,6 +103,9 @@ def _composed(acting: tuple, sensing: tuple, world) -> tuple | None:
     after = tuple(e for e in sensing if id(e) not in taken)
     if any(getattr(e[1], "fused_pass", None) is not None for e in (*before, *after)):
         return None
+    timed = next((e[0] for e in sensing if e[4]), None)
+    if timed is not None:  # who is due changes step by step: the call draws on a fixed layout
+        return None, f"{PLAIN} (module '{timed}' has a rate)", (), ()
     found, _ = ComposedPass.build(mine_a, mine_s, world.engine, _casts3d(world.engine))
     if found is None:
         return None
@@ -125,7 +126,7 @@ def physics(sim, found) -> bool:
     call), after the step's count and time moved on; False when a robot diverged (the
     sensors then run plain after the containment, on the draw kept in ``sim``)."""
     own = getattr(found, "physics", None)
-    if own is not None:  # a pass that reads after the health check (groundfused)
+    if own is not None:  # a pass that reads after the health check (the composed step)
         return own(sim)
     key, layout = sim.sensors.key(sim.params, sim.world, sim.rng)
     speeds, readings = found.run(sim.states, sim.commands[found.acting], key, layout,

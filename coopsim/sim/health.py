@@ -58,8 +58,8 @@ class Health:
 
     def __init__(self) -> None:
         self.marks: dict[str, Mark] = {}
-        #: True when this step's fused call checked the state it left (a pass sets it at the
-        #: physics phase: coopsim.plugins.modules.groundfused): the sensing phase then skips
+        #: True when this step's compiled call checked the state it left (the composed step
+        #: sets it at the physics phase: coopsim.sim.compose): the sensing phase then skips
         #: :meth:`checked` (Simulation.sense; it clears it)
         self.vouched = False
 

@@ -238,6 +238,12 @@ class Sensors:
         self._key = noise_key(rng) if layout[2] else None  # the stages' draw (stages)
         return self._key, layout
 
+    def layout(self, params: ParamTable, world) -> tuple:
+        """The step's draw's layout (:func:`noise_layout`) for a plan without rates, no key
+        taken (what :meth:`key` answers beside the key)."""
+        self.plan(params, world)
+        return self._fixed[1]
+
     def adopt(self, world, measured: dict, extra: dict) -> dict[str, np.ndarray]:
         """Take readings measured outside :meth:`sense` (a fused step's) as this step's, as
         :meth:`sense` would have kept them (read-only, the others carried over)."""
@@ -335,7 +341,7 @@ class Sensors:
     def geometry(self, world, pose, radius, group) -> Geometry:
         """This step's ray geometry for robots at ``pose`` (N, 3) with chassis ``radius`` (N,)
         m and ``group`` (N,): moving shapes made now, static ones binned once per layout (a
-        frame's, or a fused pass's: coopsim.plugins.modules.groundfused)."""
+        frame's, or the composed step's: coopsim.sim.compose)."""
         self._bin_static(world)
         mc, mcg, ms, msg = world.engine.moving_geometry()
         circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]

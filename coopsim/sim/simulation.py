@@ -268,6 +268,9 @@ class Simulation:
             self._plan = StepPlan.build(key, self.params, self.commands, len(self.robots.names),
                                         self.sensors, self.world)
             load_pending()  # a fused pass's call, registered as the plan was built
+            prepare = getattr(self._plan.fused, "prepare", None)
+            if prepare is not None:  # the composed calls compiled before the first step
+                prepare(self)
             self.step_path = self._plan.path
         return self._plan
 

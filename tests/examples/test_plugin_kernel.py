@@ -57,14 +57,14 @@ def probe(tmp: Path, steps: int, fused: bool = True) -> dict:
     return json.loads(result.stdout.splitlines()[-1])
 
 
-def test_a_kernel_kind_and_a_python_kind_run_as_stages_of_the_fused_step(tmp_path):
-    """The plugin's kinds are stages around the built-ins' fused call (no demotion); the
-    kernel's readings are the beacon's geometry, its state (closest) kept between steps; the
-    Python kind's its own."""
+def test_a_kernel_kind_is_composed_with_the_built_ins_and_a_python_kind_is_a_stage(tmp_path):
+    """The plugin's kernel kind runs inside the composed call with the built-ins', its Python
+    kind as a stage around it (no demotion); the kernel's readings are the beacon's geometry,
+    its state (closest) kept between steps; the Python kind's its own."""
     found = probe(tmp_path, 40)
     assert found["origin"] == "coopsim-beacon"
-    assert found["path"].startswith("fused (motors"), found["path"]
-    assert found["path"].endswith("+ stages (beacon, chime)"), found["path"]
+    assert found["path"].startswith("composed (motors, beacon"), found["path"]
+    assert found["path"].endswith("+ stages (chime)"), found["path"]
     closest = [math.inf, math.inf]
     for step in found["steps"]:
         pose, beacon = np.array(step["pose"]), np.array(step["beacon"])
@@ -115,4 +115,4 @@ def test_pip_installs_it_and_coopsim_runs_it(tmp_path):
     found = subprocess.run([str(python), str(PROBE), str(SCENARIO), "5"], capture_output=True,
                            text=True, env=env, timeout=1800)
     assert found.returncode == 0, found.stderr[-3000:]
-    assert json.loads(found.stdout.splitlines()[-1])["path"].endswith("+ stages (beacon, chime)")
+    assert json.loads(found.stdout.splitlines()[-1])["path"].endswith("+ stages (chime)")

@@ -40,7 +40,7 @@ def _reads_limit(x):
 def test_the_kernel_modules_are_found_from_the_code():
     found = compiled.kernel_modules()
     for name in ("coopsim.raycast.jitcast", "coopsim.model.noise_kernels",
-                 "coopsim.plugins.modules.groundfused", "coopsim.physics.kinematic.kernels",
+                 "coopsim.plugins.modules.kernels", "coopsim.physics.kinematic.kernels",
                  "coopsim.physics.aerial.kernels", "coopsim.env.copykernels"):
         assert name in found
     assert "coopsim.app.cli" not in found and "coopsim.client.client" not in found
@@ -144,9 +144,10 @@ for path, engine in ((sys.argv[1], "kinematic"), (sys.argv[1], "pymunk"),
 
 @pytest.mark.slow
 def test_an_edited_helper_recompiles_every_kind_that_uses_it(tmp_path):
-    """A temporary copy of the package runs noisy sensors (the ground pass on the kinematic
-    engine, the plain path on pymunk, the flight pass on the aerial engine: each draws with
-    ``noise_kernels.normal``, the fused passes inline it); then ``normal`` is edited and the
+    """A temporary copy of the package runs noisy sensors (the composed step on the kinematic
+    and pymunk engines, the flight pass on the aerial engine: each draws with
+    ``noise_kernels.normal``, the composed calls and the pass inline it); then ``normal`` is
+    edited and the
     same runs repeat with the same kernel cache: every noisy reading changes (a kernel loaded
     stale from the cache would give the old bits)."""
     shutil.copytree(ROOT / "coopsim", tmp_path / "coopsim",
@@ -176,7 +177,8 @@ def test_an_edited_helper_recompiles_every_kind_that_uses_it(tmp_path):
     noisy = (("kinematic", "sonar"), ("pymunk", "sonar"), ("aerial", "imu"))
     assert set(noisy) <= set(before) and set(before) == set(after)
     assert {k: v[0] for k, v in before.items()} == {k: v[0] for k, v in after.items()}
-    assert "fused" in before["kinematic", "sonar"][0] and "fused" in before["aerial", "imu"][0]
+    assert "composed" in before["kinematic", "sonar"][0]
+    assert "fused" in before["aerial", "imu"][0]
     for key in noisy:
         assert before[key][1] != after[key][1], (key, before, after)
 

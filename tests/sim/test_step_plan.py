@@ -29,19 +29,22 @@ CORE = ("coopsim/sim/", "coopsim/plugins/", "coopsim/model/module.py", "coopsim/
 BY_SIZE = ("coopsim/sim/snapshots.py",)
 #: The same by single functions: a few quadrotors' figure-eight is worked out on floats (one
 #: call, ``_eight_few``), many in arrays (one call of ``wrap`` among the array operations); the
-#: ground pass folds a small world's motors, drive and step into one call (``_act``, from the
-#: engine's ``SMALL_N`` robots down) and the sonar's cast into the readings' (``_sense_cast``,
-#: a few pairs), a large one calls the motors' kernel, the cast and ``_sense`` apart.
-_GROUND = "coopsim/plugins/modules/groundfused.py"
+#: composed step runs a small world's motors, drive and step in one call (``act_step``, from the
+#: engine's ``SMALL_N`` robots down) and the sonar's cast inside the readings' call (a few pairs),
+#: a large one hands the drive to the engine (``drive``) and casts on the caster's grid before
+#: the call (``geometry``).
+_COMPOSE = "coopsim/sim/compose.py"
 BY_SIZE_CALLS = (("coopsim/swarm/flight.py", "_eight_few"), ("coopsim/swarm/flight.py", "wrap"),
-                 (_GROUND, "_act"), (_GROUND, "bind"), (_GROUND, "_sense_cast"),
-                 (_GROUND, "_sense"), (_GROUND, "_cast"), ("coopsim/sim/sensing.py", "fan_parts"),
+                 (_COMPOSE, "_acting_state"), ("coopsim/sim/access.py", "drive"),
+                 ("coopsim/sim/sensing.py", "geometry"), ("coopsim/sim/sensing.py", "__init__"),
+                 ("coopsim/sim/sensing.py", "_fan"), ("coopsim/sim/sensing.py", "cast_fan"),
+                 ("coopsim/sim/simulation.py", "access"), ("coopsim/sim/sensing.py", "fan_parts"),
                  ("coopsim/sim/sensing.py", "fan_robots"),
                  # a large world asks for the shapes twice a step (``fan_parts``, which declines
                  # to cast every pair, then ``fan_robots``), a small one once
                  ("coopsim/sim/sensing.py", "_objects_now"),
                  ("coopsim/sim/sensing.py", "_bin_static"),
-                 # a small world's health check inside the pass's call (``_act``), a large
+                 # a small world's health check inside the acting call (``act_step``), a large
                  # one's in Python
                  ("coopsim/sim/health.py", "checked"), ("coopsim/sim/health.py", "_planar"),
                  ("coopsim/plugins/modules/kernels.py", "_drive"))

@@ -2,9 +2,9 @@
 worlds' compiled drive and step (:mod:`coopsim.physics.kinematic.small`) and their arrays,
 handed to a pass that runs the actuators and the step in one compiled call.
 
-A pass (a module plugin's: :mod:`coopsim.plugins.modules.groundfused`) cannot import the
-engine's kernels (the layers: plugins never import physics), so it takes them from
-:attr:`KinematicFused.kernels` and compiles its call around them at run time. It steps the
+The composed step (:mod:`coopsim.sim.compose`) does not import the engine's kernels (the
+layers: the simulation never imports physics): it takes them from :attr:`KinematicFused.kernels`
+and names them in the call it composes. It steps the
 engine through :meth:`KinematicFused.step`, which keeps the engine's bookkeeping (the layout
 applied, the static grid, the carried objects) as :meth:`KinematicEngine.step` does: the same
 kernels in the same order, so the same bits, and a step taken either way leaves the engine

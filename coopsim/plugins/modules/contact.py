@@ -8,7 +8,6 @@ from ...model.commands import Command
 from ...model.module import Module
 from . import kernels
 from .common import noise, rate, wrap
-from .groundfused import GroundPass
 
 
 class Bumper(Module):
@@ -18,7 +17,6 @@ class Bumper(Module):
     """
 
     label = "bumper"
-    fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
     copy_kind = "contact"  # the engine's contact flags, in the copies batch backend too
     description = "front, rear: 1.0 while the chassis touches something on that half, else 0.0"
     params = (rate(),)

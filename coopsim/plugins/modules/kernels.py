@@ -7,8 +7,9 @@ formula robot by robot (no fused multiply-adds: numba contracts none without ``f
 The modules call them (loaded with a run: :func:`coopsim.model.compiled.warmer`). From
 :data:`coopsim.model.threads.ROWS_MIN` robots the actuators' kernels share their rows among
 numba's threads (each robot's row is its own: the same bits). The kinds' kernels (the
-``ModuleKernel`` contract, below) and their row functions, which the ground robots' fused pass
-(:mod:`.groundfused`) calls too: the math of each kind exists once. The ``target``'s angle is
+``ModuleKernel`` contract, below) are the one implementation of each kind: the plain step runs
+them one by one and the composed step (:mod:`coopsim.sim.compose`) calls them in one compiled
+call. The ``target``'s angle is
 ``math.atan2`` (libm's: numpy's ``arctan2`` may dispatch to SVML on AVX-512 machines and differ
 in the last bit).
 

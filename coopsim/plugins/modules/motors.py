@@ -11,7 +11,6 @@ from ...model.limits import shown
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import kernels
-from .groundfused import GroundPass
 
 SPEED_SANITY = 100.0  # m/s: larger wheel speeds are an error; up to it they saturate at max_speed
 
@@ -20,7 +19,6 @@ class Motors(Module):
     """Differential drive: the stored command is (left, right) wheel speed, m/s."""
 
     label = "motors"
-    fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
     described_by = ("wheels",)  # description keys giving it (description.mobile)
     description = "differential drive: set wheel speeds or power; reads commanded and actual speeds"
     params = (

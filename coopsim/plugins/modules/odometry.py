@@ -8,7 +8,6 @@ from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
 from . import kernels
-from .groundfused import GroundPass
 
 
 class Odometry(Module):
@@ -20,7 +19,6 @@ class Odometry(Module):
     """
 
     label = "odometry"
-    fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
     described_by = ("wheels", "planar")  # description keys giving it (description.mobile)
     description = "x, y (m), yaw (rad) integrated from wheel travel, and each wheel's travel (m)"
     params = (

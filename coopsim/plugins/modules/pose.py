@@ -13,7 +13,6 @@ from . import flying, kernels
 from .flyfused import FlightPass
 from .armmujoco import ArmPass
 from .flymujoco import AroundPass
-from .groundfused import GroundPass
 from .common import lost, noise, rate, wrap
 
 
@@ -21,7 +20,7 @@ class Gps(Module):
     """Position in the world frame, m."""
 
     label = "gps"
-    fused_pass = (FlightPass, AroundPass, GroundPass, ArmPass)  # flyfused... armmujoco
+    fused_pass = (FlightPass, AroundPass, ArmPass)  # flyfused, flymujoco, armmujoco
     described_by = ("wheels", "rotors", "planar")  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "x, y in the world frame, m"
@@ -38,7 +37,7 @@ class Compass(Module):
     """Heading in the world frame, rad."""
 
     label = "compass"
-    fused_pass = (FlightPass, AroundPass, GroundPass, ArmPass)  # flyfused... armmujoco
+    fused_pass = (FlightPass, AroundPass, ArmPass)  # flyfused, flymujoco, armmujoco
     described_by = ("wheels", "rotors", "planar")  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "yaw in the world frame, rad, counter-clockwise from +x, in (-pi, pi]"

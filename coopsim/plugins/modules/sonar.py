@@ -15,7 +15,6 @@ from ...model.metric_kind import MetricKind, need_robot, robot_row
 from ...model.module import Column, LaserScan, Module
 from ...model.params import ParamSpec
 from . import kernels, ranging3d  # noqa: F401 (ranging3d: the 3D fan of kernel views)
-from .groundfused import GroundPass
 from .common import lost, noise, rate
 from .ranging import beam_angles
 
@@ -37,7 +36,6 @@ class Sonar(Module):
     """
 
     label = "sonar"
-    fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "11 ray distances (m) from the chassis edge, right (-90 deg) to left (+90 deg)"
     params = (

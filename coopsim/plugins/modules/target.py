@@ -7,7 +7,6 @@ from ...model.commands import UNKNOWN_NAME, Command
 from ...model.errors import ProtocolError
 from ...model.module import Module
 from . import kernels
-from .groundfused import GroundPass
 from .common import lost, noise, rate
 
 
@@ -15,7 +14,6 @@ class Target(Module):
     """Per target: distance (m) and angle from the heading (rad, + to the left)."""
 
     label = "target"
-    fused_pass = GroundPass  # one compiled sensing call a tick (groundfused)
     description = "per target: distance (m) and angle from the heading (rad, + to the left)"
     params = (noise("m and rad", 1.0), lost(), rate())
     commands = (

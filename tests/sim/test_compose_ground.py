@@ -1,8 +1,9 @@
-"""The ground robots' fused step (coopsim.plugins.modules.groundfused): a world of ``single``
-robots (motors, sonar, target, odometry, gps, compass, bumper) takes the pass on the kinematic
-and pymunk engines and gives the plain path's bits, every snapshot column, with noise and
-contacts, at 1 and 2 numba threads; a world with kinds no pass computes runs them as stages
-around it, with the same bits; a kind the pass refuses keeps the plain path and says why."""
+"""The ground robots' composed step (coopsim.sim.compose): a world of ``single`` robots
+(motors, sonar, target, odometry, gps, compass, bumper: every kind a kernel) takes the composed
+calls on the kinematic and pymunk engines and gives the plain path's bits, every snapshot
+column, with noise, lost data, slip and contacts, at 1 and 2 numba threads; a world with kinds
+of Python code runs them as stages around the calls, with the same bits; a kind with a rate
+keeps the plain path and says why."""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ from coopsim.model import threads as policy
 from coopsim.model.compiled import load_pending
 from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
                                  ScenarioSpec, Settings, TargetSpec, WorldSpec)
-from coopsim.plugins.modules import groundfused, kernels
-from coopsim.sim import fused
+from coopsim.sim import compose, fused
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 from tests.sim.test_fused import _columns, _same  # every snapshot column, compared
@@ -41,13 +41,15 @@ def _robots(n: int, params=NOISY, engine: str = "kinematic", kind: str = "single
                         settings=Settings(dt=0.05, mode="lockstep", seed=3, engine=engine))
 
 
-def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch) -> tuple[list, int, str]:
-    """Every snapshot's columns over ``steps`` ticks, how many ticks took the fused pass, and
-    the plan's path."""
+def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch,
+         started=None) -> tuple[list, int, str]:
+    """Every snapshot's columns over ``steps`` ticks, how many ticks were composed, and
+    the plan's path; ``started()`` is called once the simulation is made."""
     monkeypatch.setattr(fused, "ENABLED", fuse)
     load_pending()  # the kernels loaded before the run (a run loads them as it starts)
-    assert groundfused.WARM.ready and kernels.WARM.ready
     sim = Simulation(spec)
+    if started is not None:
+        started()
     stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
     for _ in range(steps):
         snap = stepper.tick()
@@ -56,11 +58,11 @@ def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch) -> tuple[list,
     return out, took, sim.step_path
 
 
-LABELS = "fused (motors, bumper, compass, gps, odometry, sonar, target)"
+LABELS = "composed (motors, bumper, compass, gps, odometry, sonar, target)"
 
 
 @pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
-def test_a_single_robot_world_takes_the_ground_pass_and_gives_the_plain_paths_bits(
+def test_a_single_robot_world_is_composed_and_gives_the_plain_paths_bits(
         monkeypatch, engine):
     spec = _robots(4, engine=engine)
     fast, took, path = _run(spec, 300, True, monkeypatch)
@@ -75,12 +77,13 @@ def test_a_single_robot_world_takes_the_ground_pass_and_gives_the_plain_paths_bi
 
 @pytest.mark.parametrize("count", [2, 4])
 def test_the_same_bits_on_more_threads(monkeypatch, count):
-    """With the modules' kernels sharing the rows among threads (a low ROWS_MIN for the pass),
-    those steps give way to the plain path: the run is still the one-thread fused run."""
+    """With the modules' kernels sharing the rows among threads (a low ROWS_MIN for the
+    composed calls), those steps give way to the plain path: the run is still the one-thread
+    composed run."""
     spec = _robots(3)
     policy.use(1)
     one, _, _ = _run(spec, 150, True, monkeypatch)
-    monkeypatch.setattr(groundfused, "ROWS_MIN", 2)
+    monkeypatch.setattr(compose, "ROWS_MIN", 2)
     try:
         if policy.use(count) < 2:
             pytest.skip("one core: no threads to share the rows")
@@ -94,14 +97,14 @@ def test_the_same_bits_on_more_threads(monkeypatch, count):
 @pytest.mark.parametrize("engine, kind, labels, stages", [
     ("kinematic", "swarmbot", LABELS, "line, radio"),
     ("pymunk", "swarmbot", LABELS, "line, radio"),
-    ("kinematic", "kilobot", "fused (motors, bumper, compass, gps, odometry)",
+    ("kinematic", "kilobot", "composed (motors, bumper, compass, gps, odometry)",
      "leds, light, radio"),
 ])
-def test_kinds_without_the_pass_run_as_stages_and_give_the_plain_paths_bits(
+def test_kinds_of_python_code_run_as_stages_and_give_the_plain_paths_bits(
         monkeypatch, engine, kind, labels, stages):
-    """Kinds no pass computes (swarmbot: single's kinds plus radio and line; kilobot: its
-    leds act, before the pass's call) run as stages around it, the others stay fused, and
-    every snapshot column is the plain path's."""
+    """Kinds with no kernel (swarmbot: single's kinds plus radio and line; kilobot: its
+    leds act, before the acting call) run as stages around the calls, the others stay
+    composed, and every snapshot column is the plain path's."""
     spec = _robots(3, kind=kind, engine=engine,  # kilobot: no sonar, its own driver
                    params=NOISY if kind == "swarmbot" else NOISY[1:],
                    driver="wander" if kind == "swarmbot" else "kilobot_swarm")
@@ -113,23 +116,30 @@ def test_kinds_without_the_pass_run_as_stages_and_give_the_plain_paths_bits(
     _same(fast, plain)
 
 
-@pytest.mark.parametrize("params, why", [
-    ((("target", "noise", 0.1),), "module 'target' draws noise outside a kernel"),
-    ((("odometry", "slip", 5.0),), "module 'odometry' draws noise outside a kernel"),
-    ((("sonar", "lost", 5.0),), "module 'sonar' loses readings"),
-    ((("gps", "rate", 5.0),), "module 'gps' has a rate"),
-])
-def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch, params, why):
+@pytest.mark.parametrize("params", [
+    (("target", "noise", 0.1),), (("odometry", "slip", 5.0),), (("sonar", "lost", 5.0),)])
+def test_noise_slip_and_lost_readings_are_drawn_inside_the_calls(monkeypatch, params):
+    spec = _robots(2, params=NOISY + params)
+    fast, took, path = _run(spec, 100, True, monkeypatch)
+    assert path == LABELS and took == 100
+    plain, _, _ = _run(spec, 100, False, monkeypatch)
+    _same(fast, plain)
+    quiet, _, _ = _run(_robots(2), 100, True, monkeypatch)
+    label = params[0][0]
+    assert [s[f"reading {label}"] for s in quiet] != [s[f"reading {label}"] for s in fast]
+
+
+def test_a_kind_with_a_rate_keeps_the_plain_path_and_says_why(monkeypatch):
     monkeypatch.setattr(fused, "ENABLED", True)
-    sim = Simulation(_robots(2, params=params))
+    sim = Simulation(_robots(2, params=(("gps", "rate", 5.0),)))
     assert sim.plan().fused is None
-    assert sim.step_path == f"plain ({why})"
+    assert sim.step_path == "plain (module 'gps' has a rate)"
 
 
 def _changing(spec: ScenarioSpec, fuse: bool, monkeypatch) -> list:
     """Every snapshot's columns over 120 ticks of ``spec`` while its layout changes between
     steps: a robot added at step 30, odometry reset at 50, a robot and a target removed at 80
-    (the pass is planned anew each time, the readings carried over by name)."""
+    (the calls are planned anew each time, the readings carried over by name)."""
     monkeypatch.setattr(fused, "ENABLED", fuse)
     load_pending()
     sim = Simulation(spec)
@@ -158,16 +168,14 @@ def test_a_changing_layout_gives_the_plain_paths_bits(monkeypatch):
 
 
 @pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
-@pytest.mark.parametrize("pairs", ["in the pass's call", "all pairs", "grid"])
-def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
-        monkeypatch, engine, pairs):
-    """The pass casts its fans inside its one compiled call (the caster's kernel handed over,
-    groundfused.bind; on the kinematic engine the motors, the engine's drive and step in one
-    call before it, groundfused.bind_engine) or in a call of their own reading the chassis from
-    the state while the pairs are few (jitcast._ALL_PAIRS), with more on the caster's grid (the
-    chassis circles laid out after the objects', as the plain path's geometry does); each gives
-    the plain path's bits, with movable objects among the shapes (a pushed box and ball on
-    pymunk: new moving shapes every step)."""
+@pytest.mark.parametrize("where", ["in the call", "on the grid"])
+def test_the_fan_gives_the_plain_paths_bits_among_moving_objects(monkeypatch, engine, where):
+    """The sonar's fans are cast inside the composed sensing call while the caster tests every
+    pair (its own kernel, the bits of its own call; on the kinematic engine the motors, the
+    engine's drive and step in the acting call), or by the caster on its grid before the call
+    when the pairs are many (jitcast._ALL_PAIRS); each gives the plain path's bits, with
+    movable objects among the shapes (a pushed box and ball on pymunk: new moving shapes
+    every step)."""
     from dataclasses import replace
 
     from coopsim.raycast import jitcast
@@ -177,21 +185,22 @@ def test_the_passs_fan_gives_the_plain_paths_bits_among_moving_objects(
                ObjectSpec("ball", "cylinder", (0.3, 0.3, 0.3), (-0.5, 0.3, 0.15), mass=0.5))
     spec = replace(spec, world=replace(spec.world, objects=spec.world.objects + movable))
     plain, _, _ = _run(spec, 150, False, monkeypatch)
-    _run(spec, 1, True, monkeypatch)  # the caster's and the engine's kernels handed over
-    assert groundfused.wait()
-    if pairs == "grid":
-        monkeypatch.setattr(jitcast, "_ALL_PAIRS", 0)  # every cast walks the grid
-    if pairs == "all pairs":
-        monkeypatch.setattr(groundfused, "bind", lambda kernel: False)
-    if pairs == "in the pass's call":  # every step's cast and readings in the one call
+
+    def started():  # the first readings (the simulation's start) are the plain path's
+        if where == "on the grid":
+            monkeypatch.setattr(jitcast, "_ALL_PAIRS", 0)  # every cast walks the grid
+            return
+        from coopsim.sim.sensing import Sensors  # every step's cast and readings in the call
+
         monkeypatch.setattr(jitcast.JitRayCaster, "fan_robots", _refused)
-        monkeypatch.setattr(groundfused, "_sense", _refused)
+        monkeypatch.setattr(Sensors, "geometry", _refused)
         if engine == "kinematic":  # and the motors, the drive and the step in one call
             from coopsim.physics.kinematic.engine import KinematicEngine
 
             for name in ("drive", "step"):
                 monkeypatch.setattr(KinematicEngine, name, _refused)
-    fast, took, _ = _run(spec, 150, True, monkeypatch)
+
+    fast, took, _ = _run(spec, 150, True, monkeypatch, started)
     assert took == 150
     _same(fast, plain)
 
@@ -200,9 +209,9 @@ def _refused(*args):
     raise AssertionError("not this path")
 
 
-def test_a_robot_beyond_the_bounds_is_caught_by_the_passs_own_call(monkeypatch, caplog):
-    """On the kinematic engine the pass's one call (motors, drive, step) checks the state it
-    leaves (groundfused._healthy) and the sensing phase then checks nothing more: a robot
+def test_a_robot_beyond_the_bounds_is_caught_by_the_acting_calls_check(monkeypatch, caplog):
+    """On the kinematic engine the composed acting call (motors, drive, step) checks the state
+    it leaves (health.healthy_rows) and the sensing phase then checks nothing more: a robot
     thrown past the floor's edge is still caught at that step, put back where the last
     snapshot had it and marked, the other robot left alone."""
     from coopsim.physics.kinematic.engine import KinematicEngine
@@ -210,11 +219,9 @@ def test_a_robot_beyond_the_bounds_is_caught_by_the_passs_own_call(monkeypatch, 
     monkeypatch.setattr(fused, "ENABLED", True)
     sim = Simulation(_robots(2))
     stepper = Stepper(sim, mode="lockstep")
-    stepper.tick()  # the engine's kernels handed over
-    assert groundfused.wait()
-    for _ in range(3):
+    for _ in range(4):
         stepper.tick()
-    for name in ("drive", "step"):  # the motors, the drive and the step in the pass's call
+    for name in ("drive", "step"):  # the motors, the drive and the step in the acting call
         monkeypatch.setattr(KinematicEngine, name, _refused)
     last = sim.snapshot.poses[0].copy()
     other = sim.snapshot.poses[1].copy()
@@ -222,11 +229,11 @@ def test_a_robot_beyond_the_bounds_is_caught_by_the_passs_own_call(monkeypatch, 
     shot[0] = 20_000.0  # m: far past the 4 m floor and the bounds' 10 km beyond it
     sim.world.engine.reset_rows(np.array([0]), shot[None])
     stepper.tick()
-    assert sim._fusing and not sim.health.vouched  # the pass's step, its check said no
+    assert sim._fusing and not sim.health.vouched  # the composed step, its check said no
     mark = sim.snapshot.extra["diverged"]["r0"]
     assert "beyond" in mark.why and mark.step == sim.step
     assert sim.snapshot.poses[0].tolist() == last.tolist()
     assert "r1" not in sim.snapshot.extra["diverged"]
     assert sim.snapshot.poses[1].tolist() != other.tolist()  # it drove on
-    stepper.tick()  # and the run goes on on the pass, every robot within the bounds again
+    stepper.tick()  # and the run goes on composed, every robot within the bounds again
     assert sim._fusing and sim.snapshot.extra["diverged"]["r0"].count == 1

@@ -1,0 +1,214 @@
+"""The composed step (coopsim.sim.compose): a world whose kinds declare kernels (built-in ones
+and a plugin's, registered here) runs them in one compiled call each side of the physics, with
+the engine's step inside on the kinematic engine; it gives the plain path's bits, every
+snapshot column, with noise, lost data and a kind's kept state, on the kinematic and pymunk
+engines; a kind of Python code only is a stage and demotes nobody; an edit of a kernel the
+composed call reaches compiles it again."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from coopsim.model.commands import Command
+from coopsim.model.compiled import jit, sources_key
+from coopsim.model.driver import Driver
+from coopsim.model.kernel import StateField
+from coopsim.model.module import Module
+from coopsim.model.params import ParamSpec
+from coopsim.model.plugins import DRIVERS, MODULES, ROBOT_TYPES
+from coopsim.model.robot_type import Assembly
+from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
+                                 ScenarioSpec, Settings, WorldSpec)
+from coopsim.plugins.robots.single import Single, chassis
+from coopsim.sim import compose, fused
+from coopsim.sim.simulation import Simulation
+from coopsim.sim.stepper import Stepper
+from tests.sim.test_fused import _columns, _same
+
+
+@jit()
+def ping_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """Range to the origin (m) and the farthest range so far (its state), with noise on the
+    range and lost data (params: noise m, lost %)."""
+    pose, farthest, seen = views[0], state[0], state[1]
+    for k in range(len(rows)):
+        i = rows[k]
+        r = math.hypot(pose[i, 0], pose[i, 1])
+        if normals.shape[1]:
+            r += normals[k, 0] * params[k, 0]
+        if len(uniforms) and uniforms[k] * 100.0 < params[k, 1]:
+            out[k, 0] = prev[k, 0]
+        else:
+            out[k, 0] = r
+        if not seen[i] or r > farthest[i]:
+            farthest[i] = r
+        seen[i] = True
+        out[k, 1] = farthest[i]
+
+
+class Ping(Module):
+    """A plugin's kind computed by a kernel: range to the origin, farthest so far."""
+
+    label = "ping"
+    description = "range to the origin, m; farthest so far, m"
+    params = (ParamSpec("noise", "float", "noise, m", 0.0, 0.0, 1.0, "m"),
+              ParamSpec("lost", "float", "lost readings, %", 0.0, 0.0, 100.0, "%"))
+    commands = (Command(9300, "read", "ping", kind="read", doc="range, farthest"),)
+    fields = ("range", "farthest")
+    state_fields = (StateField("farthest"),)
+    kernel_views = ("pose",)
+    kernel_sense = ping_sense
+
+    @classmethod
+    def noise_draws(cls, p):
+        return 1
+
+
+class Chirp(Module):
+    """A plugin's kind of Python code only: the yaw's sine."""
+
+    label = "chirp"
+    description = "sine of the yaw"
+    commands = (Command(9301, "read", "chirp", kind="read", doc="sin(yaw)"),)
+    fields = ("s",)
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        return np.sin(frame.pose[rows, 2])[:, None]
+
+
+class PingBot(Single):
+    """``single``'s chassis carrying motors, gps, compass, ping and chirp."""
+
+    label = "pingbot"
+    description = "a test robot"
+    modules = ("motors", "gps", "compass", "ping", "chirp")
+
+    @classmethod
+    def build(cls, spec):
+        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
+                               spec.yaw, cls.modules)
+        return Assembly((member,), (body,))
+
+
+class Swing(Driver):
+    """Wheel speeds that change with the robot's position (so each step differs)."""
+
+    label = "swing"
+    description = "a test driver"
+    params = ()
+
+    def step(self, bot):
+        x, y = bot.gps.read()
+        bot.motors.set_speeds(0.3 + 0.2 * math.sin(3 * x), 0.25 + 0.1 * math.cos(2 * y))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def plugins():
+    """The kinds, the robot type and the driver registered for this module's tests."""
+    added = [(MODULES, Ping), (MODULES, Chirp), (ROBOT_TYPES, PingBot), (DRIVERS, Swing)]
+    for registry, item in added:
+        registry.register(item.label)(item)
+    yield
+    for registry, item in added:
+        with registry._lock:
+            del registry._items[item.label], registry._origins[item.label]
+
+
+NOISY = (("gps", "noise", 0.02), ("compass", "noise", 0.01), ("ping", "noise", 0.05),
+         ("ping", "lost", 30.0))
+
+
+def _spec(n: int, engine: str, params=NOISY) -> ScenarioSpec:
+    robots = tuple(RobotSpec("pingbot", f"r{k}", (0.35 * k - 0.6, 0.1 * k - 0.5, 0.4 * k),
+                             drivers=(DriverSetting("swing", ()),),
+                             params=tuple(ParamSetting(*p) for p in params))
+                   for k in range(n))
+    objects = (ObjectSpec("wall", "box", (0.3, 2.0, 0.5), (1.2, 0.0, 0.25)),)
+    return ScenarioSpec(WorldSpec(FloorSpec(4.0, 4.0), objects=objects), robots=robots,
+                        settings=Settings(dt=0.05, mode="lockstep", seed=3, engine=engine))
+
+
+def _run(spec, steps: int, fuse: bool, monkeypatch) -> tuple[list, int, str]:
+    monkeypatch.setattr(fused, "ENABLED", fuse)
+    sim = Simulation(spec)
+    stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
+    for _ in range(steps):
+        snap = stepper.tick()
+        took += sim._fusing
+        out.append(_columns(snap))
+    return out, took, sim.step_path
+
+
+@pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
+@pytest.mark.parametrize("n", [1, 3])
+def test_composed_step_gives_the_plain_paths_bits(engine, n, monkeypatch):
+    plain, took, path = _run(_spec(n, engine), 80, False, monkeypatch)
+    assert took == 0 and path.startswith("plain")
+    composed, took, path = _run(_spec(n, engine), 80, True, monkeypatch)
+    assert path == "composed (motors, compass, gps, ping) + stages (chirp)"
+    assert took == 80
+    _same(plain, composed)
+    # the noise and the lost data drew: readings differ from the noiseless ones
+    quiet, _, _ = _run(_spec(n, engine, ()), 80, True, monkeypatch)
+    assert quiet[-1] != composed[-1]
+
+
+def test_the_engines_step_runs_inside_the_acting_call_on_the_kinematic_engine(monkeypatch):
+    monkeypatch.setattr(fused, "ENABLED", True)
+    sim = Simulation(_spec(2, "kinematic"))
+    assert isinstance(sim.plan().fused, compose.ComposedPass) and sim.plan().fused.in_call
+    stepped = []
+    engine = sim.world.engine
+    monkeypatch.setattr(type(engine), "step", lambda self, dt: stepped.append(dt))
+    stepper = Stepper(sim, mode="lockstep")
+    for _ in range(5):
+        stepper.tick()
+    assert stepped == [] and sim.step == 5  # the engine's own step never called
+    assert np.linalg.norm(engine.robot_state()[:, :2]
+                          - np.array([[-0.6, -0.5], [-0.25, -0.4]])) > 0.01
+
+
+def test_the_composed_text_names_every_kernel_and_its_digest_follows_them():
+    text = compose.source((("coopsim.plugins.modules.kernels", "motors_actuate", ("axle",)),),
+                          ((f"{__name__}", "ping_sense", ("pose",)),),
+                          ("coopsim.physics.kinematic.small", "drive_small", "step_arrays",
+                           (0,)), None)
+    assert "import motors_actuate as A0" in text and "import ping_sense as S0" in text
+    assert "STEP(cmd, mode, arrays)" in text and "DRIVE(cmd, mode, driven, rows" in text
+    module = compose.compiled(text)
+    assert compose.compiled(text) is module  # one import a process
+    # the composed call's cache key reaches the kernels it calls (an edit of one recompiles)
+    before = sources_key(module.sense)
+    kept = ping_sense.py_func.__code__
+    import coopsim.model.compiled as compiled
+    path = kept.co_filename
+    compiled._DIGESTS[path] = b"edited"
+    try:
+        assert sources_key(module.sense) != before
+    finally:
+        del compiled._DIGESTS[path]
+
+
+@pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
+def test_the_calls_are_compiled_when_the_plan_is_made_not_at_a_step(engine, monkeypatch):
+    """The simulation compiles (or loads) the composed calls as it makes its plan: its steps
+    compile nothing more."""
+    monkeypatch.setattr(fused, "ENABLED", True)
+    sim = Simulation(_spec(2, engine))
+    module = sim.plan().fused.module
+    calls = [getattr(module, name) for name in ("act", "act_step", "sense")
+             if hasattr(module, name)]
+
+    def versions():
+        return [len(call.signatures) for call in calls]
+
+    made = versions()
+    assert made[-1] >= 1  # sense, before any step
+    stepper = Stepper(sim, mode="lockstep")
+    for _ in range(10):
+        stepper.tick()
+    assert versions() == made
