@@ -275,7 +275,8 @@ class ComposedPass:
             refs_s.append((*ref, views))
         side = engine.fused()
         in_call = None
-        if side is not None and all(r in ((), ("drive", 2)) for r in roles):
+        if side is not None and "drive" in side.kernels \
+                and all(r in ((), ("drive", 2)) for r in roles):
             kernels = side.kernels
             drive, step = _ref(kernels["drive"]), _ref(kernels["step"])
             if drive is not None and step is not None and drive[0] == step[0]:

@@ -47,15 +47,26 @@ def choose(acting: tuple, sensing: tuple, world) -> tuple:
     plan's ``acting`` entries (label, module, rows, values, every) and ``sensing`` entries
     (coopsim.sim.sensing.Sensors.plan) on ``world``.
 
-    A kind no pass computes (a plugin's, with or without a kernel) is a *stage*: an acting one
-    runs before the pass's call, a sensing one after it (its ``measure``, on the step's draw),
-    and the other kinds stay fused; only a stage with a ``rate`` makes the step plain (the
-    pass draws on the plan's fixed layout)."""
+    A world whose acting kinds all name a hand-written fused pass (``fused_pass``: the
+    quadrotors', the arms') takes it where it accepts the world; else the kinds with kernels
+    are composed (:func:`_composed`). A kind neither computes (Python code only) is a *stage*:
+    an acting one runs before the call, a sensing one after it (its ``measure``, on the step's
+    draw), and the other kinds stay compiled; only a kind with a ``rate`` makes the step plain
+    (the calls draw on the plan's fixed layout)."""
     if not ENABLED:
         return None, f"{PLAIN} (COOPSIM_FUSED=0)", (), ()
+    if acting and all(getattr(e[1], "fused_pass", None) is not None for e in acting):
+        passed = _passed(acting, sensing, world)  # a drive that names a pass keeps it
+        if passed[0] is not None:
+            return passed
     found = _composed(acting, sensing, world)
-    if found is not None:
-        return found
+    return found if found is not None else _passed(acting, sensing, world)
+
+
+def _passed(acting: tuple, sensing: tuple, world) -> tuple:
+    """:func:`choose`'s answer by the hand-written fused passes the kinds name (``fused_pass``):
+    the first that takes the world, the kinds naming none as stages; else the plain path and
+    why."""
     before = tuple(e for e in acting if getattr(e[1], "fused_pass", None) is None)
     after = tuple(e for e in sensing if getattr(e[1], "fused_pass", None) is None)
     timed = next((e[0] for e in after if e[4]), None)

@@ -18,8 +18,12 @@ WALL = box("W", 1.5, 0, size=(1.0, 8.0))  # its face at x = 1.0
 
 
 def watched(monkeypatch, cls, steps, scn, command=("motors", (0.2, 0.3))):
-    """Run ``scn`` for ``steps`` steps recording, at each ``cls.measure``, (its frame's
-    normals block, the prev reading, the reading returned, the frame)."""
+    """Run ``scn`` for ``steps`` steps on the plain path recording, at each ``cls.measure``,
+    (its frame's normals block, the prev reading, the reading returned, the frame); the
+    composed step gives the same bits (tests/sim/test_compose_ground.py)."""
+    from coopsim.sim import fused
+
+    monkeypatch.setattr(fused, "ENABLED", False)
     seen, measure = [], cls.measure.__func__
 
     def spy(c, frame, rows, p, prev, rng):

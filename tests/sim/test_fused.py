@@ -105,7 +105,7 @@ def test_a_kind_without_a_pass_runs_as_a_stage_and_a_timed_one_keeps_the_plain_p
     ground = ScenarioSpec(WorldSpec(FloorSpec(4.0, 4.0)),
                           robots=(RobotSpec("swarmbot", "r0", (0.0, 0.0, 0.0)),),
                           settings=Settings(dt=0.02, seed=1, engine="kinematic"))
-    sim = Simulation(ground)  # single's kinds (groundfused's) with a radio and floor sensors
+    sim = Simulation(ground)  # single's kinds (composed) with a radio and floor sensors
     assert sim.plan().fused is not None
     assert sim.step_path.endswith(" + stages (line, radio)"), sim.step_path
     assert sim.plan().before == ()  # neither acts
@@ -115,7 +115,7 @@ def test_a_kind_without_a_pass_runs_as_a_stage_and_a_timed_one_keeps_the_plain_p
         settings=ground.settings)
     sim = Simulation(timed)
     assert sim.plan().fused is None
-    assert sim.step_path == "plain (module 'line' has a rate and no fused pass)"
+    assert sim.step_path == "plain (module 'line' has a rate)"
 
 
 def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch):
