@@ -253,6 +253,12 @@ class ComposedPass:
     def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
         """The composed step of ``acting`` and ``sensing`` entries on ``engine``, or None and
         why not (one sentence)."""
+        for entry in (*acting, *sensing):
+            views = _kernels(entry[1])[3]
+            missing = [v for v in views if v not in _VIEW and v != "ranges"]
+            if missing:
+                return None, (f"module '{entry[0]}' reads the view '{missing[0]}' a composed "
+                              "call does not make")
         refs_a, refs_s, roles = [], [], []
         for entry in acting:
             _, found, role, views = _kernels(entry[1])
@@ -273,6 +279,8 @@ class ComposedPass:
                 angles = np.asarray(entry[1].kernel_beams, dtype=float)
                 beams[entry[0]] = (angles, np.column_stack((np.cos(angles), np.sin(angles))))
             refs_s.append((*ref, views))
+        if any(r and not isinstance(r[1], int) for r in roles):
+            return None, "a drive handed over in blocks"
         side = engine.fused()
         in_call = None
         if side is not None and "drive" in side.kernels \
