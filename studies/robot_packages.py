@@ -93,10 +93,10 @@ ROBOTS = (
           0.45, True),
     Robot("pybullet", "laikago", "laikago/laikago_toes_zup.urdf",
           ("base floating", LAIKAGO_STANCE), 0.48, True),
-    # y up (pybullet's examples load it turned by 180 degrees about (0, 1, 1); a section
-    # turns a robot about z only): on its side
-    Robot("pybullet", "laikago_yup", "laikago/laikago.urdf", ("base floating",), 0.6,
-          True),
+    # y up: pybullet's examples load it turned by 180 degrees about (0, 1, 1), the section's
+    # orientation 90 0 180
+    Robot("pybullet", "laikago_yup", "laikago/laikago.urdf",
+          ("base floating", "orientation 90 0 180", LAIKAGO_STANCE), 0.6, True),
     Robot("pybullet", "minitaur", "quadruped/minitaur.urdf", ("base floating",), 0.3,
           True),
     Robot("pybullet", "husky", "husky/husky.urdf", ("base floating",), 0.2),

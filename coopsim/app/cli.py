@@ -428,15 +428,26 @@ def keys(folder, clients) -> None:
 @click.option("--out", type=click.Path(), help="Results table (Parquet; default: FILE with "
                                                ".parquet beside it). Re-running resumes it.")
 @click.option("--scheduler", metavar="tcp://HOST:PORT",
-              help="Run on this Dask scheduler (default: a LocalCluster on this machine).")
-@click.option("--workers", type=click.IntRange(1), help="LocalCluster worker processes "
+              help="Run on this existing Dask cluster (`dask scheduler`, `dask worker "
+                   "ADDRESS`), whose workers have coopsim installed (and the modules of any "
+                   "`python` metric); default: a LocalCluster on this machine. Unreachable, "
+                   "or not a Dask scheduler (no scheduler's answer to Dask's hello within 6 s, "
+                   "e.g. an HTTP server): one line and exit 2 within 10 s; a malformed address "
+                   "(not `[tcp://]HOST:PORT`): one line and exit 2 at once, before anything "
+                   "is loaded.")
+@click.option("--workers", type=click.IntRange(1), help="Without --scheduler: a LocalCluster "
+                                                        "of N single-threaded worker processes "
                                                         "(default: one per core).")
 @click.option("--csv", "csv_out", is_flag=False, flag_value="", default=None, metavar="[PATH]",
               help="Also write the table as CSV (default path: OUT with .csv).")
-@click.option("--record", is_flag=True, help="Keep each point's MCAP recording "
-                                             "(OUT-recordings/).")
-@click.option("--plot", is_flag=True, help="PNG plots of each metric against each axis "
-                                           "(OUT-plots/).")
+@click.option("--record", is_flag=True, help="Keep every run's MCAP recording in "
+                                             "OUT-recordings/KEY-seedS.mcap (on the worker's "
+                                             "disk; the row's `recording` names it).")
+@click.option("--plot", is_flag=True, help="PNG plots in OUT-plots/: for each kept metric and "
+                                           "each axis, a panel per statistic (max, mean, final, "
+                                           "max_after) with a box of the values at each axis "
+                                           "value (the spread over the seeds and the other "
+                                           "axes) and the medians joined.")
 @friendly
 def sweep(file, out, scheduler, workers, csv_out, record, plot) -> None:
     """Run a .sweep FILE: every point and seed headless, one Dask task each, into a table.

@@ -13,7 +13,11 @@ tests/docs/test_reference.py). The sources, never restated by hand:
   :mod:`coopsim.formats.keys` and :mod:`coopsim.formats.sweep` (each key's values from its
   parser, :class:`coopsim.formats.sections.Key`);
 * the protocol's command tables and error codes: :mod:`coopsim.conformance.doctables` and
-  :mod:`coopsim.model.commands`.
+  :mod:`coopsim.model.commands`;
+* every key of the state document: the :class:`~coopsim.model.statedoc.DocKey` tables beside
+  the code that builds each part (:data:`STATE`);
+* the ROS 2 bridge's topics and services: :data:`coopsim.ros2.bridge.TOPICS` and
+  :data:`coopsim.ros2.services.SERVICES`; the Foxglove bridge's topics (:data:`FOXGLOVE`).
 
 The output is deterministic: sorted by label, no time stamps, no absolute paths, nothing from
 plugins of other installed packages.
@@ -96,6 +100,9 @@ def _span(lo_hi: tuple[int, int]) -> str:
 def builtins(kind: str) -> list[tuple[str, type]]:
     """(label, class) of coopsim's own plugins of registry ``kind``, by label."""
     registry = REGISTRIES[kind]
+    for label in registry.labels():  # lazy ones too (engines are): import coopsim's own
+        if registry.origin(label).package == BUILTIN:
+            registry.get(label)
     return sorted((label, item) for label, item, origin in registry.loaded()
                   if origin.package == BUILTIN)
 
@@ -328,6 +335,12 @@ def files_page() -> str:
     for title, rules in ((".world", WORLD_RULES), (".scenario", SCENARIO_RULES),
                          (".sweep", SWEEP_RULES)):
         out += [f"## {title} files", ""] + _section_rows(rules)
+    from ..model.specs import COLORS
+
+    out += ["## Named colours", "",
+            "Usable as `[TARGET]` keys and as the value of any `color` key (and `/sim`'s "
+            "colour words): `coopsim.model.specs.COLORS`.", ""]
+    out += table(("name", "R", "G", "B"), [(f"`{n}`", *rgb) for n, rgb in COLORS.items()])
     return "\n".join(out)
 
 
@@ -338,11 +351,16 @@ def protocol_page() -> str:
     titles = {"nameserver": "Name server", "robot": "Robot endpoints",
               "sim": "The /sim server", "playback": "The /playback server"}
     out = ["# Protocol tables", "",
-           "Each server's commands (id, module, name, arities, text field, dispatch kind) and "
-           "the error codes, from the code; [the wire protocol](../protocol.md) says what they "
-           "mean. Robot commands below 100 belong to every robot; the rest to the module named.",
+           "Each server's commands (id, module, name, arities, text field, dispatch kind, what "
+           "a request holds and its reply answers) and the error codes, from the code; [the "
+           "wire protocol](../protocol.md) says how messages travel and when to send which. "
+           "Robot commands below 100 belong to every robot; the rest to the module named.",
            ""]
-    for server, commands in doctables.servers().items():
+    from ..net.squads import SQUAD_COMMANDS
+
+    titles["squads"] = "The /squads server"
+    servers = {**doctables.servers(), "squads": [SQUAD_COMMANDS[k] for k in sorted(SQUAD_COMMANDS)]}
+    for server, commands in servers.items():
         out += [f"## {titles[server]}", ""]
         out += table(("id", "module", "name", "params", "data", "text", "kind", "what it does"),
                      [(c.id, f"[{c.module}](modules.md#{c.module})" if c.module else "–",
@@ -360,7 +378,8 @@ def protocol_page() -> str:
 CONTRACT = (("coopsim.model.robot_type", "ShapeSpec"), ("coopsim.model.robot_type", "BodySpec"),
             ("coopsim.model.robot_type", "JointSpec"), ("coopsim.model.robot_type", "MemberSpec"),
             ("coopsim.model.robot_type", "PartSpec"), ("coopsim.model.robot_type", "Assembly"),
-            ("coopsim.model.module", "Frame"), ("coopsim.model.snapshot", "Snapshot"))
+            ("coopsim.model.module", "Frame"), ("coopsim.model.snapshot", "Snapshot"),
+            ("coopsim.model.capability_kinds", "LaserScan"))
 
 
 def attributes(cls: type, heading: str = "Attributes:") -> dict[str, str]:
@@ -429,6 +448,46 @@ def engine_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
+def capability_rows(kind: type) -> list[tuple[str, str, str]]:
+    """(member, signature or "class attribute", what it is) of capability ``kind``, from its
+    docstrings."""
+    from ..model.capabilities import members
+
+    said = attributes(kind)
+    rows = []
+    for name in members(kind)[0]:
+        if name in said or not callable(getattr(kind, name, None)):
+            rows.append((f"`{name}`", "class attribute", said.get(name, "")))
+            continue
+        method = inspect.getattr_static(kind, name)
+        func = method.__func__ if isinstance(method, (classmethod, staticmethod)) else method
+        sig = str(inspect.signature(func)).replace("(cls, ", "(").replace("(self, ", "(")
+        sig = sig.replace("'", "")  # the annotations as written (postponed: strings)
+        rows.append((f"`{name}`", code(sig), markdown(inspect.cleandoc(func.__doc__ or ""))))
+    return rows
+
+
+def capabilities_section() -> list[str]:
+    """Every optional module capability: what it is for, its members and their defaults."""
+    from ..model.capabilities import CAPABILITIES, members
+
+    out = ["## Module capabilities", "",
+           "What only one front end needs of a module, each a `typing.Protocol` of "
+           "`coopsim.model.capabilities`: a module offers one by declaring its names on its "
+           "class (nothing to inherit); members it leaves out get the capability's default. "
+           "Front ends ask `capability(module, Kind)`; `register_adapter(Kind, label, "
+           "adapter)` maps someone else's module to one ([Writing plugins]"
+           "(../plugins.md#optional-capabilities-what-one-front-end-needs-of-a-module)).", ""]
+    for kind in CAPABILITIES:
+        text = doc(kind).split("Attributes:")[0].strip()
+        required = members(kind)[1]
+        out += [f"### {kind.__name__}", "", text, "",
+                "Offered by declaring " + (" or ".join(f"`{m}`" for m in required)
+                                          if required else "any of its members") + ".", ""]
+        out += table(("member", "signature", "what it is"), capability_rows(kind))
+    return out
+
+
 def contract_page() -> str:
     """The plugin contract's dataclasses, field by field, from their docstrings, and the
     engine contract, method by method."""
@@ -443,12 +502,134 @@ def contract_page() -> str:
         out += table(("field", "default", "what it holds"),
                      [(f"`{f.name}`", _field_default(f), said.get(f.name, ""))
                       for f in dataclasses.fields(cls)])
+    out += capabilities_section()
     out += ["## Engine", "",
             "`coopsim.physics.engine.Engine`: the base of physics engines, registered in the "
             "`coopsim.engines` entry-point group ([Writing plugins](../plugins.md#an-engine) "
             "says how one fits). Its class attributes and methods, from their docstrings; a "
             "feature of `FEATURES` overrides the 3D calls' 2D answers.", ""]
     out += table(("name", "signature", "what it does"), engine_rows())
+    return "\n".join(out)
+
+
+#: The parts of the state document, in the order ``/sim state`` joins them: (title, module,
+#: name of its tuple of :class:`~coopsim.model.statedoc.DocKey` or of one ``DocKey``).
+STATE = (("The layout", "coopsim.sim.describe", "LAYOUT_KEYS"),
+         ("The run", "coopsim.net.simserver", "RUN_KEYS"),
+         ("Other servers' entries", "coopsim.net.squads", "SQUAD_ORDERS"),
+         ("Other servers' entries", "coopsim.sim.external", "EXTERNAL"),
+         ("Other servers' entries", "coopsim.ros2.bridge", "ROS2"),
+         ("Other servers' entries", "coopsim.ros2.services", "ROS2_CONTROL"),
+         ("Other servers' entries", "coopsim.crtp.server", "CRTP"))
+
+
+def state_parts() -> dict[str, tuple]:
+    """Title -> the top-level keys of that part of the state document (:data:`STATE`)."""
+    out: dict[str, tuple] = {}
+    for title, module, name in STATE:
+        keys = getattr(importlib.import_module(module), name)
+        out[title] = out.get(title, ()) + (keys if isinstance(keys, tuple) else (keys,))
+    return out
+
+
+def anchor(heading: str) -> str:
+    """The anchor Python-Markdown's toc gives ``heading`` (punctuation dropped)."""
+    return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", heading).strip().lower())
+
+
+def _key_table(keys, path: str, heading: str, out: list[str]) -> None:
+    """``keys`` as a table under ``heading``, then each key with fields as its own table."""
+    nested = [(k, f"{path} › {k.name}" if path else k.name) for k in keys if k.fields]
+    links = {k.name: anchor(h) for k, h in nested}
+    out += [heading, ""]
+    out += table(("key", "value", "since", "present", "meaning"),
+                 [(f"`{k.name}`", k.value, k.since or "", k.present or "always",
+                   k.meaning + (f" ([its keys](#{links[k.name]}))" if k.name in links else ""))
+                  for k in keys])
+    for k, sub in nested:
+        _key_table(k.fields, sub, f"### {sub}", out)
+
+
+def state_page() -> str:
+    """Every key of ``/sim state``'s document, from the declarations beside its builders."""
+    out = ["# The state document", "",
+           "What `/sim` command 23 `state` answers (and a replay's `/sim`; a recording keeps "
+           "the layout part): one JSON object, the layout with each body's pose, then the "
+           "run's figures, then other servers' entries. SI units, radians, colours `[R, G, B]` "
+           "0-255 unless a row says otherwise; quaternions `[w, x, y, z]`, body to world. "
+           "*since*: the protocol version that added a key, where it came after version 4; "
+           "*present*: when the key is there (absent otherwise, never null). Sections named "
+           "are [the wire protocol](../protocol.md)'s, which says when to ask for the "
+           "document and how it is built.", ""]
+    for title, keys in state_parts().items():
+        _key_table(keys, "", f"## {title}", out)
+    return "\n".join(out)
+
+
+def _ros_type(short: str) -> str:
+    """``nav_msgs/Odometry`` -> ``nav_msgs/msg/Odometry`` (a service's type is already whole)."""
+    package, _, name = short.partition("/")
+    return short if "/" in name else f"{package}/msg/{name}"
+
+
+def ros2_page() -> str:
+    """The ROS 2 bridge's topics and run-control services, from their declarations."""
+    from ..net.protocol import SIM_COMMANDS
+    from ..ros2.bridge import TOPICS
+    from ..ros2.services import SERVICE_DOES, SERVICES
+
+    ids = {c.name: c.id for c in SIM_COMMANDS.values()}
+    out = ["# ROS 2 topics and services", "",
+           "What `coopsim run --ros2` publishes, reads and serves, from the bridge's "
+           "declarations (`coopsim.ros2.bridge.TOPICS`, `coopsim.ros2.services.SERVICES`); "
+           "[ROS 2](../ros2.md) says how to use them. `R` is a robot's name with `-` turned "
+           "into `_`, `S` a squad's, `LABEL` a module's. QoS is reliable, volatile, keep last "
+           "10 unless a row says otherwise; every stamp is sim time.", ""]
+    for title, rows in (("Each robot's topics", [t for t in TOPICS if t.name.startswith("/R/")]),
+                        ("The run's topics", [t for t in TOPICS
+                                              if not t.name.startswith("/R/")])):
+        out += [f"## {title}", ""]
+        out += table(("topic", "type", "direction", "when", "frame"),
+                     [(f"`{t.name}`", f"`{_ros_type(t.type)}`",
+                       "subscribed" if t.subscribed else "published", t.when, t.frame)
+                      for t in rows])
+    out += ["## Run-control services", "",
+            "Served by node `/coopsim_control`; each call is answered by `/sim` itself (the "
+            "command named), with its checks and effects.", ""]
+    out += table(("service", "type", "does", "`/sim` command"),
+                 [(f"`{name}`", f"`{kind}`", SERVICE_DOES[name],
+                   f"{ids[command]} `{command}`")
+                  for name, (command, kind) in SERVICES.items()])
+    return "\n".join(out)
+
+
+#: The Foxglove bridge's topics in the order the page lists them: (module, a ``Topic``
+#: constant, or a function making one robot's (or metric's) topic, called with ``NAME``).
+FOXGLOVE = (("topics", "SCENE_WORLD"), ("topics", "SCENE_BODIES"), ("topics", "TF"),
+            ("topics", "pose_topic"), ("arms", "SCENE_ARMS"), ("arms", "TF_ARMS"),
+            ("images", "image_topic"), ("images", "TF_CAMERAS"), ("scans", "scan_topic"),
+            ("scans", "points_topic"), ("topics", "STATE"), ("topics", "metric_topic"),
+            ("topics", "EVENTS"))
+
+
+def foxglove_page() -> str:
+    """The Foxglove bridge's topics (live, replays and exports), from their declarations."""
+    rows = []
+    for module, name in FOXGLOVE:
+        item = getattr(importlib.import_module(f"coopsim.foxglove.{module}"), name)
+        if callable(item) and not isinstance(item, type):
+            topic = item("RULE.NAME" if name == "metric_topic" else "NAME")
+            what = " ".join(doc(item).split())
+        else:
+            topic, what = item, item.what
+        rows.append((f"`{topic.name}`", f"`foxglove.{topic.schema}`" if topic.schema else
+                     "JSON", what))
+    out = ["# Foxglove topics", "",
+           "What `coopsim run --foxglove`, a replay's bridge and `coopsim export --foxglove` "
+           "send, from the bridge's declarations (`coopsim.foxglove`'s `Topic` s and their "
+           "functions' docstrings); [Foxglove](../foxglove.md) says how to use them. `NAME` is "
+           "a robot's name; frames and units: `world` is the floor's, z up, metres, radians.", ""]
+    out += table(("topic", "schema", "what"), rows)
     return "\n".join(out)
 
 
@@ -465,7 +646,10 @@ def index_page() -> str:
         "field",
         "* [Command line](cli.md): every `coopsim` command and option",
         "* [File keys](files.md): every `.world`, `.scenario` and `.sweep` section and key",
-        "* [Protocol tables](protocol.md): each server's commands and the error codes", "",
+        "* [Protocol tables](protocol.md): each server's commands and the error codes",
+        "* [State document](state.md): every key of `/sim state`'s JSON",
+        "* [ROS 2](ros2.md): the bridge's topics and run-control services",
+        "* [Foxglove](foxglove.md): the bridge's topics", "",
         "Module kinds: " + " · ".join(f"[{k}](modules.md#{k})" for k in kinds), ""])
 
 
@@ -477,7 +661,9 @@ def module_links_page() -> str:
 
 PAGES = {"module-links.md": module_links_page, "index.md": index_page, "modules.md": modules_page, "plugins.md": plugins_page,
          "contract.md": contract_page,
-         "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page}
+         "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page,
+         "state.md": state_page, "ros2.md": ros2_page,
+         "foxglove.md": foxglove_page}
 
 
 def render() -> dict[str, str]:

@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from ..model.errors import CoopsimError, NotAllowedError
+from ..model.statedoc import DocKey
 from ..sim.slots import Owner
 from . import wire
 from .firmware import Firmware
@@ -41,6 +42,37 @@ WAKE = 0.1  #: s the server thread waits at most between two looks at its stop f
 BURST = 256  #: datagrams taken from one socket before the next socket's turn
 RECV = 256  #: bytes read of a datagram (longer ones are cut, then dropped as oversize)
 ROTORS = "rotors"
+
+
+#: The keys of ``/sim state``'s ``crtp`` (docs/reference/state.md is generated from them).
+CRTP_KEYS = (
+    DocKey("bind", "string", "the address the UDP ports are bound to"),
+    DocKey("errors", "integer", "datagrams whose handling or sending failed (the first is "
+           "logged)"),
+    DocKey("crazyflies", "robot -> object", "each Crazyflie's link", fields=(
+        DocKey("uri", "string", "the URI cflib opens (`udp://127.0.0.1:19850`)"),
+        DocKey("port", "integer", "its UDP port"),
+        DocKey("client", "string or null", "`HOST:PORT` of the client holding the link"),
+        DocKey("mode", "string", "its firmware's mode"),
+        DocKey("emergency", "boolean", "an emergency stop holds it"),
+        DocKey("received", "integer", "packets received"),
+        DocKey("sent", "integer", "packets sent"),
+        DocKey("unknown", "integer", "packets to a port or channel that is not served "
+               "(dropped, as the firmware does)"),
+        DocKey("malformed", "integer", "packets of a wrong length or with values that are "
+               "not numbers (dropped)"),
+        DocKey("refused", "integer", "packets from a second client while the first holds "
+               "the link"),
+        DocKey("setpoints", "integer", "setpoints taken"),
+        DocKey("high_level", "integer", "high-level commander packets taken"),
+        DocKey("log_packets", "integer", "log packets sent"),
+        DocKey("setpoint_latency_ms", "object", "wall time from a setpoint's arrival to the "
+               "step that used it, over the latest 4096: `{n, p50, p95}` ms (`{n: 0}` before "
+               "any)"))),
+)
+#: ``/sim state``'s ``crtp`` entry.
+CRTP = DocKey("crtp", "object", "the Crazyflies' CRTP links (docs/crazyflie.md)",
+              present="a run serving CRTP (`--crtp`, `crtp true`)", fields=CRTP_KEYS)
 
 
 class CrtpServer:

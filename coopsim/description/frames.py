@@ -118,10 +118,16 @@ def _tensor(inertia) -> np.ndarray:
     return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
 
 
-def mount(description, link: str, what: str) -> tuple[float, float, float, float]:
+def mount(description, link: str, what: str,
+          tilt: tuple[float, float] = (0.0, 0.0)) -> tuple[float, float, float, float]:
     """Where a sensor on ``link`` sits: x, y, z (m) in the root's frame and the yaw of the
-    link's x axis (rad)."""
+    link's x axis (rad); with ``tilt`` (roll, pitch, rad: the root turned on its mount,
+    ``DescriptionSpec.tilt``), in the mount's frame."""
     link_named(description, link, what)
     frame = link_frames(description)[link]
+    if any(tilt):
+        turn = np.eye(4)
+        turn[:3, :3] = rotation((tilt[0], tilt[1], 0.0))
+        frame = turn @ frame
     return (float(frame[0, 3]), float(frame[1, 3]), float(frame[2, 3]),
             float(math.atan2(frame[1, 0], frame[0, 0])))

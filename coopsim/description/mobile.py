@@ -19,7 +19,8 @@ with their origins) at its zero configuration; nothing needs MuJoCo. What each n
   driven by a planar velocity (the ``velocity`` module's vx, vy, yaw rate), capped at the
   robot's weight times 1 g (:func:`planar_caps`); its wheel joints are held like any other.
 * a **sensor on a link** (:func:`~coopsim.description.frames.mount`): the link's origin
-  in the base's frame, x, y, z (m), and the yaw of its x axis (rad).
+  in the base's frame, x, y, z (m; a range sensor's z above its chassis's middle, where it
+  casts from), and the yaw of its x axis (rad).
 
 Frames and units: the description's root link frame (x forward, z up), metres, kilograms,
 radians.
@@ -235,11 +236,15 @@ def _rotor_speed(description, rotors) -> float:
 
 #: How a ``sensor MODULE LINK`` line mounts a module (the module class's optional ``mount``
 #: attribute): ``link`` only checks the link (the module reads the robot's own motion or casts
-#: from its centre), ``xy_yaw`` sets its ``x``, ``y`` (m) and ``yaw`` (degrees), ``x`` its
-#: ``x``, ``angle`` one of its ``angle0``.. ``angle7`` (degrees) per line. The modules a
-#: ``wheels`` or ``rotors`` key gives declare it themselves (their optional ``described_by``:
-#: the keys, in the registry's order), so no module is named here.
-MOUNTS = ("link", "xy_yaw", "x", "angle")
+#: from its centre), ``xyz_yaw`` sets its ``x``, ``y``, ``z`` (m: the link's origin, z above
+#: the body's origin) and ``yaw`` (degrees), ``xyz_yaw_middle`` the same with ``z`` above the
+#: middle height of the body's own shapes (where a range sensor casting in 3D adds its ``z``:
+#: ``plugins.modules.ranging3d``), ``x`` its ``x``, ``angle`` one of its ``angle0``..
+#: ``angle7`` (degrees) per line. The modules a ``wheels`` or ``rotors`` key gives declare it
+#: themselves (their optional ``described_by``: the keys, in the registry's order), so no
+#: module is named here.
+MOUNTS = ("link", "xyz_yaw", "xyz_yaw_middle", "x", "angle")
+MOUNT_HEIGHT = 0.02  # m: an imported type's mount body's shapes (description.robot)
 PROXIMITY_SLOTS = 8
 
 
@@ -312,7 +317,8 @@ def mobile(description, spec) -> Mobile:
             defaults.update({label: frame.params() for label in modules
                              if _param(label, "kf") is not None})  # the propellers' module
         key = "sensor"
-        _sensors(description, spec, modules, defaults)
+        _sensors(description, spec, modules, defaults,
+                 _middle(bool(rotors) or (spec.base == "floating" and not wheels)))
     except MobileKeyError:
         raise
     except DescriptionKeyError as exc:
@@ -330,19 +336,30 @@ def _planar_kit(modules: list, defaults: dict) -> None:
                      if _param(label, "tau") is not None})
 
 
-def _sensors(description, spec, modules: list, defaults: dict) -> None:
-    """The ``sensor MODULE LINK`` keys: each module added, its mount from the link."""
+def _middle(free: bool) -> float:
+    """The middle height of the imported type's mount body's shapes above its origin, m
+    (``description.robot.ImportedType.build``, :func:`chassis`): a free body has none (0); a
+    body on the floor or a fixed mount has its shapes standing on its origin, MOUNT_HEIGHT
+    tall."""
+    return 0.0 if free else MOUNT_HEIGHT / 2.0
+
+
+def _sensors(description, spec, modules: list, defaults: dict, middle: float = 0.0) -> None:
+    """The ``sensor MODULE LINK`` keys: each module added, its mount from the link (in the
+    mount body's frame: the root turned by the section's roll and pitch; ``middle``: the
+    height of the body's shapes' middle above its origin, m)."""
     angles = []
     mounts = mountable()
     for module, link in spec.all("sensor"):
         if module not in mounts:
             raise DescriptionKeyError(f"sensor: {module!r} is not a module a link carries "
                                       f"(one of {', '.join(mounts)})")
-        x, y, _, yaw = mount(description, link, "sensor")
+        x, y, z, yaw = mount(description, link, "sensor", spec.tilt)
         modules.append(module)
         kind = mounts[module]
-        if kind == "xy_yaw":
-            defaults[module] = {"x": x, "y": y, "yaw": math.degrees(yaw)}
+        if kind in ("xyz_yaw", "xyz_yaw_middle"):
+            defaults[module] = {"x": x, "y": y, "yaw": math.degrees(yaw),
+                                "z": z - (middle if kind == "xyz_yaw_middle" else 0.0)}
         elif kind == "x":
             defaults[module] = {"x": x}
         elif kind == "angle":

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..model.errors import RegistryError
 from .arm import section_arm
-from .mobile import Mobile, chassis, kit, mobile
+from .mobile import MOUNT_HEIGHT, Mobile, chassis, kit, mobile
 from .servos import HELD, held
 from ..model.robot_type import Assembly, BodySpec, MemberSpec, RobotType, ShapeSpec
 from ..model.specs import RobotSpec
@@ -38,7 +38,6 @@ BASES = ("fixed", "floating", "planar")  # planar: a caster or omni base (descri
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball")
 MOVING = ("revolute", "continuous", "prismatic")  # the joints a joints module may drive
 MOUNT_RADIUS = 0.05  # m: the floor outline of a fixed base's mount (placement, rays)
-MOUNT_HEIGHT = 0.02  # m
 LINK_EXTENT = 0.05  # m: what a link without meshes is taken to reach beyond its origin
 MOUNT_MASS = 0.001  # kg: a floating base's own body has no shape; the file's links weigh
 
@@ -59,6 +58,9 @@ class DescriptionSpec:
         line: Line of the ``description`` key.
         modules: The module labels its keys give the robot, in key order (each row of
             ``coopsim.formats.description.DESCRIPTION_KEYS`` says which).
+        tilt: (roll, pitch), rad: the root link turned about x, then y (fixed axes) on its
+            mount, before the section's yaw (the section's ``orientation`` phi and psi: a
+            file whose robot is not z up, pybullet's y-up ``laikago.urdf``).
     """
 
     path: str
@@ -69,6 +71,7 @@ class DescriptionSpec:
     lines: tuple[tuple[str, int], ...] = ()
     line: int = 0
     modules: tuple[str, ...] = ()
+    tilt: tuple[float, float] = (0.0, 0.0)
 
     def get(self, key: str, default: object = None) -> object:
         """The value of per-module key ``key`` (the last one given), or ``default``."""
@@ -197,6 +200,8 @@ class Description:
             binary: MuJoCo reads only binary STL; a COLLADA mesh as binary STL).
         repairs: ``file:line: link 'name' repaired: why`` for each mass or inertia repaired
             on load (coopsim.description.inertia), warned when the file is read.
+        meshes: An MJCF's mesh files (its ``<mesh file>`` assets, checked; the links' visuals
+            name them); an URDF's are its links' ``meshes``.
     """
 
     name: str
@@ -209,6 +214,7 @@ class Description:
     text: str = field(default="", repr=False)
     assets: tuple[tuple[str, bytes], ...] = field(default=(), repr=False)
     repairs: tuple[str, ...] = ()
+    meshes: tuple[Mesh, ...] = ()
 
     def link(self, name: str) -> Link:
         """The link called ``name`` (KeyError when none is)."""
@@ -221,7 +227,8 @@ class Description:
         """Each mesh file's name in the ``links`` document (path -> name): its basename, or,
         where two files share one (TALOS's ``torso/base_link.STL`` and
         ``gripper/base_link.STL``), as many of its trailing folders as tell it apart."""
-        paths = sorted({m.path for link in self.links for m in link.meshes})
+        paths = sorted({m.path for link in self.links for m in link.meshes}
+                       | {m.path for m in self.meshes if m.use != "file"})
         tails = {p: p.replace(os.sep, "/").split("/") for p in paths}
         out = {}
         for p, parts in tails.items():

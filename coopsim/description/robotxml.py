@@ -447,11 +447,11 @@ def _mjcf(tree: _Tree, mesh) -> Description:
                      "xyz" if compiler is None else compiler.get("eulerseq", "xyz"),
                      defaults, _efforts(tree, defaults))
     read.body(first, "", "main")
-    _mjcf_meshes(tree, mesh)
+    meshes = _mjcf_meshes(tree, mesh)
     name = root.get("model", "") or os.path.splitext(os.path.basename(tree.path))[0]
     return Description(name, tree.path, tuple(read.links), tuple(read.joints),
                        tuple(read.sites), read.links[0].name, "mjcf", "",
-                       assets=_mjcf_obj_assets(tree))
+                       assets=_mjcf_obj_assets(tree), meshes=meshes)
 
 
 #: MJCF elements that make bodies MuJoCo's compiler expands (not read here)
@@ -647,17 +647,20 @@ def _floats(tree: _Tree, element, text, n: int, default: tuple) -> tuple:
     return values
 
 
-def _mjcf_meshes(tree: _Tree, mesh) -> None:
-    """Check every mesh file the model names, from its compiler's meshdir (or assetdir)."""
+def _mjcf_meshes(tree: _Tree, mesh) -> tuple:
+    """Check every mesh file the model names, from its compiler's meshdir (or assetdir);
+    returns the meshes (what the links document's visuals name: ``Description.meshes``)."""
     compiler = tree.root.find("compiler")
     folder = "" if compiler is None else compiler.get("meshdir", compiler.get("assetdir", ""))
+    found = []
     for m in tree.root.iter("mesh"):
         if m.get("file"):
-            mesh(os.path.join(folder, m.get("file")), tree.line(m),
-                 tree.numbers(m, "scale", 3, (1.0, 1.0, 1.0)), "collision")
+            found.append(mesh(os.path.join(folder, m.get("file")), tree.line(m),
+                              tree.numbers(m, "scale", 3, (1.0, 1.0, 1.0)), "collision"))
     textures = "" if compiler is None else compiler.get("texturedir", compiler.get("assetdir",
                                                                                    ""))
     for element in tree.root.iter():  # textures, height fields, skins: found and confined
         if element.tag != "mesh" and element.get("file"):
             mesh(os.path.join(textures, element.get("file")), tree.line(element),
                  (1.0, 1.0, 1.0), "file")
+    return tuple(found)

@@ -189,9 +189,13 @@ def frame(batch, moved: bool) -> Frame:
     s = batch._shared
     motion = {batch.motion: batch.wheels} if moved else {}
     fans = KernelFans(batch.sonar, batch._scratch["sight"])
-    return Frame(batch.dt, batch.state[:, :3], batch.state[:, 3:6], s["radius"], s["axle"],
-                 s["group"], {}, motion, batch.sensing.targets, batch.contact, fans, None, {},
-                 target_colors=batch.sensing.colors)
+    out = Frame(batch.dt, batch.state[:, :3], batch.state[:, 3:6], s["radius"], s["axle"],
+                s["group"], {}, motion, batch.sensing.targets, batch.contact, fans, None, {},
+                target_colors=batch.sensing.colors)
+    kept = out.state(batch.motion).arrays.get("driven")  # what the drive's own reading reads
+    if kept is not None and moved:
+        kept[...] = batch.wheels
+    return out
 
 
 # -- task terms -----------------------------------------------------------------------------------

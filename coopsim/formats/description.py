@@ -196,12 +196,18 @@ def description_spec(section: Section, path: PathLike, folders=None) -> Descript
         NotAllowedError: (``folders`` given) the file or a search folder is outside them.
     """
     given = section.get("description")
+    phi, psi, _ = section.get("orientation", (0.0, 0.0, 0.0))
     if given is None:
         extra = [k for k, _, _ in section.entries if k in DESCRIPTION_ONLY]
         if extra:
             raise FileFormatError(path, section.line_of(extra[0]),
                                   f"{extra[0]} is a key of a robot from a description file: "
                                   "add 'description PATH'")
+        if phi or psi:
+            raise FileFormatError(path, section.line_of("orientation"),
+                                  "orientation phi and psi must be 0 for a built-in robot type "
+                                  "(only theta, the yaw, is used; phi and psi turn a robot from "
+                                  f"a description file), got {phi:g} {psi:g}")
         return None
     here = os.path.dirname(os.path.abspath(os.fspath(path))) if path else os.getcwd()
     line = section.line_of("description")
@@ -219,8 +225,30 @@ def description_spec(section: Section, path: PathLike, folders=None) -> Descript
     keys = tuple((k, v) for k, v, _ in section.entries if k in DESCRIPTION_KEYS)
     lines = tuple((k, n) for k, _, n in section.entries if k in ROBOT_KEYS)
     modules = tuple(dict.fromkeys(m for k, _ in keys for m in DESCRIPTION_KEYS[k].modules))
-    return DescriptionSpec(where, given, section.get("base", "fixed"), search, keys, lines,
-                           line, modules)
+    base = section.get("base", "fixed")
+    if phi or psi:
+        _tiltable(section, base, path)
+    return DescriptionSpec(where, given, base, search, keys, lines, line, modules,
+                           (math.radians(phi), math.radians(psi)))
+
+
+#: The keys whose modules take the root link's frame as z up (an arm's kinematics, a wheeled
+#: base's axle, a multirotor's thrust): a robot with one of them takes no roll or pitch.
+LEVEL_KEYS = ("tool", "gripper", "wheels", "rotors", "rotor")
+
+
+def _tiltable(section: Section, base: str, path: PathLike) -> None:
+    """Refuse a tilted root link (``orientation`` phi or psi) where what the robot carries
+    needs it level (:data:`LEVEL_KEYS`, a planar base)."""
+    level = next((k for k, _, _ in section.entries if k in LEVEL_KEYS), None)
+    if level is None and base == "planar":
+        level = "base planar"
+    if level is not None:
+        raise FileFormatError(path, section.line_of("orientation"),
+                              f"orientation phi and psi turn the root link of a fixed or "
+                              f"floating base without {', '.join(LEVEL_KEYS)} or base planar "
+                              f"(their modules take the file's root link as z up); this robot "
+                              f"has {level}: give 0 0 theta")
 
 
 def search_path(spec: DescriptionSpec) -> tuple[str, ...]:

@@ -71,6 +71,21 @@ def _flat(orientation: tuple) -> None:
 _flat.rule = "phi = psi = 0 (2D); theta, the yaw, in degrees: " + FIELDS["yaw"].span()
 
 
+def _turned(orientation: tuple) -> None:
+    """A robot's orientation: phi and psi (the root link's roll and pitch, a robot from a
+    description file only: coopsim.formats.description) within a half turn, theta the yaw."""
+    for label, value in zip(("phi", "psi"), orientation[:2]):
+        if not -180 <= value <= 180:
+            raise Bad(f"orientation {label} must be between -180 and 180 degrees, got {value:g}")
+    why = field_problem("yaw", yaw_from_degrees(orientation[2]))
+    if why:
+        raise Bad(why)
+
+
+_turned.rule = ("phi, psi: -180 to 180 degrees (0 but for a robot from a description file); "
+                "theta, the yaw, in degrees: " + FIELDS["yaw"].span())
+
+
 _RGB = fixed(("R", "G", "B"), integer("an integer", lambda v: True), _within(
     "color R", "color G", "color B"))
 
@@ -187,7 +202,10 @@ _ROBOT_KEYS = {  # type: required unless the robot comes from a description file
                 doc="the robot's network name (its endpoint `/NAME`); unique among the robots"),
     "position": Key(_POSITION, required=True, doc="m; a ground robot rides on the floor (z "
                     "ignored); a flyer starts at z; a fixed arm stands on its plate at z"),
-    "orientation": _OBJECT_KEYS["orientation"],
+    "orientation": Key(fixed(("phi", "psi", "theta"), number, _turned),
+                       doc="degrees; default 0 0 0; theta is the yaw, counter-clockwise from +x; "
+                       "phi and psi (about x, then y, fixed axes) turn the root link of a robot "
+                       "from a description file (a file whose robot is not z up)"),
     "color": Key(_color, doc="default 40 90 230"),
     "controller": Key(rest("a shell command"), doc="launched by the simulator for this robot, "
                       "stopped with the run; default none"),

@@ -27,8 +27,22 @@ from .links import LinkFrames
 from .proto import Msg, Slot, Template, color, pose3, quaternion4, vector3
 from .scene import WORLD, Topic
 
-SCENE_ARMS = Topic("/scene/arms", "SceneUpdate")  # links, joints, pedestal, gripper
-TF_ARMS = Topic("/tf/arms", "FrameTransforms")  # robot -> arm_base -> joints -> tool
+SCENE_ARMS = Topic("/scene/arms", "SceneUpdate", (
+    "every step, when the layout has robots with a 3D arm: per arm the pedestal "
+    "`arm/NAME/base` (a cylinder of the arm's `base_radius` from its base frame up to the first "
+    "joint), each link `arm/NAME/JOINT` (a sphere at the joint and a cylinder as wide as the "
+    "link from its joint to the next joint, the last to the tool point; orange) and "
+    "`arm/NAME/gripper` (two fingers at the tool, half the stroke either side), in `world`, at "
+    "the joint angles of the `joints` module's reading (an export: the recorded columns "
+    "`arm_q1`..) and the robot's 3D pose. Starts by deleting the topic's entities"))
+TF_ARMS = Topic("/tf/arms", "FrameTransforms", (
+    "with `/scene/arms`: each arm's chain `NAME` (the robot's frame of `/tf`) → `NAME/arm_base` "
+    "(the mount) → `NAME/JOINT` for each joint (the joint's frame after its turn, in the "
+    "previous one's) → `NAME/tool` (the tool point): Foxglove's transform tree is the arm's "
+    "kinematic chain. A robot from a description file sends its links instead: `NAME` → "
+    "`NAME/ROOT` → `NAME/LINK` for every link in its parent link's frame, at the joints' "
+    "positions of the stream's `link_q` columns (an export: the recorded ones); its arm, if "
+    "any, is not drawn on `/scene/arms`"))
 LINK_COLOR = (235, 140, 40)  # an industrial arm's orange
 JOINT_COLOR = (60, 60, 60)
 BASE_COLOR = (90, 90, 100)

@@ -23,11 +23,21 @@ from .scene import Topic
 
 
 #: Each camera image's frame: the robot's frame -> ``<robot>/camera3d`` (FrameTransforms)
-TF_CAMERAS = Topic("/tf/cameras", "FrameTransforms")
+TF_CAMERAS = Topic("/tf/cameras", "FrameTransforms", (
+    "with each camera image: `NAME` (the robot's frame of `/tf`) → `NAME/camera3d` at the "
+    "camera's mount (its `x`, `y`, `z`, `yaw`, `pitch`), an optical frame as ROS's (z along "
+    "the optical axis, x to the image's right, y down it), so the 3D panel places the image "
+    "where the camera is; in an export (the recording holds no mount) at the mount of the "
+    "scenario the recording names, as for scans (the module's defaults, 0, when that file no "
+    "longer loads)"))
 
 
 def image_topic(robot: str, depth: bool = False) -> Topic:
-    """The RawImage topic of one robot's camera (its depth images with ``depth``)."""
+    """The RawImage topic of one robot's camera (its depth images with ``depth``:
+    ``/robots/NAME/camera3d/depth``): each image a ``camera3d`` whose ``publish`` is 1 renders
+    (at its ``rate``), ``rgb8``, and ``32FC1`` depth (m along the optical axis, +inf for
+    nothing within far), frame ``NAME/camera3d``; live to whoever subscribes, and in an export
+    from the recorded images (recording format 6)."""
     return Topic(f"/robots/{robot}/camera3d" + ("/depth" if depth else ""), "RawImage")
 
 

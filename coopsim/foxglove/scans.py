@@ -41,12 +41,20 @@ class _Finder:
 
 
 def scan_topic(robot: str) -> Topic:
-    """The LaserScan topic of one robot."""
+    """The LaserScan topic of one robot: its main range finder that the scene does not draw as
+    rays (any module offering ``LaserScanner``, the highest ``laser_rank``), in the robot's
+    frame from its mounting point (``pose``), beams from ``start_angle`` to ``end_angle`` (rad,
+    counter-clockwise); beams with no return or nothing within range are NaN (no point drawn).
+    Sent at the module's ``rate`` (every publication without one): live to whoever subscribes;
+    in an export from the recorded scans, with the beam layout and rate of the scenario the
+    recording names (the modules' defaults when that file no longer loads). A replay's bridge
+    sends none (its snapshots hold the recorded columns only)."""
     return Topic(f"/robots/{robot}/scan", "LaserScan")
 
 
 def points_topic(robot: str) -> Topic:
-    """The PointCloud topic of one robot's lidar with vertical channels."""
+    """The PointCloud topic of one robot's lidar with vertical channels (more than one): its
+    points with the scan."""
     return Topic(f"/robots/{robot}/points", "PointCloud")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..model.plugins import timed_events
 from ..model.snapshot import rule_metrics
@@ -22,27 +22,53 @@ class Topic:
         name: Topic name (``/scene/bodies``, ``/robots/robot1/pose``...).
         schema: A Foxglove schema (``SceneUpdate``, ``PoseInFrame``, ``FrameTransforms``,
             ``Log``: protobuf, the SDK's ``foxglove.*`` schema) or ``""`` for a JSON topic.
+        what: What its messages hold and when they are sent (docs/reference/foxglove.md is
+            generated from it; a per-robot topic says it in its function's docstring).
     """
 
     name: str
     schema: str = ""
+    what: str = field(default="", compare=False)
 
 
-SCENE_WORLD = Topic("/scene/world", "SceneUpdate")  # floor, zones, targets
-SCENE_BODIES = Topic("/scene/bodies", "SceneUpdate")  # robots, heading, names, rays, objects
-TF = Topic("/tf", "FrameTransforms")  # world -> each robot
-STATE = Topic("/sim/state")  # JSON: step, time, counts, layout version
-EVENTS = Topic("/events", "Log")  # timed events as they happen
+SCENE_WORLD = Topic("/scene/world", "SceneUpdate", (
+    "the floor (a thin cube); each zone (`[ZONE_n]`) as the viewer draws it: its polygon "
+    "filled in its colour at alpha 200/255 (a triangle list over its vertices, 2 mm above the "
+    "floor) and outlined at half its brightness (a 3 cm closed line), its `kind` (`water`, "
+    "`border`, `nogo`) in the entity's metadata; each target (a disc in its colour, a "
+    "translucent 0.5 m disc around it showing `at_target`'s default radius) and its colour "
+    "name; in a world with meshes or terrain (the state document's `scenery`), each mesh as a "
+    "triangle list in its colour (live: its local file's triangles, scaled, turned and moved, "
+    "up to 200,000 of them; in a replay or an export, where only the document is known, the "
+    "upright prism of its floor outline from its lowest to its highest point) with its file's "
+    "basename in the entity's metadata, and the terrain as a triangle list over the document's "
+    "height grid; each link of a robot from a description file (the state document's `links`) "
+    "as the entity `link/NAME/LINK` in the frame `NAME/LINK`, frame-locked, with its own "
+    "shapes (cubes, spheres, cylinders; a mesh its file's triangles, when this process knows "
+    "the file, else its bounds' box). Sent when the layout changes (and every second live, for "
+    "clients that join later)"))
+SCENE_BODIES = Topic("/scene/bodies", "SceneUpdate", (
+    "every step: robots (a cylinder of their radius in their colour, a white heading arrow, "
+    "the name above), their sonar rays (a line per ray from the rim, as long as the reading; "
+    "any module with a `rays` drawing hint), objects (cube or cylinder in their size and "
+    "colour), team parts. Starts by deleting the topic's entities, so removed bodies go"))
+TF = Topic("/tf", "FrameTransforms", "`world` → each robot (frame named after the robot)")
+STATE = Topic("/sim/state", what="`step`, `time` (sim time, s), `robots`, `objects`, "
+              "`layout_version`")
+EVENTS = Topic("/events", "Log", (
+    "each `[EVENT_n]` as it is carried out (INFO, name `coopsim.events`): `event EVENT_1 (at "
+    "0.2 s) applied at step 10, t = 0.2 s`"))
 
 
 def pose_topic(robot: str) -> Topic:
-    """The PoseInFrame topic of one robot."""
+    """The PoseInFrame topic of one robot: its pose in `world`."""
     return Topic(f"/robots/{robot}/pose", "PoseInFrame")
 
 
 def metric_topic(name: str) -> Topic:
     """The JSON topic of one metric (``monitors.distance`` -> ``/metrics/monitors/distance``,
-    its value at ``.value`` for the Plot panel)."""
+    ``[MONITORS] metric gap ...`` -> ``/metrics/monitors/gap``): ``value`` (SI, ``null`` when it
+    cannot be computed) and ``time`` (s); plot ``/metrics/monitors/gap.value``."""
     return Topic("/metrics/" + name.replace(".", "/"))
 
 

@@ -13,8 +13,8 @@ to a capability without editing it::
     register_adapter(LaserScanner, "thirdparty_sensor", MyAdapter)
 
 ``MyAdapter`` (a class or any object) supplies the capability's members; the module's own
-declarations (``fields``, ``command_fields``, ``label``...) fill the rest. docs/plugins.md lists
-which front end uses which capability. Frames and units as in :mod:`coopsim.model.module`.
+declarations (``fields``, ``command_fields``, ``label``...) fill the rest. The generated
+reference (docs/reference/contract.md) lists each capability, its members and who asks for it. Frames and units as in :mod:`coopsim.model.module`.
 The capabilities themselves (each a ``Protocol``) are in :mod:`coopsim.model.capability_kinds`
 and re-exported here. Nothing here imports pymunk, zmq, Gymnasium or ROS.
 """
@@ -105,6 +105,7 @@ class _CopyDefaults:
 
 class _KernelDefaults:
     kernel_views: tuple = ()
+    kernel_beams: tuple = ()
     kernel_sense = None
     kernel_actuate = None
     kernel_drive: tuple = ()
@@ -138,10 +139,17 @@ _KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], type]] = {
     Offloaded: (("prepare",), ("prepare",), _OffloadDefaults),
     CopyKernel: (("copy_kind", "copy_angles"), ("copy_kind",), _CopyDefaults),
     ValueChecker: (("check_values",), ("check_values",), _CheckDefaults),
-    ModuleKernel: (("kernel_views", "kernel_sense", "kernel_actuate", "kernel_drive"),
-                   (), _KernelDefaults),
+    ModuleKernel: (("kernel_views", "kernel_sense", "kernel_actuate", "kernel_drive",
+                    "kernel_beams"), (), _KernelDefaults),
 }
 CAPABILITIES: tuple[type, ...] = tuple(_KINDS)
+
+
+def members(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(every member of capability ``kind``, the members a module must define to offer it: any
+    of them; () when any member does)."""
+    return _KINDS[kind][0], _KINDS[kind][1]
+
 _ADAPTERS: dict[tuple[type, str], Any] = {}
 _CACHE: dict[tuple, Any] = {}
 

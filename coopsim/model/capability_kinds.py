@@ -39,18 +39,23 @@ class LaserScan:
 
 @runtime_checkable
 class LaserScanner(Protocol):
-    """A range finder as other robot software sees it (ROS 2's ``/R/scan``, Foxglove's scans).
+    """A range finder as other robot software sees it (ROS 2's ``/R/scan`` and bags,
+    Foxglove's ``/robots/NAME/scan``).
 
     Attributes:
-        laser_rank: Which of a robot's range finders is its main scan: the highest rank.
+        laser_rank: Which of a robot's range finders is its main scan: the highest rank is
+            the robot's ``/R/scan``, and the scan Foxglove draws (``/robots/NAME/scan``) is
+            the highest among its modules not drawn as ``rays``.
     """
 
     laser_rank: ClassVar[int]
 
     @classmethod
     def laser_scan(cls, snap, robot: str, params: Mapping, radius: float) -> LaserScan | None:
-        """The latest reading of ``robot`` (network name) as a planar scan, or None when there
-        is none; ``params`` its values of the module's parameters, ``radius`` its chassis, m."""
+        """The latest reading of ``robot`` (network name) in ``snap`` as a planar scan, or None
+        (the default: not a range finder); ``params`` its values of the module's parameters,
+        ``radius`` its chassis, m. Called when ROS 2 publishes, a bag is written and Foxglove
+        draws the robot's scan."""
 
     @classmethod
     def laser_mount(cls, params: Mapping) -> tuple[float, float, float]:
@@ -66,7 +71,10 @@ class TwistDriven(Protocol):
     def from_twist(cls, forward: float, left: float, turn: float, yaw: float, axle: float,
                    params: Mapping) -> tuple[float, ...] | None:
         """The stored command for ``forward``/``left`` m/s and ``turn`` rad/s in the robot's
-        frame (``yaw`` its heading, rad, world frame; ``axle`` m), or None when not driven so.
+        frame (``yaw`` its heading, rad, world frame; ``axle`` m; ``params`` the robot's
+        values of the module's parameters), or None (the default) when not driven so; called
+        when a ROS 2 ``cmd_vel`` arrives, the result checked by the module's rules as
+        ``command_row``'s.
 
         Raises:
             ProtocolError: the values are beyond what the module takes.
@@ -75,14 +83,18 @@ class TwistDriven(Protocol):
 
 @runtime_checkable
 class Learnable(Protocol):
-    """A reading a learner observes and/or a drive a learner's action commands (coopsim.env).
+    """A reading a learner observes and/or a drive a learner's action commands: asked by
+    learning environments (coopsim.env) and the benchmarks' drive.
 
     Attributes:
         contact: The reading is contact switches (above 0.5: touching; the ``collisions``
-            metric reads every such module).
-        per_target: Values per target when the reading holds one block per target, else 0.
-        action_fields: Names of a learner's action values, with units; () when a learner
-            cannot drive this module, else it is a robot's motion module.
+            metric reads every such module); default False.
+        per_target: Values per target when the reading holds one block per target (the
+            ``target`` module: 2; batched worlds keep each copy's own block), else 0 (the
+            default).
+        action_fields: Names of a learner's action values, with units; () (the default) when
+            a learner cannot drive this module, else it is a motion module: a robot's first
+            module declaring them is its motion module.
     """
 
     contact: ClassVar[bool]
@@ -92,23 +104,29 @@ class Learnable(Protocol):
     @classmethod
     def observation_space(cls, params: Mapping[str, float],
                           n_targets: int) -> tuple[Any, Any] | None:
-        """``(low, high)`` of the reading, each ``len(reading_fields(...))`` floats (default:
-        unbounded), or None when it cannot be observed (no reading fields)."""
+        """``(low, high)`` of the reading, each ``len(reading_fields(...))`` floats, -inf/inf
+        unbounded (the default), or None when it cannot be observed (no reading fields);
+        ``params`` the robot's values of the module's parameters, ``n_targets`` the world's
+        targets. Asked when a learning environment is made, for each observed module."""
 
     @classmethod
     def action_space(cls, params: Mapping[str, float]) -> tuple[Any, Any]:
         """``(low, high)`` of an action, each ``len(action_fields)`` floats (default:
-        unbounded)."""
+        unbounded). Asked when a learning environment is made, of the robot's motion module
+        (the first declaring ``action_fields``)."""
 
     @classmethod
     def from_action(cls, action: np.ndarray, params: Mapping[str, float]) -> tuple[float, ...]:
-        """The stored command for a checked action (default: its values, then zeros up to
-        ``len(command_fields)``; batched worlds refuse a module that overrides it)."""
+        """The stored command row (as ``command_row`` returns it) for an action already checked
+        against ``action_space``, one float64 per ``action_fields`` entry, each learning step
+        (default: its values, then zeros up to ``len(command_fields)``; batched worlds store
+        that and refuse a module that overrides it)."""
 
 
 @runtime_checkable
 class PerTargetReading(Protocol):
-    """A reading whose width follows the world's targets (the target finder's)."""
+    """A reading whose width follows the world's targets (the target finder's): the
+    simulation sizes the reading by it."""
 
     @classmethod
     def field_names(cls, n_targets: int) -> tuple[str, ...]:
@@ -117,15 +135,20 @@ class PerTargetReading(Protocol):
 
 @runtime_checkable
 class Drawable(Protocol):
-    """A module the viewer (and Foxglove) draws: ``draw`` is a JSON-ready hint
-    (docs/plugins.md), sent in the module's ``/sim state`` entry."""
+    """A module the viewer (and Foxglove) draws, from the module's ``/sim state`` entry.
+
+    Attributes:
+        draw: A JSON-ready hint (docs/plugins.md): ``{"kind": "rays", "angles", "columns",
+            "origin", "color"}`` for a fan of ranges, or None.
+    """
 
     draw: ClassVar[Mapping | None]
 
 
 @runtime_checkable
 class Answerer(Protocol):
-    """A module that replies to ``read`` commands with more or less than its reading row."""
+    """A module that replies to ``read`` commands with more or less than its reading row:
+    asked by the network's ``read`` commands and by in-process drivers."""
 
     @classmethod
     def answer(cls, command, row: np.ndarray, text: str, snap) -> tuple[str, list]:
@@ -134,12 +157,14 @@ class Answerer(Protocol):
     @classmethod
     def answer_robot(cls, command, robot: str, row: np.ndarray, text: str,
                      snap) -> tuple[str, list]:
-        """Reply (text, data) to robot ``robot`` (network name); default: :meth:`answer`."""
+        """Reply (text, data) to robot ``robot`` (network name) from its reading ``row``, the
+        request's ``text`` and the latest Snapshot ``snap``, when a read command arrives (on any
+        thread); default: :meth:`answer`."""
 
 
 @runtime_checkable
 class Recordable(Protocol):
-    """What the state stream and the recording keep of a module.
+    """What the state stream, the recording and its exports keep of a module.
 
     Attributes:
         columns: Per-robot :class:`~coopsim.model.module.Column` values (default none).
@@ -154,8 +179,10 @@ class Recordable(Protocol):
 
     @classmethod
     def replay(cls, data: Any, board: Any, robots: tuple) -> Any:
-        """What recorded ``data`` puts back on the snapshot's board, given the previous step's
-        ``board`` (None at first) and the step's robot names; default None."""
+        """What recorded ``data`` (what :meth:`record` returned at that step, None when
+        nothing) puts back on the snapshot's board (``snap.extra[label]``), given the previous
+        step's rebuilt ``board`` (None at first) and the step's robot names; default None.
+        Called for each recorded step when a recording is read step by step (exports)."""
 
 
 @runtime_checkable
@@ -174,8 +201,9 @@ class CopyKernel(Protocol):
             copies' arrays, so its ``sense`` may read only the frame's ``dt``, ``pose``,
             ``velocity``, ``radius``, ``axle``, ``group``, ``targets``, ``target_colors``,
             ``contacts``, ``memo``, ``actuated`` (the wheels driven, under the drive's label)
-            and ``geometry.heading``, and its previous reading (:mod:`coopsim.env.copysense`).
-            A ``wheels`` drive's own reading is a ``frame`` one. "" (the default): not
+            and ``geometry.heading``, its state table and its previous reading
+            (:mod:`coopsim.env.copysense`). A ``wheels`` drive's own reading is a ``frame``
+            one: the wheels driven are put in its state field ``driven`` (N, 2), m/s. "" (the default): not
             computed there (the batch then runs on the ``world`` backend, saying so).
         copy_angles: A fan's beam angles, rad from the heading, counter-clockwise.
     """
@@ -189,27 +217,44 @@ class ModuleKernel(Protocol):
     """A kind whose reading and/or actuation is a compiled kernel over the world's arrays: the
     one way a kind computes, built-in or a plugin's. The step calls the kernels itself (the
     base :meth:`~coopsim.model.module.Module.measure`, ``sense`` and ``actuate`` run them, so
-    a kind declaring them writes none of those), with no Python per robot.
+    a kind declaring them writes none of those), with no Python per robot, on every path: the
+    sensing plan, a fused step's stages, batched worlds.
+    :func:`coopsim.model.capabilities.kernel_of` gives a module's kernel view or None.
 
     The arguments, every one an array or a tuple of arrays (``rows`` the robots carrying the
     kind this step, int64, ascending; index ``views`` and ``state`` by ``rows[k]``, the others
     by ``k``):
 
     - ``views``: the frame arrays named by ``kernel_views`` (of
-      :data:`coopsim.model.kernel.VIEWS`: ``pose``, ``velocity``, ``state3d``, ``radius``,
-      ``axle``, ``group``), every robot's rows, read-only; and the views the core makes for
-      the kind before the call (:data:`coopsim.model.kernel.COMPUTED`): ``clock`` (2,)
-      float64 the step's time and its length dt, s; ``full_state`` (N, 13) every robot's
-      STATE3D, the planar state on the floor on a 2D engine; ``below`` (len(rows),), indexed
-      by k: m from each body's underside along its -z axis to what is below, up to the kind's
-      ``max_range`` parameter, on an engine that casts rays in 3D ((0,) elsewhere).
+      :data:`coopsim.model.kernel.VIEWS`), read-only. Every robot's rows (index by
+      ``rows[k]``): ``pose``, ``velocity``, ``state3d``, ``radius``, ``axle``, ``group`` and
+      ``contact`` ((N, 2) float64, the engine's contact flags of the last step: 1.0 where the
+      chassis touches something at its front / rear half). Not by rows: ``dt`` ((1,) float64,
+      the step, s), ``targets`` ((T, 2) float64, the targets' positions, m, world frame) and
+      ``ranges`` ((len(rows), K) float64, index by ``k``): for a kind declaring
+      ``kernel_beams`` and a ``max_range`` parameter, each beam's distance from the chassis
+      edge, m, cast from the centre against everything but the robot's own parts, at most
+      ``max_range`` (the floor slice's cast, or the 3D one on an engine casting in 3D).
+      And the views the core makes for the kind before the call
+      (:data:`coopsim.model.kernel.COMPUTED`): ``clock`` ((2,) float64, the step's time and
+      its length dt, s); ``full_state`` ((N, 13), every robot's STATE3D, the planar state on
+      the floor on a 2D engine; index by ``rows[k]``); ``below`` ((len(rows),), index by
+      ``k``): m from each body's underside along its -z axis to what is below, at most the
+      kind's ``max_range`` parameter, on an engine that casts rays in 3D ((0,) elsewhere).
     - ``params``: (len(rows), P) float64, one column per entry of the kind's ``params``, in
       order, read-only.
     - ``state``: the kind's state table (``state_fields``): its arrays in that order, then
       ``seen`` (N,) bool, every robot's rows, written in place; () when it keeps none.
 
+    A kind keeping what its actuation computed for its reading (``motors``: the wheels
+    driven) declares a state field for it (``state_fields``): ``kernel_actuate`` writes it,
+    ``kernel_sense`` reads it (``frame.actuated`` is not a kernel's).
+
     Attributes:
         kernel_views: Names of the frame arrays the kernels read, in the order they take them.
+        kernel_beams: With ``ranges`` among the views: the beams' angles from the heading, rad,
+            counter-clockwise (a tuple of floats); the kind declares a ``max_range``
+            parameter, m.
         kernel_sense: A compiled function ``(views, rows, params, state, normals, uniforms,
             prev, out)`` writing the reading of robots ``rows`` into ``out`` (len(rows),
             width) with its noise and lost data applied and kept physically possible:
@@ -236,6 +281,7 @@ class ModuleKernel(Protocol):
     """
 
     kernel_views: ClassVar[tuple[str, ...]]
+    kernel_beams: ClassVar[tuple[float, ...]]
     kernel_sense: ClassVar[Any]
     kernel_actuate: ClassVar[Any]
     kernel_drive: ClassVar[tuple]

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .compiled import jit
+
 MAX_SPEED = 1000.0  # m/s: three times the speed of sound
 MAX_RATE = 1000.0  # rad/s: 160 turns a second
 CEILING = 10_000.0  # m above the floor
@@ -101,6 +103,26 @@ def healthy_planar(state: np.ndarray, half: tuple[float, float]) -> bool:
 
 
 _FEW = 16  # rows up to which healthy_planar tests row by row
+
+
+def planar_edge(floor) -> np.ndarray:
+    """(4,) :func:`healthy_rows`' bounds on ``floor`` (a FloorSpec): its half length and half
+    width, m; the fastest speed and turn rate, m/s and rad/s; the reach beyond its edges, m."""
+    return np.array([floor.length / 2, floor.width / 2, min(MAX_SPEED, MAX_RATE), BEYOND])
+
+
+@jit(inline=True)
+def healthy_rows(state, edge) -> bool:
+    """:func:`healthy_planar`'s test of every (N, 6) planar row (x, y, yaw, vx, vy, yaw rate;
+    NaN fails each) inside a compiled call, ``edge`` from :func:`planar_edge`: the same
+    outcome as its row or array form."""
+    hx, hy, fast, beyond = edge[0], edge[1], edge[2], edge[3]
+    for i in range(len(state)):
+        if not (abs(state[i, 3]) <= fast and abs(state[i, 4]) <= fast
+                and abs(state[i, 5]) <= fast and abs(state[i, 0]) - hx <= beyond
+                and abs(state[i, 1]) - hy <= beyond and math.isfinite(state[i, 2])):
+            return False
+    return True
 
 
 def _few_healthy(rows: list, half: tuple[float, float]) -> bool:

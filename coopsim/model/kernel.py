@@ -123,30 +123,78 @@ def uniforms(frame, label: str, rows: np.ndarray, rng: np.random.Generator) -> n
 
 # -- a kind's compiled kernels (the ModuleKernel capability) -----------------------------------
 
-#: The frame arrays a kind's kernels may read (``kernel_views``), every robot's rows, read-only:
-#: ``pose`` (N, 3) x, y, yaw; ``velocity`` (N, 3) vx, vy, yaw rate; ``state3d`` (N, 13) on a 3D
-#: engine ((0, 13) on a 2D one); ``radius``, ``axle`` (N,) m; ``group`` (N,) int64. The views the
-#: core computes for one kind (``clock``, ``full_state``, ``below``) are :data:`COMPUTED`'s.
-VIEWS = ("pose", "velocity", "state3d", "radius", "axle", "group")
+#: The frame arrays a kind's kernels may read (``kernel_views``), read-only: ``pose`` (N, 3) x, y,
+#: yaw (m, rad, world frame); ``velocity`` (N, 3) vx, vy (m/s, world frame), yaw rate (rad/s);
+#: ``state3d`` (N, 13) on a 3D engine ((0, 13) on a 2D one); ``radius``, ``axle`` (N,) m;
+#: ``group`` (N,) int64; ``contact`` (N, 2) float64 the engine's contact flags of the last step
+#: (1.0 where the chassis touches something at its front / rear half): every robot's rows,
+#: indexed by ``rows[k]``. Not by rows: ``dt`` (1,) float64 the step, s; ``targets`` (T, 2)
+#: float64 the targets' positions, m, world frame; ``ranges`` (len(rows), K) float64 the fan of
+#: a kind declaring ``kernel_beams`` (its K beams' angles from the heading, rad,
+#: counter-clockwise) and a ``max_range`` parameter: each beam's distance from the chassis edge,
+#: m, cast from the centre against everything but the robot's own parts, ``max_range`` where
+#: nothing is nearer (the 2D geometry's ``cast_fan``, or the 3D cast on an engine casting in
+#: 3D), indexed by ``k``, not ``rows[k]``. The views the core computes for one kind
+#: (``clock``, ``full_state``, ``below``) are :data:`COMPUTED`'s.
+VIEWS = ("pose", "velocity", "state3d", "radius", "axle", "group", "contact", "dt", "targets",
+         "ranges")
 _NO_3D = np.zeros((0, 13))
 _NO_3D.setflags(write=False)
 _NO_UNIFORMS = np.zeros(0)
 _NO_UNIFORMS.setflags(write=False)
 
+#: (whether a frame casts in 3D, the 3D fan ``(frame, rows, angles, reach)``): set by
+#: :mod:`coopsim.plugins.modules.ranging3d` when it is imported (the model imports no plugin);
+#: None until then (every frame casts in the floor slice).
+FAN3D: list = [None]
+
 
 def views_of(frame, names: tuple, module=None, rows=None, p=None) -> tuple:
-    """The frame arrays ``names`` (of :data:`VIEWS`) as a kind's kernel takes them; the views
-    the core computes for one kind (:data:`COMPUTED`) need the kind's ``module``, its ``rows``
-    and parameter arrays ``p``."""
+    """The frame arrays ``names`` (of :data:`VIEWS`) as a kind's kernel takes them, read-only:
+    ``ranges`` needs the kind (``module``: its ``kernel_beams``), its ``rows`` and parameter
+    arrays ``p`` (its ``max_range``); so do the views the core computes for one kind
+    (:data:`COMPUTED`)."""
     out = []
     for name in names:
         made = COMPUTED.get(name)
         if made is not None:
-            out.append(made(frame, module, rows, p))
-            continue
-        value = getattr(frame, name)
-        out.append(_NO_3D if value is None and name == "state3d" else value)
+            value = made(frame, module, rows, p)
+        elif name == "ranges":
+            value = ranges(frame, module, rows, p)
+        elif name == "contact":
+            value = _read_only(frame.contacts)
+        elif name == "dt":
+            value = np.full(1, float(frame.dt))
+            value.setflags(write=False)
+        elif name == "targets":
+            value = _read_only(np.asarray(frame.targets, dtype=float).reshape(-1, 2))
+        else:
+            value = getattr(frame, name)
+            value = _NO_3D if value is None and name == "state3d" else _read_only(value)
+        out.append(value)
     return tuple(out)
+
+
+def ranges(frame, module, rows, p) -> np.ndarray:
+    """The ``ranges`` view: (len(rows), K) distances, m, from each robot's chassis edge along
+    ``module.kernel_beams`` (rad from the heading), within its ``max_range`` (``p``), m."""
+    angles = _beams(module)
+    reach = p["max_range"]
+    found = FAN3D[0]
+    if found is not None and found[0](frame):  # from its real 3D pose (mujoco, aerial)
+        return _read_only(found[1](frame, rows, angles, reach))
+    # cast from the centre (own chassis skipped by group), less the radius: a ray starting on
+    # the chassis edge would begin inside a wall the robot is pressed into
+    return _read_only(frame.geometry.cast_fan(rows, angles, reach))
+
+
+def _beams(module, _kept: dict = {}) -> np.ndarray:  # noqa: B006 -- the kinds' angles
+    """``module.kernel_beams`` as a float64 array, made once a kind."""
+    found = _kept.get(module)
+    if found is None:
+        found = _kept[module] = np.array(module.kernel_beams, dtype=float)
+        found.setflags(write=False)
+    return found
 
 
 def param_matrix(module, p) -> np.ndarray:
@@ -273,7 +321,7 @@ def _full_state(frame, module, rows, p) -> np.ndarray:
     ``flight`` feature, else the planar state on the floor (:func:`floor_state`, made once a
     frame), read-only."""
     if frame.state3d is not None:
-        return frame.state3d
+        return _read_only(frame.state3d)
     memo = getattr(frame, "memo", None)
     made = memo.get("kernel.full_state") if memo is not None else None
     if made is None:

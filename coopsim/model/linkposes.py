@@ -27,8 +27,9 @@ model MuJoCo compiled of the file, so an URDF and an MJCF read the same)::
 
 A root's ``xyz``/``quat`` are in the robot's base frame (the body the stream's pose is of: a
 fixed base's mount at the section's pose, a floating base's free body, a wheeled base's
-chassis). Visual kinds and ``size`` (m): ``box`` [length x, width y, height z]; ``sphere``
-[radius]; ``cylinder`` and ``capsule`` [radius, length along z]; ``ellipsoid`` [rx, ry, rz];
+chassis): at its origin, turned by the section's roll and pitch where it gives them (a file
+whose robot is not z up). Visual kinds and ``size`` (m): ``box`` [length x, width y, height
+z]; ``sphere`` [radius]; ``cylinder`` and ``capsule`` [radius, length along z]; ``ellipsoid`` [rx, ry, rz];
 ``mesh`` [] with ``file`` (the mesh file's basename), ``scale`` (the file's units to m per
 axis) and ``bounds`` ([min xyz, max xyz] of its vertices in its file's frame, scaled, m), its ``xyz``/``quat`` the placement of the *file's own frame* in the link frame. Colours
 are RGBA in 0..1. Joint kinds ``hinge`` (turns ``q - zero`` rad about ``axis`` through
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .arm import quat_matrix  # noqa: F401 -- (w, x, y, z) -> 3 x 3, for the clients
+from .statedoc import DocKey
 
 MAX_COLUMNS = 32  # moving joints streamed per robot (link_q1..link_q32)
 COLUMNS = tuple(f"link_q{i}" for i in range(1, MAX_COLUMNS + 1))
@@ -292,3 +294,52 @@ def link_columns(snap) -> np.ndarray | None:
 def row_columns(values) -> dict[str, float]:
     """One robot's ``link_q`` values (a row of :func:`link_columns`) by column name."""
     return {name: float(v) for name, v in zip(COLUMNS, values)}
+
+
+#: The keys of a described robot's ``links`` (docs/reference/state.md is generated from them;
+#: the module docstring shows an example).
+LINKS_KEYS = (
+    DocKey("root", "string", "the file's root link (listed first in `links`)"),
+    DocKey("columns", "integer", "how many of `link_q1` .. `link_q32` the robot fills: its "
+           "moving joints (revolute, continuous, prismatic; at most 32)"),
+    DocKey("links", "list of objects", "every link, parents before children (at most 500)",
+           fields=(
+        DocKey("name", "string", "the link's name"),
+        DocKey("parent", "string", "its parent link's name, \"\" for the root"),
+        DocKey("xyz", "[x, y, z] m", "its frame in its parent's at the joints' zero; the "
+               "root's in the robot's body frame (the body the stream's pose is of: a fixed "
+               "base's mount at the section's pose, a floating base's free body, a wheeled "
+               "base's chassis)"),
+        DocKey("quat", "[w, x, y, z]", "the same frame's orientation"),
+        DocKey("moving", "list of objects", "its joints, applied in the order listed",
+               fields=(
+            DocKey("name", "string", "the joint's name"),
+            DocKey("kind", "string", "`hinge`: the link turns by `q - zero` rad about `axis` "
+                   "through `anchor`; `slide`: it moves by `q - zero` m along `axis`"),
+            DocKey("axis", "[x, y, z]", "in the link's frame"),
+            DocKey("anchor", "[x, y, z] m", "in the link's frame"),
+            DocKey("zero", "number, rad or m", "the joint's position at the link's `xyz`/`quat`"),
+            DocKey("column", "string or null", "the stream column holding `q` (`link_q3`); "
+                   "null for a joint beyond the 32nd, drawn at its zero"))),
+        DocKey("visuals", "list of objects", "its visual geometry (URDF `<visual>`, an MJCF's "
+               "geoms without contacts; a link with none: its collision geometry), at most 64",
+               fields=(
+            DocKey("kind", "string", "`box`, `sphere`, `cylinder`, `capsule`, `ellipsoid` or "
+                   "`mesh`"),
+            DocKey("size", "list, m", "a box's [length x, width y, height z], a sphere's "
+                   "[radius], a cylinder's or capsule's [radius, length along z], an "
+                   "ellipsoid's [rx, ry, rz], a mesh's []"),
+            DocKey("file", "string", "its file's basename (where two files of the robot share "
+                   "one, with as many of its folders as tell them apart: "
+                   "`torso/base_link.STL`); it may be a COLLADA `.dae` (the Z1's): `/sim` 27 "
+                   "`mesh` serves its triangles as an STL's", present="a mesh"),
+            DocKey("scale", "[sx, sy, sz]", "the file's units to m, per axis",
+                   present="a mesh"),
+            DocKey("bounds", "[[x, y, z], [x, y, z]]", "min and max of its vertices in its "
+                   "file's frame, scaled, m: what a client without the file draws",
+                   present="a mesh"),
+            DocKey("xyz", "[x, y, z] m", "the shape's frame in the link's (a mesh's: its "
+                   "file's frame, MuJoCo's re-centring undone)"),
+            DocKey("quat", "[w, x, y, z]", "that frame's orientation"),
+            DocKey("color", "[r, g, b, a] 0..1", "RGBA"))))),
+)

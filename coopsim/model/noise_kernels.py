@@ -117,12 +117,32 @@ def fill_normals(key, start, out):
         out[i] = normal(key, start + i)
 
 
+@jit(inline=True)
+def uniform(key, k):
+    """Uniform ``k`` (int) in [0, 1) of the draw keyed by the uint64 ``key``."""
+    return _unit(mix(mix(key ^ SECOND) + _U(k + 1) * GAMMA))
+
+
 @jit()
 def fill_uniforms(key, out):
     """``out`` (m,) = uniforms 0 .. m - 1 in [0, 1) of the draw keyed by ``key``."""
-    second = mix(key ^ SECOND)
     for i in range(len(out)):
-        out[i] = _unit(mix(second + _U(i + 1) * GAMMA))
+        out[i] = uniform(key, i)
+
+
+@jit(inline=True)
+def fill_block(key, starts, z, u):
+    """One kind's block of a step's draw keyed by ``key``: ``z`` (n, k) = normals
+    ``starts[0]`` .. (row by row), ``u`` (n,) = uniforms ``starts[1]`` ..; a negative start
+    leaves its array as it is (the kind draws none)."""
+    if starts[0] >= 0:
+        k = z.shape[1]
+        for i in range(z.shape[0]):
+            for j in range(k):
+                z[i, j] = normal(key, starts[0] + i * k + j)
+    if starts[1] >= 0:
+        for i in range(len(u)):
+            u[i] = uniform(key, starts[1] + i)
 
 
 def _load() -> None:

@@ -1,5 +1,5 @@
 """The layout document's ``scenery`` (protocol 9): a world's static meshes and height field as
-a viewer draws them, bounded in size (docs/protocol.md section 5).
+a viewer draws them, bounded in size (its keys: :data:`SCENERY_KEYS`, docs/reference/state.md).
 
 No triangle goes on the wire: a mesh is its file's basename (nothing of the server's paths),
 its pose, scale, colour, triangle count and the outline of its floor footprint; the terrain is
@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from .scenery import MeshSpec, TerrainSpec, hull, rotation
+from .statedoc import DocKey
 
 #: The most samples each way of the terrain's grid in the document (heights of the image's
 #: pixels nearest to an even spacing, corners included): 33 x 33 floats at most.
@@ -178,3 +179,40 @@ def _obj_triangles(data: bytes) -> np.ndarray:
     if not faces:
         raise ValueError("no faces")
     return np.asarray(verts, dtype=float)[np.asarray(faces)]
+
+
+#: The keys of ``scenery`` (docs/reference/state.md is generated from them).
+SCENERY_KEYS = (
+    DocKey("meshes", "list of objects", "each `[MESH_n]` of the world, in section order",
+           fields=(
+        DocKey("name", "string", "its section's name (`MESH_1`): what `/sim` 27 `mesh` asks "
+               "for"),
+        DocKey("file", "string", "the file's basename: no path"),
+        DocKey("x", "number, m", "its file frame's origin"), DocKey("y", "number, m", ""),
+        DocKey("z", "number, m", ""),
+        DocKey("quat", "[w, x, y, z]", "its file frame's orientation in the world's"),
+        DocKey("scale", "[sx, sy, sz]", "the file's units to m, per axis"),
+        DocKey("color", "[R, G, B] 0-255", ""),
+        DocKey("triangles", "integer", "its file's triangle count"),
+        DocKey("bounds", "[[x, y, z], [x, y, z]]", "min and max of its vertices, file frame "
+               "and units"),
+        DocKey("outline", "[[x, y]...] m", "the convex hull of its footprint on the floor, "
+               "counter-clockwise"),
+        DocKey("bottom", "number, m", "its lowest point"),
+        DocKey("top", "number, m", "its highest point"))),
+    DocKey("terrain", "object", "the `[TERRAIN]` height field", present="a world with "
+           "`[TERRAIN]`", fields=(
+        DocKey("file", "string", "the image's basename"),
+        DocKey("x", "number, m", "its centre"), DocKey("y", "number, m", "its centre"),
+        DocKey("z", "number, m", "its black level"),
+        DocKey("size", "[length, width, height] m", "along x, along y, and the height of "
+               "white above `z`"),
+        DocKey("base", "number, m", "its thickness below black"),
+        DocKey("rows", "integer", "its image's pixel rows"),
+        DocKey("cols", "integer", "its image's pixel columns"),
+        DocKey("grid", "rows of numbers, m", f"at most {GRID_MAX} x {GRID_MAX} heights above "
+               "`z`, the image sampled evenly, corners included: rows from the lowest y, "
+               "columns from the lowest x"),
+        DocKey("min", "number, m", "the whole image's lowest height above `z`"),
+        DocKey("max", "number, m", "the whole image's highest height above `z`"))),
+)

@@ -258,43 +258,148 @@ def robot_commands(modules) -> dict[int, Command]:
 
 SIM_COMMANDS = {c.id: c for c in (
     HELLO,
-    Command(1, "status"),
-    Command(2, "pause"),
-    Command(3, "resume"),
-    Command(4, "step", params=(0, 1)),
-    Command(5, "reset"),
-    Command(6, "set_mode", text="req"),
-    Command(7, "set_speed", data=(1, 1)),
-    Command(8, "set_dt", data=(1, 1)),
-    Command(9, "set_lease", data=(1, 1)),
-    Command(10, "list_robots"),
-    Command(11, "list_objects"),
-    Command(12, "list_targets"),
-    Command(13, "insert_object", params=(0, 3), data=(8, 8), text="req"),
-    Command(14, "update_object", params=(0, 3), data=(8, 8), text="req"),
-    Command(15, "remove_object", text="req"),
-    Command(16, "insert_robot", params=(0, 3), data=(4, 4), text="req"),
-    Command(17, "update_robot", params=(0, 3), data=(4, 4), text="req"),
-    Command(18, "remove_robot", text="req"),
-    Command(19, "insert_target", data=(3, 3), text="req"),
-    Command(20, "update_target", params=(1, 1), data=(3, 3), text="req"),
-    Command(21, "remove_target", params=(1, 1)),
-    Command(22, "load", text="req"),
-    Command(23, "state"),
-    Command(24, "detach", text="req"),
-    Command(25, "set_param", data=(0, 1), text="req"),
-    Command(26, "record", params=(0, 1), text="opt"),
-    Command(27, "mesh", text="req"),  # protocol 11: a mesh's triangles (model/meshwire.py)
+    Command(1, "status", doc=(
+        'Reply: text = mode; params `[step, paused, mode (0 realtime, 1 lockstep, 2 '
+        'playback), missed deadlines, robots, attached]`; data `[time, dt, speed, real-time '
+        'factor, wall time, lease]`.')),
+    Command(2, "pause", doc=(
+        'Reply: as status.')),
+    Command(3, "resume", doc=(
+        'Reply: as status; error 6 once the run has finished (a reset starts it over).')),
+    Command(4, "step", params=(0, 1), doc=(
+        'Request: params `[n]`, 1 ≤ n ≤ 1,000,000 (default 1), **while paused** (error 6 when'
+        ' the run is running: pause it first; also once it has finished). Reply: as status, '
+        "after the steps, or after 8 s at most (under the gateway's 10 s): then the status "
+        'shows how far it got, and the rest of the steps are still taken, until a pause (2), '
+        'resume (3) or reset (5) drops them: that stops the run within one step (and answers '
+        'a step still waiting at once).')),
+    Command(5, "reset", doc=(
+        'Reply: back to the scenario and its seed; as status.')),
+    Command(6, "set_mode", text="req", doc=(
+        'Request: text `realtime` or `lockstep`. Reply: as status.')),
+    Command(7, "set_speed", data=(1, 1), doc=(
+        'Request: data `[factor]`, 0..1000, 0 = as fast as possible. Reply: as status.')),
+    Command(8, "set_dt", data=(1, 1), doc=(
+        'Request: data `[dt]` s, 0.0005..0.1. Reply: as status.')),
+    Command(9, "set_lease", data=(1, 1), doc=(
+        'Request: data `[seconds]`, 0.05..60 (error 4 beyond: a lease is how long a hung '
+        'controller may hold the run and its robot). Reply: as status.')),
+    Command(10, "list_robots", doc=(
+        'Reply: text = names (lines); params `[n]`; data = poses, 3 per robot.')),
+    Command(11, "list_objects", doc=(
+        'Reply: text = names (lines); params `[n]`; data = poses.')),
+    Command(12, "list_targets", doc=(
+        'Reply: text = colours (lines); params `[n]`; data = `x, y, z` per target.')),
+    Command(13, "insert_object", params=(0, 3), data=(8, 8), text="req", doc=(
+        'Request: text `name shape` (box, cylinder, sphere); data `[length, width, height, x,'
+        ' y, z, yaw, mass]`; params colour. Names and ranges: docs/protocol.md section 4; '
+        "error 4 with the files' sentence outside them; error 8 with the engine's sentence "
+        "for an object the run's engine cannot hold (a 2D engine: one whose bottom is above "
+        "the floor); error 8 beyond 25,000 objects in the world (`object 'x' is refused: a "
+        'world holds at most 25000 objects, this one would hold 25001`); on `mujoco` (version'
+        ' 7), error 8 for an object that would start inside another body or inside static '
+        'geometry, where they are now (`object b at (1, 1, 0.1) starts overlapping object a '
+        'at (1, 1, 0.1) (0.2 m deep): bodies must not start inside each other or inside '
+        'static geometry (more than 0.005 m): move it`; docs/files.md, *Where bodies may '
+        'start on mujoco*). Reply: as list_objects.')),
+    Command(14, "update_object", params=(0, 3), data=(8, 8), text="req", doc=(
+        'Request: as insert, existing name. Reply: as list_objects.')),
+    Command(15, "remove_object", text="req", doc=(
+        'Request: text = name. Reply: as list_objects.')),
+    Command(16, "insert_robot", params=(0, 3), data=(4, 4), text="req", doc=(
+        'Request: text `name type`, or (version 11) `name type external [stale S] [max_speed '
+        'V] [max_jump M] [max_rate HZ]` for an external robot with the settings of a '
+        '`[ROBOT_n]` `external` line (docs/in-the-loop.md; error 4 for an unknown setting or '
+        "a value not > 0) (any registered robot type the run's engine can build: `single`, "
+        "`team2`, a plugin's; the state's `types` lists them); data `[x, y, z, yaw]`; params "
+        'colour. The name follows the rule of docs/protocol.md section 4 (error 4); a name in'
+        ' use is error 8; on `mujoco` (version 7), error 8 for a robot that would start below'
+        ' the floor (`robot cf (crazyflie) at (0, 1, -9000) is below the floor: a body must '
+        'start on or above the floor (z >= 0)`) or inside another body or static geometry '
+        '(the sentence of insert_object); nothing is built or served. Reply: as list_robots.')),
+    Command(17, "update_robot", params=(0, 3), data=(4, 4), text="req", doc=(
+        'Request: as insert, existing name (re-placed, keeps its endpoint; refused as '
+        'insert_robot, the robot stays where it was). Reply: as list_robots.')),
+    Command(18, "remove_robot", text="req", doc=(
+        'Request: text = name (a team2 goes whole). Reply: as list_robots.')),
+    Command(19, "insert_target", data=(3, 3), text="req", doc=(
+        'Request: text = colour; data `[x, y, z]` (ranges: docs/protocol.md section 4). '
+        'Reply: params `[index]`.')),
+    Command(20, "update_target", params=(1, 1), data=(3, 3), text="req", doc=(
+        'Request: params `[index]`; text colour; data `[x, y, z]`. Reply: as list_targets.')),
+    Command(21, "remove_target", params=(1, 1), doc=(
+        'Request: params `[index]`. Reply: as list_targets.')),
+    Command(22, "load", text="req", doc=(
+        "Request: text = path of a `.scenario` or `.world` inside the run's *data folders* "
+        "(docs/protocol.md section 4); a relative path is looked for from the simulator's "
+        'folder, then in each data folder. Reply: as status; error 8 with `path:line: ...` '
+        'for a bad file, or one that is not a regular file (a FIFO or device is never opened '
+        'for reading; nothing changes), or a map that would make more than 20,000 walls '
+        '(`path:line: map makes N walls, at most 20000`); the file is read and its world '
+        'built on a thread of its own, so `/sim` answers other requests meanwhile and the '
+        'reply comes when the new world is in place (error 9 only when the stepper has not '
+        'put it in place within 120 s); error 6 for another load while one is under way; '
+        'error 6 with the reason for another suffix, or a file, or a world file the scenario '
+        'names, outside the data folders, and with `path:line: ...` for a file naming Python '
+        'code (a `[MONITORS]` `python` metric) when the run was not started with `coopsim run'
+        ' --allow-python` (nothing is imported).')),
+    Command(23, "state", doc=(
+        'Reply: text = JSON, [the state document](state.md); params `[step, layout_version]`.')),
+    Command(24, "detach", text="req", doc=(
+        "Request: text = robot. Reply: an operator's detach: the robot leaves lockstep and is"
+        ' freed from its owner (section 3, *Ownership*); text `detached`, params `[1]` when '
+        'it was attached; text `was not attached`, params `[0]` for a robot that was not; '
+        'error 5 for a name that is no robot.')),
+    Command(25, "set_param", data=(0, 1), text="req", doc=(
+        'Request: text `robot module.name`, data `[value]`; for a word parameter text `robot '
+        "module.name word` and no data. `module` may be `driver` (the robot's in-process "
+        'driver). Reply: text `robot module.name`, data `[stored value]`; for a word, text '
+        '`robot module.name word`.')),
+    Command(26, "record", params=(0, 1), text="opt", doc=(
+        'Request: params `[1]` start (default) or `[0]` stop; text = a new `.mcap` file '
+        'inside the data folders (optional: default `<scenario>-<UTC time>.mcap`; a relative '
+        "path is taken in the run's recordings folder, `recordings/` in the simulator's "
+        'folder). Reply: text = the file; params `[on]`. Starting while recording answers the'
+        ' current file; the state\'s `recording` field holds the file or "", `recording_error`'
+        ' why writing it failed. Error 6 outside the data folders, and after 10 starts within'
+        ' a minute; error 8 for an existing file, another suffix, a missing folder (none is '
+        'created but the recordings folder), or a file that cannot be started (disk full: the'
+        ' sentence says so and no file is left). Not allowed in a replay.')),
+    # protocol 11: a mesh's triangles (model/meshwire.py)
+    Command(27, "mesh", text="req", doc=(
+        "Request: text = a world mesh's name (`MESH_1`: the state document's "
+        "`scenery.meshes[].name`) or `ROBOT FILE` (a robot's mesh file basename, as the "
+        "`file` of its `links` visuals). Reply: (version 11) the mesh file's triangles in its"
+        " own frame and units (the state document's `scale` and pose place them), equal "
+        'corners welded and, beyond 20,000 triangles, decimated by vertex clustering: params '
+        "`[V, T, source triangles, i0, i1, ...]` (the T triangles' vertex indices, three "
+        "each, 0-based, counter-clockwise as in the file), data the V vertices' `x, y, z`. "
+        "Only files the world and its robots' descriptions already read are found: nothing in"
+        ' the request names a path. Error 5 for no such mesh, robot or robot mesh file; 3 for'
+        ' text of another form; 8 when the file cannot be read now (version 12: read as every'
+        ' file the server reads: a FIFO, device or directory in its place is `not a regular '
+        'file`, a file over 64 MiB is refused unread, `mesh too large`); not allowed in a '
+        'replay (error 6). Python: `client.sim().mesh(name)` -> (vertices, faces).')),
 )}
 
 PLAYBACK_COMMANDS = {c.id: c for c in (
     HELLO,
-    Command(1, "status"),
-    Command(2, "play"),
-    Command(3, "pause"),
-    Command(4, "seek", data=(1, 1)),
-    Command(5, "step", params=(1, 1)),
-    Command(6, "set_speed", data=(1, 1)),
+    Command(1, "status", doc=(
+        'Reply: status.')),
+    Command(2, "play", doc=(
+        'Reply: status; at the end (or at the start when playing backwards) it starts over.')),
+    Command(3, "pause", doc=(
+        'Reply: status.')),
+    Command(4, "seek", data=(1, 1), doc=(
+        'Request: data `[position]` s. Reply: shows the last recorded step at or before it. '
+        'Outside the recording it clamps to the first or last step and the text says so: `99 '
+        's is outside the recording (0 .. 20 s); clamped to 20 s`.')),
+    Command(5, "step", params=(1, 1), doc=(
+        'Request: params `[n]`, n may be negative. Reply: pauses and moves n recorded steps; '
+        'clamped at the first or last, and the text says so.')),
+    Command(6, "set_speed", data=(1, 1), doc=(
+        'Request: data `[factor]`, 0.01 ≤ |factor| ≤ 1000; negative plays backwards. Reply: '
+        'status; error 4 outside that range.')),
 )}
 
 #: Topic of the state stream's frames (first frame of each multipart PUB message).

@@ -27,6 +27,7 @@ from ..formats.keys import external_spec
 from .protocol import Command, Message
 from .server import Server, answer_errors, split_request
 from ..model.snapshot import rule_metrics, wrapped_poses
+from ..model.statedoc import DocKey
 from ..sim.describe import posed_layout
 from ..sim.meshsource import mesh_source
 from ..model.meshwire import indexed, reply_fields
@@ -384,6 +385,62 @@ class SimServer(Server):
         if isinstance(value, str):
             return msg.reply(f"{robot} {dotted} {value}")
         return msg.reply(f"{robot} {dotted}", data=(float(value),))
+
+
+#: The run's figures ``/sim state`` adds to the posed layout (the replay's ``/sim`` answers the
+#: same keys: docs/reference/state.md is generated from them).
+RUN_KEYS = (
+    DocKey("step", "integer", "the step the document's poses are of"),
+    DocKey("time", "number, s", "that step's simulated time"),
+    DocKey("dt", "number, s", "the step length"),
+    DocKey("mode", "string", "`realtime`, `lockstep` or (a replay) `playback`"),
+    DocKey("paused", "boolean", "the run is paused"),
+    DocKey("speed", "number", "the speed asked (`set_speed`), 0 = as fast as possible"),
+    DocKey("rtf", "number", "the real-time factor (sim s per wall s)"),
+    DocKey("missed", "integer", "realtime deadlines missed"),
+    DocKey("attached", "list of names", "the robots whose controllers lockstep waits for"),
+    DocKey("owners", "robot -> string", "how each owned robot's owner is named (`the "
+           "connection from 127.0.0.1:52114`, `client key 'alice' (...)`; section 3, "
+           "*Ownership*); `{}` in replays"),
+    DocKey("seed", "integer", "the scenario's seed"),
+    DocKey("scenario", "string or null", "the scenario file's path (\"\" for one built in "
+           "code)"),
+    DocKey("waiting_for", "list of strings", "lockstep only: the robots whose controllers a "
+           "step has waited for longer than 0.5 s, or `[\"N more controller(s) to attach\"]` "
+           "before the first step; empty otherwise"),
+    DocKey("stalled", "number, s", "since the last step while `waiting_for` is not empty, "
+           "else 0"),
+    DocKey("realtime", "object", "the realtime steps of the last second of wall time; all "
+           "0/false in lockstep, while paused and in replays", fields=(
+        DocKey("late", "number 0..1", "the share that missed their deadline; 0 until a "
+               "second has passed or 20 steps were taken since the start or a reset"),
+        DocKey("rtf", "number", "the real-time factor they achieved"),
+        DocKey("broken", "boolean", "`late` > 0.05 and `rtf` < 0.95 x the speed asked: the "
+               "run falls behind the wall clock (`coopsim.model.snapshot.realtime_broken`, "
+               "shared with the CLI and the viewer)"))),
+    DocKey("error", "string", "why the run paused itself after a failing step (a driver or "
+           "rule that raised names itself); in a replay why playing stopped (`playback "
+           "stopped at T s, before the damage: ...`, docs/recording-format.md); \"\" "
+           "normally"),
+    DocKey("finished", "string", "why the run ended (`duration 20 s reached`, `RULE: "
+           "REASON`), \"\" while it goes on; a finished run answers but takes no step, "
+           "motion commands answer error 6"),
+    DocKey("recording", "string", "the file being recorded (`/sim` 26), or \"\""),
+    DocKey("recording_error", "string", "why writing the recording failed (`recording to F "
+           "failed after N steps written: No space left on device; the run goes on without "
+           "recording`), or \"\""),
+    DocKey("rules", "label -> object", "each rule's fields: `{\"stop_when_all_at_target\": "
+           "{\"at_target\": 3, \"all_since\": null}}`; timed events are `events` (`{events: "
+           "[{name, at, done, step, time}], applied}`), monitors `monitors` (`{metrics: {name: "
+           "value}, summary: {name: {max, mean, final, max_after}}, after}`)"),
+    DocKey("metrics", "list of names", "the state stream's metrics, in its order: "
+           "`LABEL.NAME` for each number of a rule's `metrics` field (`monitors.distance`)"),
+    DocKey("engine_warnings", "list of strings", "what the engine could not do as the world "
+           "asked without ending the run, each said (and logged) once since the world was "
+           "built or reset (mujoco: `the world's contacts overflowed MuJoCo's arena ...`); "
+           "`[]` in replays; a headless run's summary ends with a `warning` line for each",
+           since=7),
+)
 
 
 def join_json(body: str, more: dict) -> str:

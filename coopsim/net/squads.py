@@ -33,6 +33,7 @@ from . import protocol as p
 from ..model.errors import ProtocolError
 from ..model.commands import NOT_SHARED
 from ..model.orders import SquadOrder, parse_order
+from ..model.statedoc import DocKey
 from ..model.steering import Steer
 from .protocol import HELLO, Command, Message
 from .server import Server, recv_request
@@ -42,14 +43,71 @@ PERSON = 2  # steer params [2]: a person's steer (protocol 14), as claim params 
 
 SQUAD_COMMANDS = {c.id: c for c in (
     HELLO,
-    Command(1, "list"),
-    Command(2, "send", data=(0, 3), text="req"),
-    Command(3, "status", text="opt"),
+    Command(1, "list", doc=(
+        'Reply: text one line per squad, `<name> <robot,robot,...> <formation> <spacing>`; '
+        'params `[count]`.')),
+    Command(2, "send", data=(0, 3), text="req", doc=(
+        'Request: an order: text and data as docs/protocol.md section 9 says. Reply: text = '
+        "the order's text; params `[seq, step]` (its sequence number, counting from 1 over "
+        'the run, and the step it was accepted at); data = its numbers.')),
+    Command(3, "status", text="opt", doc=(
+        "Request: text = a squad name, or empty. Reply: with a name: text the squad's latest "
+        "order's text, params `[seq]`, data its numbers (params `[0]` and no text before any "
+        'order); error 5 for no such squad. Empty: text `published unknown refused`, params '
+        'those three counts.')),
     # protocol 14: params [2] a person's steer (coopsim teleop --group), as a teleop claim
-    Command(4, "steer", params=(0, 1), data=(2, 4), text="req"),
-    Command(5, "feedback", text="req"),
-    Command(6, "release", text="req"),  # protocol 12: gives a squad's steering up
+    Command(4, "steer", params=(0, 1), data=(2, 4), text="req", doc=(
+        "Request: text = a squad name; params `[2]` for a person's steer, else none; data "
+        '`[vx, vy]`, `[vx, vy, vz]` or `[vx, vy, vz, yaw_rate]` (m/s, world frame; rad/s, the'
+        " formation's turn; missing ones 0). Reply: shared control (docs/in-the-loop.md): "
+        "text the squad (`<squad> (taken from <owner>)` for a person's steer that displaced "
+        "one); params `[seq, step]` (the steer's sequence number over the run, the step it "
+        "was taken after). Posted between two steps, not awaited; it holds for the driver's "
+        '`hold` s (0.5 by default) of sim time, then the squad hovers. Errors: 5 no such '
+        'squad; **16** a squad no `shared` driver flies (or before its first step); 4 a speed'
+        ' over 50 m/s, a yaw rate over 10 rad/s, a number not finite, params other than `[2]`'
+        ' or `[0]`; 3 fewer than 2 or more than 4 numbers; 11 and 13 as docs/protocol.md '
+        'section 9, *Steer ownership*, says.')),
+    Command(5, "feedback", text="req", doc=(
+        "Request: text = a squad name. Reply: the squad's latest **feedback** (the force a "
+        'haptic device renders, N, world frame, computed every step): text the squad; params '
+        '`[step, seq]` (the step it was computed from, the steer in force, 0 for none); data '
+        '`[time, fx, fy, fz, obstacle_x, obstacle_y, obstacle_z, neighbour_x, neighbour_y, '
+        'neighbour_z, centre_x, centre_y, centre_z, vx, vy, vz]` (s; the force N = the '
+        "obstacles' part + the neighbours' part; the squad's centroid, m; its mean velocity, "
+        'm/s). Errors 5 and 16 as `steer`.')),
+    # protocol 12: gives a squad's steering up
+    Command(6, "release", text="req", doc=(
+        "Request: text = a squad name. Reply: gives the squad's steering up: text `released`,"
+        ' params `[1]`; `was not steered`, params `[0]`; error 11 naming the owner when '
+        'another connection steers it (13 when a person took it from this one), 5 for no such'
+        ' squad. The squad flies its latest steer until `hold` runs out.')),
 )}
+
+
+#: The keys of ``/sim state``'s ``squad_orders`` (docs/reference/state.md is generated from
+#: them); a replay takes no orders: zeros and ``{}``, its recorded ``steered``.
+SQUAD_ORDERS_KEYS = (
+    DocKey("published", "integer", "orders taken and published"),
+    DocKey("unknown", "integer", "orders dropped for naming no squad"),
+    DocKey("refused", "integer", "orders that failed a check"),
+    DocKey("orders", "squad -> object", "each squad's latest order: `{squad, verb, point "
+           "([x, y] m or null), formation, radius, seq}`"),
+    DocKey("arrived", "squad -> object", "a squad's arrival at the end of its latest order: "
+           "`{seq, step, time, x, y}` (`seq` that order's); absent before it has arrived",
+           since=3),
+    DocKey("blocked", "squad -> {robot: why}", "the members a squad played by in-process "
+           "`squad` drivers waits for, each with a sentence (`has not moved since t = 12.3 "
+           "s, at (-9.0, 1.0) m, 2.4 m from its slot (left behind)`, docs/reliability.md)",
+           since=4, present="live runs"),
+    DocKey("steers", "integer", "the `steer` commands taken (shared control, "
+           "docs/in-the-loop.md)", since=10),
+    DocKey("steered", "squad -> object", "each squad under shared control's latest feedback: "
+           "`{step, seq, force}` (`force` [fx, fy, fz] N, world frame)", since=10),
+)
+#: ``/sim state``'s ``squad_orders`` entry.
+SQUAD_ORDERS = DocKey("squad_orders", "object", "the squad channel (section 9): its counts, "
+                      "each squad's latest order, arrival and blockers", fields=SQUAD_ORDERS_KEYS)
 
 
 class SquadServer(Server):

@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass, field
 
 from ..model.errors import CoopsimError, NotAllowedError
+from ..model.statedoc import DocKey
 from ..sim.slots import Owner
 from . import messages as m
 from .cmdvel import CmdVelReaders
@@ -26,12 +27,104 @@ from .drive import TwistRefused, drive_of
 from .feedback import WRENCH, messages as feedback_messages
 from .graph import GraphInfo
 from .images import camera_messages
+from .messages import CAMERA_INFO, IMAGE
 from .scene import RosScene
 
 log = logging.getLogger(__name__)
 
 DEFAULT_RATE = 50.0  # Hz of sim time: /clock, /tf and odometry in realtime mode
 WAKE = 0.1  # s the thread sleeps at most between two looks at the run (stop, layout)
+
+
+@dataclass(frozen=True)
+class RosTopic:
+    """One topic of the bridge (docs/reference/ros2.md is generated from :data:`TOPICS`).
+
+    Attributes:
+        name: The topic; ``R`` stands for a robot's namespace (its name, ``-`` turned into
+            ``_``), ``S`` for a squad, ``LABEL`` for a module's label.
+        type: Its ROS type, short (``nav_msgs/Odometry``): the constant the code writes.
+        when: When it is published (or, for ``subscribed``, what is read), QoS where it is
+            not reliable, volatile, keep last 10.
+        frame: Its ``header.frame_id`` ("" where none applies).
+        subscribed: coopsim reads it rather than publishes it.
+    """
+
+    name: str
+    type: str
+    when: str
+    frame: str = ""
+    subscribed: bool = False
+
+
+#: Every topic of a run with ``--ros2``: each robot's, then the run's.
+TOPICS = (
+    RosTopic("/R/odom", m.ODOMETRY, "`--ros2-rate` in realtime, every step in lockstep",
+             "pose in `R/odom`, twist in `R/base_link`"),
+    RosTopic("/R/scan", m.SCAN, "at the ranging module's `rate` (> 0), else 10 Hz of sim time",
+             "`R/laser` (or the file's link)"),
+    RosTopic("/R/scan_LABEL", m.SCAN, "as `/R/scan`, for every further ranging module",
+             "`R/LABEL`"),
+    RosTopic("/R/points", m.CLOUD, "with `/R/scan` when its lidar casts more than one "
+             "channel: float32 `x`, `y`, `z`, dense", "`R/base_link`"),
+    RosTopic("/R/camera3d/image_raw", IMAGE, "each time a `camera3d` with `publish` 1 "
+             "renders: `rgb8`", "`R/camera3d`"),
+    RosTopic("/R/camera3d/depth", IMAGE, "with the image, when `depth` is 1: `32FC1`, m along "
+             "the optical axis, +inf for nothing", "`R/camera3d`"),
+    RosTopic("/R/camera3d/camera_info", CAMERA_INFO, "with each image: `plumb_bob`, no "
+             "distortion, K and P from `fov` and size; the principal point ((width - 1) / 2, "
+             "(height - 1) / 2)", "`R/camera3d`"),
+    RosTopic("/R/imu", m.IMU, "with the odometry, for a robot with the `imu` module",
+             "`R/base_link` (or the file's link)"),
+    RosTopic("/R/robot_description", m.STRING, "at the start and on layout changes, for a "
+             "robot from an URDF: the file's text (rviz2 RobotModel: *Description Topic* "
+             "`/R/robot_description`, *TF Prefix* `R`); transient local, keep last 1"),
+    RosTopic("/R/joint_states", m.JOINT_STATE, "with the odometry, for a robot with a 3D arm "
+             "or from a description file", "(`name` says the joints)"),
+    RosTopic("/R/cmd_vel", m.TWIST, "best effort (accepts reliable publishers); each robot's "
+             "newest is applied, at most 1000 a second", "`R/base_link`", subscribed=True),
+    RosTopic("/R/external/pose", "geometry_msgs/PoseStamped", "for a robot marked "
+             "`external`: its pose (docs/in-the-loop.md)", "`map`", subscribed=True),
+    RosTopic("/R/external/odom", m.ODOMETRY, "for a robot marked `external`: its pose",
+             "`map`", subscribed=True),
+    RosTopic("/clock", m.CLOCK, "with the odometry: sim time since the run's start or reset"),
+    RosTopic("/tf", m.TF, "with the odometry: `R/odom` → `R/base_link`; with each image "
+             "`R/base_link` → `R/camera3d`; arms' and described robots' links"),
+    RosTopic("/tf_static", m.TF, "at the start and when robots come or go: `map` → `R/odom`, "
+             "`R/base_link` → `R/laser`; meshes and terrain as `scenery/MESH_n`, "
+             "`scenery/terrain`; transient local, keep last 1"),
+    RosTopic("/map", m.GRID, "at the start and on layout changes; transient local, keep last "
+             "1", "`map`"),
+    RosTopic("/squads/S/feedback", WRENCH, "each step, for a squad under shared control "
+             "(docs/in-the-loop.md): its feedback force (N)", "`map`"),
+)
+
+
+#: The keys of ``/sim state``'s ``ros2`` (docs/reference/state.md is generated from them).
+ROS2_KEYS = (
+    DocKey("domain", "integer", "the DDS domain id"),
+    DocKey("loopback", "boolean", "DDS kept on 127.0.0.1 (`--ros2-discovery localhost`)"),
+    DocKey("published", "integer", "messages written"),
+    DocKey("errors", "integer", "publications that failed (the first is logged)"),
+    DocKey("cmd_vel", "object", "the Twists of every `/R/cmd_vel`", fields=(
+        DocKey("received", "integer", "Twists that reached coopsim"),
+        DocKey("applied", "integer", "of them, stored as the robot's command"),
+        DocKey("refused", "integer", "not finite, or beyond the motion module's limits"),
+        DocKey("malformed", "integer", "could not be read as a Twist"),
+        DocKey("dropped", "integer", "superseded by a newer Twist before they were read "
+               "(docs/ros2.md, *Floods*)", since=13),
+        DocKey("last_refusal", "string", "`ROBOT: why`"),
+        DocKey("by_robot", "robot -> integer", "Twists applied"))),
+    DocKey("external", "object", "external robots' poses taken from ROS 2 topics "
+           "(docs/in-the-loop.md)", fields=(
+        DocKey("received", "integer", "poses taken"),
+        DocKey("malformed", "integer", "samples that could not be read"),
+        DocKey("last_refusal", "string", "why the latest refused pose was refused"),
+        DocKey("refused", "code -> integer", "poses refused, by error code (as a string)"))),
+)
+#: ``/sim state``'s ``ros2`` entry.
+ROS2 = DocKey("ros2", "object", "the ROS 2 bridge's counts (docs/ros2.md)",
+              present="a run with `--ros2`", fields=ROS2_KEYS)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..model.commands import OUT_OF_RANGE
+from ..model.statedoc import DocKey
 
 MAX_STEPS = 1_000_000  # most steps one call takes: /sim's step limit (net/simserver.py)
 
@@ -30,6 +31,31 @@ SERVICES = {
     "/unpause_physics": ("resume", "std_srvs/srv/Empty"),
     "/reset_simulation": ("reset", "std_srvs/srv/Empty"),
 }
+#: What each service does (docs/reference/ros2.md is generated from it and :data:`SERVICES`).
+SERVICE_DOES = {
+    "/coopsim/pause": "stop stepping",
+    "/coopsim/resume": "step again (refused on a finished run)",
+    "/coopsim/step": "take `step_count` steps of a paused run, then answer",
+    "/coopsim/reset": "back to the scenario and its seed",
+    "/pause_physics": "as `/coopsim/pause` (Gazebo Classic's name); a refusal is only logged",
+    "/unpause_physics": "as `/coopsim/resume` (Gazebo Classic's name); a refusal is only logged",
+    "/reset_simulation": "as `/coopsim/reset` (Gazebo Classic's name); a refusal is only logged",
+}
+
+
+#: The keys of ``/sim state``'s ``ros2_control`` (docs/reference/state.md is generated from
+#: them).
+ROS2_CONTROL_KEYS = (
+    DocKey("calls", "service -> integer", "calls answered, by service (`/coopsim/pause` ...)"),
+    DocKey("refused", "integer", "calls answered `success: false`"),
+    DocKey("last_refusal", "string", "`error N: ...` of the latest"),
+    DocKey("step_count", "integer", "the steps each `/coopsim/step` takes (its parameter)"),
+)
+#: ``/sim state``'s ``ros2_control`` entry.
+ROS2_CONTROL = DocKey("ros2_control", "object", "the run-control services' answers "
+                      "(docs/ros2.md, *Run control*)", since=12,
+                      present="a run with `--ros2` whose run-control node started",
+                      fields=ROS2_CONTROL_KEYS)
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """``World.describe()``: the world as the JSON layout ``/sim state`` answers and recordings keep.
 
-docs/protocol.md section 5 lists every field. Everything a viewer needs to draw is here: shapes,
-sizes, colours and poses, the robot types' and modules' drawing hints, and the names of the
-per-robot columns the state stream carries.
+Its keys are declared below (:data:`LAYOUT_KEYS`, listed by docs/reference/state.md).
+Everything a viewer needs to draw is here: shapes, sizes, colours and poses, the robot types'
+and modules' drawing hints, and the names of the per-robot columns the state stream carries.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from ..model.armstate import arm_document
 from ..model.module import declaration
 from ..model.plugins import (MODULES, ROBOT_TYPES, carried_modules, snapshot_columns,
                              stream_columns)
-from ..model.scenerydoc import scenery_document
+from ..model.linkposes import LINKS_KEYS
+from ..model.scenerydoc import SCENERY_KEYS, scenery_document
 from ..model.snapshot import wrap_angle, wrapped_poses
+from ..model.statedoc import DocKey
 from ..model.specs import RobotSpec
 
 
@@ -133,3 +135,116 @@ def _add_3d(robots: list, snap) -> None:
     4); only in 3D worlds, so a 2D document stays as protocol 4 wrote it."""
     for body, pose, twist in zip(robots, snap.pose3d.tolist(), snap.twist3d.tolist()):
         body.update(z=pose[2], quat=pose[3:7], twist=twist)
+
+
+# -- the layout's keys (docs/reference/state.md, generated from these) -------------------------
+
+_POSE = (DocKey("x", "number, m", "world frame"), DocKey("y", "number, m", "world frame"),
+         DocKey("yaw", "number, rad", "counter-clockwise from +x, wrapped to (-π, π]"))
+_COLOR = DocKey("color", "[R, G, B] 0-255", "its colour")
+
+#: Every key of a robot's entry in ``robots``.
+ROBOT_KEYS = (
+    DocKey("name", "string", "the robot's name (its endpoint is `/NAME`)"),
+    DocKey("type", "string", "its robot type's label"),
+    DocKey("section", "string", "the scenario section that made it (`insert_robot` names it)"),
+    DocKey("team", "string or null", "the section when it made several robots (a `team2`), "
+           "else null"),
+    _COLOR,
+    DocKey("radius", "number, m", "its footprint radius"),
+    *_POSE,
+    DocKey("modules", "list of labels", "its modules, in its type's order"),
+    DocKey("controller", "string or null", "the command line the run launched for it"),
+    DocKey("driver", "string or null", "its in-process driver's label"),
+    DocKey("draw", "object", "its robot type's drawing hint (the viewer's)"),
+    DocKey("axle", "number, m", "the distance between its driven wheels, 0 for a robot "
+           "without: what turns a Twist into wheel speeds", since=10),
+    DocKey("arm", "object", "the arm's spec, every field of `ArmSpec` (`links`: each "
+           "`LinkSpec`; `gripper`: the `GripperSpec` or null): what draws its links from the "
+           "`arm_q` columns", since=6, present="a robot with a 3D arm"),
+    DocKey("links", "object", "its kinematic tree and each link's visual shapes, bounded (no "
+           "triangle: a mesh is its file's basename); `coopsim.model.linkposes.link_poses` "
+           "turns it and the `link_q` columns into each link's world pose", since=10,
+           present="a robot from a URDF or MJCF file", fields=LINKS_KEYS),
+    DocKey("z", "number, m", "height, world frame", since=5, present="3D worlds"),
+    DocKey("quat", "[w, x, y, z]", "orientation, body to world", since=5,
+           present="3D worlds"),
+    DocKey("twist", "[vx, vy, vz, wx, wy, wz]", "velocity: m/s in the world frame, rad/s in "
+           "the body frame", since=5, present="3D worlds"),
+    DocKey("diverged", "object", "the steps the run contained it after it diverged "
+           "(docs/reliability.md); the last key of the entry", since=7,
+           present="a live run's robot that diverged", fields=(
+               DocKey("count", "integer", "steps it diverged in so far"),
+               DocKey("step", "integer", "the latest's step"),
+               DocKey("time", "number, s", "the latest's time"),
+               DocKey("first", "number, s", "the first's time"),
+               DocKey("why", "string", "the latest's reason: `its angular rate reached "
+                      "1012.5 rad/s, beyond the bound of 1000 rad/s`"))),
+)
+
+#: Every key of the layout document (``World.describe()``, :func:`posed_layout` adds the
+#: poses): what a recording keeps as its layout and ``/sim state`` starts with.
+LAYOUT_KEYS = (
+    DocKey("floor", "object", "the floor, centred on the origin", fields=(
+        DocKey("length", "number, m", "along x"), DocKey("width", "number, m", "along y"))),
+    DocKey("objects", "list of objects", "the world's objects, in object order (the state "
+           "stream's)", fields=(
+        DocKey("name", "string", "its name"),
+        DocKey("shape", "string", "`box`, `cylinder` or `sphere`"),
+        DocKey("size", "[l, w, h] m", "its size"),
+        *_POSE[:2], DocKey("z", "number, m", "its height; in a 3D world its height now (a "
+                           "cube an arm lifted)"),
+        _POSE[2], DocKey("mass", "number, kg", "0 for a static object"), _COLOR,
+        DocKey("quat", "[w, x, y, z]", "orientation, body to world (after `color`)", since=6,
+               present="3D worlds"))),
+    DocKey("robots", "list of objects", "the robots, in row order (the state stream's)",
+           fields=ROBOT_KEYS),
+    DocKey("parts", "list of objects", "bodies of a robot type that are no robot (a `team2`'s "
+           "bar)", fields=(
+        DocKey("name", "string", "`SECTION.KEY`"), DocKey("section", "string", "its section"),
+        _COLOR, *_POSE,
+        DocKey("shapes", "list of objects", "its shapes, in the part's frame", fields=(
+            DocKey("kind", "string", "`circle`, `box` or `poly`"),
+            DocKey("radius", "number, m", "a circle's"),
+            DocKey("size", "[l, w] m", "a box's"),
+            DocKey("vertices", "[[x, y]...] m", "a polygon's"),
+            DocKey("offset", "[x, y] m", "the shape's centre in the part's frame"))))),
+    DocKey("targets", "list of objects", "the targets, by index", fields=(
+        DocKey("index", "integer", "what `update_target` and `remove_target` name"),
+        DocKey("color", "string", "its colour's name"),
+        DocKey("rgb", "[R, G, B] 0-255", "that colour"),
+        DocKey("x", "number, m", ""), DocKey("y", "number, m", ""),
+        DocKey("z", "number, m", ""))),
+    DocKey("zones", "list of objects", "the scenario's no-go zones (docs/files.md); they do "
+           "not collide", fields=(
+        DocKey("name", "string", ""), DocKey("kind", "string", "`water`, `border` or `nogo`"),
+        DocKey("polygon", "[[x, y]...] m", "its outline"), _COLOR)),
+    DocKey("squads", "list of objects", "the scenario's squads (docs/protocol.md section 9)",
+           fields=(
+        DocKey("name", "string", ""), DocKey("robots", "list of names", "its members"),
+        DocKey("formation", "string", "its default formation"),
+        DocKey("spacing", "number, m", "between members"),
+        DocKey("team", "string", "the side it plays for in a game, \"\" for none"),
+        DocKey("radius", "number or null, m", "a circle's or half circle's; null for the "
+               "library's n × spacing"))),
+    DocKey("sections", "list of objects", "the scenario's robot sections: `{name, type}`, "
+           "what insert/update/remove_robot name"),
+    DocKey("layout_version", "integer", "changes on every insertion, update, removal, load or "
+           "reset; the state stream's `params[1]`"),
+    DocKey("engine", "string", "the physics engine's label"),
+    DocKey("types", "list of labels", "every registered robot type this run's engine can "
+           "build (what `insert_robot` takes; a 2D engine leaves out the flying types)",
+           since=5),
+    DocKey("modules", "label -> object", "each module kind in use: `{label, description, "
+           "commands, fields, draw}`; `commands` are the robot `commands` reply's lines, "
+           "`draw` the viewer's hint (`{kind: \"rays\", angles, columns, origin, color}` for "
+           "sonar) or null"),
+    DocKey("columns", "list of names", "the state stream's per-robot columns, in stream "
+           "order: the streamed columns of the modules some robot of this world carries, so "
+           "they belong to this `layout_version` (a 2D swarm of sonar robots: `sonar0` .. "
+           "`sonar10`; a Crazyflie world: `rotor_w1` .. `rotor_w4`; docs/protocol.md section "
+           "5)", since=8),
+    DocKey("scenery", "object", "the world's meshes and terrain, without triangles "
+           "(`/sim` 27 `mesh` serves them)", since=9,
+           present="a world with `[MESH_n]` or `[TERRAIN]` sections", fields=SCENERY_KEYS),
+)

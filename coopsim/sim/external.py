@@ -27,6 +27,7 @@ from ..model import held
 from ..model.commands import POSE_FLOOD, POSE_REFUSED
 from ..model.errors import ProtocolError
 from ..model.limits import field_problem
+from ..model.statedoc import DocKey
 
 #: The longest interval a pose is interpolated over, s (a slower stream jumps at its end).
 MAX_INTERPOLATION = 0.25
@@ -363,3 +364,30 @@ def _figures(samples) -> dict:
     a = np.fromiter(samples, dtype=float)
     p50, p95 = np.percentile(a, [50, 95])
     return {"count": int(len(a)), "p50": float(p50), "p95": float(p95), "max": float(a.max())}
+
+
+#: The keys of ``/sim state``'s ``external`` (docs/reference/state.md is generated from them).
+EXTERNAL_KEYS = (
+    DocKey("robots", "robot -> object", "each external robot's stream", fields=(
+        DocKey("status", "string", "`waiting` (no pose yet), `live`, or `stale` (no pose for "
+               "its `stale` timeout)"),
+        DocKey("received", "integer", "poses taken"),
+        DocKey("last", "number, s", "the simulated time of the latest"),
+        DocKey("stale_since", "number or null, s", "when it went stale; null while live"),
+        DocKey("stale_count", "integer", "how often it went stale"),
+        DocKey("refused", "code -> integer", "poses refused by error code (as a string: 14, "
+               "15); a pose of a robot that is not external is not counted"),
+        DocKey("last_pose", "[x, y, z, qw, qx, qy, qz] or null", "the latest pose taken (a "
+               "3-value one at the last height, level; the quaternion normalised); null "
+               "before the first", since=11))),
+    DocKey("latency", "object", f"wall-clock latencies over the latest {SAMPLES:,} poses, "
+           "each `{count, p50, p95, max}` in s", fields=(
+        DocKey("to_snapshot", "object", "pose received -> the snapshot of the step that "
+               "applied it published"),
+        DocKey("to_reading", "object", "pose received -> the first reading of that robot "
+               "served after that snapshot"))),
+)
+#: ``/sim state``'s ``external`` entry.
+EXTERNAL = DocKey("external", "object", "the external robots' pose streams "
+                  "(docs/in-the-loop.md)", since=10, present="a run with external robots",
+                  fields=EXTERNAL_KEYS)

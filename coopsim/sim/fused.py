@@ -1,7 +1,12 @@
-"""The fused step: when every module kind of a world has a fused pass that covers them all, on an
-engine that offers its side of one (:meth:`~coopsim.physics.engine.Engine.fused`), a step's
-actuators, physics and sensors are one compiled call over flat arrays; Python stays at the
-edges (the commands and drivers before it, the snapshot, rules and publishing after it).
+"""Which compiled path a step takes, and the phases of a fused one.
+
+Where the kinds that act or sense declare kernels (:class:`~coopsim.model.capabilities.
+ModuleKernel`), the plan composes them (:mod:`coopsim.sim.compose`: one compiled call each
+side of the physics, the engine's step inside where it is compiled). Else, when every module
+kind of a world has a fused pass that covers them all, on an engine that offers its side of one
+(:meth:`~coopsim.physics.engine.Engine.fused`), a step's actuators, physics and sensors are
+one compiled call over flat arrays. Either way Python stays at the edges (the commands and
+drivers before it, the snapshot, rules and publishing after it).
 
 A module kind names the pass that computes it by its class attribute ``fused_pass``, or the
 passes, a tuple (a built-in quadrotor's kinds: :class:`coopsim.plugins.modules.flyfused.FlightPass`;
@@ -26,10 +31,13 @@ from __future__ import annotations
 
 import os
 
+from ..model.capabilities import kernels_of
+from .compose import ComposedPass
 from .snapshots import StateFrame
 
 PLAIN = "plain"
 FUSED = "fused"
+COMPOSED = "composed"
 #: False: every plan takes the plain path (``COOPSIM_FUSED=0``; tests compare the two).
 ENABLED = os.environ.get("COOPSIM_FUSED", "1").strip() != "0"
 
@@ -45,6 +53,9 @@ def choose(acting: tuple, sensing: tuple, world) -> tuple:
     pass draws on the plan's fixed layout)."""
     if not ENABLED:
         return None, f"{PLAIN} (COOPSIM_FUSED=0)", (), ()
+    found = _composed(acting, sensing, world)
+    if found is not None:
+        return found
     before = tuple(e for e in acting if getattr(e[1], "fused_pass", None) is None)
     after = tuple(e for e in sensing if getattr(e[1], "fused_pass", None) is None)
     timed = next((e[0] for e in after if e[4]), None)
@@ -72,6 +83,33 @@ def choose(acting: tuple, sensing: tuple, world) -> tuple:
     labels = dict.fromkeys(e[0] for e in (*acting, *sensing))
     staged = dict.fromkeys(e[0] for e in (*before, *after))
     path = f"{FUSED} ({', '.join(labels)})"
+    if staged:
+        path += f" + stages ({', '.join(staged)})"
+    return found, path, before, after
+
+
+def _composed(acting: tuple, sensing: tuple, world) -> tuple | None:
+    """:func:`choose`'s answer when the kinds with kernels compose
+    (:class:`~coopsim.sim.compose.ComposedPass`): every kind that acts or senses by a kernel
+    goes into the composed calls and the kinds with Python code only are stages; None when
+    some kind with no kernel is one a fused pass computes (that pass serves the world), a
+    kind has a rate, or no kind has a kernel."""
+    if any(e[4] for e in sensing):
+        return None
+    mine_a = tuple(e for e in acting if kernels_of(e[1])[1] is not None)
+    mine_s = tuple(e for e in sensing if kernels_of(e[1])[0] is not None)
+    if not mine_a and not mine_s:
+        return None
+    taken = {id(e) for e in (*mine_a, *mine_s)}
+    before = tuple(e for e in acting if id(e) not in taken)
+    after = tuple(e for e in sensing if id(e) not in taken)
+    if any(getattr(e[1], "fused_pass", None) is not None for e in (*before, *after)):
+        return None
+    found, _ = ComposedPass.build(mine_a, mine_s, world.engine, _casts3d(world.engine))
+    if found is None:
+        return None
+    path = f"{COMPOSED} ({', '.join(dict.fromkeys(e[0] for e in (*mine_a, *mine_s)))})"
+    staged = dict.fromkeys(e[0] for e in (*before, *after))
     if staged:
         path += f" + stages ({', '.join(staged)})"
     return found, path, before, after

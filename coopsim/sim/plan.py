@@ -4,9 +4,10 @@ change, never per step.
 A :class:`StepPlan` names the phases in order (commands, actuators, physics, sensors, rules), the
 module kinds that act (those with commands that some robot carries: their rows and parameter
 arrays) and the kinds that sense (:meth:`coopsim.sim.sensing.Sensors.plan`: rows, parameter
-arrays, whether a rate masks their rows, the noise each draws), and whether the step is one
-fused compiled call (:mod:`coopsim.sim.fused`), with the kinds no pass computes as stages
-before and after it, or the plain path. A kind that declares compiled kernels
+arrays, whether a rate masks their rows, the noise each draws), and whether the step is
+composed (the kinds' kernels in one compiled call each side of the physics:
+:mod:`coopsim.sim.compose`) or one fused compiled call (:mod:`coopsim.sim.fused`), with the
+kinds of Python code as stages before and after it, or the plain path. A kind that declares compiled kernels
 (:class:`~coopsim.model.capabilities.ModuleKernel`) is computed by them on every path (the base
 ``Module`` runs them). On the plain path the core
 makes a number of Python calls that grows with the module kinds of the world, never with its robots:
@@ -21,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.capabilities import kernel_of
 from ..model.plugins import MODULES
 from .fused import choose
 
@@ -40,23 +40,21 @@ class StepPlan:
             ``values`` its parameter arrays on those rows, ``every`` whether every robot does
             (its command table is then handed over without a gather).
         sensing: The sensing plan's entries (:meth:`coopsim.sim.sensing.Sensors.plan`).
-        kernels: Labels of the kinds that declare a compiled kernel
-            (:class:`~coopsim.model.capabilities.ModuleKernel`) or a fused pass
-            (``fused_pass``, :mod:`coopsim.sim.fused`).
-        fused: The fused pass the step takes (:func:`coopsim.sim.fused.choose`), or None:
-            the plain path, one call per kind per phase.
-        path: Which path and why, one line: ``fused (rotors, imu, ...)``, with ``+ stages
-            (x, ...)`` when kinds no pass computes run around it, or ``plain (module 'x' has
-            a rate and no fused pass)`` (``coopsim run`` prints it once).
-        before: The acting entries of the kinds no pass computes (run before its call).
-        after: The sensing entries of the kinds no pass computes (measured after its call).
+        fused: The pass the step takes (:func:`coopsim.sim.fused.choose`: the composed
+            calls of the kinds' kernels, :mod:`coopsim.sim.compose`, or a fused pass), or
+            None: the plain path, one call per kind per phase.
+        path: Which path and why, one line: ``composed (gps, compass, ...)`` or ``fused
+            (rotors, imu, ...)``, with ``+ stages (x, ...)`` when kinds of Python code run
+            around it, or ``plain (module 'x' has a rate and no fused pass)`` (``coopsim run``
+            prints it once).
+        before: The acting entries of the kinds the call leaves out (run before it).
+        after: The sensing entries of the kinds the call leaves out (measured after it).
         phases: :data:`PHASES`.
     """
 
     key: tuple
     actuators: tuple
     sensing: tuple
-    kernels: frozenset
     fused: object = None
     path: str = ""
     before: tuple = ()
@@ -74,12 +72,8 @@ class StepPlan:
                 acting.append((label, MODULES.get(label), rows, params.values[label],
                                len(rows) == n))
         sensing = tuple(sensors.plan(params, world))
-        kinds = {entry[0]: entry[1] for entry in (*acting, *sensing)}
         found, path, before, after = choose(tuple(acting), sensing, world)
-        return cls(key, tuple(acting), sensing,
-                   frozenset(k for k, m in kinds.items() if kernel_of(m) is not None
-                             or getattr(m, "fused_pass", None) is not None), found, path,
-                   before, after)
+        return cls(key, tuple(acting), sensing, found, path, before, after)
 
 
 def read_only(table: np.ndarray) -> np.ndarray:

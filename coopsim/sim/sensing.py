@@ -265,8 +265,8 @@ class Sensors:
     def plan(self, params: ParamTable, world) -> list[tuple]:
         """The modules some robot carries, as (label, module, rows, values, timed, plain,
         every, k, lossy), rebuilt when the parameter table is: ``timed`` when a robot has a
-        ``rate`` (:mod:`coopsim.sim.rates`), ``plain`` when ``measure`` is the base one with
-        no noise or lost data (``sense`` then ``clip`` gives the same reading, with no draw),
+        ``rate`` (:mod:`coopsim.sim.rates`), ``plain`` when ``measure`` is the base one and
+        draws nothing (no noise, lost data or declared ``noise_draws``) (``sense`` then ``clip`` gives the same reading, with no draw),
         ``every`` when every robot carries it, ``k`` the normals it takes per measured robot
         and ``lossy`` whether it takes a uniform for lost data (:func:`noise_plan`). A small
         world skips the modules nobody carries."""
@@ -280,11 +280,12 @@ class Sensors:
                 continue
             timed = label in self.rates.steps or ("rate" in values
                                                   and "rate" not in values.zero)
+            draws = noise_plan(module, values, len(world.targets))
+            # nothing drawn (no noise, lost data or slip): sense then clip is the reading
             plain = (getattr(module.measure, "__func__", None) is _BASE_MEASURE
-                     and all(k not in values or k in values.zero for k in ("noise", "lost")))
+                     and not draws[0] and not draws[1])
             plan.append((label, module, rows, values, timed, plain,
-                         len(rows) == len(world.robots),
-                         *noise_plan(module, values, len(world.targets))))
+                         len(rows) == len(world.robots), *draws))
         self._plan_key, self._planned = key, plan
         self._fixed = None
         if not any(entry[4] for entry in plan):  # no rates: each step's rows are the plan's

@@ -258,7 +258,7 @@ def rotors_actuate(views, rows, params, state, commands, out, drive):
     lag from its speeds, capped, and its body wrench.
 
     Args:
-        views: (state3d (N, 13) the engine's STATE3D rows, clock (2,) time and dt, s).
+        views: (state3d (N, 13) the engine's STATE3D rows, dt (1,) the step, s).
         params: (n, 11) Rotors.params' values. state: (speeds (N, 4) rad/s, seen (N,)): the
             state table's, updated for ``rows``.
         commands: (n, 9) the stored commands. out: (n, 9) the commands as carried out, written:
@@ -269,12 +269,12 @@ def rotors_actuate(views, rows, params, state, commands, out, drive):
     Raises:
         SimulationError: no 3D state (an engine without the ``flight`` feature).
     """
-    s, clock = views
+    s, step = views
     speeds, seen = state
     if len(rows) and not len(s):
         raise SimulationError("the rotors module needs an engine with the flight feature "
                               "(engine mujoco or aerial): its robots cannot fly in 2D")
-    dt = clock[1]
+    dt = step[0]
     for i in range(len(rows)):
         rotor_row(i, s, rows, commands, params, dt, speeds, seen, out, drive)
 
@@ -305,21 +305,21 @@ def warm() -> None:
             np.zeros((1, 6)), np.zeros((1, 11)), 0.002, np.zeros((1, 4)))
     s = np.zeros((1, 13))
     s[0, 3] = 1.0
-    clock = np.array([0.0, 0.002])
+    step = np.array([0.002])
     par = np.array([[0.027, 0.046, 2.22e-8, 1.3e-10, 0.07, 2500.0, 1.6e-5, 1.6e-5, 2.9e-5,
                      60.0, 12.0]])
     # as the modules' kernels take them: the frame's views, the parameters and commands
     # read-only (coopsim.model.kernel), or the stored commands of some robots, a copy
-    for arr in (s, clock, par):
+    for arr in (s, step, par):
         arr.setflags(write=False)
     state, rows = (np.zeros((1, 4)), np.zeros(1, bool)), np.zeros(1, np.int64)
     for frozen in (True, False):
         cmd = np.zeros((1, 9))
         cmd.setflags(write=not frozen)
-        rotors_actuate((s, clock), rows, par, state, cmd, np.zeros((1, 9)), np.zeros((1, 6)))
+        rotors_actuate((s, step), rows, par, state, cmd, np.zeros((1, 9)), np.zeros((1, 6)))
     prev = np.zeros((1, 5))
     prev.setflags(write=False)
-    rotors_sense((s, clock), rows, par, state, _NONE, _NO_U, prev, np.zeros((1, 5)))
+    rotors_sense((s, step), rows, par, state, _NONE, _NO_U, prev, np.zeros((1, 5)))
 
 
 _NONE = np.zeros((1, 0))

@@ -35,6 +35,7 @@ ALLOWED = {
     ("app/points.py", "monitors"): "the scenario attribute [MONITORS] fills (Rule.section)",
     ("app/controllers.py", "python"): "the interpreter a controller's command line starts",
     ("client/sim.py", "speed"): "the /sim speed factor",
+    ("net/simserver.py", "speed"): "the state document's `speed` key (RUN_KEYS): the speed factor",
     ("client/squads.py", "formation"): "a squad order's formation word",
     ("formats/events.py", "target"): "the `insert target` event word",
     ("formats/keys.py", "speed"): "the [SETTINGS] speed key",
@@ -55,6 +56,9 @@ ALLOWED = {
     ("physics/engine.py", "flight"): "the flight engine feature (free 6-DoF bodies)",
     ("sim/simulation.py", "flight"): "the flight engine feature: a 3D world's full state",
     ("sim/snapshots.py", "flight"): "the flight engine feature: a 3D world's object poses",
+    ("sim/compose.py", "flight"): "the flight engine feature: a 3D world's full state",
+    ("sim/compose.py", "pose"): "the kernel view of the planar poses (model/kernel.py VIEWS)",
+    ("sim/compose.py", "velocity"): "the kernel view of the planar velocities (VIEWS)",
     ("sim/describe.py", "formation"): "a squad's formation in the layout",
     ("viewer/app.py", "target"): "the Target panel's key",
     ("client/teleop.py", "mocap"): "the pose reading a hand-flown quadrotor's outer loop closes "

@@ -1,5 +1,6 @@
 """The figures a client author reads in the prose about engines and arms are what the code does:
-both engine lists name every engine, the mujoco row's substep rule is the engine's, the
+every engine is named in both engine lists and has its reference section, the mujoco
+engine docstring's substep rule is the engine's, the
 motion-reply paragraph lists every motion command, the grab reach, mocap's noise and
 set_thrust_attitude's ranges are the declared ones. (Each module's commands and parameters are
 in the generated reference, docs/reference/modules.md.)"""
@@ -25,18 +26,20 @@ BUILT_IN = {label: m for label, m in MODULES.items()
 def test_both_engine_lists_name_every_engine():
     files = next(line for line in (ROOT / "docs/files.md").read_text().splitlines()
                  if line.startswith("| `engine`"))
-    table = ROBOTS.split("## The world")[1].split("\n## ")[0]
+    world = ROBOTS.split("## The world")[1].split("\n## ")[0]
+    reference = (ROOT / "docs/reference/plugins.md").read_text()  # each engine's docstring
     for label in ENGINES:
         assert f"`{label}`" in files, label
-        assert re.search(rf"^\| `{label}`( \(default\))? \|", table, re.M), label
+        assert f"`{label}`" in world, label
+        assert f"\n### {label}\n" in reference.split("## Engines")[1], label
 
 
-def test_the_mujoco_rows_substep_rule_is_the_engines():
+def test_the_mujoco_docstrings_substep_rule_is_the_engines():
     pytest.importorskip("mujoco")
     from coopsim.model.specs import FloorSpec
     from coopsim.physics.mujoco.engine import MAX_SUBSTEP, MujocoEngine
 
-    row = next(line for line in ROBOTS.splitlines() if line.startswith("| `mujoco` |"))
+    row = " ".join(MujocoEngine.__doc__.split())  # the engine's reference (its docstring)
     assert f"n = ceil(dt / {MAX_SUBSTEP * 1000:g} ms)" in row
     engine = MujocoEngine(FloorSpec(4.0, 4.0))
     words = {2: "two", 3: "three", 4: "four", 1: "one", 20: "twenty"}

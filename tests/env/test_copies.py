@@ -162,3 +162,21 @@ def test_spaces_and_observations_agree():
     obs, rew, term, trunc, info = env.step(env.action_space.sample())
     assert env.observation_space.contains(obs) and rew.shape == (3,)
     assert info["episode_time"].tolist() == pytest.approx([0.05] * 3)
+
+
+def test_a_drives_own_reading_agrees_on_both_backends():
+    """The motors' reading (the wheels driven, kept in its state, and the actual ones) and the
+    odometry integrating the actual ones: the copies backend's as the world backend's."""
+    obs = {"observe": ["motors", "odometry"]}
+    copies, world = _vec(2, "copies", **obs), _vec(2, "world", **obs)
+    assert copies.batch.backend == "copies"
+    copies.reset(seed=0)
+    world.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        act = rng.uniform(-0.6, 0.6, (2, 4, 2))
+        oc, *_ = copies.step(act)
+        ow, *_ = world.step(act)
+        for label in ("motors", "odometry"):
+            assert np.allclose(oc[label], ow[label], rtol=0, atol=TOL)
+    assert np.abs(oc["motors"][..., :2]).min() > 0  # the wheels driven are read

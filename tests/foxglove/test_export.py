@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -224,3 +225,13 @@ def test_the_export_writes_a_layout_for_its_topics(recorded):
                    '"/metrics/monitors/gap.value"', '"/metrics/monitors/fast.value"',
                    '"topicToRender": "/events"'):
         assert needle in text
+
+
+def test_every_exported_topic_is_declared_in_the_generated_reference(recorded):
+    from coopsim.app.reference import foxglove_page  # docs/reference/foxglove.md
+    page = foxglove_page()
+    topics = {t for t, *_ in read_back(recorded[1])}
+    general = {re.sub(r"^/metrics/[^/]+/[^/]+$", "/metrics/RULE/NAME",
+                      re.sub(r"^/robots/[^/]+/", "/robots/NAME/", t)) for t in topics}
+    assert "/robots/NAME/pose" in general and "/metrics/RULE/NAME" in general
+    assert sorted(t for t in general if f"| `{t}` |" not in page) == []

@@ -84,9 +84,9 @@ from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
 compiled.load_pending()
-names = ("wheel_speeds", "odometry", "drive", "target_offsets", "target_bearings",
-         "velocity")
-kinds = ("gps_sense", "compass_sense", "motors_actuate")  # the kinds' own (ModuleKernel)
+names = ("drive", "velocity")
+kinds = ("gps_sense", "compass_sense", "motors_actuate", "motors_sense", "odometry_sense",
+         "target_sense", "bumper_sense", "sonar_sense")  # the kinds' own (ModuleKernel)
 
 
 def versions():

@@ -73,13 +73,15 @@ def test_a_kernel_call_sets_the_count_and_restores_it():
 def test_a_module_kernel_on_the_threads_gives_the_serial_bits():
     rng = np.random.default_rng(1)
     n = threads.ROWS_MIN + 77
-    speeds, axle, prev = rng.normal(0, 1, (n, 2)), rng.uniform(0.1, 0.3, n), rng.normal(0, 3, (n, 5))
-    one, many = np.empty((n, 5)), np.empty((n, 5))
-    kernels.odometry.serial(speeds, axle, 0.02, prev, one)
+    commands, limits = rng.normal(0, 1, (n, 2)), rng.uniform(0.1, 0.8, n)
+    share, axle = rng.uniform(50, 100, n), rng.uniform(0.1, 0.3, n)
+    one = np.empty((n, 2)), np.empty((n, 2))
+    many = np.empty((n, 2)), np.empty((n, 2))
+    kernels.drive.serial(commands, limits, share, axle, *one)
     threads.use(threads._pool())
-    kernels.odometry(speeds, axle, 0.02, prev, many)  # by_rows: the parallel version
-    assert len(kernels.odometry.parallel.signatures) >= 1
-    assert one.tobytes() == many.tobytes()
+    kernels.drive(commands, limits, share, axle, *many)  # by_rows: the parallel version
+    assert len(kernels.drive.parallel.signatures) >= 1
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(one, many))
 
 
 @pytest.mark.slow

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from coopsim.plugins.modules import proximity as prox
-from coopsim.plugins.modules.motors import Motors
 from coopsim.plugins.modules.odometry import Odometry
 from coopsim.plugins.modules.proximity import Proximity
 from coopsim.sim.simulation import Simulation
@@ -43,12 +42,21 @@ def test_odometry_slip_is_drawn_by_the_plan_and_applied_by_its_formula(monkeypat
     for block, prev, out, frame, rows, p in seen[-5:]:
         assert block is not None and block.shape == (3, 2)  # two wheels, every robot
         assert not block.flags.writeable
-        wheels = Motors.wheel_speeds(frame, rows) * frame.dt
+        wheels = _wheel_speeds(frame, rows) * frame.dt
         wheels = wheels * (1.0 + block * p["slip"][:, None] / 100)
         assert np.array_equal(out[:, 3:], prev[:, 3:] + wheels)  # the travel: bit for bit
     again, snaps2 = watched(monkeypatch, Odometry, 5, scenario(bots, seed=9))
     assert all(np.array_equal(a.readings["odometry"], b.readings["odometry"])
                for a, b in zip(snaps, snaps2))
+
+
+def _wheel_speeds(frame, rows) -> np.ndarray:
+    """(len(rows), 2) actual left, right wheel speeds, m/s, from the chassis' motion in numpy:
+    forward = vx cos + vy sin, then -/+ yaw rate * axle / 2."""
+    vel, yaw = frame.velocity[rows], frame.pose[rows, 2]
+    forward = vel[:, 0] * np.cos(yaw) + vel[:, 1] * np.sin(yaw)
+    half = vel[:, 2] * frame.axle[rows] / 2
+    return np.column_stack((forward - half, forward + half))
 
 
 def test_no_slip_no_draw(monkeypatch):

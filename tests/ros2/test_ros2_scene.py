@@ -5,6 +5,7 @@ Twist drives the motors by the module's rules."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -66,3 +67,22 @@ def test_a_twist_becomes_wheel_speeds_by_the_motors_rules(turtlebot):
     with pytest.raises(TwistRefused):
         drive.command((math.nan, 0.0, 0.0), (0.0, 0.0, 0.0), 0.0)
     assert m.ODOMETRY == "nav_msgs/Odometry"
+
+
+def _declared(topic: str, robots) -> str:
+    """``topic`` as :data:`coopsim.ros2.bridge.TOPICS` names it (``/R/...``, ``/R/scan_LABEL``)."""
+    for r in robots:
+        if topic.startswith(f"/{r.ns}/"):
+            topic = "/R/" + topic[len(r.ns) + 2:]
+    return re.sub(r"^/R/scan_\w+$", "/R/scan_LABEL", topic)
+
+
+def test_every_topic_the_scene_publishes_is_declared_with_its_type(turtlebot):
+    from coopsim.ros2.bridge import TOPICS  # docs/reference/ros2.md is generated from it
+    stepper, world, params = turtlebot
+    scene = RosScene(world.describe(), stepper.snapshot, params)
+    declared = {t.name: t.type for t in TOPICS if not t.subscribed}
+    published = {_declared(topic, scene.robots): kind for topic, kind in scene.topics()}
+    assert {"/R/odom", "/R/scan", "/clock", "/tf", "/map"} <= set(published)
+    assert {t: k for t, k in published.items() if declared.get(t) != k} == {}
+    assert _declared("/tb3/scan_sonar", scene.robots) == "/R/scan_LABEL"

@@ -379,13 +379,14 @@ def test_pybullets_a1_and_laikago_stand_10_s_within_5_degrees_of_level():
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
     import robot_packages as rp
-    sample = [r for r in rp.ROBOTS if (r.package, r.name) in (("pybullet", "a1"),
-                                                               ("pybullet", "laikago"))]
+    # (pybullet's y-up laikago.urdf: turned by the section's orientation 90 0 180)
+    sample = [r for r in rp.ROBOTS if (r.package, r.name) in (
+        ("pybullet", "a1"), ("pybullet", "laikago"), ("pybullet", "laikago_yup"))]
     rows = rp.survey(sample, None, None)
     if any(row["loads"] is None for row in rows):
         assert not os.environ.get("CI"), "CI installs the test extra (pybullet)"
         pytest.skip("pybullet is not installed")
-    assert len(rows) == 2
+    assert len(rows) == 3
     for row in rows:
         assert row["loads"], row
         assert row["moves"].startswith("10 s: tilt") and row["moves"].endswith("✓"), row
@@ -418,11 +419,9 @@ vt 0 0
 QUADS = ["1 4 3 2", "5 6 7 8", "1 2 6 5", "2 3 7 6", "3 4 8 7", "4 1 5 8"]
 
 
-def test_an_mjcfs_obj_meshes_reach_mujoco_as_binary_stl_with_the_same_inertia(tmp_path):
-    # robosuite's arms and Spot: MuJoCo's compiler parsed 30 MB of OBJ text on each of a
-    # load's two compiles; now the cached triangles as binary STL, parsed once per machine
-    import mujoco
-
+def _boxes(tmp_path) -> None:
+    """boxes.xml: a floating base of two OBJ boxes 0.2 x 0.1 x 0.4 m (one of triangles, one
+    of quads)."""
     triangles = [f"f {a}/1 {b}/1 {c}/1" for q in QUADS
                  for a, b, c in ((q.split()[0], q.split()[1], q.split()[2]),
                                  (q.split()[0], q.split()[2], q.split()[3]))]
@@ -440,6 +439,14 @@ def test_an_mjcfs_obj_meshes_reach_mujoco_as_binary_stl_with_the_same_inertia(tm
   </worldbody>
 </mujoco>
 """)
+
+
+def test_an_mjcfs_obj_meshes_reach_mujoco_as_binary_stl_with_the_same_inertia(tmp_path):
+    # robosuite's arms and Spot: MuJoCo's compiler parsed 30 MB of OBJ text on each of a
+    # load's two compiles; now the cached triangles as binary STL, parsed once per machine
+    import mujoco
+
+    _boxes(tmp_path)
     sim = Simulation(load(str(scenario(tmp_path, ["description boxes.xml", "name b",
                                                   "position 0 0 0.5", "base floating"]))))
     sim.physics()
@@ -452,6 +459,25 @@ def test_an_mjcfs_obj_meshes_reach_mujoco_as_binary_stl_with_the_same_inertia(tm
     files = {mesh.name: mesh.file for mesh in sim.world.engine.spec.meshes}
     assert files["b/tri"].endswith(".stl")  # from memory
     assert files["b/quad"].endswith("quad.obj")  # a face of four corners: MuJoCo reads it
+
+
+def test_an_mjcfs_meshes_are_named_and_served_to_the_views(tmp_path):
+    # robosuite's Spot, UR5e and Sawyer were drawn as bones in the 3D view and Foxglove: their
+    # links' meshes were named coopsim_obj_<hash>.stl (the OBJ given to MuJoCo from memory),
+    # and no MJCF mesh was served by /sim mesh (the description listed an URDF's only)
+    from coopsim.sim.meshsource import mesh_source
+    _boxes(tmp_path)
+    sim = Simulation(load(str(scenario(tmp_path, ["description boxes.xml", "name b",
+                                                  "position 0 0 0.5", "base floating"]))))
+    sim.physics()
+    engine = sim.world.engine
+    doc = engine.links_document(engine._imports[0].mount)
+    meshes = [v for link in doc["links"] for v in link["visuals"] if v["kind"] == "mesh"]
+    assert sorted(v["file"] for v in meshes) == ["quad.obj", "tri.obj"]
+    for visual in meshes:
+        assert visual["bounds"] == [[-0.1, -0.05, -0.2], [0.1, 0.05, 0.2]]
+        served = mesh_source(sim.world, ["b", visual["file"]])
+        assert served.path == str((tmp_path / visual["file"]).resolve())
 
 
 def test_an_included_file_rooted_mujocoinclude_is_read(tmp_path):
@@ -654,3 +680,150 @@ def test_the_sweep_counts_what_mujoco_loads_and_lists_the_rest(tmp_path):
     text = rp.sweep_table(rows)
     assert "| p | 4 | 3 | 2 | 66.7 | 2 of 3 |" in text  # arena.xml: no robot, not counted
     assert "Not robots" in text and "p arena.xml" in text
+
+
+def _upright_tilt(quat, up) -> float:
+    """Degrees between the world's z and the body axis ``up`` (body frame) at ``quat``."""
+    w, x, y, z = quat
+    rot = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                    [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                    [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return float(np.degrees(np.arccos(np.clip((rot @ up)[2], -1.0, 1.0))))
+
+
+def test_a_y_up_robot_turned_as_pybullets_examples_turn_it_stands_10_s(tmp_path):
+    # pybullet_data's laikago.urdf is y up: a section turned it about z only and it lay on its
+    # side (91 degrees); pybullet's examples load it with the quaternion (0, .5, .5, 0)
+    pybullet = pytest.importorskip("pybullet")
+    import sys
+    import pybullet_data
+    from coopsim.sim.stepper import Stepper
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
+    import robot_packages as rp
+    urdf = Path(pybullet_data.getDataPath()) / "laikago" / "laikago.urdf"
+    client = pybullet.connect(pybullet.DIRECT)
+    try:  # the oracle: where pybullet's example puts the chassis
+        body = pybullet.loadURDF(str(urdf), [0, 0, 0.6], [0, 0.5, 0.5, 0],
+                                 physicsClientId=client)
+        x, y, z, w = pybullet.getBasePositionAndOrientation(body, physicsClientId=client)[1]
+    finally:
+        pybullet.disconnect(client)
+    path = scenario(tmp_path, [f"description {urdf}", "name r", "position 0 0 0.6",
+                               "orientation 90 0 180", "base floating", rp.LAIKAGO_STANCE])
+    sim = Simulation(load(str(path)))
+    _, quat = body_pose(sim, "r/chassis")
+    assert abs(float(np.dot(quat, [w, x, y, z]))) == pytest.approx(1.0, abs=1e-6)
+    up = np.array([0.0, 1.0, 0.0])  # the file's up: its legs hang along -y
+    stepper, tilt = Stepper(sim, mode="lockstep"), 0.0
+    for _ in range(1000):  # 10 s
+        stepper.tick()
+        tilt = max(tilt, _upright_tilt(body_pose(sim, "r/chassis")[1], up))
+    pos, _ = body_pose(sim, "r/chassis")
+    assert tilt <= 5.0 and pos[2] >= 0.3, (tilt, pos)
+    # the robot's pose is its upright frame (the root turned back by phi and psi): level
+    assert _upright_tilt(sim.snapshot.pose3d[0][3:7], np.array([0.0, 0.0, 1.0])) <= 5.0
+
+
+@pytest.mark.parametrize("keys,line,message", [
+    (["type single", "name s", "position 0 0 0", "orientation 0 10 0"], 11,
+     "orientation phi and psi must be 0 for a built-in robot type"),
+    (["description arm.urdf", "name a", "position 0 0 0", "tool tool", "orientation 90 0 0"],
+     12, "orientation phi and psi turn the root link of a fixed or floating base without"),
+    (["description arm.urdf", "name a", "position 0 0 0", "orientation 0 190 0"], 11,
+     "orientation psi must be between -180 and 180 degrees, got 190"),
+])
+def test_a_roll_or_pitch_a_robot_cannot_take_is_refused_at_its_line(tmp_path, keys, line,
+                                                                     message):
+    (tmp_path / "arm.urdf").write_text(TINY)
+    path = scenario(tmp_path, keys)
+    result = check(path)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert f"{path}:{line}: {message}" in result.output
+
+
+MAST = """<?xml version="1.0"?>
+<robot name="mast">
+  <link name="base_link">
+    <inertial><mass value="5"/>
+      <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>
+    <collision><origin xyz="0 0 0.3"/><geometry><box size="0.1 0.1 0.6"/></geometry>
+    </collision>
+  </link>
+  <link name="laser"/>
+  <joint name="laser_fixed" type="fixed">
+    <parent link="base_link"/><child link="laser"/><origin xyz="0 0 0.5"/>
+  </joint>
+</robot>
+"""
+
+
+@pytest.mark.parametrize("base", ["fixed", "floating"])
+def test_a_lidar_on_a_link_casts_from_the_links_height(tmp_path, base):
+    # the sensor line took the link's x, y and yaw but cast at the mount's middle height
+    # (1 cm up): a 0.2 m box ahead hid what stood behind it
+    from coopsim.sim.drivers import LocalRobot
+    from coopsim.sim.stepper import Stepper
+    (tmp_path / "mast.urdf").write_text(MAST)
+    path = scenario(tmp_path, ["description mast.urdf", "name m", "position 0 0 0",
+                               f"base {base}", "sensor lidar laser",
+                               "[OBJECT_1]", "type box", "size 0.2 0.2 0.2",
+                               "position 1 0 0.1", "[OBJECT_2]", "type box",
+                               "size 0.2 0.2 1", "position -1.5 0 0.5"])
+    sim = Simulation(load(str(path)))
+    stepper = Stepper(sim, mode="lockstep")
+    for _ in range(3):
+        stepper.tick()
+    nearest, bearing = LocalRobot(sim, "m").lidar.info()[:2]
+    # over the low box at 0.9 m: the tall one behind, its face 1.4 m away
+    assert nearest == pytest.approx(1.4, abs=0.02) and abs(bearing) > 3.0, (nearest, bearing)
+    origin = sim.snapshot.extra["lidar"].layers["m"][2]
+    assert origin[2] == pytest.approx(0.5, abs=1e-6)  # the point cloud's origin: the link's
+
+
+@pytest.mark.parametrize("robot", ["ball", "turned"])
+def test_the_links_are_drawn_where_the_world_has_them(tmp_path, robot):
+    # the links document placed the root at its file's pos and turn (the ball drawn 0.75 m
+    # above itself, turned 90 degrees) and without the section's roll and pitch (a y-up robot
+    # standing in the world drawn on its side in the viewer, Foxglove and /tf)
+    from coopsim.model.linkposes import link_columns, link_poses, quat_mul, row_columns
+    from coopsim.sim.stepper import Stepper
+    (tmp_path / "ball.xml").write_text(BALL.format(joint=""))
+    (tmp_path / "arm.urdf").write_text(TINY)
+    keys = (["description ball.xml", "name r", "position 0.5 0 0.75"] if robot == "ball" else
+            ["description arm.urdf", "name r", "position 0.5 0 1", "base fixed",
+             "orientation 90 30 45", "stance shoulder 0.4 elbow -0.7"])
+    sim = Simulation(load(str(scenario(tmp_path, keys))))
+    snap = Stepper(sim, mode="lockstep").tick()
+    engine = sim.world.engine
+    doc = engine.links_document(engine._imports[0].mount)
+    poses = link_poses(doc, snap.pose3d[0][:7], row_columns(link_columns(snap)[0]))
+    assert poses
+    import mujoco
+    mujoco.mj_kinematics(engine.model, engine.data)  # the bodies' frames at this state
+    for name, (xyz, quat) in poses.items():
+        pos, want = body_pose(sim, f"r/{name}")
+        # within what the held joints sag between the snapshot and now (the bugs: 0.75 m, 90°)
+        assert xyz == pytest.approx(pos, abs=2e-3), name
+        assert min(np.abs(quat - want).max(), np.abs(quat + want).max()) < 2e-3, name
+
+
+def test_an_mjcfs_material_colours_are_the_drawn_colours(tmp_path):
+    # robosuite's Spot was drawn grey in the 3D view and Foxglove (the geoms' default rgba),
+    # yellow and black in camera images (MuJoCo draws a geom's material)
+    (tmp_path / "m.xml").write_text("""<mujoco model="m">
+  <asset><material name="yellow" rgba="0.9 0.7 0.2 1"/></asset>
+  <worldbody>
+    <body name="base">
+      <geom type="box" size="0.1 0.1 0.1" material="yellow" mass="1"/>
+      <geom type="sphere" size="0.05" material="yellow" rgba="0 0 1 1" pos="0 0 0.2"/>
+    </body>
+  </worldbody>
+</mujoco>
+""")
+    sim = Simulation(load(str(scenario(tmp_path, ["description m.xml", "name m",
+                                                  "position 0 0 0"]))))
+    sim.physics()
+    engine = sim.world.engine
+    doc = engine.links_document(engine._imports[0].mount)
+    colors = {v["kind"]: v["color"] for link in doc["links"] for v in link["visuals"]}
+    assert colors == {"box": [0.9, 0.7, 0.2, 1.0], "sphere": [0.0, 0.0, 1.0, 1.0]}

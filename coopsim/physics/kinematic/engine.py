@@ -105,6 +105,16 @@ class _Object:
 class KinematicEngine(Engine):
     """Kinematic integration with overlap resolution (one-body robots, static objects).
 
+    Each robot moves by its commanded motion (a differential drive along the exact arc; split
+    into substeps when a robot would move more than half its radius, so nothing tunnels), then
+    robot overlaps are pushed apart symmetrically and robots pushed out of static shapes (boxes
+    are solid) and kept on the floor; the reported velocity is the actual displacement over
+    dt. No forces, no friction (robots slide along each other, and a robot can push a crowd),
+    no joints; objects with mass stand still like static ones (nothing pushes them) until a
+    gripper attaches one: it then moves rigidly with the robot, colliding with nothing, until
+    released where it is. Compiled with numba: 10,000 robots' physics in about 1 ms a step. Use
+    it for swarms of one-body robots (``single``); the module docstring gives the step.
+
     Args:
         floor: The floor; its edges are walls.
     """

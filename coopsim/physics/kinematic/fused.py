@@ -18,8 +18,9 @@ import numpy as np
 from . import small
 
 #: What a pass calls inside its compiled call: the engine's ``drive`` and ``step`` of a small
-#: world (``drive_small(cmd, mode, driven, rows, forward, turn)``, ``step_small(*arrays)``).
-KERNELS = {"drive": small.drive_small, "step": small.step_small}
+#: world (``drive_small(cmd, mode, driven, rows, forward, turn)``, ``step_arrays(cmd, mode,
+#: arrays)``, ``arrays`` the last of :meth:`KinematicFused.arrays`).
+KERNELS = {"drive": small.drive_small, "step": small.step_arrays}
 
 
 class KinematicFused:

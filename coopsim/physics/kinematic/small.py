@@ -78,3 +78,16 @@ def drive_small(cmd, mode, driven, rows, forward, turn):
             cmd[i, 1] = 0.0
             cmd[i, 2] = t if math.isfinite(t) else 0.0
             mode[i] = DIFFERENTIAL
+
+
+@_jit()
+def step_arrays(cmd, mode, arrays):
+    """:func:`step_small` with its arrays other than ``cmd`` and ``mode`` in one tuple, as
+    :meth:`coopsim.physics.kinematic.fused.KinematicFused.arrays` hands them (pos, buf, yaw,
+    heading, radius, state, contact, moved, flag, rows, static grid, half sizes, dt, limits):
+    what a composed call runs."""
+    pos, buf, yaw, heading, radius, state, contact, moved, flag, rows, static, half, dt, \
+        limits = arrays
+    step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, rows,
+               static, half, dt, limits)
+

@@ -93,7 +93,23 @@ _FULL = (int(mujoco.mjtWarning.mjWARN_CONTACTFULL),  # the arena overflowed
 
 class MujocoEngine(Access, Engine):
     """Rigid bodies in 3D with MuJoCo: ground robots, arms, movable objects and flying
-    bodies."""
+    bodies (``pip install 'coopsim[3d]'``).
+
+    Gravity along -z, the floor a plane with walls 4 m tall at its edges, objects as boxes,
+    cylinders and spheres (standing on the floor unless their bottom is above it; movable ones
+    slide with floor friction 0.5); ground robots ride on the floor (x, y, yaw) and are driven
+    like pymunk's (the drive's force and torque caps, so they push and stall); free bodies
+    (``BodySpec(free=True)``: quadrotors) fly under body-frame wrenches; arms (``irb120``,
+    ``mh5``, ``lwa``, ``mobile_lwa``: the ``arms`` feature) turn their joints with servos, and
+    their ``gripper`` grasps (a grab welds the object to the arm's last link). A step of ``dt``
+    is cut into n = ceil(dt / 5 ms) equal MuJoCo steps of dt / n (so at most 5 ms each): dt
+    0.02 s is four 5 ms steps, 0.01 s two, 0.012 s three of 4 ms, 0.002 s (the arm scenarios)
+    one, 0.1 s twenty. No joints between a robot's bodies besides an arm's (a ``team2``'s
+    carried bar is refused), and no grasp without an arm: a ground robot's ``gripper``
+    (``gripperbot``) answers ``grab`` with error 8 (``the mujoco engine holds objects only in
+    an arm's gripper``). Use it for quadrotors, arms and ground robots in one world (the
+    ``flight`` and ``arms`` features).
+    """
 
     label = "mujoco"
     description = ("3D rigid bodies (MuJoCo): ground robots, arms, movable objects and free "

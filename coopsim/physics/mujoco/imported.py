@@ -23,6 +23,7 @@ import numpy as np
 
 from ...model.errors import FileFormatError, SimulationError
 from ...description.robot import Mounted, obj_memory_name
+from ...model.scenery import rpy_quat
 from .build import ARM, ARM_TOUCHES, SOLID, Body
 
 try:
@@ -205,6 +206,8 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     for mesh in child.meshes:
         mesh.file = files.get(mesh.file, (mesh.file, b""))[0]
     frame = mount.element.add_frame()
+    if any(mounted.spec.tilt):  # a file whose robot is not z up: its root turned on the mount
+        frame.quat = rpy_quat(*mounted.spec.tilt, 0.0)
     attached = frame.attach_body(root, mounted.prefix, "")
     if files:  # meshes from memory: the world compiles them
         spec.assets = {**spec.assets, **dict(files.values())}

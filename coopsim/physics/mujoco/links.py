@@ -16,8 +16,9 @@ import os
 
 import numpy as np
 
-from ...description.robot import Description
+from ...description.robot import Description, obj_memory_name
 from ...model.linkposes import COLUMNS, quat_mul, quat_rotate
+from ...model.scenery import rpy_quat
 
 try:
     import mujoco
@@ -44,7 +45,8 @@ def _mesh_files(d: Description) -> dict[str, str]:
     """The names MuJoCo's model gives mesh files -> their names in the document
     (:meth:`~coopsim.description.robot.Description.mesh_names`; a file given from memory,
     ``coopsim_ascii_K.stl``, ``coopsim_dae_K.stl`` or ``coopsim_stl_K.stl`` of
-    description.robotxml._urdf_text, is the K-th ASCII STL, COLLADA or binary STL file), and
+    description.robotxml._urdf_text, is the K-th ASCII STL, COLLADA or binary STL file; an
+    MJCF's ``coopsim_obj_<hash>.stl``, its OBJ file named by its ``<mesh file>``), and
     ("bounds", name) -> the mesh's bounds."""
     paths = sorted({m.path for link in d.links for m in link.meshes})
     names = d.mesh_names()  # basenames, with folders where two files share one
@@ -56,8 +58,17 @@ def _mesh_files(d: Description) -> dict[str, str]:
         kind, _, k = name[:-len(".stl")].rpartition("_")
         if kind in memory and k.isdigit() and int(k) < len(memory[kind]):
             names[name] = names[memory[kind][int(k)]]
-    for link in d.links:  # a mesh's bounds (scaled, its file's frame), by name
-        for m in link.meshes:
+    if d.kind != "urdf" and d.meshes:
+        # an MJCF's meshes: MuJoCo's model has each at its resolved path, an OBJ given as
+        # binary STL at obj_memory_name of its <mesh file> as written
+        spec = mujoco.MjSpec.from_file(d.source)
+        folder = os.path.join(os.path.dirname(d.source), spec.meshdir or "")
+        for mesh in spec.meshes:
+            path = os.path.realpath(os.path.join(folder, mesh.file))
+            if mesh.file and path in names:  # (found by its basename: _visual)
+                names[obj_memory_name(mesh.file)] = names[path]
+    for m in [m for link in d.links for m in link.meshes] + list(d.meshes):
+        if m.path in names:  # a mesh's bounds (scaled, its file's frame), by name
             names[("bounds", names[m.path])] = m.bounds
     return names
 
@@ -107,11 +118,23 @@ def _visual(model, g: int, files: dict) -> dict | None:
         inv = np.array([model.mesh_quat[m][0], *(-model.mesh_quat[m][1:])])
         quat = quat_mul(quat, inv)
         xyz = xyz - quat_rotate(quat, model.mesh_pos[m])
-        name = files.get(path, os.path.basename(path))
+        name = files.get(path) or files.get(os.path.basename(path), os.path.basename(path))
         shape.update(file=name, scale=_r(model.mesh_scale[m]),
                      bounds=[_r(b) for b in files.get(("bounds", name), ((0,) * 3, (0,) * 3))])
-    shape.update(xyz=_r(xyz), quat=_r(quat), color=_r(model.geom_rgba[g], 3))
+    shape.update(xyz=_r(xyz), quat=_r(quat), color=_r(_color(model, g), 3))
     return shape
+
+
+_DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)  # MuJoCo's geom rgba when none is given
+
+
+def _color(model, g: int) -> np.ndarray:
+    """Geom ``g``'s colour as MuJoCo draws it: its material's where it has one and gives no
+    rgba of its own (robosuite's Spot: yellow and black materials), else its rgba."""
+    mat = int(model.geom_matid[g])
+    if mat >= 0 and np.allclose(model.geom_rgba[g], _DEFAULT_RGBA):
+        return model.mat_rgba[mat]
+    return model.geom_rgba[g]
 
 
 def _visuals(model, body: int, files: dict) -> list:
@@ -139,11 +162,15 @@ def links_document(d: Description) -> dict:
         if int(model.body_rootid[b]) != 1:  # MuJoCo attaches the first body's tree alone
             continue
         parent = int(model.body_parentid[b])
+        # the root sits on the base frame: its own pos and orientation in the file are not
+        # added (mujoco.imported.attach)
+        xyz, quat = ((0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)) if parent == 0 else \
+            (model.body_pos[b], model.body_quat[b])
         links.append({
             "name": mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}",
             "parent": "" if parent == 0 else
             mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, parent) or f"body{parent}",
-            "xyz": _r(model.body_pos[b]), "quat": _r(model.body_quat[b]),
+            "xyz": _r(xyz), "quat": _r(quat),
             "moving": _joints(model, b, moving), "visuals": _visuals(model, b, files)})
     if links and all(link["name"] != d.root for link in links):
         # MuJoCo made the root its world (an URDF's ``world`` link: the Z1's, the URs'): it
@@ -190,7 +217,22 @@ def document_of(imports, handle) -> dict | None:
     """The ``links`` document of the described robot mounted on body ``handle`` (None: no
     description is mounted there)."""
     found = next((i for i in imports if i.mount is handle), None)
-    return None if found is None else links_document(found.mounted.description)
+    if found is None:
+        return None
+    doc, tilt = links_document(found.mounted.description), found.mounted.spec.tilt
+    if not any(tilt):
+        return doc
+    key = (id(doc), tuple(tilt))
+    held = _TILTED.get(key)
+    if held is None or held[0] is not doc:  # the root turned on its mount (the roll, pitch)
+        quat = _r(rpy_quat(tilt[0], tilt[1], 0.0))
+        turned = {**doc, "links": [{**link, "quat": quat} if not link["parent"] else link
+                                   for link in doc["links"]]}
+        held = _TILTED[key] = (doc, turned)
+    return held[1]
+
+
+_TILTED: dict = {}  # (id(document), tilt) -> (document, the document with its root turned)
 
 
 def roll_wheels(imports, model, data, dt: float) -> None:

@@ -59,7 +59,16 @@ class _Rows:
 
 
 class PymunkEngine(Engine):
-    """Rigid-body dynamics with pymunk (every feature but the swarm's): the default engine."""
+    """Rigid-body dynamics with pymunk (every feature but the swarm's): the default engine.
+
+    2D rigid-body dynamics (Chipmunk): forces, pushing, stalling, joints, carried parts. z is
+    up and only used by the files; the floor's four edges are static walls (their inner faces
+    are the edges). Boxes are rectangles; cylinders and spheres are circles (diameter = their
+    length); mass 0 is static. Movable objects slide with floor friction (μ = 0.5): a pivot
+    joint and a gear joint to a static ground body, ``max_bias`` 0, force capped at μ·m·g,
+    torque at that force times half the object's length (the way ARGoS models floor friction
+    on Chipmunk). Use it for everything the others are not for.
+    """
 
     label = "pymunk"
     description = "rigid-body dynamics (pymunk/Chipmunk): pushing, stalling, joints, carried parts"

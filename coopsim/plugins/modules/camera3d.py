@@ -162,7 +162,7 @@ class Camera3d(Module):
     """
 
     label = "camera3d"
-    mount = "xy_yaw"  # a described robot's ``sensor camera3d LINK`` sets x, y and yaw
+    mount = "xyz_yaw"  # a described robot's ``sensor camera3d LINK`` sets x, y, z and yaw
     description = ("RGB-D image camera (3D engines): width x height pixels, vertical fov (deg), "
                    "depth m along the optical axis; rendered on read, or at rate when published")
     params = (

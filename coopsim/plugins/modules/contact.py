@@ -6,6 +6,7 @@ import numpy as np
 
 from ...model.commands import Command
 from ...model.module import Module
+from . import kernels
 from .common import noise, rate, wrap
 from .groundfused import GroundPass
 
@@ -25,11 +26,8 @@ class Bumper(Module):
     fields = ("front", "rear")
     contact = True
 
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        # a gather copies already; every robot's (rows 0..N-1): one copy
-        every = len(rows) == len(frame.contacts)
-        return frame.contacts.copy() if every else frame.contacts[rows]
+    kernel_views = ("contact",)  # the engine's flags: one compiled copy
+    kernel_sense = kernels.bumper_sense
 
     @classmethod
     def observation_space(cls, params, n_targets):

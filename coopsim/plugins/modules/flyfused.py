@@ -108,8 +108,8 @@ def _tick(engine, clock, noise, rotors, imu, mocap, alti):
         noise: (key uint64, the imu's first normal in the step's draw, the mocap's, the
             altimeter's (-1: none), (n, 0) normals and (0,) uniforms for the kinds that draw
             none): the normals are drawn into the kinds' blocks.
-        rotors: (rows, params, state, commands, carried out, wrench scratch, reading): the
-            kind's ``rotors_actuate`` and ``rotors_sense`` arguments.
+        rotors: (rows, params, state, dt (1,) s, commands, carried out, wrench scratch,
+            reading): the kind's ``rotors_actuate`` and ``rotors_sense`` arguments.
         imu: (rows, params, state, normals, out): ``flying.imu_sense``'s.
         mocap: (rows, params, normals, out): ``flying.mocap_sense``'s.
         alti: (rows, params, normals, reach, cast3d, below, scene, ray, dist, view, out):
@@ -118,8 +118,8 @@ def _tick(engine, clock, noise, rotors, imu, mocap, alti):
     """
     s, start, wrench, cmd, param, kind, half, dt, bad, what = engine
     key, istart, mstart, astart, none, no_u = noise
-    rrows, rpar, rstate, rcmd, rout, rwrench, rread = rotors
-    fk.rotors_actuate((start, clock), rrows, rpar, rstate, rcmd, rout, rwrench)
+    rrows, rpar, rstate, rdt, rcmd, rout, rwrench, rread = rotors
+    fk.rotors_actuate((start, rdt), rrows, rpar, rstate, rcmd, rout, rwrench)
     if not _finite(rwrench):
         return WRENCH_NOT_FINITE
     for i in range(len(rrows)):
@@ -129,7 +129,7 @@ def _tick(engine, clock, noise, rotors, imu, mocap, alti):
     n = check_rows(s, half, bad, what, start)
     if n:
         return n
-    fk.rotors_sense((s, clock), rrows, rpar, rstate, none, no_u, rread, rread)
+    fk.rotors_sense((s, rdt), rrows, rpar, rstate, none, no_u, rread, rread)
     irows, ipar, istate, inormals, iout = imu
     mrows, mpar, mnormals, mout = mocap
     _draw(key, istart, inormals)
@@ -186,8 +186,8 @@ def _sample() -> tuple:
     param = np.array([[0.027, 1.6e-5, 1.6e-5, 2.9e-5, 0.01, 0.07, 1.0]])
     engine = (s.copy(), s.copy(), np.zeros((1, 6)), np.zeros((1, 3)), param,
               np.full(1, 3, np.int64), np.full(2, 5.0), 0.002, np.zeros(1, np.int64), one.copy())
-    rotors = (rows, rpar, (np.zeros((1, 4)), np.zeros(1, bool)), np.zeros((1, 9)),
-              np.zeros((1, 9)), np.zeros((1, 6)), np.zeros((1, 5)))
+    rotors = (rows, rpar, (np.zeros((1, 4)), np.zeros(1, bool)), np.full(1, 0.002),
+              np.zeros((1, 9)), np.zeros((1, 9)), np.zeros((1, 6)), np.zeros((1, 5)))
     imu = (rows, _frozen(np.zeros((1, 6))),
            (np.zeros((1, 3)), one.copy(), np.zeros((1, 6)), np.zeros(1, bool)),
            np.zeros((0, 0)), np.zeros((1, 6)))
@@ -282,8 +282,8 @@ class FlightPass:
                "mocap": np.empty((len(rows["mocap"]), 7)),
                "altimeter": np.empty((len(rows["altimeter"]), 1))}
         carried = np.empty((rn, 9))
-        rotors = (self.rotor_rows, self.rpar, states.get(ACTING).kernel_args, cmd, carried,
-                  self.wrench, out[ACTING])
+        rotors = (self.rotor_rows, self.rpar, states.get(ACTING).kernel_args,
+                  np.full(1, float(dt)), cmd, carried, self.wrench, out[ACTING])
         inormals, mnormals, anormals, *starts = self._blocks(layout)
         par = self.par
         imu = (rows["imu"], par["imu"], states.get("imu").kernel_args, inormals, out["imu"])

@@ -38,15 +38,15 @@ def _readings(s, clock, noise, rotor, imu, mocap, alti):
         s: (N, 13) STATE3D rows after the step. clock: (2,) sim time after it and the step, s.
         noise: (key uint64, the imu's, mocap's and altimeter's first normal in the step's
             draw (-1: none), (n, 0) normals and (0,) uniforms for the kinds that draw none).
-        rotor: (rows, params, state, out): ``rotors_sense``'s.
+        rotor: (rows, params, state, dt (1,) s, out): ``rotors_sense``'s.
         imu: (rows, params, state, normals, out): ``flying.imu_sense``'s.
         mocap: (rows, params, normals, out): ``flying.mocap_sense``'s.
         alti: (rows, params, normals, below, out): ``flying.altimeter_sense``'s, ``below``
             its view (empty: the floor).
     """
     key, istart, mstart, astart, none, no_u = noise
-    rrows, rpar, rstate, rout = rotor
-    fk.rotors_sense((s, clock), rrows, rpar, rstate, none, no_u, rout, rout)
+    rrows, rpar, rstate, rdt, rout = rotor
+    fk.rotors_sense((s, rdt), rrows, rpar, rstate, none, no_u, rout, rout)
     irows, ipar, istate, inormals, iout = imu
     mrows, mpar, mnormals, mout = mocap
     arows, apar, anormals, below, aout = alti
@@ -99,8 +99,8 @@ class AroundPass(FlightPass):
         engine, rows = self.engine, self.rotor_rows
         table = sim.commands[ACTING]
         carried = np.empty((len(rows), 9))
-        clock = _read_only(np.array((float(sim.time), float(sim.dt))))
-        fk.rotors_actuate((_read_only(engine.state3d()), clock), rows, self.rpar,
+        step = _read_only(np.full(1, float(sim.dt)))  # the kind's dt view
+        fk.rotors_actuate((_read_only(engine.state3d()), step), rows, self.rpar,
                           sim.states.get(ACTING).kernel_args,
                           table if self.every else table[rows], carried, self.wrench)
         role = self.module.kernel_drive
@@ -125,7 +125,8 @@ class AroundPass(FlightPass):
         par, states = self.par, sim.states
         _readings(s, np.array((float(sim.time), float(sim.dt))),
                   (*noise, _NO_NORMALS, _NO_UNIFORMS),
-                  (self.rotor_rows, self.rpar, states.get(ACTING).kernel_args, out[ACTING]),
+                  (self.rotor_rows, self.rpar, states.get(ACTING).kernel_args,
+                   _read_only(np.full(1, float(sim.dt))), out[ACTING]),
                   (rows["imu"], par["imu"], states.get("imu").kernel_args, inormals, out["imu"]),
                   (rows["mocap"], par["mocap"], mnormals, out["mocap"]),
                   (rows["altimeter"], par["altimeter"], anormals, below, out["altimeter"]))
@@ -157,7 +158,8 @@ def _load() -> None:
     for below in (_read_only(one.copy()), _NO_BELOW):
         alti = (rows, par["altimeter"], none, below, np.zeros((1, 1)))
         _readings(_read_only(s), np.array((0.002, 0.002)), (_KEY0, -1, -1, -1, none, _NO_UNIFORMS),
-                  (rows, par["rotors"], (np.zeros((1, 4)), np.zeros(1, bool)), np.zeros((1, 5))),
+                  (rows, par["rotors"], (np.zeros((1, 4)), np.zeros(1, bool)),
+                   _read_only(np.full(1, 0.002)), np.zeros((1, 5))),
                   imu, mocap, alti)
 
 

@@ -14,14 +14,12 @@ between the kernels; on the kinematic engine :func:`_act` also checks the robots
 (the bounds of :mod:`coopsim.model.health`) on the state it leaves. What stays outside the
 calls: the health check between the step and the readings on other engines, a cast on the
 caster's grid (many pairs) or before the compiled caster serves (the plain path's geometry and
-cast), the bumper's contact flags (the engine's ``contacts``) and
-the target's world-frame angle (numpy's ``arctan2``: numba's ``atan2`` differs from it in the
-last bit for some arguments, so the plain path's bits need numpy's).
+cast) and the bumper's contact flags (the engine's ``contacts``).
 
-Same results: each reading is the plain path's kernel body (:mod:`.kernels`: the motors'
-reading, odometry's midpoint rule, the target's offsets and bearings) or its numpy formula
-operation for operation (noise ``out + z * noise``, ``np.clip``'s ternaries, ``wrap_angle``),
-and the normals are the plan's draw (:mod:`coopsim.model.noise_kernels`, counter-based, drawn
+Same results: each reading is made by the row functions the kinds' own kernels call on the plain
+path (:mod:`.kernels`: the motors' wheel speeds, odometry's midpoint rule, the target's
+distances and angles, the sonar's clip, the compass' wrap; noise ``out + z * noise`` as their
+kernels add it), and the normals are the plan's draw (:mod:`coopsim.model.noise_kernels`, counter-based, drawn
 in the call from the step's key): a step gives the same bits either way
 (tests/sim/test_groundfused.py), so the two paths may alternate. The pass refuses (the plan
 says why) a kind with a rate or lost readings, noise it does not draw (the target's, odometry's
@@ -48,7 +46,8 @@ from .common import sensing_refusal
 LABELS = ("motors", "sonar", "target", "odometry", "gps", "compass", "bumper")
 ACTING = "motors"
 NOISY = ("sonar", "gps", "compass")  # the kinds whose noise the call adds (base ``measure``)
-WIDTH = {"motors": 4, "odometry": 5, "gps": 2, "compass": 1, "bumper": 2}  # sonar: its beams
+#: The readings' widths (the sonar's: its beams; the target's: 2 a target)
+WIDTH = {"motors": 4, "odometry": 5, "gps": 2, "compass": 1, "bumper": 2}
 
 
 @jit(inline=True)
@@ -65,25 +64,20 @@ def _noisy(out, key, start, noise):
 
 
 @jit(inline=True)
-def _clip(v, low, high):
-    """``np.clip`` of one value: its ternaries (NaN goes through, the same signed zeros)."""
-    if v != v:
-        return v
-    v = v if v > low else low
-    return v if v < high else high
-
-
-@jit(inline=True)
-def _fill(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs, offsets):
-    """:func:`_sense`'s readings once the sonar's (``outs[1]``) holds its cast distances."""
+def _fill(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs):
+    """:func:`_sense`'s readings once the sonar's (``outs[1]``) holds its cast distances: each
+    kind's row function of :mod:`.kernels` (the plain path's kernels call the same ones)."""
     motors, sonar, odometry, gps, compass, bumper, target = outs
     key = keys[0]
-    velocity, speeds, axle = state[:, 3:6], motors[:, 2:], par[0]
-    for i in range(len(motors)):
+    axle = par[0]
+    for i in range(len(motors)):  # kernels.motors_sense
         motors[i, 0], motors[i, 1] = driven[i, 0], driven[i, 1]
-        kernels._wheel_row(i, velocity, heading, axle, motors, 2)
-    for i in range(len(odometry)):  # from the actual wheel speeds, as Odometry.measure
-        kernels._odometry_row(i, speeds, axle, dt, prev, odometry)
+        motors[i, 2], motors[i, 3] = kernels._wheels(state[i, 3], state[i, 4], state[i, 5],
+                                                     heading[i, 0], heading[i, 1], axle[i])
+    for i in range(len(odometry)):  # kernels.odometry_sense (no slip: the pass draws none)
+        kernels._odometry_row(i, state[i, 2], state[i, 3], state[i, 4], state[i, 5],
+                              heading[i, 0], heading[i, 1], axle[i], dt, 0.0, 0.0, 0.0, prev,
+                              odometry)
     for i in range(len(gps)):
         gps[i, 0], gps[i, 1] = state[i, 0], state[i, 1]
     for i in range(len(compass)):
@@ -94,18 +88,17 @@ def _fill(state, heading, dt, driven, prev, contact, par, targets, keys, starts,
     _noisy(gps, key, starts[1], par[3])
     _noisy(compass, key, starts[2], par[4])
     reach = par[1]
-    for i in range(len(sonar)):  # Sonar.clip
+    for i in range(len(sonar)):  # kernels.sonar_sense's clip
         for j in range(sonar.shape[1]):
-            sonar[i, j] = _clip(sonar[i, j], 0.0, reach[i])
-    for i in range(len(compass)):  # Compass.clip
+            sonar[i, j] = kernels._clip(sonar[i, j], 0.0, reach[i])
+    for i in range(len(compass)):  # kernels.compass_sense's wrap
         compass[i, 0] = kernels._wrap(compass[i, 0])
-    for i in range(len(target)):
-        kernels._offsets_row(i, state, targets, offsets, target)
+    for i in range(len(target)):  # kernels.target_sense (no noise: the pass draws none)
+        kernels._target_row(i, state[i, 0], state[i, 1], state[i, 2], targets, target)
 
 
 @jit()
-def _sense(state, heading, dt, driven, prev, contact, dist, par, targets, keys, starts, outs,
-           offsets):
+def _sense(state, heading, dt, driven, prev, contact, dist, par, targets, keys, starts, outs):
     """Every reading of a ground world's step from the planar ``state`` (N, 6: x, y, yaw, vx,
     vy, yaw rate) after it, every robot carrying each kind present (a kind absent: its output
     has no rows).
@@ -122,14 +115,13 @@ def _sense(state, heading, dt, driven, prev, contact, dist, par, targets, keys, 
         keys: (1,) uint64: this step's noise key (an array: a numpy scalar costs the call
             ~0.3 us to type); starts: (sonar, gps, compass) first normal of
             each in the step's draw, -1: none.
-        outs: The readings (motors, sonar, odometry, gps, compass, bumper, target (N, T, 2)).
-        offsets: (2, N, T) scratch: the targets' offsets (their angle is numpy's, after).
+        outs: The readings (motors, sonar, odometry, gps, compass, bumper, target (N, 2T)).
     """
     sonar = outs[1]
     for i in range(len(sonar)):
         for j in range(sonar.shape[1]):
             sonar[i, j] = dist[i, j]
-    _fill(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs, offsets)
+    _fill(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs)
 
 
 #: The compiled caster's fan of every robot (:func:`coopsim.raycast.jitcast._fan_robots`),
@@ -140,13 +132,13 @@ FAN = None
 
 @jit()
 def _sense_cast(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs,
-                offsets, fan, group, fixed, objects):
+                fan, group, fixed, objects):
     """:func:`_sense` with the sonar's cast in the same call: :data:`FAN` (the caster's own
     kernel, the bits of its call) writes the distances into ``outs[1]`` and ``heading``;
     ``fan`` (K, 2) the angles' cos, sin, ``group`` (N,) int64 the robots' groups, ``fixed``
     and ``objects`` the static and the moving objects' shapes as the caster keeps them."""
     FAN(state, par[5], group, fan, par[1], fixed, objects, heading, outs[1])
-    _fill(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs, offsets)
+    _fill(state, heading, dt, driven, prev, contact, par, targets, keys, starts, outs)
 
 
 _CAST: dict = {"kernel": None, "warm": None}
@@ -203,11 +195,8 @@ def _act(commands, max_speed, efficiency, axle, wheels, twist, rows, edge, cmd, 
     for i in range(len(wheels)):
         kernels._drive_row(i, commands, max_speed, efficiency, axle, wheels, twist)
     DRIVE(cmd, mode, driven, rows, twist[:, 0], twist[:, 1])
-    pos, buf, yaw, heading, radius, state, contact, moved, flag, every, static, half, dt, \
-        limits = arrays
-    STEP(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, every, static,
-         half, dt, limits)
-    return _healthy(state, edge)
+    STEP(cmd, mode, arrays)
+    return _healthy(arrays[5], edge)
 
 
 _ENGINE: dict = {"kernels": None, "warm": None}
@@ -250,18 +239,18 @@ def wait() -> bool:
 
 
 def _sample(frozen: bool) -> tuple:
-    """:func:`_sense_cast`'s arguments for one robot and one target up to ``offsets`` (state,
-    heading, dt, driven, prev, contact, par, targets, keys, starts, outs, offsets) as a step
+    """:func:`_sense_cast`'s arguments for one robot and one target up to ``outs`` (state,
+    heading, dt, driven, prev, contact, par, targets, keys, starts, outs) as a step
     gives them: the sealed readings read-only, the state the engine's copy or a read-only
     view (``frozen``)."""
     state, prev = np.zeros((1, 6)), np.zeros((1, 5))
     state.flags.writeable = not frozen
     prev.flags.writeable = False
     outs = (np.zeros((1, 4)), np.zeros((1, 11)), np.zeros((1, 5)), np.zeros((1, 2)),
-            np.zeros((1, 1)), np.zeros((1, 2)), np.zeros((1, 1, 2)))
+            np.zeros((1, 1)), np.zeros((1, 2)), np.zeros((1, 2)))
     return (state, np.zeros((1, 2)), 0.1, np.zeros((1, 2)), prev, np.zeros((1, 2)),
             np.ones((6, 1)), np.zeros((1, 2)), np.ones(1, np.uint64), np.full(3, -1, np.int64),
-            outs, np.zeros((2, 1, 1)))
+            outs)
 
 
 def _load() -> None:
@@ -372,6 +361,9 @@ class GroundPass:
             engine.drive(self.rows, twist[:, 0], twist[:, 1])
             engine.step(sim.dt)
         sim.actuated[ACTING] = wheels
+        kept = sim.states.get(ACTING)  # the wheels driven, as Motors.actuate's kernel keeps them
+        kept.arrays["driven"][self.rows] = wheels
+        kept.seen[self.rows] = True
         return True
 
     def _bounds(self, floor) -> tuple:
@@ -390,7 +382,7 @@ class GroundPass:
         kept = self._kept
         if kept[0] is not layout or kept[1] != (world.layout_version, n):
             kept = self._keep(sim, layout, n)
-        _, _, labels, shapes, targets, heading, offsets, angle, starts, par, (dy, dx) = kept
+        _, _, labels, shapes, targets, heading, starts, par = kept
         if labels is _OUTS:  # every kind carried: one fresh array each
             outs = tuple(map(np.empty, shapes))
         else:
@@ -407,17 +399,13 @@ class GroundPass:
         parts = sensors.fan_parts(world, n, len(self.fan)) if len(self.fan) else None
         if parts is not None and bind(parts[0]):
             _sense_cast(state, heading, sim.dt, sim.actuated[ACTING], prev, contact, par,
-                        targets, keys, starts, outs, offsets, self.fan, sim.robots.group,
+                        targets, keys, starts, outs, self.fan, sim.robots.group,
                         parts[1], parts[2])
         else:
             dist, heading = self._cast(sim, state, heading)
             _sense(state, heading, sim.dt, sim.actuated[ACTING], prev, contact, dist, par,
-                   targets, keys, starts, outs, offsets)
+                   targets, keys, starts, outs)
         motors, sonar, odometry, gps, compass, bumper, target = outs
-        if type(shapes[6]) is tuple:  # target: numpy's arctan2, then the compiled bearings
-            np.arctan2(dy, dx, angle)  # (Target.sense's; the views kept, out positional)
-            kernels.target_bearings.serial(angle, state[:, :3], target)
-            target = target.reshape(n, -1)
         if labels is _OUTS:  # a dict display: less than half dict(zip())'s cost
             return {"motors": motors, "sonar": sonar, "odometry": odometry, "gps": gps,
                     "compass": compass, "bumper": bumper, "target": target}
@@ -442,14 +430,14 @@ class GroundPass:
     def _keep(self, sim, layout: tuple, n: int) -> tuple:
         """What :meth:`measure` takes from the layout: the readings' shapes in
         :func:`_sense`'s order (absent kinds: an empty array, shared), the targets, scratch
-        (headings, the targets' offsets and angles), the noise blocks' starts and the rows'
-        parameters (:func:`_sense`'s ``par``), the offsets' y and x views (``arctan2``'s)."""
+        (headings), the noise blocks' starts and the rows' parameters (:func:`_sense`'s
+        ``par``)."""
         by, world = self.sensing, sim.world
         targets = sim.sensors.targets(world) if "target" in by else _NO_TARGETS
         width = dict(WIDTH, sonar=len(self.angles))
+        width["target"] = 2 * len(targets)
         shapes = [((n, width[label]) if label in by else np.empty((0, width[label])))
-                  for label in _OUTS[:-1]]
-        shapes.append((n, len(targets), 2) if "target" in by else np.empty((0, 0, 2)))
+                  for label in _OUTS]
         starts, noises = self._noise(layout)
         par = np.zeros((6, n))
         par[0], par[5] = sim.robots.axle, sim.robots.radius
@@ -458,13 +446,10 @@ class GroundPass:
         for k, noise in enumerate(noises):
             if len(noise):
                 par[2 + k] = noise
-        offsets = np.empty((2, n if "target" in by else 0, len(targets)))
         self._kept = (layout, (world.layout_version, n),
                       _OUTS if all(label in by for label in _OUTS) else
                       tuple((label, k) for k, label in enumerate(_OUTS) if label in by),
-                      tuple(shapes), targets, np.empty((n, 2)), offsets,
-                      np.empty((n if "target" in by else 0, len(targets))), starts, par,
-                      (offsets[1], offsets[0]))
+                      tuple(shapes), targets, np.empty((n, 2)), starts, par)
         return self._kept
 
     def _noise(self, layout: tuple) -> tuple:

@@ -1,13 +1,16 @@
-"""Compiled kernels of the ``motors``, ``odometry``, ``target`` and ``velocity`` modules: a small
-world's step.
+"""Compiled kernels of the ground robots' kinds (``motors``, ``odometry``, ``target``, ``bumper``,
+``sonar``, ``gps``, ``compass``) and the ``velocity`` actuator: a small world's step.
 
 One robot's ``motors`` and ``odometry`` in numpy cost about twenty calls a step, each 0.3-0.7
 us on a one-row array: more than the arithmetic. Each kernel here is one call doing a module's
 formula robot by robot (no fused multiply-adds: numba contracts none without ``fastmath``).
 The modules call them (loaded with a run: :func:`coopsim.model.compiled.warmer`). From
-:data:`coopsim.model.threads.ROWS_MIN` robots a kernel shares its rows among numba's threads
-(each robot's row is its own: the same bits). The ``target`` module's kernels leave its angle
-to numpy's ``arctan2`` (numba's ``atan2`` differs from it in the last bit for some arguments).
+:data:`coopsim.model.threads.ROWS_MIN` robots the actuators' kernels share their rows among
+numba's threads (each robot's row is its own: the same bits). The kinds' kernels (the
+``ModuleKernel`` contract, below) and their row functions, which the ground robots' fused pass
+(:mod:`.groundfused`) calls too: the math of each kind exists once. The ``target``'s angle is
+``math.atan2`` (libm's: numpy's ``arctan2`` may dispatch to SVML on AVX-512 machines and differ
+in the last bit).
 
 Frames and units: world frame; m, m/s, rad, rad/s, s.
 """
@@ -35,72 +38,51 @@ def _wrap(a):
 
 
 @jit(inline=True)
-def _wheel_row(i, velocity, heading, axle, out, c=0):
-    forward = velocity[i, 0] * heading[i, 0] + velocity[i, 1] * heading[i, 1]
-    half = velocity[i, 2] * axle[i] / 2
-    out[i, c] = forward - half
-    out[i, c + 1] = forward + half
-
-
-@jit()
-def _wheel_speeds(velocity, heading, axle, out):
-    """``out`` (N, 2) = each robot's left, right wheel speed, m/s, from its ``velocity`` (N, 3)
-    vx, vy (world) and yaw rate, ``heading`` (N, 2) cos, sin of its yaw and ``axle`` (N,) m:
-    forward = vx cos + vy sin, and -/+ yaw rate * axle / 2."""
-    for i in range(len(out)):
-        _wheel_row(i, velocity, heading, axle, out)
-
-
-@jit(parallel=True)
-def _wheel_speeds_threads(velocity, heading, axle, out):
-    """:func:`_wheel_speeds` on the threads."""
-    for i in prange(len(out)):
-        _wheel_row(np.int64(i), velocity, heading, axle, out)
-
-
-@jit()
-def _motors_reading(driven, velocity, heading, axle, out):
-    """The ``motors`` reading of every robot: ``out`` (N, 4) = the wheel speeds ``driven``
-    (N, 2) this step, then the actual ones (:func:`_wheel_speeds`), m/s."""
-    for i in range(len(out)):
-        out[i, 0], out[i, 1] = driven[i, 0], driven[i, 1]
-        _wheel_row(i, velocity, heading, axle, out, 2)
-
-
-@jit(parallel=True)
-def _motors_reading_threads(driven, velocity, heading, axle, out):
-    """:func:`_motors_reading` on the threads."""
-    for i in prange(len(out)):
-        out[i, 0], out[i, 1] = driven[i, 0], driven[i, 1]
-        _wheel_row(np.int64(i), velocity, heading, axle, out, 2)
+def _wheels(vx, vy, wz, c, s, axle):
+    """(left, right) actual wheel speeds, m/s, of a chassis moving at ``vx``, ``vy`` (m/s,
+    world frame) and turning at ``wz`` (rad/s), heading (``c``, ``s``) = cos, sin of its yaw,
+    wheels ``axle`` m apart: forward = vx c + vy s, then -/+ wz axle / 2."""
+    forward = vx * c + vy * s
+    half = wz * axle / 2
+    return forward - half, forward + half
 
 
 @jit(inline=True)
-def _odometry_row(i, speeds, axle, dt, prev, out):
-    left, right = speeds[i, 0] * dt, speeds[i, 1] * dt
-    ds, dyaw = (left + right) * 0.5, (right - left) / axle[i]
-    mid = prev[i, 2] + dyaw / 2
-    out[i, 0] = prev[i, 0] + ds * math.cos(mid)
-    out[i, 1] = prev[i, 1] + ds * math.sin(mid)
-    out[i, 2] = _wrap(prev[i, 2] + dyaw)
-    out[i, 3] = prev[i, 3] + left
-    out[i, 4] = prev[i, 4] + right
-
-
-@jit()
-def _odometry(speeds, axle, dt, prev, out):
-    """``out`` (N, 5) = ``prev`` (x, y, yaw, left and right travel) advanced by one step of
-    ``dt`` s at wheel ``speeds`` (N, 2) m/s: the midpoint rule on the travelled arc, the yaw
-    wrapped to (-pi, pi]."""
-    for i in range(len(out)):
-        _odometry_row(i, speeds, axle, dt, prev, out)
-
-
-@jit(parallel=True)
-def _odometry_threads(speeds, axle, dt, prev, out):
-    """:func:`_odometry` on the threads."""
-    for i in prange(len(out)):
-        _odometry_row(np.int64(i), speeds, axle, dt, prev, out)
+def _odometry_row(k, yaw, vx, vy, wz, c, s, axle, dt, slip, z0, z1, prev, out):
+    """``out[k]`` = the ``odometry`` reading ``prev[k]`` (x, y m, yaw rad, left and right
+    travel m) advanced by one step of ``dt`` s of a robot at ``yaw`` (rad; ``c``, ``s`` its
+    cos, sin) moving at ``vx``, ``vy``, ``wz`` (world frame, m/s, rad/s): each wheel's travel
+    (:func:`_wheels` times dt, times 1 + ``z`` ``slip`` / 100 with the row's normals ``z0``,
+    ``z1`` where ``slip`` (%) is not 0), the midpoint rule on the travelled arc, the yaw
+    wrapped to (-pi, pi]. A planar base (``axle`` <= 0, no left and right wheel): the step's
+    displacement turned into the base's frame at the step's true mid heading (the pose is the
+    step's end), then turned by the odometry's own mid heading, as a caster base's controller
+    integrates its casters' motion; its travels stay."""
+    if axle <= 0:
+        dyaw = wz * dt
+        true_mid = yaw - dyaw / 2
+        tc, ts = math.cos(true_mid), math.sin(true_mid)
+        forward = (vx * tc + vy * ts) * dt
+        left = (vy * tc - vx * ts) * dt
+        mid = prev[k, 2] + dyaw / 2
+        mc, ms = math.cos(mid), math.sin(mid)
+        out[k, 0] = prev[k, 0] + (forward * mc - left * ms)
+        out[k, 1] = prev[k, 1] + (forward * ms + left * mc)
+        out[k, 2] = _wrap(prev[k, 2] + dyaw)
+        out[k, 3], out[k, 4] = prev[k, 3], prev[k, 4]
+        return
+    left, right = _wheels(vx, vy, wz, c, s, axle)
+    left, right = left * dt, right * dt
+    if slip != 0.0:  # (z * slip / 100: the order numpy took)
+        left = left * (1.0 + z0 * slip / 100)
+        right = right * (1.0 + z1 * slip / 100)
+    ds, dyaw = (left + right) * 0.5, (right - left) / axle
+    mid = prev[k, 2] + dyaw / 2
+    out[k, 0] = prev[k, 0] + ds * math.cos(mid)
+    out[k, 1] = prev[k, 1] + ds * math.sin(mid)
+    out[k, 2] = _wrap(prev[k, 2] + dyaw)
+    out[k, 3] = prev[k, 3] + left
+    out[k, 4] = prev[k, 4] + right
 
 
 @jit(inline=True)
@@ -143,45 +125,24 @@ def _drive_threads(commands, max_speed, efficiency, axle, wheels, twist):
 
 
 @jit(inline=True)
-def _offsets_row(i, pose, targets, offsets, out):
+def _target_row(k, x, y, yaw, targets, out):
+    """``out[k]`` = the ``target`` reading of a robot at ``x``, ``y`` (m), ``yaw`` (rad): per
+    target (``targets`` (T, 2), m) its distance (``hypot``) and its angle from the heading,
+    wrapped to (-pi, pi] (``math.atan2``: libm's, the same bits on every machine, where
+    numpy's ``arctan2`` may use SVML's)."""
     for t in range(len(targets)):
-        dx, dy = targets[t, 0] - pose[i, 0], targets[t, 1] - pose[i, 1]
-        offsets[0, i, t], offsets[1, i, t] = dx, dy
-        out[i, t, 0] = math.hypot(dx, dy)
+        dx, dy = targets[t, 0] - x, targets[t, 1] - y
+        out[k, 2 * t] = math.hypot(dx, dy)
+        out[k, 2 * t + 1] = _wrap(math.atan2(dy, dx) - yaw)
 
 
-@jit()
-def _target_offsets(pose, targets, offsets, out):
-    """For each robot's ``pose`` (N, 3) and target (T, 2), m: ``offsets`` (2, N, T) = the
-    target's x and y less the robot's, ``out[:, :, 0]`` (``out`` (N, T, 2)) = its distance
-    (``hypot``; numba's is numpy's, bit for bit)."""
-    for i in range(len(pose)):
-        _offsets_row(i, pose, targets, offsets, out)
-
-
-@jit(parallel=True)
-def _target_offsets_threads(pose, targets, offsets, out):
-    """:func:`_target_offsets` on the threads."""
-    for i in prange(len(pose)):
-        _offsets_row(np.int64(i), pose, targets, offsets, out)
-
-
-@jit()
-def _target_bearings(angles, pose, out):
-    """``out[:, :, 1]`` = each target's world-frame angle ``angles`` (N, T) less the robot's
-    yaw, wrapped to (-pi, pi], rad (the world angle is numpy's ``arctan2``: numba's atan2
-    differs from it in the last bit for some arguments)."""
-    for i in range(len(pose)):
-        for t in range(angles.shape[1]):
-            out[i, t, 1] = _wrap(angles[i, t] - pose[i, 2])
-
-
-@jit(parallel=True)
-def _target_bearings_threads(angles, pose, out):
-    """:func:`_target_bearings` on the threads."""
-    for i in prange(len(pose)):
-        for t in range(angles.shape[1]):
-            out[i, t, 1] = _wrap(angles[i, t] - pose[i, 2])
+@jit(inline=True)
+def _clip(v, low, high):
+    """``np.clip`` of one value: its ternaries (NaN goes through, the same signed zeros)."""
+    if v != v:
+        return v
+    v = v if v > low else low
+    return v if v < high else high
 
 
 @jit(inline=True)
@@ -233,24 +194,25 @@ def _velocity_threads(commands, rows, pose, now, p, alpha, dt, out):
 
 
 # -- the kinds' kernels (the ModuleKernel contract: coopsim.model.capability_kinds) ----------
-# Arguments: views (the frame arrays of kernel_views, every robot's rows), rows (int64), params
-# ((len(rows), P) in the kind's params order), state (its state table: () here), then the
-# reading's noise blocks or the stored commands. Module.measure's order: the reading, + normals
-# times ``noise``, lost rows keep the previous reading, clip.
+# Arguments: views (the frame arrays of kernel_views: every robot's rows, but for dt, targets
+# and ranges), rows (int64), params ((len(rows), P) in the kind's params order), state (its
+# state table's arrays, then seen; () when it keeps none), then the reading's noise blocks or
+# the stored commands. Module.measure's order: the reading, + normals times ``noise``, lost
+# rows keep the previous reading, clip.
 
 
 @jit(inline=True)
-def _noise_lost(out, params, normals, uniforms, prev):
-    """``out`` += ``normals`` times each row's ``noise`` (``params[:, 0]``), then the rows whose
-    uniform * 100 is under their ``lost`` (%, ``params[:, 1]``) keep ``prev``: the base
-    ``Module.measure``'s arithmetic, operation for operation (no draw: nothing done)."""
+def _noise_lost(out, params, normals, uniforms, prev, noise, lost):
+    """``out`` += ``normals`` times each row's ``noise`` (``params[:, noise]``), then the rows
+    whose uniform * 100 is under their ``lost`` (%, ``params[:, lost]``) keep ``prev``: the
+    base ``Module.measure``'s arithmetic, operation for operation (no draw: nothing done)."""
     if normals.shape[1]:
         for k in range(out.shape[0]):
             for j in range(out.shape[1]):
-                out[k, j] = out[k, j] + normals[k, j] * params[k, 0]
+                out[k, j] = out[k, j] + normals[k, j] * params[k, noise]
     if len(uniforms):
         for k in range(out.shape[0]):
-            if uniforms[k] * 100.0 < params[k, 1]:
+            if uniforms[k] * 100.0 < params[k, lost]:
                 for j in range(out.shape[1]):
                     out[k, j] = prev[k, j]
 
@@ -262,7 +224,7 @@ def gps_sense(views, rows, params, state, normals, uniforms, prev, out):
     pose = views[0]
     for k in range(len(rows)):
         out[k, 0], out[k, 1] = pose[rows[k], 0], pose[rows[k], 1]
-    _noise_lost(out, params, normals, uniforms, prev)
+    _noise_lost(out, params, normals, uniforms, prev, 0, 1)
 
 
 @jit()
@@ -272,7 +234,7 @@ def compass_sense(views, rows, params, state, normals, uniforms, prev, out):
     pose = views[0]
     for k in range(len(rows)):
         out[k, 0] = pose[rows[k], 2]
-    _noise_lost(out, params, normals, uniforms, prev)
+    _noise_lost(out, params, normals, uniforms, prev, 0, 1)
     for k in range(len(rows)):
         out[k, 0] = _wrap(out[k, 0])
 
@@ -280,24 +242,89 @@ def compass_sense(views, rows, params, state, normals, uniforms, prev, out):
 @jit()
 def motors_actuate(views, rows, params, state, commands, out, drive):
     """``motors``: ``out`` (n, 2) the wheel speeds driven (the commanded left, right, m/s,
-    clipped to +-max_speed, times efficiency %), ``drive`` (n, 2) the chassis' forward speed,
-    m/s, and yaw rate, rad/s, over the wheel separation (``views[0]`` the axles, m); params:
-    max_speed m/s, efficiency %."""
-    axle = views[0]
+    clipped to +-max_speed, times efficiency %), also kept in its state (``driven`` (N, 2),
+    for its reading), ``drive`` (n, 2) the chassis' forward speed, m/s, and yaw rate, rad/s,
+    over the wheel separation (views: pose, velocity, axle m); params: max_speed m/s,
+    efficiency %."""
+    axle = views[2]
+    driven, seen = state
     for k in range(len(rows)):
+        i = rows[k]
         out[k, 0], out[k, 1], drive[k, 0], drive[k, 1] = _drive_one(
-            commands[k, 0], commands[k, 1], params[k, 0], params[k, 1], axle[rows[k]])
+            commands[k, 0], commands[k, 1], params[k, 0], params[k, 1], axle[i])
+        driven[i, 0], driven[i, 1], seen[i] = out[k, 0], out[k, 1], True
+
+
+@jit()
+def motors_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """``motors``: the wheel speeds driven this step (its state's ``driven``, m/s), then the
+    actual ones from the chassis' motion (:func:`_wheels`; views: pose, velocity, axle m)."""
+    pose, velocity, axle = views
+    driven = state[0]
+    for k in range(len(rows)):
+        i = rows[k]
+        yaw = pose[i, 2]
+        out[k, 0], out[k, 1] = driven[i, 0], driven[i, 1]
+        out[k, 2], out[k, 3] = _wheels(velocity[i, 0], velocity[i, 1], velocity[i, 2],
+                                       math.cos(yaw), math.sin(yaw), axle[i])
+
+
+@jit()
+def odometry_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """``odometry``: ``prev`` advanced by this step's wheel travel (:func:`_odometry_row`;
+    views: pose, velocity, axle m, dt s), each wheel's slipping by its normal (``normals``
+    (n, 2) when some robot's ``slip``, % (params[:, 0]), is not 0)."""
+    pose, velocity, axle, dt = views
+    slips = normals.shape[1] > 0
+    for k in range(len(rows)):
+        i = rows[k]
+        yaw = pose[i, 2]
+        slip, z0, z1 = 0.0, 0.0, 0.0
+        if slips:
+            slip, z0, z1 = params[k, 0], normals[k, 0], normals[k, 1]
+        _odometry_row(k, yaw, velocity[i, 0], velocity[i, 1], velocity[i, 2], math.cos(yaw),
+                      math.sin(yaw), axle[i], dt[0], slip, z0, z1, prev, out)
+
+
+@jit()
+def target_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """``target``: per target (``views[1]`` (T, 2), m) its distance, m, and angle from the
+    heading, rad (:func:`_target_row`; ``views[0]`` the pose), with its noise and lost data
+    (params: noise m and rad, lost %, rate)."""
+    pose, targets = views
+    for k in range(len(rows)):
+        i = rows[k]
+        _target_row(k, pose[i, 0], pose[i, 1], pose[i, 2], targets, out)
+    _noise_lost(out, params, normals, uniforms, prev, 0, 1)
+
+
+@jit()
+def bumper_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """``bumper``: the engine's front and rear contact flags (``views[0]`` (N, 2))."""
+    contact = views[0]
+    for k in range(len(rows)):
+        out[k, 0], out[k, 1] = contact[rows[k], 0], contact[rows[k], 1]
+
+
+@jit()
+def sonar_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """``sonar``: its fan's distances (``views[0]`` the ``ranges`` (n, K), m, by row k) with
+    its noise and lost data, clipped to [0, max_range] (params: max_range m, noise m, lost %,
+    rate)."""
+    ranges = views[0]
+    for k in range(len(rows)):
+        for j in range(out.shape[1]):
+            out[k, j] = ranges[k, j]
+    _noise_lost(out, params, normals, uniforms, prev, 1, 2)
+    for k in range(len(rows)):
+        for j in range(out.shape[1]):
+            out[k, j] = _clip(out[k, j], 0.0, params[k, 0])
 
 
 # Each kernel serial for a small world, on the threads for a swarm (coopsim.model.threads):
 # the same rows either way, so the same bits.
-wheel_speeds = by_rows(_wheel_speeds, _wheel_speeds_threads)
-odometry = by_rows(_odometry, _odometry_threads)
 drive = by_rows(_drive, _drive_threads)
-target_offsets = by_rows(_target_offsets, _target_offsets_threads)
-target_bearings = by_rows(_target_bearings, _target_bearings_threads)
 velocity = by_rows(_velocity, _velocity_threads)
-motors_reading = by_rows(_motors_reading, _motors_reading_threads)
 
 
 def _load() -> None:
@@ -308,44 +335,41 @@ def _load() -> None:
     one = np.ones(1)
     for n, frozen in ((1, False), (2, False), (1, True), (2, True)):
         state = _frozen(np.zeros((n, 6)), frozen)  # the frame's state: a read-only view
-        speeds = np.zeros((n, 2))
-        wheel_speeds(state[:, 3:6], np.zeros((n, 2)), np.ones(n), speeds)
-        reading = np.zeros((n, 4))
-        motors_reading(speeds, state[:, 3:6], np.zeros((n, 2)), np.ones(n), reading)
-        reading.flags.writeable = False
-        prev = np.zeros((1, 5))
-        ro = speeds[:1].copy()
-        ro.flags.writeable = prev.flags.writeable = not frozen
-        odometry(ro, one, 0.1, prev, np.zeros((1, 5)))
-        # the actual speeds of the motors' reading (read-only, every robot's: a strided view)
-        odometry(reading[:, 2:], np.ones(n), 0.1, _frozen(np.zeros((n, 5)), True),
-                 np.zeros((n, 5)))
         # every robot's commands: the table's read-only view; a gather's: a copy
         drive(_frozen(np.zeros((1, 2)), frozen), one, one, one, np.zeros((1, 2)),
               np.zeros((1, 2)))
-        # as for the velocity: every robot's pose a view of the state, or not
-        pose, out = state[:, :3], np.zeros((n, 1, 2))
-        target_offsets(pose, np.zeros((1, 2)), np.zeros((2, n, 1)), out)
-        target_bearings(np.zeros((n, 1)), pose, out)
         velocity(_frozen(np.zeros((n, 6)), frozen), np.arange(n), state[:, :3], state[:, 3:6],
                  (np.ones(n),) * 4, np.ones(n), 0.1, np.zeros((n, 3)))
 
 
 def _load_kinds() -> None:
     """Call the kinds' kernels once with the arrays a step hands them: the frame's read-only
-    views, the read-only noise blocks (none: (n, 0)), previous readings and parameters
-    (coopsim.model.kernel.sense_by_kernel makes every array a kernel only reads read-only);
-    every robot's commands (a read-only view) or a gather's."""
+    views (coopsim.model.kernel.views_of), the read-only noise blocks (none: (n, 0); the
+    odometry's slip: (n, 2)), previous readings and parameters (sense_by_kernel makes every
+    array a kernel only reads read-only); every robot's commands (a read-only view) or a
+    gather's."""
+    ro = _frozen
     for n in (1, 2):  # one robot's pose is a contiguous view of the state, several robots' not
-        state = _frozen(np.zeros((n, 6)), True)
-        pose, rows = state[:, :3], np.arange(n, dtype=np.int64)
-        params, u = _frozen(np.zeros((n, 3)), True), _frozen(np.zeros(0), True)
-        for width, kernel in ((2, gps_sense), (1, compass_sense)):
-            kernel((pose,), rows, params, (), _frozen(np.zeros((n, width)), True), u,
-                   _frozen(np.zeros((n, width)), True), np.zeros((n, width)))
-    for frozen in (False, True):
-        motors_actuate((np.ones(2),), rows, _frozen(np.ones((2, 2)), True), (),
-                       _frozen(np.zeros((2, 2)), frozen), np.zeros((2, 2)), np.zeros((2, 2)))
+        state = ro(np.zeros((n, 6)), True)
+        pose, velocity, rows = state[:, :3], state[:, 3:6], np.arange(n, dtype=np.int64)
+        axle, dt, u = ro(np.ones(n), True), ro(np.full(1, 0.1), True), ro(np.zeros(0), True)
+        motors = (np.zeros((n, 2)), np.zeros(n, dtype=np.bool_))
+
+        def sense(kernel, views, width, p, keep=(), k=(0,)):
+            for draws in k:
+                kernel(views, rows, ro(np.zeros((n, p)), True), keep,
+                       ro(np.zeros((n, draws)), True), u, ro(np.zeros((n, width)), True),
+                       np.zeros((n, width)))
+        sense(gps_sense, (pose,), 2, 3)
+        sense(compass_sense, (pose,), 1, 3)
+        sense(motors_sense, (pose, velocity, axle), 4, 2, motors)
+        sense(odometry_sense, (pose, velocity, axle, dt), 5, 1, k=(0, 2))
+        sense(target_sense, (pose, ro(np.zeros((2, 2)), True)), 4, 3)
+        sense(bumper_sense, (ro(np.zeros((n, 2)), True),), 2, 1)
+        sense(sonar_sense, (ro(np.zeros((n, 11)), True),), 11, 4)
+        for frozen in (False, True):
+            motors_actuate((pose, velocity, axle), rows, ro(np.ones((n, 2)), True), motors,
+                           ro(np.zeros((n, 2)), frozen), np.zeros((n, 2)), np.zeros((n, 2)))
 
 
 def _frozen(arr: np.ndarray, frozen: bool) -> np.ndarray:

@@ -134,7 +134,7 @@ class Lidar(Module):
     """
 
     label = "lidar"
-    mount = "xy_yaw"  # how a described robot's sensor line mounts it
+    mount = "xyz_yaw_middle"  # a described robot's sensor line: x, y, z and yaw
     description = ("laser scan: beams distances (m) over fov degrees, right to left; 0 = no "
                    "return (closer than min_range or dropped), max_range = nothing seen")
     params = (

@@ -6,6 +6,7 @@ import numpy as np
 
 from ...model.commands import OUT_OF_RANGE, Command
 from ...model.errors import ProtocolError
+from ...model.kernel import StateField
 from ...model.limits import shown
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
@@ -75,61 +76,11 @@ class Motors(Module):
 
     # Wheel speeds -> the chassis' forward speed (m/s) and yaw rate (rad/s), handed to the
     # engine's differential drive; the wheel speeds driven (after max_speed and efficiency) kept
-    # as actuated: one compiled call (kernels.motors_actuate)
-    kernel_views = ("axle",)
+    # as actuated and in its state (``driven``, m/s): one compiled call (kernels.motors_actuate).
+    # Its reading: the wheel speeds driven, then the actual ones from the chassis' motion: one
+    # compiled call (kernels.motors_sense)
+    state_fields = (StateField("driven", (2,)),)
+    kernel_views = ("pose", "velocity", "axle")
+    kernel_sense = kernels.motors_sense
     kernel_actuate = kernels.motors_actuate
     kernel_drive = ("drive", 2)
-
-    @classmethod
-    def wheel_speeds(cls, frame, rows) -> np.ndarray:
-        """(len(rows), 2) actual left, right wheel speeds from the chassis' motion, m/s
-        (read-only when every robot's: computed once per frame, ``frame.memo``)."""
-        every = len(rows) == len(frame.pose)  # rows are 0..N-1: no gathers (a small world)
-        if every and "motors.wheel_speeds" in frame.memo:  # odometry after motors, or before
-            return frame.memo["motors.wheel_speeds"]
-        heading = getattr(frame.geometry, "heading", None)  # cos, sin of the yaws, if made
-        if every and heading is not None:  # one compiled call
-            out = np.empty((len(rows), 2))
-            kernels.wheel_speeds(frame.velocity, heading, frame.axle, out)
-        else:
-            out = _wheel_speeds(frame, rows, every, heading)
-        if every:
-            out.setflags(write=False)
-            frame.memo["motors.wheel_speeds"] = out
-        return out
-
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        driven = frame.actuated.get(cls.label)
-        heading = getattr(frame.geometry, "heading", None)
-        if len(rows) == len(frame.pose) and driven is not None and len(driven) == len(rows) \
-                and heading is not None and "motors.wheel_speeds" not in frame.memo:
-            # every robot's reading in one compiled call
-            out = np.empty((len(rows), 4))
-            kernels.motors_reading(driven, frame.velocity, heading, frame.axle, out)
-            speeds = out[:, 2:]
-            speeds.setflags(write=False)  # odometry's, as wheel_speeds memoises them
-            frame.memo["motors.wheel_speeds"] = speeds
-            return out
-        out = np.zeros((len(rows), 4))
-        if driven is not None and len(driven) == len(rows):
-            out[:, :2] = driven
-        out[:, 2:] = cls.wheel_speeds(frame, rows)
-        return out
-
-
-def _wheel_speeds(frame, rows, every: bool, heading) -> np.ndarray:
-    """:meth:`Motors.wheel_speeds` in numpy (before the kernels load; some robots' rows)."""
-    vel = frame.velocity if every else frame.velocity[rows]
-    if heading is None:
-        yaw = frame.pose[:, 2] if every else frame.pose[rows, 2]
-        cos, sin = np.cos(yaw), np.sin(yaw)
-    else:
-        cos, sin = (heading[:, 0], heading[:, 1]) if every else (heading[rows, 0],
-                                                                 heading[rows, 1])
-    forward = vel[:, 0] * cos + vel[:, 1] * sin
-    half_turn = vel[:, 2] * (frame.axle if every else frame.axle[rows]) / 2
-    out = np.empty((len(forward), 2))  # column_stack costs more than the arithmetic here
-    np.subtract(forward, half_turn, out=out[:, 0])
-    np.add(forward, half_turn, out=out[:, 1])
-    return out

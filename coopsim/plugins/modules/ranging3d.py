@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...model import kernel
 from ...model.snapshot import quat_matrices
 
 
@@ -85,6 +86,9 @@ def fan(frame, rows: np.ndarray, angles: np.ndarray, reach: np.ndarray) -> np.nd
     dist = cast(frame, rows, directions(np.asarray(angles, float), np.zeros(1)),
                 np.asarray(reach, float) + radius)
     return np.clip(dist - radius[:, None], 0.0, np.asarray(reach, float)[:, None])
+
+
+kernel.FAN3D[0] = (active, fan)  # the kernel contract's ``ranges`` view on a 3D engine
 
 
 def underside(frame, rows: np.ndarray, reach: np.ndarray) -> np.ndarray:

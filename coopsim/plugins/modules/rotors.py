@@ -178,7 +178,7 @@ class Rotors(Module):
     # actuation keeps each command as carried out (u1..u4 the speeds after the lag, rad/s)
     # and hands the body wrench to the engine (force N, torque N m, body frame); the reading
     # is the speeds now and their thrust, N.
-    kernel_views = ("state3d", "clock")
+    kernel_views = ("state3d", "dt")
     kernel_actuate = flight_kernels.rotors_actuate
     kernel_drive = ("apply_wrench", (3, 3))
     kernel_sense = flight_kernels.rotors_sense

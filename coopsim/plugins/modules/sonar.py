@@ -14,9 +14,9 @@ from ...model.commands import Command
 from ...model.metric_kind import MetricKind, need_robot, robot_row
 from ...model.module import Column, LaserScan, Module
 from ...model.params import ParamSpec
-from . import ranging3d
+from . import kernels, ranging3d  # noqa: F401 (ranging3d: the 3D fan of kernel views)
 from .groundfused import GroundPass
-from .common import clip, lost, noise, rate
+from .common import lost, noise, rate
 from .ranging import beam_angles
 
 COUNT = 11
@@ -55,22 +55,16 @@ class Sonar(Module):
                                                                   range(COUNT)],
             "origin": "edge", "color": [255, 110, 20]}
 
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        reach = p["max_range"]
-        if ranging3d.active(frame):  # from its real 3D pose (mujoco, aerial)
-            return ranging3d.fan(frame, rows, ANGLES, reach)
-        # Cast from the centre (own chassis skipped by group) and subtract the radius: a ray
-        # starting on the chassis edge would begin inside a wall the robot is pressed into.
-        return frame.geometry.cast_fan(rows, ANGLES, reach)
-
-    @classmethod
-    def clip(cls, out, p):
-        return clip(out, 0.0, p["max_range"][:, None])
+    # its fan's distances (the kernel contract's ``ranges`` view of its beams: the floor
+    # slice's cast, or the 3D one), its noise and lost data, clipped to [0, max_range]: one
+    # compiled call
+    kernel_beams = tuple(ANGLES.tolist())
+    kernel_views = ("ranges",)
+    kernel_sense = kernels.sonar_sense
 
     @classmethod
     def observation_space(cls, params, n_targets):
-        """Every distance within [0, max_range] m (``clip`` keeps noisy ones there)."""
+        """Every distance within [0, max_range] m (its kernel keeps noisy ones there)."""
         return np.zeros(COUNT), np.full(COUNT, float(params["max_range"]))
 
     @classmethod

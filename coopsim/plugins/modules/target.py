@@ -3,8 +3,6 @@ a colour camera)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from ...model.commands import UNKNOWN_NAME, Command
 from ...model.errors import ProtocolError
 from ...model.module import Module
@@ -34,15 +32,9 @@ class Target(Module):
     def field_names(cls, n_targets):
         return tuple(f"{k}{i}" for i in range(n_targets) for k in ("distance", "angle"))
 
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        pose = frame.pose if len(rows) == len(frame.pose) else frame.pose[rows]
-        targets = frame.targets
-        out = np.empty((len(rows), len(targets), 2))  # cheaper than np.stack
-        d = np.empty((2, len(rows), len(targets)))  # two compiled calls around numpy's arctan2
-        kernels.target_offsets(pose, targets, d, out)
-        kernels.target_bearings(np.arctan2(d[1], d[0]), pose, out)
-        return out.reshape(len(rows), -1)
+    # distance and angle to every target, its noise and lost data: one compiled call
+    kernel_views = ("pose", "targets")
+    kernel_sense = kernels.target_sense
 
     @classmethod
     def answer(cls, command, row, text, snap):
