@@ -322,12 +322,6 @@ class Module:
                           "on the Module base: see coopsim.model.capabilities (docs/plugins.md, "
                           "Deprecated)", DeprecationWarning, stacklevel=2)
             cls.__bases__ = (*cls.__bases__, Legacy)
-        if "kernel_sense" in vars(cls) and "noise_draws" in vars(cls) \
-                and "measure" not in vars(cls):
-            # A kernel kind drawing its own noise (its noise_draws) is measured with it even
-            # while it has no ``noise`` parameter: the sensing plan reads a kind that keeps
-            # the base measure and has no noise nor lost data by its noiseless sense.
-            cls.measure = classmethod(_measure_drawn)
 
     # -- readings -------------------------------------------------------------------------------
 
@@ -436,13 +430,6 @@ class Module:
     def act(cls, command: Command, sim, robot: str, msg) -> str:
         """Carry out an ``action`` command on the stepper thread; return the reply's text."""
         raise ProtocolError(OUT_OF_RANGE, f"{cls.label} has no action {command.name}")
-
-
-def _measure_drawn(cls, frame: Frame, rows: np.ndarray, p: dict[str, np.ndarray],
-                   prev: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The ``measure`` of a kind whose compiled ``kernel_sense`` draws the noise it declares
-    (``noise_draws``): the base one's kernel call (see :meth:`Module.__init_subclass__`)."""
-    return kernel.sense_by_kernel(cls, kernels_of(cls)[0], frame, rows, p, prev, rng, True)
 
 
 kernel._BASE_DRAWS[0] = Module.noise_draws.__func__  # a kernel kind's draws: declared or not

@@ -45,11 +45,13 @@ def test_the_flying_kinds_compute_by_their_kernels_only():
 
 
 def test_a_kind_drawing_its_own_noise_is_measured_with_it_without_a_noise_parameter():
-    """The imu has no ``noise`` parameter: the plan must still measure it (its noise drawn),
-    not read its noiseless sense; so its measure is not the base one, and it is the kernel's
-    with the draws."""
+    """The imu has no ``noise`` parameter: the plan still measures it with its draws (a kind
+    declaring draws is not 'plain'), by the base measure running its kernel."""
+    from coopsim.sim.sensing import ParamArrays, noise_plan
+
     assert MODULES.get("imu") is Imu
-    assert Imu.measure.__func__ is not Module.measure.__func__
+    assert Imu.measure.__func__ is Module.measure.__func__
+    assert noise_plan(Imu, ParamArrays(_params(Imu, accel_noise=0.01)), 0) == (12, False)
     s = np.array([[0.0, 0.0, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
     p = _params(Imu, accel_noise=0.01, gyro_noise=0.0, accel_walk=0.0, gyro_walk=0.0)
     quiet = Imu.sense(_frame(s), np.array([0]), p, np.zeros((1, 6)))
