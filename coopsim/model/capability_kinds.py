@@ -235,6 +235,12 @@ class ModuleKernel(Protocol):
       ``kernel_beams`` and a ``max_range`` parameter, each beam's distance from the chassis
       edge, m, cast from the centre against everything but the robot's own parts, at most
       ``max_range`` (the floor slice's cast, or the 3D one on an engine casting in 3D).
+      And the views the core makes for the kind before the call
+      (:data:`coopsim.model.kernel.COMPUTED`): ``clock`` ((2,) float64, the step's time and
+      its length dt, s); ``full_state`` ((N, 13), every robot's STATE3D, the planar state on
+      the floor on a 2D engine; index by ``rows[k]``); ``below`` ((len(rows),), index by
+      ``k``): m from each body's underside along its -z axis to what is below, at most the
+      kind's ``max_range`` parameter, on an engine that casts rays in 3D ((0,) elsewhere).
     - ``params``: (len(rows), P) float64, one column per entry of the kind's ``params``, in
       order, read-only.
     - ``state``: the kind's state table (``state_fields``): its arrays in that order, then
@@ -254,17 +260,24 @@ class ModuleKernel(Protocol):
             width) with its noise and lost data applied and kept physically possible:
             ``normals`` (len(rows), k) its block of the step's one draw (k its
             ``noise_draws``, else its width when its ``noise`` is non-zero somewhere, else
-            0), ``uniforms`` (len(rows),) for lost data (empty when its ``lost`` is 0
+            0; a kind declaring ``noise_draws`` works out from ``params`` which parameters
+            drew), ``uniforms`` (len(rows),) for lost data (empty when its ``lost`` is 0
             everywhere), ``prev`` the rows' previous reading (read-only). Called with no
             normals and no uniforms it is the noiseless reading (``sense``); or None.
         kernel_actuate: A compiled function ``(views, rows, params, state, commands, out,
             drive)``: from the stored ``commands`` (len(rows), command fields), ``out``
             (len(rows), command fields) what the step keeps as actuated
-            (``frame.actuated[label]``) and ``drive`` (len(rows), ``kernel_drive[1]``) what
-            the engine is handed; or None.
+            (``frame.actuated[label]``: the command as carried out) and ``drive``
+            (len(rows), the columns of ``kernel_drive``) what the engine is handed; or None.
+            It may raise a :class:`~coopsim.model.errors.SimulationError` with a constant
+            sentence (the ``rotors`` without a 3D state); the engine's refusals of what it
+            is handed (a wrench that is not finite) come from the role's call.
         kernel_drive: (role, columns): the :class:`~coopsim.model.module.PhysicsAccess`
-            method ``drive`` is handed to, one array a column after ``rows``
-            (``("drive", 2)``: forward speed and yaw rate), or () for none.
+            method ``drive`` is handed to after ``rows``: one array a column when
+            ``columns`` is a count (``("drive", 2)``: forward speed and yaw rate), blocks of
+            columns when it is a tuple of widths (``("apply_wrench", (3, 3))``: force, N,
+            and torque, N m, (len(rows), 3) each); or () for none
+            (:func:`coopsim.model.kernel.drive_parts`).
     """
 
     kernel_views: ClassVar[tuple[str, ...]]

@@ -134,7 +134,8 @@ def uniforms(frame, label: str, rows: np.ndarray, rng: np.random.Generator) -> n
 #: counter-clockwise) and a ``max_range`` parameter: each beam's distance from the chassis edge,
 #: m, cast from the centre against everything but the robot's own parts, ``max_range`` where
 #: nothing is nearer (the 2D geometry's ``cast_fan``, or the 3D cast on an engine casting in
-#: 3D), indexed by ``k``, not ``rows[k]``.
+#: 3D), indexed by ``k``, not ``rows[k]``. The views the core computes for one kind
+#: (``clock``, ``full_state``, ``below``) are :data:`COMPUTED`'s.
 VIEWS = ("pose", "velocity", "state3d", "radius", "axle", "group", "contact", "dt", "targets",
          "ranges")
 _NO_3D = np.zeros((0, 13))
@@ -151,10 +152,14 @@ FAN3D: list = [None]
 def views_of(frame, names: tuple, module=None, rows=None, p=None) -> tuple:
     """The frame arrays ``names`` (of :data:`VIEWS`) as a kind's kernel takes them, read-only:
     ``ranges`` needs the kind (``module``: its ``kernel_beams``), its ``rows`` and parameter
-    arrays ``p`` (its ``max_range``)."""
+    arrays ``p`` (its ``max_range``); so do the views the core computes for one kind
+    (:data:`COMPUTED`)."""
     out = []
     for name in names:
-        if name == "ranges":
+        made = COMPUTED.get(name)
+        if made is not None:
+            value = made(frame, module, rows, p)
+        elif name == "ranges":
             value = ranges(frame, module, rows, p)
         elif name == "contact":
             value = _read_only(frame.contacts)
@@ -264,15 +269,17 @@ def _read_only(arr: np.ndarray) -> np.ndarray:
 def actuate_by_kernel(module, actuate, role: tuple, frame, rows, p, commands) -> np.ndarray:
     """``module``'s actuation of robots ``rows`` by its compiled ``actuate``
     (``kernel_actuate``): what it computes for the engine (``kernel_drive``: the role, a
-    :class:`~coopsim.model.module.PhysicsAccess` method taking ``rows`` and one array a
-    column) handed over; returns what it keeps as actuated (len(rows), command fields)."""
+    :class:`~coopsim.model.module.PhysicsAccess` method taking ``rows`` and the drive's
+    parts, :func:`drive_parts`) handed over (the engine's refusal, a
+    :class:`~coopsim.model.errors.SimulationError`, raised from there); returns what it keeps
+    as actuated (len(rows), command fields)."""
     n = len(rows)
     out = np.empty((n, len(module.command_fields)))
-    drive = np.empty((n, role[1] if role else 0))
+    drive = np.empty((n, drive_width(role)))
     actuate(views_of(frame, module.kernel_views, module, rows, p), rows, _bound(module, p)[0],
             state_of(module, frame), commands, out, drive)
     if role:
-        getattr(frame.physics, role[0])(rows, *drive.T)
+        getattr(frame.physics, role[0])(rows, *drive_parts(role, drive))
     return out
 
 
@@ -286,3 +293,111 @@ def _declared(p, name: str) -> bool:
 
 #: Module.noise_draws' base function, set by coopsim.model.module (which imports this module).
 _BASE_DRAWS: list = [None]
+
+
+# -- the views the core computes for one kind, and a drive handed over in blocks -------------
+# (the flying kinds' part of the contract: imu, mocap, altimeter and rotors)
+
+def _clock(frame, module, rows, p) -> np.ndarray:
+    """``clock``: (2,) the time of the step measured (s, ``frame.time``) and its length
+    (s, ``frame.dt``), read-only."""
+    out = np.array((float(frame.time), float(frame.dt)))
+    out.setflags(write=False)
+    return out
+
+
+def floor_state(pose: np.ndarray, velocity: np.ndarray) -> np.ndarray:
+    """(N, 13) STATE3D columns (x, y, z m; quaternion w, x, y, z body to world; vx, vy, vz m/s
+    world frame; wx, wy, wz rad/s body frame) of bodies on the floor, from their planar
+    ``pose`` (N, 3) and ``velocity`` (N, 3): z 0, turned about z only."""
+    out = np.zeros((len(pose), 13))
+    out[:, 0:2], out[:, 3], out[:, 6] = pose[:, :2], np.cos(pose[:, 2] / 2), np.sin(pose[:, 2] / 2)
+    out[:, 7:9], out[:, 12] = velocity[:, :2], velocity[:, 2]
+    return out
+
+
+def _full_state(frame, module, rows, p) -> np.ndarray:
+    """``full_state``: (N, 13) every robot's STATE3D: ``frame.state3d`` on an engine with the
+    ``flight`` feature, else the planar state on the floor (:func:`floor_state`, made once a
+    frame), read-only."""
+    if frame.state3d is not None:
+        return _read_only(frame.state3d)
+    memo = getattr(frame, "memo", None)
+    made = memo.get("kernel.full_state") if memo is not None else None
+    if made is None:
+        made = floor_state(frame.pose, frame.velocity)
+        made.setflags(write=False)
+        if memo is not None:
+            memo["kernel.full_state"] = made
+    return made
+
+
+_NO_BELOW = np.zeros(0)
+_NO_BELOW.setflags(write=False)
+
+
+def _below(frame, module, rows, p) -> np.ndarray:
+    """``below``: (len(rows),) from each body's underside along its -z axis to what is below,
+    m, up to the kind's ``max_range`` parameter (:func:`underside`), read-only, on an engine
+    that casts rays in 3D; else (0,) (the kernel works the floor out itself)."""
+    physics = getattr(frame, "physics", None)
+    if frame.state3d is None or getattr(physics, "casts3d", None) is None \
+            or not physics.casts3d():
+        return _NO_BELOW
+    out = underside(frame.state3d, rows, np.asarray(p["max_range"], dtype=float), physics)
+    out.setflags(write=False)
+    return out
+
+
+def underside(state3d: np.ndarray, rows: np.ndarray, reach: np.ndarray, physics) -> np.ndarray:
+    """(len(rows),) distances from the underside of each chassis along its body -z axis to
+    whatever is below (the floor, an object, another robot), m; ``reach`` (len(rows),) where
+    nothing is within it, 0 where the underside touches or sinks into it.
+
+    Cast from the body's origin (its own geoms are not seen) by ``physics.cast3d`` and measured
+    from the underside (``physics.chassis_extent``): a quadrotor resting on the floor has its
+    underside a hair below the floor's plane, where a ray would start past the floor and see
+    nothing. ``state3d``: every robot's (N, 13) STATE3D."""
+    state = state3d[rows]
+    w, x, y, z = state[:, 3], state[:, 4], state[:, 5], state[:, 6]
+    below = -physics.chassis_extent(rows)[:, 0]  # (n,): origin to underside, m
+    # (n, 3): the body's -z axis in the world, the last column of its rotation, alone
+    # (np.array and minimum/maximum: np.stack's and np.clip's wrappers cost more than the
+    # arithmetic for a few robots)
+    down = -np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)]).T
+    dist = physics.cast3d(rows, state[:, :3], down[:, None, :], reach + below)
+    return np.minimum(np.maximum(dist[:, 0] - below, 0.0), reach)
+
+
+#: The views the core computes for one kind before its kernel runs, beyond the frame's arrays
+#: (name -> maker(frame, module, rows, p)): ``clock`` (2,) float64 the time of the step (s)
+#: and its length dt (s); ``full_state`` (N, 13) every robot's STATE3D, the planar state on
+#: the floor on a 2D engine (:func:`floor_state`); ``below`` (len(rows),) m from each body's
+#: underside down its -z axis to what is below, up to the kind's ``max_range`` parameter
+#: (:func:`underside`), (0,) on an engine that does not cast rays in 3D -- indexed by k, not
+#: by ``rows[k]``. Every one read-only.
+COMPUTED = {"clock": _clock, "full_state": _full_state, "below": _below}
+VIEWS = (*VIEWS, *COMPUTED)
+
+
+def drive_width(role: tuple) -> int:
+    """The columns of a kind's ``drive`` for its ``kernel_drive`` ``role`` (0 for none)."""
+    if not role:
+        return 0
+    cols = role[1]
+    return sum(cols) if isinstance(cols, tuple) else int(cols)
+
+
+def drive_parts(role: tuple, drive: np.ndarray) -> tuple:
+    """What the engine's role method takes after ``rows``: one (n,) array a column of
+    ``drive`` when ``role[1]`` is a count (``("drive", 2)``: forward speed, yaw rate), else
+    blocks of the widths it lists (``("apply_wrench", (3, 3))``: force (n, 3) N, torque
+    (n, 3) N m, body frame)."""
+    cols = role[1]
+    if not isinstance(cols, tuple):
+        return tuple(drive.T)
+    parts, at = [], 0
+    for width in cols:
+        parts.append(drive[:, at:at + width])
+        at += width
+    return tuple(parts)

@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ..model.compiled import jit, numba, warmer
+from ..model.errors import SimulationError
 from ..model.quaternion_kernels import rotate
 
 GRAVITY = 9.81  # m/s^2 (coopsim.swarm.flight.GRAVITY)
@@ -112,22 +113,21 @@ def _wrapped(a):
 
 
 @jit(inline=True)
-def _mix(thrust, tx, ty, tz, arm, kf, km, top, out, i):
-    """Row i of flight.mix: propeller speeds (rad/s) into ``out[i]``."""
+def _mix(thrust, tx, ty, tz, arm, kf, km, top, out, i, o=0):
+    """Row i of flight.mix: propeller speeds (rad/s) into ``out[i, o:o + 4]``."""
     d4, c4 = 4.0 * arm / SQRT2, 4.0 * km / kf
     t4 = thrust / 4.0
     x, y, z = tx / d4, ty / d4, tz / c4
     most = kf * top ** 2
     f = (t4 - x - y + z, t4 - x + y - z, t4 + x + y + z, t4 + x - y - z)
     for k in range(4):
-        out[i, k] = min(math.sqrt(min(max(f[k], 0.0), most) / kf), top)
+        out[i, o + k] = min(math.sqrt(min(max(f[k], 0.0), most) / kf), top)
 
 
 @jit(inline=True)
-def _torque(wx, wy, wz, rsp, inertia, rate, rate_yaw):
+def _torque(wx, wy, wz, rsp, ix, iy, iz, rate, rate_yaw):
     """flight.rate_loop of one row: body torque (N m) from rate set points ``rsp`` (3-tuple)
-    and body rates (rad/s); ``inertia`` the row's fleet row."""
-    ix, iy, iz = inertia[IXX], inertia[IXX + 1], inertia[IXX + 2]
+    and body rates (rad/s); ``ix``, ``iy``, ``iz`` the principal moments, kg m^2."""
     lx, ly, lz = ix * wx, iy * wy, iz * wz
     return (ix * (rate * (rsp[0] - wx)) + (wy * lz - wz * ly),
             iy * (rate * (rsp[1] - wy)) + (wz * lx - wx * lz),
@@ -155,8 +155,8 @@ def _cascade_row(i, g, fleet, p, v, integral, mocap, gyro, ref, dt, out, tan_til
     top_rate = g[MAX_RATE]
     rsp = (min(max(g[ATT] * (roll_sp - roll), -top_rate), top_rate),
            min(max(g[ATT] * (pitch_sp - pitch), -top_rate), top_rate), yaw_rate)
-    tx, ty, tz = _torque(gyro[i, 0], gyro[i, 1], gyro[i, 2], rsp, fleet[i], g[RATE],
-                         g[RATE_YAW])
+    tx, ty, tz = _torque(gyro[i, 0], gyro[i, 1], gyro[i, 2], rsp, fleet[i, IXX],
+                         fleet[i, IXX + 1], fleet[i, IXX + 2], g[RATE], g[RATE_YAW])
     _mix(thrust, tx, ty, tz, fleet[i, ARM], kf, fleet[i, KM], top, out, i)
 
 
@@ -180,12 +180,12 @@ def cascade(g, fleet, p, v, integral, ready, mocap, imu, ref, dt, out):
 
 
 @jit(inline=True)
-def wrench_row(i, w, arm, kf, km, out):
-    """Row i of flight.wrench: propeller speeds ``w[i]`` (rad/s) to the body force and torque,
-    ``out[i]`` (6: fx, fy, fz N, tx, ty, tz N m, body frame)."""
+def wrench_row(i, w, arm, kf, km, out, o=0):
+    """Row i of flight.wrench: propeller speeds ``w[i, o:o + 4]`` (rad/s) to the body force
+    and torque, ``out[i]`` (6: fx, fy, fz N, tx, ty, tz N m, body frame)."""
     d, c = arm / SQRT2, km / kf
-    f0, f1, f2, f3 = kf * w[i, 0] * w[i, 0], kf * w[i, 1] * w[i, 1], kf * w[i, 2] * w[i, 2], \
-        kf * w[i, 3] * w[i, 3]
+    w0, w1, w2, w3 = w[i, o], w[i, o + 1], w[i, o + 2], w[i, o + 3]
+    f0, f1, f2, f3 = kf * w0 * w0, kf * w1 * w1, kf * w2 * w2, kf * w3 * w3
     out[i, 0], out[i, 1] = 0.0, 0.0
     out[i, 2] = f0 + f1 + f2 + f3
     out[i, 3] = -d * f0 + -d * f1 + d * f2 + d * f3
@@ -193,71 +193,106 @@ def wrench_row(i, w, arm, kf, km, out):
     out[i, 5] = c * f0 + -c * f1 + c * f2 + -c * f3
 
 
-# -- the rotors module -------------------------------------------------------------------------
+# -- the rotors module (its ModuleKernel: coopsim.plugins.modules.rotors) ----------------------
 
-GAIN, ATT_GAIN, TAU = 8, 9, 10  # rotors columns after the fleet's: rate_gain, attitude_gain, tau
+# the columns of the module's parameter matrix (Rotors.params' order)
+R_MASS, R_ARM, R_KF, R_KM, R_TAU, R_TOP, R_IXX, R_GAIN, R_ATT_GAIN = 0, 1, 2, 3, 4, 5, 6, 9, 10
 SANITY_RATE = 50.0  # rad/s (coopsim.plugins.modules.rotors.SANITY_RATE)
-ROTOR_PARAMS = ("mass", "arm", "kf", "km", "max_speed", "ixx", "iyy", "izz", "rate_gain",
-                "attitude_gain", "tau")
+SPEEDS = 1  # the first propeller speed's column in a stored command (and in ``out``)
 
 
 @jit(inline=True)
 def _wanted(i, s, r, c, par, out):
-    """Row i of Rotors.wanted into ``out[i]`` (rad/s): its command ``c[i]``, the inner loops
-    closed on the engine's state row ``s[r]``."""
+    """Row i of Rotors.wanted into ``out[i, SPEEDS:SPEEDS + 4]`` (rad/s): its command ``c[i]``,
+    the inner loops closed on the engine's state row ``s[r]``."""
     mode = c[i, 0]
     if mode == 1.0:
         for k in range(4):
-            out[i, k] = c[i, 1 + k]
+            out[i, SPEEDS + k] = c[i, 1 + k]
         return
     if mode != 2.0 and mode != 3.0:
         for k in range(4):
-            out[i, k] = 0.0
+            out[i, SPEEDS + k] = 0.0
         return
     rx, ry, rz = c[i, 2], c[i, 3], c[i, 4]
     if mode == 3.0:  # the attitude loop (unit gain, flight.Gains' max_rate 10) scaled
         roll, pitch, _ = _euler(s[r, 3], s[r, 4], s[r, 5], s[r, 6])
-        gain = par[i, ATT_GAIN]
+        gain = par[i, R_ATT_GAIN]
         rx = min(max(min(max(rx - roll, -10.0), 10.0) * gain, -SANITY_RATE), SANITY_RATE)
         ry = min(max(min(max(ry - pitch, -10.0), 10.0) * gain, -SANITY_RATE), SANITY_RATE)
     wx, wy, wz = s[r, 10], s[r, 11], s[r, 12]
-    gain = par[i, GAIN]
+    gain = par[i, R_GAIN]
     rsp = (wx + (rx - wx) * gain, wy + (ry - wy) * gain, wz + (rz - wz) * gain)
-    tx, ty, tz = _torque(wx, wy, wz, rsp, par[i], 1.0, 0.25)
-    _mix(c[i, 1], tx, ty, tz, par[i, ARM], par[i, KF], par[i, KM], par[i, TOP], out, i)
-
-
-@jit(counted=False)
-def rotors(s, rows, c, par, dt, speeds, seen, out, wrench):
-    """The ``rotors`` module's step for robots ``rows``: each one's wanted propeller speeds
-    (:func:`_wanted`), through the motors' lag from its speeds, capped, and its body wrench.
-
-    Args:
-        s: (N, 13) the engine's STATE3D rows. rows: (n,) int64 the robots' frame rows.
-        c: (n, 9) their stored commands. par: (n, 11) :data:`ROTOR_PARAMS`. dt: Step, s.
-        speeds: (N, 4) the state table's propeller speeds (rad/s), by frame row, updated.
-        seen: (N,) the state table's ``seen``, set for ``rows``.
-        out: (n, 4) the new speeds, written. wrench: (n, 6) the body force (N) and torque
-            (N m), written.
-    """
-    for i in range(len(rows)):
-        rotor_row(i, s, rows, c, par, dt, speeds, seen, out, wrench)
+    tx, ty, tz = _torque(wx, wy, wz, rsp, par[i, R_IXX], par[i, R_IXX + 1], par[i, R_IXX + 2],
+                         1.0, 0.25)
+    _mix(c[i, 1], tx, ty, tz, par[i, R_ARM], par[i, R_KF], par[i, R_KM], par[i, R_TOP], out, i,
+         SPEEDS)
 
 
 @jit(inline=True)
 def rotor_row(i, s, rows, c, par, dt, speeds, seen, out, wrench):
-    """Row i of :func:`rotors` (the fused step's tick calls it too:
-    coopsim.plugins.modules.flyfused)."""
+    """Row i of :func:`rotors_actuate`: robot ``rows[i]``'s wanted propeller speeds
+    (:func:`_wanted`), through the motors' lag from its ``speeds`` (the state table's, updated),
+    capped, into ``out[i]`` (its stored command ``c[i]`` as carried out), and its body wrench
+    into ``wrench[i]``."""
     r = rows[i]
     _wanted(i, s, r, c, par, out)
-    tau, top = par[i, TAU], par[i, TOP]
+    tau, top = par[i, R_TAU], par[i, R_TOP]
     alpha = -math.expm1(-dt / tau) if tau > 0 else 1.0
     for k in range(4):
         now = speeds[r, k]
-        out[i, k] = min(max(now + alpha * (out[i, k] - now), 0.0), top)
-        speeds[r, k] = out[i, k]
+        v = min(max(now + alpha * (out[i, SPEEDS + k] - now), 0.0), top)
+        out[i, SPEEDS + k] = v
+        speeds[r, k] = v
     seen[r] = True
-    wrench_row(i, out, par[i, ARM], par[i, KF], par[i, KM], wrench)
+    out[i, 0] = c[i, 0]
+    for k in range(SPEEDS + 4, c.shape[1]):
+        out[i, k] = c[i, k]
+    wrench_row(i, out, par[i, R_ARM], par[i, R_KF], par[i, R_KM], wrench, SPEEDS)
+
+
+@jit(counted=False)
+def rotors_actuate(views, rows, params, state, commands, out, drive):
+    """The ``rotors`` module's ``kernel_actuate`` for robots ``rows``: each one's wanted
+    propeller speeds (its command, the inner loops closed on its state), through the motors'
+    lag from its speeds, capped, and its body wrench.
+
+    Args:
+        views: (state3d (N, 13) the engine's STATE3D rows, dt (1,) the step, s).
+        params: (n, 11) Rotors.params' values. state: (speeds (N, 4) rad/s, seen (N,)): the
+            state table's, updated for ``rows``.
+        commands: (n, 9) the stored commands. out: (n, 9) the commands as carried out, written:
+            ``u1..u4`` the propellers' speeds after the lag (rad/s), the rest as commanded.
+        drive: (n, 6) the body force (N) and torque (N m), body frame, written: the engine's
+            ``apply_wrench`` takes them.
+
+    Raises:
+        SimulationError: no 3D state (an engine without the ``flight`` feature).
+    """
+    s, step = views
+    speeds, seen = state
+    if len(rows) and not len(s):
+        raise SimulationError("the rotors module needs an engine with the flight feature "
+                              "(engine mujoco or aerial): its robots cannot fly in 2D")
+    dt = step[0]
+    for i in range(len(rows)):
+        rotor_row(i, s, rows, commands, params, dt, speeds, seen, out, drive)
+
+
+@jit(counted=False)
+def rotors_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """The ``rotors`` module's ``kernel_sense``: ``out`` (n, 5) each robot's propeller speeds
+    now (rad/s, the state table's: what the last actuation left) and the collective thrust
+    kf sum(w^2), N (numpy's sum of four, left to right). No noise."""
+    speeds = state[0]
+    for i in range(len(rows)):
+        r = rows[i]
+        total = speeds[r, 0] * speeds[r, 0]
+        for k in range(1, 4):
+            total += speeds[r, k] * speeds[r, k]
+        for k in range(4):
+            out[i, k] = speeds[r, k]
+        out[i, 4] = params[i, R_KF] * total
 
 
 def warm() -> None:
@@ -270,10 +305,25 @@ def warm() -> None:
             np.zeros((1, 6)), np.zeros((1, 11)), 0.002, np.zeros((1, 4)))
     s = np.zeros((1, 13))
     s[0, 3] = 1.0
-    s.setflags(write=False)  # as the frames' views of the engine's state are
-    par = np.array([[*fleet[0], 60.0, 12.0, 0.07]])
-    rotors(s, np.zeros(1, np.int64), np.zeros((1, 9)), par, 0.002, np.zeros((1, 4)),
-           np.zeros(1, bool), np.zeros((1, 4)), np.zeros((1, 6)))
+    step = np.array([0.002])
+    par = np.array([[0.027, 0.046, 2.22e-8, 1.3e-10, 0.07, 2500.0, 1.6e-5, 1.6e-5, 2.9e-5,
+                     60.0, 12.0]])
+    # as the modules' kernels take them: the frame's views, the parameters and commands
+    # read-only (coopsim.model.kernel), or the stored commands of some robots, a copy
+    for arr in (s, step, par):
+        arr.setflags(write=False)
+    state, rows = (np.zeros((1, 4)), np.zeros(1, bool)), np.zeros(1, np.int64)
+    for frozen in (True, False):
+        cmd = np.zeros((1, 9))
+        cmd.setflags(write=not frozen)
+        rotors_actuate((s, step), rows, par, state, cmd, np.zeros((1, 9)), np.zeros((1, 6)))
+    prev = np.zeros((1, 5))
+    prev.setflags(write=False)
+    rotors_sense((s, step), rows, par, state, _NONE, _NO_U, prev, np.zeros((1, 5)))
 
 
+_NONE = np.zeros((1, 0))
+_NONE.setflags(write=False)
+_NO_U = np.zeros(0)
+_NO_U.setflags(write=False)
 WARM = warmer(warm) if COMPILED else None  # loaded with a run, before its first step

@@ -110,6 +110,7 @@ def test_the_hot_flying_kernels_are_uncounted():
     from coopsim.swarm import flight_kernels
 
     kernels = (flyfused.TICK, aerial_raykernel._rays, aerial_raykernel.place,
-               aerial_kernels.step_rows, aerial_kernels.check_rows, flying.imu, flying.mocap,
-               flying.altimeter, flight_kernels.cascade, flight_kernels.rotors)
+               aerial_kernels.step_rows, aerial_kernels.check_rows, flying.imu_sense,
+               flying.mocap_sense, flying.altimeter_sense, flight_kernels.cascade,
+               flight_kernels.rotors_actuate, flight_kernels.rotors_sense)
     assert [k.__name__ for k in kernels if k.targetoptions.get("_nrt", True)] == []

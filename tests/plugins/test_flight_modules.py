@@ -62,7 +62,9 @@ def test_set_rotors_runs_the_motor_lag_and_hands_the_x_frame_wrench_to_the_engin
                              None)
     physics, extra = Physics(), {}
     f = frame(state(), dt=0.01, extra=extra, physics=physics)
-    speeds = Rotors.actuate(f, np.array([0]), p, np.array([row]))
+    carried = Rotors.actuate(f, np.array([0]), p, np.array([row]))  # the command carried out
+    assert carried[0, 0] == 1.0 and carried[0, 5:].tolist() == list(row[5:])
+    speeds = carried[:, 1:5]  # u1..u4: the propellers' speeds after the lag
     alpha = 1 - math.exp(-0.01 / 0.072)
     assert speeds[0] == pytest.approx(alpha * np.array([1000.0, 1200.0, 1000.0, 1200.0]))
     kf, km = 2.22e-8, 2.22e-8 * 0.005964552
@@ -72,10 +74,9 @@ def test_set_rotors_runs_the_motor_lag_and_hands_the_x_frame_wrench_to_the_engin
     # symmetric pairs: no roll or pitch; 2 and 4 (counter-clockwise) faster: yaw torque < 0
     assert torque[0, :2] == pytest.approx([0.0, 0.0], abs=1e-15)
     assert torque[0, 2] == pytest.approx(km * (w2[0] - w2[1] + w2[2] - w2[3]))
-    again = Rotors.actuate(f, np.array([0]), p, np.array([row]))  # the lag goes on from there
+    again = Rotors.actuate(f, np.array([0]), p, np.array([row]))[:, 1:5]  # the lag goes on
     assert again[0] == pytest.approx((1 - (1 - alpha) ** 2) * np.array([1e3, 1.2e3, 1e3, 1.2e3]))
-    f.actuated["rotors"] = again
-    reading = Rotors.sense(f, np.array([0]), p, np.zeros((1, 5)))
+    reading = Rotors.sense(f, np.array([0]), p, np.zeros((1, 5)))  # the speeds it keeps
     assert reading[0, :4] == pytest.approx(again[0])
     assert reading[0, 4] == pytest.approx(kf * (again[0] ** 2).sum())
 

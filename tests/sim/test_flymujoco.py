@@ -20,7 +20,7 @@ pytest.importorskip("mujoco")
 
 NOISY = (ParamSetting("imu", "accel_noise", 0.01), ParamSetting("imu", "gyro_noise", 0.002),
          ParamSetting("imu", "accel_walk", 0.001), ParamSetting("mocap", "noise", 0.001),
-         ParamSetting("mocap", "angle_noise", 0.002))
+         ParamSetting("mocap", "angle_noise", 0.002), ParamSetting("altimeter", "noise", 0.005))
 PATH = "fused (rotors, altimeter, compass, gps, imu, mocap)"
 
 

@@ -19,7 +19,7 @@ from coopsim.sim.stepper import Stepper
 
 
 NOISY = {"imu": {"accel_noise": 0.01, "gyro_noise": 0.002},
-         "mocap": {"noise": 0.001, "angle_noise": 0.002}}
+         "mocap": {"noise": 0.001, "angle_noise": 0.002}, "altimeter": {"noise": 0.005}}
 
 
 def _flyers(n: int, params: dict | None = None, engine: str = "aerial") -> ScenarioSpec:

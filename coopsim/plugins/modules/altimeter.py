@@ -11,22 +11,22 @@ reads 0.
 
 On an engine that casts rays in 3D (``mujoco``, ``aerial``) it sees what is really below: the ray is
 cast along the body's -z axis against the 3D geometry (objects, other robots, the terrain; the
-robot's own geoms skipped) and measured from the underside of the body
-(:func:`.ranging3d.underside`); on ``aerial`` likewise (:mod:`coopsim.physics.aerial.rays`).
+robot's own geoms skipped) and measured from the underside of the body (the kernel's ``below``
+view, :func:`coopsim.model.kernel.underside`); on ``aerial`` likewise
+(:mod:`coopsim.physics.aerial.rays`). The range, its noise, lost data and caps are the kind's
+compiled kernel (the ``ModuleKernel`` contract:
+:func:`coopsim.plugins.modules.flying.altimeter_sense`), one call for every robot.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
-from . import flying, ranging3d
+from . import flying
 from .flyfused import FlightPass
 from .flymujoco import AroundPass
 from .common import lost, noise, rate
-from .rotors import full_state
 
 
 class Altimeter(Module):
@@ -45,23 +45,7 @@ class Altimeter(Module):
                         doc="range to the floor along the body's -z axis, m"),)
     fields = ("range",)
 
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        if ranging3d.active(frame):  # from the underside, against the 3D geometry (mujoco)
-            return ranging3d.underside(frame, rows, p["max_range"])
-        if frame.state3d is not None:  # one compiled pass, no gather
-            out = np.empty((len(rows), 1))
-            flying.altimeter(frame.state3d, np.asarray(rows, dtype=np.int64),
-                             np.ascontiguousarray(p["max_range"], dtype=float), out)
-            return out
-        state = full_state(frame, rows)
-        x, y = state[:, 4], state[:, 5]
-        down = 1.0 - 2.0 * (x * x + y * y)  # the body z axis's world z: cos of the tilt
-        height = np.maximum(state[:, 2], 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            hit = np.where(down > 1e-9, height / np.where(down > 1e-9, down, 1.0), np.inf)
-        return np.minimum(hit, p["max_range"])[:, None]
-
-    @classmethod
-    def clip(cls, out, p):
-        return np.clip(out, 0.0, p["max_range"][:, None])
+    # the range (the core's cast from the underside in 3D, else to the floor), its noise, lost
+    # data and caps: one compiled call (ModuleKernel)
+    kernel_views = ("full_state", "below")
+    kernel_sense = flying.altimeter_sense

@@ -4,14 +4,16 @@ compiled call a tick runs the rotors (inner loops, mixer, lag, wrench), the engi
 its check, and the imu's, mocap's, altimeter's and rotors' readings with their noise
 (:mod:`coopsim.sim.fused` chooses it and hands the arrays in and the readings out).
 
-Each phase is the kernel the plain path calls, in the same order, on the same arrays
-(:func:`coopsim.swarm.flight_kernels.rotor_row`, the engine's ``step_rows``
-and ``check_rows``, :func:`coopsim.plugins.modules.flying.imu`, ``mocap``, ``altimeter``, the
-engine's ``place`` and ``cast`` for the altimeter in 3D, then ``ranging3d.underside``'s and
-``Altimeter.clip``'s caps), and the noise is the plan's one draw: so a tick gives the plain
-path's bits (tests/sim/test_fused.py). The ``gps`` and ``compass`` readings are the planar
-state's columns (numpy's ``arctan2`` made the yaw), taken after the call. What the pass saves
-is the Python between the kernels: frames, gathers, one call per kind per phase.
+Each phase is the kernel the plain path calls, in the same order, on the same arrays: the
+kinds' own kernels (their ``ModuleKernel``: :func:`coopsim.swarm.flight_kernels.rotors_actuate`
+and ``rotors_sense``, :func:`coopsim.plugins.modules.flying.imu_sense`, ``mocap_sense``,
+``altimeter_sense``), the engine's ``step_rows`` and ``check_rows``, and for the altimeter's
+``below`` view in 3D the engine's ``place`` and ``cast`` (what
+:func:`coopsim.model.kernel.underside` does through the engine's ``cast3d``); the noise is the
+plan's one draw: so a tick gives the plain path's bits (tests/sim/test_fused.py). The ``gps``
+and ``compass`` readings are the planar state's columns (numpy's ``arctan2`` made the yaw),
+taken after the call. What the pass saves is the Python between the kernels: frames, gathers,
+one call per kind per phase.
 
 The engine's kernels reach this module at run time (:func:`bind`: plugins never import
 physics); the tick is compiled (or loaded from numba's disk cache) as they do.
@@ -23,8 +25,9 @@ import threading
 
 import numpy as np
 
-from ...model import noise_kernels
+from ...model import kernel, noise_kernels
 from ...model.compiled import jit, load_pending, warmer
+from ...swarm import flight_kernels as fk
 from . import flying
 from .common import sensing_refusal
 
@@ -32,24 +35,22 @@ from .common import sensing_refusal
 LABELS = ("rotors", "imu", "mocap", "altimeter", "gps", "compass")
 ACTING = "rotors"
 AFTER = ("gps", "compass")  # the planar state's columns, in numpy after the tick
-PLAIN = ("rotors", "altimeter", *AFTER)  # noiseless here: their noise is not in a kernel
+PLAIN = ("rotors", *AFTER)  # noiseless here: their noise is not in a kernel
+DRAWN = ("imu", "mocap", "altimeter")  # the kinds whose normals the tick draws
 WRENCH_NOT_FINITE = -1  # the tick's answer when a rotor's wrench is not finite
 
-# The engine's kernels (AerialFused.kernels) and coopsim.swarm.flight_kernels (the swarm
-# library loads only when something flies), bound before the tick is first compiled or
+# The engine's kernels (AerialFused.kernels), bound before the tick is first compiled or
 # loaded: numba reads a kernel's globals when it compiles it.
-step_rows = check_rows = place = cast = fk = None
+step_rows = check_rows = place = cast = None
 _STATE = {"bound": None, "warm": None}
 _LOCK = threading.Lock()
 
 
 @jit(inline=True)
-def _rotors(s, rows, c, par, dt, speeds, seen, out, wrench):
-    """flight_kernels.rotors on ``s`` (the state at the step's start); False when a wrench
-    is not finite (the engine's apply_wrench refuses it)."""
-    for i in range(len(rows)):
-        fk.rotor_row(i, s, rows, c, par, dt, speeds, seen, out, wrench)
-    for i in range(len(rows)):
+def _finite(wrench):
+    """Whether every value of ``wrench`` is finite (the engine's apply_wrench refuses one
+    that is not)."""
+    for i in range(len(wrench)):
         for k in range(6):
             if not wrench[i, k] - wrench[i, k] == 0.0:  # NaN or infinite
                 return False
@@ -57,23 +58,12 @@ def _rotors(s, rows, c, par, dt, speeds, seen, out, wrench):
 
 
 @jit(inline=True)
-def _rotor_reading(speeds, par, out):
-    """Rotors.sense: the speeds (rad/s) and the thrust kf sum(w^2) (N), numpy's sum of four
-    left to right."""
-    for i in range(len(out)):
-        total = speeds[i, 0] * speeds[i, 0]
-        for k in range(1, 4):
-            total += speeds[i, k] * speeds[i, k]
-        for k in range(4):
-            out[i, k] = speeds[i, k]
-        out[i, 4] = par[i, fk.KF] * total
-
-
-@jit(inline=True)
-def _altimeter(s, rows, reach, below, scene, ray, dist, out):
-    """ranging3d.underside then Altimeter.clip: from each body's underside along its -z axis
-    to what is below, m. ``scene`` (local, solids, boxes, first robot row, floor); ``ray``
-    (n, 7) scratch: origin, direction, reach of the cast."""
+def _underside(s, rows, reach, below, scene, ray, dist, out):
+    """The altimeter's ``below`` view (coopsim.model.kernel.underside) by the engine's
+    kernels: from each body's underside along its -z axis to what is below, m, up to
+    ``reach``, into ``out`` (n,). ``below`` (n,) each body's origin to its underside, m;
+    ``scene`` (local, solids, boxes, first robot row, floor); ``ray`` (n, 7) scratch: origin,
+    direction, reach of the cast."""
     local, solids, boxes, start, floor = scene
     for i in range(len(rows)):
         r = rows[i]
@@ -89,8 +79,7 @@ def _altimeter(s, rows, reach, below, scene, ray, dist, out):
         d, far = dist[i], ray[i, 6]
         if not (d >= 0.0 and d < far):
             d = far
-        v = min(max(d - below[i], 0.0), reach[i])
-        out[i, 0] = min(max(v, 0.0), reach[i])
+        out[i] = min(max(d - below[i], 0.0), reach[i])
 
 
 @jit(inline=True)
@@ -106,7 +95,7 @@ def _draw(key, start, out):
             out[i, j] = noise_kernels.normal(key, start + i * k + j)
 
 
-def _tick(engine, rotors, time, noise, imu, mocap, alti):
+def _tick(engine, clock, noise, rotors, imu, mocap, alti):
     """One tick (compiled by :func:`_compile`): the rotors on the state at the step's start,
     the engine's step and check, then, when no row diverged, the readings. Returns the rows
     that diverged (nothing is read then: the caller measures after containing them) or
@@ -115,18 +104,23 @@ def _tick(engine, rotors, time, noise, imu, mocap, alti):
     Args:
         engine: (s, start, wrench, cmd, param, kind, half, dt, bad, what): the engine's step
             (aerial.kernels.step's arrays).
-        rotors: (rows, commands, par, speeds, seen, out, wrench scratch, reading).
-        time: Sim time after the step, s.
-        noise: (key uint64, the imu's first normal in the step's draw, the mocap's; -1:
-            none): the normals are drawn into ``imu``'s and ``mocap``'s blocks.
-        imu: (rows, last_v, last_t, bias, seen, par, cols, normals, out): flying.imu's.
-        mocap: (rows, par, cols, normals, out): flying.mocap's.
-        alti: (rows, reach, cast3d, below, scene, ray, dist, out): see :func:`_altimeter`;
-            without ``cast3d`` flying.altimeter's floor range, capped.
+        clock: (2,) sim time after the step and the step, s (the kinds' ``clock`` view).
+        noise: (key uint64, the imu's first normal in the step's draw, the mocap's, the
+            altimeter's (-1: none), (n, 0) normals and (0,) uniforms for the kinds that draw
+            none): the normals are drawn into the kinds' blocks.
+        rotors: (rows, params, state, dt (1,) s, commands, carried out, wrench scratch,
+            reading): the kind's ``rotors_actuate`` and ``rotors_sense`` arguments.
+        imu: (rows, params, state, normals, out): ``flying.imu_sense``'s.
+        mocap: (rows, params, normals, out): ``flying.mocap_sense``'s.
+        alti: (rows, params, normals, reach, cast3d, below, scene, ray, dist, view, out):
+            with ``cast3d`` its ``below`` view (:func:`_underside` into ``view``), else
+            ``view`` is empty (the floor); then ``flying.altimeter_sense``.
     """
     s, start, wrench, cmd, param, kind, half, dt, bad, what = engine
-    rrows, rcmd, rpar, speeds, rseen, rout, rwrench, rread = rotors
-    if not _rotors(start, rrows, rcmd, rpar, dt, speeds, rseen, rout, rwrench):
+    key, istart, mstart, astart, none, no_u = noise
+    rrows, rpar, rstate, rdt, rcmd, rout, rwrench, rread = rotors
+    fk.rotors_actuate((start, rdt), rrows, rpar, rstate, rcmd, rout, rwrench)
+    if not _finite(rwrench):
         return WRENCH_NOT_FINITE
     for i in range(len(rrows)):
         for k in range(6):
@@ -135,21 +129,18 @@ def _tick(engine, rotors, time, noise, imu, mocap, alti):
     n = check_rows(s, half, bad, what, start)
     if n:
         return n
-    _rotor_reading(rout, rpar, rread)
-    irows, last_v, last_t, bias, iseen, ipar, icols, inormals, iout = imu
-    mrows, mpar, mcols, mnormals, mout = mocap
-    key, istart, mstart = noise
+    fk.rotors_sense((s, rdt), rrows, rpar, rstate, none, no_u, rread, rread)
+    irows, ipar, istate, inormals, iout = imu
+    mrows, mpar, mnormals, mout = mocap
     _draw(key, istart, inormals)
     _draw(key, mstart, mnormals)
-    flying.imu(s, irows, time, dt, last_v, last_t, bias, iseen, ipar, icols, inormals, iout)
-    flying.mocap(s, mrows, mpar, mcols, mnormals, mout)
-    arows, reach, cast3d, below, scene, ray, dist, aout = alti
+    flying.imu_sense((s, clock), irows, ipar, istate, inormals, no_u, iout, iout)
+    flying.mocap_sense((s,), mrows, mpar, (), mnormals, no_u, mout, mout)
+    arows, apar, anormals, reach, cast3d, below, scene, ray, dist, view, aout = alti
     if cast3d:
-        _altimeter(s, arows, reach, below, scene, ray, dist, aout)
-    else:
-        flying.altimeter(s, arows, reach, aout)
-        for i in range(len(arows)):
-            aout[i, 0] = min(max(aout[i, 0], 0.0), reach[i])
+        _underside(s, arows, reach, below, scene, ray, dist, view)
+    _draw(key, astart, anormals)
+    flying.altimeter_sense((s, view), arows, apar, (), anormals, no_u, aout, aout)
     return 0
 
 
@@ -162,27 +153,11 @@ def bind(kernels: dict) -> bool:
             g = globals()
             for name in ("step_rows", "check_rows", "place", "cast"):
                 g[name] = kernels[name]
-            bind_flight()
             _STATE["bound"], _STATE["warm"] = kernels, warmer(_load)
             load_pending()
         elif _STATE["bound"] is not kernels:
             return False  # another engine's kernels: this process compiled the first's
     return _STATE["warm"].ready
-
-
-def _flight_kernels():
-    """coopsim.swarm.flight_kernels, imported when first needed."""
-    from ...swarm import flight_kernels
-
-    return flight_kernels
-
-
-def bind_flight():
-    """Bind :data:`fk` (coopsim.swarm.flight_kernels) and return it: before a kernel that
-    inlines this module's helpers is compiled (the tick, flymujoco's readings call)."""
-    global fk
-    fk = _flight_kernels()
-    return fk
 
 
 def wait(timeout: float = 600.0) -> bool:
@@ -203,22 +178,30 @@ def _load() -> None:
 
 def _sample() -> tuple:
     """Arguments of one quadrotor's tick (its types as a world's)."""
-    one, rows, none = np.zeros(1), np.zeros(1, np.int64), np.zeros((0, 0))
+    one, rows = np.zeros(1), np.zeros(1, np.int64)
     s = np.zeros((1, 13))
     s[0, 3] = 1.0
-    par = np.array([[0.027, 0.046, 2.22e-8, 1.3e-10, 2500.0, 1.6e-5, 1.6e-5, 2.9e-5, 60.0,
-                     12.0, 0.07]])
+    rpar = _frozen(np.array([[0.027, 0.046, 2.22e-8, 1.3e-10, 0.07, 2500.0, 1.6e-5, 1.6e-5,
+                              2.9e-5, 60.0, 12.0]]))
     param = np.array([[0.027, 1.6e-5, 1.6e-5, 2.9e-5, 0.01, 0.07, 1.0]])
     engine = (s.copy(), s.copy(), np.zeros((1, 6)), np.zeros((1, 3)), param,
               np.full(1, 3, np.int64), np.full(2, 5.0), 0.002, np.zeros(1, np.int64), one.copy())
-    rotors = (rows, np.zeros((1, 9)), par, np.zeros((1, 4)), np.zeros(1, bool),
-              np.zeros((1, 4)), np.zeros((1, 6)), np.zeros((1, 5)))
-    imu = (rows, np.zeros((1, 3)), one.copy(), np.zeros((1, 6)), np.zeros(1, bool),
-           np.zeros((1, 4)), np.full(4, -1, np.int64), none, np.zeros((1, 6)))
-    mocap = (rows, np.zeros((1, 2)), np.full(2, -1, np.int64), none, np.zeros((1, 7)))
-    alti = (rows, one + 4.0, True, one.copy(), _NO_SCENE, np.zeros((1, 7)), one.copy(),
-            np.zeros((1, 1)))
-    return engine, rotors, 0.002, (np.uint64(1), -1, -1), imu, mocap, alti
+    rotors = (rows, rpar, (np.zeros((1, 4)), np.zeros(1, bool)), np.full(1, 0.002),
+              np.zeros((1, 9)), np.zeros((1, 9)), np.zeros((1, 6)), np.zeros((1, 5)))
+    imu = (rows, _frozen(np.zeros((1, 6))),
+           (np.zeros((1, 3)), one.copy(), np.zeros((1, 6)), np.zeros(1, bool)),
+           np.zeros((0, 0)), np.zeros((1, 6)))
+    mocap = (rows, _frozen(np.zeros((1, 4))), np.zeros((0, 0)), np.zeros((1, 7)))
+    alti = (rows, _frozen(np.full((1, 4), 4.0)), np.zeros((0, 0)), one + 4.0, True, one.copy(),
+            _NO_SCENE, np.zeros((1, 7)), one.copy(), one.copy(), np.zeros((1, 1)))
+    noise = (np.uint64(1), -1, -1, -1, _NO_NORMALS, _NO_UNIFORMS)
+    return engine, np.array([0.002, 0.002]), noise, rotors, imu, mocap, alti
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    """``arr`` made read-only (as the kinds' parameter matrices are)."""
+    arr.setflags(write=False)
+    return arr
 
 
 class FlightPass:
@@ -247,12 +230,11 @@ class FlightPass:
                      for label, entry in sensing.items()}
         self.rotor_rows = np.ascontiguousarray(rotors[2], dtype=np.int64)
         self.every = rotors[4]
-        self.rpar = flying.matrix(rotors[3], _flight_kernels().ROTOR_PARAMS)
-        (_, imu, _, imu_p, *_), (_, mocap, _, mocap_p, *_) = sensing["imu"], sensing["mocap"]
-        self.ipar = flying.matrix(imu_p, imu.KERNEL_PARAMS)
-        self.icols = flying.columns(imu_p, imu.NOISE)[0]
-        self.mpar = flying.matrix(mocap_p, mocap.NOISE)
-        self.mcols = flying.columns(mocap_p, mocap.NOISE)[0]
+        self.module = rotors[1]  # the acting kind (its kernel_drive: the engine's role)
+        # the kinds' parameter matrices: the plain path's (coopsim.model.kernel)
+        self.rpar = kernel.param_matrix(rotors[1], rotors[3])
+        self.par = {label: kernel.param_matrix(sensing[label][1], sensing[label][3])
+                    for label in ("imu", "mocap", "altimeter")}
         self.reach = np.array(sensing["altimeter"][3]["max_range"], dtype=float)
         arows = self.rows["altimeter"]
         self.below = below(arows) if casts3d else np.zeros(len(arows))
@@ -262,6 +244,8 @@ class FlightPass:
         self._layout, self._kept = None, ()
         self.wrench, self.ray, self.dist = np.empty((n, 6)), np.empty((len(arows), 7)), \
             np.empty(len(arows))
+        # the altimeter's below view: made by the tick in 3D, else empty (the floor)
+        self.view = np.empty(len(arows) if casts3d else 0)
 
     @classmethod
     def build(cls, acting: tuple, sensing: tuple, engine, casts3d: bool):
@@ -279,8 +263,8 @@ class FlightPass:
         return bind(self.side.kernels) and self.side.ready()
 
     def run(self, states, commands, key: int | None, layout: tuple, time: float, dt: float):
-        """One tick: (rotor speeds (n, 4) rad/s, readings by label), the readings None when
-        a row diverged (the engine put it back; nothing was read).
+        """One tick: (the rotors' commands as carried out (n, 9), readings by label), the
+        readings None when a row diverged (the engine put it back; nothing was read).
 
         Args:
             states: The simulation's state tables (coopsim.sim.states).
@@ -293,34 +277,37 @@ class FlightPass:
             SimulationError: a rotor's wrench is not finite (the engine's sentence).
         """
         rows, rn = self.rows, len(self.rotor_rows)
-        rot, imu = states.get(ACTING), states.get("imu")
         cmd = commands if self.every else commands[self.rotor_rows]
         out = {ACTING: np.empty((len(rows[ACTING]), 5)), "imu": np.empty((len(rows["imu"]), 6)),
                "mocap": np.empty((len(rows["mocap"]), 7)),
                "altimeter": np.empty((len(rows["altimeter"]), 1))}
-        speeds = np.empty((rn, 4))
-        rotors = (self.rotor_rows, cmd, self.rpar, rot.arrays["speeds"], rot.seen, speeds,
-                  self.wrench, out[ACTING])
-        inormals, mnormals, istart, mstart = self._blocks(layout)
-        imu_args = (rows["imu"], imu.arrays["v"], imu.arrays["t"], imu.arrays["bias"], imu.seen,
-                    self.ipar, self.icols, inormals, out["imu"])
-        mocap = (rows["mocap"], self.mpar, self.mcols, mnormals, out["mocap"])
-        noise = (np.uint64(key), istart, mstart) if key is not None else (_KEY0, -1, -1)
+        carried = np.empty((rn, 9))
+        rotors = (self.rotor_rows, self.rpar, states.get(ACTING).kernel_args,
+                  np.full(1, float(dt)), cmd, carried, self.wrench, out[ACTING])
+        inormals, mnormals, anormals, *starts = self._blocks(layout)
+        par = self.par
+        imu = (rows["imu"], par["imu"], states.get("imu").kernel_args, inormals, out["imu"])
+        mocap = (rows["mocap"], par["mocap"], mnormals, out["mocap"])
+        noise = (np.uint64(key), *starts) if key is not None else (_KEY0, -1, -1, -1)
+        noise = (*noise, _NO_NORMALS, _NO_UNIFORMS)
         scene = self.side.scene() if self.casts3d else _NO_SCENE
-        alti = (rows["altimeter"], self.reach, self.casts3d, self.below, scene, self.ray,
-                self.dist, out["altimeter"])
-        n = self.side.step(dt, lambda *engine: TICK(engine, rotors, time, noise, imu_args, mocap,
+        alti = (rows["altimeter"], par["altimeter"], anormals, self.reach, self.casts3d,
+                self.below, scene, self.ray, self.dist, self.view, out["altimeter"])
+        clock = np.array((float(time), float(dt)))
+        n = self.side.step(dt, lambda *engine: TICK(engine, clock, noise, rotors, imu, mocap,
                                                         alti))
-        if n == WRENCH_NOT_FINITE:
-            self.side.engine.apply_wrench(self.rotor_rows, self.wrench[:, :3], self.wrench[:, 3:])
-        return speeds, None if n else out
+        if n == WRENCH_NOT_FINITE:  # the engine's refusal, as the plain path hands it over
+            role = self.module.kernel_drive
+            getattr(self.side.engine, role[0])(self.rotor_rows,
+                                               *kernel.drive_parts(role, self.wrench))
+        return carried, None if n else out
 
     def _blocks(self, layout: tuple) -> tuple:
-        """(the imu's scratch normals, the mocap's, the imu's first normal in the step's
-        draw, the mocap's) for ``layout``, kept while the plan keeps it."""
+        """(the scratch normals of each kind of :data:`DRAWN`, then each one's first normal in
+        the step's draw) for ``layout``, kept while the plan keeps it."""
         if self._layout is not layout:
-            self._kept = (self._normals("imu", layout), self._normals("mocap", layout),
-                          self._start("imu", layout), self._start("mocap", layout))
+            self._kept = (*(self._normals(k, layout) for k in DRAWN),
+                          *(self._start(k, layout) for k in DRAWN))
             self._layout = layout
         return self._kept
 
@@ -362,6 +349,8 @@ def kinds(acting: tuple, sensing: tuple) -> tuple[dict, str]:
 
 _NO_SCENE = (np.zeros((0, 10)), np.zeros((0, 17)), np.zeros((0, 6)), 0, np.zeros(2))
 _KEY0 = np.uint64(0)  # the key of a step without noise (nothing is drawn)
+_NO_NORMALS = np.zeros((0, 0))  # a kind that draws no normals
+_NO_UNIFORMS = np.zeros(0)  # nor uniforms (the pass takes no kind that loses readings)
 
 
 def _part(layout: tuple, label: str):

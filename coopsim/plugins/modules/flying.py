@@ -1,10 +1,13 @@
 """What the flying modules (``rotors``, ``imu``, ``mocap``, ``altimeter``, ``pose``) share:
-their compiled kernels, the parameter matrices the kernels take, and their noise blocks.
+the compiled kernels of the sensors (their ``kernel_sense``, the ``ModuleKernel`` contract of
+:mod:`coopsim.model.kernel`; the rotors' are in :mod:`coopsim.swarm.flight_kernels`) and how
+their noise draws.
 
 State: a module keeps its per-robot state (the imu's last velocity, time and biases, the
 rotors' propeller speeds) in its per-kind state table (``frame.state(label)``,
 :mod:`coopsim.model.kernel`): arrays indexed by the frame's robot rows, so a kernel reads and
-writes them in place with no gather by name.
+writes them in place with no gather by name. The fused passes (:mod:`.flyfused`,
+:mod:`.flymujoco`) call these same kernels.
 """
 
 from __future__ import annotations
@@ -13,32 +16,15 @@ import math
 
 import numpy as np
 
-from ...model import kernel
 from ...model.compiled import jit, warmer
 from ...model.quaternion_kernels import rotate
-
-
-_MATRIX: dict = {}  # parameter names -> (the parameter arrays, the matrix built of them)
-
-
-def matrix(p, names: tuple) -> np.ndarray:
-    """(n, len(names)) C-contiguous: parameter arrays ``p[name]`` side by side, built again
-    only when ``p`` is another object (a module's parameter arrays are replaced, never
-    changed in place, when a parameter changes). The pair is read and replaced whole."""
-    built = _MATRIX.get(names)
-    if built is None or built[0] is not p:
-        built = _MATRIX[names] = (p, np.ascontiguousarray(
-            np.column_stack([np.asarray(p[k], dtype=float) for k in names])))
-    return built[1]
-
-
-_NONE = np.zeros((0, 0))
 
 
 def columns(p, names: tuple) -> tuple[np.ndarray, int]:
     """Where each noise parameter ``names`` draws in a row of normals: (len(names),) int64
     first columns (-1 for a parameter that is 0 for every robot: it draws nothing), and the
-    row's width (3 normals per parameter drawn)."""
+    row's width (3 normals per parameter drawn). The kernels work the same columns out of
+    their parameter matrix (:func:`_column`)."""
     zero = p.zero if hasattr(p, "zero") else frozenset(k for k, v in p.items() if not v.any())
     cols, width = [], 0
     for name in names:
@@ -47,30 +33,58 @@ def columns(p, names: tuple) -> tuple[np.ndarray, int]:
     return np.array(cols, dtype=np.int64), width
 
 
-def normals(frame, label: str, rows, width: int, rng) -> np.ndarray:
-    """(len(rows), width) standard normals for a module's noise this step: the sensing
-    plan's block for the kind (coopsim.model.kernel.normals), none when ``width`` is 0."""
-    if not width or not len(rows):
-        return _NONE
-    return kernel.normals(frame, label, rows, width, rng)
-
-
-def dropped(frame, label: str, rows, p, rng) -> np.ndarray | None:
-    """(len(rows),) True where a reading is lost this step (the ``lost`` parameter, %), or
-    None when no robot loses any."""
-    zero = p.zero if hasattr(p, "zero") else frozenset(k for k, v in p.items() if not v.any())
-    if "lost" in zero or not len(rows):
-        return None
-    return kernel.uniforms(frame, label, rows, rng) * 100.0 < p["lost"]
-
-
 # -- kernels ------------------------------------------------------------------------------------
-# Each does per row the floating-point operations of the numpy code it stands for, in the same
-# order (libm's atan2, sin, cos may round an ulp apart from numpy's: the tests compare to
-# 1e-12). ``s`` is the engine's (N, 13) STATE3D, ``rows`` (n,) int64 the frame rows measured;
-# state tables are (N, ...) indexed by frame row too, so nothing is gathered.
+# The kinds' kernel_sense (coopsim.model.capability_kinds.ModuleKernel): views (what the kind's
+# kernel_views name), rows (n,) int64 the frame rows measured, params (n, P) in the kind's
+# params order, state (its state table's arrays, then seen; () for none), normals (n, k),
+# uniforms (n,) or empty, prev (n, width), out (n, width). ``s`` is every robot's (N, 13)
+# STATE3D; state tables are (N, ...) indexed by frame row too, so nothing is gathered. No
+# fused multiply-adds (numba contracts none without fastmath): the bits of numpy's arithmetic.
 
 GRAVITY = 9.81  # m/s^2 (coopsim.swarm.flight.GRAVITY)
+
+
+@jit(inline=True)
+def _column(params, j, drawn, width):
+    """(the first column in a row of normals of noise parameter ``params[:, j]``, -1 when it
+    draws none: 0 for every row or nothing ``drawn``; the row's width after it): 3 normals a
+    parameter drawn, as :func:`columns` lays them out."""
+    if drawn:
+        for k in range(params.shape[0]):
+            if params[k, j] != 0.0:
+                return width, width + 3
+    return -1, width
+
+
+@jit(inline=True)
+def _noise_lost(out, params, j_noise, j_lost, normals, uniforms, prev):
+    """The base ``Module.measure``'s noise and lost data, operation for operation: ``out`` +=
+    ``normals`` times each row's ``params[:, j_noise]`` (when drawn), then the rows whose
+    uniform * 100 is under their ``params[:, j_lost]`` (%) keep ``prev``."""
+    if normals.shape[1]:
+        for k in range(out.shape[0]):
+            for j in range(out.shape[1]):
+                out[k, j] = out[k, j] + normals[k, j] * params[k, j_noise]
+    _lost(out, params, j_lost, uniforms, prev)
+
+
+@jit(inline=True)
+def _lost(out, params, j_lost, uniforms, prev):
+    """The rows whose uniform * 100 is under their ``params[:, j_lost]`` (%) keep ``prev``."""
+    if len(uniforms):
+        for k in range(out.shape[0]):
+            if uniforms[k] * 100.0 < params[k, j_lost]:
+                for j in range(out.shape[1]):
+                    out[k, j] = prev[k, j]
+
+
+@jit(inline=True)
+def _clipped(v, top):
+    """``v`` within [0, ``top``] as ``np.clip`` makes it (NaN goes through)."""
+    if v != v:
+        return v
+    v = v if v > 0.0 else 0.0
+    return v if v < top else top
 
 
 @jit(inline=True)
@@ -84,19 +98,32 @@ def _imu_part(out, i, c0, bias, r, b0, normals, walk_col, noise_col, walk, noise
             out[i, c0 + k] += normals[i, noise_col + k] * (noise / math.sqrt(h))
 
 
+# the imu's parameter columns (Imu.params' order)
+ACCEL_NOISE, GYRO_NOISE, ACCEL_WALK, GYRO_WALK, IMU_LOST = 0, 1, 2, 3, 4
+
+
 @jit(counted=False)
-def imu(s, rows, time, dt, last_v, last_t, bias, seen, par, cols, normals, out):
-    """The ``imu`` module's readings (coopsim.plugins.modules.imu) of robots ``rows`` into
-    ``out`` (n, 6), its state tables updated in place.
+def imu_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """The ``imu`` module's ``kernel_sense`` (coopsim.plugins.modules.imu): the readings of
+    robots ``rows`` into ``out`` (n, 6), its state table updated in place.
 
     Args:
-        time: Sim time of the step, s. dt: Its length, s.
-        last_v (N, 3) m/s, last_t (N,) s, bias (N, 6), seen (N,) bool: the state tables.
-        par: (n, 4) accel_noise, gyro_noise, accel_walk, gyro_walk.
-        cols: (4,) int64 the first column in ``normals`` of the accelerometer's walk, its
-            noise, the gyroscope's walk, its noise (-1: none drawn, the parameter is 0).
-        normals: (n, k) standard normals.
+        views: (full_state (N, 13) every robot's STATE3D, clock (2,) the step's time and
+            length, s).
+        params: (n, 6) accel_noise, gyro_noise, accel_walk, gyro_walk, lost, rate.
+        state: (last_v (N, 3) m/s, last_t (N,) s, bias (N, 6), seen (N,) bool).
+        normals: (n, k) standard normals: 3 for each of the accelerometer's walk, its noise,
+            the gyroscope's walk, its noise that is not 0 for every row (none: noiseless).
+        uniforms: (n,) for lost data, or empty. prev: (n, 6) the last readings.
     """
+    s, clock = views
+    last_v, last_t, bias, seen = state
+    time, dt = clock[0], clock[1]
+    drawn = normals.shape[1] > 0
+    accel_walk, width = _column(params, ACCEL_WALK, drawn, 0)
+    accel_noise, width = _column(params, ACCEL_NOISE, drawn, width)
+    gyro_walk, width = _column(params, GYRO_WALK, drawn, width)
+    gyro_noise, width = _column(params, GYRO_NOISE, drawn, width)
     for i in range(len(rows)):
         r = rows[i]
         h = time - last_t[r] if seen[r] else 0.0
@@ -108,19 +135,22 @@ def imu(s, rows, time, dt, last_v, last_t, bias, seen, par, cols, normals, out):
         out[i, 0], out[i, 1], out[i, 2] = ax, ay, az
         out[i, 3], out[i, 4], out[i, 5] = s[r, 10], s[r, 11], s[r, 12]
         hh = h if h > 0 else dt
-        _imu_part(out, i, 0, bias, r, 0, normals, cols[0], cols[1], par[i, 2], par[i, 0], hh)
-        _imu_part(out, i, 3, bias, r, 3, normals, cols[2], cols[3], par[i, 3], par[i, 1], hh)
+        _imu_part(out, i, 0, bias, r, 0, normals, accel_walk, accel_noise,
+                  params[i, ACCEL_WALK], params[i, ACCEL_NOISE], hh)
+        _imu_part(out, i, 3, bias, r, 3, normals, gyro_walk, gyro_noise,
+                  params[i, GYRO_WALK], params[i, GYRO_NOISE], hh)
         for k in range(6):
             out[i, k] += bias[r, k]
         last_v[r, 0], last_v[r, 1], last_v[r, 2] = s[r, 7], s[r, 8], s[r, 9]
         last_t[r] = time
         seen[r] = True
+    _lost(out, params, IMU_LOST, uniforms, prev)
 
 
 @jit(inline=True)
 def _turned(out, i, t0, t1, t2):
-    """coopsim.plugins.modules.mocap._turned of row i: its quaternion ``out[i, 3:7]`` times the
-    rotation of the body-frame rotation vector (t0, t1, t2), renormalised, w >= 0."""
+    """Row i's quaternion ``out[i, 3:7]`` times the rotation of the body-frame rotation vector
+    (t0, t1, t2), renormalised, w >= 0."""
     angle = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
     half = angle / 2
     div = angle if angle > 0 else 1.0
@@ -137,11 +167,20 @@ def _turned(out, i, t0, t1, t2):
         out[i, 3 + k] = q[k] / norm * sign
 
 
+MOCAP_NOISE, MOCAP_ANGLE_NOISE, MOCAP_LOST = 0, 1, 2  # Mocap.params' columns
+
+
 @jit(counted=False)
-def mocap(s, rows, par, cols, normals, out):
-    """The ``mocap`` module's readings of robots ``rows`` into ``out`` (n, 7): the pose, the
-    quaternion in the w >= 0 hemisphere, then noise: ``par`` (n, 2) noise, angle_noise;
-    ``cols`` (2,) their first columns in ``normals`` (-1: none)."""
+def mocap_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """The ``mocap`` module's ``kernel_sense``: the readings of robots ``rows`` into ``out``
+    (n, 7): the pose of ``views[0]`` (full_state, (N, 13)), the quaternion in the w >= 0
+    hemisphere, then its noise (``params`` (n, 4) noise m, angle_noise rad, lost %, rate;
+    ``normals`` 3 for each of the two noises that is not 0 for every row, none: noiseless)
+    and lost data (``uniforms``, ``prev``)."""
+    s = views[0]
+    drawn = normals.shape[1] > 0
+    c0, width = _column(params, MOCAP_NOISE, drawn, 0)
+    c1, width = _column(params, MOCAP_ANGLE_NOISE, drawn, width)
     for i in range(len(rows)):
         r = rows[i]
         sign = -1.0 if s[r, 3] < 0 else 1.0
@@ -149,26 +188,44 @@ def mocap(s, rows, par, cols, normals, out):
             out[i, k] = s[r, k]
         for k in range(3, 7):
             out[i, k] = s[r, k] * sign
-        if cols[0] >= 0:
+        if c0 >= 0:
             for k in range(3):
-                out[i, k] += normals[i, cols[0] + k] * par[i, 0]
-        if cols[1] >= 0:
-            c = cols[1]
-            _turned(out, i, normals[i, c] * par[i, 1], normals[i, c + 1] * par[i, 1],
-                    normals[i, c + 2] * par[i, 1])
+                out[i, k] += normals[i, c0 + k] * params[i, MOCAP_NOISE]
+        if c1 >= 0:
+            a = params[i, MOCAP_ANGLE_NOISE]
+            _turned(out, i, normals[i, c1] * a, normals[i, c1 + 1] * a, normals[i, c1 + 2] * a)
+    _lost(out, params, MOCAP_LOST, uniforms, prev)
+
+
+@jit(inline=True)
+def floor_range(s, r, top):
+    """The altimeter's range (m) of the body of state row ``s[r]`` to the floor at z = 0
+    along its -z axis: its height over the cosine of its tilt, ``top`` when farther or when
+    the axis points at or above the horizon."""
+    x, y = s[r, 4], s[r, 5]
+    down = 1.0 - 2.0 * (x * x + y * y)
+    height = max(s[r, 2], 0.0)
+    hit = height / down if down > 1e-9 else math.inf
+    return min(hit, top)
+
+
+ALTI_TOP, ALTI_NOISE, ALTI_LOST = 0, 1, 2  # Altimeter.params' columns
 
 
 @jit(counted=False)
-def altimeter(s, rows, top, out):
-    """The ``altimeter`` module's noiseless ranges (m) of robots ``rows`` into ``out`` (n, 1);
-    ``top`` (n,) their max_range."""
+def altimeter_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """The ``altimeter`` module's ``kernel_sense``: the ranges (m) of robots ``rows`` into
+    ``out`` (n, 1): ``views`` (full_state (N, 13), below (n,)): the core's cast from the
+    underside where the engine casts in 3D (``below`` not empty), else to the floor
+    (:func:`floor_range`); then its noise (``params`` (n, 4) max_range m, noise m, lost %,
+    rate; ``normals`` (n, 1) or none) and lost data, within [0, max_range]."""
+    s, below = views
+    cast = len(below) > 0
     for i in range(len(rows)):
-        r = rows[i]
-        x, y = s[r, 4], s[r, 5]
-        down = 1.0 - 2.0 * (x * x + y * y)
-        height = max(s[r, 2], 0.0)
-        hit = height / down if down > 1e-9 else math.inf
-        out[i, 0] = min(hit, top[i])
+        out[i, 0] = below[i] if cast else floor_range(s, rows[i], params[i, ALTI_TOP])
+    _noise_lost(out, params, ALTI_NOISE, ALTI_LOST, normals, uniforms, prev)
+    for i in range(len(rows)):
+        out[i, 0] = _clipped(out[i, 0], params[i, ALTI_TOP])
 
 
 @jit(counted=False)
@@ -182,15 +239,31 @@ def pose(s, rows, out):
 
 
 def _load() -> None:
-    """Compile (or load from numba's cache) the kernels with one robot."""
-    s, rows, one = np.zeros((1, 13)), np.zeros(1, np.int64), np.zeros(1)
+    """Compile (or load from numba's cache) the kernels with one robot, their arguments as the
+    modules' (coopsim.model.kernel: what a kernel only reads is read-only), noiseless and
+    noisy."""
+    s, rows, clock = np.zeros((1, 13)), np.zeros(1, np.int64), _frozen(np.zeros(2))
     s[0, 3] = 1.0
-    s.setflags(write=False)  # as the frames' views of the engine's state are
-    imu(s, rows, 0.0, 0.002, np.zeros((1, 3)), one.copy(), np.zeros((1, 6)), np.zeros(1, bool),
-        np.zeros((1, 4)), np.full(4, -1, np.int64), _NONE, np.zeros((1, 6)))
-    mocap(s, rows, np.zeros((1, 2)), np.full(2, -1, np.int64), _NONE, np.zeros((1, 7)))
-    altimeter(s, rows, one + 4.0, np.zeros((1, 1)))
+    s = _frozen(s)
+    for k, lost in ((0, False), (3, True)):
+        z = _frozen(np.zeros((1, k)))
+        u = _frozen(np.zeros(1 if lost else 0))
+        imu_sense((s, clock), rows, _frozen(np.zeros((1, 6))),
+                  (np.zeros((1, 3)), np.zeros(1), np.zeros((1, 6)), np.zeros(1, bool)),
+                  z, u, _frozen(np.zeros((1, 6))), np.zeros((1, 6)))
+        mocap_sense((s,), rows, _frozen(np.zeros((1, 4))), (), z, u, _frozen(np.zeros((1, 7))),
+                    np.zeros((1, 7)))
+        for below in (_frozen(np.zeros(0)), _frozen(np.ones(1))):
+            altimeter_sense((s, below), rows, _frozen(np.full((1, 4), 4.0)), (),
+                            _frozen(np.zeros((1, min(k, 1)))), u, _frozen(np.zeros((1, 1))),
+                            np.zeros((1, 1)))
     pose(s, rows, np.zeros((1, 4)))
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    """``arr`` made read-only."""
+    arr.setflags(write=False)
+    return arr
 
 
 WARM = warmer(_load)  # loaded with a run, before its first step

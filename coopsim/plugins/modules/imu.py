@@ -18,16 +18,15 @@ the floor, turned about z only.
 
 State: the last velocity, time and biases of each robot in the kind's state table
 (``frame.state("imu")``, :mod:`coopsim.model.kernel`: by frame row, remapped by name when the
-layout changes). Noise: one block of standard normals a step, 3 per noise parameter
-that is not 0 (:meth:`Imu.noise_draws`). With numba a step's readings are one compiled call
-(:func:`coopsim.plugins.modules.flying.imu`).
+layout changes); a reading moves it on, the noiseless ``sense`` too. Noise: one block of
+standard normals a step, 3 per noise parameter that is not 0 (:meth:`Imu.noise_draws`). A
+step's readings are the kind's compiled kernel (the ``ModuleKernel`` contract:
+:func:`coopsim.plugins.modules.flying.imu_sense`), one call for every robot.
 Recorded: the six values every recorded step, columns ``imu_ax`` .. ``imu_gz`` (units 1e-4
 m/s^2 and 1e-5 rad/s, docs/recording-format.md section 5).
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from ...model.commands import Command
 from ...model.kernel import StateField
@@ -37,7 +36,6 @@ from . import flying
 from .flyfused import FlightPass
 from .flymujoco import AroundPass
 from .common import lost, rate
-from .rotors import full_state
 
 
 class Imu(Module):
@@ -75,63 +73,15 @@ class Imu(Module):
 
     #: the noise parameters in the order they draw (3 normals each per robot and reading)
     NOISE = ("accel_walk", "accel_noise", "gyro_walk", "gyro_noise")
-    #: the parameters in the order the kernel takes them (flying.imu's ``par``)
-    KERNEL_PARAMS = ("accel_noise", "gyro_noise", "accel_walk", "gyro_walk")
     #: per robot: the last velocity (m/s, world) and time (s) read, the six biases
     state_fields = (StateField("v", (3,)), StateField("t"), StateField("bias", (6,)))
+
+    # the reading, its noise, bias walk and lost data: one compiled call (ModuleKernel)
+    kernel_views = ("full_state", "clock")
+    kernel_sense = flying.imu_sense
 
     @classmethod
     def noise_draws(cls, p) -> int:
         """Standard normals a robot's reading takes per measured step: 3 per noise parameter
         not 0 for every robot (:data:`NOISE`'s order)."""
         return flying.columns(p, cls.NOISE)[1]
-
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        """The noiseless reading (the state is not updated: see measure)."""
-        return cls._truth(frame, rows, frame.state(cls.label))[0]
-
-    @classmethod
-    def _truth(cls, frame, rows, table):
-        """(n, 6) noiseless reading and the time since each robot's last reading (s;
-        frame.dt for a first one)."""
-        from ...swarm.flight import GRAVITY, rotate_back  # loaded when something flies
-
-        state = full_state(frame, rows)
-        h = np.where(table.seen[rows], frame.time - table.arrays["t"][rows], 0.0)
-        accel = np.zeros((len(rows), 3))
-        moved = h > 0
-        accel[moved] = (state[moved, 7:10] - table.arrays["v"][rows[moved]]) / h[moved, None]
-        accel[:, 2] += GRAVITY
-        out = np.empty((len(rows), 6))
-        out[:, :3] = rotate_back(state[:, 3:7], accel)
-        out[:, 3:] = state[:, 10:13]
-        return out, np.where(moved, h, frame.dt), state
-
-    @classmethod
-    def measure(cls, frame, rows, p, prev, rng):
-        """The reading with noise and bias walk (one block of normals: :meth:`noise_draws`);
-        the state (last velocity and time, biases) updated."""
-        rows = np.asarray(rows, dtype=np.int64)
-        table = frame.state(cls.label)
-        cols, width = flying.columns(p, cls.NOISE)
-        normals = flying.normals(frame, cls.label, rows, width, rng)
-        out = np.empty((len(rows), 6))
-        flying.imu(_state3d(frame), rows, float(frame.time), float(frame.dt),
-                   table.arrays["v"], table.arrays["t"], table.arrays["bias"], table.seen,
-                   flying.matrix(p, IMU_PARAMS), cols, normals, out)
-        lost = flying.dropped(frame, cls.label, rows, p, rng)
-        if lost is not None:
-            out[lost] = prev[lost]
-        return out
-
-
-
-IMU_PARAMS = Imu.KERNEL_PARAMS  # the kernel's par
-
-
-def _state3d(frame) -> np.ndarray:
-    """Every robot's (N, 13) STATE3D: the engine's, or the planar state on the floor."""
-    if frame.state3d is not None:
-        return frame.state3d
-    return full_state(frame, np.arange(len(frame.pose)))

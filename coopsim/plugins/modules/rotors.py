@@ -27,25 +27,25 @@ step. Commands:
 
 The inner loops read the engine's true attitude and body rates (they stand for the autopilot's
 own fast loop). The propeller speeds are the module's state: kept in its state table
-(``frame.state("rotors")``, :mod:`coopsim.model.kernel`), so they start at 0 in a new run. With
-numba the whole step (loops, mixer, lag, wrench) is one compiled call for every robot
-(:func:`coopsim.swarm.flight_kernels.rotors`). On an engine without the ``flight`` feature the
-module refuses to step (its bodies cannot fly), with one sentence.
+(``frame.state("rotors")``, :mod:`coopsim.model.kernel`), so they start at 0 in a new run; the
+reading is those speeds and their thrust. The step (loops, mixer, lag, wrench) and the reading
+are the kind's compiled kernels (the ``ModuleKernel`` contract:
+:func:`coopsim.swarm.flight_kernels.rotors_actuate` and ``rotors_sense``), one call each for
+every robot; the engine refuses a wrench that is not finite. On an engine without the
+``flight`` feature the module refuses to step (its bodies cannot fly), with one sentence.
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
-from ...model.errors import ProtocolError, SimulationError
+from ...model.errors import ProtocolError
 from ...model.limits import shown
 from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
-from . import flying
+from ...swarm import flight_kernels
 from .flyfused import FlightPass
 from .flymujoco import AroundPass
 
@@ -87,19 +87,6 @@ PARAMS = (
     ParamSpec("attitude_gain", "float", "P gain of set_thrust_attitude's roll and pitch "
               "loop, 1/s", 12.0, 0.0, 1000.0, "1/s"),
 )
-
-
-def full_state(frame, rows) -> np.ndarray:
-    """(len(rows), 13) the robots' full state (coopsim.physics.engine.STATE3D columns):
-    ``frame.state3d`` on a flight engine, else the planar state on the floor (z 0, turned
-    about z only) -- what the sensors read in a 2D world."""
-    if frame.state3d is not None:
-        return frame.state3d[rows]
-    out = np.zeros((len(rows), 13))
-    pose, vel = frame.pose[rows], frame.velocity[rows]
-    out[:, 0:2], out[:, 3], out[:, 6] = pose[:, :2], np.cos(pose[:, 2] / 2), np.sin(pose[:, 2] / 2)
-    out[:, 7:9], out[:, 12] = vel[:, :2], vel[:, 2]
-    return out
 
 
 class Rotors(Module):
@@ -187,37 +174,14 @@ class Rotors(Module):
         mass = float(getattr(robot, "mass", 0.0) or 0.0)
         return airframe_problem(values, mass)
 
-    @classmethod
-    def actuate(cls, frame, rows, p, commands):
-        """Propeller speeds after the lag (len(rows), 4), rad/s; the wrench to the engine."""
-        if frame.state3d is None:
-            raise SimulationError("the rotors module needs an engine with the flight feature "
-                                  "(engine mujoco or aerial): its robots cannot fly in 2D")
-        k = _kernels()  # one compiled call (coopsim.swarm.flight_kernels.rotors)
-        table = frame.state(cls.label)
-        out, wrench = np.empty((len(rows), 4)), np.empty((len(rows), 6))
-        k.rotors(frame.state3d, np.asarray(rows, dtype=np.int64),
-                 np.ascontiguousarray(commands, dtype=float),
-                 flying.matrix(p, k.ROTOR_PARAMS), float(frame.dt), table.arrays["speeds"],
-                 table.seen, out, wrench)
-        frame.physics.apply_wrench(rows, wrench[:, :3], wrench[:, 3:])
-        return out
-
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        out = np.zeros((len(rows), 5))
-        speeds = frame.actuated.get(cls.label)
-        if speeds is not None and len(speeds) == len(rows):
-            out[:, :4] = speeds
-            out[:, 4] = p["kf"] * (speeds * speeds).sum(axis=1)
-        return out
-
-
-def _kernels():
-    """coopsim.swarm.flight_kernels (imported when something flies)."""
-    from ...swarm import flight_kernels
-
-    return flight_kernels
+    # The step and the reading: compiled kernels over the state table (ModuleKernel). The
+    # actuation keeps each command as carried out (u1..u4 the speeds after the lag, rad/s)
+    # and hands the body wrench to the engine (force N, torque N m, body frame); the reading
+    # is the speeds now and their thrust, N.
+    kernel_views = ("state3d", "dt")
+    kernel_actuate = flight_kernels.rotors_actuate
+    kernel_drive = ("apply_wrench", (3, 3))
+    kernel_sense = flight_kernels.rotors_sense
 
 
 def _within(command: str, what: str, values, lo: float, hi: float, unit: str) -> None:
