@@ -73,20 +73,23 @@ def _rotor_reading(speeds, par, out):
 def _altimeter(s, rows, reach, below, scene, ray, dist, out):
     """ranging3d.underside then Altimeter.clip: from each body's underside along its -z axis
     to what is below, m. ``scene`` (local, solids, boxes, first robot row, floor); ``ray``
-    (n, 7) scratch: origin, direction, reach of the cast."""
+    the cast's scratch: origins (n, 3), directions (n, 3) and reaches (n,), each contiguous
+    (the types :func:`coopsim.physics.aerial.raykernel.cast` is loaded with: a strided view
+    would compile a second version of it, 15 s of CPU)."""
     local, solids, boxes, start, floor = scene
+    pnt, vec, reach_far = ray
     for i in range(len(rows)):
         r = rows[i]
         w, x, y, z = s[r, 3], s[r, 4], s[r, 5], s[r, 6]
-        ray[i, 0], ray[i, 1], ray[i, 2] = s[r, 0], s[r, 1], s[r, 2]
-        ray[i, 3] = -(2 * (x * z + w * y))
-        ray[i, 4] = -(2 * (y * z - w * x))
-        ray[i, 5] = -(1 - 2 * (x * x + y * y))
-        ray[i, 6] = reach[i] + below[i]
+        pnt[i, 0], pnt[i, 1], pnt[i, 2] = s[r, 0], s[r, 1], s[r, 2]
+        vec[i, 0] = -(2 * (x * z + w * y))
+        vec[i, 1] = -(2 * (y * z - w * x))
+        vec[i, 2] = -(1 - 2 * (x * x + y * y))
+        reach_far[i] = reach[i] + below[i]
     place(local, s, solids, boxes, start)
-    cast(ray[:, 0:3], ray[:, 3:6], rows, ray[:, 6], solids, boxes, floor, dist)
+    cast(pnt, vec, rows, reach_far, solids, boxes, floor, dist)
     for i in range(len(rows)):
-        d, far = dist[i], ray[i, 6]
+        d, far = dist[i], reach_far[i]
         if not (d >= 0.0 and d < far):
             d = far
         v = min(max(d - below[i], 0.0), reach[i])
@@ -216,9 +219,14 @@ def _sample() -> tuple:
     imu = (rows, np.zeros((1, 3)), one.copy(), np.zeros((1, 6)), np.zeros(1, bool),
            np.zeros((1, 4)), np.full(4, -1, np.int64), none, np.zeros((1, 6)))
     mocap = (rows, np.zeros((1, 2)), np.full(2, -1, np.int64), none, np.zeros((1, 7)))
-    alti = (rows, one + 4.0, True, one.copy(), _NO_SCENE, np.zeros((1, 7)), one.copy(),
+    alti = (rows, one + 4.0, True, one.copy(), _NO_SCENE, _ray(1), one.copy(),
             np.zeros((1, 1)))
     return engine, rotors, 0.002, (np.uint64(1), -1, -1), imu, mocap, alti
+
+
+def _ray(n: int) -> tuple:
+    """The altimeter cast's scratch for ``n`` robots (:func:`_altimeter`)."""
+    return np.empty((n, 3)), np.empty((n, 3)), np.empty(n)
 
 
 class FlightPass:
@@ -260,7 +268,7 @@ class FlightPass:
         n = len(self.rotor_rows)
         self._scratch: dict = {}
         self._layout, self._kept = None, ()
-        self.wrench, self.ray, self.dist = np.empty((n, 6)), np.empty((len(arows), 7)), \
+        self.wrench, self.ray, self.dist = np.empty((n, 6)), _ray(len(arows)), \
             np.empty(len(arows))
 
     @classmethod
