@@ -84,6 +84,7 @@ def _inline_copies_share_a_memo() -> bool:
     scope = dict(vars(icc))
     exec(compile("\n" * (first - 1) + source, icc.__file__, "exec"), scope)  # noqa: S102
     scope["inline_ir"]._shared_memo = True
+    scope["inline_ir"]._numba = method  # numba's own (tests/model/test_compile.py compares)
     icc.InlineWorker.inline_ir = scope["inline_ir"]
     return True
 

@@ -76,9 +76,13 @@ def test_a_constant_read_from_the_module_is_in_the_key(monkeypatch):
 
 
 NO_NEW_VERSION = """
+import sys
+
 from coopsim.app.bench import swarm_scenario
+from coopsim.formats.files import load
 from coopsim.model import compiled
-from coopsim.plugins.modules import kernels
+from coopsim.physics.aerial import raykernel
+from coopsim.plugins.modules import groundfused, kernels
 from coopsim.sim import fused as fused_step
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
@@ -107,19 +111,85 @@ for n in (1, 3):
                 st.slots.put(name, module, command, attach=False)
             for _ in range(20):
                 st.tick()
+st = Stepper(Simulation(load(sys.argv[1]), engine="aerial"), mode="lockstep")
+for _ in range(20):  # the flight pass's altimeter casts against the 3D scene
+    st.tick()
 after = versions()
 assert after == before, (before, after)
+# the fused passes hand their calls one array type whatever the engine: one version each
+# (the ground pass's with the state read-only, the aerial cast's with contiguous rays)
+one = {"_sense": groundfused._sense, "_sense_cast": groundfused._sense_cast,
+       "cast": raykernel.cast, "_rays": raykernel._rays}
+assert all(len(k.signatures) == 1 for k in one.values()), \
+    {name: k.signatures for name, k in one.items()}
 print("ok")
 """
+
+
+SAME_CODE = """
+import hashlib, math, sys
+
+import numba
+import numpy as np
+from numba.core import inline_closurecall
+
+from coopsim.model import compiled
+
+assert compiled.SHARED_INLINE_COPIES
+if sys.argv[1] == "numba":  # numba's own copy, one memo a block
+    inline_closurecall.InlineWorker.inline_ir = inline_closurecall.InlineWorker.inline_ir._numba
+
+
+@numba.njit(inline="always", error_model="numpy")
+def bounce(x, lo, hi):
+    for _ in range(3):
+        if x < lo:
+            x = 2.0 * lo - x
+        elif x > hi:
+            x = 2.0 * hi - x
+        else:
+            break
+    return math.sqrt(abs(x)) if x == x else 0.0
+
+
+@numba.njit(error_model="numpy")
+def kernel(a, lo, hi):
+    total = 0.0
+    for i in range(len(a)):
+        a[i] = bounce(a[i], lo, hi) + bounce(-a[i], lo, hi)
+        total += a[i]
+    return total
+
+
+kernel(np.ones(3), 0.0, 1.0)
+sig = kernel.signatures[0]
+print(hashlib.sha256(kernel.inspect_asm(sig).encode()).hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_the_inliners_one_memo_compiles_the_same_code():
+    """numba's inliner copying a callee's IR in one memo (compiled.SHARED_INLINE_COPIES, less
+    CPU) gives the same machine code as numba's own copy, for a callee of several blocks
+    inlined twice. Each in a fresh process: the same order of compiles, the same names."""
+    digests = []
+    for which in ("shared", "numba"):
+        done = subprocess.run([sys.executable, "-c", SAME_CODE, which], capture_output=True,
+                              text=True, timeout=BOUND)
+        assert done.returncode == 0, done.stderr[-2000:]
+        digests.append(done.stdout.strip())
+    assert digests[0] == digests[1] and len(digests[0]) == 64, digests
 
 
 @pytest.mark.slow
 def test_the_loaders_compile_every_version_a_step_uses():
     """The modules' loaders compile every version of the kernels a step passes (read-only or
-    not, strided or not): ticks of 1 and 3 robots on both engines compile none. In a process
+    not, strided or not): ticks of 1 and 3 robots on both engines, and of a Crazyflie on the
+    aerial engine, compile none; the fused passes' calls have one version each. In a process
     of its own: this one's kernels have versions other tests made."""
-    done = subprocess.run([sys.executable, "-c", NO_NEW_VERSION], capture_output=True,
-                          text=True, timeout=BOUND)
+    done = subprocess.run([sys.executable, "-c", NO_NEW_VERSION,
+                           str(ROOT / "scenarios" / "crazyflie_hover.scenario")],
+                          capture_output=True, text=True, timeout=BOUND)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
