@@ -52,9 +52,11 @@ except ImportError:  # numba missing: only the swarm library (controllers) impor
 COMPILED = numba is not None
 
 
-def _inline_copies_share_a_memo() -> bool:
+def share_inline_copies() -> bool:
     """Make numba's inliner copy a callee's IR in one ``deepcopy`` memo, not one a block; True
     when done (the numba installed has the code this expects), False when numba is left as is.
+    Done once a process, on its first cache miss (before numba compiles; a process that only
+    loads kernels pays nothing: reading numba's source takes tens of milliseconds).
 
     Why: every kernel called with ``inline=True`` is inlined in numba's IR, and numba copies
     the callee's IR for each call site block by block, each block with a ``deepcopy`` of its
@@ -62,16 +64,23 @@ def _inline_copies_share_a_memo() -> bool:
     callee, so each block copied the whole scope again: blocks x variables, for a callee that
     itself inlines others (a ray test, a robot's move) tens of thousands of objects a call site.
     Copying the blocks in one memo copies the scope once, shared by the copied blocks as it was
-    by the originals: the same IR, so the same machine code (the cache files' object code is
-    byte for byte that of numba's own copy, tests/model/test_compile.py), in a third less CPU
-    for the aerial ray cast. Only numba's compile changes; nothing it compiles does.
+    by the originals: the same IR, so the same machine code (tests/model/test_compile.py
+    compares it with what numba's own copy makes), in a third less CPU for the aerial ray cast.
+    Only numba's compile changes; nothing it compiles does.
     """
+    if not _SHARED:  # (under numba's compiler lock: a cache miss is in a compile)
+        _SHARED.append(_share_inline_copies())
+    return _SHARED[0]
+
+
+_SHARED: list = []  # share_inline_copies' outcome, once a process
+
+
+def _share_inline_copies() -> bool:
     from numba.core import inline_closurecall as icc
 
     method = icc.InlineWorker.inline_ir
     old = ("kernel_copy.blocks = {}\n", "copy.deepcopy(the_ir.blocks[block_label])")
-    if getattr(method, "_shared_memo", False):
-        return True
     try:
         source = textwrap.dedent(inspect.getsource(method))
     except (OSError, TypeError):  # no source (a frozen install): numba's own copy
@@ -83,14 +92,9 @@ def _inline_copies_share_a_memo() -> bool:
     first = method.__code__.co_firstlineno  # its lines kept: a traceback shows numba's own
     scope = dict(vars(icc))
     exec(compile("\n" * (first - 1) + source, icc.__file__, "exec"), scope)  # noqa: S102
-    scope["inline_ir"]._shared_memo = True
     scope["inline_ir"]._numba = method  # numba's own (tests/model/test_compile.py compares)
     icc.InlineWorker.inline_ir = scope["inline_ir"]
     return True
-
-
-#: Whether numba's inliner copies with one memo (:func:`_inline_copies_share_a_memo`)
-SHARED_INLINE_COPIES = COMPILED and _inline_copies_share_a_memo()
 
 
 def jit(parallel: bool = False, inline: bool = False, nogil: bool = True,
@@ -243,7 +247,8 @@ if numba is not None:
 
         def load_overload(self, sig, target_context):
             data = super().load_overload(sig, target_context)
-            if data is None:
+            if data is None:  # numba compiles next
+                share_inline_copies()
                 notice()
             return data
 else:

@@ -134,7 +134,7 @@ from numba.core import inline_closurecall
 
 from coopsim.model import compiled
 
-assert compiled.SHARED_INLINE_COPIES
+assert compiled.share_inline_copies()  # (done on a process's first cache miss)
 if sys.argv[1] == "numba":  # numba's own copy, one memo a block
     inline_closurecall.InlineWorker.inline_ir = inline_closurecall.InlineWorker.inline_ir._numba
 
@@ -168,7 +168,7 @@ print(hashlib.sha256(kernel.inspect_asm(sig).encode()).hexdigest())
 
 @pytest.mark.slow
 def test_the_inliners_one_memo_compiles_the_same_code():
-    """numba's inliner copying a callee's IR in one memo (compiled.SHARED_INLINE_COPIES, less
+    """numba's inliner copying a callee's IR in one memo (compiled.share_inline_copies, less
     CPU) gives the same machine code as numba's own copy, for a callee of several blocks
     inlined twice. Each in a fresh process: the same order of compiles, the same names."""
     digests = []
