@@ -179,7 +179,7 @@ def pytest_collection_finish(session):
     once, by the first process that collected (the only one, or the first xdist worker: the
     other waits on the stamp's lock), before any test runs. The fast tier (``-m "not slow"``)
     starts no process and skips it: its tests compile, in its one process, only the kernels
-    they call (the warm-up, every kernel at two thread counts, takes about 215 s of CPU).
+    they call (the warm-up, every kernel at two thread counts, takes about 230 s of CPU).
     Tests about a cold cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own
     and stay cold. A failed warm-up changes nothing: the runs then compile what they use themselves.
     """
