@@ -179,9 +179,9 @@ def pytest_collection_finish(session):
     once, by the first process that collected (the only one, or the first xdist worker: the
     other waits on the stamp's lock), before any test runs. The fast tier (``-m "not slow"``)
     starts no process and skips it: its tests compile, in its one process, only the kernels
-    they call (the warm-up, every kernel at two thread counts, took 280 s of CPU). Tests about
-    a cold cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own and stay
-    cold. A failed warm-up changes nothing: the runs then compile what they use themselves.
+    they call (the warm-up, every kernel at two thread counts, takes about 260 s of CPU).
+    Tests about a cold cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own
+    and stay cold. A failed warm-up changes nothing: the runs then compile what they use themselves.
     """
     if session.config.option.collectonly or not any(
             item.get_closest_marker("slow") for item in session.items):

@@ -200,7 +200,7 @@ if numba is not None:
 
         def load_overload(self, sig, target_context):
             data = super().load_overload(sig, target_context)
-            if data is None:
+            if data is None:  # numba compiles next
                 notice()
             return data
 else:

@@ -76,7 +76,10 @@ def test_a_constant_read_from_the_module_is_in_the_key(monkeypatch):
 
 
 NO_NEW_VERSION = """
+import sys
+
 from coopsim.app.bench import swarm_scenario
+from coopsim.formats.files import load
 from coopsim.model import compiled
 from coopsim.plugins.modules import kernels
 from coopsim.sim import fused as fused_step
@@ -107,6 +110,9 @@ for n in (1, 3):
                 st.slots.put(name, module, command, attach=False)
             for _ in range(20):
                 st.tick()
+st = Stepper(Simulation(load(sys.argv[1]), engine="aerial"), mode="lockstep")
+for _ in range(20):  # the flight pass's altimeter casts against the 3D scene
+    st.tick()
 after = versions()
 assert after == before, (before, after)
 print("ok")
@@ -116,10 +122,12 @@ print("ok")
 @pytest.mark.slow
 def test_the_loaders_compile_every_version_a_step_uses():
     """The modules' loaders compile every version of the kernels a step passes (read-only or
-    not, strided or not): ticks of 1 and 3 robots on both engines compile none. In a process
+    not, strided or not): ticks of 1 and 3 robots on both engines, and of a Crazyflie on the
+    aerial engine, compile none. In a process
     of its own: this one's kernels have versions other tests made."""
-    done = subprocess.run([sys.executable, "-c", NO_NEW_VERSION], capture_output=True,
-                          text=True, timeout=BOUND)
+    done = subprocess.run([sys.executable, "-c", NO_NEW_VERSION,
+                           str(ROOT / "scenarios" / "crazyflie_hover.scenario")],
+                          capture_output=True, text=True, timeout=BOUND)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
