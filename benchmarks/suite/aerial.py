@@ -27,7 +27,7 @@ class Flight(Case):
 
 class FlightRealtime(Case):
     """1,000 hovering Crazyflies in real time for 5 s of sim time: the share of late steps
-    (issue 33's goal: < 1 %)."""
+    (the goal: < 1 %)."""
 
     params = (sizes(1000, smoke=2),)
     param_names = ("drones",)

@@ -1,4 +1,4 @@
-"""Camera reads beside a real-time world (issue 53, item 2): four clients reading 160 x 120 RGB
+"""Camera reads beside a real-time world: four clients reading 160 x 120 RGB
 images as fast as they can and one reading at 30 Hz beside a camera that publishes at 30 Hz,
 from a ``coopsim run`` of its own (mujoco, 18 Crazyflies at 500 Hz in real time: steps of 1 ms
 of CPU or more, so the hub lends them to its reading thread, where the old code deadlocked); the real-time factor while they

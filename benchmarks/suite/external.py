@@ -1,4 +1,4 @@
-"""External robots (issue 44): 10 robots whose poses stream in at 200 Hz each (from a process
+"""External robots: 10 robots whose poses stream in at 200 Hz each (from a process
 of their own, as a motion-capture bridge would) into a 100 Hz real-time run, each one's sonar
 read after every pose: the late steps (%), pose received -> in the next snapshot (p95, ms;
 goal <= one step + 2 ms) and pose -> sonar reading served (p95, ms; goal <= 2 steps), as the

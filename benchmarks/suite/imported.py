@@ -1,4 +1,4 @@
-"""Robots from description files (issue 43): loading a 30-link robot with its meshes, and 100
+"""Robots from description files: loading a 30-link robot with its meshes, and 100
 imported arms stepping at 500 Hz. Both need example-robot-data (the ``test`` extra); without
 it they are skipped.
 
@@ -12,7 +12,7 @@ it they are skipped.
   ``pose``, every arm making a slow joint move (its servos set every step), dt 0.002 s
   (500 Hz), one thread: ms per step, and x real time (goal >= 0.3 at 100 arms on 2 cores);
   the baseline beside it, the same count of built-in ``irb120`` arms. Kind ``z1``: the
-  Unitree Z1 (``z1.urdf``: 6 joints to ``link06``, its COLLADA visual meshes; issue 52's goal
+  Unitree Z1 (``z1.urdf``: 6 joints to ``link06``, its COLLADA visual meshes; the goal
   >= 1x real time at 100 arms on one core): the arms share one copy of their meshes in
   MuJoCo's model (``physics.mujoco.imported``; 100 copies of its 240,000 visual triangles took
   over 20 GB, now 0.7 GB).

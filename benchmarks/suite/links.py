@@ -1,4 +1,4 @@
-"""Robots from description files drawn link by link (issue 43, protocol 10's ``links``): what
+"""Robots from description files drawn link by link (protocol 10's ``links``): what
 a client pays per frame to place every link, and what the ``posture`` module adds to a step.
 
 * ``LinkPoses.time_frame``: :func:`coopsim.model.linkposes.link_poses` of N rovers

@@ -1,4 +1,4 @@
-"""The step as a plan (issue 41): the Python calls a tick makes must not grow with the robots
+"""The step as a plan: the Python calls a tick makes must not grow with the robots
 (was benchmarks/step_plan_bench.py's ``calls``; its timed cases are aerial.Flight,
 aerial.OneCrazyflie, arms.Pick, step.SmallWorld, step.Step, step.Threads; its crazyflow peer
 is peers.py's)."""

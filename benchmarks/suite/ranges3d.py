@@ -1,4 +1,4 @@
-"""Range sensing in 3D (issue 42, item 3): lidars with vertical channels cast against the 3D
+"""Range sensing in 3D: lidars with vertical channels cast against the 3D
 geometry on the mujoco engine (``mujoco.mj_multiRay``), whole steps beside the same world
 whose lidars cast nothing new (their rate far below the run's)."""
 

@@ -1,4 +1,4 @@
-"""What ``--ros2`` costs a realtime run in CPU (issue 54's goal: at most 10 % of the run's CPU
+"""What ``--ros2`` costs a realtime run in CPU (the goal: at most 10 % of the run's CPU
 for 100 robots at 50 Hz with odometry, scans and tf going to a subscriber).
 
 The same swarm (100 driving robots, dt 0.02 s: 50 Hz, an 11-ray sonar each, so ``/R/scan`` at

@@ -1,4 +1,4 @@
-"""Shared control (issue 44): the feedback force served to a haptic client while 10 quadrotors
+"""Shared control: the feedback force served to a haptic client while 10 quadrotors
 fly in real time under the ``shared`` driver (docs/in-the-loop.md; goal >= 200 Hz)."""
 
 import statistics

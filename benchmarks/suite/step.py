@@ -29,7 +29,7 @@ class Step(Case):
 
 class SmallWorld(Case):
     """One ``single`` robot (7 modules, 11 sonar rays) on the kinematic engine: one tick, us
-    (issue 25's goal: <= 20 us)."""
+    (the goal: <= 20 us)."""
 
     def setup(self):
         threads(1)

@@ -1,4 +1,4 @@
-"""Teleoperation (issue 44, item 1): how many steps after a key (or stick) change the robot's
+"""Teleoperation: how many steps after a key (or stick) change the robot's
 motion command holds it. A live run in real time (dt 10 ms), served by its own threads; the
 teleop session of ``coopsim teleop`` and the viewer (coopsim.client.teleop) drives robot1;
 each change flips the intent between full forward and full back at a random moment of the

@@ -1,4 +1,4 @@
-"""Terrain (issue 43's goal): a TurtleBot3 drives across a 512 x 512 height field on the
+"""Terrain: a TurtleBot3 drives across a 512 x 512 height field on the
 mujoco engine, in real time.
 
 The world: a 20 x 20 m floor holding a 16 x 16 m ``[TERRAIN]`` of rolling hills up to 1 m

@@ -1,6 +1,6 @@
 """The viewer's 3D view (viewer/view3d.py): frames per second drawing N Crazyflies, and the
 real-time factor of a live run of them beside a viewer drawing as fast as it can, against the
-same run with no viewer (issue 42's goals: >= 30 frames/s for 1,000 under Xvfb with Mesa's
+same run with no viewer (the goals: >= 30 frames/s for 1,000 under Xvfb with Mesa's
 software renderer on 2 cores; the run's real-time factor within 5 %). Without a DISPLAY it
 starts its own Xvfb; without either, the cases are skipped."""
 

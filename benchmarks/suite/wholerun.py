@@ -1,6 +1,6 @@
 """Whole runs: a headless lockstep ``coopsim run`` as the command builds it (its servers up,
 nobody attached, the progress watcher following it), by the process's CPU time a step, against
-the bare ``Stepper.tick`` of the same world in the same process (issue 55: a run nobody
+the bare ``Stepper.tick`` of the same world in the same process (a run nobody
 listens to costs what its tick costs)."""
 
 import resource

@@ -1,4 +1,4 @@
-"""The docs' version numbers and column lists agree with the code (issue 53, "docs that disagree
+"""The docs' version numbers and column lists agree with the code ("docs that disagree
 with the wire"): outsiders write clients from docs/ alone, and each number here was once found
 wrong by one. Every figure is read from the code, never written here, so a version bump or a new
 column fails this test until the docs say it too.
