@@ -4,13 +4,13 @@
     python benchmarks/cpu.py --warm NAME...     # each named case's class once at smoke size
     python benchmarks/cpu.py --one NAME         # one case in this process: one JSON line
 
-``coopsim bench compare`` runs this file in a fresh process per case, per commit, per round,
-with that commit's tree first on ``PYTHONPATH`` (the app never imports the suite). Why CPU
-time: every case does a fixed amount of work (so many calls, blocks, robots), so the CPU
-seconds of its ``setup`` and its timed call (``time.process_time``, every thread of the
-process, plus the CPU of the processes it started and waited for) measure its cost whatever
-else the machine runs; the wall clock on a loaded 2-core machine swung a case 2x between two
-runs of the same tree. A ``peakmem_`` case is compared by the process's peak RSS instead.
+``coopsim bench compare`` runs this file in a fresh process per case, per commit, in each of its
+``--rounds``, with that commit's tree first on ``PYTHONPATH`` (the app never imports the suite). Why
+CPU time: every case does a fixed amount of work (so many calls, blocks, robots), so the CPU seconds
+of its ``setup`` and its timed call (``time.process_time``, every thread of the process, plus the
+CPU of the processes it started and waited for) measure its cost whatever else the machine runs; the
+wall clock on a loaded 2-core machine swung a case 2x between two runs of the same tree. A
+``peakmem_`` case is compared by the process's peak RSS instead.
 
 A name is asv's: ``module.Class.method`` with the parameters as asv writes them, e.g.
 ``step.Step.track_ms('kinematic', 10000)``.

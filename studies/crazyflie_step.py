@@ -62,7 +62,7 @@ def figures(t: np.ndarray, z: np.ndarray) -> dict:
             "hover_m": z0}
 
 
-# the airframe before issue 45 (docs/robots.md), for ``--earlier``
+# the earlier airframe (docs/robots.md), for ``--earlier``
 EARLIER = {"kf": 2.88e-8, "km": 2.88e-8 * 0.005964552, "tau": 0.05, "max_speed": 2200.0}
 
 
@@ -112,7 +112,7 @@ def eights_table() -> None:
     print("|---|---|---:|---:|---:|")
     for plane in ("horizontal", "vertical"):
         for label, params, gains in (("this one, default", {}, ""),
-                                     ("before issue 45, default", EARLIER, ""),
+                                     ("the earlier one, default", EARLIER, ""),
                                      ("this one, rate 45 att 10", {}, "rate_gain 45 att_gain 10")):
             a, b, h = eight_errors(plane, params, gains)
             print(f"| {plane} | {label} | {a * 1e3:.1f} | {b * 1e3:.1f} | {h * 1e3:.1f} |")
@@ -262,7 +262,7 @@ def main() -> None:
     changed = {"tau": args.tau} if args.tau else {}
     runs = {f"coopsim {e} (flight driver)": coopsim_run(e, changed) for e in args.engines}
     if args.earlier:
-        runs["coopsim mujoco, the airframe before issue 45"] = coopsim_run("mujoco", EARLIER)
+        runs["coopsim mujoco, the earlier airframe"] = coopsim_run("mujoco", EARLIER)
     if args.crazyflow:
         out = subprocess.run([args.crazyflow, __file__, "--only-crazyflow"], check=True,
                              capture_output=True, text=True).stdout

@@ -1,4 +1,4 @@
-"""The goal figure of issue 43's quadrotor: a URDF quadrotor with its rotors named
+"""The goal figure of a described quadrotor: a URDF quadrotor with its rotors named
 (examples/descriptions/nanoquad.scenario) flies the ``flight`` driver's eight; its mean
 horizontal error (the distance in x-y from the reference the driver sends with each command)
 over the laps after the take-off hold, printed with the largest and the vertical one.

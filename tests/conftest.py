@@ -34,7 +34,7 @@ sys.dont_write_bytecode = False
 #: with `--dist loadfile` a file runs whole on one worker, and a long file started last keeps
 #: one worker busy for minutes after the other has finished. A file missing here only loses its
 #: place at the front. Ordered by the mean of each file's stretch in three fresh-clone CI runs
-#: of round sixteen's merges (c9e3282a, d985cb66, 7195ed62: 3,801-3,816 passed, pytest 899-1,397
+#: of the merges (c9e3282a, d985cb66, 7195ed62: 3,801-3,816 passed, pytest 899-1,397
 #: s; `--durations=30` also prints the 30 slowest files: pytest_terminal_summary below), then
 #: the files of the list before that none of those runs put among its 30 slowest (each under
 #: about 17 s), in their old order.

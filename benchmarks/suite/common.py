@@ -118,7 +118,7 @@ def _older_swarm(bench, n, engine, caster, robot_type, mode, seed, params, obsta
 
     from coopsim.sim.simulation import Simulation
 
-    driving = getattr(bench, "driving", None) or bench._driving  # its name before round 12
+    driving = getattr(bench, "driving", None) or bench._driving  # its earlier name
     spec = bench.swarm_scenario(n, seed, robot_type=robot_type)
     if not obstacles:
         spec = replace(spec, world=replace(spec.world, objects=()))
@@ -176,8 +176,8 @@ def flyers(n: int, driven: bool = True, dt: float = 0.002, engine: str = "aerial
     driver every step when ``driven``: a ``ScenarioSpec``.
 
     Every step, as every shipped scenario flies it: the driver's whole cascade, rate loop
-    included, runs when it is called, and at 100 Hz (``every 5``, what this world had until
-    round fifteen) the drones hover about 4 s, then oscillate and fall at about 5.5 s of sim
+    included, runs when it is called, and at 100 Hz (``every 5``, what this world had before)
+    the drones hover about 4 s, then oscillate and fall at about 5.5 s of sim
     time, on ``aerial`` and ``mujoco`` alike, so most of a longer case timed fallen drones
     (250 Hz, ``every 2``, holds). crazyflow's state control runs its position loop at 100 Hz
     and its attitude loop at 500 Hz: coopsim's side here does more work a step than the

@@ -32,7 +32,7 @@ PANDA = ("description {share}/example-robot-data/robots/panda_description/urdf/p
          "tool panda_hand_tcp\n"
          "gripper panda_finger_joint1 panda_finger_joint2\n"
          "home 0 -0.785 0 -2.356 0 1.571 0.785\n")
-# the Unitree Z1 of issue 52 (COLLADA visual meshes, STL collision): 6 joints to link06
+# the Unitree Z1 (COLLADA visual meshes, STL collision): 6 joints to link06
 Z1 = ("description {share}/example-robot-data/robots/z1_description/urdf/z1.urdf\n"
       "tool link06\n"
       "home 0 0.8 -0.8 0 0 0\n")

@@ -29,8 +29,9 @@ How it runs: every side is a worker process (coopsim's in this interpreter, one 
 ``/tmp/peers/bin/python``: torch and JAX stay out of coopsim's environment; torch on one
 thread, JAX's XLA too: every side on one thread). Each builds its
 world, warms up, then answers blocks (about ``BUDGET`` s of steps, timed by the process's CPU
-time, all its threads, and by the wall) in turn, the order swapped every round; the ratio is
-the median of the rounds' ratios. A peer that is missing skips its cases with the reason.
+time, all its threads, and by the wall) in turn, the order swapped from one round to
+the next; the ratio is the median of the rounds' ratios. A peer that is missing skips its
+cases with the reason.
 ``python -m suite.peers`` (from benchmarks/) prints the table without asv.
 """
 

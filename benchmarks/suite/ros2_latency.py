@@ -1,7 +1,7 @@
 """ROS 2 cmd_vel latency: a stock rclpy node (the ``ros-*`` wheels' Python, ``COOPSIM_ROS_PYTHON``,
 Fast DDS) publishes Twists to a realtime ``--ros2`` run (the demo's four robots, dt 0.01 s, no
 controllers); for each Twist, the time from its publication to the end of the first step that
-moved the robot with it (the step whose command read, ``slots.take``, held it). Issue 54's goal:
+moved the robot with it (the step whose command read, ``slots.take``, held it). The goal:
 p95 within one step (dt) + 2 ms on a quiet machine. Both ends read CLOCK_MONOTONIC, one clock
 for every process of the machine. Reported: p50, p95 and the worst latency (ms), the p95's part
 in DDS (publish to coopsim's listener) and the bound (dt + 2 ms); beside them, in the same run,

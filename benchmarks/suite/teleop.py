@@ -18,7 +18,7 @@ def _latencies(nameserver: str, changes: int) -> tuple[list[int], list[float]]:
     """Steps from each change's arrival at the server (the step its motion reply names: the
     last the server had completed) to the first step whose commanded wheel speeds show it, and
     the ms from the change (``set``) to that reply. A step counted from what a reader saw
-    before the change would add the reader's own lag of up to a step (round 14: 1-2 steps on
+    before the change would add the reader's own lag of up to a step (measured: 1-2 steps on
     a quiet machine for that reason alone, the same on the base)."""
     from coopsim.client import Client
     from coopsim.client.teleop import Teleop

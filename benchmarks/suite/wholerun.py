@@ -16,7 +16,7 @@ def _cpu() -> float:
 
 def _spec(name: str):
     """``scenarios/<name>.scenario``, or ``flyers_<n>``: n Crazyflies hovering on ``aerial``
-    under the flight driver every step, 500 Hz physics (:func:`.common.flyers`, issue 55's
+    under the flight driver every step, 500 Hz physics (:func:`.common.flyers`, the
     whole-run rows)."""
     from coopsim.app.run import load_scenario_or_world
 

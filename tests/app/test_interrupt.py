@@ -1,4 +1,4 @@
-"""Ctrl-C at any moment of a run's start-up (issue 45 item 7): real ``python -m coopsim run``
+"""Ctrl-C at any moment of a run's start-up: real ``python -m coopsim run``
 processes sent SIGINT at points found by what they print, not by sleeps:
 
 - while the command's own modules import (``-X importtime`` names each import as it ends: the

@@ -1,4 +1,4 @@
-"""Every figure the docs quote comes from a named benchmark of the suite (issue 46).
+"""Every figure the docs quote comes from a named benchmark of the suite.
 
 docs/performance.md's headline table gives, per goal, the benchmark that produces its figure,
 as asv names it: ``module.Class.method`` (or ``module.function``), the module relative to
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "benchmarks" / "suite"
 PAGE = ROOT / "docs" / "performance.md"
 HEADLINE = "## Headline figures"
-MAX_LINES = 400  # issue 46, item 3
+MAX_LINES = 400  # a page of headlines, not an inventory
 #: the name prefixes asv collects as benchmarks
 KINDS = ("time_", "timeraw_", "track_", "peakmem_", "mem_")
 #: a backticked name shaped like a suite benchmark, wherever the docs write one, with or

@@ -1,8 +1,9 @@
 """History lives in git and the CHANGELOG, not in the code or the docs: no file of the package,
-no page of docs/ and not the README names an issue or a pull request by number ("issue 55",
-"issues 54, 55", "#55") or a helper branch of a round ("h44-external"); the docs name no round
-("round 13", "round twelve", "this round's merges") and no path of a developer's machine
-(/work/..., /home/...). A reason is written as the reason, not as a pointer to a thread."""
+no page of docs/, not the README and no test, benchmark or study names an issue or a pull
+request by number ("issue 55", "issues 54, 55", "#55") or a helper branch of a round
+("h44-external"); the docs, tests, benchmarks and studies name no round ("round 13", "round
+twelve", "this round's merges") and no path of a developer's machine (/work/..., /home/...). A
+reason is written as the reason, not as a pointer to a thread."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ _ORDINALS = ("first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|e
              "thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|"
              "twentieth")
 #: a development round by number or by reference ("round 13", "round-14", "round twelve",
-#: "this round's"), not a round trip; and a developer machine's paths
-ROUNDS = re.compile(rf"(?i)\bround[ -]?\d+|\bround[ -](?:{_NUMBERS})\b|"
+#: "this round's"), not a round trip nor a benchmark round's count ("round 1/3 done"); and a
+#: developer machine's paths
+ROUNDS = re.compile(rf"(?i)\bround[ -]?\d+(?![\d/])|\bround[ -](?:{_NUMBERS})\b|"
                     rf"\b(?:{_ORDINALS}|this|that|each|every|per|earlier|last) rounds?\b"
                     r"(?! trip)(?:'s)?(?! trip)|/work/|/home/\w")
 
@@ -55,7 +57,7 @@ def test_the_scan_finds_the_ways_an_issue_was_named():
     assert [m.split(":")[0] for m in found] == ["1", "2", "3", "4", "7", "8"]
     doc = ("round 13 found it\nthe merged round-14 code\nround twelve's base\nthis round's merges\n"
            "one round trip a step\nround the centre\n/work/wt/h59-base\nfrom /tmp\n"
-           "the round trip's p50\n")
+           "the round trip's p50\nround 1/3 done\nround 12/20\n")
     assert [m.split(":")[0] for m in mentions(doc, rounds=True)] == ["1", "2", "3", "4", "7"]
 
 
@@ -83,3 +85,20 @@ def test_no_doc_names_an_issue_a_round_or_a_developer_path():
                   for m in mentions(page.read_text(encoding="utf-8"), rounds=True)]
     assert found == [], "issues, rounds or machine paths in the docs (say the reason or the " \
         "figure's command instead):\n" + "\n".join(found)
+
+
+def test_no_test_benchmark_or_study_names_an_issue_or_a_round():
+    files = subprocess.run(["git", "ls-files", "tests", "benchmarks", "studies"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    this = Path(__file__).resolve().relative_to(ROOT).as_posix()  # its examples are the point
+    files = [name for name in files if name.endswith(".py") and name != this]
+    assert len(files) > 300
+    found = []
+    for name in files:
+        try:
+            text = (ROOT / name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue  # deleted in the work tree
+        found += [f"{name}:{m}" for m in mentions(text, rounds=True)]
+    assert found == [], "issues, rounds or machine paths in tests, benchmarks or studies (say " \
+        "the reason instead):\n" + "\n".join(found)

@@ -1,4 +1,4 @@
-"""Same scenario + seed = same run with network controllers too (issue 35, item 1): the
+"""Same scenario + seed = same run with network controllers too: the
 controllers a run launches get the run's seed and each its robot's own stream
 (``$COOPSIM_SEED``, ``$COOPSIM_ROBOT_SEED``); ``run_controller`` without a seed uses it, or
 asks the run for its seed when started by hand; the demo played twice in lockstep by its real

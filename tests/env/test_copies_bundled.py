@@ -1,5 +1,5 @@
-"""The bundled learning scenarios on the fast batch backend (issue 45, item 13), and batches
-too large for the machine refused up front (item 8).
+"""The bundled learning scenarios on the fast batch backend, and batches
+too large for the machine refused up front.
 
 Each of scenarios/learn_*.scenario, built with ``gymnasium.make_vec`` as the docs show it
 (every module observed by default: motors, sonar, target, odometry, gps, compass, bumper), is

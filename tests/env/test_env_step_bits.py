@@ -1,4 +1,4 @@
-"""The Gymnasium step's values against a plain simulation stepped by hand (issue 55: the env's
+"""The Gymnasium step's values against a plain simulation stepped by hand (the env's
 own layer was cut; every observation, reward, ending and info value must keep its bits)."""
 
 from __future__ import annotations

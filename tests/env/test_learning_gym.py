@@ -103,7 +103,7 @@ def _episode(env, seed: int, steps: int = 40) -> bytes:
 
 
 def test_an_episode_after_resets_equals_a_fresh_envs_bit_for_bit():
-    # a reset reuses what the last run built (issue 55): nothing of that run may leak into
+    # a reset reuses what the last run built: nothing of that run may leak into
     # the next, whatever seed it ran with and however far it went
     env = gymnasium.make(ID, scenario=str(GOAL)).unwrapped
     _episode(env, 4, 120)

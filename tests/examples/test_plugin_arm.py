@@ -86,7 +86,7 @@ def run(venv: Path, program: str, *args, timeout: float = 600) -> subprocess.Com
     """Run one of the venv's executables (``coopsim``, ``python``) to its end, headless.
 
     ``timeout`` only guards against a hang: under two CPU burners and a loaded machine a first
-    ``coopsim run`` of a fresh venv took over 120 s (CI, round fourteen)."""
+    ``coopsim run`` of a fresh venv took over 120 s (CI)."""
     return subprocess.run([str(venv / program), *map(str, args)], capture_output=True,
                           text=True, timeout=timeout, cwd=PLUGIN, env=clean_env())
 

@@ -1,4 +1,4 @@
-"""Issue 44's worked example 4c (examples/shared-control): the scripted person flies the three
+"""The worked example 4c (examples/shared-control): the scripted person flies the three
 Crazyflies in formation through the pillars by the squad's velocity alone; none touches a
 pillar, the squad gets past them, the feedback force pulls back as they come near, and the run
 ends with the CSV and the plot written (the example's scenario on the aerial engine at 100 Hz

@@ -1,4 +1,4 @@
-"""``coopsim check`` refuses implausible airframes (issue 45, item 2): a ``rotors`` set whose
+"""``coopsim check`` refuses implausible airframes: a ``rotors`` set whose
 thrust-to-weight is outside [1, 20] or whose moments of inertia break the triangle inequality
 or lie more than 100:1 apart, at the ``param`` line completing it or the timed event setting
 it (file:line, exit 2, the bound and the value in the sentence, one line, no traceback); the

@@ -1,4 +1,4 @@
-"""Descriptions that lie (issue 52, *Bad input*): a COLLADA mesh of 10 M triangles, a joint with
+"""Descriptions that lie (*Bad input*): a COLLADA mesh of 10 M triangles, a joint with
 inverted limits, a rotor axis of zero length (a joint's in the file, a ``rotor`` line's in the
 scenario) and a link tree with two roots. Each, in real files: ``coopsim check`` and
 ``coopsim run`` (real processes) exit 2 with ``file:line: why`` and no traceback, and ``/sim

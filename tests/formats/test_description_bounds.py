@@ -1,5 +1,5 @@
-"""A description's masses within the bounds of every mass coopsim takes (issue 53, item 10:
-a 1e308 kg link was taken): URDF and MJCF refuse one beyond 0.001..10,000 kg (0 allowed) at
+"""A description's masses within the bounds of every mass coopsim takes (a 1e308 kg
+link was taken): URDF and MJCF refuse one beyond 0.001..10,000 kg (0 allowed) at
 its line, with the sentence of model/limits.py."""
 
 from __future__ import annotations

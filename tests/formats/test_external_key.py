@@ -1,4 +1,4 @@
-"""The ``external`` key of a ``[ROBOT_n]`` section (issue 44): its settings, and bad ones
+"""The ``external`` key of a ``[ROBOT_n]`` section: its settings, and bad ones
 refused at their line with a sentence, nothing loaded."""
 
 from __future__ import annotations

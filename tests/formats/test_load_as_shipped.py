@@ -1,4 +1,4 @@
-"""Description files as their packages ship them (issue 52): COLLADA meshes read and handed to
+"""Description files as their packages ship them: COLLADA meshes read and handed to
 MuJoCo, ``package://`` and relative mesh URIs, the ``links`` document's root listed, and the
 lies that are refused with ``file:line`` (a mesh of 10 M triangles, inverted limits, a rotor
 axis of zero length, two roots) with ``coopsim check`` exiting 2 (docs/files.md; docs/experiments/robot-files.md

@@ -1,4 +1,4 @@
-"""Maps bounded by what they make (issue 35, items 2 and 3): a map that would make more than
+"""Maps bounded by what they make: a map that would make more than
 MAX_WALLS walls is refused at its ``map`` line with the count and the limit, fast and small
 (counted block by block before any wall is built); the vectorised merge makes the rectangles
 the row-by-row merge made; a map file or image that is a FIFO is refused, never opened for a

@@ -1,4 +1,4 @@
-"""A robot arm in the live Foxglove bridge (issue 34): a realtime run of an ``irb120`` on the
+"""A robot arm in the live Foxglove bridge: a realtime run of an ``irb120`` on the
 mujoco engine moved by the Python client; a real WebSocket client receives ``/scene/arms``
 (a SceneEntity per link) and ``/tf/arms`` (robot -> arm_base -> joints -> tool) that compose
 to the arm's forward kinematics at the angles it reached."""

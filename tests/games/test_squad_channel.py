@@ -202,7 +202,7 @@ def test_an_arrival_wakes_the_squad_server_which_otherwise_sleeps(monkeypatch):
 
 @pytest.mark.slow
 def test_sim_state_names_the_member_a_squad_waits_for_and_why():
-    """Issue 35, item 10: a member that cannot move (its motors give nothing) is named in
+    """A member that cannot move (its motors give nothing) is named in
     /sim state squad_orders blocked, with why; the squad goes on without it."""
     with live(squad_a_driven(), speed=0.0, paused=True) as run, \
             Client(run.network.endpoint) as client:

@@ -1,4 +1,4 @@
-"""Issue 35, item 10: a squad ordered across the capture-the-flag arena, round the river,
+"""A squad ordered across the capture-the-flag arena, round the river,
 arrives in shape -- six robots in a wedge (the held-out probe: on 5433297 it stopped 2.2 m
 short, scattered, RMS 4.3 m, one member driven back to the start) and in a line (not there
 after 300 s), and other sizes -- or names the member it waits for, in the log and on the

@@ -1,4 +1,4 @@
-"""Issue 35, item 10 (the crossings of test_squad_crossing.py): a squad with a member that
+"""The crossings of test_squad_crossing.py, one member stuck: a squad with a member that
 cannot move names it, with why, in the log and on the board ``/sim state`` reads, and the others
 wait in their slots at the goal. A real lockstep run of 120 s simulated time, bounded by steps
 (a file of its own: ``--dist loadfile`` runs it beside the other crossings)."""

@@ -1,4 +1,4 @@
-"""Issue 35, item 10: eight robots of test_squad_crossing.py's squad ordered across the
+"""Eight robots of test_squad_crossing.py's squad ordered across the
 capture-the-flag arena round the river in a wedge arrive in shape (a long run, about 130 s of
 simulated time: a file of its own, so that ``--dist loadfile`` runs it beside the other
 crossings; the line is in test_squad_crossing_eight_line.py). A real run in lockstep, bounded

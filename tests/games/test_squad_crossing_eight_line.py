@@ -1,4 +1,4 @@
-"""Issue 35, item 10: eight robots of test_squad_crossing.py's squad ordered across the
+"""Eight robots of test_squad_crossing.py's squad ordered across the
 capture-the-flag arena round the river in a line arrive in shape (the longest crossing, about
 185 s of simulated time: a file of its own, so that ``--dist loadfile`` runs it beside the
 other crossings). A real run in lockstep, bounded by steps."""

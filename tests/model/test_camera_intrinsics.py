@@ -1,4 +1,4 @@
-"""CameraInfo's K in ROS's convention (issue 53, item 10): pixel centres at whole numbers, so
+"""CameraInfo's K in ROS's convention: pixel centres at whole numbers, so
 the centre of MuJoCo's symmetric frustum is at ((width - 1) / 2, (height - 1) / 2), the same
 in the camera3d read's data and the ROS 2 CameraInfo (the Foxglove bridge sends none)."""
 

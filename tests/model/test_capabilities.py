@@ -20,7 +20,7 @@ from coopsim.model.plugins import MODULES
 
 
 def test_the_module_base_has_at_most_14_public_members():
-    # 12, and the step plan's two that every sensing kind is planned with (issue 41): its
+    # 12, and the step plan's two that every sensing kind is planned with: its
     # state schema (state_fields) and the noise it draws (noise_draws)
     public = sorted(n for n in dir(Module) if not n.startswith("_"))
     assert len(public) <= 14, public

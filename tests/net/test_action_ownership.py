@@ -1,4 +1,4 @@
-"""Actions are the owner's, as motion and parameter writes are (issue 45, item 1): while one
+"""Actions are the owner's, as motion and parameter writes are: while one
 connection owns a robot, every ``action`` command of its modules (found in the robot's own
 command table, command 3, not from a list of names) from another connection is error 11 naming
 the owner and changes nothing: a gripper does not take or drop the owner's object, a radio

@@ -1,4 +1,4 @@
-"""A camera read never freezes the world (issue 53, item 2; design.md section 12).
+"""A camera read never freezes the world (design.md section 12).
 
 In real time the hub lends its socket to its reading thread during long steps. A ``camera3d``
 read served there queued its render to the stepper and waited for it holding the hub's serve

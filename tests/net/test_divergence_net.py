@@ -1,4 +1,4 @@
-"""One client can no longer end everyone's run (issue 45, item 2), over real sockets on the
+"""One client can no longer end everyone's run, over real sockets on the
 real engines: the writes that made a Crazyflie's world diverge (``rotors.kf 0.01``,
 ``rotors.max_speed 1e5``) are refused with error 4 and the bound in the sentence, from the
 robot's port and from /sim; the stiffest airframe the bound accepts, sent one propeller at full

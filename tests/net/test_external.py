@@ -1,4 +1,4 @@
-"""External robots over real sockets (issue 44): a pose stream sent as another language would
+"""External robots over real sockets: a pose stream sent as another language would
 (raw msgpack over ZeroMQ), hostile streams answered with documented codes while the run goes
 on, a simulated robot that cannot push the external body, staleness in ``/sim state`` and the
 snapshot, latencies measured."""
@@ -78,7 +78,7 @@ def test_a_raw_pose_message_moves_the_body_and_hostile_ones_get_documented_codes
 
 
 def test_every_malformed_pose_is_14_and_counted_as_refused(run, real):
-    """Issue 53, item 10: 2 or 8 numbers are error 14 as 4 are (not 3, wrong arity), a NaN
+    """2 or 8 numbers are error 14 as 4 are (not 3, wrong arity), a NaN
     refusal is counted in the state document's ``refused``, and a yaw of 1e308 is refused as
     any yaw beyond the bounds of model/limits.py."""
     def refused() -> int:
@@ -181,7 +181,7 @@ def test_a_silent_stream_goes_stale_and_the_state_and_the_summary_say_so(run):
 
 
 def test_a_teleop_claim_on_an_external_robot_is_refused_and_its_stream_goes_on(run, real):
-    """Issue 53 item 6: a teleop claim would displace the pose stream (its poses then refused
+    """A teleop claim would displace the pose stream (its poses then refused
     with 13, the twin frozen): error 17, and the stream keeps the robot."""
     person = Peer(lookup(run.network.endpoint, "/real"))
     try:

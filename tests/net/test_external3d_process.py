@@ -1,4 +1,4 @@
-"""A flying external robot over real sockets (issue 44, round 14; example 4d): a stand-in
+"""A flying external robot over real sockets (example 4d): a stand-in
 process (examples/in-the-loop/flyer.py, its own clock) streams its full pose at 100 Hz, 1 m up
 and rolled 20 degrees; on the mujoco engine the snapshot's pose3d is the streamed one to 1 mm
 and 0.1 degree, the robot's altimeter read over the protocol casts along its tilted -z from

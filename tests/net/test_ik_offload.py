@@ -1,4 +1,4 @@
-"""Inverse kinematics never stalls the step (issue 45, item 3): in real time ``tool.move_to`` and
+"""Inverse kinematics never stalls the step: in real time ``tool.move_to`` and
 ``tool.ik`` are solved off the stepper thread, an unreachable point is answered "unreachable"
 (error 4, with the residual) while the run steps on, each connection has at most its share of
 requests in flight (more: error 12 ``busy``), and in lockstep the answers are the same bits in

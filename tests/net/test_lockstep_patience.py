@@ -1,4 +1,4 @@
-"""A lease that cannot hold a run hostage (issue 35, item 6), over real sockets: beside a fast
+"""A lease that cannot hold a run hostage, over real sockets: beside a fast
 controller, one that answers every step but slowly (under its lease, so the lease never
 lapses) is detached once the steps waited for it alone pass its patience; it is told so in the
 reply to its next command (error 6) and the run's log says it; the fast one is never detached

@@ -1,4 +1,4 @@
-"""Ownership covers parameters (issue 35, item 5): a connection that does not own a robot
+"""Ownership covers parameters: a connection that does not own a robot
 cannot change its module parameters (``motors.max_speed 0.01`` would stop another's robot);
 error 11 names the owner, as for motion commands; the owner may, /sim ``set_param`` (an
 operator's) and scenario events keep their rights, and a free robot stays open to all."""

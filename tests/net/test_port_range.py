@@ -1,4 +1,4 @@
-"""``--ports LOW-HIGH`` (issue 53, item 11): every port a run binds (each endpoint the name
+"""``--ports LOW-HIGH``: every port a run binds (each endpoint the name
 server lists, the name server itself with ``--port 0``, the JSON-lines gateway with
 ``--json-port 0``, robots inserted later) lies in the range a lab's firewall opens, and a range
 too small for the world is refused at start-up with exit status 2 and one sentence."""
@@ -100,7 +100,7 @@ def _open_descriptors() -> int:
 @pytest.mark.parametrize("width", [1, 2, 4])
 def test_a_start_up_refused_for_the_range_closes_every_socket_it_bound(width):
     # the servers bound before the range ran out stayed open with their context: its term()
-    # (at exit, or wherever the collector reached it) then waited for them for ever (h59-suite)
+    # (at exit, or wherever the collector reached it) then waited for them for ever
     import threading
 
     from coopsim.net.network import Network

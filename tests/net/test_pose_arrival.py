@@ -1,4 +1,4 @@
-"""The pose channel counts poses by their arrival (issue 53, item 7).
+"""The pose channel counts poses by their arrival.
 
 A steady 200 Hz stream got error 15 (``pose flood``) under load: the channel's thread, kept
 off the CPU, found its poses queued and took them in one burst, and the flood limit counted

@@ -1,4 +1,4 @@
-"""A run nobody listens to builds nothing for listeners (issue 55): the state stream knows
+"""A run nobody listens to builds nothing for listeners: the state stream knows
 whether anyone subscribes (XPUB), and the run's watcher is woken when it ends, not every step."""
 
 import threading

@@ -176,7 +176,7 @@ def test_a_robot_it_cannot_steer_is_named_by_the_driver():
 
 
 def test_one_connection_steers_a_squad_at_a_time(person):
-    """Issue 53 item 9: the first connection steering a squad owns its steering; another's
+    """The first connection steering a squad owns its steering; another's
     steer and release are error 11 naming it, until it releases it or its connection closes."""
     client, squads = person
     squads.steer("flock", 0.0, 0.0)  # this connection steers it
@@ -206,7 +206,7 @@ def steer_refused(squads) -> bool:
 
 @pytest.mark.slow
 def test_a_group_teleop_frozen_with_a_key_held_stops_steering(person):
-    """Issue 53 item 1 for squads: ``coopsim teleop --group`` frozen (SIGSTOP) while a key is
+    """The dead man for squads: ``coopsim teleop --group`` frozen (SIGSTOP) while a key is
     held: its last steer lapses after the driver's hold (0.5 s of simulated time), the squad
     hovers; woken and quit, it gives the steering up."""
     import os

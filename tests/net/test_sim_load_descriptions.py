@@ -1,4 +1,4 @@
-"""``/sim load`` of a scenario with a robot from a description file (issue 43, item 4): a bad
+"""``/sim load`` of a scenario with a robot from a description file: a bad
 file is an error reply with its file:line (error 8) and the run stays as it was; a description
 outside the run's data folders is error 6; a good one loads and ``/sim state`` shows its
 imported type as a robot's type."""

@@ -1,4 +1,4 @@
-"""A world whose STL holds more triangles than MuJoCo's STL reader takes (issue 53, item 3):
+"""A world whose STL holds more triangles than MuJoCo's STL reader takes:
 ``coopsim check``, start-up and ``/sim load`` all refuse it up front with ``file:line``, and
 nothing a load does ends the running world (a load that fails leaves the old world stepping).
 """

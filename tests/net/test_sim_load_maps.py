@@ -1,4 +1,4 @@
-"""``/sim load`` of maps (issue 35, items 2 and 3): a map that would make too many walls is
+"""``/sim load`` of maps: a map that would make too many walls is
 refused with its count and the limit, a map image that is a FIFO is refused without blocking,
 and /sim goes on answering while a large legal map loads."""
 

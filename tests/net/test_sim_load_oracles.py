@@ -1,4 +1,4 @@
-"""``/sim load`` is no file-existence oracle (issue 53, item 8): a world or description naming
+"""``/sim load`` is no file-existence oracle: a world or description naming
 a mesh, texture or height field outside the run's data folders is error 6 whether that file
 exists or not (nothing outside is looked at), and a description's mesh that is no mesh file
 (``../../../../etc/passwd``, ``file:///etc/passwd``) is refused at its line instead of being

@@ -1,5 +1,5 @@
-"""``/sim`` 27 ``mesh`` reads a mesh file by the rules of every file the server reads (issue 53,
-item 4): a robot's mesh swapped for a FIFO after the load is refused at once (it held all of
+"""``/sim`` 27 ``mesh`` reads a mesh file by the rules of every file the server reads: a robot's
+mesh swapped for a FIFO after the load is refused at once (it held all of
 ``/sim``, status too, until a writer came), and a 1 GiB sparse file in a world mesh's place is
 refused unread (it was read whole: RSS +2 GB). Real files, a real FIFO, a live run over real
 sockets."""

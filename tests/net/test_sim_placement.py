@@ -1,5 +1,5 @@
-"""Floods and bodies placed inside things over ``/sim`` on the ``mujoco`` engine (issue 45,
-items 4 and 5), on a live run over real sockets: 400 ``insert_object`` at one point are one
+"""Floods and bodies placed inside things over ``/sim`` on the ``mujoco`` engine,
+on a live run over real sockets: 400 ``insert_object`` at one point are one
 object and 399 error 8 with the sentence, and the run goes on; a robot below the floor or
 inside a table is error 8 and changes nothing; a contact overflow shows in the state."""
 

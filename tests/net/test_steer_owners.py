@@ -1,4 +1,4 @@
-"""The steer owners' book (coopsim.net.steerowners; issue 53 item 9): a squad's steering is
+"""The steer owners' book (coopsim.net.steerowners): a squad's steering is
 one owner's until it releases it or stays silent for the lease in simulated *and* active time
 (a paused or stopped simulator takes it from nobody). The sockets' side (two real connections,
 a connection closing) is tests/net/test_shared_control.py's."""

@@ -1,4 +1,4 @@
-"""Versions that mean something (issue #22): hello says protocol 14 (protocol 8 changed the
+"""Versions that mean something: hello says protocol 14 (protocol 8 changed the
 stream's columns, so version-2 to -7 clients are refused; 9 to 14 only added and serve 8 to
 13) and an older client is told clearly; new recordings say format 2 and format-1 recordings
 still play; both docs open with their changelog; the gateway refuses a name server of another
@@ -62,7 +62,7 @@ def test_each_doc_opens_with_its_version_and_a_changelog_entry_for_every_version
 
 
 def test_every_hello_row_and_example_of_the_protocol_doc_says_the_version_servers_answer():
-    """A client author read `[3]` in the hello tables while servers answered 6 (issue 45)."""
+    """A client author read `[3]` in the hello tables while servers answered 6."""
     text = (ROOT / "docs/protocol.md").read_text()
     rows = [line for line in text.splitlines()
             if re.match(r"\| 0 \| (– \| )?hello \| params", line)]
@@ -143,7 +143,7 @@ def test_the_gateway_refuses_a_name_server_of_another_version():
 
 
 def test_every_client_sends_and_its_readme_says_the_version_servers_answer():
-    """The C and JavaScript READMEs said 3 and Octave's 2 while the clients sent 6 (issue 45)."""
+    """The C and JavaScript READMEs said 3 and Octave's 2 while the clients sent 6."""
     v = p.PROTOCOL_VERSION
     sources = {"clients/c/coopsim.h": rf"#define COOPSIM_PROTOCOL_VERSION {v}\b",
                "clients/js/coopsim.js": rf"export const PROTOCOL_VERSION = {v};",

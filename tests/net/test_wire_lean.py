@@ -1,4 +1,4 @@
-"""The lean request path (issue 55): the same bytes as the general one, and a connection's
+"""The lean request path: the same bytes as the general one, and a connection's
 robot worked out once per connection without ever reaching the wrong robot."""
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ class _CountingSocket(zmq.Socket):
 
 
 def test_a_lockstep_loop_request_that_completes_its_step_is_served_without_a_look_for_more():
-    """Issue 55: the stepper's wait for a driven step serves the request that completes it
+    """The stepper's wait for a driven step serves the request that completes it
     at once, without asking the socket whether more wait (the next wait's look finds them)."""
     with live(scenario([robot("r1")], mode="lockstep")) as run:
         hub = run.network.hub

@@ -1,4 +1,4 @@
-"""Range sensing in 3D on the ``aerial`` engine (issue 42): its ``lidar``, ``sonar``,
+"""Range sensing in 3D on the ``aerial`` engine: its ``lidar``, ``sonar``,
 ``proximity`` and ``altimeter`` cast from the sensor's real 3D pose against the aerial world's
 3D geometry (coopsim.physics.aerial.rays), and read what the ``mujoco`` engine reads in the same
 world to 1 cm; the compiled kernel and its numpy twin give the same bits."""
@@ -159,7 +159,7 @@ def test_random_rays_meet_what_mujoco_meets(cluttered):
 
 def test_ranges3d_false_casts_in_the_floor_slice_as_before():
     """The benchmark's baseline (Engine.ranges3d): the altimeter over a box then reads the
-    floor's distance from the body's centre, as before round 14."""
+    floor's distance from the body's centre, as before."""
     scn = scenario([flyer("cf", 0.0, 0.0, 1.0)], [box("under", 0.0, 0.0, size=(0.6, 0.6))],
                    floor=(LENGTH, WIDTH))
     scn = dataclasses.replace(scn, settings=dataclasses.replace(scn.settings, engine="aerial"))

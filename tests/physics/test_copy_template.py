@@ -1,4 +1,4 @@
-"""``Engine.copy_template()`` (issue 45, item 9): what the copies batch backend reads of an
+"""``Engine.copy_template()``: what the copies batch backend reads of an
 engine, through the front door: a frozen snapshot of the robots and the static layout, copies of
 the engine's arrays; an engine without the ``copies`` feature refuses with a sentence."""
 

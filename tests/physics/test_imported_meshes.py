@@ -1,4 +1,4 @@
-"""Meshes of described robots in one MuJoCo world (issue 52): two files' COLLADA meshes given
+"""Meshes of described robots in one MuJoCo world: two files' COLLADA meshes given
 from memory keep their own shapes (both were ``coopsim_dae_0.stl``, and the last robot's
 replaced the first's), robots of one file share one copy of their meshes (100 Z1 arms took
 over 20 GB), a removed robot takes the meshes nobody else uses with it, and a mesh over

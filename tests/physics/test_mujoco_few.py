@@ -1,4 +1,4 @@
-"""The mujoco engine's few-body paths (issue 55): the planar state rows and the flyers' world
+"""The mujoco engine's few-body paths: the planar state rows and the flyers' world
 wrenches of a few robots are worked out on floats one by one, of more as arrays; both give the
 same bits, and both the rotation matrix's product."""
 

@@ -1,5 +1,5 @@
-"""Piles, floods and bodies placed inside things on the ``mujoco`` engine (issue 45, items 4
-and 5), on real MuJoCo models and real files: ``coopsim check`` refuses a pile of boxes at one
+"""Piles, floods and bodies placed inside things on the ``mujoco`` engine,
+on real MuJoCo models and real files: ``coopsim check`` refuses a pile of boxes at one
 point, a body below the floor and a body inside a table with ``file:line`` (exit 2, nothing
 loaded); a world built in code is refused the same way; touching is fine; the arena is sized
 from the world; a contact overflow is said once, not silently."""

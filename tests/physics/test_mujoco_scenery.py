@@ -165,7 +165,7 @@ def test_seen_above_makes_the_bump_top_a_wall_to_range_sensors(folder):
     (folder / "seen.world").write_text(WORLD + "seen_above 0.2\n")
     world = load(folder / "seen.world")
     outline = np.array(world.terrain.outline)  # (cx, cy, length, width) rectangles
-    assert len(outline) and (np.abs(outline[:, :2]) < 0.6).all()  # the bump's top, round 0
+    assert len(outline) and (np.abs(outline[:, :2]) < 0.6).all()  # the bump's top, around 0
     cells = [(x, y) for x in np.linspace(-1, 1, 21) for y in np.linspace(-1, 1, 21)
              if world.terrain.height_at(x, y) > 0.21]
     covered = [any(abs(x - cx) <= w / 2 and abs(y - cy) <= h / 2 for cx, cy, w, h in outline)

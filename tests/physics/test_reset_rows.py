@@ -1,4 +1,4 @@
-"""Engine.reset_rows (issue 32): the public way to put robots back between steps, on every
+"""Engine.reset_rows: the public way to put robots back between steps, on every
 shipped engine (a batched world's episode reset uses it instead of writing engine arrays)."""
 
 from __future__ import annotations

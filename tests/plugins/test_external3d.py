@@ -1,4 +1,4 @@
-"""External robots in 3D (issue 44, round 14): a pose with a height and an attitude holds the
+"""External robots in 3D: a pose with a height and an attitude holds the
 body there on ``mujoco`` (immovable: a simulated Crazyflie climbing into it is stopped and does
 not move it) and on ``aerial`` (its dynamics skipped), interpolated with slerp between poses;
 its lidar casts from that pose; a stale stream leaves it held where it was; on a 2D engine the

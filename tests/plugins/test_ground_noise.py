@@ -1,4 +1,4 @@
-"""The ground kinds' noise comes from the sensing plan's one draw a step (issue 41): odometry's
+"""The ground kinds' noise comes from the sensing plan's one draw a step: odometry's
 wheel slip and the IR proximity's noise read their blocks (``frame.normals``), the values are
 their formulas' over those very draws, and the same seed gives the same run."""
 

@@ -1,6 +1,6 @@
 """Arms from description files: the chain of a URDF as an arm (forward kinematics equal to
 MuJoCo's own compile of the file), refused chains said with the key's line, and the goal of
-issue 43: example-robot-data's Panda, loaded from a scenario with no code, driven by a
+described arms: example-robot-data's Panda, loaded from a scenario with no code, driven by a
 controller written from docs/protocol.md alone (a ZeroMQ REQ socket and msgpack, command ids
 of the protocol's tables) over real sockets: its tool reaches 5 points within 5 mm and it
 picks a cube up."""

@@ -1,8 +1,8 @@
-"""Range sensing in 3D (issue 42, item 3): on the ``mujoco`` engine the ``lidar``, ``sonar``,
+"""Range sensing in 3D: on the ``mujoco`` engine the ``lidar``, ``sonar``,
 ``proximity`` and ``altimeter`` cast from the sensor's real 3D pose against the 3D geometry
 (MuJoCo's ``mj_multiRay``), checked against distances worked out by hand in a walled room; on
-2D engines every reading stays bit for bit what it was before (digests taken on the code of
-``round13-base``)."""
+2D engines every reading stays bit for bit what it was before (digests taken on the code
+before range sensing went 3D)."""
 
 from __future__ import annotations
 
@@ -231,9 +231,9 @@ def _digest(engine: str, steps: int = 40) -> str:
     ("pymunk", "1fb26a522f19824e7e72e3d888cb5189c323d49d8211e8c0f2bc344bfd6df4dd"),
     ("kinematic", "5abb8d518eba97b6b66246ce9460e6481611b19dce5925e155ca48cac0b5df21")])
 def test_2d_worlds_read_bit_for_bit_what_they_did_before(engine, digest):
-    """The digests were taken with the same code on ``round13-base``, before range sensing
+    """The digests were taken with the same code before range sensing
     went 3D: a 2D world's sonar, lidar and proximity readings have not moved by a bit since,
-    but for the noise's one move (issue 55: drawn counter-based from one key a step,
+    but for the noise's one move (drawn counter-based from one key a step,
     coopsim.model.noise_kernels; the digests taken again then, nothing else changed)."""
     assert _digest(engine) == digest
 

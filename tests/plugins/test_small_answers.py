@@ -1,4 +1,4 @@
-"""Small wrong answers a client author tripped on (issue 45, item 8): ``set_rotors`` with 5 or 6
+"""Small wrong answers a client author tripped on: ``set_rotors`` with 5 or 6
 values is a wrong count (error 3, as every command's count is), a refused value prints with the
 digits that tell it from the bound it broke (2200.0001, not 2200) wherever a range error shows
 one, and a speed fraction too small for a finite move (5e-324) is refused with a sentence

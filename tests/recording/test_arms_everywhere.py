@@ -1,4 +1,4 @@
-"""Robot arms outside the engine (issue 34): a real lockstep run of an ``irb120`` on the mujoco
+"""Robot arms outside the engine: a real lockstep run of an ``irb120`` on the mujoco
 engine, driven over the network by the Python client (joints set_positions), with a cube at
 rest and a box falling, recorded (format 5: the objects' 3D block ``O``, the arm's spec in the
 layout, the joint columns), replayed with seeks and over a real ``/sim``, and exported to

@@ -1,4 +1,4 @@
-"""Damaged recordings (issue 45 item 6): one policy for every reader, real files damaged two ways.
+"""Damaged recordings: one policy for every reader, real files damaged two ways.
 
 A real 3D recording (two crazyflies on mujoco, tests/data/wire3d/fly.scenario, recorded
 in-process) is damaged as a disk or a bad copy would: a byte of a late chunk's compressed data

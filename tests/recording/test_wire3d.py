@@ -1,4 +1,4 @@
-"""3D worlds on the wire, in recordings and in every export (issue 33 items 1 and 5): a real
+"""3D worlds on the wire, in recordings and in every export: a real
 run of two crazyflies on the mujoco engine (tests/data/wire3d/fly.scenario) is recorded
 (format 4), replayed with seeks, exported to CSV (z, roll, pitch), Foxglove (read back with the
 mcap reader) and a ROS 2 bag (decoded by rosbags); its live ``/sim state`` carries z, quat and

@@ -1,4 +1,4 @@
-"""Issue 52's motion checks, one per kind of robot, on description files as installed
+"""The motion checks, one per kind of robot, on description files as installed
 (example-robot-data): each writes a scenario in a temporary folder, runs coopsim in-process in
 lockstep on the ``mujoco`` engine and returns its figures (the table script and the tests
 call them; docs/robots.md states the figures).

@@ -1,15 +1,14 @@
-"""The table of every robot of the installed example-robot-data (docs/experiments/robot-files.md,
-issue 52): for
-each URDF (and each package that ships none), its kind, whether coopsim loads it as shipped
+"""The table of every robot of the installed example-robot-data (docs/experiments/robot-files.md):
+for each URDF (and each package that ships none), its kind, whether coopsim loads it as shipped
 (with how many repairs), its meshes, the CPU it took to load, its forward kinematics against
-Pinocchio's, the check of its kind (tests/robots/robotchecks: h52-motion's wheeled, multirotor,
+Pinocchio's, the check of its kind (tests/robots/robotchecks: wheeled, multirotor,
 legged checks where present) and what is not supported and why.
 
     PYTHONPATH=. python tests/robots/robot_table.py [--write] [--only NAME...]
 
 Without ``--write`` the table is printed; with it, the page's text between the
 ``robot-table`` markers is replaced. Everything runs in this process from the package as
-installed (no network). Goals (issue 52): loads 100 % of arms, wheeled bases and multirotors,
+installed (no network). Goals: loads 100 % of arms, wheeled bases and multirotors,
 >= 90 % of all; arms' FK <= 1 mm / 0.1°; loading one robot <= 1 s of CPU after the imports.
 """
 
@@ -196,7 +195,7 @@ def markdown(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-#: Each kind's goal (issue 52), as the summary names it.
+#: Each kind's goal, as the summary names it.
 GOALS = {"arm": "move_to <= 5 mm", "wheeled": "odometry <= 1 % and 1°, 0 at rest",
          "multirotor": "hover <= 2 cm, eight <= 0.1 m",
          "legged": "stands 10 s within 2 cm, no joint past its limit",

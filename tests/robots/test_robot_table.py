@@ -1,4 +1,4 @@
-"""docs/experiments/robot-files.md's table of example-robot-data (issue 52): the script that
+"""docs/experiments/robot-files.md's table of example-robot-data: the script that
 writes it, run on one robot of each kind from the package as installed (each loads as shipped, its FK within 1 mm /
 0.1° of Pinocchio's, its kind's check's figure within its goal), and the table in the docs
 naming every URDF the installed package ships."""

@@ -1,4 +1,4 @@
-"""DDS on loopback by default (issue 35, item 4): a default ``coopsim run --ros2`` process's
+"""DDS on loopback by default: a default ``coopsim run --ros2`` process's
 UDP sockets, read with ``ss -uanp`` as an operator would, all listen on loopback only: bound to
 127.0.0.1, or bound to the wildcard address but tied to the ``lo`` device (``0.0.0.0%lo``:
 Cyclone DDS binds its receiving sockets to the wildcard address whatever its configuration says,

@@ -1,4 +1,4 @@
-"""A robot arm over DDS (``coopsim run --ros2``, issue 34): a realtime run of an ``irb120`` on
+"""A robot arm over DDS (``coopsim run --ros2``): a realtime run of an ``irb120`` on
 the mujoco engine moved by the Python client over the network; another process's DDS participant
 (tests/ros2/ddspeer.py, ROS 2 types of its own) reads ``/irb/joint_states`` (the joint keys,
 the angles reached, the rates and torques) and ``/tf``'s chain ``irb/base_link`` -> ... ->

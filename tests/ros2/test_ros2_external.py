@@ -1,4 +1,4 @@
-"""An external robot's pose over ROS 2 DDS (issue 44): another process publishes
+"""An external robot's pose over ROS 2 DDS: another process publishes
 ``geometry_msgs/PoseStamped`` on ``/real/external/pose`` and the body follows it; a teleport
 published there is refused (14) and counted, the run goes on."""
 

@@ -1,4 +1,4 @@
-"""A stream writer no reader has matched writes nothing to DDS (issue 54: a write costs Cyclone
+"""A stream writer no reader has matched writes nothing to DDS (a write costs Cyclone
 a serialized copy and its history's bookkeeping even with nobody to send it to), starts writing
 once a reader in another participant matches it, and stops again when that reader goes; a
 latched writer (/map, /tf_static) always writes, for readers that join late."""

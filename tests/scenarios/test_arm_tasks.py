@@ -1,4 +1,4 @@
-"""The arm tasks of issue 34 run to PASS in lockstep on the real MuJoCo engine, driven over real
+"""The shipped arm tasks run to PASS in lockstep on the real MuJoCo engine, driven over real
 sockets by real controller processes: an irb120 stacks three cubes (the Python controller the
 scenario launches, and the C twin built here), an irb120 and an mh5 do it side by side with
 their metrics measured, a mobile_lwa fetches a cube from a shelf to a table; and the batch

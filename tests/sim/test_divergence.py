@@ -1,4 +1,4 @@
-"""One robot's divergence never ends the run (issue 45, item 2), in whole simulations on the
+"""One robot's divergence never ends the run, in whole simulations on the
 real engines: two Crazyflies, one hovering under the ``flight`` driver, the other sent one
 ``set_rotors`` with a single propeller at full speed on the stiffest airframe the checks
 accept (thrust-to-weight 19.5): it tumbles past 1,000 rad/s, is put back at rest where its step

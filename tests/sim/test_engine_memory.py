@@ -1,4 +1,4 @@
-"""Issue #10 item 4: stepping makes no new ``pymunk.batch.Buffer``.
+"""Stepping makes no new ``pymunk.batch.Buffer``.
 
 pymunk never frees a Buffer's C memory, so the engine that made one per step (to write the
 control bodies' velocities) leaked about 160 bytes a step. The engine keeps three Buffers for its

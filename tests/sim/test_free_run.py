@@ -1,5 +1,5 @@
 """A lockstep run that waits for nothing (nobody attached, unpaced) steps in the loop's lean
-path (``Stepper._run_free``, issue 55): it still leaves that path for a controller that
+path (``Stepper._run_free``): it still leaves that path for a controller that
 attaches, a pause, a queued call, a failed step and its duration."""
 
 import threading

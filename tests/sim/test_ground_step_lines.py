@@ -1,4 +1,4 @@
-"""Per-step Python work grows with module kinds, not robots (issue 41): one tick of a world of
+"""Per-step Python work grows with module kinds, not robots: one tick of a world of
 ``single`` robots (motors, sonar, target, odometry, gps, compass, bumper) driven by a batch
 driver runs about as many Python lines at 1,000 robots as at 100, and not many more than at
 one (a small world takes the engine's one-call path instead, a fixed difference). Counted by

@@ -1,6 +1,6 @@
 """The parameter table (coopsim.sim.tables.ParamTable) after a reset: a module no robot
 carries gets its empty rows and values made once and shared (a reset lays out every registered
-module again, issue 55); a run where no parameter was set and nothing was inserted or removed
+module again); a run where no parameter was set and nothing was inserted or removed
 hands its whole table to the next (the same scenario lays out the same one); otherwise a carried
 module's arrays are made anew and hold the scenario's values."""
 

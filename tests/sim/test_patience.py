@@ -1,4 +1,4 @@
-"""A lease that cannot hold a run hostage (issue 35, item 6), on the command book with a manual
+"""A lease that cannot hold a run hostage, on the command book with a manual
 clock: a controller alive but slow (one command every 2.5 s under the 3 s lease) is detached
 once the steps waited for it alone pass its patience, and is refused until it claims again; a
 fast one beside it never is; a slow controller alone is never held against itself; time the

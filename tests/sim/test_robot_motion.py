@@ -1,4 +1,4 @@
-"""Issue 52's motion goals on example-robot-data's robots as installed (tests/robots/
+"""The motion goals on example-robot-data's robots as installed (tests/robots/
 robot_motion.py runs each check; docs/robots.md states the figures): the TIAGo's base drives
 true (odometry against the pose), so does the PR2's caster base on a planar velocity, the
 Iris (rotors at -59/-123/123/59 degrees) hovers and flies the eight through the mixer its file gives, a file without rotor links says how to name

@@ -1,4 +1,4 @@
-"""Small worlds at compiled speed (issue 25): the shortcuts of the tick and of reset change no
+"""Small worlds at compiled speed: the shortcuts of the tick and of reset change no
 result. A reset keeps the caster and bins the walls again only when they changed; the sensing
 phase visits only the modules some robot carries; snapshots are built without the frozen
 dataclass's per-field cost. Each is checked against a run without the shortcut, bit for bit."""

@@ -1,4 +1,4 @@
-"""Shared control of ground squads, walls that repel, and the feedback recorded (issue 44).
+"""Shared control of ground squads, walls that repel, and the feedback recorded.
 
 One recorded lockstep run (pymunk) on a corridor read from a map (its walls are the map's):
 a column of three differential-drive robots (``single``, ``motors``) is steered along the

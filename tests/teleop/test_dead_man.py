@@ -1,9 +1,9 @@
-"""The dead man (issue 53, item 1): a ``coopsim teleop`` process killed (SIGKILL) or frozen
+"""The dead man: a ``coopsim teleop`` process killed (SIGKILL) or frozen
 (SIGSTOP) while a key is held stops its robot within the deadline, measured in simulated time;
 so does a network controller that asked for a dead man (claim data [T]) and falls silent, while
 one that did not keeps its speeds (the classic lab controller). A teleop claim on an external
-robot is refused with error 17 (item 6); a second teleop on the same robot makes the first
-wait, and the first gets the robot back when the second lets go (item 10)."""
+robot is refused with error 17; a second teleop on the same robot makes the first
+wait, and the first gets the robot back when the second lets go."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The viewer's status bar says which external robots are stale (issue 44), from ``/sim
+"""The viewer's status bar says which external robots are stale, from ``/sim
 state``'s ``external`` entry (protocol 10); a document without it shows nothing new."""
 
 from __future__ import annotations

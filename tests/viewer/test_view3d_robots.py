@@ -1,5 +1,5 @@
-"""example-robot-data's robots in the real viewer under Xvfb and in a camera image (issue 52,
-item 6): the Z1 arm, the TIAGo, the Go2 standing in its SRDF stance and the Talos (base fixed
+"""example-robot-data's robots in the real viewer under Xvfb and in a camera image:
+the Z1 arm, the TIAGo, the Go2 standing in its SRDF stance and the Talos (base fixed
 at its half-sitting height), each in a live MuJoCo world served over real sockets. The 3D view
 opens framed on the robots (viewer/view3d.robots_box: the camera's target inside the robots'
 box and near enough that they fill the window, not the 6 m floor), and a Crazyflie 0.9-2.6 m

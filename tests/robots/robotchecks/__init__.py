@@ -30,7 +30,7 @@ class Check:
 
 
 def _checks() -> dict:
-    """Kind -> its check: FK for every kind (``fk``), and the motion checks of h52-motion's
+    """Kind -> its check: FK for every kind (``fk``), and the motion checks of
     ``tests/robots/robot_motion.py`` when it is there (:mod:`.motion`)."""
     from . import arm_move, fk
     found = {"fk": fk.check, "arm": arm_move.check}

@@ -1,6 +1,6 @@
 """``tool.move_to`` of an arm from its URDF, in process (lockstep, ``mujoco`` engine, 500 Hz):
 reachable points, and the distance from each to where the tool ends (``tool`` reading).
-Goal (issue 52): <= 5 mm.
+Goal: <= 5 mm.
 
 Two ways to pick the points:
 

@@ -3,7 +3,7 @@
 as coopsim loads it) against Pinocchio's ``framesForwardKinematics`` of the same URDF (``pin``,
 the independent oracle), at random joint positions within the file's limits.
 
-Goal (issue 52, arms): <= 1 mm and <= 0.1° on every link, every configuration.
+Goal (arms): <= 1 mm and <= 0.1° on every link, every configuration.
 """
 
 from __future__ import annotations

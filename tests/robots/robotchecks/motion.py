@@ -1,4 +1,4 @@
-"""The table's motion checks, one per kind, from h52-motion's ``tests/robots/robot_motion.py``
+"""The table's motion checks, one per kind, from ``tests/robots/robot_motion.py``
 (imported from ``tests/robots/``; absent, this module raises ImportError and the table leaves
 the column to the FK check): each finds what its check needs in the file and its package
 (wheel joints, rotor links or lines, the SRDF's standing stance) and turns the check's dict
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-import robot_motion  # noqa: F401 -- h52-motion's checks: ImportError when absent
+import robot_motion  # noqa: F401 -- the motion checks: ImportError when absent
 
 from . import Check
 
-#: Rotor lines of files without rotor links (h52-motion: hector is a + frame, hextilt six
+#: Rotor lines of files without rotor links (hector is a + frame, hextilt six
 #: tilted rotors; borinot its authors' six rotors).
 LINES = {"quadrotor_base.urdf": "plus_lines", "hextilt_flying_arm_5.urdf": "hexa_lines",
          "borinot_flying_arm_2.urdf": "borinot_lines"}
