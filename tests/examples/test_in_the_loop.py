@@ -1,7 +1,7 @@
-"""The worked examples with real processes and sockets: a stand-in "real" robot (its
-own process, its own dynamics, its pose streamed over ZeroMQ) stops in front of a wall that
-exists only in the simulation reading coopsim's sonar, PASS by the external rule (4a); an
-external leader with three simulated followers in formation (4b)."""
+"""The worked examples of examples/in-the-loop with real processes and sockets: a stand-in
+"real" robot (its own process, its own dynamics, its pose streamed over ZeroMQ) stops in front of a
+wall that exists only in the simulation reading coopsim's sonar, PASS by the external rule (4a);
+an external leader with three simulated followers in formation (4b)."""
 
 from __future__ import annotations
 
