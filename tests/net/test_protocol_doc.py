@@ -172,7 +172,7 @@ def test_start_up_lines_and_sigterm_stop_cleanly(tmp_path):
         assert re.fullmatch(r"json gateway: 127\.0\.0\.1:\d+\n", lines[1]), lines
         assert re.fullmatch(r"name server: tcp://127\.0\.0\.1:\d+   \(Ctrl-C stops\)\n",
                             lines[2]), lines
-        assert lines[3] == ("step: fused (motors, bumper, compass, gps, odometry, sonar, "
+        assert lines[3] == ("step: composed (motors, bumper, compass, gps, odometry, sonar, "
                             "target)\n"), lines
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)

@@ -71,7 +71,7 @@ def read_endpoint(proc: subprocess.Popen) -> str:
 def _viewer_pid(proc: subprocess.Popen) -> int:
     """The viewer's pid from the lines after the name server's: the step's path, then it."""
     line = proc.stderr.readline()
-    assert line.startswith("step: fused ("), line  # said once, after the name server's line
+    assert line.startswith("step: composed ("), line  # said once, after the name server's line
     return int(re.search(r"viewer: pid (\d+)", proc.stderr.readline()).group(1))
 
 
