@@ -77,5 +77,6 @@ class AerialFused:
 
     def below(self, rows: np.ndarray) -> np.ndarray:
         """(len(rows),) from each robot's origin down to its underside, m (>= 0 for a body
-        whose solids reach below its origin): the ``below`` view's offset (model/kernel.underside)."""
+        whose solids reach below its origin): the ``below`` view's offset
+        (model/kernel.underside)."""
         return np.ascontiguousarray(-self.engine.chassis_extent(rows)[:, 0])
