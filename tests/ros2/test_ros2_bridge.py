@@ -59,7 +59,9 @@ def bridged(tmp_path_factory):
     peer = DdsPeer(dom)
     try:
         with live(load(str(SCENARIOS / "demo.scenario")), mode="lockstep", ros2=True, ros2_domain=dom,
-                  record=str(record), duration=600.0) as run:
+                  record=str(record), duration=3600.0) as run:  # a resumed lockstep run
+            # with nobody attached steps as fast as it can: each test that resumes it pauses it
+            # again, so an hour of simulated time outlasts the module on any machine
             yield run, peer, record
     finally:
         peer.close()
@@ -141,6 +143,7 @@ def test_bad_twists_are_refused_and_counted(bridged):
     from tests.nethelpers import wait_until
     wait_until(lambda: run.network.sim.more_state[-1]()["ros2"]["cmd_vel"]["refused"]
                >= before["refused"] + 2, timeout=60)
+    run.stepper.pause()
     after = run.network.sim.more_state[-1]()["ros2"]["cmd_vel"]
     assert "robot3" in after["last_refusal"]
     assert run.stepper.error in ("", None)
@@ -164,6 +167,7 @@ def test_a_robot_a_client_owns_refuses_twists_and_ros_owns_what_it_drives(bridge
         peer("twist", robot="robot2", linear=0.05, angular=0.0)  # ROS now owns robot2
         wait_until(lambda: "ROS 2" in client.sim().state()["owners"].get("robot2", ""),
                    timeout=60)
+    run.stepper.pause()
 
 
 @pytest.mark.slow
