@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -38,8 +39,15 @@ def test_busy_processes_sharing_a_cpu_wait_and_a_sleeping_one_does_not():
         for proc in procs:
             os.sched_setaffinity(proc.pid, {cpu})
             assert proc.stdout.readline() == "ready\n"  # started: asleep on its stdin
+        # between its "ready" and its read it still runs: on a loaded machine it may wait for
+        # a CPU there, so wait until all three are asleep on their stdin
+        for _ in range(6000):
+            if not any(group_wait(p.pid)[1] for p in procs):
+                break
+            time.sleep(0.01)
+        else:
+            pytest.fail("the three processes never all slept on their stdin")
         before = [group_wait(p.pid)[0] for p in procs]
-        assert not any(group_wait(p.pid)[1] for p in procs), "asleep: not runnable"
         for proc in procs[:2]:  # two spin on the one CPU; the third sleeps
             proc.stdin.write("go\n")
             proc.stdin.flush()
