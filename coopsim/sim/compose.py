@@ -325,9 +325,13 @@ class ComposedPass:
     def prepare(self, sim) -> None:
         """Compile (or load from numba's cache) the calls this plan's steps make, with the
         arguments' types a step hands them, before the first step (nothing is run: no draw,
-        no step)."""
+        no step). Once per generated module: a layout's calls take the same types every time
+        (a reset plans again; naming the types costs more than the rest of the reset)."""
+        if getattr(self.module, "prepared", False):
+            return
         self.physics(sim, dry=True)
         self.measure(sim, sim.world.engine.robot_state(), dry=True)
+        self.module.prepared = True
 
     def physics(self, sim, dry: bool = False) -> bool:
         """Every acting kind's kernel and the engine's step: one call where the engine's step
