@@ -236,6 +236,9 @@ class ComposedPass:
         self.beams = beams
         self.needs = {name for entry in (*acting, *sensing)
                       for name in _kernels(entry[1])[3]}
+        #: the views the acting kinds read (the acting call is handed no contact or target
+        #: the sensing kinds alone read)
+        self.act_needs = {name for entry in acting for name in _kernels(entry[1])[3]}
         #: whether the acting kinds read the robots' state (else none is read for them)
         self.acting_reads = any(name in ("pose", "velocity", "state3d", "contact")
                                 for entry in acting for name in _kernels(entry[1])[3])
@@ -300,13 +303,14 @@ class ComposedPass:
         the same bits)."""
         return self.rows < ROWS_MIN or not parallel(self.rows, ROWS_MIN)
 
-    def _base(self, sim, state: np.ndarray, contact: np.ndarray) -> tuple:
-        """The arrays every call takes (:data:`BASE`) for the planar ``state`` (N, 6)."""
+    def _base(self, sim, state: np.ndarray, contact: np.ndarray, needs: set) -> tuple:
+        """The arrays every call takes (:data:`BASE`) for the planar ``state`` (N, 6); those
+        of views no kind of the call ``needs`` read are placeholders."""
         robots, engine = sim.robots, sim.world.engine
         state3d = _NO_3D
-        if "state3d" in self.needs and "flight" in engine.features:
+        if "state3d" in needs and "flight" in engine.features:
             state3d = engine.state3d()
-        targets = sim.sensors.targets(sim.world) if "targets" in self.needs else _NO_TARGETS
+        targets = sim.sensors.targets(sim.world) if "targets" in needs else _NO_TARGETS
         dt = self._dt
         if dt[0] != sim.dt:
             dt = self._dt = np.full(1, float(sim.dt))
@@ -344,11 +348,11 @@ class ComposedPass:
         contact = _NO_CONTACT
         if arrays is not None:
             state = arrays[3][5]
-            if "contact" in self.needs:
+            if "contact" in self.act_needs:
                 contact = arrays[3][6]
         elif self.acting_reads:
             state = self._acting_state(sim)
-            if "contact" in self.needs:
+            if "contact" in self.act_needs:
                 contact = engine.contacts(state[:, :3])
         else:
             state = _NO_STATE
@@ -360,7 +364,7 @@ class ComposedPass:
         commands = tuple([dict.__getitem__(tables, e[0]) if e[4]
                           else dict.__getitem__(tables, e[0])[e[2]] for e in self.entries])
         outs = tuple([np.empty(shape) for shape in acts[2]])
-        base = self._base(sim, state, contact)
+        base = self._base(sim, state, contact, self.act_needs)
         if arrays is not None:  # True: every robot within the bounds, checked in the call
             edge = self._edge
             if edge[0] is not sim.world.floor:
@@ -428,7 +432,8 @@ class ComposedPass:
                            for e in self.sensing])
         outs = tuple([np.empty(prev.shape) for prev in prevs])
         casts = tuple([self._cast(sim, state, entry) for entry in kept[3]]) if kept[3] else ()
-        args = (*self._base(sim, state, contact), keys, kept[4], kept[2], prevs, outs, casts)
+        args = (*self._base(sim, state, contact, self.needs), keys, kept[4], kept[2], prevs,
+                outs, casts)
         if dry:
             compile_for(self.module.sense, args)
             return {}
