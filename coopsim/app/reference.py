@@ -344,6 +344,17 @@ def files_page() -> str:
     return "\n".join(out)
 
 
+def _wire_doc(server: str, command) -> str:
+    """What a command takes and answers: the common robot commands' from
+    ``protocol.ROBOT_COMMAND_WIRE`` (their ``doc`` is command 3's one sentence), else its doc."""
+    from ..net.protocol import ROBOT_COMMAND_WIRE
+
+    if server == "robot":
+        return ROBOT_COMMAND_WIRE.get(command.id, command.doc) if not command.module \
+            else command.doc
+    return command.doc
+
+
 def protocol_page() -> str:
     """Each server's command table and the error codes."""
     from ..conformance import doctables
@@ -365,7 +376,7 @@ def protocol_page() -> str:
         out += table(("id", "module", "name", "params", "data", "text", "kind", "what it does"),
                      [(c.id, f"[{c.module}](modules.md#{c.module})" if c.module else "–",
                        f"`{c.name}`", _span(c.params), _span(c.data), c.text or "–",
-                       c.kind or "–", c.doc) for c in commands])
+                       c.kind or "–", _wire_doc(server, c)) for c in commands])
     out += ["## Error codes", ""]
     out += ["Every error is a reply with a non-zero `error_code`, the request's `command` id and "
             "a sentence in `text` ([the wire protocol](../protocol.md#2-error-codes)).", ""]
