@@ -335,6 +335,21 @@ def files_page() -> str:
     for title, rules in ((".world", WORLD_RULES), (".scenario", SCENARIO_RULES),
                          (".sweep", SWEEP_RULES)):
         out += [f"## {title} files", ""] + _section_rows(rules)
+    from ..model import limits
+
+    out += ["## Names and ranges", "",
+            "One rule and one table (`coopsim.model.limits`) for every name and number a world "
+            "is built from, whatever the path: a file (`path:line: ` and the sentence, exit 2), "
+            "a `/sim` insert or update (error 4 with the same sentence), the viewer's forms, "
+            "code. A value outside changes nothing.", ""]
+    name_rule = (f"`{limits.NAME_PATTERN.pattern}`, at most {limits.NAME_MAX} characters")
+    rows = [("robot name (and every name its type derives: `t1_leader`)",
+             name_rule + ", never " + ", ".join(f"`{n}`" for n in limits.RESERVED_NAMES)
+             + " in any case"),
+            ("object name", name_rule)]
+    rows += [(f"`{label}`", limit.span()) for label, limit in limits.FIELDS.items()]
+    rows += [("objects in one world", f"at most {limits.MAX_OBJECTS:,}")]
+    out += table(("field", "range"), rows)
     from ..model.specs import COLORS
 
     out += ["## Named colours", "",
