@@ -675,8 +675,63 @@ def index_page() -> str:
         "* [Protocol tables](protocol.md): each server's commands and the error codes",
         "* [State document](state.md): every key of `/sim state`'s JSON",
         "* [ROS 2](ros2.md): the bridge's topics and run-control services",
-        "* [Foxglove](foxglove.md): the bridge's topics", "",
+        "* [Foxglove](foxglove.md): the bridge's topics",
+        "* [Learning environments](learning.md): the Gymnasium environment's arguments, what "
+        "a learner observes and sends of each module kind", "",
         "Module kinds: " + " · ".join(f"[{k}](modules.md#{k})" for k in kinds), ""])
+
+
+def _own_doc(module: type, name: str) -> str:
+    """The docstring of ``name`` where ``module`` itself (or a base of coopsim's modules, not
+    ``Module``) defines it, one line; "" where only the default applies."""
+    from ..model.module import Module
+
+    for cls in module.__mro__:
+        if cls is Module or cls is object:
+            return ""
+        if name in vars(cls):
+            fn = getattr(module, name)
+            return " ".join((inspect.getdoc(fn) or "").split())
+    return ""
+
+
+def learning_page() -> str:
+    """The Gymnasium environment's arguments and what a learner sees and sends of each
+    built-in module kind."""
+    from ..env.gym import CoopsimEnv
+
+    out = ["# Learning environments", "",
+           "What `coopsim/Scenario-v0` takes and what a learner observes and sends of each "
+           "built-in module kind, from the code (`coopsim.env.gym.CoopsimEnv` and each kind's "
+           "`Learnable` members); [Learning](../learning.md) says how to use them.", "",
+           "## Arguments", "",
+           "The keywords of `gymnasium.make(\"coopsim.env:coopsim/Scenario-v0\", ...)`:", ""]
+    args = attributes(CoopsimEnv, "Args:")
+    sig = inspect.signature(CoopsimEnv.__init__).parameters
+    rows = []
+    for name, text in args.items():
+        default = sig[name].default
+        shown = "required" if default is inspect.Parameter.empty else code(repr(default))
+        rows.append((f"`{name}`", shown, markdown(text)))
+    out += table(("argument", "default", "meaning"), rows)
+    out += ["## Observations and actions by module", "",
+            "An observation is the module's reading in the step's snapshot, as float64 (its "
+            "units: the module's `read` command in [module kinds](modules.md)); bounds follow "
+            "the robot's parameter values. A robot's first module declaring action fields is "
+            "its motion module: an action is stored as that module's motion command.", ""]
+    rows = []
+    for label, m in builtins("modules"):
+        per_target = getattr(m, "per_target", 0)
+        if not m.fields and not per_target:
+            continue
+        reading = ", ".join(f"`{f}`" for f in m.fields) if m.fields else \
+            f"{per_target} per target"
+        actions = ", ".join(f"`{f}`" for f in getattr(m, "action_fields", ()))
+        rows.append((f"[{label}](modules.md#{label})", reading,
+                     _own_doc(m, "observation_space") or "unbounded",
+                     (actions + ": " + _own_doc(m, "action_space")) if actions else "–"))
+    out += table(("module", "reading", "observation bounds", "action"), rows)
+    return "\n".join(out)
 
 
 def module_links_page() -> str:
@@ -689,7 +744,7 @@ PAGES = {"module-links.md": module_links_page, "index.md": index_page, "modules.
          "contract.md": contract_page,
          "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page,
          "state.md": state_page, "ros2.md": ros2_page,
-         "foxglove.md": foxglove_page}
+         "foxglove.md": foxglove_page, "learning.md": learning_page}
 
 
 def render() -> dict[str, str]:
