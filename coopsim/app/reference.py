@@ -677,7 +677,9 @@ def index_page() -> str:
         "* [ROS 2](ros2.md): the bridge's topics and run-control services",
         "* [Foxglove](foxglove.md): the bridge's topics",
         "* [Learning environments](learning.md): the Gymnasium environment's arguments, what "
-        "a learner observes and sends of each module kind", "",
+        "a learner observes and sends of each module kind",
+        "* [Crazyflies over CRTP](crtp.md): the ports, log variables and parameters served "
+        "to cflib", "",
         "Module kinds: " + " · ".join(f"[{k}](modules.md#{k})" for k in kinds), ""])
 
 
@@ -734,6 +736,35 @@ def learning_page() -> str:
     return "\n".join(out)
 
 
+def crtp_page() -> str:
+    """What a Crazyflie served over CRTP answers: ports, log variables, parameters."""
+    from ..crtp import firmware, toc, wire as crtp
+
+    out = ["# Crazyflies over CRTP", "",
+           "What `coopsim run --crtp` serves to cflib on each port, and the log variables and "
+           "parameters of every Crazyflie (`coopsim.crtp`); [Crazyflies with "
+           "cflib](../crazyflie.md) says how to fly them.", "", "## Ports", ""]
+    out += table(("port", "name", "served", "not served (no answer, as the firmware)"),
+                 [(port, name, served or "–", absent or "–")
+                  for port, (name, served, absent) in sorted(crtp.PORTS.items())])
+    def grouped(entries, docs):
+        groups: dict[str, list[str]] = {}
+        for e in entries:
+            groups.setdefault(e.group, []).append(e.name)
+        return [(f"`{g}`", ", ".join(f"`{n}`" for n in names), docs.get(g, ""))
+                for g, names in groups.items()]
+
+    out += ["## Log variables", "",
+            f"At most {firmware.MAX_BLOCKS} blocks and {firmware.MAX_OPS} variables, a block's "
+            f"values in {firmware.BLOCK_BYTES} bytes.", ""]
+    out += table(("group", "variables", "what they hold"),
+                 grouped(toc.log_entries(altimeter=True), toc.LOG_GROUPS))
+    out += ["## Parameters", ""]
+    out += table(("group", "parameters", "what they do"),
+                 grouped(toc.param_entries(), toc.PARAM_GROUPS))
+    return "\n".join(out)
+
+
 def module_links_page() -> str:
     """One line linking each module kind's section, for docs/index.md (the site's home, which
     includes it): its links are relative to docs/."""
@@ -744,7 +775,8 @@ PAGES = {"module-links.md": module_links_page, "index.md": index_page, "modules.
          "contract.md": contract_page,
          "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page,
          "state.md": state_page, "ros2.md": ros2_page,
-         "foxglove.md": foxglove_page, "learning.md": learning_page}
+         "foxglove.md": foxglove_page, "learning.md": learning_page,
+         "crtp.md": crtp_page}
 
 
 def render() -> dict[str, str]:
