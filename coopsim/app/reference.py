@@ -700,7 +700,17 @@ def _own_doc(module: type, name: str) -> str:
 def learning_page() -> str:
     """The Gymnasium environment's arguments and what a learner sees and sends of each
     built-in module kind."""
-    from ..env.gym import CoopsimEnv
+    import ast
+
+    # read, not imported: the command's layer does not import the learning environments
+    # (docs/architecture.md); the class's docstring and signature are its declaration
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "env" / "gym.py").read_text())
+    env = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "CoopsimEnv")
+    init = next(n for n in env.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    names = [a.arg for a in init.args.args[1:]]
+    defaults = dict(zip(names[len(names) - len(init.args.defaults):],
+                        (ast.literal_eval(d) for d in init.args.defaults)))
+    CoopsimEnv = type("CoopsimEnv", (), {"__doc__": ast.get_docstring(env, clean=False)})
 
     out = ["# Learning environments", "",
            "What `coopsim/Scenario-v0` takes and what a learner observes and sends of each "
@@ -708,12 +718,9 @@ def learning_page() -> str:
            "`Learnable` members); [Learning](../learning.md) says how to use them.", "",
            "## Arguments", "",
            "The keywords of `gymnasium.make(\"coopsim.env:coopsim/Scenario-v0\", ...)`:", ""]
-    args = attributes(CoopsimEnv, "Args:")
-    sig = inspect.signature(CoopsimEnv.__init__).parameters
     rows = []
-    for name, text in args.items():
-        default = sig[name].default
-        shown = "required" if default is inspect.Parameter.empty else code(repr(default))
+    for name, text in attributes(CoopsimEnv, "Args:").items():
+        shown = code(repr(defaults[name])) if name in defaults else "required"
         rows.append((f"`{name}`", shown, markdown(text)))
     out += table(("argument", "default", "meaning"), rows)
     out += ["## Observations and actions by module", "",
