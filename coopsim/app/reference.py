@@ -128,6 +128,13 @@ def param_rows(specs) -> list[str]:
 
 # -- pages ------------------------------------------------------------------------------------
 
+def _column_from(module: type, column) -> str:
+    """Which value of the module a column keeps: its reading's or stored command's field."""
+    names = module.fields if column.source == "reading" else module.command_fields
+    name = names[column.field] if column.field < len(names) else column.field
+    return f"{column.source} `{name}`"
+
+
 def modules_page() -> str:
     """Every module kind: commands, parameters, reading, columns and state."""
     kinds = builtins("modules")
@@ -160,14 +167,24 @@ def modules_page() -> str:
         if columns.get(label):
             out += ["**Columns** (recorded; *streamed*: also on the state stream)", ""]
             out += table(("column", "quantum", "order", "from", "streamed"),
-                         [(f"`{c.name}`", value(float(c.unit)), c.order,
-                           f"{c.source} {c.field}", "yes" if c.stream else "")
-                          for c in columns[label]])
+                         [(f"`{c.name}`", value(float(c.unit)), c.order, _column_from(m, c),
+                           "yes" if c.stream else "") for c in columns[label]])
         if m.state_fields:
             out += ["**State kept between steps**", ""]
             out += table(("field", "shape", "default"),
                          [(f"`{f.name}`", value(tuple(f.shape)) or "scalar", code(f.default))
                           for f in m.state_fields])
+    out += ["## Recorded columns", "",
+            "The built-in modules' columns, in the order a recording's `robot_columns` lists "
+            "them after the pose and velocity (plugins' modules add theirs; "
+            "docs/recording-format.md, section 5): the quantum is "
+            "the recording's unit (SI), the order its difference order; *streamed* columns are "
+            "also on the state stream of a world where some robot carries the module.", ""]
+    mods = dict(kinds)
+    out += table(("column", "quantum", "order", "module", "from", "streamed"),
+                 [(f"`{c.name}`", value(float(c.unit)), c.order, f"[{label}](#{label})",
+                   _column_from(mods[label], c) if label in mods else f"{c.source} {c.field}",
+                   "yes" if c.stream else "") for label, c in module_columns()])
     return "\n".join(out)
 
 
