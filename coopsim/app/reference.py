@@ -409,6 +409,16 @@ def protocol_page() -> str:
                      [(c.id, f"[{c.module}](modules.md#{c.module})" if c.module else "–",
                        f"`{c.name}`", _span(c.params), _span(c.data), c.text or "–",
                        c.kind or "–", _wire_doc(server, c)) for c in commands])
+    from ..model import orders
+
+    out += ["## Squad orders", "",
+            "What `/squads` `send` takes and `/squads/events` publishes: text "
+            "`\"<squad> <verb> [<formation>]\"`, data the verb's numbers (m) "
+            "(`coopsim.model.orders`). Formations: "
+            + ", ".join(f"`{f}`" for f in orders.FORMATION_NAMES) + ".", ""]
+    out += table(("verb", "data", "formation word", "what the squad does"),
+                 [(f"`{verb}`", orders.VERB_DATA[verb], "optional" if word else "–",
+                   orders.VERB_DOES[verb]) for verb, (_, word) in orders.VERBS.items()])
     out += ["## Error codes", ""]
     out += ["Every error is a reply with a non-zero `error_code`, the request's `command` id and "
             "a sentence in `text` ([the wire protocol](../protocol.md#2-error-codes)).", ""]
