@@ -435,6 +435,12 @@ CONTRACT = (("coopsim.model.robot_type", "ShapeSpec"), ("coopsim.model.robot_typ
             ("coopsim.model.capability_kinds", "LaserScan"))
 
 
+#: The base classes a plugin subclasses (docs/plugins.md): (module, class name).
+BASES = (("coopsim.model.robot_type", "RobotType"), ("coopsim.model.module", "Module"),
+         ("coopsim.model.driver", "Driver"), ("coopsim.model.driver", "Rule"),
+         ("coopsim.model.metric_kind", "MetricKind"))
+
+
 def attributes(cls: type, heading: str = "Attributes:") -> dict[str, str]:
     """Field name -> its sentence from the class docstring's ``Attributes:`` section (or
     another section of that form: ``Class attributes:``)."""
@@ -555,6 +561,16 @@ def contract_page() -> str:
         out += table(("field", "default", "what it holds"),
                      [(f"`{f.name}`", _field_default(f), said.get(f.name, ""))
                       for f in dataclasses.fields(cls)])
+    out += ["## Base classes", "",
+            "What a plugin declares on its subclass of each base, from the bases' docstrings "
+            "(*Class attributes*); their methods: [Writing plugins](../plugins.md#the-methods-"
+            "a-plugin-implements).", ""]
+    for module, name in BASES:
+        cls = getattr(importlib.import_module(module), name)
+        out += [f"### {name}", "", f"`{module}.{name}`: " + doc(cls).split("\n\n")[0], ""]
+        out += table(("class attribute", "what it declares"),
+                     [(f"`{a}`", text) for a, text in
+                      attributes(cls, "Class attributes:").items()])
     out += capabilities_section()
     out += ["## Engine", "",
             "`coopsim.physics.engine.Engine`: the base of physics engines, registered in the "
