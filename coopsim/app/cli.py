@@ -294,11 +294,15 @@ def repair(file, output) -> None:
 @click.argument("file", type=click.Path())
 @click.option("--csv", "out", type=click.Path(), help="Output CSV file ('-' for stdout).")
 @click.option("--metrics-csv", "metrics_out", type=click.Path(),
-              help="The monitors' metrics, one row per step ('-' for stdout; default: beside "
-                   "the CSV as NAME.metrics.csv when the recording has metrics).")
+              help="Every rule's metrics, one row per recorded step: time, step, sim_time, "
+                   "then one column per metric (RULE.NAME) in the order they first appear, empty "
+                   "where null ('-' for stdout; default: beside the CSV as "
+                   "NAME.metrics.csv when the recording has metrics).")
 @click.option("--feedback-csv", "feedback_out", type=click.Path(),
-              help="Shared control's feedback, one row per squad per step ('-' for stdout; "
-                   "default: beside the CSV as NAME.feedback.csv when the recording has it).")
+              help="Shared control's feedback, one row per squad per recorded step: time "
+                   "(recording time, s), squad, then the recording's 22 feedback values, its "
+                   "time named sim_time ('-' for stdout; default: beside the CSV as "
+                   "NAME.feedback.csv when the recording has it).")
 @click.option("--foxglove", "fox_out", type=click.Path(), metavar="OUT.mcap",
               help="Write an MCAP with Foxglove's schemas (scene, transforms, poses, state, "
                    "metrics, events) that opens in Foxglove as is, and a Foxglove layout "

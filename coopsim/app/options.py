@@ -93,10 +93,11 @@ def ros2_options(fn):
     fn = click.option("--ros2-rate", type=click.FloatRange(min=0.0, min_open=True),
                       default=50.0, show_default=True, metavar="HZ",
                       help="Odometry, /tf and /clock per second of sim time in realtime mode "
-                           "(lockstep: every step).")(fn)
+                           "(every step when dt is longer; lockstep: after every step).")(fn)
     fn = click.option("--ros2-domain", type=click.IntRange(0, 232), default=0,
                       envvar="ROS_DOMAIN_ID", show_default=True, metavar="N",
-                      help="DDS domain id (default $ROS_DOMAIN_ID, else 0).")(fn)
+                      help="DDS domain id, 0-232 (default $ROS_DOMAIN_ID, else 0), as the "
+                           "ROS 2 nodes' ROS_DOMAIN_ID.")(fn)
     return click.option("--ros2", is_flag=True,
                         help="Publish every robot as a ROS 2 robot over DDS (odom, scan, tf, "
                              "map, clock; cmd_vel drives it), on loopback unless --bind or "

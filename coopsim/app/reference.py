@@ -128,6 +128,13 @@ def param_rows(specs) -> list[str]:
 
 # -- pages ------------------------------------------------------------------------------------
 
+def _column_from(module: type, column) -> str:
+    """Which value of the module a column keeps: its reading's or stored command's field."""
+    names = module.fields if column.source == "reading" else module.command_fields
+    name = names[column.field] if column.field < len(names) else column.field
+    return f"{column.source} `{name}`"
+
+
 def modules_page() -> str:
     """Every module kind: commands, parameters, reading, columns and state."""
     kinds = builtins("modules")
@@ -160,14 +167,24 @@ def modules_page() -> str:
         if columns.get(label):
             out += ["**Columns** (recorded; *streamed*: also on the state stream)", ""]
             out += table(("column", "quantum", "order", "from", "streamed"),
-                         [(f"`{c.name}`", value(float(c.unit)), c.order,
-                           f"{c.source} {c.field}", "yes" if c.stream else "")
-                          for c in columns[label]])
+                         [(f"`{c.name}`", value(float(c.unit)), c.order, _column_from(m, c),
+                           "yes" if c.stream else "") for c in columns[label]])
         if m.state_fields:
             out += ["**State kept between steps**", ""]
             out += table(("field", "shape", "default"),
                          [(f"`{f.name}`", value(tuple(f.shape)) or "scalar", code(f.default))
                           for f in m.state_fields])
+    out += ["## Recorded columns", "",
+            "The built-in modules' columns, in the order a recording's `robot_columns` lists "
+            "them after the pose and velocity (plugins' modules add theirs; "
+            "docs/recording-format.md, section 5): the quantum is "
+            "the recording's unit (SI), the order its difference order; *streamed* columns are "
+            "also on the state stream of a world where some robot carries the module.", ""]
+    mods = dict(kinds)
+    out += table(("column", "quantum", "order", "module", "from", "streamed"),
+                 [(f"`{c.name}`", value(float(c.unit)), c.order, f"[{label}](#{label})",
+                   _column_from(mods[label], c) if label in mods else f"{c.source} {c.field}",
+                   "yes" if c.stream else "") for label, c in module_columns()])
     return "\n".join(out)
 
 
@@ -335,6 +352,21 @@ def files_page() -> str:
     for title, rules in ((".world", WORLD_RULES), (".scenario", SCENARIO_RULES),
                          (".sweep", SWEEP_RULES)):
         out += [f"## {title} files", ""] + _section_rows(rules)
+    from ..model import limits
+
+    out += ["## Names and ranges", "",
+            "One rule and one table (`coopsim.model.limits`) for every name and number a world "
+            "is built from, whatever the path: a file (`path:line: ` and the sentence, exit 2), "
+            "a `/sim` insert or update (error 4 with the same sentence), the viewer's forms, "
+            "code. A value outside changes nothing.", ""]
+    name_rule = (f"`{limits.NAME_PATTERN.pattern}`, at most {limits.NAME_MAX} characters")
+    rows = [("robot name (and every name its type derives: `t1_leader`)",
+             name_rule + ", never " + ", ".join(f"`{n}`" for n in limits.RESERVED_NAMES)
+             + " in any case"),
+            ("object name", name_rule)]
+    rows += [(f"`{label}`", limit.span()) for label, limit in limits.FIELDS.items()]
+    rows += [("objects in one world", f"at most {limits.MAX_OBJECTS:,}")]
+    out += table(("field", "range"), rows)
     from ..model.specs import COLORS
 
     out += ["## Named colours", "",
@@ -342,6 +374,17 @@ def files_page() -> str:
             "colour words): `coopsim.model.specs.COLORS`.", ""]
     out += table(("name", "R", "G", "B"), [(f"`{n}`", *rgb) for n, rgb in COLORS.items()])
     return "\n".join(out)
+
+
+def _wire_doc(server: str, command) -> str:
+    """What a command takes and answers: the common robot commands' from
+    ``protocol.ROBOT_COMMAND_WIRE`` (their ``doc`` is command 3's one sentence), else its doc."""
+    from ..net.protocol import ROBOT_COMMAND_WIRE
+
+    if server == "robot":
+        return ROBOT_COMMAND_WIRE.get(command.id, command.doc) if not command.module \
+            else command.doc
+    return command.doc
 
 
 def protocol_page() -> str:
@@ -365,7 +408,17 @@ def protocol_page() -> str:
         out += table(("id", "module", "name", "params", "data", "text", "kind", "what it does"),
                      [(c.id, f"[{c.module}](modules.md#{c.module})" if c.module else "–",
                        f"`{c.name}`", _span(c.params), _span(c.data), c.text or "–",
-                       c.kind or "–", c.doc) for c in commands])
+                       c.kind or "–", _wire_doc(server, c)) for c in commands])
+    from ..model import orders
+
+    out += ["## Squad orders", "",
+            "What `/squads` `send` takes and `/squads/events` publishes: text "
+            "`\"<squad> <verb> [<formation>]\"`, data the verb's numbers (m) "
+            "(`coopsim.model.orders`). Formations: "
+            + ", ".join(f"`{f}`" for f in orders.FORMATION_NAMES) + ".", ""]
+    out += table(("verb", "data", "formation word", "what the squad does"),
+                 [(f"`{verb}`", orders.VERB_DATA[verb], "optional" if word else "–",
+                   orders.VERB_DOES[verb]) for verb, (_, word) in orders.VERBS.items()])
     out += ["## Error codes", ""]
     out += ["Every error is a reply with a non-zero `error_code`, the request's `command` id and "
             "a sentence in `text` ([the wire protocol](../protocol.md#2-error-codes)).", ""]
@@ -380,6 +433,12 @@ CONTRACT = (("coopsim.model.robot_type", "ShapeSpec"), ("coopsim.model.robot_typ
             ("coopsim.model.robot_type", "PartSpec"), ("coopsim.model.robot_type", "Assembly"),
             ("coopsim.model.module", "Frame"), ("coopsim.model.snapshot", "Snapshot"),
             ("coopsim.model.capability_kinds", "LaserScan"))
+
+
+#: The base classes a plugin subclasses (docs/plugins.md): (module, class name).
+BASES = (("coopsim.model.robot_type", "RobotType"), ("coopsim.model.module", "Module"),
+         ("coopsim.model.driver", "Driver"), ("coopsim.model.driver", "Rule"),
+         ("coopsim.model.metric_kind", "MetricKind"))
 
 
 def attributes(cls: type, heading: str = "Attributes:") -> dict[str, str]:
@@ -502,6 +561,16 @@ def contract_page() -> str:
         out += table(("field", "default", "what it holds"),
                      [(f"`{f.name}`", _field_default(f), said.get(f.name, ""))
                       for f in dataclasses.fields(cls)])
+    out += ["## Base classes", "",
+            "What a plugin declares on its subclass of each base, from the bases' docstrings "
+            "(*Class attributes*); their methods: [Writing plugins](../plugins.md#the-methods-"
+            "a-plugin-implements).", ""]
+    for module, name in BASES:
+        cls = getattr(importlib.import_module(module), name)
+        out += [f"### {name}", "", f"`{module}.{name}`: " + doc(cls).split("\n\n")[0], ""]
+        out += table(("class attribute", "what it declares"),
+                     [(f"`{a}`", text) for a, text in
+                      attributes(cls, "Class attributes:").items()])
     out += capabilities_section()
     out += ["## Engine", "",
             "`coopsim.physics.engine.Engine`: the base of physics engines, registered in the "
@@ -649,8 +718,101 @@ def index_page() -> str:
         "* [Protocol tables](protocol.md): each server's commands and the error codes",
         "* [State document](state.md): every key of `/sim state`'s JSON",
         "* [ROS 2](ros2.md): the bridge's topics and run-control services",
-        "* [Foxglove](foxglove.md): the bridge's topics", "",
+        "* [Foxglove](foxglove.md): the bridge's topics",
+        "* [Learning environments](learning.md): the Gymnasium environment's arguments, what "
+        "a learner observes and sends of each module kind",
+        "* [Crazyflies over CRTP](crtp.md): the ports, log variables and parameters served "
+        "to cflib", "",
         "Module kinds: " + " · ".join(f"[{k}](modules.md#{k})" for k in kinds), ""])
+
+
+def _own_doc(module: type, name: str) -> str:
+    """The docstring of ``name`` where ``module`` itself (or a base of coopsim's modules, not
+    ``Module``) defines it, one line; "" where only the default applies."""
+    from ..model.module import Module
+
+    for cls in module.__mro__:
+        if cls is Module or cls is object:
+            return ""
+        if name in vars(cls):
+            fn = getattr(module, name)
+            return " ".join((inspect.getdoc(fn) or "").split())
+    return ""
+
+
+def learning_page() -> str:
+    """The Gymnasium environment's arguments and what a learner sees and sends of each
+    built-in module kind."""
+    import ast
+
+    # read, not imported: the command's layer does not import the learning environments
+    # (docs/architecture.md); the class's docstring and signature are its declaration
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "env" / "gym.py").read_text())
+    env = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "CoopsimEnv")
+    init = next(n for n in env.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    names = [a.arg for a in init.args.args[1:]]
+    defaults = dict(zip(names[len(names) - len(init.args.defaults):],
+                        (ast.literal_eval(d) for d in init.args.defaults)))
+    CoopsimEnv = type("CoopsimEnv", (), {"__doc__": ast.get_docstring(env, clean=False)})
+
+    out = ["# Learning environments", "",
+           "What `coopsim/Scenario-v0` takes and what a learner observes and sends of each "
+           "built-in module kind, from the code (`coopsim.env.gym.CoopsimEnv` and each kind's "
+           "`Learnable` members); [Learning](../learning.md) says how to use them.", "",
+           "## Arguments", "",
+           "The keywords of `gymnasium.make(\"coopsim.env:coopsim/Scenario-v0\", ...)`:", ""]
+    rows = []
+    for name, text in attributes(CoopsimEnv, "Args:").items():
+        shown = code(repr(defaults[name])) if name in defaults else "required"
+        rows.append((f"`{name}`", shown, markdown(text)))
+    out += table(("argument", "default", "meaning"), rows)
+    out += ["## Observations and actions by module", "",
+            "An observation is the module's reading in the step's snapshot, as float64 (its "
+            "units: the module's `read` command in [module kinds](modules.md)); bounds follow "
+            "the robot's parameter values. A robot's first module declaring action fields is "
+            "its motion module: an action is stored as that module's motion command.", ""]
+    rows = []
+    for label, m in builtins("modules"):
+        per_target = getattr(m, "per_target", 0)
+        if not m.fields and not per_target:
+            continue
+        reading = ", ".join(f"`{f}`" for f in m.fields) if m.fields else \
+            f"{per_target} per target"
+        actions = ", ".join(f"`{f}`" for f in getattr(m, "action_fields", ()))
+        rows.append((f"[{label}](modules.md#{label})", reading,
+                     _own_doc(m, "observation_space") or "unbounded",
+                     (actions + ": " + _own_doc(m, "action_space")) if actions else "–"))
+    out += table(("module", "reading", "observation bounds", "action"), rows)
+    return "\n".join(out)
+
+
+def crtp_page() -> str:
+    """What a Crazyflie served over CRTP answers: ports, log variables, parameters."""
+    from ..crtp import firmware, toc, wire as crtp
+
+    out = ["# Crazyflies over CRTP", "",
+           "What `coopsim run --crtp` serves to cflib on each port, and the log variables and "
+           "parameters of every Crazyflie (`coopsim.crtp`); [Crazyflies with "
+           "cflib](../crazyflie.md) says how to fly them.", "", "## Ports", ""]
+    out += table(("port", "name", "served", "not served (no answer, as the firmware)"),
+                 [(port, name, served or "–", absent or "–")
+                  for port, (name, served, absent) in sorted(crtp.PORTS.items())])
+    def grouped(entries, docs):
+        groups: dict[str, list[str]] = {}
+        for e in entries:
+            groups.setdefault(e.group, []).append(e.name)
+        return [(f"`{g}`", ", ".join(f"`{n}`" for n in names), docs.get(g, ""))
+                for g, names in groups.items()]
+
+    out += ["## Log variables", "",
+            f"At most {firmware.MAX_BLOCKS} blocks and {firmware.MAX_OPS} variables, a block's "
+            f"values in {firmware.BLOCK_BYTES} bytes.", ""]
+    out += table(("group", "variables", "what they hold"),
+                 grouped(toc.log_entries(altimeter=True), toc.LOG_GROUPS))
+    out += ["## Parameters", ""]
+    out += table(("group", "parameters", "what they do"),
+                 grouped(toc.param_entries(), toc.PARAM_GROUPS))
+    return "\n".join(out)
 
 
 def module_links_page() -> str:
@@ -663,7 +825,8 @@ PAGES = {"module-links.md": module_links_page, "index.md": index_page, "modules.
          "contract.md": contract_page,
          "cli.md": cli_page, "files.md": files_page, "protocol.md": protocol_page,
          "state.md": state_page, "ros2.md": ros2_page,
-         "foxglove.md": foxglove_page}
+         "foxglove.md": foxglove_page, "learning.md": learning_page,
+         "crtp.md": crtp_page}
 
 
 def render() -> dict[str, str]:

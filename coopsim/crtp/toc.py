@@ -92,6 +92,30 @@ def log_entries(altimeter: bool) -> list[Entry]:
     return out
 
 
+#: What a log group holds, where coopsim's differs from what the name says or needs a word.
+LOG_GROUPS = {
+    "stateEstimate": "roll, pitch, yaw in degrees",
+    "stateEstimateZ": "mm, mm/s, mrad/s",
+    "kalman": "`var*` a constant 1e-6: the estimate is exact",
+    "acc": "Gs, body frame",
+    "gyro": "deg/s",
+    "motor": "commanded power",
+    "locSrv": "the last extpos",
+    "pm": "`vbat` a constant 3.9 V: coopsim models no battery",
+    "range": "`zrange`, mm, where the Crazyflie carries the `altimeter` (the flow deck's "
+             "ranger; the multiranger's `range.front..up` exist where a ranging module would: "
+             "the `crazyflie` type carries none)",
+}
+
+#: What a parameter group does, where it needs a word.
+PARAM_GROUPS = {
+    "stabilizer": "`estimator` and `controller` accepted: one estimator and one controller fly",
+    "motorPowerSet": "drives the motors directly",
+    "deck": "read only (`bcFlow2` 1 with an altimeter)",
+    "firmware": "read only",
+    "cpu": "read only",
+}
+
 #: The parameters every Crazyflie serves: (group, name, type, read only, default).
 PARAMS = (
     ("commander", "enHighLevel", P_U8, False, 1),

@@ -13,6 +13,34 @@ CONSOLE, PARAM, COMMANDER, MEM, LOG, LOCALIZATION, GENERIC, HIGH_LEVEL, SUPERVIS
     0, 2, 3, 4, 5, 6, 7, 8, 9)
 PLATFORM, LINK = 13, 15
 
+#: What each CRTP port serves, and what of it is not served (answered as the firmware answers a
+#: port nobody serves: no answer): port -> (name, served, not served).
+PORTS = {
+    CONSOLE: ("console", "lines from the firmware (refusals of high-level commands, read-only "
+              "writes, emergency stops)", ""),
+    PARAM: ("param", "TOC (v1, v2) with CRC, read, write, set by name, persistent store / state "
+            "/ clear (kept for the run), default values",
+            "extended types (none of these params has one)"),
+    COMMANDER: ("commander", "roll, pitch, yaw rate, thrust (thrust 0: motors off)", ""),
+    MEM: ("memory", "the trajectory memory (4096 bytes): info, read, write",
+          "decks' memories, LEDs, lighthouse, loco (no such hardware)"),
+    LOG: ("log", "TOC (v1, v2) with CRC, blocks: create, append, start with period, stop, "
+          "delete, reset", "raw memory addresses (answered ENOENT)"),
+    LOCALIZATION: ("localization", "extpos, extpose, emergency stop, emergency-stop watchdog",
+                   "LPS, lighthouse, GNSS packets"),
+    GENERIC: ("generic commander", "stop, velocity world, z distance, hover, position, full "
+              "state, notify setpoint stop", "manual (type 11)"),
+    HIGH_LEVEL: ("high-level commander", "group mask, takeoff, land, stop, go_to (smooth or "
+                 "linear, relative), define trajectory (poly4d in memory), start trajectory "
+                 "(time scale, reversed, relative position and yaw)",
+                 "spiral, compressed trajectories (a console line says so)"),
+    SUPERVISOR: ("supervisor", "", "protocol 12's supervisor port (cflib uses the legacy paths "
+                 "with protocol 10)"),
+    PLATFORM: ("platform", "protocol version (10), firmware version, device name; arming and "
+               "notification requests accepted", "app channel"),
+    LINK: ("link", "echo, source (\"Bitcraze Crazyflie\"), sink, null packets", ""),
+}
+
 #: The CRTP protocol version these Crazyflies report (platform port, version channel): the
 #: firmware of 2024 (TOC v2, go_to with its linear flag, start_trajectory with relative yaw;
 #: the supervisor port of version 12 is not served, cflib then uses the legacy paths).

@@ -141,11 +141,26 @@ DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
     DescKey("kv", _numbers(1, 7, lambda v: v > 0, "> 0"),
             doc="the arm's servo damping per joint, N m s/rad (default: derived)"),
     DescKey("wheels", _names("joint", 2, 2), "moving",
-            doc="the left and right wheel joints (motors, odometry)"),
+            doc="the left and right wheel joints (motors, odometry, gps, compass; the left "
+            "one has the larger y in the base's frame). From the file: the axle is the distance "
+            "between the two joints' origins across the base (their y in the root link's frame "
+            "at the zero pose); the wheel radius half the largest extent of the wheel link's "
+            "mesh, else the wheel joint's height above the root link's origin; "
+            "motors.max_speed the joints' <limit velocity> (rad/s) times the radius (at most "
+            "the module's 5 m/s; the module's default without a limit); the drive caps both "
+            "wheels' <limit effort> at the rim, else the robot's weight x 1 g, the torque that "
+            "force at half the axle; the chassis radius the farthest link origin from the "
+            "base's z axis, at least 0.55 x the axle"),
     DescKey("rotors", _names("link", 1, 16), "link",
             doc="the rotor links (rotors module, flight driver)"),
     DescKey("sensor", _names("module and link", 2, 2), "", repeat=True,
-            doc="a sensor module and the link it is mounted on: sensor imu base_link"),
+            doc="a sensor module and the link it is mounted on (sensor imu base_link): the "
+            "mount is the link's origin in the robot's frame at the zero pose; lidar: its x, "
+            "y, z (z above the chassis's middle: the scan is cast from the link's height) and "
+            "yaw (the link's x axis); camera3d: x, y, z (above the robot's origin) and yaw; "
+            "proximity: one sensor a line, in order, at most 8 (angle0, angle1... the links' "
+            "yaws, count their number); light: x; imu, sonar, camera, altimeter, gps, compass, "
+            "mocap: nothing, the link must exist. A link's tilt is not used"),
     DescKey("rotor", _rotor_line, "", repeat=True,
             doc="a rotor the file lacks: X Y Z AX AY AZ cw|ccw (hub m, thrust axis; rotors)",
             modules=()),

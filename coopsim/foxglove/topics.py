@@ -46,12 +46,16 @@ SCENE_WORLD = Topic("/scene/world", "SceneUpdate", (
     "as the entity `link/NAME/LINK` in the frame `NAME/LINK`, frame-locked, with its own "
     "shapes (cubes, spheres, cylinders; a mesh its file's triangles, when this process knows "
     "the file, else its bounds' box). Sent when the layout changes (and every second live, for "
-    "clients that join later)"))
+    "clients that join later). Entity ids: `floor`, `zone/NAME` (its section: `zone/ZONE_1`), "
+    "`target/INDEX`, `mesh/NAME` (`mesh/MESH_1`), `terrain`"))
 SCENE_BODIES = Topic("/scene/bodies", "SceneUpdate", (
     "every step: robots (a cylinder of their radius in their colour, a white heading arrow, "
     "the name above), their sonar rays (a line per ray from the rim, as long as the reading; "
     "any module with a `rays` drawing hint), objects (cube or cylinder in their size and "
-    "colour), team parts. Starts by deleting the topic's entities, so removed bodies go"))
+    "colour), team parts; in a 3D world (`mujoco`, `aerial`) objects at their 3D pose (a "
+    "lifted or stacked cube at its height, turned as it is). Entity ids `robot/NAME`, "
+    "`object/NAME`, `part/NAME`; robots drawn 0.1 m high. Starts by deleting the topic's "
+    "entities, so removed bodies go"))
 TF = Topic("/tf", "FrameTransforms", "`world` → each robot (frame named after the robot)")
 STATE = Topic("/sim/state", what="`step`, `time` (sim time, s), `robots`, `objects`, "
               "`layout_version`")

@@ -138,8 +138,12 @@ class Drawable(Protocol):
     """A module the viewer (and Foxglove) draws, from the module's ``/sim state`` entry.
 
     Attributes:
-        draw: A JSON-ready hint (docs/plugins.md): ``{"kind": "rays", "angles", "columns",
-            "origin", "color"}`` for a fan of ranges, or None.
+        draw: A JSON-ready hint, or None:
+            ``{"kind": "rays", "angles", "columns", "origin", "color"}`` draws a fan of ranges from streamed columns (one line per angle from
+            the robot's rim, as long as the reading) in the viewer, the Foxglove bridge and
+            export; ``{"kind": "leds", "columns"}`` a ring of dots, one per column, coloured
+            by the packed colour it streams (R·65536 + G·256 + B, 0 = off), in the viewer
+            and in Foxglove (the ``leds`` module).
     """
 
     draw: ClassVar[Mapping | None]

@@ -165,9 +165,12 @@ class Rule:
             section, e.g. ``monitors`` for ``[MONITORS]``) whose presence brings this rule
             into a run without a ``[RULE_n]``; "" for none.
         overlay: What the viewer draws from this rule's fields, or "" for nothing: ``teams``
-            (fields ``teams``: name -> ``{base: [x, y], flag: [x, y], carrier, score,
-            robots}``, plus ``base_radius``, ``flag_radius`` m, ``clock``, ``time_limit`` s,
-            ``result``; docs/plugins.md). The rule's fields carry it as ``overlay``.
+            (the bases, flags, score and clock, and right-click orders on a flag), from the
+            fields ``teams``: name ->
+            ``{base: [x, y], flag: [x, y], carrier, score, robots}``,
+            plus ``base_radius``, ``flag_radius`` m, ``clock``, ``time_limit`` s and
+            ``result``: a game of one's own reporting these fields gets the same overlay. The
+            rule's fields carry it as ``overlay``.
         timeline: The name of the field in which this rule reports its timed events, or "" for
             none: a list of ``{name, at, done, step, time}`` (``at``: when due, s; ``done``:
             whether it happened; ``step``, ``time``: when it did, s; null before). The

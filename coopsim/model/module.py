@@ -292,8 +292,8 @@ class Module:
         params: Typed parameters (noise, range, ...).
         commands: Commands it serves (ids unique across all modules; plugins pick an unused
             hundred, ``coopsim list`` shows the taken ones).
-        fields: Names of its reading's values (a :class:`~coopsim.model.capabilities.
-            PerTargetReading` names them per number of targets).
+        fields: Names of its reading's values (a module with the ``PerTargetReading``
+            capability names them per number of targets).
         command_fields: Names of its stored command values (modules with motion commands).
         state_fields: The per-robot state it keeps between steps
             (:class:`~coopsim.model.kernel.StateField`), reached as ``frame.state(label)``.

@@ -5,17 +5,8 @@ the ``/squads/events`` stream, docs/protocol.md section 9) it travels in the fiv
 
     text = "<squad> <verb> [<word>]"     data = the verb's numbers
 
-======== ================ ============== =============================================================
-verb     data             word           meaning
-======== ================ ============== =============================================================
-goto     x y              [formation]    move in formation, centred on (x, y), m
-gather   [x y]            [formation]    gather in formation at (x, y) (none: where the squad is)
-defend   x y [radius]     -              circle (x, y) at radius m (none: n times the spacing)
-attack   x y [radius]     -              close on (x, y) in the 270 degree half circle
-capture  x y              [formation]    go to the flag at (x, y) in formation; the nearest robot
-                                         then drives onto it and picks it up
-hold     -                -              stop where each robot is
-======== ================ ============== =============================================================
+The verbs, their numbers and words: :data:`VERBS` and :data:`VERB_DOES` (the generated
+protocol reference, *Squad orders*).
 
 Pure data, no I/O: the servers, the viewer, the swarm library and controllers in any layer share
 it. The swarm library turns an order into a squad command (:func:`coopsim.swarm.game.command_of`).
@@ -36,6 +27,19 @@ FORMATION_NAMES = ("line", "column", "wedge", "inverse_wedge", "circle", "half_c
 #: Verb -> (least, most) numbers in data, and whether a formation word may follow.
 VERBS = {"goto": ((2, 2), True), "gather": ((0, 2), True), "defend": ((2, 3), False),
          "attack": ((2, 3), False), "capture": ((2, 2), True), "hold": ((0, 0), False)}
+#: What a squad does on each verb (numbers in m, world frame).
+VERB_DOES = {
+    "goto": "moves in formation (the squad's own, or the one named), centred on (x, y)",
+    "gather": "gathers in formation where it is (at its centroid), or at (x, y)",
+    "defend": "circles (x, y) at radius m (default: n × spacing)",
+    "attack": "closes on (x, y) in the 270° half circle",
+    "capture": "goes to the flag at (x, y) in formation; the robot ending nearest drives onto "
+               "it and picks it up",
+    "hold": "every robot stops where it is",
+}
+#: The numbers each verb's data holds, as the reference writes them.
+VERB_DATA = {"goto": "`x y`", "gather": "– or `x y`", "defend": "`x y` or `x y radius`",
+             "attack": "`x y` or `x y radius`", "capture": "`x y`", "hold": "–"}
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 #: Largest |coordinate| or radius accepted, m (far beyond any floor; keeps numbers sane).
 MAX_COORD = 1.0e6

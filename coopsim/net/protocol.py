@@ -248,6 +248,73 @@ ROBOT_COMMANDS = {c.id: c for c in (
 )}
 
 
+#: What each command every robot has takes and answers, by id (hello: every server's,
+#: docs/protocol.md section 1), generated into docs/reference/protocol.md. Their ``doc`` stays
+#: empty: command 3's listing is one sentence a command, and these are longer.
+ROBOT_COMMAND_WIRE = {
+    1: "Reply: text = module labels, comma-separated.",
+    2: "Leaves lockstep and releases the robot (when this connection owns it). Reply: params "
+       "`[1]` if it was attached; error 11 when another connection owns it.",
+    3: "Request: text = a module label, or empty for all of the robot's commands. Reply: text "
+       "= one line per command, `id name module params_min params_max data_min data_max text "
+       "kind doc` (`-` for an empty word; kind is `read`, `motion`, `action` or `-`; `doc` is "
+       "the rest of the line: one sentence saying what the command does and what its reply "
+       "holds, with units, `-` when there is none); params `[count]`; error 5 for a module "
+       "the robot lacks.",
+    4: "Request: params `[how]` optional: 0, 1 (force) or 2 (teleop claim, protocol 10: "
+       "force, and the owner it displaced gets the robot back when this connection gives it "
+       "up; docs/protocol.md, *Ownership*); data `[T]` optional (protocol 12): arm this connection's dead man, "
+       "`T` s (0 < T ≤ 60; 0 disarms; a teleop claim arms 0.5 s without it). Reply: this "
+       "connection owns the robot from now on: text `claimed by <owner>` (how the servers "
+       "name this connection; with a dead man armed, ` with a T s dead man` follows), params "
+       "`[1]` when it was taken from another owner (with force or a teleop claim; the text "
+       "adds `(taken from <owner>)`), else `[0]`; error 11 naming the owner when another "
+       "connection owns it and `how` is 0; error 13 when a teleop claim displaced this "
+       "connection; error 17 for a teleop claim on an external robot (protocol 12); error 4 "
+       "for another `how` or `T` outside 0..60 s.",
+    5: "Gives the robot up (it also leaves lockstep). Reply: text `released`, params `[1]`; "
+       "`was not owned`, params `[0]`; error 11 when another connection owns it.",
+    6: "(version 13) Request: params `[motion id, read id, ...]`: one motion command's id, "
+       "then 0 to 16 ids of reads (kind `read`, no text required, not `camera3d`); data = "
+       "the motion command's data. Reply: the motion command, carried out as that command "
+       "(its checks and errors, ownership, lockstep, patience) and answered when its reply "
+       "would be (in lockstep after the step that used it), with the reads of that step: "
+       "text = the mode, params `[step, n1, taken1, n2, taken2, ...]` (each read's count of "
+       "numbers and the step it was measured at), data `[time, read1..., read2...]` (the "
+       "reads' data in order, bit for bit what each read sent alone answers then; a read's "
+       "text is not carried). Error 3 for no ids or more than 17, 2 for an id the robot has "
+       "not, 4 for a `params[0]` that is no motion command or a later id that is no such "
+       "read (docs/protocol.md, *Exchange*).",
+    10: "Request: text = module (or `driver`). Reply: text = parameter names (lines); data = "
+        "values (NaN for a word parameter).",
+    11: "Request: text = `module.name`. Reply: text = `type\\nunit\\ndescription`; data = "
+        "`[default, min, max, value]`. For a word parameter (type `str`): text = "
+        "`str\\nunit\\ndescription\\ndefault\\nvalue\\nchoices` (choices space-separated, "
+        "empty for any word), no data.",
+    12: "Request: text = `module.name`. Reply: text = `module.name`, data = `[value]`; for a "
+        "word parameter text = `module.name value`, no data.",
+    13: "Request: text = `module.name`, data = `[value]`; for a word parameter text = "
+        "`module.name word`, no data. Reply: as param_get, with the stored value; error 4 "
+        "outside [min, max] (or not one of the choices), or when the module refuses the value "
+        "together with the robot's others (version 7: `rotors`' thrust-to-weight outside "
+        "[1, 20] or implausible moments of inertia, the bound and the value in the text: "
+        "`parameter rotors.kf = 0.01 is refused: thrust-to-weight 4 kf max_speed^2 / (m g) = "
+        "943859 (...) is outside [1, 20]: ...`; nothing is stored), error 3 when a number "
+        "parameter gets no data or a word parameter gets data.",
+    20: "(version 10) Request: data = an external robot's pose, `[x, y, yaw]` (m, m, rad) or "
+        "`[x, y, z, qw, qx, qy, qz]` (m; a unit quaternion: the full pose, version 11), world "
+        "frame. Reply: text `external`, params `[step]`, data `[time]` (the step and simulated "
+        "time the server had reached when it took the pose); the connection sending it owns "
+        "the robot (error 11 for another's); error 14 for a refused pose (a number not "
+        "finite, 3 or 7 numbers expected, a quaternion not of unit length, off the floor, a "
+        "jump beyond the robot's `max_speed` and `max_jump`, or a robot not marked "
+        "`external`), error 15 beyond its `max_rate` (docs/in-the-loop.md); version 11: "
+        "served by the stepper's thread, so a stream goes better to the pose channel "
+        "`/external` (docs/protocol.md section 3), which takes the same pose by robot name on "
+        "a thread of its own.",
+}
+
+
 def robot_commands(modules) -> dict[int, Command]:
     """The command table of a robot carrying ``modules`` (Module classes): the common commands
     plus every module's, by id."""

@@ -59,10 +59,17 @@ class RosTopic:
 
 #: Every topic of a run with ``--ros2``: each robot's, then the run's.
 TOPICS = (
-    RosTopic("/R/odom", m.ODOMETRY, "`--ros2-rate` in realtime, every step in lockstep",
+    RosTopic("/R/odom", m.ODOMETRY, "`--ros2-rate` in realtime, every step in lockstep: the "
+             "exact motion (noisy wheel odometry is the `odometry` module's); covariances x, "
+             "y, yaw 1e-6, z, roll, pitch 1e6 (unobserved); in a 3D world height, full "
+             "orientation and the 6-DoF twist, covariances all 1e-6",
              "pose in `R/odom`, twist in `R/base_link`"),
-    RosTopic("/R/scan", m.SCAN, "at the ranging module's `rate` (> 0), else 10 Hz of sim time",
-             "`R/laser` (or the file's link)"),
+    RosTopic("/R/scan", m.SCAN, "at the ranging module's `rate` (> 0), else 10 Hz of sim "
+             "time: the highest ranked range finder's; ranges from the mount, +inf for nothing "
+             "(REP 117), the sonar's with the robot's radius added (`range_min` that radius), "
+             "the lidar's no return (0) below `range_min`; `range_max` the module's "
+             "`max_range` (+ the radius for the sonar), `scan_time` the scan's period, "
+             "`intensities` empty", "`R/laser` (or the file's link)"),
     RosTopic("/R/scan_LABEL", m.SCAN, "as `/R/scan`, for every further ranging module",
              "`R/LABEL`"),
     RosTopic("/R/points", m.CLOUD, "with `/R/scan` when its lidar casts more than one "
@@ -74,13 +81,17 @@ TOPICS = (
     RosTopic("/R/camera3d/camera_info", CAMERA_INFO, "with each image: `plumb_bob`, no "
              "distortion, K and P from `fov` and size; the principal point ((width - 1) / 2, "
              "(height - 1) / 2)", "`R/camera3d`"),
-    RosTopic("/R/imu", m.IMU, "with the odometry, for a robot with the `imu` module",
-             "`R/base_link` (or the file's link)"),
+    RosTopic("/R/imu", m.IMU, "with the odometry, for a robot with the `imu` module (REP 145): "
+             "`angular_velocity` and `linear_acceleration` its reading (rad/s; m/s², +9.81 on z "
+             "at rest), covariances zero (unknown); `orientation` the true attitude "
+             "(covariance 1e-6)", "`R/base_link` (or the file's link)"),
     RosTopic("/R/robot_description", m.STRING, "at the start and on layout changes, for a "
              "robot from an URDF: the file's text (rviz2 RobotModel: *Description Topic* "
              "`/R/robot_description`, *TF Prefix* `R`); transient local, keep last 1"),
     RosTopic("/R/joint_states", m.JOINT_STATE, "with the odometry, for a robot with a 3D arm "
-             "or from a description file", "(`name` says the joints)"),
+             "(its joints base to flange, `joint_1` .. `joint_6` for the `irb120`) or from a "
+             "description file (every moving joint): angles (rad), velocities (rad/s) and "
+             "efforts (N m; a bag leaves the last two empty)", "(`name` says the joints)"),
     RosTopic("/R/cmd_vel", m.TWIST, "best effort (accepts reliable publishers); each robot's "
              "newest is applied, at most 1000 a second", "`R/base_link`", subscribed=True),
     RosTopic("/R/external/pose", "geometry_msgs/PoseStamped", "for a robot marked "
@@ -94,7 +105,9 @@ TOPICS = (
              "`R/base_link` → `R/laser`; meshes and terrain as `scenery/MESH_n`, "
              "`scenery/terrain`; transient local, keep last 1"),
     RosTopic("/map", m.GRID, "at the start and on layout changes; transient local, keep last "
-             "1", "`map`"),
+             "1: walls and static objects rasterised at 0.05 m (100 occupied, 0 free), one cell "
+             "of wall around the floor; `info.origin` is cell (0, 0)'s outer corner; rows go "
+             "along y", "`map`"),
     RosTopic("/squads/S/feedback", WRENCH, "each step, for a squad under shared control "
              "(docs/in-the-loop.md): its feedback force (N)", "`map`"),
 )

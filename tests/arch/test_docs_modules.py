@@ -2,8 +2,8 @@
 every engine is named in both engine lists and has its reference section, the mujoco
 engine docstring's substep rule is the engine's, the
 motion-reply paragraph lists every motion command, the grab reach, mocap's noise and
-set_thrust_attitude's ranges are the declared ones. (Each module's commands and parameters are
-in the generated reference, docs/reference/modules.md.)"""
+set_thrust_attitude's ranges are the declared ones (in the modules' docstrings: each module's
+commands and parameters are in the generated reference, docs/reference/modules.md)."""
 
 from __future__ import annotations
 
@@ -66,16 +66,20 @@ def test_grab_reach_mocap_noise_and_attitude_ranges_are_the_declared_ones():
     ground = next(p.default for p in MODULES.get("gripper").params if p.name == "reach")
     tutorial = (ROOT / "docs/tutorial.md").read_text()
     assert f"`gripper.reach`, {arm_reach:g} m on the arms" in tutorial
-    grab = next(line for line in PROTOCOL.splitlines() if line.startswith("| 1000 | gripper"))
+    # each command's wire description is its module's docstring (*On the wire*, the generated
+    # module reference)
+    wire = {label: " ".join(MODULES.get(label).__doc__.split()).split("On the wire")[1]
+            for label in ("gripper", "mocap", "rotors")}
+    grab = wire["gripper"].split("``grab`` (1000)")[1]
     assert f"(default {ground:g})" in grab and f"(default {arm_reach:g} for these types)" in grab
     noise = {p.name: p.default for p in MODULES.get("mocap").params}
-    mocap = next(line for line in PROTOCOL.splitlines() if line.startswith("| 3200 | mocap"))
+    mocap = wire["mocap"].split("``read`` (3200)")[1]
     assert noise["noise"] == noise["angle_noise"] == 0 and "exact by default" in mocap
-    attitude = next(line for line in PROTOCOL.splitlines() if line.startswith("| 3002 |"))
+    attitude = wire["rotors"].split("``set_thrust_attitude`` (3002)")[1]
     assert f"±{math.pi / 2:.4f}" in attitude and f"[−{SANITY_RATE:g}, {SANITY_RATE:g}] rad/s" \
         in attitude
-    rates = next(line for line in PROTOCOL.splitlines() if line.startswith("| 3001 |"))
+    rates = wire["rotors"].split("``set_thrust_rates`` (3001)")[1].split("- ``")[0]
     for kind in ("crazyflie", "quadrotor"):
         rotors = ROBOT_TYPES.get(kind).defaults["rotors"]
         top = 4 * rotors["kf"] * rotors["max_speed"] ** 2
-        assert f"{top:.3g} N for a `{kind}`" in rates, (kind, top)
+        assert f"{top:.3g} N for a ``{kind}``" in rates, (kind, top)

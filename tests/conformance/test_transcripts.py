@@ -109,3 +109,9 @@ def test_every_sim_playback_and_squads_command_says_its_request_and_reply():
     commands = [*doctables.servers()["sim"], *doctables.servers()["playback"],
                 *SQUAD_COMMANDS.values()]
     assert [c.name for c in commands if c.id and not c.doc] == []
+
+
+def test_every_command_every_robot_has_says_its_request_and_reply():
+    """Generated too (the robot endpoints' table): each but hello declares what it takes and
+    answers in ``ROBOT_COMMAND_WIRE`` (its ``doc``, command 3's one sentence, stays short)."""
+    assert sorted(p.ROBOT_COMMAND_WIRE) == sorted(set(p.ROBOT_COMMANDS) - {0})

@@ -7,8 +7,8 @@ column fails this test until the docs say it too.
   version, the served versions, the nc transcript's hello, all = ``PROTOCOL_VERSION`` and
   ``SERVED_VERSIONS``;
 * docs/recording-format.md: the title's version, section 2's ``format`` row and section 6's
-  check = ``FORMAT_VERSION``; section 5's table lists every recorded column with its unit,
-  order and module;
+  check = ``FORMAT_VERSION``; section 5's table the pose and velocity columns with their
+  units and orders, and the generated reference every module's recorded column;
 * the stream columns a world of each kind streams (sonar robots, a Crazyflie, an arm, a robot
   from a description) are the ones protocol.md's section 5 and the state document's declared
   ``columns`` key (docs/reference/state.md) name for it.
@@ -101,16 +101,22 @@ def _recording_table() -> dict[str, tuple[float, int, str]]:
     return table
 
 
-def test_recording_format_md_lists_every_recorded_column():
+def test_recording_format_md_lists_the_pose_columns_and_links_the_modules():
+    """Section 5's table is the pose and velocity every recording starts with; the modules'
+    columns are generated (docs/reference/modules.md, *Recorded columns*, from each module's
+    declaration), every one of them there with its unit and order."""
+    from coopsim.recording import format as rf
+
     table = _recording_table()
-    assert set(POSE) <= set(table)
-    code = {c.name: (c.unit, c.order, label) for label, c in module_columns()}
-    documented = {n: v for n, v in table.items() if n not in POSE}
-    assert sorted(set(code) - set(documented)) == []  # recorded, not in the table
-    assert sorted(set(documented) - set(code)) == []  # in the table, not recorded
-    wrong = {n: (documented[n], code[n]) for n in code
-             if documented[n][1:] != code[n][1:] or documented[n][0] != pytest.approx(code[n][0])}
-    assert wrong == {}
+    assert set(table) == set(POSE) == {c.name for c in rf.CORE_COLUMNS}
+    for c in rf.CORE_COLUMNS:
+        assert table[c.name] == (pytest.approx(c.unit), c.order, ""), c.name
+    section = RECORDING[RECORDING.index("## 5. Columns"):RECORDING.index("## 6. ")]
+    assert "(reference/modules.md#recorded-columns)" in section
+    generated = (DOCS / "reference" / "modules.md").read_text()
+    generated = generated[generated.index("## Recorded columns"):]
+    for label, c in module_columns():
+        assert f"| `{c.name}` | " in generated and f"[{label}](#{label})" in generated, c.name
 
 
 def _streamed(*module_sets) -> list[str]:

@@ -22,7 +22,23 @@ from .armmujoco import ArmPass
 
 
 class Gripper(Module):
-    """Holds one movable object: grab the touched one, release it, read what is held."""
+    """Holds one movable object: grab the touched one, release it, read what is held.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``grab`` (1000): an action: holds the nearest object with mass whose outline is within
+      ``gripper.reach`` m (default 0.05) of the chassis edge, welded (``gripper.weld`` 1,
+      default) or pinned (0: it may turn about the contact point); text = its name. Error 8
+      when nothing movable is within reach or the robot holds something already
+      (``gripperbot`` robots). **On a robot with a 3D arm** (``irb120``, ``mh5``, ``lwa``,
+      ``mobile_lwa``) it holds the nearest movable object whose centre is within
+      ``gripper.reach`` m (default 0.03 for these types) beyond its half-size (half its largest
+      extent) of the tool point, welded to the arm's last link; error 8 with the numbers for
+      nothing within reach, an object wider at its narrowest than the gripper's stroke
+      (``WIDE is 0.1 m across at its narrowest, wider than the 0.068 m the gripper of a1 opens``)
+      or heavier than the arm's payload
+      (``HEAVY weighs 4 kg, more than the 3 kg payload of a1's arm``)
+    """
 
     label = "gripper"
     description = "grab the touched movable object (within reach m), hold it, release it"

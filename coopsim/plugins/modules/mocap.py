@@ -23,7 +23,15 @@ from .common import lost, noise, rate
 
 
 class Mocap(Module):
-    """Pose from motion capture: x, y, z (m) and the quaternion qw, qx, qy, qz."""
+    """Pose from motion capture: x, y, z (m) and the quaternion qw, qx, qy, qz.
+
+    On the wire (robot endpoint commands; the protocol's section 3):
+
+    - ``read`` (3200): ``[x, y, z, qw, qx, qy, qz]``: position m (world frame) and orientation
+      quaternion (body to world, w ≥ 0), as motion capture sees it: exact by default
+      (``mocap.noise`` and ``mocap.angle_noise`` are 0; set them to add Gaussian noise, m and
+      rad)
+    """
 
     label = "mocap"
     fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)

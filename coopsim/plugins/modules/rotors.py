@@ -100,6 +100,22 @@ class Rotors(Module):
       reach the speeds through their first-order lag (``rotors.tau``); error 4 for NaN,
       negative or above-maximum speeds (the range in the text); error 3 for another count than
       4 or 7 values; needs an engine with the ``flight`` feature (docs/robots.md *Quadrotors*)
+    - ``set_thrust_rates`` (3001): request data = ``[thrust N, p, q, r rad/s]``: collective
+      thrust (along the body's z) and body rates about the body's x (forward), y (left) and z
+      (up) axes (REP 103: counter-clockwise about each axis is positive); reply a motion
+      command closed by the module's own inner rate loop and mixer; error 4 for NaN, a thrust
+      outside [0, 4 ``rotors.kf`` ``rotors.max_speed``²] N (0.555 N for a ``crazyflie``, 40 N
+      for a ``quadrotor`` with their defaults) or a rate outside [−50, 50] rad/s (the range in
+      the text)
+    - ``set_thrust_attitude`` (3002): request data = ``[thrust N, roll rad, pitch rad, yaw rate
+      rad/s]``: roll and pitch are the body's Z-Y-X Euler angles in the world frame (REP 103:
+      x forward, y left, z up; counter-clockwise about each axis is positive), so **roll > 0
+      banks right** (the left side up: thrust leans towards −y, the craft's right) and **pitch
+      > 0 tips the nose down** (thrust leans forward, towards +x); yaw rate > 0 turns it
+      counter-clockwise seen from above; reply a motion command closed by the module's
+      attitude and rate loops; error 4 for NaN, a thrust outside the range of 3001, roll or
+      pitch outside [−π/2, π/2] rad (±1.5708) or a yaw rate outside [−50, 50] rad/s (the range
+      in the text)
     """
 
     label = "rotors"

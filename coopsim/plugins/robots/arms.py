@@ -138,7 +138,7 @@ class _FixedArm(RobotType):
 class Irb120(_FixedArm):
     """ABB IRB 120: 6 axes, 3 kg, 0.58 m reach, on a mounting plate.
 
-    The IRB 120-3/0.58 ([n] are the sources listed in docs/robots.md; *est.* an estimate):
+    The IRB 120-3/0.58 ([n] are the sources below; *est.* an estimate):
 
     - payload 3 kg (4 kg with the wrist vertical), 0.58 m to the wrist centre [12];
     - 290 mm up to axis 2, 270 mm upper arm, 70 mm + 302 mm to the wrist, 72 mm to the flange
@@ -150,6 +150,14 @@ class Irb120(_FixedArm):
     - link masses 3.067, 3.909, 2.944, 1.328, 0.546, 0.137 kg, base 6.2 kg (ABB's CAD model
       [15]; 18.1 kg of the data sheet's 25 kg);
     - home (0, 0, 0, 0, 90°, 0): upper arm up, forearm forward, tool down; footprint 0.34 m.
+
+    Sources:
+
+    - [12] ABB, *Product specification IRB 120* (3HAC035960-001): axis working ranges and
+      maximum speeds, 3 kg (4 kg vertical wrist), 0.58 m reach, 25 kg, the 290/270/70/302/72 mm
+      dimensions; the same numbers in ROS-Industrial's abb_irb120_support (irb120_3_58 macro).
+    - [15] ROS-Industrial abb_irb120_support: link inertials of ABB's model.
+    - [16] Schunk, PG 70 (PowerCube gripper): stroke per finger 34 mm, gripping force 200 N.
     """
 
     label = "irb120"
@@ -162,7 +170,7 @@ class Irb120(_FixedArm):
 class Mh5(_FixedArm):
     """Yaskawa Motoman MH5: 6 axes, 5 kg, 0.706 m reach, on a mounting plate.
 
-    The MH5 (MH5F) ([n] are the sources listed in docs/robots.md; *est.* an estimate):
+    The MH5 (MH5F) ([n] are the sources below; *est.* an estimate):
 
     - axes S, L, U, R, B, T; payload 5 kg, 0.706 m from the S axis to the B axis [13];
     - 330 mm up to L (joint S 0.199 m up, L 0.131 m above it, 0.088 m forward), 310 mm upper
@@ -172,6 +180,13 @@ class Mh5(_FixedArm):
     - drive torques 100, 150, 80, 25, 25, 12 N m *est.*;
     - link masses 5.0, 4.0, 3.5, 1.5, 0.8, 0.2 kg, base 12 kg *est.* (27 kg in all);
     - home (0, 0, 0, 0, −90°, 0); footprint 0.43 m.
+
+    Sources:
+
+    - [13] Yaskawa Motoman, MH5 (MH5F) data sheet: 5 kg, 706 mm, the S/L/U/R/B/T ranges; the
+      link geometry and axis speeds as ROS-Industrial's motoman_mh5_support carries them (its
+      URDF and OPW parameters a1 88, a2 −40, c1 330, c2 310, c3 305, c4 80 mm).
+    - [16] Schunk, PG 70 (PowerCube gripper): stroke per finger 34 mm, gripping force 200 N.
     """
 
     label = "mh5"
@@ -184,8 +199,7 @@ class Mh5(_FixedArm):
 class Lwa(_FixedArm):
     """amtec/Schunk LWA 3: 7 axes (redundant), 0.92 m to the flange, on a mounting plate.
 
-    Rotary and pivot modules alternating ([n] are the sources listed in docs/robots.md; *est.*
-    an estimate):
+    Rotary and pivot modules alternating ([n] are the sources below; *est.* an estimate):
 
     - payload 3 kg *est.*; 0.917 m from the shoulder to the flange [14];
     - shoulder 0.25 m above the mount (joints 1 and 2), upper arm 0.408 m, forearm 0.3165 m,
@@ -195,6 +209,13 @@ class Lwa(_FixedArm):
     - drive torques 370, 370, 176, 176, 41.6, 20.1, 9.6 N m (the PowerCube modules') [14];
     - link masses 3.6, 3.6, 2.0, 2.0, 1.2, 1.2, 0.5 kg, base 4 kg *est.*;
     - home (0, 0.6, 0, 1.2, 0, π − 1.8, 0) rad: leaning forward, tool down; footprint 0.58 m.
+
+    Sources:
+
+    - [14] Schunk's ROS description of the LWA 3 (ipa320 schunk_modular_robotics,
+      lwa.urdf.xacro): the link lengths, the ranges, the modules' efforts and its 2 rad/s
+      limit.
+    - [16] Schunk, PG 70 (PowerCube gripper): stroke per finger 34 mm, gripping force 200 N.
     """
 
     label = "lwa"
@@ -228,7 +249,15 @@ class MobileLwa(RobotType):
     top speed (``motors.max_speed``) [17]; its mass (90 kg), wheel track (0.50 m) and drive caps
     (400 N, 150 N m) are estimates. The arm stands 0.20 m forward of the base's centre on the
     top plate, facing forward. Footprint (the base's half diagonal, or the arm at home) 0.78 m.
-    [17] is listed in docs/robots.md.
+
+    Sources:
+
+    - [14] Schunk's ROS description of the LWA 3 (ipa320 schunk_modular_robotics,
+      lwa.urdf.xacro): the link lengths, the ranges, the modules' efforts and its 2 rad/s
+      limit.
+    - [16] Schunk, PG 70 (PowerCube gripper): stroke per finger 34 mm, gripping force 200 N.
+    - [17] Neobotix, MP-500 documentation, *Mechanical properties* (dimensions, 80 kg payload,
+      1.5 m/s, 2.4 m/s²).
     """
 
     label = "mobile_lwa"

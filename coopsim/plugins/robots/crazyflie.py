@@ -48,7 +48,7 @@ class Crazyflie(_Quadrotor):
     """Bitcraze's Crazyflie 2.1 as sold: 27 g, 92 mm motor to motor.
 
     The 250 mAh battery, the stock brushed motors and 47 mm propellers, no deck and no markers.
-    The airframe (the ``rotors`` defaults; [n] are the sources listed in docs/robots.md):
+    The airframe (the ``rotors`` defaults; [n] are the sources below):
 
     - mass 0.027 kg: the data sheet's take-off weight [10];
     - 92 mm motor to motor, arm 0.046 m, 29 mm tall [10]; drawn 0.139 m across with propellers;
@@ -67,6 +67,25 @@ class Crazyflie(_Quadrotor):
     The published sets of crazyflow and RotorPy identify heavier builds (30-44 g, markers and
     decks); their kf and inertia agree with these within a few per cent, their motor lags
     differ with the method.
+
+    Sources:
+
+    - [10] Bitcraze AB, Crazyflie 2.1 datasheet (take-off weight 27 g with the 250 mAh battery;
+      92 × 92 × 29 mm, motor to motor); the firmware's platform defaults carry the same arm,
+      0.046 m.
+    - [11] J. Förster, *System Identification of the Crazyflie 2.0 Nano Quadrocopter*, bachelor
+      thesis, IDSC, ETH Zurich, 2015 (IDSC-RD-MDH-04), ch. 2 *Inertia*: the inertia matrix
+      (diagonal 16.57, 16.66, 29.26 × 10⁻⁶ kg m²); the torque-to-thrust ratio 0.005964552 m of
+      its drag measurements (the figure Bitcraze's firmware mixes with, ``thrustToTorque``).
+      Its thrust map is against the PWM command (F = 2.130295e-11 PWM² + 1.032633e-6 PWM +
+      5.484560e-4 N; 58.9 g in all at 93.75 % PWM, [18]'s 57.9 g).
+    - [18] Bitcraze AB, crazyflie-firmware documentation, *PWM to thrust*, "Old measurements
+      (2015)", the *Thrust measurement* table: PWM 0 to 93.75 % in 16 steps, the four rotors'
+      thrust on a scale and the average propeller speed from optical sensors (and its figure
+      *rpm to thrust*).
+    - [19] Bitcraze AB, *Measuring propeller RPM, part 3* (blog, February 2015), the step-
+      response figure: motor M1 from zero to full thrust and back on a full battery, 0 to
+      25,000 rpm in about 180 ms.
     """
 
     label = "crazyflie"

@@ -42,7 +42,15 @@ class Epuck(_Disc):
     right round the back to IR7 front left), range 4 cm, 0..4095; ``line``: floor sensors 3 cm
     ahead, 1 cm each side; ``leds``: its LED ring (8); ``camera``: a forward coloured-blob
     camera, 48° field of view as Webots' e-puck camera, 1 m range. Not modelled: its
-    accelerometer and microphones. Sources [1], [2] (docs/robots.md).
+    accelerometer and microphones.
+
+    Sources:
+
+    - [1] F. Mondada et al., "The e-puck, a Robot Designed for Education in Engineering", Proc.
+      9th Conf. on Autonomous Robot Systems and Competitions, 2009 (70 mm, 13 cm/s, 8 IR
+      sensors).
+    - [2] Cyberbotics, Webots User Guide, "Using the e-puck robot" (150 g; 8 IR sensors
+      measuring the proximity of obstacles in a 4 cm range; floor-sensor extension).
     """
 
     label = "epuck"
@@ -66,7 +74,18 @@ class Kilobot(_Disc):
     differential drive 25 mm wide at 1 cm/s. ``radio`` is its IR messaging: range 10 cm, 9-byte
     messages (``max_bytes`` 9, ``bandwidth`` 9 bytes a step); ``light`` its ambient-light
     sensor, 10-bit (0..1023), 15.5 mm behind the wheels' axis (``light.x`` −0.0155); ``leds``
-    its RGB LED (``leds.count`` 1). Sources [3], [4], [9] (docs/robots.md).
+    its RGB LED (``leds.count`` 1).
+
+    Sources:
+
+    - [3] M. Rubenstein, C. Ahler, R. Nagpal, "Kilobot: A Low Cost Scalable Robot System for
+      Collective Behaviors", ICRA 2012, pp. 3293–3298 (33 mm, 1 cm/s, IR messaging off the
+      floor up to 10 cm).
+    - [4] kilolib's ``message_t``: 9 bytes of payload per message.
+    - [9] K-Team, Kilobot user manual, and kilolib's ``get_ambientlight()`` (the ambient-light
+      sensor, a phototransistor on top of the battery behind the axis of motion, read by the
+      10-bit ADC: 0..1023, −1 on a failed conversion; Rubenstein et al. [3] list it among the
+      sensors); kilobotics.com's lab 5, *move to light*, is the textbook phototaxis on it.
     """
 
     label = "kilobot"
@@ -89,7 +108,12 @@ class Turtlebot3(_Disc):
     apart, 0.22 m/s (2 × 0.22 / 0.16 = 2.75 rad/s on the spot; the datasheet gives 2.84 rad/s).
     ``lidar``: the LDS-01, 360 beams over 360°, 0.12–3.5 m, mounted 32 mm behind the centre;
     its 5 Hz scan rate is ``param lidar.rate 5`` (by default every sensor reads every step).
-    Sources [5], [6] (docs/robots.md).
+    Sources:
+
+    - [5] ROBOTIS e-Manual, TurtleBot3 specifications (Burger: 138 × 178 × 192 mm, 1 kg, 0.22
+      m/s, 2.84 rad/s; LDS-01: 360°, 120–3,500 mm, 5 Hz).
+    - [6] turtlebot3 (ROBOTIS GitHub): wheel separation 0.160 m; ``base_scan`` 0.032 m behind
+      ``base_link`` in the Burger's URDF.
     """
 
     label = "turtlebot3"
@@ -110,7 +134,14 @@ class Thymio(_Disc):
     ``proximity``: 7 IR sensors (``count`` 7), five front at +40°, +20°, 0°, −20°, −40°
     (``prox.horizontal[0..4]``, left to right) and two rear at +170°, −170°, range 10 cm,
     0..4500; ``line``: two ground sensors 7 cm ahead, 11 mm each side; ``leds`` (8). Not
-    modelled: its buttons. Sources [7], [8] (docs/robots.md).
+    modelled: its buttons.
+
+    Sources:
+
+    - [7] P. Rétornaz et al., "Seamless Multi-Robot Programming for the People: ASEBA and the
+      Wireless Thymio II Robot", ICIA 2013 (110 × 112 × 54 mm).
+    - [8] Mobsya, Thymio II specifications (270 g; 5 front and 2 rear horizontal IR proximity
+      sensors, 2 ground sensors; 95 mm between the wheels; about 14 cm/s at full speed).
     """
 
     label = "thymio"
