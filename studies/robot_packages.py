@@ -118,8 +118,10 @@ ROBOTS = (
 
 def package_folder(name: str, extra: str | None) -> Path | None:
     """The package's data folder: installed (found without importing it), else under
-    ``extra`` (unpacked wheels), else None. pybullet's robots are in ``pybullet_data``."""
+    ``extra`` (unpacked wheels; None: the folder ``COOPSIM_ROBOT_PACKAGES`` names, where the
+    tests find them too), else None. pybullet's robots are in ``pybullet_data``."""
     module = "pybullet_data" if name == "pybullet" else name
+    extra = extra or os.environ.get("COOPSIM_ROBOT_PACKAGES")
     spec = importlib.util.find_spec(module)
     if spec is not None and spec.submodule_search_locations:
         return Path(list(spec.submodule_search_locations)[0])
