@@ -827,3 +827,57 @@ def test_an_mjcfs_material_colours_are_the_drawn_colours(tmp_path):
     doc = engine.links_document(engine._imports[0].mount)
     colors = {v["kind"]: v["color"] for link in doc["links"] for v in link["visuals"]}
     assert colors == {"box": [0.9, 0.7, 0.2, 1.0], "sphere": [0.0, 0.0, 1.0, 1.0]}
+
+
+def test_an_mjcfs_own_timestep_and_gravity_are_its_robots(tmp_path):
+    # dm_control's fruit fly (cm: gravity -981, timestep 0.1 ms) was stepped at 5 ms under
+    # the world's -9.81: it diverged at once and fell at a hundredth of its file's gravity
+    from coopsim.sim.stepper import Stepper
+    (tmp_path / "cm.xml").write_text("""<mujoco model="cm">
+  <option timestep="0.001" gravity="0 0 -981"/>
+  <worldbody>
+    <body name="ball"><geom type="sphere" size="1" mass="1"/></body>
+  </worldbody>
+</mujoco>
+""")
+    sim = Simulation(load(str(scenario(tmp_path, ["description cm.xml", "name c",
+                                                  "position 0 0 300", "base floating"]))))
+    Stepper(sim, mode="lockstep").tick()
+    engine = sim.world.engine
+    assert engine.model.opt.timestep == pytest.approx(0.001)
+    pos, _ = body_pose(sim, "c/ball")
+    fall, t = 300.0 - pos[2], engine.data.time  # at 981 units/s^2 (not the world's 9.81)
+    assert fall == pytest.approx(0.5 * 981 * t ** 2, rel=0.15), (fall, t)
+
+
+def test_dm_controls_fruit_fly_holds_as_mujoco_holds_it():
+    # the fly in cm diverged on the world's 5 ms step (angular rates of 15,000 rad/s, put
+    # back at rest every step); MuJoCo, the oracle, stands it on its floor.xml
+    import sys
+    import mujoco
+    from coopsim.sim.stepper import Stepper
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
+    import robot_packages as rp
+    folder = rp.package_folder("dm_control", None)
+    if folder is None:
+        pytest.skip("dm_control is not installed (nor in COOPSIM_ROBOT_PACKAGES)")
+    fly = folder / "locomotion/walkers/assets/fruitfly_v2"
+    model = mujoco.MjModel.from_xml_path(str(fly / "floor.xml"))  # its floor at z -0.132
+    data = mujoco.MjData(model)
+    for _ in range(int(round(0.3 / model.opt.timestep))):
+        mujoco.mj_step(model, data)
+    want_z, want_tilt = data.qpos[2] + 0.132, _upright_tilt(data.qpos[3:7], np.array([0, 0, 1.]))
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        sim = Simulation(load(str(scenario(Path(tmp), [
+            f"description {fly / 'fruitfly.xml'}", "name fly", "position 0 0 0.132",
+            "base floating"]))))
+        stepper = Stepper(sim, mode="lockstep")
+        for _ in range(30):  # 0.3 s
+            stepper.tick()
+            assert not sim.world.engine.diverged(), sim.world.engine.diverged()
+        pos, quat = body_pose(sim, "fly/thorax")
+    # where MuJoCo stands it (0.128 cm up, 1.7 degrees): coopsim's held joints are stiffer
+    # than the file's own actuators (docs/robots.md, held joints): within 0.01 cm and 3 degrees
+    assert pos[2] == pytest.approx(want_z, abs=0.01), (pos, want_z)
+    assert abs(_upright_tilt(quat, np.array([0, 0, 1.])) - want_tilt) < 3.0
