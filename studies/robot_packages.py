@@ -188,6 +188,7 @@ def one(path: str, image: str = "", stands: bool = False) -> dict:
                                                                      else " ✗")
     elif "motors" in bot.modules():  # a wheeled base: 2 m straight, then 90 degrees
         out["moves"] = _drive(stepper, bot)
+        snap = stepper.tick()  # where it ended: the image's
     else:
         z0 = np.array(snap.pose3d[0][:3])
         tilt = 0.0

@@ -885,3 +885,31 @@ def test_dm_controls_fruit_fly_holds_as_mujoco_holds_it():
     # than the file's own actuators (docs/robots.md, held joints): within 0.01 cm and 3 degrees
     assert pos[2] == pytest.approx(want_z, abs=0.01), (pos, want_z)
     assert abs(_upright_tilt(quat, np.array([0, 0, 1.])) - want_tilt) < 3.0
+
+
+@pytest.mark.slow  # the run's render process
+def test_a_camera_draws_a_wheeled_bases_file_not_coopsims_disc_under_it(tmp_path):
+    # pybullet's Husky and racecar stood on a blue disc in camera images: the chassis disc
+    # coopsim rides a described base on (what other robots' rays see), drawn as if the file's
+    pybullet_data = pytest.importorskip("pybullet_data")
+    from coopsim.model.images import View
+    urdf = Path(pybullet_data.getDataPath()) / "husky" / "husky.urdf"
+    sim = Simulation(load(str(scenario(tmp_path, [
+        f"description {urdf}", "name h", "position 0 0 0",
+        "wheels front_left_wheel front_right_wheel"]))))
+    sim.physics()
+    eye, centre = np.array([1.6, -1.2, 1.2]), np.array([0.0, 0.0, 0.2])
+    forward = (centre - eye) / np.linalg.norm(centre - eye)
+    up = np.array([0.0, 0.0, 1.0]) - forward * forward[2]
+    view = View(tuple(eye), tuple(forward), tuple(up / np.linalg.norm(up)), 50, 0.05, 20, 160,
+                120)
+    try:
+        rgb, _ = sim.world.engine.render_images([view])[0]
+    except Exception as exc:  # noqa: BLE001 -- no EGL/OSMesa on this machine
+        pytest.skip(f"no offscreen renderer: {exc}")
+    pixels = rgb.reshape(-1, 3).astype(int)
+    blue = (pixels[:, 2] > pixels[:, 0] + 60) & (pixels[:, 2] > pixels[:, 1] + 60)
+    assert blue.sum() == 0, blue.sum()  # the Husky is yellow, black and grey
+    yellow = (pixels[:, 0] > pixels[:, 2] + 60) & (pixels[:, 1] > pixels[:, 2] + 60)
+    assert yellow.sum() > 100  # its meshes in their colours
+    assert pixels.max() > 150  # lit, not dim (the brightest pixel was 69)

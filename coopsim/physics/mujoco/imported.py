@@ -233,6 +233,8 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     _show_visuals(attached)
     imported = Imported(mounted, attached)
     imported.mount = mount  # the body its links' poses are relative to (mujoco.links)
+    for geom in mount.element.geoms:  # coopsim's stand-in (a base's disc), not the file's:
+        geom.group = COLLISION_GROUP  # it collides, images and the 3D view do not draw it
     return imported
 
 
