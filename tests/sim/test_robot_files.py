@@ -731,8 +731,9 @@ def test_a_y_up_robot_turned_as_pybullets_examples_turn_it_stands_10_s(tmp_path)
 @pytest.mark.parametrize("keys,line,message", [
     (["type single", "name s", "position 0 0 0", "orientation 0 10 0"], 11,
      "orientation phi and psi must be 0 for a built-in robot type"),
-    (["description arm.urdf", "name a", "position 0 0 0", "tool tool", "orientation 90 0 0"],
-     12, "orientation phi and psi turn the root link of a fixed or floating base without"),
+    (["description arm.urdf", "name a", "position 0 0 0", "rotor 0.1 0 0 0 0 1 cw",
+      "orientation 90 0 0"],
+     12, "orientation phi and psi turn the root link of a robot without rotors, rotor or "),
     (["description arm.urdf", "name a", "position 0 0 0", "orientation 0 190 0"], 11,
      "orientation psi must be between -180 and 180 degrees, got 190"),
 ])
@@ -913,3 +914,75 @@ def test_a_camera_draws_a_wheeled_bases_file_not_coopsims_disc_under_it(tmp_path
     yellow = (pixels[:, 0] > pixels[:, 2] + 60) & (pixels[:, 1] > pixels[:, 2] + 60)
     assert yellow.sum() > 100  # its meshes in their colours
     assert pixels.max() > 150  # lit, not dim (the brightest pixel was 69)
+
+
+def test_an_arm_on_a_tilted_mount_reads_and_reaches_where_mujoco_has_its_tool(tmp_path):
+    # orientation phi/psi were refused for a robot with a tool: an arm on a tilted mount (a
+    # wall, a slope) could not be loaded; MuJoCo's own kinematics of the file is the oracle
+    pybullet_data = pytest.importorskip("pybullet_data")
+    import mujoco
+    from coopsim.sim.drivers import LocalRobot
+    from coopsim.sim.stepper import Stepper
+    urdf = Path(pybullet_data.getDataPath()) / "kuka_iiwa" / "model.urdf"
+    sim = Simulation(load(str(scenario(tmp_path, [
+        f"description {urdf}", "name k", "position 0.5 0 0.3", "orientation 20 -30 40",
+        "tool lbr_iiwa_link_7", "home 0.3 0.5 -0.2 -1.2 0.4 0.6 0"]))))
+    stepper = Stepper(sim, mode="lockstep")
+    for _ in range(50):
+        stepper.tick()
+    bot = LocalRobot(sim, "k")
+    engine = sim.world.engine
+    mujoco.mj_kinematics(engine.model, engine.data)
+    pos, quat = body_pose(sim, "k/lbr_iiwa_link_7")
+    read = np.array(bot.tool.read()[:7])
+    assert read[:3] == pytest.approx(pos, abs=2e-3), (read, pos)  # what the servos sag by
+    assert min(np.abs(read[3:] - quat).max(), np.abs(read[3:] + quat).max()) < 5e-3
+    target = pos + np.array([0.0, 0.1, -0.1])
+    seconds = float(bot.tool.move_to(*target, 0.5).split()[0])
+    for _ in range(int((seconds + 2.0) / 0.01)):
+        stepper.tick()
+    assert body_pose(sim, "k/lbr_iiwa_link_7")[0] == pytest.approx(target, abs=5e-3)
+
+
+def test_a_y_up_wheeled_base_stood_up_by_its_roll_drives_as_the_z_up_one(tmp_path):
+    # orientation phi/psi were refused for a robot with wheels: a wheeled base whose file is
+    # not z up could not be stood up. pybullet's racecar as a y-up file (its base_link under a
+    # root turned -90 degrees about x), stood up by orientation 90 0 0: the same axle, wheel
+    # radius and chassis disc as the file as shipped, level, and it drives straight and turns
+    pybullet_data = pytest.importorskip("pybullet_data")
+    import shutil
+    import sys
+    from coopsim.sim.drivers import LocalRobot
+    from coopsim.sim.stepper import Stepper
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
+    import robot_packages as rp
+    folder = Path(pybullet_data.getDataPath()) / "racecar"
+    shutil.copytree(folder / "meshes", tmp_path / "meshes")
+    text = (folder / "racecar.urdf").read_text()
+    at = text.index('<link name="base_link">')
+    (tmp_path / "yup.urdf").write_text(
+        text[:at] + '<link name="yup_root"/>\n  <joint name="yup" type="fixed"><parent '
+        'link="yup_root"/><child link="base_link"/><origin rpy="-1.5707963267948966 0 0"/>'
+        '</joint>\n  ' + text[at:])
+    wheels = "wheels left_rear_wheel_joint right_rear_wheel_joint"
+    sims = {}
+    for name, keys in (("z", [f"description {folder / 'racecar.urdf'}"]),
+                       ("y", ["description yup.urdf", "orientation 90 0 0"])):
+        sims[name] = Simulation(load(str(scenario(tmp_path, keys + [
+            f"name {name}", "position 0 0 0", wheels], name))))
+        sims[name].physics()
+    from coopsim.description.mobile import mobile
+    from coopsim.model.plugins import ROBOT_TYPES
+    found = {k: mobile(t.DESCRIPTION, t.SPEC) for k in sims
+             for t in [ROBOT_TYPES.get(sims[k].world.robot(k).type)]}
+    assert found["y"].wheels.axle == pytest.approx(found["z"].wheels.axle, abs=1e-9)
+    assert found["y"].wheels.radius == pytest.approx(found["z"].wheels.radius, abs=1e-9)
+    assert found["y"].radius == pytest.approx(found["z"].radius, abs=1e-9)
+    for k in sims:  # the chassis link level and where the z-up file has it
+        pos, quat = body_pose(sims[k], f"{k}/chassis")
+        sims[k] = (sims[k], pos, quat)
+    assert sims["y"][1] == pytest.approx(sims["z"][1], abs=1e-6)
+    assert np.abs(sims["y"][2]) == pytest.approx(np.abs(sims["z"][2]), abs=1e-6)
+    sim = sims["y"][0]
+    moves = rp._drive(Stepper(sim, mode="lockstep"), LocalRobot(sim, "y"))
+    assert moves.startswith("2.000 m straight") and moves.endswith("✓"), moves
