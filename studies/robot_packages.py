@@ -114,6 +114,9 @@ ROBOTS = (
     Robot("dm_control", "quadruped", "suite/quadruped.xml", ("base floating",), 0.6,
           True),
     Robot("dm_control", "reacher", "suite/reacher.xml", ("tool finger",)),
+    # in cm (gravity -981) on a 0.1 ms step, its own: where its floor.xml stands it
+    Robot("dm_control", "fruitfly", "locomotion/walkers/assets/fruitfly_v2/fruitfly.xml",
+          ("base floating",), 0.132, True),
     Robot("dm_control", "humanoid", "suite/humanoid.xml", ("base floating",), 1.4),
     Robot("gymnasium_robotics", "fetch_reach", "envs/assets/fetch/reach.xml"),
     Robot("gymnasium_robotics", "shadow_hand", "envs/assets/hand/reach.xml"),
