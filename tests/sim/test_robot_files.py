@@ -986,3 +986,17 @@ def test_a_y_up_wheeled_base_stood_up_by_its_roll_drives_as_the_z_up_one(tmp_pat
     sim = sims["y"][0]
     moves = rp._drive(Stepper(sim, mode="lockstep"), LocalRobot(sim, "y"))
     assert moves.startswith("2.000 m straight") and moves.endswith("✓"), moves
+
+
+@pytest.mark.parametrize("option,message", [
+    ('timestep="0"', "<option timestep> must be > 0 s, got 0"),
+    ('gravity="0 -9.81"', "<option gravity> needs 3 finite number(s), got '0 -9.81'")])
+def test_a_bad_option_is_refused_at_its_line(tmp_path, option, message):
+    (tmp_path / "o.xml").write_text(f"""<mujoco model="o">
+  <option {option}/>
+  <worldbody><body name="b"><geom type="sphere" size="0.1" mass="1"/></body></worldbody>
+</mujoco>
+""")
+    result = check(scenario(tmp_path, ["description o.xml", "name o", "position 0 0 0"]))
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert f"{tmp_path / 'o.xml'}:2: {message}" in result.output, result.output
