@@ -1,7 +1,8 @@
 """Imported robots in the 3D view (viewer/view3d_links.py): every visual shape is drawn at the
 pose contract 3's link_poses gives, from the links document MuJoCo's compile of the file makes
-and the streamed ``link_q`` columns; a robot with no visual shape is drawn as its skeleton (bones). No window needed: what
-is drawn is the instance rows the view uploads."""
+and the streamed ``link_q`` columns; nothing else is drawn but for a robot with no visual shape
+(its skeleton: bones). No window needed: what is drawn is the instance rows the view
+uploads."""
 
 from __future__ import annotations
 
