@@ -18,7 +18,9 @@ Checks (one process per robot, so that each load is a first load, its CPU its ow
   legged robot's goal (``stands``): within 5 degrees, its root at least half its start
   height up at the end (a robot that falls over, or onto its belly as pybullet's Minitaur
   without its knee loops, fails);
-* anything else: 2 s of steps held, its root link's drift.
+* a wheeled base (``wheels``): 2 m straight at 0.4 m/s, how far it ends aside (goal 5 mm),
+  then a turn on the spot until its odometry reads 90 degrees, the true turn (goal 1 degree);
+* anything else: 10 s of steps held, its root link's drift.
 
 Run: ``PYTHONPATH=. python studies/robot_packages.py [--packages DIR] [--images DIR]
 [--write] [NAME ...]`` (NAME: a row's package/robot, e.g. ``pybullet/kuka_iiwa``).
@@ -99,8 +101,10 @@ ROBOTS = (
           ("base floating", "orientation 90 0 180", LAIKAGO_STANCE), 0.6, True),
     Robot("pybullet", "minitaur", "quadruped/minitaur.urdf", ("base floating",), 0.3,
           True),
-    Robot("pybullet", "husky", "husky/husky.urdf", ("base floating",), 0.2),
-    Robot("pybullet", "racecar", "racecar/racecar.urdf", ("base floating",), 0.1),
+    # wheeled bases: the Husky driven on its front pair (its rear wheels held)
+    Robot("pybullet", "husky", "husky/husky.urdf", ("wheels front_left_wheel front_right_wheel",)),
+    Robot("pybullet", "racecar", "racecar/racecar.urdf",
+          ("wheels left_rear_wheel_joint right_rear_wheel_joint",)),
     Robot("robosuite", "ur5e", "models/assets/robots/ur5e/robot.xml", ("tool right_hand",)),
     Robot("robosuite", "sawyer", "models/assets/robots/sawyer/robot.xml",
           ("tool right_hand",)),
@@ -110,6 +114,9 @@ ROBOTS = (
     Robot("dm_control", "quadruped", "suite/quadruped.xml", ("base floating",), 0.6,
           True),
     Robot("dm_control", "reacher", "suite/reacher.xml", ("tool finger",)),
+    # in cm (gravity -981) on a 0.1 ms step, its own: where its floor.xml stands it
+    Robot("dm_control", "fruitfly", "locomotion/walkers/assets/fruitfly_v2/fruitfly.xml",
+          ("base floating",), 0.132, True),
     Robot("dm_control", "humanoid", "suite/humanoid.xml", ("base floating",), 1.4),
     Robot("gymnasium_robotics", "fetch_reach", "envs/assets/fetch/reach.xml"),
     Robot("gymnasium_robotics", "shadow_hand", "envs/assets/hand/reach.xml"),
@@ -118,8 +125,10 @@ ROBOTS = (
 
 def package_folder(name: str, extra: str | None) -> Path | None:
     """The package's data folder: installed (found without importing it), else under
-    ``extra`` (unpacked wheels), else None. pybullet's robots are in ``pybullet_data``."""
+    ``extra`` (unpacked wheels; None: the folder ``COOPSIM_ROBOT_PACKAGES`` names, where the
+    tests find them too), else None. pybullet's robots are in ``pybullet_data``."""
     module = "pybullet_data" if name == "pybullet" else name
+    extra = extra or os.environ.get("COOPSIM_ROBOT_PACKAGES")
     spec = importlib.util.find_spec(module)
     if spec is not None and spec.submodule_search_locations:
         return Path(list(spec.submodule_search_locations)[0])
@@ -180,6 +189,9 @@ def one(path: str, image: str = "", stands: bool = False) -> dict:
             error = float(np.linalg.norm(np.array(bot.tool.read()[:3]) - target))
             out["moves"] = f"move_to: {1000 * error:.1f} mm off" + (" ✓" if error <= 0.005
                                                                      else " ✗")
+    elif "motors" in bot.modules():  # a wheeled base: 2 m straight, then 90 degrees
+        out["moves"] = _drive(stepper, bot)
+        snap = stepper.tick()  # where it ended: the image's
     else:
         z0 = np.array(snap.pose3d[0][:3])
         tilt = 0.0
@@ -195,6 +207,36 @@ def one(path: str, image: str = "", stands: bool = False) -> dict:
     if image:
         out["image"] = _image(sim, snap, image)
     return out
+
+
+def _drive(stepper, bot) -> str:
+    """A wheeled base's check: 2 m straight at 0.4 m/s on equal wheel commands (how far it
+    ends aside, goal 5 mm), then a turn on the spot until its odometry reads 90 degrees (the
+    true turn's error, goal 1 degree)."""
+    snap = stepper.tick()
+    x0, y0, yaw0 = snap.poses[0][:3]
+    bot.motors.set_speeds(0.4, 0.4)
+    for _ in range(int(round(2.0 / 0.4 / 0.01))):
+        snap = stepper.tick()
+    bot.motors.set_speeds(0.0, 0.0)
+    for _ in range(100):
+        snap = stepper.tick()
+    x, y, yaw = snap.poses[0][:3]
+    aside = abs(-(x - x0) * math.sin(yaw0) + (y - y0) * math.cos(yaw0))
+    start, odo = snap.poses[0][2], float(bot.odometry.read()[2])
+    bot.motors.set_speeds(-0.1, 0.1)
+    for _ in range(3000):
+        stepper.tick()
+        if math.remainder(float(bot.odometry.read()[2]) - odo, 2 * math.pi) >= math.pi / 2:
+            break
+    bot.motors.set_speeds(0.0, 0.0)
+    for _ in range(100):
+        snap = stepper.tick()
+    turned = math.degrees(math.remainder(snap.poses[0][2] - start, 2 * math.pi))
+    moved = math.hypot(x - x0, y - y0)
+    ok = aside <= 0.005 and abs(turned - 90.0) <= 1.0
+    return (f"{moved:.3f} m straight: {1000 * aside:.2f} mm aside; turned {turned:.2f}°"
+            + (" ✓" if ok else " ✗"))
 
 
 def _tilt(quat) -> float:

@@ -142,11 +142,15 @@ def _tip(desc, tool: str) -> tuple[str, np.ndarray]:
     return tool, np.eye(4)
 
 
-def fold_chain(desc, tool: str) -> tuple[list[LinkSpec], np.ndarray, list]:
+def fold_chain(desc, tool: str, tilt: tuple[float, float] = (0.0, 0.0)
+               ) -> tuple[list[LinkSpec], np.ndarray, list]:
     """The moving joints from the root to ``tool`` as LinkSpecs (masses 0 for now), the fixed
-    transform from the last one's frame to the tool (4 x 4), and the moving joints."""
+    transform from the last one's frame to the tool (4 x 4), and the moving joints. ``tilt``
+    (roll, pitch, rad: the root link turned on its mount, ``DescriptionSpec.tilt``) folds
+    into the first joint's origin as a fixed joint's would: the chain is in the mount's
+    level frame (an arm on a tilted mount)."""
     tip, extra = _tip(desc, tool)
-    links, moving, t = [], [], np.eye(4)
+    links, moving, t = [], [], origin((0.0, 0.0, 0.0), (tilt[0], tilt[1], 0.0))
     for joint in chain_to(desc, tip):
         if not joint.parent:  # an MJCF root body's own joint (dm_control's reacher)
             raise ArmError(f"joint {joint.name} of {desc.name} moves its root body "
@@ -346,10 +350,11 @@ class ArmOptions:
     force: float | None = None
 
 
-def arm_from_description(desc, options: ArmOptions, base: str, key: str = "arm"
-                         ) -> ImportedArmSpec:
+def arm_from_description(desc, options: ArmOptions, base: str, key: str = "arm",
+                         tilt: tuple[float, float] = (0.0, 0.0)) -> ImportedArmSpec:
     """The arm of a parsed description (:mod:`coopsim.description.robot`) from its root link
-    (the assembly's body ``base``) to ``options.tool``.
+    (the assembly's body ``base``) to ``options.tool``; ``tilt``: the root link's roll and
+    pitch on its mount (rad), folded into the first joint (:func:`fold_chain`).
 
     Raises:
         ArmError: the chain, the tool, the gripper or a scenario number does not fit.
@@ -357,7 +362,7 @@ def arm_from_description(desc, options: ArmOptions, base: str, key: str = "arm"
     tool, grip, opened, closed, finger_names = _gripper(desc, options)
     if not tool:
         raise ArmError(f"an arm of {desc.name} needs its tool: a link or site name")
-    links, rest, moving = fold_chain(desc, tool)
+    links, rest, moving = fold_chain(desc, tool, tilt)
     links = [_with_mass(l, _rigid_mass(desc, j.child)) for l, j in zip(links, moving)]
     efforts = _numbers("effort", options.effort, len(links))
     if efforts:
@@ -469,4 +474,5 @@ def section_arm(desc, spec, base: str = "base") -> ImportedArmSpec | None:
                                                                      (DEFAULT_PAYLOAD,))[0],
                          omega=spec.get("omega", (0.0,))[0], kp=spec.get("kp", ()),
                          kv=spec.get("kv", ()), effort=spec.get("effort", ()))
-    return arm_from_description(desc, options, base)
+    return arm_from_description(desc, options, base, tilt=tuple(getattr(spec, "tilt",
+                                                                        (0.0, 0.0))))

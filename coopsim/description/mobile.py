@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .frames import (DescriptionKeyError, MobileKeyError, joint_named, link_frames,
+from .frames import (DescriptionKeyError, MobileKeyError, joint_named, link_frames, rotation,
                               link_named, mass_properties, mount)
 from .rotors import SPIN_SIGN, Mixer, allocation, controllable, default_spins
 
@@ -109,14 +109,28 @@ class Airframe:
                 "izz": self.inertia[2]}
 
 
-def wheel_base(description, left: str, right: str) -> WheelBase:
-    """The base driven by the wheel joints ``left`` and ``right`` (module doc).
+def level_frames(description, tilt: tuple[float, float] = (0.0, 0.0)) -> dict:
+    """Every link's frame (4 x 4) in the mount's level frame: the root link's
+    (:func:`~coopsim.description.frames.link_frames`) turned by ``tilt`` (roll, pitch, rad:
+    ``DescriptionSpec.tilt``, a file that is not z up stood up by the section)."""
+    frames = link_frames(description)
+    if not any(tilt):
+        return frames
+    turn = np.eye(4)
+    turn[:3, :3] = rotation((tilt[0], tilt[1], 0.0))
+    return {name: turn @ frame for name, frame in frames.items()}
+
+
+def wheel_base(description, left: str, right: str,
+               tilt: tuple[float, float] = (0.0, 0.0)) -> WheelBase:
+    """The base driven by the wheel joints ``left`` and ``right`` (module doc), its
+    geometry in the mount's level frame (``tilt``: :func:`level_frames`).
 
     Raises:
         DescriptionKeyError: a joint is missing, is not a revolute or continuous one, or the
             two are not apart across the base.
     """
-    frames = link_frames(description)
+    frames = level_frames(description, tilt)
     joints = [joint_named(description, name, "wheels") for name in (left, right)]
     for j in joints:
         if j.kind not in ("revolute", "continuous"):
@@ -302,7 +316,7 @@ def mobile(description, spec) -> Mobile:
     try:
         if wheels:
             key = "wheels"
-            base = wheel_base(description, *wheels)
+            base = wheel_base(description, *wheels, tilt=tuple(spec.tilt))
             modules += kit(WHEELS)
             if base.max_speed > 0:  # the kit's module with a top wheel speed, within range
                 defaults.update({label: {"max_speed": min(base.max_speed, spec_.max)}
@@ -324,7 +338,7 @@ def mobile(description, spec) -> Mobile:
     except DescriptionKeyError as exc:
         raise MobileKeyError(key, str(exc)) from None
     return Mobile(tuple(dict.fromkeys(modules)), defaults, base, frame,
-                  _reach(description, base, frame), planar)
+                  _reach(description, base, frame, tuple(spec.tilt)), planar)
 
 
 def _planar_kit(modules: list, defaults: dict) -> None:
@@ -397,10 +411,12 @@ def _param(label: str, name: str):
     return next((p for p in MODULES.get(label).params if p.name == name), None)
 
 
-def _reach(description, base: WheelBase | None, frame: Airframe | None) -> float:
-    """The chassis radius: the farthest link origin from the base's z axis, at least the
-    wheels' half axle plus a tenth or the rotors' arm (a disc round the robot)."""
-    frames = link_frames(description)
+def _reach(description, base: WheelBase | None, frame: Airframe | None,
+           tilt: tuple[float, float] = (0.0, 0.0)) -> float:
+    """The chassis radius: the farthest link origin from the base's z axis (in the mount's
+    level frame), at least the wheels' half axle plus a tenth or the rotors' arm (a disc
+    round the robot)."""
+    frames = level_frames(description, tilt)
     far = max(float(np.hypot(*f[:2, 3])) for f in frames.values())
     if base is not None:
         far = max(far, 0.55 * base.axle)

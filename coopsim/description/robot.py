@@ -202,6 +202,10 @@ class Description:
             on load (coopsim.description.inertia), warned when the file is read.
         meshes: An MJCF's mesh files (its ``<mesh file>`` assets, checked; the links' visuals
             name them); an URDF's are its links' ``meshes``.
+        timestep: An MJCF's ``<option timestep>``, s (0: the file gives none): the world's
+            MuJoCo step is no longer (dm_control's fruit fly, 0.1 ms, diverges at 5 ms).
+        gravity: An MJCF's ``<option gravity>`` z, in its own units (0: none given, or zero:
+            the world's): a file in other units (the fruit fly in cm, -981) falls in them.
     """
 
     name: str
@@ -215,6 +219,8 @@ class Description:
     assets: tuple[tuple[str, bytes], ...] = field(default=(), repr=False)
     repairs: tuple[str, ...] = ()
     meshes: tuple[Mesh, ...] = ()
+    timestep: float = 0.0
+    gravity: float = 0.0
 
     def link(self, name: str) -> Link:
         """The link called ``name`` (KeyError when none is)."""

@@ -449,9 +449,28 @@ def _mjcf(tree: _Tree, mesh) -> Description:
     read.body(first, "", "main")
     meshes = _mjcf_meshes(tree, mesh)
     name = root.get("model", "") or os.path.splitext(os.path.basename(tree.path))[0]
+    timestep, gravity = _option(tree)
     return Description(name, tree.path, tuple(read.links), tuple(read.joints),
                        tuple(read.sites), read.links[0].name, "mjcf", "",
-                       assets=_mjcf_obj_assets(tree), meshes=meshes)
+                       assets=_mjcf_obj_assets(tree), meshes=meshes, timestep=timestep,
+                       gravity=gravity)
+
+
+def _option(tree: _Tree) -> tuple[float, float]:
+    """The MJCF's ``<option>`` timestep (s; 0: none given) and gravity's z (its units; 0: none
+    given, or zero: the world's; its horizontal part, if any, is not taken: coopsim's world
+    pulls along -z). A timestep that is not > 0 is refused."""
+    timestep = gravity = 0.0
+    for option in tree.root.iter("option"):
+        step = tree.numbers(option, "timestep", 1, (None,))[0]
+        if step is not None:
+            if step <= 0:
+                raise tree.error(option, f"<option timestep> must be > 0 s, got {step:g}")
+            timestep = step
+        pull = tree.numbers(option, "gravity", 3, None)
+        if pull is not None:
+            gravity = pull[2]
+    return timestep, gravity
 
 
 #: MJCF elements that make bodies MuJoCo's compiler expands (not read here)

@@ -247,9 +247,11 @@ def description_spec(section: Section, path: PathLike, folders=None) -> Descript
                            (math.radians(phi), math.radians(psi)))
 
 
-#: The keys whose modules take the root link's frame as z up (an arm's kinematics, a wheeled
-#: base's axle, a multirotor's thrust): a robot with one of them takes no roll or pitch.
-LEVEL_KEYS = ("tool", "gripper", "wheels", "rotors", "rotor")
+#: The keys whose modules take the root link's frame as z up (a multirotor's thrust axes,
+#: its mixer and its inertia about the root's axes): a robot with one of them takes no roll
+#: or pitch. An arm (``tool``, ``gripper``) takes them (the turn folds into its first joint's
+#: origin), as does a wheeled base (its axle and wheels measured in the mount's level frame).
+LEVEL_KEYS = ("rotors", "rotor")
 
 
 def _tiltable(section: Section, base: str, path: PathLike) -> None:
@@ -260,8 +262,8 @@ def _tiltable(section: Section, base: str, path: PathLike) -> None:
         level = "base planar"
     if level is not None:
         raise FileFormatError(path, section.line_of("orientation"),
-                              f"orientation phi and psi turn the root link of a fixed or "
-                              f"floating base without {', '.join(LEVEL_KEYS)} or base planar "
+                              f"orientation phi and psi turn the root link of a robot "
+                              f"without {', '.join(LEVEL_KEYS)} or base planar "
                               f"(their modules take the file's root link as z up); this robot "
                               f"has {level}: give 0 0 theta")
 

@@ -5,9 +5,12 @@ stream's ``link_q`` columns, drawn as its visual shapes.
 Primitive visuals (box, sphere, cylinder, capsule, ellipsoid) are drawn as they are; a mesh
 visual as its triangles once ``/sim`` has sent them (protocol 11, viewer/view3d_meshes.py: one
 instanced kind per robot type and file, scaled by the visual's ``scale``), else as a dot at the
-mesh's origin. A grey bone runs from each link's origin to its parent's (the skeleton, true to
-the joints). A robot without a
-``links`` document (built-in types, older servers) is drawn as its base, as before.
+mesh's origin. Only what the file draws is drawn (what MuJoCo's own viewer and a camera image
+show): a link without visual shapes (a massless frame such as robosuite's Spot's
+``fixed_support`` or a tool frame) draws nothing. A robot with no visual shape at all is drawn
+as its skeleton instead, a grey bone from each link's origin to its parent's (true to the
+joints). A robot without a ``links`` document (built-in types, older servers) is drawn as its
+base, as before.
 Frames: world, metres; quaternions (w, x, y, z).
 """
 
@@ -53,16 +56,20 @@ def link_rows(robots: list[dict], pose7: np.ndarray, columns: np.ndarray | None,
 
 def _robot(entry: dict, pose7: np.ndarray, columns, meshes=()) -> dict[str, np.ndarray]:
     poses = link_poses(entry, pose7, columns)
-    parents = {link["name"]: link.get("parent", "") for link in links_of(entry)["links"]}
-    starts = [poses[p][0] for n, p in parents.items() if p in poses and n in poses]
-    ends = [poses[n][0] for n, p in parents.items() if p in poses and n in poses]
+    visuals_of = link_visuals(entry)
     kinds: dict[str, list] = {"cylinder": [], "sphere": [], "box": []}
+    if not any(visuals_of.values()):  # nothing the file draws: its skeleton
+        parents = {link["name"]: link.get("parent", "") for link in links_of(entry)["links"]}
+        starts = [poses[p][0] for n, p in parents.items() if p in poses and n in poses]
+        ends = [poses[n][0] for n, p in parents.items() if p in poses and n in poses]
+    else:
+        starts = ends = []
     if starts:
         a, b = np.array(starts), np.array(ends)
         length = np.linalg.norm(b - a, axis=1)
         kinds["cylinder"].append(rows((a + b) / 2, quat_from_z(b - a), np.column_stack(
             (np.full(len(a), 2 * BONE_RADIUS),) * 2 + (np.maximum(length, 1e-3),)), BONE))
-    for link, visuals in link_visuals(entry).items():
+    for link, visuals in visuals_of.items():
         lxyz, lquat = poses[link]
         for v in visuals:
             kind, scale = _shape(v)

@@ -24,7 +24,8 @@
   an arm's handle). A static chassis (an arm's pedestal) is a robot that stands still.
 * One :meth:`MujocoEngine.step` of ``dt`` is ``ceil(dt / MAX_SUBSTEP)`` MuJoCo steps
   (semi-implicit Euler; ``implicitfast`` in a world with arms, for their servos' damping), so
-  contacts stay stiff at the simulation's 0.02 s steps.
+  contacts stay stiff at the simulation's 0.02 s steps; shorter ones where an attached
+  description's ``<option timestep>`` is shorter (:meth:`MujocoEngine._longest_substep`).
 * What modules read and set beyond the step (arms, grasps, described robots' joints, camera
   images, the 2D casters' floor-slice geometry, range sensing in 3D) is
   :class:`~coopsim.physics.mujoco.access.Access`'s, which the engine inherits.
@@ -333,12 +334,19 @@ class MujocoEngine(Access, Engine):
 
     # -- stepping ---------------------------------------------------------------------------------
 
+    def _longest_substep(self) -> float:
+        """The longest MuJoCo step, s: :data:`MAX_SUBSTEP`, or an attached description's own
+        ``<option timestep>`` where shorter (the step its gains and contacts were tuned for:
+        dm_control's fruit fly, 0.1 ms, diverges at 5 ms)."""
+        steps = [i.mounted.description.timestep for i in self._imports]
+        return min([MAX_SUBSTEP] + [s for s in steps if s > 0])
+
     def step(self, dt: float) -> None:
         rows = self._ready()
         self._moved += 1
         model, data = self.model, self.data
         if self._substeps[0] is not model or self._substeps[1] != dt:  # cut dt again
-            n = max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9))
+            n = max(1, math.ceil(dt / self._longest_substep() - 1e-9))
             model.opt.timestep = dt / n
             self._substeps = (model, dt, n)
         n = self._substeps[2]
@@ -349,6 +357,8 @@ class MujocoEngine(Access, Engine):
             self._riders().follow(data, dt)
         ground = rows.ground  # x, y, yaw of the driven (a flyer's or an arm's world: none)
         start = data.qpos[ground] if len(ground) else None
+        for imported in self._imports:  # a file's own gravity (dm_control's fly, in cm)
+            imported.own_gravity(model, data)
         for _ in range(n):
             md.drive_forces(self.data, rows, dt / n)
             if len(rows.flyers):

@@ -24,7 +24,7 @@ import numpy as np
 from ...model.errors import FileFormatError, SimulationError
 from ...description.robot import Mounted, obj_memory_name
 from ...model.scenery import rpy_quat
-from .build import ARM, ARM_TOUCHES, SOLID, Body
+from .build import ARM, ARM_TOUCHES, GRAVITY, SOLID, Body
 
 try:
     import mujoco
@@ -70,6 +70,19 @@ class Imported:
         self.bodies = {link.name: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY,
                                                     self.prefix + link.name)
                        for link in self.mounted.description.links}
+
+    def own_gravity(self, model, data) -> None:
+        """A file whose ``<option gravity>`` is not the world's (dm_control's fruit fly, in
+        cm: -981) falls in its own units: each of its bodies is pulled by the difference at
+        its centre of mass (``xfrc_applied``, set each step: a diverged body's containment
+        clears it). A file without one, or with zero gravity (a part meant for a world that
+        sets it, robosuite's robots), falls in the world's. MuJoCo's ``gravcomp`` cannot do
+        it: it counts only bodies with a compensation > 0."""
+        gravity = self.mounted.description.gravity
+        if not gravity or abs(gravity + GRAVITY) < 1e-9:
+            return
+        ids = np.array([i for i in self.bodies.values() if i >= 0], dtype=np.int64)
+        data.xfrc_applied[ids, 2] = model.body_mass[ids] * (gravity + GRAVITY)
 
     def save(self, data) -> None:
         """Copy its joints' state out of ``data`` (what the next compile restores)."""
@@ -220,6 +233,8 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     _show_visuals(attached)
     imported = Imported(mounted, attached)
     imported.mount = mount  # the body its links' poses are relative to (mujoco.links)
+    for geom in mount.element.geoms:  # coopsim's stand-in (a base's disc), not the file's:
+        geom.group = COLLISION_GROUP  # it collides, images and the 3D view do not draw it
     return imported
 
 
