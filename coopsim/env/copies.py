@@ -185,7 +185,7 @@ class CopyBatch:
         if len(sim.params.rows[self.motion]) != a:
             raise Unsupported(f"not every robot drives with {self.motion}")
         fan = self.kinds.fan
-        angles = np.array(copysense.fan_beams(fan), dtype=float)
+        angles = np.array(copysense.fan_beams(fan) if fan else (), dtype=float)
         reach = np.full(a, 2.0)
         if fan:
             reach[sim.params.rows[fan]] = sim.params.values[fan]["max_range"]

@@ -1,6 +1,7 @@
-"""The copies backend of batched worlds (coopsim.env.copies): one template tiled, one compiled
-step parallel over the copies; the same model as the world backend, the same bits for any
-thread count, and the world backend serving (saying why) what it does not run."""
+"""The copies backend of batched worlds (coopsim.env.copies): one template tiled, the kinds' own
+kernels over the copies' rows around one compiled step parallel over the copies; the same model
+as the world backend, the same bits for any thread count, and the world backend serving
+(saying why) what it does not run."""
 
 from __future__ import annotations
 
@@ -113,14 +114,6 @@ def test_the_same_bits_on_one_two_and_four_threads():
     writes only its own rows, so any cross-copy float reduction would show here."""
     one, two, four = (_digest(t) for t in (1, 2, 4))
     assert len(one) == 64 and one == two == four
-
-
-def test_a_build_is_one_template_tiled():
-    batch = CopyBatch(AVOID, 5, AGENTS, ["sonar"], lean=True)
-    one = CopyBatch(AVOID, 1, AGENTS, ["sonar"], lean=True)
-    assert batch.pos.shape == (20, 2)
-    assert np.array_equal(batch.pos.reshape(5, 4, 2), np.broadcast_to(one.pos, (5, 4, 2)))
-    assert np.array_equal(batch.sonar.reshape(5, 4, -1)[4], one.sonar)
 
 
 def test_what_it_does_not_run_falls_back_saying_why(caplog, tmp_path):
