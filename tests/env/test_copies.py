@@ -117,7 +117,7 @@ def test_the_same_bits_on_one_two_and_four_threads():
 
 
 def test_what_it_does_not_run_falls_back_saying_why(caplog, tmp_path):
-    swarm = tmp_path / "swarm.scenario"  # a swarmbot's line (floor) sensors: no CopyKernel
+    swarm = tmp_path / "swarm.scenario"  # a swarmbot's line (floor) sensors: no kernel
     swarm.write_text(f"[WORLD]\nfile {ROOT / 'worlds' / 'empty.world'}\n\n[ROBOT_1]\n"
                      "type swarmbot\nname r1\nposition 0 0 0\n\n[SETTINGS]\nengine kinematic\n")
     with caplog.at_level(logging.INFO, logger="coopsim.env.copies"):
