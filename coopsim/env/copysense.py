@@ -42,11 +42,6 @@ TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions",
 VIEWS = ("pose", "velocity", "state3d", "radius", "axle", "group", "contact", "dt", "targets",
          "ranges")
 _NO_3D = np.zeros((0, 13))
-_ZERO = np.zeros(1, np.int64)  # a cast's flag: the ranges are the per-copy step's
-_NO_HEADING = np.zeros((0, 2))
-_NO_FIXED = (np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros((0, 4)), np.zeros(0, np.int64))
-_NO_OBJECTS = (np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0, np.int64),
-               np.zeros(0, np.int64))
 
 
 class Unsupported(LearningError):
@@ -91,7 +86,7 @@ class CopyKinds:
     """
 
     def __init__(self, sim, copies: int, motion: str, measured) -> None:
-        from ..sim.compose import ComposedPass  # sim/ imported when a batch is made
+        from ..sim.compose import ComposedPass, noise_scratch  # sim/: when a batch is made
         from ..sim.tables import ParamArrays
 
         width = len(sim.robots.names)
@@ -149,7 +144,7 @@ class CopyKinds:
         self.dt = np.full(1, float(sim.dt))
         layout = _noise_layout(sim, copies)
         self.draws = bool(layout[2])
-        self.noise = _blocks(layout, self.labels)
+        self.noise = noise_scratch(layout, self.labels)
         self.keys = np.zeros(1, np.uint64)
         self.readings = {}
         self.rng = np.random.Generator(np.random.PCG64(0))  # restart seeds it
@@ -194,9 +189,10 @@ class CopyKinds:
     def measure(self, batch, rng) -> dict:
         """Every measured kind's reading (N, width) this step, its noise drawn from ``rng``
         (one key, as the composed step takes it); remembered for the next."""
-        if self.draws:
-            from ..sim.noiseplan import noise_key
+        from ..sim.compose import cast_given
+        from ..sim.noiseplan import noise_key
 
+        if self.draws:
             self.keys[0] = noise_key(rng)
         prev = self.readings
         prevs = tuple(prev[label] if every else prev[label][rows]
@@ -206,8 +202,7 @@ class CopyKinds:
         if self.fan:
             k = self.labels.index(self.fan)
             ranges = batch.ranges if self.every[k] else batch.ranges[self.rows[k]]
-            casts = ((_ZERO, self.beams[1], batch._shared["reach"], _NO_FIXED, _NO_OBJECTS,
-                      _NO_HEADING, ranges),)
+            casts = (cast_given(self.beams[1], batch._shared["reach"], ranges),)
         self.module.sense(*self.base(batch), self.keys, self.noise, self.sensing, prevs, outs,
                           casts)
         out = {}
@@ -219,28 +214,6 @@ class CopyKinds:
             out[label] = made
         self.readings = out
         return out
-
-
-def _blocks(layout: tuple, labels: tuple) -> tuple:
-    """The composed ``sense``'s noise scratch for kinds ``labels`` on the draw ``layout``:
-    (normals, uniforms, per kind: its first normal in the step's draw or -1, where its block
-    starts in the normals' scratch, normals per row, its first uniform or -1, where its
-    uniforms start in theirs), as the composed step keeps it."""
-    parts = {p[0]: p for p in layout[2]}
-    meta = np.zeros((max(len(labels), 1), 5), np.int64)
-    zo = uo = 0
-    for k, label in enumerate(labels):
-        meta[k] = (-1, zo, 0, -1, uo)
-        part = parts.get(label)
-        if part is not None:
-            _, _, kk, i, a, j, b = part
-            if a:
-                meta[k, 0], meta[k, 2] = i, kk
-                zo += a
-            if b:
-                meta[k, 3] = j
-                uo += b
-    return np.empty(zo), np.empty(uo), meta
 
 
 def _noise_layout(sim, copies: int) -> tuple:
