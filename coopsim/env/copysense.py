@@ -77,8 +77,7 @@ class CopyKinds:
     Args:
         sim: The template Simulation (one copy). copies: K. motion: The acting kind's label.
         measured: The labels whose readings the batch reads (observed, and the contact kinds
-            of its ``collisions`` terms). ranges: (N, B) the per-copy step's fan (its ``ranges``
-            view) and reach (N,) the fan kind's max_range, m, tiled.
+            of its ``collisions`` terms).
 
     Raises:
         Unsupported: a measured kind with no kernel the copies' arrays feed, two fans, a
@@ -109,7 +108,8 @@ class CopyKinds:
                 if "ranges" in views:
                     fans.append(label)
             every = (np.arange(copies)[:, None] * width + rows).ravel()
-            tiled = ParamArrays({k: np.tile(v, copies) for k, v in values.items()})
+            tiled = ParamArrays({k: np.tile(v, (copies,) + (1,) * (np.ndim(v) - 1))
+                                 for k, v in values.items()})
             if module.state_fields:
                 self.states[label] = KindState(module.state_fields, n)
             if label == motion:
