@@ -38,9 +38,6 @@ from .mapping import LearningError
 #: the Python metrics it computes per copy: function -> its term's kind
 TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions",
          metrics.target_distance: "target_distance", metrics.spread: "spread"}
-#: the views of a composed call (coopsim.sim.compose) the copies' arrays make
-VIEWS = ("pose", "velocity", "state3d", "radius", "axle", "group", "contact", "dt", "targets",
-         "ranges")
 _NO_3D = np.zeros((0, 13))
 
 
@@ -61,8 +58,8 @@ def _kernels(label: str) -> tuple:
 def drives(label: str) -> bool:
     """Whether module ``label`` acts by a kernel handing the engine's ``drive`` its forward
     speed and yaw rate (``kernel_drive`` ``("drive", 2)``): what the copies backend drives."""
-    _, actuate, role, views, _ = _kernels(label)
-    return actuate is not None and role == ("drive", 2) and set(views) <= set(VIEWS)
+    _, actuate, role, _, _ = _kernels(label)
+    return actuate is not None and role == ("drive", 2)
 
 
 def fan_beams(label: str) -> tuple:
@@ -80,8 +77,8 @@ class CopyKinds:
             of its ``collisions`` terms).
 
     Raises:
-        Unsupported: a measured kind with no kernel the copies' arrays feed, two fans, a
-            ``rate``, or an acting kind that is not a drive (:func:`drives`).
+        Unsupported: a measured kind with no kernel, or one reading a view a composed call
+            does not make, two fans, a ``rate``.
     """
 
     def __init__(self, sim, copies: int, motion: str, measured) -> None:
@@ -99,10 +96,9 @@ class CopyKinds:
                 continue
             if label in measured:
                 sense, _, _, views, _ = _kernels(label)
-                if sense is None or not set(views) <= set(VIEWS):
-                    raise Unsupported(f"observed module {label!r} has no kernel_sense the "
-                                      "copies backend runs (ModuleKernel, its views of "
-                                      f"{', '.join(VIEWS)})")
+                if sense is None:  # its views: the composed call's (else build says which)
+                    raise Unsupported(f"observed module {label!r} has no compiled "
+                                      "kernel_sense (ModuleKernel)")
                 if "rate" in values and "rate" not in values.zero:
                     raise Unsupported(f"{label} has a rate (held readings are not modelled)")
                 if "ranges" in views:
