@@ -1,5 +1,6 @@
 """The ``copies`` backend of batched worlds: K copies of one template, stepped by one compiled
-call, parallel over the copies (docs/learning.md, "Batched worlds").
+call, parallel over the copies, around the layout's own module kernels (docs/learning.md,
+"Batched worlds").
 
 The ``world`` backend (:class:`~coopsim.env.batch.BatchWorld`) lays K copies out in one big
 simulation, so building it costs K times the per-robot Python of a world, and a step is one tick
@@ -7,23 +8,26 @@ of that world (Python phases around the kernels). Here ONE copy is built as a no
 :class:`~coopsim.sim.simulation.Simulation` (the template: the real model's parameters, the
 kinematic engine's static shapes, radii, axles), its arrays are read, and the K copies are numpy
 tiles of them in each copy's own frame: no big floor, no offsets, the template's static grids
-shared read-only by every copy. A step is :func:`coopsim.env.copykernels.step_copies`: each
-copy stepped whole (motors, motion and contacts, sonar, task terms) on numba's threads.
+shared read-only by every copy. The copy axis is a leading axis of rows (copy c's robot r is
+row c A + r): the module kinds run their own kernels over those rows, composed once for the
+copies' layout as a world's are (:class:`~coopsim.env.copysense.CopyKinds`): the acting kind's
+``kernel_actuate`` and the engine's ``drive``, then :func:`coopsim.env.copykernels.step_copies`
+(each copy's engine step and fan cast whole, on numba's threads), then the measured kinds'
+``kernel_sense`` with their noise.
 
 What it runs (else :func:`batch_world` falls back to the ``world`` backend and says why):
-the engine with the ``copies`` feature (the kinematic one, whose per-robot bodies the kernel
-inlines, its arrays read through :meth:`~coopsim.physics.engine.Engine.copy_template`); every
-robot a one-body robot whose one acting module is a ``wheels`` drive (the
-:class:`~coopsim.model.capabilities.CopyKernel` capability: ``motors``); observed modules of
-the kinds ``fan`` (``sonar``: cast by the kernel), ``contact`` (``bumper``) and ``frame``
-(``motors``, ``odometry``, ``gps``, ``compass``, ``target``: each module's own code on the
-copies' arrays, :mod:`coopsim.env.copysense`), with noise and lost data but no ``rate``; no
-drivers, scenario objects placed later, rules, events, zones or squads; the scenario's
-``[TASK]`` when its metrics are Python metrics of :func:`coopsim.env.metrics.forward_speed`,
-:func:`~coopsim.env.metrics.collisions`, :func:`~coopsim.env.metrics.target_distance` or
-:func:`~coopsim.env.metrics.spread`, or of a metric kind declaring a ``copy_term`` (or no
-task); ``terminate ended`` never holds (a batch runs no rules, on either backend). Frames and
-units: each copy's frame, m, rad, s.
+the engine with the ``copies`` feature (the kinematic one, whose per-robot bodies the per-copy
+step inlines, its arrays read through :meth:`~coopsim.physics.engine.Engine.copy_template`);
+every robot a one-body robot whose one acting module drives by a kernel handing the engine's
+``drive`` (``kernel_drive`` ``("drive", 2)``: ``motors``); observed modules whose
+``kernel_sense`` reads the views the copies' arrays make (``sonar`` and any other one fan kind
+by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
+``target``), with noise and lost data but no ``rate``; no drivers, scenario objects placed
+later, rules, events, zones or squads; the scenario's ``[TASK]`` when its metrics are Python
+metrics of :func:`coopsim.env.metrics.forward_speed`, :func:`~coopsim.env.metrics.collisions`,
+:func:`~coopsim.env.metrics.target_distance` or :func:`~coopsim.env.metrics.spread`, or of a
+metric kind declaring a ``copy_term`` (or no task); ``terminate ended`` never holds (a batch
+runs no rules, on either backend). Frames and units: each copy's frame, m, rad, s.
 """
 
 from __future__ import annotations
@@ -34,11 +38,10 @@ from dataclasses import replace
 import numpy as np
 
 from ..model import threads as policy
-from ..model.capabilities import CopyKernel, capability
 from ..model.plugins import MODULES, engine_with
 from . import copysense, memory
 from .batch import BatchWorld, checked_actions, replicate, task_reward, template
-from .copysense import Unsupported, copy_kind
+from .copysense import CopyKinds, Unsupported
 from .episode import resolve_task
 from .mapping import LearningError, agent_map
 
@@ -79,7 +82,7 @@ def batch_world(scenario, copies: int, robots=None, observe=None, task=None,
 
 def _template(base, seed):
     """The one-copy Simulation on the batch engine (raises Unsupported when it is not the
-    kinematic engine this backend's kernel is)."""
+    kinematic engine the per-copy step is)."""
     from ..sim.simulation import Simulation
 
     try:
@@ -91,43 +94,34 @@ def _template(base, seed):
 
 
 def _check_scenario(base) -> None:
-    """Raise Unsupported for what the kernel does not model (see the module)."""
+    """Raise Unsupported for what the per-copy step does not model (see the module)."""
     for what in SCENE:
         if getattr(base, what):
             raise Unsupported(f"scenario {base.name} has {what}")
 
 
 def _check_robots(sim, base) -> None:
-    """Every robot: one body, ``motors``, nothing else that acts (the observed modules are
-    checked by :class:`~coopsim.env.copysense.CopySensing`)."""
+    """Every robot: one body, one acting kind, a drive (:func:`copysense.drives`); the
+    measured kinds are checked by :class:`~coopsim.env.copysense.CopyKinds`."""
     if len(sim.robots.names) != len(base.robots):
         raise Unsupported("a robot has several bodies")
     for robot in sim.world.robots:
         if robot.driver:
             raise Unsupported(f"robot {robot.name} has a driver")
         acting = [m for m in robot.modules if MODULES.get(m).command_fields]
-        if len(acting) != 1 or copy_kind(acting[0]) != "wheels":
+        if len(acting) != 1 or not copysense.drives(acting[0]):
             raise Unsupported(f"robot {robot.name} acts with {acting or 'nothing'}; the "
-                              "copies kernel drives one wheels drive (CopyKernel)")
-
-
-def _one_fan(observe) -> str:
-    """The fan module observed ("" for none); raise Unsupported for two (the kernel casts
-    one)."""
-    fans = [m for m in observe if copy_kind(m) == "fan"]
-    if len(fans) > 1:
-        raise Unsupported(f"two fans observed ({', '.join(fans)}): the kernel casts one")
-    return fans[0] if fans else ""
+                              "copies backend drives one kind whose kernel hands the engine's "
+                              "drive (kernel_drive ('drive', 2))")
 
 
 def _bytes_a_copy(sim, observe) -> int:
     """:func:`coopsim.env.memory.copies_bytes` of the template ``sim``: its robots, the beams
     of the fan observed, every reading value of its modules."""
-    fans = [capability(MODULES.get(m), CopyKernel).copy_angles for m in observe
-            if copy_kind(m) == "fan"]
+    beams = max((len(copysense.fan_beams(m)) for m in observe), default=0)
     values = sum(len(sim.params.rows[label]) * copysense.module_width(label, len(
         sim.world.targets)) for label, _ in sim.params.modules)
-    return memory.copies_bytes(len(sim.robots.names), max(map(len, fans), default=0), values)
+    return memory.copies_bytes(len(sim.robots.names), beams, values)
 
 
 class CopyBatch:
@@ -138,7 +132,8 @@ class CopyBatch:
     ``dt``); ``threads``: numba threads for the step (None: the thread policy's count).
 
     Raises:
-        Unsupported: what the kernel does not model (see the module).
+        Unsupported: what the per-copy step or the kinds' kernels do not model (see the
+            module).
         LearningError: as BatchWorld (copies < 1, unknown robot, lean without observe).
     """
 
@@ -159,9 +154,9 @@ class CopyBatch:
         self.motion = self.maps[0].motion
         _check_robots(sim, base)
         memory.check(copies, _bytes_a_copy(sim, self.maps[0].observe), "copies")
-        self._fan = _one_fan(self.maps[0].observe)
-        self.sensing = copysense.CopySensing(sim, copies, self.maps[0].observe, self._fan)
         self._metrics = copysense.metric_terms(base, self.task, sim)
+        self.kinds = CopyKinds(sim, copies, self.motion, {*self.maps[0].observe,
+                                                          *copysense.measured(self._metrics)})
         self.seed = sim.seed
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])
@@ -187,17 +182,15 @@ class CopyBatch:
         # every robot an agent, in row order: actions and readings are plain reshapes
         self._whole = np.array_equal(self.agent_rows, np.arange(a))
         tile = lambda x: np.ascontiguousarray(np.tile(x, (k,) + (1,) * (np.ndim(x) - 1)))  # noqa
-        wheels = sim.params.values[self.motion]
         if len(sim.params.rows[self.motion]) != a:
             raise Unsupported(f"not every robot drives with {self.motion}")
-        angles = np.array(capability(MODULES.get(self._fan), CopyKernel).copy_angles
-                          if self._fan else (), dtype=float)
+        fan = self.kinds.fan
+        angles = np.array(copysense.fan_beams(fan) if fan else (), dtype=float)
         reach = np.full(a, 2.0)
-        if self._fan:
-            reach[sim.params.rows[self._fan]] = sim.params.values[self._fan]["max_range"]
+        if fan:
+            reach[sim.params.rows[fan]] = sim.params.values[fan]["max_range"]
         self._shared = dict(
             radius=tile(tpl.radius), axle=tile(np.asarray(sim.robots.axle, float)),
-            max_speed=tile(wheels["max_speed"]), efficiency=tile(wheels["efficiency"]),
             driven=tile(tpl.driven), reach=tile(reach),
             group=tile(np.asarray(sim.robots.group, np.int64)))
         c, cg, s, sg = engine.static_geometry()
@@ -208,20 +201,20 @@ class CopyBatch:
         self._initial = (tpl.pos, tpl.yaw, tpl.heading)
         self.pos, self.yaw, self.heading = (tile(x) for x in self._initial)
         self._state(k * a, len(angles))
-        self._cast = bool(self._fan)
+        self._cast = bool(fan)
         self._kernel = ck.step_copies
 
     def _state(self, n: int, beams: int) -> None:
         """The copies' other per-robot arrays (``n`` rows, zeros): commands, state, contacts,
-        readings, the kernel's scratch."""
+        the fan's ranges, the kernel's scratch."""
         self.mode = np.zeros(n, np.int64)
         self.cmd, self.state = np.zeros((n, 3)), np.zeros((n, 6))
         self.act_rows = np.zeros((n, 2))
-        self.contact, self.wheels = np.zeros((n, 2)), np.zeros((n, 2))
+        self.contact = np.zeros((n, 2))
         self._scratch = dict(buf=np.zeros((n, 2)), start=np.zeros((n, 2)),
                              sight=np.zeros((n, 2)), cdata=np.zeros((n, 3)),
                              dirs=np.zeros((n, 2, beams)))
-        self.sonar, self.forward = np.zeros((n, beams)), np.zeros(n)
+        self.ranges, self.forward = np.zeros((n, beams)), np.zeros(n)
         self.steps = np.zeros(self.copies, dtype=np.int64)  # per copy, since its reset
 
     # -- episodes ------------------------------------------------------------------------------
@@ -232,9 +225,10 @@ class CopyBatch:
         :meth:`observation` reads)."""
         if seed is not None:
             self.seed = int(seed)
+        rng = self.kinds.restart(self.seed)
         self.reset_copies(np.ones(self.copies, dtype=bool))
         self.time = 0.0
-        self._run(move=False, rng=self.sensing.restart(self.seed))
+        self._run(move=False, rng=rng)
         return self
 
     def reset_copies(self, which: np.ndarray) -> None:
@@ -253,7 +247,7 @@ class CopyBatch:
         self.cmd[rows] = 0.0
         self.act_rows[rows] = 0.0
         self.contact[rows] = 0.0  # a reset's observation touches nothing (a step recomputes)
-        self.sensing.zero(rows)
+        self.kinds.zero(rows)
         self.steps[which] = 0
 
     # -- stepping ------------------------------------------------------------------------------
@@ -278,19 +272,26 @@ class CopyBatch:
         self.time += self.dt
         return self
 
+    @property
+    def readings(self) -> dict:
+        """Module label -> (N, width) the measured kinds' readings of every copy's robots."""
+        return self.kinds.readings
+
     def _run(self, move: bool, rng=None) -> None:
-        """The kernel's step (``move`` False: sense only), then the modules' readings (drawn
-        from ``rng``, else the run's generator)."""
+        """The acting kind and the engine's drive (``move`` False: none, nothing moves), the
+        per-copy step, then the measured kinds' readings (drawn from ``rng``, else the run's
+        generator)."""
+        if move:
+            self.kinds.act(self)
         with policy.kernel_threads(len(self.pos), PARALLEL_MIN, CHUNK, self.threads):
-            s, sc = self._shared, self._scratch
-            self._kernel(self.width, self.act_rows, self.pos, sc["buf"], sc["start"], self.yaw,
-                         self.heading, self.cmd, self.mode, self.state, self.contact,
-                         self.wheels, s["radius"], s["axle"], s["max_speed"], s["efficiency"],
-                         s["driven"], self._static, self._half, self._limits, move,
-                         self._cast, self._angles, s["reach"], s["group"], self._grids,
-                         sc["sight"], sc["cdata"], sc["dirs"], self.sonar, self.forward)
-        frame = copysense.frame(self, moved=move)
-        self.readings = self.sensing.measure(frame, self.sensing.rng if rng is None else rng)
+            sc = self._scratch
+            self._kernel(self.width, self.pos, sc["buf"], sc["start"], self.yaw, self.heading,
+                         self.cmd, self.mode, self.state, self.contact,
+                         self._shared["radius"], self._static, self._half, self._limits,
+                         move, self._cast, self._angles, self._shared["reach"],
+                         self._shared["group"], self._grids, sc["sight"], sc["cdata"],
+                         sc["dirs"], self.ranges, self.forward)
+        self.kinds.measure(self, self.kinds.rng if rng is None else rng)
 
     def observation(self, snap=None) -> dict:
         """Module label -> (K, A, width) readings of every copy's agents."""

@@ -1,14 +1,15 @@
-"""The compiled whole step of the ``copies`` batch backend (:mod:`coopsim.env.copies`).
+"""The compiled per-copy step of the ``copies`` batch backend (:mod:`coopsim.env.copies`).
 
 One call steps every copy of a batch: ``prange`` over the copies, each iteration taking its copy
-whole, in the order a tick of the simulation takes one world: the ``motors`` actuator (the
-wheel commands clipped to +-max_speed, times the efficiency, to a forward speed and a yaw rate,
-as :mod:`coopsim.plugins.modules.kernels` computes them), the ``kinematic`` engine's step (the
-copy's substeps, chosen from the copy's own fastest robot; the arc motion; Jacobi resolution
-passes until none moves a robot, at most ``ITERATIONS``; the report), then the sensing (the
-``sonar`` fans cast from the centre against the template's static grid and the copy's other
-chassis, less the radius, clipped to max_range; the bumper's contact flags) and the task's
-per-robot metric terms (the forward speed; the contact flags are the collisions).
+whole, in the order a tick of the simulation takes one world once its actuators have driven the
+engine (the acting kind's own ``kernel_actuate`` and the engine's own ``drive``, run by
+:mod:`coopsim.env.copies` before this call): the ``kinematic`` engine's step (the copy's
+substeps, chosen from the copy's own fastest robot; the arc motion; Jacobi resolution passes
+until none moves a robot, at most ``ITERATIONS``; the report), then the fan of the kind reading
+``ranges`` (its ``kernel_beams``, cast from the centre against the template's static grid and the
+copy's other chassis, less the radius, within max_range: the kernel contract's ``ranges`` view,
+which the kind's own ``kernel_sense`` reads after this call) and the forward speed a task term
+reads.
 
 The per-robot bodies are the engine's and the ray caster's own inline functions
 (:func:`~coopsim.physics.kinematic.kernels.move_robot`, ``pair_push``, ``static_push``,
@@ -20,8 +21,7 @@ substep count (per copy instead of the whole world's fastest robot).
 
 Determinism: copy c reads the shared template arrays (static grids, limits) and writes only
 its own rows c A .. c A + A - 1 of every per-robot array: no write is shared, no reduction
-crosses copies, so the result is the same bits for any thread count
-(tests/env/test_copies.py runs 1, 2 and 4 threads in separate processes).
+crosses copies, so the result is the same bits for any thread count.
 
 Frames and units: each copy's own frame (the template scenario's world frame), m, rad, s.
 """
@@ -33,34 +33,13 @@ import math
 import numpy as np
 
 from ..model.compiled import jit, prange, warmer
-from ..physics.kinematic.kernels import (DIFFERENTIAL, NONE, finish_robot, floor_clamp,
-                                         move_robot, pair_push, static_push)
+from ..physics.kinematic.kernels import (NONE, finish_robot, floor_clamp, move_robot,
+                                         pair_push, static_push)
 from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
 
 # limits rows (float64): smallest positive radius (m), SUBSTEP_REACH (radii), MAX_SUBSTEPS,
 # ITERATIONS, dt (s)
 RMIN, REACH, MAX_SUB, ITER, DT = range(5)
-
-
-@jit(inline=True)
-def _drive(i, act, max_speed, efficiency, axle, driven, cmd, mode, wheels):
-    """``motors``' actuator and the engine's ``drive`` for robot i: wheels[i] = act[i]
-    clipped to +-max_speed (NaN stays, as ``np.clip``) times efficiency / 100; the command
-    row (forward m/s, 0, yaw rate rad/s), a value that is not finite taken as 0."""
-    share = efficiency[i] / 100.0
-    for k in range(2):
-        v, low, high = act[i, k], -max_speed[i], max_speed[i]
-        if not math.isnan(v):
-            v = v if v > low else low
-            v = v if v < high else high
-        wheels[i, k] = v * share
-    f = (wheels[i, 0] + wheels[i, 1]) * 0.5
-    t = (wheels[i, 1] - wheels[i, 0]) / axle[i]
-    if driven[i]:
-        cmd[i, 0] = f if math.isfinite(f) else 0.0
-        cmd[i, 1] = 0.0
-        cmd[i, 2] = t if math.isfinite(t) else 0.0
-        mode[i] = DIFFERENTIAL
 
 
 @jit(inline=True)
@@ -129,31 +108,29 @@ def _sonar(n, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata, di
 
 
 @jit(parallel=True)
-def step_copies(agents, act, pos, buf, start, yaw, heading, cmd, mode, state, contact, wheels,
-                radius, axle, max_speed, efficiency, driven, static, half, limits, move,
-                cast, angles, reach, group, grids, sight, cdata, dirs, sonar, forward):
-    """One step of every copy (see the module). Per-robot arrays have K x ``agents`` rows,
-    copy by copy: act (N, 2) wheel commands m/s (the copy's agents' actions, zeros for the
-    others), pos/buf/start (N, 2), yaw (N,), heading (N, 2) the engine's cos/sin, cmd (N, 3),
-    mode (N,), state (N, 6), contact (N, 2), wheels (N, 2), the template's radius, axle,
-    max_speed, efficiency, driven, reach (max_range, m) and group, tiled (N,); the sensing
-    scratch sight (N, 2) (cos, sin of the yaw), cdata (N, 3), dirs (N, 2, B); outputs
-    sonar (N, B) m (when ``cast``) and forward (N,) m/s. ``static``: the template engine's
-    static grid, ``half`` its floor's half extents, ``grids`` the caster's static grid set,
-    ``angles`` (B, 2) the beams' (cos, sin). ``move`` False: sense only (a reset's
-    observation: nothing driven or moved)."""
+def step_copies(agents, pos, buf, start, yaw, heading, cmd, mode, state, contact, radius,
+                static, half, limits, move, cast, angles, reach, group, grids, sight, cdata,
+                dirs, ranges, forward):
+    """One step of every copy (see the module), its engine commands ``cmd`` (N, 3) and
+    ``mode`` (N,) already driven. Per-robot arrays have K x ``agents`` rows, copy by copy:
+    pos/buf/start (N, 2), yaw (N,), heading (N, 2) the engine's cos/sin, state (N, 6),
+    contact (N, 2), the template's radius, reach (the fan kind's max_range, m) and group,
+    tiled (N,); the sensing scratch sight (N, 2) (cos, sin of the yaw), cdata (N, 3), dirs
+    (N, 2, B); outputs ranges (N, B) m (when ``cast``) and forward (N,) m/s. ``static``: the
+    template engine's static grid, ``half`` its floor's half extents, ``grids`` the caster's
+    static grid set, ``angles`` (B, 2) the beams' (cos, sin). ``move`` False: sense only (a
+    reset's observation: nothing moved)."""
     copies = len(pos) // agents
     for cu in prange(copies):
-        _copy(np.int64(cu), agents, act, pos, buf, start, yaw, heading, cmd, mode, state,
-              contact, wheels, radius, axle, max_speed, efficiency, driven, static, half,
-              limits, move, cast, angles, reach, group, grids, sight, cdata, dirs, sonar,
-              forward)
+        _copy(np.int64(cu), agents, pos, buf, start, yaw, heading, cmd, mode, state, contact,
+              radius, static, half, limits, move, cast, angles, reach, group, grids, sight,
+              cdata, dirs, ranges, forward)
 
 
 @jit(counted=False)
-def _copy(c, agents, act, pos, buf, start, yaw, heading, cmd, mode, state, contact, wheels,
-          radius, axle, max_speed, efficiency, driven, static, half, limits, move, cast,
-          angles, reach, group, grids, sight, cdata, dirs, sonar, forward):
+def _copy(c, agents, pos, buf, start, yaw, heading, cmd, mode, state, contact, radius, static,
+          half, limits, move, cast, angles, reach, group, grids, sight, cdata, dirs, ranges,
+          forward):
     """Copy ``c``'s step (:func:`step_copies`' loop body, ``c`` int64: prange's index is
     unsigned). A serial kernel of its own, not inlined in the parallel loop: numba's parallel
     passes then analyse a loop of one call instead of the whole step (compiling the kernel took
@@ -161,8 +138,8 @@ def _copy(c, agents, act, pos, buf, start, yaw, heading, cmd, mode, state, conta
     none counted (``counted=False``): the call costs no reference count a copy."""
     lo, hi = c * agents, c * agents + agents
     if move:
-        _physics(lo, hi, act, pos, buf, start, yaw, heading, cmd, mode, state, contact,
-                 wheels, radius, axle, max_speed, efficiency, driven, static, half, limits)
+        _physics(lo, hi, pos, buf, start, yaw, heading, cmd, mode, state, contact, radius,
+                 static, half, limits)
     for i in range(lo, hi):
         sight[i, 0], sight[i, 1] = math.cos(yaw[i]), math.sin(yaw[i])
         cdata[i, 0], cdata[i, 1], cdata[i, 2] = pos[i, 0], pos[i, 1], radius[i]
@@ -170,16 +147,15 @@ def _copy(c, agents, act, pos, buf, start, yaw, heading, cmd, mode, state, conta
     if cast:
         for i in range(lo, hi):
             _sonar(i, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata, dirs,
-                   sonar)
+                   ranges)
 
 
 @jit(inline=True)
-def _physics(lo, hi, act, pos, buf, start, yaw, heading, cmd, mode, state, contact, wheels,
-             radius, axle, max_speed, efficiency, driven, static, half, limits):
-    """The copy's actuation and engine step (rows lo .. hi - 1)."""
+def _physics(lo, hi, pos, buf, start, yaw, heading, cmd, mode, state, contact, radius, static,
+             half, limits):
+    """The copy's engine step (rows lo .. hi - 1)."""
     dt, iterations = limits[DT], int(limits[ITER])
     for i in range(lo, hi):
-        _drive(i, act, max_speed, efficiency, axle, driven, cmd, mode, wheels)
         start[i, 0], start[i, 1] = pos[i, 0], pos[i, 1]
         contact[i, 0], contact[i, 1] = 0.0, 0.0
     n = _substeps(lo, hi, cmd, mode, limits)
@@ -210,9 +186,8 @@ def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:
     limits = np.array([0.2, 0.5, 16.0, 32.0, 0.05])
     angles = np.column_stack((np.cos(np.linspace(-1.5, 1.5, beams)),
                               np.sin(np.linspace(-1.5, 1.5, beams))))
-    return (agents, np.full((n, 2), 0.3), f2(), f2(), f2(), np.zeros(n), heading,
-            np.zeros((n, 3)), np.zeros(n, np.int64), np.zeros((n, 6)), f2(), f2(), ones * 0.2,
-            ones * 0.34, ones * 0.6, ones * 100.0, np.ones(n, bool), static, half, limits,
+    return (agents, np.full((n, 2), 0.3), f2(), f2(), np.zeros(n), heading, np.zeros((n, 3)),
+            np.zeros(n, np.int64), np.zeros((n, 6)), f2(), ones * 0.2, static, half, limits,
             True, True, angles, ones * 2.0, np.arange(1, n + 1, dtype=np.int64), grids, f2(),
             np.zeros((n, 3)), np.zeros((n, 2, beams)), np.zeros((n, beams)), np.zeros(n))
 

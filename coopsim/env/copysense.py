@@ -1,15 +1,19 @@
-"""What the ``copies`` batch backend computes around its compiled step
-(:mod:`coopsim.env.copies`): the readings of the modules, and the task's metric terms.
+"""What the ``copies`` batch backend computes around its compiled per-copy step
+(:mod:`coopsim.env.copies`): the layout's module kinds on the copies' rows, and the task's
+metric terms.
 
-Readings: every module the batch measures runs its OWN ``measure`` (its ``sense``, then the
-``noise`` and ``lost`` parameters, then its ``clip``) on a :class:`~coopsim.model.module.Frame`
-of the K copies' arrays, each copy in its own frame: the pose and velocity the kernel left, the
-axle, ``dt``, the template's targets, the wheels the kernel drove, the contact flags and the
-previous reading. A ``fan`` module's ``sense`` asks the frame's geometry for its fan, and gets
-the distances the kernel cast (:class:`KernelFans`). So a ``frame`` module (``motors``,
-``odometry``, ``gps``, ``compass``, ``target``) reads exactly what its code computes in a world,
-and the modules are measured in the simulation's order, each over every robot of every copy,
-with a generator seeded as the world backend's run is: the same draws, in the same order.
+Kinds: the batch runs each kind's OWN kernels (:class:`~coopsim.model.capabilities.
+ModuleKernel`), composed for the copies' layout as the simulation composes a world's
+(:mod:`coopsim.sim.compose`: one generated compiled ``act`` and one ``sense``, made once per
+layout and kept on disk): the copy axis is flattened into rows (copy c's robot r is row
+c A + r, the world backend's copy-major order), each copy in its own frame. Before the
+per-copy step, ``act`` runs the acting kind's ``kernel_actuate`` over every row and the
+engine's own ``drive`` takes its ``drive`` columns; after it, ``sense`` runs the observed kinds'
+``kernel_sense`` (and those of the contact kinds a ``collisions`` term reads) on the copies'
+arrays, the fan kind's ``ranges`` being the per-copy step's cast of its ``kernel_beams``. The
+noise is drawn as the composed step draws it: one key a step from the run's generator, each
+kind's block at its place in the world backend's layout over the copies' rows
+(:func:`_noise_layout`, counter-based), so both backends read the same noise.
 
 Task terms: the ``[MONITORS]`` Python metrics of :data:`TERMS` and the metric kinds declaring a
 ``copy_term`` (:class:`~coopsim.model.metric_kind.MetricKind`), vectorised over the copies with
@@ -24,141 +28,194 @@ import math
 
 import numpy as np
 
-from ..model.capabilities import CopyKernel, capability
-from ..model.module import Frame, Module
+from ..model.capabilities import Learnable, capability, kernel_of
+from ..model.kernel import KindState, param_matrix
 from ..model.plugins import METRICS, MODULES
 from ..model.validate import python_function
 from . import metrics
 from .mapping import LearningError
 
-_BASE_MEASURE = Module.measure.__func__  # modules that keep it (see CopySensing)
-SERVED = ("fan", "contact", "frame", "wheels")  # CopyKernel kinds whose readings it gives
 #: the Python metrics it computes per copy: function -> its term's kind
 TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions",
          metrics.target_distance: "target_distance", metrics.spread: "spread"}
+_NO_3D = np.zeros((0, 13))
 
 
 class Unsupported(LearningError):
     """The scenario (or the batch asked for) is outside what the copies backend runs."""
 
 
-def copy_kind(label: str) -> str:
-    """Module ``label``'s CopyKernel kind ("" when none)."""
-    found = capability(MODULES.get(label), CopyKernel)
-    return found.copy_kind if found is not None else ""
+def _kernels(label: str) -> tuple:
+    """(``kernel_sense``, ``kernel_actuate``, ``kernel_drive``, ``kernel_views``,
+    ``kernel_beams``) of module ``label`` (Nones and () for a kind of Python code)."""
+    view = kernel_of(MODULES.get(label))
+    if view is None:
+        return None, None, (), (), ()
+    return (view.kernel_sense, view.kernel_actuate, tuple(view.kernel_drive),
+            tuple(view.kernel_views), tuple(view.kernel_beams))
 
 
-def _draws(values) -> bool:
-    """Whether a module's parameters make its ``measure`` draw (noise, lost data, slip)."""
-    return any(k in values and k not in values.zero for k in ("noise", "lost", "slip"))
+def drives(label: str) -> bool:
+    """Whether module ``label`` acts by a kernel handing the engine's ``drive`` its forward
+    speed and yaw rate (``kernel_drive`` ``("drive", 2)``): what the copies backend drives."""
+    _, actuate, role, _, _ = _kernels(label)
+    return actuate is not None and role == ("drive", 2)
 
 
-class KernelFans:
-    """A frame's ``geometry`` for the copies: the fan distances the kernel cast (N, B), m,
-    handed to the fan module's ``sense`` (rays of its declared ``copy_angles``, from the
-    centre, less the radius, within max_range: what :meth:`Geometry.cast_fan` gives), and
-    ``heading`` (N, 2), the cos and sin of each yaw the kernel took."""
-
-    def __init__(self, sonar: np.ndarray, heading: np.ndarray) -> None:
-        self.sonar, self.heading = sonar, heading
-
-    def cast_fan(self, rows, angles, reach, origins=None, edge=None) -> np.ndarray:
-        if origins is not None or edge is not None:
-            raise Unsupported("a fan cast from a mount (origins, edge) is not the kernel's")
-        return self.sonar if len(rows) == len(self.sonar) else self.sonar[rows]
+def fan_beams(label: str) -> tuple:
+    """Module ``label``'s ``kernel_beams`` when its kernel reads the ``ranges`` view, else ()."""
+    _, _, _, views, beams = _kernels(label)
+    return beams if "ranges" in views else ()
 
 
-class CopySensing:
-    """The readings of the batch's modules (see the module).
+class CopyKinds:
+    """The layout's kinds on the copies' rows (see the module).
 
     Args:
-        sim: The template Simulation (one copy). copies: K. observe: The labels observed.
-        fan: The fan module the kernel casts ("" for none).
+        sim: The template Simulation (one copy). copies: K. motion: The acting kind's label.
+        measured: The labels whose readings the batch reads (observed, and the contact kinds
+            of its ``collisions`` terms).
 
     Raises:
-        Unsupported: an observed module the backend does not serve, or a ``rate``.
+        Unsupported: a measured kind with no kernel, or one reading a view a composed call
+            does not make, two fans, a ``rate``.
     """
 
-    def __init__(self, sim, copies: int, observe, fan: str) -> None:
-        from ..sim.sensing import ParamArrays  # sim/ imported when a batch is made
+    def __init__(self, sim, copies: int, motion: str, measured) -> None:
+        from ..sim.compose import ComposedPass, noise_scratch  # sim/: when a batch is made
+        from ..sim.tables import ParamArrays
 
         width = len(sim.robots.names)
-        self.n, self.dt = copies * width, sim.dt
+        self.n = n = copies * width
+        params = sim.params
+        acting, sensing, fans = [], [], []
+        self.states = {}
+        for label, module in params.modules:
+            rows, values = params.rows[label], params.values[label]
+            if not len(rows) or (label != motion and label not in measured):
+                continue
+            if label in measured:
+                sense, _, _, views, _ = _kernels(label)
+                if sense is None:  # its views: the composed call's (else build says which)
+                    raise Unsupported(f"observed module {label!r} has no compiled "
+                                      "kernel_sense (ModuleKernel)")
+                if "rate" in values and "rate" not in values.zero:
+                    raise Unsupported(f"{label} has a rate (held readings are not modelled)")
+                if "ranges" in views:
+                    fans.append(label)
+            every = (np.arange(copies)[:, None] * width + rows).ravel()
+            tiled = ParamArrays({k: np.tile(v, (copies,) + (1,) * (np.ndim(v) - 1))
+                                 for k, v in values.items()})
+            if module.state_fields:
+                self.states[label] = KindState(module.state_fields, n)
+            if label == motion:
+                acting.append((label, module, every, tiled, len(every) == n))
+            if label in measured:
+                sensing.append((label, module, every, tiled, False, False, len(every) == n,
+                                0, False))
+        if len(fans) > 1:
+            raise Unsupported(f"two fans measured ({', '.join(fans)}): the per-copy step "
+                              "casts one")
+        self.fan = fans[0] if fans else ""
+        found, why = ComposedPass.build(tuple(acting), tuple(sensing), sim.world.engine, False)
+        if found is None:
+            raise Unsupported(why)
+        self.module, self.labels = found.module, tuple(e[0] for e in sensing)
+        side = sim.world.engine.fused()
+        self.drive = side.kernels.get("drive") if side is not None else None
+        if self.drive is None:
+            raise Unsupported("the engine hands over no compiled drive")
+        self.acting = tuple((rows, param_matrix(m, p), self._kept(label),
+                             np.empty((len(rows), 2))) for label, m, rows, p, _ in acting)
+        self.act_out = tuple(np.empty((len(e[2]), len(e[1].command_fields))) for e in acting)
+        self.rows = tuple(e[2] for e in sensing)
+        self.every = tuple(e[6] for e in sensing)
+        self.sensing = tuple((e[2], param_matrix(e[1], e[3]), self._kept(e[0]))
+                             for e in sensing)
+        self.widths = {e[0]: module_width(e[0], len(sim.world.targets)) for e in sensing}
+        self.beams = found.beams.get(self.fan)
         self.targets = np.array([t.position[:2] for t in sim.world.targets],
                                 dtype=float).reshape(-1, 2)
         self.colors = tuple(t.color for t in sim.world.targets)
-        self.plan = []  # (label, module, rows, values, direct), the simulation's module order
-        for label, module in sim.params.modules:
-            rows, values = sim.params.rows[label], sim.params.values[label]
-            kind = copy_kind(label)
-            if not len(rows) or not (label in observe or _draws(values)):
-                continue
-            if kind not in SERVED or (kind == "fan" and label != fan):
-                if label in observe:
-                    raise Unsupported(f"observed module {label!r} (the copies backend serves "
-                                      f"the CopyKernel kinds {', '.join(SERVED)})")
-                continue  # unobserved: its draws are left out (noise stays the same noise)
-            if "rate" in values and "rate" not in values.zero:
-                raise Unsupported(f"{label} has a rate (held readings are not modelled)")
-            every = (np.arange(copies)[:, None] * width + rows).ravel()
-            tiled = ParamArrays({k: np.tile(v, copies) for k, v in values.items()})
-            # a fan or contact flags without draws, whose measure is the base one: the
-            # kernel's array is the reading (already within [0, max_range])
-            direct = kind in ("fan", "contact") and not _draws(values) and \
-                getattr(MODULES.get(label).measure, "__func__", None) is _BASE_MEASURE
-            self.plan.append((label, MODULES.get(label), every, tiled, direct))
-        self.widths = {label: module_width(label, len(self.targets))
-                       for label, *_ in self.plan}
-        self.prev = {label: np.zeros((self.n, w)) for label, w in self.widths.items()}
+        self.dt = np.full(1, float(sim.dt))
+        layout = _noise_layout(sim, copies)
+        self.draws = bool(layout[2])
+        self.noise = noise_scratch(layout, self.labels)
+        self.keys = np.zeros(1, np.uint64)
+        self.readings = {}
         self.rng = np.random.Generator(np.random.PCG64(0))  # restart seeds it
-        self.layout = _noise_layout(sim, copies)
+
+    def _kept(self, label: str) -> tuple:
+        """Kind ``label``'s state table as its kernels take it (arrays, then ``seen``), or ()."""
+        found = self.states.get(label)
+        return found.kernel_args if found is not None else ()
 
     def restart(self, seed: int) -> np.random.Generator:
-        """Every reading zeroed and the run's generator seeded (a whole batch's reset, as
-        the simulation's); returns the generator the first readings draw from (its own)."""
+        """Every reading and kind state back to the start and the run's generator seeded (a
+        whole batch's reset, as the simulation's); returns the generator the first readings
+        draw from (its own)."""
         from ..sim.simulation import make_rng
 
-        for arr in self.prev.values():
-            arr[...] = 0.0
+        self.readings = {label: np.zeros((self.n, w)) for label, w in self.widths.items()}
+        for table in self.states.values():
+            table.reset_rows(slice(None))
         self.rng = make_rng(seed)
         return make_rng(seed)
 
     def zero(self, rows: np.ndarray) -> None:
         """Zero the remembered readings of robots ``rows`` (their copies start over)."""
-        for arr in self.prev.values():
+        for arr in self.readings.values():
             arr[rows] = 0.0
 
-    def measure(self, frame: Frame, rng) -> dict:
-        """Every planned module's reading (N, width) this step; remembered for the next.
-        The noise is the world backend's draw (one key a step, the sensing plan's layout over
-        the copies' rows: coopsim.sim.sensing.draw_noise), so the two read alike."""
-        if self.layout[2]:
-            from ..sim.sensing import draw_noise
+    def base(self, batch) -> tuple:
+        """The arrays a composed call takes first (coopsim.sim.compose.BASE) of ``batch``."""
+        s = batch._shared
+        return (batch.state, s["radius"], s["axle"], s["group"], _NO_3D, batch.contact,
+                self.dt, self.targets)
 
-            frame.noise = draw_noise([], [], rng, self.layout)
-        for label, module, rows, values, direct in self.plan:
-            every = len(rows) == self.n
-            prev = self.prev[label]
-            if direct:  # the kernel's own array, which the next step overwrites: no prev is
-                # read for it (no lost data), and observations are copies
-                out = frame.geometry.sonar if copy_kind(label) == "fan" else frame.contacts
-                if every:
-                    self.prev[label] = out
-                    continue
-                out = out[rows]
-            else:
-                out = module.measure(frame, rows, values, prev if every else prev[rows], rng)
-            if every:
-                self.prev[label] = np.array(out, dtype=float)
-            else:
-                prev[rows] = out
-        return self.prev
+    def act(self, batch) -> None:
+        """The acting kind's ``kernel_actuate`` over the copies' rows (its commands: the
+        batch's actions), then the engine's ``drive`` of its columns: the copies' engine
+        commands (``batch.cmd``, ``batch.mode``)."""
+        self.module.act(*self.base(batch), self.acting, (batch.act_rows,), self.act_out)
+        for rows, _, _, drive in self.acting:
+            self.drive(batch.cmd, batch.mode, batch._shared["driven"], rows, drive[:, 0],
+                       drive[:, 1])
+
+    def measure(self, batch, rng) -> dict:
+        """Every measured kind's reading (N, width) this step, its noise drawn from ``rng``
+        (one key, as the composed step takes it); remembered for the next."""
+        from ..sim.compose import cast_given
+        from ..sim.noiseplan import noise_key
+
+        if self.draws:
+            self.keys[0] = noise_key(rng)
+        prev = self.readings
+        prevs = tuple(prev[label] if every else prev[label][rows]
+                      for label, rows, every in zip(self.labels, self.rows, self.every))
+        outs = tuple(np.empty(p.shape) for p in prevs)
+        casts = ()
+        if self.fan:
+            k = self.labels.index(self.fan)
+            ranges = batch.ranges if self.every[k] else batch.ranges[self.rows[k]]
+            casts = (cast_given(self.beams[1], batch._shared["reach"], ranges),)
+        self.module.sense(*self.base(batch), self.keys, self.noise, self.sensing, prevs, outs,
+                          casts)
+        out = {}
+        for label, rows, every, made in zip(self.labels, self.rows, self.every, outs):
+            if not every:
+                full = prev[label].copy()
+                full[rows] = made
+                made = full
+            out[label] = made
+        self.readings = out
+        return out
 
 
 def _noise_layout(sim, copies: int) -> tuple:
     """coopsim.sim.sensing.noise_layout of the world backend's plan for ``copies`` copies of
     ``sim``'s robots (every drawing kind in the simulation's module order, copy-major rows),
-    whether this backend serves the kind or not: each kind's block sits where the world
+    whether this backend measures the kind or not: each kind's block sits where the world
     backend's does."""
     from ..sim.sensing import idle, noise_plan
 
@@ -183,21 +240,6 @@ def module_width(label: str, n_targets: int) -> int:
     return len(reading_fields(MODULES.get(label), n_targets))
 
 
-def frame(batch, moved: bool) -> Frame:
-    """The modules' view of the batch's copies after a step (``moved`` False: a reset's, no
-    wheels driven), each copy in its own frame."""
-    s = batch._shared
-    motion = {batch.motion: batch.wheels} if moved else {}
-    fans = KernelFans(batch.sonar, batch._scratch["sight"])
-    out = Frame(batch.dt, batch.state[:, :3], batch.state[:, 3:6], s["radius"], s["axle"],
-                s["group"], {}, motion, batch.sensing.targets, batch.contact, fans, None, {},
-                target_colors=batch.sensing.colors)
-    kept = out.state(batch.motion).arrays.get("driven")  # what the drive's own reading reads
-    if kept is not None and moved:
-        kept[...] = batch.wheels
-    return out
-
-
 # -- task terms -----------------------------------------------------------------------------------
 
 def metric_terms(base, task, sim) -> dict:
@@ -218,20 +260,19 @@ def metric_terms(base, task, sim) -> dict:
                               f"{', '.join(f.__name__ for f in TERMS)} and the metric kinds "
                               "declaring a copy_term)")
         rows = tuple(sim.robots.index.get(r, -1) for r in robots)
-        if kind == "collisions" and rows[0] >= 0:
-            kind = _contact_kind(sim.world.robots[rows[0]], robots[0])
+        if kind == "collisions" and rows[0] >= 0:  # the robot's contact kinds' readings
+            robot = sim.world.robots[rows[0]]
+            args = tuple(m for m in robot.modules
+                         if capability(MODULES.get(m), Learnable, default=True).contact)
+            kind = "collisions" if args else "nan"
         out[name] = (kind, rows, args)
     return out
 
 
-def _contact_kind(robot, name: str) -> str:
-    from ..model.capabilities import Learnable
-
-    contact = [m for m in robot.modules
-               if capability(MODULES.get(m), Learnable, default=True).contact]
-    if any(copy_kind(m) != "contact" for m in contact):
-        raise Unsupported(f"collisions of {name} read {contact}")
-    return "collisions" if contact else "nan"
+def measured(terms: dict) -> set:
+    """The contact kinds the ``collisions`` terms of :func:`metric_terms` read."""
+    return {label for kind, _, args in terms.values() if kind == "collisions"
+            for label in args}
 
 
 def _term(spec) -> tuple:
@@ -274,8 +315,9 @@ def metric(batch, kind: str, rows: tuple, args: tuple) -> np.ndarray:
     index = np.arange(k) * width + row
     if kind == "forward":
         return batch.forward[index]
-    if kind == "collisions":
-        return (batch.contact[index].max(axis=1) > 0.5).astype(float)
+    if kind == "collisions":  # metrics.collisions: any contact reading over 0.5
+        touch = np.concatenate([batch.readings[label][index] for label in args], axis=1)
+        return (touch.max(axis=1) > 0.5).astype(float)
     if kind == "target_distance":
         return _nearest(batch, index, args[0] if args else "any")
     reach = float(args[0]) if args else 0.5  # near_target: ROBOT [RADIUS] [COLOR]
@@ -286,7 +328,7 @@ def metric(batch, kind: str, rows: tuple, args: tuple) -> np.ndarray:
 def _nearest(batch, index: np.ndarray, color: str) -> np.ndarray:
     """(K,) distance from each copy's robot to its nearest target of ``color``, m (NaN
     without one): :func:`coopsim.model.metric_kind.nearest_target`'s hypot and min."""
-    spots = [p for p, c in zip(batch.sensing.targets, batch.sensing.colors)
+    spots = [p for p, c in zip(batch.kinds.targets, batch.kinds.colors)
              if color in ("any", c)]
     if not spots:
         return np.full(len(index), math.nan)

@@ -30,7 +30,7 @@ import numpy as np
 
 from .capability_kinds import (  # noqa: F401 - the capabilities, re-exported from here
     LaserScan, LaserScanner, TwistDriven, Learnable, PerTargetReading, Drawable, Answerer,
-    Recordable, CopyKernel, ModuleKernel, Offloaded, ValueChecker)
+    Recordable, ModuleKernel, Offloaded, ValueChecker)
 
 
 # -- the defaults (what the base class gave every module before) -------------------------------
@@ -98,11 +98,6 @@ class _CheckDefaults:
         return ""
 
 
-class _CopyDefaults:
-    copy_kind = ""
-    copy_angles: tuple = ()
-
-
 class _KernelDefaults:
     kernel_views: tuple = ()
     kernel_beams: tuple = ()
@@ -137,7 +132,6 @@ _KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], type]] = {
     Answerer: (("answer", "answer_robot"), (), _AnswerDefaults),
     Recordable: (("columns", "record", "replay"), (), _RecordDefaults),
     Offloaded: (("prepare",), ("prepare",), _OffloadDefaults),
-    CopyKernel: (("copy_kind", "copy_angles"), ("copy_kind",), _CopyDefaults),
     ValueChecker: (("check_values",), ("check_values",), _CheckDefaults),
     ModuleKernel: (("kernel_views", "kernel_sense", "kernel_actuate", "kernel_drive",
                     "kernel_beams"), (), _KernelDefaults),

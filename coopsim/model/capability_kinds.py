@@ -190,33 +190,6 @@ class Recordable(Protocol):
 
 
 @runtime_checkable
-class CopyKernel(Protocol):
-    """A module the ``copies`` backend of batched worlds computes inside its compiled step
-    (:mod:`coopsim.env.copies`), by what it is rather than by its name.
-
-    Attributes:
-        copy_kind: ``"wheels"``: a differential drive whose command is the (left, right) wheel
-            speeds, m/s, clipped to +-``max_speed`` and scaled by ``efficiency`` % (parameters
-            of those names), driving at their mean along the heading and turning at their
-            difference over the axle; ``"fan"``: distances from the chassis edge along
-            ``copy_angles``, cast from the centre against everything but the robot's own
-            chassis, capped at ``max_range`` m; ``"contact"``: the engine's front and rear
-            contact flags; ``"frame"``: the module's own ``measure`` run on a frame of the
-            copies' arrays, so its ``sense`` may read only the frame's ``dt``, ``pose``,
-            ``velocity``, ``radius``, ``axle``, ``group``, ``targets``, ``target_colors``,
-            ``contacts``, ``memo``, ``actuated`` (the wheels driven, under the drive's label)
-            and ``geometry.heading``, its state table and its previous reading
-            (:mod:`coopsim.env.copysense`). A ``wheels`` drive's own reading is a ``frame``
-            one: the wheels driven are put in its state field ``driven`` (N, 2), m/s. "" (the default): not
-            computed there (the batch then runs on the ``world`` backend, saying so).
-        copy_angles: A fan's beam angles, rad from the heading, counter-clockwise.
-    """
-
-    copy_kind: ClassVar[str]
-    copy_angles: ClassVar[tuple[float, ...]]
-
-
-@runtime_checkable
 class ModuleKernel(Protocol):
     """A kind whose reading and/or actuation is a compiled kernel over the world's arrays: the
     one way a kind computes, built-in or a plugin's. The step calls the kernels itself (the

@@ -464,32 +464,16 @@ class ComposedPass:
                 return (_ONE, fan, reach, parts[1], parts[2], np.empty((n, 2)),
                         np.empty((n, len(angles))))
         geometry = sensors.geometry(world, state[:, :3], robots.radius, robots.group)
-        return (_ZERO, fan, reach, _NO_FIXED, _NO_OBJECTS, _NO_HEADING,
-                geometry.cast_fan(rows, angles, reach))
+        return cast_given(fan, reach, geometry.cast_fan(rows, angles, reach))
 
     def _keep(self, sim, layout: tuple, n: int) -> tuple:
         """What :meth:`measure` takes from the layout: per sensing kind (rows, parameter
         matrix, state table); per kind reading ``ranges`` what its cast takes; the noise
-        scratch (normals, uniforms, and per kind: its first normal in the step's draw or -1,
-        where its block starts in the normals' scratch, normals per row, its first uniform
-        or -1, where its uniforms start in theirs)."""
-        parts = {p[0]: p for p in layout[2]}
+        scratch (:func:`noise_scratch`)."""
         per, casts = [], []
-        meta = np.zeros((max(len(self.sensing), 1), 5), np.int64)
-        zo = uo = 0
-        for k, entry in enumerate(self.sensing):
+        for entry in self.sensing:
             label, module, rows, values, every = entry[0], entry[1], entry[2], entry[3], \
                 entry[6]
-            meta[k] = (-1, zo, 0, -1, uo)
-            part = parts.get(label)
-            if part is not None:
-                _, m, kk, i, a, j, b = part
-                if a:
-                    meta[k, 0], meta[k, 2] = i, kk
-                    zo += a
-                if b:
-                    meta[k, 3] = j
-                    uo += b
             per.append((rows, kernel_views.param_matrix(module, values),
                         _kept(sim.states, module)))
             if label in self.beams:
@@ -497,10 +481,40 @@ class ComposedPass:
                 casts.append((label, rows, np.ascontiguousarray(values["max_range"],
                                                                 dtype=float),
                               fan, angles, every))
-        noise = (np.empty(zo), np.empty(uo), meta)
+        noise = noise_scratch(layout, tuple(e[0] for e in self.sensing))
         self._kept = (layout, (sim.world.layout_version, n, id(sim.states)), tuple(per),
                       tuple(casts), noise)
         return self._kept
+
+
+def noise_scratch(layout: tuple, labels: tuple) -> tuple:
+    """What ``sense`` takes as ``noise`` for sensing kinds ``labels`` (in the call's order) on
+    the step's draw ``layout`` (coopsim.sim.noiseplan.noise_layout): (normals scratch,
+    uniforms scratch, per kind: its first normal in the step's draw or -1, where its block
+    starts in the normals' scratch, normals per row, its first uniform or -1, where its
+    uniforms start in theirs)."""
+    parts = {p[0]: p for p in layout[2]}
+    meta = np.zeros((max(len(labels), 1), 5), np.int64)
+    zo = uo = 0
+    for k, label in enumerate(labels):
+        meta[k] = (-1, zo, 0, -1, uo)
+        part = parts.get(label)
+        if part is not None:
+            _, _, kk, i, a, j, b = part
+            if a:
+                meta[k, 0], meta[k, 2] = i, kk
+                zo += a
+            if b:
+                meta[k, 3] = j
+                uo += b
+    return np.empty(zo), np.empty(uo), meta
+
+
+def cast_given(fan: np.ndarray, reach: np.ndarray, ranges: np.ndarray) -> tuple:
+    """A ``ranges`` kind's cast for ``sense`` whose (len(rows), K) ``ranges`` (m) were cast
+    before the call (the call casts nothing): ``fan`` (K, 2) its beams' cos, sin, ``reach``
+    its max_range, m."""
+    return (_ZERO, fan, reach, _NO_FIXED, _NO_OBJECTS, _NO_HEADING, ranges)
 
 
 _ONE = np.ones(1, np.int64)

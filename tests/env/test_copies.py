@@ -1,10 +1,12 @@
-"""The copies backend of batched worlds (coopsim.env.copies): one template tiled, one compiled
-step parallel over the copies; the same model as the world backend, the same bits for any
-thread count, and the world backend serving (saying why) what it does not run."""
+"""The copies backend of batched worlds (coopsim.env.copies): one template tiled, the kinds' own
+kernels over the copies' rows around one compiled step parallel over the copies; the same model
+as the world backend, the same bits for any thread count, and the world backend serving
+(saying why) what it does not run."""
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import subprocess
 import sys
@@ -19,6 +21,16 @@ import coopsim.env  # noqa: E402,F401 -- registers coopsim/Scenario-v0
 from coopsim.env.batch import BatchWorld  # noqa: E402
 from coopsim.env.copies import CopyBatch, batch_world  # noqa: E402
 from coopsim.env.mapping import ActionError, LearningError  # noqa: E402
+from coopsim.model.commands import Command  # noqa: E402
+from coopsim.model.compiled import jit  # noqa: E402
+from coopsim.model.kernel import StateField  # noqa: E402
+from coopsim.model.module import Module  # noqa: E402
+from coopsim.model.params import ParamSpec  # noqa: E402
+from coopsim.model.plugins import MODULES, ROBOT_TYPES  # noqa: E402
+from coopsim.model.robot_type import Assembly  # noqa: E402
+from coopsim.model.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec,  # noqa: E402
+                                 ScenarioSpec, Settings, WorldSpec)
+from coopsim.plugins.robots.single import Single, chassis  # noqa: E402
 from learnhelpers import ROOT  # noqa: E402
 
 AVOID = str(ROOT / "scenarios" / "learn_avoid.scenario")
@@ -115,16 +127,8 @@ def test_the_same_bits_on_one_two_and_four_threads():
     assert len(one) == 64 and one == two == four
 
 
-def test_a_build_is_one_template_tiled():
-    batch = CopyBatch(AVOID, 5, AGENTS, ["sonar"], lean=True)
-    one = CopyBatch(AVOID, 1, AGENTS, ["sonar"], lean=True)
-    assert batch.pos.shape == (20, 2)
-    assert np.array_equal(batch.pos.reshape(5, 4, 2), np.broadcast_to(one.pos, (5, 4, 2)))
-    assert np.array_equal(batch.sonar.reshape(5, 4, -1)[4], one.sonar)
-
-
 def test_what_it_does_not_run_falls_back_saying_why(caplog, tmp_path):
-    swarm = tmp_path / "swarm.scenario"  # a swarmbot's line (floor) sensors: no CopyKernel
+    swarm = tmp_path / "swarm.scenario"  # a swarmbot's line (floor) sensors: no kernel
     swarm.write_text(f"[WORLD]\nfile {ROOT / 'worlds' / 'empty.world'}\n\n[ROBOT_1]\n"
                      "type swarmbot\nname r1\nposition 0 0 0\n\n[SETTINGS]\nengine kinematic\n")
     with caplog.at_level(logging.INFO, logger="coopsim.env.copies"):
@@ -180,3 +184,95 @@ def test_a_drives_own_reading_agrees_on_both_backends():
         for label in ("motors", "odometry"):
             assert np.allclose(oc[label], ow[label], rtol=0, atol=TOL)
     assert np.abs(oc["motors"][..., :2]).min() > 0  # the wheels driven are read
+
+
+@jit()
+def echo_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """Speed (m/s; ``views[0]`` the velocity), with noise (params: noise m/s) and lost data
+    (lost %), and the fastest so far (its state)."""
+    velocity, fastest, seen = views[0], state[0], state[1]
+    for k in range(len(rows)):
+        i = rows[k]
+        r = math.hypot(velocity[i, 0], velocity[i, 1])
+        if normals.shape[1]:
+            r += normals[k, 0] * params[k, 0]
+        out[k, 0] = prev[k, 0] if len(uniforms) and uniforms[k] * 100.0 < params[k, 1] else r
+        if not seen[i] or r > fastest[i]:
+            fastest[i] = r
+        seen[i] = True
+        out[k, 1] = fastest[i]
+
+
+class Echo(Module):
+    """A plugin's kind computed by a kernel and nothing else the copies backend knows of."""
+
+    label = "echo"
+    description = "speed, m/s; fastest so far, m/s"
+    params = (ParamSpec("noise", "float", "noise, m/s", 0.0, 0.0, 1.0, "m/s"),
+              ParamSpec("lost", "float", "lost readings, %", 0.0, 0.0, 100.0, "%"))
+    commands = (Command(9310, "read", "echo", kind="read", doc="speed, fastest"),)
+    fields = ("speed", "fastest")
+    state_fields = (StateField("fastest"),)
+    kernel_views = ("velocity",)
+    kernel_sense = echo_sense
+
+    @classmethod
+    def noise_draws(cls, p):
+        return 1
+
+
+class EchoBot(Single):
+    """``single``'s chassis carrying motors, gps and echo."""
+
+    label = "echobot"
+    description = "a test robot"
+    modules = ("motors", "gps", "echo")
+
+    @classmethod
+    def build(cls, spec):
+        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
+                               spec.yaw, cls.modules)
+        return Assembly((member,), (body,))
+
+
+@pytest.fixture
+def echo_kind():
+    """The plugin kind and its robot type, registered for one test."""
+    added = [(MODULES, Echo), (ROBOT_TYPES, EchoBot)]
+    for registry, item in added:
+        registry.register(item.label)(item)
+    yield
+    for registry, item in added:
+        with registry._lock:
+            del registry._items[item.label], registry._origins[item.label]
+
+
+def test_a_plugin_kind_with_a_kernel_runs_on_the_copies_backend_as_in_a_world(echo_kind):
+    """Nothing but its ModuleKernel: the copies backend runs a plugin's kind by its own
+    kernel (its state table, noise and lost data drawn as a world draws them), reading
+    what the world backend reads."""
+    noisy = (("gps", "noise", 0.02), ("echo", "noise", 0.01), ("echo", "lost", 30.0))
+    robots = tuple(RobotSpec("echobot", f"r{k}", (0.35 * k - 0.6, 0.1 * k - 0.5, 0.4 * k),
+                             params=tuple(ParamSetting(*p) for p in noisy)) for k in range(3))
+    wall = (ObjectSpec("wall", "box", (0.3, 2.0, 0.5), (1.2, 0.0, 0.25)),)
+    spec = ScenarioSpec(WorldSpec(FloorSpec(4.0, 4.0), objects=wall), robots=robots,
+                        settings=Settings(dt=0.05, seed=3, engine="kinematic"))
+    observe = ["echo", "motors", "gps"]
+    copies = batch_world(spec, 4, observe=observe, backend="copies")
+    world = batch_world(spec, 4, observe=observe, backend="world")
+    assert isinstance(copies, CopyBatch)
+    rng = np.random.default_rng(2)
+    held, last = 0, None
+    for step in range(60):
+        act = rng.uniform(-0.6, 0.6, (4, 3, 2))
+        for batch in (copies, world):
+            batch.act(act)
+        oc, ow = (batch.observation(batch.tick()) for batch in (copies, world))
+        ow["gps"] = ow["gps"] - world.offsets[:, None, :]  # the big floor's frame
+        for label in observe:
+            assert np.allclose(oc[label], ow[label], rtol=0, atol=TOL), (step, label)
+        if last is not None:
+            held += int((oc["echo"][..., 0] == last[..., 0]).sum())
+        last = oc["echo"]
+    assert held > 0  # lost data kept the last speed
+    assert (oc["echo"][..., 1] >= oc["echo"][..., 0] - 0.1).all()  # its state: the fastest

@@ -17,7 +17,6 @@ class Bumper(Module):
     """
 
     label = "bumper"
-    copy_kind = "contact"  # the engine's contact flags, in the copies batch backend too
     description = "front, rear: 1.0 while the chassis touches something on that half, else 0.0"
     params = (rate(),)
     commands = (Command(700, "read", "bumper", kind="read", doc="front, rear: 1.0 or 0.0"),)

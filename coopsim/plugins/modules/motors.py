@@ -38,7 +38,6 @@ class Motors(Module):
     fields = ("left_cmd", "right_cmd", "left", "right")
     command_fields = ("left", "right")
     action_fields = ("left m/s", "right m/s")  # a learner's action: stored as set_speeds
-    copy_kind = "wheels"  # the copies batch backend's kernel drives it (CopyKernel)
     columns = (Column("left_cmd", 1e-3, 1, 0, "command"), Column("right_cmd", 1e-3, 1, 1, "command"))
 
     @classmethod

@@ -31,7 +31,6 @@ class Odometry(Module):
         Command(401, "reset", "odometry", kind="action", doc="restart at (0, 0, 0)"),
     )
     fields = ("x", "y", "yaw", "left_travel", "right_travel")
-    copy_kind = "frame"  # the copies batch backend runs measure on its arrays (CopyKernel)
 
     @classmethod
     def noise_draws(cls, p) -> int:

@@ -27,7 +27,6 @@ class Gps(Module):
     params = (noise("m", 10.0), lost(), rate())
     commands = (Command(500, "read", "gps", kind="read", doc="x, y, m, world frame"),)
     fields = ("x", "y")
-    copy_kind = "frame"  # the copies batch backend runs measure on its arrays (CopyKernel)
 
     kernel_views = ("pose",)  # its reading, noise and lost data: one compiled call
     kernel_sense = kernels.gps_sense
@@ -45,7 +44,6 @@ class Compass(Module):
     commands = (Command(600, "read", "compass", kind="read",
                         doc="yaw, rad, counter-clockwise from +x, in (-pi, pi]"),)
     fields = ("yaw",)
-    copy_kind = "frame"  # the copies batch backend runs measure on its arrays (CopyKernel)
 
     kernel_views = ("pose",)  # its reading, noise, lost data and wrap: one compiled call
     kernel_sense = kernels.compass_sense

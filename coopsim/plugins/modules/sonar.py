@@ -47,7 +47,6 @@ class Sonar(Module):
     commands = (Command(200, "read", "sonar", kind="read",
                         doc="11 distances, m, right (-90 deg) to left (+90 deg)"),)
     fields = tuple(f"d{i}" for i in range(COUNT))
-    copy_kind, copy_angles = "fan", tuple(ANGLES.tolist())  # the copies batch backend casts it
     columns = tuple(Column(f"sonar{i}", 1e-3, 2, i, stream=True) for i in range(COUNT))
     draw = {"kind": "rays", "angles": ANGLES.tolist(), "columns": [f"sonar{i}" for i in
                                                                   range(COUNT)],

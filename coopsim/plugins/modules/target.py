@@ -24,7 +24,6 @@ class Target(Module):
     )
 
     per_target = 2  # distance, angle
-    copy_kind = "frame"  # the copies batch backend runs measure on its arrays (CopyKernel)
 
     @classmethod
     def field_names(cls, n_targets):
