@@ -858,14 +858,10 @@ def test_an_mjcfs_own_timestep_and_gravity_are_its_robots(tmp_path):
 def test_dm_controls_fruit_fly_holds_as_mujoco_holds_it():
     # the fly in cm diverged on the world's 5 ms step (angular rates of 15,000 rad/s, put
     # back at rest every step); MuJoCo, the oracle, stands it on its floor.xml
-    import sys
     import mujoco
     from coopsim.sim.stepper import Stepper
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
-    import robot_packages as rp
-    folder = rp.package_folder("dm_control", None)
-    if folder is None:
-        pytest.skip("dm_control is not installed (nor in COOPSIM_ROBOT_PACKAGES)")
+    from tests.robotpackages import folder as package
+    folder = package("dm_control")
     fly = folder / "locomotion/walkers/assets/fruitfly_v2"
     model = mujoco.MjModel.from_xml_path(str(fly / "floor.xml"))  # its floor at z -0.132
     data = mujoco.MjData(model)

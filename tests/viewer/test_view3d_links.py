@@ -101,12 +101,8 @@ def test_a_frame_without_shapes_draws_nothing_and_a_robot_without_any_its_skelet
 @pytest.mark.parametrize("file", ["models/assets/robots/spot/robot.xml",
                                   "models/assets/robots/ur5e/robot.xml"])
 def test_robosuites_spot_and_ur5e_are_drawn_as_their_meshes_only(file):
-    import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
-    import robot_packages as rp
-    folder = rp.package_folder("robosuite", None)
-    if folder is None:
-        pytest.skip("robosuite is not installed (nor in COOPSIM_ROBOT_PACKAGES)")
+    from tests.robotpackages import folder as package
+    folder = package("robosuite")
     doc, rows = _drawn(folder / file)
     meshes = sum(v["kind"] == "mesh" for link in doc["links"] for v in link["visuals"])
     assert meshes >= 9
