@@ -17,10 +17,10 @@ import numpy as np
 
 from . import small
 
-#: What a pass calls inside its compiled call: the engine's ``drive`` and ``step`` of a small
-#: world (``drive_small(cmd, mode, driven, rows, forward, turn)``, ``step_arrays(cmd, mode,
-#: arrays)``, ``arrays`` the last of :meth:`KinematicFused.arrays`).
-KERNELS = {"drive": small.drive_small, "step": small.step_arrays}
+#: What a composed call calls: the engine's ``drive(engine, rows, drive)`` and
+#: ``step(engine, edge)`` of a small world (:func:`~coopsim.physics.kinematic.small.drive_rows`,
+#: :func:`~coopsim.physics.kinematic.small.step_checked`), ``engine`` :meth:`KinematicFused.arrays`.
+KERNELS = {"drive": small.drive_rows, "step": small.step_checked}
 
 
 class KinematicFused:
@@ -32,6 +32,8 @@ class KinematicFused:
     """
 
     kernels = KERNELS
+    #: The acting kinds' ``kernel_drive`` that the call's ``drive`` takes
+    role = ("drive", 2)
 
     def __init__(self, engine, small_n: int) -> None:
         self.engine = engine
@@ -52,6 +54,11 @@ class KinematicFused:
                                          e.contact, e._moved, e._flag, e._rows,
                                          e._static_grid(), e._half, float(dt), e._limits)
 
+    def acting(self, arrays: tuple) -> tuple:
+        """(planar state (N, 6), contacts (N, 2)) the acting kinds read: the engine's own
+        arrays in ``arrays`` (:meth:`arrays`), not copied."""
+        return arrays[3][5], arrays[3][6]
+
     def contacts(self) -> np.ndarray:
         """The engine's own (N, 2) contact flags of the last step, not copied: what
         :meth:`KinematicEngine.contacts` copies, for a pass that copies them into its readings
@@ -59,10 +66,13 @@ class KinematicFused:
         self.engine._sync()
         return self.engine.contact
 
-    def stepped(self) -> None:
-        """After a pass's call drove and stepped the engine: the carried objects moved with
-        their robots (the end of :meth:`KinematicEngine.step`)."""
+    def stepped(self, result: int) -> bool:
+        """After a call that drove and stepped the engine (``result``: its ``step``'s): the
+        carried objects moved with their robots (the end of :meth:`KinematicEngine.step`).
+        Returns whether every robot is within the health check's bounds (the call checked
+        them)."""
         self.engine._carry()
+        return bool(result)
 
     def sample(self) -> tuple | None:
         """A copy of :meth:`arrays` now, for a pass to compile its call with the types a step
