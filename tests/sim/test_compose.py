@@ -263,3 +263,22 @@ def test_the_calls_are_compiled_when_the_plan_is_made_not_at_a_step(engine, monk
     for _ in range(10):
         stepper.tick()
     assert versions() == made
+
+
+def test_a_ground_world_reading_contacts_on_aerial_is_composed(monkeypatch):
+    """e-pucks (their bumpers read the engine's contacts, none on ``aerial``) on the aerial
+    engine: composed, with the plain path's bits."""
+    from pathlib import Path
+
+    from coopsim.formats.files import load
+
+    path = Path(__file__).resolve().parents[2] / "scenarios" / "epuck_braitenberg.scenario"
+    runs = []
+    for fuse in (True, False):
+        monkeypatch.setattr(fused, "ENABLED", fuse)
+        sim = Simulation(load(str(path)), seed=1, engine="aerial")
+        stepper = Stepper(sim, mode="lockstep")
+        runs.append(([_columns(stepper.tick()) for _ in range(30)], sim.step_path))
+    (composed, path_c), (plain, _) = runs
+    assert path_c.startswith("composed (motors")
+    _same(composed, plain)
