@@ -262,8 +262,9 @@ class ComposedPass:
         #: the views the acting kinds read (the acting call is handed no contact or target
         #: the sensing kinds alone read)
         self.act_needs = {name for entry in acting for name in _kernels(entry[1])[3]}
-        #: whether the acting kinds read the robots' state (else none is read for them)
-        self.acting_reads = any(name in ("pose", "velocity", "state3d", "full_state", "contact")
+        #: whether the acting kinds read the robots' planar state (else none is read for
+        #: them: ``state3d`` is the engine's own read)
+        self.acting_reads = any(name in ("pose", "velocity", "full_state", "contact")
                                 for entry in acting for name in _kernels(entry[1])[3])
         self.rows = max((len(e[2]) for e in (*acting, *sensing)), default=0)
         self.labels = tuple(e[0] for e in sensing)
