@@ -13,13 +13,17 @@ it reaches (:func:`coopsim.model.compiled.sources_key`): an edit of any kernel c
 again, nothing is listed by hand.
 
 A step then costs two compiled calls and the Python at their edges: ``act`` runs every acting
-kind's ``kernel_actuate`` and, on an engine whose step is compiled (the kinematic engine's
-small worlds: :meth:`~coopsim.physics.engine.Engine.fused`), hands the ``drive`` role's
-columns to the engine's drive and runs its step in the same call; elsewhere the drive goes to
-the engine's access and the engine steps as always (around pymunk's or MuJoCo's own step).
-``sense`` then draws each kind's block of the step's noise inside the call (counter-based:
+kind's ``kernel_actuate`` and, on an engine whose step is compiled
+(:meth:`~coopsim.physics.engine.Engine.fused`: the kinematic engine's small worlds, whose
+``drive`` role it takes; the aerial engine's up to its threads, whose ``apply_wrench``
+blocks it takes, with the rows' health check), hands each kind's drive to the engine's
+drive kernel and runs its step in the same call; elsewhere the drive goes to the engine's
+access and the engine steps as always (around pymunk's or MuJoCo's own step). ``sense`` then
+draws each kind's block of the step's noise inside the call (counter-based:
 :func:`coopsim.model.noise_kernels.fill_block`, the bits the plain path's one draw gives) and
-runs every sensing kind's ``kernel_sense``. A kind with Python code only is a stage before or
+runs every sensing kind's ``kernel_sense``, with the views the core computes for one kind
+(``clock``; ``full_state``; ``below``, cast by the engine's kernel inside the call where the
+engine has one, else before it through the engine's access, as the plain path does). A kind with Python code only is a stage before or
 after the calls (:mod:`coopsim.sim.fused`) and never demotes the others.
 
 Same results: the calls run the kernels the plain path runs (the base ``Module`` runs a
