@@ -4,9 +4,9 @@ handed to a pass that runs the actuators and the step in one compiled call.
 
 The composed step (:mod:`coopsim.sim.compose`) does not import the engine's kernels (the
 layers: the simulation never imports physics): it takes them from :attr:`KinematicFused.kernels`
-and names them in the call it composes. It steps the
-engine through :meth:`KinematicFused.step`, which keeps the engine's bookkeeping (the layout
-applied, the static grid, the carried objects) as :meth:`KinematicEngine.step` does: the same
+and names them in the call it composes; after the call :meth:`KinematicFused.stepped` keeps
+the engine's bookkeeping (the carried objects; the layout applied and the static grid before
+it, :meth:`KinematicFused.arrays`) as :meth:`KinematicEngine.step` does: the same
 kernels in the same order, so the same bits, and a step taken either way leaves the engine
 alike (the two paths may alternate from one step to the next).
 """
