@@ -9,12 +9,14 @@ one compiled call over flat arrays. Either way Python stays at the edges (the co
 drivers before it, the snapshot, rules and publishing after it).
 
 A module kind not yet on kernels names the pass that computes it by its class attribute
-``fused_pass``, or the passes, a tuple (a built-in quadrotor's kinds:
-:class:`coopsim.plugins.modules.flyfused.FlightPass`; ``gps`` and ``compass`` name it too);
+``fused_pass``, or the passes, a tuple (an arm's kinds:
+:class:`coopsim.plugins.modules.armmujoco.ArmPass`; ``gps`` and ``compass`` name it too);
 the plan (:class:`~coopsim.sim.plan.StepPlan`) takes the first pass that the acting and sensing
 kinds all name and that accepts them (:func:`choose`), and says which path the world took and
 why (``StepPlan.path``: ``composed (motors, sonar, ...)``, ``fused (rotors, imu, ...)`` or
-``plain (module 'x' has a rate and no fused pass)``); ``coopsim run`` prints it once. A kind
+``plain (module 'x' has a rate and no fused pass)``); ``coopsim run`` prints it once. The
+flying kinds (``rotors``, ``imu``, ``mocap``, ``altimeter``) are composed like any other, with
+the ``aerial`` engine's step inside the acting call. A kind
 with Python code only runs as a stage before (acting) or after (sensing) the call, the other
 kinds staying compiled (:func:`choose`).
 
@@ -48,7 +50,7 @@ def choose(acting: tuple, sensing: tuple, world) -> tuple:
     (coopsim.sim.sensing.Sensors.plan) on ``world``.
 
     A world whose acting kinds all name a hand-written fused pass (``fused_pass``: the
-    quadrotors', the arms') takes it where it accepts the world; else the kinds with kernels
+    arms') takes it where it accepts the world; else the kinds with kernels
     are composed (:func:`_composed`). A kind neither computes (Python code only) is a *stage*:
     an acting one runs before the call, a sensing one after it (its ``measure``, on the step's
     draw), and the other kinds stay compiled; only a kind with a ``rate`` makes the step plain
@@ -133,21 +135,10 @@ def _casts3d(engine) -> bool:
 
 
 def physics(sim, found) -> bool:
-    """The physics phase through pass ``found`` (its actuators and sensors inside the same
-    call), after the step's count and time moved on; False when a robot diverged (the
-    sensors then run plain after the containment, on the draw kept in ``sim``)."""
-    own = getattr(found, "physics", None)
-    if own is not None:  # a pass that reads after the health check (the composed step)
-        return own(sim)
-    key, layout = sim.sensors.key(sim.params, sim.world, sim.rng)
-    speeds, readings = found.run(sim.states, sim.commands[found.acting], key, layout,
-                                 sim.time, sim.dt)
-    sim.actuated[found.acting] = speeds
-    if readings is None:
-        sim.fused_noise = sim.sensors.draw(sim.params, sim.world, sim.rng, key)
-        return False
-    sim.fused_readings = readings
-    return True
+    """The physics phase through pass ``found`` (its acting kinds and the engine's step),
+    after the step's count and time moved on; True: the step stays fused (its sensors read
+    after the health check, :func:`sense`)."""
+    return found.physics(sim)
 
 
 def sense(sim, found, state, state3d, after: tuple = ()) -> tuple:
@@ -156,8 +147,7 @@ def sense(sim, found, state, state3d, after: tuple = ()) -> tuple:
     kinds no pass computes, measured on a full frame with their blocks of the step's draw),
     taken as this step's (Sensors.adopt): (readings, the frame the snapshot reads
     (``pose``, ``velocity``, ``state3d``))."""
-    measure = getattr(found, "measure", None)
-    readings = measure(sim, state) if measure is not None else sim.fused_readings
+    readings = found.measure(sim, state)
     frame = StateFrame(state, state3d)
     prev = sim.sensors.prev if found.after else None
     for label, module, rows, values, *_ in found.after:
@@ -166,5 +156,4 @@ def sense(sim, found, state, state3d, after: tuple = ()) -> tuple:
     if after:
         full = sim._frame(state, sim.actuated, geometry=True)
         sim.sensors.stages(sim.params, sim.world, full, readings, after, sim.rng)
-    sim.fused_readings = None
     return sim.sensors.adopt(sim.world, readings, sim.extra), frame

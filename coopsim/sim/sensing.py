@@ -174,7 +174,7 @@ class Sensors:
         return frame
 
     def sense(self, world, params: ParamTable, frame: Frame,
-              rng: np.random.Generator, noise: dict | None = None) -> dict[str, np.ndarray]:
+              rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Measure every module of every robot after a physics step.
 
         Only the modules some robot carries are visited (:meth:`plan`); the others keep their
@@ -185,7 +185,7 @@ class Sensors:
         Args:
             world: The World (its layout must match ``params``).
             frame: This step's :meth:`frame`.
-            rng: The run's random generator. noise: This step's draw if made before (:meth:`draw`).
+            rng: The run's random generator.
         """
         self._remap(world, len(world.targets))
         readings = self.prev.copy() if self.prev is self._sealed else self._seal(self.prev)
@@ -195,7 +195,7 @@ class Sensors:
             frame.noise = draw_noise(plan, due, rng)
         else:  # every carrier measures every step: the rows and the draw's split are kept
             due, layout = self._fixed
-            frame.noise = draw_noise(plan, due, rng, layout) if noise is None else noise
+            frame.noise = draw_noise(plan, due, rng, layout)
         for entry, due_now in zip(plan, due):
             _measure(entry, due_now, frame, readings, rng)
         self.prev = self._sealed = readings
@@ -220,19 +220,10 @@ class Sensors:
             readings[entry[0]] = carried[entry[0]]
             _measure(entry, (entry[2], entry[3], entry[6]), frame, readings, rng)
 
-    def draw(self, params: ParamTable, world, rng: np.random.Generator,
-             key: int | None = None) -> dict:
-        """This step's noise, drawn ahead of :meth:`sense` (a fused step's, when a robot
-        diverged), for a plan without rates (:meth:`plan`); the same draw as :meth:`sense`
-        makes (``key``: the step's, when a fused pass took it, :meth:`key`)."""
-        plan = self.plan(params, world)
-        due, layout = self._fixed
-        return draw_noise(plan, due, rng, layout, key)
-
     def key(self, params: ParamTable, world, rng: np.random.Generator) -> tuple:
         """(this step's noise key, or None when the step draws no noise; the draw's layout
         :func:`noise_layout`) for a plan without rates: what a fused pass draws its blocks
-        from inside its call, the same bits as :meth:`draw`."""
+        from inside its call, the same bits as :meth:`sense`'s draw."""
         self.plan(params, world)
         layout = self._fixed[1]
         self._key = noise_key(rng) if layout[2] else None  # the stages' draw (stages)

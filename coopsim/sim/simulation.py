@@ -140,7 +140,6 @@ class Simulation:
         self._plan: StepPlan | None = None
         self.step_path = ""  # the last plan's path, one line (StepPlan.path)
         self._fusing = False  # this step takes the plan's fused pass (sim/fused.py)
-        self.fused_noise = self.fused_readings = None  # what a fused physics phase hands on
         self._sensed: tuple | None = None  # (key, frame) of the last sensing phase
         self._moves = 0  # bodies moved between steps from outside (moved())
         self.snapshots = SnapshotMaker()  # builds this run's snapshots (sim/snapshots.py)
@@ -335,8 +334,7 @@ class Simulation:
         else:
             frame = self._frame(state, self.actuated, geometry=True)
             self._remember(frame)
-            noise, self.fused_noise = self.fused_noise, None  # a fused step's, if it diverged
-            readings = self.sensors.sense(self.world, self.params, frame, self.rng, noise)
+            readings = self.sensors.sense(self.world, self.params, frame, self.rng)
         self.snapshot = self.snapshots.make(self, frame, readings)
         return self.snapshot
 

@@ -158,11 +158,9 @@ for path, engine in ((sys.argv[1], "kinematic"), (sys.argv[1], "pymunk"),
 
 @pytest.mark.slow
 def test_an_edited_helper_recompiles_every_kind_that_uses_it(tmp_path):
-    """A temporary copy of the package runs noisy sensors (the composed step on the kinematic
-    and pymunk engines, the flight pass on the aerial engine: each draws with
-    ``noise_kernels.normal``, the composed calls and the pass inline it); then ``normal`` is
-    edited and the
-    same runs repeat with the same kernel cache: every noisy reading changes (a kernel loaded
+    """A temporary copy of the package runs noisy sensors (the composed step on the kinematic,
+    pymunk and aerial engines: each draws with ``noise_kernels.normal``, the composed calls
+    inline it); then ``normal`` is edited and the same runs repeat with the same kernel cache: every noisy reading changes (a kernel loaded
     stale from the cache would give the old bits)."""
     shutil.copytree(ROOT / "coopsim", tmp_path / "coopsim",
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -192,7 +190,7 @@ def test_an_edited_helper_recompiles_every_kind_that_uses_it(tmp_path):
     assert set(noisy) <= set(before) and set(before) == set(after)
     assert {k: v[0] for k, v in before.items()} == {k: v[0] for k, v in after.items()}
     assert "composed" in before["kinematic", "sonar"][0]
-    assert "fused" in before["aerial", "imu"][0]
+    assert "composed" in before["aerial", "imu"][0]
     for key in noisy:
         assert before[key][1] != after[key][1], (key, before, after)
 

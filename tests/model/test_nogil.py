@@ -103,14 +103,15 @@ def test_an_uncounted_kernel_is_keyed_apart_and_gives_the_same_result():
 
 
 def test_the_hot_flying_kernels_are_uncounted():
-    """The fused tick and the kernels it calls on every drone count no array (the 1,000
-    Crazyflies' tick spent most of its ray cast on the counts: docs/performance.md)."""
+    """The kernels a composed flying step calls on every drone count no array (the 1,000
+    Crazyflies' step spent most of its ray cast on the counts: docs/performance.md)."""
     from coopsim.physics.aerial import kernels as aerial_kernels, raykernel as aerial_raykernel
-    from coopsim.plugins.modules import flyfused, flying
+    from coopsim.plugins.modules import flying
     from coopsim.swarm import flight_kernels
 
-    kernels = (flyfused.TICK, aerial_raykernel._rays, aerial_raykernel.place,
-               aerial_kernels.step_rows, aerial_kernels.check_rows, flying.imu_sense,
+    kernels = (aerial_raykernel._rays, aerial_raykernel.place, aerial_raykernel.underside,
+               aerial_kernels.step_rows, aerial_kernels.check_rows, aerial_kernels.wrench_rows,
+               aerial_kernels.step_checked, flying.imu_sense,
                flying.mocap_sense, flying.altimeter_sense, flight_kernels.cascade,
                flight_kernels.rotors_actuate, flight_kernels.rotors_sense)
     assert [k.__name__ for k in kernels if k.targetoptions.get("_nrt", True)] == []

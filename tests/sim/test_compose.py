@@ -67,6 +67,27 @@ class Ping(Module):
         return 1
 
 
+@jit()
+def tilt_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """The body's quaternion w and z (full_state) and the step's time and length (clock)."""
+    full, clock = views
+    for k in range(len(rows)):
+        i = rows[k]
+        out[k, 0], out[k, 1] = full[i, 3], full[i, 6]
+        out[k, 2], out[k, 3] = clock[0], clock[1]
+
+
+class Tilt(Module):
+    """A plugin's kind reading the core's computed views ``full_state`` and ``clock``."""
+
+    label = "tilt"
+    description = "quaternion w, z; time, s; step, s"
+    commands = (Command(9302, "read", "tilt", kind="read", doc="w, z, t, dt"),)
+    fields = ("w", "z", "t", "dt")
+    kernel_views = ("full_state", "clock")
+    kernel_sense = tilt_sense
+
+
 class Chirp(Module):
     """A plugin's kind of Python code only: the yaw's sine."""
 
@@ -85,7 +106,7 @@ class PingBot(Single):
 
     label = "pingbot"
     description = "a test robot"
-    modules = ("motors", "gps", "compass", "ping", "chirp")
+    modules = ("motors", "gps", "compass", "ping", "chirp", "tilt")
 
     @classmethod
     def build(cls, spec):
@@ -109,7 +130,8 @@ class Swing(Driver):
 @pytest.fixture(scope="module", autouse=True)
 def plugins():
     """The kinds, the robot type and the driver registered for this module's tests."""
-    added = [(MODULES, Ping), (MODULES, Chirp), (ROBOT_TYPES, PingBot), (DRIVERS, Swing)]
+    added = [(MODULES, Ping), (MODULES, Chirp), (MODULES, Tilt), (ROBOT_TYPES, PingBot),
+             (DRIVERS, Swing)]
     for registry, item in added:
         registry.register(item.label)(item)
     yield
@@ -149,12 +171,41 @@ def test_composed_step_gives_the_plain_paths_bits(engine, n, monkeypatch):
     plain, took, path = _run(_spec(n, engine), 80, False, monkeypatch)
     assert took == 0 and path.startswith("plain")
     composed, took, path = _run(_spec(n, engine), 80, True, monkeypatch)
-    assert path == "composed (motors, compass, gps, ping) + stages (chirp)"
+    assert path == "composed (motors, compass, gps, ping, tilt) + stages (chirp)"
     assert took == 80
     _same(plain, composed)
     # the noise and the lost data drew: readings differ from the noiseless ones
     quiet, _, _ = _run(_spec(n, engine, ()), 80, True, monkeypatch)
     assert quiet[-1] != composed[-1]
+
+
+@pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
+def test_the_computed_views_of_a_planar_world(engine, monkeypatch):
+    """``full_state`` on a planar engine is the planar state on the floor, ``clock`` the time
+    the step measured and its length, made for the composed call as for the plain path."""
+    monkeypatch.setattr(fused, "ENABLED", True)
+    sim = Simulation(_spec(2, engine))
+    assert isinstance(sim.plan().fused, compose.ComposedPass)
+    stepper = Stepper(sim, mode="lockstep")
+    for _ in range(3):
+        snap = stepper.tick()
+    tilt, yaw = snap.readings["tilt"], snap.poses[:, 2]
+    assert np.allclose(tilt[:, 0], np.cos(yaw / 2)) and np.allclose(tilt[:, 1], np.sin(yaw / 2))
+    assert tilt[:, 2].tolist() == [snap.time] * 2 and tilt[:, 3].tolist() == [0.05] * 2
+
+
+def test_a_kind_reading_the_clock_while_acting_is_not_composed():
+    """The acting call runs after the step's time moved on: it makes no ``clock``."""
+    class Timed(Module):
+        label = "timed"
+        kernel_views = ("clock",)
+        kernel_actuate = tilt_sense  # (never called: refused first)
+
+    entry = ("timed", Timed, np.zeros(1, np.int64), {}, True)
+    found, why = compose.ComposedPass.build((entry,), (), Simulation(_spec(1, "kinematic"))
+                                            .world.engine, False)
+    assert found is None and why == ("module 'timed' reads the view 'clock' while acting (a "
+                                     "composed call makes it for sensing)")
 
 
 def test_the_engines_step_runs_inside_the_acting_call_on_the_kinematic_engine(monkeypatch):
@@ -175,10 +226,10 @@ def test_the_engines_step_runs_inside_the_acting_call_on_the_kinematic_engine(mo
 def test_the_composed_text_names_every_kernel_and_its_digest_follows_them():
     text = compose.source((("coopsim.plugins.modules.kernels", "motors_actuate", ("axle",)),),
                           ((f"{__name__}", "ping_sense", ("pose",)),),
-                          ("coopsim.physics.kinematic.small", "drive_small", "step_arrays",
+                          ("coopsim.physics.kinematic.small", "drive_rows", "step_checked",
                            (0,)), None)
     assert "import motors_actuate as A0" in text and "import ping_sense as S0" in text
-    assert "STEP(cmd, mode, arrays)" in text and "DRIVE(cmd, mode, driven, rows" in text
+    assert "STEP(engine, edge)" in text and "DRIVE(engine, rows, drive)" in text
     module = compose.compiled(text)
     assert compose.compiled(text) is module  # one import a process
     # the composed call's cache key reaches the kernels it calls (an edit of one recompiles)
@@ -212,3 +263,22 @@ def test_the_calls_are_compiled_when_the_plan_is_made_not_at_a_step(engine, monk
     for _ in range(10):
         stepper.tick()
     assert versions() == made
+
+
+def test_a_ground_world_reading_contacts_on_aerial_is_composed(monkeypatch):
+    """e-pucks (their bumpers read the engine's contacts, none on ``aerial``) on the aerial
+    engine: composed, with the plain path's bits."""
+    from pathlib import Path
+
+    from coopsim.formats.files import load
+
+    path = Path(__file__).resolve().parents[2] / "scenarios" / "epuck_braitenberg.scenario"
+    runs = []
+    for fuse in (True, False):
+        monkeypatch.setattr(fused, "ENABLED", fuse)
+        sim = Simulation(load(str(path)), seed=1, engine="aerial")
+        stepper = Stepper(sim, mode="lockstep")
+        runs.append(([_columns(stepper.tick()) for _ in range(30)], sim.step_path))
+    (composed, path_c), (plain, _) = runs
+    assert path_c.startswith("composed (motors")
+    _same(composed, plain)

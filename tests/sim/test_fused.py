@@ -1,7 +1,8 @@
-"""The fused step (coopsim.sim.fused, coopsim.plugins.modules.flyfused): a world of Crazyflies on
-``aerial`` takes one compiled call a tick and gives the plain path's bits, every snapshot column,
-at 1, 2 and 4 numba threads; a world with a kind that has no kernel (or a pass that refuses it)
-keeps the plain path and says why."""
+"""The step's path (coopsim.sim.fused) for flyers: a world of Crazyflies on ``aerial`` is
+composed (coopsim.sim.compose: the kinds' kernels, the engine's step inside the acting call, the
+altimeter's cast inside the sensing one) and gives the plain path's bits, every snapshot column,
+at 1, 2 and 4 numba threads and where a robot diverges; a world with a kind that has no kernel
+runs it as a stage, one with a timed kind keeps the plain path and says why."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from coopsim.model import threads as policy
 from coopsim.model.specs import (DriverSetting, FloorSpec, ParamSetting, RobotSpec,
                                  ScenarioSpec, Settings, WorldSpec)
 from coopsim.physics.aerial import kernels as aerial_kernels
-from coopsim.plugins.modules import flyfused
-from coopsim.sim import fused
+from coopsim.sim import compose, fused
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
@@ -41,11 +41,6 @@ def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch) -> tuple[list,
     the plan's path."""
     monkeypatch.setattr(fused, "ENABLED", fuse)
     sim = Simulation(spec)
-    if fuse:  # the tick compiled (or loaded) before the run, so that every step takes it
-        found = sim.plan().fused
-        assert found is not None
-        flyfused.bind(found.side.kernels)
-        assert flyfused.wait(600)
     stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
     for _ in range(steps):
         snap = stepper.tick()
@@ -70,10 +65,13 @@ def _same(a: list, b: list) -> None:
             assert x[k] == y[k], f"step {step + 1}: {k} differs"
 
 
-def test_a_crazyflie_world_takes_the_fused_pass_and_gives_the_plain_paths_bits(monkeypatch):
+PATH = "composed (rotors, altimeter, compass, gps, imu, mocap)"
+
+
+def test_a_crazyflie_world_is_composed_and_gives_the_plain_paths_bits(monkeypatch):
     spec = _flyers(3)
     fast, took, path = _run(spec, 400, True, monkeypatch)
-    assert path == "fused (rotors, altimeter, compass, gps, imu, mocap)"
+    assert path == PATH
     assert took == 400
     plain, none, plain_path = _run(spec, 400, False, monkeypatch)
     assert none == 0 and plain_path == "plain (COOPSIM_FUSED=0)"
@@ -84,7 +82,7 @@ def test_a_crazyflie_world_takes_the_fused_pass_and_gives_the_plain_paths_bits(m
 @pytest.mark.parametrize("count", [2, 4])
 def test_the_same_bits_on_more_threads(monkeypatch, count):
     """With the engine's threads sharing big steps (a low PARALLEL_MIN), those steps take the
-    plain parallel step, the others the pass: the run is still the one-thread fused run."""
+    plain parallel step, the others the composed call: the run is still the one-thread one."""
     spec = _flyers(5)
     policy.use(1)
     one, _, _ = _run(spec, 150, True, monkeypatch)
@@ -95,7 +93,7 @@ def test_the_same_bits_on_more_threads(monkeypatch, count):
         many, took, _ = _run(spec, 150, True, monkeypatch)
     finally:
         policy.use(1)
-    assert took == 0  # every step was the engine's parallel one
+    assert took == 150  # composed, the engine's parallel step after the acting call
     _same(one, many)
 
 
@@ -118,24 +116,38 @@ def test_a_kind_without_a_pass_runs_as_a_stage_and_a_timed_one_keeps_the_plain_p
     assert sim.step_path == "plain (module 'line' has a rate)"
 
 
-def test_a_kind_the_pass_refuses_keeps_the_plain_path_and_says_why(monkeypatch):
+def test_a_timed_flying_kind_keeps_the_plain_path_and_says_why(monkeypatch):
     monkeypatch.setattr(fused, "ENABLED", True)
     timed = _flyers(2, {"imu": {"rate": 100.0}})
     sim = Simulation(timed)
     assert sim.plan().fused is None
     assert sim.step_path == "plain (module 'imu' has a rate)"
-    from coopsim.physics.mujoco.engine import MujocoEngine
 
-    monkeypatch.setattr(MujocoEngine, "flies_around", False)  # no pass around its step
-    on_mujoco = Simulation(_flyers(1, {}, engine="mujoco"))
-    assert on_mujoco.step_path == "plain (engine 'mujoco' has no fused step)"
+
+def test_the_aerial_engines_step_and_cast_run_inside_the_calls(monkeypatch):
+    """On ``aerial`` the rotors' wrench, the engine's step and its check run inside the acting
+    call (the engine's own step is never called) and the altimeter's cast inside the sensing
+    call; an altimeter over the floor reads its clearance."""
+    monkeypatch.setattr(fused, "ENABLED", True)
+    sim = Simulation(_flyers(2, {}))
+    found = sim.plan().fused
+    assert isinstance(found, compose.ComposedPass) and found.in_call and found.below == "call"
+    engine = sim.world.engine
+    stepped = []
+    monkeypatch.setattr(type(engine), "step", lambda self, dt: stepped.append(dt))
+    stepper = Stepper(sim, mode="lockstep")
+    for _ in range(5):
+        stepper.tick()
+    assert stepped == [] and sim.step == 5
+    alt = sim.snapshot.readings["altimeter"][:, 0]
+    assert np.all((0.0 <= alt) & (alt < 0.05))  # on the floor
 
 
 @pytest.mark.slow
 def test_a_step_where_a_robot_diverges_gives_the_plain_paths_bits(monkeypatch):
     """cf0 spun up by two rotors at full speed, high above the floor, passes the angular rate
-    bound (step 972): the pass steps it, the engine puts it back, the step's sensors run after
-    its containment on the same draw, and the run goes on as the plain one does."""
+    bound (step 972): the composed call steps it, the engine puts it back, the step's sensors
+    run after its containment on the same draw, and the run goes on as the plain one does."""
     runs = []
     for fuse in (True, False):
         monkeypatch.setattr(fused, "ENABLED", fuse)
@@ -144,7 +156,6 @@ def test_a_step_where_a_robot_diverges_gives_the_plain_paths_bits(monkeypatch):
                        for k in range(2))
         sim = Simulation(ScenarioSpec(WorldSpec(FloorSpec(6.0, 6.0)), robots=robots,
                                       settings=Settings(dt=0.002, seed=3, engine="aerial")))
-        assert not fuse or flyfused.wait(600)
         stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
         for _ in range(1000):
             sim.commands["rotors"][0] = (1.0, 2500.0, 2500.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -153,5 +164,5 @@ def test_a_step_where_a_robot_diverges_gives_the_plain_paths_bits(monkeypatch):
         assert "cf0" in sim.extra["diverged"]
         runs.append((out, took))
     (fast, took), (plain, none) = runs
-    assert took == 999 and none == 0  # every step but the one where cf0 diverged
+    assert took == 1000 and none == 0  # the composed path, the step where cf0 diverged too
     _same(fast, plain)

@@ -47,7 +47,9 @@ BY_SIZE_CALLS = (("coopsim/swarm/flight.py", "_eight_few"), ("coopsim/swarm/flig
                  # a small world's health check inside the acting call (``act_step``), a large
                  # one's in Python
                  ("coopsim/sim/health.py", "checked"), ("coopsim/sim/health.py", "_planar"),
-                 ("coopsim/plugins/modules/kernels.py", "_drive"))
+                 ("coopsim/plugins/modules/kernels.py", "_drive"),
+                 # and its drive: a large world's handed to the engine after the call
+                 ("coopsim/sim/compose.py", "_drive"), ("coopsim/model/kernel.py", "drive_parts"))
 
 
 def _stepper(n: int, kind: str) -> Stepper:

@@ -1,12 +1,13 @@
-"""The ``aerial`` engine's side of a fused step (:mod:`coopsim.sim.fused`): its compiled step's
-parts and arrays, handed to a pass that runs the whole tick in one compiled call.
+"""The ``aerial`` engine's side of a composed step (:mod:`coopsim.sim.compose`): its drive,
+step and ``below`` cast as kernels, and their arrays, handed to the call that runs the module
+kinds' kernels and the engine's step in one compiled call.
 
-A pass (a module plugin's, e.g. :mod:`coopsim.plugins.modules.flyfused`) cannot import the
-engine's kernels (the layers: plugins never import physics), so it takes them from
-:attr:`AerialFused.kernels` and compiles its tick around them at run time. It then steps the
-engine through :meth:`AerialFused.step`, which keeps the engine's bookkeeping (its two state
-buffers, the rows it put back) as :meth:`AerialEngine.step` does, so that a step taken either
-way leaves the engine alike and the two paths may alternate from one step to the next.
+The composed step does not import the engine's kernels (the layers: the simulation never
+imports physics): it takes them from :attr:`AerialFused.kernels` and names them in the call it
+composes. After the call, :meth:`AerialFused.stepped` keeps the engine's bookkeeping (its two
+state buffers, the rows it put back) as :meth:`AerialEngine.step` does: the same kernels in the
+same order, so the same bits, and a step taken either way leaves the engine alike (the two
+paths may alternate from one step to the next).
 """
 
 from __future__ import annotations
@@ -18,61 +19,75 @@ from ...model.threads import parallel
 from . import kernels as ak
 from . import raykernel as ark
 
-#: What a pass calls inside its compiled tick: the rows' step and check (serial), and the
-#: robots' solids placed and the rays cast against the scene (aerial.rays).
-KERNELS = {"step_rows": ak.step_rows, "check_rows": ak.check_rows, "place": ark.place,
-           "cast": ark.cast}
+#: What a composed call calls: ``drive(engine, rows, drive)`` (a kind's (n, 6) wrench into the
+#: engine's, False when not finite), ``step(engine, edge)`` (every row's step and check: how
+#: many diverged), ``below(state3d, rows, reach, offsets, scene, ray, dist, out)`` (the
+#: ``below`` view cast against :meth:`AerialFused.scene`); ``engine`` is :meth:`AerialFused.arrays`.
+KERNELS = {"drive": ak.wrench_rows, "step": ak.step_checked, "below": ark.underside}
 
 
 class AerialFused:
-    """One aerial engine's fused side (:meth:`AerialEngine.fused`).
+    """One aerial engine's side of a composed step (:meth:`AerialEngine.fused`).
 
     Args:
         engine: The engine (its numba backend).
     """
 
     kernels = KERNELS
-    free = ak.FREE
+    #: The acting kinds' ``kernel_drive`` that the call's ``drive`` takes
+    role = ("apply_wrench", (3, 3))
 
     def __init__(self, engine) -> None:
         self.engine = engine
 
-    def ready(self) -> bool:
-        """Whether this step may be fused: no external robot held and a serial step (from
-        ``aerial.kernels.PARALLEL_MIN`` rows on numba's threads share the plain step, which
-        gives the same bits)."""
+    def arrays(self, dt: float) -> tuple | None:
+        """For a step of ``dt`` s, the layout applied: (the state written, the state at the
+        step's start, wrench, cmd, param, kind, half sizes, dt, bad, what: ``step_rows``'s and
+        ``check_rows``'s arrays); None when the engine steps otherwise (no robot, an external
+        robot held, or rows enough for numba's threads: ``aerial.kernels.PARALLEL_MIN``,
+        the same bits). Nothing changes until :meth:`stepped`."""
         e = self.engine
         e._sync()
-        return e._held is None and not parallel(len(e.state), ak.PARALLEL_MIN)
+        n = len(e.state)
+        if not n or e._held is not None or parallel(n, ak.PARALLEL_MIN):
+            return None
+        return (e._start, e.state, e.wrench, e.cmd, e.param, e.kind, e._half, float(dt),
+                e._bad, e._what)
 
-    def step(self, dt: float, call) -> int:
-        """One step through ``call(s, start, wrench, cmd, param, kind, half, dt, bad, what)``
-        (the pass's compiled tick, returning the rows that diverged, or < 0 when it stepped
-        nothing); the engine's bookkeeping as in :meth:`AerialEngine.step`. Returns what
-        ``call`` did."""
+    def acting(self, arrays: tuple) -> tuple:
+        """(planar state, contacts) the acting kinds read from ``arrays``: None each (read as
+        on any engine: the state the last sensing phase read; no contacts)."""
+        return None, None
+
+    def stepped(self, result: int) -> bool:
+        """After a call that drove and stepped on :meth:`arrays` (``result``: the rows that
+        diverged, < 0 when nothing stepped): the engine's bookkeeping as in
+        :meth:`AerialEngine.step`. Returns False (the engine checks its rows itself:
+        ``checks_health``)."""
+        if result < 0:
+            return False
         e = self.engine
         e._diverged = ()
         e._read = (None, None)
-        if not len(e.state):
-            return 0
         e._start, e.state = e.state, e._start
-        n = call(e.state, e._start, e.wrench, e.cmd, e.param, e.kind, e._half, float(dt),
-                 e._bad, e._what)
-        if n < 0:  # nothing stepped: the state at the step's start is the state again
-            e._start, e.state = e.state, e._start
-        elif n:
+        if result:
             rows = np.flatnonzero(e._bad)
             e.cmd[rows], e.wrench[rows] = 0.0, 0.0
             e._diverged = tuple(
                 Divergence(k, f"robot {e._bodies[k].name}",
                            why(int(e._bad[k]), float(e._what[k]))) for k in rows.tolist())
-        return n
+        return False
+
+    def contacts(self) -> np.ndarray:
+        """(N, 2) zeros: no contacts (:meth:`AerialEngine.contacts`)."""
+        return self.engine.contacts(None)
 
     def scene(self) -> tuple:
         """The ray scene's tables for this layout (aerial.rays.Scene.unplaced): (local, solids,
-        boxes, the first robot row of ``solids``, floor); the tick places the robots' rows
-        (``place``) on the state it stepped to."""
+        boxes, the first robot row of ``solids``, floor); the ``below`` kernel places the
+        robots' rows on the state it reads."""
         e = self.engine
+        e._sync()
         return (*e._scene.unplaced(e._objects, e._bodies), e._scene.floor)
 
     def below(self, rows: np.ndarray) -> np.ndarray:

@@ -295,6 +295,36 @@ def check_rows_parallel(s, half, bad, what, start):
     return n
 
 
+@jit(counted=False)
+def wrench_rows(engine, rows, drive):
+    """A composed call's drive (:mod:`coopsim.sim.compose`): robots ``rows``' ``drive`` (n, 6)
+    body-frame force (N) and torque (N m) into the engine's wrench (``engine``:
+    :meth:`~coopsim.physics.aerial.fused.AerialFused.arrays`), as
+    :meth:`~coopsim.physics.aerial.engine.AerialEngine.apply_wrench` sets them. False, and
+    nothing written, when a value is not finite (that method refuses it: the caller hands
+    the drive to it for its sentence)."""
+    for i in range(len(rows)):
+        for k in range(6):
+            if not drive[i, k] - drive[i, k] == 0.0:  # NaN or infinite
+                return False
+    wrench = engine[2]
+    for i in range(len(rows)):
+        for k in range(6):
+            wrench[rows[i], k] = drive[i, k]
+    return True
+
+
+@jit(counted=False)
+def step_checked(engine, edge):
+    """A composed call's step (:mod:`coopsim.sim.compose`): every row stepped and checked on
+    the calling thread (:func:`step_rows`, :func:`check_rows` on ``engine``:
+    :meth:`~coopsim.physics.aerial.fused.AerialFused.arrays`); returns how many rows diverged
+    and were put back. ``edge`` is not read (the rows' own check covers the floor)."""
+    s, start, wrench, cmd, p, kind, half, dt, bad, what = engine
+    step_rows(s, wrench, cmd, p, kind, half, dt, start)
+    return check_rows(s, half, bad, what, start)
+
+
 def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
     """One step of every row from ``start`` (N, 13, the state at the step's start, left as it
     is) into ``s`` (N, 13, its contents before ignored): the parallel kernel from

@@ -4,9 +4,9 @@ handed to a pass that runs the actuators and the step in one compiled call.
 
 The composed step (:mod:`coopsim.sim.compose`) does not import the engine's kernels (the
 layers: the simulation never imports physics): it takes them from :attr:`KinematicFused.kernels`
-and names them in the call it composes. It steps the
-engine through :meth:`KinematicFused.step`, which keeps the engine's bookkeeping (the layout
-applied, the static grid, the carried objects) as :meth:`KinematicEngine.step` does: the same
+and names them in the call it composes; after the call :meth:`KinematicFused.stepped` keeps
+the engine's bookkeeping (the carried objects; the layout applied and the static grid before
+it, :meth:`KinematicFused.arrays`) as :meth:`KinematicEngine.step` does: the same
 kernels in the same order, so the same bits, and a step taken either way leaves the engine
 alike (the two paths may alternate from one step to the next).
 """
@@ -17,10 +17,10 @@ import numpy as np
 
 from . import small
 
-#: What a pass calls inside its compiled call: the engine's ``drive`` and ``step`` of a small
-#: world (``drive_small(cmd, mode, driven, rows, forward, turn)``, ``step_arrays(cmd, mode,
-#: arrays)``, ``arrays`` the last of :meth:`KinematicFused.arrays`).
-KERNELS = {"drive": small.drive_small, "step": small.step_arrays}
+#: What a composed call calls: the engine's ``drive(engine, rows, drive)`` and
+#: ``step(engine, edge)`` of a small world (:func:`~coopsim.physics.kinematic.small.drive_rows`,
+#: :func:`~coopsim.physics.kinematic.small.step_checked`), ``engine`` :meth:`KinematicFused.arrays`.
+KERNELS = {"drive": small.drive_rows, "step": small.step_checked}
 
 
 class KinematicFused:
@@ -32,6 +32,8 @@ class KinematicFused:
     """
 
     kernels = KERNELS
+    #: The acting kinds' ``kernel_drive`` that the call's ``drive`` takes
+    role = ("drive", 2)
 
     def __init__(self, engine, small_n: int) -> None:
         self.engine = engine
@@ -52,6 +54,11 @@ class KinematicFused:
                                          e.contact, e._moved, e._flag, e._rows,
                                          e._static_grid(), e._half, float(dt), e._limits)
 
+    def acting(self, arrays: tuple) -> tuple:
+        """(planar state (N, 6), contacts (N, 2)) the acting kinds read: the engine's own
+        arrays in ``arrays`` (:meth:`arrays`), not copied."""
+        return arrays[3][5], arrays[3][6]
+
     def contacts(self) -> np.ndarray:
         """The engine's own (N, 2) contact flags of the last step, not copied: what
         :meth:`KinematicEngine.contacts` copies, for a pass that copies them into its readings
@@ -59,10 +66,13 @@ class KinematicFused:
         self.engine._sync()
         return self.engine.contact
 
-    def stepped(self) -> None:
-        """After a pass's call drove and stepped the engine: the carried objects moved with
-        their robots (the end of :meth:`KinematicEngine.step`)."""
+    def stepped(self, result: int) -> bool:
+        """After a call that drove and stepped the engine (``result``: its ``step``'s): the
+        carried objects moved with their robots (the end of :meth:`KinematicEngine.step`).
+        Returns whether every robot is within the health check's bounds (the call checked
+        them)."""
         self.engine._carry()
+        return bool(result)
 
     def sample(self) -> tuple | None:
         """A copy of :meth:`arrays` now, for a pass to compile its call with the types a step

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ...model.health import healthy_rows
 from .kernels import (DIFFERENTIAL, _first_robot, _jit, _resolve_robot, activate,
                                 bin_robots_one, bounds, finish_one, grid_geometry, move_robot,
                                 scatter, top_speed)
@@ -91,3 +92,24 @@ def step_arrays(cmd, mode, arrays):
     step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, rows,
                static, half, dt, limits)
 
+
+
+@_jit()
+def drive_rows(engine, rows, drive):
+    """A composed call's drive (:mod:`coopsim.sim.compose`): :func:`drive_small` of robots
+    ``rows`` with ``drive`` (n, 2) forward speed (m/s) and turn rate (rad/s) on ``engine``
+    (:meth:`~coopsim.physics.kinematic.fused.KinematicFused.arrays`); True (it refuses none)."""
+    cmd, mode, driven, arrays = engine
+    drive_small(cmd, mode, driven, rows, drive[:, 0], drive[:, 1])
+    return True
+
+
+@_jit()
+def step_checked(engine, edge):
+    """A composed call's step (:mod:`coopsim.sim.compose`): :func:`step_arrays` on ``engine``
+    (:meth:`~coopsim.physics.kinematic.fused.KinematicFused.arrays`), then every robot's
+    planar state checked against ``edge`` (:func:`coopsim.model.health.planar_edge`): 1 when
+    every one is within the bounds, else 0."""
+    cmd, mode, driven, arrays = engine
+    step_arrays(cmd, mode, arrays)
+    return 1 if healthy_rows(arrays[5], edge) else 0

@@ -119,10 +119,9 @@ class MujocoEngine(Access, Engine):
                           "descriptions", "scenery"})
     strict_placement = True  # a body started inside another is thrown out by its contacts
     checks_health = True
-    #: a world of quadrotors takes a fused pass around the step (plugins' flymujoco: MuJoCo's
-    #: step is no kernel a compiled tick can call, so it has no fused side of its own)
-    flies_around = True
-    arms_around = True  # and so does a world of arms (plugins' armmujoco)
+    #: a world of arms takes a fused pass around the step (plugins' armmujoco: MuJoCo's step is
+    #: no kernel a compiled call can call, so it has no fused side of its own)
+    arms_around = True
 
     def __init__(self, floor: FloorSpec) -> None:
         if mujoco is None:

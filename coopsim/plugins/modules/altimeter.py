@@ -24,8 +24,6 @@ from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
 from . import flying
-from .flyfused import FlightPass
-from .flymujoco import AroundPass
 from .common import lost, noise, rate
 
 
@@ -33,7 +31,6 @@ class Altimeter(Module):
     """Range to the floor along the body's -z axis, m."""
 
     label = "altimeter"
-    fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
     described_by = ("rotors",)  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "range to the floor along the body's -z axis, m (max_range when beyond)"

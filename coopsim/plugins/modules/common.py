@@ -119,7 +119,7 @@ class ByName:
 
 
 def sensing_refusal(entry, labels, noise_outside: bool) -> str:
-    """Why a fused pass (flyfused, flymujoco, armmujoco) cannot compute a sensing entry of the plan
+    """Why a fused pass (armmujoco) cannot compute a sensing entry of the plan
     (``label, ..., timed, plain, every, k, lossy``), as the plan prints it ("" when it can):
     ``labels`` are the kinds the pass computes, ``noise_outside`` whether this kind's noise
     would be drawn outside the pass's kernel."""

@@ -6,8 +6,8 @@ their noise draws.
 State: a module keeps its per-robot state (the imu's last velocity, time and biases, the
 rotors' propeller speeds) in its per-kind state table (``frame.state(label)``,
 :mod:`coopsim.model.kernel`): arrays indexed by the frame's robot rows, so a kernel reads and
-writes them in place with no gather by name. The fused passes (:mod:`.flyfused`,
-:mod:`.flymujoco`) call these same kernels.
+writes them in place with no gather by name. The composed step (:mod:`coopsim.sim.compose`)
+calls these same kernels.
 """
 
 from __future__ import annotations

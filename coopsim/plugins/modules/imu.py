@@ -33,8 +33,6 @@ from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import flying
-from .flyfused import FlightPass
-from .flymujoco import AroundPass
 from .common import lost, rate
 
 
@@ -42,7 +40,6 @@ class Imu(Module):
     """Accelerometer (specific force, m/s^2) and gyroscope (rad/s), body frame."""
 
     label = "imu"
-    fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
     described_by = ("rotors",)  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = ("accelerometer: specific force ax, ay, az (m/s^2, body frame, +9.81 on z at "

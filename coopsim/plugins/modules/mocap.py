@@ -17,8 +17,6 @@ from ...model.commands import Command
 from ...model.module import Module
 from ...model.params import ParamSpec
 from . import flying
-from .flyfused import FlightPass
-from .flymujoco import AroundPass
 from .common import lost, noise, rate
 
 
@@ -34,7 +32,6 @@ class Mocap(Module):
     """
 
     label = "mocap"
-    fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
     described_by = ("rotors",)  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = ("motion-capture pose: x, y, z (m, world frame) and quaternion qw, qx, qy, qz "

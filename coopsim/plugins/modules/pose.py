@@ -10,9 +10,7 @@ import numpy as np
 from ...model.commands import Command
 from ...model.module import Module
 from . import flying, kernels
-from .flyfused import FlightPass
 from .armmujoco import ArmPass
-from .flymujoco import AroundPass
 from .common import lost, noise, rate, wrap
 
 
@@ -20,7 +18,7 @@ class Gps(Module):
     """Position in the world frame, m."""
 
     label = "gps"
-    fused_pass = (FlightPass, AroundPass, ArmPass)  # flyfused, flymujoco, armmujoco
+    fused_pass = ArmPass  # read off the state after an arm's pass (armmujoco)
     described_by = ("wheels", "rotors", "planar")  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "x, y in the world frame, m"
@@ -36,7 +34,7 @@ class Compass(Module):
     """Heading in the world frame, rad."""
 
     label = "compass"
-    fused_pass = (FlightPass, AroundPass, ArmPass)  # flyfused, flymujoco, armmujoco
+    fused_pass = ArmPass  # read off the state after an arm's pass (armmujoco)
     described_by = ("wheels", "rotors", "planar")  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "yaw in the world frame, rad, counter-clockwise from +x, in (-pi, pi]"

@@ -46,8 +46,6 @@ from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from ...swarm import flight_kernels
-from .flyfused import FlightPass
-from .flymujoco import AroundPass
 
 SANITY_RATE = 50.0  # rad/s: larger body or yaw rates are refused
 GRAVITY = 9.81  # m/s^2
@@ -119,7 +117,6 @@ class Rotors(Module):
     """
 
     label = "rotors"
-    fused_pass = (FlightPass, AroundPass)  # one compiled call a tick (flyfused, flymujoco)
     described_by = ("rotors",)  # description keys giving it (description.mobile)
     description = ("a quadrotor's four propellers (X frame) with motor lag: speeds (rad/s), or "
                    "thrust (N) with body rates (rad/s) or attitude (rad)")

@@ -1,7 +1,8 @@
-"""The fused step around MuJoCo's own (coopsim.plugins.modules.flymujoco): a world of
-Crazyflies on ``mujoco`` takes the pass (the rotors' call, the engine's step, one compiled call
-for the readings, the engine's cast) and gives the plain path's bits, every snapshot column,
-with noise, objects under the altimeters, a diverged robot, and the screened cast of many."""
+"""The composed step around MuJoCo's own (coopsim.sim.compose): a world of Crazyflies on
+``mujoco`` takes the composed calls (the rotors' kernel, the wrench to the engine, its step, the
+altimeter's view by the engine's cast, one compiled call for the readings) and gives the plain
+path's bits, every snapshot column, with noise, objects under the altimeters, a diverged robot,
+and the screened cast of many."""
 
 from __future__ import annotations
 
@@ -9,11 +10,9 @@ import pytest
 
 from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
                                  ScenarioSpec, Settings, WorldSpec)
-from coopsim.plugins.modules import flymujoco
 from coopsim.sim import fused
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
-from coopsim.swarm import flight_kernels as fk
 from tests.sim.test_fused import _columns, _same  # every snapshot column, compared
 
 pytest.importorskip("mujoco")
@@ -21,7 +20,7 @@ pytest.importorskip("mujoco")
 NOISY = (ParamSetting("imu", "accel_noise", 0.01), ParamSetting("imu", "gyro_noise", 0.002),
          ParamSetting("imu", "accel_walk", 0.001), ParamSetting("mocap", "noise", 0.001),
          ParamSetting("mocap", "angle_noise", 0.002), ParamSetting("altimeter", "noise", 0.005))
-PATH = "fused (rotors, altimeter, compass, gps, imu, mocap)"
+PATH = "composed (rotors, altimeter, compass, gps, imu, mocap)"
 
 
 def _flyers(n: int, objects: tuple = (), params: tuple = NOISY, z: float = 0.0,
@@ -38,15 +37,11 @@ def _flyers(n: int, objects: tuple = (), params: tuple = NOISY, z: float = 0.0,
 
 
 def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch, each=None) -> tuple:
-    """Every snapshot's columns over ``steps`` ticks, how many took the pass, the path and
+    """Every snapshot's columns over ``steps`` ticks, how many were composed, the path and
     the simulation (``each(sim)`` before every tick)."""
     monkeypatch.setattr(fused, "ENABLED", fuse)
     sim = Simulation(spec)
-    if fuse:  # loaded before the run (numba's cache), so that every step takes it
-        assert sim.plan().fused is not None
-        for warm, load in ((flymujoco.warm(), flymujoco._load), (fk.WARM, fk.warm)):
-            load()
-            monkeypatch.setattr(warm, "ready", True)
+    assert not fuse or sim.plan().fused is not None
     stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
     for _ in range(steps):
         if each is not None:
@@ -57,7 +52,7 @@ def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch, each=None) -> 
 
 
 @pytest.mark.slow
-def test_crazyflies_over_boxes_take_the_pass_and_give_the_plain_paths_bits(monkeypatch):
+def test_crazyflies_over_boxes_are_composed_and_give_the_plain_paths_bits(monkeypatch):
     """Three noisy Crazyflies fly off the floor and over two boxes (the altimeter's cast meets
     them): every column of every step is the plain path's."""
     boxes = tuple(ObjectSpec(f"BOX_{k}", "box", (0.2, 0.3, h), (x, -0.5, h / 2))
@@ -75,7 +70,7 @@ def test_crazyflies_over_boxes_take_the_pass_and_give_the_plain_paths_bits(monke
 
 def test_many_crazyflies_cast_through_the_screen_with_the_same_bits(monkeypatch):
     """Nine altimeters (from ``mujoco.rays.SCREEN`` rays on, the compiled screen in front of
-    ``mj_ray``), noiseless: the pass and the plain path agree."""
+    ``mj_ray``), noiseless: the composed and the plain path agree."""
     from coopsim.physics.mujoco import raykernel as mrk
 
     mrk._load()
