@@ -39,6 +39,9 @@ from .mapping import LearningError
 TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions",
          metrics.target_distance: "target_distance", metrics.spread: "spread"}
 _NO_3D = np.zeros((0, 13))
+_NO_CLOCK = np.zeros(2)
+#: The views a composed call makes that the copies (a 2D engine's, no clock) do not
+UNMADE = ("state3d", "full_state", "clock", "below")
 
 
 class Unsupported(LearningError):
@@ -113,6 +116,11 @@ class CopyKinds:
             if label in measured:
                 sensing.append((label, module, every, tiled, False, False, len(every) == n,
                                 0, False))
+        for label, module, *_ in (*acting, *sensing):
+            made = sorted(set(_kernels(label)[3]) & set(UNMADE))
+            if made:
+                raise Unsupported(f"{label} reads {', '.join(made)}, which the copies do not "
+                                  "make (a 2D engine's copies)")
         if len(fans) > 1:
             raise Unsupported(f"two fans measured ({', '.join(fans)}): the per-copy step "
                               "casts one")
@@ -170,8 +178,8 @@ class CopyKinds:
     def base(self, batch) -> tuple:
         """The arrays a composed call takes first (coopsim.sim.compose.BASE) of ``batch``."""
         s = batch._shared
-        return (batch.state, s["radius"], s["axle"], s["group"], _NO_3D, batch.contact,
-                self.dt, self.targets)
+        return (batch.state, s["radius"], s["axle"], s["group"], _NO_3D, _NO_3D, _NO_CLOCK,
+                batch.contact, self.dt, self.targets)
 
     def act(self, batch) -> None:
         """The acting kind's ``kernel_actuate`` over the copies' rows (its commands: the
@@ -179,13 +187,12 @@ class CopyKinds:
         commands (``batch.cmd``, ``batch.mode``)."""
         self.module.act(*self.base(batch), self.acting, (batch.act_rows,), self.act_out)
         for rows, _, _, drive in self.acting:
-            self.drive(batch.cmd, batch.mode, batch._shared["driven"], rows, drive[:, 0],
-                       drive[:, 1])
+            self.drive((batch.cmd, batch.mode, batch._shared["driven"], ()), rows, drive)
 
     def measure(self, batch, rng) -> dict:
         """Every measured kind's reading (N, width) this step, its noise drawn from ``rng``
         (one key, as the composed step takes it); remembered for the next."""
-        from ..sim.compose import cast_given
+        from ..sim.compose import NO_SCENE, cast_given
         from ..sim.noiseplan import noise_key
 
         if self.draws:
@@ -200,7 +207,7 @@ class CopyKinds:
             ranges = batch.ranges if self.every[k] else batch.ranges[self.rows[k]]
             casts = (cast_given(self.beams[1], batch._shared["reach"], ranges),)
         self.module.sense(*self.base(batch), self.keys, self.noise, self.sensing, prevs, outs,
-                          casts)
+                          casts, (), NO_SCENE)
         out = {}
         for label, rows, every, made in zip(self.labels, self.rows, self.every, outs):
             if not every:

@@ -490,7 +490,7 @@ class ComposedPass:
         outs = tuple([np.empty(prev.shape) for prev in prevs])
         casts = tuple([self._cast(sim, state, entry) for entry in kept[3]]) if kept[3] else ()
         base = self._base(sim, state, contact, self.needs, clock=True)
-        belows, scene = kept[5], _NO_SCENE
+        belows, scene = kept[5], NO_SCENE
         if self.below == "call":
             scene = world.engine.fused().scene()
         elif self.below == "before":  # the plain path's view, the same cast
@@ -601,4 +601,4 @@ _NO_FIXED = (np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros((0, 4)), np.zeros
 _NO_OBJECTS = (np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0, np.int64),
                np.zeros(0, np.int64))
 #: The ray scene of a call that casts no ``below`` view (the types of one that does)
-_NO_SCENE = (np.zeros((0, 10)), np.zeros((0, 17)), np.zeros((0, 6)), 0, np.zeros(2))
+NO_SCENE = (np.zeros((0, 10)), np.zeros((0, 17)), np.zeros((0, 6)), 0, np.zeros(2))
