@@ -424,7 +424,7 @@ class ComposedPass:
         if self.every:
             prevs = tuple([carried[label] for label in labels])
         else:
-            prevs = tuple([carried[e[0]] if e[6] else carried[e[0]][e[2]]
+            prevs = tuple([carried[e[0]] if e[6] else _sealed(carried[e[0]][e[2]])
                            for e in self.sensing])
         outs = tuple([np.empty(prev.shape) for prev in prevs])
         casts = tuple([self._cast(sim, state, entry) for entry in kept[3]]) if kept[3] else ()
@@ -496,6 +496,15 @@ class ComposedPass:
         self._kept = (layout, (sim.world.layout_version, n, id(sim.states)), tuple(per),
                       tuple(casts), noise)
         return self._kept
+
+
+def _sealed(rows: np.ndarray) -> np.ndarray:
+    """``rows`` (a gather of the carried readings) read-only, as the carried readings are:
+    ``sense`` takes the previous readings with one type whichever kinds every robot carries
+    (numba types a read-only array apart, so a writable one compiled the call again, seconds
+    in the middle of a run, once per mix of kinds carried by some robots and by all)."""
+    rows.setflags(False)  # write=False, positional
+    return rows
 
 
 _ONE = np.ones(1, np.int64)

@@ -7,6 +7,7 @@ composed call reaches compiles it again."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -94,6 +95,13 @@ class PingBot(Single):
         return Assembly((member,), (body,))
 
 
+class PinglessBot(PingBot):
+    """``pingbot`` without the ping."""
+
+    label = "pinglessbot"
+    modules = ("motors", "gps", "compass", "chirp")
+
+
 class Swing(Driver):
     """Wheel speeds that change with the robot's position (so each step differs)."""
 
@@ -109,7 +117,8 @@ class Swing(Driver):
 @pytest.fixture(scope="module", autouse=True)
 def plugins():
     """The kinds, the robot type and the driver registered for this module's tests."""
-    added = [(MODULES, Ping), (MODULES, Chirp), (ROBOT_TYPES, PingBot), (DRIVERS, Swing)]
+    added = [(MODULES, Ping), (MODULES, Chirp), (ROBOT_TYPES, PingBot),
+             (ROBOT_TYPES, PinglessBot), (DRIVERS, Swing)]
     for registry, item in added:
         registry.register(item.label)(item)
     yield
@@ -212,3 +221,27 @@ def test_the_calls_are_compiled_when_the_plan_is_made_not_at_a_step(engine, monk
     for _ in range(10):
         stepper.tick()
     assert versions() == made
+
+
+def test_a_kind_some_robots_lack_takes_the_calls_every_robot_carrying_it_compiled(monkeypatch):
+    """The previous readings reach ``sense`` with one type whether every robot carries a kind
+    or only some do (a gather of some robots' readings is read-only, as the carried readings
+    are): a world where one robot lacks the ping steps on the versions a world where every
+    robot carries it compiled (a second version was seconds of compiling in a run's step)."""
+    monkeypatch.setattr(fused, "ENABLED", True)
+    every = Simulation(_spec(2, "pymunk"))
+    module = every.plan().fused.module
+    stepper = Stepper(every, mode="lockstep")
+    for _ in range(3):
+        stepper.tick()
+    made = len(module.sense.signatures)
+    spec = _spec(2, "pymunk")
+    spec = dataclasses.replace(spec, robots=(spec.robots[0], dataclasses.replace(
+        spec.robots[1], type="pinglessbot", params=spec.robots[1].params[:2])))
+    some = Simulation(spec)
+    assert some.plan().fused.module is module  # the same kinds: the same composed text
+    assert not some.plan().fused.every
+    stepper = Stepper(some, mode="lockstep")
+    for _ in range(3):
+        stepper.tick()
+    assert len(module.sense.signatures) == made
