@@ -170,8 +170,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 def pytest_collection_finish(session):
     """Compile every kernel once, before the first test, when a selected test is ``slow`` and
-    the suite's stamp for these sources is missing: ``coopsim warmup``, then
-    tests/kernelwarm.py (what only tests use).
+    the suite's stamp for these sources is missing: tests/kernelwarm.py's phases (every
+    kernel a run uses and those only tests use, on both cores), then ``coopsim warmup``.
 
     Why: every process that steps a world (a test's in-process run, each ``python -m coopsim``
     child) compiles what its cache lacks; on a fresh checkout the slow tests' first minutes
@@ -179,7 +179,7 @@ def pytest_collection_finish(session):
     once, by the first process that collected (the only one, or the first xdist worker: the
     other waits on the stamp's lock), before any test runs. The fast tier (``-m "not slow"``)
     starts no process and skips it: its tests compile, in its one process, only the kernels
-    they call (the warm-up, every kernel at two thread counts, takes about 260 s of CPU).
+    they call (the warm-up, every kernel at two thread counts, takes about 230 s of CPU).
     Tests about a cold cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own
     and stay cold. A failed warm-up changes nothing: the runs then compile what they use themselves.
     """
@@ -206,19 +206,31 @@ def pytest_collection_finish(session):
 
 
 def _warm(stamp: Path) -> None:
-    """Run the warm-up commands; write ``stamp`` when they all succeeded."""
+    """Compile every kernel: tests/kernelwarm.py's phases, each phase's parts as processes side
+    by side (a core each: the warm-up is about 230 s of CPU cold, and both workers wait for
+    it), then ``coopsim warmup`` (which then loads what they compiled, and compiles whatever
+    they left out); write ``stamp`` when all succeeded."""
+    from kernelwarm import PHASES
+
     path = str(Path(__file__).parent.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")
     env = {**os.environ, "PYTHONPATH": path}
-    for args in (["-m", "coopsim", "warmup"], [str(Path(__file__).parent / "kernelwarm.py")]):
-        with tempfile.TemporaryFile() as err:
-            done = subprocess.run([sys.executable, *args], stdout=subprocess.DEVNULL,
-                                  stderr=err, env=env)
-            if done.returncode != 0:
-                err.seek(0)
-                lines = err.read().decode(errors="replace").strip().splitlines()
-                sys.stderr.write(f"conftest: {' '.join(args)} failed ({lines[-1:]}); the "
-                                 "tests compile what they use themselves\n")
-                return
+    script = str(Path(__file__).parent / "kernelwarm.py")
+    phases = [[[script, part] for part in parts] for parts in PHASES]
+    for phase in [*phases, [["-m", "coopsim", "warmup"]]]:
+        with contextlib.ExitStack() as stack:
+            runs = []
+            for args in phase:
+                err = stack.enter_context(tempfile.TemporaryFile())
+                proc = stack.enter_context(subprocess.Popen(
+                    [sys.executable, *args], stdout=subprocess.DEVNULL, stderr=err, env=env))
+                runs.append((args, proc, err))
+            for args, proc, err in runs:
+                if proc.wait() != 0:
+                    err.seek(0)
+                    lines = err.read().decode(errors="replace").strip().splitlines()
+                    sys.stderr.write(f"conftest: {' '.join(args)} failed ({lines[-1:]}); the "
+                                     "tests compile what they use themselves\n")
+                    return
     with contextlib.suppress(OSError):
         stamp.write_text("numba's cache holds the suite's kernels for these sources\n")
 
