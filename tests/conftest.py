@@ -37,8 +37,13 @@ sys.dont_write_bytecode = False
 #: of the merges (c9e3282a, d985cb66, 7195ed62: 3,801-3,816 passed, pytest 899-1,397
 #: s; `--durations=30` also prints the 30 slowest files: pytest_terminal_summary below), then
 #: the files of the list before that none of those runs put among its 30 slowest (each under
-#: about 17 s), in their old order.
+#: about 17 s), in their old order. The two files of cold compiles first (measured one by one
+#: at load 1-3): tests/model/test_compile.py (a copy of the package: a first run, then noisy
+#: runs before and after an edited helper; 140 s of CPU) and tests/app/test_release.py (the
+#: installed wheel's first run; 70 s).
 SLOW_FIRST = (
+    "tests/model/test_compile.py",
+    "tests/app/test_release.py",
     "tests/experiments/test_sweep.py",
     "tests/bench/test_suite_smoke.py",
     "tests/viewer/test_viewer.py",
@@ -57,7 +62,6 @@ SLOW_FIRST = (
     "tests/experiments/test_sweep_scheduler_and_checks.py",
     "tests/scenarios/test_arm_tasks.py",
     "tests/net/test_many_robots.py",
-    "tests/app/test_release.py",
     "tests/net/test_fuzz.py",
     "tests/formats/test_bad_descriptions.py",
     "tests/physics/test_thread_bits.py",
@@ -180,7 +184,7 @@ def pytest_collection_finish(session):
     other waits on the stamp's lock), before any test runs. The fast tier (``-m "not slow"``)
     starts no process and skips it: its tests compile, in its one process, only the kernels
     they call (the warm-up, every kernel at two thread counts, takes about 230 s of CPU).
-    Tests about a cold cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own
+    Tests about a cold cache (tests/model/test_compile.py) use a NUMBA_CACHE_DIR of their own
     and stay cold. A failed warm-up changes nothing: the runs then compile what they use themselves.
     """
     if session.config.option.collectonly or not any(
