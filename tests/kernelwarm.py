@@ -32,9 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CASTERS = ("coopsim.raycast.jitcast", "coopsim.env.batchcast", "coopsim.model.noise_kernels",
            "coopsim.physics.mujoco.raykernel")
 
-#: The warm-up's phases: the parts of one phase run side by side (their CPU seconds cold at
-#: load 6: the loaders 62 and 65; the bundled worlds 27 and 32; the benchmark worlds, the
-#: swarm's search and the batch casters about 24 in all).
+#: The warm-up's phases: the parts of one phase run side by side (their CPU seconds cold, at
+#: load 4-7: the loaders 63 and 71; the bundled worlds 31 and 38; the benchmark worlds 17 and,
+#: with the swarm's search and the batch casters, 9; then ``coopsim warmup`` loads, 2 s: 231 s
+#: of CPU, 127 s on the longer part of each phase).
 PHASES = (("loaders:casters", "loaders:others"),
           ("worlds:aerial,mujoco", "worlds:kinematic,pymunk"),
           ("bench:kinematic", "bench:aerial swarm batch"))
